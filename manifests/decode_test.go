@@ -1,0 +1,759 @@
+package manifests
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// base is a minimal valid manifest. Cases edit it with one line-preserving
+// replacement or by appending, so that the expected line numbers below can
+// be checked against this listing:
+//
+//	1 apiVersion        8 matchLabels      15 containers
+//	2 kind              9 app: web         16 - name: web
+//	3 metadata         10 template         17 image
+//	4 name: web        11 metadata         18 ports
+//	5 spec             12 labels           19 - containerPort: 8080
+//	6 replicas: 1      13 app: web
+//	7 selector         14 spec
+const base = `apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: web
+spec:
+  replicas: 1
+  selector:
+    matchLabels:
+      app: web
+  template:
+    metadata:
+      labels:
+        app: web
+    spec:
+      containers:
+      - name: web
+        image: nginx:1.25
+        ports:
+        - containerPort: 8080
+`
+
+// edit replaces old (which must occur exactly once in base) with new.
+func edit(t *testing.T, old, new string) string {
+	t.Helper()
+	if n := strings.Count(base, old); n != 1 {
+		t.Fatalf("edit: %q occurs %d times in base", old, n)
+	}
+	return strings.Replace(base, old, new, 1)
+}
+
+const (
+	labelMsg = "a lowercase RFC 1123 label must consist of lower case alphanumeric characters or '-', and must start and end with an alphanumeric character (e.g. 'my-name',  or '123-abc', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?')"
+)
+
+func TestDecodeInvalid(t *testing.T) {
+	tests := []struct {
+		name  string
+		input func(t *testing.T) string
+		want  []string
+	}{
+		{"replicas is a string",
+			func(t *testing.T) string { return edit(t, "replicas: 1", `replicas: "three"`) },
+			[]string{`t.yaml:6: spec.replicas: expected an integer, got string "three"`}},
+		{"replicas is a float",
+			func(t *testing.T) string { return edit(t, "replicas: 1", `replicas: 1.5`) },
+			[]string{`t.yaml:6: spec.replicas: expected an integer, got number 1.5`}},
+		{"replicas out of int32 range",
+			func(t *testing.T) string { return edit(t, "replicas: 1", `replicas: 9999999999`) },
+			[]string{`t.yaml:6: spec.replicas: integer 9999999999 is out of range`}},
+		{"negative replicas",
+			func(t *testing.T) string { return edit(t, "replicas: 1", `replicas: -1`) },
+			[]string{`t.yaml:6: spec.replicas: must be greater than or equal to 0`}},
+		{"mapping where a list is expected",
+			func(t *testing.T) string {
+				return edit(t, "      containers:\n      - name: web\n        image: nginx:1.25\n        ports:\n        - containerPort: 8080\n",
+					"      containers: {name: web}\n")
+			},
+			[]string{`t.yaml:15: spec.template.spec.containers: expected a list, got a mapping`}},
+		{"list where a mapping is expected",
+			func(t *testing.T) string { return edit(t, "  name: web\n", "  labels: [app]\n") },
+			[]string{
+				`t.yaml:3: metadata.name: required`,
+				`t.yaml:4: metadata.labels: expected a mapping, got a list`,
+			}},
+		{"unknown field",
+			func(t *testing.T) string { return edit(t, "replicas: 1", "replicaz: 1") },
+			[]string{`t.yaml:6: spec: unknown field "replicaz"`}},
+		{"unknown field at top level",
+			func(t *testing.T) string { return base + "extra: true\n" },
+			[]string{`t.yaml:20: unknown field "extra"`}},
+		{"nodeSelector is unsupported",
+			func(t *testing.T) string { return base + "      nodeSelector:\n        disk: ssd\n" },
+			[]string{`t.yaml:20: spec.template.spec.nodeSelector: unsupported by dockctl`}},
+		{"initContainers is unsupported",
+			func(t *testing.T) string { return base + "      initContainers: []\n" },
+			[]string{`t.yaml:20: spec.template.spec.initContainers: unsupported by dockctl`}},
+		{"env valueFrom is unsupported",
+			func(t *testing.T) string {
+				return base + "        env:\n        - name: POD\n          valueFrom:\n            fieldRef:\n              fieldPath: metadata.name\n"
+			},
+			[]string{`t.yaml:22: spec.template.spec.containers[0].env[0].valueFrom: unsupported by dockctl`}},
+		{"lifecycle is unsupported",
+			func(t *testing.T) string { return base + "        lifecycle: {}\n" },
+			[]string{`t.yaml:20: spec.template.spec.containers[0].lifecycle: unsupported by dockctl`}},
+		{"resources.claims is unsupported",
+			func(t *testing.T) string { return base + "        resources:\n          claims: []\n" },
+			[]string{`t.yaml:21: spec.template.spec.containers[0].resources.claims: unsupported by dockctl`}},
+		{"wrong apiVersion",
+			func(t *testing.T) string { return edit(t, "apiVersion: apps/v1", "apiVersion: v1") },
+			[]string{`t.yaml:1: apiVersion: must be "apps/v1", got "v1"`}},
+		{"wrong kind",
+			func(t *testing.T) string { return edit(t, "kind: Deployment", "kind: Service") },
+			[]string{`t.yaml:2: kind: must be "Deployment", got "Service"`}},
+		{"missing kind",
+			func(t *testing.T) string { return edit(t, "kind: Deployment\n", "") },
+			[]string{`t.yaml:1: kind: required`}},
+		{"invalid name",
+			func(t *testing.T) string { return edit(t, "  name: web\n", "  name: Web_1\n") },
+			[]string{`t.yaml:4: metadata.name: invalid value "Web_1": ` + labelMsg}},
+		{"missing name",
+			func(t *testing.T) string { return edit(t, "  name: web\n", "  labels: {app: web}\n") },
+			[]string{`t.yaml:3: metadata.name: required`}},
+		{"namespace other than default",
+			func(t *testing.T) string { return edit(t, "  name: web\n", "  name: web\n  namespace: prod\n") },
+			[]string{`t.yaml:5: metadata.namespace: unsupported value "prod": only "default" is supported`}},
+		{"missing selector",
+			func(t *testing.T) string { return edit(t, "  selector:\n    matchLabels:\n      app: web\n", "") },
+			[]string{`t.yaml:5: spec.selector: required`}},
+		{"empty selector",
+			func(t *testing.T) string {
+				return edit(t, "    matchLabels:\n      app: web\n", "    matchLabels: {}\n")
+			},
+			[]string{`t.yaml:8: spec.selector.matchLabels: required`}},
+		{"selector does not match template labels",
+			func(t *testing.T) string { return edit(t, "      app: web\n  template", "      app: api\n  template") },
+			[]string{`t.yaml:12: spec.template.metadata.labels: does not match spec.selector.matchLabels (missing app=api)`}},
+		{"two containers",
+			func(t *testing.T) string { return base + "      - name: side\n        image: busybox:1.36\n" },
+			[]string{`t.yaml:15: spec.template.spec.containers: exactly one container is supported, got 2`}},
+		{"no containers",
+			func(t *testing.T) string {
+				return edit(t, "      containers:\n      - name: web\n        image: nginx:1.25\n        ports:\n        - containerPort: 8080\n",
+					"      containers: []\n")
+			},
+			[]string{`t.yaml:15: spec.template.spec.containers: required`}},
+		{"invalid container name",
+			func(t *testing.T) string { return edit(t, "- name: web", "- name: Web") },
+			[]string{`t.yaml:16: spec.template.spec.containers[0].name: invalid value "Web": ` + labelMsg}},
+		{"missing image",
+			func(t *testing.T) string { return edit(t, "        image: nginx:1.25\n", "        workingDir: /srv\n") },
+			[]string{`t.yaml:16: spec.template.spec.containers[0].image: required`}},
+		{"invalid imagePullPolicy",
+			func(t *testing.T) string { return base + "        imagePullPolicy: Sometimes\n" },
+			[]string{`t.yaml:20: spec.template.spec.containers[0].imagePullPolicy: unsupported value "Sometimes": must be "Always", "IfNotPresent" or "Never"`}},
+		{"relative workingDir",
+			func(t *testing.T) string { return base + "        workingDir: srv\n" },
+			[]string{`t.yaml:20: spec.template.spec.containers[0].workingDir: must be an absolute path`}},
+		{"invalid env name",
+			func(t *testing.T) string { return base + "        env:\n        - name: 1A\n          value: x\n" },
+			[]string{`t.yaml:21: spec.template.spec.containers[0].env[0].name: invalid value "1A": a valid environment variable name must consist of alphabetic characters, digits, '_', '-', or '.', and must not start with a digit (e.g. 'my.env-name',  or 'MY_ENV.NAME',  or 'MyEnvName1', regex used for validation is '[-._a-zA-Z][-._a-zA-Z0-9]*')`}},
+		{"env value is a number",
+			func(t *testing.T) string { return base + "        env:\n        - name: PORT\n          value: 8080\n" },
+			[]string{`t.yaml:22: spec.template.spec.containers[0].env[0].value: expected a string, got integer 8080`}},
+		{"containerPort out of range",
+			func(t *testing.T) string { return edit(t, "containerPort: 8080", "containerPort: 70000") },
+			[]string{`t.yaml:19: spec.template.spec.containers[0].ports[0].containerPort: must be between 1 and 65535, inclusive`}},
+		{"missing containerPort",
+			func(t *testing.T) string { return edit(t, "- containerPort: 8080", "- name: http") },
+			[]string{`t.yaml:19: spec.template.spec.containers[0].ports[0].containerPort: required`}},
+		{"unsupported protocol",
+			func(t *testing.T) string { return base + "          protocol: SCTP\n" },
+			[]string{`t.yaml:20: spec.template.spec.containers[0].ports[0].protocol: unsupported value "SCTP": must be "TCP" or "UDP"`}},
+		{"invalid hostIP",
+			func(t *testing.T) string { return base + "          hostIP: 300.1.1.1\n          hostPort: 80\n" },
+			[]string{`t.yaml:20: spec.template.spec.containers[0].ports[0].hostIP: invalid value "300.1.1.1": must be an IP address`}},
+		{"hostPort with more than one replica",
+			func(t *testing.T) string {
+				return strings.Replace(base, "replicas: 1", "replicas: 3", 1) + "          hostPort: 80\n"
+			},
+			[]string{`t.yaml:20: spec.template.spec.containers[0].ports[0].hostPort: may not be used with more than one replica (replicas: 3)`}},
+		{"duplicate hostPort",
+			func(t *testing.T) string {
+				return base + "          hostPort: 80\n        - containerPort: 8081\n          hostPort: 80\n"
+			},
+			[]string{`t.yaml:22: spec.template.spec.containers[0].ports[1].hostPort: duplicate hostPort 80/TCP`}},
+		{"duplicate port name",
+			func(t *testing.T) string {
+				return base + "          name: http\n        - containerPort: 8081\n          name: http\n"
+			},
+			[]string{`t.yaml:22: spec.template.spec.containers[0].ports[1].name: duplicate port name "http"`}},
+		{"unknown strategy type",
+			func(t *testing.T) string { return edit(t, "  replicas: 1\n", "  strategy: {type: BlueGreen}\n") },
+			[]string{`t.yaml:6: spec.strategy.type: unsupported value "BlueGreen": must be "RollingUpdate" or "Recreate"`}},
+		{"Recreate with rollingUpdate",
+			func(t *testing.T) string {
+				return edit(t, "  replicas: 1\n", "  strategy: {type: Recreate, rollingUpdate: {maxSurge: 1}}\n")
+			},
+			[]string{`t.yaml:6: spec.strategy.rollingUpdate: may not be specified when strategy type is "Recreate"`}},
+		{"maxSurge neither int nor percent, maxUnavailable negative",
+			func(t *testing.T) string {
+				return edit(t, "  replicas: 1\n", "  strategy:\n    rollingUpdate:\n      maxSurge: \"25\"\n      maxUnavailable: -1\n")
+			},
+			[]string{
+				`t.yaml:8: spec.strategy.rollingUpdate.maxSurge: invalid value "25": must be an integer or a percentage (e.g. "25%")`,
+				`t.yaml:9: spec.strategy.rollingUpdate.maxUnavailable: must be greater than or equal to 0`,
+			}},
+		{"maxUnavailable above 100%",
+			func(t *testing.T) string {
+				return edit(t, "  replicas: 1\n", "  strategy: {rollingUpdate: {maxUnavailable: 150%}}\n")
+			},
+			[]string{`t.yaml:6: spec.strategy.rollingUpdate.maxUnavailable: must not be greater than 100%`}},
+		{"maxSurge and maxUnavailable both zero",
+			func(t *testing.T) string {
+				return edit(t, "  replicas: 1\n", "  strategy:\n    rollingUpdate:\n      maxSurge: 0%\n      maxUnavailable: 0\n")
+			},
+			[]string{`t.yaml:9: spec.strategy.rollingUpdate.maxUnavailable: may not be 0 when maxSurge is 0`}},
+		{"restartPolicy other than Always",
+			func(t *testing.T) string { return base + "      restartPolicy: Never\n" },
+			[]string{`t.yaml:20: spec.template.spec.restartPolicy: unsupported value "Never": only "Always" is supported`}},
+		{"progressDeadlineSeconds not above minReadySeconds",
+			func(t *testing.T) string {
+				return edit(t, "  replicas: 1\n", "  minReadySeconds: 30\n  progressDeadlineSeconds: 30\n")
+			},
+			[]string{`t.yaml:7: spec.progressDeadlineSeconds: must be greater than minReadySeconds (30)`}},
+		{"unsupported resource",
+			func(t *testing.T) string {
+				return base + "        resources:\n          limits:\n            nvidia.com/gpu: 1\n"
+			},
+			[]string{`t.yaml:22: spec.template.spec.containers[0].resources.limits[nvidia.com/gpu]: unsupported resource "nvidia.com/gpu": only "cpu" and "memory" are supported`}},
+		{"invalid quantity",
+			func(t *testing.T) string {
+				return base + "        resources:\n          limits:\n            cpu: 1.5x\n"
+			},
+			[]string{`t.yaml:22: spec.template.spec.containers[0].resources.limits[cpu]: invalid quantity "1.5x"`}},
+		{"quantity is a list",
+			func(t *testing.T) string {
+				return base + "        resources:\n          limits:\n            memory: [1Gi]\n"
+			},
+			[]string{`t.yaml:22: spec.template.spec.containers[0].resources.limits[memory]: expected a quantity, got a list`}},
+		{"negative quantity",
+			func(t *testing.T) string {
+				return base + "        resources:\n          requests:\n            memory: -1Gi\n"
+			},
+			[]string{`t.yaml:22: spec.template.spec.containers[0].resources.requests[memory]: must be greater than or equal to 0`}},
+		{"requests above limits",
+			func(t *testing.T) string {
+				return base + "        resources:\n          limits: {cpu: 500m, memory: 64Mi}\n          requests: {cpu: 1, memory: 64Mi}\n"
+			},
+			[]string{`t.yaml:22: spec.template.spec.containers[0].resources.requests[cpu]: must be less than or equal to cpu limit of 500m`}},
+		{"volume without source and volume with two sources",
+			func(t *testing.T) string {
+				return base + "      volumes:\n      - name: a\n      - name: b\n        emptyDir: {}\n        hostPath: {path: /srv}\n"
+			},
+			[]string{
+				`t.yaml:21: spec.template.spec.volumes[0]: exactly one of hostPath or emptyDir is required`,
+				`t.yaml:22: spec.template.spec.volumes[1]: may not specify more than one of hostPath or emptyDir`,
+			}},
+		{"relative hostPath and bad emptyDir medium",
+			func(t *testing.T) string {
+				return base + "      volumes:\n      - name: a\n        hostPath: {path: srv}\n      - name: b\n        emptyDir: {medium: Disk}\n"
+			},
+			[]string{
+				`t.yaml:22: spec.template.spec.volumes[0].hostPath.path: must be an absolute path`,
+				`t.yaml:24: spec.template.spec.volumes[1].emptyDir.medium: unsupported value "Disk": must be "" or "Memory"`,
+			}},
+		{"duplicate volume name",
+			func(t *testing.T) string {
+				return base + "      volumes:\n      - name: a\n        emptyDir: {}\n      - name: a\n        emptyDir: {}\n"
+			},
+			[]string{`t.yaml:23: spec.template.spec.volumes[1].name: duplicate volume name "a"`}},
+		{"volumeMount of a missing volume at a relative path",
+			func(t *testing.T) string {
+				return base + "        volumeMounts:\n        - name: data\n          mountPath: data\n"
+			},
+			[]string{
+				`t.yaml:21: spec.template.spec.containers[0].volumeMounts[0].name: no volume named "data" in spec.template.spec.volumes`,
+				`t.yaml:22: spec.template.spec.containers[0].volumeMounts[0].mountPath: must be an absolute path`,
+			}},
+		{"probe without handler",
+			func(t *testing.T) string { return base + "        readinessProbe:\n          periodSeconds: 5\n" },
+			[]string{`t.yaml:20: spec.template.spec.containers[0].readinessProbe: exactly one of exec, httpGet or tcpSocket is required`}},
+		{"probe with two handlers",
+			func(t *testing.T) string {
+				return base + "        livenessProbe:\n          exec: {command: [check]}\n          tcpSocket: {port: 8080}\n"
+			},
+			[]string{`t.yaml:20: spec.template.spec.containers[0].livenessProbe: may not specify more than one of exec, httpGet or tcpSocket`}},
+		{"probe on an unknown named port",
+			func(t *testing.T) string {
+				return base + "        readinessProbe:\n          httpGet: {path: /healthz, port: http}\n"
+			},
+			[]string{`t.yaml:21: spec.template.spec.containers[0].readinessProbe.httpGet.port: no container port named "http"`}},
+		{"probe port missing and negative timing",
+			func(t *testing.T) string {
+				return base + "        livenessProbe:\n          tcpSocket: {}\n          periodSeconds: -1\n          successThreshold: 2\n"
+			},
+			[]string{
+				`t.yaml:21: spec.template.spec.containers[0].livenessProbe.tcpSocket.port: required`,
+				`t.yaml:22: spec.template.spec.containers[0].livenessProbe.periodSeconds: must be greater than or equal to 0`,
+				`t.yaml:23: spec.template.spec.containers[0].livenessProbe.successThreshold: must be 1 for a liveness probe`,
+			}},
+		{"invalid label key and value",
+			func(t *testing.T) string {
+				return edit(t, "  name: web\n", "  name: web\n  labels: {\"-bad\": ok, tier: \"a b\"}\n")
+			},
+			[]string{
+				`t.yaml:5: metadata.labels[-bad]: invalid label key "-bad": name part must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character (e.g. 'MyName',  or 'my.name',  or '123-abc', regex used for validation is '([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]')`,
+				`t.yaml:5: metadata.labels[tier]: invalid label value "a b": a valid label must be an empty string or consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character (e.g. 'MyValue',  or 'my_value',  or '12345', regex used for validation is '(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?')`,
+			}},
+		{"label value is a number",
+			func(t *testing.T) string {
+				return edit(t, "        app: web\n", "        app: web\n        version: 2\n")
+			},
+			[]string{`t.yaml:14: spec.template.metadata.labels[version]: expected a string, got integer 2`}},
+		{"duplicate field",
+			func(t *testing.T) string { return edit(t, "  name: web\n", "  name: web\n  name: api\n") },
+			[]string{`t.yaml:5: metadata.name: duplicate field (first at line 4)`}},
+		{"boolean field given a string",
+			func(t *testing.T) string { return edit(t, "  replicas: 1\n", "  paused: \"yes\"\n") },
+			[]string{`t.yaml:6: spec.paused: expected a boolean, got string "yes"`}},
+		{"several errors in one document are all reported, in line order",
+			func(t *testing.T) string {
+				s := edit(t, "replicas: 1", "replicas: -2")
+				s = strings.Replace(s, "        image: nginx:1.25\n", "        imagez: nginx:1.25\n", 1)
+				return s + "      hostIPC: true\n"
+			},
+			[]string{
+				`t.yaml:6: spec.replicas: must be greater than or equal to 0`,
+				`t.yaml:16: spec.template.spec.containers[0].image: required`,
+				`t.yaml:17: spec.template.spec.containers[0]: unknown field "imagez"`,
+				`t.yaml:20: spec.template.spec.hostIPC: unsupported by dockctl`,
+			}},
+		{"errors in every document of a stream",
+			func(t *testing.T) string {
+				return edit(t, "replicas: 1", "replicas: x") + "---\n" + strings.Replace(base, "name: web\n", "name: web2\n  uid: ignored\n  bogus: 1\n", 1)
+			},
+			[]string{
+				`t.yaml:6: spec.replicas: expected an integer, got string "x"`,
+				`t.yaml:26: metadata: unknown field "bogus"`,
+			}},
+		{"document that is not a mapping",
+			func(t *testing.T) string { return "- a\n- b\n" },
+			[]string{`t.yaml:1: document must be a mapping, got a list`}},
+		{"YAML syntax error",
+			func(t *testing.T) string { return edit(t, "  name: web\n", "  name: web\n   bad: indent\n") },
+			[]string{`t.yaml:5: invalid YAML: mapping values are not allowed in this context`}},
+		{"non-string mapping key in a struct",
+			func(t *testing.T) string { return edit(t, "  name: web\n", "  name: web\n  ? [a]\n  : b\n") },
+			[]string{`t.yaml:5: metadata: mapping keys must be strings, got a list`}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			docs, err := Decode("t.yaml", []byte(tt.input(t)))
+			if err == nil {
+				t.Fatalf("Decode succeeded with %d documents, want errors:\n%s", len(docs), strings.Join(tt.want, "\n"))
+			}
+			if docs != nil {
+				t.Errorf("Decode returned %d documents alongside an error", len(docs))
+			}
+			var list ErrorList
+			if !errors.As(err, &list) {
+				t.Fatalf("error is %T, want ErrorList", err)
+			}
+			if got, want := err.Error(), strings.Join(tt.want, "\n"); got != want {
+				t.Errorf("errors:\n got: %s\nwant: %s", strings.ReplaceAll(got, "\n", "\n      "), strings.ReplaceAll(want, "\n", "\n      "))
+			}
+		})
+	}
+}
+
+func TestDecodeValid(t *testing.T) {
+	tests := []struct {
+		name  string
+		input string
+		check func(t *testing.T, docs []*Document)
+	}{
+		{"minimal manifest is defaulted", base, func(t *testing.T, docs []*Document) {
+			d := one(t, docs).Deployment
+			c := d.Container()
+			if d.Replicas() != 1 || *d.Spec.RevisionHistoryLimit != 10 || *d.Spec.ProgressDeadlineSeconds != 600 ||
+				d.Spec.Strategy.Type != StrategyRollingUpdate || c.ImagePullPolicy != PullIfNotPresent ||
+				c.Ports[0].Protocol != "TCP" || d.Spec.Template.Spec.RestartPolicy != "Always" {
+				t.Errorf("not defaulted: %+v", d.Spec)
+			}
+			if d.Metadata.Namespace != "" {
+				t.Errorf("namespace = %q, want it left empty", d.Metadata.Namespace)
+			}
+		}},
+		{"empty documents, comments and null are skipped", "---\n# nothing\n---\n~\n---\n" + base + "---\n", func(t *testing.T, docs []*Document) {
+			if d := one(t, docs); d.Line != 6 {
+				t.Errorf("document line = %d, want 6", d.Line)
+			}
+		}},
+		{"empty input", "", func(t *testing.T, docs []*Document) {
+			if len(docs) != 0 {
+				t.Errorf("got %d documents, want 0", len(docs))
+			}
+		}},
+		{"multiple documents keep their order and lines", base + "---\n" + strings.Replace(base, "name: web\n", "name: api\n", 1), func(t *testing.T, docs []*Document) {
+			if len(docs) != 2 || docs[0].Deployment.Metadata.Name != "web" || docs[1].Deployment.Metadata.Name != "api" {
+				t.Fatalf("got %v, want web then api", names(docs))
+			}
+			if docs[0].Line != 1 || docs[1].Line != 21 {
+				t.Errorf("lines = %d, %d, want 1, 21", docs[0].Line, docs[1].Line)
+			}
+		}},
+		{"status and server-set metadata are ignored", withServerFields(),
+			func(t *testing.T, docs []*Document) {
+				d := one(t, docs).Deployment
+				if d.Status != nil || d.Metadata.Generation != 0 || d.Metadata.CreationTimestamp != nil {
+					t.Errorf("server-set fields were decoded: status=%v generation=%d", d.Status, d.Metadata.Generation)
+				}
+			}},
+		{"null values leave fields unset", strings.Replace(base, "  replicas: 1\n", "  replicas: ~\n  strategy: null\n", 1), func(t *testing.T, docs []*Document) {
+			if d := one(t, docs).Deployment; d.Replicas() != 1 {
+				t.Errorf("replicas = %d, want default 1", d.Replicas())
+			}
+		}},
+		{"full feature set", fullManifest, func(t *testing.T, docs []*Document) {
+			d := one(t, docs).Deployment
+			c := d.Container()
+			if got := c.Resources.Limits["cpu"]; got.String() != "500m" {
+				t.Errorf("cpu limit = %s, want 500m", got.String())
+			}
+			if c.ReadinessProbe.HTTPGet.Port.StrVal != "http" || c.ReadinessProbe.PeriodSeconds != 10 || c.ReadinessProbe.HTTPGet.Scheme != "HTTP" {
+				t.Errorf("readiness probe = %+v", c.ReadinessProbe)
+			}
+			if c.LivenessProbe.TCPSocket.Port.IntVal != 8080 || c.LivenessProbe.FailureThreshold != 3 {
+				t.Errorf("liveness probe = %+v", c.LivenessProbe)
+			}
+			if c.SecurityContext.RunAsUser == nil || *c.SecurityContext.RunAsUser != 0 {
+				t.Errorf("runAsUser 0 was lost: %+v", c.SecurityContext)
+			}
+			if v := d.Spec.Template.Spec.Volumes; len(v) != 2 || v[1].EmptyDir == nil || v[1].EmptyDir.Medium != "Memory" {
+				t.Errorf("volumes = %+v", v)
+			}
+			if d.Spec.Strategy.Type != StrategyRecreate || d.Spec.Strategy.RollingUpdate != nil {
+				t.Errorf("strategy = %+v", d.Spec.Strategy)
+			}
+		}},
+		{"JSON input", jsonManifest, func(t *testing.T, docs []*Document) {
+			d := one(t, docs).Deployment
+			if d.Metadata.Name != "json-web" || d.Replicas() != 2 || d.Container().Env[0].Value != "1" {
+				t.Errorf("decoded %+v", d)
+			}
+		}},
+		{"List of deployments", "apiVersion: v1\nkind: List\nitems:\n- " + strings.ReplaceAll(strings.TrimSuffix(base, "\n"), "\n", "\n  ") + "\n", func(t *testing.T, docs []*Document) {
+			if d := one(t, docs); d.Line != 4 || d.Deployment.Metadata.Name != "web" {
+				t.Errorf("got %s %s", d.Source(), d.Deployment.Metadata.Name)
+			}
+		}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			docs, err := Decode("t.yaml", []byte(tt.input))
+			if err != nil {
+				t.Fatalf("Decode: %v", err)
+			}
+			tt.check(t, docs)
+		})
+	}
+}
+
+func TestDecodeListItemErrors(t *testing.T) {
+	in := "apiVersion: v1\nkind: List\nitems:\n- apiVersion: apps/v1\n  kind: Deployment\n  metadata: {name: a}\n  spec: {replicas: x}\n- kind: Pod\n"
+	_, err := Decode("l.yaml", []byte(in))
+	want := "l.yaml:7: items[0].spec.replicas: expected an integer, got string \"x\"\n" +
+		"l.yaml:7: items[0].spec.selector: required\n" +
+		"l.yaml:7: items[0].spec.template.spec.containers: required\n" +
+		"l.yaml:8: items[1].apiVersion: required\n" +
+		"l.yaml:8: items[1].kind: must be \"Deployment\", got \"Pod\""
+	if err == nil || err.Error() != want {
+		t.Errorf("errors:\n got: %v\nwant: %s", err, want)
+	}
+}
+
+// withServerFields is base as `get -o yaml` prints it: with server-set
+// metadata, kubectl's template creationTimestamp: null, and a status.
+func withServerFields() string {
+	s := strings.Replace(base, "  name: web\n", "  name: web\n  uid: 0c4ae1f0\n  resourceVersion: \"42\"\n  generation: 7\n"+
+		"  creationTimestamp: \"2024-01-01T00:00:00Z\"\n  selfLink: /x\n  managedFields: [{manager: kubectl}]\n", 1)
+	s = strings.Replace(s, "    metadata:\n      labels:\n", "    metadata:\n      creationTimestamp: null\n      labels:\n", 1)
+	return s + "status:\n  replicas: 3\n  conditions: [{type: Available}]\n"
+}
+
+const fullManifest = `apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: full
+  namespace: default
+  labels: {app: full, tier: backend}
+  annotations:
+    kubernetes.io/change-cause: "deploy 42"
+spec:
+  replicas: 1
+  minReadySeconds: 5
+  revisionHistoryLimit: 3
+  progressDeadlineSeconds: 120
+  paused: false
+  selector:
+    matchLabels: {app: full}
+  strategy:
+    type: Recreate
+  template:
+    metadata:
+      labels: {app: full, tier: backend}
+      annotations:
+        dockctl.io/network: backend
+    spec:
+      restartPolicy: Always
+      terminationGracePeriodSeconds: 10
+      hostNetwork: false
+      hostPID: false
+      volumes:
+      - name: config
+        hostPath: {path: /etc/full, type: Directory}
+      - name: scratch
+        emptyDir: {medium: Memory, sizeLimit: 64Mi}
+      containers:
+      - name: full
+        image: registry.local:5000/full@sha256:0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef
+        imagePullPolicy: Never
+        command: ["/bin/full"]
+        args: ["--port", "8080"]
+        workingDir: /srv
+        env:
+        - {name: MODE, value: production}
+        - {name: EMPTY}
+        ports:
+        - {name: http, containerPort: 8080, hostPort: 8080, hostIP: 127.0.0.1, protocol: TCP}
+        - {containerPort: 5353, protocol: UDP}
+        resources:
+          limits: {cpu: 500m, memory: 128Mi}
+          requests: {cpu: 0.25, memory: 64Mi}
+        volumeMounts:
+        - {name: config, mountPath: /etc/full, readOnly: true}
+        - {name: scratch, mountPath: /tmp}
+        readinessProbe:
+          httpGet:
+            path: /ready
+            port: http
+            httpHeaders: [{name: X-Probe, value: "1"}]
+          initialDelaySeconds: 2
+        livenessProbe:
+          tcpSocket: {port: 8080}
+        securityContext:
+          privileged: false
+          readOnlyRootFilesystem: true
+          runAsUser: 0
+          capabilities: {add: [NET_BIND_SERVICE], drop: [ALL]}
+`
+
+const jsonManifest = `{
+	"apiVersion": "apps/v1",
+	"kind": "Deployment",
+	"metadata": {"name": "json-web"},
+	"spec": {
+		"replicas": 2,
+		"selector": {"matchLabels": {"app": "json-web"}},
+		"template": {
+			"metadata": {"labels": {"app": "json-web"}},
+			"spec": {"containers": [{"name": "web", "image": "nginx", "env": [{"name": "A", "value": "1"}]}]}
+		}
+	}
+}
+`
+
+func TestDecodeJSONErrorsHaveLines(t *testing.T) {
+	in := strings.Replace(jsonManifest, `"replicas": 2`, `"replicas": "2"`, 1)
+	_, err := Decode("w.json", []byte(in))
+	want := `w.json:6: spec.replicas: expected an integer, got string "2"`
+	if err == nil || err.Error() != want {
+		t.Errorf("got %v, want %s", err, want)
+	}
+}
+
+func TestDecodeGuardRails(t *testing.T) {
+	deep := strings.Repeat("[", 100) + strings.Repeat("]", 100)
+	tests := []struct {
+		name  string
+		input string
+		want  string
+	}{
+		{"too big", base + "# " + strings.Repeat("x", MaxInputSize) + "\n", "t.yaml: input is larger than the 4 MiB limit"},
+		{"too deep", strings.Replace(base, "  name: web\n", "  name: web\n  labels: {a: "+deep+"}\n", 1), "t.yaml:5: nesting is deeper than 64 levels"},
+		{"much too deep for the parser", "a: " + strings.Repeat("[", 20000), "t.yaml: invalid YAML: exceeded max depth of 10000"},
+		{"alias bomb", `apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: web
+  annotations:
+    a: &a ["lol","lol","lol","lol","lol","lol","lol","lol","lol"]
+    b: &b [*a,*a,*a,*a,*a,*a,*a,*a,*a]
+    c: &c [*b,*b,*b,*b,*b,*b,*b,*b,*b]
+    d: &d [*c,*c,*c,*c,*c,*c,*c,*c,*c]
+    e: &e [*d,*d,*d,*d,*d,*d,*d,*d,*d]
+    f: &f [*e,*e,*e,*e,*e,*e,*e,*e,*e]
+    g: &g [*f,*f,*f,*f,*f,*f,*f,*f,*f]
+    h: &h [*g,*g,*g,*g,*g,*g,*g,*g,*g]
+    i: &i [*h,*h,*h,*h,*h,*h,*h,*h,*h]
+`, "t.yaml:7: YAML aliases (*a) are not supported"},
+		{"single alias", strings.Replace(base, "      app: web\n  template", "      app: &app web\n  template", 1) + "        env: [{name: APP, value: *app}]\n", "t.yaml:20: YAML aliases (*app) are not supported"},
+		{"merge key", strings.Replace(base, "  name: web\n", "  name: web\n  labels: {<<: {a: b}}\n", 1), "t.yaml:5: YAML merge keys (<<) are not supported"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			docs, err := Decode("t.yaml", []byte(tt.input))
+			if err == nil {
+				t.Fatalf("Decode accepted the input (%d documents)", len(docs))
+			}
+			if err.Error() != tt.want {
+				t.Errorf("got  %v\nwant %s", err, tt.want)
+			}
+		})
+	}
+}
+
+func TestDecodeDuplicateNames(t *testing.T) {
+	_, err := Decode("t.yaml", []byte(base+"---\n"+base))
+	want := `t.yaml:24: metadata.name: duplicate deployment "web" (first defined at t.yaml:4)`
+	if err == nil || err.Error() != want {
+		t.Errorf("got %v, want %s", err, want)
+	}
+}
+
+func TestLoadDirectoryStdinAndErrors(t *testing.T) {
+	dir := t.TempDir()
+	write := func(rel, content string) {
+		t.Helper()
+		p := filepath.Join(dir, rel)
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	rename := func(name string) string { return strings.Replace(base, "name: web\n", "name: "+name+"\n", 1) }
+	write("b.yaml", rename("b"))
+	write("a.yml", rename("a"))
+	write("sub/c.json", strings.Replace(jsonManifest, "json-web", "c", -1))
+	write("sub/README.md", "not a manifest")
+	write("sub/deeper/d.YAML", rename("d"))
+
+	docs, err := Load([]string{dir, "-"}, strings.NewReader(rename("e")))
+	if err != nil {
+		t.Fatalf("Load: %v", err)
+	}
+	if got, want := names(docs), "a b c d e"; got != want {
+		t.Errorf("names = %q, want %q (lexical order, stdin last)", got, want)
+	}
+	if got := docs[4].File; got != StdinName {
+		t.Errorf("stdin file = %q, want %q", got, StdinName)
+	}
+
+	// Errors from every file are reported together, and nothing is returned.
+	write("bad/x.yaml", strings.Replace(base, "replicas: 1", "replicas: many", 1))
+	write("bad/y.yaml", strings.Replace(base, "image: nginx:1.25", "image: \"\"", 1))
+	missing := filepath.Join(dir, "missing.yaml")
+	docs, err = Load([]string{filepath.Join(dir, "bad"), missing, "-"}, strings.NewReader(rename("a")+"---\n"+rename("a")))
+	if docs != nil {
+		t.Errorf("Load returned %d documents alongside errors", len(docs))
+	}
+	want := strings.Join([]string{
+		filepath.Join(dir, "bad/x.yaml") + `:6: spec.replicas: expected an integer, got string "many"`,
+		filepath.Join(dir, "bad/y.yaml") + `:17: spec.template.spec.containers[0].image: required`,
+		missing + `: no such file or directory`,
+		`<stdin>:24: metadata.name: duplicate deployment "a" (first defined at <stdin>:4)`,
+	}, "\n")
+	if err == nil || err.Error() != want {
+		t.Errorf("errors:\n got: %v\nwant: %s", err, want)
+	}
+}
+
+func TestLoadRefusesBigStdin(t *testing.T) {
+	_, err := Load([]string{"-"}, strings.NewReader(strings.Repeat("#", MaxInputSize+1)))
+	if want := "<stdin>: input is larger than the 4 MiB limit"; err == nil || err.Error() != want {
+		t.Errorf("got %v, want %s", err, want)
+	}
+}
+
+func TestLoadExamples(t *testing.T) {
+	docs, err := Load([]string{"examples"}, nil)
+	if err != nil {
+		t.Fatalf("examples do not load: %v", err)
+	}
+	if got, want := names(docs), "web worker"; got != want {
+		t.Fatalf("examples = %q, want %q", got, want)
+	}
+	for _, d := range docs {
+		for _, p := range d.Deployment.Container().Ports {
+			if p.HostPort != 0 {
+				t.Errorf("%s publishes hostPort %d; examples must not", d.Source(), p.HostPort)
+			}
+		}
+		if img := d.Deployment.Container().Image; img != "dockctl-workload:dev" {
+			t.Errorf("%s image = %q", d.Source(), img)
+		}
+	}
+	if r := docs[0].Deployment.Replicas(); r != 3 {
+		t.Errorf("web replicas = %d, want 3", r)
+	}
+	if r := docs[1].Deployment.Replicas(); r != 2 {
+		t.Errorf("worker replicas = %d, want 2", r)
+	}
+}
+
+func TestValidateBuiltInCode(t *testing.T) {
+	docs, err := Decode("t.yaml", []byte(base))
+	if err != nil {
+		t.Fatal(err)
+	}
+	d := docs[0].Deployment
+	if err := Validate(d); err != nil {
+		t.Fatalf("a decoded, defaulted deployment must stay valid: %v", err)
+	}
+	d.Spec.Replicas = ptr[int32](-1)
+	d.Container().Image = ""
+	want := "spec.replicas: must be greater than or equal to 0\nspec.template.spec.containers[0].image: required"
+	if err := Validate(d); err == nil || err.Error() != want {
+		t.Errorf("got %v, want %s", err, want)
+	}
+}
+
+func TestFieldErrorFormat(t *testing.T) {
+	tests := []struct {
+		e    FieldError
+		want string
+	}{
+		{FieldError{File: "web.yaml", Line: 14, Path: "spec.template.spec.containers[0].image", Msg: "required"}, "web.yaml:14: spec.template.spec.containers[0].image: required"},
+		{FieldError{File: "web.yaml", Msg: "no such file or directory"}, "web.yaml: no such file or directory"},
+		{FieldError{Line: 3, Path: "spec", Msg: "bad"}, "line 3: spec: bad"},
+		{FieldError{Path: "spec.replicas", Msg: "bad"}, "spec.replicas: bad"},
+	}
+	for _, tt := range tests {
+		if got := tt.e.Error(); got != tt.want {
+			t.Errorf("got %q, want %q", got, tt.want)
+		}
+	}
+	if err := ErrorList(nil).Err(); err != nil {
+		t.Errorf("empty ErrorList.Err() = %v, want nil", err)
+	}
+}
+
+func one(t *testing.T, docs []*Document) *Document {
+	t.Helper()
+	if len(docs) != 1 {
+		t.Fatalf("got %d documents, want 1", len(docs))
+	}
+	return docs[0]
+}
+
+func names(docs []*Document) string {
+	var n []string
+	for _, d := range docs {
+		n = append(n, d.Deployment.Metadata.Name)
+	}
+	return strings.Join(n, " ")
+}

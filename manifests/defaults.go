@@ -1,0 +1,113 @@
+package manifests
+
+import (
+	"strings"
+
+	"k8s.io/apimachinery/pkg/util/intstr"
+)
+
+// Kubernetes' defaults for the fields dockctl supports.
+const (
+	DefaultReplicas                      = 1
+	DefaultRevisionHistoryLimit          = 10
+	DefaultProgressDeadlineSeconds       = 600
+	DefaultTerminationGracePeriodSeconds = 30
+	DefaultMaxSurge                      = "25%"
+	DefaultMaxUnavailable                = "25%"
+)
+
+// SetDefaults fills unset fields the way the Kubernetes API server does, so
+// that a defaulted Deployment (and so its template hash) means the same thing
+// here and on a cluster. It is idempotent. The selector is deliberately not
+// defaulted: apps/v1 requires it. The namespace is left as written.
+func SetDefaults(d *Deployment) {
+	s := &d.Spec
+	if s.Replicas == nil {
+		s.Replicas = ptr[int32](DefaultReplicas)
+	}
+	if s.RevisionHistoryLimit == nil {
+		s.RevisionHistoryLimit = ptr[int32](DefaultRevisionHistoryLimit)
+	}
+	if s.ProgressDeadlineSeconds == nil {
+		s.ProgressDeadlineSeconds = ptr[int32](DefaultProgressDeadlineSeconds)
+	}
+	if s.Strategy.Type == "" {
+		s.Strategy.Type = StrategyRollingUpdate
+	}
+	if s.Strategy.Type == StrategyRollingUpdate {
+		if s.Strategy.RollingUpdate == nil {
+			s.Strategy.RollingUpdate = &RollingUpdateDeployment{}
+		}
+		ru := s.Strategy.RollingUpdate
+		if ru.MaxUnavailable == nil {
+			ru.MaxUnavailable = ptr(intstr.FromString(DefaultMaxUnavailable))
+		}
+		if ru.MaxSurge == nil {
+			ru.MaxSurge = ptr(intstr.FromString(DefaultMaxSurge))
+		}
+	}
+	ps := &s.Template.Spec
+	if ps.RestartPolicy == "" {
+		ps.RestartPolicy = "Always"
+	}
+	if ps.TerminationGracePeriodSeconds == nil {
+		ps.TerminationGracePeriodSeconds = ptr[int64](DefaultTerminationGracePeriodSeconds)
+	}
+	for i := range ps.Containers {
+		setContainerDefaults(&ps.Containers[i])
+	}
+}
+
+func setContainerDefaults(c *Container) {
+	if c.ImagePullPolicy == "" {
+		c.ImagePullPolicy = DefaultPullPolicy(c.Image)
+	}
+	for i := range c.Ports {
+		if c.Ports[i].Protocol == "" {
+			c.Ports[i].Protocol = "TCP"
+		}
+	}
+	for _, p := range []*Probe{c.ReadinessProbe, c.LivenessProbe} {
+		if p == nil {
+			continue
+		}
+		setInt32(&p.TimeoutSeconds, 1)
+		setInt32(&p.PeriodSeconds, 10)
+		setInt32(&p.SuccessThreshold, 1)
+		setInt32(&p.FailureThreshold, 3)
+		if h := p.HTTPGet; h != nil {
+			if h.Path == "" {
+				h.Path = "/"
+			}
+			if h.Scheme == "" {
+				h.Scheme = "HTTP"
+			}
+		}
+	}
+}
+
+// DefaultPullPolicy is Kubernetes' rule: Always for the tag "latest" or no
+// tag at all (which means latest), IfNotPresent otherwise, including for an
+// image pinned by digest only.
+func DefaultPullPolicy(image string) string {
+	ref, _, hasDigest := strings.Cut(image, "@")
+	tag := ""
+	// The tag is after the last colon of the last path component; a colon
+	// before the last slash belongs to a registry host:port.
+	last := ref[strings.LastIndexByte(ref, '/')+1:]
+	if i := strings.LastIndexByte(last, ':'); i >= 0 {
+		tag = last[i+1:]
+	}
+	if tag == "latest" || (tag == "" && !hasDigest) {
+		return PullAlways
+	}
+	return PullIfNotPresent
+}
+
+func setInt32(p *int32, v int32) {
+	if *p == 0 {
+		*p = v
+	}
+}
+
+func ptr[T any](v T) *T { return &v }

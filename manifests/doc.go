@@ -1,0 +1,28 @@
+// Package manifests reads, checks, defaults and hashes the Deployment
+// manifests dockctl accepts: a subset of Kubernetes' apps/v1 Deployment, so
+// that the same files run unchanged on a cluster.
+//
+// Invariants:
+//
+//   - Pure: no Docker, no network, no global state. The only file system
+//     access is Load reading the paths it is given.
+//   - Strict: every mapping key in the input either lands in a Go field or is
+//     reported. A key Kubernetes knows but dockctl does not is reported as
+//     "unsupported by dockctl", never dropped, so a manifest is never applied
+//     with part of its meaning silently lost. The only keys skipped on
+//     purpose are top-level status and server-set metadata, so that dockctl's
+//     own output can be applied again.
+//   - Every error carries file, line and field path, and all errors of a file
+//     are reported at once (ErrorList). Decode and Load return either
+//     documents or an error, never both, so a caller cannot apply a partly
+//     valid set by accident.
+//   - Hostile input cannot panic or exhaust memory: inputs over MaxInputSize,
+//     nesting deeper than MaxDepth and YAML aliases are refused before the
+//     document is interpreted.
+//   - Documents returned by Decode and Load are validated and then defaulted
+//     (SetDefaults) exactly as Kubernetes defaults them.
+//   - TemplateHash depends only on the non-zero fields of the defaulted pod
+//     template, serialised canonically; adding an optional field to the types
+//     therefore does not change the hash of existing manifests. The hash is
+//     the revision identity stored on containers, so it is golden-tested.
+package manifests

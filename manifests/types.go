@@ -1,0 +1,252 @@
+package manifests
+
+import (
+	"time"
+
+	"k8s.io/apimachinery/pkg/api/resource"
+	"k8s.io/apimachinery/pkg/util/intstr"
+)
+
+// The types below mirror the field names and JSON shape of Kubernetes'
+// apps/v1 Deployment so that a manifest runs unchanged on a cluster. They hold
+// only the subset dockctl supports; a field that Kubernetes has and dockctl
+// lacks is rejected by the decoder as unsupported rather than silently dropped.
+//
+// Every optional field is omitempty and pointer-or-zero, so that the template
+// hash (which serialises the defaulted template) does not change when a later
+// release adds a field that old manifests leave unset. Struct-valued fields
+// use omitzero (encoding/json ignores omitempty on structs) so that printed
+// manifests carry no "resources: {}" or zero timestamps.
+
+const (
+	APIVersion = "apps/v1"
+	Kind       = "Deployment"
+
+	StrategyRollingUpdate = "RollingUpdate"
+	StrategyRecreate      = "Recreate"
+
+	PullAlways       = "Always"
+	PullIfNotPresent = "IfNotPresent"
+	PullNever        = "Never"
+
+	// AnnotationChangeCause is shown by `rollout history`.
+	AnnotationChangeCause = "kubernetes.io/change-cause"
+	// AnnotationRestartedAt is set on the template by `rollout restart`.
+	AnnotationRestartedAt = "kubectl.kubernetes.io/restartedAt"
+	// DockerAnnotationPrefix marks Docker-only settings on the pod template.
+	DockerAnnotationPrefix = "dockctl.io/"
+	// AnnotationNetwork names the Docker network the containers join.
+	AnnotationNetwork = "dockctl.io/network"
+)
+
+// Deployment is an apps/v1 Deployment, restricted to what dockctl supports.
+type Deployment struct {
+	APIVersion string            `json:"apiVersion"`
+	Kind       string            `json:"kind"`
+	Metadata   ObjectMeta        `json:"metadata"`
+	Spec       DeploymentSpec    `json:"spec"`
+	Status     *DeploymentStatus `json:"status,omitempty"`
+}
+
+type ObjectMeta struct {
+	Name        string            `json:"name,omitempty"`
+	Namespace   string            `json:"namespace,omitempty"`
+	Labels      map[string]string `json:"labels,omitempty"`
+	Annotations map[string]string `json:"annotations,omitempty"`
+	// Generation is server-set: it is ignored on input and filled from the
+	// state directory on output.
+	Generation        int64      `json:"generation,omitempty"`
+	CreationTimestamp *time.Time `json:"creationTimestamp,omitempty"`
+}
+
+type DeploymentSpec struct {
+	Replicas                *int32             `json:"replicas,omitempty"`
+	Selector                *LabelSelector     `json:"selector,omitempty"`
+	Template                PodTemplateSpec    `json:"template"`
+	Strategy                DeploymentStrategy `json:"strategy,omitzero"`
+	MinReadySeconds         int32              `json:"minReadySeconds,omitempty"`
+	RevisionHistoryLimit    *int32             `json:"revisionHistoryLimit,omitempty"`
+	Paused                  bool               `json:"paused,omitempty"`
+	ProgressDeadlineSeconds *int32             `json:"progressDeadlineSeconds,omitempty"`
+}
+
+type LabelSelector struct {
+	MatchLabels map[string]string `json:"matchLabels,omitempty"`
+}
+
+type DeploymentStrategy struct {
+	Type          string                   `json:"type,omitempty"`
+	RollingUpdate *RollingUpdateDeployment `json:"rollingUpdate,omitempty"`
+}
+
+type RollingUpdateDeployment struct {
+	MaxUnavailable *intstr.IntOrString `json:"maxUnavailable,omitempty"`
+	MaxSurge       *intstr.IntOrString `json:"maxSurge,omitempty"`
+}
+
+type PodTemplateSpec struct {
+	Metadata TemplateMeta `json:"metadata,omitzero"`
+	Spec     PodSpec      `json:"spec"`
+}
+
+type TemplateMeta struct {
+	Labels      map[string]string `json:"labels,omitempty"`
+	Annotations map[string]string `json:"annotations,omitempty"`
+}
+
+type PodSpec struct {
+	RestartPolicy                 string      `json:"restartPolicy,omitempty"`
+	TerminationGracePeriodSeconds *int64      `json:"terminationGracePeriodSeconds,omitempty"`
+	HostNetwork                   bool        `json:"hostNetwork,omitempty"`
+	HostPID                       bool        `json:"hostPID,omitempty"`
+	Volumes                       []Volume    `json:"volumes,omitempty"`
+	Containers                    []Container `json:"containers"`
+}
+
+type Volume struct {
+	Name     string                `json:"name"`
+	HostPath *HostPathVolumeSource `json:"hostPath,omitempty"`
+	EmptyDir *EmptyDirVolumeSource `json:"emptyDir,omitempty"`
+}
+
+type HostPathVolumeSource struct {
+	Path string `json:"path"`
+	Type string `json:"type,omitempty"`
+}
+
+type EmptyDirVolumeSource struct {
+	Medium    string             `json:"medium,omitempty"`
+	SizeLimit *resource.Quantity `json:"sizeLimit,omitempty"`
+}
+
+type Container struct {
+	Name            string               `json:"name"`
+	Image           string               `json:"image"`
+	ImagePullPolicy string               `json:"imagePullPolicy,omitempty"`
+	Command         []string             `json:"command,omitempty"`
+	Args            []string             `json:"args,omitempty"`
+	WorkingDir      string               `json:"workingDir,omitempty"`
+	Env             []EnvVar             `json:"env,omitempty"`
+	Ports           []ContainerPort      `json:"ports,omitempty"`
+	Resources       ResourceRequirements `json:"resources,omitzero"`
+	VolumeMounts    []VolumeMount        `json:"volumeMounts,omitempty"`
+	ReadinessProbe  *Probe               `json:"readinessProbe,omitempty"`
+	LivenessProbe   *Probe               `json:"livenessProbe,omitempty"`
+	SecurityContext *SecurityContext     `json:"securityContext,omitempty"`
+}
+
+type EnvVar struct {
+	Name  string `json:"name"`
+	Value string `json:"value,omitempty"`
+}
+
+type ContainerPort struct {
+	Name          string `json:"name,omitempty"`
+	HostPort      int32  `json:"hostPort,omitempty"`
+	ContainerPort int32  `json:"containerPort"`
+	Protocol      string `json:"protocol,omitempty"`
+	HostIP        string `json:"hostIP,omitempty"`
+}
+
+// ResourceList keys are "cpu" and "memory".
+type ResourceList map[string]resource.Quantity
+
+type ResourceRequirements struct {
+	Limits   ResourceList `json:"limits,omitempty"`
+	Requests ResourceList `json:"requests,omitempty"`
+}
+
+type VolumeMount struct {
+	Name      string `json:"name"`
+	MountPath string `json:"mountPath"`
+	ReadOnly  bool   `json:"readOnly,omitempty"`
+}
+
+type Probe struct {
+	Exec                *ExecAction      `json:"exec,omitempty"`
+	HTTPGet             *HTTPGetAction   `json:"httpGet,omitempty"`
+	TCPSocket           *TCPSocketAction `json:"tcpSocket,omitempty"`
+	InitialDelaySeconds int32            `json:"initialDelaySeconds,omitempty"`
+	TimeoutSeconds      int32            `json:"timeoutSeconds,omitempty"`
+	PeriodSeconds       int32            `json:"periodSeconds,omitempty"`
+	SuccessThreshold    int32            `json:"successThreshold,omitempty"`
+	FailureThreshold    int32            `json:"failureThreshold,omitempty"`
+}
+
+type ExecAction struct {
+	Command []string `json:"command,omitempty"`
+}
+
+type HTTPGetAction struct {
+	Path        string             `json:"path,omitempty"`
+	Port        intstr.IntOrString `json:"port"`
+	Host        string             `json:"host,omitempty"`
+	Scheme      string             `json:"scheme,omitempty"`
+	HTTPHeaders []HTTPHeader       `json:"httpHeaders,omitempty"`
+}
+
+type HTTPHeader struct {
+	Name  string `json:"name"`
+	Value string `json:"value"`
+}
+
+type TCPSocketAction struct {
+	Port intstr.IntOrString `json:"port"`
+	Host string             `json:"host,omitempty"`
+}
+
+type SecurityContext struct {
+	Privileged             *bool         `json:"privileged,omitempty"`
+	ReadOnlyRootFilesystem *bool         `json:"readOnlyRootFilesystem,omitempty"`
+	RunAsUser              *int64        `json:"runAsUser,omitempty"`
+	Capabilities           *Capabilities `json:"capabilities,omitempty"`
+}
+
+type Capabilities struct {
+	Add  []string `json:"add,omitempty"`
+	Drop []string `json:"drop,omitempty"`
+}
+
+// DeploymentStatus is output only. Counts are computed from what Docker
+// reports; ObservedGeneration and Conditions come from the controller.
+type DeploymentStatus struct {
+	ObservedGeneration  int64                 `json:"observedGeneration,omitempty"`
+	Replicas            int32                 `json:"replicas"`
+	UpdatedReplicas     int32                 `json:"updatedReplicas"`
+	ReadyReplicas       int32                 `json:"readyReplicas"`
+	AvailableReplicas   int32                 `json:"availableReplicas"`
+	UnavailableReplicas int32                 `json:"unavailableReplicas,omitempty"`
+	Conditions          []DeploymentCondition `json:"conditions,omitempty"`
+}
+
+// Condition types and reasons, as in Kubernetes.
+const (
+	ConditionAvailable      = "Available"
+	ConditionProgressing    = "Progressing"
+	ConditionReplicaFailure = "ReplicaFailure"
+)
+
+type DeploymentCondition struct {
+	Type               string    `json:"type"`
+	Status             string    `json:"status"` // "True", "False", "Unknown"
+	Reason             string    `json:"reason,omitempty"`
+	Message            string    `json:"message,omitempty"`
+	LastUpdateTime     time.Time `json:"lastUpdateTime,omitzero"`
+	LastTransitionTime time.Time `json:"lastTransitionTime,omitzero"`
+}
+
+// Replicas returns the desired replica count (defaulted to 1).
+func (d *Deployment) Replicas() int32 {
+	if d.Spec.Replicas == nil {
+		return 1
+	}
+	return *d.Spec.Replicas
+}
+
+// Container returns the pod template's only container.
+func (d *Deployment) Container() *Container {
+	if len(d.Spec.Template.Spec.Containers) == 0 {
+		return &Container{}
+	}
+	return &d.Spec.Template.Spec.Containers[0]
+}

@@ -1,0 +1,479 @@
+package manifests
+
+import (
+	"fmt"
+	"net"
+	"path"
+	"sort"
+	"strings"
+
+	"k8s.io/apimachinery/pkg/util/intstr"
+	"k8s.io/apimachinery/pkg/util/validation"
+)
+
+// Validate checks a Deployment that was built or changed in code (scale,
+// rollout undo) with the same rules Decode applies to files. Errors carry
+// field paths but no file or line. The result is nil or an ErrorList.
+func Validate(d *Deployment) error {
+	return validate(d, "", nil).Err()
+}
+
+// maxAnnotationsSize is Kubernetes' limit on the total size of annotations.
+const maxAnnotationsSize = 256 * 1024
+
+var hostPathTypes = map[string]bool{
+	"": true, "DirectoryOrCreate": true, "Directory": true, "FileOrCreate": true,
+	"File": true, "Socket": true, "CharDevice": true, "BlockDevice": true,
+}
+
+type validator struct {
+	lines map[string]int
+	errs  ErrorList
+}
+
+func (v *validator) add(p, format string, args ...any) {
+	v.errs = append(v.errs, &FieldError{Line: lineOf(v.lines, p), Path: p, Msg: fmt.Sprintf(format, args...)})
+}
+
+// validate works on the Deployment as written, before defaults, because
+// several rules (both rolling-update bounds zero, Recreate with a
+// rollingUpdate block) are about what the user wrote. base is the
+// Deployment's path inside its document.
+func validate(d *Deployment, base string, lines map[string]int) ErrorList {
+	v := &validator{lines: lines}
+	m := child(base, "metadata")
+	v.dnsLabel(child(m, "name"), d.Metadata.Name)
+	if ns := d.Metadata.Namespace; ns != "" && ns != "default" {
+		v.add(child(m, "namespace"), `unsupported value %q: only "default" is supported`, ns)
+	}
+	v.labels(child(m, "labels"), d.Metadata.Labels)
+	v.annotations(child(m, "annotations"), d.Metadata.Annotations)
+
+	s := child(base, "spec")
+	if r := d.Spec.Replicas; r != nil && *r < 0 {
+		v.add(child(s, "replicas"), "must be greater than or equal to 0")
+	}
+	v.nonNegative(child(s, "minReadySeconds"), int64(d.Spec.MinReadySeconds))
+	if r := d.Spec.RevisionHistoryLimit; r != nil {
+		v.nonNegative(child(s, "revisionHistoryLimit"), int64(*r))
+	}
+	if p := d.Spec.ProgressDeadlineSeconds; p != nil && *p <= d.Spec.MinReadySeconds {
+		v.add(child(s, "progressDeadlineSeconds"), "must be greater than minReadySeconds (%d)", d.Spec.MinReadySeconds)
+	}
+
+	tl := child(s, "template.metadata.labels")
+	switch sel := d.Spec.Selector; {
+	case sel == nil:
+		v.add(child(s, "selector"), "required")
+	case len(sel.MatchLabels) == 0:
+		v.add(child(s, "selector.matchLabels"), "required")
+	default:
+		v.labels(child(s, "selector.matchLabels"), sel.MatchLabels)
+		var missing []string
+		for _, k := range sortedKeys(sel.MatchLabels) {
+			if got, ok := d.Spec.Template.Metadata.Labels[k]; !ok || got != sel.MatchLabels[k] {
+				missing = append(missing, k+"="+sel.MatchLabels[k])
+			}
+		}
+		if len(missing) > 0 {
+			v.add(tl, "does not match spec.selector.matchLabels (missing %s)", strings.Join(missing, ", "))
+		}
+	}
+	v.strategy(child(s, "strategy"), &d.Spec.Strategy)
+	v.labels(tl, d.Spec.Template.Metadata.Labels)
+	v.annotations(child(s, "template.metadata.annotations"), d.Spec.Template.Metadata.Annotations)
+	v.podSpec(child(s, "template.spec"), &d.Spec.Template.Spec, d.Replicas())
+	return v.errs
+}
+
+func (v *validator) strategy(p string, st *DeploymentStrategy) {
+	switch st.Type {
+	case "", StrategyRollingUpdate, StrategyRecreate:
+	default:
+		v.add(child(p, "type"), `unsupported value %q: must be "RollingUpdate" or "Recreate"`, st.Type)
+	}
+	ru := st.RollingUpdate
+	if ru == nil {
+		return
+	}
+	rp := child(p, "rollingUpdate")
+	if st.Type == StrategyRecreate {
+		v.add(rp, `may not be specified when strategy type is "Recreate"`)
+		return
+	}
+	surgeOK := v.intOrPercent(child(rp, "maxSurge"), ru.MaxSurge, false)
+	unavailOK := v.intOrPercent(child(rp, "maxUnavailable"), ru.MaxUnavailable, true)
+	// Only an explicit pair of zeros is an error: an absent bound defaults
+	// to 25%.
+	if surgeOK && unavailOK && ru.MaxSurge != nil && ru.MaxUnavailable != nil &&
+		isZeroIntOrPercent(*ru.MaxSurge) && isZeroIntOrPercent(*ru.MaxUnavailable) {
+		v.add(child(rp, "maxUnavailable"), "may not be 0 when maxSurge is 0")
+	}
+}
+
+func (v *validator) intOrPercent(p string, x *intstr.IntOrString, atMost100 bool) bool {
+	if x == nil {
+		return true
+	}
+	if x.Type == intstr.Int {
+		if x.IntVal < 0 {
+			v.add(p, "must be greater than or equal to 0")
+			return false
+		}
+		return true
+	}
+	if len(validation.IsValidPercent(x.StrVal)) > 0 {
+		v.add(p, `invalid value %q: must be an integer or a percentage (e.g. "25%%")`, x.StrVal)
+		return false
+	}
+	if atMost100 {
+		if n, _ := intstr.GetScaledValueFromIntOrPercent(x, 100, false); n > 100 {
+			v.add(p, "must not be greater than 100%%")
+			return false
+		}
+	}
+	return true
+}
+
+func isZeroIntOrPercent(x intstr.IntOrString) bool {
+	n, err := intstr.GetScaledValueFromIntOrPercent(&x, 100, true)
+	return err == nil && n == 0
+}
+
+func (v *validator) podSpec(p string, ps *PodSpec, replicas int32) {
+	if rp := ps.RestartPolicy; rp != "" && rp != "Always" {
+		v.add(child(p, "restartPolicy"), `unsupported value %q: only "Always" is supported`, rp)
+	}
+	if g := ps.TerminationGracePeriodSeconds; g != nil {
+		v.nonNegative(child(p, "terminationGracePeriodSeconds"), *g)
+	}
+	volumes := map[string]bool{}
+	for i := range ps.Volumes {
+		vol := &ps.Volumes[i]
+		vp := index(child(p, "volumes"), i)
+		if v.dnsLabel(child(vp, "name"), vol.Name) {
+			if volumes[vol.Name] {
+				v.add(child(vp, "name"), "duplicate volume name %q", vol.Name)
+			}
+			volumes[vol.Name] = true
+		}
+		switch {
+		case vol.HostPath == nil && vol.EmptyDir == nil:
+			v.add(vp, "exactly one of hostPath or emptyDir is required")
+		case vol.HostPath != nil && vol.EmptyDir != nil:
+			v.add(vp, "may not specify more than one of hostPath or emptyDir")
+		}
+		if hp := vol.HostPath; hp != nil {
+			v.absPath(child(vp, "hostPath.path"), hp.Path)
+			if !hostPathTypes[hp.Type] {
+				v.add(child(vp, "hostPath.type"), "unsupported value %q", hp.Type)
+			}
+		}
+		if ed := vol.EmptyDir; ed != nil {
+			if ed.Medium != "" && ed.Medium != "Memory" {
+				v.add(child(vp, "emptyDir.medium"), `unsupported value %q: must be "" or "Memory"`, ed.Medium)
+			}
+			if ed.SizeLimit != nil && ed.SizeLimit.Sign() < 0 {
+				v.add(child(vp, "emptyDir.sizeLimit"), "must be greater than or equal to 0")
+			}
+		}
+	}
+	cp := child(p, "containers")
+	switch n := len(ps.Containers); {
+	case n == 0:
+		v.add(cp, "required")
+	case n > 1:
+		v.add(cp, "exactly one container is supported, got %d", n)
+	}
+	for i := range ps.Containers {
+		v.container(index(cp, i), &ps.Containers[i], volumes, replicas)
+	}
+}
+
+func (v *validator) container(p string, c *Container, volumes map[string]bool, replicas int32) {
+	v.dnsLabel(child(p, "name"), c.Name)
+	switch {
+	case c.Image == "":
+		v.add(child(p, "image"), "required")
+	case strings.TrimSpace(c.Image) != c.Image:
+		v.add(child(p, "image"), "must not have leading or trailing whitespace")
+	}
+	switch c.ImagePullPolicy {
+	case "", PullAlways, PullIfNotPresent, PullNever:
+	default:
+		v.add(child(p, "imagePullPolicy"), `unsupported value %q: must be "Always", "IfNotPresent" or "Never"`, c.ImagePullPolicy)
+	}
+	if c.WorkingDir != "" && !path.IsAbs(c.WorkingDir) {
+		v.add(child(p, "workingDir"), "must be an absolute path")
+	}
+	for i, e := range c.Env {
+		np := child(index(child(p, "env"), i), "name")
+		if e.Name == "" {
+			v.add(np, "required")
+		} else if msgs := validation.IsEnvVarName(e.Name); len(msgs) > 0 {
+			v.add(np, "invalid value %q: %s", e.Name, strings.Join(msgs, "; "))
+		}
+	}
+	v.ports(child(p, "ports"), c.Ports, replicas)
+	v.resources(child(p, "resources"), &c.Resources)
+	mounts := map[string]bool{}
+	for i, m := range c.VolumeMounts {
+		mp := index(child(p, "volumeMounts"), i)
+		switch {
+		case m.Name == "":
+			v.add(child(mp, "name"), "required")
+		case !volumes[m.Name]:
+			v.add(child(mp, "name"), "no volume named %q in spec.template.spec.volumes", m.Name)
+		}
+		if v.absPath(child(mp, "mountPath"), m.MountPath) {
+			if mounts[path.Clean(m.MountPath)] {
+				v.add(child(mp, "mountPath"), "duplicate mount path %q", m.MountPath)
+			}
+			mounts[path.Clean(m.MountPath)] = true
+		}
+	}
+	if c.ReadinessProbe != nil {
+		v.probe(child(p, "readinessProbe"), c.ReadinessProbe, c, false)
+	}
+	if c.LivenessProbe != nil {
+		v.probe(child(p, "livenessProbe"), c.LivenessProbe, c, true)
+	}
+	if sc := c.SecurityContext; sc != nil {
+		if sc.RunAsUser != nil {
+			v.nonNegative(child(p, "securityContext.runAsUser"), *sc.RunAsUser)
+		}
+		if caps := sc.Capabilities; caps != nil {
+			for _, list := range []struct {
+				name string
+				caps []string
+			}{{"add", caps.Add}, {"drop", caps.Drop}} {
+				for i, c := range list.caps {
+					if strings.TrimSpace(c) == "" {
+						v.add(index(child(p, "securityContext.capabilities."+list.name), i), "required")
+					}
+				}
+			}
+		}
+	}
+}
+
+func (v *validator) ports(p string, ports []ContainerPort, replicas int32) {
+	names := map[string]bool{}
+	type binding struct {
+		ip    string
+		port  int32
+		proto string
+	}
+	bound := map[binding]bool{}
+	for i, port := range ports {
+		pp := index(p, i)
+		if port.Name != "" {
+			if msgs := validation.IsValidPortName(port.Name); len(msgs) > 0 {
+				v.add(child(pp, "name"), "invalid value %q: %s", port.Name, strings.Join(msgs, "; "))
+			} else if names[port.Name] {
+				v.add(child(pp, "name"), "duplicate port name %q", port.Name)
+			}
+			names[port.Name] = true
+		}
+		if port.ContainerPort == 0 {
+			v.add(child(pp, "containerPort"), "required")
+		} else {
+			v.portNumber(child(pp, "containerPort"), port.ContainerPort)
+		}
+		proto := port.Protocol
+		switch proto {
+		case "":
+			proto = "TCP"
+		case "TCP", "UDP":
+		default:
+			v.add(child(pp, "protocol"), `unsupported value %q: must be "TCP" or "UDP"`, port.Protocol)
+		}
+		if port.HostIP != "" && net.ParseIP(port.HostIP) == nil {
+			v.add(child(pp, "hostIP"), "invalid value %q: must be an IP address", port.HostIP)
+		}
+		if port.HostPort == 0 {
+			continue
+		}
+		hp := child(pp, "hostPort")
+		if !v.portNumber(hp, port.HostPort) {
+			continue
+		}
+		// Each replica would need the same host port, and only one
+		// container can bind it.
+		if replicas > 1 {
+			v.add(hp, "may not be used with more than one replica (replicas: %d)", replicas)
+		}
+		b := binding{port.HostIP, port.HostPort, proto}
+		if bound[b] {
+			v.add(hp, "duplicate hostPort %d/%s", port.HostPort, proto)
+		}
+		bound[b] = true
+	}
+}
+
+func (v *validator) portNumber(p string, n int32) bool {
+	if n < 1 || n > 65535 {
+		v.add(p, "must be between 1 and 65535, inclusive")
+		return false
+	}
+	return true
+}
+
+func (v *validator) resources(p string, r *ResourceRequirements) {
+	for _, list := range []struct {
+		name string
+		rl   ResourceList
+	}{{"limits", r.Limits}, {"requests", r.Requests}} {
+		lp := child(p, list.name)
+		for _, k := range sortedKeys(list.rl) {
+			q := list.rl[k]
+			switch {
+			case k != "cpu" && k != "memory":
+				v.add(key(lp, k), `unsupported resource %q: only "cpu" and "memory" are supported`, k)
+			case q.Sign() < 0:
+				v.add(key(lp, k), "must be greater than or equal to 0")
+			}
+		}
+	}
+	for _, k := range []string{"cpu", "memory"} {
+		req, okr := r.Requests[k]
+		lim, okl := r.Limits[k]
+		if okr && okl && req.Sign() >= 0 && lim.Sign() >= 0 && req.Cmp(lim) > 0 {
+			v.add(key(child(p, "requests"), k), "must be less than or equal to %s limit of %s", k, lim.String())
+		}
+	}
+}
+
+func (v *validator) probe(p string, pr *Probe, c *Container, liveness bool) {
+	handlers := 0
+	if pr.Exec != nil {
+		handlers++
+		if len(pr.Exec.Command) == 0 {
+			v.add(child(p, "exec.command"), "required")
+		}
+	}
+	if h := pr.HTTPGet; h != nil {
+		handlers++
+		v.probePort(child(p, "httpGet.port"), h.Port, c)
+		switch h.Scheme {
+		case "", "HTTP", "HTTPS":
+		default:
+			v.add(child(p, "httpGet.scheme"), `unsupported value %q: must be "HTTP" or "HTTPS"`, h.Scheme)
+		}
+		for i, hd := range h.HTTPHeaders {
+			if hd.Name == "" {
+				v.add(child(index(child(p, "httpGet.httpHeaders"), i), "name"), "required")
+			}
+		}
+	}
+	if t := pr.TCPSocket; t != nil {
+		handlers++
+		v.probePort(child(p, "tcpSocket.port"), t.Port, c)
+	}
+	switch {
+	case handlers == 0:
+		v.add(p, "exactly one of exec, httpGet or tcpSocket is required")
+	case handlers > 1:
+		v.add(p, "may not specify more than one of exec, httpGet or tcpSocket")
+	}
+	for _, f := range []struct {
+		name string
+		val  int32
+	}{
+		{"initialDelaySeconds", pr.InitialDelaySeconds}, {"timeoutSeconds", pr.TimeoutSeconds},
+		{"periodSeconds", pr.PeriodSeconds}, {"successThreshold", pr.SuccessThreshold},
+		{"failureThreshold", pr.FailureThreshold},
+	} {
+		v.nonNegative(child(p, f.name), int64(f.val))
+	}
+	if liveness && pr.SuccessThreshold > 1 {
+		v.add(child(p, "successThreshold"), "must be 1 for a liveness probe")
+	}
+}
+
+// probePort accepts a port number or the name of one of the container's
+// ports, as Kubernetes does.
+func (v *validator) probePort(p string, port intstr.IntOrString, c *Container) {
+	if port.Type == intstr.Int {
+		if port.IntVal == 0 {
+			v.add(p, "required")
+			return
+		}
+		v.portNumber(p, port.IntVal)
+		return
+	}
+	if msgs := validation.IsValidPortName(port.StrVal); len(msgs) > 0 {
+		v.add(p, "invalid value %q: %s", port.StrVal, strings.Join(msgs, "; "))
+		return
+	}
+	for _, cp := range c.Ports {
+		if cp.Name == port.StrVal {
+			return
+		}
+	}
+	v.add(p, "no container port named %q", port.StrVal)
+}
+
+func (v *validator) dnsLabel(p, s string) bool {
+	if s == "" {
+		v.add(p, "required")
+		return false
+	}
+	if msgs := validation.IsDNS1123Label(s); len(msgs) > 0 {
+		v.add(p, "invalid value %q: %s", s, strings.Join(msgs, "; "))
+		return false
+	}
+	return true
+}
+
+func (v *validator) absPath(p, s string) bool {
+	if s == "" {
+		v.add(p, "required")
+		return false
+	}
+	if !path.IsAbs(s) {
+		v.add(p, "must be an absolute path")
+		return false
+	}
+	return true
+}
+
+func (v *validator) nonNegative(p string, n int64) {
+	if n < 0 {
+		v.add(p, "must be greater than or equal to 0")
+	}
+}
+
+func (v *validator) labels(p string, labels map[string]string) {
+	for _, k := range sortedKeys(labels) {
+		if msgs := validation.IsQualifiedName(k); len(msgs) > 0 {
+			v.add(key(p, k), "invalid label key %q: %s", k, strings.Join(msgs, "; "))
+		}
+		if msgs := validation.IsValidLabelValue(labels[k]); len(msgs) > 0 {
+			v.add(key(p, k), "invalid label value %q: %s", labels[k], strings.Join(msgs, "; "))
+		}
+	}
+}
+
+func (v *validator) annotations(p string, ann map[string]string) {
+	size := 0
+	for _, k := range sortedKeys(ann) {
+		size += len(k) + len(ann[k])
+		// Kubernetes checks annotation keys case-insensitively.
+		if msgs := validation.IsQualifiedName(strings.ToLower(k)); len(msgs) > 0 {
+			v.add(key(p, k), "invalid annotation key %q: %s", k, strings.Join(msgs, "; "))
+		}
+	}
+	if size > maxAnnotationsSize {
+		v.add(p, "too long: must have at most %d bytes", maxAnnotationsSize)
+	}
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}
