@@ -1,0 +1,437 @@
+package store
+
+import (
+	"encoding/json"
+	"errors"
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/dockctl/dockctl/manifests"
+)
+
+func TestApplyActions(t *testing.T) {
+	type step struct {
+		deps []*manifests.Deployment
+		opts ApplyOptions
+		want []ApplyResult
+	}
+	tests := []struct {
+		name  string
+		steps []step
+		// live and gone: the state expected after the last step.
+		live map[string]int64 // name → generation
+		gone map[string]int64 // tombstones
+	}{
+		{
+			name: "create then unchanged",
+			steps: []step{
+				{deps: []*manifests.Deployment{dep("web"), dep("api")}, want: []ApplyResult{{"web", Created, 1}, {"api", Created, 1}}},
+				{deps: []*manifests.Deployment{dep("web"), dep("api")}, want: []ApplyResult{{"web", Unchanged, 1}, {"api", Unchanged, 1}}},
+			},
+			live: map[string]int64{"web": 1, "api": 1},
+		},
+		{
+			name: "spec change bumps generation",
+			steps: []step{
+				{deps: []*manifests.Deployment{dep("web")}, want: []ApplyResult{{"web", Created, 1}}},
+				{deps: []*manifests.Deployment{dep("web", image("nginx:1.28"))}, want: []ApplyResult{{"web", Configured, 2}}},
+				{deps: []*manifests.Deployment{dep("web", image("nginx:1.28"), replicas(3))}, want: []ApplyResult{{"web", Configured, 3}}},
+				{deps: []*manifests.Deployment{dep("web", image("nginx:1.28"), replicas(3))}, want: []ApplyResult{{"web", Unchanged, 3}}},
+			},
+			live: map[string]int64{"web": 3},
+		},
+		{
+			name: "metadata-only change keeps generation",
+			steps: []step{
+				{deps: []*manifests.Deployment{dep("web")}, want: []ApplyResult{{"web", Created, 1}}},
+				{deps: []*manifests.Deployment{dep("web", label("tier", "front"))}, want: []ApplyResult{{"web", Configured, 1}}},
+				{deps: []*manifests.Deployment{dep("web", label("tier", "front"), func(d *manifests.Deployment) {
+					d.Metadata.Annotations = map[string]string{"note": "x"}
+				})}, want: []ApplyResult{{"web", Configured, 1}}},
+			},
+			live: map[string]int64{"web": 1},
+		},
+		{
+			name: "template annotation is a spec change",
+			steps: []step{
+				{deps: []*manifests.Deployment{dep("web")}, want: []ApplyResult{{"web", Created, 1}}},
+				{deps: []*manifests.Deployment{dep("web", func(d *manifests.Deployment) {
+					d.Spec.Template.Metadata.Annotations = map[string]string{manifests.AnnotationNetwork: "front"}
+				})}, want: []ApplyResult{{"web", Configured, 2}}},
+			},
+			live: map[string]int64{"web": 2},
+		},
+		{
+			name: "status and server-set metadata in input are ignored",
+			steps: []step{
+				{deps: []*manifests.Deployment{dep("web")}, want: []ApplyResult{{"web", Created, 1}}},
+				{deps: []*manifests.Deployment{dep("web", func(d *manifests.Deployment) {
+					ts := time.Date(2020, 1, 1, 0, 0, 0, 0, time.UTC)
+					d.Metadata.Generation = 42
+					d.Metadata.CreationTimestamp = &ts
+					d.Status = &manifests.DeploymentStatus{ReadyReplicas: 1, ObservedGeneration: 42}
+				})}, want: []ApplyResult{{"web", Unchanged, 1}}},
+			},
+			live: map[string]int64{"web": 1},
+		},
+		{
+			name: "prune tombstones the absent ones",
+			steps: []step{
+				{deps: []*manifests.Deployment{dep("a"), dep("b"), dep("c")}, want: []ApplyResult{{"a", Created, 1}, {"b", Created, 1}, {"c", Created, 1}}},
+				{deps: []*manifests.Deployment{dep("b"), dep("d")}, opts: ApplyOptions{Prune: true},
+					want: []ApplyResult{{"b", Unchanged, 1}, {"d", Created, 1}, {"a", Deleted, 2}, {"c", Deleted, 2}}},
+				// Already tombstoned: not pruned again.
+				{deps: []*manifests.Deployment{dep("b"), dep("d")}, opts: ApplyOptions{Prune: true},
+					want: []ApplyResult{{"b", Unchanged, 1}, {"d", Unchanged, 1}}},
+			},
+			live: map[string]int64{"b": 1, "d": 1},
+			gone: map[string]int64{"a": 2, "c": 2},
+		},
+		{
+			name: "without prune absent ones stay",
+			steps: []step{
+				{deps: []*manifests.Deployment{dep("a"), dep("b")}, want: []ApplyResult{{"a", Created, 1}, {"b", Created, 1}}},
+				{deps: []*manifests.Deployment{dep("b")}, want: []ApplyResult{{"b", Unchanged, 1}}},
+			},
+			live: map[string]int64{"a": 1, "b": 1},
+		},
+		{
+			name: "dry run writes nothing",
+			steps: []step{
+				{deps: []*manifests.Deployment{dep("a"), dep("b")}, want: []ApplyResult{{"a", Created, 1}, {"b", Created, 1}}},
+				{deps: []*manifests.Deployment{dep("a", replicas(5)), dep("c")}, opts: ApplyOptions{DryRun: true, Prune: true},
+					want: []ApplyResult{{"a", Configured, 2}, {"c", Created, 1}, {"b", Deleted, 2}}},
+			},
+			live: map[string]int64{"a": 1, "b": 1},
+		},
+		{
+			name: "revive a tombstone",
+			steps: []step{
+				{deps: []*manifests.Deployment{dep("a"), dep("b")}, want: []ApplyResult{{"a", Created, 1}, {"b", Created, 1}}},
+				{deps: []*manifests.Deployment{dep("b")}, opts: ApplyOptions{Prune: true}, want: []ApplyResult{{"b", Unchanged, 1}, {"a", Deleted, 2}}},
+				{deps: []*manifests.Deployment{dep("a")}, want: []ApplyResult{{"a", Created, 3}}},
+			},
+			live: map[string]int64{"a": 3, "b": 1},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			s := openTemp(t)
+			for i, st := range tt.steps {
+				got := mustApply(t, s, st.opts, st.deps...)
+				if !reflect.DeepEqual(got, st.want) {
+					t.Fatalf("step %d: results\n got %v\nwant %v", i+1, got, st.want)
+				}
+			}
+			all, errs := s.ListAll()
+			if len(errs) > 0 {
+				t.Fatalf("ListAll errors: %v", errs)
+			}
+			live, gone := map[string]int64{}, map[string]int64{}
+			for _, r := range all {
+				if r.Deleted {
+					gone[r.Name] = r.Generation
+				} else {
+					live[r.Name] = r.Generation
+				}
+			}
+			if tt.gone == nil {
+				tt.gone = map[string]int64{}
+			}
+			if !reflect.DeepEqual(live, tt.live) || !reflect.DeepEqual(gone, tt.gone) {
+				t.Errorf("state: live %v gone %v; want live %v gone %v", live, gone, tt.live, tt.gone)
+			}
+			if tf := tempFiles(t, s.Dir()); len(tf) > 0 {
+				t.Errorf("temporary files left: %v", tf)
+			}
+		})
+	}
+}
+
+func TestApplyRejectsBadInputAtomically(t *testing.T) {
+	tests := []struct {
+		name    string
+		deps    []*manifests.Deployment
+		wantErr string
+	}{
+		{"duplicate names", []*manifests.Deployment{dep("web", replicas(2)), dep("api"), dep("web")}, `deployment "web" appears more than once`},
+		{"nil deployment", []*manifests.Deployment{dep("api"), nil}, "deployment #2 is nil"},
+		{"path traversal", []*manifests.Deployment{dep("api"), dep("../etc")}, `invalid deployment name "../etc"`},
+		{"upper case", []*manifests.Deployment{dep("api"), dep("Web")}, `invalid deployment name "Web"`},
+		{"empty name", []*manifests.Deployment{dep("api"), dep("")}, `invalid deployment name ""`},
+		{"too long", []*manifests.Deployment{dep("api"), dep(strings.Repeat("a", 64))}, "invalid deployment name"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			s := openTemp(t)
+			mustApply(t, s, ApplyOptions{}, dep("web"))
+			before := snapshot(t, s.Dir())
+			_, err := s.Apply(tt.deps, ApplyOptions{Prune: true})
+			if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
+				t.Fatalf("error = %v, want it to contain %q", err, tt.wantErr)
+			}
+			if after := snapshot(t, s.Dir()); !reflect.DeepEqual(before, after) {
+				t.Errorf("state changed by a rejected apply:\nbefore %v\nafter  %v", before, after)
+			}
+		})
+	}
+}
+
+// snapshot maps every record file to its content.
+func snapshot(t *testing.T, dir string) map[string]string {
+	t.Helper()
+	entries, err := os.ReadDir(filepath.Join(dir, "deployments"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := map[string]string{}
+	for _, e := range entries {
+		b, err := os.ReadFile(filepath.Join(dir, "deployments", e.Name()))
+		if err != nil {
+			t.Fatal(err)
+		}
+		m[e.Name()] = string(b)
+	}
+	return m
+}
+
+func TestApplyFailsOnCorruptRecord(t *testing.T) {
+	s := openTemp(t)
+	mustApply(t, s, ApplyOptions{}, dep("web"), dep("api"))
+	if err := os.WriteFile(filepath.Join(s.Dir(), "deployments", "api.json"), []byte(`{"version":1,"na`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		name string
+		deps []*manifests.Deployment
+		opts ApplyOptions
+	}{
+		// Overwriting a corrupt record would lose its generation.
+		{"applying the corrupt name", []*manifests.Deployment{dep("api", replicas(2))}, ApplyOptions{}},
+		// Pruning past an unreadable record might leave a deleted one running.
+		{"prune with a corrupt record", []*manifests.Deployment{dep("web", replicas(2))}, ApplyOptions{Prune: true}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			before := snapshot(t, s.Dir())
+			_, err := s.Apply(tt.deps, tt.opts)
+			if !errors.Is(err, ErrCorrupt) || !strings.Contains(err.Error(), "state file deployments/api.json: corrupt: ") {
+				t.Fatalf("error = %v, want a corrupt-file error naming deployments/api.json", err)
+			}
+			if after := snapshot(t, s.Dir()); !reflect.DeepEqual(before, after) {
+				t.Error("state changed by a failed apply")
+			}
+		})
+	}
+	// Other names still apply.
+	if res := mustApply(t, s, ApplyOptions{}, dep("web", replicas(2))); res[0].Action != Configured {
+		t.Errorf("apply of a healthy name: %v", res)
+	}
+}
+
+func TestStoredRecord(t *testing.T) {
+	s := openTemp(t)
+	in := dep("web", func(d *manifests.Deployment) {
+		d.Status = &manifests.DeploymentStatus{ReadyReplicas: 3}
+	})
+	mustApply(t, s, ApplyOptions{}, in)
+	rec, err := s.Get("web")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rec.Deployment.Status != nil {
+		t.Error("stored copy has a status")
+	}
+	if in.Status == nil {
+		t.Error("Apply modified its input")
+	}
+	if rec.Deployment.Metadata.Generation != 1 || rec.Deployment.Metadata.CreationTimestamp == nil ||
+		!rec.Deployment.Metadata.CreationTimestamp.Equal(rec.CreatedAt) {
+		t.Errorf("server-set metadata not filled: %+v", rec.Deployment.Metadata)
+	}
+	if rec.CreatedAt.IsZero() || rec.UpdatedAt.Before(rec.CreatedAt) || rec.Deleted || rec.DeletedAt != nil {
+		t.Errorf("record bookkeeping: %+v", rec)
+	}
+	// Round trip: what get prints applies unchanged.
+	printed := rec.Deployment
+	printed.Status = &manifests.DeploymentStatus{ObservedGeneration: 1}
+	if res := mustApply(t, s, ApplyOptions{}, &printed); res[0].Action != Unchanged {
+		t.Errorf("re-applying the stored object: %v, want unchanged", res)
+	}
+	// The spec stored is the spec applied.
+	want, _ := json.Marshal(dep("web").Spec)
+	got, _ := json.Marshal(rec.Deployment.Spec)
+	if string(got) != string(want) {
+		t.Errorf("stored spec\n got %s\nwant %s", got, want)
+	}
+}
+
+func TestDeleteAndRevive(t *testing.T) {
+	s := openTemp(t)
+	mustApply(t, s, ApplyOptions{}, dep("web"), dep("api"))
+	mustApply(t, s, ApplyOptions{}, dep("web", replicas(2))) // generation 2
+
+	if err := s.Delete("web"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Get("web"); !errors.Is(err, ErrNotFound) {
+		t.Errorf("Get after Delete: %v, want ErrNotFound", err)
+	}
+	rec, err := s.Lookup("web")
+	if err != nil {
+		t.Fatalf("Lookup of a tombstone: %v", err)
+	}
+	if !rec.Deleted || rec.DeletedAt == nil || rec.Generation != 3 {
+		t.Errorf("tombstone = deleted %v at %v generation %d; want deleted, generation 3", rec.Deleted, rec.DeletedAt, rec.Generation)
+	}
+	if err := s.Delete("web"); !errors.Is(err, ErrNotFound) {
+		t.Errorf("second Delete: %v, want ErrNotFound", err)
+	}
+	if err := s.Delete("never"); !errors.Is(err, ErrNotFound) {
+		t.Errorf("Delete of unknown: %v, want ErrNotFound", err)
+	}
+	if _, err := s.Lookup("never"); !errors.Is(err, ErrNotFound) {
+		t.Errorf("Lookup of unknown: %v, want ErrNotFound", err)
+	}
+	live, err := s.List()
+	if err != nil || len(live) != 1 || live[0].Name != "api" {
+		t.Errorf("List = %v, %v; want [api]", live, err)
+	}
+
+	res := mustApply(t, s, ApplyOptions{}, dep("web"))
+	if want := (ApplyResult{"web", Created, 4}); res[0] != want {
+		t.Errorf("revive = %v, want %v", res[0], want)
+	}
+	rec, err = s.Get("web")
+	if err != nil || rec.Deleted || rec.DeletedAt != nil || rec.Generation != 4 {
+		t.Errorf("revived record = %+v, %v", rec, err)
+	}
+}
+
+func TestUpdate(t *testing.T) {
+	tests := []struct {
+		name    string
+		fn      func(*manifests.Deployment) error
+		wantGen int64
+		wantErr string
+		written bool
+	}{
+		{"scale bumps generation", func(d *manifests.Deployment) error { n := int32(4); d.Spec.Replicas = &n; return nil }, 2, "", true},
+		{"pause bumps generation", func(d *manifests.Deployment) error { d.Spec.Paused = true; return nil }, 2, "", true},
+		{"annotation keeps generation", func(d *manifests.Deployment) error {
+			d.Metadata.Annotations = map[string]string{manifests.AnnotationChangeCause: "x"}
+			return nil
+		}, 1, "", true},
+		{"no change writes nothing", func(*manifests.Deployment) error { return nil }, 1, "", false},
+		{"status change is ignored", func(d *manifests.Deployment) error {
+			d.Status = &manifests.DeploymentStatus{Replicas: 9}
+			return nil
+		}, 1, "", false},
+		{"fn error", func(*manifests.Deployment) error { return errors.New("no previous revision") }, 0, `deployment "web": no previous revision`, false},
+		{"rename refused", func(d *manifests.Deployment) error { d.Metadata.Name = "other"; return nil }, 0, `renamed it to "other"`, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			s := openTemp(t)
+			mustApply(t, s, ApplyOptions{}, dep("web"))
+			before := snapshot(t, s.Dir())
+			rec, err := s.Update("web", tt.fn)
+			if tt.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
+					t.Fatalf("error = %v, want %q", err, tt.wantErr)
+				}
+			} else {
+				if err != nil {
+					t.Fatal(err)
+				}
+				if rec.Generation != tt.wantGen || rec.Deployment.Metadata.Generation != tt.wantGen {
+					t.Errorf("generation = %d (metadata %d), want %d", rec.Generation, rec.Deployment.Metadata.Generation, tt.wantGen)
+				}
+				stored, err := s.Get("web")
+				if err != nil || stored.Generation != tt.wantGen {
+					t.Errorf("stored generation = %v, %v", stored, err)
+				}
+			}
+			changed := !reflect.DeepEqual(before, snapshot(t, s.Dir()))
+			if changed != tt.written {
+				t.Errorf("file written = %v, want %v", changed, tt.written)
+			}
+		})
+	}
+
+	s := openTemp(t)
+	if _, err := s.Update("web", func(*manifests.Deployment) error { return nil }); !errors.Is(err, ErrNotFound) {
+		t.Errorf("Update of unknown: %v, want ErrNotFound", err)
+	}
+}
+
+func TestListAllIsolatesBadFiles(t *testing.T) {
+	valid, err := encodeRecord(&Record{Name: "x", Generation: 1, Deployment: *dep("x")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		name    string
+		file    string // under deployments/
+		content string
+		wantErr string
+	}{
+		{"truncated", "x.json", string(valid[:len(valid)/2]), "state file deployments/x.json: corrupt: "},
+		{"garbage", "x.json", "\x00\x01garbage", "state file deployments/x.json: corrupt: "},
+		{"empty", "x.json", "", "state file deployments/x.json: corrupt: "},
+		{"no version", "x.json", `{"name":"x","generation":1,"deployment":{"metadata":{"name":"x"}}}`, "state file deployments/x.json: corrupt: no format version"},
+		{"newer format", "x.json", strings.Replace(string(valid), `"version": 1`, `"version": 99`, 1), "state file deployments/x.json: written in format 99 by a newer dockctl"},
+		{"wrong name", "x.json", strings.ReplaceAll(string(valid), `"x"`, `"y"`), `state file deployments/x.json: corrupt: records deployment "y", expected "x"`},
+		{"invalid file name", "X_Y.json", string(valid), `state file deployments/X_Y.json: invalid deployment name`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			s := openTemp(t)
+			mustApply(t, s, ApplyOptions{}, dep("a"), dep("z"), dep("gone"))
+			if err := s.Delete("gone"); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(filepath.Join(s.Dir(), "deployments", tt.file), []byte(tt.content), 0o600); err != nil {
+				t.Fatal(err)
+			}
+			// Files that are not records are ignored, not reported.
+			for _, ignored := range []string{"README", "a.json~", ".a.json.tmp-1"} {
+				if err := os.WriteFile(filepath.Join(s.Dir(), "deployments", ignored), []byte("?"), 0o600); err != nil {
+					t.Fatal(err)
+				}
+			}
+
+			all, errs := s.ListAll()
+			if len(errs) != 1 || !strings.Contains(errs[0].Error(), tt.wantErr) {
+				t.Fatalf("errors = %v, want one containing %q", errs, tt.wantErr)
+			}
+			if got := names(all); !reflect.DeepEqual(got, []string{"a", "gone", "z"}) {
+				t.Errorf("ListAll names = %v", got)
+			}
+			live, err := s.List()
+			if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
+				t.Errorf("List error = %v", err)
+			}
+			if got := names(live); !reflect.DeepEqual(got, []string{"a", "z"}) {
+				t.Errorf("List names = %v", got)
+			}
+			if _, err := s.Get("a"); err != nil {
+				t.Errorf("Get of a healthy record: %v", err)
+			}
+		})
+	}
+}
+
+func names(recs []*Record) []string {
+	out := []string{}
+	for _, r := range recs {
+		out = append(out, r.Name)
+	}
+	return out
+}
+
+func deps(d ...*manifests.Deployment) []*manifests.Deployment { return d }

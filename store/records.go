@@ -1,0 +1,485 @@
+package store
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/dockctl/dockctl/manifests"
+)
+
+// Record is the stored desired state of one deployment, live or tombstoned.
+type Record struct {
+	Name string `json:"name"`
+	// Generation is 1 on creation and increases on every spec change and on
+	// deletion; it never decreases, even across delete and re-apply.
+	Generation int64     `json:"generation"`
+	CreatedAt  time.Time `json:"createdAt"`
+	UpdatedAt  time.Time `json:"updatedAt"`
+	// Deleted marks a tombstone: the deployment was deleted and its
+	// containers must be removed (as opposed to orphans, never known).
+	Deleted   bool       `json:"deleted,omitempty"`
+	DeletedAt *time.Time `json:"deletedAt,omitempty"`
+	// Deployment is the object as applied (defaulted by the caller), with
+	// Status nil and the server-set metadata (generation,
+	// creationTimestamp) filled from this record so it can be printed as is.
+	Deployment manifests.Deployment `json:"deployment"`
+}
+
+// recordFile is the on-disk form of a Record.
+type recordFile struct {
+	Version int `json:"version"`
+	Record
+}
+
+// Action is what Apply did (or, with DryRun, would do) to one deployment.
+// The CLI prints it as "deployment/<name> <action>".
+type Action string
+
+const (
+	Created    Action = "created"
+	Configured Action = "configured"
+	Unchanged  Action = "unchanged"
+	// Deleted is reported for a deployment removed by ApplyOptions.Prune.
+	Deleted Action = "deleted"
+)
+
+// ApplyOptions modify Apply.
+type ApplyOptions struct {
+	// DryRun computes and returns the results without writing anything.
+	DryRun bool
+	// Prune tombstones every live deployment absent from the applied set.
+	Prune bool
+}
+
+// ApplyResult reports the outcome for one deployment.
+type ApplyResult struct {
+	Name   string
+	Action Action
+	// Generation is the record's generation after the apply.
+	Generation int64
+}
+
+func recordPath(name string) string { return filepath.Join(deploymentsDir, name+".json") }
+
+// Get returns the live record of name. It returns an error wrapping
+// ErrNotFound if the deployment was never applied or has been deleted.
+func (s *Store) Get(name string) (*Record, error) {
+	rec, err := s.Lookup(name)
+	if err != nil {
+		return nil, err
+	}
+	if rec.Deleted {
+		return nil, fmt.Errorf("deployment %q: %w (deleted)", name, ErrNotFound)
+	}
+	return rec, nil
+}
+
+// Lookup returns the record of name, tombstones included: Record.Deleted
+// tells a deleted deployment (remove its containers) from a live one, and
+// ErrNotFound a deployment never known (its containers are orphans). Any
+// other error means the answer is unknown and the caller must not act.
+func (s *Store) Lookup(name string) (*Record, error) {
+	if err := checkName(name); err != nil {
+		return nil, err
+	}
+	return s.readRecord(name)
+}
+
+func (s *Store) readRecord(name string) (*Record, error) {
+	rel := recordPath(name)
+	data, err := os.ReadFile(filepath.Join(s.dir, rel))
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, fmt.Errorf("deployment %q: %w", name, ErrNotFound)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("state file %s: %w", rel, err)
+	}
+	rec, err := decodeRecord(name, data)
+	if err != nil {
+		return nil, fmt.Errorf("state file %s: %w", rel, err)
+	}
+	return rec, nil
+}
+
+func decodeRecord(name string, data []byte) (*Record, error) {
+	var f recordFile
+	if err := json.Unmarshal(data, &f); err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrCorrupt, err)
+	}
+	switch {
+	case f.Version == 0:
+		return nil, fmt.Errorf("%w: no format version", ErrCorrupt)
+	case f.Version > formatVersion:
+		return nil, fmt.Errorf("written in format %d by a newer dockctl (this one reads up to %d)", f.Version, formatVersion)
+	case f.Name != name || f.Deployment.Metadata.Name != name:
+		return nil, fmt.Errorf("%w: records deployment %q, expected %q", ErrCorrupt, f.Name, name)
+	case f.Generation < 1:
+		return nil, fmt.Errorf("%w: generation %d", ErrCorrupt, f.Generation)
+	}
+	return &f.Record, nil
+}
+
+func encodeRecord(rec *Record) ([]byte, error) {
+	// Indented: the files are meant to be readable with cat when debugging.
+	data, err := json.MarshalIndent(recordFile{Version: formatVersion, Record: *rec}, "", "  ")
+	if err != nil {
+		return nil, fmt.Errorf("encoding deployment %q: %w", rec.Name, err)
+	}
+	return append(data, '\n'), nil
+}
+
+// List returns the live records sorted by name. If some state files cannot
+// be read it still returns the others, along with an error naming each
+// unreadable file.
+func (s *Store) List() ([]*Record, error) {
+	all, errs := s.ListAll()
+	live := all[:0]
+	for _, r := range all {
+		if !r.Deleted {
+			live = append(live, r)
+		}
+	}
+	return live, errors.Join(errs...)
+}
+
+// ListAll returns every record, live and tombstoned, sorted by name. A file
+// that cannot be read or decoded yields one error naming it
+// ("state file deployments/x.json: …") and does not hide the others.
+func (s *Store) ListAll() ([]*Record, []error) {
+	entries, err := os.ReadDir(filepath.Join(s.dir, deploymentsDir))
+	if errors.Is(err, fs.ErrNotExist) && s.readOnly {
+		return nil, nil // nothing applied yet
+	}
+	if err != nil {
+		return nil, []error{fmt.Errorf("state directory %s: %w", s.dir, err)}
+	}
+	var recs []*Record
+	var errs []error
+	for _, e := range entries { // ReadDir sorts by file name, hence by name
+		fname := e.Name()
+		if e.IsDir() || strings.HasPrefix(fname, ".") || !strings.HasSuffix(fname, ".json") {
+			continue // temporary files, editor leftovers
+		}
+		name := strings.TrimSuffix(fname, ".json")
+		if err := checkName(name); err != nil {
+			errs = append(errs, fmt.Errorf("state file %s: %w", recordPath(name), err))
+			continue
+		}
+		rec, err := s.readRecord(name)
+		switch {
+		case errors.Is(err, ErrNotFound):
+			continue // cannot happen (records are never removed), harmless
+		case err != nil:
+			errs = append(errs, err)
+		default:
+			recs = append(recs, rec)
+		}
+	}
+	return recs, errs
+}
+
+// Apply stores deps (already decoded, defaulted and validated by the caller)
+// as the desired state, all or nothing as far as the filesystem allows (see
+// the package doc). Results come in the order of deps, followed by the
+// pruned deployments sorted by name. A name appearing twice is an error and
+// nothing is written. With DryRun, Apply needs no write access and takes no
+// lock: the results are a preview of a concurrent world.
+func (s *Store) Apply(deps []*manifests.Deployment, opts ApplyOptions) ([]ApplyResult, error) {
+	if s.readOnly && !opts.DryRun {
+		return nil, ErrReadOnly
+	}
+	// Validate everything before looking at, let alone writing, anything.
+	norm := make([]normalized, len(deps))
+	seen := make(map[string]bool, len(deps))
+	for i, d := range deps {
+		if d == nil {
+			return nil, fmt.Errorf("apply: deployment #%d is nil", i+1)
+		}
+		name := d.Metadata.Name
+		if err := checkName(name); err != nil {
+			return nil, fmt.Errorf("apply: %w", err)
+		}
+		if seen[name] {
+			return nil, fmt.Errorf("apply: deployment %q appears more than once", name)
+		}
+		seen[name] = true
+		n, err := normalize(d)
+		if err != nil {
+			return nil, fmt.Errorf("apply: deployment %q: %w", name, err)
+		}
+		norm[i] = n
+	}
+
+	var results []ApplyResult
+	run := func() error {
+		results = results[:0]
+		now := time.Now().UTC()
+		current, err := s.currentRecords(norm, opts.Prune)
+		if err != nil {
+			return err
+		}
+		var writes []*Record
+		for _, n := range norm {
+			rec, act, err := plan(current[n.d.Metadata.Name], n, now)
+			if err != nil {
+				return err
+			}
+			results = append(results, ApplyResult{Name: rec.Name, Action: act, Generation: rec.Generation})
+			if act != Unchanged {
+				writes = append(writes, rec)
+			}
+		}
+		if opts.Prune {
+			var pruned []string
+			for name, rec := range current {
+				if !seen[name] && rec != nil && !rec.Deleted {
+					pruned = append(pruned, name)
+				}
+			}
+			sort.Strings(pruned)
+			for _, name := range pruned {
+				rec := tombstone(current[name], now)
+				results = append(results, ApplyResult{Name: name, Action: Deleted, Generation: rec.Generation})
+				writes = append(writes, rec)
+			}
+		}
+		if opts.DryRun {
+			return nil
+		}
+		return s.writeRecords(writes)
+	}
+	var err error
+	if opts.DryRun {
+		err = run()
+	} else {
+		err = s.transaction(run)
+	}
+	if err != nil {
+		return nil, err
+	}
+	return results, nil
+}
+
+// currentRecords returns the stored records (tombstones included) of the
+// applied names, and with all of every name. A record that cannot be read
+// fails the apply: overwriting it would lose its generation, and pruning
+// past it could leave a deployment running that the user meant to delete.
+func (s *Store) currentRecords(norm []normalized, all bool) (map[string]*Record, error) {
+	cur := make(map[string]*Record, len(norm))
+	if all {
+		recs, errs := s.ListAll()
+		if len(errs) > 0 {
+			return nil, errors.Join(errs...)
+		}
+		for _, r := range recs {
+			cur[r.Name] = r
+		}
+		return cur, nil
+	}
+	for _, n := range norm {
+		rec, err := s.readRecord(n.d.Metadata.Name)
+		if errors.Is(err, ErrNotFound) {
+			continue
+		}
+		if err != nil {
+			return nil, err
+		}
+		cur[rec.Name] = rec
+	}
+	return cur, nil
+}
+
+// Update applies fn to the live deployment name under the write lock
+// (read-modify-write: scale, rollout pause/resume/restart/undo) and stores
+// the result. The generation increases when the spec changed; when nothing
+// changed nothing is written. fn must not rename the deployment.
+func (s *Store) Update(name string, fn func(*manifests.Deployment) error) (*Record, error) {
+	if s.readOnly {
+		return nil, ErrReadOnly
+	}
+	if err := checkName(name); err != nil {
+		return nil, err
+	}
+	var out *Record
+	err := s.transaction(func() error {
+		old, err := s.Get(name)
+		if err != nil {
+			return err
+		}
+		d, err := deepCopy(&old.Deployment)
+		if err != nil {
+			return fmt.Errorf("deployment %q: %w", name, err)
+		}
+		if err := fn(&d); err != nil {
+			return fmt.Errorf("deployment %q: %w", name, err)
+		}
+		if d.Metadata.Name != name {
+			return fmt.Errorf("deployment %q: update renamed it to %q", name, d.Metadata.Name)
+		}
+		n, err := normalize(&d)
+		if err != nil {
+			return fmt.Errorf("deployment %q: %w", name, err)
+		}
+		rec, act, err := plan(old, n, time.Now().UTC())
+		if err != nil {
+			return err
+		}
+		if act == Unchanged {
+			out = old
+			return nil
+		}
+		out = rec
+		return s.writeRecords([]*Record{rec})
+	})
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// Delete tombstones the live deployment name (see the package doc). It
+// returns an error wrapping ErrNotFound if there is no live record.
+func (s *Store) Delete(name string) error {
+	if s.readOnly {
+		return ErrReadOnly
+	}
+	if err := checkName(name); err != nil {
+		return err
+	}
+	return s.transaction(func() error {
+		old, err := s.Get(name)
+		if err != nil {
+			return err
+		}
+		return s.writeRecords([]*Record{tombstone(old, time.Now().UTC())})
+	})
+}
+
+// writeRecords writes every temporary file first and renames only when all
+// are on disk, so that an error while writing changes nothing.
+func (s *Store) writeRecords(recs []*Record) error {
+	dir := filepath.Join(s.dir, deploymentsDir)
+	pending := make([]pendingWrite, 0, len(recs))
+	for _, rec := range recs {
+		data, err := encodeRecord(rec)
+		if err == nil {
+			var p pendingWrite
+			p, err = prepareWrite(dir, rec.Name+".json", data)
+			pending = append(pending, p)
+		}
+		if err != nil {
+			abortWrites(pending)
+			return fmt.Errorf("state directory %s: %w", s.dir, err)
+		}
+	}
+	if err := commitWrites(pending); err != nil {
+		return fmt.Errorf("state directory %s: %w", s.dir, err)
+	}
+	return nil
+}
+
+// normalized is a deep copy of a deployment with what the user does not
+// own cleared, and its canonical encodings for comparison.
+type normalized struct {
+	d    manifests.Deployment
+	spec []byte // canonical JSON of d.Spec
+	all  []byte // canonical JSON of d
+}
+
+// normalize deep-copies d and clears Status and the server-set metadata, so
+// that `get -o yaml | apply` is unchanged. encoding/json output is canonical
+// for equal values (struct field order, sorted map keys), which is what
+// makes byte comparison a valid equality test.
+func normalize(d *manifests.Deployment) (normalized, error) {
+	c, err := deepCopy(d)
+	if err != nil {
+		return normalized{}, err
+	}
+	c.Status = nil
+	c.Metadata.Generation = 0
+	c.Metadata.CreationTimestamp = nil
+	spec, err := json.Marshal(c.Spec)
+	if err != nil {
+		return normalized{}, fmt.Errorf("encoding spec: %w", err)
+	}
+	all, err := json.Marshal(c)
+	if err != nil {
+		return normalized{}, fmt.Errorf("encoding deployment: %w", err)
+	}
+	return normalized{d: c, spec: spec, all: all}, nil
+}
+
+func deepCopy(d *manifests.Deployment) (manifests.Deployment, error) {
+	var c manifests.Deployment
+	b, err := json.Marshal(d)
+	if err != nil {
+		return c, fmt.Errorf("copying deployment: %w", err)
+	}
+	if err := json.Unmarshal(b, &c); err != nil {
+		return c, fmt.Errorf("copying deployment: %w", err)
+	}
+	return c, nil
+}
+
+// plan computes the record that storing n over old (nil: never known) gives,
+// and the action that describes it.
+func plan(old *Record, n normalized, now time.Time) (*Record, Action, error) {
+	var rec Record
+	var act Action
+	switch {
+	case old == nil:
+		rec = Record{Name: n.d.Metadata.Name, Generation: 1, CreatedAt: now}
+		act = Created
+	case old.Deleted:
+		// Revival is a new object (new creation time) but the generation
+		// continues, so a status observed before the deletion stays stale.
+		rec = Record{Name: old.Name, Generation: old.Generation + 1, CreatedAt: now}
+		act = Created
+	default:
+		prev, err := normalize(&old.Deployment)
+		if err != nil {
+			return nil, "", fmt.Errorf("deployment %q: stored copy: %w", old.Name, err)
+		}
+		if bytes.Equal(prev.all, n.all) {
+			return old, Unchanged, nil
+		}
+		rec = *old
+		if !bytes.Equal(prev.spec, n.spec) {
+			rec.Generation++ // metadata-only changes keep it, as in Kubernetes
+		}
+		act = Configured
+	}
+	rec.UpdatedAt = now
+	rec.Deployment = n.d
+	stamp(&rec)
+	return &rec, act, nil
+}
+
+// tombstone returns old marked deleted. Deletion bumps the generation (as
+// setting deletionTimestamp does in Kubernetes) so the controller can tell
+// whether it has observed it.
+func tombstone(old *Record, now time.Time) *Record {
+	rec := *old
+	rec.Deleted = true
+	rec.DeletedAt = &now
+	rec.UpdatedAt = now
+	rec.Generation++
+	stamp(&rec)
+	return &rec
+}
+
+// stamp fills the stored deployment's server-set metadata from the record.
+func stamp(rec *Record) {
+	created := rec.CreatedAt
+	rec.Deployment.Status = nil
+	rec.Deployment.Metadata.Generation = rec.Generation
+	rec.Deployment.Metadata.CreationTimestamp = &created
+}

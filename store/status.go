@@ -1,0 +1,123 @@
+package store
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/dockctl/dockctl/manifests"
+)
+
+// Status is what only the controller knows about a deployment. Replica
+// counts are not here: they are recomputed from Docker by whoever needs them.
+type Status struct {
+	// ObservedGeneration is the record generation the controller last
+	// acted on; below Record.Generation, the conditions are stale.
+	ObservedGeneration int64                           `json:"observedGeneration,omitempty"`
+	Conditions         []manifests.DeploymentCondition `json:"conditions,omitempty"`
+	Message            string                          `json:"message,omitempty"`
+	// UpdatedAt is when the content last changed. WriteStatus sets it when
+	// left zero.
+	UpdatedAt time.Time `json:"updatedAt"`
+	// Extra holds opaque blobs of later features (restart backoff,
+	// revisions…), keyed by feature, so they need no change to this type.
+	Extra map[string]json.RawMessage `json:"extra,omitempty"`
+}
+
+type statusFile struct {
+	Version int `json:"version"`
+	Status
+}
+
+func statusPath(name string) string { return filepath.Join(statusDir, name+".json") }
+
+// ReadStatus returns the controller status of name; a status never written
+// is the zero Status and no error.
+func (s *Store) ReadStatus(name string) (*Status, error) {
+	if err := checkName(name); err != nil {
+		return nil, err
+	}
+	rel := statusPath(name)
+	data, err := os.ReadFile(filepath.Join(s.dir, rel))
+	if errors.Is(err, fs.ErrNotExist) {
+		return &Status{}, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("state file %s: %w", rel, err)
+	}
+	var f statusFile
+	if err := json.Unmarshal(data, &f); err != nil {
+		return nil, fmt.Errorf("state file %s: %w: %w", rel, ErrCorrupt, err)
+	}
+	switch {
+	case f.Version == 0:
+		return nil, fmt.Errorf("state file %s: %w: no format version", rel, ErrCorrupt)
+	case f.Version > formatVersion:
+		return nil, fmt.Errorf("state file %s: written in format %d by a newer dockctl (this one reads up to %d)", rel, f.Version, formatVersion)
+	}
+	return &f.Status, nil
+}
+
+// WriteStatus stores st as the status of name, atomically. When only
+// UpdatedAt would differ from the stored status it writes nothing: the
+// controller calls it after every sync, and rewriting identical content
+// would wake watchers and wear the disk for no information.
+func (s *Store) WriteStatus(name string, st *Status) error {
+	if s.readOnly {
+		return ErrReadOnly
+	}
+	if err := checkName(name); err != nil {
+		return err
+	}
+	if st == nil {
+		return fmt.Errorf("status of %q: nil", name)
+	}
+	return s.transaction(func() error {
+		old, err := s.ReadStatus(name)
+		if err != nil && !errors.Is(err, ErrCorrupt) {
+			return err // a corrupt status is simply replaced
+		}
+		next := *st
+		if old != nil {
+			same, err := sameStatus(old, &next)
+			if err != nil {
+				return fmt.Errorf("status of %q: %w", name, err)
+			}
+			if same {
+				return nil
+			}
+		}
+		if next.UpdatedAt.IsZero() {
+			next.UpdatedAt = time.Now().UTC()
+		}
+		data, err := json.MarshalIndent(statusFile{Version: formatVersion, Status: next}, "", "  ")
+		if err != nil {
+			return fmt.Errorf("status of %q: encoding: %w", name, err)
+		}
+		if err := writeFileAtomic(filepath.Join(s.dir, statusDir), name+".json", append(data, '\n')); err != nil {
+			return fmt.Errorf("state directory %s: %w", s.dir, err)
+		}
+		return nil
+	})
+}
+
+// sameStatus compares a and b ignoring UpdatedAt, through their canonical
+// JSON (json.RawMessage and time.Time have no useful ==).
+func sameStatus(a, b *Status) (bool, error) {
+	ac, bc := *a, *b
+	ac.UpdatedAt, bc.UpdatedAt = time.Time{}, time.Time{}
+	aj, err := json.Marshal(ac)
+	if err != nil {
+		return false, err
+	}
+	bj, err := json.Marshal(bc)
+	if err != nil {
+		return false, err
+	}
+	return bytes.Equal(aj, bj), nil
+}

@@ -1,0 +1,286 @@
+package store
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/gofrs/flock"
+)
+
+const (
+	instanceFile       = "instance"
+	writeLockFile      = ".lock"
+	controllerLockFile = "controller.lock"
+	deploymentsDir     = "deployments"
+	statusDir          = "status"
+
+	dirPerm  fs.FileMode = 0o700
+	filePerm fs.FileMode = 0o600
+
+	// formatVersion is written into every JSON file so that an older binary
+	// refuses a file written in a newer format rather than misreading it.
+	formatVersion = 1
+)
+
+var (
+	// ErrNotFound is returned (wrapped) for a deployment that has no live
+	// record: never known, or deleted (tombstoned).
+	ErrNotFound = errors.New("not found")
+	// ErrCorrupt is returned (wrapped) for a state file that cannot be
+	// decoded. Atomic writes make this unexpected; it means outside damage.
+	ErrCorrupt = errors.New("corrupt")
+	// ErrReadOnly is returned by write methods of a store opened with
+	// OpenReadOnly.
+	ErrReadOnly = errors.New("state directory opened read-only")
+)
+
+// lockTimeout bounds the wait for the write lock. Write transactions last
+// milliseconds, so a long wait means a stuck process: better a clear error
+// than a command hanging forever. A variable so that tests can shorten it.
+var lockTimeout = 30 * time.Second
+
+// Store is an open state directory. Its methods are safe for concurrent use
+// by several goroutines, and several processes may open the same directory.
+type Store struct {
+	dir      string
+	instance string
+	readOnly bool
+
+	// mu serialises the write transactions of this process before they
+	// contend for the flock, so that in-process writers queue instead of
+	// polling. Other processes (and other Store values) are serialised by
+	// the flock alone.
+	mu sync.Mutex
+}
+
+// DefaultDir returns the default state directory: /var/lib/dockctl for root,
+// otherwise $XDG_STATE_HOME/dockctl or ~/.local/state/dockctl. The
+// --state-dir flag and DOCKCTL_STATE_DIR are the caller's business.
+func DefaultDir() string {
+	home, _ := os.UserHomeDir()
+	return defaultDir(os.Geteuid(), os.Getenv("XDG_STATE_HOME"), home)
+}
+
+func defaultDir(euid int, xdgStateHome, home string) string {
+	if euid == 0 {
+		return "/var/lib/dockctl"
+	}
+	// The XDG spec says relative values are invalid and must be ignored.
+	if xdgStateHome != "" && filepath.IsAbs(xdgStateHome) {
+		return filepath.Join(xdgStateHome, "dockctl")
+	}
+	if home != "" {
+		return filepath.Join(home, ".local", "state", "dockctl")
+	}
+	// No home directory: fall back to the system location; Open then
+	// reports clearly that it is not writable, and --state-dir fixes it.
+	return "/var/lib/dockctl"
+}
+
+// Open opens the state directory dir for instance, creating it (0700) if
+// missing. The first Open records the instance; a later Open with another
+// instance fails. It also checks that the directory is writable, so that a
+// command fails up front with one clear line rather than halfway.
+func Open(dir, instance string) (*Store, error) {
+	if err := checkInstanceName(instance); err != nil {
+		return nil, err
+	}
+	if dir == "" {
+		return nil, errors.New("state directory: empty path")
+	}
+	dir = filepath.Clean(dir)
+	if err := os.MkdirAll(dir, dirPerm); err != nil {
+		return nil, notWritable(dir, err)
+	}
+	// Check ownership before touching anything else in the directory, so
+	// a mistaken --instance leaves another instance's directory untouched.
+	if err := checkOwner(dir, instance); err != nil {
+		return nil, err
+	}
+	if err := probeWritable(dir); err != nil {
+		return nil, notWritable(dir, err)
+	}
+	s := &Store{dir: dir, instance: instance}
+	err := s.transaction(func() error {
+		// Re-check under the lock: two first Opens racing with different
+		// instances must not both succeed.
+		owner, err := readOwner(dir)
+		if err != nil {
+			return err
+		}
+		if owner == "" {
+			if err := writeFileAtomic(dir, instanceFile, []byte(instance+"\n")); err != nil {
+				return fmt.Errorf("state directory %s: recording instance: %w", dir, err)
+			}
+		} else if owner != instance {
+			return mismatch(dir, owner, instance)
+		}
+		for _, sub := range []string{deploymentsDir, statusDir} {
+			if err := os.Mkdir(filepath.Join(dir, sub), dirPerm); err != nil && !errors.Is(err, fs.ErrExist) {
+				return notWritable(dir, err)
+			}
+		}
+		// Under the write lock no temporary file belongs to a live writer,
+		// so any left over is from a crashed one.
+		for _, d := range []string{dir, filepath.Join(dir, deploymentsDir), filepath.Join(dir, statusDir)} {
+			if err := removeTempFiles(d); err != nil {
+				return fmt.Errorf("state directory %s: %w", dir, err)
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return s, nil
+}
+
+// OpenReadOnly opens dir for reading only (get, describe, diff). A missing
+// directory is an empty store, not an error: nothing has been applied yet.
+// An instance mismatch is still an error. Write methods return ErrReadOnly.
+func OpenReadOnly(dir, instance string) (*Store, error) {
+	if err := checkInstanceName(instance); err != nil {
+		return nil, err
+	}
+	if dir == "" {
+		return nil, errors.New("state directory: empty path")
+	}
+	dir = filepath.Clean(dir)
+	fi, err := os.Stat(dir)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return &Store{dir: dir, instance: instance, readOnly: true}, nil
+	case err != nil:
+		return nil, fmt.Errorf("state directory %s: %w", dir, err)
+	case !fi.IsDir():
+		return nil, fmt.Errorf("state directory %s: not a directory", dir)
+	}
+	if err := checkOwner(dir, instance); err != nil {
+		return nil, err
+	}
+	return &Store{dir: dir, instance: instance, readOnly: true}, nil
+}
+
+// Dir returns the state directory's path.
+func (s *Store) Dir() string { return s.dir }
+
+// Instance returns the instance the store belongs to.
+func (s *Store) Instance() string { return s.instance }
+
+func checkInstanceName(instance string) error {
+	if instance == "" {
+		return errors.New("instance name: empty")
+	}
+	if strings.TrimSpace(instance) != instance || strings.ContainsAny(instance, "\n\r\x00/") {
+		return fmt.Errorf("instance name %q: contains whitespace, '/' or control characters", instance)
+	}
+	return nil
+}
+
+// readOwner returns the recorded instance, or "" if none is recorded yet.
+func readOwner(dir string) (string, error) {
+	b, err := os.ReadFile(filepath.Join(dir, instanceFile))
+	if errors.Is(err, fs.ErrNotExist) {
+		return "", nil
+	}
+	if err != nil {
+		return "", fmt.Errorf("state directory %s: reading instance: %w", dir, err)
+	}
+	owner := strings.TrimSpace(string(b))
+	if owner == "" {
+		return "", fmt.Errorf("state directory %s: %w: %s is empty", dir, ErrCorrupt, instanceFile)
+	}
+	return owner, nil
+}
+
+func checkOwner(dir, instance string) error {
+	owner, err := readOwner(dir)
+	if err != nil {
+		return err
+	}
+	if owner != "" && owner != instance {
+		return mismatch(dir, owner, instance)
+	}
+	return nil
+}
+
+func mismatch(dir, owner, instance string) error {
+	return fmt.Errorf("state directory %s belongs to instance %q, not %q", dir, owner, instance)
+}
+
+func notWritable(dir string, err error) error {
+	return fmt.Errorf("state directory %s is not writable: %w", dir, err)
+}
+
+// probeWritable creates and removes a file: permission bits alone do not
+// tell (root, ACLs, read-only mounts).
+func probeWritable(dir string) error {
+	f, err := os.CreateTemp(dir, ".probe-*")
+	if err != nil {
+		return err
+	}
+	name := f.Name()
+	cerr := f.Close()
+	rerr := os.Remove(name)
+	return errors.Join(cerr, rerr)
+}
+
+// transaction runs fn holding the store's write lock (in-process mutex, then
+// the flock on .lock).
+func (s *Store) transaction(fn func() error) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+
+	lk := flock.New(filepath.Join(s.dir, writeLockFile), flock.SetPermissions(filePerm))
+	if err := lockPolling(lk, lockTimeout); err != nil {
+		return fmt.Errorf("state directory %s: %w", s.dir, err)
+	}
+	defer func() { _ = lk.Unlock() }() // closing the fd releases the lock anyway
+	return fn()
+}
+
+// lockPolling takes lk, polling with a short capped backoff. Polling rather
+// than a blocking flock(2) keeps the wait bounded; transactions are short, so
+// the added latency is a few milliseconds at most.
+func lockPolling(lk *flock.Flock, timeout time.Duration) error {
+	ctx, cancel := context.WithTimeout(context.Background(), timeout)
+	defer cancel()
+	delay := time.Millisecond
+	for {
+		ok, err := lk.TryLock()
+		if err != nil {
+			return fmt.Errorf("locking %s: %w", filepath.Base(lk.Path()), err)
+		}
+		if ok {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("locked by another dockctl process: gave up after %s", timeout)
+		case <-time.After(delay):
+		}
+		if delay < 20*time.Millisecond {
+			delay *= 2
+		}
+	}
+}
+
+// deploymentNameRE is a DNS-1123 label. The store checks it itself, whatever
+// the caller validated, because the name becomes a file name: it must never
+// be able to escape the directory.
+var deploymentNameRE = regexp.MustCompile(`^[a-z0-9]([-a-z0-9]*[a-z0-9])?$`)
+
+func checkName(name string) error {
+	if len(name) > 63 || !deploymentNameRE.MatchString(name) {
+		return fmt.Errorf("invalid deployment name %q: must be a DNS-1123 label (lower-case letters, digits and '-', at most 63 characters)", name)
+	}
+	return nil
+}
