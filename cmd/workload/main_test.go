@@ -1,0 +1,209 @@
+package main
+
+import (
+	"bytes"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+// fakeClock is advanced by the tests; the server reads it under a lock
+// because handlers run on other goroutines.
+type fakeClock struct {
+	mu sync.Mutex
+	t  time.Time
+}
+
+func (c *fakeClock) now() time.Time { c.mu.Lock(); defer c.mu.Unlock(); return c.t }
+func (c *fakeClock) add(d time.Duration) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.t = c.t.Add(d)
+}
+
+type exitRecorder struct {
+	mu    sync.Mutex
+	codes []int
+}
+
+func (e *exitRecorder) exit(code int) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	e.codes = append(e.codes, code)
+}
+func (e *exitRecorder) get() []int {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return append([]int(nil), e.codes...)
+}
+
+func TestHandlers(t *testing.T) {
+	type step struct {
+		advance  time.Duration
+		method   string
+		path     string
+		wantCode int
+		wantBody string // substring
+		wantExit []int
+	}
+	tests := []struct {
+		name  string
+		cfg   config
+		env   string
+		steps []step
+	}{
+		{
+			name: "root shows message and env",
+			cfg:  config{message: "hi there"},
+			env:  "xyz",
+			steps: []step{
+				{method: "GET", path: "/", wantCode: 200, wantBody: "hi there\nhostname: "},
+				{method: "GET", path: "/", wantCode: 200, wantBody: "DOCKCTL_TEST_VALUE=xyz"},
+				{method: "GET", path: "/nope", wantCode: 404},
+			},
+		},
+		{
+			name: "healthy until unhealthy-after",
+			cfg:  config{unhealthyAfter: 5 * time.Second},
+			steps: []step{
+				{method: "GET", path: "/healthz", wantCode: 200, wantBody: "ok"},
+				{advance: 5 * time.Second, method: "GET", path: "/healthz", wantCode: 503},
+			},
+		},
+		{
+			name: "/unhealthy flips healthz",
+			steps: []step{
+				{method: "GET", path: "/healthz", wantCode: 200},
+				{method: "POST", path: "/unhealthy", wantCode: 200},
+				{method: "GET", path: "/healthz", wantCode: 503},
+				{method: "GET", path: "/readyz", wantCode: 200},
+			},
+		},
+		{
+			name: "ready after ready-after",
+			cfg:  config{readyAfter: 3 * time.Second},
+			steps: []step{
+				{method: "GET", path: "/readyz", wantCode: 503},
+				{advance: 2 * time.Second, method: "GET", path: "/readyz", wantCode: 503},
+				{advance: time.Second, method: "GET", path: "/readyz", wantCode: 200, wantBody: "ready"},
+			},
+		},
+		{
+			name: "crash exits 1",
+			steps: []step{
+				{method: "POST", path: "/crash", wantCode: 200, wantBody: "crashing", wantExit: []int{1}},
+			},
+		},
+		{
+			name: "exit with code",
+			steps: []step{
+				{method: "GET", path: "/exit?code=7", wantCode: 200, wantBody: "code 7", wantExit: []int{7}},
+			},
+		},
+		{
+			name: "exit default 0",
+			steps: []step{
+				{method: "GET", path: "/exit", wantCode: 200, wantExit: []int{0}},
+			},
+		},
+		{
+			name: "exit bad code",
+			steps: []step{
+				{method: "GET", path: "/exit?code=abc", wantCode: 400},
+				{method: "GET", path: "/exit?code=300", wantCode: 400},
+			},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if tt.env != "" {
+				t.Setenv("DOCKCTL_TEST_VALUE", tt.env)
+			}
+			clock := &fakeClock{t: time.Unix(1000, 0)}
+			rec := &exitRecorder{}
+			ts := httptest.NewServer(newServer(tt.cfg, clock.now, rec.exit).routes())
+			defer ts.Close()
+			for i, st := range tt.steps {
+				clock.add(st.advance)
+				req, _ := http.NewRequest(st.method, ts.URL+st.path, nil)
+				resp, err := http.DefaultClient.Do(req)
+				if err != nil {
+					t.Fatalf("step %d: %v", i, err)
+				}
+				body, _ := io.ReadAll(resp.Body)
+				resp.Body.Close()
+				if resp.StatusCode != st.wantCode {
+					t.Errorf("step %d %s %s: status %d, want %d", i, st.method, st.path, resp.StatusCode, st.wantCode)
+				}
+				if !strings.Contains(string(body), st.wantBody) {
+					t.Errorf("step %d %s: body %q, want it to contain %q", i, st.path, body, st.wantBody)
+				}
+				if got := rec.get(); len(got) != len(st.wantExit) || (len(got) > 0 && got[0] != st.wantExit[0]) {
+					t.Errorf("step %d %s: exits %v, want %v", i, st.path, got, st.wantExit)
+				}
+			}
+		})
+	}
+}
+
+func TestProbe(t *testing.T) {
+	ts := httptest.NewServer(newServer(config{readyAfter: time.Hour}, time.Now, func(int) {}).routes())
+	defer ts.Close()
+	tests := []struct {
+		name string
+		args []string
+		want int
+	}{
+		{"2xx", []string{ts.URL + "/healthz"}, 0},
+		{"503", []string{ts.URL + "/readyz"}, 1},
+		{"404", []string{ts.URL + "/missing"}, 1},
+		{"refused", []string{"http://127.0.0.1:1/healthz"}, 1},
+		{"usage", nil, 2},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var stderr bytes.Buffer
+			if got := probeCmd(tt.args, &stderr); got != tt.want {
+				t.Errorf("probeCmd(%v) = %d, want %d (stderr %q)", tt.args, got, tt.want, stderr.String())
+			}
+		})
+	}
+}
+
+func TestParseFlags(t *testing.T) {
+	c, err := parseFlags([]string{"--listen", ":9", "--crash-after", "2s", "--exit-code", "3", "--message", "m"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := config{listen: ":9", message: "m", crashAfter: 2 * time.Second, exitCode: 3}
+	if c != want {
+		t.Errorf("parseFlags = %+v, want %+v", c, want)
+	}
+	if _, err := parseFlags([]string{"--bogus"}); err == nil {
+		t.Error("unknown flag accepted")
+	}
+}
+
+func TestRunTimedExits(t *testing.T) {
+	tests := []struct {
+		name string
+		args []string
+		want int
+	}{
+		{"exit-after", []string{"--listen", "127.0.0.1:0", "--exit-after", "50ms"}, 0},
+		{"crash-after default code", []string{"--listen", "127.0.0.1:0", "--crash-after", "50ms"}, 1},
+		{"crash-after custom code", []string{"--listen", "127.0.0.1:0", "--crash-after", "50ms", "--exit-code", "42"}, 42},
+		{"bad flag", []string{"--nope"}, 2},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := run(tt.args); got != tt.want {
+				t.Errorf("run(%v) = %d, want %d", tt.args, got, tt.want)
+			}
+		})
+	}
+}

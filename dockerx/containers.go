@@ -1,0 +1,253 @@
+package dockerx
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"strings"
+	"time"
+
+	cerrdefs "github.com/containerd/errdefs"
+	"github.com/docker/docker/api/types/container"
+	"github.com/docker/docker/api/types/filters"
+	"github.com/docker/docker/pkg/stdcopy"
+)
+
+// ContainerDetails is what an inspect reports that a list does not: the
+// facts the controller needs for restart backoff, readiness and diagnosis.
+type ContainerDetails struct {
+	ID           string
+	Name         string // without the leading "/"
+	Image        string
+	Labels       map[string]string
+	State        string // one of the State* constants
+	Pid          int
+	ExitCode     int
+	Error        string // the daemon's error starting the container, if any
+	OOMKilled    bool
+	RestartCount int
+	StartedAt    time.Time // zero if never started
+	FinishedAt   time.Time // zero if never stopped
+	Health       string    // one of the Health* constants
+	// FailingStreak counts consecutive failed health checks.
+	FailingStreak int
+}
+
+// ListContainers returns every container, running or not, labelled with the
+// instance. It is one daemon call, filtered by the daemon.
+func (c *Client) ListContainers(ctx context.Context, instance string) ([]Container, error) {
+	ctx, cancel := c.callCtx(ctx)
+	defer cancel()
+	list, err := c.api.ContainerList(ctx, container.ListOptions{
+		All:     true,
+		Filters: filters.NewArgs(filters.Arg("label", LabelInstance+"="+instance)),
+	})
+	if err != nil {
+		return nil, mapErr("list containers of instance "+instance, err)
+	}
+	out := make([]Container, 0, len(list))
+	for _, s := range list {
+		out = append(out, fromSummary(s))
+	}
+	return out, nil
+}
+
+func fromSummary(s container.Summary) Container {
+	c := Container{
+		ID:           s.ID,
+		Name:         summaryName(s.Names),
+		Image:        s.Image,
+		ImageID:      s.ImageID,
+		Labels:       s.Labels,
+		Instance:     s.Labels[LabelInstance],
+		Deployment:   s.Labels[LabelDeployment],
+		TemplateHash: s.Labels[LabelTemplateHash],
+		State:        string(s.State),
+		Health:       parseHealth(s.Status),
+		Status:       s.Status,
+		Created:      time.Unix(s.Created, 0),
+	}
+	for _, p := range s.Ports {
+		c.Ports = append(c.Ports, Port{HostIP: p.IP, HostPort: p.PublicPort, ContainerPort: p.PrivatePort, Protocol: p.Type})
+	}
+	return c
+}
+
+// summaryName picks the container's own name: with legacy links Docker also
+// lists "/other/alias" names, which have a second slash.
+func summaryName(names []string) string {
+	for _, n := range names {
+		if n = strings.TrimPrefix(n, "/"); !strings.Contains(n, "/") {
+			return n
+		}
+	}
+	if len(names) > 0 {
+		return strings.TrimPrefix(names[0], "/")
+	}
+	return ""
+}
+
+// parseHealth reads the health suffix Docker appends to the list status,
+// e.g. "Up 2 minutes (health: starting)". The list endpoint of API 1.41
+// has no structured health field, and an inspect per container would cost
+// one call per replica on every sync.
+func parseHealth(status string) string {
+	switch {
+	case strings.HasSuffix(status, "(healthy)"):
+		return HealthHealthy
+	case strings.HasSuffix(status, "(unhealthy)"):
+		return HealthUnhealthy
+	case strings.HasSuffix(status, "(health: starting)"):
+		return HealthStarting
+	}
+	return HealthNone
+}
+
+// CreateContainer creates (but does not start) one replica. A name already
+// in use yields an error wrapping ErrConflict.
+func (c *Client) CreateContainer(ctx context.Context, req CreateRequest) (string, error) {
+	cfg, hc, nc, err := BuildConfig(req)
+	if err != nil {
+		return "", err
+	}
+	ctx, cancel := c.callCtx(ctx)
+	defer cancel()
+	resp, err := c.api.ContainerCreate(ctx, cfg, hc, nc, nil, req.Name)
+	if err != nil {
+		return "", mapErr("create container "+req.Name, err)
+	}
+	for _, w := range resp.Warnings {
+		c.log.Warn("docker create warning", "container", req.Name, "warning", w)
+	}
+	return resp.ID, nil
+}
+
+// StartContainer starts a container; one already running is not an error
+// (the Engine answers 304, which the SDK treats as success).
+func (c *Client) StartContainer(ctx context.Context, id string) error {
+	ctx, cancel := c.callCtx(ctx)
+	defer cancel()
+	return mapErr("start container "+id, c.api.ContainerStart(ctx, id, container.StartOptions{}))
+}
+
+// StopContainer sends the stop signal and kills after timeout. The call's
+// own deadline is extended by that grace period.
+func (c *Client) StopContainer(ctx context.Context, id string, timeout time.Duration) error {
+	ctx, cancel := context.WithTimeout(ctx, c.timeout+timeout)
+	defer cancel()
+	secs := int((timeout + time.Second - 1) / time.Second)
+	return mapErr("stop container "+id, c.api.ContainerStop(ctx, id, container.StopOptions{Timeout: &secs}))
+}
+
+// UnpauseContainer resumes a paused container (a manual `docker pause` is
+// drift that dockctl undoes).
+func (c *Client) UnpauseContainer(ctx context.Context, id string) error {
+	ctx, cancel := c.callCtx(ctx)
+	defer cancel()
+	return mapErr("unpause container "+id, c.api.ContainerUnpause(ctx, id))
+}
+
+// RemoveContainer kills and removes a container with its anonymous volumes
+// (emptyDir). It is idempotent: a container already gone, or already being
+// removed by a concurrent call, is success.
+func (c *Client) RemoveContainer(ctx context.Context, id string) error {
+	ctx, cancel := c.callCtx(ctx)
+	defer cancel()
+	err := c.api.ContainerRemove(ctx, id, container.RemoveOptions{Force: true, RemoveVolumes: true})
+	switch {
+	case err == nil, cerrdefs.IsNotFound(err):
+		return nil
+	case cerrdefs.IsConflict(err) && strings.Contains(err.Error(), "already in progress"):
+		return nil
+	}
+	return mapErr("remove container "+id, err)
+}
+
+// InspectContainer returns the details of one container.
+func (c *Client) InspectContainer(ctx context.Context, id string) (ContainerDetails, error) {
+	ctx, cancel := c.callCtx(ctx)
+	defer cancel()
+	r, err := c.api.ContainerInspect(ctx, id)
+	if err != nil {
+		return ContainerDetails{}, mapErr("inspect container "+id, err)
+	}
+	return fromInspect(r), nil
+}
+
+func fromInspect(r container.InspectResponse) ContainerDetails {
+	d := ContainerDetails{ID: r.ID, Name: strings.TrimPrefix(r.Name, "/"), RestartCount: r.RestartCount}
+	if r.Config != nil {
+		d.Image = r.Config.Image
+		d.Labels = r.Config.Labels
+	}
+	if s := r.State; s != nil {
+		d.State = string(s.Status)
+		d.Pid = s.Pid
+		d.ExitCode = s.ExitCode
+		d.Error = s.Error
+		d.OOMKilled = s.OOMKilled
+		d.StartedAt = parseDockerTime(s.StartedAt)
+		d.FinishedAt = parseDockerTime(s.FinishedAt)
+		if s.Health != nil {
+			d.Health = string(s.Health.Status)
+			d.FailingStreak = s.Health.FailingStreak
+		}
+	}
+	return d
+}
+
+// parseDockerTime parses inspect's RFC 3339 times; Docker reports "never"
+// as year 1, which maps to the zero time.
+func parseDockerTime(s string) time.Time {
+	t, err := time.Parse(time.RFC3339Nano, s)
+	if err != nil || t.IsZero() || t.Year() <= 1 {
+		return time.Time{}
+	}
+	return t
+}
+
+// Logs returns the container's stdout and stderr, demultiplexed into one
+// stream (containers run without a TTY, so Docker multiplexes them). tail is
+// "all" or a line count; "" means all. With follow the stream lasts until
+// ctx is done or the reader is closed; the call's deadline bounds only
+// opening it.
+func (c *Client) Logs(ctx context.Context, id string, follow bool, tail string) (io.ReadCloser, error) {
+	if tail == "" {
+		tail = "all"
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	timer := time.AfterFunc(c.timeout, cancel)
+	rc, err := c.api.ContainerLogs(ctx, id, container.LogsOptions{
+		ShowStdout: true, ShowStderr: true, Follow: follow, Tail: tail,
+	})
+	if !timer.Stop() && err == nil {
+		err = fmt.Errorf("opening the stream took longer than %s: %w", c.timeout, context.DeadlineExceeded)
+	}
+	if err != nil {
+		cancel()
+		if rc != nil {
+			rc.Close()
+		}
+		return nil, mapErr("logs of container "+id, err)
+	}
+	pr, pw := io.Pipe()
+	go func() {
+		_, err := stdcopy.StdCopy(pw, pw, rc)
+		rc.Close()
+		cancel()
+		pw.CloseWithError(err) // nil → EOF for the reader
+	}()
+	return &logReader{PipeReader: pr, cancel: cancel}, nil
+}
+
+// logReader cancels the daemon request when the consumer closes it, which
+// unblocks the copying goroutine.
+type logReader struct {
+	*io.PipeReader
+	cancel context.CancelFunc
+}
+
+func (l *logReader) Close() error {
+	l.cancel()
+	return l.PipeReader.Close()
+}

@@ -1,0 +1,173 @@
+package dockerx
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"reflect"
+	"strings"
+	"testing"
+	"time"
+
+	cerrdefs "github.com/containerd/errdefs"
+	"github.com/docker/docker/api/types/container"
+	"github.com/docker/docker/client"
+)
+
+func TestParseHealth(t *testing.T) {
+	tests := map[string]string{
+		"Up 3 minutes (healthy)":           HealthHealthy,
+		"Up 3 seconds (health: starting)":  HealthStarting,
+		"Up About a minute (unhealthy)":    HealthUnhealthy,
+		"Up 3 minutes":                     HealthNone,
+		"Exited (1) 2 seconds ago":         HealthNone,
+		"Up 2 minutes (Paused)":            HealthNone,
+		"Created":                          HealthNone,
+		"Up 1 second (healthy) (whatever)": HealthNone,
+	}
+	for status, want := range tests {
+		if got := parseHealth(status); got != want {
+			t.Errorf("parseHealth(%q) = %q, want %q", status, got, want)
+		}
+	}
+}
+
+func TestFromSummary(t *testing.T) {
+	s := container.Summary{
+		ID:      "id1",
+		Names:   []string{"/other/alias", "/default_web-abc-0"},
+		Image:   "img:1",
+		ImageID: "sha256:1",
+		Created: 1700000000,
+		Labels:  map[string]string{LabelInstance: "default", LabelDeployment: "web", LabelTemplateHash: "abc", "app": "web"},
+		State:   "running",
+		Status:  "Up 5 seconds (health: starting)",
+		Ports:   []container.Port{{IP: "0.0.0.0", PrivatePort: 8080, PublicPort: 18080, Type: "tcp"}},
+	}
+	want := Container{
+		ID: "id1", Name: "default_web-abc-0", Image: "img:1", ImageID: "sha256:1", Labels: s.Labels,
+		Instance: "default", Deployment: "web", TemplateHash: "abc",
+		State: StateRunning, Health: HealthStarting, Status: s.Status, Created: time.Unix(1700000000, 0),
+		Ports: []Port{{HostIP: "0.0.0.0", HostPort: 18080, ContainerPort: 8080, Protocol: "tcp"}},
+	}
+	if got := fromSummary(s); !reflect.DeepEqual(got, want) {
+		t.Errorf("fromSummary =\n%+v\nwant\n%+v", got, want)
+	}
+}
+
+func TestFromInspect(t *testing.T) {
+	r := container.InspectResponse{
+		ContainerJSONBase: &container.ContainerJSONBase{
+			ID: "id1", Name: "/n", RestartCount: 2,
+			State: &container.State{
+				Status: "exited", ExitCode: 137, OOMKilled: true, Pid: 0,
+				StartedAt:  "2024-01-02T03:04:05.123456789Z",
+				FinishedAt: "0001-01-01T00:00:00Z",
+				Health:     &container.Health{Status: "unhealthy", FailingStreak: 3},
+			},
+		},
+		Config: &container.Config{Image: "img", Labels: map[string]string{"a": "b"}},
+	}
+	want := ContainerDetails{
+		ID: "id1", Name: "n", Image: "img", Labels: map[string]string{"a": "b"}, State: StateExited,
+		ExitCode: 137, OOMKilled: true, RestartCount: 2,
+		StartedAt: time.Date(2024, 1, 2, 3, 4, 5, 123456789, time.UTC),
+		Health:    HealthUnhealthy, FailingStreak: 3,
+	}
+	if got := fromInspect(r); !reflect.DeepEqual(got, want) {
+		t.Errorf("fromInspect =\n%+v\nwant\n%+v", got, want)
+	}
+}
+
+func TestErrorMapping(t *testing.T) {
+	refused := fmt.Errorf("wrapped: %w", client.ErrorConnectionFailed("unix:///x.sock"))
+	tests := []struct {
+		name string
+		err  error
+		want []error
+		not  []error
+	}{
+		{"not found", cerrdefs.ErrNotFound.WithMessage("No such container: x"), []error{ErrNotFound}, []error{ErrConflict, ErrUnreachable}},
+		{"conflict", cerrdefs.ErrConflict.WithMessage("name in use"), []error{ErrConflict}, []error{ErrNotFound}},
+		{"unreachable", refused, []error{ErrUnreachable}, []error{ErrNotFound, ErrConflict}},
+		{"other", errors.New("boom"), nil, []error{ErrNotFound, ErrConflict, ErrUnreachable}},
+		{"deadline", context.DeadlineExceeded, []error{context.DeadlineExceeded}, []error{ErrUnreachable}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got := mapErr("op x", tt.err)
+			if got.Error() != "op x: "+tt.err.Error() {
+				t.Errorf("message %q, want the operation then the daemon's message", got)
+			}
+			if !errors.Is(got, tt.err) {
+				t.Errorf("original error lost from the chain")
+			}
+			for _, w := range tt.want {
+				if !errors.Is(got, w) {
+					t.Errorf("errors.Is(%v, %v) = false", got, w)
+				}
+			}
+			for _, w := range tt.not {
+				if errors.Is(got, w) {
+					t.Errorf("errors.Is(%v, %v) = true", got, w)
+				}
+			}
+		})
+	}
+	if mapErr("op", nil) != nil {
+		t.Error("mapErr(nil) != nil")
+	}
+}
+
+func TestCreateConflict(t *testing.T) {
+	c := newFakeClient(&fakeAPI{createErr: cerrdefs.ErrConflict.WithMessage(`Conflict. The container name "/x" is already in use`)})
+	_, err := c.CreateContainer(context.Background(), request(deployment("web", nil)))
+	if !errors.Is(err, ErrConflict) {
+		t.Fatalf("CreateContainer error %v, want ErrConflict", err)
+	}
+	if want := "create container default_web-5d8f7c9b6-0: "; !strings.HasPrefix(err.Error(), want) {
+		t.Errorf("error %q lacks context %q", err, want)
+	}
+}
+
+func TestRemoveIdempotent(t *testing.T) {
+	tests := []struct {
+		name    string
+		err     error
+		wantNil bool
+	}{
+		{"ok", nil, true},
+		{"missing", cerrdefs.ErrNotFound.WithMessage("No such container: x"), true},
+		{"in progress", cerrdefs.ErrConflict.WithMessage("removal of container x is already in progress"), true},
+		{"other conflict", cerrdefs.ErrConflict.WithMessage("something else"), false},
+		{"internal", errors.New("driver failed"), false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			err := newFakeClient(&fakeAPI{removeErr: tt.err}).RemoveContainer(context.Background(), "x")
+			if (err == nil) != tt.wantNil {
+				t.Errorf("RemoveContainer = %v, want nil: %v", err, tt.wantNil)
+			}
+		})
+	}
+}
+
+func TestPingUnreachable(t *testing.T) {
+	c, err := NewClient(WithHost("unix:///nonexistent/dockctl-test.sock"), WithTimeout(2*time.Second))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	err = c.Ping(context.Background())
+	if !errors.Is(err, ErrUnreachable) {
+		t.Fatalf("Ping = %v, want ErrUnreachable", err)
+	}
+	for _, want := range []string{"unix:///nonexistent/dockctl-test.sock", "DOCKER_HOST"} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("Ping error %q does not mention %q", err, want)
+		}
+	}
+	if _, err := c.ListContainers(context.Background(), "x"); !errors.Is(err, ErrUnreachable) {
+		t.Errorf("ListContainers = %v, want ErrUnreachable", err)
+	}
+}

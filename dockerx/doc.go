@@ -1,0 +1,28 @@
+// Package dockerx is dockctl's only door to the Docker Engine.
+//
+// Invariants:
+//
+//   - This is the ONLY package of the product that imports the Docker SDK
+//     (github.com/docker/docker). Everything it exposes is made of plain Go
+//     types (Container, ContainerDetails, Event, CreateRequest) and the
+//     sentinel errors ErrNotFound, ErrConflict, ErrUnreachable and
+//     ErrImagePull, so that callers and their in-memory fakes never depend on
+//     the SDK.
+//   - Every call to the daemon runs under its own deadline (Options.Timeout,
+//     30s by default; image pulls use PullTimeout). A hung daemon therefore
+//     stalls one operation, never the controller.
+//   - Every error that means "no such object", "name already in use" or "the
+//     daemon cannot be reached" satisfies errors.Is with ErrNotFound,
+//     ErrConflict or ErrUnreachable respectively, and carries the operation
+//     and object in its message.
+//   - BuildConfig is pure: the same CreateRequest always yields the same
+//     Docker configuration (it is golden-tested), so a container's config is a
+//     function of the template hash only.
+//   - Containers are created with restart policy "no": dockctl restarts them
+//     itself, and Docker's own restart loop would race it.
+//   - dockctl only touches containers that carry its io.dockctl.instance
+//     label; ListContainers and Events filter on it server-side.
+//
+// It must work against Engine API 1.41 (Docker 20.10) and newer, so the
+// client negotiates the API version and uses no field newer than 1.41.
+package dockerx

@@ -1,0 +1,153 @@
+package dockerx
+
+import (
+	"context"
+	"math/rand/v2"
+	"time"
+
+	"github.com/docker/docker/api/types/events"
+	"github.com/docker/docker/api/types/filters"
+)
+
+// watchedActions are the container events that can change what a sync
+// decides. Everything else (exec_* from health checks, attach, resize…) is
+// filtered out by the daemon. "health_status" matches every
+// "health_status: …" action: the daemon prefix-matches that one filter.
+var watchedActions = []string{
+	"create", "start", "die", "destroy", "stop", "kill",
+	"pause", "unpause", "health_status", "oom",
+}
+
+// Events subscribes to the container events of one instance. The channel
+// is closed only when ctx is done.
+//
+// The stream breaks whenever dockerd restarts, and a container that dies
+// while dockerd is down emits nothing, so events alone can never be trusted
+// to be complete. Events therefore reconnects forever (exponential backoff
+// with jitter, 100ms doubling to 5s) and sends an Event with Gap set as soon
+// as each subscription — the first one included — is established: the
+// consumer must then resync everything. Because the daemon registers the
+// subscription before answering, a resync started on a Gap cannot miss a
+// change.
+func (c *Client) Events(ctx context.Context, instance string) <-chan Event {
+	out := make(chan Event, 64)
+	go func() {
+		defer close(out)
+		c.watchEvents(ctx, instance, out)
+	}()
+	return out
+}
+
+func (c *Client) watchEvents(ctx context.Context, instance string, out chan<- Event) {
+	args := filters.NewArgs(
+		filters.Arg("type", string(events.ContainerEventType)),
+		filters.Arg("label", LabelInstance+"="+instance),
+	)
+	for _, a := range watchedActions {
+		args.Add("event", a)
+	}
+	send := func(ev Event) bool {
+		select {
+		case out <- ev:
+			return true
+		case <-ctx.Done():
+			return false
+		}
+	}
+
+	backoff := c.eventsMinBackoff
+	var lastErr error // why the previous stream ended; nil before the first
+	for ctx.Err() == nil {
+		sctx, cancel := context.WithCancel(ctx)
+		msgs, errs := c.api.Events(sctx, events.ListOptions{Filters: args})
+		// The SDK returns only after the daemon answered (or failed to):
+		// an error already queued means the subscription never started.
+		var err error
+		select {
+		case err = <-errs:
+		default:
+		}
+		if err == nil {
+			if !send(Event{Gap: true, Err: lastErr, Time: time.Now()}) {
+				cancel()
+				return
+			}
+			connected := time.Now()
+			err = c.pump(ctx, msgs, errs, send)
+			// A stream that lived a while was healthy: start backing off
+			// from scratch next time.
+			if time.Since(connected) > c.eventsMaxBackoff {
+				backoff = c.eventsMinBackoff
+			}
+		}
+		cancel()
+		if ctx.Err() != nil {
+			return
+		}
+		err = classify(err)
+		if err == nil {
+			err = errEventStreamClosed
+		}
+		lastErr = err
+		wait := jitter(backoff)
+		c.log.Warn("docker event stream broken; reconnecting", "err", err, "retry_in", wait)
+		select {
+		case <-time.After(wait):
+		case <-ctx.Done():
+			return
+		}
+		backoff = min(backoff*2, c.eventsMaxBackoff)
+	}
+}
+
+// pump forwards messages until the stream fails or ends, returning why.
+func (c *Client) pump(ctx context.Context, msgs <-chan events.Message, errs <-chan error, send func(Event) bool) error {
+	for {
+		select {
+		case m, ok := <-msgs:
+			if !ok {
+				// The SDK never closes it, but a closed channel must not spin.
+				msgs = nil
+				continue
+			}
+			if !send(fromMessage(m)) {
+				return ctx.Err()
+			}
+		case err, ok := <-errs:
+			if !ok {
+				return errEventStreamClosed
+			}
+			return err
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+}
+
+type eventStreamError string
+
+func (e eventStreamError) Error() string { return string(e) }
+
+const errEventStreamClosed = eventStreamError("event stream closed")
+
+func fromMessage(m events.Message) Event {
+	t := time.Unix(0, m.TimeNano)
+	if m.TimeNano == 0 {
+		t = time.Unix(m.Time, 0)
+	}
+	return Event{
+		Action:      string(m.Action),
+		ContainerID: m.Actor.ID,
+		Name:        m.Actor.Attributes["name"],
+		Deployment:  m.Actor.Attributes[LabelDeployment],
+		Time:        t,
+	}
+}
+
+// jitter spreads reconnects of several controllers over [d/2, d).
+func jitter(d time.Duration) time.Duration {
+	if d <= 1 {
+		return d
+	}
+	return d/2 + rand.N(d/2)
+}

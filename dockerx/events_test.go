@@ -1,0 +1,126 @@
+package dockerx
+
+import (
+	"context"
+	"errors"
+	"io"
+	"testing"
+	"time"
+
+	"github.com/docker/docker/api/types/events"
+)
+
+// stream is one fake subscription: messages to deliver, then how it ends.
+type stream struct {
+	connectErr error // the subscription fails immediately
+	msgs       []events.Message
+	endErr     error // the stream breaks with this after msgs; nil keeps it open
+}
+
+func fakeStreams(ss []stream) func(int) (<-chan events.Message, <-chan error) {
+	return func(call int) (<-chan events.Message, <-chan error) {
+		msgs := make(chan events.Message)
+		errs := make(chan error, 1)
+		if call >= len(ss) {
+			return msgs, errs // stays open and silent
+		}
+		s := ss[call]
+		if s.connectErr != nil {
+			errs <- s.connectErr
+			return msgs, errs
+		}
+		go func() {
+			for _, m := range s.msgs {
+				msgs <- m
+			}
+			if s.endErr != nil {
+				errs <- s.endErr
+			}
+		}()
+		return msgs, errs
+	}
+}
+
+func msg(action, id, deployment string) events.Message {
+	return events.Message{
+		Type: events.ContainerEventType, Action: events.Action(action),
+		Actor:    events.Actor{ID: id, Attributes: map[string]string{"name": "n-" + id, LabelDeployment: deployment}},
+		TimeNano: time.Unix(100, 5).UnixNano(),
+	}
+}
+
+func TestEventsReconnectAndGaps(t *testing.T) {
+	refused := errors.New("connection refused")
+	f := &fakeAPI{events: fakeStreams([]stream{
+		{msgs: []events.Message{msg("create", "c1", "web"), msg("start", "c1", "web")}, endErr: io.EOF},
+		{connectErr: refused}, // daemon down: no Gap for a failed attempt
+		{connectErr: refused},
+		{msgs: []events.Message{msg("health_status: healthy", "c1", "web")}, endErr: errors.New("unexpected EOF")},
+		{msgs: []events.Message{msg("die", "c2", "")}},
+	})}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	ch := newFakeClient(f).Events(ctx, "default")
+
+	type want struct {
+		gap        bool
+		gapErr     error
+		action, id string
+		deployment string
+	}
+	wants := []want{
+		{gap: true},
+		{action: "create", id: "c1", deployment: "web"},
+		{action: "start", id: "c1", deployment: "web"},
+		{gap: true, gapErr: refused},
+		{action: "health_status: healthy", id: "c1", deployment: "web"},
+		{gap: true},
+		{action: "die", id: "c2"},
+	}
+	for i, w := range wants {
+		var ev Event
+		select {
+		case ev = <-ch:
+		case <-time.After(5 * time.Second):
+			t.Fatalf("event %d: timeout", i)
+		}
+		if ev.Gap != w.gap || ev.Action != w.action || ev.ContainerID != w.id || ev.Deployment != w.deployment {
+			t.Fatalf("event %d = %+v, want %+v", i, ev, w)
+		}
+		if i == 0 && ev.Err != nil {
+			t.Errorf("first Gap carries error %v, want nil", ev.Err)
+		}
+		if w.gapErr != nil && !errors.Is(ev.Err, w.gapErr) {
+			t.Errorf("event %d: Gap error %v, want %v", i, ev.Err, w.gapErr)
+		}
+		if i > 0 && ev.Gap && ev.Err == nil {
+			t.Errorf("event %d: reconnect Gap without the reason", i)
+		}
+		if !ev.Gap && (ev.Name != "n-"+w.id || !ev.Time.Equal(time.Unix(100, 5))) {
+			t.Errorf("event %d: name %q time %v", i, ev.Name, ev.Time)
+		}
+	}
+
+	cancel()
+	deadline := time.After(5 * time.Second)
+	for {
+		select {
+		case _, ok := <-ch:
+			if !ok {
+				return // closed once ctx is done
+			}
+		case <-deadline:
+			t.Fatal("channel not closed after cancel")
+		}
+	}
+}
+
+func TestJitter(t *testing.T) {
+	for _, d := range []time.Duration{0, 1, 100 * time.Millisecond, 5 * time.Second} {
+		for range 100 {
+			if j := jitter(d); j > d || j < d/2 {
+				t.Fatalf("jitter(%v) = %v, want in [%v, %v]", d, j, d/2, d)
+			}
+		}
+	}
+}

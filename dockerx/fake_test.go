@@ -1,0 +1,82 @@
+package dockerx
+
+import (
+	"context"
+	"io"
+	"log/slog"
+	"strings"
+	"sync"
+	"time"
+
+	cerrdefs "github.com/containerd/errdefs"
+	"github.com/docker/docker/api/types/container"
+	"github.com/docker/docker/api/types/events"
+	"github.com/docker/docker/api/types/image"
+	"github.com/docker/docker/api/types/network"
+	"github.com/docker/docker/client"
+	ocispec "github.com/opencontainers/image-spec/specs-go/v1"
+)
+
+// fakeAPI implements the few endpoints a test needs; calling any other
+// panics through the nil embedded interface, which flags an unexpected call.
+type fakeAPI struct {
+	dockerAPI
+
+	createErr   error
+	removeErr   error
+	inspectImg  map[string]bool // present images
+	inspectErr  error
+	pullErr     error  // returned by ImagePull itself
+	pullStream  string // JSON progress returned by ImagePull
+	mu          sync.Mutex
+	pulls       []string
+	eventsCalls int
+	// events returns, per Events call, the channels to hand out.
+	events func(call int) (<-chan events.Message, <-chan error)
+}
+
+func newFakeClient(f *fakeAPI) *Client {
+	return &Client{
+		api: f, timeout: time.Second, pullTimeout: time.Second,
+		log:              slog.New(slog.NewTextHandler(io.Discard, nil)),
+		eventsMinBackoff: time.Millisecond, eventsMaxBackoff: 4 * time.Millisecond,
+	}
+}
+
+func (f *fakeAPI) DaemonHost() string { return "unix:///fake/docker.sock" }
+
+func (f *fakeAPI) ContainerCreate(context.Context, *container.Config, *container.HostConfig, *network.NetworkingConfig, *ocispec.Platform, string) (container.CreateResponse, error) {
+	return container.CreateResponse{ID: "abc"}, f.createErr
+}
+
+func (f *fakeAPI) ContainerRemove(context.Context, string, container.RemoveOptions) error {
+	return f.removeErr
+}
+
+func (f *fakeAPI) ImageInspect(_ context.Context, ref string, _ ...client.ImageInspectOption) (image.InspectResponse, error) {
+	if f.inspectErr != nil {
+		return image.InspectResponse{}, f.inspectErr
+	}
+	if f.inspectImg[ref] {
+		return image.InspectResponse{ID: "sha256:x"}, nil
+	}
+	return image.InspectResponse{}, cerrdefs.ErrNotFound.WithMessage("No such image: " + ref)
+}
+
+func (f *fakeAPI) ImagePull(_ context.Context, ref string, _ image.PullOptions) (io.ReadCloser, error) {
+	f.mu.Lock()
+	f.pulls = append(f.pulls, ref)
+	f.mu.Unlock()
+	if f.pullErr != nil {
+		return nil, f.pullErr
+	}
+	return io.NopCloser(strings.NewReader(f.pullStream)), nil
+}
+
+func (f *fakeAPI) Events(context.Context, events.ListOptions) (<-chan events.Message, <-chan error) {
+	f.mu.Lock()
+	n := f.eventsCalls
+	f.eventsCalls++
+	f.mu.Unlock()
+	return f.events(n)
+}

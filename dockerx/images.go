@@ -1,0 +1,117 @@
+package dockerx
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+
+	cerrdefs "github.com/containerd/errdefs"
+	"github.com/docker/docker/api/types/image"
+
+	"github.com/dockctl/dockctl/manifests"
+)
+
+// EnsureImage makes ref available locally according to the Kubernetes
+// imagePullPolicy ("" means IfNotPresent):
+//   - Never: the image must already be present, else an error wrapping
+//     ErrNotFound;
+//   - IfNotPresent: pull only when absent;
+//   - Always: pull; if the pull fails but a local copy exists, use it with a
+//     warning, because hosts without registry access are a normal case.
+//
+// A failed pull yields an error wrapping ErrImagePull (and ErrUnreachable
+// when the daemon itself could not be reached).
+func (c *Client) EnsureImage(ctx context.Context, ref, pullPolicy string) error {
+	switch pullPolicy {
+	case manifests.PullNever:
+		present, err := c.imagePresent(ctx, ref)
+		if err != nil {
+			return err
+		}
+		if !present {
+			return &mappedError{sentinel: ErrNotFound,
+				err: fmt.Errorf("image %q not present and imagePullPolicy is Never", ref)}
+		}
+		return nil
+	case manifests.PullIfNotPresent, "":
+		present, err := c.imagePresent(ctx, ref)
+		if err != nil || present {
+			return err
+		}
+		return c.pull(ctx, ref)
+	case manifests.PullAlways:
+		pullErr := c.pull(ctx, ref)
+		if pullErr == nil || errors.Is(pullErr, ErrUnreachable) {
+			return pullErr
+		}
+		if present, err := c.imagePresent(ctx, ref); err == nil && present {
+			c.log.Warn("image pull failed; using the local copy", "image", ref, "err", pullErr)
+			return nil
+		}
+		return pullErr
+	default:
+		return fmt.Errorf("image %q: unknown imagePullPolicy %q", ref, pullPolicy)
+	}
+}
+
+func (c *Client) imagePresent(ctx context.Context, ref string) (bool, error) {
+	ctx, cancel := c.callCtx(ctx)
+	defer cancel()
+	_, err := c.api.ImageInspect(ctx, ref)
+	switch {
+	case err == nil:
+		return true, nil
+	case cerrdefs.IsNotFound(err):
+		return false, nil
+	}
+	return false, mapErr("inspect image "+ref, err)
+}
+
+// pull pulls ref and waits for the end of the progress stream, which is
+// where the daemon reports most failures (the HTTP status is already 200).
+func (c *Client) pull(ctx context.Context, ref string) error {
+	ctx, cancel := context.WithTimeout(ctx, c.pullTimeout)
+	defer cancel()
+	c.log.Info("pulling image", "image", ref)
+	rc, err := c.api.ImagePull(ctx, ref, image.PullOptions{})
+	if err != nil {
+		return pullError(ref, classify(err))
+	}
+	defer rc.Close()
+	if err := readPullStream(rc); err != nil {
+		return pullError(ref, err)
+	}
+	return nil
+}
+
+func pullError(ref string, err error) error {
+	return &mappedError{sentinel: ErrImagePull, err: fmt.Errorf("pull image %q: %w", ref, err)}
+}
+
+// readPullStream drains the JSON progress messages and returns the first
+// error the daemon reports in them.
+func readPullStream(r io.Reader) error {
+	dec := json.NewDecoder(r)
+	for {
+		var m struct {
+			Error       string `json:"error"`
+			ErrorDetail *struct {
+				Message string `json:"message"`
+			} `json:"errorDetail"`
+		}
+		if err := dec.Decode(&m); err != nil {
+			if errors.Is(err, io.EOF) {
+				return nil
+			}
+			return fmt.Errorf("reading pull progress: %w", err)
+		}
+		if m.ErrorDetail != nil && m.ErrorDetail.Message != "" {
+			return errors.New(m.ErrorDetail.Message)
+		}
+		if m.Error != "" {
+			return errors.New(m.Error)
+		}
+	}
+}

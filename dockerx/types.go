@@ -1,0 +1,91 @@
+package dockerx
+
+import (
+	"errors"
+	"time"
+
+	"github.com/dockctl/dockctl/manifests"
+)
+
+// Label keys: the ownership contract of DESIGN §3.
+const (
+	LabelInstance     = "io.dockctl.instance"
+	LabelDeployment   = "io.dockctl.deployment"
+	LabelTemplateHash = "io.dockctl.template-hash"
+)
+
+// Sentinel errors. Every Docker error that means "no such object" or "name
+// already in use" is wrapped so that errors.Is(err, ErrNotFound/ErrConflict)
+// holds; callers (and the in-memory fakes) never need the SDK's errdefs.
+var (
+	ErrNotFound    = errors.New("not found")
+	ErrConflict    = errors.New("conflict")
+	ErrUnreachable = errors.New("docker daemon unreachable")
+)
+
+// Container states, as Docker reports them.
+const (
+	StateCreated    = "created"
+	StateRunning    = "running"
+	StatePaused     = "paused"
+	StateRestarting = "restarting"
+	StateRemoving   = "removing"
+	StateExited     = "exited"
+	StateDead       = "dead"
+)
+
+// Health values ("" when the container has no health check).
+const (
+	HealthNone      = ""
+	HealthStarting  = "starting"
+	HealthHealthy   = "healthy"
+	HealthUnhealthy = "unhealthy"
+)
+
+// Container is what one list call reports about a container, in plain types.
+type Container struct {
+	ID      string
+	Name    string // without the leading "/"
+	Image   string
+	ImageID string
+	Labels  map[string]string
+	// Parsed from Labels.
+	Instance     string
+	Deployment   string
+	TemplateHash string
+
+	State   string    // one of the State* constants
+	Health  string    // one of the Health* constants, parsed from Status
+	Status  string    // Docker's human status, e.g. "Up 3 minutes (healthy)"
+	Created time.Time // creation time
+	Ports   []Port
+}
+
+type Port struct {
+	HostIP        string
+	HostPort      uint16
+	ContainerPort uint16
+	Protocol      string
+}
+
+// EventAction is the subset of container event actions dockctl reacts to.
+type Event struct {
+	// Gap is true when events may have been missed (the stream broke and was
+	// re-established, or this is the first connection): consumers must do a
+	// full resync of every deployment.
+	Gap         bool
+	Action      string // "create", "start", "die", "destroy", "stop", "kill", "pause", "unpause", "health_status: healthy", "oom"
+	ContainerID string
+	Name        string
+	Deployment  string // from the container's labels; "" if unlabelled
+	Time        time.Time
+	Err         error // with Gap: why the stream broke, nil for the first connection
+}
+
+// CreateRequest is everything needed to create one replica.
+type CreateRequest struct {
+	Instance     string
+	Name         string // container name, unique across instances
+	TemplateHash string
+	Deployment   *manifests.Deployment // defaulted
+}
