@@ -1,0 +1,378 @@
+// Package dockerfake is an in-memory Docker Engine for tests. It keeps the
+// real API's semantics where the controller depends on them: a missing
+// container is ErrNotFound (404), a taken name is ErrConflict (409), remove
+// of a running container needs force (always used by dockctl), events are
+// delivered in order per subscriber and a subscriber can be cut off to
+// simulate a stream gap.
+package dockerfake
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"sync"
+	"time"
+
+	"github.com/dockctl/dockctl/dockerx"
+)
+
+// Engine is a fake Docker Engine. The zero value is not usable; call New.
+type Engine struct {
+	mu         sync.Mutex
+	containers map[string]*dockerx.Container // by ID
+	images     map[string]bool
+	nextID     int
+	subs       map[int]*subscriber
+	nextSub    int
+	calls      map[string]int
+	now        func() time.Time
+
+	// Hooks let tests inject faults. They run with the lock released.
+	OnCreate func(req dockerx.CreateRequest) error
+	OnStart  func(id string) error
+}
+
+type subscriber struct {
+	instance string
+	ch       chan dockerx.Event
+	cut      chan struct{}
+}
+
+// New returns an engine that knows the given images.
+func New(images ...string) *Engine {
+	e := &Engine{
+		containers: map[string]*dockerx.Container{},
+		images:     map[string]bool{},
+		subs:       map[int]*subscriber{},
+		calls:      map[string]int{},
+		now:        time.Now,
+	}
+	for _, img := range images {
+		e.images[img] = true
+	}
+	return e
+}
+
+// Calls returns how many times each operation was called.
+func (e *Engine) Calls() map[string]int {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	out := map[string]int{}
+	for k, v := range e.calls {
+		out[k] = v
+	}
+	return out
+}
+
+// ResetCalls zeroes the call counters.
+func (e *Engine) ResetCalls() {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	e.calls = map[string]int{}
+}
+
+// WriteCalls counts calls that change state.
+func (e *Engine) WriteCalls() int {
+	c := e.Calls()
+	return c["create"] + c["start"] + c["remove"] + c["unpause"]
+}
+
+func (e *Engine) ListContainers(ctx context.Context, instance string) ([]dockerx.Container, error) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	e.calls["list"]++
+	var out []dockerx.Container
+	for _, c := range e.containers {
+		if c.Labels[dockerx.LabelInstance] != instance {
+			continue
+		}
+		cp := *c
+		cp.Labels = copyMap(c.Labels)
+		out = append(out, cp)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
+	return out, nil
+}
+
+func (e *Engine) CreateContainer(ctx context.Context, req dockerx.CreateRequest) (string, error) {
+	if e.OnCreate != nil {
+		if err := e.OnCreate(req); err != nil {
+			return "", err
+		}
+	}
+	labels := map[string]string{}
+	for k, v := range req.Deployment.Spec.Template.Metadata.Labels {
+		labels[k] = v
+	}
+	labels[dockerx.LabelInstance] = req.Instance
+	labels[dockerx.LabelDeployment] = req.Deployment.Metadata.Name
+	labels[dockerx.LabelTemplateHash] = req.TemplateHash
+	return e.Add(dockerx.Container{Name: req.Name, Image: req.Deployment.Container().Image, Labels: labels, State: dockerx.StateCreated}, "create")
+}
+
+// Add puts a container into the engine as if created through the API (for
+// hand-made strays and other instances' containers). It returns its ID.
+func (e *Engine) Add(c dockerx.Container, op string) (string, error) {
+	e.mu.Lock()
+	if op != "" {
+		e.calls[op]++
+	}
+	for _, other := range e.containers {
+		if other.Name == c.Name {
+			e.mu.Unlock()
+			return "", fmt.Errorf("create %s: name already in use: %w", c.Name, dockerx.ErrConflict)
+		}
+	}
+	if c.Image != "" && !e.images[c.Image] {
+		e.mu.Unlock()
+		return "", fmt.Errorf("create %s: no such image %s: %w", c.Name, c.Image, dockerx.ErrNotFound)
+	}
+	e.nextID++
+	c.ID = fmt.Sprintf("%064x", e.nextID)
+	c.Instance = c.Labels[dockerx.LabelInstance]
+	c.Deployment = c.Labels[dockerx.LabelDeployment]
+	c.TemplateHash = c.Labels[dockerx.LabelTemplateHash]
+	if c.State == "" {
+		c.State = dockerx.StateCreated
+	}
+	if c.Created.IsZero() {
+		c.Created = e.now()
+	}
+	cp := c
+	e.containers[c.ID] = &cp
+	e.emitLocked(&cp, "create")
+	e.mu.Unlock()
+	return c.ID, nil
+}
+
+func (e *Engine) StartContainer(ctx context.Context, id string) error {
+	if e.OnStart != nil {
+		if err := e.OnStart(id); err != nil {
+			return err
+		}
+	}
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	e.calls["start"]++
+	c, ok := e.containers[id]
+	if !ok {
+		return fmt.Errorf("start %s: %w", short(id), dockerx.ErrNotFound)
+	}
+	if c.State == dockerx.StateRunning {
+		return nil
+	}
+	if c.State == dockerx.StatePaused {
+		return fmt.Errorf("start %s: cannot start a paused container: %w", c.Name, dockerx.ErrConflict)
+	}
+	c.State = dockerx.StateRunning
+	e.emitLocked(c, "start")
+	return nil
+}
+
+func (e *Engine) UnpauseContainer(ctx context.Context, id string) error {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	e.calls["unpause"]++
+	c, ok := e.containers[id]
+	if !ok {
+		return fmt.Errorf("unpause %s: %w", short(id), dockerx.ErrNotFound)
+	}
+	if c.State != dockerx.StatePaused {
+		return fmt.Errorf("unpause %s: not paused: %w", c.Name, dockerx.ErrConflict)
+	}
+	c.State = dockerx.StateRunning
+	e.emitLocked(c, "unpause")
+	return nil
+}
+
+// RemoveContainer force-removes, like `docker rm -f`: a missing container is
+// ErrNotFound, which the real client maps to nil; the fake does the same so
+// that the controller sees what it would see against Docker.
+func (e *Engine) RemoveContainer(ctx context.Context, id string) error {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	e.calls["remove"]++
+	return e.removeLocked(id)
+}
+
+func (e *Engine) removeLocked(id string) error {
+	c, ok := e.containers[id]
+	if !ok {
+		return nil
+	}
+	if c.State == dockerx.StateRunning {
+		e.emitLocked(c, "kill")
+		e.emitLocked(c, "die")
+	}
+	delete(e.containers, id)
+	e.emitLocked(c, "destroy")
+	return nil
+}
+
+func (e *Engine) EnsureImage(ctx context.Context, ref, policy string) error {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	e.calls["image"]++
+	if !e.images[ref] {
+		return fmt.Errorf("image %q not present and cannot be pulled: %w", ref, dockerx.ErrImagePull)
+	}
+	return nil
+}
+
+// Events subscribes; the first message is a gap, as the real client sends on
+// every (re)connection.
+func (e *Engine) Events(ctx context.Context, instance string) <-chan dockerx.Event {
+	out := make(chan dockerx.Event, 1024)
+	go func() {
+		defer close(out)
+		first := true
+		var cause error
+		for ctx.Err() == nil {
+			e.mu.Lock()
+			id := e.nextSub
+			e.nextSub++
+			sub := &subscriber{instance: instance, ch: make(chan dockerx.Event, 4096), cut: make(chan struct{})}
+			e.subs[id] = sub
+			e.mu.Unlock()
+			gap := dockerx.Event{Gap: true, Time: e.now()}
+			if !first {
+				gap.Err = cause
+			}
+			first = false
+			select {
+			case out <- gap:
+			case <-ctx.Done():
+			}
+		relay:
+			for {
+				select {
+				case <-ctx.Done():
+					break relay
+				case <-sub.cut:
+					cause = fmt.Errorf("event stream cut: %w", dockerx.ErrUnreachable)
+					break relay
+				case ev := <-sub.ch:
+					select {
+					case out <- ev:
+					case <-ctx.Done():
+						break relay
+					}
+				}
+			}
+			e.mu.Lock()
+			delete(e.subs, id)
+			e.mu.Unlock()
+		}
+	}()
+	return out
+}
+
+// CutEvents breaks every subscription, dropping events queued in it, as a
+// daemon restart does. Subscribers reconnect and receive a gap.
+func (e *Engine) CutEvents() {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	for id, s := range e.subs {
+		close(s.cut)
+		delete(e.subs, id)
+	}
+}
+
+func (e *Engine) emitLocked(c *dockerx.Container, action string) {
+	ev := dockerx.Event{Action: action, ContainerID: c.ID, Name: c.Name, Deployment: c.Labels[dockerx.LabelDeployment], Time: e.now()}
+	for _, s := range e.subs {
+		if c.Labels[dockerx.LabelInstance] != s.instance {
+			continue
+		}
+		select {
+		case s.ch <- ev:
+		default: // a slow subscriber loses events, as with the real daemon
+		}
+	}
+}
+
+// Mutations as a user would make them with the docker CLI.
+
+// Kill stops a running container without dockctl's involvement (docker kill,
+// docker stop, or a crash), emitting die.
+func (e *Engine) Kill(id string) error { return e.setState(id, dockerx.StateExited, "die") }
+
+// Pause pauses a running container.
+func (e *Engine) Pause(id string) error { return e.setState(id, dockerx.StatePaused, "pause") }
+
+// Remove removes a container as `docker rm -f` does.
+func (e *Engine) Remove(id string) error {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if _, ok := e.containers[id]; !ok {
+		return dockerx.ErrNotFound
+	}
+	return e.removeLocked(id)
+}
+
+// KillSilently stops a container and emits no event, as when it dies while
+// dockerd is down.
+func (e *Engine) KillSilently(id string) error { return e.setState(id, dockerx.StateExited, "") }
+
+// SetHealth sets a container's health.
+func (e *Engine) SetHealth(id, health string) error {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	c, ok := e.containers[id]
+	if !ok {
+		return dockerx.ErrNotFound
+	}
+	c.Health = health
+	e.emitLocked(c, "health_status: "+health)
+	return nil
+}
+
+// AddImage makes an image present.
+func (e *Engine) AddImage(ref string) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	e.images[ref] = true
+}
+
+func (e *Engine) setState(id, state, action string) error {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	c, ok := e.containers[id]
+	if !ok {
+		return dockerx.ErrNotFound
+	}
+	c.State = state
+	if action != "" {
+		e.emitLocked(c, action)
+	}
+	return nil
+}
+
+// Snapshot returns every container regardless of instance, sorted by name.
+func (e *Engine) Snapshot() []dockerx.Container {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	var out []dockerx.Container
+	for _, c := range e.containers {
+		cp := *c
+		cp.Labels = copyMap(c.Labels)
+		out = append(out, cp)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
+	return out
+}
+
+func copyMap(m map[string]string) map[string]string {
+	out := make(map[string]string, len(m))
+	for k, v := range m {
+		out[k] = v
+	}
+	return out
+}
+
+func short(id string) string {
+	if len(id) > 12 {
+		return id[:12]
+	}
+	return id
+}

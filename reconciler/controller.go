@@ -1,0 +1,548 @@
+package reconciler
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"k8s.io/client-go/util/workqueue"
+
+	"github.com/dockctl/dockctl/dockerx"
+	"github.com/dockctl/dockctl/manifests"
+	"github.com/dockctl/dockctl/store"
+)
+
+// Docker is what the controller needs from the Docker Engine. It is owned
+// here, the consumer, so that tests substitute an in-memory engine.
+type Docker interface {
+	ListContainers(ctx context.Context, instance string) ([]dockerx.Container, error)
+	CreateContainer(ctx context.Context, req dockerx.CreateRequest) (string, error)
+	StartContainer(ctx context.Context, id string) error
+	UnpauseContainer(ctx context.Context, id string) error
+	RemoveContainer(ctx context.Context, id string) error
+	EnsureImage(ctx context.Context, ref, pullPolicy string) error
+	Events(ctx context.Context, instance string) <-chan dockerx.Event
+}
+
+// Store is what the controller needs from the state directory.
+type Store interface {
+	Lookup(name string) (*store.Record, error)
+	ListAll() ([]*store.Record, []error)
+	ReadStatus(name string) (*store.Status, error)
+	WriteStatus(name string, st *store.Status) error
+	Watch(ctx context.Context) (<-chan string, error)
+}
+
+// Options tune the controller. Zero values take the defaults.
+type Options struct {
+	Instance     string
+	ResyncPeriod time.Duration // default 30s
+	// PruneOrphans removes containers whose deployment this state directory
+	// never knew. Off by default so that a wrong or empty state directory
+	// can never wipe a host.
+	PruneOrphans bool
+	// MaxCreatesInFlight caps slow-start creates per deployment (default 8:
+	// the engine gains no throughput past that).
+	MaxCreatesInFlight int
+	Workers            int // deployments synced in parallel, default 4
+	// SelfID is the controller's own container ID (or a prefix of it) when it
+	// runs in a container: it never manages itself, whatever its labels say.
+	SelfID string
+	// CrashBackoffBase and CrashBackoffMax bound the delay before a
+	// container that keeps exiting is started again (defaults 1s and 5m).
+	CrashBackoffBase time.Duration
+	CrashBackoffMax  time.Duration
+	Logger           *slog.Logger
+	Now              func() time.Time
+}
+
+// orphanSweepKey is queued for a whole-instance pass: it finds orphans and
+// deployments that have containers but no live record. It cannot collide
+// with a deployment name, which is a DNS-1123 label.
+const orphanSweepKey = "*"
+
+// crashWindow is how long a container must run after dockctl started it for
+// its next exit not to count as a crash-loop restart.
+const crashWindow = 10 * time.Second
+
+// Controller keeps the instance's containers matching the state directory.
+type Controller struct {
+	docker Docker
+	store  Store
+	opts   Options
+	log    *slog.Logger
+	queue  workqueue.TypedRateLimitingInterface[string]
+
+	mu       sync.Mutex
+	restarts map[string]*restartState // by container ID
+	orphans  map[string]bool          // container IDs already reported
+
+	dockerOK atomic.Bool
+}
+
+type restartState struct {
+	count     int       // consecutive quick exits
+	startedAt time.Time // when dockctl last started it
+	notBefore time.Time // earliest next start
+	evaluated bool      // the exit after startedAt has been counted
+}
+
+// New returns a controller; Run starts it.
+func New(docker Docker, st Store, opts Options) *Controller {
+	if opts.Instance == "" {
+		opts.Instance = "default"
+	}
+	if opts.ResyncPeriod <= 0 {
+		opts.ResyncPeriod = 30 * time.Second
+	}
+	if opts.MaxCreatesInFlight <= 0 {
+		opts.MaxCreatesInFlight = 8
+	}
+	if opts.Workers <= 0 {
+		opts.Workers = 4
+	}
+	if opts.CrashBackoffBase <= 0 {
+		opts.CrashBackoffBase = time.Second
+	}
+	if opts.CrashBackoffMax <= 0 {
+		opts.CrashBackoffMax = 5 * time.Minute
+	}
+	if opts.Logger == nil {
+		opts.Logger = slog.Default()
+	}
+	if opts.Now == nil {
+		opts.Now = time.Now
+	}
+	limiter := workqueue.NewTypedMaxOfRateLimiter(
+		// Per deployment: a failing sync is retried 200ms, 400ms, … up to 1m.
+		workqueue.NewTypedItemExponentialFailureRateLimiter[string](200*time.Millisecond, time.Minute),
+	)
+	return &Controller{
+		docker:   docker,
+		store:    st,
+		opts:     opts,
+		log:      opts.Logger.With("instance", opts.Instance),
+		queue:    workqueue.NewTypedRateLimitingQueueWithConfig(limiter, workqueue.TypedRateLimitingQueueConfig[string]{Name: "deployments"}),
+		restarts: map[string]*restartState{},
+		orphans:  map[string]bool{},
+	}
+}
+
+// Ready reports whether the last contact with Docker succeeded.
+func (c *Controller) Ready() bool { return c.dockerOK.Load() }
+
+// Run reconciles until ctx is cancelled. It returns after in-flight syncs
+// finish; it never stops or removes workloads on the way out.
+func (c *Controller) Run(ctx context.Context) error {
+	// Subscribe before the first list so that nothing that happens between
+	// the two is missed: the subscription's first message is a gap, which
+	// queues the initial full sync.
+	events := c.docker.Events(ctx, c.opts.Instance)
+	changes, err := c.store.Watch(ctx)
+	if err != nil {
+		return fmt.Errorf("watch state directory: %w", err)
+	}
+
+	var wg sync.WaitGroup
+	for i := 0; i < c.opts.Workers; i++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for c.processNext(ctx) {
+			}
+		}()
+	}
+
+	c.log.Info("controller started", "resync", c.opts.ResyncPeriod, "pruneOrphans", c.opts.PruneOrphans)
+	c.queue.Add(orphanSweepKey)
+	ticker := time.NewTicker(c.opts.ResyncPeriod)
+	defer ticker.Stop()
+loop:
+	for {
+		select {
+		case <-ctx.Done():
+			break loop
+		case ev, ok := <-events:
+			if !ok {
+				events = nil
+				continue
+			}
+			c.handleEvent(ev)
+		case name, ok := <-changes:
+			if !ok {
+				changes = nil
+				continue
+			}
+			if name == "" {
+				c.queue.Add(orphanSweepKey)
+			} else {
+				c.queue.Add(name)
+			}
+		case <-ticker.C:
+			// The periodic resync is what makes the controller level-based:
+			// whatever events were lost (a container that died while dockerd
+			// was down emits none), the next full pass sees it.
+			c.queue.Add(orphanSweepKey)
+		}
+	}
+	c.log.Info("controller stopping: waiting for in-flight syncs; workloads keep running")
+	c.queue.ShutDownWithDrain()
+	wg.Wait()
+	return nil
+}
+
+func (c *Controller) handleEvent(ev dockerx.Event) {
+	if ev.Gap {
+		if ev.Err != nil {
+			c.dockerOK.Store(false)
+			c.log.Warn("docker event stream interrupted; full resync follows", "err", ev.Err)
+		}
+		c.queue.Add(orphanSweepKey)
+		return
+	}
+	if ev.Deployment == "" {
+		c.queue.Add(orphanSweepKey)
+		return
+	}
+	c.queue.Add(ev.Deployment)
+}
+
+func (c *Controller) processNext(ctx context.Context) bool {
+	key, shutdown := c.queue.Get()
+	if shutdown {
+		return false
+	}
+	defer c.queue.Done(key)
+
+	var requeue time.Duration
+	var err error
+	if key == orphanSweepKey {
+		err = c.sweep(ctx)
+	} else {
+		requeue, err = c.syncDeployment(ctx, key)
+	}
+	switch {
+	case err != nil:
+		c.log.Error("sync failed; retrying with backoff", "deployment", key, "err", err)
+		c.queue.AddRateLimited(key)
+	case requeue > 0:
+		c.queue.Forget(key)
+		c.queue.AddAfter(key, requeue)
+	default:
+		c.queue.Forget(key)
+	}
+	return true
+}
+
+// list returns the instance's containers, minus the controller's own.
+func (c *Controller) list(ctx context.Context) ([]dockerx.Container, error) {
+	cs, err := c.docker.ListContainers(ctx, c.opts.Instance)
+	if err != nil {
+		c.dockerOK.Store(false)
+		return nil, fmt.Errorf("list containers: %w", err)
+	}
+	c.dockerOK.Store(true)
+	out := cs[:0]
+	for _, ct := range cs {
+		if c.opts.SelfID != "" && strings.HasPrefix(ct.ID, c.opts.SelfID) {
+			continue
+		}
+		if ct.Instance != c.opts.Instance {
+			// Defence in depth: a fake or a filter bug must never make us
+			// touch another instance's containers.
+			continue
+		}
+		out = append(out, ct)
+	}
+	return out, nil
+}
+
+// sweep queues every live deployment and every deployment that has
+// containers, and reports (or prunes) orphans.
+func (c *Controller) sweep(ctx context.Context) error {
+	records, errs := c.store.ListAll()
+	for _, err := range errs {
+		// A torn or garbage file is that deployment's problem alone; the
+		// others keep being reconciled.
+		c.log.Error("unreadable deployment record", "err", err)
+	}
+	known := map[string]*store.Record{}
+	for _, r := range records {
+		known[r.Name] = r
+		if !r.Deleted {
+			c.queue.Add(r.Name)
+		}
+	}
+	cs, err := c.list(ctx)
+	if err != nil {
+		return err
+	}
+	seen := map[string]bool{}
+	for _, ct := range cs {
+		if _, ok := known[ct.Deployment]; ok {
+			if !seen[ct.Deployment] {
+				seen[ct.Deployment] = true
+				c.queue.Add(ct.Deployment)
+			}
+			continue
+		}
+		if ct.Deployment == "" {
+			// Carries our instance label but names no deployment: made by
+			// hand, so it is an orphan too.
+			if err := c.handleOrphan(ctx, ct); err != nil {
+				return err
+			}
+			continue
+		}
+		// Only a record that is certainly absent makes an orphan: an
+		// unreadable one must never lead to a removal.
+		if _, err := c.store.Lookup(ct.Deployment); !errors.Is(err, store.ErrNotFound) {
+			continue
+		}
+		if err := c.handleOrphan(ctx, ct); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (c *Controller) handleOrphan(ctx context.Context, ct dockerx.Container) error {
+	if !c.opts.PruneOrphans {
+		c.mu.Lock()
+		first := !c.orphans[ct.ID]
+		c.orphans[ct.ID] = true
+		c.mu.Unlock()
+		if first {
+			c.log.Warn("orphan container left running: its deployment is unknown to this state directory (start with --prune-orphans to remove)",
+				"container", ct.Name, "deployment", ct.Deployment)
+		}
+		return nil
+	}
+	c.log.Info("removing orphan container", "container", ct.Name, "deployment", ct.Deployment)
+	if err := c.docker.RemoveContainer(ctx, ct.ID); err != nil {
+		return fmt.Errorf("remove orphan %s: %w", ct.Name, err)
+	}
+	return nil
+}
+
+// syncDeployment is one observe → plan → execute pass for one deployment.
+func (c *Controller) syncDeployment(ctx context.Context, name string) (time.Duration, error) {
+	rec, err := c.store.Lookup(name)
+	if errors.Is(err, store.ErrNotFound) {
+		// Never known here: its containers, if any, are orphans for the sweep.
+		c.queue.Add(orphanSweepKey)
+		return 0, nil
+	}
+	if err != nil {
+		// Unreadable record: never guess, and above all never remove.
+		return 0, fmt.Errorf("read deployment %s: %w", name, err)
+	}
+
+	all, err := c.list(ctx)
+	if err != nil {
+		return 0, err
+	}
+	var observed []dockerx.Container
+	for _, ct := range all {
+		if ct.Deployment == name {
+			observed = append(observed, ct)
+		}
+	}
+
+	now := c.opts.Now()
+	in := PlanInput{Instance: c.opts.Instance, Name: name, Containers: observed, Now: now}
+	if !rec.Deleted {
+		d := rec.Deployment
+		in.Desired = &d
+		in.Hash = manifests.TemplateHash(&d.Spec.Template)
+		in.StartNotBefore = c.crashBackoff(observed, now)
+	}
+	plan := ComputePlan(in)
+	for _, op := range plan.Ops {
+		c.log.Info("planned", "deployment", name, "op", op.Kind, "container", op.Name, "cause", op.Cause)
+	}
+	failure, execErr := c.execute(ctx, in, plan)
+
+	if !rec.Deleted {
+		var restarted []string
+		for _, op := range plan.Ops {
+			if op.Kind == OpStart && op.Cause == causeStopped {
+				restarted = append(restarted, op.Name)
+			}
+		}
+		if err := c.writeStatus(name, rec, in, restarted, failure, now); err != nil {
+			c.log.Error("write status", "deployment", name, "err", err)
+		}
+	}
+	if execErr != nil {
+		return 0, execErr
+	}
+	return plan.RequeueAfter, nil
+}
+
+// crashBackoff computes, for each exited container this controller started
+// before, when it may be started again: a container that exits within
+// crashWindow of its start is in a crash loop and waits base·2ⁿ (capped).
+func (c *Controller) crashBackoff(cs []dockerx.Container, now time.Time) map[string]time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	out := map[string]time.Time{}
+	live := map[string]bool{}
+	for _, ct := range cs {
+		live[ct.ID] = true
+		st := c.restarts[ct.ID]
+		if st == nil || ct.State != dockerx.StateExited {
+			continue
+		}
+		if !st.evaluated {
+			st.evaluated = true
+			if now.Sub(st.startedAt) < crashWindow {
+				st.count++
+			} else {
+				st.count = 0
+			}
+			st.notBefore = time.Time{}
+			if st.count > 0 {
+				delay := c.opts.CrashBackoffBase << (st.count - 1)
+				if delay > c.opts.CrashBackoffMax || delay <= 0 {
+					delay = c.opts.CrashBackoffMax
+				}
+				st.notBefore = now.Add(delay)
+			}
+		}
+		if !st.notBefore.IsZero() {
+			out[ct.ID] = st.notBefore
+		}
+	}
+	for id := range c.restarts {
+		if !live[id] {
+			delete(c.restarts, id)
+		}
+	}
+	return out
+}
+
+func (c *Controller) recordStart(id string, now time.Time) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	st := c.restarts[id]
+	if st == nil {
+		st = &restartState{}
+		c.restarts[id] = st
+	}
+	st.startedAt = now
+	st.evaluated = false
+}
+
+// execute carries out a plan: removals first (so that a replacement never
+// fights its predecessor for a host port), then starts and unpauses, then
+// creates with slow start. It returns a user-facing failure message for the
+// ReplicaFailure condition when replicas could not be created.
+func (c *Controller) execute(ctx context.Context, in PlanInput, plan Plan) (string, error) {
+	var errs []error
+	var removals, restarts []Op
+	for _, op := range plan.Ops {
+		switch op.Kind {
+		case OpRemove:
+			removals = append(removals, op)
+		case OpStart, OpUnpause:
+			restarts = append(restarts, op)
+		}
+	}
+	errs = append(errs, parallel(removals, c.opts.MaxCreatesInFlight, func(op Op) error {
+		if err := c.docker.RemoveContainer(ctx, op.ContainerID); err != nil {
+			return fmt.Errorf("remove %s: %w", op.Name, err)
+		}
+		return nil
+	})...)
+	errs = append(errs, parallel(restarts, c.opts.MaxCreatesInFlight, func(op Op) error {
+		if op.Kind == OpUnpause {
+			if err := c.docker.UnpauseContainer(ctx, op.ContainerID); err != nil {
+				return fmt.Errorf("unpause %s: %w", op.Name, err)
+			}
+			return nil
+		}
+		c.recordStart(op.ContainerID, c.opts.Now())
+		if err := c.docker.StartContainer(ctx, op.ContainerID); err != nil {
+			return fmt.Errorf("start %s: %w", op.Name, err)
+		}
+		return nil
+	})...)
+
+	creates := plan.Creates()
+	failure := ""
+	if len(creates) > 0 {
+		ctr := in.Desired.Container()
+		if err := c.docker.EnsureImage(ctx, ctr.Image, ctr.ImagePullPolicy); err != nil {
+			failure = fmt.Sprintf("image %s: %v", ctr.Image, err)
+			errs = append(errs, fmt.Errorf("ensure image %s: %w", ctr.Image, err))
+		} else {
+			failed := slowStart(creates, c.opts.MaxCreatesInFlight, func(op Op) error {
+				return c.create(ctx, in, op)
+			})
+			for _, err := range failed {
+				if !errors.Is(err, dockerx.ErrConflict) {
+					failure = err.Error()
+				}
+			}
+			errs = append(errs, failed...)
+		}
+	}
+	return failure, errors.Join(errs...)
+}
+
+func (c *Controller) create(ctx context.Context, in PlanInput, op Op) error {
+	id, err := c.docker.CreateContainer(ctx, dockerx.CreateRequest{
+		Instance: in.Instance, Name: op.Name, TemplateHash: in.Hash, Deployment: in.Desired,
+	})
+	if err != nil {
+		// A conflict means the name is taken: a container still being
+		// removed, or one created by a concurrent attempt. Either way the
+		// retry after the next observation sorts it out.
+		return fmt.Errorf("create %s: %w", op.Name, err)
+	}
+	if err := c.docker.StartContainer(ctx, id); err != nil {
+		return fmt.Errorf("start %s: %w", op.Name, err)
+	}
+	return nil
+}
+
+func (c *Controller) writeStatus(name string, rec *store.Record, in PlanInput, restarted []string, failure string, now time.Time) error {
+	prev, err := c.store.ReadStatus(name)
+	if err != nil || prev == nil {
+		prev = &store.Status{}
+	}
+	counts := ComputeStatus(in.Desired, in.Hash, in.Containers, now)
+	next := *prev
+	next.ObservedGeneration = rec.Generation
+	next.Conditions = Conditions(in.Desired, counts, failure, prev.Conditions, now)
+	next.Message = failure
+	restartsChanged, err := updateRestarts(&next, in.Containers, restarted)
+	if err != nil {
+		return err
+	}
+	if !restartsChanged && statusEqual(prev, &next) {
+		return nil
+	}
+	next.UpdatedAt = now
+	return c.store.WriteStatus(name, &next)
+}
+
+func statusEqual(a, b *store.Status) bool {
+	if a.ObservedGeneration != b.ObservedGeneration || a.Message != b.Message || len(a.Conditions) != len(b.Conditions) {
+		return false
+	}
+	for i := range a.Conditions {
+		x, y := a.Conditions[i], b.Conditions[i]
+		if x.Type != y.Type || x.Status != y.Status || x.Reason != y.Reason || x.Message != y.Message ||
+			!x.LastTransitionTime.Equal(y.LastTransitionTime) || !x.LastUpdateTime.Equal(y.LastUpdateTime) {
+			return false
+		}
+	}
+	return true
+}

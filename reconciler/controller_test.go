@@ -1,0 +1,402 @@
+package reconciler
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"log/slog"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/dockctl/dockctl/dockerx"
+	"github.com/dockctl/dockctl/internal/dockerfake"
+	"github.com/dockctl/dockctl/manifests"
+	"github.com/dockctl/dockctl/store"
+)
+
+const testImage = "img:1"
+
+type harness struct {
+	t      *testing.T
+	engine *dockerfake.Engine
+	store  *store.Store
+	ctrl   *Controller
+	cancel context.CancelFunc
+	done   chan struct{}
+}
+
+func newHarness(t *testing.T, opts Options) *harness {
+	t.Helper()
+	st, err := store.Open(t.TempDir(), "i")
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := &harness{t: t, engine: dockerfake.New(testImage), store: st}
+	if opts.ResyncPeriod == 0 {
+		opts.ResyncPeriod = time.Hour // tests that want resyncs ask for them
+	}
+	opts.Instance = "i"
+	opts.CrashBackoffBase = orDuration(opts.CrashBackoffBase, 20*time.Millisecond)
+	opts.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
+	h.ctrl = New(h.engine, st, opts)
+	return h
+}
+
+func orDuration(d, def time.Duration) time.Duration {
+	if d == 0 {
+		return def
+	}
+	return d
+}
+
+func (h *harness) start() {
+	ctx, cancel := context.WithCancel(context.Background())
+	h.cancel = cancel
+	h.done = make(chan struct{})
+	go func() {
+		defer close(h.done)
+		if err := h.ctrl.Run(ctx); err != nil {
+			h.t.Errorf("Run: %v", err)
+		}
+	}()
+	h.t.Cleanup(h.stop)
+}
+
+func (h *harness) stop() {
+	if h.cancel == nil {
+		return
+	}
+	h.cancel()
+	<-h.done
+	h.cancel = nil
+}
+
+func testDeployment(name string, replicas int32, env string) *manifests.Deployment {
+	d := &manifests.Deployment{
+		APIVersion: manifests.APIVersion, Kind: manifests.Kind,
+		Metadata: manifests.ObjectMeta{Name: name},
+		Spec: manifests.DeploymentSpec{
+			Replicas: &replicas,
+			Selector: &manifests.LabelSelector{MatchLabels: map[string]string{"app": name}},
+			Template: manifests.PodTemplateSpec{
+				Metadata: manifests.TemplateMeta{Labels: map[string]string{"app": name}},
+				Spec: manifests.PodSpec{Containers: []manifests.Container{{
+					Name: name, Image: testImage, Env: []manifests.EnvVar{{Name: "V", Value: env}},
+				}}},
+			},
+		},
+	}
+	manifests.SetDefaults(d)
+	return d
+}
+
+func (h *harness) apply(ds ...*manifests.Deployment) {
+	h.t.Helper()
+	if _, err := h.store.Apply(ds, store.ApplyOptions{}); err != nil {
+		h.t.Fatal(err)
+	}
+}
+
+// ours returns the engine's containers of deployment name in instance i.
+func (h *harness) ours(name string) []dockerx.Container {
+	var out []dockerx.Container
+	for _, c := range h.engine.Snapshot() {
+		if c.Instance == "i" && c.Deployment == name {
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
+func (h *harness) waitFor(what string, cond func() bool) {
+	h.t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			h.t.Fatalf("timed out waiting for %s; containers: %s", what, summary(h.engine.Snapshot()))
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+// waitReplicas waits for exactly n containers of name, all running, all of
+// the deployment's current template.
+func (h *harness) waitReplicas(name string, n int) []dockerx.Container {
+	h.t.Helper()
+	var cs []dockerx.Container
+	h.waitFor(fmt.Sprintf("%d running replicas of %s", n, name), func() bool {
+		rec, err := h.store.Get(name)
+		if err != nil {
+			return false
+		}
+		hash := manifests.TemplateHash(&rec.Deployment.Spec.Template)
+		cs = h.ours(name)
+		for _, c := range cs {
+			if c.State != dockerx.StateRunning || c.TemplateHash != hash {
+				return false
+			}
+		}
+		return len(cs) == n
+	})
+	return cs
+}
+
+func summary(cs []dockerx.Container) string {
+	var parts []string
+	for _, c := range cs {
+		parts = append(parts, c.Name+"("+c.State+")")
+	}
+	return strings.Join(parts, " ")
+}
+
+func TestControllerRepairsEveryKindOfInterference(t *testing.T) {
+	h := newHarness(t, Options{})
+	unlabelled, _ := h.engine.Add(dockerx.Container{Name: "bystander", State: dockerx.StateRunning, Labels: map[string]string{}}, "")
+	other, _ := h.engine.Add(dockerx.Container{Name: "other", State: dockerx.StateRunning, Labels: map[string]string{
+		dockerx.LabelInstance: "j", dockerx.LabelDeployment: "web"}}, "")
+	h.apply(testDeployment("web", 3, "one"))
+	h.start()
+	cs := h.waitReplicas("web", 3)
+
+	// docker rm -f
+	if err := h.engine.Remove(cs[0].ID); err != nil {
+		t.Fatal(err)
+	}
+	h.waitReplicas("web", 3)
+
+	// docker stop / kill / crash: the same container is started again.
+	victim := h.ours("web")[1]
+	if err := h.engine.Kill(victim.ID); err != nil {
+		t.Fatal(err)
+	}
+	after := h.waitReplicas("web", 3)
+	if !hasID(after, victim.ID) {
+		t.Fatalf("stopped container replaced instead of restarted: %s", summary(after))
+	}
+
+	// docker pause
+	if err := h.engine.Pause(after[2].ID); err != nil {
+		t.Fatal(err)
+	}
+	h.waitReplicas("web", 3)
+
+	// A hand-made container carrying the deployment's labels.
+	stray, err := h.engine.Add(dockerx.Container{Name: "stray", State: dockerx.StateRunning, Labels: map[string]string{
+		dockerx.LabelInstance: "i", dockerx.LabelDeployment: "web"}}, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	h.waitFor("the stray to be removed", func() bool { return !hasID(h.engine.Snapshot(), stray) })
+
+	// Scale up and down.
+	if _, err := h.store.Update("web", func(d *manifests.Deployment) error { r := int32(5); d.Spec.Replicas = &r; return nil }); err != nil {
+		t.Fatal(err)
+	}
+	h.waitReplicas("web", 5)
+	if _, err := h.store.Update("web", func(d *manifests.Deployment) error { r := int32(1); d.Spec.Replicas = &r; return nil }); err != nil {
+		t.Fatal(err)
+	}
+	h.waitReplicas("web", 1)
+
+	// A new template replaces every container.
+	h.apply(testDeployment("web", 2, "two"))
+	h.waitReplicas("web", 2)
+
+	// Delete removes everything.
+	if err := h.store.Delete("web"); err != nil {
+		t.Fatal(err)
+	}
+	h.waitFor("no containers of web", func() bool { return len(h.ours("web")) == 0 })
+
+	all := h.engine.Snapshot()
+	if !hasID(all, unlabelled) || !hasID(all, other) {
+		t.Fatalf("a container outside the instance was removed: %s", summary(all))
+	}
+	for _, c := range all {
+		if c.State != dockerx.StateRunning {
+			t.Fatalf("container %s outside the instance was touched: %s", c.Name, c.State)
+		}
+	}
+}
+
+func hasID(cs []dockerx.Container, id string) bool {
+	for _, c := range cs {
+		if c.ID == id {
+			return true
+		}
+	}
+	return false
+}
+
+// An idle controller writes nothing: resyncs of converged deployments plan
+// no operation and rewrite no status.
+func TestControllerIdleWritesNothing(t *testing.T) {
+	h := newHarness(t, Options{ResyncPeriod: 20 * time.Millisecond})
+	h.apply(testDeployment("a", 2, "x"), testDeployment("b", 3, "x"))
+	h.start()
+	h.waitReplicas("a", 2)
+	h.waitReplicas("b", 3)
+	time.Sleep(100 * time.Millisecond) // let the events of the creates settle
+	h.engine.ResetCalls()
+	time.Sleep(300 * time.Millisecond) // ~15 resync periods
+	calls := h.engine.Calls()
+	if h.engine.WriteCalls() != 0 {
+		t.Fatalf("idle controller wrote to Docker: %v", calls)
+	}
+	if calls["list"] == 0 {
+		t.Fatalf("no resync happened: %v", calls)
+	}
+}
+
+// A container that dies while the event stream is down emits no event; the
+// gap that the reconnection reports triggers a full resync that repairs it.
+func TestControllerRepairsAfterEventGap(t *testing.T) {
+	h := newHarness(t, Options{}) // resync one hour: only the gap can help
+	h.apply(testDeployment("web", 2, "x"))
+	h.start()
+	cs := h.waitReplicas("web", 2)
+	h.engine.CutEvents()
+	if err := h.engine.KillSilently(cs[0].ID); err != nil {
+		t.Fatal(err)
+	}
+	h.waitReplicas("web", 2)
+}
+
+func TestControllerOrphans(t *testing.T) {
+	for _, prune := range []bool{false, true} {
+		t.Run(fmt.Sprintf("prune=%v", prune), func(t *testing.T) {
+			h := newHarness(t, Options{PruneOrphans: prune, ResyncPeriod: 20 * time.Millisecond})
+			orphan, _ := h.engine.Add(dockerx.Container{Name: "orphan", State: dockerx.StateRunning, Labels: map[string]string{
+				dockerx.LabelInstance: "i", dockerx.LabelDeployment: "unknown", dockerx.LabelTemplateHash: "abc"}}, "")
+			h.apply(testDeployment("web", 1, "x"))
+			h.start()
+			h.waitReplicas("web", 1)
+			if prune {
+				h.waitFor("the orphan to be pruned", func() bool { return !hasID(h.engine.Snapshot(), orphan) })
+				return
+			}
+			time.Sleep(100 * time.Millisecond) // several resyncs
+			if !hasID(h.engine.Snapshot(), orphan) {
+				t.Fatal("orphan removed without --prune-orphans")
+			}
+		})
+	}
+}
+
+// The controller never manages its own container, whatever its labels say.
+func TestControllerIgnoresItself(t *testing.T) {
+	h := newHarness(t, Options{ResyncPeriod: 20 * time.Millisecond})
+	self, _ := h.engine.Add(dockerx.Container{Name: "controller", State: dockerx.StateRunning, Labels: map[string]string{
+		dockerx.LabelInstance: "i", dockerx.LabelDeployment: "web"}}, "")
+	h.ctrl.opts.SelfID = self[:12]
+	h.apply(testDeployment("web", 1, "x"))
+	h.start()
+	h.waitFor("one replica besides the controller", func() bool { return len(h.ours("web")) == 2 })
+	time.Sleep(100 * time.Millisecond)
+	if !hasID(h.engine.Snapshot(), self) {
+		t.Fatal("the controller removed its own container")
+	}
+}
+
+// An image that cannot be had costs one image check per retry, never a
+// create/remove churn, and is reported in status.
+func TestControllerMissingImage(t *testing.T) {
+	h := newHarness(t, Options{})
+	d := testDeployment("web", 3, "x")
+	d.Spec.Template.Spec.Containers[0].Image = "absent:1"
+	h.apply(d)
+	h.start()
+	h.waitFor("a ReplicaFailure condition", func() bool {
+		st, err := h.store.ReadStatus("web")
+		if err != nil || st == nil {
+			return false
+		}
+		for _, c := range st.Conditions {
+			if c.Type == manifests.ConditionReplicaFailure && strings.Contains(c.Message, "absent:1") {
+				return true
+			}
+		}
+		return false
+	})
+	time.Sleep(300 * time.Millisecond)
+	if calls := h.engine.Calls(); calls["create"] != 0 || calls["remove"] != 0 || calls["image"] > 5 {
+		t.Fatalf("churn on a missing image: %v", calls)
+	}
+	h.engine.AddImage("absent:1")
+	h.waitReplicas("web", 3)
+}
+
+// A create that fails with a conflict (a name still held by a container
+// being removed) is retried, not fatal.
+func TestControllerRetriesConflicts(t *testing.T) {
+	h := newHarness(t, Options{})
+	var failures atomic.Int32
+	h.engine.OnCreate = func(req dockerx.CreateRequest) error {
+		if failures.Add(1) <= 2 {
+			return fmt.Errorf("create %s: %w", req.Name, dockerx.ErrConflict)
+		}
+		return nil
+	}
+	h.apply(testDeployment("web", 2, "x"))
+	h.start()
+	h.waitReplicas("web", 2)
+}
+
+// A container that exits right after every start is restarted with growing
+// delays, not in a tight loop, and its restarts are counted in status.
+func TestControllerCrashLoopBacksOff(t *testing.T) {
+	h := newHarness(t, Options{CrashBackoffBase: 50 * time.Millisecond})
+	var mu sync.Mutex
+	var starts []time.Time
+	h.engine.OnStart = func(id string) error {
+		mu.Lock()
+		starts = append(starts, time.Now())
+		mu.Unlock()
+		go func() {
+			time.Sleep(time.Millisecond)
+			_ = h.engine.Kill(id)
+		}()
+		return nil
+	}
+	h.apply(testDeployment("web", 1, "x"))
+	h.start()
+	time.Sleep(1200 * time.Millisecond)
+	h.stop()
+	mu.Lock()
+	defer mu.Unlock()
+	// Delays 50, 100, 200, 400 ms… fit about 5 starts into 1.2 s; a tight
+	// loop would make hundreds.
+	if n := len(starts); n < 3 || n > 8 {
+		t.Fatalf("%d starts in 1.2s, want 3..8 with exponential backoff", n)
+	}
+	for i := 2; i < len(starts); i++ {
+		if gap, prev := starts[i].Sub(starts[i-1]), starts[i-1].Sub(starts[i-2]); gap < prev {
+			t.Fatalf("delay shrank: %v after %v", gap, prev)
+		}
+	}
+	st, err := h.store.ReadStatus("web")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := RestartCount(st, h.ours("web")[0].Name); n < 2 {
+		t.Fatalf("restart count %d, want >= 2", n)
+	}
+}
+
+// Status records the observed generation once the controller acted on it.
+func TestControllerObservedGeneration(t *testing.T) {
+	h := newHarness(t, Options{})
+	h.apply(testDeployment("web", 1, "x"))
+	h.start()
+	h.waitReplicas("web", 1)
+	h.apply(testDeployment("web", 2, "x"))
+	h.waitReplicas("web", 2)
+	rec, _ := h.store.Get("web")
+	h.waitFor("observedGeneration to catch up", func() bool {
+		st, err := h.store.ReadStatus("web")
+		return err == nil && st != nil && st.ObservedGeneration == rec.Generation
+	})
+}

@@ -1,0 +1,34 @@
+// Package reconciler keeps a dockctl instance's containers matching the
+// deployments recorded in its state directory.
+//
+// It follows the Kubernetes controller pattern. Three sources — Docker
+// events, a periodic resync and state-directory changes — only put a
+// deployment's name on a rate-limited work queue; they never carry state.
+// A worker then syncs that deployment from scratch: it observes the
+// containers Docker reports, computes a plan with the pure ComputePlan, and
+// executes it. Because every sync starts from observation, a lost event, a
+// controller restart or a Docker daemon restart loses nothing: the next
+// sync of that deployment sees the truth.
+//
+// Invariants:
+//   - Only containers carrying this instance's label are ever touched, and
+//     never the controller's own container.
+//   - Containers of a deployment the state directory never knew (orphans)
+//     are left running unless PruneOrphans is set; containers of a deleted
+//     deployment (a tombstone) are removed.
+//   - An unreadable deployment record stops that deployment's sync; it is
+//     never taken to mean "deleted".
+//   - A converged deployment plans no operation, so an idle controller makes
+//     no Docker call that writes.
+//   - The work queue never runs one deployment's sync twice at once, so a
+//     sync needs no expectations: it sees its own previous writes when it
+//     lists.
+//
+// Who restarts a crashed container: dockctl, not Docker. Containers are
+// created with restart policy "no" and the controller starts any replica
+// that is not running, whatever stopped it (a crash, `docker stop`, `docker
+// kill`, a daemon restart). One restarter means one backoff, visible in
+// status, that is configurable and never races Docker's own: a container that
+// exits within 10 s of being started waits CrashBackoffBase·2ⁿ, capped at
+// CrashBackoffMax, before the next start.
+package reconciler

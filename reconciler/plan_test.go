@@ -1,0 +1,266 @@
+package reconciler
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/dockctl/dockctl/dockerx"
+	"github.com/dockctl/dockctl/manifests"
+)
+
+var t0 = time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+
+func deployment(replicas int32) *manifests.Deployment {
+	return &manifests.Deployment{
+		APIVersion: manifests.APIVersion, Kind: manifests.Kind,
+		Metadata: manifests.ObjectMeta{Name: "web"},
+		Spec: manifests.DeploymentSpec{
+			Replicas: &replicas,
+			Template: manifests.PodTemplateSpec{Spec: manifests.PodSpec{
+				Containers: []manifests.Container{{Name: "web", Image: "img:1"}},
+			}},
+		},
+	}
+}
+
+// ctr builds an observed container of deployment web in instance "i".
+// spec is "ordinal:state[:health]" with optional hash override "h=xyz".
+func ctr(hash string, ord int, state string, age time.Duration) dockerx.Container {
+	name := dockerx.ContainerName("i", "web", hash, ord)
+	return dockerx.Container{
+		ID: "id-" + name, Name: name, State: state, Instance: "i", Deployment: "web", TemplateHash: hash,
+		Created: t0.Add(-age),
+	}
+}
+
+func healthy(c dockerx.Container, h string) dockerx.Container { c.Health = h; return c }
+
+func TestComputePlan(t *testing.T) {
+	const H = "aaaa"
+	running := dockerx.StateRunning
+	tests := []struct {
+		name       string
+		desired    *manifests.Deployment
+		containers []dockerx.Container
+		notBefore  map[string]time.Time
+		want       []string // "kind name-suffix"
+		requeue    time.Duration
+	}{
+		{
+			name:    "empty to three creates ordinals 0..2",
+			desired: deployment(3),
+			want:    []string{"create i_web-aaaa-0", "create i_web-aaaa-1", "create i_web-aaaa-2"},
+		},
+		{
+			name:       "converged plans nothing",
+			desired:    deployment(2),
+			containers: []dockerx.Container{ctr(H, 0, running, time.Hour), ctr(H, 1, running, time.Hour)},
+		},
+		{
+			name:       "removed replica recreated in the free ordinal",
+			desired:    deployment(3),
+			containers: []dockerx.Container{ctr(H, 0, running, time.Hour), ctr(H, 2, running, time.Hour)},
+			want:       []string{"create i_web-aaaa-1"},
+		},
+		{
+			name:       "stopped replica started, not recreated",
+			desired:    deployment(2),
+			containers: []dockerx.Container{ctr(H, 0, running, time.Hour), ctr(H, 1, dockerx.StateExited, time.Hour)},
+			want:       []string{"start i_web-aaaa-1"},
+		},
+		{
+			name:       "created but never started is started",
+			desired:    deployment(1),
+			containers: []dockerx.Container{ctr(H, 0, dockerx.StateCreated, time.Second)},
+			want:       []string{"start i_web-aaaa-0"},
+		},
+		{
+			name:       "paused replica unpaused",
+			desired:    deployment(1),
+			containers: []dockerx.Container{ctr(H, 0, dockerx.StatePaused, time.Hour)},
+			want:       []string{"unpause i_web-aaaa-0"},
+		},
+		{
+			name:    "scale down removes newest first",
+			desired: deployment(1),
+			containers: []dockerx.Container{
+				ctr(H, 0, running, 3*time.Hour), ctr(H, 1, running, 2*time.Hour), ctr(H, 2, running, time.Hour),
+			},
+			want: []string{"remove i_web-aaaa-2", "remove i_web-aaaa-1"},
+		},
+		{
+			name:    "scale down removes not running before not ready before newest",
+			desired: deployment(1),
+			containers: []dockerx.Container{
+				ctr(H, 0, running, time.Minute),                                   // newest, ready
+				healthy(ctr(H, 1, running, 3*time.Hour), dockerx.HealthUnhealthy), // oldest, not ready
+				ctr(H, 2, dockerx.StateExited, 2*time.Hour),                       // not running
+			},
+			want: []string{"remove i_web-aaaa-2", "remove i_web-aaaa-1"},
+		},
+		{
+			name:       "other template replaced",
+			desired:    deployment(2),
+			containers: []dockerx.Container{ctr("old", 0, running, time.Hour), ctr("old", 1, running, time.Hour)},
+			want:       []string{"remove i_web-old-0", "remove i_web-old-1", "create i_web-aaaa-0", "create i_web-aaaa-1"},
+		},
+		{
+			name:    "labelled stray without hash removed",
+			desired: deployment(1),
+			containers: []dockerx.Container{
+				ctr(H, 0, running, time.Hour),
+				{ID: "stray", Name: "stray", State: running, Instance: "i", Deployment: "web", Created: t0},
+			},
+			want: []string{"remove stray"},
+		},
+		{
+			name:    "stray copying every label is surplus and newest",
+			desired: deployment(1),
+			containers: []dockerx.Container{
+				ctr(H, 0, running, time.Hour),
+				{ID: "stray", Name: "stray", State: running, Instance: "i", Deployment: "web", TemplateHash: H, Created: t0},
+			},
+			want: []string{"remove stray"},
+		},
+		{
+			name:       "dead container removed and replaced",
+			desired:    deployment(1),
+			containers: []dockerx.Container{ctr(H, 0, dockerx.StateDead, time.Hour)},
+			want:       []string{"remove i_web-aaaa-0", "create i_web-aaaa-1"},
+		},
+		{
+			name:       "removing container is ignored but keeps its name",
+			desired:    deployment(1),
+			containers: []dockerx.Container{ctr(H, 0, dockerx.StateRemoving, time.Hour)},
+			want:       []string{"create i_web-aaaa-1"},
+		},
+		{
+			name:       "deleted deployment removes everything",
+			desired:    nil,
+			containers: []dockerx.Container{ctr(H, 0, running, time.Hour), ctr("old", 0, dockerx.StateExited, time.Hour)},
+			want:       []string{"remove i_web-aaaa-0", "remove i_web-old-0"},
+		},
+		{
+			name:       "crash backoff delays the start and requeues",
+			desired:    deployment(1),
+			containers: []dockerx.Container{ctr(H, 0, dockerx.StateExited, time.Hour)},
+			notBefore:  map[string]time.Time{"id-i_web-aaaa-0": t0.Add(4 * time.Second)},
+			requeue:    4 * time.Second,
+		},
+		{
+			name:       "crash backoff elapsed starts",
+			desired:    deployment(1),
+			containers: []dockerx.Container{ctr(H, 0, dockerx.StateExited, time.Hour)},
+			notBefore:  map[string]time.Time{"id-i_web-aaaa-0": t0.Add(-time.Second)},
+			want:       []string{"start i_web-aaaa-0"},
+		},
+		{
+			name:    "scale to zero",
+			desired: deployment(0),
+			containers: []dockerx.Container{
+				ctr(H, 0, running, time.Hour),
+			},
+			want: []string{"remove i_web-aaaa-0"},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			plan := ComputePlan(PlanInput{
+				Instance: "i", Name: "web", Desired: tt.desired, Hash: H,
+				Containers: tt.containers, StartNotBefore: tt.notBefore, Now: t0,
+			})
+			var got []string
+			for _, op := range plan.Ops {
+				if op.Cause == "" {
+					t.Errorf("op %v has no cause", op)
+				}
+				got = append(got, fmt.Sprintf("%s %s", op.Kind, op.Name))
+			}
+			if strings.Join(got, "\n") != strings.Join(tt.want, "\n") {
+				t.Errorf("plan:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(tt.want, "\n"))
+			}
+			if plan.RequeueAfter != tt.requeue {
+				t.Errorf("requeue %v, want %v", plan.RequeueAfter, tt.requeue)
+			}
+		})
+	}
+}
+
+// A plan applied to its input must converge: planning again on the result
+// yields nothing. This is the idempotence contract of DESIGN §1.
+func TestComputePlanConverges(t *testing.T) {
+	const H = "aaaa"
+	for replicas := int32(0); replicas <= 5; replicas++ {
+		cs := []dockerx.Container{
+			ctr("old", 0, dockerx.StateRunning, time.Hour), ctr(H, 1, dockerx.StateExited, time.Hour),
+			ctr(H, 3, dockerx.StatePaused, time.Hour), ctr(H, 7, dockerx.StateRunning, time.Hour),
+		}
+		in := PlanInput{Instance: "i", Name: "web", Desired: deployment(replicas), Hash: H, Containers: cs, Now: t0}
+		after := apply(cs, ComputePlan(in))
+		if n := len(after); n != int(replicas) {
+			t.Fatalf("replicas %d: %d containers after applying the plan", replicas, n)
+		}
+		in.Containers = after
+		if again := ComputePlan(in); len(again.Ops) != 0 {
+			t.Fatalf("replicas %d: second plan not empty: %v", replicas, again.Ops)
+		}
+	}
+}
+
+func apply(cs []dockerx.Container, p Plan) []dockerx.Container {
+	byName := map[string]dockerx.Container{}
+	for _, c := range cs {
+		byName[c.Name] = c
+	}
+	for _, op := range p.Ops {
+		switch op.Kind {
+		case OpRemove:
+			delete(byName, op.Name)
+		case OpStart, OpUnpause:
+			c := byName[op.Name]
+			c.State = dockerx.StateRunning
+			byName[op.Name] = c
+		case OpCreate:
+			byName[op.Name] = dockerx.Container{ID: "id-" + op.Name, Name: op.Name, State: dockerx.StateRunning,
+				Instance: "i", Deployment: "web", TemplateHash: "aaaa", Created: t0}
+		}
+	}
+	var out []dockerx.Container
+	for _, c := range byName {
+		out = append(out, c)
+	}
+	return out
+}
+
+func TestSlowStart(t *testing.T) {
+	ops := make([]Op, 20)
+	t.Run("healthy runs everything and reaches the cap", func(t *testing.T) {
+		var inFlight, peak int
+		var mu = make(chan struct{}, 1)
+		errs := slowStart(ops, 4, func(Op) error {
+			mu <- struct{}{}
+			inFlight++
+			if inFlight > peak {
+				peak = inFlight
+			}
+			<-mu
+			time.Sleep(5 * time.Millisecond)
+			mu <- struct{}{}
+			inFlight--
+			<-mu
+			return nil
+		})
+		if len(errs) != 0 || peak > 4 || peak < 2 {
+			t.Fatalf("errs %v, peak %d (want 2..4)", errs, peak)
+		}
+	})
+	t.Run("failing op stops after the first", func(t *testing.T) {
+		calls := 0
+		errs := slowStart(ops, 8, func(Op) error { calls++; return fmt.Errorf("boom") })
+		if calls != 1 || len(errs) != 1 {
+			t.Fatalf("calls %d errs %d, want 1 and 1", calls, len(errs))
+		}
+	})
+}
