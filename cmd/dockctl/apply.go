@@ -1,0 +1,161 @@
+package main
+
+import (
+	"bytes"
+	"fmt"
+	"io"
+	"time"
+
+	"github.com/pmezard/go-difflib/difflib"
+	"github.com/spf13/cobra"
+
+	"github.com/dockctl/dockctl/manifests"
+	"github.com/dockctl/dockctl/store"
+)
+
+type applyOptions struct {
+	files   []string
+	dryRun  string
+	prune   bool
+	wait    bool
+	timeout time.Duration
+}
+
+func newApplyCommand(g *globalOptions) *cobra.Command {
+	o := &applyOptions{}
+	cmd := &cobra.Command{
+		Use:   "apply -f PATH [-f PATH…]",
+		Short: "Record the desired state of deployments from manifest files",
+		Long: "Validate every document of every file first; if any is invalid nothing is stored.\n" +
+			"PATH is a file, a directory (recursively: *.yaml, *.yml, *.json) or - for standard input.",
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			return runApply(cmd, g, o)
+		},
+	}
+	cmd.Flags().StringSliceVarP(&o.files, "filename", "f", nil, "manifest file, directory or - (repeatable)")
+	cmd.Flags().StringVar(&o.dryRun, "dry-run", "none", "validate and print without storing (none|client)")
+	cmd.Flags().Lookup("dry-run").NoOptDefVal = "client"
+	cmd.Flags().BoolVar(&o.prune, "prune", false, "delete this instance's deployments absent from the applied files")
+	cmd.Flags().BoolVar(&o.wait, "wait", false, "wait until every applied deployment is rolled out (needs a running controller)")
+	cmd.Flags().DurationVar(&o.timeout, "timeout", 5*time.Minute, "how long --wait waits")
+	_ = cmd.MarkFlagRequired("filename")
+	return cmd
+}
+
+func loadDeployments(paths []string, stdin io.Reader) ([]*manifests.Deployment, error) {
+	docs, err := manifests.Load(paths, stdin)
+	if err != nil {
+		return nil, err
+	}
+	if len(docs) == 0 {
+		return nil, fmt.Errorf("no deployments found in %v", paths)
+	}
+	out := make([]*manifests.Deployment, 0, len(docs))
+	for _, d := range docs {
+		out = append(out, d.Deployment)
+	}
+	return out, nil
+}
+
+func runApply(cmd *cobra.Command, g *globalOptions, o *applyOptions) error {
+	var dry bool
+	switch o.dryRun {
+	case "none", "false", "":
+	case "client", "true":
+		dry = true
+	default:
+		return fmt.Errorf("--dry-run must be none or client, got %q", o.dryRun)
+	}
+	deps, err := loadDeployments(o.files, cmd.InOrStdin())
+	if err != nil {
+		return err
+	}
+	st, err := g.openStore()
+	if err != nil {
+		return err
+	}
+	results, err := st.Apply(deps, store.ApplyOptions{DryRun: dry, Prune: o.prune})
+	if err != nil {
+		return err
+	}
+	out := cmd.OutOrStdout()
+	for _, r := range results {
+		suffix := ""
+		if dry {
+			suffix = " (dry run)"
+		}
+		fmt.Fprintf(out, "deployment/%s %s%s\n", r.Name, r.Action, suffix)
+	}
+	if o.wait && !dry {
+		names := make([]string, 0, len(results))
+		for _, r := range results {
+			if r.Action != store.Deleted {
+				names = append(names, r.Name)
+			}
+		}
+		return waitRolledOut(cmd.Context(), g, st, names, o.timeout, out)
+	}
+	return nil
+}
+
+func newDiffCommand(g *globalOptions) *cobra.Command {
+	var files []string
+	cmd := &cobra.Command{
+		Use:   "diff -f PATH",
+		Short: "Show what apply would change (exit 0: none, 1: differences, >1: error)",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			n, err := runDiff(cmd.InOrStdin(), cmd.OutOrStdout(), g, files)
+			if err != nil {
+				return &exitError{code: 2, err: err}
+			}
+			if n > 0 {
+				return &exitError{code: 1}
+			}
+			return nil
+		},
+	}
+	cmd.Flags().StringSliceVarP(&files, "filename", "f", nil, "manifest file, directory or -")
+	_ = cmd.MarkFlagRequired("filename")
+	return cmd
+}
+
+// runDiff prints a unified diff per deployment between what is stored and
+// what the files declare, and returns how many differ.
+func runDiff(stdin io.Reader, out io.Writer, g *globalOptions, files []string) (int, error) {
+	deps, err := loadDeployments(files, stdin)
+	if err != nil {
+		return 0, err
+	}
+	st, err := g.readStore()
+	if err != nil {
+		return 0, err
+	}
+	differ := 0
+	for _, d := range deps {
+		var live []byte
+		if rec, err := st.Get(d.Metadata.Name); err == nil {
+			if live, err = manifests.Marshal(&rec.Deployment, "yaml"); err != nil {
+				return 0, err
+			}
+		}
+		next, err := manifests.Marshal(d, "yaml")
+		if err != nil {
+			return 0, err
+		}
+		if bytes.Equal(live, next) {
+			continue
+		}
+		differ++
+		text, err := difflib.GetUnifiedDiffString(difflib.UnifiedDiff{
+			A: difflib.SplitLines(string(live)), B: difflib.SplitLines(string(next)),
+			FromFile: "live/" + d.Metadata.Name, ToFile: "merged/" + d.Metadata.Name, Context: 3,
+		})
+		if err != nil {
+			return 0, err
+		}
+		fmt.Fprint(out, text)
+	}
+	return differ, nil
+}

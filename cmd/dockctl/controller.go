@@ -1,0 +1,156 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"os/signal"
+	"regexp"
+	"syscall"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+	"github.com/spf13/cobra"
+
+	"github.com/dockctl/dockctl/dockerx"
+	"github.com/dockctl/dockctl/reconciler"
+)
+
+// defaultMetricsAddr stays clear of Prometheus' own 9090 and binds loopback:
+// exposing it is a decision the operator makes with --metrics-addr.
+const defaultMetricsAddr = "127.0.0.1:9477"
+
+type controllerOptions struct {
+	resync       time.Duration
+	metricsAddr  string
+	pruneOrphans bool
+	workers      int
+	crashBase    time.Duration
+	crashMax     time.Duration
+	logFormat    string
+}
+
+func newControllerCommand(g *globalOptions) *cobra.Command {
+	o := &controllerOptions{}
+	cmd := &cobra.Command{
+		Use:   "controller",
+		Short: "Run the reconciliation loop (keeps running until SIGTERM or SIGINT)",
+		Long: "Keeps this instance's containers matching the state directory: creates missing replicas,\n" +
+			"starts stopped ones, removes surplus and outdated ones. Stopping it never stops a workload.\n" +
+			"Only one controller per state directory acts; a second one waits and takes over if the first dies.",
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			return runController(g, o)
+		},
+	}
+	f := cmd.Flags()
+	f.DurationVar(&o.resync, "resync-period", 30*time.Second, "full resync interval (catches anything no event reported)")
+	f.StringVar(&o.metricsAddr, "metrics-addr", defaultMetricsAddr, "address for /metrics, /healthz and /readyz (empty disables)")
+	f.BoolVar(&o.pruneOrphans, "prune-orphans", false, "remove containers whose deployment this state directory never knew")
+	f.IntVar(&o.workers, "workers", 4, "deployments synced in parallel")
+	f.DurationVar(&o.crashBase, "crash-backoff-base", time.Second, "first delay before restarting a container that keeps exiting (doubles each time)")
+	f.DurationVar(&o.crashMax, "crash-backoff-max", 5*time.Minute, "longest delay before restarting a container that keeps exiting")
+	f.StringVar(&o.logFormat, "log-format", "text", "log format: text|json")
+	return cmd
+}
+
+func runController(g *globalOptions, o *controllerOptions) error {
+	var handler slog.Handler = slog.NewTextHandler(os.Stderr, nil)
+	if o.logFormat == "json" {
+		handler = slog.NewJSONHandler(os.Stderr, nil)
+	}
+	log := slog.New(handler)
+
+	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT)
+	defer stop()
+
+	st, err := g.openStore()
+	if err != nil {
+		return err
+	}
+	release, err := st.AcquireControllerLock(ctx, func() {
+		log.Info("another controller holds the state directory; standing by to take over", "stateDir", st.Dir())
+	})
+	if err != nil {
+		if ctx.Err() != nil {
+			return nil
+		}
+		return fmt.Errorf("acquire controller lock: %w", err)
+	}
+	defer release()
+	log.Info("controller lock acquired", "stateDir", st.Dir(), "instance", g.instance)
+
+	cli, err := dockerx.NewClient()
+	if err != nil {
+		return err
+	}
+	defer cli.Close()
+	if err := cli.Ping(ctx); err != nil {
+		// Not fatal: the event subscription and the resync retry until the
+		// daemon answers, and /readyz says not-ready meanwhile.
+		log.Warn("docker daemon not reachable yet; will keep trying", "err", err)
+	}
+
+	ctrl := reconciler.New(cli, st, reconciler.Options{
+		Instance:         g.instance,
+		ResyncPeriod:     o.resync,
+		PruneOrphans:     o.pruneOrphans,
+		Workers:          o.workers,
+		SelfID:           selfContainerID(),
+		CrashBackoffBase: o.crashBase,
+		CrashBackoffMax:  o.crashMax,
+		Logger:           log,
+	})
+
+	if o.metricsAddr != "" {
+		srv, addr, err := serveMetrics(o.metricsAddr, ctrl)
+		if err != nil {
+			return err
+		}
+		log.Info("serving metrics and health", "addr", addr)
+		defer srv.Close()
+	}
+	return ctrl.Run(ctx)
+}
+
+func serveMetrics(addr string, ctrl *reconciler.Controller) (*http.Server, string, error) {
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return nil, "", fmt.Errorf("metrics address %s: %w", addr, err)
+	}
+	mux := http.NewServeMux()
+	mux.Handle("/metrics", promhttp.Handler())
+	mux.HandleFunc("/healthz", func(w http.ResponseWriter, _ *http.Request) { fmt.Fprintln(w, "ok") })
+	mux.HandleFunc("/readyz", func(w http.ResponseWriter, _ *http.Request) {
+		if !ctrl.Ready() {
+			http.Error(w, "docker daemon not reachable", http.StatusServiceUnavailable)
+			return
+		}
+		fmt.Fprintln(w, "ok")
+	})
+	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second}
+	go func() {
+		if err := srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
+			slog.Error("metrics server", "err", err)
+		}
+	}()
+	return srv, ln.Addr().String(), nil
+}
+
+var containerIDPattern = regexp.MustCompile(`/containers/([0-9a-f]{64})/`)
+
+// selfContainerID finds the controller's own container ID when it runs in
+// a container: Docker bind-mounts /etc/hostname from the container's own
+// directory, whose path holds the ID. Outside a container it is empty.
+func selfContainerID() string {
+	if b, err := os.ReadFile("/proc/self/mountinfo"); err == nil {
+		if m := containerIDPattern.FindSubmatch(b); m != nil {
+			return string(m[1])
+		}
+	}
+	return ""
+}

@@ -1,0 +1,182 @@
+package main
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/spf13/cobra"
+
+	"github.com/dockctl/dockctl/store"
+)
+
+type getOptions struct {
+	output   string
+	selector []string
+}
+
+func newGetCommand(g *globalOptions) *cobra.Command {
+	o := &getOptions{}
+	cmd := &cobra.Command{
+		Use:   "get deployments [NAME] | get containers [-l KEY=VALUE]",
+		Short: "List deployments or containers with their live status",
+		Args:  cobra.RangeArgs(1, 2),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			switch args[0] {
+			case "deployments", "deployment", "deploy":
+				name := ""
+				if len(args) == 2 {
+					name = args[1]
+				}
+				return getDeployments(cmd, g, o, name)
+			case "containers", "container":
+				if len(args) == 2 {
+					o.selector = append(o.selector, "name="+args[1])
+				}
+				return getContainers(cmd, g, o)
+			}
+			if kind, name, ok := strings.Cut(args[0], "/"); ok && len(args) == 1 {
+				switch kind {
+				case "deployment", "deployments", "deploy":
+					return getDeployments(cmd, g, o, name)
+				}
+			}
+			return fmt.Errorf("unknown resource %q: expected deployments or containers", args[0])
+		},
+	}
+	cmd.Flags().StringVarP(&o.output, "output", "o", "table", "output format: table|wide|json|yaml")
+	cmd.Flags().StringSliceVarP(&o.selector, "selector", "l", nil, "container label selector KEY=VALUE (deployment=NAME is short for io.dockctl.deployment=NAME)")
+	return cmd
+}
+
+func getDeployments(cmd *cobra.Command, g *globalOptions, o *getOptions, name string) error {
+	snap, err := takeSnapshot(cmd.Context(), g)
+	if err != nil {
+		return err
+	}
+	for _, err := range snap.recordErrs {
+		fmt.Fprintln(cmd.ErrOrStderr(), "warning:", err)
+	}
+	var recs []*store.Record
+	for _, r := range snap.records {
+		if name == "" || r.Name == name {
+			recs = append(recs, r)
+		}
+	}
+	if name != "" && len(recs) == 0 {
+		return fmt.Errorf("deployment %q not found in instance %q", name, g.instance)
+	}
+	out := cmd.OutOrStdout()
+	switch o.output {
+	case "table", "wide", "":
+		if len(recs) == 0 {
+			fmt.Fprintf(cmd.ErrOrStderr(), "No deployments found in instance %q.\n", g.instance)
+			return nil
+		}
+		tw := tabwriter.NewWriter(out, 0, 8, 3, ' ', 0)
+		header := "NAME\tREADY\tUP-TO-DATE\tAVAILABLE\tAGE"
+		if o.output == "wide" {
+			header += "\tIMAGE\tTEMPLATE-HASH\tGENERATION\tOBSERVED"
+		}
+		fmt.Fprintln(tw, header)
+		for _, r := range recs {
+			d := snap.deploymentObject(r)
+			st := d.Status
+			line := fmt.Sprintf("%s\t%d/%d\t%d\t%d\t%s", r.Name, st.ReadyReplicas, d.Replicas(), st.UpdatedReplicas,
+				st.AvailableReplicas, age(snap.now.Sub(r.CreatedAt)))
+			if o.output == "wide" {
+				observed := "<unknown>"
+				if st.ObservedGeneration > 0 {
+					observed = fmt.Sprint(st.ObservedGeneration)
+				}
+				line += fmt.Sprintf("\t%s\t%s\t%d\t%s", d.Container().Image, shortHash(d), r.Generation, observed)
+			}
+			fmt.Fprintln(tw, line)
+		}
+		return tw.Flush()
+	default:
+		items := make([]any, 0, len(recs))
+		for _, r := range recs {
+			items = append(items, snap.deploymentObject(r))
+		}
+		return printObjects(out, o.output, items, name != "")
+	}
+}
+
+func getContainers(cmd *cobra.Command, g *globalOptions, o *getOptions) error {
+	snap, err := takeSnapshot(cmd.Context(), g)
+	if err != nil {
+		return err
+	}
+	var objs []containerObject
+	for _, c := range snap.containers {
+		obj := snap.containerObject(c)
+		obj.Orphan = !snap.known(c.Deployment) && !snap.tombstoned(c.Deployment)
+		sel := o.selector
+		var nameSel string
+		var rest []string
+		for _, s := range sel {
+			if strings.HasPrefix(s, "name=") {
+				nameSel = strings.TrimPrefix(s, "name=")
+				continue
+			}
+			rest = append(rest, s)
+		}
+		if nameSel != "" && c.Name != nameSel {
+			continue
+		}
+		if !matchLabels(c.Labels, rest) {
+			continue
+		}
+		objs = append(objs, obj)
+	}
+	sort.Slice(objs, func(i, j int) bool { return objs[i].Name < objs[j].Name })
+	out := cmd.OutOrStdout()
+	switch o.output {
+	case "table", "wide", "":
+		if len(objs) == 0 {
+			fmt.Fprintf(cmd.ErrOrStderr(), "No containers found in instance %q.\n", g.instance)
+			return nil
+		}
+		tw := tabwriter.NewWriter(out, 0, 8, 3, ' ', 0)
+		header := "NAME\tREADY\tSTATUS\tRESTARTS\tAGE"
+		if o.output == "wide" {
+			header += "\tDEPLOYMENT\tREVISION\tIMAGE\tPORTS"
+		}
+		fmt.Fprintln(tw, header)
+		for i, obj := range objs {
+			ready := "0/1"
+			if obj.Ready {
+				ready = "1/1"
+			}
+			status := containerStatus(snap.containerByName(objs[i].Name))
+			if obj.Orphan {
+				status += " (orphan)"
+			}
+			line := fmt.Sprintf("%s\t%s\t%s\t%d\t%s", obj.Name, ready, status, obj.Restarts, age(snap.now.Sub(obj.Created)))
+			if o.output == "wide" {
+				ports := strings.Join(obj.Ports, ",")
+				if ports == "" {
+					ports = "<none>"
+				}
+				line += fmt.Sprintf("\t%s\t%s\t%s\t%s", orNone(obj.Deployment), orNone(obj.TemplateHash), obj.Image, ports)
+			}
+			fmt.Fprintln(tw, line)
+		}
+		return tw.Flush()
+	default:
+		items := make([]any, 0, len(objs))
+		for _, obj := range objs {
+			items = append(items, obj)
+		}
+		return printObjects(out, o.output, items, false)
+	}
+}
+
+func orNone(s string) string {
+	if s == "" {
+		return "<none>"
+	}
+	return s
+}

@@ -1,0 +1,147 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/dockctl/dockctl/manifests"
+)
+
+func newScaleCommand(g *globalOptions) *cobra.Command {
+	var replicas int32
+	cmd := &cobra.Command{
+		Use:   "scale deployment NAME --replicas N",
+		Short: "Change a deployment's replica count",
+		Args:  cobra.RangeArgs(1, 2),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			name, err := deploymentArg(args)
+			if err != nil {
+				return err
+			}
+			if !cmd.Flags().Changed("replicas") {
+				return fmt.Errorf("--replicas is required")
+			}
+			if replicas < 0 {
+				return fmt.Errorf("--replicas must be >= 0, got %d", replicas)
+			}
+			st, err := g.openStore()
+			if err != nil {
+				return err
+			}
+			_, err = st.Update(name, func(d *manifests.Deployment) error {
+				if replicas > 1 {
+					for _, p := range d.Container().Ports {
+						if p.HostPort != 0 {
+							return fmt.Errorf("deployment %s publishes hostPort %d: it cannot run more than one replica", name, p.HostPort)
+						}
+					}
+				}
+				d.Spec.Replicas = &replicas
+				return nil
+			})
+			if err != nil {
+				return fmt.Errorf("scale deployment %s: %w", name, err)
+			}
+			fmt.Fprintf(cmd.OutOrStdout(), "deployment/%s scaled\n", name)
+			return nil
+		},
+	}
+	cmd.Flags().Int32Var(&replicas, "replicas", 0, "desired number of replicas")
+	return cmd
+}
+
+func newDeleteCommand(g *globalOptions) *cobra.Command {
+	var (
+		files   []string
+		wait    bool
+		timeout time.Duration
+	)
+	cmd := &cobra.Command{
+		Use:   "delete deployment NAME | delete -f PATH",
+		Short: "Delete deployments; the controller then removes their containers",
+		Args:  cobra.MaximumNArgs(2),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			var names []string
+			switch {
+			case len(files) > 0 && len(args) > 0:
+				return fmt.Errorf("give either -f or a deployment name, not both")
+			case len(files) > 0:
+				deps, err := loadDeployments(files, cmd.InOrStdin())
+				if err != nil {
+					return err
+				}
+				for _, d := range deps {
+					names = append(names, d.Metadata.Name)
+				}
+			default:
+				name, err := deploymentArg(args)
+				if err != nil {
+					return err
+				}
+				names = []string{name}
+			}
+			st, err := g.openStore()
+			if err != nil {
+				return err
+			}
+			for _, name := range names {
+				if err := st.Delete(name); err != nil {
+					return fmt.Errorf("delete deployment %s: %w", name, err)
+				}
+				fmt.Fprintf(cmd.OutOrStdout(), "deployment/%s deleted\n", name)
+			}
+			if wait {
+				return waitGone(cmd.Context(), g, names, timeout, cmd.OutOrStdout())
+			}
+			return nil
+		},
+	}
+	cmd.Flags().StringSliceVarP(&files, "filename", "f", nil, "delete the deployments named in these manifests")
+	cmd.Flags().BoolVar(&wait, "wait", false, "wait until their containers are gone (needs a running controller)")
+	cmd.Flags().DurationVar(&timeout, "timeout", 5*time.Minute, "how long --wait waits")
+	return cmd
+}
+
+// waitGone polls Docker until none of the named deployments has a container.
+func waitGone(ctx context.Context, g *globalOptions, names []string, timeout time.Duration, out io.Writer) error {
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	cli, err := g.docker(ctx)
+	if err != nil {
+		return err
+	}
+	defer cli.Close()
+	want := map[string]bool{}
+	for _, n := range names {
+		want[n] = true
+	}
+	last := -1
+	for {
+		cs, err := cli.ListContainers(ctx, g.instance)
+		if err != nil {
+			return err
+		}
+		left := 0
+		for _, c := range cs {
+			if want[c.Deployment] {
+				left++
+			}
+		}
+		if left != last {
+			fmt.Fprintf(out, "waiting: %d container(s) left\n", left)
+			last = left
+		}
+		if left == 0 {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("timed out after %s with %d container(s) left: is `dockctl controller` running for instance %q?", timeout, left, g.instance)
+		case <-time.After(250 * time.Millisecond):
+		}
+	}
+}

@@ -1,0 +1,117 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/dockctl/dockctl/dockerx"
+	"github.com/dockctl/dockctl/store"
+)
+
+// globalOptions are the flags every command has (DESIGN §5): a flag wins over
+// its environment variable, which wins over the default.
+type globalOptions struct {
+	stateDir string
+	instance string
+}
+
+func newRootCommand() *cobra.Command {
+	g := &globalOptions{}
+	root := &cobra.Command{
+		Use:   "dockctl",
+		Short: "Keep Docker containers matching declared Deployments",
+		Long: "dockctl keeps plain Docker containers matching Kubernetes-style Deployment manifests:\n" +
+			"`dockctl apply` records the desired state, `dockctl controller` keeps it true.",
+		SilenceUsage:  true,
+		SilenceErrors: true,
+	}
+	root.PersistentFlags().StringVar(&g.stateDir, "state-dir", envOr("DOCKCTL_STATE_DIR", store.DefaultDir()), "state directory (env DOCKCTL_STATE_DIR)")
+	root.PersistentFlags().StringVar(&g.instance, "instance", envOr("DOCKCTL_INSTANCE", "default"), "controller instance (env DOCKCTL_INSTANCE)")
+	root.AddCommand(
+		newApplyCommand(g), newDiffCommand(g), newGetCommand(g), newDescribeCommand(g),
+		newScaleCommand(g), newDeleteCommand(g), newLogsCommand(g), newControllerCommand(g),
+		newVersionCommand(g),
+	)
+	return root
+}
+
+func envOr(key, def string) string {
+	if v := os.Getenv(key); v != "" {
+		return v
+	}
+	return def
+}
+
+// openStore opens the state directory for writing.
+func (g *globalOptions) openStore() (*store.Store, error) {
+	if err := validInstance(g.instance); err != nil {
+		return nil, err
+	}
+	return store.Open(g.stateDir, g.instance)
+}
+
+// readStore opens the state directory for reading; a missing one is empty.
+func (g *globalOptions) readStore() (*store.Store, error) {
+	if err := validInstance(g.instance); err != nil {
+		return nil, err
+	}
+	return store.OpenReadOnly(g.stateDir, g.instance)
+}
+
+// docker connects to the engine and checks that it answers, so that an
+// unreachable daemon is one clear line rather than an error deep in a command.
+func (g *globalOptions) docker(ctx context.Context) (*dockerx.Client, error) {
+	cli, err := dockerx.NewClient()
+	if err != nil {
+		return nil, err
+	}
+	pctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	if err := cli.Ping(pctx); err != nil {
+		cli.Close()
+		return nil, err
+	}
+	return cli, nil
+}
+
+func validInstance(s string) error {
+	if s == "" || len(s) > 63 {
+		return fmt.Errorf("invalid instance %q: must be 1-63 characters", s)
+	}
+	for i, r := range s {
+		ok := r >= 'a' && r <= 'z' || r >= '0' && r <= '9' || (r == '-' && i > 0 && i < len(s)-1)
+		if !ok {
+			return fmt.Errorf("invalid instance %q: lower-case letters, digits and inner '-' only", s)
+		}
+	}
+	return nil
+}
+
+// deploymentArg accepts "deployment NAME", "deployment/NAME" and the short
+// forms kubectl accepts ("deploy", "deployments").
+func deploymentArg(args []string) (string, error) {
+	isKind := func(s string) bool {
+		switch s {
+		case "deployment", "deployments", "deploy":
+			return true
+		}
+		return false
+	}
+	switch {
+	case len(args) == 1 && strings.Contains(args[0], "/"):
+		kind, name, _ := strings.Cut(args[0], "/")
+		if !isKind(kind) || name == "" {
+			return "", fmt.Errorf("expected deployment/NAME, got %q", args[0])
+		}
+		return name, nil
+	case len(args) == 2 && isKind(args[0]):
+		return args[1], nil
+	default:
+		return "", fmt.Errorf("expected `deployment NAME` or `deployment/NAME`")
+	}
+}

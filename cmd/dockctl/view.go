@@ -1,0 +1,238 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"sort"
+	"strings"
+	"time"
+
+	"sigs.k8s.io/yaml"
+
+	"github.com/dockctl/dockctl/dockerx"
+	"github.com/dockctl/dockctl/manifests"
+	"github.com/dockctl/dockctl/reconciler"
+	"github.com/dockctl/dockctl/store"
+)
+
+// snapshot is what the read commands show: the stored desired state, what
+// the controller recorded, and what Docker reports, read once.
+type snapshot struct {
+	records    []*store.Record
+	statuses   map[string]*store.Status
+	containers []dockerx.Container
+	recordErrs []error
+	tombstones map[string]bool
+	now        time.Time
+}
+
+func takeSnapshot(ctx context.Context, g *globalOptions) (*snapshot, error) {
+	st, err := g.readStore()
+	if err != nil {
+		return nil, err
+	}
+	cli, err := g.docker(ctx)
+	if err != nil {
+		return nil, err
+	}
+	defer cli.Close()
+	cs, err := cli.ListContainers(ctx, g.instance)
+	if err != nil {
+		return nil, err
+	}
+	all, errs := st.ListAll()
+	s := &snapshot{statuses: map[string]*store.Status{}, tombstones: map[string]bool{}, containers: cs, recordErrs: errs, now: time.Now()}
+	for _, r := range all {
+		if r.Deleted {
+			s.tombstones[r.Name] = true
+			continue
+		}
+		s.records = append(s.records, r)
+		if status, err := st.ReadStatus(r.Name); err == nil && status != nil {
+			s.statuses[r.Name] = status
+		}
+	}
+	return s, nil
+}
+
+func (s *snapshot) containersOf(name string) []dockerx.Container {
+	var out []dockerx.Container
+	for _, c := range s.containers {
+		if c.Deployment == name {
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
+// deploymentObject is the Deployment as `get -o json|yaml` shows it: the
+// stored spec plus server-set metadata and a status whose counts come from
+// Docker and whose generation and conditions come from the controller.
+func (s *snapshot) deploymentObject(r *store.Record) *manifests.Deployment {
+	d := r.Deployment.DeepCopy()
+	d.Metadata.Generation = r.Generation
+	created := r.CreatedAt
+	d.Metadata.CreationTimestamp = &created
+	hash := manifests.TemplateHash(&d.Spec.Template)
+	st := reconciler.ComputeStatus(d, hash, s.containersOf(r.Name), s.now)
+	if cs := s.statuses[r.Name]; cs != nil {
+		st.ObservedGeneration = cs.ObservedGeneration
+		st.Conditions = cs.Conditions
+	}
+	d.Status = &st
+	return d
+}
+
+// containerObject is a container as `get containers -o json|yaml` shows it.
+type containerObject struct {
+	Name         string            `json:"name"`
+	ID           string            `json:"id"`
+	Deployment   string            `json:"deployment"`
+	TemplateHash string            `json:"templateHash"`
+	Image        string            `json:"image"`
+	State        string            `json:"state"`
+	Health       string            `json:"health,omitempty"`
+	Ready        bool              `json:"ready"`
+	Status       string            `json:"status"`
+	Restarts     int               `json:"restarts"`
+	Created      time.Time         `json:"created"`
+	Ports        []string          `json:"ports,omitempty"`
+	Labels       map[string]string `json:"labels,omitempty"`
+	Orphan       bool              `json:"orphan,omitempty"`
+}
+
+func (s *snapshot) known(name string) bool {
+	for _, r := range s.records {
+		if r.Name == name {
+			return true
+		}
+	}
+	return false
+}
+
+func (s *snapshot) tombstoned(name string) bool { return s.tombstones[name] }
+
+func (s *snapshot) containerByName(name string) dockerx.Container {
+	for _, c := range s.containers {
+		if c.Name == name {
+			return c
+		}
+	}
+	return dockerx.Container{}
+}
+
+func shortHash(d *manifests.Deployment) string { return manifests.TemplateHash(&d.Spec.Template) }
+
+func (s *snapshot) containerObject(c dockerx.Container) containerObject {
+	o := containerObject{
+		Name: c.Name, ID: c.ID, Deployment: c.Deployment, TemplateHash: c.TemplateHash, Image: c.Image,
+		State: c.State, Health: c.Health, Ready: reconciler.IsReady(c), Status: c.Status, Created: c.Created,
+		Labels: c.Labels, Ports: portStrings(c.Ports),
+	}
+	if st := s.statuses[c.Deployment]; st != nil {
+		o.Restarts = reconciler.RestartCount(st, c.Name)
+	}
+	return o
+}
+
+func portStrings(ps []dockerx.Port) []string {
+	var out []string
+	for _, p := range ps {
+		if p.HostPort == 0 {
+			out = append(out, fmt.Sprintf("%d/%s", p.ContainerPort, p.Protocol))
+			continue
+		}
+		ip := p.HostIP
+		if ip == "" {
+			ip = "0.0.0.0"
+		}
+		out = append(out, fmt.Sprintf("%s:%d->%d/%s", ip, p.HostPort, p.ContainerPort, p.Protocol))
+	}
+	sort.Strings(out)
+	return out
+}
+
+// containerStatus is the STATUS column: Kubernetes-like words for Docker's
+// states.
+func containerStatus(c dockerx.Container) string {
+	switch c.State {
+	case dockerx.StateRunning:
+		if c.Health == dockerx.HealthUnhealthy {
+			return "Unhealthy"
+		}
+		return "Running"
+	case dockerx.StateExited:
+		return "Exited"
+	case dockerx.StateCreated:
+		return "Created"
+	case dockerx.StatePaused:
+		return "Paused"
+	case dockerx.StateRestarting:
+		return "Restarting"
+	case dockerx.StateRemoving:
+		return "Terminating"
+	case dockerx.StateDead:
+		return "Dead"
+	}
+	return c.State
+}
+
+// age formats a duration as kubectl does: 45s, 12m, 5h, 3d.
+func age(d time.Duration) string {
+	switch {
+	case d < 0:
+		return "0s"
+	case d < 2*time.Minute:
+		return fmt.Sprintf("%ds", int(d.Seconds()))
+	case d < 2*time.Hour:
+		return fmt.Sprintf("%dm", int(d.Minutes()))
+	case d < 48*time.Hour:
+		return fmt.Sprintf("%dh", int(d.Hours()))
+	default:
+		return fmt.Sprintf("%dd", int(d.Hours()/24))
+	}
+}
+
+// printObjects prints one object for one name, otherwise a v1 List, as
+// kubectl does.
+func printObjects(w io.Writer, format string, items []any, single bool) error {
+	var obj any = map[string]any{"apiVersion": "v1", "kind": "List", "items": items}
+	if single && len(items) == 1 {
+		obj = items[0]
+	}
+	switch format {
+	case "json":
+		b, err := json.MarshalIndent(obj, "", "    ")
+		if err != nil {
+			return err
+		}
+		_, err = fmt.Fprintf(w, "%s\n", b)
+		return err
+	case "yaml":
+		b, err := yaml.Marshal(obj)
+		if err != nil {
+			return err
+		}
+		_, err = w.Write(b)
+		return err
+	}
+	return fmt.Errorf("unknown output format %q (table, wide, json, yaml)", format)
+}
+
+func matchLabels(labels map[string]string, selector []string) bool {
+	for _, sel := range selector {
+		k, v, _ := strings.Cut(sel, "=")
+		switch k {
+		case "deployment":
+			k = dockerx.LabelDeployment
+		case "template-hash", "revision":
+			k = dockerx.LabelTemplateHash
+		}
+		if labels[k] != v {
+			return false
+		}
+	}
+	return true
+}
