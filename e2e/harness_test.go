@@ -1,0 +1,267 @@
+//go:build e2e
+
+package e2e
+
+import (
+	"bytes"
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sort"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/docker/docker/api/types/container"
+	"github.com/docker/docker/api/types/filters"
+	"github.com/testcontainers/testcontainers-go"
+	"github.com/testcontainers/testcontainers-go/wait"
+)
+
+// env is one test's private dockctl world: an instance name nobody else
+// uses, a state directory, and (once started) a controller container.
+type env struct {
+	t          *testing.T
+	instance   string
+	stateDir   string
+	controller testcontainers.Container
+}
+
+func newEnv(t *testing.T) *env {
+	t.Helper()
+	e := &env{t: t, instance: "e2e-" + randomSuffix(), stateDir: t.TempDir()}
+	t.Cleanup(func() {
+		if t.Failed() && e.controller != nil {
+			t.Logf("controller log:\n%s", e.controllerLog())
+		}
+		e.stopController()
+		removeByLabel(t, "io.dockctl.instance="+e.instance)
+	})
+	return e
+}
+
+func randomSuffix() string {
+	b := make([]byte, 4)
+	_, _ = rand.Read(b)
+	return hex.EncodeToString(b)
+}
+
+// startController runs `dockctl controller` as a container, as users do,
+// with the Docker socket and the state directory mounted.
+func (e *env) startController(extraArgs ...string) {
+	e.t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	args := append([]string{"controller", "--instance", e.instance, "--resync-period", "2s",
+		"--metrics-addr", "", "--crash-backoff-base", "200ms"}, extraArgs...)
+	c, err := testcontainers.GenericContainer(ctx, testcontainers.GenericContainerRequest{
+		ContainerRequest: testcontainers.ContainerRequest{
+			Image:  controllerImage,
+			Cmd:    args,
+			Labels: map[string]string{"io.dockctl.e2e-controller": e.instance},
+			HostConfigModifier: func(hc *container.HostConfig) {
+				hc.Binds = []string{"/var/run/docker.sock:/var/run/docker.sock", e.stateDir + ":/state"}
+			},
+			WaitingFor: wait.ForLog("controller started").WithStartupTimeout(time.Minute),
+		},
+		Started: true,
+	})
+	if err != nil {
+		e.t.Fatalf("start controller: %v", err)
+	}
+	e.controller = c
+}
+
+func (e *env) stopController() {
+	if e.controller == nil {
+		return
+	}
+	if err := testcontainers.TerminateContainer(e.controller); err != nil {
+		e.t.Logf("terminate controller: %v", err)
+	}
+	e.controller = nil
+}
+
+func (e *env) controllerLog() string {
+	if e.controller == nil {
+		return ""
+	}
+	rc, err := e.controller.Logs(context.Background())
+	if err != nil {
+		return err.Error()
+	}
+	defer rc.Close()
+	b, _ := io.ReadAll(rc)
+	return string(b)
+}
+
+// dockctl runs the CLI on the host against this test's instance.
+func (e *env) dockctl(stdin string, args ...string) (string, error) {
+	e.t.Helper()
+	full := append([]string{"--instance", e.instance, "--state-dir", e.stateDir}, args...)
+	cmd := exec.Command(dockctlBin, full...)
+	cmd.Stdin = strings.NewReader(stdin)
+	var out bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &out
+	err := cmd.Run()
+	return out.String(), err
+}
+
+func (e *env) mustDockctl(stdin string, args ...string) string {
+	e.t.Helper()
+	out, err := e.dockctl(stdin, args...)
+	if err != nil {
+		e.t.Fatalf("dockctl %s: %v\n%s", strings.Join(args, " "), err, out)
+	}
+	return out
+}
+
+// apply writes a manifest to the state directory through `dockctl apply`.
+func (e *env) apply(manifest string) string {
+	e.t.Helper()
+	path := filepath.Join(e.t.TempDir(), "m.yaml")
+	if err := os.WriteFile(path, []byte(manifest), 0o600); err != nil {
+		e.t.Fatal(err)
+	}
+	return e.mustDockctl("", "apply", "-f", path)
+}
+
+// containers lists containers matching every label selector, any state.
+func containers(t *testing.T, labels ...string) []container.Summary {
+	t.Helper()
+	args := filters.NewArgs()
+	for _, l := range labels {
+		args.Add("label", l)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	cs, err := dockerCli.ContainerList(ctx, container.ListOptions{All: true, Filters: args})
+	if err != nil {
+		t.Fatalf("list containers: %v", err)
+	}
+	sort.Slice(cs, func(i, j int) bool { return cs[i].Names[0] < cs[j].Names[0] })
+	return cs
+}
+
+// deploymentContainers returns the deployment's containers in this instance.
+func (e *env) deploymentContainers(name string) []container.Summary {
+	return containers(e.t, "io.dockctl.instance="+e.instance, "io.dockctl.deployment="+name)
+}
+
+func removeByLabel(t *testing.T, label string) {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	for _, c := range containers(t, label) {
+		if err := dockerCli.ContainerRemove(ctx, c.ID, container.RemoveOptions{Force: true, RemoveVolumes: true}); err != nil {
+			t.Logf("cleanup %s: %v", c.Names[0], err)
+		}
+	}
+}
+
+// eventually polls cond until it holds or the timeout passes; cond returns a
+// description of the current state for the failure message.
+func eventually(t *testing.T, timeout time.Duration, what string, cond func() (bool, string)) {
+	t.Helper()
+	deadline := time.Now().Add(timeout)
+	var last string
+	for {
+		ok, state := cond()
+		if ok {
+			return
+		}
+		last = state
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out after %s waiting for %s; last state: %s", timeout, what, last)
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+}
+
+// waitRunning waits until the deployment has exactly n containers, all
+// running and of the given template hash (any hash if empty).
+func (e *env) waitRunning(name string, n int, hash string) []container.Summary {
+	e.t.Helper()
+	var cs []container.Summary
+	eventually(e.t, 60*time.Second, fmt.Sprintf("%d running replicas of %s", n, name), func() (bool, string) {
+		cs = e.deploymentContainers(name)
+		running := 0
+		for _, c := range cs {
+			if c.State == "running" && (hash == "" || c.Labels["io.dockctl.template-hash"] == hash) {
+				running++
+			}
+		}
+		return running == n && len(cs) == n, describe(cs)
+	})
+	return cs
+}
+
+func describe(cs []container.Summary) string {
+	var parts []string
+	for _, c := range cs {
+		parts = append(parts, fmt.Sprintf("%s(%s,%s)", strings.TrimPrefix(c.Names[0], "/"), c.State, c.Labels["io.dockctl.template-hash"]))
+	}
+	return fmt.Sprintf("%d containers: %s", len(cs), strings.Join(parts, " "))
+}
+
+// bystander creates a container dockctl must never touch, with the given
+// labels, running the workload image.
+func bystander(t *testing.T, name string, labels map[string]string) string {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	labels["io.dockctl.e2e-bystander"] = name
+	resp, err := dockerCli.ContainerCreate(ctx, &container.Config{Image: workloadImage, Labels: labels}, nil, nil, nil, name)
+	if err != nil {
+		t.Fatalf("create %s: %v", name, err)
+	}
+	t.Cleanup(func() {
+		_ = dockerCli.ContainerRemove(context.Background(), resp.ID, container.RemoveOptions{Force: true})
+	})
+	if err := dockerCli.ContainerStart(ctx, resp.ID, container.StartOptions{}); err != nil {
+		t.Fatalf("start %s: %v", name, err)
+	}
+	return resp.ID
+}
+
+// assertUntouched checks that a container still exists, running, unchanged.
+func assertUntouched(t *testing.T, id string) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	info, err := dockerCli.ContainerInspect(ctx, id)
+	if err != nil {
+		t.Fatalf("container %s was touched: %v", id[:12], err)
+	}
+	if !info.State.Running || info.RestartCount != 0 {
+		t.Fatalf("container %s was touched: running=%v restarts=%d", info.Name, info.State.Running, info.RestartCount)
+	}
+}
+
+func webManifest(replicas int, value string) string {
+	return fmt.Sprintf(`apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: web
+spec:
+  replicas: %d
+  selector:
+    matchLabels: {app: web}
+  template:
+    metadata:
+      labels: {app: web}
+    spec:
+      containers:
+      - name: web
+        image: %s
+        env:
+        - name: DOCKCTL_TEST_VALUE
+          value: %q
+        ports:
+        - containerPort: 8080
+`, replicas, workloadImage, value)
+}

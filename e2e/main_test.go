@@ -1,0 +1,141 @@
+//go:build e2e
+
+// Package e2e tests dockctl end to end against the real Docker daemon: the
+// controller runs as a container built from the repository's Dockerfile,
+// the CLI runs on the host, and the tests disturb the workloads the way a
+// user would (docker rm -f, docker stop, stray containers) and wait for the
+// controller to repair them.
+//
+// Every test uses its own --instance and state directory and removes every
+// container carrying its instance label when it ends, pass or fail.
+package e2e
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"testing"
+	"time"
+
+	"github.com/docker/docker/api/types/image"
+	"github.com/docker/docker/client"
+	"github.com/testcontainers/testcontainers-go"
+)
+
+const (
+	controllerImage = "dockctl:e2e"
+	workloadImage   = "dockctl-workload:e2e"
+)
+
+var (
+	dockctlBin string // static dockctl binary for the host-side CLI
+	dockerCli  *client.Client
+)
+
+func TestMain(m *testing.M) {
+	// This machine cannot pull Ryuk's image, and testcontainers would guess
+	// a non-local gateway address for the host; the tests clean up after
+	// themselves by label instead.
+	setDefaultEnv("TESTCONTAINERS_RYUK_DISABLED", "true")
+	setDefaultEnv("TESTCONTAINERS_HOST_OVERRIDE", "127.0.0.1")
+	code, err := run(m)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "e2e setup:", err)
+		os.Exit(1)
+	}
+	os.Exit(code)
+}
+
+func setDefaultEnv(k, v string) {
+	if os.Getenv(k) == "" {
+		os.Setenv(k, v)
+	}
+}
+
+func run(m *testing.M) (int, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	var err error
+	dockerCli, err = client.NewClientWithOpts(client.FromEnv, client.WithAPIVersionNegotiation())
+	if err != nil {
+		return 0, err
+	}
+	if _, err := dockerCli.Ping(ctx); err != nil {
+		return 0, fmt.Errorf("the e2e tests need a Docker daemon: %w", err)
+	}
+	tmp, err := os.MkdirTemp("", "dockctl-e2e-build-")
+	if err != nil {
+		return 0, err
+	}
+	defer os.RemoveAll(tmp)
+
+	root, err := repoRoot()
+	if err != nil {
+		return 0, err
+	}
+	imageCtx := filepath.Join(tmp, "image")
+	workloadCtx := filepath.Join(tmp, "workload")
+	dockctlBin = filepath.Join(imageCtx, "dockctl")
+	if err := goBuild(root, "./cmd/dockctl", dockctlBin); err != nil {
+		return 0, err
+	}
+	if err := goBuild(root, "./cmd/workload", filepath.Join(workloadCtx, "workload")); err != nil {
+		return 0, err
+	}
+	// The Dockerfiles live in the repository; copy each next to its binary
+	// so that the build context holds nothing else.
+	if err := copyFile(filepath.Join(root, "Dockerfile"), filepath.Join(imageCtx, "Dockerfile")); err != nil {
+		return 0, err
+	}
+	if err := copyFile(filepath.Join(root, "cmd/workload/Dockerfile"), filepath.Join(workloadCtx, "Dockerfile")); err != nil {
+		return 0, err
+	}
+	provider, err := testcontainers.NewDockerProvider()
+	if err != nil {
+		return 0, err
+	}
+	defer provider.Close()
+	for _, b := range []struct{ dir, repo string }{{imageCtx, "dockctl"}, {workloadCtx, "dockctl-workload"}} {
+		req := &testcontainers.ContainerRequest{FromDockerfile: testcontainers.FromDockerfile{
+			Context: b.dir, Dockerfile: "Dockerfile", Repo: b.repo, Tag: "e2e", KeepImage: true,
+		}}
+		if _, err := provider.BuildImage(ctx, req); err != nil {
+			return 0, fmt.Errorf("build %s:e2e: %w", b.repo, err)
+		}
+	}
+	code := m.Run()
+	// The images are this suite's own; containers were removed by each test.
+	for _, ref := range []string{controllerImage, workloadImage} {
+		_, _ = dockerCli.ImageRemove(context.Background(), ref, image.RemoveOptions{PruneChildren: true})
+	}
+	return code, nil
+}
+
+func goBuild(root, pkg, out string) error {
+	cmd := exec.Command("go", "build", "-trimpath", "-o", out, pkg)
+	cmd.Dir = root
+	cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
+	if b, err := cmd.CombinedOutput(); err != nil {
+		return fmt.Errorf("go build %s: %v\n%s", pkg, err, b)
+	}
+	return nil
+}
+
+func repoRoot() (string, error) {
+	_, file, _, ok := runtime.Caller(0)
+	if !ok {
+		return "", fmt.Errorf("cannot locate the repository")
+	}
+	return filepath.Dir(filepath.Dir(file)), nil
+}
+
+func copyFile(src, dst string) error {
+	b, err := os.ReadFile(src)
+	if err != nil {
+		return err
+	}
+	return os.WriteFile(dst, b, 0o644)
+}
