@@ -136,7 +136,11 @@ func runDiff(stdin io.Reader, out io.Writer, g *globalOptions, files []string) (
 	for _, d := range deps {
 		var live []byte
 		if rec, err := st.Get(d.Metadata.Name); err == nil {
-			if live, err = manifests.Marshal(&rec.Deployment, "yaml"); err != nil {
+			// Compare specs, not bookkeeping: server-set metadata is
+			// never in the files.
+			stored := rec.Deployment.DeepCopy()
+			stored.Metadata.Generation, stored.Metadata.CreationTimestamp = 0, nil
+			if live, err = manifests.Marshal(stored, "yaml"); err != nil {
 				return 0, err
 			}
 		}

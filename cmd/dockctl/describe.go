@@ -43,7 +43,7 @@ func describe(w io.Writer, snap *snapshot, d *manifests.Deployment, haveStatus b
 	tw := tabwriter.NewWriter(w, 0, 8, 1, ' ', 0)
 	p := func(k, v string) { fmt.Fprintf(tw, "%s:\t%s\n", k, v) }
 	p("Name", d.Metadata.Name)
-	p("Instance", snap.instanceOf(d))
+	p("Instance", snap.instance)
 	p("CreationTimestamp", d.Metadata.CreationTimestamp.Format("Mon, 02 Jan 2006 15:04:05 -0700"))
 	p("Labels", kv(d.Metadata.Labels))
 	p("Annotations", kv(d.Metadata.Annotations))
@@ -60,15 +60,15 @@ func describe(w io.Writer, snap *snapshot, d *manifests.Deployment, haveStatus b
 	p("Template hash", manifests.TemplateHash(&d.Spec.Template))
 	tw.Flush()
 	fmt.Fprintf(w, "Pod Template:\n  Labels: %s\n  Container %s:\n", kv(d.Spec.Template.Metadata.Labels), c.Name)
-	fmt.Fprintf(w, "    Image:\t%s (pull: %s)\n", c.Image, c.ImagePullPolicy)
+	fmt.Fprintf(w, "    Image:    %s (pull: %s)\n", c.Image, c.ImagePullPolicy)
 	if len(c.Command) > 0 {
-		fmt.Fprintf(w, "    Command:\t%s\n", strings.Join(c.Command, " "))
+		fmt.Fprintf(w, "    Command:  %s\n", strings.Join(c.Command, " "))
 	}
 	if len(c.Args) > 0 {
-		fmt.Fprintf(w, "    Args:\t%s\n", strings.Join(c.Args, " "))
+		fmt.Fprintf(w, "    Args:     %s\n", strings.Join(c.Args, " "))
 	}
 	for _, port := range c.Ports {
-		fmt.Fprintf(w, "    Port:\t%d/%s", port.ContainerPort, port.Protocol)
+		fmt.Fprintf(w, "    Port:     %d/%s", port.ContainerPort, port.Protocol)
 		if port.HostPort != 0 {
 			fmt.Fprintf(w, " (host %s:%d)", orDefault(port.HostIP, "0.0.0.0"), port.HostPort)
 		}
@@ -95,17 +95,16 @@ func describe(w io.Writer, snap *snapshot, d *manifests.Deployment, haveStatus b
 	sort.Slice(cs, func(i, j int) bool { return cs[i].Name < cs[j].Name })
 	if len(cs) == 0 {
 		fmt.Fprintln(w, "  <none>")
+		return
 	}
+	ct := tabwriter.NewWriter(w, 0, 8, 2, ' ', 0)
+	fmt.Fprintln(ct, "  Name\tStatus\tReady\tRestarts\tAge\tRevision")
 	for _, ctr := range cs {
-		fmt.Fprintf(w, "  %s\t%s\t%s\n", ctr.Name, containerStatus(ctr), ctr.Status)
+		obj := snap.containerObject(ctr)
+		fmt.Fprintf(ct, "  %s\t%s\t%v\t%d\t%s\t%s\n", obj.Name, obj.Phase, obj.Ready, obj.Restarts,
+			age(snap.now.Sub(obj.Created)), orNone(obj.TemplateHash))
 	}
-}
-
-func (s *snapshot) instanceOf(d *manifests.Deployment) string {
-	for _, c := range s.containersOf(d.Metadata.Name) {
-		return c.Instance
-	}
-	return "-"
+	ct.Flush()
 }
 
 func kv(m map[string]string) string {

@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"io"
 	"sort"
 	"strings"
 	"text/tabwriter"
@@ -67,16 +68,21 @@ func getDeployments(cmd *cobra.Command, g *globalOptions, o *getOptions, name st
 	if name != "" && len(recs) == 0 {
 		return fmt.Errorf("deployment %q not found in instance %q", name, g.instance)
 	}
-	out := cmd.OutOrStdout()
-	switch o.output {
+	if len(recs) == 0 && (o.output == "table" || o.output == "wide" || o.output == "") {
+		fmt.Fprintf(cmd.ErrOrStderr(), "No deployments found in instance %q.\n", g.instance)
+		return nil
+	}
+	return renderDeployments(cmd.OutOrStdout(), snap, recs, o.output, name != "")
+}
+
+// renderDeployments prints deployments in one of the output formats; its
+// output is the contract scripts rely on (golden-tested).
+func renderDeployments(out io.Writer, snap *snapshot, recs []*store.Record, output string, single bool) error {
+	switch output {
 	case "table", "wide", "":
-		if len(recs) == 0 {
-			fmt.Fprintf(cmd.ErrOrStderr(), "No deployments found in instance %q.\n", g.instance)
-			return nil
-		}
 		tw := tabwriter.NewWriter(out, 0, 8, 3, ' ', 0)
 		header := "NAME\tREADY\tUP-TO-DATE\tAVAILABLE\tAGE"
-		if o.output == "wide" {
+		if output == "wide" {
 			header += "\tIMAGE\tTEMPLATE-HASH\tGENERATION\tOBSERVED"
 		}
 		fmt.Fprintln(tw, header)
@@ -85,7 +91,7 @@ func getDeployments(cmd *cobra.Command, g *globalOptions, o *getOptions, name st
 			st := d.Status
 			line := fmt.Sprintf("%s\t%d/%d\t%d\t%d\t%s", r.Name, st.ReadyReplicas, d.Replicas(), st.UpdatedReplicas,
 				st.AvailableReplicas, age(snap.now.Sub(r.CreatedAt)))
-			if o.output == "wide" {
+			if output == "wide" {
 				observed := "<unknown>"
 				if st.ObservedGeneration > 0 {
 					observed = fmt.Sprint(st.ObservedGeneration)
@@ -100,7 +106,7 @@ func getDeployments(cmd *cobra.Command, g *globalOptions, o *getOptions, name st
 		for _, r := range recs {
 			items = append(items, snap.deploymentObject(r))
 		}
-		return printObjects(out, o.output, items, name != "")
+		return printObjects(out, output, items, single)
 	}
 }
 
@@ -109,53 +115,51 @@ func getContainers(cmd *cobra.Command, g *globalOptions, o *getOptions) error {
 	if err != nil {
 		return err
 	}
+	var nameSel string
+	var labelSel []string
+	for _, s := range o.selector {
+		if n, ok := strings.CutPrefix(s, "name="); ok {
+			nameSel = n
+			continue
+		}
+		labelSel = append(labelSel, s)
+	}
 	var objs []containerObject
 	for _, c := range snap.containers {
-		obj := snap.containerObject(c)
-		obj.Orphan = !snap.known(c.Deployment) && !snap.tombstoned(c.Deployment)
-		sel := o.selector
-		var nameSel string
-		var rest []string
-		for _, s := range sel {
-			if strings.HasPrefix(s, "name=") {
-				nameSel = strings.TrimPrefix(s, "name=")
-				continue
-			}
-			rest = append(rest, s)
-		}
-		if nameSel != "" && c.Name != nameSel {
+		if (nameSel != "" && c.Name != nameSel) || !matchLabels(c.Labels, labelSel) {
 			continue
 		}
-		if !matchLabels(c.Labels, rest) {
-			continue
-		}
-		objs = append(objs, obj)
+		objs = append(objs, snap.containerObject(c))
 	}
 	sort.Slice(objs, func(i, j int) bool { return objs[i].Name < objs[j].Name })
-	out := cmd.OutOrStdout()
-	switch o.output {
+	if len(objs) == 0 && (o.output == "table" || o.output == "wide" || o.output == "") {
+		fmt.Fprintf(cmd.ErrOrStderr(), "No containers found in instance %q.\n", g.instance)
+		return nil
+	}
+	return renderContainers(cmd.OutOrStdout(), snap, objs, o.output)
+}
+
+// renderContainers prints containers in one of the output formats.
+func renderContainers(out io.Writer, snap *snapshot, objs []containerObject, output string) error {
+	switch output {
 	case "table", "wide", "":
-		if len(objs) == 0 {
-			fmt.Fprintf(cmd.ErrOrStderr(), "No containers found in instance %q.\n", g.instance)
-			return nil
-		}
 		tw := tabwriter.NewWriter(out, 0, 8, 3, ' ', 0)
 		header := "NAME\tREADY\tSTATUS\tRESTARTS\tAGE"
-		if o.output == "wide" {
+		if output == "wide" {
 			header += "\tDEPLOYMENT\tREVISION\tIMAGE\tPORTS"
 		}
 		fmt.Fprintln(tw, header)
-		for i, obj := range objs {
+		for _, obj := range objs {
 			ready := "0/1"
 			if obj.Ready {
 				ready = "1/1"
 			}
-			status := containerStatus(snap.containerByName(objs[i].Name))
+			status := obj.Phase
 			if obj.Orphan {
 				status += " (orphan)"
 			}
 			line := fmt.Sprintf("%s\t%s\t%s\t%d\t%s", obj.Name, ready, status, obj.Restarts, age(snap.now.Sub(obj.Created)))
-			if o.output == "wide" {
+			if output == "wide" {
 				ports := strings.Join(obj.Ports, ",")
 				if ports == "" {
 					ports = "<none>"
@@ -170,7 +174,7 @@ func getContainers(cmd *cobra.Command, g *globalOptions, o *getOptions) error {
 		for _, obj := range objs {
 			items = append(items, obj)
 		}
-		return printObjects(out, o.output, items, false)
+		return printObjects(out, output, items, false)
 	}
 }
 

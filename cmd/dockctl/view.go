@@ -20,6 +20,7 @@ import (
 // snapshot is what the read commands show: the stored desired state, what
 // the controller recorded, and what Docker reports, read once.
 type snapshot struct {
+	instance   string
 	records    []*store.Record
 	statuses   map[string]*store.Status
 	containers []dockerx.Container
@@ -43,7 +44,7 @@ func takeSnapshot(ctx context.Context, g *globalOptions) (*snapshot, error) {
 		return nil, err
 	}
 	all, errs := st.ListAll()
-	s := &snapshot{statuses: map[string]*store.Status{}, tombstones: map[string]bool{}, containers: cs, recordErrs: errs, now: time.Now()}
+	s := &snapshot{instance: g.instance, statuses: map[string]*store.Status{}, tombstones: map[string]bool{}, containers: cs, recordErrs: errs, now: time.Now()}
 	for _, r := range all {
 		if r.Deleted {
 			s.tombstones[r.Name] = true
@@ -93,6 +94,7 @@ type containerObject struct {
 	TemplateHash string            `json:"templateHash"`
 	Image        string            `json:"image"`
 	State        string            `json:"state"`
+	Phase        string            `json:"phase"`
 	Health       string            `json:"health,omitempty"`
 	Ready        bool              `json:"ready"`
 	Status       string            `json:"status"`
@@ -114,26 +116,18 @@ func (s *snapshot) known(name string) bool {
 
 func (s *snapshot) tombstoned(name string) bool { return s.tombstones[name] }
 
-func (s *snapshot) containerByName(name string) dockerx.Container {
-	for _, c := range s.containers {
-		if c.Name == name {
-			return c
-		}
-	}
-	return dockerx.Container{}
-}
-
 func shortHash(d *manifests.Deployment) string { return manifests.TemplateHash(&d.Spec.Template) }
 
 func (s *snapshot) containerObject(c dockerx.Container) containerObject {
 	o := containerObject{
 		Name: c.Name, ID: c.ID, Deployment: c.Deployment, TemplateHash: c.TemplateHash, Image: c.Image,
-		State: c.State, Health: c.Health, Ready: reconciler.IsReady(c), Status: c.Status, Created: c.Created,
+		State: c.State, Phase: containerStatus(c), Health: c.Health, Ready: reconciler.IsReady(c), Status: c.Status, Created: c.Created,
 		Labels: c.Labels, Ports: portStrings(c.Ports),
 	}
 	if st := s.statuses[c.Deployment]; st != nil {
 		o.Restarts = reconciler.RestartCount(st, c.Name)
 	}
+	o.Orphan = !s.known(c.Deployment) && !s.tombstoned(c.Deployment)
 	return o
 }
 

@@ -1,0 +1,287 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"flag"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/dockctl/dockctl/dockerx"
+	"github.com/dockctl/dockctl/manifests"
+	"github.com/dockctl/dockctl/store"
+)
+
+var update = flag.Bool("update", false, "rewrite golden files")
+
+var now = time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
+
+const webYAML = `apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: web
+  labels: {app: web}
+spec:
+  replicas: 3
+  selector:
+    matchLabels: {app: web}
+  template:
+    metadata:
+      labels: {app: web}
+    spec:
+      containers:
+      - name: web
+        image: dockctl-workload:dev
+        env: [{name: GREETING, value: hi}]
+        ports: [{containerPort: 8080, hostPort: 0}]
+`
+
+func mustDecode(t *testing.T, src string) *manifests.Deployment {
+	t.Helper()
+	docs, err := manifests.Decode("web.yaml", []byte(src))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return docs[0].Deployment
+}
+
+// fixture is a snapshot of three replicas in various states, one orphan
+// and a controller status.
+func fixture(t *testing.T) (*snapshot, []*store.Record) {
+	d := mustDecode(t, webYAML)
+	hash := manifests.TemplateHash(&d.Spec.Template)
+	rec := &store.Record{Name: "web", Generation: 3, CreatedAt: now.Add(-3 * time.Hour), Deployment: *d}
+	c := func(ord int, state, health string, age time.Duration, hash string) dockerx.Container {
+		name := dockerx.ContainerName("default", "web", hash, ord)
+		return dockerx.Container{
+			ID: strings.Repeat("a", 60) + name[len(name)-4:], Name: name, Image: "dockctl-workload:dev",
+			Instance: "default", Deployment: "web", TemplateHash: hash, State: state, Health: health,
+			Created: now.Add(-age), Ports: []dockerx.Port{{ContainerPort: 8080, Protocol: "tcp"}},
+			Labels: map[string]string{dockerx.LabelInstance: "default", dockerx.LabelDeployment: "web", dockerx.LabelTemplateHash: hash},
+		}
+	}
+	orphan := c(0, dockerx.StateRunning, "", 40*time.Hour, "0123456789")
+	orphan.Name, orphan.Deployment = "default_api-0123456789-0", "api"
+	orphan.Labels = map[string]string{dockerx.LabelInstance: "default", dockerx.LabelDeployment: "api"}
+	restarts := json.RawMessage(`{"` + dockerx.ContainerName("default", "web", hash, 2) + `":4}`)
+	snap := &snapshot{
+		instance: "default",
+		records:  []*store.Record{rec},
+		statuses: map[string]*store.Status{"web": {
+			ObservedGeneration: 3,
+			Extra:              map[string]json.RawMessage{"restarts": restarts},
+		}},
+		tombstones: map[string]bool{},
+		containers: []dockerx.Container{
+			c(0, dockerx.StateRunning, "", 3*time.Hour, hash),
+			c(1, dockerx.StateRunning, dockerx.HealthUnhealthy, 90*time.Second, hash),
+			c(2, dockerx.StateExited, "", 50*time.Minute, hash),
+			orphan,
+		},
+		now: now,
+	}
+	return snap, []*store.Record{rec}
+}
+
+func golden(t *testing.T, name string, got []byte) {
+	t.Helper()
+	path := filepath.Join("testdata", name+".golden")
+	if *update {
+		if err := os.WriteFile(path, got, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("%v (run go test -update)", err)
+	}
+	if !bytes.Equal(got, want) {
+		t.Errorf("%s differs from %s:\n--- got\n%s\n--- want\n%s", name, path, got, want)
+	}
+}
+
+func TestRenderDeployments(t *testing.T) {
+	for _, format := range []string{"table", "wide", "json", "yaml"} {
+		t.Run(format, func(t *testing.T) {
+			snap, recs := fixture(t)
+			var buf bytes.Buffer
+			if err := renderDeployments(&buf, snap, recs, format, format == "json"); err != nil {
+				t.Fatal(err)
+			}
+			golden(t, "get-deployments-"+format, buf.Bytes())
+		})
+	}
+}
+
+func TestRenderContainers(t *testing.T) {
+	for _, format := range []string{"table", "wide", "json"} {
+		t.Run(format, func(t *testing.T) {
+			snap, _ := fixture(t)
+			var objs []containerObject
+			for _, c := range snap.containers {
+				objs = append(objs, snap.containerObject(c))
+			}
+			var buf bytes.Buffer
+			if err := renderContainers(&buf, snap, objs, format); err != nil {
+				t.Fatal(err)
+			}
+			golden(t, "get-containers-"+format, buf.Bytes())
+		})
+	}
+}
+
+func TestDescribe(t *testing.T) {
+	snap, recs := fixture(t)
+	var buf bytes.Buffer
+	describe(&buf, snap, snap.deploymentObject(recs[0]), true)
+	golden(t, "describe-deployment", buf.Bytes())
+}
+
+// run executes the CLI in-process with a private state directory.
+func run(t *testing.T, stdin string, args ...string) (string, string, error) {
+	t.Helper()
+	cmd := newRootCommand()
+	var out, errOut bytes.Buffer
+	cmd.SetOut(&out)
+	cmd.SetErr(&errOut)
+	cmd.SetIn(strings.NewReader(stdin))
+	cmd.SetArgs(args)
+	err := cmd.Execute()
+	return out.String(), errOut.String(), err
+}
+
+func TestApplyLifecycle(t *testing.T) {
+	dir := t.TempDir()
+	base := []string{"--state-dir", dir, "--instance", "t1"}
+	steps := []struct {
+		stdin string
+		args  []string
+		want  string
+	}{
+		{webYAML, []string{"apply", "-f", "-", "--dry-run"}, "deployment/web created (dry run)\n"},
+		{webYAML, []string{"apply", "-f", "-"}, "deployment/web created\n"},
+		{webYAML, []string{"apply", "-f", "-"}, "deployment/web unchanged\n"},
+		{strings.Replace(webYAML, "value: hi", "value: ho", 1), []string{"apply", "-f", "-"}, "deployment/web configured\n"},
+		{"", []string{"scale", "deployment/web", "--replicas", "5"}, "deployment/web scaled\n"},
+		{"", []string{"delete", "deployment", "web"}, "deployment/web deleted\n"},
+		{webYAML, []string{"apply", "-f", "-"}, "deployment/web created\n"},
+	}
+	for _, s := range steps {
+		out, errOut, err := run(t, s.stdin, append(base, s.args...)...)
+		if err != nil || out != s.want {
+			t.Fatalf("%v: out %q err %v stderr %q, want %q", s.args, out, err, errOut, s.want)
+		}
+	}
+}
+
+func TestDiffExitCodes(t *testing.T) {
+	dir := t.TempDir()
+	base := []string{"--state-dir", dir, "--instance", "t1"}
+	out, _, err := run(t, webYAML, append(base, "diff", "-f", "-")...)
+	if code := exitCode(err); code != 1 || !strings.Contains(out, "+++ merged/web") {
+		t.Fatalf("diff before apply: code %d out %q", code, out)
+	}
+	if _, _, err := run(t, webYAML, append(base, "apply", "-f", "-")...); err != nil {
+		t.Fatal(err)
+	}
+	if out, _, err := run(t, webYAML, append(base, "diff", "-f", "-")...); exitCode(err) != 0 || out != "" {
+		t.Fatalf("diff after apply: %v %q", err, out)
+	}
+	changed := strings.Replace(webYAML, "replicas: 3", "replicas: 4", 1)
+	out, _, err = run(t, changed, append(base, "diff", "-f", "-")...)
+	if exitCode(err) != 1 || !strings.Contains(out, "-  replicas: 3") || !strings.Contains(out, "+  replicas: 4") {
+		t.Fatalf("diff of a change: %v\n%s", err, out)
+	}
+	if _, _, err := run(t, "kind: Nope", append(base, "diff", "-f", "-")...); exitCode(err) != 2 {
+		t.Fatalf("diff of invalid input: exit %d, want 2", exitCode(err))
+	}
+}
+
+func exitCode(err error) int {
+	if err == nil {
+		return 0
+	}
+	if ex, ok := err.(*exitError); ok {
+		return ex.code
+	}
+	return 1
+}
+
+// Every error is one line that says what is wrong.
+func TestErrors(t *testing.T) {
+	dir := t.TempDir()
+	if _, _, err := run(t, webYAML, "--state-dir", dir, "--instance", "a", "apply", "-f", "-"); err != nil {
+		t.Fatal(err)
+	}
+	notWritable := filepath.Join(t.TempDir(), "file")
+	if err := os.WriteFile(notWritable, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		name  string
+		stdin string
+		args  []string
+		want  string
+	}{
+		{"other instance", webYAML, []string{"--state-dir", dir, "--instance", "b", "apply", "-f", "-"}, `belongs to instance "a"`},
+		{"unknown name", "", []string{"--state-dir", dir, "--instance", "a", "scale", "deployment", "nope", "--replicas", "2"}, `nope`},
+		{"state dir not writable", webYAML, []string{"--state-dir", filepath.Join(notWritable, "sub"), "apply", "-f", "-"}, "not writable"},
+		{"invalid manifest", strings.Replace(webYAML, "image: dockctl-workload:dev", "image: \"\"", 1),
+			[]string{"--state-dir", dir, "--instance", "a", "apply", "-f", "-"}, "<stdin>:16: spec.template.spec.containers[0].image"},
+		{"bad instance", webYAML, []string{"--state-dir", dir, "--instance", "Bad_Name", "apply", "-f", "-"}, "invalid instance"},
+		{"bad resource", "", []string{"--state-dir", dir, "scale", "pods/x", "--replicas", "1"}, "deployment/NAME"},
+		{"negative replicas", "", []string{"--state-dir", dir, "--instance", "a", "scale", "deployment/web", "--replicas", "-1"}, ">= 0"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, _, err := run(t, tt.stdin, tt.args...)
+			if err == nil || !strings.Contains(err.Error(), tt.want) {
+				t.Fatalf("error %v, want one containing %q", err, tt.want)
+			}
+		})
+	}
+}
+
+func TestDockerUnreachable(t *testing.T) {
+	t.Setenv("DOCKER_HOST", "unix:///nonexistent/docker.sock")
+	_, _, err := run(t, "", "--state-dir", t.TempDir(), "get", "deployments")
+	if err == nil || strings.Count(err.Error(), "\n") != 0 || !strings.Contains(err.Error(), "/nonexistent/docker.sock") {
+		t.Fatalf("want one line naming the socket, got %v", err)
+	}
+}
+
+func TestDeploymentArg(t *testing.T) {
+	tests := []struct {
+		args []string
+		want string
+		ok   bool
+	}{
+		{[]string{"deployment", "web"}, "web", true},
+		{[]string{"deployment/web"}, "web", true},
+		{[]string{"deploy/web"}, "web", true},
+		{[]string{"deployments", "web"}, "web", true},
+		{[]string{"web"}, "", false},
+		{[]string{"pod/web"}, "", false},
+		{[]string{"deployment/"}, "", false},
+	}
+	for _, tt := range tests {
+		got, err := deploymentArg(tt.args)
+		if (err == nil) != tt.ok || got != tt.want {
+			t.Errorf("%v: got %q, %v", tt.args, got, err)
+		}
+	}
+}
+
+func TestAge(t *testing.T) {
+	for d, want := range map[time.Duration]string{
+		-time.Second: "0s", 45 * time.Second: "45s", 119 * time.Second: "119s", 5 * time.Minute: "5m",
+		3 * time.Hour: "3h", 47 * time.Hour: "47h", 72 * time.Hour: "3d",
+	} {
+		if got := age(d); got != want {
+			t.Errorf("age(%v) = %q, want %q", d, got, want)
+		}
+	}
+}
