@@ -58,7 +58,9 @@ type Options struct {
 	CrashBackoffBase time.Duration
 	CrashBackoffMax  time.Duration
 	Logger           *slog.Logger
-	Now              func() time.Time
+	// Observer receives sync outcomes and counts (metrics); may be nil.
+	Observer Observer
+	Now      func() time.Time
 }
 
 // orphanSweepKey is queued for a whole-instance pass: it finds orphans and
@@ -117,6 +119,9 @@ func New(docker Docker, st Store, opts Options) *Controller {
 	}
 	if opts.Now == nil {
 		opts.Now = time.Now
+	}
+	if opts.Observer == nil {
+		opts.Observer = nopObserver{}
 	}
 	limiter := workqueue.NewTypedMaxOfRateLimiter(
 		// Per deployment: a failing sync is retried 200ms, 400ms, … up to 1m.
@@ -199,6 +204,7 @@ loop:
 func (c *Controller) handleEvent(ev dockerx.Event) {
 	if ev.Gap {
 		if ev.Err != nil {
+			c.opts.Observer.EventStreamGap()
 			c.dockerOK.Store(false)
 			c.log.Warn("docker event stream interrupted; full resync follows", "err", ev.Err)
 		}
@@ -224,7 +230,9 @@ func (c *Controller) processNext(ctx context.Context) bool {
 	if key == orphanSweepKey {
 		err = c.sweep(ctx)
 	} else {
+		start := time.Now()
 		requeue, err = c.syncDeployment(ctx, key)
+		c.opts.Observer.SyncDone(key, time.Since(start), err)
 	}
 	switch {
 	case err != nil:
@@ -368,7 +376,13 @@ func (c *Controller) syncDeployment(ctx context.Context, name string) (time.Dura
 	}
 	failure, execErr := c.execute(ctx, in, plan)
 
-	if !rec.Deleted {
+	if rec.Deleted {
+		if len(observed) == 0 {
+			c.opts.Observer.DeploymentForgotten(name)
+		}
+	} else {
+		counts := ComputeStatus(in.Desired, in.Hash, in.Containers, now)
+		c.opts.Observer.DeploymentObserved(name, int(in.Desired.Replicas()), int(counts.Replicas), int(counts.ReadyReplicas), int(counts.AvailableReplicas))
 		var restarted []string
 		for _, op := range plan.Ops {
 			if op.Kind == OpStart && op.Cause == causeStopped {
