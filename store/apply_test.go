@@ -3,6 +3,7 @@ package store
 import (
 	"encoding/json"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -435,3 +436,56 @@ func names(recs []*Record) []string {
 }
 
 func deps(d ...*manifests.Deployment) []*manifests.Deployment { return d }
+
+func TestRevisions(t *testing.T) {
+	s := openTemp(t)
+	withImage := func(img string) *manifests.Deployment { return dep("web", image(img)) }
+	steps := []struct {
+		apply *manifests.Deployment
+		want  []string // "number:image" oldest first
+	}{
+		{withImage("a:1"), []string{"1:a:1"}},
+		{withImage("a:1"), []string{"1:a:1"}},          // unchanged
+		{withImage("a:2"), []string{"1:a:1", "2:a:2"}}, // new template
+		{withImage("a:1"), []string{"2:a:2", "3:a:1"}}, // undo-like: the old template moves to the end
+		{withImage("a:3"), []string{"2:a:2", "3:a:1", "4:a:3"}},
+	}
+	for i, st := range steps {
+		if _, err := s.Apply([]*manifests.Deployment{st.apply}, ApplyOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		rec, err := s.Get("web")
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got []string
+		for _, r := range rec.Revisions {
+			got = append(got, fmt.Sprintf("%d:%s", r.Number, r.Template.Spec.Containers[0].Image))
+			if r.Hash != manifests.TemplateHash(&r.Template) {
+				t.Fatalf("step %d: revision %d hash %s does not match its template", i, r.Number, r.Hash)
+			}
+		}
+		if strings.Join(got, " ") != strings.Join(st.want, " ") {
+			t.Fatalf("step %d: revisions %v, want %v", i, got, st.want)
+		}
+	}
+	// Scaling is not a new revision.
+	if _, err := s.Update("web", func(d *manifests.Deployment) error { r := int32(4); d.Spec.Replicas = &r; return nil }); err != nil {
+		t.Fatal(err)
+	}
+	rec, _ := s.Get("web")
+	if n := rec.CurrentRevision().Number; n != 4 || len(rec.Revisions) != 3 {
+		t.Fatalf("scale changed revisions: current %d, %d revisions", n, len(rec.Revisions))
+	}
+	// The history is trimmed to revisionHistoryLimit old revisions.
+	limited := withImage("b:1")
+	one := int32(1)
+	limited.Spec.RevisionHistoryLimit = &one
+	if _, err := s.Apply([]*manifests.Deployment{limited}, ApplyOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	rec, _ = s.Get("web")
+	if len(rec.Revisions) != 2 || rec.Revisions[0].Number != 4 || rec.Revisions[1].Number != 5 {
+		t.Fatalf("trimmed history: %+v", rec.Revisions)
+	}
+}

@@ -31,6 +31,72 @@ type Record struct {
 	// Status nil and the server-set metadata (generation,
 	// creationTimestamp) filled from this record so it can be printed as is.
 	Deployment manifests.Deployment `json:"deployment"`
+	// Revisions is the rollout history, oldest first: one entry per distinct
+	// pod template, the last one current. A template that comes back (an
+	// undo) moves to the end with a new number, as a Kubernetes ReplicaSet
+	// does, so numbers only grow.
+	Revisions []Revision `json:"revisions,omitempty"`
+}
+
+// Revision is one pod template of a deployment's history, kept so that
+// `rollout undo` can restore it and the controller can recreate replicas of
+// an older revision during a rollout.
+type Revision struct {
+	Number      int64                     `json:"number"`
+	Hash        string                    `json:"hash"`
+	Template    manifests.PodTemplateSpec `json:"template"`
+	ChangeCause string                    `json:"changeCause,omitempty"`
+	CreatedAt   time.Time                 `json:"createdAt"`
+}
+
+// Revision returns the revision with the given template hash, or nil.
+func (r *Record) Revision(hash string) *Revision {
+	for i := range r.Revisions {
+		if r.Revisions[i].Hash == hash {
+			return &r.Revisions[i]
+		}
+	}
+	return nil
+}
+
+// CurrentRevision returns the current revision (the last), or nil for a
+// record written before revisions existed.
+func (r *Record) CurrentRevision() *Revision {
+	if len(r.Revisions) == 0 {
+		return nil
+	}
+	return &r.Revisions[len(r.Revisions)-1]
+}
+
+// recordRevision appends a revision when the template changed, and trims
+// the history to revisionHistoryLimit old revisions plus the current one.
+func recordRevision(rec *Record, now time.Time) {
+	d := &rec.Deployment
+	hash := manifests.TemplateHash(&d.Spec.Template)
+	cause := d.Metadata.Annotations[manifests.AnnotationChangeCause]
+	if cur := rec.CurrentRevision(); cur != nil && cur.Hash == hash {
+		cur.ChangeCause = cause
+		return
+	}
+	var next int64 = 1
+	revs := make([]Revision, 0, len(rec.Revisions)+1)
+	for _, r := range rec.Revisions {
+		if r.Number >= next {
+			next = r.Number + 1
+		}
+		if r.Hash != hash {
+			revs = append(revs, r)
+		}
+	}
+	revs = append(revs, Revision{Number: next, Hash: hash, Template: d.Spec.Template, ChangeCause: cause, CreatedAt: now})
+	keep := 10
+	if d.Spec.RevisionHistoryLimit != nil {
+		keep = int(*d.Spec.RevisionHistoryLimit)
+	}
+	if len(revs) > keep+1 {
+		revs = revs[len(revs)-(keep+1):]
+	}
+	rec.Revisions = revs
 }
 
 // recordFile is the on-disk form of a Record.
@@ -441,7 +507,7 @@ func plan(old *Record, n normalized, now time.Time) (*Record, Action, error) {
 	case old.Deleted:
 		// Revival is a new object (new creation time) but the generation
 		// continues, so a status observed before the deletion stays stale.
-		rec = Record{Name: old.Name, Generation: old.Generation + 1, CreatedAt: now}
+		rec = Record{Name: old.Name, Generation: old.Generation + 1, CreatedAt: now, Revisions: old.Revisions}
 		act = Created
 	default:
 		prev, err := normalize(&old.Deployment)
@@ -459,6 +525,8 @@ func plan(old *Record, n normalized, now time.Time) (*Record, Action, error) {
 	}
 	rec.UpdatedAt = now
 	rec.Deployment = n.d
+	rec.Revisions = append([]Revision(nil), rec.Revisions...)
+	recordRevision(&rec, now)
 	stamp(&rec)
 	return &rec, act, nil
 }
