@@ -1,10 +1,13 @@
 package reconciler
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
+	"maps"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -80,18 +83,10 @@ type Controller struct {
 	log    *slog.Logger
 	queue  workqueue.TypedRateLimitingInterface[string]
 
-	mu       sync.Mutex
-	restarts map[string]*restartState // by container ID
-	orphans  map[string]bool          // container IDs already reported
+	mu      sync.Mutex
+	orphans map[string]bool // container IDs already reported
 
 	dockerOK atomic.Bool
-}
-
-type restartState struct {
-	count     int       // consecutive quick exits
-	startedAt time.Time // when dockctl last started it
-	notBefore time.Time // earliest next start
-	evaluated bool      // the exit after startedAt has been counted
 }
 
 // New returns a controller; Run starts it.
@@ -128,13 +123,12 @@ func New(docker Docker, st Store, opts Options) *Controller {
 		workqueue.NewTypedItemExponentialFailureRateLimiter[string](200*time.Millisecond, time.Minute),
 	)
 	return &Controller{
-		docker:   docker,
-		store:    st,
-		opts:     opts,
-		log:      opts.Logger.With("instance", opts.Instance),
-		queue:    workqueue.NewTypedRateLimitingQueueWithConfig(limiter, workqueue.TypedRateLimitingQueueConfig[string]{Name: "deployments"}),
-		restarts: map[string]*restartState{},
-		orphans:  map[string]bool{},
+		docker:  docker,
+		store:   st,
+		opts:    opts,
+		log:     opts.Logger.With("instance", opts.Instance),
+		queue:   workqueue.NewTypedRateLimitingQueueWithConfig(limiter, workqueue.TypedRateLimitingQueueConfig[string]{Name: "deployments"}),
+		orphans: map[string]bool{},
 	}
 }
 
@@ -364,100 +358,67 @@ func (c *Controller) syncDeployment(ctx context.Context, name string) (time.Dura
 
 	now := c.opts.Now()
 	in := PlanInput{Instance: c.opts.Instance, Name: name, Containers: observed, Now: now}
-	if !rec.Deleted {
-		d := rec.Deployment
-		in.Desired = &d
-		in.Hash = manifests.TemplateHash(&d.Spec.Template)
-		in.StartNotBefore = c.crashBackoff(observed, now)
-	}
-	plan := ComputePlan(in)
-	for _, op := range plan.Ops {
-		c.log.Info("planned", "deployment", name, "op", op.Kind, "container", op.Name, "cause", op.Cause)
-	}
-	failure, execErr := c.execute(ctx, in, plan)
-
 	if rec.Deleted {
+		plan := ComputePlan(in)
+		c.logPlan(name, plan)
+		_, execErr := c.execute(ctx, rec, in, plan)
 		if len(observed) == 0 {
 			c.opts.Observer.DeploymentForgotten(name)
 		}
-	} else {
-		counts := ComputeStatus(in.Desired, in.Hash, in.Containers, now)
-		c.opts.Observer.DeploymentObserved(name, int(in.Desired.Replicas()), int(counts.Replicas), int(counts.ReadyReplicas), int(counts.AvailableReplicas))
-		var restarted []string
-		for _, op := range plan.Ops {
-			if op.Kind == OpStart && op.Cause == causeStopped {
-				restarted = append(restarted, op.Name)
-			}
-		}
-		if err := c.writeStatus(name, rec, in, restarted, failure, now); err != nil {
-			c.log.Error("write status", "deployment", name, "err", err)
-		}
+		return 0, execErr
+	}
+
+	prev, err := c.store.ReadStatus(name)
+	if err != nil || prev == nil {
+		// A garbled status only costs the controller's memory; the
+		// desired state is intact, so carry on from what Docker shows.
+		prev = &store.Status{}
+	}
+	state := readState(prev)
+	d := rec.Deployment
+	in.Desired = &d
+	in.Hash = manifests.TemplateHash(&d.Spec.Template)
+	in.Revisions = rec.Revisions
+	in.State = state.Rollout
+	in.StartNotBefore = c.observeContainers(&state, observed, now)
+	var availableIn time.Duration
+	in.Available, availableIn = availability(&d, observed, state.Containers, now)
+
+	plan := ComputePlan(in)
+	c.logPlan(name, plan)
+	failure, execErr := c.execute(ctx, rec, in, plan)
+	recordStarts(&state, plan, now)
+	if execErr == nil {
+		// Only an executed plan moves the rollout on; after an error the
+		// next sync recomputes from what Docker then shows.
+		state.Rollout = plan.State
+	}
+
+	counts := ComputeStatus(&d, in.Hash, observed, in.Available)
+	c.opts.Observer.DeploymentObserved(name, int(d.Replicas()), int(counts.Replicas), int(counts.ReadyReplicas), int(counts.AvailableReplicas))
+	deadlineIn, err := c.writeStatus(name, rec, prev, state, counts, failure, now)
+	if err != nil {
+		c.log.Error("write status", "deployment", name, "err", err)
 	}
 	if execErr != nil {
 		return 0, execErr
 	}
-	return plan.RequeueAfter, nil
+	requeue := minPositive(plan.RequeueAfter, availableIn)
+	requeue = minPositive(requeue, deadlineIn)
+	return requeue, nil
 }
 
-// crashBackoff computes, for each exited container this controller started
-// before, when it may be started again: a container that exits within
-// crashWindow of its start is in a crash loop and waits base·2ⁿ (capped).
-func (c *Controller) crashBackoff(cs []dockerx.Container, now time.Time) map[string]time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	out := map[string]time.Time{}
-	live := map[string]bool{}
-	for _, ct := range cs {
-		live[ct.ID] = true
-		st := c.restarts[ct.ID]
-		if st == nil || ct.State != dockerx.StateExited {
-			continue
-		}
-		if !st.evaluated {
-			st.evaluated = true
-			if now.Sub(st.startedAt) < crashWindow {
-				st.count++
-			} else {
-				st.count = 0
-			}
-			st.notBefore = time.Time{}
-			if st.count > 0 {
-				delay := c.opts.CrashBackoffBase << (st.count - 1)
-				if delay > c.opts.CrashBackoffMax || delay <= 0 {
-					delay = c.opts.CrashBackoffMax
-				}
-				st.notBefore = now.Add(delay)
-			}
-		}
-		if !st.notBefore.IsZero() {
-			out[ct.ID] = st.notBefore
-		}
+func (c *Controller) logPlan(name string, plan Plan) {
+	for _, op := range plan.Ops {
+		c.log.Info("planned", "deployment", name, "op", op.Kind, "container", op.Name, "cause", op.Cause)
 	}
-	for id := range c.restarts {
-		if !live[id] {
-			delete(c.restarts, id)
-		}
-	}
-	return out
-}
-
-func (c *Controller) recordStart(id string, now time.Time) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	st := c.restarts[id]
-	if st == nil {
-		st = &restartState{}
-		c.restarts[id] = st
-	}
-	st.startedAt = now
-	st.evaluated = false
 }
 
 // execute carries out a plan: removals first (so that a replacement never
 // fights its predecessor for a host port), then starts and unpauses, then
 // creates with slow start. It returns a user-facing failure message for the
 // ReplicaFailure condition when replicas could not be created.
-func (c *Controller) execute(ctx context.Context, in PlanInput, plan Plan) (string, error) {
+func (c *Controller) execute(ctx context.Context, rec *store.Record, in PlanInput, plan Plan) (string, error) {
 	var errs []error
 	var removals, restarts []Op
 	for _, op := range plan.Ops {
@@ -481,7 +442,6 @@ func (c *Controller) execute(ctx context.Context, in PlanInput, plan Plan) (stri
 			}
 			return nil
 		}
-		c.recordStart(op.ContainerID, c.opts.Now())
 		if err := c.docker.StartContainer(ctx, op.ContainerID); err != nil {
 			return fmt.Errorf("start %s: %w", op.Name, err)
 		}
@@ -490,14 +450,21 @@ func (c *Controller) execute(ctx context.Context, in PlanInput, plan Plan) (stri
 
 	creates := plan.Creates()
 	failure := ""
+	if len(errs) > 0 && len(creates) > 0 {
+		// A removal failed: creating now could exceed maxSurge. The retry
+		// recomputes from what Docker then shows.
+		return "", errors.Join(errs...)
+	}
 	if len(creates) > 0 {
-		ctr := in.Desired.Container()
-		if err := c.docker.EnsureImage(ctx, ctr.Image, ctr.ImagePullPolicy); err != nil {
-			failure = fmt.Sprintf("image %s: %v", ctr.Image, err)
-			errs = append(errs, fmt.Errorf("ensure image %s: %w", ctr.Image, err))
+		templates, err := templatesFor(rec, in, creates)
+		if err != nil {
+			return err.Error(), err
+		}
+		if failure, err = c.ensureImages(ctx, templates); err != nil {
+			errs = append(errs, err)
 		} else {
 			failed := slowStart(creates, c.opts.MaxCreatesInFlight, func(op Op) error {
-				return c.create(ctx, in, op)
+				return c.create(ctx, in, templates[op.Hash], op)
 			})
 			for _, err := range failed {
 				if !errors.Is(err, dockerx.ErrConflict) {
@@ -510,9 +477,45 @@ func (c *Controller) execute(ctx context.Context, in PlanInput, plan Plan) (stri
 	return failure, errors.Join(errs...)
 }
 
-func (c *Controller) create(ctx context.Context, in PlanInput, op Op) error {
+// templatesFor returns, per template hash to create, the deployment to
+// create it from: the desired one, or an old revision's template during a
+// rollout (a replica of the old revision that was removed by hand).
+func templatesFor(rec *store.Record, in PlanInput, creates []Op) (map[string]*manifests.Deployment, error) {
+	out := map[string]*manifests.Deployment{}
+	for _, op := range creates {
+		if _, ok := out[op.Hash]; ok {
+			continue
+		}
+		if op.Hash == in.Hash {
+			out[op.Hash] = in.Desired
+			continue
+		}
+		rev := rec.Revision(op.Hash)
+		if rev == nil {
+			return nil, fmt.Errorf("create %s: revision %s is no longer in the history", op.Name, op.Hash)
+		}
+		d := in.Desired.DeepCopy()
+		d.Spec.Template = rev.Template
+		out[op.Hash] = d
+	}
+	return out, nil
+}
+
+// ensureImages makes sure every image to create from is present, pulling
+// as each template's imagePullPolicy says.
+func (c *Controller) ensureImages(ctx context.Context, templates map[string]*manifests.Deployment) (string, error) {
+	for _, d := range templates {
+		ctr := d.Container()
+		if err := c.docker.EnsureImage(ctx, ctr.Image, ctr.ImagePullPolicy); err != nil {
+			return fmt.Sprintf("image %s: %v", ctr.Image, err), fmt.Errorf("ensure image %s: %w", ctr.Image, err)
+		}
+	}
+	return "", nil
+}
+
+func (c *Controller) create(ctx context.Context, in PlanInput, d *manifests.Deployment, op Op) error {
 	id, err := c.docker.CreateContainer(ctx, dockerx.CreateRequest{
-		Instance: in.Instance, Name: op.Name, TemplateHash: in.Hash, Deployment: in.Desired,
+		Instance: in.Instance, Name: op.Name, TemplateHash: op.Hash, Deployment: d,
 	})
 	if err != nil {
 		// A conflict means the name is taken: a container still being
@@ -526,28 +529,32 @@ func (c *Controller) create(ctx context.Context, in PlanInput, op Op) error {
 	return nil
 }
 
-func (c *Controller) writeStatus(name string, rec *store.Record, in PlanInput, restarted []string, failure string, now time.Time) error {
-	prev, err := c.store.ReadStatus(name)
-	if err != nil || prev == nil {
-		prev = &store.Status{}
-	}
-	counts := ComputeStatus(in.Desired, in.Hash, in.Containers, now)
+// writeStatus records the observed generation, the conditions and the
+// controller's memory, writing only when something changed so that an idle
+// controller writes nothing. It returns when the progress deadline would
+// expire, so the sync can requeue to report it.
+func (c *Controller) writeStatus(name string, rec *store.Record, prev *store.Status, state deploymentState, counts manifests.DeploymentStatus, failure string, now time.Time) (time.Duration, error) {
+	prevState := readState(prev)
 	next := *prev
 	next.ObservedGeneration = rec.Generation
-	next.Conditions = Conditions(in.Desired, counts, failure, prev.Conditions, now)
+	var deadlineIn time.Duration
+	next.Conditions, deadlineIn = Conditions(&rec.Deployment, counts, prevState.Counts, rec.Generation != prev.ObservedGeneration, failure, prev.Conditions, now)
 	next.Message = failure
-	restartsChanged, err := updateRestarts(&next, in.Containers, restarted)
-	if err != nil {
-		return err
+	state.Counts = counts
+	if err := writeState(&next, state); err != nil {
+		return deadlineIn, err
 	}
-	if !restartsChanged && statusEqual(prev, &next) {
-		return nil
+	if statusEqual(prev, &next) {
+		return deadlineIn, nil
 	}
 	next.UpdatedAt = now
-	return c.store.WriteStatus(name, &next)
+	return deadlineIn, c.store.WriteStatus(name, &next)
 }
 
 func statusEqual(a, b *store.Status) bool {
+	if !maps.EqualFunc(a.Extra, b.Extra, func(x, y json.RawMessage) bool { return bytes.Equal(x, y) }) {
+		return false
+	}
 	if a.ObservedGeneration != b.ObservedGeneration || a.Message != b.Message || len(a.Conditions) != len(b.Conditions) {
 		return false
 	}

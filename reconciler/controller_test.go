@@ -361,7 +361,8 @@ func TestControllerCrashLoopBacksOff(t *testing.T) {
 		}()
 		return nil
 	}
-	h.apply(testDeployment("web", 1, "x"))
+	d := testDeployment("web", 1, "x")
+	h.apply(d)
 	h.start()
 	time.Sleep(1200 * time.Millisecond)
 	h.stop()
@@ -381,7 +382,7 @@ func TestControllerCrashLoopBacksOff(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if n := RestartCount(st, h.ours("web")[0].Name); n < 2 {
+	if n := ViewContainers(d, st, h.ours("web"), time.Now())[h.ours("web")[0].ID].Restarts; n < 2 {
 		t.Fatalf("restart count %d, want >= 2", n)
 	}
 }

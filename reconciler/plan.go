@@ -2,11 +2,13 @@ package reconciler
 
 import (
 	"fmt"
+	"math"
 	"sort"
 	"time"
 
 	"github.com/dockctl/dockctl/dockerx"
 	"github.com/dockctl/dockctl/manifests"
+	"github.com/dockctl/dockctl/store"
 )
 
 // OpKind is what one planned operation does to Docker.
@@ -29,6 +31,7 @@ type Op struct {
 	Kind        OpKind
 	Name        string // container name
 	ContainerID string // empty for OpCreate
+	Hash        string // template hash of the container to create
 	Cause       string
 }
 
@@ -42,6 +45,8 @@ type Plan struct {
 	// RequeueAfter, when non-zero, asks for another sync after that delay even
 	// if no event arrives: some containers are waiting out a restart backoff.
 	RequeueAfter time.Duration
+	// State is the rollout state to persist once the plan is executed.
+	State RolloutState
 }
 
 // Creates returns the create operations of the plan.
@@ -67,19 +72,33 @@ type PlanInput struct {
 	Desired *manifests.Deployment
 	// Hash is the template hash of Desired.
 	Hash string
+	// Revisions are the deployment's known revisions: their numbers order
+	// old revisions (oldest scaled down first) and their templates let a
+	// replica of an old revision be recreated mid-rollout.
+	Revisions []store.Revision
 	// Containers are the observed containers carrying this instance's and
 	// this deployment's labels.
 	Containers []dockerx.Container
+	// Available holds, by container ID, the containers that count as
+	// available (ready for minReadySeconds).
+	Available map[string]bool
 	// StartNotBefore holds, per container ID, the earliest time dockctl may
 	// start it again (crash-loop backoff).
 	StartNotBefore map[string]time.Time
-	Now            time.Time
+	// State is the rollout state persisted by the previous sync.
+	State RolloutState
+	Now   time.Time
 }
 
 // ComputePlan decides which operations bring the observed containers to the
 // desired state. It is pure: the same input always yields the same plan, and
 // a converged input yields an empty one, which is what makes two syncs in a
 // row with no change in between write nothing to Docker.
+//
+// It works in two steps, like Kubernetes' Deployment and ReplicaSet
+// controllers: computeSizes decides how many containers each revision should
+// have (the rollout), then each revision's containers are created, started
+// or removed to match its size.
 func ComputePlan(in PlanInput) Plan {
 	var plan Plan
 	if in.Desired == nil {
@@ -92,32 +111,107 @@ func ComputePlan(in PlanInput) Plan {
 		return plan
 	}
 
-	var current []dockerx.Container
-	for _, c := range in.Containers {
-		switch {
-		case c.State == dockerx.StateRemoving:
-			// Already on its way out; its name stays taken until Docker is done.
-		case c.TemplateHash != in.Hash:
-			cause := fmt.Sprintf("template %s replaced by %s", orNone(c.TemplateHash), in.Hash)
-			plan.Ops = append(plan.Ops, Op{Kind: OpRemove, Name: c.Name, ContainerID: c.ID, Cause: cause})
-		case c.State == dockerx.StateDead:
+	p := resolveParams(in.Desired)
+	groups := map[string][]dockerx.Container{}
+	var removingOld, total int32
+	for _, c := range sortedByName(in.Containers) {
+		total++
+		switch c.State {
+		case dockerx.StateRemoving:
+			if c.TemplateHash != in.Hash {
+				removingOld++
+			}
+			continue
+		case dockerx.StateDead:
 			// Docker cannot start a dead container; a fresh one replaces it.
 			plan.Ops = append(plan.Ops, Op{Kind: OpRemove, Name: c.Name, ContainerID: c.ID, Cause: "container is dead"})
-		default:
-			current = append(current, c)
+			if c.TemplateHash != in.Hash {
+				removingOld++
+			}
+			continue
 		}
+		groups[c.TemplateHash] = append(groups[c.TemplateHash], c)
 	}
 
-	want := int(in.Desired.Replicas())
-	if len(current) > want {
-		ranked := rankForRemoval(current)
-		for _, c := range ranked[:len(current)-want] {
-			cause := fmt.Sprintf("surplus: %d replicas, %d desired", len(current), want)
-			plan.Ops = append(plan.Ops, Op{Kind: OpRemove, Name: c.Name, ContainerID: c.ID, Cause: cause})
+	byHash := map[string]*revisionSet{}
+	set := func(hash string) *revisionSet {
+		if s, ok := byHash[hash]; ok {
+			return s
 		}
-		current = ranked[len(current)-want:]
+		s := &revisionSet{hash: hash, active: int32(len(groups[hash]))}
+		if r := findRevision(in.Revisions, hash); r != nil {
+			s.number = r.Number
+		}
+		for _, c := range groups[hash] {
+			if in.Available[c.ID] {
+				s.available++
+			}
+		}
+		size, known := in.State.Sizes[hash]
+		switch {
+		case hash == "":
+			size = 0 // no template hash: made by hand, never a revision
+		case !known:
+			size = s.active // adopt what exists: a fresh state directory resumes from Docker
+		}
+		s.size = size
+		byHash[hash] = s
+		return s
+	}
+	for hash := range groups {
+		set(hash)
+	}
+	for hash := range in.State.Sizes {
+		set(hash)
+	}
+	var newSet *revisionSet
+	if _, exists := byHash[in.Hash]; exists || !p.paused {
+		newSet = set(in.Hash)
+		if newSet.number == 0 {
+			newSet.number = math.MaxInt64 // the current template is the newest revision
+		}
+	}
+	sets := make([]*revisionSet, 0, len(byHash))
+	for _, s := range byHash {
+		sets = append(sets, s)
+	}
+	sort.Slice(sets, func(i, j int) bool {
+		return sets[i].number < sets[j].number || (sets[i].number == sets[j].number && sets[i].hash < sets[j].hash)
+	})
+	computeSizes(sets, newSet, p, in.State, removingOld, total)
+
+	for _, s := range sets {
+		plan.Ops = append(plan.Ops, in.reconcileRevision(s, groups[s.hash], &plan)...)
 	}
 
+	desired := p.replicas
+	plan.State = RolloutState{Sizes: map[string]int32{}, DesiredReplicas: &desired, MaxReplicas: p.replicas + p.maxSurge}
+	if p.recreate {
+		plan.State.MaxReplicas = p.replicas
+	}
+	for _, s := range sets {
+		if s.size > 0 || s.active > 0 || hasRemoving(in.Containers, s.hash) {
+			if s.hash != "" {
+				plan.State.Sizes[s.hash] = s.size
+			}
+		}
+	}
+	return plan
+}
+
+// reconcileRevision brings one revision's containers to its size: surplus
+// removed least valuable first, stopped ones started (after any crash
+// backoff), paused ones unpaused, missing ones created.
+func (in PlanInput) reconcileRevision(s *revisionSet, cs []dockerx.Container, plan *Plan) []Op {
+	var ops []Op
+	current := cs
+	if n := int32(len(cs)); n > s.size {
+		ranked := rankForRemoval(cs)
+		for _, c := range ranked[:n-s.size] {
+			ops = append(ops, Op{Kind: OpRemove, Name: c.Name, ContainerID: c.ID, Cause: in.removeCause(s, n)})
+		}
+		current = ranked[n-s.size:]
+	}
 	for _, c := range sortedByName(current) {
 		switch c.State {
 		case dockerx.StateExited, dockerx.StateCreated:
@@ -129,21 +223,82 @@ func ComputePlan(in PlanInput) Plan {
 			if c.State == dockerx.StateCreated {
 				cause = "created but never started"
 			}
-			plan.Ops = append(plan.Ops, Op{Kind: OpStart, Name: c.Name, ContainerID: c.ID, Cause: cause})
+			ops = append(ops, Op{Kind: OpStart, Name: c.Name, ContainerID: c.ID, Cause: cause})
 		case dockerx.StatePaused:
-			plan.Ops = append(plan.Ops, Op{Kind: OpUnpause, Name: c.Name, ContainerID: c.ID, Cause: "paused"})
+			ops = append(ops, Op{Kind: OpUnpause, Name: c.Name, ContainerID: c.ID, Cause: "paused"})
 		}
 	}
+	missing := s.size - int32(len(current))
+	if missing <= 0 {
+		return ops
+	}
+	if s.hash != in.Hash && findRevision(in.Revisions, s.hash) == nil {
+		// An old revision whose template is no longer known cannot be
+		// recreated; the rollout carries on without it.
+		return ops
+	}
+	for _, ord := range freeOrdinals(in.Containers, in.Instance, in.Name, s.hash, int(missing)) {
+		name := dockerx.ContainerName(in.Instance, in.Name, s.hash, ord)
+		cause := fmt.Sprintf("missing: %d of %d replicas exist", len(current), s.size)
+		if s.hash != in.Hash {
+			cause = fmt.Sprintf("old revision %s: %d of %d replicas exist", s.hash, len(current), s.size)
+		}
+		ops = append(ops, Op{Kind: OpCreate, Name: name, Hash: s.hash, Cause: cause})
+	}
+	return ops
+}
 
-	missing := want - len(current)
-	if missing > 0 {
-		for _, ord := range freeOrdinals(in.Containers, in.Instance, in.Name, in.Hash, missing) {
-			name := dockerx.ContainerName(in.Instance, in.Name, in.Hash, ord)
-			cause := fmt.Sprintf("missing: %d of %d replicas exist", len(current), want)
-			plan.Ops = append(plan.Ops, Op{Kind: OpCreate, Name: name, Cause: cause})
+func (in PlanInput) removeCause(s *revisionSet, n int32) string {
+	switch {
+	case s.hash == "":
+		return "no template hash: not made by dockctl"
+	case s.hash == in.Hash:
+		return fmt.Sprintf("surplus: %d replicas, %d desired", n, s.size)
+	default:
+		return fmt.Sprintf("rollout to %s: old revision %s scaled to %d", in.Hash, s.hash, s.size)
+	}
+}
+
+// resolveParams resolves the strategy against the desired replicas with
+// Kubernetes' rounding. A deployment that publishes a host port cannot run
+// two containers at once, so it rolls with no surge.
+func resolveParams(d *manifests.Deployment) rolloutParams {
+	p := rolloutParams{replicas: d.Replicas(), paused: d.Spec.Paused, recreate: d.Spec.Strategy.Type == manifests.StrategyRecreate}
+	if p.recreate {
+		return p
+	}
+	surge, unavailable, err := manifests.ParseMaxSurgeUnavailable(d)
+	if err != nil {
+		surge, unavailable = 0, 1
+	}
+	for _, port := range d.Container().Ports {
+		if port.HostPort != 0 {
+			surge = 0
 		}
 	}
-	return plan
+	if surge == 0 && unavailable == 0 {
+		unavailable = 1
+	}
+	p.maxSurge, p.maxUnavailable = surge, unavailable
+	return p
+}
+
+func findRevision(revs []store.Revision, hash string) *store.Revision {
+	for i := range revs {
+		if revs[i].Hash == hash {
+			return &revs[i]
+		}
+	}
+	return nil
+}
+
+func hasRemoving(cs []dockerx.Container, hash string) bool {
+	for _, c := range cs {
+		if c.TemplateHash == hash && (c.State == dockerx.StateRemoving || c.State == dockerx.StateDead) {
+			return true
+		}
+	}
+	return false
 }
 
 // causeStopped marks the start of a replica that ran and stopped: it counts
@@ -202,8 +357,12 @@ func sortedByName(cs []dockerx.Container) []dockerx.Container {
 	return out
 }
 
+// minPositive returns the smaller of two delays, where zero means "none".
 func minPositive(a, b time.Duration) time.Duration {
-	if a <= 0 || b < a {
+	switch {
+	case b <= 0:
+		return a
+	case a <= 0 || b < a:
 		return b
 	}
 	return a

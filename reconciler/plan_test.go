@@ -8,12 +8,13 @@ import (
 
 	"github.com/dockctl/dockctl/dockerx"
 	"github.com/dockctl/dockctl/manifests"
+	"github.com/dockctl/dockctl/store"
 )
 
 var t0 = time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 
 func deployment(replicas int32) *manifests.Deployment {
-	return &manifests.Deployment{
+	d := &manifests.Deployment{
 		APIVersion: manifests.APIVersion, Kind: manifests.Kind,
 		Metadata: manifests.ObjectMeta{Name: "web"},
 		Spec: manifests.DeploymentSpec{
@@ -23,6 +24,20 @@ func deployment(replicas int32) *manifests.Deployment {
 			}},
 		},
 	}
+	manifests.SetDefaults(d)
+	return d
+}
+
+// availableIfRunning marks every ready container available, as a
+// deployment with minReadySeconds 0 sees them.
+func availableIfRunning(cs []dockerx.Container) map[string]bool {
+	out := map[string]bool{}
+	for _, c := range cs {
+		if IsReady(c) {
+			out[c.ID] = true
+		}
+	}
+	return out
 }
 
 // ctr builds an observed container of deployment web in instance "i".
@@ -101,10 +116,10 @@ func TestComputePlan(t *testing.T) {
 			want: []string{"remove i_web-aaaa-2", "remove i_web-aaaa-1"},
 		},
 		{
-			name:       "other template replaced",
+			name:       "other template: rolling update surges one new replica first",
 			desired:    deployment(2),
 			containers: []dockerx.Container{ctr("old", 0, running, time.Hour), ctr("old", 1, running, time.Hour)},
-			want:       []string{"remove i_web-old-0", "remove i_web-old-1", "create i_web-aaaa-0", "create i_web-aaaa-1"},
+			want:       []string{"create i_web-aaaa-0"},
 		},
 		{
 			name:    "labelled stray without hash removed",
@@ -170,6 +185,7 @@ func TestComputePlan(t *testing.T) {
 			plan := ComputePlan(PlanInput{
 				Instance: "i", Name: "web", Desired: tt.desired, Hash: H,
 				Containers: tt.containers, StartNotBefore: tt.notBefore, Now: t0,
+				Available: availableIfRunning(tt.containers),
 			})
 			var got []string
 			for _, op := range plan.Ops {
@@ -188,8 +204,9 @@ func TestComputePlan(t *testing.T) {
 	}
 }
 
-// A plan applied to its input must converge: planning again on the result
-// yields nothing. This is the idempotence contract of DESIGN §1.
+// Plans applied one after another must converge, whatever the starting
+// point: the last plan is empty. This is the idempotence contract of
+// DESIGN §1, and it exercises a full rolling update.
 func TestComputePlanConverges(t *testing.T) {
 	const H = "aaaa"
 	for replicas := int32(0); replicas <= 5; replicas++ {
@@ -197,14 +214,26 @@ func TestComputePlanConverges(t *testing.T) {
 			ctr("old", 0, dockerx.StateRunning, time.Hour), ctr(H, 1, dockerx.StateExited, time.Hour),
 			ctr(H, 3, dockerx.StatePaused, time.Hour), ctr(H, 7, dockerx.StateRunning, time.Hour),
 		}
-		in := PlanInput{Instance: "i", Name: "web", Desired: deployment(replicas), Hash: H, Containers: cs, Now: t0}
-		after := apply(cs, ComputePlan(in))
-		if n := len(after); n != int(replicas) {
-			t.Fatalf("replicas %d: %d containers after applying the plan", replicas, n)
+		in := PlanInput{Instance: "i", Name: "web", Desired: deployment(replicas), Hash: H, Containers: cs, Now: t0,
+			Revisions: []store.Revision{{Number: 1, Hash: "old"}, {Number: 2, Hash: H}}}
+		converged := false
+		for round := 0; round < 20 && !converged; round++ {
+			in.Available = availableIfRunning(in.Containers)
+			plan := ComputePlan(in)
+			converged = len(plan.Ops) == 0
+			in.Containers = apply(in.Containers, plan)
+			in.State = plan.State
 		}
-		in.Containers = after
-		if again := ComputePlan(in); len(again.Ops) != 0 {
-			t.Fatalf("replicas %d: second plan not empty: %v", replicas, again.Ops)
+		if !converged {
+			t.Fatalf("replicas %d: no convergence in 20 rounds: %s", replicas, summary(in.Containers))
+		}
+		if n := len(in.Containers); n != int(replicas) {
+			t.Fatalf("replicas %d: converged with %d containers", replicas, n)
+		}
+		for _, c := range in.Containers {
+			if c.TemplateHash != H || c.State != dockerx.StateRunning {
+				t.Fatalf("replicas %d: converged with %s", replicas, summary(in.Containers))
+			}
 		}
 	}
 }
@@ -224,14 +253,14 @@ func apply(cs []dockerx.Container, p Plan) []dockerx.Container {
 			byName[op.Name] = c
 		case OpCreate:
 			byName[op.Name] = dockerx.Container{ID: "id-" + op.Name, Name: op.Name, State: dockerx.StateRunning,
-				Instance: "i", Deployment: "web", TemplateHash: "aaaa", Created: t0}
+				Instance: "i", Deployment: "web", TemplateHash: op.Hash, Created: t0}
 		}
 	}
 	var out []dockerx.Container
 	for _, c := range byName {
 		out = append(out, c)
 	}
-	return out
+	return sortedByName(out)
 }
 
 func TestSlowStart(t *testing.T) {

@@ -8,14 +8,10 @@ import (
 )
 
 // ComputeStatus derives a deployment's replica counts from what Docker
-// reports. It needs no controller state, which is why `dockctl get` is right
-// even when no controller runs. A container is available once it has been
-// ready for minReadySeconds; without a recorded ready time the container's
-// creation time stands in, which can only make it look available later, never
-// earlier.
-func ComputeStatus(d *manifests.Deployment, hash string, cs []dockerx.Container, now time.Time) manifests.DeploymentStatus {
+// reports and which containers are available (see availability). It needs
+// no controller, which is why `dockctl get` is right even when none runs.
+func ComputeStatus(d *manifests.Deployment, hash string, cs []dockerx.Container, available map[string]bool) manifests.DeploymentStatus {
 	var st manifests.DeploymentStatus
-	minReady := time.Duration(d.Spec.MinReadySeconds) * time.Second
 	for _, c := range cs {
 		if c.State == dockerx.StateRemoving {
 			continue
@@ -26,9 +22,9 @@ func ComputeStatus(d *manifests.Deployment, hash string, cs []dockerx.Container,
 		}
 		if IsReady(c) {
 			st.ReadyReplicas++
-			if minReady == 0 || now.Sub(c.Created) >= minReady {
-				st.AvailableReplicas++
-			}
+		}
+		if available[c.ID] {
+			st.AvailableReplicas++
 		}
 	}
 	if un := d.Replicas() - st.AvailableReplicas; un > 0 {
@@ -37,46 +33,115 @@ func ComputeStatus(d *manifests.Deployment, hash string, cs []dockerx.Container,
 	return st
 }
 
-// Conditions computes the Available and Progressing conditions from the
-// counts, carrying over transition times from prev when a condition's status
-// has not changed, as Kubernetes does.
-func Conditions(d *manifests.Deployment, st manifests.DeploymentStatus, failure string, prev []manifests.DeploymentCondition, now time.Time) []manifests.DeploymentCondition {
+// RolloutComplete reports whether every replica runs the current template,
+// is available, and nothing else is left, as `kubectl rollout status`
+// requires.
+func RolloutComplete(d *manifests.Deployment, st manifests.DeploymentStatus) bool {
 	want := d.Replicas()
-	_, maxUnavailable, err := manifests.ParseMaxSurgeUnavailable(d)
-	if err != nil || d.Spec.Strategy.Type == manifests.StrategyRecreate {
-		maxUnavailable = 0
-	}
+	return st.UpdatedReplicas == want && st.Replicas == want && st.AvailableReplicas >= want
+}
+
+// Condition reasons, as Kubernetes names them.
+const (
+	ReasonMinimumReplicasAvailable   = "MinimumReplicasAvailable"
+	ReasonMinimumReplicasUnavailable = "MinimumReplicasUnavailable"
+	ReasonNewReplicaSetAvailable     = "NewReplicaSetAvailable"
+	ReasonReplicaSetUpdated          = "ReplicaSetUpdated"
+	ReasonProgressDeadlineExceeded   = "ProgressDeadlineExceeded"
+	ReasonDeploymentPaused           = "DeploymentPaused"
+	ReasonFailedCreate               = "FailedCreate"
+)
+
+// Conditions computes Available, Progressing and ReplicaFailure as
+// Kubernetes does. Progressing's LastUpdateTime moves whenever the rollout
+// makes progress (a new generation, more updated, ready or available
+// replicas, fewer old ones); when it has not moved for
+// progressDeadlineSeconds, Progressing turns False with
+// ProgressDeadlineExceeded — the controller keeps trying all the same. It
+// returns how long until that deadline, for a requeue. Transition and update
+// times carry over while nothing changes, so an idle controller rewrites
+// nothing.
+func Conditions(d *manifests.Deployment, st, prevCounts manifests.DeploymentStatus, newGeneration bool, failure string, prev []manifests.DeploymentCondition, now time.Time) ([]manifests.DeploymentCondition, time.Duration) {
+	p := resolveParams(d)
 	var out []manifests.DeploymentCondition
-	if st.AvailableReplicas >= want-maxUnavailable {
-		out = append(out, cond(manifests.ConditionAvailable, "True", "MinimumReplicasAvailable", "Deployment has minimum availability."))
+	if st.AvailableReplicas >= p.replicas-p.maxUnavailable {
+		out = append(out, cond(manifests.ConditionAvailable, "True", ReasonMinimumReplicasAvailable, "Deployment has minimum availability."))
 	} else {
-		out = append(out, cond(manifests.ConditionAvailable, "False", "MinimumReplicasUnavailable", "Deployment does not have minimum availability."))
+		out = append(out, cond(manifests.ConditionAvailable, "False", ReasonMinimumReplicasUnavailable, "Deployment does not have minimum availability."))
 	}
-	complete := st.UpdatedReplicas == want && st.Replicas == want && st.AvailableReplicas == want
-	if complete {
-		out = append(out, cond(manifests.ConditionProgressing, "True", "NewReplicaSetAvailable", "Deployment has successfully progressed."))
-	} else {
-		out = append(out, cond(manifests.ConditionProgressing, "True", "ReplicaSetUpdated", "Deployment is progressing."))
-	}
-	if failure != "" {
-		out = append(out, cond(manifests.ConditionReplicaFailure, "True", "FailedCreate", failure))
-	}
-	for i := range out {
-		out[i].LastUpdateTime = now
-		out[i].LastTransitionTime = now
-		for _, p := range prev {
-			if p.Type != out[i].Type || p.Status != out[i].Status {
-				continue
-			}
-			out[i].LastTransitionTime = p.LastTransitionTime
-			if p.Reason == out[i].Reason && p.Message == out[i].Message {
-				// Nothing changed: keep the old update time too, so that an
-				// idle controller rewrites nothing.
-				out[i].LastUpdateTime = p.LastUpdateTime
+
+	var deadlineIn time.Duration
+	prevProgressing := find(prev, manifests.ConditionProgressing)
+	progressed := newGeneration || st.UpdatedReplicas > prevCounts.UpdatedReplicas ||
+		st.ReadyReplicas > prevCounts.ReadyReplicas || st.AvailableReplicas > prevCounts.AvailableReplicas ||
+		st.Replicas-st.UpdatedReplicas < prevCounts.Replicas-prevCounts.UpdatedReplicas
+	var progressing manifests.DeploymentCondition
+	switch {
+	case d.Spec.Paused:
+		progressing = cond(manifests.ConditionProgressing, "Unknown", ReasonDeploymentPaused, "Deployment is paused.")
+	case RolloutComplete(d, st):
+		progressing = cond(manifests.ConditionProgressing, "True", ReasonNewReplicaSetAvailable, "Deployment has successfully progressed.")
+	case progressed || prevProgressing == nil || prevProgressing.Reason == ReasonNewReplicaSetAvailable || prevProgressing.Reason == ReasonDeploymentPaused:
+		progressing = cond(manifests.ConditionProgressing, "True", ReasonReplicaSetUpdated, "Deployment is progressing.")
+		progressing.LastUpdateTime = now
+	default:
+		progressing = *prevProgressing
+		deadline := time.Duration(progressDeadline(d)) * time.Second
+		if progressing.Status == "True" {
+			if left := progressing.LastUpdateTime.Add(deadline).Sub(now); left > 0 {
+				deadlineIn = left
+			} else {
+				progressing = cond(manifests.ConditionProgressing, "False", ReasonProgressDeadlineExceeded,
+					"Deployment has timed out progressing: no progress for "+deadline.String()+".")
+				progressing.LastUpdateTime = now
 			}
 		}
 	}
-	return out
+	out = append(out, progressing)
+	if failure != "" {
+		out = append(out, cond(manifests.ConditionReplicaFailure, "True", ReasonFailedCreate, failure))
+	}
+	for i := range out {
+		c := &out[i]
+		p := find(prev, c.Type)
+		if p == nil {
+			c.LastTransitionTime = now
+			if c.LastUpdateTime.IsZero() {
+				c.LastUpdateTime = now
+			}
+			continue
+		}
+		if p.Status == c.Status {
+			c.LastTransitionTime = p.LastTransitionTime
+		} else {
+			c.LastTransitionTime = now
+		}
+		if c.LastUpdateTime.IsZero() {
+			// Not a progress update: keep the old time while nothing
+			// about the condition changed.
+			c.LastUpdateTime = now
+			if p.Status == c.Status && p.Reason == c.Reason && p.Message == c.Message {
+				c.LastUpdateTime = p.LastUpdateTime
+			}
+		}
+	}
+	return out, deadlineIn
+}
+
+func progressDeadline(d *manifests.Deployment) int32 {
+	if d.Spec.ProgressDeadlineSeconds == nil {
+		return 600
+	}
+	return *d.Spec.ProgressDeadlineSeconds
+}
+
+func find(conds []manifests.DeploymentCondition, typ string) *manifests.DeploymentCondition {
+	for i := range conds {
+		if conds[i].Type == typ {
+			return &conds[i]
+		}
+	}
+	return nil
 }
 
 func cond(typ, status, reason, msg string) manifests.DeploymentCondition {

@@ -66,13 +66,14 @@ func fixture(t *testing.T) (*snapshot, []*store.Record) {
 	orphan := c(0, dockerx.StateRunning, "", 40*time.Hour, "0123456789")
 	orphan.Name, orphan.Deployment = "default_api-0123456789-0", "api"
 	orphan.Labels = map[string]string{dockerx.LabelInstance: "default", dockerx.LabelDeployment: "api"}
-	restarts := json.RawMessage(`{"` + dockerx.ContainerName("default", "web", hash, 2) + `":4}`)
+	ids := func(ord int) string { n := dockerx.ContainerName("default", "web", hash, ord); return strings.Repeat("a", 60) + n[len(n)-4:] }
+	restarts := json.RawMessage(`{"rollout":{},"containers":{"` + ids(2) + `":{"restarts":4},"` + ids(0) + `":{"readySince":"2026-03-01T09:00:00Z"}}}`)
 	snap := &snapshot{
 		instance: "default",
 		records:  []*store.Record{rec},
 		statuses: map[string]*store.Status{"web": {
 			ObservedGeneration: 3,
-			Extra:              map[string]json.RawMessage{"restarts": restarts},
+			Extra:              map[string]json.RawMessage{"controller": restarts},
 		}},
 		tombstones: map[string]bool{},
 		containers: []dockerx.Container{

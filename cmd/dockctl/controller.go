@@ -2,21 +2,19 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"log/slog"
-	"net"
-	"net/http"
 	"os"
 	"os/signal"
 	"regexp"
 	"syscall"
 	"time"
 
-	"github.com/prometheus/client_golang/prometheus/promhttp"
 	"github.com/spf13/cobra"
+	"k8s.io/client-go/util/workqueue"
 
 	"github.com/dockctl/dockctl/dockerx"
+	"github.com/dockctl/dockctl/metrics"
 	"github.com/dockctl/dockctl/reconciler"
 )
 
@@ -95,7 +93,12 @@ func runController(g *globalOptions, o *controllerOptions) error {
 		log.Warn("docker daemon not reachable yet; will keep trying", "err", err)
 	}
 
-	ctrl := reconciler.New(cli, st, reconciler.Options{
+	// The queue is created inside reconciler.New, and workqueue.SetProvider
+	// (process-global, first call wins) only reaches queues created after
+	// it: it must come first.
+	m := metrics.New()
+	workqueue.SetProvider(m.QueueProvider())
+	ctrl := reconciler.New(m.InstrumentDocker(cli), st, reconciler.Options{
 		Instance:         g.instance,
 		ResyncPeriod:     o.resync,
 		PruneOrphans:     o.pruneOrphans,
@@ -104,41 +107,27 @@ func runController(g *globalOptions, o *controllerOptions) error {
 		CrashBackoffBase: o.crashBase,
 		CrashBackoffMax:  o.crashMax,
 		Logger:           log,
+		Observer:         m,
 	})
 
 	if o.metricsAddr != "" {
-		srv, addr, err := serveMetrics(o.metricsAddr, ctrl)
+		// Its own context, so that the server also stops when Run returns
+		// with an error rather than on a signal.
+		srvCtx, stopServer := context.WithCancel(ctx)
+		addr, served, err := metrics.Serve(srvCtx, o.metricsAddr, m.Handler(ctrl.Ready))
 		if err != nil {
+			stopServer()
 			return err
 		}
 		log.Info("serving metrics and health", "addr", addr)
-		defer srv.Close()
+		defer func() {
+			stopServer()
+			if err := <-served; err != nil {
+				log.Warn("metrics server", "err", err)
+			}
+		}()
 	}
 	return ctrl.Run(ctx)
-}
-
-func serveMetrics(addr string, ctrl *reconciler.Controller) (*http.Server, string, error) {
-	ln, err := net.Listen("tcp", addr)
-	if err != nil {
-		return nil, "", fmt.Errorf("metrics address %s: %w", addr, err)
-	}
-	mux := http.NewServeMux()
-	mux.Handle("/metrics", promhttp.Handler())
-	mux.HandleFunc("/healthz", func(w http.ResponseWriter, _ *http.Request) { fmt.Fprintln(w, "ok") })
-	mux.HandleFunc("/readyz", func(w http.ResponseWriter, _ *http.Request) {
-		if !ctrl.Ready() {
-			http.Error(w, "docker daemon not reachable", http.StatusServiceUnavailable)
-			return
-		}
-		fmt.Fprintln(w, "ok")
-	})
-	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second}
-	go func() {
-		if err := srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
-			slog.Error("metrics server", "err", err)
-		}
-	}()
-	return srv, ln.Addr().String(), nil
 }
 
 var containerIDPattern = regexp.MustCompile(`/containers/([0-9a-f]{64})/`)

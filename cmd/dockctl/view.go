@@ -77,7 +77,13 @@ func (s *snapshot) deploymentObject(r *store.Record) *manifests.Deployment {
 	created := r.CreatedAt
 	d.Metadata.CreationTimestamp = &created
 	hash := manifests.TemplateHash(&d.Spec.Template)
-	st := reconciler.ComputeStatus(d, hash, s.containersOf(r.Name), s.now)
+	cs := s.containersOf(r.Name)
+	views := reconciler.ViewContainers(d, s.statuses[r.Name], cs, s.now)
+	available := map[string]bool{}
+	for id, v := range views {
+		available[id] = v.Available
+	}
+	st := reconciler.ComputeStatus(d, hash, cs, available)
 	if cs := s.statuses[r.Name]; cs != nil {
 		st.ObservedGeneration = cs.ObservedGeneration
 		st.Conditions = cs.Conditions
@@ -105,13 +111,15 @@ type containerObject struct {
 	Orphan       bool              `json:"orphan,omitempty"`
 }
 
-func (s *snapshot) known(name string) bool {
+func (s *snapshot) known(name string) bool { return s.record(name) != nil }
+
+func (s *snapshot) record(name string) *store.Record {
 	for _, r := range s.records {
 		if r.Name == name {
-			return true
+			return r
 		}
 	}
-	return false
+	return nil
 }
 
 func (s *snapshot) tombstoned(name string) bool { return s.tombstones[name] }
@@ -124,8 +132,12 @@ func (s *snapshot) containerObject(c dockerx.Container) containerObject {
 		State: c.State, Phase: containerStatus(c), Health: c.Health, Ready: reconciler.IsReady(c), Status: c.Status, Created: c.Created,
 		Labels: c.Labels, Ports: portStrings(c.Ports),
 	}
-	if st := s.statuses[c.Deployment]; st != nil {
-		o.Restarts = reconciler.RestartCount(st, c.Name)
+	if r := s.record(c.Deployment); r != nil {
+		v := reconciler.ViewContainers(&r.Deployment, s.statuses[c.Deployment], []dockerx.Container{c}, s.now)[c.ID]
+		o.Restarts = v.Restarts
+		if v.CrashLoopBackOff {
+			o.Phase = "CrashLoopBackOff"
+		}
 	}
 	o.Orphan = !s.known(c.Deployment) && !s.tombstoned(c.Deployment)
 	return o

@@ -41,10 +41,15 @@ func waitRolledOut(ctx context.Context, g *globalOptions, st *store.Store, names
 					mine = append(mine, c)
 				}
 			}
-			s := reconciler.ComputeStatus(d, hash, mine, time.Now())
+			status, _ := st.ReadStatus(name)
+			available := map[string]bool{}
+			for id, v := range reconciler.ViewContainers(d, status, mine, time.Now()) {
+				available[id] = v.Available
+			}
+			s := reconciler.ComputeStatus(d, hash, mine, available)
 			want := d.Replicas()
 			line := fmt.Sprintf("deployment/%s: %d/%d updated, %d available, %d total", name, s.UpdatedReplicas, want, s.AvailableReplicas, s.Replicas)
-			done := s.UpdatedReplicas == want && s.AvailableReplicas >= want && s.Replicas == want
+			done := reconciler.RolloutComplete(d, s)
 			if done {
 				line = fmt.Sprintf("deployment/%s successfully rolled out", name)
 			} else {

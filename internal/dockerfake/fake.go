@@ -30,6 +30,7 @@ type Engine struct {
 	// Hooks let tests inject faults. They run with the lock released.
 	OnCreate func(req dockerx.CreateRequest) error
 	OnStart  func(id string) error
+	OnRemove func(id string) error
 }
 
 type subscriber struct {
@@ -189,6 +190,11 @@ func (e *Engine) UnpauseContainer(ctx context.Context, id string) error {
 // ErrNotFound, which the real client maps to nil; the fake does the same so
 // that the controller sees what it would see against Docker.
 func (e *Engine) RemoveContainer(ctx context.Context, id string) error {
+	if e.OnRemove != nil {
+		if err := e.OnRemove(id); err != nil {
+			return err
+		}
+	}
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	e.calls["remove"]++

@@ -1,0 +1,181 @@
+package reconciler
+
+import (
+	"fmt"
+	"testing"
+
+	"k8s.io/apimachinery/pkg/util/intstr"
+
+	"github.com/dockctl/dockctl/manifests"
+)
+
+func i32(n int32) *int32 { return &n }
+
+// TestComputeSizes checks one sync step of the rollout against the
+// Kubernetes Deployment controller's arithmetic. Sets are written as
+// "number:size/available".
+func TestComputeSizes(t *testing.T) {
+	type set struct{ number, size, active, available int32 }
+	tests := []struct {
+		name      string
+		p         rolloutParams
+		prev      RolloutState
+		old       []set // oldest first
+		new       set
+		wantOld   []int32
+		wantNew   int32
+		removing  int32
+		totalPods int32 // 0: sum of actives
+	}{
+		{
+			name: "maxSurge 1, maxUnavailable 0: surge one new replica",
+			p:    rolloutParams{replicas: 6, maxSurge: 1}, prev: RolloutState{DesiredReplicas: i32(6)},
+			old: []set{{1, 6, 6, 6}}, new: set{2, 0, 0, 0}, wantOld: []int32{6}, wantNew: 1,
+		},
+		{
+			name: "new replica not yet available: old ones stay",
+			p:    rolloutParams{replicas: 6, maxSurge: 1}, prev: RolloutState{DesiredReplicas: i32(6)},
+			old: []set{{1, 6, 6, 6}}, new: set{2, 1, 1, 0}, wantOld: []int32{6}, wantNew: 1,
+		},
+		{
+			name: "new replica available: one old goes",
+			p:    rolloutParams{replicas: 6, maxSurge: 1}, prev: RolloutState{DesiredReplicas: i32(6)},
+			old: []set{{1, 6, 6, 6}}, new: set{2, 1, 1, 1}, wantOld: []int32{5}, wantNew: 1,
+		},
+		{
+			name: "old one gone: the next new one surges",
+			p:    rolloutParams{replicas: 6, maxSurge: 1}, prev: RolloutState{DesiredReplicas: i32(6)},
+			old: []set{{1, 5, 5, 5}}, new: set{2, 1, 1, 1}, wantOld: []int32{5}, wantNew: 2,
+		},
+		{
+			name: "old container still being removed counts against the surge",
+			p:    rolloutParams{replicas: 6, maxSurge: 1}, prev: RolloutState{DesiredReplicas: i32(6)},
+			old: []set{{1, 5, 5, 5}}, new: set{2, 1, 1, 1}, removing: 1, totalPods: 7, wantOld: []int32{5}, wantNew: 1,
+		},
+		{
+			name: "25%/25% of 10: surge 3, unavailable 2",
+			p:    rolloutParams{replicas: 10, maxSurge: 3, maxUnavailable: 2}, prev: RolloutState{DesiredReplicas: i32(10)},
+			old: []set{{1, 10, 10, 10}}, new: set{2, 0, 0, 0}, wantOld: []int32{8}, wantNew: 3,
+		},
+		{
+			name: "broken new revision stalls at the maxUnavailable budget",
+			p:    rolloutParams{replicas: 4, maxSurge: 1, maxUnavailable: 1}, prev: RolloutState{DesiredReplicas: i32(4)},
+			old: []set{{1, 3, 3, 3}}, new: set{2, 2, 2, 0}, wantOld: []int32{3}, wantNew: 2,
+		},
+		{
+			name: "unhealthy old replicas go first",
+			p:    rolloutParams{replicas: 4, maxSurge: 1, maxUnavailable: 1}, prev: RolloutState{DesiredReplicas: i32(4)},
+			old: []set{{1, 4, 4, 2}}, new: set{2, 0, 0, 0}, wantOld: []int32{3}, wantNew: 1,
+		},
+		{
+			name: "oldest revision scaled down first",
+			p:    rolloutParams{replicas: 4, maxSurge: 0, maxUnavailable: 2}, prev: RolloutState{DesiredReplicas: i32(4)},
+			old: []set{{1, 2, 2, 2}, {2, 2, 2, 2}}, new: set{3, 0, 0, 0}, wantOld: []int32{0, 2}, wantNew: 0,
+		},
+		{
+			name: "proportional scale-up mid-rollout: 8 old + 5 new to 30 is 20 + 13",
+			p:    rolloutParams{replicas: 30, maxSurge: 3, maxUnavailable: 2}, prev: RolloutState{DesiredReplicas: i32(10), MaxReplicas: 13},
+			old: []set{{1, 8, 8, 8}}, new: set{2, 5, 5, 0}, wantOld: []int32{20}, wantNew: 13,
+		},
+		{
+			name: "proportional scale-down mid-rollout: 20 + 13 to 10 is 8 + 5",
+			p:    rolloutParams{replicas: 10, maxSurge: 3, maxUnavailable: 2}, prev: RolloutState{DesiredReplicas: i32(30), MaxReplicas: 33},
+			old: []set{{1, 20, 20, 20}}, new: set{2, 13, 13, 0}, wantOld: []int32{8}, wantNew: 5,
+		},
+		{
+			name: "scaling with one active revision scales it",
+			p:    rolloutParams{replicas: 7, maxSurge: 2, maxUnavailable: 1}, prev: RolloutState{DesiredReplicas: i32(3), MaxReplicas: 4},
+			old: nil, new: set{1, 3, 3, 3}, wantNew: 7,
+		},
+		{
+			name: "saturated new revision: a scaling event drops the old ones",
+			p:    rolloutParams{replicas: 3, maxSurge: 1}, prev: RolloutState{DesiredReplicas: i32(2), MaxReplicas: 3},
+			old: []set{{1, 1, 1, 1}}, new: set{2, 3, 3, 3}, wantOld: []int32{0}, wantNew: 3,
+		},
+		{
+			name: "recreate: old ones removed first, new none yet",
+			p:    rolloutParams{replicas: 3, recreate: true}, prev: RolloutState{DesiredReplicas: i32(3)},
+			old: []set{{1, 3, 3, 3}}, new: set{2, 0, 0, 0}, wantOld: []int32{0}, wantNew: 0,
+		},
+		{
+			name: "recreate: old containers still being removed, new none yet",
+			p:    rolloutParams{replicas: 3, recreate: true}, prev: RolloutState{DesiredReplicas: i32(3)},
+			old: []set{{1, 0, 0, 0}}, new: set{2, 0, 0, 0}, removing: 2, totalPods: 2, wantOld: []int32{0}, wantNew: 0,
+		},
+		{
+			name: "recreate: old gone, all new at once",
+			p:    rolloutParams{replicas: 3, recreate: true}, prev: RolloutState{DesiredReplicas: i32(3)},
+			old: []set{{1, 0, 0, 0}}, new: set{2, 0, 0, 0}, wantOld: []int32{0}, wantNew: 3,
+		},
+		{
+			name: "paused: no new revision is rolled out",
+			p:    rolloutParams{replicas: 3, maxSurge: 1, paused: true}, prev: RolloutState{DesiredReplicas: i32(3)},
+			old: []set{{1, 3, 3, 3}}, new: set{2, 0, 0, 0}, wantOld: []int32{3}, wantNew: 0,
+		},
+		{
+			name: "paused: scaling still works",
+			p:    rolloutParams{replicas: 5, maxSurge: 1, paused: true}, prev: RolloutState{DesiredReplicas: i32(3), MaxReplicas: 4},
+			old: []set{{1, 3, 3, 3}}, new: set{2, 0, 0, 0}, wantOld: []int32{5}, wantNew: 0,
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var sets []*revisionSet
+			var olds []*revisionSet
+			total := tt.totalPods
+			for i, o := range tt.old {
+				s := &revisionSet{hash: fmt.Sprint("old", i), number: int64(o.number), size: o.size, active: o.active, available: o.available}
+				sets = append(sets, s)
+				olds = append(olds, s)
+				if tt.totalPods == 0 {
+					total += o.active
+				}
+			}
+			n := &revisionSet{hash: "new", number: int64(tt.new.number), size: tt.new.size, active: tt.new.active, available: tt.new.available}
+			sets = append(sets, n)
+			if tt.totalPods == 0 {
+				total += tt.new.active
+			}
+			computeSizes(sets, n, tt.p, tt.prev, tt.removing, total)
+			var gotOld []int32
+			for _, s := range olds {
+				gotOld = append(gotOld, s.size)
+			}
+			if fmt.Sprint(gotOld) != fmt.Sprint(tt.wantOld) || n.size != tt.wantNew {
+				t.Fatalf("old %v new %d, want old %v new %d", gotOld, n.size, tt.wantOld, tt.wantNew)
+			}
+		})
+	}
+}
+
+func TestResolveParams(t *testing.T) {
+	pct := func(s string) *intstr.IntOrString { v := intstr.FromString(s); return &v }
+	num := func(n int) *intstr.IntOrString { v := intstr.FromInt32(int32(n)); return &v }
+	tests := []struct {
+		name              string
+		replicas          int32
+		surge, unav       *intstr.IntOrString
+		hostPort          bool
+		wantSurge, wantUn int32
+	}{
+		{"defaults of 10 round surge up and unavailable down", 10, nil, nil, false, 3, 2},
+		{"both zero make unavailable 1", 4, num(0), num(0), false, 0, 1},
+		{"percent of 1", 1, pct("25%"), pct("25%"), false, 1, 0},
+		{"hostPort rolls with no surge", 1, num(1), num(0), true, 0, 1},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			d := deployment(tt.replicas)
+			if tt.surge != nil {
+				d.Spec.Strategy.RollingUpdate = &manifests.RollingUpdateDeployment{MaxSurge: tt.surge, MaxUnavailable: tt.unav}
+			}
+			if tt.hostPort {
+				d.Spec.Template.Spec.Containers[0].Ports = []manifests.ContainerPort{{ContainerPort: 80, HostPort: 8080}}
+			}
+			p := resolveParams(d)
+			if p.maxSurge != tt.wantSurge || p.maxUnavailable != tt.wantUn {
+				t.Fatalf("surge %d unavailable %d, want %d %d", p.maxSurge, p.maxUnavailable, tt.wantSurge, tt.wantUn)
+			}
+		})
+	}
+}
