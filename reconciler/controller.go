@@ -63,7 +63,9 @@ type Options struct {
 	Logger           *slog.Logger
 	// Observer receives sync outcomes and counts (metrics); may be nil.
 	Observer Observer
-	Now      func() time.Time
+	// QueueMetrics, when set, receives the work queue's metrics.
+	QueueMetrics workqueue.MetricsProvider
+	Now          func() time.Time
 }
 
 // orphanSweepKey is queued for a whole-instance pass: it finds orphans and
@@ -127,7 +129,7 @@ func New(docker Docker, st Store, opts Options) *Controller {
 		store:   st,
 		opts:    opts,
 		log:     opts.Logger.With("instance", opts.Instance),
-		queue:   workqueue.NewTypedRateLimitingQueueWithConfig(limiter, workqueue.TypedRateLimitingQueueConfig[string]{Name: "deployments"}),
+		queue:   workqueue.NewTypedRateLimitingQueueWithConfig(limiter, workqueue.TypedRateLimitingQueueConfig[string]{Name: "deployments", MetricsProvider: opts.QueueMetrics}),
 		orphans: map[string]bool{},
 	}
 }

@@ -11,7 +11,6 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
-	"k8s.io/client-go/util/workqueue"
 
 	"github.com/dockctl/dockctl/dockerx"
 	"github.com/dockctl/dockctl/metrics"
@@ -93,11 +92,7 @@ func runController(g *globalOptions, o *controllerOptions) error {
 		log.Warn("docker daemon not reachable yet; will keep trying", "err", err)
 	}
 
-	// The queue is created inside reconciler.New, and workqueue.SetProvider
-	// (process-global, first call wins) only reaches queues created after
-	// it: it must come first.
 	m := metrics.New()
-	workqueue.SetProvider(m.QueueProvider())
 	ctrl := reconciler.New(m.InstrumentDocker(cli), st, reconciler.Options{
 		Instance:         g.instance,
 		ResyncPeriod:     o.resync,
@@ -108,6 +103,7 @@ func runController(g *globalOptions, o *controllerOptions) error {
 		CrashBackoffMax:  o.crashMax,
 		Logger:           log,
 		Observer:         m,
+		QueueMetrics:     m.QueueProvider(),
 	})
 
 	if o.metricsAddr != "" {
