@@ -368,6 +368,13 @@ func (s *Store) currentRecords(norm []normalized, all bool) (map[string]*Record,
 // the result. The generation increases when the spec changed; when nothing
 // changed nothing is written. fn must not rename the deployment.
 func (s *Store) Update(name string, fn func(*manifests.Deployment) error) (*Record, error) {
+	return s.UpdateRecord(name, func(_ *Record, d *manifests.Deployment) error { return fn(d) })
+}
+
+// UpdateRecord is Update with the current record at hand (read-only), for
+// changes that depend on it, such as `rollout undo` restoring a revision's
+// template.
+func (s *Store) UpdateRecord(name string, fn func(*Record, *manifests.Deployment) error) (*Record, error) {
 	if s.readOnly {
 		return nil, ErrReadOnly
 	}
@@ -384,7 +391,7 @@ func (s *Store) Update(name string, fn func(*manifests.Deployment) error) (*Reco
 		if err != nil {
 			return fmt.Errorf("deployment %q: %w", name, err)
 		}
-		if err := fn(&d); err != nil {
+		if err := fn(old, &d); err != nil {
 			return fmt.Errorf("deployment %q: %w", name, err)
 		}
 		if d.Metadata.Name != name {

@@ -94,7 +94,7 @@ func runApply(cmd *cobra.Command, g *globalOptions, o *applyOptions) error {
 				names = append(names, r.Name)
 			}
 		}
-		return waitRolledOut(cmd.Context(), g, st, names, o.timeout, out)
+		return waitRollouts(cmd.Context(), g, st, names, o.timeout, out)
 	}
 	return nil
 }

@@ -6,6 +6,7 @@ import (
 	"flag"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -66,7 +67,10 @@ func fixture(t *testing.T) (*snapshot, []*store.Record) {
 	orphan := c(0, dockerx.StateRunning, "", 40*time.Hour, "0123456789")
 	orphan.Name, orphan.Deployment = "default_api-0123456789-0", "api"
 	orphan.Labels = map[string]string{dockerx.LabelInstance: "default", dockerx.LabelDeployment: "api"}
-	ids := func(ord int) string { n := dockerx.ContainerName("default", "web", hash, ord); return strings.Repeat("a", 60) + n[len(n)-4:] }
+	ids := func(ord int) string {
+		n := dockerx.ContainerName("default", "web", hash, ord)
+		return strings.Repeat("a", 60) + n[len(n)-4:]
+	}
 	restarts := json.RawMessage(`{"rollout":{},"containers":{"` + ids(2) + `":{"restarts":4},"` + ids(0) + `":{"readySince":"2026-03-01T09:00:00Z"}}}`)
 	snap := &snapshot{
 		instance: "default",
@@ -284,5 +288,95 @@ func TestAge(t *testing.T) {
 		if got := age(d); got != want {
 			t.Errorf("age(%v) = %q, want %q", d, got, want)
 		}
+	}
+}
+
+func TestRolloutCommands(t *testing.T) {
+	dir := t.TempDir()
+	base := []string{"--state-dir", dir, "--instance", "t1"}
+	mustRun := func(stdin string, args ...string) string {
+		t.Helper()
+		out, errOut, err := run(t, stdin, append(base, args...)...)
+		if err != nil {
+			t.Fatalf("%v: %v %s", args, err, errOut)
+		}
+		return out
+	}
+	v1 := strings.Replace(webYAML, "  labels: {app: web}\nspec", "  labels: {app: web}\n  annotations: {kubernetes.io/change-cause: first}\nspec", 1)
+	v2 := strings.Replace(strings.Replace(v1, "value: hi", "value: ho", 1), "cause: first", "cause: second", 1)
+	mustRun(v1, "apply", "-f", "-")
+	mustRun(v2, "apply", "-f", "-")
+	hist := mustRun("", "rollout", "history", "deployment/web")
+	if !regexp.MustCompile(`(?m)^1\s+\w{10}\s+\S+\s+first$`).MatchString(hist) || !regexp.MustCompile(`(?m)^2\s+\w{10}\s+\S+\s+second$`).MatchString(hist) {
+		t.Fatalf("history:\n%s", hist)
+	}
+	if out := mustRun("", "rollout", "history", "deployment", "web", "--revision", "1"); !strings.Contains(out, "value: hi") {
+		t.Fatalf("revision 1 template:\n%s", out)
+	}
+	if out := mustRun("", "rollout", "undo", "deployment/web"); out != "deployment/web rolled back (to revision 1)\n" {
+		t.Fatalf("undo: %q", out)
+	}
+	rec := storedDeployment(t, dir, "web")
+	if rec.Deployment.Container().Env[0].Value != "hi" || rec.CurrentRevision().Number != 3 {
+		t.Fatalf("after undo: env %v revision %d", rec.Deployment.Container().Env, rec.CurrentRevision().Number)
+	}
+	if out := mustRun("", "rollout", "undo", "deployment/web", "--to-revision", "2"); !strings.Contains(out, "revision 2") {
+		t.Fatalf("undo --to-revision: %q", out)
+	}
+	if _, _, err := run(t, "", append(base, "rollout", "undo", "deployment/web", "--to-revision", "9")...); err == nil || !strings.Contains(err.Error(), "no revision 9") {
+		t.Fatalf("undo to a missing revision: %v", err)
+	}
+	before := storedDeployment(t, dir, "web").CurrentRevision().Number
+	mustRun("", "rollout", "restart", "deployment/web")
+	after := storedDeployment(t, dir, "web")
+	if after.CurrentRevision().Number != before+1 || after.Deployment.Spec.Template.Metadata.Annotations[manifests.AnnotationRestartedAt] == "" {
+		t.Fatalf("restart did not make a new revision: %+v", after.Revisions)
+	}
+	if out := mustRun("", "rollout", "pause", "deployment/web"); out != "deployment/web paused\n" {
+		t.Fatalf("pause: %q", out)
+	}
+	if _, _, err := run(t, "", append(base, "rollout", "restart", "deployment/web")...); err == nil || !strings.Contains(err.Error(), "paused") {
+		t.Fatalf("restart of a paused deployment: %v", err)
+	}
+	if out := mustRun("", "rollout", "resume", "deployment/web"); out != "deployment/web resumed\n" {
+		t.Fatalf("resume: %q", out)
+	}
+	if _, _, err := run(t, "", append(base, "rollout", "history", "deployment/nope")...); err == nil || err.Error() != `deployment "nope" not found in instance "t1"` {
+		t.Fatalf("history of an unknown deployment: %v", err)
+	}
+}
+
+func storedDeployment(t *testing.T, dir, name string) *store.Record {
+	t.Helper()
+	st, err := store.OpenReadOnly(dir, "t1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	rec, err := st.Get(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return rec
+}
+
+func TestProgressMessages(t *testing.T) {
+	tests := []struct {
+		p    progress
+		want string
+	}{
+		{progress{name: "web", desired: 3}, `Waiting for deployment "web" spec update to be observed...`},
+		{progress{name: "web", observed: true, desired: 3, updated: 1, total: 4}, `Waiting for deployment "web" rollout to finish: 1 out of 3 new replicas have been updated...`},
+		{progress{name: "web", observed: true, desired: 3, updated: 3, total: 4}, `Waiting for deployment "web" rollout to finish: 1 old replicas are pending termination...`},
+		{progress{name: "web", observed: true, desired: 3, updated: 3, total: 3, available: 2}, `Waiting for deployment "web" rollout to finish: 2 of 3 updated replicas are available...`},
+		{progress{name: "web", observed: true, desired: 3, updated: 3, total: 3, available: 3, complete: true}, `deployment "web" successfully rolled out`},
+		{progress{name: "web", observed: true, deadlineExceeded: true}, `deployment "web" exceeded its progress deadline`},
+	}
+	for _, tt := range tests {
+		if got := tt.p.message(); got != tt.want {
+			t.Errorf("got %q, want %q", got, tt.want)
+		}
+	}
+	if b := bar(progress{name: "web", observed: true, desired: 4, updated: 2, available: 2, total: 5}); !strings.Contains(b, "[##########----------] 2/4 updated, 2 available, 5 total") {
+		t.Errorf("bar: %q", b)
 	}
 }

@@ -1,9 +1,7 @@
 package main
 
 import (
-	"context"
 	"fmt"
-	"io"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -44,7 +42,7 @@ func newScaleCommand(g *globalOptions) *cobra.Command {
 				return nil
 			})
 			if err != nil {
-				return fmt.Errorf("scale deployment %s: %w", name, err)
+				return notFound(g, name, err)
 			}
 			fmt.Fprintf(cmd.OutOrStdout(), "deployment/%s scaled\n", name)
 			return nil
@@ -90,12 +88,12 @@ func newDeleteCommand(g *globalOptions) *cobra.Command {
 			}
 			for _, name := range names {
 				if err := st.Delete(name); err != nil {
-					return fmt.Errorf("delete deployment %s: %w", name, err)
+					return notFound(g, name, err)
 				}
 				fmt.Fprintf(cmd.OutOrStdout(), "deployment/%s deleted\n", name)
 			}
 			if wait {
-				return waitGone(cmd.Context(), g, names, timeout, cmd.OutOrStdout())
+				return waitRollouts(cmd.Context(), g, st, names, timeout, cmd.OutOrStdout())
 			}
 			return nil
 		},
@@ -104,44 +102,4 @@ func newDeleteCommand(g *globalOptions) *cobra.Command {
 	cmd.Flags().BoolVar(&wait, "wait", false, "wait until their containers are gone (needs a running controller)")
 	cmd.Flags().DurationVar(&timeout, "timeout", 5*time.Minute, "how long --wait waits")
 	return cmd
-}
-
-// waitGone polls Docker until none of the named deployments has a container.
-func waitGone(ctx context.Context, g *globalOptions, names []string, timeout time.Duration, out io.Writer) error {
-	ctx, cancel := context.WithTimeout(ctx, timeout)
-	defer cancel()
-	cli, err := g.docker(ctx)
-	if err != nil {
-		return err
-	}
-	defer cli.Close()
-	want := map[string]bool{}
-	for _, n := range names {
-		want[n] = true
-	}
-	last := -1
-	for {
-		cs, err := cli.ListContainers(ctx, g.instance)
-		if err != nil {
-			return err
-		}
-		left := 0
-		for _, c := range cs {
-			if want[c.Deployment] {
-				left++
-			}
-		}
-		if left != last {
-			fmt.Fprintf(out, "waiting: %d container(s) left\n", left)
-			last = left
-		}
-		if left == 0 {
-			return nil
-		}
-		select {
-		case <-ctx.Done():
-			return fmt.Errorf("timed out after %s with %d container(s) left: is `dockctl controller` running for instance %q?", timeout, left, g.instance)
-		case <-time.After(250 * time.Millisecond):
-		}
-	}
 }

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"strings"
@@ -35,7 +36,7 @@ func newRootCommand() *cobra.Command {
 	root.AddCommand(
 		newApplyCommand(g), newDiffCommand(g), newGetCommand(g), newDescribeCommand(g),
 		newScaleCommand(g), newDeleteCommand(g), newLogsCommand(g), newControllerCommand(g),
-		newVersionCommand(g),
+		newVersionCommand(g), newRolloutCommand(g),
 	)
 	return root
 }
@@ -90,6 +91,14 @@ func validInstance(s string) error {
 		}
 	}
 	return nil
+}
+
+// notFound words a store miss the same way in every command.
+func notFound(g *globalOptions, name string, err error) error {
+	if errors.Is(err, store.ErrNotFound) {
+		return fmt.Errorf("deployment %q not found in instance %q", name, g.instance)
+	}
+	return err
 }
 
 // deploymentArg accepts "deployment NAME", "deployment/NAME" and the short

@@ -2,18 +2,103 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
+	"os"
+	"strings"
 	"time"
 
+	"golang.org/x/term"
+
+	"github.com/dockctl/dockctl/dockerx"
 	"github.com/dockctl/dockctl/manifests"
 	"github.com/dockctl/dockctl/reconciler"
 	"github.com/dockctl/dockctl/store"
 )
 
-// waitRolledOut polls until every named deployment has all replicas updated
-// and available and nothing else, as `kubectl rollout status` waits.
-func waitRolledOut(ctx context.Context, g *globalOptions, st *store.Store, names []string, timeout time.Duration, out io.Writer) error {
+// progress is one deployment's rollout as `rollout status` and `--wait`
+// show it: counts from Docker, deadline and observation from the controller.
+type progress struct {
+	name                                 string
+	desired, updated, available, total   int32
+	observed, complete, deadlineExceeded bool
+	gone                                 bool // deleted and no container left
+}
+
+// message words the state as `kubectl rollout status` does.
+func (p progress) message() string {
+	switch {
+	case p.gone:
+		return fmt.Sprintf("deployment %q deleted: all containers removed", p.name)
+	case p.deadlineExceeded:
+		return fmt.Sprintf("deployment %q exceeded its progress deadline", p.name)
+	case !p.observed:
+		return fmt.Sprintf("Waiting for deployment %q spec update to be observed...", p.name)
+	case p.updated < p.desired:
+		return fmt.Sprintf("Waiting for deployment %q rollout to finish: %d out of %d new replicas have been updated...", p.name, p.updated, p.desired)
+	case p.total > p.updated:
+		return fmt.Sprintf("Waiting for deployment %q rollout to finish: %d old replicas are pending termination...", p.name, p.total-p.updated)
+	case p.available < p.updated:
+		return fmt.Sprintf("Waiting for deployment %q rollout to finish: %d of %d updated replicas are available...", p.name, p.available, p.updated)
+	}
+	return fmt.Sprintf("deployment %q successfully rolled out", p.name)
+}
+
+// observeProgress reads every named deployment's rollout with one list call.
+// A deleted (or unknown) deployment is followed until its containers are gone.
+func observeProgress(ctx context.Context, cli *dockerx.Client, st *store.Store, instance string, names []string) ([]progress, error) {
+	cs, err := cli.ListContainers(ctx, instance)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]progress, 0, len(names))
+	for _, name := range names {
+		var mine []dockerx.Container
+		for _, c := range cs {
+			if c.Deployment == name {
+				mine = append(mine, c)
+			}
+		}
+		rec, err := st.Get(name)
+		if errors.Is(err, store.ErrNotFound) {
+			out = append(out, progress{name: name, total: int32(len(mine)), gone: len(mine) == 0, observed: true})
+			continue
+		}
+		if err != nil {
+			return nil, err
+		}
+		d := &rec.Deployment
+		status, _ := st.ReadStatus(name)
+		available := map[string]bool{}
+		for id, v := range reconciler.ViewContainers(d, status, mine, time.Now()) {
+			available[id] = v.Available
+		}
+		s := reconciler.ComputeStatus(d, manifests.TemplateHash(&d.Spec.Template), mine, available)
+		p := progress{name: name, desired: d.Replicas(), updated: s.UpdatedReplicas, available: s.AvailableReplicas, total: s.Replicas}
+		if status != nil && status.ObservedGeneration >= rec.Generation {
+			p.observed = true
+			for _, c := range status.Conditions {
+				if c.Type == manifests.ConditionProgressing && c.Reason == reconciler.ReasonProgressDeadlineExceeded {
+					p.deadlineExceeded = true
+				}
+			}
+		}
+		p.complete = p.observed && reconciler.RolloutComplete(d, s)
+		out = append(out, p)
+	}
+	return out, nil
+}
+
+// errDeadlineExceeded makes `rollout status` exit 1 without more words:
+// the last progress line already said why.
+var errDeadlineExceeded = errors.New("progress deadline exceeded")
+
+// waitRollouts follows the named deployments until each is rolled out (or
+// gone, for deleted ones), showing live progress: a bar per deployment on a
+// terminal, a plain line per change otherwise. It fails when a deployment
+// exceeds its progress deadline or the timeout passes.
+func waitRollouts(ctx context.Context, g *globalOptions, st *store.Store, names []string, timeout time.Duration, out io.Writer) error {
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	cli, err := g.docker(ctx)
@@ -21,52 +106,100 @@ func waitRolledOut(ctx context.Context, g *globalOptions, st *store.Store, names
 		return err
 	}
 	defer cli.Close()
-	reported := map[string]string{}
+	r := newProgressRenderer(out)
 	for {
-		cs, err := cli.ListContainers(ctx, g.instance)
+		ps, err := observeProgress(ctx, cli, st, g.instance, names)
 		if err != nil {
+			if ctx.Err() != nil {
+				return fmt.Errorf("timed out after %s", timeout)
+			}
 			return err
 		}
-		pending := 0
-		for _, name := range names {
-			rec, err := st.Get(name)
-			if err != nil {
-				return err
+		r.render(ps)
+		done := true
+		for _, p := range ps {
+			if p.deadlineExceeded {
+				r.finish()
+				return errDeadlineExceeded
 			}
-			d := &rec.Deployment
-			hash := manifests.TemplateHash(&d.Spec.Template)
-			var mine = cs[:0:0]
-			for _, c := range cs {
-				if c.Deployment == name {
-					mine = append(mine, c)
-				}
-			}
-			status, _ := st.ReadStatus(name)
-			available := map[string]bool{}
-			for id, v := range reconciler.ViewContainers(d, status, mine, time.Now()) {
-				available[id] = v.Available
-			}
-			s := reconciler.ComputeStatus(d, hash, mine, available)
-			want := d.Replicas()
-			line := fmt.Sprintf("deployment/%s: %d/%d updated, %d available, %d total", name, s.UpdatedReplicas, want, s.AvailableReplicas, s.Replicas)
-			done := reconciler.RolloutComplete(d, s)
-			if done {
-				line = fmt.Sprintf("deployment/%s successfully rolled out", name)
-			} else {
-				pending++
-			}
-			if reported[name] != line {
-				fmt.Fprintln(out, line)
-				reported[name] = line
-			}
+			done = done && (p.complete || p.gone)
 		}
-		if pending == 0 {
+		if done {
+			r.finish()
 			return nil
 		}
 		select {
 		case <-ctx.Done():
-			return fmt.Errorf("timed out after %s waiting for %d deployment(s): is `dockctl controller` running for instance %q?", timeout, pending, g.instance)
-		case <-time.After(250 * time.Millisecond):
+			r.finish()
+			return fmt.Errorf("timed out after %s waiting for the rollout: is `dockctl controller` running for instance %q?", timeout, g.instance)
+		case <-time.After(200 * time.Millisecond):
 		}
 	}
+}
+
+// progressRenderer draws progress: redrawn bars on a terminal, plain
+// lines (one per change) for logs and pipes.
+type progressRenderer struct {
+	w     io.Writer
+	tty   bool
+	lines int
+	last  map[string]string
+}
+
+func newProgressRenderer(w io.Writer) *progressRenderer {
+	tty := false
+	if f, ok := w.(*os.File); ok {
+		tty = term.IsTerminal(int(f.Fd()))
+	}
+	return &progressRenderer{w: w, tty: tty, last: map[string]string{}}
+}
+
+func (r *progressRenderer) render(ps []progress) {
+	if !r.tty {
+		for _, p := range ps {
+			if m := p.message(); r.last[p.name] != m {
+				fmt.Fprintln(r.w, m)
+				r.last[p.name] = m
+			}
+		}
+		return
+	}
+	if r.lines > 0 {
+		fmt.Fprintf(r.w, "\x1b[%dA", r.lines) // back to the first bar
+	}
+	for _, p := range ps {
+		fmt.Fprintf(r.w, "\x1b[2K%s\n", bar(p))
+	}
+	r.lines = len(ps)
+}
+
+func (r *progressRenderer) finish() {
+	if r.tty {
+		r.lines = 0
+	}
+}
+
+// bar is one terminal line: name, a bar of available new replicas, counts.
+func bar(p progress) string {
+	const width = 20
+	filled := 0
+	if p.desired > 0 {
+		filled = int(p.available) * width / int(p.desired)
+	} else if p.total == 0 {
+		filled = width
+	}
+	filled = min(max(filled, 0), width)
+	state := "rolling out"
+	switch {
+	case p.gone:
+		state, filled = "deleted", width
+	case p.deadlineExceeded:
+		state = "progress deadline exceeded"
+	case p.complete:
+		state = "rolled out"
+	case !p.observed:
+		state = "waiting for the controller"
+	}
+	return fmt.Sprintf("deployment/%-20s [%s%s] %d/%d updated, %d available, %d total  %s",
+		p.name, strings.Repeat("#", filled), strings.Repeat("-", width-filled), p.updated, p.desired, p.available, p.total, state)
 }
