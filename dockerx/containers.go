@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"sort"
 	"strings"
 	"time"
 
@@ -31,6 +32,11 @@ type ContainerDetails struct {
 	Health       string    // one of the Health* constants
 	// FailingStreak counts consecutive failed health checks.
 	FailingStreak int
+	// IPAddress is the container's address on its first network that has
+	// one ("" with network mode none or host), for controller-run probes.
+	IPAddress string
+	// HostNetwork is true for network mode host: probes go to 127.0.0.1.
+	HostNetwork bool
 }
 
 // ListContainers returns every container, running or not, labelled with the
@@ -180,6 +186,27 @@ func fromInspect(r container.InspectResponse) ContainerDetails {
 		d.Image = r.Config.Image
 		d.Labels = r.Config.Labels
 	}
+	if r.HostConfig != nil {
+		d.HostNetwork = r.HostConfig.NetworkMode.IsHost()
+	}
+	if ns := r.NetworkSettings; ns != nil {
+		d.IPAddress = ns.IPAddress
+		if d.IPAddress == "" {
+			// Sorted, so that a container on several networks always
+			// yields the same address.
+			names := make([]string, 0, len(ns.Networks))
+			for name := range ns.Networks {
+				names = append(names, name)
+			}
+			sort.Strings(names)
+			for _, name := range names {
+				if ep := ns.Networks[name]; ep != nil && ep.IPAddress != "" {
+					d.IPAddress = ep.IPAddress
+					break
+				}
+			}
+		}
+	}
 	if s := r.State; s != nil {
 		d.State = string(s.Status)
 		d.Pid = s.Pid
@@ -194,6 +221,36 @@ func fromInspect(r container.InspectResponse) ContainerDetails {
 		}
 	}
 	return d
+}
+
+// Exec runs cmd in a running container and returns its exit code. It is
+// how exec liveness probes run beside the HEALTHCHECK that carries the
+// readiness probe: a container has only one HEALTHCHECK. The call's own
+// deadline bounds the whole run; a command still running then is an error.
+func (c *Client) Exec(ctx context.Context, id string, cmd []string, timeout time.Duration) (int, error) {
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	created, err := c.api.ContainerExecCreate(ctx, id, container.ExecOptions{Cmd: cmd})
+	if err != nil {
+		return 0, mapErr("exec in container "+id, err)
+	}
+	if err := c.api.ContainerExecStart(ctx, created.ID, container.ExecStartOptions{Detach: true}); err != nil {
+		return 0, mapErr("exec in container "+id, err)
+	}
+	for {
+		info, err := c.api.ContainerExecInspect(ctx, created.ID)
+		if err != nil {
+			return 0, mapErr("exec in container "+id, err)
+		}
+		if !info.Running {
+			return info.ExitCode, nil
+		}
+		select {
+		case <-ctx.Done():
+			return 0, fmt.Errorf("exec in container %s: %s did not finish within %s: %w", id, strings.Join(cmd, " "), timeout, ctx.Err())
+		case <-time.After(20 * time.Millisecond):
+		}
+	}
 }
 
 // parseDockerTime parses inspect's RFC 3339 times; Docker reports "never"

@@ -219,6 +219,21 @@ func TestE2EContainerLifecycle(t *testing.T) {
 	if det.State != StateRunning || det.Pid == 0 || det.StartedAt.IsZero() || det.Health != HealthHealthy {
 		t.Errorf("inspected %+v", det)
 	}
+	if det.IPAddress == "" || det.HostNetwork {
+		t.Errorf("inspect: address %q hostNetwork %v, want a bridge address", det.IPAddress, det.HostNetwork)
+	}
+	// Exec (liveness probes beside the HEALTHCHECK): exit codes come back.
+	for _, tc := range []struct {
+		cmd  []string
+		code int
+	}{
+		{[]string{"/workload", "probe", "http://127.0.0.1:8080/healthz"}, 0},
+		{[]string{"/workload", "probe", "http://127.0.0.1:1/nothing"}, 1},
+	} {
+		if code, err := c.Exec(ctx, id, tc.cmd, 5*time.Second); err != nil || code != tc.code {
+			t.Errorf("Exec %v = %d, %v; want %d", tc.cmd, code, err, tc.code)
+		}
+	}
 	if _, err := c.InspectContainer(ctx, "dockctl-missing-"+suffix); !errors.Is(err, ErrNotFound) {
 		t.Errorf("InspectContainer(missing) = %v, want ErrNotFound", err)
 	}

@@ -28,7 +28,9 @@ var watchedActions = []string{
 // as each subscription — the first one included — is established: the
 // consumer must then resync everything. Because the daemon registers the
 // subscription before answering, a resync started on a Gap cannot miss a
-// change.
+// change. Each failure — a stream that breaks, an attempt that fails — is
+// reported at once with an Event with Down set, so that the consumer does
+// not go on believing Docker reachable until the stream is back.
 func (c *Client) Events(ctx context.Context, instance string) <-chan Event {
 	out := make(chan Event, 64)
 	go func() {
@@ -89,6 +91,12 @@ func (c *Client) watchEvents(ctx context.Context, instance string, out chan<- Ev
 			err = errEventStreamClosed
 		}
 		lastErr = err
+		// Say so now, not only when the stream is back: Docker may be
+		// down, and a consumer that re-lists finds out at once (its
+		// readiness must not wait for its next periodic resync).
+		if !send(Event{Down: true, Err: err, Time: time.Now()}) {
+			return
+		}
 		wait := jitter(backoff)
 		c.log.Warn("docker event stream broken; reconnecting", "err", err, "retry_in", wait)
 		select {

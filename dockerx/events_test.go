@@ -49,13 +49,15 @@ func msg(action, id, deployment string) events.Message {
 	}
 }
 
+var errUnexpectedEOF = errors.New("unexpected EOF")
+
 func TestEventsReconnectAndGaps(t *testing.T) {
 	refused := errors.New("connection refused")
 	f := &fakeAPI{events: fakeStreams([]stream{
 		{msgs: []events.Message{msg("create", "c1", "web"), msg("start", "c1", "web")}, endErr: io.EOF},
 		{connectErr: refused}, // daemon down: no Gap for a failed attempt
 		{connectErr: refused},
-		{msgs: []events.Message{msg("health_status: healthy", "c1", "web")}, endErr: errors.New("unexpected EOF")},
+		{msgs: []events.Message{msg("health_status: healthy", "c1", "web")}, endErr: errUnexpectedEOF},
 		{msgs: []events.Message{msg("die", "c2", "")}},
 	})}
 	ctx, cancel := context.WithCancel(context.Background())
@@ -65,6 +67,7 @@ func TestEventsReconnectAndGaps(t *testing.T) {
 	type want struct {
 		gap        bool
 		gapErr     error
+		down       error // a Down event with this error
 		action, id string
 		deployment string
 	}
@@ -72,8 +75,12 @@ func TestEventsReconnectAndGaps(t *testing.T) {
 		{gap: true},
 		{action: "create", id: "c1", deployment: "web"},
 		{action: "start", id: "c1", deployment: "web"},
+		{down: io.EOF},  // the stream broke: reported at once,
+		{down: refused}, // and so is every failed attempt,
+		{down: refused}, // not only the reconnect
 		{gap: true, gapErr: refused},
 		{action: "health_status: healthy", id: "c1", deployment: "web"},
+		{down: errUnexpectedEOF},
 		{gap: true},
 		{action: "die", id: "c2"},
 	}
@@ -83,6 +90,15 @@ func TestEventsReconnectAndGaps(t *testing.T) {
 		case ev = <-ch:
 		case <-time.After(5 * time.Second):
 			t.Fatalf("event %d: timeout", i)
+		}
+		if ev.Down != (w.down != nil) {
+			t.Fatalf("event %d = %+v, want %+v", i, ev, w)
+		}
+		if ev.Down {
+			if ev.Gap || ev.Action != "" || ev.Deployment != "" || ev.Err == nil || ev.Err.Error() != w.down.Error() {
+				t.Fatalf("event %d = %+v, want Down with %v", i, ev, w.down)
+			}
+			continue
 		}
 		if ev.Gap != w.gap || ev.Action != w.action || ev.ContainerID != w.id || ev.Deployment != w.deployment {
 			t.Fatalf("event %d = %+v, want %+v", i, ev, w)

@@ -73,13 +73,20 @@ type Event struct {
 	// Gap is true when events may have been missed (the stream broke and was
 	// re-established, or this is the first connection): consumers must do a
 	// full resync of every deployment.
-	Gap         bool
+	Gap bool
+	// Down is true when the subscription has just failed (the stream broke,
+	// or an attempt to re-establish it failed): Docker may be unreachable
+	// and events are being missed until the next Gap. Err says why. It
+	// carries no deployment, so a consumer that re-lists on such an event
+	// learns at once that Docker is gone instead of at its next periodic
+	// resync. One is sent per failed attempt, at most every 5s while down.
+	Down        bool
 	Action      string // "create", "start", "die", "destroy", "stop", "kill", "pause", "unpause", "health_status: healthy", "oom"
 	ContainerID string
 	Name        string
 	Deployment  string // from the container's labels; "" if unlabelled
 	Time        time.Time
-	Err         error // with Gap: why the stream broke, nil for the first connection
+	Err         error // with Gap: why the stream broke, nil for the first connection; with Down: why it failed
 }
 
 // CreateRequest is everything needed to create one replica.

@@ -236,3 +236,24 @@ func TestReadinessGatedRollout(t *testing.T) {
 		t.Fatalf("rollout took %s: it cannot have waited 3s of readiness for each of 2 replicas in turn", took)
 	}
 }
+
+// A failing liveness probe gets the container restarted: Docker does not
+// restart unhealthy containers by itself.
+func TestLivenessFailureRestarts(t *testing.T) {
+	e := newEnv(t)
+	e.startController()
+	probe := `        livenessProbe:
+          httpGet: {path: /healthz, port: 8080}
+          periodSeconds: 1
+          failureThreshold: 2
+`
+	e.apply(rolloutManifest("web", 1, surge1, "x", []string{"--unhealthy-after=2s"}, probe))
+	id := e.waitRunning("web", 1, "")[0].ID
+	eventually(t, 90*time.Second, "a liveness restart", func() (bool, string) {
+		out, _ := e.dockctl("", "get", "containers")
+		return regexpMatch(`(?m)^\S+\s+\S+\s+Running\s+[1-9]`, out), out
+	})
+	if after := e.waitRunning("web", 1, ""); after[0].ID != id {
+		t.Fatalf("the container was replaced instead of restarted")
+	}
+}

@@ -22,11 +22,14 @@ const (
 	OpUnpause = "unpause"
 	OpRemove  = "remove"
 	OpImage   = "image"
+	OpInspect = "inspect"
+	OpExec    = "exec"
+	OpStop    = "stop"
 )
 
 // operations is indexed by op; the order is fixed because the atomic call
 // counts are an array indexed the same way.
-var operations = [...]string{OpList, OpCreate, OpStart, OpUnpause, OpRemove, OpImage}
+var operations = [...]string{OpList, OpCreate, OpStart, OpUnpause, OpRemove, OpImage, OpInspect, OpExec, OpStop}
 
 type op int
 
@@ -37,12 +40,15 @@ const (
 	opUnpause
 	opRemove
 	opImage
+	opInspect
+	opExec
+	opStop
 	numOps
 )
 
 // writeOps are the operations that change the Engine's state: an idle
 // controller must make none.
-var writeOps = []op{opCreate, opStart, opUnpause, opRemove}
+var writeOps = []op{opCreate, opStart, opUnpause, opRemove, opStop}
 
 type dockerMetrics struct {
 	calls    *prometheus.CounterVec
@@ -166,5 +172,26 @@ func (d *instrumentedDocker) EnsureImage(ctx context.Context, ref, pullPolicy st
 	start := time.Now()
 	err := d.Docker.EnsureImage(ctx, ref, pullPolicy)
 	d.m.observe(opImage, start, err)
+	return err
+}
+
+func (d *instrumentedDocker) InspectContainer(ctx context.Context, id string) (dockerx.ContainerDetails, error) {
+	start := time.Now()
+	det, err := d.Docker.InspectContainer(ctx, id)
+	d.m.observe(opInspect, start, err)
+	return det, err
+}
+
+func (d *instrumentedDocker) Exec(ctx context.Context, id string, cmd []string, timeout time.Duration) (int, error) {
+	start := time.Now()
+	code, err := d.Docker.Exec(ctx, id, cmd, timeout)
+	d.m.observe(opExec, start, err)
+	return code, err
+}
+
+func (d *instrumentedDocker) StopContainer(ctx context.Context, id string, timeout time.Duration) error {
+	start := time.Now()
+	err := d.Docker.StopContainer(ctx, id, timeout)
+	d.m.observe(opStop, start, err)
 	return err
 }

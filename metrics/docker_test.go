@@ -56,6 +56,9 @@ var dockerCalls = map[string]string{
 	"UnpauseContainer": OpUnpause,
 	"RemoveContainer":  OpRemove,
 	"EnsureImage":      OpImage,
+	"InspectContainer": OpInspect,
+	"Exec":             OpExec,
+	"StopContainer":    OpStop,
 	"Events":           "",
 }
 
@@ -136,6 +139,24 @@ func TestInstrumentDocker(t *testing.T) {
 		{
 			name: "image present", method: "EnsureImage",
 			call: func(d reconciler.Docker, _ string) error { return d.EnsureImage(ctx, testImage, "IfNotPresent") },
+		},
+		{
+			name: "inspect", method: "InspectContainer",
+			setup: func(t *testing.T, e *dockerfake.Engine) string { return addContainer(t, e, "c", dockerx.StateRunning) },
+			call:  func(d reconciler.Docker, id string) error { _, err := d.InspectContainer(ctx, id); return err },
+		},
+		{
+			name: "exec", method: "Exec",
+			setup: func(t *testing.T, e *dockerfake.Engine) string { return addContainer(t, e, "c", dockerx.StateRunning) },
+			call: func(d reconciler.Docker, id string) error {
+				_, err := d.Exec(ctx, id, []string{"true"}, time.Second)
+				return err
+			},
+		},
+		{
+			name: "stop", method: "StopContainer",
+			setup: func(t *testing.T, e *dockerfake.Engine) string { return addContainer(t, e, "c", dockerx.StateRunning) },
+			call:  func(d reconciler.Docker, id string) error { return d.StopContainer(ctx, id, time.Second) },
 		},
 		{
 			name: "image absent", method: "EnsureImage",

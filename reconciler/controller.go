@@ -30,6 +30,10 @@ type Docker interface {
 	RemoveContainer(ctx context.Context, id string) error
 	EnsureImage(ctx context.Context, ref, pullPolicy string) error
 	Events(ctx context.Context, instance string) <-chan dockerx.Event
+	// For controller-run probes and liveness restarts.
+	InspectContainer(ctx context.Context, id string) (dockerx.ContainerDetails, error)
+	Exec(ctx context.Context, id string, cmd []string, timeout time.Duration) (int, error)
+	StopContainer(ctx context.Context, id string, timeout time.Duration) error
 }
 
 // Store is what the controller needs from the state directory.
@@ -89,6 +93,7 @@ type Controller struct {
 	orphans map[string]bool // container IDs already reported
 
 	dockerOK atomic.Bool
+	prober   *prober
 }
 
 // New returns a controller; Run starts it.
@@ -124,7 +129,7 @@ func New(docker Docker, st Store, opts Options) *Controller {
 		// Per deployment: a failing sync is retried 200ms, 400ms, … up to 1m.
 		workqueue.NewTypedItemExponentialFailureRateLimiter[string](200*time.Millisecond, time.Minute),
 	)
-	return &Controller{
+	c := &Controller{
 		docker:  docker,
 		store:   st,
 		opts:    opts,
@@ -132,6 +137,8 @@ func New(docker Docker, st Store, opts Options) *Controller {
 		queue:   workqueue.NewTypedRateLimitingQueueWithConfig(limiter, workqueue.TypedRateLimitingQueueConfig[string]{Name: "deployments", MetricsProvider: opts.QueueMetrics}),
 		orphans: map[string]bool{},
 	}
+	c.prober = newProber(docker, newDockerProbeRunner(docker), func(name string) { c.queue.Add(name) }, c.log)
+	return c
 }
 
 // Ready reports whether the last contact with Docker succeeded.
@@ -194,6 +201,7 @@ loop:
 	c.log.Info("controller stopping: waiting for in-flight syncs; workloads keep running")
 	c.queue.ShutDownWithDrain()
 	wg.Wait()
+	c.prober.stop()
 	return nil
 }
 
@@ -382,9 +390,42 @@ func (c *Controller) syncDeployment(ctx context.Context, name string) (time.Dura
 	in.Hash = manifests.TemplateHash(&d.Spec.Template)
 	in.Revisions = rec.Revisions
 	in.State = state.Rollout
-	in.StartNotBefore = c.observeContainers(&state, observed, now)
+	templates := func(hash string) *manifests.PodTemplateSpec {
+		if hash == in.Hash {
+			return &d.Spec.Template
+		}
+		if r := rec.Revision(hash); r != nil {
+			return &r.Template
+		}
+		return nil
+	}
+	probes := c.prober.sync(ctx, name, observed, templates)
+	in.LivenessFailed = map[string]bool{}
+	for id, r := range probes {
+		if r.Ready != nil {
+			cst := state.Containers[id]
+			if cst == nil {
+				cst = &containerState{}
+				state.Containers[id] = cst
+			}
+			v := *r.Ready
+			cst.ProbeReady = &v
+		}
+		if !r.Alive {
+			in.LivenessFailed[id] = true
+		}
+	}
+	probed := func(hash string) bool {
+		if t := templates(hash); t != nil {
+			r, _ := controllerProbes(t)
+			return r != nil
+		}
+		return false
+	}
+	ready := readiness(observed, state.Containers, probed)
+	in.StartNotBefore = c.observeContainers(&state, observed, ready, now)
 	var availableIn time.Duration
-	in.Available, availableIn = availability(&d, observed, state.Containers, now)
+	in.Available, availableIn = availability(&d, observed, ready, state.Containers, now)
 
 	plan := ComputePlan(in)
 	c.logPlan(name, plan)
@@ -396,7 +437,7 @@ func (c *Controller) syncDeployment(ctx context.Context, name string) (time.Dura
 		state.Rollout = plan.State
 	}
 
-	counts := ComputeStatus(&d, in.Hash, observed, in.Available)
+	counts := ComputeStatus(&d, in.Hash, observed, ready, in.Available)
 	c.opts.Observer.DeploymentObserved(name, int(d.Replicas()), int(counts.Replicas), int(counts.ReadyReplicas), int(counts.AvailableReplicas))
 	deadlineIn, err := c.writeStatus(name, rec, prev, state, counts, failure, now)
 	if err != nil {
@@ -427,7 +468,7 @@ func (c *Controller) execute(ctx context.Context, rec *store.Record, in PlanInpu
 		switch op.Kind {
 		case OpRemove:
 			removals = append(removals, op)
-		case OpStart, OpUnpause:
+		case OpStart, OpUnpause, OpRestart:
 			restarts = append(restarts, op)
 		}
 	}
@@ -438,11 +479,22 @@ func (c *Controller) execute(ctx context.Context, rec *store.Record, in PlanInpu
 		return nil
 	})...)
 	errs = append(errs, parallel(restarts, c.opts.MaxCreatesInFlight, func(op Op) error {
-		if op.Kind == OpUnpause {
+		switch op.Kind {
+		case OpUnpause:
 			if err := c.docker.UnpauseContainer(ctx, op.ContainerID); err != nil {
 				return fmt.Errorf("unpause %s: %w", op.Name, err)
 			}
 			return nil
+		case OpRestart:
+			// The new run gets fresh probe results and initial delay.
+			c.prober.forget(op.ContainerID)
+			grace := 30 * time.Second
+			if g := in.Desired.Spec.Template.Spec.TerminationGracePeriodSeconds; g != nil {
+				grace = time.Duration(*g) * time.Second
+			}
+			if err := c.docker.StopContainer(ctx, op.ContainerID, grace); err != nil {
+				return fmt.Errorf("restart %s: %w", op.Name, err)
+			}
 		}
 		if err := c.docker.StartContainer(ctx, op.ContainerID); err != nil {
 			return fmt.Errorf("start %s: %w", op.Name, err)

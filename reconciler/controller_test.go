@@ -382,7 +382,8 @@ func TestControllerCrashLoopBacksOff(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if n := ViewContainers(d, st, h.ours("web"), time.Now())[h.ours("web")[0].ID].Restarts; n < 2 {
+	_, views := View(d, st, h.ours("web"), time.Now())
+	if n := views[h.ours("web")[0].ID].Restarts; n < 2 {
 		t.Fatalf("restart count %d, want >= 2", n)
 	}
 }

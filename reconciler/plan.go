@@ -23,6 +23,9 @@ const (
 	OpUnpause OpKind = "unpause"
 	// OpRemove force-removes a container (and its anonymous volumes).
 	OpRemove OpKind = "remove"
+	// OpRestart stops and starts a running container whose liveness probe
+	// failed: Docker does not restart unhealthy containers by itself.
+	OpRestart OpKind = "restart"
 )
 
 // Op is one operation of a plan. Cause says why it is needed, in words a
@@ -85,6 +88,9 @@ type PlanInput struct {
 	// StartNotBefore holds, per container ID, the earliest time dockctl may
 	// start it again (crash-loop backoff).
 	StartNotBefore map[string]time.Time
+	// LivenessFailed holds the running containers whose liveness probe
+	// failed: they are restarted.
+	LivenessFailed map[string]bool
 	// State is the rollout state persisted by the previous sync.
 	State RolloutState
 	Now   time.Time
@@ -226,6 +232,10 @@ func (in PlanInput) reconcileRevision(s *revisionSet, cs []dockerx.Container, pl
 			ops = append(ops, Op{Kind: OpStart, Name: c.Name, ContainerID: c.ID, Cause: cause})
 		case dockerx.StatePaused:
 			ops = append(ops, Op{Kind: OpUnpause, Name: c.Name, ContainerID: c.ID, Cause: "paused"})
+		case dockerx.StateRunning:
+			if in.LivenessFailed[c.ID] {
+				ops = append(ops, Op{Kind: OpRestart, Name: c.Name, ContainerID: c.ID, Cause: "liveness probe failed"})
+			}
 		}
 	}
 	missing := s.size - int32(len(current))

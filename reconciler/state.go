@@ -42,6 +42,9 @@ type containerState struct {
 	ExitCounted bool `json:"exitCounted,omitempty"`
 	// ReadySince is when it was first seen ready in its current run.
 	ReadySince time.Time `json:"readySince,omitzero"`
+	// ProbeReady is the verdict of a controller-run readiness probe (nil
+	// when the container has none).
+	ProbeReady *bool `json:"probeReady,omitempty"`
 }
 
 func readState(st *store.Status) deploymentState {
@@ -74,27 +77,51 @@ func writeState(st *store.Status, s deploymentState) error {
 // ContainerView is how the read commands present one container's
 // controller-side facts.
 type ContainerView struct {
+	Ready            bool
+	Available        bool
 	Restarts         int
 	CrashLoopBackOff bool
-	Available        bool
 }
 
-// ViewContainers returns what the controller recorded about each container
-// of a deployment, with availability computed as the controller computes it.
-func ViewContainers(d *manifests.Deployment, st *store.Status, cs []dockerx.Container, now time.Time) map[string]ContainerView {
+// View computes a deployment's status counts and per-container facts the
+// way the controller does, from what Docker reports and what the controller
+// recorded (st may be nil: then from Docker alone).
+func View(d *manifests.Deployment, st *store.Status, cs []dockerx.Container, now time.Time) (manifests.DeploymentStatus, map[string]ContainerView) {
 	s := deploymentState{Containers: map[string]*containerState{}}
 	if st != nil {
 		s = readState(st)
 	}
-	avail, _ := availability(d, cs, s.Containers, now)
+	probed := func(string) bool { r, _ := controllerProbes(&d.Spec.Template); return r != nil }
+	ready := readiness(cs, s.Containers, probed)
+	avail, _ := availability(d, cs, ready, s.Containers, now)
 	out := map[string]ContainerView{}
 	for _, c := range cs {
-		v := ContainerView{Available: avail[c.ID]}
+		v := ContainerView{Ready: ready[c.ID], Available: avail[c.ID]}
 		if cst := s.Containers[c.ID]; cst != nil {
 			v.Restarts = cst.Restarts
 			v.CrashLoopBackOff = c.State == dockerx.StateExited && now.Before(cst.NotBefore)
 		}
 		out[c.ID] = v
+	}
+	return ComputeStatus(d, manifests.TemplateHash(&d.Spec.Template), cs, ready, avail), out
+}
+
+// readiness decides which containers are ready: running, healthy if they
+// have a HEALTHCHECK, and passing the controller-run readiness probe if
+// their template has one (not ready until it has passed once).
+func readiness(cs []dockerx.Container, states map[string]*containerState, probed func(hash string) bool) map[string]bool {
+	out := map[string]bool{}
+	for _, c := range cs {
+		if !IsReady(c) {
+			continue
+		}
+		if probed(c.TemplateHash) {
+			cst := states[c.ID]
+			if cst == nil || cst.ProbeReady == nil || !*cst.ProbeReady {
+				continue
+			}
+		}
+		out[c.ID] = true
 	}
 	return out
 }
@@ -106,12 +133,12 @@ func ViewContainers(d *manifests.Deployment, st *store.Status, cs []dockerx.Cont
 // available between two crashes. It also returns when the next container
 // becomes available, so the sync can requeue for it. A container with no
 // recorded ready time counts from its creation (a view without controller).
-func availability(d *manifests.Deployment, cs []dockerx.Container, states map[string]*containerState, now time.Time) (map[string]bool, time.Duration) {
+func availability(d *manifests.Deployment, cs []dockerx.Container, ready map[string]bool, states map[string]*containerState, now time.Time) (map[string]bool, time.Duration) {
 	out := map[string]bool{}
 	var next time.Duration
 	minReady := time.Duration(d.Spec.MinReadySeconds) * time.Second
 	for _, c := range cs {
-		if !IsReady(c) {
+		if !ready[c.ID] {
 			continue
 		}
 		need := minReady
@@ -141,13 +168,13 @@ func availability(d *manifests.Deployment, cs []dockerx.Container, states map[st
 // reports: ready times, the exit that follows a start (crash-loop
 // accounting), and forgets containers that are gone. It returns the crash
 // backoff deadlines for the planner.
-func (c *Controller) observeContainers(s *deploymentState, cs []dockerx.Container, now time.Time) map[string]time.Time {
+func (c *Controller) observeContainers(s *deploymentState, cs []dockerx.Container, ready map[string]bool, now time.Time) map[string]time.Time {
 	live := map[string]bool{}
 	notBefore := map[string]time.Time{}
 	for _, ct := range cs {
 		live[ct.ID] = true
 		cst := s.Containers[ct.ID]
-		if IsReady(ct) {
+		if ready[ct.ID] {
 			if cst == nil {
 				cst = &containerState{}
 				s.Containers[ct.ID] = cst
@@ -195,7 +222,7 @@ func (c *Controller) observeContainers(s *deploymentState, cs []dockerx.Containe
 // recordStarts notes the containers a plan started again.
 func recordStarts(s *deploymentState, plan Plan, now time.Time) {
 	for _, op := range plan.Ops {
-		if op.Kind != OpStart || op.Cause != causeStopped {
+		if (op.Kind != OpStart || op.Cause != causeStopped) && op.Kind != OpRestart {
 			continue
 		}
 		cst := s.Containers[op.ContainerID]
@@ -207,5 +234,6 @@ func recordStarts(s *deploymentState, plan Plan, now time.Time) {
 		cst.StartedAt = now
 		cst.ExitCounted = false
 		cst.ReadySince = time.Time{}
+		cst.ProbeReady = nil
 	}
 }

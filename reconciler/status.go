@@ -10,7 +10,7 @@ import (
 // ComputeStatus derives a deployment's replica counts from what Docker
 // reports and which containers are available (see availability). It needs
 // no controller, which is why `dockctl get` is right even when none runs.
-func ComputeStatus(d *manifests.Deployment, hash string, cs []dockerx.Container, available map[string]bool) manifests.DeploymentStatus {
+func ComputeStatus(d *manifests.Deployment, hash string, cs []dockerx.Container, ready, available map[string]bool) manifests.DeploymentStatus {
 	var st manifests.DeploymentStatus
 	for _, c := range cs {
 		if c.State == dockerx.StateRemoving {
@@ -20,7 +20,7 @@ func ComputeStatus(d *manifests.Deployment, hash string, cs []dockerx.Container,
 		if c.TemplateHash == hash {
 			st.UpdatedReplicas++
 		}
-		if IsReady(c) {
+		if ready[c.ID] {
 			st.ReadyReplicas++
 		}
 		if available[c.ID] {

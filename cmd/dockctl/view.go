@@ -76,14 +76,7 @@ func (s *snapshot) deploymentObject(r *store.Record) *manifests.Deployment {
 	d.Metadata.Generation = r.Generation
 	created := r.CreatedAt
 	d.Metadata.CreationTimestamp = &created
-	hash := manifests.TemplateHash(&d.Spec.Template)
-	cs := s.containersOf(r.Name)
-	views := reconciler.ViewContainers(d, s.statuses[r.Name], cs, s.now)
-	available := map[string]bool{}
-	for id, v := range views {
-		available[id] = v.Available
-	}
-	st := reconciler.ComputeStatus(d, hash, cs, available)
+	st, _ := reconciler.View(d, s.statuses[r.Name], s.containersOf(r.Name), s.now)
 	if cs := s.statuses[r.Name]; cs != nil {
 		st.ObservedGeneration = cs.ObservedGeneration
 		st.Conditions = cs.Conditions
@@ -133,7 +126,9 @@ func (s *snapshot) containerObject(c dockerx.Container) containerObject {
 		Labels: c.Labels, Ports: portStrings(c.Ports),
 	}
 	if r := s.record(c.Deployment); r != nil {
-		v := reconciler.ViewContainers(&r.Deployment, s.statuses[c.Deployment], []dockerx.Container{c}, s.now)[c.ID]
+		_, views := reconciler.View(&r.Deployment, s.statuses[c.Deployment], []dockerx.Container{c}, s.now)
+		v := views[c.ID]
+		o.Ready = v.Ready
 		o.Restarts = v.Restarts
 		if v.CrashLoopBackOff {
 			o.Phase = "CrashLoopBackOff"

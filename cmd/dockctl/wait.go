@@ -70,11 +70,7 @@ func observeProgress(ctx context.Context, cli *dockerx.Client, st *store.Store, 
 		}
 		d := &rec.Deployment
 		status, _ := st.ReadStatus(name)
-		available := map[string]bool{}
-		for id, v := range reconciler.ViewContainers(d, status, mine, time.Now()) {
-			available[id] = v.Available
-		}
-		s := reconciler.ComputeStatus(d, manifests.TemplateHash(&d.Spec.Template), mine, available)
+		s, _ := reconciler.View(d, status, mine, time.Now())
 		p := progress{name: name, desired: d.Replicas(), updated: s.UpdatedReplicas, available: s.AvailableReplicas, total: s.Replicas}
 		if status != nil && status.ObservedGeneration >= rec.Generation {
 			p.observed = true

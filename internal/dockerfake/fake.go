@@ -31,6 +31,8 @@ type Engine struct {
 	OnCreate func(req dockerx.CreateRequest) error
 	OnStart  func(id string) error
 	OnRemove func(id string) error
+	// OnExec answers Exec; without it every command exits 0.
+	OnExec func(id string, cmd []string) (int, error)
 }
 
 type subscriber struct {
@@ -75,7 +77,7 @@ func (e *Engine) ResetCalls() {
 // WriteCalls counts calls that change state.
 func (e *Engine) WriteCalls() int {
 	c := e.Calls()
-	return c["create"] + c["start"] + c["remove"] + c["unpause"]
+	return c["create"] + c["start"] + c["remove"] + c["unpause"] + c["stop"]
 }
 
 func (e *Engine) ListContainers(ctx context.Context, instance string) ([]dockerx.Container, error) {
@@ -295,6 +297,57 @@ func (e *Engine) emitLocked(c *dockerx.Container, action string) {
 		default: // a slow subscriber loses events, as with the real daemon
 		}
 	}
+}
+
+// InspectContainer reports a container's details; every running container
+// has a made-up bridge address.
+func (e *Engine) InspectContainer(ctx context.Context, id string) (dockerx.ContainerDetails, error) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	e.calls["inspect"]++
+	c, ok := e.containers[id]
+	if !ok {
+		return dockerx.ContainerDetails{}, fmt.Errorf("inspect %s: %w", short(id), dockerx.ErrNotFound)
+	}
+	d := dockerx.ContainerDetails{ID: c.ID, Name: c.Name, Image: c.Image, Labels: copyMap(c.Labels), State: c.State, Health: c.Health}
+	if c.State == dockerx.StateRunning {
+		d.IPAddress = "10.99.0.1"
+	}
+	return d, nil
+}
+
+// Exec runs nothing: OnExec decides the exit code.
+func (e *Engine) Exec(ctx context.Context, id string, cmd []string, timeout time.Duration) (int, error) {
+	e.mu.Lock()
+	e.calls["exec"]++
+	c, ok := e.containers[id]
+	running := ok && c.State == dockerx.StateRunning
+	e.mu.Unlock()
+	if !running {
+		return 0, fmt.Errorf("exec in %s: not running: %w", short(id), dockerx.ErrConflict)
+	}
+	if e.OnExec != nil {
+		return e.OnExec(id, cmd)
+	}
+	return 0, nil
+}
+
+// StopContainer stops a running container, as `docker stop` does.
+func (e *Engine) StopContainer(ctx context.Context, id string, timeout time.Duration) error {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	e.calls["stop"]++
+	c, ok := e.containers[id]
+	if !ok {
+		return fmt.Errorf("stop %s: %w", short(id), dockerx.ErrNotFound)
+	}
+	if c.State != dockerx.StateRunning {
+		return nil
+	}
+	c.State = dockerx.StateExited
+	e.emitLocked(c, "die")
+	e.emitLocked(c, "stop")
+	return nil
 }
 
 // Mutations as a user would make them with the docker CLI.

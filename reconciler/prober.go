@@ -1,0 +1,358 @@
+package reconciler
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"k8s.io/apimachinery/pkg/util/intstr"
+
+	"github.com/dockctl/dockctl/dockerx"
+	"github.com/dockctl/dockctl/manifests"
+)
+
+// Who runs which probe. A container has one Docker HEALTHCHECK, and it
+// carries an exec readiness probe: Docker runs it, reports the result in
+// the container list and emits health_status events, so it costs the
+// controller nothing. Everything else — httpGet and tcpSocket readiness
+// probes, and every liveness probe (exec included, through the exec API) —
+// is run by the controller, one goroutine per container, with the probe's
+// own timing fields. Docker never restarts an unhealthy container, so a
+// failing liveness probe is acted on by the controller: it restarts the
+// container.
+
+// controllerProbes reports whether a template has probes the controller
+// runs (as opposed to the HEALTHCHECK that Docker runs).
+func controllerProbes(t *manifests.PodTemplateSpec) (readiness, liveness *manifests.Probe) {
+	if len(t.Spec.Containers) == 0 {
+		return nil, nil
+	}
+	c := &t.Spec.Containers[0]
+	if p := c.ReadinessProbe; p != nil && p.Exec == nil {
+		readiness = p
+	}
+	return readiness, c.LivenessProbe
+}
+
+// probeTarget is where a probe goes.
+type probeTarget struct {
+	ContainerID string
+	Address     string // IP, or 127.0.0.1 for host networking
+	Ports       []manifests.ContainerPort
+}
+
+// probeRunner runs one probe attempt; nil error is success.
+type probeRunner interface {
+	Run(ctx context.Context, target probeTarget, p *manifests.Probe) error
+}
+
+// dockerProbeRunner runs probes for real: HTTP and TCP from the
+// controller to the container's address, exec through the Docker API.
+type dockerProbeRunner struct {
+	docker Docker
+	client *http.Client
+}
+
+func newDockerProbeRunner(d Docker) *dockerProbeRunner {
+	return &dockerProbeRunner{docker: d, client: &http.Client{
+		// A probe judges the container's own answer, as kubelet does.
+		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
+	}}
+}
+
+func (r *dockerProbeRunner) Run(ctx context.Context, t probeTarget, p *manifests.Probe) error {
+	timeout := time.Duration(max(p.TimeoutSeconds, 1)) * time.Second
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	switch {
+	case p.Exec != nil:
+		code, err := r.docker.Exec(ctx, t.ContainerID, p.Exec.Command, timeout)
+		if err != nil {
+			return err
+		}
+		if code != 0 {
+			return fmt.Errorf("%s exited %d", strings.Join(p.Exec.Command, " "), code)
+		}
+		return nil
+	case p.HTTPGet != nil:
+		g := p.HTTPGet
+		port, err := resolvePort(g.Port, t.Ports)
+		if err != nil {
+			return err
+		}
+		host := g.Host
+		if host == "" {
+			host = t.Address
+		}
+		if host == "" {
+			return fmt.Errorf("container has no address to probe (network mode none?)")
+		}
+		scheme := strings.ToLower(g.Scheme)
+		if scheme == "" {
+			scheme = "http"
+		}
+		path := g.Path
+		if !strings.HasPrefix(path, "/") {
+			path = "/" + path
+		}
+		req, err := http.NewRequestWithContext(ctx, http.MethodGet, scheme+"://"+net.JoinHostPort(host, strconv.Itoa(port))+path, nil)
+		if err != nil {
+			return err
+		}
+		req.Header.Set("User-Agent", "dockctl-probe")
+		for _, h := range g.HTTPHeaders {
+			req.Header.Set(h.Name, h.Value)
+		}
+		resp, err := r.client.Do(req)
+		if err != nil {
+			return err
+		}
+		resp.Body.Close()
+		if resp.StatusCode < 200 || resp.StatusCode >= 400 {
+			return fmt.Errorf("HTTP probe %s: status %d", req.URL, resp.StatusCode)
+		}
+		return nil
+	case p.TCPSocket != nil:
+		port, err := resolvePort(p.TCPSocket.Port, t.Ports)
+		if err != nil {
+			return err
+		}
+		host := p.TCPSocket.Host
+		if host == "" {
+			host = t.Address
+		}
+		if host == "" {
+			return fmt.Errorf("container has no address to probe (network mode none?)")
+		}
+		var d net.Dialer
+		conn, err := d.DialContext(ctx, "tcp", net.JoinHostPort(host, strconv.Itoa(port)))
+		if err != nil {
+			return err
+		}
+		return conn.Close()
+	}
+	return fmt.Errorf("probe has no handler")
+}
+
+// resolvePort turns a probe port (a number or a container port's name)
+// into a number.
+func resolvePort(p intstr.IntOrString, ports []manifests.ContainerPort) (int, error) {
+	if p.Type == intstr.Int {
+		return int(p.IntVal), nil
+	}
+	for _, cp := range ports {
+		if cp.Name == p.StrVal {
+			return int(cp.ContainerPort), nil
+		}
+	}
+	if n, err := strconv.Atoi(p.StrVal); err == nil {
+		return n, nil
+	}
+	return 0, fmt.Errorf("no container port named %q", p.StrVal)
+}
+
+// prober keeps one worker per running container that has controller-run
+// probes, and remembers their results.
+type prober struct {
+	runner probeRunner
+	docker Docker
+	notify func(deployment string)
+	log    *slog.Logger
+
+	mu      sync.Mutex
+	workers map[string]*probeWorker // by container ID
+}
+
+type probeWorker struct {
+	deployment string
+	cancel     context.CancelFunc
+	done       chan struct{}
+
+	mu    sync.Mutex
+	ready *bool // nil: no controller-run readiness probe
+	alive bool
+}
+
+func newProber(d Docker, runner probeRunner, notify func(string), log *slog.Logger) *prober {
+	return &prober{runner: runner, docker: d, notify: notify, log: log, workers: map[string]*probeWorker{}}
+}
+
+// probeResult is what the planner and status need from the prober.
+type probeResult struct {
+	Ready *bool // nil: readiness is not the controller's to judge
+	Alive bool
+}
+
+// sync starts workers for the deployment's running containers that need
+// one and stops those whose container is gone or no longer running.
+// templates maps a template hash to its pod template.
+func (p *prober) sync(ctx context.Context, deployment string, cs []dockerx.Container, templates func(hash string) *manifests.PodTemplateSpec) map[string]probeResult {
+	results := map[string]probeResult{}
+	running := map[string]bool{}
+	for _, c := range cs {
+		if c.State != dockerx.StateRunning {
+			continue
+		}
+		t := templates(c.TemplateHash)
+		if t == nil {
+			continue
+		}
+		readiness, liveness := controllerProbes(t)
+		if readiness == nil && liveness == nil {
+			continue
+		}
+		running[c.ID] = true
+		p.mu.Lock()
+		w := p.workers[c.ID]
+		if w == nil {
+			w = p.start(ctx, deployment, c, t, readiness, liveness)
+			p.workers[c.ID] = w
+		}
+		p.mu.Unlock()
+		w.mu.Lock()
+		r := probeResult{Alive: w.alive}
+		if w.ready != nil {
+			v := *w.ready // a copy: the worker keeps writing its own
+			r.Ready = &v
+		}
+		results[c.ID] = r
+		w.mu.Unlock()
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for id, w := range p.workers {
+		if w.deployment == deployment && !running[id] {
+			w.cancel()
+			delete(p.workers, id)
+		}
+	}
+	return results
+}
+
+// forget stops the worker of a container that is being restarted, so that
+// the new run starts with fresh results and a fresh initial delay.
+func (p *prober) forget(id string) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if w := p.workers[id]; w != nil {
+		w.cancel()
+		delete(p.workers, id)
+	}
+}
+
+// stop ends every worker and waits for them.
+func (p *prober) stop() {
+	p.mu.Lock()
+	ws := make([]*probeWorker, 0, len(p.workers))
+	for id, w := range p.workers {
+		w.cancel()
+		ws = append(ws, w)
+		delete(p.workers, id)
+	}
+	p.mu.Unlock()
+	for _, w := range ws {
+		<-w.done
+	}
+}
+
+func (p *prober) start(ctx context.Context, deployment string, c dockerx.Container, t *manifests.PodTemplateSpec, readiness, liveness *manifests.Probe) *probeWorker {
+	ctx, cancel := context.WithCancel(ctx)
+	w := &probeWorker{deployment: deployment, cancel: cancel, done: make(chan struct{}), alive: true}
+	if readiness != nil {
+		notReady := false
+		w.ready = &notReady // not ready until the probe says so, as in Kubernetes
+	}
+	target := probeTarget{ContainerID: c.ID, Ports: t.Spec.Containers[0].Ports}
+	go func() {
+		defer close(w.done)
+		det, err := p.docker.InspectContainer(ctx, c.ID)
+		if err != nil {
+			p.log.Warn("probe: cannot inspect container", "container", c.Name, "err", err)
+			return
+		}
+		target.Address = det.IPAddress
+		if det.HostNetwork {
+			target.Address = "127.0.0.1"
+		}
+		var wg sync.WaitGroup
+		if readiness != nil {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				p.loop(ctx, target, readiness, func(ok bool) {
+					w.mu.Lock()
+					changed := *w.ready != ok
+					*w.ready = ok
+					w.mu.Unlock()
+					if changed {
+						p.log.Info("readiness changed", "container", c.Name, "ready", ok)
+						p.notify(deployment)
+					}
+				})
+			}()
+		}
+		if liveness != nil {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				p.loop(ctx, target, liveness, func(ok bool) {
+					if ok {
+						return
+					}
+					w.mu.Lock()
+					changed := w.alive
+					w.alive = false
+					w.mu.Unlock()
+					if changed {
+						p.log.Warn("liveness probe failed", "container", c.Name)
+						p.notify(deployment)
+					}
+				})
+			}()
+		}
+		wg.Wait()
+	}()
+	return w
+}
+
+// loop runs a probe every periodSeconds after initialDelaySeconds, and
+// reports a verdict each time successThreshold successes or
+// failureThreshold failures in a row are reached.
+func (p *prober) loop(ctx context.Context, t probeTarget, pr *manifests.Probe, verdict func(bool)) {
+	period := time.Duration(max(pr.PeriodSeconds, 1)) * time.Second
+	select {
+	case <-ctx.Done():
+		return
+	case <-time.After(time.Duration(pr.InitialDelaySeconds) * time.Second):
+	}
+	successes, failures := 0, 0
+	for {
+		if err := p.runner.Run(ctx, t, pr); err != nil {
+			if ctx.Err() != nil {
+				return
+			}
+			successes = 0
+			failures++
+			if failures >= int(max(pr.FailureThreshold, 1)) {
+				verdict(false)
+			}
+		} else {
+			failures = 0
+			successes++
+			if successes >= int(max(pr.SuccessThreshold, 1)) {
+				verdict(true)
+			}
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-time.After(period):
+		}
+	}
+}

@@ -1,0 +1,155 @@
+package reconciler
+
+import (
+	"context"
+	"errors"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"strconv"
+	"sync"
+	"testing"
+	"time"
+
+	"k8s.io/apimachinery/pkg/util/intstr"
+
+	"github.com/dockctl/dockctl/dockerx"
+	"github.com/dockctl/dockctl/internal/dockerfake"
+	"github.com/dockctl/dockctl/manifests"
+)
+
+func TestDockerProbeRunner(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		switch r.URL.Path {
+		case "/ok":
+		case "/redirect":
+			http.Redirect(w, r, "/elsewhere", http.StatusFound)
+		default:
+			w.WriteHeader(http.StatusServiceUnavailable)
+		}
+	}))
+	defer srv.Close()
+	host, portStr, _ := net.SplitHostPort(srv.Listener.Addr().String())
+	port, _ := strconv.Atoi(portStr)
+	closed, _ := net.Listen("tcp", "127.0.0.1:0")
+	closedPort := closed.Addr().(*net.TCPAddr).Port
+	closed.Close()
+
+	engine := dockerfake.New(testImage)
+	id, _ := engine.Add(dockerx.Container{Name: "c", State: dockerx.StateRunning, Labels: map[string]string{}}, "")
+	engine.OnExec = func(_ string, cmd []string) (int, error) {
+		if cmd[0] == "fail" {
+			return 3, nil
+		}
+		return 0, nil
+	}
+	runner := newDockerProbeRunner(engine)
+	target := probeTarget{ContainerID: id, Address: host, Ports: []manifests.ContainerPort{{Name: "http", ContainerPort: int32(port)}}}
+	httpProbe := func(path string, p intstr.IntOrString) *manifests.Probe {
+		return &manifests.Probe{HTTPGet: &manifests.HTTPGetAction{Path: path, Port: p}, TimeoutSeconds: 1}
+	}
+	tests := []struct {
+		name  string
+		probe *manifests.Probe
+		ok    bool
+	}{
+		{"http 200", httpProbe("/ok", intstr.FromInt32(int32(port))), true},
+		{"http by port name", httpProbe("/ok", intstr.FromString("http")), true},
+		{"http 503", httpProbe("/fail", intstr.FromInt32(int32(port))), false},
+		{"http 302 counts as success, not followed", httpProbe("/redirect", intstr.FromInt32(int32(port))), true},
+		{"http unknown port name", httpProbe("/ok", intstr.FromString("nope")), false},
+		{"tcp open", &manifests.Probe{TCPSocket: &manifests.TCPSocketAction{Port: intstr.FromInt32(int32(port))}}, true},
+		{"tcp closed", &manifests.Probe{TCPSocket: &manifests.TCPSocketAction{Port: intstr.FromInt32(int32(closedPort))}}, false},
+		{"exec exit 0", &manifests.Probe{Exec: &manifests.ExecAction{Command: []string{"true"}}}, true},
+		{"exec exit 3", &manifests.Probe{Exec: &manifests.ExecAction{Command: []string{"fail"}}}, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			err := runner.Run(context.Background(), target, tt.probe)
+			if (err == nil) != tt.ok {
+				t.Fatalf("Run = %v, want ok=%v", err, tt.ok)
+			}
+		})
+	}
+}
+
+// switchRunner answers probes from a per-container switch a test flips.
+type switchRunner struct {
+	mu    sync.Mutex
+	fail  map[string]bool // by container ID
+	calls int
+}
+
+func (r *switchRunner) Run(_ context.Context, t probeTarget, _ *manifests.Probe) error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.calls++
+	if r.fail[t.ContainerID] {
+		return errors.New("probe failed")
+	}
+	return nil
+}
+
+func (r *switchRunner) set(id string, fail bool) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.fail[id] = fail
+}
+
+func fastProbe() *manifests.Probe {
+	return &manifests.Probe{HTTPGet: &manifests.HTTPGetAction{Path: "/", Port: intstr.FromInt32(8080)},
+		PeriodSeconds: 1, TimeoutSeconds: 1, SuccessThreshold: 1, FailureThreshold: 1}
+}
+
+func TestLivenessFailureRestartsContainer(t *testing.T) {
+	h := newHarness(t, Options{})
+	runner := &switchRunner{fail: map[string]bool{}}
+	h.ctrl.prober.runner = runner
+	d := testDeployment("web", 1, "x")
+	d.Spec.Template.Spec.Containers[0].LivenessProbe = fastProbe()
+	h.apply(d)
+	h.start()
+	c := h.waitReplicas("web", 1)[0]
+	runner.set(c.ID, true)
+	h.waitFor("a liveness restart", func() bool { return h.engine.Calls()["stop"] >= 1 })
+	runner.set(c.ID, false)
+	after := h.waitReplicas("web", 1)
+	if after[0].ID != c.ID {
+		t.Fatalf("the container was replaced, not restarted")
+	}
+	h.waitFor("the restart to be counted", func() bool {
+		st, err := h.store.ReadStatus("web")
+		if err != nil || st == nil {
+			return false
+		}
+		_, views := View(d, st, h.ours("web"), time.Now())
+		return views[c.ID].Restarts == 1
+	})
+}
+
+func TestHTTPReadinessGatesReadyReplicas(t *testing.T) {
+	h := newHarness(t, Options{})
+	runner := &switchRunner{fail: map[string]bool{}}
+	h.ctrl.prober.runner = runner
+	d := testDeployment("web", 1, "x")
+	d.Spec.Template.Spec.Containers[0].ReadinessProbe = fastProbe()
+	h.apply(d)
+	readyReplicas := func() int32 {
+		st, _ := h.store.ReadStatus("web")
+		s, _ := View(d, st, h.ours("web"), time.Now())
+		return s.ReadyReplicas
+	}
+	var failing sync.Once
+	h.engine.OnStart = func(id string) error {
+		failing.Do(func() { runner.set(id, true) })
+		return nil
+	}
+	h.start()
+	c := h.waitReplicas("web", 1)[0]
+	time.Sleep(1500 * time.Millisecond) // at least one failed probe
+	if n := readyReplicas(); n != 0 {
+		t.Fatalf("%d ready while the readiness probe fails", n)
+	}
+	runner.set(c.ID, false)
+	h.waitFor("the replica to turn ready", func() bool { return readyReplicas() == 1 })
+}
