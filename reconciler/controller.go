@@ -69,7 +69,10 @@ type Options struct {
 	Observer Observer
 	// QueueMetrics, when set, receives the work queue's metrics.
 	QueueMetrics workqueue.MetricsProvider
-	Now          func() time.Time
+	// Allow lists the manifests.Flag* privileges this controller grants;
+	// a deployment that needs any other is refused (ReplicaFailure).
+	Allow map[string]bool
+	Now   func() time.Time
 }
 
 // orphanSweepKey is queued for a whole-instance pass: it finds orphans and
@@ -427,9 +430,20 @@ func (c *Controller) syncDeployment(ctx context.Context, name string) (time.Dura
 	var availableIn time.Duration
 	in.Available, availableIn = availability(&d, observed, ready, state.Containers, now)
 
-	plan := ComputePlan(in)
-	c.logPlan(name, plan)
-	failure, execErr := c.execute(ctx, rec, in, plan)
+	var plan Plan
+	failure := c.refused(&d)
+	var execErr error
+	if failure == "" {
+		plan = ComputePlan(in)
+		c.logPlan(name, plan)
+		failure, execErr = c.execute(ctx, rec, in, plan)
+		failure = imagePullReason(failure, prev.Conditions)
+	} else {
+		// Refused: no container of it is created, started or removed, so
+		// the running revision keeps serving until the user fixes it.
+		plan.State = state.Rollout
+		c.log.Warn("deployment refused", "deployment", name, "reason", failure)
+	}
 	recordStarts(&state, plan, now)
 	if execErr == nil {
 		// Only an executed plan moves the rollout on; after an error the
@@ -449,6 +463,18 @@ func (c *Controller) syncDeployment(ctx context.Context, name string) (time.Dura
 	requeue := minPositive(plan.RequeueAfter, availableIn)
 	requeue = minPositive(requeue, deadlineIn)
 	return requeue, nil
+}
+
+// refused returns why the deployment needs a privilege this controller was
+// not started to grant, or "".
+func (c *Controller) refused(d *manifests.Deployment) string {
+	var msgs []string
+	for _, p := range manifests.Privileges(d, manifests.EvalSymlinks) {
+		if !c.opts.Allow[p.Flag] {
+			msgs = append(msgs, p.String())
+		}
+	}
+	return strings.Join(msgs, "; ")
 }
 
 func (c *Controller) logPlan(name string, plan Plan) {

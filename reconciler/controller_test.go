@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -309,18 +311,19 @@ func TestControllerMissingImage(t *testing.T) {
 	d.Spec.Template.Spec.Containers[0].Image = "absent:1"
 	h.apply(d)
 	h.start()
-	h.waitFor("a ReplicaFailure condition", func() bool {
+	reason := func() string {
 		st, err := h.store.ReadStatus("web")
 		if err != nil || st == nil {
-			return false
+			return ""
 		}
 		for _, c := range st.Conditions {
 			if c.Type == manifests.ConditionReplicaFailure && strings.Contains(c.Message, "absent:1") {
-				return true
+				return c.Reason
 			}
 		}
-		return false
-	})
+		return ""
+	}
+	h.waitFor("ReplicaFailure ErrImagePull then ImagePullBackOff", func() bool { return reason() == ReasonImagePullBackOff })
 	time.Sleep(300 * time.Millisecond)
 	if calls := h.engine.Calls(); calls["create"] != 0 || calls["remove"] != 0 || calls["image"] > 5 {
 		t.Fatalf("churn on a missing image: %v", calls)
@@ -374,7 +377,8 @@ func TestControllerCrashLoopBacksOff(t *testing.T) {
 		t.Fatalf("%d starts in 1.2s, want 3..8 with exponential backoff", n)
 	}
 	for i := 2; i < len(starts); i++ {
-		if gap, prev := starts[i].Sub(starts[i-1]), starts[i-1].Sub(starts[i-2]); gap < prev {
+		// Scheduling noise is allowed; a shrinking backoff is not.
+		if gap, prev := starts[i].Sub(starts[i-1]), starts[i-1].Sub(starts[i-2]); gap < prev*8/10 {
 			t.Fatalf("delay shrank: %v after %v", gap, prev)
 		}
 	}
@@ -401,4 +405,106 @@ func TestControllerObservedGeneration(t *testing.T) {
 		st, err := h.store.ReadStatus("web")
 		return err == nil && st != nil && st.ObservedGeneration == rec.Generation
 	})
+}
+
+// Settings that give a container power over the host are refused unless the
+// controller was started to allow them; the condition names field and flag.
+func TestControllerRefusesPrivileges(t *testing.T) {
+	yes := true
+	for _, allow := range []bool{false, true} {
+		t.Run(fmt.Sprintf("allowed=%v", allow), func(t *testing.T) {
+			h := newHarness(t, Options{Allow: map[string]bool{manifests.FlagAllowPrivileged: allow}})
+			d := testDeployment("web", 2, "x")
+			d.Spec.Template.Spec.Containers[0].SecurityContext = &manifests.SecurityContext{Privileged: &yes}
+			h.apply(d)
+			h.start()
+			if allow {
+				h.waitReplicas("web", 2)
+				return
+			}
+			h.waitFor("a ReplicaFailure naming the field and the flag", func() bool {
+				st, _ := h.store.ReadStatus("web")
+				if st == nil {
+					return false
+				}
+				c := find(st.Conditions, manifests.ConditionReplicaFailure)
+				return c != nil && strings.Contains(c.Message, "securityContext.privileged") && strings.Contains(c.Message, "--allow-privileged")
+			})
+			if n := h.engine.Calls()["create"]; n != 0 {
+				t.Fatalf("%d creates of a refused deployment", n)
+			}
+		})
+	}
+}
+
+// A torn or garbage record stops only its own deployment: it is never read
+// as "deleted" (its containers stay), and the others keep being reconciled.
+func TestControllerIsolatesCorruptRecord(t *testing.T) {
+	h := newHarness(t, Options{ResyncPeriod: 20 * time.Millisecond})
+	h.apply(testDeployment("good", 1, "x"), testDeployment("bad", 2, "x"))
+	h.start()
+	h.waitReplicas("good", 1)
+	bad := h.waitReplicas("bad", 2)
+	if err := os.WriteFile(filepath.Join(h.store.Dir(), "deployments", "bad.json"), []byte(`{"version":1,"name":"bad","deploy`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	// The good one is still repaired...
+	if err := h.engine.Remove(h.ours("good")[0].ID); err != nil {
+		t.Fatal(err)
+	}
+	h.waitReplicas("good", 1)
+	// ...and the bad one's containers are left alone.
+	time.Sleep(100 * time.Millisecond)
+	for _, c := range bad {
+		if !hasID(h.engine.Snapshot(), c.ID) {
+			t.Fatalf("container %s of the unreadable deployment was removed", c.Name)
+		}
+	}
+}
+
+// The crash-loop backoff lives in the state directory: a new controller
+// (a restart) does not start a crash-looping container before its time.
+func TestCrashBackoffSurvivesControllerRestart(t *testing.T) {
+	h := newHarness(t, Options{CrashBackoffBase: 400 * time.Millisecond})
+	h.engine.OnStart = func(id string) error {
+		go func() { time.Sleep(time.Millisecond); _ = h.engine.Kill(id) }()
+		return nil
+	}
+	d := testDeployment("web", 1, "x")
+	h.apply(d)
+	h.start()
+	backoffUntil := func() time.Time {
+		st, _ := h.store.ReadStatus("web")
+		if st == nil {
+			return time.Time{}
+		}
+		for _, c := range readState(st).Containers {
+			if c.CrashCount >= 2 {
+				return c.NotBefore
+			}
+		}
+		return time.Time{}
+	}
+	h.waitFor("a second crash-loop backoff", func() bool { return !backoffUntil().IsZero() })
+	h.stop()
+	until := backoffUntil()
+	var mu sync.Mutex
+	var starts []time.Time
+	h.engine.OnStart = func(id string) error {
+		mu.Lock()
+		starts = append(starts, time.Now())
+		mu.Unlock()
+		go func() { time.Sleep(time.Millisecond); _ = h.engine.Kill(id) }()
+		return nil
+	}
+	h2 := &harness{t: t, engine: h.engine, store: h.store}
+	h2.ctrl = New(h.engine, h.store, Options{Instance: "i", ResyncPeriod: time.Hour, CrashBackoffBase: 400 * time.Millisecond,
+		Logger: h.ctrl.opts.Logger})
+	h2.start()
+	h2.waitFor("a start by the new controller", func() bool { mu.Lock(); defer mu.Unlock(); return len(starts) > 0 })
+	mu.Lock()
+	defer mu.Unlock()
+	if starts[0].Before(until.Add(-5 * time.Millisecond)) {
+		t.Fatalf("the new controller started the container %v before its backoff ended", until.Sub(starts[0]))
+	}
 }

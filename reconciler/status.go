@@ -1,6 +1,7 @@
 package reconciler
 
 import (
+	"strings"
 	"time"
 
 	"github.com/dockctl/dockctl/dockerx"
@@ -50,7 +51,26 @@ const (
 	ReasonProgressDeadlineExceeded   = "ProgressDeadlineExceeded"
 	ReasonDeploymentPaused           = "DeploymentPaused"
 	ReasonFailedCreate               = "FailedCreate"
+	ReasonErrImagePull               = "ErrImagePull"
+	ReasonImagePullBackOff           = "ImagePullBackOff"
 )
+
+// imagePullPrefix marks a failure message as an image pull failure, so that
+// the condition carries Kubernetes' ErrImagePull / ImagePullBackOff reasons.
+const imagePullPrefix = "image "
+
+// imagePullReason turns an image failure into "ErrImagePull: …" the first
+// time and "ImagePullBackOff: …" while the retries back off, as a pod's
+// status does; other failures pass through.
+func imagePullReason(failure string, prev []manifests.DeploymentCondition) string {
+	if !strings.HasPrefix(failure, imagePullPrefix) {
+		return failure
+	}
+	if p := find(prev, manifests.ConditionReplicaFailure); p != nil && (p.Reason == ReasonErrImagePull || p.Reason == ReasonImagePullBackOff) {
+		return ReasonImagePullBackOff + ": " + failure
+	}
+	return ReasonErrImagePull + ": " + failure
+}
 
 // Conditions computes Available, Progressing and ReplicaFailure as
 // Kubernetes does. Progressing's LastUpdateTime moves whenever the rollout
@@ -99,7 +119,13 @@ func Conditions(d *manifests.Deployment, st, prevCounts manifests.DeploymentStat
 	}
 	out = append(out, progressing)
 	if failure != "" {
-		out = append(out, cond(manifests.ConditionReplicaFailure, "True", ReasonFailedCreate, failure))
+		reason, msg := ReasonFailedCreate, failure
+		for _, r := range []string{ReasonErrImagePull, ReasonImagePullBackOff} {
+			if rest, ok := strings.CutPrefix(failure, r+": "); ok {
+				reason, msg = r, rest
+			}
+		}
+		out = append(out, cond(manifests.ConditionReplicaFailure, "True", reason, msg))
 	}
 	for i := range out {
 		c := &out[i]

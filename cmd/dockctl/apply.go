@@ -75,6 +75,12 @@ func runApply(cmd *cobra.Command, g *globalOptions, o *applyOptions) error {
 	if err != nil {
 		return err
 	}
+	// Warn, do not refuse: the controller decides with its own flags.
+	for _, d := range deps {
+		for _, p := range manifests.Privileges(d, manifests.EvalSymlinks) {
+			fmt.Fprintf(cmd.ErrOrStderr(), "Warning: deployment/%s: %s\n", d.Metadata.Name, p)
+		}
+	}
 	results, err := st.Apply(deps, store.ApplyOptions{DryRun: dry, Prune: o.prune})
 	if err != nil {
 		return err

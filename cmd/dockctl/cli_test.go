@@ -380,3 +380,15 @@ func TestProgressMessages(t *testing.T) {
 		t.Errorf("bar: %q", b)
 	}
 }
+
+// apply warns about settings the controller refuses without an allow flag.
+func TestApplyWarnsAboutPrivileges(t *testing.T) {
+	src := strings.Replace(webYAML, "    spec:\n      containers:", "    spec:\n      hostNetwork: true\n      containers:", 1)
+	out, errOut, err := run(t, src, "--state-dir", t.TempDir(), "apply", "-f", "-")
+	if err != nil || out != "deployment/web created\n" {
+		t.Fatalf("apply: %v %q", err, out)
+	}
+	if !strings.Contains(errOut, "Warning: deployment/web: spec.template.spec.hostNetwork") || !strings.Contains(errOut, "--allow-host-namespaces") {
+		t.Fatalf("warning: %q", errOut)
+	}
+}

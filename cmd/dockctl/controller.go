@@ -7,12 +7,14 @@ import (
 	"os"
 	"os/signal"
 	"regexp"
+	"strings"
 	"syscall"
 	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/dockctl/dockctl/dockerx"
+	"github.com/dockctl/dockctl/manifests"
 	"github.com/dockctl/dockctl/metrics"
 	"github.com/dockctl/dockctl/reconciler"
 )
@@ -29,6 +31,7 @@ type controllerOptions struct {
 	crashBase    time.Duration
 	crashMax     time.Duration
 	logFormat    string
+	allow        map[string]*bool
 }
 
 func newControllerCommand(g *globalOptions) *cobra.Command {
@@ -52,6 +55,15 @@ func newControllerCommand(g *globalOptions) *cobra.Command {
 	f.DurationVar(&o.crashBase, "crash-backoff-base", time.Second, "first delay before restarting a container that keeps exiting (doubles each time)")
 	f.DurationVar(&o.crashMax, "crash-backoff-max", 5*time.Minute, "longest delay before restarting a container that keeps exiting")
 	f.StringVar(&o.logFormat, "log-format", "text", "log format: text|json")
+	o.allow = map[string]*bool{}
+	for _, a := range []struct{ flag, help string }{
+		{manifests.FlagAllowPrivileged, "run privileged containers (securityContext.privileged)"},
+		{manifests.FlagAllowHostNamespaces, "run containers in the host's network or PID namespace (hostNetwork, hostPID)"},
+		{manifests.FlagAllowHostPath, "mount host paths (hostPath volumes)"},
+		{manifests.FlagAllowHostRoot, "mount / or the Docker socket (or a directory holding it); needs --allow-host-path too"},
+	} {
+		o.allow[a.flag] = f.Bool(strings.TrimPrefix(a.flag, "--"), false, a.help)
+	}
 	return cmd
 }
 
@@ -104,6 +116,7 @@ func runController(g *globalOptions, o *controllerOptions) error {
 		Logger:           log,
 		Observer:         m,
 		QueueMetrics:     m.QueueProvider(),
+		Allow:            allowed(o.allow),
 	})
 
 	if o.metricsAddr != "" {
@@ -124,6 +137,14 @@ func runController(g *globalOptions, o *controllerOptions) error {
 		}()
 	}
 	return ctrl.Run(ctx)
+}
+
+func allowed(flags map[string]*bool) map[string]bool {
+	out := map[string]bool{}
+	for flag, on := range flags {
+		out[flag] = *on
+	}
+	return out
 }
 
 var containerIDPattern = regexp.MustCompile(`/containers/([0-9a-f]{64})/`)
