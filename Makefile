@@ -15,7 +15,7 @@ E2E_TIMEOUT    ?= 20m
 
 export CGO_ENABLED = 0
 
-.PHONY: all build test unit e2e vet image workload-image demo demo-down clean
+.PHONY: all build test unit fuzz e2e vet image workload-image demo demo-down clean
 
 all: build
 
@@ -23,8 +23,14 @@ all: build
 build:
 	$(GO) build -trimpath -ldflags '$(LDFLAGS)' -o $(BUILD)/bin/dockctl ./cmd/dockctl
 
-## test: every test — vet, unit (with -race) and end-to-end against the local Docker daemon
-test: vet unit e2e
+## test: every test — vet, unit (with -race), 15 s of manifest fuzzing, end-to-end against the local Docker daemon
+test: vet unit fuzz e2e
+
+FUZZ_TIME ?= 15s
+
+## fuzz: fuzz manifest decoding (seed corpus in manifests/testdata/fuzz)
+fuzz:
+	CGO_ENABLED=1 $(GO) test -run '^$$' -fuzz '^FuzzDecode$$' -fuzztime $(FUZZ_TIME) ./manifests/
 
 ## unit: unit tests with the race detector (no Docker needed)
 unit:
@@ -54,11 +60,15 @@ workload-image:
 	docker build -q -t $(WORKLOAD_IMAGE) -f cmd/workload/Dockerfile $(BUILD)/workload
 
 ## demo: build the images, run the controller as a container, apply manifests/examples/
+# The controller runs as the invoking user (with the Docker socket's group),
+# so the state directory stays that user's: the CLI and `make clean` work on
+# it without root. For root this is --user 0:0 and changes nothing.
 demo: build image workload-image
-	mkdir -p $(DEMO_STATE)
+	install -d -m 0700 $(DEMO_STATE)
 	-docker rm -f $(DEMO_CONTAINER) >/dev/null 2>&1
 	docker run -d --name $(DEMO_CONTAINER) --restart unless-stopped \
 	  --label io.dockctl.demo=controller \
+	  --user $$(id -u):$$(id -g) --group-add $$(stat -c %g /var/run/docker.sock) \
 	  -v /var/run/docker.sock:/var/run/docker.sock \
 	  -v $(DEMO_STATE):/state \
 	  -e DOCKCTL_INSTANCE=$(DEMO_INSTANCE) \
@@ -69,17 +79,43 @@ demo: build image workload-image
 	@echo
 	@echo "The demo is running under instance '$(DEMO_INSTANCE)'. Try:"
 	@echo "  alias dockctl='$(BUILD)/bin/dockctl --instance $(DEMO_INSTANCE) --state-dir $(DEMO_STATE)'"
-	@echo "  docker rm -f \$$(docker ps -q --filter label=io.dockctl.deployment=web | head -1); sleep 1; dockctl get containers"
+	@echo "  docker rm -f \$$(docker ps -q --filter label=io.dockctl.instance=$(DEMO_INSTANCE) --filter label=io.dockctl.deployment=web | head -1); sleep 1; dockctl get containers"
 	@echo "  dockctl scale deployment web --replicas 5"
+	@echo "  dockctl rollout restart deployment/web; dockctl rollout status deployment/web"
+	@echo "  dockctl logs deployment/web --tail 2"
 	@echo "  docker logs -f $(DEMO_CONTAINER)"
-	@echo "  make clean    # removes the demo's controller and containers"
+	@echo "  make demo-down    # removes the demo's controller and containers, keeps its state"
+	@echo "  make clean        # demo-down, then removes build/ (state included) and the demo images"
 
-## demo-down: stop the demo controller and remove the demo's containers (by label)
+## demo-down: stop the demo controller and remove the demo's containers (by label) and their anonymous volumes
 demo-down:
 	-docker rm -f $(DEMO_CONTAINER) >/dev/null 2>&1
 	-ids=$$(docker ps -aq --filter label=io.dockctl.instance=$(DEMO_INSTANCE)); \
-	  if [ -n "$$ids" ]; then docker rm -f $$ids >/dev/null; fi
+	  if [ -n "$$ids" ]; then docker rm -f -v $$ids >/dev/null; fi
 
-## clean: demo-down, then remove build outputs
+## clean: demo-down, then remove build outputs (the demo state included) and the demo images
 clean: demo-down
 	rm -rf $(BUILD)
+	-for img in $(IMAGE) $(WORKLOAD_IMAGE); do \
+	  if docker image inspect $$img >/dev/null 2>&1; then docker image rm $$img >/dev/null; fi; \
+	done
+
+## bench: dockctl vs the Docker API and Swarm, side by side (BENCH_QUICK=1: under 2 min, no Swarm; BENCH_SWARM=1; BENCH_JSON=PATH); see BENCHMARKS.md
+# The harness leaves any swarm it initialised itself (deferred, and on
+# signals); the shell trap covers a harness killed outright: the marker file
+# exists only while the harness owns a swarm.
+.PHONY: bench
+bench:
+	@echo "command: make bench BENCH_QUICK=$(BENCH_QUICK) BENCH_SWARM=$(BENCH_SWARM) BENCH_JSON=$(BENCH_JSON)"
+	@echo "machine: nproc $$(nproc), $$(docker version -f 'Docker client {{.Client.Version}}, Engine {{.Server.Version}} (API {{.Server.APIVersion}})')"
+	@mkdir -p $(BUILD)/bench
+	$(GO) build -o $(BUILD)/bench/dockbench ./bench/cmd/dockbench
+	@marker=$(BUILD)/bench/swarm-owned; \
+	leave() { if [ -f $$marker ]; then echo "bench: leaving the swarm the harness initialised"; \
+	  docker swarm leave --force; \
+	  if grep -q 'gwbridge_existed=false' $$marker; then docker network rm docker_gwbridge; fi; \
+	  rm -f $$marker; fi; }; \
+	trap leave EXIT INT TERM; \
+	BENCH_QUICK=$(BENCH_QUICK) BENCH_SWARM=$(BENCH_SWARM) BENCH_JSON=$(BENCH_JSON) \
+	  $(BUILD)/bench/dockbench -swarm-marker $$marker
+	$(GO) test -run '^$$' -bench . -benchmem $(if $(filter 1,$(BENCH_QUICK)),-benchtime 100ms) ./bench/...

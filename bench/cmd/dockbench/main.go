@@ -1,0 +1,283 @@
+// Command dockbench measures dockctl against the Docker Engine's own limits
+// and against Docker Swarm, side by side in one run, on the local Docker
+// daemon. `make bench` runs it; BENCHMARKS.md explains every figure.
+//
+// It builds the dockctl binary and the test workload image itself, runs
+// `dockctl controller` as a host process with its own instance and state
+// directory, and labels everything it creates io.dockctl.bench=<run id> so
+// that cleanup (deferred, and on SIGINT/SIGTERM) removes exactly what this run
+// made and nothing else.
+//
+// Settings come from the environment so that `make bench` can pass them
+// through: BENCH_QUICK=1 (a run under two minutes), BENCH_SWARM=1 (the Swarm
+// figures even when quick), BENCH_JSON=PATH (also write the results as JSON).
+package main
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"flag"
+	"fmt"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+)
+
+// settings are the sizes of one run. Quick runs shrink every size so that
+// the whole run, build included, stays under two minutes on a 2-core box.
+type settings struct {
+	Quick           bool          `json:"quick"`
+	Swarm           bool          `json:"swarm"`
+	Kills           int           `json:"repairKills"`
+	SwarmKills      int           `json:"swarmRepairKills"`
+	SwarmSlowKills  int           `json:"swarmDefaultDelayRepairKills"`
+	LowerBoundDie   bool          `json:"lowerBoundOnDie"`
+	Scale           []scaleCase   `json:"scale"`
+	SteadyDeploys   int           `json:"steadyDeployments"`
+	SteadyReplicas  int           `json:"steadyReplicasEach"`
+	SteadyIdle      time.Duration `json:"steadyIdleNs"`
+	SteadyResync    time.Duration `json:"steadyResyncPeriodNs"`
+	RollingReplicas int           `json:"rollingReplicas"`
+	Deadline        time.Duration `json:"deadlineNs"`
+}
+
+// scaleCase is one 0 → N → 0 measurement and the concurrencies at which
+// the direct API does the same work.
+type scaleCase struct {
+	N             int   `json:"n"`
+	Concurrencies []int `json:"directConcurrencies"`
+}
+
+func loadSettings() settings {
+	quick := os.Getenv("BENCH_QUICK") == "1"
+	s := settings{
+		Quick:      quick,
+		Swarm:      !quick || os.Getenv("BENCH_SWARM") == "1",
+		Kills:      20,
+		SwarmKills: 10,
+		// Swarm's default restart delay makes each kill cost ~6 s and the
+		// figure barely varies: 5 kills keep the run under 10 minutes.
+		SwarmSlowKills: 5,
+		LowerBoundDie:  true,
+		// 0 → 50 is issue 2's figure (against concurrency 8); 0 → 100 is
+		// issue 5's, against the direct API's best concurrency.
+		Scale:           []scaleCase{{50, []int{8}}, {100, []int{4, 8, 16}}},
+		SteadyDeploys:   100,
+		SteadyReplicas:  3,
+		SteadyIdle:      60 * time.Second,
+		SteadyResync:    30 * time.Second, // the controller's default
+		RollingReplicas: 20,
+		Deadline:        8*time.Minute + 30*time.Second,
+	}
+	if quick {
+		s.Kills = 10
+		s.SwarmKills = 5
+		s.SwarmSlowKills = 3
+		s.LowerBoundDie = false
+		s.Scale = []scaleCase{{30, []int{8}}}
+		s.SteadyDeploys = 20
+		s.SteadyIdle = 15 * time.Second
+		// Shorter than the idle window so that the window holds at least
+		// one resync: an idle figure without one would flatter dockctl.
+		s.SteadyResync = 5 * time.Second
+		s.Deadline = 105 * time.Second
+		if s.Swarm {
+			// Swarm's default 5 s restart delay alone costs half a minute.
+			s.Deadline += 2 * time.Minute
+		}
+	}
+	// For development on a loaded machine; the defaults are the bound.
+	if d, err := time.ParseDuration(os.Getenv("BENCH_DEADLINE")); err == nil && d > 0 {
+		s.Deadline = d
+	}
+	return s
+}
+
+func main() {
+	swarmMarker := flag.String("swarm-marker", "", "file written while this run owns a swarm (make bench's trap leaves the swarm if it is still there)")
+	flag.Parse()
+	if err := run(*swarmMarker); err != nil {
+		fmt.Fprintln(os.Stderr, "dockbench:", err)
+		os.Exit(1)
+	}
+}
+
+func run(swarmMarker string) (err error) {
+	s := loadSettings()
+	ctx, cancel := context.WithTimeout(context.Background(), s.Deadline)
+	defer cancel()
+
+	// A signal cancels the run; the deferred cleanups then remove what it
+	// made. A second signal, or a cleanup that hangs, still runs them once
+	// (they are idempotent) before exiting.
+	cleanups := &cleanupStack{}
+	defer cleanups.run()
+	sigs := make(chan os.Signal, 2)
+	signal.Notify(sigs, syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP)
+	go func() {
+		sig := <-sigs
+		fmt.Fprintf(os.Stderr, "dockbench: %s: cleaning up\n", sig)
+		cancel()
+		select {
+		case <-sigs:
+		case <-time.After(60 * time.Second):
+		}
+		cleanups.run()
+		os.Exit(130)
+	}()
+	// A panic in the main goroutine still runs the deferred cleanups; other
+	// goroutines recover and report instead of crashing the process.
+	defer func() {
+		if r := recover(); r != nil {
+			err = fmt.Errorf("panic: %v", r)
+		}
+	}()
+
+	runID := "b" + randomHex(4)
+	root, err := repoRoot()
+	if err != nil {
+		return err
+	}
+	tmp, err := os.MkdirTemp("", "dockbench-"+runID+"-")
+	if err != nil {
+		return err
+	}
+	cleanups.push("remove "+tmp, func() error { return os.RemoveAll(tmp) })
+
+	e, err := newEnv(ctx, runID, root, tmp, cleanups)
+	if err != nil {
+		return err
+	}
+	e.swarmMarker = swarmMarker
+	rep := newReport(e, s)
+	rep.printHeader(os.Stdout)
+
+	if err := e.build(ctx); err != nil {
+		return err
+	}
+
+	// Each section records its figures, or the reason it has none, and the
+	// run goes on: one broken section must not hide the others' numbers.
+	sections := []struct {
+		name string
+		fn   func(context.Context, *env, settings, *report) error
+	}{
+		{"repair", benchRepair},
+		{"scale", benchScale},
+		{"rolling", benchRollingDockctl},
+		{"steady", benchSteady},
+		{"swarm", benchSwarm},
+	}
+	// BENCH_SECTIONS (comma-separated names) runs only some sections: a
+	// development aid; `make bench` runs them all.
+	only := map[string]bool{}
+	for _, name := range strings.Split(os.Getenv("BENCH_SECTIONS"), ",") {
+		if name = strings.TrimSpace(name); name != "" {
+			only[name] = true
+		}
+	}
+	var failed []string
+	for _, sec := range sections {
+		if len(only) > 0 && !only[sec.name] {
+			rep.note("%s: not run (BENCH_SECTIONS=%s)", sec.name, os.Getenv("BENCH_SECTIONS"))
+			continue
+		}
+		if ctx.Err() != nil {
+			rep.note("%s: skipped: %v", sec.name, ctx.Err())
+			failed = append(failed, sec.name)
+			continue
+		}
+		start := time.Now()
+		logf("== %s", sec.name)
+		if err := sec.fn(ctx, e, s, rep); err != nil {
+			rep.note("%s: failed: %v", sec.name, err)
+			failed = append(failed, sec.name)
+		}
+		logf("== %s done in %s", sec.name, time.Since(start).Round(100*time.Millisecond))
+		// A section that failed may leave containers behind; the next one
+		// must start from a clean engine so its figures are not skewed.
+		if err := e.removeAll(context.Background()); err != nil {
+			rep.note("cleanup after %s: %v", sec.name, err)
+		}
+	}
+	rep.print(os.Stdout)
+	if path := os.Getenv("BENCH_JSON"); path != "" {
+		if err := rep.writeJSON(path); err != nil {
+			return err
+		}
+		fmt.Printf("\nJSON written to %s\n", path)
+	}
+	if len(failed) > 0 {
+		return fmt.Errorf("sections with errors: %s", strings.Join(failed, ", "))
+	}
+	return nil
+}
+
+// cleanupStack runs registered cleanups once each, last registered first,
+// whoever calls run first (the deferred call or the signal handler).
+type cleanupStack struct {
+	mu    sync.Mutex
+	items []cleanupItem
+}
+
+type cleanupItem struct {
+	what string
+	fn   func() error
+	done bool
+}
+
+func (c *cleanupStack) push(what string, fn func() error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.items = append(c.items, cleanupItem{what: what, fn: fn})
+}
+
+func (c *cleanupStack) run() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for i := len(c.items) - 1; i >= 0; i-- {
+		it := &c.items[i]
+		if it.done {
+			continue
+		}
+		it.done = true
+		if err := it.fn(); err != nil {
+			fmt.Fprintf(os.Stderr, "dockbench: cleanup: %s: %v\n", it.what, err)
+		}
+	}
+}
+
+func randomHex(n int) string {
+	b := make([]byte, n)
+	_, _ = rand.Read(b)
+	return hex.EncodeToString(b)
+}
+
+// repoRoot finds the module root from the working directory, so that the
+// harness works from `make bench` and from `go run` in a subdirectory.
+func repoRoot() (string, error) {
+	dir, err := os.Getwd()
+	if err != nil {
+		return "", err
+	}
+	for {
+		if b, err := os.ReadFile(filepath.Join(dir, "go.mod")); err == nil && strings.Contains(string(b), "module github.com/dockctl/dockctl") {
+			return dir, nil
+		}
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			return "", errors.New("run dockbench from inside the dockctl repository")
+		}
+		dir = parent
+	}
+}
+
+func logf(format string, args ...any) {
+	fmt.Fprintf(os.Stderr, "%s "+format+"\n", append([]any{time.Now().Format("15:04:05.000")}, args...)...)
+}

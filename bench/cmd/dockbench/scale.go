@@ -1,0 +1,172 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+	"time"
+
+	"github.com/docker/docker/api/types/events"
+)
+
+// benchScale measures 0 → N and N → 0 for dockctl (from the `dockctl scale`
+// command to the last container's start or destroy event) and for the
+// direct API at each concurrency (from the first create call to the last
+// start event, and from the first remove call to the last destroy event).
+func benchScale(ctx context.Context, e *env, s settings, rep *report) error {
+	var errs []error
+	for _, sc := range s.Scale {
+		n := sc.N
+		section := fmt.Sprintf("scale %d", n)
+		up, down, err := measureDockctlScale(ctx, e, n)
+		if err != nil {
+			rep.na(section, "dockctl", err.Error())
+			errs = append(errs, err)
+		} else {
+			rep.duration(section, fmt.Sprintf("dockctl 0 → %d", n), up)
+			rep.duration(section, fmt.Sprintf("dockctl %d → 0", n), down)
+		}
+		var bestUp, bestDown time.Duration
+		bestUpC, bestDownC := 0, 0
+		for _, c := range sc.Concurrencies {
+			up, down, err := measureDirectScale(ctx, e, n, c)
+			if err != nil {
+				rep.na(section, fmt.Sprintf("direct API c=%d", c), err.Error())
+				errs = append(errs, err)
+				continue
+			}
+			rep.duration(section, fmt.Sprintf("direct API 0 → %d, concurrency %d", n, c), up)
+			rep.duration(section, fmt.Sprintf("direct API %d → 0, concurrency %d", n, c), down)
+			if bestUpC == 0 || up < bestUp {
+				bestUp, bestUpC = up, c
+			}
+			if bestDownC == 0 || down < bestDown {
+				bestDown, bestDownC = down, c
+			}
+		}
+		if len(sc.Concurrencies) > 1 && bestUpC != 0 {
+			rep.duration(section, fmt.Sprintf("direct API 0 → %d, best (concurrency %d)", n, bestUpC), bestUp)
+			rep.duration(section, fmt.Sprintf("direct API %d → 0, best (concurrency %d)", n, bestDownC), bestDown)
+			rep.ratio(fmt.Sprintf("dockctl 0 → %d / direct API best", n), section+"/"+fmt.Sprintf("dockctl 0 → %d", n),
+				section+"/"+fmt.Sprintf("direct API 0 → %d, best (concurrency %d)", n, bestUpC), "≤ 1.15 (issue 5)")
+			rep.ratio(fmt.Sprintf("dockctl %d → 0 / direct API best", n), section+"/"+fmt.Sprintf("dockctl %d → 0", n),
+				section+"/"+fmt.Sprintf("direct API %d → 0, best (concurrency %d)", n, bestDownC), "")
+		}
+		target := ""
+		if n == 50 {
+			target = "≤ 1.5 (issue 2)"
+		}
+		rep.ratio(fmt.Sprintf("dockctl 0 → %d / direct API c=8", n), section+"/"+fmt.Sprintf("dockctl 0 → %d", n),
+			section+"/"+fmt.Sprintf("direct API 0 → %d, concurrency 8", n), target)
+		rep.ratio(fmt.Sprintf("dockctl %d → 0 / direct API c=8", n), section+"/"+fmt.Sprintf("dockctl %d → 0", n),
+			section+"/"+fmt.Sprintf("direct API %d → 0, concurrency 8", n), "")
+	}
+	return errors.Join(errs...)
+}
+
+func measureDockctlScale(ctx context.Context, e *env, n int) (up, down time.Duration, err error) {
+	name := "scale" + strconv.Itoa(n)
+	c, err := e.startController(ctx, name, 30*time.Second, "")
+	if err != nil {
+		return 0, 0, err
+	}
+	defer c.stop()
+	if err := c.apply(ctx, e.manifest(name, 0, "v1")); err != nil {
+		return 0, 0, err
+	}
+	// Let the controller finish the sync the apply triggered (a no-op) so
+	// that the measurement starts from an idle controller.
+	time.Sleep(settle)
+
+	w := e.hub.watch()
+	t0 := time.Now()
+	if err := c.dockctl(ctx, "", "scale", "deployment", name, "--replicas", strconv.Itoa(n)); err != nil {
+		w.close()
+		return 0, 0, err
+	}
+	t1, err := w.until(ctx, time.Duration(n)*time.Second+30*time.Second,
+		countEvents(string(events.ActionStart), "io.dockctl.deployment", name, n, nil))
+	w.close()
+	if err != nil {
+		return 0, 0, fmt.Errorf("dockctl 0 → %d: %w", n, err)
+	}
+	up = t1.Sub(t0)
+	// The events say n containers started; the list confirms that exactly
+	// n run (no surplus that a miscounting controller would have made).
+	if _, err := e.waitRunning(ctx, n, 30*time.Second, "io.dockctl.deployment="+name); err != nil {
+		return 0, 0, err
+	}
+	logf("  dockctl 0 → %d: %s", n, up.Round(time.Millisecond))
+	time.Sleep(settle)
+
+	w = e.hub.watch()
+	t0 = time.Now()
+	if err := c.dockctl(ctx, "", "scale", "deployment", name, "--replicas", "0"); err != nil {
+		w.close()
+		return 0, 0, err
+	}
+	t1, err = w.until(ctx, time.Duration(n)*time.Second+30*time.Second,
+		countEvents(string(events.ActionDestroy), "io.dockctl.deployment", name, n, nil))
+	w.close()
+	if err != nil {
+		return 0, 0, fmt.Errorf("dockctl %d → 0: %w", n, err)
+	}
+	down = t1.Sub(t0)
+	if err := e.waitGone(ctx, 30*time.Second, "io.dockctl.deployment="+name); err != nil {
+		return 0, 0, err
+	}
+	logf("  dockctl %d → 0: %s", n, down.Round(time.Millisecond))
+	return up, down, nil
+}
+
+// measureDirectScale is the engine's own limit for the same work: n
+// create+start calls with conc in flight, then n force-removes likewise.
+func measureDirectScale(ctx context.Context, e *env, n, conc int) (up, down time.Duration, err error) {
+	set := fmt.Sprintf("direct%d-c%d", n, conc)
+	names := make([]string, n)
+	for i := range names {
+		names[i] = fmt.Sprintf("dockbench-%s-%s-%d", e.runID, set, i)
+	}
+	w := e.hub.watch()
+	t0 := time.Now()
+	errs := parallel(names, conc, func(name string) error {
+		_, err := e.createStart(ctx, name, e.labels(set))
+		return err
+	})
+	if len(errs) > 0 {
+		w.close()
+		return 0, 0, summarize(errs)
+	}
+	t1, err := w.until(ctx, 30*time.Second, countEvents(string(events.ActionStart), setLabel, set, n, nil))
+	w.close()
+	if err != nil {
+		return 0, 0, err
+	}
+	up = t1.Sub(t0)
+	logf("  direct 0 → %d c=%d: %s", n, conc, up.Round(time.Millisecond))
+
+	cs, err := e.list(ctx, setLabel+"="+set)
+	if err != nil {
+		return 0, 0, err
+	}
+	ids := make([]string, len(cs))
+	for i, c := range cs {
+		ids[i] = c.ID
+	}
+	time.Sleep(settle)
+	w = e.hub.watch()
+	t0 = time.Now()
+	if errs := parallel(ids, conc, func(id string) error { return e.remove(ctx, id) }); len(errs) > 0 {
+		w.close()
+		return 0, 0, summarize(errs)
+	}
+	t1, err = w.until(ctx, 30*time.Second, countEvents(string(events.ActionDestroy), setLabel, set, n, nil))
+	w.close()
+	if err != nil {
+		return 0, 0, err
+	}
+	down = t1.Sub(t0)
+	logf("  direct %d → 0 c=%d: %s", n, conc, down.Round(time.Millisecond))
+	return up, down, nil
+}
