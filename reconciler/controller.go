@@ -209,12 +209,19 @@ loop:
 }
 
 func (c *Controller) handleEvent(ev dockerx.Event) {
-	if ev.Gap {
+	switch {
+	case ev.Down:
+		// The daemon is unreachable: say so at once (/readyz) rather than
+		// at the next failed list. Nothing to sync until it is back.
+		c.dockerOK.Store(false)
+		return
+	case ev.Gap:
 		if ev.Err != nil {
 			c.opts.Observer.EventStreamGap()
-			c.dockerOK.Store(false)
-			c.log.Warn("docker event stream interrupted; full resync follows", "err", ev.Err)
+			c.log.Warn("docker event stream was interrupted; full resync follows", "err", ev.Err)
 		}
+		// A gap means the stream is up again: the sweep's list confirms
+		// readiness and repairs whatever happened meanwhile.
 		c.queue.Add(orphanSweepKey)
 		return
 	}

@@ -118,9 +118,13 @@ func ComputePlan(in PlanInput) Plan {
 	}
 
 	p := resolveParams(in.Desired)
-	groups := map[string][]dockerx.Container{}
+	// Pointers into in.Containers, never copies: a converged deployment of
+	// thousands of containers is planned without copying or sorting them.
+	groups := map[string][]*dockerx.Container{}
+	var dead []*dockerx.Container
 	var removingOld, total int32
-	for _, c := range sortedByName(in.Containers) {
+	for i := range in.Containers {
+		c := &in.Containers[i]
 		total++
 		switch c.State {
 		case dockerx.StateRemoving:
@@ -130,13 +134,16 @@ func ComputePlan(in PlanInput) Plan {
 			continue
 		case dockerx.StateDead:
 			// Docker cannot start a dead container; a fresh one replaces it.
-			plan.Ops = append(plan.Ops, Op{Kind: OpRemove, Name: c.Name, ContainerID: c.ID, Cause: "container is dead"})
+			dead = append(dead, c)
 			if c.TemplateHash != in.Hash {
 				removingOld++
 			}
 			continue
 		}
 		groups[c.TemplateHash] = append(groups[c.TemplateHash], c)
+	}
+	for _, c := range byName(dead) {
+		plan.Ops = append(plan.Ops, Op{Kind: OpRemove, Name: c.Name, ContainerID: c.ID, Cause: "container is dead"})
 	}
 
 	byHash := map[string]*revisionSet{}
@@ -187,7 +194,11 @@ func ComputePlan(in PlanInput) Plan {
 	computeSizes(sets, newSet, p, in.State, removingOld, total)
 
 	for _, s := range sets {
-		plan.Ops = append(plan.Ops, in.reconcileRevision(s, groups[s.hash], &plan)...)
+		if ops := in.reconcileRevision(s, groups[s.hash], &plan); len(plan.Ops) == 0 {
+			plan.Ops = ops
+		} else {
+			plan.Ops = append(plan.Ops, ops...)
+		}
 	}
 
 	desired := p.replicas
@@ -208,17 +219,25 @@ func ComputePlan(in PlanInput) Plan {
 // reconcileRevision brings one revision's containers to its size: surplus
 // removed least valuable first, stopped ones started (after any crash
 // backoff), paused ones unpaused, missing ones created.
-func (in PlanInput) reconcileRevision(s *revisionSet, cs []dockerx.Container, plan *Plan) []Op {
+func (in PlanInput) reconcileRevision(s *revisionSet, cs []*dockerx.Container, plan *Plan) []Op {
 	var ops []Op
 	current := cs
 	if n := int32(len(cs)); n > s.size {
+		ops = make([]Op, 0, n-s.size)
 		ranked := rankForRemoval(cs)
+		cause := in.removeCause(s, n)
 		for _, c := range ranked[:n-s.size] {
-			ops = append(ops, Op{Kind: OpRemove, Name: c.Name, ContainerID: c.ID, Cause: in.removeCause(s, n)})
+			ops = append(ops, Op{Kind: OpRemove, Name: c.Name, ContainerID: c.ID, Cause: cause})
 		}
 		current = ranked[n-s.size:]
 	}
-	for _, c := range sortedByName(current) {
+	var needWork []*dockerx.Container
+	for _, c := range current {
+		if c.State != dockerx.StateRunning || in.LivenessFailed[c.ID] {
+			needWork = append(needWork, c)
+		}
+	}
+	for _, c := range byName(needWork) {
 		switch c.State {
 		case dockerx.StateExited, dockerx.StateCreated:
 			if nb, ok := in.StartNotBefore[c.ID]; ok && in.Now.Before(nb) {
@@ -319,21 +338,34 @@ const causeStopped = "stopped"
 // pods for scale-down: not running before running, not ready before ready,
 // newer before older (an older replica has proven itself for longer). Ties
 // break on name so that plans are deterministic.
-func rankForRemoval(cs []dockerx.Container) []dockerx.Container {
-	out := append([]dockerx.Container(nil), cs...)
-	sort.SliceStable(out, func(i, j int) bool {
-		a, b := out[i], out[j]
-		if ra, rb := a.State == dockerx.StateRunning, b.State == dockerx.StateRunning; ra != rb {
-			return !ra
+func rankForRemoval(cs []*dockerx.Container) []*dockerx.Container {
+	// Keys computed once: a scale-down of thousands compares them often.
+	type ranked struct {
+		c              *dockerx.Container
+		running, ready bool
+		created        int64
+	}
+	keys := make([]ranked, len(cs))
+	for i, c := range cs {
+		keys[i] = ranked{c, c.State == dockerx.StateRunning, IsReady(*c), c.Created.UnixNano()}
+	}
+	sort.Slice(keys, func(i, j int) bool {
+		a, b := &keys[i], &keys[j]
+		if a.running != b.running {
+			return !a.running
 		}
-		if ra, rb := IsReady(a), IsReady(b); ra != rb {
-			return !ra
+		if a.ready != b.ready {
+			return !a.ready
 		}
-		if !a.Created.Equal(b.Created) {
-			return a.Created.After(b.Created)
+		if a.created != b.created {
+			return a.created > b.created
 		}
-		return a.Name > b.Name
+		return a.c.Name > b.c.Name
 	})
+	out := make([]*dockerx.Container, len(keys))
+	for i := range keys {
+		out[i] = keys[i].c
+	}
 	return out
 }
 
@@ -365,6 +397,13 @@ func sortedByName(cs []dockerx.Container) []dockerx.Container {
 	out := append([]dockerx.Container(nil), cs...)
 	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
 	return out
+}
+
+// byName sorts a few pointers in place, so that plans list operations in a
+// deterministic order.
+func byName(cs []*dockerx.Container) []*dockerx.Container {
+	sort.Slice(cs, func(i, j int) bool { return cs[i].Name < cs[j].Name })
+	return cs
 }
 
 // minPositive returns the smaller of two delays, where zero means "none".

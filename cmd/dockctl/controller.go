@@ -93,7 +93,7 @@ func runController(g *globalOptions, o *controllerOptions) error {
 	defer release()
 	log.Info("controller lock acquired", "stateDir", st.Dir(), "instance", g.instance)
 
-	cli, err := dockerx.NewClient()
+	cli, err := dockerx.NewClient(dockerx.WithLogger(log))
 	if err != nil {
 		return err
 	}
