@@ -42,14 +42,23 @@ type ContainerDetails struct {
 // ListContainers returns every container, running or not, labelled with the
 // instance. It is one daemon call, filtered by the daemon.
 func (c *Client) ListContainers(ctx context.Context, instance string) ([]Container, error) {
+	return c.list(ctx, "instance "+instance, filters.Arg("label", LabelInstance+"="+instance))
+}
+
+// ListDeploymentContainers returns the containers of one deployment of the
+// instance: the daemon filters on both labels, which keeps a sync triggered
+// by an event cheap however many containers the instance has.
+func (c *Client) ListDeploymentContainers(ctx context.Context, instance, deployment string) ([]Container, error) {
+	return c.list(ctx, "deployment "+deployment,
+		filters.Arg("label", LabelInstance+"="+instance), filters.Arg("label", LabelDeployment+"="+deployment))
+}
+
+func (c *Client) list(ctx context.Context, what string, args ...filters.KeyValuePair) ([]Container, error) {
 	ctx, cancel := c.callCtx(ctx)
 	defer cancel()
-	list, err := c.api.ContainerList(ctx, container.ListOptions{
-		All:     true,
-		Filters: filters.NewArgs(filters.Arg("label", LabelInstance+"="+instance)),
-	})
+	list, err := c.api.ContainerList(ctx, container.ListOptions{All: true, Filters: filters.NewArgs(args...)})
 	if err != nil {
-		return nil, mapErr("list containers of instance "+instance, err)
+		return nil, mapErr("list containers of "+what, err)
 	}
 	out := make([]Container, 0, len(list))
 	for _, s := range list {

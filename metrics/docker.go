@@ -140,6 +140,13 @@ func (d *instrumentedDocker) ListContainers(ctx context.Context, instance string
 	return cs, err
 }
 
+func (d *instrumentedDocker) ListDeploymentContainers(ctx context.Context, instance, deployment string) ([]dockerx.Container, error) {
+	start := time.Now()
+	cs, err := d.Docker.ListDeploymentContainers(ctx, instance, deployment)
+	d.m.observe(opList, start, err)
+	return cs, err
+}
+
 func (d *instrumentedDocker) CreateContainer(ctx context.Context, req dockerx.CreateRequest) (string, error) {
 	start := time.Now()
 	id, err := d.Docker.CreateContainer(ctx, req)

@@ -50,16 +50,17 @@ func addContainer(t *testing.T, e *dockerfake.Engine, name, state string) string
 // dockerCalls maps each reconciler.Docker method to the operation it is
 // counted under; "" marks a pass-through.
 var dockerCalls = map[string]string{
-	"ListContainers":   OpList,
-	"CreateContainer":  OpCreate,
-	"StartContainer":   OpStart,
-	"UnpauseContainer": OpUnpause,
-	"RemoveContainer":  OpRemove,
-	"EnsureImage":      OpImage,
-	"InspectContainer": OpInspect,
-	"Exec":             OpExec,
-	"StopContainer":    OpStop,
-	"Events":           "",
+	"ListContainers":           OpList,
+	"ListDeploymentContainers": OpList,
+	"CreateContainer":          OpCreate,
+	"StartContainer":           OpStart,
+	"UnpauseContainer":         OpUnpause,
+	"RemoveContainer":          OpRemove,
+	"EnsureImage":              OpImage,
+	"InspectContainer":         OpInspect,
+	"Exec":                     OpExec,
+	"StopContainer":            OpStop,
+	"Events":                   "",
 }
 
 // The decorator embeds reconciler.Docker so that the interface can grow
@@ -139,6 +140,13 @@ func TestInstrumentDocker(t *testing.T) {
 		{
 			name: "image present", method: "EnsureImage",
 			call: func(d reconciler.Docker, _ string) error { return d.EnsureImage(ctx, testImage, "IfNotPresent") },
+		},
+		{
+			name: "list one deployment", method: "ListDeploymentContainers",
+			call: func(d reconciler.Docker, _ string) error {
+				_, err := d.ListDeploymentContainers(ctx, "i", "web")
+				return err
+			},
 		},
 		{
 			name: "inspect", method: "InspectContainer",

@@ -24,6 +24,7 @@ import (
 // here, the consumer, so that tests substitute an in-memory engine.
 type Docker interface {
 	ListContainers(ctx context.Context, instance string) ([]dockerx.Container, error)
+	ListDeploymentContainers(ctx context.Context, instance, deployment string) ([]dockerx.Container, error)
 	CreateContainer(ctx context.Context, req dockerx.CreateRequest) (string, error)
 	StartContainer(ctx context.Context, id string) error
 	UnpauseContainer(ctx context.Context, id string) error
@@ -261,9 +262,16 @@ func (c *Controller) processNext(ctx context.Context) bool {
 	return true
 }
 
-// list returns the instance's containers, minus the controller's own.
-func (c *Controller) list(ctx context.Context) ([]dockerx.Container, error) {
-	cs, err := c.docker.ListContainers(ctx, c.opts.Instance)
+// list returns the instance's containers (or, with a name, one
+// deployment's), minus the controller's own.
+func (c *Controller) list(ctx context.Context, deployment string) ([]dockerx.Container, error) {
+	var cs []dockerx.Container
+	var err error
+	if deployment == "" {
+		cs, err = c.docker.ListContainers(ctx, c.opts.Instance)
+	} else {
+		cs, err = c.docker.ListDeploymentContainers(ctx, c.opts.Instance, deployment)
+	}
 	if err != nil {
 		c.dockerOK.Store(false)
 		return nil, fmt.Errorf("list containers: %w", err)
@@ -274,7 +282,7 @@ func (c *Controller) list(ctx context.Context) ([]dockerx.Container, error) {
 		if c.opts.SelfID != "" && strings.HasPrefix(ct.ID, c.opts.SelfID) {
 			continue
 		}
-		if ct.Instance != c.opts.Instance {
+		if ct.Instance != c.opts.Instance || (deployment != "" && ct.Deployment != deployment) {
 			// Defence in depth: a fake or a filter bug must never make us
 			// touch another instance's containers.
 			continue
@@ -284,8 +292,13 @@ func (c *Controller) list(ctx context.Context) ([]dockerx.Container, error) {
 	return out, nil
 }
 
-// sweep queues every live deployment and every deployment that has
-// containers, and reports (or prunes) orphans.
+// sweep is the periodic (and after-gap) pass over the whole instance, with
+// ONE list call: it assesses every deployment against that snapshot and
+// queues only those that need work — a plan with operations, a status that
+// would change, a probe to start — and reports (or prunes) orphans. A
+// queued deployment is then synced from a fresh list of its own, so nothing
+// is ever done on the strength of the snapshot alone; an idle instance costs
+// one list per resync period.
 func (c *Controller) sweep(ctx context.Context) error {
 	records, errs := c.store.ListAll()
 	for _, err := range errs {
@@ -293,44 +306,146 @@ func (c *Controller) sweep(ctx context.Context) error {
 		// others keep being reconciled.
 		c.log.Error("unreadable deployment record", "err", err)
 	}
-	known := map[string]*store.Record{}
-	for _, r := range records {
-		known[r.Name] = r
-		if !r.Deleted {
-			c.queue.Add(r.Name)
-		}
-	}
-	cs, err := c.list(ctx)
+	cs, err := c.list(ctx, "")
 	if err != nil {
 		return err
 	}
-	seen := map[string]bool{}
+	byDeployment := map[string][]dockerx.Container{}
 	for _, ct := range cs {
-		if _, ok := known[ct.Deployment]; ok {
-			if !seen[ct.Deployment] {
-				seen[ct.Deployment] = true
-				c.queue.Add(ct.Deployment)
+		byDeployment[ct.Deployment] = append(byDeployment[ct.Deployment], ct)
+	}
+	known := map[string]bool{}
+	now := c.opts.Now()
+	for _, r := range records {
+		known[r.Name] = true
+		observed := byDeployment[r.Name]
+		if r.Deleted {
+			if len(observed) > 0 {
+				c.queue.Add(r.Name)
 			}
 			continue
 		}
-		if ct.Deployment == "" {
-			// Carries our instance label but names no deployment: made by
-			// hand, so it is an orphan too.
+		if c.needsSync(r, observed, now) {
+			c.queue.Add(r.Name)
+		}
+	}
+	for name, group := range byDeployment {
+		if known[name] {
+			continue
+		}
+		if name != "" {
+			// Only a record that is certainly absent makes an orphan: an
+			// unreadable one must never lead to a removal.
+			if _, err := c.store.Lookup(name); !errors.Is(err, store.ErrNotFound) {
+				continue
+			}
+		}
+		// Carrying our instance label but naming no deployment (made by
+		// hand) or one never known here: orphans.
+		for _, ct := range group {
 			if err := c.handleOrphan(ctx, ct); err != nil {
 				return err
 			}
-			continue
-		}
-		// Only a record that is certainly absent makes an orphan: an
-		// unreadable one must never lead to a removal.
-		if _, err := c.store.Lookup(ct.Deployment); !errors.Is(err, store.ErrNotFound) {
-			continue
-		}
-		if err := c.handleOrphan(ctx, ct); err != nil {
-			return err
 		}
 	}
 	return nil
+}
+
+// needsSync assesses a deployment against the sweep's snapshot without
+// acting, and reports whether a sync would do anything.
+func (c *Controller) needsSync(rec *store.Record, observed []dockerx.Container, now time.Time) bool {
+	a := c.assess(rec, observed, nil, now)
+	if a.prober.missing {
+		return true // a probe to start: only a sync starts it
+	}
+	if len(a.plan.Ops) > 0 || a.plan.RequeueAfter > 0 || a.availableIn > 0 {
+		return true
+	}
+	next, _, err := c.nextStatus(a, "", now)
+	return err != nil || !statusEqual(a.prev, next)
+}
+
+// assessment is one deployment observed and planned, before anything is done.
+type assessment struct {
+	rec         *store.Record
+	d           *manifests.Deployment
+	prev        *store.Status
+	state       deploymentState
+	in          PlanInput
+	ready       map[string]bool
+	plan        Plan
+	refusal     string
+	availableIn time.Duration
+	prober      struct{ missing bool }
+}
+
+// assess runs observe → plan for a live deployment. probes are the
+// controller-run probe results; nil means "as last recorded" (the sweep,
+// which starts no probe worker).
+func (c *Controller) assess(rec *store.Record, observed []dockerx.Container, probes map[string]probeResult, now time.Time) *assessment {
+	a := &assessment{rec: rec}
+	prev, err := c.store.ReadStatus(rec.Name)
+	if err != nil || prev == nil {
+		// A garbled status only costs the controller's memory; the
+		// desired state is intact, so carry on from what Docker shows.
+		prev = &store.Status{}
+	}
+	a.prev = prev
+	a.state = readState(prev)
+	d := rec.Deployment
+	a.d = &d
+	hash := manifests.TemplateHash(&d.Spec.Template)
+	a.in = PlanInput{Instance: c.opts.Instance, Name: rec.Name, Containers: observed, Now: now,
+		Desired: a.d, Hash: hash, Revisions: rec.Revisions, State: a.state.Rollout, LivenessFailed: map[string]bool{}}
+	templates := c.templates(rec, a.d, hash)
+	if probes == nil {
+		a.prober.missing = c.prober.missing(observed, templates)
+		probes = c.prober.results(observed)
+	}
+	for id, r := range probes {
+		if r.Ready != nil {
+			cst := a.state.Containers[id]
+			if cst == nil {
+				cst = &containerState{}
+				a.state.Containers[id] = cst
+			}
+			v := *r.Ready
+			cst.ProbeReady = &v
+		}
+		if !r.Alive {
+			a.in.LivenessFailed[id] = true
+		}
+	}
+	probed := func(h string) bool {
+		if t := templates(h); t != nil {
+			r, _ := controllerProbes(t)
+			return r != nil
+		}
+		return false
+	}
+	a.ready = readiness(observed, a.state.Containers, probed)
+	a.in.StartNotBefore = c.observeContainers(&a.state, observed, a.ready, now)
+	a.in.Available, a.availableIn = availability(a.d, observed, a.ready, a.state.Containers, now)
+	if a.refusal = c.refused(a.d); a.refusal == "" {
+		a.plan = ComputePlan(a.in)
+	} else {
+		a.plan.State = a.state.Rollout
+	}
+	return a
+}
+
+// templates maps a template hash to its pod template: the desired one or
+// a revision's.
+func (c *Controller) templates(rec *store.Record, d *manifests.Deployment, hash string) func(string) *manifests.PodTemplateSpec {
+	return func(h string) *manifests.PodTemplateSpec {
+		if h == hash {
+			return &d.Spec.Template
+		}
+		if r := rec.Revision(h); r != nil {
+			return &r.Template
+		}
+		return nil
+	}
 }
 
 func (c *Controller) handleOrphan(ctx context.Context, ct dockerx.Container) error {
@@ -364,21 +479,13 @@ func (c *Controller) syncDeployment(ctx context.Context, name string) (time.Dura
 		// Unreadable record: never guess, and above all never remove.
 		return 0, fmt.Errorf("read deployment %s: %w", name, err)
 	}
-
-	all, err := c.list(ctx)
+	observed, err := c.list(ctx, name)
 	if err != nil {
 		return 0, err
 	}
-	var observed []dockerx.Container
-	for _, ct := range all {
-		if ct.Deployment == name {
-			observed = append(observed, ct)
-		}
-	}
-
 	now := c.opts.Now()
-	in := PlanInput{Instance: c.opts.Instance, Name: name, Containers: observed, Now: now}
 	if rec.Deleted {
+		in := PlanInput{Instance: c.opts.Instance, Name: name, Containers: observed, Now: now}
 		plan := ComputePlan(in)
 		c.logPlan(name, plan)
 		_, execErr := c.execute(ctx, rec, in, plan)
@@ -388,88 +495,39 @@ func (c *Controller) syncDeployment(ctx context.Context, name string) (time.Dura
 		return 0, execErr
 	}
 
-	prev, err := c.store.ReadStatus(name)
-	if err != nil || prev == nil {
-		// A garbled status only costs the controller's memory; the
-		// desired state is intact, so carry on from what Docker shows.
-		prev = &store.Status{}
-	}
-	state := readState(prev)
 	d := rec.Deployment
-	in.Desired = &d
-	in.Hash = manifests.TemplateHash(&d.Spec.Template)
-	in.Revisions = rec.Revisions
-	in.State = state.Rollout
-	templates := func(hash string) *manifests.PodTemplateSpec {
-		if hash == in.Hash {
-			return &d.Spec.Template
-		}
-		if r := rec.Revision(hash); r != nil {
-			return &r.Template
-		}
-		return nil
-	}
-	probes := c.prober.sync(ctx, name, observed, templates)
-	in.LivenessFailed = map[string]bool{}
-	for id, r := range probes {
-		if r.Ready != nil {
-			cst := state.Containers[id]
-			if cst == nil {
-				cst = &containerState{}
-				state.Containers[id] = cst
-			}
-			v := *r.Ready
-			cst.ProbeReady = &v
-		}
-		if !r.Alive {
-			in.LivenessFailed[id] = true
-		}
-	}
-	probed := func(hash string) bool {
-		if t := templates(hash); t != nil {
-			r, _ := controllerProbes(t)
-			return r != nil
-		}
-		return false
-	}
-	ready := readiness(observed, state.Containers, probed)
-	in.StartNotBefore = c.observeContainers(&state, observed, ready, now)
-	var availableIn time.Duration
-	in.Available, availableIn = availability(&d, observed, ready, state.Containers, now)
-
-	var plan Plan
-	failure := c.refused(&d)
+	probes := c.prober.sync(ctx, name, observed, c.templates(rec, &d, manifests.TemplateHash(&d.Spec.Template)))
+	a := c.assess(rec, observed, probes, now)
+	failure := a.refusal
 	var execErr error
 	if failure == "" {
-		plan = ComputePlan(in)
-		c.logPlan(name, plan)
-		failure, execErr = c.execute(ctx, rec, in, plan)
-		failure = imagePullReason(failure, prev.Conditions)
+		c.logPlan(name, a.plan)
+		failure, execErr = c.execute(ctx, rec, a.in, a.plan)
+		failure = imagePullReason(failure, a.prev.Conditions)
 	} else {
 		// Refused: no container of it is created, started or removed, so
 		// the running revision keeps serving until the user fixes it.
-		plan.State = state.Rollout
 		c.log.Warn("deployment refused", "deployment", name, "reason", failure)
 	}
-	recordStarts(&state, plan, now)
+	recordStarts(&a.state, a.plan, now)
 	if execErr == nil {
 		// Only an executed plan moves the rollout on; after an error the
 		// next sync recomputes from what Docker then shows.
-		state.Rollout = plan.State
+		a.state.Rollout = a.plan.State
 	}
-
-	counts := ComputeStatus(&d, in.Hash, observed, ready, in.Available)
-	c.opts.Observer.DeploymentObserved(name, int(d.Replicas()), int(counts.Replicas), int(counts.ReadyReplicas), int(counts.AvailableReplicas))
-	deadlineIn, err := c.writeStatus(name, rec, prev, state, counts, failure, now)
+	next, deadlineIn, err := c.nextStatus(a, failure, now)
+	if err == nil && !statusEqual(a.prev, next) {
+		next.UpdatedAt = now
+		err = c.store.WriteStatus(name, next)
+	}
 	if err != nil {
 		c.log.Error("write status", "deployment", name, "err", err)
 	}
 	if execErr != nil {
 		return 0, execErr
 	}
-	requeue := minPositive(plan.RequeueAfter, availableIn)
-	requeue = minPositive(requeue, deadlineIn)
-	return requeue, nil
+	requeue := minPositive(a.plan.RequeueAfter, a.availableIn)
+	return minPositive(requeue, deadlineIn), nil
 }
 
 // refused returns why the deployment needs a privilege this controller was
@@ -616,30 +674,39 @@ func (c *Controller) create(ctx context.Context, in PlanInput, d *manifests.Depl
 	return nil
 }
 
-// writeStatus records the observed generation, the conditions and the
-// controller's memory, writing only when something changed so that an idle
-// controller writes nothing. It returns when the progress deadline would
-// expire, so the sync can requeue to report it.
-func (c *Controller) writeStatus(name string, rec *store.Record, prev *store.Status, state deploymentState, counts manifests.DeploymentStatus, failure string, now time.Time) (time.Duration, error) {
-	prevState := readState(prev)
-	next := *prev
-	next.ObservedGeneration = rec.Generation
+// nextStatus computes the status to record: observed generation,
+// conditions and the controller's memory. The caller writes it only when it
+// differs from the previous one, so that an idle controller writes nothing.
+// It also returns when the progress deadline would expire, for a requeue.
+func (c *Controller) nextStatus(a *assessment, failure string, now time.Time) (*store.Status, time.Duration, error) {
+	counts := ComputeStatus(a.d, a.in.Hash, a.in.Containers, a.ready, a.in.Available)
+	c.opts.Observer.DeploymentObserved(a.rec.Name, int(a.d.Replicas()), int(counts.Replicas), int(counts.ReadyReplicas), int(counts.AvailableReplicas))
+	prevState := readState(a.prev)
+	next := *a.prev
+	next.ObservedGeneration = a.rec.Generation
 	var deadlineIn time.Duration
-	next.Conditions, deadlineIn = Conditions(&rec.Deployment, counts, prevState.Counts, rec.Generation != prev.ObservedGeneration, failure, prev.Conditions, now)
+	next.Conditions, deadlineIn = Conditions(a.d, counts, prevState.Counts, a.rec.Generation != a.prev.ObservedGeneration, failure, a.prev.Conditions, now)
 	next.Message = failure
+	state := a.state
 	state.Counts = counts
 	if err := writeState(&next, state); err != nil {
-		return deadlineIn, err
+		return nil, deadlineIn, err
 	}
-	if statusEqual(prev, &next) {
-		return deadlineIn, nil
+	return &next, deadlineIn, nil
+}
+
+// sameJSON compares two JSON documents ignoring layout: what was read back
+// from the state directory is indented, what was just encoded is not.
+func sameJSON(x, y json.RawMessage) bool {
+	var cx, cy bytes.Buffer
+	if json.Compact(&cx, x) != nil || json.Compact(&cy, y) != nil {
+		return bytes.Equal(x, y)
 	}
-	next.UpdatedAt = now
-	return deadlineIn, c.store.WriteStatus(name, &next)
+	return bytes.Equal(cx.Bytes(), cy.Bytes())
 }
 
 func statusEqual(a, b *store.Status) bool {
-	if !maps.EqualFunc(a.Extra, b.Extra, func(x, y json.RawMessage) bool { return bytes.Equal(x, y) }) {
+	if !maps.EqualFunc(a.Extra, b.Extra, sameJSON) {
 		return false
 	}
 	if a.ObservedGeneration != b.ObservedGeneration || a.Message != b.Message || len(a.Conditions) != len(b.Conditions) {

@@ -215,14 +215,7 @@ func (p *prober) sync(ctx context.Context, deployment string, cs []dockerx.Conta
 			p.workers[c.ID] = w
 		}
 		p.mu.Unlock()
-		w.mu.Lock()
-		r := probeResult{Alive: w.alive}
-		if w.ready != nil {
-			v := *w.ready // a copy: the worker keeps writing its own
-			r.Ready = &v
-		}
-		results[c.ID] = r
-		w.mu.Unlock()
+		results[c.ID] = w.result()
 	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
@@ -233,6 +226,49 @@ func (p *prober) sync(ctx context.Context, deployment string, cs []dockerx.Conta
 		}
 	}
 	return results
+}
+
+// missing reports whether a running container needs a probe worker that
+// it does not have yet (after a controller restart, say).
+func (p *prober) missing(cs []dockerx.Container, templates func(hash string) *manifests.PodTemplateSpec) bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for _, c := range cs {
+		if c.State != dockerx.StateRunning || p.workers[c.ID] != nil {
+			continue
+		}
+		if t := templates(c.TemplateHash); t != nil {
+			if r, l := controllerProbes(t); r != nil || l != nil {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// results returns the current verdicts for the containers that have a
+// worker, starting none.
+func (p *prober) results(cs []dockerx.Container) map[string]probeResult {
+	out := map[string]probeResult{}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for _, c := range cs {
+		if w := p.workers[c.ID]; w != nil {
+			out[c.ID] = w.result()
+		}
+	}
+	return out
+}
+
+func (w *probeWorker) result() probeResult {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	r := probeResult{Alive: w.alive}
+	if w.ready != nil {
+		v := *w.ready // a copy: the worker keeps writing its own
+		r.Ready = &v
+	}
+	return r
 }
 
 // forget stops the worker of a container that is being restarted, so that

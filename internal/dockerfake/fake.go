@@ -81,12 +81,21 @@ func (e *Engine) WriteCalls() int {
 }
 
 func (e *Engine) ListContainers(ctx context.Context, instance string) ([]dockerx.Container, error) {
+	return e.list(instance, "")
+}
+
+// ListDeploymentContainers lists one deployment's containers.
+func (e *Engine) ListDeploymentContainers(ctx context.Context, instance, deployment string) ([]dockerx.Container, error) {
+	return e.list(instance, deployment)
+}
+
+func (e *Engine) list(instance, deployment string) ([]dockerx.Container, error) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	e.calls["list"]++
 	var out []dockerx.Container
 	for _, c := range e.containers {
-		if c.Labels[dockerx.LabelInstance] != instance {
+		if c.Labels[dockerx.LabelInstance] != instance || (deployment != "" && c.Labels[dockerx.LabelDeployment] != deployment) {
 			continue
 		}
 		cp := *c
