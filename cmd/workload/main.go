@@ -5,6 +5,10 @@
 //
 // Every failure mode a test needs can be scheduled with a flag or triggered
 // over HTTP: crash, clean exit, turn unhealthy, become ready late.
+//
+// The text served at / is --message, else the GREETING environment variable,
+// else "hello from workload"; it is logged at startup, so a manifest's env
+// shows in `dockctl logs`.
 package main
 
 import (
@@ -61,6 +65,7 @@ func probe(url string, timeout time.Duration) error {
 type config struct {
 	listen         string
 	message        string
+	messageFrom    string // where message came from: --message, GREETING or default
 	crashAfter     time.Duration
 	exitCode       int
 	exitAfter      time.Duration
@@ -68,17 +73,36 @@ type config struct {
 	readyAfter     time.Duration
 }
 
+// defaultMessage is served at / when neither --message nor GREETING is set.
+const defaultMessage = "hello from workload"
+
 func parseFlags(args []string) (config, error) {
-	var c config
+	return parseFlagsEnv(args, os.LookupEnv)
+}
+
+// parseFlagsEnv parses args; lookupEnv supplies GREETING, which replaces the
+// default of --message (so a manifest's env shows in the answer at / and in
+// the container's log), while an explicit --message still wins.
+func parseFlagsEnv(args []string, lookupEnv func(string) (string, bool)) (config, error) {
+	c := config{messageFrom: "default"}
+	message := defaultMessage
+	if v, ok := lookupEnv("GREETING"); ok {
+		message, c.messageFrom = v, "GREETING"
+	}
 	fs := flag.NewFlagSet("workload", flag.ContinueOnError)
 	fs.StringVar(&c.listen, "listen", ":8080", "address to listen on")
-	fs.StringVar(&c.message, "message", "hello from workload", "text served at /")
+	fs.StringVar(&c.message, "message", message, "text served at / (GREETING, when set, replaces the default)")
 	fs.DurationVar(&c.crashAfter, "crash-after", 0, "exit with --exit-code after this long (0 = never)")
 	fs.IntVar(&c.exitCode, "exit-code", 1, "exit code used by --crash-after")
 	fs.DurationVar(&c.exitAfter, "exit-after", 0, "exit 0 after this long (0 = never)")
 	fs.DurationVar(&c.unhealthyAfter, "unhealthy-after", 0, "/healthz answers 503 after this long (0 = never)")
 	fs.DurationVar(&c.readyAfter, "ready-after", 0, "/readyz answers 503 until this long has passed")
 	err := fs.Parse(args)
+	fs.Visit(func(f *flag.Flag) {
+		if f.Name == "message" {
+			c.messageFrom = "--message"
+		}
+	})
 	return c, err
 }
 
@@ -103,7 +127,7 @@ func run(args []string) int {
 	}
 	srv := &http.Server{Handler: s.routes(), ReadHeaderTimeout: 10 * time.Second}
 	fmt.Printf("workload: listening on %s\n", ln.Addr())
-	log.Printf("workload: pid %d, message %q", os.Getpid(), cfg.message)
+	log.Printf("workload: pid %d, message %q (from %s)", os.Getpid(), cfg.message, cfg.messageFrom)
 
 	if cfg.crashAfter > 0 {
 		time.AfterFunc(cfg.crashAfter, func() { log.Printf("workload: crashing (--crash-after)"); s.exit(cfg.exitCode) })

@@ -3,8 +3,10 @@ package main
 import (
 	"bytes"
 	"io"
+	"log"
 	"net/http"
 	"net/http/httptest"
+	"os"
 	"strings"
 	"sync"
 	"testing"
@@ -179,12 +181,67 @@ func TestParseFlags(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := config{listen: ":9", message: "m", crashAfter: 2 * time.Second, exitCode: 3}
+	want := config{listen: ":9", message: "m", messageFrom: "--message", crashAfter: 2 * time.Second, exitCode: 3}
 	if c != want {
 		t.Errorf("parseFlags = %+v, want %+v", c, want)
 	}
 	if _, err := parseFlags([]string{"--bogus"}); err == nil {
 		t.Error("unknown flag accepted")
+	}
+}
+
+func TestGreeting(t *testing.T) {
+	env := func(vars map[string]string) func(string) (string, bool) {
+		return func(k string) (string, bool) { v, ok := vars[k]; return v, ok }
+	}
+	tests := []struct {
+		name     string
+		args     []string
+		env      map[string]string
+		want     string
+		wantFrom string
+	}{
+		{"default", nil, nil, defaultMessage, "default"},
+		{"GREETING replaces the default", nil, map[string]string{"GREETING": "hello from web"}, "hello from web", "GREETING"},
+		{"--message wins over GREETING", []string{"--message", "m"}, map[string]string{"GREETING": "hello from web"}, "m", "--message"},
+		{"--message without GREETING", []string{"--message=m"}, nil, "m", "--message"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			c, err := parseFlagsEnv(tt.args, env(tt.env))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if c.message != tt.want || c.messageFrom != tt.wantFrom {
+				t.Fatalf("message %q from %s, want %q from %s", c.message, c.messageFrom, tt.want, tt.wantFrom)
+			}
+			ts := httptest.NewServer(newServer(c, time.Now, func(int) {}).routes())
+			defer ts.Close()
+			resp, err := http.Get(ts.URL + "/")
+			if err != nil {
+				t.Fatal(err)
+			}
+			body, _ := io.ReadAll(resp.Body)
+			resp.Body.Close()
+			if !strings.HasPrefix(string(body), tt.want+"\nhostname: ") {
+				t.Errorf("GET / = %q, want it to start with %q", body, tt.want+"\n")
+			}
+		})
+	}
+}
+
+// TestRunLogsGreeting checks that the message taken from GREETING is in the
+// startup log, which is what `dockctl logs` shows.
+func TestRunLogsGreeting(t *testing.T) {
+	t.Setenv("GREETING", "hello from web")
+	var buf bytes.Buffer
+	log.SetOutput(&buf)
+	defer log.SetOutput(os.Stderr)
+	if got := run([]string{"--listen", "127.0.0.1:0", "--exit-after", "10ms"}); got != 0 {
+		t.Fatalf("run = %d, want 0", got)
+	}
+	if want := `message "hello from web" (from GREETING)`; !strings.Contains(buf.String(), want) {
+		t.Errorf("log %q, want it to contain %q", buf.String(), want)
 	}
 }
 
