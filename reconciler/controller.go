@@ -219,7 +219,7 @@ func (c *Controller) handleEvent(ev dockerx.Event) {
 	case ev.Gap:
 		if ev.Err != nil {
 			c.opts.Observer.EventStreamGap()
-			c.log.Warn("docker event stream was interrupted; full resync follows", "err", ev.Err)
+			c.log.Warn("docker event stream interrupted; full resync follows", "err", ev.Err)
 		}
 		// A gap means the stream is up again: the sweep's list confirms
 		// readiness and repairs whatever happened meanwhile.

@@ -269,6 +269,11 @@ func freePort() (int, error) {
 // harness's own. maxSurge/maxUnavailable match Swarm's
 // --update-parallelism 5 --update-order start-first on 20 replicas.
 func (e *env) manifest(name string, replicas int, greeting string) string {
+	return e.manifestWith(name, replicas, greeting, "25%", "0")
+}
+
+// manifestWith is manifest with the rolling update's surge and unavailable.
+func (e *env) manifestWith(name string, replicas int, greeting, surge, unavailable string) string {
 	return fmt.Sprintf(`apiVersion: apps/v1
 kind: Deployment
 metadata:
@@ -279,7 +284,7 @@ spec:
     matchLabels: {app: %[1]s}
   strategy:
     type: RollingUpdate
-    rollingUpdate: {maxSurge: 25%%, maxUnavailable: 0}
+    rollingUpdate: {maxSurge: %[7]q, maxUnavailable: %[8]q}
   template:
     metadata:
       labels: {app: %[1]s, %[3]s: %[4]s}
@@ -289,5 +294,5 @@ spec:
         image: %[5]s
         args: ["--listen=:8080"]
         env: [{name: GREETING, value: %[6]q}]
-`, name, replicas, benchLabel, e.runID, e.image, greeting)
+`, name, replicas, benchLabel, e.runID, e.image, greeting, surge, unavailable)
 }

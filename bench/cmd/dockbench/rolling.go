@@ -22,24 +22,39 @@ const rollingSection = "rolling update"
 // controller log says which it did.
 func benchRollingDockctl(ctx context.Context, e *env, s settings, rep *report) error {
 	n := s.RollingReplicas
-	name := "rolling"
 	figure := fmt.Sprintf("dockctl, %d replicas, maxSurge 25%%, maxUnavailable 0", n)
-	d, err := measureDockctlRolling(ctx, e, name, n)
+	d, err := measureDockctlRolling(ctx, e, "rolling", n, "25%", "0")
 	if err != nil {
 		rep.na(rollingSection, figure, err.Error())
 		return err
 	}
 	rep.duration(rollingSection, figure, d)
+	if s.Quick {
+		return nil
+	}
+	// Issue 3's figure: 10 replicas at Kubernetes' default 25%/25%, next to
+	// Swarm at --update-parallelism 3 (measured in the Swarm section).
+	d, err = measureDockctlRolling(ctx, e, "rolling10", 10, "25%", "25%")
+	if err != nil {
+		rep.na(rollingSection, rolling10Figure, err.Error())
+		return err
+	}
+	rep.duration(rollingSection, rolling10Figure, d)
 	return nil
 }
 
-func measureDockctlRolling(ctx context.Context, e *env, name string, n int) (time.Duration, error) {
+const (
+	rolling10Figure      = "dockctl, 10 replicas, maxSurge 25%, maxUnavailable 25%"
+	rolling10SwarmFigure = "swarm, 10 replicas, --update-parallelism 3 --update-order start-first"
+)
+
+func measureDockctlRolling(ctx context.Context, e *env, name string, n int, surge, unavailable string) (time.Duration, error) {
 	c, err := e.startController(ctx, name, 30*time.Second, "")
 	if err != nil {
 		return 0, err
 	}
 	defer c.stop()
-	if err := c.apply(ctx, e.manifest(name, n, "v1")); err != nil {
+	if err := c.apply(ctx, e.manifestWith(name, n, "v1", surge, unavailable)); err != nil {
 		return 0, err
 	}
 	oldIDs, err := e.waitRunning(ctx, n, 2*time.Minute, "io.dockctl.deployment="+name)
@@ -48,7 +63,7 @@ func measureDockctlRolling(ctx context.Context, e *env, name string, n int) (tim
 	}
 	time.Sleep(settle)
 
-	next := e.manifest(name, n, "v2")
+	next := e.manifestWith(name, n, "v2", surge, unavailable)
 	hash, err := templateHash(next)
 	if err != nil {
 		return 0, err

@@ -77,7 +77,7 @@ func benchSwarm(ctx context.Context, e *env, s settings, rep *report) error {
 		fmt.Sprintf("scale %d/swarm 0 → %d (service scale → last start)", n, n), "≤ 1 (issue 5)")
 
 	figure := fmt.Sprintf("swarm, %d replicas, --update-parallelism 5 --update-order start-first", s.RollingReplicas)
-	roll, err := measureSwarmRolling(ctx, e, s.RollingReplicas)
+	roll, err := measureSwarmRolling(ctx, e, s.RollingReplicas, 5)
 	if err != nil {
 		rep.na(rollingSection, figure, err.Error())
 		errs = append(errs, err)
@@ -86,6 +86,16 @@ func benchSwarm(ctx context.Context, e *env, s settings, rep *report) error {
 	}
 	rep.ratio("dockctl rolling update / swarm", rollingSection+"/"+fmt.Sprintf("dockctl, %d replicas, maxSurge 25%%, maxUnavailable 0", s.RollingReplicas),
 		rollingSection+"/"+figure, "")
+	if !s.Quick {
+		roll, err := measureSwarmRolling(ctx, e, 10, 3)
+		if err != nil {
+			rep.na(rollingSection, rolling10SwarmFigure, err.Error())
+			errs = append(errs, err)
+		} else {
+			rep.duration(rollingSection, rolling10SwarmFigure, roll)
+		}
+		rep.ratio("dockctl 10-replica rolling update / swarm", rollingSection+"/"+rolling10Figure, rollingSection+"/"+rolling10SwarmFigure, "(issue 3)")
+	}
 	return errors.Join(errs...)
 }
 
@@ -211,8 +221,8 @@ func measureSwarmScale(ctx context.Context, e *env, n int) (time.Duration, error
 	return t1.Sub(t0), nil
 }
 
-func measureSwarmRolling(ctx context.Context, e *env, n int) (time.Duration, error) {
-	set := "swarm-rolling"
+func measureSwarmRolling(ctx context.Context, e *env, n, parallelism int) (time.Duration, error) {
+	set := fmt.Sprintf("swarm-rolling-%d", n)
 	name, err := e.createService(ctx, set, n, "--env", "GREETING=v1")
 	if err != nil {
 		return 0, err
@@ -227,7 +237,7 @@ func measureSwarmRolling(ctx context.Context, e *env, n int) (time.Duration, err
 	defer w.close()
 	t0 := time.Now()
 	if _, err := dockerCLI(ctx, "service", "update", "-d", "--env-add", "GREETING=v2",
-		"--update-parallelism", "5", "--update-order", "start-first", "--no-resolve-image", name); err != nil {
+		"--update-parallelism", strconv.Itoa(parallelism), "--update-order", "start-first", "--no-resolve-image", name); err != nil {
 		return 0, err
 	}
 	t1, err := w.until(ctx, 3*time.Minute, replaced(oldIDs, n, setLabel, set))
