@@ -510,3 +510,23 @@ func TestCrashBackoffSurvivesControllerRestart(t *testing.T) {
 		t.Fatalf("the new controller started the container %v before its backoff ended", until.Sub(starts[0]))
 	}
 }
+
+// A deployment whose image cannot be had backs off on its own: the others
+// converge as fast as ever.
+func TestMissingImageDoesNotSlowOthers(t *testing.T) {
+	h := newHarness(t, Options{})
+	broken := testDeployment("broken", 3, "x")
+	broken.Spec.Template.Spec.Containers[0].Image = "absent:1"
+	h.apply(broken, testDeployment("healthy", 3, "x"))
+	h.start()
+	h.waitReplicas("healthy", 3)
+	for i := 0; i < 3; i++ {
+		if err := h.engine.Remove(h.ours("healthy")[0].ID); err != nil {
+			t.Fatal(err)
+		}
+		h.waitReplicas("healthy", 3)
+	}
+	if n := h.engine.Calls()["create"]; n != 6 {
+		t.Fatalf("%d creates, want 6 (3 + 3 repairs, none for the broken image)", n)
+	}
+}
