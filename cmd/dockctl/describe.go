@@ -13,28 +13,19 @@ import (
 )
 
 func newDescribeCommand(g *globalOptions) *cobra.Command {
-	return &cobra.Command{
-		Use:   "describe deployment NAME",
-		Short: "Show a deployment's spec, status, conditions and containers",
-		Args:  cobra.RangeArgs(1, 2),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			name, err := deploymentArg(args)
-			if err != nil {
-				return err
+	return deploymentCommand("describe deployment NAME", "Show a deployment's spec, status, conditions and containers", func(cmd *cobra.Command, name string) error {
+		snap, err := takeSnapshot(cmd.Context(), g)
+		if err != nil {
+			return err
+		}
+		for _, r := range snap.records {
+			if r.Name == name {
+				describe(cmd.OutOrStdout(), snap, snap.deploymentObject(r), snap.statuses[name] != nil)
+				return nil
 			}
-			snap, err := takeSnapshot(cmd.Context(), g)
-			if err != nil {
-				return err
-			}
-			for _, r := range snap.records {
-				if r.Name == name {
-					describe(cmd.OutOrStdout(), snap, snap.deploymentObject(r), snap.statuses[name] != nil)
-					return nil
-				}
-			}
-			return fmt.Errorf("deployment %q not found in instance %q", name, g.instance)
-		},
-	}
+		}
+		return fmt.Errorf("deployment %q not found in instance %q", name, g.instance)
+	})
 }
 
 func describe(w io.Writer, snap *snapshot, d *manifests.Deployment, haveStatus bool) {

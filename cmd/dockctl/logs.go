@@ -16,60 +16,51 @@ func newLogsCommand(g *globalOptions) *cobra.Command {
 		follow bool
 		tail   string
 	)
-	cmd := &cobra.Command{
-		Use:   "logs deployment/NAME [-f] [--tail N]",
-		Short: "Print the logs of every replica, each line prefixed with its container",
-		Args:  cobra.RangeArgs(1, 2),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			name, err := deploymentArg(args)
+	cmd := deploymentCommand("logs deployment/NAME [-f] [--tail N]", "Print the logs of every replica, each line prefixed with its container", func(cmd *cobra.Command, name string) error {
+		ctx := cmd.Context()
+		cli, err := g.docker(ctx)
+		if err != nil {
+			return err
+		}
+		defer cli.Close()
+		cs, err := cli.ListContainers(ctx, g.instance)
+		if err != nil {
+			return err
+		}
+		var ids, names []string
+		for _, c := range cs {
+			if c.Deployment == name {
+				ids = append(ids, c.ID)
+				names = append(names, c.Name)
+			}
+		}
+		if len(ids) == 0 {
+			return fmt.Errorf("deployment %q has no containers in instance %q", name, g.instance)
+		}
+		sort.Sort(byName{ids, names})
+		out := &lockedWriter{w: cmd.OutOrStdout()}
+		var wg sync.WaitGroup
+		errs := make([]error, len(ids))
+		for i := range ids {
+			rc, err := cli.Logs(ctx, ids[i], follow, tail)
 			if err != nil {
+				return fmt.Errorf("logs %s: %w", names[i], err)
+			}
+			wg.Add(1)
+			go func(i int, rc io.ReadCloser) {
+				defer wg.Done()
+				defer rc.Close()
+				errs[i] = prefixLines(out, rc, "["+names[i]+"] ")
+			}(i, rc)
+		}
+		wg.Wait()
+		for _, err := range errs {
+			if err != nil && ctx.Err() == nil {
 				return err
 			}
-			ctx := cmd.Context()
-			cli, err := g.docker(ctx)
-			if err != nil {
-				return err
-			}
-			defer cli.Close()
-			cs, err := cli.ListContainers(ctx, g.instance)
-			if err != nil {
-				return err
-			}
-			var ids, names []string
-			for _, c := range cs {
-				if c.Deployment == name {
-					ids = append(ids, c.ID)
-					names = append(names, c.Name)
-				}
-			}
-			if len(ids) == 0 {
-				return fmt.Errorf("deployment %q has no containers in instance %q", name, g.instance)
-			}
-			sort.Sort(byName{ids, names})
-			out := &lockedWriter{w: cmd.OutOrStdout()}
-			var wg sync.WaitGroup
-			errs := make([]error, len(ids))
-			for i := range ids {
-				rc, err := cli.Logs(ctx, ids[i], follow, tail)
-				if err != nil {
-					return fmt.Errorf("logs %s: %w", names[i], err)
-				}
-				wg.Add(1)
-				go func(i int, rc io.ReadCloser) {
-					defer wg.Done()
-					defer rc.Close()
-					errs[i] = prefixLines(out, rc, "["+names[i]+"] ")
-				}(i, rc)
-			}
-			wg.Wait()
-			for _, err := range errs {
-				if err != nil && ctx.Err() == nil {
-					return err
-				}
-			}
-			return nil
-		},
-	}
+		}
+		return nil
+	})
 	cmd.Flags().BoolVarP(&follow, "follow", "f", false, "stream new lines as they are written")
 	cmd.Flags().StringVar(&tail, "tail", "all", "lines from the end of each replica's log (all or N)")
 	return cmd

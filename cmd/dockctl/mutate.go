@@ -7,47 +7,35 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/dockctl/dockctl/manifests"
+	"github.com/dockctl/dockctl/store"
 )
 
 func newScaleCommand(g *globalOptions) *cobra.Command {
 	var replicas int32
-	cmd := &cobra.Command{
-		Use:   "scale deployment NAME --replicas N",
-		Short: "Change a deployment's replica count",
-		Args:  cobra.RangeArgs(1, 2),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			name, err := deploymentArg(args)
-			if err != nil {
-				return err
-			}
-			if !cmd.Flags().Changed("replicas") {
-				return fmt.Errorf("--replicas is required")
-			}
-			if replicas < 0 {
-				return fmt.Errorf("--replicas must be >= 0, got %d", replicas)
-			}
-			st, err := g.openStore()
-			if err != nil {
-				return err
-			}
-			_, err = st.Update(name, func(d *manifests.Deployment) error {
-				if replicas > 1 {
-					for _, p := range d.Container().Ports {
-						if p.HostPort != 0 {
-							return fmt.Errorf("deployment %s publishes hostPort %d: it cannot run more than one replica", name, p.HostPort)
-						}
+	cmd := deploymentCommand("scale deployment NAME --replicas N", "Change a deployment's replica count", func(cmd *cobra.Command, name string) error {
+		if !cmd.Flags().Changed("replicas") {
+			return fmt.Errorf("--replicas is required")
+		}
+		if replicas < 0 {
+			return fmt.Errorf("--replicas must be >= 0, got %d", replicas)
+		}
+		err := g.updateDeployment(name, func(_ *store.Record, d *manifests.Deployment) error {
+			if replicas > 1 {
+				for _, p := range d.Container().Ports {
+					if p.HostPort != 0 {
+						return fmt.Errorf("deployment %s publishes hostPort %d: it cannot run more than one replica", name, p.HostPort)
 					}
 				}
-				d.Spec.Replicas = &replicas
-				return nil
-			})
-			if err != nil {
-				return notFound(g, name, err)
 			}
-			fmt.Fprintf(cmd.OutOrStdout(), "deployment/%s scaled\n", name)
+			d.Spec.Replicas = &replicas
 			return nil
-		},
-	}
+		})
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(cmd.OutOrStdout(), "deployment/%s scaled\n", name)
+		return nil
+	})
 	cmd.Flags().Int32Var(&replicas, "replicas", 0, "desired number of replicas")
 	return cmd
 }

@@ -23,157 +23,113 @@ func newRolloutCommand(g *globalOptions) *cobra.Command {
 
 func newRolloutStatusCommand(g *globalOptions) *cobra.Command {
 	var timeout time.Duration
-	cmd := &cobra.Command{
-		Use:   "status deployment NAME",
-		Short: "Wait until the rollout finishes (exit 0) or exceeds its progress deadline or --timeout (exit 1)",
-		Args:  cobra.RangeArgs(1, 2),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			name, err := deploymentArg(args)
-			if err != nil {
-				return err
-			}
-			st, err := g.readStore()
-			if err != nil {
-				return err
-			}
-			if _, err := st.Get(name); err != nil {
-				return notFound(g, name, err)
-			}
-			err = waitRollouts(cmd.Context(), g, st, []string{name}, timeout, cmd.OutOrStdout())
-			if err == errDeadlineExceeded {
-				return &exitError{code: 1}
-			}
+	cmd := deploymentCommand("status deployment NAME", "Wait until the rollout finishes (exit 0) or exceeds its progress deadline or --timeout (exit 1)", func(cmd *cobra.Command, name string) error {
+		st, err := g.readStore()
+		if err != nil {
 			return err
-		},
-	}
+		}
+		if _, err := st.Get(name); err != nil {
+			return notFound(g, name, err)
+		}
+		err = waitRollouts(cmd.Context(), g, st, []string{name}, timeout, cmd.OutOrStdout())
+		if err == errDeadlineExceeded {
+			return &exitError{code: 1}
+		}
+		return err
+	})
 	cmd.Flags().DurationVar(&timeout, "timeout", 10*time.Minute, "give up after this long (exit 1)")
 	return cmd
 }
 
 func newRolloutHistoryCommand(g *globalOptions) *cobra.Command {
 	var revision int64
-	cmd := &cobra.Command{
-		Use:   "history deployment NAME [--revision N]",
-		Short: "List a deployment's revisions, or show one revision's template",
-		Args:  cobra.RangeArgs(1, 2),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			name, err := deploymentArg(args)
+	cmd := deploymentCommand("history deployment NAME [--revision N]", "List a deployment's revisions, or show one revision's template", func(cmd *cobra.Command, name string) error {
+		st, err := g.readStore()
+		if err != nil {
+			return err
+		}
+		rec, err := st.Get(name)
+		if err != nil {
+			return notFound(g, name, err)
+		}
+		out := cmd.OutOrStdout()
+		if revision != 0 {
+			rev := revisionByNumber(rec, revision)
+			if rev == nil {
+				return fmt.Errorf("deployment %q has no revision %d", name, revision)
+			}
+			d := rec.Deployment.DeepCopy()
+			d.Spec.Template = rev.Template
+			fmt.Fprintf(out, "deployment/%s revision %d (template hash %s)\n", name, rev.Number, rev.Hash)
+			b, err := manifests.Marshal(d, "yaml")
 			if err != nil {
 				return err
 			}
-			st, err := g.readStore()
-			if err != nil {
-				return err
-			}
-			rec, err := st.Get(name)
-			if err != nil {
-				return notFound(g, name, err)
-			}
-			out := cmd.OutOrStdout()
-			if revision != 0 {
-				rev := revisionByNumber(rec, revision)
-				if rev == nil {
-					return fmt.Errorf("deployment %q has no revision %d", name, revision)
-				}
-				d := rec.Deployment.DeepCopy()
-				d.Spec.Template = rev.Template
-				fmt.Fprintf(out, "deployment/%s revision %d (template hash %s)\n", name, rev.Number, rev.Hash)
-				b, err := manifests.Marshal(d, "yaml")
-				if err != nil {
-					return err
-				}
-				_, err = out.Write(b)
-				return err
-			}
-			fmt.Fprintf(out, "deployment/%s\n", name)
-			tw := tabwriter.NewWriter(out, 0, 8, 2, ' ', 0)
-			fmt.Fprintln(tw, "REVISION\tTEMPLATE-HASH\tAGE\tCHANGE-CAUSE")
-			now := time.Now()
-			for _, r := range rec.Revisions {
-				fmt.Fprintf(tw, "%d\t%s\t%s\t%s\n", r.Number, r.Hash, age(now.Sub(r.CreatedAt)), orNone(r.ChangeCause))
-			}
-			return tw.Flush()
-		},
-	}
+			_, err = out.Write(b)
+			return err
+		}
+		fmt.Fprintf(out, "deployment/%s\n", name)
+		tw := tabwriter.NewWriter(out, 0, 8, 2, ' ', 0)
+		fmt.Fprintln(tw, "REVISION\tTEMPLATE-HASH\tAGE\tCHANGE-CAUSE")
+		now := time.Now()
+		for _, r := range rec.Revisions {
+			fmt.Fprintf(tw, "%d\t%s\t%s\t%s\n", r.Number, r.Hash, age(now.Sub(r.CreatedAt)), orNone(r.ChangeCause))
+		}
+		return tw.Flush()
+	})
 	cmd.Flags().Int64Var(&revision, "revision", 0, "show the template of this revision")
 	return cmd
 }
 
 func newRolloutUndoCommand(g *globalOptions) *cobra.Command {
 	var toRevision int64
-	cmd := &cobra.Command{
-		Use:   "undo deployment NAME [--to-revision N]",
-		Short: "Roll back to the previous revision, or to revision N",
-		Args:  cobra.RangeArgs(1, 2),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			name, err := deploymentArg(args)
-			if err != nil {
-				return err
-			}
-			st, err := g.openStore()
-			if err != nil {
-				return err
-			}
-			var target int64
-			_, err = st.UpdateRecord(name, func(rec *store.Record, d *manifests.Deployment) error {
-				var rev *store.Revision
-				switch {
-				case toRevision != 0:
-					rev = revisionByNumber(rec, toRevision)
-					if rev == nil {
-						return fmt.Errorf("no revision %d (see `dockctl rollout history deployment %s`)", toRevision, name)
-					}
-				case len(rec.Revisions) < 2:
-					return fmt.Errorf("no previous revision to roll back to")
-				default:
-					rev = &rec.Revisions[len(rec.Revisions)-2]
+	cmd := deploymentCommand("undo deployment NAME [--to-revision N]", "Roll back to the previous revision, or to revision N", func(cmd *cobra.Command, name string) error {
+		var target int64
+		err := g.updateDeployment(name, func(rec *store.Record, d *manifests.Deployment) error {
+			var rev *store.Revision
+			switch {
+			case toRevision != 0:
+				rev = revisionByNumber(rec, toRevision)
+				if rev == nil {
+					return fmt.Errorf("no revision %d (see `dockctl rollout history deployment %s`)", toRevision, name)
 				}
-				target = rev.Number
-				d.Spec.Template = rev.Template
-				return nil
-			})
-			if err != nil {
-				return notFound(g, name, err)
+			case len(rec.Revisions) < 2:
+				return fmt.Errorf("no previous revision to roll back to")
+			default:
+				rev = &rec.Revisions[len(rec.Revisions)-2]
 			}
-			fmt.Fprintf(cmd.OutOrStdout(), "deployment/%s rolled back (to revision %d)\n", name, target)
+			target = rev.Number
+			d.Spec.Template = rev.Template
 			return nil
-		},
-	}
+		})
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(cmd.OutOrStdout(), "deployment/%s rolled back (to revision %d)\n", name, target)
+		return nil
+	})
 	cmd.Flags().Int64Var(&toRevision, "to-revision", 0, "the revision to roll back to (default: the previous one)")
 	return cmd
 }
 
 func newRolloutRestartCommand(g *globalOptions) *cobra.Command {
-	return &cobra.Command{
-		Use:   "restart deployment NAME",
-		Short: "Replace every container with a rolling update (a new revision via a restartedAt annotation)",
-		Args:  cobra.RangeArgs(1, 2),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			name, err := deploymentArg(args)
-			if err != nil {
-				return err
+	return deploymentCommand("restart deployment NAME", "Replace every container with a rolling update (a new revision via a restartedAt annotation)", func(cmd *cobra.Command, name string) error {
+		err := g.updateDeployment(name, func(_ *store.Record, d *manifests.Deployment) error {
+			if d.Spec.Paused {
+				return fmt.Errorf("can't restart paused deployment (run `dockctl rollout resume deployment/%s` first)", name)
 			}
-			st, err := g.openStore()
-			if err != nil {
-				return err
+			if d.Spec.Template.Metadata.Annotations == nil {
+				d.Spec.Template.Metadata.Annotations = map[string]string{}
 			}
-			_, err = st.Update(name, func(d *manifests.Deployment) error {
-				if d.Spec.Paused {
-					return fmt.Errorf("can't restart paused deployment (run `dockctl rollout resume deployment/%s` first)", name)
-				}
-				if d.Spec.Template.Metadata.Annotations == nil {
-					d.Spec.Template.Metadata.Annotations = map[string]string{}
-				}
-				d.Spec.Template.Metadata.Annotations[manifests.AnnotationRestartedAt] = time.Now().UTC().Format(time.RFC3339Nano)
-				return nil
-			})
-			if err != nil {
-				return notFound(g, name, err)
-			}
-			fmt.Fprintf(cmd.OutOrStdout(), "deployment/%s restarted\n", name)
+			d.Spec.Template.Metadata.Annotations[manifests.AnnotationRestartedAt] = time.Now().UTC().Format(time.RFC3339Nano)
 			return nil
-		},
-	}
+		})
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(cmd.OutOrStdout(), "deployment/%s restarted\n", name)
+		return nil
+	})
 }
 
 func newRolloutPauseCommand(g *globalOptions, pause bool) *cobra.Command {
@@ -181,36 +137,23 @@ func newRolloutPauseCommand(g *globalOptions, pause bool) *cobra.Command {
 	if pause {
 		verb, done, short = "pause", "paused", "Stop rolling out new revisions (scaling still works)"
 	}
-	return &cobra.Command{
-		Use:   verb + " deployment NAME",
-		Short: short,
-		Args:  cobra.RangeArgs(1, 2),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			name, err := deploymentArg(args)
-			if err != nil {
-				return err
-			}
-			st, err := g.openStore()
-			if err != nil {
-				return err
-			}
-			already := false
-			_, err = st.Update(name, func(d *manifests.Deployment) error {
-				already = d.Spec.Paused == pause
-				d.Spec.Paused = pause
-				return nil
-			})
-			if err != nil {
-				return notFound(g, name, err)
-			}
-			if already {
-				fmt.Fprintf(cmd.OutOrStdout(), "deployment/%s already %s\n", name, done)
-				return nil
-			}
-			fmt.Fprintf(cmd.OutOrStdout(), "deployment/%s %s\n", name, done)
+	return deploymentCommand(verb+" deployment NAME", short, func(cmd *cobra.Command, name string) error {
+		already := false
+		err := g.updateDeployment(name, func(_ *store.Record, d *manifests.Deployment) error {
+			already = d.Spec.Paused == pause
+			d.Spec.Paused = pause
 			return nil
-		},
-	}
+		})
+		if err != nil {
+			return err
+		}
+		if already {
+			fmt.Fprintf(cmd.OutOrStdout(), "deployment/%s already %s\n", name, done)
+			return nil
+		}
+		fmt.Fprintf(cmd.OutOrStdout(), "deployment/%s %s\n", name, done)
+		return nil
+	})
 }
 
 func revisionByNumber(rec *store.Record, n int64) *store.Revision {

@@ -11,6 +11,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/dockctl/dockctl/dockerx"
+	"github.com/dockctl/dockctl/manifests"
 	"github.com/dockctl/dockctl/store"
 )
 
@@ -99,6 +100,36 @@ func notFound(g *globalOptions, name string, err error) error {
 		return fmt.Errorf("deployment %q not found in instance %q", name, g.instance)
 	}
 	return err
+}
+
+// deploymentCommand is a command about one deployment: it accepts
+// `deployment NAME` and `deployment/NAME` and hands run the name.
+func deploymentCommand(use, short string, run func(cmd *cobra.Command, name string) error) *cobra.Command {
+	return &cobra.Command{
+		Use:   use,
+		Short: short,
+		Args:  cobra.RangeArgs(1, 2),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			name, err := deploymentArg(args)
+			if err != nil {
+				return err
+			}
+			return run(cmd, name)
+		},
+	}
+}
+
+// updateDeployment applies fn to the stored deployment under the state
+// directory's write lock.
+func (g *globalOptions) updateDeployment(name string, fn func(*store.Record, *manifests.Deployment) error) error {
+	st, err := g.openStore()
+	if err != nil {
+		return err
+	}
+	if _, err := st.UpdateRecord(name, fn); err != nil {
+		return notFound(g, name, err)
+	}
+	return nil
 }
 
 // deploymentArg accepts "deployment NAME", "deployment/NAME" and the short
