@@ -119,3 +119,10 @@ bench:
 	BENCH_QUICK=$(BENCH_QUICK) BENCH_SWARM=$(BENCH_SWARM) BENCH_JSON=$(BENCH_JSON) \
 	  $(BUILD)/bench/dockbench -swarm-marker $$marker
 	$(GO) test -run '^$$' -bench . -benchmem $(if $(filter 1,$(BENCH_QUICK)),-benchtime 100ms) ./bench/...
+
+## chaos: the chaos run alone — random disruptions for CHAOS_DURATION (default 2m), then exact convergence; CHAOS_SEED=N replays a run (its seed is printed first)
+CHAOS_DURATION ?= 2m
+CHAOS_SEED     ?=
+.PHONY: chaos
+chaos:
+	CHAOS_DURATION=$(CHAOS_DURATION) CHAOS_SEED=$(CHAOS_SEED) CGO_ENABLED=1 $(GO) test -race -count=1 -p 1 -tags e2e -run '^TestChaos$$' -v -timeout 15m ./e2e/

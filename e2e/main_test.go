@@ -25,9 +25,12 @@ import (
 	"github.com/testcontainers/testcontainers-go"
 )
 
-const (
-	controllerImage = "dockctl:e2e"
-	workloadImage   = "dockctl-workload:e2e"
+// The images are tagged per run, so that two runs on one machine (a
+// developer's and CI's, say) never remove each other's images.
+var (
+	imageTag        = "e2e-" + randomSuffix()
+	controllerImage = "dockctl:" + imageTag
+	workloadImage   = "dockctl-workload:" + imageTag
 )
 
 var (
@@ -100,10 +103,10 @@ func run(m *testing.M) (int, error) {
 	defer provider.Close()
 	for _, b := range []struct{ dir, repo string }{{imageCtx, "dockctl"}, {workloadCtx, "dockctl-workload"}} {
 		req := &testcontainers.ContainerRequest{FromDockerfile: testcontainers.FromDockerfile{
-			Context: b.dir, Dockerfile: "Dockerfile", Repo: b.repo, Tag: "e2e", KeepImage: true,
+			Context: b.dir, Dockerfile: "Dockerfile", Repo: b.repo, Tag: imageTag, KeepImage: true,
 		}}
 		if _, err := provider.BuildImage(ctx, req); err != nil {
-			return 0, fmt.Errorf("build %s:e2e: %w", b.repo, err)
+			return 0, fmt.Errorf("build %s:%s: %w", b.repo, imageTag, err)
 		}
 	}
 	code := m.Run()
