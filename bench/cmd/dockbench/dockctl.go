@@ -284,7 +284,7 @@ spec:
     matchLabels: {app: %[1]s}
   strategy:
     type: RollingUpdate
-    rollingUpdate: {maxSurge: %[7]q, maxUnavailable: %[8]q}
+    rollingUpdate: {maxSurge: %[7]s, maxUnavailable: %[8]s}
   template:
     metadata:
       labels: {app: %[1]s, %[3]s: %[4]s}

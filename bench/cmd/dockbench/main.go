@@ -67,7 +67,7 @@ func loadSettings() settings {
 		LowerBoundDie:  true,
 		// 0 → 50 is issue 2's figure (against concurrency 8); 0 → 100 is
 		// issue 5's, against the direct API's best concurrency.
-		Scale:           []scaleCase{{50, []int{8}}, {100, []int{4, 8, 16}}},
+		Scale:           []scaleCase{{50, []int{4, 8, 16}}, {100, nil}},
 		SteadyDeploys:   100,
 		SteadyReplicas:  3,
 		SteadyIdle:      60 * time.Second,
