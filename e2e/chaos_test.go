@@ -68,7 +68,7 @@ func TestChaos(t *testing.T) {
 		// The default strategy (25%/25%) rounds maxSurge up: 1 for 3 and 2.
 		{name: "a", replicas: 3, maxSurge: 1},
 		{name: "b", replicas: 2, maxSurge: 1},
-		{name: "c", replicas: 4, maxSurge: 1, strategy: "  strategy:\n    type: RollingUpdate\n    rollingUpdate: {maxSurge: 1}\n"},
+		{name: "c", replicas: 4, maxSurge: 1, strategy: "    type: RollingUpdate\n    rollingUpdate: {maxSurge: 1}"},
 	}
 	x.bystanders = map[string]string{
 		"unlabelled": bystander(t, "e2e-chaos-unlabelled-"+e.instance, map[string]string{}),
@@ -168,27 +168,12 @@ type chaosDeployment struct {
 	name     string
 	replicas int
 	maxSurge int
-	strategy string // the spec.strategy block, indented, or empty for the default
+	strategy string // body of spec.strategy (see testDeployment), or empty for the default
 	hash     string // current template hash, once up
 }
 
 func chaosManifest(d *chaosDeployment) string {
-	return fmt.Sprintf(`apiVersion: apps/v1
-kind: Deployment
-metadata:
-  name: %[1]s
-spec:
-  replicas: %[2]d
-  selector:
-    matchLabels: {app: %[1]s}
-%[3]s  template:
-    metadata:
-      labels: {app: %[1]s}
-    spec:
-      containers:
-      - name: app
-        image: %[4]s
-`, d.name, d.replicas, d.strategy, workloadImage)
+	return testDeployment{name: d.name, replicas: d.replicas, strategy: d.strategy}.manifest()
 }
 
 // chaosPinImage creates (never starts) a container of the image for the

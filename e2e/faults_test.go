@@ -168,24 +168,7 @@ func waitStatus(t *testing.T, url string, want int, timeout time.Duration) {
 // networkNoneManifest is the workload deployment for the private daemon,
 // which has no bridge network.
 func networkNoneManifest(replicas int) string {
-	return fmt.Sprintf(`apiVersion: apps/v1
-kind: Deployment
-metadata:
-  name: web
-spec:
-  replicas: %d
-  selector:
-    matchLabels: {app: web}
-  template:
-    metadata:
-      labels: {app: web}
-      annotations:
-        dockctl.io/network: none
-    spec:
-      containers:
-      - name: web
-        image: %s
-`, replicas, workloadImage)
+	return testDeployment{name: "web", replicas: replicas, network: "none"}.manifest()
 }
 
 // waitRunningOn waits until the selection on cli holds exactly n

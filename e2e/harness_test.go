@@ -21,6 +21,8 @@ import (
 	"github.com/docker/docker/api/types/filters"
 	"github.com/testcontainers/testcontainers-go"
 	"github.com/testcontainers/testcontainers-go/wait"
+
+	"github.com/dockctl/dockctl/manifests"
 )
 
 // env is one test's private dockctl world: an instance name nobody else
@@ -242,26 +244,57 @@ func assertUntouched(t *testing.T, id string) {
 	}
 }
 
+// testDeployment describes a deployment of the workload image; its
+// manifest is the one place the e2e tests write YAML.
+type testDeployment struct {
+	name     string
+	replicas int
+	value    string   // DOCKCTL_TEST_VALUE; "" sets none
+	strategy string   // body of spec.strategy, indented four spaces; "" keeps the default
+	args     []string // container args
+	spec     string   // extra spec fields, indented two spaces
+	network  string   // dockctl.io/network template annotation
+	extra    string   // extra container fields, indented eight spaces
+}
+
+func (d testDeployment) manifest() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: %s\nspec:\n  replicas: %d\n%s", d.name, d.replicas, d.spec)
+	fmt.Fprintf(&b, "  selector:\n    matchLabels: {app: %s}\n", d.name)
+	if d.strategy != "" {
+		fmt.Fprintf(&b, "  strategy:\n%s\n", d.strategy)
+	}
+	fmt.Fprintf(&b, "  template:\n    metadata:\n      labels: {app: %s}\n", d.name)
+	if d.network != "" {
+		fmt.Fprintf(&b, "      annotations:\n        dockctl.io/network: %s\n", d.network)
+	}
+	fmt.Fprintf(&b, "    spec:\n      containers:\n      - name: app\n        image: %s\n", workloadImage)
+	if len(d.args) > 0 {
+		fmt.Fprintf(&b, "        args: [\"%s\"]\n", strings.Join(d.args, `", "`))
+	}
+	if d.value != "" {
+		fmt.Fprintf(&b, "        env:\n        - name: DOCKCTL_TEST_VALUE\n          value: %q\n", d.value)
+	}
+	b.WriteString(d.extra)
+	return b.String()
+}
+
 func webManifest(replicas int, value string) string {
-	return fmt.Sprintf(`apiVersion: apps/v1
-kind: Deployment
-metadata:
-  name: web
-spec:
-  replicas: %d
-  selector:
-    matchLabels: {app: web}
-  template:
-    metadata:
-      labels: {app: web}
-    spec:
-      containers:
-      - name: web
-        image: %s
-        env:
-        - name: DOCKCTL_TEST_VALUE
-          value: %q
-        ports:
-        - containerPort: 8080
-`, replicas, workloadImage, value)
+	return testDeployment{name: "web", replicas: replicas, value: value,
+		extra: "        ports:\n        - containerPort: 8080\n"}.manifest()
+}
+
+// The manifests the tests apply are valid: a typo in a builder would
+// otherwise show up as a confusing timeout.
+func TestTestManifestsDecode(t *testing.T) {
+	for name, m := range map[string]string{
+		"web":     webManifest(3, "one"),
+		"rollout": rolloutManifest("web", 2, surge1, "x", []string{"--crash-after=1s"}, "        livenessProbe:\n          httpGet: {path: /healthz, port: 8080}\n"),
+		"none":    networkNoneManifest(2),
+		"chaos":   chaosManifest(&chaosDeployment{name: "c", replicas: 4, strategy: "    type: RollingUpdate\n    rollingUpdate: {maxSurge: 1}"}),
+	} {
+		if _, err := manifests.Decode(name+".yaml", []byte(m)); err != nil {
+			t.Errorf("%s:\n%s\n%v", name, m, err)
+		}
+	}
 }

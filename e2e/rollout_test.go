@@ -3,43 +3,17 @@
 package e2e
 
 import (
-	"fmt"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 )
 
-// rolloutManifest is a deployment of the workload with the given strategy
-// block, container args and extra container fields (indented for the
-// container).
+// rolloutManifest is a deployment with a strategy, a short progress
+// deadline, container args and extra container fields.
 func rolloutManifest(name string, replicas int, strategy, value string, args []string, extra string) string {
-	argList := ""
-	if len(args) > 0 {
-		argList = fmt.Sprintf("        args: [%s]\n", `"`+strings.Join(args, `", "`)+`"`)
-	}
-	return fmt.Sprintf(`apiVersion: apps/v1
-kind: Deployment
-metadata:
-  name: %[1]s
-spec:
-  replicas: %[2]d
-  progressDeadlineSeconds: 8
-  selector:
-    matchLabels: {app: %[1]s}
-  strategy:
-%[3]s
-  template:
-    metadata:
-      labels: {app: %[1]s}
-    spec:
-      containers:
-      - name: app
-        image: %[4]s
-%[5]s        env:
-        - name: DOCKCTL_TEST_VALUE
-          value: %[6]q
-%[7]s`, name, replicas, strategy, workloadImage, argList, value, extra)
+	return testDeployment{name: name, replicas: replicas, strategy: strategy, value: value, args: args, extra: extra,
+		spec: "  progressDeadlineSeconds: 8\n"}.manifest()
 }
 
 const surge1 = `    type: RollingUpdate
