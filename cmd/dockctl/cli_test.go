@@ -73,8 +73,9 @@ func fixture(t *testing.T) (*snapshot, []*store.Record) {
 	}
 	restarts := json.RawMessage(`{"rollout":{},"containers":{"` + ids(2) + `":{"restarts":4},"` + ids(0) + `":{"readySince":"2026-03-01T09:00:00Z"}}}`)
 	snap := &snapshot{
-		instance: "default",
-		records:  []*store.Record{rec},
+		instance:          "default",
+		controllerRunning: true,
+		records:           []*store.Record{rec},
 		statuses: map[string]*store.Status{"web": {
 			ObservedGeneration: 3,
 			Extra:              map[string]json.RawMessage{"controller": restarts},
@@ -143,6 +144,14 @@ func TestDescribe(t *testing.T) {
 	var buf bytes.Buffer
 	describe(&buf, snap, snap.deploymentObject(recs[0]), true)
 	golden(t, "describe-deployment", buf.Bytes())
+
+	// Without a running controller, its records are flagged as possibly stale.
+	snap.controllerRunning = false
+	buf.Reset()
+	describe(&buf, snap, snap.deploymentObject(recs[0]), true)
+	if !strings.Contains(buf.String(), "(observed: 3, recorded by a controller that is not running now") {
+		t.Fatalf("describe without a controller:\n%s", buf.String())
+	}
 }
 
 // run executes the CLI in-process with a private state directory.

@@ -46,6 +46,9 @@ func describe(w io.Writer, snap *snapshot, d *manifests.Deployment, haveStatus b
 	observed := "<unknown: no controller has synced this deployment>"
 	if haveStatus {
 		observed = fmt.Sprint(st.ObservedGeneration)
+		if !snap.controllerRunning {
+			observed += ", recorded by a controller that is not running now: conditions may be stale"
+		}
 	}
 	p("Generation", fmt.Sprintf("%d (observed: %s)", d.Metadata.Generation, observed))
 	p("Template hash", manifests.TemplateHash(&d.Spec.Template))

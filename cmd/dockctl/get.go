@@ -95,6 +95,9 @@ func renderDeployments(out io.Writer, snap *snapshot, recs []*store.Record, outp
 				observed := "<unknown>"
 				if st.ObservedGeneration > 0 {
 					observed = fmt.Sprint(st.ObservedGeneration)
+					if !snap.controllerRunning {
+						observed += " (stale?)"
+					}
 				}
 				line += fmt.Sprintf("\t%s\t%s\t%d\t%s", d.Container().Image, shortHash(d), r.Generation, observed)
 			}

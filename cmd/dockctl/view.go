@@ -27,6 +27,32 @@ type snapshot struct {
 	recordErrs []error
 	tombstones map[string]bool
 	now        time.Time
+	// controllerRunning tells whether a controller holds the state
+	// directory's lock: without one, what it recorded may be stale.
+	controllerRunning bool
+
+	views map[string]deploymentView // computed once per deployment
+}
+
+// deploymentView is a deployment's status and per-container facts as the
+// controller computes them.
+type deploymentView struct {
+	status     manifests.DeploymentStatus
+	containers map[string]reconciler.ContainerView
+}
+
+// view computes (once) what reconciler.View says about a live deployment.
+func (s *snapshot) view(r *store.Record) deploymentView {
+	if v, ok := s.views[r.Name]; ok {
+		return v
+	}
+	st, cs := reconciler.View(&r.Deployment, s.statuses[r.Name], s.containersOf(r.Name), s.now)
+	v := deploymentView{status: st, containers: cs}
+	if s.views == nil {
+		s.views = map[string]deploymentView{}
+	}
+	s.views[r.Name] = v
+	return v
 }
 
 func takeSnapshot(ctx context.Context, g *globalOptions) (*snapshot, error) {
@@ -44,7 +70,8 @@ func takeSnapshot(ctx context.Context, g *globalOptions) (*snapshot, error) {
 		return nil, err
 	}
 	all, errs := st.ListAll()
-	s := &snapshot{instance: g.instance, statuses: map[string]*store.Status{}, tombstones: map[string]bool{}, containers: cs, recordErrs: errs, now: time.Now()}
+	running, _ := st.ControllerRunning()
+	s := &snapshot{controllerRunning: running, instance: g.instance, statuses: map[string]*store.Status{}, tombstones: map[string]bool{}, containers: cs, recordErrs: errs, now: time.Now()}
 	for _, r := range all {
 		if r.Deleted {
 			s.tombstones[r.Name] = true
@@ -76,7 +103,7 @@ func (s *snapshot) deploymentObject(r *store.Record) *manifests.Deployment {
 	d.Metadata.Generation = r.Generation
 	created := r.CreatedAt
 	d.Metadata.CreationTimestamp = &created
-	st, _ := reconciler.View(d, s.statuses[r.Name], s.containersOf(r.Name), s.now)
+	st := s.view(r).status
 	if cs := s.statuses[r.Name]; cs != nil {
 		st.ObservedGeneration = cs.ObservedGeneration
 		st.Conditions = cs.Conditions
@@ -126,8 +153,7 @@ func (s *snapshot) containerObject(c dockerx.Container) containerObject {
 		Labels: c.Labels, Ports: portStrings(c.Ports),
 	}
 	if r := s.record(c.Deployment); r != nil {
-		_, views := reconciler.View(&r.Deployment, s.statuses[c.Deployment], []dockerx.Container{c}, s.now)
-		v := views[c.ID]
+		v := s.view(r).containers[c.ID]
 		o.Ready = v.Ready
 		o.Restarts = v.Restarts
 		if v.CrashLoopBackOff {
