@@ -361,7 +361,7 @@ func (c *Controller) needsSync(rec *store.Record, observed []dockerx.Container, 
 	if len(a.plan.Ops) > 0 || a.plan.RequeueAfter > 0 || a.availableIn > 0 {
 		return true
 	}
-	next, _, err := c.nextStatus(a, "", now)
+	next, _, err := c.nextStatus(a, failure{}, now)
 	return err != nil || !statusEqual(a.prev, next)
 }
 
@@ -374,7 +374,7 @@ type assessment struct {
 	in          PlanInput
 	ready       map[string]bool
 	plan        Plan
-	refusal     string
+	refusal     failure
 	availableIn time.Duration
 	prober      struct{ missing bool }
 }
@@ -426,7 +426,7 @@ func (c *Controller) assess(rec *store.Record, observed []dockerx.Container, pro
 	a.ready = readiness(observed, a.state.Containers, probed)
 	a.in.StartNotBefore = c.observeContainers(&a.state, observed, a.ready, now)
 	a.in.Available, a.availableIn = availability(a.d, observed, a.ready, a.state.Containers, now)
-	if a.refusal = c.refused(a.d); a.refusal == "" {
+	if a.refusal = c.refused(a.d); a.refusal.reason == "" {
 		a.plan = ComputePlan(a.in)
 	} else {
 		a.plan.State = a.state.Rollout
@@ -498,16 +498,16 @@ func (c *Controller) syncDeployment(ctx context.Context, name string) (time.Dura
 	d := rec.Deployment
 	probes := c.prober.sync(ctx, name, observed, c.templates(rec, &d, manifests.TemplateHash(&d.Spec.Template)))
 	a := c.assess(rec, observed, probes, now)
-	failure := a.refusal
+	fail := a.refusal
 	var execErr error
-	if failure == "" {
+	if fail.reason == "" {
 		c.logPlan(name, a.plan)
-		failure, execErr = c.execute(ctx, rec, a.in, a.plan)
-		failure = imagePullReason(failure, a.prev.Conditions)
+		fail, execErr = c.execute(ctx, rec, a.in, a.plan)
+		fail = backOffImagePull(fail, a.prev.Conditions)
 	} else {
 		// Refused: no container of it is created, started or removed, so
 		// the running revision keeps serving until the user fixes it.
-		c.log.Warn("deployment refused", "deployment", name, "reason", failure)
+		c.log.Warn("deployment refused", "deployment", name, "reason", fail.message)
 	}
 	recordStarts(&a.state, a.plan, now)
 	if execErr == nil {
@@ -515,7 +515,7 @@ func (c *Controller) syncDeployment(ctx context.Context, name string) (time.Dura
 		// next sync recomputes from what Docker then shows.
 		a.state.Rollout = a.plan.State
 	}
-	next, deadlineIn, err := c.nextStatus(a, failure, now)
+	next, deadlineIn, err := c.nextStatus(a, fail, now)
 	if err == nil && !statusEqual(a.prev, next) {
 		next.UpdatedAt = now
 		err = c.store.WriteStatus(name, next)
@@ -531,15 +531,18 @@ func (c *Controller) syncDeployment(ctx context.Context, name string) (time.Dura
 }
 
 // refused returns why the deployment needs a privilege this controller was
-// not started to grant, or "".
-func (c *Controller) refused(d *manifests.Deployment) string {
+// not started to grant, or no failure.
+func (c *Controller) refused(d *manifests.Deployment) failure {
 	var msgs []string
 	for _, p := range manifests.Privileges(d, manifests.EvalSymlinks) {
 		if !c.opts.Allow[p.Flag] {
 			msgs = append(msgs, p.String())
 		}
 	}
-	return strings.Join(msgs, "; ")
+	if len(msgs) == 0 {
+		return failure{}
+	}
+	return failure{ReasonFailedCreate, strings.Join(msgs, "; ")}
 }
 
 func (c *Controller) logPlan(name string, plan Plan) {
@@ -552,7 +555,7 @@ func (c *Controller) logPlan(name string, plan Plan) {
 // fights its predecessor for a host port), then starts and unpauses, then
 // creates with slow start. It returns a user-facing failure message for the
 // ReplicaFailure condition when replicas could not be created.
-func (c *Controller) execute(ctx context.Context, rec *store.Record, in PlanInput, plan Plan) (string, error) {
+func (c *Controller) execute(ctx context.Context, rec *store.Record, in PlanInput, plan Plan) (failure, error) {
 	var errs []error
 	var removals, restarts []Op
 	for _, op := range plan.Ops {
@@ -594,18 +597,18 @@ func (c *Controller) execute(ctx context.Context, rec *store.Record, in PlanInpu
 	})...)
 
 	creates := plan.Creates()
-	failure := ""
+	var fail failure
 	if len(errs) > 0 && len(creates) > 0 {
 		// A removal failed: creating now could exceed maxSurge. The retry
 		// recomputes from what Docker then shows.
-		return "", errors.Join(errs...)
+		return fail, errors.Join(errs...)
 	}
 	if len(creates) > 0 {
 		templates, err := templatesFor(rec, in, creates)
 		if err != nil {
-			return err.Error(), err
+			return failure{ReasonFailedCreate, err.Error()}, err
 		}
-		if failure, err = c.ensureImages(ctx, templates); err != nil {
+		if fail, err = c.ensureImages(ctx, templates); err != nil {
 			errs = append(errs, err)
 		} else {
 			failed := slowStart(creates, c.opts.MaxCreatesInFlight, func(op Op) error {
@@ -613,13 +616,13 @@ func (c *Controller) execute(ctx context.Context, rec *store.Record, in PlanInpu
 			})
 			for _, err := range failed {
 				if !errors.Is(err, dockerx.ErrConflict) {
-					failure = err.Error()
+					fail = failure{ReasonFailedCreate, err.Error()}
 				}
 			}
 			errs = append(errs, failed...)
 		}
 	}
-	return failure, errors.Join(errs...)
+	return fail, errors.Join(errs...)
 }
 
 // templatesFor returns, per template hash to create, the deployment to
@@ -648,14 +651,14 @@ func templatesFor(rec *store.Record, in PlanInput, creates []Op) (map[string]*ma
 
 // ensureImages makes sure every image to create from is present, pulling
 // as each template's imagePullPolicy says.
-func (c *Controller) ensureImages(ctx context.Context, templates map[string]*manifests.Deployment) (string, error) {
+func (c *Controller) ensureImages(ctx context.Context, templates map[string]*manifests.Deployment) (failure, error) {
 	for _, d := range templates {
 		ctr := d.Container()
 		if err := c.docker.EnsureImage(ctx, ctr.Image, ctr.ImagePullPolicy); err != nil {
-			return fmt.Sprintf("image %s: %v", ctr.Image, err), fmt.Errorf("ensure image %s: %w", ctr.Image, err)
+			return failure{ReasonErrImagePull, fmt.Sprintf("image %s: %v", ctr.Image, err)}, fmt.Errorf("ensure image %s: %w", ctr.Image, err)
 		}
 	}
-	return "", nil
+	return failure{}, nil
 }
 
 func (c *Controller) create(ctx context.Context, in PlanInput, d *manifests.Deployment, op Op) error {
@@ -678,15 +681,15 @@ func (c *Controller) create(ctx context.Context, in PlanInput, d *manifests.Depl
 // conditions and the controller's memory. The caller writes it only when it
 // differs from the previous one, so that an idle controller writes nothing.
 // It also returns when the progress deadline would expire, for a requeue.
-func (c *Controller) nextStatus(a *assessment, failure string, now time.Time) (*store.Status, time.Duration, error) {
+func (c *Controller) nextStatus(a *assessment, fail failure, now time.Time) (*store.Status, time.Duration, error) {
 	counts := ComputeStatus(a.d, a.in.Hash, a.in.Containers, a.ready, a.in.Available)
 	c.opts.Observer.DeploymentObserved(a.rec.Name, int(a.d.Replicas()), int(counts.Replicas), int(counts.ReadyReplicas), int(counts.AvailableReplicas))
 	prevState := readState(a.prev)
 	next := *a.prev
 	next.ObservedGeneration = a.rec.Generation
 	var deadlineIn time.Duration
-	next.Conditions, deadlineIn = Conditions(a.d, counts, prevState.Counts, a.rec.Generation != a.prev.ObservedGeneration, failure, a.prev.Conditions, now)
-	next.Message = failure
+	next.Conditions, deadlineIn = Conditions(a.d, counts, prevState.Counts, a.rec.Generation != a.prev.ObservedGeneration, fail, a.prev.Conditions, now)
+	next.Message = fail.message
 	state := a.state
 	state.Counts = counts
 	if err := writeState(&next, state); err != nil {

@@ -1,7 +1,6 @@
 package reconciler
 
 import (
-	"strings"
 	"time"
 
 	"github.com/dockctl/dockctl/dockerx"
@@ -55,21 +54,23 @@ const (
 	ReasonImagePullBackOff           = "ImagePullBackOff"
 )
 
-// imagePullPrefix marks a failure message as an image pull failure, so that
-// the condition carries Kubernetes' ErrImagePull / ImagePullBackOff reasons.
-const imagePullPrefix = "image "
+// failure is why replicas could not be created, for the ReplicaFailure
+// condition; the zero value is no failure.
+type failure struct {
+	reason  string // ReasonFailedCreate, ReasonErrImagePull or ReasonImagePullBackOff
+	message string
+}
 
-// imagePullReason turns an image failure into "ErrImagePull: …" the first
-// time and "ImagePullBackOff: …" while the retries back off, as a pod's
-// status does; other failures pass through.
-func imagePullReason(failure string, prev []manifests.DeploymentCondition) string {
-	if !strings.HasPrefix(failure, imagePullPrefix) {
-		return failure
+// backOffImagePull turns a repeated ErrImagePull into ImagePullBackOff, as a
+// pod's status does while the retries back off.
+func backOffImagePull(f failure, prev []manifests.DeploymentCondition) failure {
+	if f.reason != ReasonErrImagePull {
+		return f
 	}
 	if p := find(prev, manifests.ConditionReplicaFailure); p != nil && (p.Reason == ReasonErrImagePull || p.Reason == ReasonImagePullBackOff) {
-		return ReasonImagePullBackOff + ": " + failure
+		f.reason = ReasonImagePullBackOff
 	}
-	return ReasonErrImagePull + ": " + failure
+	return f
 }
 
 // Conditions computes Available, Progressing and ReplicaFailure as
@@ -81,7 +82,7 @@ func imagePullReason(failure string, prev []manifests.DeploymentCondition) strin
 // returns how long until that deadline, for a requeue. Transition and update
 // times carry over while nothing changes, so an idle controller rewrites
 // nothing.
-func Conditions(d *manifests.Deployment, st, prevCounts manifests.DeploymentStatus, newGeneration bool, failure string, prev []manifests.DeploymentCondition, now time.Time) ([]manifests.DeploymentCondition, time.Duration) {
+func Conditions(d *manifests.Deployment, st, prevCounts manifests.DeploymentStatus, newGeneration bool, fail failure, prev []manifests.DeploymentCondition, now time.Time) ([]manifests.DeploymentCondition, time.Duration) {
 	p := resolveParams(d)
 	var out []manifests.DeploymentCondition
 	if st.AvailableReplicas >= p.replicas-p.maxUnavailable {
@@ -118,14 +119,8 @@ func Conditions(d *manifests.Deployment, st, prevCounts manifests.DeploymentStat
 		}
 	}
 	out = append(out, progressing)
-	if failure != "" {
-		reason, msg := ReasonFailedCreate, failure
-		for _, r := range []string{ReasonErrImagePull, ReasonImagePullBackOff} {
-			if rest, ok := strings.CutPrefix(failure, r+": "); ok {
-				reason, msg = r, rest
-			}
-		}
-		out = append(out, cond(manifests.ConditionReplicaFailure, "True", reason, msg))
+	if fail.reason != "" {
+		out = append(out, cond(manifests.ConditionReplicaFailure, "True", fail.reason, fail.message))
 	}
 	for i := range out {
 		c := &out[i]
