@@ -354,7 +354,7 @@ func (c *Controller) sweep(ctx context.Context) error {
 // needsSync assesses a deployment against the sweep's snapshot without
 // acting, and reports whether a sync would do anything.
 func (c *Controller) needsSync(rec *store.Record, observed []dockerx.Container, now time.Time) bool {
-	a := c.assess(rec, observed, nil, now)
+	a := c.assess(nil, rec, observed, now)
 	if a.prober.missing {
 		return true // a probe to start: only a sync starts it
 	}
@@ -379,10 +379,10 @@ type assessment struct {
 	prober      struct{ missing bool }
 }
 
-// assess runs observe → plan for a live deployment. probes are the
-// controller-run probe results; nil means "as last recorded" (the sweep,
-// which starts no probe worker).
-func (c *Controller) assess(rec *store.Record, observed []dockerx.Container, probes map[string]probeResult, now time.Time) *assessment {
+// assess runs observe → plan for a live deployment. With a context (a
+// sync) it starts the probe workers the containers need; without one (the
+// sweep) it only reads the verdicts of those already running.
+func (c *Controller) assess(ctx context.Context, rec *store.Record, observed []dockerx.Container, now time.Time) *assessment {
 	a := &assessment{rec: rec}
 	prev, err := c.store.ReadStatus(rec.Name)
 	if err != nil || prev == nil {
@@ -398,7 +398,10 @@ func (c *Controller) assess(rec *store.Record, observed []dockerx.Container, pro
 	a.in = PlanInput{Instance: c.opts.Instance, Name: rec.Name, Containers: observed, Now: now,
 		Desired: a.d, Hash: hash, Revisions: rec.Revisions, State: a.state.Rollout, LivenessFailed: map[string]bool{}}
 	templates := c.templates(rec, a.d, hash)
-	if probes == nil {
+	var probes map[string]probeResult
+	if ctx != nil {
+		probes = c.prober.sync(ctx, rec.Name, observed, templates)
+	} else {
 		a.prober.missing = c.prober.missing(observed, templates)
 		probes = c.prober.results(observed)
 	}
@@ -495,9 +498,7 @@ func (c *Controller) syncDeployment(ctx context.Context, name string) (time.Dura
 		return 0, execErr
 	}
 
-	d := rec.Deployment
-	probes := c.prober.sync(ctx, name, observed, c.templates(rec, &d, manifests.TemplateHash(&d.Spec.Template)))
-	a := c.assess(rec, observed, probes, now)
+	a := c.assess(ctx, rec, observed, now)
 	fail := a.refusal
 	var execErr error
 	if fail.reason == "" {
@@ -684,13 +685,12 @@ func (c *Controller) create(ctx context.Context, in PlanInput, d *manifests.Depl
 func (c *Controller) nextStatus(a *assessment, fail failure, now time.Time) (*store.Status, time.Duration, error) {
 	counts := ComputeStatus(a.d, a.in.Hash, a.in.Containers, a.ready, a.in.Available)
 	c.opts.Observer.DeploymentObserved(a.rec.Name, int(a.d.Replicas()), int(counts.Replicas), int(counts.ReadyReplicas), int(counts.AvailableReplicas))
-	prevState := readState(a.prev)
 	next := *a.prev
 	next.ObservedGeneration = a.rec.Generation
 	var deadlineIn time.Duration
-	next.Conditions, deadlineIn = Conditions(a.d, counts, prevState.Counts, a.rec.Generation != a.prev.ObservedGeneration, fail, a.prev.Conditions, now)
+	next.Conditions, deadlineIn = Conditions(a.d, counts, a.state.Counts, a.rec.Generation != a.prev.ObservedGeneration, fail, a.prev.Conditions, now)
 	next.Message = fail.message
-	state := a.state
+	state := a.state // a.state.Counts still holds the previous sync's counts
 	state.Counts = counts
 	if err := writeState(&next, state); err != nil {
 		return nil, deadlineIn, err
