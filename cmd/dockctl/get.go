@@ -8,22 +8,26 @@ import (
 	"text/tabwriter"
 
 	"github.com/spf13/cobra"
+	"k8s.io/apimachinery/pkg/labels"
 
 	"github.com/dockctl/dockctl/store"
 )
 
 type getOptions struct {
 	output   string
-	selector []string
+	selector string
 }
 
 func newGetCommand(g *globalOptions) *cobra.Command {
 	o := &getOptions{}
 	cmd := &cobra.Command{
-		Use:   "get deployments [NAME] | get containers [-l KEY=VALUE]",
+		Use:   "get deployments [NAME] [-l SELECTOR] | get containers [NAME] [-l SELECTOR]",
 		Short: "List deployments or containers with their live status",
 		Args:  cobra.RangeArgs(1, 2),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if o.selector != "" && (len(args) == 2 || strings.Contains(args[0], "/")) {
+				return fmt.Errorf("a name cannot be given with a selector (-l), as in kubectl")
+			}
 			switch args[0] {
 			case "deployments", "deployment", "deploy":
 				name := ""
@@ -32,10 +36,11 @@ func newGetCommand(g *globalOptions) *cobra.Command {
 				}
 				return getDeployments(cmd, g, o, name)
 			case "containers", "container":
+				name := ""
 				if len(args) == 2 {
-					o.selector = append(o.selector, "name="+args[1])
+					name = args[1]
 				}
-				return getContainers(cmd, g, o)
+				return getContainers(cmd, g, o, name)
 			}
 			if kind, name, ok := strings.Cut(args[0], "/"); ok && len(args) == 1 {
 				switch kind {
@@ -47,11 +52,17 @@ func newGetCommand(g *globalOptions) *cobra.Command {
 		},
 	}
 	cmd.Flags().StringVarP(&o.output, "output", "o", "table", "output format: table|wide|json|yaml")
-	cmd.Flags().StringSliceVarP(&o.selector, "selector", "l", nil, "container label selector KEY=VALUE (deployment=NAME is short for io.dockctl.deployment=NAME)")
+	// A plain string, not a slice: "app in (a,b)" must not be split on its comma.
+	cmd.Flags().StringVarP(&o.selector, "selector", "l", "", "label selector (=, ==, !=, in, notin, KEY, !KEY): deployments by their metadata.labels, "+
+		"containers by their labels (deployment=NAME is short for io.dockctl.deployment=NAME, revision=HASH for io.dockctl.template-hash=HASH)")
 	return cmd
 }
 
 func getDeployments(cmd *cobra.Command, g *globalOptions, o *getOptions, name string) error {
+	sel, err := parseSelector(o.selector)
+	if err != nil {
+		return err
+	}
 	snap, err := takeSnapshot(cmd.Context(), g)
 	if err != nil {
 		return err
@@ -61,7 +72,7 @@ func getDeployments(cmd *cobra.Command, g *globalOptions, o *getOptions, name st
 	}
 	var recs []*store.Record
 	for _, r := range snap.records {
-		if name == "" || r.Name == name {
+		if (name == "" || r.Name == name) && sel.Matches(labels.Set(r.Deployment.Metadata.Labels)) {
 			recs = append(recs, r)
 		}
 	}
@@ -113,23 +124,18 @@ func renderDeployments(out io.Writer, snap *snapshot, recs []*store.Record, outp
 	}
 }
 
-func getContainers(cmd *cobra.Command, g *globalOptions, o *getOptions) error {
+func getContainers(cmd *cobra.Command, g *globalOptions, o *getOptions, name string) error {
+	sel, err := parseContainerSelector(o.selector)
+	if err != nil {
+		return err
+	}
 	snap, err := takeSnapshot(cmd.Context(), g)
 	if err != nil {
 		return err
 	}
-	var nameSel string
-	var labelSel []string
-	for _, s := range o.selector {
-		if n, ok := strings.CutPrefix(s, "name="); ok {
-			nameSel = n
-			continue
-		}
-		labelSel = append(labelSel, s)
-	}
 	var objs []containerObject
 	for _, c := range snap.containers {
-		if (nameSel != "" && c.Name != nameSel) || !matchLabels(c.Labels, labelSel) {
+		if (name != "" && c.Name != name) || !sel.Matches(labels.Set(c.Labels)) {
 			continue
 		}
 		objs = append(objs, snap.containerObject(c))

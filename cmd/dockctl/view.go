@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"sort"
-	"strings"
 	"time"
 
 	"sigs.k8s.io/yaml"
@@ -246,20 +245,4 @@ func printObjects(w io.Writer, format string, items []any, single bool) error {
 		return err
 	}
 	return fmt.Errorf("unknown output format %q (table, wide, json, yaml)", format)
-}
-
-func matchLabels(labels map[string]string, selector []string) bool {
-	for _, sel := range selector {
-		k, v, _ := strings.Cut(sel, "=")
-		switch k {
-		case "deployment":
-			k = dockerx.LabelDeployment
-		case "template-hash", "revision":
-			k = dockerx.LabelTemplateHash
-		}
-		if labels[k] != v {
-			return false
-		}
-	}
-	return true
 }
