@@ -11,6 +11,8 @@ import (
 	"testing"
 	"time"
 
+	"k8s.io/apimachinery/pkg/labels"
+
 	"github.com/dockctl/dockctl/manifests"
 )
 
@@ -84,13 +86,24 @@ func TestApplyActions(t *testing.T) {
 			steps: []step{
 				{deps: []*manifests.Deployment{dep("a"), dep("b"), dep("c")}, want: []ApplyResult{{"a", Created, 1}, {"b", Created, 1}, {"c", Created, 1}}},
 				{deps: []*manifests.Deployment{dep("b"), dep("d")}, opts: ApplyOptions{Prune: true},
-					want: []ApplyResult{{"b", Unchanged, 1}, {"d", Created, 1}, {"a", Deleted, 2}, {"c", Deleted, 2}}},
+					want: []ApplyResult{{"b", Unchanged, 1}, {"d", Created, 1}, {"a", Pruned, 2}, {"c", Pruned, 2}}},
 				// Already tombstoned: not pruned again.
 				{deps: []*manifests.Deployment{dep("b"), dep("d")}, opts: ApplyOptions{Prune: true},
 					want: []ApplyResult{{"b", Unchanged, 1}, {"d", Unchanged, 1}}},
 			},
 			live: map[string]int64{"b": 1, "d": 1},
 			gone: map[string]int64{"a": 2, "c": 2},
+		},
+		{
+			name: "prune only what matches the selector",
+			steps: []step{
+				{deps: []*manifests.Deployment{dep("a", label("tier", "back")), dep("b", label("tier", "back")), dep("c", label("tier", "front")), dep("d")},
+					want: []ApplyResult{{"a", Created, 1}, {"b", Created, 1}, {"c", Created, 1}, {"d", Created, 1}}},
+				{deps: []*manifests.Deployment{dep("b", label("tier", "back"))}, opts: ApplyOptions{Prune: true, PruneSelector: mustSelector(t, "tier=back")},
+					want: []ApplyResult{{"b", Unchanged, 1}, {"a", Pruned, 2}}},
+			},
+			live: map[string]int64{"b": 1, "c": 1, "d": 1},
+			gone: map[string]int64{"a": 2},
 		},
 		{
 			name: "without prune absent ones stay",
@@ -105,7 +118,7 @@ func TestApplyActions(t *testing.T) {
 			steps: []step{
 				{deps: []*manifests.Deployment{dep("a"), dep("b")}, want: []ApplyResult{{"a", Created, 1}, {"b", Created, 1}}},
 				{deps: []*manifests.Deployment{dep("a", replicas(5)), dep("c")}, opts: ApplyOptions{DryRun: true, Prune: true},
-					want: []ApplyResult{{"a", Configured, 2}, {"c", Created, 1}, {"b", Deleted, 2}}},
+					want: []ApplyResult{{"a", Configured, 2}, {"c", Created, 1}, {"b", Pruned, 2}}},
 			},
 			live: map[string]int64{"a": 1, "b": 1},
 		},
@@ -113,7 +126,7 @@ func TestApplyActions(t *testing.T) {
 			name: "revive a tombstone",
 			steps: []step{
 				{deps: []*manifests.Deployment{dep("a"), dep("b")}, want: []ApplyResult{{"a", Created, 1}, {"b", Created, 1}}},
-				{deps: []*manifests.Deployment{dep("b")}, opts: ApplyOptions{Prune: true}, want: []ApplyResult{{"b", Unchanged, 1}, {"a", Deleted, 2}}},
+				{deps: []*manifests.Deployment{dep("b")}, opts: ApplyOptions{Prune: true}, want: []ApplyResult{{"b", Unchanged, 1}, {"a", Pruned, 2}}},
 				{deps: []*manifests.Deployment{dep("a")}, want: []ApplyResult{{"a", Created, 3}}},
 			},
 			live: map[string]int64{"a": 3, "b": 1},
@@ -488,4 +501,12 @@ func TestRevisions(t *testing.T) {
 	if len(rec.Revisions) != 2 || rec.Revisions[0].Number != 4 || rec.Revisions[1].Number != 5 {
 		t.Fatalf("trimmed history: %+v", rec.Revisions)
 	}
+}
+
+func mustSelector(t *testing.T, s string) labels.Selector {
+	sel, err := labels.Parse(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return sel
 }

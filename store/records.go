@@ -12,6 +12,8 @@ import (
 	"strings"
 	"time"
 
+	"k8s.io/apimachinery/pkg/labels"
+
 	"github.com/dockctl/dockctl/manifests"
 )
 
@@ -113,16 +115,20 @@ const (
 	Created    Action = "created"
 	Configured Action = "configured"
 	Unchanged  Action = "unchanged"
-	// Deleted is reported for a deployment removed by ApplyOptions.Prune.
-	Deleted Action = "deleted"
+	// Pruned is reported for a deployment removed by ApplyOptions.Prune
+	// (kubectl's word).
+	Pruned Action = "pruned"
 )
 
 // ApplyOptions modify Apply.
 type ApplyOptions struct {
 	// DryRun computes and returns the results without writing anything.
 	DryRun bool
-	// Prune tombstones every live deployment absent from the applied set.
-	Prune bool
+	// Prune tombstones every live deployment absent from the applied set
+	// whose metadata.labels match PruneSelector (nil: every one). The CLI
+	// asks for --all or -l before pruning everything, as kubectl does.
+	Prune         bool
+	PruneSelector labels.Selector
 }
 
 // ApplyResult reports the outcome for one deployment.
@@ -306,14 +312,15 @@ func (s *Store) Apply(deps []*manifests.Deployment, opts ApplyOptions) ([]ApplyR
 		if opts.Prune {
 			var pruned []string
 			for name, rec := range current {
-				if !seen[name] && rec != nil && !rec.Deleted {
+				if !seen[name] && rec != nil && !rec.Deleted &&
+					(opts.PruneSelector == nil || opts.PruneSelector.Matches(labels.Set(rec.Deployment.Metadata.Labels))) {
 					pruned = append(pruned, name)
 				}
 			}
 			sort.Strings(pruned)
 			for _, name := range pruned {
 				rec := tombstone(current[name], now)
-				results = append(results, ApplyResult{Name: name, Action: Deleted, Generation: rec.Generation})
+				results = append(results, ApplyResult{Name: name, Action: Pruned, Generation: rec.Generation})
 				writes = append(writes, rec)
 			}
 		}

@@ -8,23 +8,26 @@ import (
 
 	"github.com/pmezard/go-difflib/difflib"
 	"github.com/spf13/cobra"
+	"k8s.io/apimachinery/pkg/labels"
 
 	"github.com/dockctl/dockctl/manifests"
 	"github.com/dockctl/dockctl/store"
 )
 
 type applyOptions struct {
-	files   []string
-	dryRun  string
-	prune   bool
-	wait    bool
-	timeout time.Duration
+	files    []string
+	dryRun   string
+	prune    bool
+	all      bool
+	selector string
+	wait     bool
+	timeout  time.Duration
 }
 
 func newApplyCommand(g *globalOptions) *cobra.Command {
 	o := &applyOptions{}
 	cmd := &cobra.Command{
-		Use:   "apply -f PATH [-f PATH…]",
+		Use:   "apply -f PATH [-f PATH…] [--prune --all|-l SELECTOR]",
 		Short: "Record the desired state of deployments from manifest files",
 		Long: "Validate every document of every file first; if any is invalid nothing is stored.\n" +
 			"PATH is a file, a directory (recursively: *.yaml, *.yml, *.json) or - for standard input.",
@@ -36,7 +39,9 @@ func newApplyCommand(g *globalOptions) *cobra.Command {
 	cmd.Flags().StringSliceVarP(&o.files, "filename", "f", nil, "manifest file, directory or - (repeatable)")
 	cmd.Flags().StringVar(&o.dryRun, "dry-run", "none", "validate and print without storing (none|client)")
 	cmd.Flags().Lookup("dry-run").NoOptDefVal = "client"
-	cmd.Flags().BoolVar(&o.prune, "prune", false, "delete this instance's deployments absent from the applied files")
+	cmd.Flags().BoolVar(&o.prune, "prune", false, "delete this instance's deployments absent from the applied files (needs --all or -l)")
+	cmd.Flags().BoolVar(&o.all, "all", false, "with --prune: consider every deployment of the instance for pruning")
+	cmd.Flags().StringVarP(&o.selector, "selector", "l", "", "apply only the deployments of the files whose metadata.labels match, and with --prune prune only matching ones")
 	cmd.Flags().BoolVar(&o.wait, "wait", false, "wait until every applied deployment is rolled out (needs a running controller)")
 	cmd.Flags().DurationVar(&o.timeout, "timeout", 5*time.Minute, "how long --wait waits")
 	_ = cmd.MarkFlagRequired("filename")
@@ -59,7 +64,10 @@ func loadDeployments(paths []string, stdin io.Reader) ([]*manifests.Deployment, 
 }
 
 func runApply(cmd *cobra.Command, g *globalOptions, o *applyOptions) error {
-	var dry bool
+	var (
+		dry bool
+		err error
+	)
 	switch o.dryRun {
 	case "none", "false", "":
 	case "client", "true":
@@ -67,9 +75,38 @@ func runApply(cmd *cobra.Command, g *globalOptions, o *applyOptions) error {
 	default:
 		return fmt.Errorf("--dry-run must be none or client, got %q", o.dryRun)
 	}
+	opts := store.ApplyOptions{DryRun: dry, Prune: o.prune}
+	var sel labels.Selector
+	switch {
+	case o.all && o.selector != "":
+		return fmt.Errorf("--all and -l cannot be used together")
+	case o.all && !o.prune:
+		return fmt.Errorf("--all only applies with --prune")
+	case o.prune && !o.all && o.selector == "":
+		// As in kubectl: a bare --prune with one file would delete every
+		// other deployment of the instance.
+		return fmt.Errorf("--prune needs --all or -l SELECTOR: --all prunes every deployment absent from the files, -l only those matching")
+	case o.selector != "":
+		if sel, err = parseSelector(o.selector); err != nil {
+			return err
+		}
+		opts.PruneSelector = sel
+	}
 	deps, err := loadDeployments(o.files, cmd.InOrStdin())
 	if err != nil {
 		return err
+	}
+	if sel != nil {
+		// kubectl applies only the objects of the files that match -l.
+		matching := deps[:0]
+		for _, d := range deps {
+			if sel.Matches(labels.Set(d.Metadata.Labels)) {
+				matching = append(matching, d)
+			}
+		}
+		if deps = matching; len(deps) == 0 {
+			return fmt.Errorf("no deployments in %v match the selector %q", o.files, o.selector)
+		}
 	}
 	st, err := g.openStore()
 	if err != nil {
@@ -81,7 +118,7 @@ func runApply(cmd *cobra.Command, g *globalOptions, o *applyOptions) error {
 			fmt.Fprintf(cmd.ErrOrStderr(), "Warning: deployment/%s: %s\n", d.Metadata.Name, p)
 		}
 	}
-	results, err := st.Apply(deps, store.ApplyOptions{DryRun: dry, Prune: o.prune})
+	results, err := st.Apply(deps, opts)
 	if err != nil {
 		return err
 	}
@@ -96,7 +133,7 @@ func runApply(cmd *cobra.Command, g *globalOptions, o *applyOptions) error {
 	if o.wait && !dry {
 		names := make([]string, 0, len(results))
 		for _, r := range results {
-			if r.Action != store.Deleted {
+			if r.Action != store.Pruned {
 				names = append(names, r.Name)
 			}
 		}
