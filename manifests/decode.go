@@ -41,6 +41,11 @@ type Document struct {
 	File       string
 	Line       int
 	Deployment *Deployment
+	// ReplicasSet tells whether the document set spec.replicas (null is
+	// unset). Deployment is defaulted either way; apply keeps the live count
+	// when it is false, as kubectl apply does, so that re-applying a file
+	// without replicas does not undo a `scale`.
+	ReplicasSet bool
 
 	nameLine int // line of metadata.name, for duplicate reports
 }
@@ -386,8 +391,9 @@ func decodeDeployment(file string, n *yaml.Node, base string) (*Document, ErrorL
 	if len(errs) > 0 {
 		return nil, errs
 	}
+	replicasSet := dep.Spec.Replicas != nil
 	SetDefaults(dep)
-	return &Document{File: file, Line: n.Line, Deployment: dep, nameLine: w.lineOf(child(base, "metadata.name"))}, nil
+	return &Document{File: file, Line: n.Line, Deployment: dep, ReplicasSet: replicasSet, nameLine: w.lineOf(child(base, "metadata.name"))}, nil
 }
 
 // scalarField returns the value and line of a scalar key in a mapping (line 0

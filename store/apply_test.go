@@ -106,6 +106,18 @@ func TestApplyActions(t *testing.T) {
 			gone: map[string]int64{"a": 2},
 		},
 		{
+			// As kubectl apply: an unset replicas keeps the live count,
+			// and is the default on create and on revival.
+			name: "unset replicas keeps the live count",
+			steps: []step{
+				{deps: []*manifests.Deployment{dep("a", replicas(3)), dep("b", unsetReplicas)}, want: []ApplyResult{{"a", Created, 1}, {"b", Created, 1}}},
+				{deps: []*manifests.Deployment{dep("a", unsetReplicas), dep("b", unsetReplicas)}, want: []ApplyResult{{"a", Unchanged, 1}, {"b", Unchanged, 1}}},
+				{deps: []*manifests.Deployment{dep("a", unsetReplicas, image("nginx:1.28"))}, want: []ApplyResult{{"a", Configured, 2}}},
+				{deps: []*manifests.Deployment{dep("a", replicas(2), image("nginx:1.28"))}, want: []ApplyResult{{"a", Configured, 3}}},
+			},
+			live: map[string]int64{"a": 3, "b": 1},
+		},
+		{
 			name: "without prune absent ones stay",
 			steps: []step{
 				{deps: []*manifests.Deployment{dep("a"), dep("b")}, want: []ApplyResult{{"a", Created, 1}, {"b", Created, 1}}},
@@ -139,6 +151,13 @@ func TestApplyActions(t *testing.T) {
 				got := mustApply(t, s, st.opts, st.deps...)
 				if !reflect.DeepEqual(got, st.want) {
 					t.Fatalf("step %d: results\n got %v\nwant %v", i+1, got, st.want)
+				}
+			}
+			if tt.name == "unset replicas keeps the live count" {
+				for name, want := range map[string]int32{"a": 2, "b": 1} {
+					if rec, err := s.Get(name); err != nil || rec.Deployment.Spec.Replicas == nil || *rec.Deployment.Spec.Replicas != want {
+						t.Fatalf("%s: stored replicas %v (%v), want %d", name, rec.Deployment.Spec.Replicas, err, want)
+					}
 				}
 			}
 			all, errs := s.ListAll()
@@ -510,3 +529,5 @@ func mustSelector(t *testing.T, s string) labels.Selector {
 	}
 	return sel
 }
+
+func unsetReplicas(d *manifests.Deployment) { d.Spec.Replicas = nil }

@@ -263,7 +263,9 @@ func (s *Store) ListAll() ([]*Record, []error) {
 // the package doc). Results come in the order of deps, followed by the
 // pruned deployments sorted by name. A name appearing twice is an error and
 // nothing is written. With DryRun, Apply needs no write access and takes no
-// lock: the results are a preview of a concurrent world.
+// lock: the results are a preview of a concurrent world. A deployment whose
+// spec.replicas is nil keeps the live count (the default on create), as
+// kubectl apply does with a manifest that leaves replicas out.
 func (s *Store) Apply(deps []*manifests.Deployment, opts ApplyOptions) ([]ApplyResult, error) {
 	if s.readOnly && !opts.DryRun {
 		return nil, ErrReadOnly
@@ -512,6 +514,10 @@ func deepCopy(d *manifests.Deployment) (manifests.Deployment, error) {
 // plan computes the record that storing n over old (nil: never known) gives,
 // and the action that describes it.
 func plan(old *Record, n normalized, now time.Time) (*Record, Action, error) {
+	n, err := keepReplicas(old, n)
+	if err != nil {
+		return nil, "", err
+	}
 	var rec Record
 	var act Action
 	switch {
@@ -543,6 +549,29 @@ func plan(old *Record, n normalized, now time.Time) (*Record, Action, error) {
 	recordRevision(&rec, now)
 	stamp(&rec)
 	return &rec, act, nil
+}
+
+// keepReplicas fills an unset spec.replicas as kubectl apply does: the live
+// deployment's count, or the default on create (and on revival, which
+// starts afresh). The caller validated the deployment with the default, so
+// a kept count is validated again: it must not store a combination that
+// validation forbids (a hostPort with several replicas).
+func keepReplicas(old *Record, n normalized) (normalized, error) {
+	if n.d.Spec.Replicas != nil {
+		return n, nil
+	}
+	d := n.d
+	r := int32(manifests.DefaultReplicas)
+	if old != nil && !old.Deleted {
+		r = old.Deployment.Replicas()
+	}
+	d.Spec.Replicas = &r
+	if r != manifests.DefaultReplicas {
+		if err := manifests.Validate(&d); err != nil {
+			return n, fmt.Errorf("deployment %q with the live replicas (%d) kept, as spec.replicas is not set: %w", d.Metadata.Name, r, err)
+		}
+	}
+	return normalize(&d)
 }
 
 // tombstone returns old marked deleted. Deletion bumps the generation (as

@@ -58,6 +58,10 @@ func loadDeployments(paths []string, stdin io.Reader) ([]*manifests.Deployment, 
 	}
 	out := make([]*manifests.Deployment, 0, len(docs))
 	for _, d := range docs {
+		if !d.ReplicasSet {
+			// Unset tells the store to keep the live count (1 on create).
+			d.Deployment.Spec.Replicas = nil
+		}
 		out = append(out, d.Deployment)
 	}
 	return out, nil
@@ -178,7 +182,16 @@ func runDiff(stdin io.Reader, out io.Writer, g *globalOptions, files []string) (
 	differ := 0
 	for _, d := range deps {
 		var live []byte
-		if rec, err := st.Get(d.Metadata.Name); err == nil {
+		rec, err := st.Get(d.Metadata.Name)
+		if d.Spec.Replicas == nil {
+			// Omitted replicas keep the live count: no difference.
+			r := int32(manifests.DefaultReplicas)
+			if err == nil {
+				r = rec.Deployment.Replicas()
+			}
+			d.Spec.Replicas = &r
+		}
+		if err == nil {
 			// Compare specs, not bookkeeping: server-set metadata is
 			// never in the files.
 			stored := rec.Deployment.DeepCopy()
