@@ -39,6 +39,15 @@ const (
 	AnnotationNetwork = "dockctl.io/network"
 )
 
+// TemplateAnnotations are the dockctl.io/ annotations dockctl knows. All are
+// read from the pod template, so that they are part of the template hash.
+// Validation refuses any other dockctl.io/ key, and these on the
+// Deployment's own metadata, so that a typo is an error instead of a setting
+// silently ignored: a feature that adds an annotation adds it here.
+var TemplateAnnotations = map[string]bool{
+	AnnotationNetwork: true,
+}
+
 // Deployment is an apps/v1 Deployment, restricted to what dockctl supports.
 type Deployment struct {
 	APIVersion string            `json:"apiVersion"`

@@ -47,7 +47,7 @@ func validate(d *Deployment, base string, lines map[string]int) ErrorList {
 		v.add(child(m, "namespace"), `unsupported value %q: only "default" is supported`, ns)
 	}
 	v.labels(child(m, "labels"), d.Metadata.Labels)
-	v.annotations(child(m, "annotations"), d.Metadata.Annotations)
+	v.annotations(child(m, "annotations"), d.Metadata.Annotations, false)
 
 	s := child(base, "spec")
 	if r := d.Spec.Replicas; r != nil && *r < 0 {
@@ -81,7 +81,7 @@ func validate(d *Deployment, base string, lines map[string]int) ErrorList {
 	}
 	v.strategy(child(s, "strategy"), &d.Spec.Strategy)
 	v.labels(tl, d.Spec.Template.Metadata.Labels)
-	v.annotations(child(s, "template.metadata.annotations"), d.Spec.Template.Metadata.Annotations)
+	v.annotations(child(s, "template.metadata.annotations"), d.Spec.Template.Metadata.Annotations, true)
 	v.podSpec(child(s, "template.spec"), &d.Spec.Template.Spec, d.Replicas())
 	return v.errs
 }
@@ -455,13 +455,25 @@ func (v *validator) labels(p string, labels map[string]string) {
 	}
 }
 
-func (v *validator) annotations(p string, ann map[string]string) {
+// annotations checks annotation keys and size; onTemplate tells the pod
+// template's from the Deployment's own, for the dockctl.io/ keys.
+func (v *validator) annotations(p string, ann map[string]string, onTemplate bool) {
 	size := 0
 	for _, k := range sortedKeys(ann) {
 		size += len(k) + len(ann[k])
 		// Kubernetes checks annotation keys case-insensitively.
 		if msgs := validation.IsQualifiedName(strings.ToLower(k)); len(msgs) > 0 {
 			v.add(key(p, k), "invalid annotation key %q: %s", k, strings.Join(msgs, "; "))
+		}
+		// Case-insensitive prefix: "Dockctl.io/network" is a typo too.
+		if !strings.HasPrefix(strings.ToLower(k), DockerAnnotationPrefix) {
+			continue
+		}
+		switch {
+		case !TemplateAnnotations[k]:
+			v.add(key(p, k), "unknown dockctl.io annotation (known: %s)", strings.Join(sortedKeys(TemplateAnnotations), ", "))
+		case !onTemplate:
+			v.add(key(p, k), "misplaced: a pod template annotation, it belongs in spec.template.metadata.annotations")
 		}
 	}
 	if size > maxAnnotationsSize {
