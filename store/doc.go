@@ -44,8 +44,14 @@
 // whereas containers of a deployment this directory has never known are
 // orphans and are left running. Lookup tells the three cases apart: a live
 // record, a tombstone (Record.Deleted), or ErrNotFound. Applying a tombstoned
-// name revives it; its generation keeps increasing so that an observed
-// generation recorded before the deletion never looks current.
+// name revives it as a new object: a fresh revision history and a fresh
+// (removed) status file, so that none of the deleted revisions comes back;
+// its generation keeps increasing so that an observed generation recorded
+// before the deletion never looks current.
+//
+// History. Revisions are trimmed to revisionHistoryLimit, oldest first, but
+// a revision the controller's status still lists in its rollout sizes (it
+// has containers) is never trimmed: the controller may need its template.
 //
 // Generations follow Kubernetes: 1 on creation, +1 on every spec change and
 // on deletion; a change of labels or annotations alone keeps the generation.

@@ -71,8 +71,11 @@ func (r *Record) CurrentRevision() *Revision {
 }
 
 // recordRevision appends a revision when the template changed, and trims
-// the history to revisionHistoryLimit old revisions plus the current one.
-func recordRevision(rec *Record, now time.Time) {
+// the history to revisionHistoryLimit old revisions plus the current one,
+// oldest first, skipping those inUse (see revisionsInUse): like Kubernetes,
+// which never deletes a ReplicaSet that still has replicas, so the history
+// may run over the limit until their containers are gone.
+func recordRevision(rec *Record, now time.Time, inUse func(hash string) bool) {
 	d := &rec.Deployment
 	hash := manifests.TemplateHash(&d.Spec.Template)
 	cause := d.Metadata.Annotations[manifests.AnnotationChangeCause]
@@ -95,10 +98,55 @@ func recordRevision(rec *Record, now time.Time) {
 	if d.Spec.RevisionHistoryLimit != nil {
 		keep = int(*d.Spec.RevisionHistoryLimit)
 	}
-	if len(revs) > keep+1 {
-		revs = revs[len(revs)-(keep+1):]
+	excess := len(revs) - (keep + 1)
+	if excess <= 0 {
+		rec.Revisions = revs
+		return
 	}
-	rec.Revisions = revs
+	kept := make([]Revision, 0, len(revs))
+	for i, r := range revs {
+		if excess > 0 && i < len(revs)-1 && !inUse(r.Hash) {
+			excess--
+			continue
+		}
+		kept = append(kept, r)
+	}
+	rec.Revisions = kept
+}
+
+// controllerStateKey is where the controller keeps its per-deployment state
+// in Status.Extra (reconciler/state.go). The store reads one thing from it,
+// the rollout's target size per revision (template hash), to tell which
+// revisions still have containers; reconciler tests hold the format.
+const controllerStateKey = "controller"
+
+// revisionsInUse returns which revision hashes the controller last recorded
+// with containers or a target size: its rollout sizes list exactly those
+// (a revision scaled to 0 stays there until its last container is gone).
+// When the status cannot be read every revision counts as in use: a long
+// history is harmless, a template the controller still needs is not.
+func (s *Store) revisionsInUse(name string) func(hash string) bool {
+	all := func(string) bool { return true }
+	st, err := s.ReadStatus(name)
+	if err != nil {
+		return all
+	}
+	raw, ok := st.Extra[controllerStateKey]
+	if !ok {
+		return func(string) bool { return false }
+	}
+	var state struct {
+		Rollout struct {
+			Sizes map[string]int32 `json:"sizes"`
+		} `json:"rollout"`
+	}
+	if err := json.Unmarshal(raw, &state); err != nil {
+		return all
+	}
+	return func(hash string) bool {
+		_, ok := state.Rollout.Sizes[hash]
+		return ok
+	}
 }
 
 // recordFile is the on-disk form of a Record.
@@ -301,14 +349,20 @@ func (s *Store) Apply(deps []*manifests.Deployment, opts ApplyOptions) ([]ApplyR
 			return err
 		}
 		var writes []*Record
+		var revived []string
 		for _, n := range norm {
-			rec, act, err := plan(current[n.d.Metadata.Name], n, now)
+			name := n.d.Metadata.Name
+			old := current[name]
+			rec, act, err := plan(old, n, now, s.revisionsInUse(name))
 			if err != nil {
 				return err
 			}
 			results = append(results, ApplyResult{Name: rec.Name, Action: act, Generation: rec.Generation})
 			if act != Unchanged {
 				writes = append(writes, rec)
+			}
+			if old != nil && old.Deleted {
+				revived = append(revived, name)
 			}
 		}
 		if opts.Prune {
@@ -328,6 +382,15 @@ func (s *Store) Apply(deps []*manifests.Deployment, opts ApplyOptions) ([]ApplyR
 		}
 		if opts.DryRun {
 			return nil
+		}
+		// A revived deployment starts with a fresh status: the old one's
+		// revision sizes would bring the deleted revisions back. Removed
+		// before the records are written, so that a crash in between
+		// leaves a tombstone without status, never a revival with the old.
+		for _, name := range revived {
+			if err := s.resetStatus(name); err != nil {
+				return err
+			}
 		}
 		return s.writeRecords(writes)
 	}
@@ -410,7 +473,7 @@ func (s *Store) UpdateRecord(name string, fn func(*Record, *manifests.Deployment
 		if err != nil {
 			return fmt.Errorf("deployment %q: %w", name, err)
 		}
-		rec, act, err := plan(old, n, time.Now().UTC())
+		rec, act, err := plan(old, n, time.Now().UTC(), s.revisionsInUse(name))
 		if err != nil {
 			return err
 		}
@@ -513,7 +576,7 @@ func deepCopy(d *manifests.Deployment) (manifests.Deployment, error) {
 
 // plan computes the record that storing n over old (nil: never known) gives,
 // and the action that describes it.
-func plan(old *Record, n normalized, now time.Time) (*Record, Action, error) {
+func plan(old *Record, n normalized, now time.Time, inUse func(hash string) bool) (*Record, Action, error) {
 	n, err := keepReplicas(old, n)
 	if err != nil {
 		return nil, "", err
@@ -525,9 +588,12 @@ func plan(old *Record, n normalized, now time.Time) (*Record, Action, error) {
 		rec = Record{Name: n.d.Metadata.Name, Generation: 1, CreatedAt: now}
 		act = Created
 	case old.Deleted:
-		// Revival is a new object (new creation time) but the generation
-		// continues, so a status observed before the deletion stays stale.
-		rec = Record{Name: old.Name, Generation: old.Generation + 1, CreatedAt: now, Revisions: old.Revisions}
+		// Revival is a new object (new creation time, a history of its
+		// own: the deleted templates must not come back through a
+		// rollout) but the generation continues, so that a status
+		// observed before the deletion never looks current. Apply resets
+		// the status file too.
+		rec = Record{Name: old.Name, Generation: old.Generation + 1, CreatedAt: now}
 		act = Created
 	default:
 		prev, err := normalize(&old.Deployment)
@@ -546,7 +612,7 @@ func plan(old *Record, n normalized, now time.Time) (*Record, Action, error) {
 	rec.UpdatedAt = now
 	rec.Deployment = n.d
 	rec.Revisions = append([]Revision(nil), rec.Revisions...)
-	recordRevision(&rec, now)
+	recordRevision(&rec, now, inUse)
 	stamp(&rec)
 	return &rec, act, nil
 }

@@ -121,3 +121,19 @@ func sameStatus(a, b *Status) (bool, error) {
 	}
 	return bytes.Equal(aj, bj), nil
 }
+
+// resetStatus removes the status of name (the caller holds the write lock),
+// so that it reads as never written.
+func (s *Store) resetStatus(name string) error {
+	err := os.Remove(filepath.Join(s.dir, statusPath(name)))
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	if err == nil {
+		err = syncDir(filepath.Join(s.dir, statusDir))
+	}
+	if err != nil {
+		return fmt.Errorf("state directory %s: resetting the status of %q: %w", s.dir, name, err)
+	}
+	return nil
+}
