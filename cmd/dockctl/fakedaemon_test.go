@@ -1,6 +1,7 @@
 package main
 
 import (
+	"encoding/binary"
 	"encoding/json"
 	"net/http"
 	"net/http/httptest"
@@ -17,7 +18,15 @@ import (
 type fakeDaemon struct {
 	mu         sync.Mutex
 	containers []map[string]any
-	lists      int
+	// logs holds, by container ID, the lines of stdout (1) and stderr (2).
+	logs map[string][]logLine
+	// tails records the tail parameter of each logs request.
+	tails []string
+}
+
+type logLine struct {
+	stream byte
+	text   string
 }
 
 const fakeAPIVersion = "1.47"
@@ -57,7 +66,12 @@ func (f *fakeDaemon) addContainer(name, instance, dep string, labels map[string]
 func (f *fakeDaemon) serve(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("Api-Version", fakeAPIVersion)
 	w.Header().Set("Content-Type", "application/json")
-	switch path := apiPrefix.ReplaceAllString(r.URL.Path, ""); path {
+	path := apiPrefix.ReplaceAllString(r.URL.Path, "")
+	if id, ok := strings.CutPrefix(path, "/containers/"); ok && strings.HasSuffix(id, "/logs") {
+		f.serveLogs(w, r, strings.TrimSuffix(id, "/logs"))
+		return
+	}
+	switch path {
 	case "/_ping":
 		w.Header().Set("Content-Type", "text/plain")
 		_, _ = w.Write([]byte("OK"))
@@ -70,7 +84,6 @@ func (f *fakeDaemon) serve(w http.ResponseWriter, r *http.Request) {
 		_ = json.Unmarshal([]byte(r.URL.Query().Get("filters")), &filters)
 		f.mu.Lock()
 		defer f.mu.Unlock()
-		f.lists++
 		out := []map[string]any{}
 		for _, c := range f.containers {
 			labels := c["Labels"].(map[string]string)
@@ -88,5 +101,22 @@ func (f *fakeDaemon) serve(w http.ResponseWriter, r *http.Request) {
 		_ = json.NewEncoder(w).Encode(out)
 	default:
 		http.Error(w, `{"message":"fake daemon: not implemented: `+r.Method+" "+r.URL.Path+`"}`, http.StatusNotImplemented)
+	}
+}
+
+// serveLogs answers a logs request in Docker's multiplexed stream format
+// (no TTY): an 8-byte header (stream, 3 zero bytes, big-endian length)
+// before each frame.
+func (f *fakeDaemon) serveLogs(w http.ResponseWriter, r *http.Request, id string) {
+	f.mu.Lock()
+	f.tails = append(f.tails, r.URL.Query().Get("tail"))
+	lines := f.logs[id]
+	f.mu.Unlock()
+	w.Header().Set("Content-Type", "application/vnd.docker.multiplexed-stream")
+	for _, l := range lines {
+		payload := []byte(l.text + "\n")
+		hdr := []byte{l.stream, 0, 0, 0, 0, 0, 0, 0}
+		binary.BigEndian.PutUint32(hdr[4:], uint32(len(payload)))
+		_, _ = w.Write(append(hdr, payload...))
 	}
 }

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"runtime"
 	"sort"
 	"strings"
 	"testing"
@@ -127,22 +126,5 @@ func TestGetDeploymentsSelector(t *testing.T) {
 	}
 	if _, _, err := run(t, "", append(base, "get", "deployments", "-l", "tier in (")...); err == nil || !strings.Contains(err.Error(), "selector") {
 		t.Fatalf("invalid selector: %v", err)
-	}
-}
-
-// `version` prints dockctl's version and asks the daemon for its own.
-func TestVersion(t *testing.T) {
-	startFakeDaemon(t)
-	out, _, err := run(t, "", "version")
-	want := "dockctl dev (" + runtime.Version() + ", " + runtime.GOOS + "/" + runtime.GOARCH + ")\ndocker engine: 27.1.0 (API " + fakeAPIVersion + ")\n"
-	if err != nil || out != want {
-		t.Fatalf("got %q, %v; want %q", out, err, want)
-	}
-	// An unreachable daemon is reported, not an error: the client's own
-	// version is still worth printing.
-	t.Setenv("DOCKER_HOST", "unix:///nonexistent/docker.sock")
-	out, _, err = run(t, "", "version")
-	if err != nil || !strings.HasPrefix(out, "dockctl dev (") || !strings.Contains(out, "docker engine: unreachable") || !strings.Contains(out, "/nonexistent/docker.sock") {
-		t.Fatalf("unreachable: %q, %v", out, err)
 	}
 }
