@@ -117,7 +117,7 @@ func BuildConfig(req CreateRequest) (*container.Config, *container.HostConfig, *
 		hc.NetworkMode = "host"
 	case netName != "":
 		hc.NetworkMode = container.NetworkMode(netName)
-		cfg.Hostname = hostname(req.Name)
+		cfg.Hostname = hostname(req)
 		if hc.NetworkMode.IsUserDefined() {
 			// The deployment name as an alias lets peers on the same
 			// network reach any replica by name, as a Service would.
@@ -127,7 +127,7 @@ func BuildConfig(req CreateRequest) (*container.Config, *container.HostConfig, *
 		}
 	default:
 		hc.NetworkMode = network.NetworkBridge
-		cfg.Hostname = hostname(req.Name)
+		cfg.Hostname = hostname(req)
 	}
 	return cfg, hc, nc, nil
 }
@@ -146,12 +146,18 @@ func containerLabels(req CreateRequest) map[string]string {
 	return l
 }
 
-// hostname is the container name cut to a DNS label's 63 characters.
-func hostname(name string) string {
-	if len(name) > 63 {
-		name = name[:63]
+// hostname is the replica's Hostname. The ordinal is read back from the
+// container name (ContainerName ends in -HASH-N); a name of another form
+// (tests, fakes) falls back to ordinal 0. Hostnames are fixed at create
+// time and are not part of the template hash.
+func hostname(req CreateRequest) string {
+	ordinal := 0
+	if i := strings.LastIndexByte(req.Name, '-'); i >= 0 {
+		if n, err := strconv.Atoi(req.Name[i+1:]); err == nil && n >= 0 {
+			ordinal = n
+		}
 	}
-	return name
+	return Hostname(req.Deployment.Metadata.Name, req.TemplateHash, ordinal)
 }
 
 func setPorts(ports []manifests.ContainerPort, cfg *container.Config, hc *container.HostConfig) error {

@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"k8s.io/apimachinery/pkg/api/resource"
+	"k8s.io/apimachinery/pkg/util/validation"
 
 	"github.com/dockctl/dockctl/manifests"
 )
@@ -211,13 +212,47 @@ func TestCPUMapping(t *testing.T) {
 	}
 }
 
-func TestHostnameTruncated(t *testing.T) {
-	d := deployment(strings.Repeat("a", 63), nil)
-	cfg, _, _, err := BuildConfig(request(d))
-	if err != nil {
-		t.Fatal(err)
+// Hostnames are DNS labels NAME-HASH-N (no instance, no "_"), at most 63
+// characters, and a long name is cut, never the -HASH-N that tells the
+// replicas apart (issue 8 item 14).
+func TestHostname(t *testing.T) {
+	long := strings.Repeat("a", 63)
+	tests := []struct {
+		instance, deployment, hash string
+		ordinal                    int
+		want                       string
+	}{
+		{"default", "web", "5d8f7c9b6", 0, "web-5d8f7c9b6-0"},
+		{"my_instance", "web", "5d8f7c9b6a", 12, "web-5d8f7c9b6a-12"},
+		{"default", long, "5d8f7c9b6a", 0, strings.Repeat("a", 63-len("-5d8f7c9b6a-0")) + "-5d8f7c9b6a-0"},
+		{"default", long, "5d8f7c9b6a", 1, strings.Repeat("a", 63-len("-5d8f7c9b6a-1")) + "-5d8f7c9b6a-1"},
+		{"default", long, "5d8f7c9b6a", 1000, strings.Repeat("a", 63-len("-5d8f7c9b6a-1000")) + "-5d8f7c9b6a-1000"},
+		// A cut that would end the name part in "-" drops the dash.
+		{"default", strings.Repeat("a", 49) + "-" + strings.Repeat("b", 13), "5d8f7c9b6a", 3, strings.Repeat("a", 49) + "-5d8f7c9b6a-3"},
 	}
-	if len(cfg.Hostname) != 63 || !strings.HasPrefix(cfg.Hostname, "default_aaa") {
-		t.Errorf("hostname %q (len %d), want the 63-char prefix of the name", cfg.Hostname, len(cfg.Hostname))
+	seen := map[string]bool{}
+	for _, tt := range tests {
+		d := deployment(tt.deployment, nil)
+		req := CreateRequest{Instance: tt.instance, Name: ContainerName(tt.instance, tt.deployment, tt.hash, tt.ordinal), TemplateHash: tt.hash, Deployment: d}
+		cfg, _, _, err := BuildConfig(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := cfg.Hostname
+		if got != tt.want {
+			t.Errorf("%s: hostname %q, want %q", req.Name, got, tt.want)
+		}
+		if msgs := validation.IsDNS1123Label(got); len(msgs) > 0 {
+			t.Errorf("hostname %q is not a DNS label: %v", got, msgs)
+		}
+		if seen[got] {
+			t.Errorf("hostname %q given to two replicas", got)
+		}
+		seen[got] = true
+	}
+	// In the host's network namespace Docker takes no hostname.
+	d := deployment("edge", func(d *manifests.Deployment) { d.Spec.Template.Spec.HostNetwork = true })
+	if cfg, _, _, err := BuildConfig(request(d)); err != nil || cfg.Hostname != "" {
+		t.Errorf("hostNetwork: hostname %q, err %v; want none", cfg.Hostname, err)
 	}
 }
