@@ -121,6 +121,11 @@ func parseHealth(status string) string {
 // CreateContainer creates (but does not start) one replica. A name already
 // in use yields an error wrapping ErrConflict.
 func (c *Client) CreateContainer(ctx context.Context, req CreateRequest) (string, error) {
+	logs, err := c.containerLogs(ctx)
+	if err != nil {
+		return "", fmt.Errorf("create container %s: %w", req.Name, err)
+	}
+	req.Logs = logs
 	cfg, hc, nc, err := BuildConfig(req)
 	if err != nil {
 		return "", err

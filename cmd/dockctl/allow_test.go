@@ -87,3 +87,26 @@ func TestApplyWarnsAboutHostPrivileges(t *testing.T) {
 		})
 	}
 }
+
+// --container-log-max-size takes a quantity as kubelet's
+// containerLogMaxSize does (default 10Mi × 5 files); 0 disables rotation.
+func TestContainerLogFlags(t *testing.T) {
+	o := &controllerOptions{}
+	cmd := newControllerCommandWith(&globalOptions{}, o)
+	if err := cmd.ParseFlags(nil); err != nil {
+		t.Fatal(err)
+	}
+	if n, err := parseLogMaxSize(o.containerLogMaxSize); err != nil || n != 10<<20 || o.containerLogMaxFiles != 5 {
+		t.Fatalf("defaults: %d bytes (%v) × %d files, want 10Mi × 5", n, err, o.containerLogMaxFiles)
+	}
+	for in, want := range map[string]int64{"0": 0, "10Mi": 10 << 20, "1Gi": 1 << 30, "5000000": 5000000, "1Ki": 1024} {
+		if got, err := parseLogMaxSize(in); err != nil || got != want {
+			t.Errorf("parseLogMaxSize(%q) = %d, %v; want %d", in, got, err, want)
+		}
+	}
+	for _, in := range []string{"10m", "-1Mi", "ten", "100"} {
+		if _, err := parseLogMaxSize(in); err == nil {
+			t.Errorf("parseLogMaxSize(%q): want an error", in)
+		}
+	}
+}

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+	"k8s.io/apimachinery/pkg/api/resource"
 
 	"github.com/dockctl/dockctl/dockerx"
 	"github.com/dockctl/dockctl/manifests"
@@ -33,6 +34,10 @@ type controllerOptions struct {
 	crashMax     time.Duration
 	logFormat    string
 	allow        allowOptions
+	// Log rotation of the replicas, as kubelet's containerLogMaxSize and
+	// containerLogMaxFiles.
+	containerLogMaxSize  string
+	containerLogMaxFiles int
 }
 
 // allowOptions are the --allow-* flags.
@@ -72,6 +77,10 @@ func newControllerCommandWith(g *globalOptions, o *controllerOptions) *cobra.Com
 	f.DurationVar(&o.crashBase, "crash-backoff-base", time.Second, "first delay before restarting a container that keeps exiting (doubles each time)")
 	f.DurationVar(&o.crashMax, "crash-backoff-max", 5*time.Minute, "longest delay before restarting a container that keeps exiting")
 	f.StringVar(&o.logFormat, "log-format", "text", "log format: text|json")
+	f.StringVar(&o.containerLogMaxSize, "container-log-max-size", "10Mi",
+		"rotate a replica's log file at this size (a quantity: 10Mi, 1Gi) when the daemon's default log driver is json-file or local; 0 leaves the daemon's log options")
+	f.IntVar(&o.containerLogMaxFiles, "container-log-max-files", dockerx.DefaultContainerLogMaxFiles,
+		"log files kept per replica, the current one included (with --container-log-max-size)")
 	a := &o.allow
 	f.BoolVar(&a.privileged, strings.TrimPrefix(manifests.FlagAllowPrivileged, "--"), false,
 		"run privileged containers (securityContext.privileged)")
@@ -101,6 +110,13 @@ func runController(g *globalOptions, o *controllerOptions) error {
 	if err := checkAllowedPaths(log, o.allow.hostPaths); err != nil {
 		return err
 	}
+	logMaxSize, err := parseLogMaxSize(o.containerLogMaxSize)
+	if err != nil {
+		return err
+	}
+	if o.containerLogMaxFiles < 1 {
+		return fmt.Errorf("--container-log-max-files=%d: must be at least 1", o.containerLogMaxFiles)
+	}
 	st, err := g.openStore()
 	if err != nil {
 		return err
@@ -117,7 +133,7 @@ func runController(g *globalOptions, o *controllerOptions) error {
 	defer release()
 	log.Info("controller lock acquired", "stateDir", st.Dir(), "instance", g.instance)
 
-	cli, err := dockerx.NewClient(dockerx.WithLogger(log))
+	cli, err := dockerx.NewClient(dockerx.WithLogger(log), dockerx.WithContainerLogs(logMaxSize, o.containerLogMaxFiles))
 	if err != nil {
 		return err
 	}
@@ -161,6 +177,24 @@ func runController(g *globalOptions, o *controllerOptions) error {
 		}()
 	}
 	return ctrl.Run(ctx)
+}
+
+// parseLogMaxSize reads --container-log-max-size as kubelet reads
+// containerLogMaxSize: a quantity (10Mi), 0 to disable. A size below 1Ki is
+// refused: "10m" is 0.01 bytes as a quantity, a likely slip for Docker's
+// "10m" (10 MiB).
+func parseLogMaxSize(s string) (int64, error) {
+	q, err := resource.ParseQuantity(s)
+	if err != nil {
+		return 0, fmt.Errorf("--container-log-max-size=%s: %w (give a size such as 10Mi)", s, err)
+	}
+	if q.IsZero() {
+		return 0, nil
+	}
+	if n := q.Value(); q.Sign() < 0 || n < 1024 {
+		return 0, fmt.Errorf("--container-log-max-size=%s: must be 0 or at least 1Ki (give a size such as 10Mi)", s)
+	}
+	return q.Value(), nil
 }
 
 // policy is what the --allow-* flags grant. Besides the built-in system
