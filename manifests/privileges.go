@@ -196,6 +196,12 @@ func (h Host) protected() []string {
 // that exists. When p does not exist and creates is set (Docker creates it),
 // its nearest existing ancestor is resolved and the rest appended.
 func (h Host) resolve(p string, creates bool) (resolved, existing string, err error) {
+	if !filepath.IsAbs(p) {
+		// Validation refuses these; a record from elsewhere might not be
+		// validated, and a relative path would resolve against the
+		// controller's working directory.
+		return "", "", fmt.Errorf("%q is not an absolute path", p)
+	}
 	if h.Resolve == nil {
 		return p, p, nil
 	}

@@ -161,6 +161,7 @@ func TestPolicyRefused(t *testing.T) {
 		{"/ and host root allow /etc", privBase(withHostPath("/etc")), Policy{HostPaths: []string{"/"}, HostRoot: true}, nil},
 		{"host root alone allows nothing", privBase(withHostPath("/etc")), Policy{HostRoot: true}, []string{FlagAllowHostPath}},
 		{"host root and a prefix elsewhere", privBase(withHostPath("/etc")), Policy{HostPaths: []string{data}, HostRoot: true}, []string{FlagAllowHostPath}},
+		{"a relative path is refused", privBase(withHostPath("srv/data")), Policy{HostPaths: []string{"/"}}, []string{FlagAllowHostPath}},
 		{"a missing path is refused", privBase(withHostPath(data + "/missing")), Policy{HostPaths: []string{"/"}}, []string{FlagAllowHostPath}},
 		{"a missing path Docker creates", privBase(createType(data+"/missing/deeper", "DirectoryOrCreate")), Policy{HostPaths: []string{data}}, nil},
 		{"a missing path Docker creates, through a link", privBase(createType(data+"/escape/new", "DirectoryOrCreate")), Policy{HostPaths: []string{data}}, []string{FlagAllowHostPath}},
