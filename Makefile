@@ -62,11 +62,14 @@ workload-image:
 ## demo: build the images, run the controller as a container, apply manifests/examples/
 # The controller runs as the invoking user (with the Docker socket's group),
 # so the state directory stays that user's: the CLI and `make clean` work on
-# it without root. For root this is --user 0:0 and changes nothing.
+# it without root. For root this is --user 0:0 and changes nothing. It needs
+# no capability and writes only to /state: --read-only, --cap-drop ALL and
+# no-new-privileges take nothing it uses.
 demo: build image workload-image
 	install -d -m 0700 $(DEMO_STATE)
 	-docker rm -f $(DEMO_CONTAINER) >/dev/null 2>&1
 	docker run -d --name $(DEMO_CONTAINER) --restart unless-stopped \
+	  --read-only --cap-drop ALL --security-opt no-new-privileges \
 	  --label io.dockctl.demo=controller \
 	  --user $$(id -u):$$(id -g) --group-add $$(stat -c %g /var/run/docker.sock) \
 	  -v /var/run/docker.sock:/var/run/docker.sock \

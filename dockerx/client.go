@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"sync"
 	"time"
 
 	cerrdefs "github.com/containerd/errdefs"
@@ -14,6 +15,7 @@ import (
 	"github.com/docker/docker/api/types/events"
 	"github.com/docker/docker/api/types/image"
 	"github.com/docker/docker/api/types/network"
+	"github.com/docker/docker/api/types/system"
 	"github.com/docker/docker/client"
 	ocispec "github.com/opencontainers/image-spec/specs-go/v1"
 )
@@ -51,6 +53,7 @@ type dockerAPI interface {
 	ContainerExecInspect(ctx context.Context, execID string) (container.ExecInspect, error)
 	ImageInspect(ctx context.Context, imageID string, inspectOpts ...client.ImageInspectOption) (image.InspectResponse, error)
 	ImagePull(ctx context.Context, refStr string, options image.PullOptions) (io.ReadCloser, error)
+	Info(ctx context.Context) (system.Info, error)
 	Events(ctx context.Context, options events.ListOptions) (<-chan events.Message, <-chan error)
 	DaemonHost() string
 	Close() error
@@ -66,7 +69,22 @@ type Client struct {
 	// backoff bounds for the event subscription; fields so tests can shrink them.
 	eventsMinBackoff time.Duration
 	eventsMaxBackoff time.Duration
+
+	logMaxSize  int64 // ContainerLogs.MaxSize of every create
+	logMaxFiles int
+	logDriver   cachedDriver
 }
+
+// cachedDriver is the daemon's default log driver, read at most once a
+// minute: a daemon restarted with another default is noticed soon enough.
+type cachedDriver struct {
+	mu     sync.Mutex
+	driver string
+	at     time.Time
+}
+
+// logDriverTTL is how long the daemon's default log driver is cached.
+const logDriverTTL = time.Minute
 
 // Option configures NewClient.
 type Option func(*Client)
@@ -79,6 +97,13 @@ func WithPullTimeout(d time.Duration) Option { return func(c *Client) { c.pullTi
 
 // WithLogger sets the logger (default slog.Default()).
 func WithLogger(l *slog.Logger) Option { return func(c *Client) { c.log = l } }
+
+// WithContainerLogs sets the log rotation of the replicas this client
+// creates (default DefaultContainerLogMaxSize × DefaultContainerLogMaxFiles);
+// maxSize 0 disables it, leaving the daemon's log options.
+func WithContainerLogs(maxSize int64, maxFiles int) Option {
+	return func(c *Client) { c.logMaxSize, c.logMaxFiles = maxSize, maxFiles }
+}
 
 // WithHost overrides DOCKER_HOST, e.g. "unix:///tmp/x/docker.sock" for a
 // private test daemon.
@@ -95,6 +120,8 @@ func NewClient(opts ...Option) (*Client, error) {
 		log:              slog.Default(),
 		eventsMinBackoff: 100 * time.Millisecond,
 		eventsMaxBackoff: 5 * time.Second,
+		logMaxSize:       DefaultContainerLogMaxSize,
+		logMaxFiles:      DefaultContainerLogMaxFiles,
 	}
 	for _, o := range opts {
 		o(c)
@@ -179,4 +206,24 @@ func classify(err error) error {
 		return &mappedError{sentinel: ErrUnreachable, err: err}
 	}
 	return err
+}
+
+// containerLogs returns the log rotation for a create: the client's
+// settings and the daemon's default log driver.
+func (c *Client) containerLogs(ctx context.Context) (ContainerLogs, error) {
+	if c.logMaxSize <= 0 {
+		return ContainerLogs{}, nil
+	}
+	c.logDriver.mu.Lock()
+	defer c.logDriver.mu.Unlock()
+	if c.logDriver.at.IsZero() || time.Since(c.logDriver.at) > logDriverTTL {
+		ctx, cancel := c.callCtx(ctx)
+		defer cancel()
+		info, err := c.api.Info(ctx)
+		if err != nil {
+			return ContainerLogs{}, mapErr("read the daemon's default log driver", err)
+		}
+		c.logDriver.driver, c.logDriver.at = info.LoggingDriver, time.Now()
+	}
+	return ContainerLogs{Driver: c.logDriver.driver, MaxSize: c.logMaxSize, MaxFiles: c.logMaxFiles}, nil
 }

@@ -118,9 +118,15 @@ func parseHealth(status string) string {
 	return HealthNone
 }
 
-// CreateContainer creates (but does not start) one replica. A name already
-// in use yields an error wrapping ErrConflict.
+// CreateContainer creates (but does not start) one replica, with the
+// client's log rotation for the daemon's default log driver (req.Logs is
+// replaced). A name already in use yields an error wrapping ErrConflict.
 func (c *Client) CreateContainer(ctx context.Context, req CreateRequest) (string, error) {
+	logs, err := c.containerLogs(ctx)
+	if err != nil {
+		return "", fmt.Errorf("create container %s: %w", req.Name, err)
+	}
+	req.Logs = logs
 	cfg, hc, nc, err := BuildConfig(req)
 	if err != nil {
 		return "", err

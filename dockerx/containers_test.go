@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"reflect"
 	"strings"
 	"testing"
@@ -169,5 +170,42 @@ func TestPingUnreachable(t *testing.T) {
 	}
 	if _, err := c.ListContainers(context.Background(), "x"); !errors.Is(err, ErrUnreachable) {
 		t.Errorf("ListContainers = %v, want ErrUnreachable", err)
+	}
+}
+
+// CreateContainer gives replicas the client's log rotation for the
+// daemon's default driver, reading that driver once rather than per create.
+func TestCreateContainerLogRotation(t *testing.T) {
+	tests := []struct {
+		driver   string
+		opts     []Option
+		wantType string
+		wantOpts map[string]string
+	}{
+		{"json-file", nil, "json-file", map[string]string{"max-size": "10485760", "max-file": "5"}},
+		{"json-file", []Option{WithContainerLogs(20<<20, 3)}, "json-file", map[string]string{"max-size": "20971520", "max-file": "3"}},
+		{"json-file", []Option{WithContainerLogs(0, 0)}, "", nil},
+		{"journald", nil, "", nil},
+	}
+	for _, tt := range tests {
+		t.Run(tt.driver, func(t *testing.T) {
+			f := &fakeAPI{loggingDriver: tt.driver}
+			c := newFakeClient(f)
+			c.logMaxSize, c.logMaxFiles = DefaultContainerLogMaxSize, DefaultContainerLogMaxFiles
+			for _, o := range tt.opts {
+				o(c)
+			}
+			for range 2 {
+				if _, err := c.CreateContainer(context.Background(), request(deployment("web", nil))); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if f.created.LogConfig.Type != tt.wantType || !maps.Equal(f.created.LogConfig.Config, tt.wantOpts) {
+				t.Errorf("LogConfig %+v, want %q %v", f.created.LogConfig, tt.wantType, tt.wantOpts)
+			}
+			if f.infoCalls > 1 {
+				t.Errorf("%d Info calls for two creates, want at most 1", f.infoCalls)
+			}
+		})
 	}
 }

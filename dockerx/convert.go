@@ -25,6 +25,11 @@ const (
 	defaultProbeFailures      = 3
 )
 
+// DefaultMemoryEmptyDirSize bounds a memory emptyDir (tmpfs) that has no
+// sizeLimit in a container without a memory limit: Docker's tmpfs default
+// is half the host's memory. It is /dev/shm's default size in Docker.
+const DefaultMemoryEmptyDirSize = 64 << 20
+
 // The kubelet's CPU mapping (pkg/kubelet/cm/helpers_linux.go).
 const (
 	cpuPeriod = 100000 // µs, the CFS default period
@@ -45,7 +50,11 @@ const (
 //     limits.memory → Memory, requests.memory → MemoryReservation; a missing
 //     request defaults to the limit, as the API server defaults it;
 //   - hostPath → bind mount, emptyDir → anonymous volume (removed with the
-//     container), emptyDir medium Memory → tmpfs;
+//     container), emptyDir medium Memory → tmpfs of sizeLimit, or else of
+//     the memory limit (as Kubernetes sizes it), or else
+//     DefaultMemoryEmptyDirSize;
+//   - req.Logs → json-file/local rotation options (max-size, max-file),
+//     when that is the daemon's default driver;
 //   - readinessProbe.exec → Docker health check, so that Docker reports
 //     readiness in `docker ps` and as health_status events. Other probe kinds
 //     are run by the controller.
@@ -90,6 +99,7 @@ func BuildConfig(req CreateRequest) (*container.Config, *container.HostConfig, *
 		return nil, nil, nil, fmt.Errorf("build config %s: %w", d.Metadata.Name, err)
 	}
 	setResources(c.Resources, hc)
+	setLogs(req.Logs, hc)
 	if err := setMounts(pod.Volumes, c.VolumeMounts, hc); err != nil {
 		return nil, nil, nil, fmt.Errorf("build config %s: %w", d.Metadata.Name, err)
 	}
@@ -117,7 +127,7 @@ func BuildConfig(req CreateRequest) (*container.Config, *container.HostConfig, *
 		hc.NetworkMode = "host"
 	case netName != "":
 		hc.NetworkMode = container.NetworkMode(netName)
-		cfg.Hostname = hostname(req.Name)
+		cfg.Hostname = hostname(req)
 		if hc.NetworkMode.IsUserDefined() {
 			// The deployment name as an alias lets peers on the same
 			// network reach any replica by name, as a Service would.
@@ -127,7 +137,7 @@ func BuildConfig(req CreateRequest) (*container.Config, *container.HostConfig, *
 		}
 	default:
 		hc.NetworkMode = network.NetworkBridge
-		cfg.Hostname = hostname(req.Name)
+		cfg.Hostname = hostname(req)
 	}
 	return cfg, hc, nc, nil
 }
@@ -146,12 +156,18 @@ func containerLabels(req CreateRequest) map[string]string {
 	return l
 }
 
-// hostname is the container name cut to a DNS label's 63 characters.
-func hostname(name string) string {
-	if len(name) > 63 {
-		name = name[:63]
+// hostname is the replica's Hostname. The ordinal is read back from the
+// container name (ContainerName ends in -HASH-N); a name of another form
+// (tests, fakes) falls back to ordinal 0. Hostnames are fixed at create
+// time and are not part of the template hash.
+func hostname(req CreateRequest) string {
+	ordinal := 0
+	if i := strings.LastIndexByte(req.Name, '-'); i >= 0 {
+		if n, err := strconv.Atoi(req.Name[i+1:]); err == nil && n >= 0 {
+			ordinal = n
+		}
 	}
-	return name
+	return Hostname(req.Deployment.Metadata.Name, req.TemplateHash, ordinal)
 }
 
 func setPorts(ports []manifests.ContainerPort, cfg *container.Config, hc *container.HostConfig) error {
@@ -216,6 +232,23 @@ func setResources(r manifests.ResourceRequirements, hc *container.HostConfig) {
 	}
 }
 
+// setLogs gives the replica log rotation when the daemon's default driver
+// takes these options; the driver is named so that a later change of the
+// daemon's default cannot make the options invalid.
+func setLogs(l ContainerLogs, hc *container.HostConfig) {
+	if l.MaxSize <= 0 || (l.Driver != "json-file" && l.Driver != "local") {
+		return
+	}
+	files := l.MaxFiles
+	if files < 1 {
+		files = 1
+	}
+	hc.LogConfig = container.LogConfig{Type: l.Driver, Config: map[string]string{
+		"max-size": strconv.FormatInt(l.MaxSize, 10),
+		"max-file": strconv.Itoa(files),
+	}}
+}
+
 func setMounts(vols []manifests.Volume, vms []manifests.VolumeMount, hc *container.HostConfig) error {
 	byName := make(map[string]*manifests.Volume, len(vols))
 	for i := range vols {
@@ -241,11 +274,16 @@ func setMounts(vols []manifests.Volume, vms []manifests.VolumeMount, hc *contain
 				Type: mount.TypeBind, Source: v.HostPath.Path, Target: vm.MountPath, ReadOnly: vm.ReadOnly,
 			})
 		case v.EmptyDir != nil && v.EmptyDir.Medium == "Memory":
-			m := mount.Mount{Type: mount.TypeTmpfs, Target: vm.MountPath, ReadOnly: vm.ReadOnly}
-			if v.EmptyDir.SizeLimit != nil {
-				m.TmpfsOptions = &mount.TmpfsOptions{SizeBytes: v.EmptyDir.SizeLimit.Value()}
+			// Never unbounded: Docker's default is half the host's memory.
+			size := int64(DefaultMemoryEmptyDirSize)
+			switch {
+			case v.EmptyDir.SizeLimit != nil && v.EmptyDir.SizeLimit.Value() > 0:
+				size = v.EmptyDir.SizeLimit.Value()
+			case hc.Memory > 0:
+				size = hc.Memory
 			}
-			hc.Mounts = append(hc.Mounts, m)
+			hc.Mounts = append(hc.Mounts, mount.Mount{Type: mount.TypeTmpfs, Target: vm.MountPath, ReadOnly: vm.ReadOnly,
+				TmpfsOptions: &mount.TmpfsOptions{SizeBytes: size}})
 		case v.EmptyDir != nil:
 			// No source: Docker creates an anonymous volume, which
 			// RemoveContainer deletes with the container (RemoveVolumes).

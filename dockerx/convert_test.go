@@ -4,12 +4,14 @@ import (
 	"bytes"
 	"encoding/json"
 	"flag"
+	"maps"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
 	"k8s.io/apimachinery/pkg/api/resource"
+	"k8s.io/apimachinery/pkg/util/validation"
 
 	"github.com/dockctl/dockctl/manifests"
 )
@@ -58,8 +60,9 @@ func TestBuildConfigGolden(t *testing.T) {
 	tests := []struct {
 		name string
 		d    *manifests.Deployment
+		logs ContainerLogs
 	}{
-		{"minimal", deployment("web", nil)},
+		{"minimal", deployment("web", nil), ContainerLogs{}},
 		{"full", deployment("api", func(d *manifests.Deployment) {
 			d.Spec.Template.Metadata.Labels["tier"] = "backend"
 			// A template label may not override the ownership labels.
@@ -91,21 +94,23 @@ func TestBuildConfigGolden(t *testing.T) {
 				RunAsUser:              ptr(int64(65534)),
 				Capabilities:           &manifests.Capabilities{Add: []string{"NET_BIND_SERVICE"}, Drop: []string{"ALL"}},
 			}
-		})},
+		}), ContainerLogs{Driver: "json-file", MaxSize: DefaultContainerLogMaxSize, MaxFiles: DefaultContainerLogMaxFiles}},
 		{"volumes", deployment("data", func(d *manifests.Deployment) {
 			d.Spec.Template.Spec.Volumes = []manifests.Volume{
 				{Name: "config", HostPath: &manifests.HostPathVolumeSource{Path: "/etc/data"}},
 				{Name: "logs", HostPath: &manifests.HostPathVolumeSource{Path: "/var/log/data", Type: "DirectoryOrCreate"}},
 				{Name: "scratch", EmptyDir: &manifests.EmptyDirVolumeSource{}},
-				{Name: "cache", EmptyDir: &manifests.EmptyDirVolumeSource{Medium: "Memory", SizeLimit: ptr(resource.MustParse("64Mi"))}},
+				{Name: "cache", EmptyDir: &manifests.EmptyDirVolumeSource{Medium: "Memory", SizeLimit: ptr(resource.MustParse("32Mi"))}},
+				{Name: "shm", EmptyDir: &manifests.EmptyDirVolumeSource{Medium: "Memory"}},
 			}
 			d.Spec.Template.Spec.Containers[0].VolumeMounts = []manifests.VolumeMount{
 				{Name: "config", MountPath: "/config", ReadOnly: true},
 				{Name: "logs", MountPath: "/logs"},
 				{Name: "scratch", MountPath: "/scratch"},
 				{Name: "cache", MountPath: "/cache"},
+				{Name: "shm", MountPath: "/dev/shm"},
 			}
-		})},
+		}), ContainerLogs{Driver: "journald", MaxSize: DefaultContainerLogMaxSize, MaxFiles: DefaultContainerLogMaxFiles}},
 		{"hostnetwork", deployment("edge", func(d *manifests.Deployment) {
 			d.Spec.Template.Spec.HostNetwork = true
 			// hostNetwork wins over the network annotation.
@@ -115,11 +120,13 @@ func TestBuildConfigGolden(t *testing.T) {
 			// Only a limit: the request defaults to it, as in Kubernetes.
 			c.Resources.Limits = manifests.ResourceList{"cpu": resource.MustParse("1"), "memory": resource.MustParse("1Gi")}
 			c.ReadinessProbe = &manifests.Probe{Exec: &manifests.ExecAction{Command: []string{"/workload", "probe", "http://127.0.0.1:8080/readyz"}}}
-		})},
+		}), ContainerLogs{}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			cfg, hc, nc, err := BuildConfig(request(tt.d))
+			req := request(tt.d)
+			req.Logs = tt.logs
+			cfg, hc, nc, err := BuildConfig(req)
 			if err != nil {
 				t.Fatalf("BuildConfig: %v", err)
 			}
@@ -211,13 +218,133 @@ func TestCPUMapping(t *testing.T) {
 	}
 }
 
-func TestHostnameTruncated(t *testing.T) {
-	d := deployment(strings.Repeat("a", 63), nil)
-	cfg, _, _, err := BuildConfig(request(d))
-	if err != nil {
-		t.Fatal(err)
+// Hostnames are DNS labels NAME-HASH-N (no instance, no "_"), at most 63
+// characters, and a long name is cut, never the -HASH-N that tells the
+// replicas apart (issue 8 item 14).
+func TestHostname(t *testing.T) {
+	long := strings.Repeat("a", 63)
+	tests := []struct {
+		instance, deployment, hash string
+		ordinal                    int
+		want                       string
+	}{
+		{"default", "web", "5d8f7c9b6", 0, "web-5d8f7c9b6-0"},
+		{"my_instance", "web", "5d8f7c9b6a", 12, "web-5d8f7c9b6a-12"},
+		{"default", long, "5d8f7c9b6a", 0, strings.Repeat("a", 63-len("-5d8f7c9b6a-0")) + "-5d8f7c9b6a-0"},
+		{"default", long, "5d8f7c9b6a", 1, strings.Repeat("a", 63-len("-5d8f7c9b6a-1")) + "-5d8f7c9b6a-1"},
+		{"default", long, "5d8f7c9b6a", 1000, strings.Repeat("a", 63-len("-5d8f7c9b6a-1000")) + "-5d8f7c9b6a-1000"},
+		// A cut that would end the name part in "-" drops the dash.
+		{"default", strings.Repeat("a", 49) + "-" + strings.Repeat("b", 13), "5d8f7c9b6a", 3, strings.Repeat("a", 49) + "-5d8f7c9b6a-3"},
 	}
-	if len(cfg.Hostname) != 63 || !strings.HasPrefix(cfg.Hostname, "default_aaa") {
-		t.Errorf("hostname %q (len %d), want the 63-char prefix of the name", cfg.Hostname, len(cfg.Hostname))
+	seen := map[string]bool{}
+	for _, tt := range tests {
+		d := deployment(tt.deployment, nil)
+		req := CreateRequest{Instance: tt.instance, Name: ContainerName(tt.instance, tt.deployment, tt.hash, tt.ordinal), TemplateHash: tt.hash, Deployment: d}
+		cfg, _, _, err := BuildConfig(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := cfg.Hostname
+		if got != tt.want {
+			t.Errorf("%s: hostname %q, want %q", req.Name, got, tt.want)
+		}
+		if msgs := validation.IsDNS1123Label(got); len(msgs) > 0 {
+			t.Errorf("hostname %q is not a DNS label: %v", got, msgs)
+		}
+		if seen[got] {
+			t.Errorf("hostname %q given to two replicas", got)
+		}
+		seen[got] = true
+	}
+	// In the host's network namespace Docker takes no hostname.
+	d := deployment("edge", func(d *manifests.Deployment) { d.Spec.Template.Spec.HostNetwork = true })
+	if cfg, _, _, err := BuildConfig(request(d)); err != nil || cfg.Hostname != "" {
+		t.Errorf("hostNetwork: hostname %q, err %v; want none", cfg.Hostname, err)
+	}
+}
+
+// Replicas get json-file (or local) rotation as kubelet gives containers
+// (10 MiB × 5 files by default), only when that is the daemon's default
+// driver: a journald or syslog user keeps the daemon's driver untouched
+// (issue 8 item 23). The setting is applied at conversion, not stored in
+// the template, so hashes do not change.
+func TestBuildConfigLogRotation(t *testing.T) {
+	tests := []struct {
+		name     string
+		logs     ContainerLogs
+		wantType string
+		wantOpts map[string]string
+	}{
+		{"default with json-file", ContainerLogs{Driver: "json-file", MaxSize: DefaultContainerLogMaxSize, MaxFiles: DefaultContainerLogMaxFiles},
+			"json-file", map[string]string{"max-size": "10485760", "max-file": "5"}},
+		{"local", ContainerLogs{Driver: "local", MaxSize: 1 << 20, MaxFiles: 2},
+			"local", map[string]string{"max-size": "1048576", "max-file": "2"}},
+		{"journald is left alone", ContainerLogs{Driver: "journald", MaxSize: DefaultContainerLogMaxSize, MaxFiles: DefaultContainerLogMaxFiles}, "", nil},
+		{"driver unknown", ContainerLogs{MaxSize: DefaultContainerLogMaxSize, MaxFiles: DefaultContainerLogMaxFiles}, "", nil},
+		{"rotation disabled", ContainerLogs{Driver: "json-file"}, "", nil},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			d := deployment("web", nil)
+			hashBefore := d.TemplateHash()
+			req := request(d)
+			req.Logs = tt.logs
+			_, hc, _, err := BuildConfig(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if hc.LogConfig.Type != tt.wantType || !maps.Equal(hc.LogConfig.Config, tt.wantOpts) {
+				t.Errorf("LogConfig %+v, want type %q options %v", hc.LogConfig, tt.wantType, tt.wantOpts)
+			}
+			if d.TemplateHash() != hashBefore {
+				t.Error("conversion changed the template hash")
+			}
+		})
+	}
+}
+
+// A memory emptyDir without sizeLimit gets a bounded tmpfs: the container's
+// memory limit when it has one (as Kubernetes sizes it), otherwise
+// DefaultMemoryEmptyDirSize (issue 8 item 21). Not stored in the template.
+func TestMemoryEmptyDirDefaultSize(t *testing.T) {
+	tests := []struct {
+		name      string
+		sizeLimit string
+		memLimit  string
+		want      int64
+	}{
+		{"no limit at all", "", "", DefaultMemoryEmptyDirSize},
+		{"the memory limit", "", "256Mi", 256 << 20},
+		{"sizeLimit wins", "8Mi", "256Mi", 8 << 20},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			d := deployment("ram", func(d *manifests.Deployment) {
+				ed := &manifests.EmptyDirVolumeSource{Medium: "Memory"}
+				if tt.sizeLimit != "" {
+					ed.SizeLimit = ptr(resource.MustParse(tt.sizeLimit))
+				}
+				d.Spec.Template.Spec.Volumes = []manifests.Volume{{Name: "ram", EmptyDir: ed}}
+				c := &d.Spec.Template.Spec.Containers[0]
+				c.VolumeMounts = []manifests.VolumeMount{{Name: "ram", MountPath: "/ram"}}
+				if tt.memLimit != "" {
+					c.Resources.Limits = manifests.ResourceList{"memory": resource.MustParse(tt.memLimit)}
+				}
+			})
+			hashBefore := d.TemplateHash()
+			_, hc, _, err := BuildConfig(request(d))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(hc.Mounts) != 1 || hc.Mounts[0].Type != "tmpfs" || hc.Mounts[0].TmpfsOptions == nil || hc.Mounts[0].TmpfsOptions.SizeBytes != tt.want {
+				t.Fatalf("mounts %+v, want one tmpfs of %d bytes", hc.Mounts, tt.want)
+			}
+			if d.Spec.Template.Spec.Volumes[0].EmptyDir.SizeLimit != nil && tt.sizeLimit == "" {
+				t.Error("conversion wrote a sizeLimit into the template")
+			}
+			if d.TemplateHash() != hashBefore {
+				t.Error("conversion changed the template hash")
+			}
+		})
 	}
 }

@@ -13,6 +13,7 @@ import (
 	"github.com/docker/docker/api/types/events"
 	"github.com/docker/docker/api/types/image"
 	"github.com/docker/docker/api/types/network"
+	"github.com/docker/docker/api/types/system"
 	"github.com/docker/docker/client"
 	ocispec "github.com/opencontainers/image-spec/specs-go/v1"
 )
@@ -31,6 +32,10 @@ type fakeAPI struct {
 	mu          sync.Mutex
 	pulls       []string
 	eventsCalls int
+	// loggingDriver is the daemon's default log driver Info reports.
+	loggingDriver string
+	infoCalls     int
+	created       *container.HostConfig // the last create's host config
 	// events returns, per Events call, the channels to hand out.
 	events func(call int) (<-chan events.Message, <-chan error)
 }
@@ -45,8 +50,18 @@ func newFakeClient(f *fakeAPI) *Client {
 
 func (f *fakeAPI) DaemonHost() string { return "unix:///fake/docker.sock" }
 
-func (f *fakeAPI) ContainerCreate(context.Context, *container.Config, *container.HostConfig, *network.NetworkingConfig, *ocispec.Platform, string) (container.CreateResponse, error) {
+func (f *fakeAPI) ContainerCreate(_ context.Context, _ *container.Config, hc *container.HostConfig, _ *network.NetworkingConfig, _ *ocispec.Platform, _ string) (container.CreateResponse, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.created = hc
 	return container.CreateResponse{ID: "abc"}, f.createErr
+}
+
+func (f *fakeAPI) Info(context.Context) (system.Info, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.infoCalls++
+	return system.Info{LoggingDriver: f.loggingDriver}, nil
 }
 
 func (f *fakeAPI) ContainerRemove(context.Context, string, container.RemoveOptions) error {

@@ -95,4 +95,26 @@ type CreateRequest struct {
 	Name         string // container name, unique across instances
 	TemplateHash string
 	Deployment   *manifests.Deployment // defaulted
+	// Logs is the log rotation to give the replica. Client.CreateContainer
+	// fills it from its options and the daemon's default log driver; the
+	// zero value sets no log options.
+	Logs ContainerLogs
+}
+
+// Kubelet's defaults for container log rotation (containerLogMaxSize,
+// containerLogMaxFiles).
+const (
+	DefaultContainerLogMaxSize  = 10 << 20
+	DefaultContainerLogMaxFiles = 5
+)
+
+// ContainerLogs is the log rotation replicas get, as kubelet rotates
+// container logs. It applies only when Driver, the daemon's default log
+// driver, is json-file or local: options of those drivers mean nothing to
+// (and would be refused by) journald, syslog and the others, whose users
+// keep the daemon's choice.
+type ContainerLogs struct {
+	Driver   string // the daemon's default log driver; "" unknown
+	MaxSize  int64  // bytes per file; 0 disables rotation (the daemon's own log-opts apply)
+	MaxFiles int
 }

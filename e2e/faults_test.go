@@ -41,7 +41,7 @@ func TestDaemonRestart(t *testing.T) {
 
 	sel := []string{"io.dockctl.instance=" + e.instance, "io.dockctl.deployment=web"}
 	sampler := startCountSampler(t, d.cli, 100*time.Millisecond, 3, sel...)
-	e.apply(networkNoneManifest(3))
+	e.apply(privateNetManifest(3))
 	before := waitRunningOn(t, d.cli, 3, 60*time.Second, sel...)
 
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
@@ -165,10 +165,10 @@ func waitStatus(t *testing.T, url string, want int, timeout time.Duration) {
 	})
 }
 
-// networkNoneManifest is the workload deployment for the private daemon,
-// which has no bridge network.
-func networkNoneManifest(replicas int) string {
-	return testDeployment{name: "web", replicas: replicas, network: "none"}.manifest()
+// privateNetManifest is the workload deployment for the private daemon,
+// which has no default bridge network.
+func privateNetManifest(replicas int) string {
+	return testDeployment{name: "web", replicas: replicas, network: privateNetwork}.manifest()
 }
 
 // waitRunningOn waits until the selection on cli holds exactly n

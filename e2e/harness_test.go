@@ -290,7 +290,7 @@ func TestTestManifestsDecode(t *testing.T) {
 	for name, m := range map[string]string{
 		"web":     webManifest(3, "one"),
 		"rollout": rolloutManifest("web", 2, surge1, "x", []string{"--crash-after=1s"}, "        livenessProbe:\n          httpGet: {path: /healthz, port: 8080}\n"),
-		"none":    networkNoneManifest(2),
+		"private": privateNetManifest(2),
 		"chaos":   chaosManifest(&chaosDeployment{name: "c", replicas: 4, strategy: "    type: RollingUpdate\n    rollingUpdate: {maxSurge: 1}"}),
 	} {
 		if _, err := manifests.Decode(name+".yaml", []byte(m)); err != nil {

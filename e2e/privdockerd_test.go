@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/docker/docker/api/types/container"
+	"github.com/docker/docker/api/types/network"
 	"github.com/docker/docker/client"
 )
 
@@ -25,8 +26,9 @@ import (
 // recommends, so that a test can stop and restart a daemon without touching
 // the machine's: its own network namespace (it cannot see or change the
 // host's docker0 or iptables), data root, exec root, socket and pidfile, and
-// --live-restore so that containers survive its restarts. Containers in it
-// must use --network none (the dockctl.io/network: none annotation).
+// --live-restore so that containers survive its restarts. It has no default
+// bridge: containers in it join privateNetwork (the dockctl.io/network
+// annotation), a bridge it creates in its own namespace.
 //
 // It also gets an empty --config-file: dockerd otherwise reads the machine's
 // /etc/docker/daemon.json, and refuses to start when that file sets
@@ -70,6 +72,7 @@ func startPrivateDockerd(t *testing.T) *privateDockerd {
 	if err := d.start(); err != nil {
 		t.Fatal(err)
 	}
+	d.createNetwork()
 	return d
 }
 
@@ -150,6 +153,20 @@ func (d *privateDockerd) stop() error {
 		_ = d.cmd.Process.Signal(syscall.SIGKILL)
 		<-d.done
 		return errors.New("private dockerd ignored SIGTERM for 60s; killed")
+	}
+}
+
+// privateNetwork is the user-defined network of every private daemon.
+const privateNetwork = "dockctl-e2e-private"
+
+// createNetwork creates privateNetwork. With --iptables=false and in its own
+// network namespace the bridge touches nothing of the machine's.
+func (d *privateDockerd) createNetwork() {
+	d.t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	if _, err := d.cli.NetworkCreate(ctx, privateNetwork, network.CreateOptions{Driver: "bridge"}); err != nil {
+		d.t.Fatalf("create network %s in the private dockerd: %v\n%s", privateNetwork, err, d.logTail())
 	}
 }
 

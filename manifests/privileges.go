@@ -1,8 +1,11 @@
 package manifests
 
 import (
+	"errors"
 	"fmt"
+	"io/fs"
 	"path/filepath"
+	"slices"
 	"strings"
 )
 
@@ -13,81 +16,310 @@ const (
 	FlagAllowHostNamespaces = "--allow-host-namespaces"
 	FlagAllowHostPath       = "--allow-host-path"
 	FlagAllowHostRoot       = "--allow-host-root"
+	FlagAllowCapabilities   = "--allow-capabilities"
 )
 
 // Privilege is one setting of a deployment that gives its containers power
-// over the host. The controller refuses a deployment with a privilege it was
-// not started to allow; apply warns about it.
+// over the host. The controller refuses a deployment with a privilege its
+// Policy does not grant; apply warns about every one.
 type Privilege struct {
 	Path string // field path, e.g. spec.template.spec.hostNetwork
 	Flag string // the controller flag that allows it
 	What string // why it matters, for the message
+	// Value is what the flag must name to allow it: the capability
+	// (upper case, without CAP_) for FlagAllowCapabilities, the host path
+	// as resolved for FlagAllowHostPath. Empty for the boolean flags.
+	Value string
+	// existing is, for a host path, the resolved part of it that exists
+	// (the whole path, or for DirectoryOrCreate/FileOrCreate the nearest
+	// existing ancestor); unresolved says why the path could not be
+	// resolved, which no flag allows.
+	existing   string
+	unresolved error
 }
 
 func (p Privilege) String() string {
-	return fmt.Sprintf("%s: %s; the controller refuses it unless started with %s", p.Path, p.What, p.Flag)
+	if p.unresolved != nil {
+		return fmt.Sprintf("%s: %s; the controller refuses a host path it cannot resolve (when it runs in a container, mount each %s prefix into it at the same path)",
+			p.Path, p.What, FlagAllowHostPath)
+	}
+	flag := p.Flag
+	if p.Value != "" {
+		flag += "=" + p.Value
+	}
+	return fmt.Sprintf("%s: %s; the controller refuses it unless started with %s", p.Path, p.What, flag)
 }
 
-// socketPaths are where the Docker socket usually lives. Mounting it (or a
-// directory that contains it, up to /) hands the container the Docker API:
-// control of the host. Such mounts need FlagAllowHostRoot on top of
-// FlagAllowHostPath.
-var socketPaths = []string{"/var/run/docker.sock", "/run/docker.sock"}
+// Host says how host paths are judged on the machine where the check runs.
+type Host struct {
+	// Resolve follows symbolic links: filepath.EvalSymlinks. An error (the
+	// path does not exist here, or cannot be read) means the path cannot
+	// be judged, and the controller refuses it. Nil only cleans paths
+	// lexically, which is for tests: the controller and apply resolve.
+	Resolve func(string) (string, error)
+	// Protected are more system paths, on top of systemPaths: the socket
+	// of a custom DOCKER_HOST, the state directory. Mounting one of them,
+	// something inside one, or a directory holding one needs
+	// FlagAllowHostRoot.
+	Protected []string
+}
 
-// Privileges lists the deployment's settings that need an allow flag.
-// resolve maps a host path to what it really names (following symbolic
-// links); nil cleans the path only. A path is judged after cleaning and
-// resolving, so that "/var/run/../run/./docker.sock" or a link to / cannot
-// slip through.
-func Privileges(d *Deployment, resolve func(string) string) []Privilege {
+// systemPaths need FlagAllowHostRoot (and a FlagAllowHostPath prefix that
+// covers them): the path itself, anything below it and every directory
+// holding it (/, /var, /var/lib…). Writing to any of them, or reading some
+// (/root, /etc/shadow, /proc of the host), is control of the host; the
+// Docker socket is control of the host outright.
+var systemPaths = []string{
+	"/etc", "/proc", "/sys", "/dev", "/root", "/boot",
+	"/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/usr",
+	"/var/lib/docker", "/var/lib/containerd", "/run/containerd", "/var/run/containerd",
+	"/var/run/docker.sock", "/run/docker.sock",
+}
+
+// dockerDefaultCapabilities is Docker's default capability set: adding one
+// of them grants nothing a container does not have by default (they matter
+// after a drop of ALL).
+var dockerDefaultCapabilities = map[string]bool{
+	"CHOWN": true, "DAC_OVERRIDE": true, "FSETID": true, "FOWNER": true, "MKNOD": true,
+	"NET_RAW": true, "SETGID": true, "SETUID": true, "SETFCAP": true, "SETPCAP": true,
+	"NET_BIND_SERVICE": true, "SYS_CHROOT": true, "KILL": true, "AUDIT_WRITE": true,
+}
+
+// NormalizeCapability returns a capability name as dockctl compares them:
+// upper case, without the CAP_ prefix (Docker and Kubernetes accept both).
+func NormalizeCapability(c string) string {
+	c = strings.ToUpper(strings.TrimSpace(c))
+	return strings.TrimPrefix(c, "CAP_")
+}
+
+// Privileges lists the deployment's settings that need an allow flag. Host
+// paths are judged as h resolves them: cleaned, symbolic links followed, so
+// that "/var/run/../run/./docker.sock" or a link to / cannot slip through,
+// and compared by whole path components (/etcfoo is not under /etc).
+//
+// seccompProfile (Unconfined would need its own flag) and other
+// securityContext fields are not accepted by the decoder today; a field
+// that weakens isolation needs a Privilege here when it is added.
+func Privileges(d *Deployment, h Host) []Privilege {
 	var out []Privilege
 	spec := &d.Spec.Template.Spec
 	if spec.HostNetwork {
-		out = append(out, Privilege{"spec.template.spec.hostNetwork", FlagAllowHostNamespaces, "the host's network namespace"})
+		out = append(out, Privilege{Path: "spec.template.spec.hostNetwork", Flag: FlagAllowHostNamespaces, What: "the host's network namespace"})
 	}
 	if spec.HostPID {
-		out = append(out, Privilege{"spec.template.spec.hostPID", FlagAllowHostNamespaces, "the host's process namespace"})
+		out = append(out, Privilege{Path: "spec.template.spec.hostPID", Flag: FlagAllowHostNamespaces, What: "the host's process namespace"})
 	}
-	for i, c := range spec.Containers {
-		if sc := c.SecurityContext; sc != nil && sc.Privileged != nil && *sc.Privileged {
-			out = append(out, Privilege{fmt.Sprintf("spec.template.spec.containers[%d].securityContext.privileged", i),
-				FlagAllowPrivileged, "a privileged container"})
+	// Validation refuses these values now, but a record stored by an
+	// earlier release may still carry them: they must not bypass the gate.
+	if n, ok := d.Spec.Template.Metadata.Annotations[AnnotationNetwork]; ok {
+		path := "spec.template.metadata.annotations[" + AnnotationNetwork + "]"
+		switch ln := strings.ToLower(strings.TrimSpace(n)); {
+		case ln == "host":
+			out = append(out, Privilege{Path: path, Flag: FlagAllowHostNamespaces, What: "the host's network namespace"})
+		case strings.HasPrefix(ln, "container:"):
+			out = append(out, Privilege{Path: path, Flag: FlagAllowHostNamespaces, What: fmt.Sprintf("the network namespace of another container (%s)", n)})
 		}
 	}
+	for i, c := range spec.Containers {
+		sc := c.SecurityContext
+		if sc == nil {
+			continue
+		}
+		if sc.Privileged != nil && *sc.Privileged {
+			out = append(out, Privilege{Path: fmt.Sprintf("spec.template.spec.containers[%d].securityContext.privileged", i),
+				Flag: FlagAllowPrivileged, What: "a privileged container"})
+		}
+		if sc.Capabilities == nil {
+			continue
+		}
+		for j, capName := range sc.Capabilities.Add {
+			name := NormalizeCapability(capName)
+			if dockerDefaultCapabilities[name] {
+				continue
+			}
+			what := fmt.Sprintf("capability %s, beyond Docker's default set", name)
+			if name == "ALL" {
+				what = "every capability"
+			}
+			out = append(out, Privilege{Path: fmt.Sprintf("spec.template.spec.containers[%d].securityContext.capabilities.add[%d]", i, j),
+				Flag: FlagAllowCapabilities, What: what, Value: name})
+		}
+	}
+	protected := h.protected()
 	for i, v := range spec.Volumes {
 		if v.HostPath == nil {
 			continue
 		}
 		path := fmt.Sprintf("spec.template.spec.volumes[%d].hostPath.path", i)
-		p := filepath.Clean(v.HostPath.Path)
-		if resolve != nil {
-			p = filepath.Clean(resolve(p))
+		clean := filepath.Clean(v.HostPath.Path)
+		creates := v.HostPath.Type == "DirectoryOrCreate" || v.HostPath.Type == "FileOrCreate"
+		resolved, existing, err := h.resolve(clean, creates)
+		if err != nil {
+			out = append(out, Privilege{Path: path, Flag: FlagAllowHostPath,
+				What: fmt.Sprintf("a host path mount (%s) that cannot be resolved: %v", clean, err), unresolved: err})
+			continue
 		}
-		out = append(out, Privilege{path, FlagAllowHostPath, fmt.Sprintf("a host path mount (%s)", p)})
-		if reachesSocket(p) {
-			out = append(out, Privilege{path, FlagAllowHostRoot, fmt.Sprintf("%s is / or holds the Docker socket: control of the host", p)})
+		what := fmt.Sprintf("a host path mount (%s)", resolved)
+		if resolved != clean {
+			what = fmt.Sprintf("a host path mount (%s, which is %s)", clean, resolved)
+		}
+		out = append(out, Privilege{Path: path, Flag: FlagAllowHostPath, What: what, Value: resolved, existing: existing})
+		// Judge the path as written too: should resolving go wrong, a
+		// lexical match still counts.
+		if sys, ok := systemMatch(protected, clean, resolved); ok {
+			out = append(out, Privilege{Path: path, Flag: FlagAllowHostRoot,
+				What: fmt.Sprintf("%s is, holds or is inside the system path %s: control of the host", resolved, sys)})
 		}
 	}
 	return out
 }
 
-// reachesSocket reports whether mounting p exposes the Docker socket: p is
-// the socket itself or one of its parent directories (/ included).
-func reachesSocket(p string) bool {
-	for _, s := range socketPaths {
-		if p == s || p == "/" || strings.HasPrefix(s, strings.TrimSuffix(p, "/")+"/") {
-			return true
+// protected returns the system paths, each both as written and as resolved.
+func (h Host) protected() []string {
+	var out []string
+	for _, p := range append(slices.Clone(systemPaths), h.Protected...) {
+		if p == "" {
+			continue
 		}
+		p = filepath.Clean(p)
+		out = append(out, p)
+		if h.Resolve != nil {
+			if r, err := h.Resolve(p); err == nil && r != p {
+				out = append(out, filepath.Clean(r))
+			}
+		}
+	}
+	return out
+}
+
+// resolve returns p with its symbolic links followed, and the part of it
+// that exists. When p does not exist and creates is set (Docker creates it),
+// its nearest existing ancestor is resolved and the rest appended.
+func (h Host) resolve(p string, creates bool) (resolved, existing string, err error) {
+	if !filepath.IsAbs(p) {
+		// Validation refuses these; a record from elsewhere might not be
+		// validated, and a relative path would resolve against the
+		// controller's working directory.
+		return "", "", fmt.Errorf("%q is not an absolute path", p)
+	}
+	if h.Resolve == nil {
+		return p, p, nil
+	}
+	r, err := h.Resolve(p)
+	if err == nil {
+		r = filepath.Clean(r)
+		return r, r, nil
+	}
+	if !creates || !errors.Is(err, fs.ErrNotExist) {
+		return "", "", err
+	}
+	tail := ""
+	for dir := p; ; {
+		parent := filepath.Dir(dir)
+		tail = filepath.Join(filepath.Base(dir), tail)
+		if parent == dir {
+			return "", "", err
+		}
+		dir = parent
+		ra, perr := h.Resolve(dir)
+		if perr == nil {
+			ra = filepath.Clean(ra)
+			return filepath.Join(ra, tail), ra, nil
+		}
+		if !errors.Is(perr, fs.ErrNotExist) {
+			return "", "", perr
+		}
+	}
+}
+
+// systemMatch reports the system path that one of paths is, is inside, or
+// holds.
+func systemMatch(system []string, paths ...string) (string, bool) {
+	for _, p := range paths {
+		for _, s := range system {
+			if Within(p, s) || Within(s, p) {
+				return s, true
+			}
+		}
+	}
+	return "", false
+}
+
+// Within reports whether the clean absolute path p is root or below it,
+// comparing whole components: /etcfoo is not within /etc.
+func Within(p, root string) bool {
+	return p == root || root == "/" || strings.HasPrefix(p, root+"/")
+}
+
+// Policy is what a controller was started to allow.
+type Policy struct {
+	Privileged     bool // FlagAllowPrivileged
+	HostNamespaces bool // FlagAllowHostNamespaces
+	HostRoot       bool // FlagAllowHostRoot
+	// HostPaths are the allowed host path prefixes (FlagAllowHostPath); "/"
+	// allows any path that is not a system path. A prefix counts only if
+	// it resolves where the controller runs.
+	HostPaths []string
+	// Capabilities are the capabilities beyond Docker's default set that
+	// may be added (FlagAllowCapabilities); "ALL" allows any.
+	Capabilities []string
+	// Host judges host paths where the controller runs.
+	Host Host
+}
+
+// Refused returns the privileges d needs that p does not grant: the
+// controller creates and starts no container of a template with any.
+func (p Policy) Refused(d *Deployment) []Privilege {
+	var out []Privilege
+	for _, pr := range Privileges(d, p.Host) {
+		if !p.allows(pr) {
+			out = append(out, pr)
+		}
+	}
+	return out
+}
+
+func (p Policy) allows(pr Privilege) bool {
+	switch pr.Flag {
+	case FlagAllowPrivileged:
+		return p.Privileged
+	case FlagAllowHostNamespaces:
+		return p.HostNamespaces
+	case FlagAllowHostRoot:
+		return p.HostRoot
+	case FlagAllowCapabilities:
+		for _, c := range p.Capabilities {
+			if c := NormalizeCapability(c); c == "ALL" || c == pr.Value {
+				return true
+			}
+		}
+		return false
+	case FlagAllowHostPath:
+		if pr.unresolved != nil {
+			return false
+		}
+		for _, prefix := range p.HostPaths {
+			if prefix == "" || !filepath.IsAbs(prefix) {
+				continue
+			}
+			rp, _, err := p.Host.resolve(filepath.Clean(prefix), false)
+			if err != nil {
+				continue // not mounted here: nothing below it can be judged
+			}
+			if Within(pr.Value, rp) && Within(pr.existing, rp) {
+				return true
+			}
+		}
+		return false
 	}
 	return false
 }
 
-// EvalSymlinks resolves p's symbolic links when p exists on this machine,
-// and returns p unchanged otherwise (for example when the controller runs in
-// a container that does not see the host's paths).
-func EvalSymlinks(p string) string {
-	if r, err := filepath.EvalSymlinks(p); err == nil {
-		return r
+// DockerSocket returns the path of the unix socket named by a DOCKER_HOST
+// value, or "" for any other kind of address.
+func DockerSocket(dockerHost string) string {
+	if s, ok := strings.CutPrefix(dockerHost, "unix://"); ok && filepath.IsAbs(s) {
+		return filepath.Clean(s)
 	}
-	return p
+	return ""
 }

@@ -7,39 +7,89 @@ import (
 	"testing"
 )
 
+func privBase(mut func(*Deployment)) *Deployment {
+	d := &Deployment{Spec: DeploymentSpec{Template: PodTemplateSpec{Spec: PodSpec{Containers: []Container{{Name: "c", Image: "i"}}}}}}
+	mut(d)
+	return d
+}
+
+func withHostPath(p string) func(*Deployment) {
+	return func(d *Deployment) {
+		d.Spec.Template.Spec.Volumes = []Volume{{Name: "v", HostPath: &HostPathVolumeSource{Path: p}}}
+	}
+}
+
+func withNetwork(n string) func(*Deployment) {
+	return func(d *Deployment) {
+		d.Spec.Template.Metadata.Annotations = map[string]string{AnnotationNetwork: n}
+	}
+}
+
+func withCaps(add ...string) func(*Deployment) {
+	return func(d *Deployment) {
+		d.Spec.Template.Spec.Containers[0].SecurityContext = &SecurityContext{Capabilities: &Capabilities{Add: add, Drop: []string{"ALL"}}}
+	}
+}
+
 func TestPrivileges(t *testing.T) {
 	yes := true
-	base := func(mut func(*Deployment)) *Deployment {
-		d := &Deployment{Spec: DeploymentSpec{Template: PodTemplateSpec{Spec: PodSpec{Containers: []Container{{Name: "c", Image: "i"}}}}}}
-		mut(d)
-		return d
-	}
-	hostPath := func(p string) func(*Deployment) {
-		return func(d *Deployment) {
-			d.Spec.Template.Spec.Volumes = []Volume{{Name: "v", HostPath: &HostPathVolumeSource{Path: p}}}
-		}
-	}
+	const vol = "spec.template.spec.volumes[0].hostPath.path"
+	const netAnn = "spec.template.metadata.annotations[dockctl.io/network]"
 	tests := []struct {
-		name string
-		d    *Deployment
-		want []string // "path flag"
+		name      string
+		d         *Deployment
+		protected []string
+		want      []string // "path flag"
 	}{
-		{"nothing", base(func(*Deployment) {}), nil},
-		{"privileged", base(func(d *Deployment) {
+		{"nothing", privBase(func(*Deployment) {}), nil, nil},
+		{"privileged", privBase(func(d *Deployment) {
 			d.Spec.Template.Spec.Containers[0].SecurityContext = &SecurityContext{Privileged: &yes}
-		}), []string{"spec.template.spec.containers[0].securityContext.privileged --allow-privileged"}},
-		{"host namespaces", base(func(d *Deployment) { d.Spec.Template.Spec.HostNetwork, d.Spec.Template.Spec.HostPID = true, true }),
+		}), nil, []string{"spec.template.spec.containers[0].securityContext.privileged --allow-privileged"}},
+		{"host namespaces", privBase(func(d *Deployment) { d.Spec.Template.Spec.HostNetwork, d.Spec.Template.Spec.HostPID = true, true }), nil,
 			[]string{"spec.template.spec.hostNetwork --allow-host-namespaces", "spec.template.spec.hostPID --allow-host-namespaces"}},
-		{"plain host path", base(hostPath("/srv/data")), []string{"spec.template.spec.volumes[0].hostPath.path --allow-host-path"}},
-		{"root", base(hostPath("/")), []string{"spec.template.spec.volumes[0].hostPath.path --allow-host-path", "spec.template.spec.volumes[0].hostPath.path --allow-host-root"}},
-		{"the socket, disguised", base(hostPath("/var/run/../run/./docker.sock")), []string{"spec.template.spec.volumes[0].hostPath.path --allow-host-path", "spec.template.spec.volumes[0].hostPath.path --allow-host-root"}},
-		{"a parent of the socket", base(hostPath("/var/run/")), []string{"spec.template.spec.volumes[0].hostPath.path --allow-host-path", "spec.template.spec.volumes[0].hostPath.path --allow-host-root"}},
-		{"a sibling of the socket", base(hostPath("/var/runner")), []string{"spec.template.spec.volumes[0].hostPath.path --allow-host-path"}},
+		// Item 17: the network annotation cannot bypass the host namespace gate.
+		{"network host", privBase(withNetwork("host")), nil, []string{netAnn + " --allow-host-namespaces"}},
+		{"network HOST", privBase(withNetwork("HOST")), nil, []string{netAnn + " --allow-host-namespaces"}},
+		{"network container", privBase(withNetwork("container:dockctl")), nil, []string{netAnn + " --allow-host-namespaces"}},
+		{"network user-defined", privBase(withNetwork("backend")), nil, nil},
+		// Item 18: capabilities beyond Docker's default set.
+		{"default capabilities", privBase(withCaps("NET_BIND_SERVICE", "cap_chown", "Kill")), nil, nil},
+		{"extra capabilities", privBase(withCaps("NET_BIND_SERVICE", "SYS_ADMIN", "cap_net_admin", "ALL", "SYS_MODULE", "DAC_READ_SEARCH")), nil, []string{
+			"spec.template.spec.containers[0].securityContext.capabilities.add[1] --allow-capabilities",
+			"spec.template.spec.containers[0].securityContext.capabilities.add[2] --allow-capabilities",
+			"spec.template.spec.containers[0].securityContext.capabilities.add[3] --allow-capabilities",
+			"spec.template.spec.containers[0].securityContext.capabilities.add[4] --allow-capabilities",
+			"spec.template.spec.containers[0].securityContext.capabilities.add[5] --allow-capabilities",
+		}},
+		// Item 19: system paths need --allow-host-root.
+		{"plain host path", privBase(withHostPath("/srv/data")), nil, []string{vol + " --allow-host-path"}},
+		{"root", privBase(withHostPath("/")), nil, []string{vol + " --allow-host-path", vol + " --allow-host-root"}},
+		{"the socket, disguised", privBase(withHostPath("/var/run/../run/./docker.sock")), nil, []string{vol + " --allow-host-path", vol + " --allow-host-root"}},
+		{"a parent of the socket", privBase(withHostPath("/var/run/")), nil, []string{vol + " --allow-host-path", vol + " --allow-host-root"}},
+		{"a sibling of the socket", privBase(withHostPath("/var/runner")), nil, []string{vol + " --allow-host-path"}},
+		{"/etc", privBase(withHostPath("/etc")), nil, []string{vol + " --allow-host-path", vol + " --allow-host-root"}},
+		{"inside /etc", privBase(withHostPath("/etc/ssl/certs")), nil, []string{vol + " --allow-host-path", vol + " --allow-host-root"}},
+		{"/etcfoo is not /etc", privBase(withHostPath("/etcfoo")), nil, []string{vol + " --allow-host-path"}},
+		{"/proc", privBase(withHostPath("/proc/1")), nil, []string{vol + " --allow-host-path", vol + " --allow-host-root"}},
+		{"/sys", privBase(withHostPath("/sys")), nil, []string{vol + " --allow-host-path", vol + " --allow-host-root"}},
+		{"/dev", privBase(withHostPath("/dev/sda")), nil, []string{vol + " --allow-host-path", vol + " --allow-host-root"}},
+		{"/root", privBase(withHostPath("/root/.ssh")), nil, []string{vol + " --allow-host-path", vol + " --allow-host-root"}},
+		{"/boot", privBase(withHostPath("/boot")), nil, []string{vol + " --allow-host-path", vol + " --allow-host-root"}},
+		{"/var/lib/docker", privBase(withHostPath("/var/lib/docker/volumes")), nil, []string{vol + " --allow-host-path", vol + " --allow-host-root"}},
+		{"a parent of /var/lib/docker", privBase(withHostPath("/var/lib")), nil, []string{vol + " --allow-host-path", vol + " --allow-host-root"}},
+		{"/run/containerd", privBase(withHostPath("/run/containerd/containerd.sock")), nil, []string{vol + " --allow-host-path", vol + " --allow-host-root"}},
+		{"/var/lib/dockerfoo", privBase(withHostPath("/var/lib/dockerfoo")), nil, []string{vol + " --allow-host-path"}},
+		{"a custom DOCKER_HOST socket", privBase(withHostPath("/srv/docker/d.sock")), []string{DockerSocket("unix:///srv/docker/d.sock")},
+			[]string{vol + " --allow-host-path", vol + " --allow-host-root"}},
+		{"a parent of a custom DOCKER_HOST socket", privBase(withHostPath("/srv/docker")), []string{DockerSocket("unix:///srv/docker/d.sock")},
+			[]string{vol + " --allow-host-path", vol + " --allow-host-root"}},
+		{"a sibling of a custom DOCKER_HOST socket", privBase(withHostPath("/srv/data")), []string{DockerSocket("unix:///srv/docker/d.sock")},
+			[]string{vol + " --allow-host-path"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			var got []string
-			for _, p := range Privileges(tt.d, nil) {
+			for _, p := range Privileges(tt.d, Host{Protected: tt.protected}) {
 				got = append(got, p.Path+" "+p.Flag)
 				if !strings.Contains(p.String(), p.Flag) {
 					t.Errorf("message %q does not name the flag", p.String())
@@ -58,12 +108,90 @@ func TestPrivilegesResolveLinks(t *testing.T) {
 	if err := os.Symlink("/", link); err != nil {
 		t.Fatal(err)
 	}
-	d := &Deployment{Spec: DeploymentSpec{Template: PodTemplateSpec{Spec: PodSpec{
-		Containers: []Container{{Name: "c", Image: "i"}},
-		Volumes:    []Volume{{Name: "v", HostPath: &HostPathVolumeSource{Path: link}}},
-	}}}}
-	ps := Privileges(d, EvalSymlinks)
+	ps := Privileges(privBase(withHostPath(link)), Host{Resolve: filepath.EvalSymlinks})
 	if len(ps) != 2 || ps[1].Flag != FlagAllowHostRoot {
 		t.Fatalf("a link to / should need %s: %v", FlagAllowHostRoot, ps)
+	}
+}
+
+// Policy.Refused is what the controller checks: the allowed host path
+// prefixes, judged after resolving symbolic links and by whole components,
+// the system paths behind --allow-host-root, paths that cannot be resolved
+// refused, and capabilities by name.
+func TestPolicyRefused(t *testing.T) {
+	tmp, err := filepath.EvalSymlinks(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	data := filepath.Join(tmp, "data")
+	other := filepath.Join(tmp, "other")
+	for _, dir := range []string{data, other, filepath.Join(tmp, "datafoo")} {
+		if err := os.Mkdir(dir, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// data/escape -> other; data/etc -> /etc
+	if err := os.Symlink(other, filepath.Join(data, "escape")); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink("/etc", filepath.Join(data, "etc")); err != nil {
+		t.Fatal(err)
+	}
+	host := Host{Resolve: filepath.EvalSymlinks}
+	createType := func(p, typ string) func(*Deployment) {
+		return func(d *Deployment) {
+			d.Spec.Template.Spec.Volumes = []Volume{{Name: "v", HostPath: &HostPathVolumeSource{Path: p, Type: typ}}}
+		}
+	}
+	tests := []struct {
+		name   string
+		d      *Deployment
+		policy Policy
+		want   []string // refused flags
+	}{
+		{"no flags refuse a host path", privBase(withHostPath(data)), Policy{}, []string{FlagAllowHostPath}},
+		{"the prefix itself", privBase(withHostPath(data)), Policy{HostPaths: []string{data}}, nil},
+		{"below the prefix", privBase(withHostPath(data + "/.")), Policy{HostPaths: []string{data}}, nil},
+		{"a sibling with the prefix as string prefix", privBase(withHostPath(tmp + "/datafoo")), Policy{HostPaths: []string{data}}, []string{FlagAllowHostPath}},
+		{"a link out of the prefix", privBase(withHostPath(data + "/escape")), Policy{HostPaths: []string{data}}, []string{FlagAllowHostPath}},
+		{"dot-dot out of the prefix", privBase(withHostPath(data + "/../other")), Policy{HostPaths: []string{data}}, []string{FlagAllowHostPath}},
+		{"a link to /etc inside the prefix", privBase(withHostPath(data + "/etc")), Policy{HostPaths: []string{data}}, []string{FlagAllowHostPath, FlagAllowHostRoot}},
+		{"/ allows any non-system path", privBase(withHostPath(other)), Policy{HostPaths: []string{"/"}}, nil},
+		{"/ does not allow /etc", privBase(withHostPath("/etc")), Policy{HostPaths: []string{"/"}}, []string{FlagAllowHostRoot}},
+		{"/ and host root allow /etc", privBase(withHostPath("/etc")), Policy{HostPaths: []string{"/"}, HostRoot: true}, nil},
+		{"host root alone allows nothing", privBase(withHostPath("/etc")), Policy{HostRoot: true}, []string{FlagAllowHostPath}},
+		{"host root and a prefix elsewhere", privBase(withHostPath("/etc")), Policy{HostPaths: []string{data}, HostRoot: true}, []string{FlagAllowHostPath}},
+		{"a relative path is refused", privBase(withHostPath("srv/data")), Policy{HostPaths: []string{"/"}}, []string{FlagAllowHostPath}},
+		{"a missing path is refused", privBase(withHostPath(data + "/missing")), Policy{HostPaths: []string{"/"}}, []string{FlagAllowHostPath}},
+		{"a missing path Docker creates", privBase(createType(data+"/missing/deeper", "DirectoryOrCreate")), Policy{HostPaths: []string{data}}, nil},
+		{"a missing path Docker creates, through a link", privBase(createType(data+"/escape/new", "DirectoryOrCreate")), Policy{HostPaths: []string{data}}, []string{FlagAllowHostPath}},
+		{"a prefix that does not exist here allows nothing", privBase(createType(tmp+"/nowhere/x", "DirectoryOrCreate")), Policy{HostPaths: []string{tmp + "/nowhere"}}, []string{FlagAllowHostPath}},
+		{"comma list entries are separate prefixes", privBase(withHostPath(other)), Policy{HostPaths: []string{data, other}}, nil},
+		{"a capability not allowed", privBase(withCaps("SYS_ADMIN")), Policy{Capabilities: []string{"NET_ADMIN"}}, []string{FlagAllowCapabilities}},
+		{"a capability allowed by name", privBase(withCaps("CAP_SYS_ADMIN")), Policy{Capabilities: []string{"sys_admin"}}, nil},
+		{"every capability allowed", privBase(withCaps("SYS_ADMIN", "ALL")), Policy{Capabilities: []string{"ALL"}}, nil},
+		{"ALL needs ALL", privBase(withCaps("ALL")), Policy{Capabilities: []string{"SYS_ADMIN"}}, []string{FlagAllowCapabilities}},
+		{"network host", privBase(withNetwork("host")), Policy{}, []string{FlagAllowHostNamespaces}},
+		{"network host allowed", privBase(withNetwork("host")), Policy{HostNamespaces: true}, nil},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			tt.policy.Host = host
+			var got []string
+			for _, p := range tt.policy.Refused(tt.d) {
+				got = append(got, p.Flag)
+			}
+			if strings.Join(got, " ") != strings.Join(tt.want, " ") {
+				t.Fatalf("refused %v, want %v (%v)", got, tt.want, tt.policy.Refused(tt.d))
+			}
+		})
+	}
+}
+
+func TestNormalizeCapability(t *testing.T) {
+	for in, want := range map[string]string{"cap_sys_admin": "SYS_ADMIN", "SYS_ADMIN": "SYS_ADMIN", " Net_Admin ": "NET_ADMIN", "all": "ALL"} {
+		if got := NormalizeCapability(in); got != want {
+			t.Errorf("NormalizeCapability(%q) = %q, want %q", in, got, want)
+		}
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"net"
 	"path"
+	"regexp"
 	"sort"
 	"strings"
 
@@ -82,6 +83,7 @@ func validate(d *Deployment, base string, lines map[string]int) ErrorList {
 	v.strategy(child(s, "strategy"), &d.Spec.Strategy)
 	v.labels(tl, d.Spec.Template.Metadata.Labels)
 	v.annotations(child(s, "template.metadata.annotations"), d.Spec.Template.Metadata.Annotations, true)
+	v.network(child(s, "template.metadata.annotations"), d.Spec.Template.Metadata.Annotations)
 	v.podSpec(child(s, "template.spec"), &d.Spec.Template.Spec, d.Replicas())
 	return v.errs
 }
@@ -488,4 +490,30 @@ func sortedKeys[V any](m map[string]V) []string {
 	}
 	sort.Strings(keys)
 	return keys
+}
+
+// dockerNetworkName is what Docker accepts as a network name.
+var dockerNetworkName = regexp.MustCompile(`^[a-zA-Z0-9][a-zA-Z0-9_.-]*$`)
+
+// network checks the dockctl.io/network annotation. It names a network to
+// join, which once every replica joins its instance's network (DESIGN
+// §10.1) is an additional one: host, none and container:… are network
+// modes, not networks to join, so they are refused now rather than change
+// meaning later. hostNetwork is the way to the host's network.
+func (v *validator) network(p string, ann map[string]string) {
+	n, ok := ann[AnnotationNetwork]
+	if !ok {
+		return
+	}
+	p = key(p, AnnotationNetwork)
+	switch ln := strings.ToLower(n); {
+	case ln == "host":
+		v.add(p, `"host" is not a network to join: use spec.template.spec.hostNetwork: true (which the controller allows only with %s)`, FlagAllowHostNamespaces)
+	case ln == "none":
+		v.add(p, `"none" is not a network to join: every replica has a network`)
+	case strings.HasPrefix(ln, "container:"):
+		v.add(p, "invalid value %q: joining another container's network namespace is not supported", n)
+	case !dockerNetworkName.MatchString(n):
+		v.add(p, "invalid value %q: must be the name of a Docker network", n)
+	}
 }

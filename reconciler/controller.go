@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"log/slog"
 	"maps"
+	"path/filepath"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -70,9 +71,9 @@ type Options struct {
 	Observer Observer
 	// QueueMetrics, when set, receives the work queue's metrics.
 	QueueMetrics workqueue.MetricsProvider
-	// Allow lists the manifests.Flag* privileges this controller grants;
-	// a deployment that needs any other is refused (ReplicaFailure).
-	Allow map[string]bool
+	// Allow is what this controller grants (its --allow-* flags); a
+	// deployment that needs any other privilege is refused (ReplicaFailure).
+	Allow manifests.Policy
 	Now   func() time.Time
 }
 
@@ -128,6 +129,10 @@ func New(docker Docker, st Store, opts Options) *Controller {
 	}
 	if opts.Observer == nil {
 		opts.Observer = nopObserver{}
+	}
+	if opts.Allow.Host.Resolve == nil {
+		// Host paths are judged as they resolve here; never lexically.
+		opts.Allow.Host.Resolve = filepath.EvalSymlinks
 	}
 	limiter := workqueue.NewTypedMaxOfRateLimiter(
 		// Per deployment: a failing sync is retried 200ms, 400ms, … up to 1m.
@@ -535,10 +540,8 @@ func (c *Controller) syncDeployment(ctx context.Context, name string) (time.Dura
 // not started to grant, or no failure.
 func (c *Controller) refused(d *manifests.Deployment) failure {
 	var msgs []string
-	for _, p := range manifests.Privileges(d, manifests.EvalSymlinks) {
-		if !c.opts.Allow[p.Flag] {
-			msgs = append(msgs, p.String())
-		}
+	for _, p := range c.opts.Allow.Refused(d) {
+		msgs = append(msgs, p.String())
 	}
 	if len(msgs) == 0 {
 		return failure{}

@@ -415,7 +415,7 @@ func TestControllerRefusesPrivileges(t *testing.T) {
 	yes := true
 	for _, allow := range []bool{false, true} {
 		t.Run(fmt.Sprintf("allowed=%v", allow), func(t *testing.T) {
-			h := newHarness(t, Options{Allow: map[string]bool{manifests.FlagAllowPrivileged: allow}})
+			h := newHarness(t, Options{Allow: manifests.Policy{Privileged: allow}})
 			d := testDeployment("web", 2, "x")
 			d.Spec.Template.Spec.Containers[0].SecurityContext = &manifests.SecurityContext{Privileged: &yes}
 			h.apply(d)

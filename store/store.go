@@ -10,6 +10,7 @@ import (
 	"regexp"
 	"strings"
 	"sync"
+	"syscall"
 	"time"
 
 	"github.com/gofrs/flock"
@@ -100,6 +101,11 @@ func Open(dir, instance string) (*Store, error) {
 	if err := os.MkdirAll(dir, dirPerm); err != nil {
 		return nil, notWritable(dir, err)
 	}
+	// Whoever can write the state directory decides what the controller
+	// runs: check it is private before reading anything from it.
+	if err := checkPrivate(dir); err != nil {
+		return nil, err
+	}
 	// Check ownership before touching anything else in the directory, so
 	// a mistaken --instance leaves another instance's directory untouched.
 	if err := checkOwner(dir, instance); err != nil {
@@ -126,6 +132,9 @@ func Open(dir, instance string) (*Store, error) {
 		for _, sub := range []string{deploymentsDir, statusDir} {
 			if err := os.Mkdir(filepath.Join(dir, sub), dirPerm); err != nil && !errors.Is(err, fs.ErrExist) {
 				return notWritable(dir, err)
+			}
+			if err := checkPrivate(filepath.Join(dir, sub)); err != nil {
+				return err
 			}
 		}
 		// Under the write lock no temporary file belongs to a live writer,
@@ -214,6 +223,41 @@ func checkOwner(dir, instance string) error {
 
 func mismatch(dir, owner, instance string) error {
 	return fmt.Errorf("state directory %s belongs to instance %q, not %q", dir, owner, instance)
+}
+
+// geteuid is os.Geteuid; tests replace it to play another user.
+var geteuid = os.Geteuid
+
+// checkPrivate refuses a directory of the state that another user owns, and
+// makes one of ours that others may write to private again (0700, as it is
+// created): a record planted there would be run by the controller with its
+// privileges. A shared directory (sticky bit, as /tmp) is refused rather
+// than changed.
+func checkPrivate(dir string) error {
+	fi, err := os.Stat(dir)
+	if err != nil {
+		return fmt.Errorf("state directory %s: %w", dir, err)
+	}
+	if !fi.IsDir() {
+		return fmt.Errorf("state directory %s: not a directory", dir)
+	}
+	if st, ok := fi.Sys().(*syscall.Stat_t); ok {
+		if uid := geteuid(); int(st.Uid) != uid {
+			return fmt.Errorf("state directory %s is owned by uid %d, not by this user (uid %d): refusing to use it, since its owner decides what the controller runs (run dockctl as that user, or use another --state-dir)",
+				dir, st.Uid, uid)
+		}
+	}
+	mode := fi.Mode()
+	if mode.Perm()&0o022 == 0 {
+		return nil
+	}
+	if mode&fs.ModeSticky != 0 {
+		return fmt.Errorf("state directory %s is a shared directory (mode %v): refusing to use it; use a directory of its own", dir, mode)
+	}
+	if err := os.Chmod(dir, dirPerm); err != nil {
+		return fmt.Errorf("state directory %s is writable by other users (mode %v) and cannot be made private: %w", dir, mode.Perm(), err)
+	}
+	return nil
 }
 
 func notWritable(dir string, err error) error {

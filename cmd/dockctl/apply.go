@@ -118,7 +118,7 @@ func runApply(cmd *cobra.Command, g *globalOptions, o *applyOptions) error {
 	}
 	// Warn, do not refuse: the controller decides with its own flags.
 	for _, d := range deps {
-		for _, p := range manifests.Privileges(d, manifests.EvalSymlinks) {
+		for _, p := range manifests.Privileges(d, hostForPaths(st.Dir())) {
 			fmt.Fprintf(cmd.ErrOrStderr(), "Warning: deployment/%s: %s\n", d.Metadata.Name, p)
 		}
 	}

@@ -6,12 +6,14 @@ import (
 	"log/slog"
 	"os"
 	"os/signal"
+	"path/filepath"
 	"regexp"
 	"strings"
 	"syscall"
 	"time"
 
 	"github.com/spf13/cobra"
+	"k8s.io/apimachinery/pkg/api/resource"
 
 	"github.com/dockctl/dockctl/dockerx"
 	"github.com/dockctl/dockctl/manifests"
@@ -31,18 +33,38 @@ type controllerOptions struct {
 	crashBase    time.Duration
 	crashMax     time.Duration
 	logFormat    string
-	allow        map[string]*bool
+	allow        allowOptions
+	// Log rotation of the replicas, as kubelet's containerLogMaxSize and
+	// containerLogMaxFiles.
+	containerLogMaxSize  string
+	containerLogMaxFiles int
+}
+
+// allowOptions are the --allow-* flags.
+type allowOptions struct {
+	privileged, hostNamespaces, hostRoot bool
+	hostPaths, capabilities              []string
 }
 
 func newControllerCommand(g *globalOptions) *cobra.Command {
-	o := &controllerOptions{}
+	return newControllerCommandWith(g, &controllerOptions{})
+}
+
+// newControllerCommandWith parses the flags into o (tests read it).
+func newControllerCommandWith(g *globalOptions, o *controllerOptions) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "controller",
 		Short: "Run the reconciliation loop (keeps running until SIGTERM or SIGINT)",
 		Long: "Keeps this instance's containers matching the state directory: creates missing replicas,\n" +
 			"starts stopped ones, removes surplus and outdated ones. Stopping it never stops a workload.\n" +
 			"Only one controller per state directory acts; a second one waits and takes over if the first dies.",
-		Args: cobra.NoArgs,
+		Args: func(_ *cobra.Command, args []string) error {
+			if len(args) > 0 {
+				// The usual cause: a list flag given its value after a space.
+				return fmt.Errorf("unexpected argument %q (give list flags their value with =, e.g. %s=/srv/data)", args[0], manifests.FlagAllowHostPath)
+			}
+			return nil
+		},
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			return runController(g, o)
 		},
@@ -55,15 +77,23 @@ func newControllerCommand(g *globalOptions) *cobra.Command {
 	f.DurationVar(&o.crashBase, "crash-backoff-base", time.Second, "first delay before restarting a container that keeps exiting (doubles each time)")
 	f.DurationVar(&o.crashMax, "crash-backoff-max", 5*time.Minute, "longest delay before restarting a container that keeps exiting")
 	f.StringVar(&o.logFormat, "log-format", "text", "log format: text|json")
-	o.allow = map[string]*bool{}
-	for _, a := range []struct{ flag, help string }{
-		{manifests.FlagAllowPrivileged, "run privileged containers (securityContext.privileged)"},
-		{manifests.FlagAllowHostNamespaces, "run containers in the host's network or PID namespace (hostNetwork, hostPID)"},
-		{manifests.FlagAllowHostPath, "mount host paths (hostPath volumes)"},
-		{manifests.FlagAllowHostRoot, "mount / or the Docker socket (or a directory holding it); needs --allow-host-path too"},
-	} {
-		o.allow[a.flag] = f.Bool(strings.TrimPrefix(a.flag, "--"), false, a.help)
-	}
+	f.StringVar(&o.containerLogMaxSize, "container-log-max-size", "10Mi",
+		"rotate a replica's log file at this size (a quantity: 10Mi, 1Gi) when the daemon's default log driver is json-file or local; 0 leaves the daemon's log options")
+	f.IntVar(&o.containerLogMaxFiles, "container-log-max-files", dockerx.DefaultContainerLogMaxFiles,
+		"log files kept per replica, the current one included (with --container-log-max-size)")
+	a := &o.allow
+	f.BoolVar(&a.privileged, strings.TrimPrefix(manifests.FlagAllowPrivileged, "--"), false,
+		"run privileged containers (securityContext.privileged)")
+	f.BoolVar(&a.hostNamespaces, strings.TrimPrefix(manifests.FlagAllowHostNamespaces, "--"), false,
+		"run containers in the host's network or PID namespace (hostNetwork, hostPID)")
+	f.StringSliceVar(&a.hostPaths, strings.TrimPrefix(manifests.FlagAllowHostPath, "--"), nil,
+		"mount hostPath volumes at or below these host paths (repeatable or comma-separated; without a value: /, any path but the system ones);\n"+
+			"symbolic links are resolved where the controller runs, so in a container mount each of them at the same path")
+	f.Lookup(strings.TrimPrefix(manifests.FlagAllowHostPath, "--")).NoOptDefVal = "/"
+	f.BoolVar(&a.hostRoot, strings.TrimPrefix(manifests.FlagAllowHostRoot, "--"), false,
+		"also mount system paths (/, /etc, /proc, /sys, /dev, /root, /boot, /usr, /var/lib/docker, the Docker socket, the state directory…, what is inside them or holds them) when --allow-host-path covers them")
+	f.StringSliceVar(&a.capabilities, strings.TrimPrefix(manifests.FlagAllowCapabilities, "--"), nil,
+		"capabilities beyond Docker's default set that capabilities.add may name (comma-separated, e.g. NET_ADMIN,SYS_TIME; ALL allows any)")
 	return cmd
 }
 
@@ -77,6 +107,16 @@ func runController(g *globalOptions, o *controllerOptions) error {
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT)
 	defer stop()
 
+	if err := checkAllowedPaths(log, o.allow.hostPaths); err != nil {
+		return err
+	}
+	logMaxSize, err := parseLogMaxSize(o.containerLogMaxSize)
+	if err != nil {
+		return err
+	}
+	if o.containerLogMaxFiles < 1 {
+		return fmt.Errorf("--container-log-max-files=%d: must be at least 1", o.containerLogMaxFiles)
+	}
 	st, err := g.openStore()
 	if err != nil {
 		return err
@@ -93,7 +133,7 @@ func runController(g *globalOptions, o *controllerOptions) error {
 	defer release()
 	log.Info("controller lock acquired", "stateDir", st.Dir(), "instance", g.instance)
 
-	cli, err := dockerx.NewClient(dockerx.WithLogger(log))
+	cli, err := dockerx.NewClient(dockerx.WithLogger(log), dockerx.WithContainerLogs(logMaxSize, o.containerLogMaxFiles))
 	if err != nil {
 		return err
 	}
@@ -116,7 +156,7 @@ func runController(g *globalOptions, o *controllerOptions) error {
 		Logger:           log,
 		Observer:         m,
 		QueueMetrics:     m.QueueProvider(),
-		Allow:            allowed(o.allow),
+		Allow:            o.allow.policy(st.Dir()),
 	})
 
 	if o.metricsAddr != "" {
@@ -139,12 +179,60 @@ func runController(g *globalOptions, o *controllerOptions) error {
 	return ctrl.Run(ctx)
 }
 
-func allowed(flags map[string]*bool) map[string]bool {
-	out := map[string]bool{}
-	for flag, on := range flags {
-		out[flag] = *on
+// parseLogMaxSize reads --container-log-max-size as kubelet reads
+// containerLogMaxSize: a quantity (10Mi), 0 to disable. A size below 1Ki is
+// refused: "10m" is 0.01 bytes as a quantity, a likely slip for Docker's
+// "10m" (10 MiB).
+func parseLogMaxSize(s string) (int64, error) {
+	q, err := resource.ParseQuantity(s)
+	if err != nil {
+		return 0, fmt.Errorf("--container-log-max-size=%s: %w (give a size such as 10Mi)", s, err)
 	}
-	return out
+	if q.IsZero() {
+		return 0, nil
+	}
+	if n := q.Value(); q.Sign() < 0 || n < 1024 {
+		return 0, fmt.Errorf("--container-log-max-size=%s: must be 0 or at least 1Ki (give a size such as 10Mi)", s)
+	}
+	return q.Value(), nil
+}
+
+// policy is what the --allow-* flags grant. Besides the built-in system
+// paths, the socket of DOCKER_HOST and the state directory are protected:
+// mounting either hands a container the controller's own power.
+func (a allowOptions) policy(stateDir string) manifests.Policy {
+	return manifests.Policy{
+		Privileged:     a.privileged,
+		HostNamespaces: a.hostNamespaces,
+		HostRoot:       a.hostRoot,
+		HostPaths:      a.hostPaths,
+		Capabilities:   a.capabilities,
+		Host:           hostForPaths(stateDir),
+	}
+}
+
+// hostForPaths judges host paths on this machine.
+func hostForPaths(stateDir string) manifests.Host {
+	return manifests.Host{
+		Resolve:   filepath.EvalSymlinks,
+		Protected: []string{manifests.DockerSocket(os.Getenv("DOCKER_HOST")), stateDir},
+	}
+}
+
+// checkAllowedPaths refuses a relative prefix and warns about a prefix
+// that does not exist here: nothing below it can be judged, so nothing
+// below it will be allowed.
+func checkAllowedPaths(log *slog.Logger, prefixes []string) error {
+	for _, p := range prefixes {
+		if !filepath.IsAbs(p) {
+			return fmt.Errorf("%s=%s: must be an absolute path", manifests.FlagAllowHostPath, p)
+		}
+		if _, err := filepath.EvalSymlinks(p); err != nil {
+			log.Warn("an allowed host path prefix cannot be resolved here, so nothing below it is allowed (in a container, mount it at the same path)",
+				"flag", manifests.FlagAllowHostPath, "prefix", p, "err", err)
+		}
+	}
+	return nil
 }
 
 var containerIDPattern = regexp.MustCompile(`/containers/([0-9a-f]{64})/`)
