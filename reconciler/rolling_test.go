@@ -10,6 +10,7 @@ import (
 
 	"github.com/dockctl/dockctl/dockerx"
 	"github.com/dockctl/dockctl/manifests"
+	"github.com/dockctl/dockctl/store"
 )
 
 func withStrategy(d *manifests.Deployment, typ string, surge, unavailable int) *manifests.Deployment {
@@ -213,4 +214,9 @@ func TestScaleDuringRolloutIsProportional(t *testing.T) {
 	scaled := withStrategy(testDeployment("web", 30, "broken"), manifests.StrategyRollingUpdate, 3, 2)
 	h.apply(scaled)
 	h.waitFor("20 old + 13 new", func() bool { o, n := counts(); return o == 20 && n == 13 })
+}
+
+// recordOf wraps a deployment with no revision history, for View.
+func recordOf(d *manifests.Deployment) *store.Record {
+	return &store.Record{Name: d.Metadata.Name, Deployment: *d}
 }

@@ -30,6 +30,7 @@ type controllerOptions struct {
 	workers      int
 	crashBase    time.Duration
 	crashMax     time.Duration
+	settle       time.Duration
 	logFormat    string
 	allow        map[string]*bool
 }
@@ -54,6 +55,7 @@ func newControllerCommand(g *globalOptions) *cobra.Command {
 	f.IntVar(&o.workers, "workers", 4, "deployments synced in parallel")
 	f.DurationVar(&o.crashBase, "crash-backoff-base", time.Second, "first delay before restarting a container that keeps exiting (doubles each time)")
 	f.DurationVar(&o.crashMax, "crash-backoff-max", 5*time.Minute, "longest delay before restarting a container that keeps exiting")
+	f.DurationVar(&o.settle, "settle-time", reconciler.DefaultSettleTime, "how long a new container must be ready before it counts as available and a rollout removes an old one for it (the settle rule; 0 turns it off)")
 	f.StringVar(&o.logFormat, "log-format", "text", "log format: text|json")
 	o.allow = map[string]*bool{}
 	for _, a := range []struct{ flag, help string }{
@@ -113,6 +115,7 @@ func runController(g *globalOptions, o *controllerOptions) error {
 		SelfID:           selfContainerID(),
 		CrashBackoffBase: o.crashBase,
 		CrashBackoffMax:  o.crashMax,
+		SettleTime:       settleOption(o.settle),
 		Logger:           log,
 		Observer:         m,
 		QueueMetrics:     m.QueueProvider(),
@@ -137,6 +140,15 @@ func runController(g *globalOptions, o *controllerOptions) error {
 		}()
 	}
 	return ctrl.Run(ctx)
+}
+
+// settleOption maps the flag, where 0 means off, to the option, where 0
+// means the default.
+func settleOption(d time.Duration) time.Duration {
+	if d <= 0 {
+		return -1
+	}
+	return d
 }
 
 func allowed(flags map[string]*bool) map[string]bool {
