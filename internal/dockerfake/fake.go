@@ -64,6 +64,14 @@ func New(images ...string) *Engine {
 	return e
 }
 
+// SetNow replaces the engine's clock (creation and event times), for tests
+// that drive the controller's clock. Call it before using the engine.
+func (e *Engine) SetNow(now func() time.Time) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	e.now = now
+}
+
 // Calls returns how many times each operation was called.
 func (e *Engine) Calls() map[string]int {
 	e.mu.Lock()
