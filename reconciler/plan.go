@@ -183,6 +183,11 @@ func ComputePlan(in PlanInput) Plan {
 	for hash := range in.State.Sizes {
 		set(hash)
 	}
+	// The current template's set exists unless the deployment is paused
+	// and it has no containers or size yet: like Kubernetes, which creates
+	// no new ReplicaSet for a paused deployment, a deployment created paused
+	// gets no replicas, and a template changed while paused is not rolled
+	// out, until it is resumed.
 	var newSet *revisionSet
 	if _, exists := byHash[in.Hash]; exists || !p.paused {
 		newSet = set(in.Hash)
