@@ -66,7 +66,12 @@ type Options struct {
 	// container that keeps exiting is started again (defaults 1s and 5m).
 	CrashBackoffBase time.Duration
 	CrashBackoffMax  time.Duration
-	Logger           *slog.Logger
+	// SettleTime is how long every new container must have been ready
+	// before it counts as available (the settle rule: the effective need is
+	// max(minReadySeconds, SettleTime)). Zero takes DefaultSettleTime; a
+	// negative value turns the rule off (Kubernetes' behaviour).
+	SettleTime time.Duration
+	Logger     *slog.Logger
 	// Observer receives sync outcomes and counts (metrics); may be nil.
 	Observer Observer
 	// QueueMetrics, when set, receives the work queue's metrics.
@@ -120,6 +125,12 @@ func New(docker Docker, st Store, opts Options) *Controller {
 	}
 	if opts.CrashBackoffMax <= 0 {
 		opts.CrashBackoffMax = 5 * time.Minute
+	}
+	switch {
+	case opts.SettleTime == 0:
+		opts.SettleTime = DefaultSettleTime
+	case opts.SettleTime < 0:
+		opts.SettleTime = 0
 	}
 	if opts.Logger == nil {
 		opts.Logger = slog.Default()
@@ -402,7 +413,7 @@ func (c *Controller) assess(ctx context.Context, rec *store.Record, observed []d
 	hash := manifests.TemplateHash(&d.Spec.Template)
 	a.in = PlanInput{Instance: c.opts.Instance, Name: rec.Name, Containers: observed, Now: now,
 		Desired: a.d, Hash: hash, Revisions: rec.Revisions, State: a.state.Rollout, LivenessFailed: map[string]bool{}}
-	templates := c.templates(rec, a.d, hash)
+	templates := templateLookup(a.d, hash, rec.Revisions)
 	var probes map[string]probeResult
 	if ctx != nil {
 		probes = c.prober.sync(ctx, rec.Name, observed, templates)
@@ -424,36 +435,18 @@ func (c *Controller) assess(ctx context.Context, rec *store.Record, observed []d
 			a.in.LivenessFailed[id] = true
 		}
 	}
-	probed := func(h string) bool {
-		if t := templates(h); t != nil {
-			r, _ := controllerProbes(t)
-			return r != nil
-		}
-		return false
-	}
-	a.ready = readiness(observed, a.state.Containers, probed)
+	a.ready = readiness(observed, a.state.Containers, probed(templates))
+	a.in.Ready = a.ready
 	a.in.StartNotBefore = c.observeContainers(&a.state, observed, a.ready, now)
-	a.in.Available, a.availableIn = availability(a.d, observed, a.ready, a.state.Containers, now)
+	a.in.Available, a.availableIn = availability(a.d, observed, a.ready, a.state.Containers, c.opts.SettleTime, now)
+	settle := c.opts.SettleTime
+	a.state.Settle = &settle // for `dockctl get`, which has no controller options
 	if a.refusal = c.refused(a.d); a.refusal.reason == "" {
 		a.plan = ComputePlan(a.in)
 	} else {
 		a.plan.State = a.state.Rollout
 	}
 	return a
-}
-
-// templates maps a template hash to its pod template: the desired one or
-// a revision's.
-func (c *Controller) templates(rec *store.Record, d *manifests.Deployment, hash string) func(string) *manifests.PodTemplateSpec {
-	return func(h string) *manifests.PodTemplateSpec {
-		if h == hash {
-			return &d.Spec.Template
-		}
-		if r := rec.Revision(h); r != nil {
-			return &r.Template
-		}
-		return nil
-	}
 }
 
 func (c *Controller) handleOrphan(ctx context.Context, ct dockerx.Container) error {

@@ -42,6 +42,9 @@ func newHarness(t *testing.T, opts Options) *harness {
 	}
 	opts.Instance = "i"
 	opts.CrashBackoffBase = orDuration(opts.CrashBackoffBase, 20*time.Millisecond)
+	// A short settle time keeps rollouts quick while still exercising the
+	// settle rule; tests of the rule set their own.
+	opts.SettleTime = orDuration(opts.SettleTime, 20*time.Millisecond)
 	opts.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
 	h.ctrl = New(h.engine, st, opts)
 	return h
@@ -115,7 +118,7 @@ func (h *harness) ours(name string) []dockerx.Container {
 
 func (h *harness) waitFor(what string, cond func() bool) {
 	h.t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
+	deadline := time.Now().Add(30 * time.Second) // generous: the machine may be loaded
 	for !cond() {
 		if time.Now().After(deadline) {
 			h.t.Fatalf("timed out waiting for %s; containers: %s", what, summary(h.engine.Snapshot()))
@@ -388,7 +391,11 @@ func TestControllerCrashLoopBacksOff(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, views := View(d, st, h.ours("web"), time.Now())
+	rec, err := h.store.Get("web")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, views := View(rec, st, h.ours("web"), time.Now())
 	if n := views[h.ours("web")[0].ID].Restarts; n < 2 {
 		t.Fatalf("restart count %d, want >= 2", n)
 	}

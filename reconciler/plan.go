@@ -82,8 +82,14 @@ type PlanInput struct {
 	// Containers are the observed containers carrying this instance's and
 	// this deployment's labels.
 	Containers []dockerx.Container
+	// Ready holds, by container ID, the containers that count as ready:
+	// running, healthy, and passing the controller-run readiness probe
+	// (readiness). Nil means "judge by Docker's state and health alone"
+	// (IsReady), for callers that run no probes.
+	Ready map[string]bool
 	// Available holds, by container ID, the containers that count as
-	// available (ready for minReadySeconds).
+	// available (see availability: ready for max(minReadySeconds, the
+	// settle time)).
 	Available map[string]bool
 	// StartNotBefore holds, per container ID, the earliest time dockctl may
 	// start it again (crash-loop backoff).
@@ -177,6 +183,11 @@ func ComputePlan(in PlanInput) Plan {
 	for hash := range in.State.Sizes {
 		set(hash)
 	}
+	// The current template's set exists unless the deployment is paused
+	// and it has no containers or size yet: like Kubernetes, which creates
+	// no new ReplicaSet for a paused deployment, a deployment created paused
+	// gets no replicas, and a template changed while paused is not rolled
+	// out, until it is resumed.
 	var newSet *revisionSet
 	if _, exists := byHash[in.Hash]; exists || !p.paused {
 		newSet = set(in.Hash)
@@ -224,7 +235,7 @@ func (in PlanInput) reconcileRevision(s *revisionSet, cs []*dockerx.Container, p
 	current := cs
 	if n := int32(len(cs)); n > s.size {
 		ops = make([]Op, 0, n-s.size)
-		ranked := rankForRemoval(cs)
+		ranked := rankForRemoval(cs, in.isReady, in.Available)
 		cause := in.removeCause(s, n)
 		for _, c := range ranked[:n-s.size] {
 			ops = append(ops, Op{Kind: OpRemove, Name: c.Name, ContainerID: c.ID, Cause: cause})
@@ -277,6 +288,15 @@ func (in PlanInput) reconcileRevision(s *revisionSet, cs []*dockerx.Container, p
 	return ops
 }
 
+// isReady judges readiness as status does: by the controller's verdict
+// when the caller gave one.
+func (in PlanInput) isReady(c *dockerx.Container) bool {
+	if in.Ready == nil {
+		return IsReady(*c)
+	}
+	return in.Ready[c.ID]
+}
+
 func (in PlanInput) removeCause(s *revisionSet, n int32) string {
 	switch {
 	case s.hash == "":
@@ -289,27 +309,49 @@ func (in PlanInput) removeCause(s *revisionSet, n int32) string {
 }
 
 // resolveParams resolves the strategy against the desired replicas with
-// Kubernetes' rounding. A deployment that publishes a host port cannot run
-// two containers at once, so it rolls with no surge.
+// Kubernetes' rounding. A deployment that publishes a host port, or shares
+// the host's network (where any listening port is a host port), cannot run
+// two containers at once, so it rolls with no surge — and so with at least
+// one unavailable, or it could never make room. That forced value only
+// drives the rollout: the Available condition keeps the user's own
+// maxUnavailable (availableBudget), so that it never calls a deployment with
+// too few available replicas available.
 func resolveParams(d *manifests.Deployment) rolloutParams {
 	p := rolloutParams{replicas: d.Replicas(), paused: d.Spec.Paused, recreate: d.Spec.Strategy.Type == manifests.StrategyRecreate}
 	if p.recreate {
-		return p
+		return p // Kubernetes: a Recreate deployment tolerates no unavailable replica
 	}
 	surge, unavailable, err := manifests.ParseMaxSurgeUnavailable(d)
 	if err != nil {
 		surge, unavailable = 0, 1
 	}
-	for _, port := range d.Container().Ports {
-		if port.HostPort != 0 {
-			surge = 0
-		}
-	}
 	if surge == 0 && unavailable == 0 {
-		unavailable = 1
+		unavailable = 1 // Kubernetes' ResolveFenceposts: a rollout must be able to move
+	}
+	// Kubernetes' MaxUnavailable: never more than replicas.
+	p.availableBudget = min32(unavailable, p.replicas)
+	if needsExclusiveHost(d) {
+		surge = 0
+		if unavailable == 0 {
+			unavailable = 1
+		}
 	}
 	p.maxSurge, p.maxUnavailable = surge, unavailable
 	return p
+}
+
+// needsExclusiveHost reports whether two replicas of the template cannot run
+// side by side on one host: a published host port, or the host's network.
+func needsExclusiveHost(d *manifests.Deployment) bool {
+	if d.Spec.Template.Spec.HostNetwork {
+		return true
+	}
+	for _, port := range d.Container().Ports {
+		if port.HostPort != 0 {
+			return true
+		}
+	}
+	return false
 }
 
 func findRevision(revs []store.Revision, hash string) *store.Revision {
@@ -336,18 +378,22 @@ const causeStopped = "stopped"
 
 // rankForRemoval orders containers least valuable first, as Kubernetes ranks
 // pods for scale-down: not running before running, not ready before ready,
-// newer before older (an older replica has proven itself for longer). Ties
-// break on name so that plans are deterministic.
-func rankForRemoval(cs []*dockerx.Container) []*dockerx.Container {
+// not yet available before available, newer before older (an older replica
+// has proven itself for longer). Readiness and availability are the ones
+// status shows (controller-run probes included), so that a rollout that
+// removes as many old replicas as are unavailable removes exactly those and
+// availability never drops below replicas - maxUnavailable. Ties break on
+// name so that plans are deterministic.
+func rankForRemoval(cs []*dockerx.Container, ready func(*dockerx.Container) bool, available map[string]bool) []*dockerx.Container {
 	// Keys computed once: a scale-down of thousands compares them often.
 	type ranked struct {
-		c              *dockerx.Container
-		running, ready bool
-		created        int64
+		c                         *dockerx.Container
+		running, ready, available bool
+		created                   int64
 	}
 	keys := make([]ranked, len(cs))
 	for i, c := range cs {
-		keys[i] = ranked{c, c.State == dockerx.StateRunning, IsReady(*c), c.Created.UnixNano()}
+		keys[i] = ranked{c, c.State == dockerx.StateRunning, ready(c), available[c.ID], c.Created.UnixNano()}
 	}
 	sort.Slice(keys, func(i, j int) bool {
 		a, b := &keys[i], &keys[j]
@@ -356,6 +402,9 @@ func rankForRemoval(cs []*dockerx.Container) []*dockerx.Container {
 		}
 		if a.ready != b.ready {
 			return !a.ready
+		}
+		if a.available != b.available {
+			return !a.available
 		}
 		if a.created != b.created {
 			return a.created > b.created

@@ -293,3 +293,104 @@ func TestSlowStart(t *testing.T) {
 		}
 	})
 }
+
+// TestComputePlanJudgesAsStatusDoes covers the plans that depend on the
+// controller's own readiness and availability verdicts, which Docker's
+// state alone does not show.
+func TestComputePlanJudgesAsStatusDoes(t *testing.T) {
+	const H = "aaaa"
+	running := dockerx.StateRunning
+	rolling := func(replicas int32, surge, unavailable int) *manifests.Deployment {
+		return withStrategy(deployment(replicas), manifests.StrategyRollingUpdate, surge, unavailable)
+	}
+	paused := deployment(3)
+	paused.Spec.Paused = true
+	old := []dockerx.Container{
+		ctr("old", 0, running, 4*time.Hour), ctr("old", 1, running, 3*time.Hour),
+		ctr("old", 2, running, 2*time.Hour), ctr("old", 3, running, time.Hour),
+	}
+	tests := []struct {
+		name       string
+		desired    *manifests.Deployment
+		containers []dockerx.Container
+		revisions  []store.Revision
+		state      RolloutState
+		ready      map[string]bool // nil: Docker's view
+		notAvail   []string        // container IDs that are ready but not available
+		want       []string
+	}{
+		{
+			// Issue 8 item 5: the budget allows removing one old replica
+			// because one is unavailable; removing an available one instead
+			// would leave 2 available of 4 with maxUnavailable 1.
+			name:    "rolling update removes the unavailable old replica, not an available one",
+			desired: rolling(4, 1, 1), containers: old,
+			revisions: []store.Revision{{Number: 1, Hash: "old"}, {Number: 2, Hash: H}},
+			state:     RolloutState{Sizes: map[string]int32{"old": 4}, DesiredReplicas: i32(4), MaxReplicas: 5},
+			notAvail:  []string{"id-i_web-old-0"},
+			want:      []string{"remove i_web-old-0", "create i_web-aaaa-0"},
+		},
+		{
+			// Issue 8 item 29: the older replica fails its controller-run
+			// readiness probe, the newer one passes it.
+			name:    "scale down removes the replica failing its controller-run probe",
+			desired: deployment(1),
+			containers: []dockerx.Container{
+				ctr(H, 0, running, 3*time.Hour), // older, probe failing
+				ctr(H, 1, running, time.Hour),   // newer, probe passing
+			},
+			ready: map[string]bool{"id-i_web-aaaa-1": true},
+			want:  []string{"remove i_web-aaaa-0"},
+		},
+		{
+			name:    "scale down removes a ready but not yet available replica first",
+			desired: deployment(1),
+			containers: []dockerx.Container{
+				ctr(H, 0, running, time.Minute), // newest, available
+				ctr(H, 1, running, time.Hour),   // older, settling again
+			},
+			notAvail: []string{"id-i_web-aaaa-1"},
+			want:     []string{"remove i_web-aaaa-1"},
+		},
+		{
+			// Issue 8 item 15: Kubernetes creates no ReplicaSet for a
+			// deployment created paused.
+			name:    "a deployment created paused gets no replicas",
+			desired: paused,
+		},
+		{
+			name:       "a paused deployment keeps the replicas it has",
+			desired:    paused,
+			containers: []dockerx.Container{ctr(H, 0, running, time.Hour), ctr(H, 1, running, time.Hour), ctr(H, 2, running, time.Hour)},
+			state:      RolloutState{Sizes: map[string]int32{H: 3}, DesiredReplicas: i32(3), MaxReplicas: 4},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			avail := availableIfRunning(tt.containers)
+			if tt.ready != nil {
+				avail = map[string]bool{}
+				for id := range tt.ready {
+					avail[id] = true
+				}
+			}
+			for _, id := range tt.notAvail {
+				delete(avail, id)
+			}
+			plan := ComputePlan(PlanInput{
+				Instance: "i", Name: "web", Desired: tt.desired, Hash: H, Revisions: tt.revisions,
+				Containers: tt.containers, Now: t0, State: tt.state, Ready: tt.ready, Available: avail,
+			})
+			var got []string
+			for _, op := range plan.Ops {
+				if op.Cause == "" {
+					t.Errorf("op %v has no cause", op)
+				}
+				got = append(got, fmt.Sprintf("%s %s", op.Kind, op.Name))
+			}
+			if strings.Join(got, "\n") != strings.Join(tt.want, "\n") {
+				t.Errorf("plan:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(tt.want, "\n"))
+			}
+		})
+	}
+}

@@ -10,6 +10,7 @@ import (
 
 	"github.com/dockctl/dockctl/dockerx"
 	"github.com/dockctl/dockctl/manifests"
+	"github.com/dockctl/dockctl/store"
 )
 
 func withStrategy(d *manifests.Deployment, typ string, surge, unavailable int) *manifests.Deployment {
@@ -21,49 +22,53 @@ func withStrategy(d *manifests.Deployment, typ string, surge, unavailable int) *
 	return d
 }
 
-// boundsChecker records, at every create and remove the controller makes,
-// how many containers exist and how many are running, so a test can check
-// the rollout's bounds at each step rather than at a few samples.
+// boundsChecker records the rollout's bounds at every step: the most
+// containers that existed at once (counted by the engine under its lock as
+// each create lands) and, at every removal the controller makes, how many
+// containers are running, so a test checks the bounds at each step rather
+// than at a few samples.
 type boundsChecker struct {
-	mu                   sync.Mutex
-	maxTotal, minRunning int
-	hashesAtCreate       []map[string]int
+	h              *harness
+	mu             sync.Mutex
+	minRunning     int
+	removed        map[string]bool
+	hashesAtCreate []map[string]int
 }
 
 func (b *boundsChecker) install(h *harness) {
+	b.h = h
 	b.minRunning = 1 << 30
-	count := func() (total, running int, hashes map[string]int) {
-		hashes = map[string]int{}
-		for _, c := range h.ours("web") {
-			total++
-			hashes[c.TemplateHash]++
-			if c.State == dockerx.StateRunning {
-				running++
-			}
-		}
-		return
-	}
+	b.removed = map[string]bool{}
+	h.engine.ResetPeak("web")
 	h.engine.OnCreate = func(req dockerx.CreateRequest) error {
-		total, _, hashes := count()
+		hashes := map[string]int{}
+		for _, c := range h.ours("web") {
+			hashes[c.TemplateHash]++
+		}
 		b.mu.Lock()
 		defer b.mu.Unlock()
-		b.maxTotal = max(b.maxTotal, total+1)
 		b.hashesAtCreate = append(b.hashesAtCreate, hashes)
 		return nil
 	}
 	h.engine.OnRemove = func(id string) error {
-		_, running, _ := count()
+		// The hook runs before the removal lands, and removals run in
+		// parallel: every container whose removal was asked for counts as
+		// gone already, so that no interleaving hides a low.
 		b.mu.Lock()
 		defer b.mu.Unlock()
+		b.removed[id] = true
+		running := 0
 		for _, c := range h.ours("web") {
-			if c.ID == id && c.State == dockerx.StateRunning {
-				running--
+			if c.State == dockerx.StateRunning && !b.removed[c.ID] {
+				running++
 			}
 		}
 		b.minRunning = min(b.minRunning, running)
 		return nil
 	}
 }
+
+func (b *boundsChecker) maxTotal() int { return b.h.engine.PeakContainers("web") }
 
 func TestRollingUpdateKeepsBounds(t *testing.T) {
 	for _, tc := range []struct{ replicas, surge, unavailable int }{{6, 1, 0}, {6, 0, 1}, {10, 3, 2}, {5, 5, 0}} {
@@ -78,8 +83,8 @@ func TestRollingUpdateKeepsBounds(t *testing.T) {
 			h.waitReplicas("web", tc.replicas)
 			b.mu.Lock()
 			defer b.mu.Unlock()
-			if b.maxTotal > tc.replicas+tc.surge {
-				t.Errorf("%d containers at once, bound is %d", b.maxTotal, tc.replicas+tc.surge)
+			if n := b.maxTotal(); n > tc.replicas+tc.surge {
+				t.Errorf("%d containers at once, bound is %d", n, tc.replicas+tc.surge)
 			}
 			if b.minRunning < tc.replicas-tc.unavailable {
 				t.Errorf("%d running at a removal, bound is %d", b.minRunning, tc.replicas-tc.unavailable)
@@ -125,17 +130,14 @@ func TestBrokenRevisionStalls(t *testing.T) {
 	deadline := int32(1)
 	broken.Spec.ProgressDeadlineSeconds = &deadline
 	brokenHash := manifests.TemplateHash(&broken.Spec.Template)
-	h.engine.OnStart = func(id string) error {
-		go func() {
-			time.Sleep(time.Millisecond)
-			for _, c := range h.ours("web") {
-				if c.ID == id && c.TemplateHash == brokenHash {
-					_ = h.engine.Kill(id)
-				}
-			}
-		}()
-		return nil
+	// Exits as it starts, atomically: no sync ever sees it running.
+	h.engine.StartFault = func(c dockerx.Container) (string, string) {
+		if c.TemplateHash == brokenHash {
+			return dockerx.StateExited, ""
+		}
+		return "", ""
 	}
+	h.engine.ResetPeak("web")
 	h.apply(broken)
 	h.waitFor("Progressing=False ProgressDeadlineExceeded", func() bool {
 		st, err := h.store.ReadStatus("web")
@@ -152,8 +154,9 @@ func TestBrokenRevisionStalls(t *testing.T) {
 			old++
 		}
 	}
-	if old < 3 || total > 5 {
-		t.Fatalf("stalled rollout: %d old running (want >= 3), %d total (want <= 5): %s", old, total, summary(h.engine.Snapshot()))
+	if old < 3 || total > 5 || h.engine.PeakContainers("web") > 5 {
+		t.Fatalf("stalled rollout: %d old running (want >= 3), %d total, %d at most (want <= 5): %s",
+			old, total, h.engine.PeakContainers("web"), summary(h.engine.Snapshot()))
 	}
 }
 
@@ -187,16 +190,12 @@ func TestScaleDuringRolloutIsProportional(t *testing.T) {
 	h.waitReplicas("web", 10)
 	broken := withStrategy(testDeployment("web", 10, "broken"), manifests.StrategyRollingUpdate, 3, 2)
 	brokenHash := manifests.TemplateHash(&broken.Spec.Template)
-	// The new revision starts but never turns healthy: it stays unready.
-	h.engine.OnStart = func(id string) error {
-		go func() {
-			for _, c := range h.ours("web") {
-				if c.ID == id && c.TemplateHash == brokenHash {
-					_ = h.engine.SetHealth(id, dockerx.HealthUnhealthy)
-				}
-			}
-		}()
-		return nil
+	// The new revision starts unhealthy, atomically, and stays unready.
+	h.engine.StartFault = func(c dockerx.Container) (string, string) {
+		if c.TemplateHash == brokenHash {
+			return "", dockerx.HealthUnhealthy
+		}
+		return "", ""
 	}
 	h.apply(broken)
 	counts := func() (old, new int) {
@@ -213,4 +212,130 @@ func TestScaleDuringRolloutIsProportional(t *testing.T) {
 	scaled := withStrategy(testDeployment("web", 30, "broken"), manifests.StrategyRollingUpdate, 3, 2)
 	h.apply(scaled)
 	h.waitFor("20 old + 13 new", func() bool { o, n := counts(); return o == 20 && n == 13 })
+}
+
+// recordOf wraps a deployment with no revision history, for View.
+func recordOf(d *manifests.Deployment) *store.Record {
+	return &store.Record{Name: d.Metadata.Name, Deployment: *d}
+}
+
+// testClock is a clock the test moves by hand.
+type testClock struct {
+	mu  sync.Mutex
+	now time.Time
+}
+
+func (c *testClock) Now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.now
+}
+
+func (c *testClock) Advance(d time.Duration) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.now = c.now.Add(d)
+}
+
+// Issue 8 item 1: a release whose containers run for about a second and
+// then exit (no readiness probe, minReadySeconds 0, maxSurge 1,
+// maxUnavailable 1, 4 replicas) keeps 3 of 4 old replicas running: a new
+// container counts as available only once it has been ready for the settle
+// time (5s by default). Status shows the new replicas crash-looping. The
+// controller's clock is driven by the test, so the outcome does not depend
+// on how fast the machine is.
+func TestCrashingReleaseKeepsOldReplicas(t *testing.T) {
+	clock := &testClock{now: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)}
+	h := newHarness(t, Options{SettleTime: DefaultSettleTime, Now: clock.Now,
+		CrashBackoffBase: 100 * time.Millisecond, CrashBackoffMax: 200 * time.Millisecond})
+	h.engine.SetNow(clock.Now)
+	good := withStrategy(testDeployment("web", 4, "good"), manifests.StrategyRollingUpdate, 1, 1)
+	goodHash := manifests.TemplateHash(&good.Spec.Template)
+	h.apply(good)
+	h.start()
+	h.waitReplicas("web", 4)
+	clock.Advance(time.Minute) // the old replicas have long settled
+
+	var mu sync.Mutex
+	oldRemoved := 0
+	h.engine.OnRemove = func(id string) error {
+		for _, c := range h.ours("web") {
+			if c.ID == id && c.TemplateHash == goodHash {
+				mu.Lock()
+				oldRemoved++
+				mu.Unlock()
+			}
+		}
+		return nil
+	}
+	h.engine.ResetPeak("web")
+	broken := withStrategy(testDeployment("web", 4, "broken"), manifests.StrategyRollingUpdate, 1, 1)
+	brokenHash := manifests.TemplateHash(&broken.Spec.Template)
+	h.apply(broken)
+	rec, err := h.store.Get("web")
+	if err != nil {
+		t.Fatal(err)
+	}
+	newOnes := func(state string) int {
+		n := 0
+		for _, c := range h.ours("web") {
+			if c.TemplateHash == brokenHash && c.State == state {
+				n++
+			}
+		}
+		return n
+	}
+	view := func() (manifests.DeploymentStatus, map[string]ContainerView) {
+		st, _ := h.store.ReadStatus("web")
+		return View(rec, st, h.ours("web"), clock.Now())
+	}
+	crashLooping := func() bool {
+		_, views := view()
+		n := 0
+		for _, c := range h.ours("web") {
+			if c.TemplateHash == brokenHash && views[c.ID].CrashLoopBackOff {
+				n++
+			}
+		}
+		return n == 2
+	}
+	for round := 0; round < 3; round++ {
+		h.waitFor("two new replicas running", func() bool { return newOnes(dockerx.StateRunning) == 2 })
+		clock.Advance(time.Second) // they run for a second…
+		for _, c := range h.ours("web") {
+			if c.TemplateHash == brokenHash {
+				if err := h.engine.Kill(c.ID); err != nil { // …and exit
+					t.Fatal(err)
+				}
+			}
+		}
+		h.waitFor("the new replicas to show CrashLoopBackOff", crashLooping)
+		clock.Advance(time.Second) // past the crash backoff: started again
+	}
+	h.waitFor("two new replicas running", func() bool { return newOnes(dockerx.StateRunning) == 2 })
+	clock.Advance(time.Second)
+	for _, c := range h.ours("web") {
+		if c.TemplateHash == brokenHash {
+			_ = h.engine.Kill(c.ID)
+		}
+	}
+	h.waitFor("the new replicas to show CrashLoopBackOff", crashLooping)
+
+	mu.Lock()
+	removed := oldRemoved
+	mu.Unlock()
+	old := 0
+	for _, c := range h.ours("web") {
+		if c.TemplateHash == goodHash && c.State == dockerx.StateRunning {
+			old++
+		}
+	}
+	if old < 3 || removed > 1 || h.engine.PeakContainers("web") > 5 {
+		t.Fatalf("%d old running (want >= 3), %d old removed (want <= 1), %d containers at most (want <= 5): %s",
+			old, removed, h.engine.PeakContainers("web"), summary(h.engine.Snapshot()))
+	}
+	s, _ := view()
+	if s.AvailableReplicas != 3 || RolloutComplete(&rec.Deployment, s) {
+		t.Fatalf("status %+v: want 3 available and the rollout incomplete", s)
+	}
 }

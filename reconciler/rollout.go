@@ -35,8 +35,12 @@ type rolloutParams struct {
 	replicas       int32
 	maxSurge       int32
 	maxUnavailable int32
-	recreate       bool
-	paused         bool
+	// availableBudget is the user's maxUnavailable as Kubernetes resolves
+	// it, for the Available condition; maxUnavailable may be forced higher
+	// for the rollout (see resolveParams).
+	availableBudget int32
+	recreate        bool
+	paused          bool
 }
 
 // computeSizes updates the sizes of sets in place, following the
@@ -51,10 +55,11 @@ func computeSizes(sets []*revisionSet, newSet *revisionSet, p rolloutParams, pre
 		scaleEvent(sets, newSet, p, prev.MaxReplicas)
 	}
 	if p.paused {
-		// Paused: scaling still works (above), but no new revision rolls out.
-		if prev.DesiredReplicas == nil && newSet != nil && sum(sets) == 0 {
-			newSet.size = p.replicas // a fresh deployment still gets its replicas
-		}
+		// Paused: scaling still works (above), but no new revision rolls
+		// out. As in Kubernetes, whose sync() of a paused deployment never
+		// creates the new ReplicaSet (getAllReplicaSetsAndSyncRevision with
+		// createIfNotExisted false), a deployment created paused gets no
+		// replicas until it is resumed: ComputePlan passes no newSet then.
 		return
 	}
 	olds := oldSets(sets, newSet)

@@ -2,7 +2,9 @@ package reconciler
 
 import (
 	"fmt"
+	"strings"
 	"testing"
+	"time"
 
 	"k8s.io/apimachinery/pkg/util/intstr"
 
@@ -162,6 +164,8 @@ func TestResolveParams(t *testing.T) {
 		{"both zero make unavailable 1", 4, num(0), num(0), false, 0, 1},
 		{"percent of 1", 1, pct("25%"), pct("25%"), false, 1, 0},
 		{"hostPort rolls with no surge", 1, num(1), num(0), true, 0, 1},
+		{"hostNetwork rolls with no surge", 4, num(1), num(0), false, 0, 1},
+		{"hostNetwork keeps a larger maxUnavailable", 4, num(2), num(2), false, 0, 2},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -172,10 +176,134 @@ func TestResolveParams(t *testing.T) {
 			if tt.hostPort {
 				d.Spec.Template.Spec.Containers[0].Ports = []manifests.ContainerPort{{ContainerPort: 80, HostPort: 8080}}
 			}
+			if strings.HasPrefix(tt.name, "hostNetwork") {
+				d.Spec.Template.Spec.HostNetwork = true
+			}
 			p := resolveParams(d)
 			if p.maxSurge != tt.wantSurge || p.maxUnavailable != tt.wantUn {
 				t.Fatalf("surge %d unavailable %d, want %d %d", p.maxSurge, p.maxUnavailable, tt.wantSurge, tt.wantUn)
 			}
 		})
+	}
+}
+
+// Issue 8 item 15: as in Kubernetes, a deployment created paused gets no
+// replicas until it is resumed; then it rolls out as usual.
+func TestCreatedPausedGetsNoReplicasUntilResumed(t *testing.T) {
+	h := newHarness(t, Options{})
+	d := testDeployment("web", 3, "one")
+	d.Spec.Paused = true
+	h.apply(d)
+	h.start()
+	rec, err := h.store.Get("web")
+	if err != nil {
+		t.Fatal(err)
+	}
+	h.waitFor("the paused deployment to be observed", func() bool {
+		st, err := h.store.ReadStatus("web")
+		if err != nil || st == nil || st.ObservedGeneration != rec.Generation {
+			return false
+		}
+		c := find(st.Conditions, manifests.ConditionProgressing)
+		return c != nil && c.Reason == ReasonDeploymentPaused
+	})
+	if cs := h.ours("web"); len(cs) != 0 {
+		t.Fatalf("a deployment created paused has containers: %s", summary(cs))
+	}
+	resumed := testDeployment("web", 3, "one")
+	h.apply(resumed)
+	h.waitReplicas("web", 3)
+}
+
+// Issue 8 item 8: the Available condition judges availability by the
+// user's maxUnavailable, not by the one forced on a rollout that cannot
+// surge (host port, host network).
+func TestAvailableConditionUsesUsersMaxUnavailable(t *testing.T) {
+	hostPort := func(d *manifests.Deployment) {
+		d.Spec.Template.Spec.Containers[0].Ports = []manifests.ContainerPort{{ContainerPort: 80, HostPort: 8080}}
+	}
+	hostNet := func(d *manifests.Deployment) { d.Spec.Template.Spec.HostNetwork = true }
+	tests := []struct {
+		name      string
+		replicas  int32
+		strategy  func(*manifests.Deployment)
+		host      func(*manifests.Deployment)
+		available int32
+		want      string
+	}{
+		{"hostPort, 1 replica, 0 available", 1, nil, hostPort, 0, "False"},
+		{"hostPort, 1 replica, 1 available", 1, nil, hostPort, 1, "True"},
+		{"hostNetwork, maxUnavailable 0, 3 of 4 available", 4, func(d *manifests.Deployment) {
+			withStrategy(d, manifests.StrategyRollingUpdate, 1, 0)
+		}, hostNet, 3, "False"},
+		{"hostNetwork, maxUnavailable 2, 2 available", 4, func(d *manifests.Deployment) {
+			withStrategy(d, manifests.StrategyRollingUpdate, 1, 2)
+		}, hostNet, 2, "True"},
+		{"surge 0 and unavailable 0 resolve to 1 as in Kubernetes", 4, func(d *manifests.Deployment) {
+			withStrategy(d, manifests.StrategyRollingUpdate, 0, 0)
+		}, nil, 3, "True"},
+		{"recreate tolerates none", 2, func(d *manifests.Deployment) {
+			withStrategy(d, manifests.StrategyRecreate, 0, 0)
+		}, nil, 1, "False"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			d := deployment(tt.replicas)
+			if tt.strategy != nil {
+				tt.strategy(d)
+			}
+			if tt.host != nil {
+				tt.host(d)
+			}
+			st := manifests.DeploymentStatus{Replicas: tt.replicas, UpdatedReplicas: tt.replicas, ReadyReplicas: tt.available, AvailableReplicas: tt.available}
+			conds, _ := Conditions(d, st, st, false, failure{}, nil, t0)
+			if c := find(conds, manifests.ConditionAvailable); c == nil || c.Status != tt.want {
+				t.Fatalf("Available %+v, want %s", c, tt.want)
+			}
+		})
+	}
+}
+
+// Issue 8 item 7: once a rollout is complete, Kubernetes stops judging its
+// progress: a replica that crash-loops afterwards makes the deployment
+// unavailable, never ProgressDeadlineExceeded.
+func TestCompleteRolloutIsNotJudgedForProgress(t *testing.T) {
+	d := deployment(3)
+	deadline := int32(10)
+	d.Spec.ProgressDeadlineSeconds = &deadline
+	complete := manifests.DeploymentStatus{Replicas: 3, UpdatedReplicas: 3, ReadyReplicas: 3, AvailableReplicas: 3}
+	conds, _ := Conditions(d, complete, complete, true, failure{}, nil, t0)
+	if c := find(conds, manifests.ConditionProgressing); c.Reason != ReasonNewReplicaSetAvailable {
+		t.Fatalf("complete rollout: Progressing %+v", c)
+	}
+	// One replica crash-loops from now on, flapping between ready and not.
+	crashing := manifests.DeploymentStatus{Replicas: 3, UpdatedReplicas: 3, ReadyReplicas: 2, AvailableReplicas: 2}
+	prevCounts := complete
+	now := t0
+	for i := 0; i < 6; i++ {
+		now = now.Add(time.Duration(deadline) * time.Second)
+		st := crashing
+		if i%2 == 1 {
+			st.ReadyReplicas = 3 // restarted, ready again but not yet available
+		}
+		conds, _ = Conditions(d, st, prevCounts, false, failure{}, conds, now)
+		prevCounts = st
+		c := find(conds, manifests.ConditionProgressing)
+		if c.Status != "True" || c.Reason != ReasonNewReplicaSetAvailable {
+			t.Fatalf("step %d: Progressing %s/%s, want True/%s", i, c.Status, c.Reason, ReasonNewReplicaSetAvailable)
+		}
+		if a := find(conds, manifests.ConditionAvailable); a.Status != "False" {
+			t.Fatalf("step %d: Available %s with 2 of 3 available and maxUnavailable 0 (25%% of 3)", i, a.Status)
+		}
+	}
+	// A new template is judged again.
+	rolling := manifests.DeploymentStatus{Replicas: 4, UpdatedReplicas: 1, ReadyReplicas: 3, AvailableReplicas: 3}
+	conds, _ = Conditions(d, rolling, prevCounts, true, failure{}, conds, now)
+	if c := find(conds, manifests.ConditionProgressing); c.Reason != ReasonReplicaSetUpdated {
+		t.Fatalf("new template: Progressing %+v", c)
+	}
+	conds, _ = Conditions(d, rolling, rolling, false, failure{}, conds, now.Add(time.Hour))
+	if c := find(conds, manifests.ConditionProgressing); c.Reason != ReasonProgressDeadlineExceeded {
+		t.Fatalf("stalled new template: Progressing %+v", c)
 	}
 }

@@ -26,6 +26,10 @@ type deploymentState struct {
 	Containers map[string]*containerState `json:"containers,omitempty"`
 	// Counts are the replica counts of the last sync, to tell progress.
 	Counts manifests.DeploymentStatus `json:"counts"`
+	// Settle is the controller's settle time (Options.SettleTime) when it
+	// last synced, so that `dockctl get` judges availability as it does.
+	// Nil: the default.
+	Settle *time.Duration `json:"settle,omitempty"`
 }
 
 // containerState is the controller's memory of one container.
@@ -85,15 +89,21 @@ type ContainerView struct {
 
 // View computes a deployment's status counts and per-container facts the
 // way the controller does, from what Docker reports and what the controller
-// recorded (st may be nil: then from Docker alone).
-func View(d *manifests.Deployment, st *store.Status, cs []dockerx.Container, now time.Time) (manifests.DeploymentStatus, map[string]ContainerView) {
+// recorded (st may be nil: then from Docker alone). Each container is judged
+// by its own revision's template (rec.Revisions), not the desired one.
+func View(rec *store.Record, st *store.Status, cs []dockerx.Container, now time.Time) (manifests.DeploymentStatus, map[string]ContainerView) {
 	s := deploymentState{Containers: map[string]*containerState{}}
 	if st != nil {
 		s = readState(st)
 	}
-	probed := func(string) bool { r, _ := controllerProbes(&d.Spec.Template); return r != nil }
-	ready := readiness(cs, s.Containers, probed)
-	avail, _ := availability(d, cs, ready, s.Containers, now)
+	d := &rec.Deployment
+	hash := manifests.TemplateHash(&d.Spec.Template)
+	ready := readiness(cs, s.Containers, probed(templateLookup(d, hash, rec.Revisions)))
+	settle := DefaultSettleTime
+	if s.Settle != nil {
+		settle = *s.Settle
+	}
+	avail, _ := availability(d, cs, ready, s.Containers, settle, now)
 	out := map[string]ContainerView{}
 	for _, c := range cs {
 		v := ContainerView{Ready: ready[c.ID], Available: avail[c.ID]}
@@ -103,7 +113,34 @@ func View(d *manifests.Deployment, st *store.Status, cs []dockerx.Container, now
 		}
 		out[c.ID] = v
 	}
-	return ComputeStatus(d, manifests.TemplateHash(&d.Spec.Template), cs, ready, avail), out
+	return ComputeStatus(d, hash, cs, ready, avail), out
+}
+
+// templateLookup maps a template hash to its pod template: the desired one
+// (whose hash is hash) or a recorded revision's; nil when unknown.
+func templateLookup(d *manifests.Deployment, hash string, revs []store.Revision) func(string) *manifests.PodTemplateSpec {
+	return func(h string) *manifests.PodTemplateSpec {
+		if h == hash {
+			return &d.Spec.Template
+		}
+		if r := findRevision(revs, h); r != nil {
+			return &r.Template
+		}
+		return nil
+	}
+}
+
+// probed is the one rule for "is this container readiness-probed by the
+// controller": its own revision's template has a readiness probe the
+// controller runs. A container of an unknown revision has none.
+func probed(templates func(string) *manifests.PodTemplateSpec) func(hash string) bool {
+	return func(h string) bool {
+		if t := templates(h); t != nil {
+			r, _ := controllerProbes(t)
+			return r != nil
+		}
+		return false
+	}
 }
 
 // readiness decides which containers are ready: running, healthy if they
@@ -126,17 +163,26 @@ func readiness(cs []dockerx.Container, states map[string]*containerState, probed
 	return out
 }
 
-// availability decides which containers are available: ready for
-// minReadySeconds — and, beyond Kubernetes, a container that has exited
-// since it was created (dockctl restarted it) only after it has run for
-// max(minReadySeconds, crashWindow), so that a crashing revision never looks
-// available between two crashes. It also returns when the next container
-// becomes available, so the sync can requeue for it. A container with no
-// recorded ready time counts from its creation (a view without controller).
-func availability(d *manifests.Deployment, cs []dockerx.Container, ready map[string]bool, states map[string]*containerState, now time.Time) (map[string]bool, time.Duration) {
+// DefaultSettleTime is the settle time when none is configured: Docker
+// Swarm's default --update-monitor.
+const DefaultSettleTime = 5 * time.Second
+
+// availability decides which containers are available. Kubernetes counts a
+// pod available once it has been ready for minReadySeconds. dockctl adds the
+// settle rule (documented in the README): every container, of whatever
+// revision, must also have been ready for the settle time before it counts,
+// so that a release whose containers run for a second and then exit never
+// looks available and a rolling update never removes an old replica for it.
+// A container that has exited since it was created (dockctl restarted it)
+// must moreover have run for crashWindow, so that a crash-looping replica
+// never looks available between two crashes. It also returns when the next
+// container becomes available, so the sync can requeue for it. A container
+// with no recorded ready time counts from its creation (a view without
+// controller).
+func availability(d *manifests.Deployment, cs []dockerx.Container, ready map[string]bool, states map[string]*containerState, settle time.Duration, now time.Time) (map[string]bool, time.Duration) {
 	out := map[string]bool{}
 	var next time.Duration
-	minReady := time.Duration(d.Spec.MinReadySeconds) * time.Second
+	minReady := max(time.Duration(d.Spec.MinReadySeconds)*time.Second, settle)
 	for _, c := range cs {
 		if !ready[c.ID] {
 			continue
@@ -151,7 +197,7 @@ func availability(d *manifests.Deployment, cs []dockerx.Container, ready map[str
 				need = crashWindow
 			}
 		}
-		if need == 0 {
+		if need <= 0 {
 			out[c.ID] = true
 			continue
 		}
@@ -184,16 +230,27 @@ func (c *Controller) observeContainers(s *deploymentState, cs []dockerx.Containe
 			}
 			continue
 		}
-		if cst == nil {
+		if ct.State != dockerx.StateExited {
+			if cst != nil {
+				cst.ReadySince = time.Time{}
+			}
 			continue
+		}
+		if cst == nil {
+			// A first exit is a crash too when the container had not run
+			// for crashWindow since it was created: a release that exits at
+			// once is crash-looping from its first exit, as a pod's is.
+			cst = &containerState{}
+			s.Containers[ct.ID] = cst
 		}
 		cst.ReadySince = time.Time{}
-		if ct.State != dockerx.StateExited {
-			continue
-		}
-		if !cst.StartedAt.IsZero() && !cst.ExitCounted {
+		if !cst.ExitCounted {
+			started := cst.StartedAt
+			if started.IsZero() {
+				started = ct.Created // never restarted: it ran since it was created
+			}
 			cst.ExitCounted = true
-			if now.Sub(cst.StartedAt) < crashWindow {
+			if now.Sub(started) < crashWindow {
 				cst.CrashCount++
 			} else {
 				cst.CrashCount = 0

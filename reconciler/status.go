@@ -85,7 +85,9 @@ func backOffImagePull(f failure, prev []manifests.DeploymentCondition) failure {
 func Conditions(d *manifests.Deployment, st, prevCounts manifests.DeploymentStatus, newGeneration bool, fail failure, prev []manifests.DeploymentCondition, now time.Time) ([]manifests.DeploymentCondition, time.Duration) {
 	p := resolveParams(d)
 	var out []manifests.DeploymentCondition
-	if st.AvailableReplicas >= p.replicas-p.maxUnavailable {
+	// The user's maxUnavailable, as Kubernetes' MaxUnavailable resolves it:
+	// not the one a host port or host network forces on the rollout.
+	if st.AvailableReplicas >= p.replicas-p.availableBudget {
 		out = append(out, cond(manifests.ConditionAvailable, "True", ReasonMinimumReplicasAvailable, "Deployment has minimum availability."))
 	} else {
 		out = append(out, cond(manifests.ConditionAvailable, "False", ReasonMinimumReplicasUnavailable, "Deployment does not have minimum availability."))
@@ -93,6 +95,12 @@ func Conditions(d *manifests.Deployment, st, prevCounts manifests.DeploymentStat
 
 	var deadlineIn time.Duration
 	prevProgressing := find(prev, manifests.ConditionProgressing)
+	// Kubernetes stops judging progress once the latest rollout completed
+	// (NewReplicaSetAvailable) while every replica still runs the current
+	// template: a replica that crash-loops afterwards makes the deployment
+	// unavailable, not its rollout late.
+	completed := !newGeneration && prevProgressing != nil && prevProgressing.Reason == ReasonNewReplicaSetAvailable &&
+		st.Replicas == st.UpdatedReplicas
 	progressed := newGeneration || st.UpdatedReplicas > prevCounts.UpdatedReplicas ||
 		st.ReadyReplicas > prevCounts.ReadyReplicas || st.AvailableReplicas > prevCounts.AvailableReplicas ||
 		st.Replicas-st.UpdatedReplicas < prevCounts.Replicas-prevCounts.UpdatedReplicas
@@ -100,7 +108,7 @@ func Conditions(d *manifests.Deployment, st, prevCounts manifests.DeploymentStat
 	switch {
 	case d.Spec.Paused:
 		progressing = cond(manifests.ConditionProgressing, "Unknown", ReasonDeploymentPaused, "Deployment is paused.")
-	case RolloutComplete(d, st):
+	case RolloutComplete(d, st) || completed:
 		progressing = cond(manifests.ConditionProgressing, "True", ReasonNewReplicaSetAvailable, "Deployment has successfully progressed.")
 	case progressed || prevProgressing == nil || prevProgressing.Reason == ReasonNewReplicaSetAvailable || prevProgressing.Reason == ReasonDeploymentPaused:
 		progressing = cond(manifests.ConditionProgressing, "True", ReasonReplicaSetUpdated, "Deployment is progressing.")

@@ -32,6 +32,7 @@ type controllerOptions struct {
 	workers      int
 	crashBase    time.Duration
 	crashMax     time.Duration
+	settle       time.Duration
 	logFormat    string
 	allow        allowOptions
 	// Log rotation of the replicas, as kubelet's containerLogMaxSize and
@@ -76,6 +77,7 @@ func newControllerCommandWith(g *globalOptions, o *controllerOptions) *cobra.Com
 	f.IntVar(&o.workers, "workers", 4, "deployments synced in parallel")
 	f.DurationVar(&o.crashBase, "crash-backoff-base", time.Second, "first delay before restarting a container that keeps exiting (doubles each time)")
 	f.DurationVar(&o.crashMax, "crash-backoff-max", 5*time.Minute, "longest delay before restarting a container that keeps exiting")
+	f.DurationVar(&o.settle, "settle-time", reconciler.DefaultSettleTime, "how long a new container must be ready before it counts as available and a rollout removes an old one for it (the settle rule; 0 turns it off)")
 	f.StringVar(&o.logFormat, "log-format", "text", "log format: text|json")
 	f.StringVar(&o.containerLogMaxSize, "container-log-max-size", "10Mi",
 		"rotate a replica's log file at this size (a quantity: 10Mi, 1Gi) when the daemon's default log driver is json-file or local; 0 leaves the daemon's log options")
@@ -153,6 +155,7 @@ func runController(g *globalOptions, o *controllerOptions) error {
 		SelfID:           selfContainerID(),
 		CrashBackoffBase: o.crashBase,
 		CrashBackoffMax:  o.crashMax,
+		SettleTime:       settleOption(o.settle),
 		Logger:           log,
 		Observer:         m,
 		QueueMetrics:     m.QueueProvider(),
@@ -177,6 +180,15 @@ func runController(g *globalOptions, o *controllerOptions) error {
 		}()
 	}
 	return ctrl.Run(ctx)
+}
+
+// settleOption maps the flag, where 0 means off, to the option, where 0
+// means the default.
+func settleOption(d time.Duration) time.Duration {
+	if d <= 0 {
+		return -1
+	}
+	return d
 }
 
 // parseLogMaxSize reads --container-log-max-size as kubelet reads

@@ -45,7 +45,7 @@ func (s *snapshot) view(r *store.Record) deploymentView {
 	if v, ok := s.views[r.Name]; ok {
 		return v
 	}
-	st, cs := reconciler.View(&r.Deployment, s.statuses[r.Name], s.containersOf(r.Name), s.now)
+	st, cs := reconciler.View(r, s.statuses[r.Name], s.containersOf(r.Name), s.now)
 	v := deploymentView{status: st, containers: cs}
 	if s.views == nil {
 		s.views = map[string]deploymentView{}

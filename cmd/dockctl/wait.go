@@ -35,6 +35,8 @@ func (p progress) message() string {
 		return fmt.Sprintf("deployment %q exceeded its progress deadline", p.name)
 	case !p.observed:
 		return fmt.Sprintf("Waiting for deployment %q spec update to be observed...", p.name)
+	case p.complete:
+		return fmt.Sprintf("deployment %q successfully rolled out", p.name)
 	case p.updated < p.desired:
 		return fmt.Sprintf("Waiting for deployment %q rollout to finish: %d out of %d new replicas have been updated...", p.name, p.updated, p.desired)
 	case p.total > p.updated:
@@ -68,22 +70,35 @@ func observeProgress(ctx context.Context, cli *dockerx.Client, st *store.Store, 
 		if err != nil {
 			return nil, err
 		}
-		d := &rec.Deployment
 		status, _ := st.ReadStatus(name)
-		s, _ := reconciler.View(d, status, mine, time.Now())
-		p := progress{name: name, desired: d.Replicas(), updated: s.UpdatedReplicas, available: s.AvailableReplicas, total: s.Replicas}
-		if status != nil && status.ObservedGeneration >= rec.Generation {
-			p.observed = true
-			for _, c := range status.Conditions {
-				if c.Type == manifests.ConditionProgressing && c.Reason == reconciler.ReasonProgressDeadlineExceeded {
-					p.deadlineExceeded = true
-				}
-			}
-		}
-		p.complete = p.observed && reconciler.RolloutComplete(d, s)
-		out = append(out, p)
+		out = append(out, progressOf(rec, status, mine, time.Now()))
 	}
 	return out, nil
+}
+
+// progressOf judges one live deployment's rollout. A rollout the controller
+// has recorded as complete for this generation (Progressing with reason
+// NewReplicaSetAvailable, as Kubernetes stops judging progress then) stays
+// complete while no old replica is back, even if a replica crash-loops
+// afterwards: an unchanged, complete deployment has nothing to wait for.
+func progressOf(rec *store.Record, status *store.Status, mine []dockerx.Container, now time.Time) progress {
+	d := &rec.Deployment
+	s, _ := reconciler.View(rec, status, mine, now)
+	p := progress{name: rec.Name, desired: d.Replicas(), updated: s.UpdatedReplicas, available: s.AvailableReplicas, total: s.Replicas}
+	recordedComplete := false
+	if status != nil && status.ObservedGeneration >= rec.Generation {
+		p.observed = true
+		for _, c := range status.Conditions {
+			if c.Type != manifests.ConditionProgressing {
+				continue
+			}
+			p.deadlineExceeded = c.Reason == reconciler.ReasonProgressDeadlineExceeded
+			recordedComplete = c.Status == "True" && c.Reason == reconciler.ReasonNewReplicaSetAvailable
+		}
+	}
+	p.complete = p.observed && (reconciler.RolloutComplete(d, s) ||
+		recordedComplete && s.UpdatedReplicas == d.Replicas() && s.Replicas == s.UpdatedReplicas)
+	return p
 }
 
 // errDeadlineExceeded makes `rollout status` exit 1 without more words:

@@ -33,6 +33,14 @@ type Engine struct {
 	OnRemove func(id string) error
 	// OnExec answers Exec; without it every command exits 0.
 	OnExec func(id string, cmd []string) (int, error)
+	// StartFault, when set, runs under the engine's lock as a container
+	// starts, with a copy of it, and returns the state and health it is in
+	// once started ("" keeps running, no health change). It makes
+	// start-then-exit and start-unhealthy atomic: no list ever sees the
+	// container running and healthy in between. It must not call the engine.
+	StartFault func(c dockerx.Container) (state, health string)
+
+	peaks map[string]int // per deployment label: most containers at once
 }
 
 type subscriber struct {
@@ -54,6 +62,14 @@ func New(images ...string) *Engine {
 		e.images[img] = true
 	}
 	return e
+}
+
+// SetNow replaces the engine's clock (creation and event times), for tests
+// that drive the controller's clock. Call it before using the engine.
+func (e *Engine) SetNow(now func() time.Time) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	e.now = now
 }
 
 // Calls returns how many times each operation was called.
@@ -152,6 +168,7 @@ func (e *Engine) Add(c dockerx.Container, op string) (string, error) {
 	}
 	cp := c
 	e.containers[c.ID] = &cp
+	e.notePeakLocked(cp.Deployment)
 	e.emitLocked(&cp, "create")
 	e.mu.Unlock()
 	return c.ID, nil
@@ -178,7 +195,52 @@ func (e *Engine) StartContainer(ctx context.Context, id string) error {
 	}
 	c.State = dockerx.StateRunning
 	e.emitLocked(c, "start")
+	if e.StartFault != nil {
+		cp := *c
+		cp.Labels = copyMap(c.Labels)
+		state, health := e.StartFault(cp)
+		if health != "" {
+			c.Health = health
+			e.emitLocked(c, "health_status: "+health)
+		}
+		if state != "" && state != dockerx.StateRunning {
+			c.State = state
+			e.emitLocked(c, "die")
+		}
+	}
 	return nil
+}
+
+// notePeakLocked records the number of containers of a deployment if it is
+// the most seen so far. Counted under the lock as each container lands, so
+// that no concurrent create can hide a peak from a test.
+func (e *Engine) notePeakLocked(deployment string) {
+	n := 0
+	for _, c := range e.containers {
+		if c.Deployment == deployment {
+			n++
+		}
+	}
+	if e.peaks == nil {
+		e.peaks = map[string]int{}
+	}
+	e.peaks[deployment] = max(e.peaks[deployment], n)
+}
+
+// PeakContainers returns the most containers carrying the deployment label
+// that existed at once since New or the last ResetPeak.
+func (e *Engine) PeakContainers(deployment string) int {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return e.peaks[deployment]
+}
+
+// ResetPeak restarts peak tracking from the current count.
+func (e *Engine) ResetPeak(deployment string) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	delete(e.peaks, deployment)
+	e.notePeakLocked(deployment)
 }
 
 func (e *Engine) UnpauseContainer(ctx context.Context, id string) error {
