@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"log/slog"
 	"maps"
+	"runtime/debug"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -95,6 +96,7 @@ type Controller struct {
 
 	mu      sync.Mutex
 	orphans map[string]bool // container IDs already reported
+	invalid map[string]string // deployment → invalid record problems already logged
 
 	dockerOK atomic.Bool
 	prober   *prober
@@ -240,15 +242,7 @@ func (c *Controller) processNext(ctx context.Context) bool {
 	}
 	defer c.queue.Done(key)
 
-	var requeue time.Duration
-	var err error
-	if key == orphanSweepKey {
-		err = c.sweep(ctx)
-	} else {
-		start := time.Now()
-		requeue, err = c.syncDeployment(ctx, key)
-		c.opts.Observer.SyncDone(key, time.Since(start), err)
-	}
+	requeue, err := c.syncKey(ctx, key)
 	switch {
 	case err != nil:
 		c.log.Error("sync failed; retrying with backoff", "deployment", key, "err", err)
@@ -260,6 +254,26 @@ func (c *Controller) processNext(ctx context.Context) bool {
 		c.queue.Forget(key)
 	}
 	return true
+}
+
+// syncKey runs one sync of key. A panic in it (a bug, or a record no check
+// foresaw) is recovered and becomes that key's error, so that it is backed
+// off alone while every other deployment keeps being reconciled.
+func (c *Controller) syncKey(ctx context.Context, key string) (requeue time.Duration, err error) {
+	start := time.Now()
+	defer func() {
+		if r := recover(); r != nil {
+			c.log.Error("sync panicked; retrying this deployment with backoff", "deployment", key, "panic", r, "stack", string(debug.Stack()))
+			err = fmt.Errorf("sync of %s panicked: %v", key, r)
+		}
+		if key != orphanSweepKey {
+			c.opts.Observer.SyncDone(key, time.Since(start), err)
+		}
+	}()
+	if key == orphanSweepKey {
+		return 0, c.sweep(ctx)
+	}
+	return c.syncDeployment(ctx, key)
 }
 
 // list returns the instance's containers (or, with a name, one
@@ -361,7 +375,7 @@ func (c *Controller) needsSync(rec *store.Record, observed []dockerx.Container, 
 	if len(a.plan.Ops) > 0 || a.plan.RequeueAfter > 0 || a.availableIn > 0 {
 		return true
 	}
-	next, _, err := c.nextStatus(a, failure{}, now)
+	next, _, err := c.nextStatus(a, a.standingFailure(), now)
 	return err != nil || !statusEqual(a.prev, next)
 }
 
@@ -429,12 +443,26 @@ func (c *Controller) assess(ctx context.Context, rec *store.Record, observed []d
 	a.ready = readiness(observed, a.state.Containers, probed)
 	a.in.StartNotBefore = c.observeContainers(&a.state, observed, a.ready, now)
 	a.in.Available, a.availableIn = availability(a.d, observed, a.ready, a.state.Containers, now)
-	if a.refusal = c.refused(a.d); a.refusal.reason == "" {
+	if a.refusal = c.refused(rec, a.d); a.refusal.reason == "" {
+		a.in.Refused = c.refusedRevisions(rec, hash, &a.in)
 		a.plan = ComputePlan(a.in)
 	} else {
 		a.plan.State = a.state.Rollout
 	}
 	return a
+}
+
+// standingFailure is the failure the assessment alone shows, before
+// anything is executed: a refusal, or revisions whose containers the plan
+// may not start or create.
+func (a *assessment) standingFailure() failure {
+	if a.refusal.reason != "" {
+		return a.refusal
+	}
+	if len(a.plan.Blocked) > 0 {
+		return failure{ReasonFailedCreate, strings.Join(a.plan.Blocked, "; ")}
+	}
+	return failure{}
 }
 
 // templates maps a template hash to its pod template: the desired one or
@@ -505,6 +533,9 @@ func (c *Controller) syncDeployment(ctx context.Context, name string) (time.Dura
 		c.logPlan(name, a.plan)
 		fail, execErr = c.execute(ctx, rec, a.in, a.plan)
 		fail = backOffImagePull(fail, a.prev.Conditions)
+		if fail.reason == "" {
+			fail = a.standingFailure()
+		}
 	} else {
 		// Refused: no container of it is created, started or removed, so
 		// the running revision keeps serving until the user fixes it.
@@ -531,19 +562,19 @@ func (c *Controller) syncDeployment(ctx context.Context, name string) (time.Dura
 	return minPositive(requeue, deadlineIn), nil
 }
 
-// refused returns why the deployment needs a privilege this controller was
-// not started to grant, or no failure.
-func (c *Controller) refused(d *manifests.Deployment) failure {
-	var msgs []string
-	for _, p := range manifests.Privileges(d, manifests.EvalSymlinks) {
-		if !c.opts.Allow[p.Flag] {
-			msgs = append(msgs, p.String())
-		}
+// refused returns why the deployment may not be acted on — an unsafe
+// invalid record (see checkRecord) or a privilege this controller was not
+// started to grant — or no failure.
+func (c *Controller) refused(rec *store.Record, d *manifests.Deployment) failure {
+	fail, invalid := checkRecord(rec)
+	c.reportInvalid(rec.Name, invalid)
+	if fail.reason != "" {
+		return fail
 	}
-	if len(msgs) == 0 {
-		return failure{}
+	if msg := c.privilegeRefusal(d); msg != "" {
+		return failure{ReasonFailedCreate, msg}
 	}
-	return failure{ReasonFailedCreate, strings.Join(msgs, "; ")}
+	return failure{}
 }
 
 func (c *Controller) logPlan(name string, plan Plan) {
@@ -606,6 +637,15 @@ func (c *Controller) execute(ctx context.Context, rec *store.Record, in PlanInpu
 	}
 	if len(creates) > 0 {
 		templates, err := templatesFor(rec, in, creates)
+		if err == nil {
+			// Defence in depth: the planner creates no refused revision,
+			// and nothing is created from a template that was not checked.
+			for h, d := range templates {
+				if msg := c.templateRefusal(h, &d.Spec.Template); msg != "" {
+					err = fmt.Errorf("create from %s", msg)
+				}
+			}
+		}
 		if err != nil {
 			return failure{ReasonFailedCreate, err.Error()}, err
 		}

@@ -50,6 +50,9 @@ type Plan struct {
 	RequeueAfter time.Duration
 	// State is the rollout state to persist once the plan is executed.
 	State RolloutState
+	// Blocked says why containers that a revision needs were neither
+	// started nor created (PlanInput.Refused), for ReplicaFailure.
+	Blocked []string
 }
 
 // Creates returns the create operations of the plan.
@@ -94,6 +97,10 @@ type PlanInput struct {
 	// State is the rollout state persisted by the previous sync.
 	State RolloutState
 	Now   time.Time
+	// Refused maps the template hashes whose containers may not be created
+	// or started (an old revision needing a privilege this controller does
+	// not grant, or whose template does not match its hash) to why.
+	Refused map[string]string
 }
 
 // ComputePlan decides which operations bring the observed containers to the
@@ -237,7 +244,13 @@ func (in PlanInput) reconcileRevision(s *revisionSet, cs []*dockerx.Container, p
 			needWork = append(needWork, c)
 		}
 	}
+	refusal, refused := in.Refused[s.hash]
+	blocked := false
 	for _, c := range byName(needWork) {
+		if refused && c.State != dockerx.StatePaused {
+			blocked = true // never started, nor restarted, whatever it needs
+			continue
+		}
 		switch c.State {
 		case dockerx.StateExited, dockerx.StateCreated:
 			if nb, ok := in.StartNotBefore[c.ID]; ok && in.Now.Before(nb) {
@@ -258,7 +271,10 @@ func (in PlanInput) reconcileRevision(s *revisionSet, cs []*dockerx.Container, p
 		}
 	}
 	missing := s.size - int32(len(current))
-	if missing <= 0 {
+	if refused && (blocked || missing > 0) {
+		plan.Blocked = append(plan.Blocked, refusal)
+	}
+	if missing <= 0 || refused {
 		return ops
 	}
 	if s.hash != in.Hash && findRevision(in.Revisions, s.hash) == nil {

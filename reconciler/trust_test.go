@@ -1,0 +1,401 @@
+package reconciler
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/dockctl/dockctl/dockerx"
+	"github.com/dockctl/dockctl/manifests"
+	"github.com/dockctl/dockctl/store"
+)
+
+// Tests of issue 8: a controller must hold up against records and
+// containers it did not expect.
+
+// editRecord rewrites a deployment's record file in place, as someone with
+// write access to the state directory could.
+func (h *harness) editRecord(name string, edit func(rec map[string]any)) {
+	h.t.Helper()
+	path := filepath.Join(h.store.Dir(), "deployments", name+".json")
+	data, err := os.ReadFile(path)
+	if err != nil {
+		h.t.Fatal(err)
+	}
+	var rec map[string]any
+	if err := json.Unmarshal(data, &rec); err != nil {
+		h.t.Fatal(err)
+	}
+	edit(rec)
+	if data, err = json.Marshal(rec); err != nil {
+		h.t.Fatal(err)
+	}
+	if err := os.WriteFile(path, data, 0o600); err != nil {
+		h.t.Fatal(err)
+	}
+}
+
+// editStatus rewrites the controller's memory of a deployment.
+func (h *harness) editStatus(name string, edit func(*deploymentState)) {
+	h.t.Helper()
+	st, err := h.store.ReadStatus(name)
+	if err != nil {
+		h.t.Fatal(err)
+	}
+	s := readState(st)
+	edit(&s)
+	if err := writeState(st, s); err != nil {
+		h.t.Fatal(err)
+	}
+	if err := h.store.WriteStatus(name, st); err != nil {
+		h.t.Fatal(err)
+	}
+}
+
+// condition returns the deployment's recorded condition of a type, or nil.
+func (h *harness) condition(name, typ string) *manifests.DeploymentCondition {
+	st, err := h.store.ReadStatus(name)
+	if err != nil || st == nil {
+		return nil
+	}
+	return find(st.Conditions, typ)
+}
+
+// mapAt walks a decoded JSON document.
+func mapAt(m map[string]any, path ...string) map[string]any {
+	for _, k := range path {
+		m = m[k].(map[string]any)
+	}
+	return m
+}
+
+// Item 6: a parseable record that fails validation (or whose template does
+// not hash to its recorded revision) is refused for that deployment only:
+// no worker dies, nothing of it is created, its containers stay, and the
+// other deployments keep being reconciled.
+func TestControllerRefusesInvalidRecord(t *testing.T) {
+	tests := []struct {
+		name string
+		edit func(rec map[string]any)
+		want string // in the ReplicaFailure message
+	}{
+		{"negative replicas", func(rec map[string]any) {
+			mapAt(rec, "deployment", "spec")["replicas"] = -1
+		}, "spec.replicas"},
+		{"negative minReadySeconds", func(rec map[string]any) {
+			mapAt(rec, "deployment", "spec")["minReadySeconds"] = -5
+		}, "spec.minReadySeconds"},
+		{"maxSurge beyond any sense", func(rec map[string]any) {
+			mapAt(rec, "deployment", "spec", "strategy")["rollingUpdate"] = map[string]any{"maxSurge": "-50%", "maxUnavailable": 1}
+		}, "maxSurge"},
+		{"template that does not hash to its revision", func(rec map[string]any) {
+			mapAt(rec, "deployment", "spec", "template", "metadata", "labels")["extra"] = "sneaked-in"
+		}, "hash"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			h := newHarness(t, Options{ResyncPeriod: 20 * time.Millisecond})
+			h.apply(testDeployment("good", 1, "x"), testDeployment("bad", 2, "x"))
+			h.start()
+			h.waitReplicas("good", 1)
+			bad := h.waitReplicas("bad", 2)
+			h.editRecord("bad", tt.edit)
+			h.waitFor("a ReplicaFailure for the invalid record", func() bool {
+				c := h.condition("bad", manifests.ConditionReplicaFailure)
+				return c != nil && strings.Contains(c.Message, tt.want)
+			})
+			// The others are still repaired, so no worker died.
+			for i := 0; i < 2*4; i++ { // more than the number of workers
+				if err := h.engine.Remove(h.ours("good")[0].ID); err != nil {
+					t.Fatal(err)
+				}
+				h.waitReplicas("good", 1)
+			}
+			// The refused one is neither scaled nor replaced.
+			if err := h.engine.Remove(bad[0].ID); err != nil {
+				t.Fatal(err)
+			}
+			time.Sleep(100 * time.Millisecond) // several resyncs
+			if got := h.ours("bad"); len(got) != 1 || got[0].ID != bad[1].ID {
+				t.Fatalf("refused deployment touched: %s", summary(got))
+			}
+		})
+	}
+}
+
+// Item 6: a record that is merely invalid under today's rules (an
+// annotation key that a newer release would reject) is reported but still
+// reconciled: an upgrade must never freeze a deployment that works.
+func TestControllerReportsButRunsMerelyInvalidRecord(t *testing.T) {
+	h := newHarness(t, Options{ResyncPeriod: 20 * time.Millisecond})
+	h.apply(testDeployment("web", 2, "x"))
+	h.start()
+	h.waitReplicas("web", 2)
+	h.editRecord("web", func(rec map[string]any) {
+		mapAt(rec, "deployment", "metadata")["labels"] = map[string]any{"bad key!": "v"}
+	})
+	if err := h.engine.Remove(h.ours("web")[0].ID); err != nil {
+		t.Fatal(err)
+	}
+	h.waitReplicas("web", 2)
+	if c := h.condition("web", manifests.ConditionReplicaFailure); c != nil {
+		t.Fatalf("a merely invalid record was refused: %+v", c)
+	}
+}
+
+// Item 6: a panic in one sync (on the sync's goroutine or in one of the
+// executor's) is recovered and retried with backoff for that deployment
+// only; the only worker keeps serving the others.
+func TestControllerRecoversPanickingSync(t *testing.T) {
+	for _, where := range []string{"sync", "create"} {
+		t.Run(where, func(t *testing.T) {
+			obs := &panicObserver{}
+			h := newHarness(t, Options{Workers: 1, Observer: obs})
+			if where == "sync" {
+				obs.boom = "boom"
+			} else {
+				h.engine.OnCreate = func(req dockerx.CreateRequest) error {
+					if req.Deployment.Metadata.Name == "boom" {
+						obs.panics.add()
+						panic("injected")
+					}
+					return nil
+				}
+			}
+			h.apply(testDeployment("boom", 1, "x"), testDeployment("good", 1, "x"))
+			h.start()
+			h.waitReplicas("good", 1)
+			h.waitFor("a second panic (retried)", func() bool { return obs.panics.get() >= 2 })
+			if err := h.engine.Remove(h.ours("good")[0].ID); err != nil {
+				t.Fatal(err)
+			}
+			h.waitReplicas("good", 1) // the only worker is still alive
+		})
+	}
+}
+
+// panicObserver panics when it observes the deployment named boom.
+type panicObserver struct {
+	nopObserver
+	boom   string
+	panics atomicCounter
+}
+
+func (o *panicObserver) DeploymentObserved(name string, _, _, _, _ int) {
+	if name == o.boom {
+		o.panics.add()
+		panic("injected")
+	}
+}
+
+// Item 16: every template that is created or started passes the privilege
+// gate and the hash check, whatever its revision.
+func TestControllerGatesEveryRevision(t *testing.T) {
+	yes := true
+	privileged := func() manifests.PodTemplateSpec {
+		d := testDeployment("web", 1, "old")
+		d.Spec.Template.Spec.Containers[0].SecurityContext = &manifests.SecurityContext{Privileged: &yes}
+		return d.Spec.Template
+	}
+	// addRevision puts a revision before the current one in the record.
+	addRevision := func(h *harness, hash string, tmpl manifests.PodTemplateSpec) {
+		raw, err := json.Marshal(store.Revision{Number: 0, Hash: hash, Template: tmpl, CreatedAt: time.Now()})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var rev map[string]any
+		if err := json.Unmarshal(raw, &rev); err != nil {
+			t.Fatal(err)
+		}
+		h.editRecord("web", func(rec map[string]any) {
+			rec["revisions"] = append([]any{rev}, rec["revisions"].([]any)...)
+		})
+	}
+	harmless := testDeployment("web", 1, "harmless").Spec.Template
+	tests := []struct {
+		name  string
+		hash  string
+		tmpl  manifests.PodTemplateSpec
+		allow bool
+		want  string // in the ReplicaFailure message; "" when created
+	}{
+		{"privileged revision under a made-up hash", "0123456789", privileged(), false, "0123456789"},
+		{"privileged revision under its true hash", manifests.TemplateHash(ptr(privileged())), privileged(), false, "--allow-privileged"},
+		{"harmless revision under a made-up hash", "abcdefabcd", harmless, false, "abcdefabcd"},
+		{"privileged revision, allowed", manifests.TemplateHash(ptr(privileged())), privileged(), true, ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			h := newHarness(t, Options{ResyncPeriod: 20 * time.Millisecond,
+				Allow: map[string]bool{manifests.FlagAllowPrivileged: tt.allow}})
+			// The current revision never becomes ready, so the rollout
+			// cannot scale the old revision down: it must be recreated.
+			d := testDeployment("web", 1, "x")
+			d.Spec.Template.Spec.Containers[0].ReadinessProbe = fastProbe()
+			h.ctrl.prober.runner = neverReady{}
+			h.apply(d)
+			h.start()
+			h.waitReplicas("web", 1)
+			h.stop()
+			addRevision(h, tt.hash, tt.tmpl)
+			// Mid-rollout, as the status file says: the old revision has
+			// one replica to (re)create.
+			h.editStatus("web", func(s *deploymentState) { s.Rollout.Sizes[tt.hash] = 1 })
+			h2 := &harness{t: t, engine: h.engine, store: h.store, ctrl: New(h.engine, h.store, h.ctrl.opts)}
+			h2.ctrl.prober.runner = neverReady{}
+			h2.start()
+			if tt.want == "" {
+				h2.waitFor("the allowed old revision to be created", func() bool {
+					for _, c := range h.ours("web") {
+						if c.TemplateHash == tt.hash {
+							return true
+						}
+					}
+					return false
+				})
+				return
+			}
+			h2.waitFor("a ReplicaFailure naming the refused revision", func() bool {
+				c := h.condition("web", manifests.ConditionReplicaFailure)
+				return c != nil && strings.Contains(c.Message, tt.want)
+			})
+			for _, c := range h.ours("web") {
+				if c.TemplateHash == tt.hash {
+					t.Fatalf("refused revision created: %s", summary(h.ours("web")))
+				}
+			}
+		})
+	}
+}
+
+// Item 16: a stopped container of a revision that the controller may not
+// run any more (restarted without the allow flag) is not started again.
+func TestControllerDoesNotRestartRefusedRevision(t *testing.T) {
+	yes := true
+	h := newHarness(t, Options{Allow: map[string]bool{manifests.FlagAllowPrivileged: true}})
+	d := testDeployment("web", 1, "x")
+	d.Spec.Template.Spec.Containers[0].SecurityContext = &manifests.SecurityContext{Privileged: &yes}
+	h.apply(d)
+	h.start()
+	priv := h.waitReplicas("web", 1)[0]
+	h.stop()
+	// The user rolls to a harmless template; mid-rollout the controller
+	// restarts without --allow-privileged and the old container dies.
+	// The new revision never becomes ready, so the old one may not be
+	// scaled down (maxUnavailable 0): it would be started again.
+	next := withStrategy(testDeployment("web", 1, "y"), manifests.StrategyRollingUpdate, 1, 0)
+	next.Spec.Template.Spec.Containers[0].ReadinessProbe = fastProbe()
+	h.apply(next)
+	if err := h.engine.Kill(priv.ID); err != nil {
+		t.Fatal(err)
+	}
+	var started atomicCounter
+	h.engine.OnStart = func(id string) error {
+		if id == priv.ID {
+			started.add()
+		}
+		return nil
+	}
+	opts := h.ctrl.opts
+	opts.Allow = nil
+	h2 := &harness{t: t, engine: h.engine, store: h.store, ctrl: New(h.engine, h.store, opts)}
+	h2.ctrl.prober.runner = neverReady{}
+	h2.start()
+	h2.waitFor("a ReplicaFailure naming the refused revision", func() bool {
+		c := h.condition("web", manifests.ConditionReplicaFailure)
+		return c != nil && strings.Contains(c.Message, priv.TemplateHash) && strings.Contains(c.Message, "--allow-privileged")
+	})
+	if started.get() != 0 {
+		t.Fatal("a privileged container was started by a controller without --allow-privileged")
+	}
+}
+
+func ptr[T any](v T) *T { return &v }
+
+// Item 10: deleting a deployment stops its probe workers.
+func TestDeleteStopsProbes(t *testing.T) {
+	h := newHarness(t, Options{})
+	runner := &switchRunner{fail: map[string]bool{}}
+	h.ctrl.prober.runner = runner
+	d := testDeployment("web", 2, "x")
+	d.Spec.Template.Spec.Containers[0].ReadinessProbe = fastProbe()
+	h.apply(d)
+	h.start()
+	h.waitReplicas("web", 2)
+	workers := func() int {
+		h.ctrl.prober.mu.Lock()
+		defer h.ctrl.prober.mu.Unlock()
+		n := 0
+		for _, w := range h.ctrl.prober.workers {
+			if w.deployment == "web" {
+				n++
+			}
+		}
+		return n
+	}
+	h.waitFor("two probe workers", func() bool { return workers() == 2 })
+	if err := h.store.Delete("web"); err != nil {
+		t.Fatal(err)
+	}
+	h.waitFor("no containers of web", func() bool { return len(h.ours("web")) == 0 })
+	h.waitFor("no probe workers of web", func() bool { return workers() == 0 })
+}
+
+// Item 12: a labelled stray whose deployment label is not a valid name is
+// an orphan like any other: left alone (and its events fail no sync), or
+// pruned with PruneOrphans.
+func TestControllerOrphanWithInvalidDeploymentName(t *testing.T) {
+	for _, prune := range []bool{false, true} {
+		t.Run(map[bool]string{false: "report", true: "prune"}[prune], func(t *testing.T) {
+			obs := &failCounter{}
+			h := newHarness(t, Options{PruneOrphans: prune, ResyncPeriod: 20 * time.Millisecond, Observer: obs})
+			stray, _ := h.engine.Add(dockerx.Container{Name: "stray", State: dockerx.StateRunning, Labels: map[string]string{
+				dockerx.LabelInstance: "i", dockerx.LabelDeployment: "Bad_Name"}}, "")
+			h.apply(testDeployment("web", 1, "x"))
+			h.start()
+			h.waitReplicas("web", 1)
+			if prune {
+				h.waitFor("the stray to be pruned", func() bool { return !hasID(h.engine.Snapshot(), stray) })
+			} else {
+				_ = h.engine.Kill(stray) // an event naming the bad deployment
+				time.Sleep(100 * time.Millisecond)
+				if !hasID(h.engine.Snapshot(), stray) {
+					t.Fatal("stray removed without PruneOrphans")
+				}
+			}
+			if n := obs.failed.get(); n != 0 {
+				t.Fatalf("%d failed syncs because of the stray", n)
+			}
+		})
+	}
+}
+
+type atomicCounter struct{ n atomic.Int64 }
+
+func (c *atomicCounter) add()       { c.n.Add(1) }
+func (c *atomicCounter) get() int64 { return c.n.Load() }
+
+// failCounter is an Observer that counts failed syncs.
+type failCounter struct {
+	nopObserver
+	failed atomicCounter
+}
+
+func (f *failCounter) SyncDone(_ string, _ time.Duration, err error) {
+	if err != nil {
+		f.failed.add()
+	}
+}
+
+// neverReady fails every probe.
+type neverReady struct{}
+
+func (neverReady) Run(context.Context, probeTarget, *manifests.Probe) error {
+	return errors.New("not ready")
+}
