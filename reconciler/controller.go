@@ -95,7 +95,7 @@ type Controller struct {
 	queue  workqueue.TypedRateLimitingInterface[string]
 
 	mu      sync.Mutex
-	orphans map[string]bool // container IDs already reported
+	orphans map[string]bool   // container IDs already reported
 	invalid map[string]string // deployment → invalid record problems already logged
 
 	dockerOK atomic.Bool
