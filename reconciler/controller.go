@@ -503,6 +503,7 @@ func (c *Controller) syncDeployment(ctx context.Context, name string) (time.Dura
 	rec, err := c.store.Lookup(name)
 	if errors.Is(err, store.ErrNotFound) {
 		// Never known here: its containers, if any, are orphans for the sweep.
+		c.prober.drop(name)
 		c.queue.Add(orphanSweepKey)
 		return 0, nil
 	}
@@ -516,6 +517,7 @@ func (c *Controller) syncDeployment(ctx context.Context, name string) (time.Dura
 	}
 	now := c.opts.Now()
 	if rec.Deleted {
+		c.prober.drop(name) // its containers are going: so are their probes
 		in := PlanInput{Instance: c.opts.Instance, Name: name, Containers: observed, Now: now}
 		plan := ComputePlan(in)
 		c.logPlan(name, plan)

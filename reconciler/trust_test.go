@@ -340,11 +340,24 @@ func TestDeleteStopsProbes(t *testing.T) {
 		return n
 	}
 	h.waitFor("two probe workers", func() bool { return workers() == 2 })
+	h.ctrl.prober.mu.Lock()
+	var running []*probeWorker
+	for _, w := range h.ctrl.prober.workers {
+		running = append(running, w)
+	}
+	h.ctrl.prober.mu.Unlock()
 	if err := h.store.Delete("web"); err != nil {
 		t.Fatal(err)
 	}
 	h.waitFor("no containers of web", func() bool { return len(h.ours("web")) == 0 })
 	h.waitFor("no probe workers of web", func() bool { return workers() == 0 })
+	for _, w := range running {
+		select {
+		case <-w.done: // the goroutines ended, not only the map entry
+		case <-time.After(30 * time.Second):
+			t.Fatal("a probe worker of the deleted deployment is still running")
+		}
+	}
 }
 
 // Item 12: a labelled stray whose deployment label is not a valid name is
