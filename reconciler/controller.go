@@ -14,6 +14,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/client-go/util/workqueue"
 
 	"github.com/dockctl/dockctl/dockerx"
@@ -228,7 +229,9 @@ func (c *Controller) handleEvent(ev dockerx.Event) {
 		c.queue.Add(orphanSweepKey)
 		return
 	}
-	if ev.Deployment == "" {
+	if ev.Deployment == "" || !validDeploymentName(ev.Deployment) {
+		// No deployment, or one no record can have: an orphan's event,
+		// which only the sweep handles.
 		c.queue.Add(orphanSweepKey)
 		return
 	}
@@ -274,6 +277,13 @@ func (c *Controller) syncKey(ctx context.Context, key string) (requeue time.Dura
 		return 0, c.sweep(ctx)
 	}
 	return c.syncDeployment(ctx, key)
+}
+
+// validDeploymentName reports whether name can be a deployment's (a
+// DNS-1123 label, as the store requires): a container labelled with any
+// other is an orphan, whatever the state directory holds.
+func validDeploymentName(name string) bool {
+	return len(validation.IsDNS1123Label(name)) == 0
 }
 
 // list returns the instance's containers (or, with a name, one
@@ -347,9 +357,10 @@ func (c *Controller) sweep(ctx context.Context) error {
 		if known[name] {
 			continue
 		}
-		if name != "" {
+		if validDeploymentName(name) {
 			// Only a record that is certainly absent makes an orphan: an
-			// unreadable one must never lead to a removal.
+			// unreadable one must never lead to a removal. A name that is
+			// not a deployment name cannot have a record at all.
 			if _, err := c.store.Lookup(name); !errors.Is(err, store.ErrNotFound) {
 				continue
 			}
@@ -500,6 +511,10 @@ func (c *Controller) handleOrphan(ctx context.Context, ct dockerx.Container) err
 
 // syncDeployment is one observe → plan → execute pass for one deployment.
 func (c *Controller) syncDeployment(ctx context.Context, name string) (time.Duration, error) {
+	if !validDeploymentName(name) {
+		c.queue.Add(orphanSweepKey) // its containers are orphans
+		return 0, nil
+	}
 	rec, err := c.store.Lookup(name)
 	if errors.Is(err, store.ErrNotFound) {
 		// Never known here: its containers, if any, are orphans for the sweep.
