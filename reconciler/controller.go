@@ -473,7 +473,7 @@ func (a *assessment) standingFailure() failure {
 	if len(a.plan.Blocked) > 0 {
 		return failure{ReasonFailedCreate, strings.Join(a.plan.Blocked, "; ")}
 	}
-	return failure{}
+	return startFailure(a.state, a.in.Containers)
 }
 
 // templates maps a template hash to its pod template: the desired one or
@@ -550,15 +550,16 @@ func (c *Controller) syncDeployment(ctx context.Context, name string) (time.Dura
 		c.logPlan(name, a.plan)
 		fail, execErr = c.execute(ctx, rec, a.in, a.plan)
 		fail = backOffImagePull(fail, a.prev.Conditions)
-		if fail.reason == "" {
-			fail = a.standingFailure()
-		}
 	} else {
 		// Refused: no container of it is created, started or removed, so
 		// the running revision keeps serving until the user fixes it.
 		c.log.Warn("deployment refused", "deployment", name, "reason", fail.message)
 	}
 	recordStarts(&a.state, a.plan, now)
+	c.recordStartFailures(&a.state, a.plan, execErr, now)
+	if fail.reason == "" {
+		fail = a.standingFailure()
+	}
 	if execErr == nil {
 		// Only an executed plan moves the rollout on; after an error the
 		// next sync recomputes from what Docker then shows.
@@ -640,7 +641,7 @@ func (c *Controller) execute(ctx context.Context, rec *store.Record, in PlanInpu
 			}
 		}
 		if err := c.docker.StartContainer(ctx, op.ContainerID); err != nil {
-			return fmt.Errorf("start %s: %w", op.Name, err)
+			return &startError{id: op.ContainerID, name: op.Name, err: err}
 		}
 		return nil
 	})...)
@@ -673,7 +674,8 @@ func (c *Controller) execute(ctx context.Context, rec *store.Record, in PlanInpu
 				return c.create(ctx, in, templates[op.Hash], op)
 			})
 			for _, err := range failed {
-				if !errors.Is(err, dockerx.ErrConflict) {
+				var se *startError
+				if !errors.Is(err, dockerx.ErrConflict) && !errors.As(err, &se) {
 					fail = failure{ReasonFailedCreate, err.Error()}
 				}
 			}
@@ -730,7 +732,7 @@ func (c *Controller) create(ctx context.Context, in PlanInput, d *manifests.Depl
 		return fmt.Errorf("create %s: %w", op.Name, err)
 	}
 	if err := c.docker.StartContainer(ctx, id); err != nil {
-		return fmt.Errorf("start %s: %w", op.Name, err)
+		return &startError{id: id, name: op.Name, err: err}
 	}
 	return nil
 }

@@ -412,3 +412,69 @@ type neverReady struct{}
 func (neverReady) Run(context.Context, probeTarget, *manifests.Probe) error {
 	return errors.New("not ready")
 }
+
+// Item 9: a container whose start fails (left in `created`, as with a wrong
+// command) is a failure with the crash-loop backoff: reported in
+// ReplicaFailure, counted as a restart attempt, shown as CrashLoopBackOff,
+// and not retried before its backoff ends.
+func TestControllerStartFailureBacksOff(t *testing.T) {
+	h := newHarness(t, Options{CrashBackoffBase: time.Hour, ResyncPeriod: 20 * time.Millisecond})
+	var attempts atomicCounter
+	h.engine.OnStart = func(id string) error {
+		attempts.add()
+		return errors.New(`OCI runtime create failed: exec: "nope": executable file not found in $PATH`)
+	}
+	d := testDeployment("web", 1, "x")
+	h.apply(d)
+	h.start()
+	h.waitFor("a ReplicaFailure naming the start error", func() bool {
+		c := h.condition("web", manifests.ConditionReplicaFailure)
+		return c != nil && c.Reason == ReasonRunContainerError && strings.Contains(c.Message, "executable file not found")
+	})
+	view := func() (dockerx.Container, ContainerView) {
+		st, err := h.store.ReadStatus("web")
+		if err != nil {
+			t.Fatal(err)
+		}
+		cs := h.ours("web")
+		if len(cs) != 1 {
+			t.Fatalf("want one container, got %s", summary(cs))
+		}
+		_, views := View(d, st, cs, time.Now())
+		return cs[0], views[cs[0].ID]
+	}
+	h.waitFor("the failed start to be counted", func() bool { _, v := view(); return v.Restarts == 1 })
+	c, v := view()
+	if c.State != dockerx.StateCreated || !v.CrashLoopBackOff {
+		t.Fatalf("container %s, view %+v: want created and CrashLoopBackOff", c.State, v)
+	}
+	// Many syncs later, the backoff (an hour) still holds the start back,
+	// and the failure is still reported.
+	h.engine.ResetCalls()
+	h.waitFor("ten more resyncs", func() bool { return h.engine.Calls()["list"] >= 10 })
+	if n := attempts.get(); n != 1 {
+		t.Fatalf("%d start attempts within the backoff, want 1", n)
+	}
+	if c := h.condition("web", manifests.ConditionReplicaFailure); c == nil || c.Reason != ReasonRunContainerError {
+		t.Fatalf("ReplicaFailure gone while the container cannot start: %+v", c)
+	}
+}
+
+// Item 9: once it starts, the failure clears.
+func TestControllerStartFailureRecovers(t *testing.T) {
+	h := newHarness(t, Options{CrashBackoffBase: 20 * time.Millisecond})
+	var failing atomic.Bool
+	failing.Store(true)
+	h.engine.OnStart = func(id string) error {
+		if failing.Load() {
+			return errors.New("cannot start")
+		}
+		return nil
+	}
+	h.apply(testDeployment("web", 1, "x"))
+	h.start()
+	h.waitFor("a ReplicaFailure", func() bool { return h.condition("web", manifests.ConditionReplicaFailure) != nil })
+	failing.Store(false)
+	h.waitReplicas("web", 1)
+	h.waitFor("the ReplicaFailure to clear", func() bool { return h.condition("web", manifests.ConditionReplicaFailure) == nil })
+}
