@@ -618,7 +618,7 @@ func (c *Controller) execute(ctx context.Context, rec *store.Record, in PlanInpu
 	}
 	errs = append(errs, parallel(removals, c.opts.MaxCreatesInFlight, func(op Op) error {
 		if err := c.docker.RemoveContainer(ctx, op.ContainerID); err != nil {
-			return fmt.Errorf("remove %s: %w", op.Name, err)
+			return &removeError{id: op.ContainerID, name: op.Name, err: err}
 		}
 		return nil
 	})...)
@@ -648,10 +648,13 @@ func (c *Controller) execute(ctx context.Context, rec *store.Record, in PlanInpu
 
 	creates := plan.Creates()
 	var fail failure
-	if len(errs) > 0 && len(creates) > 0 {
-		// A removal failed: creating now could exceed maxSurge. The retry
-		// recomputes from what Docker then shows.
-		return fail, errors.Join(errs...)
+	if len(errs) > 0 {
+		fail = removalFailure(errs)
+		if len(creates) > 0 && !createsSafe(in, plan, errs) {
+			// A removal failed: creating now could exceed maxSurge. The
+			// retry recomputes from what Docker then shows.
+			return fail, errors.Join(errs...)
+		}
 	}
 	if len(creates) > 0 {
 		templates, err := templatesFor(rec, in, creates)
@@ -667,7 +670,8 @@ func (c *Controller) execute(ctx context.Context, rec *store.Record, in PlanInpu
 		if err != nil {
 			return failure{ReasonFailedCreate, err.Error()}, err
 		}
-		if fail, err = c.ensureImages(ctx, templates); err != nil {
+		if f, err := c.ensureImages(ctx, templates); err != nil {
+			fail = f
 			errs = append(errs, err)
 		} else {
 			failed := slowStart(creates, c.opts.MaxCreatesInFlight, func(op Op) error {

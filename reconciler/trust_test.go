@@ -478,3 +478,41 @@ func TestControllerStartFailureRecovers(t *testing.T) {
 	h.waitReplicas("web", 1)
 	h.waitFor("the ReplicaFailure to clear", func() bool { return h.condition("web", manifests.ConditionReplicaFailure) == nil })
 }
+
+// Item 4: a dead container that Docker cannot remove does not block its
+// replacement: it uses no port and is not available, and counting it as
+// still there keeps the deployment within replicas + maxSurge.
+func TestControllerReplacesUnremovableDeadContainer(t *testing.T) {
+	h := newHarness(t, Options{ResyncPeriod: 20 * time.Millisecond})
+	d := testDeployment("web", 2, "x")
+	hash := manifests.TemplateHash(&d.Spec.Template)
+	dead, err := h.engine.Add(dockerx.Container{Name: dockerx.ContainerName("i", "web", hash, 0), State: dockerx.StateDead,
+		Labels: map[string]string{dockerx.LabelInstance: "i", dockerx.LabelDeployment: "web", dockerx.LabelTemplateHash: hash}}, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	h.engine.OnRemove = func(id string) error {
+		if id == dead {
+			return errors.New("driver \"overlay2\" failed to remove root filesystem: device or resource busy")
+		}
+		return nil
+	}
+	h.apply(d)
+	h.start()
+	h.waitFor("two running replicas beside the dead one", func() bool {
+		running := 0
+		for _, c := range h.ours("web") {
+			if c.State == dockerx.StateRunning {
+				running++
+			}
+		}
+		return running == 2
+	})
+	h.waitFor("a ReplicaFailure naming the failed removal", func() bool {
+		c := h.condition("web", manifests.ConditionReplicaFailure)
+		return c != nil && c.Reason == ReasonFailedDelete && strings.Contains(c.Message, "device or resource busy")
+	})
+	if n := len(h.ours("web")); n > 3 {
+		t.Fatalf("%d containers, more than replicas + maxSurge", n)
+	}
+}
