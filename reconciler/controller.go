@@ -96,8 +96,9 @@ type Controller struct {
 	queue  workqueue.TypedRateLimitingInterface[string]
 
 	mu      sync.Mutex
-	orphans map[string]bool   // container IDs already reported
-	invalid map[string]string // deployment → invalid record problems already logged
+	orphans map[string]bool            // container IDs already reported
+	invalid map[string]string          // deployment → invalid record problems already logged
+	blocked map[string]map[string]bool // deployment → names held by others
 
 	dockerOK atomic.Bool
 	prober   *prober
@@ -456,6 +457,7 @@ func (c *Controller) assess(ctx context.Context, rec *store.Record, observed []d
 	a.in.Available, a.availableIn = availability(a.d, observed, a.ready, a.state.Containers, now)
 	if a.refusal = c.refused(rec, a.d); a.refusal.reason == "" {
 		a.in.Refused = c.refusedRevisions(rec, hash, &a.in)
+		a.in.BlockedNames = c.blockedNames(rec.Name)
 		a.plan = ComputePlan(a.in)
 	} else {
 		a.plan.State = a.state.Rollout
@@ -533,6 +535,7 @@ func (c *Controller) syncDeployment(ctx context.Context, name string) (time.Dura
 	now := c.opts.Now()
 	if rec.Deleted {
 		c.prober.drop(name) // its containers are going: so are their probes
+		c.forgetBlocked(name)
 		in := PlanInput{Instance: c.opts.Instance, Name: name, Containers: observed, Now: now}
 		plan := ComputePlan(in)
 		c.logPlan(name, plan)
@@ -729,10 +732,10 @@ func (c *Controller) create(ctx context.Context, in PlanInput, d *manifests.Depl
 	id, err := c.docker.CreateContainer(ctx, dockerx.CreateRequest{
 		Instance: in.Instance, Name: op.Name, TemplateHash: op.Hash, Deployment: d,
 	})
+	if errors.Is(err, dockerx.ErrConflict) {
+		return c.nameConflict(ctx, in, op, err)
+	}
 	if err != nil {
-		// A conflict means the name is taken: a container still being
-		// removed, or one created by a concurrent attempt. Either way the
-		// retry after the next observation sorts it out.
 		return fmt.Errorf("create %s: %w", op.Name, err)
 	}
 	if err := c.docker.StartContainer(ctx, id); err != nil {

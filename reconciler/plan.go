@@ -2,6 +2,7 @@ package reconciler
 
 import (
 	"fmt"
+	"maps"
 	"math"
 	"sort"
 	"time"
@@ -97,6 +98,10 @@ type PlanInput struct {
 	// State is the rollout state persisted by the previous sync.
 	State RolloutState
 	Now   time.Time
+	// BlockedNames are container names held by containers this deployment
+	// does not own (made by hand, another instance's, or reserved by
+	// Docker): their ordinals are skipped.
+	BlockedNames map[string]bool
 	// Refused maps the template hashes whose containers may not be created
 	// or started (an old revision needing a privilege this controller does
 	// not grant, or whose template does not match its hash) to why.
@@ -282,7 +287,7 @@ func (in PlanInput) reconcileRevision(s *revisionSet, cs []*dockerx.Container, p
 		// recreated; the rollout carries on without it.
 		return ops
 	}
-	for _, ord := range freeOrdinals(in.Containers, in.Instance, in.Name, s.hash, int(missing)) {
+	for _, ord := range freeOrdinals(in.Containers, in.BlockedNames, in.Instance, in.Name, s.hash, int(missing)) {
 		name := dockerx.ContainerName(in.Instance, in.Name, s.hash, ord)
 		cause := fmt.Sprintf("missing: %d of %d replicas exist", len(current), s.size)
 		if s.hash != in.Hash {
@@ -386,11 +391,15 @@ func rankForRemoval(cs []*dockerx.Container) []*dockerx.Container {
 }
 
 // freeOrdinals returns the n lowest ordinals whose container name is not
-// taken by any observed container. Names are deterministic so that a create
-// that raced with another (a second controller, a retry after a timeout)
-// fails with a name conflict instead of making a duplicate replica.
-func freeOrdinals(cs []dockerx.Container, instance, name, hash string, n int) []int {
-	taken := map[string]bool{}
+// taken by any observed container nor blocked. Names are deterministic so
+// that a create that raced with another (a second controller, a retry after
+// a timeout) fails with a name conflict instead of making a duplicate
+// replica.
+func freeOrdinals(cs []dockerx.Container, blocked map[string]bool, instance, name, hash string, n int) []int {
+	taken := maps.Clone(blocked)
+	if taken == nil {
+		taken = map[string]bool{}
+	}
 	for _, c := range cs {
 		taken[c.Name] = true
 	}

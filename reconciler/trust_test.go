@@ -4,9 +4,11 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -514,5 +516,106 @@ func TestControllerReplacesUnremovableDeadContainer(t *testing.T) {
 	})
 	if n := len(h.ours("web")); n > 3 {
 		t.Fatalf("%d containers, more than replicas + maxSurge", n)
+	}
+}
+
+// statusRecorder keeps every ReplicaFailure message the controller writes.
+type statusRecorder struct {
+	Store
+	mu       sync.Mutex
+	failures []string
+}
+
+func (r *statusRecorder) WriteStatus(name string, st *store.Status) error {
+	if c := find(st.Conditions, manifests.ConditionReplicaFailure); c != nil {
+		r.mu.Lock()
+		r.failures = append(r.failures, c.Reason+": "+c.Message)
+		r.mu.Unlock()
+	}
+	return r.Store.WriteStatus(name, st)
+}
+
+func (r *statusRecorder) seen(substr string) bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for _, f := range r.failures {
+		if strings.Contains(f, substr) {
+			return true
+		}
+	}
+	return false
+}
+
+// Item 3: a name that a container the controller does not list holds (made
+// by hand, another instance's, or reserved by Docker) does not block the
+// deployment: the ordinal is skipped and the conflict reported. A holder
+// that carries this deployment's labels (a create that raced) is adopted.
+func TestControllerSkipsNamesHeldByOthers(t *testing.T) {
+	d := testDeployment("web", 2, "x")
+	hash := manifests.TemplateHash(&d.Spec.Template)
+	taken := dockerx.ContainerName("i", "web", hash, 0)
+	tests := []struct {
+		name  string
+		setup func(h *harness)
+		// wantNames are the replicas' names at the end (ordinals).
+		wantOrdinals []int
+		report       string // in a ReplicaFailure; "" for none
+	}{
+		{"hand-made container without labels", func(h *harness) {
+			_, _ = h.engine.Add(dockerx.Container{Name: taken, State: dockerx.StateRunning, Labels: map[string]string{"x": "y"}}, "")
+		}, []int{1, 2}, taken},
+		{"another instance's container", func(h *harness) {
+			_, _ = h.engine.Add(dockerx.Container{Name: taken, State: dockerx.StateRunning,
+				Labels: map[string]string{dockerx.LabelInstance: "j", dockerx.LabelDeployment: "web", dockerx.LabelTemplateHash: hash}}, "")
+		}, []int{1, 2}, taken},
+		{"a name Docker still reserves", func(h *harness) {
+			h.engine.OnCreate = func(req dockerx.CreateRequest) error {
+				if req.Name == taken {
+					return fmt.Errorf("create %s: name reserved: %w", req.Name, dockerx.ErrConflict)
+				}
+				return nil
+			}
+		}, []int{1, 2}, taken},
+		{"a raced create of our own is adopted", func(h *harness) {
+			var once sync.Once
+			h.engine.OnCreate = func(req dockerx.CreateRequest) error {
+				if req.Name == taken {
+					once.Do(func() {
+						_, _ = h.engine.Add(dockerx.Container{Name: taken, State: dockerx.StateRunning,
+							Labels: map[string]string{dockerx.LabelInstance: "i", dockerx.LabelDeployment: "web", dockerx.LabelTemplateHash: hash}}, "")
+					})
+				}
+				return nil
+			}
+		}, []int{0, 1}, ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			h := newHarness(t, Options{ResyncPeriod: 20 * time.Millisecond})
+			rec := &statusRecorder{Store: h.store}
+			h.ctrl = New(h.engine, rec, h.ctrl.opts)
+			tt.setup(h)
+			h.apply(d)
+			h.start()
+			cs := h.waitReplicas("web", 2)
+			var want []string
+			for _, ord := range tt.wantOrdinals {
+				want = append(want, dockerx.ContainerName("i", "web", hash, ord))
+			}
+			if got := []string{cs[0].Name, cs[1].Name}; strings.Join(got, " ") != strings.Join(want, " ") {
+				t.Fatalf("replicas %v, want %v", got, want)
+			}
+			if tt.report != "" && !rec.seen(tt.report) {
+				t.Fatalf("no ReplicaFailure named %s; recorded %q", tt.report, rec.failures)
+			}
+			if tt.report == "" && rec.seen("held by") {
+				t.Fatalf("a conflict with our own container was reported: %q", rec.failures)
+			}
+			for _, c := range h.engine.Snapshot() {
+				if c.Name == taken && c.State != dockerx.StateRunning {
+					t.Fatalf("the holder of %s was touched: %s", taken, c.State)
+				}
+			}
+		})
 	}
 }
