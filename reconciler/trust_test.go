@@ -619,3 +619,42 @@ func TestControllerSkipsNamesHeldByOthers(t *testing.T) {
 		})
 	}
 }
+
+// Item 6: records as an earlier release stored them (see store's
+// TestStoredTemplateHashesAreReproducible) are not refused when read: an
+// upgrade never freezes a deployment.
+func TestStoredRecordsAreNotRefused(t *testing.T) {
+	files, err := filepath.Glob(filepath.Join("..", "store", "testdata", "records", "*.json"))
+	if err != nil || len(files) == 0 {
+		t.Fatalf("no stored records: %v", err)
+	}
+	for _, f := range files {
+		t.Run(filepath.Base(f), func(t *testing.T) {
+			data, err := os.ReadFile(f)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var head struct{ Name string }
+			if err := json.Unmarshal(data, &head); err != nil {
+				t.Fatal(err)
+			}
+			st, err := store.Open(t.TempDir(), "default")
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := os.MkdirAll(filepath.Join(st.Dir(), "deployments"), 0o700); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(filepath.Join(st.Dir(), "deployments", head.Name+".json"), data, 0o600); err != nil {
+				t.Fatal(err)
+			}
+			rec, err := st.Lookup(head.Name)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if fail, _ := checkRecord(rec); fail.reason != "" {
+				t.Fatalf("a stored record is refused: %s", fail.message)
+			}
+		})
+	}
+}
