@@ -379,7 +379,14 @@ func (c *Controller) sweep(ctx context.Context) error {
 
 // needsSync assesses a deployment against the sweep's snapshot without
 // acting, and reports whether a sync would do anything.
-func (c *Controller) needsSync(rec *store.Record, observed []dockerx.Container, now time.Time) bool {
+func (c *Controller) needsSync(rec *store.Record, observed []dockerx.Container, now time.Time) (needs bool) {
+	defer func() {
+		// One deployment that panics must not stop the sweep for all the
+		// others: its own sync recovers, logs and backs off.
+		if r := recover(); r != nil {
+			needs = true
+		}
+	}()
 	a := c.assess(nil, rec, observed, now)
 	if a.prober.missing {
 		return true // a probe to start: only a sync starts it

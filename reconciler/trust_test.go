@@ -158,8 +158,12 @@ func TestControllerRecoversPanickingSync(t *testing.T) {
 	for _, where := range []string{"sync", "create"} {
 		t.Run(where, func(t *testing.T) {
 			obs := &panicObserver{}
-			h := newHarness(t, Options{Workers: 1, Observer: obs})
+			h := newHarness(t, Options{Workers: 1, Observer: obs, ResyncPeriod: 20 * time.Millisecond})
+			boom := testDeployment("boom", 1, "x")
 			if where == "sync" {
+				// No replicas: nothing to do but status, so that every
+				// sweep's assessment of it panics too.
+				boom = testDeployment("boom", 0, "x")
 				obs.boom = "boom"
 			} else {
 				h.engine.OnCreate = func(req dockerx.CreateRequest) error {
@@ -170,7 +174,7 @@ func TestControllerRecoversPanickingSync(t *testing.T) {
 					return nil
 				}
 			}
-			h.apply(testDeployment("boom", 1, "x"), testDeployment("good", 1, "x"))
+			h.apply(boom, testDeployment("good", 1, "x"))
 			h.start()
 			h.waitReplicas("good", 1)
 			h.waitFor("a second panic (retried)", func() bool { return obs.panics.get() >= 2 })
@@ -178,6 +182,12 @@ func TestControllerRecoversPanickingSync(t *testing.T) {
 				t.Fatal(err)
 			}
 			h.waitReplicas("good", 1) // the only worker is still alive
+			// A death with no event: only the periodic sweep can see it,
+			// and the panicking deployment must not break the sweep.
+			if err := h.engine.KillSilently(h.ours("good")[0].ID); err != nil {
+				t.Fatal(err)
+			}
+			h.waitReplicas("good", 1)
 		})
 	}
 }
