@@ -69,6 +69,15 @@ func (h *harness) condition(name, typ string) *manifests.DeploymentCondition {
 	return find(st.Conditions, typ)
 }
 
+// waitResyncs waits until the controller has listed containers n more
+// times (each sweep lists once): a condition, not a sleep, for asserting
+// that something did not happen.
+func (h *harness) waitResyncs(n int) {
+	h.t.Helper()
+	from := h.engine.Calls()["list"]
+	h.waitFor(fmt.Sprintf("%d more resyncs", n), func() bool { return h.engine.Calls()["list"] >= from+n })
+}
+
 // mapAt walks a decoded JSON document.
 func mapAt(m map[string]any, path ...string) map[string]any {
 	for _, k := range path {
@@ -123,7 +132,7 @@ func TestControllerRefusesInvalidRecord(t *testing.T) {
 			if err := h.engine.Remove(bad[0].ID); err != nil {
 				t.Fatal(err)
 			}
-			time.Sleep(100 * time.Millisecond) // several resyncs
+			h.waitResyncs(10)
 			if got := h.ours("bad"); len(got) != 1 || got[0].ID != bad[1].ID {
 				t.Fatalf("refused deployment touched: %s", summary(got))
 			}
@@ -389,7 +398,7 @@ func TestControllerOrphanWithInvalidDeploymentName(t *testing.T) {
 				h.waitFor("the stray to be pruned", func() bool { return !hasID(h.engine.Snapshot(), stray) })
 			} else {
 				_ = h.engine.Kill(stray) // an event naming the bad deployment
-				time.Sleep(100 * time.Millisecond)
+				h.waitResyncs(10)
 				if !hasID(h.engine.Snapshot(), stray) {
 					t.Fatal("stray removed without PruneOrphans")
 				}
@@ -462,8 +471,7 @@ func TestControllerStartFailureBacksOff(t *testing.T) {
 	}
 	// Many syncs later, the backoff (an hour) still holds the start back,
 	// and the failure is still reported.
-	h.engine.ResetCalls()
-	h.waitFor("ten more resyncs", func() bool { return h.engine.Calls()["list"] >= 10 })
+	h.waitResyncs(10)
 	if n := attempts.get(); n != 1 {
 		t.Fatalf("%d start attempts within the backoff, want 1", n)
 	}
