@@ -566,7 +566,9 @@ func (c *Controller) syncDeployment(ctx context.Context, name string) (time.Dura
 		c.log.Warn("deployment refused", "deployment", name, "reason", fail.message)
 	}
 	recordStarts(&a.state, a.plan, now)
-	c.recordStartFailures(&a.state, a.plan, execErr, now)
+	if ctx.Err() == nil { // a start cut short by shutdown is no crash
+		c.recordStartFailures(&a.state, a.plan, execErr, now)
+	}
 	if fail.reason == "" {
 		fail = a.standingFailure()
 	}
