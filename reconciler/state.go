@@ -181,8 +181,10 @@ func (c *Controller) observeContainers(s *deploymentState, cs []dockerx.Containe
 	for _, ct := range cs {
 		live[ct.ID] = true
 		cst := s.Containers[ct.ID]
-		if cst != nil && ct.State != dockerx.StateCreated {
-			cst.StartError = "" // it started since
+		if cst != nil && (ct.State == dockerx.StateRunning || ct.State == dockerx.StatePaused) {
+			// It started since. (A failed start leaves it `created` on
+			// today's Docker; some versions say `exited`, code 127.)
+			cst.StartError = ""
 		}
 		if ready[ct.ID] {
 			if cst == nil {
