@@ -98,9 +98,9 @@ func (c *Controller) privilegeRefusal(d *manifests.Deployment) string {
 }
 
 // refusedRevisions maps the hash of every old revision whose containers
-// may not be created or started to why. Hashes of containers that are
-// neither the current template nor a known revision are refused too: their
-// template cannot be checked.
+// may not be created or started to why. Hashes of existing containers that
+// are neither the current template nor a known revision are refused too:
+// their template cannot be checked, so they are not started again.
 func (c *Controller) refusedRevisions(rec *store.Record, hash string, in *PlanInput) map[string]string {
 	out := map[string]string{}
 	for i := range rec.Revisions {
@@ -119,11 +119,8 @@ func (c *Controller) refusedRevisions(rec *store.Record, hash string, in *PlanIn
 		}
 		out[h] = fmt.Sprintf("revision %s is not in the deployment's history: its template cannot be checked", h)
 	}
-	for h := range in.State.Sizes {
-		if h != hash && rec.Revision(h) == nil {
-			out[h] = fmt.Sprintf("revision %s is not in the deployment's history: its template cannot be checked", h)
-		}
-	}
+	// A size recorded for an unknown hash needs nothing here: the planner
+	// cannot create a revision whose template it does not have.
 	return out
 }
 
