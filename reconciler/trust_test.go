@@ -670,8 +670,12 @@ func TestStoredRecordsAreNotRefused(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if fail, _ := checkRecord(rec); fail.reason != "" {
+			fail, invalid := checkRecord(rec)
+			if fail.reason != "" {
 				t.Fatalf("a stored record is refused: %s", fail.message)
+			}
+			if len(invalid) > 0 {
+				t.Errorf("a stored record is reported invalid: %q", invalid)
 			}
 		})
 	}
