@@ -9,11 +9,13 @@ import (
 	"log/slog"
 	"maps"
 	"path/filepath"
+	"runtime/debug"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
 
+	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/client-go/util/workqueue"
 
 	"github.com/dockctl/dockctl/dockerx"
@@ -100,7 +102,9 @@ type Controller struct {
 	queue  workqueue.TypedRateLimitingInterface[string]
 
 	mu      sync.Mutex
-	orphans map[string]bool // container IDs already reported
+	orphans map[string]bool            // container IDs already reported
+	invalid map[string]string          // deployment → invalid record problems already logged
+	blocked map[string]map[string]bool // deployment → names held by others
 
 	dockerOK atomic.Bool
 	prober   *prober
@@ -242,7 +246,9 @@ func (c *Controller) handleEvent(ev dockerx.Event) {
 		c.queue.Add(orphanSweepKey)
 		return
 	}
-	if ev.Deployment == "" {
+	if ev.Deployment == "" || !validDeploymentName(ev.Deployment) {
+		// No deployment, or one no record can have: an orphan's event,
+		// which only the sweep handles.
 		c.queue.Add(orphanSweepKey)
 		return
 	}
@@ -256,15 +262,7 @@ func (c *Controller) processNext(ctx context.Context) bool {
 	}
 	defer c.queue.Done(key)
 
-	var requeue time.Duration
-	var err error
-	if key == orphanSweepKey {
-		err = c.sweep(ctx)
-	} else {
-		start := time.Now()
-		requeue, err = c.syncDeployment(ctx, key)
-		c.opts.Observer.SyncDone(key, time.Since(start), err)
-	}
+	requeue, err := c.syncKey(ctx, key)
 	switch {
 	case err != nil:
 		c.log.Error("sync failed; retrying with backoff", "deployment", key, "err", err)
@@ -276,6 +274,33 @@ func (c *Controller) processNext(ctx context.Context) bool {
 		c.queue.Forget(key)
 	}
 	return true
+}
+
+// syncKey runs one sync of key. A panic in it (a bug, or a record no check
+// foresaw) is recovered and becomes that key's error, so that it is backed
+// off alone while every other deployment keeps being reconciled.
+func (c *Controller) syncKey(ctx context.Context, key string) (requeue time.Duration, err error) {
+	start := time.Now()
+	defer func() {
+		if r := recover(); r != nil {
+			c.log.Error("sync panicked; retrying this deployment with backoff", "deployment", key, "panic", r, "stack", string(debug.Stack()))
+			err = fmt.Errorf("sync of %s panicked: %v", key, r)
+		}
+		if key != orphanSweepKey {
+			c.opts.Observer.SyncDone(key, time.Since(start), err)
+		}
+	}()
+	if key == orphanSweepKey {
+		return 0, c.sweep(ctx)
+	}
+	return c.syncDeployment(ctx, key)
+}
+
+// validDeploymentName reports whether name can be a deployment's (a
+// DNS-1123 label, as the store requires): a container labelled with any
+// other is an orphan, whatever the state directory holds.
+func validDeploymentName(name string) bool {
+	return len(validation.IsDNS1123Label(name)) == 0
 }
 
 // list returns the instance's containers (or, with a name, one
@@ -349,9 +374,10 @@ func (c *Controller) sweep(ctx context.Context) error {
 		if known[name] {
 			continue
 		}
-		if name != "" {
+		if validDeploymentName(name) {
 			// Only a record that is certainly absent makes an orphan: an
-			// unreadable one must never lead to a removal.
+			// unreadable one must never lead to a removal. A name that is
+			// not a deployment name cannot have a record at all.
 			if _, err := c.store.Lookup(name); !errors.Is(err, store.ErrNotFound) {
 				continue
 			}
@@ -369,7 +395,14 @@ func (c *Controller) sweep(ctx context.Context) error {
 
 // needsSync assesses a deployment against the sweep's snapshot without
 // acting, and reports whether a sync would do anything.
-func (c *Controller) needsSync(rec *store.Record, observed []dockerx.Container, now time.Time) bool {
+func (c *Controller) needsSync(rec *store.Record, observed []dockerx.Container, now time.Time) (needs bool) {
+	defer func() {
+		// One deployment that panics must not stop the sweep for all the
+		// others: its own sync recovers, logs and backs off.
+		if r := recover(); r != nil {
+			needs = true
+		}
+	}()
 	a := c.assess(nil, rec, observed, now)
 	if a.prober.missing {
 		return true // a probe to start: only a sync starts it
@@ -377,7 +410,7 @@ func (c *Controller) needsSync(rec *store.Record, observed []dockerx.Container, 
 	if len(a.plan.Ops) > 0 || a.plan.RequeueAfter > 0 || a.availableIn > 0 {
 		return true
 	}
-	next, _, err := c.nextStatus(a, failure{}, now)
+	next, _, err := c.nextStatus(a, a.standingFailure(), now)
 	return err != nil || !statusEqual(a.prev, next)
 }
 
@@ -441,12 +474,27 @@ func (c *Controller) assess(ctx context.Context, rec *store.Record, observed []d
 	a.in.Available, a.availableIn = availability(a.d, observed, a.ready, a.state.Containers, c.opts.SettleTime, now)
 	settle := c.opts.SettleTime
 	a.state.Settle = &settle // for `dockctl get`, which has no controller options
-	if a.refusal = c.refused(a.d); a.refusal.reason == "" {
+	if a.refusal = c.refused(rec, a.d); a.refusal.reason == "" {
+		a.in.Refused = c.refusedRevisions(rec, hash, &a.in)
+		a.in.BlockedNames = c.blockedNames(rec.Name)
 		a.plan = ComputePlan(a.in)
 	} else {
 		a.plan.State = a.state.Rollout
 	}
 	return a
+}
+
+// standingFailure is the failure the assessment alone shows, before
+// anything is executed: a refusal, or revisions whose containers the plan
+// may not start or create.
+func (a *assessment) standingFailure() failure {
+	if a.refusal.reason != "" {
+		return a.refusal
+	}
+	if len(a.plan.Blocked) > 0 {
+		return failure{ReasonFailedCreate, strings.Join(a.plan.Blocked, "; ")}
+	}
+	return startFailure(a.state, a.in.Containers)
 }
 
 func (c *Controller) handleOrphan(ctx context.Context, ct dockerx.Container) error {
@@ -470,9 +518,14 @@ func (c *Controller) handleOrphan(ctx context.Context, ct dockerx.Container) err
 
 // syncDeployment is one observe → plan → execute pass for one deployment.
 func (c *Controller) syncDeployment(ctx context.Context, name string) (time.Duration, error) {
+	if !validDeploymentName(name) {
+		c.queue.Add(orphanSweepKey) // its containers are orphans
+		return 0, nil
+	}
 	rec, err := c.store.Lookup(name)
 	if errors.Is(err, store.ErrNotFound) {
 		// Never known here: its containers, if any, are orphans for the sweep.
+		c.prober.drop(name)
 		c.queue.Add(orphanSweepKey)
 		return 0, nil
 	}
@@ -486,6 +539,8 @@ func (c *Controller) syncDeployment(ctx context.Context, name string) (time.Dura
 	}
 	now := c.opts.Now()
 	if rec.Deleted {
+		c.prober.drop(name) // its containers are going: so are their probes
+		c.forgetBlocked(name)
 		in := PlanInput{Instance: c.opts.Instance, Name: name, Containers: observed, Now: now}
 		plan := ComputePlan(in)
 		c.logPlan(name, plan)
@@ -509,6 +564,12 @@ func (c *Controller) syncDeployment(ctx context.Context, name string) (time.Dura
 		c.log.Warn("deployment refused", "deployment", name, "reason", fail.message)
 	}
 	recordStarts(&a.state, a.plan, now)
+	if ctx.Err() == nil { // a start cut short by shutdown is no crash
+		c.recordStartFailures(&a.state, a.plan, execErr, now)
+	}
+	if fail.reason == "" {
+		fail = a.standingFailure()
+	}
 	if execErr == nil {
 		// Only an executed plan moves the rollout on; after an error the
 		// next sync recomputes from what Docker then shows.
@@ -529,17 +590,19 @@ func (c *Controller) syncDeployment(ctx context.Context, name string) (time.Dura
 	return minPositive(requeue, deadlineIn), nil
 }
 
-// refused returns why the deployment needs a privilege this controller was
-// not started to grant, or no failure.
-func (c *Controller) refused(d *manifests.Deployment) failure {
-	var msgs []string
-	for _, p := range c.opts.Allow.Refused(d) {
-		msgs = append(msgs, p.String())
+// refused returns why the deployment may not be acted on — an unsafe
+// invalid record (see checkRecord) or a privilege this controller was not
+// started to grant — or no failure.
+func (c *Controller) refused(rec *store.Record, d *manifests.Deployment) failure {
+	fail, invalid := checkRecord(rec)
+	c.reportInvalid(rec.Name, invalid)
+	if fail.reason != "" {
+		return fail
 	}
-	if len(msgs) == 0 {
-		return failure{}
+	if msg := c.privilegeRefusal(d); msg != "" {
+		return failure{ReasonFailedCreate, msg}
 	}
-	return failure{ReasonFailedCreate, strings.Join(msgs, "; ")}
+	return failure{}
 }
 
 func (c *Controller) logPlan(name string, plan Plan) {
@@ -565,7 +628,7 @@ func (c *Controller) execute(ctx context.Context, rec *store.Record, in PlanInpu
 	}
 	errs = append(errs, parallel(removals, c.opts.MaxCreatesInFlight, func(op Op) error {
 		if err := c.docker.RemoveContainer(ctx, op.ContainerID); err != nil {
-			return fmt.Errorf("remove %s: %w", op.Name, err)
+			return &removeError{id: op.ContainerID, name: op.Name, err: err}
 		}
 		return nil
 	})...)
@@ -588,31 +651,45 @@ func (c *Controller) execute(ctx context.Context, rec *store.Record, in PlanInpu
 			}
 		}
 		if err := c.docker.StartContainer(ctx, op.ContainerID); err != nil {
-			return fmt.Errorf("start %s: %w", op.Name, err)
+			return &startError{id: op.ContainerID, name: op.Name, err: err}
 		}
 		return nil
 	})...)
 
 	creates := plan.Creates()
 	var fail failure
-	if len(errs) > 0 && len(creates) > 0 {
-		// A removal failed: creating now could exceed maxSurge. The retry
-		// recomputes from what Docker then shows.
-		return fail, errors.Join(errs...)
+	if len(errs) > 0 {
+		fail = removalFailure(errs)
+		if len(creates) > 0 && !createsSafe(in, plan, errs) {
+			// A removal failed: creating now could exceed maxSurge. The
+			// retry recomputes from what Docker then shows.
+			return fail, errors.Join(errs...)
+		}
 	}
 	if len(creates) > 0 {
 		templates, err := templatesFor(rec, in, creates)
+		if err == nil {
+			// Defence in depth: the planner creates no refused revision,
+			// and nothing is created from a template that was not checked.
+			for h, d := range templates {
+				if msg := c.templateRefusal(h, &d.Spec.Template); msg != "" {
+					err = fmt.Errorf("create from %s", msg)
+				}
+			}
+		}
 		if err != nil {
 			return failure{ReasonFailedCreate, err.Error()}, err
 		}
-		if fail, err = c.ensureImages(ctx, templates); err != nil {
+		if f, err := c.ensureImages(ctx, templates); err != nil {
+			fail = f
 			errs = append(errs, err)
 		} else {
 			failed := slowStart(creates, c.opts.MaxCreatesInFlight, func(op Op) error {
 				return c.create(ctx, in, templates[op.Hash], op)
 			})
 			for _, err := range failed {
-				if !errors.Is(err, dockerx.ErrConflict) {
+				var se *startError
+				if !errors.Is(err, dockerx.ErrConflict) && !errors.As(err, &se) {
 					fail = failure{ReasonFailedCreate, err.Error()}
 				}
 			}
@@ -662,14 +739,14 @@ func (c *Controller) create(ctx context.Context, in PlanInput, d *manifests.Depl
 	id, err := c.docker.CreateContainer(ctx, dockerx.CreateRequest{
 		Instance: in.Instance, Name: op.Name, TemplateHash: op.Hash, Deployment: d,
 	})
+	if errors.Is(err, dockerx.ErrConflict) {
+		return c.nameConflict(ctx, in, op, err)
+	}
 	if err != nil {
-		// A conflict means the name is taken: a container still being
-		// removed, or one created by a concurrent attempt. Either way the
-		// retry after the next observation sorts it out.
 		return fmt.Errorf("create %s: %w", op.Name, err)
 	}
 	if err := c.docker.StartContainer(ctx, id); err != nil {
-		return fmt.Errorf("start %s: %w", op.Name, err)
+		return &startError{id: id, name: op.Name, err: err}
 	}
 	return nil
 }

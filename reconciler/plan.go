@@ -2,6 +2,7 @@ package reconciler
 
 import (
 	"fmt"
+	"maps"
 	"math"
 	"sort"
 	"time"
@@ -50,6 +51,9 @@ type Plan struct {
 	RequeueAfter time.Duration
 	// State is the rollout state to persist once the plan is executed.
 	State RolloutState
+	// Blocked says why containers that a revision needs were neither
+	// started nor created (PlanInput.Refused), for ReplicaFailure.
+	Blocked []string
 }
 
 // Creates returns the create operations of the plan.
@@ -100,6 +104,14 @@ type PlanInput struct {
 	// State is the rollout state persisted by the previous sync.
 	State RolloutState
 	Now   time.Time
+	// BlockedNames are container names held by containers this deployment
+	// does not own (made by hand, another instance's, or reserved by
+	// Docker): their ordinals are skipped.
+	BlockedNames map[string]bool
+	// Refused maps the template hashes whose containers may not be created
+	// or started (an old revision needing a privilege this controller does
+	// not grant, or whose template does not match its hash) to why.
+	Refused map[string]string
 }
 
 // ComputePlan decides which operations bring the observed containers to the
@@ -248,7 +260,13 @@ func (in PlanInput) reconcileRevision(s *revisionSet, cs []*dockerx.Container, p
 			needWork = append(needWork, c)
 		}
 	}
+	refusal, refused := in.Refused[s.hash]
+	blocked := false
 	for _, c := range byName(needWork) {
+		if refused && c.State != dockerx.StatePaused {
+			blocked = true // never started, nor restarted, whatever it needs
+			continue
+		}
 		switch c.State {
 		case dockerx.StateExited, dockerx.StateCreated:
 			if nb, ok := in.StartNotBefore[c.ID]; ok && in.Now.Before(nb) {
@@ -269,7 +287,10 @@ func (in PlanInput) reconcileRevision(s *revisionSet, cs []*dockerx.Container, p
 		}
 	}
 	missing := s.size - int32(len(current))
-	if missing <= 0 {
+	if refused && (blocked || missing > 0) {
+		plan.Blocked = append(plan.Blocked, refusal)
+	}
+	if missing <= 0 || refused {
 		return ops
 	}
 	if s.hash != in.Hash && findRevision(in.Revisions, s.hash) == nil {
@@ -277,7 +298,7 @@ func (in PlanInput) reconcileRevision(s *revisionSet, cs []*dockerx.Container, p
 		// recreated; the rollout carries on without it.
 		return ops
 	}
-	for _, ord := range freeOrdinals(in.Containers, in.Instance, in.Name, s.hash, int(missing)) {
+	for _, ord := range freeOrdinals(in.Containers, in.BlockedNames, in.Instance, in.Name, s.hash, int(missing)) {
 		name := dockerx.ContainerName(in.Instance, in.Name, s.hash, ord)
 		cause := fmt.Sprintf("missing: %d of %d replicas exist", len(current), s.size)
 		if s.hash != in.Hash {
@@ -419,11 +440,15 @@ func rankForRemoval(cs []*dockerx.Container, ready func(*dockerx.Container) bool
 }
 
 // freeOrdinals returns the n lowest ordinals whose container name is not
-// taken by any observed container. Names are deterministic so that a create
-// that raced with another (a second controller, a retry after a timeout)
-// fails with a name conflict instead of making a duplicate replica.
-func freeOrdinals(cs []dockerx.Container, instance, name, hash string, n int) []int {
-	taken := map[string]bool{}
+// taken by any observed container nor blocked. Names are deterministic so
+// that a create that raced with another (a second controller, a retry after
+// a timeout) fails with a name conflict instead of making a duplicate
+// replica.
+func freeOrdinals(cs []dockerx.Container, blocked map[string]bool, instance, name, hash string, n int) []int {
+	taken := maps.Clone(blocked)
+	if taken == nil {
+		taken = map[string]bool{}
+	}
 	for _, c := range cs {
 		taken[c.Name] = true
 	}

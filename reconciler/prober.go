@@ -282,6 +282,19 @@ func (p *prober) forget(id string) {
 	}
 }
 
+// drop stops every worker of a deployment that is deleted or unknown: no
+// later sync of it will run prober.sync to stop them.
+func (p *prober) drop(deployment string) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for id, w := range p.workers {
+		if w.deployment == deployment {
+			w.cancel()
+			delete(p.workers, id)
+		}
+	}
+}
+
 // stop ends every worker and waits for them.
 func (p *prober) stop() {
 	p.mu.Lock()

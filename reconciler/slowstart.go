@@ -1,6 +1,22 @@
 package reconciler
 
-import "sync"
+import (
+	"fmt"
+	"runtime/debug"
+	"sync"
+)
+
+// guarded runs fn(op), turning a panic into that op's error: a goroutine of
+// an executor cannot be recovered by the sync that started it, and one bad
+// operation must not take the whole controller down.
+func guarded(fn func(Op) error, op Op) (err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			err = fmt.Errorf("%s %s panicked: %v\n%s", op.Kind, op.Name, r, debug.Stack())
+		}
+	}()
+	return fn(op)
+}
 
 // slowStart runs fn for each op with a concurrency window that starts at 1
 // and grows by one with every success, up to limit — 1, 2, 4, … in flight,
@@ -36,7 +52,7 @@ func slowStart(ops []Op, limit int, fn func(Op) error) []error {
 		wg.Add(1)
 		go func(op Op) {
 			defer wg.Done()
-			err := fn(op)
+			err := guarded(fn, op)
 			mu.Lock()
 			inFlight--
 			if err != nil {
@@ -73,7 +89,7 @@ func parallel(ops []Op, limit int, fn func(Op) error) []error {
 		go func(op Op) {
 			defer wg.Done()
 			defer func() { <-sem }()
-			if err := fn(op); err != nil {
+			if err := guarded(fn, op); err != nil {
 				mu.Lock()
 				errs = append(errs, err)
 				mu.Unlock()

@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"maps"
+	"sort"
+	"strings"
 	"time"
 
 	"github.com/dockctl/dockctl/dockerx"
@@ -49,6 +51,9 @@ type containerState struct {
 	// ProbeReady is the verdict of a controller-run readiness probe (nil
 	// when the container has none).
 	ProbeReady *bool `json:"probeReady,omitempty"`
+	// StartError is why Docker refused to start it the last time, while it
+	// is still not started (it stays `created`).
+	StartError string `json:"startError,omitempty"`
 }
 
 func readState(st *store.Status) deploymentState {
@@ -109,7 +114,9 @@ func View(rec *store.Record, st *store.Status, cs []dockerx.Container, now time.
 		v := ContainerView{Ready: ready[c.ID], Available: avail[c.ID]}
 		if cst := s.Containers[c.ID]; cst != nil {
 			v.Restarts = cst.Restarts
-			v.CrashLoopBackOff = c.State == dockerx.StateExited && now.Before(cst.NotBefore)
+			// A container that cannot start stays `created`: it is in the
+			// same backoff as one that exits.
+			v.CrashLoopBackOff = (c.State == dockerx.StateExited || c.State == dockerx.StateCreated) && now.Before(cst.NotBefore)
 		}
 		out[c.ID] = v
 	}
@@ -220,6 +227,11 @@ func (c *Controller) observeContainers(s *deploymentState, cs []dockerx.Containe
 	for _, ct := range cs {
 		live[ct.ID] = true
 		cst := s.Containers[ct.ID]
+		if cst != nil && (ct.State == dockerx.StateRunning || ct.State == dockerx.StatePaused) {
+			// It started since. (A failed start leaves it `created` on
+			// today's Docker; some versions say `exited`, code 127.)
+			cst.StartError = ""
+		}
 		if ready[ct.ID] {
 			if cst == nil {
 				cst = &containerState{}
@@ -230,10 +242,13 @@ func (c *Controller) observeContainers(s *deploymentState, cs []dockerx.Containe
 			}
 			continue
 		}
-		if ct.State != dockerx.StateExited {
-			if cst != nil {
-				cst.ReadySince = time.Time{}
+		if cst != nil {
+			cst.ReadySince = time.Time{}
+			if ct.State == dockerx.StateCreated && !cst.NotBefore.IsZero() {
+				notBefore[ct.ID] = cst.NotBefore // its start failed: backing off
 			}
+		}
+		if ct.State != dockerx.StateExited {
 			continue
 		}
 		if cst == nil {
@@ -243,7 +258,6 @@ func (c *Controller) observeContainers(s *deploymentState, cs []dockerx.Containe
 			cst = &containerState{}
 			s.Containers[ct.ID] = cst
 		}
-		cst.ReadySince = time.Time{}
 		if !cst.ExitCounted {
 			started := cst.StartedAt
 			if started.IsZero() {
@@ -257,11 +271,7 @@ func (c *Controller) observeContainers(s *deploymentState, cs []dockerx.Containe
 			}
 			cst.NotBefore = time.Time{}
 			if cst.CrashCount > 0 {
-				delay := c.opts.CrashBackoffBase << (cst.CrashCount - 1)
-				if delay > c.opts.CrashBackoffMax || delay <= 0 {
-					delay = c.opts.CrashBackoffMax
-				}
-				cst.NotBefore = now.Add(delay)
+				cst.NotBefore = now.Add(c.crashDelay(cst.CrashCount))
 			}
 		}
 		if !cst.NotBefore.IsZero() {
@@ -292,5 +302,90 @@ func recordStarts(s *deploymentState, plan Plan, now time.Time) {
 		cst.ExitCounted = false
 		cst.ReadySince = time.Time{}
 		cst.ProbeReady = nil
+		cst.StartError = ""
 	}
+}
+
+// crashDelay is the backoff after the n-th crash in a row (n >= 1):
+// base, 2×base, 4×base… up to the maximum.
+func (c *Controller) crashDelay(n int) time.Duration {
+	delay := c.opts.CrashBackoffBase << (n - 1)
+	if delay > c.opts.CrashBackoffMax || delay <= 0 || n > 62 {
+		delay = c.opts.CrashBackoffMax
+	}
+	return delay
+}
+
+// startError is a start that Docker refused: the container exists but
+// stays `created`.
+type startError struct {
+	id, name string
+	err      error
+}
+
+func (e *startError) Error() string { return fmt.Sprintf("start %s: %v", e.name, e.err) }
+func (e *startError) Unwrap() error { return e.err }
+
+// startErrors collects the startErrors in an error tree (errors.Join).
+func startErrors(err error) []*startError {
+	if err == nil {
+		return nil
+	}
+	if se, ok := err.(*startError); ok {
+		return []*startError{se}
+	}
+	var out []*startError
+	switch u := err.(type) {
+	case interface{ Unwrap() []error }:
+		for _, e := range u.Unwrap() {
+			out = append(out, startErrors(e)...)
+		}
+	case interface{ Unwrap() error }:
+		out = startErrors(u.Unwrap())
+	}
+	return out
+}
+
+// recordStartFailures treats a start that Docker refused as a crash: it
+// counts as a restart attempt (unless recordStarts already counted it)
+// and the next attempt waits for the crash-loop backoff, so that a wrong
+// command is retried like a container that exits at once, not in a tight
+// loop and not silently.
+func (c *Controller) recordStartFailures(s *deploymentState, plan Plan, execErr error, now time.Time) {
+	counted := map[string]bool{}
+	for _, op := range plan.Ops {
+		if (op.Kind == OpStart && op.Cause == causeStopped) || op.Kind == OpRestart {
+			counted[op.ContainerID] = true
+		}
+	}
+	for _, se := range startErrors(execErr) {
+		cst := s.Containers[se.id]
+		if cst == nil {
+			cst = &containerState{}
+			s.Containers[se.id] = cst
+		}
+		if !counted[se.id] {
+			cst.Restarts++
+		}
+		cst.CrashCount++
+		cst.ExitCounted = true // no exit will follow: this was the crash
+		cst.NotBefore = now.Add(c.crashDelay(cst.CrashCount))
+		cst.StartError = se.err.Error()
+	}
+}
+
+// startFailure reports the observed containers that Docker refuses to
+// start, for ReplicaFailure, or no failure.
+func startFailure(s deploymentState, observed []dockerx.Container) failure {
+	var msgs []string
+	for _, ct := range observed {
+		if cst := s.Containers[ct.ID]; cst != nil && cst.StartError != "" {
+			msgs = append(msgs, fmt.Sprintf("container %s cannot start (retried with backoff): %s", ct.Name, cst.StartError))
+		}
+	}
+	if len(msgs) == 0 {
+		return failure{}
+	}
+	sort.Strings(msgs)
+	return failure{ReasonRunContainerError, strings.Join(msgs, "; ")}
 }

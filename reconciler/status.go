@@ -52,6 +52,11 @@ const (
 	ReasonFailedCreate               = "FailedCreate"
 	ReasonErrImagePull               = "ErrImagePull"
 	ReasonImagePullBackOff           = "ImagePullBackOff"
+	// ReasonRunContainerError: a replica exists but Docker cannot start
+	// it (a wrong command, say); it is retried with the crash backoff.
+	ReasonRunContainerError = "RunContainerError"
+	// ReasonFailedDelete: Docker refused to remove a container.
+	ReasonFailedDelete = "FailedDelete"
 )
 
 // failure is why replicas could not be created, for the ReplicaFailure

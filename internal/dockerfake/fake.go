@@ -370,13 +370,18 @@ func (e *Engine) emitLocked(c *dockerx.Container, action string) {
 	}
 }
 
-// InspectContainer reports a container's details; every running container
-// has a made-up bridge address.
+// InspectContainer reports a container's details, by ID or, as Docker
+// does, by name; every running container has a made-up bridge address.
 func (e *Engine) InspectContainer(ctx context.Context, id string) (dockerx.ContainerDetails, error) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	e.calls["inspect"]++
 	c, ok := e.containers[id]
+	for _, other := range e.containers {
+		if !ok && other.Name == id {
+			c, ok = other, true
+		}
+	}
 	if !ok {
 		return dockerx.ContainerDetails{}, fmt.Errorf("inspect %s: %w", short(id), dockerx.ErrNotFound)
 	}

@@ -1,0 +1,87 @@
+package reconciler
+
+import (
+	"errors"
+	"fmt"
+	"sort"
+	"strings"
+
+	"github.com/dockctl/dockctl/dockerx"
+)
+
+// createsSafeDespite decides whether a plan's creates may go ahead although
+// some of its removals failed (failed holds their container IDs). The plan
+// counted on those containers being gone. A container that is not running
+// (dead, exited, created) holds no port and is not available, so it takes
+// nothing from its replacement; what remains is the surge bound, which
+// must hold with it counted as still there. A failed removal of a running
+// or paused container keeps blocking: it may still serve, hold a host port,
+// or be the old replica a rollout is replacing.
+func createsSafeDespite(in PlanInput, plan Plan, failed map[string]bool) bool {
+	state := map[string]string{}
+	for _, c := range in.Containers {
+		state[c.ID] = c.State
+	}
+	for id := range failed {
+		switch state[id] {
+		case dockerx.StateDead, dockerx.StateExited, dockerx.StateCreated, dockerx.StateRemoving:
+		default:
+			return false
+		}
+	}
+	total := int32(len(in.Containers))
+	for _, op := range plan.Ops {
+		switch {
+		case op.Kind == OpRemove && !failed[op.ContainerID]:
+			total--
+		case op.Kind == OpCreate:
+			total++
+		}
+	}
+	return total <= plan.State.MaxReplicas
+}
+
+// removeError is a removal that Docker refused.
+type removeError struct {
+	id, name string
+	err      error
+}
+
+func (e *removeError) Error() string { return fmt.Sprintf("remove %s: %v", e.name, e.err) }
+func (e *removeError) Unwrap() error { return e.err }
+
+// createsSafe is createsSafeDespite for the errors of a plan's removals and
+// starts: a failed start changes no count, a failed removal is judged by
+// createsSafeDespite, anything else blocks the creates.
+func createsSafe(in PlanInput, plan Plan, errs []error) bool {
+	failed := map[string]bool{}
+	for _, err := range errs {
+		var re *removeError
+		var se *startError
+		switch {
+		case errors.As(err, &re):
+			failed[re.id] = true
+		case errors.As(err, &se):
+		default:
+			return false
+		}
+	}
+	return createsSafeDespite(in, plan, failed)
+}
+
+// removalFailure reports failed removals for ReplicaFailure, as
+// Kubernetes' FailedDelete, or no failure.
+func removalFailure(errs []error) failure {
+	var msgs []string
+	for _, err := range errs {
+		var re *removeError
+		if errors.As(err, &re) {
+			msgs = append(msgs, re.Error())
+		}
+	}
+	if len(msgs) == 0 {
+		return failure{}
+	}
+	sort.Strings(msgs)
+	return failure{ReasonFailedDelete, strings.Join(msgs, "; ")}
+}
