@@ -26,6 +26,7 @@ type harness struct {
 	engine *dockerfake.Engine
 	store  *store.Store
 	ctrl   *Controller
+	opts   Options // as given to New, for a rebuilt controller
 	cancel context.CancelFunc
 	done   chan struct{}
 }
@@ -43,6 +44,7 @@ func newHarness(t *testing.T, opts Options) *harness {
 	opts.Instance = "i"
 	opts.CrashBackoffBase = orDuration(opts.CrashBackoffBase, 20*time.Millisecond)
 	opts.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
+	h.opts = opts
 	h.ctrl = New(h.engine, st, opts)
 	return h
 }
@@ -115,7 +117,8 @@ func (h *harness) ours(name string) []dockerx.Container {
 
 func (h *harness) waitFor(what string, cond func() bool) {
 	h.t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
+	// Generous: the machine may be loaded; a passing test returns early.
+	deadline := time.Now().Add(30 * time.Second)
 	for !cond() {
 		if time.Now().After(deadline) {
 			h.t.Fatalf("timed out waiting for %s; containers: %s", what, summary(h.engine.Snapshot()))
@@ -237,21 +240,46 @@ func hasID(cs []dockerx.Container, id string) bool {
 // no operation and rewrite no status.
 func TestControllerIdleWritesNothing(t *testing.T) {
 	h := newHarness(t, Options{ResyncPeriod: 20 * time.Millisecond})
+	statuses := h.recordStatus()
 	h.apply(testDeployment("a", 2, "x"), testDeployment("b", 3, "x"))
 	h.start()
 	h.waitReplicas("a", 2)
 	h.waitReplicas("b", 3)
-	time.Sleep(100 * time.Millisecond) // let the events of the creates settle
+	// Settled, whatever the machine's speed: both status files say the
+	// rollout completed, and a few resyncs have passed since, so the syncs
+	// queued by the events of the creates have run.
+	h.waitFor("both deployments to write a completed rollout", func() bool {
+		for _, name := range []string{"a", "b"} {
+			st, err := h.store.ReadStatus(name)
+			if err != nil || st == nil {
+				return false
+			}
+			avail := find(st.Conditions, manifests.ConditionAvailable)
+			prog := find(st.Conditions, manifests.ConditionProgressing)
+			if avail == nil || avail.Status != "True" || prog == nil || prog.Reason != ReasonNewReplicaSetAvailable {
+				return false
+			}
+		}
+		return true
+	})
 	h.engine.ResetCalls()
-	time.Sleep(300 * time.Millisecond) // ~15 resync periods
+	h.waitFor("5 resyncs after the rollouts completed", func() bool { return h.engine.Calls()["list"] >= 5 })
+	h.engine.ResetCalls()
+	writesBefore := statuses.count()
+	// 15 resync passes, each one instance-wide list, counted rather than
+	// timed.
+	h.waitFor("15 idle resyncs", func() bool { return h.engine.Calls()["list"] >= 15 })
 	calls := h.engine.Calls()
 	if h.engine.WriteCalls() != 0 {
 		t.Fatalf("idle controller wrote to Docker: %v", calls)
 	}
-	// One list per resync for the whole instance, not one per deployment:
-	// ~15 periods passed, so a per-deployment list would make ~30.
-	if calls["list"] == 0 || calls["list"] > 20 {
-		t.Fatalf("%d lists in ~15 resync periods of 2 deployments, want 1 per period: %v", calls["list"], calls)
+	if n := statuses.count() - writesBefore; n != 0 {
+		t.Fatalf("idle controller rewrote status %d times: %s", n, statuses.dump())
+	}
+	// Resyncs list the whole instance once; a converged deployment is
+	// never listed on its own.
+	if n := calls["list:deployment"]; n != 0 {
+		t.Fatalf("%d per-deployment lists in idle resyncs, want 0 (one instance-wide list per resync): %v", n, calls)
 	}
 }
 
@@ -309,6 +337,7 @@ func TestControllerIgnoresItself(t *testing.T) {
 // create/remove churn, and is reported in status.
 func TestControllerMissingImage(t *testing.T) {
 	h := newHarness(t, Options{})
+	statuses := h.recordStatus()
 	d := testDeployment("web", 3, "x")
 	d.Spec.Template.Spec.Containers[0].Image = "absent:1"
 	h.apply(d)
@@ -326,8 +355,14 @@ func TestControllerMissingImage(t *testing.T) {
 		return ""
 	}
 	h.waitFor("ReplicaFailure ErrImagePull then ImagePullBackOff", func() bool { return reason() == ReasonImagePullBackOff })
-	time.Sleep(300 * time.Millisecond)
-	if calls := h.engine.Calls(); calls["create"] != 0 || calls["remove"] != 0 || calls["image"] > 5 {
+	// Both reasons, in Kubernetes' order: the first failure is
+	// ErrImagePull, the retries ImagePullBackOff.
+	if got, want := strings.TrimPrefix(strings.Join(statuses.reasons("web", manifests.ConditionReplicaFailure), ","), ","), ReasonErrImagePull+","+ReasonImagePullBackOff; got != want {
+		t.Fatalf("ReplicaFailure reasons written %q, want %q", got, want)
+	}
+	// Retries back off: a few more image checks, never a create or remove.
+	h.waitFor("a further image check", func() bool { return h.engine.Calls()["image"] >= 3 })
+	if calls := h.engine.Calls(); calls["create"] != 0 || calls["remove"] != 0 {
 		t.Fatalf("churn on a missing image: %v", calls)
 	}
 	h.engine.AddImage("absent:1")

@@ -104,8 +104,12 @@ func (e *Engine) ListContainers(ctx context.Context, instance string) ([]dockerx
 	return e.list(instance, "")
 }
 
-// ListDeploymentContainers lists one deployment's containers.
+// ListDeploymentContainers lists one deployment's containers. It counts as
+// "list" and, on its own, as "list:deployment".
 func (e *Engine) ListDeploymentContainers(ctx context.Context, instance, deployment string) ([]dockerx.Container, error) {
+	e.mu.Lock()
+	e.calls["list:deployment"]++
+	e.mu.Unlock()
 	return e.list(instance, deployment)
 }
 
