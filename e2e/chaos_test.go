@@ -189,7 +189,9 @@ func chaosPinImage(t *testing.T, ref, name string) {
 		t.Fatalf("pin %s: %v", ref, err)
 	}
 	t.Cleanup(func() {
-		_ = dockerCli.ContainerRemove(context.Background(), resp.ID, container.RemoveOptions{Force: true})
+		// -v: the controller image declares VOLUME /state, so this
+		// container has an anonymous volume that must not outlive it.
+		_ = dockerCli.ContainerRemove(context.Background(), resp.ID, container.RemoveOptions{Force: true, RemoveVolumes: true})
 	})
 }
 
@@ -458,7 +460,7 @@ func (x *chaosRun) inject(k chaosKind) {
 	var err error
 	switch k {
 	case chaosRemove:
-		err = dockerCli.ContainerRemove(ctx, victim.ID, container.RemoveOptions{Force: true})
+		err = dockerCli.ContainerRemove(ctx, victim.ID, container.RemoveOptions{Force: true, RemoveVolumes: true})
 		if err == nil {
 			x.removed[victim.ID] = true
 		}

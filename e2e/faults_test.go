@@ -236,7 +236,7 @@ func TestTwoControllers(t *testing.T) {
 		t.Fatal(err)
 	}
 	victim := before[0]
-	if err := dockerCli.ContainerRemove(ctx, victim.ID, container.RemoveOptions{Force: true}); err != nil {
+	if err := dockerCli.ContainerRemove(ctx, victim.ID, container.RemoveOptions{Force: true, RemoveVolumes: true}); err != nil {
 		t.Fatal(err)
 	}
 	var takeover time.Duration

@@ -44,8 +44,9 @@ func TestSelfHealing(t *testing.T) {
 
 	t.Run("rm -f is repaired", func(t *testing.T) {
 		victim := cs[0].ID
-		// -v as well: the replica's emptyDir is an anonymous volume, which
-		// a plain rm -f would leave on the host (the test must leave none).
+		// -v as well, as everywhere in these tests: a container's anonymous
+		// volumes (emptyDir, an image's VOLUME) outlive a plain rm -f, and
+		// a test run must leave the host as it found it.
 		if err := dockerCli.ContainerRemove(ctx, victim, container.RemoveOptions{Force: true, RemoveVolumes: true}); err != nil {
 			t.Fatal(err)
 		}
