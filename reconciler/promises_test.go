@@ -272,3 +272,26 @@ func strip(conds []manifests.DeploymentCondition) []manifests.DeploymentConditio
 	}
 	return out
 }
+
+// The daemon-down path: a Down event makes the controller not ready at
+// once (/readyz), without waiting for a failed list; when the daemon is
+// back, the gap's resync makes it ready again and repairs what died
+// meanwhile, an exit no event reported.
+func TestControllerReadinessFollowsTheDaemon(t *testing.T) {
+	h := newHarness(t, Options{}) // resync one hour: only events can help
+	h.apply(testDeployment("web", 2, "x"))
+	h.start()
+	cs := h.waitReplicas("web", 2)
+	h.waitFor("ready", h.ctrl.Ready)
+	h.engine.DaemonDown()
+	h.waitFor("not ready while the daemon is down", func() bool { return !h.ctrl.Ready() })
+	if err := h.engine.KillSilently(cs[0].ID); err != nil {
+		t.Fatal(err)
+	}
+	h.engine.DaemonUp()
+	h.waitFor("ready again once the daemon is back", h.ctrl.Ready)
+	after := h.waitReplicas("web", 2)
+	if !hasID(after, cs[0].ID) {
+		t.Fatalf("the replica that died while the daemon was down was replaced, not restarted: %s", summary(after))
+	}
+}
