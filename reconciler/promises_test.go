@@ -2,6 +2,7 @@ package reconciler
 
 import (
 	"fmt"
+	"strings"
 	"testing"
 	"time"
 
@@ -293,5 +294,27 @@ func TestControllerReadinessFollowsTheDaemon(t *testing.T) {
 	after := h.waitReplicas("web", 2)
 	if !hasID(after, cs[0].ID) {
 		t.Fatalf("the replica that died while the daemon was down was replaced, not restarted: %s", summary(after))
+	}
+}
+
+// A configuration the Docker client refuses to build (here a volumeMount
+// naming no volume, from a record no validation stopped) is a FailedCreate
+// in status, and creates nothing.
+func TestControllerReportsConfigErrors(t *testing.T) {
+	h := newHarness(t, Options{})
+	d := testDeployment("web", 2, "x")
+	d.Spec.Template.Spec.Containers[0].VolumeMounts = []manifests.VolumeMount{{Name: "nope", MountPath: "/x"}}
+	h.apply(d)
+	h.start()
+	h.waitFor("ReplicaFailure FailedCreate naming the volumeMount", func() bool {
+		st, err := h.store.ReadStatus("web")
+		if err != nil || st == nil {
+			return false
+		}
+		c := find(st.Conditions, manifests.ConditionReplicaFailure)
+		return c != nil && c.Reason == ReasonFailedCreate && strings.Contains(c.Message, `volumeMount "nope"`)
+	})
+	if cs := h.ours("web"); len(cs) != 0 {
+		t.Fatalf("containers created from a configuration that cannot be built: %s", summary(cs))
 	}
 }
