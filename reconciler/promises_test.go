@@ -318,3 +318,36 @@ func TestControllerReportsConfigErrors(t *testing.T) {
 		t.Fatalf("containers created from a configuration that cannot be built: %s", summary(cs))
 	}
 }
+
+// A container being removed (docker rm -f still under way) keeps its name
+// until it is gone: the controller replaces it under another name at once,
+// without a create that conflicts, and adds nothing when it is gone.
+func TestControllerReplacesWhileRemoving(t *testing.T) {
+	h := newHarness(t, Options{})
+	h.apply(testDeployment("web", 2, "x"))
+	h.start()
+	cs := h.waitReplicas("web", 2)
+	h.engine.HoldRemovals(true)
+	if err := h.engine.Remove(cs[0].ID); err != nil {
+		t.Fatal(err)
+	}
+	h.waitFor("2 running replicas beside the one being removed", func() bool {
+		n := 0
+		for _, c := range h.ours("web") {
+			if c.State == dockerx.StateRunning {
+				n++
+			}
+		}
+		return n == 2
+	})
+	for _, c := range h.ours("web") {
+		if c.State == dockerx.StateRunning && c.Name == cs[0].Name {
+			t.Fatalf("replacement %s took the name of the container being removed", c.Name)
+		}
+	}
+	h.engine.HoldRemovals(false)
+	after := h.waitReplicas("web", 2)
+	if hasID(after, cs[0].ID) {
+		t.Fatalf("the removed container is back: %s", summary(after))
+	}
+}
