@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/docker/go-connections/nat"
 	"k8s.io/apimachinery/pkg/api/resource"
 	"k8s.io/apimachinery/pkg/util/validation"
 
@@ -347,4 +348,88 @@ func TestMemoryEmptyDirDefaultSize(t *testing.T) {
 			}
 		})
 	}
+}
+
+// Contract fields that the golden files also show, asserted one by one so
+// that regenerating the goldens (-update) cannot accept a regression.
+func TestBuildConfigContract(t *testing.T) {
+	variants := map[string]*manifests.Deployment{
+		"minimal": deployment("web", nil),
+		"restartPolicy Always in the template": deployment("web", func(d *manifests.Deployment) {
+			d.Spec.Template.Spec.RestartPolicy = "Always"
+		}),
+		"hostNetwork": deployment("web", func(d *manifests.Deployment) { d.Spec.Template.Spec.HostNetwork = true }),
+		"ports": deployment("web", func(d *manifests.Deployment) {
+			d.Spec.Template.Spec.Containers[0].Ports = []manifests.ContainerPort{{ContainerPort: 8080, HostPort: 18080}}
+		}),
+	}
+	for name, d := range variants {
+		t.Run("restart policy no/"+name, func(t *testing.T) {
+			_, hc, _, err := BuildConfig(request(d))
+			if err != nil {
+				t.Fatal(err)
+			}
+			// dockctl is the restart loop: Docker's own would race it.
+			if hc.RestartPolicy.Name != "no" || hc.RestartPolicy.MaximumRetryCount != 0 {
+				t.Fatalf("restart policy %+v, want {Name: no}", hc.RestartPolicy)
+			}
+		})
+	}
+
+	t.Run("ownership labels win over template labels", func(t *testing.T) {
+		d := deployment("web", func(d *manifests.Deployment) {
+			l := d.Spec.Template.Metadata.Labels
+			l[LabelInstance], l[LabelDeployment], l[LabelTemplateHash] = "someone-else", "other", "0000000000"
+			l["tier"] = "backend"
+		})
+		req := request(d)
+		cfg, _, _, err := BuildConfig(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := map[string]string{
+			LabelInstance: req.Instance, LabelDeployment: "web", LabelTemplateHash: req.TemplateHash,
+			"app": "web", "tier": "backend",
+		}
+		if len(cfg.Labels) != len(want) {
+			t.Fatalf("labels %v, want %v", cfg.Labels, want)
+		}
+		for k, v := range want {
+			if cfg.Labels[k] != v {
+				t.Fatalf("label %s = %q, want %q (all: %v)", k, cfg.Labels[k], v, cfg.Labels)
+			}
+		}
+	})
+
+	t.Run("containerPort alone publishes nothing", func(t *testing.T) {
+		d := deployment("web", func(d *manifests.Deployment) {
+			d.Spec.Template.Spec.Containers[0].Ports = []manifests.ContainerPort{
+				{Name: "http", ContainerPort: 8080},
+				{ContainerPort: 53, Protocol: "UDP"},
+				{ContainerPort: 9100, HostPort: 19100, HostIP: "127.0.0.1"},
+			}
+		})
+		cfg, hc, _, err := BuildConfig(request(d))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if hc.PublishAllPorts {
+			t.Fatal("PublishAllPorts set: every exposed port would get a host port")
+		}
+		for _, p := range []string{"8080/tcp", "53/udp"} {
+			if _, ok := cfg.ExposedPorts[nat.Port(p)]; !ok {
+				t.Errorf("%s not exposed", p)
+			}
+			if b, ok := hc.PortBindings[nat.Port(p)]; ok {
+				t.Errorf("%s published as %v; a containerPort alone must publish nothing", p, b)
+			}
+		}
+		// Only the port with a hostPort is published, where it says.
+		if len(hc.PortBindings) != 1 {
+			t.Fatalf("port bindings %v, want only 9100/tcp", hc.PortBindings)
+		}
+		if b := hc.PortBindings["9100/tcp"]; len(b) != 1 || b[0].HostPort != "19100" || b[0].HostIP != "127.0.0.1" {
+			t.Fatalf("9100/tcp bindings %v, want 127.0.0.1:19100", b)
+		}
+	})
 }

@@ -25,17 +25,23 @@ import (
 	"github.com/docker/docker/api/types/events"
 	"github.com/docker/docker/api/types/filters"
 	"github.com/docker/docker/errdefs"
+
+	"github.com/dockctl/dockctl/manifests"
 )
 
 // TestChaos is the chaos run of issue 4, item 4. Three deployments run under
 // a controller container while, every ~500 ms (jittered), one random
 // disruption hits them: a replica removed (`docker rm -f`), stopped
 // (`docker stop -t 1`) or killed (`docker kill`), a labelled stray created
-// and started, or the controller restarted (stopped with SIGTERM or SIGKILL,
+// and started, the controller restarted (stopped with SIGTERM or SIGKILL,
 // a few more disruptions while it is down, then a new controller container
-// on the same state directory). Meanwhile a sampler lists the instance's
-// containers every 100 ms and records the largest over-count, that is
-// max(count − (replicas + maxSurge)) over all samples and deployments.
+// on the same state directory), a template change (a rolling update) or a
+// scale to 1–4 replicas. Every create and destroy event of the instance is
+// recorded, and from them the exact count of each deployment's containers
+// at every instant: it must never exceed the bound of the phase the
+// deployment is in — its replicas when nothing rolls out, replicas +
+// maxSurge while a template change rolls out, the larger of the old and new
+// replicas while a scale is under way. The largest over-count is reported.
 //
 // When the time is up the disruptions stop and the test waits (bounded) for
 // exact convergence: every deployment has exactly `replicas` containers, all
@@ -65,10 +71,16 @@ func TestChaos(t *testing.T) {
 	x.e = newEnv(t)
 	e := x.e
 	x.deps = []*chaosDeployment{
-		// The default strategy (25%/25%) rounds maxSurge up: 1 for 3 and 2.
+		// The default strategy (25%/25%) rounds maxSurge up: 1 for 1 to 4
+		// replicas, the range the scale disruption keeps to.
 		{name: "a", replicas: 3, maxSurge: 1},
 		{name: "b", replicas: 2, maxSurge: 1},
 		{name: "c", replicas: 4, maxSurge: 1, strategy: "    type: RollingUpdate\n    rollingUpdate: {maxSurge: 1}"},
+	}
+	for _, d := range x.deps {
+		d.hash = chaosHash(t, d)
+		d.peak = d.replicas
+		d.bounds = []chaosBound{{bound: d.replicas}} // the first scale-up included
 	}
 	x.bystanders = map[string]string{
 		"unlabelled": bystander(t, "e2e-chaos-unlabelled-"+e.instance, map[string]string{}),
@@ -103,8 +115,9 @@ func TestChaos(t *testing.T) {
 		t.Fatalf("the deployments never came up: %s", state)
 	}
 	for _, d := range x.deps {
-		cs := e.deploymentContainers(d.name)
-		d.hash = cs[0].Labels["io.dockctl.template-hash"]
+		if got := e.deploymentContainers(d.name)[0].Labels["io.dockctl.template-hash"]; got != d.hash {
+			t.Fatalf("%s: containers have template hash %s, the manifest hashes to %s", d.name, got, d.hash)
+		}
 	}
 	x.say("chaos: %s ready; disrupting for %s", x.describeDeps(), duration)
 
@@ -116,6 +129,7 @@ func TestChaos(t *testing.T) {
 	converged, state := x.waitConverged(2 * time.Minute)
 	x.convergence = time.Since(lastDisruption)
 	if converged {
+		x.endTransitions() // times the rollouts and scales still under way
 		// Two resync periods (2s) later nothing may have moved.
 		settled := x.snapshotIDs()
 		time.Sleep(5 * time.Second)
@@ -131,8 +145,8 @@ func TestChaos(t *testing.T) {
 	x.events.stop()
 	x.checkBystanders()
 	x.checkReplicas()
-	if over, where := x.sampler.overCount(); over > 0 {
-		x.violation("a deployment had %d container(s) more than replicas + maxSurge%s", over, where)
+	if over, where := x.overCount(); over > 0 {
+		x.violation("a deployment had %d container(s) more than its phase allows%s", over, where)
 	}
 	x.collectControllerLog()
 	x.summary(converged)
@@ -152,28 +166,86 @@ const (
 	chaosKill
 	chaosStray
 	chaosRestart
+	chaosTemplate // a template change: a rolling update
+	chaosScale    // a scale to 1–4 replicas
 	chaosKinds
 )
 
-var chaosKindNames = [chaosKinds]string{"rm -f", "stop", "kill", "stray", "controller restart"}
+var chaosKindNames = [chaosKinds]string{"rm -f", "stop", "kill", "stray", "controller restart", "template change", "scale"}
 
 // chaosDeck is drawn without replacement and reshuffled when empty, so that
-// every kind comes up at least once in any ten draws (the short run covers
-// them all) while the order stays random. Controller restarts are the
-// rarest: each one costs seconds.
+// every kind comes up at least once in any twelve draws (the short run
+// covers them all) while the order stays random. Controller restarts are
+// the rarest with template changes and scales: each one costs seconds.
 var chaosDeck = []chaosKind{chaosRemove, chaosRemove, chaosRemove, chaosStop, chaosStop,
-	chaosKill, chaosKill, chaosStray, chaosStray, chaosRestart}
+	chaosKill, chaosKill, chaosStray, chaosStray, chaosRestart, chaosTemplate, chaosScale}
 
 type chaosDeployment struct {
 	name     string
 	replicas int
 	maxSurge int
 	strategy string // body of spec.strategy (see testDeployment), or empty for the default
-	hash     string // current template hash, once up
+	value    string // DOCKCTL_TEST_VALUE: what a template change changes
+	hash     string // the current template's hash
+
+	// The phase, and with it the bound on the count of containers. A
+	// transition (template change or scale) lasts until the test sees the
+	// deployment converged again.
+	changing  bool      // a template change is rolling out
+	peak      int       // the largest replicas since the last convergence
+	changedAt time.Time // when the current transition began (zero: none)
+	kind      chaosKind // what began it (the first one, if several)
+	// bounds is the bound's history, oldest first; each entry holds from
+	// its time on. Only the test goroutine writes it; it is read once the
+	// events have stopped.
+	bounds []chaosBound
+	// transitions are the times at which transitions began: a replica
+	// removed after one may have been removed by the rollout or scale.
+	transitions []time.Time
+}
+
+type chaosBound struct {
+	at    time.Time
+	bound int
 }
 
 func chaosManifest(d *chaosDeployment) string {
-	return testDeployment{name: d.name, replicas: d.replicas, strategy: d.strategy}.manifest()
+	return testDeployment{name: d.name, replicas: d.replicas, strategy: d.strategy, value: d.value}.manifest()
+}
+
+// chaosHash is the template hash of the deployment as declared now.
+func chaosHash(t *testing.T, d *chaosDeployment) string {
+	docs, err := manifests.Decode(d.name+".yaml", []byte(chaosManifest(d)))
+	if err != nil || len(docs) != 1 {
+		t.Fatalf("chaos manifest of %s: %v", d.name, err)
+	}
+	return docs[0].Deployment.TemplateHash()
+}
+
+// bound is what the deployment may count in its current phase.
+func (d *chaosDeployment) bound() int {
+	if d.changing {
+		return d.peak + d.maxSurge
+	}
+	return d.peak
+}
+
+func (d *chaosDeployment) setBound(at time.Time) {
+	if b := d.bound(); b != d.bounds[len(d.bounds)-1].bound {
+		d.bounds = append(d.bounds, chaosBound{at: at, bound: b})
+	}
+}
+
+// boundAt is the bound in force at t.
+func (d *chaosDeployment) boundAt(t time.Time) int {
+	b := d.bounds[0].bound
+	for _, e := range d.bounds[1:] {
+		if e.at.After(t) {
+			break
+		}
+		b = e.bound
+	}
+	return b
 }
 
 // chaosPinImage creates (never starts) a container of the image for the
@@ -189,7 +261,9 @@ func chaosPinImage(t *testing.T, ref, name string) {
 		t.Fatalf("pin %s: %v", ref, err)
 	}
 	t.Cleanup(func() {
-		_ = dockerCli.ContainerRemove(context.Background(), resp.ID, container.RemoveOptions{Force: true})
+		// -v: the controller image declares VOLUME /state, so this
+		// container has an anonymous volume that must not outlive it.
+		_ = dockerCli.ContainerRemove(context.Background(), resp.ID, container.RemoveOptions{Force: true, RemoveVolumes: true})
 	})
 }
 
@@ -248,18 +322,20 @@ type chaosRun struct {
 	controllerLogs []string // one per controller container, in order
 	collected      bool     // the running controller's log is in controllerLogs
 
-	disruptions  []chaosDisruption
-	attempted    [chaosKinds]int
-	noTarget     [chaosKinds]int
-	failed       [chaosKinds]int
-	whileDown    int
-	targeted     map[string]bool // container IDs the test stopped, killed or removed
-	removed      map[string]bool // container IDs the test removed
-	strays       int
-	began        time.Time
-	disruptedFor time.Duration
-	convergence  time.Duration
-	injectErrs   []string
+	disruptions     []chaosDisruption
+	attempted       [chaosKinds]int
+	noTarget        [chaosKinds]int
+	failed          [chaosKinds]int
+	whileDown       int
+	templates       int                         // template changes made
+	transitionTimes [chaosKinds][]time.Duration // template change or scale → converged
+	targeted        map[string]bool             // container IDs the test stopped, killed or removed
+	removed         map[string]bool             // container IDs the test removed
+	strays          int
+	began           time.Time
+	disruptedFor    time.Duration
+	convergence     time.Duration
+	injectErrs      []string
 
 	lostReplicas      []string // removed by the controller though the test never touched them
 	restartedReplicas []string // started more than once though the test never touched them
@@ -357,10 +433,14 @@ func (x *chaosRun) disrupt(deadline time.Time) {
 			return
 		}
 		time.Sleep(time.Until(next))
-		if k := x.draw(); k == chaosRestart {
+		x.endTransitions()
+		switch k := x.draw(); k {
+		case chaosRestart:
 			x.restartController()
 			next = time.Now() // the downtime had its own pauses
-		} else {
+		case chaosTemplate, chaosScale:
+			x.change(k)
+		default:
 			x.inject(k)
 		}
 	}
@@ -458,7 +538,7 @@ func (x *chaosRun) inject(k chaosKind) {
 	var err error
 	switch k {
 	case chaosRemove:
-		err = dockerCli.ContainerRemove(ctx, victim.ID, container.RemoveOptions{Force: true})
+		err = dockerCli.ContainerRemove(ctx, victim.ID, container.RemoveOptions{Force: true, RemoveVolumes: true})
 		if err == nil {
 			x.removed[victim.ID] = true
 		}
@@ -483,6 +563,107 @@ func (x *chaosRun) inject(k chaosKind) {
 	}
 	rec.victim = victim.ID
 	x.disruptions = append(x.disruptions, rec)
+}
+
+// change applies a template change or a scale to one deployment, raising
+// its bound (before the apply, so that no create can come first) until the
+// test sees it converged again.
+func (x *chaosRun) change(k chaosKind) {
+	x.attempted[k]++
+	d := x.deps[x.rng.IntN(len(x.deps))]
+	replicas := 1 + x.rng.IntN(4)
+	now := time.Now()
+	if d.changedAt.IsZero() {
+		d.changedAt, d.kind = now, k
+	}
+	d.transitions = append(d.transitions, now)
+	if k == chaosTemplate {
+		x.templates++
+		d.value = fmt.Sprintf("v%d", x.templates)
+		d.hash = chaosHash(x.t, d)
+		d.changing = true
+		x.logf("template change of %s to %s (hash %s)", d.name, d.value, d.hash)
+	} else {
+		d.replicas = replicas
+		x.logf("scale %s to %d", d.name, d.replicas)
+	}
+	d.peak = max(d.peak, d.replicas)
+	d.setBound(now)
+	if _, err := x.e.dockctl(chaosManifest(d), "apply", "-f", "-"); err != nil {
+		x.t.Fatalf("apply %s: %v", d.name, err)
+	}
+	if x.controllerDown {
+		x.whileDown++
+	}
+}
+
+// endTransitions ends the transition of every deployment that has
+// converged: its bound drops back to its replicas.
+func (x *chaosRun) endTransitions() {
+	cs := containers(x.t, "io.dockctl.instance="+x.e.instance)
+	for _, d := range x.deps {
+		if d.changedAt.IsZero() || !chaosDepConverged(d, cs) {
+			continue
+		}
+		now := time.Now()
+		x.transitionTimes[d.kind] = append(x.transitionTimes[d.kind], now.Sub(d.changedAt))
+		x.logf("%s converged %s after its %s began", d.name, now.Sub(d.changedAt).Round(time.Millisecond), chaosKindNames[d.kind])
+		d.changing, d.peak, d.changedAt = false, d.replicas, time.Time{}
+		d.setBound(now)
+	}
+}
+
+// overCount replays the create and destroy events in order and returns
+// the largest count − bound over every instant and deployment, strays
+// left out (they are the test's doing), and where it was seen.
+func (x *chaosRun) overCount() (int, string) {
+	x.events.mu.Lock()
+	defer x.events.mu.Unlock()
+	evs := slices.Clone(x.events.counted)
+	sort.SliceStable(evs, func(i, j int) bool { return evs[i].at.Before(evs[j].at) })
+	count := map[string]int{}
+	worst, where := -1<<30, ""
+	for _, ev := range evs {
+		i := slices.IndexFunc(x.deps, func(d *chaosDeployment) bool { return d.name == ev.dep })
+		if i < 0 {
+			continue
+		}
+		count[ev.dep] += ev.delta
+		if over := count[ev.dep] - x.deps[i].boundAt(ev.at); over > worst {
+			worst = over
+			if over > 0 {
+				where = fmt.Sprintf("; worst at %s, %s: %d containers, bound %d", ev.at.UTC().Format("15:04:05.000"), ev.dep, count[ev.dep], x.deps[i].boundAt(ev.at))
+			}
+		}
+	}
+	return worst, where
+}
+
+// chaosDepConverged reports whether d has exactly its replicas, all
+// running, of its current template, strays aside.
+func chaosDepConverged(d *chaosDeployment, cs []container.Summary) bool {
+	n, good := 0, 0
+	for _, c := range cs {
+		if c.Labels["io.dockctl.deployment"] != d.name || chaosIsStray(c) {
+			continue
+		}
+		n++
+		if c.State == "running" && c.Labels["io.dockctl.template-hash"] == d.hash {
+			good++
+		}
+	}
+	return n == d.replicas && good == d.replicas
+}
+
+// changedSince reports whether a transition of deployment dep began at or
+// before t.
+func (x *chaosRun) changedSince(dep string, t time.Time) bool {
+	for _, d := range x.deps {
+		if d.name == dep && len(d.transitions) > 0 && !d.transitions[0].After(t) {
+			return true
+		}
+	}
+	return false
 }
 
 func chaosIsStray(c container.Summary) bool {
@@ -605,7 +786,10 @@ func (x *chaosRun) checkReplicas() {
 			continue
 		}
 		label := fmt.Sprintf("%s (%.12s)", h.name, id)
+		// A rollout or a scale-down removes replicas nobody disrupted.
+		rolled := !h.destroyed.IsZero() && x.changedSince(h.dep, h.destroyed)
 		switch {
+		case rolled:
 		case !x.targeted[id] && !h.destroyed.IsZero() && !dead[id]:
 			x.lostReplicas = append(x.lostReplicas, label)
 		case !x.targeted[id] && len(h.starts) > 1:
@@ -654,7 +838,7 @@ func (x *chaosRun) repairTimes() [chaosKinds]chaosRepairs {
 		r := &out[dr.kind]
 		var effect, end time.Time
 		switch dr.kind {
-		case chaosRestart:
+		case chaosRestart, chaosTemplate, chaosScale:
 			continue
 		case chaosStop, chaosKill:
 			h := x.events.byID[dr.victim]
@@ -713,6 +897,9 @@ func (x *chaosRun) repairTimes() [chaosKinds]chaosRepairs {
 		ends[i] = end
 		x.t.Logf("repair: %-6s %s %.12s: effect %s, repaired %s: %s", chaosKindNames[dr.kind], dr.dep, dr.victim,
 			effect.UTC().Format("15:04:05.000"), end.UTC().Format("15:04:05.000"), max(end.Sub(from), 0).Round(time.Millisecond))
+	}
+	for _, k := range []chaosKind{chaosTemplate, chaosScale} {
+		out[k].times = x.transitionTimes[k]
 	}
 	r := &out[chaosRestart]
 	for _, dr := range x.disruptions {
@@ -773,7 +960,8 @@ func (x *chaosRun) summary(converged bool) {
 		total, every.Round(time.Millisecond), x.whileDown)
 	x.say("    repairs are timed from the effect or, if later, the controller's last (re)start:")
 	x.say("    die → next start (stop, kill), die → replacement started (rm -f), create → destroy (stray),")
-	x.say("    back up → last disruption made while down repaired (controller restart)")
+	x.say("    back up → last disruption made while down repaired (controller restart),")
+	x.say("    apply → converged (template change, scale; overlapping ones of a deployment end together)")
 	for k := range chaosKinds {
 		r := repairs[k]
 		extra := ""
@@ -785,9 +973,11 @@ func (x *chaosRun) summary(converged bool) {
 			chaosIfNonZero(", %d without a target", x.noTarget[k]), chaosIfNonZero(", %d raced", x.failed[k]),
 			chaosIfNonZero(", %d superseded by a removal", r.superseded), chaosIfNonZero(", %d repair not seen", r.unrepaired))
 	}
-	over, worst := x.sampler.overCount()
-	x.say("  largest over-count: %d (max of count − (replicas + maxSurge), strays excluded, over %d samples, %d failed lists)%s",
-		max(over, 0), x.sampler.samples(), x.sampler.failures(), worst)
+	over, worst := x.overCount()
+	x.say("  largest over-count: %d (max of count − bound at every create and destroy event, strays excluded;\n"+
+		"    the bound is replicas, + maxSurge while a template change rolls out, the larger replicas while a scale is under way)%s",
+		max(over, 0), worst)
+	x.say("  list samples: %d, %d failed", x.sampler.samples(), x.sampler.failures())
 	x.say("  max containers seen: %s", x.sampler.maxima())
 	x.say("  strays:       %d created, lived median %s, worst %s (left out of the counts above)",
 		x.strays, chaosMedian(repairs[chaosStray].times), chaosWorst(repairs[chaosStray].times))
@@ -883,16 +1073,16 @@ func chaosTail(s string, n int) string {
 }
 
 // chaosSampler lists the instance's containers every 100 ms and records
-// the largest count of each deployment, strays left out, and the largest
-// over-count: count − (replicas + maxSurge).
+// the largest count of each deployment, strays left out, and the
+// containers seen dead. (The bound is checked from events: a list can
+// miss a peak.)
 type chaosSampler struct {
 	x      *chaosRun
 	mu     sync.Mutex
 	n      int
 	fails  int
 	max    []int
-	worst  int             // largest count − (replicas + maxSurge)
-	worstS string          // the sample where it was seen, if above 0
+	names  []string        // the deployments, in x.deps order
 	dead   map[string]bool // IDs seen in state dead: the controller rightly removes those
 	cancel context.CancelFunc
 	done   chan struct{}
@@ -900,7 +1090,11 @@ type chaosSampler struct {
 
 func chaosStartSampler(x *chaosRun) *chaosSampler {
 	ctx, cancel := context.WithCancel(context.Background())
-	s := &chaosSampler{x: x, max: make([]int, len(x.deps)), dead: map[string]bool{}, worst: -1 << 30, cancel: cancel, done: make(chan struct{})}
+	names := make([]string, len(x.deps))
+	for i, d := range x.deps {
+		names[i] = d.name
+	}
+	s := &chaosSampler{x: x, names: names, max: make([]int, len(x.deps)), dead: map[string]bool{}, cancel: cancel, done: make(chan struct{})}
 	args := filters.NewArgs(filters.Arg("label", "io.dockctl.instance="+x.e.instance))
 	go func() {
 		defer close(s.done)
@@ -940,24 +1134,14 @@ func (s *chaosSampler) record(cs []container.Summary) {
 			s.dead[c.ID] = true
 		}
 	}
-	for di, d := range s.x.deps {
+	for di, name := range s.names {
 		count := 0
-		var mine []container.Summary
 		for _, c := range cs {
-			if c.Labels["io.dockctl.deployment"] == d.name {
-				mine = append(mine, c)
-				if !chaosIsStray(c) {
-					count++
-				}
+			if c.Labels["io.dockctl.deployment"] == name && !chaosIsStray(c) {
+				count++
 			}
 		}
 		s.max[di] = max(s.max[di], count)
-		if over := count - (d.replicas + d.maxSurge); over > s.worst {
-			s.worst = over
-			if over > 0 {
-				s.worstS = fmt.Sprintf("; worst at %s, %s: %s", time.Now().UTC().Format("15:04:05.000"), d.name, describe(mine))
-			}
-		}
 	}
 }
 
@@ -984,18 +1168,12 @@ func (s *chaosSampler) failures() int {
 	return s.fails
 }
 
-func (s *chaosSampler) overCount() (int, string) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.worst, s.worstS
-}
-
 func (s *chaosSampler) maxima() string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	var parts []string
 	for di, d := range s.x.deps {
-		parts = append(parts, fmt.Sprintf("%s %d (replicas %d + maxSurge %d)", d.name, s.max[di], d.replicas, d.maxSurge))
+		parts = append(parts, fmt.Sprintf("%s %d (replicas %d at the end, maxSurge %d)", d.name, s.max[di], d.replicas, d.maxSurge))
 	}
 	return strings.Join(parts, ", ")
 }
@@ -1003,12 +1181,19 @@ func (s *chaosSampler) maxima() string {
 // chaosEvents records the container events of the instance: per container,
 // its name, how often it was started, and when it was destroyed.
 type chaosEvents struct {
-	mu     sync.Mutex
-	byID   map[string]*chaosHistory
-	byName map[string]*chaosHistory // the latest container of that name
-	errs   []error
-	cancel context.CancelFunc
-	done   chan struct{}
+	mu      sync.Mutex
+	counted []chaosCountEvent // creates (+1) and destroys (−1) of replicas, strays left out
+	byID    map[string]*chaosHistory
+	byName  map[string]*chaosHistory // the latest container of that name
+	errs    []error
+	cancel  context.CancelFunc
+	done    chan struct{}
+}
+
+type chaosCountEvent struct {
+	at    time.Time
+	dep   string
+	delta int
 }
 
 type chaosHistory struct {
@@ -1065,15 +1250,22 @@ func (w *chaosEvents) record(m events.Message) {
 		w.byName[h.name] = h
 	}
 	at := time.Unix(0, m.TimeNano)
+	counts := h.dep != "" && !strings.HasPrefix(h.name, chaosStrayPrefix)
 	switch m.Action {
 	case events.ActionCreate:
 		h.created = at
+		if counts {
+			w.counted = append(w.counted, chaosCountEvent{at, h.dep, 1})
+		}
 	case events.ActionStart:
 		h.starts = append(h.starts, at)
 	case events.ActionDie:
 		h.dies = append(h.dies, at)
 	case events.ActionDestroy:
 		h.destroyed = at
+		if counts {
+			w.counted = append(w.counted, chaosCountEvent{at, h.dep, -1})
+		}
 	}
 }
 

@@ -236,7 +236,7 @@ func TestTwoControllers(t *testing.T) {
 		t.Fatal(err)
 	}
 	victim := before[0]
-	if err := dockerCli.ContainerRemove(ctx, victim.ID, container.RemoveOptions{Force: true}); err != nil {
+	if err := dockerCli.ContainerRemove(ctx, victim.ID, container.RemoveOptions{Force: true, RemoveVolumes: true}); err != nil {
 		t.Fatal(err)
 	}
 	var takeover time.Duration
@@ -440,6 +440,11 @@ func TestControllerKilledMidOperation(t *testing.T) {
 	after := containers(t, sel...)
 	t.Logf("scale-up: SIGKILL %s after apply with %d containers (%d running); right after: %s",
 		killedAt.Round(time.Millisecond), total, running, describe(after))
+	// The kill must have landed mid-operation, or this tests nothing: the
+	// controller is dead, so what runs now is what it left.
+	if _, r := countStates(after); r >= up {
+		t.Fatalf("scale-up: the SIGKILL came after the scale-up completed (%d of %d running); not a mid-operation kill", r, up)
+	}
 	if dv := e.getDeploymentJSON("web"); dv.Spec.Replicas == nil || *dv.Spec.Replicas != up {
 		t.Fatalf("stored deployment after the kill: %+v", dv)
 	}
@@ -466,6 +471,9 @@ func TestControllerKilledMidOperation(t *testing.T) {
 	after = containers(t, sel...)
 	t.Logf("scale-down: SIGKILL %s after scale with %d containers (%d running); right after: %s",
 		killedAt.Round(time.Millisecond), total, running, describe(after))
+	if n, _ := countStates(after); n <= down {
+		t.Fatalf("scale-down: the SIGKILL came after the scale-down completed (%d containers left, %d wanted); not a mid-operation kill", n, down)
+	}
 	if dv := e.getDeploymentJSON("web"); dv.Spec.Replicas == nil || *dv.Spec.Replicas != down {
 		t.Fatalf("stored deployment after the kill: %+v", dv)
 	}

@@ -222,7 +222,7 @@ func bystander(t *testing.T, name string, labels map[string]string) string {
 		t.Fatalf("create %s: %v", name, err)
 	}
 	t.Cleanup(func() {
-		_ = dockerCli.ContainerRemove(context.Background(), resp.ID, container.RemoveOptions{Force: true})
+		_ = dockerCli.ContainerRemove(context.Background(), resp.ID, container.RemoveOptions{Force: true, RemoveVolumes: true})
 	})
 	if err := dockerCli.ContainerStart(ctx, resp.ID, container.StartOptions{}); err != nil {
 		t.Fatalf("start %s: %v", name, err)

@@ -110,9 +110,15 @@ func run(m *testing.M) (int, error) {
 		}
 	}
 	code := m.Run()
-	// The images are this suite's own; containers were removed by each test.
+	// The images are this suite's own; containers were removed by each
+	// test. PruneChildren takes the classic builder's untagged parents
+	// too. A removal that fails (a container still uses the image) is a
+	// leak: the run fails rather than leave the host changed.
 	for _, ref := range []string{controllerImage, workloadImage} {
-		_, _ = dockerCli.ImageRemove(context.Background(), ref, image.RemoveOptions{PruneChildren: true})
+		if _, err := dockerCli.ImageRemove(context.Background(), ref, image.RemoveOptions{PruneChildren: true}); err != nil {
+			fmt.Fprintf(os.Stderr, "e2e cleanup: remove image %s: %v\n", ref, err)
+			code = max(code, 1)
+		}
 	}
 	return code, nil
 }

@@ -44,13 +44,11 @@ type privateDockerd struct {
 
 func startPrivateDockerd(t *testing.T) *privateDockerd {
 	t.Helper()
-	if os.Geteuid() != 0 {
-		t.Skip("a private dockerd needs root")
-	}
-	for _, bin := range []string{"dockerd", "unshare"} {
-		if _, err := exec.LookPath(bin); err != nil {
-			t.Skipf("a private dockerd needs %s: %v", bin, err)
-		}
+	// Fail, not skip, when this machine cannot run it: see privateDockerdGate.
+	if skip, reason := privateDockerdGate(os.Geteuid(), exec.LookPath, os.Getenv(skipDaemonRestartEnv)); skip {
+		t.Skip(reason)
+	} else if reason != "" {
+		t.Fatal(reason)
 	}
 	// Short: the socket path, and containerd's below the exec root, must
 	// fit a unix socket address (~100 bytes).

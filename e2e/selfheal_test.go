@@ -44,7 +44,10 @@ func TestSelfHealing(t *testing.T) {
 
 	t.Run("rm -f is repaired", func(t *testing.T) {
 		victim := cs[0].ID
-		if err := dockerCli.ContainerRemove(ctx, victim, container.RemoveOptions{Force: true}); err != nil {
+		// -v as well, as everywhere in these tests: a container's anonymous
+		// volumes (emptyDir, an image's VOLUME) outlive a plain rm -f, and
+		// a test run must leave the host as it found it.
+		if err := dockerCli.ContainerRemove(ctx, victim, container.RemoveOptions{Force: true, RemoveVolumes: true}); err != nil {
 			t.Fatal(err)
 		}
 		after := e.waitRunning("web", 3, hash)
@@ -76,7 +79,16 @@ func TestSelfHealing(t *testing.T) {
 		if err := dockerCli.ContainerKill(ctx, victim, "KILL"); err != nil {
 			t.Fatal(err)
 		}
-		e.waitRunning("web", 3, hash)
+		// Restarted, not replaced: the same container runs again (a
+		// replacement would show up as a new ID and the victim gone).
+		after := e.waitRunning("web", 3, hash)
+		found := false
+		for _, c := range after {
+			found = found || c.ID == victim
+		}
+		if !found {
+			t.Fatalf("killed container was replaced instead of started again: %s", describe(after))
+		}
 	})
 
 	t.Run("docker pause is undone", func(t *testing.T) {

@@ -1,6 +1,7 @@
 package manifests
 
 import (
+	"bytes"
 	"os"
 	"path/filepath"
 	"strings"
@@ -8,8 +9,9 @@ import (
 )
 
 // FuzzDecode checks that no input panics and that whatever Decode accepts is
-// valid, hashable, and survives a print/decode round trip with the same
-// template hash (the property `get -o yaml | apply -f -` relies on).
+// valid, hashable, and survives a print/decode round trip in YAML and JSON
+// unchanged: the same template hash and the same document (the property
+// `get -o yaml | apply -f -` relies on).
 func FuzzDecode(f *testing.F) {
 	for _, s := range []string{
 		base, fullManifest, jsonManifest, withServerFields(), "", "---\n---\n", "a: [", "- 1\n",
@@ -48,16 +50,28 @@ func FuzzDecode(f *testing.F) {
 			if err := Validate(d); err != nil {
 				t.Fatalf("accepted deployment fails validation after defaults: %v", err)
 			}
-			out, err := Marshal(d, "yaml")
-			if err != nil {
-				t.Fatalf("Marshal: %v", err)
-			}
-			back, err := Decode("out.yaml", out)
-			if err != nil {
-				t.Fatalf("printed deployment does not decode: %v\n%s", err, out)
-			}
-			if len(back) != 1 || back[0].Deployment.TemplateHash() != d.TemplateHash() {
-				t.Fatalf("round trip changed the template hash:\n%s", out)
+			for _, format := range []string{"yaml", "json"} {
+				out, err := Marshal(d, format)
+				if err != nil {
+					t.Fatalf("Marshal %s: %v", format, err)
+				}
+				back, err := Decode("out."+format, out)
+				if err != nil {
+					t.Fatalf("printed deployment does not decode: %v\n%s", err, out)
+				}
+				if len(back) != 1 || back[0].Deployment.TemplateHash() != d.TemplateHash() {
+					t.Fatalf("round trip changed the template hash:\n%s", out)
+				}
+				// The whole document, not only the template: a field lost
+				// or changed on the way (replicas, strategy, metadata)
+				// would undo itself at the next apply.
+				again, err := Marshal(back[0].Deployment, format)
+				if err != nil {
+					t.Fatalf("Marshal %s after the round trip: %v", format, err)
+				}
+				if !bytes.Equal(again, out) {
+					t.Fatalf("round trip changed the %s document:\nfirst:\n%s\nafter decoding it again:\n%s", format, out, again)
+				}
 			}
 		}
 	})

@@ -75,19 +75,47 @@ func TestDockerProbeRunner(t *testing.T) {
 
 // switchRunner answers probes from a per-container switch a test flips.
 type switchRunner struct {
-	mu    sync.Mutex
-	fail  map[string]bool // by container ID
-	calls int
+	mu       sync.Mutex
+	fail     map[string]bool // by container ID
+	failNext map[string]int  // by container ID: fail this many more probes
+	calls    int
+	per      map[string]int // probes run, by container ID
 }
 
 func (r *switchRunner) Run(_ context.Context, t probeTarget, _ *manifests.Probe) error {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.calls++
+	if r.per == nil {
+		r.per = map[string]int{}
+	}
+	r.per[t.ContainerID]++
+	if r.failNext[t.ContainerID] > 0 {
+		r.failNext[t.ContainerID]--
+		return errors.New("probe failed")
+	}
 	if r.fail[t.ContainerID] {
 		return errors.New("probe failed")
 	}
 	return nil
+}
+
+// probes returns how many probes of container id have run (started).
+func (r *switchRunner) probes(id string) int {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.per[id]
+}
+
+// failTimes makes the next n probes of container id fail, whatever the
+// timing: a test need not race the prober to stop failing.
+func (r *switchRunner) failTimes(id string, n int) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.failNext == nil {
+		r.failNext = map[string]int{}
+	}
+	r.failNext[id] = n
 }
 
 func (r *switchRunner) set(id string, fail bool) {
@@ -110,14 +138,11 @@ func TestLivenessFailureRestartsContainer(t *testing.T) {
 	h.apply(d)
 	h.start()
 	c := h.waitReplicas("web", 1)[0]
-	runner.set(c.ID, true)
-	h.waitFor("a liveness restart", func() bool { return h.engine.Calls()["stop"] >= 1 })
-	runner.set(c.ID, false)
-	after := h.waitReplicas("web", 1)
-	if after[0].ID != c.ID {
-		t.Fatalf("the container was replaced, not restarted")
-	}
-	h.waitFor("the restart to be counted", func() bool {
+	// Exactly one failure (FailureThreshold 1), armed atomically in the
+	// runner: a test that flipped the probe back after seeing the stop
+	// could be too slow on a loaded machine and see a second restart.
+	runner.failTimes(c.ID, 1)
+	h.waitFor("a liveness restart counted in status", func() bool {
 		st, err := h.store.ReadStatus("web")
 		if err != nil || st == nil {
 			return false
@@ -125,6 +150,13 @@ func TestLivenessFailureRestartsContainer(t *testing.T) {
 		_, views := View(recordOf(d), st, h.ours("web"), time.Now())
 		return views[c.ID].Restarts == 1
 	})
+	if n := h.engine.Calls()["stop"]; n != 1 {
+		t.Fatalf("%d stops, want exactly 1 for one liveness failure", n)
+	}
+	after := h.waitReplicas("web", 1)
+	if after[0].ID != c.ID {
+		t.Fatalf("the container was replaced, not restarted")
+	}
 }
 
 func TestHTTPReadinessGatesReadyReplicas(t *testing.T) {
@@ -146,7 +178,9 @@ func TestHTTPReadinessGatesReadyReplicas(t *testing.T) {
 	}
 	h.start()
 	c := h.waitReplicas("web", 1)[0]
-	time.Sleep(1500 * time.Millisecond) // at least one failed probe
+	// A second probe starts only once the first has failed and been
+	// recorded: "not ready" then means the probe ran, not that it never did.
+	h.waitFor("two readiness probes of the replica", func() bool { return runner.probes(c.ID) >= 2 })
 	if n := readyReplicas(); n != 0 {
 		t.Fatalf("%d ready while the readiness probe fails", n)
 	}

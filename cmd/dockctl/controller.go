@@ -253,9 +253,29 @@ var containerIDPattern = regexp.MustCompile(`/containers/([0-9a-f]{64})/`)
 // a container: Docker bind-mounts /etc/hostname from the container's own
 // directory, whose path holds the ID. Outside a container it is empty.
 func selfContainerID() string {
-	if b, err := os.ReadFile("/proc/self/mountinfo"); err == nil {
-		if m := containerIDPattern.FindSubmatch(b); m != nil {
-			return string(m[1])
+	b, err := os.ReadFile("/proc/self/mountinfo")
+	if err != nil {
+		return ""
+	}
+	return selfContainerIDFrom(string(b))
+}
+
+// selfContainerIDFrom reads the ID from mountinfo. Only the files Docker
+// mounts from the container's own directory count: any other mount that
+// happens to come from a containers directory (a log shipper's view of
+// another container, say) names someone else.
+func selfContainerIDFrom(mountinfo string) string {
+	for _, line := range strings.Split(mountinfo, "\n") {
+		// Fields: ID, parent, major:minor, root, mount point, ...
+		f := strings.Fields(line)
+		if len(f) < 5 {
+			continue
+		}
+		switch f[4] {
+		case "/etc/hostname", "/etc/hosts", "/etc/resolv.conf":
+			if m := containerIDPattern.FindStringSubmatch(f[3]); m != nil {
+				return m[1]
+			}
 		}
 	}
 	return ""

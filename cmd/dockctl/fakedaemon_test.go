@@ -77,6 +77,8 @@ func (f *fakeDaemon) serve(w http.ResponseWriter, r *http.Request) {
 		_, _ = w.Write([]byte("OK"))
 	case "/version":
 		_ = json.NewEncoder(w).Encode(map[string]any{"Version": "27.1.0", "ApiVersion": fakeAPIVersion, "Os": "linux", "Arch": "amd64"})
+	case "/info":
+		_ = json.NewEncoder(w).Encode(map[string]any{"LoggingDriver": "json-file"})
 	case "/containers/json":
 		// The instance filter is the daemon's job; the fake lists only
 		// the instance asked for, as Docker does.

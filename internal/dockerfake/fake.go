@@ -4,6 +4,14 @@
 // of a running container needs force (always used by dockctl), events are
 // delivered in order per subscriber and a subscriber can be cut off to
 // simulate a stream gap.
+//
+// It is no kinder than Docker where that would hide bugs: a removal passes
+// through `removing` (the name stays taken) and can end `dead`; Created
+// times have Docker's one-second resolution, so "newest" ties happen;
+// CreateContainer builds the real configuration with dockerx.BuildConfig and
+// fails where the real client would; EnsureImage follows imagePullPolicy;
+// and the daemon can go down (DaemonDown), which subscribers see as a Down
+// event, as from the real client.
 package dockerfake
 
 import (
@@ -14,6 +22,7 @@ import (
 	"time"
 
 	"github.com/dockctl/dockctl/dockerx"
+	"github.com/dockctl/dockctl/manifests"
 )
 
 // Engine is a fake Docker Engine. The zero value is not usable; call New.
@@ -41,6 +50,17 @@ type Engine struct {
 	StartFault func(c dockerx.Container) (state, health string)
 
 	peaks map[string]int // per deployment label: most containers at once
+
+	// DeadOnRemove, when it returns true for a container, makes its
+	// removal fail as Docker's does when it cannot remove the filesystem
+	// ("device or resource busy"): the container ends `dead`, its name
+	// still taken, until a later removal succeeds.
+	DeadOnRemove func(id string) bool
+
+	holdRemovals bool            // removals wait in `removing` for FinishRemovals
+	remote       map[string]bool // images a pull can fetch (AddRemoteImage)
+	down         bool            // DaemonDown: unreachable until DaemonUp
+	up           chan struct{}   // closed by DaemonUp
 }
 
 type subscriber struct {
@@ -54,6 +74,7 @@ func New(images ...string) *Engine {
 	e := &Engine{
 		containers: map[string]*dockerx.Container{},
 		images:     map[string]bool{},
+		remote:     map[string]bool{},
 		subs:       map[int]*subscriber{},
 		calls:      map[string]int{},
 		now:        time.Now,
@@ -100,8 +121,12 @@ func (e *Engine) ListContainers(ctx context.Context, instance string) ([]dockerx
 	return e.list(instance, "")
 }
 
-// ListDeploymentContainers lists one deployment's containers.
+// ListDeploymentContainers lists one deployment's containers. It counts as
+// "list" and, on its own, as "list:deployment".
 func (e *Engine) ListDeploymentContainers(ctx context.Context, instance, deployment string) ([]dockerx.Container, error) {
+	e.mu.Lock()
+	e.calls["list:deployment"]++
+	e.mu.Unlock()
 	return e.list(instance, deployment)
 }
 
@@ -109,6 +134,9 @@ func (e *Engine) list(instance, deployment string) ([]dockerx.Container, error) 
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	e.calls["list"]++
+	if e.down {
+		return nil, fmt.Errorf("list containers: %w", dockerx.ErrUnreachable)
+	}
 	var out []dockerx.Container
 	for _, c := range e.containers {
 		if c.Labels[dockerx.LabelInstance] != instance || (deployment != "" && c.Labels[dockerx.LabelDeployment] != deployment) {
@@ -123,19 +151,31 @@ func (e *Engine) list(instance, deployment string) ([]dockerx.Container, error) 
 }
 
 func (e *Engine) CreateContainer(ctx context.Context, req dockerx.CreateRequest) (string, error) {
+	// The real client builds the configuration first: whatever it refuses
+	// never reaches the daemon, and the controller must report it.
+	cfg, _, _, err := dockerx.BuildConfig(req)
+	if err != nil {
+		return "", err
+	}
+	if err := e.reachable("create container " + req.Name); err != nil {
+		return "", err
+	}
 	if e.OnCreate != nil {
 		if err := e.OnCreate(req); err != nil {
 			return "", err
 		}
 	}
-	labels := map[string]string{}
-	for k, v := range req.Deployment.Spec.Template.Metadata.Labels {
-		labels[k] = v
+	return e.Add(dockerx.Container{Name: req.Name, Image: cfg.Image, Labels: cfg.Labels, State: dockerx.StateCreated}, "create")
+}
+
+// reachable fails while the daemon is down (DaemonDown).
+func (e *Engine) reachable(what string) error {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.down {
+		return fmt.Errorf("%s: %w", what, dockerx.ErrUnreachable)
 	}
-	labels[dockerx.LabelInstance] = req.Instance
-	labels[dockerx.LabelDeployment] = req.Deployment.Metadata.Name
-	labels[dockerx.LabelTemplateHash] = req.TemplateHash
-	return e.Add(dockerx.Container{Name: req.Name, Image: req.Deployment.Container().Image, Labels: labels, State: dockerx.StateCreated}, "create")
+	return nil
 }
 
 // Add puts a container into the engine as if created through the API (for
@@ -166,6 +206,9 @@ func (e *Engine) Add(c dockerx.Container, op string) (string, error) {
 	if c.Created.IsZero() {
 		c.Created = e.now()
 	}
+	// Docker lists creation times in whole seconds: containers created in
+	// the same second tie, and ranking must cope.
+	c.Created = c.Created.Truncate(time.Second)
 	cp := c
 	e.containers[c.ID] = &cp
 	e.notePeakLocked(cp.Deployment)
@@ -175,6 +218,9 @@ func (e *Engine) Add(c dockerx.Container, op string) (string, error) {
 }
 
 func (e *Engine) StartContainer(ctx context.Context, id string) error {
+	if err := e.reachable("start container " + short(id)); err != nil {
+		return err
+	}
 	if e.OnStart != nil {
 		if err := e.OnStart(id); err != nil {
 			return err
@@ -261,8 +307,12 @@ func (e *Engine) UnpauseContainer(ctx context.Context, id string) error {
 
 // RemoveContainer force-removes, like `docker rm -f`: a missing container is
 // ErrNotFound, which the real client maps to nil; the fake does the same so
-// that the controller sees what it would see against Docker.
+// that the controller sees what it would see against Docker. The removal
+// completes asynchronously (see removeLocked).
 func (e *Engine) RemoveContainer(ctx context.Context, id string) error {
+	if err := e.reachable("remove container " + short(id)); err != nil {
+		return err
+	}
 	if e.OnRemove != nil {
 		if err := e.OnRemove(id); err != nil {
 			return err
@@ -274,28 +324,150 @@ func (e *Engine) RemoveContainer(ctx context.Context, id string) error {
 	return e.removeLocked(id)
 }
 
+// removeLocked kills the container and leaves it `removing`, its name still
+// taken, as Docker does while it removes the filesystem; the removal
+// completes moments later, or, with HoldRemovals, at FinishRemovals. A
+// second removal meanwhile succeeds at once (Docker's "removal already in
+// progress", which dockerx maps to nil).
 func (e *Engine) removeLocked(id string) error {
 	c, ok := e.containers[id]
-	if !ok {
+	if !ok || c.State == dockerx.StateRemoving {
 		return nil
 	}
-	if c.State == dockerx.StateRunning {
+	if c.State == dockerx.StateRunning || c.State == dockerx.StatePaused {
 		e.emitLocked(c, "kill")
 		e.emitLocked(c, "die")
 	}
-	delete(e.containers, id)
-	e.emitLocked(c, "destroy")
+	c.State = dockerx.StateRemoving
+	c.Health = dockerx.HealthNone
+	if !e.holdRemovals {
+		go e.finishRemoval(id)
+	}
 	return nil
 }
 
+// finishRemoval ends one removal: the container is destroyed and its name
+// freed, or, when DeadOnRemove says so, it is left `dead`.
+func (e *Engine) finishRemoval(id string) {
+	dead := e.DeadOnRemove != nil && e.DeadOnRemove(id)
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	c, ok := e.containers[id]
+	if !ok || c.State != dockerx.StateRemoving {
+		return
+	}
+	if dead {
+		c.State = dockerx.StateDead
+		return
+	}
+	delete(e.containers, id)
+	e.emitLocked(c, "destroy")
+}
+
+// HoldRemovals makes removals stop in `removing` until FinishRemovals (or
+// HoldRemovals(false)), so that a test decides when names are freed.
+func (e *Engine) HoldRemovals(hold bool) {
+	e.mu.Lock()
+	e.holdRemovals = hold
+	e.mu.Unlock()
+	if !hold {
+		e.FinishRemovals()
+	}
+}
+
+// FinishRemovals completes every removal in progress now, and returns how
+// many there were.
+func (e *Engine) FinishRemovals() int {
+	e.mu.Lock()
+	var ids []string
+	for id, c := range e.containers {
+		if c.State == dockerx.StateRemoving {
+			ids = append(ids, id)
+		}
+	}
+	e.mu.Unlock()
+	sort.Strings(ids)
+	for _, id := range ids {
+		e.finishRemoval(id)
+	}
+	return len(ids)
+}
+
+// EnsureImage follows imagePullPolicy as dockerx.Client.EnsureImage does:
+// Never uses only a present image (else ErrNotFound); IfNotPresent ("")
+// pulls only an absent one; Always pulls, and falls back to a present copy
+// when the pull fails. A pull succeeds for images made pullable with
+// AddRemoteImage and is counted as the call "pull".
 func (e *Engine) EnsureImage(ctx context.Context, ref, policy string) error {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	e.calls["image"]++
-	if !e.images[ref] {
-		return fmt.Errorf("image %q not present and cannot be pulled: %w", ref, dockerx.ErrImagePull)
+	if e.down {
+		return fmt.Errorf("image %q: %w", ref, dockerx.ErrUnreachable)
 	}
-	return nil
+	pull := func() error {
+		e.calls["pull"]++
+		if !e.remote[ref] {
+			return fmt.Errorf("pull %q: not found in any registry: %w", ref, dockerx.ErrImagePull)
+		}
+		e.images[ref] = true
+		return nil
+	}
+	switch policy {
+	case manifests.PullNever:
+		if !e.images[ref] {
+			return fmt.Errorf("image %q not present and imagePullPolicy is Never: %w", ref, dockerx.ErrNotFound)
+		}
+		return nil
+	case manifests.PullIfNotPresent, "":
+		if e.images[ref] {
+			return nil
+		}
+		return pull()
+	case manifests.PullAlways:
+		if err := pull(); err != nil && !e.images[ref] {
+			return err
+		}
+		return nil
+	default:
+		return fmt.Errorf("image %q: unknown imagePullPolicy %q", ref, policy)
+	}
+}
+
+// AddRemoteImage makes an image pullable (present in a registry) without
+// making it present locally.
+func (e *Engine) AddRemoteImage(ref string) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	e.remote[ref] = true
+}
+
+// DaemonDown makes the daemon unreachable, as a stopped dockerd: every
+// event subscription breaks and reports a Down event, lists, creates,
+// starts, removals and image checks fail with ErrUnreachable, until
+// DaemonUp. Containers keep their state (--live-restore).
+func (e *Engine) DaemonDown() {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.down {
+		return
+	}
+	e.down = true
+	e.up = make(chan struct{})
+	for id, s := range e.subs {
+		close(s.cut)
+		delete(e.subs, id)
+	}
+}
+
+// DaemonUp ends DaemonDown: subscribers reconnect and receive a Gap.
+func (e *Engine) DaemonUp() {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.down {
+		e.down = false
+		close(e.up)
+	}
 }
 
 // Events subscribes; the first message is a gap, as the real client sends on
@@ -308,6 +480,24 @@ func (e *Engine) Events(ctx context.Context, instance string) <-chan dockerx.Eve
 		var cause error
 		for ctx.Err() == nil {
 			e.mu.Lock()
+			if e.down {
+				// A subscription attempt against a stopped daemon fails.
+				up := e.up
+				e.mu.Unlock()
+				cause = fmt.Errorf("event stream: %w", dockerx.ErrUnreachable)
+				select {
+				case out <- dockerx.Event{Down: true, Err: cause, Time: e.now()}:
+				case <-ctx.Done():
+					return
+				}
+				select {
+				case <-up:
+				case <-ctx.Done():
+					return
+				}
+				first = false
+				continue
+			}
 			id := e.nextSub
 			e.nextSub++
 			sub := &subscriber{instance: instance, ch: make(chan dockerx.Event, 4096), cut: make(chan struct{})}
@@ -340,7 +530,25 @@ func (e *Engine) Events(ctx context.Context, instance string) <-chan dockerx.Eve
 			}
 			e.mu.Lock()
 			delete(e.subs, id)
+			down, up := e.down, e.up
 			e.mu.Unlock()
+			if ctx.Err() != nil {
+				return
+			}
+			// As the real client: a broken stream is reported at once,
+			// and while the daemon is down nothing reconnects.
+			select {
+			case out <- dockerx.Event{Down: true, Err: cause, Time: e.now()}:
+			case <-ctx.Done():
+				return
+			}
+			if down {
+				select {
+				case <-up:
+				case <-ctx.Done():
+					return
+				}
+			}
 		}
 	}()
 	return out

@@ -67,7 +67,9 @@ func newEnv(ctx context.Context, runID, root, tmp string, cleanups *cleanupStack
 		e.stopControllers()
 		err := e.removeAll(cctx)
 		if e.imageID != "" {
-			if _, ierr := cli.ImageRemove(cctx, e.image, image.RemoveOptions{}); ierr != nil && !client.IsErrNotFound(ierr) {
+			// PruneChildren: the classic builder leaves one untagged parent
+			// image per Dockerfile step, which only a pruning removal takes.
+			if _, ierr := cli.ImageRemove(cctx, e.image, image.RemoveOptions{PruneChildren: true}); ierr != nil && !client.IsErrNotFound(ierr) {
 				err = errors.Join(err, ierr)
 			}
 		}

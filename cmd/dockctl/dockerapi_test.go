@@ -1,0 +1,285 @@
+package main
+
+import (
+	"encoding/binary"
+	"encoding/json"
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"regexp"
+	"sort"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/docker/docker/api/types/container"
+	"github.com/docker/docker/api/types/filters"
+)
+
+// dockerAPI is a minimal Docker Engine API on a unix socket, for running the
+// real commands (and the real controller, in a child process) against it:
+// ping, events (a stream that stays silent), container list, create, start,
+// remove, inspect and logs, and image inspect. It records every create, so a
+// test sees the configuration the command sent, as Docker would receive it.
+type dockerAPI struct {
+	t      *testing.T
+	host   string // DOCKER_HOST value
+	mu     sync.Mutex
+	images map[string]bool
+	ctrs   map[string]*fakeCtr
+	next   int
+	// creates are the create requests received, in order.
+	creates []container.CreateRequest
+	// logQueries are the query strings of the logs requests.
+	logQueries []string
+}
+
+type fakeCtr struct {
+	summary container.Summary
+	logs    []string // lines on stdout
+}
+
+func startDockerAPI(t *testing.T, images ...string) *dockerAPI {
+	t.Helper()
+	// Short: a unix socket path must fit ~100 bytes.
+	dir, err := os.MkdirTemp("", "dapi-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	sock := filepath.Join(dir, "d.sock")
+	l, err := net.Listen("unix", sock)
+	if err != nil {
+		t.Fatal(err)
+	}
+	d := &dockerAPI{t: t, host: "unix://" + sock, images: map[string]bool{}, ctrs: map[string]*fakeCtr{}}
+	for _, img := range images {
+		d.images[img] = true
+	}
+	srv := &http.Server{Handler: http.HandlerFunc(d.serve)}
+	go srv.Serve(l)
+	t.Cleanup(func() { srv.Close() })
+	return d
+}
+
+var apiVersionPrefix = regexp.MustCompile(`^/v[0-9]+\.[0-9]+`)
+
+func (d *dockerAPI) serve(w http.ResponseWriter, r *http.Request) {
+	path := apiVersionPrefix.ReplaceAllString(r.URL.Path, "")
+	w.Header().Set("API-Version", "1.41")
+	parts := strings.Split(strings.Trim(path, "/"), "/")
+	switch {
+	case path == "/_ping":
+		w.Write([]byte("OK"))
+	case path == "/version":
+		writeJSON(w, 200, map[string]string{"Version": "20.10.0-fake", "ApiVersion": "1.41"})
+	case path == "/info":
+		writeJSON(w, 200, map[string]string{"LoggingDriver": "json-file"})
+	case path == "/events":
+		w.WriteHeader(200)
+		w.(http.Flusher).Flush()
+		<-r.Context().Done()
+	case path == "/containers/json":
+		d.list(w, r)
+	case path == "/containers/create" && r.Method == http.MethodPost:
+		d.create(w, r)
+	case len(parts) == 3 && parts[0] == "containers" && parts[2] == "start":
+		d.setState(w, parts[1], "running", "Up 1 second")
+	case len(parts) == 3 && parts[0] == "containers" && parts[2] == "stop":
+		d.setState(w, parts[1], "exited", "Exited (0) 1 second ago")
+	case len(parts) == 3 && parts[0] == "containers" && parts[2] == "logs":
+		d.logs(w, r, parts[1])
+	case len(parts) == 3 && parts[0] == "containers" && parts[2] == "json":
+		d.inspect(w, parts[1])
+	case len(parts) == 2 && parts[0] == "containers" && r.Method == http.MethodDelete:
+		d.mu.Lock()
+		_, ok := d.ctrs[parts[1]]
+		delete(d.ctrs, parts[1])
+		d.mu.Unlock()
+		if !ok {
+			writeJSON(w, 404, map[string]string{"message": "No such container: " + parts[1]})
+			return
+		}
+		w.WriteHeader(204)
+	case strings.HasPrefix(path, "/images/") && strings.HasSuffix(path, "/json"):
+		ref := strings.TrimSuffix(strings.TrimPrefix(path, "/images/"), "/json")
+		d.mu.Lock()
+		ok := d.images[ref]
+		d.mu.Unlock()
+		if !ok {
+			writeJSON(w, 404, map[string]string{"message": "No such image: " + ref})
+			return
+		}
+		writeJSON(w, 200, map[string]any{"Id": "sha256:" + strings.Repeat("1", 64), "RepoTags": []string{ref}})
+	case path == "/images/create":
+		writeJSON(w, 404, map[string]string{"message": "pull access denied: no registry here"})
+	default:
+		writeJSON(w, 404, map[string]string{"message": "fake docker: not implemented: " + r.Method + " " + path})
+	}
+}
+
+func writeJSON(w http.ResponseWriter, code int, v any) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(code)
+	json.NewEncoder(w).Encode(v)
+}
+
+func (d *dockerAPI) list(w http.ResponseWriter, r *http.Request) {
+	args, err := filters.FromJSON(r.URL.Query().Get("filters"))
+	if err != nil {
+		writeJSON(w, 400, map[string]string{"message": err.Error()})
+		return
+	}
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	out := []container.Summary{}
+	for _, c := range d.ctrs {
+		if args.Contains("label") && !args.MatchKVList("label", c.summary.Labels) {
+			continue
+		}
+		out = append(out, c.summary)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Names[0] < out[j].Names[0] })
+	writeJSON(w, 200, out)
+}
+
+func (d *dockerAPI) create(w http.ResponseWriter, r *http.Request) {
+	var req container.CreateRequest
+	if err := json.NewDecoder(r.Body).Decode(&req); err != nil {
+		writeJSON(w, 400, map[string]string{"message": err.Error()})
+		return
+	}
+	name := r.URL.Query().Get("name")
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	d.creates = append(d.creates, req)
+	if !d.images[req.Image] {
+		writeJSON(w, 404, map[string]string{"message": "No such image: " + req.Image})
+		return
+	}
+	for _, c := range d.ctrs {
+		if c.summary.Names[0] == "/"+name {
+			writeJSON(w, 409, map[string]string{"message": "Conflict. The container name \"/" + name + "\" is already in use"})
+			return
+		}
+	}
+	d.next++
+	id := fmt.Sprintf("%064x", d.next)
+	d.ctrs[id] = &fakeCtr{summary: container.Summary{
+		ID: id, Names: []string{"/" + name}, Image: req.Image, Labels: req.Labels,
+		State: "created", Status: "Created", Created: time.Now().Unix(),
+	}}
+	writeJSON(w, 201, container.CreateResponse{ID: id, Warnings: []string{}})
+}
+
+// add puts a container in, as if created and started by someone.
+func (d *dockerAPI) add(name, state string, labels map[string]string, logs ...string) string {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	d.next++
+	id := fmt.Sprintf("%064x", d.next)
+	status := "Up 1 minute"
+	if state != "running" {
+		status = "Exited (0) 1 minute ago"
+	}
+	d.ctrs[id] = &fakeCtr{summary: container.Summary{
+		ID: id, Names: []string{"/" + name}, Image: "img:1", Labels: labels,
+		State: state, Status: status, Created: time.Now().Add(-time.Minute).Unix(),
+	}, logs: logs}
+	return id
+}
+
+func (d *dockerAPI) find(id string) *fakeCtr {
+	if c, ok := d.ctrs[id]; ok {
+		return c
+	}
+	for _, c := range d.ctrs {
+		if c.summary.Names[0] == "/"+id || strings.HasPrefix(c.summary.ID, id) {
+			return c
+		}
+	}
+	return nil
+}
+
+func (d *dockerAPI) setState(w http.ResponseWriter, id, state, status string) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	c := d.find(id)
+	if c == nil {
+		writeJSON(w, 404, map[string]string{"message": "No such container: " + id})
+		return
+	}
+	c.summary.State, c.summary.Status = state, status
+	w.WriteHeader(204)
+}
+
+func (d *dockerAPI) inspect(w http.ResponseWriter, id string) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	c := d.find(id)
+	if c == nil {
+		writeJSON(w, 404, map[string]string{"message": "No such container: " + id})
+		return
+	}
+	writeJSON(w, 200, map[string]any{
+		"Id": c.summary.ID, "Name": c.summary.Names[0], "Image": c.summary.Image,
+		"State":  map[string]any{"Status": c.summary.State, "Running": c.summary.State == "running"},
+		"Config": map[string]any{"Labels": c.summary.Labels, "Image": c.summary.Image},
+	})
+}
+
+// logs answers in Docker's multiplexed format (no TTY): each line framed
+// with an 8-byte header naming stdout.
+func (d *dockerAPI) logs(w http.ResponseWriter, r *http.Request, id string) {
+	d.mu.Lock()
+	c := d.find(id)
+	d.logQueries = append(d.logQueries, r.URL.RawQuery)
+	var lines []string
+	if c != nil {
+		lines = append(lines, c.logs...)
+	}
+	d.mu.Unlock()
+	if c == nil {
+		writeJSON(w, 404, map[string]string{"message": "No such container: " + id})
+		return
+	}
+	if tail := r.URL.Query().Get("tail"); tail != "" && tail != "all" {
+		var n int
+		fmt.Sscan(tail, &n)
+		if n < len(lines) {
+			lines = lines[len(lines)-n:]
+		}
+	}
+	w.Header().Set("Content-Type", "application/vnd.docker.multiplexed-stream")
+	w.WriteHeader(200)
+	for _, l := range lines {
+		frame := make([]byte, 8, 8+len(l)+1)
+		frame[0] = 1 // stdout
+		binary.BigEndian.PutUint32(frame[4:], uint32(len(l)+1))
+		frame = append(frame, l+"\n"...)
+		w.Write(frame)
+	}
+}
+
+// createsSnapshot returns the create requests received so far.
+func (d *dockerAPI) createsSnapshot() []container.CreateRequest {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return append([]container.CreateRequest(nil), d.creates...)
+}
+
+// running counts running containers carrying label k=v.
+func (d *dockerAPI) running(k, v string) int {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	n := 0
+	for _, c := range d.ctrs {
+		if c.summary.State == "running" && c.summary.Labels[k] == v {
+			n++
+		}
+	}
+	return n
+}
