@@ -134,7 +134,7 @@ func NewClient(opts ...Option) (*Client, error) {
 	if err != nil {
 		return nil, fmt.Errorf("docker client: %w", err)
 	}
-	c.api = api
+	c.api = &negotiating{Client: api}
 	return c, nil
 }
 

@@ -1,0 +1,165 @@
+package dockerx
+
+import (
+	"context"
+	"io"
+	"sync"
+	"sync/atomic"
+
+	"github.com/docker/docker/api/types"
+	"github.com/docker/docker/api/types/container"
+	"github.com/docker/docker/api/types/events"
+	"github.com/docker/docker/api/types/image"
+	"github.com/docker/docker/api/types/network"
+	"github.com/docker/docker/api/types/system"
+	"github.com/docker/docker/client"
+	ocispec "github.com/opencontainers/image-spec/specs-go/v1"
+)
+
+// negotiating wraps the SDK client so that the API version is negotiated
+// once, before any call that uses it. The SDK negotiates lazily inside the
+// first requests and writes its version field while concurrent requests
+// read it unguarded (ContainerList reads it to encode filters, getAPIPath
+// to build the path): the race detector caught a controller's sweep and its
+// event subscription doing exactly that. A call made while negotiation
+// cannot happen (the daemon is down) fails with the ping's error, which is
+// what the call itself would have returned.
+type negotiating struct {
+	*client.Client
+	mu   sync.Mutex
+	done atomic.Bool
+}
+
+func (n *negotiating) negotiate(ctx context.Context) error {
+	if n.done.Load() {
+		return nil
+	}
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	if n.done.Load() {
+		return nil
+	}
+	ping, err := n.Client.Ping(ctx)
+	if err != nil {
+		return err
+	}
+	n.Client.NegotiateAPIVersionPing(ping)
+	n.done.Store(true)
+	return nil
+}
+
+func (n *negotiating) ServerVersion(ctx context.Context) (types.Version, error) {
+	if err := n.negotiate(ctx); err != nil {
+		return types.Version{}, err
+	}
+	return n.Client.ServerVersion(ctx)
+}
+
+func (n *negotiating) Info(ctx context.Context) (system.Info, error) {
+	if err := n.negotiate(ctx); err != nil {
+		return system.Info{}, err
+	}
+	return n.Client.Info(ctx)
+}
+
+func (n *negotiating) ContainerList(ctx context.Context, o container.ListOptions) ([]container.Summary, error) {
+	if err := n.negotiate(ctx); err != nil {
+		return nil, err
+	}
+	return n.Client.ContainerList(ctx, o)
+}
+
+func (n *negotiating) ContainerCreate(ctx context.Context, cfg *container.Config, hc *container.HostConfig, nc *network.NetworkingConfig, p *ocispec.Platform, name string) (container.CreateResponse, error) {
+	if err := n.negotiate(ctx); err != nil {
+		return container.CreateResponse{}, err
+	}
+	return n.Client.ContainerCreate(ctx, cfg, hc, nc, p, name)
+}
+
+func (n *negotiating) ContainerStart(ctx context.Context, id string, o container.StartOptions) error {
+	if err := n.negotiate(ctx); err != nil {
+		return err
+	}
+	return n.Client.ContainerStart(ctx, id, o)
+}
+
+func (n *negotiating) ContainerStop(ctx context.Context, id string, o container.StopOptions) error {
+	if err := n.negotiate(ctx); err != nil {
+		return err
+	}
+	return n.Client.ContainerStop(ctx, id, o)
+}
+
+func (n *negotiating) ContainerUnpause(ctx context.Context, id string) error {
+	if err := n.negotiate(ctx); err != nil {
+		return err
+	}
+	return n.Client.ContainerUnpause(ctx, id)
+}
+
+func (n *negotiating) ContainerRemove(ctx context.Context, id string, o container.RemoveOptions) error {
+	if err := n.negotiate(ctx); err != nil {
+		return err
+	}
+	return n.Client.ContainerRemove(ctx, id, o)
+}
+
+func (n *negotiating) ContainerInspect(ctx context.Context, id string) (container.InspectResponse, error) {
+	if err := n.negotiate(ctx); err != nil {
+		return container.InspectResponse{}, err
+	}
+	return n.Client.ContainerInspect(ctx, id)
+}
+
+func (n *negotiating) ContainerLogs(ctx context.Context, id string, o container.LogsOptions) (io.ReadCloser, error) {
+	if err := n.negotiate(ctx); err != nil {
+		return nil, err
+	}
+	return n.Client.ContainerLogs(ctx, id, o)
+}
+
+func (n *negotiating) ContainerExecCreate(ctx context.Context, id string, o container.ExecOptions) (container.ExecCreateResponse, error) {
+	if err := n.negotiate(ctx); err != nil {
+		return container.ExecCreateResponse{}, err
+	}
+	return n.Client.ContainerExecCreate(ctx, id, o)
+}
+
+func (n *negotiating) ContainerExecStart(ctx context.Context, id string, o container.ExecStartOptions) error {
+	if err := n.negotiate(ctx); err != nil {
+		return err
+	}
+	return n.Client.ContainerExecStart(ctx, id, o)
+}
+
+func (n *negotiating) ContainerExecInspect(ctx context.Context, id string) (container.ExecInspect, error) {
+	if err := n.negotiate(ctx); err != nil {
+		return container.ExecInspect{}, err
+	}
+	return n.Client.ContainerExecInspect(ctx, id)
+}
+
+func (n *negotiating) ImageInspect(ctx context.Context, ref string, o ...client.ImageInspectOption) (image.InspectResponse, error) {
+	if err := n.negotiate(ctx); err != nil {
+		return image.InspectResponse{}, err
+	}
+	return n.Client.ImageInspect(ctx, ref, o...)
+}
+
+func (n *negotiating) ImagePull(ctx context.Context, ref string, o image.PullOptions) (io.ReadCloser, error) {
+	if err := n.negotiate(ctx); err != nil {
+		return nil, err
+	}
+	return n.Client.ImagePull(ctx, ref, o)
+}
+
+// Events reports a failed negotiation on its error channel, as a failed
+// subscription would: the reconnect loop backs off and tries again.
+func (n *negotiating) Events(ctx context.Context, o events.ListOptions) (<-chan events.Message, <-chan error) {
+	if err := n.negotiate(ctx); err != nil {
+		errs := make(chan error, 1)
+		errs <- err
+		return make(chan events.Message), errs
+	}
+	return n.Client.Events(ctx, o)
+}
