@@ -45,6 +45,9 @@ type containerState struct {
 	// ProbeReady is the verdict of a controller-run readiness probe (nil
 	// when the container has none).
 	ProbeReady *bool `json:"probeReady,omitempty"`
+	// StopDeadline is set once dockctl sent the stop signal to remove it:
+	// the time it is killed. It stays terminating until it is gone.
+	StopDeadline time.Time `json:"stopDeadline,omitzero"`
 }
 
 func readState(st *store.Status) deploymentState {
@@ -81,6 +84,8 @@ type ContainerView struct {
 	Available        bool
 	Restarts         int
 	CrashLoopBackOff bool
+	// Terminating is set while dockctl stops it to remove it.
+	Terminating bool
 }
 
 // View computes a deployment's status counts and per-container facts the
@@ -93,6 +98,13 @@ func View(d *manifests.Deployment, st *store.Status, cs []dockerx.Container, now
 	}
 	probed := func(string) bool { r, _ := controllerProbes(&d.Spec.Template); return r != nil }
 	ready := readiness(cs, s.Containers, probed)
+	in := PlanInput{Containers: cs, Terminating: map[string]time.Time{}}
+	for id, cst := range s.Containers {
+		if cst != nil && !cst.StopDeadline.IsZero() {
+			in.Terminating[id] = cst.StopDeadline
+			delete(ready, id)
+		}
+	}
 	avail, _ := availability(d, cs, ready, s.Containers, now)
 	out := map[string]ContainerView{}
 	for _, c := range cs {
@@ -100,10 +112,11 @@ func View(d *manifests.Deployment, st *store.Status, cs []dockerx.Container, now
 		if cst := s.Containers[c.ID]; cst != nil {
 			v.Restarts = cst.Restarts
 			v.CrashLoopBackOff = c.State == dockerx.StateExited && now.Before(cst.NotBefore)
+			v.Terminating = !cst.StopDeadline.IsZero()
 		}
 		out[c.ID] = v
 	}
-	return ComputeStatus(d, manifests.TemplateHash(&d.Spec.Template), cs, ready, avail), out
+	return ComputeStatus(d, manifests.TemplateHash(&d.Spec.Template), liveContainers(in), ready, avail), out
 }
 
 // readiness decides which containers are ready: running, healthy if they
@@ -184,8 +197,8 @@ func (c *Controller) observeContainers(s *deploymentState, cs []dockerx.Containe
 			}
 			continue
 		}
-		if cst == nil {
-			continue
+		if cst == nil || !cst.StopDeadline.IsZero() {
+			continue // a terminating container's exit is no crash
 		}
 		cst.ReadySince = time.Time{}
 		if ct.State != dockerx.StateExited {
