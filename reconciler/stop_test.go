@@ -43,15 +43,20 @@ func TestPlanRefusesReplicasOverCap(t *testing.T) {
 		replicas int32
 		cap      int32
 		refused  string // substring of the refusal; "" = planned
+		noSurge  bool   // maxSurge 0: the path that tried to allocate per replica
 	}{
-		{"int32 max under the default cap", 2147483647, 0, "cap of 1000"},
-		{"int32 max under a cap above the hard bound", 2147483647, 2147483647, "cap of 100000"},
-		{"one over an explicit cap", 6, 5, "replicas 6 exceeds the controller's cap of 5 (--max-replicas)"},
-		{"at the cap", 5, 5, ""},
+		{"int32 max under the default cap", 2147483647, 0, "cap of 1000", false},
+		{"int32 max with no surge under the default cap", 2147483647, 0, "cap of 1000", true},
+		{"int32 max under a cap above the hard bound", 2147483647, 2147483647, "cap of 100000", true},
+		{"one over an explicit cap", 6, 5, "replicas 6 exceeds the controller's cap of 5 (--max-replicas)", false},
+		{"at the cap", 5, 5, "", false},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			d := deployment(tt.replicas)
+			if tt.noSurge {
+				d = withStrategy(d, manifests.StrategyRollingUpdate, 0, 1)
+			}
 			hash := manifests.TemplateHash(&d.Spec.Template)
 			old := map[string]int32{hash: 2}
 			in := PlanInput{Instance: "i", Name: "web", Desired: d, Hash: hash, Now: t0, MaxReplicas: tt.cap,

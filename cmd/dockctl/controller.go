@@ -32,6 +32,8 @@ type controllerOptions struct {
 	crashMax     time.Duration
 	logFormat    string
 	allow        map[string]*bool
+	maxReplicas  int32
+	maxGrace     time.Duration
 }
 
 func newControllerCommand(g *globalOptions) *cobra.Command {
@@ -55,6 +57,10 @@ func newControllerCommand(g *globalOptions) *cobra.Command {
 	f.DurationVar(&o.crashBase, "crash-backoff-base", time.Second, "first delay before restarting a container that keeps exiting (doubles each time)")
 	f.DurationVar(&o.crashMax, "crash-backoff-max", 5*time.Minute, "longest delay before restarting a container that keeps exiting")
 	f.StringVar(&o.logFormat, "log-format", "text", "log format: text|json")
+	f.Int32Var(&o.maxReplicas, "max-replicas", reconciler.DefaultMaxReplicas,
+		fmt.Sprintf("refuse deployments with more replicas than this (at most %d)", manifests.MaxReplicasLimit))
+	f.DurationVar(&o.maxGrace, "max-grace-period", reconciler.DefaultMaxGracePeriod,
+		"longest terminationGracePeriodSeconds honoured: a replica is killed this long after its stop signal at the latest")
 	o.allow = map[string]*bool{}
 	for _, a := range []struct{ flag, help string }{
 		{manifests.FlagAllowPrivileged, "run privileged containers (securityContext.privileged)"},
@@ -68,6 +74,12 @@ func newControllerCommand(g *globalOptions) *cobra.Command {
 }
 
 func runController(g *globalOptions, o *controllerOptions) error {
+	if o.maxReplicas < 1 || o.maxReplicas > manifests.MaxReplicasLimit {
+		return fmt.Errorf("--max-replicas %d: must be between 1 and %d", o.maxReplicas, manifests.MaxReplicasLimit)
+	}
+	if o.maxGrace <= 0 {
+		return fmt.Errorf("--max-grace-period %v: must be positive", o.maxGrace)
+	}
 	var handler slog.Handler = slog.NewTextHandler(os.Stderr, nil)
 	if o.logFormat == "json" {
 		handler = slog.NewJSONHandler(os.Stderr, nil)
@@ -117,6 +129,8 @@ func runController(g *globalOptions, o *controllerOptions) error {
 		Observer:         m,
 		QueueMetrics:     m.QueueProvider(),
 		Allow:            allowed(o.allow),
+		MaxReplicas:      o.maxReplicas,
+		MaxGracePeriod:   o.maxGrace,
 	})
 
 	if o.metricsAddr != "" {
