@@ -155,7 +155,7 @@ func New(docker Docker, st Store, opts Options) *Controller {
 			return
 		}
 		c.queue.Add(name)
-	})
+	}, c.prober.forget)
 	return c
 }
 
@@ -501,6 +501,7 @@ func (c *Controller) syncDeployment(ctx context.Context, name string) (time.Dura
 		// Unreadable record: never guess, and above all never remove.
 		return 0, fmt.Errorf("read deployment %s: %w", name, err)
 	}
+	c.stopper.listing(name)
 	observed, err := c.list(ctx, name)
 	if err != nil {
 		return 0, err
@@ -590,8 +591,7 @@ func (c *Controller) execute(ctx context.Context, rec *store.Record, in PlanInpu
 			}
 			removals = append(removals, op)
 		case OpRestart:
-			// The new run gets fresh probe results and initial delay.
-			c.prober.forget(op.ContainerID)
+			// The stopper gives the new run fresh probes once it started.
 			c.stopper.submit(in.Name, op, in.Now)
 		case OpStart, OpUnpause:
 			restarts = append(restarts, op)

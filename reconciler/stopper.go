@@ -24,6 +24,9 @@ type stopper struct {
 	// done is called when a job ends (err nil on success), to queue its
 	// deployment again: the container is gone, or restarted.
 	done func(deployment string, err error)
+	// restarted is called once a liveness restart has started the
+	// container again, before done: its new run needs fresh probes.
+	restarted func(id string)
 
 	// ctx ends when the controller stops. Jobs are abandoned then, not
 	// finished: the stop signal was sent, and the deadline recorded in
@@ -35,17 +38,27 @@ type stopper struct {
 
 	mu       sync.Mutex
 	inflight map[string]stopJob // by container ID
+	// finished holds jobs that ended after their deployment's last list
+	// began: that list may show the container mid-job (a restart's
+	// container exited), so it stays "in flight" for the planner until a
+	// list taken after the end consumes it. seq numbers the endings;
+	// listed is, per deployment, seq when its last sync began to list.
+	finished map[string]stopJob
+	seq      uint64
+	listed   map[string]uint64
 }
 
 type stopJob struct {
 	deployment string
 	kind       OpKind
 	deadline   time.Time // when the container is killed
+	ended      uint64    // seq at its end, for finished jobs
 }
 
-func newStopper(docker Docker, log *slog.Logger, done func(string, error)) *stopper {
+func newStopper(docker Docker, log *slog.Logger, done func(string, error), restarted func(string)) *stopper {
 	ctx, cancel := context.WithCancel(context.Background())
-	return &stopper{docker: docker, log: log, done: done, ctx: ctx, cancel: cancel, inflight: map[string]stopJob{}}
+	return &stopper{docker: docker, log: log, done: done, restarted: restarted, ctx: ctx, cancel: cancel,
+		inflight: map[string]stopJob{}, finished: map[string]stopJob{}, listed: map[string]uint64{}}
 }
 
 // submit starts op (OpRemove or OpRestart) of a deployment's container and
@@ -64,7 +77,11 @@ func (s *stopper) submit(deployment string, op Op, now time.Time) {
 		defer s.wg.Done()
 		err := s.run(op)
 		s.mu.Lock()
+		job := s.inflight[op.ContainerID]
 		delete(s.inflight, op.ContainerID)
+		s.seq++
+		job.ended = s.seq
+		s.finished[op.ContainerID] = job
 		s.mu.Unlock()
 		if s.ctx.Err() != nil {
 			return // shutting down: the next controller resumes
@@ -91,6 +108,9 @@ func (s *stopper) run(op Op) error {
 		if err := s.docker.StartContainer(s.ctx, op.ContainerID); err != nil {
 			return fmt.Errorf("restart %s: %w", op.Name, err)
 		}
+		// Forgotten only now: a probe of the old run, even one started by
+		// a sync while the stop was under way, must not judge the new one.
+		s.restarted(op.ContainerID)
 		return nil
 	}
 	if err := s.docker.RemoveContainer(s.ctx, op.ContainerID); err != nil {
@@ -99,19 +119,40 @@ func (s *stopper) run(op Op) error {
 	return nil
 }
 
-// inFlight returns a deployment's containers with a job in flight, and the
-// kill deadlines of those being removed.
+// listing is called by a sync just before it lists a deployment's
+// containers: jobs that ended before it are reflected in that list.
+func (s *stopper) listing(deployment string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.listed[deployment] = s.seq
+	for id, j := range s.finished {
+		if j.deployment == deployment && j.ended <= s.seq {
+			delete(s.finished, id)
+		}
+	}
+}
+
+// inFlight returns a deployment's containers with a job in flight (or
+// ended too recently for the last list to show it), and the kill deadlines
+// of those being removed.
 func (s *stopper) inFlight(deployment string) (busy map[string]bool, removing map[string]time.Time) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	busy, removing = map[string]bool{}, map[string]time.Time{}
-	for id, j := range s.inflight {
-		if j.deployment != deployment {
-			continue
-		}
+	add := func(id string, j stopJob) {
 		busy[id] = true
 		if j.kind == OpRemove {
 			removing[id] = j.deadline
+		}
+	}
+	for id, j := range s.inflight {
+		if j.deployment == deployment {
+			add(id, j)
+		}
+	}
+	for id, j := range s.finished {
+		if j.deployment == deployment && j.ended > s.listed[deployment] {
+			add(id, j)
 		}
 	}
 	return busy, removing
