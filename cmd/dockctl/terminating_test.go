@@ -2,6 +2,8 @@ package main
 
 import (
 	"encoding/json"
+	"io"
+	"strings"
 	"testing"
 )
 
@@ -17,5 +19,26 @@ func TestContainerTerminating(t *testing.T) {
 	snap.views = nil
 	if o := snap.containerObject(c); o.Phase != "Terminating" || o.Ready {
 		t.Fatalf("while stopping: %s ready=%v, want Terminating and not ready", o.Phase, o.Ready)
+	}
+}
+
+// Item 20: the controller's bounds are flags with documented defaults, and
+// a value that would disable them is refused before anything starts.
+func TestControllerBoundFlags(t *testing.T) {
+	cmd := newControllerCommand(&globalOptions{})
+	for flag, want := range map[string]string{"max-replicas": "1000", "max-grace-period": "5m0s"} {
+		f := cmd.Flags().Lookup(flag)
+		if f == nil || f.DefValue != want {
+			t.Fatalf("--%s: %+v, want default %s", flag, f, want)
+		}
+	}
+	for _, args := range [][]string{{"--max-replicas", "0"}, {"--max-replicas", "100001"}, {"--max-grace-period", "0s"}} {
+		cmd := newControllerCommand(&globalOptions{stateDir: t.TempDir()})
+		cmd.SetArgs(args)
+		cmd.SetOut(io.Discard)
+		cmd.SetErr(io.Discard)
+		if err := cmd.Execute(); err == nil || !strings.Contains(err.Error(), args[0]) {
+			t.Fatalf("%v: err = %v, want a refusal naming the flag", args, err)
+		}
 	}
 }
