@@ -42,3 +42,14 @@ func TestControllerBoundFlags(t *testing.T) {
 		}
 	}
 }
+
+// Item 20: `scale` keeps the hard bound `apply` enforces.
+func TestScaleRefusesAbsurdReplicas(t *testing.T) {
+	cmd := newScaleCommand(&globalOptions{stateDir: t.TempDir(), instance: "default"})
+	cmd.SetArgs([]string{"deployment", "web", "--replicas", "2147483647"})
+	cmd.SetOut(io.Discard)
+	cmd.SetErr(io.Discard)
+	if err := cmd.Execute(); err == nil || !strings.Contains(err.Error(), "<= 100000") {
+		t.Fatalf("err = %v, want the hard bound", err)
+	}
+}
