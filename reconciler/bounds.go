@@ -104,3 +104,28 @@ func (in PlanInput) removeOp(c *dockerx.Container, cause string) (Op, bool) {
 	}
 	return op, true
 }
+
+// capCreates drops the creates that would take the number of containers
+// beyond replicas + maxSurge (replicas for Recreate). The rollout already
+// stays within it; this also holds a plain scale-up to it while replicas
+// removed by an earlier scale-down are still terminating, since a
+// terminating replica keeps its place until it is gone (DESIGN §8). The
+// stopper queues the deployment again when one is gone.
+func capCreates(ops []Op, p rolloutParams, total int32) []Op {
+	limit := int64(p.replicas) + int64(p.maxSurge)
+	if p.recreate {
+		limit = int64(p.replicas)
+	}
+	budget := limit - int64(total)
+	out := ops[:0]
+	for _, op := range ops {
+		if op.Kind == OpCreate {
+			if budget <= 0 {
+				continue
+			}
+			budget--
+		}
+		out = append(out, op)
+	}
+	return out
+}

@@ -246,6 +246,7 @@ func ComputePlan(in PlanInput) Plan {
 			plan.Ops = append(plan.Ops, ops...)
 		}
 	}
+	plan.Ops = capCreates(plan.Ops, p, total)
 
 	desired := p.replicas
 	plan.State = RolloutState{Sizes: map[string]int32{}, DesiredReplicas: &desired, MaxReplicas: p.replicas + p.maxSurge}

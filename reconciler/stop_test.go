@@ -246,7 +246,23 @@ func TestPlanCountsTerminatingTowardSurge(t *testing.T) {
 	if c := ComputePlan(in).Creates(); len(c) != 1 {
 		t.Fatalf("with a terminating replica of the current revision: %v, want one replacement", c)
 	}
+	// A scale-up from 2 back to 4 while the 2 replicas of the scale-down to
+	// 2 still terminate: 4 containers exist, so one create fits, not two.
+	four := newD.DeepCopy()
+	four.Spec.Replicas = ptrTo(int32(4))
+	two := int32(2)
+	scaled := []dockerx.Container{ctr(newHash, 0, dockerx.StateRunning, time.Hour), ctr(newHash, 1, dockerx.StateRunning, time.Hour),
+		ctr(newHash, 2, dockerx.StateRunning, time.Hour), ctr(newHash, 3, dockerx.StateRunning, time.Hour)}
+	in = PlanInput{Instance: "i", Name: "web", Desired: four, Hash: newHash, Revisions: revs, Containers: scaled,
+		Available: availableIfRunning(scaled), Now: t0, State: RolloutState{Sizes: map[string]int32{newHash: 2}, DesiredReplicas: &two, MaxReplicas: 3},
+		Terminating: map[string]time.Time{scaled[2].ID: t0.Add(time.Hour), scaled[3].ID: t0.Add(time.Hour)},
+		Stopping:    map[string]bool{scaled[2].ID: true, scaled[3].ID: true}}
+	if c := ComputePlan(in).Creates(); len(c) != 1 {
+		t.Fatalf("scale-up while 2 replicas terminate: %v, want one create (replicas + maxSurge = 5)", c)
+	}
 }
+
+func ptrTo[T any](v T) *T { return &v }
 
 // ignoreStops makes every container of the named deployments ignore its
 // stop signal, and returns the grace periods StopContainer was asked for.
