@@ -71,6 +71,9 @@ func TestDecodeInvalid(t *testing.T) {
 		{"negative replicas",
 			func(t *testing.T) string { return edit(t, "replicas: 1", `replicas: -1`) },
 			[]string{`t.yaml:6: spec.replicas: must be greater than or equal to 0`}},
+		{"replicas beyond the hard bound (item 20: absurd values never reach the planner)",
+			func(t *testing.T) string { return edit(t, "replicas: 1", `replicas: 2147483647`) },
+			[]string{`t.yaml:6: spec.replicas: must be less than or equal to 100000`}},
 		{"mapping where a list is expected",
 			func(t *testing.T) string {
 				return edit(t, "      containers:\n      - name: web\n        image: nginx:1.25\n        ports:\n        - containerPort: 8080\n",

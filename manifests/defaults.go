@@ -16,6 +16,14 @@ const (
 	DefaultMaxUnavailable                = "25%"
 )
 
+// MaxReplicasLimit is the hard upper bound of spec.replicas (and of a
+// resolved maxSurge or maxUnavailable). Kubernetes accepts any int32, but
+// one Docker host cannot run anywhere near that many containers (the
+// default bridge network has 65534 addresses), and with this bound every
+// sum the planner computes (replicas + maxSurge, revision sizes) stays far
+// from int32 overflow. The controller's own cap (--max-replicas) is lower.
+const MaxReplicasLimit = 100000
+
 // SetDefaults fills unset fields the way the Kubernetes API server does, so
 // that a defaulted Deployment (and so its template hash) means the same thing
 // here and on a cluster. It is idempotent. The selector is deliberately not

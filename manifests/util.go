@@ -42,7 +42,10 @@ func ParseMaxSurgeUnavailable(d *Deployment) (surge, unavailable int32, err erro
 	if s == 0 && u == 0 {
 		u = 1
 	}
-	return int32(s), int32(u), nil
+	// A value beyond MaxReplicasLimit means the same as MaxReplicasLimit
+	// (replicas never exceed it), and bounding it keeps replicas + maxSurge
+	// inside int32 whatever the manifest or a percent of it says.
+	return int32(min(s, MaxReplicasLimit)), int32(min(u, MaxReplicasLimit)), nil
 }
 
 // DeepCopy returns a copy that shares no memory with d. The JSON round trip

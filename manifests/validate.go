@@ -53,6 +53,8 @@ func validate(d *Deployment, base string, lines map[string]int) ErrorList {
 	s := child(base, "spec")
 	if r := d.Spec.Replicas; r != nil && *r < 0 {
 		v.add(child(s, "replicas"), "must be greater than or equal to 0")
+	} else if r != nil && *r > MaxReplicasLimit {
+		v.add(child(s, "replicas"), "must be less than or equal to %d", MaxReplicasLimit)
 	}
 	v.nonNegative(child(s, "minReadySeconds"), int64(d.Spec.MinReadySeconds))
 	if r := d.Spec.RevisionHistoryLimit; r != nil {

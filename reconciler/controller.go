@@ -82,6 +82,12 @@ type Options struct {
 	// deployment that needs any other privilege is refused (ReplicaFailure).
 	Allow manifests.Policy
 	Now   func() time.Time
+	// MaxReplicas caps spec.replicas (default DefaultMaxReplicas): a
+	// deployment over it is refused with a ReplicaFailure condition.
+	MaxReplicas int32
+	// MaxGracePeriod bounds terminationGracePeriodSeconds (default
+	// DefaultMaxGracePeriod).
+	MaxGracePeriod time.Duration
 }
 
 // orphanSweepKey is queued for a whole-instance pass: it finds orphans and
@@ -108,6 +114,7 @@ type Controller struct {
 
 	dockerOK atomic.Bool
 	prober   *prober
+	stopper  *stopper
 }
 
 // New returns a controller; Run starts it.
@@ -162,6 +169,13 @@ func New(docker Docker, st Store, opts Options) *Controller {
 		orphans: map[string]bool{},
 	}
 	c.prober = newProber(docker, newDockerProbeRunner(docker), func(name string) { c.queue.Add(name) }, c.log)
+	c.stopper = newStopper(docker, c.log, func(name string, err error) {
+		if err != nil {
+			c.queue.AddRateLimited(name)
+			return
+		}
+		c.queue.Add(name)
+	}, c.prober.forget)
 	return c
 }
 
@@ -226,6 +240,7 @@ loop:
 	c.queue.ShutDownWithDrain()
 	wg.Wait()
 	c.prober.stop()
+	c.stopper.shutdown()
 	return nil
 }
 
@@ -470,6 +485,7 @@ func (c *Controller) assess(ctx context.Context, rec *store.Record, observed []d
 	}
 	a.ready = readiness(observed, a.state.Containers, probed(templates))
 	a.in.Ready = a.ready
+	c.stopInputs(&a.in, a.state, a.ready)
 	a.in.StartNotBefore = c.observeContainers(&a.state, observed, a.ready, now)
 	a.in.Available, a.availableIn = availability(a.d, observed, a.ready, a.state.Containers, c.opts.SettleTime, now)
 	settle := c.opts.SettleTime
@@ -478,6 +494,9 @@ func (c *Controller) assess(ctx context.Context, rec *store.Record, observed []d
 		a.in.Refused = c.refusedRevisions(rec, hash, &a.in)
 		a.in.BlockedNames = c.blockedNames(rec.Name)
 		a.plan = ComputePlan(a.in)
+		if a.plan.Refused != "" {
+			a.refusal = failure{ReasonFailedCreate, a.plan.Refused}
+		}
 	} else {
 		a.plan.State = a.state.Rollout
 	}
@@ -533,6 +552,7 @@ func (c *Controller) syncDeployment(ctx context.Context, name string) (time.Dura
 		// Unreadable record: never guess, and above all never remove.
 		return 0, fmt.Errorf("read deployment %s: %w", name, err)
 	}
+	c.stopper.listing(name)
 	observed, err := c.list(ctx, name)
 	if err != nil {
 		return 0, err
@@ -541,7 +561,8 @@ func (c *Controller) syncDeployment(ctx context.Context, name string) (time.Dura
 	if rec.Deleted {
 		c.prober.drop(name) // its containers are going: so are their probes
 		c.forgetBlocked(name)
-		in := PlanInput{Instance: c.opts.Instance, Name: name, Containers: observed, Now: now}
+		in := PlanInput{Instance: c.opts.Instance, Name: name, Containers: observed, Now: now, Revisions: rec.Revisions}
+		c.stopInputs(&in, deploymentState{}, nil)
 		plan := ComputePlan(in)
 		c.logPlan(name, plan)
 		_, execErr := c.execute(ctx, rec, in, plan)
@@ -564,6 +585,7 @@ func (c *Controller) syncDeployment(ctx context.Context, name string) (time.Dura
 		c.log.Warn("deployment refused", "deployment", name, "reason", fail.message)
 	}
 	recordStarts(&a.state, a.plan, now)
+	recordStops(&a.state, a.plan, now)
 	if ctx.Err() == nil { // a start cut short by shutdown is no crash
 		c.recordStartFailures(&a.state, a.plan, execErr, now)
 	}
@@ -621,8 +643,16 @@ func (c *Controller) execute(ctx context.Context, rec *store.Record, in PlanInpu
 	for _, op := range plan.Ops {
 		switch op.Kind {
 		case OpRemove:
+			if op.Grace > 0 {
+				// Graceful: handed to the stopper, never holding a worker.
+				c.stopper.submit(in.Name, op, in.Now)
+				continue
+			}
 			removals = append(removals, op)
-		case OpStart, OpUnpause, OpRestart:
+		case OpRestart:
+			// The stopper gives the new run fresh probes once it started.
+			c.stopper.submit(in.Name, op, in.Now)
+		case OpStart, OpUnpause:
 			restarts = append(restarts, op)
 		}
 	}
@@ -639,16 +669,6 @@ func (c *Controller) execute(ctx context.Context, rec *store.Record, in PlanInpu
 				return fmt.Errorf("unpause %s: %w", op.Name, err)
 			}
 			return nil
-		case OpRestart:
-			// The new run gets fresh probe results and initial delay.
-			c.prober.forget(op.ContainerID)
-			grace := 30 * time.Second
-			if g := in.Desired.Spec.Template.Spec.TerminationGracePeriodSeconds; g != nil {
-				grace = time.Duration(*g) * time.Second
-			}
-			if err := c.docker.StopContainer(ctx, op.ContainerID, grace); err != nil {
-				return fmt.Errorf("restart %s: %w", op.Name, err)
-			}
 		}
 		if err := c.docker.StartContainer(ctx, op.ContainerID); err != nil {
 			return &startError{id: op.ContainerID, name: op.Name, err: err}
@@ -756,7 +776,7 @@ func (c *Controller) create(ctx context.Context, in PlanInput, d *manifests.Depl
 // differs from the previous one, so that an idle controller writes nothing.
 // It also returns when the progress deadline would expire, for a requeue.
 func (c *Controller) nextStatus(a *assessment, fail failure, now time.Time) (*store.Status, time.Duration, error) {
-	counts := ComputeStatus(a.d, a.in.Hash, a.in.Containers, a.ready, a.in.Available)
+	counts := ComputeStatus(a.d, a.in.Hash, liveContainers(a.in), a.ready, a.in.Available)
 	c.opts.Observer.DeploymentObserved(a.rec.Name, int(a.d.Replicas()), int(counts.Replicas), int(counts.ReadyReplicas), int(counts.AvailableReplicas))
 	next := *a.prev
 	next.ObservedGeneration = a.rec.Generation

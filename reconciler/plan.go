@@ -22,10 +22,13 @@ const (
 	OpStart OpKind = "start"
 	// OpUnpause resumes a paused container.
 	OpUnpause OpKind = "unpause"
-	// OpRemove force-removes a container (and its anonymous volumes).
+	// OpRemove stops a container gracefully (its stop signal, then kill
+	// after Grace) and removes it with its anonymous volumes; with no Grace
+	// it is killed and removed at once.
 	OpRemove OpKind = "remove"
-	// OpRestart stops and starts a running container whose liveness probe
-	// failed: Docker does not restart unhealthy containers by itself.
+	// OpRestart stops (with Grace) and starts a running container whose
+	// liveness probe failed: Docker does not restart unhealthy containers by
+	// itself.
 	OpRestart OpKind = "restart"
 )
 
@@ -37,6 +40,11 @@ type Op struct {
 	ContainerID string // empty for OpCreate
 	Hash        string // template hash of the container to create
 	Cause       string
+	// Grace is, for OpRemove and OpRestart, how long the container has
+	// between its stop signal and the kill: its own revision's
+	// terminationGracePeriodSeconds, bounded (see graceFor). The plan
+	// decides it so that the executor only maps the op to Docker calls.
+	Grace time.Duration
 }
 
 func (o Op) String() string {
@@ -54,6 +62,9 @@ type Plan struct {
 	// Blocked says why containers that a revision needs were neither
 	// started nor created (PlanInput.Refused), for ReplicaFailure.
 	Blocked []string
+	// Refused, when set, says why nothing was planned (a deployment over
+	// the replica cap): the containers are left as they are.
+	Refused string
 }
 
 // Creates returns the create operations of the plan.
@@ -112,6 +123,19 @@ type PlanInput struct {
 	// or started (an old revision needing a privilege this controller does
 	// not grant, or whose template does not match its hash) to why.
 	Refused map[string]string
+	// MaxReplicas is the controller's replica cap (0: DefaultMaxReplicas);
+	// a deployment over it is refused, not planned.
+	MaxReplicas int32
+	// MaxGracePeriod bounds every grace period (0: DefaultMaxGracePeriod).
+	MaxGracePeriod time.Duration
+	// Terminating holds, by container ID, the containers that were sent
+	// their stop signal, with the time they are killed (the stop deadline).
+	// They count toward replicas + maxSurge until they are gone, never as
+	// replicas of their revision.
+	Terminating map[string]time.Time
+	// Stopping holds the containers whose stop (or liveness restart) is in
+	// flight in this process: nothing more is planned for them.
+	Stopping map[string]bool
 }
 
 // ComputePlan decides which operations bring the observed containers to the
@@ -125,12 +149,19 @@ type PlanInput struct {
 // or removed to match its size.
 func ComputePlan(in PlanInput) Plan {
 	var plan Plan
+	if msg := replicaRefusal(in.Desired, in.MaxReplicas); msg != "" {
+		// Checked first: planning 2^31-1 replicas would try to allocate
+		// about a terabyte.
+		return Plan{Refused: msg, State: in.State}
+	}
 	if in.Desired == nil {
 		for _, c := range sortedByName(in.Containers) {
 			if c.State == dockerx.StateRemoving {
 				continue
 			}
-			plan.Ops = append(plan.Ops, Op{Kind: OpRemove, Name: c.Name, ContainerID: c.ID, Cause: "deployment deleted"})
+			if op, ok := in.removeOp(&c, "deployment deleted"); ok {
+				plan.Ops = append(plan.Ops, op)
+			}
 		}
 		return plan
 	}
@@ -139,11 +170,20 @@ func ComputePlan(in PlanInput) Plan {
 	// Pointers into in.Containers, never copies: a converged deployment of
 	// thousands of containers is planned without copying or sorting them.
 	groups := map[string][]*dockerx.Container{}
-	var dead []*dockerx.Container
+	var dead, terminating []*dockerx.Container
 	var removingOld, total int32
 	for i := range in.Containers {
 		c := &in.Containers[i]
 		total++
+		if _, ok := in.Terminating[c.ID]; ok && c.State != dockerx.StateRemoving {
+			// Stopping: counted in total (surge) like a container being
+			// removed, never as a replica of its revision.
+			terminating = append(terminating, c)
+			if c.TemplateHash != in.Hash {
+				removingOld++
+			}
+			continue
+		}
 		switch c.State {
 		case dockerx.StateRemoving:
 			if c.TemplateHash != in.Hash {
@@ -163,6 +203,11 @@ func ComputePlan(in PlanInput) Plan {
 	for _, c := range byName(dead) {
 		plan.Ops = append(plan.Ops, Op{Kind: OpRemove, Name: c.Name, ContainerID: c.ID, Cause: "container is dead"})
 	}
+	for _, c := range byName(terminating) {
+		if op, ok := in.removeOp(c, "terminating"); ok {
+			plan.Ops = append(plan.Ops, op)
+		}
+	}
 
 	byHash := map[string]*revisionSet{}
 	set := func(hash string) *revisionSet {
@@ -179,6 +224,7 @@ func ComputePlan(in PlanInput) Plan {
 			}
 		}
 		size, known := in.State.Sizes[hash]
+		size = min(max(size, 0), manifests.MaxReplicasLimit) // the status file is not trusted with allocations
 		switch {
 		case hash == "":
 			size = 0 // no template hash: made by hand, never a revision
@@ -223,6 +269,7 @@ func ComputePlan(in PlanInput) Plan {
 			plan.Ops = append(plan.Ops, ops...)
 		}
 	}
+	plan.Ops = capCreates(plan.Ops, p, total)
 
 	desired := p.replicas
 	plan.State = RolloutState{Sizes: map[string]int32{}, DesiredReplicas: &desired, MaxReplicas: p.replicas + p.maxSurge}
@@ -250,12 +297,15 @@ func (in PlanInput) reconcileRevision(s *revisionSet, cs []*dockerx.Container, p
 		ranked := rankForRemoval(cs, in.isReady, in.Available)
 		cause := in.removeCause(s, n)
 		for _, c := range ranked[:n-s.size] {
-			ops = append(ops, Op{Kind: OpRemove, Name: c.Name, ContainerID: c.ID, Cause: cause})
+			ops = append(ops, Op{Kind: OpRemove, Name: c.Name, ContainerID: c.ID, Cause: cause, Grace: in.graceFor(c)})
 		}
 		current = ranked[n-s.size:]
 	}
 	var needWork []*dockerx.Container
 	for _, c := range current {
+		if in.Stopping[c.ID] {
+			continue // a liveness restart is in flight
+		}
 		if c.State != dockerx.StateRunning || in.LivenessFailed[c.ID] {
 			needWork = append(needWork, c)
 		}
@@ -282,7 +332,8 @@ func (in PlanInput) reconcileRevision(s *revisionSet, cs []*dockerx.Container, p
 			ops = append(ops, Op{Kind: OpUnpause, Name: c.Name, ContainerID: c.ID, Cause: "paused"})
 		case dockerx.StateRunning:
 			if in.LivenessFailed[c.ID] {
-				ops = append(ops, Op{Kind: OpRestart, Name: c.Name, ContainerID: c.ID, Cause: "liveness probe failed"})
+				ops = append(ops, Op{Kind: OpRestart, Name: c.Name, ContainerID: c.ID, Cause: "liveness probe failed",
+					Grace: boundGrace(in.templateOf(c.TemplateHash), in.MaxGracePeriod)})
 			}
 		}
 	}

@@ -233,12 +233,14 @@ func latest(sets []*revisionSet, newSet *revisionSet) *revisionSet {
 	return best
 }
 
+// sum adds the sizes in int64 and saturates: many revisions of a large
+// size (a crafted status file) must not wrap around to a small count.
 func sum(sets []*revisionSet) int32 {
-	var n int32
+	var n int64
 	for _, s := range sets {
-		n += s.size
+		n += int64(s.size)
 	}
-	return n
+	return int32(min(n, math.MaxInt32))
 }
 
 func min32(a, b int32) int32 {

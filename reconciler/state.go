@@ -54,6 +54,9 @@ type containerState struct {
 	// StartError is why Docker refused to start it the last time, while it
 	// is still not started (it stays `created`).
 	StartError string `json:"startError,omitempty"`
+	// StopDeadline is set once dockctl sent the stop signal to remove it:
+	// the time it is killed. It stays terminating until it is gone.
+	StopDeadline time.Time `json:"stopDeadline,omitzero"`
 }
 
 func readState(st *store.Status) deploymentState {
@@ -90,6 +93,8 @@ type ContainerView struct {
 	Available        bool
 	Restarts         int
 	CrashLoopBackOff bool
+	// Terminating is set while dockctl stops it to remove it.
+	Terminating bool
 }
 
 // View computes a deployment's status counts and per-container facts the
@@ -108,6 +113,13 @@ func View(rec *store.Record, st *store.Status, cs []dockerx.Container, now time.
 	if s.Settle != nil {
 		settle = *s.Settle
 	}
+	in := PlanInput{Containers: cs, Terminating: map[string]time.Time{}}
+	for id, cst := range s.Containers {
+		if cst != nil && !cst.StopDeadline.IsZero() {
+			in.Terminating[id] = cst.StopDeadline
+			delete(ready, id)
+		}
+	}
 	avail, _ := availability(d, cs, ready, s.Containers, settle, now)
 	out := map[string]ContainerView{}
 	for _, c := range cs {
@@ -117,10 +129,11 @@ func View(rec *store.Record, st *store.Status, cs []dockerx.Container, now time.
 			// A container that cannot start stays `created`: it is in the
 			// same backoff as one that exits.
 			v.CrashLoopBackOff = (c.State == dockerx.StateExited || c.State == dockerx.StateCreated) && now.Before(cst.NotBefore)
+			v.Terminating = !cst.StopDeadline.IsZero()
 		}
 		out[c.ID] = v
 	}
-	return ComputeStatus(d, hash, cs, ready, avail), out
+	return ComputeStatus(d, hash, liveContainers(in), ready, avail), out
 }
 
 // templateLookup maps a template hash to its pod template: the desired one
@@ -241,6 +254,9 @@ func (c *Controller) observeContainers(s *deploymentState, cs []dockerx.Containe
 				cst.ReadySince = now
 			}
 			continue
+		}
+		if cst != nil && !cst.StopDeadline.IsZero() {
+			continue // a terminating container's exit is no crash
 		}
 		if cst != nil {
 			cst.ReadySince = time.Time{}

@@ -34,6 +34,8 @@ type controllerOptions struct {
 	crashMax     time.Duration
 	settle       time.Duration
 	logFormat    string
+	maxReplicas  int32
+	maxGrace     time.Duration
 	allow        allowOptions
 	// Log rotation of the replicas, as kubelet's containerLogMaxSize and
 	// containerLogMaxFiles.
@@ -79,6 +81,10 @@ func newControllerCommandWith(g *globalOptions, o *controllerOptions) *cobra.Com
 	f.DurationVar(&o.crashMax, "crash-backoff-max", 5*time.Minute, "longest delay before restarting a container that keeps exiting")
 	f.DurationVar(&o.settle, "settle-time", reconciler.DefaultSettleTime, "how long a new container must be ready before it counts as available and a rollout removes an old one for it (the settle rule; 0 turns it off)")
 	f.StringVar(&o.logFormat, "log-format", "text", "log format: text|json")
+	f.Int32Var(&o.maxReplicas, "max-replicas", reconciler.DefaultMaxReplicas,
+		fmt.Sprintf("refuse deployments with more replicas than this (at most %d)", manifests.MaxReplicasLimit))
+	f.DurationVar(&o.maxGrace, "max-grace-period", reconciler.DefaultMaxGracePeriod,
+		"longest terminationGracePeriodSeconds honoured: a replica is killed this long after its stop signal at the latest")
 	f.StringVar(&o.containerLogMaxSize, "container-log-max-size", "10Mi",
 		"rotate a replica's log file at this size (a quantity: 10Mi, 1Gi) when the daemon's default log driver is json-file or local; 0 leaves the daemon's log options")
 	f.IntVar(&o.containerLogMaxFiles, "container-log-max-files", dockerx.DefaultContainerLogMaxFiles,
@@ -100,6 +106,12 @@ func newControllerCommandWith(g *globalOptions, o *controllerOptions) *cobra.Com
 }
 
 func runController(g *globalOptions, o *controllerOptions) error {
+	if o.maxReplicas < 1 || o.maxReplicas > manifests.MaxReplicasLimit {
+		return fmt.Errorf("--max-replicas %d: must be between 1 and %d", o.maxReplicas, manifests.MaxReplicasLimit)
+	}
+	if o.maxGrace <= 0 {
+		return fmt.Errorf("--max-grace-period %v: must be positive", o.maxGrace)
+	}
 	var handler slog.Handler = slog.NewTextHandler(os.Stderr, nil)
 	if o.logFormat == "json" {
 		handler = slog.NewJSONHandler(os.Stderr, nil)
@@ -160,6 +172,8 @@ func runController(g *globalOptions, o *controllerOptions) error {
 		Observer:         m,
 		QueueMetrics:     m.QueueProvider(),
 		Allow:            o.allow.policy(st.Dir()),
+		MaxReplicas:      o.maxReplicas,
+		MaxGracePeriod:   o.maxGrace,
 	})
 
 	if o.metricsAddr != "" {

@@ -19,6 +19,9 @@ func newScaleCommand(g *globalOptions) *cobra.Command {
 		if replicas < 0 {
 			return fmt.Errorf("--replicas must be >= 0, got %d", replicas)
 		}
+		if replicas > manifests.MaxReplicasLimit {
+			return fmt.Errorf("--replicas must be <= %d, got %d", manifests.MaxReplicasLimit, replicas)
+		}
 		err := g.updateDeployment(name, func(_ *store.Record, d *manifests.Deployment) error {
 			if replicas > 1 {
 				for _, p := range d.Container().Ports {

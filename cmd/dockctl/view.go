@@ -158,6 +158,9 @@ func (s *snapshot) containerObject(c dockerx.Container) containerObject {
 		if v.CrashLoopBackOff {
 			o.Phase = "CrashLoopBackOff"
 		}
+		if v.Terminating {
+			o.Phase = "Terminating" // being stopped gracefully to be removed
+		}
 	}
 	o.Orphan = !s.known(c.Deployment) && !s.tombstoned(c.Deployment)
 	return o

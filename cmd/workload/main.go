@@ -71,6 +71,7 @@ type config struct {
 	exitAfter      time.Duration
 	unhealthyAfter time.Duration
 	readyAfter     time.Duration
+	ignoreSIGTERM  bool
 }
 
 // defaultMessage is served at / when neither --message nor GREETING is set.
@@ -97,6 +98,7 @@ func parseFlagsEnv(args []string, lookupEnv func(string) (string, bool)) (config
 	fs.DurationVar(&c.exitAfter, "exit-after", 0, "exit 0 after this long (0 = never)")
 	fs.DurationVar(&c.unhealthyAfter, "unhealthy-after", 0, "/healthz answers 503 after this long (0 = never)")
 	fs.DurationVar(&c.readyAfter, "ready-after", 0, "/readyz answers 503 until this long has passed")
+	fs.BoolVar(&c.ignoreSIGTERM, "ignore-sigterm", false, "ignore SIGTERM, so that `docker stop` must wait for its timeout and kill")
 	err := fs.Parse(args)
 	fs.Visit(func(f *flag.Flag) {
 		if f.Name == "message" {
@@ -138,7 +140,13 @@ func run(args []string) int {
 
 	// As PID 1 of a container, a signal without a handler is ignored, so
 	// SIGTERM must be caught explicitly for `docker stop` to be prompt.
-	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT)
+	sigs := []os.Signal{syscall.SIGTERM, syscall.SIGINT}
+	if cfg.ignoreSIGTERM {
+		signal.Ignore(syscall.SIGTERM)
+		sigs = sigs[1:]
+		log.Printf("workload: ignoring SIGTERM (--ignore-sigterm)")
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), sigs...)
 	defer stop()
 	serveErr := make(chan error, 1)
 	go func() { serveErr <- srv.Serve(ln) }()

@@ -61,6 +61,15 @@ type Engine struct {
 	remote       map[string]bool // images a pull can fetch (AddRemoteImage)
 	down         bool            // DaemonDown: unreachable until DaemonUp
 	up           chan struct{}   // closed by DaemonUp
+
+	// IgnoresStop tells which containers ignore their stop signal (a
+	// process that traps SIGTERM): StopContainer then returns only when
+	// Docker would kill it, after the timeout. Without it, or when it says
+	// false, a container exits at once on its stop signal.
+	IgnoresStop func(c dockerx.Container) bool
+	// After times the kill of a stop (default time.After), so that a test
+	// can decide when a grace period ends.
+	After func(d time.Duration) <-chan time.Time
 }
 
 type subscriber struct {
@@ -616,17 +625,46 @@ func (e *Engine) Exec(ctx context.Context, id string, cmd []string, timeout time
 	return 0, nil
 }
 
-// StopContainer stops a running container, as `docker stop` does.
+// StopContainer stops a running container, as `docker stop -t` does: it
+// sends the stop signal (a "kill" event), and the container exits at once,
+// or, if it ignores the signal (IgnoresStop), is killed when the timeout
+// runs out; the call returns then. A call abandoned through ctx leaves a
+// container that ignored its signal running, as the real daemon does when
+// its client goes away mid-stop.
 func (e *Engine) StopContainer(ctx context.Context, id string, timeout time.Duration) error {
 	e.mu.Lock()
-	defer e.mu.Unlock()
 	e.calls["stop"]++
 	c, ok := e.containers[id]
 	if !ok {
+		e.mu.Unlock()
 		return fmt.Errorf("stop %s: %w", short(id), dockerx.ErrNotFound)
 	}
-	if c.State != dockerx.StateRunning {
+	if c.State != dockerx.StateRunning && c.State != dockerx.StatePaused {
+		e.mu.Unlock()
 		return nil
+	}
+	e.emitLocked(c, "kill")
+	cp := *c
+	cp.Labels = copyMap(c.Labels)
+	e.mu.Unlock()
+
+	if timeout > 0 && e.IgnoresStop != nil && e.IgnoresStop(cp) {
+		after := e.After
+		if after == nil {
+			after = time.After
+		}
+		select {
+		case <-after(timeout):
+		case <-ctx.Done():
+			return fmt.Errorf("stop %s: %w", cp.Name, ctx.Err())
+		}
+	}
+
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	c, ok = e.containers[id]
+	if !ok || (c.State != dockerx.StateRunning && c.State != dockerx.StatePaused) {
+		return nil // removed or stopped meanwhile
 	}
 	c.State = dockerx.StateExited
 	e.emitLocked(c, "die")

@@ -1,0 +1,221 @@
+package reconciler
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sync"
+	"time"
+
+	"github.com/dockctl/dockctl/dockerx"
+)
+
+// stopper carries out graceful stops (DESIGN §8, Stopping) outside the
+// workers. Docker's stop call blocks until the container exits or its
+// grace period ends; made by a worker it would hold that worker for up to
+// the grace period and, with a few such containers, starve every other
+// deployment. Each stop gets a goroutine of its own instead: it mostly
+// waits on Docker, and one container that ignores its stop signal then
+// delays nothing but its own removal.
+type stopper struct {
+	docker Docker
+	log    *slog.Logger
+	// done is called when a job ends (err nil on success), to queue its
+	// deployment again: the container is gone, or restarted.
+	done func(deployment string, err error)
+	// restarted is called once a liveness restart has started the
+	// container again, before done: its new run needs fresh probes.
+	restarted func(id string)
+
+	// ctx ends when the controller stops. Jobs are abandoned then, not
+	// finished: the stop signal was sent, and the deadline recorded in
+	// the status file lets the next controller resume (kill when it has
+	// passed) rather than count the container as a live replica again.
+	ctx    context.Context
+	cancel context.CancelFunc
+	wg     sync.WaitGroup
+
+	mu       sync.Mutex
+	inflight map[string]stopJob // by container ID
+	// finished holds jobs that ended after their deployment's last list
+	// began: that list may show the container mid-job (a restart's
+	// container exited), so it stays "in flight" for the planner until a
+	// list taken after the end consumes it. seq numbers the endings;
+	// listed is, per deployment, seq when its last sync began to list.
+	finished map[string]stopJob
+	seq      uint64
+	listed   map[string]uint64
+}
+
+type stopJob struct {
+	deployment string
+	kind       OpKind
+	deadline   time.Time // when the container is killed
+	ended      uint64    // seq at its end, for finished jobs
+}
+
+func newStopper(docker Docker, log *slog.Logger, done func(string, error), restarted func(string)) *stopper {
+	ctx, cancel := context.WithCancel(context.Background())
+	return &stopper{docker: docker, log: log, done: done, restarted: restarted, ctx: ctx, cancel: cancel,
+		inflight: map[string]stopJob{}, finished: map[string]stopJob{}, listed: map[string]uint64{}}
+}
+
+// submit starts op (OpRemove or OpRestart) of a deployment's container and
+// returns at once. It is idempotent: a container whose job is in flight is
+// not stopped twice, so a sync may plan the same removal again.
+func (s *stopper) submit(deployment string, op Op, now time.Time) {
+	s.mu.Lock()
+	if _, busy := s.inflight[op.ContainerID]; busy || s.ctx.Err() != nil {
+		s.mu.Unlock()
+		return
+	}
+	s.inflight[op.ContainerID] = stopJob{deployment: deployment, kind: op.Kind, deadline: now.Add(op.Grace)}
+	s.wg.Add(1)
+	s.mu.Unlock()
+	go func() {
+		defer s.wg.Done()
+		err := s.run(op)
+		s.mu.Lock()
+		job := s.inflight[op.ContainerID]
+		delete(s.inflight, op.ContainerID)
+		s.seq++
+		job.ended = s.seq
+		s.finished[op.ContainerID] = job
+		s.mu.Unlock()
+		if s.ctx.Err() != nil {
+			return // shutting down: the next controller resumes
+		}
+		if err != nil {
+			s.log.Error("stop failed; the next sync retries", "deployment", deployment, "container", op.Name, "err", err)
+		}
+		s.done(deployment, err)
+	}()
+}
+
+// run sends the stop signal and waits up to the grace period (Docker kills
+// after it), then removes the container with its anonymous volumes, or,
+// for a liveness restart, starts it again.
+func (s *stopper) run(op Op) error {
+	s.log.Info("stopping container", "container", op.Name, "op", op.Kind, "grace", op.Grace)
+	if err := s.docker.StopContainer(s.ctx, op.ContainerID, op.Grace); err != nil {
+		if errors.Is(err, dockerx.ErrNotFound) {
+			return nil // already gone: nothing to remove or restart
+		}
+		return fmt.Errorf("stop %s: %w", op.Name, err)
+	}
+	if op.Kind == OpRestart {
+		if err := s.docker.StartContainer(s.ctx, op.ContainerID); err != nil {
+			return fmt.Errorf("restart %s: %w", op.Name, err)
+		}
+		// Forgotten only now: a probe of the old run, even one started by
+		// a sync while the stop was under way, must not judge the new one.
+		s.restarted(op.ContainerID)
+		return nil
+	}
+	if err := s.docker.RemoveContainer(s.ctx, op.ContainerID); err != nil {
+		return fmt.Errorf("remove %s: %w", op.Name, err)
+	}
+	return nil
+}
+
+// listing is called by a sync just before it lists a deployment's
+// containers: jobs that ended before it are reflected in that list.
+func (s *stopper) listing(deployment string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.listed[deployment] = s.seq
+	for id, j := range s.finished {
+		if j.deployment == deployment && j.ended <= s.seq {
+			delete(s.finished, id)
+		}
+	}
+}
+
+// inFlight returns a deployment's containers with a job in flight (or
+// ended too recently for the last list to show it), and the kill deadlines
+// of those being removed.
+func (s *stopper) inFlight(deployment string) (busy map[string]bool, removing map[string]time.Time) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	busy, removing = map[string]bool{}, map[string]time.Time{}
+	add := func(id string, j stopJob) {
+		busy[id] = true
+		if j.kind == OpRemove {
+			removing[id] = j.deadline
+		}
+	}
+	for id, j := range s.inflight {
+		if j.deployment == deployment {
+			add(id, j)
+		}
+	}
+	for id, j := range s.finished {
+		if j.deployment == deployment && j.ended > s.listed[deployment] {
+			add(id, j)
+		}
+	}
+	return busy, removing
+}
+
+// shutdown abandons the jobs in flight and waits for their goroutines.
+func (s *stopper) shutdown() {
+	s.cancel()
+	s.wg.Wait()
+}
+
+// stopInputs fills the planner's view of stopping containers: those whose
+// stop deadline the status file holds (a stop begun by this or an earlier
+// controller) and those with a job in flight here. A terminating container
+// is never ready: it counts toward the surge bound, not as a replica.
+func (c *Controller) stopInputs(in *PlanInput, s deploymentState, ready map[string]bool) {
+	busy, removing := c.stopper.inFlight(in.Name)
+	in.Stopping = busy
+	in.Terminating = removing
+	for id, cst := range s.Containers {
+		if cst != nil && !cst.StopDeadline.IsZero() {
+			if _, ok := in.Terminating[id]; !ok {
+				in.Terminating[id] = cst.StopDeadline
+			}
+		}
+	}
+	for id := range in.Terminating {
+		delete(ready, id)
+	}
+	in.MaxReplicas = c.opts.MaxReplicas
+	in.MaxGracePeriod = c.opts.MaxGracePeriod
+}
+
+// recordStops notes the kill deadline of every container a plan began to
+// stop, so that a restarted controller resumes the stop instead of counting
+// the container as a live replica again. A resumed stop keeps its deadline.
+func recordStops(s *deploymentState, plan Plan, now time.Time) {
+	for _, op := range plan.Ops {
+		if op.Kind != OpRemove || op.Grace <= 0 {
+			continue
+		}
+		cst := s.Containers[op.ContainerID]
+		if cst == nil {
+			cst = &containerState{}
+			s.Containers[op.ContainerID] = cst
+		}
+		if cst.StopDeadline.IsZero() {
+			cst.StopDeadline = now.Add(op.Grace)
+		}
+	}
+}
+
+// liveContainers leaves out the terminating containers: like Kubernetes'
+// status.replicas, status counts only replicas that are not terminating.
+func liveContainers(in PlanInput) []dockerx.Container {
+	if len(in.Terminating) == 0 {
+		return in.Containers
+	}
+	out := make([]dockerx.Container, 0, len(in.Containers))
+	for _, ct := range in.Containers {
+		if _, ok := in.Terminating[ct.ID]; !ok {
+			out = append(out, ct)
+		}
+	}
+	return out
+}
