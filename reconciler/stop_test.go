@@ -85,25 +85,46 @@ func TestPlanRefusesReplicasOverCap(t *testing.T) {
 // Item 20 (a): the controller refuses a deployment over its cap with a
 // ReplicaFailure naming the cap and scales nothing.
 func TestControllerRefusesReplicasOverCap(t *testing.T) {
-	h := newHarness(t, Options{})
-	h.apply(testDeployment("web", 2, "x"))
-	h.start()
-	before := h.waitReplicas("web", 2)
-	h.engine.ResetCalls()
-	h.apply(testDeployment("web", 2147483647, "x"))
-	waitLong(t, h, "a ReplicaFailure naming the cap", func() bool {
-		st, _ := h.store.ReadStatus("web")
-		if st == nil {
-			return false
-		}
-		c := find(st.Conditions, manifests.ConditionReplicaFailure)
-		return c != nil && strings.Contains(c.Message, "cap of 1000") && strings.Contains(c.Message, "--max-replicas")
-	})
-	if w := h.engine.WriteCalls(); w != 0 {
-		t.Fatalf("%d Docker writes for a refused deployment", w)
-	}
-	if after := h.ours("web"); len(after) != len(before) {
-		t.Fatalf("containers changed: %s", summary(after))
+	for _, tt := range []struct {
+		replicas int32
+		want     []string
+	}{
+		// Over the controller's cap: refused, naming the cap and its flag.
+		{5000, []string{"cap of 1000", "--max-replicas"}},
+		// Over the hard bound of apply's validation (a record edited by
+		// hand): refused as an invalid record, before any planning.
+		{2147483647, []string{"spec.replicas"}},
+	} {
+		t.Run(fmt.Sprint(tt.replicas), func(t *testing.T) {
+			h := newHarness(t, Options{})
+			h.apply(testDeployment("web", 2, "x"))
+			h.start()
+			before := h.waitReplicas("web", 2)
+			h.engine.ResetCalls()
+			h.apply(testDeployment("web", tt.replicas, "x"))
+			waitLong(t, h, "a ReplicaFailure naming "+strings.Join(tt.want, " and "), func() bool {
+				st, _ := h.store.ReadStatus("web")
+				if st == nil {
+					return false
+				}
+				c := find(st.Conditions, manifests.ConditionReplicaFailure)
+				if c == nil {
+					return false
+				}
+				for _, w := range tt.want {
+					if !strings.Contains(c.Message, w) {
+						return false
+					}
+				}
+				return true
+			})
+			if w := h.engine.WriteCalls(); w != 0 {
+				t.Fatalf("%d Docker writes for a refused deployment", w)
+			}
+			if after := h.ours("web"); len(after) != len(before) {
+				t.Fatalf("containers changed: %s", summary(after))
+			}
+		})
 	}
 }
 
