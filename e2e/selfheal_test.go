@@ -31,10 +31,11 @@ func TestSelfHealing(t *testing.T) {
 	cs := e.waitRunning("web", 3, "")
 	hash := cs[0].Labels["io.dockctl.template-hash"]
 
-	out := e.mustDockctl("", "get", "deployments")
-	if !regexpMatch(`(?m)^web\s+3/3\s+3\s+3\s+`, out) {
-		t.Fatalf("get deployments:\n%s", out)
-	}
+	// Ready at once, available once the settle time (5 s) has passed.
+	eventually(t, time.Minute, "get deployments to show 3 ready, up to date and available", func() (bool, string) {
+		out := e.mustDockctl("", "get", "deployments")
+		return regexpMatch(`(?m)^web\s+3/3\s+3\s+3\s+`, out), out
+	})
 	if again := e.apply(webManifest(3, "one")); !strings.Contains(again, "deployment/web unchanged") {
 		t.Fatalf("second apply: %q", again)
 	}
