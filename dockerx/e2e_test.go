@@ -110,7 +110,7 @@ func TestE2EContainerLifecycle(t *testing.T) {
 	if err != nil || !strings.Contains(ver, "API") {
 		t.Fatalf("ServerVersion = %q, %v", ver, err)
 	}
-	api := c.api.(*client.Client)
+	api := c.api.(*negotiating).Client
 
 	suffix := randHex(t)
 	instance := "e2e-dockerx-" + suffix

@@ -11,7 +11,6 @@ import (
 
 	"github.com/docker/docker/api/types/container"
 	"github.com/docker/docker/api/types/filters"
-	"github.com/docker/docker/client"
 
 	"github.com/dockctl/dockctl/manifests"
 )
@@ -28,7 +27,7 @@ func TestE2EStopKillsAfterTimeout(t *testing.T) {
 	t.Cleanup(func() { c.Close() })
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
-	api := c.api.(*client.Client)
+	api := c.api.(*negotiating).Client
 	suffix := randHex(t)
 	instance := "e2e-dockerx-stop-" + suffix
 	tag := "dockctl-dockerx-e2e:" + suffix
