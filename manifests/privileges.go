@@ -74,6 +74,10 @@ var systemPaths = []string{
 	"/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/usr",
 	"/var/lib/docker", "/var/lib/containerd", "/run/containerd", "/var/run/containerd",
 	"/var/run/docker.sock", "/run/docker.sock",
+	// Docker's exec root: the socket of the containerd dockerd starts
+	// itself (docker/containerd/containerd.sock), plugin sockets, network
+	// namespaces.
+	"/run/docker", "/var/run/docker",
 }
 
 // dockerDefaultCapabilities is Docker's default capability set: adding one
