@@ -2,6 +2,7 @@ package reconciler
 
 import (
 	"encoding/json"
+	"errors"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -100,6 +101,29 @@ func TestControllerRefusesColonBindOutsidePrefix(t *testing.T) {
 	for _, s := range sources {
 		if !manifests.Within(filepath.Clean(s), allowed) {
 			t.Fatalf("a container was created mounting host path %s, outside the only allowed prefix %s", s, allowed)
+		}
+	}
+}
+
+// The status file is the controller's memory, not a trusted input: a
+// crash count that is negative, or at the top of int, must not panic the
+// sync (a negative shift) every time the container fails to start, which
+// would leave the deployment retried in a panic loop with no backoff
+// recorded.
+func TestRecordStartFailuresOddCrashCount(t *testing.T) {
+	c := &Controller{opts: Options{CrashBackoffBase: time.Second, CrashBackoffMax: time.Minute}}
+	for _, n := range []int{-1, -5, int(^uint(0) >> 1)} {
+		s := deploymentState{Containers: map[string]*containerState{"id": {CrashCount: n}}}
+		func() {
+			defer func() {
+				if r := recover(); r != nil {
+					t.Fatalf("crashCount %d in the status file: panic %v", n, r)
+				}
+			}()
+			c.recordStartFailures(&s, Plan{}, &startError{id: "id", name: "web", err: errors.New("refused")}, t0)
+		}()
+		if d := s.Containers["id"].NotBefore.Sub(t0); d < time.Second || d > time.Minute {
+			t.Errorf("crashCount %d: backoff %v, want between the base and the maximum", n, d)
 		}
 	}
 }
