@@ -3,6 +3,7 @@ package dockerx
 import (
 	"errors"
 	"fmt"
+	"path"
 	"strconv"
 	"strings"
 	"time"
@@ -264,6 +265,14 @@ func setMounts(vols []manifests.Volume, vms []manifests.VolumeMount, hc *contain
 			// Only the legacy Binds form creates a missing source
 			// directory on API 1.41 (Mount.BindOptions.CreateMountpoint
 			// needs 1.44), which is what DirectoryOrCreate asks for.
+			// Docker splits that string at every colon: a colon in either
+			// path, or a target that is not absolute, would mount another
+			// host path than the one the privilege gate judged
+			// ("/etc:/../srv/d" with target "rw" mounts /etc).
+			if strings.Contains(v.HostPath.Path, ":") || strings.Contains(vm.MountPath, ":") || !path.IsAbs(vm.MountPath) {
+				return fmt.Errorf("volumeMount %q: hostPath %q (DirectoryOrCreate) at %q: a colon in either path, or a relative mount path, cannot be passed to Docker unambiguously",
+					vm.Name, v.HostPath.Path, vm.MountPath)
+			}
 			b := v.HostPath.Path + ":" + vm.MountPath
 			if vm.ReadOnly {
 				b += ":ro"

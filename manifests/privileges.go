@@ -72,8 +72,13 @@ type Host struct {
 var systemPaths = []string{
 	"/etc", "/proc", "/sys", "/dev", "/root", "/boot",
 	"/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/usr",
-	"/var/lib/docker", "/var/lib/containerd", "/run/containerd", "/var/run/containerd",
-	"/var/run/docker.sock", "/run/docker.sock",
+	"/var/lib/docker", "/var/lib/containerd",
+	// The runtime state of the host's root daemons: the sockets of Docker
+	// (docker.sock, and docker/containerd/containerd.sock of the containerd
+	// dockerd starts itself), containerd, systemd and D-Bus (start a unit
+	// as root), snapd, libvirt, podman… Any one of them is control of the
+	// host, and a list of them always misses one.
+	"/run", "/var/run",
 }
 
 // dockerDefaultCapabilities is Docker's default capability set: adding one

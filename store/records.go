@@ -215,7 +215,7 @@ func (s *Store) Lookup(name string) (*Record, error) {
 
 func (s *Store) readRecord(name string) (*Record, error) {
 	rel := recordPath(name)
-	data, err := os.ReadFile(filepath.Join(s.dir, rel))
+	data, err := s.readFile(rel)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, fmt.Errorf("deployment %q: %w", name, ErrNotFound)
 	}

@@ -43,7 +43,7 @@ func (s *Store) ReadStatus(name string) (*Status, error) {
 		return nil, err
 	}
 	rel := statusPath(name)
-	data, err := os.ReadFile(filepath.Join(s.dir, rel))
+	data, err := s.readFile(rel)
 	if errors.Is(err, fs.ErrNotExist) {
 		return &Status{}, nil
 	}

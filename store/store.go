@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -327,4 +328,37 @@ func checkName(name string) error {
 		return fmt.Errorf("invalid deployment name %q: must be a DNS-1123 label (lower-case letters, digits and '-', at most 63 characters)", name)
 	}
 	return nil
+}
+
+// readFile reads a state file. A store that writes (the controller, apply)
+// reads only regular files of its own user, never through a symbolic link:
+// a file another user planted while a directory was open to them (Open
+// makes it private again, but what is already there stays) is theirs to
+// rewrite, and must not decide what the controller runs.
+func (s *Store) readFile(rel string) ([]byte, error) {
+	path := filepath.Join(s.dir, rel)
+	if s.readOnly {
+		return os.ReadFile(path)
+	}
+	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NOFOLLOW|syscall.O_NONBLOCK, 0)
+	if errors.Is(err, syscall.ELOOP) {
+		return nil, errors.New("a symbolic link: refusing to follow it (state files are written by dockctl, never links)")
+	}
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return nil, err
+	}
+	if !fi.Mode().IsRegular() {
+		return nil, fmt.Errorf("not a regular file (mode %v)", fi.Mode())
+	}
+	if st, ok := fi.Sys().(*syscall.Stat_t); ok {
+		if uid := geteuid(); int(st.Uid) != uid {
+			return nil, fmt.Errorf("owned by uid %d, not by this user (uid %d): refusing it, since its owner could decide what the controller runs", st.Uid, uid)
+		}
+	}
+	return io.ReadAll(f)
 }

@@ -99,7 +99,7 @@ func newControllerCommandWith(g *globalOptions, o *controllerOptions) *cobra.Com
 			"symbolic links are resolved where the controller runs, so in a container mount each of them at the same path")
 	f.Lookup(strings.TrimPrefix(manifests.FlagAllowHostPath, "--")).NoOptDefVal = "/"
 	f.BoolVar(&a.hostRoot, strings.TrimPrefix(manifests.FlagAllowHostRoot, "--"), false,
-		"also mount system paths (/, /etc, /proc, /sys, /dev, /root, /boot, /usr, /var/lib/docker, the Docker socket, the state directory…, what is inside them or holds them) when --allow-host-path covers them")
+		"also mount system paths (/, /etc, /proc, /sys, /dev, /root, /boot, /usr, /var/lib/docker, /run, the Docker socket, the state directory…, what is inside them or holds them) when --allow-host-path covers them")
 	f.StringSliceVar(&a.capabilities, strings.TrimPrefix(manifests.FlagAllowCapabilities, "--"), nil,
 		"capabilities beyond Docker's default set that capabilities.add may name (comma-separated, e.g. NET_ADMIN,SYS_TIME; ALL allows any)")
 	return cmd

@@ -38,7 +38,11 @@ func describe(w io.Writer, snap *snapshot, d *manifests.Deployment, haveStatus b
 	p("CreationTimestamp", d.Metadata.CreationTimestamp.Format("Mon, 02 Jan 2006 15:04:05 -0700"))
 	p("Labels", kv(d.Metadata.Labels))
 	p("Annotations", kv(d.Metadata.Annotations))
-	p("Selector", kv(d.Spec.Selector.MatchLabels))
+	var selector map[string]string
+	if d.Spec.Selector != nil { // a hand-edited record may lack it
+		selector = d.Spec.Selector.MatchLabels
+	}
+	p("Selector", kv(selector))
 	p("Replicas", fmt.Sprintf("%d desired | %d updated | %d total | %d available | %d unavailable",
 		d.Replicas(), st.UpdatedReplicas, st.Replicas, st.AvailableReplicas, st.UnavailableReplicas))
 	p("StrategyType", d.Spec.Strategy.Type)
