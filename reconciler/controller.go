@@ -10,6 +10,7 @@ import (
 	"maps"
 	"path/filepath"
 	"runtime/debug"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -700,21 +701,29 @@ func (c *Controller) execute(ctx context.Context, rec *store.Record, in PlanInpu
 		if err != nil {
 			return failure{ReasonFailedCreate, err.Error()}, err
 		}
-		if f, err := c.ensureImages(ctx, templates); err != nil {
+		missing, f, err := c.ensureImages(ctx, templates)
+		if err != nil {
 			fail = f
 			errs = append(errs, err)
-		} else {
-			failed := slowStart(creates, c.opts.MaxCreatesInFlight, func(op Op) error {
-				return c.create(ctx, in, templates[op.Hash], op)
-			})
-			for _, err := range failed {
-				var se *startError
-				if !errors.Is(err, dockerx.ErrConflict) && !errors.As(err, &se) {
-					fail = failure{ReasonFailedCreate, err.Error()}
-				}
-			}
-			errs = append(errs, failed...)
 		}
+		// Only the revisions whose image is missing wait for it: an old
+		// revision keeps healing while a new one cannot be pulled.
+		ready := creates[:0:0]
+		for _, op := range creates {
+			if !missing[op.Hash] {
+				ready = append(ready, op)
+			}
+		}
+		failed := slowStart(ready, c.opts.MaxCreatesInFlight, func(op Op) error {
+			return c.create(ctx, in, templates[op.Hash], op)
+		})
+		for _, err := range failed {
+			var se *startError
+			if !errors.Is(err, dockerx.ErrConflict) && !errors.As(err, &se) {
+				fail = failure{ReasonFailedCreate, err.Error()}
+			}
+		}
+		errs = append(errs, failed...)
 	}
 	return fail, errors.Join(errs...)
 }
@@ -744,15 +753,23 @@ func templatesFor(rec *store.Record, in PlanInput, creates []Op) (map[string]*ma
 }
 
 // ensureImages makes sure every image to create from is present, pulling
-// as each template's imagePullPolicy says.
-func (c *Controller) ensureImages(ctx context.Context, templates map[string]*manifests.Deployment) (failure, error) {
-	for _, d := range templates {
-		ctr := d.Container()
+// as each template's imagePullPolicy says. It returns the template hashes
+// whose image is missing, with the failure to report for them.
+func (c *Controller) ensureImages(ctx context.Context, templates map[string]*manifests.Deployment) (map[string]bool, failure, error) {
+	missing := map[string]bool{}
+	var fail failure
+	var errs []error
+	for _, hash := range slices.Sorted(maps.Keys(templates)) {
+		ctr := templates[hash].Container()
 		if err := c.docker.EnsureImage(ctx, ctr.Image, ctr.ImagePullPolicy); err != nil {
-			return failure{ReasonErrImagePull, fmt.Sprintf("image %s: %v", ctr.Image, err)}, fmt.Errorf("ensure image %s: %w", ctr.Image, err)
+			missing[hash] = true
+			if fail.reason == "" {
+				fail = failure{ReasonErrImagePull, fmt.Sprintf("image %s: %v", ctr.Image, err)}
+			}
+			errs = append(errs, fmt.Errorf("ensure image %s: %w", ctr.Image, err))
 		}
 	}
-	return failure{}, nil
+	return missing, fail, errors.Join(errs...)
 }
 
 func (c *Controller) create(ctx context.Context, in PlanInput, d *manifests.Deployment, op Op) error {
