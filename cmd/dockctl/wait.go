@@ -24,6 +24,22 @@ type progress struct {
 	desired, updated, available, total   int32
 	observed, complete, deadlineExceeded bool
 	gone                                 bool // deleted and no container left
+	// Why it may be stuck, for the timeout's message: the ReplicaFailure
+	// condition's reason and message, and replicas in a crash loop.
+	failure      string
+	crashLooping int
+}
+
+// stuck says what holds a rollout back, or "".
+func (p progress) stuck() string {
+	var why []string
+	if p.failure != "" {
+		why = append(why, p.failure)
+	}
+	if p.crashLooping > 0 {
+		why = append(why, fmt.Sprintf("%d replica(s) in CrashLoopBackOff (see `dockctl get containers` and `dockctl logs`)", p.crashLooping))
+	}
+	return strings.Join(why, "; ")
 }
 
 // message words the state as `kubectl rollout status` does.
@@ -83,8 +99,13 @@ func observeProgress(ctx context.Context, cli *dockerx.Client, st *store.Store, 
 // afterwards: an unchanged, complete deployment has nothing to wait for.
 func progressOf(rec *store.Record, status *store.Status, mine []dockerx.Container, now time.Time) progress {
 	d := &rec.Deployment
-	s, _ := reconciler.View(rec, status, mine, now)
+	s, views := reconciler.View(rec, status, mine, now)
 	p := progress{name: rec.Name, desired: d.Replicas(), updated: s.UpdatedReplicas, available: s.AvailableReplicas, total: s.Replicas}
+	for _, v := range views {
+		if v.CrashLoopBackOff {
+			p.crashLooping++
+		}
+	}
 	recordedComplete := false
 	if status != nil && status.ObservedGeneration >= rec.Generation {
 		p.observed = true
@@ -94,6 +115,11 @@ func progressOf(rec *store.Record, status *store.Status, mine []dockerx.Containe
 			}
 			p.deadlineExceeded = c.Reason == reconciler.ReasonProgressDeadlineExceeded
 			recordedComplete = c.Status == "True" && c.Reason == reconciler.ReasonNewReplicaSetAvailable
+		}
+		for _, c := range status.Conditions {
+			if c.Type == manifests.ConditionReplicaFailure && c.Status == "True" {
+				p.failure = c.Reason + ": " + c.Message
+			}
 		}
 	}
 	p.complete = p.observed && (reconciler.RolloutComplete(d, s) ||
@@ -142,10 +168,40 @@ func waitRollouts(ctx context.Context, g *globalOptions, st *store.Store, names 
 		select {
 		case <-ctx.Done():
 			r.finish()
-			return fmt.Errorf("timed out after %s waiting for the rollout: is `dockctl controller` running for instance %q?", timeout, g.instance)
+			running, err := st.ControllerRunning()
+			return timeoutError(timeout, g.instance, err == nil && running, ps)
 		case <-time.After(200 * time.Millisecond):
 		}
 	}
+}
+
+// timeoutError says why a wait timed out: what holds each rollout back
+// when the controller has reported it, and a question about the controller
+// only when it has not (no controller holds the lock, or a change is not
+// yet observed).
+func timeoutError(timeout time.Duration, instance string, running bool, ps []progress) error {
+	var why []string
+	unobserved := false
+	for _, p := range ps {
+		if p.complete || p.gone {
+			continue
+		}
+		if !p.observed {
+			unobserved = true
+			continue
+		}
+		if s := p.stuck(); s != "" {
+			why = append(why, fmt.Sprintf("deployment %q: %s", p.name, s))
+		}
+	}
+	if unobserved || !running || len(why) == 0 {
+		hint := fmt.Sprintf("is `dockctl controller` running for instance %q?", instance)
+		if running && !unobserved {
+			hint = "the controller is running; see `dockctl describe deployment NAME`"
+		}
+		why = append(why, hint)
+	}
+	return fmt.Errorf("timed out after %s waiting for the rollout: %s", timeout, strings.Join(why, "; "))
 }
 
 // progressRenderer draws progress: redrawn bars on a terminal, plain
