@@ -46,6 +46,10 @@ type Document struct {
 	// when it is false, as kubectl apply does, so that re-applying a file
 	// without replicas does not undo a `scale`.
 	ReplicasSet bool
+	// PausedSet tells whether the document set spec.paused: apply keeps
+	// the live value when it is false, as kubectl apply keeps a `rollout
+	// pause` made since.
+	PausedSet bool
 
 	nameLine int // line of metadata.name, for duplicate reports
 }
@@ -392,8 +396,9 @@ func decodeDeployment(file string, n *yaml.Node, base string) (*Document, ErrorL
 		return nil, errs
 	}
 	replicasSet := dep.Spec.Replicas != nil
+	_, pausedSet := w.lines[child(base, "spec.paused")]
 	SetDefaults(dep)
-	return &Document{File: file, Line: n.Line, Deployment: dep, ReplicasSet: replicasSet, nameLine: w.lineOf(child(base, "metadata.name"))}, nil
+	return &Document{File: file, Line: n.Line, Deployment: dep, ReplicasSet: replicasSet, PausedSet: pausedSet, nameLine: w.lineOf(child(base, "metadata.name"))}, nil
 }
 
 // scalarField returns the value and line of a scalar key in a mapping (line 0

@@ -177,6 +177,10 @@ type ApplyOptions struct {
 	// asks for --all or -l before pruning everything, as kubectl does.
 	Prune         bool
 	PruneSelector labels.Selector
+	// KeepPaused names the deployments whose manifest left spec.paused
+	// unset: the live value is kept (false on create), as kubectl apply
+	// keeps a `rollout pause` made since the last apply.
+	KeepPaused map[string]bool
 }
 
 // ApplyResult reports the outcome for one deployment.
@@ -353,6 +357,13 @@ func (s *Store) Apply(deps []*manifests.Deployment, opts ApplyOptions) ([]ApplyR
 		for _, n := range norm {
 			name := n.d.Metadata.Name
 			old := current[name]
+			if opts.KeepPaused[name] && old != nil && !old.Deleted && old.Deployment.Spec.Paused != n.d.Spec.Paused {
+				d := n.d
+				d.Spec.Paused = old.Deployment.Spec.Paused
+				if n, err = normalize(&d); err != nil {
+					return fmt.Errorf("apply: deployment %q: %w", name, err)
+				}
+			}
 			rec, act, err := plan(old, n, now, s.revisionsInUse(name))
 			if err != nil {
 				return err

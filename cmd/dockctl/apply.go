@@ -49,22 +49,33 @@ func newApplyCommand(g *globalOptions) *cobra.Command {
 }
 
 func loadDeployments(paths []string, stdin io.Reader) ([]*manifests.Deployment, error) {
+	deps, _, err := loadForApply(paths, stdin)
+	return deps, err
+}
+
+// loadForApply loads the deployments of paths and names those that leave
+// spec.paused unset: as with spec.replicas, apply keeps the live value.
+func loadForApply(paths []string, stdin io.Reader) ([]*manifests.Deployment, map[string]bool, error) {
 	docs, err := manifests.Load(paths, stdin)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	if len(docs) == 0 {
-		return nil, fmt.Errorf("no deployments found in %v", paths)
+		return nil, nil, fmt.Errorf("no deployments found in %v", paths)
 	}
 	out := make([]*manifests.Deployment, 0, len(docs))
+	keepPaused := map[string]bool{}
 	for _, d := range docs {
 		if !d.ReplicasSet {
 			// Unset tells the store to keep the live count (1 on create).
 			d.Deployment.Spec.Replicas = nil
 		}
+		if !d.PausedSet {
+			keepPaused[d.Deployment.Metadata.Name] = true
+		}
 		out = append(out, d.Deployment)
 	}
-	return out, nil
+	return out, keepPaused, nil
 }
 
 func runApply(cmd *cobra.Command, g *globalOptions, o *applyOptions) error {
@@ -96,7 +107,8 @@ func runApply(cmd *cobra.Command, g *globalOptions, o *applyOptions) error {
 		}
 		opts.PruneSelector = sel
 	}
-	deps, err := loadDeployments(o.files, cmd.InOrStdin())
+	deps, keepPaused, err := loadForApply(o.files, cmd.InOrStdin())
+	opts.KeepPaused = keepPaused
 	if err != nil {
 		return err
 	}
@@ -171,7 +183,7 @@ func newDiffCommand(g *globalOptions) *cobra.Command {
 // runDiff prints a unified diff per deployment between what is stored and
 // what the files declare, and returns how many differ.
 func runDiff(stdin io.Reader, out io.Writer, g *globalOptions, files []string) (int, error) {
-	deps, err := loadDeployments(files, stdin)
+	deps, keepPaused, err := loadForApply(files, stdin)
 	if err != nil {
 		return 0, err
 	}
@@ -183,6 +195,9 @@ func runDiff(stdin io.Reader, out io.Writer, g *globalOptions, files []string) (
 	for _, d := range deps {
 		var live []byte
 		rec, err := st.Get(d.Metadata.Name)
+		if err == nil && keepPaused[d.Metadata.Name] {
+			d.Spec.Paused = rec.Deployment.Spec.Paused // kept by apply: no difference
+		}
 		if d.Spec.Replicas == nil {
 			// Omitted replicas keep the live count: no difference.
 			r := int32(manifests.DefaultReplicas)

@@ -72,3 +72,39 @@ func TestApplyWithoutReplicasValidatesKeptCount(t *testing.T) {
 		t.Fatalf("stored hostPort %d", got)
 	}
 }
+
+// As with replicas, apply keeps a `rollout pause` when the manifest does
+// not set spec.paused, as kubectl apply does; a manifest that sets it wins
+// (found trying the README as a new user: apply silently resumed).
+func TestApplyWithoutPausedKeepsPause(t *testing.T) {
+	base := []string{"--state-dir", t.TempDir(), "--instance", "t1"}
+	changed := strings.Replace(webYAML, "value: hi", "value: ho", 1)
+	setFalse := strings.Replace(changed, "  replicas: 3\n", "  replicas: 3\n  paused: false\n", 1)
+	steps := []struct {
+		stdin string
+		args  []string
+		out   string
+		want  bool // stored paused afterwards
+	}{
+		{webYAML, []string{"apply", "-f", "-"}, "deployment/web created\n", false},
+		{"", []string{"rollout", "pause", "deployment/web"}, "deployment/web paused\n", true},
+		{webYAML, []string{"apply", "-f", "-"}, "deployment/web unchanged\n", true},
+		{changed, []string{"apply", "-f", "-"}, "deployment/web configured\n", true},
+		{setFalse, []string{"apply", "-f", "-"}, "deployment/web configured\n", false},
+	}
+	for i, s := range steps {
+		out, errOut, err := run(t, s.stdin, append(base, s.args...)...)
+		if err != nil || out != s.out {
+			t.Fatalf("step %d %v: out %q err %v stderr %q, want %q", i+1, s.args, out, err, errOut, s.out)
+		}
+		if got := storedDeployment(t, base[1], "web").Deployment.Spec.Paused; got != s.want {
+			t.Fatalf("step %d %v: paused %v, want %v", i+1, s.args, got, s.want)
+		}
+		if i == 2 {
+			// diff agrees: the kept pause is no difference.
+			if out, _, err := run(t, webYAML, append(base, "diff", "-f", "-")...); exitCode(err) != 0 {
+				t.Fatalf("diff after a kept pause: exit %d\n%s", exitCode(err), out)
+			}
+		}
+	}
+}
