@@ -325,6 +325,9 @@ func recordStarts(s *deploymentState, plan Plan, now time.Time) {
 // crashDelay is the backoff after the n-th crash in a row (n >= 1):
 // base, 2×base, 4×base… up to the maximum.
 func (c *Controller) crashDelay(n int) time.Duration {
+	// n comes from the status file, which a hand edit may have garbled: a
+	// negative shift would panic the sync.
+	n = max(n, 1)
 	delay := c.opts.CrashBackoffBase << (n - 1)
 	if delay > c.opts.CrashBackoffMax || delay <= 0 || n > 62 {
 		delay = c.opts.CrashBackoffMax
