@@ -75,7 +75,7 @@ func (s *stopper) submit(deployment string, op Op, now time.Time) {
 	s.mu.Unlock()
 	go func() {
 		defer s.wg.Done()
-		err := s.run(op)
+		err := guarded(s.run, op) // a panic here would take the controller down
 		s.mu.Lock()
 		job := s.inflight[op.ContainerID]
 		delete(s.inflight, op.ContainerID)
