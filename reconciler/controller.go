@@ -586,6 +586,7 @@ func (c *Controller) syncDeployment(ctx context.Context, name string) (time.Dura
 	}
 	recordStarts(&a.state, a.plan, now)
 	recordStops(&a.state, a.plan, now)
+	recordInFlight(&a.state, a.in)
 	if ctx.Err() == nil { // a start cut short by shutdown is no crash
 		c.recordStartFailures(&a.state, a.plan, execErr, now)
 	}

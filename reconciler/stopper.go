@@ -205,6 +205,28 @@ func recordStops(s *deploymentState, plan Plan, now time.Time) {
 	}
 }
 
+// recordInFlight notes the kill deadline of every observed container whose
+// stop is in flight here but not recorded: one begun while the deployment
+// was deleted, which was then applied again with a fresh status file. A
+// restarted controller must resume it, not take the container for a live
+// replica of the revived deployment.
+func recordInFlight(s *deploymentState, in PlanInput) {
+	for _, c := range in.Containers {
+		deadline, ok := in.Terminating[c.ID]
+		if !ok || c.State == dockerx.StateRemoving {
+			continue
+		}
+		cst := s.Containers[c.ID]
+		if cst == nil {
+			cst = &containerState{}
+			s.Containers[c.ID] = cst
+		}
+		if cst.StopDeadline.IsZero() {
+			cst.StopDeadline = deadline
+		}
+	}
+}
+
 // liveContainers leaves out the terminating containers: like Kubernetes'
 // status.replicas, status counts only replicas that are not terminating.
 func liveContainers(in PlanInput) []dockerx.Container {
