@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"strings"
 
 	"github.com/dockctl/dockctl/dockerx"
 )
@@ -40,6 +41,11 @@ func (c *Controller) nameConflict(ctx context.Context, in PlanInput, op Op, crea
 	case err != nil:
 		// Unknown holder: retry later rather than skip on a guess.
 		return fmt.Errorf("create %s: %w (inspecting the holder: %v)", op.Name, createErr, err)
+	case c.opts.SelfID != "" && strings.HasPrefix(det.ID, c.opts.SelfID):
+		// The controller's own container, which it never manages (see
+		// list), whatever its labels say: adopting it would create
+		// nothing, at every sync.
+		holder = "the controller's own container"
 	case det.Labels[dockerx.LabelInstance] == in.Instance && det.Labels[dockerx.LabelDeployment] == in.Name &&
 		det.Labels[dockerx.LabelTemplateHash] == op.Hash:
 		c.log.Info("name conflict with a replica of this deployment; adopting it", "deployment", in.Name, "container", op.Name)

@@ -587,6 +587,7 @@ func (c *Controller) syncDeployment(ctx context.Context, name string) (time.Dura
 	}
 	recordStarts(&a.state, a.plan, now)
 	recordStops(&a.state, a.plan, now)
+	recordInFlight(&a.state, a.in)
 	if ctx.Err() == nil { // a start cut short by shutdown is no crash
 		c.recordStartFailures(&a.state, a.plan, execErr, now)
 	}
@@ -798,14 +799,33 @@ func (c *Controller) nextStatus(a *assessment, fail failure, now time.Time) (*st
 	next := *a.prev
 	next.ObservedGeneration = a.rec.Generation
 	var deadlineIn time.Duration
-	next.Conditions, deadlineIn = Conditions(a.d, counts, a.state.Counts, a.rec.Generation != a.prev.ObservedGeneration, fail, a.prev.Conditions, now)
+	newGeneration := a.rec.Generation != a.prev.ObservedGeneration
+	next.Conditions, deadlineIn = Conditions(a.d, counts, a.state.Counts, newGeneration, fail, a.prev.Conditions, now)
 	next.Message = fail.message
-	state := a.state // a.state.Counts still holds the previous sync's counts
-	state.Counts = counts
+	state := a.state // a.state.Counts still holds the previous marks
+	state.Counts = progressMarks(a.state.Counts, counts, newGeneration)
 	if err := writeState(&next, state); err != nil {
 		return nil, deadlineIn, err
 	}
 	return &next, deadlineIn, nil
+}
+
+// progressMarks are the counts the next sync's progress is judged against:
+// the current ones after a change of the rollout itself (a new generation,
+// more updated replicas, fewer old ones), else the most ready and available
+// replicas seen since. A crash-looping replica that is seen running now and
+// then is ready again, not more ready: were it judged against the previous
+// sync alone, every crash cycle would count as progress and a broken
+// rollout would never exceed its progress deadline.
+func progressMarks(marks, st manifests.DeploymentStatus, newGeneration bool) manifests.DeploymentStatus {
+	if newGeneration || st.UpdatedReplicas > marks.UpdatedReplicas ||
+		st.Replicas-st.UpdatedReplicas < marks.Replicas-marks.UpdatedReplicas {
+		return st
+	}
+	out := marks
+	out.ReadyReplicas = max(marks.ReadyReplicas, st.ReadyReplicas)
+	out.AvailableReplicas = max(marks.AvailableReplicas, st.AvailableReplicas)
+	return out
 }
 
 // sameJSON compares two JSON documents ignoring layout: what was read back

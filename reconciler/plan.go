@@ -192,10 +192,10 @@ func ComputePlan(in PlanInput) Plan {
 			continue
 		case dockerx.StateDead:
 			// Docker cannot start a dead container; a fresh one replaces it.
+			// It runs nothing, so Recreate does not wait for Docker to
+			// manage to remove it (Kubernetes' oldPodsRunning skips Failed
+			// pods); it still counts in total, against the bound.
 			dead = append(dead, c)
-			if c.TemplateHash != in.Hash {
-				removingOld++
-			}
 			continue
 		}
 		groups[c.TemplateHash] = append(groups[c.TemplateHash], c)

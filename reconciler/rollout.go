@@ -54,6 +54,14 @@ func computeSizes(sets []*revisionSet, newSet *revisionSet, p rolloutParams, pre
 	if prev.DesiredReplicas != nil && *prev.DesiredReplicas != p.replicas {
 		scaleEvent(sets, newSet, p, prev.MaxReplicas)
 	}
+	// A revision keeps at most size containers, and its surplus is removed
+	// unavailable first: what stays available is min(available, size).
+	// Counting the available replicas a scale-down just sized away would
+	// let the step below remove old replicas that availability still
+	// needs (Kubernetes syncs a scaling event alone, from fresh counts).
+	for _, s := range sets {
+		s.available = min32(s.available, max32(s.size, 0))
+	}
 	if p.paused {
 		// Paused: scaling still works (above), but no new revision rolls
 		// out. As in Kubernetes, whose sync() of a paused deployment never

@@ -26,7 +26,8 @@ type deploymentState struct {
 	// Containers is keyed by container ID: a container recreated under the
 	// same name is a new container with a fresh history.
 	Containers map[string]*containerState `json:"containers,omitempty"`
-	// Counts are the replica counts of the last sync, to tell progress.
+	// Counts are the marks the next sync's progress is judged against
+	// (progressMarks).
 	Counts manifests.DeploymentStatus `json:"counts"`
 	// Settle is the controller's settle time (Options.SettleTime) when it
 	// last synced, so that `dockctl get` judges availability as it does.

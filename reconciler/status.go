@@ -13,7 +13,10 @@ import (
 func ComputeStatus(d *manifests.Deployment, hash string, cs []dockerx.Container, ready, available map[string]bool) manifests.DeploymentStatus {
 	var st manifests.DeploymentStatus
 	for _, c := range cs {
-		if c.State == dockerx.StateRemoving {
+		if c.State == dockerx.StateRemoving || c.State == dockerx.StateDead {
+			// Being removed, or left dead by a failed removal: no replica
+			// (Kubernetes counts active pods only), or a rollout whose new
+			// replicas are all available would never be complete.
 			continue
 		}
 		st.Replicas++

@@ -75,7 +75,7 @@ func (s *stopper) submit(deployment string, op Op, now time.Time) {
 	s.mu.Unlock()
 	go func() {
 		defer s.wg.Done()
-		err := s.run(op)
+		err := guarded(s.run, op) // a panic here would take the controller down
 		s.mu.Lock()
 		job := s.inflight[op.ContainerID]
 		delete(s.inflight, op.ContainerID)
@@ -201,6 +201,28 @@ func recordStops(s *deploymentState, plan Plan, now time.Time) {
 		}
 		if cst.StopDeadline.IsZero() {
 			cst.StopDeadline = now.Add(op.Grace)
+		}
+	}
+}
+
+// recordInFlight notes the kill deadline of every observed container whose
+// stop is in flight here but not recorded: one begun while the deployment
+// was deleted, which was then applied again with a fresh status file. A
+// restarted controller must resume it, not take the container for a live
+// replica of the revived deployment.
+func recordInFlight(s *deploymentState, in PlanInput) {
+	for _, c := range in.Containers {
+		deadline, ok := in.Terminating[c.ID]
+		if !ok || c.State == dockerx.StateRemoving {
+			continue
+		}
+		cst := s.Containers[c.ID]
+		if cst == nil {
+			cst = &containerState{}
+			s.Containers[c.ID] = cst
+		}
+		if cst.StopDeadline.IsZero() {
+			cst.StopDeadline = deadline
 		}
 	}
 }

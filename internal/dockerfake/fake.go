@@ -248,6 +248,10 @@ func (e *Engine) StartContainer(ctx context.Context, id string) error {
 	if c.State == dockerx.StatePaused {
 		return fmt.Errorf("start %s: cannot start a paused container: %w", c.Name, dockerx.ErrConflict)
 	}
+	if c.State == dockerx.StateRemoving || c.State == dockerx.StateDead {
+		// As Docker: such a container never runs again.
+		return fmt.Errorf("start %s: container is marked for removal and cannot be started: %w", c.Name, dockerx.ErrConflict)
+	}
 	c.State = dockerx.StateRunning
 	e.emitLocked(c, "start")
 	if e.StartFault != nil {
