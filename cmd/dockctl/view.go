@@ -161,6 +161,11 @@ func (s *snapshot) containerObject(c dockerx.Container) containerObject {
 		if v.Terminating {
 			o.Phase = "Terminating" // being stopped gracefully to be removed
 		}
+	} else if s.tombstoned(c.Deployment) {
+		// Its deployment was deleted: the controller is stopping it (over
+		// its grace period) to remove it, as Kubernetes shows a pod with a
+		// deletion timestamp.
+		o.Phase, o.Ready = "Terminating", false
 	}
 	o.Orphan = !s.known(c.Deployment) && !s.tombstoned(c.Deployment)
 	return o
