@@ -23,15 +23,8 @@ func newScaleCommand(g *globalOptions) *cobra.Command {
 			return fmt.Errorf("--replicas must be <= %d, got %d", manifests.MaxReplicasLimit, replicas)
 		}
 		err := g.updateDeployment(name, func(_ *store.Record, d *manifests.Deployment) error {
-			if replicas > 1 {
-				for _, p := range d.Container().Ports {
-					if p.HostPort != 0 {
-						return fmt.Errorf("deployment %s publishes hostPort %d: it cannot run more than one replica", name, p.HostPort)
-					}
-				}
-			}
 			d.Spec.Replicas = &replicas
-			return nil
+			return hostPortConflict(d)
 		})
 		if err != nil {
 			return err
@@ -93,4 +86,19 @@ func newDeleteCommand(g *globalOptions) *cobra.Command {
 	cmd.Flags().BoolVar(&wait, "wait", false, "wait until their containers are gone (needs a running controller)")
 	cmd.Flags().DurationVar(&timeout, "timeout", 5*time.Minute, "how long --wait waits")
 	return cmd
+}
+
+// hostPortConflict refuses what apply's validation refuses, for the commands
+// that change a stored deployment without a manifest (scale, rollout undo):
+// each replica would need the same host port, and only one can bind it.
+func hostPortConflict(d *manifests.Deployment) error {
+	if d.Replicas() <= 1 {
+		return nil
+	}
+	for _, p := range d.Container().Ports {
+		if p.HostPort != 0 {
+			return fmt.Errorf("deployment %s publishes hostPort %d: it cannot run more than one replica (it has %d)", d.Metadata.Name, p.HostPort, d.Replicas())
+		}
+	}
+	return nil
 }

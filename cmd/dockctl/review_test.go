@@ -1,7 +1,12 @@
 package main
 
 import (
+	"bytes"
+	"strings"
 	"testing"
+
+	"github.com/dockctl/dockctl/manifests"
+	"github.com/dockctl/dockctl/store"
 )
 
 // Review: the replicas of a deleted deployment are being stopped (gracefully,
@@ -16,5 +21,69 @@ func TestDeletedDeploymentContainersTerminating(t *testing.T) {
 	o := snap.containerObject(c)
 	if o.Phase != "Terminating" || o.Ready || o.Orphan {
 		t.Fatalf("container of a deleted deployment: %s ready=%v orphan=%v, want Terminating, not ready, not an orphan", o.Phase, o.Ready, o.Orphan)
+	}
+}
+
+// runCLI runs the dockctl command line args against state directory dir and
+// returns its standard output and error.
+func runCLI(t *testing.T, dir string, stdin string, args ...string) (string, error) {
+	t.Helper()
+	root := newRootCommand()
+	var out, errb bytes.Buffer
+	root.SetOut(&out)
+	root.SetErr(&errb)
+	root.SetIn(strings.NewReader(stdin))
+	root.SetArgs(append([]string{"--state-dir", dir, "--instance", "rev"}, args...))
+	err := root.Execute()
+	return out.String() + errb.String(), err
+}
+
+const hostPortYAML = `apiVersion: apps/v1
+kind: Deployment
+metadata: {name: hp}
+spec:
+  selector: {matchLabels: {app: hp}}
+  template:
+    metadata: {labels: {app: hp}}
+    spec:
+      containers:
+      - name: c
+        image: busybox:1.36
+        ports: [{containerPort: 80, hostPort: 18080, hostIP: 127.0.0.1}]
+`
+
+// Review: a hostPort allows one replica (apply and scale refuse more);
+// `rollout undo` to a revision that published one must not store it with
+// the several replicas the deployment was scaled to since, since only one
+// of its containers could bind the port.
+func TestUndoRefusesHostPortWithReplicas(t *testing.T) {
+	dir := t.TempDir()
+	noPort := strings.Replace(hostPortYAML, "\n        ports: [{containerPort: 80, hostPort: 18080, hostIP: 127.0.0.1}]", "", 1)
+	for _, step := range []struct {
+		stdin string
+		args  []string
+	}{
+		{hostPortYAML, []string{"apply", "-f", "-"}},
+		{noPort, []string{"apply", "-f", "-"}},
+		{"", []string{"scale", "deployment", "hp", "--replicas", "4"}},
+	} {
+		if out, err := runCLI(t, dir, step.stdin, step.args...); err != nil {
+			t.Fatalf("%v: %v\n%s", step.args, err, out)
+		}
+	}
+	out, err := runCLI(t, dir, "", "rollout", "undo", "deployment", "hp")
+	if err == nil || !strings.Contains(err.Error(), "hostPort") {
+		t.Fatalf("undo to a hostPort revision with 4 replicas: err = %v (%s), want a refusal naming hostPort", err, out)
+	}
+	st, err := store.OpenReadOnly(dir, "rev")
+	if err != nil {
+		t.Fatal(err)
+	}
+	rec, err := st.Get("hp")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := manifests.Validate(&rec.Deployment); err != nil {
+		t.Fatalf("stored record is invalid: %v", err)
 	}
 }

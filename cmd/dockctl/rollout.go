@@ -100,7 +100,7 @@ func newRolloutUndoCommand(g *globalOptions) *cobra.Command {
 			}
 			target = rev.Number
 			d.Spec.Template = rev.Template
-			return nil
+			return hostPortConflict(d)
 		})
 		if err != nil {
 			return err
