@@ -87,3 +87,38 @@ func TestUndoRefusesHostPortWithReplicas(t *testing.T) {
 		t.Fatalf("stored record is invalid: %v", err)
 	}
 }
+
+// Review: `rollout undo` restores a revision, and `rollout history` must
+// then show that revision's own change cause, as Kubernetes does (a
+// rollback copies the ReplicaSet's annotations, change-cause included, back
+// to the Deployment), not the cause of the release rolled back from.
+func TestUndoKeepsTheRevisionsChangeCause(t *testing.T) {
+	dir := t.TempDir()
+	v1 := strings.Replace(hostPortYAML, "metadata: {name: hp}", "metadata: {name: hp, annotations: {kubernetes.io/change-cause: v1 release}}", 1)
+	v2 := strings.Replace(v1, "v1 release", "v2 release", 1)
+	v2 = strings.Replace(v2, "busybox:1.36", "busybox:1.37", 1)
+	for _, step := range []struct {
+		stdin string
+		args  []string
+	}{
+		{v1, []string{"apply", "-f", "-"}},
+		{v2, []string{"apply", "-f", "-"}},
+		{"", []string{"rollout", "undo", "deployment", "hp"}},
+	} {
+		if out, err := runCLI(t, dir, step.stdin, step.args...); err != nil {
+			t.Fatalf("%v: %v\n%s", step.args, err, out)
+		}
+	}
+	st, err := store.OpenReadOnly(dir, "rev")
+	if err != nil {
+		t.Fatal(err)
+	}
+	rec, err := st.Get("hp")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cur := rec.CurrentRevision()
+	if cur.Template.Spec.Containers[0].Image != "busybox:1.36" || cur.ChangeCause != "v1 release" {
+		t.Fatalf("after undo the current revision is %s with change cause %q, want busybox:1.36 with %q", cur.Template.Spec.Containers[0].Image, cur.ChangeCause, "v1 release")
+	}
+}

@@ -100,6 +100,17 @@ func newRolloutUndoCommand(g *globalOptions) *cobra.Command {
 			}
 			target = rev.Number
 			d.Spec.Template = rev.Template
+			// As Kubernetes copies the ReplicaSet's change-cause back to the
+			// Deployment on a rollback: the restored revision keeps its own
+			// cause in the history, not that of the release rolled back from.
+			if rev.ChangeCause != "" {
+				if d.Metadata.Annotations == nil {
+					d.Metadata.Annotations = map[string]string{}
+				}
+				d.Metadata.Annotations[manifests.AnnotationChangeCause] = rev.ChangeCause
+			} else {
+				delete(d.Metadata.Annotations, manifests.AnnotationChangeCause)
+			}
 			return hostPortConflict(d)
 		})
 		if err != nil {
