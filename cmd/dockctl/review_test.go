@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"errors"
 	"strings"
 	"testing"
 
@@ -120,5 +121,33 @@ func TestUndoKeepsTheRevisionsChangeCause(t *testing.T) {
 	cur := rec.CurrentRevision()
 	if cur.Template.Spec.Containers[0].Image != "busybox:1.36" || cur.ChangeCause != "v1 release" {
 		t.Fatalf("after undo the current revision is %s with change cause %q, want busybox:1.36 with %q", cur.Template.Spec.Containers[0].Image, cur.ChangeCause, "v1 release")
+	}
+}
+
+// Review: `diff` previews `apply`. A manifest without replicas keeps the
+// live count, and when that count is invalid with the new manifest (a
+// hostPort with several replicas) apply refuses it: diff must report that
+// error (exit 2), not a difference apply would never make (exit 1).
+func TestDiffReportsWhatApplyRefuses(t *testing.T) {
+	dir := t.TempDir()
+	noPort := strings.Replace(hostPortYAML, "\n        ports: [{containerPort: 80, hostPort: 18080, hostIP: 127.0.0.1}]", "", 1)
+	for _, step := range []struct {
+		stdin string
+		args  []string
+	}{
+		{noPort, []string{"apply", "-f", "-"}},
+		{"", []string{"scale", "deployment", "hp", "--replicas", "4"}},
+	} {
+		if out, err := runCLI(t, dir, step.stdin, step.args...); err != nil {
+			t.Fatalf("%v: %v\n%s", step.args, err, out)
+		}
+	}
+	if out, err := runCLI(t, dir, hostPortYAML, "apply", "--dry-run", "-f", "-"); err == nil {
+		t.Fatalf("apply --dry-run accepted a hostPort with the 4 live replicas kept:\n%s", out)
+	}
+	out, err := runCLI(t, dir, hostPortYAML, "diff", "-f", "-")
+	var ex *exitError
+	if !errors.As(err, &ex) || ex.code != 2 || !strings.Contains(err.Error(), "hostPort") {
+		t.Fatalf("diff: err = %v, want exit 2 naming hostPort\n%s", err, out)
 	}
 }
