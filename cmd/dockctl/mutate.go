@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"time"
 
@@ -70,16 +71,24 @@ func newDeleteCommand(g *globalOptions) *cobra.Command {
 			if err != nil {
 				return err
 			}
+			// As kubectl delete -f: one that is missing is reported, and
+			// does not keep the others running.
+			var deleted []string
+			var errs []error
 			for _, name := range names {
 				if err := st.Delete(name); err != nil {
-					return notFound(g, name, err)
+					errs = append(errs, notFound(g, name, err))
+					continue
 				}
+				deleted = append(deleted, name)
 				fmt.Fprintf(cmd.OutOrStdout(), "deployment/%s deleted\n", name)
 			}
-			if wait {
-				return waitRollouts(cmd.Context(), g, st, names, timeout, cmd.OutOrStdout())
+			if wait && len(deleted) > 0 {
+				if err := waitRollouts(cmd.Context(), g, st, deleted, timeout, cmd.OutOrStdout()); err != nil {
+					errs = append(errs, err)
+				}
 			}
-			return nil
+			return errors.Join(errs...)
 		},
 	}
 	cmd.Flags().StringSliceVarP(&files, "filename", "f", nil, "delete the deployments named in these manifests")

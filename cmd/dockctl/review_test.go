@@ -151,3 +151,35 @@ func TestDiffReportsWhatApplyRefuses(t *testing.T) {
 		t.Fatalf("diff: err = %v, want exit 2 naming hostPort\n%s", err, out)
 	}
 }
+
+// Review: `delete -f` deletes every deployment its files name; one that is
+// already gone is reported (exit 1), as kubectl does, but must not leave the
+// others running.
+func TestDeleteFileContinuesPastMissing(t *testing.T) {
+	dir := t.TempDir()
+	a := strings.ReplaceAll(hostPortYAML, "hp", "aa")
+	b := strings.ReplaceAll(hostPortYAML, "hp", "bb")
+	both := b + "---\n" + a
+	for _, step := range []struct {
+		stdin string
+		args  []string
+	}{
+		{both, []string{"apply", "-f", "-"}},
+		{"", []string{"delete", "deployment", "bb"}},
+	} {
+		if out, err := runCLI(t, dir, step.stdin, step.args...); err != nil {
+			t.Fatalf("%v: %v\n%s", step.args, err, out)
+		}
+	}
+	out, err := runCLI(t, dir, both, "delete", "-f", "-")
+	if err == nil || !strings.Contains(err.Error(), `"bb"`) {
+		t.Fatalf("delete -f with bb already deleted: err = %v, want bb reported\n%s", err, out)
+	}
+	st, serr := store.OpenReadOnly(dir, "rev")
+	if serr != nil {
+		t.Fatal(serr)
+	}
+	if _, gerr := st.Get("aa"); !errors.Is(gerr, store.ErrNotFound) {
+		t.Fatalf("aa after delete -f: %v, want deleted (output %q, err %v)", gerr, out, err)
+	}
+}
