@@ -112,9 +112,14 @@ func runController(g *globalOptions, o *controllerOptions) error {
 	if o.maxGrace <= 0 {
 		return fmt.Errorf("--max-grace-period %v: must be positive", o.maxGrace)
 	}
-	var handler slog.Handler = slog.NewTextHandler(os.Stderr, nil)
-	if o.logFormat == "json" {
+	var handler slog.Handler
+	switch o.logFormat {
+	case "text":
+		handler = slog.NewTextHandler(os.Stderr, nil)
+	case "json":
 		handler = slog.NewJSONHandler(os.Stderr, nil)
+	default:
+		return fmt.Errorf("--log-format %q: must be text or json", o.logFormat)
 	}
 	log := slog.New(handler)
 

@@ -3,6 +3,9 @@ package main
 import (
 	"bytes"
 	"errors"
+	"io"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -181,5 +184,21 @@ func TestDeleteFileContinuesPastMissing(t *testing.T) {
 	}
 	if _, gerr := st.Get("aa"); !errors.Is(gerr, store.ErrNotFound) {
 		t.Fatalf("aa after delete -f: %v, want deleted (output %q, err %v)", gerr, out, err)
+	}
+}
+
+// Review: an unknown --log-format is a typo to report, not text logs
+// silently (every other controller flag refuses a bad value).
+func TestControllerRefusesUnknownLogFormat(t *testing.T) {
+	notADir := filepath.Join(t.TempDir(), "file")
+	if err := os.WriteFile(notADir, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	cmd := newControllerCommand(&globalOptions{stateDir: notADir, instance: "rev"})
+	cmd.SetArgs([]string{"--log-format", "jsn", "--metrics-addr", ""})
+	cmd.SetOut(io.Discard)
+	cmd.SetErr(io.Discard)
+	if err := cmd.Execute(); err == nil || !strings.Contains(err.Error(), "--log-format") {
+		t.Fatalf("err = %v, want a refusal naming --log-format", err)
 	}
 }
