@@ -2,12 +2,14 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"io"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/dockctl/dockctl/manifests"
 	"github.com/dockctl/dockctl/store"
@@ -200,5 +202,26 @@ func TestControllerRefusesUnknownLogFormat(t *testing.T) {
 	cmd.SetErr(io.Discard)
 	if err := cmd.Execute(); err == nil || !strings.Contains(err.Error(), "--log-format") {
 		t.Fatalf("err = %v, want a refusal naming --log-format", err)
+	}
+}
+
+// Review: `--wait` words its timeout the same however it strikes — here
+// before the first look at the engine completes (as on a loaded machine,
+// where TestApplyWait's 1 s timeout failed with a bare "timed out after 1s"
+// or "context deadline exceeded").
+func TestWaitTimeoutMessage(t *testing.T) {
+	startFakeDaemon(t)
+	dir := t.TempDir()
+	if out, err := runCLI(t, dir, webYAML, "apply", "-f", "-"); err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	st, err := store.OpenReadOnly(dir, "rev")
+	if err != nil {
+		t.Fatal(err)
+	}
+	g := &globalOptions{stateDir: dir, instance: "rev"}
+	err = waitRollouts(context.Background(), g, st, []string{"web"}, time.Nanosecond, io.Discard)
+	if err == nil || !strings.Contains(err.Error(), "timed out after 1ns waiting for the rollout") {
+		t.Fatalf("err = %v, want the timeout message", err)
 	}
 }

@@ -112,8 +112,16 @@ var errDeadlineExceeded = errors.New("progress deadline exceeded")
 func waitRollouts(ctx context.Context, g *globalOptions, st *store.Store, names []string, timeout time.Duration, out io.Writer) error {
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
+	// One message however the timeout strikes (between two looks, or
+	// during one on a slow engine).
+	timedOut := func() error {
+		return fmt.Errorf("timed out after %s waiting for the rollout: is `dockctl controller` running for instance %q?", timeout, g.instance)
+	}
 	cli, err := g.docker(ctx)
 	if err != nil {
+		if ctx.Err() != nil {
+			return timedOut()
+		}
 		return err
 	}
 	defer cli.Close()
@@ -122,7 +130,8 @@ func waitRollouts(ctx context.Context, g *globalOptions, st *store.Store, names 
 		ps, err := observeProgress(ctx, cli, st, g.instance, names)
 		if err != nil {
 			if ctx.Err() != nil {
-				return fmt.Errorf("timed out after %s", timeout)
+				r.finish()
+				return timedOut()
 			}
 			return err
 		}
@@ -142,7 +151,7 @@ func waitRollouts(ctx context.Context, g *globalOptions, st *store.Store, names 
 		select {
 		case <-ctx.Done():
 			r.finish()
-			return fmt.Errorf("timed out after %s waiting for the rollout: is `dockctl controller` running for instance %q?", timeout, g.instance)
+			return timedOut()
 		case <-time.After(200 * time.Millisecond):
 		}
 	}
