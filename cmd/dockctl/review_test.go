@@ -225,3 +225,31 @@ func TestWaitTimeoutMessage(t *testing.T) {
 		t.Fatalf("err = %v, want the timeout message", err)
 	}
 }
+
+// Review: when the controller has observed the deployment and the rollout
+// is stuck (a crash-looping release), the timeout must not suggest that no
+// controller is running.
+func TestWaitTimeoutWithController(t *testing.T) {
+	startFakeDaemon(t)
+	dir := t.TempDir()
+	if out, err := runCLI(t, dir, webYAML, "apply", "-f", "-"); err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	st, err := store.Open(dir, "rev")
+	if err != nil {
+		t.Fatal(err)
+	}
+	rec, err := st.Get("web")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := st.WriteStatus("web", &store.Status{ObservedGeneration: rec.Generation}); err != nil {
+		t.Fatal(err)
+	}
+	g := &globalOptions{stateDir: dir, instance: "rev"}
+	var out bytes.Buffer
+	err = waitRollouts(context.Background(), g, st, []string{"web"}, time.Second, &out)
+	if err == nil || !strings.Contains(err.Error(), "timed out") || strings.Contains(err.Error(), "controller` running") {
+		t.Fatalf("err = %v, want a timeout that does not blame a missing controller\n%s", err, out.String())
+	}
+}

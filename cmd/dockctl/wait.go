@@ -114,7 +114,13 @@ func waitRollouts(ctx context.Context, g *globalOptions, st *store.Store, names 
 	defer cancel()
 	// One message however the timeout strikes (between two looks, or
 	// during one on a slow engine).
+	// The hint about the controller only while it has not observed every
+	// deployment: once it has, it runs, and the rollout itself is stuck.
+	observed := false
 	timedOut := func() error {
+		if observed {
+			return fmt.Errorf("timed out after %s waiting for the rollout (see `dockctl describe deployment NAME`)", timeout)
+		}
 		return fmt.Errorf("timed out after %s waiting for the rollout: is `dockctl controller` running for instance %q?", timeout, g.instance)
 	}
 	cli, err := g.docker(ctx)
@@ -137,7 +143,9 @@ func waitRollouts(ctx context.Context, g *globalOptions, st *store.Store, names 
 		}
 		r.render(ps)
 		done := true
+		observed = true
 		for _, p := range ps {
+			observed = observed && p.observed
 			if p.deadlineExceeded {
 				r.finish()
 				return errDeadlineExceeded
