@@ -133,6 +133,9 @@ func getContainers(cmd *cobra.Command, g *globalOptions, o *getOptions, name str
 	if err != nil {
 		return err
 	}
+	for _, err := range snap.recordErrs {
+		fmt.Fprintln(cmd.ErrOrStderr(), "warning:", err)
+	}
 	var objs []containerObject
 	for _, c := range snap.containers {
 		if (name != "" && c.Name != name) || !sel.Matches(labels.Set(c.Labels)) {

@@ -253,3 +253,23 @@ func TestWaitTimeoutWithController(t *testing.T) {
 		t.Fatalf("err = %v, want a timeout that does not blame a missing controller\n%s", err, out.String())
 	}
 }
+
+// Review: an orphan is a container whose deployment the state directory
+// never knew. One whose record exists but cannot be read is not: the
+// controller never touches it (not even with --prune-orphans), and `get
+// containers` must not call it an orphan.
+func TestUnreadableRecordIsNoOrphan(t *testing.T) {
+	f := startFakeDaemon(t)
+	f.addContainer("rev_api-abc-0", "rev", "api", nil)
+	dir := t.TempDir()
+	if out, err := runCLI(t, dir, webYAML, "apply", "-f", "-"); err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "deployments", "api.json"), []byte("{garbled"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	out, err := runCLI(t, dir, "", "get", "containers")
+	if err != nil || !strings.Contains(out, "rev_api-abc-0") || strings.Contains(out, "orphan") {
+		t.Fatalf("get containers: %v\n%s", err, out)
+	}
+}

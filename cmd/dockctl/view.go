@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"sort"
@@ -25,6 +26,10 @@ type snapshot struct {
 	containers []dockerx.Container
 	recordErrs []error
 	tombstones map[string]bool
+	// unreadable are deployments whose record exists but cannot be read:
+	// known, so their containers are no orphans (the controller leaves
+	// them alone until the record is readable again).
+	unreadable map[string]bool
 	now        time.Time
 	// controllerRunning tells whether a controller holds the state
 	// directory's lock: without one, what it recorded may be stale.
@@ -79,6 +84,17 @@ func takeSnapshot(ctx context.Context, g *globalOptions) (*snapshot, error) {
 		s.records = append(s.records, r)
 		if status, err := st.ReadStatus(r.Name); err == nil && status != nil {
 			s.statuses[r.Name] = status
+		}
+	}
+	for _, c := range cs {
+		if c.Deployment == "" || s.known(c.Deployment) || s.tombstoned(c.Deployment) || s.unreadable[c.Deployment] {
+			continue
+		}
+		if _, err := st.Lookup(c.Deployment); err != nil && !errors.Is(err, store.ErrNotFound) {
+			if s.unreadable == nil {
+				s.unreadable = map[string]bool{}
+			}
+			s.unreadable[c.Deployment] = true
 		}
 	}
 	return s, nil
@@ -167,7 +183,7 @@ func (s *snapshot) containerObject(c dockerx.Container) containerObject {
 		// deletion timestamp.
 		o.Phase, o.Ready = "Terminating", false
 	}
-	o.Orphan = !s.known(c.Deployment) && !s.tombstoned(c.Deployment)
+	o.Orphan = !s.known(c.Deployment) && !s.tombstoned(c.Deployment) && !s.unreadable[c.Deployment]
 	return o
 }
 
