@@ -84,7 +84,7 @@ func newDeleteCommand(g *globalOptions) *cobra.Command {
 				fmt.Fprintf(cmd.OutOrStdout(), "deployment/%s deleted\n", name)
 			}
 			if wait && len(deleted) > 0 {
-				if err := waitRollouts(cmd.Context(), g, st, deleted, timeout, cmd.OutOrStdout()); err != nil {
+				if err := waitDeleted(cmd.Context(), g, st, deleted, timeout, cmd.OutOrStdout()); err != nil {
 					errs = append(errs, err)
 				}
 			}

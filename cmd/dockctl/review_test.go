@@ -273,3 +273,31 @@ func TestUnreadableRecordIsNoOrphan(t *testing.T) {
 		t.Fatalf("get containers: %v\n%s", err, out)
 	}
 }
+
+// Review: `rollout status` and `apply --wait` wait for a rollout to
+// complete; a deployment deleted meanwhile never completes it, so they must
+// fail, not exit 0 as `delete --wait` rightly does once its containers are
+// gone.
+func TestWaitRolloutFailsOnDeletion(t *testing.T) {
+	startFakeDaemon(t)
+	dir := t.TempDir()
+	if out, err := runCLI(t, dir, webYAML, "apply", "-f", "-"); err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	st, err := store.Open(dir, "rev")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := st.Delete("web"); err != nil {
+		t.Fatal(err)
+	}
+	g := &globalOptions{stateDir: dir, instance: "rev"}
+	var out bytes.Buffer
+	err = waitRollouts(context.Background(), g, st, []string{"web"}, time.Minute, &out)
+	if err == nil || !strings.Contains(err.Error(), "deleted") {
+		t.Fatalf("waiting for the rollout of a deleted deployment: err = %v, want a failure naming the deletion\n%s", err, out.String())
+	}
+	if err := waitDeleted(context.Background(), g, st, []string{"web"}, time.Minute, &out); err != nil {
+		t.Fatalf("delete --wait with no container left: %v", err)
+	}
+}

@@ -24,6 +24,7 @@ type progress struct {
 	desired, updated, available, total   int32
 	observed, complete, deadlineExceeded bool
 	gone                                 bool // deleted and no container left
+	deleted                              bool // no live record (deleted or never known)
 }
 
 // message words the state as `kubectl rollout status` does.
@@ -64,7 +65,7 @@ func observeProgress(ctx context.Context, cli *dockerx.Client, st *store.Store, 
 		}
 		rec, err := st.Get(name)
 		if errors.Is(err, store.ErrNotFound) {
-			out = append(out, progress{name: name, total: int32(len(mine)), gone: len(mine) == 0, observed: true})
+			out = append(out, progress{name: name, total: int32(len(mine)), gone: len(mine) == 0, deleted: true, observed: true})
 			continue
 		}
 		if err != nil {
@@ -110,6 +111,19 @@ var errDeadlineExceeded = errors.New("progress deadline exceeded")
 // terminal, a plain line per change otherwise. It fails when a deployment
 // exceeds its progress deadline or the timeout passes.
 func waitRollouts(ctx context.Context, g *globalOptions, st *store.Store, names []string, timeout time.Duration, out io.Writer) error {
+	return waitFor(ctx, g, st, names, timeout, out, false)
+}
+
+// waitDeleted follows deleted deployments until their containers are gone
+// (`delete --wait`).
+func waitDeleted(ctx context.Context, g *globalOptions, st *store.Store, names []string, timeout time.Duration, out io.Writer) error {
+	return waitFor(ctx, g, st, names, timeout, out, true)
+}
+
+// waitFor is waitRollouts, or with deleting waitDeleted: a deployment
+// deleted while its rollout is awaited never completes it, which is an
+// error unless the deletion is what is awaited.
+func waitFor(ctx context.Context, g *globalOptions, st *store.Store, names []string, timeout time.Duration, out io.Writer, deleting bool) error {
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	// One message however the timeout strikes (between two looks, or
@@ -146,6 +160,10 @@ func waitRollouts(ctx context.Context, g *globalOptions, st *store.Store, names 
 		observed = true
 		for _, p := range ps {
 			observed = observed && p.observed
+			if p.deleted && !deleting {
+				r.finish()
+				return fmt.Errorf("deployment %q was deleted before its rollout finished", p.name)
+			}
 			if p.deadlineExceeded {
 				r.finish()
 				return errDeadlineExceeded
