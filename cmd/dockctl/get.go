@@ -144,6 +144,9 @@ func getContainers(cmd *cobra.Command, g *globalOptions, o *getOptions, name str
 		objs = append(objs, snap.containerObject(c))
 	}
 	sort.Slice(objs, func(i, j int) bool { return objs[i].Name < objs[j].Name })
+	if name != "" && len(objs) == 0 {
+		return fmt.Errorf("container %q not found in instance %q", name, g.instance)
+	}
 	if len(objs) == 0 && (o.output == "table" || o.output == "wide" || o.output == "") {
 		fmt.Fprintf(cmd.ErrOrStderr(), "No containers found in instance %q.\n", g.instance)
 		return nil

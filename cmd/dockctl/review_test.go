@@ -301,3 +301,22 @@ func TestWaitRolloutFailsOnDeletion(t *testing.T) {
 		t.Fatalf("delete --wait with no container left: %v", err)
 	}
 }
+
+// Review: `get containers NAME` of a container that does not exist fails
+// (exit 1) as `get deployments NAME` does and as kubectl does, instead of
+// exiting 0 — scripts test for a container with it.
+func TestGetContainerByNameNotFound(t *testing.T) {
+	f := startFakeDaemon(t)
+	f.addContainer("rev_web-abc-0", "rev", "web", nil)
+	dir := t.TempDir()
+	if out, err := runCLI(t, dir, "", "get", "containers", "rev_web-abc-0"); err != nil || !strings.Contains(out, "rev_web-abc-0") {
+		t.Fatalf("get containers of an existing one: %v\n%s", err, out)
+	}
+	out, err := runCLI(t, dir, "", "get", "containers", "rev_web-abc-9")
+	if err == nil || !strings.Contains(err.Error(), "not found") {
+		t.Fatalf("get containers of a missing one: err = %v, want not found\n%s", err, out)
+	}
+	if _, err := runCLI(t, dir, "", "get", "containers"); err != nil {
+		t.Fatalf("get containers (all): %v", err)
+	}
+}
