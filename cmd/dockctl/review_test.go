@@ -320,3 +320,26 @@ func TestGetContainerByNameNotFound(t *testing.T) {
 		t.Fatalf("get containers (all): %v", err)
 	}
 }
+
+// Review: `rollout undo --to-revision N` naming the current revision
+// changes nothing; it must not claim a rollback (kubectl says "skipped
+// rollback").
+func TestUndoToCurrentRevisionSkips(t *testing.T) {
+	dir := t.TempDir()
+	v2 := strings.Replace(hostPortYAML, "busybox:1.36", "busybox:1.37", 1)
+	for _, step := range []struct {
+		stdin string
+		args  []string
+	}{
+		{hostPortYAML, []string{"apply", "-f", "-"}},
+		{v2, []string{"apply", "-f", "-"}},
+	} {
+		if out, err := runCLI(t, dir, step.stdin, step.args...); err != nil {
+			t.Fatalf("%v: %v\n%s", step.args, err, out)
+		}
+	}
+	out, err := runCLI(t, dir, "", "rollout", "undo", "deployment", "hp", "--to-revision", "2")
+	if err != nil || strings.Contains(out, "rolled back") || !strings.Contains(out, "skipped rollback") {
+		t.Fatalf("undo to the current revision: %v\n%s", err, out)
+	}
+}
