@@ -343,3 +343,29 @@ func TestUndoToCurrentRevisionSkips(t *testing.T) {
 		t.Fatalf("undo to the current revision: %v\n%s", err, out)
 	}
 }
+
+// Review: a controller flag with a value that means nothing (no workers, a
+// resync period or backoff of zero or less, a negative settle time, a
+// backoff cap below its base) is refused naming the flag, as --max-replicas
+// is, instead of silently replaced by a default.
+func TestControllerRefusesMeaninglessFlags(t *testing.T) {
+	notADir := filepath.Join(t.TempDir(), "file")
+	if err := os.WriteFile(notADir, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for _, args := range [][]string{
+		{"--workers", "0"}, {"--workers", "-2"},
+		{"--resync-period", "0s"}, {"--resync-period", "-1s"},
+		{"--crash-backoff-base", "0s"}, {"--crash-backoff-max", "-1s"},
+		{"--crash-backoff-max", "1s", "--crash-backoff-base", "2s"},
+		{"--settle-time", "-1s"},
+	} {
+		cmd := newControllerCommand(&globalOptions{stateDir: notADir, instance: "rev"})
+		cmd.SetArgs(append(args, "--metrics-addr", ""))
+		cmd.SetOut(io.Discard)
+		cmd.SetErr(io.Discard)
+		if err := cmd.Execute(); err == nil || !strings.Contains(err.Error(), args[0]) {
+			t.Errorf("%v: err = %v, want a refusal naming %s", args, err, args[0])
+		}
+	}
+}
