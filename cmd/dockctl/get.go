@@ -77,7 +77,7 @@ func getDeployments(cmd *cobra.Command, g *globalOptions, o *getOptions, name st
 		}
 	}
 	if name != "" && len(recs) == 0 {
-		return fmt.Errorf("deployment %q not found in instance %q", name, g.instance)
+		return snap.missing(name)
 	}
 	if len(recs) == 0 && (o.output == "table" || o.output == "wide" || o.output == "") {
 		fmt.Fprintf(cmd.ErrOrStderr(), "No deployments found in instance %q.\n", g.instance)

@@ -369,3 +369,23 @@ func TestControllerRefusesMeaninglessFlags(t *testing.T) {
 		}
 	}
 }
+
+// Review: a deployment whose record cannot be read exists; `get deployments
+// NAME` and `describe` must say why it cannot be shown, not that it is not
+// found (which invites applying it afresh over its history).
+func TestUnreadableRecordIsNotNotFound(t *testing.T) {
+	startFakeDaemon(t)
+	dir := t.TempDir()
+	if out, err := runCLI(t, dir, webYAML, "apply", "-f", "-"); err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "deployments", "web.json"), []byte("{garbled"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for _, args := range [][]string{{"get", "deployments", "web"}, {"get", "deployment/web"}, {"describe", "deployment", "web"}} {
+		out, err := runCLI(t, dir, "", args...)
+		if err == nil || strings.Contains(err.Error(), "not found") || !strings.Contains(err.Error(), "deployments/web.json") {
+			t.Errorf("%v: err = %v, want the unreadable state file named, not \"not found\"\n%s", args, err, out)
+		}
+	}
+}

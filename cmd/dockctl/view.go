@@ -30,6 +30,7 @@ type snapshot struct {
 	// known, so their containers are no orphans (the controller leaves
 	// them alone until the record is readable again).
 	unreadable map[string]bool
+	st         *store.Store
 	now        time.Time
 	// controllerRunning tells whether a controller holds the state
 	// directory's lock: without one, what it recorded may be stale.
@@ -75,7 +76,7 @@ func takeSnapshot(ctx context.Context, g *globalOptions) (*snapshot, error) {
 	}
 	all, errs := st.ListAll()
 	running, _ := st.ControllerRunning()
-	s := &snapshot{controllerRunning: running, instance: g.instance, statuses: map[string]*store.Status{}, tombstones: map[string]bool{}, containers: cs, recordErrs: errs, now: time.Now()}
+	s := &snapshot{st: st, controllerRunning: running, instance: g.instance, statuses: map[string]*store.Status{}, tombstones: map[string]bool{}, containers: cs, recordErrs: errs, now: time.Now()}
 	for _, r := range all {
 		if r.Deleted {
 			s.tombstones[r.Name] = true
@@ -144,6 +145,18 @@ type containerObject struct {
 	Ports        []string          `json:"ports,omitempty"`
 	Labels       map[string]string `json:"labels,omitempty"`
 	Orphan       bool              `json:"orphan,omitempty"`
+}
+
+// missing words why the live deployment name is not in the snapshot: its
+// record cannot be read (the store's error, naming the file), or there is
+// none.
+func (s *snapshot) missing(name string) error {
+	if s.st != nil {
+		if _, err := s.st.Lookup(name); err != nil && !errors.Is(err, store.ErrNotFound) {
+			return fmt.Errorf("deployment %q: %w", name, err)
+		}
+	}
+	return fmt.Errorf("deployment %q not found in instance %q", name, s.instance)
 }
 
 func (s *snapshot) known(name string) bool { return s.record(name) != nil }
