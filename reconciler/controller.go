@@ -487,6 +487,19 @@ func (c *Controller) assess(ctx context.Context, rec *store.Record, observed []d
 	a.ready = readiness(observed, a.state.Containers, probed(templates))
 	a.in.Ready = a.ready
 	c.stopInputs(&a.in, a.state, a.ready)
+	// A stop in flight that the status does not hold — begun while the
+	// deployment was deleted, before it was applied again — is recorded as
+	// one this sync begins would be: `get` shows it terminating, and a
+	// restarted controller resumes it instead of taking it for a replica.
+	for id, deadline := range a.in.Terminating {
+		if cst := a.state.Containers[id]; !deadline.IsZero() && (cst == nil || cst.StopDeadline.IsZero()) {
+			if cst == nil {
+				cst = &containerState{}
+				a.state.Containers[id] = cst
+			}
+			cst.StopDeadline = deadline
+		}
+	}
 	a.in.StartNotBefore = c.observeContainers(&a.state, observed, a.ready, now)
 	a.in.Available, a.availableIn = availability(a.d, observed, a.ready, a.state.Containers, c.opts.SettleTime, now)
 	settle := c.opts.SettleTime

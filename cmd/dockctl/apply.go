@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"io"
 	"time"
@@ -195,6 +196,9 @@ func runDiff(stdin io.Reader, out io.Writer, g *globalOptions, files []string) (
 	for _, d := range deps {
 		var live []byte
 		rec, err := st.Get(d.Metadata.Name)
+		if err != nil && !errors.Is(err, store.ErrNotFound) {
+			return 0, err // unreadable: apply would refuse it too
+		}
 		if err == nil && keepPaused[d.Metadata.Name] {
 			d.Spec.Paused = rec.Deployment.Spec.Paused // kept by apply: no difference
 		}
@@ -205,6 +209,13 @@ func runDiff(stdin io.Reader, out io.Writer, g *globalOptions, files []string) (
 				r = rec.Deployment.Replicas()
 			}
 			d.Spec.Replicas = &r
+			if r != manifests.DefaultReplicas {
+				// As apply does: the kept count must be valid with the
+				// new manifest (a hostPort allows one replica).
+				if verr := manifests.Validate(d); verr != nil {
+					return 0, fmt.Errorf("deployment %q with the live replicas (%d) kept, as spec.replicas is not set: %w", d.Metadata.Name, r, verr)
+				}
+			}
 		}
 		if err == nil {
 			// Compare specs, not bookkeeping: server-set metadata is

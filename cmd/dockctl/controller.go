@@ -112,9 +112,28 @@ func runController(g *globalOptions, o *controllerOptions) error {
 	if o.maxGrace <= 0 {
 		return fmt.Errorf("--max-grace-period %v: must be positive", o.maxGrace)
 	}
-	var handler slog.Handler = slog.NewTextHandler(os.Stderr, nil)
-	if o.logFormat == "json" {
+	// The controller would replace these by its defaults: a typo must not
+	// silently mean something else.
+	switch {
+	case o.workers < 1:
+		return fmt.Errorf("--workers %d: must be at least 1", o.workers)
+	case o.resync <= 0:
+		return fmt.Errorf("--resync-period %v: must be positive", o.resync)
+	case o.crashBase <= 0:
+		return fmt.Errorf("--crash-backoff-base %v: must be positive", o.crashBase)
+	case o.crashMax < o.crashBase:
+		return fmt.Errorf("--crash-backoff-max %v: must be at least --crash-backoff-base (%v)", o.crashMax, o.crashBase)
+	case o.settle < 0:
+		return fmt.Errorf("--settle-time %v: must be 0 (off) or positive", o.settle)
+	}
+	var handler slog.Handler
+	switch o.logFormat {
+	case "text":
+		handler = slog.NewTextHandler(os.Stderr, nil)
+	case "json":
 		handler = slog.NewJSONHandler(os.Stderr, nil)
+	default:
+		return fmt.Errorf("--log-format %q: must be text or json", o.logFormat)
 	}
 	log := slog.New(handler)
 

@@ -24,7 +24,7 @@ func newDescribeCommand(g *globalOptions) *cobra.Command {
 				return nil
 			}
 		}
-		return fmt.Errorf("deployment %q not found in instance %q", name, g.instance)
+		return snap.missing(name)
 	})
 }
 

@@ -77,7 +77,7 @@ func getDeployments(cmd *cobra.Command, g *globalOptions, o *getOptions, name st
 		}
 	}
 	if name != "" && len(recs) == 0 {
-		return fmt.Errorf("deployment %q not found in instance %q", name, g.instance)
+		return snap.missing(name)
 	}
 	if len(recs) == 0 && (o.output == "table" || o.output == "wide" || o.output == "") {
 		fmt.Fprintf(cmd.ErrOrStderr(), "No deployments found in instance %q.\n", g.instance)
@@ -133,6 +133,9 @@ func getContainers(cmd *cobra.Command, g *globalOptions, o *getOptions, name str
 	if err != nil {
 		return err
 	}
+	for _, err := range snap.recordErrs {
+		fmt.Fprintln(cmd.ErrOrStderr(), "warning:", err)
+	}
 	var objs []containerObject
 	for _, c := range snap.containers {
 		if (name != "" && c.Name != name) || !sel.Matches(labels.Set(c.Labels)) {
@@ -141,6 +144,9 @@ func getContainers(cmd *cobra.Command, g *globalOptions, o *getOptions, name str
 		objs = append(objs, snap.containerObject(c))
 	}
 	sort.Slice(objs, func(i, j int) bool { return objs[i].Name < objs[j].Name })
+	if name != "" && len(objs) == 0 {
+		return fmt.Errorf("container %q not found in instance %q", name, g.instance)
+	}
 	if len(objs) == 0 && (o.output == "table" || o.output == "wide" || o.output == "") {
 		fmt.Fprintf(cmd.ErrOrStderr(), "No containers found in instance %q.\n", g.instance)
 		return nil

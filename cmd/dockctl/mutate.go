@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"time"
 
@@ -23,15 +24,8 @@ func newScaleCommand(g *globalOptions) *cobra.Command {
 			return fmt.Errorf("--replicas must be <= %d, got %d", manifests.MaxReplicasLimit, replicas)
 		}
 		err := g.updateDeployment(name, func(_ *store.Record, d *manifests.Deployment) error {
-			if replicas > 1 {
-				for _, p := range d.Container().Ports {
-					if p.HostPort != 0 {
-						return fmt.Errorf("deployment %s publishes hostPort %d: it cannot run more than one replica", name, p.HostPort)
-					}
-				}
-			}
 			d.Spec.Replicas = &replicas
-			return nil
+			return hostPortConflict(d)
 		})
 		if err != nil {
 			return err
@@ -77,20 +71,43 @@ func newDeleteCommand(g *globalOptions) *cobra.Command {
 			if err != nil {
 				return err
 			}
+			// As kubectl delete -f: one that is missing is reported, and
+			// does not keep the others running.
+			var deleted []string
+			var errs []error
 			for _, name := range names {
 				if err := st.Delete(name); err != nil {
-					return notFound(g, name, err)
+					errs = append(errs, notFound(g, name, err))
+					continue
 				}
+				deleted = append(deleted, name)
 				fmt.Fprintf(cmd.OutOrStdout(), "deployment/%s deleted\n", name)
 			}
-			if wait {
-				return waitRollouts(cmd.Context(), g, st, names, timeout, cmd.OutOrStdout())
+			if wait && len(deleted) > 0 {
+				if err := waitDeleted(cmd.Context(), g, st, deleted, timeout, cmd.OutOrStdout()); err != nil {
+					errs = append(errs, err)
+				}
 			}
-			return nil
+			return errors.Join(errs...)
 		},
 	}
 	cmd.Flags().StringSliceVarP(&files, "filename", "f", nil, "delete the deployments named in these manifests")
 	cmd.Flags().BoolVar(&wait, "wait", false, "wait until their containers are gone (needs a running controller)")
 	cmd.Flags().DurationVar(&timeout, "timeout", 5*time.Minute, "how long --wait waits")
 	return cmd
+}
+
+// hostPortConflict refuses what apply's validation refuses, for the commands
+// that change a stored deployment without a manifest (scale, rollout undo):
+// each replica would need the same host port, and only one can bind it.
+func hostPortConflict(d *manifests.Deployment) error {
+	if d.Replicas() <= 1 {
+		return nil
+	}
+	for _, p := range d.Container().Ports {
+		if p.HostPort != 0 {
+			return fmt.Errorf("deployment %s publishes hostPort %d: it cannot run more than one replica (it has %d)", d.Metadata.Name, p.HostPort, d.Replicas())
+		}
+	}
+	return nil
 }

@@ -85,6 +85,7 @@ func newRolloutUndoCommand(g *globalOptions) *cobra.Command {
 	var toRevision int64
 	cmd := deploymentCommand("undo deployment NAME [--to-revision N]", "Roll back to the previous revision, or to revision N", func(cmd *cobra.Command, name string) error {
 		var target int64
+		skipped := false
 		err := g.updateDeployment(name, func(rec *store.Record, d *manifests.Deployment) error {
 			var rev *store.Revision
 			switch {
@@ -99,11 +100,30 @@ func newRolloutUndoCommand(g *globalOptions) *cobra.Command {
 				rev = &rec.Revisions[len(rec.Revisions)-2]
 			}
 			target = rev.Number
+			if cur := rec.CurrentRevision(); cur != nil && cur.Hash == rev.Hash {
+				skipped = true // nothing to restore
+				return nil
+			}
 			d.Spec.Template = rev.Template
-			return nil
+			// As Kubernetes copies the ReplicaSet's change-cause back to the
+			// Deployment on a rollback: the restored revision keeps its own
+			// cause in the history, not that of the release rolled back from.
+			if rev.ChangeCause != "" {
+				if d.Metadata.Annotations == nil {
+					d.Metadata.Annotations = map[string]string{}
+				}
+				d.Metadata.Annotations[manifests.AnnotationChangeCause] = rev.ChangeCause
+			} else {
+				delete(d.Metadata.Annotations, manifests.AnnotationChangeCause)
+			}
+			return hostPortConflict(d)
 		})
 		if err != nil {
 			return err
+		}
+		if skipped {
+			fmt.Fprintf(cmd.OutOrStdout(), "deployment/%s skipped rollback (current template already matches revision %d)\n", name, target)
+			return nil
 		}
 		fmt.Fprintf(cmd.OutOrStdout(), "deployment/%s rolled back (to revision %d)\n", name, target)
 		return nil

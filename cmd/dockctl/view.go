@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"sort"
@@ -25,6 +26,11 @@ type snapshot struct {
 	containers []dockerx.Container
 	recordErrs []error
 	tombstones map[string]bool
+	// unreadable are deployments whose record exists but cannot be read:
+	// known, so their containers are no orphans (the controller leaves
+	// them alone until the record is readable again).
+	unreadable map[string]bool
+	st         *store.Store
 	now        time.Time
 	// controllerRunning tells whether a controller holds the state
 	// directory's lock: without one, what it recorded may be stale.
@@ -70,7 +76,7 @@ func takeSnapshot(ctx context.Context, g *globalOptions) (*snapshot, error) {
 	}
 	all, errs := st.ListAll()
 	running, _ := st.ControllerRunning()
-	s := &snapshot{controllerRunning: running, instance: g.instance, statuses: map[string]*store.Status{}, tombstones: map[string]bool{}, containers: cs, recordErrs: errs, now: time.Now()}
+	s := &snapshot{st: st, controllerRunning: running, instance: g.instance, statuses: map[string]*store.Status{}, tombstones: map[string]bool{}, containers: cs, recordErrs: errs, now: time.Now()}
 	for _, r := range all {
 		if r.Deleted {
 			s.tombstones[r.Name] = true
@@ -79,6 +85,17 @@ func takeSnapshot(ctx context.Context, g *globalOptions) (*snapshot, error) {
 		s.records = append(s.records, r)
 		if status, err := st.ReadStatus(r.Name); err == nil && status != nil {
 			s.statuses[r.Name] = status
+		}
+	}
+	for _, c := range cs {
+		if c.Deployment == "" || s.known(c.Deployment) || s.tombstoned(c.Deployment) || s.unreadable[c.Deployment] {
+			continue
+		}
+		if _, err := st.Lookup(c.Deployment); err != nil && !errors.Is(err, store.ErrNotFound) {
+			if s.unreadable == nil {
+				s.unreadable = map[string]bool{}
+			}
+			s.unreadable[c.Deployment] = true
 		}
 	}
 	return s, nil
@@ -130,6 +147,18 @@ type containerObject struct {
 	Orphan       bool              `json:"orphan,omitempty"`
 }
 
+// missing words why the live deployment name is not in the snapshot: its
+// record cannot be read (the store's error, naming the file), or there is
+// none.
+func (s *snapshot) missing(name string) error {
+	if s.st != nil {
+		if _, err := s.st.Lookup(name); err != nil && !errors.Is(err, store.ErrNotFound) {
+			return fmt.Errorf("deployment %q: %w", name, err)
+		}
+	}
+	return fmt.Errorf("deployment %q not found in instance %q", name, s.instance)
+}
+
 func (s *snapshot) known(name string) bool { return s.record(name) != nil }
 
 func (s *snapshot) record(name string) *store.Record {
@@ -161,8 +190,13 @@ func (s *snapshot) containerObject(c dockerx.Container) containerObject {
 		if v.Terminating {
 			o.Phase = "Terminating" // being stopped gracefully to be removed
 		}
+	} else if s.tombstoned(c.Deployment) {
+		// Its deployment was deleted: the controller is stopping it (over
+		// its grace period) to remove it, as Kubernetes shows a pod with a
+		// deletion timestamp.
+		o.Phase, o.Ready = "Terminating", false
 	}
-	o.Orphan = !s.known(c.Deployment) && !s.tombstoned(c.Deployment)
+	o.Orphan = !s.known(c.Deployment) && !s.tombstoned(c.Deployment) && !s.unreadable[c.Deployment]
 	return o
 }
 

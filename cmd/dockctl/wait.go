@@ -24,6 +24,7 @@ type progress struct {
 	desired, updated, available, total   int32
 	observed, complete, deadlineExceeded bool
 	gone                                 bool // deleted and no container left
+	deleted                              bool // no live record (deleted or never known)
 	// Why it may be stuck, for the timeout's message: the ReplicaFailure
 	// condition's reason and message, and replicas in a crash loop.
 	failure      string
@@ -80,7 +81,7 @@ func observeProgress(ctx context.Context, cli *dockerx.Client, st *store.Store, 
 		}
 		rec, err := st.Get(name)
 		if errors.Is(err, store.ErrNotFound) {
-			out = append(out, progress{name: name, total: int32(len(mine)), gone: len(mine) == 0, observed: true})
+			out = append(out, progress{name: name, total: int32(len(mine)), gone: len(mine) == 0, deleted: true, observed: true})
 			continue
 		}
 		if err != nil {
@@ -136,10 +137,38 @@ var errDeadlineExceeded = errors.New("progress deadline exceeded")
 // terminal, a plain line per change otherwise. It fails when a deployment
 // exceeds its progress deadline or the timeout passes.
 func waitRollouts(ctx context.Context, g *globalOptions, st *store.Store, names []string, timeout time.Duration, out io.Writer) error {
+	return waitFor(ctx, g, st, names, timeout, out, false)
+}
+
+// waitDeleted follows deleted deployments until their containers are gone
+// (`delete --wait`).
+func waitDeleted(ctx context.Context, g *globalOptions, st *store.Store, names []string, timeout time.Duration, out io.Writer) error {
+	return waitFor(ctx, g, st, names, timeout, out, true)
+}
+
+// waitFor is waitRollouts, or with deleting waitDeleted: a deployment
+// deleted while its rollout is awaited never completes it, which is an
+// error unless the deletion is what is awaited.
+func waitFor(ctx context.Context, g *globalOptions, st *store.Store, names []string, timeout time.Duration, out io.Writer, deleting bool) error {
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
+	// One message however the timeout strikes (between two looks, or
+	// during one on a slow engine).
+	// The hint about the controller only while it has not observed every
+	// deployment: once it has, it runs, and the rollout itself is stuck.
+	var last []progress // nil until the first observation
+	timedOut := func() error {
+		if last == nil {
+			return fmt.Errorf("timed out after %s waiting for the rollout: is `dockctl controller` running for instance %q?", timeout, g.instance)
+		}
+		running, err := st.ControllerRunning()
+		return timeoutError(timeout, g.instance, err == nil && running, last)
+	}
 	cli, err := g.docker(ctx)
 	if err != nil {
+		if ctx.Err() != nil {
+			return timedOut()
+		}
 		return err
 	}
 	defer cli.Close()
@@ -148,13 +177,19 @@ func waitRollouts(ctx context.Context, g *globalOptions, st *store.Store, names 
 		ps, err := observeProgress(ctx, cli, st, g.instance, names)
 		if err != nil {
 			if ctx.Err() != nil {
-				return fmt.Errorf("timed out after %s", timeout)
+				r.finish()
+				return timedOut()
 			}
 			return err
 		}
 		r.render(ps)
+		last = ps
 		done := true
 		for _, p := range ps {
+			if p.deleted && !deleting {
+				r.finish()
+				return fmt.Errorf("deployment %q was deleted before its rollout finished", p.name)
+			}
 			if p.deadlineExceeded {
 				r.finish()
 				return errDeadlineExceeded
@@ -168,8 +203,7 @@ func waitRollouts(ctx context.Context, g *globalOptions, st *store.Store, names 
 		select {
 		case <-ctx.Done():
 			r.finish()
-			running, err := st.ControllerRunning()
-			return timeoutError(timeout, g.instance, err == nil && running, ps)
+			return timedOut()
 		case <-time.After(200 * time.Millisecond):
 		}
 	}
