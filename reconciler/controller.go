@@ -491,15 +491,7 @@ func (c *Controller) assess(ctx context.Context, rec *store.Record, observed []d
 	// deployment was deleted, before it was applied again — is recorded as
 	// one this sync begins would be: `get` shows it terminating, and a
 	// restarted controller resumes it instead of taking it for a replica.
-	for id, deadline := range a.in.Terminating {
-		if cst := a.state.Containers[id]; !deadline.IsZero() && (cst == nil || cst.StopDeadline.IsZero()) {
-			if cst == nil {
-				cst = &containerState{}
-				a.state.Containers[id] = cst
-			}
-			cst.StopDeadline = deadline
-		}
-	}
+	recordInFlight(&a.state, a.in)
 	a.in.StartNotBefore = c.observeContainers(&a.state, observed, a.ready, now)
 	a.in.Available, a.availableIn = availability(a.d, observed, a.ready, a.state.Containers, c.opts.SettleTime, now)
 	settle := c.opts.SettleTime
@@ -600,7 +592,6 @@ func (c *Controller) syncDeployment(ctx context.Context, name string) (time.Dura
 	}
 	recordStarts(&a.state, a.plan, now)
 	recordStops(&a.state, a.plan, now)
-	recordInFlight(&a.state, a.in)
 	if ctx.Err() == nil { // a start cut short by shutdown is no crash
 		c.recordStartFailures(&a.state, a.plan, execErr, now)
 	}
