@@ -108,9 +108,12 @@ func TestSelfHealing(t *testing.T) {
 			t.Fatal(err)
 		}
 		// The controller may remove the stray between create and start (its
-		// create event is enough); then the start fails, which is fine.
+		// create event is enough); then the start fails — the container is
+		// gone, or still being removed — which is fine.
 		if err := dockerCli.ContainerStart(ctx, resp.ID, container.StartOptions{}); err != nil {
-			if _, ierr := dockerCli.ContainerInspect(ctx, resp.ID); ierr == nil {
+			info, ierr := dockerCli.ContainerInspect(ctx, resp.ID)
+			removing := ierr != nil || info.State.Status == "removing" || info.State.Dead || strings.Contains(err.Error(), "marked for removal")
+			if !removing {
 				t.Fatal(err)
 			}
 		}
