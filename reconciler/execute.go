@@ -14,7 +14,7 @@ import (
 
 func (c *Controller) logPlan(name string, plan Plan) {
 	for _, op := range plan.Ops {
-		c.log.Info("planned", "deployment", name, "op", op.Kind, "container", op.Name, "cause", op.Cause)
+		c.log.Info("planned", "deployment", name, "op", op.Kind, "container", op.Name, "reason", op.Reason, "cause", op.Cause)
 	}
 }
 

@@ -32,13 +32,50 @@ const (
 	OpRestart OpKind = "restart"
 )
 
-// Op is one operation of a plan. Cause says why it is needed, in words a
-// user reading the controller's log or `describe` output understands.
+// OpReason is why an operation is planned, for code to act on: the
+// controller must never parse Cause, which is written for people and may
+// change with any release.
+type OpReason string
+
+const (
+	// ReasonMissing: a revision has fewer replicas than its size (OpCreate).
+	ReasonMissing OpReason = "Missing"
+	// ReasonStopped: a replica that ran has stopped (OpStart). Its start
+	// counts as a restart.
+	ReasonStopped OpReason = "Stopped"
+	// ReasonNeverStarted: a replica was created but never started (OpStart).
+	ReasonNeverStarted OpReason = "NeverStarted"
+	// ReasonPaused: a replica is paused (OpUnpause).
+	ReasonPaused OpReason = "Paused"
+	// ReasonLiveness: a running replica failed its liveness probe
+	// (OpRestart). Its restart counts as a restart.
+	ReasonLiveness OpReason = "Liveness"
+	// ReasonSurplus: the current revision has more replicas than desired
+	// (OpRemove).
+	ReasonSurplus OpReason = "Surplus"
+	// ReasonRollout: an old revision is scaled down (OpRemove).
+	ReasonRollout OpReason = "Rollout"
+	// ReasonNoHash: a container with no template hash, not made by dockctl
+	// (OpRemove).
+	ReasonNoHash OpReason = "NoHash"
+	// ReasonDead: Docker reports the container dead (OpRemove).
+	ReasonDead OpReason = "Dead"
+	// ReasonTerminating: a container whose stop was begun earlier, by this
+	// or a previous controller, is stopped again (OpRemove).
+	ReasonTerminating OpReason = "Terminating"
+	// ReasonDeleted: the deployment was deleted (OpRemove).
+	ReasonDeleted OpReason = "Deleted"
+)
+
+// Op is one operation of a plan. Reason says why it is needed, for code;
+// Cause says it in words a user reading the controller's log or `describe`
+// output understands.
 type Op struct {
 	Kind        OpKind
 	Name        string // container name
 	ContainerID string // empty for OpCreate
 	Hash        string // template hash of the container to create
+	Reason      OpReason
 	Cause       string
 	// Grace is, for OpRemove and OpRestart, how long the container has
 	// between its stop signal and the kill: its own revision's
@@ -49,6 +86,17 @@ type Op struct {
 
 func (o Op) String() string {
 	return fmt.Sprintf("%s %s: %s", o.Kind, o.Name, o.Cause)
+}
+
+// countsAsRestart reports whether the op runs a replica again after it
+// ran — a stopped replica started, a liveness restart — which status
+// counts as a restart. A first start of a created container is not one.
+func (o Op) countsAsRestart() bool {
+	switch o.Reason {
+	case ReasonStopped, ReasonLiveness:
+		return true
+	}
+	return false
 }
 
 // Plan is the outcome of comparing desired with observed state.
@@ -159,7 +207,7 @@ func ComputePlan(in PlanInput) Plan {
 			if c.State == dockerx.StateRemoving {
 				continue
 			}
-			if op, ok := in.removeOp(&c, "deployment deleted"); ok {
+			if op, ok := in.removeOp(&c, ReasonDeleted, "deployment deleted"); ok {
 				plan.Ops = append(plan.Ops, op)
 			}
 		}
@@ -201,10 +249,10 @@ func ComputePlan(in PlanInput) Plan {
 		groups[c.TemplateHash] = append(groups[c.TemplateHash], c)
 	}
 	for _, c := range byName(dead) {
-		plan.Ops = append(plan.Ops, Op{Kind: OpRemove, Name: c.Name, ContainerID: c.ID, Cause: "container is dead"})
+		plan.Ops = append(plan.Ops, Op{Kind: OpRemove, Name: c.Name, ContainerID: c.ID, Reason: ReasonDead, Cause: "container is dead"})
 	}
 	for _, c := range byName(terminating) {
-		if op, ok := in.removeOp(c, "terminating"); ok {
+		if op, ok := in.removeOp(c, ReasonTerminating, "terminating"); ok {
 			plan.Ops = append(plan.Ops, op)
 		}
 	}
@@ -295,9 +343,9 @@ func (in PlanInput) reconcileRevision(s *revisionSet, cs []*dockerx.Container, p
 	if n := int32(len(cs)); n > s.size {
 		ops = make([]Op, 0, n-s.size)
 		ranked := rankForRemoval(cs, in.isReady, in.Available)
-		cause := in.removeCause(s, n)
+		reason, cause := in.removeCause(s, n)
 		for _, c := range ranked[:n-s.size] {
-			ops = append(ops, Op{Kind: OpRemove, Name: c.Name, ContainerID: c.ID, Cause: cause, Grace: in.graceFor(c)})
+			ops = append(ops, Op{Kind: OpRemove, Name: c.Name, ContainerID: c.ID, Reason: reason, Cause: cause, Grace: in.graceFor(c)})
 		}
 		current = ranked[n-s.size:]
 	}
@@ -323,16 +371,16 @@ func (in PlanInput) reconcileRevision(s *revisionSet, cs []*dockerx.Container, p
 				plan.RequeueAfter = minPositive(plan.RequeueAfter, nb.Sub(in.Now))
 				continue
 			}
-			cause := causeStopped
+			reason, cause := ReasonStopped, causeStopped
 			if c.State == dockerx.StateCreated {
-				cause = "created but never started"
+				reason, cause = ReasonNeverStarted, "created but never started"
 			}
-			ops = append(ops, Op{Kind: OpStart, Name: c.Name, ContainerID: c.ID, Cause: cause})
+			ops = append(ops, Op{Kind: OpStart, Name: c.Name, ContainerID: c.ID, Reason: reason, Cause: cause})
 		case dockerx.StatePaused:
-			ops = append(ops, Op{Kind: OpUnpause, Name: c.Name, ContainerID: c.ID, Cause: "paused"})
+			ops = append(ops, Op{Kind: OpUnpause, Name: c.Name, ContainerID: c.ID, Reason: ReasonPaused, Cause: "paused"})
 		case dockerx.StateRunning:
 			if in.LivenessFailed[c.ID] {
-				ops = append(ops, Op{Kind: OpRestart, Name: c.Name, ContainerID: c.ID, Cause: "liveness probe failed",
+				ops = append(ops, Op{Kind: OpRestart, Name: c.Name, ContainerID: c.ID, Reason: ReasonLiveness, Cause: "liveness probe failed",
 					Grace: boundGrace(in.templateOf(c.TemplateHash), in.MaxGracePeriod)})
 			}
 		}
@@ -355,7 +403,7 @@ func (in PlanInput) reconcileRevision(s *revisionSet, cs []*dockerx.Container, p
 		if s.hash != in.Hash {
 			cause = fmt.Sprintf("old revision %s: %d of %d replicas exist", s.hash, len(current), s.size)
 		}
-		ops = append(ops, Op{Kind: OpCreate, Name: name, Hash: s.hash, Cause: cause})
+		ops = append(ops, Op{Kind: OpCreate, Name: name, Hash: s.hash, Reason: ReasonMissing, Cause: cause})
 	}
 	return ops
 }
@@ -369,14 +417,14 @@ func (in PlanInput) isReady(c *dockerx.Container) bool {
 	return in.Ready[c.ID]
 }
 
-func (in PlanInput) removeCause(s *revisionSet, n int32) string {
+func (in PlanInput) removeCause(s *revisionSet, n int32) (OpReason, string) {
 	switch {
 	case s.hash == "":
-		return "no template hash: not made by dockctl"
+		return ReasonNoHash, "no template hash: not made by dockctl"
 	case s.hash == in.Hash:
-		return fmt.Sprintf("surplus: %d replicas, %d desired", n, s.size)
+		return ReasonSurplus, fmt.Sprintf("surplus: %d replicas, %d desired", n, s.size)
 	default:
-		return fmt.Sprintf("rollout to %s: old revision %s scaled to %d", in.Hash, s.hash, s.size)
+		return ReasonRollout, fmt.Sprintf("rollout to %s: old revision %s scaled to %d", in.Hash, s.hash, s.size)
 	}
 }
 
@@ -444,8 +492,7 @@ func hasRemoving(cs []dockerx.Container, hash string) bool {
 	return false
 }
 
-// causeStopped marks the start of a replica that ran and stopped: it counts
-// as a restart in status.
+// causeStopped is the Cause of a ReasonStopped start.
 const causeStopped = "stopped"
 
 // rankForRemoval orders containers least valuable first, as Kubernetes ranks
