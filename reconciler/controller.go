@@ -344,7 +344,7 @@ func (c *Controller) syncDeployment(ctx context.Context, name string) (time.Dura
 		c.stopInputs(&in, deploymentState{}, nil)
 		plan := ComputePlan(in)
 		c.logPlan(name, plan)
-		_, execErr := c.execute(ctx, rec, in, plan)
+		_, execErr := c.execute(ctx, in, plan)
 		if len(observed) == 0 {
 			c.opts.Observer.DeploymentForgotten(name)
 		}
@@ -356,7 +356,7 @@ func (c *Controller) syncDeployment(ctx context.Context, name string) (time.Dura
 	var execErr error
 	if fail.reason == "" {
 		c.logPlan(name, a.plan)
-		fail, execErr = c.execute(ctx, rec, a.in, a.plan)
+		fail, execErr = c.execute(ctx, a.in, a.plan)
 		fail = backOffImagePull(fail, a.prev.Conditions)
 	} else {
 		// Refused: no container of it is created, started or removed, so

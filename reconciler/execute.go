@@ -9,7 +9,6 @@ import (
 
 	"github.com/dockctl/dockctl/dockerx"
 	"github.com/dockctl/dockctl/manifests"
-	"github.com/dockctl/dockctl/store"
 )
 
 func (c *Controller) logPlan(name string, plan Plan) {
@@ -22,7 +21,7 @@ func (c *Controller) logPlan(name string, plan Plan) {
 // fights its predecessor for a host port), then starts and unpauses, then
 // creates with slow start. It returns a user-facing failure message for the
 // ReplicaFailure condition when replicas could not be created.
-func (c *Controller) execute(ctx context.Context, rec *store.Record, in PlanInput, plan Plan) (failure, error) {
+func (c *Controller) execute(ctx context.Context, in PlanInput, plan Plan) (failure, error) {
 	var errs []error
 	var removals, restarts []Op
 	for _, op := range plan.Ops {
@@ -72,10 +71,12 @@ func (c *Controller) execute(ctx context.Context, rec *store.Record, in PlanInpu
 		}
 	}
 	if len(creates) > 0 {
-		templates, err := templatesFor(rec, in, creates)
+		templates, err := templatesOf(creates)
 		if err == nil {
-			// Defence in depth: the planner creates no refused revision,
-			// and nothing is created from a template that was not checked.
+			// Defence in depth, and deliberately here rather than in the
+			// plan: the planner creates no refused revision, and this
+			// check trusts no plan, so that nothing is ever created from
+			// a template that was not checked.
 			for h, d := range templates {
 				if msg := c.templateRefusal(h, &d.Spec.Template); msg != "" {
 					err = fmt.Errorf("create from %s", msg)
@@ -99,7 +100,7 @@ func (c *Controller) execute(ctx context.Context, rec *store.Record, in PlanInpu
 			}
 		}
 		failed := slowStart(ready, c.opts.MaxCreatesInFlight, func(op Op) error {
-			return c.create(ctx, in, templates[op.Hash], op)
+			return c.create(ctx, in, op)
 		})
 		for _, err := range failed {
 			var se *startError
@@ -112,26 +113,15 @@ func (c *Controller) execute(ctx context.Context, rec *store.Record, in PlanInpu
 	return fail, errors.Join(errs...)
 }
 
-// templatesFor returns, per template hash to create, the deployment to
-// create it from: the desired one, or an old revision's template during a
-// rollout (a replica of the old revision that was removed by hand).
-func templatesFor(rec *store.Record, in PlanInput, creates []Op) (map[string]*manifests.Deployment, error) {
+// templatesOf returns, per template hash to create, the deployment the
+// plan creates it from.
+func templatesOf(creates []Op) (map[string]*manifests.Deployment, error) {
 	out := map[string]*manifests.Deployment{}
 	for _, op := range creates {
-		if _, ok := out[op.Hash]; ok {
-			continue
+		if op.From == nil {
+			return nil, fmt.Errorf("create %s: the plan names no template to create it from", op.Name)
 		}
-		if op.Hash == in.Hash {
-			out[op.Hash] = in.Desired
-			continue
-		}
-		rev := rec.Revision(op.Hash)
-		if rev == nil {
-			return nil, fmt.Errorf("create %s: revision %s is no longer in the history", op.Name, op.Hash)
-		}
-		d := in.Desired.DeepCopy()
-		d.Spec.Template = rev.Template
-		out[op.Hash] = d
+		out[op.Hash] = op.From
 	}
 	return out, nil
 }
@@ -156,9 +146,9 @@ func (c *Controller) ensureImages(ctx context.Context, templates map[string]*man
 	return missing, fail, errors.Join(errs...)
 }
 
-func (c *Controller) create(ctx context.Context, in PlanInput, d *manifests.Deployment, op Op) error {
+func (c *Controller) create(ctx context.Context, in PlanInput, op Op) error {
 	id, err := c.docker.CreateContainer(ctx, dockerx.CreateRequest{
-		Instance: in.Instance, Name: op.Name, TemplateHash: op.Hash, Deployment: d,
+		Instance: in.Instance, Name: op.Name, TemplateHash: op.Hash, Deployment: op.From,
 	})
 	if errors.Is(err, dockerx.ErrConflict) {
 		return c.nameConflict(ctx, in, op, err)

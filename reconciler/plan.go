@@ -82,6 +82,11 @@ type Op struct {
 	// terminationGracePeriodSeconds, bounded (see graceFor). The plan
 	// decides it so that the executor only maps the op to Docker calls.
 	Grace time.Duration
+	// From is, for OpCreate, the deployment to create the container from:
+	// the desired one, or the desired one with an old revision's template
+	// for a replica of that revision. The plan decides it so that the
+	// executor looks no template up.
+	From *manifests.Deployment
 }
 
 func (o Op) String() string {
@@ -392,10 +397,18 @@ func (in PlanInput) reconcileRevision(s *revisionSet, cs []*dockerx.Container, p
 	if missing <= 0 || refused {
 		return ops
 	}
-	if s.hash != in.Hash && findRevision(in.Revisions, s.hash) == nil {
-		// An old revision whose template is no longer known cannot be
-		// recreated; the rollout carries on without it.
-		return ops
+	from := in.Desired
+	if s.hash != in.Hash {
+		rev := findRevision(in.Revisions, s.hash)
+		if rev == nil {
+			// An old revision whose template is no longer known cannot be
+			// recreated; the rollout carries on without it.
+			return ops
+		}
+		// A replica of an old revision (one removed by hand mid-rollout)
+		// is recreated from that revision's template.
+		from = in.Desired.DeepCopy()
+		from.Spec.Template = rev.Template
 	}
 	for _, ord := range freeOrdinals(in.Containers, in.BlockedNames, in.Instance, in.Name, s.hash, int(missing)) {
 		name := dockerx.ContainerName(in.Instance, in.Name, s.hash, ord)
@@ -403,7 +416,7 @@ func (in PlanInput) reconcileRevision(s *revisionSet, cs []*dockerx.Container, p
 		if s.hash != in.Hash {
 			cause = fmt.Sprintf("old revision %s: %d of %d replicas exist", s.hash, len(current), s.size)
 		}
-		ops = append(ops, Op{Kind: OpCreate, Name: name, Hash: s.hash, Reason: ReasonMissing, Cause: cause})
+		ops = append(ops, Op{Kind: OpCreate, Name: name, Hash: s.hash, Reason: ReasonMissing, Cause: cause, From: from})
 	}
 	return ops
 }

@@ -469,3 +469,39 @@ func TestPlanReasons(t *testing.T) {
 		})
 	}
 }
+
+// TestPlanCreatesFrom checks that a create names the deployment it is
+// created from, so that the executor looks no template up: the desired
+// one, or for a replica of an old revision the desired one with that
+// revision's template.
+func TestPlanCreatesFrom(t *testing.T) {
+	const H = "aaaa"
+	d := deployment(2)
+	old := d.Spec.Template
+	old.Spec.Containers = []manifests.Container{{Name: "web", Image: "img:0"}}
+	plan := ComputePlan(PlanInput{
+		Instance: "i", Name: "web", Desired: d, Hash: H, Now: t0,
+		Revisions: []store.Revision{{Number: 1, Hash: "old", Template: old}, {Number: 2, Hash: H, Template: d.Spec.Template}},
+		State:     RolloutState{Sizes: map[string]int32{"old": 1, H: 1}},
+	})
+	seen := map[string]bool{}
+	for _, op := range plan.Creates() {
+		seen[op.Hash] = true
+		switch op.Hash {
+		case H:
+			if op.From != d {
+				t.Errorf("%v: created from %p, want the desired deployment %p", op, op.From, d)
+			}
+		case "old":
+			if op.From == nil || op.From == d || op.From.Container().Image != "img:0" || op.From.Metadata.Name != "web" {
+				t.Errorf("%v: created from %+v, want the desired deployment with the old template", op, op.From)
+			}
+		}
+	}
+	if !seen[H] || !seen["old"] {
+		t.Fatalf("plan %v: want a create of each revision", plan.Ops)
+	}
+	if d.Container().Image != "img:1" {
+		t.Fatalf("the desired deployment was changed: image %s", d.Container().Image)
+	}
+}
