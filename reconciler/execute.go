@@ -17,28 +17,23 @@ func (c *Controller) logPlan(name string, plan Plan) {
 	}
 }
 
-// execute carries out a plan: removals first (so that a replacement never
-// fights its predecessor for a host port), then starts and unpauses, then
-// creates with slow start. It returns a user-facing failure message for the
-// ReplicaFailure condition when replicas could not be created.
+// execute carries out a plan, step by step in the plan's order (see
+// Plan.Steps), mapping each op to Docker calls: creates run with slow start.
+// It returns a user-facing failure message for the ReplicaFailure condition
+// when replicas could not be created.
 func (c *Controller) execute(ctx context.Context, in PlanInput, plan Plan) (failure, error) {
 	var errs []error
-	var removals, restarts []Op
-	for _, op := range plan.Ops {
-		switch op.Kind {
-		case OpRemove:
-			if op.Grace > 0 {
-				// Graceful: handed to the stopper, never holding a worker.
-				c.stopper.submit(in.Name, op, in.Now)
-				continue
-			}
-			removals = append(removals, op)
-		case OpRestart:
-			// The stopper gives the new run fresh probes once it started.
-			c.stopper.submit(in.Name, op, in.Now)
-		case OpStart, OpUnpause:
-			restarts = append(restarts, op)
+	stops, starts, creates := plan.Steps()
+	var removals []Op
+	for _, op := range stops {
+		if op.Kind == OpRemove && op.Grace <= 0 {
+			removals = append(removals, op) // nothing to wait for: removed at once
+			continue
 		}
+		// A graceful stop is handed to the stopper, never holding a
+		// worker. After a liveness restart the stopper gives the new run
+		// fresh probes once it started.
+		c.stopper.submit(in.Name, op, in.Now)
 	}
 	errs = append(errs, parallel(removals, c.opts.MaxCreatesInFlight, func(op Op) error {
 		if err := c.docker.RemoveContainer(ctx, op.ContainerID); err != nil {
@@ -46,7 +41,7 @@ func (c *Controller) execute(ctx context.Context, in PlanInput, plan Plan) (fail
 		}
 		return nil
 	})...)
-	errs = append(errs, parallel(restarts, c.opts.MaxCreatesInFlight, func(op Op) error {
+	errs = append(errs, parallel(starts, c.opts.MaxCreatesInFlight, func(op Op) error {
 		switch op.Kind {
 		case OpUnpause:
 			if err := c.docker.UnpauseContainer(ctx, op.ContainerID); err != nil {
@@ -60,13 +55,16 @@ func (c *Controller) execute(ctx context.Context, in PlanInput, plan Plan) (fail
 		return nil
 	})...)
 
-	creates := plan.Creates()
 	var fail failure
 	if len(errs) > 0 {
 		fail = removalFailure(errs)
 		if len(creates) > 0 && !createsSafe(in, plan, errs) {
 			// A removal failed: creating now could exceed maxSurge. The
-			// retry recomputes from what Docker then shows.
+			// retry recomputes from what Docker then shows. This gate
+			// stays in the executor because only carrying out the
+			// removals tells which of them failed; what it then allows is
+			// judged by createsSafe, pure and planner-side (surge.go),
+			// from the plan's own counts.
 			return fail, errors.Join(errs...)
 		}
 	}

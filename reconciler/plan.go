@@ -120,6 +120,26 @@ type Plan struct {
 	Refused string
 }
 
+// Steps returns the plan's operations in the order they are carried out:
+// three steps, each begun once the previous one has ended, the operations
+// of one step independent of each other. First stops — removals, and
+// liveness restarts, which begin with a stop — so that a replacement never
+// fights its predecessor for a host port or a place under the surge bound;
+// then starts and unpauses; then creates. Each step keeps the plan's order.
+func (p Plan) Steps() (stops, starts, creates []Op) {
+	for _, op := range p.Ops {
+		switch op.Kind {
+		case OpRemove, OpRestart:
+			stops = append(stops, op)
+		case OpStart, OpUnpause:
+			starts = append(starts, op)
+		case OpCreate:
+			creates = append(creates, op)
+		}
+	}
+	return stops, starts, creates
+}
+
 // Creates returns the create operations of the plan.
 func (p Plan) Creates() []Op { return p.filter(OpCreate) }
 

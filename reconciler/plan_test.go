@@ -505,3 +505,31 @@ func TestPlanCreatesFrom(t *testing.T) {
 		t.Fatalf("the desired deployment was changed: image %s", d.Container().Image)
 	}
 }
+
+// TestPlanSteps checks the order the executor carries a plan out in:
+// stops (removals and liveness restarts) before starts and unpauses before
+// creates, each step in the plan's order.
+func TestPlanSteps(t *testing.T) {
+	plan := Plan{Ops: []Op{
+		{Kind: OpCreate, Name: "c1"}, {Kind: OpStart, Name: "s1"}, {Kind: OpRemove, Name: "r1"},
+		{Kind: OpUnpause, Name: "u1"}, {Kind: OpRestart, Name: "l1"}, {Kind: OpCreate, Name: "c2"},
+		{Kind: OpRemove, Name: "r2", Grace: time.Second}, {Kind: OpStart, Name: "s2"},
+	}}
+	names := func(ops []Op) string {
+		var out []string
+		for _, op := range ops {
+			out = append(out, op.Name)
+		}
+		return strings.Join(out, " ")
+	}
+	stops, starts, creates := plan.Steps()
+	if got, want := names(stops), "r1 l1 r2"; got != want {
+		t.Errorf("stops %q, want %q", got, want)
+	}
+	if got, want := names(starts), "s1 u1 s2"; got != want {
+		t.Errorf("starts %q, want %q", got, want)
+	}
+	if got, want := names(creates), "c1 c2"; got != want {
+		t.Errorf("creates %q, want %q", got, want)
+	}
+}
