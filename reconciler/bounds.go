@@ -93,11 +93,11 @@ func boundGrace(t *manifests.PodTemplateSpec, maxGrace time.Duration) time.Durat
 // status file) gets only what is left of its grace, and none once the
 // deadline has passed: it is killed. One whose stop is in flight here
 // needs nothing.
-func (in PlanInput) removeOp(c *dockerx.Container, cause string) (Op, bool) {
+func (in PlanInput) removeOp(c *dockerx.Container, reason OpReason, cause string) (Op, bool) {
 	if in.Stopping[c.ID] {
 		return Op{}, false
 	}
-	op := Op{Kind: OpRemove, Name: c.Name, ContainerID: c.ID, Cause: cause, Grace: in.graceFor(c)}
+	op := Op{Kind: OpRemove, Name: c.Name, ContainerID: c.ID, Reason: reason, Cause: cause, Grace: in.graceFor(c)}
 	if deadline, ok := in.Terminating[c.ID]; ok {
 		op.Grace = min(op.Grace, max(deadline.Sub(in.Now), 0))
 		op.Cause = fmt.Sprintf("%s: resuming its stop (kill at %s)", cause, deadline.UTC().Format(time.RFC3339))

@@ -10,6 +10,16 @@
 // controller restart or a Docker daemon restart loses nothing: the next
 // sync of that deployment sees the truth.
 //
+// Files, one story each: controller.go runs the queue (events, resyncs and
+// state-directory changes become keys; a worker syncs one key at a time);
+// observe.go lists containers, sweeps the instance for work and orphans,
+// and assesses a deployment (observe, then plan); plan.go, rollout.go,
+// bounds.go and surge.go are the pure planner; execute.go maps each planned
+// op to Docker calls, with slowstart.go, stopper.go (graceful stops) and
+// conflict.go (name conflicts); state.go and status.go keep the
+// controller's memory and compute the status it writes; prober.go runs
+// probes; trust.go checks records and privileges.
+//
 // Invariants:
 //   - Only containers carrying this instance's label are ever touched, and
 //     never the controller's own container.

@@ -32,23 +32,76 @@ const (
 	OpRestart OpKind = "restart"
 )
 
-// Op is one operation of a plan. Cause says why it is needed, in words a
-// user reading the controller's log or `describe` output understands.
+// OpReason is why an operation is planned, for code to act on: the
+// controller must never parse Cause, which is written for people and may
+// change with any release.
+type OpReason string
+
+const (
+	// ReasonMissing: a revision has fewer replicas than its size (OpCreate).
+	ReasonMissing OpReason = "Missing"
+	// ReasonStopped: a replica that ran has stopped (OpStart). Its start
+	// counts as a restart.
+	ReasonStopped OpReason = "Stopped"
+	// ReasonNeverStarted: a replica was created but never started (OpStart).
+	ReasonNeverStarted OpReason = "NeverStarted"
+	// ReasonPaused: a replica is paused (OpUnpause).
+	ReasonPaused OpReason = "Paused"
+	// ReasonLiveness: a running replica failed its liveness probe
+	// (OpRestart). Its restart counts as a restart.
+	ReasonLiveness OpReason = "Liveness"
+	// ReasonSurplus: the current revision has more replicas than desired
+	// (OpRemove).
+	ReasonSurplus OpReason = "Surplus"
+	// ReasonRollout: an old revision is scaled down (OpRemove).
+	ReasonRollout OpReason = "Rollout"
+	// ReasonNoHash: a container with no template hash, not made by dockctl
+	// (OpRemove).
+	ReasonNoHash OpReason = "NoHash"
+	// ReasonDead: Docker reports the container dead (OpRemove).
+	ReasonDead OpReason = "Dead"
+	// ReasonTerminating: a container whose stop was begun earlier, by this
+	// or a previous controller, is stopped again (OpRemove).
+	ReasonTerminating OpReason = "Terminating"
+	// ReasonDeleted: the deployment was deleted (OpRemove).
+	ReasonDeleted OpReason = "Deleted"
+)
+
+// Op is one operation of a plan. Reason says why it is needed, for code;
+// Cause says it in words a user reading the controller's log or `describe`
+// output understands.
 type Op struct {
 	Kind        OpKind
 	Name        string // container name
 	ContainerID string // empty for OpCreate
 	Hash        string // template hash of the container to create
+	Reason      OpReason
 	Cause       string
 	// Grace is, for OpRemove and OpRestart, how long the container has
 	// between its stop signal and the kill: its own revision's
 	// terminationGracePeriodSeconds, bounded (see graceFor). The plan
 	// decides it so that the executor only maps the op to Docker calls.
 	Grace time.Duration
+	// From is, for OpCreate, the deployment to create the container from:
+	// the desired one, or the desired one with an old revision's template
+	// for a replica of that revision. The plan decides it so that the
+	// executor looks no template up.
+	From *manifests.Deployment
 }
 
 func (o Op) String() string {
 	return fmt.Sprintf("%s %s: %s", o.Kind, o.Name, o.Cause)
+}
+
+// countsAsRestart reports whether the op runs a replica again after it
+// ran — a stopped replica started, a liveness restart — which status
+// counts as a restart. A first start of a created container is not one.
+func (o Op) countsAsRestart() bool {
+	switch o.Reason {
+	case ReasonStopped, ReasonLiveness:
+		return true
+	}
+	return false
 }
 
 // Plan is the outcome of comparing desired with observed state.
@@ -65,6 +118,26 @@ type Plan struct {
 	// Refused, when set, says why nothing was planned (a deployment over
 	// the replica cap): the containers are left as they are.
 	Refused string
+}
+
+// Steps returns the plan's operations in the order they are carried out:
+// three steps, each begun once the previous one has ended, the operations
+// of one step independent of each other. First stops — removals, and
+// liveness restarts, which begin with a stop — so that a replacement never
+// fights its predecessor for a host port or a place under the surge bound;
+// then starts and unpauses; then creates. Each step keeps the plan's order.
+func (p Plan) Steps() (stops, starts, creates []Op) {
+	for _, op := range p.Ops {
+		switch op.Kind {
+		case OpRemove, OpRestart:
+			stops = append(stops, op)
+		case OpStart, OpUnpause:
+			starts = append(starts, op)
+		case OpCreate:
+			creates = append(creates, op)
+		}
+	}
+	return stops, starts, creates
 }
 
 // Creates returns the create operations of the plan.
@@ -159,7 +232,7 @@ func ComputePlan(in PlanInput) Plan {
 			if c.State == dockerx.StateRemoving {
 				continue
 			}
-			if op, ok := in.removeOp(&c, "deployment deleted"); ok {
+			if op, ok := in.removeOp(&c, ReasonDeleted, "deployment deleted"); ok {
 				plan.Ops = append(plan.Ops, op)
 			}
 		}
@@ -201,10 +274,10 @@ func ComputePlan(in PlanInput) Plan {
 		groups[c.TemplateHash] = append(groups[c.TemplateHash], c)
 	}
 	for _, c := range byName(dead) {
-		plan.Ops = append(plan.Ops, Op{Kind: OpRemove, Name: c.Name, ContainerID: c.ID, Cause: "container is dead"})
+		plan.Ops = append(plan.Ops, Op{Kind: OpRemove, Name: c.Name, ContainerID: c.ID, Reason: ReasonDead, Cause: "container is dead"})
 	}
 	for _, c := range byName(terminating) {
-		if op, ok := in.removeOp(c, "terminating"); ok {
+		if op, ok := in.removeOp(c, ReasonTerminating, "terminating"); ok {
 			plan.Ops = append(plan.Ops, op)
 		}
 	}
@@ -295,9 +368,9 @@ func (in PlanInput) reconcileRevision(s *revisionSet, cs []*dockerx.Container, p
 	if n := int32(len(cs)); n > s.size {
 		ops = make([]Op, 0, n-s.size)
 		ranked := rankForRemoval(cs, in.isReady, in.Available)
-		cause := in.removeCause(s, n)
+		reason, cause := in.removeCause(s, n)
 		for _, c := range ranked[:n-s.size] {
-			ops = append(ops, Op{Kind: OpRemove, Name: c.Name, ContainerID: c.ID, Cause: cause, Grace: in.graceFor(c)})
+			ops = append(ops, Op{Kind: OpRemove, Name: c.Name, ContainerID: c.ID, Reason: reason, Cause: cause, Grace: in.graceFor(c)})
 		}
 		current = ranked[n-s.size:]
 	}
@@ -323,16 +396,16 @@ func (in PlanInput) reconcileRevision(s *revisionSet, cs []*dockerx.Container, p
 				plan.RequeueAfter = minPositive(plan.RequeueAfter, nb.Sub(in.Now))
 				continue
 			}
-			cause := causeStopped
+			reason, cause := ReasonStopped, causeStopped
 			if c.State == dockerx.StateCreated {
-				cause = "created but never started"
+				reason, cause = ReasonNeverStarted, "created but never started"
 			}
-			ops = append(ops, Op{Kind: OpStart, Name: c.Name, ContainerID: c.ID, Cause: cause})
+			ops = append(ops, Op{Kind: OpStart, Name: c.Name, ContainerID: c.ID, Reason: reason, Cause: cause})
 		case dockerx.StatePaused:
-			ops = append(ops, Op{Kind: OpUnpause, Name: c.Name, ContainerID: c.ID, Cause: "paused"})
+			ops = append(ops, Op{Kind: OpUnpause, Name: c.Name, ContainerID: c.ID, Reason: ReasonPaused, Cause: "paused"})
 		case dockerx.StateRunning:
 			if in.LivenessFailed[c.ID] {
-				ops = append(ops, Op{Kind: OpRestart, Name: c.Name, ContainerID: c.ID, Cause: "liveness probe failed",
+				ops = append(ops, Op{Kind: OpRestart, Name: c.Name, ContainerID: c.ID, Reason: ReasonLiveness, Cause: "liveness probe failed",
 					Grace: boundGrace(in.templateOf(c.TemplateHash), in.MaxGracePeriod)})
 			}
 		}
@@ -344,10 +417,18 @@ func (in PlanInput) reconcileRevision(s *revisionSet, cs []*dockerx.Container, p
 	if missing <= 0 || refused {
 		return ops
 	}
-	if s.hash != in.Hash && findRevision(in.Revisions, s.hash) == nil {
-		// An old revision whose template is no longer known cannot be
-		// recreated; the rollout carries on without it.
-		return ops
+	from := in.Desired
+	if s.hash != in.Hash {
+		rev := findRevision(in.Revisions, s.hash)
+		if rev == nil {
+			// An old revision whose template is no longer known cannot be
+			// recreated; the rollout carries on without it.
+			return ops
+		}
+		// A replica of an old revision (one removed by hand mid-rollout)
+		// is recreated from that revision's template.
+		from = in.Desired.DeepCopy()
+		from.Spec.Template = rev.Template
 	}
 	for _, ord := range freeOrdinals(in.Containers, in.BlockedNames, in.Instance, in.Name, s.hash, int(missing)) {
 		name := dockerx.ContainerName(in.Instance, in.Name, s.hash, ord)
@@ -355,7 +436,7 @@ func (in PlanInput) reconcileRevision(s *revisionSet, cs []*dockerx.Container, p
 		if s.hash != in.Hash {
 			cause = fmt.Sprintf("old revision %s: %d of %d replicas exist", s.hash, len(current), s.size)
 		}
-		ops = append(ops, Op{Kind: OpCreate, Name: name, Hash: s.hash, Cause: cause})
+		ops = append(ops, Op{Kind: OpCreate, Name: name, Hash: s.hash, Reason: ReasonMissing, Cause: cause, From: from})
 	}
 	return ops
 }
@@ -369,14 +450,14 @@ func (in PlanInput) isReady(c *dockerx.Container) bool {
 	return in.Ready[c.ID]
 }
 
-func (in PlanInput) removeCause(s *revisionSet, n int32) string {
+func (in PlanInput) removeCause(s *revisionSet, n int32) (OpReason, string) {
 	switch {
 	case s.hash == "":
-		return "no template hash: not made by dockctl"
+		return ReasonNoHash, "no template hash: not made by dockctl"
 	case s.hash == in.Hash:
-		return fmt.Sprintf("surplus: %d replicas, %d desired", n, s.size)
+		return ReasonSurplus, fmt.Sprintf("surplus: %d replicas, %d desired", n, s.size)
 	default:
-		return fmt.Sprintf("rollout to %s: old revision %s scaled to %d", in.Hash, s.hash, s.size)
+		return ReasonRollout, fmt.Sprintf("rollout to %s: old revision %s scaled to %d", in.Hash, s.hash, s.size)
 	}
 }
 
@@ -444,8 +525,7 @@ func hasRemoving(cs []dockerx.Container, hash string) bool {
 	return false
 }
 
-// causeStopped marks the start of a replica that ran and stopped: it counts
-// as a restart in status.
+// causeStopped is the Cause of a ReasonStopped start.
 const causeStopped = "stopped"
 
 // rankForRemoval orders containers least valuable first, as Kubernetes ranks

@@ -192,6 +192,9 @@ func TestComputePlan(t *testing.T) {
 				if op.Cause == "" {
 					t.Errorf("op %v has no cause", op)
 				}
+				if op.Reason == "" {
+					t.Errorf("op %v has no reason", op)
+				}
 				got = append(got, fmt.Sprintf("%s %s", op.Kind, op.Name))
 			}
 			if strings.Join(got, "\n") != strings.Join(tt.want, "\n") {
@@ -386,11 +389,147 @@ func TestComputePlanJudgesAsStatusDoes(t *testing.T) {
 				if op.Cause == "" {
 					t.Errorf("op %v has no cause", op)
 				}
+				if op.Reason == "" {
+					t.Errorf("op %v has no reason", op)
+				}
 				got = append(got, fmt.Sprintf("%s %s", op.Kind, op.Name))
 			}
 			if strings.Join(got, "\n") != strings.Join(tt.want, "\n") {
 				t.Errorf("plan:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(tt.want, "\n"))
 			}
 		})
+	}
+}
+
+// TestPlanReasons checks the typed reason of every kind of op: restart
+// counting (countsAsRestart) acts on it, never on the human Cause.
+func TestPlanReasons(t *testing.T) {
+	const H = "aaaa"
+	running := dockerx.StateRunning
+	name := func(hash string, ord int) string { return dockerx.ContainerName("i", "web", hash, ord) }
+	oldRev := []store.Revision{{Number: 1, Hash: "old"}, {Number: 2, Hash: H}}
+	tests := []struct {
+		name        string
+		desired     *manifests.Deployment
+		containers  []dockerx.Container
+		revisions   []store.Revision
+		liveness    map[string]bool
+		terminating map[string]time.Time
+		want        map[string]OpReason // by container name; other ops may follow
+		restart     map[string]bool     // names whose op counts as a restart
+	}{
+		{name: "missing", desired: deployment(1),
+			want: map[string]OpReason{name(H, 0): ReasonMissing}},
+		{name: "stopped", desired: deployment(1), containers: []dockerx.Container{ctr(H, 0, dockerx.StateExited, time.Hour)},
+			want: map[string]OpReason{name(H, 0): ReasonStopped}, restart: map[string]bool{name(H, 0): true}},
+		{name: "never started", desired: deployment(1), containers: []dockerx.Container{ctr(H, 0, dockerx.StateCreated, time.Second)},
+			want: map[string]OpReason{name(H, 0): ReasonNeverStarted}},
+		{name: "paused", desired: deployment(1), containers: []dockerx.Container{ctr(H, 0, dockerx.StatePaused, time.Hour)},
+			want: map[string]OpReason{name(H, 0): ReasonPaused}},
+		{name: "liveness", desired: deployment(1), containers: []dockerx.Container{ctr(H, 0, running, time.Hour)},
+			liveness: map[string]bool{"id-" + name(H, 0): true},
+			want:     map[string]OpReason{name(H, 0): ReasonLiveness}, restart: map[string]bool{name(H, 0): true}},
+		{name: "surplus", desired: deployment(0), containers: []dockerx.Container{ctr(H, 0, running, time.Hour)},
+			want: map[string]OpReason{name(H, 0): ReasonSurplus}},
+		{name: "rollout", desired: withStrategy(deployment(1), manifests.StrategyRecreate, 0, 0), revisions: oldRev,
+			containers: []dockerx.Container{ctr("old", 0, running, time.Hour)},
+			want:       map[string]OpReason{name("old", 0): ReasonRollout}},
+		{name: "no hash", desired: deployment(1), containers: []dockerx.Container{ctr(H, 0, running, time.Hour), ctr("", 0, running, time.Hour)},
+			want: map[string]OpReason{name("", 0): ReasonNoHash}},
+		{name: "dead", desired: deployment(1), containers: []dockerx.Container{ctr(H, 0, dockerx.StateDead, time.Hour)},
+			want: map[string]OpReason{name(H, 0): ReasonDead}},
+		{name: "terminating", desired: deployment(1), containers: []dockerx.Container{ctr(H, 0, running, time.Hour), ctr(H, 1, running, time.Hour)},
+			terminating: map[string]time.Time{"id-" + name(H, 1): t0.Add(time.Minute)},
+			want:        map[string]OpReason{name(H, 1): ReasonTerminating}},
+		{name: "deleted", containers: []dockerx.Container{ctr(H, 0, running, time.Hour)},
+			want: map[string]OpReason{name(H, 0): ReasonDeleted}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			plan := ComputePlan(PlanInput{
+				Instance: "i", Name: "web", Desired: tt.desired, Hash: H, Revisions: tt.revisions,
+				Containers: tt.containers, Now: t0, Available: availableIfRunning(tt.containers),
+				LivenessFailed: tt.liveness, Terminating: tt.terminating,
+			})
+			got := map[string]OpReason{}
+			for _, op := range plan.Ops {
+				if op.Reason == "" {
+					t.Errorf("op %v has no reason", op)
+				}
+				got[op.Name] = op.Reason
+				if op.countsAsRestart() != tt.restart[op.Name] {
+					t.Errorf("op %v (reason %s): countsAsRestart = %v, want %v", op, op.Reason, op.countsAsRestart(), tt.restart[op.Name])
+				}
+			}
+			for n, want := range tt.want {
+				if got[n] != want {
+					t.Errorf("op on %s: reason %q, want %q (plan %v)", n, got[n], want, plan.Ops)
+				}
+			}
+		})
+	}
+}
+
+// TestPlanCreatesFrom checks that a create names the deployment it is
+// created from, so that the executor looks no template up: the desired
+// one, or for a replica of an old revision the desired one with that
+// revision's template.
+func TestPlanCreatesFrom(t *testing.T) {
+	const H = "aaaa"
+	d := deployment(2)
+	old := d.Spec.Template
+	old.Spec.Containers = []manifests.Container{{Name: "web", Image: "img:0"}}
+	plan := ComputePlan(PlanInput{
+		Instance: "i", Name: "web", Desired: d, Hash: H, Now: t0,
+		Revisions: []store.Revision{{Number: 1, Hash: "old", Template: old}, {Number: 2, Hash: H, Template: d.Spec.Template}},
+		State:     RolloutState{Sizes: map[string]int32{"old": 1, H: 1}},
+	})
+	seen := map[string]bool{}
+	for _, op := range plan.Creates() {
+		seen[op.Hash] = true
+		switch op.Hash {
+		case H:
+			if op.From != d {
+				t.Errorf("%v: created from %p, want the desired deployment %p", op, op.From, d)
+			}
+		case "old":
+			if op.From == nil || op.From == d || op.From.Container().Image != "img:0" || op.From.Metadata.Name != "web" {
+				t.Errorf("%v: created from %+v, want the desired deployment with the old template", op, op.From)
+			}
+		}
+	}
+	if !seen[H] || !seen["old"] {
+		t.Fatalf("plan %v: want a create of each revision", plan.Ops)
+	}
+	if d.Container().Image != "img:1" {
+		t.Fatalf("the desired deployment was changed: image %s", d.Container().Image)
+	}
+}
+
+// TestPlanSteps checks the order the executor carries a plan out in:
+// stops (removals and liveness restarts) before starts and unpauses before
+// creates, each step in the plan's order.
+func TestPlanSteps(t *testing.T) {
+	plan := Plan{Ops: []Op{
+		{Kind: OpCreate, Name: "c1"}, {Kind: OpStart, Name: "s1"}, {Kind: OpRemove, Name: "r1"},
+		{Kind: OpUnpause, Name: "u1"}, {Kind: OpRestart, Name: "l1"}, {Kind: OpCreate, Name: "c2"},
+		{Kind: OpRemove, Name: "r2", Grace: time.Second}, {Kind: OpStart, Name: "s2"},
+	}}
+	names := func(ops []Op) string {
+		var out []string
+		for _, op := range ops {
+			out = append(out, op.Name)
+		}
+		return strings.Join(out, " ")
+	}
+	stops, starts, creates := plan.Steps()
+	if got, want := names(stops), "r1 l1 r2"; got != want {
+		t.Errorf("stops %q, want %q", got, want)
+	}
+	if got, want := names(starts), "s1 u1 s2"; got != want {
+		t.Errorf("starts %q, want %q", got, want)
+	}
+	if got, want := names(creates), "c1 c2"; got != want {
+		t.Errorf("creates %q, want %q", got, want)
 	}
 }

@@ -66,7 +66,7 @@ func TestCrashBackoffCapAndReset(t *testing.T) {
 	// its exit and returns the backoff before the next start.
 	run := func(d time.Duration) time.Duration {
 		t.Helper()
-		recordStarts(&s, Plan{Ops: []Op{{Kind: OpStart, Cause: causeStopped, ContainerID: "c1"}}}, now)
+		recordStarts(&s, Plan{Ops: []Op{{Kind: OpStart, Reason: ReasonStopped, Cause: causeStopped, ContainerID: "c1"}}}, now)
 		now = now.Add(d)
 		notBefore := c.observeContainers(&s, exited, nil, now)
 		// A second look at the same exit must not count it again.

@@ -306,7 +306,7 @@ func (c *Controller) observeContainers(s *deploymentState, cs []dockerx.Containe
 // recordStarts notes the containers a plan started again.
 func recordStarts(s *deploymentState, plan Plan, now time.Time) {
 	for _, op := range plan.Ops {
-		if (op.Kind != OpStart || op.Cause != causeStopped) && op.Kind != OpRestart {
+		if !op.countsAsRestart() {
 			continue
 		}
 		cst := s.Containers[op.ContainerID]
@@ -374,7 +374,7 @@ func startErrors(err error) []*startError {
 func (c *Controller) recordStartFailures(s *deploymentState, plan Plan, execErr error, now time.Time) {
 	counted := map[string]bool{}
 	for _, op := range plan.Ops {
-		if (op.Kind == OpStart && op.Cause == causeStopped) || op.Kind == OpRestart {
+		if op.countsAsRestart() {
 			counted[op.ContainerID] = true
 		}
 	}

@@ -1,10 +1,14 @@
 package reconciler
 
 import (
+	"bytes"
+	"encoding/json"
+	"maps"
 	"time"
 
 	"github.com/dockctl/dockctl/dockerx"
 	"github.com/dockctl/dockctl/manifests"
+	"github.com/dockctl/dockctl/store"
 )
 
 // ComputeStatus derives a deployment's replica counts from what Docker
@@ -183,4 +187,70 @@ func find(conds []manifests.DeploymentCondition, typ string) *manifests.Deployme
 
 func cond(typ, status, reason, msg string) manifests.DeploymentCondition {
 	return manifests.DeploymentCondition{Type: typ, Status: status, Reason: reason, Message: msg}
+}
+
+// nextStatus computes the status to record: observed generation,
+// conditions and the controller's memory. The caller writes it only when it
+// differs from the previous one, so that an idle controller writes nothing.
+// It also returns when the progress deadline would expire, for a requeue.
+func (c *Controller) nextStatus(a *assessment, fail failure, now time.Time) (*store.Status, time.Duration, error) {
+	counts := ComputeStatus(a.d, a.in.Hash, liveContainers(a.in), a.ready, a.in.Available)
+	c.opts.Observer.DeploymentObserved(a.rec.Name, int(a.d.Replicas()), int(counts.Replicas), int(counts.ReadyReplicas), int(counts.AvailableReplicas))
+	next := *a.prev
+	next.ObservedGeneration = a.rec.Generation
+	var deadlineIn time.Duration
+	newGeneration := a.rec.Generation != a.prev.ObservedGeneration
+	next.Conditions, deadlineIn = Conditions(a.d, counts, a.state.Counts, newGeneration, fail, a.prev.Conditions, now)
+	next.Message = fail.message
+	state := a.state // a.state.Counts still holds the previous marks
+	state.Counts = progressMarks(a.state.Counts, counts, newGeneration)
+	if err := writeState(&next, state); err != nil {
+		return nil, deadlineIn, err
+	}
+	return &next, deadlineIn, nil
+}
+
+// progressMarks are the counts the next sync's progress is judged against:
+// the current ones after a change of the rollout itself (a new generation,
+// more updated replicas, fewer old ones), else the most ready and available
+// replicas seen since. A crash-looping replica that is seen running now and
+// then is ready again, not more ready: were it judged against the previous
+// sync alone, every crash cycle would count as progress and a broken
+// rollout would never exceed its progress deadline.
+func progressMarks(marks, st manifests.DeploymentStatus, newGeneration bool) manifests.DeploymentStatus {
+	if newGeneration || st.UpdatedReplicas > marks.UpdatedReplicas ||
+		st.Replicas-st.UpdatedReplicas < marks.Replicas-marks.UpdatedReplicas {
+		return st
+	}
+	out := marks
+	out.ReadyReplicas = max(marks.ReadyReplicas, st.ReadyReplicas)
+	out.AvailableReplicas = max(marks.AvailableReplicas, st.AvailableReplicas)
+	return out
+}
+
+// sameJSON compares two JSON documents ignoring layout: what was read back
+// from the state directory is indented, what was just encoded is not.
+func sameJSON(x, y json.RawMessage) bool {
+	var cx, cy bytes.Buffer
+	if json.Compact(&cx, x) != nil || json.Compact(&cy, y) != nil {
+		return bytes.Equal(x, y)
+	}
+	return bytes.Equal(cx.Bytes(), cy.Bytes())
+}
+
+func statusEqual(a, b *store.Status) bool {
+	if !maps.EqualFunc(a.Extra, b.Extra, sameJSON) {
+		return false
+	}
+	if a.ObservedGeneration != b.ObservedGeneration || a.Message != b.Message || len(a.Conditions) != len(b.Conditions) {
+		return false
+	}
+	for i := range a.Conditions {
+		x, y := a.Conditions[i], b.Conditions[i]
+		if x.Type != y.Type || x.Status != y.Status || x.Reason != y.Reason || x.Message != y.Message ||
+			!x.LastTransitionTime.Equal(y.LastTransitionTime) || !x.LastUpdateTime.Equal(y.LastUpdateTime) {
+			return false
+		}
+	}
+	return true
 }

@@ -1,0 +1,250 @@
+package reconciler
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/dockctl/dockctl/dockerx"
+	"github.com/dockctl/dockctl/manifests"
+	"github.com/dockctl/dockctl/store"
+)
+
+// list returns the instance's containers (or, with a name, one
+// deployment's), minus the controller's own.
+func (c *Controller) list(ctx context.Context, deployment string) ([]dockerx.Container, error) {
+	var cs []dockerx.Container
+	var err error
+	if deployment == "" {
+		cs, err = c.docker.ListContainers(ctx, c.opts.Instance)
+	} else {
+		cs, err = c.docker.ListDeploymentContainers(ctx, c.opts.Instance, deployment)
+	}
+	if err != nil {
+		c.dockerOK.Store(false)
+		return nil, fmt.Errorf("list containers: %w", err)
+	}
+	c.dockerOK.Store(true)
+	out := cs[:0]
+	for _, ct := range cs {
+		if c.opts.SelfID != "" && strings.HasPrefix(ct.ID, c.opts.SelfID) {
+			continue
+		}
+		if ct.Instance != c.opts.Instance || (deployment != "" && ct.Deployment != deployment) {
+			// Defence in depth: a fake or a filter bug must never make us
+			// touch another instance's containers.
+			continue
+		}
+		out = append(out, ct)
+	}
+	return out, nil
+}
+
+// sweep is the periodic (and after-gap) pass over the whole instance, with
+// ONE list call: it assesses every deployment against that snapshot and
+// queues only those that need work — a plan with operations, a status that
+// would change, a probe to start — and reports (or prunes) orphans. A
+// queued deployment is then synced from a fresh list of its own, so nothing
+// is ever done on the strength of the snapshot alone; an idle instance costs
+// one list per resync period.
+func (c *Controller) sweep(ctx context.Context) error {
+	records, errs := c.store.ListAll()
+	for _, err := range errs {
+		// A torn or garbage file is that deployment's problem alone; the
+		// others keep being reconciled.
+		c.log.Error("unreadable deployment record", "err", err)
+	}
+	cs, err := c.list(ctx, "")
+	if err != nil {
+		return err
+	}
+	byDeployment := map[string][]dockerx.Container{}
+	for _, ct := range cs {
+		byDeployment[ct.Deployment] = append(byDeployment[ct.Deployment], ct)
+	}
+	known := map[string]bool{}
+	now := c.opts.Now()
+	for _, r := range records {
+		known[r.Name] = true
+		observed := byDeployment[r.Name]
+		if r.Deleted {
+			if len(observed) > 0 {
+				c.queue.Add(r.Name)
+			}
+			continue
+		}
+		if c.needsSync(r, observed, now) {
+			c.queue.Add(r.Name)
+		}
+	}
+	for name, group := range byDeployment {
+		if known[name] {
+			continue
+		}
+		if validDeploymentName(name) {
+			// Only a record that is certainly absent makes an orphan: an
+			// unreadable one must never lead to a removal. A name that is
+			// not a deployment name cannot have a record at all.
+			if _, err := c.store.Lookup(name); !errors.Is(err, store.ErrNotFound) {
+				continue
+			}
+		}
+		// Carrying our instance label but naming no deployment (made by
+		// hand) or one never known here: orphans.
+		for _, ct := range group {
+			if err := c.handleOrphan(ctx, ct); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// needsSync assesses a deployment against the sweep's snapshot without
+// acting, and reports whether a sync would do anything.
+func (c *Controller) needsSync(rec *store.Record, observed []dockerx.Container, now time.Time) (needs bool) {
+	defer func() {
+		// One deployment that panics must not stop the sweep for all the
+		// others: its own sync recovers, logs and backs off.
+		if r := recover(); r != nil {
+			needs = true
+		}
+	}()
+	a := c.assess(nil, rec, observed, now)
+	if a.prober.missing {
+		return true // a probe to start: only a sync starts it
+	}
+	if len(a.plan.Ops) > 0 || a.plan.RequeueAfter > 0 || a.availableIn > 0 {
+		return true
+	}
+	next, _, err := c.nextStatus(a, a.standingFailure(), now)
+	return err != nil || !statusEqual(a.prev, next)
+}
+
+// assessment is one deployment observed and planned, before anything is done.
+type assessment struct {
+	rec         *store.Record
+	d           *manifests.Deployment
+	prev        *store.Status
+	state       deploymentState
+	in          PlanInput
+	ready       map[string]bool
+	plan        Plan
+	refusal     failure
+	availableIn time.Duration
+	prober      struct{ missing bool }
+}
+
+// assess runs observe → plan for a live deployment. With a context (a
+// sync) it starts the probe workers the containers need; without one (the
+// sweep) it only reads the verdicts of those already running.
+func (c *Controller) assess(ctx context.Context, rec *store.Record, observed []dockerx.Container, now time.Time) *assessment {
+	a := &assessment{rec: rec}
+	prev, err := c.store.ReadStatus(rec.Name)
+	if err != nil || prev == nil {
+		// A garbled status only costs the controller's memory; the
+		// desired state is intact, so carry on from what Docker shows.
+		prev = &store.Status{}
+	}
+	a.prev = prev
+	a.state = readState(prev)
+	d := rec.Deployment
+	a.d = &d
+	hash := manifests.TemplateHash(&d.Spec.Template)
+	a.in = PlanInput{Instance: c.opts.Instance, Name: rec.Name, Containers: observed, Now: now,
+		Desired: a.d, Hash: hash, Revisions: rec.Revisions, State: a.state.Rollout, LivenessFailed: map[string]bool{}}
+	templates := templateLookup(a.d, hash, rec.Revisions)
+	var probes map[string]probeResult
+	if ctx != nil {
+		probes = c.prober.sync(ctx, rec.Name, observed, templates)
+	} else {
+		a.prober.missing = c.prober.missing(observed, templates)
+		probes = c.prober.results(observed)
+	}
+	for id, r := range probes {
+		if r.Ready != nil {
+			cst := a.state.Containers[id]
+			if cst == nil {
+				cst = &containerState{}
+				a.state.Containers[id] = cst
+			}
+			v := *r.Ready
+			cst.ProbeReady = &v
+		}
+		if !r.Alive {
+			a.in.LivenessFailed[id] = true
+		}
+	}
+	a.ready = readiness(observed, a.state.Containers, probed(templates))
+	a.in.Ready = a.ready
+	c.stopInputs(&a.in, a.state, a.ready)
+	// A stop in flight that the status does not hold — begun while the
+	// deployment was deleted, before it was applied again — is recorded as
+	// one this sync begins would be: `get` shows it terminating, and a
+	// restarted controller resumes it instead of taking it for a replica.
+	recordInFlight(&a.state, a.in)
+	a.in.StartNotBefore = c.observeContainers(&a.state, observed, a.ready, now)
+	a.in.Available, a.availableIn = availability(a.d, observed, a.ready, a.state.Containers, c.opts.SettleTime, now)
+	settle := c.opts.SettleTime
+	a.state.Settle = &settle // for `dockctl get`, which has no controller options
+	if a.refusal = c.refused(rec, a.d); a.refusal.reason == "" {
+		a.in.Refused = c.refusedRevisions(rec, hash, &a.in)
+		a.in.BlockedNames = c.blockedNames(rec.Name)
+		a.plan = ComputePlan(a.in)
+		if a.plan.Refused != "" {
+			a.refusal = failure{ReasonFailedCreate, a.plan.Refused}
+		}
+	} else {
+		a.plan.State = a.state.Rollout
+	}
+	return a
+}
+
+// standingFailure is the failure the assessment alone shows, before
+// anything is executed: a refusal, or revisions whose containers the plan
+// may not start or create.
+func (a *assessment) standingFailure() failure {
+	if a.refusal.reason != "" {
+		return a.refusal
+	}
+	if len(a.plan.Blocked) > 0 {
+		return failure{ReasonFailedCreate, strings.Join(a.plan.Blocked, "; ")}
+	}
+	return startFailure(a.state, a.in.Containers)
+}
+
+// refused returns why the deployment may not be acted on — an unsafe
+// invalid record (see checkRecord) or a privilege this controller was not
+// started to grant — or no failure.
+func (c *Controller) refused(rec *store.Record, d *manifests.Deployment) failure {
+	fail, invalid := checkRecord(rec)
+	c.reportInvalid(rec.Name, invalid)
+	if fail.reason != "" {
+		return fail
+	}
+	if msg := c.privilegeRefusal(d); msg != "" {
+		return failure{ReasonFailedCreate, msg}
+	}
+	return failure{}
+}
+
+func (c *Controller) handleOrphan(ctx context.Context, ct dockerx.Container) error {
+	if !c.opts.PruneOrphans {
+		c.mu.Lock()
+		first := !c.orphans[ct.ID]
+		c.orphans[ct.ID] = true
+		c.mu.Unlock()
+		if first {
+			c.log.Warn("orphan container left running: its deployment is unknown to this state directory (start with --prune-orphans to remove)",
+				"container", ct.Name, "deployment", ct.Deployment)
+		}
+		return nil
+	}
+	c.log.Info("removing orphan container", "container", ct.Name, "deployment", ct.Deployment)
+	if err := c.docker.RemoveContainer(ctx, ct.ID); err != nil {
+		return fmt.Errorf("remove orphan %s: %w", ct.Name, err)
+	}
+	return nil
+}
