@@ -29,11 +29,15 @@ type progress struct {
 	// condition's reason and message, and replicas in a crash loop.
 	failure      string
 	crashLooping int
+	paused       bool // spec.paused: nothing rolls out until a resume
 }
 
 // stuck says what holds a rollout back, or "".
 func (p progress) stuck() string {
 	var why []string
+	if p.paused {
+		why = append(why, fmt.Sprintf("rollout paused (resume it with `dockctl rollout resume deployment/%s`)", p.name))
+	}
 	if p.failure != "" {
 		why = append(why, p.failure)
 	}
@@ -101,7 +105,7 @@ func observeProgress(ctx context.Context, cli *dockerx.Client, st *store.Store, 
 func progressOf(rec *store.Record, status *store.Status, mine []dockerx.Container, now time.Time) progress {
 	d := &rec.Deployment
 	s, views := reconciler.View(rec, status, mine, now)
-	p := progress{name: rec.Name, desired: d.Replicas(), updated: s.UpdatedReplicas, available: s.AvailableReplicas, total: s.Replicas}
+	p := progress{name: rec.Name, desired: d.Replicas(), updated: s.UpdatedReplicas, available: s.AvailableReplicas, total: s.Replicas, paused: d.Spec.Paused}
 	for _, v := range views {
 		if v.CrashLoopBackOff {
 			p.crashLooping++
