@@ -26,9 +26,10 @@ const (
 	// after Grace) and removes it with its anonymous volumes; with no Grace
 	// it is killed and removed at once.
 	OpRemove OpKind = "remove"
-	// OpRestart stops (with Grace) and starts a running container whose
-	// liveness probe failed: Docker does not restart unhealthy containers by
-	// itself.
+	// OpRestart stops (with Grace) a running container whose liveness
+	// probe failed, for a later sync to start it again as any stopped
+	// replica (with the crash-loop backoff): Docker does not restart
+	// unhealthy containers by itself.
 	OpRestart OpKind = "restart"
 )
 
@@ -48,7 +49,7 @@ const (
 	// ReasonPaused: a replica is paused (OpUnpause).
 	ReasonPaused OpReason = "Paused"
 	// ReasonLiveness: a running replica failed its liveness probe
-	// (OpRestart). Its restart counts as a restart.
+	// (OpRestart). The start that follows (ReasonStopped) is the restart.
 	ReasonLiveness OpReason = "Liveness"
 	// ReasonSurplus: the current revision has more replicas than desired
 	// (OpRemove).
@@ -94,14 +95,11 @@ func (o Op) String() string {
 }
 
 // countsAsRestart reports whether the op runs a replica again after it
-// ran — a stopped replica started, a liveness restart — which status
-// counts as a restart. A first start of a created container is not one.
+// ran — a stopped replica started, whatever stopped it (a liveness
+// restart only stops it; its start is this) — which status counts as a
+// restart. A first start of a created container is not one.
 func (o Op) countsAsRestart() bool {
-	switch o.Reason {
-	case ReasonStopped, ReasonLiveness:
-		return true
-	}
-	return false
+	return o.Reason == ReasonStopped
 }
 
 // Plan is the outcome of comparing desired with observed state.

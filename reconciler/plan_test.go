@@ -428,7 +428,8 @@ func TestPlanReasons(t *testing.T) {
 			want: map[string]OpReason{name(H, 0): ReasonPaused}},
 		{name: "liveness", desired: deployment(1), containers: []dockerx.Container{ctr(H, 0, running, time.Hour)},
 			liveness: map[string]bool{"id-" + name(H, 0): true},
-			want:     map[string]OpReason{name(H, 0): ReasonLiveness}, restart: map[string]bool{name(H, 0): true}},
+			// The liveness op only stops it; the start that follows counts.
+			want: map[string]OpReason{name(H, 0): ReasonLiveness}},
 		{name: "surplus", desired: deployment(0), containers: []dockerx.Container{ctr(H, 0, running, time.Hour)},
 			want: map[string]OpReason{name(H, 0): ReasonSurplus}},
 		{name: "rollout", desired: withStrategy(deployment(1), manifests.StrategyRecreate, 0, 0), revisions: oldRev,

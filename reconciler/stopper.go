@@ -105,11 +105,12 @@ func (s *stopper) run(op Op) error {
 		return fmt.Errorf("stop %s: %w", op.Name, err)
 	}
 	if op.Kind == OpRestart {
-		if err := s.docker.StartContainer(s.ctx, op.ContainerID); err != nil {
-			return fmt.Errorf("restart %s: %w", op.Name, err)
-		}
-		// Forgotten only now: a probe of the old run, even one started by
-		// a sync while the stop was under way, must not judge the new one.
+		// The stopped container is started again by a sync, as any
+		// exited replica is: a run that ended within the crash window of
+		// its start counts as a crash and backs off, as a pod killed by
+		// its liveness probe does. Forgotten only now: a probe of the old
+		// run, even one started by a sync while the stop was under way,
+		// must not judge the new one.
 		s.restarted(op.ContainerID)
 		return nil
 	}
