@@ -406,7 +406,7 @@ func (in PlanInput) reconcileRevision(s *revisionSet, cs []*dockerx.Container, p
 		case dockerx.StateRunning:
 			if in.LivenessFailed[c.ID] {
 				ops = append(ops, Op{Kind: OpRestart, Name: c.Name, ContainerID: c.ID, Reason: ReasonLiveness, Cause: "liveness probe failed",
-					Grace: boundGrace(in.templateOf(c.TemplateHash), in.MaxGracePeriod)})
+					Grace: in.graceFor(c)})
 			}
 		}
 	}

@@ -138,10 +138,15 @@ func View(rec *store.Record, st *store.Status, cs []dockerx.Container, now time.
 }
 
 // templateLookup maps a template hash to its pod template: the desired one
-// (whose hash is hash) or a recorded revision's; nil when unknown.
+// (whose hash is hash) or a recorded revision's; nil when unknown (made by
+// hand, or trimmed from the history). It is the one rule for "which
+// template judges this container" (probes, grace periods).
 func templateLookup(d *manifests.Deployment, hash string, revs []store.Revision) func(string) *manifests.PodTemplateSpec {
 	return func(h string) *manifests.PodTemplateSpec {
-		if h == hash {
+		if h == "" {
+			return nil
+		}
+		if d != nil && h == hash {
 			return &d.Spec.Template
 		}
 		if r := findRevision(revs, h); r != nil {
