@@ -377,7 +377,7 @@ func (c *Controller) syncDeployment(ctx context.Context, name string) (time.Dura
 		a.state.Rollout = a.plan.State
 	}
 	next, deadlineIn, err := c.nextStatus(a, fail, now)
-	if err == nil && !statusEqual(a.prev, next) {
+	if err == nil && !store.SameStatus(a.prev, next) {
 		next.UpdatedAt = now
 		err = c.store.WriteStatus(name, next)
 	}

@@ -120,7 +120,7 @@ func (c *Controller) needsSync(rec *store.Record, observed []dockerx.Container, 
 		return true
 	}
 	next, _, err := c.nextStatus(a, a.standingFailure(), now)
-	return err != nil || !statusEqual(a.prev, next)
+	return err != nil || !store.SameStatus(a.prev, next)
 }
 
 // assessment is one deployment observed and planned, before anything is done.
