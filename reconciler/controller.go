@@ -91,8 +91,10 @@ type Options struct {
 // with a deployment name, which is a DNS-1123 label.
 const orphanSweepKey = "*"
 
-// crashWindow is how long a container must run after dockctl started it for
-// its next exit not to count as a crash-loop restart.
+// crashWindow is how long a container must run, since its creation or
+// since dockctl last started it, for its next exit not to count as a crash
+// (see observeContainers); a container dockctl restarted also counts as
+// available only after running this long (see availability).
 const crashWindow = 10 * time.Second
 
 // Controller keeps the instance's containers matching the state directory.
