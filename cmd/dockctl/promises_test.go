@@ -11,13 +11,13 @@ import (
 )
 
 // Promises of the README that no test held: version, logs, apply --wait,
-// run end to end against the fake Engine API of fakedaemon_test.go.
+// run end to end against the fake Engine API of dockerapi_test.go.
 
 // `version` prints dockctl's version and asks the daemon for its own.
 func TestVersion(t *testing.T) {
 	startFakeDaemon(t)
 	out, _, err := run(t, "", "version")
-	want := "dockctl dev (" + runtime.Version() + ", " + runtime.GOOS + "/" + runtime.GOARCH + ")\ndocker engine: 27.1.0 (API " + fakeAPIVersion + ")\n"
+	want := "dockctl dev (" + runtime.Version() + ", " + runtime.GOOS + "/" + runtime.GOARCH + ")\ndocker engine: " + fakeEngineVersion + " (API " + fakeAPIVersion + ")\n"
 	if err != nil || out != want {
 		t.Fatalf("got %q, %v; want %q", out, err, want)
 	}
@@ -37,11 +37,9 @@ func TestLogs(t *testing.T) {
 	f.addContainer("t1_web-abc-1", "t1", "web", nil)
 	f.addContainer("t1_web-abc-0", "t1", "web", nil)
 	f.addContainer("t1_api-abc-0", "t1", "api", nil)
-	f.logs = map[string][]logLine{
-		"t1_web-abc-0-id": {{1, "zero one"}, {2, "zero err"}, {1, "zero two"}},
-		"t1_web-abc-1-id": {{1, "one one"}},
-		"t1_api-abc-0-id": {{1, "api"}},
-	}
+	f.setLogs("t1_web-abc-0", logLine{1, "zero one"}, logLine{2, "zero err"}, logLine{1, "zero two"})
+	f.setLogs("t1_web-abc-1", logLine{1, "one one"})
+	f.setLogs("t1_api-abc-0", logLine{1, "api"})
 	base := []string{"--state-dir", t.TempDir(), "--instance", "t1"}
 	out, errOut, err := run(t, "", append(base, "logs", "deployment/web", "--tail", "5")...)
 	if err != nil {
@@ -62,10 +60,7 @@ func TestLogs(t *testing.T) {
 	if strings.Join(zero, "|") != "zero one|zero err|zero two" || strings.Join(one, "|") != "one one" {
 		t.Fatalf("logs:\n%s", out)
 	}
-	f.mu.Lock()
-	tails := strings.Join(f.tails, " ")
-	f.mu.Unlock()
-	if tails != "5 5" {
+	if tails := strings.Join(f.tails(), " "); tails != "5 5" {
 		t.Fatalf("tail parameters %q, want \"5 5\"", tails)
 	}
 	if _, _, err := run(t, "", append(base, "logs", "deployment/nope")...); err == nil || !strings.Contains(err.Error(), `deployment "nope" has no containers`) {
