@@ -621,10 +621,3 @@ func minPositive(a, b time.Duration) time.Duration {
 	}
 	return a
 }
-
-func orNone(s string) string {
-	if s == "" {
-		return "<none>"
-	}
-	return s
-}
