@@ -199,23 +199,13 @@ func runDiff(stdin io.Reader, out io.Writer, g *globalOptions, files []string) (
 		if err != nil && !errors.Is(err, store.ErrNotFound) {
 			return 0, err // unreadable: apply would refuse it too
 		}
-		if err == nil && keepPaused[d.Metadata.Name] {
-			d.Spec.Paused = rec.Deployment.Spec.Paused // kept by apply: no difference
+		var liveDep *manifests.Deployment
+		if err == nil {
+			liveDep = &rec.Deployment
 		}
-		if d.Spec.Replicas == nil {
-			// Omitted replicas keep the live count: no difference.
-			r := int32(manifests.DefaultReplicas)
-			if err == nil {
-				r = rec.Deployment.Replicas()
-			}
-			d.Spec.Replicas = &r
-			if r != manifests.DefaultReplicas {
-				// As apply does: the kept count must be valid with the
-				// new manifest (a hostPort allows one replica).
-				if verr := manifests.Validate(d); verr != nil {
-					return 0, fmt.Errorf("deployment %q with the live replicas (%d) kept, as spec.replicas is not set: %w", d.Metadata.Name, r, verr)
-				}
-			}
+		// What apply keeps of the live deployment is no difference.
+		if err := store.KeepLive(liveDep, d, keepPaused[d.Metadata.Name]); err != nil {
+			return 0, err
 		}
 		if err == nil {
 			// Compare specs, not bookkeeping: server-set metadata is
