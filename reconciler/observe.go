@@ -165,11 +165,7 @@ func (c *Controller) assess(ctx context.Context, rec *store.Record, observed []d
 	}
 	for id, r := range probes {
 		if r.Ready != nil {
-			cst := a.state.Containers[id]
-			if cst == nil {
-				cst = &containerState{}
-				a.state.Containers[id] = cst
-			}
+			cst := a.state.container(id)
 			v := *r.Ready
 			cst.ProbeReady = &v
 		}
