@@ -168,7 +168,7 @@ func Conditions(d *manifests.Deployment, st, prevCounts manifests.DeploymentStat
 
 func progressDeadline(d *manifests.Deployment) int32 {
 	if d.Spec.ProgressDeadlineSeconds == nil {
-		return 600
+		return manifests.DefaultProgressDeadlineSeconds
 	}
 	return *d.Spec.ProgressDeadlineSeconds
 }
