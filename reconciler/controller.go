@@ -91,6 +91,13 @@ type Options struct {
 // with a deployment name, which is a DNS-1123 label.
 const orphanSweepKey = "*"
 
+// Default crash-loop backoff: Options.CrashBackoffBase and CrashBackoffMax
+// (--crash-backoff-base and --crash-backoff-max).
+const (
+	DefaultCrashBackoffBase = time.Second
+	DefaultCrashBackoffMax  = 5 * time.Minute
+)
+
 // crashWindow is how long a container must run, since its creation or
 // since dockctl last started it, for its next exit not to count as a crash
 // (see observeContainers); a container dockctl restarted also counts as
@@ -130,10 +137,10 @@ func New(docker Docker, st Store, opts Options) *Controller {
 		opts.Workers = 4
 	}
 	if opts.CrashBackoffBase <= 0 {
-		opts.CrashBackoffBase = time.Second
+		opts.CrashBackoffBase = DefaultCrashBackoffBase
 	}
 	if opts.CrashBackoffMax <= 0 {
-		opts.CrashBackoffMax = 5 * time.Minute
+		opts.CrashBackoffMax = DefaultCrashBackoffMax
 	}
 	switch {
 	case opts.SettleTime == 0:
