@@ -194,7 +194,8 @@ type PlanInput struct {
 	BlockedNames map[string]bool
 	// Refused maps the template hashes whose containers may not be created
 	// or started (an old revision needing a privilege this controller does
-	// not grant, or whose template does not match its hash) to why.
+	// not grant, or whose template does not match its hash, or a hash that
+	// is not in the deployment's history) to why (refusedRevisions).
 	Refused map[string]string
 	// MaxReplicas is the controller's replica cap (0: DefaultMaxReplicas);
 	// a deployment over it is refused, not planned.
