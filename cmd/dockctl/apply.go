@@ -164,8 +164,19 @@ func newDiffCommand(g *globalOptions) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "diff -f PATH",
 		Short: "Show what apply would change (exit 0: none, 1: differences, >1: error)",
-		Args:  cobra.NoArgs,
+		// Exit 1 means "differences": every error, usage errors included,
+		// is 2, so that a script never takes one for the other.
+		Args: func(cmd *cobra.Command, args []string) error {
+			if err := cobra.NoArgs(cmd, args); err != nil {
+				return &exitError{code: 2, err: err}
+			}
+			return nil
+		},
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			if len(files) == 0 {
+				// Not MarkFlagRequired: cobra's own check would exit 1.
+				return &exitError{code: 2, err: errors.New(`required flag(s) "filename" not set`)}
+			}
 			n, err := runDiff(cmd.InOrStdin(), cmd.OutOrStdout(), g, files)
 			if err != nil {
 				return &exitError{code: 2, err: err}
@@ -176,8 +187,8 @@ func newDiffCommand(g *globalOptions) *cobra.Command {
 			return nil
 		},
 	}
-	cmd.Flags().StringSliceVarP(&files, "filename", "f", nil, "manifest file, directory or -")
-	_ = cmd.MarkFlagRequired("filename")
+	cmd.Flags().StringSliceVarP(&files, "filename", "f", nil, "manifest file, directory or - (required)")
+	cmd.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return &exitError{code: 2, err: err} })
 	return cmd
 }
 

@@ -401,3 +401,19 @@ func TestApplyWarnsAboutPrivileges(t *testing.T) {
 		t.Fatalf("warning: %q", errOut)
 	}
 }
+
+// `diff` exits 1 only for differences: a usage error (no -f, an unknown
+// flag, an argument) is an error like any other, exit 2, as the README and
+// the help say, so that a script never takes it for "differences found".
+func TestDiffUsageErrorsExit2(t *testing.T) {
+	base := []string{"--state-dir", t.TempDir(), "--instance", "t1"}
+	for _, args := range [][]string{
+		{"diff"},
+		{"diff", "-f", "-", "--bogus"},
+		{"diff", "-f", "-", "extra"},
+	} {
+		if _, _, err := run(t, webYAML, append(base, args...)...); exitCode(err) != 2 {
+			t.Errorf("%v: exit %d (%v), want 2", args, exitCode(err), err)
+		}
+	}
+}
