@@ -125,7 +125,13 @@ func runApply(cmd *cobra.Command, g *globalOptions, o *applyOptions) error {
 			return fmt.Errorf("no deployments in %v match the selector %q", o.files, o.selector)
 		}
 	}
-	st, err := g.openStore()
+	// A dry run stores nothing, so it opens the state directory read-only:
+	// it needs no write access and creates (or fixes) nothing.
+	open := g.openStore
+	if dry {
+		open = g.readStore
+	}
+	st, err := open()
 	if err != nil {
 		return err
 	}

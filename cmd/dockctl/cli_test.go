@@ -3,7 +3,9 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"flag"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -415,5 +417,19 @@ func TestDiffUsageErrorsExit2(t *testing.T) {
 		if _, _, err := run(t, webYAML, append(base, args...)...); exitCode(err) != 2 {
 			t.Errorf("%v: exit %d (%v), want 2", args, exitCode(err), err)
 		}
+	}
+}
+
+// `apply --dry-run` stores nothing: it needs no write access and leaves no
+// state directory behind (the store's Apply needs neither for a dry run).
+func TestApplyDryRunStoresNothing(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "state")
+	base := []string{"--state-dir", dir, "--instance", "t1"}
+	out, errOut, err := run(t, webYAML, append(base, "apply", "-f", "-", "--dry-run")...)
+	if err != nil || out != "deployment/web created (dry run)\n" {
+		t.Fatalf("dry run: %v %q\n%s", err, errOut, out)
+	}
+	if _, err := os.Stat(dir); !errors.Is(err, fs.ErrNotExist) {
+		t.Fatalf("a dry run created the state directory (stat: %v)", err)
 	}
 }
