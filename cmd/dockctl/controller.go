@@ -85,7 +85,7 @@ func newControllerCommandWith(g *globalOptions, o *controllerOptions) *cobra.Com
 		fmt.Sprintf("refuse deployments with more replicas than this (at most %d)", manifests.MaxReplicasLimit))
 	f.DurationVar(&o.maxGrace, "max-grace-period", reconciler.DefaultMaxGracePeriod,
 		"longest terminationGracePeriodSeconds honoured: a replica is killed this long after its stop signal at the latest")
-	f.StringVar(&o.containerLogMaxSize, "container-log-max-size", "10Mi",
+	f.StringVar(&o.containerLogMaxSize, "container-log-max-size", resource.NewQuantity(dockerx.DefaultContainerLogMaxSize, resource.BinarySI).String(),
 		"rotate a replica's log file at this size (a quantity: 10Mi, 1Gi) when the daemon's default log driver is json-file or local; 0 leaves the daemon's log options")
 	f.IntVar(&o.containerLogMaxFiles, "container-log-max-files", dockerx.DefaultContainerLogMaxFiles,
 		"log files kept per replica, the current one included (with --container-log-max-size)")
