@@ -20,10 +20,9 @@ import (
 // leaves the field zero, so that the result does not depend on whether the
 // caller ran the defaulting first.
 const (
-	defaultGracePeriodSeconds = 30
-	defaultProbePeriod        = 10
-	defaultProbeTimeout       = 1
-	defaultProbeFailures      = 3
+	defaultProbePeriod   = 10
+	defaultProbeTimeout  = 1
+	defaultProbeFailures = 3
 )
 
 // DefaultMemoryEmptyDirSize bounds a memory emptyDir (tmpfs) that has no
@@ -89,7 +88,7 @@ func BuildConfig(req CreateRequest) (*container.Config, *container.HostConfig, *
 		cfg.Env = append(cfg.Env, e.Name+"="+e.Value)
 	}
 
-	grace := int64(defaultGracePeriodSeconds)
+	grace := int64(manifests.DefaultTerminationGracePeriodSeconds)
 	if pod.TerminationGracePeriodSeconds != nil {
 		grace = *pod.TerminationGracePeriodSeconds
 	}

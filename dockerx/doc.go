@@ -8,16 +8,20 @@
 //     sentinel errors ErrNotFound, ErrConflict, ErrUnreachable and
 //     ErrImagePull, so that callers and their in-memory fakes never depend on
 //     the SDK.
-//   - Every call to the daemon runs under its own deadline (Options.Timeout,
-//     30s by default; image pulls use PullTimeout). A hung daemon therefore
-//     stalls one operation, never the controller.
+//   - Every call to the daemon runs under its own deadline (WithTimeout,
+//     30s by default; image pulls use WithPullTimeout, a stop is allowed
+//     its grace period on top, an exec its probe timeout). A hung daemon
+//     therefore stalls one operation, never the controller.
 //   - Every error that means "no such object", "name already in use" or "the
 //     daemon cannot be reached" satisfies errors.Is with ErrNotFound,
 //     ErrConflict or ErrUnreachable respectively, and carries the operation
 //     and object in its message.
 //   - BuildConfig is pure: the same CreateRequest always yields the same
 //     Docker configuration (it is golden-tested), so a container's config is a
-//     function of the template hash only.
+//     function of its template (hash) and of the controller's conversion
+//     settings (log rotation, CreateRequest.Logs), which are deliberately not
+//     part of the hash: a new setting reaches a replica when it is next
+//     created.
 //   - Containers are created with restart policy "no": dockctl restarts them
 //     itself, and Docker's own restart loop would race it.
 //   - dockctl only touches containers that carry its io.dockctl.instance

@@ -5,7 +5,8 @@
 // Invariants:
 //
 //   - Pure: no Docker, no network, no global state. The only file system
-//     access is Load reading the paths it is given.
+//     access is Load reading the paths it is given, and Privileges
+//     resolving host paths through the Host.Resolve its caller passes.
 //   - Strict: every mapping key in the input either lands in a Go field or is
 //     reported. A key Kubernetes knows but dockctl does not is reported as
 //     "unsupported by dockctl", never dropped, so a manifest is never applied
@@ -20,7 +21,12 @@
 //     nesting deeper than MaxDepth and YAML aliases are refused before the
 //     document is interpreted.
 //   - Documents returned by Decode and Load are validated and then defaulted
-//     (SetDefaults) exactly as Kubernetes defaults them.
+//     (SetDefaults) exactly as Kubernetes defaults them; ReplicasSet and
+//     PausedSet tell whether the document set what apply otherwise keeps.
+//   - Validate is the one set of rules: apply runs it, and the controller
+//     runs it again on every record it reads (a record is not trusted).
+//   - Privileges lists every setting that needs a controller --allow-*
+//     flag; Policy.Refused is what a controller refuses of them.
 //   - TemplateHash depends only on the non-zero fields of the defaulted pod
 //     template, serialised canonically; adding an optional field to the types
 //     therefore does not change the hash of existing manifests. The hash is

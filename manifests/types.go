@@ -247,7 +247,7 @@ type DeploymentCondition struct {
 // Replicas returns the desired replica count (defaulted to 1).
 func (d *Deployment) Replicas() int32 {
 	if d.Spec.Replicas == nil {
-		return 1
+		return DefaultReplicas
 	}
 	return *d.Spec.Replicas
 }

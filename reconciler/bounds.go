@@ -58,16 +58,7 @@ func (in PlanInput) graceFor(c *dockerx.Container) time.Duration {
 // templateOf returns the pod template of a revision, or nil when it is
 // unknown (made by hand, or trimmed from the history).
 func (in PlanInput) templateOf(hash string) *manifests.PodTemplateSpec {
-	if hash == "" {
-		return nil
-	}
-	if in.Desired != nil && hash == in.Hash {
-		return &in.Desired.Spec.Template
-	}
-	if r := findRevision(in.Revisions, hash); r != nil {
-		return &r.Template
-	}
-	return nil
+	return templateLookup(in.Desired, in.Hash, in.Revisions)(hash)
 }
 
 // boundGrace converts a template's grace period, bounded by maxGrace

@@ -91,8 +91,17 @@ type Options struct {
 // with a deployment name, which is a DNS-1123 label.
 const orphanSweepKey = "*"
 
-// crashWindow is how long a container must run after dockctl started it for
-// its next exit not to count as a crash-loop restart.
+// Default crash-loop backoff: Options.CrashBackoffBase and CrashBackoffMax
+// (--crash-backoff-base and --crash-backoff-max).
+const (
+	DefaultCrashBackoffBase = time.Second
+	DefaultCrashBackoffMax  = 5 * time.Minute
+)
+
+// crashWindow is how long a container must run, since its creation or
+// since dockctl last started it, for its next exit not to count as a crash
+// (see observeContainers); a container dockctl restarted also counts as
+// available only after running this long (see availability).
 const crashWindow = 10 * time.Second
 
 // Controller keeps the instance's containers matching the state directory.
@@ -128,10 +137,10 @@ func New(docker Docker, st Store, opts Options) *Controller {
 		opts.Workers = 4
 	}
 	if opts.CrashBackoffBase <= 0 {
-		opts.CrashBackoffBase = time.Second
+		opts.CrashBackoffBase = DefaultCrashBackoffBase
 	}
 	if opts.CrashBackoffMax <= 0 {
-		opts.CrashBackoffMax = 5 * time.Minute
+		opts.CrashBackoffMax = DefaultCrashBackoffMax
 	}
 	switch {
 	case opts.SettleTime == 0:
@@ -377,7 +386,7 @@ func (c *Controller) syncDeployment(ctx context.Context, name string) (time.Dura
 		a.state.Rollout = a.plan.State
 	}
 	next, deadlineIn, err := c.nextStatus(a, fail, now)
-	if err == nil && !statusEqual(a.prev, next) {
+	if err == nil && !store.SameStatus(a.prev, next) {
 		next.UpdatedAt = now
 		err = c.store.WriteStatus(name, next)
 	}

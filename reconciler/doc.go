@@ -18,7 +18,8 @@
 // op to Docker calls, with slowstart.go, stopper.go (graceful stops) and
 // conflict.go (name conflicts); state.go and status.go keep the
 // controller's memory and compute the status it writes; prober.go runs
-// probes; trust.go checks records and privileges.
+// probes; trust.go checks records and privileges; observer.go is the hook
+// for metrics.
 //
 // Invariants:
 //   - Only containers carrying this instance's label are ever touched, and
@@ -32,13 +33,24 @@
 //     no Docker call that writes.
 //   - The work queue never runs one deployment's sync twice at once, so a
 //     sync needs no expectations: it sees its own previous writes when it
-//     lists.
+//     lists. The one exception is the graceful stop (stopper.go), which
+//     runs outside the workers: a stop in flight, or one that ended after
+//     the list began, is handed to the planner as such, so a sync never
+//     mistakes a stopping container for a live replica or a crash.
+//   - No container of a template that needs a privilege the controller was
+//     not granted (Options.Allow) is created or started, whatever its
+//     revision; nor is one of a revision whose template does not hash to
+//     its recorded hash, or that is not in the history (trust.go).
+//   - A container is removed by a graceful stop (its own revision's
+//     terminationGracePeriodSeconds, bounded by MaxGracePeriod) and counts
+//     toward replicas + maxSurge until it is gone.
 //
 // Who restarts a crashed container: dockctl, not Docker. Containers are
 // created with restart policy "no" and the controller starts any replica
 // that is not running, whatever stopped it (a crash, `docker stop`, `docker
 // kill`, a daemon restart). One restarter means one backoff, visible in
-// status, that is configurable and never races Docker's own: a container that
-// exits within 10 s of being started waits CrashBackoffBase·2ⁿ, capped at
-// CrashBackoffMax, before the next start.
+// status, that is configurable and never races Docker's own: after the n-th
+// exit in a row within 10 s of its creation or of a start by dockctl (or a
+// start Docker refused), a container waits CrashBackoffBase·2ⁿ⁻¹, capped at
+// CrashBackoffMax, before the next start; a run of 10 s or more resets n.
 package reconciler

@@ -20,7 +20,7 @@ func (c *Controller) logPlan(name string, plan Plan) {
 // execute carries out a plan, step by step in the plan's order (see
 // Plan.Steps), mapping each op to Docker calls: creates run with slow start.
 // It returns a user-facing failure message for the ReplicaFailure condition
-// when replicas could not be created.
+// when replicas could not be created or removed.
 func (c *Controller) execute(ctx context.Context, in PlanInput, plan Plan) (failure, error) {
 	var errs []error
 	stops, starts, creates := plan.Steps()

@@ -120,7 +120,7 @@ func (c *Controller) needsSync(rec *store.Record, observed []dockerx.Container, 
 		return true
 	}
 	next, _, err := c.nextStatus(a, a.standingFailure(), now)
-	return err != nil || !statusEqual(a.prev, next)
+	return err != nil || !store.SameStatus(a.prev, next)
 }
 
 // assessment is one deployment observed and planned, before anything is done.
@@ -165,11 +165,7 @@ func (c *Controller) assess(ctx context.Context, rec *store.Record, observed []d
 	}
 	for id, r := range probes {
 		if r.Ready != nil {
-			cst := a.state.Containers[id]
-			if cst == nil {
-				cst = &containerState{}
-				a.state.Containers[id] = cst
-			}
+			cst := a.state.container(id)
 			v := *r.Ready
 			cst.ProbeReady = &v
 		}

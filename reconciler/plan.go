@@ -192,7 +192,8 @@ type PlanInput struct {
 	BlockedNames map[string]bool
 	// Refused maps the template hashes whose containers may not be created
 	// or started (an old revision needing a privilege this controller does
-	// not grant, or whose template does not match its hash) to why.
+	// not grant, or whose template does not match its hash, or a hash that
+	// is not in the deployment's history) to why (refusedRevisions).
 	Refused map[string]string
 	// MaxReplicas is the controller's replica cap (0: DefaultMaxReplicas);
 	// a deployment over it is refused, not planned.
@@ -404,7 +405,7 @@ func (in PlanInput) reconcileRevision(s *revisionSet, cs []*dockerx.Container, p
 		case dockerx.StateRunning:
 			if in.LivenessFailed[c.ID] {
 				ops = append(ops, Op{Kind: OpRestart, Name: c.Name, ContainerID: c.ID, Reason: ReasonLiveness, Cause: "liveness probe failed",
-					Grace: boundGrace(in.templateOf(c.TemplateHash), in.MaxGracePeriod)})
+					Grace: in.graceFor(c)})
 			}
 		}
 	}
@@ -618,11 +619,4 @@ func minPositive(a, b time.Duration) time.Duration {
 		return b
 	}
 	return a
-}
-
-func orNone(s string) string {
-	if s == "" {
-		return "<none>"
-	}
-	return s
 }

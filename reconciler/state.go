@@ -60,6 +60,35 @@ type containerState struct {
 	StopDeadline time.Time `json:"stopDeadline,omitzero"`
 }
 
+// container returns the memory of container id, made empty if there is
+// none yet.
+func (s *deploymentState) container(id string) *containerState {
+	cst := s.Containers[id]
+	if cst == nil {
+		cst = &containerState{}
+		s.Containers[id] = cst
+	}
+	return cst
+}
+
+// addTerminating adds to terminating the containers whose stop the state
+// recorded (a stop begun by this or an earlier controller; a deadline
+// already there, from a stop in flight, is kept) and takes every
+// terminating container out of ready: a terminating container is never
+// ready, and counts toward the surge bound, not as a replica.
+func (s deploymentState) addTerminating(terminating map[string]time.Time, ready map[string]bool) {
+	for id, cst := range s.Containers {
+		if cst != nil && !cst.StopDeadline.IsZero() {
+			if _, ok := terminating[id]; !ok {
+				terminating[id] = cst.StopDeadline
+			}
+		}
+	}
+	for id := range terminating {
+		delete(ready, id)
+	}
+}
+
 func readState(st *store.Status) deploymentState {
 	var s deploymentState
 	if raw, ok := st.Extra[stateKey]; ok {
@@ -115,12 +144,7 @@ func View(rec *store.Record, st *store.Status, cs []dockerx.Container, now time.
 		settle = *s.Settle
 	}
 	in := PlanInput{Containers: cs, Terminating: map[string]time.Time{}}
-	for id, cst := range s.Containers {
-		if cst != nil && !cst.StopDeadline.IsZero() {
-			in.Terminating[id] = cst.StopDeadline
-			delete(ready, id)
-		}
-	}
+	s.addTerminating(in.Terminating, ready)
 	avail, _ := availability(d, cs, ready, s.Containers, settle, now)
 	out := map[string]ContainerView{}
 	for _, c := range cs {
@@ -138,10 +162,15 @@ func View(rec *store.Record, st *store.Status, cs []dockerx.Container, now time.
 }
 
 // templateLookup maps a template hash to its pod template: the desired one
-// (whose hash is hash) or a recorded revision's; nil when unknown.
+// (whose hash is hash) or a recorded revision's; nil when unknown (made by
+// hand, or trimmed from the history). It is the one rule for "which
+// template judges this container" (probes, grace periods).
 func templateLookup(d *manifests.Deployment, hash string, revs []store.Revision) func(string) *manifests.PodTemplateSpec {
 	return func(h string) *manifests.PodTemplateSpec {
-		if h == hash {
+		if h == "" {
+			return nil
+		}
+		if d != nil && h == hash {
 			return &d.Spec.Template
 		}
 		if r := findRevision(revs, h); r != nil {
@@ -247,10 +276,7 @@ func (c *Controller) observeContainers(s *deploymentState, cs []dockerx.Containe
 			cst.StartError = ""
 		}
 		if ready[ct.ID] {
-			if cst == nil {
-				cst = &containerState{}
-				s.Containers[ct.ID] = cst
-			}
+			cst = s.container(ct.ID)
 			if cst.ReadySince.IsZero() {
 				cst.ReadySince = now
 			}
@@ -268,13 +294,10 @@ func (c *Controller) observeContainers(s *deploymentState, cs []dockerx.Containe
 		if ct.State != dockerx.StateExited {
 			continue
 		}
-		if cst == nil {
-			// A first exit is a crash too when the container had not run
-			// for crashWindow since it was created: a release that exits at
-			// once is crash-looping from its first exit, as a pod's is.
-			cst = &containerState{}
-			s.Containers[ct.ID] = cst
-		}
+		// A first exit is a crash too when the container had not run for
+		// crashWindow since it was created: a release that exits at once
+		// is crash-looping from its first exit, as a pod's is.
+		cst = s.container(ct.ID)
 		if !cst.ExitCounted {
 			started := cst.StartedAt
 			if started.IsZero() {
@@ -309,11 +332,7 @@ func recordStarts(s *deploymentState, plan Plan, now time.Time) {
 		if !op.countsAsRestart() {
 			continue
 		}
-		cst := s.Containers[op.ContainerID]
-		if cst == nil {
-			cst = &containerState{}
-			s.Containers[op.ContainerID] = cst
-		}
+		cst := s.container(op.ContainerID)
 		cst.Restarts++
 		cst.StartedAt = now
 		cst.ExitCounted = false
@@ -379,11 +398,7 @@ func (c *Controller) recordStartFailures(s *deploymentState, plan Plan, execErr 
 		}
 	}
 	for _, se := range startErrors(execErr) {
-		cst := s.Containers[se.id]
-		if cst == nil {
-			cst = &containerState{}
-			s.Containers[se.id] = cst
-		}
+		cst := s.container(se.id)
 		if !counted[se.id] {
 			cst.Restarts++
 		}

@@ -1,9 +1,6 @@
 package reconciler
 
 import (
-	"bytes"
-	"encoding/json"
-	"maps"
 	"time"
 
 	"github.com/dockctl/dockctl/dockerx"
@@ -171,7 +168,7 @@ func Conditions(d *manifests.Deployment, st, prevCounts manifests.DeploymentStat
 
 func progressDeadline(d *manifests.Deployment) int32 {
 	if d.Spec.ProgressDeadlineSeconds == nil {
-		return 600
+		return manifests.DefaultProgressDeadlineSeconds
 	}
 	return *d.Spec.ProgressDeadlineSeconds
 }
@@ -226,31 +223,4 @@ func progressMarks(marks, st manifests.DeploymentStatus, newGeneration bool) man
 	out.ReadyReplicas = max(marks.ReadyReplicas, st.ReadyReplicas)
 	out.AvailableReplicas = max(marks.AvailableReplicas, st.AvailableReplicas)
 	return out
-}
-
-// sameJSON compares two JSON documents ignoring layout: what was read back
-// from the state directory is indented, what was just encoded is not.
-func sameJSON(x, y json.RawMessage) bool {
-	var cx, cy bytes.Buffer
-	if json.Compact(&cx, x) != nil || json.Compact(&cy, y) != nil {
-		return bytes.Equal(x, y)
-	}
-	return bytes.Equal(cx.Bytes(), cy.Bytes())
-}
-
-func statusEqual(a, b *store.Status) bool {
-	if !maps.EqualFunc(a.Extra, b.Extra, sameJSON) {
-		return false
-	}
-	if a.ObservedGeneration != b.ObservedGeneration || a.Message != b.Message || len(a.Conditions) != len(b.Conditions) {
-		return false
-	}
-	for i := range a.Conditions {
-		x, y := a.Conditions[i], b.Conditions[i]
-		if x.Type != y.Type || x.Status != y.Status || x.Reason != y.Reason || x.Message != y.Message ||
-			!x.LastTransitionTime.Equal(y.LastTransitionTime) || !x.LastUpdateTime.Equal(y.LastUpdateTime) {
-			return false
-		}
-	}
-	return true
 }

@@ -167,22 +167,12 @@ func (s *stopper) shutdown() {
 
 // stopInputs fills the planner's view of stopping containers: those whose
 // stop deadline the status file holds (a stop begun by this or an earlier
-// controller) and those with a job in flight here. A terminating container
-// is never ready: it counts toward the surge bound, not as a replica.
+// controller) and those with a job in flight here (addTerminating).
 func (c *Controller) stopInputs(in *PlanInput, s deploymentState, ready map[string]bool) {
 	busy, removing := c.stopper.inFlight(in.Name)
 	in.Stopping = busy
 	in.Terminating = removing
-	for id, cst := range s.Containers {
-		if cst != nil && !cst.StopDeadline.IsZero() {
-			if _, ok := in.Terminating[id]; !ok {
-				in.Terminating[id] = cst.StopDeadline
-			}
-		}
-	}
-	for id := range in.Terminating {
-		delete(ready, id)
-	}
+	s.addTerminating(in.Terminating, ready)
 	in.MaxReplicas = c.opts.MaxReplicas
 	in.MaxGracePeriod = c.opts.MaxGracePeriod
 }
@@ -195,12 +185,7 @@ func recordStops(s *deploymentState, plan Plan, now time.Time) {
 		if op.Kind != OpRemove || op.Grace <= 0 {
 			continue
 		}
-		cst := s.Containers[op.ContainerID]
-		if cst == nil {
-			cst = &containerState{}
-			s.Containers[op.ContainerID] = cst
-		}
-		if cst.StopDeadline.IsZero() {
+		if cst := s.container(op.ContainerID); cst.StopDeadline.IsZero() {
 			cst.StopDeadline = now.Add(op.Grace)
 		}
 	}
@@ -217,12 +202,7 @@ func recordInFlight(s *deploymentState, in PlanInput) {
 		if !ok || c.State == dockerx.StateRemoving {
 			continue
 		}
-		cst := s.Containers[c.ID]
-		if cst == nil {
-			cst = &containerState{}
-			s.Containers[c.ID] = cst
-		}
-		if cst.StopDeadline.IsZero() {
+		if cst := s.container(c.ID); cst.StopDeadline.IsZero() {
 			cst.StopDeadline = deadline
 		}
 	}

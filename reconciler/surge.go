@@ -10,13 +10,16 @@ import (
 )
 
 // createsSafeDespite decides whether a plan's creates may go ahead although
-// some of its removals failed (failed holds their container IDs). The plan
-// counted on those containers being gone. A container that is not running
-// (dead, exited, created) holds no port and is not available, so it takes
-// nothing from its replacement; what remains is the surge bound, which
-// must hold with it counted as still there. A failed removal of a running
-// or paused container keeps blocking: it may still serve, hold a host port,
-// or be the old replica a rollout is replacing.
+// some of its removals failed (failed holds their container IDs). A
+// container that is not running (dead, exited, created) holds no port and
+// is not available, so it takes nothing from its replacement; what remains
+// is the surge bound, which must hold with it counted as still there. A
+// failed removal of a running or paused container keeps blocking: it may
+// still serve, hold a host port, or be the old replica a rollout is
+// replacing. The planner already keeps its creates within the bound with
+// every container counted (capCreates); this count trusts no plan, and
+// frees the place only of an immediate removal that succeeded: a graceful
+// one (Grace > 0) keeps its container, terminating, until it is gone.
 func createsSafeDespite(in PlanInput, plan Plan, failed map[string]bool) bool {
 	state := map[string]string{}
 	for _, c := range in.Containers {
@@ -32,7 +35,7 @@ func createsSafeDespite(in PlanInput, plan Plan, failed map[string]bool) bool {
 	total := int32(len(in.Containers))
 	for _, op := range plan.Ops {
 		switch {
-		case op.Kind == OpRemove && !failed[op.ContainerID]:
+		case op.Kind == OpRemove && op.Grace <= 0 && !failed[op.ContainerID]:
 			total--
 		case op.Kind == OpCreate:
 			total++

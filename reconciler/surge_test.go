@@ -31,6 +31,9 @@ func TestCreatesSafeDespite(t *testing.T) {
 		{"dead, beyond the bound", []Op{remove(0), create}, []int{0}, 4, false},
 		{"running: may still serve or hold a port", []Op{remove(3), remove(0), create}, []int{3}, 4, false},
 		{"unknown container", []Op{create}, nil, 5, true},
+		// A graceful stop keeps its container until it is gone: it frees
+		// no place for the create, whatever the dead one's removal did.
+		{"dead, beside a graceful stop", []Op{remove(0), {Kind: OpRemove, ContainerID: id(3), Grace: time.Second}, create}, []int{0}, 4, false},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -35,6 +35,15 @@
 // renames each file they read is whole, although a reader listing during an
 // Apply may see some records before and some after it.
 //
+// Trust. Whoever can write the state directory decides what the controller
+// runs, so Open (the writers' door) refuses a directory, deployments/ or
+// status/ owned by another user and makes one of ours that others may write
+// to private (0700) again; a shared directory with the sticky bit is
+// refused. A writing store reads only regular files of its own user, never
+// through a symbolic link. A record read is checked for its format only:
+// the controller validates its content, with the rules of apply, when it
+// reads it (reconciler/trust.go).
+//
 // Instance ownership. The first Open records its instance name; every later
 // Open or OpenReadOnly with another name fails, so two instances can never
 // mix their desired states (or delete each other's containers).

@@ -357,12 +357,16 @@ func (s *Store) Apply(deps []*manifests.Deployment, opts ApplyOptions) ([]ApplyR
 		for _, n := range norm {
 			name := n.d.Metadata.Name
 			old := current[name]
-			if opts.KeepPaused[name] && old != nil && !old.Deleted && old.Deployment.Spec.Paused != n.d.Spec.Paused {
-				d := n.d
-				d.Spec.Paused = old.Deployment.Spec.Paused
-				if n, err = normalize(&d); err != nil {
-					return fmt.Errorf("apply: deployment %q: %w", name, err)
-				}
+			var live *manifests.Deployment
+			if old != nil && !old.Deleted {
+				live = &old.Deployment
+			}
+			d := n.d
+			if err := KeepLive(live, &d, opts.KeepPaused[name]); err != nil {
+				return err
+			}
+			if n, err = normalize(&d); err != nil {
+				return fmt.Errorf("apply: deployment %q: %w", name, err)
 			}
 			rec, act, err := plan(old, n, now, s.revisionsInUse(name))
 			if err != nil {
@@ -480,6 +484,9 @@ func (s *Store) UpdateRecord(name string, fn func(*Record, *manifests.Deployment
 		if d.Metadata.Name != name {
 			return fmt.Errorf("deployment %q: update renamed it to %q", name, d.Metadata.Name)
 		}
+		if err := KeepLive(&old.Deployment, &d, false); err != nil {
+			return err
+		}
 		n, err := normalize(&d)
 		if err != nil {
 			return fmt.Errorf("deployment %q: %w", name, err)
@@ -588,10 +595,6 @@ func deepCopy(d *manifests.Deployment) (manifests.Deployment, error) {
 // plan computes the record that storing n over old (nil: never known) gives,
 // and the action that describes it.
 func plan(old *Record, n normalized, now time.Time, inUse func(hash string) bool) (*Record, Action, error) {
-	n, err := keepReplicas(old, n)
-	if err != nil {
-		return nil, "", err
-	}
 	var rec Record
 	var act Action
 	switch {
@@ -628,27 +631,33 @@ func plan(old *Record, n normalized, now time.Time, inUse func(hash string) bool
 	return &rec, act, nil
 }
 
-// keepReplicas fills an unset spec.replicas as kubectl apply does: the live
-// deployment's count, or the default on create (and on revival, which
-// starts afresh). The caller validated the deployment with the default, so
-// a kept count is validated again: it must not store a combination that
-// validation forbids (a hostPort with several replicas).
-func keepReplicas(old *Record, n normalized) (normalized, error) {
-	if n.d.Spec.Replicas != nil {
-		return n, nil
+// KeepLive fills in d, a manifest about to be applied, what kubectl apply
+// keeps of the live deployment (nil: none, or deleted — a revival starts
+// afresh): an unset spec.replicas takes the live count, or the default on
+// create; with keepPaused (the manifest left spec.paused out), spec.paused
+// takes the live value. d was validated with the default count, so a kept
+// count is validated again: it must not store a combination that
+// validation forbids (a hostPort with several replicas). It is the one
+// rule for apply and for diff, which shows no difference for what apply
+// keeps.
+func KeepLive(live, d *manifests.Deployment, keepPaused bool) error {
+	if keepPaused && live != nil {
+		d.Spec.Paused = live.Spec.Paused
 	}
-	d := n.d
+	if d.Spec.Replicas != nil {
+		return nil
+	}
 	r := int32(manifests.DefaultReplicas)
-	if old != nil && !old.Deleted {
-		r = old.Deployment.Replicas()
+	if live != nil {
+		r = live.Replicas()
 	}
 	d.Spec.Replicas = &r
 	if r != manifests.DefaultReplicas {
-		if err := manifests.Validate(&d); err != nil {
-			return n, fmt.Errorf("deployment %q with the live replicas (%d) kept, as spec.replicas is not set: %w", d.Metadata.Name, r, err)
+		if err := manifests.Validate(d); err != nil {
+			return fmt.Errorf("deployment %q with the live replicas (%d) kept, as spec.replicas is not set: %w", d.Metadata.Name, r, err)
 		}
 	}
-	return normalize(&d)
+	return nil
 }
 
 // tombstone returns old marked deleted. Deletion bumps the generation (as

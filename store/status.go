@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"maps"
 	"os"
 	"path/filepath"
 	"time"
@@ -84,11 +85,7 @@ func (s *Store) WriteStatus(name string, st *Status) error {
 		}
 		next := *st
 		if old != nil {
-			same, err := sameStatus(old, &next)
-			if err != nil {
-				return fmt.Errorf("status of %q: %w", name, err)
-			}
-			if same {
+			if SameStatus(old, &next) {
 				return nil
 			}
 		}
@@ -106,20 +103,35 @@ func (s *Store) WriteStatus(name string, st *Status) error {
 	})
 }
 
-// sameStatus compares a and b ignoring UpdatedAt, through their canonical
-// JSON (json.RawMessage and time.Time have no useful ==).
-func sameStatus(a, b *Status) (bool, error) {
-	ac, bc := *a, *b
-	ac.UpdatedAt, bc.UpdatedAt = time.Time{}, time.Time{}
-	aj, err := json.Marshal(ac)
-	if err != nil {
-		return false, err
+// SameStatus reports whether a and b say the same, ignoring UpdatedAt, the
+// JSON layout of Extra (a status read back is indented, one just encoded is
+// not) and the time zone of the condition times. It is the one rule for
+// "nothing changed": WriteStatus skips such a write, and the controller
+// skips calling it.
+func SameStatus(a, b *Status) bool {
+	if !maps.EqualFunc(a.Extra, b.Extra, sameJSON) {
+		return false
 	}
-	bj, err := json.Marshal(bc)
-	if err != nil {
-		return false, err
+	if a.ObservedGeneration != b.ObservedGeneration || a.Message != b.Message || len(a.Conditions) != len(b.Conditions) {
+		return false
 	}
-	return bytes.Equal(aj, bj), nil
+	for i := range a.Conditions {
+		x, y := a.Conditions[i], b.Conditions[i]
+		if x.Type != y.Type || x.Status != y.Status || x.Reason != y.Reason || x.Message != y.Message ||
+			!x.LastTransitionTime.Equal(y.LastTransitionTime) || !x.LastUpdateTime.Equal(y.LastUpdateTime) {
+			return false
+		}
+	}
+	return true
+}
+
+// sameJSON compares two JSON documents ignoring layout.
+func sameJSON(x, y json.RawMessage) bool {
+	var cx, cy bytes.Buffer
+	if json.Compact(&cx, x) != nil || json.Compact(&cy, y) != nil {
+		return bytes.Equal(x, y)
+	}
+	return bytes.Equal(cx.Bytes(), cy.Bytes())
 }
 
 // resetStatus removes the status of name (the caller holds the write lock),

@@ -42,7 +42,7 @@ func TestStatus(t *testing.T) {
 	if got.UpdatedAt.IsZero() {
 		t.Error("WriteStatus did not set UpdatedAt")
 	}
-	if same, _ := sameStatus(got, first); !same {
+	if !SameStatus(got, first) {
 		t.Errorf("round trip:\n got %+v\nwant %+v", got, first)
 	}
 

@@ -125,7 +125,13 @@ func runApply(cmd *cobra.Command, g *globalOptions, o *applyOptions) error {
 			return fmt.Errorf("no deployments in %v match the selector %q", o.files, o.selector)
 		}
 	}
-	st, err := g.openStore()
+	// A dry run stores nothing, so it opens the state directory read-only:
+	// it needs no write access and creates (or fixes) nothing.
+	open := g.openStore
+	if dry {
+		open = g.readStore
+	}
+	st, err := open()
 	if err != nil {
 		return err
 	}
@@ -164,8 +170,19 @@ func newDiffCommand(g *globalOptions) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "diff -f PATH",
 		Short: "Show what apply would change (exit 0: none, 1: differences, >1: error)",
-		Args:  cobra.NoArgs,
+		// Exit 1 means "differences": every error, usage errors included,
+		// is 2, so that a script never takes one for the other.
+		Args: func(cmd *cobra.Command, args []string) error {
+			if err := cobra.NoArgs(cmd, args); err != nil {
+				return &exitError{code: 2, err: err}
+			}
+			return nil
+		},
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			if len(files) == 0 {
+				// Not MarkFlagRequired: cobra's own check would exit 1.
+				return &exitError{code: 2, err: errors.New(`required flag(s) "filename" not set`)}
+			}
 			n, err := runDiff(cmd.InOrStdin(), cmd.OutOrStdout(), g, files)
 			if err != nil {
 				return &exitError{code: 2, err: err}
@@ -176,8 +193,8 @@ func newDiffCommand(g *globalOptions) *cobra.Command {
 			return nil
 		},
 	}
-	cmd.Flags().StringSliceVarP(&files, "filename", "f", nil, "manifest file, directory or -")
-	_ = cmd.MarkFlagRequired("filename")
+	cmd.Flags().StringSliceVarP(&files, "filename", "f", nil, "manifest file, directory or - (required)")
+	cmd.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return &exitError{code: 2, err: err} })
 	return cmd
 }
 
@@ -199,23 +216,13 @@ func runDiff(stdin io.Reader, out io.Writer, g *globalOptions, files []string) (
 		if err != nil && !errors.Is(err, store.ErrNotFound) {
 			return 0, err // unreadable: apply would refuse it too
 		}
-		if err == nil && keepPaused[d.Metadata.Name] {
-			d.Spec.Paused = rec.Deployment.Spec.Paused // kept by apply: no difference
+		var liveDep *manifests.Deployment
+		if err == nil {
+			liveDep = &rec.Deployment
 		}
-		if d.Spec.Replicas == nil {
-			// Omitted replicas keep the live count: no difference.
-			r := int32(manifests.DefaultReplicas)
-			if err == nil {
-				r = rec.Deployment.Replicas()
-			}
-			d.Spec.Replicas = &r
-			if r != manifests.DefaultReplicas {
-				// As apply does: the kept count must be valid with the
-				// new manifest (a hostPort allows one replica).
-				if verr := manifests.Validate(d); verr != nil {
-					return 0, fmt.Errorf("deployment %q with the live replicas (%d) kept, as spec.replicas is not set: %w", d.Metadata.Name, r, verr)
-				}
-			}
+		// What apply keeps of the live deployment is no difference.
+		if err := store.KeepLive(liveDep, d, keepPaused[d.Metadata.Name]); err != nil {
+			return 0, err
 		}
 		if err == nil {
 			// Compare specs, not bookkeeping: server-set metadata is

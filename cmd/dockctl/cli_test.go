@@ -3,7 +3,9 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"flag"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -399,5 +401,35 @@ func TestApplyWarnsAboutPrivileges(t *testing.T) {
 	}
 	if !strings.Contains(errOut, "Warning: deployment/web: spec.template.spec.hostNetwork") || !strings.Contains(errOut, "--allow-host-namespaces") {
 		t.Fatalf("warning: %q", errOut)
+	}
+}
+
+// `diff` exits 1 only for differences: a usage error (no -f, an unknown
+// flag, an argument) is an error like any other, exit 2, as the README and
+// the help say, so that a script never takes it for "differences found".
+func TestDiffUsageErrorsExit2(t *testing.T) {
+	base := []string{"--state-dir", t.TempDir(), "--instance", "t1"}
+	for _, args := range [][]string{
+		{"diff"},
+		{"diff", "-f", "-", "--bogus"},
+		{"diff", "-f", "-", "extra"},
+	} {
+		if _, _, err := run(t, webYAML, append(base, args...)...); exitCode(err) != 2 {
+			t.Errorf("%v: exit %d (%v), want 2", args, exitCode(err), err)
+		}
+	}
+}
+
+// `apply --dry-run` stores nothing: it needs no write access and leaves no
+// state directory behind (the store's Apply needs neither for a dry run).
+func TestApplyDryRunStoresNothing(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "state")
+	base := []string{"--state-dir", dir, "--instance", "t1"}
+	out, errOut, err := run(t, webYAML, append(base, "apply", "-f", "-", "--dry-run")...)
+	if err != nil || out != "deployment/web created (dry run)\n" {
+		t.Fatalf("dry run: %v %q\n%s", err, errOut, out)
+	}
+	if _, err := os.Stat(dir); !errors.Is(err, fs.ErrNotExist) {
+		t.Fatalf("a dry run created the state directory (stat: %v)", err)
 	}
 }

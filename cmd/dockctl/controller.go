@@ -77,15 +77,15 @@ func newControllerCommandWith(g *globalOptions, o *controllerOptions) *cobra.Com
 	f.StringVar(&o.metricsAddr, "metrics-addr", defaultMetricsAddr, "address for /metrics, /healthz and /readyz (empty disables)")
 	f.BoolVar(&o.pruneOrphans, "prune-orphans", false, "remove containers whose deployment this state directory never knew")
 	f.IntVar(&o.workers, "workers", 4, "deployments synced in parallel")
-	f.DurationVar(&o.crashBase, "crash-backoff-base", time.Second, "first delay before restarting a container that keeps exiting (doubles each time)")
-	f.DurationVar(&o.crashMax, "crash-backoff-max", 5*time.Minute, "longest delay before restarting a container that keeps exiting")
+	f.DurationVar(&o.crashBase, "crash-backoff-base", reconciler.DefaultCrashBackoffBase, "first delay before restarting a container that keeps exiting (doubles each time)")
+	f.DurationVar(&o.crashMax, "crash-backoff-max", reconciler.DefaultCrashBackoffMax, "longest delay before restarting a container that keeps exiting")
 	f.DurationVar(&o.settle, "settle-time", reconciler.DefaultSettleTime, "how long a new container must be ready before it counts as available and a rollout removes an old one for it (the settle rule; 0 turns it off)")
 	f.StringVar(&o.logFormat, "log-format", "text", "log format: text|json")
 	f.Int32Var(&o.maxReplicas, "max-replicas", reconciler.DefaultMaxReplicas,
 		fmt.Sprintf("refuse deployments with more replicas than this (at most %d)", manifests.MaxReplicasLimit))
 	f.DurationVar(&o.maxGrace, "max-grace-period", reconciler.DefaultMaxGracePeriod,
 		"longest terminationGracePeriodSeconds honoured: a replica is killed this long after its stop signal at the latest")
-	f.StringVar(&o.containerLogMaxSize, "container-log-max-size", "10Mi",
+	f.StringVar(&o.containerLogMaxSize, "container-log-max-size", resource.NewQuantity(dockerx.DefaultContainerLogMaxSize, resource.BinarySI).String(),
 		"rotate a replica's log file at this size (a quantity: 10Mi, 1Gi) when the daemon's default log driver is json-file or local; 0 leaves the daemon's log options")
 	f.IntVar(&o.containerLogMaxFiles, "container-log-max-files", dockerx.DefaultContainerLogMaxFiles,
 		"log files kept per replica, the current one included (with --container-log-max-size)")

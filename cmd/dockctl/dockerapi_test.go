@@ -4,8 +4,10 @@ import (
 	"encoding/binary"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"net"
 	"net/http"
+	"net/url"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -20,10 +22,13 @@ import (
 )
 
 // dockerAPI is a minimal Docker Engine API on a unix socket, for running the
-// real commands (and the real controller, in a child process) against it:
-// ping, events (a stream that stays silent), container list, create, start,
-// remove, inspect and logs, and image inspect. It records every create, so a
-// test sees the configuration the command sent, as Docker would receive it.
+// real commands (and the real controller, in a child process) end to end
+// through the real Docker client, flags and output included, without a
+// Docker daemon: ping, version, info, events (a stream that stays silent),
+// container list, create, start, remove, inspect and logs, and image
+// inspect. It records every create, so a test sees the configuration the
+// command sent, as Docker would receive it. It is the only fake Engine API
+// of the command tests; startFakeDaemon points the environment at it.
 type dockerAPI struct {
 	t      *testing.T
 	host   string // DOCKER_HOST value
@@ -39,7 +44,31 @@ type dockerAPI struct {
 
 type fakeCtr struct {
 	summary container.Summary
-	logs    []string // lines on stdout
+	logs    []logLine
+}
+
+// logLine is one line of a container's log, on stdout (1) or stderr (2).
+type logLine struct {
+	stream byte
+	text   string
+}
+
+// The Engine the fake claims to be, as `dockctl version` prints it.
+const (
+	fakeEngineVersion = "20.10.0-fake"
+	fakeAPIVersion    = "1.41"
+)
+
+// startFakeDaemon starts the fake and points DOCKER_HOST (and the client's
+// other variables) at it for the test.
+func startFakeDaemon(t *testing.T) *dockerAPI {
+	t.Helper()
+	d := startDockerAPI(t)
+	t.Setenv("DOCKER_HOST", d.host)
+	t.Setenv("DOCKER_API_VERSION", "")
+	t.Setenv("DOCKER_TLS_VERIFY", "")
+	t.Setenv("DOCKER_CERT_PATH", "")
+	return d
 }
 
 func startDockerAPI(t *testing.T, images ...string) *dockerAPI {
@@ -69,13 +98,13 @@ var apiVersionPrefix = regexp.MustCompile(`^/v[0-9]+\.[0-9]+`)
 
 func (d *dockerAPI) serve(w http.ResponseWriter, r *http.Request) {
 	path := apiVersionPrefix.ReplaceAllString(r.URL.Path, "")
-	w.Header().Set("API-Version", "1.41")
+	w.Header().Set("API-Version", fakeAPIVersion)
 	parts := strings.Split(strings.Trim(path, "/"), "/")
 	switch {
 	case path == "/_ping":
 		w.Write([]byte("OK"))
 	case path == "/version":
-		writeJSON(w, 200, map[string]string{"Version": "20.10.0-fake", "ApiVersion": "1.41"})
+		writeJSON(w, 200, map[string]string{"Version": fakeEngineVersion, "ApiVersion": fakeAPIVersion, "Os": "linux", "Arch": "amd64"})
 	case path == "/info":
 		writeJSON(w, 200, map[string]string{"LoggingDriver": "json-file"})
 	case path == "/events":
@@ -185,11 +214,48 @@ func (d *dockerAPI) add(name, state string, labels map[string]string, logs ...st
 	if state != "running" {
 		status = "Exited (0) 1 minute ago"
 	}
-	d.ctrs[id] = &fakeCtr{summary: container.Summary{
+	c := &fakeCtr{summary: container.Summary{
 		ID: id, Names: []string{"/" + name}, Image: "img:1", Labels: labels,
 		State: state, Status: status, Created: time.Now().Add(-time.Minute).Unix(),
-	}, logs: logs}
+	}}
+	for _, l := range logs {
+		c.logs = append(c.logs, logLine{1, l})
+	}
+	d.ctrs[id] = c
 	return id
+}
+
+// addContainer puts in a running container of deployment dep (template
+// hash "abc") of instance, with extra labels (which win).
+func (d *dockerAPI) addContainer(name, instance, dep string, labels map[string]string) string {
+	all := map[string]string{
+		"io.dockctl.instance": instance, "io.dockctl.deployment": dep, "io.dockctl.template-hash": "abc",
+	}
+	maps.Copy(all, labels)
+	return d.add(name, "running", all)
+}
+
+// setLogs replaces the log of the container named name.
+func (d *dockerAPI) setLogs(name string, lines ...logLine) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	c := d.find(name)
+	if c == nil {
+		d.t.Fatalf("fake docker: no container %s", name)
+	}
+	c.logs = lines
+}
+
+// tails returns the tail parameter of each logs request, in order.
+func (d *dockerAPI) tails() []string {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	var out []string
+	for _, q := range d.logQueries {
+		v, _ := url.ParseQuery(q)
+		out = append(out, v.Get("tail"))
+	}
+	return out
 }
 
 func (d *dockerAPI) find(id string) *fakeCtr {
@@ -232,12 +298,12 @@ func (d *dockerAPI) inspect(w http.ResponseWriter, id string) {
 }
 
 // logs answers in Docker's multiplexed format (no TTY): each line framed
-// with an 8-byte header naming stdout.
+// with an 8-byte header (stream, 3 zero bytes, big-endian length).
 func (d *dockerAPI) logs(w http.ResponseWriter, r *http.Request, id string) {
 	d.mu.Lock()
 	c := d.find(id)
 	d.logQueries = append(d.logQueries, r.URL.RawQuery)
-	var lines []string
+	var lines []logLine
 	if c != nil {
 		lines = append(lines, c.logs...)
 	}
@@ -256,10 +322,10 @@ func (d *dockerAPI) logs(w http.ResponseWriter, r *http.Request, id string) {
 	w.Header().Set("Content-Type", "application/vnd.docker.multiplexed-stream")
 	w.WriteHeader(200)
 	for _, l := range lines {
-		frame := make([]byte, 8, 8+len(l)+1)
-		frame[0] = 1 // stdout
-		binary.BigEndian.PutUint32(frame[4:], uint32(len(l)+1))
-		frame = append(frame, l+"\n"...)
+		frame := make([]byte, 8, 8+len(l.text)+1)
+		frame[0] = l.stream
+		binary.BigEndian.PutUint32(frame[4:], uint32(len(l.text)+1))
+		frame = append(frame, l.text+"\n"...)
 		w.Write(frame)
 	}
 }

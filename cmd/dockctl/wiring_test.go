@@ -172,8 +172,9 @@ func TestApplyWaitAgainstEngine(t *testing.T) {
 	}
 }
 
-// logs prints the last lines of every replica of the deployment, each
-// prefixed with its container, and nothing of other deployments.
+// logs prints the last lines (stdout and stderr) of every replica of the
+// deployment, each prefixed with its container, passes --tail to the
+// daemon, and prints nothing of other deployments or instances.
 func TestLogsAgainstEngine(t *testing.T) {
 	api := startDockerAPI(t)
 	t.Setenv("DOCKER_HOST", api.host)
@@ -183,7 +184,8 @@ func TestLogsAgainstEngine(t *testing.T) {
 		return map[string]string{dockerx.LabelInstance: "t", dockerx.LabelDeployment: dep, dockerx.LabelTemplateHash: "abc"}
 	}
 	api.add("t_web-abc-1", "running", labels("web"), "b1", "b2", "b3")
-	api.add("t_web-abc-0", "exited", labels("web"), "a1", "a2", "a3")
+	api.add("t_web-abc-0", "exited", labels("web"))
+	api.setLogs("t_web-abc-0", logLine{1, "a1"}, logLine{2, "a2"}, logLine{1, "a3"})
 	api.add("t_api-abc-0", "running", labels("api"), "other")
 	otherInstance := labels("web")
 	otherInstance[dockerx.LabelInstance] = "u"
@@ -206,6 +208,9 @@ func TestLogsAgainstEngine(t *testing.T) {
 	want := map[string][]string{"[t_web-abc-0]": {"a2", "a3"}, "[t_web-abc-1]": {"b2", "b3"}}
 	if len(per) != len(want) || strings.Join(per["[t_web-abc-0]"], ",") != "a2,a3" || strings.Join(per["[t_web-abc-1]"], ",") != "b2,b3" {
 		t.Fatalf("logs --tail 2 printed %v, want %v:\n%s", per, want, out)
+	}
+	if tails := strings.Join(api.tails(), " "); tails != "2 2" {
+		t.Fatalf("tail parameters %q, want \"2 2\"", tails)
 	}
 
 	if _, _, err := run(t, "", append(base, "logs", "deployment/nope")...); err == nil || !strings.Contains(err.Error(), "no containers") {
