@@ -1,0 +1,284 @@
+package manifests
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"math"
+	"os"
+	"path/filepath"
+	"regexp"
+	"sort"
+	"strconv"
+	"strings"
+
+	"gopkg.in/yaml.v3"
+)
+
+const (
+	// MaxInputSize is the largest file (or standard input) accepted. Real
+	// manifests are a few KiB; the cap keeps a wrong path (a log file, a
+	// disk image) from being read into memory.
+	MaxInputSize = 4 << 20
+	// StdinName is the file name used in errors for input read from "-".
+	StdinName = "<stdin>"
+)
+
+// Decode reads every Deployment in data (YAML or JSON, multi-document). file
+// is only used in error messages. Empty documents are skipped. A document of
+// kind List (apiVersion v1), as printed by `get -o yaml` for several
+// objects, contributes each of its items. On any error Decode returns no
+// documents and an ErrorList holding every problem found in data.
+func Decode(file string, data []byte) ([]*Document, error) {
+	docs, errs := decodeFile(file, data)
+	errs = append(errs, duplicates(docs)...)
+	if len(errs) > 0 {
+		return nil, errs
+	}
+	return docs, nil
+}
+
+// Load decodes every path: a file (any name), a directory (searched
+// recursively for *.yaml, *.yml and *.json, in lexical order), or "-" for
+// stdin. Errors of all files are collected; on any error Load returns no
+// documents, so that applying a set of files is all-or-nothing.
+func Load(paths []string, stdin io.Reader) ([]*Document, error) {
+	var docs []*Document
+	var errs ErrorList
+	add := func(file string, data []byte) {
+		d, e := decodeFile(file, data)
+		docs = append(docs, d...)
+		errs = append(errs, e...)
+	}
+	for _, p := range paths {
+		if p == "-" {
+			if stdin == nil {
+				errs = append(errs, &FieldError{File: StdinName, Msg: "no standard input available"})
+				continue
+			}
+			data, err := readLimited(stdin)
+			if err != nil {
+				errs = append(errs, &FieldError{File: StdinName, Msg: err.Error()})
+				continue
+			}
+			add(StdinName, data)
+			continue
+		}
+		files, err := expand(p)
+		if err != nil {
+			errs = append(errs, &FieldError{File: p, Msg: err.Error()})
+		}
+		for _, f := range files {
+			data, err := readFile(f)
+			if err != nil {
+				errs = append(errs, &FieldError{File: f, Msg: err.Error()})
+				continue
+			}
+			add(f, data)
+		}
+	}
+	errs = append(errs, duplicates(docs)...)
+	if len(errs) > 0 {
+		return nil, errs
+	}
+	return docs, nil
+}
+
+// expand turns a path into the files it names. A directory that cannot be
+// fully walked still yields the files found, alongside the error.
+func expand(p string) ([]string, error) {
+	fi, err := os.Stat(p)
+	if err != nil {
+		return nil, pathErr(err)
+	}
+	if !fi.IsDir() {
+		return []string{p}, nil
+	}
+	var files []string
+	var errs []error
+	// WalkDir visits entries in lexical order, which is the documented order.
+	err = filepath.WalkDir(p, func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			errs = append(errs, fmt.Errorf("%s: %w", path, pathErr(err)))
+			return nil
+		}
+		if d.IsDir() || !isManifestName(path) {
+			return nil
+		}
+		if d.Type()&fs.ModeSymlink != 0 {
+			// Follow links to files, as kubectl does; links to
+			// directories are not followed, which avoids cycles.
+			if fi, err := os.Stat(path); err != nil || !fi.Mode().IsRegular() {
+				return nil
+			}
+		} else if !d.Type().IsRegular() {
+			return nil
+		}
+		files = append(files, path)
+		return nil
+	})
+	if err != nil {
+		errs = append(errs, err)
+	}
+	return files, errors.Join(errs...)
+}
+
+func isManifestName(p string) bool {
+	switch strings.ToLower(filepath.Ext(p)) {
+	case ".yaml", ".yml", ".json":
+		return true
+	}
+	return false
+}
+
+// pathErr drops the operation and path from an *fs.PathError, because the
+// FieldError that carries it names the file already.
+func pathErr(err error) error {
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		return pe.Err
+	}
+	return err
+}
+
+func readFile(name string) ([]byte, error) {
+	f, err := os.Open(name)
+	if err != nil {
+		return nil, pathErr(err)
+	}
+	defer f.Close()
+	return readLimited(f)
+}
+
+func readLimited(r io.Reader) ([]byte, error) {
+	data, err := io.ReadAll(io.LimitReader(r, MaxInputSize+1))
+	if err != nil {
+		return nil, fmt.Errorf("read: %w", pathErr(err))
+	}
+	if len(data) > MaxInputSize {
+		return nil, tooBig()
+	}
+	return data, nil
+}
+
+func tooBig() error {
+	return fmt.Errorf("input is larger than the %d MiB limit", MaxInputSize>>20)
+}
+
+// duplicates reports a second Deployment with the name of an earlier one:
+// applying both would silently keep only the last.
+func duplicates(docs []*Document) ErrorList {
+	var errs ErrorList
+	first := map[string]*Document{}
+	for _, d := range docs {
+		name := d.Deployment.Metadata.Name
+		if prev, ok := first[name]; ok {
+			errs = append(errs, &FieldError{File: d.File, Line: d.nameLine, Path: "metadata.name",
+				Msg: fmt.Sprintf("duplicate deployment %q (first defined at %s:%d)", name, prev.File, prev.nameLine)})
+			continue
+		}
+		first[name] = d
+	}
+	return errs
+}
+
+var yamlLineErr = regexp.MustCompile(`^yaml: line (\d+): (.*)$`)
+
+// decodeFile decodes one file's documents. The recover is a last line of
+// defence: the YAML library is not ours, and a panic there must become an
+// error for this file rather than a crash of the controller.
+func decodeFile(file string, data []byte) (docs []*Document, errs ErrorList) {
+	if len(data) > MaxInputSize {
+		return nil, ErrorList{{File: file, Msg: tooBig().Error()}}
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			docs = nil
+			errs = append(errs, &FieldError{File: file, Msg: fmt.Sprintf("internal error while decoding: %v", r)})
+		}
+	}()
+	dec := yaml.NewDecoder(bytes.NewReader(data))
+	for {
+		var n yaml.Node
+		err := dec.Decode(&n)
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			// The parser cannot resynchronise after a syntax error, so
+			// the rest of the file is not read.
+			fe := &FieldError{File: file, Msg: "invalid YAML: " + strings.TrimPrefix(err.Error(), "yaml: ")}
+			if m := yamlLineErr.FindStringSubmatch(err.Error()); m != nil {
+				fe.Line, _ = strconv.Atoi(m[1])
+				fe.Msg = "invalid YAML: " + m[2]
+			}
+			errs = append(errs, fe)
+			break
+		}
+		d, e := decodeDocument(file, &n)
+		docs = append(docs, d...)
+		errs = append(errs, e...)
+	}
+	// Line order reads like the file; an error without a line (a parser
+	// error that names none) goes last, where the parser stopped.
+	byLine := func(l int) int {
+		if l == 0 {
+			return math.MaxInt
+		}
+		return l
+	}
+	sort.SliceStable(errs, func(i, j int) bool { return byLine(errs[i].Line) < byLine(errs[j].Line) })
+	if len(errs) > 0 {
+		return nil, errs
+	}
+	return docs, nil
+}
+
+// decodeList accepts the v1 List that `get -o yaml|json` prints for several
+// Deployments, so that its output can be applied again.
+func decodeList(file string, root *yaml.Node) ([]*Document, ErrorList) {
+	var errs ErrorList
+	seen := map[string]bool{}
+	var items *yaml.Node
+	for i := 0; i+1 < len(root.Content); i += 2 {
+		k, v := root.Content[i], root.Content[i+1]
+		switch k.Value {
+		case "apiVersion":
+			if v.Value != "v1" {
+				errs = append(errs, &FieldError{File: file, Line: k.Line, Path: "apiVersion", Msg: fmt.Sprintf(`must be "v1" for kind List, got %s`, describe(v))})
+			}
+		case "kind":
+		case "metadata":
+		case "items":
+			items = v
+		default:
+			errs = append(errs, &FieldError{File: file, Line: k.Line, Msg: fmt.Sprintf("unknown field %q", k.Value)})
+		}
+		if seen[k.Value] {
+			errs = append(errs, &FieldError{File: file, Line: k.Line, Path: k.Value, Msg: "duplicate field"})
+		}
+		seen[k.Value] = true
+	}
+	if items == nil || isNull(items) {
+		return nil, errs
+	}
+	if items.Kind != yaml.SequenceNode {
+		return nil, append(errs, &FieldError{File: file, Line: items.Line, Path: "items", Msg: "expected a list, got " + describe(items)})
+	}
+	var docs []*Document
+	for i, item := range items.Content {
+		p := index("items", i)
+		if item.Kind != yaml.MappingNode {
+			errs = append(errs, &FieldError{File: file, Line: item.Line, Path: p, Msg: "expected a mapping, got " + describe(item)})
+			continue
+		}
+		d, e := decodeDeployment(file, item, p)
+		errs = append(errs, e...)
+		if d != nil {
+			docs = append(docs, d)
+		}
+	}
+	return docs, errs
+}
