@@ -12,8 +12,9 @@ import (
 // could exhaust the stack.
 const MaxDepth = 64
 
-// Document is one decoded, validated and defaulted Deployment and where it
-// came from.
+// Document is one decoded, validated and defaulted object and where it
+// came from. Each kind has a field of its own for its typed object (see
+// kinds); Deployment is the only kind today, so Deployment is never nil.
 type Document struct {
 	File       string
 	Line       int
@@ -52,11 +53,60 @@ func decodeDocument(file string, n *yaml.Node) ([]*Document, ErrorList) {
 	if kind, _ := scalarField(root, "kind"); kind == "List" {
 		return decodeList(file, root)
 	}
-	d, errs := decodeDeployment(file, root, "")
+	d, errs := decodeObject(file, root, "")
 	if d == nil {
 		return nil, errs
 	}
 	return []*Document{d}, errs
+}
+
+// kindDecoder decodes the objects of one kind.
+type kindDecoder struct {
+	apiVersion string
+	// decode walks one object mapping n, whose apiVersion and kind are
+	// already checked; base is its path inside the document ("" or
+	// items[i]). It returns the validated and defaulted object in a
+	// Document, or nil and every error found.
+	decode func(file string, n *yaml.Node, base string) (*Document, ErrorList)
+}
+
+// kinds maps each kind dockctl accepts to its decoder; adding a kind is one
+// entry here (a Service would be {"v1", decodeService}, returning a
+// Document that carries it in a field of its own).
+var kinds = map[string]kindDecoder{
+	Kind: {apiVersion: APIVersion, decode: decodeDeployment},
+}
+
+// fallbackKind is the kind an object of a missing or unknown kind is
+// checked against, so that the error names what dockctl expects
+// (`kind: must be "Deployment", got "Pod"`).
+const fallbackKind = Kind
+
+// decodeObject decodes one object (a document or an item of a List) with
+// the decoder of its kind, after checking its apiVersion and kind.
+func decodeObject(file string, n *yaml.Node, base string) (*Document, ErrorList) {
+	kind, _ := scalarField(n, "kind")
+	dec, ok := kinds[kind]
+	if !ok {
+		kind, dec = fallbackKind, kinds[fallbackKind]
+	}
+	var errs ErrorList
+	for _, want := range []struct{ field, value string }{{"apiVersion", dec.apiVersion}, {"kind", kind}} {
+		got, line := scalarField(n, want.field)
+		switch {
+		case line == 0:
+			errs = append(errs, &FieldError{File: file, Line: n.Line, Path: child(base, want.field), Msg: "required"})
+		case got != want.value:
+			errs = append(errs, &FieldError{File: file, Line: line, Path: child(base, want.field),
+				Msg: fmt.Sprintf("must be %q, got %q", want.value, got)})
+		}
+	}
+	if len(errs) > 0 {
+		// Checking the fields of some other kind against this one
+		// would only bury the one error that matters.
+		return nil, errs
+	}
+	return dec.decode(file, n, base)
 }
 
 // scalarField returns the value and line of a scalar key in a mapping (line 0

@@ -274,7 +274,7 @@ func decodeList(file string, root *yaml.Node) ([]*Document, ErrorList) {
 			errs = append(errs, &FieldError{File: file, Line: item.Line, Path: p, Msg: "expected a mapping, got " + describe(item)})
 			continue
 		}
-		d, e := decodeDeployment(file, item, p)
+		d, e := decodeObject(file, item, p)
 		errs = append(errs, e...)
 		if d != nil {
 			docs = append(docs, d)
