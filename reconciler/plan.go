@@ -259,12 +259,11 @@ type Plan struct {
 	Refused string
 }
 
-// Steps returns the plan's operations in the order they are carried out:
-// three steps, each begun once the previous one has ended, the operations
-// of one step independent of each other. First stops — removals, and
-// liveness restarts, which begin with a stop — so that a replacement never
-// fights its predecessor for a host port or a place under the surge bound;
-// then starts and unpauses; then creates. Each step keeps the plan's order.
+// Steps groups the plan's operations as the planner's dependencies order
+// them (see link): stops — removals, and liveness restarts, which begin
+// with a stop —, then starts and unpauses, then creates, each group in the
+// plan's order. The executor follows Op.DependsOn, not this; it is kept
+// for tests and readers that want the three groups.
 func (p Plan) Steps() (stops, starts, creates []Op) {
 	for _, op := range p.Ops {
 		switch op.Kind {
