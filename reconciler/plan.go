@@ -208,19 +208,42 @@ func (p Plan) String() string {
 // Every dependent shares one slice of IDs, so that a plan of thousands of
 // stops and creates costs no more than its ops.
 func link(ops []Op) {
-	var stops, stopsAndStarts []OpID // in ID order
+	var nStops, nStarts, nCreates int
 	for i := range ops {
 		ops[i].ID = OpID(i + 1)
 		switch ops[i].Kind {
 		case OpRemove, OpRestart:
-			stops = append(stops, ops[i].ID)
-			stopsAndStarts = append(stopsAndStarts, ops[i].ID)
+			nStops++
 		case OpStart, OpUnpause:
-			stopsAndStarts = append(stopsAndStarts, ops[i].ID)
+			nStarts++
+		case OpCreate:
+			nCreates++
 		}
 	}
-	stops = stops[:len(stops):len(stops)]
-	stopsAndStarts = stopsAndStarts[:len(stopsAndStarts):len(stopsAndStarts)]
+	// Only the lists someone depends on are made: a scale-down of
+	// thousands, all removals, allocates none.
+	var stops, stopsAndStarts []OpID // in ID order
+	if nStarts > 0 && nStops > 0 {
+		stops = make([]OpID, 0, nStops)
+	}
+	if nCreates > 0 && nStops+nStarts > 0 {
+		stopsAndStarts = make([]OpID, 0, nStops+nStarts)
+	}
+	for i := range ops {
+		switch ops[i].Kind {
+		case OpRemove, OpRestart:
+			if stops != nil {
+				stops = append(stops, ops[i].ID)
+			}
+			if stopsAndStarts != nil {
+				stopsAndStarts = append(stopsAndStarts, ops[i].ID)
+			}
+		case OpStart, OpUnpause:
+			if stopsAndStarts != nil {
+				stopsAndStarts = append(stopsAndStarts, ops[i].ID)
+			}
+		}
+	}
 	for i := range ops {
 		switch ops[i].Kind {
 		case OpStart, OpUnpause:
