@@ -14,7 +14,8 @@
 // state-directory changes become keys; a worker syncs one key at a time);
 // observe.go lists containers, sweeps the instance for work and orphans,
 // and assesses a deployment (observe, then plan); plan.go, rollout.go,
-// bounds.go and surge.go are the pure planner; execute.go maps each planned
+// bounds.go and surge.go are the pure planner, which also orders the ops
+// (Op.DependsOn); execute.go carries them out in that order, mapping each
 // op to Docker calls, with slowstart.go, stopper.go (graceful stops) and
 // conflict.go (name conflicts); state.go and status.go keep the
 // controller's memory and compute the status it writes; prober.go runs

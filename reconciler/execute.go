@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+	"sync"
 
 	"github.com/dockctl/dockctl/dockerx"
 	"github.com/dockctl/dockctl/manifests"
@@ -13,102 +14,243 @@ import (
 
 func (c *Controller) logPlan(name string, plan Plan) {
 	for _, op := range plan.Ops {
-		c.log.Info("planned", "deployment", name, "op", op.Kind, "container", op.Name, "reason", op.Reason, "cause", op.Cause)
+		attrs := []any{"deployment", name, "op", op.Kind, "container", op.Name, "reason", op.Reason, "cause", op.Cause, "id", op.ID}
+		if len(op.DependsOn) > 0 {
+			attrs = append(attrs, "after", idRanges(op.DependsOn))
+		}
+		c.log.Info("planned", attrs...)
 	}
 }
 
-// execute carries out a plan, step by step in the plan's order (see
-// Plan.Steps), mapping each op to Docker calls: creates run with slow start.
-// It returns a user-facing failure message for the ReplicaFailure condition
-// when replicas could not be created or removed.
+// errNotRun is the outcome of an op that was not carried out: a
+// dependency failed (see DepFailurePolicy), its image is missing, or slow
+// start stopped launching after a failure. Its own dependents treat it as
+// a failure.
+var errNotRun = errors.New("not carried out")
+
+// execute carries out a plan in the order its dependencies give (Op.DependsOn,
+// set by the planner: see link), mapping each op to Docker calls. It runs
+// in waves: every op whose dependencies have all ended runs in the next
+// wave, the ops of one wave in parallel — removals, starts and unpauses at
+// most MaxCreatesInFlight at a time, creates with slow start, graceful
+// stops handed to the stopper (submitted is done). An op whose dependency
+// failed or was skipped runs or is skipped as its OnDepFailure says; the
+// executor makes no choice of its own. It returns a user-facing failure
+// message for the ReplicaFailure condition when replicas could not be
+// created or removed.
 func (c *Controller) execute(ctx context.Context, in PlanInput, plan Plan) (failure, error) {
-	var errs []error
-	stops, starts, creates := plan.Steps()
-	var removals []Op
-	for _, op := range stops {
-		if op.Kind == OpRemove && op.Grace <= 0 {
-			removals = append(removals, op) // nothing to wait for: removed at once
-			continue
-		}
-		// A graceful stop is handed to the stopper, never holding a
-		// worker. After a liveness restart the stopper gives the new run
-		// fresh probes once it started.
-		c.stopper.submit(in.Name, op, in.Now)
+	var (
+		errs    []error
+		fail    failure
+		mu      sync.Mutex
+		outcome = make(map[OpID]error, len(plan.Ops)) // ended ops: nil on success
+	)
+	ended := func(op Op, err error) {
+		mu.Lock()
+		outcome[op.ID] = err
+		mu.Unlock()
 	}
-	errs = append(errs, parallel(removals, c.opts.MaxCreatesInFlight, func(op Op) error {
+	// createsSafe is judged once per set of dependencies: every create of
+	// a plan shares one (link), and the judgement counts all containers.
+	safe := map[*OpID]bool{}
+	pending := plan.Ops
+	for len(pending) > 0 {
+		var stops, others, creates, later []Op
+		for _, op := range pending {
+			var depErrs []error
+			ready := true
+			for _, id := range op.DependsOn {
+				err, done := outcome[id]
+				if !done {
+					ready = false
+					break
+				}
+				if err != nil {
+					depErrs = append(depErrs, err)
+				}
+			}
+			switch {
+			case !ready:
+				later = append(later, op)
+				continue
+			case len(depErrs) > 0 && !c.runDespite(in, plan, op, depErrs, safe):
+				ended(op, errNotRun)
+				continue
+			}
+			switch {
+			case op.Kind == OpCreate:
+				creates = append(creates, op)
+			case op.Kind == OpRestart || (op.Kind == OpRemove && op.Grace > 0):
+				stops = append(stops, op)
+			default:
+				others = append(others, op)
+			}
+		}
+		if len(later) == len(pending) {
+			// A plan bug: never guess an order, do nothing more.
+			return fail, errors.Join(append(errs, fmt.Errorf("plan: ops %s wait on each other", opIDs(later)))...)
+		}
+		pending = later
+
+		for _, op := range stops {
+			// A graceful stop is handed to the stopper, never holding a
+			// worker; it is done once submitted. After a liveness restart
+			// the stopper gives the new run fresh probes once it started.
+			c.stopper.submit(in.Name, op, in.Now)
+			ended(op, nil)
+		}
+		var otherErrs []error
+		var wg sync.WaitGroup
+		if len(others) > 0 {
+			// Run beside this wave's creates, if any: they do not depend
+			// on each other, or the planner would have said so.
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				otherErrs = parallel(others, c.opts.MaxCreatesInFlight, func(op Op) error {
+					err := c.runOp(ctx, op)
+					ended(op, err)
+					return err
+				})
+			}()
+		}
+		var createErrs []error
+		createFail, refused := failure{}, false
+		if len(creates) > 0 {
+			createFail, createErrs, refused = c.runCreates(ctx, in, creates, ended)
+		}
+		wg.Wait()
+		for _, op := range others {
+			if _, done := outcome[op.ID]; !done {
+				ended(op, errNotRun) // it panicked: guarded made that its error
+			}
+		}
+		errs = append(errs, otherErrs...)
+		if len(others) > 0 && len(errs) > 0 {
+			fail = removalFailure(errs)
+		}
+		if refused {
+			// As ever: a refused template ends the sync with that alone.
+			return createFail, createErrs[0]
+		}
+		if createFail.reason != "" {
+			fail = createFail
+		}
+		errs = append(errs, createErrs...)
+	}
+	return fail, errors.Join(errs...)
+}
+
+// runDespite reports whether op runs although some of its dependencies
+// failed (depErrs), as its OnDepFailure says. RunIfCreatesSafe is today's
+// gate on creates: a failed removal may leave a container running, holding
+// a host port or a place under the surge bound, and creating beside it
+// could exceed maxSurge; createsSafe (pure, planner-side: surge.go) judges
+// from the plan's own counts whether it does. The gate is applied here
+// because only carrying the removals out tells which of them failed.
+func (c *Controller) runDespite(in PlanInput, plan Plan, op Op, depErrs []error, safe map[*OpID]bool) bool {
+	switch op.OnDepFailure {
+	case RunOnDepFailure:
+		return true
+	case RunIfCreatesSafe:
+		key := &op.DependsOn[0]
+		ok, judged := safe[key]
+		if !judged {
+			ok = createsSafe(in, plan, depErrs)
+			safe[key] = ok
+		}
+		return ok
+	}
+	return false
+}
+
+// runOp maps an op on an existing container to its one Docker call.
+func (c *Controller) runOp(ctx context.Context, op Op) error {
+	switch op.Kind {
+	case OpRemove:
+		// Nothing to wait for (no grace): removed at once.
 		if err := c.docker.RemoveContainer(ctx, op.ContainerID); err != nil {
 			return &removeError{id: op.ContainerID, name: op.Name, err: err}
 		}
-		return nil
-	})...)
-	errs = append(errs, parallel(starts, c.opts.MaxCreatesInFlight, func(op Op) error {
-		switch op.Kind {
-		case OpUnpause:
-			if err := c.docker.UnpauseContainer(ctx, op.ContainerID); err != nil {
-				return fmt.Errorf("unpause %s: %w", op.Name, err)
-			}
-			return nil
+	case OpUnpause:
+		if err := c.docker.UnpauseContainer(ctx, op.ContainerID); err != nil {
+			return fmt.Errorf("unpause %s: %w", op.Name, err)
 		}
+	case OpStart:
 		if err := c.docker.StartContainer(ctx, op.ContainerID); err != nil {
 			return &startError{id: op.ContainerID, name: op.Name, err: err}
 		}
-		return nil
-	})...)
+	default:
+		return fmt.Errorf("%s %s: not an op on an existing container", op.Kind, op.Name)
+	}
+	return nil
+}
 
-	var fail failure
-	if len(errs) > 0 {
-		fail = removalFailure(errs)
-		if len(creates) > 0 && !createsSafe(in, plan, errs) {
-			// A removal failed: creating now could exceed maxSurge. The
-			// retry recomputes from what Docker then shows. This gate
-			// stays in the executor because only carrying out the
-			// removals tells which of them failed; what it then allows is
-			// judged by createsSafe, pure and planner-side (surge.go),
-			// from the plan's own counts.
-			return fail, errors.Join(errs...)
-		}
-	}
-	if len(creates) > 0 {
-		templates, err := templatesOf(creates)
-		if err == nil {
-			// Defence in depth, and deliberately here rather than in the
-			// plan: the planner creates no refused revision, and this
-			// check trusts no plan, so that nothing is ever created from
-			// a template that was not checked.
-			for h, d := range templates {
-				if msg := c.templateRefusal(h, &d.Spec.Template); msg != "" {
-					err = fmt.Errorf("create from %s", msg)
-				}
+// runCreates carries out one wave's creates: templates checked, images
+// ensured, then slow start. refused reports a template that must not be
+// created from, which ends the sync.
+func (c *Controller) runCreates(ctx context.Context, in PlanInput, creates []Op, ended func(Op, error)) (fail failure, errs []error, refused bool) {
+	templates, err := templatesOf(creates)
+	if err == nil {
+		// Defence in depth, and deliberately here rather than in the
+		// plan: the planner creates no refused revision, and this check
+		// trusts no plan, so that nothing is ever created from a template
+		// that was not checked.
+		for h, d := range templates {
+			if msg := c.templateRefusal(h, &d.Spec.Template); msg != "" {
+				err = fmt.Errorf("create from %s", msg)
 			}
 		}
-		if err != nil {
-			return failure{ReasonFailedCreate, err.Error()}, err
-		}
-		missing, f, err := c.ensureImages(ctx, templates)
-		if err != nil {
-			fail = f
-			errs = append(errs, err)
-		}
-		// Only the revisions whose image is missing wait for it: an old
-		// revision keeps healing while a new one cannot be pulled.
-		ready := creates[:0:0]
+	}
+	if err != nil {
 		for _, op := range creates {
-			if !missing[op.Hash] {
-				ready = append(ready, op)
-			}
+			ended(op, errNotRun)
 		}
-		failed := slowStart(ready, c.opts.MaxCreatesInFlight, func(op Op) error {
-			return c.create(ctx, in, op)
-		})
-		for _, err := range failed {
-			var se *startError
-			if !errors.Is(err, dockerx.ErrConflict) && !errors.As(err, &se) {
-				fail = failure{ReasonFailedCreate, err.Error()}
-			}
-		}
-		errs = append(errs, failed...)
+		return failure{ReasonFailedCreate, err.Error()}, []error{err}, true
 	}
-	return fail, errors.Join(errs...)
+	missing, f, err := c.ensureImages(ctx, templates)
+	if err != nil {
+		fail = f
+		errs = append(errs, err)
+	}
+	// Only the revisions whose image is missing wait for it: an old
+	// revision keeps healing while a new one cannot be pulled.
+	ready := creates[:0:0]
+	ran := map[OpID]bool{}
+	var mu sync.Mutex
+	for _, op := range creates {
+		if !missing[op.Hash] {
+			ready = append(ready, op)
+		}
+	}
+	failed := slowStart(ready, c.opts.MaxCreatesInFlight, func(op Op) error {
+		err := c.create(ctx, in, op)
+		mu.Lock()
+		ran[op.ID] = true
+		mu.Unlock()
+		ended(op, err)
+		return err
+	})
+	for _, op := range creates {
+		if !ran[op.ID] {
+			ended(op, errNotRun) // image missing, or slow start stopped
+		}
+	}
+	for _, err := range failed {
+		var se *startError
+		if !errors.Is(err, dockerx.ErrConflict) && !errors.As(err, &se) {
+			fail = failure{ReasonFailedCreate, err.Error()}
+		}
+	}
+	return fail, append(errs, failed...), false
+}
+
+func opIDs(ops []Op) string {
+	ids := make([]OpID, len(ops))
+	for i, op := range ops {
+		ids[i] = op.ID
+	}
+	return idRanges(ids)
 }
 
 // templatesOf returns, per template hash to create, the deployment the

@@ -5,6 +5,7 @@ import (
 	"maps"
 	"math"
 	"sort"
+	"strings"
 	"time"
 
 	"github.com/dockctl/dockctl/dockerx"
@@ -72,12 +73,21 @@ const (
 // Cause says it in words a user reading the controller's log or `describe`
 // output understands.
 type Op struct {
-	Kind        OpKind
-	Name        string // container name
-	ContainerID string // empty for OpCreate
-	Hash        string // template hash of the container to create
-	Reason      OpReason
-	Cause       string
+	// ID names the op within its plan (1, 2, … in plan order), for
+	// DependsOn; 0 in a plan not made by ComputePlan.
+	ID OpID
+	// DependsOn lists the ops that must have ended (succeeded, failed or
+	// been skipped) before this one begins; OnDepFailure says what becomes
+	// of this one when one of them did not succeed. The planner decides
+	// the order, so that the executor hard-codes none (see link).
+	DependsOn    []OpID
+	OnDepFailure DepFailurePolicy
+	Kind         OpKind
+	Name         string // container name
+	ContainerID  string // empty for OpCreate
+	Hash         string // template hash of the container to create
+	Reason       OpReason
+	Cause        string
 	// Grace is, for OpRemove and OpRestart, how long the container has
 	// between its stop signal and the kill: its own revision's
 	// terminationGracePeriodSeconds, bounded (see graceFor). The plan
@@ -92,6 +102,160 @@ type Op struct {
 
 func (o Op) String() string {
 	return fmt.Sprintf("%s %s: %s", o.Kind, o.Name, o.Cause)
+}
+
+// OpID names an op within its plan.
+type OpID int
+
+// DepFailurePolicy says what becomes of an op when one of its dependencies
+// failed or was skipped.
+type DepFailurePolicy uint8
+
+const (
+	// SkipOnDepFailure: the op is skipped.
+	SkipOnDepFailure DepFailurePolicy = iota
+	// RunOnDepFailure: the op only had to wait for its dependencies; it
+	// runs whatever became of them.
+	RunOnDepFailure
+	// RunIfCreatesSafe: the op runs only if createsSafe judges the
+	// dependencies' failures harmless to the surge bound (see link).
+	RunIfCreatesSafe
+)
+
+func (f DepFailurePolicy) String() string {
+	switch f {
+	case RunOnDepFailure:
+		return "run"
+	case RunIfCreatesSafe:
+		return "ifsafe"
+	}
+	return "skip"
+}
+
+// Line renders the op on one line, for Plan.String and the controller's
+// log: id, kind, container, reason, grace, cause, dependencies.
+func (o Op) Line() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "#%d %s %s reason=%s", o.ID, o.Kind, o.Name, o.Reason)
+	if o.Kind == OpCreate {
+		fmt.Fprintf(&b, " hash=%s", o.Hash)
+	}
+	if o.Grace > 0 {
+		fmt.Fprintf(&b, " grace=%s", o.Grace)
+	}
+	fmt.Fprintf(&b, " cause=%q", o.Cause)
+	if len(o.DependsOn) > 0 {
+		fmt.Fprintf(&b, " after=%s on-failure=%s", idRanges(o.DependsOn), o.OnDepFailure)
+	}
+	return b.String()
+}
+
+// idRanges renders sorted IDs compactly: "1-3,5".
+func idRanges(ids []OpID) string {
+	var parts []string
+	for i := 0; i < len(ids); {
+		j := i
+		for j+1 < len(ids) && ids[j+1] == ids[j]+1 {
+			j++
+		}
+		if j == i {
+			parts = append(parts, fmt.Sprintf("#%d", ids[i]))
+		} else {
+			parts = append(parts, fmt.Sprintf("#%d-#%d", ids[i], ids[j]))
+		}
+		i = j + 1
+	}
+	return strings.Join(parts, ",")
+}
+
+// String renders the plan deterministically, one line per op in plan
+// order, then what else the plan says, for golden tests and people.
+func (p Plan) String() string {
+	var b strings.Builder
+	if p.Refused != "" {
+		fmt.Fprintf(&b, "refused: %s\n", p.Refused)
+	}
+	for _, op := range p.Ops {
+		b.WriteString(op.Line())
+		b.WriteByte('\n')
+	}
+	for _, msg := range p.Blocked {
+		fmt.Fprintf(&b, "blocked: %s\n", msg)
+	}
+	if p.RequeueAfter > 0 {
+		fmt.Fprintf(&b, "requeue after %s\n", p.RequeueAfter)
+	}
+	if len(p.Ops) == 0 && p.Refused == "" {
+		b.WriteString("(nothing to do)\n")
+	}
+	return b.String()
+}
+
+// link numbers the plan's ops and sets their dependencies, the order the
+// executor carries them out in:
+//   - starts and unpauses wait for every stop (removals, and liveness
+//     restarts, which begin with a stop) to be carried out, or for a
+//     graceful one to be handed to the stopper, so that a replacement never
+//     fights its predecessor for a host port; a failed removal does not
+//     hold them back (RunOnDepFailure): a start adds no container;
+//   - creates wait for the stops and the starts. A failed removal blocks
+//     them unless createsSafe judges it harmless (RunIfCreatesSafe): it may
+//     still be running, hold a host port or a place under the surge
+//     bound, and only carrying the removals out tells which failed. A
+//     failed start changes no count and does not block them; anything else
+//     (an unpause refused) does.
+//
+// Every dependent shares one slice of IDs, so that a plan of thousands of
+// stops and creates costs no more than its ops.
+func link(ops []Op) {
+	var nStops, nStarts, nCreates int
+	for i := range ops {
+		ops[i].ID = OpID(i + 1)
+		switch ops[i].Kind {
+		case OpRemove, OpRestart:
+			nStops++
+		case OpStart, OpUnpause:
+			nStarts++
+		case OpCreate:
+			nCreates++
+		}
+	}
+	// Only the lists someone depends on are made: a scale-down of
+	// thousands, all removals, allocates none.
+	var stops, stopsAndStarts []OpID // in ID order
+	if nStarts > 0 && nStops > 0 {
+		stops = make([]OpID, 0, nStops)
+	}
+	if nCreates > 0 && nStops+nStarts > 0 {
+		stopsAndStarts = make([]OpID, 0, nStops+nStarts)
+	}
+	for i := range ops {
+		switch ops[i].Kind {
+		case OpRemove, OpRestart:
+			if stops != nil {
+				stops = append(stops, ops[i].ID)
+			}
+			if stopsAndStarts != nil {
+				stopsAndStarts = append(stopsAndStarts, ops[i].ID)
+			}
+		case OpStart, OpUnpause:
+			if stopsAndStarts != nil {
+				stopsAndStarts = append(stopsAndStarts, ops[i].ID)
+			}
+		}
+	}
+	for i := range ops {
+		switch ops[i].Kind {
+		case OpStart, OpUnpause:
+			if len(stops) > 0 {
+				ops[i].DependsOn, ops[i].OnDepFailure = stops, RunOnDepFailure
+			}
+		case OpCreate:
+			if len(stopsAndStarts) > 0 {
+				ops[i].DependsOn, ops[i].OnDepFailure = stopsAndStarts, RunIfCreatesSafe
+			}
+		}
+	}
 }
 
 // countsAsRestart reports whether the op runs a replica again after it
@@ -118,12 +282,11 @@ type Plan struct {
 	Refused string
 }
 
-// Steps returns the plan's operations in the order they are carried out:
-// three steps, each begun once the previous one has ended, the operations
-// of one step independent of each other. First stops — removals, and
-// liveness restarts, which begin with a stop — so that a replacement never
-// fights its predecessor for a host port or a place under the surge bound;
-// then starts and unpauses; then creates. Each step keeps the plan's order.
+// Steps groups the plan's operations as the planner's dependencies order
+// them (see link): stops — removals, and liveness restarts, which begin
+// with a stop —, then starts and unpauses, then creates, each group in the
+// plan's order. The executor follows Op.DependsOn, not this; it is kept
+// for tests and readers that want the three groups.
 func (p Plan) Steps() (stops, starts, creates []Op) {
 	for _, op := range p.Ops {
 		switch op.Kind {
@@ -235,6 +398,7 @@ func ComputePlan(in PlanInput) Plan {
 				plan.Ops = append(plan.Ops, op)
 			}
 		}
+		link(plan.Ops)
 		return plan
 	}
 
@@ -342,6 +506,7 @@ func ComputePlan(in PlanInput) Plan {
 		}
 	}
 	plan.Ops = capCreates(plan.Ops, p, total)
+	link(plan.Ops)
 
 	desired := p.replicas
 	plan.State = RolloutState{Sizes: map[string]int32{}, DesiredReplicas: &desired, MaxReplicas: p.replicas + p.maxSurge}

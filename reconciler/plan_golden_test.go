@@ -1,0 +1,125 @@
+package reconciler
+
+import (
+	"flag"
+	"fmt"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/dockctl/dockctl/dockerx"
+	"github.com/dockctl/dockctl/manifests"
+	"github.com/dockctl/dockctl/store"
+)
+
+var update = flag.Bool("update", false, "rewrite the golden files in testdata/")
+
+// TestPlanGolden compares the rendered plans (Plan.String: ops, their
+// dependencies and what to do when one fails) of a table of inputs with
+// testdata/plan-*.golden. Run with -update to rewrite them after an
+// intended change, and read the diff: the order the executor follows is
+// the one these files show.
+func TestPlanGolden(t *testing.T) {
+	const H, old = "aaaa", "0ld0"
+	running, exited := dockerx.StateRunning, dockerx.StateExited
+	oldRev := func(d *manifests.Deployment) []store.Revision {
+		tmpl := d.DeepCopy().Spec.Template
+		tmpl.Spec.Containers[0].Image = "img:0"
+		return []store.Revision{{Number: 1, Hash: old, Template: tmpl}, {Number: 2, Hash: H, Template: d.Spec.Template}}
+	}
+	withHostPort := func(d *manifests.Deployment) *manifests.Deployment {
+		d.Spec.Template.Spec.Containers[0].Ports = []manifests.ContainerPort{{ContainerPort: 80, HostPort: 8080, Protocol: "TCP"}}
+		return d
+	}
+	rolling := func(d *manifests.Deployment, cs ...dockerx.Container) PlanInput {
+		return PlanInput{
+			Desired: d, Revisions: oldRev(d), Containers: cs, Available: availableIfRunning(cs),
+			State: RolloutState{Sizes: map[string]int32{old: int32(len(cs))}},
+		}
+	}
+	three := []dockerx.Container{ctr(H, 0, running, time.Hour), ctr(H, 1, running, time.Hour), ctr(H, 2, running, 2*time.Hour)}
+	tests := []struct {
+		name string
+		in   PlanInput
+	}{
+		{"scale-up", PlanInput{Desired: deployment(3), Containers: three[:1]}},
+		{"scale-down", PlanInput{Desired: deployment(1), Containers: three, Available: availableIfRunning(three)}},
+		{"rolling-update-step", rolling(withStrategy(deployment(3), manifests.StrategyRollingUpdate, 1, 1),
+			ctr(old, 0, running, time.Hour), ctr(old, 1, running, time.Hour), ctr(old, 2, running, time.Hour))},
+		{"recreate", rolling(withStrategy(deployment(2), manifests.StrategyRecreate, 0, 0),
+			ctr(old, 0, running, time.Hour), ctr(old, 1, running, time.Hour))},
+		{"hostport-rollout", rolling(withHostPort(deployment(2)),
+			ctr(old, 0, running, time.Hour), ctr(old, 1, running, time.Hour))},
+		{"hostport-rollout-no-grace", rolling(withGrace(withHostPort(deployment(2)), 0),
+			ctr(old, 0, running, time.Hour), ctr(old, 1, running, time.Hour))},
+		{"deleted", PlanInput{Containers: three}},
+		{"liveness-restart", PlanInput{Desired: deployment(4), Containers: three,
+			LivenessFailed: map[string]bool{three[1].ID: true}}},
+		{"crash-backoff", PlanInput{Desired: deployment(3),
+			Containers:     []dockerx.Container{ctr(H, 0, exited, time.Hour), ctr(H, 1, exited, time.Hour), ctr(H, 2, running, time.Hour)},
+			StartNotBefore: map[string]time.Time{"id-" + dockerx.ContainerName("i", "web", H, 0): t0.Add(40 * time.Second)}}},
+		{"dead-paused-stopped-missing", PlanInput{Desired: deployment(4),
+			Containers: []dockerx.Container{ctr(H, 0, dockerx.StateDead, time.Hour), ctr(H, 1, dockerx.StatePaused, time.Hour),
+				ctr(H, 2, exited, time.Hour)}}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			in := tt.in
+			in.Instance, in.Name, in.Hash, in.Now = "i", "web", H, t0
+			plan := ComputePlan(in)
+			checkOrder(t, plan)
+			got := plan.String()
+			path := filepath.Join("testdata", "plan-"+tt.name+".golden")
+			if *update {
+				if err := os.MkdirAll("testdata", 0o755); err != nil {
+					t.Fatal(err)
+				}
+				if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
+					t.Fatal(err)
+				}
+			}
+			want, err := os.ReadFile(path)
+			if err != nil {
+				t.Fatalf("%v (run with -update to create it)", err)
+			}
+			if got != string(want) {
+				t.Errorf("plan differs from %s (run with -update if intended):\ngot:\n%s\nwant:\n%s", path, got, want)
+			}
+		})
+	}
+}
+
+// checkOrder asserts the order the plan's dependencies give, one rule at a
+// time, so that regenerating the goldens (-update) cannot accept a
+// regression: stops first (a replacement never fights its predecessor for
+// a host port), then starts and unpauses, then creates.
+func checkOrder(t *testing.T, plan Plan) {
+	t.Helper()
+	var stops, stopsAndStarts []OpID
+	for i, op := range plan.Ops {
+		if op.ID != OpID(i+1) {
+			t.Errorf("op %d has ID %d", i, op.ID)
+		}
+		switch op.Kind {
+		case OpRemove, OpRestart:
+			stops = append(stops, op.ID)
+			stopsAndStarts = append(stopsAndStarts, op.ID)
+		case OpStart, OpUnpause:
+			stopsAndStarts = append(stopsAndStarts, op.ID)
+		}
+	}
+	for _, op := range plan.Ops {
+		var want []OpID
+		policy := SkipOnDepFailure
+		switch op.Kind {
+		case OpStart, OpUnpause:
+			want, policy = stops, RunOnDepFailure
+		case OpCreate:
+			want, policy = stopsAndStarts, RunIfCreatesSafe
+		}
+		if fmt.Sprint(op.DependsOn) != fmt.Sprint(want) || (len(want) > 0 && op.OnDepFailure != policy) {
+			t.Errorf("%s: depends on %v (%s), want %v (%s)", op.Line(), op.DependsOn, op.OnDepFailure, want, policy)
+		}
+	}
+}
