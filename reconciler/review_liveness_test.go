@@ -21,7 +21,10 @@ func TestLivenessRestartsBackOff(t *testing.T) {
 	d.Spec.Template.Spec.Containers[0].LivenessProbe = fastProbe()
 	h.apply(d)
 	h.start()
-	c := h.waitReplicas("web", 1)[0]
+	// Not waitReplicas: the liveness probe may stop the replica before a
+	// poll sees it running, and the hour-long backoff then keeps it down.
+	h.waitFor("the replica to be created", func() bool { return len(h.ours("web")) == 1 })
+	c := h.ours("web")[0]
 	var v ContainerView
 	h.waitFor("a backoff, or a third liveness restart", func() bool {
 		st, err := h.store.ReadStatus("web")
