@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"runtime/debug"
 	"strconv"
 	"strings"
 	"sync"
@@ -370,6 +371,19 @@ func (p *prober) start(ctx context.Context, deployment string, c dockerx.Contain
 	return w
 }
 
+// run runs one probe. A probe that panics (a bug meeting an odd response
+// or setting) is a failed probe, logged with its stack: one container's
+// probe must never take the controller, and every deployment, down.
+func (p *prober) run(ctx context.Context, t probeTarget, pr *manifests.Probe) (err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			p.log.Error("probe panicked; counted as a failure", "container", t.ContainerID, "panic", r, "stack", string(debug.Stack()))
+			err = fmt.Errorf("probe panicked: %v", r)
+		}
+	}()
+	return p.runner.Run(ctx, t, pr)
+}
+
 // loop runs a probe every periodSeconds after initialDelaySeconds, and
 // reports a verdict each time successThreshold successes or
 // failureThreshold failures in a row are reached.
@@ -382,7 +396,7 @@ func (p *prober) loop(ctx context.Context, t probeTarget, pr *manifests.Probe, v
 	}
 	successes, failures := 0, 0
 	for {
-		if err := p.runner.Run(ctx, t, pr); err != nil {
+		if err := p.run(ctx, t, pr); err != nil {
 			if ctx.Err() != nil {
 				return
 			}
