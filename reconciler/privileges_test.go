@@ -1,7 +1,6 @@
 package reconciler
 
 import (
-	"strings"
 	"testing"
 
 	"github.com/dockctl/dockctl/manifests"
@@ -47,22 +46,7 @@ func TestControllerRefusesHostPrivileges(t *testing.T) {
 				h.waitReplicas("web", 2)
 				return
 			}
-			h.waitFor("a ReplicaFailure naming the field and the flag", func() bool {
-				st, _ := h.store.ReadStatus("web")
-				if st == nil {
-					return false
-				}
-				c := find(st.Conditions, manifests.ConditionReplicaFailure)
-				if c == nil {
-					return false
-				}
-				for _, s := range tt.refused {
-					if !strings.Contains(c.Message, s) {
-						return false
-					}
-				}
-				return true
-			})
+			h.waitFor("a ReplicaFailure naming the field and the flag", func() bool { return h.failureSays("web", tt.refused...) })
 			if n := h.engine.Calls()["create"]; n != 0 {
 				t.Fatalf("%d creates of a refused deployment", n)
 			}

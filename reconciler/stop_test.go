@@ -102,22 +102,7 @@ func TestControllerRefusesReplicasOverCap(t *testing.T) {
 			before := h.waitReplicas("web", 2)
 			h.engine.ResetCalls()
 			h.apply(testDeployment("web", tt.replicas, "x"))
-			waitLong(t, h, "a ReplicaFailure naming "+strings.Join(tt.want, " and "), func() bool {
-				st, _ := h.store.ReadStatus("web")
-				if st == nil {
-					return false
-				}
-				c := find(st.Conditions, manifests.ConditionReplicaFailure)
-				if c == nil {
-					return false
-				}
-				for _, w := range tt.want {
-					if !strings.Contains(c.Message, w) {
-						return false
-					}
-				}
-				return true
-			})
+			waitLong(t, h, "a ReplicaFailure naming "+strings.Join(tt.want, " and "), func() bool { return h.failureSays("web", tt.want...) })
 			if w := h.engine.WriteCalls(); w != 0 {
 				t.Fatalf("%d Docker writes for a refused deployment", w)
 			}

@@ -69,6 +69,21 @@ func (h *harness) condition(name, typ string) *manifests.DeploymentCondition {
 	return find(st.Conditions, typ)
 }
 
+// failureSays reports whether the deployment's ReplicaFailure condition
+// names every one of parts.
+func (h *harness) failureSays(name string, parts ...string) bool {
+	c := h.condition(name, manifests.ConditionReplicaFailure)
+	if c == nil {
+		return false
+	}
+	for _, p := range parts {
+		if !strings.Contains(c.Message, p) {
+			return false
+		}
+	}
+	return true
+}
+
 // waitResyncs waits until the controller has listed containers n more
 // times (each sweep lists once): a condition, not a sleep, for asserting
 // that something did not happen.
