@@ -451,7 +451,7 @@ func ComputePlan(in PlanInput) Plan {
 			return s
 		}
 		s := &revisionSet{hash: hash, active: int32(len(groups[hash]))}
-		if r := findRevision(in.Revisions, hash); r != nil {
+		if r := store.FindRevision(in.Revisions, hash); r != nil {
 			s.number = r.Number
 		}
 		for _, c := range groups[hash] {
@@ -583,7 +583,7 @@ func (in PlanInput) reconcileRevision(s *revisionSet, cs []*dockerx.Container, p
 	}
 	from := in.Desired
 	if s.hash != in.Hash {
-		rev := findRevision(in.Revisions, s.hash)
+		rev := store.FindRevision(in.Revisions, s.hash)
 		if rev == nil {
 			// An old revision whose template is no longer known cannot be
 			// recreated; the rollout carries on without it.
@@ -669,15 +669,6 @@ func needsExclusiveHost(d *manifests.Deployment) bool {
 		}
 	}
 	return false
-}
-
-func findRevision(revs []store.Revision, hash string) *store.Revision {
-	for i := range revs {
-		if revs[i].Hash == hash {
-			return &revs[i]
-		}
-	}
-	return nil
 }
 
 func hasRemoving(cs []dockerx.Container, hash string) bool {
