@@ -282,25 +282,6 @@ type Plan struct {
 	Refused string
 }
 
-// Steps groups the plan's operations as the planner's dependencies order
-// them (see link): stops — removals, and liveness restarts, which begin
-// with a stop —, then starts and unpauses, then creates, each group in the
-// plan's order. The executor follows Op.DependsOn, not this; it is kept
-// for tests and readers that want the three groups.
-func (p Plan) Steps() (stops, starts, creates []Op) {
-	for _, op := range p.Ops {
-		switch op.Kind {
-		case OpRemove, OpRestart:
-			stops = append(stops, op)
-		case OpStart, OpUnpause:
-			starts = append(starts, op)
-		case OpCreate:
-			creates = append(creates, op)
-		}
-	}
-	return stops, starts, creates
-}
-
 // Creates returns the create operations of the plan.
 func (p Plan) Creates() []Op { return p.filter(OpCreate) }
 
