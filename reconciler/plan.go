@@ -282,19 +282,6 @@ type Plan struct {
 	Refused string
 }
 
-// Creates returns the create operations of the plan.
-func (p Plan) Creates() []Op { return p.filter(OpCreate) }
-
-func (p Plan) filter(kind OpKind) []Op {
-	var out []Op
-	for _, op := range p.Ops {
-		if op.Kind == kind {
-			out = append(out, op)
-		}
-	}
-	return out
-}
-
 // PlanInput is everything the planner looks at. It is plain data so that a
 // plan can be tested as a table of inputs and outputs.
 type PlanInput struct {

@@ -507,6 +507,18 @@ func TestPlanCreatesFrom(t *testing.T) {
 	}
 }
 
+// Creates returns the create operations of the plan (for tests: the
+// executor follows Op.DependsOn).
+func (p Plan) Creates() []Op {
+	var out []Op
+	for _, op := range p.Ops {
+		if op.Kind == OpCreate {
+			out = append(out, op)
+		}
+	}
+	return out
+}
+
 // Steps groups the plan's operations as the planner's dependencies order
 // them (see link): stops — removals, and liveness restarts, which begin
 // with a stop —, then starts and unpauses, then creates, each group in the
