@@ -185,7 +185,7 @@ func (c *Controller) assess(ctx context.Context, rec *store.Record, observed []d
 	a.in.Available, a.availableIn = availability(a.d, observed, a.ready, a.state.Containers, c.opts.SettleTime, now)
 	settle := c.opts.SettleTime
 	a.state.Settle = &settle // for `dockctl get`, which has no controller options
-	if a.refusal = c.refused(rec, a.d); a.refusal.reason == "" {
+	if a.refusal = c.refused(rec, a.d, hash); a.refusal.reason == "" {
 		a.in.Refused = c.refusedRevisions(rec, hash, &a.in)
 		a.in.BlockedNames = c.blockedNames(rec.Name)
 		a.plan = ComputePlan(a.in)
@@ -214,8 +214,8 @@ func (a *assessment) standingFailure() failure {
 // refused returns why the deployment may not be acted on — an unsafe
 // invalid record (see checkRecord) or a privilege this controller was not
 // started to grant — or no failure.
-func (c *Controller) refused(rec *store.Record, d *manifests.Deployment) failure {
-	fail, invalid := checkRecord(rec)
+func (c *Controller) refused(rec *store.Record, d *manifests.Deployment, hash string) failure {
+	fail, invalid := checkRecord(rec, hash)
 	c.reportInvalid(rec.Name, invalid)
 	if fail.reason != "" {
 		return fail

@@ -282,38 +282,6 @@ type Plan struct {
 	Refused string
 }
 
-// Steps groups the plan's operations as the planner's dependencies order
-// them (see link): stops — removals, and liveness restarts, which begin
-// with a stop —, then starts and unpauses, then creates, each group in the
-// plan's order. The executor follows Op.DependsOn, not this; it is kept
-// for tests and readers that want the three groups.
-func (p Plan) Steps() (stops, starts, creates []Op) {
-	for _, op := range p.Ops {
-		switch op.Kind {
-		case OpRemove, OpRestart:
-			stops = append(stops, op)
-		case OpStart, OpUnpause:
-			starts = append(starts, op)
-		case OpCreate:
-			creates = append(creates, op)
-		}
-	}
-	return stops, starts, creates
-}
-
-// Creates returns the create operations of the plan.
-func (p Plan) Creates() []Op { return p.filter(OpCreate) }
-
-func (p Plan) filter(kind OpKind) []Op {
-	var out []Op
-	for _, op := range p.Ops {
-		if op.Kind == kind {
-			out = append(out, op)
-		}
-	}
-	return out
-}
-
 // PlanInput is everything the planner looks at. It is plain data so that a
 // plan can be tested as a table of inputs and outputs.
 type PlanInput struct {
@@ -451,7 +419,7 @@ func ComputePlan(in PlanInput) Plan {
 			return s
 		}
 		s := &revisionSet{hash: hash, active: int32(len(groups[hash]))}
-		if r := findRevision(in.Revisions, hash); r != nil {
+		if r := store.FindRevision(in.Revisions, hash); r != nil {
 			s.number = r.Number
 		}
 		for _, c := range groups[hash] {
@@ -583,7 +551,7 @@ func (in PlanInput) reconcileRevision(s *revisionSet, cs []*dockerx.Container, p
 	}
 	from := in.Desired
 	if s.hash != in.Hash {
-		rev := findRevision(in.Revisions, s.hash)
+		rev := store.FindRevision(in.Revisions, s.hash)
 		if rev == nil {
 			// An old revision whose template is no longer known cannot be
 			// recreated; the rollout carries on without it.
@@ -669,15 +637,6 @@ func needsExclusiveHost(d *manifests.Deployment) bool {
 		}
 	}
 	return false
-}
-
-func findRevision(revs []store.Revision, hash string) *store.Revision {
-	for i := range revs {
-		if revs[i].Hash == hash {
-			return &revs[i]
-		}
-	}
-	return nil
 }
 
 func hasRemoving(cs []dockerx.Container, hash string) bool {

@@ -507,6 +507,37 @@ func TestPlanCreatesFrom(t *testing.T) {
 	}
 }
 
+// Creates returns the create operations of the plan (for tests: the
+// executor follows Op.DependsOn).
+func (p Plan) Creates() []Op {
+	var out []Op
+	for _, op := range p.Ops {
+		if op.Kind == OpCreate {
+			out = append(out, op)
+		}
+	}
+	return out
+}
+
+// Steps groups the plan's operations as the planner's dependencies order
+// them (see link): stops — removals, and liveness restarts, which begin
+// with a stop —, then starts and unpauses, then creates, each group in the
+// plan's order. The executor follows Op.DependsOn, not this: it lives
+// here, for the tests that want the three groups.
+func (p Plan) Steps() (stops, starts, creates []Op) {
+	for _, op := range p.Ops {
+		switch op.Kind {
+		case OpRemove, OpRestart:
+			stops = append(stops, op)
+		case OpStart, OpUnpause:
+			starts = append(starts, op)
+		case OpCreate:
+			creates = append(creates, op)
+		}
+	}
+	return stops, starts, creates
+}
+
 // TestPlanSteps checks the order the executor carries a plan out in:
 // stops (removals and liveness restarts) before starts and unpauses before
 // creates, each step in the plan's order.

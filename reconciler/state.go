@@ -173,7 +173,7 @@ func templateLookup(d *manifests.Deployment, hash string, revs []store.Revision)
 		if d != nil && h == hash {
 			return &d.Spec.Template
 		}
-		if r := findRevision(revs, h); r != nil {
+		if r := store.FindRevision(revs, h); r != nil {
 			return &r.Template
 		}
 		return nil

@@ -45,7 +45,8 @@ func unsafeField(path string) bool {
 // checkRecord validates a live record with the rules of apply. It returns
 // the refusal for what is unsafe (no container of the deployment is then
 // created, started or removed) and, separately, what is merely invalid.
-func checkRecord(rec *store.Record) (refusal failure, invalid []string) {
+// hash is the record's template hash, which the caller has already computed.
+func checkRecord(rec *store.Record, hash string) (refusal failure, invalid []string) {
 	d := &rec.Deployment
 	var refuse []string
 	if err := manifests.Validate(d); err != nil {
@@ -61,7 +62,6 @@ func checkRecord(rec *store.Record) (refusal failure, invalid []string) {
 			}
 		}
 	}
-	hash := manifests.TemplateHash(&d.Spec.Template)
 	if cur := rec.CurrentRevision(); cur != nil && cur.Hash != hash {
 		refuse = append(refuse, fmt.Sprintf("the template hashes to %s, not to its recorded revision hash %s: the record was changed outside dockctl", hash, cur.Hash))
 	}

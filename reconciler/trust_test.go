@@ -687,7 +687,7 @@ func TestStoredRecordsAreNotRefused(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			fail, invalid := checkRecord(rec)
+			fail, invalid := checkRecord(rec, rec.Deployment.TemplateHash())
 			if fail.reason != "" {
 				t.Fatalf("a stored record is refused: %s", fail.message)
 			}

@@ -52,10 +52,14 @@ type Revision struct {
 }
 
 // Revision returns the revision with the given template hash, or nil.
-func (r *Record) Revision(hash string) *Revision {
-	for i := range r.Revisions {
-		if r.Revisions[i].Hash == hash {
-			return &r.Revisions[i]
+func (r *Record) Revision(hash string) *Revision { return FindRevision(r.Revisions, hash) }
+
+// FindRevision returns the revision of revs with the given template hash,
+// or nil: Record.Revision for callers that hold only the history.
+func FindRevision(revs []Revision, hash string) *Revision {
+	for i := range revs {
+		if revs[i].Hash == hash {
+			return &revs[i]
 		}
 	}
 	return nil
