@@ -69,23 +69,36 @@ func (c *Client) list(ctx context.Context, what string, args ...filters.KeyValue
 
 func fromSummary(s container.Summary) Container {
 	c := Container{
-		ID:           s.ID,
-		Name:         summaryName(s.Names),
-		Image:        s.Image,
-		ImageID:      s.ImageID,
-		Labels:       s.Labels,
-		Instance:     s.Labels[LabelInstance],
-		Deployment:   s.Labels[LabelDeployment],
-		TemplateHash: s.Labels[LabelTemplateHash],
-		State:        string(s.State),
-		Health:       parseHealth(s.Status),
-		Status:       s.Status,
-		Created:      time.Unix(s.Created, 0),
+		ID:            s.ID,
+		Name:          summaryName(s.Names),
+		Image:         s.Image,
+		ImageID:       s.ImageID,
+		Labels:        s.Labels,
+		Instance:      s.Labels[LabelInstance],
+		Deployment:    s.Labels[LabelDeployment],
+		TemplateHash:  s.Labels[LabelTemplateHash],
+		Role:          roleOf(s.Labels),
+		Pod:           s.Labels[LabelPod],
+		PodUID:        s.Labels[LabelPodUID],
+		ContainerName: s.Labels[LabelContainer],
+		State:         string(s.State),
+		Health:        parseHealth(s.Status),
+		Status:        s.Status,
+		Created:       time.Unix(s.Created, 0),
 	}
 	for _, p := range s.Ports {
 		c.Ports = append(c.Ports, Port{HostIP: p.IP, HostPort: p.PublicPort, ContainerPort: p.PrivatePort, Protocol: p.Type})
 	}
 	return c
+}
+
+// roleOf reads a container's role; one made before roles existed is a
+// replica.
+func roleOf(labels map[string]string) string {
+	if r := labels[LabelRole]; r != "" {
+		return r
+	}
+	return RoleReplica
 }
 
 // summaryName picks the container's own name: with legacy links Docker also

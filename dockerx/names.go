@@ -37,3 +37,18 @@ func Hostname(deployment, hash string, ordinal int) string {
 	}
 	return deployment + suffix
 }
+
+// MemberName returns the Docker name of a container of a pod with a
+// holder: the holder's name (ContainerName), a dot, and the container's
+// name in the template. Template container names are DNS-1123 labels, so
+// the last dot ends the holder's name.
+func MemberName(holder, container string) string {
+	return holder + "." + container
+}
+
+// VolumeName returns the Docker name of an emptyDir volume of a pod with a
+// holder. The pod's uid makes a pod re-created under the same name get
+// fresh volumes, never the previous pod's data.
+func VolumeName(holder, volume, uid string) string {
+	return holder + "." + volume + "." + uid
+}

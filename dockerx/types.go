@@ -12,6 +12,25 @@ const (
 	LabelInstance     = "io.dockctl.instance"
 	LabelDeployment   = "io.dockctl.deployment"
 	LabelTemplateHash = "io.dockctl.template-hash"
+	// LabelRole says what a Docker object dockctl made is for (DESIGN §8),
+	// so that orphan handling never takes a helper for a stray. Absent on a
+	// container made by an earlier release: a replica.
+	LabelRole = "io.dockctl.role"
+	// LabelPod, LabelPodUID and LabelContainer tie the holder, members and
+	// volumes of a pod with a holder together: its name, the uid chosen
+	// when it was created (a pod re-created under the same name is another
+	// pod), and a member's container name in the template.
+	LabelPod       = "io.dockctl.pod"
+	LabelPodUID    = "io.dockctl.pod-uid"
+	LabelContainer = "io.dockctl.container"
+)
+
+// Roles (LabelRole values).
+const (
+	RoleReplica     = "replica"      // a container of the template: app, init or sidecar
+	RoleHolder      = "holder"       // a pod's holder: owns its namespaces
+	RoleEmptyDir    = "emptydir"     // a pod's emptyDir volume
+	RoleHelperImage = "helper-image" // the image helpers run
 )
 
 // Sentinel errors. Every Docker error that means "no such object" or "name
@@ -53,6 +72,13 @@ type Container struct {
 	Instance     string
 	Deployment   string
 	TemplateHash string
+	// Role is LabelRole's value, RoleReplica when absent. Pod, PodUID and
+	// ContainerName are set on the holder and members of a pod with a
+	// holder only.
+	Role          string
+	Pod           string
+	PodUID        string
+	ContainerName string
 
 	State   string    // one of the State* constants
 	Health  string    // one of the Health* constants, parsed from Status
@@ -95,10 +121,28 @@ type CreateRequest struct {
 	Name         string // container name, unique across instances
 	TemplateHash string
 	Deployment   *manifests.Deployment // defaulted
+	// Role is RoleReplica ("" means the same) or RoleHolder.
+	Role string
+	// Pod is nil for a pod without holder (one container, built as every
+	// replica was before pods); otherwise the pod the holder or member
+	// belongs to.
+	Pod *PodRef
+	// Container names, for a member, the template container (init or
+	// app) to create; "" is the template's only container.
+	Container string
+	// Image is, for the holder, the helper image to run.
+	Image string
 	// Logs is the log rotation to give the replica. Client.CreateContainer
 	// fills it from its options and the daemon's default log driver; the
 	// zero value sets no log options.
 	Logs ContainerLogs
+}
+
+// PodRef names the pod a holder or member belongs to.
+type PodRef struct {
+	Name   string // pod name, also its hostname: Hostname(deployment, hash, ordinal)
+	UID    string // chosen when the pod is created: 8 hex characters
+	Holder string // the holder's container name: ContainerName(…)
 }
 
 // Kubelet's defaults for container log rotation (containerLogMaxSize,

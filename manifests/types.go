@@ -108,7 +108,9 @@ type PodSpec struct {
 	TerminationGracePeriodSeconds *int64      `json:"terminationGracePeriodSeconds,omitempty"`
 	HostNetwork                   bool        `json:"hostNetwork,omitempty"`
 	HostPID                       bool        `json:"hostPID,omitempty"`
+	ShareProcessNamespace         *bool       `json:"shareProcessNamespace,omitempty"`
 	Volumes                       []Volume    `json:"volumes,omitempty"`
+	InitContainers                []Container `json:"initContainers,omitempty"`
 	Containers                    []Container `json:"containers"`
 }
 
@@ -142,6 +144,10 @@ type Container struct {
 	ReadinessProbe  *Probe               `json:"readinessProbe,omitempty"`
 	LivenessProbe   *Probe               `json:"livenessProbe,omitempty"`
 	SecurityContext *SecurityContext     `json:"securityContext,omitempty"`
+	// RestartPolicy is only valid on an init container, and only Always:
+	// a native sidecar, started in order with the init containers and
+	// kept running beside the app containers.
+	RestartPolicy string `json:"restartPolicy,omitempty"`
 }
 
 type EnvVar struct {
@@ -251,6 +257,23 @@ func (d *Deployment) Replicas() int32 {
 	}
 	return *d.Spec.Replicas
 }
+
+// NeedsHolder reports whether a pod of this spec runs with a holder
+// container owning its shared namespaces: it has more than one container,
+// init containers included. A pod of one container is that container
+// alone, as every replica was before pods (DESIGN §9).
+func NeedsHolder(ps *PodSpec) bool {
+	return len(ps.Containers)+len(ps.InitContainers) > 1
+}
+
+// IsSidecar reports whether an init container is a native sidecar
+// (restartPolicy: Always): started in order with the init containers, kept
+// running beside the app containers, stopped after them.
+func (c *Container) IsSidecar() bool { return c.RestartPolicy == ContainerRestartPolicyAlways }
+
+// ContainerRestartPolicyAlways is the only restartPolicy an init container
+// may have.
+const ContainerRestartPolicyAlways = "Always"
 
 // Container returns the pod template's only container.
 func (d *Deployment) Container() *Container {
