@@ -80,11 +80,14 @@ type Container struct {
 	PodUID        string
 	ContainerName string
 
-	State   string    // one of the State* constants
-	Health  string    // one of the Health* constants, parsed from Status
-	Status  string    // Docker's human status, e.g. "Up 3 minutes (healthy)"
-	Created time.Time // creation time
-	Ports   []Port
+	State  string // one of the State* constants
+	Health string // one of the Health* constants, parsed from Status
+	Status string // Docker's human status, e.g. "Up 3 minutes (healthy)"
+	// ExitCode is the last exit code of an exited container, parsed from
+	// Status ("Exited (1) 3 seconds ago"); 0 otherwise.
+	ExitCode int
+	Created  time.Time // creation time
+	Ports    []Port
 }
 
 type Port struct {

@@ -47,6 +47,14 @@ func replicaRefusal(d *manifests.Deployment, limit int32) string {
 // says), bounded by maxGrace. A container that is not running has nothing
 // to stop, and gets zero.
 func (in PlanInput) graceFor(c *dockerx.Container) time.Duration {
+	if p := in.Pods[c.ID]; p != nil {
+		// A holder pod has something to stop while its holder runs,
+		// whatever state its members are in.
+		if p.holder == nil || p.holder.State != dockerx.StateRunning && p.holder.State != dockerx.StatePaused {
+			return 0
+		}
+		return boundGrace(in.templateOf(c.TemplateHash), in.MaxGracePeriod)
+	}
 	switch c.State {
 	case dockerx.StateRunning, dockerx.StatePaused, dockerx.StateRestarting:
 	default:
@@ -110,7 +118,7 @@ func capCreates(ops []Op, p rolloutParams, total int32) []Op {
 	budget := limit - int64(total)
 	out := ops[:0]
 	for _, op := range ops {
-		if op.Kind == OpCreate {
+		if op.Kind == OpCreate && op.Container == "" { // a pod's create, not a member's
 			if budget <= 0 {
 				continue
 			}

@@ -29,6 +29,13 @@ type Docker interface {
 	UnpauseContainer(ctx context.Context, id string) error
 	RemoveContainer(ctx context.Context, id string) error
 	EnsureImage(ctx context.Context, ref, pullPolicy string) error
+	// Pods with a holder: its image, and their emptyDir volumes.
+	EnsureHolderImage(ctx context.Context, instance string) (string, error)
+	ListHelperImages(ctx context.Context, instance string) ([]dockerx.Image, error)
+	RemoveImage(ctx context.Context, id string) error
+	CreateVolume(ctx context.Context, req dockerx.VolumeRequest) (string, error)
+	ListVolumes(ctx context.Context, instance string) ([]dockerx.Volume, error)
+	RemoveVolume(ctx context.Context, name string) error
 	Events(ctx context.Context, instance string) <-chan dockerx.Event
 	// For controller-run probes and liveness restarts.
 	InspectContainer(ctx context.Context, id string) (dockerx.ContainerDetails, error)
@@ -345,22 +352,30 @@ func (c *Controller) syncDeployment(ctx context.Context, name string) (time.Dura
 	if err != nil {
 		return 0, err
 	}
+	volumes, err := c.podVolumes(ctx, rec, observed)
+	if err != nil {
+		return 0, err
+	}
 	now := c.opts.Now()
 	if rec.Deleted {
 		c.prober.drop(name) // its containers are going: so are their probes
 		c.forgetBlocked(name)
-		in := PlanInput{Instance: c.opts.Instance, Name: name, Containers: observed, Now: now, Revisions: rec.Revisions}
+		units, pods := groupPods(observed)
+		in := PlanInput{Instance: c.opts.Instance, Name: name, Containers: units, Pods: pods, Volumes: volumes, Now: now, Revisions: rec.Revisions}
 		c.stopInputs(&in, deploymentState{}, nil)
 		plan := ComputePlan(in)
 		c.logPlan(name, plan)
 		_, execErr := c.execute(ctx, in, plan)
 		if len(observed) == 0 {
 			c.opts.Observer.DeploymentForgotten(name)
+			if len(volumes) == 0 && hasHelpers(rec) {
+				c.queue.Add(orphanSweepKey) // the sweep collects the helper image
+			}
 		}
 		return 0, execErr
 	}
 
-	a := c.assess(ctx, rec, observed, now)
+	a := c.assess(ctx, rec, observed, volumes, now)
 	fail := a.refusal
 	var execErr error
 	if fail.reason == "" {
@@ -398,4 +413,17 @@ func (c *Controller) syncDeployment(ctx context.Context, name string) (time.Dura
 	}
 	requeue := minPositive(a.plan.RequeueAfter, a.availableIn)
 	return minPositive(requeue, deadlineIn), nil
+}
+
+// hasHelpers reports whether any template of the record runs with a holder.
+func hasHelpers(rec *store.Record) bool {
+	if manifests.NeedsHolder(&rec.Deployment.Spec.Template.Spec) {
+		return true
+	}
+	for i := range rec.Revisions {
+		if manifests.NeedsHolder(&rec.Revisions[i].Template.Spec) {
+			return true
+		}
+	}
+	return false
 }

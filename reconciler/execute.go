@@ -58,7 +58,7 @@ func (c *Controller) execute(ctx context.Context, in PlanInput, plan Plan) (fail
 		var stops, others, creates, later []Op
 		for _, op := range pending {
 			var depErrs []error
-			ready := true
+			ready, unmet := true, false
 			for _, id := range op.DependsOn {
 				err, done := outcome[id]
 				if !done {
@@ -69,18 +69,26 @@ func (c *Controller) execute(ctx context.Context, in PlanInput, plan Plan) (fail
 					depErrs = append(depErrs, err)
 				}
 			}
+			for _, id := range op.Needs {
+				err, done := outcome[id]
+				if !done {
+					ready = false
+					break
+				}
+				unmet = unmet || err != nil
+			}
 			switch {
 			case !ready:
 				later = append(later, op)
 				continue
-			case len(depErrs) > 0 && !c.runDespite(in, plan, op, depErrs, safe):
+			case unmet, len(depErrs) > 0 && !c.runDespite(in, plan, op, depErrs, safe):
 				ended(op, errNotRun)
 				continue
 			}
 			switch {
 			case op.Kind == OpCreate:
 				creates = append(creates, op)
-			case op.Kind == OpRestart || (op.Kind == OpRemove && op.Grace > 0):
+			case op.Kind == OpRestart || (op.Kind == OpRemove && (op.Grace > 0 || op.Phases != nil)):
 				stops = append(stops, op)
 			default:
 				others = append(others, op)
@@ -180,6 +188,17 @@ func (c *Controller) runOp(ctx context.Context, op Op) error {
 		if err := c.docker.StartContainer(ctx, op.ContainerID); err != nil {
 			return &startError{id: op.ContainerID, name: op.Name, err: err}
 		}
+	case OpCreateVolume:
+		if op.Volume == nil {
+			return fmt.Errorf("create volume %s: the plan names no volume", op.Name)
+		}
+		if _, err := c.docker.CreateVolume(ctx, *op.Volume); err != nil {
+			return fmt.Errorf("create volume %s: %w", op.Name, err)
+		}
+	case OpRemoveVolume:
+		if err := c.docker.RemoveVolume(ctx, op.Name); err != nil {
+			return fmt.Errorf("remove volume %s: %w", op.Name, err)
+		}
 	default:
 		return fmt.Errorf("%s %s: not an op on an existing container", op.Kind, op.Name)
 	}
@@ -213,18 +232,23 @@ func (c *Controller) runCreates(ctx context.Context, in PlanInput, creates []Op,
 		fail = f
 		errs = append(errs, err)
 	}
+	holderImage, err := c.ensureHolderImage(ctx, creates)
+	if err != nil {
+		fail = failure{ReasonFailedCreate, err.Error()}
+		errs = append(errs, err)
+	}
 	// Only the revisions whose image is missing wait for it: an old
 	// revision keeps healing while a new one cannot be pulled.
 	ready := creates[:0:0]
 	ran := map[OpID]bool{}
 	var mu sync.Mutex
 	for _, op := range creates {
-		if !missing[op.Hash] {
+		if !missing[op.Hash] && (op.Role != dockerx.RoleHolder || holderImage != "") {
 			ready = append(ready, op)
 		}
 	}
 	failed := slowStart(ready, c.opts.MaxCreatesInFlight, func(op Op) error {
-		err := c.create(ctx, in, op)
+		err := c.create(ctx, in, op, holderImage)
 		mu.Lock()
 		ran[op.ID] = true
 		mu.Unlock()
@@ -274,22 +298,43 @@ func (c *Controller) ensureImages(ctx context.Context, templates map[string]*man
 	var fail failure
 	var errs []error
 	for _, hash := range slices.Sorted(maps.Keys(templates)) {
-		ctr := templates[hash].Container()
-		if err := c.docker.EnsureImage(ctx, ctr.Image, ctr.ImagePullPolicy); err != nil {
-			missing[hash] = true
-			if fail.reason == "" {
-				fail = failure{ReasonErrImagePull, fmt.Sprintf("image %s: %v", ctr.Image, err)}
+		for _, ctr := range templates[hash].Spec.Template.Spec.AllContainers() {
+			if err := c.docker.EnsureImage(ctx, ctr.Image, ctr.ImagePullPolicy); err != nil {
+				missing[hash] = true
+				if fail.reason == "" {
+					fail = failure{ReasonErrImagePull, fmt.Sprintf("image %s: %v", ctr.Image, err)}
+				}
+				errs = append(errs, fmt.Errorf("ensure image %s: %w", ctr.Image, err))
 			}
-			errs = append(errs, fmt.Errorf("ensure image %s: %w", ctr.Image, err))
 		}
 	}
 	return missing, fail, errors.Join(errs...)
 }
 
-func (c *Controller) create(ctx context.Context, in PlanInput, op Op) error {
-	id, err := c.docker.CreateContainer(ctx, dockerx.CreateRequest{
+// ensureHolderImage makes the holder image present when the wave creates a
+// holder, and returns its reference ("" when none is needed).
+func (c *Controller) ensureHolderImage(ctx context.Context, creates []Op) (string, error) {
+	for _, op := range creates {
+		if op.Role == dockerx.RoleHolder {
+			ref, err := c.docker.EnsureHolderImage(ctx, c.opts.Instance)
+			if err != nil {
+				return "", fmt.Errorf("holder image: %w", err)
+			}
+			return ref, nil
+		}
+	}
+	return "", nil
+}
+
+func (c *Controller) create(ctx context.Context, in PlanInput, op Op, holderImage string) error {
+	req := dockerx.CreateRequest{
 		Instance: in.Instance, Name: op.Name, TemplateHash: op.Hash, Deployment: op.From,
-	})
+		Role: op.Role, Pod: op.Pod, Container: op.Container,
+	}
+	if op.Role == dockerx.RoleHolder {
+		req.Image = holderImage
+	}
+	id, err := c.docker.CreateContainer(ctx, req)
 	if errors.Is(err, dockerx.ErrConflict) {
 		return c.nameConflict(ctx, in, op, err)
 	}

@@ -61,8 +61,20 @@ func (c *Controller) sweep(ctx context.Context) error {
 		return err
 	}
 	byDeployment := map[string][]dockerx.Container{}
+	holders := false
 	for _, ct := range cs {
 		byDeployment[ct.Deployment] = append(byDeployment[ct.Deployment], ct)
+		holders = holders || ct.Role == dockerx.RoleHolder
+	}
+	vols, err := c.docker.ListVolumes(ctx, c.opts.Instance)
+	if err != nil {
+		return fmt.Errorf("list volumes: %w", err)
+	}
+	volsByDeployment := map[string][]dockerx.Volume{}
+	for _, v := range vols {
+		if v.Role == dockerx.RoleEmptyDir && v.Instance == c.opts.Instance {
+			volsByDeployment[v.Deployment] = append(volsByDeployment[v.Deployment], v)
+		}
 	}
 	known := map[string]bool{}
 	now := c.opts.Now()
@@ -70,14 +82,30 @@ func (c *Controller) sweep(ctx context.Context) error {
 		known[r.Name] = true
 		observed := byDeployment[r.Name]
 		if r.Deleted {
-			if len(observed) > 0 {
+			if len(observed) > 0 || len(volsByDeployment[r.Name]) > 0 {
 				c.queue.Add(r.Name)
 			}
 			continue
 		}
-		if c.needsSync(r, observed, now) {
+		if c.needsSync(r, observed, volsByDeployment[r.Name], now) {
 			c.queue.Add(r.Name)
 		}
+	}
+	for name, group := range volsByDeployment {
+		if known[name] || len(byDeployment[name]) > 0 {
+			continue
+		}
+		if validDeploymentName(name) {
+			if _, err := c.store.Lookup(name); !errors.Is(err, store.ErrNotFound) {
+				continue
+			}
+		}
+		for _, v := range group {
+			c.handleOrphanVolume(ctx, v)
+		}
+	}
+	if !holders {
+		c.collectHelperImages(ctx)
 	}
 	for name, group := range byDeployment {
 		if known[name] {
@@ -104,7 +132,7 @@ func (c *Controller) sweep(ctx context.Context) error {
 
 // needsSync assesses a deployment against the sweep's snapshot without
 // acting, and reports whether a sync would do anything.
-func (c *Controller) needsSync(rec *store.Record, observed []dockerx.Container, now time.Time) (needs bool) {
+func (c *Controller) needsSync(rec *store.Record, observed []dockerx.Container, volumes []dockerx.Volume, now time.Time) (needs bool) {
 	defer func() {
 		// One deployment that panics must not stop the sweep for all the
 		// others: its own sync recovers, logs and backs off.
@@ -112,7 +140,7 @@ func (c *Controller) needsSync(rec *store.Record, observed []dockerx.Container, 
 			needs = true
 		}
 	}()
-	a := c.assess(nil, rec, observed, now)
+	a := c.assess(nil, rec, observed, volumes, now)
 	if a.prober.missing {
 		return true // a probe to start: only a sync starts it
 	}
@@ -140,7 +168,7 @@ type assessment struct {
 // assess runs observe → plan for a live deployment. With a context (a
 // sync) it starts the probe workers the containers need; without one (the
 // sweep) it only reads the verdicts of those already running.
-func (c *Controller) assess(ctx context.Context, rec *store.Record, observed []dockerx.Container, now time.Time) *assessment {
+func (c *Controller) assess(ctx context.Context, rec *store.Record, observed []dockerx.Container, volumes []dockerx.Volume, now time.Time) *assessment {
 	a := &assessment{rec: rec}
 	prev, err := c.store.ReadStatus(rec.Name)
 	if err != nil || prev == nil {
@@ -173,16 +201,18 @@ func (c *Controller) assess(ctx context.Context, rec *store.Record, observed []d
 			a.in.LivenessFailed[id] = true
 		}
 	}
-	a.ready = readiness(observed, a.state.Containers, probed(templates))
+	o := judgePods(observed, a.state.Containers, templates)
+	a.ready = o.ready
 	a.in.Ready = a.ready
+	a.in.Containers, a.in.Pods, a.in.Volumes = o.units, o.pods, volumes
 	c.stopInputs(&a.in, a.state, a.ready)
 	// A stop in flight that the status does not hold — begun while the
 	// deployment was deleted, before it was applied again — is recorded as
 	// one this sync begins would be: `get` shows it terminating, and a
 	// restarted controller resumes it instead of taking it for a replica.
 	recordInFlight(&a.state, a.in)
-	a.in.StartNotBefore = c.observeContainers(&a.state, observed, a.ready, now)
-	a.in.Available, a.availableIn = availability(a.d, observed, a.ready, a.state.Containers, c.opts.SettleTime, now)
+	a.in.StartNotBefore = c.observeContainers(&a.state, o.all, a.ready, now)
+	a.in.Available, a.availableIn = availability(a.d, o.units, a.ready, a.state.Containers, c.opts.SettleTime, now)
 	settle := c.opts.SettleTime
 	a.state.Settle = &settle // for `dockctl get`, which has no controller options
 	if a.refusal = c.refused(rec, a.d, hash); a.refusal.reason == "" {
@@ -243,4 +273,65 @@ func (c *Controller) handleOrphan(ctx context.Context, ct dockerx.Container) err
 		return fmt.Errorf("remove orphan %s: %w", ct.Name, err)
 	}
 	return nil
+}
+
+// handleOrphanVolume reports, or with --prune-orphans removes, a pod volume
+// whose deployment this state directory never knew.
+func (c *Controller) handleOrphanVolume(ctx context.Context, v dockerx.Volume) {
+	if !c.opts.PruneOrphans {
+		c.mu.Lock()
+		first := !c.orphans["volume:"+v.Name]
+		c.orphans["volume:"+v.Name] = true
+		c.mu.Unlock()
+		if first {
+			c.log.Warn("orphan volume left in place: its deployment is unknown to this state directory (start with --prune-orphans to remove)",
+				"volume", v.Name, "deployment", v.Deployment)
+		}
+		return
+	}
+	c.log.Info("removing orphan volume", "volume", v.Name, "deployment", v.Deployment)
+	if err := c.docker.RemoveVolume(ctx, v.Name); err != nil {
+		c.log.Warn("remove orphan volume", "volume", v.Name, "err", err)
+	}
+}
+
+// collectHelperImages removes the instance's helper images once no holder
+// is left, so that deleting every deployment leaves the host as it was. An
+// image still used (a holder created since the list) stays: Docker
+// refuses to remove it, and it is tried again at a later sweep.
+func (c *Controller) collectHelperImages(ctx context.Context) {
+	imgs, err := c.docker.ListHelperImages(ctx, c.opts.Instance)
+	if err != nil {
+		c.log.Warn("list helper images", "err", err)
+		return
+	}
+	for _, img := range imgs {
+		if err := c.docker.RemoveImage(ctx, img.ID); err != nil && !errors.Is(err, dockerx.ErrConflict) {
+			c.log.Warn("remove helper image", "image", img.ID, "err", err)
+		}
+	}
+}
+
+// podVolumes lists the deployment's pod volumes when it may have any: it
+// has holder pods, its template or a revision's needs a holder, or it was
+// deleted. A deployment of single-container pods costs no extra call.
+func (c *Controller) podVolumes(ctx context.Context, rec *store.Record, observed []dockerx.Container) ([]dockerx.Volume, error) {
+	need := rec.Deleted || hasPods(observed) || manifests.NeedsHolder(&rec.Deployment.Spec.Template.Spec)
+	for i := 0; !need && i < len(rec.Revisions); i++ {
+		need = manifests.NeedsHolder(&rec.Revisions[i].Template.Spec)
+	}
+	if !need {
+		return nil, nil
+	}
+	vols, err := c.docker.ListVolumes(ctx, c.opts.Instance)
+	if err != nil {
+		return nil, fmt.Errorf("list volumes: %w", err)
+	}
+	out := vols[:0]
+	for _, v := range vols {
+		if v.Instance == c.opts.Instance && v.Deployment == rec.Name && v.Role == dockerx.RoleEmptyDir {
+			out = append(out, v)
+		}
+	}
+	return out, nil
 }

@@ -32,6 +32,10 @@ const (
 	// replica (with the crash-loop backoff): Docker does not restart
 	// unhealthy containers by itself.
 	OpRestart OpKind = "restart"
+	// OpCreateVolume creates an emptyDir volume of a holder pod.
+	OpCreateVolume OpKind = "create-volume"
+	// OpRemoveVolume removes the volume of a pod that is gone.
+	OpRemoveVolume OpKind = "remove-volume"
 )
 
 // OpReason is why an operation is planned, for code to act on: the
@@ -67,6 +71,9 @@ const (
 	ReasonTerminating OpReason = "Terminating"
 	// ReasonDeleted: the deployment was deleted (OpRemove).
 	ReasonDeleted OpReason = "Deleted"
+	// ReasonPodGone: the pod a volume belonged to has no container left
+	// (OpRemoveVolume).
+	ReasonPodGone OpReason = "PodGone"
 )
 
 // Op is one operation of a plan. Reason says why it is needed, for code;
@@ -82,12 +89,16 @@ type Op struct {
 	// the order, so that the executor hard-codes none (see link).
 	DependsOn    []OpID
 	OnDepFailure DepFailurePolicy
-	Kind         OpKind
-	Name         string // container name
-	ContainerID  string // empty for OpCreate
-	Hash         string // template hash of the container to create
-	Reason       OpReason
-	Cause        string
+	// Needs lists ops that must have SUCCEEDED before this one runs,
+	// whatever OnDepFailure says: within a pod, a member cannot join a
+	// holder that was not made, nor a holder mount a volume that was not.
+	Needs       []OpID
+	Kind        OpKind
+	Name        string // container name
+	ContainerID string // empty for OpCreate
+	Hash        string // template hash of the container to create
+	Reason      OpReason
+	Cause       string
 	// Grace is, for OpRemove and OpRestart, how long the container has
 	// between its stop signal and the kill: its own revision's
 	// terminationGracePeriodSeconds, bounded (see graceFor). The plan
@@ -98,6 +109,19 @@ type Op struct {
 	// for a replica of that revision. The plan decides it so that the
 	// executor looks no template up.
 	From *manifests.Deployment
+	// Pod is, for the creates of a holder pod (holder and members) and the
+	// graceful removal of one, the pod; Role says whether a create makes
+	// its holder (dockerx.RoleHolder) and Container which template
+	// container a member create makes.
+	Pod       *dockerx.PodRef
+	Role      string
+	Container string
+	// Volume is, for OpCreateVolume, the volume to create.
+	Volume *dockerx.VolumeRequest
+	// Phases is, for the graceful removal of a holder pod (ContainerID is
+	// then the pod's unit ID), its containers in stop order: each phase is
+	// stopped together, after the previous one is gone (stopPhases).
+	Phases [][]StopTarget
 }
 
 func (o Op) String() string {
@@ -140,12 +164,31 @@ func (o Op) Line() string {
 	if o.Kind == OpCreate {
 		fmt.Fprintf(&b, " hash=%s", o.Hash)
 	}
+	if o.Role != "" {
+		fmt.Fprintf(&b, " role=%s", o.Role)
+	}
+	if o.Container != "" {
+		fmt.Fprintf(&b, " container=%s", o.Container)
+	}
+	if o.Pod != nil && o.Kind != OpRemove {
+		fmt.Fprintf(&b, " pod=%s/%s", o.Pod.Name, o.Pod.UID)
+	}
+	for i, ph := range o.Phases {
+		names := make([]string, len(ph))
+		for j, t := range ph {
+			names[j] = t.Name
+		}
+		fmt.Fprintf(&b, " phase%d=%s", i+1, strings.Join(names, ","))
+	}
 	if o.Grace > 0 {
 		fmt.Fprintf(&b, " grace=%s", o.Grace)
 	}
 	fmt.Fprintf(&b, " cause=%q", o.Cause)
 	if len(o.DependsOn) > 0 {
 		fmt.Fprintf(&b, " after=%s on-failure=%s", idRanges(o.DependsOn), o.OnDepFailure)
+	}
+	if len(o.Needs) > 0 {
+		fmt.Fprintf(&b, " needs=%s", idRanges(o.Needs))
 	}
 	return b.String()
 }
@@ -216,7 +259,7 @@ func link(ops []Op) {
 			nStops++
 		case OpStart, OpUnpause:
 			nStarts++
-		case OpCreate:
+		case OpCreate, OpCreateVolume:
 			nCreates++
 		}
 	}
@@ -250,7 +293,7 @@ func link(ops []Op) {
 			if len(stops) > 0 {
 				ops[i].DependsOn, ops[i].OnDepFailure = stops, RunOnDepFailure
 			}
-		case OpCreate:
+		case OpCreate, OpCreateVolume:
 			if len(stopsAndStarts) > 0 {
 				ops[i].DependsOn, ops[i].OnDepFailure = stopsAndStarts, RunIfCreatesSafe
 			}
@@ -339,6 +382,12 @@ type PlanInput struct {
 	// Stopping holds the containers whose stop (or liveness restart) is in
 	// flight in this process: nothing more is planned for them.
 	Stopping map[string]bool
+	// Pods maps the unit ID of each holder pod in Containers to the pod
+	// (groupPods); Containers then holds units, not containers.
+	Pods map[string]*pod
+	// Volumes are the deployment's pod volumes, when it has holder pods
+	// (nil otherwise): a volume whose pod has no container left is removed.
+	Volumes []dockerx.Volume
 }
 
 // ComputePlan decides which operations bring the observed containers to the
@@ -366,6 +415,7 @@ func ComputePlan(in PlanInput) Plan {
 				plan.Ops = append(plan.Ops, op)
 			}
 		}
+		plan.Ops = append(in.expandPods(plan.Ops), in.collectVolumes()...)
 		link(plan.Ops)
 		return plan
 	}
@@ -474,6 +524,7 @@ func ComputePlan(in PlanInput) Plan {
 		}
 	}
 	plan.Ops = capCreates(plan.Ops, p, total)
+	plan.Ops = append(in.expandPods(plan.Ops), in.collectVolumes()...)
 	link(plan.Ops)
 
 	desired := p.replicas
@@ -506,8 +557,30 @@ func (in PlanInput) reconcileRevision(s *revisionSet, cs []*dockerx.Container, p
 		}
 		current = ranked[n-s.size:]
 	}
+	refusal, refused := in.Refused[s.hash]
+	blocked := false
+	from := in.Desired
+	if s.hash != in.Hash {
+		if rev := store.FindRevision(in.Revisions, s.hash); rev != nil {
+			// A replica of an old revision (one removed by hand
+			// mid-rollout) is made from that revision's template.
+			from = in.Desired.DeepCopy()
+			from.Spec.Template = rev.Template
+		} else {
+			from = nil // unknown: it cannot be made again
+		}
+	}
 	var needWork []*dockerx.Container
 	for _, c := range current {
+		if p := in.Pods[c.ID]; p != nil {
+			if from == nil || p.holder == nil {
+				continue // an unknown revision's pod is only ever removed
+			}
+			podOps, b := in.planPod(p, podPlan{t: &from.Spec.Template, from: from, refused: refused}, plan)
+			ops = append(ops, podOps...)
+			blocked = blocked || b
+			continue
+		}
 		if in.Stopping[c.ID] {
 			continue // a liveness restart is in flight
 		}
@@ -515,8 +588,6 @@ func (in PlanInput) reconcileRevision(s *revisionSet, cs []*dockerx.Container, p
 			needWork = append(needWork, c)
 		}
 	}
-	refusal, refused := in.Refused[s.hash]
-	blocked := false
 	for _, c := range byName(needWork) {
 		if refused && c.State != dockerx.StatePaused {
 			blocked = true // never started, nor restarted, whatever it needs
@@ -546,30 +617,51 @@ func (in PlanInput) reconcileRevision(s *revisionSet, cs []*dockerx.Container, p
 	if refused && (blocked || missing > 0) {
 		plan.Blocked = append(plan.Blocked, refusal)
 	}
-	if missing <= 0 || refused {
+	if missing <= 0 || refused || from == nil {
+		// An old revision whose template is no longer known cannot be
+		// made again; the rollout carries on without it.
 		return ops
 	}
-	from := in.Desired
-	if s.hash != in.Hash {
-		rev := store.FindRevision(in.Revisions, s.hash)
-		if rev == nil {
-			// An old revision whose template is no longer known cannot be
-			// recreated; the rollout carries on without it.
-			return ops
-		}
-		// A replica of an old revision (one removed by hand mid-rollout)
-		// is recreated from that revision's template.
-		from = in.Desired.DeepCopy()
-		from.Spec.Template = rev.Template
-	}
+	holder := manifests.NeedsHolder(&from.Spec.Template.Spec)
 	for _, ord := range freeOrdinals(in.Containers, in.BlockedNames, in.Instance, in.Name, s.hash, int(missing)) {
 		name := dockerx.ContainerName(in.Instance, in.Name, s.hash, ord)
 		cause := fmt.Sprintf("missing: %d of %d replicas exist", len(current), s.size)
 		if s.hash != in.Hash {
 			cause = fmt.Sprintf("old revision %s: %d of %d replicas exist", s.hash, len(current), s.size)
 		}
-		ops = append(ops, Op{Kind: OpCreate, Name: name, Hash: s.hash, Reason: ReasonMissing, Cause: cause, From: from})
+		op := Op{Kind: OpCreate, Name: name, Hash: s.hash, Reason: ReasonMissing, Cause: cause, From: from}
+		if holder {
+			// The pod's create; expandPods adds its volumes and first
+			// containers once capCreates has counted it.
+			op.Role = dockerx.RoleHolder
+			op.Pod = &dockerx.PodRef{Name: dockerx.Hostname(in.Name, s.hash, ord), UID: podUID(name, in.Now), Holder: name}
+		}
+		ops = append(ops, op)
 	}
+	return ops
+}
+
+// collectVolumes removes the pod volumes whose pod has no container left
+// (removed by dockctl, or by hand with docker rm -f). A volume still
+// mounted somewhere fails to go and is tried again at the next sync.
+func (in PlanInput) collectVolumes() []Op {
+	if len(in.Volumes) == 0 {
+		return nil
+	}
+	live := map[string]bool{}
+	for _, c := range in.Containers {
+		if c.PodUID != "" {
+			live[c.PodUID] = true
+		}
+	}
+	var ops []Op
+	for _, v := range in.Volumes {
+		if v.Role != dockerx.RoleEmptyDir || v.PodUID == "" || live[v.PodUID] {
+			continue
+		}
+		ops = append(ops, Op{Kind: OpRemoveVolume, Name: v.Name, Reason: ReasonPodGone, Cause: fmt.Sprintf("pod %s is gone", v.Pod)})
+	}
+	sort.Slice(ops, func(i, j int) bool { return ops[i].Name < ops[j].Name })
 	return ops
 }
 
@@ -631,9 +723,11 @@ func needsExclusiveHost(d *manifests.Deployment) bool {
 	if d.Spec.Template.Spec.HostNetwork {
 		return true
 	}
-	for _, port := range d.Container().Ports {
-		if port.HostPort != 0 {
-			return true
+	for _, c := range d.Spec.Template.Spec.AllContainers() {
+		for _, port := range c.Ports {
+			if port.HostPort != 0 {
+				return true
+			}
 		}
 	}
 	return false

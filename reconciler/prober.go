@@ -28,13 +28,13 @@ import (
 // failing liveness probe is acted on by the controller: it restarts the
 // container.
 
-// controllerProbes reports whether a template has probes the controller
-// runs (as opposed to the HEALTHCHECK that Docker runs).
-func controllerProbes(t *manifests.PodTemplateSpec) (readiness, liveness *manifests.Probe) {
-	if len(t.Spec.Containers) == 0 {
+// controllerProbes returns the probes of a template container that the
+// controller runs (as opposed to the HEALTHCHECK that Docker runs). A nil
+// container (a holder, or unknown) has none.
+func controllerProbes(c *manifests.Container) (readiness, liveness *manifests.Probe) {
+	if c == nil {
 		return nil, nil
 	}
-	c := &t.Spec.Containers[0]
 	if p := c.ReadinessProbe; p != nil && p.Exec == nil {
 		readiness = p
 	}
@@ -196,23 +196,29 @@ type probeResult struct {
 func (p *prober) sync(ctx context.Context, deployment string, cs []dockerx.Container, templates func(hash string) *manifests.PodTemplateSpec) map[string]probeResult {
 	results := map[string]probeResult{}
 	running := map[string]bool{}
+	holders := holdersByPod(cs)
 	for _, c := range cs {
 		if c.State != dockerx.StateRunning {
 			continue
 		}
-		t := templates(c.TemplateHash)
-		if t == nil {
-			continue
-		}
-		readiness, liveness := controllerProbes(t)
+		tc := templateContainer(templates(c.TemplateHash), &c)
+		readiness, liveness := controllerProbes(tc)
 		if readiness == nil && liveness == nil {
 			continue
+		}
+		netOwner := c.ID
+		if c.PodUID != "" {
+			// A member has no address of its own: it lives in its
+			// holder's network namespace.
+			if netOwner = holders[c.PodUID]; netOwner == "" {
+				continue
+			}
 		}
 		running[c.ID] = true
 		p.mu.Lock()
 		w := p.workers[c.ID]
 		if w == nil {
-			w = p.start(ctx, deployment, c, t, readiness, liveness)
+			w = p.start(ctx, deployment, c, netOwner, tc.Ports, readiness, liveness)
 			p.workers[c.ID] = w
 		}
 		p.mu.Unlock()
@@ -238,10 +244,8 @@ func (p *prober) missing(cs []dockerx.Container, templates func(hash string) *ma
 		if c.State != dockerx.StateRunning || p.workers[c.ID] != nil {
 			continue
 		}
-		if t := templates(c.TemplateHash); t != nil {
-			if r, l := controllerProbes(t); r != nil || l != nil {
-				return true
-			}
+		if r, l := controllerProbes(templateContainer(templates(c.TemplateHash), &c)); r != nil || l != nil {
+			return true
 		}
 	}
 	return false
@@ -311,17 +315,33 @@ func (p *prober) stop() {
 	}
 }
 
-func (p *prober) start(ctx context.Context, deployment string, c dockerx.Container, t *manifests.PodTemplateSpec, readiness, liveness *manifests.Probe) *probeWorker {
+// holdersByPod maps a pod uid to its holder's container ID.
+func holdersByPod(cs []dockerx.Container) map[string]string {
+	var out map[string]string
+	for _, c := range cs {
+		if c.Role == dockerx.RoleHolder && c.PodUID != "" {
+			if out == nil {
+				out = map[string]string{}
+			}
+			out[c.PodUID] = c.ID
+		}
+	}
+	return out
+}
+
+// start runs a container's probes. netOwner is the container whose address
+// they go to: the container itself, or a member's holder.
+func (p *prober) start(ctx context.Context, deployment string, c dockerx.Container, netOwner string, ports []manifests.ContainerPort, readiness, liveness *manifests.Probe) *probeWorker {
 	ctx, cancel := context.WithCancel(ctx)
 	w := &probeWorker{deployment: deployment, cancel: cancel, done: make(chan struct{}), alive: true}
 	if readiness != nil {
 		notReady := false
 		w.ready = &notReady // not ready until the probe says so, as in Kubernetes
 	}
-	target := probeTarget{ContainerID: c.ID, Ports: t.Spec.Containers[0].Ports}
+	target := probeTarget{ContainerID: c.ID, Ports: ports}
 	go func() {
 		defer close(w.done)
-		det, err := p.docker.InspectContainer(ctx, c.ID)
+		det, err := p.docker.InspectContainer(ctx, netOwner)
 		if err != nil {
 			p.log.Warn("probe: cannot inspect container", "container", c.Name, "err", err)
 			return

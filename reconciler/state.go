@@ -132,22 +132,38 @@ type ContainerView struct {
 // recorded (st may be nil: then from Docker alone). Each container is judged
 // by its own revision's template (rec.Revisions), not the desired one.
 func View(rec *store.Record, st *store.Status, cs []dockerx.Container, now time.Time) (manifests.DeploymentStatus, map[string]ContainerView) {
+	v := view(rec, st, cs, now)
+	return v.status, v.containers
+}
+
+// viewed is one deployment as the read commands see it.
+type viewed struct {
+	status     manifests.DeploymentStatus
+	containers map[string]ContainerView // by container ID
+	units      map[string]ContainerView // by unit ID (a pod)
+	observed   observedPods
+	state      deploymentState
+	templates  func(string) *manifests.PodTemplateSpec
+}
+
+func view(rec *store.Record, st *store.Status, cs []dockerx.Container, now time.Time) viewed {
 	s := deploymentState{Containers: map[string]*containerState{}}
 	if st != nil {
 		s = readState(st)
 	}
 	d := &rec.Deployment
 	hash := manifests.TemplateHash(&d.Spec.Template)
-	ready := readiness(cs, s.Containers, probed(templateLookup(d, hash, rec.Revisions)))
+	templates := templateLookup(d, hash, rec.Revisions)
+	o := judgePods(cs, s.Containers, templates)
+	ready := o.ready
 	settle := DefaultSettleTime
 	if s.Settle != nil {
 		settle = *s.Settle
 	}
-	in := PlanInput{Containers: cs, Terminating: map[string]time.Time{}}
+	in := PlanInput{Containers: o.units, Terminating: map[string]time.Time{}}
 	s.addTerminating(in.Terminating, ready)
-	avail, _ := availability(d, cs, ready, s.Containers, settle, now)
-	out := map[string]ContainerView{}
-	for _, c := range cs {
+	avail, _ := availability(d, o.units, ready, s.Containers, settle, now)
+	facts := func(c *dockerx.Container) ContainerView {
 		v := ContainerView{Ready: ready[c.ID], Available: avail[c.ID]}
 		if cst := s.Containers[c.ID]; cst != nil {
 			v.Restarts = cst.Restarts
@@ -156,9 +172,229 @@ func View(rec *store.Record, st *store.Status, cs []dockerx.Container, now time.
 			v.CrashLoopBackOff = (c.State == dockerx.StateExited || c.State == dockerx.StateCreated) && now.Before(cst.NotBefore)
 			v.Terminating = !cst.StopDeadline.IsZero()
 		}
-		out[c.ID] = v
+		return v
 	}
-	return ComputeStatus(d, hash, liveContainers(in), ready, avail), out
+	out := viewed{containers: map[string]ContainerView{}, units: map[string]ContainerView{}, observed: o, state: s, templates: templates}
+	for i := range o.all {
+		c := &o.all[i]
+		v := facts(c)
+		if o.pods[c.ID] != nil {
+			out.units[c.ID] = v
+			continue
+		}
+		if c.PodUID == "" {
+			out.units[c.ID] = v
+		}
+		out.containers[c.ID] = v
+	}
+	// A member is available, and terminating, with its pod.
+	for key, p := range o.pods {
+		u := out.units[key]
+		for _, c := range p.containers() {
+			v := out.containers[c.ID]
+			v.Available = u.Available
+			v.Terminating = v.Terminating || u.Terminating
+			out.containers[c.ID] = v
+		}
+	}
+	out.status = ComputeStatus(d, hash, liveContainers(in), ready, avail)
+	return out
+}
+
+// PodView is one replica as `get pods` shows it.
+type PodView struct {
+	Name       string // the pod's name (its hostname)
+	Deployment string
+	Hash       string
+	Holder     *dockerx.Container // nil for a pod of one container
+	// Containers are the template's containers, init containers first,
+	// with what Docker shows of each (Container nil: not created).
+	Containers []PodContainer
+	// Ready and Total count app containers and sidecars (kubectl's READY).
+	Ready, Total int
+	Status       string // as kubectl shows it: Running, Init:1/2, CrashLoopBackOff…
+	Restarts     int
+	Created      time.Time
+	Available    bool
+	Terminating  bool
+}
+
+// PodContainer is one container of a PodView.
+type PodContainer struct {
+	Name          string
+	Init, Sidecar bool
+	Container     *dockerx.Container
+	View          ContainerView
+}
+
+// Pods presents a deployment's replicas as pods, sorted by name.
+func Pods(rec *store.Record, st *store.Status, cs []dockerx.Container, now time.Time) []PodView {
+	v := view(rec, st, cs, now)
+	var out []PodView
+	for i := range v.observed.units {
+		u := &v.observed.units[i]
+		t := v.templates(u.TemplateHash)
+		pv := PodView{Deployment: rec.Name, Hash: u.TemplateHash, Created: u.Created,
+			Available: v.units[u.ID].Available, Terminating: v.units[u.ID].Terminating}
+		if p := v.observed.pods[u.ID]; p != nil {
+			pv.Name, pv.Holder = p.name, p.holder
+			pv.Containers = podContainers(t, p, v.containers)
+		} else {
+			pv.Name = podName(u.Name)
+			name := ""
+			if tc := templateContainer(t, u); tc != nil {
+				name = tc.Name
+			}
+			pv.Containers = []PodContainer{{Name: name, Container: u, View: v.containers[u.ID]}}
+		}
+		for _, pc := range pv.Containers {
+			pv.Restarts += pc.View.Restarts
+			if !pc.Init || pc.Sidecar {
+				pv.Total++
+				if pc.View.Ready {
+					pv.Ready++
+				}
+			}
+		}
+		pv.Status = podStatus(pv, t, u.State)
+		out = append(out, pv)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
+	return out
+}
+
+// podName is the pod name of a single-container replica: its container
+// name without the instance prefix ("inst_web-HASH-0" → "web-HASH-0").
+func podName(container string) string {
+	if _, after, ok := strings.Cut(container, "_"); ok {
+		return after
+	}
+	return container
+}
+
+// podContainers lists a holder pod's containers in template order; members
+// the template does not know (an unknown revision) follow by name.
+func podContainers(t *manifests.PodTemplateSpec, p *pod, views map[string]ContainerView) []PodContainer {
+	var out []PodContainer
+	seen := map[string]bool{}
+	if t != nil {
+		for i := range t.Spec.InitContainers {
+			ic := &t.Spec.InitContainers[i]
+			m := p.members[ic.Name]
+			pc := PodContainer{Name: ic.Name, Init: true, Sidecar: ic.IsSidecar(), Container: m}
+			if m != nil {
+				pc.View = views[m.ID]
+			}
+			out = append(out, pc)
+			seen[ic.Name] = true
+		}
+		for i := range t.Spec.Containers {
+			c := &t.Spec.Containers[i]
+			m := p.members[c.Name]
+			pc := PodContainer{Name: c.Name, Container: m}
+			if m != nil {
+				pc.View = views[m.ID]
+			}
+			out = append(out, pc)
+			seen[c.Name] = true
+		}
+	}
+	for _, c := range p.containers() {
+		if c != p.holder && !seen[c.ContainerName] {
+			out = append(out, PodContainer{Name: c.ContainerName, Container: c, View: views[c.ID]})
+		}
+	}
+	return out
+}
+
+// podStatus words a pod's state as kubectl's printer does (the first that
+// applies): Terminating; the holder's trouble; Init:Error,
+// Init:CrashLoopBackOff or Init:N/M while initializing (a started sidecar
+// counts as done); PodInitializing; then the worst app container:
+// CrashLoopBackOff, Error, Completed, ContainerCreating; else Running.
+func podStatus(pv PodView, t *manifests.PodTemplateSpec, unitState string) string {
+	if pv.Terminating || unitState == dockerx.StateRemoving {
+		return "Terminating"
+	}
+	if h := pv.Holder; h != nil || unitState == dockerx.StateDead {
+		switch {
+		case h == nil || h.State == dockerx.StateDead || h.State == dockerx.StateExited:
+			return "Error" // its namespaces are gone: the pod is replaced
+		case h.State == dockerx.StateCreated:
+			return "ContainerCreating"
+		}
+	}
+	nInit, done := 0, 0
+	initializing := false
+	for _, pc := range pv.Containers {
+		if !pc.Init {
+			if pc.Container != nil {
+				initializing = false // an app container exists: initialized
+				break
+			}
+			continue
+		}
+		nInit++
+		c := pc.Container
+		switch {
+		case c == nil:
+			initializing = true
+		case pc.Sidecar && c.State == dockerx.StateRunning:
+			done++
+		case !pc.Sidecar && c.State == dockerx.StateExited && c.ExitCode == 0:
+			done++
+		case pc.View.CrashLoopBackOff:
+			return "Init:CrashLoopBackOff"
+		case c.State == dockerx.StateExited:
+			return "Init:Error"
+		default:
+			initializing = true
+		}
+	}
+	if initializing && done < nInit {
+		return fmt.Sprintf("Init:%d/%d", done, nInit)
+	}
+	status, running := "", 0
+	apps := 0
+	for _, pc := range pv.Containers {
+		if pc.Init {
+			continue
+		}
+		apps++
+		c := pc.Container
+		switch {
+		case c == nil || c.State == dockerx.StateCreated && !pc.View.CrashLoopBackOff:
+			if status == "" {
+				status = "ContainerCreating"
+				if nInit > 0 {
+					status = "PodInitializing"
+				}
+			}
+		case pc.View.CrashLoopBackOff:
+			status = "CrashLoopBackOff"
+		case c.State == dockerx.StateExited && c.ExitCode == 0:
+			if status == "" || status == "ContainerCreating" {
+				status = "Completed"
+			}
+		case c.State == dockerx.StateExited || c.State == dockerx.StateDead:
+			if status != "CrashLoopBackOff" {
+				status = "Error"
+			}
+		case c.State == dockerx.StatePaused:
+			if status == "" {
+				status = "Paused"
+			}
+		case c.State == dockerx.StateRunning || c.State == dockerx.StateRestarting:
+			running++
+		}
+	}
+	if status != "" {
+		return status
+	}
+	if apps == 0 || running == 0 {
+		return "Unknown"
+	}
+	return "Running"
 }
 
 // templateLookup maps a template hash to its pod template: the desired one
@@ -181,28 +417,27 @@ func templateLookup(d *manifests.Deployment, hash string, revs []store.Revision)
 }
 
 // probed is the one rule for "is this container readiness-probed by the
-// controller": its own revision's template has a readiness probe the
-// controller runs. A container of an unknown revision has none.
-func probed(templates func(string) *manifests.PodTemplateSpec) func(hash string) bool {
-	return func(h string) bool {
-		if t := templates(h); t != nil {
-			r, _ := controllerProbes(t)
-			return r != nil
-		}
-		return false
+// controller": its own template container, in its own revision's template,
+// has a readiness probe the controller runs. A container of an unknown
+// revision, and a holder, has none.
+func probed(templates func(string) *manifests.PodTemplateSpec) func(c *dockerx.Container) bool {
+	return func(c *dockerx.Container) bool {
+		r, _ := controllerProbes(templateContainer(templates(c.TemplateHash), c))
+		return r != nil
 	}
 }
 
 // readiness decides which containers are ready: running, healthy if they
 // have a HEALTHCHECK, and passing the controller-run readiness probe if
-// their template has one (not ready until it has passed once).
-func readiness(cs []dockerx.Container, states map[string]*containerState, probed func(hash string) bool) map[string]bool {
+// their template container has one (not ready until it has passed once).
+func readiness(cs []dockerx.Container, states map[string]*containerState, probed func(c *dockerx.Container) bool) map[string]bool {
 	out := map[string]bool{}
-	for _, c := range cs {
+	for i := range cs {
+		c := cs[i]
 		if !IsReady(c) {
 			continue
 		}
-		if probed(c.TemplateHash) {
+		if probed(&c) {
 			cst := states[c.ID]
 			if cst == nil || cst.ProbeReady == nil || !*cst.ProbeReady {
 				continue

@@ -97,6 +97,9 @@ func (s *stopper) submit(deployment string, op Op, now time.Time) {
 // after it), then removes the container with its anonymous volumes, or,
 // for a liveness restart, starts it again.
 func (s *stopper) run(op Op) error {
+	if op.Phases != nil {
+		return s.runPod(op)
+	}
 	s.log.Info("stopping container", "container", op.Name, "op", op.Kind, "grace", op.Grace)
 	if err := s.docker.StopContainer(s.ctx, op.ContainerID, op.Grace); err != nil {
 		if errors.Is(err, dockerx.ErrNotFound) {
@@ -221,4 +224,48 @@ func liveContainers(in PlanInput) []dockerx.Container {
 		}
 	}
 	return out
+}
+
+// runPod stops a holder pod gracefully, phase after phase (stopPhases: app
+// containers, sidecars, the holder), every phase within what is left of the
+// pod's one grace period, as the kubelet gives a pod one grace period for
+// all its containers. A container already gone is no error. The pod's
+// volumes are collected by the next sync, once it lists no container of the
+// pod.
+func (s *stopper) runPod(op Op) error {
+	s.log.Info("stopping pod", "pod", op.Name, "grace", op.Grace, "phases", len(op.Phases))
+	deadline := time.Now().Add(op.Grace)
+	for _, phase := range op.Phases {
+		errs := make([]error, len(phase))
+		var wg sync.WaitGroup
+		for i, t := range phase {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				grace := max(time.Until(deadline), 0)
+				if t.Holder {
+					grace = min(grace, time.Second) // it exits at once on its signal
+				}
+				errs[i] = s.stopAndRemove(t, grace)
+			}()
+		}
+		wg.Wait()
+		if err := errors.Join(errs...); err != nil {
+			return err // the next sync resumes the pod's stop
+		}
+	}
+	return nil
+}
+
+func (s *stopper) stopAndRemove(t StopTarget, grace time.Duration) error {
+	if err := s.docker.StopContainer(s.ctx, t.ID, grace); err != nil {
+		if errors.Is(err, dockerx.ErrNotFound) {
+			return nil
+		}
+		return fmt.Errorf("stop %s: %w", t.Name, err)
+	}
+	if err := s.docker.RemoveContainer(s.ctx, t.ID); err != nil {
+		return fmt.Errorf("remove %s: %w", t.Name, err)
+	}
+	return nil
 }
