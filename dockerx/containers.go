@@ -84,6 +84,7 @@ func fromSummary(s container.Summary) Container {
 		State:         string(s.State),
 		Health:        parseHealth(s.Status),
 		Status:        s.Status,
+		ExitCode:      parseExitCode(s.Status),
 		Created:       time.Unix(s.Created, 0),
 	}
 	for _, p := range s.Ports {
