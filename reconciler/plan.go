@@ -455,7 +455,11 @@ func ComputePlan(in PlanInput) Plan {
 		groups[c.TemplateHash] = append(groups[c.TemplateHash], c)
 	}
 	for _, c := range byName(dead) {
-		plan.Ops = append(plan.Ops, Op{Kind: OpRemove, Name: c.Name, ContainerID: c.ID, Reason: ReasonDead, Cause: "container is dead"})
+		cause := "container is dead"
+		if in.Pods[c.ID] != nil {
+			cause = "holder gone or stopped: the pod is replaced"
+		}
+		plan.Ops = append(plan.Ops, Op{Kind: OpRemove, Name: c.Name, ContainerID: c.ID, Reason: ReasonDead, Cause: cause})
 	}
 	for _, c := range byName(terminating) {
 		if op, ok := in.removeOp(c, ReasonTerminating, "terminating"); ok {

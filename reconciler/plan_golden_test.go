@@ -115,7 +115,7 @@ func checkOrder(t *testing.T, plan Plan) {
 		switch op.Kind {
 		case OpStart, OpUnpause:
 			want, policy = stops, RunOnDepFailure
-		case OpCreate:
+		case OpCreate, OpCreateVolume:
 			want, policy = stopsAndStarts, RunIfCreatesSafe
 		}
 		if fmt.Sprint(op.DependsOn) != fmt.Sprint(want) || (len(want) > 0 && op.OnDepFailure != policy) {

@@ -209,6 +209,11 @@ func (e *Engine) Add(c dockerx.Container, op string) (string, error) {
 	c.Instance = c.Labels[dockerx.LabelInstance]
 	c.Deployment = c.Labels[dockerx.LabelDeployment]
 	c.TemplateHash = c.Labels[dockerx.LabelTemplateHash]
+	c.Role = c.Labels[dockerx.LabelRole]
+	if c.Role == "" {
+		c.Role = dockerx.RoleReplica
+	}
+	c.Pod, c.PodUID, c.ContainerName = c.Labels[dockerx.LabelPod], c.Labels[dockerx.LabelPodUID], c.Labels[dockerx.LabelContainer]
 	if c.State == "" {
 		c.State = dockerx.StateCreated
 	}
@@ -253,6 +258,7 @@ func (e *Engine) StartContainer(ctx context.Context, id string) error {
 		return fmt.Errorf("start %s: container is marked for removal and cannot be started: %w", c.Name, dockerx.ErrConflict)
 	}
 	c.State = dockerx.StateRunning
+	c.ExitCode = 0
 	e.emitLocked(c, "start")
 	if e.StartFault != nil {
 		cp := *c
