@@ -11,6 +11,9 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/dockctl/dockctl/dockerx"
+	"github.com/dockctl/dockctl/internal/dockerfake"
 )
 
 // outcome is one scripted answer of a Reconcile.
@@ -318,5 +321,82 @@ func TestLoopShutDownDrains(t *testing.T) {
 	}
 	if errs := rec.of("slow"); len(errs) != 1 || errs[0] != nil {
 		t.Errorf("slow's syncs ended with %v, want one success", errs)
+	}
+}
+
+// The deployments' owner mapping: a container's event queues its
+// deployment; what names no deployment a record can have, and a gap, queue
+// the sweep; the daemon going down queues nothing.
+func TestDeploymentOwners(t *testing.T) {
+	sweep := []Request{{Key: orphanSweepKey}}
+	tests := []struct {
+		name string
+		ev   dockerx.Event
+		want []Request
+	}{
+		{"container of a deployment", dockerx.Event{Action: "die", ContainerID: "c1", Deployment: "web"}, []Request{{Key: "web"}}},
+		{"first connection", dockerx.Event{Gap: true}, sweep},
+		{"stream re-established", dockerx.Event{Gap: true, Err: errors.New("EOF")}, sweep},
+		{"daemon down", dockerx.Event{Down: true, Err: errors.New("connection refused")}, nil},
+		{"no deployment label", dockerx.Event{Action: "start", ContainerID: "c2"}, sweep},
+		{"not a deployment name", dockerx.Event{Action: "start", ContainerID: "c3", Deployment: "Bad_Name"}, sweep},
+		{"the sweep key as a label", dockerx.Event{Action: "start", ContainerID: "c4", Deployment: orphanSweepKey}, sweep},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := deploymentOwners(tt.ev); !slices.Equal(got, tt.want) {
+				t.Errorf("deploymentOwners(%+v) = %v, want %v", tt.ev, got, tt.want)
+			}
+		})
+	}
+}
+
+// gapCounter is an Observer that counts event-stream gaps.
+type gapCounter struct {
+	nopObserver
+	gaps atomicCounter
+}
+
+func (g *gapCounter) EventStreamGap() { g.gaps.add() }
+
+// What the controller keeps of an event besides the keys it queues:
+// readiness falls at once when the daemon goes down, and a broken stream
+// (not the first connection) is counted.
+func TestControllerHandleEvent(t *testing.T) {
+	tests := []struct {
+		name      string
+		ev        dockerx.Event
+		wantReady bool
+		wantGaps  int64
+		wantKeys  []string
+	}{
+		{"daemon down", dockerx.Event{Down: true, Err: errors.New("connection refused")}, false, 0, nil},
+		{"first connection", dockerx.Event{Gap: true}, true, 0, []string{orphanSweepKey}},
+		{"stream re-established", dockerx.Event{Gap: true, Err: errors.New("EOF")}, true, 1, []string{orphanSweepKey}},
+		{"container event", dockerx.Event{Action: "die", Deployment: "web"}, true, 0, []string{"web"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			obs := &gapCounter{}
+			c := New(dockerfake.New(), nil, Options{Observer: obs, Logger: quietLog()})
+			c.dockerOK.Store(true)
+			c.handleEvent(tt.ev)
+			if c.Ready() != tt.wantReady {
+				t.Errorf("Ready() = %v, want %v", c.Ready(), tt.wantReady)
+			}
+			if n := obs.gaps.get(); n != tt.wantGaps {
+				t.Errorf("%d gaps counted, want %d", n, tt.wantGaps)
+			}
+			q := c.deployments.queue
+			var keys []string
+			for q.Len() > 0 {
+				req, _ := q.Get()
+				keys = append(keys, req.Key)
+				q.Done(req)
+			}
+			if !slices.Equal(keys, tt.wantKeys) {
+				t.Errorf("queued %v, want %v", keys, tt.wantKeys)
+			}
+		})
 	}
 }
