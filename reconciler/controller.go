@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"log/slog"
 	"path/filepath"
-	"runtime/debug"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -117,7 +116,11 @@ type Controller struct {
 	store  Store
 	opts   Options
 	log    *slog.Logger
-	queue  workqueue.TypedRateLimitingInterface[string]
+	// deployments is the loop that syncs deployment keys (a name, or
+	// orphanSweepKey) through Reconcile; queue is how the controller's own
+	// code — the sweep, a sync, the prober, the stopper — queues into it.
+	deployments *loop
+	queue       deploymentQueue
 
 	mu      sync.Mutex
 	orphans map[string]bool            // container IDs already reported
@@ -168,18 +171,28 @@ func New(docker Docker, st Store, opts Options) *Controller {
 		// Host paths are judged as they resolve here; never lexically.
 		opts.Allow.Host.Resolve = filepath.EvalSymlinks
 	}
-	limiter := workqueue.NewTypedMaxOfRateLimiter(
-		// Per deployment: a failing sync is retried 200ms, 400ms, … up to 1m.
-		workqueue.NewTypedItemExponentialFailureRateLimiter[string](200*time.Millisecond, time.Minute),
-	)
 	c := &Controller{
 		docker:  docker,
 		store:   st,
 		opts:    opts,
 		log:     opts.Logger.With("instance", opts.Instance),
-		queue:   workqueue.NewTypedRateLimitingQueueWithConfig(limiter, workqueue.TypedRateLimitingQueueConfig[string]{Name: "deployments", MetricsProvider: opts.QueueMetrics}),
 		orphans: map[string]bool{},
 	}
+	c.deployments = newLoop(c, loopConfig{
+		Name:    "deployments",
+		KeyAttr: "deployment",
+		Workers: opts.Workers,
+		// Per deployment: a failing sync is retried 200ms, 400ms, … up to 1m.
+		RateLimiter: workqueue.NewTypedItemExponentialFailureRateLimiter[Request](200*time.Millisecond, time.Minute),
+		Metrics:     opts.QueueMetrics,
+		Done: func(req Request, took time.Duration, err error) {
+			if req.Key != orphanSweepKey { // the sweep is no deployment's sync
+				opts.Observer.SyncDone(req.Key, took, err)
+			}
+		},
+		Log: c.log,
+	})
+	c.queue = deploymentQueue{c.deployments}
 	c.prober = newProber(docker, newDockerProbeRunner(docker), func(name string) { c.queue.Add(name) }, c.log)
 	c.stopper = newStopper(docker, c.log, func(name string, err error) {
 		if err != nil {
@@ -206,25 +219,16 @@ func (c *Controller) Run(ctx context.Context) error {
 		return fmt.Errorf("watch state directory: %w", err)
 	}
 
-	var wg sync.WaitGroup
-	for i := 0; i < c.opts.Workers; i++ {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for c.processNext(ctx) {
-			}
-		}()
-	}
-
+	c.deployments.start(ctx)
 	c.log.Info("controller started", "resync", c.opts.ResyncPeriod, "pruneOrphans", c.opts.PruneOrphans)
 	c.queue.Add(orphanSweepKey)
 	ticker := time.NewTicker(c.opts.ResyncPeriod)
 	defer ticker.Stop()
-loop:
+listen:
 	for {
 		select {
 		case <-ctx.Done():
-			break loop
+			break listen
 		case ev, ok := <-events:
 			if !ok {
 				events = nil
@@ -249,79 +253,69 @@ loop:
 		}
 	}
 	c.log.Info("controller stopping: waiting for in-flight syncs; workloads keep running")
-	c.queue.ShutDownWithDrain()
-	wg.Wait()
+	c.deployments.shutDown()
 	c.prober.stop()
 	c.stopper.shutdown()
 	return nil
 }
 
+// handleEvent keeps the controller's own state in step with the event
+// stream (readiness, the gap counter), then queues the deployment keys the
+// event maps to.
 func (c *Controller) handleEvent(ev dockerx.Event) {
 	switch {
 	case ev.Down:
 		// The daemon is unreachable: say so at once (/readyz) rather than
 		// at the next failed list. Nothing to sync until it is back.
 		c.dockerOK.Store(false)
-		return
+	case ev.Gap && ev.Err != nil:
+		c.opts.Observer.EventStreamGap()
+		c.log.Warn("docker event stream interrupted; full resync follows", "err", ev.Err)
+	}
+	for _, req := range deploymentOwners(ev) {
+		c.deployments.Add(req)
+	}
+}
+
+// deploymentOwners is the deployments' OwnerMapper: a container's event
+// names its deployment (by label); what names none goes to the sweep.
+func deploymentOwners(ev dockerx.Event) []Request {
+	switch {
+	case ev.Down:
+		return nil // nothing to sync until the daemon is back (a gap says so)
 	case ev.Gap:
-		if ev.Err != nil {
-			c.opts.Observer.EventStreamGap()
-			c.log.Warn("docker event stream interrupted; full resync follows", "err", ev.Err)
-		}
 		// A gap means the stream is up again: the sweep's list confirms
 		// readiness and repairs whatever happened meanwhile.
-		c.queue.Add(orphanSweepKey)
-		return
-	}
-	if ev.Deployment == "" || !validDeploymentName(ev.Deployment) {
+		return []Request{{Key: orphanSweepKey}}
+	case ev.Deployment == "" || !validDeploymentName(ev.Deployment):
 		// No deployment, or one no record can have: an orphan's event,
 		// which only the sweep handles.
-		c.queue.Add(orphanSweepKey)
-		return
+		return []Request{{Key: orphanSweepKey}}
 	}
-	c.queue.Add(ev.Deployment)
+	return []Request{{Key: ev.Deployment}}
 }
 
-func (c *Controller) processNext(ctx context.Context) bool {
-	key, shutdown := c.queue.Get()
-	if shutdown {
-		return false
-	}
-	defer c.queue.Done(key)
+var _ OwnerMapper = deploymentOwners
 
-	requeue, err := c.syncKey(ctx, key)
-	switch {
-	case err != nil:
-		c.log.Error("sync failed; retrying with backoff", "deployment", key, "err", err)
-		c.queue.AddRateLimited(key)
-	case requeue > 0:
-		c.queue.Forget(key)
-		c.queue.AddAfter(key, requeue)
-	default:
-		c.queue.Forget(key)
+// Reconcile syncs one deployment key: the sweep key runs the
+// whole-instance sweep, any other key that deployment's sync. The
+// controller's loop calls it, one key at a time (Reconciler).
+func (c *Controller) Reconcile(ctx context.Context, req Request) (Result, error) {
+	if req.Key == orphanSweepKey {
+		return Result{}, c.sweep(ctx)
 	}
-	return true
+	after, err := c.syncDeployment(ctx, req.Key)
+	return Result{RequeueAfter: after}, err
 }
 
-// syncKey runs one sync of key. A panic in it (a bug, or a record no check
-// foresaw) is recovered and becomes that key's error, so that it is backed
-// off alone while every other deployment keeps being reconciled.
-func (c *Controller) syncKey(ctx context.Context, key string) (requeue time.Duration, err error) {
-	start := time.Now()
-	defer func() {
-		if r := recover(); r != nil {
-			c.log.Error("sync panicked; retrying this deployment with backoff", "deployment", key, "panic", r, "stack", string(debug.Stack()))
-			err = fmt.Errorf("sync of %s panicked: %v", key, r)
-		}
-		if key != orphanSweepKey {
-			c.opts.Observer.SyncDone(key, time.Since(start), err)
-		}
-	}()
-	if key == orphanSweepKey {
-		return 0, c.sweep(ctx)
-	}
-	return c.syncDeployment(ctx, key)
-}
+var _ Reconciler = (*Controller)(nil)
+
+// deploymentQueue queues deployment keys into the deployments' loop, by
+// name: Request{Key: name}.
+type deploymentQueue struct{ l *loop }
+
+func (q deploymentQueue) Add(key string)            { q.l.Add(Request{Key: key}) }
+func (q deploymentQueue) AddRateLimited(key string) { q.l.AddRateLimited(Request{Key: key}) }
 
 // validDeploymentName reports whether name can be a deployment's (a
 // DNS-1123 label, as the store requires): a container labelled with any
