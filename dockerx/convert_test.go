@@ -126,6 +126,7 @@ func TestBuildConfigGolden(t *testing.T) {
 			c.ReadinessProbe = &manifests.Probe{Exec: &manifests.ExecAction{Command: []string{"/workload", "probe", "http://127.0.0.1:8080/readyz"}}}
 		})), ContainerLogs{}},
 	}
+	tests = append(tests, podGoldenCases()...)
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			req := tt.req
