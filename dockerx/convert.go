@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"path"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -38,21 +39,39 @@ const (
 	maxShares = 262144
 )
 
-// BuildConfig converts one replica of a (defaulted) Deployment into the three
-// structures of Docker's create call. It is pure and deterministic.
+// BuildConfig converts one container of a pod of a (defaulted) Deployment
+// into the three structures of Docker's create call. It is pure and
+// deterministic. It builds three kinds of container (pods.md, DESIGN §9):
 //
-// Mapping, as the kubelet does it where Kubernetes has an equivalent:
+//   - req.Pod == nil: the replica of a pod without holder, the template's
+//     only container, exactly as replicas were built before pods (plus the
+//     role label). A template of several containers is refused: its pods
+//     need a holder.
+//   - req.Role == RoleHolder: the pod's holder, running req.Image. It owns
+//     the pod's namespaces, so it carries what Docker refuses on a container
+//     that joins another's network: the hostname (the pod name), the
+//     network and its alias, and the ports of every container of the pod.
+//     Its IPC namespace is shareable, and it mounts every emptyDir volume of
+//     the pod, so that a tmpfs volume stays mounted, with its files, for the
+//     pod's life.
+//   - otherwise a member: the template container req.Container (init or
+//     app), joined to the holder's network and IPC namespaces (and PID
+//     namespace with shareProcessNamespace), its emptyDir mounts the pod's
+//     named volumes VolumeName(holder, volume, uid).
+//
+// Mapping of a template container (replica and member), as the kubelet does
+// it where Kubernetes has an equivalent:
 //   - command → Entrypoint, args → Cmd (command overrides the image's
 //     ENTRYPOINT, args its CMD);
 //   - a containerPort is exposed; only a hostPort publishes, on hostIP or all
-//     addresses;
+//     addresses (on the holder, for a pod with one);
 //   - limits.cpu → CPUQuota over a 100ms CPUPeriod, requests.cpu → CPUShares,
 //     limits.memory → Memory, requests.memory → MemoryReservation; a missing
 //     request defaults to the limit, as the API server defaults it;
-//   - hostPath → bind mount, emptyDir → anonymous volume (removed with the
-//     container), emptyDir medium Memory → tmpfs of sizeLimit, or else of
-//     the memory limit (as Kubernetes sizes it), or else
-//     DefaultMemoryEmptyDirSize;
+//   - hostPath → bind mount; in a pod without holder emptyDir → anonymous
+//     volume (removed with the container), emptyDir medium Memory → tmpfs
+//     of EmptyDirSize; in a pod with a holder both are the pod's named
+//     volume (a Memory one is a tmpfs volume, sized when it is created);
 //   - req.Logs → json-file/local rotation options (max-size, max-file),
 //     when that is the daemon's default driver;
 //   - readinessProbe.exec → Docker health check, so that Docker reports
@@ -65,44 +84,235 @@ func BuildConfig(req CreateRequest) (*container.Config, *container.HostConfig, *
 	if d == nil {
 		return nil, nil, nil, errors.New("build config: no deployment")
 	}
-	pod := &d.Spec.Template.Spec
-	if len(pod.Containers) != 1 {
-		return nil, nil, nil, fmt.Errorf("build config %s: want exactly one container, have %d", d.Metadata.Name, len(pod.Containers))
+	var (
+		cfg *container.Config
+		hc  *container.HostConfig
+		nc  *network.NetworkingConfig
+		err error
+	)
+	switch {
+	case req.Role == RoleHolder:
+		cfg, hc, nc, err = buildHolder(req)
+	case req.Role != "" && req.Role != RoleReplica:
+		err = fmt.Errorf("unknown role %q", req.Role)
+	case req.Pod == nil:
+		cfg, hc, nc, err = buildReplica(req)
+	default:
+		cfg, hc, nc, err = buildMember(req)
 	}
-	c := &pod.Containers[0]
+	if err != nil {
+		return nil, nil, nil, fmt.Errorf("build config %s: %w", req.Name, err)
+	}
+	return cfg, hc, nc, nil
+}
 
+// buildReplica builds the only container of a pod without holder: today's
+// replica.
+func buildReplica(req CreateRequest) (*container.Config, *container.HostConfig, *network.NetworkingConfig, error) {
+	d := req.Deployment
+	ps := &d.Spec.Template.Spec
+	if len(ps.Containers) != 1 || len(ps.InitContainers) != 0 {
+		return nil, nil, nil, fmt.Errorf("a pod without holder has exactly one container, the template has %d (and %d init containers)",
+			len(ps.Containers), len(ps.InitContainers))
+	}
+	c := &ps.Containers[0]
+	if req.Container != "" && req.Container != c.Name {
+		return nil, nil, nil, fmt.Errorf("container %q: the template's only container is %q", req.Container, c.Name)
+	}
+	cfg, hc := containerConfig(req, c, containerLabels(req, RoleReplica, ""))
+	if err := setPorts(c.Ports, cfg, hc); err != nil {
+		return nil, nil, nil, err
+	}
+	err := setMounts(ps.Volumes, c.VolumeMounts, hc, func(v *manifests.Volume, vm manifests.VolumeMount) mount.Mount {
+		if v.EmptyDir.Medium == "Memory" {
+			// Never unbounded: Docker's default is half the host's memory.
+			return mount.Mount{Type: mount.TypeTmpfs, Target: vm.MountPath, ReadOnly: vm.ReadOnly,
+				TmpfsOptions: &mount.TmpfsOptions{SizeBytes: EmptyDirSize(ps, v)}}
+		}
+		// No source: Docker creates an anonymous volume, which
+		// RemoveContainer deletes with the container (RemoveVolumes).
+		return mount.Mount{Type: mount.TypeVolume, Target: vm.MountPath, ReadOnly: vm.ReadOnly}
+	})
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	if ps.HostPID {
+		hc.PidMode = "host"
+	}
+	nc := setNetwork(req, hostname(req), cfg, hc)
+	return cfg, hc, nc, nil
+}
+
+// buildHolder builds the holder of a pod: the owner of its namespaces and
+// the carrier of everything Docker ties to a network namespace.
+func buildHolder(req CreateRequest) (*container.Config, *container.HostConfig, *network.NetworkingConfig, error) {
+	if err := checkPod(req); err != nil {
+		return nil, nil, nil, err
+	}
+	if req.Name != req.Pod.Holder {
+		return nil, nil, nil, fmt.Errorf("a holder is named as its pod's holder %q", req.Pod.Holder)
+	}
+	if req.Image == "" {
+		return nil, nil, nil, errors.New("a holder needs its image")
+	}
+	if req.Container != "" {
+		return nil, nil, nil, fmt.Errorf("a holder runs no template container (asked for %q)", req.Container)
+	}
+	ps := &req.Deployment.Spec.Template.Spec
+	if err := checkPIDSharing(ps); err != nil {
+		return nil, nil, nil, err
+	}
+	// The holder exits at once on SIGTERM: a longer grace period would
+	// only delay the end of a pod whose members are already gone.
+	stop := 1
+	cfg := &container.Config{
+		Image:       req.Image, // its entrypoint: no Cmd
+		Labels:      containerLabels(req, RoleHolder, ""),
+		StopTimeout: &stop,
+	}
+	hc := &container.HostConfig{
+		RestartPolicy: container.RestartPolicy{Name: container.RestartPolicyDisabled},
+		// The members join it (IpcMode container:<holder>), which
+		// Docker allows only from a shareable donor.
+		IpcMode: container.IPCModeShareable,
+	}
+	// Docker refuses ports on a container that joins another's network:
+	// the holder publishes those of every container, init ones included.
+	for _, c := range slices.Concat(ps.InitContainers, ps.Containers) {
+		if err := setPorts(c.Ports, cfg, hc); err != nil {
+			return nil, nil, nil, fmt.Errorf("container %q: %w", c.Name, err)
+		}
+	}
+	if ps.HostPID {
+		hc.PidMode = "host"
+	}
+	// Every emptyDir stays mounted while the pod lives: a tmpfs volume
+	// is mounted afresh (empty) whenever no container has it mounted.
+	for i := range ps.Volumes {
+		v := &ps.Volumes[i]
+		if v.EmptyDir == nil {
+			continue
+		}
+		hc.Mounts = append(hc.Mounts, podVolumeMount(req.Pod, v.Name, "/volumes/"+v.Name, false))
+	}
+	nc := setNetwork(req, req.Pod.Name, cfg, hc)
+	return cfg, hc, nc, nil
+}
+
+// buildMember builds one container of a pod with a holder: the template
+// container's settings, in the holder's namespaces.
+func buildMember(req CreateRequest) (*container.Config, *container.HostConfig, *network.NetworkingConfig, error) {
+	if err := checkPod(req); err != nil {
+		return nil, nil, nil, err
+	}
+	ps := &req.Deployment.Spec.Template.Spec
+	if err := checkPIDSharing(ps); err != nil {
+		return nil, nil, nil, err
+	}
+	if req.Container == "" {
+		return nil, nil, nil, errors.New("a member of a pod with a holder names its template container")
+	}
+	c := findContainer(ps, req.Container)
+	if c == nil {
+		return nil, nil, nil, fmt.Errorf("container %q: no init or app container of that name in the template", req.Container)
+	}
+	cfg, hc := containerConfig(req, c, containerLabels(req, RoleReplica, c.Name))
+	err := setMounts(ps.Volumes, c.VolumeMounts, hc, func(v *manifests.Volume, vm manifests.VolumeMount) mount.Mount {
+		// Both media: a Memory emptyDir is a tmpfs volume.
+		return podVolumeMount(req.Pod, v.Name, vm.MountPath, vm.ReadOnly)
+	})
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	// No hostname, ports, DNS or extra hosts: Docker refuses them on a
+	// container that joins another's network; the holder has them.
+	joined := container.NetworkMode("container:" + req.Pod.Holder)
+	hc.NetworkMode = joined
+	hc.IpcMode = container.IpcMode(joined)
+	switch {
+	case ps.HostPID:
+		hc.PidMode = "host"
+	case deref(ps.ShareProcessNamespace):
+		hc.PidMode = container.PidMode(joined)
+	}
+	return cfg, hc, &network.NetworkingConfig{}, nil
+}
+
+// checkPod checks the pod a holder or member belongs to.
+func checkPod(req CreateRequest) error {
+	p := req.Pod
+	if p == nil {
+		return errors.New("a holder needs its pod")
+	}
+	if p.Name == "" || p.UID == "" || p.Holder == "" {
+		return fmt.Errorf("pod %+v: name, uid and holder are required", *p)
+	}
+	return nil
+}
+
+// checkPIDSharing refuses what Kubernetes refuses: a pod cannot both share
+// the host's PID namespace and have one of its own shared by its
+// containers.
+func checkPIDSharing(ps *manifests.PodSpec) error {
+	if ps.HostPID && deref(ps.ShareProcessNamespace) {
+		return errors.New("hostPID and shareProcessNamespace cannot both be set")
+	}
+	return nil
+}
+
+// findContainer returns the init or app container of that name, or nil.
+func findContainer(ps *manifests.PodSpec, name string) *manifests.Container {
+	for _, cs := range [][]manifests.Container{ps.InitContainers, ps.Containers} {
+		for i := range cs {
+			if cs[i].Name == name {
+				return &cs[i]
+			}
+		}
+	}
+	return nil
+}
+
+// podVolumeMount mounts an emptyDir volume of a pod with a holder. NoCopy:
+// Docker would otherwise copy the image's files at the mount path into an
+// empty volume when a container starts, so the pod's shared volume would
+// begin with whatever the first member's image holds there; an emptyDir
+// starts empty.
+func podVolumeMount(p *PodRef, volume, target string, readOnly bool) mount.Mount {
+	return mount.Mount{
+		Type: mount.TypeVolume, Source: VolumeName(p.Holder, volume, p.UID), Target: target, ReadOnly: readOnly,
+		VolumeOptions: &mount.VolumeOptions{NoCopy: true},
+	}
+}
+
+// containerConfig maps what a replica and a member take from their template
+// container: image, command, environment, resources, security, readiness
+// health check, grace period and log rotation. Network, ports and mounts
+// are the caller's.
+func containerConfig(req CreateRequest, c *manifests.Container, labels map[string]string) (*container.Config, *container.HostConfig) {
+	ps := &req.Deployment.Spec.Template.Spec
 	cfg := &container.Config{
 		Image:      c.Image,
 		Entrypoint: c.Command,
 		Cmd:        c.Args,
 		WorkingDir: c.WorkingDir,
-		Labels:     containerLabels(req),
+		Labels:     labels,
 	}
 	hc := &container.HostConfig{
 		// dockctl is the restart loop; Docker's would race it.
 		RestartPolicy: container.RestartPolicy{Name: container.RestartPolicyDisabled},
 	}
-	nc := &network.NetworkingConfig{}
-
 	for _, e := range c.Env {
 		cfg.Env = append(cfg.Env, e.Name+"="+e.Value)
 	}
-
 	grace := int64(manifests.DefaultTerminationGracePeriodSeconds)
-	if pod.TerminationGracePeriodSeconds != nil {
-		grace = *pod.TerminationGracePeriodSeconds
+	if ps.TerminationGracePeriodSeconds != nil {
+		grace = *ps.TerminationGracePeriodSeconds
 	}
 	stop := int(grace)
 	cfg.StopTimeout = &stop
 
-	if err := setPorts(c.Ports, cfg, hc); err != nil {
-		return nil, nil, nil, fmt.Errorf("build config %s: %w", d.Metadata.Name, err)
-	}
 	setResources(c.Resources, hc)
 	setLogs(req.Logs, hc)
-	if err := setMounts(pod.Volumes, c.VolumeMounts, hc); err != nil {
-		return nil, nil, nil, fmt.Errorf("build config %s: %w", d.Metadata.Name, err)
-	}
 	if sc := c.SecurityContext; sc != nil {
 		hc.Privileged = deref(sc.Privileged)
 		hc.ReadonlyRootfs = deref(sc.ReadOnlyRootFilesystem)
@@ -117,17 +327,23 @@ func BuildConfig(req CreateRequest) (*container.Config, *container.HostConfig, *
 	if p := c.ReadinessProbe; p != nil && p.Exec != nil {
 		cfg.Healthcheck = healthcheck(p)
 	}
-	if pod.HostPID {
-		hc.PidMode = "host"
-	}
+	return cfg, hc
+}
 
+// setNetwork puts the container that owns the pod's network namespace (a
+// replica or a holder) on the template's network: the host's for
+// hostNetwork, else the dockctl.io/network annotation's network with the
+// deployment's name as an alias, else the default bridge.
+func setNetwork(req CreateRequest, host string, cfg *container.Config, hc *container.HostConfig) *network.NetworkingConfig {
+	d := req.Deployment
+	nc := &network.NetworkingConfig{}
 	switch netName := d.Spec.Template.Metadata.Annotations[manifests.AnnotationNetwork]; {
-	case pod.HostNetwork:
+	case d.Spec.Template.Spec.HostNetwork:
 		// Docker rejects a hostname in the host's network namespace.
 		hc.NetworkMode = "host"
 	case netName != "":
 		hc.NetworkMode = container.NetworkMode(netName)
-		cfg.Hostname = hostname(req)
+		cfg.Hostname = host
 		if hc.NetworkMode.IsUserDefined() {
 			// The deployment name as an alias lets peers on the same
 			// network reach any replica by name, as a Service would.
@@ -137,22 +353,37 @@ func BuildConfig(req CreateRequest) (*container.Config, *container.HostConfig, *
 		}
 	default:
 		hc.NetworkMode = network.NetworkBridge
-		cfg.Hostname = hostname(req)
+		cfg.Hostname = host
 	}
-	return cfg, hc, nc, nil
+	return nc
 }
 
 // containerLabels returns the template's labels plus the ownership labels,
-// which win: a template cannot disown its containers.
-func containerLabels(req CreateRequest) map[string]string {
+// which win: a template cannot disown its containers. A holder and its
+// members also carry the pod's name and uid, a member its container's
+// name; a template's own pod labels are dropped, so that no container
+// claims a pod it does not belong to.
+func containerLabels(req CreateRequest, role, containerName string) map[string]string {
 	tl := req.Deployment.Spec.Template.Metadata.Labels
-	l := make(map[string]string, len(tl)+3)
+	l := make(map[string]string, len(tl)+7)
 	for k, v := range tl {
+		switch k {
+		case LabelPod, LabelPodUID, LabelContainer:
+			continue
+		}
 		l[k] = v
 	}
 	l[LabelInstance] = req.Instance
 	l[LabelDeployment] = req.Deployment.Metadata.Name
 	l[LabelTemplateHash] = req.TemplateHash
+	l[LabelRole] = role
+	if p := req.Pod; p != nil {
+		l[LabelPod] = p.Name
+		l[LabelPodUID] = p.UID
+	}
+	if containerName != "" {
+		l[LabelContainer] = containerName
+	}
 	return l
 }
 
@@ -168,6 +399,45 @@ func hostname(req CreateRequest) string {
 		}
 	}
 	return Hostname(req.Deployment.Metadata.Name, req.TemplateHash, ordinal)
+}
+
+// EmptyDirSize returns the size of a memory emptyDir (a tmpfs) of a pod:
+// its sizeLimit; else the sum of the memory limits of the containers that
+// run for the pod's whole life — the app containers and the native
+// sidecars — when every one of them has one (Kubernetes sizes such a
+// volume by the pod's memory limit; regular init containers, which have
+// exited before the app containers start, are left out, which can only
+// make the bound smaller); else DefaultMemoryEmptyDirSize. Never
+// unbounded: Docker's tmpfs default is half the host's memory. For a pod
+// of one container this is that container's memory limit, as replicas
+// have always been sized.
+func EmptyDirSize(ps *manifests.PodSpec, v *manifests.Volume) int64 {
+	if v.EmptyDir != nil && v.EmptyDir.SizeLimit != nil && v.EmptyDir.SizeLimit.Value() > 0 {
+		return v.EmptyDir.SizeLimit.Value()
+	}
+	var sum int64
+	add := func(c *manifests.Container) bool {
+		lim, ok := c.Resources.Limits["memory"]
+		if !ok || lim.Value() <= 0 {
+			return false
+		}
+		sum += lim.Value()
+		return true
+	}
+	for i := range ps.InitContainers {
+		if c := &ps.InitContainers[i]; c.IsSidecar() && !add(c) {
+			return DefaultMemoryEmptyDirSize
+		}
+	}
+	for i := range ps.Containers {
+		if !add(&ps.Containers[i]) {
+			return DefaultMemoryEmptyDirSize
+		}
+	}
+	if sum <= 0 {
+		return DefaultMemoryEmptyDirSize
+	}
+	return sum
 }
 
 func setPorts(ports []manifests.ContainerPort, cfg *container.Config, hc *container.HostConfig) error {
@@ -249,7 +519,11 @@ func setLogs(l ContainerLogs, hc *container.HostConfig) {
 	}}
 }
 
-func setMounts(vols []manifests.Volume, vms []manifests.VolumeMount, hc *container.HostConfig) error {
+// setMounts mounts a container's volumeMounts: hostPath as a bind mount,
+// emptyDir as emptyDir says (the caller's choice: a replica's own volume or
+// its pod's).
+func setMounts(vols []manifests.Volume, vms []manifests.VolumeMount, hc *container.HostConfig,
+	emptyDir func(v *manifests.Volume, vm manifests.VolumeMount) mount.Mount) error {
 	byName := make(map[string]*manifests.Volume, len(vols))
 	for i := range vols {
 		byName[vols[i].Name] = &vols[i]
@@ -281,21 +555,8 @@ func setMounts(vols []manifests.Volume, vms []manifests.VolumeMount, hc *contain
 			hc.Mounts = append(hc.Mounts, mount.Mount{
 				Type: mount.TypeBind, Source: v.HostPath.Path, Target: vm.MountPath, ReadOnly: vm.ReadOnly,
 			})
-		case v.EmptyDir != nil && v.EmptyDir.Medium == "Memory":
-			// Never unbounded: Docker's default is half the host's memory.
-			size := int64(DefaultMemoryEmptyDirSize)
-			switch {
-			case v.EmptyDir.SizeLimit != nil && v.EmptyDir.SizeLimit.Value() > 0:
-				size = v.EmptyDir.SizeLimit.Value()
-			case hc.Memory > 0:
-				size = hc.Memory
-			}
-			hc.Mounts = append(hc.Mounts, mount.Mount{Type: mount.TypeTmpfs, Target: vm.MountPath, ReadOnly: vm.ReadOnly,
-				TmpfsOptions: &mount.TmpfsOptions{SizeBytes: size}})
 		case v.EmptyDir != nil:
-			// No source: Docker creates an anonymous volume, which
-			// RemoveContainer deletes with the container (RemoveVolumes).
-			hc.Mounts = append(hc.Mounts, mount.Mount{Type: mount.TypeVolume, Target: vm.MountPath, ReadOnly: vm.ReadOnly})
+			hc.Mounts = append(hc.Mounts, emptyDir(v, vm))
 		default:
 			return fmt.Errorf("volume %q: no supported source (hostPath or emptyDir)", v.Name)
 		}

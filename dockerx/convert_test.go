@@ -57,14 +57,17 @@ func request(d *manifests.Deployment) CreateRequest {
 	}
 }
 
+// goldenCase is one BuildConfig golden file: testdata/buildconfig-NAME.golden.json.
+type goldenCase struct {
+	name string
+	req  CreateRequest
+	logs ContainerLogs
+}
+
 func TestBuildConfigGolden(t *testing.T) {
-	tests := []struct {
-		name string
-		d    *manifests.Deployment
-		logs ContainerLogs
-	}{
-		{"minimal", deployment("web", nil), ContainerLogs{}},
-		{"full", deployment("api", func(d *manifests.Deployment) {
+	tests := []goldenCase{
+		{"minimal", request(deployment("web", nil)), ContainerLogs{}},
+		{"full", request(deployment("api", func(d *manifests.Deployment) {
 			d.Spec.Template.Metadata.Labels["tier"] = "backend"
 			// A template label may not override the ownership labels.
 			d.Spec.Template.Metadata.Labels[LabelInstance] = "someone-else"
@@ -95,8 +98,8 @@ func TestBuildConfigGolden(t *testing.T) {
 				RunAsUser:              ptr(int64(65534)),
 				Capabilities:           &manifests.Capabilities{Add: []string{"NET_BIND_SERVICE"}, Drop: []string{"ALL"}},
 			}
-		}), ContainerLogs{Driver: "json-file", MaxSize: DefaultContainerLogMaxSize, MaxFiles: DefaultContainerLogMaxFiles}},
-		{"volumes", deployment("data", func(d *manifests.Deployment) {
+		})), ContainerLogs{Driver: "json-file", MaxSize: DefaultContainerLogMaxSize, MaxFiles: DefaultContainerLogMaxFiles}},
+		{"volumes", request(deployment("data", func(d *manifests.Deployment) {
 			d.Spec.Template.Spec.Volumes = []manifests.Volume{
 				{Name: "config", HostPath: &manifests.HostPathVolumeSource{Path: "/etc/data"}},
 				{Name: "logs", HostPath: &manifests.HostPathVolumeSource{Path: "/var/log/data", Type: "DirectoryOrCreate"}},
@@ -111,8 +114,8 @@ func TestBuildConfigGolden(t *testing.T) {
 				{Name: "cache", MountPath: "/cache"},
 				{Name: "shm", MountPath: "/dev/shm"},
 			}
-		}), ContainerLogs{Driver: "journald", MaxSize: DefaultContainerLogMaxSize, MaxFiles: DefaultContainerLogMaxFiles}},
-		{"hostnetwork", deployment("edge", func(d *manifests.Deployment) {
+		})), ContainerLogs{Driver: "journald", MaxSize: DefaultContainerLogMaxSize, MaxFiles: DefaultContainerLogMaxFiles}},
+		{"hostnetwork", request(deployment("edge", func(d *manifests.Deployment) {
 			d.Spec.Template.Spec.HostNetwork = true
 			// hostNetwork wins over the network annotation.
 			d.Spec.Template.Metadata.Annotations = map[string]string{manifests.AnnotationNetwork: "ignored"}
@@ -121,11 +124,12 @@ func TestBuildConfigGolden(t *testing.T) {
 			// Only a limit: the request defaults to it, as in Kubernetes.
 			c.Resources.Limits = manifests.ResourceList{"cpu": resource.MustParse("1"), "memory": resource.MustParse("1Gi")}
 			c.ReadinessProbe = &manifests.Probe{Exec: &manifests.ExecAction{Command: []string{"/workload", "probe", "http://127.0.0.1:8080/readyz"}}}
-		}), ContainerLogs{}},
+		})), ContainerLogs{}},
 	}
+	tests = append(tests, podGoldenCases()...)
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			req := request(tt.d)
+			req := tt.req
 			req.Logs = tt.logs
 			cfg, hc, nc, err := BuildConfig(req)
 			if err != nil {
@@ -380,6 +384,7 @@ func TestBuildConfigContract(t *testing.T) {
 		d := deployment("web", func(d *manifests.Deployment) {
 			l := d.Spec.Template.Metadata.Labels
 			l[LabelInstance], l[LabelDeployment], l[LabelTemplateHash] = "someone-else", "other", "0000000000"
+			l[LabelRole], l[LabelPod], l[LabelContainer] = RoleHolder, "other-pod", "other"
 			l["tier"] = "backend"
 		})
 		req := request(d)
@@ -388,7 +393,9 @@ func TestBuildConfigContract(t *testing.T) {
 			t.Fatal(err)
 		}
 		want := map[string]string{
-			LabelInstance: req.Instance, LabelDeployment: "web", LabelTemplateHash: req.TemplateHash,
+			LabelInstance: req.Instance, LabelDeployment: "web", LabelTemplateHash: req.TemplateHash, LabelRole: RoleReplica,
+			// A template's pod labels would make a replica look like a
+			// member of a pod: they are dropped.
 			"app": "web", "tier": "backend",
 		}
 		if len(cfg.Labels) != len(want) {
