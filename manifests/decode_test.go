@@ -96,7 +96,9 @@ func TestDecodeInvalid(t *testing.T) {
 			func(t *testing.T) string { return base + "      nodeSelector:\n        disk: ssd\n" },
 			[]string{`t.yaml:20: spec.template.spec.nodeSelector: unsupported by dockctl`}},
 		{"an init container is decoded as strictly as an app container",
-			func(t *testing.T) string { return base + "      initContainers:\n      - name: init\n        startupProbe: {}\n" },
+			func(t *testing.T) string {
+				return base + "      initContainers:\n      - name: init\n        startupProbe: {}\n"
+			},
 			[]string{
 				`t.yaml:21: spec.template.spec.initContainers[0].image: required`,
 				`t.yaml:22: spec.template.spec.initContainers[0].startupProbe: unsupported by dockctl`,
@@ -154,7 +156,9 @@ func TestDecodeInvalid(t *testing.T) {
 			func(t *testing.T) string { return base + "      - name: web\n        image: busybox:1.36\n" },
 			[]string{`t.yaml:20: spec.template.spec.containers[1].name: duplicate container name "web" (also spec.template.spec.containers[0].name)`}},
 		{"an init container named like an app container",
-			func(t *testing.T) string { return base + "      initContainers:\n      - name: web\n        image: busybox:1.36\n" },
+			func(t *testing.T) string {
+				return base + "      initContainers:\n      - name: web\n        image: busybox:1.36\n"
+			},
 			[]string{`t.yaml:21: spec.template.spec.initContainers[0].name: duplicate container name "web" (also spec.template.spec.containers[0].name)`}},
 		{"two init containers of one name, and an invalid one",
 			func(t *testing.T) string {
