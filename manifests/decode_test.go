@@ -793,24 +793,39 @@ func TestLoadExamples(t *testing.T) {
 	if err != nil {
 		t.Fatalf("examples do not load: %v", err)
 	}
-	if got, want := names(docs), "web worker"; got != want {
+	if got, want := names(docs), "web-sidecar web worker"; got != want {
 		t.Fatalf("examples = %q, want %q", got, want)
 	}
 	for _, d := range docs {
-		for _, p := range d.Deployment.Container().Ports {
-			if p.HostPort != 0 {
-				t.Errorf("%s publishes hostPort %d; examples must not", d.Source(), p.HostPort)
+		for _, c := range d.Deployment.Spec.Template.Spec.AllContainers() {
+			for _, p := range c.Ports {
+				if p.HostPort != 0 {
+					t.Errorf("%s: container %s publishes hostPort %d; examples must not", d.Source(), c.Name, p.HostPort)
+				}
+			}
+			if c.Image != "dockctl-workload:dev" {
+				t.Errorf("%s: container %s image = %q", d.Source(), c.Name, c.Image)
 			}
 		}
-		if img := d.Deployment.Container().Image; img != "dockctl-workload:dev" {
-			t.Errorf("%s image = %q", d.Source(), img)
+	}
+	for i, want := range []int32{2, 3, 2} {
+		if r := docs[i].Deployment.Replicas(); r != want {
+			t.Errorf("%s replicas = %d, want %d", docs[i].Deployment.Metadata.Name, r, want)
 		}
 	}
-	if r := docs[0].Deployment.Replicas(); r != 3 {
-		t.Errorf("web replicas = %d, want 3", r)
+	// The pod example: an init container, then two app containers, the
+	// sidecar probing web over the pod's shared localhost.
+	ps := &docs[0].Deployment.Spec.Template.Spec
+	var got []string
+	for _, c := range ps.AllContainers() {
+		got = append(got, c.Name)
 	}
-	if r := docs[1].Deployment.Replicas(); r != 2 {
-		t.Errorf("worker replicas = %d, want 2", r)
+	if strings.Join(got, " ") != "init web sidecar" || len(ps.InitContainers) != 1 || ps.InitContainers[0].IsSidecar() {
+		t.Errorf("web-sidecar containers = %q (init containers %d)", got, len(ps.InitContainers))
+	}
+	if p := ps.FindContainer("sidecar").ReadinessProbe; p == nil || p.Exec == nil ||
+		!strings.Contains(strings.Join(p.Exec.Command, " "), "127.0.0.1:8080") {
+		t.Errorf("the sidecar does not probe web on localhost: %+v", p)
 	}
 }
 
