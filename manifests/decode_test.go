@@ -95,9 +95,23 @@ func TestDecodeInvalid(t *testing.T) {
 		{"nodeSelector is unsupported",
 			func(t *testing.T) string { return base + "      nodeSelector:\n        disk: ssd\n" },
 			[]string{`t.yaml:20: spec.template.spec.nodeSelector: unsupported by dockctl`}},
-		{"initContainers is unsupported",
-			func(t *testing.T) string { return base + "      initContainers: []\n" },
-			[]string{`t.yaml:20: spec.template.spec.initContainers: unsupported by dockctl`}},
+		{"an init container is decoded as strictly as an app container",
+			func(t *testing.T) string {
+				return base + "      initContainers:\n      - name: init\n        startupProbe: {}\n"
+			},
+			[]string{
+				`t.yaml:21: spec.template.spec.initContainers[0].image: required`,
+				`t.yaml:22: spec.template.spec.initContainers[0].startupProbe: unsupported by dockctl`,
+			}},
+		{"initContainers is a list",
+			func(t *testing.T) string { return base + "      initContainers: {name: init}\n" },
+			[]string{`t.yaml:20: spec.template.spec.initContainers: expected a list, got a mapping`}},
+		{"shareProcessNamespace is a boolean",
+			func(t *testing.T) string { return base + "      shareProcessNamespace: \"yes\"\n" },
+			[]string{`t.yaml:20: spec.template.spec.shareProcessNamespace: expected a boolean, got string "yes"`}},
+		{"shareProcessNamespace with hostPID",
+			func(t *testing.T) string { return base + "      shareProcessNamespace: true\n      hostPID: true\n" },
+			[]string{`t.yaml:20: spec.template.spec.shareProcessNamespace: may not be true when hostPID is true`}},
 		{"env valueFrom is unsupported",
 			func(t *testing.T) string {
 				return base + "        env:\n        - name: POD\n          valueFrom:\n            fieldRef:\n              fieldPath: metadata.name\n"
@@ -138,9 +152,101 @@ func TestDecodeInvalid(t *testing.T) {
 		{"selector does not match template labels",
 			func(t *testing.T) string { return edit(t, "      app: web\n  template", "      app: api\n  template") },
 			[]string{`t.yaml:12: spec.template.metadata.labels: does not match spec.selector.matchLabels (missing app=api)`}},
-		{"two containers",
-			func(t *testing.T) string { return base + "      - name: side\n        image: busybox:1.36\n" },
-			[]string{`t.yaml:15: spec.template.spec.containers: exactly one container is supported, got 2`}},
+		{"two containers of one name",
+			func(t *testing.T) string { return base + "      - name: web\n        image: busybox:1.36\n" },
+			[]string{`t.yaml:20: spec.template.spec.containers[1].name: duplicate container name "web" (also spec.template.spec.containers[0].name)`}},
+		{"an init container named like an app container",
+			func(t *testing.T) string {
+				return base + "      initContainers:\n      - name: web\n        image: busybox:1.36\n"
+			},
+			[]string{`t.yaml:21: spec.template.spec.initContainers[0].name: duplicate container name "web" (also spec.template.spec.containers[0].name)`}},
+		{"two init containers of one name, and an invalid one",
+			func(t *testing.T) string {
+				return base + "      initContainers:\n      - name: init\n        image: busybox:1.36\n      - name: init\n        image: busybox:1.36\n      - name: Init_2\n        image: busybox:1.36\n"
+			},
+			[]string{
+				`t.yaml:23: spec.template.spec.initContainers[1].name: duplicate container name "init" (also spec.template.spec.initContainers[0].name)`,
+				`t.yaml:25: spec.template.spec.initContainers[2].name: invalid value "Init_2": ` + labelMsg,
+			}},
+		{"every error names the init container",
+			func(t *testing.T) string {
+				return base + "      initContainers:\n      - name: a\n        image: busybox:1.36\n      - name: b\n        imagePullPolicy: Sometimes\n        workingDir: srv\n"
+			},
+			[]string{
+				`t.yaml:23: spec.template.spec.initContainers[1].image: required`,
+				`t.yaml:24: spec.template.spec.initContainers[1].imagePullPolicy: unsupported value "Sometimes": must be "Always", "IfNotPresent" or "Never"`,
+				`t.yaml:25: spec.template.spec.initContainers[1].workingDir: must be an absolute path`,
+			}},
+		{"restartPolicy on an app container",
+			func(t *testing.T) string { return base + "        restartPolicy: Always\n" },
+			[]string{`t.yaml:20: spec.template.spec.containers[0].restartPolicy: may not be set for non-init containers`}},
+		{"init container restartPolicy other than Always",
+			func(t *testing.T) string {
+				return base + "      initContainers:\n      - name: init\n        image: busybox:1.36\n        restartPolicy: OnFailure\n"
+			},
+			[]string{`t.yaml:23: spec.template.spec.initContainers[0].restartPolicy: unsupported value "OnFailure": must be "Always" (a native sidecar) or unset`}},
+		{"probes on an init container that is not a sidecar",
+			func(t *testing.T) string {
+				return base + "      initContainers:\n      - name: init\n        image: busybox:1.36\n" +
+					"        readinessProbe: {exec: {command: [check]}}\n        livenessProbe: {tcpSocket: {port: 80}}\n"
+			},
+			[]string{
+				`t.yaml:23: spec.template.spec.initContainers[0].readinessProbe: may not be set for init containers without restartPolicy=Always`,
+				`t.yaml:24: spec.template.spec.initContainers[0].livenessProbe: may not be set for init containers without restartPolicy=Always`,
+			}},
+		{"a sidecar's probes are checked as an app container's",
+			func(t *testing.T) string {
+				return base + "      initContainers:\n      - name: proxy\n        image: busybox:1.36\n        restartPolicy: Always\n" +
+					"        readinessProbe: {httpGet: {port: admin}}\n        livenessProbe: {exec: {command: [check]}, successThreshold: 2}\n"
+			},
+			[]string{
+				`t.yaml:24: spec.template.spec.initContainers[0].readinessProbe.httpGet.port: no container port named "admin"`,
+				`t.yaml:25: spec.template.spec.initContainers[0].livenessProbe.successThreshold: must be 1 for a liveness probe`,
+			}},
+		{"a probe names a port of another container",
+			func(t *testing.T) string {
+				return strings.Replace(base, "        - containerPort: 8080\n", "        - {name: http, containerPort: 8080}\n", 1) +
+					"      - name: side\n        image: busybox:1.36\n        readinessProbe: {tcpSocket: {port: http}}\n"
+			},
+			[]string{`t.yaml:22: spec.template.spec.containers[1].readinessProbe.tcpSocket.port: no container port named "http"`}},
+		{"containerPort declared by two containers",
+			func(t *testing.T) string {
+				return base + "      - name: side\n        image: busybox:1.36\n        ports:\n        - containerPort: 8080\n"
+			},
+			[]string{`t.yaml:23: spec.template.spec.containers[1].ports[0].containerPort: 8080/TCP is also declared by spec.template.spec.containers[0]: the containers of a pod share one network namespace`}},
+		{"containerPort of an init container declared by an app container",
+			func(t *testing.T) string {
+				return base + "      initContainers:\n      - name: init\n        image: busybox:1.36\n        ports:\n        - {containerPort: 8080, protocol: TCP}\n"
+			},
+			[]string{`t.yaml:24: spec.template.spec.initContainers[0].ports[0].containerPort: 8080/TCP is also declared by spec.template.spec.containers[0]: the containers of a pod share one network namespace`}},
+		{"hostPort published by two containers",
+			func(t *testing.T) string {
+				return base + "          hostPort: 80\n      - name: side\n        image: busybox:1.36\n        ports:\n        - containerPort: 9090\n          hostPort: 80\n"
+			},
+			[]string{`t.yaml:25: spec.template.spec.containers[1].ports[0].hostPort: duplicate hostPort 80/TCP (also published by spec.template.spec.containers[0].ports[0])`}},
+		{"hostPort of an init container published by an app container",
+			func(t *testing.T) string {
+				return base + "          hostPort: 80\n      initContainers:\n      - name: init\n        image: busybox:1.36\n        ports:\n        - {containerPort: 9090, hostPort: 80}\n"
+			},
+			[]string{`t.yaml:25: spec.template.spec.initContainers[0].ports[0].hostPort: duplicate hostPort 80/TCP (also published by spec.template.spec.containers[0].ports[0])`}},
+		{"hostPort of an init container with more than one replica",
+			func(t *testing.T) string {
+				return strings.Replace(base, "replicas: 1", "replicas: 2", 1) +
+					"      initContainers:\n      - name: init\n        image: busybox:1.36\n        ports:\n        - {containerPort: 9090, hostPort: 9090}\n"
+			},
+			[]string{`t.yaml:24: spec.template.spec.initContainers[0].ports[0].hostPort: may not be used with more than one replica (replicas: 2)`}},
+		{"hostPort of a second app container with more than one replica",
+			func(t *testing.T) string {
+				return strings.Replace(base, "replicas: 1", "replicas: 2", 1) +
+					"      - name: side\n        image: busybox:1.36\n        ports:\n        - {containerPort: 9090, hostPort: 9090}\n"
+			},
+			[]string{`t.yaml:23: spec.template.spec.containers[1].ports[0].hostPort: may not be used with more than one replica (replicas: 2)`}},
+		{"volumeMount of an init container names no volume",
+			func(t *testing.T) string {
+				return base + "      volumes:\n      - name: data\n        emptyDir: {}\n" +
+					"      initContainers:\n      - name: init\n        image: busybox:1.36\n        volumeMounts:\n        - {name: cache, mountPath: /cache}\n"
+			},
+			[]string{`t.yaml:27: spec.template.spec.initContainers[0].volumeMounts[0].name: no volume named "cache" in spec.template.spec.volumes`}},
 		{"no containers",
 			func(t *testing.T) string {
 				return edit(t, "      containers:\n      - name: web\n        image: nginx:1.25\n        ports:\n        - containerPort: 8080\n",
@@ -687,24 +793,39 @@ func TestLoadExamples(t *testing.T) {
 	if err != nil {
 		t.Fatalf("examples do not load: %v", err)
 	}
-	if got, want := names(docs), "web worker"; got != want {
+	if got, want := names(docs), "web-sidecar web worker"; got != want {
 		t.Fatalf("examples = %q, want %q", got, want)
 	}
 	for _, d := range docs {
-		for _, p := range d.Deployment.Container().Ports {
-			if p.HostPort != 0 {
-				t.Errorf("%s publishes hostPort %d; examples must not", d.Source(), p.HostPort)
+		for _, c := range d.Deployment.Spec.Template.Spec.AllContainers() {
+			for _, p := range c.Ports {
+				if p.HostPort != 0 {
+					t.Errorf("%s: container %s publishes hostPort %d; examples must not", d.Source(), c.Name, p.HostPort)
+				}
+			}
+			if c.Image != "dockctl-workload:dev" {
+				t.Errorf("%s: container %s image = %q", d.Source(), c.Name, c.Image)
 			}
 		}
-		if img := d.Deployment.Container().Image; img != "dockctl-workload:dev" {
-			t.Errorf("%s image = %q", d.Source(), img)
+	}
+	for i, want := range []int32{2, 3, 2} {
+		if r := docs[i].Deployment.Replicas(); r != want {
+			t.Errorf("%s replicas = %d, want %d", docs[i].Deployment.Metadata.Name, r, want)
 		}
 	}
-	if r := docs[0].Deployment.Replicas(); r != 3 {
-		t.Errorf("web replicas = %d, want 3", r)
+	// The pod example: an init container, then two app containers, the
+	// sidecar probing web over the pod's shared localhost.
+	ps := &docs[0].Deployment.Spec.Template.Spec
+	var got []string
+	for _, c := range ps.AllContainers() {
+		got = append(got, c.Name)
 	}
-	if r := docs[1].Deployment.Replicas(); r != 2 {
-		t.Errorf("worker replicas = %d, want 2", r)
+	if strings.Join(got, " ") != "init web sidecar" || len(ps.InitContainers) != 1 || ps.InitContainers[0].IsSidecar() {
+		t.Errorf("web-sidecar containers = %q (init containers %d)", got, len(ps.InitContainers))
+	}
+	if p := ps.FindContainer("sidecar").ReadinessProbe; p == nil || p.Exec == nil ||
+		!strings.Contains(strings.Join(p.Exec.Command, " "), "127.0.0.1:8080") {
+		t.Errorf("the sidecar does not probe web on localhost: %+v", p)
 	}
 }
 

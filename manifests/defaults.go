@@ -61,8 +61,12 @@ func SetDefaults(d *Deployment) {
 	if ps.TerminationGracePeriodSeconds == nil {
 		ps.TerminationGracePeriodSeconds = ptr[int64](DefaultTerminationGracePeriodSeconds)
 	}
-	for i := range ps.Containers {
-		setContainerDefaults(&ps.Containers[i])
+	// Kubernetes defaults every container alike (SetDefaults_Container,
+	// SetDefaults_Probe…), init containers and sidecars included. A
+	// container's restartPolicy has no default: unset is what makes an
+	// init container run to completion.
+	for _, c := range ps.AllContainers() {
+		setContainerDefaults(c)
 	}
 }
 

@@ -90,6 +90,35 @@ func TestSetDefaults(t *testing.T) {
 				t.Errorf("container = %+v", c)
 			}
 		}},
+		{"every container of a pod is defaulted as a single one is", Deployment{
+			Spec: DeploymentSpec{Template: PodTemplateSpec{Spec: PodSpec{
+				InitContainers: []Container{
+					{Name: "init", Image: "init:1", Ports: []ContainerPort{{ContainerPort: 9000}}},
+					{Name: "proxy", Image: "proxy", RestartPolicy: ContainerRestartPolicyAlways,
+						ReadinessProbe: &Probe{HTTPGet: &HTTPGetAction{Port: intstr.FromInt32(8443)}}},
+				},
+				Containers: []Container{
+					{Name: "app", Image: "app:1"},
+					{Name: "metrics", Image: "metrics:latest", LivenessProbe: &Probe{TCPSocket: &TCPSocketAction{Port: intstr.FromInt32(9100)}}},
+				},
+			}}},
+		}, func(t *testing.T, d *Deployment) {
+			ps := &d.Spec.Template.Spec
+			init, proxy, metrics := ps.InitContainers[0], ps.InitContainers[1], ps.Containers[1]
+			if init.ImagePullPolicy != PullIfNotPresent || init.Ports[0].Protocol != "TCP" || init.RestartPolicy != "" {
+				t.Errorf("init container = %+v", init)
+			}
+			if p := proxy.ReadinessProbe; proxy.ImagePullPolicy != PullAlways || p.TimeoutSeconds != 1 || p.PeriodSeconds != 10 ||
+				p.SuccessThreshold != 1 || p.FailureThreshold != 3 || p.HTTPGet.Path != "/" || p.HTTPGet.Scheme != "HTTP" {
+				t.Errorf("sidecar = %+v, probe %+v", proxy, p)
+			}
+			if p := metrics.LivenessProbe; metrics.ImagePullPolicy != PullAlways || p.PeriodSeconds != 10 || p.FailureThreshold != 3 {
+				t.Errorf("second app container = %+v, probe %+v", metrics, p)
+			}
+			if ps.Containers[0].ImagePullPolicy != PullIfNotPresent {
+				t.Errorf("first app container = %+v", ps.Containers[0])
+			}
+		}},
 		{"Recreate gets no rollingUpdate", Deployment{Spec: DeploymentSpec{Strategy: DeploymentStrategy{Type: StrategyRecreate}}},
 			func(t *testing.T, d *Deployment) {
 				if d.Spec.Strategy.RollingUpdate != nil {

@@ -25,6 +25,13 @@
 //     PausedSet tell whether the document set what apply otherwise keeps.
 //   - Validate is the one set of rules: apply runs it, and the controller
 //     runs it again on every record it reads (a record is not trusted).
+//   - A pod template has one or more app containers and any number of
+//     init containers (native sidecars among them: restartPolicy Always),
+//     with names unique across both lists; PodSpec.AllContainers lists
+//     them in the order a pod starts them. Every rule about a container
+//     (validation, defaults, Privileges) applies to each of them, and the
+//     ports of all of them are checked together, as they share one
+//     network namespace.
 //   - Privileges lists every setting that needs a controller --allow-*
 //     flag; Policy.Refused is what a controller refuses of them.
 //   - TemplateHash depends only on the non-zero fields of the defaulted pod

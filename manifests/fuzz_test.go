@@ -19,6 +19,8 @@ func FuzzDecode(f *testing.F) {
 		"apiVersion: apps/v1\nkind: Deployment\nmetadata: &m {name: a}\nspec: *m\n",
 		strings.Replace(base, "replicas: 1", "replicas: 1e3", 1),
 		base + "        resources: {limits: {cpu: 1.5x, memory: .5}}\n",
+		podManifest,
+		base + "        restartPolicy: Always\n      initContainers: [{name: web, image: i, livenessProbe: {exec: {command: [x]}}}]\n",
 	} {
 		f.Add([]byte(s))
 	}

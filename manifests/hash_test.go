@@ -95,6 +95,12 @@ func TestTemplateHash(t *testing.T) {
 		{"template annotation (rollout restart)", func(t *testing.T) *Deployment {
 			return decode(t, strings.Replace(base, "      labels:\n        app: web\n    spec", "      annotations: {kubectl.kubernetes.io/restartedAt: now}\n      labels:\n        app: web\n    spec", 1))
 		}, false},
+		{"a second container", func(t *testing.T) *Deployment {
+			return decode(t, base+"      - name: side\n        image: nginx:1.25\n")
+		}, false},
+		{"an init container", func(t *testing.T) *Deployment {
+			return decode(t, base+"      initContainers:\n      - name: init\n        image: nginx:1.25\n")
+		}, false},
 		{"template label", func(t *testing.T) *Deployment {
 			return decode(t, strings.Replace(base, "        app: web\n    spec", "        app: web\n        v: \"2\"\n    spec", 1))
 		}, false},
@@ -125,6 +131,13 @@ func TestTemplateHashCanonicalValues(t *testing.T) {
 			withEnv("        resources: {limits: {cpu: 500m, memory: 1024Mi}}\n"), true},
 		{"empty lists and maps are omitted",
 			withEnv("        command: []\n        env: []\n        resources: {limits: {}}\n"), base, true},
+		{"no init containers hash like the templates of earlier releases",
+			withEnv("      initContainers: []\n      shareProcessNamespace: null\n"), base, true},
+		{"a sidecar differs from an init container",
+			withEnv("      initContainers: [{name: init, image: nginx:1.25, restartPolicy: Always}]\n"),
+			withEnv("      initContainers: [{name: init, image: nginx:1.25}]\n"), false},
+		{"shareProcessNamespace false differs from unset",
+			withEnv("      shareProcessNamespace: false\n"), base, false},
 		{"runAsUser 0 differs from unset",
 			withEnv("        securityContext: {runAsUser: 0}\n"),
 			withEnv("        securityContext: {}\n"), false},

@@ -97,7 +97,9 @@ func NormalizeCapability(c string) string {
 	return strings.TrimPrefix(c, "CAP_")
 }
 
-// Privileges lists the deployment's settings that need an allow flag. Host
+// Privileges lists the deployment's settings that need an allow flag, of
+// the pod and of every one of its containers (init containers and sidecars
+// included, in AllContainers order), each under its own field path. Host
 // paths are judged as h resolves them: cleaned, symbolic links followed, so
 // that "/var/run/../run/./docker.sock" or a link to / cannot slip through,
 // and compared by whole path components (/etcfoo is not under /etc).
@@ -125,13 +127,15 @@ func Privileges(d *Deployment, h Host) []Privilege {
 			out = append(out, Privilege{Path: path, Flag: FlagAllowHostNamespaces, What: fmt.Sprintf("the network namespace of another container (%s)", n)})
 		}
 	}
-	for i, c := range spec.Containers {
-		sc := c.SecurityContext
+	// Every container of the pod is judged: an init container or a
+	// sidecar runs on the host as much as an app container does.
+	for _, pc := range containersWithPaths("spec.template.spec", spec) {
+		sc := pc.c.SecurityContext
 		if sc == nil {
 			continue
 		}
 		if sc.Privileged != nil && *sc.Privileged {
-			out = append(out, Privilege{Path: fmt.Sprintf("spec.template.spec.containers[%d].securityContext.privileged", i),
+			out = append(out, Privilege{Path: pc.path + ".securityContext.privileged",
 				Flag: FlagAllowPrivileged, What: "a privileged container"})
 		}
 		if sc.Capabilities == nil {
@@ -146,10 +150,13 @@ func Privileges(d *Deployment, h Host) []Privilege {
 			if name == "ALL" {
 				what = "every capability"
 			}
-			out = append(out, Privilege{Path: fmt.Sprintf("spec.template.spec.containers[%d].securityContext.capabilities.add[%d]", i, j),
+			out = append(out, Privilege{Path: fmt.Sprintf("%s.securityContext.capabilities.add[%d]", pc.path, j),
 				Flag: FlagAllowCapabilities, What: what, Value: name})
 		}
 	}
+	// Host paths are judged per volume, whichever containers mount them
+	// (init containers included), and even when none does: a volume is
+	// part of the pod.
 	protected := h.protected()
 	for i, v := range spec.Volumes {
 		if v.HostPath == nil {
@@ -175,6 +182,25 @@ func Privileges(d *Deployment, h Host) []Privilege {
 			out = append(out, Privilege{Path: path, Flag: FlagAllowHostRoot,
 				What: fmt.Sprintf("%s is, holds or is inside the system path %s: control of the host", resolved, sys)})
 		}
+	}
+	return out
+}
+
+// podContainer is one container of a pod and its field path.
+type podContainer struct {
+	path string // e.g. spec.template.spec.initContainers[0]
+	c    *Container
+}
+
+// containersWithPaths returns every container of ps in AllContainers order
+// (init containers, then app containers), each with its path under base.
+func containersWithPaths(base string, ps *PodSpec) []podContainer {
+	out := make([]podContainer, 0, len(ps.InitContainers)+len(ps.Containers))
+	for i := range ps.InitContainers {
+		out = append(out, podContainer{index(child(base, "initContainers"), i), &ps.InitContainers[i]})
+	}
+	for i := range ps.Containers {
+		out = append(out, podContainer{index(child(base, "containers"), i), &ps.Containers[i]})
 	}
 	return out
 }

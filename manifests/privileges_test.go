@@ -61,6 +61,31 @@ func TestPrivileges(t *testing.T) {
 			"spec.template.spec.containers[0].securityContext.capabilities.add[4] --allow-capabilities",
 			"spec.template.spec.containers[0].securityContext.capabilities.add[5] --allow-capabilities",
 		}},
+		// Pods: every container is judged, init containers and sidecars
+		// included, each under its own path.
+		{"privileged init container", privBase(func(d *Deployment) {
+			d.Spec.Template.Spec.InitContainers = []Container{{Name: "init", Image: "i", SecurityContext: &SecurityContext{Privileged: &yes}}}
+		}), nil, []string{"spec.template.spec.initContainers[0].securityContext.privileged --allow-privileged"}},
+		{"privileged sidecar", privBase(func(d *Deployment) {
+			d.Spec.Template.Spec.InitContainers = []Container{{Name: "init", Image: "i"},
+				{Name: "proxy", Image: "p", RestartPolicy: ContainerRestartPolicyAlways, SecurityContext: &SecurityContext{Privileged: &yes}}}
+		}), nil, []string{"spec.template.spec.initContainers[1].securityContext.privileged --allow-privileged"}},
+		{"privileged second container", privBase(func(d *Deployment) {
+			d.Spec.Template.Spec.Containers = append(d.Spec.Template.Spec.Containers, Container{Name: "side", Image: "s", SecurityContext: &SecurityContext{Privileged: &yes}})
+		}), nil, []string{"spec.template.spec.containers[1].securityContext.privileged --allow-privileged"}},
+		{"capabilities of every container, init containers first", privBase(func(d *Deployment) {
+			ps := &d.Spec.Template.Spec
+			ps.Containers = append(ps.Containers, Container{Name: "side", Image: "s", SecurityContext: &SecurityContext{Capabilities: &Capabilities{Add: []string{"SYS_PTRACE"}}}})
+			ps.InitContainers = []Container{{Name: "init", Image: "i", SecurityContext: &SecurityContext{Capabilities: &Capabilities{Add: []string{"CHOWN", "NET_ADMIN"}}}}}
+		}), nil, []string{
+			"spec.template.spec.initContainers[0].securityContext.capabilities.add[1] --allow-capabilities",
+			"spec.template.spec.containers[1].securityContext.capabilities.add[0] --allow-capabilities",
+		}},
+		{"a host path only an init container mounts", privBase(func(d *Deployment) {
+			ps := &d.Spec.Template.Spec
+			ps.Volumes = []Volume{{Name: "v", HostPath: &HostPathVolumeSource{Path: "/etc"}}}
+			ps.InitContainers = []Container{{Name: "init", Image: "i", VolumeMounts: []VolumeMount{{Name: "v", MountPath: "/host-etc"}}}}
+		}), nil, []string{vol + " --allow-host-path", vol + " --allow-host-root"}},
 		// Item 19: system paths need --allow-host-root.
 		{"plain host path", privBase(withHostPath("/srv/data")), nil, []string{vol + " --allow-host-path"}},
 		{"root", privBase(withHostPath("/")), nil, []string{vol + " --allow-host-path", vol + " --allow-host-root"}},
@@ -138,6 +163,7 @@ func TestPolicyRefused(t *testing.T) {
 		t.Fatal(err)
 	}
 	host := Host{Resolve: filepath.EvalSymlinks}
+	yes := true
 	createType := func(p, typ string) func(*Deployment) {
 		return func(d *Deployment) {
 			d.Spec.Template.Spec.Volumes = []Volume{{Name: "v", HostPath: &HostPathVolumeSource{Path: p, Type: typ}}}
@@ -171,6 +197,25 @@ func TestPolicyRefused(t *testing.T) {
 		{"a capability allowed by name", privBase(withCaps("CAP_SYS_ADMIN")), Policy{Capabilities: []string{"sys_admin"}}, nil},
 		{"every capability allowed", privBase(withCaps("SYS_ADMIN", "ALL")), Policy{Capabilities: []string{"ALL"}}, nil},
 		{"ALL needs ALL", privBase(withCaps("ALL")), Policy{Capabilities: []string{"SYS_ADMIN"}}, []string{FlagAllowCapabilities}},
+		{"a privileged init container is refused", privBase(func(d *Deployment) {
+			d.Spec.Template.Spec.InitContainers = []Container{{Name: "init", Image: "i", SecurityContext: &SecurityContext{Privileged: &yes}}}
+		}), Policy{}, []string{FlagAllowPrivileged}},
+		{"a privileged init container allowed", privBase(func(d *Deployment) {
+			d.Spec.Template.Spec.InitContainers = []Container{{Name: "init", Image: "i", SecurityContext: &SecurityContext{Privileged: &yes}}}
+		}), Policy{Privileged: true}, nil},
+		{"a second container's capability is refused", privBase(func(d *Deployment) {
+			d.Spec.Template.Spec.Containers = append(d.Spec.Template.Spec.Containers,
+				Container{Name: "side", Image: "s", SecurityContext: &SecurityContext{Capabilities: &Capabilities{Add: []string{"SYS_ADMIN"}}}})
+		}), Policy{Capabilities: []string{"NET_ADMIN"}}, []string{FlagAllowCapabilities}},
+		{"a sidecar's capability is refused", privBase(func(d *Deployment) {
+			d.Spec.Template.Spec.InitContainers = []Container{{Name: "proxy", Image: "p", RestartPolicy: ContainerRestartPolicyAlways,
+				SecurityContext: &SecurityContext{Capabilities: &Capabilities{Add: []string{"NET_ADMIN"}}}}}
+		}), Policy{}, []string{FlagAllowCapabilities}},
+		{"a host path an init container mounts is refused", privBase(func(d *Deployment) {
+			ps := &d.Spec.Template.Spec
+			ps.Volumes = []Volume{{Name: "v", HostPath: &HostPathVolumeSource{Path: other}}}
+			ps.InitContainers = []Container{{Name: "init", Image: "i", VolumeMounts: []VolumeMount{{Name: "v", MountPath: "/data"}}}}
+		}), Policy{HostPaths: []string{data}}, []string{FlagAllowHostPath}},
 		{"network host", privBase(withNetwork("host")), Policy{}, []string{FlagAllowHostNamespaces}},
 		{"network host allowed", privBase(withNetwork("host")), Policy{HostNamespaces: true}, nil},
 	}

@@ -275,7 +275,35 @@ func (c *Container) IsSidecar() bool { return c.RestartPolicy == ContainerRestar
 // may have.
 const ContainerRestartPolicyAlways = "Always"
 
-// Container returns the pod template's only container.
+// AllContainers returns every container of the pod in the order a pod
+// starts them: the init containers (sidecars among them) in their order,
+// then the app containers in theirs. The pointers are into ps, so a caller
+// may change the containers through them.
+func (ps *PodSpec) AllContainers() []*Container {
+	out := make([]*Container, 0, len(ps.InitContainers)+len(ps.Containers))
+	for i := range ps.InitContainers {
+		out = append(out, &ps.InitContainers[i])
+	}
+	for i := range ps.Containers {
+		out = append(out, &ps.Containers[i])
+	}
+	return out
+}
+
+// FindContainer returns the container (init or app) of that name, or nil.
+// Validation makes names unique across both lists, so there is at most one.
+func (ps *PodSpec) FindContainer(name string) *Container {
+	for _, c := range ps.AllContainers() {
+		if c.Name == name {
+			return c
+		}
+	}
+	return nil
+}
+
+// Container returns the pod template's first app container: the only one
+// of a pod without a holder (NeedsHolder false). Code that must see every
+// container of a pod uses PodSpec.AllContainers.
 func (d *Deployment) Container() *Container {
 	if len(d.Spec.Template.Spec.Containers) == 0 {
 		return &Container{}

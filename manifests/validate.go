@@ -182,20 +182,82 @@ func (v *validator) podSpec(p string, ps *PodSpec, replicas int32) {
 			}
 		}
 	}
+	if sp := ps.ShareProcessNamespace; sp != nil && *sp && ps.HostPID {
+		// Kubernetes, validatePodSpecSecurityContext: "ShareProcessNamespace
+		// and HostPID cannot both be enabled".
+		v.add(child(p, "shareProcessNamespace"), "may not be true when hostPID is true")
+	}
+	pc := &podChecks{
+		volumes:  volumes,
+		replicas: replicas,
+		names:    map[string]string{},
+		declared: map[portKey]string{},
+		bound:    map[binding]portUse{},
+	}
+	// App containers first, then init containers, as Kubernetes'
+	// ValidatePodSpec does (validateContainers, then
+	// validateInitContainers): a name or port an init container shares
+	// with an app container is reported on the init container.
 	cp := child(p, "containers")
-	switch n := len(ps.Containers); {
-	case n == 0:
+	if len(ps.Containers) == 0 {
 		v.add(cp, "required")
-	case n > 1:
-		v.add(cp, "exactly one container is supported, got %d", n)
 	}
 	for i := range ps.Containers {
-		v.container(index(cp, i), &ps.Containers[i], volumes, replicas)
+		v.container(index(cp, i), &ps.Containers[i], false, pc)
+	}
+	ip := child(p, "initContainers")
+	for i := range ps.InitContainers {
+		v.container(index(ip, i), &ps.InitContainers[i], true, pc)
 	}
 }
 
-func (v *validator) container(p string, c *Container, volumes map[string]bool, replicas int32) {
-	v.dnsLabel(child(p, "name"), c.Name)
+// podChecks carries what the rules across the containers of one pod need:
+// its volumes and replica count, and the names and ports the containers
+// checked so far use.
+type podChecks struct {
+	volumes  map[string]bool
+	replicas int32
+	// names maps a container name to the path of the container that has
+	// it: names are unique across containers and initContainers.
+	names map[string]string
+	// declared maps a containerPort and protocol to the path of the
+	// container that declares it.
+	declared map[portKey]string
+	// bound maps a host binding to the port that asks for it.
+	bound map[binding]portUse
+}
+
+type portKey struct {
+	port  int32
+	proto string
+}
+
+type binding struct {
+	ip    string
+	port  int32
+	proto string
+}
+
+type portUse struct {
+	container, port string // paths
+}
+
+// container checks one container; p is its path, init tells an init
+// container (initContainers[i]) from an app container. The rules follow
+// Kubernetes' validateContainerCommon, validateContainers and
+// validateInitContainers (pkg/apis/core/validation/validation.go) for the
+// fields dockctl supports.
+func (v *validator) container(p string, c *Container, init bool, pc *podChecks) {
+	np := child(p, "name")
+	if v.dnsLabel(np, c.Name) {
+		// Kubernetes: names are unique within containers and
+		// initContainers together (field.Duplicate).
+		if first, dup := pc.names[c.Name]; dup {
+			v.add(np, "duplicate container name %q (also %s)", c.Name, child(first, "name"))
+		} else {
+			pc.names[c.Name] = p
+		}
+	}
 	switch {
 	case c.Image == "":
 		v.add(child(p, "image"), "required")
@@ -218,7 +280,7 @@ func (v *validator) container(p string, c *Container, volumes map[string]bool, r
 			v.add(np, "invalid value %q: %s", e.Name, strings.Join(msgs, "; "))
 		}
 	}
-	v.ports(child(p, "ports"), c.Ports, replicas)
+	v.ports(p, c.Ports, pc)
 	v.resources(child(p, "resources"), &c.Resources)
 	mounts := map[string]bool{}
 	for i, m := range c.VolumeMounts {
@@ -226,7 +288,7 @@ func (v *validator) container(p string, c *Container, volumes map[string]bool, r
 		switch {
 		case m.Name == "":
 			v.add(child(mp, "name"), "required")
-		case !volumes[m.Name]:
+		case !pc.volumes[m.Name]:
 			v.add(child(mp, "name"), "no volume named %q in spec.template.spec.volumes", m.Name)
 		}
 		if v.absPath(child(mp, "mountPath"), m.MountPath) {
@@ -236,11 +298,34 @@ func (v *validator) container(p string, c *Container, volumes map[string]bool, r
 			mounts[path.Clean(m.MountPath)] = true
 		}
 	}
-	if c.ReadinessProbe != nil {
-		v.probe(child(p, "readinessProbe"), c.ReadinessProbe, c, false)
+	// Kubernetes' validateInitContainerRestartPolicy: an init container's
+	// restartPolicy may only be Always (a native sidecar); on an app
+	// container validateContainers forbids it ("may not be set for
+	// non-init containers": the ContainerRestartRules of 1.34 are an alpha
+	// feature, off by default).
+	rp := child(p, "restartPolicy")
+	switch {
+	case !init && c.RestartPolicy != "":
+		v.add(rp, "may not be set for non-init containers")
+	case init && c.RestartPolicy != "" && c.RestartPolicy != ContainerRestartPolicyAlways:
+		v.add(rp, `unsupported value %q: must be "Always" (a native sidecar) or unset`, c.RestartPolicy)
 	}
-	if c.LivenessProbe != nil {
-		v.probe(child(p, "livenessProbe"), c.LivenessProbe, c, true)
+	// Kubernetes' validateInitContainers: probes are for containers that
+	// keep running, so an init container that runs to completion may have
+	// none; a sidecar's are checked as an app container's.
+	probesAllowed := !init || c.IsSidecar()
+	for _, pr := range []struct {
+		name     string
+		probe    *Probe
+		liveness bool
+	}{{"readinessProbe", c.ReadinessProbe, false}, {"livenessProbe", c.LivenessProbe, true}} {
+		switch {
+		case pr.probe == nil:
+		case !probesAllowed:
+			v.add(child(p, pr.name), "may not be set for init containers without restartPolicy=Always")
+		default:
+			v.probe(child(p, pr.name), pr.probe, c, pr.liveness)
+		}
 	}
 	if sc := c.SecurityContext; sc != nil {
 		if sc.RunAsUser != nil {
@@ -261,14 +346,20 @@ func (v *validator) container(p string, c *Container, volumes map[string]bool, r
 	}
 }
 
-func (v *validator) ports(p string, ports []ContainerPort, replicas int32) {
+// ports checks the ports of the container at path cp. Within a container
+// they follow Kubernetes' validateContainerPorts (names unique, numbers in
+// range). Across the pod dockctl is stricter than Kubernetes, which only
+// warns about a containerPort declared twice and checks an init
+// container's host ports against its own only: every container of a pod
+// shares one network namespace, whose owner (the holder, for a pod of
+// several containers) publishes the ports of all of them at once, so a
+// containerPort and protocol belongs to one container, and a host binding
+// (hostIP, hostPort, protocol) to one port of the pod. A container may
+// still declare its own containerPort twice (to publish it on two host
+// ports), as it could before pods.
+func (v *validator) ports(cp string, ports []ContainerPort, pc *podChecks) {
+	p := child(cp, "ports")
 	names := map[string]bool{}
-	type binding struct {
-		ip    string
-		port  int32
-		proto string
-	}
-	bound := map[binding]bool{}
 	for i, port := range ports {
 		pp := index(p, i)
 		if port.Name != "" {
@@ -279,10 +370,11 @@ func (v *validator) ports(p string, ports []ContainerPort, replicas int32) {
 			}
 			names[port.Name] = true
 		}
+		portOK := false
 		if port.ContainerPort == 0 {
 			v.add(child(pp, "containerPort"), "required")
 		} else {
-			v.portNumber(child(pp, "containerPort"), port.ContainerPort)
+			portOK = v.portNumber(child(pp, "containerPort"), port.ContainerPort)
 		}
 		proto := port.Protocol
 		switch proto {
@@ -291,6 +383,17 @@ func (v *validator) ports(p string, ports []ContainerPort, replicas int32) {
 		case "TCP", "UDP":
 		default:
 			v.add(child(pp, "protocol"), `unsupported value %q: must be "TCP" or "UDP"`, port.Protocol)
+			portOK = false
+		}
+		if portOK {
+			k := portKey{port.ContainerPort, proto}
+			switch first, ok := pc.declared[k]; {
+			case !ok:
+				pc.declared[k] = cp
+			case first != cp:
+				v.add(child(pp, "containerPort"), "%d/%s is also declared by %s: the containers of a pod share one network namespace",
+					port.ContainerPort, proto, first)
+			}
 		}
 		if port.HostIP != "" && net.ParseIP(port.HostIP) == nil {
 			v.add(child(pp, "hostIP"), "invalid value %q: must be an IP address", port.HostIP)
@@ -304,14 +407,18 @@ func (v *validator) ports(p string, ports []ContainerPort, replicas int32) {
 		}
 		// Each replica would need the same host port, and only one
 		// container can bind it.
-		if replicas > 1 {
-			v.add(hp, "may not be used with more than one replica (replicas: %d)", replicas)
+		if pc.replicas > 1 {
+			v.add(hp, "may not be used with more than one replica (replicas: %d)", pc.replicas)
 		}
 		b := binding{port.HostIP, port.HostPort, proto}
-		if bound[b] {
+		switch first, ok := pc.bound[b]; {
+		case !ok:
+			pc.bound[b] = portUse{container: cp, port: pp}
+		case first.container == cp:
 			v.add(hp, "duplicate hostPort %d/%s", port.HostPort, proto)
+		default:
+			v.add(hp, "duplicate hostPort %d/%s (also published by %s)", port.HostPort, proto, first.port)
 		}
-		bound[b] = true
 	}
 }
 
