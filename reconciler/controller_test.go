@@ -47,6 +47,9 @@ func newHarness(t *testing.T, opts Options) *harness {
 	// settle rule; tests of the rule set their own.
 	opts.SettleTime = orDuration(opts.SettleTime, 20*time.Millisecond)
 	opts.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
+	if os.Getenv("DEBUG_LOG") != "" {
+		opts.Logger = slog.New(slog.NewTextHandler(os.Stderr, nil))
+	}
 	h.opts = opts
 	h.ctrl = New(h.engine, st, opts)
 	return h
