@@ -25,11 +25,15 @@ const (
 	OpInspect = "inspect"
 	OpExec    = "exec"
 	OpStop    = "stop"
+	// OpVolume counts creates and removals of pod volumes; OpImageRemove
+	// removals of helper images (their load is OpImage, their list OpList).
+	OpVolume      = "volume"
+	OpImageRemove = "image_remove"
 )
 
 // operations is indexed by op; the order is fixed because the atomic call
 // counts are an array indexed the same way.
-var operations = [...]string{OpList, OpCreate, OpStart, OpUnpause, OpRemove, OpImage, OpInspect, OpExec, OpStop}
+var operations = [...]string{OpList, OpCreate, OpStart, OpUnpause, OpRemove, OpImage, OpInspect, OpExec, OpStop, OpVolume, OpImageRemove}
 
 type op int
 
@@ -43,12 +47,14 @@ const (
 	opInspect
 	opExec
 	opStop
+	opVolume
+	opImageRemove
 	numOps
 )
 
 // writeOps are the operations that change the Engine's state: an idle
 // controller must make none.
-var writeOps = []op{opCreate, opStart, opUnpause, opRemove, opStop}
+var writeOps = []op{opCreate, opStart, opUnpause, opRemove, opStop, opVolume, opImageRemove}
 
 type dockerMetrics struct {
 	calls    *prometheus.CounterVec
@@ -200,5 +206,47 @@ func (d *instrumentedDocker) StopContainer(ctx context.Context, id string, timeo
 	start := time.Now()
 	err := d.Docker.StopContainer(ctx, id, timeout)
 	d.m.observe(opStop, start, err)
+	return err
+}
+
+func (d *instrumentedDocker) EnsureHolderImage(ctx context.Context, instance string) (string, error) {
+	start := time.Now()
+	ref, err := d.Docker.EnsureHolderImage(ctx, instance)
+	d.m.observe(opImage, start, err)
+	return ref, err
+}
+
+func (d *instrumentedDocker) ListHelperImages(ctx context.Context, instance string) ([]dockerx.Image, error) {
+	start := time.Now()
+	imgs, err := d.Docker.ListHelperImages(ctx, instance)
+	d.m.observe(opList, start, err)
+	return imgs, err
+}
+
+func (d *instrumentedDocker) RemoveImage(ctx context.Context, id string) error {
+	start := time.Now()
+	err := d.Docker.RemoveImage(ctx, id)
+	d.m.observe(opImageRemove, start, err)
+	return err
+}
+
+func (d *instrumentedDocker) CreateVolume(ctx context.Context, req dockerx.VolumeRequest) (string, error) {
+	start := time.Now()
+	name, err := d.Docker.CreateVolume(ctx, req)
+	d.m.observe(opVolume, start, err)
+	return name, err
+}
+
+func (d *instrumentedDocker) ListVolumes(ctx context.Context, instance string) ([]dockerx.Volume, error) {
+	start := time.Now()
+	vols, err := d.Docker.ListVolumes(ctx, instance)
+	d.m.observe(opList, start, err)
+	return vols, err
+}
+
+func (d *instrumentedDocker) RemoveVolume(ctx context.Context, name string) error {
+	start := time.Now()
+	err := d.Docker.RemoveVolume(ctx, name)
+	d.m.observe(opVolume, start, err)
 	return err
 }

@@ -61,6 +61,12 @@ var dockerCalls = map[string]string{
 	"Exec":                     OpExec,
 	"StopContainer":            OpStop,
 	"Events":                   "",
+	"EnsureHolderImage":        OpImage,
+	"ListHelperImages":         OpList,
+	"RemoveImage":              OpImageRemove,
+	"CreateVolume":             OpVolume,
+	"ListVolumes":              OpList,
+	"RemoveVolume":             OpVolume,
 }
 
 // The decorator embeds reconciler.Docker so that the interface can grow
