@@ -126,6 +126,8 @@ type Controller struct {
 	orphans map[string]bool            // container IDs already reported
 	invalid map[string]string          // deployment → invalid record problems already logged
 	blocked map[string]map[string]bool // deployment → names held by others
+	// hasVolumes holds the deployments the last sweep saw pod volumes of.
+	hasVolumes map[string]bool
 
 	dockerOK atomic.Bool
 	prober   *prober

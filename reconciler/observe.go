@@ -76,6 +76,12 @@ func (c *Controller) sweep(ctx context.Context) error {
 			volsByDeployment[v.Deployment] = append(volsByDeployment[v.Deployment], v)
 		}
 	}
+	c.mu.Lock()
+	c.hasVolumes = map[string]bool{}
+	for name := range volsByDeployment {
+		c.hasVolumes[name] = true
+	}
+	c.mu.Unlock()
 	known := map[string]bool{}
 	now := c.opts.Now()
 	for _, r := range records {
@@ -313,13 +319,13 @@ func (c *Controller) collectHelperImages(ctx context.Context) {
 }
 
 // podVolumes lists the deployment's pod volumes when it may have any: it
-// has holder pods, its template or a revision's needs a holder, or it was
-// deleted. A deployment of single-container pods costs no extra call.
+// has holder pods, its template or a revision's needs a holder, it was
+// deleted, or the last sweep saw volumes of it. A deployment of single-container pods costs no extra call.
 func (c *Controller) podVolumes(ctx context.Context, rec *store.Record, observed []dockerx.Container) ([]dockerx.Volume, error) {
-	need := rec.Deleted || hasPods(observed) || manifests.NeedsHolder(&rec.Deployment.Spec.Template.Spec)
-	for i := 0; !need && i < len(rec.Revisions); i++ {
-		need = manifests.NeedsHolder(&rec.Revisions[i].Template.Spec)
-	}
+	c.mu.Lock()
+	need := c.hasVolumes[rec.Name] // the last sweep saw some
+	c.mu.Unlock()
+	need = need || rec.Deleted || hasPods(observed) || hasHelpers(rec)
 	if !need {
 		return nil, nil
 	}

@@ -25,23 +25,47 @@ func createsSafeDespite(in PlanInput, plan Plan, failed map[string]bool) bool {
 	for _, c := range in.Containers {
 		state[c.ID] = c.State
 	}
+	// A holder pod is counted once, by its unit: a removal of one of its
+	// containers is its pod's, and the pod's place is free only once every
+	// one of them went.
+	unit := func(id string) string { return id }
+	if len(in.Pods) > 0 {
+		unitOf := map[string]string{}
+		for key, p := range in.Pods {
+			for _, c := range p.containers() {
+				unitOf[c.ID] = key
+			}
+		}
+		unit = func(id string) string {
+			if u, ok := unitOf[id]; ok {
+				return u
+			}
+			return id
+		}
+	}
+	failedUnits := map[string]bool{}
 	for id := range failed {
-		switch state[id] {
+		u := unit(id)
+		failedUnits[u] = true
+		switch state[u] {
 		case dockerx.StateDead, dockerx.StateExited, dockerx.StateCreated, dockerx.StateRemoving:
 		default:
 			return false
 		}
 	}
 	total := int32(len(in.Containers))
+	freed := map[string]bool{}
 	for _, op := range plan.Ops {
 		switch {
-		case op.Kind == OpRemove && op.Grace <= 0 && !failed[op.ContainerID]:
-			total--
-		case op.Kind == OpCreate:
+		case op.Kind == OpRemove && op.Grace <= 0 && op.Phases == nil:
+			if u := unit(op.ContainerID); !failedUnits[u] {
+				freed[u] = true
+			}
+		case op.Kind == OpCreate && op.Container == "": // a pod's create, not a member's
 			total++
 		}
 	}
-	return total <= plan.State.MaxReplicas
+	return total-int32(len(freed)) <= plan.State.MaxReplicas
 }
 
 // removeError is a removal that Docker refused.
