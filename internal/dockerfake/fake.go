@@ -11,13 +11,16 @@
 // CreateContainer builds the real configuration with dockerx.BuildConfig and
 // fails where the real client would; EnsureImage follows imagePullPolicy;
 // and the daemon can go down (DaemonDown), which subscribers see as a Down
-// event, as from the real client.
+// event, as from the real client. Containers that join another's
+// namespaces (a pod's members joining its holder) behave as on Docker
+// 20.10; see "Joined containers" below.
 package dockerfake
 
 import (
 	"context"
 	"fmt"
 	"sort"
+	"strings"
 	"sync"
 	"time"
 
@@ -29,6 +32,7 @@ import (
 type Engine struct {
 	mu         sync.Mutex
 	containers map[string]*dockerx.Container // by ID
+	ns         map[string]*namespaces        // by ID: what each container owns or joins
 	images     map[string]bool
 	nextID     int
 	subs       map[int]*subscriber
@@ -82,6 +86,7 @@ type subscriber struct {
 func New(images ...string) *Engine {
 	e := &Engine{
 		containers: map[string]*dockerx.Container{},
+		ns:         map[string]*namespaces{},
 		images:     map[string]bool{},
 		remote:     map[string]bool{},
 		subs:       map[int]*subscriber{},
@@ -162,7 +167,7 @@ func (e *Engine) list(instance, deployment string) ([]dockerx.Container, error) 
 func (e *Engine) CreateContainer(ctx context.Context, req dockerx.CreateRequest) (string, error) {
 	// The real client builds the configuration first: whatever it refuses
 	// never reaches the daemon, and the controller must report it.
-	cfg, _, _, err := dockerx.BuildConfig(req)
+	cfg, hc, _, err := dockerx.BuildConfig(req)
 	if err != nil {
 		return "", err
 	}
@@ -174,7 +179,13 @@ func (e *Engine) CreateContainer(ctx context.Context, req dockerx.CreateRequest)
 			return "", err
 		}
 	}
-	return e.Add(dockerx.Container{Name: req.Name, Image: cfg.Image, Labels: cfg.Labels, State: dockerx.StateCreated}, "create")
+	ns := &namespaces{
+		network:   string(hc.NetworkMode),
+		ipc:       string(hc.IpcMode),
+		pid:       string(hc.PidMode),
+		shareable: string(hc.IpcMode) == "shareable",
+	}
+	return e.add(dockerx.Container{Name: req.Name, Image: cfg.Image, Labels: cfg.Labels, State: dockerx.StateCreated}, "create", ns)
 }
 
 // reachable fails while the daemon is down (DaemonDown).
@@ -188,8 +199,13 @@ func (e *Engine) reachable(what string) error {
 }
 
 // Add puts a container into the engine as if created through the API (for
-// hand-made strays and other instances' containers). It returns its ID.
+// hand-made strays and other instances' containers), on the default bridge
+// with namespaces of its own. It returns its ID.
 func (e *Engine) Add(c dockerx.Container, op string) (string, error) {
+	return e.add(c, op, &namespaces{network: "bridge"})
+}
+
+func (e *Engine) add(c dockerx.Container, op string, ns *namespaces) (string, error) {
 	e.mu.Lock()
 	if op != "" {
 		e.calls[op]++
@@ -204,6 +220,10 @@ func (e *Engine) Add(c dockerx.Container, op string) (string, error) {
 		e.mu.Unlock()
 		return "", fmt.Errorf("create %s: no such image %s: %w", c.Name, c.Image, dockerx.ErrNotFound)
 	}
+	if err := e.resolveJoinsLocked(ns); err != nil {
+		e.mu.Unlock()
+		return "", fmt.Errorf("create container %s: %w", c.Name, err)
+	}
 	e.nextID++
 	c.ID = fmt.Sprintf("%064x", e.nextID)
 	c.Instance = c.Labels[dockerx.LabelInstance]
@@ -211,9 +231,11 @@ func (e *Engine) Add(c dockerx.Container, op string) (string, error) {
 	c.TemplateHash = c.Labels[dockerx.LabelTemplateHash]
 	c.Role = c.Labels[dockerx.LabelRole]
 	if c.Role == "" {
-		c.Role = dockerx.RoleReplica
+		c.Role = dockerx.RoleReplica // made before roles existed
 	}
-	c.Pod, c.PodUID, c.ContainerName = c.Labels[dockerx.LabelPod], c.Labels[dockerx.LabelPodUID], c.Labels[dockerx.LabelContainer]
+	c.Pod = c.Labels[dockerx.LabelPod]
+	c.PodUID = c.Labels[dockerx.LabelPodUID]
+	c.ContainerName = c.Labels[dockerx.LabelContainer]
 	if c.State == "" {
 		c.State = dockerx.StateCreated
 	}
@@ -225,6 +247,7 @@ func (e *Engine) Add(c dockerx.Container, op string) (string, error) {
 	c.Created = c.Created.Truncate(time.Second)
 	cp := c
 	e.containers[c.ID] = &cp
+	e.ns[c.ID] = ns
 	e.notePeakLocked(cp.Deployment)
 	e.emitLocked(&cp, "create")
 	e.mu.Unlock()
@@ -257,6 +280,11 @@ func (e *Engine) StartContainer(ctx context.Context, id string) error {
 		// As Docker: such a container never runs again.
 		return fmt.Errorf("start %s: container is marked for removal and cannot be started: %w", c.Name, dockerx.ErrConflict)
 	}
+	ns := e.ns[id]
+	if err := e.joinLocked(ns); err != nil {
+		return fmt.Errorf("start container %s: %w", c.Name, err)
+	}
+	ns.starts++
 	c.State = dockerx.StateRunning
 	c.ExitCode = 0
 	e.emitLocked(c, "start")
@@ -271,9 +299,181 @@ func (e *Engine) StartContainer(ctx context.Context, id string) error {
 		if state != "" && state != dockerx.StateRunning {
 			c.State = state
 			e.emitLocked(c, "die")
+			e.stoppedLocked(c.ID, true)
 		}
 	}
 	return nil
+}
+
+// Joined containers. Measured on Docker 20.10.24 (API 1.41) with a tiny
+// scratch image, a holder H (IpcMode shareable) and members created with
+// NetworkMode and IpcMode (and PidMode) container:H:
+//   - Create: Docker resolves container:<name> to H's ID in all three
+//     modes, so a member stays bound to that one holder, never to another
+//     container later created under H's name. With NetworkMode alone a
+//     missing H is no error (the name is kept and resolved at start); with
+//     IpcMode or PidMode container:<missing> the create fails with 400
+//     "No such container: H" (no sentinel: dockerx maps 404 and 409 only).
+//   - Start of a member: H removed → 404 "No such container: <H's ID>"
+//     (ErrNotFound, although the member itself exists); H created but not
+//     started, exited (or removing, dead) → 409 "cannot join network of a
+//     non running container: <ID>" (ErrConflict); the IPC of a donor that
+//     is not shareable → 500 "can't join IPC of container <ID>:
+//     non-shareable IPC"; the network is checked before IPC and PID.
+//   - H stops (stop, kill, crash, rm -f): members in H's PID namespace
+//     (shareProcessNamespace) die with it (exit 137: when the init of a
+//     PID namespace dies the kernel kills every process in it); members
+//     sharing only network and IPC keep running, in a network namespace
+//     that is no longer H's: a restarted H gets a new one, which they join
+//     only when they are started again (Stranded reports them).
+//   - `docker rm -f H` succeeds while members run joined to it (Docker
+//     does not refuse it), as does `docker rm H` of a stopped H with
+//     members; the members' next start fails with 404 as above.
+//   - Docker refuses a hostname, exposed or published ports on a member
+//     (400 "conflicting options: ... and the network mode"): BuildConfig
+//     sets none.
+//   - Inspect of a member shows no network settings and no address:
+//     whoever probes a member must use its holder's address.
+
+// namespaces is what a container owns or joins, as created: the network,
+// IPC and PID modes, a join ("container:<ID>") naming the donor by ID once
+// resolved.
+type namespaces struct {
+	network, ipc, pid string
+	shareable         bool // IpcMode shareable: others may join its IPC
+	starts            int  // how many times it started: each start of a holder makes new namespaces
+	joined            int  // of a member: its holder's starts when it last started
+}
+
+const joinPrefix = "container:"
+
+func joinRef(mode string) string {
+	if strings.HasPrefix(mode, joinPrefix) {
+		return mode[len(joinPrefix):]
+	}
+	return ""
+}
+
+func (n *namespaces) netJoin() string { return joinRef(n.network) }
+
+// lookupLocked finds a container by ID or name, as Docker resolves a
+// reference.
+func (e *Engine) lookupLocked(ref string) *dockerx.Container {
+	if c, ok := e.containers[ref]; ok {
+		return c
+	}
+	for _, c := range e.containers {
+		if c.Name == ref {
+			return c
+		}
+	}
+	return nil
+}
+
+func runningOrPaused(c *dockerx.Container) bool {
+	return c.State == dockerx.StateRunning || c.State == dockerx.StatePaused
+}
+
+// resolveJoinsLocked binds a new container's joins to their donors' IDs,
+// failing as Docker's create does when an IPC or PID donor is missing.
+func (e *Engine) resolveJoinsLocked(ns *namespaces) error {
+	for _, mode := range []*string{&ns.ipc, &ns.pid} {
+		if ref := joinRef(*mode); ref != "" {
+			donor := e.lookupLocked(ref)
+			if donor == nil {
+				return fmt.Errorf("No such container: %s", ref) // a 400: no sentinel
+			}
+			*mode = joinPrefix + donor.ID
+		}
+	}
+	if ref := ns.netJoin(); ref != "" {
+		if donor := e.lookupLocked(ref); donor != nil {
+			ns.network = joinPrefix + donor.ID
+		}
+	}
+	return nil
+}
+
+// joinLocked checks, as a container starts, that the donors of its joined
+// namespaces can be joined, in Docker's order and with its errors, and
+// records which start of its network holder it joins.
+func (e *Engine) joinLocked(ns *namespaces) error {
+	if ref := ns.netJoin(); ref != "" {
+		h := e.lookupLocked(ref)
+		if h == nil {
+			return fmt.Errorf("No such container: %s: %w", ref, dockerx.ErrNotFound)
+		}
+		if !runningOrPaused(h) {
+			return fmt.Errorf("cannot join network of a non running container: %s: %w", h.ID, dockerx.ErrConflict)
+		}
+		ns.network = joinPrefix + h.ID
+		ns.joined = e.ns[h.ID].starts
+	}
+	if ref := joinRef(ns.ipc); ref != "" {
+		h := e.lookupLocked(ref)
+		switch {
+		case h == nil:
+			return fmt.Errorf("can't join IPC of container %s: No such container: %s", ref, ref)
+		case !runningOrPaused(h):
+			return fmt.Errorf("can't join IPC of container %s: container %s is not running", h.ID, h.ID)
+		case !e.ns[h.ID].shareable:
+			return fmt.Errorf("can't join IPC of container %s: non-shareable IPC (hint: use IpcMode:shareable for the donor container)", h.ID)
+		}
+	}
+	if ref := joinRef(ns.pid); ref != "" {
+		h := e.lookupLocked(ref)
+		switch {
+		case h == nil:
+			return fmt.Errorf("No such container: %s", ref)
+		case !runningOrPaused(h):
+			return fmt.Errorf("container %s is not running", h.ID)
+		}
+	}
+	return nil
+}
+
+// stoppedLocked follows a container that has just stopped running: the
+// running members of its PID namespace die with it (with a die event
+// unless silent, as when it died while the daemon was down).
+func (e *Engine) stoppedLocked(id string, emit bool) {
+	ids := make([]string, 0)
+	for mid, ns := range e.ns {
+		if joinRef(ns.pid) == id {
+			ids = append(ids, mid)
+		}
+	}
+	sort.Strings(ids) // events in a stable order
+	for _, mid := range ids {
+		m := e.containers[mid]
+		if !runningOrPaused(m) {
+			continue
+		}
+		m.State = dockerx.StateExited
+		if emit {
+			e.emitLocked(m, "die")
+		}
+	}
+}
+
+// Stranded reports whether a running container that joined another's
+// network namespace runs in one its holder no longer has: the holder
+// stopped, restarted or was removed since the container started. Docker
+// leaves such a container running, cut off from its pod's network, until
+// it is started again.
+func (e *Engine) Stranded(id string) bool {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	c, ok := e.containers[id]
+	if !ok || !runningOrPaused(c) {
+		return false
+	}
+	ns := e.ns[id]
+	ref := ns.netJoin()
+	if ref == "" {
+		return false
+	}
+	h := e.lookupLocked(ref)
+	return h == nil || !runningOrPaused(h) || e.ns[h.ID].starts != ns.joined
 }
 
 // notePeakLocked records the number of containers of a deployment if it is
@@ -353,12 +553,16 @@ func (e *Engine) removeLocked(id string) error {
 	if !ok || c.State == dockerx.StateRemoving {
 		return nil
 	}
-	if c.State == dockerx.StateRunning || c.State == dockerx.StatePaused {
+	wasRunning := c.State == dockerx.StateRunning || c.State == dockerx.StatePaused
+	if wasRunning {
 		e.emitLocked(c, "kill")
 		e.emitLocked(c, "die")
 	}
 	c.State = dockerx.StateRemoving
 	c.Health = dockerx.HealthNone
+	if wasRunning {
+		e.stoppedLocked(id, true)
+	}
 	if !e.holdRemovals {
 		go e.finishRemoval(id)
 	}
@@ -380,6 +584,7 @@ func (e *Engine) finishRemoval(id string) {
 		return
 	}
 	delete(e.containers, id)
+	delete(e.ns, id)
 	e.emitLocked(c, "destroy")
 }
 
@@ -613,7 +818,14 @@ func (e *Engine) InspectContainer(ctx context.Context, id string) (dockerx.Conta
 		return dockerx.ContainerDetails{}, fmt.Errorf("inspect %s: %w", short(id), dockerx.ErrNotFound)
 	}
 	d := dockerx.ContainerDetails{ID: c.ID, Name: c.Name, Image: c.Image, Labels: copyMap(c.Labels), State: c.State, Health: c.Health}
-	if c.State == dockerx.StateRunning {
+	// As Docker reports them: the host's network has no address of the
+	// container's, and a container in another's network namespace has no
+	// network settings at all (its address is its holder's).
+	switch ns := e.ns[c.ID]; {
+	case ns.network == "host":
+		d.HostNetwork = true
+	case ns.netJoin() != "":
+	case c.State == dockerx.StateRunning:
 		d.IPAddress = "10.99.0.1"
 	}
 	return d, nil
@@ -679,6 +891,7 @@ func (e *Engine) StopContainer(ctx context.Context, id string, timeout time.Dura
 	c.State = dockerx.StateExited
 	e.emitLocked(c, "die")
 	e.emitLocked(c, "stop")
+	e.stoppedLocked(id, true)
 	return nil
 }
 
@@ -732,9 +945,13 @@ func (e *Engine) setState(id, state, action string) error {
 	if !ok {
 		return dockerx.ErrNotFound
 	}
+	wasRunning := c.State == dockerx.StateRunning || c.State == dockerx.StatePaused
 	c.State = state
 	if action != "" {
 		e.emitLocked(c, action)
+	}
+	if wasRunning && state != dockerx.StateRunning && state != dockerx.StatePaused {
+		e.stoppedLocked(id, action != "")
 	}
 	return nil
 }
