@@ -1,6 +1,8 @@
 package reconciler
 
 import (
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -143,4 +145,125 @@ func TestPodLifecycle(t *testing.T) {
 
 	h.apply(testPodDeployment("web", 0))
 	h.waitFor("scaled to zero", func() bool { return len(h.ours("web")) == 0 })
+}
+
+// TestPodStopOrder scales a pod with a native sidecar to zero and checks
+// the order of the stop signals (DESIGN §8): app containers first, then
+// the sidecar, then the holder.
+func TestPodStopOrder(t *testing.T) {
+	h := newHarness(t, Options{})
+	d := testPodDeployment("web", 1)
+	d.Spec.Template.Spec.InitContainers = []manifests.Container{{Name: "proxy", Image: testImage, RestartPolicy: "Always"}}
+	manifests.SetDefaults(d)
+	var mu sync.Mutex
+	var order []string
+	h.engine.IgnoresStop = func(c dockerx.Container) bool {
+		mu.Lock()
+		defer mu.Unlock()
+		name := c.ContainerName
+		if c.Role == dockerx.RoleHolder {
+			name = "holder"
+		}
+		order = append(order, name)
+		return false
+	}
+	h.apply(d)
+	h.start()
+	h.waitFor("pod running", func() bool {
+		cs := h.ours("web")
+		for _, n := range []string{"proxy", "app", "log"} {
+			if m := member(cs, n); m == nil || m.State != dockerx.StateRunning {
+				return false
+			}
+		}
+		return true
+	})
+	d = d.DeepCopy()
+	zero := int32(0)
+	d.Spec.Replicas = &zero
+	h.apply(d)
+	h.waitFor("pod gone", func() bool { return len(h.ours("web")) == 0 })
+	mu.Lock()
+	defer mu.Unlock()
+	if len(order) != 4 || order[3] != "holder" || order[2] != "proxy" || !(order[0] == "app" && order[1] == "log" || order[0] == "log" && order[1] == "app") {
+		t.Fatalf("stop order %v, want app and log, then proxy, then holder", order)
+	}
+}
+
+// TestPodRollingUpdate rolls a deployment of two-container pods to a new
+// template: every pod is replaced by one of the new revision, and the
+// rollout never runs more pods than replicas + maxSurge.
+func TestPodRollingUpdate(t *testing.T) {
+	h := newHarness(t, Options{})
+	d := testPodDeployment("web", 3)
+	d.Spec.Template.Spec.InitContainers = nil
+	manifests.SetDefaults(d)
+	h.apply(d)
+	h.start()
+	pods := func() map[string]string { // holder name → hash, of running holders
+		out := map[string]string{}
+		for _, c := range h.ours("web") {
+			if c.Role == dockerx.RoleHolder {
+				out[c.Name] = c.TemplateHash
+			}
+		}
+		return out
+	}
+	oldHash := manifests.TemplateHash(&d.Spec.Template)
+	h.waitFor("three pods", func() bool {
+		n := 0
+		for _, c := range h.ours("web") {
+			if c.State == dockerx.StateRunning && c.ContainerName == "log" {
+				n++
+			}
+		}
+		return n == 3
+	})
+	var peak atomic.Int32
+	stop := make(chan struct{})
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		for {
+			select {
+			case <-stop:
+				return
+			case <-time.After(time.Millisecond):
+			}
+			if n := int32(len(pods())); n > peak.Load() {
+				peak.Store(n)
+			}
+		}
+	}()
+	d = d.DeepCopy()
+	d.Spec.Template.Spec.Containers[1].Env = []manifests.EnvVar{{Name: "V", Value: "2"}}
+	h.apply(d)
+	newHash := manifests.TemplateHash(&d.Spec.Template)
+	h.waitFor("three pods of the new revision", func() bool {
+		ps := pods()
+		n := 0
+		for _, hash := range ps {
+			if hash != newHash {
+				return false
+			}
+			n++
+		}
+		running := 0
+		for _, c := range h.ours("web") {
+			if c.TemplateHash == oldHash {
+				return false
+			}
+			if c.State == dockerx.StateRunning && c.ContainerName == "log" {
+				running++
+			}
+		}
+		return n == 3 && running == 3
+	})
+	close(stop)
+	wg.Wait()
+	// maxSurge 25% of 3 rounds up to 1.
+	if p := peak.Load(); p > 4 {
+		t.Fatalf("peak of %d pods during the rollout, want at most 4", p)
+	}
 }
