@@ -130,6 +130,9 @@ type Controller struct {
 	hasVolumes map[string]bool
 
 	dockerOK atomic.Bool
+	// helperImages is set while helper images may need collecting: at
+	// start, and once a holder was seen.
+	helperImages atomic.Bool
 	prober   *prober
 	stopper  *stopper
 }
@@ -195,6 +198,7 @@ func New(docker Docker, st Store, opts Options) *Controller {
 		Log: c.log,
 	})
 	c.queue = deploymentQueue{c.deployments}
+	c.helperImages.Store(true)
 	c.prober = newProber(docker, newDockerProbeRunner(docker), func(name string) { c.queue.Add(name) }, c.log)
 	c.stopper = newStopper(docker, c.log, func(name string, err error) {
 		if err != nil {

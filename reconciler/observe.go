@@ -66,9 +66,19 @@ func (c *Controller) sweep(ctx context.Context) error {
 		byDeployment[ct.Deployment] = append(byDeployment[ct.Deployment], ct)
 		holders = holders || ct.Role == dockerx.RoleHolder
 	}
-	vols, err := c.docker.ListVolumes(ctx, c.opts.Instance)
-	if err != nil {
-		return fmt.Errorf("list volumes: %w", err)
+	// An instance that never ran a holder pod costs no call more than its
+	// one list: volumes are listed only where pods may have left some.
+	c.mu.Lock()
+	listVolumes := holders || len(c.hasVolumes) > 0
+	c.mu.Unlock()
+	for _, r := range records {
+		listVolumes = listVolumes || hasHelpers(r)
+	}
+	var vols []dockerx.Volume
+	if listVolumes {
+		if vols, err = c.docker.ListVolumes(ctx, c.opts.Instance); err != nil {
+			return fmt.Errorf("list volumes: %w", err)
+		}
 	}
 	volsByDeployment := map[string][]dockerx.Volume{}
 	for _, v := range vols {
@@ -110,7 +120,9 @@ func (c *Controller) sweep(ctx context.Context) error {
 			c.handleOrphanVolume(ctx, v)
 		}
 	}
-	if !holders {
+	if holders {
+		c.helperImages.Store(true)
+	} else if c.helperImages.Load() {
 		c.collectHelperImages(ctx)
 	}
 	for name, group := range byDeployment {
@@ -302,7 +314,7 @@ func (c *Controller) handleOrphanVolume(ctx context.Context, v dockerx.Volume) {
 }
 
 // collectHelperImages removes the instance's helper images once no holder
-// is left, so that deleting every deployment leaves the host as it was. An
+// is left (checked at the first sweep, and after holders were seen), so that deleting every deployment leaves the host as it was. An
 // image still used (a holder created since the list) stays: Docker
 // refuses to remove it, and it is tried again at a later sweep.
 func (c *Controller) collectHelperImages(ctx context.Context) {
@@ -311,11 +323,17 @@ func (c *Controller) collectHelperImages(ctx context.Context) {
 		c.log.Warn("list helper images", "err", err)
 		return
 	}
+	left := false
 	for _, img := range imgs {
-		if err := c.docker.RemoveImage(ctx, img.ID); err != nil && !errors.Is(err, dockerx.ErrConflict) {
-			c.log.Warn("remove helper image", "image", img.ID, "err", err)
+		if err := c.docker.RemoveImage(ctx, img.ID); err != nil {
+			left = true
+			if !errors.Is(err, dockerx.ErrConflict) {
+				c.log.Warn("remove helper image", "image", img.ID, "err", err)
+			}
 		}
 	}
+	// Looked at again only once a holder was seen (or one is left).
+	c.helperImages.Store(left)
 }
 
 // podVolumes lists the deployment's pod volumes when it may have any: it
