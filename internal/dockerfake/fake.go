@@ -12,6 +12,13 @@
 // fails where the real client would; EnsureImage follows imagePullPolicy;
 // and the daemon can go down (DaemonDown), which subscribers see as a Down
 // event, as from the real client.
+//
+// A pod's named volumes and the helper images (volumes.go, images.go) keep
+// Docker's rules too: a container that mounts a missing volume name makes
+// an unlabelled volume, which CreateVolume then refuses to adopt; a volume
+// or image that a container still existing (in any state) uses cannot be
+// removed (ErrConflict); and EnsureHolderImage gives the real holder
+// image's reference, which a create needs present.
 package dockerfake
 
 import (
@@ -70,6 +77,8 @@ type Engine struct {
 	// After times the kill of a stop (default time.After), so that a test
 	// can decide when a grace period ends.
 	After func(d time.Duration) <-chan time.Time
+
+	podObjects // volumes and helper images: volumes.go, images.go
 }
 
 type subscriber struct {
@@ -162,7 +171,7 @@ func (e *Engine) list(instance, deployment string) ([]dockerx.Container, error) 
 func (e *Engine) CreateContainer(ctx context.Context, req dockerx.CreateRequest) (string, error) {
 	// The real client builds the configuration first: whatever it refuses
 	// never reaches the daemon, and the controller must report it.
-	cfg, _, _, err := dockerx.BuildConfig(req)
+	cfg, hc, _, err := dockerx.BuildConfig(req)
 	if err != nil {
 		return "", err
 	}
@@ -174,7 +183,15 @@ func (e *Engine) CreateContainer(ctx context.Context, req dockerx.CreateRequest)
 			return "", err
 		}
 	}
-	return e.Add(dockerx.Container{Name: req.Name, Image: cfg.Image, Labels: cfg.Labels, State: dockerx.StateCreated}, "create")
+	// The named volumes it mounts (a pod's emptyDirs), compared by value so
+	// that this package needs no Docker type.
+	var volumes []string
+	for _, m := range hc.Mounts {
+		if m.Type == "volume" && m.Source != "" {
+			volumes = append(volumes, m.Source)
+		}
+	}
+	return e.add(dockerx.Container{Name: req.Name, Image: cfg.Image, Labels: cfg.Labels, State: dockerx.StateCreated}, "create", volumes)
 }
 
 // reachable fails while the daemon is down (DaemonDown).
@@ -190,6 +207,12 @@ func (e *Engine) reachable(what string) error {
 // Add puts a container into the engine as if created through the API (for
 // hand-made strays and other instances' containers). It returns its ID.
 func (e *Engine) Add(c dockerx.Container, op string) (string, error) {
+	return e.add(c, op, nil)
+}
+
+// add creates a container that mounts the named volumes (see
+// mountVolumesLocked).
+func (e *Engine) add(c dockerx.Container, op string, volumes []string) (string, error) {
 	e.mu.Lock()
 	if op != "" {
 		e.calls[op]++
@@ -220,6 +243,7 @@ func (e *Engine) Add(c dockerx.Container, op string) (string, error) {
 	c.Created = c.Created.Truncate(time.Second)
 	cp := c
 	e.containers[c.ID] = &cp
+	e.mountVolumesLocked(c.ID, volumes)
 	e.notePeakLocked(cp.Deployment)
 	e.emitLocked(&cp, "create")
 	e.mu.Unlock()
