@@ -50,9 +50,9 @@ func Arches() []string {
 	return out
 }
 
-// Listing returns the annotated disassembly of the holder for goarch: every
+// listing returns the annotated disassembly of the holder for goarch: every
 // instruction and datum with its address, bytes and purpose.
-func Listing(goarch string) (string, error) {
+func listing(goarch string) (string, error) {
 	a, ok := arches[goarch]
 	if !ok {
 		return "", fmt.Errorf("no holder binary for linux/%s", goarch)

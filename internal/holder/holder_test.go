@@ -28,7 +28,7 @@ var update = flag.Bool("update", false, "rewrite the golden listings in testdata
 func TestListingGolden(t *testing.T) {
 	for _, goarch := range Arches() {
 		t.Run(goarch, func(t *testing.T) {
-			got, err := Listing(goarch)
+			got, err := listing(goarch)
 			if err != nil {
 				t.Fatal(err)
 			}
