@@ -26,6 +26,14 @@
 //     itself, and Docker's own restart loop would race it.
 //   - dockctl only touches containers that carry its io.dockctl.instance
 //     label; ListContainers and Events filter on it server-side.
+//   - Volumes and images follow the same ownership. CreateVolume never
+//     adopts an existing volume whose labels are not the instance's and the
+//     pod's (Docker hands back any volume of the requested name). The holder
+//     image is generated (BuildHolderImage is pure: the same instance and
+//     architecture give the same bytes and image ID) and loaded, never
+//     pulled or built, under a tag naming its content, so nothing is left
+//     dangling. RemoveVolume and RemoveImage never force: what a container
+//     uses stays, with an error wrapping ErrConflict.
 //
 // It must work against Engine API 1.41 (Docker 20.10) and newer, so the
 // client negotiates the API version and uses no field newer than 1.41.

@@ -12,6 +12,7 @@ import (
 	"github.com/docker/docker/api/types/image"
 	"github.com/docker/docker/api/types/network"
 	"github.com/docker/docker/api/types/system"
+	"github.com/docker/docker/api/types/volume"
 	"github.com/docker/docker/client"
 	ocispec "github.com/opencontainers/image-spec/specs-go/v1"
 )
@@ -151,6 +152,48 @@ func (n *negotiating) ImagePull(ctx context.Context, ref string, o image.PullOpt
 		return nil, err
 	}
 	return n.Client.ImagePull(ctx, ref, o)
+}
+
+func (n *negotiating) ImageLoad(ctx context.Context, in io.Reader, o ...client.ImageLoadOption) (image.LoadResponse, error) {
+	if err := n.negotiate(ctx); err != nil {
+		return image.LoadResponse{}, err
+	}
+	return n.Client.ImageLoad(ctx, in, o...)
+}
+
+func (n *negotiating) ImageList(ctx context.Context, o image.ListOptions) ([]image.Summary, error) {
+	if err := n.negotiate(ctx); err != nil {
+		return nil, err
+	}
+	return n.Client.ImageList(ctx, o)
+}
+
+func (n *negotiating) ImageRemove(ctx context.Context, id string, o image.RemoveOptions) ([]image.DeleteResponse, error) {
+	if err := n.negotiate(ctx); err != nil {
+		return nil, err
+	}
+	return n.Client.ImageRemove(ctx, id, o)
+}
+
+func (n *negotiating) VolumeCreate(ctx context.Context, o volume.CreateOptions) (volume.Volume, error) {
+	if err := n.negotiate(ctx); err != nil {
+		return volume.Volume{}, err
+	}
+	return n.Client.VolumeCreate(ctx, o)
+}
+
+func (n *negotiating) VolumeList(ctx context.Context, o volume.ListOptions) (volume.ListResponse, error) {
+	if err := n.negotiate(ctx); err != nil {
+		return volume.ListResponse{}, err
+	}
+	return n.Client.VolumeList(ctx, o)
+}
+
+func (n *negotiating) VolumeRemove(ctx context.Context, id string, force bool) error {
+	if err := n.negotiate(ctx); err != nil {
+		return err
+	}
+	return n.Client.VolumeRemove(ctx, id, force)
 }
 
 // Events reports a failed negotiation on its error channel, as a failed

@@ -14,6 +14,13 @@
 // event, as from the real client. Containers that join another's
 // namespaces (a pod's members joining its holder) behave as on Docker
 // 20.10; see "Joined containers" below.
+//
+// A pod's named volumes and the helper images (volumes.go, images.go) keep
+// Docker's rules too: a container that mounts a missing volume name makes
+// an unlabelled volume, which CreateVolume then refuses to adopt; a volume
+// or image that a container still existing (in any state) uses cannot be
+// removed (ErrConflict); and EnsureHolderImage gives the real holder
+// image's reference, which a create needs present.
 package dockerfake
 
 import (
@@ -74,6 +81,8 @@ type Engine struct {
 	// After times the kill of a stop (default time.After), so that a test
 	// can decide when a grace period ends.
 	After func(d time.Duration) <-chan time.Time
+
+	podObjects // volumes and helper images: volumes.go, images.go
 }
 
 type subscriber struct {
@@ -185,7 +194,15 @@ func (e *Engine) CreateContainer(ctx context.Context, req dockerx.CreateRequest)
 		pid:       string(hc.PidMode),
 		shareable: string(hc.IpcMode) == "shareable",
 	}
-	return e.add(dockerx.Container{Name: req.Name, Image: cfg.Image, Labels: cfg.Labels, State: dockerx.StateCreated}, "create", ns)
+	// The named volumes it mounts (a pod's emptyDirs), compared by value so
+	// that this package needs no Docker type.
+	var volumes []string
+	for _, m := range hc.Mounts {
+		if m.Type == "volume" && m.Source != "" {
+			volumes = append(volumes, m.Source)
+		}
+	}
+	return e.add(dockerx.Container{Name: req.Name, Image: cfg.Image, Labels: cfg.Labels, State: dockerx.StateCreated}, "create", ns, volumes)
 }
 
 // reachable fails while the daemon is down (DaemonDown).
@@ -202,10 +219,12 @@ func (e *Engine) reachable(what string) error {
 // hand-made strays and other instances' containers), on the default bridge
 // with namespaces of its own. It returns its ID.
 func (e *Engine) Add(c dockerx.Container, op string) (string, error) {
-	return e.add(c, op, &namespaces{network: "bridge"})
+	return e.add(c, op, &namespaces{network: "bridge"}, nil)
 }
 
-func (e *Engine) add(c dockerx.Container, op string, ns *namespaces) (string, error) {
+// add creates a container with the given namespaces that mounts the named
+// volumes (see mountVolumesLocked).
+func (e *Engine) add(c dockerx.Container, op string, ns *namespaces, volumes []string) (string, error) {
 	e.mu.Lock()
 	if op != "" {
 		e.calls[op]++
@@ -248,6 +267,7 @@ func (e *Engine) add(c dockerx.Container, op string, ns *namespaces) (string, er
 	cp := c
 	e.containers[c.ID] = &cp
 	e.ns[c.ID] = ns
+	e.mountVolumesLocked(c.ID, volumes)
 	e.notePeakLocked(cp.Deployment)
 	e.emitLocked(&cp, "create")
 	e.mu.Unlock()

@@ -135,7 +135,7 @@ func TestJoinedCreateOfAMissingHolder(t *testing.T) {
 
 	// A network join alone is resolved at start, by name.
 	id, err := e.add(dockerx.Container{Name: "netonly", Image: img, Labels: map[string]string{dockerx.LabelInstance: "i"}}, "create",
-		&namespaces{network: "container:late"})
+		&namespaces{network: "container:late"}, nil)
 	if err != nil {
 		t.Fatalf("create with network container:<missing> = %v, want success", err)
 	}
@@ -159,7 +159,7 @@ func TestJoinedIPCNeedsAShareableDonor(t *testing.T) {
 	}
 	mustStart(t, e, donor)
 	id, err := e.add(dockerx.Container{Name: "m", Image: img, Labels: map[string]string{dockerx.LabelInstance: "i"}}, "create",
-		&namespaces{network: "container:private", ipc: "container:private"})
+		&namespaces{network: "container:private", ipc: "container:private"}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,0 +1,126 @@
+package dockerfake
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"sort"
+
+	"github.com/dockctl/dockctl/dockerx"
+)
+
+// HolderImageArch is the architecture the fake daemon reports: its holder
+// image is the one dockerx.Client would load on linux/amd64.
+const HolderImageArch = "amd64"
+
+// HolderImageRef returns the reference EnsureHolderImage gives the
+// instance: the real, fixed one (dockerx.BuildHolderImage on amd64).
+func HolderImageRef(instance string) string {
+	img, err := dockerx.BuildHolderImage(instance, HolderImageArch)
+	if err != nil {
+		return ""
+	}
+	return img.Ref
+}
+
+// EnsureHolderImage makes the instance's holder image present, with the
+// reference and ID the real client would give it, and returns its
+// reference. OnHolderImage, when set, can make it fail. Counted as
+// "image:holder".
+func (e *Engine) EnsureHolderImage(ctx context.Context, instance string) (string, error) {
+	e.mu.Lock()
+	e.calls["image:holder"]++
+	down := e.down
+	e.mu.Unlock()
+	if down {
+		return "", fmt.Errorf("holder image: %w", dockerx.ErrUnreachable)
+	}
+	if e.OnHolderImage != nil {
+		if err := e.OnHolderImage(instance); err != nil {
+			return "", err
+		}
+	}
+	img, err := dockerx.BuildHolderImage(instance, HolderImageArch)
+	if err != nil {
+		return "", err
+	}
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.helpers == nil {
+		e.helpers = map[string]dockerx.Image{}
+	}
+	e.images[img.Ref] = true
+	e.helpers[img.ID] = dockerx.Image{ID: img.ID, Tags: []string{img.Ref},
+		Labels: map[string]string{dockerx.LabelInstance: instance, dockerx.LabelRole: dockerx.RoleHelperImage}}
+	return img.Ref, nil
+}
+
+// ListHelperImages lists the instance's helper images, sorted by ID.
+// Counted as "image:list".
+func (e *Engine) ListHelperImages(ctx context.Context, instance string) ([]dockerx.Image, error) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	e.calls["image:list"]++
+	if e.down {
+		return nil, fmt.Errorf("list helper images: %w", dockerx.ErrUnreachable)
+	}
+	var out []dockerx.Image
+	for _, img := range e.helpers {
+		if img.Labels[dockerx.LabelInstance] == instance && img.Labels[dockerx.LabelRole] == dockerx.RoleHelperImage {
+			out = append(out, copyImage(img))
+		}
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].ID < out[j].ID })
+	return out, nil
+}
+
+// RemoveImage removes a helper image by ID, never forcing: while a
+// container that still exists (in any state) was created from it, the
+// error wraps ErrConflict, as Docker's 409. A missing image is success.
+// Counted as "image:remove".
+func (e *Engine) RemoveImage(ctx context.Context, id string) error {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	e.calls["image:remove"]++
+	if e.down {
+		return fmt.Errorf("remove image %s: %w", id, dockerx.ErrUnreachable)
+	}
+	img, ok := e.helpers[id]
+	if !ok {
+		return nil
+	}
+	var users []string
+	for cid, c := range e.containers {
+		if c.Image == id || slices.Contains(img.Tags, c.Image) {
+			users = append(users, short(cid))
+		}
+	}
+	if len(users) > 0 {
+		sort.Strings(users)
+		return fmt.Errorf("remove image %s: conflict: unable to delete (must be forced) - image is being used by container %v: %w", id, users, dockerx.ErrConflict)
+	}
+	delete(e.helpers, id)
+	for _, tag := range img.Tags {
+		delete(e.images, tag)
+	}
+	return nil
+}
+
+// HelperImages returns every helper image regardless of instance, sorted
+// by ID.
+func (e *Engine) HelperImages() []dockerx.Image {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	var out []dockerx.Image
+	for _, img := range e.helpers {
+		out = append(out, copyImage(img))
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].ID < out[j].ID })
+	return out
+}
+
+func copyImage(img dockerx.Image) dockerx.Image {
+	img.Tags = slices.Clone(img.Tags)
+	img.Labels = copyMap(img.Labels)
+	return img
+}
