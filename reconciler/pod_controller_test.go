@@ -49,7 +49,8 @@ func holderOf(cs []dockerx.Container) *dockerx.Container {
 // siblings; a pod whose holder is removed is replaced as a whole; scaling to
 // zero stops everything.
 func TestPodLifecycle(t *testing.T) {
-	h := newHarness(t, Options{})
+	// A short resync lets the sweep collect the helper image at the end.
+	h := newHarness(t, Options{ResyncPeriod: 50 * time.Millisecond})
 	h.apply(testPodDeployment("web", 1))
 	h.start()
 	state := func(cname, st string) func() bool {
@@ -65,6 +66,13 @@ func TestPodLifecycle(t *testing.T) {
 	})
 	if m := member(h.ours("web"), "seed"); m != nil {
 		t.Fatalf("seed created while migrate runs: %+v", m)
+	}
+	firstUID := holderOf(h.ours("web")).PodUID
+	if vs := h.engine.Volumes(); len(vs) != 1 || vs[0].PodUID != firstUID || vs[0].Role != dockerx.RoleEmptyDir {
+		t.Fatalf("volumes %+v, want the pod's one emptyDir", vs)
+	}
+	if imgs := h.engine.HelperImages(); len(imgs) != 1 {
+		t.Fatalf("helper images %+v, want the holder's", imgs)
 	}
 	if err := h.engine.Exit(member(h.ours("web"), "migrate").ID, 0); err != nil {
 		t.Fatal(err)
@@ -143,8 +151,17 @@ func TestPodLifecycle(t *testing.T) {
 		return true
 	})
 
+	h.waitFor("the replaced pod's volume collected", func() bool {
+		vs := h.engine.Volumes()
+		return len(vs) == 1 && vs[0].PodUID != firstUID
+	})
+
 	h.apply(testPodDeployment("web", 0))
-	h.waitFor("scaled to zero", func() bool { return len(h.ours("web")) == 0 })
+	h.waitFor("scaled to zero, volumes collected", func() bool { return len(h.ours("web")) == 0 && len(h.engine.Volumes()) == 0 })
+	if err := h.store.Delete("web"); err != nil {
+		t.Fatal(err)
+	}
+	h.waitFor("helper image collected", func() bool { return len(h.engine.HelperImages()) == 0 })
 }
 
 // TestPodStopOrder scales a pod with a native sidecar to zero and checks
