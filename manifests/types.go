@@ -271,6 +271,21 @@ func NeedsHolder(ps *PodSpec) bool {
 // running beside the app containers, stopped after them.
 func (c *Container) IsSidecar() bool { return c.RestartPolicy == ContainerRestartPolicyAlways }
 
+// HostPort returns the first host port any container of the pod publishes
+// (0: none). It is the one home of the hostPort rule: a pod that publishes
+// one cannot run twice on one host — validation refuses more than one
+// replica, rollouts go without surge, `scale` refuses.
+func (ps *PodSpec) HostPort() int32 {
+	for _, c := range ps.AllContainers() {
+		for _, p := range c.Ports {
+			if p.HostPort != 0 {
+				return p.HostPort
+			}
+		}
+	}
+	return 0
+}
+
 // ContainerRestartPolicyAlways is the only restartPolicy an init container
 // may have.
 const ContainerRestartPolicyAlways = "Always"

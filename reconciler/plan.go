@@ -724,17 +724,7 @@ func resolveParams(d *manifests.Deployment) rolloutParams {
 // needsExclusiveHost reports whether two replicas of the template cannot run
 // side by side on one host: a published host port, or the host's network.
 func needsExclusiveHost(d *manifests.Deployment) bool {
-	if d.Spec.Template.Spec.HostNetwork {
-		return true
-	}
-	for _, c := range d.Spec.Template.Spec.AllContainers() {
-		for _, port := range c.Ports {
-			if port.HostPort != 0 {
-				return true
-			}
-		}
-	}
-	return false
+	return d.Spec.Template.Spec.HostNetwork || d.Spec.Template.Spec.HostPort() != 0
 }
 
 func hasRemoving(cs []dockerx.Container, hash string) bool {
