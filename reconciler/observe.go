@@ -181,6 +181,9 @@ type assessment struct {
 	refusal     failure
 	availableIn time.Duration
 	prober      struct{ missing bool }
+	// all is every container the per-container memory is kept for: the
+	// units and the containers of holder pods (observedPods.all).
+	all []dockerx.Container
 }
 
 // assess runs observe → plan for a live deployment. With a context (a
@@ -229,7 +232,8 @@ func (c *Controller) assess(ctx context.Context, rec *store.Record, observed []d
 	// one this sync begins would be: `get` shows it terminating, and a
 	// restarted controller resumes it instead of taking it for a replica.
 	recordInFlight(&a.state, a.in)
-	a.in.StartNotBefore = c.observeContainers(&a.state, o.all, a.ready, now)
+	a.all = o.all
+	a.in.StartNotBefore = c.observeContainers(&a.state, o.all, a.ready, o.completed, now)
 	a.in.Available, a.availableIn = availability(a.d, o.units, a.ready, a.state.Containers, c.opts.SettleTime, now)
 	settle := c.opts.SettleTime
 	a.state.Settle = &settle // for `dockctl get`, which has no controller options
@@ -256,7 +260,7 @@ func (a *assessment) standingFailure() failure {
 	if len(a.plan.Blocked) > 0 {
 		return failure{ReasonFailedCreate, strings.Join(a.plan.Blocked, "; ")}
 	}
-	return startFailure(a.state, a.in.Containers)
+	return startFailure(a.state, a.all)
 }
 
 // refused returns why the deployment may not be acted on — an unsafe

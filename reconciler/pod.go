@@ -232,6 +232,8 @@ type observedPods struct {
 	// ready holds the ready containers (by container ID) and the ready
 	// units (a holder pod by its unit ID: podReady).
 	ready map[string]bool
+	// completed holds the init containers (not sidecars) that exited 0.
+	completed map[string]bool
 }
 
 // judgePods groups the observed containers into pods and judges their
@@ -249,9 +251,20 @@ func judgePods(observed []dockerx.Container, states map[string]*containerState, 
 			o.all = append(o.all, c)
 		}
 	}
+	o.completed = map[string]bool{}
 	for key, p := range pods {
-		if podReady(p, templates(p.hash), o.ready) {
+		t := templates(p.hash)
+		if podReady(p, t, o.ready) {
 			o.ready[key] = true
+		}
+		if t == nil {
+			continue
+		}
+		for i := range t.Spec.InitContainers {
+			ic := &t.Spec.InitContainers[i]
+			if m := p.members[ic.Name]; m != nil && !ic.IsSidecar() && m.State == dockerx.StateExited && m.ExitCode == 0 {
+				o.completed[m.ID] = true
+			}
 		}
 	}
 	return o

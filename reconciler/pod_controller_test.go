@@ -284,3 +284,38 @@ func TestPodRollingUpdate(t *testing.T) {
 		t.Fatalf("peak of %d pods during the rollout, want at most 4", p)
 	}
 }
+
+// TestCompletedInitContainerIsNoCrash: an init container that exits 0 at
+// once did its job: it is no crash, shows no backoff, and counts no
+// restart, in the controller's memory as in `get containers`.
+func TestCompletedInitContainerIsNoCrash(t *testing.T) {
+	h := newHarness(t, Options{})
+	d := testPodDeployment("web", 1)
+	h.apply(d)
+	h.start()
+	for _, name := range []string{"migrate", "seed"} {
+		h.waitFor(name+" running", func() bool {
+			m := member(h.ours("web"), name)
+			return m != nil && m.State == dockerx.StateRunning
+		})
+		if err := h.engine.Exit(member(h.ours("web"), name).ID, 0); err != nil {
+			t.Fatal(err)
+		}
+	}
+	h.waitFor("app running", func() bool {
+		m := member(h.ours("web"), "app")
+		return m != nil && m.State == dockerx.StateRunning
+	})
+	rec, err := h.store.Get("web")
+	if err != nil {
+		t.Fatal(err)
+	}
+	st, _ := h.store.ReadStatus("web")
+	_, views := View(rec, st, h.ours("web"), time.Now())
+	for _, name := range []string{"migrate", "seed"} {
+		m := member(h.ours("web"), name)
+		if v := views[m.ID]; v.CrashLoopBackOff || v.Restarts != 0 {
+			t.Errorf("completed init container %s: %+v, want no backoff and no restart", name, v)
+		}
+	}
+}

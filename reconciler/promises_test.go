@@ -68,9 +68,9 @@ func TestCrashBackoffCapAndReset(t *testing.T) {
 		t.Helper()
 		recordStarts(&s, Plan{Ops: []Op{{Kind: OpStart, Reason: ReasonStopped, Cause: causeStopped, ContainerID: "c1"}}}, now)
 		now = now.Add(d)
-		notBefore := c.observeContainers(&s, exited, nil, now)
+		notBefore := c.observeContainers(&s, exited, nil, nil, now)
 		// A second look at the same exit must not count it again.
-		if again := c.observeContainers(&s, exited, nil, now); !again["c1"].Equal(notBefore["c1"]) {
+		if again := c.observeContainers(&s, exited, nil, nil, now); !again["c1"].Equal(notBefore["c1"]) {
 			t.Fatalf("the same exit counted twice: %v then %v", notBefore["c1"], again["c1"])
 		}
 		if notBefore["c1"].IsZero() {

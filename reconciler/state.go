@@ -499,7 +499,10 @@ func availability(d *manifests.Deployment, cs []dockerx.Container, ready map[str
 // reports: ready times, the exit that follows a start (crash-loop
 // accounting), and forgets containers that are gone. It returns the crash
 // backoff deadlines for the planner.
-func (c *Controller) observeContainers(s *deploymentState, cs []dockerx.Container, ready map[string]bool, now time.Time) map[string]time.Time {
+//
+// An init container that exited 0 (completed) did its job: its exit is no
+// crash.
+func (c *Controller) observeContainers(s *deploymentState, cs []dockerx.Container, ready, completed map[string]bool, now time.Time) map[string]time.Time {
 	live := map[string]bool{}
 	notBefore := map[string]time.Time{}
 	for _, ct := range cs {
@@ -526,7 +529,7 @@ func (c *Controller) observeContainers(s *deploymentState, cs []dockerx.Containe
 				notBefore[ct.ID] = cst.NotBefore // its start failed: backing off
 			}
 		}
-		if ct.State != dockerx.StateExited {
+		if ct.State != dockerx.StateExited || completed[ct.ID] {
 			continue
 		}
 		// A first exit is a crash too when the container had not run for

@@ -87,7 +87,7 @@ func TestFirstQuickExitIsACrash(t *testing.T) {
 	h := newHarness(t, Options{})
 	c := ctr("aaaa", 0, dockerx.StateExited, time.Second)
 	s := deploymentState{Containers: map[string]*containerState{}}
-	notBefore := h.ctrl.observeContainers(&s, []dockerx.Container{c}, map[string]bool{}, t0)
+	notBefore := h.ctrl.observeContainers(&s, []dockerx.Container{c}, map[string]bool{}, nil, t0)
 	if nb, ok := notBefore[c.ID]; !ok || !nb.After(t0) {
 		t.Fatalf("no backoff after a first exit 1s after creation: %v", notBefore)
 	}
@@ -101,7 +101,7 @@ func TestFirstQuickExitIsACrash(t *testing.T) {
 	}
 	// A long-lived container that exits is started again at once.
 	long := ctr("aaaa", 1, dockerx.StateExited, time.Hour)
-	if nb := h.ctrl.observeContainers(&s, []dockerx.Container{long}, map[string]bool{}, t0); !nb[long.ID].IsZero() {
+	if nb := h.ctrl.observeContainers(&s, []dockerx.Container{long}, map[string]bool{}, nil, t0); !nb[long.ID].IsZero() {
 		t.Fatalf("backoff %v for the first exit of a container that ran for an hour", nb[long.ID])
 	}
 }
