@@ -1,6 +1,7 @@
 package reconciler
 
 import (
+	"fmt"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -316,6 +317,34 @@ func TestCompletedInitContainerIsNoCrash(t *testing.T) {
 		m := member(h.ours("web"), name)
 		if v := views[m.ID]; v.CrashLoopBackOff || v.Restarts != 0 {
 			t.Errorf("completed init container %s: %+v, want no backoff and no restart", name, v)
+		}
+	}
+}
+
+// TestHolderStartFailureIsReported: a holder Docker refuses to start (its
+// host port taken, say) is retried with the crash backoff, reported as
+// ReplicaFailure naming it, and no member is created beside it.
+func TestHolderStartFailureIsReported(t *testing.T) {
+	h := newHarness(t, Options{})
+	var tries atomic.Int32
+	h.engine.OnStart = func(id string) error {
+		for _, c := range h.engine.Snapshot() {
+			if c.ID == id && c.Role == dockerx.RoleHolder {
+				tries.Add(1)
+				return fmt.Errorf("driver failed programming external connectivity: port is already allocated")
+			}
+		}
+		return nil
+	}
+	h.apply(testPodDeployment("web", 1))
+	h.start()
+	h.waitFor("ReplicaFailure naming the holder", func() bool {
+		return h.failureSays("web", "cannot start", "port is already allocated")
+	})
+	h.waitFor("the holder's start retried", func() bool { return tries.Load() >= 3 })
+	for _, c := range h.ours("web") {
+		if c.Role != dockerx.RoleHolder {
+			t.Fatalf("member %s created beside a holder that does not run", c.Name)
 		}
 	}
 }
