@@ -15,7 +15,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/docker/docker/api/types/build"
 	"github.com/docker/docker/api/types/container"
 	"github.com/docker/docker/api/types/filters"
 	"github.com/docker/docker/api/types/image"
@@ -45,14 +44,14 @@ func TestE2EPodHolderAndMembers(t *testing.T) {
 	suffix := randHex(t)
 	instance := "e2e-dockerx-pod-" + suffix
 	tag := "dockctl-dockerx-e2e:" + suffix
-	holderTag := "dockctl-dockerx-e2e-holder:" + suffix
-	// Cleanups run last-registered first: containers, then volumes, then
-	// the holder image, then the workload image it derives from.
+	// Cleanups run last-registered first: containers, then volumes and the
+	// holder image, then the workload image.
 	buildWorkloadImage(t, api, tag)
-	// Until the real holder image exists: the workload, listening where
-	// no member does, as the image's own entrypoint (a holder has no Cmd).
-	buildDerivedImage(t, api, tag, holderTag, `ENTRYPOINT ["/workload", "--listen", "127.0.0.1:0", "--message", "holder"]`)
 	t.Cleanup(func() { removeByInstance(t, api, instance) })
+	holderTag, err := c.EnsureHolderImage(ctx, instance)
+	if err != nil {
+		t.Fatal(err)
+	}
 
 	hostPort := freePort(t)
 	uid := randHex(t)
@@ -189,45 +188,8 @@ func TestE2EPodHolderAndMembers(t *testing.T) {
 	}
 }
 
-// buildDerivedImage builds tag FROM base with one more instruction, from
-// an in-memory context (no pull: base is local).
-func buildDerivedImage(t *testing.T, api *client.Client, base, tag, instruction string) {
-	t.Helper()
-	dockerfile := []byte("FROM " + base + "\n" + instruction + "\n")
-	var ctxTar bytes.Buffer
-	tw := tar.NewWriter(&ctxTar)
-	if err := tw.WriteHeader(&tar.Header{Name: "Dockerfile", Mode: 0o644, Size: int64(len(dockerfile))}); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := tw.Write(dockerfile); err != nil {
-		t.Fatal(err)
-	}
-	if err := tw.Close(); err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	defer cancel()
-	resp, err := api.ImageBuild(ctx, &ctxTar, build.ImageBuildOptions{
-		Tags: []string{tag}, Remove: true, ForceRemove: true, Labels: map[string]string{testLabel: "1"},
-	})
-	if err != nil {
-		t.Fatalf("image build %s: %v", tag, err)
-	}
-	defer resp.Body.Close()
-	if err := readPullStream(resp.Body); err != nil {
-		t.Fatalf("image build %s: %v", tag, err)
-	}
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-		defer cancel()
-		if _, err := api.ImageRemove(ctx, tag, image.RemoveOptions{Force: true, PruneChildren: true}); err != nil {
-			t.Logf("cleanup image %s: %v", tag, err)
-		}
-	})
-}
-
-// removeByInstance removes the containers, then the volumes, labelled with
-// the instance: what a failed test leaves behind.
+// removeByInstance removes the containers, then the volumes and images,
+// labelled with the instance: what a failed test leaves behind.
 func removeByInstance(t *testing.T, api *client.Client, instance string) {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
@@ -249,6 +211,16 @@ func removeByInstance(t *testing.T, api *client.Client, instance string) {
 	for _, v := range vols.Volumes {
 		if err := api.VolumeRemove(ctx, v.Name, false); err != nil {
 			t.Logf("cleanup remove volume %s: %v", v.Name, err)
+		}
+	}
+	imgs, err := api.ImageList(ctx, image.ListOptions{Filters: byInstance})
+	if err != nil {
+		t.Logf("cleanup list images: %v", err)
+		return
+	}
+	for _, img := range imgs {
+		if _, err := api.ImageRemove(ctx, img.ID, image.RemoveOptions{Force: true}); err != nil {
+			t.Logf("cleanup remove image %s: %v", img.ID, err)
 		}
 	}
 }

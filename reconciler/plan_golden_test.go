@@ -69,24 +69,28 @@ func TestPlanGolden(t *testing.T) {
 			in.Instance, in.Name, in.Hash, in.Now = "i", "web", H, t0
 			plan := ComputePlan(in)
 			checkOrder(t, plan)
-			got := plan.String()
-			path := filepath.Join("testdata", "plan-"+tt.name+".golden")
-			if *update {
-				if err := os.MkdirAll("testdata", 0o755); err != nil {
-					t.Fatal(err)
-				}
-				if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
-					t.Fatal(err)
-				}
-			}
-			want, err := os.ReadFile(path)
-			if err != nil {
-				t.Fatalf("%v (run with -update to create it)", err)
-			}
-			if got != string(want) {
-				t.Errorf("plan differs from %s (run with -update if intended):\ngot:\n%s\nwant:\n%s", path, got, want)
-			}
+			checkPlanGolden(t, tt.name, plan)
 		})
+	}
+}
+
+// checkPlanGolden compares a rendered plan with testdata/plan-NAME.golden
+// (-update rewrites it).
+func checkPlanGolden(t *testing.T, name string, plan Plan) {
+	t.Helper()
+	got := plan.String()
+	path := filepath.Join("testdata", "plan-"+name+".golden")
+	if *update {
+		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("%v (run with -update to create it)", err)
+	}
+	if got != string(want) {
+		t.Errorf("plan differs from %s (run with -update if intended):\ngot:\n%s\nwant:\n%s", path, got, want)
 	}
 }
 

@@ -1,8 +1,6 @@
 package reconciler
 
 import (
-	"os"
-	"path/filepath"
 	"slices"
 	"testing"
 	"time"
@@ -160,20 +158,7 @@ func TestPodPlanGolden(t *testing.T) {
 			plan := ComputePlan(in)
 			checkOrder(t, plan)
 			checkNeeds(t, plan)
-			got := plan.String()
-			path := filepath.Join("testdata", "plan-"+tt.name+".golden")
-			if *update {
-				if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
-					t.Fatal(err)
-				}
-			}
-			want, err := os.ReadFile(path)
-			if err != nil {
-				t.Fatalf("%v (run with -update to create it)", err)
-			}
-			if got != string(want) {
-				t.Errorf("plan differs from %s (run with -update if intended):\ngot:\n%s\nwant:\n%s", path, got, want)
-			}
+			checkPlanGolden(t, tt.name, plan)
 		})
 	}
 }
