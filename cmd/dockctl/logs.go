@@ -24,10 +24,9 @@ type logsOptions struct {
 func newLogsCommand(g *globalOptions) *cobra.Command {
 	o := &logsOptions{}
 	cmd := &cobra.Command{
-		Use: "logs deployment/NAME | pod/NAME | POD [CONTAINER] [-c CONTAINER | --all-containers] [-f] [--tail N]",
-		Short: "Print the logs of a pod's container, or of every replica of a deployment, " +
-			"each line prefixed with its container",
-		Args: cobra.RangeArgs(1, 2),
+		Use:   "logs deployment/NAME | pod/NAME | POD [CONTAINER] [-c CONTAINER | --all-containers] [-f] [--tail N]",
+		Short: "Print the logs of a pod's container, or of every replica of a deployment (each line prefixed with its container)",
+		Args:  cobra.RangeArgs(1, 2),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			kind, name, container, err := logsArgs(args)
 			if err != nil {
@@ -66,7 +65,7 @@ func newLogsCommand(g *globalOptions) *cobra.Command {
 	cmd.Flags().BoolVarP(&o.follow, "follow", "f", false, "stream new lines as they are written")
 	cmd.Flags().StringVar(&o.tail, "tail", "all", "lines from the end of each container's log (all or N)")
 	cmd.Flags().StringVarP(&o.container, "container", "c", "", "the container of the pod (its name in the template); "+
-		"default: the pod's only app container, or the one its kubectl.kubernetes.io/default-container annotation names")
+		"default: the one the pod's kubectl.kubernetes.io/default-container annotation names, else its only app container")
 	cmd.Flags().BoolVar(&o.allContainers, "all-containers", false, "every container of the pod, init containers first, each line prefixed with [pod/NAME/CONTAINER]")
 	return cmd
 }
