@@ -8,29 +8,47 @@ import (
 	"text/tabwriter"
 
 	"github.com/spf13/cobra"
+	corev1 "k8s.io/api/core/v1"
 
 	"github.com/dockctl/dockctl/manifests"
+	"github.com/dockctl/dockctl/reconciler"
 )
 
 func newDescribeCommand(g *globalOptions) *cobra.Command {
-	return deploymentCommand("describe deployment NAME", "Show a deployment's spec, status, conditions and containers", func(cmd *cobra.Command, name string) error {
-		snap, err := takeSnapshot(cmd.Context(), g)
-		if err != nil {
-			return err
-		}
-		for _, r := range snap.records {
-			if r.Name == name {
-				describe(cmd.OutOrStdout(), snap, snap.deploymentObject(r), snap.statuses[name] != nil)
+	return &cobra.Command{
+		Use:   "describe deployment NAME | describe pod NAME",
+		Short: "Show a deployment's spec, status, conditions and containers, or a pod's containers and their states",
+		Args:  cobra.RangeArgs(1, 2),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			kind, name, err := resourceArg(args, kindDeployment, kindPod)
+			if err != nil {
+				return err
+			}
+			snap, err := takeSnapshot(cmd.Context(), g)
+			if err != nil {
+				return err
+			}
+			if kind == kindPod {
+				e, err := snap.pod(name)
+				if err != nil {
+					return err
+				}
+				describePod(cmd.OutOrStdout(), snap, e)
 				return nil
 			}
-		}
-		return snap.missing(name)
-	})
+			for _, r := range snap.records {
+				if r.Name == name {
+					describe(cmd.OutOrStdout(), snap, snap.deploymentObject(r), snap.statuses[name] != nil)
+					return nil
+				}
+			}
+			return snap.missing(name)
+		},
+	}
 }
 
 func describe(w io.Writer, snap *snapshot, d *manifests.Deployment, haveStatus bool) {
 	st := d.Status
-	c := d.Container()
 	tw := tabwriter.NewWriter(w, 0, 8, 1, ' ', 0)
 	p := func(k, v string) { fmt.Fprintf(tw, "%s:\t%s\n", k, v) }
 	p("Name", d.Metadata.Name)
@@ -57,25 +75,19 @@ func describe(w io.Writer, snap *snapshot, d *manifests.Deployment, haveStatus b
 	p("Generation", fmt.Sprintf("%d (observed: %s)", d.Metadata.Generation, observed))
 	p("Template hash", manifests.TemplateHash(&d.Spec.Template))
 	tw.Flush()
-	fmt.Fprintf(w, "Pod Template:\n  Labels: %s\n  Container %s:\n", kv(d.Spec.Template.Metadata.Labels), c.Name)
-	fmt.Fprintf(w, "    Image:    %s (pull: %s)\n", c.Image, c.ImagePullPolicy)
-	if len(c.Command) > 0 {
-		fmt.Fprintf(w, "    Command:  %s\n", strings.Join(c.Command, " "))
-	}
-	if len(c.Args) > 0 {
-		fmt.Fprintf(w, "    Args:     %s\n", strings.Join(c.Args, " "))
-	}
-	for _, port := range c.Ports {
-		fmt.Fprintf(w, "    Port:     %d/%s", port.ContainerPort, port.Protocol)
-		if port.HostPort != 0 {
-			fmt.Fprintf(w, " (host %s:%d)", orDefault(port.HostIP, "0.0.0.0"), port.HostPort)
+	fmt.Fprintf(w, "Pod Template:\n  Labels: %s\n", kv(d.Spec.Template.Metadata.Labels))
+	// As kubectl's: the init containers (sidecars among them), then the
+	// app containers, each under its name.
+	for _, sec := range []struct {
+		title string
+		cs    []manifests.Container
+	}{{"Init Containers", d.Spec.Template.Spec.InitContainers}, {"Containers", d.Spec.Template.Spec.Containers}} {
+		if len(sec.cs) == 0 {
+			continue
 		}
-		fmt.Fprintln(w)
-	}
-	if len(c.Env) > 0 {
-		fmt.Fprintln(w, "    Environment:")
-		for _, e := range c.Env {
-			fmt.Fprintf(w, "      %s=%s\n", e.Name, e.Value)
+		fmt.Fprintf(w, "  %s:\n", sec.title)
+		for i := range sec.cs {
+			describeTemplateContainer(w, &sec.cs[i])
 		}
 	}
 	if len(st.Conditions) > 0 {
@@ -105,10 +117,208 @@ func describe(w io.Writer, snap *snapshot, d *manifests.Deployment, haveStatus b
 	ct.Flush()
 }
 
+// describeTemplateContainer prints one container of a pod template.
+func describeTemplateContainer(w io.Writer, c *manifests.Container) {
+	fmt.Fprintf(w, "   %s:\n", c.Name)
+	fmt.Fprintf(w, "    Image:    %s (pull: %s)\n", c.Image, c.ImagePullPolicy)
+	if c.IsSidecar() {
+		fmt.Fprintf(w, "    Restart:  %s (sidecar)\n", c.RestartPolicy)
+	}
+	if len(c.Command) > 0 {
+		fmt.Fprintf(w, "    Command:  %s\n", strings.Join(c.Command, " "))
+	}
+	if len(c.Args) > 0 {
+		fmt.Fprintf(w, "    Args:     %s\n", strings.Join(c.Args, " "))
+	}
+	for _, port := range c.Ports {
+		fmt.Fprintf(w, "    Port:     %s\n", portString(port))
+	}
+	if len(c.Env) > 0 {
+		fmt.Fprintln(w, "    Environment:")
+		for _, e := range c.Env {
+			fmt.Fprintf(w, "      %s=%s\n", e.Name, e.Value)
+		}
+	}
+	if len(c.VolumeMounts) > 0 {
+		fmt.Fprintln(w, "    Mounts:")
+		for _, m := range c.VolumeMounts {
+			fmt.Fprintf(w, "      %s\n", mountString(m))
+		}
+	}
+}
+
+// portString words a template port as describe shows it.
+func portString(p manifests.ContainerPort) string {
+	s := fmt.Sprintf("%d/%s", p.ContainerPort, p.Protocol)
+	if p.HostPort != 0 {
+		s += fmt.Sprintf(" (host %s:%d)", orDefault(p.HostIP, "0.0.0.0"), p.HostPort)
+	}
+	return s
+}
+
+// mountString words a volume mount as kubectl's describe does.
+func mountString(m manifests.VolumeMount) string {
+	mode := "rw"
+	if m.ReadOnly {
+		mode = "ro"
+	}
+	return fmt.Sprintf("%s from %s (%s)", m.MountPath, m.Name, mode)
+}
+
+// describePod prints a pod as kubectl's describe does: who it is, then
+// each init container and app container with its state, then its
+// conditions.
+func describePod(w io.Writer, snap *snapshot, e podEntry) {
+	tw := tabwriter.NewWriter(w, 0, 8, 2, ' ', 0)
+	p := func(indent int, k, v string) { fmt.Fprintf(tw, "%s%s:\t%s\n", strings.Repeat(" ", indent), k, v) }
+	p(0, "Name", e.Name)
+	p(0, "Instance", snap.instance)
+	dep := e.Deployment
+	switch {
+	case e.orphan:
+		dep += " (unknown to this instance: an orphan)"
+	case e.deleted:
+		dep += " (deleted)"
+	}
+	p(0, "Deployment", orNone(dep))
+	revision := orNone(e.Hash)
+	if r := e.rec.Revision(e.Hash); r != nil {
+		revision = fmt.Sprintf("%d (%s)", r.Number, e.Hash)
+	}
+	p(0, "Revision", revision)
+	p(0, "Start Time", e.Created.Format("Mon, 02 Jan 2006 15:04:05 -0700"))
+	multi := func(k string, m map[string]string) {
+		if len(m) == 0 {
+			p(0, k, "<none>")
+			return
+		}
+		for i, kv := range pairs(m) {
+			if i == 0 {
+				p(0, k, kv)
+			} else {
+				fmt.Fprintf(tw, "\t%s\n", kv)
+			}
+		}
+	}
+	multi("Labels", e.labels())
+	multi("Annotations", e.annotations())
+	status := string(e.phase())
+	if e.Status != status {
+		status += " (" + e.statusWord() + ")"
+	}
+	p(0, "Status", status)
+	if h := e.Holder; h != nil {
+		p(0, "Holder", fmt.Sprintf("%s (%s, %s)", h.Name, shortID(h.ID), containerStatus(*h)))
+	} else if e.hasHolder() {
+		p(0, "Holder", "<none>: gone, the pod is replaced")
+	}
+	for _, sec := range []struct {
+		title string
+		init  bool
+	}{{"Init Containers", true}, {"Containers", false}} {
+		first := true
+		for _, pc := range e.Containers {
+			if pc.Init != sec.init {
+				continue
+			}
+			if first {
+				fmt.Fprintf(tw, "%s:\n", sec.title)
+				first = false
+			}
+			describePodContainer(tw, &e, pc)
+		}
+	}
+	fmt.Fprintln(tw, "Conditions:")
+	fmt.Fprintln(tw, "  Type\tStatus")
+	for _, c := range e.conditions() {
+		fmt.Fprintf(tw, "  %s\t%s\n", c.Type, c.Status)
+	}
+	tw.Flush()
+}
+
+// describePodContainer prints one container of a pod: its Docker identity,
+// image, state (and last state), readiness and restarts.
+func describePodContainer(tw io.Writer, e *podEntry, pc reconciler.PodContainer) {
+	p := func(indent int, k, v string) { fmt.Fprintf(tw, "%s%s:\t%s\n", strings.Repeat(" ", indent), k, v) }
+	fmt.Fprintf(tw, "  %s:\n", containerName(pc))
+	tc := e.templateContainer(pc)
+	c := pc.Container
+	if c != nil {
+		p(4, "Container ID", shortID(c.ID))
+		p(4, "Container", c.Name)
+	} else {
+		p(4, "Container ID", "<none>")
+	}
+	image := ""
+	if tc != nil {
+		image = tc.Image
+	} else if c != nil {
+		image = c.Image
+	}
+	p(4, "Image", orNone(image))
+	if pc.Sidecar {
+		p(4, "Restart Policy", manifests.ContainerRestartPolicyAlways)
+	}
+	if tc != nil {
+		for i, port := range tc.Ports {
+			if i == 0 {
+				p(4, "Port", portString(port))
+			} else {
+				fmt.Fprintf(tw, "\t%s\n", portString(port))
+			}
+		}
+	}
+	state, last := e.containerState(pc)
+	describeState(tw, "State", state)
+	if last.Terminated != nil {
+		describeState(tw, "Last State", last)
+	}
+	p(4, "Ready", boolWord(containerReady(pc)))
+	p(4, "Restart Count", fmt.Sprint(pc.View.Restarts))
+	if tc != nil {
+		for i, m := range tc.VolumeMounts {
+			if i == 0 {
+				p(4, "Mounts", mountString(m))
+			} else {
+				fmt.Fprintf(tw, "\t%s\n", mountString(m))
+			}
+		}
+	}
+}
+
+// describeState prints a container state as kubectl's describe does: the
+// state's name, then its reason and exit code, indented.
+func describeState(tw io.Writer, title string, s corev1.ContainerState) {
+	p := func(indent int, k, v string) { fmt.Fprintf(tw, "%s%s:\t%s\n", strings.Repeat(" ", indent), k, v) }
+	switch {
+	case s.Running != nil:
+		p(4, title, "Running")
+	case s.Waiting != nil:
+		p(4, title, "Waiting")
+		p(6, "Reason", s.Waiting.Reason)
+	case s.Terminated != nil:
+		p(4, title, "Terminated")
+		p(6, "Reason", s.Terminated.Reason)
+		p(6, "Exit Code", fmt.Sprint(s.Terminated.ExitCode))
+	}
+}
+
+func boolWord(b bool) string {
+	if b {
+		return "True"
+	}
+	return "False"
+}
+
 func kv(m map[string]string) string {
 	if len(m) == 0 {
 		return "<none>"
 	}
+	return strings.Join(pairs(m), ",")
+}
+
+// pairs lists a map's KEY=VALUE pairs, sorted by key.
+func pairs(m map[string]string) []string {
 	keys := make([]string, 0, len(m))
 	for k := range m {
 		keys = append(keys, k)
@@ -118,7 +328,7 @@ func kv(m map[string]string) string {
 	for i, k := range keys {
 		parts[i] = k + "=" + m[k]
 	}
-	return strings.Join(parts, ",")
+	return parts
 }
 
 func orDefault(s, def string) string {

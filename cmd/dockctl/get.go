@@ -10,6 +10,7 @@ import (
 	"github.com/spf13/cobra"
 	"k8s.io/apimachinery/pkg/labels"
 
+	"github.com/dockctl/dockctl/manifests"
 	"github.com/dockctl/dockctl/store"
 )
 
@@ -21,8 +22,8 @@ type getOptions struct {
 func newGetCommand(g *globalOptions) *cobra.Command {
 	o := &getOptions{}
 	cmd := &cobra.Command{
-		Use:   "get deployments [NAME] [-l SELECTOR] | get containers [NAME] [-l SELECTOR]",
-		Short: "List deployments or containers with their live status",
+		Use:   "get deployments [NAME] [-l SELECTOR] | get pods [NAME] [-l SELECTOR] | get containers [NAME] [-l SELECTOR]",
+		Short: "List deployments, pods or containers with their live status",
 		Args:  cobra.RangeArgs(1, 2),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if o.selector != "" && (len(args) == 2 || strings.Contains(args[0], "/")) {
@@ -35,6 +36,12 @@ func newGetCommand(g *globalOptions) *cobra.Command {
 					name = args[1]
 				}
 				return getDeployments(cmd, g, o, name)
+			case "pods", "pod", "po":
+				name := ""
+				if len(args) == 2 {
+					name = args[1]
+				}
+				return getPods(cmd, g, o, name)
 			case "containers", "container":
 				name := ""
 				if len(args) == 2 {
@@ -43,18 +50,21 @@ func newGetCommand(g *globalOptions) *cobra.Command {
 				return getContainers(cmd, g, o, name)
 			}
 			if kind, name, ok := strings.Cut(args[0], "/"); ok && len(args) == 1 {
-				switch kind {
-				case "deployment", "deployments", "deploy":
+				switch kindAliases[kind] {
+				case kindDeployment:
 					return getDeployments(cmd, g, o, name)
+				case kindPod:
+					return getPods(cmd, g, o, name)
 				}
 			}
-			return fmt.Errorf("unknown resource %q: expected deployments or containers", args[0])
+			return fmt.Errorf("unknown resource %q: expected deployments, pods or containers", args[0])
 		},
 	}
-	cmd.Flags().StringVarP(&o.output, "output", "o", "table", "output format: table|wide|json|yaml")
+	cmd.Flags().StringVarP(&o.output, "output", "o", "table", "output format: table|wide|json|yaml (pods also name)")
 	// A plain string, not a slice: "app in (a,b)" must not be split on its comma.
 	cmd.Flags().StringVarP(&o.selector, "selector", "l", "", "label selector (=, ==, !=, in, notin, KEY, !KEY): deployments by their metadata.labels, "+
-		"containers by their labels (deployment=NAME is short for io.dockctl.deployment=NAME, revision=HASH for io.dockctl.template-hash=HASH)")
+		"pods by their template's labels, containers by their labels (for pods and containers deployment=NAME is short for "+
+		"io.dockctl.deployment=NAME, revision=HASH for io.dockctl.template-hash=HASH)")
 	return cmd
 }
 
@@ -110,7 +120,7 @@ func renderDeployments(out io.Writer, snap *snapshot, recs []*store.Record, outp
 						observed += " (stale?)"
 					}
 				}
-				line += fmt.Sprintf("\t%s\t%s\t%d\t%s", d.Container().Image, shortHash(d), r.Generation, observed)
+				line += fmt.Sprintf("\t%s\t%s\t%d\t%s", images(d), shortHash(d), r.Generation, observed)
 			}
 			fmt.Fprintln(tw, line)
 		}
@@ -119,6 +129,85 @@ func renderDeployments(out io.Writer, snap *snapshot, recs []*store.Record, outp
 		items := make([]any, 0, len(recs))
 		for _, r := range recs {
 			items = append(items, snap.deploymentObject(r))
+		}
+		return printObjects(out, output, items, single)
+	}
+}
+
+// images lists the images of a deployment's app containers, as kubectl's
+// IMAGES column does.
+func images(d *manifests.Deployment) string {
+	var out []string
+	for _, c := range d.Spec.Template.Spec.Containers {
+		out = append(out, c.Image)
+	}
+	return strings.Join(out, ",")
+}
+
+func getPods(cmd *cobra.Command, g *globalOptions, o *getOptions, name string) error {
+	sel, err := parseContainerSelector(o.selector)
+	if err != nil {
+		return err
+	}
+	switch o.output {
+	case "", "table", "wide", "json", "yaml", "name":
+	default:
+		return fmt.Errorf("unknown output format %q (table, wide, json, yaml, name)", o.output)
+	}
+	snap, err := takeSnapshot(cmd.Context(), g)
+	if err != nil {
+		return err
+	}
+	for _, err := range snap.recordErrs {
+		fmt.Fprintln(cmd.ErrOrStderr(), "warning:", err)
+	}
+	var pods []podEntry
+	for _, e := range snap.allPods() {
+		if (name == "" || e.Name == name) && sel.Matches(labels.Set(e.labels())) {
+			pods = append(pods, e)
+		}
+	}
+	if name != "" && len(pods) == 0 {
+		return fmt.Errorf("pod %q not found in instance %q", name, g.instance)
+	}
+	if len(pods) == 0 && (o.output == "table" || o.output == "wide" || o.output == "") {
+		fmt.Fprintf(cmd.ErrOrStderr(), "No pods found in instance %q.\n", g.instance)
+		return nil
+	}
+	return renderPods(cmd.OutOrStdout(), snap, pods, o.output, name != "")
+}
+
+// renderPods prints pods in one of the output formats (golden-tested): the
+// table as kubectl's, -o wide with the deployment, revision and app
+// containers, -o json|yaml as v1 Pods, -o name as pod/NAME.
+func renderPods(out io.Writer, snap *snapshot, pods []podEntry, output string, single bool) error {
+	switch output {
+	case "table", "wide", "":
+		tw := tabwriter.NewWriter(out, 0, 8, 3, ' ', 0)
+		header := "NAME\tREADY\tSTATUS\tRESTARTS\tAGE"
+		if output == "wide" {
+			header += "\tDEPLOYMENT\tREVISION\tCONTAINERS"
+		}
+		fmt.Fprintln(tw, header)
+		for _, e := range pods {
+			line := fmt.Sprintf("%s\t%d/%d\t%s\t%d\t%s", e.Name, e.Ready, e.Total, e.statusWord(), e.Restarts, age(snap.now.Sub(e.Created)))
+			if output == "wide" {
+				line += fmt.Sprintf("\t%s\t%s\t%s", orNone(e.Deployment), orNone(e.Hash), joinOrNone(e.appContainerNames()))
+			}
+			fmt.Fprintln(tw, line)
+		}
+		return tw.Flush()
+	case "name":
+		for _, e := range pods {
+			if _, err := fmt.Fprintf(out, "pod/%s\n", e.Name); err != nil {
+				return err
+			}
+		}
+		return nil
+	default:
+		items := make([]any, 0, len(pods))
+		for i := range pods {
+			items = append(items, pods[i].podObject())
 		}
 		return printObjects(out, output, items, single)
 	}
@@ -161,7 +250,7 @@ func renderContainers(out io.Writer, snap *snapshot, objs []containerObject, out
 		tw := tabwriter.NewWriter(out, 0, 8, 3, ' ', 0)
 		header := "NAME\tREADY\tSTATUS\tRESTARTS\tAGE"
 		if output == "wide" {
-			header += "\tDEPLOYMENT\tREVISION\tIMAGE\tPORTS"
+			header += "\tPOD\tDEPLOYMENT\tREVISION\tIMAGE\tPORTS"
 		}
 		fmt.Fprintln(tw, header)
 		for _, obj := range objs {
@@ -179,7 +268,7 @@ func renderContainers(out io.Writer, snap *snapshot, objs []containerObject, out
 				if ports == "" {
 					ports = "<none>"
 				}
-				line += fmt.Sprintf("\t%s\t%s\t%s\t%s", orNone(obj.Deployment), orNone(obj.TemplateHash), obj.Image, ports)
+				line += fmt.Sprintf("\t%s\t%s\t%s\t%s\t%s", orNone(obj.Pod), orNone(obj.Deployment), orNone(obj.TemplateHash), obj.Image, ports)
 			}
 			fmt.Fprintln(tw, line)
 		}

@@ -2,80 +2,284 @@ package main
 
 import (
 	"bufio"
+	"context"
+	"errors"
 	"fmt"
 	"io"
-	"sort"
 	"strings"
 	"sync"
 
 	"github.com/spf13/cobra"
+
+	"github.com/dockctl/dockctl/reconciler"
 )
 
+type logsOptions struct {
+	follow        bool
+	tail          string
+	container     string
+	allContainers bool
+}
+
 func newLogsCommand(g *globalOptions) *cobra.Command {
-	var (
-		follow bool
-		tail   string
-	)
-	cmd := deploymentCommand("logs deployment/NAME [-f] [--tail N]", "Print the logs of every replica, each line prefixed with its container", func(cmd *cobra.Command, name string) error {
-		ctx := cmd.Context()
-		cli, err := g.docker(ctx)
-		if err != nil {
-			return err
-		}
-		defer cli.Close()
-		cs, err := cli.ListContainers(ctx, g.instance)
-		if err != nil {
-			return err
-		}
-		var ids, names []string
-		for _, c := range cs {
-			if c.Deployment == name {
-				ids = append(ids, c.ID)
-				names = append(names, c.Name)
-			}
-		}
-		if len(ids) == 0 {
-			return fmt.Errorf("deployment %q has no containers in instance %q", name, g.instance)
-		}
-		sort.Sort(byName{ids, names})
-		out := &lockedWriter{w: cmd.OutOrStdout()}
-		var wg sync.WaitGroup
-		errs := make([]error, len(ids))
-		for i := range ids {
-			rc, err := cli.Logs(ctx, ids[i], follow, tail)
+	o := &logsOptions{}
+	cmd := &cobra.Command{
+		Use:   "logs deployment/NAME | pod/NAME | POD [CONTAINER] [-c CONTAINER | --all-containers] [-f] [--tail N]",
+		Short: "Print the logs of a pod's container, or of every replica of a deployment (each line prefixed with its container)",
+		Args:  cobra.RangeArgs(1, 2),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			kind, name, container, err := logsArgs(args)
 			if err != nil {
-				return fmt.Errorf("logs %s: %w", names[i], err)
+				return err
 			}
-			wg.Add(1)
-			go func(i int, rc io.ReadCloser) {
-				defer wg.Done()
-				defer rc.Close()
-				errs[i] = prefixLines(out, rc, "["+names[i]+"] ")
-			}(i, rc)
+			if container != "" {
+				if o.container != "" && o.container != container {
+					return fmt.Errorf("container %q given twice: as an argument and with -c %q", container, o.container)
+				}
+				o.container = container
+			}
+			if o.allContainers && o.container != "" {
+				return fmt.Errorf("--all-containers cannot be given with a container name (-c)")
+			}
+			ctx := cmd.Context()
+			st, err := g.readStore()
+			if err != nil {
+				return err
+			}
+			cli, err := g.docker(ctx)
+			if err != nil {
+				return err
+			}
+			defer cli.Close()
+			snap, err := takeSnapshotWith(ctx, g, st, cli)
+			if err != nil {
+				return err
+			}
+			streams, err := logStreams(snap, kind, name, o)
+			if err != nil {
+				return err
+			}
+			return printLogs(ctx, cli, streams, o, cmd.OutOrStdout())
+		},
+	}
+	cmd.Flags().BoolVarP(&o.follow, "follow", "f", false, "stream new lines as they are written")
+	cmd.Flags().StringVar(&o.tail, "tail", "all", "lines from the end of each container's log (all or N)")
+	cmd.Flags().StringVarP(&o.container, "container", "c", "", "the container of the pod (its name in the template); "+
+		"default: the one the pod's kubectl.kubernetes.io/default-container annotation names, else its only app container")
+	cmd.Flags().BoolVar(&o.allContainers, "all-containers", false, "every container of the pod, init containers first, each line prefixed with [pod/NAME/CONTAINER]")
+	return cmd
+}
+
+// logsArgs reads `deployment NAME`, `deployment/NAME`, `pod NAME`,
+// `pod/NAME`, and kubectl's `POD [CONTAINER]`.
+func logsArgs(args []string) (kind, name, container string, err error) {
+	if !strings.Contains(args[0], "/") && kindAliases[args[0]] == "" {
+		if len(args) == 2 {
+			container = args[1]
 		}
-		wg.Wait()
-		for _, err := range errs {
-			if err != nil && ctx.Err() == nil {
+		return kindPod, args[0], container, nil
+	}
+	kind, name, err = resourceArg(args, kindDeployment, kindPod)
+	return kind, name, "", err
+}
+
+// logStream is one container's log to print.
+type logStream struct {
+	id, name string // Docker's ID and name of the container
+	prefix   string // put before each line ("" for none)
+}
+
+// logStreams picks the containers whose logs `logs` prints: of one pod or
+// of every pod of a deployment, the container -c names (or the pod's
+// default one), or with --all-containers every container that exists, init
+// containers first. A holder is never one of them: it logs nothing.
+// Prefixes: [pod/NAME/CONTAINER] with --all-containers (kubectl's
+// --prefix), [container] for a deployment's replicas, none for one
+// container of one pod.
+func logStreams(snap *snapshot, kind, name string, o *logsOptions) ([]logStream, error) {
+	var pods []podEntry
+	if kind == kindPod {
+		e, err := snap.pod(name)
+		if err != nil {
+			return nil, err
+		}
+		pods = []podEntry{e}
+	} else {
+		for _, e := range snap.allPods() {
+			if e.Deployment == name {
+				pods = append(pods, e)
+			}
+		}
+		if len(pods) == 0 {
+			return nil, fmt.Errorf("deployment %q has no containers in instance %q", name, snap.instance)
+		}
+	}
+	var out []logStream
+	if o.allContainers {
+		for _, e := range pods {
+			for _, pc := range e.Containers {
+				if c := pc.Container; c != nil {
+					out = append(out, logStream{id: c.ID, name: c.Name, prefix: "[pod/" + e.Name + "/" + containerName(pc) + "] "})
+				}
+			}
+		}
+		if len(out) == 0 {
+			return nil, fmt.Errorf("%s %q has no container created yet", kind, name)
+		}
+		return out, nil
+	}
+	var skipped error
+	for _, e := range pods {
+		pc, err := pickContainer(e, o.container)
+		switch {
+		case errors.Is(err, errContainerNotFound) && kind == kindDeployment:
+			// A replica of another revision may lack it: the others say.
+			skipped = firstErr(skipped, err)
+			continue
+		case err != nil:
+			return nil, err
+		}
+		c := pc.Container
+		if c == nil {
+			state, _ := e.containerState(pc)
+			err := fmt.Errorf("container %q in pod %q is waiting to start: %s", containerName(pc), e.Name, state.Waiting.Reason)
+			if kind == kindDeployment {
+				skipped = firstErr(skipped, err)
+				continue
+			}
+			return nil, err
+		}
+		prefix := ""
+		if kind == kindDeployment {
+			prefix = "[" + c.Name + "] "
+		}
+		out = append(out, logStream{id: c.ID, name: c.Name, prefix: prefix})
+	}
+	if len(out) == 0 {
+		return nil, skipped
+	}
+	return out, nil
+}
+
+// firstErr keeps the first of the errors met.
+func firstErr(a, b error) error {
+	if a != nil {
+		return a
+	}
+	return b
+}
+
+// errContainerNotFound is a -c naming no container of the pod.
+var errContainerNotFound = errors.New("container not found")
+
+// pickContainer chooses the container of a pod whose log `logs` prints, as
+// kubectl does: the named one; else the one the pod's
+// kubectl.kubernetes.io/default-container annotation names; else its only
+// app container; else it is an error listing the choices.
+func pickContainer(e podEntry, name string) (reconciler.PodContainer, error) {
+	find := func(n string) (reconciler.PodContainer, bool) {
+		for _, pc := range e.Containers {
+			if containerName(pc) == n {
+				return pc, true
+			}
+		}
+		return reconciler.PodContainer{}, false
+	}
+	if name != "" {
+		if pc, ok := find(name); ok {
+			return pc, nil
+		}
+		return reconciler.PodContainer{}, fmt.Errorf("%w: no container %q in pod %q (it has: %s)", errContainerNotFound, name, e.Name, strings.Join(allNames(e), ", "))
+	}
+	if def := e.annotations()[AnnotationDefaultContainer]; def != "" {
+		if pc, ok := find(def); ok {
+			return pc, nil
+		}
+	}
+	var apps, inits []string
+	var app reconciler.PodContainer
+	for _, pc := range e.Containers {
+		if pc.Init {
+			inits = append(inits, containerName(pc))
+			continue
+		}
+		apps = append(apps, containerName(pc))
+		app = pc
+	}
+	if len(apps) == 1 {
+		return app, nil
+	}
+	msg := fmt.Sprintf("a container name must be specified for pod %s, choose one of: [%s]", e.Name, strings.Join(apps, " "))
+	if len(inits) > 0 {
+		msg += fmt.Sprintf(" or one of the init containers: [%s]", strings.Join(inits, " "))
+	}
+	return reconciler.PodContainer{}, errors.New(msg)
+}
+
+// allNames lists a pod's container names, init containers first.
+func allNames(e podEntry) []string {
+	out := make([]string, 0, len(e.Containers))
+	for _, pc := range e.Containers {
+		out = append(out, containerName(pc))
+	}
+	return out
+}
+
+// logSource is what printLogs needs of Docker.
+type logSource interface {
+	Logs(ctx context.Context, id string, follow bool, tail string) (io.ReadCloser, error)
+}
+
+// printLogs prints the streams' logs. Without -f one after the other, in
+// order, as kubectl prints a pod's containers; with -f all at once, lines
+// interleaved but each whole.
+func printLogs(ctx context.Context, cli logSource, streams []logStream, o *logsOptions, w io.Writer) error {
+	out := &lockedWriter{w: w}
+	if !o.follow {
+		for _, s := range streams {
+			rc, err := cli.Logs(ctx, s.id, false, o.tail)
+			if err != nil {
+				return fmt.Errorf("logs %s: %w", s.name, err)
+			}
+			err = prefixLines(out, rc, s.prefix)
+			rc.Close()
+			if err != nil {
 				return err
 			}
 		}
 		return nil
-	})
-	cmd.Flags().BoolVarP(&follow, "follow", "f", false, "stream new lines as they are written")
-	cmd.Flags().StringVar(&tail, "tail", "all", "lines from the end of each replica's log (all or N)")
-	return cmd
+	}
+	rcs := make([]io.ReadCloser, 0, len(streams))
+	for _, s := range streams {
+		rc, err := cli.Logs(ctx, s.id, true, o.tail)
+		if err != nil {
+			for _, rc := range rcs {
+				rc.Close()
+			}
+			return fmt.Errorf("logs %s: %w", s.name, err)
+		}
+		rcs = append(rcs, rc)
+	}
+	var wg sync.WaitGroup
+	errs := make([]error, len(streams))
+	for i, rc := range rcs {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			defer rc.Close()
+			errs[i] = prefixLines(out, rc, streams[i].prefix)
+		}()
+	}
+	wg.Wait()
+	for _, err := range errs {
+		if err != nil && ctx.Err() == nil {
+			return err
+		}
+	}
+	return nil
 }
 
-type byName struct{ ids, names []string }
-
-func (b byName) Len() int           { return len(b.ids) }
-func (b byName) Less(i, j int) bool { return b.names[i] < b.names[j] }
-func (b byName) Swap(i, j int) {
-	b.ids[i], b.ids[j] = b.ids[j], b.ids[i]
-	b.names[i], b.names[j] = b.names[j], b.names[i]
-}
-
-// lockedWriter keeps lines from different replicas whole.
+// lockedWriter keeps lines from different containers whole.
 type lockedWriter struct {
 	mu sync.Mutex
 	w  io.Writer

@@ -100,13 +100,18 @@ func newDeleteCommand(g *globalOptions) *cobra.Command {
 // hostPortConflict refuses what apply's validation refuses, for the commands
 // that change a stored deployment without a manifest (scale, rollout undo):
 // each replica would need the same host port, and only one can bind it.
+// Every container of the pod counts, init containers and sidecars too: the
+// pod publishes the ports of all of them.
 func hostPortConflict(d *manifests.Deployment) error {
 	if d.Replicas() <= 1 {
 		return nil
 	}
-	for _, p := range d.Container().Ports {
-		if p.HostPort != 0 {
-			return fmt.Errorf("deployment %s publishes hostPort %d: it cannot run more than one replica (it has %d)", d.Metadata.Name, p.HostPort, d.Replicas())
+	for _, c := range d.Spec.Template.Spec.AllContainers() {
+		for _, p := range c.Ports {
+			if p.HostPort != 0 {
+				return fmt.Errorf("deployment %s publishes hostPort %d (container %s): it cannot run more than one replica (it has %d)",
+					d.Metadata.Name, p.HostPort, c.Name, d.Replicas())
+			}
 		}
 	}
 	return nil

@@ -135,23 +135,54 @@ func (g *globalOptions) updateDeployment(name string, fn func(*store.Record, *ma
 // deploymentArg accepts "deployment NAME", "deployment/NAME" and the short
 // forms kubectl accepts ("deploy", "deployments").
 func deploymentArg(args []string) (string, error) {
-	isKind := func(s string) bool {
-		switch s {
-		case "deployment", "deployments", "deploy":
-			return true
+	_, name, err := resourceArg(args, kindDeployment)
+	return name, err
+}
+
+// Resource kinds the commands name, and the forms kubectl accepts for them.
+const (
+	kindDeployment = "deployment"
+	kindPod        = "pod"
+)
+
+var kindAliases = map[string]string{
+	"deployment": kindDeployment, "deployments": kindDeployment, "deploy": kindDeployment,
+	"pod": kindPod, "pods": kindPod, "po": kindPod,
+}
+
+// resourceArg accepts "KIND NAME" and "KIND/NAME" for one of kinds (in any
+// of kubectl's spellings, kindAliases) and returns the kind, normalized,
+// and the name.
+func resourceArg(args []string, kinds ...string) (kind, name string, err error) {
+	isKind := func(s string) (string, bool) {
+		k := kindAliases[s]
+		for _, want := range kinds {
+			if k == want {
+				return k, true
+			}
 		}
-		return false
+		return "", false
+	}
+	forms := make([]string, 0, 2*len(kinds))
+	for _, k := range kinds {
+		forms = append(forms, "`"+k+" NAME`", "`"+k+"/NAME`")
 	}
 	switch {
 	case len(args) == 1 && strings.Contains(args[0], "/"):
-		kind, name, _ := strings.Cut(args[0], "/")
-		if !isKind(kind) || name == "" {
-			return "", fmt.Errorf("expected deployment/NAME, got %q", args[0])
+		k, n, _ := strings.Cut(args[0], "/")
+		kind, ok := isKind(k)
+		if !ok || n == "" {
+			slashed := make([]string, len(kinds))
+			for i, k := range kinds {
+				slashed[i] = k + "/NAME"
+			}
+			return "", "", fmt.Errorf("expected %s, got %q", strings.Join(slashed, " or "), args[0])
 		}
-		return name, nil
-	case len(args) == 2 && isKind(args[0]):
-		return args[1], nil
-	default:
-		return "", fmt.Errorf("expected `deployment NAME` or `deployment/NAME`")
+		return kind, n, nil
+	case len(args) == 2:
+		if kind, ok := isKind(args[0]); ok {
+			return kind, args[1], nil
+		}
 	}
+	return "", "", fmt.Errorf("expected %s", strings.Join(forms, " or "))
 }

@@ -26,6 +26,9 @@ type snapshot struct {
 	containers []dockerx.Container
 	recordErrs []error
 	tombstones map[string]bool
+	// deleted holds the tombstones' records (their last template), for
+	// showing the pods being removed.
+	deleted map[string]*store.Record
 	// unreadable are deployments whose record exists but cannot be read:
 	// known, so their containers are no orphans (the controller leaves
 	// them alone until the record is readable again).
@@ -36,7 +39,9 @@ type snapshot struct {
 	// directory's lock: without one, what it recorded may be stale.
 	controllerRunning bool
 
-	views map[string]deploymentView // computed once per deployment
+	views    map[string]deploymentView // computed once per deployment
+	pods     []podEntry                // computed once (allPods)
+	podNames map[string]string         // pod name by container ID (podOf)
 }
 
 // deploymentView is a deployment's status and per-container facts as the
@@ -70,16 +75,23 @@ func takeSnapshot(ctx context.Context, g *globalOptions) (*snapshot, error) {
 		return nil, err
 	}
 	defer cli.Close()
+	return takeSnapshotWith(ctx, g, st, cli)
+}
+
+// takeSnapshotWith is takeSnapshot on a client the caller keeps using.
+func takeSnapshotWith(ctx context.Context, g *globalOptions, st *store.Store, cli *dockerx.Client) (*snapshot, error) {
 	cs, err := cli.ListContainers(ctx, g.instance)
 	if err != nil {
 		return nil, err
 	}
 	all, errs := st.ListAll()
 	running, _ := st.ControllerRunning()
-	s := &snapshot{st: st, controllerRunning: running, instance: g.instance, statuses: map[string]*store.Status{}, tombstones: map[string]bool{}, containers: cs, recordErrs: errs, now: time.Now()}
+	s := &snapshot{st: st, controllerRunning: running, instance: g.instance, statuses: map[string]*store.Status{}, tombstones: map[string]bool{},
+		deleted: map[string]*store.Record{}, containers: cs, recordErrs: errs, now: time.Now()}
 	for _, r := range all {
 		if r.Deleted {
 			s.tombstones[r.Name] = true
+			s.deleted[r.Name] = r
 			continue
 		}
 		s.records = append(s.records, r)
@@ -145,6 +157,12 @@ type containerObject struct {
 	Ports        []string          `json:"ports,omitempty"`
 	Labels       map[string]string `json:"labels,omitempty"`
 	Orphan       bool              `json:"orphan,omitempty"`
+	// Pod is the pod the container belongs to; Role says whether it is the
+	// pod's holder or one of its containers (a replica), Container which
+	// container of the template it runs (a member of a pod with a holder).
+	Pod       string `json:"pod,omitempty"`
+	Role      string `json:"role,omitempty"`
+	Container string `json:"container,omitempty"`
 }
 
 // missing words why the live deployment name is not in the snapshot: its
@@ -179,6 +197,12 @@ func (s *snapshot) containerObject(c dockerx.Container) containerObject {
 		Name: c.Name, ID: c.ID, Deployment: c.Deployment, TemplateHash: c.TemplateHash, Image: c.Image,
 		State: c.State, Phase: containerStatus(c), Health: c.Health, Ready: reconciler.IsReady(c), Status: c.Status, Created: c.Created,
 		Labels: c.Labels, Ports: portStrings(c.Ports),
+		Pod: s.podOf()[c.ID], Role: c.Role, Container: c.ContainerName,
+	}
+	if c.PodUID != "" && c.Role != dockerx.RoleHolder && c.State == dockerx.StateExited && c.ExitCode == 0 {
+		// Most often an init container that did its part: as kubectl
+		// words a container that exited 0.
+		o.Phase = "Completed"
 	}
 	if r := s.record(c.Deployment); r != nil {
 		v := s.view(r).containers[c.ID]

@@ -1,0 +1,196 @@
+package main
+
+import (
+	"encoding/json"
+	"regexp"
+	"sort"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/dockctl/dockctl/dockerx"
+	"github.com/dockctl/dockctl/manifests"
+)
+
+// logs picks a pod's container as kubectl does, never a holder.
+func TestLogStreams(t *testing.T) {
+	snap := podsFixture(t)
+	shopHash := manifests.TemplateHash(&mustDecode(t, shopYAML).Spec.Template)
+	jobsHash := manifests.TemplateHash(&mustDecode(t, jobsYAML).Spec.Template)
+	webHash := manifests.TemplateHash(&mustDecode(t, webYAML).Spec.Template)
+	shop0, jobs1, jobs4 := dockerx.Hostname("shop", shopHash, 0), dockerx.Hostname("jobs", jobsHash, 1), dockerx.Hostname("jobs", jobsHash, 4)
+	base := func(dep, hash string, ord int) string { return dockerx.ContainerName("default", dep, hash, ord) }
+	names := func(ss []logStream) string {
+		var out []string
+		for _, s := range ss {
+			out = append(out, s.prefix+s.name)
+		}
+		return strings.Join(out, " | ")
+	}
+	for _, tc := range []struct {
+		name, kind, target string
+		o                  logsOptions
+		want, err          string
+	}{
+		{"two app containers need -c", kindPod, shop0, logsOptions{}, "",
+			"a container name must be specified for pod " + shop0 + ", choose one of: [web log] or one of the init containers: [migrate]"},
+		{"-c an app container", kindPod, shop0, logsOptions{container: "log"}, base("shop", shopHash, 0) + ".log", ""},
+		{"-c an init container", kindPod, shop0, logsOptions{container: "migrate"}, base("shop", shopHash, 0) + ".migrate", ""},
+		{"-c no such container", kindPod, shop0, logsOptions{container: "nope"}, "", `no container "nope" in pod "` + shop0 + `" (it has: migrate, web, log)`},
+		{"the default-container annotation", kindPod, jobs4, logsOptions{}, base("jobs", jobsHash, 4) + ".work", ""},
+		{"the annotated container is not created yet", kindPod, jobs1, logsOptions{}, "",
+			`container "work" in pod "` + jobs1 + `" is waiting to start: PodInitializing`},
+		{"a single-container pod", kindPod, dockerx.Hostname("web", webHash, 1), logsOptions{}, base("web", webHash, 1), ""},
+		{"an unknown pod", kindPod, "nope-0", logsOptions{}, "", `pod "nope-0" not found in instance "default"`},
+		{"every container, init first, no holder", kindPod, shop0, logsOptions{allContainers: true},
+			"[pod/" + shop0 + "/migrate] " + base("shop", shopHash, 0) + ".migrate | " +
+				"[pod/" + shop0 + "/web] " + base("shop", shopHash, 0) + ".web | " +
+				"[pod/" + shop0 + "/log] " + base("shop", shopHash, 0) + ".log", ""},
+		{"every container of a pod still initializing", kindPod, jobs1, logsOptions{allContainers: true},
+			"[pod/" + jobs1 + "/migrate] " + base("jobs", jobsHash, 1) + ".migrate", ""},
+		{"a deployment of pods needs -c", kindDeployment, "shop", logsOptions{}, "", "a container name must be specified for pod " + shop0},
+		{"a deployment's replicas, -c", kindDeployment, "shop", logsOptions{container: "web"},
+			"[" + base("shop", shopHash, 0) + ".web] " + base("shop", shopHash, 0) + ".web | " +
+				"[" + base("shop", shopHash, 1) + ".web] " + base("shop", shopHash, 1) + ".web", ""},
+		{"a deployment's replicas that have the container", kindDeployment, "jobs", logsOptions{container: "log"},
+			"[" + base("jobs", jobsHash, 0) + ".log] " + base("jobs", jobsHash, 0) + ".log | " +
+				"[" + base("jobs", jobsHash, 4) + ".log] " + base("jobs", jobsHash, 4) + ".log | " +
+				"[" + base("jobs", jobsHash, 5) + ".log] " + base("jobs", jobsHash, 5) + ".log", ""},
+		{"a deployment without", kindDeployment, "nope", logsOptions{}, "", `deployment "nope" has no containers in instance "default"`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got, err := logStreams(snap, tc.kind, tc.target, &tc.o)
+			if tc.err != "" {
+				if err == nil || !strings.Contains(err.Error(), tc.err) {
+					t.Fatalf("err %v, want one containing %q", err, tc.err)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if names(got) != tc.want {
+				t.Fatalf("streams\n%s\nwant\n%s", names(got), tc.want)
+			}
+		})
+	}
+}
+
+func TestLogsArgs(t *testing.T) {
+	for _, tc := range []struct {
+		args                  []string
+		kind, name, container string
+		ok                    bool
+	}{
+		{[]string{"deployment/web"}, kindDeployment, "web", "", true},
+		{[]string{"deploy", "web"}, kindDeployment, "web", "", true},
+		{[]string{"pod/web-1"}, kindPod, "web-1", "", true},
+		{[]string{"po", "web-1"}, kindPod, "web-1", "", true},
+		{[]string{"web-1"}, kindPod, "web-1", "", true},
+		{[]string{"web-1", "app"}, kindPod, "web-1", "app", true},
+		{[]string{"service/web"}, "", "", "", false},
+		{[]string{"pod/"}, "", "", "", false},
+	} {
+		kind, name, container, err := logsArgs(tc.args)
+		if (err == nil) != tc.ok || kind != tc.kind || name != tc.name || container != tc.container {
+			t.Errorf("%v: %q %q %q %v", tc.args, kind, name, container, err)
+		}
+	}
+}
+
+// get pods, describe pod and logs of a pod, end to end: the real commands
+// against the fake Engine API, the pod's containers labelled as the
+// controller labels them.
+func TestPodsAgainstEngine(t *testing.T) {
+	api := startDockerAPI(t)
+	t.Setenv("DOCKER_HOST", api.host)
+	dir := t.TempDir()
+	base := []string{"--state-dir", dir, "--instance", "t1"}
+	if _, _, err := run(t, shopYAML, append(base, "apply", "-f", "-")...); err != nil {
+		t.Fatal(err)
+	}
+	d := &storedDeployment(t, dir, "shop").Deployment
+	hash := manifests.TemplateHash(&d.Spec.Template)
+	pod := dockerx.Hostname("shop", hash, 0)
+	logs := map[string][]string{"": {"holder says nothing"}, "migrate": {"m1", "m2"}, "web": {"w1", "w2", "w3"}, "log": {"l1"}}
+	for _, c := range testPod("t1", d, 0, time.Minute, false,
+		member{name: "migrate", state: "exited:0"}, member{name: "web", state: dockerx.StateRunning}, member{name: "log", state: dockerx.StateRunning}) {
+		state := c.State
+		api.add(c.Name, state, c.Labels, logs[c.ContainerName]...)
+	}
+	mustRun := func(args ...string) string {
+		t.Helper()
+		out, errOut, err := run(t, "", append(base, args...)...)
+		if err != nil {
+			t.Fatalf("%v: %v\n%s", args, err, errOut)
+		}
+		return out
+	}
+
+	out := mustRun("get", "pods")
+	if want := regexp.MustCompile(`(?m)^` + pod + `\s+2/2\s+Running\s+0\s+\d+s$`); !want.MatchString(out) {
+		t.Fatalf("get pods:\n%s", out)
+	}
+	if out := mustRun("get", "pod/"+pod, "-o", "name"); out != "pod/"+pod+"\n" {
+		t.Fatalf("get pod/NAME -o name: %q", out)
+	}
+	if out := mustRun("get", "po", "-l", "app=shop,tier=front", "-o", "name"); out != "pod/"+pod+"\n" {
+		t.Fatalf("get po -l: %q", out)
+	}
+	if out, errOut, err := run(t, "", append(base, "get", "pods", "-l", "app=other")...); err != nil || out != "" || !strings.Contains(errOut, "No pods found") {
+		t.Fatalf("get pods -l matching nothing: %v %q %q", err, out, errOut)
+	}
+	var obj map[string]any
+	if err := json.Unmarshal([]byte(mustRun("get", "pods", pod, "-o", "json")), &obj); err != nil || obj["kind"] != "Pod" {
+		t.Fatalf("get pods NAME -o json: %v %v", err, obj)
+	}
+	desc := mustRun("describe", "pod", pod)
+	flat := strings.Join(strings.Fields(desc), " ") // spacing aside
+	for _, want := range []string{"Name: " + pod, "Init Containers: migrate:", "Containers: web:", "Reason: Completed",
+		"Holder: t1_shop-" + hash + "-0 ", "ContainersReady True"} {
+		if !strings.Contains(flat, want) {
+			t.Fatalf("describe pod lacks %q:\n%s", want, desc)
+		}
+	}
+	if _, _, err := run(t, "", append(base, "describe", "pod", "nope")...); err == nil || err.Error() != `pod "nope" not found in instance "t1"` {
+		t.Fatalf("describe of an unknown pod: %v", err)
+	}
+
+	// logs: one container of the pod, unprefixed, as kubectl prints it.
+	if out := mustRun("logs", "pod/"+pod, "-c", "web", "--tail", "2"); out != "w2\nw3\n" {
+		t.Fatalf("logs -c web --tail 2: %q", out)
+	}
+	if out := mustRun("logs", pod, "migrate"); out != "m1\nm2\n" {
+		t.Fatalf("logs POD CONTAINER: %q", out)
+	}
+	// Without -c a pod of two app containers is an error naming them.
+	_, _, err := run(t, "", append(base, "logs", "pod/"+pod)...)
+	if want := "a container name must be specified for pod " + pod + ", choose one of: [web log] or one of the init containers: [migrate]"; err == nil || err.Error() != want {
+		t.Fatalf("logs without -c: %v, want %q", err, want)
+	}
+	// --all-containers: every container but the holder, init first, each
+	// line prefixed with its pod and container.
+	want := "[pod/" + pod + "/migrate] m1\n[pod/" + pod + "/migrate] m2\n" +
+		"[pod/" + pod + "/web] w1\n[pod/" + pod + "/web] w2\n[pod/" + pod + "/web] w3\n" +
+		"[pod/" + pod + "/log] l1\n"
+	if out := mustRun("logs", "pod/"+pod, "--all-containers"); out != want {
+		t.Fatalf("logs --all-containers:\n%s\nwant\n%s", out, want)
+	}
+	if out := mustRun("logs", "deployment/shop", "--all-containers", "-f"); !sameLines(out, want) {
+		t.Fatalf("logs deployment --all-containers -f:\n%s\nwant (in any order)\n%s", out, want)
+	}
+	if out := mustRun("logs", "deployment/shop", "-c", "log"); out != "[t1_shop-"+hash+"-0.log] l1\n" {
+		t.Fatalf("logs deployment -c: %q", out)
+	}
+	if _, _, err := run(t, "", append(base, "logs", "pod/"+pod, "-c", "web", "--all-containers")...); err == nil || !strings.Contains(err.Error(), "--all-containers") {
+		t.Fatalf("-c with --all-containers: %v", err)
+	}
+}
+
+// sameLines reports whether a and b hold the same lines, in any order.
+func sameLines(a, b string) bool {
+	as, bs := strings.Split(a, "\n"), strings.Split(b, "\n")
+	sort.Strings(as)
+	sort.Strings(bs)
+	return strings.Join(as, "\n") == strings.Join(bs, "\n")
+}

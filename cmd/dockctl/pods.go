@@ -1,0 +1,413 @@
+package main
+
+import (
+	"fmt"
+	"maps"
+	"sort"
+	"strings"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/dockctl/dockctl/dockerx"
+	"github.com/dockctl/dockctl/manifests"
+	"github.com/dockctl/dockctl/reconciler"
+	"github.com/dockctl/dockctl/store"
+)
+
+// The pods of the read commands (`get pods`, `describe pod`, `logs`): the
+// reconciler groups and judges them (reconciler.Pods), this file presents
+// them as kubectl presents pods. Nothing here decides anything the
+// controller acts on.
+
+// podEntry is one pod as the read commands show it.
+type podEntry struct {
+	reconciler.PodView
+	// rec is its deployment's record: a live one, a tombstone, or a
+	// stand-in that has only a name (its deployment is unknown).
+	rec *store.Record
+	// template is its revision's pod template; nil when unknown (an orphan,
+	// or a revision trimmed from the history).
+	template *manifests.PodTemplateSpec
+	orphan   bool // no deployment of the instance claims it
+	deleted  bool // its deployment was deleted: the controller removes it
+}
+
+// AnnotationDefaultContainer names the container `logs` picks when none
+// is given, as kubectl reads it from a pod.
+const AnnotationDefaultContainer = "kubectl.kubernetes.io/default-container"
+
+// allPods returns the pods of every deployment that has containers in the
+// instance — live, deleted (Terminating) or unknown (orphans) — sorted by
+// name, computed once.
+func (s *snapshot) allPods() []podEntry {
+	if s.pods != nil {
+		return s.pods
+	}
+	names := map[string]bool{}
+	for _, c := range s.containers {
+		names[c.Deployment] = true
+	}
+	out := []podEntry{}
+	for name := range names {
+		rec, orphan, deleted := s.record(name), false, false
+		switch {
+		case rec != nil:
+		case s.deleted[name] != nil:
+			rec, deleted = s.deleted[name], true
+		default:
+			deleted = s.tombstoned(name)
+			orphan = !deleted && !s.unreadable[name]
+			rec = &store.Record{Name: name}
+		}
+		for _, pv := range reconciler.Pods(rec, s.statuses[name], s.containersOf(name), s.now) {
+			e := podEntry{PodView: pv, rec: rec, template: templateOf(rec, pv.Hash), orphan: orphan, deleted: deleted}
+			if deleted {
+				// The controller stops it (over its grace period) to remove it,
+				// as Kubernetes shows a pod with a deletion timestamp.
+				e.Status, e.Terminating = "Terminating", true
+			}
+			out = append(out, e)
+		}
+	}
+	sort.SliceStable(out, func(i, j int) bool {
+		if out[i].Name != out[j].Name {
+			return out[i].Name < out[j].Name
+		}
+		return out[i].Created.Before(out[j].Created)
+	})
+	s.pods = out
+	return out
+}
+
+// podsNamed returns the pods of that name: usually one; two while a pod
+// re-created under its name has its predecessor still terminating.
+func (s *snapshot) podsNamed(name string) []podEntry {
+	var out []podEntry
+	for _, e := range s.allPods() {
+		if e.Name == name {
+			out = append(out, e)
+		}
+	}
+	return out
+}
+
+// pod returns the pod of that name, the live one when a terminating one
+// has the same name.
+func (s *snapshot) pod(name string) (podEntry, error) {
+	es := s.podsNamed(name)
+	if len(es) == 0 {
+		return podEntry{}, fmt.Errorf("pod %q not found in instance %q", name, s.instance)
+	}
+	best := es[len(es)-1]
+	for _, e := range es {
+		if !e.Terminating {
+			best = e // the newest live one: es is sorted by creation
+		}
+	}
+	return best, nil
+}
+
+// templateOf returns the template a pod of revision hash runs: the
+// deployment's desired one or a recorded revision's; nil when unknown.
+func templateOf(rec *store.Record, hash string) *manifests.PodTemplateSpec {
+	if rec == nil || hash == "" {
+		return nil
+	}
+	if len(rec.Deployment.Spec.Template.Spec.Containers) > 0 && manifests.TemplateHash(&rec.Deployment.Spec.Template) == hash {
+		return &rec.Deployment.Spec.Template
+	}
+	if r := rec.Revision(hash); r != nil {
+		return &r.Template
+	}
+	return nil
+}
+
+// hasHolder reports whether the pod is a pod with a holder (whether or not
+// its holder still exists).
+func (e *podEntry) hasHolder() bool {
+	if e.Holder != nil {
+		return true
+	}
+	for _, pc := range e.Containers {
+		if pc.Container != nil && pc.Container.PodUID != "" {
+			return true
+		}
+	}
+	return false
+}
+
+// containerName is how the pod calls one of its containers: its template
+// name; for a container no template names (an orphan), its Docker name.
+func containerName(pc reconciler.PodContainer) string {
+	if pc.Name == "" && pc.Container != nil {
+		return pc.Container.Name
+	}
+	return pc.Name
+}
+
+// templateContainer returns pc's container in the pod's template, or nil.
+func (e *podEntry) templateContainer(pc reconciler.PodContainer) *manifests.Container {
+	if e.template == nil || pc.Name == "" {
+		return nil
+	}
+	return e.template.Spec.FindContainer(pc.Name)
+}
+
+// labels are the pod's labels, what `get pods -l` selects on: those of its
+// holder (or, when it has none, its container), which carry the template's
+// labels and dockctl's ownership labels, without the per-container ones.
+func (e *podEntry) labels() map[string]string {
+	var base *dockerx.Container
+	if e.Holder != nil {
+		base = e.Holder
+	} else {
+		for _, pc := range e.Containers {
+			if pc.Container != nil {
+				base = pc.Container
+				break
+			}
+		}
+	}
+	if base == nil {
+		return nil
+	}
+	l := maps.Clone(base.Labels)
+	delete(l, dockerx.LabelRole)
+	delete(l, dockerx.LabelContainer)
+	return l
+}
+
+// annotations are the pod's annotations: its template's.
+func (e *podEntry) annotations() map[string]string {
+	if e.template == nil {
+		return nil
+	}
+	return maps.Clone(e.template.Metadata.Annotations)
+}
+
+// initialized reports whether the pod has run its init containers: an app
+// container exists (a pod does not initialize again), or every regular
+// init container exited 0 and every sidecar runs.
+func (e *podEntry) initialized() bool {
+	for _, pc := range e.Containers {
+		if !pc.Init && pc.Container != nil {
+			return true
+		}
+	}
+	for _, pc := range e.Containers {
+		if pc.Init && !initDone(pc) {
+			return false
+		}
+	}
+	return true
+}
+
+// initDone reports whether an init container did its part: a regular one
+// exited 0, a sidecar started.
+func initDone(pc reconciler.PodContainer) bool {
+	c := pc.Container
+	if c == nil {
+		return false
+	}
+	if pc.Sidecar {
+		return c.State == dockerx.StateRunning
+	}
+	return c.State == dockerx.StateExited && c.ExitCode == 0
+}
+
+// phase is the pod's status.phase. A deployment's pods restart their
+// containers (restartPolicy Always), so they never succeed or fail: a pod
+// is Pending until each app container has been started, then Running, as
+// Kubernetes has it; a holder pod whose holder is gone failed (it is
+// replaced as a whole).
+func (e *podEntry) phase() corev1.PodPhase {
+	if e.hasHolder() && (e.Holder == nil || e.Holder.State == dockerx.StateExited || e.Holder.State == dockerx.StateDead) {
+		return corev1.PodFailed
+	}
+	for _, pc := range e.Containers {
+		if pc.Init {
+			continue
+		}
+		c := pc.Container
+		if c == nil || c.State == dockerx.StateCreated && pc.View.Restarts == 0 && !pc.View.CrashLoopBackOff {
+			return corev1.PodPending
+		}
+	}
+	return corev1.PodRunning
+}
+
+// conditions are the pod's Initialized, Ready and ContainersReady
+// conditions, as Kubernetes computes them.
+func (e *podEntry) conditions() []corev1.PodCondition {
+	b := func(v bool) corev1.ConditionStatus {
+		if v {
+			return corev1.ConditionTrue
+		}
+		return corev1.ConditionFalse
+	}
+	containersReady := e.Total > 0 && e.Ready == e.Total
+	holderUp := !e.hasHolder() || e.Holder != nil && e.Holder.State == dockerx.StateRunning
+	return []corev1.PodCondition{
+		{Type: corev1.PodInitialized, Status: b(e.initialized())},
+		{Type: corev1.PodReady, Status: b(containersReady && holderUp && !e.Terminating)},
+		{Type: corev1.ContainersReady, Status: b(containersReady)},
+	}
+}
+
+// containerState is one container's state and last state, as a
+// ContainerStatus words them.
+func (e *podEntry) containerState(pc reconciler.PodContainer) (state, last corev1.ContainerState) {
+	c := pc.Container
+	terminated := func() *corev1.ContainerStateTerminated {
+		reason := "Error"
+		if c.ExitCode == 0 {
+			reason = "Completed"
+		}
+		return &corev1.ContainerStateTerminated{ExitCode: int32(c.ExitCode), Reason: reason}
+	}
+	switch {
+	case c == nil:
+		reason := "ContainerCreating"
+		if pc.Init || hasInit(e.Containers) {
+			reason = "PodInitializing"
+		}
+		state.Waiting = &corev1.ContainerStateWaiting{Reason: reason}
+	case pc.View.CrashLoopBackOff:
+		state.Waiting = &corev1.ContainerStateWaiting{Reason: "CrashLoopBackOff",
+			Message: fmt.Sprintf("back-off restarting failed container %s in pod %s", containerName(pc), e.Name)}
+		if c.State != dockerx.StateCreated {
+			last.Terminated = terminated()
+		}
+	case c.State == dockerx.StateCreated:
+		state.Waiting = &corev1.ContainerStateWaiting{Reason: "ContainerCreating"}
+	case c.State == dockerx.StateExited || c.State == dockerx.StateDead || c.State == dockerx.StateRemoving:
+		state.Terminated = terminated()
+	default: // running, paused, restarting
+		state.Running = &corev1.ContainerStateRunning{}
+	}
+	return state, last
+}
+
+func hasInit(pcs []reconciler.PodContainer) bool {
+	for _, pc := range pcs {
+		if pc.Init {
+			return true
+		}
+	}
+	return false
+}
+
+// containerReady is a container's ready flag: its readiness, or for a
+// regular init container, that it completed (as the kubelet reports it).
+func containerReady(pc reconciler.PodContainer) bool {
+	if pc.Init && !pc.Sidecar {
+		return initDone(pc)
+	}
+	return pc.View.Ready
+}
+
+// podObject is the pod as `get pods -o json|yaml` shows it: a v1 Pod with
+// what dockctl knows (no node, no IP, no times but creation).
+func (e *podEntry) podObject() *corev1.Pod {
+	p := &corev1.Pod{TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "Pod"}}
+	p.Name = e.Name
+	p.Labels = e.labels()
+	p.Annotations = e.annotations()
+	p.CreationTimestamp = metav1.NewTime(e.Created)
+	p.Spec.Hostname = e.Name
+	p.Spec.RestartPolicy = corev1.RestartPolicyAlways // a deployment's pods always restart their containers
+	start := metav1.NewTime(e.Created)
+	p.Status.StartTime = &start
+	p.Status.Phase = e.phase()
+	p.Status.Conditions = e.conditions()
+	always := corev1.ContainerRestartPolicyAlways
+	for _, pc := range e.Containers {
+		name := containerName(pc)
+		spec := corev1.Container{Name: name}
+		if tc := e.templateContainer(pc); tc != nil {
+			spec.Image = tc.Image
+			for _, port := range tc.Ports {
+				spec.Ports = append(spec.Ports, corev1.ContainerPort{Name: port.Name, ContainerPort: port.ContainerPort,
+					HostPort: port.HostPort, HostIP: port.HostIP, Protocol: corev1.Protocol(port.Protocol)})
+			}
+		} else if pc.Container != nil {
+			spec.Image = pc.Container.Image
+		}
+		st := corev1.ContainerStatus{Name: name, Image: spec.Image, Ready: containerReady(pc), RestartCount: int32(pc.View.Restarts)}
+		st.State, st.LastTerminationState = e.containerState(pc)
+		if c := pc.Container; c != nil {
+			st.ContainerID = "docker://" + c.ID
+			st.ImageID = c.ImageID
+			started := st.State.Running != nil
+			st.Started = &started
+		}
+		if pc.Init {
+			if pc.Sidecar {
+				spec.RestartPolicy = &always
+			}
+			p.Spec.InitContainers = append(p.Spec.InitContainers, spec)
+			p.Status.InitContainerStatuses = append(p.Status.InitContainerStatuses, st)
+			continue
+		}
+		p.Spec.Containers = append(p.Spec.Containers, spec)
+		p.Status.ContainerStatuses = append(p.Status.ContainerStatuses, st)
+	}
+	return p
+}
+
+// statusWord is the STATUS column: the reconciler's word, and whether no
+// deployment claims the pod.
+func (e *podEntry) statusWord() string {
+	if e.orphan {
+		return e.Status + " (orphan)"
+	}
+	return e.Status
+}
+
+// appContainerNames lists the pod's app containers (kubectl's CONTAINERS).
+func (e *podEntry) appContainerNames() []string {
+	var out []string
+	for _, pc := range e.Containers {
+		if !pc.Init {
+			out = append(out, containerName(pc))
+		}
+	}
+	return out
+}
+
+// podOf maps each container of the snapshot (holders included) to the
+// name of the pod it belongs to.
+func (s *snapshot) podOf() map[string]string {
+	if s.podNames != nil {
+		return s.podNames
+	}
+	s.podNames = map[string]string{}
+	for _, e := range s.allPods() {
+		if e.Holder != nil {
+			s.podNames[e.Holder.ID] = e.Name
+		}
+		for _, pc := range e.Containers {
+			if pc.Container != nil {
+				s.podNames[pc.Container.ID] = e.Name
+			}
+		}
+	}
+	return s.podNames
+}
+
+// shortID is a container ID as docker ps shows it.
+func shortID(id string) string {
+	if len(id) > 12 {
+		return id[:12]
+	}
+	return id
+}
+
+// joinOrNone joins names, or says <none>.
+func joinOrNone(names []string) string {
+	if len(names) == 0 {
+		return "<none>"
+	}
+	return strings.Join(names, ",")
+}

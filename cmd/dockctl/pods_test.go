@@ -1,0 +1,278 @@
+package main
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"encoding/json"
+	"fmt"
+	"maps"
+	"sort"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/dockctl/dockctl/dockerx"
+	"github.com/dockctl/dockctl/manifests"
+	"github.com/dockctl/dockctl/store"
+)
+
+// shopYAML is a pod of two app containers and an init container.
+const shopYAML = `apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: shop
+  labels: {app: shop}
+spec:
+  replicas: 2
+  selector:
+    matchLabels: {app: shop}
+  template:
+    metadata:
+      labels: {app: shop, tier: front}
+    spec:
+      initContainers:
+      - name: migrate
+        image: dockctl-workload:dev
+        command: [/workload, migrate]
+      containers:
+      - name: web
+        image: dockctl-workload:dev
+        ports: [{containerPort: 8080}]
+        volumeMounts: [{name: cache, mountPath: /cache}]
+      - name: log
+        image: dockctl-workload:dev
+        volumeMounts: [{name: cache, mountPath: /var/log/web, readOnly: true}]
+      volumes:
+      - name: cache
+        emptyDir: {}
+`
+
+// jobsYAML is a pod with an init container, a native sidecar and two app
+// containers: its replicas show every init state.
+const jobsYAML = `apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: jobs
+spec:
+  replicas: 8
+  selector:
+    matchLabels: {app: jobs}
+  template:
+    metadata:
+      labels: {app: jobs}
+      annotations: {kubectl.kubernetes.io/default-container: work}
+    spec:
+      initContainers:
+      - name: migrate
+        image: dockctl-workload:dev
+      - name: proxy
+        image: dockctl-workload:dev
+        restartPolicy: Always
+      containers:
+      - name: work
+        image: dockctl-workload:dev
+      - name: log
+        image: dockctl-workload:dev
+`
+
+// member is one container of a test pod: its template name ("" for the
+// holder) and state ("exited:N" for an exit with code N).
+type member struct {
+	name, state string
+	health      string
+}
+
+// testPod builds the containers of one pod of a deployment with a holder,
+// labelled as pods.md has it: a holder (role holder, pod, pod-uid) and its
+// members (role replica, pod, pod-uid, container), the template's labels on
+// each. A member named in members is created; the holder is too unless
+// noHolder.
+func testPod(instance string, d *manifests.Deployment, ord int, age time.Duration, noHolder bool, members ...member) []dockerx.Container {
+	hash := manifests.TemplateHash(&d.Spec.Template)
+	dep := d.Metadata.Name
+	base := dockerx.ContainerName(instance, dep, hash, ord)
+	pod := dockerx.Hostname(dep, hash, ord)
+	uid := fmt.Sprintf("%08x", 0xa0+ord)
+	mk := func(name, role, cname string, m member) dockerx.Container {
+		labels := maps.Clone(d.Spec.Template.Metadata.Labels)
+		maps.Copy(labels, map[string]string{
+			dockerx.LabelInstance: instance, dockerx.LabelDeployment: dep, dockerx.LabelTemplateHash: hash,
+			dockerx.LabelRole: role, dockerx.LabelPod: pod, dockerx.LabelPodUID: uid,
+		})
+		if cname != "" {
+			labels[dockerx.LabelContainer] = cname
+		}
+		state, code, status := m.state, 0, "Up 1 minute"
+		if n, ok := strings.CutPrefix(state, "exited:"); ok {
+			fmt.Sscan(n, &code)
+			state, status = dockerx.StateExited, fmt.Sprintf("Exited (%d) 10 seconds ago", code)
+		}
+		return dockerx.Container{
+			ID: testID(name), Name: name, Image: "dockctl-workload:dev", ImageID: "sha256:" + testID("image"),
+			Labels: labels, Instance: instance, Deployment: dep, TemplateHash: hash,
+			Role: role, Pod: pod, PodUID: uid, ContainerName: cname,
+			State: state, Health: m.health, Status: status, ExitCode: code, Created: now.Add(-age),
+		}
+	}
+	var out []dockerx.Container
+	if !noHolder {
+		// The holder runs the helper image and publishes the pod's ports.
+		h := mk(base, dockerx.RoleHolder, "", member{state: dockerx.StateRunning})
+		h.Image, h.ImageID = "dockctl-holder:"+instance+"-0123456789ab", "sha256:"+testID("holder")
+		for _, c := range d.Spec.Template.Spec.AllContainers() {
+			for _, p := range c.Ports {
+				h.Ports = append(h.Ports, dockerx.Port{ContainerPort: uint16(p.ContainerPort), Protocol: strings.ToLower(p.Protocol)})
+			}
+		}
+		out = append(out, h)
+	}
+	for _, m := range members {
+		out = append(out, mk(dockerx.MemberName(base, m.name), dockerx.RoleReplica, m.name, m))
+	}
+	return out
+}
+
+// testID is a container ID that stays the same from run to run.
+func testID(name string) string { return fmt.Sprintf("%x", sha256.Sum256([]byte(name))) }
+
+// podKey is the reconciler's unit ID of a holder pod (where the controller
+// keeps its stop deadline).
+func podKey(c dockerx.Container) string { return "pod:" + c.Name + "/" + c.PodUID }
+
+// podsFixture is the fixture of cli_test.go (three single-container
+// replicas of web and an orphan) plus shop (two replicas of a pod of two
+// app containers and an init container) and jobs (a replica in each init
+// and crash state), with what the controller recorded of them.
+func podsFixture(t *testing.T) *snapshot {
+	t.Helper()
+	snap, _ := fixture(t)
+	shop, jobs := mustDecode(t, shopYAML), mustDecode(t, jobsYAML)
+	run, created := dockerx.StateRunning, dockerx.StateCreated
+	ok := member{state: "exited:0"}
+	shop0 := testPod("default", shop, 0, 2*time.Hour, false, member{name: "migrate", state: "exited:0"}, member{name: "web", state: run}, member{name: "log", state: run})
+	shop1 := testPod("default", shop, 1, 5*time.Minute, false, member{name: "migrate", state: "exited:0"}, member{name: "web", state: run},
+		member{name: "log", state: run, health: dockerx.HealthUnhealthy})
+	m := func(name, state string) member { return member{name: name, state: state} }
+	with := func(base member, name string) member { base.name = name; return base }
+	jobsPods := [][]dockerx.Container{
+		testPod("default", jobs, 0, time.Hour, false, with(ok, "migrate"), m("proxy", run), m("work", run), m("log", run)),
+		testPod("default", jobs, 1, 30*time.Second, false, m("migrate", run)),
+		testPod("default", jobs, 2, 3*time.Minute, false, m("migrate", "exited:1")),
+		testPod("default", jobs, 3, 40*time.Second, false, with(ok, "migrate"), m("proxy", run)),
+		testPod("default", jobs, 4, 10*time.Minute, false, with(ok, "migrate"), m("proxy", run), m("work", "exited:2"), m("log", run)),
+		testPod("default", jobs, 5, time.Hour, false, with(ok, "migrate"), m("proxy", run), m("work", run), m("log", run)),
+		testPod("default", jobs, 6, 20*time.Second, false, with(ok, "migrate"), m("proxy", created)),
+		testPod("default", jobs, 7, 20*time.Second, false, m("migrate", "exited:3")),
+	}
+	for _, cs := range append([][]dockerx.Container{shop0, shop1}, jobsPods...) {
+		snap.containers = append(snap.containers, cs...)
+	}
+	member := func(cs []dockerx.Container, name string) string {
+		for _, c := range cs {
+			if c.ContainerName == name {
+				return c.ID
+			}
+		}
+		t.Fatalf("no member %s", name)
+		return ""
+	}
+	state := func(v map[string]any) json.RawMessage {
+		b, err := json.Marshal(map[string]any{"rollout": map[string]any{}, "containers": v})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return b
+	}
+	later := now.Add(time.Minute).Format(time.RFC3339)
+	snap.records = append(snap.records,
+		&store.Record{Name: "shop", Generation: 1, CreatedAt: now.Add(-2 * time.Hour), Deployment: *shop,
+			Revisions: []store.Revision{{Number: 1, Hash: manifests.TemplateHash(&shop.Spec.Template), Template: shop.Spec.Template}}},
+		&store.Record{Name: "jobs", Generation: 1, CreatedAt: now.Add(-time.Hour), Deployment: *jobs})
+	snap.statuses["shop"] = &store.Status{ObservedGeneration: 1, Extra: map[string]json.RawMessage{"controller": state(map[string]any{
+		member(shop0, "web"): map[string]any{"restarts": 1},
+	})}}
+	snap.statuses["jobs"] = &store.Status{ObservedGeneration: 1, Extra: map[string]json.RawMessage{"controller": state(map[string]any{
+		member(jobsPods[2], "migrate"): map[string]any{"restarts": 3, "notBefore": later},
+		member(jobsPods[4], "work"):    map[string]any{"restarts": 5, "notBefore": later},
+		podKey(jobsPods[5][0]):         map[string]any{"stopDeadline": later},
+	})}}
+	return snap
+}
+
+func TestRenderPods(t *testing.T) {
+	for _, format := range []string{"table", "wide", "name"} {
+		t.Run(format, func(t *testing.T) {
+			snap := podsFixture(t)
+			var buf bytes.Buffer
+			if err := renderPods(&buf, snap, snap.allPods(), format, false); err != nil {
+				t.Fatal(err)
+			}
+			golden(t, "get-pods-"+format, buf.Bytes())
+		})
+	}
+	// JSON: the pods of shop (two app containers and an init container)
+	// and a single-container replica of web, as a v1 List of v1 Pods.
+	t.Run("json", func(t *testing.T) {
+		snap := podsFixture(t)
+		var pods []podEntry
+		for _, e := range snap.allPods() {
+			if e.Deployment == "shop" || e.Name == dockerx.Hostname("web", e.Hash, 2) {
+				pods = append(pods, e)
+			}
+		}
+		if len(pods) != 3 {
+			t.Fatalf("%d pods selected, want 3", len(pods))
+		}
+		var buf bytes.Buffer
+		if err := renderPods(&buf, snap, pods, "json", false); err != nil {
+			t.Fatal(err)
+		}
+		golden(t, "get-pods-json", buf.Bytes())
+	})
+}
+
+func TestDescribePod(t *testing.T) {
+	snap := podsFixture(t)
+	for _, tc := range []struct{ golden, pod string }{
+		{"describe-pod", dockerx.Hostname("shop", manifests.TemplateHash(&mustDecode(t, shopYAML).Spec.Template), 0)},
+		{"describe-pod-single", dockerx.Hostname("web", manifests.TemplateHash(&mustDecode(t, webYAML).Spec.Template), 2)},
+		{"describe-pod-crashloop", dockerx.Hostname("jobs", manifests.TemplateHash(&mustDecode(t, jobsYAML).Spec.Template), 4)},
+	} {
+		t.Run(tc.golden, func(t *testing.T) {
+			e, err := snap.pod(tc.pod)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var buf bytes.Buffer
+			describePod(&buf, snap, e)
+			golden(t, tc.golden, buf.Bytes())
+		})
+	}
+}
+
+// `get containers` still lists every container: a holder pod's holder and
+// members, each with its own readiness, status and restarts.
+func TestRenderPodContainers(t *testing.T) {
+	snap := podsFixture(t)
+	var objs []containerObject
+	for _, c := range snap.containers {
+		if c.Deployment == "shop" || c.Pod == dockerx.Hostname("jobs", c.TemplateHash, 4) {
+			objs = append(objs, snap.containerObject(c))
+		}
+	}
+	sort.Slice(objs, func(i, j int) bool { return objs[i].Name < objs[j].Name })
+	var buf bytes.Buffer
+	if err := renderContainers(&buf, snap, objs, "wide"); err != nil {
+		t.Fatal(err)
+	}
+	golden(t, "get-containers-pods-wide", buf.Bytes())
+}
+
+// describe deployment shows every container of the pod template, init
+// containers (and sidecars) in their own section, as kubectl does.
+func TestDescribeDeploymentOfPods(t *testing.T) {
+	snap := podsFixture(t)
+	var buf bytes.Buffer
+	describe(&buf, snap, snap.deploymentObject(snap.record("jobs")), true)
+	golden(t, "describe-deployment-pods", buf.Bytes())
+}
