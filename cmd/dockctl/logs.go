@@ -59,6 +59,9 @@ func newLogsCommand(g *globalOptions) *cobra.Command {
 			if err != nil {
 				return err
 			}
+			if len(streams) > 0 && streams[0].notice != "" {
+				fmt.Fprintln(cmd.ErrOrStderr(), streams[0].notice)
+			}
 			return printLogs(ctx, cli, streams, o, cmd.OutOrStdout())
 		},
 	}
@@ -87,6 +90,9 @@ func logsArgs(args []string) (kind, name, container string, err error) {
 type logStream struct {
 	id, name string // Docker's ID and name of the container
 	prefix   string // put before each line ("" for none)
+	// notice tells which container was chosen for the user (stderr), when
+	// the pod has several and none was named.
+	notice string
 }
 
 // logStreams picks the containers whose logs `logs` prints: of one pod or
@@ -130,7 +136,7 @@ func logStreams(snap *snapshot, kind, name string, o *logsOptions) ([]logStream,
 	}
 	var skipped error
 	for _, e := range pods {
-		pc, err := pickContainer(e, o.container)
+		pc, notice, err := pickContainer(e, o.container)
 		switch {
 		case errors.Is(err, errContainerNotFound) && kind == kindDeployment:
 			// A replica of another revision may lack it: the others say.
@@ -153,7 +159,7 @@ func logStreams(snap *snapshot, kind, name string, o *logsOptions) ([]logStream,
 		if kind == kindDeployment {
 			prefix = "[" + c.Name + "] "
 		}
-		out = append(out, logStream{id: c.ID, name: c.Name, prefix: prefix})
+		out = append(out, logStream{id: c.ID, name: c.Name, prefix: prefix, notice: notice})
 	}
 	if len(out) == 0 {
 		return nil, skipped
@@ -173,10 +179,11 @@ func firstErr(a, b error) error {
 var errContainerNotFound = errors.New("container not found")
 
 // pickContainer chooses the container of a pod whose log `logs` prints, as
-// kubectl does: the named one; else the one the pod's
-// kubectl.kubernetes.io/default-container annotation names; else its only
-// app container; else it is an error listing the choices.
-func pickContainer(e podEntry, name string) (reconciler.PodContainer, error) {
+// kubectl does (since its default-container change): the named one; else
+// the one the pod's kubectl.kubernetes.io/default-container annotation
+// names; else its first app container — with a notice naming the choices
+// when the pod has more than one container.
+func pickContainer(e podEntry, name string) (reconciler.PodContainer, string, error) {
 	find := func(n string) (reconciler.PodContainer, bool) {
 		for _, pc := range e.Containers {
 			if containerName(pc) == n {
@@ -187,33 +194,35 @@ func pickContainer(e podEntry, name string) (reconciler.PodContainer, error) {
 	}
 	if name != "" {
 		if pc, ok := find(name); ok {
-			return pc, nil
+			return pc, "", nil
 		}
-		return reconciler.PodContainer{}, fmt.Errorf("%w: no container %q in pod %q (it has: %s)", errContainerNotFound, name, e.Name, strings.Join(allNames(e), ", "))
+		return reconciler.PodContainer{}, "", fmt.Errorf("%w: no container %q in pod %q (it has: %s)", errContainerNotFound, name, e.Name, strings.Join(allNames(e), ", "))
 	}
 	if def := e.annotations()[AnnotationDefaultContainer]; def != "" {
 		if pc, ok := find(def); ok {
-			return pc, nil
+			return pc, "", nil
 		}
 	}
 	var apps, inits []string
-	var app reconciler.PodContainer
-	for _, pc := range e.Containers {
+	var first *reconciler.PodContainer
+	for i, pc := range e.Containers {
 		if pc.Init {
-			inits = append(inits, containerName(pc))
+			inits = append(inits, containerName(pc)+" (init)")
 			continue
 		}
 		apps = append(apps, containerName(pc))
-		app = pc
+		if first == nil {
+			first = &e.Containers[i]
+		}
 	}
-	if len(apps) == 1 {
-		return app, nil
+	if first == nil {
+		return reconciler.PodContainer{}, "", fmt.Errorf("pod %q has no app container", e.Name)
 	}
-	msg := fmt.Sprintf("a container name must be specified for pod %s, choose one of: [%s]", e.Name, strings.Join(apps, " "))
-	if len(inits) > 0 {
-		msg += fmt.Sprintf(" or one of the init containers: [%s]", strings.Join(inits, " "))
+	notice := ""
+	if len(apps)+len(inits) > 1 {
+		notice = fmt.Sprintf("Defaulted container %q out of: %s", containerName(*first), strings.Join(append(apps, inits...), ", "))
 	}
-	return reconciler.PodContainer{}, errors.New(msg)
+	return *first, notice, nil
 }
 
 // allNames lists a pod's container names, init containers first.

@@ -32,8 +32,7 @@ func TestLogStreams(t *testing.T) {
 		o                  logsOptions
 		want, err          string
 	}{
-		{"two app containers need -c", kindPod, shop0, logsOptions{}, "",
-			"a container name must be specified for pod " + shop0 + ", choose one of: [web log] or one of the init containers: [migrate]"},
+		{"two app containers: the first by default", kindPod, shop0, logsOptions{}, base("shop", shopHash, 0) + ".web", ""},
 		{"-c an app container", kindPod, shop0, logsOptions{container: "log"}, base("shop", shopHash, 0) + ".log", ""},
 		{"-c an init container", kindPod, shop0, logsOptions{container: "migrate"}, base("shop", shopHash, 0) + ".migrate", ""},
 		{"-c no such container", kindPod, shop0, logsOptions{container: "nope"}, "", `no container "nope" in pod "` + shop0 + `" (it has: migrate, web, log)`},
@@ -48,7 +47,9 @@ func TestLogStreams(t *testing.T) {
 				"[pod/" + shop0 + "/log] " + base("shop", shopHash, 0) + ".log", ""},
 		{"every container of a pod still initializing", kindPod, jobs1, logsOptions{allContainers: true},
 			"[pod/" + jobs1 + "/migrate] " + base("jobs", jobsHash, 1) + ".migrate", ""},
-		{"a deployment of pods needs -c", kindDeployment, "shop", logsOptions{}, "", "a container name must be specified for pod " + shop0},
+		{"a deployment of pods: each pod's first app container", kindDeployment, "shop", logsOptions{},
+			"[" + base("shop", shopHash, 0) + ".web] " + base("shop", shopHash, 0) + ".web | " +
+				"[" + base("shop", shopHash, 1) + ".web] " + base("shop", shopHash, 1) + ".web", ""},
 		{"a deployment's replicas, -c", kindDeployment, "shop", logsOptions{container: "web"},
 			"[" + base("shop", shopHash, 0) + ".web] " + base("shop", shopHash, 0) + ".web | " +
 				"[" + base("shop", shopHash, 1) + ".web] " + base("shop", shopHash, 1) + ".web", ""},
@@ -163,10 +164,11 @@ func TestPodsAgainstEngine(t *testing.T) {
 	if out := mustRun("logs", pod, "migrate"); out != "m1\nm2\n" {
 		t.Fatalf("logs POD CONTAINER: %q", out)
 	}
-	// Without -c a pod of two app containers is an error naming them.
-	_, _, err := run(t, "", append(base, "logs", "pod/"+pod)...)
-	if want := "a container name must be specified for pod " + pod + ", choose one of: [web log] or one of the init containers: [migrate]"; err == nil || err.Error() != want {
-		t.Fatalf("logs without -c: %v, want %q", err, want)
+	// Without -c, as kubectl: the first app container, and a notice on
+	// stderr naming the choices.
+	out, errOut, err := run(t, "", append(base, "logs", "pod/"+pod)...)
+	if want := `Defaulted container "web" out of: web, log, migrate (init)`; err != nil || out != "w1\nw2\nw3\n" || strings.TrimSpace(errOut) != want {
+		t.Fatalf("logs without -c: %q %q %v, want the web container's log and %q", out, errOut, err, want)
 	}
 	// --all-containers: every container but the holder, init first, each
 	// line prefixed with its pod and container.
