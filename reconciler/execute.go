@@ -316,6 +316,7 @@ func (c *Controller) ensureImages(ctx context.Context, templates map[string]*man
 func (c *Controller) ensureHolderImage(ctx context.Context, creates []Op) (string, error) {
 	for _, op := range creates {
 		if op.Role == dockerx.RoleHolder {
+			c.helperImages.Store(true) // for the sweep to collect it once unused
 			ref, err := c.docker.EnsureHolderImage(ctx, c.opts.Instance)
 			if err != nil {
 				return "", fmt.Errorf("holder image: %w", err)

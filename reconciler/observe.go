@@ -120,7 +120,13 @@ func (c *Controller) sweep(ctx context.Context) error {
 			c.handleOrphanVolume(ctx, v)
 		}
 	}
-	if holders {
+	// The holder image goes once no holder is left and no live deployment
+	// may need one soon (a pod being replaced, a deployment scaled to 0).
+	needed := holders
+	for _, r := range records {
+		needed = needed || !r.Deleted && hasHelpers(r)
+	}
+	if needed {
 		c.helperImages.Store(true)
 	} else if c.helperImages.Load() {
 		c.collectHelperImages(ctx)
@@ -318,7 +324,8 @@ func (c *Controller) handleOrphanVolume(ctx context.Context, v dockerx.Volume) {
 }
 
 // collectHelperImages removes the instance's helper images once no holder
-// is left (checked at the first sweep, and after holders were seen), so that deleting every deployment leaves the host as it was. An
+// is left and no live deployment runs pods with one (checked at the first
+// sweep, and after a holder image was needed), so that deleting every deployment leaves the host as it was. An
 // image still used (a holder created since the list) stays: Docker
 // refuses to remove it, and it is tried again at a later sweep.
 func (c *Controller) collectHelperImages(ctx context.Context) {
