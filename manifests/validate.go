@@ -84,6 +84,14 @@ func validate(d *Deployment, base string, lines map[string]int) ErrorList {
 	}
 	v.strategy(child(s, "strategy"), &d.Spec.Strategy)
 	v.labels(tl, d.Spec.Template.Metadata.Labels)
+	for _, k := range sortedKeys(d.Spec.Template.Metadata.Labels) {
+		// Template labels go on the containers, where dockctl's own say
+		// who owns them and which pod they belong to: a template may
+		// not claim them.
+		if strings.HasPrefix(k, ReservedLabelPrefix) {
+			v.add(key(tl, k), "label keys under %s are reserved for dockctl", ReservedLabelPrefix)
+		}
+	}
 	v.annotations(child(s, "template.metadata.annotations"), d.Spec.Template.Metadata.Annotations, true)
 	v.network(child(s, "template.metadata.annotations"), d.Spec.Template.Metadata.Annotations)
 	v.podSpec(child(s, "template.spec"), &d.Spec.Template.Spec, d.Replicas())
@@ -554,6 +562,10 @@ func (v *validator) nonNegative(p string, n int64) {
 		v.add(p, "must be greater than or equal to 0")
 	}
 }
+
+// ReservedLabelPrefix starts the container labels dockctl sets itself
+// (ownership, role, pod membership).
+const ReservedLabelPrefix = "io.dockctl."
 
 func (v *validator) labels(p string, labels map[string]string) {
 	for _, k := range sortedKeys(labels) {

@@ -58,13 +58,18 @@ func (p *pod) containers() []*dockerx.Container {
 // revision planner: a container without pod labels is a unit by itself
 // (its ID and name unchanged); the containers of one holder pod become one
 // synthetic unit (see podUnit). pods maps a unit ID to its pod.
-func groupPods(cs []dockerx.Container) (units []dockerx.Container, pods map[string]*pod) {
+//
+// A container is part of a holder pod only if its own revision's template
+// needs a holder (templates; an unknown revision is judged by its labels
+// alone): a replica made by an earlier release, whose template may have
+// carried any io.dockctl.* label, stays the single container it is.
+func groupPods(cs []dockerx.Container, templates func(hash string) *manifests.PodTemplateSpec) (units []dockerx.Container, pods map[string]*pod) {
 	if !hasPods(cs) {
 		return cs, nil // pods of one container: units are the containers, uncopied
 	}
 	for i := range cs {
 		c := &cs[i]
-		if c.PodUID == "" {
+		if !inHolderPod(c, templates) {
 			units = append(units, *c)
 			continue
 		}
@@ -213,6 +218,17 @@ func templateContainer(t *manifests.PodTemplateSpec, c *dockerx.Container) *mani
 	return t.Spec.FindContainer(c.ContainerName)
 }
 
+// inHolderPod reports whether c is the holder or a member of a holder pod.
+func inHolderPod(c *dockerx.Container, templates func(hash string) *manifests.PodTemplateSpec) bool {
+	if c.PodUID == "" {
+		return false
+	}
+	if t := templates(c.TemplateHash); t != nil {
+		return manifests.NeedsHolder(&t.Spec)
+	}
+	return true
+}
+
 func hasPods(cs []dockerx.Container) bool {
 	for i := range cs {
 		if cs[i].PodUID != "" {
@@ -239,7 +255,7 @@ type observedPods struct {
 // judgePods groups the observed containers into pods and judges their
 // readiness: the one way both the controller and `dockctl get` see them.
 func judgePods(observed []dockerx.Container, states map[string]*containerState, templates func(string) *manifests.PodTemplateSpec) observedPods {
-	units, pods := groupPods(observed)
+	units, pods := groupPods(observed, templates)
 	o := observedPods{units: units, pods: pods, all: units, ready: readiness(observed, states, probed(templates))}
 	if pods == nil {
 		return o
@@ -247,7 +263,7 @@ func judgePods(observed []dockerx.Container, states map[string]*containerState, 
 	o.all = make([]dockerx.Container, 0, len(units)+len(observed))
 	o.all = append(o.all, units...)
 	for _, c := range observed {
-		if c.PodUID != "" {
+		if inHolderPod(&c, templates) {
 			o.all = append(o.all, c)
 		}
 	}

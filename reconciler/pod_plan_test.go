@@ -64,7 +64,7 @@ func concat(groups ...[]dockerx.Container) []dockerx.Container {
 // podInput groups observed pod containers as the controller does and marks
 // running pods ready and available.
 func podInput(d *manifests.Deployment, cs []dockerx.Container) PlanInput {
-	units, pods := groupPods(cs)
+	units, pods := groupPods(cs, func(string) *manifests.PodTemplateSpec { return &d.Spec.Template })
 	ready := map[string]bool{}
 	for i := range cs {
 		if IsReady(cs[i]) {
