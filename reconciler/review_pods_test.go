@@ -1,6 +1,8 @@
 package reconciler
 
 import (
+	"github.com/dockctl/dockctl/manifests"
+	"github.com/dockctl/dockctl/store"
 	"strings"
 	"testing"
 
@@ -129,5 +131,62 @@ func TestReviewPodMembersStoppedGracefullyWhenHolderExited(t *testing.T) {
 	}
 	if !strings.Contains(plan.String(), "app") {
 		t.Fatalf("the running app container is not stopped at all:\n%s", plan)
+	}
+}
+
+// TestReviewPodUnknownRevisionReadiness: running pods of a revision the
+// history does not hold (a fresh state directory resuming from Docker, as
+// the planner supports: "adopt what exists") are never ready: podReady
+// returns false when the template is unknown (pod.go, podReady: `t == nil`).
+// A single-container replica of an unknown revision is judged by Docker's
+// state (readiness → IsReady) and counts ready; `get pods` shows these pods
+// READY 2/2 Running; yet `get deployments` counts 0 ready and 0 available,
+// and the Available condition is false. Kubernetes judges a pod's
+// readiness by the pod's own containers, never by its ReplicaSet's
+// template.
+func TestReviewPodUnknownRevisionReadiness(t *testing.T) {
+	d := podDeployment(3)
+	d.Spec.Template.Spec.InitContainers = nil
+	manifests.SetDefaults(d)
+	const old = "0ld0"
+	running := map[string]string{"app": dockerx.StateRunning, "log": dockerx.StateRunning}
+	cs := concat(podOf(old, 0, dockerx.StateRunning, running), podOf(old, 1, dockerx.StateRunning, running), podOf(old, 2, dockerx.StateRunning, running))
+	rec := &store.Record{Name: "web", Deployment: *d}
+	st, _ := View(rec, nil, cs, t0)
+	pods := Pods(rec, nil, cs, t0)
+	if len(pods) != 3 || pods[0].Ready != 2 || pods[0].Status != "Running" {
+		t.Fatalf("get pods: %+v", pods)
+	}
+	if st.ReadyReplicas != 3 {
+		t.Fatalf("get deployments: %d ready replicas, while get pods shows 3 pods READY 2/2 Running: %+v", st.ReadyReplicas, st)
+	}
+}
+
+// TestReviewPodRestartsAsKubectl: an init container (migrate) failed twice
+// before it succeeded; the pod is initialized and its app containers run
+// without a restart. kubectl's RESTARTS of an initialized pod counts the
+// app containers and native sidecars only (printers.go, printPod: once
+// initialized, restarts = restartableInitContainerRestarts, then the app
+// containers' restart counts are added): it shows 0. Pods sums the
+// restarts of every container, regular init containers included
+// (state.go, Pods: `pv.Restarts += pc.View.Restarts` over all of
+// pv.Containers) and shows 2 for as long as the pod lives.
+func TestReviewPodRestartsAsKubectl(t *testing.T) {
+	d := podDeployment(1)
+	hash := manifests.TemplateHash(&d.Spec.Template)
+	members := map[string]string{"migrate": "exited:0", "seed": "exited:0", "app": dockerx.StateRunning, "log": dockerx.StateRunning}
+	cs := podOf(hash, 0, dockerx.StateRunning, members)
+	migrate := "id-" + dockerx.MemberName(dockerx.ContainerName("i", "web", hash, 0), "migrate")
+	st := &store.Status{}
+	if err := writeState(st, deploymentState{Containers: map[string]*containerState{migrate: {Restarts: 2}}}); err != nil {
+		t.Fatal(err)
+	}
+	rec := &store.Record{Name: "web", Deployment: *d}
+	pods := Pods(rec, st, cs, t0)
+	if len(pods) != 1 || pods[0].Status != "Running" {
+		t.Fatalf("pods %+v", pods)
+	}
+	if pods[0].Restarts != 0 {
+		t.Fatalf("RESTARTS %d for an initialized pod whose app containers never restarted (kubectl: 0; the init container's retries are not counted)", pods[0].Restarts)
 	}
 }
