@@ -1,7 +1,10 @@
 package reconciler
 
 import (
+	"context"
+	"sync"
 	"testing"
+	"time"
 
 	"github.com/dockctl/dockctl/dockerx"
 	"github.com/dockctl/dockctl/manifests"
@@ -70,4 +73,52 @@ func TestReviewPodHolderRestartedStrandsMembers(t *testing.T) {
 		}
 		return true
 	})
+}
+
+// TestReviewPodVolumePrunedDuringCreateIsNotLeaked: the pod's emptyDir
+// volume is removed between its create and its holder's (a user's `docker
+// volume prune`, which on Docker 20.10 removes every volume no container
+// mounts, named ones included: a freshly created pod volume is one). The
+// holder's create then makes Docker create a volume of that name on its
+// own, unlabelled (its mount carries only VolumeOptions{NoCopy}:
+// dockerx/convert.go, podVolumeMount), the pod runs on it — a plain disk
+// volume even for medium Memory — and, once the pod and the deployment are
+// gone, nothing collects it: collectVolumes and the sweep only see volumes
+// with the instance label. The host is not left clean (issue 9: "no
+// holder, volume or image behind after delete").
+func TestReviewPodVolumePrunedDuringCreateIsNotLeaked(t *testing.T) {
+	h := newHarness(t, Options{ResyncPeriod: 50 * time.Millisecond})
+	var once sync.Once
+	h.engine.OnCreate = func(req dockerx.CreateRequest) error {
+		if req.Role == dockerx.RoleHolder && req.Pod != nil {
+			once.Do(func() {
+				for _, v := range h.engine.Volumes() {
+					if v.PodUID == req.Pod.UID {
+						_ = h.engine.RemoveVolume(context.Background(), v.Name) // docker volume prune
+					}
+				}
+			})
+		}
+		return nil
+	}
+	d := testPodDeployment("web", 1)
+	d.Spec.Template.Spec.InitContainers = nil
+	manifests.SetDefaults(d)
+	h.apply(d)
+	h.start()
+	h.waitFor("pod running", func() bool {
+		a := member(h.ours("web"), "app")
+		return a != nil && a.State == dockerx.StateRunning
+	})
+	if err := h.store.Delete("web"); err != nil {
+		t.Fatal(err)
+	}
+	h.waitFor("deployment gone", func() bool { return len(h.ours("web")) == 0 })
+	deadline := time.Now().Add(30 * time.Second)
+	for len(h.engine.Volumes()) > 0 {
+		if time.Now().After(deadline) {
+			t.Fatalf("volumes left behind after delete: %+v", h.engine.Volumes())
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
 }
