@@ -5,6 +5,7 @@ import (
 	"github.com/dockctl/dockctl/store"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/dockctl/dockctl/dockerx"
 )
@@ -188,5 +189,84 @@ func TestReviewPodRestartsAsKubectl(t *testing.T) {
 	}
 	if pods[0].Restarts != 0 {
 		t.Fatalf("RESTARTS %d for an initialized pod whose app containers never restarted (kubectl: 0; the init container's retries are not counted)", pods[0].Restarts)
+	}
+}
+
+// TestReviewPodScaleDownRemovesInitializingPodFirst: scale 2 → 1. Pod 0
+// is initialized, its app containers run (not ready yet: no readiness
+// verdict); pod 1 is still initializing (its second init container runs)
+// and is the OLDER one. Kubernetes ranks a Pending pod (init containers
+// not done) before a Running one for scale-down (controller.ActivePods:
+// PodPending < PodUnknown < PodRunning, before readiness and age), so it
+// removes pod 1. pod.unit calls an initializing pod whose init container
+// runs "running" (appsRunning: every member runs, or exited 0, and the
+// running member is an init container), so rankForRemoval falls through to
+// age and removes the initialized pod 0, keeping the one still in Init.
+func TestReviewPodScaleDownRemovesInitializingPodFirst(t *testing.T) {
+	const H = "aaaa"
+	d := podDeployment(1)
+	initialized := podOf(H, 0, dockerx.StateRunning, map[string]string{"migrate": "exited:0", "seed": "exited:0", "app": dockerx.StateRunning, "log": dockerx.StateRunning})
+	initializing := podOf(H, 1, dockerx.StateRunning, map[string]string{"migrate": "exited:0", "seed": dockerx.StateRunning})
+	for i := range initializing {
+		initializing[i].Created = t0.Add(-2 * time.Hour) // older
+	}
+	in := podInput(d, concat(initialized, initializing))
+	in.Ready, in.Available = map[string]bool{}, map[string]bool{} // nothing ready yet
+	plan := planFor(in)
+	for _, op := range plan.Ops {
+		if op.Kind == OpRemove {
+			if op.Name != dockerx.ContainerName("i", "web", H, 1) {
+				t.Fatalf("scale-down removes the initialized pod %s and keeps the one still initializing:\n%s", op.Name, plan)
+			}
+			return
+		}
+	}
+	t.Fatalf("nothing removed:\n%s", plan)
+}
+
+// TestReviewPodNameIsHostname: the pod name is the hostname,
+// Hostname(deployment, hash, ordinal) (contract: "pod name (also the
+// hostname)"), which cuts a long deployment name to keep a DNS label. A
+// holder pod takes it from its io.dockctl.pod label; a single-container
+// pod's name is derived from its container name instead (state.go,
+// podName: the container name after the instance prefix), which is not
+// cut: for a deployment name of 55 characters `get pods` lists a name that
+// is neither the replica's hostname nor a valid DNS label (over 63
+// characters), unlike the pods of the same deployment with a holder.
+func TestReviewPodNameIsHostname(t *testing.T) {
+	name := strings.Repeat("a", 55)
+	d := deployment(1)
+	d.Metadata.Name = name
+	hash := manifests.TemplateHash(&d.Spec.Template)
+	c := dockerx.Container{ID: "c1", Name: dockerx.ContainerName("i", name, hash, 0), State: dockerx.StateRunning,
+		Instance: "i", Deployment: name, TemplateHash: hash, Role: dockerx.RoleReplica, Created: t0}
+	rec := &store.Record{Name: name, Deployment: *d}
+	pods := Pods(rec, nil, []dockerx.Container{c}, t0)
+	if len(pods) != 1 {
+		t.Fatalf("pods %+v", pods)
+	}
+	if want := dockerx.Hostname(name, hash, 0); pods[0].Name != want {
+		t.Fatalf("pod name %q (%d chars), want its hostname %q", pods[0].Name, len(pods[0].Name), want)
+	}
+}
+
+// TestReviewPodCompletedWithRunningSiblingIsNotReady: an initialized pod
+// whose app container exited 0 while its sibling runs. kubectl prints
+// "NotReady" (printers.go, printPod: `if reason == "Completed" &&
+// hasRunning` → "Running" if the pod is Ready, else "NotReady"); the
+// contract lists NotReady among the STATUS words. podStatus never returns
+// NotReady: it shows "Completed" for a pod that still runs a container.
+func TestReviewPodCompletedWithRunningSiblingIsNotReady(t *testing.T) {
+	d := podDeployment(1)
+	hash := manifests.TemplateHash(&d.Spec.Template)
+	members := map[string]string{"migrate": "exited:0", "seed": "exited:0", "app": "exited:0", "log": dockerx.StateRunning}
+	cs := podOf(hash, 0, dockerx.StateRunning, members)
+	rec := &store.Record{Name: "web", Deployment: *d}
+	pods := Pods(rec, nil, cs, t0)
+	if len(pods) != 1 {
+		t.Fatalf("pods %+v", pods)
+	}
+	if pods[0].Status != "NotReady" {
+		t.Fatalf("STATUS %q (READY %d/%d) for a pod whose app container completed while its sibling runs; kubectl shows NotReady", pods[0].Status, pods[0].Ready, pods[0].Total)
 	}
 }
