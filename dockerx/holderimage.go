@@ -4,8 +4,6 @@ import (
 	"archive/tar"
 	"bytes"
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"regexp"
@@ -18,6 +16,7 @@ import (
 	"github.com/docker/docker/api/types/image"
 	"github.com/docker/docker/client"
 	digest "github.com/opencontainers/go-digest"
+	specs "github.com/opencontainers/image-spec/specs-go"
 	ocispec "github.com/opencontainers/image-spec/specs-go/v1"
 
 	"github.com/dockctl/dockctl/internal/holder"
@@ -35,17 +34,42 @@ const holderPath = "/holder"
 var epoch = time.Unix(0, 0).UTC()
 
 // HolderImageArchive is the holder image of one instance for one
-// architecture, as `docker save` would write it.
+// architecture, as `docker save` of Docker 25 and newer writes it: one tar
+// that both image stores load. It holds the docker-save files (manifest.json
+// naming the config and the layer), read by Docker's classic image store,
+// and an OCI image layout (oci-layout, index.json, an OCI image manifest),
+// read by the containerd image store (the default of fresh installs since
+// Docker Engine 29, and of Docker Desktop). The config and the layer are
+// stored once, as blobs/sha256/<digest>, and named by both.
 type HolderImageArchive struct {
-	// ID is the image ID Docker gives it: "sha256:" and the digest of its
-	// config JSON.
+	// ID is the image ID the classic image store gives it: "sha256:" and
+	// the digest of its config JSON.
 	ID string
+	// ManifestDigest is the image ID the containerd image store gives it:
+	// "sha256:" and the digest of its OCI image manifest, which names the
+	// config by its digest, so it too is fixed by the content.
+	ManifestDigest string
 	// Ref is its tag: HolderRepository:<instance>-<first 12 hex of ID>. A
 	// tag names one content forever, so loading never moves a tag and never
-	// leaves an image dangling.
+	// leaves an image dangling. It is derived from the config digest on
+	// either store.
 	Ref string
-	Tar []byte // manifest.json, <config digest>.json, <layer diff ID>/layer.tar
+	// Tar is the archive: blobs/sha256/{config, layer, manifest},
+	// index.json, manifest.json, oci-layout.
+	Tar []byte
 }
+
+// annotationImageName is the annotation of an index.json manifest that the
+// containerd importer (and so `docker load` on the containerd image store)
+// takes as the image's full name, e.g.
+// docker.io/library/dockctl-holder:<tag>; `docker save` writes it with
+// org.opencontainers.image.ref.name (the tag alone), as this archive does.
+// Without it the importer would name the image after the ref name alone.
+const annotationImageName = "io.containerd.image.name"
+
+// dockerHubLibrary is the prefix a one-component repository name takes
+// once normalized ("dockctl-holder" is docker.io/library/dockctl-holder).
+const dockerHubLibrary = "docker.io/library/"
 
 // dockerTag is the grammar of a Docker tag.
 var dockerTag = regexp.MustCompile(`^[A-Za-z0-9_][A-Za-z0-9_.-]{0,127}$`)
@@ -64,7 +88,8 @@ func BuildHolderImage(instance, goarch string) (HolderImageArchive, error) {
 	if err != nil {
 		return HolderImageArchive{}, fmt.Errorf("holder image layer: %w", err)
 	}
-	diffID := digest.FromBytes(layer)
+	// The layer is stored uncompressed: its digest is its diff ID.
+	layerDigest := digest.FromBytes(layer)
 	created := epoch
 	config, err := json.Marshal(ocispec.Image{
 		Created:  &created,
@@ -73,38 +98,73 @@ func BuildHolderImage(instance, goarch string) (HolderImageArchive, error) {
 			Entrypoint: []string{holderPath},
 			Labels:     map[string]string{LabelInstance: instance, LabelRole: RoleHelperImage},
 		},
-		RootFS:  ocispec.RootFS{Type: "layers", DiffIDs: []digest.Digest{diffID}},
+		RootFS:  ocispec.RootFS{Type: "layers", DiffIDs: []digest.Digest{layerDigest}},
 		History: []ocispec.History{{Created: &created, CreatedBy: "dockctl: pod holder (internal/holder)"}},
 	})
 	if err != nil {
 		return HolderImageArchive{}, fmt.Errorf("holder image config: %w", err)
 	}
-	sum := sha256.Sum256(config)
-	id := hex.EncodeToString(sum[:])
-	tag := instance + "-" + id[:12]
+	configDigest := digest.FromBytes(config)
+	tag := instance + "-" + configDigest.Encoded()[:12]
 	if !dockerTag.MatchString(tag) {
 		return HolderImageArchive{}, fmt.Errorf("holder image for instance %q: %q is not a valid Docker tag", instance, tag)
 	}
 	ref := HolderRepository + ":" + tag
-	layerDir := diffID.Encoded()
-	manifest, err := json.Marshal([]struct {
-		Config   string
-		RepoTags []string
-		Layers   []string
-	}{{Config: id + ".json", RepoTags: []string{ref}, Layers: []string{layerDir + "/layer.tar"}}})
+
+	manifest, err := json.Marshal(ocispec.Manifest{
+		Versioned: specs.Versioned{SchemaVersion: 2},
+		MediaType: ocispec.MediaTypeImageManifest,
+		Config:    ocispec.Descriptor{MediaType: ocispec.MediaTypeImageConfig, Digest: configDigest, Size: int64(len(config))},
+		Layers:    []ocispec.Descriptor{{MediaType: ocispec.MediaTypeImageLayer, Digest: layerDigest, Size: int64(len(layer))}},
+	})
 	if err != nil {
 		return HolderImageArchive{}, fmt.Errorf("holder image manifest: %w", err)
 	}
+	manifestDigest := digest.FromBytes(manifest)
+	index, err := json.Marshal(ocispec.Index{
+		Versioned: specs.Versioned{SchemaVersion: 2},
+		MediaType: ocispec.MediaTypeImageIndex,
+		Manifests: []ocispec.Descriptor{{
+			MediaType: ocispec.MediaTypeImageManifest, Digest: manifestDigest, Size: int64(len(manifest)),
+			Annotations: map[string]string{annotationImageName: dockerHubLibrary + ref, ocispec.AnnotationRefName: tag},
+		}},
+	})
+	if err != nil {
+		return HolderImageArchive{}, fmt.Errorf("holder image index: %w", err)
+	}
+	layout, err := json.Marshal(ocispec.ImageLayout{Version: ocispec.ImageLayoutVersion})
+	if err != nil {
+		return HolderImageArchive{}, fmt.Errorf("holder image layout: %w", err)
+	}
+	// The docker-save manifest names the OCI layout's blobs, as Docker 25's
+	// `docker save` does: the classic store reads any path it is given.
+	dockerManifest, err := json.Marshal([]struct {
+		Config   string
+		RepoTags []string
+		Layers   []string
+	}{{Config: blobPath(configDigest), RepoTags: []string{ref}, Layers: []string{blobPath(layerDigest)}}})
+	if err != nil {
+		return HolderImageArchive{}, fmt.Errorf("holder image docker manifest: %w", err)
+	}
 	archive, err := tarOf([]tarEntry{
-		{name: id + ".json", mode: 0o644, data: config},
-		{name: layerDir + "/", mode: 0o755, dir: true},
-		{name: layerDir + "/layer.tar", mode: 0o644, data: layer},
-		{name: "manifest.json", mode: 0o644, data: manifest},
+		{name: ocispec.ImageBlobsDir + "/", mode: 0o755, dir: true},
+		{name: ocispec.ImageBlobsDir + "/" + string(digest.SHA256) + "/", mode: 0o755, dir: true},
+		{name: blobPath(configDigest), mode: 0o644, data: config},
+		{name: blobPath(layerDigest), mode: 0o644, data: layer},
+		{name: blobPath(manifestDigest), mode: 0o644, data: manifest},
+		{name: ocispec.ImageIndexFile, mode: 0o644, data: index},
+		{name: ocispec.ImageLayoutFile, mode: 0o644, data: layout},
+		{name: "manifest.json", mode: 0o644, data: dockerManifest},
 	})
 	if err != nil {
 		return HolderImageArchive{}, fmt.Errorf("holder image archive: %w", err)
 	}
-	return HolderImageArchive{ID: "sha256:" + id, Ref: ref, Tar: archive}, nil
+	return HolderImageArchive{ID: configDigest.String(), ManifestDigest: manifestDigest.String(), Ref: ref, Tar: archive}, nil
+}
+
+// blobPath is where an OCI image layout keeps the blob of digest d.
+func blobPath(d digest.Digest) string {
+	return ocispec.ImageBlobsDir + "/" + d.Algorithm().String() + "/" + d.Encoded()
 }
 
 type tarEntry struct {
@@ -169,10 +229,13 @@ func goarchOf(arch string) string {
 // CreateRequest.Image. It reads the daemon's OS and architecture (Info,
 // cached for a minute: they decide the image's content and so its tag),
 // refuses a daemon it has no holder binary for, returns at once when the
-// tag is present with the expected ID, and otherwise loads the generated
-// archive (ImageLoad: nothing is pulled or built, nothing left dangling)
-// and checks that the daemon gave it the expected ID. A tag that exists
-// with another ID is not dockctl's: an error wrapping ErrConflict.
+// tag names dockctl's image, and otherwise loads the generated archive
+// (ImageLoad: nothing is pulled or built, nothing left dangling) and checks
+// that the tag then names dockctl's image. The tag names dockctl's image
+// when its ID is the config digest (classic image store) or the manifest
+// digest (containerd image store) of the generated archive, and its labels
+// are the instance's and role=helper-image. A tag that names anything else
+// is not dockctl's: an error wrapping ErrConflict.
 func (c *Client) EnsureHolderImage(ctx context.Context, instance string) (string, error) {
 	p := &c.holderPlatform
 	p.mu.Lock()
@@ -194,14 +257,15 @@ func (c *Client) EnsureHolderImage(ctx context.Context, instance string) (string
 	if err != nil {
 		return "", fmt.Errorf("holder image for the daemon's linux/%s: %w", p.goarch, err)
 	}
-	id, err := c.imageID(ctx, img.Ref)
+	got, found, err := c.inspectTag(ctx, img.Ref)
 	switch {
 	case err != nil:
 		return "", err
-	case id == img.ID:
+	case found:
+		if err := img.check(instance, got); err != nil {
+			return "", err
+		}
 		return img.Ref, nil
-	case id != "":
-		return "", foreignTag(img, id)
 	}
 
 	lctx, cancel := c.callCtx(ctx)
@@ -215,36 +279,61 @@ func (c *Client) EnsureHolderImage(ctx context.Context, instance string) (string
 	if streamErr != nil {
 		return "", fmt.Errorf("load holder image %s: %w", img.Ref, streamErr)
 	}
-	id, err = c.imageID(ctx, img.Ref)
+	got, found, err = c.inspectTag(ctx, img.Ref)
 	switch {
 	case err != nil:
 		return "", err
-	case id == "":
+	case !found:
 		return "", fmt.Errorf("load holder image %s: the daemon reported success but has no such tag", img.Ref)
-	case id != img.ID:
-		return "", foreignTag(img, id)
 	}
-	c.log.Info("loaded the pod holder image", "image", img.Ref, "id", img.ID, "bytes", len(img.Tar))
+	if err := img.check(instance, got); err != nil {
+		return "", err
+	}
+	c.log.Info("loaded the pod holder image", "image", img.Ref, "id", got.ID, "bytes", len(img.Tar))
 	return img.Ref, nil
 }
 
-func foreignTag(img HolderImageArchive, id string) error {
-	return &mappedError{sentinel: ErrConflict,
-		err: fmt.Errorf("holder image: tag %s names image %s, not dockctl's %s; remove that tag", img.Ref, id, img.ID)}
+// taggedImage is what EnsureHolderImage reads of the image a tag names.
+type taggedImage struct {
+	ID     string
+	Labels map[string]string
 }
 
-// imageID returns the ID of the image ref names, "" if there is none.
-func (c *Client) imageID(ctx context.Context, ref string) (string, error) {
+// check returns nil when the image the tag names is this archive's image,
+// as either image store identifies it, else an error wrapping ErrConflict.
+// The labels are checked too, so that the answer does not rest on the ID
+// alone.
+func (img HolderImageArchive) check(instance string, got taggedImage) error {
+	if got.ID != img.ID && got.ID != img.ManifestDigest {
+		return &mappedError{sentinel: ErrConflict, err: fmt.Errorf(
+			"holder image: tag %s names image %s, not dockctl's %s (or, on the containerd image store, %s); remove that tag",
+			img.Ref, got.ID, img.ID, img.ManifestDigest)}
+	}
+	if got.Labels[LabelInstance] != instance || got.Labels[LabelRole] != RoleHelperImage {
+		return &mappedError{sentinel: ErrConflict, err: fmt.Errorf(
+			"holder image: tag %s names image %s with labels %s=%q %s=%q, not dockctl's instance %q %s; remove that tag",
+			img.Ref, got.ID, LabelInstance, got.Labels[LabelInstance], LabelRole, got.Labels[LabelRole], instance, RoleHelperImage)}
+	}
+	return nil
+}
+
+// inspectTag returns the ID and labels of the image ref names; found is
+// false when there is none.
+func (c *Client) inspectTag(ctx context.Context, ref string) (img taggedImage, found bool, err error) {
 	ctx, cancel := c.callCtx(ctx)
 	defer cancel()
 	insp, err := c.api.ImageInspect(ctx, ref)
 	switch {
 	case err == nil:
-		return insp.ID, nil
+		img.ID = insp.ID
+		if insp.Config != nil {
+			img.Labels = insp.Config.Labels
+		}
+		return img, true, nil
 	case cerrdefs.IsNotFound(err):
-		return "", nil
+		return taggedImage{}, false, nil
 	}
-	return "", mapErr("inspect image "+ref, err)
+	return taggedImage{}, false, mapErr("inspect image "+ref, err)
 }
 
 // Image is a helper image dockctl made, as ListHelperImages reports it.
