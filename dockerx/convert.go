@@ -193,7 +193,7 @@ func buildHolder(req CreateRequest) (*container.Config, *container.HostConfig, *
 		if v.EmptyDir == nil {
 			continue
 		}
-		hc.Mounts = append(hc.Mounts, podVolumeMount(req.Pod, v.Name, "/volumes/"+v.Name, false))
+		hc.Mounts = append(hc.Mounts, podVolumeMount(req, v, "/volumes/"+v.Name, false))
 	}
 	nc := setNetwork(req, req.Pod.Name, cfg, hc)
 	return cfg, hc, nc, nil
@@ -219,7 +219,7 @@ func buildMember(req CreateRequest) (*container.Config, *container.HostConfig, *
 	cfg, hc := containerConfig(req, c, containerLabels(req, RoleReplica, c.Name))
 	err := setMounts(ps.Volumes, c.VolumeMounts, hc, func(v *manifests.Volume, vm manifests.VolumeMount) mount.Mount {
 		// Both media: a Memory emptyDir is a tmpfs volume.
-		return podVolumeMount(req.Pod, v.Name, vm.MountPath, vm.ReadOnly)
+		return podVolumeMount(req, v, vm.MountPath, vm.ReadOnly)
 	})
 	if err != nil {
 		return nil, nil, nil, err
@@ -277,11 +277,33 @@ func findContainer(ps *manifests.PodSpec, name string) *manifests.Container {
 // empty volume when a container starts, so the pod's shared volume would
 // begin with whatever the first member's image holds there; an emptyDir
 // starts empty.
-func podVolumeMount(p *PodRef, volume, target string, readOnly bool) mount.Mount {
-	return mount.Mount{
-		Type: mount.TypeVolume, Source: VolumeName(p.Holder, volume, p.UID), Target: target, ReadOnly: readOnly,
-		VolumeOptions: &mount.VolumeOptions{NoCopy: true},
+func podVolumeMount(req CreateRequest, v *manifests.Volume, target string, readOnly bool) mount.Mount {
+	p := req.Pod
+	vr := PodVolumeRequest(req.Instance, req.TemplateHash, req.Deployment, *p, v)
+	opts := &mount.VolumeOptions{NoCopy: true, Labels: VolumeLabels(vr)}
+	// Should the volume be gone (a `docker volume prune` between its
+	// create and this one), Docker makes it again from these options: it
+	// is then still the pod's, labelled and of the right medium, and
+	// collected with the pod.
+	if vr.Memory {
+		opts.DriverConfig = &mount.Driver{Name: "local", Options: tmpfsOptions(vr.SizeBytes)}
 	}
+	return mount.Mount{
+		Type: mount.TypeVolume, Source: VolumeName(p.Holder, v.Name, p.UID), Target: target, ReadOnly: readOnly,
+		VolumeOptions: opts,
+	}
+}
+
+// PodVolumeRequest is the volume request of emptyDir v of a pod: what the
+// reconciler creates, and what a mount re-creates should the volume be
+// gone.
+func PodVolumeRequest(instance, hash string, d *manifests.Deployment, p PodRef, v *manifests.Volume) VolumeRequest {
+	req := VolumeRequest{Instance: instance, Deployment: d.Metadata.Name, TemplateHash: hash, Pod: p, Volume: v.Name,
+		Memory: v.EmptyDir != nil && v.EmptyDir.Medium == "Memory"}
+	if req.Memory {
+		req.SizeBytes = EmptyDirSize(&d.Spec.Template.Spec, v)
+	}
+	return req
 }
 
 // containerConfig maps what a replica and a member take from their template

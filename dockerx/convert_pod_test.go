@@ -1,6 +1,7 @@
 package dockerx
 
 import (
+	"fmt"
 	"maps"
 	"reflect"
 	"slices"
@@ -210,8 +211,8 @@ func TestBuildConfigHolder(t *testing.T) {
 	}
 	// Every emptyDir at /volumes/<name>, nothing else.
 	want := []mount.Mount{
-		{Type: mount.TypeVolume, Source: VolumeName(req.Pod.Holder, "cache", testPodUID), Target: "/volumes/cache", VolumeOptions: &mount.VolumeOptions{NoCopy: true}},
-		{Type: mount.TypeVolume, Source: VolumeName(req.Pod.Holder, "shm", testPodUID), Target: "/volumes/shm", VolumeOptions: &mount.VolumeOptions{NoCopy: true}},
+		{Type: mount.TypeVolume, Source: VolumeName(req.Pod.Holder, "cache", testPodUID), Target: "/volumes/cache", VolumeOptions: podVolumeOptions(req, "cache", 0)},
+		{Type: mount.TypeVolume, Source: VolumeName(req.Pod.Holder, "shm", testPodUID), Target: "/volumes/shm", VolumeOptions: podVolumeOptions(req, "shm", 64<<20)},
 	}
 	if !mountsEqual(hc.Mounts, want) || len(hc.Binds) != 0 {
 		t.Errorf("mounts %+v binds %v, want %+v", hc.Mounts, hc.Binds, want)
@@ -302,8 +303,8 @@ func TestBuildConfigMember(t *testing.T) {
 	}
 	// emptyDir of both media: the pod's named volume; hostPath as ever.
 	want := []mount.Mount{
-		{Type: mount.TypeVolume, Source: VolumeName(req.Pod.Holder, "cache", testPodUID), Target: "/cache", VolumeOptions: &mount.VolumeOptions{NoCopy: true}},
-		{Type: mount.TypeVolume, Source: VolumeName(req.Pod.Holder, "shm", testPodUID), Target: "/dev/shm", VolumeOptions: &mount.VolumeOptions{NoCopy: true}},
+		{Type: mount.TypeVolume, Source: VolumeName(req.Pod.Holder, "cache", testPodUID), Target: "/cache", VolumeOptions: podVolumeOptions(req, "cache", 0)},
+		{Type: mount.TypeVolume, Source: VolumeName(req.Pod.Holder, "shm", testPodUID), Target: "/dev/shm", VolumeOptions: podVolumeOptions(req, "shm", 64<<20)},
 		{Type: mount.TypeBind, Source: "/srv", Target: "/srv", ReadOnly: true},
 	}
 	if !mountsEqual(hc.Mounts, want) {
@@ -459,3 +460,18 @@ func TestEmptyDirSize(t *testing.T) {
 
 // mountsEqual compares mounts, option pointers dereferenced.
 func mountsEqual(a, b []mount.Mount) bool { return reflect.DeepEqual(a, b) }
+
+// podVolumeOptions is what a pod's volume mount carries, written out: no
+// copy of the image's files, the volume's own labels (so that Docker, should
+// it have to make the volume again, makes it the pod's), and for a memory
+// volume (size > 0) the tmpfs driver options.
+func podVolumeOptions(req CreateRequest, volume string, size int64) *mount.VolumeOptions {
+	o := &mount.VolumeOptions{NoCopy: true, Labels: map[string]string{
+		LabelInstance: req.Instance, LabelDeployment: req.Deployment.Metadata.Name, LabelTemplateHash: req.TemplateHash,
+		LabelRole: RoleEmptyDir, LabelPod: req.Pod.Name, LabelPodUID: req.Pod.UID,
+	}}
+	if size > 0 {
+		o.DriverConfig = &mount.Driver{Name: "local", Options: map[string]string{"type": "tmpfs", "device": "tmpfs", "o": fmt.Sprintf("size=%d", size)}}
+	}
+	return o
+}

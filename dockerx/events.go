@@ -148,6 +148,7 @@ func fromMessage(m events.Message) Event {
 		ContainerID: m.Actor.ID,
 		Name:        m.Actor.Attributes["name"],
 		Deployment:  m.Actor.Attributes[LabelDeployment],
+		Role:        m.Actor.Attributes[LabelRole],
 		Time:        t,
 	}
 }

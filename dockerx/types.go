@@ -114,6 +114,7 @@ type Event struct {
 	ContainerID string
 	Name        string
 	Deployment  string // from the container's labels; "" if unlabelled
+	Role        string // LabelRole of the container ("" if unlabelled)
 	Time        time.Time
 	Err         error // with Gap: why the stream broke, nil for the first connection; with Down: why it failed
 }

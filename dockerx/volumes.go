@@ -59,13 +59,18 @@ func volumeOptions(req VolumeRequest) (volume.CreateOptions, error) {
 		Labels: VolumeLabels(req),
 	}
 	if req.Memory {
-		size := req.SizeBytes
-		if size <= 0 {
-			size = DefaultMemoryEmptyDirSize
-		}
-		opts.DriverOpts = map[string]string{"type": "tmpfs", "device": "tmpfs", "o": "size=" + strconv.FormatInt(size, 10)}
+		opts.DriverOpts = tmpfsOptions(req.SizeBytes)
 	}
 	return opts, nil
+}
+
+// tmpfsOptions are the local driver's options of a memory volume of size
+// bytes (DefaultMemoryEmptyDirSize when not positive).
+func tmpfsOptions(size int64) map[string]string {
+	if size <= 0 {
+		size = DefaultMemoryEmptyDirSize
+	}
+	return map[string]string{"type": "tmpfs", "device": "tmpfs", "o": "size=" + strconv.FormatInt(size, 10)}
 }
 
 // CreateVolume creates the named volume of req and returns its name,

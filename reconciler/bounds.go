@@ -48,12 +48,15 @@ func replicaRefusal(d *manifests.Deployment, limit int32) string {
 // to stop, and gets zero.
 func (in PlanInput) graceFor(c *dockerx.Container) time.Duration {
 	if p := in.Pods[c.ID]; p != nil {
-		// A holder pod has something to stop while its holder runs,
-		// whatever state its members are in.
-		if p.holder == nil || p.holder.State != dockerx.StateRunning && p.holder.State != dockerx.StatePaused {
-			return 0
+		// A holder pod has something to stop while any of its containers
+		// runs — its members even when the holder is gone, as the kubelet
+		// stops the containers of a dead sandbox with the pod's grace.
+		for _, m := range p.containers() {
+			if m.State == dockerx.StateRunning || m.State == dockerx.StatePaused || m.State == dockerx.StateRestarting {
+				return boundGrace(in.templateOf(c.TemplateHash), in.MaxGracePeriod)
+			}
 		}
-		return boundGrace(in.templateOf(c.TemplateHash), in.MaxGracePeriod)
+		return 0
 	}
 	switch c.State {
 	case dockerx.StateRunning, dockerx.StatePaused, dockerx.StateRestarting:

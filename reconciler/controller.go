@@ -128,6 +128,9 @@ type Controller struct {
 	blocked map[string]map[string]bool // deployment → names held by others
 	// hasVolumes holds the deployments the last sweep saw pod volumes of.
 	hasVolumes map[string]bool
+	// deadHolders holds the holders seen dying (die events): ID →
+	// deployment. Their pods are replaced (holderDied).
+	deadHolders map[string]string
 
 	dockerOK atomic.Bool
 	// helperImages is set while helper images may need collecting: at
@@ -268,7 +271,46 @@ listen:
 // handleEvent keeps the controller's own state in step with the event
 // stream (readiness, the gap counter), then queues the deployment keys the
 // event maps to.
+// holderDied notes that a holder of deployment died: its pod's namespaces
+// are gone, so the pod must be replaced even if the holder runs again by
+// the time a sync lists it (a `docker restart` of the holder leaves its
+// members in the namespaces of the run that died).
+func (c *Controller) holderDied(id, deployment string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.deadHolders == nil {
+		c.deadHolders = map[string]string{}
+	}
+	c.deadHolders[id] = deployment
+}
+
+// diedHolders returns which of a deployment's observed containers are
+// holders that died, and forgets the deployment's died holders that are
+// no longer observed.
+func (c *Controller) diedHolders(deployment string, observed []dockerx.Container) map[string]bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if len(c.deadHolders) == 0 {
+		return nil
+	}
+	out := map[string]bool{}
+	for _, ct := range observed {
+		if _, ok := c.deadHolders[ct.ID]; ok {
+			out[ct.ID] = true
+		}
+	}
+	for id, dep := range c.deadHolders {
+		if dep == deployment && !out[id] {
+			delete(c.deadHolders, id)
+		}
+	}
+	return out
+}
+
 func (c *Controller) handleEvent(ev dockerx.Event) {
+	if ev.Action == "die" && ev.Role == dockerx.RoleHolder && ev.ContainerID != "" {
+		c.holderDied(ev.ContainerID, ev.Deployment)
+	}
 	switch {
 	case ev.Down:
 		// The daemon is unreachable: say so at once (/readyz) rather than
@@ -360,7 +402,7 @@ func (c *Controller) syncDeployment(ctx context.Context, name string) (time.Dura
 	if rec.Deleted {
 		c.prober.drop(name) // its containers are going: so are their probes
 		c.forgetBlocked(name)
-		units, pods := groupPods(observed, templateLookup(nil, "", rec.Revisions))
+		units, pods := groupPods(observed, templateLookup(nil, "", rec.Revisions), nil)
 		in := PlanInput{Instance: c.opts.Instance, Name: name, Containers: units, Pods: pods, Volumes: volumes, Now: now, Revisions: rec.Revisions}
 		c.stopInputs(&in, deploymentState{}, nil)
 		plan := ComputePlan(in)

@@ -228,7 +228,7 @@ func (c *Controller) assess(ctx context.Context, rec *store.Record, observed []d
 			a.in.LivenessFailed[id] = true
 		}
 	}
-	o := judgePods(observed, a.state.Containers, templates)
+	o := judgePods(observed, a.state.Containers, templates, c.diedHolders(rec.Name, observed))
 	a.ready = o.ready
 	a.in.Ready = a.ready
 	a.in.Containers, a.in.Pods, a.in.Volumes = o.units, o.pods, volumes
@@ -239,6 +239,14 @@ func (c *Controller) assess(ctx context.Context, rec *store.Record, observed []d
 	// restarted controller resumes it instead of taking it for a replica.
 	recordInFlight(&a.state, a.in)
 	a.all = o.all
+	for key, p := range o.pods {
+		// A member that exits while its pod is stopped is no crash.
+		if _, ok := a.in.Terminating[key]; ok || a.in.Stopping[key] {
+			for _, ct := range p.containers() {
+				o.completed[ct.ID] = true
+			}
+		}
+	}
 	a.in.StartNotBefore = c.observeContainers(&a.state, o.all, a.ready, o.completed, now)
 	a.in.Available, a.availableIn = availability(a.d, o.units, a.ready, a.state.Containers, c.opts.SettleTime, now)
 	settle := c.opts.SettleTime

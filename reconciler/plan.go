@@ -425,6 +425,7 @@ func ComputePlan(in PlanInput) Plan {
 	// thousands of containers is planned without copying or sorting them.
 	groups := map[string][]*dockerx.Container{}
 	var dead, terminating []*dockerx.Container
+	var nameBlocked map[string]bool // holder pods a member's name is held from
 	var removingOld, total int32
 	for i := range in.Containers {
 		c := &in.Containers[i]
@@ -438,7 +439,15 @@ func ComputePlan(in PlanInput) Plan {
 			}
 			continue
 		}
-		switch c.State {
+		state := c.State
+		if p := in.Pods[c.ID]; p != nil && state != dockerx.StateRemoving && in.memberNameBlocked(p) {
+			state = dockerx.StateDead // it cannot be completed: replaced, as a dead one
+			if nameBlocked == nil {
+				nameBlocked = map[string]bool{}
+			}
+			nameBlocked[c.ID] = true
+		}
+		switch state {
 		case dockerx.StateRemoving:
 			if c.TemplateHash != in.Hash {
 				removingOld++
@@ -455,11 +464,18 @@ func ComputePlan(in PlanInput) Plan {
 		groups[c.TemplateHash] = append(groups[c.TemplateHash], c)
 	}
 	for _, c := range byName(dead) {
-		cause := "container is dead"
+		op := Op{Kind: OpRemove, Name: c.Name, ContainerID: c.ID, Reason: ReasonDead, Cause: "container is dead"}
 		if in.Pods[c.ID] != nil {
-			cause = "holder gone or stopped: the pod is replaced"
+			// Its running members, if any, are stopped gracefully.
+			cause := "holder gone or stopped: the pod is replaced"
+			if nameBlocked[c.ID] {
+				cause = "a member's name is held by a container this deployment does not own: the pod is replaced"
+			}
+			op, _ = in.removeOp(c, ReasonDead, cause)
 		}
-		plan.Ops = append(plan.Ops, Op{Kind: OpRemove, Name: c.Name, ContainerID: c.ID, Reason: ReasonDead, Cause: cause})
+		if op.Kind != "" {
+			plan.Ops = append(plan.Ops, op)
+		}
 	}
 	for _, c := range byName(terminating) {
 		if op, ok := in.removeOp(c, ReasonTerminating, "terminating"); ok {
@@ -627,7 +643,7 @@ func (in PlanInput) reconcileRevision(s *revisionSet, cs []*dockerx.Container, p
 		return ops
 	}
 	holder := manifests.NeedsHolder(&from.Spec.Template.Spec)
-	for _, ord := range freeOrdinals(in.Containers, in.BlockedNames, in.Instance, in.Name, s.hash, int(missing)) {
+	for _, ord := range freeOrdinals(in.Containers, in.BlockedNames, in.Instance, in.Name, s.hash, int(missing), memberNames(&from.Spec.Template)) {
 		name := dockerx.ContainerName(in.Instance, in.Name, s.hash, ord)
 		cause := fmt.Sprintf("missing: %d of %d replicas exist", len(current), s.size)
 		if s.hash != in.Hash {
@@ -786,7 +802,7 @@ func rankForRemoval(cs []*dockerx.Container, ready func(*dockerx.Container) bool
 // that a create that raced with another (a second controller, a retry after
 // a timeout) fails with a name conflict instead of making a duplicate
 // replica.
-func freeOrdinals(cs []dockerx.Container, blocked map[string]bool, instance, name, hash string, n int) []int {
+func freeOrdinals(cs []dockerx.Container, blocked map[string]bool, instance, name, hash string, n int, members []string) []int {
 	taken := maps.Clone(blocked)
 	if taken == nil {
 		taken = map[string]bool{}
@@ -796,7 +812,12 @@ func freeOrdinals(cs []dockerx.Container, blocked map[string]bool, instance, nam
 	}
 	var out []int
 	for ord := 0; len(out) < n; ord++ {
-		if !taken[dockerx.ContainerName(instance, name, hash, ord)] {
+		base := dockerx.ContainerName(instance, name, hash, ord)
+		free := !taken[base]
+		for _, m := range members {
+			free = free && !blocked[dockerx.MemberName(base, m)]
+		}
+		if free {
 			out = append(out, ord)
 		}
 	}

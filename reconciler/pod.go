@@ -31,6 +31,8 @@ type pod struct {
 	// extra are members that no template container claims: a second
 	// container under one name, or one with no container label.
 	extra []*dockerx.Container
+	// holderDied: a die event of the holder was seen (it may run again).
+	holderDied bool
 }
 
 // podKeyPrefix starts a holder pod's unit ID. Docker container IDs are
@@ -63,7 +65,10 @@ func (p *pod) containers() []*dockerx.Container {
 // needs a holder (templates; an unknown revision is judged by its labels
 // alone): a replica made by an earlier release, whose template may have
 // carried any io.dockctl.* label, stays the single container it is.
-func groupPods(cs []dockerx.Container, templates func(hash string) *manifests.PodTemplateSpec) (units []dockerx.Container, pods map[string]*pod) {
+//
+// died holds holders known to have died since they started (nil: none
+// known): their pods are dead whatever the list shows.
+func groupPods(cs []dockerx.Container, templates func(hash string) *manifests.PodTemplateSpec, died map[string]bool) (units []dockerx.Container, pods map[string]*pod) {
 	if !hasPods(cs) {
 		return cs, nil // pods of one container: units are the containers, uncopied
 	}
@@ -101,7 +106,9 @@ func groupPods(cs []dockerx.Container, templates func(hash string) *manifests.Po
 	}
 	sort.Strings(keys)
 	for _, k := range keys {
-		units = append(units, pods[k].unit())
+		p := pods[k]
+		p.holderDied = p.holder != nil && died[p.holder.ID]
+		units = append(units, p.unit(templates(p.hash)))
 	}
 	return units, pods
 }
@@ -109,13 +116,16 @@ func groupPods(cs []dockerx.Container, templates func(hash string) *manifests.Po
 // unit presents the pod to the revision planner as one container. Its
 // state sums the pod up:
 //   - removing while its holder is being removed;
-//   - dead when its holder is gone or stopped: the shared network namespace
-//     is gone with it, so the pod is replaced as a whole (as Kubernetes
-//     re-creates a pod whose sandbox died);
-//   - running when its holder and every app container run;
-//   - created otherwise: starting (init containers), or a member to repair,
-//     which planPod does in place.
-func (p *pod) unit() dockerx.Container {
+//   - dead when its holder is gone or stopped, or was started again after
+//     a member that still runs (stranded): the shared network namespace that
+//     member joined is gone, so the pod is replaced as a whole (as
+//     Kubernetes re-creates a pod whose sandbox died or changed);
+//   - running when its holder and every app container and sidecar run
+//     (t nil, an unknown revision: every member runs or completed);
+//   - created otherwise: initializing, or a member to repair, which
+//     planPod does in place — and which ranks it before running pods on a
+//     scale-down, as Kubernetes ranks a pending pod.
+func (p *pod) unit(t *manifests.PodTemplateSpec) dockerx.Container {
 	u := dockerx.Container{ID: p.key, Name: p.base, TemplateHash: p.hash, Role: dockerx.RoleHolder, Pod: p.name, PodUID: p.uid}
 	first := true
 	for _, c := range p.containers() {
@@ -129,9 +139,9 @@ func (p *pod) unit() dockerx.Container {
 	switch {
 	case h != nil && h.State == dockerx.StateRemoving:
 		u.State = dockerx.StateRemoving
-	case h == nil || h.State == dockerx.StateExited || h.State == dockerx.StateDead:
+	case h == nil || h.State == dockerx.StateExited || h.State == dockerx.StateDead || p.stranded():
 		u.State = dockerx.StateDead
-	case h.State == dockerx.StateRunning && p.appsRunning():
+	case h.State == dockerx.StateRunning && p.running(t):
 		u.State = dockerx.StateRunning
 	default:
 		u.State = dockerx.StateCreated
@@ -139,39 +149,91 @@ func (p *pod) unit() dockerx.Container {
 	return u
 }
 
-// appsRunning reports whether every member that is not an init container
-// runs. The template is not at hand here, so an init container is told by
-// its exit: a member that is not running and exited 0 before any app
-// container ran could be one; the unit is then "created", which only makes
-// planPod look at it.
-func (p *pod) appsRunning() bool {
-	if len(p.members) == 0 {
-		return false
+// running reports whether every container that should run does: the app
+// containers and sidecars of t, or, with no template, every member that
+// did not complete.
+func (p *pod) running(t *manifests.PodTemplateSpec) bool {
+	if t == nil {
+		if len(p.members) == 0 {
+			return false
+		}
+		for _, m := range p.members {
+			if m.State != dockerx.StateRunning && !(m.State == dockerx.StateExited && m.ExitCode == 0) {
+				return false
+			}
+		}
+		return true
 	}
-	for _, m := range p.members {
-		if m.State != dockerx.StateRunning && !(m.State == dockerx.StateExited && m.ExitCode == 0) {
+	for i := range t.Spec.InitContainers {
+		if ic := &t.Spec.InitContainers[i]; ic.IsSidecar() {
+			if m := p.members[ic.Name]; m == nil || m.State != dockerx.StateRunning {
+				return false
+			}
+		}
+	}
+	for i := range t.Spec.Containers {
+		if m := p.members[t.Spec.Containers[i].Name]; m == nil || m.State != dockerx.StateRunning {
 			return false
 		}
 	}
 	return true
 }
 
-// initDone reports whether the pod is initialized: an app container exists
-// (Kubernetes does not run init containers again once the pod has run its
-// app containers, even if one is removed), or every regular init container
-// exited 0.
+// stranded reports whether its running holder died since it started (a die
+// event was seen), or a running member was started before the holder's
+// current run: Docker joined it to the namespaces of the
+// holder's previous run, which died with it (a `docker restart` of the
+// holder). The list API has no start times, only Docker's "Up …" status;
+// its wording is monotonic in the uptime, so a holder whose uptime is
+// certainly shorter than a member's was started after it.
+func (p *pod) stranded() bool {
+	h := p.holder
+	if h == nil || h.State != dockerx.StateRunning {
+		return false
+	}
+	if p.holderDied {
+		return true
+	}
+	_, holderMax, ok := uptimeBounds(h.Status)
+	if !ok {
+		return false
+	}
+	for _, m := range p.members {
+		if m.State != dockerx.StateRunning {
+			continue
+		}
+		if memberMin, _, ok := uptimeBounds(m.Status); ok && holderMax <= memberMin {
+			return true
+		}
+	}
+	return false
+}
+
+// initDone reports whether the pod is initialized, as the kubelet judges
+// it: an app container exists (init containers never run again once the
+// pod has run its app containers, even if one is removed), or every
+// sidecar runs and the last regular init container that exists is the
+// template's last one and exited 0 — earlier ones that were removed since
+// had done their job.
 func (p *pod) initDone(t *manifests.PodTemplateSpec) bool {
 	for i := range t.Spec.Containers {
 		if p.members[t.Spec.Containers[i].Name] != nil {
 			return true
 		}
 	}
+	from := p.lastInit(t)
 	for i := range t.Spec.InitContainers {
 		ic := &t.Spec.InitContainers[i]
+		m := p.members[ic.Name]
 		if ic.IsSidecar() {
+			if m == nil || m.State != dockerx.StateRunning {
+				return false
+			}
 			continue
 		}
-		m := p.members[ic.Name]
+		if i < from {
+			continue
+		}
 		if m == nil || m.State != dockerx.StateExited || m.ExitCode != 0 {
 			return false
 		}
@@ -179,12 +241,39 @@ func (p *pod) initDone(t *manifests.PodTemplateSpec) bool {
 	return true
 }
 
+// lastInit is the index of the last regular init container of t that
+// exists (0 when none does): where initialization stands. Those before it
+// ran to completion, as the kubelet's findNextInitContainerToRun assumes.
+func (p *pod) lastInit(t *manifests.PodTemplateSpec) int {
+	for i := len(t.Spec.InitContainers) - 1; i >= 0; i-- {
+		ic := &t.Spec.InitContainers[i]
+		if !ic.IsSidecar() && p.members[ic.Name] != nil {
+			return i
+		}
+	}
+	return 0
+}
+
 // podReady decides a holder pod's readiness as Kubernetes' PodReady: its
 // holder runs, it is initialized, and every app container and every
 // sidecar is ready (memberReady: running, healthy, passing its readiness
 // probe). A pod of an unknown revision is never ready.
 func podReady(p *pod, t *manifests.PodTemplateSpec, memberReady map[string]bool) bool {
-	if t == nil || p.holder == nil || p.holder.State != dockerx.StateRunning || !p.initDone(t) {
+	if p.holder == nil || p.holder.State != dockerx.StateRunning || p.stranded() {
+		return false
+	}
+	if t == nil {
+		// An unknown revision (a state directory that lost it) is judged
+		// by its containers alone, as Kubernetes judges a pod: every
+		// member ready, or completed.
+		for _, m := range p.members {
+			if !memberReady[m.ID] && !(m.State == dockerx.StateExited && m.ExitCode == 0) {
+				return false
+			}
+		}
+		return len(p.members) > 0
+	}
+	if !p.initDone(t) {
 		return false
 	}
 	for i := range t.Spec.InitContainers {
@@ -248,14 +337,16 @@ type observedPods struct {
 	// ready holds the ready containers (by container ID) and the ready
 	// units (a holder pod by its unit ID: podReady).
 	ready map[string]bool
-	// completed holds the init containers (not sidecars) that exited 0.
+	// completed holds the containers whose exit is no crash: init
+	// containers (not sidecars) that exited 0, and (filled by the caller)
+	// the containers of pods being stopped.
 	completed map[string]bool
 }
 
 // judgePods groups the observed containers into pods and judges their
 // readiness: the one way both the controller and `dockctl get` see them.
-func judgePods(observed []dockerx.Container, states map[string]*containerState, templates func(string) *manifests.PodTemplateSpec) observedPods {
-	units, pods := groupPods(observed, templates)
+func judgePods(observed []dockerx.Container, states map[string]*containerState, templates func(string) *manifests.PodTemplateSpec, died map[string]bool) observedPods {
+	units, pods := groupPods(observed, templates, died)
 	o := observedPods{units: units, pods: pods, all: units, ready: readiness(observed, states, probed(templates))}
 	if pods == nil {
 		return o

@@ -64,7 +64,7 @@ func concat(groups ...[]dockerx.Container) []dockerx.Container {
 // podInput groups observed pod containers as the controller does and marks
 // running pods ready and available.
 func podInput(d *manifests.Deployment, cs []dockerx.Container) PlanInput {
-	units, pods := groupPods(cs, func(string) *manifests.PodTemplateSpec { return &d.Spec.Template })
+	units, pods := groupPods(cs, func(string) *manifests.PodTemplateSpec { return &d.Spec.Template }, nil)
 	ready := map[string]bool{}
 	for i := range cs {
 		if IsReady(cs[i]) {
@@ -193,6 +193,65 @@ func checkNeeds(t *testing.T, plan Plan) {
 					t.Errorf("%s does not need %s", op.Line(), other.Line())
 				}
 			}
+		}
+	}
+}
+
+// TestStrandedByUptime: without the holder's die event (a controller that
+// was down), a running holder whose uptime is certainly shorter than a
+// running member's was started after it: the member is stranded in the
+// previous run's namespaces, and the pod is replaced.
+func TestStrandedByUptime(t *testing.T) {
+	d := podDeployment(1)
+	tests := []struct {
+		holder, member string
+		dead           bool
+	}{
+		{"Up 3 seconds", "Up 5 minutes", true},
+		{"Up Less than a second", "Up 2 seconds", true},
+		{"Up About a minute", "Up 2 hours (healthy)", true},
+		{"Up 5 minutes", "Up 5 minutes", false},
+		{"Up 2 seconds", "Up 2 seconds", false},
+		{"Up 6 minutes", "Up 5 minutes", false}, // the member started later: fine
+		{"Up 2 hours", "Up 3 hours", true},
+		{"", "Up 3 hours", false}, // unknown: never guessed
+	}
+	for _, tt := range tests {
+		cs := podOf("aaaa", 0, dockerx.StateRunning, map[string]string{"migrate": "exited:0", "seed": "exited:0", "app": dockerx.StateRunning, "log": dockerx.StateRunning})
+		for i := range cs {
+			switch {
+			case cs[i].Role == dockerx.RoleHolder:
+				cs[i].Status = tt.holder
+			case cs[i].State == dockerx.StateRunning:
+				cs[i].Status = tt.member
+			}
+		}
+		units, _ := groupPods(cs, func(string) *manifests.PodTemplateSpec { return &d.Spec.Template }, nil)
+		if got := units[0].State == dockerx.StateDead; got != tt.dead {
+			t.Errorf("holder %q, member %q: unit %s, want dead %v", tt.holder, tt.member, units[0].State, tt.dead)
+		}
+	}
+}
+
+func TestUptimeBounds(t *testing.T) {
+	for _, tt := range []struct {
+		status string
+		lo, hi time.Duration
+		ok     bool
+	}{
+		{"Up Less than a second", 0, time.Second, true},
+		{"Up 1 second", time.Second, 2 * time.Second, true},
+		{"Up 59 seconds", 59 * time.Second, 60 * time.Second, true},
+		{"Up About a minute", time.Minute, 2 * time.Minute, true},
+		{"Up 7 minutes (Paused)", 7 * time.Minute, 8 * time.Minute, true},
+		{"Up About an hour", time.Hour, 90 * time.Minute, true},
+		{"Up 3 hours (unhealthy)", 150 * time.Minute, 210 * time.Minute, true},
+		{"Exited (0) 3 seconds ago", 0, 0, false},
+		{"Up forever", 0, 0, false},
+	} {
+		lo, hi, ok := uptimeBounds(tt.status)
+		if lo != tt.lo || hi != tt.hi || ok != tt.ok {
+			t.Errorf("uptimeBounds(%q) = %v, %v, %v; want %v, %v, %v", tt.status, lo, hi, ok, tt.lo, tt.hi, tt.ok)
 		}
 	}
 }

@@ -81,7 +81,10 @@ func (in PlanInput) planPod(p *pod, pp podPlan, plan *Plan) (ops []Op, blocked b
 			op := member(c)
 			op.Reason, op.Cause = ReasonMissing, what+" missing"
 			add(op)
-		case in.Stopping[m.ID]:
+		case in.Stopping[m.ID] || m.State == dockerx.StateRemoving:
+		case m.State == dockerx.StateDead:
+			// Docker cannot start it: removed, to be made again.
+			ops = append(ops, Op{Kind: OpRemove, Name: m.Name, ContainerID: m.ID, Reason: ReasonDead, Cause: what + " is dead"})
 		case m.State == dockerx.StateExited || m.State == dockerx.StateCreated:
 			if op, ok := start(m, what); ok {
 				add(op)
@@ -95,6 +98,7 @@ func (in PlanInput) planPod(p *pod, pp podPlan, plan *Plan) (ops []Op, blocked b
 	}
 
 	initialized := p.initDone(pp.t)
+	from := p.lastInit(pp.t)
 	for i := range pp.t.Spec.InitContainers {
 		ic := &pp.t.Spec.InitContainers[i]
 		m := p.members[ic.Name]
@@ -105,11 +109,16 @@ func (in PlanInput) planPod(p *pod, pp podPlan, plan *Plan) (ops []Op, blocked b
 			}
 			continue
 		}
-		if initialized {
-			continue // never run again once the pod has run (Kubernetes)
+		if initialized || i < from {
+			// Never run again once the pod has run, nor once a later
+			// one has (the kubelet's findNextInitContainerToRun).
+			continue
 		}
 		what := "init container " + ic.Name
 		switch {
+		case m != nil && m.State == dockerx.StateRemoving:
+		case m != nil && m.State == dockerx.StateDead:
+			ops = append(ops, Op{Kind: OpRemove, Name: m.Name, ContainerID: m.ID, Reason: ReasonDead, Cause: what + " is dead"})
 		case m == nil:
 			op := member(ic)
 			op.Reason, op.Cause = ReasonMissing, fmt.Sprintf("%s (%d of %d) not run yet", what, i+1, len(pp.t.Spec.InitContainers))
@@ -191,11 +200,8 @@ func (in PlanInput) expandPods(ops []Op) []Op {
 				if v.EmptyDir == nil {
 					continue
 				}
-				req := &dockerx.VolumeRequest{Instance: in.Instance, Deployment: in.Name, TemplateHash: op.Hash, Pod: *op.Pod, Volume: v.Name,
-					Memory: v.EmptyDir.Medium == "Memory"}
-				if req.Memory {
-					req.SizeBytes = dockerx.EmptyDirSize(&t.Spec, v)
-				}
+				vr := dockerx.PodVolumeRequest(in.Instance, op.Hash, op.From, *op.Pod, v)
+				req := &vr
 				vols = append(vols, id())
 				out = append(out, Op{Kind: OpCreateVolume, Name: dockerx.VolumeName(op.Pod.Holder, v.Name, op.Pod.UID), Hash: op.Hash,
 					Reason: ReasonMissing, Cause: fmt.Sprintf("pod %s: emptyDir %s", op.Pod.Name, v.Name), Volume: req})
@@ -284,4 +290,37 @@ type StopTarget struct {
 	ID, Name string
 	// Holder: it runs no workload and exits at once on its stop signal.
 	Holder bool
+}
+
+// memberNameBlocked reports whether a container the pod still has to make
+// cannot get its name (held by a container this deployment does not own):
+// the pod can never be completed under its name, so it is replaced by one
+// under the next free ordinal, as a replica's create would move on.
+func (in PlanInput) memberNameBlocked(p *pod) bool {
+	if len(in.BlockedNames) == 0 {
+		return false
+	}
+	t := in.templateOf(p.hash)
+	if t == nil {
+		return false
+	}
+	for _, c := range t.Spec.AllContainers() {
+		if p.members[c.Name] == nil && in.BlockedNames[dockerx.MemberName(p.base, c.Name)] {
+			return true
+		}
+	}
+	return false
+}
+
+// memberNames lists the container names of a template that needs a holder
+// (nil otherwise): a new pod's ordinal must leave all of them free.
+func memberNames(t *manifests.PodTemplateSpec) []string {
+	if !manifests.NeedsHolder(&t.Spec) {
+		return nil
+	}
+	var out []string
+	for _, c := range t.Spec.AllContainers() {
+		out = append(out, c.Name)
+	}
+	return out
 }

@@ -45,7 +45,9 @@ func TestReviewPodMemberNameTakenConverges(t *testing.T) {
 // kubelet treats a changed sandbox as a dead one (computePodActions:
 // podSandboxChanged → kill the pod and create it again); the contract says
 // a pod whose holder is gone is re-created as a whole. Nothing in pod.go
-// (unit) or podplan.go compares a member's start with its holder's.
+// (unit) or podplan.go compared a member's start with its holder's; now the
+// holder's die event dooms its pod (and, without the event, Docker's
+// uptimes do: TestStrandedByUptime).
 func TestReviewPodHolderRestartedStrandsMembers(t *testing.T) {
 	h := newHarness(t, Options{})
 	d := testPodDeployment("web", 1)
@@ -59,7 +61,8 @@ func TestReviewPodHolderRestartedStrandsMembers(t *testing.T) {
 		return a != nil && l != nil && a.State == dockerx.StateRunning && l.State == dockerx.StateRunning
 	})
 	holder := holderOf(h.ours("web")).ID
-	if err := h.engine.KillSilently(holder); err != nil {
+	// docker restart: die, then start again at once (before any sync lists).
+	if err := h.engine.Kill(holder); err != nil {
 		t.Fatal(err)
 	}
 	if err := h.engine.StartContainer(t.Context(), holder); err != nil {

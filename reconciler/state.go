@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"maps"
 	"sort"
+	"strconv"
 	"strings"
 	"time"
 
@@ -154,7 +155,7 @@ func view(rec *store.Record, st *store.Status, cs []dockerx.Container, now time.
 	d := &rec.Deployment
 	hash := manifests.TemplateHash(&d.Spec.Template)
 	templates := templateLookup(d, hash, rec.Revisions)
-	o := judgePods(cs, s.Containers, templates)
+	o := judgePods(cs, s.Containers, templates, nil)
 	ready := o.ready
 	settle := DefaultSettleTime
 	if s.Settle != nil {
@@ -240,15 +241,20 @@ func Pods(rec *store.Record, st *store.Status, cs []dockerx.Container, now time.
 			pv.Name, pv.Holder = p.name, p.holder
 			pv.Containers = podContainers(t, p, v.containers)
 		} else {
-			pv.Name = podName(u.Name)
+			pv.Name = podName(rec.Name, u)
 			name := ""
 			if tc := templateContainer(t, u); tc != nil {
 				name = tc.Name
 			}
 			pv.Containers = []PodContainer{{Name: name, Container: u, View: v.containers[u.ID]}}
 		}
+		initializing := !podInitialized(pv.Containers)
 		for _, pc := range pv.Containers {
-			pv.Restarts += pc.View.Restarts
+			// kubectl's RESTARTS: while initializing, the init
+			// containers'; afterwards the app containers' and sidecars'.
+			if initializing && pc.Init || !initializing && (!pc.Init || pc.Sidecar) {
+				pv.Restarts += pc.View.Restarts
+			}
 			if !pc.Init || pc.Sidecar {
 				pv.Total++
 				if pc.View.Ready {
@@ -263,13 +269,46 @@ func Pods(rec *store.Record, st *store.Status, cs []dockerx.Container, now time.
 	return out
 }
 
-// podName is the pod name of a single-container replica: its container
-// name without the instance prefix ("inst_web-HASH-0" → "web-HASH-0").
-func podName(container string) string {
-	if _, after, ok := strings.Cut(container, "_"); ok {
+// podName is the pod name of a single-container replica: its hostname,
+// Hostname(deployment, hash, ordinal), with the ordinal read back from its
+// container name ("inst_web-HASH-3" → 3); a name of another form keeps its
+// part after the instance prefix.
+func podName(deployment string, c *dockerx.Container) string {
+	if i := strings.LastIndexByte(c.Name, '-'); i >= 0 && c.TemplateHash != "" {
+		if n, err := strconv.Atoi(c.Name[i+1:]); err == nil && n >= 0 && strings.HasSuffix(c.Name[:i], "-"+c.TemplateHash) {
+			return dockerx.Hostname(deployment, c.TemplateHash, n)
+		}
+	}
+	if _, after, ok := strings.Cut(c.Name, "_"); ok {
 		return after
 	}
-	return container
+	return c.Name
+}
+
+// podInitialized reports whether a pod's init containers are done, as
+// kubectl's printer judges it: an app container exists, or every init
+// container completed (a sidecar: runs).
+func podInitialized(pcs []PodContainer) bool {
+	for _, pc := range pcs {
+		if !pc.Init && pc.Container != nil {
+			return true
+		}
+	}
+	for _, pc := range pcs {
+		if !pc.Init {
+			continue
+		}
+		c := pc.Container
+		switch {
+		case c == nil:
+			return false
+		case pc.Sidecar && c.State != dockerx.StateRunning:
+			return false
+		case !pc.Sidecar && (c.State != dockerx.StateExited || c.ExitCode != 0):
+			return false
+		}
+	}
+	return true
 }
 
 // podContainers lists a holder pod's containers in template order; members
@@ -387,6 +426,13 @@ func podStatus(pv PodView, t *manifests.PodTemplateSpec, unitState string) strin
 		case c.State == dockerx.StateRunning || c.State == dockerx.StateRestarting:
 			running++
 		}
+	}
+	if status == "Completed" && running > 0 {
+		// kubectl: a container completed while another still runs.
+		if pv.Ready == pv.Total {
+			return "Running"
+		}
+		return "NotReady"
 	}
 	if status != "" {
 		return status

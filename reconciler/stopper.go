@@ -245,6 +245,11 @@ func (s *stopper) runPod(op Op) error {
 				grace := max(time.Until(deadline), 0)
 				if t.Holder {
 					grace = min(grace, time.Second) // it exits at once on its signal
+				} else if grace < minPodGrace && op.Grace > 0 {
+					// The kubelet gives every container at least this
+					// long, even when those stopped before it used up
+					// the pod's grace (minimumGracePeriodInSeconds).
+					grace = minPodGrace
 				}
 				errs[i] = s.stopAndRemove(t, grace)
 			}()
@@ -256,6 +261,9 @@ func (s *stopper) runPod(op Op) error {
 	}
 	return nil
 }
+
+// minPodGrace is the least time a container of a pod gets to stop.
+const minPodGrace = 2 * time.Second
 
 func (s *stopper) stopAndRemove(t StopTarget, grace time.Duration) error {
 	if err := s.docker.StopContainer(s.ctx, t.ID, grace); err != nil {

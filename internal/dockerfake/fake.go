@@ -26,6 +26,7 @@ package dockerfake
 import (
 	"context"
 	"fmt"
+	"github.com/docker/go-units"
 	"sort"
 	"strings"
 	"sync"
@@ -167,6 +168,14 @@ func (e *Engine) list(instance, deployment string) ([]dockerx.Container, error) 
 		}
 		cp := *c
 		cp.Labels = copyMap(c.Labels)
+		if cp.Status == "" && cp.State == dockerx.StateRunning {
+			// As Docker words it: the uptime since its last start.
+			started := cp.Created
+			if ns := e.ns[cp.ID]; ns != nil && !ns.startedAt.IsZero() {
+				started = ns.startedAt
+			}
+			cp.Status = "Up " + units.HumanDuration(e.now().Sub(started))
+		}
 		out = append(out, cp)
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
@@ -196,10 +205,14 @@ func (e *Engine) CreateContainer(ctx context.Context, req dockerx.CreateRequest)
 	}
 	// The named volumes it mounts (a pod's emptyDirs), compared by value so
 	// that this package needs no Docker type.
-	var volumes []string
+	var volumes []mountedVolume
 	for _, m := range hc.Mounts {
 		if m.Type == "volume" && m.Source != "" {
-			volumes = append(volumes, m.Source)
+			mv := mountedVolume{name: m.Source}
+			if m.VolumeOptions != nil {
+				mv.labels = m.VolumeOptions.Labels
+			}
+			volumes = append(volumes, mv)
 		}
 	}
 	return e.add(dockerx.Container{Name: req.Name, Image: cfg.Image, Labels: cfg.Labels, State: dockerx.StateCreated}, "create", ns, volumes)
@@ -224,7 +237,7 @@ func (e *Engine) Add(c dockerx.Container, op string) (string, error) {
 
 // add creates a container with the given namespaces that mounts the named
 // volumes (see mountVolumesLocked).
-func (e *Engine) add(c dockerx.Container, op string, ns *namespaces, volumes []string) (string, error) {
+func (e *Engine) add(c dockerx.Container, op string, ns *namespaces, volumes []mountedVolume) (string, error) {
 	e.mu.Lock()
 	if op != "" {
 		e.calls[op]++
@@ -305,6 +318,7 @@ func (e *Engine) StartContainer(ctx context.Context, id string) error {
 		return fmt.Errorf("start container %s: %w", c.Name, err)
 	}
 	ns.starts++
+	ns.startedAt = e.now()
 	c.State = dockerx.StateRunning
 	c.ExitCode = 0
 	e.emitLocked(c, "start")
@@ -362,7 +376,8 @@ type namespaces struct {
 	network, ipc, pid string
 	shareable         bool // IpcMode shareable: others may join its IPC
 	starts            int  // how many times it started: each start of a holder makes new namespaces
-	joined            int  // of a member: its holder's starts when it last started
+	startedAt         time.Time
+	joined            int // of a member: its holder's starts when it last started
 }
 
 const joinPrefix = "container:"
@@ -810,7 +825,8 @@ func (e *Engine) CutEvents() {
 }
 
 func (e *Engine) emitLocked(c *dockerx.Container, action string) {
-	ev := dockerx.Event{Action: action, ContainerID: c.ID, Name: c.Name, Deployment: c.Labels[dockerx.LabelDeployment], Time: e.now()}
+	ev := dockerx.Event{Action: action, ContainerID: c.ID, Name: c.Name, Deployment: c.Labels[dockerx.LabelDeployment],
+		Role: c.Labels[dockerx.LabelRole], Time: e.now()}
 	for _, s := range e.subs {
 		if c.Labels[dockerx.LabelInstance] != s.instance {
 			continue

@@ -26,13 +26,20 @@ type fakeVolume struct {
 	req dockerx.VolumeRequest // zero for a volume Docker made on its own
 }
 
+// mountedVolume is a named volume a container mounts, with the labels its
+// mount asks a volume made on the fly to get (mount.VolumeOptions.Labels).
+type mountedVolume struct {
+	name   string
+	labels map[string]string
+}
+
 // mountVolumesLocked records that container id mounts the named volumes.
 // As Docker does, a name that does not exist yet becomes a new volume of
-// the local driver without labels, which CreateVolume will then refuse to
-// adopt: creating a member before its pod's volumes is a bug the fake
-// shows.
-func (e *Engine) mountVolumesLocked(id string, names []string) {
-	if len(names) == 0 {
+// the local driver with the mount's labels (none unless the mount gives
+// some), which CreateVolume will then refuse to adopt unless they are the
+// pod's.
+func (e *Engine) mountVolumesLocked(id string, vols []mountedVolume) {
+	if len(vols) == 0 {
 		return
 	}
 	if e.volumes == nil {
@@ -41,19 +48,27 @@ func (e *Engine) mountVolumesLocked(id string, names []string) {
 	if e.mounts == nil {
 		e.mounts = map[string][]string{}
 	}
-	for _, n := range names {
-		if e.volumes[n] == nil {
-			e.volumes[n] = &fakeVolume{v: dockerx.Volume{Name: n, Labels: map[string]string{}}}
+	names := make([]string, 0, len(vols))
+	for _, mv := range vols {
+		if e.volumes[mv.name] == nil {
+			l := copyMap(mv.labels)
+			e.volumes[mv.name] = &fakeVolume{v: dockerx.Volume{Name: mv.name, Labels: l, Instance: l[dockerx.LabelInstance],
+				Deployment: l[dockerx.LabelDeployment], Role: l[dockerx.LabelRole], Pod: l[dockerx.LabelPod], PodUID: l[dockerx.LabelPodUID]}}
 		}
+		names = append(names, mv.name)
 	}
-	e.mounts[id] = append([]string(nil), names...)
+	e.mounts[id] = names
 }
 
 // AddWithVolumes is Add for a container that mounts the given named
 // volumes (a hand-made container using a pod's volume, or a member made
 // before BuildConfig can describe one).
 func (e *Engine) AddWithVolumes(c dockerx.Container, op string, volumes ...string) (string, error) {
-	return e.add(c, op, &namespaces{network: "bridge"}, volumes)
+	vols := make([]mountedVolume, len(volumes))
+	for i, n := range volumes {
+		vols[i] = mountedVolume{name: n}
+	}
+	return e.add(c, op, &namespaces{network: "bridge"}, vols)
 }
 
 // CreateVolume creates a pod's emptyDir volume as dockerx.Client does:
