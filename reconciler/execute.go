@@ -53,6 +53,7 @@ func (c *Controller) execute(ctx context.Context, in PlanInput, plan Plan) (fail
 	// createsSafe is judged once per set of dependencies: every create of
 	// a plan shares one (link), and the judgement counts all containers.
 	safe := map[*OpID]bool{}
+	window := 1 // slow start's, carried across waves
 	pending := plan.Ops
 	for len(pending) > 0 {
 		var stops, others, creates, later []Op
@@ -125,7 +126,7 @@ func (c *Controller) execute(ctx context.Context, in PlanInput, plan Plan) (fail
 		var createErrs []error
 		createFail, refused := failure{}, false
 		if len(creates) > 0 {
-			createFail, createErrs, refused = c.runCreates(ctx, in, creates, ended)
+			createFail, createErrs, refused = c.runCreates(ctx, in, creates, ended, &window)
 		}
 		wg.Wait()
 		for _, op := range others {
@@ -208,7 +209,9 @@ func (c *Controller) runOp(ctx context.Context, op Op) error {
 // runCreates carries out one wave's creates: templates checked, images
 // ensured, then slow start. refused reports a template that must not be
 // created from, which ends the sync.
-func (c *Controller) runCreates(ctx context.Context, in PlanInput, creates []Op, ended func(Op, error)) (fail failure, errs []error, refused bool) {
+//
+// window is the slow-start window, carried from one wave to the next.
+func (c *Controller) runCreates(ctx context.Context, in PlanInput, creates []Op, ended func(Op, error), window *int) (fail failure, errs []error, refused bool) {
 	templates, err := templatesOf(creates)
 	if err == nil {
 		// Defence in depth, and deliberately here rather than in the
@@ -247,7 +250,7 @@ func (c *Controller) runCreates(ctx context.Context, in PlanInput, creates []Op,
 			ready = append(ready, op)
 		}
 	}
-	failed := slowStart(ready, c.opts.MaxCreatesInFlight, func(op Op) error {
+	failed, reached := slowStartFrom(ready, c.opts.MaxCreatesInFlight, *window, func(op Op) error {
 		err := c.create(ctx, in, op, holderImage)
 		mu.Lock()
 		ran[op.ID] = true
@@ -265,6 +268,11 @@ func (c *Controller) runCreates(ctx context.Context, in PlanInput, creates []Op,
 		if !errors.Is(err, dockerx.ErrConflict) && !errors.As(err, &se) {
 			fail = failure{ReasonFailedCreate, err.Error()}
 		}
+	}
+	if len(failed) == 0 {
+		*window = reached
+	} else {
+		*window = 1 // a failure: the next wave starts carefully again
 	}
 	return fail, append(errs, failed...), false
 }

@@ -25,13 +25,22 @@ func guarded(fn func(Op) error, op Op) (err error) {
 // Docker calls, while a healthy scale-up soon runs at the engine's
 // throughput. It returns the errors of the ops that ran and failed.
 func slowStart(ops []Op, limit int, fn func(Op) error) []error {
+	errs, _ := slowStartFrom(ops, limit, 1, fn)
+	return errs
+}
+
+// slowStartFrom is slowStart with a window that starts at start (a later
+// wave of creates of one plan — a pod's members after their holders —
+// carries on where the previous one got, instead of ramping up again). It
+// also returns the window reached.
+func slowStartFrom(ops []Op, limit, start int, fn func(Op) error) ([]error, int) {
 	if limit < 1 {
 		limit = 1
 	}
 	var (
 		mu       sync.Mutex
 		cond     = sync.NewCond(&mu)
-		window   = 1
+		window   = min(max(start, 1), limit)
 		inFlight = 0
 		failed   bool
 		errs     []error
@@ -66,7 +75,7 @@ func slowStart(ops []Op, limit int, fn func(Op) error) []error {
 		}(op)
 	}
 	wg.Wait()
-	return errs
+	return errs, window
 }
 
 // parallel runs fn for each op, at most limit at a time, and returns every
