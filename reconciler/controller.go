@@ -133,8 +133,8 @@ type Controller struct {
 	// helperImages is set while helper images may need collecting: at
 	// start, and once a holder was seen.
 	helperImages atomic.Bool
-	prober   *prober
-	stopper  *stopper
+	prober       *prober
+	stopper      *stopper
 }
 
 // New returns a controller; Run starts it.
