@@ -45,6 +45,7 @@ func (e *env) startController(ctx context.Context, name string, resync time.Dura
 		logPath:     filepath.Join(e.tmp, "controller-"+name+".log"),
 		exited:      make(chan struct{}),
 	}
+	e.useInstance(c.instance)
 	logFile, err := os.Create(c.logPath)
 	if err != nil {
 		return nil, err

@@ -17,7 +17,10 @@ import (
 	"github.com/docker/docker/api/types/events"
 	"github.com/docker/docker/api/types/filters"
 	"github.com/docker/docker/api/types/image"
+	"github.com/docker/docker/api/types/volume"
 	"github.com/docker/docker/client"
+
+	"github.com/dockctl/dockctl/dockerx"
 )
 
 const (
@@ -45,6 +48,11 @@ type env struct {
 
 	mu          sync.Mutex
 	controllers []*controller // running; stopped before containers are removed
+	// instances are the dockctl instances this run used (controllers', and
+	// the one the pods section loads a holder image for). What dockctl
+	// makes besides containers — pod volumes, the holder image — carries
+	// the instance's label, not the run's, and is removed by it.
+	instances map[string]bool
 }
 
 func newEnv(ctx context.Context, runID, root, tmp string, cleanups *cleanupStack) (*env, error) {
@@ -238,7 +246,10 @@ func (e *env) waitGone(ctx context.Context, timeout time.Duration, selectors ...
 	}
 }
 
-// removeAll force-removes every container of this run, 8 at a time.
+// removeAll force-removes every container of this run, 8 at a time, then
+// the volumes and helper images of the run's dockctl instances (a pod's
+// emptyDir volumes, the holder image), which no container uses any more.
+// Controllers must be stopped first: a live one would make them again.
 func (e *env) removeAll(ctx context.Context) error {
 	cs, err := e.list(ctx)
 	if err != nil {
@@ -248,7 +259,65 @@ func (e *env) removeAll(ctx context.Context) error {
 	for i, c := range cs {
 		ids[i] = c.ID
 	}
-	return summarize(parallel(ids, 8, func(id string) error { return e.remove(ctx, id) }))
+	if err := summarize(parallel(ids, 8, func(id string) error { return e.remove(ctx, id) })); err != nil {
+		return err
+	}
+	return e.removeInstanceObjects(ctx)
+}
+
+// useInstance records a dockctl instance of this run, for removeAll.
+func (e *env) useInstance(instance string) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.instances == nil {
+		e.instances = map[string]bool{}
+	}
+	e.instances[instance] = true
+}
+
+// removeInstanceObjects removes the volumes and the helper images labelled
+// with one of this run's instances (io.dockctl.instance). The controller
+// collects a pod's volumes when the pod is gone and its holder image at a
+// sweep after the last holder is gone, but not once it is stopped, and
+// the harness removes containers by force: whatever is left is removed
+// here. Images are removed by ID without force (each instance's holder
+// image has its own ID and one tag), so one still in use stays and is
+// reported.
+func (e *env) removeInstanceObjects(ctx context.Context) error {
+	e.mu.Lock()
+	instances := sortedKeys(e.instances)
+	e.mu.Unlock()
+	var errs []error
+	for _, inst := range instances {
+		f := filters.NewArgs(filters.Arg("label", dockerx.LabelInstance+"="+inst))
+		vols, err := e.cli.VolumeList(ctx, volume.ListOptions{Filters: f})
+		if err != nil {
+			errs = append(errs, fmt.Errorf("list volumes of %s: %w", inst, err))
+		} else {
+			for _, v := range vols.Volumes {
+				if err := e.cli.VolumeRemove(ctx, v.Name, false); err != nil && !client.IsErrNotFound(err) {
+					errs = append(errs, fmt.Errorf("remove volume %s: %w", v.Name, err))
+				} else {
+					logf("  cleanup: removed volume %s of instance %s", v.Name, inst)
+				}
+			}
+		}
+		imgs, err := e.cli.ImageList(ctx, image.ListOptions{All: true, Filters: filters.NewArgs(
+			filters.Arg("label", dockerx.LabelInstance+"="+inst),
+			filters.Arg("label", dockerx.LabelRole+"="+dockerx.RoleHelperImage))})
+		if err != nil {
+			errs = append(errs, fmt.Errorf("list helper images of %s: %w", inst, err))
+			continue
+		}
+		for _, img := range imgs {
+			if _, err := e.cli.ImageRemove(ctx, img.ID, image.RemoveOptions{PruneChildren: true}); err != nil && !client.IsErrNotFound(err) {
+				errs = append(errs, fmt.Errorf("remove helper image %s %v: %w", shortID(img.ID), img.RepoTags, err))
+			} else {
+				logf("  cleanup: removed helper image %s %v of instance %s", shortID(img.ID), img.RepoTags, inst)
+			}
+		}
+	}
+	return errors.Join(errs...)
 }
 
 // summarize reduces the errors of a parallel batch, which tend to be the

@@ -49,7 +49,7 @@ func benchRepair(ctx context.Context, e *env, s settings, rep *report) error {
 			"repair/lower bound: reviver on die (rm -f → start) p50", "")
 	}
 
-	dk, err := measureDockctlRepair(ctx, e, s.Kills)
+	dk, err := measureDockctlRepair(ctx, e, "repair", s.Kills)
 	if err != nil {
 		rep.na("repair", "dockctl", err.Error())
 	} else {
@@ -139,17 +139,19 @@ func measureLowerBound(ctx context.Context, e *env, n int, on events.Action) ([]
 
 // measureDockctlRepair kills replicas of a 3-replica deployment under a
 // controller with the default resync period, so that every repair comes
-// from the event path and none from a resync.
-func measureDockctlRepair(ctx context.Context, e *env, n int) ([]time.Duration, error) {
-	c, err := e.startController(ctx, "repair", 30*time.Second, "")
+// from the event path and none from a resync. name is the controller's and
+// the deployment's: the repair section and the pods section (which repeats
+// this measurement beside its pods) each have their own.
+func measureDockctlRepair(ctx context.Context, e *env, name string, n int) ([]time.Duration, error) {
+	c, err := e.startController(ctx, name, 30*time.Second, "")
 	if err != nil {
 		return nil, err
 	}
 	defer c.stop()
-	if err := c.apply(ctx, e.manifest("repair", repairReplicas, "v1")); err != nil {
+	if err := c.apply(ctx, e.manifest(name, repairReplicas, "v1")); err != nil {
 		return nil, err
 	}
-	return measureKills(ctx, e, n, repairReplicas, "io.dockctl.deployment", "repair", 30*time.Second)
+	return measureKills(ctx, e, n, repairReplicas, "io.dockctl.deployment", name, 30*time.Second)
 }
 
 // measureKills is the one repair measurement shared by dockctl, the lower

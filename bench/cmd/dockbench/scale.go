@@ -10,6 +10,11 @@ import (
 	"github.com/docker/docker/api/types/events"
 )
 
+// referenceConcurrency is the direct API's concurrency that issue 2's scale
+// figure is compared with (8 create+starts in flight, as many as dockctl's
+// default MaxCreatesInFlight); the pods section uses it too.
+const referenceConcurrency = 8
+
 // benchScale measures 0 → N and N → 0 for dockctl (from the `dockctl scale`
 // command to the last container's start or destroy event) and for the
 // direct API at each concurrency (from the first create call to the last
@@ -19,7 +24,7 @@ func benchScale(ctx context.Context, e *env, s settings, rep *report) error {
 	// A case without concurrencies reuses the best one of the case before:
 	// the engine's best concurrency is found on 0 → 50, and 0 → 100 is
 	// measured at it only, which keeps the run within its time budget.
-	prevBest := 8
+	prevBest := referenceConcurrency
 	for _, sc := range s.Scale {
 		n := sc.N
 		concs := sc.Concurrencies
@@ -69,47 +74,56 @@ func benchScale(ctx context.Context, e *env, s settings, rep *report) error {
 		if n == 50 {
 			target = "≤ 1.5 (issue 2)"
 		}
-		rep.ratio(fmt.Sprintf("dockctl 0 → %d / direct API c=8", n), section+"/"+fmt.Sprintf("dockctl 0 → %d", n),
-			section+"/"+fmt.Sprintf("direct API 0 → %d, concurrency 8", n), target)
-		rep.ratio(fmt.Sprintf("dockctl %d → 0 / direct API c=8", n), section+"/"+fmt.Sprintf("dockctl %d → 0", n),
-			section+"/"+fmt.Sprintf("direct API %d → 0, concurrency 8", n), "")
+		rep.ratio(fmt.Sprintf("dockctl 0 → %d / direct API c=%d", n, referenceConcurrency), section+"/"+fmt.Sprintf("dockctl 0 → %d", n),
+			section+"/"+fmt.Sprintf("direct API 0 → %d, concurrency %d", n, referenceConcurrency), target)
+		rep.ratio(fmt.Sprintf("dockctl %d → 0 / direct API c=%d", n, referenceConcurrency), section+"/"+fmt.Sprintf("dockctl %d → 0", n),
+			section+"/"+fmt.Sprintf("direct API %d → 0, concurrency %d", n, referenceConcurrency), "")
 	}
 	return errors.Join(errs...)
 }
 
 func measureDockctlScale(ctx context.Context, e *env, n int) (up, down time.Duration, err error) {
 	name := "scale" + strconv.Itoa(n)
+	return measureDockctlScaleOf(ctx, e, name, e.manifest(name, 0, "v1"), n, 1)
+}
+
+// measureDockctlScaleOf scales the deployment name (manifest, applied at 0
+// replicas) 0 → n → 0 under its own controller, each replica being perPod
+// containers: from the `dockctl scale` command to the start event of the
+// (n·perPod)-th distinct container, then to its destroy event.
+func measureDockctlScaleOf(ctx context.Context, e *env, name, manifest string, n, perPod int) (up, down time.Duration, err error) {
 	c, err := e.startController(ctx, name, 30*time.Second, "")
 	if err != nil {
 		return 0, 0, err
 	}
 	defer c.stop()
-	if err := c.apply(ctx, e.manifest(name, 0, "v1")); err != nil {
+	if err := c.apply(ctx, manifest); err != nil {
 		return 0, 0, err
 	}
 	// Let the controller finish the sync the apply triggered (a no-op) so
 	// that the measurement starts from an idle controller.
 	time.Sleep(settle)
 
+	total := n * perPod
 	w := e.hub.watch()
 	t0 := time.Now()
 	if err := c.dockctl(ctx, "", "scale", "deployment", name, "--replicas", strconv.Itoa(n)); err != nil {
 		w.close()
 		return 0, 0, err
 	}
-	t1, err := w.until(ctx, time.Duration(n)*time.Second+30*time.Second,
-		countEvents(string(events.ActionStart), "io.dockctl.deployment", name, n, nil))
+	t1, err := w.until(ctx, time.Duration(total)*time.Second+30*time.Second,
+		countEvents(string(events.ActionStart), "io.dockctl.deployment", name, total, nil))
 	w.close()
 	if err != nil {
 		return 0, 0, fmt.Errorf("dockctl 0 → %d: %w", n, err)
 	}
 	up = t1.Sub(t0)
-	// The events say n containers started; the list confirms that exactly
-	// n run (no surplus that a miscounting controller would have made).
-	if _, err := e.waitRunning(ctx, n, 30*time.Second, "io.dockctl.deployment="+name); err != nil {
+	// The events say n·perPod containers started; the list confirms that
+	// exactly that many run (no surplus a miscounting controller made).
+	if _, err := e.waitRunning(ctx, total, 30*time.Second, "io.dockctl.deployment="+name); err != nil {
 		return 0, 0, err
 	}
-	logf("  dockctl 0 → %d: %s", n, up.Round(time.Millisecond))
+	logf("  dockctl %s 0 → %d: %s", name, n, up.Round(time.Millisecond))
 	time.Sleep(settle)
 
 	w = e.hub.watch()
@@ -118,8 +132,8 @@ func measureDockctlScale(ctx context.Context, e *env, n int) (up, down time.Dura
 		w.close()
 		return 0, 0, err
 	}
-	t1, err = w.until(ctx, time.Duration(n)*time.Second+30*time.Second,
-		countEvents(string(events.ActionDestroy), "io.dockctl.deployment", name, n, nil))
+	t1, err = w.until(ctx, time.Duration(total)*time.Second+30*time.Second,
+		countEvents(string(events.ActionDestroy), "io.dockctl.deployment", name, total, nil))
 	w.close()
 	if err != nil {
 		return 0, 0, fmt.Errorf("dockctl %d → 0: %w", n, err)
@@ -128,7 +142,7 @@ func measureDockctlScale(ctx context.Context, e *env, n int) (up, down time.Dura
 	if err := e.waitGone(ctx, 30*time.Second, "io.dockctl.deployment="+name); err != nil {
 		return 0, 0, err
 	}
-	logf("  dockctl %d → 0: %s", n, down.Round(time.Millisecond))
+	logf("  dockctl %s %d → 0: %s", name, n, down.Round(time.Millisecond))
 	return up, down, nil
 }
 
