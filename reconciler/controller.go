@@ -131,10 +131,10 @@ type Controller struct {
 
 	dockerOK atomic.Bool
 	// helperImages is set while helper images may need collecting: at
-	// start, and once a holder was seen.
+	// start, once a sweep saw a holder, and whenever a holder is created.
 	helperImages atomic.Bool
-	prober   *prober
-	stopper  *stopper
+	prober       *prober
+	stopper      *stopper
 }
 
 // New returns a controller; Run starts it.
