@@ -311,4 +311,47 @@ func TestE2EContainerLifecycle(t *testing.T) {
 			t.Fatalf("events still missing: %v", want)
 		}
 	}
+
+	// A die is delivered once Docker has finished handling the exit: a
+	// list made on receiving it shows the container exited (Engine 20.10
+	// emits die before its list is updated; see settleExit).
+	crash := deployment("crash", func(d *manifests.Deployment) {
+		ctr := &d.Spec.Template.Spec.Containers[0]
+		ctr.Image = tag
+		ctr.Args = []string{"--require-file=/nonexistent"} // exits 1 at once
+	})
+	for i := range 5 {
+		req := CreateRequest{Instance: instance, Name: ContainerName(instance, "crash", "abc123", i), TemplateHash: "abc123", Deployment: crash}
+		id, err := c.CreateContainer(ctx, req)
+		if err != nil {
+			t.Fatalf("CreateContainer: %v", err)
+		}
+		if err := c.StartContainer(ctx, id); err != nil {
+			t.Fatalf("StartContainer: %v", err)
+		}
+		timeout := time.After(15 * time.Second)
+	wait:
+		for {
+			select {
+			case ev := <-evs:
+				if ev.ContainerID == id && ev.Action == "die" {
+					break wait
+				}
+			case <-timeout:
+				t.Fatalf("no die event for %s", req.Name)
+			}
+		}
+		list, err := c.ListDeploymentContainers(ctx, instance, "crash")
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, ct := range list {
+			if ct.ID == id && (ct.State != StateExited || ct.ExitCode != 1) {
+				t.Errorf("listed on its die event: %s %s (exit %d), want exited (exit 1)", ct.Name, ct.State, ct.ExitCode)
+			}
+		}
+		if err := c.RemoveContainer(ctx, id); err != nil {
+			t.Fatal(err)
+		}
+	}
 }
