@@ -382,6 +382,30 @@ func containerLogs(t *testing.T, id string) string {
 	return string(b)
 }
 
+// dockerTime parses a time of docker inspect (RFC 3339).
+func dockerTime(t *testing.T, s string) time.Time {
+	t.Helper()
+	ts, err := time.Parse(time.RFC3339Nano, s)
+	if err != nil {
+		t.Fatalf("time %q: %v", s, err)
+	}
+	return ts
+}
+
+// repairTime is how long after since the last of the containers ids was
+// started, by Docker's clock (the daemon is local): the time a repair took,
+// without the tests' polling.
+func repairTime(t *testing.T, since time.Time, ids ...string) time.Duration {
+	t.Helper()
+	var last time.Time
+	for _, id := range ids {
+		if st := dockerTime(t, inspect(t, id).State.StartedAt); st.After(last) {
+			last = st
+		}
+	}
+	return last.Sub(since).Round(time.Millisecond)
+}
+
 // logHolderRSS logs the resident memory of a holder's process, read from
 // /proc on this host (the daemon is local): a figure for the closing note.
 func logHolderRSS(t *testing.T, holderID string) {
@@ -480,12 +504,28 @@ func TestPodSidecar(t *testing.T) {
 		logHolderRSS(t, p.holder.ID)
 	})
 
+	// The same repair for a single-container replica, in the same run, for
+	// comparison (figures only).
+	t.Run("rm -f of a single-container replica", func(t *testing.T) {
+		e.apply(testDeployment{name: "solo", replicas: 1}.manifest())
+		old := e.waitRunning("solo", 1, "")[0]
+		start := time.Now()
+		rmForce(t, old.ID)
+		var now []container.Summary
+		eventually(t, 60*time.Second, "a new replica of solo", func() (bool, string) {
+			now = e.deploymentContainers("solo")
+			return len(now) == 1 && now[0].ID != old.ID && now[0].State == "running", describe(now)
+		})
+		t.Logf("repair after rm -f of a single-container replica: its replacement started %s later", repairTime(t, start, now[0].ID))
+		e.mustDockctl("", "delete", "deployment", "solo", "--wait", "--timeout", "60s")
+	})
+
 	t.Run("rm -f of the sidecar is repaired in place", func(t *testing.T) {
 		app := inspect(t, p.members["app"].ID)
 		start := time.Now()
 		rmForce(t, p.members["proxy"].ID)
 		after := e.waitPods("web", 1, p.hash, want)[0]
-		t.Logf("sidecar re-created and running %s after rm -f", time.Since(start).Round(10*time.Millisecond))
+		t.Logf("repair after rm -f of a sidecar: its replacement started %s later", repairTime(t, start, after.members["proxy"].ID))
 		if after.uid != p.uid || after.holder.ID != p.holder.ID || after.members["app"].ID != app.ID {
 			t.Fatalf("the pod was not repaired in place: before %s, after %s", p, after)
 		}
@@ -512,7 +552,8 @@ func TestPodSidecar(t *testing.T) {
 		})
 		// The new holder publishes the port again, under the new pod's name.
 		wantBody := "hello from app\nhostname: " + after.name + "\n"
-		t.Logf("pod re-created and running %s after rm -f of its holder", time.Since(start).Round(10*time.Millisecond))
+		t.Logf("repair after rm -f of the holder: the new pod's last container started %s later",
+			repairTime(t, start, after.holder.ID, after.members["proxy"].ID, after.members["app"].ID))
 		for name, m := range p.members {
 			if !gone(t, m.ID) {
 				t.Errorf("old member %s (%s) still exists", name, m.ID[:12])
@@ -538,13 +579,7 @@ func TestPodInitContainersInOrder(t *testing.T) {
 	p := e.waitPods("chain", 1, "", podWant{running: []string{"app"}, completed: []string{"init-1", "init-2"}})[0]
 
 	init1, init2, app := inspect(t, p.members["init-1"].ID), inspect(t, p.members["init-2"].ID), inspect(t, p.members["app"].ID)
-	at := func(s string) time.Time {
-		ts, err := time.Parse(time.RFC3339Nano, s)
-		if err != nil {
-			t.Fatalf("time %q: %v", s, err)
-		}
-		return ts
-	}
+	at := func(s string) time.Time { return dockerTime(t, s) }
 	// Each step is created only once the one before has exited.
 	if c, f := at(init2.Created), at(init1.State.FinishedAt); c.Before(f) {
 		t.Errorf("init-2 created at %s, before init-1 exited at %s", c, f)
