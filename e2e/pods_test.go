@@ -605,6 +605,28 @@ func TestPodInitContainersInOrder(t *testing.T) {
 	if len(vs) != 1 || vs[0].Name != wantName || vs[0].Labels["io.dockctl.pod-uid"] != p.uid || vs[0].Labels["io.dockctl.role"] != "emptydir" {
 		t.Errorf("volumes %s, want one named %s labelled with the pod", volumeNames(vs), wantName)
 	}
+
+	// docker pause of the app container, then of the holder, is undone in
+	// place, and brings no init container back. (No probe runs in this pod,
+	// and once it is available no settle time is pending: the pause events
+	// alone must bring the unpause.)
+	eventually(t, time.Minute, "get deployments to show the pod available", func() (bool, string) {
+		out := e.mustDockctl("", "get", "deployments")
+		return regexpMatch(`(?m)^chain\s+1/1\s+1\s+1\s+`, out), out
+	})
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	for _, id := range []string{p.members["app"].ID, p.holder.ID} {
+		if err := dockerCli.ContainerPause(ctx, id); err != nil {
+			t.Fatal(err)
+		}
+		after := e.waitPods("chain", 1, p.hash, podWant{running: []string{"app"}, completed: []string{"init-1", "init-2"}})[0]
+		for name, m := range p.members {
+			if after.members[name].ID != m.ID {
+				t.Fatalf("%s was replaced: before %s, after %s", name, p, after)
+			}
+		}
+	}
 }
 
 func volumeNames(vs []volume.Volume) string {
