@@ -33,9 +33,9 @@ var watchedActions = []string{
 // reported at once with an Event with Down set, so that the consumer does
 // not go on believing Docker reachable until the stream is back.
 //
-// A "die" is held back until Docker has finished handling the exit (see
-// settleExit), so that a list made on receiving it shows the container
-// exited; it may therefore arrive after events that followed it.
+// A "die", "pause" or "unpause" is held back until Docker has finished
+// with the container (see settle), so that a list made on receiving it
+// shows the change; it may therefore arrive after events that followed it.
 func (c *Client) Events(ctx context.Context, instance string) <-chan Event {
 	out := make(chan Event, 64)
 	go func() {
@@ -46,8 +46,8 @@ func (c *Client) Events(ctx context.Context, instance string) <-chan Event {
 }
 
 func (c *Client) watchEvents(ctx context.Context, instance string, out chan<- Event) {
-	// Die events held back by pump: out is closed only once they are sent
-	// or dropped (they give up when ctx is done).
+	// Events held back by pump: out is closed only once they are sent or
+	// dropped (they give up when ctx is done).
 	var held sync.WaitGroup
 	defer held.Wait()
 	args := filters.NewArgs(
@@ -117,9 +117,9 @@ func (c *Client) watchEvents(ctx context.Context, instance string, out chan<- Ev
 	}
 }
 
-// pump forwards messages until the stream fails or ends, returning why. A
-// die is sent by a goroutine of its own once settleExit returns, counted in
-// held, so that the stream is never stalled behind one exit.
+// pump forwards messages until the stream fails or ends, returning why. An
+// event to settle is sent by a goroutine of its own once settle returns,
+// counted in held, so that the stream is never stalled behind one.
 func (c *Client) pump(ctx context.Context, msgs <-chan events.Message, errs <-chan error, send func(Event) bool, held *sync.WaitGroup) error {
 	for {
 		select {
@@ -130,11 +130,11 @@ func (c *Client) pump(ctx context.Context, msgs <-chan events.Message, errs <-ch
 				continue
 			}
 			ev := fromMessage(m)
-			if m.Action == events.ActionDie {
+			if settledActions[m.Action] {
 				held.Add(1)
 				go func() {
 					defer held.Done()
-					c.settleExit(ctx, ev.ContainerID)
+					c.settle(ctx, ev.ContainerID)
 					if ctx.Err() == nil {
 						send(ev)
 					}
@@ -155,17 +155,22 @@ func (c *Client) pump(ctx context.Context, msgs <-chan events.Message, errs <-ch
 	}
 }
 
-// settleExit returns once Docker has finished handling a container's exit.
-// Engine 20.10 emits "die" while it still holds the container's lock,
-// before its list is updated: a list made on receiving the event shows the
-// container still running (measured: 30 times out of 30), and no later
-// event comes to correct it — a controller reacting to the die would see
-// nothing to do, and an exited container (a crash to restart, an init
-// container's end that starts the next step) would wait for the periodic
-// resync. An inspect takes that lock, so a list made after it shows the
-// exit. Its answer is of no interest: a container removed meanwhile has
-// nothing left to settle.
-func (c *Client) settleExit(ctx context.Context, id string) {
+// settledActions are the events Engine 20.10 emits while it still holds
+// the container's lock, before its list is updated: a list made on
+// receiving one shows the container as it was (measured: running after
+// die 30 times out of 30, running after pause and paused after unpause 10
+// times out of 10; start and health_status are listed at once), and no
+// later event comes to correct it. A controller reacting to one would see
+// nothing to do: an exited container (a crash to restart, an init
+// container's end that starts the next step) or a paused one would wait
+// for the periodic resync.
+var settledActions = map[events.Action]bool{events.ActionDie: true, events.ActionPause: true, events.ActionUnPause: true}
+
+// settle returns once Docker has finished with a container's change of
+// state: an inspect takes the container's lock, so a list made after it
+// shows the change. Its answer is of no interest: a container removed
+// meanwhile has nothing left to settle.
+func (c *Client) settle(ctx context.Context, id string) {
 	ctx, cancel := context.WithTimeout(ctx, c.timeout)
 	defer cancel()
 	_, _ = c.api.ContainerInspect(ctx, id)

@@ -133,14 +133,15 @@ func TestEventsReconnectAndGaps(t *testing.T) {
 	}
 }
 
-// TestEventsDieWaitsForExit: a die is delivered only once an inspect of its
-// container has returned (Docker has finished handling the exit, so a list
-// shows it), without holding back the events that follow it; a die still
-// held when the subscription ends is dropped, and the channel closes.
-func TestEventsDieWaitsForExit(t *testing.T) {
+// TestEventsSettled: a die, pause or unpause is delivered only once an
+// inspect of its container has returned (Docker has finished with it, so a
+// list shows the change), without holding back the events that follow it;
+// one still held when the subscription ends is dropped, and the channel
+// closes.
+func TestEventsSettled(t *testing.T) {
 	gate := make(chan struct{})
 	f := &fakeAPI{inspectGate: gate, events: fakeStreams([]stream{
-		{msgs: []events.Message{msg("die", "c1", "web"), msg("start", "c2", "web"), msg("die", "c3", "api")}},
+		{msgs: []events.Message{msg("die", "c1", "web"), msg("start", "c2", "web"), msg("pause", "c3", "api"), msg("unpause", "c4", "api")}},
 	})}
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
@@ -159,28 +160,28 @@ func TestEventsDieWaitsForExit(t *testing.T) {
 		t.Fatalf("first event %+v, want the Gap", ev)
 	}
 	if ev := next(); ev.Action != "start" || ev.ContainerID != "c2" {
-		t.Fatalf("got %+v, want c2's start while the dies are held", ev)
+		t.Fatalf("got %+v, want c2's start while the others are held", ev)
 	}
 	select {
 	case ev := <-ch:
-		t.Fatalf("got %+v before the exits were settled", ev)
+		t.Fatalf("got %+v before the changes were settled", ev)
 	case <-time.After(50 * time.Millisecond):
 	}
 	close(gate)
 	got := map[string]string{}
-	for range 2 {
+	for range 3 {
 		ev := next()
 		got[ev.ContainerID] = ev.Action + " " + ev.Deployment
 	}
-	if got["c1"] != "die web" || got["c3"] != "die api" {
-		t.Fatalf("held events %v, want c1's and c3's dies", got)
+	if got["c1"] != "die web" || got["c3"] != "pause api" || got["c4"] != "unpause api" {
+		t.Fatalf("held events %v, want c1's die, c3's pause and c4's unpause", got)
 	}
 	f.mu.Lock()
 	inspected := append([]string(nil), f.inspected...)
 	f.mu.Unlock()
 	sort.Strings(inspected)
-	if strings.Join(inspected, " ") != "c1 c3" {
-		t.Errorf("inspected %v, want c1 and c3", inspected)
+	if strings.Join(inspected, " ") != "c1 c3 c4" {
+		t.Errorf("inspected %v, want c1, c3 and c4", inspected)
 	}
 
 	// A die held when the subscription ends is dropped: the channel closes.
