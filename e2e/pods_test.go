@@ -287,6 +287,14 @@ func (e *env) waitPods(deployment string, n int, hash string, want podWant) []*p
 	return pods
 }
 
+// in returns the env for a subtest: its failures stop the subtest, from
+// the subtest's own goroutine.
+func (e *env) in(t *testing.T) *env {
+	sub := *e
+	sub.t = t
+	return &sub
+}
+
 // freePort returns a TCP port free on 127.0.0.1 right now.
 func freePort(t *testing.T) int {
 	t.Helper()
@@ -470,6 +478,7 @@ func TestPodSidecar(t *testing.T) {
 	p := pods[0]
 
 	t.Run("sidecar reaches app on localhost", func(t *testing.T) {
+		e := e.in(t)
 		proxy := p.members["proxy"]
 		// The sidecar's readiness probe is a HEALTHCHECK run inside it that
 		// asks 127.0.0.1:8080, where only the app container listens.
@@ -507,6 +516,7 @@ func TestPodSidecar(t *testing.T) {
 	// The same repair for a single-container replica, in the same run, for
 	// comparison (figures only).
 	t.Run("rm -f of a single-container replica", func(t *testing.T) {
+		e := e.in(t)
 		e.apply(testDeployment{name: "solo", replicas: 1}.manifest())
 		old := e.waitRunning("solo", 1, "")[0]
 		start := time.Now()
@@ -521,6 +531,7 @@ func TestPodSidecar(t *testing.T) {
 	})
 
 	t.Run("rm -f of the sidecar is repaired in place", func(t *testing.T) {
+		e := e.in(t)
 		app := inspect(t, p.members["app"].ID)
 		start := time.Now()
 		rmForce(t, p.members["proxy"].ID)
@@ -539,6 +550,7 @@ func TestPodSidecar(t *testing.T) {
 	})
 
 	t.Run("rm -f of the holder re-creates the pod", func(t *testing.T) {
+		e := e.in(t)
 		start := time.Now()
 		rmForce(t, p.holder.ID)
 		var after *podView
