@@ -311,4 +311,101 @@ func TestE2EContainerLifecycle(t *testing.T) {
 			t.Fatalf("events still missing: %v", want)
 		}
 	}
+
+	// A die is delivered once Docker has finished handling the exit: a
+	// list made on receiving it shows the container exited (Engine 20.10
+	// emits die before its list is updated; see settle).
+	crash := deployment("crash", func(d *manifests.Deployment) {
+		ctr := &d.Spec.Template.Spec.Containers[0]
+		ctr.Image = tag
+		ctr.Args = []string{"--require-file=/nonexistent"} // exits 1 at once
+	})
+	for i := range 5 {
+		req := CreateRequest{Instance: instance, Name: ContainerName(instance, "crash", "abc123", i), TemplateHash: "abc123", Deployment: crash}
+		id, err := c.CreateContainer(ctx, req)
+		if err != nil {
+			t.Fatalf("CreateContainer: %v", err)
+		}
+		if err := c.StartContainer(ctx, id); err != nil {
+			t.Fatalf("StartContainer: %v", err)
+		}
+		timeout := time.After(15 * time.Second)
+	wait:
+		for {
+			select {
+			case ev := <-evs:
+				if ev.ContainerID == id && ev.Action == "die" {
+					break wait
+				}
+			case <-timeout:
+				t.Fatalf("no die event for %s", req.Name)
+			}
+		}
+		list, err := c.ListDeploymentContainers(ctx, instance, "crash")
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, ct := range list {
+			if ct.ID == id && (ct.State != StateExited || ct.ExitCode != 1) {
+				t.Errorf("listed on its die event: %s %s (exit %d), want exited (exit 1)", ct.Name, ct.State, ct.ExitCode)
+			}
+		}
+		if err := c.RemoveContainer(ctx, id); err != nil {
+			t.Fatal(err)
+		}
+	}
+
+	// So are pause and unpause (emitted before the list is updated too).
+	req = CreateRequest{Instance: instance, Name: ContainerName(instance, "pause", "abc123", 0), TemplateHash: "abc123", Deployment: d}
+	id, err = c.CreateContainer(ctx, req)
+	if err != nil {
+		t.Fatalf("CreateContainer: %v", err)
+	}
+	if err := c.StartContainer(ctx, id); err != nil {
+		t.Fatalf("StartContainer: %v", err)
+	}
+	for range 3 {
+		for _, step := range []struct {
+			action, state string
+			call          func(context.Context, string) error
+		}{{"pause", StatePaused, api.ContainerPause}, {"unpause", StateRunning, c.UnpauseContainer}} {
+			// As a user's docker pause: the list is made on the event, not
+			// once the call has returned.
+			errc := make(chan error, 1)
+			go func() { errc <- step.call(ctx, id) }()
+			timeout := time.After(15 * time.Second)
+		waitStep:
+			for {
+				select {
+				case ev := <-evs:
+					if ev.ContainerID == id && ev.Action == step.action {
+						break waitStep
+					}
+				case <-timeout:
+					t.Fatalf("no %s event", step.action)
+				}
+			}
+			list, err := c.ListDeploymentContainers(ctx, instance, "web")
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(list) != 1 || list[0].State != step.state {
+				t.Errorf("listed on its %s event: %s, want %s", step.action, describeList(list), step.state)
+			}
+			if err := <-errc; err != nil {
+				t.Fatalf("%s: %v", step.action, err)
+			}
+		}
+	}
+	if err := c.RemoveContainer(ctx, id); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func describeList(cs []Container) string {
+	var parts []string
+	for _, c := range cs {
+		parts = append(parts, c.Name+" "+c.State)
+	}
+	return "[" + strings.Join(parts, ", ") + "]"
 }

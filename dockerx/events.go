@@ -3,6 +3,7 @@ package dockerx
 import (
 	"context"
 	"math/rand/v2"
+	"sync"
 	"time"
 
 	"github.com/docker/docker/api/types/events"
@@ -31,6 +32,10 @@ var watchedActions = []string{
 // change. Each failure — a stream that breaks, an attempt that fails — is
 // reported at once with an Event with Down set, so that the consumer does
 // not go on believing Docker reachable until the stream is back.
+//
+// A "die", "pause" or "unpause" is held back until Docker has finished
+// with the container (see settle), so that a list made on receiving it
+// shows the change; it may therefore arrive after events that followed it.
 func (c *Client) Events(ctx context.Context, instance string) <-chan Event {
 	out := make(chan Event, 64)
 	go func() {
@@ -41,6 +46,10 @@ func (c *Client) Events(ctx context.Context, instance string) <-chan Event {
 }
 
 func (c *Client) watchEvents(ctx context.Context, instance string, out chan<- Event) {
+	// Events held back by pump: out is closed only once they are sent or
+	// dropped (they give up when ctx is done).
+	var held sync.WaitGroup
+	defer held.Wait()
 	args := filters.NewArgs(
 		filters.Arg("type", string(events.ContainerEventType)),
 		filters.Arg("label", LabelInstance+"="+instance),
@@ -75,7 +84,7 @@ func (c *Client) watchEvents(ctx context.Context, instance string, out chan<- Ev
 				return
 			}
 			connected := time.Now()
-			err = c.pump(ctx, msgs, errs, send)
+			err = c.pump(ctx, msgs, errs, send, &held)
 			// A stream that lived a while was healthy: start backing off
 			// from scratch next time.
 			if time.Since(connected) > c.eventsMaxBackoff {
@@ -108,8 +117,10 @@ func (c *Client) watchEvents(ctx context.Context, instance string, out chan<- Ev
 	}
 }
 
-// pump forwards messages until the stream fails or ends, returning why.
-func (c *Client) pump(ctx context.Context, msgs <-chan events.Message, errs <-chan error, send func(Event) bool) error {
+// pump forwards messages until the stream fails or ends, returning why. An
+// event to settle is sent by a goroutine of its own once settle returns,
+// counted in held, so that the stream is never stalled behind one.
+func (c *Client) pump(ctx context.Context, msgs <-chan events.Message, errs <-chan error, send func(Event) bool, held *sync.WaitGroup) error {
 	for {
 		select {
 		case m, ok := <-msgs:
@@ -118,7 +129,19 @@ func (c *Client) pump(ctx context.Context, msgs <-chan events.Message, errs <-ch
 				msgs = nil
 				continue
 			}
-			if !send(fromMessage(m)) {
+			ev := fromMessage(m)
+			if settledActions[m.Action] {
+				held.Add(1)
+				go func() {
+					defer held.Done()
+					c.settle(ctx, ev.ContainerID)
+					if ctx.Err() == nil {
+						send(ev)
+					}
+				}()
+				continue
+			}
+			if !send(ev) {
 				return ctx.Err()
 			}
 		case err, ok := <-errs:
@@ -130,6 +153,27 @@ func (c *Client) pump(ctx context.Context, msgs <-chan events.Message, errs <-ch
 			return ctx.Err()
 		}
 	}
+}
+
+// settledActions are the events Engine 20.10 emits while it still holds
+// the container's lock, before its list is updated: a list made on
+// receiving one shows the container as it was (measured: running after
+// die 30 times out of 30, running after pause and paused after unpause 10
+// times out of 10; start and health_status are listed at once), and no
+// later event comes to correct it. A controller reacting to one would see
+// nothing to do: an exited container (a crash to restart, an init
+// container's end that starts the next step) or a paused one would wait
+// for the periodic resync.
+var settledActions = map[events.Action]bool{events.ActionDie: true, events.ActionPause: true, events.ActionUnPause: true}
+
+// settle returns once Docker has finished with a container's change of
+// state: an inspect takes the container's lock, so a list made after it
+// shows the change. Its answer is of no interest: a container removed
+// meanwhile has nothing left to settle.
+func (c *Client) settle(ctx context.Context, id string) {
+	ctx, cancel := context.WithTimeout(ctx, c.timeout)
+	defer cancel()
+	_, _ = c.api.ContainerInspect(ctx, id)
 }
 
 type eventStreamError string

@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"io"
+	"sort"
+	"strings"
 	"testing"
 	"time"
 
@@ -128,6 +130,84 @@ func TestEventsReconnectAndGaps(t *testing.T) {
 		case <-deadline:
 			t.Fatal("channel not closed after cancel")
 		}
+	}
+}
+
+// TestEventsSettled: a die, pause or unpause is delivered only once an
+// inspect of its container has returned (Docker has finished with it, so a
+// list shows the change), without holding back the events that follow it;
+// one still held when the subscription ends is dropped, and the channel
+// closes.
+func TestEventsSettled(t *testing.T) {
+	gate := make(chan struct{})
+	f := &fakeAPI{inspectGate: gate, events: fakeStreams([]stream{
+		{msgs: []events.Message{msg("die", "c1", "web"), msg("start", "c2", "web"), msg("pause", "c3", "api"), msg("unpause", "c4", "api")}},
+	})}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	ch := newFakeClient(f).Events(ctx, "default")
+	next := func() Event {
+		t.Helper()
+		select {
+		case ev := <-ch:
+			return ev
+		case <-time.After(5 * time.Second):
+			t.Fatal("timeout")
+		}
+		return Event{}
+	}
+	if ev := next(); !ev.Gap {
+		t.Fatalf("first event %+v, want the Gap", ev)
+	}
+	if ev := next(); ev.Action != "start" || ev.ContainerID != "c2" {
+		t.Fatalf("got %+v, want c2's start while the others are held", ev)
+	}
+	select {
+	case ev := <-ch:
+		t.Fatalf("got %+v before the changes were settled", ev)
+	case <-time.After(50 * time.Millisecond):
+	}
+	close(gate)
+	got := map[string]string{}
+	for range 3 {
+		ev := next()
+		got[ev.ContainerID] = ev.Action + " " + ev.Deployment
+	}
+	if got["c1"] != "die web" || got["c3"] != "pause api" || got["c4"] != "unpause api" {
+		t.Fatalf("held events %v, want c1's die, c3's pause and c4's unpause", got)
+	}
+	f.mu.Lock()
+	inspected := append([]string(nil), f.inspected...)
+	f.mu.Unlock()
+	sort.Strings(inspected)
+	if strings.Join(inspected, " ") != "c1 c3 c4" {
+		t.Errorf("inspected %v, want c1, c3 and c4", inspected)
+	}
+
+	// A die held when the subscription ends is dropped: the channel closes.
+	f2 := &fakeAPI{inspectGate: make(chan struct{}), events: fakeStreams([]stream{{msgs: []events.Message{msg("die", "c4", "web")}}})}
+	ctx2, cancel2 := context.WithCancel(context.Background())
+	ch2 := newFakeClient(f2).Events(ctx2, "default")
+	if ev := <-ch2; !ev.Gap {
+		t.Fatalf("first event %+v, want the Gap", ev)
+	}
+	for {
+		f2.mu.Lock()
+		n := len(f2.inspected)
+		f2.mu.Unlock()
+		if n == 1 {
+			break
+		}
+		time.Sleep(time.Millisecond)
+	}
+	cancel2()
+	select {
+	case ev, ok := <-ch2:
+		if ok {
+			t.Fatalf("got %+v after cancel, want the channel closed", ev)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("channel not closed after cancel")
 	}
 }
 

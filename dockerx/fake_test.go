@@ -38,6 +38,26 @@ type fakeAPI struct {
 	created       *container.HostConfig // the last create's host config
 	// events returns, per Events call, the channels to hand out.
 	events func(call int) (<-chan events.Message, <-chan error)
+	// inspectGate, when set, holds every ContainerInspect until it is
+	// closed (or the call's context is done), as Docker holds an inspect
+	// while it handles the container's exit.
+	inspectGate chan struct{}
+	inspected   []string // IDs ContainerInspect was called with
+}
+
+func (f *fakeAPI) ContainerInspect(ctx context.Context, id string) (container.InspectResponse, error) {
+	f.mu.Lock()
+	f.inspected = append(f.inspected, id)
+	gate := f.inspectGate
+	f.mu.Unlock()
+	if gate != nil {
+		select {
+		case <-gate:
+		case <-ctx.Done():
+			return container.InspectResponse{}, ctx.Err()
+		}
+	}
+	return container.InspectResponse{ContainerJSONBase: &container.ContainerJSONBase{ID: id}}, nil
 }
 
 func newFakeClient(f *fakeAPI) *Client {

@@ -19,6 +19,8 @@ import (
 
 	"github.com/docker/docker/api/types/container"
 	"github.com/docker/docker/api/types/filters"
+	"github.com/docker/docker/api/types/image"
+	"github.com/docker/docker/api/types/volume"
 	"github.com/testcontainers/testcontainers-go"
 	"github.com/testcontainers/testcontainers-go/wait"
 
@@ -42,7 +44,10 @@ func newEnv(t *testing.T) *env {
 			t.Logf("controller log:\n%s", e.controllerLog())
 		}
 		e.stopController()
+		// Containers first: they hold the pod volumes and the holder image.
 		removeByLabel(t, "io.dockctl.instance="+e.instance)
+		removeVolumesByLabel(t, "io.dockctl.instance="+e.instance)
+		removeImagesByLabel(t, "io.dockctl.instance="+e.instance)
 	})
 	return e
 }
@@ -161,6 +166,70 @@ func removeByLabel(t *testing.T, label string) {
 	for _, c := range containers(t, label) {
 		if err := dockerCli.ContainerRemove(ctx, c.ID, container.RemoveOptions{Force: true, RemoveVolumes: true}); err != nil {
 			t.Logf("cleanup %s: %v", c.Names[0], err)
+		}
+	}
+}
+
+// volumes lists the volumes matching every label selector.
+func volumes(t *testing.T, labels ...string) []volume.Volume {
+	t.Helper()
+	args := filters.NewArgs()
+	for _, l := range labels {
+		args.Add("label", l)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	resp, err := dockerCli.VolumeList(ctx, volume.ListOptions{Filters: args})
+	if err != nil {
+		t.Fatalf("list volumes: %v", err)
+	}
+	out := make([]volume.Volume, 0, len(resp.Volumes))
+	for _, v := range resp.Volumes {
+		out = append(out, *v)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
+	return out
+}
+
+// images lists the images matching every label selector (the holder image
+// carries its instance's label).
+func images(t *testing.T, labels ...string) []image.Summary {
+	t.Helper()
+	args := filters.NewArgs()
+	for _, l := range labels {
+		args.Add("label", l)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	imgs, err := dockerCli.ImageList(ctx, image.ListOptions{All: true, Filters: args})
+	if err != nil {
+		t.Fatalf("list images: %v", err)
+	}
+	return imgs
+}
+
+// removeVolumesByLabel removes the pod volumes (emptyDir) a test's
+// controller left; run after the containers using them are gone.
+func removeVolumesByLabel(t *testing.T, label string) {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	for _, v := range volumes(t, label) {
+		if err := dockerCli.VolumeRemove(ctx, v.Name, true); err != nil {
+			t.Logf("cleanup volume %s: %v", v.Name, err)
+		}
+	}
+}
+
+// removeImagesByLabel removes the helper images (the holder image) a
+// test's controller loaded; run after the containers using them are gone.
+func removeImagesByLabel(t *testing.T, label string) {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	for _, img := range images(t, label) {
+		// By ID with force: an image of this instance is this test's alone,
+		// whatever tags it carries.
+		if _, err := dockerCli.ImageRemove(ctx, img.ID, image.RemoveOptions{Force: true, PruneChildren: true}); err != nil {
+			t.Logf("cleanup image %s: %v", img.ID, err)
 		}
 	}
 }

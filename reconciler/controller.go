@@ -134,7 +134,7 @@ type Controller struct {
 
 	dockerOK atomic.Bool
 	// helperImages is set while helper images may need collecting: at
-	// start, and once a holder was seen.
+	// start, once a sweep saw a holder, and whenever a holder is created.
 	helperImages atomic.Bool
 	prober       *prober
 	stopper      *stopper
@@ -410,8 +410,13 @@ func (c *Controller) syncDeployment(ctx context.Context, name string) (time.Dura
 		_, execErr := c.execute(ctx, in, plan)
 		if len(observed) == 0 {
 			c.opts.Observer.DeploymentForgotten(name)
-			if len(volumes) == 0 && hasHelpers(rec) {
-				c.queue.Add(orphanSweepKey) // the sweep collects the helper image
+			// Nothing is left once the plan — which removes every volume of
+			// a deployment without containers — has succeeded: the sweep
+			// collects the helper image. Waiting for a sync that sees no
+			// volume would wait for the periodic resync, since removing a
+			// volume brings no container event.
+			if execErr == nil && hasHelpers(rec) {
+				c.queue.Add(orphanSweepKey)
 			}
 		}
 		return 0, execErr

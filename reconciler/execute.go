@@ -326,6 +326,12 @@ func (c *Controller) ensureHolderImage(ctx context.Context, creates []Op) (strin
 		if op.Role == dockerx.RoleHolder {
 			c.helperImages.Store(true) // for the sweep to collect it once unused
 			ref, err := c.docker.EnsureHolderImage(ctx, c.opts.Instance)
+			// The image may be new: the sweep must look for it once no
+			// holder is left, even if no sweep ever sees one of these
+			// holders (they may all be gone before the next one). Set once
+			// loaded, so that a collection whose list missed it does not
+			// clear the flag after us (collectHelperImages).
+			c.helperImages.Store(true)
 			if err != nil {
 				return "", fmt.Errorf("holder image: %w", err)
 			}

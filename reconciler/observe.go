@@ -333,26 +333,30 @@ func (c *Controller) handleOrphanVolume(ctx context.Context, v dockerx.Volume) {
 
 // collectHelperImages removes the instance's helper images once no holder
 // is left and no live deployment runs pods with one (checked at the first
-// sweep, and after a holder image was needed), so that deleting every deployment leaves the host as it was. An
-// image still used (a holder created since the list) stays: Docker
+// sweep, and after a holder was seen or its image loaded), so that
+// deleting every deployment leaves the host as it was. An image still
+// used (a holder created since the list) stays: Docker
 // refuses to remove it, and it is tried again at a later sweep.
 func (c *Controller) collectHelperImages(ctx context.Context) {
+	// Looked at again only once a holder is seen or created, or if one is
+	// left. Cleared before the list, not after: an image loaded once the
+	// list is made sets it again (ensureHolderImage), and must not be
+	// forgotten.
+	c.helperImages.Store(false)
 	imgs, err := c.docker.ListHelperImages(ctx, c.opts.Instance)
 	if err != nil {
+		c.helperImages.Store(true)
 		c.log.Warn("list helper images", "err", err)
 		return
 	}
-	left := false
 	for _, img := range imgs {
 		if err := c.docker.RemoveImage(ctx, img.ID); err != nil {
-			left = true
+			c.helperImages.Store(true)
 			if !errors.Is(err, dockerx.ErrConflict) {
 				c.log.Warn("remove helper image", "image", img.ID, "err", err)
 			}
 		}
 	}
-	// Looked at again only once a holder was seen (or one is left).
-	c.helperImages.Store(left)
 }
 
 // podVolumes lists the deployment's pod volumes when it may have any: it

@@ -394,3 +394,45 @@ func TestSlowStartCarriesItsWindow(t *testing.T) {
 		t.Fatalf("window reached %d after 4 successes from 1, want 5", reached)
 	}
 }
+
+// TestPodDeleteCollectsImage deletes a deployment of pods, with and
+// without emptyDir volumes, and no periodic resync to help: the syncs of
+// the deletion remove the pods and their volumes, and the last one brings
+// the sweep that removes the holder image, which no sweep saw in use.
+func TestPodDeleteCollectsImage(t *testing.T) {
+	for _, volumes := range []bool{false, true} {
+		t.Run(fmt.Sprintf("volumes=%v", volumes), func(t *testing.T) {
+			h := newHarness(t, Options{}) // resync: an hour
+			d := testPodDeployment("web", 2)
+			d.Spec.Template.Spec.InitContainers = nil
+			if !volumes {
+				d.Spec.Template.Spec.Volumes = nil
+				for i := range d.Spec.Template.Spec.Containers {
+					d.Spec.Template.Spec.Containers[i].VolumeMounts = nil
+				}
+			}
+			manifests.SetDefaults(d)
+			h.apply(d)
+			h.start()
+			want := 0
+			if volumes {
+				want = 2
+			}
+			h.waitFor("two pods", func() bool {
+				n := 0
+				for _, c := range h.ours("web") {
+					if c.State == dockerx.StateRunning && c.ContainerName == "log" {
+						n++
+					}
+				}
+				return n == 2 && len(h.engine.Volumes()) == want && len(h.engine.HelperImages()) == 1
+			})
+			if err := h.store.Delete("web"); err != nil {
+				t.Fatal(err)
+			}
+			h.waitFor("containers, volumes and the helper image gone", func() bool {
+				return len(h.ours("web")) == 0 && len(h.engine.Volumes()) == 0 && len(h.engine.HelperImages()) == 0
+			})
+		})
+	}
+}

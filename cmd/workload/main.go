@@ -72,6 +72,8 @@ type config struct {
 	unhealthyAfter time.Duration
 	readyAfter     time.Duration
 	ignoreSIGTERM  bool
+	writeFile      string
+	requireFile    string
 }
 
 // defaultMessage is served at / when neither --message nor GREETING is set.
@@ -99,6 +101,8 @@ func parseFlagsEnv(args []string, lookupEnv func(string) (string, bool)) (config
 	fs.DurationVar(&c.unhealthyAfter, "unhealthy-after", 0, "/healthz answers 503 after this long (0 = never)")
 	fs.DurationVar(&c.readyAfter, "ready-after", 0, "/readyz answers 503 until this long has passed")
 	fs.BoolVar(&c.ignoreSIGTERM, "ignore-sigterm", false, "ignore SIGTERM, so that `docker stop` must wait for its timeout and kill")
+	fs.StringVar(&c.requireFile, "require-file", "", "exit 1 at startup unless this file exists (e.g. one an init container wrote)")
+	fs.StringVar(&c.writeFile, "write-file", "", "write the message to this file at startup (after --require-file), exit 1 if that fails")
 	err := fs.Parse(args)
 	fs.Visit(func(f *flag.Flag) {
 		if f.Name == "message" {
@@ -112,6 +116,21 @@ func run(args []string) int {
 	cfg, err := parseFlags(args)
 	if err != nil {
 		return 2
+	}
+	// The files come first, so that an init container made of them fails
+	// or succeeds before anything else happens.
+	if cfg.requireFile != "" {
+		if _, err := os.Stat(cfg.requireFile); err != nil {
+			log.Printf("workload: --require-file: %v", err)
+			return 1
+		}
+	}
+	if cfg.writeFile != "" {
+		if err := os.WriteFile(cfg.writeFile, []byte(cfg.message+"\n"), 0o644); err != nil {
+			log.Printf("workload: --write-file: %v", err)
+			return 1
+		}
+		log.Printf("workload: wrote %s", cfg.writeFile)
 	}
 	// exits carries an exit code from a handler or a timer to main, which
 	// owns the process lifetime.

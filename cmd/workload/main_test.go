@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -262,5 +263,35 @@ func TestRunTimedExits(t *testing.T) {
 				t.Errorf("run(%v) = %d, want %d", tt.args, got, tt.want)
 			}
 		})
+	}
+}
+
+// TestRunFiles: --require-file fails the start when the file is missing,
+// --write-file leaves the message in its file, and the two together are
+// what one init container of a chain does.
+func TestRunFiles(t *testing.T) {
+	dir := t.TempDir()
+	first, second := filepath.Join(dir, "first"), filepath.Join(dir, "second")
+	tests := []struct {
+		name string
+		args []string
+		want int
+	}{
+		{"require missing", []string{"--listen", "127.0.0.1:0", "--exit-after", "10ms", "--require-file", first}, 1},
+		{"write", []string{"--listen", "127.0.0.1:0", "--exit-after", "10ms", "--write-file", first, "--message", "one"}, 0},
+		{"require present, write", []string{"--listen", "127.0.0.1:0", "--exit-after", "10ms", "--require-file", first, "--write-file", second, "--message", "two"}, 0},
+		{"write fails", []string{"--listen", "127.0.0.1:0", "--exit-after", "10ms", "--write-file", filepath.Join(dir, "no", "such", "dir")}, 1},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := run(tt.args); got != tt.want {
+				t.Errorf("run(%v) = %d, want %d", tt.args, got, tt.want)
+			}
+		})
+	}
+	for path, want := range map[string]string{first: "one\n", second: "two\n"} {
+		if b, err := os.ReadFile(path); err != nil || string(b) != want {
+			t.Errorf("%s = %q, %v; want %q", path, b, err, want)
+		}
 	}
 }
