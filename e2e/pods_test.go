@@ -658,8 +658,8 @@ func TestPodFailingInitBlocks(t *testing.T) {
 	e.startController("--resync-period", "10m")
 	e.apply(podManifest("blocked", 1, "", failingInitSpec(`"--require-file=/nonexistent"`)))
 
-	// `dockctl get pods` does not exist on this branch: the init state shows
-	// per container in `get containers` (restarts, CrashLoopBackOff).
+	// The init state shows per container in `get containers` (restarts,
+	// CrashLoopBackOff) and per pod in `get pods`.
 	var initName string
 	eventually(t, 90*time.Second, "the init container to be retried and shown crash-looping", func() (bool, string) {
 		if pods, _ := e.pods("blocked"); len(pods) == 1 && pods[0].members["app"].ID != "" {
@@ -687,6 +687,10 @@ func TestPodFailingInitBlocks(t *testing.T) {
 		t.Errorf("get deployments should show 0/1 ready:\n%s", out)
 	}
 	t.Logf("get containers:\n%s", e.mustDockctl("", "get", "containers"))
+	eventually(t, 90*time.Second, "get pods to show the pod initializing and failing", func() (bool, string) {
+		out := e.mustDockctl("", "get", "pods")
+		return regexpMatch(`(?m)^blocked-\S+\s+0/1\s+Init:(CrashLoopBackOff|Error)\s+[1-9]`, out), out
+	})
 
 	// The fix rolls out: the new pod runs its init container to the end and
 	// its app; the blocked pod goes.
