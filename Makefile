@@ -87,14 +87,18 @@ demo: build image workload-image
 	@echo "  dockctl rollout restart deployment/web; dockctl rollout status deployment/web"
 	@echo "  dockctl logs deployment/web --tail 2"
 	@echo "  docker logs -f $(DEMO_CONTAINER)"
-	@echo "  make demo-down    # removes the demo's controller and containers, keeps its state"
+	@echo "  make demo-down    # removes the demo's controller, containers, pod volumes and holder image; keeps its state"
 	@echo "  make clean        # demo-down, then removes build/ (state included) and the demo images"
 
-## demo-down: stop the demo controller and remove the demo's containers (by label) and their anonymous volumes
+## demo-down: stop the demo controller and remove the demo's containers, pod volumes and holder image (by label)
 demo-down:
 	-docker rm -f $(DEMO_CONTAINER) >/dev/null 2>&1
 	-ids=$$(docker ps -aq --filter label=io.dockctl.instance=$(DEMO_INSTANCE)); \
 	  if [ -n "$$ids" ]; then docker rm -f -v $$ids >/dev/null; fi
+	-vols=$$(docker volume ls -q --filter label=io.dockctl.instance=$(DEMO_INSTANCE)); \
+	  if [ -n "$$vols" ]; then docker volume rm $$vols >/dev/null; fi
+	-imgs=$$(docker images -q --filter label=io.dockctl.instance=$(DEMO_INSTANCE) --filter label=io.dockctl.role=helper-image); \
+	  if [ -n "$$imgs" ]; then docker image rm $$imgs >/dev/null; fi
 
 ## clean: demo-down, then remove build outputs (the demo state included) and the demo images
 clean: demo-down

@@ -7,6 +7,7 @@ import (
 
 	"github.com/dockctl/dockctl/dockerx"
 	"github.com/dockctl/dockctl/manifests"
+	"github.com/dockctl/dockctl/store"
 )
 
 // podDeployment is deployment web with a pod of two init containers
@@ -252,6 +253,34 @@ func TestUptimeBounds(t *testing.T) {
 		lo, hi, ok := uptimeBounds(tt.status)
 		if lo != tt.lo || hi != tt.hi || ok != tt.ok {
 			t.Errorf("uptimeBounds(%q) = %v, %v, %v; want %v, %v, %v", tt.status, lo, hi, ok, tt.lo, tt.hi, tt.ok)
+		}
+	}
+}
+
+// TestPodsStatusAfterRun: what `get pods` shows of a pod that ran: an app
+// container removed by hand is ContainerCreating (not PodInitializing: the
+// init containers never run again), and a pod whose holder is gone serves
+// nothing, whatever its members' state (READY 0).
+func TestPodsStatusAfterRun(t *testing.T) {
+	d := podDeployment(1)
+	hash := manifests.TemplateHash(&d.Spec.Template)
+	rec := &store.Record{Name: "web", Deployment: *d}
+	run := dockerx.StateRunning
+	for _, tt := range []struct {
+		name    string
+		holder  string
+		members map[string]string
+		ready   int
+		status  string
+	}{
+		{"app removed", run, map[string]string{"migrate": "exited:0", "seed": "exited:0", "log": run}, 1, "ContainerCreating"},
+		{"just initialized", run, map[string]string{"migrate": "exited:0", "seed": "exited:0"}, 0, "PodInitializing"},
+		{"holder gone", "", map[string]string{"migrate": "exited:0", "seed": "exited:0", "app": run, "log": run}, 0, "Error"},
+		{"holder exited", dockerx.StateExited, map[string]string{"migrate": "exited:0", "seed": "exited:0", "app": run, "log": run}, 0, "Error"},
+	} {
+		pods := Pods(rec, nil, podOf(hash, 0, tt.holder, tt.members), t0)
+		if len(pods) != 1 || pods[0].Ready != tt.ready || pods[0].Status != tt.status {
+			t.Errorf("%s: %+v, want READY %d STATUS %s", tt.name, pods, tt.ready, tt.status)
 		}
 	}
 }

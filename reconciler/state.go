@@ -262,6 +262,9 @@ func Pods(rec *store.Record, st *store.Status, cs []dockerx.Container, now time.
 				}
 			}
 		}
+		if h := pv.Holder; h != nil && (h.State != dockerx.StateRunning || u.State == dockerx.StateDead) || pv.Holder == nil && u.State == dockerx.StateDead {
+			pv.Ready = 0 // its namespaces are gone: nothing in it serves
+		}
 		pv.Status = podStatus(pv, t, u.State)
 		out = append(out, pv)
 	}
@@ -285,14 +288,22 @@ func podName(deployment string, c *dockerx.Container) string {
 	return c.Name
 }
 
-// podInitialized reports whether a pod's init containers are done, as
-// kubectl's printer judges it: an app container exists, or every init
-// container completed (a sidecar: runs).
-func podInitialized(pcs []PodContainer) bool {
+// hasApp reports whether any app container of the pod exists.
+func hasApp(pcs []PodContainer) bool {
 	for _, pc := range pcs {
 		if !pc.Init && pc.Container != nil {
 			return true
 		}
+	}
+	return false
+}
+
+// podInitialized reports whether a pod's init containers are done, as
+// kubectl's printer judges it: an app container exists, or every init
+// container completed (a sidecar: runs).
+func podInitialized(pcs []PodContainer) bool {
+	if hasApp(pcs) {
+		return true
 	}
 	for _, pc := range pcs {
 		if !pc.Init {
@@ -405,7 +416,10 @@ func podStatus(pv PodView, t *manifests.PodTemplateSpec, unitState string) strin
 		case c == nil || c.State == dockerx.StateCreated && !pc.View.CrashLoopBackOff:
 			if status == "" {
 				status = "ContainerCreating"
-				if nInit > 0 {
+				if nInit > 0 && !hasApp(pv.Containers) {
+					// The kubelet's word for app containers not yet
+					// made after the init containers; one made again in
+					// a pod that ran is ContainerCreating.
 					status = "PodInitializing"
 				}
 			}

@@ -52,6 +52,8 @@ func (p progress) message() string {
 	switch {
 	case p.gone:
 		return fmt.Sprintf("deployment %q deleted: all containers removed", p.name)
+	case p.deleted:
+		return fmt.Sprintf("Waiting for deployment %q to be deleted: %d replicas are pending termination...", p.name, p.total)
 	case p.deadlineExceeded:
 		return fmt.Sprintf("deployment %q exceeded its progress deadline", p.name)
 	case !p.observed:
@@ -85,7 +87,7 @@ func observeProgress(ctx context.Context, cli *dockerx.Client, st *store.Store, 
 		}
 		rec, err := st.Get(name)
 		if errors.Is(err, store.ErrNotFound) {
-			out = append(out, progress{name: name, total: int32(len(mine)), gone: len(mine) == 0, deleted: true, observed: true})
+			out = append(out, progress{name: name, total: int32(countPods(mine)), gone: len(mine) == 0, deleted: true, observed: true})
 			continue
 		}
 		if err != nil {
@@ -307,4 +309,21 @@ func bar(p progress) string {
 	}
 	return fmt.Sprintf("deployment/%-20s [%s%s] %d/%d updated, %d available, %d total  %s",
 		p.name, strings.Repeat("#", filled), strings.Repeat("-", width-filled), p.updated, p.desired, p.available, p.total, state)
+}
+
+// countPods counts the replicas among a deployment's containers: a pod of
+// several containers (holder and members, one pod uid) is one.
+func countPods(cs []dockerx.Container) int {
+	n := 0
+	seen := map[string]bool{}
+	for _, c := range cs {
+		switch {
+		case c.PodUID == "":
+			n++
+		case !seen[c.PodUID]:
+			seen[c.PodUID] = true
+			n++
+		}
+	}
+	return n
 }
