@@ -402,7 +402,7 @@ func (c *Controller) syncDeployment(ctx context.Context, name string) (time.Dura
 	if rec.Deleted {
 		c.prober.drop(name) // its containers are going: so are their probes
 		c.forgetBlocked(name)
-		units, pods := groupPods(observed, templateLookup(nil, "", rec.Revisions), nil)
+		units, pods := groupPods(observed, templateLookup(nil, "", rec.Revisions), c.diedHolders(name, observed))
 		in := PlanInput{Instance: c.opts.Instance, Name: name, Containers: units, Pods: pods, Volumes: volumes, Now: now, Revisions: rec.Revisions}
 		c.stopInputs(&in, deploymentState{}, nil)
 		plan := ComputePlan(in)

@@ -454,6 +454,11 @@ func ComputePlan(in PlanInput) Plan {
 			}
 			continue
 		case dockerx.StateDead:
+			if p := in.Pods[c.ID]; p != nil && p.anyRunning() && c.TemplateHash != in.Hash {
+				// A dead pod whose members still run is old pods
+				// running: Recreate waits for them (oldPodsRunning).
+				removingOld++
+			}
 			// Docker cannot start a dead container; a fresh one replaces it.
 			// It runs nothing, so Recreate does not wait for Docker to
 			// manage to remove it (Kubernetes' oldPodsRunning skips Failed

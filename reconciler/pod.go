@@ -149,6 +149,17 @@ func (p *pod) unit(t *manifests.PodTemplateSpec) dockerx.Container {
 	return u
 }
 
+// anyRunning reports whether any of the pod's containers runs (or is
+// paused): something of it is still serving or holding resources.
+func (p *pod) anyRunning() bool {
+	for _, c := range p.containers() {
+		if c.State == dockerx.StateRunning || c.State == dockerx.StatePaused || c.State == dockerx.StateRestarting {
+			return true
+		}
+	}
+	return false
+}
+
 // running reports whether every container that should run does: the app
 // containers and sidecars of t, or, with no template, every member that
 // did not complete.
