@@ -88,8 +88,8 @@ func validate(d *Deployment, base string, lines map[string]int) ErrorList {
 		// Template labels go on the containers, where dockctl's own say
 		// who owns them and which pod they belong to: a template may
 		// not claim them.
-		if strings.HasPrefix(k, ReservedLabelPrefix) {
-			v.add(key(tl, k), "label keys under %s are reserved for dockctl", ReservedLabelPrefix)
+		if ReservedLabels[k] {
+			v.add(key(tl, k), "label key %s is reserved for dockctl", k)
 		}
 	}
 	v.annotations(child(s, "template.metadata.annotations"), d.Spec.Template.Metadata.Annotations, true)
@@ -563,9 +563,13 @@ func (v *validator) nonNegative(p string, n int64) {
 	}
 }
 
-// ReservedLabelPrefix starts the container labels dockctl sets itself
-// (ownership, role, pod membership).
-const ReservedLabelPrefix = "io.dockctl."
+// ReservedLabels are the container labels dockctl sets itself (ownership,
+// role, pod membership; DESIGN §3 and §8): a template may not set them.
+var ReservedLabels = map[string]bool{
+	"io.dockctl.instance": true, "io.dockctl.deployment": true, "io.dockctl.template-hash": true,
+	"io.dockctl.namespace": true, "io.dockctl.role": true, "io.dockctl.pod": true,
+	"io.dockctl.pod-uid": true, "io.dockctl.container": true,
+}
 
 func (v *validator) labels(p string, labels map[string]string) {
 	for _, k := range sortedKeys(labels) {
