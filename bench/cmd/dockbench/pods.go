@@ -326,27 +326,10 @@ func measureDirectPods(ctx context.Context, e *env, n, conc int) (up, down time.
 	}
 	logf("  direct pods 0 → %d c=%d: %s", n, conc, up.Round(time.Millisecond))
 
-	cs, err := e.list(ctx, setLabel+"="+set)
+	down, err = e.removeSetDirect(ctx, set, total, conc)
 	if err != nil {
 		return 0, 0, err
 	}
-	ids := make([]string, len(cs))
-	for i, c := range cs {
-		ids[i] = c.ID
-	}
-	time.Sleep(settle)
-	w = e.hub.watch()
-	t0 = time.Now()
-	if errs := parallel(ids, conc, func(id string) error { return e.remove(ctx, id) }); len(errs) > 0 {
-		w.close()
-		return 0, 0, summarize(errs)
-	}
-	t1, err = w.until(ctx, 30*time.Second, countEvents(string(events.ActionDestroy), setLabel, set, total, nil))
-	w.close()
-	if err != nil {
-		return 0, 0, err
-	}
-	down = t1.Sub(t0)
 	logf("  direct pods %d → 0 c=%d: %s", n, conc, down.Round(time.Millisecond))
 	return up, down, nil
 }
