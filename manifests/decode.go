@@ -35,7 +35,7 @@ type Document struct {
 // Source returns "file:line", for messages that point at the document.
 func (d *Document) Source() string { return d.File + ":" + strconv.Itoa(d.Line) }
 
-func decodeDocument(file string, n *yaml.Node) ([]*Document, ErrorList) {
+func decodeDocument(file string, n *yaml.Node, st *decodeState) ([]*Document, ErrorList) {
 	if n.Kind != yaml.DocumentNode || len(n.Content) == 0 {
 		return nil, nil
 	}
@@ -51,9 +51,9 @@ func decodeDocument(file string, n *yaml.Node) ([]*Document, ErrorList) {
 		return nil, ErrorList{{File: file, Line: root.Line, Msg: "document must be a mapping, got " + describe(root)}}
 	}
 	if kind, _ := scalarField(root, "kind"); kind == "List" {
-		return decodeList(file, root)
+		return decodeList(file, root, st)
 	}
-	d, errs := decodeObject(file, root, "")
+	d, errs := decodeObject(file, root, "", st)
 	if d == nil {
 		return nil, errs
 	}
@@ -84,9 +84,12 @@ const fallbackKind = Kind
 
 // decodeObject decodes one object (a document or an item of a List) with
 // the decoder of its kind, after checking its apiVersion and kind.
-func decodeObject(file string, n *yaml.Node, base string) (*Document, ErrorList) {
-	kind, _ := scalarField(n, "kind")
+func decodeObject(file string, n *yaml.Node, base string, st *decodeState) (*Document, ErrorList) {
+	kind, kindLine := scalarField(n, "kind")
 	dec, ok := kinds[kind]
+	if !ok && kind != "" {
+		return nil, st.otherKind(file, n, base, kind, kindLine)
+	}
 	if !ok {
 		kind, dec = fallbackKind, kinds[fallbackKind]
 	}

@@ -128,7 +128,7 @@ func TestDecodeInvalid(t *testing.T) {
 			[]string{`t.yaml:1: apiVersion: must be "apps/v1", got "v1"`}},
 		{"wrong kind",
 			func(t *testing.T) string { return edit(t, "kind: Deployment", "kind: Service") },
-			[]string{`t.yaml:2: kind: must be "Deployment", got "Service"`}},
+			[]string{`t.yaml:2: kind: unsupported kind "Service" (Service "web"): dockctl runs Deployment; --skip-unsupported applies the rest without it`}},
 		{"missing kind",
 			func(t *testing.T) string { return edit(t, "kind: Deployment\n", "") },
 			[]string{`t.yaml:1: kind: required`}},
@@ -576,8 +576,7 @@ func TestDecodeListItemErrors(t *testing.T) {
 	want := "l.yaml:7: items[0].spec.replicas: expected an integer, got string \"x\"\n" +
 		"l.yaml:7: items[0].spec.selector: required\n" +
 		"l.yaml:7: items[0].spec.template.spec.containers: required\n" +
-		"l.yaml:8: items[1].apiVersion: required\n" +
-		"l.yaml:8: items[1].kind: must be \"Deployment\", got \"Pod\""
+		"l.yaml:8: items[1].kind: unsupported kind \"Pod\": dockctl runs Deployment; --skip-unsupported applies the rest without it"
 	if err == nil || err.Error() != want {
 		t.Errorf("errors:\n got: %v\nwant: %s", err, want)
 	}

@@ -31,8 +31,12 @@ const (
 // kind List (apiVersion v1), as printed by `get -o yaml` for several
 // objects, contributes each of its items. On any error Decode returns no
 // documents and an ErrorList holding every problem found in data.
+//
+// Objects of other kinds are handled as LoadAll says, with the default
+// options; the ones skipped are not reported.
 func Decode(file string, data []byte) ([]*Document, error) {
-	docs, errs := decodeFile(file, data)
+	st := &decodeState{}
+	docs, errs := decodeFile(file, data, st)
 	errs = append(errs, duplicates(docs)...)
 	if len(errs) > 0 {
 		return nil, errs
@@ -40,15 +44,24 @@ func Decode(file string, data []byte) ([]*Document, error) {
 	return docs, nil
 }
 
-// Load decodes every path: a file (any name), a directory (searched
-// recursively for *.yaml, *.yml and *.json, in lexical order), or "-" for
-// stdin. Errors of all files are collected; on any error Load returns no
-// documents, so that applying a set of files is all-or-nothing.
+// Load is LoadAll with the default options, without the skipped objects.
 func Load(paths []string, stdin io.Reader) ([]*Document, error) {
+	docs, _, err := LoadAll(paths, stdin, LoadOptions{})
+	return docs, err
+}
+
+// LoadAll decodes every path: a file (any name), a directory (searched
+// recursively for *.yaml, *.yml and *.json, in lexical order), or "-" for
+// stdin. Errors of all files are collected; on any error LoadAll returns no
+// documents, so that applying a set of files is all-or-nothing. Objects of
+// kinds dockctl does not run are skipped or refused (see otherKind); the
+// skipped ones are returned, for the caller to warn about.
+func LoadAll(paths []string, stdin io.Reader, opts LoadOptions) ([]*Document, []Skipped, error) {
+	st := &decodeState{opts: opts}
 	var docs []*Document
 	var errs ErrorList
 	add := func(file string, data []byte) {
-		d, e := decodeFile(file, data)
+		d, e := decodeFile(file, data, st)
 		docs = append(docs, d...)
 		errs = append(errs, e...)
 	}
@@ -81,9 +94,9 @@ func Load(paths []string, stdin io.Reader) ([]*Document, error) {
 	}
 	errs = append(errs, duplicates(docs)...)
 	if len(errs) > 0 {
-		return nil, errs
+		return nil, nil, errs
 	}
-	return docs, nil
+	return docs, st.skipped, nil
 }
 
 // expand turns a path into the files it names. A directory that cannot be
@@ -189,7 +202,7 @@ var yamlLineErr = regexp.MustCompile(`^yaml: line (\d+): (.*)$`)
 // decodeFile decodes one file's documents. The recover is a last line of
 // defence: the YAML library is not ours, and a panic there must become an
 // error for this file rather than a crash of the controller.
-func decodeFile(file string, data []byte) (docs []*Document, errs ErrorList) {
+func decodeFile(file string, data []byte, st *decodeState) (docs []*Document, errs ErrorList) {
 	if len(data) > MaxInputSize {
 		return nil, ErrorList{{File: file, Msg: tooBig().Error()}}
 	}
@@ -217,7 +230,7 @@ func decodeFile(file string, data []byte) (docs []*Document, errs ErrorList) {
 			errs = append(errs, fe)
 			break
 		}
-		d, e := decodeDocument(file, &n)
+		d, e := decodeDocument(file, &n, st)
 		docs = append(docs, d...)
 		errs = append(errs, e...)
 	}
@@ -238,7 +251,7 @@ func decodeFile(file string, data []byte) (docs []*Document, errs ErrorList) {
 
 // decodeList accepts the v1 List that `get -o yaml|json` prints for several
 // Deployments, so that its output can be applied again.
-func decodeList(file string, root *yaml.Node) ([]*Document, ErrorList) {
+func decodeList(file string, root *yaml.Node, st *decodeState) ([]*Document, ErrorList) {
 	var errs ErrorList
 	seen := map[string]bool{}
 	var items *yaml.Node
@@ -274,7 +287,7 @@ func decodeList(file string, root *yaml.Node) ([]*Document, ErrorList) {
 			errs = append(errs, &FieldError{File: file, Line: item.Line, Path: p, Msg: "expected a mapping, got " + describe(item)})
 			continue
 		}
-		d, e := decodeObject(file, item, p)
+		d, e := decodeObject(file, item, p, st)
 		errs = append(errs, e...)
 		if d != nil {
 			docs = append(docs, d)
