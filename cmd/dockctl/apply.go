@@ -17,6 +17,7 @@ import (
 
 type applyOptions struct {
 	files    []string
+	skip     bool // --skip-unsupported
 	dryRun   string
 	prune    bool
 	all      bool
@@ -38,6 +39,7 @@ func newApplyCommand(g *globalOptions) *cobra.Command {
 		},
 	}
 	cmd.Flags().StringSliceVarP(&o.files, "filename", "f", nil, "manifest file, directory or - (repeatable)")
+	addSkipUnsupported(cmd, &o.skip)
 	cmd.Flags().StringVar(&o.dryRun, "dry-run", "none", "validate and print without storing (none|client)")
 	cmd.Flags().Lookup("dry-run").NoOptDefVal = "client"
 	cmd.Flags().BoolVar(&o.prune, "prune", false, "delete this instance's deployments absent from the applied files (needs --all or -l)")
@@ -49,17 +51,28 @@ func newApplyCommand(g *globalOptions) *cobra.Command {
 	return cmd
 }
 
-func loadDeployments(paths []string, stdin io.Reader) ([]*manifests.Deployment, error) {
-	deps, _, err := loadForApply(paths, stdin)
+func loadDeployments(paths []string, stdin io.Reader, skip bool, warn io.Writer) ([]*manifests.Deployment, error) {
+	deps, _, err := loadForApply(paths, stdin, skip, warn)
 	return deps, err
+}
+
+// addSkipUnsupported adds --skip-unsupported to a command that reads
+// manifests.
+func addSkipUnsupported(cmd *cobra.Command, skip *bool) {
+	cmd.Flags().BoolVar(skip, "skip-unsupported", false,
+		"skip objects of kinds dockctl does not support (with a warning each) instead of refusing the input; kinds that grant nothing on one host (ServiceAccount, RBAC, PodDisruptionBudget, HorizontalPodAutoscaler, Kustomization) are always skipped")
 }
 
 // loadForApply loads the deployments of paths and names those that leave
 // spec.paused unset: as with spec.replicas, apply keeps the live value.
-func loadForApply(paths []string, stdin io.Reader) ([]*manifests.Deployment, map[string]bool, error) {
-	docs, err := manifests.Load(paths, stdin)
+// Every object skipped is named on warn, one line each, as kubectl warns.
+func loadForApply(paths []string, stdin io.Reader, skip bool, warn io.Writer) ([]*manifests.Deployment, map[string]bool, error) {
+	docs, skipped, err := manifests.LoadAll(paths, stdin, manifests.LoadOptions{SkipUnsupported: skip})
 	if err != nil {
 		return nil, nil, err
+	}
+	for _, s := range skipped {
+		fmt.Fprintf(warn, "Warning: %s\n", s)
 	}
 	if len(docs) == 0 {
 		return nil, nil, fmt.Errorf("no deployments found in %v", paths)
@@ -108,7 +121,7 @@ func runApply(cmd *cobra.Command, g *globalOptions, o *applyOptions) error {
 		}
 		opts.PruneSelector = sel
 	}
-	deps, keepPaused, err := loadForApply(o.files, cmd.InOrStdin())
+	deps, keepPaused, err := loadForApply(o.files, cmd.InOrStdin(), o.skip, cmd.ErrOrStderr())
 	opts.KeepPaused = keepPaused
 	if err != nil {
 		return err
@@ -166,7 +179,10 @@ func runApply(cmd *cobra.Command, g *globalOptions, o *applyOptions) error {
 }
 
 func newDiffCommand(g *globalOptions) *cobra.Command {
-	var files []string
+	var (
+		files []string
+		skip  bool
+	)
 	cmd := &cobra.Command{
 		Use:   "diff -f PATH",
 		Short: "Show what apply would change (exit 0: none, 1: differences, >1: error)",
@@ -183,7 +199,7 @@ func newDiffCommand(g *globalOptions) *cobra.Command {
 				// Not MarkFlagRequired: cobra's own check would exit 1.
 				return &exitError{code: 2, err: errors.New(`required flag(s) "filename" not set`)}
 			}
-			n, err := runDiff(cmd.InOrStdin(), cmd.OutOrStdout(), g, files)
+			n, err := runDiff(cmd.InOrStdin(), cmd.OutOrStdout(), cmd.ErrOrStderr(), g, files, skip)
 			if err != nil {
 				return &exitError{code: 2, err: err}
 			}
@@ -194,14 +210,15 @@ func newDiffCommand(g *globalOptions) *cobra.Command {
 		},
 	}
 	cmd.Flags().StringSliceVarP(&files, "filename", "f", nil, "manifest file, directory or - (required)")
+	addSkipUnsupported(cmd, &skip)
 	cmd.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return &exitError{code: 2, err: err} })
 	return cmd
 }
 
 // runDiff prints a unified diff per deployment between what is stored and
 // what the files declare, and returns how many differ.
-func runDiff(stdin io.Reader, out io.Writer, g *globalOptions, files []string) (int, error) {
-	deps, keepPaused, err := loadForApply(files, stdin)
+func runDiff(stdin io.Reader, out, warn io.Writer, g *globalOptions, files []string, skip bool) (int, error) {
+	deps, keepPaused, err := loadForApply(files, stdin, skip, warn)
 	if err != nil {
 		return 0, err
 	}

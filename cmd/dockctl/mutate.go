@@ -39,6 +39,7 @@ func newScaleCommand(g *globalOptions) *cobra.Command {
 
 func newDeleteCommand(g *globalOptions) *cobra.Command {
 	var (
+		skip    bool
 		files   []string
 		wait    bool
 		timeout time.Duration
@@ -53,7 +54,7 @@ func newDeleteCommand(g *globalOptions) *cobra.Command {
 			case len(files) > 0 && len(args) > 0:
 				return fmt.Errorf("give either -f or a deployment name, not both")
 			case len(files) > 0:
-				deps, err := loadDeployments(files, cmd.InOrStdin())
+				deps, err := loadDeployments(files, cmd.InOrStdin(), skip, cmd.ErrOrStderr())
 				if err != nil {
 					return err
 				}
@@ -92,6 +93,7 @@ func newDeleteCommand(g *globalOptions) *cobra.Command {
 		},
 	}
 	cmd.Flags().StringSliceVarP(&files, "filename", "f", nil, "delete the deployments named in these manifests")
+	addSkipUnsupported(cmd, &skip)
 	cmd.Flags().BoolVar(&wait, "wait", false, "wait until their containers are gone (needs a running controller)")
 	cmd.Flags().DurationVar(&timeout, "timeout", 5*time.Minute, "how long --wait waits")
 	return cmd
