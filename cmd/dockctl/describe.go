@@ -273,7 +273,7 @@ func describePodContainer(tw io.Writer, e *podEntry, pc reconciler.PodContainer)
 	if last.Terminated != nil {
 		describeState(tw, "Last State", last)
 	}
-	p(4, "Ready", boolWord(containerReady(pc)))
+	p(4, "Ready", boolWord(containerReady(e, pc)))
 	p(4, "Restart Count", fmt.Sprint(pc.View.Restarts))
 	if tc != nil {
 		for i, m := range tc.VolumeMounts {
@@ -299,6 +299,9 @@ func describeState(tw io.Writer, title string, s corev1.ContainerState) {
 	case s.Terminated != nil:
 		p(4, title, "Terminated")
 		p(6, "Reason", s.Terminated.Reason)
+		if s.Terminated.Message != "" {
+			p(6, "Message", s.Terminated.Message)
+		}
 		p(6, "Exit Code", fmt.Sprint(s.Terminated.ExitCode))
 	}
 }

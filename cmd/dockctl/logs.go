@@ -148,7 +148,10 @@ func logStreams(snap *snapshot, kind, name string, o *logsOptions) ([]logStream,
 		c := pc.Container
 		if c == nil {
 			state, _ := e.containerState(pc)
-			err := fmt.Errorf("container %q in pod %q is waiting to start: %s", containerName(pc), e.Name, state.Waiting.Reason)
+			err := fmt.Errorf("container %q of pod %q was removed after it completed: its logs went with it", containerName(pc), e.Name)
+			if state.Waiting != nil {
+				err = fmt.Errorf("container %q in pod %q is waiting to start: %s", containerName(pc), e.Name, state.Waiting.Reason)
+			}
 			if kind == kindDeployment {
 				skipped = firstErr(skipped, err)
 				continue

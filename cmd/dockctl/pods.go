@@ -190,10 +190,8 @@ func (e *podEntry) annotations() map[string]string {
 // container exists (a pod does not initialize again), or every regular
 // init container exited 0 and every sidecar runs.
 func (e *podEntry) initialized() bool {
-	for _, pc := range e.Containers {
-		if !pc.Init && pc.Container != nil {
-			return true
-		}
+	if e.ran() {
+		return true
 	}
 	for _, pc := range e.Containers {
 		if pc.Init && !initDone(pc) {
@@ -267,9 +265,13 @@ func (e *podEntry) containerState(pc reconciler.PodContainer) (state, last corev
 		return &corev1.ContainerStateTerminated{ExitCode: int32(c.ExitCode), Reason: reason}
 	}
 	switch {
+	case c == nil && pc.Init && !pc.Sidecar && e.ran():
+		// Removed after the pod ran its app containers: it completed
+		// (it is never run again), and its logs went with it.
+		state.Terminated = &corev1.ContainerStateTerminated{Reason: "Completed", Message: "container removed after it completed"}
 	case c == nil:
 		reason := "ContainerCreating"
-		if pc.Init || hasInit(e.Containers) {
+		if !e.ran() && (pc.Init || hasInit(e.Containers)) {
 			reason = "PodInitializing"
 		}
 		state.Waiting = &corev1.ContainerStateWaiting{Reason: reason}
@@ -298,11 +300,22 @@ func hasInit(pcs []reconciler.PodContainer) bool {
 	return false
 }
 
+// ran reports whether an app container of the pod exists: its init
+// containers have run, and never run again.
+func (e *podEntry) ran() bool {
+	for _, pc := range e.Containers {
+		if !pc.Init && pc.Container != nil {
+			return true
+		}
+	}
+	return false
+}
+
 // containerReady is a container's ready flag: its readiness, or for a
 // regular init container, that it completed (as the kubelet reports it).
-func containerReady(pc reconciler.PodContainer) bool {
+func containerReady(e *podEntry, pc reconciler.PodContainer) bool {
 	if pc.Init && !pc.Sidecar {
-		return initDone(pc)
+		return initDone(pc) || pc.Container == nil && e.ran()
 	}
 	return pc.View.Ready
 }
@@ -334,7 +347,7 @@ func (e *podEntry) podObject() *corev1.Pod {
 		} else if pc.Container != nil {
 			spec.Image = pc.Container.Image
 		}
-		st := corev1.ContainerStatus{Name: name, Image: spec.Image, Ready: containerReady(pc), RestartCount: int32(pc.View.Restarts)}
+		st := corev1.ContainerStatus{Name: name, Image: spec.Image, Ready: containerReady(e, pc), RestartCount: int32(pc.View.Restarts)}
 		st.State, st.LastTerminationState = e.containerState(pc)
 		if c := pc.Container; c != nil {
 			st.ContainerID = "docker://" + c.ID

@@ -276,3 +276,37 @@ func TestDescribeDeploymentOfPods(t *testing.T) {
 	describe(&buf, snap, snap.deploymentObject(snap.record("jobs")), true)
 	golden(t, "describe-deployment-pods", buf.Bytes())
 }
+
+// TestRemovedCompletedInitContainer: an init container removed by hand after
+// the pod ran is shown as it ended — completed, ready, removed — and `logs
+// -c` says its logs went with it, instead of calling it waiting to start.
+func TestRemovedCompletedInitContainer(t *testing.T) {
+	snap := podsFixture(t)
+	shop := mustDecode(t, shopYAML)
+	name := dockerx.Hostname("shop", manifests.TemplateHash(&shop.Spec.Template), 0)
+	kept := snap.containers[:0]
+	for _, c := range snap.containers {
+		if c.Pod == name && c.ContainerName == "migrate" {
+			continue // docker rm -f of the completed init container
+		}
+		kept = append(kept, c)
+	}
+	snap.containers = kept
+	e, err := snap.pod(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, pc := range e.Containers {
+		if containerName(pc) != "migrate" {
+			continue
+		}
+		state, _ := e.containerState(pc)
+		if state.Terminated == nil || state.Terminated.Reason != "Completed" || !containerReady(&e, pc) {
+			t.Errorf("removed completed init container: state %+v ready %v, want terminated Completed and ready", state, containerReady(&e, pc))
+		}
+	}
+	_, err = logStreams(snap, kindPod, name, &logsOptions{container: "migrate"})
+	if err == nil || !strings.Contains(err.Error(), "was removed after it completed") {
+		t.Errorf("logs -c migrate: %v", err)
+	}
+}
