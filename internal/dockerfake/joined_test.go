@@ -93,6 +93,9 @@ func TestJoinedStartNeedsItsRunningHolder(t *testing.T) {
 		t.Fatalf("start of a member of an exited holder = %v, want ErrConflict", err)
 	}
 
+	// Held in `removing` (otherwise the removal may end before the next
+	// call on a loaded machine).
+	e.HoldRemovals(true)
 	if err := e.RemoveContainer(ctx, p.holder); err != nil {
 		t.Fatal(err)
 	}
@@ -100,6 +103,7 @@ func TestJoinedStartNeedsItsRunningHolder(t *testing.T) {
 	if err := e.StartContainer(ctx, p.members["side"]); !errors.Is(err, dockerx.ErrConflict) {
 		t.Fatalf("start of a member of a holder being removed = %v, want ErrConflict", err)
 	}
+	e.HoldRemovals(false) // finishes it
 	waitGone(t, e, p.holder)
 	// A new holder under the same name is another container.
 	again, err := e.CreateContainer(ctx, dockerx.CreateRequest{Instance: "i", Name: p.ref.Holder, TemplateHash: "h",
