@@ -373,28 +373,8 @@ func (e *env) createStartPod(ctx context.Context, base, holderImage string, labe
 // shared network namespace. Template labels carry the run label, which
 // dockctl puts on the holder and on every member.
 func (e *env) podManifest(name string, replicas int) string {
-	return fmt.Sprintf(`apiVersion: apps/v1
-kind: Deployment
-metadata:
-  name: %[1]s
-spec:
-  replicas: %[2]d
-  selector:
-    matchLabels: {app: %[1]s}
-  strategy:
-    type: RollingUpdate
-    rollingUpdate: {maxSurge: 25%%, maxUnavailable: 0}
-  template:
-    metadata:
-      labels: {app: %[1]s, %[3]s: %[4]s}
-    spec:
-      containers:
-      - name: app
-        image: %[5]s
-        args: ["--listen=:8080"]
-        env: [{name: GREETING, value: v1}]
-      - name: side
-        image: %[5]s
+	return e.manifest(name, replicas, "v1") + fmt.Sprintf(`      - name: side
+        image: %s
         args: ["--listen=:8081"]
-`, name, replicas, benchLabel, e.runID, e.image)
+`, e.image)
 }
