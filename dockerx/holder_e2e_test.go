@@ -36,42 +36,7 @@ func holderE2E(t *testing.T) (*Client, *client.Client, string) {
 	t.Cleanup(func() { c.Close() })
 	api := c.api.(*negotiating).Client
 	instance := "e2e-holder-" + randHex(t)
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-		defer cancel()
-		mine := filters.NewArgs(filters.Arg("label", LabelInstance+"="+instance))
-		if list, err := api.ContainerList(ctx, container.ListOptions{All: true, Filters: mine}); err != nil {
-			t.Logf("cleanup containers: %v", err)
-		} else {
-			for _, s := range list {
-				if err := api.ContainerRemove(ctx, s.ID, container.RemoveOptions{Force: true}); err != nil {
-					t.Logf("cleanup container %s: %v", s.ID, err)
-				}
-			}
-		}
-		for _, f := range []filters.Args{mine, filters.NewArgs(filters.Arg("label", testLabel+"="+instance))} {
-			vols, err := api.VolumeList(ctx, volume.ListOptions{Filters: f})
-			if err != nil {
-				t.Logf("cleanup volumes: %v", err)
-				continue
-			}
-			for _, v := range vols.Volumes {
-				if err := api.VolumeRemove(ctx, v.Name, false); err != nil {
-					t.Logf("cleanup volume %s: %v", v.Name, err)
-				}
-			}
-		}
-		imgs, err := api.ImageList(ctx, image.ListOptions{All: true, Filters: mine})
-		if err != nil {
-			t.Logf("cleanup images: %v", err)
-			return
-		}
-		for _, img := range imgs {
-			if _, err := api.ImageRemove(ctx, img.ID, image.RemoveOptions{PruneChildren: true}); err != nil {
-				t.Logf("cleanup image %s: %v", img.ID, err)
-			}
-		}
-	})
+	t.Cleanup(func() { removeByInstance(t, api, instance) })
 	return c, api, instance
 }
 

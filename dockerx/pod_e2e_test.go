@@ -189,7 +189,8 @@ func TestE2EPodHolderAndMembers(t *testing.T) {
 }
 
 // removeByInstance removes the containers, then the volumes and images,
-// labelled with the instance: what a failed test leaves behind.
+// labelled with the instance (volumes a test made by hand may carry
+// testLabel=instance instead): what a failed test leaves behind.
 func removeByInstance(t *testing.T, api *client.Client, instance string) {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
@@ -203,23 +204,25 @@ func removeByInstance(t *testing.T, api *client.Client, instance string) {
 			t.Logf("cleanup remove %s: %v", s.ID, err)
 		}
 	}
-	vols, err := api.VolumeList(ctx, volume.ListOptions{Filters: byInstance})
-	if err != nil {
-		t.Logf("cleanup list volumes: %v", err)
-		return
-	}
-	for _, v := range vols.Volumes {
-		if err := api.VolumeRemove(ctx, v.Name, false); err != nil {
-			t.Logf("cleanup remove volume %s: %v", v.Name, err)
+	for _, f := range []filters.Args{byInstance, filters.NewArgs(filters.Arg("label", testLabel+"="+instance))} {
+		vols, err := api.VolumeList(ctx, volume.ListOptions{Filters: f})
+		if err != nil {
+			t.Logf("cleanup list volumes: %v", err)
+			continue
+		}
+		for _, v := range vols.Volumes {
+			if err := api.VolumeRemove(ctx, v.Name, false); err != nil {
+				t.Logf("cleanup remove volume %s: %v", v.Name, err)
+			}
 		}
 	}
-	imgs, err := api.ImageList(ctx, image.ListOptions{Filters: byInstance})
+	imgs, err := api.ImageList(ctx, image.ListOptions{All: true, Filters: byInstance})
 	if err != nil {
 		t.Logf("cleanup list images: %v", err)
 		return
 	}
 	for _, img := range imgs {
-		if _, err := api.ImageRemove(ctx, img.ID, image.RemoveOptions{Force: true}); err != nil {
+		if _, err := api.ImageRemove(ctx, img.ID, image.RemoveOptions{Force: true, PruneChildren: true}); err != nil {
 			t.Logf("cleanup remove image %s: %v", img.ID, err)
 		}
 	}
