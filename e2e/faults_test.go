@@ -175,10 +175,7 @@ func privateNetManifest(replicas int) string {
 // containers, all running.
 func waitRunningOn(t *testing.T, cli *client.Client, n int, timeout time.Duration, labels ...string) []container.Summary {
 	t.Helper()
-	args := filters.NewArgs()
-	for _, l := range labels {
-		args.Add("label", l)
-	}
+	args := labelFilter(labels...)
 	var cs []container.Summary
 	eventually(t, timeout, fmt.Sprintf("exactly %d running containers", n), func() (bool, string) {
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)

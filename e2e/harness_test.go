@@ -138,13 +138,19 @@ func (e *env) apply(manifest string) string {
 	return e.mustDockctl("", "apply", "-f", path)
 }
 
-// containers lists containers matching every label selector, any state.
-func containers(t *testing.T, labels ...string) []container.Summary {
-	t.Helper()
+// labelFilter is a Docker list filter matching every label selector.
+func labelFilter(labels ...string) filters.Args {
 	args := filters.NewArgs()
 	for _, l := range labels {
 		args.Add("label", l)
 	}
+	return args
+}
+
+// containers lists containers matching every label selector, any state.
+func containers(t *testing.T, labels ...string) []container.Summary {
+	t.Helper()
+	args := labelFilter(labels...)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	cs, err := dockerCli.ContainerList(ctx, container.ListOptions{All: true, Filters: args})
@@ -173,10 +179,7 @@ func removeByLabel(t *testing.T, label string) {
 // volumes lists the volumes matching every label selector.
 func volumes(t *testing.T, labels ...string) []volume.Volume {
 	t.Helper()
-	args := filters.NewArgs()
-	for _, l := range labels {
-		args.Add("label", l)
-	}
+	args := labelFilter(labels...)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	resp, err := dockerCli.VolumeList(ctx, volume.ListOptions{Filters: args})
@@ -195,10 +198,7 @@ func volumes(t *testing.T, labels ...string) []volume.Volume {
 // carries its instance's label).
 func images(t *testing.T, labels ...string) []image.Summary {
 	t.Helper()
-	args := filters.NewArgs()
-	for _, l := range labels {
-		args.Add("label", l)
-	}
+	args := labelFilter(labels...)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	imgs, err := dockerCli.ImageList(ctx, image.ListOptions{All: true, Filters: args})

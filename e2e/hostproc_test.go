@@ -19,7 +19,6 @@ import (
 	"time"
 
 	"github.com/docker/docker/api/types/container"
-	"github.com/docker/docker/api/types/filters"
 	"github.com/docker/docker/client"
 )
 
@@ -178,10 +177,7 @@ type countSampler struct {
 }
 
 func startCountSampler(t *testing.T, cli *client.Client, period time.Duration, limit int, labels ...string) *countSampler {
-	args := filters.NewArgs()
-	for _, l := range labels {
-		args.Add("label", l)
-	}
+	args := labelFilter(labels...)
 	ctx, cancel := context.WithCancel(context.Background())
 	s := &countSampler{limit: limit, seen: map[string]string{}, cancel: cancel, done: make(chan struct{})}
 	go func() {
