@@ -576,7 +576,7 @@ func TestDecodeListItemErrors(t *testing.T) {
 	want := "l.yaml:7: items[0].spec.replicas: expected an integer, got string \"x\"\n" +
 		"l.yaml:7: items[0].spec.selector: required\n" +
 		"l.yaml:7: items[0].spec.template.spec.containers: required\n" +
-		"l.yaml:8: items[1].kind: unsupported kind \"Pod\": dockctl runs Deployment; --skip-unsupported applies the rest without it"
+		"l.yaml:8: items[1].apiVersion: required"
 	if err == nil || err.Error() != want {
 		t.Errorf("errors:\n got: %v\nwant: %s", err, want)
 	}

@@ -18,16 +18,32 @@ import (
 // (LoadOptions.SkipUnsupported).
 
 // ignoredKinds are the kinds skipped with a warning: they grant nothing,
-// and have no meaning on one host.
-var ignoredKinds = map[string]string{
-	"ServiceAccount":          "no API server on one host: nothing uses its credentials",
-	"Role":                    "no API server on one host: it grants nothing",
-	"RoleBinding":             "no API server on one host: it grants nothing",
-	"ClusterRole":             "no API server on one host: it grants nothing",
-	"ClusterRoleBinding":      "no API server on one host: it grants nothing",
-	"PodDisruptionBudget":     "no node drains on one host",
-	"HorizontalPodAutoscaler": "dockctl does not autoscale: replicas are what the Deployment says",
-	"Kustomization":           "a kustomize input, not an object (run kustomize build first)",
+// and have no meaning on one host. Each is checked as a cluster checks it,
+// against the apiVersions that serve it (a group ending in "/" takes any
+// version), so that a bundle dockctl passes does not fail on a cluster.
+var ignoredKinds = map[string]struct {
+	why         string
+	apiVersions []string
+}{
+	"ServiceAccount":          {"no API server on one host: nothing uses its credentials", []string{"v1"}},
+	"Role":                    {"no API server on one host: it grants nothing", []string{"rbac.authorization.k8s.io/v1"}},
+	"RoleBinding":             {"no API server on one host: it grants nothing", []string{"rbac.authorization.k8s.io/v1"}},
+	"ClusterRole":             {"no API server on one host: it grants nothing", []string{"rbac.authorization.k8s.io/v1"}},
+	"ClusterRoleBinding":      {"no API server on one host: it grants nothing", []string{"rbac.authorization.k8s.io/v1"}},
+	"PodDisruptionBudget":     {"no node drains on one host", []string{"policy/v1"}},
+	"HorizontalPodAutoscaler": {"dockctl does not autoscale: replicas are what the Deployment says", []string{"autoscaling/v1", "autoscaling/v2"}},
+	"Kustomization":           {"a kustomize input, not an object (run kustomize build first)", []string{"kustomize.config.k8s.io/"}},
+}
+
+// servedBy reports whether apiVersion is one of versions (an entry ending
+// in "/" is a group: any of its versions).
+func servedBy(apiVersion string, versions []string) bool {
+	for _, v := range versions {
+		if apiVersion == v || strings.HasSuffix(v, "/") && strings.HasPrefix(apiVersion, v) && len(apiVersion) > len(v) {
+			return true
+		}
+	}
+	return false
 }
 
 // IgnoredKinds lists the kinds skipped with a warning, sorted.
@@ -81,15 +97,39 @@ type decodeState struct {
 
 // otherKind handles an object of a kind that has no decoder: it is skipped
 // (recorded) or refused (returned as an error).
+//
+// Never skipped, whatever the options: an object without apiVersion, or
+// with one that does not serve its kind (a cluster refuses it); a kind
+// that is one of dockctl's but for its case (kubectl finds no such kind,
+// and skipping it would let `--prune` delete the deployment it declares);
+// and a list kind other than a top-level List (kubectl applies its items,
+// which skipping would drop, and prune delete).
 func (st *decodeState) otherKind(file string, n *yaml.Node, base, kind string, kindLine int) ErrorList {
-	apiVersion, _ := scalarField(n, "apiVersion")
+	apiVersion, avLine := scalarField(n, "apiVersion")
 	name := ""
 	if md := mappingField(n, "metadata"); md != nil {
 		name, _ = scalarField(md, "name")
 	}
+	fail := func(line int, field, format string, args ...any) ErrorList {
+		return ErrorList{{File: file, Line: line, Path: child(base, field), Msg: fmt.Sprintf(format, args...)}}
+	}
+	if avLine == 0 {
+		return fail(n.Line, "apiVersion", "required")
+	}
+	for k := range kinds {
+		if strings.EqualFold(k, kind) {
+			return fail(kindLine, "kind", "must be %q, got %q", k, kind)
+		}
+	}
+	if strings.HasSuffix(kind, "List") {
+		return fail(kindLine, "kind", "%q: only a top-level v1 List is read; put its items in it", kind)
+	}
 	s := Skipped{File: file, Line: n.Line, APIVersion: apiVersion, Kind: kind, Name: name}
-	if why, ok := ignoredKinds[kind]; ok {
-		s.Why = why
+	if ig, ok := ignoredKinds[kind]; ok {
+		if !servedBy(apiVersion, ig.apiVersions) {
+			return fail(avLine, "apiVersion", "%s is not served by %q (expected %s)", kind, apiVersion, strings.Join(ig.apiVersions, " or "))
+		}
+		s.Why = ig.why
 		st.skipped = append(st.skipped, s)
 		return nil
 	}
