@@ -14,11 +14,13 @@ const MaxDepth = 64
 
 // Document is one decoded, validated and defaulted object and where it
 // came from. Each kind has a field of its own for its typed object (see
-// kinds); Deployment is the only kind today, so Deployment is never nil.
+// kinds); exactly one of Deployment, Service and Namespace is set.
 type Document struct {
 	File       string
 	Line       int
 	Deployment *Deployment
+	Service    *Service
+	Namespace  *Namespace
 	// ReplicasSet tells whether the document set spec.replicas (null is
 	// unset). Deployment is defaulted either way; apply keeps the live count
 	// when it is false, as kubectl apply does, so that re-applying a file

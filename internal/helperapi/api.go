@@ -1,0 +1,141 @@
+// Package helperapi is the contract between the controller and the helper
+// containers it runs for Services (DESIGN §8, §10): the Service proxy, the
+// instance's DNS server, and the probe relay. Both sides link this package,
+// so a field added here reaches both; the JSON shape is the wire format,
+// carried in the argv of the helper's command and of `docker exec` (no
+// host path is shared, so it works with a remote DOCKER_HOST).
+//
+// Invariants:
+//   - A config is always the complete desired state of one helper (the
+//     full endpoint set, every record), never a delta: a lost or repeated
+//     push changes nothing, and a helper restarted from its last applied
+//     config is correct.
+//   - Generation strictly increases per helper. A helper applies a config
+//     only if its Generation is greater than or equal to the one it has
+//     (equal: a repeated push, acknowledged again); an older one is refused
+//     (exit ExitStale), so a delayed push can never roll a helper back.
+//   - A push is acknowledged (exit 0) only after the helper serves the new
+//     config: a removed endpoint receives no new connection once the push
+//     returned 0. Connections already open are left to finish.
+package helperapi
+
+import (
+	"encoding/json"
+	"fmt"
+)
+
+// Binary is the path of dockctl's own binary inside the helper image.
+const Binary = "/dockctl"
+
+// Command words: `dockctl helper <mode> …` (a hidden command).
+const (
+	ModeProxy = "proxy" // run a Service proxy: helper proxy --config JSON
+	ModeDNS   = "dns"   // run the DNS server: helper dns --config JSON
+	ModePush  = "push"  // exec'd in a running helper: helper push --config JSON
+	ModeProbe = "probe" // exec'd in a helper: helper probe --spec JSON
+)
+
+// Exit codes of `helper push` and `helper probe`.
+const (
+	ExitOK      = 0
+	ExitFailed  = 1 // push: not applied (invalid, or no server answering); probe: failure
+	ExitStale   = 3 // push: the helper holds a newer generation
+	ExitUsage   = 2
+	ExitTimeout = 4 // probe timed out
+)
+
+// ControlSocket is the abstract unix socket (Linux, per network namespace)
+// the serving helper listens on for pushes; `helper push` connects to it.
+// An abstract socket needs no writable path in a FROM scratch image.
+const ControlSocket = "@dockctl-helper-control"
+
+// StateFile is where a serving helper keeps its last applied config, in
+// its container's writable layer: a helper restarted by Docker's restart
+// policy while the controller is down serves what it served before.
+const StateFile = "/run/dockctl/config.json"
+
+// Protocols, as Kubernetes spells them.
+const (
+	TCP = "TCP"
+	UDP = "UDP"
+)
+
+// ProxyConfig is a Service proxy's complete desired state.
+type ProxyConfig struct {
+	Generation int64  `json:"generation"`
+	Service    string `json:"service"` // "namespace/name", for logs
+	// Ports: one listener per entry, on 0.0.0.0:Port/Protocol inside the
+	// proxy's container. Ports published on the host are Docker port
+	// bindings of the proxy's container onto these listeners.
+	Ports []ProxyPort `json:"ports"`
+}
+
+// ProxyPort is one Service port and its ready endpoints.
+type ProxyPort struct {
+	Name      string     `json:"name,omitempty"`
+	Protocol  string     `json:"protocol"` // TCP or UDP
+	Port      int        `json:"port"`
+	Endpoints []Endpoint `json:"endpoints"` // ready only; empty: refuse (TCP: close at once)
+}
+
+// Endpoint is one ready pod's address for one port.
+type Endpoint struct {
+	IP   string `json:"ip"`
+	Port int    `json:"port"`
+	Pod  string `json:"pod,omitempty"` // for logs
+}
+
+// DNSConfig is the DNS server's complete desired state.
+type DNSConfig struct {
+	Generation int64  `json:"generation"`
+	Domain     string `json:"domain"` // "cluster.local": names under it are answered here only
+	// Upstreams receive every other query (host:port). Empty: the
+	// nameservers of the helper's own /etc/resolv.conf (Docker's embedded
+	// DNS, which forwards to the host's resolvers).
+	Upstreams []string    `json:"upstreams,omitempty"`
+	Records   []DNSRecord `json:"records"`
+}
+
+// DNSRecord is one name under Domain with its A records (a ClusterIP, or the
+// ready pods of a headless Service; none: the name exists, no address) and
+// the SRV records of its named ports.
+type DNSRecord struct {
+	Name  string    `json:"name"` // fully qualified without the final dot: "web.default.svc.cluster.local"
+	IPs   []string  `json:"ips"`
+	Ports []SRVPort `json:"ports,omitempty"`
+}
+
+// SRVPort gives `_name._protocol.NAME` an SRV record.
+type SRVPort struct {
+	Name     string `json:"name"`
+	Protocol string `json:"protocol"`
+	Port     int    `json:"port"`
+}
+
+// ProbeSpec is one probe run by `helper probe` from inside the instance
+// network (DESIGN §10.7), for a controller that cannot reach it itself.
+type ProbeSpec struct {
+	Kind    string            `json:"kind"` // "http" or "tcp"
+	Address string            `json:"address"`
+	Port    int               `json:"port"`
+	Scheme  string            `json:"scheme,omitempty"` // HTTP or HTTPS
+	Path    string            `json:"path,omitempty"`
+	Host    string            `json:"host,omitempty"`
+	Headers map[string]string `json:"headers,omitempty"`
+	// TimeoutMillis bounds the probe; the relay exits ExitTimeout past it.
+	TimeoutMillis int64 `json:"timeoutMillis"`
+}
+
+// Ack is what `helper push` prints on success: the generation now served.
+type Ack struct {
+	Generation int64 `json:"generation"`
+}
+
+// Marshal encodes a config for argv.
+func Marshal(v any) (string, error) {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return "", fmt.Errorf("helperapi: encode: %w", err)
+	}
+	return string(b), nil
+}
