@@ -27,7 +27,7 @@ func (s *Server) ServeDNS(w dns.ResponseWriter, r *dns.Msg) {
 	}
 	q := r.Question[0]
 	name := strings.ToLower(q.Name) // returns q.Name itself when already lower case
-	if name == snap.domain || strings.HasSuffix(name, "."+snap.domain) {
+	if snap.inDomain(name) {
 		s.write(w, r, snap.answer(r, q, name))
 		return
 	}
@@ -40,6 +40,16 @@ func (s *Server) ServeDNS(w dns.ResponseWriter, r *dns.Msg) {
 		}
 	}
 	s.forward(w, r, snap)
+}
+
+// inDomain tells whether name (lower case) is the domain or under it.
+func (snap *snapshot) inDomain(name string) bool {
+	if strings.IndexByte(name, '\\') >= 0 {
+		// An escaped dot (`a\.cluster.local.`) is no label boundary: let
+		// the library parse the labels. Rare enough to be off the fast path.
+		return dns.IsSubDomain(snap.domain, name)
+	}
+	return name == snap.domain || strings.HasSuffix(name, snap.dotDomain)
 }
 
 // reply starts an authoritative answer to r.
@@ -132,8 +142,11 @@ func (s *Server) forward(w dns.ResponseWriter, r *dns.Msg, snap *snapshot) {
 		resp, _, err := client.ExchangeContext(ctx, r, up)
 		if err == nil {
 			resp.Id = r.Id
-			// The upstream's flags are kept (RA, AA, RCODE); only the size
-			// is ours to enforce.
+			// We recurse for the client whatever the upstream says: Go's
+			// resolver takes an empty answer without AA or RA for a lame
+			// referral. The rest (AA, RCODE, sections) is the upstream's;
+			// only the size is ours to enforce.
+			resp.RecursionAvailable = true
 			s.writeSized(w, r, resp)
 			return
 		}

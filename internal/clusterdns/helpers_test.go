@@ -163,8 +163,7 @@ func (u *fakeUpstream) ServeDNS(w dns.ResponseWriter, r *dns.Msg) {
 	n := u.bigA
 	u.mu.Unlock()
 	m := new(dns.Msg)
-	m.SetReply(r)
-	m.RecursionAvailable = true
+	m.SetReply(r) // RA clear: the server must set it
 	for i := range max(n, 1) {
 		m.Answer = append(m.Answer, &dns.A{
 			Hdr: dns.RR_Header{Name: r.Question[0].Name, Rrtype: dns.TypeA, Class: dns.ClassINET, Ttl: 60},

@@ -280,6 +280,8 @@ func TestForward(t *testing.T) {
 		// Ends like the domain without being under it.
 		{"udp", "xcluster.local.", dns.TypeA},
 		{"tcp", "local.", dns.TypeA},
+		// One label "a.cluster" under "local.", not a name under the domain.
+		{"udp", `a\.cluster.local.`, dns.TypeA},
 		// A reverse name of no record.
 		{"udp", "9.9.222.10.in-addr.arpa.", dns.TypePTR},
 		{"udp", "10.8.222.10.in-addr.arpa.", dns.TypeA},

@@ -24,6 +24,7 @@ const ttl = 5
 type snapshot struct {
 	generation int64
 	domain     string // lower case, fully qualified: "cluster.local."
+	dotDomain  string // "." + domain
 	soa        *dns.SOA
 	// names holds every name that exists under domain: the apex, each
 	// record, each SRV owner, and every parent between them and the apex
@@ -56,6 +57,7 @@ func build(cfg helperapi.DNSConfig, resolvConf string, log *slog.Logger) (*snaps
 	s := &snapshot{
 		generation: cfg.Generation,
 		domain:     domain,
+		dotDomain:  "." + domain,
 		names:      map[string]*entry{domain: {soa: true}},
 		ptr:        map[string][]dns.RR{},
 	}
@@ -168,7 +170,7 @@ func (s *snapshot) recordName(n string) (string, error) {
 	if _, ok := dns.IsDomainName(name); !ok {
 		return "", fmt.Errorf("%q is not a domain name", n)
 	}
-	if !strings.HasSuffix(name, "."+s.domain) {
+	if !strings.HasSuffix(name, s.dotDomain) {
 		return "", fmt.Errorf("%q is not under the domain %q", n, strings.TrimSuffix(s.domain, "."))
 	}
 	return name, nil
