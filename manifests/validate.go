@@ -42,13 +42,7 @@ func (v *validator) add(p, format string, args ...any) {
 // Deployment's path inside its document.
 func validate(d *Deployment, base string, lines map[string]int) ErrorList {
 	v := &validator{lines: lines}
-	m := child(base, "metadata")
-	v.dnsLabel(child(m, "name"), d.Metadata.Name)
-	if ns := d.Metadata.Namespace; ns != "" && ns != "default" {
-		v.add(child(m, "namespace"), `unsupported value %q: only "default" is supported`, ns)
-	}
-	v.labels(child(m, "labels"), d.Metadata.Labels)
-	v.annotations(child(m, "annotations"), d.Metadata.Annotations, false)
+	v.meta(child(base, "metadata"), &d.Metadata, Kind)
 
 	s := child(base, "spec")
 	if r := d.Spec.Replicas; r != nil && *r < 0 {
@@ -92,7 +86,7 @@ func validate(d *Deployment, base string, lines map[string]int) ErrorList {
 			v.add(key(tl, k), "label key %s is reserved for dockctl", k)
 		}
 	}
-	v.annotations(child(s, "template.metadata.annotations"), d.Spec.Template.Metadata.Annotations, true)
+	v.annotations(child(s, "template.metadata.annotations"), d.Spec.Template.Metadata.Annotations, onTemplate)
 	v.network(child(s, "template.metadata.annotations"), d.Spec.Template.Metadata.Annotations)
 	v.podSpec(child(s, "template.spec"), &d.Spec.Template.Spec, d.Replicas())
 	return v.errs
@@ -545,6 +539,18 @@ func (v *validator) dnsLabel(p, s string) bool {
 	return true
 }
 
+func (v *validator) dns1035Label(p, s string) bool {
+	if s == "" {
+		v.add(p, "required")
+		return false
+	}
+	if msgs := validation.IsDNS1035Label(s); len(msgs) > 0 {
+		v.add(p, "invalid value %q: %s", s, strings.Join(msgs, "; "))
+		return false
+	}
+	return true
+}
+
 func (v *validator) absPath(p, s string) bool {
 	if s == "" {
 		v.add(p, "required")
@@ -582,9 +588,32 @@ func (v *validator) labels(p string, labels map[string]string) {
 	}
 }
 
-// annotations checks annotation keys and size; onTemplate tells the pod
-// template's from the Deployment's own, for the dockctl.io/ keys.
-func (v *validator) annotations(p string, ann map[string]string, onTemplate bool) {
+// onTemplate is the "kind" of a pod template's annotations.
+const onTemplate = "template"
+
+// meta checks the metadata of an object of kind: its name (a DNS-1035
+// label for a Service, whose name becomes a DNS name and environment
+// variables in Kubernetes; a DNS-1123 label otherwise, as Kubernetes'
+// ValidateObjectMeta with each kind's name rule), its namespace (a DNS-1123
+// label; a Namespace, cluster-scoped, has none to check), labels and
+// annotations.
+func (v *validator) meta(p string, m *ObjectMeta, kind string) {
+	if kind == KindService {
+		v.dns1035Label(child(p, "name"), m.Name)
+	} else {
+		v.dnsLabel(child(p, "name"), m.Name)
+	}
+	if kind != KindNamespace && m.Namespace != "" {
+		v.dnsLabel(child(p, "namespace"), m.Namespace)
+	}
+	v.labels(child(p, "labels"), m.Labels)
+	v.annotations(child(p, "annotations"), m.Annotations, kind)
+}
+
+// annotations checks annotation keys and size; on is onTemplate for a pod
+// template's, or the kind whose own metadata they are, for the dockctl.io/
+// keys (all of which belong on a pod template).
+func (v *validator) annotations(p string, ann map[string]string, on string) {
 	size := 0
 	for _, k := range sortedKeys(ann) {
 		size += len(k) + len(ann[k])
@@ -597,9 +626,11 @@ func (v *validator) annotations(p string, ann map[string]string, onTemplate bool
 			continue
 		}
 		switch {
+		case on != onTemplate && on != Kind:
+			v.add(key(p, k), "unknown dockctl.io annotation: dockctl defines none on a %s", on)
 		case !TemplateAnnotations[k]:
 			v.add(key(p, k), "unknown dockctl.io annotation (known: %s)", strings.Join(sortedKeys(TemplateAnnotations), ", "))
-		case !onTemplate:
+		case on != onTemplate:
 			v.add(key(p, k), "misplaced: a pod template annotation, it belongs in spec.template.metadata.annotations")
 		}
 	}
