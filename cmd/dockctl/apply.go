@@ -273,19 +273,25 @@ func runDiff(stdin io.Reader, out, warn io.Writer, g *globalOptions, files []str
 	return differ, nil
 }
 
-// deploymentsOnly keeps the Deployments of a bundle. Services and
-// Namespaces decode (manifests) but are not stored yet: until the store
-// takes them, they are refused, or skipped with a warning under
-// --skip-unsupported, as every kind apply cannot apply is.
+// deploymentsOnly keeps the Deployments of a bundle. Services, Namespaces
+// and namespaces other than default decode (manifests) but are not stored
+// yet: until the store takes them, a Service or Namespace is refused, or
+// skipped with a warning under --skip-unsupported, as every kind apply
+// cannot apply is, and a Deployment in another namespace is refused (the
+// store would file it as default's).
 func deploymentsOnly(docs []*manifests.Document, skip bool, warn io.Writer) ([]*manifests.Document, error) {
 	out := docs[:0:0]
 	var errs manifests.ErrorList
 	for _, d := range docs {
+		m := d.Meta()
 		if d.Deployment != nil {
+			if ns := m.NamespaceOrDefault(); ns != manifests.DefaultNamespace {
+				errs = append(errs, &manifests.FieldError{File: d.File, Line: d.Line, Path: "metadata.namespace",
+					Msg: fmt.Sprintf("unsupported value %q: apply stores only the default namespace yet", ns)})
+			}
 			out = append(out, d)
 			continue
 		}
-		m := d.Meta()
 		if skip {
 			s := manifests.Skipped{File: d.File, Line: d.Line, Kind: d.Kind(), Name: m.Name, Unsupported: true}
 			fmt.Fprintf(warn, "Warning: %s\n", s)
