@@ -332,15 +332,19 @@ func TestDecodeServiceInvalid(t *testing.T) {
 				`s.yaml:16: spec.ipFamilies[1]: dual-stack is not supported: the instance network is IPv4 only`,
 				`s.yaml:17: spec.allocateLoadBalancerNodePorts: may only be used when type is "LoadBalancer"`,
 			}},
-		{"externalIPs, loadBalancerIP, loadBalancerSourceRanges, sessionAffinityConfig are unsupported",
+		{"fields a cluster has and dockctl does not support",
 			func(t *testing.T) string {
-				return svcBase + "  externalIPs: [192.0.2.1]\n  loadBalancerIP: 192.0.2.2\n  loadBalancerSourceRanges: [10.0.0.0/8]\n  sessionAffinityConfig: {clientIP: {timeoutSeconds: 10}}\n"
+				return svcBase + "  externalIPs: [192.0.2.1]\n  loadBalancerIP: 192.0.2.2\n  loadBalancerSourceRanges: [10.0.0.0/8]\n  sessionAffinityConfig: {clientIP: {timeoutSeconds: 10}}\n" +
+					"  loadBalancerClass: x/y\n  healthCheckNodePort: 30000\n  trafficDistribution: PreferClose\n"
 			},
 			[]string{
 				`s.yaml:12: spec.externalIPs: unsupported by dockctl`,
 				`s.yaml:13: spec.loadBalancerIP: unsupported by dockctl`,
 				`s.yaml:14: spec.loadBalancerSourceRanges: unsupported by dockctl`,
 				`s.yaml:15: spec.sessionAffinityConfig: unsupported by dockctl`,
+				`s.yaml:16: spec.loadBalancerClass: unsupported by dockctl`,
+				`s.yaml:17: spec.healthCheckNodePort: unsupported by dockctl`,
+				`s.yaml:18: spec.trafficDistribution: unsupported by dockctl`,
 			}},
 		{"selector keys and values are labels",
 			func(t *testing.T) string { return editSvc(t, "    app: web\n", "    app: web/1\n    -x: y\n") },
