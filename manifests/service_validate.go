@@ -168,24 +168,15 @@ func (v *validator) servicePorts(p string, sp *ServiceSpec, typ string, headless
 				names[port.Name] = ip
 			}
 		}
-		portOK := false
-		if port.Port == 0 {
-			v.add(child(ip, "port"), "required")
-		} else {
-			portOK = v.portNumber(child(ip, "port"), port.Port)
-		}
-		proto := port.Protocol
-		switch proto {
-		case "":
-			proto = ProtocolTCP
-		case ProtocolTCP, ProtocolUDP:
-		case ProtocolSCTP:
+		portOK := v.requiredPort(child(ip, "port"), port.Port)
+		proto, protoOK := port.Protocol, false
+		if proto == ProtocolSCTP {
+			// Valid on a cluster: say why it is not here.
 			v.add(child(ip, "protocol"), `unsupported value "SCTP": dockctl's Service proxy serves TCP and UDP only`)
-			portOK = false
-		default:
-			v.add(child(ip, "protocol"), `unsupported value %q: must be "TCP" or "UDP"`, port.Protocol)
-			portOK = false
+		} else {
+			proto, protoOK = v.protocol(child(ip, "protocol"), proto)
 		}
+		portOK = portOK && protoOK
 		if ap := port.AppProtocol; ap != "" {
 			if msgs := validation.IsQualifiedName(ap); len(msgs) > 0 {
 				v.add(child(ip, "appProtocol"), "invalid value %q: %s", ap, strings.Join(msgs, "; "))

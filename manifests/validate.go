@@ -372,22 +372,9 @@ func (v *validator) ports(cp string, ports []ContainerPort, pc *podChecks) {
 			}
 			names[port.Name] = true
 		}
-		portOK := false
-		if port.ContainerPort == 0 {
-			v.add(child(pp, "containerPort"), "required")
-		} else {
-			portOK = v.portNumber(child(pp, "containerPort"), port.ContainerPort)
-		}
-		proto := port.Protocol
-		switch proto {
-		case "":
-			proto = "TCP"
-		case "TCP", "UDP":
-		default:
-			v.add(child(pp, "protocol"), `unsupported value %q: must be "TCP" or "UDP"`, port.Protocol)
-			portOK = false
-		}
-		if portOK {
+		portOK := v.requiredPort(child(pp, "containerPort"), port.ContainerPort)
+		proto, protoOK := v.protocol(child(pp, "protocol"), port.Protocol)
+		if portOK && protoOK {
 			k := portKey{port.ContainerPort, proto}
 			switch first, ok := pc.declared[k]; {
 			case !ok:
@@ -422,6 +409,27 @@ func (v *validator) ports(cp string, ports []ContainerPort, pc *podChecks) {
 			v.add(hp, "duplicate hostPort %d/%s (also published by %s)", port.HostPort, proto, first.port)
 		}
 	}
+}
+
+// requiredPort checks a port number that must be set.
+func (v *validator) requiredPort(p string, n int32) bool {
+	if n == 0 {
+		v.add(p, "required")
+		return false
+	}
+	return v.portNumber(p, n)
+}
+
+// protocol checks a port's protocol and returns it defaulted ("" is TCP).
+func (v *validator) protocol(p, proto string) (string, bool) {
+	switch proto {
+	case "":
+		return ProtocolTCP, true
+	case ProtocolTCP, ProtocolUDP:
+		return proto, true
+	}
+	v.add(p, `unsupported value %q: must be "TCP" or "UDP"`, proto)
+	return proto, false
 }
 
 func (v *validator) portNumber(p string, n int32) bool {
@@ -528,23 +536,20 @@ func (v *validator) probePort(p string, port intstr.IntOrString, c *Container) {
 }
 
 func (v *validator) dnsLabel(p, s string) bool {
-	if s == "" {
-		v.add(p, "required")
-		return false
-	}
-	if msgs := validation.IsDNS1123Label(s); len(msgs) > 0 {
-		v.add(p, "invalid value %q: %s", s, strings.Join(msgs, "; "))
-		return false
-	}
-	return true
+	return v.requiredName(p, s, validation.IsDNS1123Label)
 }
 
 func (v *validator) dns1035Label(p, s string) bool {
+	return v.requiredName(p, s, validation.IsDNS1035Label)
+}
+
+// requiredName checks a name that must be set and pass check.
+func (v *validator) requiredName(p, s string, check func(string) []string) bool {
 	if s == "" {
 		v.add(p, "required")
 		return false
 	}
-	if msgs := validation.IsDNS1035Label(s); len(msgs) > 0 {
+	if msgs := check(s); len(msgs) > 0 {
 		v.add(p, "invalid value %q: %s", s, strings.Join(msgs, "; "))
 		return false
 	}
