@@ -308,7 +308,9 @@ func TestDecodeServiceInvalid(t *testing.T) {
 				`s.yaml:21: spec.clusterIPs[0]: may not be "None" when type is "LoadBalancer"`,
 			}},
 		{"LoadBalancer may not take the kubelet's port",
-			func(t *testing.T) string { return editSvc(t, "spec:\n", "spec:\n  type: LoadBalancer\n") + "  - {name: k, port: 10250}\n" },
+			func(t *testing.T) string {
+				return editSvc(t, "spec:\n", "spec:\n  type: LoadBalancer\n") + "  - {name: k, port: 10250}\n"
+			},
 			[]string{`s.yaml:13: spec.ports[1].port: may not be 10250 on a LoadBalancer Service (a cluster keeps it for the kubelet)`}},
 		{"fields that would change behaviour name themselves",
 			func(t *testing.T) string {
@@ -436,7 +438,9 @@ func TestBundleNamesAndOrder(t *testing.T) {
 	svc := func(name, ns string) string {
 		return "apiVersion: v1\nkind: Service\nmetadata: {name: " + name + ", namespace: \"" + ns + "\"}\nspec: {ports: [{port: 80}]}\n---\n"
 	}
-	ns := func(name string) string { return "apiVersion: v1\nkind: Namespace\nmetadata: {name: " + name + "}\n---\n" }
+	ns := func(name string) string {
+		return "apiVersion: v1\nkind: Namespace\nmetadata: {name: " + name + "}\n---\n"
+	}
 
 	in := dep("web", "") + svc("web", "") + dep("web", "shop") + ns("shop") + svc("api", "shop") + dep("api", "default") + ns("tools")
 	docs, err := Decode("b.yaml", []byte(in))
