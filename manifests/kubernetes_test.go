@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"io"
+	"maps"
 	"os"
 	"path/filepath"
 	"strings"
@@ -13,6 +14,7 @@ import (
 	"gopkg.in/yaml.v3"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/util/intstr"
 	sigsyaml "sigs.k8s.io/yaml"
 )
 
@@ -65,9 +67,17 @@ func TestAcceptedManifestsDecodeStrictlyIntoKubernetesTypes(t *testing.T) {
 			}
 			raw := yamlDocuments(t, in)
 			if len(raw) != len(docs) {
-				t.Fatalf("%d YAML documents for %d deployments", len(raw), len(docs))
+				t.Fatalf("%d YAML documents for %d objects", len(raw), len(docs))
 			}
 			for i, d := range docs {
+				if d.Service != nil {
+					var written corev1.Service
+					if err := sigsyaml.UnmarshalStrict(raw[i], &written); err != nil {
+						t.Fatalf("document %d as written is not a Kubernetes Service: %v", i, err)
+					}
+					sameService(t, &written, d.Service)
+					continue
+				}
 				var written appsv1.Deployment
 				if err := sigsyaml.UnmarshalStrict(raw[i], &written); err != nil {
 					t.Fatalf("document %d as written is not a Kubernetes Deployment: %v", i, err)
@@ -90,6 +100,33 @@ func TestAcceptedManifestsDecodeStrictlyIntoKubernetesTypes(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// sameService checks that Kubernetes reads a Service as written as dockctl
+// does: the same type, selector and ports (dockctl's defaults standing for
+// the fields left out).
+func sameService(t *testing.T, k *corev1.Service, s *Service) {
+	t.Helper()
+	if typ := string(k.Spec.Type); typ != "" && typ != s.Spec.Type {
+		t.Errorf("type: Kubernetes %q, dockctl %q", typ, s.Spec.Type)
+	}
+	if k.Spec.ClusterIP != "" && k.Spec.ClusterIP != s.Spec.ClusterIP {
+		t.Errorf("clusterIP: Kubernetes %q, dockctl %q", k.Spec.ClusterIP, s.Spec.ClusterIP)
+	}
+	if !maps.Equal(k.Spec.Selector, s.Spec.Selector) {
+		t.Errorf("selector: Kubernetes %v, dockctl %v", k.Spec.Selector, s.Spec.Selector)
+	}
+	if len(k.Spec.Ports) != len(s.Spec.Ports) {
+		t.Fatalf("ports: Kubernetes %d, dockctl %d", len(k.Spec.Ports), len(s.Spec.Ports))
+	}
+	for i, kp := range k.Spec.Ports {
+		sp := s.Spec.Ports[i]
+		if kp.Name != sp.Name || kp.Port != sp.Port || kp.NodePort != sp.NodePort ||
+			(kp.TargetPort != intstr.IntOrString{} && kp.TargetPort != sp.TargetPort) ||
+			(kp.Protocol != "" && string(kp.Protocol) != sp.Protocol) {
+			t.Errorf("port %d: Kubernetes %+v, dockctl %+v", i, kp, sp)
+		}
 	}
 }
 
