@@ -31,6 +31,7 @@ var (
 	imageTag        = "e2e-" + randomSuffix()
 	controllerImage = "dockctl:" + imageTag
 	workloadImage   = "dockctl-workload:" + imageTag
+	clientImage     = "dockctl-e2e-client:" + imageTag // e2e/svcclient, for the Service tests
 )
 
 var (
@@ -81,11 +82,15 @@ func run(m *testing.M) (int, error) {
 	}
 	imageCtx := filepath.Join(tmp, "image")
 	workloadCtx := filepath.Join(tmp, "workload")
+	clientCtx := filepath.Join(tmp, "client")
 	dockctlBin = filepath.Join(imageCtx, "dockctl")
 	if err := goBuild(root, "./cmd/dockctl", dockctlBin); err != nil {
 		return 0, err
 	}
 	if err := goBuild(root, "./cmd/workload", filepath.Join(workloadCtx, "workload")); err != nil {
+		return 0, err
+	}
+	if err := goBuild(root, "./e2e/svcclient", filepath.Join(clientCtx, "svcclient"), "-tags", "e2e"); err != nil {
 		return 0, err
 	}
 	// The Dockerfiles live in the repository; copy each next to its binary
@@ -96,12 +101,15 @@ func run(m *testing.M) (int, error) {
 	if err := copyFile(filepath.Join(root, "cmd/workload/Dockerfile"), filepath.Join(workloadCtx, "Dockerfile")); err != nil {
 		return 0, err
 	}
+	if err := os.WriteFile(filepath.Join(clientCtx, "Dockerfile"), []byte(clientDockerfile), 0o644); err != nil {
+		return 0, err
+	}
 	provider, err := testcontainers.NewDockerProvider()
 	if err != nil {
 		return 0, err
 	}
 	defer provider.Close()
-	for _, b := range []struct{ dir, repo string }{{imageCtx, "dockctl"}, {workloadCtx, "dockctl-workload"}} {
+	for _, b := range []struct{ dir, repo string }{{imageCtx, "dockctl"}, {workloadCtx, "dockctl-workload"}, {clientCtx, "dockctl-e2e-client"}} {
 		req := &testcontainers.ContainerRequest{FromDockerfile: testcontainers.FromDockerfile{
 			Context: b.dir, Dockerfile: "Dockerfile", Repo: b.repo, Tag: imageTag, KeepImage: true,
 		}}
@@ -114,7 +122,7 @@ func run(m *testing.M) (int, error) {
 	// test. PruneChildren takes the classic builder's untagged parents
 	// too. A removal that fails (a container still uses the image) is a
 	// leak: the run fails rather than leave the host changed.
-	for _, ref := range []string{controllerImage, workloadImage} {
+	for _, ref := range []string{controllerImage, workloadImage, clientImage} {
 		if _, err := dockerCli.ImageRemove(context.Background(), ref, image.RemoveOptions{PruneChildren: true}); err != nil {
 			fmt.Fprintf(os.Stderr, "e2e cleanup: remove image %s: %v\n", ref, err)
 			code = max(code, 1)
@@ -123,8 +131,15 @@ func run(m *testing.M) (int, error) {
 	return code, nil
 }
 
-func goBuild(root, pkg, out string) error {
-	cmd := exec.Command("go", "build", "-trimpath", "-o", out, pkg)
+// clientDockerfile packages the test client: a test-only image, so it
+// lives here rather than next to a product Dockerfile.
+const clientDockerfile = "FROM scratch\nCOPY svcclient /svcclient\nENTRYPOINT [\"/svcclient\"]\n"
+
+// goBuild builds a static binary; flags go before the package (the test
+// client needs -tags e2e, which keeps it out of the product's builds).
+func goBuild(root, pkg, out string, flags ...string) error {
+	args := append(append([]string{"build", "-trimpath"}, flags...), "-o", out, pkg)
+	cmd := exec.Command("go", args...)
 	cmd.Dir = root
 	cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
 	if b, err := cmd.CombinedOutput(); err != nil {
