@@ -356,23 +356,8 @@ func rmForce(t *testing.T, id string) {
 // execIn runs cmd in a running container and returns its exit code.
 func execIn(t *testing.T, id string, cmd ...string) int {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	ex, err := dockerCli.ContainerExecCreate(ctx, id, container.ExecOptions{Cmd: cmd, AttachStdout: true, AttachStderr: true})
-	if err != nil {
-		t.Fatalf("exec %v in %s: %v", cmd, id[:12], err)
-	}
-	att, err := dockerCli.ContainerExecAttach(ctx, ex.ID, container.ExecAttachOptions{})
-	if err != nil {
-		t.Fatalf("exec %v in %s: %v", cmd, id[:12], err)
-	}
-	_, _ = io.Copy(io.Discard, att.Reader) // until the command ends
-	att.Close()
-	res, err := dockerCli.ContainerExecInspect(ctx, ex.ID)
-	if err != nil {
-		t.Fatalf("exec %v in %s: %v", cmd, id[:12], err)
-	}
-	return res.ExitCode
+	code, _, _ := execOutput(t, id, cmd...)
+	return code
 }
 
 // containerLogs returns a container's log, stdout and stderr mixed (with

@@ -399,6 +399,21 @@ func waitHostAnswers(t *testing.T, url, want string) {
 	})
 }
 
+// waitReplicasAnswer waits until n distinct replicas answer a /whoami url
+// (the proxy balances connections; 10 per replica finds each of them).
+func waitReplicasAnswer(t *testing.T, url string, n int) {
+	t.Helper()
+	eventually(t, 60*time.Second, fmt.Sprintf("%d replicas to answer through the Service", n), func() (bool, string) {
+		seen := map[string]bool{}
+		for i := 0; i < 10*n; i++ {
+			if _, body, err := hostGet(url); err == nil {
+				seen[strings.TrimSpace(body)] = true
+			}
+		}
+		return len(seen) == n, fmt.Sprint(seen)
+	})
+}
+
 // The manifests these tests apply are valid: a typo in a builder would
 // otherwise show up as a confusing timeout.
 func TestServiceManifestsDecode(t *testing.T) {
@@ -642,32 +657,34 @@ func TestServiceRepair(t *testing.T) {
 	e.resolvesTo(client, "web", clusterIP)
 	e.answers(client, fmt.Sprintf("http://web:%d/", port), "repaired")
 
-	t.Run("proxy", func(t *testing.T) {
-		e := e.in(t)
-		start := time.Now()
-		rmForce(t, proxyID)
-		id, ip := e.waitHelper("proxy", "default", "web", proxyID)
-		if ip != clusterIP {
-			t.Fatalf("the new proxy has address %s, want the ClusterIP %s", ip, clusterIP)
-		}
-		waitHostAnswers(t, url, "repaired")
-		e.answers(client, fmt.Sprintf("http://%s:%d/", clusterIP, port), "repaired")
-		t.Logf("repair after rm -f of the proxy: its replacement started %s later, traffic back %s later",
-			repairTime(t, start, id), time.Since(start).Round(time.Millisecond))
-	})
-	t.Run("dns", func(t *testing.T) {
-		e := e.in(t)
-		start := time.Now()
-		rmForce(t, dnsID)
-		id, ip := e.waitHelper("dns", "", "", dnsID)
-		if ip != dnsIP {
-			t.Fatalf("the new DNS server has address %s, want %s (the replicas' resolver)", ip, dnsIP)
-		}
-		e.resolvesTo(client, "web", clusterIP)
-		e.answers(client, fmt.Sprintf("http://web:%d/", port), "repaired")
-		t.Logf("repair after rm -f of the DNS server: its replacement started %s later, lookups back %s later",
-			repairTime(t, start, id), time.Since(start).Round(time.Millisecond))
-	})
+	for _, h := range []struct {
+		role, ns, service, id, ip string
+		back                      func(e *env) // waits for the traffic that needs it
+	}{
+		{"proxy", "default", "web", proxyID, clusterIP, func(e *env) {
+			waitHostAnswers(e.t, url, "repaired")
+			e.answers(client, fmt.Sprintf("http://%s:%d/", clusterIP, port), "repaired")
+		}},
+		{"dns", "", "", dnsID, dnsIP, func(e *env) {
+			e.resolvesTo(client, "web", clusterIP)
+			e.answers(client, fmt.Sprintf("http://web:%d/", port), "repaired")
+		}},
+	} {
+		t.Run(h.role, func(t *testing.T) {
+			e := e.in(t)
+			start := time.Now()
+			rmForce(t, h.id)
+			id, ip := e.waitHelper(h.role, h.ns, h.service, h.id)
+			if ip != h.ip {
+				// Clients cache the ClusterIP; replicas have the DNS
+				// server's address in their resolver settings.
+				t.Fatalf("the new %s helper has address %s, want %s", h.role, ip, h.ip)
+			}
+			h.back(e)
+			t.Logf("repair after rm -f of the %s helper: its replacement started %s later, traffic back %s later",
+				h.role, repairTime(t, start, id), time.Since(start).Round(time.Millisecond))
+		})
+	}
 }
 
 // TestServiceControllerRestart (issue 10 item 4): with the controller
@@ -700,16 +717,8 @@ func TestServiceControllerRestart(t *testing.T) {
 	e.mustDockctl("", "scale", "deployment", "web", "--replicas", "3")
 	e.waitPodsRunning("default", "web", 3)
 	e.mustDockctl("", "rollout", "status", "deployment/web", "--timeout", "2m")
-	// The new replica joins the Service: three replicas answer.
-	eventually(t, 60*time.Second, "the three replicas to answer through the Service", func() (bool, string) {
-		seen := map[string]bool{}
-		for i := 0; i < 30; i++ {
-			if _, body, err := hostGet(url); err == nil {
-				seen[strings.TrimSpace(body)] = true
-			}
-		}
-		return len(seen) == 3, fmt.Sprint(seen)
-	})
+	// The new replica joins the Service.
+	waitReplicasAnswer(t, url, 3)
 	after := l.mark("controller back, scaled to 3")
 	l.stop()
 	t.Log(l.report())
@@ -778,13 +787,5 @@ func TestServiceUpgradeInPlace(t *testing.T) {
 	}
 	waitHostAnswers(t, url, "upgraded")
 	// Both replicas serve again: the proxy learnt their (new) addresses.
-	eventually(t, 60*time.Second, "both replicas to answer through the Service", func() (bool, string) {
-		seen := map[string]bool{}
-		for i := 0; i < 20; i++ {
-			if _, body, err := hostGet(strings.TrimSuffix(url, "/") + "/whoami"); err == nil {
-				seen[strings.TrimSpace(body)] = true
-			}
-		}
-		return len(seen) == 2, fmt.Sprint(seen)
-	})
+	waitReplicasAnswer(t, url+"whoami", 2)
 }
