@@ -1,0 +1,163 @@
+package dataplane
+
+import (
+	"context"
+	"errors"
+	"io"
+	"log/slog"
+	"net"
+	"net/netip"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"time"
+)
+
+// tcpListener accepts one Service port's TCP connections.
+type tcpListener struct {
+	p      *Proxy
+	key    portKey
+	ln     net.Listener
+	next   atomic.Uint64 // round-robin cursor, kept across configs
+	warned limiter
+}
+
+// limiter lets one event through per second: a warning that every failing
+// connection would repeat is logged, not flooded.
+type limiter struct{ last atomic.Int64 }
+
+func (l *limiter) allow(now time.Time) bool {
+	prev := l.last.Load()
+	return now.UnixNano()-prev >= int64(time.Second) && l.last.CompareAndSwap(prev, now.UnixNano())
+}
+
+func (l *tcpListener) addr() net.Addr { return l.ln.Addr() }
+func (l *tcpListener) close()         { l.ln.Close() }
+
+func (l *tcpListener) serve() {
+	var backoff time.Duration
+	for {
+		c, err := l.ln.Accept()
+		if err != nil {
+			if errors.Is(err, net.ErrClosed) {
+				return
+			}
+			// Out of file descriptors or the like: back off as net/http
+			// does instead of spinning, and keep serving.
+			backoff = min(max(2*backoff, 5*time.Millisecond), time.Second)
+			l.p.log.Warn("accept failed", "port", l.key.String(), "err", err, "retry_in", backoff)
+			time.Sleep(backoff)
+			continue
+		}
+		backoff = 0
+		l.p.conns.Add(1)
+		go func() {
+			defer l.p.conns.Done()
+			l.handle(c)
+		}()
+	}
+}
+
+// handle connects one client to an endpoint and relays until both sides
+// are done.
+func (l *tcpListener) handle(client net.Conn) {
+	p := l.p
+	var tried []netip.AddrPort
+	for {
+		s := p.acquire()
+		ep, ok := pick(s.ports[l.key], &l.next, tried)
+		if !ok {
+			s.release()
+			if len(tried) > 0 && l.warned.allow(time.Now()) {
+				p.log.Warn("no endpoint accepted a connection (logged at most once a second)", "port", l.key.String(), "tried", len(tried))
+			}
+			reset(client)
+			return
+		}
+		tried = append(tried, ep)
+		ctx, cancel := context.WithTimeout(p.kill, p.opts.DialTimeout)
+		up, err := p.opts.Dial(ctx, "tcp", ep.String())
+		cancel()
+		s.release()
+		debug := p.log.Enabled(context.Background(), slog.LevelDebug)
+		if err != nil {
+			if debug {
+				p.log.Debug("dial failed, trying the next endpoint", "port", l.key.String(), "endpoint", ep.String(), "err", err)
+			}
+			continue
+		}
+		if debug {
+			p.log.Debug("connection", "port", l.key.String(), "client", client.RemoteAddr().String(), "endpoint", ep.String())
+		}
+		relay(p.kill, client, up)
+		return
+	}
+}
+
+// reset closes c with an RST, so the client fails at once as it would on a
+// refused connection instead of reading an orderly, empty reply.
+func reset(c net.Conn) {
+	if tc, ok := c.(*net.TCPConn); ok {
+		tc.SetLinger(0)
+	}
+	c.Close()
+}
+
+// bufPool holds the relay's copy buffers: memory is bounded by the number
+// of connections copying, not by the traffic.
+var bufPool = sync.Pool{New: func() any { b := make([]byte, 32<<10); return &b }}
+
+// relay copies both ways until both directions ended, then closes both
+// connections. kill closes them early (the end of a Shutdown's grace).
+func relay(kill context.Context, client, up net.Conn) {
+	stop := context.AfterFunc(kill, func() {
+		client.Close()
+		up.Close()
+	})
+	defer stop()
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		pipe(up, client)
+	}()
+	pipe(client, up)
+	wg.Wait()
+	client.Close()
+	up.Close()
+}
+
+// pipe copies src to dst. At src's EOF it half-closes dst, so the other
+// direction goes on (a client that sent its request and shut down its
+// write side still gets its response). Any other error ends both
+// directions: a reset is passed on as a reset.
+func pipe(dst, src net.Conn) {
+	bp := bufPool.Get().(*[]byte)
+	defer bufPool.Put(bp)
+	// The wrappers hide ReadFrom/WriteTo: *net.TCPConn would otherwise
+	// splice through kernel pipes held for the connection's whole life,
+	// or fall back to io.Copy's own, unpooled, buffer.
+	_, err := io.CopyBuffer(writerOnly{dst}, readerOnly{src}, *bp)
+	if err == nil {
+		if cw, ok := dst.(interface{ CloseWrite() error }); ok {
+			if cw.CloseWrite() == nil {
+				return
+			}
+		}
+		// A connection that cannot half-close: closing is the only way to
+		// tell the other side that nothing more comes.
+	}
+	if errors.Is(err, syscall.ECONNRESET) {
+		reset(dst)
+	}
+	dst.Close()
+	src.Close()
+}
+
+type readerOnly struct{ r io.Reader }
+
+func (r readerOnly) Read(b []byte) (int, error) { return r.r.Read(b) }
+
+type writerOnly struct{ w io.Writer }
+
+func (w writerOnly) Write(b []byte) (int, error) { return w.w.Write(b) }
