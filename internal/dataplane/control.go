@@ -92,13 +92,17 @@ func (s *ControlServer) Serve(ctx context.Context, ln net.Listener) error {
 		go func() {
 			defer wg.Done()
 			defer c.Close()
-			s.handle(c)
+			s.handle(ctx, c)
 		}()
 	}
 }
 
-func (s *ControlServer) handle(c net.Conn) {
+func (s *ControlServer) handle(ctx context.Context, c net.Conn) {
 	c.SetReadDeadline(time.Now().Add(30 * time.Second))
+	// Stopping cuts a push still being read; one being applied is
+	// finished and answered.
+	stop := context.AfterFunc(ctx, func() { c.SetReadDeadline(time.Now()) })
+	defer stop()
 	var raw json.RawMessage
 	if err := json.NewDecoder(io.LimitReader(c, maxConfig)).Decode(&raw); err != nil {
 		s.answer(c, reply{Generation: s.target.Generation(), Error: "read config: " + err.Error()})

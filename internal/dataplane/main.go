@@ -14,6 +14,7 @@ import (
 	"os/signal"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 
@@ -177,9 +178,10 @@ func serve(ctx context.Context, f serveFlags, log *slog.Logger, target Target, b
 	defer cancel()
 	cs := NewControlServer(target, f.stateFile, log)
 	errc := make(chan error, 2)
-	go func() { errc <- cs.Serve(ctx, ln) }()
+	var wg sync.WaitGroup
+	wg.Go(func() { errc <- cs.Serve(ctx, ln) })
 	if body != nil {
-		go func() { errc <- body(ctx) }()
+		wg.Go(func() { errc <- body(ctx) })
 	}
 	code := helperapi.ExitOK
 	select {
@@ -192,6 +194,9 @@ func serve(ctx context.Context, f serveFlags, log *slog.Logger, target Target, b
 		}
 	}
 	cancel()
+	// Returning means stopped: no push is answered any more (a push in
+	// progress is finished first), then connections get their grace.
+	wg.Wait()
 	sctx, scancel := context.WithTimeout(context.Background(), f.grace)
 	defer scancel()
 	if shutdown != nil {

@@ -24,6 +24,9 @@ type udpListener struct {
 	key  portKey
 	conn *net.UDPConn
 	next atomic.Uint64
+	// dropped counts datagrams no endpoint took (for tests, and a future
+	// metric).
+	dropped atomic.Int64
 
 	// mu guards sessions and each session's last. It is taken per
 	// datagram, by this port's read loop and by sessions expiring: not on
@@ -67,7 +70,8 @@ func (l *udpListener) serve() {
 		}
 		s := l.session(client)
 		if s == nil {
-			continue // no endpoint: dropped, as a cluster drops it
+			l.dropped.Add(1) // no endpoint: dropped, as a cluster drops it
+			continue
 		}
 		// A write error (an ICMP port unreachable from an earlier datagram)
 		// is seen by the session's reader too, which ends the session.
