@@ -20,9 +20,12 @@
 //   - A new connection tries the endpoints round robin, each at most once,
 //     until one accepts it; with none left (or none at all) the client's
 //     connection is reset at once rather than left hanging.
-//   - Bytes are copied both ways through pooled 32 KiB buffers; one side's
-//     EOF is passed on as a half-close (CloseWrite), so protocols that
-//     half-close work; an error on either side aborts both.
+//   - Bytes are copied both ways through pooled 32 KiB buffers, each taken
+//     only while a read has data and until it is written: an idle
+//     connection holds none, so memory follows the connections moving
+//     bytes, not the connections open. One side's EOF is passed on as a
+//     half-close (CloseWrite), so protocols that half-close work; an error
+//     on either side aborts both (a reset is passed on as a reset).
 //   - Listeners exist exactly for the ports of the applied config; a failed
 //     bind fails the whole Apply and leaves the previous config serving.
 //

@@ -393,3 +393,27 @@ func TestProxyShutdown(t *testing.T) {
 		}
 	})
 }
+
+// TestProxyIdleConnectionsHoldNoBuffer: memory follows the connections
+// moving bytes; open, idle ones (keep-alive clients) hold no copy buffer.
+func TestProxyIdleConnectionsHoldNoBuffer(t *testing.T) {
+	a := newBackend(t, "a")
+	p := newTestProxy(t, ProxyOptions{})
+	mustApply(t, p, config(1, tcpPort(80, a.endpoint())))
+	var open []*client
+	for i := range 10 {
+		c := dial(t, p.Addr(helperapi.TCP, 80))
+		// More than a buffer's worth each way, so each direction copied
+		// through several buffers.
+		if got := c.mustAsk(strings.Repeat(fmt.Sprint(i), 100<<10)); got != "a" {
+			t.Fatalf("reached %q", got)
+		}
+		open = append(open, c)
+	}
+	waitFor(t, "idle connections to give their buffers back", func() bool { return buffersOut.Load() == 0 })
+	for _, c := range open {
+		if got := c.mustAsk("still open"); got != "a" {
+			t.Fatalf("reached %q", got)
+		}
+	}
+}

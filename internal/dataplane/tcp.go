@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"net"
 	"net/netip"
+	"os"
 	"sync"
 	"sync/atomic"
 	"syscall"
@@ -107,6 +108,20 @@ func reset(c net.Conn) {
 // of connections copying, not by the traffic.
 var bufPool = sync.Pool{New: func() any { b := make([]byte, 32<<10); return &b }}
 
+// buffersOut counts the buffers taken from bufPool and not given back (a
+// test checks that idle connections hold none).
+var buffersOut atomic.Int64
+
+func getBuf() *[]byte {
+	buffersOut.Add(1)
+	return bufPool.Get().(*[]byte)
+}
+
+func putBuf(bp *[]byte) {
+	bufPool.Put(bp)
+	buffersOut.Add(-1)
+}
+
 // relay copies both ways until both directions ended, then closes both
 // connections. kill closes them early (the end of a Shutdown's grace).
 func relay(kill context.Context, client, up net.Conn) {
@@ -132,12 +147,7 @@ func relay(kill context.Context, client, up net.Conn) {
 // write side still gets its response). Any other error ends both
 // directions: a reset is passed on as a reset.
 func pipe(dst, src net.Conn) {
-	bp := bufPool.Get().(*[]byte)
-	defer bufPool.Put(bp)
-	// The wrappers hide ReadFrom/WriteTo: *net.TCPConn would otherwise
-	// splice through kernel pipes held for the connection's whole life,
-	// or fall back to io.Copy's own, unpooled, buffer.
-	_, err := io.CopyBuffer(writerOnly{dst}, readerOnly{src}, *bp)
+	err := copyConn(dst, src)
 	if err == nil {
 		if cw, ok := dst.(interface{ CloseWrite() error }); ok {
 			if cw.CloseWrite() == nil {
@@ -152,6 +162,70 @@ func pipe(dst, src net.Conn) {
 	}
 	dst.Close()
 	src.Close()
+}
+
+// copyConn copies src to dst until src's EOF (nil) or an error. A buffer
+// is taken from the pool only once src has data and given back as soon as
+// it is written: an idle connection — most of a keep-alive client's life —
+// holds no buffer, so memory follows the connections moving bytes, not
+// the connections open. Same system calls as net's own Read.
+func copyConn(dst, src net.Conn) error {
+	sc, ok := src.(syscall.Conn)
+	if !ok {
+		return copyBuffered(dst, src)
+	}
+	rc, err := sc.SyscallConn()
+	if err != nil {
+		return copyBuffered(dst, src)
+	}
+	for {
+		var bp *[]byte
+		var n int
+		var rerr error
+		err := rc.Read(func(fd uintptr) bool {
+			if bp == nil {
+				bp = getBuf()
+			}
+			for {
+				n, rerr = syscall.Read(int(fd), *bp)
+				if rerr != syscall.EINTR {
+					break
+				}
+			}
+			if rerr == syscall.EAGAIN {
+				// Nothing yet: wait for the poller without the buffer.
+				putBuf(bp)
+				bp = nil
+				return false
+			}
+			return true
+		})
+		if err == nil && rerr == nil && n > 0 {
+			_, err = dst.Write((*bp)[:n])
+		}
+		if bp != nil {
+			putBuf(bp)
+		}
+		switch {
+		case err != nil:
+			return err
+		case rerr != nil:
+			return os.NewSyscallError("read", rerr)
+		case n == 0:
+			return nil // EOF
+		}
+	}
+}
+
+// copyBuffered is copyConn for a connection that is not a socket.
+func copyBuffered(dst, src net.Conn) error {
+	bp := getBuf()
+	defer putBuf(bp)
+	// The wrappers hide ReadFrom/WriteTo, which would use a buffer of
+	// their own (or, for *net.TCPConn, splice through kernel pipes held
+	// for the connection's whole life).
+	_, err := io.CopyBuffer(writerOnly{dst}, readerOnly{src}, *bp)
+	return err
 }
 
 type readerOnly struct{ r io.Reader }
