@@ -410,7 +410,7 @@ func TestProxyIdleConnectionsHoldNoBuffer(t *testing.T) {
 		}
 		open = append(open, c)
 	}
-	waitFor(t, "idle connections to give their buffers back", func() bool { return buffersOut.Load() == 0 })
+	waitFor(t, "idle connections to give their buffers back", func() bool { return tcpBuffers.out.Load() == 0 })
 	for _, c := range open {
 		if got := c.mustAsk("still open"); got != "a" {
 			t.Fatalf("reached %q", got)

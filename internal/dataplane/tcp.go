@@ -7,7 +7,6 @@ import (
 	"log/slog"
 	"net"
 	"net/netip"
-	"os"
 	"sync"
 	"sync/atomic"
 	"syscall"
@@ -104,24 +103,6 @@ func reset(c net.Conn) {
 	c.Close()
 }
 
-// bufPool holds the relay's copy buffers: memory is bounded by the number
-// of connections copying, not by the traffic.
-var bufPool = sync.Pool{New: func() any { b := make([]byte, 32<<10); return &b }}
-
-// buffersOut counts the buffers taken from bufPool and not given back (a
-// test checks that idle connections hold none).
-var buffersOut atomic.Int64
-
-func getBuf() *[]byte {
-	buffersOut.Add(1)
-	return bufPool.Get().(*[]byte)
-}
-
-func putBuf(bp *[]byte) {
-	bufPool.Put(bp)
-	buffersOut.Add(-1)
-}
-
 // relay copies both ways until both directions ended, then closes both
 // connections. kill closes them early (the end of a Shutdown's grace).
 func relay(kill context.Context, client, up net.Conn) {
@@ -164,11 +145,9 @@ func pipe(dst, src net.Conn) {
 	src.Close()
 }
 
-// copyConn copies src to dst until src's EOF (nil) or an error. A buffer
-// is taken from the pool only once src has data and given back as soon as
-// it is written: an idle connection — most of a keep-alive client's life —
-// holds no buffer, so memory follows the connections moving bytes, not
-// the connections open. Same system calls as net's own Read.
+// copyConn copies src to dst until src's EOF (nil) or an error, through
+// tcpBuffers (see bufferPool.read): an idle connection — most of a
+// keep-alive client's life — holds no buffer.
 func copyConn(dst, src net.Conn) error {
 	sc, ok := src.(syscall.Conn)
 	if !ok {
@@ -179,48 +158,26 @@ func copyConn(dst, src net.Conn) error {
 		return copyBuffered(dst, src)
 	}
 	for {
-		var bp *[]byte
-		var n int
-		var rerr error
-		err := rc.Read(func(fd uintptr) bool {
-			if bp == nil {
-				bp = getBuf()
-			}
-			for {
-				n, rerr = syscall.Read(int(fd), *bp)
-				if rerr != syscall.EINTR {
-					break
-				}
-			}
-			if rerr == syscall.EAGAIN {
-				// Nothing yet: wait for the poller without the buffer.
-				putBuf(bp)
-				bp = nil
-				return false
-			}
-			return true
-		})
-		if err == nil && rerr == nil && n > 0 {
-			_, err = dst.Write((*bp)[:n])
-		}
-		if bp != nil {
-			putBuf(bp)
-		}
-		switch {
-		case err != nil:
+		bp, n, err := tcpBuffers.read(rc)
+		if err != nil {
 			return err
-		case rerr != nil:
-			return os.NewSyscallError("read", rerr)
-		case n == 0:
+		}
+		if n == 0 {
+			tcpBuffers.put(bp)
 			return nil // EOF
+		}
+		_, err = dst.Write((*bp)[:n])
+		tcpBuffers.put(bp)
+		if err != nil {
+			return err
 		}
 	}
 }
 
 // copyBuffered is copyConn for a connection that is not a socket.
 func copyBuffered(dst, src net.Conn) error {
-	bp := getBuf()
-	defer putBuf(bp)
+	bp := tcpBuffers.get()
+	defer tcpBuffers.put(bp)
 	// The wrappers hide ReadFrom/WriteTo, which would use a buffer of
 	// their own (or, for *net.TCPConn, splice through kernel pipes held
 	// for the connection's whole life).

@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"net"
 	"net/netip"
+	"os"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -128,23 +129,30 @@ func (l *udpListener) session(client netip.AddrPort) *udpSession {
 // dropped.
 func (l *udpListener) replies(s *udpSession) {
 	idle := l.p.opts.UDPIdle
-	buf := make([]byte, maxDatagram)
 	l.mu.Lock()
 	deadline := s.last.Add(idle)
 	l.mu.Unlock()
+	rc, err := s.up.SyscallConn()
+	if err != nil {
+		l.mu.Lock()
+		l.drop(s)
+		l.mu.Unlock()
+		return
+	}
 	for {
 		s.up.SetReadDeadline(deadline)
-		n, err := s.up.Read(buf)
+		// A session waits most of its life: it holds no buffer meanwhile.
+		bp, n, err := udpBuffers.read(rc)
 		if err == nil {
 			l.mu.Lock()
 			s.last = time.Now()
 			deadline = s.last.Add(idle)
 			l.mu.Unlock()
-			l.conn.WriteToUDPAddrPort(buf[:n], s.client)
+			l.conn.WriteToUDPAddrPort((*bp)[:n], s.client)
+			udpBuffers.put(bp)
 			continue
 		}
-		var ne net.Error
-		if errors.As(err, &ne) && ne.Timeout() {
+		if errors.Is(err, os.ErrDeadlineExceeded) {
 			l.mu.Lock()
 			deadline = s.last.Add(idle)
 			expired := !time.Now().Before(deadline)

@@ -107,6 +107,9 @@ func TestUDPRelay(t *testing.T) {
 	// A large datagram is relayed whole.
 	big := strings.Repeat("x", 60<<10)
 	c1.ask(big)
+
+	// Sessions waiting for replies hold no buffer.
+	waitFor(t, "idle sessions to give their buffers back", func() bool { return udpBuffers.out.Load() == 0 })
 }
 
 func TestUDPSessionExpiry(t *testing.T) {
