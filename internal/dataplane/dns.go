@@ -58,17 +58,12 @@ func (t *dnsTarget) Apply(raw json.RawMessage) (int64, error) {
 }
 
 func runDNS(ctx context.Context, args []string, stderr io.Writer) int {
-	var f serveFlags
-	fs := flag.NewFlagSet("helper dns", flag.ContinueOnError)
-	f.register(fs)
-	listen := fs.String("listen", "0.0.0.0:53", "address the DNS server listens on (UDP and TCP)")
-	if code, ok := parse(fs, args, stderr, "config"); !ok {
+	var listen *string
+	f, log, code, ok := parseServe(helperapi.ModeDNS, args, stderr, func(fs *flag.FlagSet) {
+		listen = fs.String("listen", "0.0.0.0:53", "address the DNS server listens on (UDP and TCP)")
+	})
+	if !ok {
 		return code
-	}
-	log, err := newLogger(stderr, f.logLevel, helperapi.ModeDNS)
-	if err != nil {
-		fmt.Fprintln(stderr, "error:", err)
-		return helperapi.ExitUsage
 	}
 	if newDNSServer == nil {
 		fmt.Fprintln(stderr, "error:", errDNSNotBuilt)

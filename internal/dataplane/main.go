@@ -77,6 +77,23 @@ func (f *serveFlags) register(fs *flag.FlagSet) {
 	fs.DurationVar(&f.grace, "shutdown-grace", 5*time.Second, "how long open connections may finish after SIGTERM")
 }
 
+// parseServe parses a serving mode's flags (register adds the mode's own)
+// and makes its logger; ok false means return code.
+func parseServe(mode string, args []string, stderr io.Writer, register func(*flag.FlagSet)) (f serveFlags, log *slog.Logger, code int, ok bool) {
+	fs := flag.NewFlagSet("helper "+mode, flag.ContinueOnError)
+	f.register(fs)
+	register(fs)
+	if code, ok := parse(fs, args, stderr, "config"); !ok {
+		return f, nil, code, false
+	}
+	log, err := newLogger(stderr, f.logLevel, mode)
+	if err != nil {
+		fmt.Fprintln(stderr, "error:", err)
+		return f, nil, helperapi.ExitUsage, false
+	}
+	return f, log, 0, true
+}
+
 // parse parses args; ok false means return code.
 func parse(fs *flag.FlagSet, args []string, stderr io.Writer, required ...string) (code int, ok bool) {
 	fs.SetOutput(stderr)
@@ -136,17 +153,12 @@ func (t proxyTarget) Apply(raw json.RawMessage) (int64, error) {
 }
 
 func runProxy(ctx context.Context, args []string, stderr io.Writer) int {
-	var f serveFlags
-	fs := flag.NewFlagSet("helper proxy", flag.ContinueOnError)
-	f.register(fs)
-	host := fs.String("listen-host", "0.0.0.0", "address the Service ports listen on")
-	if code, ok := parse(fs, args, stderr, "config"); !ok {
+	var host *string
+	f, log, code, ok := parseServe(helperapi.ModeProxy, args, stderr, func(fs *flag.FlagSet) {
+		host = fs.String("listen-host", "0.0.0.0", "address the Service ports listen on")
+	})
+	if !ok {
 		return code
-	}
-	log, err := newLogger(stderr, f.logLevel, helperapi.ModeProxy)
-	if err != nil {
-		fmt.Fprintln(stderr, "error:", err)
-		return helperapi.ExitUsage
 	}
 	p := NewProxy(ProxyOptions{
 		ListenAddr: func(_ string, port int) string { return net.JoinHostPort(*host, strconv.Itoa(port)) },

@@ -181,6 +181,31 @@ func pick(eps []netip.AddrPort, next *atomic.Uint64, tried []netip.AddrPort) (ne
 	return netip.AddrPort{}, false
 }
 
+// connect tries key's endpoints round robin from next, each at most once,
+// until dial succeeds; tried is how many it tried. Each dial pins the
+// snapshot its endpoint was chosen from (acquire), and each attempt
+// chooses from the snapshot served at that moment.
+func connect[C any](p *Proxy, key portKey, next *atomic.Uint64, dial func(netip.AddrPort) (C, error)) (c C, ep netip.AddrPort, tried int, ok bool) {
+	var done []netip.AddrPort
+	for {
+		s := p.acquire()
+		ep, ok := pick(s.ports[key], next, done)
+		if !ok {
+			s.release()
+			return c, ep, len(done), false
+		}
+		done = append(done, ep)
+		c, err := dial(ep)
+		s.release()
+		if err == nil {
+			return c, ep, len(done), true
+		}
+		if p.log.Enabled(context.Background(), slog.LevelDebug) {
+			p.log.Debug("dial failed, trying the next endpoint", "port", key.String(), "endpoint", ep.String(), "err", err)
+		}
+	}
+}
+
 func contains(s []netip.AddrPort, v netip.AddrPort) bool {
 	for _, x := range s {
 		if x == v {

@@ -62,36 +62,22 @@ func (l *tcpListener) serve() {
 // are done.
 func (l *tcpListener) handle(client net.Conn) {
 	p := l.p
-	var tried []netip.AddrPort
-	for {
-		s := p.acquire()
-		ep, ok := pick(s.ports[l.key], &l.next, tried)
-		if !ok {
-			s.release()
-			if len(tried) > 0 && l.warned.allow(time.Now()) {
-				p.log.Warn("no endpoint accepted a connection (logged at most once a second)", "port", l.key.String(), "tried", len(tried))
-			}
-			reset(client)
-			return
-		}
-		tried = append(tried, ep)
+	up, ep, tried, ok := connect(p, l.key, &l.next, func(ep netip.AddrPort) (net.Conn, error) {
 		ctx, cancel := context.WithTimeout(p.kill, p.opts.DialTimeout)
-		up, err := p.opts.Dial(ctx, "tcp", ep.String())
-		cancel()
-		s.release()
-		debug := p.log.Enabled(context.Background(), slog.LevelDebug)
-		if err != nil {
-			if debug {
-				p.log.Debug("dial failed, trying the next endpoint", "port", l.key.String(), "endpoint", ep.String(), "err", err)
-			}
-			continue
+		defer cancel()
+		return p.opts.Dial(ctx, "tcp", ep.String())
+	})
+	if !ok {
+		if tried > 0 && l.warned.allow(time.Now()) {
+			p.log.Warn("no endpoint accepted a connection (logged at most once a second)", "port", l.key.String(), "tried", tried)
 		}
-		if debug {
-			p.log.Debug("connection", "port", l.key.String(), "client", client.RemoteAddr().String(), "endpoint", ep.String())
-		}
-		relay(p.kill, client, up)
+		reset(client)
 		return
 	}
+	if p.log.Enabled(context.Background(), slog.LevelDebug) {
+		p.log.Debug("connection", "port", l.key.String(), "client", client.RemoteAddr().String(), "endpoint", ep.String())
+	}
+	relay(p.kill, client, up)
 }
 
 // reset closes c with an RST, so the client fails at once as it would on a

@@ -94,34 +94,24 @@ func (l *udpListener) session(client netip.AddrPort) *udpSession {
 		return nil
 	}
 	p := l.p
-	var tried []netip.AddrPort
-	for {
-		snap := p.acquire()
-		ep, ok := pick(snap.ports[l.key], &l.next, tried)
-		if !ok {
-			snap.release()
-			return nil
-		}
-		tried = append(tried, ep)
-		// A UDP "dial" only connects a socket: no packet, no waiting.
-		up, err := net.DialUDP("udp", nil, net.UDPAddrFromAddrPort(ep))
-		snap.release()
-		if err != nil {
-			p.log.Debug("udp dial failed, trying the next endpoint", "port", l.key.String(), "endpoint", ep.String(), "err", err)
-			continue
-		}
-		s := &udpSession{client: client, ep: ep, up: up, last: now}
-		l.sessions[client] = s
-		p.conns.Add(1)
-		go func() {
-			defer p.conns.Done()
-			l.replies(s)
-		}()
-		if p.log.Enabled(context.Background(), slog.LevelDebug) {
-			p.log.Debug("udp session", "port", l.key.String(), "client", client.String(), "endpoint", ep.String())
-		}
-		return s
+	// A UDP "dial" only connects a socket: no packet, no waiting.
+	up, ep, _, ok := connect(p, l.key, &l.next, func(ep netip.AddrPort) (*net.UDPConn, error) {
+		return net.DialUDP("udp", nil, net.UDPAddrFromAddrPort(ep))
+	})
+	if !ok {
+		return nil
 	}
+	s := &udpSession{client: client, ep: ep, up: up, last: now}
+	l.sessions[client] = s
+	p.conns.Add(1)
+	go func() {
+		defer p.conns.Done()
+		l.replies(s)
+	}()
+	if p.log.Enabled(context.Background(), slog.LevelDebug) {
+		p.log.Debug("udp session", "port", l.key.String(), "client", client.String(), "endpoint", ep.String())
+	}
+	return s
 }
 
 // replies relays an endpoint's datagrams back to the session's client until
