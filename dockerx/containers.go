@@ -11,7 +11,10 @@ import (
 	cerrdefs "github.com/containerd/errdefs"
 	"github.com/docker/docker/api/types/container"
 	"github.com/docker/docker/api/types/filters"
+	"github.com/docker/docker/api/types/network"
 	"github.com/docker/docker/pkg/stdcopy"
+
+	"github.com/dockctl/dockctl/manifests"
 )
 
 // ContainerDetails is what an inspect reports that a list does not: the
@@ -35,6 +38,9 @@ type ContainerDetails struct {
 	// IPAddress is the container's address on its first network that has
 	// one ("" with network mode none or host), for controller-run probes.
 	IPAddress string
+	// Networks maps each network the container is connected to onto its
+	// IPv4 address there ("" while it has none), as Container.Networks.
+	Networks map[string]string
 	// HostNetwork is true for network mode host: probes go to 127.0.0.1.
 	HostNetwork bool
 }
@@ -81,6 +87,9 @@ func fromSummary(s container.Summary) Container {
 		Pod:           s.Labels[LabelPod],
 		PodUID:        s.Labels[LabelPodUID],
 		ContainerName: s.Labels[LabelContainer],
+		Namespace:     namespaceOf(s.Labels),
+		Service:       s.Labels[LabelService],
+		ConfigHash:    s.Labels[LabelConfigHash],
 		State:         string(s.State),
 		Health:        parseHealth(s.Status),
 		Status:        s.Status,
@@ -90,7 +99,36 @@ func fromSummary(s container.Summary) Container {
 	for _, p := range s.Ports {
 		c.Ports = append(c.Ports, Port{HostIP: p.IP, HostPort: p.PublicPort, ContainerPort: p.PrivatePort, Protocol: p.Type})
 	}
+	if s.NetworkSettings != nil {
+		c.Networks = endpointAddresses(s.NetworkSettings.Networks)
+	}
 	return c
+}
+
+// endpointAddresses maps each network of a list or inspect answer onto
+// the container's IPv4 address there; nil when there is none.
+func endpointAddresses(eps map[string]*network.EndpointSettings) map[string]string {
+	if len(eps) == 0 {
+		return nil
+	}
+	out := make(map[string]string, len(eps))
+	for name, ep := range eps {
+		if ep != nil {
+			out[name] = ep.IPAddress
+		} else {
+			out[name] = ""
+		}
+	}
+	return out
+}
+
+// namespaceOf reads an object's namespace; one made before namespaces
+// existed is the default namespace's.
+func namespaceOf(labels map[string]string) string {
+	if ns := labels[LabelNamespace]; ns != "" {
+		return ns
+	}
+	return manifests.DefaultNamespace
 }
 
 // roleOf reads a container's role; one made before roles existed is a
@@ -219,6 +257,7 @@ func fromInspect(r container.InspectResponse) ContainerDetails {
 		d.HostNetwork = r.HostConfig.NetworkMode.IsHost()
 	}
 	if ns := r.NetworkSettings; ns != nil {
+		d.Networks = endpointAddresses(ns.Networks)
 		d.IPAddress = ns.IPAddress
 		if d.IPAddress == "" {
 			// Sorted, so that a container on several networks always
