@@ -172,7 +172,10 @@ func parseHealth(status string) string {
 
 // CreateContainer creates (but does not start) one replica, with the
 // client's log rotation for the daemon's default log driver (req.Logs is
-// replaced). A name already in use yields an error wrapping ErrConflict.
+// replaced), and connects it to its ExtraNetworks. A name already in use
+// yields an error wrapping ErrConflict. A container that cannot join one
+// of its networks is removed again, so that a create either succeeds
+// whole or leaves nothing (its name free for the retry).
 func (c *Client) CreateContainer(ctx context.Context, req CreateRequest) (string, error) {
 	logs, err := c.containerLogs(ctx)
 	if err != nil {
@@ -183,14 +186,31 @@ func (c *Client) CreateContainer(ctx context.Context, req CreateRequest) (string
 	if err != nil {
 		return "", err
 	}
+	id, err := c.create(ctx, req.Name, cfg, hc, nc)
+	if err != nil {
+		return "", err
+	}
+	for _, a := range ExtraNetworks(req) {
+		if err := c.ConnectNetwork(ctx, a.Network, id, a.Endpoint); err != nil {
+			if rerr := c.RemoveContainer(ctx, id); rerr != nil {
+				c.log.Warn("remove a container that could not join its network", "container", req.Name, "err", rerr)
+			}
+			return "", fmt.Errorf("create container %s: %w", req.Name, err)
+		}
+	}
+	return id, nil
+}
+
+// create makes one container and logs the daemon's warnings.
+func (c *Client) create(ctx context.Context, name string, cfg *container.Config, hc *container.HostConfig, nc *network.NetworkingConfig) (string, error) {
 	ctx, cancel := c.callCtx(ctx)
 	defer cancel()
-	resp, err := c.api.ContainerCreate(ctx, cfg, hc, nc, nil, req.Name)
+	resp, err := c.api.ContainerCreate(ctx, cfg, hc, nc, nil, name)
 	if err != nil {
-		return "", mapErr("create container "+req.Name, err)
+		return "", mapErr("create container "+name, err)
 	}
 	for _, w := range resp.Warnings {
-		c.log.Warn("docker create warning", "container", req.Name, "warning", w)
+		c.log.Warn("docker create warning", "container", name, "warning", w)
 	}
 	return resp.ID, nil
 }

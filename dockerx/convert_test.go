@@ -127,6 +127,7 @@ func TestBuildConfigGolden(t *testing.T) {
 		})), ContainerLogs{}},
 	}
 	tests = append(tests, podGoldenCases()...)
+	tests = append(tests, networkGoldenCases()...)
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			req := tt.req
