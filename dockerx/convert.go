@@ -551,25 +551,33 @@ func setPorts(ports []manifests.ContainerPort, cfg *container.Config, hc *contai
 		default:
 			return fmt.Errorf("port %d: unsupported protocol %q", p.ContainerPort, p.Protocol)
 		}
-		port, err := nat.NewPort(proto, strconv.Itoa(int(p.ContainerPort)))
-		if err != nil {
-			return fmt.Errorf("port %d: %w", p.ContainerPort, err)
+		// A port without hostPort is exposed, not published, as in
+		// Kubernetes.
+		if err := exposePort(cfg, hc, proto, int(p.ContainerPort), p.HostIP, int(p.HostPort)); err != nil {
+			return err
 		}
-		if cfg.ExposedPorts == nil {
-			cfg.ExposedPorts = nat.PortSet{}
-		}
-		cfg.ExposedPorts[port] = struct{}{}
-		if p.HostPort == 0 {
-			continue // exposed, not published, as in Kubernetes
-		}
-		if hc.PortBindings == nil {
-			hc.PortBindings = nat.PortMap{}
-		}
-		hc.PortBindings[port] = append(hc.PortBindings[port], nat.PortBinding{
-			HostIP:   p.HostIP, // "" = all addresses
-			HostPort: strconv.Itoa(int(p.HostPort)),
-		})
 	}
+	return nil
+}
+
+// exposePort exposes containerPort/proto and, when hostPort is not 0,
+// publishes it on hostIP ("" all addresses).
+func exposePort(cfg *container.Config, hc *container.HostConfig, proto string, containerPort int, hostIP string, hostPort int) error {
+	port, err := nat.NewPort(proto, strconv.Itoa(containerPort))
+	if err != nil {
+		return fmt.Errorf("port %d: %w", containerPort, err)
+	}
+	if cfg.ExposedPorts == nil {
+		cfg.ExposedPorts = nat.PortSet{}
+	}
+	cfg.ExposedPorts[port] = struct{}{}
+	if hostPort == 0 {
+		return nil
+	}
+	if hc.PortBindings == nil {
+		hc.PortBindings = nat.PortMap{}
+	}
+	hc.PortBindings[port] = append(hc.PortBindings[port], nat.PortBinding{HostIP: hostIP, HostPort: strconv.Itoa(hostPort)})
 	return nil
 }
 
