@@ -87,7 +87,8 @@ type Client struct {
 	logMaxFiles int
 	logDriver   cachedDriver
 
-	holderPlatform daemonPlatform // EnsureHolderImage's view of the daemon
+	platform     daemonPlatform // EnsureHolderImage's and EnsureHelperImage's view of the daemon
+	helperBinary string         // WithHelperBinary
 }
 
 // cachedDriver is the daemon's default log driver, read at most once a
