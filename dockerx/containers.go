@@ -1,6 +1,7 @@
 package dockerx
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"io"
@@ -315,6 +316,8 @@ func fromInspect(r container.InspectResponse) ContainerDetails {
 // how exec liveness probes run beside the HEALTHCHECK that carries the
 // readiness probe: a container has only one HEALTHCHECK. The call's own
 // deadline bounds the whole run; a command still running then is an error.
+// The command runs detached: its end is its exit, even if a child of it
+// still holds its output open.
 func (c *Client) Exec(ctx context.Context, id string, cmd []string, timeout time.Duration) (int, error) {
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
@@ -325,8 +328,57 @@ func (c *Client) Exec(ctx context.Context, id string, cmd []string, timeout time
 	if err := c.api.ContainerExecStart(ctx, created.ID, container.ExecStartOptions{Detach: true}); err != nil {
 		return 0, mapErr("exec in container "+id, err)
 	}
+	return c.execExit(ctx, id, created.ID, cmd, timeout)
+}
+
+// MaxExecOutput is how much of a command's stdout ExecOutput keeps: the
+// first 64 KiB. The rest is read and dropped, so that the command is
+// never blocked on a full pipe.
+const MaxExecOutput = 64 << 10
+
+// ExecOutput runs cmd in a running container and returns its exit code
+// and its stdout (the first MaxExecOutput bytes; stderr is read and
+// dropped, logged at debug level when the command fails). It is how the
+// controller talks to its helpers (a push, a probe relay): through the
+// exec API, which works against a remote daemon too. timeout bounds the
+// whole run, output included; a command still running then is an error.
+func (c *Client) ExecOutput(ctx context.Context, id string, cmd []string, timeout time.Duration) (exit int, stdout []byte, err error) {
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	what := "exec in container " + id
+	created, err := c.api.ContainerExecCreate(ctx, id, container.ExecOptions{Cmd: cmd, AttachStdout: true, AttachStderr: true})
+	if err != nil {
+		return 0, nil, mapErr(what, err)
+	}
+	resp, err := c.api.ContainerExecAttach(ctx, created.ID, container.ExecAttachOptions{})
+	if err != nil {
+		return 0, nil, mapErr(what, err)
+	}
+	defer resp.Close()
+	// The hijacked connection no longer watches ctx: closing it at the
+	// deadline ends a copy that would otherwise wait for the command.
+	stop := context.AfterFunc(ctx, resp.Close)
+	defer stop()
+	out, errOut := &cappedBuffer{max: MaxExecOutput}, &cappedBuffer{max: MaxExecOutput}
+	_, copyErr := stdcopy.StdCopy(out, errOut, resp.Reader)
+	if ctx.Err() != nil {
+		return 0, out.Bytes(), fmt.Errorf("%s: %s did not finish within %s: %w", what, strings.Join(cmd, " "), timeout, ctx.Err())
+	}
+	if copyErr != nil {
+		return 0, out.Bytes(), fmt.Errorf("%s: reading its output: %w", what, copyErr)
+	}
+	code, err := c.execExit(ctx, id, created.ID, cmd, timeout)
+	if err == nil && code != 0 && errOut.Len() > 0 {
+		c.log.Debug("exec failed", "container", id, "cmd", cmd, "exit", code, "stderr", errOut.String())
+	}
+	return code, out.Bytes(), err
+}
+
+// execExit waits for an exec to end and returns its exit code. The end of
+// an exec's output comes moments before Docker records its exit code.
+func (c *Client) execExit(ctx context.Context, id, execID string, cmd []string, timeout time.Duration) (int, error) {
 	for {
-		info, err := c.api.ContainerExecInspect(ctx, created.ID)
+		info, err := c.api.ContainerExecInspect(ctx, execID)
 		if err != nil {
 			return 0, mapErr("exec in container "+id, err)
 		}
@@ -339,6 +391,20 @@ func (c *Client) Exec(ctx context.Context, id string, cmd []string, timeout time
 		case <-time.After(20 * time.Millisecond):
 		}
 	}
+}
+
+// cappedBuffer keeps the first max bytes written to it and drops the
+// rest, reporting every write as complete.
+type cappedBuffer struct {
+	bytes.Buffer
+	max int
+}
+
+func (b *cappedBuffer) Write(p []byte) (int, error) {
+	if room := b.max - b.Len(); room > 0 {
+		b.Buffer.Write(p[:min(room, len(p))])
+	}
+	return len(p), nil
 }
 
 // parseDockerTime parses inspect's RFC 3339 times; Docker reports "never"
