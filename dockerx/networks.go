@@ -48,29 +48,36 @@ func NetworkLabels(instance string) map[string]string {
 	return map[string]string{LabelInstance: instance, LabelRole: RoleNetwork}
 }
 
-// networkOptions is the create request for req, after checking that its
-// addresses are consistent IPv4: Docker would otherwise refuse them only
-// with a less precise message, or, for a gateway outside the subnet, with
-// none at create.
-func networkOptions(req NetworkRequest) (network.CreateOptions, error) {
+// Validate checks that the request's addresses are consistent IPv4:
+// Docker would otherwise refuse them only with a less precise message,
+// or, for a gateway outside the subnet, with none at create.
+func (req NetworkRequest) Validate() error {
 	if req.Instance == "" || req.Name == "" || req.Subnet == "" {
-		return network.CreateOptions{}, fmt.Errorf("network %q: instance, name and subnet are required", req.Name)
+		return fmt.Errorf("network %q: instance, name and subnet are required", req.Name)
 	}
 	subnet, err := netip.ParsePrefix(req.Subnet)
 	if err != nil || !subnet.Addr().Is4() || subnet.Masked() != subnet {
-		return network.CreateOptions{}, fmt.Errorf("network %s: subnet %q is not an IPv4 network address in CIDR form", req.Name, req.Subnet)
+		return fmt.Errorf("network %s: subnet %q is not an IPv4 network address in CIDR form", req.Name, req.Subnet)
 	}
 	if req.IPRange != "" {
 		r, err := netip.ParsePrefix(req.IPRange)
 		if err != nil || !r.Addr().Is4() || r.Masked() != r || r.Bits() < subnet.Bits() || !subnet.Contains(r.Addr()) {
-			return network.CreateOptions{}, fmt.Errorf("network %s: IP range %q is not an IPv4 CIDR inside subnet %s", req.Name, req.IPRange, req.Subnet)
+			return fmt.Errorf("network %s: IP range %q is not an IPv4 CIDR inside subnet %s", req.Name, req.IPRange, req.Subnet)
 		}
 	}
 	if req.Gateway != "" {
 		gw, err := netip.ParseAddr(req.Gateway)
 		if err != nil || !gw.Is4() || !subnet.Contains(gw) {
-			return network.CreateOptions{}, fmt.Errorf("network %s: gateway %q is not an IPv4 address inside subnet %s", req.Name, req.Gateway, req.Subnet)
+			return fmt.Errorf("network %s: gateway %q is not an IPv4 address inside subnet %s", req.Name, req.Gateway, req.Subnet)
 		}
+	}
+	return nil
+}
+
+// networkOptions is the create request for a valid req.
+func networkOptions(req NetworkRequest) (network.CreateOptions, error) {
+	if err := req.Validate(); err != nil {
+		return network.CreateOptions{}, err
 	}
 	return network.CreateOptions{
 		Driver: network.NetworkBridge,

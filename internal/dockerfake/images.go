@@ -46,13 +46,18 @@ func (e *Engine) EnsureHolderImage(ctx context.Context, instance string) (string
 	}
 	e.mu.Lock()
 	defer e.mu.Unlock()
+	e.addHelperImageLocked(instance, img.ID, img.Ref)
+	return img.Ref, nil
+}
+
+// addHelperImageLocked makes a helper image of the instance present.
+func (e *Engine) addHelperImageLocked(instance, id, ref string) {
 	if e.helpers == nil {
 		e.helpers = map[string]dockerx.Image{}
 	}
-	e.images[img.Ref] = true
-	e.helpers[img.ID] = dockerx.Image{ID: img.ID, Tags: []string{img.Ref},
+	e.images[ref] = true
+	e.helpers[id] = dockerx.Image{ID: id, Tags: []string{ref},
 		Labels: map[string]string{dockerx.LabelInstance: instance, dockerx.LabelRole: dockerx.RoleHelperImage}}
-	return img.Ref, nil
 }
 
 // ListHelperImages lists the instance's helper images, sorted by ID.
