@@ -101,26 +101,37 @@ func fromSummary(s container.Summary) Container {
 		c.Ports = append(c.Ports, Port{HostIP: p.IP, HostPort: p.PublicPort, ContainerPort: p.PrivatePort, Protocol: p.Type})
 	}
 	if s.NetworkSettings != nil {
-		c.Networks = endpointAddresses(s.NetworkSettings.Networks)
+		c.Networks = endpointAddresses(s.NetworkSettings.Networks, running(c.State))
 	}
 	return c
 }
 
 // endpointAddresses maps each network of a list or inspect answer onto
-// the container's IPv4 address there; nil when there is none.
-func endpointAddresses(eps map[string]*network.EndpointSettings) map[string]string {
-	if len(eps) == 0 {
-		return nil
-	}
+// the container's IPv4 address there; nil when there is none. A running
+// container is on a network only with an endpoint there: Docker 20.10
+// leaves a network whose connect it refused in the container's
+// configuration (see ConnectNetwork).
+func endpointAddresses(eps map[string]*network.EndpointSettings, running bool) map[string]string {
 	out := make(map[string]string, len(eps))
 	for name, ep := range eps {
-		if ep != nil {
-			out[name] = ep.IPAddress
-		} else {
+		switch {
+		case ep == nil:
 			out[name] = ""
+		case running && ep.EndpointID == "":
+		default:
+			out[name] = ep.IPAddress
 		}
 	}
+	if len(out) == 0 {
+		return nil
+	}
 	return out
+}
+
+// running reports whether a container in state is running (its
+// endpoints exist).
+func running(state string) bool {
+	return state == StateRunning || state == StatePaused || state == StateRestarting
 }
 
 // namespaceOf reads an object's namespace; one made before namespaces
@@ -278,7 +289,7 @@ func fromInspect(r container.InspectResponse) ContainerDetails {
 		d.HostNetwork = r.HostConfig.NetworkMode.IsHost()
 	}
 	if ns := r.NetworkSettings; ns != nil {
-		d.Networks = endpointAddresses(ns.Networks)
+		d.Networks = endpointAddresses(ns.Networks, r.State != nil && running(string(r.State.Status)))
 		d.IPAddress = ns.IPAddress
 		if d.IPAddress == "" {
 			// Sorted, so that a container on several networks always

@@ -54,11 +54,23 @@ func TestFromSummary(t *testing.T) {
 			"dockctl_i": {IPAddress: ""}, "extra": {IPAddress: "172.20.0.3"}, "broken": nil,
 		}},
 	}
+	// Running, after a refused connect that Docker left in its
+	// configuration: that network is not reported.
+	stale := container.Summary{ID: "id3", Names: []string{"/i_web-abc-1"}, Created: 1700000000, State: "running", Status: "Up 1 second",
+		Labels: map[string]string{LabelInstance: "i", LabelNamespace: "default"},
+		NetworkSettings: &container.NetworkSettingsSummary{Networks: map[string]*network.EndpointSettings{
+			"bridge": {IPAddress: "172.17.0.2", EndpointID: "e1"}, "dockctl_i": {IPAMConfig: &network.EndpointIPAMConfig{IPv4Address: "10.222.8.5"}},
+		}},
+	}
 	for _, tt := range []struct {
 		name string
 		s    container.Summary
 		want Container
 	}{
+		{"running, a refused connect left in its configuration", stale, Container{
+			ID: "id3", Name: "i_web-abc-1", Labels: stale.Labels, Instance: "i", Role: RoleReplica, Namespace: "default",
+			Networks: map[string]string{"bridge": "172.17.0.2"}, State: StateRunning, Status: "Up 1 second", Created: time.Unix(1700000000, 0),
+		}},
 		{"replica of an earlier release: default namespace, no networks reported", replica, Container{
 			ID: "id1", Name: "default_web-abc-0", Image: "img:1", ImageID: "sha256:1", Labels: replica.Labels,
 			Instance: "default", Deployment: "web", TemplateHash: "abc", Role: RoleReplica, Namespace: "default",

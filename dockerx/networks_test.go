@@ -30,6 +30,8 @@ type networksAPI struct {
 	connectTo []string // network, container of each connect
 	connErr   error
 	attached  map[string][]string // container → networks it is connected to
+	stale     map[string][]string // container → networks in its configuration without an endpoint
+	stopped   bool                // the containers are not running
 	removed   []string
 	removeErr error
 }
@@ -90,13 +92,17 @@ func (f *networksAPI) ContainerInspect(_ context.Context, id string) (container.
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	nets, ok := f.attached[id]
-	if !ok {
+	stale, ok2 := f.stale[id]
+	if !ok && !ok2 {
 		return container.InspectResponse{}, cerrdefs.ErrNotFound.WithMessage("No such container: " + id)
 	}
-	r := container.InspectResponse{ContainerJSONBase: &container.ContainerJSONBase{ID: id},
+	r := container.InspectResponse{ContainerJSONBase: &container.ContainerJSONBase{ID: id, State: &container.State{Running: !f.stopped}},
 		NetworkSettings: &container.NetworkSettings{Networks: map[string]*network.EndpointSettings{}}}
 	for _, n := range nets {
-		r.NetworkSettings.Networks[n] = &network.EndpointSettings{IPAddress: "10.222.0.9"}
+		r.NetworkSettings.Networks[n] = &network.EndpointSettings{IPAddress: "10.222.0.9", EndpointID: "ep-" + n}
+	}
+	for _, n := range stale {
+		r.NetworkSettings.Networks[n] = &network.EndpointSettings{IPAMConfig: &network.EndpointIPAMConfig{IPv4Address: "10.222.8.5"}}
 	}
 	return r, nil
 }
@@ -231,6 +237,7 @@ func TestListNetworks(t *testing.T) {
 
 func TestConnectNetwork(t *testing.T) {
 	alreadyConnected := cerrdefs.ErrPermissionDenied.WithMessage("endpoint with name web already exists in network dockctl_i")
+	addressInUse := cerrdefs.ErrPermissionDenied.WithMessage("Address already in use")
 	for _, tt := range []struct {
 		name     string
 		ep       EndpointSettings
@@ -247,6 +254,13 @@ func TestConnectNetwork(t *testing.T) {
 			f:        &networksAPI{connErr: cerrdefs.ErrPermissionDenied.WithMessage("Address already in use"), attached: map[string][]string{"c1": {"bridge"}}},
 			wantSent: &network.EndpointSettings{IPAMConfig: &network.EndpointIPAMConfig{IPv4Address: "10.222.8.5"}},
 			wantErr:  "connect container c1 to network dockctl_i: Address already in use"},
+		{name: "refused, running, left in its configuration by Docker: not connected", ep: EndpointSettings{IPv4: "10.222.8.5"},
+			f:        &networksAPI{connErr: addressInUse, stale: map[string][]string{"c1": {"dockctl_i"}}},
+			wantSent: &network.EndpointSettings{IPAMConfig: &network.EndpointIPAMConfig{IPv4Address: "10.222.8.5"}},
+			wantErr:  "Address already in use"},
+		{name: "refused, not running, in its configuration: connected", ep: EndpointSettings{IPv4: "10.222.8.5"},
+			f:        &networksAPI{connErr: addressInUse, stale: map[string][]string{"c1": {"dockctl_i"}}, stopped: true},
+			wantSent: &network.EndpointSettings{IPAMConfig: &network.EndpointIPAMConfig{IPv4Address: "10.222.8.5"}}},
 		{name: "no such network", f: &networksAPI{connErr: cerrdefs.ErrNotFound.WithMessage("network dockctl_i not found"), attached: map[string][]string{"c1": nil}},
 			wantErr: "network dockctl_i not found", wantIs: ErrNotFound},
 		{name: "no such container", f: &networksAPI{connErr: cerrdefs.ErrNotFound.WithMessage("No such container: c1")},

@@ -36,6 +36,12 @@ import (
 //     "endpoint with name … already exists in network …", which
 //     dockerx.Client.ConnectNetwork reports as nil); of a container that is
 //     not running, accepted without change.
+//   - A refused connect of a running container (a static address in use)
+//     leaves the network in its configuration without an endpoint: not
+//     listed (dockerx reports a running container's networks with an
+//     endpoint only), not removable by a disconnect while it runs, and
+//     its next start fails ("Address already in use") unless a later
+//     connect succeeded, which replaces it.
 //   - A network remove is refused while a running container is connected
 //     (403 "has active endpoints"); connected containers that are not
 //     running do not keep it.
@@ -65,6 +71,9 @@ type endpoint struct {
 	static  string // IPAMConfig's IPv4 address
 	aliases []string
 	ip      string // allocated at its start; live only while the container runs
+	// refused: left by a refused connect of the running container, with no
+	// address until its next start.
+	refused bool
 }
 
 // networksLocked returns the networks, made with Docker's own three on
@@ -202,7 +211,7 @@ func (e *Engine) connectLocked(name, id string, ep dockerx.EndpointSettings) err
 		return fmt.Errorf("connect container %s to network %s: No such container: %s: %w", short(id), name, id, dockerx.ErrNotFound)
 	}
 	ns := e.ns[c.ID]
-	if _, connected := ns.endpoints[name]; connected {
+	if p, connected := ns.endpoints[name]; connected && !(p.refused && runningOrPaused(c)) {
 		return nil
 	}
 	switch {
@@ -212,13 +221,15 @@ func (e *Engine) connectLocked(name, id string, ep dockerx.EndpointSettings) err
 		return fmt.Errorf("connect container %s to network %s: container cannot be disconnected from host network or connected to host network", c.Name, name)
 	}
 	p := &endpoint{static: ep.IPv4, aliases: slices.Clone(ep.Aliases)}
-	if runningOrPaused(c) {
-		if err := e.allocateLocked(c.ID, name, p); err != nil {
-			return fmt.Errorf("connect container %s to network %s: %w", c.Name, name, err)
-		}
-	}
 	if ns.endpoints == nil {
 		ns.endpoints = map[string]*endpoint{}
+	}
+	if runningOrPaused(c) {
+		if err := e.allocateLocked(c.ID, name, p); err != nil {
+			p.refused = true
+			ns.endpoints[name] = p
+			return fmt.Errorf("connect container %s to network %s: %w", c.Name, name, err)
+		}
 	}
 	ns.endpoints[name] = p
 	e.calls["network:connect"]++
@@ -238,8 +249,8 @@ func (e *Engine) DisconnectNetwork(name, id string) error {
 		return fmt.Errorf("disconnect: network %s not found: %w", name, dockerx.ErrNotFound)
 	}
 	ns := e.ns[c.ID]
-	if _, ok := ns.endpoints[name]; !ok {
-		return fmt.Errorf("container %s is not connected to network %s", c.Name, name)
+	if p, ok := ns.endpoints[name]; !ok || (p.refused && runningOrPaused(c)) {
+		return fmt.Errorf("container %s is not connected to network %s", c.ID, name)
 	}
 	delete(ns.endpoints, name)
 	return nil
@@ -264,7 +275,7 @@ func (e *Engine) RemoveNetwork(ctx context.Context, name string) error {
 	}
 	var users []string
 	for id, ns := range e.ns {
-		if _, ok := ns.endpoints[name]; ok && runningOrPaused(e.containers[id]) {
+		if p, ok := ns.endpoints[name]; ok && !p.refused && runningOrPaused(e.containers[id]) {
 			users = append(users, short(id))
 		}
 	}
@@ -324,6 +335,9 @@ func (e *Engine) startNetworksLocked(id string) error {
 			}
 			return err
 		}
+	}
+	for _, p := range ns.endpoints {
+		p.refused = false
 	}
 	return nil
 }
@@ -402,10 +416,15 @@ func (e *Engine) addressesLocked(c *dockerx.Container) map[string]string {
 	}
 	out := make(map[string]string, len(ns.endpoints))
 	for name, p := range ns.endpoints {
-		out[name] = ""
-		if runningOrPaused(c) {
+		switch {
+		case !runningOrPaused(c):
+			out[name] = ""
+		case !p.refused:
 			out[name] = p.ip
 		}
+	}
+	if len(out) == 0 {
+		return nil
 	}
 	return out
 }

@@ -326,8 +326,37 @@ func TestFakeConnectNetwork(t *testing.T) {
 			}
 		})
 	}
+	// The refused connect stays in its configuration, as Docker keeps it:
+	// not listed, not disconnectable while it runs, and its next start
+	// fails; a connect that succeeds replaces it.
 	if got := listed(t, e, other).Networks; len(got) != 1 || got["bridge"] == "" {
 		t.Errorf("after a refused connect: %v, want its bridge address only", got)
+	}
+	if err := e.DisconnectNetwork("dockctl_i", other); err == nil {
+		t.Error("disconnect of a refused network while running: no error")
+	}
+	if err := e.Kill(other); err != nil {
+		t.Fatal(err)
+	}
+	if err := e.StartContainer(ctx, other); err == nil || !strings.Contains(err.Error(), "Address already in use") {
+		t.Errorf("start after a refused connect = %v, want Address already in use", err)
+	}
+	if err := e.DisconnectNetwork("dockctl_i", other); err != nil {
+		t.Errorf("disconnect while stopped = %v", err)
+	}
+	mustStart(t, e, other)
+	if err := e.ConnectNetwork(ctx, "dockctl_i", other, dockerx.EndpointSettings{IPv4: "10.222.0.150"}); err == nil {
+		t.Fatal("connect with a taken address: no error")
+	}
+	if err := e.ConnectNetwork(ctx, "dockctl_i", other, dockerx.EndpointSettings{IPv4: "10.222.0.151"}); err != nil {
+		t.Fatalf("connect with a free address after a refused one: %v", err)
+	}
+	if err := e.Kill(other); err != nil {
+		t.Fatal(err)
+	}
+	mustStart(t, e, other)
+	if got := listed(t, e, other).Networks["dockctl_i"]; got != "10.222.0.151" {
+		t.Errorf("restarted after the repairing connect: %q", got)
 	}
 	// A static address on the default bridge: refused at start.
 	fresh := create(t, e, "fresh")
