@@ -1,11 +1,9 @@
 package dockerx
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
-	"os"
 	"path/filepath"
 	"reflect"
 	"strings"
@@ -41,20 +39,7 @@ func TestBuildHelperConfigGolden(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	got = append(got, '\n')
-	path := filepath.Join("testdata", "helperconfig-proxy.golden.json")
-	if *update {
-		if err := os.WriteFile(path, got, 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (run with -update to create it)", err)
-	}
-	if !bytes.Equal(got, want) {
-		t.Errorf("BuildHelperConfig output differs from %s (run with -update if intended):\n%s", path, got)
-	}
+	compareGolden(t, "BuildHelperConfig", filepath.Join("testdata", "helperconfig-proxy.golden.json"), append(got, '\n'))
 }
 
 // The helper's contract, field by field, so that regenerating the golden

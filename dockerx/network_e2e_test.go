@@ -101,6 +101,17 @@ func ensureTestNetwork(t *testing.T, ctx context.Context, c *Client, instance st
 	return Network{}
 }
 
+// workloadE2E is svcE2E with the workload image (its tag) and the
+// instance's network.
+func workloadE2E(t *testing.T, ctx context.Context) (*Client, *client.Client, string, Network, string) {
+	t.Helper()
+	c, api, instance := svcE2E(t)
+	tag := "dockctl-dockerx-e2e:" + randHex(t)
+	buildWorkloadImage(t, api, tag)
+	t.Cleanup(func() { removeByInstance(t, api, instance) }) // before the image
+	return c, api, instance, ensureTestNetwork(t, ctx, c, instance), tag
+}
+
 // staticAddr is the n-th address of the network's upper (static) half.
 func staticAddr(n Network, i int) string {
 	a := netip.MustParsePrefix(n.Subnet).Addr().As4()
@@ -113,14 +124,9 @@ func staticAddr(n Network, i int) string {
 // never adopted nor removed; a running container is connected in place
 // with a static address; a network in use stays, and goes once unused.
 func TestE2ENetwork(t *testing.T) {
-	c, api, instance := svcE2E(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
 	defer cancel()
-	tag := "dockctl-dockerx-e2e:" + randHex(t)
-	buildWorkloadImage(t, api, tag)
-	t.Cleanup(func() { removeByInstance(t, api, instance) }) // before the image
-
-	n := ensureTestNetwork(t, ctx, c, instance)
+	c, api, instance, n, tag := workloadE2E(t, ctx)
 	if n.Name != "dockctl_"+instance || n.ID == "" || n.Labels[LabelInstance] != instance || n.Labels[LabelRole] != RoleNetwork ||
 		!strings.HasSuffix(n.IPRange, ".0/25") || !strings.HasSuffix(n.Gateway, ".1") {
 		t.Errorf("EnsureNetwork = %+v", n)
@@ -257,6 +263,19 @@ func buildBinary(t *testing.T, pkg, name string) string {
 	return out
 }
 
+// helperE2E builds the main package pkg statically and makes it the helper
+// image of a fresh instance (svcE2E), on its network.
+func helperE2E(t *testing.T, ctx context.Context, pkg, name string) (*Client, *client.Client, string, Network, string) {
+	t.Helper()
+	c, api, instance := svcE2E(t, WithHelperBinary(buildBinary(t, pkg, name)))
+	n := ensureTestNetwork(t, ctx, c, instance)
+	ref, err := c.EnsureHelperImage(ctx, instance)
+	if err != nil {
+		t.Fatalf("EnsureHelperImage: %v", err)
+	}
+	return c, api, instance, n, ref
+}
+
 // waitLogs waits until the container's logs contain want.
 func waitLogs(t *testing.T, ctx context.Context, c *Client, id, want string) string {
 	t.Helper()
@@ -287,16 +306,9 @@ func waitLogs(t *testing.T, ctx context.Context, c *Client, id, want string) str
 // The helper has its labels, restart policy always, its static address and
 // its published port.
 func TestE2EHelperImage(t *testing.T) {
-	bin := buildBinary(t, "../cmd/dockctl", "dockctl")
-	c, api, instance := svcE2E(t, WithHelperBinary(bin))
 	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
 	defer cancel()
-	n := ensureTestNetwork(t, ctx, c, instance)
-
-	ref, err := c.EnsureHelperImage(ctx, instance)
-	if err != nil {
-		t.Fatalf("EnsureHelperImage: %v", err)
-	}
+	c, api, instance, n, ref := helperE2E(t, ctx, "../cmd/dockctl", "dockctl")
 	if again, err := c.EnsureHelperImage(ctx, instance); err != nil || again != ref {
 		t.Errorf("second EnsureHelperImage = %s, %v", again, err)
 	}
@@ -368,15 +380,9 @@ func TestE2EHelperImage(t *testing.T) {
 // code; output is capped; a command past its timeout is an error; a
 // container that does not run refuses an exec.
 func TestE2EExecOutput(t *testing.T) {
-	bin := buildBinary(t, "./testdata/helperbin", "helperbin")
-	c, _, instance := svcE2E(t, WithHelperBinary(bin))
 	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
 	defer cancel()
-	n := ensureTestNetwork(t, ctx, c, instance)
-	ref, err := c.EnsureHelperImage(ctx, instance)
-	if err != nil {
-		t.Fatalf("EnsureHelperImage: %v", err)
-	}
+	c, _, instance, n, ref := helperE2E(t, ctx, "./testdata/helperbin", "helperbin")
 	id, err := c.CreateHelper(ctx, HelperRequest{Instance: instance, Name: instance + "_dns", Role: RoleDNS, Image: ref,
 		Cmd: []string{helperapi.Binary, "serve"}, Network: PodNetwork{Name: n.Name, IPv4: staticAddr(n, 0)}})
 	if err != nil {
@@ -424,13 +430,9 @@ func TestE2EExecOutput(t *testing.T) {
 // one replica reaches another by a short name that only the search list
 // completes to its dotted alias (Docker's embedded DNS, ndots:5).
 func TestE2EPodNetwork(t *testing.T) {
-	c, api, instance := svcE2E(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
 	defer cancel()
-	tag := "dockctl-dockerx-e2e:" + randHex(t)
-	buildWorkloadImage(t, api, tag)
-	t.Cleanup(func() { removeByInstance(t, api, instance) }) // before the image
-	n := ensureTestNetwork(t, ctx, c, instance)
+	c, api, instance, n, tag := workloadE2E(t, ctx)
 	extra := "dockctl-e2e-extra-" + randHex(t)
 	if _, err := api.NetworkCreate(ctx, extra, network.CreateOptions{Driver: "bridge", Labels: map[string]string{testLabel: instance}}); err != nil {
 		t.Fatal(err)

@@ -47,17 +47,8 @@ func fakeDigest(s string) string {
 // a container made from it exists, and returns HelperImageRef(instance).
 // OnHelperImage, when set, can make it fail. Counted as "image:helper".
 func (e *Engine) EnsureHelperImage(ctx context.Context, instance string) (string, error) {
-	e.mu.Lock()
-	e.calls["image:helper"]++
-	down := e.down
-	e.mu.Unlock()
-	if down {
-		return "", fmt.Errorf("helper image: %w", dockerx.ErrUnreachable)
-	}
-	if e.OnHelperImage != nil {
-		if err := e.OnHelperImage(instance); err != nil {
-			return "", err
-		}
+	if err := e.imageCall("image:helper", "helper image", instance, e.OnHelperImage); err != nil {
+		return "", err
 	}
 	ref := HelperImageRef(instance)
 	e.mu.Lock()

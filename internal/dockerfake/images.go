@@ -28,17 +28,8 @@ func HolderImageRef(instance string) string {
 // reference. OnHolderImage, when set, can make it fail. Counted as
 // "image:holder".
 func (e *Engine) EnsureHolderImage(ctx context.Context, instance string) (string, error) {
-	e.mu.Lock()
-	e.calls["image:holder"]++
-	down := e.down
-	e.mu.Unlock()
-	if down {
-		return "", fmt.Errorf("holder image: %w", dockerx.ErrUnreachable)
-	}
-	if e.OnHolderImage != nil {
-		if err := e.OnHolderImage(instance); err != nil {
-			return "", err
-		}
+	if err := e.imageCall("image:holder", "holder image", instance, e.OnHolderImage); err != nil {
+		return "", err
 	}
 	img, err := dockerx.BuildHolderImage(instance, HolderImageArch)
 	if err != nil {
@@ -48,6 +39,22 @@ func (e *Engine) EnsureHolderImage(ctx context.Context, instance string) (string
 	defer e.mu.Unlock()
 	e.addHelperImageLocked(instance, img.ID, img.Ref)
 	return img.Ref, nil
+}
+
+// imageCall counts an ensure of a helper image as call, and fails as the
+// daemon being down or the test's hook makes it.
+func (e *Engine) imageCall(call, what, instance string, hook func(string) error) error {
+	e.mu.Lock()
+	e.calls[call]++
+	down := e.down
+	e.mu.Unlock()
+	if down {
+		return fmt.Errorf("%s: %w", what, dockerx.ErrUnreachable)
+	}
+	if hook != nil {
+		return hook(instance)
+	}
+	return nil
 }
 
 // addHelperImageLocked makes a helper image of the instance present.

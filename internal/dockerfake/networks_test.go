@@ -47,17 +47,11 @@ func mustOnNet(t *testing.T, e *Engine, name, ip string) string {
 
 func listed(t *testing.T, e *Engine, id string) dockerx.Container {
 	t.Helper()
-	cs, err := e.ListContainers(context.Background(), "i")
-	if err != nil {
-		t.Fatal(err)
+	c, ok := find(t, e, id)
+	if !ok {
+		t.Fatalf("container %s not listed", short(id))
 	}
-	for _, c := range cs {
-		if c.ID == id {
-			return c
-		}
-	}
-	t.Fatalf("container %s not listed", short(id))
-	return dockerx.Container{}
+	return c
 }
 
 func TestFakeEnsureNetwork(t *testing.T) {
