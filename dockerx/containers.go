@@ -77,6 +77,7 @@ func fromSummary(s container.Summary) Container {
 		Instance:      s.Labels[LabelInstance],
 		Deployment:    s.Labels[LabelDeployment],
 		TemplateHash:  s.Labels[LabelTemplateHash],
+		Namespace:     ParseNamespace(s.Labels, summaryName(s.Names)),
 		Role:          roleOf(s.Labels),
 		Pod:           s.Labels[LabelPod],
 		PodUID:        s.Labels[LabelPodUID],

@@ -47,7 +47,7 @@ func TestFromSummary(t *testing.T) {
 	}
 	want := Container{
 		ID: "id1", Name: "default_web-abc-0", Image: "img:1", ImageID: "sha256:1", Labels: s.Labels,
-		Instance: "default", Deployment: "web", TemplateHash: "abc", Role: RoleReplica,
+		Instance: "default", Deployment: "web", TemplateHash: "abc", Namespace: "default", Role: RoleReplica,
 		State: StateRunning, Health: HealthStarting, Status: s.Status, Created: time.Unix(1700000000, 0),
 		Ports: []Port{{HostIP: "0.0.0.0", HostPort: 18080, ContainerPort: 8080, Protocol: "tcp"}},
 	}

@@ -298,7 +298,7 @@ func podVolumeMount(req CreateRequest, v *manifests.Volume, target string, readO
 // reconciler creates, and what a mount re-creates should the volume be
 // gone.
 func PodVolumeRequest(instance, hash string, d *manifests.Deployment, p PodRef, v *manifests.Volume) VolumeRequest {
-	req := VolumeRequest{Instance: instance, Deployment: d.Metadata.Name, TemplateHash: hash, Pod: p, Volume: v.Name,
+	req := VolumeRequest{Instance: instance, Deployment: d.Metadata.Name, Namespace: d.Metadata.NamespaceOrDefault(), TemplateHash: hash, Pod: p, Volume: v.Name,
 		Memory: v.EmptyDir != nil && v.EmptyDir.Medium == "Memory"}
 	if req.Memory {
 		req.SizeBytes = EmptyDirSize(&d.Spec.Template.Spec, v)
@@ -397,6 +397,7 @@ func containerLabels(req CreateRequest, role, containerName string) map[string]s
 	}
 	l[LabelInstance] = req.Instance
 	l[LabelDeployment] = req.Deployment.Metadata.Name
+	l[LabelNamespace] = req.namespace()
 	l[LabelTemplateHash] = req.TemplateHash
 	l[LabelRole] = role
 	if p := req.Pod; p != nil {

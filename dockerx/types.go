@@ -72,6 +72,9 @@ type Container struct {
 	Instance     string
 	Deployment   string
 	TemplateHash string
+	// Namespace is the namespace the container belongs to, "default" for
+	// one made by an earlier release (ParseNamespace).
+	Namespace string
 	// Role is LabelRole's value, RoleReplica when absent. Pod, PodUID and
 	// ContainerName are set on the holder and members of a pod with a
 	// holder only.
@@ -114,6 +117,7 @@ type Event struct {
 	ContainerID string
 	Name        string
 	Deployment  string // from the container's labels; "" if unlabelled
+	Namespace   string // ParseNamespace of the container's labels and name
 	Role        string // LabelRole of the container ("" if unlabelled)
 	Time        time.Time
 	Err         error // with Gap: why the stream broke, nil for the first connection; with Down: why it failed
@@ -121,8 +125,11 @@ type Event struct {
 
 // CreateRequest is everything needed to create one replica.
 type CreateRequest struct {
-	Instance     string
-	Name         string // container name, unique across instances
+	Instance string
+	Name     string // container name, unique across instances
+	// Namespace is the deployment's namespace, labelled LabelNamespace on
+	// everything created ("": the deployment's metadata.namespace).
+	Namespace    string
 	TemplateHash string
 	Deployment   *manifests.Deployment // defaulted
 	// Role is RoleReplica ("" means the same) or RoleHolder.

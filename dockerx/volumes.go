@@ -16,6 +16,7 @@ import (
 // outlives member restarts until the pod is gone.
 type VolumeRequest struct {
 	Instance, Deployment, TemplateHash string
+	Namespace                          string // the deployment's ("": default)
 	Pod                                PodRef
 	Volume                             string // the template's volume name
 	// Memory (emptyDir medium Memory) makes the volume a tmpfs of
@@ -32,6 +33,7 @@ type Volume struct {
 	Name                                    string
 	Labels                                  map[string]string
 	Instance, Deployment, Role, Pod, PodUID string // parsed from Labels
+	Namespace                               string // ParseNamespace(Labels, Name)
 }
 
 // VolumeLabels returns the labels of req's volume.
@@ -39,6 +41,7 @@ func VolumeLabels(req VolumeRequest) map[string]string {
 	return map[string]string{
 		LabelInstance:     req.Instance,
 		LabelDeployment:   req.Deployment,
+		LabelNamespace:    orDefault(req.Namespace),
 		LabelTemplateHash: req.TemplateHash,
 		LabelRole:         RoleEmptyDir,
 		LabelPod:          req.Pod.Name,
@@ -117,7 +120,7 @@ func (c *Client) ListVolumes(ctx context.Context, instance string) ([]Volume, er
 		out = append(out, Volume{
 			Name: v.Name, Labels: v.Labels,
 			Instance: v.Labels[LabelInstance], Deployment: v.Labels[LabelDeployment], Role: v.Labels[LabelRole],
-			Pod: v.Labels[LabelPod], PodUID: v.Labels[LabelPodUID],
+			Pod: v.Labels[LabelPod], PodUID: v.Labels[LabelPodUID], Namespace: ParseNamespace(v.Labels, v.Name),
 		})
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })

@@ -52,8 +52,7 @@ func (e *Engine) mountVolumesLocked(id string, vols []mountedVolume) {
 	for _, mv := range vols {
 		if e.volumes[mv.name] == nil {
 			l := copyMap(mv.labels)
-			e.volumes[mv.name] = &fakeVolume{v: dockerx.Volume{Name: mv.name, Labels: l, Instance: l[dockerx.LabelInstance],
-				Deployment: l[dockerx.LabelDeployment], Role: l[dockerx.LabelRole], Pod: l[dockerx.LabelPod], PodUID: l[dockerx.LabelPodUID]}}
+			e.volumes[mv.name] = &fakeVolume{v: volumeOf(mv.name, l)}
 		}
 		names = append(names, mv.name)
 	}
@@ -109,7 +108,20 @@ func volumeOf(name string, labels map[string]string) dockerx.Volume {
 	return dockerx.Volume{
 		Name: name, Labels: labels,
 		Instance: labels[dockerx.LabelInstance], Deployment: labels[dockerx.LabelDeployment], Role: labels[dockerx.LabelRole],
-		Pod: labels[dockerx.LabelPod], PodUID: labels[dockerx.LabelPodUID],
+		Pod: labels[dockerx.LabelPod], PodUID: labels[dockerx.LabelPodUID], Namespace: dockerx.ParseNamespace(labels, name),
+	}
+}
+
+// AddVolume adds a volume with the given name and labels, as another
+// release (or a user) made it.
+func (e *Engine) AddVolume(name string, labels map[string]string) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.volumes == nil {
+		e.volumes = map[string]*fakeVolume{}
+	}
+	if e.volumes[name] == nil {
+		e.volumes[name] = &fakeVolume{v: volumeOf(name, copyMap(labels))}
 	}
 }
 
