@@ -44,8 +44,10 @@ func validate(d *Deployment, base string, lines map[string]int) ErrorList {
 	v := &validator{lines: lines}
 	m := child(base, "metadata")
 	v.dnsLabel(child(m, "name"), d.Metadata.Name)
-	if ns := d.Metadata.Namespace; ns != "" && ns != "default" {
-		v.add(child(m, "namespace"), `unsupported value %q: only "default" is supported`, ns)
+	// Namespaces scope names (DESIGN §8); that the namespace exists is
+	// the store's to check, as the API server's.
+	if ns := d.Metadata.Namespace; ns != "" {
+		v.dnsLabel(child(m, "namespace"), ns)
 	}
 	v.labels(child(m, "labels"), d.Metadata.Labels)
 	v.annotations(child(m, "annotations"), d.Metadata.Annotations, false)
