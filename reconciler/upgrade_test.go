@@ -2,7 +2,6 @@ package reconciler
 
 import (
 	"encoding/json"
-	"io/fs"
 	"maps"
 	"os"
 	"path/filepath"
@@ -11,6 +10,7 @@ import (
 
 	"github.com/dockctl/dockctl/dockerx"
 	"github.com/dockctl/dockctl/internal/dockerfake"
+	"github.com/dockctl/dockctl/internal/testfs"
 	"github.com/dockctl/dockctl/manifests"
 	"github.com/dockctl/dockctl/store"
 )
@@ -103,30 +103,6 @@ type mainDocker struct {
 
 const mainInstance = "upgrade-7c1d"
 
-// copyDir copies a fixture directory into a fresh private one.
-func copyDir(t *testing.T, src string) string {
-	t.Helper()
-	dst := filepath.Join(t.TempDir(), "state")
-	err := filepath.WalkDir(src, func(path string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		rel, _ := filepath.Rel(src, path)
-		if d.IsDir() {
-			return os.MkdirAll(filepath.Join(dst, rel), 0o700)
-		}
-		b, err := os.ReadFile(path)
-		if err != nil {
-			return err
-		}
-		return os.WriteFile(filepath.Join(dst, rel), b, 0o600)
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return dst
-}
-
 // Upgrade (DESIGN §8), the contract of namespaces: the state directory and
 // the containers main made keep running under this release without one
 // Docker call that writes — nothing recreated, renamed or relabelled — and
@@ -140,7 +116,7 @@ func TestUpgradeMainStateAndContainers(t *testing.T) {
 	if err := json.Unmarshal(data, &fx); err != nil {
 		t.Fatal(err)
 	}
-	st, err := store.Open(copyDir(t, filepath.Join("..", "store", "testdata", "main-state")), mainInstance)
+	st, err := store.Open(testfs.CopyState(t, filepath.Join("..", "store", "testdata", "main-state")), mainInstance)
 	if err != nil {
 		t.Fatal(err)
 	}

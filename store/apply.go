@@ -253,60 +253,52 @@ func sortedRefs[T any](m map[ObjectRef]T) []ObjectRef {
 // pruning past it could leave a deployment running that the user meant to
 // delete.
 func (tx *applyTx) currentRecords(in *prepared, prune bool) (map[ObjectRef]*Record, error) {
-	cur := map[ObjectRef]*Record{}
-	add := func(r *Record) {
-		cur[ObjectRef{Kind: KindDeployment, Namespace: r.NamespaceOrDefault(), Name: r.Name}] = r
+	refs := make([]ObjectRef, len(in.deployments))
+	for i, n := range in.deployments {
+		refs[i] = ObjectRef{Kind: KindDeployment, Namespace: n.d.Metadata.Namespace, Name: n.d.Metadata.Name}
 	}
-	if prune {
-		for _, ns := range bundleNamespaces(in) {
-			recs, err := tx.s.listNamespace(ns)
-			if err != nil {
-				return nil, err
-			}
-			for _, r := range recs {
-				add(r)
-			}
-		}
-	}
-	for _, n := range in.deployments {
-		rec, err := tx.s.readRecord(n.d.Metadata.Namespace, n.d.Metadata.Name)
-		if errors.Is(err, ErrNotFound) {
-			continue
-		}
-		if err != nil {
-			return nil, err
-		}
-		add(rec)
-	}
-	return cur, nil
+	return current(tx.s.listNamespace, tx.s.readRecord, func(r *Record) ObjectRef {
+		return ObjectRef{Kind: KindDeployment, Namespace: r.NamespaceOrDefault(), Name: r.Name}
+	}, refs, prune, in)
 }
 
 // currentServices is currentRecords for services.
 func (tx *applyTx) currentServices(in *prepared, prune bool) (map[ObjectRef]*ServiceRecord, error) {
-	cur := map[ObjectRef]*ServiceRecord{}
-	add := func(r *ServiceRecord) {
-		cur[ObjectRef{Kind: KindService, Namespace: r.Service.Metadata.NamespaceOrDefault(), Name: r.Service.Metadata.Name}] = r
+	refs := make([]ObjectRef, len(in.services))
+	for i, n := range in.services {
+		refs[i] = ObjectRef{Kind: KindService, Namespace: n.svc.Metadata.Namespace, Name: n.svc.Metadata.Name}
 	}
+	return current(tx.s.listServicesIn, tx.s.readService, func(r *ServiceRecord) ObjectRef {
+		return ObjectRef{Kind: KindService, Namespace: r.Service.Metadata.NamespaceOrDefault(), Name: r.Service.Metadata.Name}
+	}, refs, prune, in)
+}
+
+// current reads the records of refs (those that exist) and, when pruning,
+// every record of the namespaces the bundle in visits, keyed by their
+// ObjectRef (namespace "default" for default).
+func current[R any](list func(ns string) ([]R, error), read func(ns, name string) (R, error), refOf func(R) ObjectRef,
+	refs []ObjectRef, prune bool, in *prepared) (map[ObjectRef]R, error) {
+	cur := map[ObjectRef]R{}
 	if prune {
 		for _, ns := range bundleNamespaces(in) {
-			recs, err := tx.s.listServicesIn(ns)
+			recs, err := list(ns)
 			if err != nil {
 				return nil, err
 			}
 			for _, r := range recs {
-				add(r)
+				cur[refOf(r)] = r
 			}
 		}
 	}
-	for _, n := range in.services {
-		rec, err := tx.s.readService(n.svc.Metadata.Namespace, n.svc.Metadata.Name)
+	for _, ref := range refs {
+		rec, err := read(ref.Namespace, ref.Name)
 		if errors.Is(err, ErrNotFound) {
 			continue
 		}
 		if err != nil {
 			return nil, err
 		}
-		add(rec)
+		cur[refOf(rec)] = rec
 	}
 	return cur, nil
 }

@@ -109,20 +109,14 @@ func (s *Store) namespaceRecords() (map[string]*NamespaceRecord, error) {
 
 func (s *Store) readNamespace(name string) (*NamespaceRecord, error) {
 	rel := namespacePath(name)
-	data, err := s.readFile(rel)
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil, fmt.Errorf("namespaces %q %w", name, ErrNotFound)
-	}
-	if err != nil {
-		return nil, fmt.Errorf("state file %s: %w", rel, err)
-	}
 	var f namespaceFile
-	err = decodeVersioned(data, &f, &f.Version)
-	if err == nil && f.Namespace.Metadata.Name != name {
-		err = fmt.Errorf("%w: records namespace %q, expected %q", ErrCorrupt, f.Namespace.Metadata.Name, name)
-	}
-	if err != nil {
-		return nil, fmt.Errorf("state file %s: %w", rel, err)
+	switch found, err := s.readState(rel, &f, &f.Version); {
+	case !found:
+		return nil, fmt.Errorf("namespaces %q %w", name, ErrNotFound)
+	case err != nil:
+		return nil, err
+	case f.Namespace.Metadata.Name != name:
+		return nil, fmt.Errorf("state file %s: %w: records namespace %q, expected %q", rel, ErrCorrupt, f.Namespace.Metadata.Name, name)
 	}
 	return &f.NamespaceRecord, nil
 }
@@ -140,11 +134,7 @@ func (s *Store) implicitDefault() *NamespaceRecord {
 }
 
 func encodeNamespace(r *NamespaceRecord) ([]byte, error) {
-	data, err := json.MarshalIndent(namespaceFile{Version: formatVersion, NamespaceRecord: *r}, "", "  ")
-	if err != nil {
-		return nil, fmt.Errorf("encoding namespace %q: %w", r.Namespace.Metadata.Name, err)
-	}
-	return append(data, '\n'), nil
+	return encodeState(namespaceFile{Version: formatVersion, NamespaceRecord: *r}, "namespace", r.Namespace.Metadata.Name)
 }
 
 // normNamespace is a Namespace as the store compares it.

@@ -2,8 +2,6 @@ package store
 
 import (
 	"errors"
-	"fmt"
-	"io/fs"
 )
 
 // NetworkStatus is the controller's record of the instance network (DESIGN
@@ -22,16 +20,9 @@ type NetworkStatus struct {
 // ReadNetwork returns the recorded instance network; (nil, nil) when none
 // was written.
 func (s *Store) ReadNetwork() (*NetworkStatus, error) {
-	data, err := s.readFile(networkFile)
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil, nil
-	}
-	if err != nil {
-		return nil, fmt.Errorf("state file %s: %w", networkFile, err)
-	}
 	var n NetworkStatus
-	if err := decodeVersioned(data, &n, &n.Version); err != nil {
-		return nil, fmt.Errorf("state file %s: %w", networkFile, err)
+	if found, err := s.readState(networkFile, &n, &n.Version); !found || err != nil {
+		return nil, err
 	}
 	return &n, nil
 }

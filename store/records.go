@@ -274,10 +274,15 @@ func decodeRecord(ns, name string, data []byte) (*Record, error) {
 }
 
 func encodeRecord(rec *Record) ([]byte, error) {
-	// Indented: the files are meant to be readable with cat when debugging.
-	data, err := json.MarshalIndent(recordFile{Version: formatVersion, Record: *rec}, "", "  ")
+	return encodeState(recordFile{Version: formatVersion, Record: *rec}, "deployment", rec.Name)
+}
+
+// encodeState encodes the content of a state file, indented: the files
+// are meant to be readable with cat when debugging.
+func encodeState(v any, kind, name string) ([]byte, error) {
+	data, err := json.MarshalIndent(v, "", "  ")
 	if err != nil {
-		return nil, fmt.Errorf("encoding deployment %q: %w", rec.Name, err)
+		return nil, fmt.Errorf("encoding %s %q: %w", kind, name, err)
 	}
 	return append(data, '\n'), nil
 }
@@ -517,35 +522,42 @@ type normalized struct {
 // for equal values (struct field order, sorted map keys), which is what
 // makes byte comparison a valid equality test.
 func normalize(d *manifests.Deployment) (normalized, error) {
-	c, err := deepCopy(d)
+	c, spec, all, err := canonical(d, func(c *manifests.Deployment) (*manifests.ObjectMeta, any) {
+		c.Status = nil
+		return &c.Metadata, &c.Spec
+	})
 	if err != nil {
-		return normalized{}, err
-	}
-	c.Status = nil
-	c.Metadata.Generation = 0
-	c.Metadata.CreationTimestamp = nil
-	c.Metadata.Namespace = canonicalNamespace(c.Metadata.Namespace)
-	spec, err := json.Marshal(c.Spec)
-	if err != nil {
-		return normalized{}, fmt.Errorf("encoding spec: %w", err)
-	}
-	all, err := json.Marshal(c)
-	if err != nil {
-		return normalized{}, fmt.Errorf("encoding deployment: %w", err)
+		return normalized{}, fmt.Errorf("deployment: %w", err)
 	}
 	return normalized{d: c, spec: spec, all: all}, nil
 }
 
+// canonical deep-copies obj, clears what the user does not own — what
+// clear clears (a status), and the server-set metadata of the metadata it
+// returns — and returns the copy with the canonical encodings of the spec
+// clear returns and of the whole (see normalize). The namespace is stored
+// as canonicalNamespace says.
+func canonical[T any](obj *T, clear func(*T) (*manifests.ObjectMeta, any)) (c T, spec, all []byte, err error) {
+	if err := roundTrip(obj, &c); err != nil {
+		return c, nil, nil, err
+	}
+	m, s := clear(&c)
+	m.Generation = 0
+	m.CreationTimestamp = nil
+	m.Namespace = canonicalNamespace(m.Namespace)
+	if spec, err = json.Marshal(s); err != nil {
+		return c, nil, nil, fmt.Errorf("encoding spec: %w", err)
+	}
+	if all, err = json.Marshal(c); err != nil {
+		return c, nil, nil, fmt.Errorf("encoding: %w", err)
+	}
+	return c, spec, all, nil
+}
+
 func deepCopy(d *manifests.Deployment) (manifests.Deployment, error) {
 	var c manifests.Deployment
-	b, err := json.Marshal(d)
-	if err != nil {
-		return c, fmt.Errorf("copying deployment: %w", err)
-	}
-	if err := json.Unmarshal(b, &c); err != nil {
-		return c, fmt.Errorf("copying deployment: %w", err)
-	}
-	return c, nil
+	err := roundTrip(d, &c)
+	return c, err
 }
 
 // plan computes the record that storing n over old (nil: never known) gives,

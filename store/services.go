@@ -148,17 +148,13 @@ func (s *Store) DeleteService(ns, name string) error {
 
 func (s *Store) readService(ns, name string) (*ServiceRecord, error) {
 	rel := servicePath(ns, name)
-	data, err := s.readFile(rel)
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil, fmt.Errorf("service %q: %w", name, ErrNotFound)
-	}
-	if err != nil {
-		return nil, fmt.Errorf("state file %s: %w", rel, err)
-	}
 	var f serviceFile
-	err = decodeVersioned(data, &f, &f.Version)
+	found, err := s.readState(rel, &f, &f.Version)
 	switch {
+	case !found:
+		return nil, fmt.Errorf("service %q: %w", name, ErrNotFound)
 	case err != nil:
+		return nil, err
 	case f.Service.Metadata.Name != name || f.Service.Metadata.NamespaceOrDefault() != orDefault(ns):
 		err = fmt.Errorf("%w: records service %q, expected %q", ErrCorrupt,
 			display(f.Service.Metadata.Namespace, f.Service.Metadata.Name), display(ns, name))
@@ -169,6 +165,23 @@ func (s *Store) readService(ns, name string) (*ServiceRecord, error) {
 		return nil, fmt.Errorf("state file %s: %w", rel, err)
 	}
 	return &f.ServiceRecord, nil
+}
+
+// readState reads and decodes the state file rel into v, whose format
+// version lands in *version; found is false when there is no such file.
+// Errors name the file.
+func (s *Store) readState(rel string, v any, version *int) (found bool, err error) {
+	data, err := s.readFile(rel)
+	if errors.Is(err, fs.ErrNotExist) {
+		return false, nil
+	}
+	if err == nil {
+		err = decodeVersioned(data, v, version)
+	}
+	if err != nil {
+		return true, fmt.Errorf("state file %s: %w", rel, err)
+	}
+	return true, nil
 }
 
 // decodeVersioned decodes a state file whose format version lands in
@@ -187,11 +200,7 @@ func decodeVersioned(data []byte, v any, version *int) error {
 }
 
 func encodeService(r *ServiceRecord) ([]byte, error) {
-	data, err := json.MarshalIndent(serviceFile{Version: formatVersion, ServiceRecord: *r}, "", "  ")
-	if err != nil {
-		return nil, fmt.Errorf("encoding service %q: %w", r.Service.Metadata.Name, err)
-	}
-	return append(data, '\n'), nil
+	return encodeState(serviceFile{Version: formatVersion, ServiceRecord: *r}, "service", r.Service.Metadata.Name)
 }
 
 // normService is a Service as the store compares it: a deep copy without
@@ -202,21 +211,12 @@ type normService struct {
 }
 
 func normalizeService(svc *manifests.Service) (normService, error) {
-	var c manifests.Service
-	if err := roundTrip(svc, &c); err != nil {
-		return normService{}, err
-	}
-	c.Status = nil
-	c.Metadata.Generation = 0
-	c.Metadata.CreationTimestamp = nil
-	c.Metadata.Namespace = canonicalNamespace(c.Metadata.Namespace)
-	spec, err := json.Marshal(c.Spec)
+	c, spec, all, err := canonical(svc, func(c *manifests.Service) (*manifests.ObjectMeta, any) {
+		c.Status = nil
+		return &c.Metadata, &c.Spec
+	})
 	if err != nil {
-		return normService{}, fmt.Errorf("encoding spec: %w", err)
-	}
-	all, err := json.Marshal(c)
-	if err != nil {
-		return normService{}, fmt.Errorf("encoding service: %w", err)
+		return normService{}, fmt.Errorf("service: %w", err)
 	}
 	return normService{svc: c, spec: spec, all: all}, nil
 }
@@ -287,17 +287,9 @@ func (s *Store) ReadServiceStatus(ns, name string) (*ServiceStatus, error) {
 	if err := checkObject(KindService, ns, name); err != nil {
 		return nil, err
 	}
-	rel := serviceStatusPath(ns, name)
-	data, err := s.readFile(rel)
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil, nil
-	}
-	if err != nil {
-		return nil, fmt.Errorf("state file %s: %w", rel, err)
-	}
 	var st ServiceStatus
-	if err := decodeVersioned(data, &st, &st.Version); err != nil {
-		return nil, fmt.Errorf("state file %s: %w", rel, err)
+	if found, err := s.readState(serviceStatusPath(ns, name), &st, &st.Version); !found || err != nil {
+		return nil, err
 	}
 	return &st, nil
 }

@@ -2,7 +2,6 @@ package store
 
 import (
 	"encoding/json"
-	"io/fs"
 	"maps"
 	"os"
 	"path/filepath"
@@ -10,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/dockctl/dockctl/internal/testfs"
 	"github.com/dockctl/dockctl/manifests"
 )
 
@@ -69,37 +69,12 @@ const mainState = "testdata/main-state"
 
 const mainInstance = "upgrade-7c1d"
 
-// copyTree copies the fixture into a fresh directory, private as dockctl
-// makes it (a checkout does not keep modes).
-func copyTree(t *testing.T, src string) string {
-	t.Helper()
-	dst := filepath.Join(t.TempDir(), "state")
-	err := filepath.WalkDir(src, func(path string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		rel, _ := filepath.Rel(src, path)
-		if d.IsDir() {
-			return os.MkdirAll(filepath.Join(dst, rel), 0o700)
-		}
-		b, err := os.ReadFile(path)
-		if err != nil {
-			return err
-		}
-		return os.WriteFile(filepath.Join(dst, rel), b, 0o600)
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return dst
-}
-
 // Upgrade (DESIGN §8): a state directory of main keeps working in place —
 // no file moves, none is rewritten by opening it or by re-applying its
 // manifests, every record and status reads as main wrote it, in the
 // default namespace — and takes objects of other namespaces alongside.
 func TestUpgradeMainStateDirectory(t *testing.T) {
-	dir := copyTree(t, mainState)
+	dir := testfs.CopyState(t, mainState)
 	before := tree(t, dir)
 	ro, err := OpenReadOnly(dir, mainInstance)
 	if err != nil {

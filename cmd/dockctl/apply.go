@@ -62,16 +62,9 @@ func addSkipUnsupported(cmd *cobra.Command, skip *bool) {
 }
 
 func runApply(cmd *cobra.Command, g *globalOptions, o *applyOptions) error {
-	var (
-		dry bool
-		err error
-	)
-	switch o.dryRun {
-	case "none", "false", "":
-	case "client", "true":
-		dry = true
-	default:
-		return fmt.Errorf("--dry-run must be none or client, got %q", o.dryRun)
+	dry, err := parseDryRun(o.dryRun)
+	if err != nil {
+		return err
 	}
 	opts := store.ApplyOptions{DryRun: dry, Prune: o.prune}
 	var sel labels.Selector
@@ -101,13 +94,7 @@ func runApply(cmd *cobra.Command, g *globalOptions, o *applyOptions) error {
 			return fmt.Errorf("no deployments, services or namespaces in %v match the selector %q", o.files, o.selector)
 		}
 	}
-	// A dry run stores nothing, so it opens the state directory read-only:
-	// it needs no write access and creates (or fixes) nothing.
-	open := g.openStore
-	if dry {
-		open = g.readStore
-	}
-	st, err := open()
+	st, err := g.storeFor(dry)
 	if err != nil {
 		return err
 	}
@@ -139,6 +126,27 @@ func runApply(cmd *cobra.Command, g *globalOptions, o *applyOptions) error {
 		return waitRollouts(cmd.Context(), g, st, keys, o.timeout, out)
 	}
 	return nil
+}
+
+// parseDryRun reads --dry-run: none (or false) or client (or true).
+func parseDryRun(s string) (bool, error) {
+	switch s {
+	case "none", "false", "":
+		return false, nil
+	case "client", "true":
+		return true, nil
+	}
+	return false, fmt.Errorf("--dry-run must be none or client, got %q", s)
+}
+
+// storeFor opens the state directory for a command that writes, or with
+// dry for its dry run, which stores nothing: read-only, so that it needs no
+// write access and creates (or fixes) nothing.
+func (g *globalOptions) storeFor(dry bool) (*store.Store, error) {
+	if dry {
+		return g.readStore()
+	}
+	return g.openStore()
 }
 
 func newDiffCommand(g *globalOptions) *cobra.Command {

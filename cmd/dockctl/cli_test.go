@@ -309,14 +309,7 @@ func TestAge(t *testing.T) {
 func TestRolloutCommands(t *testing.T) {
 	dir := t.TempDir()
 	base := []string{"--state-dir", dir, "--instance", "t1"}
-	mustRun := func(stdin string, args ...string) string {
-		t.Helper()
-		out, errOut, err := run(t, stdin, append(base, args...)...)
-		if err != nil {
-			t.Fatalf("%v: %v %s", args, err, errOut)
-		}
-		return out
-	}
+	mustRun := runner(t, base)
 	v1 := strings.Replace(webYAML, "  labels: {app: web}\nspec", "  labels: {app: web}\n  annotations: {kubernetes.io/change-cause: first}\nspec", 1)
 	v2 := strings.Replace(strings.Replace(v1, "value: hi", "value: ho", 1), "cause: first", "cause: second", 1)
 	mustRun(v1, "apply", "-f", "-")

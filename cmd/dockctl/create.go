@@ -25,19 +25,11 @@ func newCreateCommand(g *globalOptions) *cobra.Command {
 			if err := validNamespace(name); err != nil {
 				return err
 			}
-			dry := false
-			switch dryRun {
-			case "none", "false", "":
-			case "client", "true":
-				dry = true
-			default:
-				return fmt.Errorf("--dry-run must be none or client, got %q", dryRun)
+			dry, err := parseDryRun(dryRun)
+			if err != nil {
+				return err
 			}
-			open := g.openStore
-			if dry {
-				open = g.readStore
-			}
-			st, err := open()
+			st, err := g.storeFor(dry)
 			if err != nil {
 				return err
 			}

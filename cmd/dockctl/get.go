@@ -98,17 +98,35 @@ func newGetCommand(g *globalOptions) *cobra.Command {
 	return cmd
 }
 
-func getDeployments(cmd *cobra.Command, g *globalOptions, o *getOptions, name string) error {
-	sel, err := parseSelector(o.selector)
+// listing is how every get begins: the selector parsed (by parse), with
+// withName the output format checked (-o name is one), the snapshot taken
+// and the records it could not read warned about.
+func (o *getOptions) listing(cmd *cobra.Command, g *globalOptions, parse func(string) (labels.Selector, error), withName bool) (labels.Selector, *snapshot, error) {
+	sel, err := parse(o.selector)
 	if err != nil {
-		return err
+		return nil, nil, err
+	}
+	if withName {
+		switch o.output {
+		case "", "table", "wide", "json", "yaml", "name":
+		default:
+			return nil, nil, fmt.Errorf("unknown output format %q (table, wide, json, yaml, name)", o.output)
+		}
 	}
 	snap, err := takeSnapshot(cmd.Context(), g)
 	if err != nil {
-		return err
+		return nil, nil, err
 	}
 	for _, err := range snap.recordErrs {
 		fmt.Fprintln(cmd.ErrOrStderr(), "warning:", err)
+	}
+	return sel, snap, nil
+}
+
+func getDeployments(cmd *cobra.Command, g *globalOptions, o *getOptions, name string) error {
+	sel, snap, err := o.listing(cmd, g, parseSelector, false)
+	if err != nil {
+		return err
 	}
 	var recs []*store.Record
 	for _, r := range snap.records {
@@ -185,21 +203,9 @@ func images(d *manifests.Deployment) string {
 }
 
 func getPods(cmd *cobra.Command, g *globalOptions, o *getOptions, name string) error {
-	sel, err := parseContainerSelector(o.selector)
+	sel, snap, err := o.listing(cmd, g, parseContainerSelector, true)
 	if err != nil {
 		return err
-	}
-	switch o.output {
-	case "", "table", "wide", "json", "yaml", "name":
-	default:
-		return fmt.Errorf("unknown output format %q (table, wide, json, yaml, name)", o.output)
-	}
-	snap, err := takeSnapshot(cmd.Context(), g)
-	if err != nil {
-		return err
-	}
-	for _, err := range snap.recordErrs {
-		fmt.Fprintln(cmd.ErrOrStderr(), "warning:", err)
 	}
 	var pods []podEntry
 	for _, e := range snap.allPods() {
@@ -254,16 +260,9 @@ func renderPods(out io.Writer, snap *snapshot, pods []podEntry, output string, s
 }
 
 func getContainers(cmd *cobra.Command, g *globalOptions, o *getOptions, name string) error {
-	sel, err := parseContainerSelector(o.selector)
+	sel, snap, err := o.listing(cmd, g, parseContainerSelector, false)
 	if err != nil {
 		return err
-	}
-	snap, err := takeSnapshot(cmd.Context(), g)
-	if err != nil {
-		return err
-	}
-	for _, err := range snap.recordErrs {
-		fmt.Fprintln(cmd.ErrOrStderr(), "warning:", err)
 	}
 	var objs []containerObject
 	for _, c := range snap.containers {

@@ -120,14 +120,7 @@ func TestBundleCommands(t *testing.T) {
 // namespace only.
 func TestNamespaceFlag(t *testing.T) {
 	base := []string{"--state-dir", t.TempDir(), "--instance", "t1"}
-	mustRun := func(stdin string, args ...string) string {
-		t.Helper()
-		out, errOut, err := run(t, stdin, append(base, args...)...)
-		if err != nil {
-			t.Fatalf("%v: %v %s", args, err, errOut)
-		}
-		return out
-	}
+	mustRun := runner(t, base)
 	if out := mustRun("", "create", "namespace", "team"); out != "namespace/team created\n" {
 		t.Fatalf("create namespace: %q", out)
 	}
@@ -250,6 +243,19 @@ func TestListingNamespaces(t *testing.T) {
 				t.Fatalf("err %v stderr %q, output:\n%s\nwant it to match %s", err, errOut, out, tt.want)
 			}
 		})
+	}
+}
+
+// runner returns a function that runs the command with the base flags and
+// stdin, and fails the test on an error.
+func runner(t *testing.T, base []string) func(stdin string, args ...string) string {
+	return func(stdin string, args ...string) string {
+		t.Helper()
+		out, errOut, err := run(t, stdin, append(base, args...)...)
+		if err != nil {
+			t.Fatalf("%v: %v %s", args, err, errOut)
+		}
+		return out
 	}
 }
 

@@ -41,21 +41,9 @@ func (s *snapshot) listNamespaces() []namespaceEntry {
 }
 
 func getNamespaces(cmd *cobra.Command, g *globalOptions, o *getOptions, name string) error {
-	sel, err := parseSelector(o.selector)
+	sel, snap, err := o.listing(cmd, g, parseSelector, true)
 	if err != nil {
 		return err
-	}
-	switch o.output {
-	case "", "table", "wide", "json", "yaml", "name":
-	default:
-		return fmt.Errorf("unknown output format %q (table, wide, json, yaml, name)", o.output)
-	}
-	snap, err := takeSnapshot(cmd.Context(), g)
-	if err != nil {
-		return err
-	}
-	for _, err := range snap.recordErrs {
-		fmt.Fprintln(cmd.ErrOrStderr(), "warning:", err)
 	}
 	var list []namespaceEntry
 	for _, e := range snap.listNamespaces() {
