@@ -369,7 +369,7 @@ func (e *env) removeInstanceObjects(ctx context.Context) error {
 			errs = append(errs, fmt.Errorf("list networks of %s: %w", inst, err))
 		}
 		for _, n := range nets {
-			if err := e.cli.NetworkRemove(ctx, n.ID); err != nil && !client.IsErrNotFound(err) {
+			if err := e.removeNetwork(ctx, n.ID); err != nil {
 				errs = append(errs, fmt.Errorf("remove network %s: %w", n.Name, err))
 			} else {
 				logf("  cleanup: removed network %s of instance %s", n.Name, inst)
@@ -426,13 +426,36 @@ func (e *env) removeNetworks(ctx context.Context) error {
 	}
 	var errs []error
 	for _, n := range nets {
-		if err := e.cli.NetworkRemove(ctx, n.ID); err != nil && !client.IsErrNotFound(err) {
+		if err := e.removeNetwork(ctx, n.ID); err != nil {
 			errs = append(errs, fmt.Errorf("remove network %s: %w", n.Name, err))
 		} else {
 			logf("  cleanup: removed network %s", n.Name)
 		}
 	}
 	return errors.Join(errs...)
+}
+
+// removeNetwork removes a network whose containers are gone. On a loaded
+// engine the endpoint of a container just removed can outlive it for a
+// moment ("has active endpoints"), so that answer is retried for up to
+// 20 s; past that it is reported (Engine 20.10 can leak an endpoint count,
+// which only a daemon restart clears).
+func (e *env) removeNetwork(ctx context.Context, id string) error {
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		err := e.cli.NetworkRemove(ctx, id)
+		if err == nil || client.IsErrNotFound(err) {
+			return nil
+		}
+		if !strings.Contains(err.Error(), "active endpoints") || time.Now().After(deadline) {
+			return err
+		}
+		select {
+		case <-ctx.Done():
+			return err
+		case <-time.After(500 * time.Millisecond):
+		}
+	}
 }
 
 // summarize reduces the errors of a parallel batch, which tend to be the

@@ -103,26 +103,26 @@ func loadSettings() settings {
 	if quick {
 		// Sizes cut so that the services section (issue 10) and the
 		// user-network bounds fit in the same three minutes.
-		s.Kills = 6
+		s.Kills = 5
 		s.SwarmKills = 5
 		s.SwarmSlowKills = 3
 		s.LowerBoundDie = false
 		s.Scale = []scaleCase{{20, []int{8}}}
 		s.RollingReplicas = 8
-		s.PodKills = 4
+		s.PodKills = 3
 		s.PodScale = 10
-		s.LoadDuration = 2 * time.Second
+		s.LoadDuration = time.Second
 		s.LoadRounds = 1
 		s.DNSLookups = 2
 		// The rollout restart is the quick run's failure figure.
 		s.SvcScaleCycle = false
-		s.SteadyDeploys = 10
+		s.SteadyDeploys = 5
 		s.SteadyIdle = 10 * time.Second
 		// Shorter than the idle window so that the window holds at least
 		// one resync: an idle figure without one would flatter dockctl.
 		s.SteadyResync = 5 * time.Second
-		// About 100 s for the first four sections, 30 s for pods, 55 s
-		// for services, measured on a 2-core machine at load 6–10.
+		// About 95 s for the first four sections, 25 s for pods, 55 s
+		// for services, on a 2-core machine at load 6–10.
 		s.Deadline = 190 * time.Second
 		if s.Swarm {
 			// Swarm's default 5 s restart delay alone costs half a minute.

@@ -68,6 +68,14 @@ type loadTarget struct{ label, addr string }
 // the same things through a dockctl Service (Swarm's routing mesh is
 // measured in the Swarm section, which owns the swarm).
 func benchServices(ctx context.Context, e *env, s settings, rep *report) error {
+	// The section's own containers on user networks go one at a time,
+	// stopped first, before the run's removal by label (8 in parallel,
+	// by force). Once, at load average 16, Engine 20.10 kept the sandbox
+	// of the -p container after such a removal: the run's network was left
+	// with one endpoint counted and none to remove, so that no one can
+	// remove it until the daemon restarts. The gentler order is a
+	// precaution, not a proven cure.
+	defer e.stopRemoveSets(context.Background(), "published", "dnsprobe-usernet", "dnsprobe-replica")
 	var errs []error
 	fail := func(what string, err error) {
 		if err != nil {
@@ -147,6 +155,27 @@ func startPublishedBaseline(ctx context.Context, e *env) ([]loadTarget, error) {
 		}
 	}
 	return targets, nil
+}
+
+// stopRemoveSets stops and removes the containers of the given sets, one
+// at a time.
+func (e *env) stopRemoveSets(ctx context.Context, sets ...string) {
+	for _, set := range sets {
+		cs, err := e.list(ctx, setLabel+"="+set)
+		if err != nil {
+			logf("  cleanup: list %s: %v", set, err)
+			continue
+		}
+		for _, c := range cs {
+			timeout := 2
+			if err := e.cli.ContainerStop(ctx, c.ID, container.StopOptions{Timeout: &timeout}); err != nil {
+				logf("  cleanup: stop %s: %v", shortID(c.ID), err)
+			}
+			if err := e.remove(ctx, c.ID); err != nil {
+				logf("  cleanup: remove %s: %v", shortID(c.ID), err)
+			}
+		}
+	}
 }
 
 // ipOn returns a container's IPv4 address on a network.
