@@ -90,6 +90,16 @@ type Options struct {
 	// MaxGracePeriod bounds terminationGracePeriodSeconds (default
 	// DefaultMaxGracePeriod).
 	MaxGracePeriod time.Duration
+	// ServiceDocker and ServiceStore, when both set, run the Service and
+	// DNS reconcilers (services.go) beside the deployments'.
+	ServiceDocker ServiceDocker
+	ServiceStore  ServiceStore
+	// ServiceAddress is the host address NodePort and LoadBalancer
+	// Services publish on (--service-address; default 0.0.0.0).
+	ServiceAddress string
+	// Subnet is the instance network's subnet (--subnet); "" chooses one
+	// (ChooseSubnet).
+	Subnet string
 }
 
 // orphanSweepKey is queued for a whole-instance pass: it finds orphans and
@@ -138,6 +148,11 @@ type Controller struct {
 	helperImages atomic.Bool
 	prober       *prober
 	stopper      *stopper
+	// tracker follows every deployment's pods for the Services (and is
+	// the Drainer the stopper calls); svc runs the Service and DNS
+	// reconcilers, nil when not configured.
+	tracker *Tracker
+	svc     *services
 }
 
 // New returns a controller; Run starts it.
@@ -210,8 +225,24 @@ func New(docker Docker, st Store, opts Options) *Controller {
 		}
 		c.queue.Add(name)
 	}, c.prober.forget)
+	c.tracker = NewTracker(func(key string) {
+		if c.svc != nil {
+			c.svc.loop.Add(Request{Key: key})
+		}
+	}, c.stopper.stopping)
+	if opts.ServiceDocker != nil && opts.ServiceStore != nil {
+		if opts.ServiceAddress == "" {
+			opts.ServiceAddress = "0.0.0.0"
+			c.opts.ServiceAddress = opts.ServiceAddress
+		}
+		c.svc = newServices(c, opts.ServiceDocker, opts.ServiceStore, opts.ServiceAddress)
+		c.tracker.onSynced = func() { c.svc.loop.Add(Request{Key: serviceSweepKey}) }
+	}
 	return c
 }
+
+// Drainer is what the stopper calls before a graceful stop: the tracker.
+func (c *Controller) Drainer() Drainer { return c.tracker }
 
 // Ready reports whether the last contact with Docker succeeded.
 func (c *Controller) Ready() bool { return c.dockerOK.Load() }
@@ -229,6 +260,9 @@ func (c *Controller) Run(ctx context.Context) error {
 	}
 
 	c.deployments.start(ctx)
+	if c.svc != nil {
+		c.svc.loop.start(ctx)
+	}
 	c.log.Info("controller started", "resync", c.opts.ResyncPeriod, "pruneOrphans", c.opts.PruneOrphans)
 	c.queue.Add(orphanSweepKey)
 	ticker := time.NewTicker(c.opts.ResyncPeriod)
@@ -249,20 +283,22 @@ listen:
 				changes = nil
 				continue
 			}
-			if name == "" {
-				c.queue.Add(orphanSweepKey)
-			} else {
-				c.queue.Add(name)
-			}
+			c.storeChanged(name)
 		case <-ticker.C:
 			// The periodic resync is what makes the controller level-based:
 			// whatever events were lost (a container that died while dockerd
 			// was down emits none), the next full pass sees it.
 			c.queue.Add(orphanSweepKey)
+			if c.svc != nil {
+				c.svc.loop.Add(Request{Key: serviceSweepKey})
+			}
 		}
 	}
 	c.log.Info("controller stopping: waiting for in-flight syncs; workloads keep running")
 	c.deployments.shutDown()
+	if c.svc != nil {
+		c.svc.loop.shutDown()
+	}
 	c.prober.stop()
 	c.stopper.shutdown()
 	return nil
@@ -323,6 +359,31 @@ func (c *Controller) handleEvent(ev dockerx.Event) {
 	for _, req := range deploymentOwners(ev) {
 		c.deployments.Add(req)
 	}
+	if c.svc != nil {
+		for _, req := range serviceOwners(c.opts.Instance)(ev) {
+			c.svc.loop.Add(req)
+		}
+	}
+}
+
+// storeChanged queues what a state-directory change names: a Service's
+// key to the services loop, a deployment's to the deployments', "" (any)
+// to both sweeps.
+func (c *Controller) storeChanged(name string) {
+	if key, ok := serviceWatchKey(name); ok {
+		if c.svc != nil {
+			c.svc.loop.Add(Request{Key: key})
+		}
+		return
+	}
+	if name != "" {
+		c.queue.Add(name)
+		return
+	}
+	c.queue.Add(orphanSweepKey)
+	if c.svc != nil {
+		c.svc.loop.Add(Request{Key: serviceSweepKey})
+	}
 }
 
 // deploymentOwners is the deployments' OwnerMapper: a container's event
@@ -335,6 +396,8 @@ func deploymentOwners(ev dockerx.Event) []Request {
 		// A gap means the stream is up again: the sweep's list confirms
 		// readiness and repairs whatever happened meanwhile.
 		return []Request{{Key: orphanSweepKey}}
+	case ev.Role == RoleProxy || ev.Role == RoleDNS:
+		return nil // a Service's helper: the services loop's (serviceOwners)
 	case ev.Deployment == "" || !validDeploymentName(ev.Deployment):
 		// No deployment, or one no record can have: an orphan's event,
 		// which only the sweep handles.
@@ -382,6 +445,7 @@ func (c *Controller) syncDeployment(ctx context.Context, name string) (time.Dura
 	if errors.Is(err, store.ErrNotFound) {
 		// Never known here: its containers, if any, are orphans for the sweep.
 		c.prober.drop(name)
+		c.tracker.Delete(deploymentKeyOfSyncKey(name))
 		c.queue.Add(orphanSweepKey)
 		return 0, nil
 	}
@@ -405,6 +469,8 @@ func (c *Controller) syncDeployment(ctx context.Context, name string) (time.Dura
 		units, pods := groupPods(observed, templateLookup(nil, "", rec.Revisions), c.diedHolders(name, observed))
 		in := PlanInput{Instance: c.opts.Instance, Name: name, Containers: units, Pods: pods, Volumes: volumes, Now: now, Revisions: rec.Revisions}
 		c.stopInputs(&in, deploymentState{}, nil)
+		// Its pods leave every Service (and are drained) as they go.
+		c.tracker.Update(deploymentKey(rec), podEndpoints(c.opts.Instance, rec, in, nil, templateLookup(nil, "", rec.Revisions), true))
 		plan := ComputePlan(in)
 		c.logPlan(name, plan)
 		_, execErr := c.execute(ctx, in, plan)
@@ -423,6 +489,7 @@ func (c *Controller) syncDeployment(ctx context.Context, name string) (time.Dura
 	}
 
 	a := c.assess(ctx, rec, observed, volumes, now)
+	c.feedTracker(a, false)
 	fail := a.refusal
 	var execErr error
 	if fail.reason == "" {

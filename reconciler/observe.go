@@ -63,6 +63,12 @@ func (c *Controller) sweep(ctx context.Context) error {
 	byDeployment := map[string][]dockerx.Container{}
 	holders := false
 	for _, ct := range cs {
+		if ct.Role == RoleProxy || ct.Role == RoleDNS {
+			// A Service's helper: the services loop's, never an orphan
+			// here; its image is in use.
+			holders = true
+			continue
+		}
 		byDeployment[ct.Deployment] = append(byDeployment[ct.Deployment], ct)
 		holders = holders || ct.Role == dockerx.RoleHolder
 	}
@@ -122,7 +128,7 @@ func (c *Controller) sweep(ctx context.Context) error {
 	}
 	// The holder image goes once no holder is left and no live deployment
 	// may need one soon (a pod being replaced, a deployment scaled to 0).
-	needed := holders
+	needed := holders || c.svc.needHelpers(records)
 	for _, r := range records {
 		needed = needed || !r.Deleted && hasHelpers(r)
 	}
@@ -165,6 +171,7 @@ func (c *Controller) needsSync(rec *store.Record, observed []dockerx.Container, 
 		}
 	}()
 	a := c.assess(nil, rec, observed, volumes, now)
+	c.feedTracker(a, true)
 	if a.prober.missing {
 		return true // a probe to start: only a sync starts it
 	}
