@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"net/netip"
 	"os"
 	"os/signal"
 	"path/filepath"
@@ -41,6 +42,9 @@ type controllerOptions struct {
 	// containerLogMaxFiles.
 	containerLogMaxSize  string
 	containerLogMaxFiles int
+	// The instance network and published Services (DESIGN §10).
+	subnet         string
+	serviceAddress string
 }
 
 // allowOptions are the --allow-* flags.
@@ -89,6 +93,11 @@ func newControllerCommandWith(g *globalOptions, o *controllerOptions) *cobra.Com
 		"rotate a replica's log file at this size (a quantity: 10Mi, 1Gi) when the daemon's default log driver is json-file or local; 0 leaves the daemon's log options")
 	f.IntVar(&o.containerLogMaxFiles, "container-log-max-files", dockerx.DefaultContainerLogMaxFiles,
 		"log files kept per replica, the current one included (with --container-log-max-size)")
+	f.StringVar(&o.subnet, "subnet", "",
+		"the instance network's subnet (IPv4 CIDR, /8 to /28): its lower half is Docker's, its upper half holds the DNS server's and the Services' addresses;\n"+
+			"empty: the first of 10.222.0.0/20, 10.222.16.0/20, … 10.223.240.0/20 that overlaps no Docker network")
+	f.StringVar(&o.serviceAddress, "service-address", "0.0.0.0",
+		"the host address NodePort and LoadBalancer Services publish their ports on (e.g. 127.0.0.1 to keep them local)")
 	a := &o.allow
 	f.BoolVar(&a.privileged, strings.TrimPrefix(manifests.FlagAllowPrivileged, "--"), false,
 		"run privileged containers (securityContext.privileged)")
@@ -125,6 +134,9 @@ func runController(g *globalOptions, o *controllerOptions) error {
 		return fmt.Errorf("--crash-backoff-max %v: must be at least --crash-backoff-base (%v)", o.crashMax, o.crashBase)
 	case o.settle < 0:
 		return fmt.Errorf("--settle-time %v: must be 0 (off) or positive", o.settle)
+	}
+	if err := o.checkServiceNetwork(); err != nil {
+		return err
 	}
 	var handler slog.Handler
 	switch o.logFormat {
@@ -193,6 +205,8 @@ func runController(g *globalOptions, o *controllerOptions) error {
 		Allow:            o.allow.policy(st.Dir()),
 		MaxReplicas:      o.maxReplicas,
 		MaxGracePeriod:   o.maxGrace,
+		Subnet:           o.subnet,
+		ServiceAddress:   o.serviceAddress,
 	})
 
 	if o.metricsAddr != "" {
@@ -213,6 +227,21 @@ func runController(g *globalOptions, o *controllerOptions) error {
 		}()
 	}
 	return ctrl.Run(ctx)
+}
+
+// checkServiceNetwork refuses a --subnet the instance network cannot
+// have and a --service-address that is no IP address, before anything
+// starts.
+func (o *controllerOptions) checkServiceNetwork() error {
+	if o.subnet != "" {
+		if _, err := reconciler.LayoutOf(o.subnet); err != nil {
+			return fmt.Errorf("--subnet: %w", err)
+		}
+	}
+	if _, err := netip.ParseAddr(o.serviceAddress); err != nil {
+		return fmt.Errorf("--service-address %q: not an IP address", o.serviceAddress)
+	}
+	return nil
 }
 
 // settleOption maps the flag, where 0 means off, to the option, where 0
