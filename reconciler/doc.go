@@ -25,6 +25,16 @@
 // probes; trust.go checks records and privileges; observer.go is the hook
 // for metrics.
 //
+// Services (DESIGN §10) run on a second loop of the same kind, keyed
+// "ns/name" (plus "dns/" for the DNS server and "*" for their sweep):
+// endpoints.go is the tracker the deployment sync feeds with every pod it
+// judged (readiness as status counts it), which queues the Services a
+// change concerns; drain.go is the Drainer the stopper calls before a
+// graceful stop; ipalloc.go allocates addresses and host ports (pure);
+// serviceplan.go plans a helper container — a Service's proxy, or the DNS
+// server — as pure data; services.go observes, plans, executes and writes
+// a Service's status; dnsrecords.go and dnsctl.go are the DNS server's.
+//
 // Invariants:
 //   - Only containers carrying this instance's label are ever touched, and
 //     never the controller's own container.
@@ -45,6 +55,10 @@
 //     not granted (Options.Allow) is created or started, whatever its
 //     revision; nor is one of a revision whose template does not hash to
 //     its recorded hash, or that is not in the history (trust.go).
+//   - A Service's helpers (role proxy, dns) are never a deployment's
+//     orphans; a proxy is replaced only when what Docker fixes at its
+//     creation changes (config hash), never for an endpoint change, which
+//     is pushed and acknowledged.
 //   - A container is removed by a graceful stop (its own revision's
 //     terminationGracePeriodSeconds, bounded by MaxGracePeriod) and counts
 //     toward replicas + maxSurge until it is gone.

@@ -559,11 +559,17 @@ func (s *services) sweep(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	hasProxy := map[string]bool{}
+	for _, p := range proxies {
+		hasProxy[proxyKey(&p)] = true
+	}
 	known := map[string]bool{}
 	for _, r := range recs {
 		key := serviceKey(&r.Service)
 		known[key] = true
-		s.loop.Add(Request{Key: key})
+		if !r.Deleted || hasProxy[key] {
+			s.loop.Add(Request{Key: key})
+		}
 	}
 	s.loop.Add(Request{Key: dnsKey})
 	for _, p := range proxies {
