@@ -151,7 +151,9 @@ type helperPlanInput struct {
 func planHelper(in helperPlanInput) HelperPlan {
 	var plan HelperPlan
 	obs := append([]dockerx.Container(nil), in.Observed...)
-	sort.Slice(obs, func(i, j int) bool { return obs[i].Name < obs[j].Name || (obs[i].Name == obs[j].Name && obs[i].ID < obs[j].ID) })
+	sort.Slice(obs, func(i, j int) bool {
+		return obs[i].Name < obs[j].Name || (obs[i].Name == obs[j].Name && obs[i].ID < obs[j].ID)
+	})
 	w := in.Want
 	var keep *dockerx.Container
 	if w != nil {

@@ -60,7 +60,7 @@ type Condition struct {
 
 // NetworkStatus is store.NetworkStatus (stand-in).
 type NetworkStatus struct {
-	Version                                 int
+	Version                               int
 	Name, Subnet, IPRange, Gateway, DNSIP string
 }
 
