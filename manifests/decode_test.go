@@ -127,8 +127,11 @@ func TestDecodeInvalid(t *testing.T) {
 			func(t *testing.T) string { return edit(t, "apiVersion: apps/v1", "apiVersion: v1") },
 			[]string{`t.yaml:1: apiVersion: must be "apps/v1", got "v1"`}},
 		{"wrong kind",
+			func(t *testing.T) string { return edit(t, "kind: Deployment", "kind: Pod") },
+			[]string{`t.yaml:2: kind: unsupported kind "Pod" (Pod "web"): dockctl runs Deployment, Namespace, Service; --skip-unsupported applies the rest without it`}},
+		{"a kind of dockctl's under another kind's apiVersion",
 			func(t *testing.T) string { return edit(t, "kind: Deployment", "kind: Service") },
-			[]string{`t.yaml:2: kind: unsupported kind "Service" (Service "web"): dockctl runs Deployment; --skip-unsupported applies the rest without it`}},
+			[]string{`t.yaml:1: apiVersion: must be "v1", got "apps/v1"`}},
 		{"missing kind",
 			func(t *testing.T) string { return edit(t, "kind: Deployment\n", "") },
 			[]string{`t.yaml:1: kind: required`}},
@@ -138,9 +141,9 @@ func TestDecodeInvalid(t *testing.T) {
 		{"missing name",
 			func(t *testing.T) string { return edit(t, "  name: web\n", "  labels: {app: web}\n") },
 			[]string{`t.yaml:3: metadata.name: required`}},
-		{"namespace other than default",
-			func(t *testing.T) string { return edit(t, "  name: web\n", "  name: web\n  namespace: prod\n") },
-			[]string{`t.yaml:5: metadata.namespace: unsupported value "prod": only "default" is supported`}},
+		{"namespace not a DNS-1123 label",
+			func(t *testing.T) string { return edit(t, "  name: web\n", "  name: web\n  namespace: Prod_1\n") },
+			[]string{`t.yaml:5: metadata.namespace: invalid value "Prod_1": ` + labelMsg}},
 		{"missing selector",
 			func(t *testing.T) string { return edit(t, "  selector:\n    matchLabels:\n      app: web\n", "") },
 			[]string{`t.yaml:5: spec.selector: required`}},
@@ -547,6 +550,11 @@ func TestDecodeValid(t *testing.T) {
 				t.Errorf("strategy = %+v", d.Spec.Strategy)
 			}
 		}},
+		{"a namespace other than default", strings.Replace(base, "  name: web\n", "  name: web\n  namespace: prod\n", 1), func(t *testing.T, docs []*Document) {
+			if d := one(t, docs).Deployment; d.Metadata.Namespace != "prod" || d.Metadata.NamespaceOrDefault() != "prod" {
+				t.Errorf("namespace = %q", d.Metadata.Namespace)
+			}
+		}},
 		{"JSON input", jsonManifest, func(t *testing.T, docs []*Document) {
 			d := one(t, docs).Deployment
 			if d.Metadata.Name != "json-web" || d.Replicas() != 2 || d.Container().Env[0].Value != "1" {
@@ -876,7 +884,7 @@ func one(t *testing.T, docs []*Document) *Document {
 func names(docs []*Document) string {
 	var n []string
 	for _, d := range docs {
-		n = append(n, d.Deployment.Metadata.Name)
+		n = append(n, d.Meta().Name)
 	}
 	return strings.Join(n, " ")
 }
