@@ -97,9 +97,6 @@ type Options struct {
 	// ServiceAddress is the host address NodePort and LoadBalancer
 	// Services publish on (--service-address; default 0.0.0.0).
 	ServiceAddress string
-	// Subnet is the instance network's subnet (--subnet); "" chooses one
-	// (ChooseSubnet).
-	Subnet string
 }
 
 // orphanSweepKey is queued for a whole-instance pass: it finds orphans and
@@ -218,6 +215,13 @@ func New(docker Docker, st Store, opts Options) *Controller {
 	c.queue = deploymentQueue{c.deployments}
 	c.helperImages.Store(true)
 	c.prober = newProber(docker, newDockerProbeRunner(docker), func(name string) { c.queue.Add(name) }, c.log)
+	// The tracker is the stopper's Drainer, and asks the stopper whether a
+	// drained pod's stop is still in flight.
+	c.tracker = NewTracker(func(key string) {
+		if c.svc != nil {
+			c.svc.loop.Add(Request{Key: key})
+		}
+	}, func(unitID string) bool { return c.stopper.stopping(unitID) })
 	c.stopper = newStopper(docker, c.log, func(name string, err error) {
 		if err != nil {
 			c.queue.AddRateLimited(name)
@@ -225,11 +229,6 @@ func New(docker Docker, st Store, opts Options) *Controller {
 		}
 		c.queue.Add(name)
 	}, c.prober.forget)
-	c.tracker = NewTracker(func(key string) {
-		if c.svc != nil {
-			c.svc.loop.Add(Request{Key: key})
-		}
-	}, c.stopper.stopping)
 	if opts.ServiceDocker != nil && opts.ServiceStore != nil {
 		if opts.ServiceAddress == "" {
 			opts.ServiceAddress = "0.0.0.0"

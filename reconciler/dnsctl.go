@@ -39,7 +39,7 @@ func (s *services) syncDNS(ctx context.Context) (Result, error) {
 		}
 		svc := defaultService(&r.Service)
 		var ready []EndpointStatus
-		if isHeadless(svc) {
+		if svc.IsHeadless() {
 			ready, _, _ = s.tracker.endpointsAt(svc)
 		}
 		records = append(records, *serviceDNSRecord(svc, s.alloc.clusterIP(s.store, serviceKey(svc)), ready))

@@ -28,7 +28,7 @@ func serviceDNSName(namespace, name string) string {
 // svc is defaulted.
 func serviceDNSRecord(svc *manifests.Service, clusterIP string, ready []EndpointStatus) *helperapi.DNSRecord {
 	r := &helperapi.DNSRecord{Name: serviceDNSName(svc.Metadata.NamespaceOrDefault(), svc.Metadata.Name), IPs: []string{}}
-	headless := isHeadless(svc)
+	headless := svc.IsHeadless()
 	if headless {
 		for _, ep := range ready {
 			if ep.IP != "" && !slices.Contains(r.IPs, ep.IP) {

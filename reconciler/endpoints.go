@@ -35,10 +35,10 @@ type PodEndpoint struct {
 	// Ready is the readiness the deployment's status counts (running,
 	// healthy, readiness probe passed); Terminating: a stop has begun.
 	Ready, Terminating bool
-	// Containers are the pod's app containers (named ports).
+	// Containers are the pod's serving containers (named ports).
 	Containers []manifests.Container
 	// UnitID is the pod's unit ID in its deployment's plan (the
-	// container's ID, or a holder pod's key), for PodOf.
+	// container's ID, or a holder pod's key): what the stopper knows.
 	UnitID string
 }
 
@@ -52,7 +52,7 @@ type trackedService struct {
 }
 
 func (s trackedService) selects(p *PodEndpoint) bool {
-	return p.Namespace == s.namespace && selectorMatches(s.selector, p.Labels)
+	return p.Namespace == s.namespace && manifests.SelectorMatches(s.selector, p.Labels)
 }
 
 // Tracker follows the pods of every deployment for the Services.
@@ -65,7 +65,6 @@ type Tracker struct {
 	mu           sync.Mutex
 	version      int64
 	byDeployment map[string]map[string]*PodEndpoint // deployment key → pod name → pod
-	byUnit       map[string]podRef
 	draining     map[podRef]bool
 	services     map[string]trackedService // by Service key
 	acked        map[string]int64          // by Service key: the version its data plane serves
@@ -81,7 +80,7 @@ type Tracker struct {
 func NewTracker(enqueue func(serviceKey string), stopping func(unitID string) bool) *Tracker {
 	return &Tracker{
 		enqueue: enqueue, stopping: stopping,
-		byDeployment: map[string]map[string]*PodEndpoint{}, byUnit: map[string]podRef{},
+		byDeployment: map[string]map[string]*PodEndpoint{},
 		draining: map[podRef]bool{}, services: map[string]trackedService{}, acked: map[string]int64{},
 		changed: make(chan struct{}),
 	}
@@ -144,7 +143,6 @@ func (t *Tracker) applyLocked(deploymentKey string, old, next map[string]*PodEnd
 			touch(n)
 		}
 		if n == nil {
-			delete(t.byUnit, o.UnitID)
 			if !t.podElsewhereLocked(deploymentKey, podRef{o.Namespace, o.Pod}) {
 				delete(t.draining, podRef{o.Namespace, o.Pod})
 			}
@@ -154,9 +152,6 @@ func (t *Tracker) applyLocked(deploymentKey string, old, next map[string]*PodEnd
 		if old[name] == nil {
 			changed = true
 			touch(n)
-		}
-		if n.UnitID != "" {
-			t.byUnit[n.UnitID] = podRef{n.Namespace, n.Pod}
 		}
 	}
 	if len(next) == 0 {
@@ -207,16 +202,6 @@ func portsKey(cs []manifests.Container) string {
 	return b.String()
 }
 
-// PodOf returns the pod of a unit (a container ID, or a holder pod's key)
-// as the last Update gave it: what the stopper, which has the unit, passes
-// to Drain.
-func (t *Tracker) PodOf(unitID string) (namespace, pod string, ok bool) {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	ref, ok := t.byUnit[unitID]
-	return ref.namespace, ref.pod, ok
-}
-
 // Endpoints returns a Service's endpoints: every pod of its namespace its
 // selector matches that is not terminating, ready or not, each with the
 // Service's ports resolved on it (a named targetPort the pod does not have
@@ -239,7 +224,7 @@ func (t *Tracker) endpointsAt(svc *manifests.Service) (ready, notReady []Endpoin
 			}
 			ep := EndpointStatus{Pod: p.Pod, IP: p.IP, Ready: p.Ready && p.IP != ""}
 			for _, sp := range svc.Spec.Ports {
-				if port, ok := resolveTargetPort(sp, p.Containers); ok {
+				if port, ok := manifests.ResolveTargetPort(sp, p.Containers); ok {
 					ep.Ports = append(ep.Ports, EndpointPort{Name: sp.Name, Port: port, Protocol: sp.Protocol})
 				}
 			}
@@ -356,7 +341,7 @@ func podEndpoints(instance string, rec *store.Record, in PlanInput, ready map[st
 			ep.IP = ctrIP(owner, network)
 		}
 		if t := templates(u.TemplateHash); t != nil {
-			ep.Labels, ep.Containers = t.Metadata.Labels, t.Spec.Containers
+			ep.Labels, ep.Containers = t.Metadata.Labels, t.Spec.ServingContainers()
 		} else if owner != nil {
 			ep.Labels = podLabels(owner.Labels)
 		}

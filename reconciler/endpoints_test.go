@@ -141,12 +141,6 @@ func TestTrackerEndpoints(t *testing.T) {
 	if got := rec.take(); got != "default/db" {
 		t.Errorf("queued %q", got)
 	}
-	if ns, pod, ok := tr.PodOf("id-web-a-1"); !ok || ns != "default" || pod != "web-a-1" {
-		t.Errorf("PodOf: %s %s %v", ns, pod, ok)
-	}
-	if _, _, ok := tr.PodOf("id-old-b-0"); ok {
-		t.Error("PodOf a pod of a deleted deployment")
-	}
 }
 
 func TestTrackerSeedNeverOverwrites(t *testing.T) {

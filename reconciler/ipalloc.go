@@ -1,7 +1,6 @@
 package reconciler
 
 import (
-	"cmp"
 	"fmt"
 	"net/netip"
 	"slices"
@@ -39,10 +38,10 @@ const (
 	maxSubnetBits = 28
 )
 
-// LayoutOf plans a subnet given as CIDR ("10.222.0.0/20"): the gateway is
+// layoutOf plans a subnet given as CIDR ("10.222.0.0/20"): the gateway is
 // its first address, Docker's range its lower half, the DNS server the
 // first address of its upper half.
-func LayoutOf(subnet string) (NetworkLayout, error) {
+func layoutOf(subnet string) (NetworkLayout, error) {
 	p, err := netip.ParsePrefix(subnet)
 	if err != nil {
 		return NetworkLayout{}, fmt.Errorf("subnet %q: %w", subnet, err)
@@ -73,7 +72,7 @@ func layoutFromStatus(ns *NetworkStatus) (NetworkLayout, error) {
 	if ns == nil || ns.Subnet == "" {
 		return NetworkLayout{}, fmt.Errorf("instance network not known yet")
 	}
-	l, err := LayoutOf(ns.Subnet)
+	l, err := layoutOf(ns.Subnet)
 	if err != nil {
 		return NetworkLayout{}, fmt.Errorf("instance network %s: %w", ns.Name, err)
 	}
@@ -88,39 +87,6 @@ func layoutFromStatus(ns *NetworkStatus) (NetworkLayout, error) {
 		}
 	}
 	return l, nil
-}
-
-// SubnetCandidates are the subnets tried, in order, when none is given:
-// 10.222.0.0/20, 10.222.16.0/20, … 10.222.240.0/20, then 10.223.…
-func SubnetCandidates() []netip.Prefix {
-	var out []netip.Prefix
-	for second := 222; second <= 223; second++ {
-		for third := 0; third < 256; third += 16 {
-			out = append(out, netip.PrefixFrom(netip.AddrFrom4([4]byte{10, byte(second), byte(third), 0}), 20))
-		}
-	}
-	return out
-}
-
-// ChooseSubnet returns the layout of the subnet given (--subnet), or of
-// the first candidate that overlaps none of the daemon's networks (taken:
-// their subnets as CIDR; unparsable ones are ignored).
-func ChooseSubnet(given string, taken []string) (NetworkLayout, error) {
-	if given != "" {
-		return LayoutOf(given)
-	}
-	var used []netip.Prefix
-	for _, s := range taken {
-		if p, err := netip.ParsePrefix(s); err == nil {
-			used = append(used, p.Masked())
-		}
-	}
-	for _, c := range SubnetCandidates() {
-		if !slices.ContainsFunc(used, c.Overlaps) {
-			return LayoutOf(c.String())
-		}
-	}
-	return NetworkLayout{}, fmt.Errorf("no free subnet among 10.222.0.0/20 … 10.223.240.0/20: give one with --subnet")
 }
 
 func addrUint(a netip.Addr) uint32 {
@@ -275,7 +241,7 @@ func allocate(in allocInput) allocation {
 	publish := s.Spec.Type == manifests.ServiceTypeNodePort || s.Spec.Type == manifests.ServiceTypeLoadBalancer
 	for _, p := range s.Spec.Ports {
 		proto := p.Protocol
-		if !publish || isHeadless(s) {
+		if !publish || s.IsHeadless() {
 			continue
 		}
 		want := p.Port // LoadBalancer publishes port
@@ -321,7 +287,7 @@ func allocate(in allocInput) allocation {
 // allocateClusterIP keeps, takes or allocates the Service's address.
 func allocateClusterIP(in allocInput, prev string) (ip string, usable bool, problem *Condition) {
 	s := in.Service
-	if isHeadless(s) {
+	if s.IsHeadless() {
 		return manifests.ClusterIPNone, false, nil
 	}
 	if in.Layout == nil {
@@ -436,18 +402,11 @@ func nodePortNumbers(s *manifests.Service, st *ServiceStatus) []int32 {
 }
 
 // defaultService returns a copy of s with Kubernetes' defaults applied
-// where the manifest left them out: type ClusterIP, protocol TCP,
-// targetPort = port. The stored record is never changed.
+// (manifests.SetServiceDefaults): type ClusterIP, protocol TCP, targetPort
+// = port. The stored record is never changed.
 func defaultService(s *manifests.Service) *manifests.Service {
 	out := *s
 	out.Spec.Ports = slices.Clone(s.Spec.Ports)
-	out.Spec.Type = cmp.Or(out.Spec.Type, manifests.ServiceTypeClusterIP)
-	for i := range out.Spec.Ports {
-		p := &out.Spec.Ports[i]
-		p.Protocol = cmp.Or(p.Protocol, manifests.ProtocolTCP)
-		if p.TargetPort.IntValue() == 0 && p.TargetPort.StrVal == "" {
-			p.TargetPort.IntVal = p.Port
-		}
-	}
+	manifests.SetServiceDefaults(&out)
 	return &out
 }

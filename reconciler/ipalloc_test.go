@@ -2,7 +2,6 @@ package reconciler
 
 import (
 	"fmt"
-	"net/netip"
 	"strings"
 	"testing"
 	"time"
@@ -28,7 +27,7 @@ func TestLayoutOf(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.subnet, func(t *testing.T) {
-			l, err := LayoutOf(tt.subnet)
+			l, err := layoutOf(tt.subnet)
 			if tt.wantError != "" {
 				if err == nil || !strings.Contains(err.Error(), tt.wantError) {
 					t.Fatalf("LayoutOf: %v, want an error containing %q", err, tt.wantError)
@@ -45,34 +44,6 @@ func TestLayoutOf(t *testing.T) {
 			}
 			if l.IPRange.Contains(l.DNSIP) || l.IPRange.Contains(l.ServiceFirst) || !l.Subnet.Contains(l.ServiceLast) {
 				t.Errorf("static range overlaps Docker's or leaves the subnet: %+v", l)
-			}
-		})
-	}
-}
-
-func TestChooseSubnet(t *testing.T) {
-	tests := []struct {
-		name, given string
-		taken       []string
-		want, err   string
-	}{
-		{name: "first free", taken: []string{"172.17.0.0/16"}, want: "10.222.0.0/20"},
-		{name: "skips overlaps", taken: []string{"10.222.0.0/24", "10.222.16.0/20", "10.0.0.0/8x"}, want: "10.222.32.0/20"},
-		{name: "a wider network covers many", taken: []string{"10.222.0.0/16"}, want: "10.223.0.0/20"},
-		{name: "given wins", given: "10.50.0.0/24", taken: []string{"10.50.0.0/16"}, want: "10.50.0.0/24"},
-		{name: "none free", taken: []string{"10.222.0.0/15"}, err: "--subnet"},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			l, err := ChooseSubnet(tt.given, tt.taken)
-			if tt.err != "" {
-				if err == nil || !strings.Contains(err.Error(), tt.err) {
-					t.Fatalf("ChooseSubnet: %v, %v; want an error containing %q", l.Subnet, err, tt.err)
-				}
-				return
-			}
-			if err != nil || l.Subnet.String() != tt.want {
-				t.Fatalf("ChooseSubnet: %v, %v; want %s", l.Subnet, err, tt.want)
 			}
 		})
 	}
@@ -107,7 +78,7 @@ func sport(name string, port, nodePort int32) manifests.ServicePort {
 
 func testLayout(t *testing.T, subnet string) *NetworkLayout {
 	t.Helper()
-	l, err := LayoutOf(subnet)
+	l, err := layoutOf(subnet)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -298,17 +269,5 @@ func TestDefaultService(t *testing.T) {
 	}
 	if in.Spec.Type != "" || in.Spec.Ports[0].Protocol != "" || in.Spec.Ports[0].TargetPort.IntVal != 0 {
 		t.Errorf("the record was changed: %+v", in.Spec)
-	}
-}
-
-func TestSubnetCandidates(t *testing.T) {
-	cs := SubnetCandidates()
-	if cs[0].String() != "10.222.0.0/20" || cs[15].String() != "10.222.240.0/20" || cs[16].String() != "10.223.0.0/20" {
-		t.Errorf("candidates %v", cs)
-	}
-	for i := 1; i < len(cs); i++ {
-		if cs[i].Overlaps(cs[i-1]) || netip.MustParsePrefix(cs[i].String()) != cs[i] {
-			t.Errorf("candidate %s", cs[i])
-		}
 	}
 }

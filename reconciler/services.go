@@ -239,7 +239,7 @@ func (s *services) syncService(ctx context.Context, key, ns, name string) (Resul
 	s.mu.Unlock()
 	pin := helperPlanInput{Observed: observed, Pushed: pushed, Generation: gen}
 	switch {
-	case isHeadless(svc):
+	case svc.IsHeadless():
 		pin.Unwanted = "headless service: DNS answers with its pods"
 	case !a.Usable:
 		pin.Unwanted = "no cluster IP"
@@ -254,7 +254,7 @@ func (s *services) syncService(ctx context.Context, key, ns, name string) (Resul
 		}
 	}
 	var plan HelperPlan
-	planned := layout != nil || isHeadless(svc)
+	planned := layout != nil || svc.IsHeadless()
 	if !planned {
 		// Nothing can be judged without the network: what runs is left
 		// as it is (a store that cannot be read must not remove a proxy).
@@ -300,7 +300,7 @@ func (s *services) syncService(ctx context.Context, key, ns, name string) (Resul
 	if execErr != nil {
 		return Result{}, execErr
 	}
-	if netErr != nil && !isHeadless(svc) {
+	if netErr != nil && !svc.IsHeadless() {
 		return Result{RequeueAfter: networkRetry}, nil
 	}
 	return Result{}, nil
@@ -308,7 +308,7 @@ func (s *services) syncService(ctx context.Context, key, ns, name string) (Resul
 
 // publishes reports whether a Service publishes host ports.
 func publishes(s *manifests.Service) bool {
-	return !isHeadless(s) && (s.Spec.Type == manifests.ServiceTypeNodePort || s.Spec.Type == manifests.ServiceTypeLoadBalancer)
+	return !s.IsHeadless() && (s.Spec.Type == manifests.ServiceTypeNodePort || s.Spec.Type == manifests.ServiceTypeLoadBalancer)
 }
 
 // layout is the instance network's address plan, nil (with why) while the

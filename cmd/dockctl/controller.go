@@ -42,8 +42,7 @@ type controllerOptions struct {
 	// containerLogMaxFiles.
 	containerLogMaxSize  string
 	containerLogMaxFiles int
-	// The instance network and published Services (DESIGN §10).
-	subnet         string
+	// serviceAddress is where published Services bind (DESIGN §10.5).
 	serviceAddress string
 }
 
@@ -93,9 +92,6 @@ func newControllerCommandWith(g *globalOptions, o *controllerOptions) *cobra.Com
 		"rotate a replica's log file at this size (a quantity: 10Mi, 1Gi) when the daemon's default log driver is json-file or local; 0 leaves the daemon's log options")
 	f.IntVar(&o.containerLogMaxFiles, "container-log-max-files", dockerx.DefaultContainerLogMaxFiles,
 		"log files kept per replica, the current one included (with --container-log-max-size)")
-	f.StringVar(&o.subnet, "subnet", "",
-		"the instance network's subnet (IPv4 CIDR, /8 to /28): its lower half is Docker's, its upper half holds the DNS server's and the Services' addresses;\n"+
-			"empty: the first of 10.222.0.0/20, 10.222.16.0/20, … 10.223.240.0/20 that overlaps no Docker network")
 	f.StringVar(&o.serviceAddress, "service-address", "0.0.0.0",
 		"the host address NodePort and LoadBalancer Services publish their ports on (e.g. 127.0.0.1 to keep them local)")
 	a := &o.allow
@@ -205,7 +201,6 @@ func runController(g *globalOptions, o *controllerOptions) error {
 		Allow:            o.allow.policy(st.Dir()),
 		MaxReplicas:      o.maxReplicas,
 		MaxGracePeriod:   o.maxGrace,
-		Subnet:           o.subnet,
 		ServiceAddress:   o.serviceAddress,
 	})
 
@@ -229,15 +224,9 @@ func runController(g *globalOptions, o *controllerOptions) error {
 	return ctrl.Run(ctx)
 }
 
-// checkServiceNetwork refuses a --subnet the instance network cannot
-// have and a --service-address that is no IP address, before anything
-// starts.
+// checkServiceNetwork refuses a --service-address that is no IP address,
+// before anything starts.
 func (o *controllerOptions) checkServiceNetwork() error {
-	if o.subnet != "" {
-		if _, err := reconciler.LayoutOf(o.subnet); err != nil {
-			return fmt.Errorf("--subnet: %w", err)
-		}
-	}
 	if _, err := netip.ParseAddr(o.serviceAddress); err != nil {
 		return fmt.Errorf("--service-address %q: not an IP address", o.serviceAddress)
 	}

@@ -5,19 +5,17 @@ import (
 	"testing"
 )
 
-// --subnet (default: chosen) and --service-address (default 0.0.0.0) are
-// checked before the controller starts.
-func TestServiceNetworkFlags(t *testing.T) {
+// --service-address (default 0.0.0.0) is checked before the controller
+// starts.
+func TestServiceAddressFlag(t *testing.T) {
 	tests := []struct {
-		args            []string
-		subnet, address string
-		wantErr         string
+		args    []string
+		address string
+		wantErr string
 	}{
-		{args: nil, subnet: "", address: "0.0.0.0"},
-		{args: []string{"--subnet=10.50.0.0/20", "--service-address=127.0.0.1"}, subnet: "10.50.0.0/20", address: "127.0.0.1"},
+		{args: nil, address: "0.0.0.0"},
+		{args: []string{"--service-address=127.0.0.1"}, address: "127.0.0.1"},
 		{args: []string{"--service-address=::1"}, address: "::1"},
-		{args: []string{"--subnet=10.50.0.1/20"}, wantErr: "--subnet"},
-		{args: []string{"--subnet=10.50.0.0/30"}, wantErr: "--subnet"},
 		{args: []string{"--service-address=localhost"}, wantErr: "--service-address"},
 	}
 	for _, tt := range tests {
@@ -34,8 +32,8 @@ func TestServiceNetworkFlags(t *testing.T) {
 				}
 				return
 			}
-			if err != nil || o.subnet != tt.subnet || o.serviceAddress != tt.address {
-				t.Fatalf("subnet %q address %q (%v), want %q %q", o.subnet, o.serviceAddress, err, tt.subnet, tt.address)
+			if err != nil || o.serviceAddress != tt.address {
+				t.Fatalf("address %q (%v), want %q", o.serviceAddress, err, tt.address)
 			}
 		})
 	}
