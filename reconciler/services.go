@@ -290,6 +290,7 @@ func (s *services) syncService(ctx context.Context, key, ns, name string) (Resul
 		next.Conditions = append(next.Conditions, Condition{Type: ServiceProxyFailure, Status: "True", Reason: reason, Message: execErr.Error()})
 	}
 	slices.SortStableFunc(next.Endpoints, func(a, b EndpointStatus) int { return strings.Compare(a.Pod, b.Pod) })
+	next.Conditions = carryTransitions(next.Conditions, prev.Conditions, s.c.opts.Now())
 	if !sameServiceStatus(prev, next) {
 		next.Updated = s.c.opts.Now()
 		if err := s.store.WriteServiceStatus(ns, name, next); err != nil {
@@ -408,6 +409,21 @@ func protocolOr(p string) string {
 		return manifests.ProtocolTCP
 	}
 	return p
+}
+
+// carryTransitions sets each condition's LastTransitionTime: kept from
+// the previous status while its status holds, now when it changed, so
+// that an idle controller rewrites nothing.
+func carryTransitions(conds, prev []Condition, now time.Time) []Condition {
+	for i := range conds {
+		conds[i].LastTransitionTime = now
+		for _, p := range prev {
+			if p.Type == conds[i].Type && p.Status == conds[i].Status {
+				conds[i].LastTransitionTime = p.LastTransitionTime
+			}
+		}
+	}
+	return conds
 }
 
 // sameServiceStatus reports whether two statuses say the same, whatever

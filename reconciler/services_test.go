@@ -257,6 +257,13 @@ func TestServicePortConflicts(t *testing.T) {
 	if st.ClusterIP != "10.222.8.2" {
 		t.Errorf("lb's ClusterIP %s, want the next free one", st.ClusterIP)
 	}
+	// A standing conflict is no change: nothing is written again.
+	sw, dw := r.svcs.writeCount(), r.docker.writeCount()
+	r.reconcile("default/web")
+	r.reconcile("shop/lb")
+	if r.svcs.writeCount() != sw || r.docker.writeCount() != dw {
+		t.Errorf("idle syncs with conflicts wrote: store %d→%d, docker %d→%d", sw, r.svcs.writeCount(), dw, r.docker.writeCount())
+	}
 }
 
 func TestServiceOrphanProxies(t *testing.T) {

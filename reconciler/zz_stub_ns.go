@@ -56,6 +56,7 @@ type EndpointPort struct {
 // Condition is store.Condition (stand-in).
 type Condition struct {
 	Type, Status, Reason, Message string
+	LastTransitionTime            time.Time
 }
 
 // NetworkStatus is store.NetworkStatus (stand-in).
