@@ -465,7 +465,9 @@ func (s *services) logPlan(key string, plan HelperPlan) {
 // acknowledges when a create or a push succeeded.
 func (s *services) execute(ctx context.Context, key string, plan HelperPlan, content string) (*pushedConfig, error) {
 	var done *pushedConfig
+	started := false // a helper (re)started by this plan: its control socket may not listen yet
 	for _, op := range plan.Ops {
+		started = started || op.Kind == HelperStart || op.Kind == HelperUnpause
 		switch op.Kind {
 		case HelperRemove:
 			if err := s.docker.RemoveContainer(ctx, op.ContainerID); err != nil && !errors.Is(err, dockerx.ErrNotFound) {
@@ -486,7 +488,7 @@ func (s *services) execute(ctx context.Context, key string, plan HelperPlan, con
 			}
 			done = &pushedConfig{ContainerID: id, Content: content, Generation: op.Generation}
 		case HelperPush:
-			if err := s.push(ctx, key, op); err != nil {
+			if err := s.pushAfter(ctx, key, op, started); err != nil {
 				return done, err
 			}
 			done = &pushedConfig{ContainerID: op.ContainerID, Content: content, Generation: op.Generation}
@@ -531,6 +533,33 @@ func (s *services) create(ctx context.Context, op HelperOp) (string, error) {
 	return id, nil
 }
 
+// startRetries and startRetryDelay bound how long a push to a helper
+// just started waits for its control socket.
+const (
+	startRetries    = 10
+	startRetryDelay = 200 * time.Millisecond
+)
+
+// pushAfter pushes; to a helper this plan just started, it tries again a
+// few times while nothing answers yet, rather than failing the sync (and
+// flapping the Service's ProxyFailure condition) on every start.
+func (s *services) pushAfter(ctx context.Context, key string, op HelperOp, started bool) error {
+	err := s.push(ctx, key, op)
+	for i := 0; started && i < startRetries && errors.Is(err, errNoAnswer); i++ {
+		select {
+		case <-ctx.Done():
+			return err
+		case <-time.After(startRetryDelay):
+		}
+		err = s.push(ctx, key, op)
+	}
+	return err
+}
+
+// errNoAnswer is a push the helper did not apply (helperapi.ExitFailed):
+// nothing answered on its control socket, or it refused the config.
+var errNoAnswer = errors.New("not applied")
+
 // push execs `helper push` in a running helper; exit 0 is the ack. A
 // helper that holds a newer generation than the controller knew (its
 // status was lost) says which: the next push uses a later one.
@@ -551,6 +580,9 @@ func (s *services) push(ctx context.Context, key string, op HelperOp) error {
 			s.mu.Unlock()
 		}
 		return fmt.Errorf("push generation %d to %s: it holds a newer one (%s); pushing again with a later one", op.Generation, op.Name, firstLine(out))
+	}
+	if code == helperapi.ExitFailed {
+		return fmt.Errorf("push to %s: %w (%s)", op.Name, errNoAnswer, firstLine(out))
 	}
 	return fmt.Errorf("push to %s: exit %d: %s", op.Name, code, firstLine(out))
 }

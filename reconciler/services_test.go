@@ -413,3 +413,36 @@ func TestServiceOwners(t *testing.T) {
 		t.Errorf("a proxy's event queued deployments: %v", got)
 	}
 }
+
+// A proxy started by a sync (stopped by hand) is pushed to once its
+// control socket answers: the sync waits a little rather than failing.
+func TestServicePushAfterStart(t *testing.T) {
+	r := newSvcRig(t)
+	r.tracker.Update("default/web", webPods(2, 2))
+	r.tracker.markSynced()
+	r.svcs.put(webService("", 0))
+	r.reconcile("default/web")
+	id, _ := r.docker.serving("i_web.default.svc", &struct{}{})
+	if err := r.docker.setState(id, dockerx.StateExited); err != nil {
+		t.Fatal(err)
+	}
+	r.restart() // what it serves is unknown: a start, then a push
+	r.tracker.Update("default/web", webPods(2, 2))
+	r.tracker.markSynced()
+	refused := 0
+	r.docker.exec = func(id string, cmd []string) (int, []byte) {
+		if refused < 2 {
+			refused++
+			return helperapi.ExitFailed, nil // not listening yet
+		}
+		r.docker.exec = nil
+		return helperapi.ExitOK, []byte(`{"generation":2}`)
+	}
+	r.reconcile("default/web")
+	if refused != 2 || r.docker.exec != nil {
+		t.Errorf("pushes refused %d, handler left %v: want two refusals, then the ack", refused, r.docker.exec != nil)
+	}
+	if st := r.svcs.status("default/web"); st.PushedGeneration != 2 || len(st.Conditions) != 0 {
+		t.Errorf("status %+v", st)
+	}
+}
