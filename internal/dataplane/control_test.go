@@ -479,16 +479,6 @@ func TestDNSMode(t *testing.T) {
 	}
 }
 
-func TestDNSModeNotBuilt(t *testing.T) {
-	defer func(old func(helperapi.DNSConfig, *slog.Logger) (dnsServer, error)) { newDNSServer = old }(newDNSServer)
-	newDNSServer = nil
-	var stderr bytes.Buffer
-	code := run(context.Background(), []string{"dns", "--config", `{"generation":1}`}, &bytes.Buffer{}, &stderr)
-	if code != helperapi.ExitFailed || !strings.Contains(stderr.String(), "no DNS server built in") {
-		t.Errorf("exit %d, stderr %q", code, stderr.String())
-	}
-}
-
 func TestMainUsage(t *testing.T) {
 	tests := []struct {
 		name string

@@ -3,12 +3,12 @@ package dataplane
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"flag"
 	"fmt"
 	"io"
 	"log/slog"
 
+	"github.com/dockctl/dockctl/internal/clusterdns"
 	"github.com/dockctl/dockctl/internal/helperapi"
 )
 
@@ -19,13 +19,10 @@ type dnsServer interface {
 	Generation() int64
 }
 
-// newDNSServer builds the dns mode's server. It is nil until package
-// clusterdns is wired in, which is this one line (and its import):
-//
-//	var newDNSServer = func(c helperapi.DNSConfig, l *slog.Logger) (dnsServer, error) { return clusterdns.New(c, l) }
-var newDNSServer func(cfg helperapi.DNSConfig, log *slog.Logger) (dnsServer, error)
-
-var errDNSNotBuilt = errors.New("this dockctl has no DNS server built in yet (internal/clusterdns is not wired into internal/dataplane)")
+// newDNSServer builds the dns mode's server; tests substitute a fake.
+var newDNSServer = func(cfg helperapi.DNSConfig, log *slog.Logger) (dnsServer, error) {
+	return clusterdns.New(cfg, log)
+}
 
 // dnsTarget is the DNS server as a control server's Target; the first
 // config applied creates the server.
@@ -64,10 +61,6 @@ func runDNS(ctx context.Context, args []string, stderr io.Writer) int {
 	})
 	if !ok {
 		return code
-	}
-	if newDNSServer == nil {
-		fmt.Fprintln(stderr, "error:", errDNSNotBuilt)
-		return helperapi.ExitFailed
 	}
 	t := &dnsTarget{log: log}
 	return serve(ctx, f, log, t, func(ctx context.Context) error { return t.srv.Serve(ctx, *listen) }, nil)
