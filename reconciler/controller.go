@@ -395,7 +395,7 @@ func deploymentOwners(ev dockerx.Event) []Request {
 		// A gap means the stream is up again: the sweep's list confirms
 		// readiness and repairs whatever happened meanwhile.
 		return []Request{{Key: orphanSweepKey}}
-	case ev.Role == RoleProxy || ev.Role == RoleDNS:
+	case ev.Role == dockerx.RoleProxy || ev.Role == dockerx.RoleDNS:
 		return nil // a Service's helper: the services loop's (serviceOwners)
 	case ev.Deployment == "" || !validDeploymentName(ev.Deployment):
 		// No deployment, or one no record can have: an orphan's event,

@@ -2,7 +2,9 @@ package reconciler
 
 import (
 	"context"
+	"errors"
 
+	"github.com/dockctl/dockctl/dockerx"
 	"github.com/dockctl/dockctl/internal/helperapi"
 )
 
@@ -19,7 +21,7 @@ func (s *services) syncDNS(ctx context.Context) (Result, error) {
 	if !s.tracker.Synced() {
 		return Result{}, nil
 	}
-	observed, err := s.listHelpers(ctx, RoleDNS)
+	observed, err := s.listHelpers(ctx, dockerx.RoleDNS)
 	if err != nil {
 		return Result{}, err
 	}
@@ -65,15 +67,19 @@ func (s *services) syncDNS(ctx context.Context) (Result, error) {
 	s.mu.Unlock()
 	pin := helperPlanInput{Observed: observed, Pushed: pushed, Generation: gen, Unwanted: "no service or deployment left"}
 	if wanted {
-		network := networkName(s.c.opts.Instance)
+		network := dockerx.NetworkName(s.c.opts.Instance)
 		ip := layout.DNSIP.String()
 		pin.Want = &helperWant{Name: dnsName(s.c.opts.Instance), Hash: dnsConfigHash(network, ip), Mode: helperapi.ModeDNS,
 			Content: content, Render: render, Change: recordChange(before, cfg.Records),
-			Request: HelperRequest{Instance: s.c.opts.Instance, Role: RoleDNS, Network: PodNetwork{Name: network, IPv4: ip}}}
+			Request: dockerx.HelperRequest{Instance: s.c.opts.Instance, Role: dockerx.RoleDNS, Network: dockerx.PodNetwork{Name: network, IPv4: ip}}}
 	}
 	plan := planHelper(pin)
 	s.logPlan(dnsKey, plan)
 	done, err := s.execute(ctx, dnsKey, plan, content)
+	wait := plan.Wait || errors.Is(err, errNameBeingFreed)
+	if wait {
+		err = nil
+	}
 	s.mu.Lock()
 	if done != nil {
 		s.dnsGen = max(s.dnsGen, done.Generation)
@@ -83,5 +89,8 @@ func (s *services) syncDNS(ctx context.Context) (Result, error) {
 		delete(s.pushed, dnsKey)
 	}
 	s.mu.Unlock()
+	if wait {
+		return Result{RequeueAfter: nameRetry}, nil
+	}
 	return Result{}, err
 }

@@ -79,10 +79,9 @@ type Tracker struct {
 // sync (it must not block); stopping may be nil.
 func NewTracker(enqueue func(serviceKey string), stopping func(unitID string) bool) *Tracker {
 	return &Tracker{
-		enqueue: enqueue, stopping: stopping,
-		byDeployment: map[string]map[string]*PodEndpoint{},
-		draining: map[podRef]bool{}, services: map[string]trackedService{}, acked: map[string]int64{},
-		changed: make(chan struct{}),
+		enqueue: enqueue, stopping: stopping, changed: make(chan struct{}),
+		byDeployment: map[string]map[string]*PodEndpoint{}, draining: map[podRef]bool{},
+		services: map[string]trackedService{}, acked: map[string]int64{},
 	}
 }
 
@@ -321,7 +320,7 @@ func (t *Tracker) seed(deploymentKey string, pods []PodEndpoint) {
 // deleted deployment, whose pods are all terminating).
 func podEndpoints(instance string, rec *store.Record, in PlanInput, ready map[string]bool, templates func(string) *manifests.PodTemplateSpec, deleted bool) []PodEndpoint {
 	ns := rec.Deployment.Metadata.NamespaceOrDefault()
-	network := networkName(instance)
+	network := dockerx.NetworkName(instance)
 	out := make([]PodEndpoint, 0, len(in.Containers))
 	for i := range in.Containers {
 		u := &in.Containers[i]
@@ -338,7 +337,7 @@ func podEndpoints(instance string, rec *store.Record, in PlanInput, ready map[st
 			Terminating: deleted || terminating || in.Stopping[u.ID] || u.State == dockerx.StateRemoving,
 		}
 		if owner != nil {
-			ep.IP = ctrIP(owner, network)
+			ep.IP = owner.Networks[network]
 		}
 		if t := templates(u.TemplateHash); t != nil {
 			ep.Labels, ep.Containers = t.Metadata.Labels, t.Spec.ServingContainers()

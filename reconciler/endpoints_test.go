@@ -175,8 +175,8 @@ func TestPodEndpointsFromAssessment(t *testing.T) {
 	rec := recordOf(d)
 	const H = "aaaa"
 	c0, c1, c2 := ctr(H, 0, "running", 0), ctr(H, 1, "running", 0), ctr(H, 2, "running", 0)
-	c0.Labels = map[string]string{"test.ip/dockctl_i": "10.0.0.2"}
-	c1.Labels = map[string]string{"test.ip/dockctl_i": "10.0.0.3"}
+	c0.Networks = map[string]string{"dockctl_i": "10.0.0.2", "bridge": "172.17.0.2"}
+	c1.Networks = map[string]string{"dockctl_i": "10.0.0.3"}
 	in := PlanInput{Name: "web", Containers: []dockerx.Container{c0, c1, c2}, Terminating: map[string]time.Time{c1.ID: {}}, Stopping: map[string]bool{}}
 	pods := podEndpoints("i", rec, in, map[string]bool{c0.ID: true, c1.ID: true}, templateLookup(d, H, nil), false)
 	var got []string

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/dockctl/dockctl/dockerx"
 	"github.com/dockctl/dockctl/manifests"
 )
 
@@ -187,7 +188,7 @@ type allocation struct {
 	NodePorts []NodePortStatus
 	// Bindings are the host ports to publish, one per Service port whose
 	// host port is free.
-	Bindings []PortBinding
+	Bindings []dockerx.PortBinding
 	// Conditions are PortConflict and ProxyFailure, when they hold.
 	Conditions []Condition
 	// Displaced are the younger Services that publish a host port this
@@ -271,7 +272,7 @@ func allocate(in allocInput) allocation {
 			}
 			displaced[o] = true
 		}
-		out.Bindings = append(out.Bindings, PortBinding{HostIP: in.Address, HostPort: int(want), ContainerPort: int(p.Port), Protocol: proto})
+		out.Bindings = append(out.Bindings, dockerx.PortBinding{HostIP: in.Address, HostPort: int(want), ContainerPort: int(p.Port), Protocol: proto})
 	}
 	if len(conflicts) > 0 {
 		out.Conditions = append(out.Conditions, Condition{Type: ServicePortConflict, Status: "True", Reason: ReasonHostPortInUse,
@@ -373,7 +374,7 @@ func olderServiceHolding(hp hostPort, in allocInput) (key string, older bool) {
 }
 
 // publishedOf turns bindings into the host ports they hold.
-func publishedOf(bs []PortBinding) []hostPort {
+func publishedOf(bs []dockerx.PortBinding) []hostPort {
 	out := make([]hostPort, len(bs))
 	for i, b := range bs {
 		out[i] = hostPort{IP: b.HostIP, Port: int32(b.HostPort), Protocol: b.Protocol}

@@ -63,7 +63,7 @@ func (c *Controller) sweep(ctx context.Context) error {
 	byDeployment := map[string][]dockerx.Container{}
 	holders := false
 	for _, ct := range cs {
-		if ct.Role == RoleProxy || ct.Role == RoleDNS {
+		if ct.Role == dockerx.RoleProxy || ct.Role == dockerx.RoleDNS {
 			// A Service's helper: the services loop's, never an orphan
 			// here; its image is in use.
 			holders = true

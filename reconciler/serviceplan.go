@@ -62,7 +62,7 @@ type HelperOp struct {
 	Generation int64
 	// Request is, for a create, the helper to create (the executor fills
 	// in the image); Config is, for a push, the config to push.
-	Request *HelperRequest
+	Request *dockerx.HelperRequest
 	Config  string
 }
 
@@ -93,6 +93,9 @@ type HelperPlan struct {
 	// Config is the wanted config as served once executed (with its
 	// generation), for the log and goldens; "" when none is wanted.
 	Config string
+	// Wait: a container of the wanted name is still being removed; the
+	// create waits for Docker to free the name (a requeue, not an error).
+	Wait bool
 }
 
 // String renders the plan deterministically, for golden tests and people.
@@ -104,6 +107,9 @@ func (p HelperPlan) String() string {
 	}
 	if len(p.Ops) == 0 {
 		b.WriteString("(nothing to do)\n")
+	}
+	if p.Wait {
+		b.WriteString("wait: the name is being freed\n")
 	}
 	if p.Serves {
 		fmt.Fprintf(&b, "serves: %s\n", p.Config)
@@ -124,7 +130,7 @@ type helperWant struct {
 	Name string
 	Hash string
 	// Request is the helper to create, Cmd aside.
-	Request HelperRequest
+	Request dockerx.HelperRequest
 	// Mode is the helper's serving mode (helperapi.ModeProxy or ModeDNS).
 	Mode string
 	// Content is the config without its generation (comparable), Render
@@ -159,7 +165,7 @@ func planHelper(in helperPlanInput) HelperPlan {
 	if w != nil {
 		for i := range obs {
 			c := &obs[i]
-			if c.Name == w.Name && ctrConfigHash(c) == w.Hash && c.State != dockerx.StateDead && c.State != dockerx.StateRemoving {
+			if c.Name == w.Name && c.ConfigHash == w.Hash && c.State != dockerx.StateDead && c.State != dockerx.StateRemoving {
 				keep = c
 				break
 			}
@@ -180,8 +186,8 @@ func planHelper(in helperPlanInput) HelperPlan {
 			op.Reason, op.Cause = HelperUnwanted, in.Unwanted
 		case c.Name != w.Name:
 			op.Reason, op.Cause = HelperDuplicate, fmt.Sprintf("labelled as this helper, but named other than %s", w.Name)
-		case ctrConfigHash(c) != w.Hash:
-			op.Reason, op.Cause = HelperConfigChanged, fmt.Sprintf("created for config %s, %s wanted (address, ports or published ports changed)", orNone(ctrConfigHash(c)), w.Hash)
+		case c.ConfigHash != w.Hash:
+			op.Reason, op.Cause = HelperConfigChanged, fmt.Sprintf("created for config %s, %s wanted (address, ports or published ports changed)", orNone(c.ConfigHash), w.Hash)
 		default:
 			op.Reason, op.Cause = HelperDead, "container is dead"
 		}
@@ -193,6 +199,14 @@ func planHelper(in helperPlanInput) HelperPlan {
 	gen := in.Generation + 1
 	plan.Config = w.Render(gen)
 	if keep == nil {
+		for _, c := range obs {
+			if c.Name == w.Name && c.State == dockerx.StateRemoving {
+				// Docker still holds the name (and the address): the
+				// create would fail.
+				plan.Wait, plan.Config = true, ""
+				return plan
+			}
+		}
 		req := w.Request
 		req.Name, req.ConfigHash = w.Name, w.Hash
 		req.Cmd = []string{helperapi.Binary, "helper", w.Mode, "--config", plan.Config}
@@ -268,7 +282,7 @@ func configHash(v any) string {
 // while it runs: its network and address, its listeners and its published
 // ports, and the helper protocol. Not its endpoints (pushed), nor its
 // image: an upgrade of dockctl keeps proxies running.
-func proxyConfigHash(network, clusterIP string, svc *manifests.Service, bindings []PortBinding) string {
+func proxyConfigHash(network, clusterIP string, svc *manifests.Service, bindings []dockerx.PortBinding) string {
 	type port struct {
 		Name, Protocol string
 		Port           int32
@@ -278,7 +292,7 @@ func proxyConfigHash(network, clusterIP string, svc *manifests.Service, bindings
 		Network   string
 		ClusterIP string
 		Ports     []port
-		Bindings  []PortBinding
+		Bindings  []dockerx.PortBinding
 	}{Protocol: helperProtocolVersion, Network: network, ClusterIP: clusterIP, Bindings: bindings}
 	for _, p := range svc.Spec.Ports {
 		v.Ports = append(v.Ports, port{p.Name, p.Protocol, p.Port})

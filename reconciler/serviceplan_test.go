@@ -14,8 +14,8 @@ import (
 
 // proxyCtr is an observed proxy of default/web.
 func proxyCtr(name, hash, state string) dockerx.Container {
-	return dockerx.Container{ID: "id-" + name + "-" + hash + "-" + state, Name: name, State: state, Instance: "i", Role: RoleProxy,
-		Labels: map[string]string{LabelService: "web", LabelNamespace: "default", LabelConfigHash: hash}}
+	return dockerx.Container{ID: "id-" + name + "-" + hash + "-" + state, Name: name, State: state, Instance: "i", Role: dockerx.RoleProxy,
+		Namespace: "default", Service: "web", ConfigHash: hash}
 }
 
 // webWant is the proxy wanted for default/web with two ready endpoints
@@ -29,13 +29,13 @@ func webWant(few bool) *helperWant {
 	if few {
 		ready = ready[:1]
 	}
-	bindings := []PortBinding{{HostIP: "127.0.0.1", HostPort: 30080, ContainerPort: 80, Protocol: "TCP"}}
+	bindings := []dockerx.PortBinding{{HostIP: "127.0.0.1", HostPort: 30080, ContainerPort: 80, Protocol: "TCP"}}
 	content, render := renderer(proxyConfig("default/web", svc, ready), func(c *helperapi.ProxyConfig, g int64) { c.Generation = g })
 	return &helperWant{
 		Name: proxyName("i", "default", "web"), Hash: proxyConfigHash("dockctl_i", "10.222.8.1", svc, bindings),
 		Mode: helperapi.ModeProxy, Content: content, Render: render, Change: "ready endpoints +web-a-1",
-		Request: HelperRequest{Instance: "i", Namespace: "default", Role: RoleProxy, Service: "web",
-			Network: PodNetwork{Name: "dockctl_i", IPv4: "10.222.8.1"}, Ports: bindings},
+		Request: dockerx.HelperRequest{Instance: "i", Namespace: "default", Role: dockerx.RoleProxy, Service: "web",
+			Network: dockerx.PodNetwork{Name: "dockctl_i", IPv4: "10.222.8.1"}, Ports: bindings},
 	}
 }
 
@@ -52,7 +52,7 @@ func TestHelperPlan(t *testing.T) {
 	dnsContent, dnsRender := renderer(dnsConfig([]helperapi.DNSRecord{{Name: "web.default.svc.cluster.local", IPs: []string{"10.222.8.1"},
 		Ports: []helperapi.SRVPort{{Name: "http", Protocol: "TCP", Port: 80}}}}), func(c *helperapi.DNSConfig, g int64) { c.Generation = g })
 	dns := &helperWant{Name: dnsName("i"), Hash: dnsConfigHash("dockctl_i", "10.222.8.0"), Mode: helperapi.ModeDNS,
-		Content: dnsContent, Render: dnsRender, Request: HelperRequest{Instance: "i", Role: RoleDNS, Network: PodNetwork{Name: "dockctl_i", IPv4: "10.222.8.0"}}}
+		Content: dnsContent, Render: dnsRender, Request: dockerx.HelperRequest{Instance: "i", Role: dockerx.RoleDNS, Network: dockerx.PodNetwork{Name: "dockctl_i", IPv4: "10.222.8.0"}}}
 
 	tests := []struct {
 		name   string
@@ -74,6 +74,7 @@ func TestHelperPlan(t *testing.T) {
 		{"proxy-duplicate-and-dead", helperPlanInput{Want: w, Observed: obs(proxyCtr("i_web.default.svc.copy", hash, running), proxyCtr(name, hash, dockerx.StateDead)), Generation: 6},
 			"remove:Dead remove:Duplicate create:Missing", true},
 		{"proxy-deleted", helperPlanInput{Unwanted: "service deleted", Observed: obs(up, proxyCtr(name, hash, dockerx.StateRemoving))}, "remove:Unwanted", false},
+		{"proxy-name-being-freed", helperPlanInput{Want: w, Observed: obs(proxyCtr(name, "0ldha5h", dockerx.StateRemoving)), Generation: 6}, "", false},
 		{"proxy-restarting", helperPlanInput{Want: w, Observed: obs(proxyCtr(name, hash, dockerx.StateRestarting)), Generation: 6}, "", false},
 		{"dns-create", helperPlanInput{Want: dns, Generation: 1700000000000}, "create:Missing", true},
 	}
@@ -156,7 +157,7 @@ func checkHelperGolden(t *testing.T, name string, plan HelperPlan) {
 // at all, so an upgrade of dockctl keeps proxies under traffic running.
 func TestProxyConfigHash(t *testing.T) {
 	svc := svcOf("web", "NodePort", "", sport("http", 80, 30080))
-	b := []PortBinding{{HostIP: "127.0.0.1", HostPort: 30080, ContainerPort: 80, Protocol: "TCP"}}
+	b := []dockerx.PortBinding{{HostIP: "127.0.0.1", HostPort: 30080, ContainerPort: 80, Protocol: "TCP"}}
 	base := proxyConfigHash("dockctl_i", "10.222.8.1", svc, b)
 	if base != webWant(true).Hash || base != webWant(false).Hash {
 		t.Error("the endpoints changed the config hash")

@@ -48,7 +48,7 @@ type ServiceDocker interface {
 	StartContainer(ctx context.Context, id string) error
 	UnpauseContainer(ctx context.Context, id string) error
 	RemoveContainer(ctx context.Context, id string) error
-	CreateHelper(ctx context.Context, req HelperRequest) (string, error)
+	CreateHelper(ctx context.Context, req dockerx.HelperRequest) (string, error)
 	EnsureHelperImage(ctx context.Context, instance string) (string, error)
 	ExecOutput(ctx context.Context, id string, cmd []string, timeout time.Duration) (exit int, stdout []byte, err error)
 }
@@ -171,7 +171,7 @@ func (c *Controller) isSelf(id string) bool {
 }
 
 // proxyKey is the Service key a proxy's labels name.
-func proxyKey(c *dockerx.Container) string { return ctrNamespace(c) + "/" + ctrService(c) }
+func proxyKey(c *dockerx.Container) string { return c.Namespace + "/" + c.Service }
 
 // syncService is one observe → plan → execute pass for one Service.
 func (s *services) syncService(ctx context.Context, key, ns, name string) (Result, error) {
@@ -189,7 +189,7 @@ func (s *services) syncService(ctx context.Context, key, ns, name string) (Resul
 	if err != nil {
 		return Result{}, fmt.Errorf("read service %s: %w", key, err) // never taken for "deleted"
 	}
-	all, err := s.listHelpers(ctx, RoleProxy)
+	all, err := s.listHelpers(ctx, dockerx.RoleProxy)
 	if err != nil {
 		return Result{}, err
 	}
@@ -244,13 +244,13 @@ func (s *services) syncService(ctx context.Context, key, ns, name string) (Resul
 	case !a.Usable:
 		pin.Unwanted = "no cluster IP"
 	default:
-		network := networkName(s.c.opts.Instance)
+		network := dockerx.NetworkName(s.c.opts.Instance)
 		content, render := renderer(proxyConfig(key, svc, ready), func(c *helperapi.ProxyConfig, g int64) { c.Generation = g })
 		pin.Want = &helperWant{
 			Name: proxyName(s.c.opts.Instance, ns, name), Hash: proxyConfigHash(network, a.ClusterIP, svc, a.Bindings),
 			Mode: helperapi.ModeProxy, Content: content, Render: render, Change: endpointChange(prev.Endpoints, ready),
-			Request: HelperRequest{Instance: s.c.opts.Instance, Namespace: ns, Role: RoleProxy, Service: name,
-				Network: PodNetwork{Name: network, IPv4: a.ClusterIP}, Ports: a.Bindings},
+			Request: dockerx.HelperRequest{Instance: s.c.opts.Instance, Namespace: ns, Role: dockerx.RoleProxy, Service: name,
+				Network: dockerx.PodNetwork{Name: network, IPv4: a.ClusterIP}, Ports: a.Bindings},
 		}
 	}
 	var plan HelperPlan
@@ -268,7 +268,11 @@ func (s *services) syncService(ctx context.Context, key, ns, name string) (Resul
 		content = pin.Want.Content
 	}
 	done, execErr := s.execute(ctx, key, plan, content)
-	if execErr == nil && planned && (plan.Serves || pin.Want == nil) {
+	wait := plan.Wait || errors.Is(execErr, errNameBeingFreed)
+	if wait {
+		execErr = nil
+	}
+	if execErr == nil && !wait && planned && (plan.Serves || pin.Want == nil) {
 		// Its data plane serves these endpoints (or it has none): a drain
 		// waiting on this Service may end.
 		s.tracker.ack(key, version)
@@ -300,6 +304,9 @@ func (s *services) syncService(ctx context.Context, key, ns, name string) (Resul
 	s.noteRecord(key, serviceDNSRecord(svc, a.ClusterIP, ready))
 	if execErr != nil {
 		return Result{}, execErr
+	}
+	if wait {
+		return Result{RequeueAfter: nameRetry}, nil
 	}
 	if netErr != nil && !svc.IsHeadless() {
 		return Result{RequeueAfter: networkRetry}, nil
@@ -392,7 +399,7 @@ func (s *services) portHolders(ctx context.Context, own []dockerx.Container) ([]
 		return nil, fmt.Errorf("list the daemon's containers: %w", err)
 	}
 	for _, c := range cs {
-		if c.Instance == s.c.opts.Instance && c.Role == RoleProxy {
+		if c.Instance == s.c.opts.Instance && c.Role == dockerx.RoleProxy {
 			continue // this instance's Services: the older one wins (allocate)
 		}
 		for _, p := range c.Ports {
@@ -483,6 +490,11 @@ func (s *services) execute(ctx context.Context, key string, plan HelperPlan, con
 			}
 		case HelperCreate:
 			id, err := s.create(ctx, op)
+			if errors.Is(err, dockerx.ErrConflict) && removedName(plan, op) {
+				// The container this one replaces still holds the name
+				// while Docker removes it.
+				return done, errNameBeingFreed
+			}
 			if err != nil {
 				return done, err
 			}
@@ -502,6 +514,24 @@ func (s *services) execute(ctx context.Context, key string, plan HelperPlan, con
 		}
 	}
 	return done, nil
+}
+
+// errNameBeingFreed: a create found its name still held by the container
+// the plan removed; the key is synced again shortly.
+var errNameBeingFreed = errors.New("the name is still being freed")
+
+// nameRetry is how soon a create waiting for a name is tried again.
+const nameRetry = 200 * time.Millisecond
+
+// removedName reports whether the plan removed a container of op's name
+// before op.
+func removedName(plan HelperPlan, op HelperOp) bool {
+	for _, o := range plan.Ops {
+		if o.ID < op.ID && o.Kind == HelperRemove && o.Name == op.Name {
+			return true
+		}
+	}
+	return false
 }
 
 // create makes and starts a helper from the plan's request, with the
@@ -603,7 +633,7 @@ func (s *services) sweep(ctx context.Context) error {
 	for _, err := range errs {
 		s.log.Error("unreadable service record", "err", err)
 	}
-	proxies, err := s.listHelpers(ctx, RoleProxy)
+	proxies, err := s.listHelpers(ctx, dockerx.RoleProxy)
 	if err != nil {
 		return err
 	}
@@ -665,9 +695,9 @@ func serviceOwners(instance string) OwnerMapper {
 			return nil
 		case ev.Gap:
 			return []Request{{Key: serviceSweepKey}}
-		case ev.Role == RoleDNS:
+		case ev.Role == dockerx.RoleDNS:
 			return []Request{{Key: dnsKey}}
-		case ev.Role == RoleProxy:
+		case ev.Role == dockerx.RoleProxy:
 			rest, ok := strings.CutPrefix(ev.Name, instance+"_")
 			rest, ok2 := strings.CutSuffix(rest, ".svc")
 			name, ns, ok3 := strings.Cut(rest, ".")

@@ -4,166 +4,107 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"sort"
 	"sync"
-	"time"
+	"testing"
 
 	"github.com/dockctl/dockctl/dockerx"
+	"github.com/dockctl/dockctl/internal/dockerfake"
 	"github.com/dockctl/dockctl/internal/helperapi"
 	"github.com/dockctl/dockctl/store"
 )
 
-// fakeSvcDocker is a small in-memory ServiceDocker with Docker's
-// semantics for what the Service reconcilers use (409 on a name in use,
-// 404 on a missing container), and helpers that serve what they are
-// created or pushed with, refusing older generations as the real ones do.
-type fakeSvcDocker struct {
+// helperEngine is internal/dockerfake with helpers that behave as
+// dockctl's do: a helper serves the config of its command, then what is
+// pushed to it, refusing an older generation (ExitStale, with the one it
+// holds) — and, for port conflicts, the daemon's other containers.
+type helperEngine struct {
+	*dockerfake.Engine
 	mu      sync.Mutex
-	seq     int
-	ctrs    map[string]*dockerx.Container
-	served  map[string]string // container ID → config JSON it serves
-	creates []HelperRequest
-	writes  int
+	served  map[string]string // container ID → config JSON served
+	creates []dockerx.HelperRequest
 	// exec, when set, answers a push instead of the helper.
 	exec func(id string, cmd []string) (int, []byte)
-	// daemon are other containers of the daemon (ListAllContainers).
+	// daemon are containers of other owners (ListAllContainers).
 	daemon []dockerx.Container
 }
 
-func newFakeSvcDocker() *fakeSvcDocker {
-	return &fakeSvcDocker{ctrs: map[string]*dockerx.Container{}, served: map[string]string{}}
+func newHelperEngine(t *testing.T) *helperEngine {
+	h := &helperEngine{Engine: dockerfake.New(), served: map[string]string{}}
+	h.HandleExec(h.handle)
+	// Removals end when the test says (FinishRemovals): Docker holds a
+	// name, and an address, while it removes a container.
+	h.HoldRemovals(true)
+	if _, err := h.EnsureNetwork(context.Background(), dockerx.NetworkRequest{Instance: "i", Name: "dockctl_i",
+		Subnet: "10.222.0.0/20", IPRange: "10.222.0.0/21", Gateway: "10.222.0.1"}); err != nil {
+		t.Fatal(err)
+	}
+	return h
 }
 
-func (f *fakeSvcDocker) ListContainers(_ context.Context, instance string) ([]dockerx.Container, error) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	var out []dockerx.Container
-	for _, c := range f.ctrs {
-		if c.Instance == instance {
-			out = append(out, *c)
-		}
+func (h *helperEngine) CreateHelper(ctx context.Context, req dockerx.HelperRequest) (string, error) {
+	id, err := h.Engine.CreateHelper(ctx, req)
+	if err == nil {
+		h.mu.Lock()
+		h.creates = append(h.creates, req)
+		h.served[id] = req.Cmd[len(req.Cmd)-1]
+		h.mu.Unlock()
 	}
-	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
-	return out, nil
+	return id, err
 }
 
-func (f *fakeSvcDocker) ListAllContainers(ctx context.Context) ([]dockerx.Container, error) {
-	f.mu.Lock()
-	out := append([]dockerx.Container(nil), f.daemon...)
-	f.mu.Unlock()
-	for _, c := range f.ctrs {
-		out = append(out, *c)
-	}
-	return out, nil
+func (h *helperEngine) ListAllContainers(context.Context) ([]dockerx.Container, error) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return append(h.Snapshot(), h.daemon...), nil
 }
 
-func (f *fakeSvcDocker) CreateHelper(_ context.Context, req HelperRequest) (string, error) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	f.writes++
-	for _, c := range f.ctrs {
-		if c.Name == req.Name {
-			return "", fmt.Errorf("create %s: %w", req.Name, dockerx.ErrConflict)
-		}
-	}
-	f.seq++
-	id := fmt.Sprintf("helper%04d", f.seq)
-	labels := map[string]string{dockerx.LabelInstance: req.Instance, dockerx.LabelRole: req.Role, LabelConfigHash: req.ConfigHash}
-	if req.Namespace != "" {
-		labels[LabelNamespace] = req.Namespace
-	}
-	if req.Service != "" {
-		labels[LabelService] = req.Service
-	}
-	f.ctrs[id] = &dockerx.Container{ID: id, Name: req.Name, Image: req.Image, Instance: req.Instance, Role: req.Role, Labels: labels, State: dockerx.StateCreated}
-	f.creates = append(f.creates, req)
-	if n := len(req.Cmd); n > 0 {
-		f.served[id] = req.Cmd[n-1]
-	}
-	return id, nil
-}
-
-func (f *fakeSvcDocker) EnsureHelperImage(context.Context, string) (string, error) {
-	return "dockctl-helper:i-0123456789ab", nil
-}
-
-func (f *fakeSvcDocker) setState(id, state string) error {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	f.writes++
-	c := f.ctrs[id]
-	if c == nil {
-		return fmt.Errorf("container %s: %w", id, dockerx.ErrNotFound)
-	}
-	c.State = state
-	return nil
-}
-
-func (f *fakeSvcDocker) StartContainer(_ context.Context, id string) error {
-	return f.setState(id, dockerx.StateRunning)
-}
-
-func (f *fakeSvcDocker) UnpauseContainer(_ context.Context, id string) error {
-	return f.setState(id, dockerx.StateRunning)
-}
-
-func (f *fakeSvcDocker) RemoveContainer(_ context.Context, id string) error {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	f.writes++
-	if f.ctrs[id] == nil {
-		return fmt.Errorf("container %s: %w", id, dockerx.ErrNotFound)
-	}
-	delete(f.ctrs, id)
-	delete(f.served, id)
-	return nil
-}
-
-func (f *fakeSvcDocker) ExecOutput(_ context.Context, id string, cmd []string, _ time.Duration) (int, []byte, error) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	f.writes++
-	c := f.ctrs[id]
-	if c == nil || c.State != dockerx.StateRunning {
-		return 0, nil, fmt.Errorf("exec in %s: %w", id, dockerx.ErrConflict)
-	}
-	if f.exec != nil {
-		code, out := f.exec(id, cmd)
-		return code, out, nil
+func (h *helperEngine) handle(id string, cmd []string) (int, []byte) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.exec != nil {
+		return h.exec(id, cmd)
 	}
 	if len(cmd) != 5 || cmd[1] != "helper" || cmd[2] != helperapi.ModePush {
-		return helperapi.ExitUsage, []byte("usage"), nil
+		return helperapi.ExitUsage, nil
 	}
 	var in, held struct{ Generation int64 }
 	if err := json.Unmarshal([]byte(cmd[4]), &in); err != nil {
-		return helperapi.ExitFailed, []byte(err.Error()), nil
+		return helperapi.ExitFailed, nil
 	}
-	_ = json.Unmarshal([]byte(f.served[id]), &held)
+	_ = json.Unmarshal([]byte(h.served[id]), &held)
 	if in.Generation < held.Generation {
 		ack, _ := json.Marshal(helperapi.Ack{Generation: held.Generation})
-		return helperapi.ExitStale, ack, nil
+		return helperapi.ExitStale, ack
 	}
-	f.served[id] = cmd[4]
+	h.served[id] = cmd[4]
 	ack, _ := json.Marshal(helperapi.Ack{Generation: in.Generation})
-	return helperapi.ExitOK, ack, nil
+	return helperapi.ExitOK, ack
 }
 
-// serving returns what the helper of that name serves, decoded into v.
-func (f *fakeSvcDocker) serving(name string, v any) (string, bool) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	for id, c := range f.ctrs {
+// serving returns the ID of the helper of that name and decodes what it
+// serves into v.
+func (h *helperEngine) serving(name string, v any) (string, bool) {
+	for _, c := range h.Snapshot() {
 		if c.Name == name {
-			return id, json.Unmarshal([]byte(f.served[id]), v) == nil
+			h.mu.Lock()
+			defer h.mu.Unlock()
+			return c.ID, json.Unmarshal([]byte(h.served[c.ID]), v) == nil
 		}
 	}
 	return "", false
 }
 
-func (f *fakeSvcDocker) writeCount() int {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	return f.writes
+func (h *helperEngine) createdHelpers() []dockerx.HelperRequest {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return slices.Clone(h.creates)
+}
+
+// writeCount counts the calls that change what Docker runs or serves.
+func (h *helperEngine) writeCount() int {
+	return h.WriteCalls() + h.Calls()["exec:output"] + h.Calls()["create:helper"]
 }
 
 // fakeSvcStore is an in-memory ServiceStore.

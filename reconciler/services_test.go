@@ -24,7 +24,7 @@ import (
 // Reconcile.
 type svcRig struct {
 	t       *testing.T
-	docker  *fakeSvcDocker
+	docker  *helperEngine
 	svcs    *fakeSvcStore
 	deps    *store.Store
 	ctrl    *Controller
@@ -38,7 +38,7 @@ func newSvcRig(t *testing.T) *svcRig {
 	if err != nil {
 		t.Fatal(err)
 	}
-	r := &svcRig{t: t, docker: newFakeSvcDocker(), svcs: newFakeSvcStore(), deps: deps}
+	r := &svcRig{t: t, docker: newHelperEngine(t), svcs: newFakeSvcStore(), deps: deps}
 	r.restart()
 	return r
 }
@@ -104,11 +104,11 @@ func TestServiceProxyLifecycle(t *testing.T) {
 	r.tracker.markSynced()
 
 	r.reconcile("default/web")
-	if len(r.docker.creates) != 1 {
-		t.Fatalf("creates: %+v", r.docker.creates)
+	if len(r.docker.createdHelpers()) != 1 {
+		t.Fatalf("creates: %+v", r.docker.createdHelpers())
 	}
-	req := r.docker.creates[0]
-	if req.Name != "i_web.default.svc" || req.Role != RoleProxy || req.Service != "web" || req.Namespace != "default" ||
+	req := r.docker.createdHelpers()[0]
+	if req.Name != "i_web.default.svc" || req.Role != dockerx.RoleProxy || req.Service != "web" || req.Namespace != "default" ||
 		req.Network.IPv4 != "10.222.8.1" || req.Network.Name != "dockctl_i" || req.Image == "" ||
 		fmt.Sprint(req.Ports) != "[{127.0.0.1 30000 80 TCP}]" || req.Cmd[2] != helperapi.ModeProxy {
 		t.Errorf("proxy request %+v", req)
@@ -135,7 +135,7 @@ func TestServiceProxyLifecycle(t *testing.T) {
 	if pods, gen := r.proxyPods("i_web.default.svc"); pods != "web-a-0=10.222.0.2:8080 web-a-1=10.222.0.3:8080" || gen != 2 {
 		t.Errorf("after unready: %s (generation %d)", pods, gen)
 	}
-	if len(r.docker.creates) != 1 {
+	if len(r.docker.createdHelpers()) != 1 {
 		t.Error("an endpoint change recreated the proxy")
 	}
 	st = r.svcs.status("default/web")
@@ -154,21 +154,26 @@ func TestServiceProxyLifecycle(t *testing.T) {
 	}
 	dw = r.docker.writeCount()
 	r.reconcile("default/web")
-	if r.docker.writeCount() != dw || len(r.docker.creates) != 1 {
-		t.Errorf("the second sync after a restart wrote (%d creates)", len(r.docker.creates))
+	if r.docker.writeCount() != dw || len(r.docker.createdHelpers()) != 1 {
+		t.Errorf("the second sync after a restart wrote (%d creates)", len(r.docker.createdHelpers()))
 	}
 	if st := r.svcs.status("default/web"); st.ClusterIP != "10.222.8.1" || fmt.Sprint(st.NodePorts) != "[{80 TCP 30000}]" {
 		t.Errorf("allocations not kept: %+v", st)
 	}
 
-	// Removed by hand: created again with the same address.
+	// Removed by hand: created again with the same address, once Docker
+	// has freed the name (and the address).
 	id, _ := r.docker.serving("i_web.default.svc", &struct{}{})
 	if err := r.docker.RemoveContainer(context.Background(), id); err != nil {
 		t.Fatal(err)
 	}
+	if res := r.reconcile("default/web"); res.RequeueAfter <= 0 || len(r.docker.createdHelpers()) != 1 {
+		t.Errorf("while the name is held: %+v, %d creates; want a requeue and no create", res, len(r.docker.createdHelpers()))
+	}
+	r.docker.FinishRemovals()
 	r.reconcile("default/web")
-	if len(r.docker.creates) != 2 || r.docker.creates[1].Network.IPv4 != "10.222.8.1" {
-		t.Errorf("repair: %+v", r.docker.creates)
+	if len(r.docker.createdHelpers()) != 2 || r.docker.createdHelpers()[1].Network.IPv4 != "10.222.8.1" {
+		t.Errorf("repair: %+v", r.docker.createdHelpers())
 	}
 
 	// Deleted: the proxy goes.
@@ -176,6 +181,7 @@ func TestServiceProxyLifecycle(t *testing.T) {
 	rec.Deleted = true
 	r.svcs.put(rec)
 	r.reconcile("default/web")
+	r.docker.FinishRemovals()
 	if cs, _ := r.docker.ListContainers(context.Background(), "i"); len(cs) != 0 {
 		t.Errorf("after delete: %v", cs)
 	}
@@ -247,8 +253,8 @@ func TestServicePortConflicts(t *testing.T) {
 	if c == nil || !strings.Contains(c.Message, "127.0.0.1:30080/TCP is published by deployment default/db") {
 		t.Errorf("web conditions %+v", st.Conditions)
 	}
-	if fmt.Sprint(r.docker.creates[0].Ports) != "[{127.0.0.1 30081 81 TCP}]" {
-		t.Errorf("web publishes %v: the conflicting port must be left out", r.docker.creates[0].Ports)
+	if fmt.Sprint(r.docker.createdHelpers()[0].Ports) != "[{127.0.0.1 30081 81 TCP}]" {
+		t.Errorf("web publishes %v: the conflicting port must be left out", r.docker.createdHelpers()[0].Ports)
 	}
 	st = r.svcs.status("shop/lb")
 	if c := findCondition(st.Conditions, ServicePortConflict); c == nil || !strings.Contains(c.Message, "container someone_else") {
@@ -273,12 +279,15 @@ func TestServiceOrphanProxies(t *testing.T) {
 			r.prune = prune
 			r.restart()
 			r.tracker.markSynced()
-			if _, err := r.docker.CreateHelper(context.Background(), HelperRequest{Instance: "i", Namespace: "default", Name: "i_gone.default.svc",
-				Role: RoleProxy, Service: "gone"}); err != nil {
+			img, _ := r.docker.EnsureHelperImage(context.Background(), "i")
+			if _, err := r.docker.CreateHelper(context.Background(), dockerx.HelperRequest{Instance: "i", Namespace: "default", Name: "i_gone.default.svc",
+				Role: dockerx.RoleProxy, Service: "gone", Image: img, Cmd: []string{"/dockctl", "helper", "proxy", "--config", "{}"},
+				Network: dockerx.PodNetwork{Name: "dockctl_i", IPv4: "10.222.8.50"}}); err != nil {
 				t.Fatal(err)
 			}
 			r.reconcile(serviceSweepKey)
 			r.reconcile("default/gone")
+			r.docker.FinishRemovals()
 			cs, _ := r.docker.ListContainers(context.Background(), "i")
 			if kept := len(cs) == 1; kept == prune {
 				t.Errorf("prune=%v: orphan proxy kept=%v", prune, kept)
@@ -299,8 +308,8 @@ func TestServiceHeadlessAndDNS(t *testing.T) {
 	r.svcs.put(headless)
 	r.reconcile("default/web")
 	r.reconcile("default/web-pods")
-	if len(r.docker.creates) != 1 {
-		t.Fatalf("creates %+v: a headless Service gets no proxy", r.docker.creates)
+	if len(r.docker.createdHelpers()) != 1 {
+		t.Fatalf("creates %+v: a headless Service gets no proxy", r.docker.createdHelpers())
 	}
 	if st := r.svcs.status("default/web-pods"); st.ClusterIP != "None" || len(st.Endpoints) != 3 {
 		t.Errorf("headless status %+v", st)
@@ -310,8 +319,8 @@ func TestServiceHeadlessAndDNS(t *testing.T) {
 	if _, ok := r.docker.serving("i_dns", &cfg); !ok {
 		t.Fatal("no DNS server")
 	}
-	req := r.docker.creates[1]
-	if req.Role != RoleDNS || req.Network.IPv4 != "10.222.8.0" || len(req.Ports) != 0 {
+	req := r.docker.createdHelpers()[1]
+	if req.Role != dockerx.RoleDNS || req.Network.IPv4 != "10.222.8.0" || len(req.Ports) != 0 {
 		t.Errorf("DNS request %+v", req)
 	}
 	got, _ := json.Marshal(cfg.Records)
@@ -340,6 +349,7 @@ func TestServiceHeadlessAndDNS(t *testing.T) {
 		r.svcs.put(rec)
 	}
 	r.reconcile(dnsKey)
+	r.docker.FinishRemovals()
 	if _, ok := r.docker.serving("i_dns", &cfg); ok {
 		t.Error("DNS server left with nothing to serve")
 	}
@@ -379,11 +389,11 @@ func TestServiceWaitsForTheNetwork(t *testing.T) {
 	if res := r.reconcile("default/web"); res.RequeueAfter <= 0 {
 		t.Errorf("no requeue while the network is unknown: %+v", res)
 	}
-	if len(r.docker.creates) != 0 {
+	if len(r.docker.createdHelpers()) != 0 {
 		t.Error("a proxy made without a network")
 	}
-	if res := r.reconcile(dnsKey); res.RequeueAfter <= 0 || len(r.docker.creates) != 0 {
-		t.Errorf("DNS without a network: %+v, %d creates", res, len(r.docker.creates))
+	if res := r.reconcile(dnsKey); res.RequeueAfter <= 0 || len(r.docker.createdHelpers()) != 0 {
+		t.Errorf("DNS without a network: %+v, %d creates", res, len(r.docker.createdHelpers()))
 	}
 }
 
@@ -393,9 +403,9 @@ func TestServiceOwners(t *testing.T) {
 		ev   dockerx.Event
 		want string
 	}{
-		{dockerx.Event{Role: RoleProxy, Name: "my_inst_web.shop.svc"}, "shop/web"},
-		{dockerx.Event{Role: RoleProxy, Name: "other_web.shop.svc"}, "*"},
-		{dockerx.Event{Role: RoleDNS, Name: "my_inst_dns"}, "dns/"},
+		{dockerx.Event{Role: dockerx.RoleProxy, Name: "my_inst_web.shop.svc"}, "shop/web"},
+		{dockerx.Event{Role: dockerx.RoleProxy, Name: "other_web.shop.svc"}, "*"},
+		{dockerx.Event{Role: dockerx.RoleDNS, Name: "my_inst_dns"}, "dns/"},
 		{dockerx.Event{Gap: true}, "*"},
 		{dockerx.Event{Down: true}, ""},
 		{dockerx.Event{Role: dockerx.RoleReplica, Deployment: "web"}, ""},
@@ -409,7 +419,7 @@ func TestServiceOwners(t *testing.T) {
 			t.Errorf("%+v → %v, want %q", tt.ev, keys, tt.want)
 		}
 	}
-	if got := deploymentOwners(dockerx.Event{Role: RoleProxy, Name: "i_web.default.svc"}); len(got) != 0 {
+	if got := deploymentOwners(dockerx.Event{Role: dockerx.RoleProxy, Name: "i_web.default.svc"}); len(got) != 0 {
 		t.Errorf("a proxy's event queued deployments: %v", got)
 	}
 }
@@ -423,7 +433,7 @@ func TestServicePushAfterStart(t *testing.T) {
 	r.svcs.put(webService("", 0))
 	r.reconcile("default/web")
 	id, _ := r.docker.serving("i_web.default.svc", &struct{}{})
-	if err := r.docker.setState(id, dockerx.StateExited); err != nil {
+	if err := r.docker.KillSilently(id); err != nil { // stopped, as by hand
 		t.Fatal(err)
 	}
 	r.restart() // what it serves is unknown: a start, then a push
