@@ -221,7 +221,7 @@ func (s *services) syncService(ctx context.Context, key, ns, name string) (Resul
 
 	in := allocInput{Key: key, Service: svc, Created: rec.Created, Prev: prev, Layout: layout, Address: s.address}
 	if publishes(svc) {
-		if in.Holders, err = s.portHolders(ctx, observed); err != nil {
+		if in.Holders, err = s.portHolders(ctx); err != nil {
 			return Result{}, err
 		}
 	}
@@ -278,23 +278,7 @@ func (s *services) syncService(ctx context.Context, key, ns, name string) (Resul
 		s.tracker.ack(key, version)
 	}
 
-	next := &ServiceStatus{
-		ObservedGeneration: rec.Generation, ClusterIP: a.ClusterIP, NodePorts: a.NodePorts,
-		Endpoints: append(append([]EndpointStatus(nil), ready...), notReady...), PushedGeneration: prev.PushedGeneration,
-		Conditions: a.Conditions,
-	}
-	if done != nil {
-		next.PushedGeneration = done.Generation
-	}
-	if execErr != nil {
-		reason := ReasonProxyCreateFailed
-		if slices.ContainsFunc(plan.Ops, func(op HelperOp) bool { return op.Kind == HelperPush }) {
-			reason = ReasonProxyPushFailed
-		}
-		next.Conditions = append(next.Conditions, Condition{Type: ServiceProxyFailure, Status: "True", Reason: reason, Message: execErr.Error()})
-	}
-	slices.SortStableFunc(next.Endpoints, func(a, b EndpointStatus) int { return strings.Compare(a.Pod, b.Pod) })
-	next.Conditions = carryTransitions(next.Conditions, prev.Conditions, s.c.opts.Now())
+	next := nextServiceStatus(rec, prev, a, append(slices.Clone(ready), notReady...), plan, done, execErr, s.c.opts.Now())
 	if !sameServiceStatus(prev, next) {
 		next.Updated = s.c.opts.Now()
 		if err := s.store.WriteServiceStatus(ns, name, next); err != nil {
@@ -312,6 +296,28 @@ func (s *services) syncService(ctx context.Context, key, ns, name string) (Resul
 		return Result{RequeueAfter: networkRetry}, nil
 	}
 	return Result{}, nil
+}
+
+// nextServiceStatus is the status a sync leaves: what was allocated, the
+// endpoints, the generation the proxy acknowledged, the conditions (a
+// failure of the plan's execution becomes ProxyFailure).
+func nextServiceStatus(rec *ServiceRecord, prev *ServiceStatus, a allocation, endpoints []EndpointStatus, plan HelperPlan,
+	done *pushedConfig, execErr error, now time.Time) *ServiceStatus {
+	next := &ServiceStatus{ObservedGeneration: rec.Generation, ClusterIP: a.ClusterIP, NodePorts: a.NodePorts,
+		Endpoints: endpoints, PushedGeneration: prev.PushedGeneration, Conditions: slices.Clone(a.Conditions)}
+	if done != nil {
+		next.PushedGeneration = done.Generation
+	}
+	if execErr != nil {
+		reason := ReasonProxyCreateFailed
+		if slices.ContainsFunc(plan.Ops, func(op HelperOp) bool { return op.Kind == HelperPush }) {
+			reason = ReasonProxyPushFailed
+		}
+		next.Conditions = append(next.Conditions, Condition{Type: ServiceProxyFailure, Status: "True", Reason: reason, Message: execErr.Error()})
+	}
+	slices.SortStableFunc(next.Endpoints, func(a, b EndpointStatus) int { return strings.Compare(a.Pod, b.Pod) })
+	next.Conditions = carryTransitions(next.Conditions, prev.Conditions, now)
+	return next
 }
 
 // publishes reports whether a Service publishes host ports.
@@ -369,7 +375,7 @@ func (s *services) noteRecord(key string, r *helperapi.DNSRecord) {
 // Services: deployments' hostPorts (and host-network ports), and every
 // container of the daemon that publishes one (when the client can list
 // them), this instance's proxies excepted.
-func (s *services) portHolders(ctx context.Context, own []dockerx.Container) ([]portHolder, error) {
+func (s *services) portHolders(ctx context.Context) ([]portHolder, error) {
 	var out []portHolder
 	recs, _ := s.c.store.ListAll()
 	for _, r := range recs {
