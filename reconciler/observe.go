@@ -113,6 +113,9 @@ func (c *Controller) sweep(ctx context.Context) error {
 			c.queue.Add(r.Name)
 		}
 	}
+	// Every live deployment was fed from this snapshot (needsSync): the
+	// Services may now trust the tracker.
+	c.tracker.markSynced()
 	for name, group := range volsByDeployment {
 		if known[name] || len(byDeployment[name]) > 0 {
 			continue
