@@ -6,6 +6,7 @@ import (
 
 	"github.com/dockctl/dockctl/dockerx"
 	"github.com/dockctl/dockctl/internal/helperapi"
+	"github.com/dockctl/dockctl/store"
 )
 
 // The DNS reconciler: one DNS server per instance (INSTANCE_dns, at the
@@ -27,9 +28,12 @@ func (s *services) syncDNS(ctx context.Context) (Result, error) {
 	}
 	layout, netErr := s.layout()
 	if layout == nil {
-		s.log.Info("DNS server waits for the instance network", "why", netErr)
+		s.noteWaiting(dnsKey, netErr)
 		return Result{RequeueAfter: networkRetry}, nil
 	}
+	s.mu.Lock()
+	delete(s.waiting, dnsKey)
+	s.mu.Unlock()
 	recs, errs := s.store.ListServices()
 	for _, err := range errs {
 		s.log.Error("unreadable service record: its name is not served", "err", err)
@@ -40,7 +44,7 @@ func (s *services) syncDNS(ctx context.Context) (Result, error) {
 			continue
 		}
 		svc := defaultService(&r.Service)
-		var ready []EndpointStatus
+		var ready []store.EndpointStatus
 		if svc.IsHeadless() {
 			ready, _, _ = s.tracker.endpointsAt(svc)
 		}

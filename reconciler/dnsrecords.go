@@ -7,6 +7,7 @@ import (
 
 	"github.com/dockctl/dockctl/internal/helperapi"
 	"github.com/dockctl/dockctl/manifests"
+	"github.com/dockctl/dockctl/store"
 )
 
 // The DNS records of the instance (DESIGN §10.2), as pure functions: one
@@ -26,7 +27,7 @@ func serviceDNSName(namespace, name string) string {
 // serviceDNSRecord is a Service's record: its ClusterIP ("" none yet: the
 // name exists with no address), or its ready pods' addresses if headless.
 // svc is defaulted.
-func serviceDNSRecord(svc *manifests.Service, clusterIP string, ready []EndpointStatus) *helperapi.DNSRecord {
+func serviceDNSRecord(svc *manifests.Service, clusterIP string, ready []store.EndpointStatus) *helperapi.DNSRecord {
 	r := &helperapi.DNSRecord{Name: serviceDNSName(svc.Metadata.NamespaceOrDefault(), svc.Metadata.Name), IPs: []string{}}
 	headless := svc.IsHeadless()
 	if headless {
@@ -55,7 +56,7 @@ func serviceDNSRecord(svc *manifests.Service, clusterIP string, ready []Endpoint
 }
 
 // agreedTargetPort is the one port every ready pod resolves p to, else def.
-func agreedTargetPort(p manifests.ServicePort, ready []EndpointStatus, def int) int {
+func agreedTargetPort(p manifests.ServicePort, ready []store.EndpointStatus, def int) int {
 	got := 0
 	for _, ep := range ready {
 		for _, ept := range ep.Ports {

@@ -25,6 +25,14 @@
 // probes; trust.go checks records and privileges; observer.go is the hook
 // for metrics.
 //
+// Namespaces: a deployment's key is "namespace/name" (store.Key;
+// "default/web" in the default namespace), and so is every per-deployment
+// memory of the controller. A container belongs to the deployment its
+// deployment label and its namespace (dockerx.ParseNamespace: the
+// io.dockctl.namespace label, absent on containers of earlier releases,
+// which are default's) name; it is named ContainerName(instance, namespace,
+// …), which keeps the names of earlier releases in default.
+//
 // Services (DESIGN §10) run on a second loop of the same kind, keyed
 // "ns/name" (plus "dns/" for the DNS server and "*" for their sweep):
 // endpoints.go is the tracker the deployment sync feeds with every pod it

@@ -206,13 +206,13 @@ func portsKey(cs []manifests.Container) string {
 // Service's ports resolved on it (a named targetPort the pod does not have
 // leaves that port out; a pod with none of them is left out, as
 // Kubernetes' endpoints controller does). Sorted by pod name.
-func (t *Tracker) Endpoints(svc *manifests.Service) (ready, notReady []EndpointStatus) {
+func (t *Tracker) Endpoints(svc *manifests.Service) (ready, notReady []store.EndpointStatus) {
 	ready, notReady, _ = t.endpointsAt(defaultService(svc))
 	return ready, notReady
 }
 
 // endpointsAt is Endpoints with the version it reflects.
-func (t *Tracker) endpointsAt(svc *manifests.Service) (ready, notReady []EndpointStatus, version int64) {
+func (t *Tracker) endpointsAt(svc *manifests.Service) (ready, notReady []store.EndpointStatus, version int64) {
 	sel := trackedService{namespace: svc.Metadata.NamespaceOrDefault(), selector: svc.Spec.Selector}
 	t.mu.Lock()
 	defer t.mu.Unlock()
@@ -221,10 +221,10 @@ func (t *Tracker) endpointsAt(svc *manifests.Service) (ready, notReady []Endpoin
 			if p.Terminating || !sel.selects(p) {
 				continue
 			}
-			ep := EndpointStatus{Pod: p.Pod, IP: p.IP, Ready: p.Ready && p.IP != ""}
+			ep := store.EndpointStatus{Pod: p.Pod, IP: p.IP, Ready: p.Ready && p.IP != ""}
 			for _, sp := range svc.Spec.Ports {
 				if port, ok := manifests.ResolveTargetPort(sp, p.Containers); ok {
-					ep.Ports = append(ep.Ports, EndpointPort{Name: sp.Name, Port: port, Protocol: sp.Protocol})
+					ep.Ports = append(ep.Ports, store.EndpointPort{Name: sp.Name, Port: port, Protocol: sp.Protocol})
 				}
 			}
 			if len(svc.Spec.Ports) > 0 && len(ep.Ports) == 0 {
@@ -237,7 +237,7 @@ func (t *Tracker) endpointsAt(svc *manifests.Service) (ready, notReady []Endpoin
 			}
 		}
 	}
-	byPod := func(a, b EndpointStatus) int { return strings.Compare(a.Pod+"\x00"+a.IP, b.Pod+"\x00"+b.IP) }
+	byPod := func(a, b store.EndpointStatus) int { return strings.Compare(a.Pod+"\x00"+a.IP, b.Pod+"\x00"+b.IP) }
 	slices.SortFunc(ready, byPod)
 	slices.SortFunc(notReady, byPod)
 	return ready, notReady, t.version
@@ -319,7 +319,7 @@ func (t *Tracker) seed(deploymentKey string, pods []PodEndpoint) {
 // pods. ready is the readiness status counts (nil: none ready, for a
 // deleted deployment, whose pods are all terminating).
 func podEndpoints(instance string, rec *store.Record, in PlanInput, ready map[string]bool, templates func(string) *manifests.PodTemplateSpec, deleted bool) []PodEndpoint {
-	ns := rec.Deployment.Metadata.NamespaceOrDefault()
+	ns := rec.NamespaceOrDefault()
 	network := dockerx.NetworkName(instance)
 	out := make([]PodEndpoint, 0, len(in.Containers))
 	for i := range in.Containers {
@@ -368,8 +368,8 @@ func podLabels(labels map[string]string) map[string]string {
 func (c *Controller) feedTracker(a *assessment, seed bool) {
 	pods := podEndpoints(c.opts.Instance, a.rec, a.in, a.ready, templateLookup(a.d, a.in.Hash, a.rec.Revisions), false)
 	if seed {
-		c.tracker.seed(deploymentKey(a.rec), pods)
+		c.tracker.seed(a.rec.Key(), pods)
 		return
 	}
-	c.tracker.Update(deploymentKey(a.rec), pods)
+	c.tracker.Update(a.rec.Key(), pods)
 }

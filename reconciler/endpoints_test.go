@@ -12,6 +12,7 @@ import (
 
 	"github.com/dockctl/dockctl/dockerx"
 	"github.com/dockctl/dockctl/manifests"
+	"github.com/dockctl/dockctl/store"
 )
 
 // keyRecorder collects the Service keys a tracker queues.
@@ -52,7 +53,7 @@ func watched(t *Tracker, ns, name string, selector map[string]string, ports ...m
 }
 
 // render sums endpoints up: "pod@ip:name=port/proto,…".
-func render(eps []EndpointStatus) string {
+func render(eps []store.EndpointStatus) string {
 	var out []string
 	for _, e := range eps {
 		var ps []string

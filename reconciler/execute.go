@@ -105,7 +105,7 @@ func (c *Controller) execute(ctx context.Context, in PlanInput, plan Plan) (fail
 			// A graceful stop is handed to the stopper, never holding a
 			// worker; it is done once submitted. After a liveness restart
 			// the stopper gives the new run fresh probes once it started.
-			c.stopper.submit(in.Name, op, in.Now)
+			c.stopper.submit(in.key(), op, in.Now)
 			ended(op, nil)
 		}
 		var otherErrs []error
@@ -343,7 +343,7 @@ func (c *Controller) ensureHolderImage(ctx context.Context, creates []Op) (strin
 
 func (c *Controller) create(ctx context.Context, in PlanInput, op Op, holderImage string) error {
 	req := dockerx.CreateRequest{
-		Instance: in.Instance, Name: op.Name, TemplateHash: op.Hash, Deployment: op.From,
+		Instance: in.Instance, Namespace: in.namespace(), Name: op.Name, TemplateHash: op.Hash, Deployment: op.From,
 		Role: op.Role, Pod: op.Pod, Container: op.Container,
 	}
 	if op.Role == dockerx.RoleHolder {

@@ -9,6 +9,7 @@ import (
 
 	"github.com/dockctl/dockctl/dockerx"
 	"github.com/dockctl/dockctl/manifests"
+	"github.com/dockctl/dockctl/store"
 )
 
 // The address plan of an instance network and what Services are given in
@@ -69,7 +70,7 @@ func layoutOf(subnet string) (NetworkLayout, error) {
 // layoutFromStatus is the layout of the network as recorded, with the DNS
 // address the network's owner recorded (the services' range starts after
 // it, and never below the upper half).
-func layoutFromStatus(ns *NetworkStatus) (NetworkLayout, error) {
+func layoutFromStatus(ns *store.NetworkStatus) (NetworkLayout, error) {
 	if ns == nil || ns.Subnet == "" {
 		return NetworkLayout{}, fmt.Errorf("instance network not known yet")
 	}
@@ -168,7 +169,7 @@ type allocInput struct {
 	Key     string
 	Service *manifests.Service // defaulted (defaultService)
 	Created time.Time
-	Prev    *ServiceStatus // nil: never allocated
+	Prev    *store.ServiceStatus // nil: never allocated
 	// Layout is the instance network's; nil while it is not known: the
 	// previous ClusterIP is kept, unchecked, and no proxy is made.
 	Layout *NetworkLayout
@@ -185,12 +186,12 @@ type allocation struct {
 	// Usable: the ClusterIP is valid in the network as it is: a proxy can
 	// be made.
 	Usable    bool
-	NodePorts []NodePortStatus
+	NodePorts []store.NodePortStatus
 	// Bindings are the host ports to publish, one per Service port whose
 	// host port is free.
 	Bindings []dockerx.PortBinding
 	// Conditions are PortConflict and ProxyFailure, when they hold.
-	Conditions []Condition
+	Conditions []store.Condition
 	// Displaced are the younger Services that publish a host port this
 	// one takes (the older Service wins): they must be synced again.
 	Displaced []string
@@ -211,9 +212,9 @@ func allocate(in allocInput) allocation {
 	s := in.Service
 	prev := in.Prev
 	if prev == nil {
-		prev = &ServiceStatus{}
+		prev = &store.ServiceStatus{}
 	}
-	var clusterIPProblem *Condition
+	var clusterIPProblem *store.Condition
 	out.ClusterIP, out.Usable, clusterIPProblem = allocateClusterIP(in, prev.ClusterIP)
 	if clusterIPProblem != nil {
 		out.Conditions = append(out.Conditions, *clusterIPProblem)
@@ -252,13 +253,13 @@ func allocate(in allocInput) allocation {
 				// Allocated: never one in use, so never a conflict.
 				want = keptNodePort(prev.NodePorts, p, usedNumbers, in, proto)
 				if want == 0 {
-					out.Conditions = append(out.Conditions, Condition{Type: ServiceProxyFailure, Status: "True", Reason: ReasonNodePortsExhausted,
+					out.Conditions = append(out.Conditions, store.Condition{Type: ServiceProxyFailure, Status: "True", Reason: ReasonNodePortsExhausted,
 						Message: fmt.Sprintf("port %d/%s: no free nodePort in %d-%d", p.Port, proto, manifests.NodePortMin, manifests.NodePortMax)})
 					continue
 				}
 				usedNumbers[want] = true
 			}
-			out.NodePorts = append(out.NodePorts, NodePortStatus{Port: p.Port, Protocol: proto, NodePort: want})
+			out.NodePorts = append(out.NodePorts, store.NodePortStatus{Port: p.Port, Protocol: proto, NodePort: want})
 		}
 		hp := hostPort{IP: in.Address, Port: want, Protocol: proto}
 		if owner := portHolderOf(hp, in); owner != "" {
@@ -275,7 +276,7 @@ func allocate(in allocInput) allocation {
 		out.Bindings = append(out.Bindings, dockerx.PortBinding{HostIP: in.Address, HostPort: int(want), ContainerPort: int(p.Port), Protocol: proto})
 	}
 	if len(conflicts) > 0 {
-		out.Conditions = append(out.Conditions, Condition{Type: ServicePortConflict, Status: "True", Reason: ReasonHostPortInUse,
+		out.Conditions = append(out.Conditions, store.Condition{Type: ServicePortConflict, Status: "True", Reason: ReasonHostPortInUse,
 			Message: strings.Join(conflicts, "; ") + ": not published"})
 	}
 	for k := range displaced {
@@ -286,7 +287,7 @@ func allocate(in allocInput) allocation {
 }
 
 // allocateClusterIP keeps, takes or allocates the Service's address.
-func allocateClusterIP(in allocInput, prev string) (ip string, usable bool, problem *Condition) {
+func allocateClusterIP(in allocInput, prev string) (ip string, usable bool, problem *store.Condition) {
 	s := in.Service
 	if s.IsHeadless() {
 		return manifests.ClusterIPNone, false, nil
@@ -305,8 +306,8 @@ func allocateClusterIP(in allocInput, prev string) (ip string, usable bool, prob
 			owner[a] = o.Key
 		}
 	}
-	fail := func(reason, msg string) (string, bool, *Condition) {
-		return "", false, &Condition{Type: ServiceProxyFailure, Status: "True", Reason: reason, Message: msg}
+	fail := func(reason, msg string) (string, bool, *store.Condition) {
+		return "", false, &store.Condition{Type: ServiceProxyFailure, Status: "True", Reason: reason, Message: msg}
 	}
 	if want := s.Spec.ClusterIP; want != "" {
 		a, err := netip.ParseAddr(want)
@@ -331,7 +332,7 @@ func allocateClusterIP(in allocInput, prev string) (ip string, usable bool, prob
 
 // keptNodePort returns the nodePort given before to this Service port if
 // it is still free, else the lowest free one; 0 when none is.
-func keptNodePort(prev []NodePortStatus, p manifests.ServicePort, used map[int32]bool, in allocInput, proto string) int32 {
+func keptNodePort(prev []store.NodePortStatus, p manifests.ServicePort, used map[int32]bool, in allocInput, proto string) int32 {
 	free := func(n int32) bool {
 		hp := hostPort{IP: in.Address, Port: n, Protocol: proto}
 		return !used[n] && portHolderOf(hp, in) == ""
@@ -384,7 +385,7 @@ func publishedOf(bs []dockerx.PortBinding) []hostPort {
 
 // nodePortNumbers are the nodePorts of a status and the explicit ones of
 // a spec: what no other Service may be allocated.
-func nodePortNumbers(s *manifests.Service, st *ServiceStatus) []int32 {
+func nodePortNumbers(s *manifests.Service, st *store.ServiceStatus) []int32 {
 	var out []int32
 	if st != nil {
 		for _, np := range st.NodePorts {

@@ -9,6 +9,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/intstr"
 
 	"github.com/dockctl/dockctl/manifests"
+	"github.com/dockctl/dockctl/store"
 )
 
 func TestLayoutOf(t *testing.T) {
@@ -50,14 +51,14 @@ func TestLayoutOf(t *testing.T) {
 }
 
 func TestLayoutFromStatus(t *testing.T) {
-	l, err := layoutFromStatus(&NetworkStatus{Name: "dockctl_i", Subnet: "10.222.0.0/20", DNSIP: "10.222.8.5"})
+	l, err := layoutFromStatus(&store.NetworkStatus{Name: "dockctl_i", Subnet: "10.222.0.0/20", DNSIP: "10.222.8.5"})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if l.DNSIP.String() != "10.222.8.5" || l.ServiceFirst.String() != "10.222.8.6" {
 		t.Errorf("DNS %s, first ClusterIP %s; want 10.222.8.5 and the address after it", l.DNSIP, l.ServiceFirst)
 	}
-	for _, ns := range []*NetworkStatus{nil, {Name: "n"}, {Name: "n", Subnet: "10.222.0.0/20", DNSIP: "10.9.9.9"}} {
+	for _, ns := range []*store.NetworkStatus{nil, {Name: "n"}, {Name: "n", Subnet: "10.222.0.0/20", DNSIP: "10.9.9.9"}} {
 		if _, err := layoutFromStatus(ns); err == nil {
 			t.Errorf("layoutFromStatus(%+v): no error", ns)
 		}
@@ -118,7 +119,7 @@ func TestAllocateClusterIP(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			a := allocate(allocInput{Key: "default/web", Service: svcOf("web", "", tt.spec, sport("http", 80, 0)),
-				Prev: &ServiceStatus{ClusterIP: tt.prev}, Layout: tt.layout, Others: tt.others})
+				Prev: &store.ServiceStatus{ClusterIP: tt.prev}, Layout: tt.layout, Others: tt.others})
 			if a.ClusterIP != tt.want || a.Usable != tt.usable {
 				t.Errorf("ClusterIP %q usable %v, want %q %v", a.ClusterIP, a.Usable, tt.want, tt.usable)
 			}
@@ -143,7 +144,7 @@ func TestAllocateNodePorts(t *testing.T) {
 	tests := []struct {
 		name     string
 		svc      *manifests.Service
-		prev     []NodePortStatus
+		prev     []store.NodePortStatus
 		others   []serviceAllocation
 		holders  []portHolder
 		address  string
@@ -155,10 +156,10 @@ func TestAllocateNodePorts(t *testing.T) {
 			others:  []serviceAllocation{{Key: "default/a", NodePorts: []int32{30001}}},
 			holders: []portHolder{deployment}, address: "127.0.0.1",
 			want: "[{80 TCP 30002} {53 TCP 30003}]", bindings: "[{127.0.0.1 30002 80 TCP} {127.0.0.1 30003 53 TCP}]"},
-		{name: "kept", svc: svcOf("web", "NodePort", "", sport("http", 80, 0)), prev: []NodePortStatus{{Port: 80, Protocol: "TCP", NodePort: 31234}},
+		{name: "kept", svc: svcOf("web", "NodePort", "", sport("http", 80, 0)), prev: []store.NodePortStatus{{Port: 80, Protocol: "TCP", NodePort: 31234}},
 			want: "[{80 TCP 31234}]", bindings: "[{0.0.0.0 31234 80 TCP}]", address: "0.0.0.0"},
 		{name: "kept port now explicit elsewhere is allocated again", svc: svcOf("web", "NodePort", "", sport("http", 80, 0)),
-			prev:   []NodePortStatus{{Port: 80, Protocol: "TCP", NodePort: 31234}},
+			prev:   []store.NodePortStatus{{Port: 80, Protocol: "TCP", NodePort: 31234}},
 			others: []serviceAllocation{{Key: "default/a", Created: t0.Add(time.Hour), NodePorts: []int32{31234}, Published: []hostPort{{Port: 31234, Protocol: "TCP"}}}},
 			want:   "[{80 TCP 30000}]", bindings: "[{ 30000 80 TCP}]"},
 		{name: "explicit", svc: svcOf("web", "NodePort", "", sport("http", 80, 30080)), want: "[{80 TCP 30080}]", bindings: "[{ 30080 80 TCP}]"},
@@ -168,7 +169,7 @@ func TestAllocateNodePorts(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			a := allocate(allocInput{Key: "default/web", Service: tt.svc, Created: t0, Prev: &ServiceStatus{NodePorts: tt.prev},
+			a := allocate(allocInput{Key: "default/web", Service: tt.svc, Created: t0, Prev: &store.ServiceStatus{NodePorts: tt.prev},
 				Layout: l, Address: tt.address, Others: tt.others, Holders: tt.holders})
 			if got := fmt.Sprint(nonNil(a.NodePorts)); got != tt.want {
 				t.Errorf("NodePorts %s, want %s", got, tt.want)

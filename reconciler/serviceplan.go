@@ -11,6 +11,7 @@ import (
 	"github.com/dockctl/dockctl/dockerx"
 	"github.com/dockctl/dockctl/internal/helperapi"
 	"github.com/dockctl/dockctl/manifests"
+	"github.com/dockctl/dockctl/store"
 )
 
 // The pure planner of a helper container — a Service's proxy, or the
@@ -303,7 +304,7 @@ func proxyConfigHash(network, clusterIP string, svc *manifests.Service, bindings
 // proxyConfig is a Service proxy's complete config (generation 0): one
 // listener per Service port, each with the ready endpoints that have that
 // port.
-func proxyConfig(key string, svc *manifests.Service, ready []EndpointStatus) helperapi.ProxyConfig {
+func proxyConfig(key string, svc *manifests.Service, ready []store.EndpointStatus) helperapi.ProxyConfig {
 	cfg := helperapi.ProxyConfig{Service: key, Ports: []helperapi.ProxyPort{}}
 	for _, sp := range svc.Spec.Ports {
 		pp := helperapi.ProxyPort{Name: sp.Name, Protocol: sp.Protocol, Port: int(sp.Port), Endpoints: []helperapi.Endpoint{}}
@@ -336,7 +337,7 @@ func renderer[T any](cfg T, set func(*T, int64)) (string, func(int64) string) {
 
 // endpointChange describes how the ready endpoints changed, for a push's
 // cause: "+web-1 -web-0".
-func endpointChange(before, after []EndpointStatus) string {
+func endpointChange(before, after []store.EndpointStatus) string {
 	was := map[string]bool{}
 	for _, e := range before {
 		if e.Ready {

@@ -10,6 +10,7 @@ import (
 
 	"github.com/dockctl/dockctl/dockerx"
 	"github.com/dockctl/dockctl/internal/helperapi"
+	"github.com/dockctl/dockctl/store"
 )
 
 // proxyCtr is an observed proxy of default/web.
@@ -22,9 +23,9 @@ func proxyCtr(name, hash, state string) dockerx.Container {
 // (one, with few).
 func webWant(few bool) *helperWant {
 	svc := svcOf("web", "NodePort", "", sport("http", 80, 30080))
-	ready := []EndpointStatus{
-		{Pod: "web-a-0", IP: "10.222.0.2", Ready: true, Ports: []EndpointPort{{Name: "http", Port: 8080, Protocol: "TCP"}}},
-		{Pod: "web-a-1", IP: "10.222.0.3", Ready: true, Ports: []EndpointPort{{Name: "http", Port: 8080, Protocol: "TCP"}}},
+	ready := []store.EndpointStatus{
+		{Pod: "web-a-0", IP: "10.222.0.2", Ready: true, Ports: []store.EndpointPort{{Name: "http", Port: 8080, Protocol: "TCP"}}},
+		{Pod: "web-a-1", IP: "10.222.0.3", Ready: true, Ports: []store.EndpointPort{{Name: "http", Port: 8080, Protocol: "TCP"}}},
 	}
 	if few {
 		ready = ready[:1]
@@ -183,9 +184,9 @@ func TestProxyConfig(t *testing.T) {
 	svc := svcOf("web", "", "", sport("http", 80, 0), sport("metrics", 9100, 0))
 	svc.Spec.Ports = append(svc.Spec.Ports, sport("dns", 53, 0))
 	svc.Spec.Ports[2].Protocol = "UDP"
-	ready := []EndpointStatus{
-		{Pod: "a", IP: "10.0.0.2", Ready: true, Ports: []EndpointPort{{Name: "http", Port: 8080, Protocol: "TCP"}, {Name: "metrics", Port: 9100, Protocol: "TCP"}}},
-		{Pod: "b", IP: "10.0.0.3", Ready: true, Ports: []EndpointPort{{Name: "http", Port: 8081, Protocol: "TCP"}, {Name: "dns", Port: 53, Protocol: "UDP"}}},
+	ready := []store.EndpointStatus{
+		{Pod: "a", IP: "10.0.0.2", Ready: true, Ports: []store.EndpointPort{{Name: "http", Port: 8080, Protocol: "TCP"}, {Name: "metrics", Port: 9100, Protocol: "TCP"}}},
+		{Pod: "b", IP: "10.0.0.3", Ready: true, Ports: []store.EndpointPort{{Name: "http", Port: 8081, Protocol: "TCP"}, {Name: "dns", Port: 53, Protocol: "UDP"}}},
 	}
 	got, err := helperapi.Marshal(proxyConfig("default/web", svc, ready))
 	if err != nil {

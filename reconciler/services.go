@@ -64,11 +64,11 @@ type daemonContainerLister interface {
 // ServiceStore is what the Service and DNS reconcilers need from the state
 // directory.
 type ServiceStore interface {
-	ListServices() ([]*ServiceRecord, []error)
-	LookupService(ns, name string) (*ServiceRecord, error)
-	ReadServiceStatus(ns, name string) (*ServiceStatus, error)
-	WriteServiceStatus(ns, name string, st *ServiceStatus) error
-	ReadNetwork() (*NetworkStatus, error)
+	ListServices() ([]*store.ServiceRecord, []error)
+	LookupService(ns, name string) (*store.ServiceRecord, error)
+	ReadServiceStatus(ns, name string) (*store.ServiceStatus, error)
+	WriteServiceStatus(ns, name string, st *store.ServiceStatus) error
+	ReadNetwork() (*store.NetworkStatus, error)
 }
 
 // Keys of the services loop besides "ns/name".
@@ -103,6 +103,7 @@ type services struct {
 	floor   map[string]int64
 	records map[string]string // per Service key, its DNS record as last seen (JSON)
 	orphans map[string]bool   // orphan proxies already reported
+	waiting map[string]bool   // keys whose wait for the network was logged
 	dnsGen  int64             // the DNS server's generation
 	// dnsRecords are the records the DNS server acknowledged last.
 	dnsRecords []helperapi.DNSRecord
@@ -111,7 +112,7 @@ type services struct {
 func newServices(c *Controller, docker ServiceDocker, st ServiceStore, address string) *services {
 	s := &services{c: c, docker: docker, store: st, tracker: c.tracker, log: c.log, address: address,
 		alloc:  allocator{held: map[string]serviceAllocation{}},
-		pushed: map[string]*pushedConfig{}, floor: map[string]int64{}, records: map[string]string{}, orphans: map[string]bool{},
+		pushed: map[string]*pushedConfig{}, floor: map[string]int64{}, records: map[string]string{}, orphans: map[string]bool{}, waiting: map[string]bool{},
 		// A generation the DNS server cannot have seen: it has no status
 		// file to keep one in, and a previous controller counted up from
 		// its own start, earlier.
@@ -211,9 +212,14 @@ func (s *services) syncService(ctx context.Context, key, ns, name string) (Resul
 		if err != nil {
 			s.log.Warn("unreadable service status; allocating again", "service", key, "err", err)
 		}
-		prev = &ServiceStatus{}
+		prev = &store.ServiceStatus{}
 	}
 	layout, netErr := s.layout()
+	if layout != nil {
+		s.mu.Lock()
+		delete(s.waiting, key)
+		s.mu.Unlock()
+	}
 	svc := defaultService(&rec.Service)
 	// Watched before its endpoints are read: no change falls between.
 	s.tracker.watch(key, ns, svc.Spec.Selector)
@@ -258,7 +264,7 @@ func (s *services) syncService(ctx context.Context, key, ns, name string) (Resul
 	if !planned {
 		// Nothing can be judged without the network: what runs is left
 		// as it is (a store that cannot be read must not remove a proxy).
-		s.log.Info("service waits for the instance network", "service", key, "why", netErr)
+		s.noteWaiting(key, netErr)
 	} else {
 		plan = planHelper(pin)
 	}
@@ -301,9 +307,9 @@ func (s *services) syncService(ctx context.Context, key, ns, name string) (Resul
 // nextServiceStatus is the status a sync leaves: what was allocated, the
 // endpoints, the generation the proxy acknowledged, the conditions (a
 // failure of the plan's execution becomes ProxyFailure).
-func nextServiceStatus(rec *ServiceRecord, prev *ServiceStatus, a allocation, endpoints []EndpointStatus, plan HelperPlan,
-	done *pushedConfig, execErr error, now time.Time) *ServiceStatus {
-	next := &ServiceStatus{ObservedGeneration: rec.Generation, ClusterIP: a.ClusterIP, NodePorts: a.NodePorts,
+func nextServiceStatus(rec *store.ServiceRecord, prev *store.ServiceStatus, a allocation, endpoints []store.EndpointStatus, plan HelperPlan,
+	done *pushedConfig, execErr error, now time.Time) *store.ServiceStatus {
+	next := &store.ServiceStatus{ObservedGeneration: rec.Generation, ClusterIP: a.ClusterIP, NodePorts: a.NodePorts,
 		Endpoints: endpoints, PushedGeneration: prev.PushedGeneration, Conditions: slices.Clone(a.Conditions)}
 	if done != nil {
 		next.PushedGeneration = done.Generation
@@ -313,11 +319,24 @@ func nextServiceStatus(rec *ServiceRecord, prev *ServiceStatus, a allocation, en
 		if slices.ContainsFunc(plan.Ops, func(op HelperOp) bool { return op.Kind == HelperPush }) {
 			reason = ReasonProxyPushFailed
 		}
-		next.Conditions = append(next.Conditions, Condition{Type: ServiceProxyFailure, Status: "True", Reason: reason, Message: execErr.Error()})
+		next.Conditions = append(next.Conditions, store.Condition{Type: ServiceProxyFailure, Status: "True", Reason: reason, Message: execErr.Error()})
 	}
-	slices.SortStableFunc(next.Endpoints, func(a, b EndpointStatus) int { return strings.Compare(a.Pod, b.Pod) })
+	slices.SortStableFunc(next.Endpoints, func(a, b store.EndpointStatus) int { return strings.Compare(a.Pod, b.Pod) })
 	next.Conditions = carryTransitions(next.Conditions, prev.Conditions, now)
 	return next
+}
+
+// noteWaiting logs, once per key until the network is known, that a
+// helper waits for the instance network: it is looked at again every
+// networkRetry, and the log must not repeat that often.
+func (s *services) noteWaiting(key string, why error) {
+	s.mu.Lock()
+	first := !s.waiting[key]
+	s.waiting[key] = true
+	s.mu.Unlock()
+	if first {
+		s.log.Info("waiting for the instance network", "service", key, "why", why)
+	}
 }
 
 // publishes reports whether a Service publishes host ports.
@@ -382,7 +401,7 @@ func (s *services) portHolders(ctx context.Context) ([]portHolder, error) {
 		if r.Deleted {
 			continue
 		}
-		owner := "deployment " + deploymentKey(r)
+		owner := "deployment " + r.Key()
 		ps := &r.Deployment.Spec.Template.Spec
 		for _, c := range ps.AllContainers() {
 			for _, p := range c.Ports {
@@ -427,7 +446,7 @@ func protocolOr(p string) string {
 // carryTransitions sets each condition's LastTransitionTime: kept from
 // the previous status while its status holds, now when it changed, so
 // that an idle controller rewrites nothing.
-func carryTransitions(conds, prev []Condition, now time.Time) []Condition {
+func carryTransitions(conds, prev []store.Condition, now time.Time) []store.Condition {
 	for i := range conds {
 		conds[i].LastTransitionTime = now
 		for _, p := range prev {
@@ -441,8 +460,8 @@ func carryTransitions(conds, prev []Condition, now time.Time) []Condition {
 
 // sameServiceStatus reports whether two statuses say the same, whatever
 // their write time and format version.
-func sameServiceStatus(a, b *ServiceStatus) bool {
-	norm := func(s ServiceStatus) ServiceStatus {
+func sameServiceStatus(a, b *store.ServiceStatus) bool {
+	norm := func(s store.ServiceStatus) store.ServiceStatus {
 		s.Updated, s.Version = time.Time{}, 0
 		if len(s.NodePorts) == 0 {
 			s.NodePorts = nil
@@ -765,7 +784,7 @@ func (a *allocator) loadLocked(st ServiceStore) {
 		key := serviceKey(svc)
 		prev, err := st.ReadServiceStatus(svc.Metadata.NamespaceOrDefault(), svc.Metadata.Name)
 		if err != nil || prev == nil {
-			prev = &ServiceStatus{}
+			prev = &store.ServiceStatus{}
 		}
 		h := serviceAllocation{Key: key, Created: r.Created, ClusterIP: prev.ClusterIP, NodePorts: nodePortNumbers(svc, prev)}
 		if h.ClusterIP == "" && svc.Spec.ClusterIP != "" {

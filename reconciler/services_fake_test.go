@@ -110,28 +110,28 @@ func (h *helperEngine) writeCount() int {
 // fakeSvcStore is an in-memory ServiceStore.
 type fakeSvcStore struct {
 	mu       sync.Mutex
-	services map[string]*ServiceRecord
-	statuses map[string]*ServiceStatus
-	network  *NetworkStatus
+	services map[string]*store.ServiceRecord
+	statuses map[string]*store.ServiceStatus
+	network  *store.NetworkStatus
 	writes   int
 }
 
 func newFakeSvcStore() *fakeSvcStore {
-	return &fakeSvcStore{services: map[string]*ServiceRecord{}, statuses: map[string]*ServiceStatus{},
-		network: &NetworkStatus{Name: "dockctl_i", Subnet: "10.222.0.0/20", IPRange: "10.222.0.0/21", Gateway: "10.222.0.1", DNSIP: "10.222.8.0"}}
+	return &fakeSvcStore{services: map[string]*store.ServiceRecord{}, statuses: map[string]*store.ServiceStatus{},
+		network: &store.NetworkStatus{Name: "dockctl_i", Subnet: "10.222.0.0/20", IPRange: "10.222.0.0/21", Gateway: "10.222.0.1", DNSIP: "10.222.8.0"}}
 }
 
-func (s *fakeSvcStore) put(r *ServiceRecord) {
+func (s *fakeSvcStore) put(r *store.ServiceRecord) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	r.Generation++
 	s.services[serviceKey(&r.Service)] = r
 }
 
-func (s *fakeSvcStore) ListServices() ([]*ServiceRecord, []error) {
+func (s *fakeSvcStore) ListServices() ([]*store.ServiceRecord, []error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	var out []*ServiceRecord
+	var out []*store.ServiceRecord
 	for _, r := range s.services {
 		cp := *r
 		out = append(out, &cp)
@@ -140,7 +140,7 @@ func (s *fakeSvcStore) ListServices() ([]*ServiceRecord, []error) {
 	return out, nil
 }
 
-func (s *fakeSvcStore) LookupService(ns, name string) (*ServiceRecord, error) {
+func (s *fakeSvcStore) LookupService(ns, name string) (*store.ServiceRecord, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	r := s.services[ns+"/"+name]
@@ -151,7 +151,7 @@ func (s *fakeSvcStore) LookupService(ns, name string) (*ServiceRecord, error) {
 	return &cp, nil
 }
 
-func (s *fakeSvcStore) ReadServiceStatus(ns, name string) (*ServiceStatus, error) {
+func (s *fakeSvcStore) ReadServiceStatus(ns, name string) (*store.ServiceStatus, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	st := s.statuses[ns+"/"+name]
@@ -159,24 +159,24 @@ func (s *fakeSvcStore) ReadServiceStatus(ns, name string) (*ServiceStatus, error
 		return nil, nil
 	}
 	// A deep copy, as a file read gives.
-	var out ServiceStatus
+	var out store.ServiceStatus
 	b, _ := json.Marshal(st)
 	_ = json.Unmarshal(b, &out)
 	return &out, nil
 }
 
-func (s *fakeSvcStore) WriteServiceStatus(ns, name string, st *ServiceStatus) error {
+func (s *fakeSvcStore) WriteServiceStatus(ns, name string, st *store.ServiceStatus) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.writes++
-	var cp ServiceStatus
+	var cp store.ServiceStatus
 	b, _ := json.Marshal(st)
 	_ = json.Unmarshal(b, &cp)
 	s.statuses[ns+"/"+name] = &cp
 	return nil
 }
 
-func (s *fakeSvcStore) ReadNetwork() (*NetworkStatus, error) {
+func (s *fakeSvcStore) ReadNetwork() (*store.NetworkStatus, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.network == nil {
@@ -186,13 +186,13 @@ func (s *fakeSvcStore) ReadNetwork() (*NetworkStatus, error) {
 	return &cp, nil
 }
 
-func (s *fakeSvcStore) status(key string) ServiceStatus {
+func (s *fakeSvcStore) status(key string) store.ServiceStatus {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if st := s.statuses[key]; st != nil {
 		return *st
 	}
-	return ServiceStatus{}
+	return store.ServiceStatus{}
 }
 
 func (s *fakeSvcStore) writeCount() int {

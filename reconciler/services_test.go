@@ -72,8 +72,8 @@ func webPods(n, ready int) []PodEndpoint {
 	return out
 }
 
-func webService(typ string, nodePort int32) *ServiceRecord {
-	return &ServiceRecord{Created: t0, Service: manifests.Service{APIVersion: "v1", Kind: "Service", Metadata: manifests.ObjectMeta{Name: "web"},
+func webService(typ string, nodePort int32) *store.ServiceRecord {
+	return &store.ServiceRecord{Created: t0, Service: manifests.Service{APIVersion: "v1", Kind: "Service", Metadata: manifests.ObjectMeta{Name: "web"},
 		Spec: manifests.ServiceSpec{Type: typ, Selector: app("web"),
 			Ports: []manifests.ServicePort{{Name: "http", Port: 80, TargetPort: intstr.FromString("http"), NodePort: nodePort}}}}}
 }
@@ -220,7 +220,7 @@ func TestServiceStalePush(t *testing.T) {
 	}
 }
 
-func findCondition(cs []Condition, typ string) *Condition {
+func findCondition(cs []store.Condition, typ string) *store.Condition {
 	for i := range cs {
 		if cs[i].Type == typ {
 			return &cs[i]
@@ -235,14 +235,14 @@ func TestServicePortConflicts(t *testing.T) {
 	db := deployment(1)
 	db.Metadata.Name = "db"
 	db.Spec.Template.Spec.Containers[0].Ports = []manifests.ContainerPort{{ContainerPort: 5432, HostPort: 30080, Protocol: "TCP"}}
-	if _, err := r.deps.Apply([]*manifests.Deployment{db}, store.ApplyOptions{}); err != nil {
+	if _, err := r.deps.Apply(store.Deployments(db), store.ApplyOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	r.docker.daemon = []dockerx.Container{{ID: "x", Name: "someone_else", Ports: []dockerx.Port{{HostIP: "0.0.0.0", HostPort: 8443, Protocol: "tcp"}}}}
 	web := webService("NodePort", 30080)
 	web.Service.Spec.Ports = append(web.Service.Spec.Ports, manifests.ServicePort{Name: "admin", Port: 81, NodePort: 30081})
 	r.svcs.put(web)
-	lb := &ServiceRecord{Created: t0, Service: manifests.Service{Metadata: manifests.ObjectMeta{Name: "lb", Namespace: "shop"},
+	lb := &store.ServiceRecord{Created: t0, Service: manifests.Service{Metadata: manifests.ObjectMeta{Name: "lb", Namespace: "shop"},
 		Spec: manifests.ServiceSpec{Type: "LoadBalancer", Selector: app("lb"), Ports: []manifests.ServicePort{{Port: 8443}}}}}
 	r.svcs.put(lb)
 	r.reconcile("default/web")
@@ -344,7 +344,7 @@ func TestServiceHeadlessAndDNS(t *testing.T) {
 		t.Error("an idle DNS sync wrote")
 	}
 	// Nothing left: the DNS server goes too.
-	for _, rec := range []*ServiceRecord{web, headless} {
+	for _, rec := range []*store.ServiceRecord{web, headless} {
 		rec.Deleted = true
 		r.svcs.put(rec)
 	}

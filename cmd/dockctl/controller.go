@@ -201,7 +201,11 @@ func runController(g *globalOptions, o *controllerOptions) error {
 		Allow:            o.allow.policy(st.Dir()),
 		MaxReplicas:      o.maxReplicas,
 		MaxGracePeriod:   o.maxGrace,
-		ServiceAddress:   o.serviceAddress,
+		// Services' proxies and the DNS server; metrics count the
+		// replicas' Docker calls, not these helpers'.
+		ServiceDocker:  cli,
+		ServiceStore:   st,
+		ServiceAddress: o.serviceAddress,
 	})
 
 	if o.metricsAddr != "" {

@@ -12,6 +12,7 @@ import (
 
 	"github.com/dockctl/dockctl/manifests"
 	"github.com/dockctl/dockctl/reconciler"
+	"github.com/dockctl/dockctl/store"
 )
 
 func newDescribeCommand(g *globalOptions) *cobra.Command {
@@ -29,20 +30,19 @@ func newDescribeCommand(g *globalOptions) *cobra.Command {
 				return err
 			}
 			if kind == kindPod {
-				e, err := snap.pod(name)
+				e, err := snap.pod(g, g.namespace, name)
 				if err != nil {
 					return err
 				}
 				describePod(cmd.OutOrStdout(), snap, e)
 				return nil
 			}
-			for _, r := range snap.records {
-				if r.Name == name {
-					describe(cmd.OutOrStdout(), snap, snap.deploymentObject(r), snap.statuses[name] != nil)
-					return nil
-				}
+			key := store.Key(g.namespace, name)
+			if r := snap.record(key); r != nil {
+				describe(cmd.OutOrStdout(), snap, snap.deploymentObject(r), snap.statuses[key] != nil)
+				return nil
 			}
-			return snap.missing(name)
+			return snap.missing(g, g.namespace, name)
 		},
 	}
 }
@@ -52,6 +52,7 @@ func describe(w io.Writer, snap *snapshot, d *manifests.Deployment, haveStatus b
 	tw := tabwriter.NewWriter(w, 0, 8, 1, ' ', 0)
 	p := func(k, v string) { fmt.Fprintf(tw, "%s:\t%s\n", k, v) }
 	p("Name", d.Metadata.Name)
+	p("Namespace", d.Metadata.NamespaceOrDefault())
 	p("Instance", snap.instance)
 	p("CreationTimestamp", d.Metadata.CreationTimestamp.Format("Mon, 02 Jan 2006 15:04:05 -0700"))
 	p("Labels", kv(d.Metadata.Labels))
@@ -101,7 +102,7 @@ func describe(w io.Writer, snap *snapshot, d *manifests.Deployment, haveStatus b
 		ct.Flush()
 	}
 	fmt.Fprintln(w, "Containers:")
-	cs := snap.containersOf(d.Metadata.Name)
+	cs := snap.containersOf(store.Key(d.Metadata.Namespace, d.Metadata.Name))
 	sort.Slice(cs, func(i, j int) bool { return cs[i].Name < cs[j].Name })
 	if len(cs) == 0 {
 		fmt.Fprintln(w, "  <none>")
@@ -172,6 +173,7 @@ func describePod(w io.Writer, snap *snapshot, e podEntry) {
 	tw := tabwriter.NewWriter(w, 0, 8, 2, ' ', 0)
 	p := func(indent int, k, v string) { fmt.Fprintf(tw, "%s%s:\t%s\n", strings.Repeat(" ", indent), k, v) }
 	p(0, "Name", e.Name)
+	p(0, "Namespace", e.Namespace)
 	p(0, "Instance", snap.instance)
 	dep := e.Deployment
 	switch {
