@@ -146,7 +146,8 @@ func TestRenderContainers(t *testing.T) {
 }
 
 func TestDescribe(t *testing.T) {
-	snap, recs := fixture(t)
+	snap := serviceFixture(t) // Services lb and web select its pods
+	recs := snap.records
 	var buf bytes.Buffer
 	describe(&buf, snap, snap.deploymentObject(recs[0]), true)
 	golden(t, "describe-deployment", buf.Bytes())

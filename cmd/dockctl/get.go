@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"io"
+	"slices"
 	"sort"
 	"strings"
 	"text/tabwriter"
@@ -39,63 +40,43 @@ func (o *getOptions) scope(g *globalOptions) string {
 func newGetCommand(g *globalOptions) *cobra.Command {
 	o := &getOptions{}
 	cmd := &cobra.Command{
-		Use:   "get deployments|pods|containers|namespaces [NAME] [-l SELECTOR] [-n NAMESPACE | -A]",
-		Short: "List deployments, pods, containers or namespaces with their live status",
+		Use:   "get deployments|pods|containers|namespaces|services|endpoints [NAME] [-l SELECTOR] [-n NAMESPACE | -A]",
+		Short: "List deployments, pods, containers, namespaces, services or endpoints with their live status",
 		Args:  cobra.RangeArgs(1, 2),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			named := len(args) == 2 || strings.Contains(args[0], "/")
-			if o.selector != "" && named {
+			kind, name := kindAliases[args[0]], ""
+			if len(args) == 2 {
+				name = args[1]
+			} else if k, n, ok := strings.Cut(args[0], "/"); ok {
+				kind, name = kindAliases[k], n
+			}
+			list := getters[kind]
+			if list == nil {
+				return fmt.Errorf("unknown resource %q: expected deployments, pods, containers, namespaces, services or endpoints", args[0])
+			}
+			if o.selector != "" && name != "" {
 				return fmt.Errorf("a name cannot be given with a selector (-l), as in kubectl")
 			}
-			if o.allNamespaces && named && kindAliases[strings.SplitN(args[0], "/", 2)[0]] != kindNamespace {
+			if o.allNamespaces && name != "" && kind != kindNamespace {
 				return fmt.Errorf("a resource cannot be retrieved by name across all namespaces, as in kubectl")
 			}
-			switch args[0] {
-			case "deployments", "deployment", "deploy":
-				name := ""
-				if len(args) == 2 {
-					name = args[1]
-				}
-				return getDeployments(cmd, g, o, name)
-			case "pods", "pod", "po":
-				name := ""
-				if len(args) == 2 {
-					name = args[1]
-				}
-				return getPods(cmd, g, o, name)
-			case "containers", "container":
-				name := ""
-				if len(args) == 2 {
-					name = args[1]
-				}
-				return getContainers(cmd, g, o, name)
-			case "namespaces", "namespace", "ns":
-				name := ""
-				if len(args) == 2 {
-					name = args[1]
-				}
-				return getNamespaces(cmd, g, o, name)
-			}
-			if kind, name, ok := strings.Cut(args[0], "/"); ok && len(args) == 1 {
-				switch kindAliases[kind] {
-				case kindDeployment:
-					return getDeployments(cmd, g, o, name)
-				case kindPod:
-					return getPods(cmd, g, o, name)
-				case kindNamespace:
-					return getNamespaces(cmd, g, o, name)
-				}
-			}
-			return fmt.Errorf("unknown resource %q: expected deployments, pods, containers or namespaces", args[0])
+			return list(cmd, g, o, name)
 		},
 	}
-	cmd.Flags().StringVarP(&o.output, "output", "o", "table", "output format: table|wide|json|yaml (pods and namespaces also name)")
+	cmd.Flags().StringVarP(&o.output, "output", "o", "table", "output format: table|wide|json|yaml (pods, namespaces, services and endpoints also name)")
 	cmd.Flags().BoolVarP(&o.allNamespaces, "all-namespaces", "A", false, "list the objects of every namespace (a NAMESPACE column comes first)")
 	// A plain string, not a slice: "app in (a,b)" must not be split on its comma.
-	cmd.Flags().StringVarP(&o.selector, "selector", "l", "", "label selector (=, ==, !=, in, notin, KEY, !KEY): deployments by their metadata.labels, "+
+	cmd.Flags().StringVarP(&o.selector, "selector", "l", "", "label selector (=, ==, !=, in, notin, KEY, !KEY): deployments, services and endpoints by their metadata.labels, "+
 		"pods by their template's labels, containers by their labels (for pods and containers deployment=NAME is short for "+
 		"io.dockctl.deployment=NAME, revision=HASH for io.dockctl.template-hash=HASH)")
 	return cmd
+}
+
+// getters list each kind get knows (kindAliases names them), all of them
+// or the one named.
+var getters = map[string]func(cmd *cobra.Command, g *globalOptions, o *getOptions, name string) error{
+	kindDeployment: getDeployments, kindPod: getPods, kindContainer: getContainers, kindNamespace: getNamespaces,
+	kindService: getServices, kindEndpoints: getEndpoints,
 }
 
 // listing is how every get begins: the selector parsed (by parse), with
@@ -265,7 +246,7 @@ func getContainers(cmd *cobra.Command, g *globalOptions, o *getOptions, name str
 		return err
 	}
 	var objs []containerObject
-	for _, c := range snap.containers {
+	for _, c := range append(slices.Clip(snap.containers), snap.helpers...) {
 		if !o.inScope(g, containerNamespace(c)) || (name != "" && c.Name != name) || !sel.Matches(labels.Set(c.Labels)) {
 			continue
 		}

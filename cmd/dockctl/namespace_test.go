@@ -183,13 +183,7 @@ func TestNamespaceFlag(t *testing.T) {
 // The listing commands show -n's namespace, or every one with -A (a
 // NAMESPACE column first, as kubectl's).
 func TestListingNamespaces(t *testing.T) {
-	api := startFakeDaemon(t)
-	dir := t.TempDir()
-	base := []string{"--state-dir", dir, "--instance", "t1"}
-	st, err := store.Open(dir, "t1")
-	if err != nil {
-		t.Fatal(err)
-	}
+	api, base, st := fakeInstance(t)
 	web := mustDecode(t, webYAML)
 	team := mustDecode(t, webYAML)
 	team.Metadata.Namespace = "team"
@@ -202,11 +196,7 @@ func TestListingNamespaces(t *testing.T) {
 	api.addContainer("t1_web-abc-0", "t1", "web", map[string]string{"app": "web"})
 	api.addContainer("t1_web.team-abc-0", "t1", "web", map[string]string{"app": "web", "io.dockctl.namespace": "team"})
 
-	tests := []struct {
-		args    []string
-		want    string // a regular expression the whole output must match
-		wantErr string
-	}{
+	tests := []cliCase{
 		{[]string{"get", "deployments"}, `^NAME +READY +UP-TO-DATE +AVAILABLE +AGE\nweb +1/3 +0 +1 +\d+s\n$`, ""},
 		{[]string{"get", "deployments", "-n", "team"}, `^NAME +READY.*\nweb +1/3 .*\n$`, ""},
 		{[]string{"get", "deployments", "-A"}, `^NAMESPACE +NAME +READY +UP-TO-DATE +AVAILABLE +AGE\ndefault +web +1/3 .*\nteam +web +1/3 .*\n$`, ""},
@@ -230,6 +220,33 @@ func TestListingNamespaces(t *testing.T) {
 		{[]string{"get", "namespaces"}, `^NAME +STATUS +AGE\ndefault +Active +\d+s\nteam +Terminating +\d+s\n$`, ""},
 		{[]string{"get", "pods", "-n", "team"}, `^NAME .*\nweb-abc-0 .*Terminating.*\n$`, ""},
 	}
+	runCases(t, base, tests)
+}
+
+// fakeInstance is instance t1 in a fresh state directory (base: the flags
+// naming it), opened for writing, with the fake Docker daemon.
+func fakeInstance(t *testing.T) (*dockerAPI, []string, *store.Store) {
+	t.Helper()
+	api := startFakeDaemon(t)
+	dir := t.TempDir()
+	st, err := store.Open(dir, "t1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return api, []string{"--state-dir", dir, "--instance", "t1"}, st
+}
+
+// cliCase is a command and what it must print, or fail with.
+type cliCase struct {
+	args    []string
+	want    string // a regular expression the whole output must match
+	wantErr string // a part of the error
+}
+
+// runCases runs each case with the base flags, as a subtest named by its
+// arguments.
+func runCases(t *testing.T, base []string, tests []cliCase) {
+	t.Helper()
 	for _, tt := range tests {
 		t.Run(strings.Join(tt.args, " "), func(t *testing.T) {
 			out, errOut, err := run(t, "", append(base, tt.args...)...)

@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"io"
+	"slices"
 	"text/tabwriter"
 
 	"github.com/spf13/cobra"
@@ -25,7 +26,8 @@ type namespaceEntry struct {
 // listNamespaces returns the namespaces to show, sorted by name.
 func (s *snapshot) listNamespaces() []namespaceEntry {
 	left := map[string]bool{}
-	for _, c := range s.containers {
+	// A Service's proxy is content of its namespace too.
+	for _, c := range append(slices.Clip(s.containers), s.helpers...) {
 		left[containerNamespace(c)] = true
 	}
 	var out []namespaceEntry

@@ -189,6 +189,8 @@ const (
 	kindPod        = "pod"
 	kindService    = "service"
 	kindNamespace  = "namespace"
+	kindEndpoints  = "endpoints"
+	kindContainer  = "container"
 )
 
 var kindAliases = map[string]string{
@@ -196,6 +198,8 @@ var kindAliases = map[string]string{
 	"pod": kindPod, "pods": kindPod, "po": kindPod,
 	"service": kindService, "services": kindService, "svc": kindService,
 	"namespace": kindNamespace, "namespaces": kindNamespace, "ns": kindNamespace,
+	"endpoints": kindEndpoints, "endpoint": kindEndpoints, "ep": kindEndpoints,
+	"container": kindContainer, "containers": kindContainer,
 }
 
 // resourceArg accepts "KIND NAME" and "KIND/NAME" for one of kinds (in any

@@ -38,8 +38,14 @@ type snapshot struct {
 	unreadable map[string]bool
 	// namespaces are the namespace records, default included.
 	namespaces []*store.NamespaceRecord
-	st         *store.Store
-	now        time.Time
+	// services are the live Services, with their controller status.
+	services []serviceEntry
+	// helpers are the instance's helper containers (Services' proxies, the
+	// DNS server): listed with the containers, never taken for a
+	// deployment's (whose containers are in containers).
+	helpers []dockerx.Container
+	st      *store.Store
+	now     time.Time
 	// controllerRunning tells whether a controller holds the state
 	// directory's lock: without one, what it recorded may be stale.
 	controllerRunning bool
@@ -93,10 +99,18 @@ func takeSnapshotWith(ctx context.Context, g *globalOptions, st *store.Store, cl
 	all, errs := st.ListAll()
 	running, _ := st.ControllerRunning()
 	s := &snapshot{st: st, controllerRunning: running, instance: g.instance, statuses: map[string]*store.Status{}, tombstones: map[string]bool{},
-		deleted: map[string]*store.Record{}, containers: cs, recordErrs: errs, now: time.Now()}
+		deleted: map[string]*store.Record{}, recordErrs: errs, now: time.Now()}
+	for _, c := range cs {
+		if isHelper(c) {
+			s.helpers = append(s.helpers, c)
+		} else {
+			s.containers = append(s.containers, c)
+		}
+	}
 	if s.namespaces, err = st.ListNamespaces(); err != nil {
 		s.recordErrs = append(s.recordErrs, err)
 	}
+	s.readServices(st)
 	for _, r := range all {
 		if r.Deleted {
 			s.tombstones[r.Key()] = true
@@ -108,7 +122,7 @@ func takeSnapshotWith(ctx context.Context, g *globalOptions, st *store.Store, cl
 			s.statuses[r.Key()] = status
 		}
 	}
-	for _, c := range cs {
+	for _, c := range s.containers {
 		key := containerKey(c)
 		if c.Deployment == "" || s.known(key) || s.tombstoned(key) || s.unreadable[key] {
 			continue
@@ -246,7 +260,7 @@ func (s *snapshot) containerObject(c dockerx.Container) containerObject {
 		// deletion timestamp.
 		o.Phase, o.Ready = "Terminating", false
 	}
-	o.Orphan = !s.known(key) && !s.tombstoned(key) && !s.unreadable[key]
+	o.Orphan = !s.known(key) && !s.tombstoned(key) && !s.unreadable[key] && !isHelper(c)
 	return o
 }
 
