@@ -302,20 +302,27 @@ func (c *Controller) refused(rec *store.Record, d *manifests.Deployment, hash st
 }
 
 func (c *Controller) handleOrphan(ctx context.Context, ct dockerx.Container) error {
+	return c.orphan(ctx, ct, c.docker.RemoveContainer, "container", "deployment",
+		"container", ct.Name, "deployment", ct.Deployment, "namespace", ct.Namespace)
+}
+
+// orphan reports an orphan container once, or with PruneOrphans removes
+// it (a container already gone is no error). what names it ("container",
+// "proxy"), owner the kind of object this state directory never knew.
+func (c *Controller) orphan(ctx context.Context, ct dockerx.Container, remove func(context.Context, string) error, what, owner string, attrs ...any) error {
 	if !c.opts.PruneOrphans {
 		c.mu.Lock()
 		first := !c.orphans[ct.ID]
 		c.orphans[ct.ID] = true
 		c.mu.Unlock()
 		if first {
-			c.log.Warn("orphan container left running: its deployment is unknown to this state directory (start with --prune-orphans to remove)",
-				"container", ct.Name, "deployment", ct.Deployment, "namespace", ct.Namespace)
+			c.log.Warn(fmt.Sprintf("orphan %s left running: its %s is unknown to this state directory (start with --prune-orphans to remove)", what, owner), attrs...)
 		}
 		return nil
 	}
-	c.log.Info("removing orphan container", "container", ct.Name, "deployment", ct.Deployment, "namespace", ct.Namespace)
-	if err := c.docker.RemoveContainer(ctx, ct.ID); err != nil {
-		return fmt.Errorf("remove orphan %s: %w", ct.Name, err)
+	c.log.Info("removing orphan "+what, attrs...)
+	if err := remove(ctx, ct.ID); err != nil && !errors.Is(err, dockerx.ErrNotFound) {
+		return fmt.Errorf("remove orphan %s %s: %w", what, ct.Name, err)
 	}
 	return nil
 }

@@ -102,7 +102,6 @@ type services struct {
 	pushed  map[string]*pushedConfig
 	floor   map[string]int64
 	records map[string]string // per Service key, its DNS record as last seen (JSON)
-	orphans map[string]bool   // orphan proxies already reported
 	waiting map[string]bool   // keys whose wait for the network was logged
 	dnsGen  int64             // the DNS server's generation
 	// dnsRecords are the records the DNS server acknowledged last.
@@ -112,7 +111,7 @@ type services struct {
 func newServices(c *Controller, docker ServiceDocker, st ServiceStore, address string) *services {
 	s := &services{c: c, docker: docker, store: st, tracker: c.tracker, log: c.log, address: address,
 		alloc:  allocator{held: map[string]serviceAllocation{}},
-		pushed: map[string]*pushedConfig{}, floor: map[string]int64{}, records: map[string]string{}, orphans: map[string]bool{}, waiting: map[string]bool{},
+		pushed: map[string]*pushedConfig{}, floor: map[string]int64{}, records: map[string]string{}, waiting: map[string]bool{},
 		// A generation the DNS server cannot have seen: it has no status
 		// file to keep one in, and a previous controller counted up from
 		// its own start, earlier.
@@ -692,22 +691,7 @@ func (s *services) sweep(ctx context.Context) error {
 }
 
 func (s *services) handleOrphan(ctx context.Context, ct dockerx.Container) error {
-	if !s.c.opts.PruneOrphans {
-		s.mu.Lock()
-		first := !s.orphans[ct.ID]
-		s.orphans[ct.ID] = true
-		s.mu.Unlock()
-		if first {
-			s.log.Warn("orphan proxy left running: its service is unknown to this state directory (start with --prune-orphans to remove)",
-				"container", ct.Name, "service", proxyKey(&ct))
-		}
-		return nil
-	}
-	s.log.Info("removing orphan proxy", "container", ct.Name, "service", proxyKey(&ct))
-	if err := s.docker.RemoveContainer(ctx, ct.ID); err != nil && !errors.Is(err, dockerx.ErrNotFound) {
-		return fmt.Errorf("remove orphan proxy %s: %w", ct.Name, err)
-	}
-	return nil
+	return s.c.orphan(ctx, ct, s.docker.RemoveContainer, "proxy", "service", "container", ct.Name, "service", proxyKey(&ct))
 }
 
 // serviceOwners maps a helper's event to its key: a proxy's to its

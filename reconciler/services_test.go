@@ -52,6 +52,23 @@ func (r *svcRig) restart() {
 	r.t.Cleanup(r.ctrl.svc.loop.queue.ShutDown)
 }
 
+// newWebRig is a rig whose Service default/web (ClusterIP) has a proxy
+// serving two ready pods.
+func newWebRig(t *testing.T) *svcRig {
+	r := newSvcRig(t)
+	r.feed(webPods(2, 2))
+	r.svcs.put(webService("", 0))
+	r.reconcile("default/web")
+	return r
+}
+
+// feed gives the tracker the pods of deployment default/web as the
+// deployments' first sweep would, and marks it fed.
+func (r *svcRig) feed(pods []PodEndpoint) {
+	r.tracker.Update("default/web", pods)
+	r.tracker.markSynced()
+}
+
 func (r *svcRig) reconcile(key string) Result {
 	r.t.Helper()
 	res, err := r.ctrl.svc.Reconcile(context.Background(), Request{Key: key})
@@ -146,8 +163,7 @@ func TestServiceProxyLifecycle(t *testing.T) {
 	// A controller restart pushes once, then is idle again; the address
 	// and nodePort are kept.
 	r.restart()
-	r.tracker.Update("default/web", webPods(3, 2))
-	r.tracker.markSynced()
+	r.feed(webPods(3, 2))
 	r.reconcile("default/web")
 	if _, gen := r.proxyPods("i_web.default.svc"); gen != 3 {
 		t.Errorf("after a restart: generation %d, want a re-push (3)", gen)
@@ -188,11 +204,7 @@ func TestServiceProxyLifecycle(t *testing.T) {
 }
 
 func TestServiceStalePush(t *testing.T) {
-	r := newSvcRig(t)
-	r.tracker.Update("default/web", webPods(2, 2))
-	r.tracker.markSynced()
-	r.svcs.put(webService("", 0))
-	r.reconcile("default/web")
+	r := newWebRig(t)
 	// The status was lost while the proxy moved on to generation 50.
 	r.svcs.mu.Lock()
 	delete(r.svcs.statuses, "default/web")
@@ -202,8 +214,7 @@ func TestServiceStalePush(t *testing.T) {
 	r.docker.served[id] = `{"generation":50}`
 	r.docker.mu.Unlock()
 	r.restart()
-	r.tracker.Update("default/web", webPods(2, 1))
-	r.tracker.markSynced()
+	r.feed(webPods(2, 1))
 	if _, err := r.ctrl.svc.Reconcile(context.Background(), Request{Key: "default/web"}); err == nil || !strings.Contains(err.Error(), "newer") {
 		t.Fatalf("first push: %v, want a stale refusal", err)
 	}
@@ -298,8 +309,7 @@ func TestServiceOrphanProxies(t *testing.T) {
 
 func TestServiceHeadlessAndDNS(t *testing.T) {
 	r := newSvcRig(t)
-	r.tracker.Update("default/web", webPods(3, 2))
-	r.tracker.markSynced()
+	r.feed(webPods(3, 2))
 	web := webService("", 0)
 	r.svcs.put(web)
 	headless := webService("", 0)
@@ -359,8 +369,7 @@ func TestServiceHeadlessAndDNS(t *testing.T) {
 // config without the pod, as a Service sync pushes it.
 func TestServiceDrain(t *testing.T) {
 	r := newSvcRig(t)
-	r.tracker.Update("default/web", webPods(3, 3))
-	r.tracker.markSynced()
+	r.feed(webPods(3, 3))
 	r.svcs.put(webService("", 0))
 	r.reconcile("default/web")
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
@@ -427,18 +436,13 @@ func TestServiceOwners(t *testing.T) {
 // A proxy started by a sync (stopped by hand) is pushed to once its
 // control socket answers: the sync waits a little rather than failing.
 func TestServicePushAfterStart(t *testing.T) {
-	r := newSvcRig(t)
-	r.tracker.Update("default/web", webPods(2, 2))
-	r.tracker.markSynced()
-	r.svcs.put(webService("", 0))
-	r.reconcile("default/web")
+	r := newWebRig(t)
 	id, _ := r.docker.serving("i_web.default.svc", &struct{}{})
 	if err := r.docker.KillSilently(id); err != nil { // stopped, as by hand
 		t.Fatal(err)
 	}
 	r.restart() // what it serves is unknown: a start, then a push
-	r.tracker.Update("default/web", webPods(2, 2))
-	r.tracker.markSynced()
+	r.feed(webPods(2, 2))
 	refused := 0
 	r.docker.exec = func(id string, cmd []string) (int, []byte) {
 		if refused < 2 {
