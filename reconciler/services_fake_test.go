@@ -30,12 +30,9 @@ type helperEngine struct {
 	daemon []dockerx.Container
 }
 
-func newHelperEngine(t *testing.T) *helperEngine {
-	h := &helperEngine{Engine: dockerfake.New(), served: map[string]string{}}
+func newHelperEngine(t *testing.T, images ...string) *helperEngine {
+	h := &helperEngine{Engine: dockerfake.New(images...), served: map[string]string{}}
 	h.HandleExec(h.handle)
-	// Removals end when the test says (FinishRemovals): Docker holds a
-	// name, and an address, while it removes a container.
-	h.HoldRemovals(true)
 	if _, err := h.EnsureNetwork(context.Background(), dockerx.NetworkRequest{Instance: "i", Name: "dockctl_i",
 		Subnet: "10.222.0.0/20", IPRange: "10.222.0.0/21", Gateway: "10.222.0.1"}); err != nil {
 		t.Fatal(err)

@@ -39,6 +39,9 @@ func newSvcRig(t *testing.T) *svcRig {
 		t.Fatal(err)
 	}
 	r := &svcRig{t: t, docker: newHelperEngine(t), svcs: newFakeSvcStore(), deps: deps}
+	// Removals end when the test says (FinishRemovals): Docker holds a
+	// name, and an address, while it removes a container.
+	r.docker.HoldRemovals(true)
 	r.restart()
 	return r
 }
