@@ -90,6 +90,12 @@ type Options struct {
 	// MaxGracePeriod bounds terminationGracePeriodSeconds (default
 	// DefaultMaxGracePeriod).
 	MaxGracePeriod time.Duration
+	// Subnet is the instance network's subnet (--subnet) when it is
+	// created; "" chooses the first free candidate (network.go).
+	Subnet string
+	// Drainer takes a pod out of every Service's endpoints before its
+	// graceful stop (drain.go); nil: stops drain nothing.
+	Drainer Drainer
 }
 
 // orphanSweepKey is queued for a whole-instance pass: it finds orphans and
@@ -203,7 +209,7 @@ func New(docker Docker, st Store, opts Options) *Controller {
 	c.queue = deploymentQueue{c.deployments}
 	c.helperImages.Store(true)
 	c.prober = newProber(docker, newDockerProbeRunner(docker), func(name string) { c.queue.Add(name) }, c.log)
-	c.stopper = newStopper(docker, c.log, func(name string, err error) {
+	c.stopper = newStopper(docker, c.log, opts.Drainer, func(name string, err error) {
 		if err != nil {
 			c.queue.AddRateLimited(name)
 			return

@@ -1,0 +1,67 @@
+package reconciler
+
+// Stand-ins for dockerx's network API of issue 10 (svc.md, "dockerx API
+// additions"), replaced when "dx" lands: the types move to dockerx under
+// these names, the accessors become field reads, and networkDocker's
+// methods join Docker.
+
+import (
+	"context"
+	"time"
+
+	"github.com/dockctl/dockctl/dockerx"
+)
+
+const (
+	stubLabelNamespace = "io.dockctl.namespace"
+	stubRoleDNS        = "dns"
+	stubRoleNetwork    = "network"
+	stubRoleProxy      = "proxy"
+)
+
+type NetworkRequest struct{ Instance, Name, Subnet, IPRange, Gateway string }
+
+type Network struct {
+	ID, Name                 string
+	Labels                   map[string]string
+	Subnet, IPRange, Gateway string
+}
+
+type EndpointSettings struct {
+	IPv4    string
+	Aliases []string
+}
+
+type PodNetwork struct {
+	Name                       string
+	IPv4                       string
+	Aliases                    []string
+	DNS, DNSSearch, DNSOptions []string
+}
+
+// networkDocker is what the instance network needs from Docker beyond
+// Docker (its methods join Docker when "dx" lands).
+type networkDocker interface {
+	EnsureNetwork(ctx context.Context, req NetworkRequest) (Network, error)
+	ListNetworks(ctx context.Context) ([]Network, error)
+	ConnectNetwork(ctx context.Context, network, containerID string, ep EndpointSettings) error
+	ExecOutput(ctx context.Context, id string, cmd []string, timeout time.Duration) (int, []byte, error)
+}
+
+// containerNetworks stands in for dockerx.Container.Networks.
+func containerNetworks(c *dockerx.Container) map[string]string { return nil }
+
+// detailsNetworks stands in for dockerx.ContainerDetails.Networks.
+func detailsNetworks(d *dockerx.ContainerDetails) map[string]string { return nil }
+
+// setPodNetwork stands in for CreateRequest.Network.
+func setPodNetwork(req *dockerx.CreateRequest, n *PodNetwork) {}
+
+// containerNamespace stands in for dockerx.Container.Namespace ("" and
+// an absent label: default).
+func containerNamespace(c *dockerx.Container) string {
+	if ns := c.Labels[stubLabelNamespace]; ns != "" {
+		return ns
+	}
+	return "default"
+}
