@@ -144,6 +144,12 @@ type Controller struct {
 	helperImages atomic.Bool
 	prober       *prober
 	stopper      *stopper
+	// The instance network (network.go; nil when Docker has no network
+	// API), the Docker calls it needs, and how probes reach pods on it
+	// (route.go).
+	net       *instanceNetwork
+	netDocker networkDocker
+	route     *probeRoute
 }
 
 // New returns a controller; Run starts it.
@@ -208,7 +214,13 @@ func New(docker Docker, st Store, opts Options) *Controller {
 	})
 	c.queue = deploymentQueue{c.deployments}
 	c.helperImages.Store(true)
-	c.prober = newProber(docker, newDockerProbeRunner(docker), func(name string) { c.queue.Add(name) }, c.log)
+	c.netDocker, _ = docker.(networkDocker)
+	c.route = newProbeRoute(opts.Instance, c.log, opts.Observer, func() { c.queue.Add(orphanSweepKey) })
+	if c.netDocker != nil {
+		nst, _ := st.(networkStore)
+		c.net = newInstanceNetwork(opts.Instance, opts.Subnet, c.netDocker, nst, c.log, opts.Observer)
+	}
+	c.prober = newProber(docker, newDockerProbeRunner(docker, c.netDocker, c.route), c.route, func(name string) { c.queue.Add(name) }, c.log)
 	c.stopper = newStopper(docker, c.log, opts.Drainer, func(name string, err error) {
 		if err != nil {
 			c.queue.AddRateLimited(name)

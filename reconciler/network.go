@@ -319,6 +319,19 @@ func (n *instanceNetwork) reportConflict(owner string) {
 	}
 }
 
+// podNetworkStatus is the instance network pods are created on: nil when
+// Docker has no network API or the name is taken by a network not ours.
+func (c *Controller) podNetworkStatus(ctx context.Context) (*NetworkStatus, error) {
+	if c.net == nil {
+		return nil, nil
+	}
+	st, err := c.net.current(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("instance network: %w", err)
+	}
+	return st, nil
+}
+
 // podNetwork is the create-time network of a pod's network owner in
 // namespace ns (svc.md, "Network"): on the instance network, resolving
 // through dockctl's DNS server with a pod's search path and ndots.

@@ -43,7 +43,7 @@ func TestDockerProbeRunner(t *testing.T) {
 		}
 		return 0, nil
 	}
-	runner := newDockerProbeRunner(engine)
+	runner := newDockerProbeRunner(engine, nil, nil)
 	target := probeTarget{ContainerID: id, Address: host, Ports: []manifests.ContainerPort{{Name: "http", ContainerPort: int32(port)}}}
 	httpProbe := func(path string, p intstr.IntOrString) *manifests.Probe {
 		return &manifests.Probe{HTTPGet: &manifests.HTTPGetAction{Path: path, Port: p}, TimeoutSeconds: 1}
