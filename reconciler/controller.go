@@ -94,8 +94,13 @@ type Options struct {
 	// created; "" chooses the first free candidate (network.go).
 	Subnet string
 	// Drainer takes a pod out of every Service's endpoints before its
-	// graceful stop (drain.go); nil: stops drain nothing.
+	// graceful stop (stopdrain.go); nil: stops drain nothing.
 	Drainer Drainer
+	// NetworkDocker, when set, gives the instance its network: pods are
+	// created on it, existing ones connected, probes routed to it
+	// (network.go, netconnect.go, route.go). Nil: pods stay on Docker's
+	// default bridge, as before issue 10.
+	NetworkDocker NetworkDocker
 }
 
 // orphanSweepKey is queued for a whole-instance pass: it finds orphans and
@@ -148,7 +153,7 @@ type Controller struct {
 	// API), the Docker calls it needs, and how probes reach pods on it
 	// (route.go).
 	net       *instanceNetwork
-	netDocker networkDocker
+	netDocker NetworkDocker
 	route     *probeRoute
 }
 
@@ -214,7 +219,7 @@ func New(docker Docker, st Store, opts Options) *Controller {
 	})
 	c.queue = deploymentQueue{c.deployments}
 	c.helperImages.Store(true)
-	c.netDocker, _ = docker.(networkDocker)
+	c.netDocker = opts.NetworkDocker
 	c.route = newProbeRoute(opts.Instance, c.log, opts.Observer, func() { c.queue.Add(orphanSweepKey) })
 	if c.netDocker != nil {
 		nst, _ := st.(networkStore)

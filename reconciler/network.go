@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"net/netip"
 	"sync"
+	"time"
 
 	"github.com/dockctl/dockctl/dockerx"
 )
@@ -28,6 +29,16 @@ import (
 //     pods are created as before, without the instance network.
 //   - Ensuring is a read (one network list) once the network exists: an
 //     idle controller makes no Docker call that writes.
+
+// NetworkDocker is what the instance network and the probe relay need
+// from Docker (Options.NetworkDocker).
+type NetworkDocker interface {
+	EnsureNetwork(ctx context.Context, req NetworkRequest) (Network, error)
+	ListNetworks(ctx context.Context) ([]Network, error)
+	ConnectNetwork(ctx context.Context, network, containerID string, ep EndpointSettings) error
+	// ExecOutput runs a relayed probe in the DNS helper.
+	ExecOutput(ctx context.Context, id string, cmd []string, timeout time.Duration) (exit int, stdout []byte, err error)
+}
 
 // InstanceNetworkName is the name of an instance's network.
 func InstanceNetworkName(instance string) string { return "dockctl_" + instance }
@@ -171,7 +182,7 @@ type NetworkObserver interface {
 type instanceNetwork struct {
 	instance, name string
 	given          string // --subnet
-	docker         networkDocker
+	docker         NetworkDocker
 	store          networkStore // nil: remembered in memory only
 	log            *slog.Logger
 	obs            NetworkObserver // may be nil
@@ -186,7 +197,7 @@ type instanceNetwork struct {
 	warnedGiven  bool
 }
 
-func newInstanceNetwork(instance, given string, d networkDocker, st networkStore, log *slog.Logger, obs Observer) *instanceNetwork {
+func newInstanceNetwork(instance, given string, d NetworkDocker, st networkStore, log *slog.Logger, obs Observer) *instanceNetwork {
 	n := &instanceNetwork{instance: instance, name: InstanceNetworkName(instance), given: given, docker: d, store: st, log: log}
 	n.obs, _ = obs.(NetworkObserver)
 	return n

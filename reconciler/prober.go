@@ -74,13 +74,13 @@ type dockerProbeRunner struct {
 	client *http.Client
 	// nd runs relayed probes (nil: Docker without networks); route says
 	// whether to relay (nil: never).
-	nd    networkDocker
+	nd    NetworkDocker
 	route *probeRoute
 	// dial connects a direct probe (tests substitute it).
 	dial func(ctx context.Context, network, addr string) (net.Conn, error)
 }
 
-func newDockerProbeRunner(d Docker, nd networkDocker, route *probeRoute) *dockerProbeRunner {
+func newDockerProbeRunner(d Docker, nd NetworkDocker, route *probeRoute) *dockerProbeRunner {
 	r := &dockerProbeRunner{docker: d, nd: nd, route: route}
 	var dialer net.Dialer
 	r.dial = dialer.DialContext

@@ -22,7 +22,7 @@ type stopper struct {
 	docker Docker
 	log    *slog.Logger
 	// drainer takes a pod out of the Services' endpoints before its stop
-	// (drain.go); nil: nothing to drain.
+	// (stopdrain.go); nil: nothing to drain.
 	drainer Drainer
 	// done is called when a job ends (err nil on success), to queue its
 	// deployment again: the container is gone, or restarted.
@@ -96,7 +96,7 @@ func (s *stopper) submit(deployment string, op Op, now time.Time) {
 	}()
 }
 
-// run drains the pod (drain.go), sends the stop signal and waits up to the
+// run drains the pod (stopdrain.go), sends the stop signal and waits up to the
 // grace period (Docker kills after it), then removes the container with its anonymous volumes, or,
 // for a liveness restart, starts it again.
 func (s *stopper) run(op Op) error {

@@ -2,13 +2,9 @@ package reconciler
 
 // Stand-ins for dockerx's network API of issue 10 (svc.md, "dockerx API
 // additions"), replaced when "dx" lands: the types move to dockerx under
-// these names, the accessors become field reads, and networkDocker's
-// methods join Docker.
+// these names and the accessors become field reads.
 
 import (
-	"context"
-	"time"
-
 	"github.com/dockctl/dockctl/dockerx"
 )
 
@@ -37,15 +33,6 @@ type PodNetwork struct {
 	IPv4                       string
 	Aliases                    []string
 	DNS, DNSSearch, DNSOptions []string
-}
-
-// networkDocker is what the instance network needs from Docker beyond
-// Docker (its methods join Docker when "dx" lands).
-type networkDocker interface {
-	EnsureNetwork(ctx context.Context, req NetworkRequest) (Network, error)
-	ListNetworks(ctx context.Context) ([]Network, error)
-	ConnectNetwork(ctx context.Context, network, containerID string, ep EndpointSettings) error
-	ExecOutput(ctx context.Context, id string, cmd []string, timeout time.Duration) (int, []byte, error)
 }
 
 // containerNetworks stands in for dockerx.Container.Networks.
