@@ -5,6 +5,8 @@ package reconciler
 // these names and the accessors become field reads.
 
 import (
+	"strings"
+
 	"github.com/dockctl/dockctl/dockerx"
 )
 
@@ -35,8 +37,22 @@ type PodNetwork struct {
 	DNS, DNSSearch, DNSOptions []string
 }
 
-// containerNetworks stands in for dockerx.Container.Networks.
-func containerNetworks(c *dockerx.Container) map[string]string { return nil }
+// containerNetworks stands in for dockerx.Container.Networks; until dx
+// lands only tests set it, through stubNetworksLabel.
+func containerNetworks(c *dockerx.Container) map[string]string {
+	v, ok := c.Labels[stubNetworksLabel]
+	if !ok {
+		return nil
+	}
+	out := map[string]string{}
+	for _, kv := range strings.Fields(v) {
+		name, ip, _ := strings.Cut(kv, "=")
+		out[name] = ip
+	}
+	return out
+}
+
+const stubNetworksLabel = "test.networks"
 
 // detailsNetworks stands in for dockerx.ContainerDetails.Networks.
 func detailsNetworks(d *dockerx.ContainerDetails) map[string]string { return nil }
