@@ -278,7 +278,7 @@ type prober struct {
 	docker Docker
 	// route names the instance network, whose address probes target
 	// (nil: none).
-	route *probeRoute
+	route  *probeRoute
 	notify func(deployment string)
 	log    *slog.Logger
 

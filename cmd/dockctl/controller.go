@@ -41,6 +41,9 @@ type controllerOptions struct {
 	// containerLogMaxFiles.
 	containerLogMaxSize  string
 	containerLogMaxFiles int
+	// subnet is the instance network's subnet when the controller creates
+	// it; "" chooses a free one.
+	subnet string
 }
 
 // allowOptions are the --allow-* flags.
@@ -89,6 +92,9 @@ func newControllerCommandWith(g *globalOptions, o *controllerOptions) *cobra.Com
 		"rotate a replica's log file at this size (a quantity: 10Mi, 1Gi) when the daemon's default log driver is json-file or local; 0 leaves the daemon's log options")
 	f.IntVar(&o.containerLogMaxFiles, "container-log-max-files", dockerx.DefaultContainerLogMaxFiles,
 		"log files kept per replica, the current one included (with --container-log-max-size)")
+	f.StringVar(&o.subnet, "subnet", "",
+		fmt.Sprintf("subnet of the instance network (%s) when the controller creates it, an IPv4 CIDR of /%d or larger (default: the first of 10.222.0.0/20, 10.222.16.0/20, … that overlaps no Docker network); an existing network keeps its own",
+			reconciler.InstanceNetworkName("INSTANCE"), reconciler.MaxSubnetPrefix))
 	a := &o.allow
 	f.BoolVar(&a.privileged, strings.TrimPrefix(manifests.FlagAllowPrivileged, "--"), false,
 		"run privileged containers (securityContext.privileged)")
@@ -150,6 +156,11 @@ func runController(g *globalOptions, o *controllerOptions) error {
 	if o.containerLogMaxFiles < 1 {
 		return fmt.Errorf("--container-log-max-files=%d: must be at least 1", o.containerLogMaxFiles)
 	}
+	if o.subnet != "" {
+		if _, err := reconciler.ParseSubnet(o.subnet); err != nil {
+			return err
+		}
+	}
 	st, err := g.openStore()
 	if err != nil {
 		return err
@@ -193,6 +204,8 @@ func runController(g *globalOptions, o *controllerOptions) error {
 		Allow:            o.allow.policy(st.Dir()),
 		MaxReplicas:      o.maxReplicas,
 		MaxGracePeriod:   o.maxGrace,
+		Subnet:           o.subnet,
+		NetworkDocker:    networkDocker(cli),
 	})
 
 	if o.metricsAddr != "" {
