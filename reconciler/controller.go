@@ -334,6 +334,7 @@ func (c *Controller) handleEvent(ev dockerx.Event) {
 	if ev.Action == "die" && ev.Role == dockerx.RoleHolder && ev.ContainerID != "" {
 		c.holderDied(ev.ContainerID, ev.Deployment)
 	}
+	c.route.noteEvent(ev)
 	switch {
 	case ev.Down:
 		// The daemon is unreachable: say so at once (/readyz) rather than

@@ -102,8 +102,8 @@ func (r *dockerProbeRunner) Run(ctx context.Context, t probeTarget, p *manifests
 		}
 	}
 	err := r.direct(ctx, t, p, timeout)
-	if err != nil && p.Exec == nil {
-		r.route.unreachable(err)
+	if p.Exec == nil {
+		err = r.route.judgeDirect(err)
 	}
 	return err
 }

@@ -105,6 +105,41 @@ func (r *probeRoute) via() (helper string, relay bool) {
 	return r.helper, r.mode == ProbeRelay
 }
 
+// judgeDirect turns the error of a direct probe into its verdict. Until
+// the mode is decided, a probe that could not even connect (no route, or
+// no answer to its dial) tells nothing about the pod — the controller may
+// be unable to reach the network at all — so it gives no verdict: a
+// controller starting in a container must not restart every pod whose
+// liveness it cannot probe yet. A route that failed asks for a re-check.
+func (r *probeRoute) judgeDirect(err error) error {
+	if r == nil || err == nil {
+		return err
+	}
+	r.unreachable(err)
+	r.mu.Lock()
+	undecided := r.mode == ProbeUndecided && r.network != ""
+	r.mu.Unlock()
+	var op *net.OpError
+	if undecided && errors.As(err, &op) && op.Op == "dial" && !errors.Is(err, syscall.ECONNREFUSED) {
+		return fmt.Errorf("%w: the instance network may not be reachable from here (probe route undecided): %v", errNoVerdict, err)
+	}
+	return err
+}
+
+// noteEvent is told of every container event: the DNS helper starting
+// while the mode is undecided queues the sweep that decides it.
+func (r *probeRoute) noteEvent(ev dockerx.Event) {
+	if ev.Role != stubRoleDNS || ev.Action != "start" {
+		return
+	}
+	r.mu.Lock()
+	undecided := r.mode == ProbeUndecided
+	r.mu.Unlock()
+	if undecided {
+		r.sweep()
+	}
+}
+
 // update is the sweep's: st is the instance network (nil: none to use),
 // created whether this sweep created it, cs the instance's containers. It
 // decides the mode when it must, dialing outside the lock.

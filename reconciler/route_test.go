@@ -300,3 +300,52 @@ func TestDockerProbeRunnerRelays(t *testing.T) {
 		t.Fatalf("no helper: %v after %d execs, want no verdict without an exec", err, len(nd.ids))
 	}
 }
+
+// TestJudgeDirect: until the route is decided, a direct probe that could
+// not connect gives no verdict (a controller that cannot reach the
+// network yet must not restart pods); a refused connection is an answer;
+// once decided, every failure counts.
+func TestJudgeDirect(t *testing.T) {
+	unreach := &net.OpError{Op: "dial", Net: "tcp", Err: syscall.EHOSTUNREACH}
+	timeout := &net.OpError{Op: "dial", Net: "tcp", Err: context.DeadlineExceeded}
+	refused := &net.OpError{Op: "dial", Net: "tcp", Err: syscall.ECONNREFUSED}
+	status := errors.New("HTTP probe: status 503")
+	tests := []struct {
+		mode, network string
+		err           error
+		noVerdict     bool
+	}{
+		{ProbeUndecided, "dockctl_i", unreach, true},
+		{ProbeUndecided, "dockctl_i", fmt.Errorf("get: %w", timeout), true},
+		{ProbeUndecided, "dockctl_i", refused, false},
+		{ProbeUndecided, "dockctl_i", status, false},
+		{ProbeUndecided, "", unreach, false},
+		{ProbeDirect, "dockctl_i", unreach, false},
+	}
+	for _, tt := range tests {
+		r := newProbeRoute("i", quietLog(), nil, func() {})
+		r.mode, r.network = tt.mode, tt.network
+		got := r.judgeDirect(tt.err)
+		if got == nil || errors.Is(got, errNoVerdict) != tt.noVerdict {
+			t.Errorf("%s on %q, %v: %v; want no verdict = %v", tt.mode, tt.network, tt.err, got, tt.noVerdict)
+		}
+	}
+	if r := newProbeRoute("i", quietLog(), nil, func() {}); r.judgeDirect(nil) != nil {
+		t.Error("a success is a success")
+	}
+}
+
+// TestProbeRouteNoteEvent: the DNS helper's start queues the sweep that
+// decides the route, only while it is undecided.
+func TestProbeRouteNoteEvent(t *testing.T) {
+	sweeps := 0
+	r := newProbeRoute("i", quietLog(), nil, func() { sweeps++ })
+	r.noteEvent(dockerx.Event{Action: "start", Role: stubRoleDNS})
+	r.noteEvent(dockerx.Event{Action: "die", Role: stubRoleDNS})
+	r.noteEvent(dockerx.Event{Action: "start", Role: dockerx.RoleReplica})
+	r.mode = ProbeDirect
+	r.noteEvent(dockerx.Event{Action: "start", Role: stubRoleDNS})
+	if sweeps != 1 {
+		t.Fatalf("%d sweeps queued, want 1 (the helper's start while undecided)", sweeps)
+	}
+}
