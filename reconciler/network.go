@@ -236,7 +236,7 @@ func (n *instanceNetwork) ensureLocked(ctx context.Context) (*NetworkStatus, boo
 			break
 		}
 	}
-	if existing != nil && existing.Labels[dockerx.LabelInstance] != n.instance {
+	if existing != nil && (existing.Labels[dockerx.LabelInstance] != n.instance || existing.Labels[dockerx.LabelRole] != stubRoleNetwork) {
 		n.reportConflict(existing.Labels[dockerx.LabelInstance])
 		return nil, false, nil
 	}
