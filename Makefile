@@ -11,6 +11,16 @@ WORKLOAD_IMAGE ?= dockctl-workload:dev
 DEMO_INSTANCE  ?= demo
 DEMO_STATE     ?= $(BUILD)/demo-state
 DEMO_CONTAINER ?= dockctl-demo-controller
+# The demo's Services are published on this host address (the controller's
+# --service-address); web.yaml's LoadBalancer Service on port 8080.
+DEMO_ADDRESS   ?= 127.0.0.1
+DEMO_URL       := http://$(DEMO_ADDRESS):8080/
+DEMO_CLI       := $(BUILD)/bin/dockctl --instance $(DEMO_INSTANCE) --state-dir $(DEMO_STATE)
+# FETCH prints a URL's body (also of an error status), FETCH_OK only tells
+# whether it answers 2xx: with curl, else wget.
+CURL           := $(shell command -v curl 2>/dev/null)
+FETCH          := $(if $(CURL),curl -sS --max-time 5,wget -qO- --content-on-error -T 5)
+FETCH_OK       := $(if $(CURL),curl -fs -o /dev/null --max-time 5,wget -q -O /dev/null -T 5)
 E2E_TIMEOUT    ?= 20m
 
 export CGO_ENABLED = 0
@@ -59,46 +69,73 @@ workload-image:
 	$(GO) build -trimpath -ldflags '-s -w' -o $(BUILD)/workload/workload ./cmd/workload
 	docker build -q -t $(WORKLOAD_IMAGE) -f cmd/workload/Dockerfile $(BUILD)/workload
 
-## demo: build the images, run the controller as a container, apply manifests/examples/
+## demo: build the images, run the controller as a container, apply manifests/examples/ (a two-tier app published on 127.0.0.1:8080)
 # The controller runs as the invoking user (with the Docker socket's group),
 # so the state directory stays that user's: the CLI and `make clean` work on
 # it without root. For root this is --user 0:0 and changes nothing. It needs
-# no capability and writes only to /state: --read-only, --cap-drop ALL and
-# no-new-privileges take nothing it uses.
+# the socket and /state and nothing else: no network (--network none; it
+# reaches Docker through the socket, and its probes reach the replicas from
+# a helper inside the instance network), no published port (the web
+# Service is published by a proxy container, on --service-address), no
+# capability, no other writable path (--read-only, --cap-drop ALL,
+# no-new-privileges). The Service's proxy takes the endpoints once the
+# replicas are ready, so the demo waits for the first 200 of the published
+# port (web answers 502 while api has no ready endpoint).
 demo: build image workload-image
 	install -d -m 0700 $(DEMO_STATE)
-	-docker rm -f $(DEMO_CONTAINER) >/dev/null 2>&1
+	$(MAKE) --no-print-directory demo-controller-rm
 	docker run -d --name $(DEMO_CONTAINER) --restart unless-stopped \
-	  --read-only --cap-drop ALL --security-opt no-new-privileges \
+	  --network none --read-only --cap-drop ALL --security-opt no-new-privileges \
 	  --label io.dockctl.demo=controller \
 	  --user $$(id -u):$$(id -g) --group-add $$(stat -c %g /var/run/docker.sock) \
 	  -v /var/run/docker.sock:/var/run/docker.sock \
 	  -v $(DEMO_STATE):/state \
 	  -e DOCKCTL_INSTANCE=$(DEMO_INSTANCE) \
-	  $(IMAGE) controller --resync-period 10s
-	$(BUILD)/bin/dockctl --instance $(DEMO_INSTANCE) --state-dir $(DEMO_STATE) apply -f manifests/examples/ --wait --timeout 2m
-	$(BUILD)/bin/dockctl --instance $(DEMO_INSTANCE) --state-dir $(DEMO_STATE) get deployments
-	$(BUILD)/bin/dockctl --instance $(DEMO_INSTANCE) --state-dir $(DEMO_STATE) get containers -o wide
+	  $(IMAGE) controller --resync-period 10s --service-address $(DEMO_ADDRESS)
+	$(DEMO_CLI) apply -f manifests/examples/
+	$(DEMO_CLI) rollout status deployment/api --timeout 2m
+	$(DEMO_CLI) rollout status deployment/web --timeout 2m
+	$(DEMO_CLI) get deployments
+	$(DEMO_CLI) get services
+	@for i in $$(seq 60); do \
+	  if $(FETCH_OK) $(DEMO_URL); then break; fi; \
+	  if [ $$i = 60 ]; then echo "$(DEMO_URL) did not answer 200 within 60 s:"; $(FETCH) $(DEMO_URL); exit 1; fi; \
+	  sleep 1; \
+	done; \
+	echo; echo "The web Service answers on $(DEMO_URL) (a new connection per request: any replica may answer):"; \
+	for i in 1 2 3; do echo; echo "\$$ curl -s $(DEMO_URL)"; $(FETCH) $(DEMO_URL); done
 	@echo
 	@echo "The demo is running under instance '$(DEMO_INSTANCE)'. Try:"
-	@echo "  alias dockctl='$(BUILD)/bin/dockctl --instance $(DEMO_INSTANCE) --state-dir $(DEMO_STATE)'"
-	@echo "  docker rm -f \$$(docker ps -q --filter label=io.dockctl.instance=$(DEMO_INSTANCE) --filter label=io.dockctl.deployment=web | head -1); sleep 1; dockctl get containers"
+	@echo "  alias dockctl='$(DEMO_CLI)'"
+	@echo "  dockctl get endpoints                    # the ready replicas behind each Service"
+	@echo "  while sleep 0.2; do curl -s $(DEMO_URL) | tail -1; done    # in another terminal, during:"
+	@echo "  dockctl rollout restart deployment/api; dockctl rollout status deployment/api"
 	@echo "  dockctl scale deployment web --replicas 5"
-	@echo "  dockctl rollout restart deployment/web; dockctl rollout status deployment/web"
+	@echo "  docker rm -f \$$(docker ps -q --filter label=io.dockctl.instance=$(DEMO_INSTANCE) --filter label=io.dockctl.deployment=web | head -1); sleep 1; dockctl get pods"
 	@echo "  dockctl logs deployment/web --tail 2"
 	@echo "  docker logs -f $(DEMO_CONTAINER)"
-	@echo "  make demo-down    # removes the demo's controller, containers, pod volumes and holder image; keeps its state"
+	@echo "  make demo-down    # removes the demo's controller, containers (proxies and DNS included), pod volumes, network and helper images; keeps its state"
 	@echo "  make clean        # demo-down, then removes build/ (state included) and the demo images"
 
-## demo-down: stop the demo controller and remove the demo's containers, pod volumes and holder image (by label)
-demo-down:
-	-docker rm -f $(DEMO_CONTAINER) >/dev/null 2>&1
+## demo-down: stop the demo controller and remove the demo's containers, pod volumes, network and helper images (by its instance label)
+# Only objects that carry the demo's instance label, and the controller
+# container by its name and demo label; the network after the containers
+# attached to it, the images after the containers that ran them.
+demo-down: demo-controller-rm
 	-ids=$$(docker ps -aq --filter label=io.dockctl.instance=$(DEMO_INSTANCE)); \
 	  if [ -n "$$ids" ]; then docker rm -f -v $$ids >/dev/null; fi
 	-vols=$$(docker volume ls -q --filter label=io.dockctl.instance=$(DEMO_INSTANCE)); \
 	  if [ -n "$$vols" ]; then docker volume rm $$vols >/dev/null; fi
-	-imgs=$$(docker images -q --filter label=io.dockctl.instance=$(DEMO_INSTANCE) --filter label=io.dockctl.role=helper-image); \
+	-nets=$$(docker network ls -q --filter label=io.dockctl.instance=$(DEMO_INSTANCE)); \
+	  if [ -n "$$nets" ]; then docker network rm $$nets >/dev/null; fi
+	-imgs=$$(docker images -q --filter label=io.dockctl.instance=$(DEMO_INSTANCE) --filter label=io.dockctl.role=helper-image | sort -u); \
 	  if [ -n "$$imgs" ]; then docker image rm $$imgs >/dev/null; fi
+
+# demo-controller-rm: the demo's controller container, if it is one (name and label).
+.PHONY: demo-controller-rm
+demo-controller-rm:
+	-@ids=$$(docker ps -aq --filter 'name=^$(DEMO_CONTAINER)$$' --filter label=io.dockctl.demo=controller); \
+	  if [ -n "$$ids" ]; then docker rm -f $$ids >/dev/null; fi
 
 ## clean: demo-down, then remove build outputs (the demo state included) and the demo images
 clean: demo-down

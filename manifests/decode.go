@@ -34,6 +34,28 @@ type Document struct {
 	nameLine int // line of metadata.name, for duplicate reports
 }
 
+// Kind returns the kind of the document's object.
+func (d *Document) Kind() string {
+	switch {
+	case d.Service != nil:
+		return KindService
+	case d.Namespace != nil:
+		return KindNamespace
+	}
+	return Kind
+}
+
+// Meta returns the metadata of the document's object.
+func (d *Document) Meta() *ObjectMeta {
+	switch {
+	case d.Service != nil:
+		return &d.Service.Metadata
+	case d.Namespace != nil:
+		return &d.Namespace.Metadata
+	}
+	return &d.Deployment.Metadata
+}
+
 // Source returns "file:line", for messages that point at the document.
 func (d *Document) Source() string { return d.File + ":" + strconv.Itoa(d.Line) }
 
@@ -73,10 +95,12 @@ type kindDecoder struct {
 }
 
 // kinds maps each kind dockctl accepts to its decoder; adding a kind is one
-// entry here (a Service would be {"v1", decodeService}, returning a
-// Document that carries it in a field of its own).
+// entry here, returning a Document that carries it in a field of its own
+// (and one in kindOrder).
 var kinds = map[string]kindDecoder{
-	Kind: {apiVersion: APIVersion, decode: decodeDeployment},
+	Kind:          {apiVersion: APIVersion, decode: decodeDeployment},
+	KindService:   {apiVersion: CoreAPIVersion, decode: decodeService},
+	KindNamespace: {apiVersion: CoreAPIVersion, decode: decodeNamespace},
 }
 
 // fallbackKind is the kind an object of a missing or unknown kind is

@@ -1,11 +1,16 @@
 package manifests
 
 import (
+	"cmp"
 	"errors"
 	"os"
 	"path/filepath"
+	"slices"
+	"sort"
 	"strings"
 	"testing"
+
+	"k8s.io/apimachinery/pkg/util/intstr"
 )
 
 // base is a minimal valid manifest. Cases edit it with one line-preserving
@@ -127,8 +132,11 @@ func TestDecodeInvalid(t *testing.T) {
 			func(t *testing.T) string { return edit(t, "apiVersion: apps/v1", "apiVersion: v1") },
 			[]string{`t.yaml:1: apiVersion: must be "apps/v1", got "v1"`}},
 		{"wrong kind",
+			func(t *testing.T) string { return edit(t, "kind: Deployment", "kind: Pod") },
+			[]string{`t.yaml:2: kind: unsupported kind "Pod" (Pod "web"): dockctl runs Deployment, Namespace, Service; --skip-unsupported applies the rest without it`}},
+		{"a kind of dockctl's under another kind's apiVersion",
 			func(t *testing.T) string { return edit(t, "kind: Deployment", "kind: Service") },
-			[]string{`t.yaml:2: kind: unsupported kind "Service" (Service "web"): dockctl runs Deployment; --skip-unsupported applies the rest without it`}},
+			[]string{`t.yaml:1: apiVersion: must be "v1", got "apps/v1"`}},
 		{"missing kind",
 			func(t *testing.T) string { return edit(t, "kind: Deployment\n", "") },
 			[]string{`t.yaml:1: kind: required`}},
@@ -138,9 +146,9 @@ func TestDecodeInvalid(t *testing.T) {
 		{"missing name",
 			func(t *testing.T) string { return edit(t, "  name: web\n", "  labels: {app: web}\n") },
 			[]string{`t.yaml:3: metadata.name: required`}},
-		{"namespace other than default",
-			func(t *testing.T) string { return edit(t, "  name: web\n", "  name: web\n  namespace: prod\n") },
-			[]string{`t.yaml:5: metadata.namespace: unsupported value "prod": only "default" is supported`}},
+		{"namespace not a DNS-1123 label",
+			func(t *testing.T) string { return edit(t, "  name: web\n", "  name: web\n  namespace: Prod_1\n") },
+			[]string{`t.yaml:5: metadata.namespace: invalid value "Prod_1": ` + labelMsg}},
 		{"missing selector",
 			func(t *testing.T) string { return edit(t, "  selector:\n    matchLabels:\n      app: web\n", "") },
 			[]string{`t.yaml:5: spec.selector: required`}},
@@ -547,6 +555,11 @@ func TestDecodeValid(t *testing.T) {
 				t.Errorf("strategy = %+v", d.Spec.Strategy)
 			}
 		}},
+		{"a namespace other than default", strings.Replace(base, "  name: web\n", "  name: web\n  namespace: prod\n", 1), func(t *testing.T, docs []*Document) {
+			if d := one(t, docs).Deployment; d.Metadata.Namespace != "prod" || d.Metadata.NamespaceOrDefault() != "prod" {
+				t.Errorf("namespace = %q", d.Metadata.Namespace)
+			}
+		}},
 		{"JSON input", jsonManifest, func(t *testing.T, docs []*Document) {
 			d := one(t, docs).Deployment
 			if d.Metadata.Name != "json-web" || d.Replicas() != 2 || d.Container().Env[0].Value != "1" {
@@ -787,45 +800,121 @@ func TestLoadRefusesBigStdin(t *testing.T) {
 	}
 }
 
+// TestLoadExamples holds manifests/examples/ to what make demo and the
+// README say of it: a two-tier application in the default namespace (api,
+// a back end behind a ClusterIP Service; web, a front end that calls it by
+// the Service's name and is published by a LoadBalancer Service) next to
+// web-sidecar, the pod example; every container runs the local test
+// workload and none publishes a hostPort.
 func TestLoadExamples(t *testing.T) {
 	docs, err := Load([]string{"examples"}, nil)
 	if err != nil {
 		t.Fatalf("examples do not load: %v", err)
 	}
-	if got, want := names(docs), "web-sidecar web worker"; got != want {
-		t.Fatalf("examples = %q, want %q", got, want)
-	}
+	deployments, services := map[string]*Deployment{}, map[string]*Service{}
+	var got []string
 	for _, d := range docs {
-		for _, c := range d.Deployment.Spec.Template.Spec.AllContainers() {
+		switch {
+		case d.Deployment != nil:
+			deployments[d.Deployment.Metadata.Name] = d.Deployment
+			got = append(got, "Deployment/"+d.Deployment.Metadata.Name)
+			if ns := d.Deployment.Metadata.NamespaceOrDefault(); ns != DefaultNamespace {
+				t.Errorf("%s: namespace %q", d.Source(), ns)
+			}
+		case d.Service != nil:
+			services[d.Service.Metadata.Name] = d.Service
+			got = append(got, "Service/"+d.Service.Metadata.Name)
+			if ns := d.Service.Metadata.NamespaceOrDefault(); ns != DefaultNamespace {
+				t.Errorf("%s: namespace %q", d.Source(), ns)
+			}
+		default:
+			t.Errorf("%s: neither a Deployment nor a Service", d.Source())
+		}
+	}
+	sort.Strings(got)
+	if want := "Deployment/api Deployment/web Deployment/web-sidecar Service/api Service/web"; strings.Join(got, " ") != want {
+		t.Fatalf("examples = %q, want %q", strings.Join(got, " "), want)
+	}
+	for name, d := range deployments {
+		for _, c := range d.Spec.Template.Spec.AllContainers() {
 			for _, p := range c.Ports {
 				if p.HostPort != 0 {
-					t.Errorf("%s: container %s publishes hostPort %d; examples must not", d.Source(), c.Name, p.HostPort)
+					t.Errorf("%s: container %s publishes hostPort %d; examples must not", name, c.Name, p.HostPort)
 				}
 			}
 			if c.Image != "dockctl-workload:dev" {
-				t.Errorf("%s: container %s image = %q", d.Source(), c.Name, c.Image)
+				t.Errorf("%s: container %s image = %q", name, c.Name, c.Image)
 			}
 		}
 	}
-	for i, want := range []int32{2, 3, 2} {
-		if r := docs[i].Deployment.Replicas(); r != want {
-			t.Errorf("%s replicas = %d, want %d", docs[i].Deployment.Metadata.Name, r, want)
+	for name, want := range map[string]int32{"api": 2, "web": 3, "web-sidecar": 2} {
+		if r := deployments[name].Replicas(); r != want {
+			t.Errorf("%s replicas = %d, want %d", name, r, want)
 		}
 	}
+
+	// The two tiers: each Service selects its deployment's pods alone and
+	// forwards to its named port http, on which the pods are probed ready.
+	for _, tt := range []struct {
+		service, deployment, typ string
+		port                     int32
+	}{
+		{"api", "api", ServiceTypeClusterIP, 80},
+		{"web", "web", ServiceTypeLoadBalancer, 8080},
+	} {
+		svc := services[tt.service]
+		if typ := cmp.Or(svc.Spec.Type, ServiceTypeClusterIP); typ != tt.typ {
+			t.Errorf("service %s: type %s, want %s", tt.service, typ, tt.typ)
+		}
+		if len(svc.Spec.Ports) != 1 || svc.Spec.Ports[0].Port != tt.port || svc.Spec.Ports[0].TargetPort != intstr.FromString("http") {
+			t.Errorf("service %s: ports %+v, want %d → http", tt.service, svc.Spec.Ports, tt.port)
+		}
+		for name, d := range deployments {
+			if selects(svc.Spec.Selector, d.Spec.Template.Metadata.Labels) != (name == tt.deployment) {
+				t.Errorf("service %s (selector %v) and deployment %s (pod labels %v)", tt.service, svc.Spec.Selector, name, d.Spec.Template.Metadata.Labels)
+			}
+		}
+		c := deployments[tt.deployment].Spec.Template.Spec.Containers[0]
+		if len(c.Ports) != 1 || c.Ports[0].Name != "http" || c.Ports[0].ContainerPort != 8080 {
+			t.Errorf("deployment %s: ports %+v, want http 8080", tt.deployment, c.Ports)
+		}
+		if p := c.ReadinessProbe; p == nil || p.HTTPGet == nil || p.HTTPGet.Path != "/readyz" || p.HTTPGet.Port != intstr.FromString("http") {
+			t.Errorf("deployment %s: readinessProbe %+v, want httpGet /readyz on http", tt.deployment, p)
+		}
+	}
+	// web calls api by the Service's short name, on its port.
+	if args := deployments["web"].Spec.Template.Spec.Containers[0].Args; !slices.Contains(args, "--backend=http://api/") {
+		t.Errorf("web args %q, want --backend=http://api/ (the api Service, port 80)", args)
+	}
+
 	// The pod example: an init container, then two app containers, the
 	// sidecar probing web over the pod's shared localhost.
-	ps := &docs[0].Deployment.Spec.Template.Spec
-	var got []string
+	ps := &deployments["web-sidecar"].Spec.Template.Spec
+	var containers []string
 	for _, c := range ps.AllContainers() {
-		got = append(got, c.Name)
+		containers = append(containers, c.Name)
 	}
-	if strings.Join(got, " ") != "init web sidecar" || len(ps.InitContainers) != 1 || ps.InitContainers[0].IsSidecar() {
-		t.Errorf("web-sidecar containers = %q (init containers %d)", got, len(ps.InitContainers))
+	if strings.Join(containers, " ") != "init web sidecar" || len(ps.InitContainers) != 1 || ps.InitContainers[0].IsSidecar() {
+		t.Errorf("web-sidecar containers = %q (init containers %d)", containers, len(ps.InitContainers))
 	}
 	if p := ps.FindContainer("sidecar").ReadinessProbe; p == nil || p.Exec == nil ||
 		!strings.Contains(strings.Join(p.Exec.Command, " "), "127.0.0.1:8080") {
 		t.Errorf("the sidecar does not probe web on localhost: %+v", p)
 	}
+}
+
+// selects tells whether a Service's selector matches pod labels (every
+// pair present; an empty selector matches nothing, as a Service's).
+func selects(selector, labels map[string]string) bool {
+	if len(selector) == 0 {
+		return false
+	}
+	for k, v := range selector {
+		if l, ok := labels[k]; !ok || l != v {
+			return false
+		}
+	}
+	return true
 }
 
 func TestValidateBuiltInCode(t *testing.T) {
@@ -876,7 +965,7 @@ func one(t *testing.T, docs []*Document) *Document {
 func names(docs []*Document) string {
 	var n []string
 	for _, d := range docs {
-		n = append(n, d.Deployment.Metadata.Name)
+		n = append(n, d.Meta().Name)
 	}
 	return strings.Join(n, " ")
 }

@@ -1,6 +1,6 @@
-// Package manifests reads, checks, defaults and hashes the Deployment
-// manifests dockctl accepts: a subset of Kubernetes' apps/v1 Deployment, so
-// that the same files run unchanged on a cluster.
+// Package manifests reads, checks, defaults and hashes the manifests
+// dockctl accepts: subsets of Kubernetes' apps/v1 Deployment and core/v1
+// Service and Namespace, so that the same files run unchanged on a cluster.
 //
 // Invariants:
 //
@@ -21,10 +21,19 @@
 //     nesting deeper than MaxDepth and YAML aliases are refused before the
 //     document is interpreted.
 //   - Documents returned by Decode and Load are validated and then defaulted
-//     (SetDefaults) exactly as Kubernetes defaults them; ReplicasSet and
-//     PausedSet tell whether the document set what apply otherwise keeps.
-//   - Validate is the one set of rules: apply runs it, and the controller
-//     runs it again on every record it reads (a record is not trusted).
+//     (SetDefaults, SetServiceDefaults) exactly as Kubernetes defaults them;
+//     ReplicasSet and PausedSet tell whether the document set what apply
+//     otherwise keeps. Exactly one of Document.Deployment, Service and
+//     Namespace is set.
+//   - Documents come ordered (Order): Namespaces, then Services, then
+//     Deployments, each kind in the order read, so that whatever a document
+//     refers to comes before it. Names are unique per kind and namespace
+//     within one input. A namespace is read through
+//     ObjectMeta.NamespaceOrDefault ("" is "default"); a Namespace object
+//     has none.
+//   - Validate (ValidateService, ValidateNamespace) is the one set of rules
+//     of each kind: apply runs it, and the controller runs it again on every
+//     record it reads (a record is not trusted).
 //   - A pod template has one or more app containers and any number of
 //     init containers (native sidecars among them: restartPolicy Always),
 //     with names unique across both lists; PodSpec.AllContainers lists

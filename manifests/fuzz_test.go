@@ -2,6 +2,7 @@ package manifests
 
 import (
 	"bytes"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -11,7 +12,7 @@ import (
 // FuzzDecode checks that no input panics and that whatever Decode accepts is
 // valid, hashable, and survives a print/decode round trip in YAML and JSON
 // unchanged: the same template hash and the same document (the property
-// `get -o yaml | apply -f -` relies on).
+// `get -o yaml | apply -f -` relies on), for every kind.
 func FuzzDecode(f *testing.F) {
 	for _, s := range []string{
 		base, fullManifest, jsonManifest, withServerFields(), "", "---\n---\n", "a: [", "- 1\n",
@@ -21,6 +22,8 @@ func FuzzDecode(f *testing.F) {
 		base + "        resources: {limits: {cpu: 1.5x, memory: .5}}\n",
 		podManifest,
 		base + "        restartPolicy: Always\n      initContainers: [{name: web, image: i, livenessProbe: {exec: {command: [x]}}}]\n",
+		svcBase, kubectlService, kubectlNamespace,
+		"apiVersion: v1\nkind: List\nitems:\n- {apiVersion: v1, kind: Service, metadata: {name: a}, spec: {clusterIP: None}}\n- {apiVersion: v1, kind: Namespace, metadata: {name: a}}\n",
 	} {
 		f.Add([]byte(s))
 	}
@@ -48,6 +51,10 @@ func FuzzDecode(f *testing.F) {
 			return
 		}
 		for _, doc := range docs {
+			if doc.Deployment == nil {
+				roundTripOther(t, doc)
+				continue
+			}
 			d := doc.Deployment
 			if err := Validate(d); err != nil {
 				t.Fatalf("accepted deployment fails validation after defaults: %v", err)
@@ -77,4 +84,46 @@ func FuzzDecode(f *testing.F) {
 			}
 		}
 	})
+}
+
+// roundTripOther is FuzzDecode's check of a Service or Namespace: valid
+// once defaulted, and printed, decoded and printed again unchanged.
+func roundTripOther(t *testing.T, doc *Document) {
+	print := func(d *Document, format string) ([]byte, error) {
+		switch {
+		case d.Kind() != doc.Kind():
+			return nil, fmt.Errorf("a %s decoded as a %s", doc.Kind(), d.Kind())
+		case d.Service != nil:
+			return MarshalService(d.Service, format)
+		case d.Namespace != nil:
+			return MarshalNamespace(d.Namespace, format)
+		}
+		return nil, fmt.Errorf("document %s carries no object", d.Source())
+	}
+	var err error
+	if doc.Service != nil {
+		err = ValidateService(doc.Service)
+	} else if doc.Namespace != nil {
+		err = ValidateNamespace(doc.Namespace)
+	}
+	if err != nil {
+		t.Fatalf("accepted %s fails validation after defaults: %v", doc.Kind(), err)
+	}
+	for _, format := range []string{"yaml", "json"} {
+		out, err := print(doc, format)
+		if err != nil {
+			t.Fatalf("print %s: %v", format, err)
+		}
+		back, err := Decode("out."+format, out)
+		if err != nil || len(back) != 1 {
+			t.Fatalf("printed %s does not decode: %v\n%s", doc.Kind(), err, out)
+		}
+		again, err := print(back[0], format)
+		if err != nil {
+			t.Fatalf("print %s after the round trip: %v", format, err)
+		}
+		if !bytes.Equal(again, out) {
+			t.Fatalf("round trip changed the %s document:\nfirst:\n%s\nafter decoding it again:\n%s", format, out, again)
+		}
+	}
 }

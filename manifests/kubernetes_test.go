@@ -7,36 +7,49 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"reflect"
+	"sort"
 	"strings"
 	"testing"
 
 	"gopkg.in/yaml.v3"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/util/intstr"
 	sigsyaml "sigs.k8s.io/yaml"
 )
 
 // TestAcceptedManifestsDecodeStrictlyIntoKubernetesTypes holds DESIGN §8:
 // whatever dockctl accepts, a cluster accepts too. Every manifest dockctl
 // accepts here (the examples, the golden hash templates, the test
-// manifests, pods of several containers) is decoded strictly (unknown or
-// duplicate fields are errors) into k8s.io/api's apps/v1 Deployment, as
+// manifests, pods of several containers, Services and Namespaces) is
+// decoded strictly (unknown or duplicate fields are errors) into
+// k8s.io/api's apps/v1 Deployment or core/v1 Service or Namespace, as
 // written and as dockctl prints it once defaulted (`get -o json`), and the
-// pod fields must mean the same on both sides. Kubernetes' validation
-// itself (k8s.io/kubernetes) is not a dependency; validate.go cites the
-// rules of it that it follows.
+// pod and Service fields must mean the same on both sides. Kubernetes'
+// validation itself (k8s.io/kubernetes) is not a dependency; validate.go
+// and service_validate.go cite the rules of it that they follow.
 func TestAcceptedManifestsDecodeStrictlyIntoKubernetesTypes(t *testing.T) {
 	inputs := map[string]string{
-		"base":                        base,
-		"full":                        fullManifest,
-		"json":                        jsonManifest,
-		"server fields":               withServerFields(),
-		"pod":                         podManifest,
-		"pod on hostNetwork":          strings.Replace(podManifest, "      shareProcessNamespace: true\n", "      hostNetwork: true\n", 1),
-		"two app containers":          base + "      - name: side\n        image: busybox:1.36\n        ports: [{containerPort: 8080, protocol: UDP}]\n",
-		"an init container":           base + "      initContainers:\n      - name: init\n        image: busybox:1.36\n        command: [\"true\"]\n",
-		"a sidecar only":              base + "      initContainers:\n      - name: proxy\n        image: proxy:1\n        restartPolicy: Always\n        readinessProbe: {tcpSocket: {port: 8443}}\n",
-		"shareProcessNamespace false": base + "      shareProcessNamespace: false\n",
+		"base":                           base,
+		"full":                           fullManifest,
+		"json":                           jsonManifest,
+		"server fields":                  withServerFields(),
+		"pod":                            podManifest,
+		"pod on hostNetwork":             strings.Replace(podManifest, "      shareProcessNamespace: true\n", "      hostNetwork: true\n", 1),
+		"two app containers":             base + "      - name: side\n        image: busybox:1.36\n        ports: [{containerPort: 8080, protocol: UDP}]\n",
+		"an init container":              base + "      initContainers:\n      - name: init\n        image: busybox:1.36\n        command: [\"true\"]\n",
+		"a sidecar only":                 base + "      initContainers:\n      - name: proxy\n        image: proxy:1\n        restartPolicy: Always\n        readinessProbe: {tcpSocket: {port: 8443}}\n",
+		"shareProcessNamespace false":    base + "      shareProcessNamespace: false\n",
+		"service":                        svcBase,
+		"service as kubectl prints it":   kubectlService,
+		"namespace as kubectl prints it": kubectlNamespace,
+		"headless service":               "apiVersion: v1\nkind: Service\nmetadata: {name: db, namespace: shop}\nspec: {clusterIP: None, selector: {app: db}, publishNotReadyAddresses: true}\n",
+		"load balancer": strings.Replace(svcBase, "spec:\n", "spec:\n  type: LoadBalancer\n  allocateLoadBalancerNodePorts: false\n"+
+			"  externalTrafficPolicy: Cluster\n  internalTrafficPolicy: Local\n  ipFamilyPolicy: PreferDualStack\n  clusterIP: 10.222.8.3\n", 1) +
+			"  - {name: metrics, port: 9090, targetPort: metrics, nodePort: 32767, protocol: UDP}\n",
+		"a bundle, namespace last": svcBase + "---\n" + strings.Replace(base, "  name: web\n", "  name: web\n  namespace: shop\n", 1) +
+			"---\napiVersion: v1\nkind: Namespace\nmetadata: {name: shop, labels: {team: a}}\n",
 	}
 	for _, dir := range []string{"examples", filepath.Join("testdata", "hash")} {
 		files, err := filepath.Glob(filepath.Join(dir, "*"))
@@ -65,9 +78,23 @@ func TestAcceptedManifestsDecodeStrictlyIntoKubernetesTypes(t *testing.T) {
 			}
 			raw := yamlDocuments(t, in)
 			if len(raw) != len(docs) {
-				t.Fatalf("%d YAML documents for %d deployments", len(raw), len(docs))
+				t.Fatalf("%d YAML documents for %d objects", len(raw), len(docs))
 			}
+			// Decode orders a bundle by kind (Order); so are the
+			// raw documents, to pair them.
+			sort.SliceStable(raw, func(i, j int) bool { return kindOrder[rawKind(t, raw[i])] < kindOrder[rawKind(t, raw[j])] })
 			for i, d := range docs {
+				if d.Kind() != rawKind(t, raw[i]) {
+					t.Fatalf("document %d is a %s, decoded as a %s", i, rawKind(t, raw[i]), d.Kind())
+				}
+				switch {
+				case d.Service != nil:
+					strictService(t, raw[i], d.Service)
+					continue
+				case d.Namespace != nil:
+					strictNamespace(t, raw[i], d.Namespace)
+					continue
+				}
 				var written appsv1.Deployment
 				if err := sigsyaml.UnmarshalStrict(raw[i], &written); err != nil {
 					t.Fatalf("document %d as written is not a Kubernetes Deployment: %v", i, err)
@@ -90,6 +117,100 @@ func TestAcceptedManifestsDecodeStrictlyIntoKubernetesTypes(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+func rawKind(t *testing.T, raw []byte) string {
+	t.Helper()
+	var tm struct{ Kind string }
+	if err := sigsyaml.Unmarshal(raw, &tm); err != nil {
+		t.Fatal(err)
+	}
+	return tm.Kind
+}
+
+// strictJSON decodes what dockctl prints of an object into Kubernetes'
+// type, refusing unknown fields.
+func strictJSON(t *testing.T, out []byte, into any) {
+	t.Helper()
+	dec := json.NewDecoder(bytes.NewReader(out))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(into); err != nil {
+		t.Fatalf("as dockctl prints it, not a Kubernetes %T: %v\n%s", into, err, out)
+	}
+}
+
+func strictService(t *testing.T, raw []byte, s *Service) {
+	t.Helper()
+	var written corev1.Service
+	if err := sigsyaml.UnmarshalStrict(raw, &written); err != nil {
+		t.Fatalf("as written, not a Kubernetes Service: %v", err)
+	}
+	// Kubernetes' defaults for what dockctl defaults, so that the Service
+	// as written reads as dockctl's defaulted one.
+	if written.Spec.Type == "" {
+		written.Spec.Type = corev1.ServiceTypeClusterIP
+	}
+	if written.Spec.ClusterIP == "" && len(written.Spec.ClusterIPs) > 0 {
+		written.Spec.ClusterIP = written.Spec.ClusterIPs[0]
+	}
+	for i := range written.Spec.Ports {
+		p := &written.Spec.Ports[i]
+		if p.Protocol == "" {
+			p.Protocol = corev1.ProtocolTCP
+		}
+		if p.TargetPort == intstr.FromInt32(0) || p.TargetPort == intstr.FromString("") {
+			p.TargetPort = intstr.FromInt32(p.Port)
+		}
+	}
+	sameService(t, "as written", &written, s)
+	out, err := MarshalService(s, "json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var printed corev1.Service
+	strictJSON(t, out, &printed)
+	sameService(t, "as printed", &printed, s)
+}
+
+// sameService checks that Kubernetes reads the Service as dockctl does:
+// name, namespace, type, cluster IP, selector, and each port's name,
+// protocol, port, targetPort and nodePort.
+func sameService(t *testing.T, how string, k *corev1.Service, s *Service) {
+	t.Helper()
+	ks := &k.Spec
+	if k.Name != s.Metadata.Name || k.Namespace != s.Metadata.Namespace || string(ks.Type) != s.Spec.Type || ks.ClusterIP != s.Spec.ClusterIP ||
+		!reflect.DeepEqual(ks.Selector, s.Spec.Selector) || ks.PublishNotReadyAddresses != s.Spec.PublishNotReadyAddresses {
+		t.Errorf("%s: Kubernetes reads %s/%s %s %q %v, dockctl %s/%s %s %q %v", how, k.Namespace, k.Name, ks.Type, ks.ClusterIP, ks.Selector,
+			s.Metadata.Namespace, s.Metadata.Name, s.Spec.Type, s.Spec.ClusterIP, s.Spec.Selector)
+	}
+	if len(ks.Ports) != len(s.Spec.Ports) {
+		t.Fatalf("%s: Kubernetes reads %d ports, dockctl %d", how, len(ks.Ports), len(s.Spec.Ports))
+	}
+	for i, kp := range ks.Ports {
+		p := s.Spec.Ports[i]
+		if kp.Name != p.Name || string(kp.Protocol) != p.Protocol || kp.Port != p.Port || kp.TargetPort != p.TargetPort || kp.NodePort != p.NodePort {
+			t.Errorf("%s: port %d: Kubernetes reads %+v, dockctl %+v", how, i, kp, p)
+		}
+	}
+}
+
+func strictNamespace(t *testing.T, raw []byte, n *Namespace) {
+	t.Helper()
+	var written corev1.Namespace
+	if err := sigsyaml.UnmarshalStrict(raw, &written); err != nil {
+		t.Fatalf("as written, not a Kubernetes Namespace: %v", err)
+	}
+	out, err := MarshalNamespace(n, "json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var printed corev1.Namespace
+	strictJSON(t, out, &printed)
+	for _, k := range []*corev1.Namespace{&written, &printed} {
+		if k.Name != n.Metadata.Name || !reflect.DeepEqual(k.Labels, n.Metadata.Labels) {
+			t.Errorf("Kubernetes reads namespace %q %v, dockctl %q %v", k.Name, k.Labels, n.Metadata.Name, n.Metadata.Labels)
+		}
 	}
 }
 

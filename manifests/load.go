@@ -26,11 +26,13 @@ const (
 	StdinName = "<stdin>"
 )
 
-// Decode reads every Deployment in data (YAML or JSON, multi-document). file
-// is only used in error messages. Empty documents are skipped. A document of
-// kind List (apiVersion v1), as printed by `get -o yaml` for several
-// objects, contributes each of its items. On any error Decode returns no
-// documents and an ErrorList holding every problem found in data.
+// Decode reads every object of the kinds dockctl runs in data (YAML or
+// JSON, multi-document): Deployments, Services and Namespaces, returned in
+// the order of Order. file is only used in error messages. Empty documents
+// are skipped. A document of kind List (apiVersion v1), as printed by `get
+// -o yaml` for several objects, contributes each of its items. On any error
+// Decode returns no documents and an ErrorList holding every problem found
+// in data.
 //
 // Objects of other kinds are handled as LoadAll says, with the default
 // options; the ones skipped are not reported.
@@ -41,6 +43,7 @@ func Decode(file string, data []byte) ([]*Document, error) {
 	if len(errs) > 0 {
 		return nil, errs
 	}
+	Order(docs)
 	return docs, nil
 }
 
@@ -53,7 +56,10 @@ func Load(paths []string, stdin io.Reader) ([]*Document, error) {
 // LoadAll decodes every path: a file (any name), a directory (searched
 // recursively for *.yaml, *.yml and *.json, in lexical order), or "-" for
 // stdin. Errors of all files are collected; on any error LoadAll returns no
-// documents, so that applying a set of files is all-or-nothing. Objects of
+// documents, so that applying a set of files is all-or-nothing. The
+// documents come in the order of Order: Namespaces, Services, Deployments,
+// each kind in the order read (files in the order given, directories in
+// lexical order). Objects of
 // kinds dockctl does not run are skipped or refused (see otherKind); the
 // skipped ones are returned, for the caller to warn about.
 func LoadAll(paths []string, stdin io.Reader, opts LoadOptions) ([]*Document, []Skipped, error) {
@@ -96,6 +102,7 @@ func LoadAll(paths []string, stdin io.Reader, opts LoadOptions) ([]*Document, []
 	if len(errs) > 0 {
 		return nil, nil, errs
 	}
+	Order(docs)
 	return docs, st.skipped, nil
 }
 
@@ -180,21 +187,46 @@ func tooBig() error {
 	return fmt.Errorf("input is larger than the %d MiB limit", MaxInputSize>>20)
 }
 
-// duplicates reports a second Deployment with the name of an earlier one:
-// applying both would silently keep only the last.
+// duplicates reports a second object of the kind, namespace and name of an
+// earlier one: applying both would silently keep only the last. Names are
+// scoped by kind and namespace, as in Kubernetes: a Service and a
+// Deployment may share one, and so may two Deployments in two namespaces.
 func duplicates(docs []*Document) ErrorList {
+	type id struct{ kind, namespace, name string }
 	var errs ErrorList
-	first := map[string]*Document{}
+	first := map[id]*Document{}
 	for _, d := range docs {
-		name := d.Deployment.Metadata.Name
-		if prev, ok := first[name]; ok {
+		m := d.Meta()
+		k := id{d.Kind(), m.NamespaceOrDefault(), m.Name}
+		if d.Namespace != nil {
+			k.namespace = ""
+		}
+		if prev, ok := first[k]; ok {
+			in := ""
+			if k.namespace != "" && k.namespace != DefaultNamespace {
+				in = fmt.Sprintf(" in namespace %q", k.namespace)
+			}
 			errs = append(errs, &FieldError{File: d.File, Line: d.nameLine, Path: "metadata.name",
-				Msg: fmt.Sprintf("duplicate deployment %q (first defined at %s:%d)", name, prev.File, prev.nameLine)})
+				Msg: fmt.Sprintf("duplicate %s %q%s (first defined at %s:%d)", strings.ToLower(k.kind), k.name, in, prev.File, prev.nameLine)})
 			continue
 		}
-		first[name] = d
+		first[k] = d
 	}
 	return errs
+}
+
+// kindOrder is the order in which a bundle's kinds are applied: a
+// Namespace before the objects in it, a Service before the Deployments it
+// selects (so that its address and DNS name exist when their pods start,
+// and the pods join its endpoints as they become ready). Helm's
+// InstallOrder does the same; kubectl applies in file order.
+var kindOrder = map[string]int{KindNamespace: 0, KindService: 1, Kind: 2}
+
+// Order sorts docs in place so that Namespaces come first, then Services,
+// then Deployments, each kind in the order read (stable). Decode and
+// LoadAll return documents so ordered.
+func Order(docs []*Document) {
+	sort.SliceStable(docs, func(i, j int) bool { return kindOrder[docs[i].Kind()] < kindOrder[docs[j].Kind()] })
 }
 
 var yamlLineErr = regexp.MustCompile(`^yaml: line (\d+): (.*)$`)

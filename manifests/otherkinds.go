@@ -13,9 +13,10 @@ import (
 // beside it; on one host those grant nothing and mean nothing, so they are
 // skipped with a warning and the rest applies. A kind whose absence would
 // change security or behaviour — a NetworkPolicy that would isolate, a Job
-// that would run, a Service that would route, any kind not listed — is an
+// that would run, an Ingress that would route, any kind not listed — is an
 // error naming the object, unless the user asks to skip it
-// (LoadOptions.SkipUnsupported).
+// (LoadOptions.SkipUnsupported). The kinds dockctl runs (kinds: Deployment,
+// Service, Namespace) are never skipped.
 
 // ignoredKinds are the kinds skipped with a warning: they grant nothing,
 // and have no meaning on one host. Each is checked as a cluster checks it,

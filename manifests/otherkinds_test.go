@@ -21,11 +21,13 @@ spec:
 // ones that grant nothing and mean nothing on one host are skipped with a
 // warning naming them, in files and in Lists; any other kind refuses the
 // whole input, naming the object, unless SkipUnsupported skips it too.
+// Services and Namespaces are kinds of dockctl's own: never skipped.
 func TestOtherKinds(t *testing.T) {
 	rbac := "apiVersion: v1\nkind: ServiceAccount\nmetadata: {name: web}\n---\n" +
 		"apiVersion: rbac.authorization.k8s.io/v1\nkind: RoleBinding\nmetadata: {name: web-read}\nroleRef: {kind: Role, name: r}\n---\n"
 	pdb := "apiVersion: policy/v1\nkind: PodDisruptionBudget\nmetadata: {name: web}\nspec: {minAvailable: 1}\n---\n"
 	svc := "apiVersion: v1\nkind: Service\nmetadata: {name: web}\nspec: {ports: [{port: 80}]}\n---\n"
+	ing := "apiVersion: networking.k8s.io/v1\nkind: Ingress\nmetadata: {name: web}\n---\n"
 	list := "apiVersion: v1\nkind: List\nitems:\n- apiVersion: autoscaling/v2\n  kind: HorizontalPodAutoscaler\n  metadata: {name: web}\n- apiVersion: networking.k8s.io/v1\n  kind: NetworkPolicy\n  metadata: {name: deny}\n---\n"
 	tests := []struct {
 		name    string
@@ -40,13 +42,15 @@ func TestOtherKinds(t *testing.T) {
 			`b.yaml:5: skipped RoleBinding "web-read": no API server on one host: it grants nothing`,
 			`b.yaml:10: skipped PodDisruptionBudget "web": no node drains on one host`,
 		}, ""},
-		{"a Service refuses the input", svc + bundleDeployment, false, 0, nil,
-			`b.yaml:2: kind: unsupported kind "Service" (Service "web"): dockctl runs Deployment; --skip-unsupported applies the rest without it`},
-		{"a Service skipped on request", svc + bundleDeployment, true, 1, []string{
-			`b.yaml:1: skipped Service "web": not supported by dockctl (--skip-unsupported); the application may behave differently without it`,
+		{"a Service is decoded with the Deployment", svc + bundleDeployment, false, 2, nil, ""},
+		{"a Service is decoded, not skipped, under --skip-unsupported", svc + bundleDeployment, true, 2, nil, ""},
+		{"an Ingress refuses the input", ing + svc + bundleDeployment, false, 0, nil,
+			`b.yaml:2: kind: unsupported kind "Ingress" (Ingress "web"): dockctl runs Deployment, Namespace, Service; --skip-unsupported applies the rest without it`},
+		{"an Ingress skipped on request", ing + svc + bundleDeployment, true, 2, []string{
+			`b.yaml:1: skipped Ingress "web": not supported by dockctl (--skip-unsupported); the application may behave differently without it`,
 		}, ""},
 		{"in a List: the autoscaler skipped, the policy refused", list + bundleDeployment, false, 0, nil,
-			`b.yaml:8: items[1].kind: unsupported kind "NetworkPolicy" (NetworkPolicy "deny"): dockctl runs Deployment; --skip-unsupported applies the rest without it`},
+			`b.yaml:8: items[1].kind: unsupported kind "NetworkPolicy" (NetworkPolicy "deny"): dockctl runs Deployment, Namespace, Service; --skip-unsupported applies the rest without it`},
 		{"in a List, on request", list + bundleDeployment, true, 1, []string{
 			`b.yaml:4: skipped HorizontalPodAutoscaler "web": dockctl does not autoscale: replicas are what the Deployment says`,
 			`b.yaml:7: skipped NetworkPolicy "deny": not supported by dockctl (--skip-unsupported); the application may behave differently without it`,

@@ -56,32 +56,45 @@ func (d *Deployment) DeepCopy() *Deployment {
 	if d == nil {
 		return nil
 	}
-	b, err := json.Marshal(d)
-	if err != nil {
-		panic(fmt.Sprintf("manifests: deep copy of deployment %q: %v", d.Metadata.Name, err))
-	}
 	out := &Deployment{}
-	if err := json.Unmarshal(b, out); err != nil {
-		panic(fmt.Sprintf("manifests: deep copy of deployment %q: %v", d.Metadata.Name, err))
-	}
+	jsonCopy(d, out, "deployment", d.Metadata.Name)
 	return out
+}
+
+// jsonCopy copies in into out (a pointer to a zero value of the same
+// type) through JSON; kind and name name the object in the panic that a type
+// JSON cannot carry would cause (a bug, never input).
+func jsonCopy(in, out any, kind, name string) {
+	b, err := json.Marshal(in)
+	if err != nil {
+		panic(fmt.Sprintf("manifests: deep copy of %s %q: %v", kind, name, err))
+	}
+	if err := json.Unmarshal(b, out); err != nil {
+		panic(fmt.Sprintf("manifests: deep copy of %s %q: %v", kind, name, err))
+	}
 }
 
 // Marshal renders d as "json" (indented, trailing newline) or "yaml", with
 // Kubernetes' field names and order, so that the output can be applied again
 // and read by kubectl.
 func Marshal(d *Deployment, format string) ([]byte, error) {
+	return marshal(d, "deployment", d.Metadata.Name, format)
+}
+
+// marshal renders obj, one of dockctl's kinds, named in errors by kind
+// and name.
+func marshal(obj any, kind, name, format string) ([]byte, error) {
 	switch format {
 	case "json":
-		b, err := json.MarshalIndent(d, "", "  ")
+		b, err := json.MarshalIndent(obj, "", "  ")
 		if err != nil {
-			return nil, fmt.Errorf("marshal deployment %q as JSON: %w", d.Metadata.Name, err)
+			return nil, fmt.Errorf("marshal %s %q as JSON: %w", kind, name, err)
 		}
 		return append(b, '\n'), nil
 	case "yaml":
-		b, err := sigsyaml.Marshal(d)
+		b, err := sigsyaml.Marshal(obj)
 		if err != nil {
-			return nil, fmt.Errorf("marshal deployment %q as YAML: %w", d.Metadata.Name, err)
+			return nil, fmt.Errorf("marshal %s %q as YAML: %w", kind, name, err)
 		}
 		return b, nil
 	}

@@ -42,13 +42,7 @@ func (v *validator) add(p, format string, args ...any) {
 // Deployment's path inside its document.
 func validate(d *Deployment, base string, lines map[string]int) ErrorList {
 	v := &validator{lines: lines}
-	m := child(base, "metadata")
-	v.dnsLabel(child(m, "name"), d.Metadata.Name)
-	if ns := d.Metadata.Namespace; ns != "" && ns != "default" {
-		v.add(child(m, "namespace"), `unsupported value %q: only "default" is supported`, ns)
-	}
-	v.labels(child(m, "labels"), d.Metadata.Labels)
-	v.annotations(child(m, "annotations"), d.Metadata.Annotations, false)
+	v.meta(child(base, "metadata"), &d.Metadata, Kind)
 
 	s := child(base, "spec")
 	if r := d.Spec.Replicas; r != nil && *r < 0 {
@@ -92,7 +86,7 @@ func validate(d *Deployment, base string, lines map[string]int) ErrorList {
 			v.add(key(tl, k), "label key %s is reserved for dockctl", k)
 		}
 	}
-	v.annotations(child(s, "template.metadata.annotations"), d.Spec.Template.Metadata.Annotations, true)
+	v.annotations(child(s, "template.metadata.annotations"), d.Spec.Template.Metadata.Annotations, onTemplate)
 	v.network(child(s, "template.metadata.annotations"), d.Spec.Template.Metadata.Annotations)
 	v.podSpec(child(s, "template.spec"), &d.Spec.Template.Spec, d.Replicas())
 	return v.errs
@@ -378,22 +372,9 @@ func (v *validator) ports(cp string, ports []ContainerPort, pc *podChecks) {
 			}
 			names[port.Name] = true
 		}
-		portOK := false
-		if port.ContainerPort == 0 {
-			v.add(child(pp, "containerPort"), "required")
-		} else {
-			portOK = v.portNumber(child(pp, "containerPort"), port.ContainerPort)
-		}
-		proto := port.Protocol
-		switch proto {
-		case "":
-			proto = "TCP"
-		case "TCP", "UDP":
-		default:
-			v.add(child(pp, "protocol"), `unsupported value %q: must be "TCP" or "UDP"`, port.Protocol)
-			portOK = false
-		}
-		if portOK {
+		portOK := v.requiredPort(child(pp, "containerPort"), port.ContainerPort)
+		proto, protoOK := v.protocol(child(pp, "protocol"), port.Protocol)
+		if portOK && protoOK {
 			k := portKey{port.ContainerPort, proto}
 			switch first, ok := pc.declared[k]; {
 			case !ok:
@@ -428,6 +409,27 @@ func (v *validator) ports(cp string, ports []ContainerPort, pc *podChecks) {
 			v.add(hp, "duplicate hostPort %d/%s (also published by %s)", port.HostPort, proto, first.port)
 		}
 	}
+}
+
+// requiredPort checks a port number that must be set.
+func (v *validator) requiredPort(p string, n int32) bool {
+	if n == 0 {
+		v.add(p, "required")
+		return false
+	}
+	return v.portNumber(p, n)
+}
+
+// protocol checks a port's protocol and returns it defaulted ("" is TCP).
+func (v *validator) protocol(p, proto string) (string, bool) {
+	switch proto {
+	case "":
+		return ProtocolTCP, true
+	case ProtocolTCP, ProtocolUDP:
+		return proto, true
+	}
+	v.add(p, `unsupported value %q: must be "TCP" or "UDP"`, proto)
+	return proto, false
 }
 
 func (v *validator) portNumber(p string, n int32) bool {
@@ -534,11 +536,20 @@ func (v *validator) probePort(p string, port intstr.IntOrString, c *Container) {
 }
 
 func (v *validator) dnsLabel(p, s string) bool {
+	return v.requiredName(p, s, validation.IsDNS1123Label)
+}
+
+func (v *validator) dns1035Label(p, s string) bool {
+	return v.requiredName(p, s, validation.IsDNS1035Label)
+}
+
+// requiredName checks a name that must be set and pass check.
+func (v *validator) requiredName(p, s string, check func(string) []string) bool {
 	if s == "" {
 		v.add(p, "required")
 		return false
 	}
-	if msgs := validation.IsDNS1123Label(s); len(msgs) > 0 {
+	if msgs := check(s); len(msgs) > 0 {
 		v.add(p, "invalid value %q: %s", s, strings.Join(msgs, "; "))
 		return false
 	}
@@ -582,9 +593,32 @@ func (v *validator) labels(p string, labels map[string]string) {
 	}
 }
 
-// annotations checks annotation keys and size; onTemplate tells the pod
-// template's from the Deployment's own, for the dockctl.io/ keys.
-func (v *validator) annotations(p string, ann map[string]string, onTemplate bool) {
+// onTemplate is the "kind" of a pod template's annotations.
+const onTemplate = "template"
+
+// meta checks the metadata of an object of kind: its name (a DNS-1035
+// label for a Service, whose name becomes a DNS name and environment
+// variables in Kubernetes; a DNS-1123 label otherwise, as Kubernetes'
+// ValidateObjectMeta with each kind's name rule), its namespace (a DNS-1123
+// label; a Namespace, cluster-scoped, has none to check), labels and
+// annotations.
+func (v *validator) meta(p string, m *ObjectMeta, kind string) {
+	if kind == KindService {
+		v.dns1035Label(child(p, "name"), m.Name)
+	} else {
+		v.dnsLabel(child(p, "name"), m.Name)
+	}
+	if kind != KindNamespace && m.Namespace != "" {
+		v.dnsLabel(child(p, "namespace"), m.Namespace)
+	}
+	v.labels(child(p, "labels"), m.Labels)
+	v.annotations(child(p, "annotations"), m.Annotations, kind)
+}
+
+// annotations checks annotation keys and size; on is onTemplate for a pod
+// template's, or the kind whose own metadata they are, for the dockctl.io/
+// keys (all of which belong on a pod template).
+func (v *validator) annotations(p string, ann map[string]string, on string) {
 	size := 0
 	for _, k := range sortedKeys(ann) {
 		size += len(k) + len(ann[k])
@@ -597,9 +631,11 @@ func (v *validator) annotations(p string, ann map[string]string, onTemplate bool
 			continue
 		}
 		switch {
+		case on != onTemplate && on != Kind:
+			v.add(key(p, k), "unknown dockctl.io annotation: dockctl defines none on a %s", on)
 		case !TemplateAnnotations[k]:
 			v.add(key(p, k), "unknown dockctl.io annotation (known: %s)", strings.Join(sortedKeys(TemplateAnnotations), ", "))
-		case !onTemplate:
+		case on != onTemplate:
 			v.add(key(p, k), "misplaced: a pod template annotation, it belongs in spec.template.metadata.annotations")
 		}
 	}

@@ -30,6 +30,9 @@ var serverSet = map[string]bool{
 // ignoredKeys lists, per Go type, the keys the walk skips without error.
 var ignoredKeys = map[reflect.Type]map[string]bool{
 	deploymentType:                 {"status": true},
+	serviceType:                    {"status": true},
+	namespaceType:                  {"status": true},
+	namespaceSpecType:              {"finalizers": true},
 	reflect.TypeOf(ObjectMeta{}):   serverSet,
 	reflect.TypeOf(TemplateMeta{}): serverSet,
 }

@@ -74,6 +74,9 @@ func loadForApply(paths []string, stdin io.Reader, skip bool, warn io.Writer) ([
 	for _, s := range skipped {
 		fmt.Fprintf(warn, "Warning: %s\n", s)
 	}
+	if docs, err = deploymentsOnly(docs, skip, warn); err != nil {
+		return nil, nil, err
+	}
 	if len(docs) == 0 {
 		return nil, nil, fmt.Errorf("no deployments found in %v", paths)
 	}
@@ -268,4 +271,34 @@ func runDiff(stdin io.Reader, out, warn io.Writer, g *globalOptions, files []str
 		fmt.Fprint(out, text)
 	}
 	return differ, nil
+}
+
+// deploymentsOnly keeps the Deployments of a bundle. Services, Namespaces
+// and namespaces other than default decode (manifests) but are not stored
+// yet: until the store takes them, a Service or Namespace is refused, or
+// skipped with a warning under --skip-unsupported, as every kind apply
+// cannot apply is, and a Deployment in another namespace is refused (the
+// store would file it as default's).
+func deploymentsOnly(docs []*manifests.Document, skip bool, warn io.Writer) ([]*manifests.Document, error) {
+	out := docs[:0:0]
+	var errs manifests.ErrorList
+	for _, d := range docs {
+		m := d.Meta()
+		if d.Deployment != nil {
+			if ns := m.NamespaceOrDefault(); ns != manifests.DefaultNamespace {
+				errs = append(errs, &manifests.FieldError{File: d.File, Line: d.Line, Path: "metadata.namespace",
+					Msg: fmt.Sprintf("unsupported value %q: apply stores only the default namespace yet", ns)})
+			}
+			out = append(out, d)
+			continue
+		}
+		if skip {
+			s := manifests.Skipped{File: d.File, Line: d.Line, Kind: d.Kind(), Name: m.Name, Unsupported: true}
+			fmt.Fprintf(warn, "Warning: %s\n", s)
+			continue
+		}
+		errs = append(errs, &manifests.FieldError{File: d.File, Line: d.Line, Path: "kind",
+			Msg: fmt.Sprintf("unsupported kind %q (%s %q): apply does not store it yet; --skip-unsupported applies the rest without it", d.Kind(), d.Kind(), m.Name)})
+	}
+	return out, errs.Err()
 }

@@ -8,7 +8,20 @@
 //
 // The text served at / is --message, else the GREETING environment variable,
 // else "hello from workload"; it is logged at startup, so a manifest's env
-// shows in `dockctl logs`.
+// shows in `dockctl logs`. /whoami answers the hostname alone (the pod's
+// name), so that a test can count which replica answered.
+//
+// With --backend URL (repeatable) it is the front end of a two-tier
+// application: GET / also calls each back end and adds its answer, or
+// answers 502 naming the back end that failed.
+//
+// Stopping is graceful, as a well-behaved service behind a load balancer
+// stops: on SIGTERM /readyz turns 503 and every response carries
+// "Connection: close" (keep-alive clients reconnect, through a Service, to
+// another replica, instead of finding their connection closed under them),
+// for --drain-delay (the preStop sleep of Kubernetes manifests); then
+// http.Server.Shutdown closes the listener and the idle connections and
+// waits for the requests in flight, for at most --shutdown-timeout.
 package main
 
 import (
@@ -20,9 +33,12 @@ import (
 	"log"
 	"net"
 	"net/http"
+	"net/url"
 	"os"
 	"os/signal"
 	"strconv"
+	"strings"
+	"sync"
 	"sync/atomic"
 	"syscall"
 	"time"
@@ -74,6 +90,34 @@ type config struct {
 	ignoreSIGTERM  bool
 	writeFile      string
 	requireFile    string
+
+	backends        []string // front-end mode: URLs GET / calls
+	backendTimeout  time.Duration
+	drainDelay      time.Duration
+	shutdownTimeout time.Duration
+}
+
+// backendFlag collects repeated --backend values, each an absolute http URL.
+type backendFlag struct{ urls *[]string }
+
+func (b backendFlag) String() string {
+	if b.urls == nil {
+		return ""
+	}
+	return strings.Join(*b.urls, ",")
+}
+
+func (b backendFlag) Set(v string) error {
+	u, err := url.Parse(v)
+	if err != nil {
+		return err
+	}
+	if u.Scheme != "http" || u.Host == "" {
+		// FROM scratch holds no CA certificates: https could not work.
+		return fmt.Errorf("%q: want an http:// URL with a host", v)
+	}
+	*b.urls = append(*b.urls, v)
+	return nil
 }
 
 // defaultMessage is served at / when neither --message nor GREETING is set.
@@ -103,6 +147,10 @@ func parseFlagsEnv(args []string, lookupEnv func(string) (string, bool)) (config
 	fs.BoolVar(&c.ignoreSIGTERM, "ignore-sigterm", false, "ignore SIGTERM, so that `docker stop` must wait for its timeout and kill")
 	fs.StringVar(&c.requireFile, "require-file", "", "exit 1 at startup unless this file exists (e.g. one an init container wrote)")
 	fs.StringVar(&c.writeFile, "write-file", "", "write the message to this file at startup (after --require-file), exit 1 if that fails")
+	fs.Var(backendFlag{&c.backends}, "backend", "front-end mode: GET / also calls this URL and shows its answer (repeatable)")
+	fs.DurationVar(&c.backendTimeout, "backend-timeout", 2*time.Second, "how long GET / waits for each --backend")
+	fs.DurationVar(&c.drainDelay, "drain-delay", 0, "on SIGTERM, keep serving this long (readiness 503, connections closed after each response) before shutting down")
+	fs.DurationVar(&c.shutdownTimeout, "shutdown-timeout", 25*time.Second, "how long a shutdown waits for requests in flight before it closes their connections")
 	err := fs.Parse(args)
 	fs.Visit(func(f *flag.Flag) {
 		if f.Name == "message" {
@@ -149,6 +197,9 @@ func run(args []string) int {
 	srv := &http.Server{Handler: s.routes(), ReadHeaderTimeout: 10 * time.Second}
 	fmt.Printf("workload: listening on %s\n", ln.Addr())
 	log.Printf("workload: pid %d, message %q (from %s)", os.Getpid(), cfg.message, cfg.messageFrom)
+	for _, b := range cfg.backends {
+		log.Printf("workload: front end of %s", b)
+	}
 
 	if cfg.crashAfter > 0 {
 		time.AfterFunc(cfg.crashAfter, func() { log.Printf("workload: crashing (--crash-after)"); s.exit(cfg.exitCode) })
@@ -167,22 +218,50 @@ func run(args []string) int {
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), sigs...)
 	defer stop()
+	return s.serve(ctx, srv, ln, exits, time.After)
+}
+
+// exitShutdownTimeout bounds the shutdown after /crash, /exit and the
+// timed exits: they stand for a process that ends on its own, which does
+// not wait for long requests.
+const exitShutdownTimeout = 2 * time.Second
+
+// serve runs srv on ln until ctx ends (a stop signal) or exits delivers an
+// exit code, and returns the process's exit code. On a stop signal it
+// drains for cfg.drainDelay (after is time.After, replaced in tests), then
+// shuts down gracefully; an exit during the drain cuts it short.
+func (s *server) serve(ctx context.Context, srv *http.Server, ln net.Listener, exits <-chan int, after func(time.Duration) <-chan time.Time) int {
 	serveErr := make(chan error, 1)
 	go func() { serveErr <- srv.Serve(ln) }()
 
-	code := 0
+	code, timeout := 0, exitShutdownTimeout
 	select {
 	case <-ctx.Done():
-		log.Printf("workload: signal received, shutting down")
+		timeout = s.cfg.shutdownTimeout
+		s.draining.Store(true)
+		log.Printf("workload: signal received")
+		if d := s.cfg.drainDelay; d > 0 {
+			log.Printf("workload: draining for %v (--drain-delay)", d)
+			select {
+			case <-after(d):
+			case code = <-exits:
+				timeout = exitShutdownTimeout
+			}
+		}
+		log.Printf("workload: shutting down")
 	case code = <-exits:
 	case err := <-serveErr:
 		log.Printf("workload: %v", err)
 		return 1
 	}
-	sctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+	sctx, cancel := context.WithTimeout(context.Background(), timeout)
 	defer cancel()
-	if err := srv.Shutdown(sctx); err != nil && !errors.Is(err, context.DeadlineExceeded) {
-		log.Printf("workload: shutdown: %v", err)
+	// Shutdown closes the listener and the idle connections, then waits
+	// for each request in flight to end (its response, if not yet begun,
+	// says "Connection: close") and closes its connection.
+	if err := srv.Shutdown(sctx); err != nil {
+		log.Printf("workload: shutdown: %v; closing the connections still open", err)
+		_ = srv.Close()
 	}
 	return code
 }
@@ -192,11 +271,22 @@ type server struct {
 	start     time.Time
 	now       func() time.Time
 	exit      func(code int)
-	unhealthy atomic.Bool // set by /unhealthy
+	hostname  string
+	client    *http.Client // calls the back ends
+	unhealthy atomic.Bool  // set by /unhealthy
+	draining  atomic.Bool  // set on a stop signal
 }
 
 func newServer(cfg config, now func() time.Time, exit func(int)) *server {
-	return &server{cfg: cfg, start: now(), now: now, exit: exit}
+	host, _ := os.Hostname()
+	return &server{cfg: cfg, start: now(), now: now, exit: exit, hostname: host, client: &http.Client{
+		Timeout: cfg.backendTimeout,
+		// A Service balances connections, not requests: a connection per
+		// call spreads the calls over the back end's replicas.
+		Transport: &http.Transport{DisableKeepAlives: true},
+		// The back end's own answer is what the front end reports.
+		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
+	}}
 }
 
 func (s *server) routes() http.Handler {
@@ -207,17 +297,106 @@ func (s *server) routes() http.Handler {
 	mux.HandleFunc("/crash", s.handleCrash)
 	mux.HandleFunc("/exit", s.handleExit)
 	mux.HandleFunc("/unhealthy", s.handleUnhealthy)
-	return mux
+	mux.HandleFunc("GET /whoami", s.handleWhoami)
+	return s.closeWhileDraining(mux)
+}
+
+// closeWhileDraining makes every response of a draining server end its
+// connection, so that a keep-alive client opens a new one (which a Service
+// sends to a replica that is not stopping) after its current request rather
+// than sending its next request on a connection the shutdown closes.
+func (s *server) closeWhileDraining(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if s.draining.Load() {
+			w.Header().Set("Connection", "close")
+		}
+		next.ServeHTTP(w, r)
+	})
 }
 
 func (s *server) elapsed() time.Duration { return s.now().Sub(s.start) }
 
-func (s *server) handleRoot(w http.ResponseWriter, _ *http.Request) {
-	host, _ := os.Hostname()
-	fmt.Fprintf(w, "%s\nhostname: %s\n", s.cfg.message, host)
+func (s *server) handleRoot(w http.ResponseWriter, r *http.Request) {
+	var b strings.Builder
+	fmt.Fprintf(&b, "%s\nhostname: %s\n", s.cfg.message, s.hostname)
 	if v, ok := os.LookupEnv("DOCKCTL_TEST_VALUE"); ok {
-		fmt.Fprintf(w, "DOCKCTL_TEST_VALUE=%s\n", v)
+		fmt.Fprintf(&b, "DOCKCTL_TEST_VALUE=%s\n", v)
 	}
+	failed := false
+	for _, a := range s.callBackends(r.Context()) {
+		if a.err != nil {
+			failed = true
+			fmt.Fprintf(&b, "backend %s: error: %v\n", a.url, a.err)
+		} else {
+			fmt.Fprintf(&b, "backend %s: %s\n", a.url, a.body)
+		}
+	}
+	if failed {
+		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+		w.WriteHeader(http.StatusBadGateway)
+	}
+	_, _ = io.WriteString(w, b.String())
+}
+
+// backendAnswer is one back end's answer to GET, on one line.
+type backendAnswer struct {
+	url  string
+	body string
+	err  error
+}
+
+// maxBackendBody bounds what is read of a back end's answer.
+const maxBackendBody = 64 << 10
+
+// callBackends calls every --backend at once, each bounded by
+// --backend-timeout, and returns their answers in flag order.
+func (s *server) callBackends(ctx context.Context) []backendAnswer {
+	answers := make([]backendAnswer, len(s.cfg.backends))
+	var wg sync.WaitGroup
+	for i, u := range s.cfg.backends {
+		wg.Go(func() {
+			body, err := s.get(ctx, u)
+			answers[i] = backendAnswer{url: u, body: body, err: err}
+		})
+	}
+	wg.Wait()
+	return answers
+}
+
+func (s *server) get(ctx context.Context, u string) (string, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u, nil)
+	if err != nil {
+		return "", err
+	}
+	resp, err := s.client.Do(req)
+	if err != nil {
+		// The line already names the URL: keep the cause alone.
+		if ue := (*url.Error)(nil); errors.As(err, &ue) {
+			return "", ue.Err
+		}
+		return "", err
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(io.LimitReader(resp.Body, maxBackendBody))
+	if err != nil {
+		return "", fmt.Errorf("reading the answer: %w", err)
+	}
+	// One line per back end: its non-empty lines joined.
+	var lines []string
+	for _, l := range strings.Split(string(b), "\n") {
+		if l = strings.TrimSpace(l); l != "" {
+			lines = append(lines, l)
+		}
+	}
+	text := strings.Join(lines, ", ")
+	if resp.StatusCode < 200 || resp.StatusCode > 299 {
+		return "", fmt.Errorf("answered %s: %s", resp.Status, text)
+	}
+	return text, nil
+}
+
+func (s *server) handleWhoami(w http.ResponseWriter, _ *http.Request) {
+	fmt.Fprintln(w, s.hostname)
 }
 
 func (s *server) healthy() bool {
@@ -236,6 +415,10 @@ func (s *server) handleHealthz(w http.ResponseWriter, _ *http.Request) {
 }
 
 func (s *server) handleReadyz(w http.ResponseWriter, _ *http.Request) {
+	if s.draining.Load() {
+		http.Error(w, "draining", http.StatusServiceUnavailable)
+		return
+	}
 	if s.elapsed() < s.cfg.readyAfter {
 		http.Error(w, "not ready", http.StatusServiceUnavailable)
 		return

@@ -8,6 +8,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"sync"
 	"testing"
@@ -178,16 +179,69 @@ func TestProbe(t *testing.T) {
 }
 
 func TestParseFlags(t *testing.T) {
-	c, err := parseFlags([]string{"--listen", ":9", "--crash-after", "2s", "--exit-code", "3", "--message", "m"})
-	if err != nil {
-		t.Fatal(err)
+	defaults := func(c config) config {
+		c.messageFrom, c.listen, c.exitCode = "default", ":8080", 1
+		if c.message == "" {
+			c.message = defaultMessage
+		}
+		c.backendTimeout, c.shutdownTimeout = 2*time.Second, 25*time.Second
+		return c
 	}
-	want := config{listen: ":9", message: "m", messageFrom: "--message", crashAfter: 2 * time.Second, exitCode: 3}
-	if c != want {
-		t.Errorf("parseFlags = %+v, want %+v", c, want)
+	tests := []struct {
+		name    string
+		args    []string
+		want    config
+		wantErr string
+	}{
+		{name: "none", want: defaults(config{})},
+		{
+			name: "timed exits",
+			args: []string{"--listen", ":9", "--crash-after", "2s", "--exit-code", "3", "--message", "m"},
+			want: func() config {
+				c := defaults(config{message: "m", crashAfter: 2 * time.Second})
+				c.listen, c.exitCode, c.messageFrom = ":9", 3, "--message"
+				return c
+			}(),
+		},
+		{
+			name: "back ends, repeated, in order",
+			args: []string{"--backend", "http://api/", "--backend=http://db.data.svc:8080/x", "--backend-timeout", "300ms"},
+			want: func() config {
+				c := defaults(config{backends: []string{"http://api/", "http://db.data.svc:8080/x"}})
+				c.backendTimeout = 300 * time.Millisecond
+				return c
+			}(),
+		},
+		{
+			name: "drain and shutdown",
+			args: []string{"--drain-delay", "5s", "--shutdown-timeout", "1m"},
+			want: func() config {
+				c := defaults(config{drainDelay: 5 * time.Second})
+				c.shutdownTimeout = time.Minute
+				return c
+			}(),
+		},
+		{name: "unknown flag", args: []string{"--bogus"}, wantErr: "not defined"},
+		{name: "back end without scheme", args: []string{"--backend", "api"}, wantErr: `"api": want an http:// URL with a host`},
+		{name: "back end over https", args: []string{"--backend", "https://api/"}, wantErr: "want an http:// URL"},
+		{name: "back end without host", args: []string{"--backend", "http:///x"}, wantErr: "want an http:// URL"},
 	}
-	if _, err := parseFlags([]string{"--bogus"}); err == nil {
-		t.Error("unknown flag accepted")
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			c, err := parseFlagsEnv(tt.args, func(string) (string, bool) { return "", false })
+			if tt.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
+					t.Fatalf("error %v, want one containing %q", err, tt.wantErr)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !reflect.DeepEqual(c, tt.want) {
+				t.Errorf("parseFlags = %+v, want %+v", c, tt.want)
+			}
+		})
 	}
 }
 
@@ -218,14 +272,12 @@ func TestGreeting(t *testing.T) {
 			}
 			ts := httptest.NewServer(newServer(c, time.Now, func(int) {}).routes())
 			defer ts.Close()
-			resp, err := http.Get(ts.URL + "/")
-			if err != nil {
-				t.Fatal(err)
+			a := get(http.DefaultClient, ts.URL+"/")
+			if a.err != nil {
+				t.Fatal(a.err)
 			}
-			body, _ := io.ReadAll(resp.Body)
-			resp.Body.Close()
-			if !strings.HasPrefix(string(body), tt.want+"\nhostname: ") {
-				t.Errorf("GET / = %q, want it to start with %q", body, tt.want+"\n")
+			if !strings.HasPrefix(a.body, tt.want+"\nhostname: ") {
+				t.Errorf("GET / = %q, want it to start with %q", a.body, tt.want+"\n")
 			}
 		})
 	}
