@@ -1,6 +1,7 @@
 package dockerx
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"io"
@@ -11,7 +12,10 @@ import (
 	cerrdefs "github.com/containerd/errdefs"
 	"github.com/docker/docker/api/types/container"
 	"github.com/docker/docker/api/types/filters"
+	"github.com/docker/docker/api/types/network"
 	"github.com/docker/docker/pkg/stdcopy"
+
+	"github.com/dockctl/dockctl/manifests"
 )
 
 // ContainerDetails is what an inspect reports that a list does not: the
@@ -35,6 +39,9 @@ type ContainerDetails struct {
 	// IPAddress is the container's address on its first network that has
 	// one ("" with network mode none or host), for controller-run probes.
 	IPAddress string
+	// Networks maps each network the container is connected to onto its
+	// IPv4 address there ("" while it has none), as Container.Networks.
+	Networks map[string]string
 	// HostNetwork is true for network mode host: probes go to 127.0.0.1.
 	HostNetwork bool
 }
@@ -81,6 +88,9 @@ func fromSummary(s container.Summary) Container {
 		Pod:           s.Labels[LabelPod],
 		PodUID:        s.Labels[LabelPodUID],
 		ContainerName: s.Labels[LabelContainer],
+		Namespace:     namespaceOf(s.Labels),
+		Service:       s.Labels[LabelService],
+		ConfigHash:    s.Labels[LabelConfigHash],
 		State:         string(s.State),
 		Health:        parseHealth(s.Status),
 		Status:        s.Status,
@@ -90,7 +100,47 @@ func fromSummary(s container.Summary) Container {
 	for _, p := range s.Ports {
 		c.Ports = append(c.Ports, Port{HostIP: p.IP, HostPort: p.PublicPort, ContainerPort: p.PrivatePort, Protocol: p.Type})
 	}
+	if s.NetworkSettings != nil {
+		c.Networks = endpointAddresses(s.NetworkSettings.Networks, running(c.State))
+	}
 	return c
+}
+
+// endpointAddresses maps each network of a list or inspect answer onto
+// the container's IPv4 address there; nil when there is none. A running
+// container is on a network only with an endpoint there: Docker 20.10
+// leaves a network whose connect it refused in the container's
+// configuration (see ConnectNetwork).
+func endpointAddresses(eps map[string]*network.EndpointSettings, running bool) map[string]string {
+	out := make(map[string]string, len(eps))
+	for name, ep := range eps {
+		switch {
+		case ep == nil:
+			out[name] = ""
+		case running && ep.EndpointID == "":
+		default:
+			out[name] = ep.IPAddress
+		}
+	}
+	if len(out) == 0 {
+		return nil
+	}
+	return out
+}
+
+// running reports whether a container in state is running (its
+// endpoints exist).
+func running(state string) bool {
+	return state == StateRunning || state == StatePaused || state == StateRestarting
+}
+
+// namespaceOf reads an object's namespace; one made before namespaces
+// existed is the default namespace's.
+func namespaceOf(labels map[string]string) string {
+	if ns := labels[LabelNamespace]; ns != "" {
+		return ns
+	}
+	return manifests.DefaultNamespace
 }
 
 // roleOf reads a container's role; one made before roles existed is a
@@ -134,7 +184,10 @@ func parseHealth(status string) string {
 
 // CreateContainer creates (but does not start) one replica, with the
 // client's log rotation for the daemon's default log driver (req.Logs is
-// replaced). A name already in use yields an error wrapping ErrConflict.
+// replaced), and connects it to its ExtraNetworks. A name already in use
+// yields an error wrapping ErrConflict. A container that cannot join one
+// of its networks is removed again, so that a create either succeeds
+// whole or leaves nothing (its name free for the retry).
 func (c *Client) CreateContainer(ctx context.Context, req CreateRequest) (string, error) {
 	logs, err := c.containerLogs(ctx)
 	if err != nil {
@@ -145,14 +198,31 @@ func (c *Client) CreateContainer(ctx context.Context, req CreateRequest) (string
 	if err != nil {
 		return "", err
 	}
+	id, err := c.create(ctx, req.Name, cfg, hc, nc)
+	if err != nil {
+		return "", err
+	}
+	for _, a := range ExtraNetworks(req) {
+		if err := c.ConnectNetwork(ctx, a.Network, id, a.Endpoint); err != nil {
+			if rerr := c.RemoveContainer(ctx, id); rerr != nil {
+				c.log.Warn("remove a container that could not join its network", "container", req.Name, "err", rerr)
+			}
+			return "", fmt.Errorf("create container %s: %w", req.Name, err)
+		}
+	}
+	return id, nil
+}
+
+// create makes one container and logs the daemon's warnings.
+func (c *Client) create(ctx context.Context, name string, cfg *container.Config, hc *container.HostConfig, nc *network.NetworkingConfig) (string, error) {
 	ctx, cancel := c.callCtx(ctx)
 	defer cancel()
-	resp, err := c.api.ContainerCreate(ctx, cfg, hc, nc, nil, req.Name)
+	resp, err := c.api.ContainerCreate(ctx, cfg, hc, nc, nil, name)
 	if err != nil {
-		return "", mapErr("create container "+req.Name, err)
+		return "", mapErr("create container "+name, err)
 	}
 	for _, w := range resp.Warnings {
-		c.log.Warn("docker create warning", "container", req.Name, "warning", w)
+		c.log.Warn("docker create warning", "container", name, "warning", w)
 	}
 	return resp.ID, nil
 }
@@ -219,6 +289,7 @@ func fromInspect(r container.InspectResponse) ContainerDetails {
 		d.HostNetwork = r.HostConfig.NetworkMode.IsHost()
 	}
 	if ns := r.NetworkSettings; ns != nil {
+		d.Networks = endpointAddresses(ns.Networks, r.State != nil && running(string(r.State.Status)))
 		d.IPAddress = ns.IPAddress
 		if d.IPAddress == "" {
 			// Sorted, so that a container on several networks always
@@ -256,6 +327,8 @@ func fromInspect(r container.InspectResponse) ContainerDetails {
 // how exec liveness probes run beside the HEALTHCHECK that carries the
 // readiness probe: a container has only one HEALTHCHECK. The call's own
 // deadline bounds the whole run; a command still running then is an error.
+// The command runs detached: its end is its exit, even if a child of it
+// still holds its output open.
 func (c *Client) Exec(ctx context.Context, id string, cmd []string, timeout time.Duration) (int, error) {
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
@@ -266,8 +339,57 @@ func (c *Client) Exec(ctx context.Context, id string, cmd []string, timeout time
 	if err := c.api.ContainerExecStart(ctx, created.ID, container.ExecStartOptions{Detach: true}); err != nil {
 		return 0, mapErr("exec in container "+id, err)
 	}
+	return c.execExit(ctx, id, created.ID, cmd, timeout)
+}
+
+// MaxExecOutput is how much of a command's stdout ExecOutput keeps: the
+// first 64 KiB. The rest is read and dropped, so that the command is
+// never blocked on a full pipe.
+const MaxExecOutput = 64 << 10
+
+// ExecOutput runs cmd in a running container and returns its exit code
+// and its stdout (the first MaxExecOutput bytes; stderr is read and
+// dropped, logged at debug level when the command fails). It is how the
+// controller talks to its helpers (a push, a probe relay): through the
+// exec API, which works against a remote daemon too. timeout bounds the
+// whole run, output included; a command still running then is an error.
+func (c *Client) ExecOutput(ctx context.Context, id string, cmd []string, timeout time.Duration) (exit int, stdout []byte, err error) {
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	what := "exec in container " + id
+	created, err := c.api.ContainerExecCreate(ctx, id, container.ExecOptions{Cmd: cmd, AttachStdout: true, AttachStderr: true})
+	if err != nil {
+		return 0, nil, mapErr(what, err)
+	}
+	resp, err := c.api.ContainerExecAttach(ctx, created.ID, container.ExecAttachOptions{})
+	if err != nil {
+		return 0, nil, mapErr(what, err)
+	}
+	defer resp.Close()
+	// The hijacked connection no longer watches ctx: closing it at the
+	// deadline ends a copy that would otherwise wait for the command.
+	stop := context.AfterFunc(ctx, resp.Close)
+	defer stop()
+	out, errOut := &cappedBuffer{max: MaxExecOutput}, &cappedBuffer{max: MaxExecOutput}
+	_, copyErr := stdcopy.StdCopy(out, errOut, resp.Reader)
+	if ctx.Err() != nil {
+		return 0, out.Bytes(), fmt.Errorf("%s: %s did not finish within %s: %w", what, strings.Join(cmd, " "), timeout, ctx.Err())
+	}
+	if copyErr != nil {
+		return 0, out.Bytes(), fmt.Errorf("%s: reading its output: %w", what, copyErr)
+	}
+	code, err := c.execExit(ctx, id, created.ID, cmd, timeout)
+	if err == nil && code != 0 && errOut.Len() > 0 {
+		c.log.Debug("exec failed", "container", id, "cmd", cmd, "exit", code, "stderr", errOut.String())
+	}
+	return code, out.Bytes(), err
+}
+
+// execExit waits for an exec to end and returns its exit code. The end of
+// an exec's output comes moments before Docker records its exit code.
+func (c *Client) execExit(ctx context.Context, id, execID string, cmd []string, timeout time.Duration) (int, error) {
 	for {
-		info, err := c.api.ContainerExecInspect(ctx, created.ID)
+		info, err := c.api.ContainerExecInspect(ctx, execID)
 		if err != nil {
 			return 0, mapErr("exec in container "+id, err)
 		}
@@ -280,6 +402,20 @@ func (c *Client) Exec(ctx context.Context, id string, cmd []string, timeout time
 		case <-time.After(20 * time.Millisecond):
 		}
 	}
+}
+
+// cappedBuffer keeps the first max bytes written to it and drops the
+// rest, reporting every write as complete.
+type cappedBuffer struct {
+	bytes.Buffer
+	max int
+}
+
+func (b *cappedBuffer) Write(p []byte) (int, error) {
+	if room := b.max - b.Len(); room > 0 {
+		b.Buffer.Write(p[:min(room, len(p))])
+	}
+	return len(p), nil
 }
 
 // parseDockerTime parses inspect's RFC 3339 times; Docker reports "never"

@@ -12,6 +12,7 @@ import (
 
 	cerrdefs "github.com/containerd/errdefs"
 	"github.com/docker/docker/api/types/container"
+	"github.com/docker/docker/api/types/network"
 	"github.com/docker/docker/client"
 )
 
@@ -34,7 +35,7 @@ func TestParseHealth(t *testing.T) {
 }
 
 func TestFromSummary(t *testing.T) {
-	s := container.Summary{
+	replica := container.Summary{
 		ID:      "id1",
 		Names:   []string{"/other/alias", "/default_web-abc-0"},
 		Image:   "img:1",
@@ -45,14 +46,49 @@ func TestFromSummary(t *testing.T) {
 		Status:  "Up 5 seconds (health: starting)",
 		Ports:   []container.Port{{IP: "0.0.0.0", PrivatePort: 8080, PublicPort: 18080, Type: "tcp"}},
 	}
-	want := Container{
-		ID: "id1", Name: "default_web-abc-0", Image: "img:1", ImageID: "sha256:1", Labels: s.Labels,
-		Instance: "default", Deployment: "web", TemplateHash: "abc", Role: RoleReplica,
-		State: StateRunning, Health: HealthStarting, Status: s.Status, Created: time.Unix(1700000000, 0),
-		Ports: []Port{{HostIP: "0.0.0.0", HostPort: 18080, ContainerPort: 8080, Protocol: "tcp"}},
+	proxy := container.Summary{
+		ID: "id2", Names: []string{"/i_web.shop.svc"}, Image: "dockctl-helper:i-abc", Created: 1700000000,
+		Labels: map[string]string{LabelInstance: "i", LabelNamespace: "shop", LabelRole: RoleProxy, LabelService: "web", LabelConfigHash: "c0ffee"},
+		State:  "created", Status: "Created",
+		NetworkSettings: &container.NetworkSettingsSummary{Networks: map[string]*network.EndpointSettings{
+			"dockctl_i": {IPAddress: ""}, "extra": {IPAddress: "172.20.0.3"}, "broken": nil,
+		}},
 	}
-	if got := fromSummary(s); !reflect.DeepEqual(got, want) {
-		t.Errorf("fromSummary =\n%+v\nwant\n%+v", got, want)
+	// Running, after a refused connect that Docker left in its
+	// configuration: that network is not reported.
+	stale := container.Summary{ID: "id3", Names: []string{"/i_web-abc-1"}, Created: 1700000000, State: "running", Status: "Up 1 second",
+		Labels: map[string]string{LabelInstance: "i", LabelNamespace: "default"},
+		NetworkSettings: &container.NetworkSettingsSummary{Networks: map[string]*network.EndpointSettings{
+			"bridge": {IPAddress: "172.17.0.2", EndpointID: "e1"}, "dockctl_i": {IPAMConfig: &network.EndpointIPAMConfig{IPv4Address: "10.222.8.5"}},
+		}},
+	}
+	for _, tt := range []struct {
+		name string
+		s    container.Summary
+		want Container
+	}{
+		{"running, a refused connect left in its configuration", stale, Container{
+			ID: "id3", Name: "i_web-abc-1", Labels: stale.Labels, Instance: "i", Role: RoleReplica, Namespace: "default",
+			Networks: map[string]string{"bridge": "172.17.0.2"}, State: StateRunning, Status: "Up 1 second", Created: time.Unix(1700000000, 0),
+		}},
+		{"replica of an earlier release: default namespace, no networks reported", replica, Container{
+			ID: "id1", Name: "default_web-abc-0", Image: "img:1", ImageID: "sha256:1", Labels: replica.Labels,
+			Instance: "default", Deployment: "web", TemplateHash: "abc", Role: RoleReplica, Namespace: "default",
+			State: StateRunning, Health: HealthStarting, Status: replica.Status, Created: time.Unix(1700000000, 0),
+			Ports: []Port{{HostIP: "0.0.0.0", HostPort: 18080, ContainerPort: 8080, Protocol: "tcp"}},
+		}},
+		{"proxy helper: namespace, service, config hash, networks", proxy, Container{
+			ID: "id2", Name: "i_web.shop.svc", Image: "dockctl-helper:i-abc", Labels: proxy.Labels,
+			Instance: "i", Role: RoleProxy, Namespace: "shop", Service: "web", ConfigHash: "c0ffee",
+			Networks: map[string]string{"dockctl_i": "", "extra": "172.20.0.3", "broken": ""},
+			State:    StateCreated, Status: "Created", Created: time.Unix(1700000000, 0),
+		}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := fromSummary(tt.s); !reflect.DeepEqual(got, tt.want) {
+				t.Errorf("fromSummary =\n%+v\nwant\n%+v", got, tt.want)
+			}
+		})
 	}
 }
 
@@ -68,8 +104,12 @@ func TestFromInspect(t *testing.T) {
 			},
 		},
 		Config: &container.Config{Image: "img", Labels: map[string]string{"a": "b"}},
+		NetworkSettings: &container.NetworkSettings{Networks: map[string]*network.EndpointSettings{
+			"dockctl_i": {IPAddress: "10.222.3.4"}, "extra": {IPAddress: "172.20.0.3"},
+		}},
 	}
 	want := ContainerDetails{
+		IPAddress: "10.222.3.4", Networks: map[string]string{"dockctl_i": "10.222.3.4", "extra": "172.20.0.3"},
 		ID: "id1", Name: "n", Image: "img", Labels: map[string]string{"a": "b"}, State: StateExited,
 		ExitCode: 137, OOMKilled: true, RestartCount: 2,
 		StartedAt: time.Date(2024, 1, 2, 3, 4, 5, 123456789, time.UTC),

@@ -84,6 +84,12 @@ func BuildConfig(req CreateRequest) (*container.Config, *container.HostConfig, *
 	if d == nil {
 		return nil, nil, nil, errors.New("build config: no deployment")
 	}
+	if ns := d.Metadata.NamespaceOrDefault(); req.Namespace != "" && req.Namespace != ns {
+		return nil, nil, nil, fmt.Errorf("build config %s: namespace %q is not the deployment's %q", req.Name, req.Namespace, ns)
+	}
+	if n := req.Network; n != nil && n.Name == "" {
+		return nil, nil, nil, fmt.Errorf("build config %s: the pod network has no name", req.Name)
+	}
 	var (
 		cfg *container.Config
 		hc  *container.HostConfig
@@ -280,6 +286,7 @@ func findContainer(ps *manifests.PodSpec, name string) *manifests.Container {
 func podVolumeMount(req CreateRequest, v *manifests.Volume, target string, readOnly bool) mount.Mount {
 	p := req.Pod
 	vr := PodVolumeRequest(req.Instance, req.TemplateHash, req.Deployment, *p, v)
+	vr.Namespace = req.Namespace
 	opts := &mount.VolumeOptions{NoCopy: true, Labels: VolumeLabels(vr)}
 	// Should the volume be gone (a `docker volume prune` between its
 	// create and this one), Docker makes it again from these options: it
@@ -296,7 +303,8 @@ func podVolumeMount(req CreateRequest, v *manifests.Volume, target string, readO
 
 // PodVolumeRequest is the volume request of emptyDir v of a pod: what the
 // reconciler creates, and what a mount re-creates should the volume be
-// gone.
+// gone. Its Namespace is left for the caller to set, as it sets
+// CreateRequest.Namespace (the same value, so that both agree).
 func PodVolumeRequest(instance, hash string, d *manifests.Deployment, p PodRef, v *manifests.Volume) VolumeRequest {
 	req := VolumeRequest{Instance: instance, Deployment: d.Metadata.Name, TemplateHash: hash, Pod: p, Volume: v.Name,
 		Memory: v.EmptyDir != nil && v.EmptyDir.Medium == "Memory"}
@@ -353,9 +361,15 @@ func containerConfig(req CreateRequest, c *manifests.Container, labels map[strin
 }
 
 // setNetwork puts the container that owns the pod's network namespace (a
-// replica or a holder) on the template's network: the host's for
-// hostNetwork, else the dockctl.io/network annotation's network with the
-// deployment's name as an alias, else the default bridge.
+// replica or a holder) on its network: the host's for hostNetwork; else
+// req.Network, the instance network, with its address, aliases and
+// resolver settings (the dockctl.io/network annotation's network is then
+// an additional one, ExtraNetworks); else, as before the instance network,
+// the annotation's network with the deployment's name as an alias, else
+// the default bridge. An annotation that is a network mode rather than a
+// network (host, none, container:…; refused by validation since, but
+// possibly stored by an earlier release) keeps its meaning, which no
+// second network can have.
 func setNetwork(req CreateRequest, host string, cfg *container.Config, hc *container.HostConfig) *network.NetworkingConfig {
 	d := req.Deployment
 	nc := &network.NetworkingConfig{}
@@ -363,6 +377,22 @@ func setNetwork(req CreateRequest, host string, cfg *container.Config, hc *conta
 	case d.Spec.Template.Spec.HostNetwork:
 		// Docker rejects a hostname in the host's network namespace.
 		hc.NetworkMode = "host"
+	case req.Network != nil && !isNetworkMode(netName):
+		pn := req.Network
+		hc.NetworkMode = container.NetworkMode(pn.Name)
+		cfg.Hostname = host
+		aliases := slices.Clone(pn.Aliases)
+		if netName == pn.Name && !slices.Contains(aliases, d.Metadata.Name) {
+			// The annotation named the instance network itself: its
+			// alias stays, there being no other network to carry it.
+			aliases = append(aliases, d.Metadata.Name)
+		}
+		ep := &network.EndpointSettings{Aliases: aliases}
+		if pn.IPv4 != "" {
+			ep.IPAMConfig = &network.EndpointIPAMConfig{IPv4Address: pn.IPv4}
+		}
+		nc.EndpointsConfig = map[string]*network.EndpointSettings{pn.Name: ep}
+		setResolver(*pn, hc)
 	case netName != "":
 		hc.NetworkMode = container.NetworkMode(netName)
 		cfg.Hostname = host
@@ -380,20 +410,69 @@ func setNetwork(req CreateRequest, host string, cfg *container.Config, hc *conta
 	return nc
 }
 
+// setResolver gives a container the resolver settings of pn.
+func setResolver(pn PodNetwork, hc *container.HostConfig) {
+	hc.DNS = slices.Clone(pn.DNS)
+	hc.DNSSearch = slices.Clone(pn.DNSSearch)
+	hc.DNSOptions = slices.Clone(pn.DNSOptions)
+}
+
+// isNetworkMode reports whether a dockctl.io/network value is a network
+// mode of its own (host, none, container:…) rather than a network to join.
+func isNetworkMode(name string) bool {
+	m := container.NetworkMode(name)
+	return m.IsHost() || m.IsNone() || m.IsContainer()
+}
+
+// NetworkAttachment is a network a container joins after its create, and
+// how.
+type NetworkAttachment struct {
+	Network  string
+	Endpoint EndpointSettings
+}
+
+// ExtraNetworks returns the networks the container req creates must join
+// after its create, before its start: Docker's create (API 1.41) attaches
+// one network only. With req.Network set, that is the network of the
+// dockctl.io/network annotation, which the pod's network owner joins
+// beside the instance network with the deployment's name as an alias
+// there (as when it was the primary network; none on the default bridge,
+// where Docker allows no alias). Members, hostNetwork pods, and requests
+// without req.Network join nothing more. It is pure, as BuildConfig.
+func ExtraNetworks(req CreateRequest) []NetworkAttachment {
+	d := req.Deployment
+	if req.Network == nil || d == nil || d.Spec.Template.Spec.HostNetwork || (req.Pod != nil && req.Role != RoleHolder) {
+		return nil
+	}
+	netName := d.Spec.Template.Metadata.Annotations[manifests.AnnotationNetwork]
+	if netName == "" || netName == req.Network.Name || isNetworkMode(netName) {
+		return nil
+	}
+	var ep EndpointSettings
+	if container.NetworkMode(netName).IsUserDefined() {
+		ep.Aliases = []string{d.Metadata.Name}
+	}
+	return []NetworkAttachment{{Network: netName, Endpoint: ep}}
+}
+
 // containerLabels returns the template's labels plus the ownership labels,
 // which win: a template cannot disown its containers. A holder and its
 // members also carry the pod's name and uid, a member its container's
-// name; a template's own pod labels are dropped, so that no container
-// claims a pod it does not belong to.
+// name, and all of them req.Namespace when set; a template's own pod,
+// namespace and helper labels are dropped, so that no container claims a
+// pod, a namespace or a helper's place it does not have.
 func containerLabels(req CreateRequest, role, containerName string) map[string]string {
 	tl := req.Deployment.Spec.Template.Metadata.Labels
 	l := make(map[string]string, len(tl)+7)
 	for k, v := range tl {
 		switch k {
-		case LabelPod, LabelPodUID, LabelContainer:
+		case LabelPod, LabelPodUID, LabelContainer, LabelNamespace, LabelService, LabelConfigHash:
 			continue
 		}
 		l[k] = v
+	}
+	if req.Namespace != "" {
+		l[LabelNamespace] = req.Namespace
 	}
 	l[LabelInstance] = req.Instance
 	l[LabelDeployment] = req.Deployment.Metadata.Name
@@ -472,25 +551,33 @@ func setPorts(ports []manifests.ContainerPort, cfg *container.Config, hc *contai
 		default:
 			return fmt.Errorf("port %d: unsupported protocol %q", p.ContainerPort, p.Protocol)
 		}
-		port, err := nat.NewPort(proto, strconv.Itoa(int(p.ContainerPort)))
-		if err != nil {
-			return fmt.Errorf("port %d: %w", p.ContainerPort, err)
+		// A port without hostPort is exposed, not published, as in
+		// Kubernetes.
+		if err := exposePort(cfg, hc, proto, int(p.ContainerPort), p.HostIP, int(p.HostPort)); err != nil {
+			return err
 		}
-		if cfg.ExposedPorts == nil {
-			cfg.ExposedPorts = nat.PortSet{}
-		}
-		cfg.ExposedPorts[port] = struct{}{}
-		if p.HostPort == 0 {
-			continue // exposed, not published, as in Kubernetes
-		}
-		if hc.PortBindings == nil {
-			hc.PortBindings = nat.PortMap{}
-		}
-		hc.PortBindings[port] = append(hc.PortBindings[port], nat.PortBinding{
-			HostIP:   p.HostIP, // "" = all addresses
-			HostPort: strconv.Itoa(int(p.HostPort)),
-		})
 	}
+	return nil
+}
+
+// exposePort exposes containerPort/proto and, when hostPort is not 0,
+// publishes it on hostIP ("" all addresses).
+func exposePort(cfg *container.Config, hc *container.HostConfig, proto string, containerPort int, hostIP string, hostPort int) error {
+	port, err := nat.NewPort(proto, strconv.Itoa(containerPort))
+	if err != nil {
+		return fmt.Errorf("port %d: %w", containerPort, err)
+	}
+	if cfg.ExposedPorts == nil {
+		cfg.ExposedPorts = nat.PortSet{}
+	}
+	cfg.ExposedPorts[port] = struct{}{}
+	if hostPort == 0 {
+		return nil
+	}
+	if hc.PortBindings == nil {
+		hc.PortBindings = nat.PortMap{}
+	}
+	hc.PortBindings[port] = append(hc.PortBindings[port], nat.PortBinding{HostIP: hostIP, HostPort: strconv.Itoa(hostPort)})
 	return nil
 }
 

@@ -127,6 +127,7 @@ func TestBuildConfigGolden(t *testing.T) {
 		})), ContainerLogs{}},
 	}
 	tests = append(tests, podGoldenCases()...)
+	tests = append(tests, networkGoldenCases()...)
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			req := tt.req
@@ -139,21 +140,26 @@ func TestBuildConfigGolden(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			got = append(got, '\n')
-			path := filepath.Join("testdata", "buildconfig-"+tt.name+".golden.json")
-			if *update {
-				if err := os.WriteFile(path, got, 0o644); err != nil {
-					t.Fatal(err)
-				}
-			}
-			want, err := os.ReadFile(path)
-			if err != nil {
-				t.Fatalf("%v (run with -update to create it)", err)
-			}
-			if !bytes.Equal(got, want) {
-				t.Errorf("BuildConfig output differs from %s (run with -update if intended):\n%s", path, got)
-			}
+			compareGolden(t, "BuildConfig", filepath.Join("testdata", "buildconfig-"+tt.name+".golden.json"), append(got, '\n'))
 		})
+	}
+}
+
+// compareGolden compares what produced with the golden file at path,
+// rewriting it first with -update.
+func compareGolden(t *testing.T, what, path string, got []byte) {
+	t.Helper()
+	if *update {
+		if err := os.WriteFile(path, got, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("%v (run with -update to create it)", err)
+	}
+	if !bytes.Equal(got, want) {
+		t.Errorf("%s output differs from %s (run with -update if intended):\n%s", what, path, got)
 	}
 }
 

@@ -22,8 +22,11 @@
 //     settings (log rotation, CreateRequest.Logs), which are deliberately not
 //     part of the hash: a new setting reaches a replica when it is next
 //     created.
-//   - Containers are created with restart policy "no": dockctl restarts them
-//     itself, and Docker's own restart loop would race it.
+//   - Replicas are created with restart policy "no": dockctl restarts them
+//     itself, and Docker's own restart loop would race it. Helper
+//     containers (BuildHelperConfig: Service proxies, the DNS server) are
+//     the exception, "always": they must keep serving while the
+//     controller is down.
 //   - dockctl only touches containers that carry its io.dockctl.instance
 //     label; ListContainers and Events filter on it server-side.
 //   - Volumes and images follow the same ownership. CreateVolume never
@@ -32,8 +35,23 @@
 //     image is generated (BuildHolderImage is pure: the same instance and
 //     architecture give the same bytes and image ID) and loaded, never
 //     pulled or built, under a tag naming its content, so nothing is left
-//     dangling. RemoveVolume and RemoveImage never force: what a container
-//     uses stays, with an error wrapping ErrConflict.
+//     dangling. The Service helpers' image (EnsureHelperImage) is made the
+//     same way from dockctl's own executable, which must be a static ELF
+//     of the daemon's architecture. RemoveVolume and RemoveImage never
+//     force: what a container uses stays, with an error wrapping
+//     ErrConflict.
+//   - Networks too: EnsureNetwork never adopts a network of the instance
+//     network's name that does not carry the instance's labels, and
+//     RemoveNetwork removes only a network dockctl made, never one a
+//     running container uses. The instance network (DESIGN §10.1) is a
+//     create-time setting of a pod's network owner (CreateRequest.Network),
+//     outside the template hash; the dockctl.io/network annotation's
+//     network is then joined after the create (ExtraNetworks), since API
+//     1.41 attaches one network at create.
+//   - CreateContainer, BuildConfig and VolumeLabels set the namespace
+//     label (LabelNamespace) only when asked (CreateRequest.Namespace,
+//     VolumeRequest.Namespace); reading, its absence is the default
+//     namespace, as on objects of earlier releases.
 //
 // It must work against Engine API 1.41 (Docker 20.10) and newer, so the
 // client negotiates the API version and uses no field newer than 1.41.

@@ -193,6 +193,7 @@ func fromMessage(m events.Message) Event {
 		Name:        m.Actor.Attributes["name"],
 		Deployment:  m.Actor.Attributes[LabelDeployment],
 		Role:        m.Actor.Attributes[LabelRole],
+		Namespace:   namespaceOf(m.Actor.Attributes),
 		Time:        t,
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"io"
+	"reflect"
 	"sort"
 	"strings"
 	"testing"
@@ -218,5 +219,29 @@ func TestJitter(t *testing.T) {
 				t.Fatalf("jitter(%v) = %v, want in [%v, %v]", d, j, d/2, d)
 			}
 		}
+	}
+}
+
+func TestFromMessage(t *testing.T) {
+	at := time.Unix(100, 5)
+	for _, tt := range []struct {
+		name  string
+		attrs map[string]string
+		want  Event
+	}{
+		{"replica of an earlier release: default namespace", map[string]string{"name": "i_web-abc-0", LabelDeployment: "web"},
+			Event{Action: "start", ContainerID: "c1", Name: "i_web-abc-0", Deployment: "web", Namespace: "default", Time: at}},
+		{"replica of a namespace", map[string]string{"name": "i_web.shop-abc-0", LabelDeployment: "web", LabelRole: RoleReplica, LabelNamespace: "shop"},
+			Event{Action: "start", ContainerID: "c1", Name: "i_web.shop-abc-0", Deployment: "web", Role: RoleReplica, Namespace: "shop", Time: at}},
+		{"proxy helper", map[string]string{"name": "i_web.shop.svc", LabelRole: RoleProxy, LabelNamespace: "shop", LabelService: "web"},
+			Event{Action: "start", ContainerID: "c1", Name: "i_web.shop.svc", Role: RoleProxy, Namespace: "shop", Time: at}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			m := events.Message{Type: events.ContainerEventType, Action: "start",
+				Actor: events.Actor{ID: "c1", Attributes: tt.attrs}, TimeNano: at.UnixNano()}
+			if got := fromMessage(m); !reflect.DeepEqual(got, tt.want) {
+				t.Errorf("fromMessage =\n%+v\nwant\n%+v", got, tt.want)
+			}
+		})
 	}
 }

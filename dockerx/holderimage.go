@@ -33,15 +33,17 @@ const holderPath = "/holder"
 // and so its ID, never change.
 var epoch = time.Unix(0, 0).UTC()
 
-// HolderImageArchive is the holder image of one instance for one
-// architecture, as `docker save` of Docker 25 and newer writes it: one tar
-// that both image stores load. It holds the docker-save files (manifest.json
-// naming the config and the layer), read by Docker's classic image store,
-// and an OCI image layout (oci-layout, index.json, an OCI image manifest),
-// read by the containerd image store (the default of fresh installs since
-// Docker Engine 29, and of Docker Desktop). The config and the layer are
-// stored once, as blobs/sha256/<digest>, and named by both.
-type HolderImageArchive struct {
+// ImageArchive is a helper image of one instance for one architecture
+// (the pod holder's, BuildHolderImage, or the Service helpers',
+// BuildHelperImage), as `docker save` of Docker 25 and newer writes it:
+// one tar that both image stores load. It holds the docker-save files
+// (manifest.json naming the config and the layer), read by Docker's
+// classic image store, and an OCI image layout (oci-layout, index.json, an
+// OCI image manifest), read by the containerd image store (the default of
+// fresh installs since Docker Engine 29, and of Docker Desktop). The
+// config and the layer are stored once, as blobs/sha256/<digest>, and
+// named by both.
+type ImageArchive struct {
 	// ID is the image ID the classic image store gives it: "sha256:" and
 	// the digest of its config JSON.
 	ID string
@@ -49,10 +51,10 @@ type HolderImageArchive struct {
 	// "sha256:" and the digest of its OCI image manifest, which names the
 	// config by its digest, so it too is fixed by the content.
 	ManifestDigest string
-	// Ref is its tag: HolderRepository:<instance>-<first 12 hex of ID>. A
-	// tag names one content forever, so loading never moves a tag and never
-	// leaves an image dangling. It is derived from the config digest on
-	// either store.
+	// Ref is its tag: <repository>:<instance>-<12 hex of a digest of its
+	// content>. A tag names one content forever, so loading never moves a
+	// tag and never leaves an image dangling. It is derived from a digest
+	// that either store yields the same.
 	Ref string
 	// Tar is the archive: blobs/sha256/{config, layer, manifest},
 	// index.json, manifest.json, oci-layout.
@@ -78,38 +80,72 @@ var dockerTag = regexp.MustCompile(`^[A-Za-z0-9_][A-Za-z0-9_.-]{0,127}$`)
 // It is pure: the same arguments always give the same bytes. Its only layer
 // holds holder.Binary(goarch) at /holder (mode 0555, owned by root); its
 // config runs it as the entrypoint and carries the labels
-// io.dockctl.instance=instance and io.dockctl.role=helper-image.
-func BuildHolderImage(instance, goarch string) (HolderImageArchive, error) {
+// io.dockctl.instance=instance and io.dockctl.role=helper-image. Its tag
+// is named after its config's digest.
+func BuildHolderImage(instance, goarch string) (ImageArchive, error) {
 	bin, err := holder.Binary(goarch)
 	if err != nil {
-		return HolderImageArchive{}, err
+		return ImageArchive{}, err
 	}
-	layer, err := tarOf([]tarEntry{{name: strings.TrimPrefix(holderPath, "/"), mode: 0o555, data: bin}})
+	return buildImage(imageSpec{
+		what: "holder image", repository: HolderRepository, instance: instance, goarch: goarch,
+		layer:      []tarEntry{{name: strings.TrimPrefix(holderPath, "/"), mode: 0o555, data: bin}},
+		entrypoint: []string{holderPath},
+		createdBy:  "dockctl: pod holder (internal/holder)",
+	})
+}
+
+// imageSpec is the content of a one-layer image of dockctl's own.
+type imageSpec struct {
+	what       string // for messages: "holder image"
+	repository string
+	instance   string
+	goarch     string
+	layer      []tarEntry
+	entrypoint []string
+	createdBy  string
+	// tagByLayer names the tag after the layer's digest rather than the
+	// config's.
+	tagByLayer bool
+}
+
+// buildImage assembles the archive of spec's image: its layer
+// uncompressed, its config dated epoch and labelled with the instance and
+// role helper-image. The same spec always gives the same bytes.
+func buildImage(spec imageSpec) (ImageArchive, error) {
+	fail := func(part string, err error) (ImageArchive, error) {
+		return ImageArchive{}, fmt.Errorf("%s %s: %w", spec.what, part, err)
+	}
+	layer, err := tarOf(spec.layer)
 	if err != nil {
-		return HolderImageArchive{}, fmt.Errorf("holder image layer: %w", err)
+		return fail("layer", err)
 	}
 	// The layer is stored uncompressed: its digest is its diff ID.
 	layerDigest := digest.FromBytes(layer)
 	created := epoch
 	config, err := json.Marshal(ocispec.Image{
 		Created:  &created,
-		Platform: ocispec.Platform{Architecture: goarch, OS: "linux"},
+		Platform: ocispec.Platform{Architecture: spec.goarch, OS: "linux"},
 		Config: ocispec.ImageConfig{
-			Entrypoint: []string{holderPath},
-			Labels:     map[string]string{LabelInstance: instance, LabelRole: RoleHelperImage},
+			Entrypoint: spec.entrypoint,
+			Labels:     map[string]string{LabelInstance: spec.instance, LabelRole: RoleHelperImage},
 		},
 		RootFS:  ocispec.RootFS{Type: "layers", DiffIDs: []digest.Digest{layerDigest}},
-		History: []ocispec.History{{Created: &created, CreatedBy: "dockctl: pod holder (internal/holder)"}},
+		History: []ocispec.History{{Created: &created, CreatedBy: spec.createdBy}},
 	})
 	if err != nil {
-		return HolderImageArchive{}, fmt.Errorf("holder image config: %w", err)
+		return fail("config", err)
 	}
 	configDigest := digest.FromBytes(config)
-	tag := instance + "-" + configDigest.Encoded()[:12]
-	if !dockerTag.MatchString(tag) {
-		return HolderImageArchive{}, fmt.Errorf("holder image for instance %q: %q is not a valid Docker tag", instance, tag)
+	named := configDigest
+	if spec.tagByLayer {
+		named = layerDigest
 	}
-	ref := HolderRepository + ":" + tag
+	tag := spec.instance + "-" + named.Encoded()[:12]
+	if !dockerTag.MatchString(tag) {
+		return ImageArchive{}, fmt.Errorf("%s for instance %q: %q is not a valid Docker tag", spec.what, spec.instance, tag)
+	}
+	ref := spec.repository + ":" + tag
 
 	manifest, err := json.Marshal(ocispec.Manifest{
 		Versioned: specs.Versioned{SchemaVersion: 2},
@@ -118,7 +154,7 @@ func BuildHolderImage(instance, goarch string) (HolderImageArchive, error) {
 		Layers:    []ocispec.Descriptor{{MediaType: ocispec.MediaTypeImageLayer, Digest: layerDigest, Size: int64(len(layer))}},
 	})
 	if err != nil {
-		return HolderImageArchive{}, fmt.Errorf("holder image manifest: %w", err)
+		return fail("manifest", err)
 	}
 	manifestDigest := digest.FromBytes(manifest)
 	index, err := json.Marshal(ocispec.Index{
@@ -130,11 +166,11 @@ func BuildHolderImage(instance, goarch string) (HolderImageArchive, error) {
 		}},
 	})
 	if err != nil {
-		return HolderImageArchive{}, fmt.Errorf("holder image index: %w", err)
+		return fail("index", err)
 	}
 	layout, err := json.Marshal(ocispec.ImageLayout{Version: ocispec.ImageLayoutVersion})
 	if err != nil {
-		return HolderImageArchive{}, fmt.Errorf("holder image layout: %w", err)
+		return fail("layout", err)
 	}
 	// The docker-save manifest names the OCI layout's blobs, as Docker 25's
 	// `docker save` does: the classic store reads any path it is given.
@@ -144,7 +180,7 @@ func BuildHolderImage(instance, goarch string) (HolderImageArchive, error) {
 		Layers   []string
 	}{{Config: blobPath(configDigest), RepoTags: []string{ref}, Layers: []string{blobPath(layerDigest)}}})
 	if err != nil {
-		return HolderImageArchive{}, fmt.Errorf("holder image docker manifest: %w", err)
+		return fail("docker manifest", err)
 	}
 	archive, err := tarOf([]tarEntry{
 		{name: ocispec.ImageBlobsDir + "/", mode: 0o755, dir: true},
@@ -157,9 +193,9 @@ func BuildHolderImage(instance, goarch string) (HolderImageArchive, error) {
 		{name: "manifest.json", mode: 0o644, data: dockerManifest},
 	})
 	if err != nil {
-		return HolderImageArchive{}, fmt.Errorf("holder image archive: %w", err)
+		return fail("archive", err)
 	}
-	return HolderImageArchive{ID: configDigest.String(), ManifestDigest: manifestDigest.String(), Ref: ref, Tar: archive}, nil
+	return ImageArchive{ID: configDigest.String(), ManifestDigest: manifestDigest.String(), Ref: ref, Tar: archive}, nil
 }
 
 // blobPath is where an OCI image layout keeps the blob of digest d.
@@ -199,13 +235,16 @@ func tarOf(entries []tarEntry) ([]byte, error) {
 }
 
 // daemonPlatform caches the daemon's OS and architecture, which decide
-// the holder image's content and so its tag. It also serializes
-// EnsureHolderImage, so that concurrent syncs load the image once.
+// the helper images' content and so their tags. It also serializes
+// EnsureHolderImage and EnsureHelperImage, so that concurrent syncs load
+// an image once.
 type daemonPlatform struct {
 	mu     sync.Mutex
 	os     string // Info.OSType, e.g. "linux"
 	goarch string // Info.Architecture as a GOARCH, e.g. "amd64"
 	at     time.Time
+	helper ImageArchive // EnsureHelperImage's last image, without its Tar
+	from   string       // the binary and instance it was built for
 }
 
 // platformTTL bounds how long the daemon's platform is trusted: a daemon
@@ -220,35 +259,47 @@ func goarchOf(arch string) string {
 		return "amd64"
 	case "aarch64", "arm64", "armv8", "armv8l":
 		return "arm64"
+	case "armv7l", "armv6l", "armhf":
+		return "arm"
+	case "i386", "i686":
+		return "386"
+	case "loongarch64":
+		return "loong64"
 	}
 	return arch
+}
+
+// lockPlatform locks the daemon's platform, read again when it is older
+// than platformTTL; the caller unlocks p.mu. what names the image it is
+// read for.
+func (c *Client) lockPlatform(ctx context.Context, what string) (*daemonPlatform, error) {
+	p := &c.platform
+	p.mu.Lock()
+	if p.at.IsZero() || time.Since(p.at) > platformTTL {
+		cctx, cancel := c.callCtx(ctx)
+		info, err := c.api.Info(cctx)
+		cancel()
+		if err != nil {
+			p.mu.Unlock()
+			return nil, mapErr("read the daemon's platform for the "+what, err)
+		}
+		p.os, p.goarch, p.at = info.OSType, goarchOf(info.Architecture), time.Now()
+	}
+	return p, nil
 }
 
 // EnsureHolderImage makes the instance's holder image present and returns
 // its reference (HolderRepository:<instance>-<12 hex>), to run as
 // CreateRequest.Image. It reads the daemon's OS and architecture (Info,
 // cached for a minute: they decide the image's content and so its tag),
-// refuses a daemon it has no holder binary for, returns at once when the
-// tag names dockctl's image, and otherwise loads the generated archive
-// (ImageLoad: nothing is pulled or built, nothing left dangling) and checks
-// that the tag then names dockctl's image. The tag names dockctl's image
-// when its ID is the config digest (classic image store) or the manifest
-// digest (containerd image store) of the generated archive, and its labels
-// are the instance's and role=helper-image. A tag that names anything else
-// is not dockctl's: an error wrapping ErrConflict.
+// refuses a daemon it has no holder binary for, and makes the image
+// present as ensureLoaded does.
 func (c *Client) EnsureHolderImage(ctx context.Context, instance string) (string, error) {
-	p := &c.holderPlatform
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	if p.at.IsZero() || time.Since(p.at) > platformTTL {
-		cctx, cancel := c.callCtx(ctx)
-		info, err := c.api.Info(cctx)
-		cancel()
-		if err != nil {
-			return "", mapErr("read the daemon's platform for the holder image", err)
-		}
-		p.os, p.goarch, p.at = info.OSType, goarchOf(info.Architecture), time.Now()
+	p, err := c.lockPlatform(ctx, "holder image")
+	if err != nil {
+		return "", err
 	}
+	defer p.mu.Unlock()
 	if p.os != "linux" {
 		return "", fmt.Errorf("holder image: the Docker daemon runs %s/%s containers; dockctl's pod holder exists for linux/%s only",
 			p.os, p.goarch, strings.Join(holder.Arches(), ", linux/"))
@@ -257,43 +308,59 @@ func (c *Client) EnsureHolderImage(ctx context.Context, instance string) (string
 	if err != nil {
 		return "", fmt.Errorf("holder image for the daemon's linux/%s: %w", p.goarch, err)
 	}
+	if _, err := c.ensureLoaded(ctx, "holder image", instance, img, func() (ImageArchive, error) { return img, nil }); err != nil {
+		return "", err
+	}
+	return img.Ref, nil
+}
+
+// ensureLoaded makes img's tag name img's image: it returns at once when
+// the tag names dockctl's image, and otherwise loads the archive archive
+// returns (ImageLoad: nothing is pulled or built, nothing left dangling)
+// and checks that the tag then names dockctl's image. The tag names
+// dockctl's image when its ID is the config digest (classic image store)
+// or the manifest digest (containerd image store) of the archive, and its
+// labels are the instance's and role=helper-image. A tag that names
+// anything else is not dockctl's: an error wrapping ErrConflict. img
+// needs no Tar: archive makes it only when a load is needed, and the image
+// it returns is the one checked and returned.
+func (c *Client) ensureLoaded(ctx context.Context, what, instance string, img ImageArchive, archive func() (ImageArchive, error)) (ImageArchive, error) {
 	got, found, err := c.inspectTag(ctx, img.Ref)
 	switch {
 	case err != nil:
-		return "", err
+		return ImageArchive{}, err
 	case found:
-		if err := img.check(instance, got); err != nil {
-			return "", err
-		}
-		return img.Ref, nil
+		return img, img.check(what, instance, got)
 	}
-
+	if img, err = archive(); err != nil {
+		return ImageArchive{}, err
+	}
 	lctx, cancel := c.callCtx(ctx)
 	defer cancel()
 	resp, err := c.api.ImageLoad(lctx, bytes.NewReader(img.Tar), client.ImageLoadWithQuiet(true))
 	if err != nil {
-		return "", mapErr("load holder image "+img.Ref, err)
+		return ImageArchive{}, mapErr("load "+what+" "+img.Ref, err)
 	}
 	streamErr := readPullStream(resp.Body) // same JSON message stream as a pull
 	resp.Body.Close()
 	if streamErr != nil {
-		return "", fmt.Errorf("load holder image %s: %w", img.Ref, streamErr)
+		return ImageArchive{}, fmt.Errorf("load %s %s: %w", what, img.Ref, streamErr)
 	}
 	got, found, err = c.inspectTag(ctx, img.Ref)
 	switch {
 	case err != nil:
-		return "", err
+		return ImageArchive{}, err
 	case !found:
-		return "", fmt.Errorf("load holder image %s: the daemon reported success but has no such tag", img.Ref)
+		return ImageArchive{}, fmt.Errorf("load %s %s: the daemon reported success but has no such tag", what, img.Ref)
 	}
-	if err := img.check(instance, got); err != nil {
-		return "", err
+	if err := img.check(what, instance, got); err != nil {
+		return ImageArchive{}, err
 	}
-	c.log.Info("loaded the pod holder image", "image", img.Ref, "id", got.ID, "bytes", len(img.Tar))
-	return img.Ref, nil
+	c.log.Info("loaded a helper image", "what", what, "image", img.Ref, "id", got.ID, "bytes", len(img.Tar))
+	return img, nil
 }
 
-// taggedImage is what EnsureHolderImage reads of the image a tag names.
+// taggedImage is what ensureLoaded reads of the image a tag names.
 type taggedImage struct {
 	ID     string
 	Labels map[string]string
@@ -303,16 +370,16 @@ type taggedImage struct {
 // as either image store identifies it, else an error wrapping ErrConflict.
 // The labels are checked too, so that the answer does not rest on the ID
 // alone.
-func (img HolderImageArchive) check(instance string, got taggedImage) error {
+func (img ImageArchive) check(what, instance string, got taggedImage) error {
 	if got.ID != img.ID && got.ID != img.ManifestDigest {
 		return &mappedError{sentinel: ErrConflict, err: fmt.Errorf(
-			"holder image: tag %s names image %s, not dockctl's %s (or, on the containerd image store, %s); remove that tag",
-			img.Ref, got.ID, img.ID, img.ManifestDigest)}
+			"%s: tag %s names image %s, not dockctl's %s (or, on the containerd image store, %s); remove that tag",
+			what, img.Ref, got.ID, img.ID, img.ManifestDigest)}
 	}
 	if got.Labels[LabelInstance] != instance || got.Labels[LabelRole] != RoleHelperImage {
 		return &mappedError{sentinel: ErrConflict, err: fmt.Errorf(
-			"holder image: tag %s names image %s with labels %s=%q %s=%q, not dockctl's instance %q %s; remove that tag",
-			img.Ref, got.ID, LabelInstance, got.Labels[LabelInstance], LabelRole, got.Labels[LabelRole], instance, RoleHelperImage)}
+			"%s: tag %s names image %s with labels %s=%q %s=%q, not dockctl's instance %q %s; remove that tag",
+			what, img.Ref, got.ID, LabelInstance, got.Labels[LabelInstance], LabelRole, got.Labels[LabelRole], instance, RoleHelperImage)}
 	}
 	return nil
 }
@@ -343,7 +410,8 @@ type Image struct {
 	Labels map[string]string
 }
 
-// ListHelperImages returns the helper images of the instance (labels
+// ListHelperImages returns the helper images of the instance, the pod
+// holder's and the Service helpers' alike (labels
 // io.dockctl.instance=instance and io.dockctl.role=helper-image, filtered
 // by the daemon), sorted by ID.
 func (c *Client) ListHelperImages(ctx context.Context, instance string) ([]Image, error) {

@@ -196,6 +196,48 @@ func (n *negotiating) VolumeRemove(ctx context.Context, id string, force bool) e
 	return n.Client.VolumeRemove(ctx, id, force)
 }
 
+func (n *negotiating) ContainerExecAttach(ctx context.Context, id string, o container.ExecAttachOptions) (types.HijackedResponse, error) {
+	if err := n.negotiate(ctx); err != nil {
+		return types.HijackedResponse{}, err
+	}
+	return n.Client.ContainerExecAttach(ctx, id, o)
+}
+
+func (n *negotiating) NetworkCreate(ctx context.Context, name string, o network.CreateOptions) (network.CreateResponse, error) {
+	if err := n.negotiate(ctx); err != nil {
+		return network.CreateResponse{}, err
+	}
+	return n.Client.NetworkCreate(ctx, name, o)
+}
+
+func (n *negotiating) NetworkInspect(ctx context.Context, id string, o network.InspectOptions) (network.Inspect, error) {
+	if err := n.negotiate(ctx); err != nil {
+		return network.Inspect{}, err
+	}
+	return n.Client.NetworkInspect(ctx, id, o)
+}
+
+func (n *negotiating) NetworkList(ctx context.Context, o network.ListOptions) ([]network.Summary, error) {
+	if err := n.negotiate(ctx); err != nil {
+		return nil, err
+	}
+	return n.Client.NetworkList(ctx, o)
+}
+
+func (n *negotiating) NetworkConnect(ctx context.Context, id, containerID string, cfg *network.EndpointSettings) error {
+	if err := n.negotiate(ctx); err != nil {
+		return err
+	}
+	return n.Client.NetworkConnect(ctx, id, containerID, cfg)
+}
+
+func (n *negotiating) NetworkRemove(ctx context.Context, id string) error {
+	if err := n.negotiate(ctx); err != nil {
+		return err
+	}
+	return n.Client.NetworkRemove(ctx, id)
+}
+
 // Events reports a failed negotiation on its error channel, as a failed
 // subscription would: the reconnect loop backs off and tries again.
 func (n *negotiating) Events(ctx context.Context, o events.ListOptions) (<-chan events.Message, <-chan error) {

@@ -23,6 +23,16 @@ const (
 	LabelPod       = "io.dockctl.pod"
 	LabelPodUID    = "io.dockctl.pod-uid"
 	LabelContainer = "io.dockctl.container"
+	// LabelNamespace is the namespace of the object a container, volume
+	// or helper serves. Absent (objects made by earlier releases) means
+	// manifests.DefaultNamespace.
+	LabelNamespace = "io.dockctl.namespace"
+	// LabelService names the Service a proxy serves, LabelConfigHash the
+	// hash of a helper's create-time configuration, so that the controller
+	// can tell a helper that must be re-created from one that only needs
+	// a push.
+	LabelService    = "io.dockctl.service"
+	LabelConfigHash = "io.dockctl.config-hash"
 )
 
 // Roles (LabelRole values).
@@ -31,6 +41,9 @@ const (
 	RoleHolder      = "holder"       // a pod's holder: owns its namespaces
 	RoleEmptyDir    = "emptydir"     // a pod's emptyDir volume
 	RoleHelperImage = "helper-image" // the image helpers run
+	RoleProxy       = "proxy"        // a Service's proxy (a helper container)
+	RoleDNS         = "dns"          // the instance's DNS server (a helper container)
+	RoleNetwork     = "network"      // the instance's network
 )
 
 // Sentinel errors. Every Docker error that means "no such object" or "name
@@ -79,6 +92,16 @@ type Container struct {
 	Pod           string
 	PodUID        string
 	ContainerName string
+	// Namespace is LabelNamespace's value, manifests.DefaultNamespace when
+	// absent; Service and ConfigHash are set on helpers.
+	Namespace  string
+	Service    string
+	ConfigHash string
+	// Networks maps each network the container is connected to onto its
+	// IPv4 address there: "" while it has none (not running), and for
+	// the host's network. A container that joined another's network
+	// namespace (a pod's member) has none.
+	Networks map[string]string
 
 	State  string // one of the State* constants
 	Health string // one of the Health* constants, parsed from Status
@@ -115,6 +138,7 @@ type Event struct {
 	Name        string
 	Deployment  string // from the container's labels; "" if unlabelled
 	Role        string // LabelRole of the container ("" if unlabelled)
+	Namespace   string // LabelNamespace of the container, "default" if unlabelled; "" with Gap or Down
 	Time        time.Time
 	Err         error // with Gap: why the stream broke, nil for the first connection; with Down: why it failed
 }
@@ -140,6 +164,32 @@ type CreateRequest struct {
 	// fills it from its options and the daemon's default log driver; the
 	// zero value sets no log options.
 	Logs ContainerLogs
+	// Namespace is the deployment's namespace, set as LabelNamespace on
+	// the container (and on the pod volumes its mounts may re-create).
+	// "" sets no label, as before namespaces: the container then counts
+	// as the default namespace's. When set it must be the deployment's
+	// (metadata.namespace, "" being manifests.DefaultNamespace).
+	Namespace string
+	// Network, when set, is the instance network the pod's network owner
+	// (a replica of a pod without holder, or a holder) is created on,
+	// with its address, aliases and resolver settings; the template's
+	// dockctl.io/network then becomes an additional network
+	// (ExtraNetworks). Members ignore it (they join the holder's network
+	// namespace), as does a hostNetwork pod. nil: the network of today's
+	// replicas (the annotation's, else the default bridge). It is a
+	// create-time setting, not part of the template hash.
+	Network *PodNetwork
+}
+
+// PodNetwork is where a pod's network owner, or a helper, is attached.
+type PodNetwork struct {
+	Name    string   // the network, e.g. NetworkName(instance)
+	IPv4    string   // a static address in its subnet; "" for one from its IPRange
+	Aliases []string // DNS names on that network (Docker's embedded DNS)
+	// Resolver settings (HostConfig.DNS, DNSSearch, DNSOptions), as a
+	// Kubernetes pod gets them: the instance's DNS server, the search
+	// list of its namespace, ndots:5.
+	DNS, DNSSearch, DNSOptions []string
 }
 
 // PodRef names the pod a holder or member belongs to.

@@ -16,8 +16,11 @@ import (
 // outlives member restarts until the pod is gone.
 type VolumeRequest struct {
 	Instance, Deployment, TemplateHash string
-	Pod                                PodRef
-	Volume                             string // the template's volume name
+	// Namespace is set as LabelNamespace when not "" (as
+	// CreateRequest.Namespace).
+	Namespace string
+	Pod       PodRef
+	Volume    string // the template's volume name
 	// Memory (emptyDir medium Memory) makes the volume a tmpfs of
 	// SizeBytes: the caller's choice of sizeLimit, else the pod's memory
 	// limits, else DefaultMemoryEmptyDirSize (also used when SizeBytes is
@@ -32,11 +35,12 @@ type Volume struct {
 	Name                                    string
 	Labels                                  map[string]string
 	Instance, Deployment, Role, Pod, PodUID string // parsed from Labels
+	Namespace                               string // LabelNamespace, manifests.DefaultNamespace when absent
 }
 
 // VolumeLabels returns the labels of req's volume.
 func VolumeLabels(req VolumeRequest) map[string]string {
-	return map[string]string{
+	l := map[string]string{
 		LabelInstance:     req.Instance,
 		LabelDeployment:   req.Deployment,
 		LabelTemplateHash: req.TemplateHash,
@@ -44,6 +48,10 @@ func VolumeLabels(req VolumeRequest) map[string]string {
 		LabelPod:          req.Pod.Name,
 		LabelPodUID:       req.Pod.UID,
 	}
+	if req.Namespace != "" {
+		l[LabelNamespace] = req.Namespace
+	}
+	return l
 }
 
 // volumeOptions is the create request for req: the local driver, with
@@ -117,7 +125,7 @@ func (c *Client) ListVolumes(ctx context.Context, instance string) ([]Volume, er
 		out = append(out, Volume{
 			Name: v.Name, Labels: v.Labels,
 			Instance: v.Labels[LabelInstance], Deployment: v.Labels[LabelDeployment], Role: v.Labels[LabelRole],
-			Pod: v.Labels[LabelPod], PodUID: v.Labels[LabelPodUID],
+			Pod: v.Labels[LabelPod], PodUID: v.Labels[LabelPodUID], Namespace: namespaceOf(v.Labels),
 		})
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })

@@ -579,7 +579,7 @@ func (v *validator) nonNegative(p string, n int64) {
 var ReservedLabels = map[string]bool{
 	"io.dockctl.instance": true, "io.dockctl.deployment": true, "io.dockctl.template-hash": true,
 	"io.dockctl.namespace": true, "io.dockctl.role": true, "io.dockctl.pod": true,
-	"io.dockctl.pod-uid": true, "io.dockctl.container": true,
+	"io.dockctl.pod-uid": true, "io.dockctl.container": true, "io.dockctl.service": true, "io.dockctl.config-hash": true,
 }
 
 func (v *validator) labels(p string, labels map[string]string) {

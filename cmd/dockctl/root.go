@@ -37,7 +37,7 @@ func newRootCommand() *cobra.Command {
 	root.AddCommand(
 		newApplyCommand(g), newDiffCommand(g), newGetCommand(g), newDescribeCommand(g),
 		newScaleCommand(g), newDeleteCommand(g), newLogsCommand(g), newControllerCommand(g),
-		newVersionCommand(g), newRolloutCommand(g),
+		newVersionCommand(g), newRolloutCommand(g), newHelperCommand(),
 	)
 	return root
 }

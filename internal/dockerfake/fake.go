@@ -21,16 +21,27 @@
 // or image that a container still existing (in any state) uses cannot be
 // removed (ErrConflict); and EnsureHolderImage gives the real holder
 // image's reference, which a create needs present.
+//
+// Networks (networks.go) are Docker's: the default bridge, host and none
+// exist; addresses are allocated when a container starts and released
+// when it stops (a stopped container's address goes to the next one at
+// once); static addresses are checked at start as Docker checks them;
+// a container can be connected in place; a network in use by a running
+// container cannot be removed, and one not dockctl's is never adopted.
+// Helper containers (helpers.go) run under Docker's restart policy
+// "always"; ExecOutput answers through a handler (HandleExec), so that a
+// test can play a helper.
 package dockerfake
 
 import (
 	"context"
 	"fmt"
-	"github.com/docker/go-units"
 	"sort"
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/docker/go-units"
 
 	"github.com/dockctl/dockctl/dockerx"
 	"github.com/dockctl/dockctl/manifests"
@@ -84,6 +95,7 @@ type Engine struct {
 	After func(d time.Duration) <-chan time.Time
 
 	podObjects // volumes and helper images: volumes.go, images.go
+	netObjects // networks and exec handlers: networks.go, helpers.go
 }
 
 type subscriber struct {
@@ -168,6 +180,7 @@ func (e *Engine) list(instance, deployment string) ([]dockerx.Container, error) 
 		}
 		cp := *c
 		cp.Labels = copyMap(c.Labels)
+		cp.Networks = e.addressesLocked(c)
 		if cp.Status == "" && cp.State == dockerx.StateRunning {
 			// As Docker words it: the uptime since its last start.
 			started := cp.Created
@@ -185,7 +198,7 @@ func (e *Engine) list(instance, deployment string) ([]dockerx.Container, error) 
 func (e *Engine) CreateContainer(ctx context.Context, req dockerx.CreateRequest) (string, error) {
 	// The real client builds the configuration first: whatever it refuses
 	// never reaches the daemon, and the controller must report it.
-	cfg, hc, _, err := dockerx.BuildConfig(req)
+	cfg, hc, nc, err := dockerx.BuildConfig(req)
 	if err != nil {
 		return "", err
 	}
@@ -202,6 +215,7 @@ func (e *Engine) CreateContainer(ctx context.Context, req dockerx.CreateRequest)
 		ipc:       string(hc.IpcMode),
 		pid:       string(hc.PidMode),
 		shareable: string(hc.IpcMode) == "shareable",
+		endpoints: endpointsOf(hc, nc),
 	}
 	// The named volumes it mounts (a pod's emptyDirs), compared by value so
 	// that this package needs no Docker type.
@@ -215,7 +229,21 @@ func (e *Engine) CreateContainer(ctx context.Context, req dockerx.CreateRequest)
 			volumes = append(volumes, mv)
 		}
 	}
-	return e.add(dockerx.Container{Name: req.Name, Image: cfg.Image, Labels: cfg.Labels, State: dockerx.StateCreated}, "create", ns, volumes)
+	id, err := e.add(dockerx.Container{Name: req.Name, Image: cfg.Image, Labels: cfg.Labels, State: dockerx.StateCreated}, "create", ns, volumes)
+	if err != nil {
+		return "", err
+	}
+	// As the real client: the additional networks are connected before
+	// the create returns, and a container that cannot join one is removed.
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	for _, a := range dockerx.ExtraNetworks(req) {
+		if err := e.connectLocked(a.Network, id, a.Endpoint); err != nil {
+			_ = e.removeLocked(id)
+			return "", fmt.Errorf("create container %s: %w", req.Name, err)
+		}
+	}
+	return id, nil
 }
 
 // reachable fails while the daemon is down (DaemonDown).
@@ -232,7 +260,7 @@ func (e *Engine) reachable(what string) error {
 // hand-made strays and other instances' containers), on the default bridge
 // with namespaces of its own. It returns its ID.
 func (e *Engine) Add(c dockerx.Container, op string) (string, error) {
-	return e.add(c, op, &namespaces{network: "bridge"}, nil)
+	return e.add(c, op, &namespaces{network: "bridge", endpoints: defaultEndpoints("bridge")}, nil)
 }
 
 // add creates a container with the given namespaces that mounts the named
@@ -268,6 +296,10 @@ func (e *Engine) add(c dockerx.Container, op string, ns *namespaces, volumes []m
 	c.Pod = c.Labels[dockerx.LabelPod]
 	c.PodUID = c.Labels[dockerx.LabelPodUID]
 	c.ContainerName = c.Labels[dockerx.LabelContainer]
+	c.Namespace = namespaceOf(c.Labels)
+	c.Service = c.Labels[dockerx.LabelService]
+	c.ConfigHash = c.Labels[dockerx.LabelConfigHash]
+	c.Networks = nil // reported from its endpoints
 	if c.State == "" {
 		c.State = dockerx.StateCreated
 	}
@@ -280,6 +312,11 @@ func (e *Engine) add(c dockerx.Container, op string, ns *namespaces, volumes []m
 	cp := c
 	e.containers[c.ID] = &cp
 	e.ns[c.ID] = ns
+	if runningOrPaused(&cp) {
+		// Made running (a hand-made container): it has its addresses, or
+		// none where Docker would have refused its start.
+		_ = e.startNetworksLocked(c.ID)
+	}
 	e.mountVolumesLocked(c.ID, volumes)
 	e.notePeakLocked(cp.Deployment)
 	e.emitLocked(&cp, "create")
@@ -315,6 +352,9 @@ func (e *Engine) StartContainer(ctx context.Context, id string) error {
 	}
 	ns := e.ns[id]
 	if err := e.joinLocked(ns); err != nil {
+		return fmt.Errorf("start container %s: %w", c.Name, err)
+	}
+	if err := e.startNetworksLocked(id); err != nil {
 		return fmt.Errorf("start container %s: %w", c.Name, err)
 	}
 	ns.starts++
@@ -378,6 +418,12 @@ type namespaces struct {
 	starts            int  // how many times it started: each start of a holder makes new namespaces
 	startedAt         time.Time
 	joined            int // of a member: its holder's starts when it last started
+	// endpoints are the networks it is attached to, by name (none when
+	// it joined another's network namespace).
+	endpoints map[string]*endpoint
+	// restartAlways is Docker's restart policy "always" (helpers): a
+	// process that exits is started again (Exit).
+	restartAlways bool
 }
 
 const joinPrefix = "container:"
@@ -826,7 +872,7 @@ func (e *Engine) CutEvents() {
 
 func (e *Engine) emitLocked(c *dockerx.Container, action string) {
 	ev := dockerx.Event{Action: action, ContainerID: c.ID, Name: c.Name, Deployment: c.Labels[dockerx.LabelDeployment],
-		Role: c.Labels[dockerx.LabelRole], Time: e.now()}
+		Role: c.Labels[dockerx.LabelRole], Namespace: namespaceOf(c.Labels), Time: e.now()}
 	for _, s := range e.subs {
 		if c.Labels[dockerx.LabelInstance] != s.instance {
 			continue
@@ -839,7 +885,7 @@ func (e *Engine) emitLocked(c *dockerx.Container, action string) {
 }
 
 // InspectContainer reports a container's details, by ID or, as Docker
-// does, by name; every running container has a made-up bridge address.
+// does, by name, with its networks and its addresses there while it runs.
 func (e *Engine) InspectContainer(ctx context.Context, id string) (dockerx.ContainerDetails, error) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
@@ -857,12 +903,24 @@ func (e *Engine) InspectContainer(ctx context.Context, id string) (dockerx.Conta
 	// As Docker reports them: the host's network has no address of the
 	// container's, and a container in another's network namespace has no
 	// network settings at all (its address is its holder's).
+	d.Networks = e.addressesLocked(c)
 	switch ns := e.ns[c.ID]; {
 	case ns.network == "host":
 		d.HostNetwork = true
-	case ns.netJoin() != "":
-	case c.State == dockerx.StateRunning:
-		d.IPAddress = "10.99.0.1"
+	case d.Networks["bridge"] != "":
+		d.IPAddress = d.Networks["bridge"] // the top-level address is the default bridge's
+	default:
+		names := make([]string, 0, len(d.Networks))
+		for name := range d.Networks {
+			names = append(names, name)
+		}
+		sort.Strings(names)
+		for _, name := range names {
+			if d.Networks[name] != "" {
+				d.IPAddress = d.Networks[name]
+				break
+			}
+		}
 	}
 	return d, nil
 }

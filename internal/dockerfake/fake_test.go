@@ -49,16 +49,23 @@ func create(t *testing.T, e *Engine, name string) string {
 
 func state(t *testing.T, e *Engine, id string) (string, bool) {
 	t.Helper()
+	c, ok := find(t, e, id)
+	return c.State, ok
+}
+
+// find returns the container of instance i with that ID, as listed.
+func find(t *testing.T, e *Engine, id string) (dockerx.Container, bool) {
+	t.Helper()
 	cs, err := e.ListContainers(context.Background(), "i")
 	if err != nil {
 		t.Fatal(err)
 	}
 	for _, c := range cs {
 		if c.ID == id {
-			return c.State, true
+			return c, true
 		}
 	}
-	return "", false
+	return dockerx.Container{}, false
 }
 
 func waitGone(t *testing.T, e *Engine, id string) {

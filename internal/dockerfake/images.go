@@ -28,17 +28,8 @@ func HolderImageRef(instance string) string {
 // reference. OnHolderImage, when set, can make it fail. Counted as
 // "image:holder".
 func (e *Engine) EnsureHolderImage(ctx context.Context, instance string) (string, error) {
-	e.mu.Lock()
-	e.calls["image:holder"]++
-	down := e.down
-	e.mu.Unlock()
-	if down {
-		return "", fmt.Errorf("holder image: %w", dockerx.ErrUnreachable)
-	}
-	if e.OnHolderImage != nil {
-		if err := e.OnHolderImage(instance); err != nil {
-			return "", err
-		}
+	if err := e.imageCall("image:holder", "holder image", instance, e.OnHolderImage); err != nil {
+		return "", err
 	}
 	img, err := dockerx.BuildHolderImage(instance, HolderImageArch)
 	if err != nil {
@@ -46,13 +37,34 @@ func (e *Engine) EnsureHolderImage(ctx context.Context, instance string) (string
 	}
 	e.mu.Lock()
 	defer e.mu.Unlock()
+	e.addHelperImageLocked(instance, img.ID, img.Ref)
+	return img.Ref, nil
+}
+
+// imageCall counts an ensure of a helper image as call, and fails as the
+// daemon being down or the test's hook makes it.
+func (e *Engine) imageCall(call, what, instance string, hook func(string) error) error {
+	e.mu.Lock()
+	e.calls[call]++
+	down := e.down
+	e.mu.Unlock()
+	if down {
+		return fmt.Errorf("%s: %w", what, dockerx.ErrUnreachable)
+	}
+	if hook != nil {
+		return hook(instance)
+	}
+	return nil
+}
+
+// addHelperImageLocked makes a helper image of the instance present.
+func (e *Engine) addHelperImageLocked(instance, id, ref string) {
 	if e.helpers == nil {
 		e.helpers = map[string]dockerx.Image{}
 	}
-	e.images[img.Ref] = true
-	e.helpers[img.ID] = dockerx.Image{ID: img.ID, Tags: []string{img.Ref},
+	e.images[ref] = true
+	e.helpers[id] = dockerx.Image{ID: id, Tags: []string{ref},
 		Labels: map[string]string{dockerx.LabelInstance: instance, dockerx.LabelRole: dockerx.RoleHelperImage}}
-	return img.Ref, nil
 }
 
 // ListHelperImages lists the instance's helper images, sorted by ID.

@@ -52,8 +52,7 @@ func (e *Engine) mountVolumesLocked(id string, vols []mountedVolume) {
 	for _, mv := range vols {
 		if e.volumes[mv.name] == nil {
 			l := copyMap(mv.labels)
-			e.volumes[mv.name] = &fakeVolume{v: dockerx.Volume{Name: mv.name, Labels: l, Instance: l[dockerx.LabelInstance],
-				Deployment: l[dockerx.LabelDeployment], Role: l[dockerx.LabelRole], Pod: l[dockerx.LabelPod], PodUID: l[dockerx.LabelPodUID]}}
+			e.volumes[mv.name] = &fakeVolume{v: volumeOf(mv.name, l)}
 		}
 		names = append(names, mv.name)
 	}
@@ -68,7 +67,7 @@ func (e *Engine) AddWithVolumes(c dockerx.Container, op string, volumes ...strin
 	for i, n := range volumes {
 		vols[i] = mountedVolume{name: n}
 	}
-	return e.add(c, op, &namespaces{network: "bridge"}, vols)
+	return e.add(c, op, &namespaces{network: "bridge", endpoints: defaultEndpoints("bridge")}, vols)
 }
 
 // CreateVolume creates a pod's emptyDir volume as dockerx.Client does:
@@ -109,7 +108,7 @@ func volumeOf(name string, labels map[string]string) dockerx.Volume {
 	return dockerx.Volume{
 		Name: name, Labels: labels,
 		Instance: labels[dockerx.LabelInstance], Deployment: labels[dockerx.LabelDeployment], Role: labels[dockerx.LabelRole],
-		Pod: labels[dockerx.LabelPod], PodUID: labels[dockerx.LabelPodUID],
+		Pod: labels[dockerx.LabelPod], PodUID: labels[dockerx.LabelPodUID], Namespace: namespaceOf(labels),
 	}
 }
 

@@ -1,0 +1,258 @@
+package dockerx
+
+import (
+	"archive/tar"
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"reflect"
+	"runtime"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/docker/docker/api/types/system"
+	ocispec "github.com/opencontainers/image-spec/specs-go/v1"
+)
+
+// helperBinaries builds testdata/helperbin into the test's directory:
+// static (CGO_ENABLED=0) and, when a C compiler exists, with cgo (else
+// noCgo says why not). Go's build cache makes every build after the
+// first a link.
+func helperBinaries(t *testing.T) (static, dynamic []byte, staticPath, noCgo string) {
+	t.Helper()
+	dir := t.TempDir()
+	build := func(cgo string) ([]byte, string) {
+		out := filepath.Join(dir, "helperbin-cgo"+cgo)
+		cmd := exec.Command("go", "build", "-o", out, "./testdata/helperbin")
+		cmd.Env = append(os.Environ(), "CGO_ENABLED="+cgo)
+		if msg, err := cmd.CombinedOutput(); err != nil {
+			t.Fatalf("build testdata/helperbin with CGO_ENABLED=%s: %v\n%s", cgo, err, msg)
+		}
+		data, err := os.ReadFile(out)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return data, out
+	}
+	static, staticPath = build("0")
+	cc, err := exec.Command("go", "env", "CC").Output()
+	if _, lerr := exec.LookPath(strings.TrimSpace(string(cc))); err != nil || lerr != nil {
+		return static, nil, staticPath, "no C compiler (go env CC = " + strings.TrimSpace(string(cc)) + "): no cgo binary to check"
+	}
+	dynamic, _ = build("1")
+	return static, dynamic, staticPath, ""
+}
+
+// patched returns a copy of bin with its bytes at off replaced.
+func patched(bin []byte, off int, b ...byte) []byte {
+	out := bytes.Clone(bin)
+	copy(out[off:], b)
+	return out
+}
+
+// Offsets in the ELF header (ELF64, little endian).
+const (
+	elfOSABI   = 7
+	elfType    = 16
+	elfMachine = 18
+)
+
+func TestCheckHelperBinary(t *testing.T) {
+	static, dynamic, _, noCgo := helperBinaries(t)
+	if runtime.GOARCH != "amd64" && runtime.GOARCH != "arm64" {
+		t.Skipf("the patched rows assume an x86-64 or arm64 host, this is %s", runtime.GOARCH)
+	}
+	other, otherMachine := "arm64", []byte{0xb7, 0} // EM_AARCH64
+	if runtime.GOARCH == "arm64" {
+		other, otherMachine = "amd64", []byte{0x3e, 0} // EM_X86_64
+	}
+	for _, tt := range []struct {
+		name   string
+		bin    []byte
+		goarch string
+		skip   string
+		want   string // "" accepted
+	}{
+		{name: "static, the daemon's architecture", bin: static, goarch: runtime.GOARCH},
+		{name: "static, another architecture than the daemon's", bin: static, goarch: other,
+			want: "dockctl's executable is for linux/" + runtime.GOARCH + ", the Docker daemon runs linux/" + other + " containers: use a dockctl built for linux/" + other + " (GOOS=linux GOARCH=" + other + " CGO_ENABLED=0)"},
+		{name: "built for another architecture", bin: patched(static, elfMachine, otherMachine...), goarch: runtime.GOARCH,
+			want: "is for linux/" + other + ", the Docker daemon runs linux/" + runtime.GOARCH},
+		{name: "built with cgo: dynamically linked", bin: dynamic, goarch: runtime.GOARCH, skip: noCgo,
+			want: "dockctl's executable is dynamically linked (it needs the program interpreter /lib"},
+		{name: "not an ELF file", bin: []byte("#!/bin/sh\necho dockctl\n"), goarch: runtime.GOARCH, want: "is not an ELF file"},
+		{name: "an object file", bin: patched(static, elfType, 1, 0), goarch: runtime.GOARCH, want: "is an ELF ET_REL, not an executable"},
+		{name: "a FreeBSD executable", bin: patched(static, elfOSABI, 9), goarch: runtime.GOARCH, want: "is built for ELFOSABI_FREEBSD, not linux"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			if tt.skip != "" {
+				t.Skip(tt.skip)
+			}
+			err := CheckHelperBinary(tt.bin, tt.goarch)
+			if tt.want == "" {
+				if err != nil {
+					t.Errorf("CheckHelperBinary = %v, want nil", err)
+				}
+				return
+			}
+			if err == nil || !strings.Contains(err.Error(), tt.want) {
+				t.Errorf("CheckHelperBinary = %v, want an error containing %q", err, tt.want)
+			}
+		})
+	}
+}
+
+// The helper image: one layer with the executable at /dockctl and the
+// state directory, no entrypoint, the instance's and role labels, a tag
+// named after the layer; the same executable always gives the same bytes.
+func TestBuildHelperImage(t *testing.T) {
+	static, dynamic, _, noCgo := helperBinaries(t)
+	img, err := BuildHelperImage("inst", runtime.GOARCH, static)
+	if err != nil {
+		t.Fatal(err)
+	}
+	a := readHolderArchive(t, img.Tar)
+	config, layer := a.files[a.docker[0].Config], a.files[a.docker[0].Layers[0]]
+	if want := "dockctl-helper:inst-" + sha(layer)[:12]; img.Ref != want || !reflect.DeepEqual(a.docker[0].RepoTags, []string{want}) {
+		t.Errorf("Ref %s, tags %v; want %s (the layer's digest)", img.Ref, a.docker[0].RepoTags, want)
+	}
+	if img.ID != "sha256:"+sha(config) || img.ManifestDigest != a.index.Manifests[0].Digest.String() {
+		t.Errorf("ID %s manifest %s", img.ID, img.ManifestDigest)
+	}
+	var cfg ocispec.Image
+	if err := json.Unmarshal(config, &cfg); err != nil {
+		t.Fatal(err)
+	}
+	if cfg.Config.Entrypoint != nil || cfg.Config.Cmd != nil || cfg.OS != "linux" || cfg.Architecture != runtime.GOARCH ||
+		!reflect.DeepEqual(cfg.Config.Labels, map[string]string{LabelInstance: "inst", LabelRole: RoleHelperImage}) ||
+		!cfg.Created.Equal(time.Unix(0, 0)) {
+		t.Errorf("config %s", config)
+	}
+	type entry struct {
+		name string
+		kind byte
+		mode int64
+	}
+	var got []entry
+	for _, f := range readTar(t, layer) {
+		got = append(got, entry{f.hdr.Name, f.hdr.Typeflag, f.hdr.Mode})
+		if f.hdr.Uid != 0 || f.hdr.Gid != 0 || !f.hdr.ModTime.Equal(time.Unix(0, 0)) {
+			t.Errorf("%s: uid %d gid %d mtime %v, want root and epoch", f.hdr.Name, f.hdr.Uid, f.hdr.Gid, f.hdr.ModTime)
+		}
+		if f.hdr.Name == "dockctl" && !bytes.Equal(f.data, static) {
+			t.Error("/dockctl is not the executable given")
+		}
+	}
+	want := []entry{{"dockctl", tar.TypeReg, 0o755}, {"run/", tar.TypeDir, 0o755}, {"run/dockctl/", tar.TypeDir, 0o755}}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("layer %v, want %v", got, want)
+	}
+
+	// Deterministic; the executable and the instance decide the tag.
+	again, err := BuildHelperImage("inst", runtime.GOARCH, static)
+	if err != nil || !bytes.Equal(again.Tar, img.Tar) || again.Ref != img.Ref || again.ID != img.ID {
+		t.Errorf("a second build differs: %s %s, %v", again.Ref, again.ID, err)
+	}
+	other, err := BuildHelperImage("other", runtime.GOARCH, static)
+	if err != nil || other.Ref != "dockctl-helper:other-"+sha(layer)[:12] || other.ID == img.ID {
+		t.Errorf("another instance: %s %s, %v", other.Ref, other.ID, err)
+	}
+	changed := append(bytes.Clone(static), 0) // trailing bytes: still a valid ELF
+	if c, err := BuildHelperImage("inst", runtime.GOARCH, changed); err != nil || c.Ref == img.Ref || c.ID == img.ID {
+		t.Errorf("another executable: %s, %v; want another tag than %s", c.Ref, err, img.Ref)
+	}
+
+	// Refused: what cannot run FROM scratch on the daemon.
+	if noCgo == "" {
+		if _, err := BuildHelperImage("inst", runtime.GOARCH, dynamic); err == nil || !strings.Contains(err.Error(), "dynamically linked") {
+			t.Errorf("cgo executable: %v", err)
+		}
+	}
+	if _, err := BuildHelperImage("a/b", runtime.GOARCH, static); err == nil || !strings.Contains(err.Error(), "is not a valid Docker tag") {
+		t.Errorf("instance a/b: %v", err)
+	}
+}
+
+func TestEnsureHelperImage(t *testing.T) {
+	static, _, staticPath, _ := helperBinaries(t)
+	want, err := BuildHelperImage("inst", runtime.GOARCH, static)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ours := map[string]string{LabelInstance: "inst", LabelRole: RoleHelperImage}
+	linux := system.Info{OSType: "linux", Architecture: runtime.GOARCH}
+	otherArch := "arm64"
+	if runtime.GOARCH == "arm64" {
+		otherArch = "amd64"
+	}
+	for _, tt := range []struct {
+		name       string
+		info       system.Info
+		binary     string // WithHelperBinary; "" the test's static helperbin
+		containerd bool
+		images     map[string]fakeImage
+		wantLoads  int
+		wantIs     error
+		wantErr    string
+	}{
+		{name: "absent: loaded", info: linux, wantLoads: 1},
+		{name: "containerd store, absent: loaded", info: linux, containerd: true, wantLoads: 1},
+		{name: "present: nothing loaded", info: linux, images: map[string]fakeImage{want.Ref: {want.ID, ours}}},
+		{name: "tag taken by another image", info: linux, images: map[string]fakeImage{want.Ref: {"sha256:0123", ours}},
+			wantIs: ErrConflict, wantErr: "helper image: tag " + want.Ref + " names image sha256:0123, not dockctl's"},
+		{name: "windows daemon", info: system.Info{OSType: "windows", Architecture: "x86_64"},
+			wantErr: "the Docker daemon runs windows/amd64 containers; dockctl's helpers run on linux only"},
+		{name: "daemon of another architecture", info: system.Info{OSType: "linux", Architecture: otherArch},
+			wantErr: "the Docker daemon runs linux/" + otherArch + " containers"},
+		{name: "no such executable", info: linux, binary: filepath.Join(t.TempDir(), "missing"), wantErr: "helper image: read dockctl's executable"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			f := &objectsAPI{info: tt.info, images: tt.images, containerd: tt.containerd}
+			c := newObjectsClient(f)
+			bin := tt.binary
+			if bin == "" {
+				bin = staticPath
+			}
+			WithHelperBinary(bin)(c)
+			ref, err := c.EnsureHelperImage(context.Background(), "inst")
+			if f.loads != tt.wantLoads {
+				t.Errorf("%d loads, want %d", f.loads, tt.wantLoads)
+			}
+			if tt.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), tt.wantErr) || (tt.wantIs != nil && !errors.Is(err, tt.wantIs)) {
+					t.Fatalf("EnsureHelperImage = %q, %v; want an error containing %q (is %v)", ref, err, tt.wantErr, tt.wantIs)
+				}
+				return
+			}
+			wantID := want.ID
+			if tt.containerd {
+				wantID = want.ManifestDigest
+			}
+			if err != nil || ref != want.Ref || f.images[ref].id != wantID || !reflect.DeepEqual(f.images[ref].labels, ours) {
+				t.Fatalf("EnsureHelperImage = %s, %v (daemon: %+v); want %s with ID %s", ref, err, f.images[ref], want.Ref, wantID)
+			}
+			// A second call asks the daemon only whether the tag is
+			// there: the executable is not read again (it is gone).
+			moved := filepath.Join(t.TempDir(), "gone")
+			if err := os.Link(bin, moved); err != nil {
+				t.Fatal(err)
+			}
+			WithHelperBinary(moved)(c)
+			if again, err := c.EnsureHelperImage(context.Background(), "inst"); err != nil || again != ref {
+				t.Fatalf("second call = %s, %v", again, err)
+			}
+			if err := os.Remove(moved); err != nil {
+				t.Fatal(err)
+			}
+			if again, err := c.EnsureHelperImage(context.Background(), "inst"); err != nil || again != ref || f.loads != tt.wantLoads || f.infoCalls != 1 {
+				t.Errorf("third call, executable gone = %s, %v; %d loads, %d Info calls; want %s, %d loads, 1 Info call",
+					again, err, f.loads, f.infoCalls, ref, tt.wantLoads)
+			}
+		})
+	}
+}

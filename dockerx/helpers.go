@@ -1,0 +1,116 @@
+package dockerx
+
+import (
+	"context"
+	"fmt"
+	"net/netip"
+	"slices"
+	"strings"
+
+	"github.com/docker/docker/api/types/container"
+	"github.com/docker/docker/api/types/network"
+)
+
+// HelperRequest is one helper container (DESIGN §8, §10): a Service's
+// proxy or the instance's DNS server, running dockctl's own binary from
+// the helper image (EnsureHelperImage) at a static address of the
+// instance network.
+type HelperRequest struct {
+	Instance, Namespace, Name, Role, Service, ConfigHash, Image string
+	Cmd                                                         []string // e.g. {"/dockctl", "helper", "proxy", "--config", JSON}
+	Network                                                     PodNetwork
+	Ports                                                       []PortBinding // published on the host (NodePort, LoadBalancer)
+}
+
+// PortBinding publishes a helper's ContainerPort on HostIP:HostPort.
+type PortBinding struct {
+	HostIP                  string // "" all addresses
+	HostPort, ContainerPort int
+	Protocol                string // TCP or UDP, any case; "" TCP
+}
+
+// helperRoles are the roles a helper container may have: the others name
+// what CreateContainer, CreateVolume and the image and network calls
+// make.
+var helperRoles = map[string]bool{RoleProxy: true, RoleDNS: true}
+
+// BuildHelperConfig converts a helper request into the three structures
+// of Docker's create call, with the log rotation of replicas. It is pure.
+// Unlike a replica, a helper runs under Docker's restart policy "always":
+// it must keep serving while the controller is down, and Docker restarts
+// it after a crash or a daemon restart without anyone asking.
+func BuildHelperConfig(req HelperRequest, logs ContainerLogs) (*container.Config, *container.HostConfig, *network.NetworkingConfig, error) {
+	fail := func(format string, args ...any) (*container.Config, *container.HostConfig, *network.NetworkingConfig, error) {
+		return nil, nil, nil, fmt.Errorf("helper %s: %s", req.Name, fmt.Sprintf(format, args...))
+	}
+	switch {
+	case req.Instance == "" || req.Name == "" || req.Image == "":
+		return fail("instance, name and image are required, have %q, %q, %q", req.Instance, req.Name, req.Image)
+	case !helperRoles[req.Role]:
+		return fail("role %q is not a helper's (%s or %s)", req.Role, RoleProxy, RoleDNS)
+	case len(req.Cmd) == 0:
+		return fail("no command: the helper image has no entrypoint")
+	case req.Network.Name == "":
+		return fail("no network: a helper serves on the instance network")
+	}
+	labels := map[string]string{LabelInstance: req.Instance, LabelRole: req.Role}
+	for k, v := range map[string]string{LabelNamespace: req.Namespace, LabelService: req.Service, LabelConfigHash: req.ConfigHash} {
+		if v != "" {
+			labels[k] = v
+		}
+	}
+	cfg := &container.Config{Image: req.Image, Cmd: slices.Clone(req.Cmd), Labels: labels}
+	hc := &container.HostConfig{
+		RestartPolicy: container.RestartPolicy{Name: container.RestartPolicyAlways},
+		NetworkMode:   container.NetworkMode(req.Network.Name),
+	}
+	setResolver(req.Network, hc)
+	setLogs(logs, hc)
+	for _, p := range req.Ports {
+		if err := publish(p, cfg, hc); err != nil {
+			return fail("%v", err)
+		}
+	}
+	ep := &network.EndpointSettings{Aliases: slices.Clone(req.Network.Aliases)}
+	if req.Network.IPv4 != "" {
+		ep.IPAMConfig = &network.EndpointIPAMConfig{IPv4Address: req.Network.IPv4}
+	}
+	return cfg, hc, &network.NetworkingConfig{EndpointsConfig: map[string]*network.EndpointSettings{req.Network.Name: ep}}, nil
+}
+
+// publish exposes p's container port and binds it on the host.
+func publish(p PortBinding, cfg *container.Config, hc *container.HostConfig) error {
+	proto := strings.ToLower(p.Protocol)
+	switch proto {
+	case "":
+		proto = "tcp"
+	case "tcp", "udp":
+	default:
+		return fmt.Errorf("port %d: unsupported protocol %q", p.ContainerPort, p.Protocol)
+	}
+	if p.HostPort < 1 || p.HostPort > 65535 || p.ContainerPort < 1 || p.ContainerPort > 65535 {
+		return fmt.Errorf("port %s:%d → %d/%s: ports are 1–65535", p.HostIP, p.HostPort, p.ContainerPort, proto)
+	}
+	if p.HostIP != "" {
+		if _, err := netip.ParseAddr(p.HostIP); err != nil {
+			return fmt.Errorf("port %d: host address %q: %w", p.HostPort, p.HostIP, err)
+		}
+	}
+	return exposePort(cfg, hc, proto, p.ContainerPort, p.HostIP, p.HostPort)
+}
+
+// CreateHelper creates (but does not start) a helper container, with the
+// client's log rotation, and returns its ID. A name already in use yields
+// an error wrapping ErrConflict: the caller decides whether the container
+// of that name is its helper (by its labels) before replacing it.
+func (c *Client) CreateHelper(ctx context.Context, req HelperRequest) (string, error) {
+	logs, err := c.containerLogs(ctx)
+	if err != nil {
+		return "", fmt.Errorf("create helper %s: %w", req.Name, err)
+	}
+	cfg, hc, nc, err := BuildHelperConfig(req, logs)
+	if err != nil {
+		return "", err
+	}
+	return c.create(ctx, req.Name, cfg, hc, nc)
+}

@@ -1,0 +1,41 @@
+// Package dataplane is what runs inside dockctl's helper containers
+// (DESIGN §8, §10.4, §10.7): the Service proxy, the control server through
+// which the controller pushes configs to a serving helper (the proxy, and the
+// DNS server of package clusterdns), the `helper push` client that the
+// controller execs, and the probe relay. Main is the entry point of the
+// hidden `dockctl helper` command. The wire format is package helperapi.
+//
+// Invariants of the proxy:
+//   - The endpoint set is an immutable snapshot behind an atomic.Pointer: a
+//     connection reads it without a lock, and a config swap is one store, so
+//     no connection ever sees half of two configs.
+//   - Apply returns only after every endpoint choice made from the previous
+//     snapshot has finished dialling (each choice pins the snapshot it was
+//     made from until its dial returns), so once a push is acknowledged a
+//     removed endpoint receives no new connection. Open connections are
+//     never cut by an Apply, whatever it removes — a removed port's listener
+//     is closed, its connections are left to finish. UDP has no connection:
+//     a UDP session whose endpoint was removed is dropped (kube-proxy flushes
+//     conntrack the same way), the client's next datagram opens a new one.
+//   - A new connection tries the endpoints round robin, each at most once,
+//     until one accepts it; with none left (or none at all) the client's
+//     connection is reset at once rather than left hanging.
+//   - Bytes are copied both ways through pooled 32 KiB buffers, each taken
+//     only while a read has data and until it is written: an idle
+//     connection holds none, so memory follows the connections moving
+//     bytes, not the connections open. One side's EOF is passed on as a
+//     half-close (CloseWrite), so protocols that half-close work; an error
+//     on either side aborts both (a reset is passed on as a reset).
+//   - Listeners exist exactly for the ports of the applied config; a failed
+//     bind fails the whole Apply and leaves the previous config serving.
+//
+// Invariants of the control server (generic over Target, so the proxy and
+// the DNS server share it):
+//   - Pushes are applied one at a time, and only if their generation is not
+//     older than the served one (helperapi); equal generations are applied
+//     and acknowledged again.
+//   - The applied config reaches helperapi.StateFile (temp file, fsync,
+//     rename, fsync of the directory) before the acknowledgement is sent, and
+//     a helper starts from the newer of its --config and that file, so a
+//     restart never serves less than what was acknowledged.
+package dataplane
