@@ -363,7 +363,7 @@ func (c *Controller) create(ctx context.Context, in PlanInput, op Op, holderImag
 		req.Image = holderImage
 	}
 	if (op.Pod == nil || op.Role == dockerx.RoleHolder) && !op.From.Spec.Template.Spec.HostNetwork {
-		setPodNetwork(&req, podNetwork(network, op.From.Metadata.NamespaceOrDefault()))
+		req.Network = podNetwork(network, op.From.Metadata.NamespaceOrDefault())
 	}
 	id, err := c.docker.CreateContainer(ctx, req)
 	if errors.Is(err, dockerx.ErrConflict) {

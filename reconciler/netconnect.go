@@ -56,7 +56,7 @@ func planConnects(network string, cs []dockerx.Container) []ConnectOp {
 		case dockerx.StateRemoving, dockerx.StateDead, dockerx.StatePaused, dockerx.StateRestarting:
 			continue // Docker refuses, or it is going: the next sweep sees it again
 		}
-		nets := containerNetworks(c)
+		nets := c.Networks
 		if _, ok := nets[network]; ok {
 			continue
 		}
@@ -67,7 +67,7 @@ func planConnects(network string, cs []dockerx.Container) []ConnectOp {
 			continue
 		}
 		cause := causeDisconnected
-		if _, labelled := c.Labels[stubLabelNamespace]; !labelled {
+		if _, labelled := c.Labels[dockerx.LabelNamespace]; !labelled {
 			cause = causeEarlierRelease // every object made since carries it
 		}
 		ops = append(ops, ConnectOp{ContainerID: c.ID, Name: c.Name, Network: network, Cause: cause})
@@ -94,7 +94,7 @@ func networkOwner(c *dockerx.Container) bool {
 func (c *Controller) connect(ctx context.Context, ops []ConnectOp) {
 	for _, op := range ops {
 		c.log.Info("connecting pod to the instance network", "container", op.Name, "network", op.Network, "cause", op.Cause)
-		err := c.netDocker.ConnectNetwork(ctx, op.Network, op.ContainerID, EndpointSettings{})
+		err := c.netDocker.ConnectNetwork(ctx, op.Network, op.ContainerID, dockerx.EndpointSettings{})
 		switch {
 		case err == nil, errors.Is(err, dockerx.ErrNotFound):
 		default:

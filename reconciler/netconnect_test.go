@@ -14,7 +14,7 @@ import (
 func TestPlanConnects(t *testing.T) {
 	const net = "dockctl_i"
 	labelled := func(c dockerx.Container) dockerx.Container {
-		c.Labels = map[string]string{stubLabelNamespace: "default"}
+		c.Labels = map[string]string{dockerx.LabelNamespace: "default"}
 		return c
 	}
 	replica := func(ord int, state string) dockerx.Container { return ctr("h1", ord, state, time.Hour) }
@@ -33,27 +33,27 @@ func TestPlanConnects(t *testing.T) {
 	}{
 		{
 			name: "a replica of an earlier release, on the default bridge",
-			cs:   []dockerx.Container{withNetworks(replica(0, dockerx.StateRunning), map[string]string{"bridge": "172.17.0.2"})},
+			cs:   []dockerx.Container{onNetworks(replica(0, dockerx.StateRunning), map[string]string{"bridge": "172.17.0.2"})},
 			want: []string{"connect i_web-h1-0 to dockctl_i: created by an earlier release"},
 		},
 		{
 			name: "a labelled replica disconnected by hand",
-			cs:   []dockerx.Container{labelled(withNetworks(replica(0, dockerx.StateRunning), map[string]string{}))},
+			cs:   []dockerx.Container{labelled(onNetworks(replica(0, dockerx.StateRunning), map[string]string{}))},
 			want: []string{"connect i_web-h1-0 to dockctl_i: " + causeDisconnected},
 		},
 		{
 			name: "already connected: nothing",
-			cs:   []dockerx.Container{withNetworks(replica(0, dockerx.StateRunning), map[string]string{net: "10.222.0.5", "bridge": "172.17.0.2"})},
+			cs:   []dockerx.Container{onNetworks(replica(0, dockerx.StateRunning), map[string]string{net: "10.222.0.5", "bridge": "172.17.0.2"})},
 		},
 		{
 			name: "connected but stopped (no address yet): nothing",
-			cs:   []dockerx.Container{withNetworks(replica(0, dockerx.StateExited), map[string]string{net: ""})},
+			cs:   []dockerx.Container{onNetworks(replica(0, dockerx.StateExited), map[string]string{net: ""})},
 		},
 		{
 			name: "stopped and created containers are connected too: Docker attaches them at their start",
 			cs: []dockerx.Container{
-				withNetworks(replica(1, dockerx.StateCreated), map[string]string{"bridge": ""}),
-				withNetworks(replica(0, dockerx.StateExited), map[string]string{"bridge": ""}),
+				onNetworks(replica(1, dockerx.StateCreated), map[string]string{"bridge": ""}),
+				onNetworks(replica(0, dockerx.StateExited), map[string]string{"bridge": ""}),
 			},
 			want: []string{"connect i_web-h1-0 to dockctl_i: created by an earlier release", "connect i_web-h1-1 to dockctl_i: created by an earlier release"},
 		},
@@ -65,16 +65,16 @@ func TestPlanConnects(t *testing.T) {
 		},
 		{
 			name: "the host's network joins no other",
-			cs:   []dockerx.Container{withNetworks(replica(0, dockerx.StateRunning), map[string]string{"host": ""})},
+			cs:   []dockerx.Container{onNetworks(replica(0, dockerx.StateRunning), map[string]string{"host": ""})},
 		},
 		{
 			name: "a holder pod: its holder only, never a member",
-			cs:   []dockerx.Container{withNetworks(holder, map[string]string{"bridge": "172.17.0.3"}), mem},
+			cs:   []dockerx.Container{onNetworks(holder, map[string]string{"bridge": "172.17.0.3"}), mem},
 			want: []string{"connect " + holder.Name + " to dockctl_i: created by an earlier release"},
 		},
 		{
 			name: "helpers are the Service reconciler's",
-			cs:   []dockerx.Container{helper(stubRoleDNS), helper(stubRoleProxy)},
+			cs:   []dockerx.Container{helper(dockerx.RoleDNS), helper(dockerx.RoleProxy)},
 		},
 	}
 	for _, tt := range tests {
@@ -88,4 +88,10 @@ func TestPlanConnects(t *testing.T) {
 			}
 		})
 	}
+}
+
+// onNetworks reports c connected to nets (name → IPv4), as the list does.
+func onNetworks(c dockerx.Container, nets map[string]string) dockerx.Container {
+	c.Networks = nets
+	return c
 }

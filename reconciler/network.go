@@ -33,9 +33,9 @@ import (
 // NetworkDocker is what the instance network and the probe relay need
 // from Docker (Options.NetworkDocker).
 type NetworkDocker interface {
-	EnsureNetwork(ctx context.Context, req NetworkRequest) (Network, error)
-	ListNetworks(ctx context.Context) ([]Network, error)
-	ConnectNetwork(ctx context.Context, network, containerID string, ep EndpointSettings) error
+	EnsureNetwork(ctx context.Context, req dockerx.NetworkRequest) (dockerx.Network, error)
+	ListNetworks(ctx context.Context) ([]dockerx.Network, error)
+	ConnectNetwork(ctx context.Context, network, containerID string, ep dockerx.EndpointSettings) error
 	// ExecOutput runs a relayed probe in the DNS helper.
 	ExecOutput(ctx context.Context, id string, cmd []string, timeout time.Duration) (exit int, stdout []byte, err error)
 }
@@ -106,8 +106,8 @@ func upperHalf(subnet netip.Prefix) netip.Addr {
 // first free candidate. A subnet is free if it overlaps none of the
 // existing networks' subnets (the network being created, ours, excepted:
 // it does not exist, or the choice is not made).
-func chooseSubnet(ours, given, recorded string, existing []Network) (netip.Prefix, error) {
-	taken := func(p netip.Prefix) *Network {
+func chooseSubnet(ours, given, recorded string, existing []dockerx.Network) (netip.Prefix, error) {
+	taken := func(p netip.Prefix) *dockerx.Network {
 		for i := range existing {
 			n := &existing[i]
 			if n.Name == ours || n.Subnet == "" {
@@ -150,7 +150,7 @@ func chooseSubnet(ours, given, recorded string, existing []Network) (netip.Prefi
 // IPAM, with the DNS address derived from its subnet. ok is false when its
 // subnet is not one dockctl can use (not IPv4, or too small): then it was
 // not made by a dockctl that follows these rules.
-func networkStatusOf(n Network) (st NetworkStatus, ok bool) {
+func networkStatusOf(n dockerx.Network) (st NetworkStatus, ok bool) {
 	p, err := netip.ParsePrefix(n.Subnet)
 	if err != nil || !p.Addr().Is4() || p.Bits() > MaxSubnetPrefix {
 		return NetworkStatus{}, false
@@ -229,14 +229,14 @@ func (n *instanceNetwork) ensureLocked(ctx context.Context) (*NetworkStatus, boo
 	if err != nil {
 		return nil, false, fmt.Errorf("list networks: %w", err)
 	}
-	var existing *Network
+	var existing *dockerx.Network
 	for i := range nets {
 		if nets[i].Name == n.name {
 			existing = &nets[i]
 			break
 		}
 	}
-	if existing != nil && (existing.Labels[dockerx.LabelInstance] != n.instance || existing.Labels[dockerx.LabelRole] != stubRoleNetwork) {
+	if existing != nil && (existing.Labels[dockerx.LabelInstance] != n.instance || existing.Labels[dockerx.LabelRole] != dockerx.RoleNetwork) {
 		n.reportConflict(existing.Labels[dockerx.LabelInstance])
 		return nil, false, nil
 	}
@@ -256,7 +256,7 @@ func (n *instanceNetwork) ensureLocked(ctx context.Context) (*NetworkStatus, boo
 				"network", n.name, "subnet", subnet, "before", recorded)
 		}
 		want := networkLayout(n.name, subnet)
-		got, err := n.docker.EnsureNetwork(ctx, NetworkRequest{Instance: n.instance, Name: n.name, Subnet: want.Subnet, IPRange: want.IPRange, Gateway: want.Gateway})
+		got, err := n.docker.EnsureNetwork(ctx, dockerx.NetworkRequest{Instance: n.instance, Name: n.name, Subnet: want.Subnet, IPRange: want.IPRange, Gateway: want.Gateway})
 		if errors.Is(err, dockerx.ErrConflict) {
 			// Made by someone else since the list: never adopted.
 			n.reportConflict("")
@@ -346,11 +346,11 @@ func (c *Controller) podNetworkStatus(ctx context.Context) (*NetworkStatus, erro
 // podNetwork is the create-time network of a pod's network owner in
 // namespace ns (svc.md, "Network"): on the instance network, resolving
 // through dockctl's DNS server with a pod's search path and ndots.
-func podNetwork(st *NetworkStatus, ns string) *PodNetwork {
+func podNetwork(st *NetworkStatus, ns string) *dockerx.PodNetwork {
 	if st == nil {
 		return nil
 	}
-	return &PodNetwork{
+	return &dockerx.PodNetwork{
 		Name:       st.Name,
 		DNS:        []string{st.DNSIP},
 		DNSSearch:  []string{ns + ".svc." + clusterDomain, "svc." + clusterDomain, clusterDomain},

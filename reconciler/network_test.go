@@ -4,26 +4,28 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+
+	"github.com/dockctl/dockctl/dockerx"
 )
 
 func TestChooseSubnet(t *testing.T) {
-	nets := func(subnets ...string) []Network {
-		var out []Network
+	nets := func(subnets ...string) []dockerx.Network {
+		var out []dockerx.Network
 		for i, s := range subnets {
-			out = append(out, Network{Name: "n" + string(rune('0'+i)), Subnet: s})
+			out = append(out, dockerx.Network{Name: "n" + string(rune('0'+i)), Subnet: s})
 		}
 		return out
 	}
-	bridge := Network{Name: "bridge", Subnet: "172.17.0.0/16"}
+	bridge := dockerx.Network{Name: "bridge", Subnet: "172.17.0.0/16"}
 	tests := []struct {
 		name     string
 		given    string
 		recorded string
-		existing []Network
+		existing []dockerx.Network
 		want     string
 		wantErr  string // a part of the error
 	}{
-		{name: "nothing else: the first candidate", existing: []Network{bridge}, want: "10.222.0.0/20"},
+		{name: "nothing else: the first candidate", existing: []dockerx.Network{bridge}, want: "10.222.0.0/20"},
 		{name: "no network at all", want: "10.222.0.0/20"},
 		{name: "the first candidates taken", existing: nets("10.222.0.0/20", "10.222.16.0/24"), want: "10.222.32.0/20"},
 		{name: "a larger network covering several candidates", existing: nets("10.222.0.0/18"), want: "10.222.64.0/20"},
@@ -31,14 +33,14 @@ func TestChooseSubnet(t *testing.T) {
 		{name: "10.222/16 full: on to 10.223", existing: nets("10.222.0.0/16"), want: "10.223.0.0/20"},
 		{name: "all taken", existing: nets("10.222.0.0/15"), wantErr: "give one with --subnet"},
 		{name: "networks without a subnet (host, none) and IPv6 ones are ignored",
-			existing: []Network{{Name: "host"}, {Name: "none"}, {Name: "v6", Subnet: "fd00::/64"}, {Name: "junk", Subnet: "x"}}, want: "10.222.0.0/20"},
-		{name: "our own name is not a conflict with itself", existing: []Network{{Name: "dockctl_i", Subnet: "10.222.0.0/20"}}, want: "10.222.0.0/20"},
-		{name: "the recorded subnet is kept", recorded: "10.222.48.0/20", existing: []Network{bridge}, want: "10.222.48.0/20"},
+			existing: []dockerx.Network{{Name: "host"}, {Name: "none"}, {Name: "v6", Subnet: "fd00::/64"}, {Name: "junk", Subnet: "x"}}, want: "10.222.0.0/20"},
+		{name: "our own name is not a conflict with itself", existing: []dockerx.Network{{Name: "dockctl_i", Subnet: "10.222.0.0/20"}}, want: "10.222.0.0/20"},
+		{name: "the recorded subnet is kept", recorded: "10.222.48.0/20", existing: []dockerx.Network{bridge}, want: "10.222.48.0/20"},
 		{name: "the recorded subnet taken meanwhile: the first free", recorded: "10.222.0.0/20", existing: nets("10.222.0.0/20"), want: "10.222.16.0/20"},
 		{name: "a given subnet wins over the recorded one", given: "192.168.77.0/24", recorded: "10.222.0.0/20", want: "192.168.77.0/24"},
-		{name: "a given /16", given: "10.50.0.0/16", existing: []Network{bridge}, want: "10.50.0.0/16"},
+		{name: "a given /16", given: "10.50.0.0/16", existing: []dockerx.Network{bridge}, want: "10.50.0.0/16"},
 		{name: "a given /24 is large enough", given: "10.50.1.0/24", want: "10.50.1.0/24"},
-		{name: "a given subnet overlapping another network", given: "172.17.5.0/24", existing: []Network{bridge},
+		{name: "a given subnet overlapping another network", given: "172.17.5.0/24", existing: []dockerx.Network{bridge},
 			wantErr: `--subnet 172.17.5.0/24 overlaps Docker network "bridge" (172.17.0.0/16)`},
 		{name: "a given subnet containing another network", given: "10.0.0.0/8", existing: nets("10.1.2.0/24"), wantErr: "overlaps Docker network"},
 		{name: "a given /25 is too small", given: "10.50.1.0/25", wantErr: "too small; give a /24 or larger"},
@@ -88,16 +90,16 @@ func TestNetworkLayout(t *testing.T) {
 func TestNetworkStatusOf(t *testing.T) {
 	tests := []struct {
 		name string
-		n    Network
+		n    dockerx.Network
 		want NetworkStatus
 		ok   bool
 	}{
-		{name: "Docker's IPAM is the truth", n: Network{Name: "dockctl_i", Subnet: "10.222.0.0/20", Gateway: "10.222.0.254", IPRange: "10.222.0.0/22"}, ok: true,
+		{name: "Docker's IPAM is the truth", n: dockerx.Network{Name: "dockctl_i", Subnet: "10.222.0.0/20", Gateway: "10.222.0.254", IPRange: "10.222.0.0/22"}, ok: true,
 			want: NetworkStatus{Version: 1, Name: "dockctl_i", Subnet: "10.222.0.0/20", Gateway: "10.222.0.254", IPRange: "10.222.0.0/22", DNSIP: "10.222.8.0"}},
-		{name: "missing gateway and range are derived", n: Network{Name: "dockctl_i", Subnet: "10.9.0.0/24"}, ok: true,
+		{name: "missing gateway and range are derived", n: dockerx.Network{Name: "dockctl_i", Subnet: "10.9.0.0/24"}, ok: true,
 			want: NetworkStatus{Version: 1, Name: "dockctl_i", Subnet: "10.9.0.0/24", Gateway: "10.9.0.1", IPRange: "10.9.0.0/25", DNSIP: "10.9.0.128"}},
-		{name: "too small", n: Network{Name: "dockctl_i", Subnet: "10.9.0.0/28"}},
-		{name: "no subnet", n: Network{Name: "dockctl_i"}},
+		{name: "too small", n: dockerx.Network{Name: "dockctl_i", Subnet: "10.9.0.0/28"}},
+		{name: "no subnet", n: dockerx.Network{Name: "dockctl_i"}},
 	}
 	for _, tt := range tests {
 		got, ok := networkStatusOf(tt.n)
@@ -110,7 +112,7 @@ func TestNetworkStatusOf(t *testing.T) {
 func TestPodNetwork(t *testing.T) {
 	st := &NetworkStatus{Name: "dockctl_i", DNSIP: "10.222.8.0"}
 	got := podNetwork(st, "shop")
-	want := PodNetwork{Name: "dockctl_i", DNS: []string{"10.222.8.0"},
+	want := dockerx.PodNetwork{Name: "dockctl_i", DNS: []string{"10.222.8.0"},
 		DNSSearch: []string{"shop.svc.cluster.local", "svc.cluster.local", "cluster.local"}, DNSOptions: []string{"ndots:5"}}
 	if got == nil || !reflect.DeepEqual(*got, want) {
 		t.Fatalf("podNetwork = %+v, want %+v", got, want)

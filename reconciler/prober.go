@@ -512,7 +512,7 @@ func (p *prober) locate(ctx context.Context, t *probeTarget) error {
 		return err
 	}
 	t.located, t.HostNetwork = network, det.HostNetwork
-	ip, on := detailsNetworks(&det)[network]
+	ip, on := det.Networks[network]
 	t.onNetwork = on && ip != "" && network != ""
 	switch {
 	case det.HostNetwork:

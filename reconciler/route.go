@@ -129,7 +129,7 @@ func (r *probeRoute) judgeDirect(err error) error {
 // noteEvent is told of every container event: the DNS helper starting
 // while the mode is undecided queues the sweep that decides it.
 func (r *probeRoute) noteEvent(ev dockerx.Event) {
-	if ev.Role != stubRoleDNS || ev.Action != "start" {
+	if ev.Role != dockerx.RoleDNS || ev.Action != "start" {
 		return
 	}
 	r.mu.Lock()
@@ -240,7 +240,7 @@ func (r *probeRoute) relayLost(helper string, err error) {
 // dnsHelper returns the ID of the instance's running DNS helper in cs.
 func dnsHelper(instance string, cs []dockerx.Container) string {
 	for i := range cs {
-		if c := &cs[i]; c.Role == stubRoleDNS && c.Instance == instance && c.State == dockerx.StateRunning {
+		if c := &cs[i]; c.Role == dockerx.RoleDNS && c.Instance == instance && c.State == dockerx.StateRunning {
 			return c.ID
 		}
 	}

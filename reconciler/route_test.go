@@ -158,7 +158,7 @@ func (m *modeRecorder) last() (mode string, conflict *bool) {
 // direct without an instance network.
 func TestProbeRouteDecides(t *testing.T) {
 	st := &NetworkStatus{Name: "dockctl_i", Subnet: "10.222.0.0/20", DNSIP: "10.222.8.0"}
-	dns := []dockerx.Container{{ID: "dns1", Name: "i_dns", Role: stubRoleDNS, Instance: "i", State: dockerx.StateRunning}}
+	dns := []dockerx.Container{{ID: "dns1", Name: "i_dns", Role: dockerx.RoleDNS, Instance: "i", State: dockerx.StateRunning}}
 	ctx := context.Background()
 	obs := &modeRecorder{}
 	sweeps := 0
@@ -340,11 +340,11 @@ func TestJudgeDirect(t *testing.T) {
 func TestProbeRouteNoteEvent(t *testing.T) {
 	sweeps := 0
 	r := newProbeRoute("i", quietLog(), nil, func() { sweeps++ })
-	r.noteEvent(dockerx.Event{Action: "start", Role: stubRoleDNS})
-	r.noteEvent(dockerx.Event{Action: "die", Role: stubRoleDNS})
+	r.noteEvent(dockerx.Event{Action: "start", Role: dockerx.RoleDNS})
+	r.noteEvent(dockerx.Event{Action: "die", Role: dockerx.RoleDNS})
 	r.noteEvent(dockerx.Event{Action: "start", Role: dockerx.RoleReplica})
 	r.mode = ProbeDirect
-	r.noteEvent(dockerx.Event{Action: "start", Role: stubRoleDNS})
+	r.noteEvent(dockerx.Event{Action: "start", Role: dockerx.RoleDNS})
 	if sweeps != 1 {
 		t.Fatalf("%d sweeps queued, want 1 (the helper's start while undecided)", sweeps)
 	}

@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/dockctl/dockctl/dockerx"
+	"github.com/dockctl/dockctl/manifests"
 )
 
 // Drain before stop (DESIGN §10, issue 10 item 6): a pod leaves the
@@ -71,7 +72,7 @@ func (in PlanInput) setDrains(ops []Op) {
 		}
 		if c := units[op.ContainerID]; c != nil {
 			if c.State == dockerx.StateRunning {
-				op.Drain = &DrainRef{Namespace: containerNamespace(c), Pod: podName(c.Deployment, c)}
+				op.Drain = &DrainRef{Namespace: namespaceOf(c), Pod: podName(c.Deployment, c)}
 			}
 			continue
 		}
@@ -101,7 +102,16 @@ func podServing(p *pod) bool {
 
 func podNamespace(p *pod) string {
 	cs := p.containers()
-	return containerNamespace(cs[len(cs)-1]) // the holder when there is one
+	return namespaceOf(cs[len(cs)-1]) // the holder when there is one
+}
+
+// namespaceOf is a container's namespace: its label's, default without
+// one (made by an earlier release).
+func namespaceOf(c *dockerx.Container) string {
+	if c.Namespace == "" {
+		return manifests.DefaultNamespace
+	}
+	return c.Namespace
 }
 
 // drain takes op's pod out of the Services' endpoints, bounded, and

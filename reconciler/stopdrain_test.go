@@ -112,7 +112,8 @@ func deleted(in PlanInput) PlanInput {
 }
 
 func inNamespace(c dockerx.Container, ns string) dockerx.Container {
-	c.Labels = map[string]string{stubLabelNamespace: ns}
+	c.Labels = map[string]string{dockerx.LabelNamespace: ns}
+	c.Namespace = ns
 	return c
 }
 

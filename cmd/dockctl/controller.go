@@ -205,7 +205,7 @@ func runController(g *globalOptions, o *controllerOptions) error {
 		MaxReplicas:      o.maxReplicas,
 		MaxGracePeriod:   o.maxGrace,
 		Subnet:           o.subnet,
-		NetworkDocker:    networkDocker(cli),
+		NetworkDocker:    cli,
 	})
 
 	if o.metricsAddr != "" {

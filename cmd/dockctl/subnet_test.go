@@ -4,6 +4,8 @@ import (
 	"io"
 	"strings"
 	"testing"
+
+	"github.com/dockctl/dockctl/dockerx"
 )
 
 // --subnet is parsed into the options, and a value the controller could
@@ -30,6 +32,35 @@ func TestControllerSubnetFlag(t *testing.T) {
 		cmd.SetErr(io.Discard)
 		if err := cmd.Execute(); err == nil || !strings.Contains(err.Error(), "--subnet "+tt.value) || !strings.Contains(err.Error(), tt.says) {
 			t.Fatalf("--subnet %s: err = %v, want a refusal naming the flag and saying %q", tt.value, err, tt.says)
+		}
+	}
+}
+
+// The controller gives its instance a network with the --subnet given, and
+// creates every replica on it with a pod's resolver settings: the DNS
+// server at the first address of the subnet's upper half, the namespace's
+// search list, ndots:5.
+func TestControllerInstanceNetworkWiring(t *testing.T) {
+	api := startDockerAPI(t, "dockctl-workload:dev")
+	dir := t.TempDir()
+	base := []string{"--state-dir", dir, "--instance", "t"}
+	if _, _, err := run(t, webYAML, append(base, "apply", "-f", "-")...); err != nil {
+		t.Fatal(err)
+	}
+	startDockctl(t, api, append(base, "controller", "--metrics-addr", "", "--resync-period", "200ms", "--subnet", "192.168.77.0/24")...)
+	waitUntil(t, "3 running replicas", func() bool { return api.running(dockerx.LabelDeployment, "web") == 3 })
+	api.mu.Lock()
+	n := api.networks["dockctl_t"]
+	api.mu.Unlock()
+	if n == nil || n.Labels[dockerx.LabelInstance] != "t" || n.Labels[dockerx.LabelRole] != dockerx.RoleNetwork ||
+		len(n.IPAM.Config) != 1 || n.IPAM.Config[0].Subnet != "192.168.77.0/24" || n.IPAM.Config[0].IPRange != "192.168.77.0/25" || n.IPAM.Config[0].Gateway != "192.168.77.1" {
+		t.Fatalf("instance network: %+v", n)
+	}
+	for _, req := range api.createsSnapshot() {
+		hc := req.HostConfig
+		if hc == nil || hc.NetworkMode != "dockctl_t" || strings.Join(hc.DNS, ",") != "192.168.77.128" ||
+			strings.Join(hc.DNSSearch, ",") != "default.svc.cluster.local,svc.cluster.local,cluster.local" || strings.Join(hc.DNSOptions, ",") != "ndots:5" {
+			t.Fatalf("replica created off the instance network or without a pod's resolver: %+v", hc)
 		}
 	}
 }
