@@ -6,7 +6,10 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"net/http"
+	"net/http/httptest"
 	"reflect"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -347,5 +350,19 @@ func TestProbeRouteNoteEvent(t *testing.T) {
 	r.noteEvent(dockerx.Event{Action: "start", Role: dockerx.RoleDNS})
 	if sweeps != 1 {
 		t.Fatalf("%d sweeps queued, want 1 (the helper's start while undecided)", sweeps)
+	}
+}
+
+// TestDirectHTTPSProbeSkipsVerification: as kubelet (and the relay), an
+// HTTPS probe does not verify the pod's certificate (usually self-signed).
+func TestDirectHTTPSProbeSkipsVerification(t *testing.T) {
+	srv := httptest.NewTLSServer(http.HandlerFunc(func(http.ResponseWriter, *http.Request) {}))
+	defer srv.Close()
+	host, port, _ := net.SplitHostPort(srv.Listener.Addr().String())
+	p, _ := strconv.Atoi(port)
+	runner := newDockerProbeRunner(nil, nil, nil)
+	probe := &manifests.Probe{HTTPGet: &manifests.HTTPGetAction{Path: "/", Port: intstr.FromInt32(int32(p)), Scheme: "HTTPS"}, TimeoutSeconds: 5}
+	if err := runner.Run(context.Background(), probeTarget{ContainerID: "c", Address: host}, probe); err != nil {
+		t.Fatalf("HTTPS probe of a self-signed server: %v", err)
 	}
 }
