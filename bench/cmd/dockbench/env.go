@@ -17,6 +17,7 @@ import (
 	"github.com/docker/docker/api/types/events"
 	"github.com/docker/docker/api/types/filters"
 	"github.com/docker/docker/api/types/image"
+	"github.com/docker/docker/api/types/network"
 	"github.com/docker/docker/api/types/volume"
 	"github.com/docker/docker/client"
 
@@ -275,8 +276,9 @@ func (e *env) useInstance(instance string) {
 	e.instances[instance] = true
 }
 
-// removeInstanceObjects removes the volumes and the helper images labelled
-// with one of this run's instances (io.dockctl.instance). The controller
+// removeInstanceObjects removes the volumes, the instance network and the
+// helper images labelled with one of this run's instances
+// (io.dockctl.instance). The controller
 // collects a pod's volumes when the pod is gone and its holder image at a
 // sweep after the last holder is gone, but not once it is stopped, and
 // the harness removes containers by force: whatever is left is removed
@@ -300,6 +302,17 @@ func (e *env) removeInstanceObjects(ctx context.Context) error {
 				} else {
 					logf("  cleanup: removed volume %s of instance %s", v.Name, inst)
 				}
+			}
+		}
+		nets, err := e.cli.NetworkList(ctx, network.ListOptions{Filters: f})
+		if err != nil {
+			errs = append(errs, fmt.Errorf("list networks of %s: %w", inst, err))
+		}
+		for _, n := range nets {
+			if err := e.cli.NetworkRemove(ctx, n.ID); err != nil && !client.IsErrNotFound(err) {
+				errs = append(errs, fmt.Errorf("remove network %s: %w", n.Name, err))
+			} else {
+				logf("  cleanup: removed network %s of instance %s", n.Name, inst)
 			}
 		}
 		imgs, err := e.cli.ImageList(ctx, image.ListOptions{All: true, Filters: filters.NewArgs(
