@@ -75,6 +75,7 @@ type probeRoute struct {
 	recheck    bool
 	lastCheck  time.Time
 	lastWarn   time.Time
+	announced  bool // the mode was logged and reported once
 }
 
 func newProbeRoute(instance string, log *slog.Logger, obs Observer, sweep func()) *probeRoute {
@@ -188,10 +189,10 @@ func (r *probeRoute) update(ctx context.Context, st *NetworkStatus, created bool
 }
 
 func (r *probeRoute) setModeLocked(mode, why string) {
-	if r.mode == mode {
+	if r.mode == mode && r.announced {
 		return
 	}
-	r.mode = mode
+	r.mode, r.announced = mode, true
 	r.log.Info("probe route", "mode", mode, "network", r.network, "why", why)
 	if r.obs != nil {
 		r.obs.ProbeMode(mode)

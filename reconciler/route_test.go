@@ -175,6 +175,9 @@ func TestProbeRouteDecides(t *testing.T) {
 	if r.mode != ProbeUndecided || d.count() != 0 {
 		t.Fatalf("without a DNS helper: mode %s after %d dials, want undecided without dialing", r.mode, d.count())
 	}
+	if mode, _ := obs.last(); mode != ProbeUndecided {
+		t.Fatalf("the first decision is not reported: metric says %q", mode)
+	}
 	r.update(ctx, st, false, dns)
 	if r.mode != ProbeDirect || d.count() != 1 || d.dials[0] != "10.222.8.0:53" {
 		t.Fatalf("DNS server answers: mode %s after dials %q, want direct after dialing 10.222.8.0:53", r.mode, d.dials)
