@@ -281,6 +281,16 @@ func addDNSHelper(h *harness) string {
 	return id
 }
 
+// startWithReadiness starts h with one replica of web whose readiness is
+// probed (httpGet on 8080).
+func startWithReadiness(h *harness) *manifests.Deployment {
+	d := testDeployment("web", 1, "x")
+	d.Spec.Template.Spec.Containers[0].ReadinessProbe = fastProbe()
+	h.apply(d)
+	h.start()
+	return d
+}
+
 func readyReplicas(h *harness, d *manifests.Deployment) int32 {
 	st, _ := h.store.ReadStatus(d.Metadata.Name)
 	s, _ := View(recordOf(d), st, h.ours(d.Metadata.Name), time.Now())
@@ -318,10 +328,7 @@ func TestProbesRelayedThroughTheDNSHelper(t *testing.T) {
 		}
 		return helperapi.ExitFailed, []byte("HTTP 503")
 	})
-	d := testDeployment("web", 1, "x")
-	d.Spec.Template.Spec.Containers[0].ReadinessProbe = fastProbe()
-	h.apply(d)
-	h.start()
+	d := startWithReadiness(h)
 	h.waitFor("the replica ready through the relay", func() bool { return readyReplicas(h, d) == 1 })
 	if mode, _ := obs.last(); mode != ProbeRelay {
 		t.Fatalf("probe mode %q, want relay", mode)
@@ -364,10 +371,7 @@ func TestProbesDirectOnTheInstanceNetwork(t *testing.T) {
 	addDNSHelper(h)
 	execs := 0
 	h.engine.HandleExec(func(string, []string) (int, []byte) { execs++; return 0, nil })
-	d := testDeployment("web", 1, "x")
-	d.Spec.Template.Spec.Containers[0].ReadinessProbe = fastProbe()
-	h.apply(d)
-	h.start()
+	d := startWithReadiness(h)
 	h.waitFor("the replica ready", func() bool { return readyReplicas(h, d) == 1 })
 	if mode, _ := obs.last(); mode != ProbeDirect {
 		t.Fatalf("probe mode %q, want direct", mode)

@@ -238,9 +238,13 @@ func countPrefix(events []string, prefix string) int {
 	return n
 }
 
-func graceSeconds(d *manifests.Deployment, s int64) *manifests.Deployment {
-	d.Spec.Template.Spec.TerminationGracePeriodSeconds = &s
-	return d
+// scaleTo applies d with n replicas and waits for them.
+func scaleTo(n int32) func(h *harness, d *manifests.Deployment) {
+	return func(h *harness, d *manifests.Deployment) {
+		d.Spec.Replicas = ptrTo(n)
+		h.apply(d)
+		h.waitFor(fmt.Sprintf("%d pods of web", n), func() bool { return len(h.ours("web")) == int(n)*len(d.Spec.Template.Spec.Containers) })
+	}
 }
 
 // TestDrainBeforeStop: every path that stops a running replica gracefully
@@ -257,13 +261,9 @@ func TestDrainBeforeStop(t *testing.T) {
 		stops   int
 	}{
 		{
-			name: "scale-down",
-			dep:  func() *manifests.Deployment { return testDeployment("web", 3, "x") },
-			act: func(h *harness, d *manifests.Deployment) {
-				d.Spec.Replicas = ptrTo[int32](1)
-				h.apply(d)
-				h.waitReplicas("web", 1)
-			},
+			name:  "scale-down",
+			dep:   func() *manifests.Deployment { return testDeployment("web", 3, "x") },
+			act:   scaleTo(1),
 			stops: 2,
 		},
 		{
@@ -287,36 +287,24 @@ func TestDrainBeforeStop(t *testing.T) {
 			stops: 2,
 		},
 		{
-			name: "pod of two containers, scaled to zero",
-			dep:  func() *manifests.Deployment { return twoContainerPod("web", 1) },
-			act: func(h *harness, d *manifests.Deployment) {
-				d.Spec.Replicas = ptrTo[int32](0)
-				h.apply(d)
-				h.waitFor("the pod gone", func() bool { return len(h.ours("web")) == 0 })
-			},
+			name:  "pod of two containers, scaled to zero",
+			dep:   func() *manifests.Deployment { return twoContainerPod("web", 1) },
+			act:   scaleTo(0),
 			stops: 3, // app, sidecar-less second app, holder
 		},
 		{
 			name:    "a failing drain does not prevent the stop",
 			drainer: func(l *seqLog) *fakeDrainer { return &fakeDrainer{log: l, err: errors.New("proxy unreachable")} },
 			dep:     func() *manifests.Deployment { return testDeployment("web", 2, "x") },
-			act: func(h *harness, d *manifests.Deployment) {
-				d.Spec.Replicas = ptrTo[int32](1)
-				h.apply(d)
-				h.waitReplicas("web", 1)
-			},
-			stops: 1,
+			act:     scaleTo(1),
+			stops:   1,
 		},
 		{
 			name:    "a drain that never answers is cut at its bound (the grace period, 1s)",
 			drainer: func(l *seqLog) *fakeDrainer { return &fakeDrainer{log: l, block: true} },
-			dep:     func() *manifests.Deployment { return graceSeconds(testDeployment("web", 2, "x"), 1) },
-			act: func(h *harness, d *manifests.Deployment) {
-				d.Spec.Replicas = ptrTo[int32](1)
-				h.apply(d)
-				h.waitReplicas("web", 1)
-			},
-			stops: 1,
+			dep:     func() *manifests.Deployment { return withGrace(testDeployment("web", 2, "x"), 1) },
+			act:     scaleTo(1),
+			stops:   1,
 		},
 	}
 	for _, tt := range tests {
@@ -330,15 +318,7 @@ func TestDrainBeforeStop(t *testing.T) {
 			d := tt.dep()
 			h.apply(d)
 			h.start()
-			h.waitFor("the pods to run", func() bool {
-				running := 0
-				for _, c := range h.ours("web") {
-					if c.State == dockerx.StateRunning {
-						running++
-					}
-				}
-				return running == len(h.ours("web")) && running >= int(d.Replicas())
-			})
+			h.waitFor("the pods to run", func() bool { cs := h.ours("web"); return allRunning(cs) && len(cs) >= int(d.Replicas()) })
 			tt.act(h, d)
 			events := log.all()
 			if n := drainedFirst(t, events); n != tt.stops {
@@ -360,13 +340,7 @@ func twoContainerPod(name string, replicas int32) *manifests.Deployment {
 func TestDrainBeforeLivenessRestart(t *testing.T) {
 	log := &seqLog{}
 	h := newDrainHarness(t, &fakeDrainer{log: log}, log)
-	runner := &switchRunner{fail: map[string]bool{}}
-	h.ctrl.prober.runner = runner
-	d := testDeployment("web", 1, "x")
-	d.Spec.Template.Spec.Containers[0].LivenessProbe = fastProbe()
-	h.apply(d)
-	h.start()
-	c := h.waitReplicas("web", 1)[0]
+	runner, _, c := startWithLiveness(h)
 	runner.failTimes(c.ID, 1)
 	h.waitFor("the liveness restart's stop", func() bool { return countPrefix(log.all(), "stop ") == 1 })
 	events := log.all()
