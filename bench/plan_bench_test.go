@@ -47,7 +47,7 @@ spec:
 func replicas(name, hash string, n int, created time.Time) []dockerx.Container {
 	cs := make([]dockerx.Container, n)
 	for i := range cs {
-		cn := dockerx.ContainerName(instance, name, hash, i)
+		cn := dockerx.ContainerName(instance, "", name, hash, i)
 		cs[i] = dockerx.Container{
 			ID:   fmt.Sprintf("%064x", i),
 			Name: cn, Image: "dockctl-workload:dev",

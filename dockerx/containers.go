@@ -14,8 +14,6 @@ import (
 	"github.com/docker/docker/api/types/filters"
 	"github.com/docker/docker/api/types/network"
 	"github.com/docker/docker/pkg/stdcopy"
-
-	"github.com/dockctl/dockctl/manifests"
 )
 
 // ContainerDetails is what an inspect reports that a list does not: the
@@ -84,11 +82,11 @@ func fromSummary(s container.Summary) Container {
 		Instance:      s.Labels[LabelInstance],
 		Deployment:    s.Labels[LabelDeployment],
 		TemplateHash:  s.Labels[LabelTemplateHash],
+		Namespace:     ParseNamespace(s.Labels, summaryName(s.Names)),
 		Role:          roleOf(s.Labels),
 		Pod:           s.Labels[LabelPod],
 		PodUID:        s.Labels[LabelPodUID],
 		ContainerName: s.Labels[LabelContainer],
-		Namespace:     namespaceOf(s.Labels),
 		Service:       s.Labels[LabelService],
 		ConfigHash:    s.Labels[LabelConfigHash],
 		State:         string(s.State),
@@ -132,15 +130,6 @@ func endpointAddresses(eps map[string]*network.EndpointSettings, running bool) m
 // endpoints exist).
 func running(state string) bool {
 	return state == StateRunning || state == StatePaused || state == StateRestarting
-}
-
-// namespaceOf reads an object's namespace; one made before namespaces
-// existed is the default namespace's.
-func namespaceOf(labels map[string]string) string {
-	if ns := labels[LabelNamespace]; ns != "" {
-		return ns
-	}
-	return manifests.DefaultNamespace
 }
 
 // roleOf reads a container's role; one made before roles existed is a

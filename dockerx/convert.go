@@ -306,7 +306,7 @@ func podVolumeMount(req CreateRequest, v *manifests.Volume, target string, readO
 // gone. Its Namespace is left for the caller to set, as it sets
 // CreateRequest.Namespace (the same value, so that both agree).
 func PodVolumeRequest(instance, hash string, d *manifests.Deployment, p PodRef, v *manifests.Volume) VolumeRequest {
-	req := VolumeRequest{Instance: instance, Deployment: d.Metadata.Name, TemplateHash: hash, Pod: p, Volume: v.Name,
+	req := VolumeRequest{Instance: instance, Deployment: d.Metadata.Name, Namespace: d.Metadata.NamespaceOrDefault(), TemplateHash: hash, Pod: p, Volume: v.Name,
 		Memory: v.EmptyDir != nil && v.EmptyDir.Medium == "Memory"}
 	if req.Memory {
 		req.SizeBytes = EmptyDirSize(&d.Spec.Template.Spec, v)
@@ -458,7 +458,7 @@ func ExtraNetworks(req CreateRequest) []NetworkAttachment {
 // containerLabels returns the template's labels plus the ownership labels,
 // which win: a template cannot disown its containers. A holder and its
 // members also carry the pod's name and uid, a member its container's
-// name, and all of them req.Namespace when set; a template's own pod,
+// name, and all of them their namespace; a template's own pod,
 // namespace and helper labels are dropped, so that no container claims a
 // pod, a namespace or a helper's place it does not have.
 func containerLabels(req CreateRequest, role, containerName string) map[string]string {
@@ -471,11 +471,9 @@ func containerLabels(req CreateRequest, role, containerName string) map[string]s
 		}
 		l[k] = v
 	}
-	if req.Namespace != "" {
-		l[LabelNamespace] = req.Namespace
-	}
 	l[LabelInstance] = req.Instance
 	l[LabelDeployment] = req.Deployment.Metadata.Name
+	l[LabelNamespace] = req.namespace()
 	l[LabelTemplateHash] = req.TemplateHash
 	l[LabelRole] = role
 	if p := req.Pod; p != nil {

@@ -222,7 +222,7 @@ func TestBuildConfigHolder(t *testing.T) {
 		t.Errorf("holder has a template container's settings: %+v %+v", cfg, hc)
 	}
 	wantLabels := map[string]string{
-		LabelInstance: "default", LabelDeployment: "web", LabelTemplateHash: req.TemplateHash, LabelRole: RoleHolder,
+		LabelInstance: "default", LabelDeployment: "web", LabelNamespace: "default", LabelTemplateHash: req.TemplateHash, LabelRole: RoleHolder,
 		LabelPod: req.Pod.Name, LabelPodUID: testPodUID, "app": "web", "tier": "frontend",
 	}
 	if !maps.Equal(cfg.Labels, wantLabels) {
@@ -311,7 +311,7 @@ func TestBuildConfigMember(t *testing.T) {
 		t.Errorf("mounts %+v, want %+v", hc.Mounts, want)
 	}
 	wantLabels := map[string]string{
-		LabelInstance: "default", LabelDeployment: "web", LabelTemplateHash: req.TemplateHash, LabelRole: RoleReplica,
+		LabelInstance: "default", LabelDeployment: "web", LabelNamespace: "default", LabelTemplateHash: req.TemplateHash, LabelRole: RoleReplica,
 		LabelPod: req.Pod.Name, LabelPodUID: testPodUID, LabelContainer: "app", "app": "web", "tier": "frontend",
 	}
 	if !maps.Equal(cfg.Labels, wantLabels) {
@@ -467,7 +467,7 @@ func mountsEqual(a, b []mount.Mount) bool { return reflect.DeepEqual(a, b) }
 // volume (size > 0) the tmpfs driver options.
 func podVolumeOptions(req CreateRequest, volume string, size int64) *mount.VolumeOptions {
 	o := &mount.VolumeOptions{NoCopy: true, Labels: map[string]string{
-		LabelInstance: req.Instance, LabelDeployment: req.Deployment.Metadata.Name, LabelTemplateHash: req.TemplateHash,
+		LabelInstance: req.Instance, LabelDeployment: req.Deployment.Metadata.Name, LabelNamespace: "default", LabelTemplateHash: req.TemplateHash,
 		LabelRole: RoleEmptyDir, LabelPod: req.Pod.Name, LabelPodUID: req.Pod.UID,
 	}}
 	if size > 0 {

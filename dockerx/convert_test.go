@@ -51,7 +51,7 @@ func deployment(name string, mutate func(d *manifests.Deployment)) *manifests.De
 func request(d *manifests.Deployment) CreateRequest {
 	return CreateRequest{
 		Instance:     "default",
-		Name:         ContainerName("default", d.Metadata.Name, "5d8f7c9b6", 0),
+		Name:         ContainerName("default", "", d.Metadata.Name, "5d8f7c9b6", 0),
 		TemplateHash: "5d8f7c9b6",
 		Deployment:   d,
 	}
@@ -250,7 +250,7 @@ func TestHostname(t *testing.T) {
 	seen := map[string]bool{}
 	for _, tt := range tests {
 		d := deployment(tt.deployment, nil)
-		req := CreateRequest{Instance: tt.instance, Name: ContainerName(tt.instance, tt.deployment, tt.hash, tt.ordinal), TemplateHash: tt.hash, Deployment: d}
+		req := CreateRequest{Instance: tt.instance, Name: ContainerName(tt.instance, "", tt.deployment, tt.hash, tt.ordinal), TemplateHash: tt.hash, Deployment: d}
 		cfg, _, _, err := BuildConfig(req)
 		if err != nil {
 			t.Fatal(err)
@@ -399,7 +399,7 @@ func TestBuildConfigContract(t *testing.T) {
 			t.Fatal(err)
 		}
 		want := map[string]string{
-			LabelInstance: req.Instance, LabelDeployment: "web", LabelTemplateHash: req.TemplateHash, LabelRole: RoleReplica,
+			LabelInstance: req.Instance, LabelDeployment: "web", LabelNamespace: "default", LabelTemplateHash: req.TemplateHash, LabelRole: RoleReplica,
 			// A template's pod labels would make a replica look like a
 			// member of a pod: they are dropped.
 			"app": "web", "tier": "backend",

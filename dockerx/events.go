@@ -192,8 +192,8 @@ func fromMessage(m events.Message) Event {
 		ContainerID: m.Actor.ID,
 		Name:        m.Actor.Attributes["name"],
 		Deployment:  m.Actor.Attributes[LabelDeployment],
+		Namespace:   ParseNamespace(m.Actor.Attributes, m.Actor.Attributes["name"]),
 		Role:        m.Actor.Attributes[LabelRole],
-		Namespace:   namespaceOf(m.Actor.Attributes),
 		Time:        t,
 	}
 }

@@ -169,7 +169,7 @@ func TestE2EHolderImage(t *testing.T) {
 	}
 
 	// The holder runs as PID 1 of its container.
-	name := ContainerName(instance, "web", "abc123", 0)
+	name := ContainerName(instance, "", "web", "abc123", 0)
 	id := runRaw(t, ctx, api, name, &container.Config{Image: ref, Labels: map[string]string{LabelInstance: instance, LabelRole: RoleHolder}},
 		&container.HostConfig{IpcMode: "shareable"})
 	det, err := c.InspectContainer(ctx, id)
@@ -238,7 +238,7 @@ func TestE2EPodPlumbing(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	holderName := ContainerName(instance, "web", "abc123", 0)
+	holderName := ContainerName(instance, "", "web", "abc123", 0)
 	pod := PodRef{Name: Hostname("web", "abc123", 0), UID: "3f9a01bc", Holder: holderName}
 	vreq := VolumeRequest{Instance: instance, Deployment: "web", TemplateHash: "abc123", Pod: pod, Volume: "cache", Memory: true, SizeBytes: 8 << 20}
 	vol, err := c.CreateVolume(ctx, vreq)

@@ -684,7 +684,7 @@ func volumeRequest(volume string, memory bool, size int64) VolumeRequest {
 
 func TestCreateVolume(t *testing.T) {
 	labels := map[string]string{
-		LabelInstance: "inst", LabelDeployment: "web", LabelTemplateHash: "abc123", LabelRole: RoleEmptyDir,
+		LabelInstance: "inst", LabelDeployment: "web", LabelNamespace: "default", LabelTemplateHash: "abc123", LabelRole: RoleEmptyDir,
 		LabelPod: "web-abc123-0", LabelPodUID: "3f9a01bc",
 	}
 	tests := []struct {

@@ -3,18 +3,57 @@ package dockerx
 import (
 	"strconv"
 	"strings"
+
+	"github.com/dockctl/dockctl/manifests"
 )
 
 // ContainerName returns the Docker name of one replica:
-// "{instance}_{deployment}-{hash}-{ordinal}".
+// "{instance}_{deployment}-{hash}-{ordinal}" in the default namespace (""
+// or "default": the names every earlier release gave, so that upgrading
+// renames nothing), "{instance}_{deployment}.{namespace}-{hash}-{ordinal}"
+// in any other.
 //
 // The instance prefix keeps names unique across controller instances on one
-// host. Deployment names are DNS-1123 labels and hashes are alphanumeric, so
-// neither contains "_": the first "_" ends the instance, and the last two "-"
-// delimit hash and ordinal, so a name identifies one replica of one
-// instance (names_test.go proves it by parsing names back).
-func ContainerName(instance, deployment, hash string, ordinal int) string {
-	return instance + "_" + deployment + "-" + hash + "-" + strconv.Itoa(ordinal)
+// host. Deployment names and namespaces are DNS-1123 labels and hashes are
+// alphanumeric, so none contains "_" or ".": the last "_" ends the
+// instance (which may itself contain "_"), a "." before the hash ends the
+// deployment and starts the namespace, and the last two "-" delimit hash
+// and ordinal, so a name identifies one replica of one deployment of one
+// namespace of one instance (names_test.go proves it by parsing names
+// back). Namespaces are not joined with "_", which instance names may
+// contain (DESIGN §8).
+func ContainerName(instance, namespace, deployment, hash string, ordinal int) string {
+	return holderPrefix(instance, namespace, deployment) + hash + "-" + strconv.Itoa(ordinal)
+}
+
+// holderPrefix is what every name of a deployment's containers and
+// volumes starts with: ContainerName up to the hash.
+func holderPrefix(instance, namespace, deployment string) string {
+	if namespace == "" || namespace == manifests.DefaultNamespace {
+		return instance + "_" + deployment + "-"
+	}
+	return instance + "_" + deployment + "." + namespace + "-"
+}
+
+// ParseNamespace returns the namespace of a Docker object dockctl made, from
+// its labels and name: LabelNamespace's value, "default" when absent (an
+// object of an earlier release). A replica, holder, member or pod volume
+// (an object with LabelDeployment) is in another namespace than default
+// only if its name says so too (ContainerName, MemberName and VolumeName
+// all start with the namespaced form): releases before the label was
+// reserved copied every template label onto the containers, so a label
+// from a template must not move a running replica of main into another
+// namespace, where it would be an orphan and be replaced.
+func ParseNamespace(labels map[string]string, name string) string {
+	ns := labels[LabelNamespace]
+	if ns == "" || ns == manifests.DefaultNamespace {
+		return manifests.DefaultNamespace
+	}
+	dep := labels[LabelDeployment]
+	if dep == "" || strings.HasPrefix(strings.TrimPrefix(name, "/"), holderPrefix(labels[LabelInstance], ns, dep)) {
+		return ns
+	}
+	return manifests.DefaultNamespace
 }
 
 // maxHostname is the length limit of a DNS label.
@@ -51,4 +90,21 @@ func MemberName(holder, container string) string {
 // fresh volumes, never the previous pod's data.
 func VolumeName(holder, volume, uid string) string {
 	return holder + "." + volume + "." + uid
+}
+
+// namespace is the namespace req's containers get: req.Namespace, else
+// the deployment's own.
+func (req CreateRequest) namespace() string {
+	if req.Namespace == "" && req.Deployment != nil {
+		return req.Deployment.Metadata.NamespaceOrDefault()
+	}
+	return orDefault(req.Namespace)
+}
+
+// orDefault reads "" as the default namespace.
+func orDefault(namespace string) string {
+	if namespace == "" {
+		return manifests.DefaultNamespace
+	}
+	return namespace
 }

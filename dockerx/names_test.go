@@ -8,23 +8,51 @@ import (
 
 func TestContainerNameRoundTrip(t *testing.T) {
 	tests := []struct {
-		instance, deployment, hash string
-		ordinal                    int
-		want                       string
+		instance, namespace, deployment, hash string
+		ordinal                               int
+		want                                  string
 	}{
-		{"default", "web", "5d8f7c9b6", 0, "default_web-5d8f7c9b6-0"},
-		{"prod", "my-api-v2", "abc", 12, "prod_my-api-v2-abc-12"},
-		{"i-1", "a", "h", 3, "i-1_a-h-3"},
+		// The default namespace keeps the names of earlier releases.
+		{"default", "", "web", "5d8f7c9b6", 0, "default_web-5d8f7c9b6-0"},
+		{"default", "default", "web", "5d8f7c9b6", 0, "default_web-5d8f7c9b6-0"},
+		{"prod", "", "my-api-v2", "abc", 12, "prod_my-api-v2-abc-12"},
+		{"i-1", "", "a", "h", 3, "i-1_a-h-3"},
+		{"i_x", "", "a", "h", 3, "i_x_a-h-3"},
+		// Any other namespace: INSTANCE_NAME.NS-HASH-N.
+		{"default", "team", "web", "5d8f7c9b6", 0, "default_web.team-5d8f7c9b6-0"},
+		{"i_x", "ns-1", "my-api", "abc", 7, "i_x_my-api.ns-1-abc-7"},
 	}
 	for _, tt := range tests {
-		got := ContainerName(tt.instance, tt.deployment, tt.hash, tt.ordinal)
+		got := ContainerName(tt.instance, tt.namespace, tt.deployment, tt.hash, tt.ordinal)
 		if got != tt.want {
 			t.Errorf("ContainerName = %q, want %q", got, tt.want)
 		}
+		wantNS := tt.namespace
+		if wantNS == "" {
+			wantNS = "default"
+		}
 		for _, name := range []string{got, "/" + got} {
-			i, d, h, o, ok := parseContainerName(name)
-			if !ok || i != tt.instance || d != tt.deployment || h != tt.hash || o != tt.ordinal {
-				t.Errorf("parseContainerName(%q) = %q %q %q %d %v", name, i, d, h, o, ok)
+			i, ns, d, h, o, ok := parseContainerName(name)
+			if !ok || i != tt.instance || ns != wantNS || d != tt.deployment || h != tt.hash || o != tt.ordinal {
+				t.Errorf("parseContainerName(%q) = %q %q %q %q %d %v", name, i, ns, d, h, o, ok)
+			}
+		}
+	}
+}
+
+// Two deployments of one name in two namespaces, or two namespaces of one
+// instance, never get one container name; nor do two instances.
+func TestContainerNameDistinct(t *testing.T) {
+	seen := map[string]string{}
+	for _, inst := range []string{"a", "a_b", "b"} {
+		for _, ns := range []string{"default", "b", "team", "web"} {
+			for _, dep := range []string{"web", "b", "team", "a-b"} {
+				name := ContainerName(inst, ns, dep, "h1", 0)
+				who := inst + "|" + ns + "|" + dep
+				if prev, ok := seen[name]; ok {
+					t.Errorf("%s and %s both get %q", prev, who, name)
+				}
+				seen[name] = who
 			}
 		}
 	}
@@ -34,10 +62,46 @@ func TestParseContainerNameRejects(t *testing.T) {
 	for _, name := range []string{
 		"", "web-abc-0", "_web-abc-0", "default_web", "default_web-0",
 		"default_-abc-0", "default_web--0", "default_web-abc-", "default_web-abc-x",
-		"default_web-abc--1", "default_web-abc-01", "default_web-abc-+1", "a_b_c-d-0",
+		"default_web-abc--1", "default_web-abc-01", "default_web-abc-+1",
+		"default_web.-abc-0", "default_.team-abc-0", "default_web.team.x-abc-0",
 	} {
-		if _, _, _, _, ok := parseContainerName(name); ok {
+		if _, _, _, _, _, ok := parseContainerName(name); ok {
 			t.Errorf("parseContainerName(%q) ok, want rejection", name)
+		}
+	}
+}
+
+func TestParseNamespace(t *testing.T) {
+	labels := func(ns string) map[string]string {
+		l := map[string]string{LabelInstance: "i", LabelDeployment: "web"}
+		if ns != "" {
+			l[LabelNamespace] = ns
+		}
+		return l
+	}
+	tests := []struct {
+		name   string
+		labels map[string]string
+		cname  string
+		want   string
+	}{
+		{"no label: an earlier release's", labels(""), "i_web-h-0", "default"},
+		{"default", labels("default"), "i_web-h-0", "default"},
+		{"namespaced replica", labels("team"), "i_web.team-h-0", "team"},
+		{"namespaced member, docker's leading slash", labels("team"), "/i_web.team-h-0.app", "team"},
+		{"namespaced volume", labels("team"), "i_web.team-h-0.data.1a2b3c4d", "team"},
+		// A template label copied by a release that did not reserve it:
+		// the name says the replica is default's.
+		{"template label on a default replica", labels("team"), "i_web-h-0", "default"},
+		{"template label on a default member", labels("team"), "i_web-h-0.app", "default"},
+		{"other instance's prefix", labels("team"), "j_web.team-h-0", "default"},
+		// Objects of no deployment (helpers, networks) have only the label.
+		{"helper", map[string]string{LabelInstance: "i", LabelNamespace: "team"}, "i_web.team.svc", "team"},
+		{"nothing", nil, "", "default"},
+	}
+	for _, tt := range tests {
+		if got := ParseNamespace(tt.labels, tt.cname); got != tt.want {
+			t.Errorf("%s: ParseNamespace(%v, %q) = %q, want %q", tt.name, tt.labels, tt.cname, got, tt.want)
 		}
 	}
 }
@@ -46,30 +110,38 @@ func TestParseContainerNameRejects(t *testing.T) {
 // that ContainerName is unambiguous. ok is false for a name
 // ContainerName cannot have produced (a leading "/" as Docker reports names
 // is accepted).
-func parseContainerName(name string) (instance, deployment, hash string, ordinal int, ok bool) {
+func parseContainerName(name string) (instance, namespace, deployment, hash string, ordinal int, ok bool) {
 	name = strings.TrimPrefix(name, "/")
-	instance, rest, found := strings.Cut(name, "_")
-	if !found || instance == "" {
-		return "", "", "", 0, false
+	i := strings.LastIndexByte(name, '_')
+	if i <= 0 {
+		return "", "", "", "", 0, false
 	}
-	i := strings.LastIndexByte(rest, '-')
+	instance, rest := name[:i], name[i+1:]
+	i = strings.LastIndexByte(rest, '-')
 	if i < 0 {
-		return "", "", "", 0, false
+		return "", "", "", "", 0, false
 	}
 	ordStr := rest[i+1:]
 	rest = rest[:i]
 	ordinal, err := strconv.Atoi(ordStr)
 	// Reject "+1", "-1" and "01": only the canonical form round-trips.
 	if err != nil || ordinal < 0 || strconv.Itoa(ordinal) != ordStr {
-		return "", "", "", 0, false
+		return "", "", "", "", 0, false
 	}
 	j := strings.LastIndexByte(rest, '-')
 	if j <= 0 || j == len(rest)-1 {
-		return "", "", "", 0, false
+		return "", "", "", "", 0, false
 	}
 	deployment, hash = rest[:j], rest[j+1:]
-	if strings.Contains(deployment, "_") || strings.Contains(hash, "_") {
-		return "", "", "", 0, false
+	namespace = "default"
+	if d, ns, found := strings.Cut(deployment, "."); found {
+		if d == "" || ns == "" || ns == "default" || strings.Contains(ns, ".") {
+			return "", "", "", "", 0, false
+		}
+		deployment, namespace = d, ns
 	}
-	return instance, deployment, hash, ordinal, true
+	if strings.Contains(hash, ".") {
+		return "", "", "", "", 0, false
+	}
+	return instance, namespace, deployment, hash, ordinal, true
 }

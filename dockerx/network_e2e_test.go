@@ -170,7 +170,7 @@ func TestE2ENetwork(t *testing.T) {
 	// A replica of an earlier release, on the default bridge, connected in
 	// place with a static address.
 	req := request(deployment("web", nil))
-	req.Instance, req.Name = instance, ContainerName(instance, "web", "5d8f7c9b6", 0)
+	req.Instance, req.Name = instance, ContainerName(instance, "", "web", "5d8f7c9b6", 0)
 	req.Deployment.Spec.Template.Spec.Containers[0].Image = tag
 	id, err := c.CreateContainer(ctx, req)
 	if err != nil {
@@ -197,7 +197,7 @@ func TestE2ENetwork(t *testing.T) {
 	}
 	// A static address already held: refused.
 	other := req
-	other.Name = ContainerName(instance, "web", "5d8f7c9b6", 1)
+	other.Name = ContainerName(instance, "", "web", "5d8f7c9b6", 1)
 	oid, err := c.CreateContainer(ctx, other)
 	if err != nil {
 		t.Fatal(err)

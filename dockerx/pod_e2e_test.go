@@ -76,7 +76,7 @@ func TestE2EPodHolderAndMembers(t *testing.T) {
 		}
 	})
 	const hash = "abc123"
-	base := ContainerName(instance, "web", hash, 0)
+	base := ContainerName(instance, "", "web", hash, 0)
 	pod := &PodRef{Name: Hostname("web", hash, 0), UID: uid, Holder: base}
 
 	// The pod's volumes, as the controller will make them (pods.md

@@ -85,6 +85,9 @@ type Container struct {
 	Instance     string
 	Deployment   string
 	TemplateHash string
+	// Namespace is the namespace the container belongs to, "default" for
+	// one made by an earlier release (ParseNamespace).
+	Namespace string
 	// Role is LabelRole's value, RoleReplica when absent. Pod, PodUID and
 	// ContainerName are set on the holder and members of a pod with a
 	// holder only.
@@ -92,9 +95,7 @@ type Container struct {
 	Pod           string
 	PodUID        string
 	ContainerName string
-	// Namespace is LabelNamespace's value, manifests.DefaultNamespace when
-	// absent; Service and ConfigHash are set on helpers.
-	Namespace  string
+	// Service and ConfigHash are set on helpers.
 	Service    string
 	ConfigHash string
 	// Networks maps each network the container is connected to onto its
@@ -137,16 +138,19 @@ type Event struct {
 	ContainerID string
 	Name        string
 	Deployment  string // from the container's labels; "" if unlabelled
+	Namespace   string // ParseNamespace of the container's labels and name
 	Role        string // LabelRole of the container ("" if unlabelled)
-	Namespace   string // LabelNamespace of the container, "default" if unlabelled; "" with Gap or Down
 	Time        time.Time
 	Err         error // with Gap: why the stream broke, nil for the first connection; with Down: why it failed
 }
 
 // CreateRequest is everything needed to create one replica.
 type CreateRequest struct {
-	Instance     string
-	Name         string // container name, unique across instances
+	Instance string
+	Name     string // container name, unique across instances
+	// Namespace is the deployment's namespace, labelled LabelNamespace on
+	// everything created ("": the deployment's metadata.namespace).
+	Namespace    string
 	TemplateHash string
 	Deployment   *manifests.Deployment // defaulted
 	// Role is RoleReplica ("" means the same) or RoleHolder.
@@ -164,12 +168,6 @@ type CreateRequest struct {
 	// fills it from its options and the daemon's default log driver; the
 	// zero value sets no log options.
 	Logs ContainerLogs
-	// Namespace is the deployment's namespace, set as LabelNamespace on
-	// the container (and on the pod volumes its mounts may re-create).
-	// "" sets no label, as before namespaces: the container then counts
-	// as the default namespace's. When set it must be the deployment's
-	// (metadata.namespace, "" being manifests.DefaultNamespace).
-	Namespace string
 	// Network, when set, is the instance network the pod's network owner
 	// (a replica of a pod without holder, or a holder) is created on,
 	// with its address, aliases and resolver settings; the template's

@@ -16,11 +16,9 @@ import (
 // outlives member restarts until the pod is gone.
 type VolumeRequest struct {
 	Instance, Deployment, TemplateHash string
-	// Namespace is set as LabelNamespace when not "" (as
-	// CreateRequest.Namespace).
-	Namespace string
-	Pod       PodRef
-	Volume    string // the template's volume name
+	Namespace                          string // the deployment's ("": default)
+	Pod                                PodRef
+	Volume                             string // the template's volume name
 	// Memory (emptyDir medium Memory) makes the volume a tmpfs of
 	// SizeBytes: the caller's choice of sizeLimit, else the pod's memory
 	// limits, else DefaultMemoryEmptyDirSize (also used when SizeBytes is
@@ -35,7 +33,7 @@ type Volume struct {
 	Name                                    string
 	Labels                                  map[string]string
 	Instance, Deployment, Role, Pod, PodUID string // parsed from Labels
-	Namespace                               string // LabelNamespace, manifests.DefaultNamespace when absent
+	Namespace                               string // ParseNamespace(Labels, Name)
 }
 
 // VolumeLabels returns the labels of req's volume.
@@ -43,13 +41,11 @@ func VolumeLabels(req VolumeRequest) map[string]string {
 	l := map[string]string{
 		LabelInstance:     req.Instance,
 		LabelDeployment:   req.Deployment,
+		LabelNamespace:    orDefault(req.Namespace),
 		LabelTemplateHash: req.TemplateHash,
 		LabelRole:         RoleEmptyDir,
 		LabelPod:          req.Pod.Name,
 		LabelPodUID:       req.Pod.UID,
-	}
-	if req.Namespace != "" {
-		l[LabelNamespace] = req.Namespace
 	}
 	return l
 }
@@ -125,7 +121,7 @@ func (c *Client) ListVolumes(ctx context.Context, instance string) ([]Volume, er
 		out = append(out, Volume{
 			Name: v.Name, Labels: v.Labels,
 			Instance: v.Labels[LabelInstance], Deployment: v.Labels[LabelDeployment], Role: v.Labels[LabelRole],
-			Pod: v.Labels[LabelPod], PodUID: v.Labels[LabelPodUID], Namespace: namespaceOf(v.Labels),
+			Pod: v.Labels[LabelPod], PodUID: v.Labels[LabelPodUID], Namespace: ParseNamespace(v.Labels, v.Name),
 		})
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })

@@ -66,7 +66,7 @@ func gaugesAre(got map[string]float64, deployment string, desired, actual, ready
 		"dockctl_deployment_status_replicas_ready":     ready,
 		"dockctl_deployment_status_replicas_available": available,
 	} {
-		v, ok := got[fmt.Sprintf(`%s{deployment=%q}`, name, deployment)]
+		v, ok := got[fmt.Sprintf(`%s{deployment=%q,namespace="default"}`, name, deployment)]
 		if !ok || v != want {
 			return false
 		}
@@ -111,7 +111,7 @@ func TestControllerMetricsEndToEnd(t *testing.T) {
 		t.Fatalf("/readyz before the first list: %d, want 503", code)
 	}
 
-	if _, err := st.Apply([]*manifests.Deployment{testDeployment("web", 3), testDeployment("db", 1)}, store.ApplyOptions{}); err != nil {
+	if _, err := st.Apply(store.Deployments([]*manifests.Deployment{testDeployment("web", 3), testDeployment("db", 1)}...), store.ApplyOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	ran := make(chan error, 1)
@@ -133,8 +133,8 @@ func TestControllerMetricsEndToEnd(t *testing.T) {
 	waitFor(t, "web 3/3 and db 1/1 in the gauges after two syncs each", func() bool {
 		got = scrapeHTTP(t, addr)
 		return gaugesAre(got, "web", 3, 3, 3, 3) && gaugesAre(got, "db", 1, 1, 1, 1) &&
-			got[`dockctl_syncs_total{deployment="web",result="success"}`] >= 2 &&
-			got[`dockctl_syncs_total{deployment="db",result="success"}`] >= 2
+			got[`dockctl_syncs_total{deployment="web",namespace="default",result="success"}`] >= 2 &&
+			got[`dockctl_syncs_total{deployment="db",namespace="default",result="success"}`] >= 2
 	})
 	checkSeries(t, got, map[string]float64{
 		`dockctl_docker_api_calls_total{operation="create"}`:  4, // one per replica, no retry
@@ -143,8 +143,8 @@ func TestControllerMetricsEndToEnd(t *testing.T) {
 		`dockctl_docker_api_calls_total{operation="unpause"}`: 0,
 		`dockctl_docker_api_errors_total{operation="create"}`: 0,
 	}, []string{
-		`dockctl_syncs_total{deployment="web",result="error"}`,
-		`dockctl_sync_errors_total{deployment="web"}`,
+		`dockctl_syncs_total{deployment="web",namespace="default",result="error"}`,
+		`dockctl_sync_errors_total{deployment="web",namespace="default"}`,
 	})
 	if got[`dockctl_docker_api_calls_total{operation="list"}`] < 1 {
 		t.Error("no list call counted")
@@ -173,7 +173,7 @@ func TestControllerMetricsEndToEnd(t *testing.T) {
 	})
 
 	// Deleting a deployment removes its containers, then its series.
-	if err := st.Delete("db"); err != nil {
+	if err := st.Delete("", "db"); err != nil {
 		t.Fatal(err)
 	}
 	waitFor(t, "db's series to disappear", func() bool {

@@ -61,8 +61,12 @@ type Metrics struct {
 	// deployment's fate) must not bring them back. mu also serialises the
 	// drop with the updates of the same deployment's series.
 	mu        sync.Mutex
-	forgotten map[string]bool
+	forgotten map[deploymentID]bool
 }
+
+// deploymentID names a deployment's series: deployment and namespace
+// labels, as kube-state-metrics labels its kube_deployment_* series.
+type deploymentID struct{ namespace, name string }
 
 // The controller feeds a *Metrics through these seams.
 var (
@@ -77,11 +81,13 @@ var (
 func New() *Metrics {
 	reg := prometheus.NewRegistry()
 	f := factory{reg}
-	deployment := []string{"deployment"}
+	// The namespace label came with namespaces; a query that selects on
+	// deployment alone keeps working.
+	deployment := []string{"deployment", "namespace"}
 	m := &Metrics{
 		reg: reg,
 		syncs: f.counterVec("syncs_total",
-			"Deployment syncs (observe, plan, execute), by outcome.", "deployment", "result"),
+			"Deployment syncs (observe, plan, execute), by outcome.", "deployment", "namespace", "result"),
 		syncErrors: f.counterVec("sync_errors_total",
 			"Deployment syncs that failed and were requeued with backoff; the same as syncs_total{result=\"error\"}, kept separate so that alerts need no label filter.", deployment...),
 		syncDuration: f.histogramVec("sync_duration_seconds",
@@ -102,7 +108,7 @@ func New() *Metrics {
 			"How httpGet and tcpSocket probes reach pods: 1 for the current mode (direct from the controller, relay through the DNS helper, or undecided until the helper runs).", "mode"),
 		docker:    newDockerMetrics(f),
 		queue:     newQueueProvider(f),
-		forgotten: map[string]bool{},
+		forgotten: map[deploymentID]bool{},
 	}
 	reg.MustRegister(
 		collectors.NewGoCollector(),
@@ -116,41 +122,42 @@ func New() *Metrics {
 func (m *Metrics) Registry() *prometheus.Registry { return m.reg }
 
 // SyncDone implements reconciler.Observer.
-func (m *Metrics) SyncDone(deployment string, took time.Duration, err error) {
+func (m *Metrics) SyncDone(namespace, deployment string, took time.Duration, err error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	if m.forgotten[deployment] {
+	if m.forgotten[deploymentID{namespace, deployment}] {
 		return
 	}
 	result := ResultSuccess
 	if err != nil {
 		result = ResultError
-		m.syncErrors.WithLabelValues(deployment).Inc()
+		m.syncErrors.WithLabelValues(deployment, namespace).Inc()
 	}
-	m.syncs.WithLabelValues(deployment, result).Inc()
-	m.syncDuration.WithLabelValues(deployment).Observe(took.Seconds())
+	m.syncs.WithLabelValues(deployment, namespace, result).Inc()
+	m.syncDuration.WithLabelValues(deployment, namespace).Observe(took.Seconds())
 }
 
 // DeploymentObserved implements reconciler.Observer. It also revives a
 // deployment forgotten earlier: a name can be deleted and applied again.
-func (m *Metrics) DeploymentObserved(deployment string, desired, actual, ready, available int) {
+func (m *Metrics) DeploymentObserved(namespace, deployment string, desired, actual, ready, available int) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	delete(m.forgotten, deployment)
-	m.desired.WithLabelValues(deployment).Set(float64(desired))
-	m.actual.WithLabelValues(deployment).Set(float64(actual))
-	m.ready.WithLabelValues(deployment).Set(float64(ready))
-	m.available.WithLabelValues(deployment).Set(float64(available))
+	delete(m.forgotten, deploymentID{namespace, deployment})
+	m.desired.WithLabelValues(deployment, namespace).Set(float64(desired))
+	m.actual.WithLabelValues(deployment, namespace).Set(float64(actual))
+	m.ready.WithLabelValues(deployment, namespace).Set(float64(ready))
+	m.available.WithLabelValues(deployment, namespace).Set(float64(available))
 }
 
 // DeploymentForgotten implements reconciler.Observer: every series of the
 // deployment goes, counters included, as kube-state-metrics drops a deleted
 // object's series; a stale gauge would claim replicas that no longer exist.
-func (m *Metrics) DeploymentForgotten(deployment string) {
+// A deployment of the same name in another namespace keeps its own.
+func (m *Metrics) DeploymentForgotten(namespace, deployment string) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	m.forgotten[deployment] = true
-	match := prometheus.Labels{"deployment": deployment}
+	m.forgotten[deploymentID{namespace, deployment}] = true
+	match := prometheus.Labels{"deployment": deployment, "namespace": namespace}
 	m.syncs.DeletePartialMatch(match)
 	m.syncErrors.DeletePartialMatch(match)
 	m.syncDuration.DeletePartialMatch(match)

@@ -82,73 +82,73 @@ func TestObserver(t *testing.T) {
 	}{
 		{
 			name: "successful sync",
-			do:   func(m *Metrics) { m.SyncDone("web", 30*time.Millisecond, nil) },
+			do:   func(m *Metrics) { m.SyncDone("default", "web", 30*time.Millisecond, nil) },
 			want: map[string]float64{
-				`dockctl_syncs_total{deployment="web",result="success"}`:            1,
-				`dockctl_sync_duration_seconds_count{deployment="web"}`:             1,
-				`dockctl_sync_duration_seconds_sum{deployment="web"}`:               0.03,
-				`dockctl_sync_duration_seconds_bucket{deployment="web",le="0.025"}`: 0,
-				`dockctl_sync_duration_seconds_bucket{deployment="web",le="0.05"}`:  1,
-				`dockctl_docker_event_stream_reconnects_total`:                      0,
+				`dockctl_syncs_total{deployment="web",namespace="default",result="success"}`:            1,
+				`dockctl_sync_duration_seconds_count{deployment="web",namespace="default"}`:             1,
+				`dockctl_sync_duration_seconds_sum{deployment="web",namespace="default"}`:               0.03,
+				`dockctl_sync_duration_seconds_bucket{deployment="web",namespace="default",le="0.025"}`: 0,
+				`dockctl_sync_duration_seconds_bucket{deployment="web",namespace="default",le="0.05"}`:  1,
+				`dockctl_docker_event_stream_reconnects_total`:                                          0,
 			},
 			absent: []string{
-				`dockctl_syncs_total{deployment="web",result="error"}`,
-				`dockctl_sync_errors_total{deployment="web"}`,
+				`dockctl_syncs_total{deployment="web",namespace="default",result="error"}`,
+				`dockctl_sync_errors_total{deployment="web",namespace="default"}`,
 			},
 		},
 		{
 			name: "failed sync counts as a sync and as an error",
 			do: func(m *Metrics) {
-				m.SyncDone("web", time.Millisecond, nil)
-				m.SyncDone("web", time.Millisecond, failed)
-				m.SyncDone("web", time.Millisecond, failed)
+				m.SyncDone("default", "web", time.Millisecond, nil)
+				m.SyncDone("default", "web", time.Millisecond, failed)
+				m.SyncDone("default", "web", time.Millisecond, failed)
 			},
 			want: map[string]float64{
-				`dockctl_syncs_total{deployment="web",result="success"}`: 1,
-				`dockctl_syncs_total{deployment="web",result="error"}`:   2,
-				`dockctl_sync_errors_total{deployment="web"}`:            2,
-				`dockctl_sync_duration_seconds_count{deployment="web"}`:  3,
+				`dockctl_syncs_total{deployment="web",namespace="default",result="success"}`: 1,
+				`dockctl_syncs_total{deployment="web",namespace="default",result="error"}`:   2,
+				`dockctl_sync_errors_total{deployment="web",namespace="default"}`:            2,
+				`dockctl_sync_duration_seconds_count{deployment="web",namespace="default"}`:  3,
 			},
 		},
 		{
 			name: "observed counts set the gauges, the latest wins",
 			do: func(m *Metrics) {
-				m.DeploymentObserved("web", 3, 1, 0, 0)
-				m.DeploymentObserved("web", 3, 4, 3, 2)
-				m.DeploymentObserved("db", 1, 1, 1, 1)
+				m.DeploymentObserved("default", "web", 3, 1, 0, 0)
+				m.DeploymentObserved("default", "web", 3, 4, 3, 2)
+				m.DeploymentObserved("default", "db", 1, 1, 1, 1)
 			},
 			want: map[string]float64{
-				`dockctl_deployment_spec_replicas{deployment="web"}`:             3,
-				`dockctl_deployment_status_replicas{deployment="web"}`:           4,
-				`dockctl_deployment_status_replicas_ready{deployment="web"}`:     3,
-				`dockctl_deployment_status_replicas_available{deployment="web"}`: 2,
-				`dockctl_deployment_spec_replicas{deployment="db"}`:              1,
+				`dockctl_deployment_spec_replicas{deployment="web",namespace="default"}`:             3,
+				`dockctl_deployment_status_replicas{deployment="web",namespace="default"}`:           4,
+				`dockctl_deployment_status_replicas_ready{deployment="web",namespace="default"}`:     3,
+				`dockctl_deployment_status_replicas_available{deployment="web",namespace="default"}`: 2,
+				`dockctl_deployment_spec_replicas{deployment="db",namespace="default"}`:              1,
 			},
 		},
 		{
 			name: "forgetting drops every series of that deployment only",
 			do: func(m *Metrics) {
 				for _, d := range []string{"web", "db"} {
-					m.DeploymentObserved(d, 2, 2, 2, 2)
-					m.SyncDone(d, time.Millisecond, nil)
-					m.SyncDone(d, time.Millisecond, failed)
+					m.DeploymentObserved("default", d, 2, 2, 2, 2)
+					m.SyncDone("default", d, time.Millisecond, nil)
+					m.SyncDone("default", d, time.Millisecond, failed)
 				}
-				m.DeploymentForgotten("web")
+				m.DeploymentForgotten("default", "web")
 			},
 			want: map[string]float64{
-				`dockctl_deployment_spec_replicas{deployment="db"}`:     2,
-				`dockctl_syncs_total{deployment="db",result="success"}`: 1,
-				`dockctl_sync_errors_total{deployment="db"}`:            1,
+				`dockctl_deployment_spec_replicas{deployment="db",namespace="default"}`:     2,
+				`dockctl_syncs_total{deployment="db",namespace="default",result="success"}`: 1,
+				`dockctl_sync_errors_total{deployment="db",namespace="default"}`:            1,
 			},
 			absent: []string{
-				`dockctl_deployment_spec_replicas{deployment="web"}`,
-				`dockctl_deployment_status_replicas{deployment="web"}`,
-				`dockctl_deployment_status_replicas_ready{deployment="web"}`,
-				`dockctl_deployment_status_replicas_available{deployment="web"}`,
-				`dockctl_syncs_total{deployment="web",result="success"}`,
-				`dockctl_syncs_total{deployment="web",result="error"}`,
-				`dockctl_sync_errors_total{deployment="web"}`,
-				`dockctl_sync_duration_seconds_count{deployment="web"}`,
+				`dockctl_deployment_spec_replicas{deployment="web",namespace="default"}`,
+				`dockctl_deployment_status_replicas{deployment="web",namespace="default"}`,
+				`dockctl_deployment_status_replicas_ready{deployment="web",namespace="default"}`,
+				`dockctl_deployment_status_replicas_available{deployment="web",namespace="default"}`,
+				`dockctl_syncs_total{deployment="web",namespace="default",result="success"}`,
+				`dockctl_syncs_total{deployment="web",namespace="default",result="error"}`,
+				`dockctl_sync_errors_total{deployment="web",namespace="default"}`,
+				`dockctl_sync_duration_seconds_count{deployment="web",namespace="default"}`,
 			},
 		},
 		{
@@ -156,31 +156,31 @@ func TestObserver(t *testing.T) {
 			// known, so the sync that forgot it reports after forgetting.
 			name: "a sync reported after forgetting does not revive the series",
 			do: func(m *Metrics) {
-				m.DeploymentObserved("web", 1, 1, 1, 1)
-				m.SyncDone("web", time.Millisecond, nil)
-				m.DeploymentForgotten("web")
-				m.SyncDone("web", time.Millisecond, nil)
+				m.DeploymentObserved("default", "web", 1, 1, 1, 1)
+				m.SyncDone("default", "web", time.Millisecond, nil)
+				m.DeploymentForgotten("default", "web")
+				m.SyncDone("default", "web", time.Millisecond, nil)
 			},
 			absent: []string{
-				`dockctl_syncs_total{deployment="web",result="success"}`,
-				`dockctl_sync_duration_seconds_count{deployment="web"}`,
+				`dockctl_syncs_total{deployment="web",namespace="default",result="success"}`,
+				`dockctl_sync_duration_seconds_count{deployment="web",namespace="default"}`,
 			},
 		},
 		{
 			name: "a deployment applied again after deletion is counted afresh",
 			do: func(m *Metrics) {
-				m.DeploymentObserved("web", 5, 5, 5, 5)
-				m.SyncDone("web", time.Millisecond, nil)
-				m.DeploymentForgotten("web")
-				m.SyncDone("web", time.Millisecond, nil)
-				m.DeploymentObserved("web", 2, 0, 0, 0)
-				m.SyncDone("web", time.Millisecond, nil)
+				m.DeploymentObserved("default", "web", 5, 5, 5, 5)
+				m.SyncDone("default", "web", time.Millisecond, nil)
+				m.DeploymentForgotten("default", "web")
+				m.SyncDone("default", "web", time.Millisecond, nil)
+				m.DeploymentObserved("default", "web", 2, 0, 0, 0)
+				m.SyncDone("default", "web", time.Millisecond, nil)
 			},
 			want: map[string]float64{
-				`dockctl_deployment_spec_replicas{deployment="web"}`:     2,
-				`dockctl_deployment_status_replicas{deployment="web"}`:   0,
-				`dockctl_syncs_total{deployment="web",result="success"}`: 1,
-				`dockctl_sync_duration_seconds_count{deployment="web"}`:  1,
+				`dockctl_deployment_spec_replicas{deployment="web",namespace="default"}`:     2,
+				`dockctl_deployment_status_replicas{deployment="web",namespace="default"}`:   0,
+				`dockctl_syncs_total{deployment="web",namespace="default",result="success"}`: 1,
+				`dockctl_sync_duration_seconds_count{deployment="web",namespace="default"}`:  1,
 			},
 		},
 		{
@@ -206,9 +206,9 @@ func TestObserver(t *testing.T) {
 func TestObserverSeriesCount(t *testing.T) {
 	m := New()
 	for _, d := range []string{"a", "b", "c"} {
-		m.DeploymentObserved(d, 1, 1, 1, 1)
+		m.DeploymentObserved("default", d, 1, 1, 1, 1)
 	}
-	m.DeploymentForgotten("b")
+	m.DeploymentForgotten("default", "b")
 	for _, g := range []struct {
 		name string
 		n    int
@@ -222,7 +222,7 @@ func TestObserverSeriesCount(t *testing.T) {
 			t.Errorf("%s gauge has %d series, want 2", g.name, g.n)
 		}
 	}
-	if v := testutil.ToFloat64(m.available.WithLabelValues("c")); v != 1 {
+	if v := testutil.ToFloat64(m.available.WithLabelValues("c", "default")); v != 1 {
 		t.Errorf("available{c} = %v, want 1", v)
 	}
 }
@@ -270,6 +270,33 @@ func TestQueueProvider(t *testing.T) {
 		`dockctl_workqueue_work_duration_seconds_count{name="deployments"}`:  1,
 		`dockctl_workqueue_retries_total{name="deployments"}`:                1,
 	}, nil)
+}
+
+// Deployments of one name in two namespaces have series of their own, and
+// forgetting one keeps the other's.
+func TestObserverNamespaces(t *testing.T) {
+	m := New()
+	m.DeploymentObserved("default", "web", 3, 3, 3, 3)
+	m.DeploymentObserved("team", "web", 1, 1, 0, 0)
+	m.SyncDone("team", "web", time.Millisecond, nil)
+	m.SyncDone("default", "web", time.Millisecond, nil)
+	m.DeploymentForgotten("team", "web")
+	m.SyncDone("team", "web", time.Millisecond, nil) // after its fate: no revival
+	got := scrape(t, m)
+	for series, want := range map[string]float64{
+		`dockctl_deployment_spec_replicas{deployment="web",namespace="default"}`:         3,
+		`dockctl_syncs_total{deployment="web",namespace="default",result="success"}`:     1,
+		`dockctl_deployment_status_replicas_ready{deployment="web",namespace="default"}`: 3,
+	} {
+		if v, ok := got[series]; !ok || v != want {
+			t.Errorf("%s = %v (present %v), want %v", series, v, ok, want)
+		}
+	}
+	for k := range got {
+		if strings.Contains(k, `namespace="team"`) {
+			t.Errorf("series %s of the forgotten team/web is still there", k)
+		}
+	}
 }
 
 // The instance network's conflict and the probe mode are one series each

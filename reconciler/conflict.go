@@ -47,8 +47,8 @@ func (c *Controller) nameConflict(ctx context.Context, in PlanInput, op Op, crea
 		// nothing, at every sync.
 		holder = "the controller's own container"
 	case det.Labels[dockerx.LabelInstance] == in.Instance && det.Labels[dockerx.LabelDeployment] == in.Name &&
-		det.Labels[dockerx.LabelTemplateHash] == op.Hash:
-		c.log.Info("name conflict with a replica of this deployment; adopting it", "deployment", in.Name, "container", op.Name)
+		dockerx.ParseNamespace(det.Labels, op.Name) == in.namespace() && det.Labels[dockerx.LabelTemplateHash] == op.Hash:
+		c.log.Info("name conflict with a replica of this deployment; adopting it", "deployment", in.key(), "container", op.Name)
 		return nil
 	default:
 		holder = fmt.Sprintf("container %.12s (instance %q, deployment %q), which this deployment does not own",
@@ -58,27 +58,27 @@ func (c *Controller) nameConflict(ctx context.Context, in PlanInput, op Op, crea
 	if c.blocked == nil {
 		c.blocked = map[string]map[string]bool{}
 	}
-	if c.blocked[in.Name] == nil {
-		c.blocked[in.Name] = map[string]bool{}
+	if c.blocked[in.key()] == nil {
+		c.blocked[in.key()] = map[string]bool{}
 	}
-	c.blocked[in.Name][op.Name] = true
+	c.blocked[in.key()][op.Name] = true
 	c.mu.Unlock()
 	e := &nameTakenError{name: op.Name, holder: holder}
-	c.log.Warn("container name held by another container; skipping it", "deployment", in.Name, "container", op.Name, "holder", holder)
+	c.log.Warn("container name held by another container; skipping it", "deployment", in.key(), "container", op.Name, "holder", holder)
 	return e
 }
 
-// blockedNames returns a copy of the deployment's blocked names.
-func (c *Controller) blockedNames(deployment string) map[string]bool {
+// blockedNames returns a copy of the blocked names of the deployment key.
+func (c *Controller) blockedNames(key string) map[string]bool {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	return maps.Clone(c.blocked[deployment])
+	return maps.Clone(c.blocked[key])
 }
 
 // forgetBlocked drops a deleted deployment's blocked names: a new one of
 // the same name starts clean.
-func (c *Controller) forgetBlocked(deployment string) {
+func (c *Controller) forgetBlocked(key string) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	delete(c.blocked, deployment)
+	delete(c.blocked, key)
 }

@@ -42,13 +42,17 @@ type Docker interface {
 	StopContainer(ctx context.Context, id string, timeout time.Duration) error
 }
 
-// Store is what the controller needs from the state directory.
+// Store is what the controller needs from the state directory. Every
+// deployment is named by its namespace and name.
 type Store interface {
-	Lookup(name string) (*store.Record, error)
+	Lookup(namespace, name string) (*store.Record, error)
 	ListAll() ([]*store.Record, []error)
-	ReadStatus(name string) (*store.Status, error)
-	WriteStatus(name string, st *store.Status) error
+	ReadStatus(namespace, name string) (*store.Status, error)
+	WriteStatus(namespace, name string, st *store.Status) error
 	Watch(ctx context.Context) (<-chan string, error)
+	// The instance network's record (network.go).
+	ReadNetwork() (*store.NetworkStatus, error)
+	WriteNetwork(*store.NetworkStatus) error
 }
 
 // Options tune the controller. Zero values take the defaults.
@@ -105,7 +109,7 @@ type Options struct {
 
 // orphanSweepKey is queued for a whole-instance pass: it finds orphans and
 // deployments that have containers but no live record. It cannot collide
-// with a deployment name, which is a DNS-1123 label.
+// with a deployment's key, "namespace/name".
 const orphanSweepKey = "*"
 
 // Default crash-loop backoff: Options.CrashBackoffBase and CrashBackoffMax
@@ -127,20 +131,22 @@ type Controller struct {
 	store  Store
 	opts   Options
 	log    *slog.Logger
-	// deployments is the loop that syncs deployment keys (a name, or
-	// orphanSweepKey) through Reconcile; queue is how the controller's own
-	// code — the sweep, a sync, the prober, the stopper — queues into it.
+	// deployments is the loop that syncs deployment keys (store.Key:
+	// "namespace/name", or orphanSweepKey) through Reconcile; queue is how
+	// the controller's own code — the sweep, a sync, the prober, the
+	// stopper — queues into it. Every per-deployment memory below is keyed
+	// the same way.
 	deployments *loop
 	queue       deploymentQueue
 
 	mu      sync.Mutex
 	orphans map[string]bool            // container IDs already reported
-	invalid map[string]string          // deployment → invalid record problems already logged
-	blocked map[string]map[string]bool // deployment → names held by others
+	invalid map[string]string          // deployment key → invalid record problems already logged
+	blocked map[string]map[string]bool // deployment key → names held by others
 	// hasVolumes holds the deployments the last sweep saw pod volumes of.
 	hasVolumes map[string]bool
 	// deadHolders holds the holders seen dying (die events): ID →
-	// deployment. Their pods are replaced (holderDied).
+	// deployment key. Their pods are replaced (holderDied).
 	deadHolders map[string]string
 
 	dockerOK atomic.Bool
@@ -211,8 +217,8 @@ func New(docker Docker, st Store, opts Options) *Controller {
 		RateLimiter: workqueue.NewTypedItemExponentialFailureRateLimiter[Request](200*time.Millisecond, time.Minute),
 		Metrics:     opts.QueueMetrics,
 		Done: func(req Request, took time.Duration, err error) {
-			if req.Key != orphanSweepKey { // the sweep is no deployment's sync
-				opts.Observer.SyncDone(req.Key, took, err)
+			if ns, name, ok := store.SplitKey(req.Key); ok { // the sweep is no deployment's sync
+				opts.Observer.SyncDone(ns, name, took, err)
 			}
 		},
 		Log: c.log,
@@ -222,8 +228,7 @@ func New(docker Docker, st Store, opts Options) *Controller {
 	c.netDocker = opts.NetworkDocker
 	c.route = newProbeRoute(opts.Instance, c.log, opts.Observer, func() { c.queue.Add(orphanSweepKey) })
 	if c.netDocker != nil {
-		nst, _ := st.(networkStore)
-		c.net = newInstanceNetwork(opts.Instance, opts.Subnet, c.netDocker, nst, c.log, opts.Observer)
+		c.net = newInstanceNetwork(opts.Instance, opts.Subnet, c.netDocker, st, c.log, opts.Observer)
 	}
 	c.prober = newProber(docker, newDockerProbeRunner(docker, c.netDocker, c.route), c.route, func(name string) { c.queue.Add(name) }, c.log)
 	c.stopper = newStopper(docker, c.log, opts.Drainer, func(name string, err error) {
@@ -267,15 +272,18 @@ listen:
 				continue
 			}
 			c.handleEvent(ev)
-		case name, ok := <-changes:
+		case key, ok := <-changes:
 			if !ok {
 				changes = nil
 				continue
 			}
-			if name == "" {
+			// Services and Namespaces are other loops' keys: a namespace's
+			// deletion reaches the deployments as their own tombstones.
+			switch kind, _, _ := store.ParseWatchKey(key); {
+			case key == "":
 				c.queue.Add(orphanSweepKey)
-			} else {
-				c.queue.Add(name)
+			case kind == store.KindDeployment:
+				c.queue.Add(key)
 			}
 		case <-ticker.C:
 			// The periodic resync is what makes the controller level-based:
@@ -298,19 +306,19 @@ listen:
 // are gone, so the pod must be replaced even if the holder runs again by
 // the time a sync lists it (a `docker restart` of the holder leaves its
 // members in the namespaces of the run that died).
-func (c *Controller) holderDied(id, deployment string) {
+func (c *Controller) holderDied(id, key string) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.deadHolders == nil {
 		c.deadHolders = map[string]string{}
 	}
-	c.deadHolders[id] = deployment
+	c.deadHolders[id] = key
 }
 
-// diedHolders returns which of a deployment's observed containers are
-// holders that died, and forgets the deployment's died holders that are
-// no longer observed.
-func (c *Controller) diedHolders(deployment string, observed []dockerx.Container) map[string]bool {
+// diedHolders returns which of the observed containers of the deployment
+// key are holders that died, and forgets its died holders that are no
+// longer observed.
+func (c *Controller) diedHolders(key string, observed []dockerx.Container) map[string]bool {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if len(c.deadHolders) == 0 {
@@ -322,8 +330,8 @@ func (c *Controller) diedHolders(deployment string, observed []dockerx.Container
 			out[ct.ID] = true
 		}
 	}
-	for id, dep := range c.deadHolders {
-		if dep == deployment && !out[id] {
+	for id, k := range c.deadHolders {
+		if k == key && !out[id] {
 			delete(c.deadHolders, id)
 		}
 	}
@@ -332,7 +340,7 @@ func (c *Controller) diedHolders(deployment string, observed []dockerx.Container
 
 func (c *Controller) handleEvent(ev dockerx.Event) {
 	if ev.Action == "die" && ev.Role == dockerx.RoleHolder && ev.ContainerID != "" {
-		c.holderDied(ev.ContainerID, ev.Deployment)
+		c.holderDied(ev.ContainerID, store.Key(ev.Namespace, ev.Deployment))
 	}
 	c.route.noteEvent(ev)
 	switch {
@@ -350,7 +358,9 @@ func (c *Controller) handleEvent(ev dockerx.Event) {
 }
 
 // deploymentOwners is the deployments' OwnerMapper: a container's event
-// names its deployment (by label); what names none goes to the sweep.
+// names its deployment by its labels — deployment, and namespace (absent:
+// default, a container of an earlier release) — as the key
+// "namespace/name"; what names none goes to the sweep.
 func deploymentOwners(ev dockerx.Event) []Request {
 	switch {
 	case ev.Down:
@@ -359,12 +369,14 @@ func deploymentOwners(ev dockerx.Event) []Request {
 		// A gap means the stream is up again: the sweep's list confirms
 		// readiness and repairs whatever happened meanwhile.
 		return []Request{{Key: orphanSweepKey}}
-	case ev.Deployment == "" || !validDeploymentName(ev.Deployment):
+	}
+	key := store.Key(ev.Namespace, ev.Deployment)
+	if _, _, ok := splitDeploymentKey(key); !ok {
 		// No deployment, or one no record can have: an orphan's event,
 		// which only the sweep handles.
 		return []Request{{Key: orphanSweepKey}}
 	}
-	return []Request{{Key: ev.Deployment}}
+	return []Request{{Key: key}}
 }
 
 var _ OwnerMapper = deploymentOwners
@@ -382,39 +394,46 @@ func (c *Controller) Reconcile(ctx context.Context, req Request) (Result, error)
 
 var _ Reconciler = (*Controller)(nil)
 
-// deploymentQueue queues deployment keys into the deployments' loop, by
-// name: Request{Key: name}.
+// deploymentQueue queues deployment keys ("namespace/name") into the
+// deployments' loop: Request{Key: key}.
 type deploymentQueue struct{ l *loop }
 
 func (q deploymentQueue) Add(key string)            { q.l.Add(Request{Key: key}) }
 func (q deploymentQueue) AddRateLimited(key string) { q.l.AddRateLimited(Request{Key: key}) }
 
-// validDeploymentName reports whether name can be a deployment's (a
-// DNS-1123 label, as the store requires): a container labelled with any
-// other is an orphan, whatever the state directory holds.
-func validDeploymentName(name string) bool {
-	return len(validation.IsDNS1123Label(name)) == 0
+// splitDeploymentKey splits a deployment key into a namespace and a name
+// that a record can have (DNS-1123 labels, as the store requires): a
+// container labelled with any other is an orphan, whatever the state
+// directory holds.
+func splitDeploymentKey(key string) (namespace, name string, ok bool) {
+	namespace, name, ok = store.SplitKey(key)
+	if !ok || len(validation.IsDNS1123Label(namespace)) > 0 || len(validation.IsDNS1123Label(name)) > 0 {
+		return "", "", false
+	}
+	return namespace, name, true
 }
 
-// syncDeployment is one observe → plan → execute pass for one deployment.
-func (c *Controller) syncDeployment(ctx context.Context, name string) (time.Duration, error) {
-	if !validDeploymentName(name) {
+// syncDeployment is one observe → plan → execute pass for one deployment,
+// by its key "namespace/name".
+func (c *Controller) syncDeployment(ctx context.Context, key string) (time.Duration, error) {
+	ns, name, ok := splitDeploymentKey(key)
+	if !ok {
 		c.queue.Add(orphanSweepKey) // its containers are orphans
 		return 0, nil
 	}
-	rec, err := c.store.Lookup(name)
+	rec, err := c.store.Lookup(ns, name)
 	if errors.Is(err, store.ErrNotFound) {
 		// Never known here: its containers, if any, are orphans for the sweep.
-		c.prober.drop(name)
+		c.prober.drop(key)
 		c.queue.Add(orphanSweepKey)
 		return 0, nil
 	}
 	if err != nil {
 		// Unreadable record: never guess, and above all never remove.
-		return 0, fmt.Errorf("read deployment %s: %w", name, err)
+		return 0, fmt.Errorf("read deployment %s: %w", key, err)
 	}
-	c.stopper.listing(name)
-	observed, err := c.list(ctx, name)
+	c.stopper.listing(key)
+	observed, err := c.list(ctx, ns, name)
 	if err != nil {
 		return 0, err
 	}
@@ -424,16 +443,16 @@ func (c *Controller) syncDeployment(ctx context.Context, name string) (time.Dura
 	}
 	now := c.opts.Now()
 	if rec.Deleted {
-		c.prober.drop(name) // its containers are going: so are their probes
-		c.forgetBlocked(name)
-		units, pods := groupPods(observed, templateLookup(nil, "", rec.Revisions), c.diedHolders(name, observed))
-		in := PlanInput{Instance: c.opts.Instance, Name: name, Containers: units, Pods: pods, Volumes: volumes, Now: now, Revisions: rec.Revisions}
+		c.prober.drop(key) // its containers are going: so are their probes
+		c.forgetBlocked(key)
+		units, pods := groupPods(observed, templateLookup(nil, "", rec.Revisions), c.diedHolders(key, observed))
+		in := PlanInput{Instance: c.opts.Instance, Namespace: rec.Namespace, Name: name, Containers: units, Pods: pods, Volumes: volumes, Now: now, Revisions: rec.Revisions}
 		c.stopInputs(&in, deploymentState{}, nil)
 		plan := ComputePlan(in)
-		c.logPlan(name, plan)
+		c.logPlan(key, plan)
 		_, execErr := c.execute(ctx, in, plan)
 		if len(observed) == 0 {
-			c.opts.Observer.DeploymentForgotten(name)
+			c.opts.Observer.DeploymentForgotten(ns, name)
 			// Nothing is left once the plan — which removes every volume of
 			// a deployment without containers — has succeeded: the sweep
 			// collects the helper image. Waiting for a sync that sees no
@@ -450,13 +469,13 @@ func (c *Controller) syncDeployment(ctx context.Context, name string) (time.Dura
 	fail := a.refusal
 	var execErr error
 	if fail.reason == "" {
-		c.logPlan(name, a.plan)
+		c.logPlan(key, a.plan)
 		fail, execErr = c.execute(ctx, a.in, a.plan)
 		fail = backOffImagePull(fail, a.prev.Conditions)
 	} else {
 		// Refused: no container of it is created, started or removed, so
 		// the running revision keeps serving until the user fixes it.
-		c.log.Warn("deployment refused", "deployment", name, "reason", fail.message)
+		c.log.Warn("deployment refused", "deployment", key, "reason", fail.message)
 	}
 	recordStarts(&a.state, a.plan, now)
 	recordStops(&a.state, a.plan, now)
@@ -474,10 +493,10 @@ func (c *Controller) syncDeployment(ctx context.Context, name string) (time.Dura
 	next, deadlineIn, err := c.nextStatus(a, fail, now)
 	if err == nil && !store.SameStatus(a.prev, next) {
 		next.UpdatedAt = now
-		err = c.store.WriteStatus(name, next)
+		err = c.store.WriteStatus(ns, name, next)
 	}
 	if err != nil {
-		c.log.Error("write status", "deployment", name, "err", err)
+		c.log.Error("write status", "deployment", key, "err", err)
 	}
 	if execErr != nil {
 		return 0, execErr

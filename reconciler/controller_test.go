@@ -108,7 +108,7 @@ func testDeployment(name string, replicas int32, env string) *manifests.Deployme
 
 func (h *harness) apply(ds ...*manifests.Deployment) {
 	h.t.Helper()
-	if _, err := h.store.Apply(ds, store.ApplyOptions{}); err != nil {
+	if _, err := h.store.Apply(store.Deployments(ds...), store.ApplyOptions{}); err != nil {
 		h.t.Fatal(err)
 	}
 }
@@ -142,7 +142,7 @@ func (h *harness) waitReplicas(name string, n int) []dockerx.Container {
 	h.t.Helper()
 	var cs []dockerx.Container
 	h.waitFor(fmt.Sprintf("%d running replicas of %s", n, name), func() bool {
-		rec, err := h.store.Get(name)
+		rec, err := h.store.Get("", name)
 		if err != nil {
 			return false
 		}
@@ -206,11 +206,11 @@ func TestControllerRepairsEveryKindOfInterference(t *testing.T) {
 	h.waitFor("the stray to be removed", func() bool { return !hasID(h.engine.Snapshot(), stray) })
 
 	// Scale up and down.
-	if _, err := h.store.Update("web", func(d *manifests.Deployment) error { r := int32(5); d.Spec.Replicas = &r; return nil }); err != nil {
+	if _, err := h.store.Update("", "web", func(d *manifests.Deployment) error { r := int32(5); d.Spec.Replicas = &r; return nil }); err != nil {
 		t.Fatal(err)
 	}
 	h.waitReplicas("web", 5)
-	if _, err := h.store.Update("web", func(d *manifests.Deployment) error { r := int32(1); d.Spec.Replicas = &r; return nil }); err != nil {
+	if _, err := h.store.Update("", "web", func(d *manifests.Deployment) error { r := int32(1); d.Spec.Replicas = &r; return nil }); err != nil {
 		t.Fatal(err)
 	}
 	h.waitReplicas("web", 1)
@@ -220,7 +220,7 @@ func TestControllerRepairsEveryKindOfInterference(t *testing.T) {
 	h.waitReplicas("web", 2)
 
 	// Delete removes everything.
-	if err := h.store.Delete("web"); err != nil {
+	if err := h.store.Delete("", "web"); err != nil {
 		t.Fatal(err)
 	}
 	h.waitFor("no containers of web", func() bool { return len(h.ours("web")) == 0 })
@@ -259,7 +259,7 @@ func TestControllerIdleWritesNothing(t *testing.T) {
 	// queued by the events of the creates have run.
 	h.waitFor("both deployments to write a completed rollout", func() bool {
 		for _, name := range []string{"a", "b"} {
-			st, err := h.store.ReadStatus(name)
+			st, err := h.store.ReadStatus("", name)
 			if err != nil || st == nil {
 				return false
 			}
@@ -352,7 +352,7 @@ func TestControllerMissingImage(t *testing.T) {
 	h.apply(d)
 	h.start()
 	reason := func() string {
-		st, err := h.store.ReadStatus("web")
+		st, err := h.store.ReadStatus("", "web")
 		if err != nil || st == nil {
 			return ""
 		}
@@ -432,11 +432,11 @@ func TestControllerCrashLoopBacksOff(t *testing.T) {
 			t.Fatalf("start %d came %v after the previous one, want at least the backoff %v (starts: %v)", i+1, gap, min, starts)
 		}
 	}
-	st, err := h.store.ReadStatus("web")
+	st, err := h.store.ReadStatus("", "web")
 	if err != nil {
 		t.Fatal(err)
 	}
-	rec, err := h.store.Get("web")
+	rec, err := h.store.Get("", "web")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -454,9 +454,9 @@ func TestControllerObservedGeneration(t *testing.T) {
 	h.waitReplicas("web", 1)
 	h.apply(testDeployment("web", 2, "x"))
 	h.waitReplicas("web", 2)
-	rec, _ := h.store.Get("web")
+	rec, _ := h.store.Get("", "web")
 	h.waitFor("observedGeneration to catch up", func() bool {
-		st, err := h.store.ReadStatus("web")
+		st, err := h.store.ReadStatus("", "web")
 		return err == nil && st != nil && st.ObservedGeneration == rec.Generation
 	})
 }
@@ -477,7 +477,7 @@ func TestControllerRefusesPrivileges(t *testing.T) {
 				return
 			}
 			h.waitFor("a ReplicaFailure naming the field and the flag", func() bool {
-				st, _ := h.store.ReadStatus("web")
+				st, _ := h.store.ReadStatus("", "web")
 				if st == nil {
 					return false
 				}
@@ -528,7 +528,7 @@ func TestCrashBackoffSurvivesControllerRestart(t *testing.T) {
 	h.apply(d)
 	h.start()
 	backoffUntil := func() time.Time {
-		st, _ := h.store.ReadStatus("web")
+		st, _ := h.store.ReadStatus("", "web")
 		if st == nil {
 			return time.Time{}
 		}

@@ -29,6 +29,14 @@
 // directly or through the DNS helper's relay, and stopdrain.go takes a pod
 // out of the Services' endpoints before its graceful stop.
 //
+// Namespaces: a deployment's key is "namespace/name" (store.Key;
+// "default/web" in the default namespace), and so is every per-deployment
+// memory of the controller. A container belongs to the deployment its
+// deployment label and its namespace (dockerx.ParseNamespace: the
+// io.dockctl.namespace label, absent on containers of earlier releases,
+// which are default's) name; it is named ContainerName(instance, namespace,
+// …), which keeps the names of earlier releases in default.
+//
 // Invariants:
 //   - Only containers carrying this instance's label are ever touched, and
 //     never the controller's own container.

@@ -10,6 +10,7 @@ import (
 
 	"github.com/dockctl/dockctl/dockerx"
 	"github.com/dockctl/dockctl/manifests"
+	"github.com/dockctl/dockctl/store"
 )
 
 func (c *Controller) logPlan(name string, plan Plan) {
@@ -105,7 +106,7 @@ func (c *Controller) execute(ctx context.Context, in PlanInput, plan Plan) (fail
 			// A graceful stop is handed to the stopper, never holding a
 			// worker; it is done once submitted. After a liveness restart
 			// the stopper gives the new run fresh probes once it started.
-			c.stopper.submit(in.Name, op, in.Now)
+			c.stopper.submit(in.key(), op, in.Now)
 			ended(op, nil)
 		}
 		var otherErrs []error
@@ -354,16 +355,16 @@ func (c *Controller) ensureHolderImage(ctx context.Context, creates []Op) (strin
 // pod (a replica without holder, or a holder) is created on the instance
 // network (nil: none to use) unless it shares the host's: a create-time
 // setting, never part of the template hash or the plan.
-func (c *Controller) create(ctx context.Context, in PlanInput, op Op, holderImage string, network *NetworkStatus) error {
+func (c *Controller) create(ctx context.Context, in PlanInput, op Op, holderImage string, network *store.NetworkStatus) error {
 	req := dockerx.CreateRequest{
-		Instance: in.Instance, Name: op.Name, TemplateHash: op.Hash, Deployment: op.From,
+		Instance: in.Instance, Namespace: in.namespace(), Name: op.Name, TemplateHash: op.Hash, Deployment: op.From,
 		Role: op.Role, Pod: op.Pod, Container: op.Container,
 	}
 	if op.Role == dockerx.RoleHolder {
 		req.Image = holderImage
 	}
 	if (op.Pod == nil || op.Role == dockerx.RoleHolder) && !op.From.Spec.Template.Spec.HostNetwork {
-		req.Network = podNetwork(network, op.From.Metadata.NamespaceOrDefault())
+		req.Network = podNetwork(network, in.namespace())
 	}
 	id, err := c.docker.CreateContainer(ctx, req)
 	if errors.Is(err, dockerx.ErrConflict) {

@@ -334,7 +334,13 @@ func TestDeploymentOwners(t *testing.T) {
 		ev   dockerx.Event
 		want []Request
 	}{
-		{"container of a deployment", dockerx.Event{Action: "die", ContainerID: "c1", Deployment: "web"}, []Request{{Key: "web"}}},
+		// Keys are "namespace/name"; a container of an earlier release has
+		// no namespace label: default.
+		{"container of a deployment", dockerx.Event{Action: "die", ContainerID: "c1", Deployment: "web"}, []Request{{Key: "default/web"}}},
+		{"container of a deployment of default", dockerx.Event{Action: "die", ContainerID: "c1", Deployment: "web", Namespace: "default"}, []Request{{Key: "default/web"}}},
+		{"container of a deployment of team", dockerx.Event{Action: "die", ContainerID: "c1", Deployment: "web", Namespace: "team"}, []Request{{Key: "team/web"}}},
+		{"not a namespace name", dockerx.Event{Action: "start", ContainerID: "c5", Deployment: "web", Namespace: "Bad_NS"}, sweep},
+		{"a key as a label", dockerx.Event{Action: "start", ContainerID: "c6", Deployment: "team/web"}, sweep},
 		{"first connection", dockerx.Event{Gap: true}, sweep},
 		{"stream re-established", dockerx.Event{Gap: true, Err: errors.New("EOF")}, sweep},
 		{"daemon down", dockerx.Event{Down: true, Err: errors.New("connection refused")}, nil},
@@ -373,7 +379,8 @@ func TestControllerHandleEvent(t *testing.T) {
 		{"daemon down", dockerx.Event{Down: true, Err: errors.New("connection refused")}, false, 0, nil},
 		{"first connection", dockerx.Event{Gap: true}, true, 0, []string{orphanSweepKey}},
 		{"stream re-established", dockerx.Event{Gap: true, Err: errors.New("EOF")}, true, 1, []string{orphanSweepKey}},
-		{"container event", dockerx.Event{Action: "die", Deployment: "web"}, true, 0, []string{"web"}},
+		{"container event", dockerx.Event{Action: "die", Deployment: "web"}, true, 0, []string{"default/web"}},
+		{"container event in a namespace", dockerx.Event{Action: "die", Deployment: "web", Namespace: "team"}, true, 0, []string{"team/web"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

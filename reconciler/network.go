@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/dockctl/dockctl/dockerx"
+	"github.com/dockctl/dockctl/store"
 )
 
 // The instance network (DESIGN §10.1): one user-defined bridge per
@@ -82,8 +83,8 @@ func ParseSubnet(s string) (netip.Prefix, error) {
 // networkLayout derives the addresses dockctl fixes in a subnet: the
 // gateway (its first address), Docker's dynamic range (the lower half)
 // and the DNS server's address (the first of the upper half).
-func networkLayout(name string, subnet netip.Prefix) NetworkStatus {
-	return NetworkStatus{
+func networkLayout(name string, subnet netip.Prefix) store.NetworkStatus {
+	return store.NetworkStatus{
 		Version: 1, Name: name,
 		Subnet:  subnet.String(),
 		Gateway: subnet.Addr().Next().String(),
@@ -150,10 +151,10 @@ func chooseSubnet(ours, given, recorded string, existing []dockerx.Network) (net
 // IPAM, with the DNS address derived from its subnet. ok is false when its
 // subnet is not one dockctl can use (not IPv4, or too small): then it was
 // not made by a dockctl that follows these rules.
-func networkStatusOf(n dockerx.Network) (st NetworkStatus, ok bool) {
+func networkStatusOf(n dockerx.Network) (st store.NetworkStatus, ok bool) {
 	p, err := netip.ParsePrefix(n.Subnet)
 	if err != nil || !p.Addr().Is4() || p.Bits() > MaxSubnetPrefix {
-		return NetworkStatus{}, false
+		return store.NetworkStatus{}, false
 	}
 	st = networkLayout(n.Name, p.Masked())
 	// Docker's own record wins where it has one.
@@ -178,20 +179,26 @@ type NetworkObserver interface {
 	ProbeMode(mode string)
 }
 
+// networkStore keeps the network's record (Store's).
+type networkStore interface {
+	ReadNetwork() (*store.NetworkStatus, error)
+	WriteNetwork(*store.NetworkStatus) error
+}
+
 // instanceNetwork ensures the instance network and remembers it.
 type instanceNetwork struct {
 	instance, name string
 	given          string // --subnet
 	docker         NetworkDocker
-	store          networkStore // nil: remembered in memory only
+	store          networkStore // nil (tests): remembered in memory only
 	log            *slog.Logger
 	obs            NetworkObserver // may be nil
 
 	mu      sync.Mutex
-	ensured bool           // ensure ran to completion at least once
-	status  *NetworkStatus // nil: no network to put pods on (a conflict)
+	ensured bool                 // ensure ran to completion at least once
+	status  *store.NetworkStatus // nil: no network to put pods on (a conflict)
 	// recorded is what the store holds, read once.
-	recorded     *NetworkStatus
+	recorded     *store.NetworkStatus
 	readRecorded bool
 	conflict     bool
 	warnedGiven  bool
@@ -206,7 +213,7 @@ func newInstanceNetwork(instance, given string, d NetworkDocker, st networkStore
 // current returns the network pods are created on, ensuring it first if
 // no ensure has completed yet; nil when there is none to use (a network
 // of that name that is not ours).
-func (n *instanceNetwork) current(ctx context.Context) (*NetworkStatus, error) {
+func (n *instanceNetwork) current(ctx context.Context) (*store.NetworkStatus, error) {
 	n.mu.Lock()
 	defer n.mu.Unlock()
 	if n.ensured {
@@ -218,13 +225,13 @@ func (n *instanceNetwork) current(ctx context.Context) (*NetworkStatus, error) {
 
 // ensure looks at Docker again (a resync): the network is created if it
 // is missing (removed by hand, or never made). created reports a creation.
-func (n *instanceNetwork) ensure(ctx context.Context) (st *NetworkStatus, created bool, err error) {
+func (n *instanceNetwork) ensure(ctx context.Context) (st *store.NetworkStatus, created bool, err error) {
 	n.mu.Lock()
 	defer n.mu.Unlock()
 	return n.ensureLocked(ctx)
 }
 
-func (n *instanceNetwork) ensureLocked(ctx context.Context) (*NetworkStatus, bool, error) {
+func (n *instanceNetwork) ensureLocked(ctx context.Context) (*store.NetworkStatus, bool, error) {
 	nets, err := n.docker.ListNetworks(ctx)
 	if err != nil {
 		return nil, false, fmt.Errorf("list networks: %w", err)
@@ -298,7 +305,7 @@ func (n *instanceNetwork) ensureLocked(ctx context.Context) (*NetworkStatus, boo
 
 // readRecord returns what the store holds about the network, read once
 // (the controller is the store's only writer of it).
-func (n *instanceNetwork) readRecord() *NetworkStatus {
+func (n *instanceNetwork) readRecord() *store.NetworkStatus {
 	if n.readRecorded {
 		return n.recorded
 	}
@@ -332,7 +339,7 @@ func (n *instanceNetwork) reportConflict(owner string) {
 
 // podNetworkStatus is the instance network pods are created on: nil when
 // Docker has no network API or the name is taken by a network not ours.
-func (c *Controller) podNetworkStatus(ctx context.Context) (*NetworkStatus, error) {
+func (c *Controller) podNetworkStatus(ctx context.Context) (*store.NetworkStatus, error) {
 	if c.net == nil {
 		return nil, nil
 	}
@@ -346,7 +353,7 @@ func (c *Controller) podNetworkStatus(ctx context.Context) (*NetworkStatus, erro
 // podNetwork is the create-time network of a pod's network owner in
 // namespace ns (svc.md, "Network"): on the instance network, resolving
 // through dockctl's DNS server with a pod's search path and ndots.
-func podNetwork(st *NetworkStatus, ns string) *dockerx.PodNetwork {
+func podNetwork(st *store.NetworkStatus, ns string) *dockerx.PodNetwork {
 	if st == nil {
 		return nil
 	}

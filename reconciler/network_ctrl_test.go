@@ -116,7 +116,7 @@ func TestPodsOnTheInstanceNetwork(t *testing.T) {
 		case owner && !onNetwork([]dockerx.Container{c}, "dockctl_i", "10.222.0.0/21"):
 			t.Fatalf("%s is not on the instance network's dynamic range: %v", c.Name, c.Networks)
 		}
-		rec, _ := h.store.Get(c.Deployment)
+		rec, _ := h.store.Get("", c.Deployment)
 		if c.TemplateHash != manifests.TemplateHash(&rec.Deployment.Spec.Template) {
 			t.Fatalf("%s: template hash %s changed", c.Name, c.TemplateHash)
 		}
@@ -292,7 +292,7 @@ func startWithReadiness(h *harness) *manifests.Deployment {
 }
 
 func readyReplicas(h *harness, d *manifests.Deployment) int32 {
-	st, _ := h.store.ReadStatus(d.Metadata.Name)
+	st, _ := h.store.ReadStatus("", d.Metadata.Name)
 	s, _ := View(recordOf(d), st, h.ours(d.Metadata.Name), time.Now())
 	return s.ReadyReplicas
 }

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/dockctl/dockctl/dockerx"
+	"github.com/dockctl/dockctl/store"
 )
 
 func TestChooseSubnet(t *testing.T) {
@@ -80,7 +81,7 @@ func TestNetworkLayout(t *testing.T) {
 			t.Fatal(err)
 		}
 		got := networkLayout("dockctl_i", p)
-		want := NetworkStatus{Version: 1, Name: "dockctl_i", Subnet: tt.subnet, Gateway: tt.gateway, IPRange: tt.ipRange, DNSIP: tt.dnsAddr}
+		want := store.NetworkStatus{Version: 1, Name: "dockctl_i", Subnet: tt.subnet, Gateway: tt.gateway, IPRange: tt.ipRange, DNSIP: tt.dnsAddr}
 		if got != want {
 			t.Errorf("%s: got %+v, want %+v", tt.subnet, got, want)
 		}
@@ -91,13 +92,13 @@ func TestNetworkStatusOf(t *testing.T) {
 	tests := []struct {
 		name string
 		n    dockerx.Network
-		want NetworkStatus
+		want store.NetworkStatus
 		ok   bool
 	}{
 		{name: "Docker's IPAM is the truth", n: dockerx.Network{Name: "dockctl_i", Subnet: "10.222.0.0/20", Gateway: "10.222.0.254", IPRange: "10.222.0.0/22"}, ok: true,
-			want: NetworkStatus{Version: 1, Name: "dockctl_i", Subnet: "10.222.0.0/20", Gateway: "10.222.0.254", IPRange: "10.222.0.0/22", DNSIP: "10.222.8.0"}},
+			want: store.NetworkStatus{Version: 1, Name: "dockctl_i", Subnet: "10.222.0.0/20", Gateway: "10.222.0.254", IPRange: "10.222.0.0/22", DNSIP: "10.222.8.0"}},
 		{name: "missing gateway and range are derived", n: dockerx.Network{Name: "dockctl_i", Subnet: "10.9.0.0/24"}, ok: true,
-			want: NetworkStatus{Version: 1, Name: "dockctl_i", Subnet: "10.9.0.0/24", Gateway: "10.9.0.1", IPRange: "10.9.0.0/25", DNSIP: "10.9.0.128"}},
+			want: store.NetworkStatus{Version: 1, Name: "dockctl_i", Subnet: "10.9.0.0/24", Gateway: "10.9.0.1", IPRange: "10.9.0.0/25", DNSIP: "10.9.0.128"}},
 		{name: "too small", n: dockerx.Network{Name: "dockctl_i", Subnet: "10.9.0.0/28"}},
 		{name: "no subnet", n: dockerx.Network{Name: "dockctl_i"}},
 	}
@@ -110,7 +111,7 @@ func TestNetworkStatusOf(t *testing.T) {
 }
 
 func TestPodNetwork(t *testing.T) {
-	st := &NetworkStatus{Name: "dockctl_i", DNSIP: "10.222.8.0"}
+	st := &store.NetworkStatus{Name: "dockctl_i", DNSIP: "10.222.8.0"}
 	got := podNetwork(st, "shop")
 	want := dockerx.PodNetwork{Name: "dockctl_i", DNS: []string{"10.222.8.0"},
 		DNSSearch: []string{"shop.svc.cluster.local", "svc.cluster.local", "cluster.local"}, DNSOptions: []string{"ndots:5"}}

@@ -12,9 +12,13 @@ import (
 	"github.com/dockctl/dockctl/store"
 )
 
-// list returns the instance's containers (or, with a name, one
-// deployment's), minus the controller's own.
-func (c *Controller) list(ctx context.Context, deployment string) ([]dockerx.Container, error) {
+// list returns the instance's containers (or, with a name, those of
+// deployment name of namespace ns), minus the controller's own. A
+// deployment's list is filtered by the daemon on its name, which
+// deployments of other namespaces share, then here on the namespace:
+// Docker cannot filter on a label's absence, which is how containers of
+// earlier releases say "default".
+func (c *Controller) list(ctx context.Context, ns, deployment string) ([]dockerx.Container, error) {
 	var cs []dockerx.Container
 	var err error
 	if deployment == "" {
@@ -32,7 +36,7 @@ func (c *Controller) list(ctx context.Context, deployment string) ([]dockerx.Con
 		if c.opts.SelfID != "" && strings.HasPrefix(ct.ID, c.opts.SelfID) {
 			continue
 		}
-		if ct.Instance != c.opts.Instance || (deployment != "" && ct.Deployment != deployment) {
+		if ct.Instance != c.opts.Instance || (deployment != "" && (ct.Deployment != deployment || containerNamespace(ct) != ns)) {
 			// Defence in depth: a fake or a filter bug must never make us
 			// touch another instance's containers.
 			continue
@@ -56,7 +60,7 @@ func (c *Controller) sweep(ctx context.Context) error {
 		// others keep being reconciled.
 		c.log.Error("unreadable deployment record", "err", err)
 	}
-	cs, err := c.list(ctx, "")
+	cs, err := c.list(ctx, "", "")
 	if err != nil {
 		return err
 	}
@@ -64,10 +68,13 @@ func (c *Controller) sweep(ctx context.Context) error {
 	// and every pod connected to it. Its failure is the sweep's error once
 	// everything else is done.
 	netErr := c.syncNetwork(ctx, cs)
+	// Containers and volumes by deployment key; those of no deployment
+	// (made by hand) under a key of no deployment.
 	byDeployment := map[string][]dockerx.Container{}
 	holders := false
 	for _, ct := range cs {
-		byDeployment[ct.Deployment] = append(byDeployment[ct.Deployment], ct)
+		k := store.Key(ct.Namespace, ct.Deployment)
+		byDeployment[k] = append(byDeployment[k], ct)
 		holders = holders || ct.Role == dockerx.RoleHolder
 	}
 	// An instance that never ran a holder pod costs no call more than its
@@ -87,38 +94,38 @@ func (c *Controller) sweep(ctx context.Context) error {
 	volsByDeployment := map[string][]dockerx.Volume{}
 	for _, v := range vols {
 		if v.Role == dockerx.RoleEmptyDir && v.Instance == c.opts.Instance {
-			volsByDeployment[v.Deployment] = append(volsByDeployment[v.Deployment], v)
+			k := store.Key(v.Namespace, v.Deployment)
+			volsByDeployment[k] = append(volsByDeployment[k], v)
 		}
 	}
 	c.mu.Lock()
 	c.hasVolumes = map[string]bool{}
-	for name := range volsByDeployment {
-		c.hasVolumes[name] = true
+	for key := range volsByDeployment {
+		c.hasVolumes[key] = true
 	}
 	c.mu.Unlock()
 	known := map[string]bool{}
 	now := c.opts.Now()
 	for _, r := range records {
-		known[r.Name] = true
-		observed := byDeployment[r.Name]
+		key := r.Key()
+		known[key] = true
+		observed := byDeployment[key]
 		if r.Deleted {
-			if len(observed) > 0 || len(volsByDeployment[r.Name]) > 0 {
-				c.queue.Add(r.Name)
+			if len(observed) > 0 || len(volsByDeployment[key]) > 0 {
+				c.queue.Add(key)
 			}
 			continue
 		}
-		if c.needsSync(r, observed, volsByDeployment[r.Name], now) {
-			c.queue.Add(r.Name)
+		if c.needsSync(r, observed, volsByDeployment[key], now) {
+			c.queue.Add(key)
 		}
 	}
-	for name, group := range volsByDeployment {
-		if known[name] || len(byDeployment[name]) > 0 {
+	for key, group := range volsByDeployment {
+		if known[key] || len(byDeployment[key]) > 0 {
 			continue
 		}
-		if validDeploymentName(name) {
-			if _, err := c.store.Lookup(name); !errors.Is(err, store.ErrNotFound) {
-				continue
-			}
+		if !c.certainlyUnknown(key) {
+			continue
 		}
 		for _, v := range group {
 			c.handleOrphanVolume(ctx, v)
@@ -135,17 +142,9 @@ func (c *Controller) sweep(ctx context.Context) error {
 	} else if c.helperImages.Load() {
 		c.collectHelperImages(ctx)
 	}
-	for name, group := range byDeployment {
-		if known[name] {
+	for key, group := range byDeployment {
+		if known[key] || !c.certainlyUnknown(key) {
 			continue
-		}
-		if validDeploymentName(name) {
-			// Only a record that is certainly absent makes an orphan: an
-			// unreadable one must never lead to a removal. A name that is
-			// not a deployment name cannot have a record at all.
-			if _, err := c.store.Lookup(name); !errors.Is(err, store.ErrNotFound) {
-				continue
-			}
 		}
 		// Carrying our instance label but naming no deployment (made by
 		// hand) or one never known here: orphans.
@@ -201,7 +200,7 @@ type assessment struct {
 // sweep) it only reads the verdicts of those already running.
 func (c *Controller) assess(ctx context.Context, rec *store.Record, observed []dockerx.Container, volumes []dockerx.Volume, now time.Time) *assessment {
 	a := &assessment{rec: rec}
-	prev, err := c.store.ReadStatus(rec.Name)
+	prev, err := c.store.ReadStatus(rec.Namespace, rec.Name)
 	if err != nil || prev == nil {
 		// A garbled status only costs the controller's memory; the
 		// desired state is intact, so carry on from what Docker shows.
@@ -212,12 +211,12 @@ func (c *Controller) assess(ctx context.Context, rec *store.Record, observed []d
 	d := rec.Deployment
 	a.d = &d
 	hash := manifests.TemplateHash(&d.Spec.Template)
-	a.in = PlanInput{Instance: c.opts.Instance, Name: rec.Name, Containers: observed, Now: now,
+	a.in = PlanInput{Instance: c.opts.Instance, Namespace: rec.Namespace, Name: rec.Name, Containers: observed, Now: now,
 		Desired: a.d, Hash: hash, Revisions: rec.Revisions, State: a.state.Rollout, LivenessFailed: map[string]bool{}}
 	templates := templateLookup(a.d, hash, rec.Revisions)
 	var probes map[string]probeResult
 	if ctx != nil {
-		probes = c.prober.sync(ctx, rec.Name, observed, templates)
+		probes = c.prober.sync(ctx, rec.Key(), observed, templates)
 	} else {
 		a.prober.missing = c.prober.missing(observed, templates)
 		probes = c.prober.results(observed)
@@ -232,7 +231,7 @@ func (c *Controller) assess(ctx context.Context, rec *store.Record, observed []d
 			a.in.LivenessFailed[id] = true
 		}
 	}
-	o := judgePods(observed, a.state.Containers, templates, c.diedHolders(rec.Name, observed))
+	o := judgePods(observed, a.state.Containers, templates, c.diedHolders(rec.Key(), observed))
 	a.ready = o.ready
 	a.in.Ready = a.ready
 	a.in.Containers, a.in.Pods, a.in.Volumes = o.units, o.pods, volumes
@@ -257,7 +256,7 @@ func (c *Controller) assess(ctx context.Context, rec *store.Record, observed []d
 	a.state.Settle = &settle // for `dockctl get`, which has no controller options
 	if a.refusal = c.refused(rec, a.d, hash); a.refusal.reason == "" {
 		a.in.Refused = c.refusedRevisions(rec, hash, &a.in)
-		a.in.BlockedNames = c.blockedNames(rec.Name)
+		a.in.BlockedNames = c.blockedNames(rec.Key())
 		a.plan = ComputePlan(a.in)
 		if a.plan.Refused != "" {
 			a.refusal = failure{ReasonFailedCreate, a.plan.Refused}
@@ -286,7 +285,7 @@ func (a *assessment) standingFailure() failure {
 // started to grant — or no failure.
 func (c *Controller) refused(rec *store.Record, d *manifests.Deployment, hash string) failure {
 	fail, invalid := checkRecord(rec, hash)
-	c.reportInvalid(rec.Name, invalid)
+	c.reportInvalid(rec.Key(), invalid)
 	if fail.reason != "" {
 		return fail
 	}
@@ -304,11 +303,11 @@ func (c *Controller) handleOrphan(ctx context.Context, ct dockerx.Container) err
 		c.mu.Unlock()
 		if first {
 			c.log.Warn("orphan container left running: its deployment is unknown to this state directory (start with --prune-orphans to remove)",
-				"container", ct.Name, "deployment", ct.Deployment)
+				"container", ct.Name, "deployment", ct.Deployment, "namespace", ct.Namespace)
 		}
 		return nil
 	}
-	c.log.Info("removing orphan container", "container", ct.Name, "deployment", ct.Deployment)
+	c.log.Info("removing orphan container", "container", ct.Name, "deployment", ct.Deployment, "namespace", ct.Namespace)
 	if err := c.docker.RemoveContainer(ctx, ct.ID); err != nil {
 		return fmt.Errorf("remove orphan %s: %w", ct.Name, err)
 	}
@@ -368,7 +367,7 @@ func (c *Controller) collectHelperImages(ctx context.Context) {
 // deleted, or the last sweep saw volumes of it. A deployment of single-container pods costs no extra call.
 func (c *Controller) podVolumes(ctx context.Context, rec *store.Record, observed []dockerx.Container) ([]dockerx.Volume, error) {
 	c.mu.Lock()
-	need := c.hasVolumes[rec.Name] // the last sweep saw some
+	need := c.hasVolumes[rec.Key()] // the last sweep saw some
 	c.mu.Unlock()
 	need = need || rec.Deleted || hasPods(observed) || hasHelpers(rec)
 	if !need {
@@ -380,9 +379,40 @@ func (c *Controller) podVolumes(ctx context.Context, rec *store.Record, observed
 	}
 	out := vols[:0]
 	for _, v := range vols {
-		if v.Instance == c.opts.Instance && v.Deployment == rec.Name && v.Role == dockerx.RoleEmptyDir {
+		if v.Instance == c.opts.Instance && v.Deployment == rec.Name && volumeNamespace(v) == rec.NamespaceOrDefault() && v.Role == dockerx.RoleEmptyDir {
 			out = append(out, v)
 		}
 	}
 	return out, nil
+}
+
+// certainlyUnknown reports whether the state directory certainly has no
+// record for the deployment key: only then are its containers and volumes
+// orphans. An unreadable record must never lead to a removal; a key that
+// no record can have (no deployment label, a name or namespace that is no
+// DNS-1123 label) has none.
+func (c *Controller) certainlyUnknown(key string) bool {
+	ns, name, ok := splitDeploymentKey(key)
+	if !ok {
+		return true
+	}
+	_, err := c.store.Lookup(ns, name)
+	return errors.Is(err, store.ErrNotFound)
+}
+
+// containerNamespace is the namespace a container belongs to (its
+// Namespace, which dockerx parses; "" read as default).
+func containerNamespace(ct dockerx.Container) string {
+	if ct.Namespace == "" {
+		return manifests.DefaultNamespace
+	}
+	return ct.Namespace
+}
+
+// volumeNamespace is containerNamespace for a pod volume.
+func volumeNamespace(v dockerx.Volume) string {
+	if v.Namespace == "" {
+		return manifests.DefaultNamespace
+	}
+	return v.Namespace
 }

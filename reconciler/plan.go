@@ -330,11 +330,26 @@ type Plan struct {
 	Refused string
 }
 
+// key is the deployment's key, "namespace/name": how the controller's
+// memory (stops in flight, blocked names) names it.
+func (in PlanInput) key() string { return store.Key(in.Namespace, in.Name) }
+
+// namespace is the deployment's namespace, "default" for "".
+func (in PlanInput) namespace() string {
+	if in.Namespace == "" {
+		return manifests.DefaultNamespace
+	}
+	return in.Namespace
+}
+
 // PlanInput is everything the planner looks at. It is plain data so that a
 // plan can be tested as a table of inputs and outputs.
 type PlanInput struct {
 	Instance string
-	Name     string
+	// Namespace and Name are the deployment's ("" is the default
+	// namespace); they make its container names (dockerx.ContainerName).
+	Namespace string
+	Name      string
 	// Desired is the defaulted deployment, or nil when it was deleted: every
 	// container is then removed.
 	Desired *manifests.Deployment
@@ -658,8 +673,8 @@ func (in PlanInput) reconcileRevision(s *revisionSet, cs []*dockerx.Container, p
 		return ops
 	}
 	holder := manifests.NeedsHolder(&from.Spec.Template.Spec)
-	for _, ord := range freeOrdinals(in.Containers, in.BlockedNames, in.Instance, in.Name, s.hash, int(missing), memberNames(&from.Spec.Template)) {
-		name := dockerx.ContainerName(in.Instance, in.Name, s.hash, ord)
+	for _, ord := range freeOrdinals(in.Containers, in.BlockedNames, in.Instance, in.Namespace, in.Name, s.hash, int(missing), memberNames(&from.Spec.Template)) {
+		name := dockerx.ContainerName(in.Instance, in.Namespace, in.Name, s.hash, ord)
 		cause := fmt.Sprintf("missing: %d of %d replicas exist", len(current), s.size)
 		if s.hash != in.Hash {
 			cause = fmt.Sprintf("old revision %s: %d of %d replicas exist", s.hash, len(current), s.size)
@@ -817,7 +832,7 @@ func rankForRemoval(cs []*dockerx.Container, ready func(*dockerx.Container) bool
 // that a create that raced with another (a second controller, a retry after
 // a timeout) fails with a name conflict instead of making a duplicate
 // replica.
-func freeOrdinals(cs []dockerx.Container, blocked map[string]bool, instance, name, hash string, n int, members []string) []int {
+func freeOrdinals(cs []dockerx.Container, blocked map[string]bool, instance, namespace, name, hash string, n int, members []string) []int {
 	taken := maps.Clone(blocked)
 	if taken == nil {
 		taken = map[string]bool{}
@@ -827,7 +842,7 @@ func freeOrdinals(cs []dockerx.Container, blocked map[string]bool, instance, nam
 	}
 	var out []int
 	for ord := 0; len(out) < n; ord++ {
-		base := dockerx.ContainerName(instance, name, hash, ord)
+		base := dockerx.ContainerName(instance, namespace, name, hash, ord)
 		free := !taken[base]
 		for _, m := range members {
 			free = free && !blocked[dockerx.MemberName(base, m)]

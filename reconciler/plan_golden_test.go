@@ -58,7 +58,7 @@ func TestPlanGolden(t *testing.T) {
 			LivenessFailed: map[string]bool{three[1].ID: true}}},
 		{"crash-backoff", PlanInput{Desired: deployment(3),
 			Containers:     []dockerx.Container{ctr(H, 0, exited, time.Hour), ctr(H, 1, exited, time.Hour), ctr(H, 2, running, time.Hour)},
-			StartNotBefore: map[string]time.Time{"id-" + dockerx.ContainerName("i", "web", H, 0): t0.Add(40 * time.Second)}}},
+			StartNotBefore: map[string]time.Time{"id-" + dockerx.ContainerName("i", "", "web", H, 0): t0.Add(40 * time.Second)}}},
 		{"dead-paused-stopped-missing", PlanInput{Desired: deployment(4),
 			Containers: []dockerx.Container{ctr(H, 0, dockerx.StateDead, time.Hour), ctr(H, 1, dockerx.StatePaused, time.Hour),
 				ctr(H, 2, exited, time.Hour)}}},

@@ -43,7 +43,7 @@ func availableIfRunning(cs []dockerx.Container) map[string]bool {
 // ctr builds an observed container of deployment web in instance "i".
 // spec is "ordinal:state[:health]" with optional hash override "h=xyz".
 func ctr(hash string, ord int, state string, age time.Duration) dockerx.Container {
-	name := dockerx.ContainerName("i", "web", hash, ord)
+	name := dockerx.ContainerName("i", "", "web", hash, ord)
 	return dockerx.Container{
 		ID: "id-" + name, Name: name, State: state, Instance: "i", Deployment: "web", TemplateHash: hash,
 		Created: t0.Add(-age),
@@ -406,7 +406,7 @@ func TestComputePlanJudgesAsStatusDoes(t *testing.T) {
 func TestPlanReasons(t *testing.T) {
 	const H = "aaaa"
 	running := dockerx.StateRunning
-	name := func(hash string, ord int) string { return dockerx.ContainerName("i", "web", hash, ord) }
+	name := func(hash string, ord int) string { return dockerx.ContainerName("i", "", "web", hash, ord) }
 	oldRev := []store.Revision{{Number: 1, Hash: "old"}, {Number: 2, Hash: H}}
 	tests := []struct {
 		name        string

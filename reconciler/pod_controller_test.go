@@ -100,11 +100,11 @@ func TestPodLifecycle(t *testing.T) {
 		return state("app", dockerx.StateRunning)() && state("log", dockerx.StateRunning)()
 	})
 	h.waitFor("one ready replica", func() bool {
-		rec, err := h.store.Get("web")
+		rec, err := h.store.Get("", "web")
 		if err != nil {
 			return false
 		}
-		st, _ := h.store.ReadStatus("web")
+		st, _ := h.store.ReadStatus("", "web")
 		counts, _ := View(rec, st, h.ours("web"), time.Now())
 		pods := Pods(rec, st, h.ours("web"), time.Now())
 		return counts.ReadyReplicas == 1 && counts.Replicas == 1 && len(pods) == 1 && pods[0].Status == "Running" &&
@@ -159,7 +159,7 @@ func TestPodLifecycle(t *testing.T) {
 
 	h.apply(testPodDeployment("web", 0))
 	h.waitFor("scaled to zero, volumes collected", func() bool { return len(h.ours("web")) == 0 && len(h.engine.Volumes()) == 0 })
-	if err := h.store.Delete("web"); err != nil {
+	if err := h.store.Delete("", "web"); err != nil {
 		t.Fatal(err)
 	}
 	h.waitFor("helper image collected", func() bool { return len(h.engine.HelperImages()) == 0 })
@@ -307,11 +307,11 @@ func TestCompletedInitContainerIsNoCrash(t *testing.T) {
 		m := member(h.ours("web"), "app")
 		return m != nil && m.State == dockerx.StateRunning
 	})
-	rec, err := h.store.Get("web")
+	rec, err := h.store.Get("", "web")
 	if err != nil {
 		t.Fatal(err)
 	}
-	st, _ := h.store.ReadStatus("web")
+	st, _ := h.store.ReadStatus("", "web")
 	_, views := View(rec, st, h.ours("web"), time.Now())
 	for _, name := range []string{"migrate", "seed"} {
 		m := member(h.ours("web"), name)
@@ -427,7 +427,7 @@ func TestPodDeleteCollectsImage(t *testing.T) {
 				}
 				return n == 2 && len(h.engine.Volumes()) == want && len(h.engine.HelperImages()) == 1
 			})
-			if err := h.store.Delete("web"); err != nil {
+			if err := h.store.Delete("", "web"); err != nil {
 				t.Fatal(err)
 			}
 			h.waitFor("containers, volumes and the helper image gone", func() bool {

@@ -32,7 +32,7 @@ func podDeployment(replicas int32, inits ...manifests.Container) *manifests.Depl
 // hash: its holder in holderState ("" for none) and members given as
 // name → state ("exited:N" is an exit with code N).
 func podOf(hash string, ord int, holderState string, members map[string]string) []dockerx.Container {
-	base := dockerx.ContainerName("i", "web", hash, ord)
+	base := dockerx.ContainerName("i", "", "web", hash, ord)
 	uid := "u" + hash + string(rune('0'+ord))
 	podName := dockerx.Hostname("web", hash, ord)
 	c := func(name, role, cname, state string) dockerx.Container {
@@ -109,7 +109,7 @@ func TestPodPlanGolden(t *testing.T) {
 		}
 		return out
 	}
-	seedID := "id-" + dockerx.MemberName(dockerx.ContainerName("i", "web", H, 0), "seed")
+	seedID := "id-" + dockerx.MemberName(dockerx.ContainerName("i", "", "web", H, 0), "seed")
 	tests := []struct {
 		name string
 		in   PlanInput
@@ -148,7 +148,7 @@ func TestPodPlanGolden(t *testing.T) {
 		{"pod-sidecar-scale-down", podInput(sidecar(0), podOf(H, 0, run, map[string]string{"proxy": run, "migrate": "exited:0", "app": run, "log": run}))},
 		{"pod-liveness", func() PlanInput {
 			in := podInput(d(1), podOf(H, 0, run, running))
-			in.LivenessFailed = map[string]bool{"id-" + dockerx.MemberName(dockerx.ContainerName("i", "web", H, 0), "app"): true}
+			in.LivenessFailed = map[string]bool{"id-" + dockerx.MemberName(dockerx.ContainerName("i", "", "web", H, 0), "app"): true}
 			return in
 		}()},
 	}

@@ -30,11 +30,11 @@ func TestProbePanicIsAFailedProbe(t *testing.T) {
 	h.waitFor("the probe to run (and panic) twice", func() bool { return runner.calls.Load() >= 2 })
 	h.apply(testDeployment("api", 2, "x"))
 	h.waitReplicas("api", 2)
-	rec, err := h.store.Lookup("web")
+	rec, err := h.store.Lookup("", "web")
 	if err != nil {
 		t.Fatal(err)
 	}
-	st, _ := h.store.ReadStatus("web")
+	st, _ := h.store.ReadStatus("", "web")
 	cs := h.ours("web")
 	_, views := View(rec, st, cs, h.ctrl.opts.Now())
 	for _, c := range cs {

@@ -278,7 +278,8 @@ func resolvePort(p intstr.IntOrString, ports []manifests.ContainerPort) (int, er
 }
 
 // prober keeps one worker per running container that has controller-run
-// probes, and remembers their results.
+// probes, and remembers their results. It names deployments by their key
+// ("namespace/name"), as the work queue does.
 type prober struct {
 	runner probeRunner
 	docker Docker

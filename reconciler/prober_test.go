@@ -149,7 +149,7 @@ func TestLivenessFailureRestartsContainer(t *testing.T) {
 	// could be too slow on a loaded machine and see a second restart.
 	runner.failTimes(c.ID, 1)
 	h.waitFor("a liveness restart counted in status", func() bool {
-		st, err := h.store.ReadStatus("web")
+		st, err := h.store.ReadStatus("", "web")
 		if err != nil || st == nil {
 			return false
 		}
@@ -173,7 +173,7 @@ func TestHTTPReadinessGatesReadyReplicas(t *testing.T) {
 	d.Spec.Template.Spec.Containers[0].ReadinessProbe = fastProbe()
 	h.apply(d)
 	readyReplicas := func() int32 {
-		st, _ := h.store.ReadStatus("web")
+		st, _ := h.store.ReadStatus("", "web")
 		s, _ := View(recordOf(d), st, h.ours("web"), time.Now())
 		return s.ReadyReplicas
 	}

@@ -311,7 +311,7 @@ func TestControllerReportsConfigErrors(t *testing.T) {
 	h.apply(d)
 	h.start()
 	h.waitFor("ReplicaFailure FailedCreate naming the volumeMount", func() bool {
-		st, err := h.store.ReadStatus("web")
+		st, err := h.store.ReadStatus("", "web")
 		if err != nil || st == nil {
 			return false
 		}

@@ -19,13 +19,13 @@ type recordingStore struct {
 	writes map[string][]store.Status // by deployment, in order
 }
 
-func (r *recordingStore) WriteStatus(name string, st *store.Status) error {
+func (r *recordingStore) WriteStatus(ns, name string, st *store.Status) error {
 	r.mu.Lock()
 	cp := *st
 	cp.Conditions = append([]manifests.DeploymentCondition(nil), st.Conditions...)
 	r.writes[name] = append(r.writes[name], cp)
 	r.mu.Unlock()
-	return r.Store.WriteStatus(name, st)
+	return r.Store.WriteStatus(ns, name, st)
 }
 
 // count returns how many status writes there were, for every deployment.

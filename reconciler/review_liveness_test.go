@@ -27,7 +27,7 @@ func TestLivenessRestartsBackOff(t *testing.T) {
 	c := h.ours("web")[0]
 	var v ContainerView
 	h.waitFor("a backoff, or a third liveness restart", func() bool {
-		st, err := h.store.ReadStatus("web")
+		st, err := h.store.ReadStatus("", "web")
 		if err != nil || st == nil {
 			return false
 		}

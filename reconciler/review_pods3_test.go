@@ -83,7 +83,7 @@ func TestReviewRecreateWaitsForNameBlockedOldPod(t *testing.T) {
 	run := dockerx.StateRunning
 	// log is missing and its name is held by a foreign container.
 	cs := podOf(oldHash, 0, run, map[string]string{"migrate": "exited:0", "seed": "exited:0", "app": run})
-	base := dockerx.ContainerName("i", "web", oldHash, 0)
+	base := dockerx.ContainerName("i", "", "web", oldHash, 0)
 	blocked := map[string]bool{dockerx.MemberName(base, "log"): true}
 	plan := ComputePlan(recreateInput(newD, oldHash, newHash, revs, cs, nil, blocked))
 	assertNoOverlap(t, plan, newHash)
@@ -120,7 +120,7 @@ func TestReviewDeletedDeploymentForgetsDeadHolders(t *testing.T) {
 		}
 		return n == 3
 	})
-	if err := h.store.Delete("web"); err != nil {
+	if err := h.store.Delete("", "web"); err != nil {
 		t.Fatal(err)
 	}
 	h.ctrl.queue.Add("web")

@@ -23,7 +23,7 @@ func TestReviewPodMemberNameTakenConverges(t *testing.T) {
 	h := newHarness(t, Options{})
 	d := testPodDeployment("web", 1)
 	hash := manifests.TemplateHash(&d.Spec.Template)
-	taken := dockerx.MemberName(dockerx.ContainerName("i", "web", hash, 0), "migrate")
+	taken := dockerx.MemberName(dockerx.ContainerName("i", "", "web", hash, 0), "migrate")
 	if _, err := h.engine.Add(dockerx.Container{Name: taken, State: dockerx.StateRunning, Labels: map[string]string{}}, ""); err != nil {
 		t.Fatal(err)
 	}
@@ -113,7 +113,7 @@ func TestReviewPodVolumePrunedDuringCreateIsNotLeaked(t *testing.T) {
 		a := member(h.ours("web"), "app")
 		return a != nil && a.State == dockerx.StateRunning
 	})
-	if err := h.store.Delete("web"); err != nil {
+	if err := h.store.Delete("", "web"); err != nil {
 		t.Fatal(err)
 	}
 	h.waitFor("deployment gone", func() bool { return len(h.ours("web")) == 0 })

@@ -78,7 +78,7 @@ func TestReviewPodDeadMemberIsRepaired(t *testing.T) {
 	members := map[string]string{"migrate": "exited:0", "seed": "exited:0", "app": dockerx.StateDead, "log": dockerx.StateRunning}
 	in := podInput(podDeployment(1), podOf(H, 0, dockerx.StateRunning, members))
 	plan := planFor(in)
-	appID := "id-" + dockerx.MemberName(dockerx.ContainerName("i", "web", H, 0), "app")
+	appID := "id-" + dockerx.MemberName(dockerx.ContainerName("i", "", "web", H, 0), "app")
 	for _, op := range plan.Ops {
 		if op.ContainerID == appID || (op.Kind == OpCreate && op.Container == "app") {
 			return
@@ -114,7 +114,7 @@ func TestReviewPodMembersStoppedGracefullyWhenHolderExited(t *testing.T) {
 	members := map[string]string{"migrate": "exited:0", "seed": "exited:0", "app": dockerx.StateRunning, "log": dockerx.StateRunning}
 	in := podInput(podDeployment(1), podOf(H, 0, dockerx.StateExited, members))
 	plan := planFor(in)
-	appID := "id-" + dockerx.MemberName(dockerx.ContainerName("i", "web", H, 0), "app")
+	appID := "id-" + dockerx.MemberName(dockerx.ContainerName("i", "", "web", H, 0), "app")
 	for _, op := range plan.Ops {
 		if op.Kind != OpRemove {
 			continue
@@ -177,7 +177,7 @@ func TestReviewPodRestartsAsKubectl(t *testing.T) {
 	hash := manifests.TemplateHash(&d.Spec.Template)
 	members := map[string]string{"migrate": "exited:0", "seed": "exited:0", "app": dockerx.StateRunning, "log": dockerx.StateRunning}
 	cs := podOf(hash, 0, dockerx.StateRunning, members)
-	migrate := "id-" + dockerx.MemberName(dockerx.ContainerName("i", "web", hash, 0), "migrate")
+	migrate := "id-" + dockerx.MemberName(dockerx.ContainerName("i", "", "web", hash, 0), "migrate")
 	st := &store.Status{}
 	if err := writeState(st, deploymentState{Containers: map[string]*containerState{migrate: {Restarts: 2}}}); err != nil {
 		t.Fatal(err)
@@ -215,7 +215,7 @@ func TestReviewPodScaleDownRemovesInitializingPodFirst(t *testing.T) {
 	plan := planFor(in)
 	for _, op := range plan.Ops {
 		if op.Kind == OpRemove {
-			if op.Name != dockerx.ContainerName("i", "web", H, 1) {
+			if op.Name != dockerx.ContainerName("i", "", "web", H, 1) {
 				t.Fatalf("scale-down removes the initialized pod %s and keeps the one still initializing:\n%s", op.Name, plan)
 			}
 			return
@@ -238,7 +238,7 @@ func TestReviewPodNameIsHostname(t *testing.T) {
 	d := deployment(1)
 	d.Metadata.Name = name
 	hash := manifests.TemplateHash(&d.Spec.Template)
-	c := dockerx.Container{ID: "c1", Name: dockerx.ContainerName("i", name, hash, 0), State: dockerx.StateRunning,
+	c := dockerx.Container{ID: "c1", Name: dockerx.ContainerName("i", "", name, hash, 0), State: dockerx.StateRunning,
 		Instance: "i", Deployment: name, TemplateHash: hash, Role: dockerx.RoleReplica, Created: t0}
 	rec := &store.Record{Name: name, Deployment: *d}
 	pods := Pods(rec, nil, []dockerx.Container{c}, t0)

@@ -17,7 +17,7 @@ func TestRevivedDeploymentRecordsStopsInFlight(t *testing.T) {
 	h.apply(withGrace(testDeployment("web", 2, "x"), 3600))
 	h.start()
 	old := h.waitReplicas("web", 2)
-	if err := h.store.Delete("web"); err != nil {
+	if err := h.store.Delete("", "web"); err != nil {
 		t.Fatal(err)
 	}
 	waitLong(t, h, "both replicas sent their stop signal", func() bool { return len(rec.asked()) == 2 })

@@ -19,7 +19,7 @@ func TestControllerDoesNotAdoptItselfOnNameConflict(t *testing.T) {
 	h := newHarness(t, Options{})
 	d := testDeployment("web", 1, "x")
 	hash := manifests.TemplateHash(&d.Spec.Template)
-	self, err := h.engine.Add(dockerx.Container{Name: dockerx.ContainerName("i", "web", hash, 0), State: dockerx.StateRunning,
+	self, err := h.engine.Add(dockerx.Container{Name: dockerx.ContainerName("i", "", "web", hash, 0), State: dockerx.StateRunning,
 		Labels: map[string]string{dockerx.LabelInstance: "i", dockerx.LabelDeployment: "web", dockerx.LabelTemplateHash: hash}}, "")
 	if err != nil {
 		t.Fatal(err)

@@ -30,7 +30,7 @@ func TestRevivedDeploymentDoesNotResurrectDeletedRevision(t *testing.T) {
 
 	// Deleted while no controller runs, and the deletion half done: one
 	// container of the deleted version is gone, two remain.
-	if err := h.store.Delete("web"); err != nil {
+	if err := h.store.Delete("", "web"); err != nil {
 		t.Fatal(err)
 	}
 	if err := h.engine.Remove(olds[0].ID); err != nil {
@@ -76,7 +76,7 @@ func TestStoreKeepsRevisionsOfRolloutState(t *testing.T) {
 		d.Spec.RevisionHistoryLimit = &zero
 		return d
 	}
-	if _, err := st.Apply([]*manifests.Deployment{v("one")}, store.ApplyOptions{}); err != nil {
+	if _, err := st.Apply(store.Deployments([]*manifests.Deployment{v("one")}...), store.ApplyOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	one := manifests.TemplateHash(&v("one").Spec.Template)
@@ -84,15 +84,15 @@ func TestStoreKeepsRevisionsOfRolloutState(t *testing.T) {
 	if err := writeState(&status, deploymentState{Rollout: RolloutState{Sizes: map[string]int32{one: 1}}}); err != nil {
 		t.Fatal(err)
 	}
-	if err := st.WriteStatus("web", &status); err != nil {
+	if err := st.WriteStatus("", "web", &status); err != nil {
 		t.Fatal(err)
 	}
 	for _, env := range []string{"two", "three"} {
-		if _, err := st.Apply([]*manifests.Deployment{v(env)}, store.ApplyOptions{}); err != nil {
+		if _, err := st.Apply(store.Deployments([]*manifests.Deployment{v(env)}...), store.ApplyOptions{}); err != nil {
 			t.Fatal(err)
 		}
 	}
-	rec, err := st.Get("web")
+	rec, err := st.Get("", "web")
 	if err != nil {
 		t.Fatal(err)
 	}

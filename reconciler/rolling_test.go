@@ -102,7 +102,7 @@ func TestRecreateNeverShowsTwoRevisions(t *testing.T) {
 	b.install(h)
 	h.apply(withStrategy(testDeployment("web", 4, "two"), manifests.StrategyRecreate, 0, 0))
 	h.waitReplicas("web", 4)
-	rec, _ := h.store.Get("web")
+	rec, _ := h.store.Get("", "web")
 	newHash := manifests.TemplateHash(&rec.Deployment.Spec.Template)
 	b.mu.Lock()
 	defer b.mu.Unlock()
@@ -140,7 +140,7 @@ func TestBrokenRevisionStalls(t *testing.T) {
 	h.engine.ResetPeak("web")
 	h.apply(broken)
 	h.waitFor("Progressing=False ProgressDeadlineExceeded", func() bool {
-		st, err := h.store.ReadStatus("web")
+		st, err := h.store.ReadStatus("", "web")
 		if err != nil || st == nil {
 			return false
 		}
@@ -175,7 +175,7 @@ func TestRollbackToPreviousTemplate(t *testing.T) {
 	if want := manifests.TemplateHash(&one.Spec.Template); cs[0].TemplateHash != want {
 		t.Fatalf("hash %s, want %s", cs[0].TemplateHash, want)
 	}
-	rec, _ := h.store.Get("web")
+	rec, _ := h.store.Get("", "web")
 	if cur := rec.CurrentRevision(); cur.Number != 3 || cur.Hash != cs[0].TemplateHash {
 		t.Fatalf("current revision %+v", cur)
 	}
@@ -272,7 +272,7 @@ func TestCrashingReleaseKeepsOldReplicas(t *testing.T) {
 	broken := withStrategy(testDeployment("web", 4, "broken"), manifests.StrategyRollingUpdate, 1, 1)
 	brokenHash := manifests.TemplateHash(&broken.Spec.Template)
 	h.apply(broken)
-	rec, err := h.store.Get("web")
+	rec, err := h.store.Get("", "web")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -286,7 +286,7 @@ func TestCrashingReleaseKeepsOldReplicas(t *testing.T) {
 		return n
 	}
 	view := func() (manifests.DeploymentStatus, map[string]ContainerView) {
-		st, _ := h.store.ReadStatus("web")
+		st, _ := h.store.ReadStatus("", "web")
 		return View(rec, st, h.ours("web"), clock.Now())
 	}
 	crashLooping := func() bool {

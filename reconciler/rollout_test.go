@@ -195,12 +195,12 @@ func TestCreatedPausedGetsNoReplicasUntilResumed(t *testing.T) {
 	d.Spec.Paused = true
 	h.apply(d)
 	h.start()
-	rec, err := h.store.Get("web")
+	rec, err := h.store.Get("", "web")
 	if err != nil {
 		t.Fatal(err)
 	}
 	h.waitFor("the paused deployment to be observed", func() bool {
-		st, err := h.store.ReadStatus("web")
+		st, err := h.store.ReadStatus("", "web")
 		if err != nil || st == nil || st.ObservedGeneration != rec.Generation {
 			return false
 		}

@@ -13,6 +13,7 @@ import (
 
 	"github.com/dockctl/dockctl/dockerx"
 	"github.com/dockctl/dockctl/internal/helperapi"
+	"github.com/dockctl/dockctl/store"
 )
 
 // How httpGet and tcpSocket probes reach pods (DESIGN §10.7). Pods live on
@@ -144,7 +145,7 @@ func (r *probeRoute) noteEvent(ev dockerx.Event) {
 // update is the sweep's: st is the instance network (nil: none to use),
 // created whether this sweep created it, cs the instance's containers. It
 // decides the mode when it must, dialing outside the lock.
-func (r *probeRoute) update(ctx context.Context, st *NetworkStatus, created bool, cs []dockerx.Container) {
+func (r *probeRoute) update(ctx context.Context, st *store.NetworkStatus, created bool, cs []dockerx.Container) {
 	helper := dnsHelper(r.instance, cs)
 	r.mu.Lock()
 	if st == nil {

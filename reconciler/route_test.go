@@ -21,6 +21,7 @@ import (
 	"github.com/dockctl/dockctl/dockerx"
 	"github.com/dockctl/dockctl/internal/helperapi"
 	"github.com/dockctl/dockctl/manifests"
+	"github.com/dockctl/dockctl/store"
 )
 
 func TestRelayVerdict(t *testing.T) {
@@ -160,7 +161,7 @@ func (m *modeRecorder) last() (mode string, conflict *bool) {
 // again or a probe found no route (at most once per recheckEvery), and
 // direct without an instance network.
 func TestProbeRouteDecides(t *testing.T) {
-	st := &NetworkStatus{Name: "dockctl_i", Subnet: "10.222.0.0/20", DNSIP: "10.222.8.0"}
+	st := &store.NetworkStatus{Name: "dockctl_i", Subnet: "10.222.0.0/20", DNSIP: "10.222.8.0"}
 	dns := []dockerx.Container{{ID: "dns1", Name: "i_dns", Role: dockerx.RoleDNS, Instance: "i", State: dockerx.StateRunning}}
 	ctx := context.Background()
 	obs := &modeRecorder{}

@@ -205,6 +205,7 @@ func view(rec *store.Record, st *store.Status, cs []dockerx.Container, now time.
 // PodView is one replica as `get pods` shows it.
 type PodView struct {
 	Name       string // the pod's name (its hostname)
+	Namespace  string // its deployment's, "default" included
 	Deployment string
 	Hash       string
 	Holder     *dockerx.Container // nil for a pod of one container
@@ -235,7 +236,7 @@ func Pods(rec *store.Record, st *store.Status, cs []dockerx.Container, now time.
 	for i := range v.observed.units {
 		u := &v.observed.units[i]
 		t := v.templates(u.TemplateHash)
-		pv := PodView{Deployment: rec.Name, Hash: u.TemplateHash, Created: u.Created,
+		pv := PodView{Namespace: rec.NamespaceOrDefault(), Deployment: rec.Name, Hash: u.TemplateHash, Created: u.Created,
 			Available: v.units[u.ID].Available, Terminating: v.units[u.ID].Terminating}
 		if p := v.observed.pods[u.ID]; p != nil {
 			pv.Name, pv.Holder = p.name, p.holder

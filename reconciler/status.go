@@ -192,7 +192,7 @@ func cond(typ, status, reason, msg string) manifests.DeploymentCondition {
 // It also returns when the progress deadline would expire, for a requeue.
 func (c *Controller) nextStatus(a *assessment, fail failure, now time.Time) (*store.Status, time.Duration, error) {
 	counts := ComputeStatus(a.d, a.in.Hash, liveContainers(a.in), a.ready, a.in.Available)
-	c.opts.Observer.DeploymentObserved(a.rec.Name, int(a.d.Replicas()), int(counts.Replicas), int(counts.ReadyReplicas), int(counts.AvailableReplicas))
+	c.opts.Observer.DeploymentObserved(a.rec.NamespaceOrDefault(), a.rec.Name, int(a.d.Replicas()), int(counts.Replicas), int(counts.ReadyReplicas), int(counts.AvailableReplicas))
 	next := *a.prev
 	next.ObservedGeneration = a.rec.Generation
 	var deadlineIn time.Duration

@@ -144,53 +144,53 @@ func TestPlanStopUsesOwnRevisionGrace(t *testing.T) {
 			desired: newD, hash: newHash,
 			cs:    []dockerx.Container{ctr(oldHash, 0, running, time.Hour), ctr(newHash, 0, running, time.Hour), ctr(newHash, 1, running, time.Hour)},
 			sizes: map[string]int32{oldHash: 1, newHash: 2},
-			want:  map[string]string{"id-" + dockerx.ContainerName("i", "web", oldHash, 0): "remove 7s"}},
+			want:  map[string]string{"id-" + dockerx.ContainerName("i", "", "web", oldHash, 0): "remove 7s"}},
 		{name: "a surplus replica of the current revision gets the current grace",
 			desired: newD, hash: newHash,
 			cs:    []dockerx.Container{ctr(newHash, 0, running, time.Hour), ctr(newHash, 1, running, time.Hour), ctr(newHash, 2, running, time.Minute)},
 			sizes: map[string]int32{newHash: 3},
-			want:  map[string]string{"id-" + dockerx.ContainerName("i", "web", newHash, 2): "remove 1m0s"}},
+			want:  map[string]string{"id-" + dockerx.ContainerName("i", "", "web", newHash, 2): "remove 1m0s"}},
 		{name: "an absurd grace is bounded by the default maximum",
 			desired: deployment(0), hash: manifests.TemplateHash(&deployment(0).Spec.Template),
 			cs:   []dockerx.Container{ctr(hugeHash, 0, running, time.Hour)},
-			want: map[string]string{"id-" + dockerx.ContainerName("i", "web", hugeHash, 0): "remove 5m0s"}},
+			want: map[string]string{"id-" + dockerx.ContainerName("i", "", "web", hugeHash, 0): "remove 5m0s"}},
 		{name: "and by --max-grace-period",
 			desired: newD, hash: newHash, maxGrace: 20 * time.Second,
 			cs:    []dockerx.Container{ctr(newHash, 0, running, time.Hour), ctr(newHash, 1, running, time.Hour), ctr(newHash, 2, running, time.Minute)},
 			sizes: map[string]int32{newHash: 3},
-			want:  map[string]string{"id-" + dockerx.ContainerName("i", "web", newHash, 2): "remove 20s"}},
+			want:  map[string]string{"id-" + dockerx.ContainerName("i", "", "web", newHash, 2): "remove 20s"}},
 		{name: "a container that is not running has nothing to stop",
 			desired: newD, hash: newHash,
 			cs:    []dockerx.Container{ctr(oldHash, 0, exited, time.Hour), ctr(newHash, 0, running, time.Hour), ctr(newHash, 1, running, time.Hour)},
 			sizes: map[string]int32{oldHash: 1, newHash: 2},
-			want:  map[string]string{"id-" + dockerx.ContainerName("i", "web", oldHash, 0): "remove 0s"}},
+			want:  map[string]string{"id-" + dockerx.ContainerName("i", "", "web", oldHash, 0): "remove 0s"}},
 		{name: "a liveness restart of an old replica uses its own grace",
-			desired: newD, hash: newHash, liveness: "id-" + dockerx.ContainerName("i", "web", oldHash, 0),
+			desired: newD, hash: newHash, liveness: "id-" + dockerx.ContainerName("i", "", "web", oldHash, 0),
 			cs:    []dockerx.Container{ctr(oldHash, 0, running, time.Hour), ctr(newHash, 0, running, time.Hour)},
 			sizes: map[string]int32{oldHash: 1, newHash: 1},
-			want:  map[string]string{"id-" + dockerx.ContainerName("i", "web", oldHash, 0): "restart 7s"}},
+			want:  map[string]string{"id-" + dockerx.ContainerName("i", "", "web", oldHash, 0): "restart 7s"}},
 		{name: "a terminating replica found after a restart gets what is left of its grace",
 			desired: newD, hash: newHash,
 			cs:          []dockerx.Container{ctr(oldHash, 0, running, time.Hour), ctr(newHash, 0, running, time.Hour), ctr(newHash, 1, running, time.Hour)},
 			sizes:       map[string]int32{newHash: 2},
-			terminating: map[string]time.Time{"id-" + dockerx.ContainerName("i", "web", oldHash, 0): t0.Add(3 * time.Second)},
-			want:        map[string]string{"id-" + dockerx.ContainerName("i", "web", oldHash, 0): "remove 3s"}},
+			terminating: map[string]time.Time{"id-" + dockerx.ContainerName("i", "", "web", oldHash, 0): t0.Add(3 * time.Second)},
+			want:        map[string]string{"id-" + dockerx.ContainerName("i", "", "web", oldHash, 0): "remove 3s"}},
 		{name: "and is killed once its deadline has passed",
 			desired: newD, hash: newHash,
 			cs:          []dockerx.Container{ctr(oldHash, 0, running, time.Hour), ctr(newHash, 0, running, time.Hour), ctr(newHash, 1, running, time.Hour)},
 			sizes:       map[string]int32{newHash: 2},
-			terminating: map[string]time.Time{"id-" + dockerx.ContainerName("i", "web", oldHash, 0): t0.Add(-time.Second)},
-			want:        map[string]string{"id-" + dockerx.ContainerName("i", "web", oldHash, 0): "remove 0s"}},
+			terminating: map[string]time.Time{"id-" + dockerx.ContainerName("i", "", "web", oldHash, 0): t0.Add(-time.Second)},
+			want:        map[string]string{"id-" + dockerx.ContainerName("i", "", "web", oldHash, 0): "remove 0s"}},
 		{name: "a container whose stop is in flight gets no op",
 			desired: newD, hash: newHash,
 			cs:          []dockerx.Container{ctr(oldHash, 0, running, time.Hour), ctr(newHash, 0, running, time.Hour), ctr(newHash, 1, running, time.Hour)},
 			sizes:       map[string]int32{newHash: 2},
-			terminating: map[string]time.Time{"id-" + dockerx.ContainerName("i", "web", oldHash, 0): t0.Add(time.Hour)},
-			stopping:    map[string]bool{"id-" + dockerx.ContainerName("i", "web", oldHash, 0): true},
+			terminating: map[string]time.Time{"id-" + dockerx.ContainerName("i", "", "web", oldHash, 0): t0.Add(time.Hour)},
+			stopping:    map[string]bool{"id-" + dockerx.ContainerName("i", "", "web", oldHash, 0): true},
 			want:        map[string]string{}},
 		{name: "a deleted deployment's replicas keep their own revisions' grace",
 			cs:   []dockerx.Container{ctr(oldHash, 0, running, time.Hour), ctr(newHash, 0, running, time.Hour)},
-			want: map[string]string{"id-" + dockerx.ContainerName("i", "web", oldHash, 0): "remove 7s", "id-" + dockerx.ContainerName("i", "web", newHash, 0): "remove 1m0s"}},
+			want: map[string]string{"id-" + dockerx.ContainerName("i", "", "web", oldHash, 0): "remove 7s", "id-" + dockerx.ContainerName("i", "", "web", newHash, 0): "remove 1m0s"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -305,8 +305,8 @@ func ignoreStops(h *harness, release func(time.Duration) <-chan time.Time, deplo
 func never(time.Duration) <-chan time.Time { return nil }
 
 func terminating(h *harness, name, id string) bool {
-	st, err := h.store.ReadStatus(name)
-	rec, _ := h.store.Get(name)
+	st, err := h.store.ReadStatus("", name)
+	rec, _ := h.store.Get("", name)
 	if err != nil || st == nil || rec == nil {
 		return false
 	}
@@ -345,8 +345,8 @@ func TestGracefulStopDoesNotHoldWorker(t *testing.T) {
 		if n := len(h.ours("slow")); n != 2 {
 			t.Fatalf("the terminating replica was removed before its grace period: %s", summary(h.ours("slow")))
 		}
-		st, _ := h.store.ReadStatus("slow")
-		rc, _ := h.store.Get("slow")
+		st, _ := h.store.ReadStatus("", "slow")
+		rc, _ := h.store.Get("", "slow")
 		counts, _ := View(rc, st, h.ours("slow"), time.Now())
 		if counts.Replicas != 1 {
 			t.Fatalf("status counts %d replicas, want 1 (the terminating %s excluded)", counts.Replicas, victim)
@@ -376,7 +376,7 @@ func TestGracefulStopDoesNotHoldWorker(t *testing.T) {
 		h.apply(withGrace(testDeployment("slow", 2, "x"), 45))
 		h.start()
 		h.waitReplicas("slow", 2)
-		if err := h.store.Delete("slow"); err != nil {
+		if err := h.store.Delete("", "slow"); err != nil {
 			t.Fatal(err)
 		}
 		waitLong(t, h, "the deleted deployment's replicas gone", func() bool { return len(h.ours("slow")) == 0 })

@@ -5,7 +5,6 @@ import (
 	"time"
 
 	"github.com/dockctl/dockctl/dockerx"
-	"github.com/dockctl/dockctl/manifests"
 )
 
 // Drain before stop (DESIGN §10, issue 10 item 6): a pod leaves the
@@ -60,7 +59,7 @@ func (in PlanInput) setDrains(ops []Op) {
 		}
 		if p := in.Pods[op.ContainerID]; p != nil {
 			if podServing(p) {
-				op.Drain = &DrainRef{Namespace: podNamespace(p), Pod: p.name}
+				op.Drain = &DrainRef{Namespace: in.namespace(), Pod: p.name}
 			}
 			continue
 		}
@@ -72,7 +71,7 @@ func (in PlanInput) setDrains(ops []Op) {
 		}
 		if c := units[op.ContainerID]; c != nil {
 			if c.State == dockerx.StateRunning {
-				op.Drain = &DrainRef{Namespace: namespaceOf(c), Pod: podName(c.Deployment, c)}
+				op.Drain = &DrainRef{Namespace: in.namespace(), Pod: podName(c.Deployment, c)}
 			}
 			continue
 		}
@@ -85,7 +84,7 @@ func (in PlanInput) setDrains(ops []Op) {
 			}
 		}
 		if p := podOf[op.ContainerID]; p != nil && podServing(p) {
-			op.Drain = &DrainRef{Namespace: podNamespace(p), Pod: p.name}
+			op.Drain = &DrainRef{Namespace: in.namespace(), Pod: p.name}
 		}
 	}
 }
@@ -98,20 +97,6 @@ func podServing(p *pod) bool {
 		}
 	}
 	return false
-}
-
-func podNamespace(p *pod) string {
-	cs := p.containers()
-	return namespaceOf(cs[len(cs)-1]) // the holder when there is one
-}
-
-// namespaceOf is a container's namespace: its label's, default without
-// one (made by an earlier release).
-func namespaceOf(c *dockerx.Container) string {
-	if c.Namespace == "" {
-		return manifests.DefaultNamespace
-	}
-	return c.Namespace
 }
 
 // drain takes op's pod out of the Services' endpoints, bounded, and

@@ -72,8 +72,8 @@ func TestSetDrains(t *testing.T) {
 			want: []string{"restart " + running.Name + " → default/web-" + hash + "-0"},
 		},
 		{
-			name: "a namespace label names the drain's namespace",
-			in:   PlanInput{Containers: []dockerx.Container{inNamespace(running, "shop")}},
+			name: "a deployment of another namespace drains in it",
+			in:   PlanInput{Namespace: "shop", Containers: []dockerx.Container{running}},
 			want: []string{"remove " + running.Name + " → shop/web-" + hash + "-0"},
 		},
 		{
@@ -109,12 +109,6 @@ func TestSetDrains(t *testing.T) {
 func deleted(in PlanInput) PlanInput {
 	in.Desired = nil
 	return in
-}
-
-func inNamespace(c dockerx.Container, ns string) dockerx.Container {
-	c.Labels = map[string]string{dockerx.LabelNamespace: ns}
-	c.Namespace = ns
-	return c
 }
 
 // TestStopDeadlineCoversTheDrain: the kill deadline a stop records (what a
@@ -279,7 +273,7 @@ func TestDrainBeforeStop(t *testing.T) {
 			name: "delete",
 			dep:  func() *manifests.Deployment { return testDeployment("web", 2, "x") },
 			act: func(h *harness, _ *manifests.Deployment) {
-				if err := h.store.Delete("web"); err != nil {
+				if err := h.store.Delete("", "web"); err != nil {
 					h.t.Fatal(err)
 				}
 				h.waitFor("every replica gone", func() bool { return len(h.ours("web")) == 0 })

@@ -17,7 +17,8 @@ import (
 // the grace period and, with a few such containers, starve every other
 // deployment. Each stop gets a goroutine of its own instead: it mostly
 // waits on Docker, and one container that ignores its stop signal then
-// delays nothing but its own removal.
+// delays nothing but its own removal. It names deployments by their key
+// ("namespace/name"), as the work queue does.
 type stopper struct {
 	docker Docker
 	log    *slog.Logger
@@ -178,7 +179,7 @@ func (s *stopper) shutdown() {
 // stop deadline the status file holds (a stop begun by this or an earlier
 // controller) and those with a job in flight here (addTerminating).
 func (c *Controller) stopInputs(in *PlanInput, s deploymentState, ready map[string]bool) {
-	busy, removing := c.stopper.inFlight(in.Name)
+	busy, removing := c.stopper.inFlight(in.key())
 	in.Stopping = busy
 	in.Terminating = removing
 	s.addTerminating(in.Terminating, ready)

@@ -46,7 +46,7 @@ func (h *harness) editRecord(name string, edit func(rec map[string]any)) {
 // editStatus rewrites the controller's memory of a deployment.
 func (h *harness) editStatus(name string, edit func(*deploymentState)) {
 	h.t.Helper()
-	st, err := h.store.ReadStatus(name)
+	st, err := h.store.ReadStatus("", name)
 	if err != nil {
 		h.t.Fatal(err)
 	}
@@ -55,14 +55,14 @@ func (h *harness) editStatus(name string, edit func(*deploymentState)) {
 	if err := writeState(st, s); err != nil {
 		h.t.Fatal(err)
 	}
-	if err := h.store.WriteStatus(name, st); err != nil {
+	if err := h.store.WriteStatus("", name, st); err != nil {
 		h.t.Fatal(err)
 	}
 }
 
 // condition returns the deployment's recorded condition of a type, or nil.
 func (h *harness) condition(name, typ string) *manifests.DeploymentCondition {
-	st, err := h.store.ReadStatus(name)
+	st, err := h.store.ReadStatus("", name)
 	if err != nil || st == nil {
 		return nil
 	}
@@ -223,7 +223,7 @@ type panicObserver struct {
 	panics atomicCounter
 }
 
-func (o *panicObserver) DeploymentObserved(name string, _, _, _, _ int) {
+func (o *panicObserver) DeploymentObserved(_, name string, _, _, _, _ int) {
 	if name == o.boom {
 		o.panics.add()
 		panic("injected")
@@ -367,7 +367,7 @@ func TestDeleteStopsProbes(t *testing.T) {
 		defer h.ctrl.prober.mu.Unlock()
 		n := 0
 		for _, w := range h.ctrl.prober.workers {
-			if w.deployment == "web" {
+			if w.deployment == "default/web" {
 				n++
 			}
 		}
@@ -380,7 +380,7 @@ func TestDeleteStopsProbes(t *testing.T) {
 		running = append(running, w)
 	}
 	h.ctrl.prober.mu.Unlock()
-	if err := h.store.Delete("web"); err != nil {
+	if err := h.store.Delete("", "web"); err != nil {
 		t.Fatal(err)
 	}
 	h.waitFor("no containers of web", func() bool { return len(h.ours("web")) == 0 })
@@ -434,7 +434,7 @@ type failCounter struct {
 	failed atomicCounter
 }
 
-func (f *failCounter) SyncDone(_ string, _ time.Duration, err error) {
+func (f *failCounter) SyncDone(_, _ string, _ time.Duration, err error) {
 	if err != nil {
 		f.failed.add()
 	}
@@ -466,7 +466,7 @@ func TestControllerStartFailureBacksOff(t *testing.T) {
 		return c != nil && c.Reason == ReasonRunContainerError && strings.Contains(c.Message, "executable file not found")
 	})
 	view := func() (dockerx.Container, ContainerView) {
-		st, err := h.store.ReadStatus("web")
+		st, err := h.store.ReadStatus("", "web")
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -474,7 +474,7 @@ func TestControllerStartFailureBacksOff(t *testing.T) {
 		if len(cs) != 1 {
 			t.Fatalf("want one container, got %s", summary(cs))
 		}
-		rec, err := h.store.Lookup("web")
+		rec, err := h.store.Lookup("", "web")
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -523,7 +523,7 @@ func TestControllerReplacesUnremovableDeadContainer(t *testing.T) {
 	h := newHarness(t, Options{ResyncPeriod: 20 * time.Millisecond})
 	d := testDeployment("web", 2, "x")
 	hash := manifests.TemplateHash(&d.Spec.Template)
-	dead, err := h.engine.Add(dockerx.Container{Name: dockerx.ContainerName("i", "web", hash, 0), State: dockerx.StateDead,
+	dead, err := h.engine.Add(dockerx.Container{Name: dockerx.ContainerName("i", "", "web", hash, 0), State: dockerx.StateDead,
 		Labels: map[string]string{dockerx.LabelInstance: "i", dockerx.LabelDeployment: "web", dockerx.LabelTemplateHash: hash}}, "")
 	if err != nil {
 		t.Fatal(err)
@@ -561,13 +561,13 @@ type statusRecorder struct {
 	failures []string
 }
 
-func (r *statusRecorder) WriteStatus(name string, st *store.Status) error {
+func (r *statusRecorder) WriteStatus(ns, name string, st *store.Status) error {
 	if c := find(st.Conditions, manifests.ConditionReplicaFailure); c != nil {
 		r.mu.Lock()
 		r.failures = append(r.failures, c.Reason+": "+c.Message)
 		r.mu.Unlock()
 	}
-	return r.Store.WriteStatus(name, st)
+	return r.Store.WriteStatus(ns, name, st)
 }
 
 func (r *statusRecorder) seen(substr string) bool {
@@ -588,7 +588,7 @@ func (r *statusRecorder) seen(substr string) bool {
 func TestControllerSkipsNamesHeldByOthers(t *testing.T) {
 	d := testDeployment("web", 2, "x")
 	hash := manifests.TemplateHash(&d.Spec.Template)
-	taken := dockerx.ContainerName("i", "web", hash, 0)
+	taken := dockerx.ContainerName("i", "", "web", hash, 0)
 	tests := []struct {
 		name  string
 		setup func(h *harness)
@@ -635,7 +635,7 @@ func TestControllerSkipsNamesHeldByOthers(t *testing.T) {
 			cs := h.waitReplicas("web", 2)
 			var want []string
 			for _, ord := range tt.wantOrdinals {
-				want = append(want, dockerx.ContainerName("i", "web", hash, ord))
+				want = append(want, dockerx.ContainerName("i", "", "web", hash, ord))
 			}
 			if got := []string{cs[0].Name, cs[1].Name}; strings.Join(got, " ") != strings.Join(want, " ") {
 				t.Fatalf("replicas %v, want %v", got, want)
@@ -683,7 +683,7 @@ func TestStoredRecordsAreNotRefused(t *testing.T) {
 			if err := os.WriteFile(filepath.Join(st.Dir(), "deployments", head.Name+".json"), data, 0o600); err != nil {
 				t.Fatal(err)
 			}
-			rec, err := st.Lookup(head.Name)
+			rec, err := st.Lookup("", head.Name)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -32,64 +32,64 @@ func TestApplyActions(t *testing.T) {
 		{
 			name: "create then unchanged",
 			steps: []step{
-				{deps: []*manifests.Deployment{dep("web"), dep("api")}, want: []ApplyResult{{"web", Created, 1}, {"api", Created, 1}}},
-				{deps: []*manifests.Deployment{dep("web"), dep("api")}, want: []ApplyResult{{"web", Unchanged, 1}, {"api", Unchanged, 1}}},
+				{deps: []*manifests.Deployment{dep("web"), dep("api")}, want: []ApplyResult{dres("web", Created, 1), dres("api", Created, 1)}},
+				{deps: []*manifests.Deployment{dep("web"), dep("api")}, want: []ApplyResult{dres("web", Unchanged, 1), dres("api", Unchanged, 1)}},
 			},
 			live: map[string]int64{"web": 1, "api": 1},
 		},
 		{
 			name: "spec change bumps generation",
 			steps: []step{
-				{deps: []*manifests.Deployment{dep("web")}, want: []ApplyResult{{"web", Created, 1}}},
-				{deps: []*manifests.Deployment{dep("web", image("nginx:1.28"))}, want: []ApplyResult{{"web", Configured, 2}}},
-				{deps: []*manifests.Deployment{dep("web", image("nginx:1.28"), replicas(3))}, want: []ApplyResult{{"web", Configured, 3}}},
-				{deps: []*manifests.Deployment{dep("web", image("nginx:1.28"), replicas(3))}, want: []ApplyResult{{"web", Unchanged, 3}}},
+				{deps: []*manifests.Deployment{dep("web")}, want: []ApplyResult{dres("web", Created, 1)}},
+				{deps: []*manifests.Deployment{dep("web", image("nginx:1.28"))}, want: []ApplyResult{dres("web", Configured, 2)}},
+				{deps: []*manifests.Deployment{dep("web", image("nginx:1.28"), replicas(3))}, want: []ApplyResult{dres("web", Configured, 3)}},
+				{deps: []*manifests.Deployment{dep("web", image("nginx:1.28"), replicas(3))}, want: []ApplyResult{dres("web", Unchanged, 3)}},
 			},
 			live: map[string]int64{"web": 3},
 		},
 		{
 			name: "metadata-only change keeps generation",
 			steps: []step{
-				{deps: []*manifests.Deployment{dep("web")}, want: []ApplyResult{{"web", Created, 1}}},
-				{deps: []*manifests.Deployment{dep("web", label("tier", "front"))}, want: []ApplyResult{{"web", Configured, 1}}},
+				{deps: []*manifests.Deployment{dep("web")}, want: []ApplyResult{dres("web", Created, 1)}},
+				{deps: []*manifests.Deployment{dep("web", label("tier", "front"))}, want: []ApplyResult{dres("web", Configured, 1)}},
 				{deps: []*manifests.Deployment{dep("web", label("tier", "front"), func(d *manifests.Deployment) {
 					d.Metadata.Annotations = map[string]string{"note": "x"}
-				})}, want: []ApplyResult{{"web", Configured, 1}}},
+				})}, want: []ApplyResult{dres("web", Configured, 1)}},
 			},
 			live: map[string]int64{"web": 1},
 		},
 		{
 			name: "template annotation is a spec change",
 			steps: []step{
-				{deps: []*manifests.Deployment{dep("web")}, want: []ApplyResult{{"web", Created, 1}}},
+				{deps: []*manifests.Deployment{dep("web")}, want: []ApplyResult{dres("web", Created, 1)}},
 				{deps: []*manifests.Deployment{dep("web", func(d *manifests.Deployment) {
 					d.Spec.Template.Metadata.Annotations = map[string]string{manifests.AnnotationNetwork: "front"}
-				})}, want: []ApplyResult{{"web", Configured, 2}}},
+				})}, want: []ApplyResult{dres("web", Configured, 2)}},
 			},
 			live: map[string]int64{"web": 2},
 		},
 		{
 			name: "status and server-set metadata in input are ignored",
 			steps: []step{
-				{deps: []*manifests.Deployment{dep("web")}, want: []ApplyResult{{"web", Created, 1}}},
+				{deps: []*manifests.Deployment{dep("web")}, want: []ApplyResult{dres("web", Created, 1)}},
 				{deps: []*manifests.Deployment{dep("web", func(d *manifests.Deployment) {
 					ts := time.Date(2020, 1, 1, 0, 0, 0, 0, time.UTC)
 					d.Metadata.Generation = 42
 					d.Metadata.CreationTimestamp = &ts
 					d.Status = &manifests.DeploymentStatus{ReadyReplicas: 1, ObservedGeneration: 42}
-				})}, want: []ApplyResult{{"web", Unchanged, 1}}},
+				})}, want: []ApplyResult{dres("web", Unchanged, 1)}},
 			},
 			live: map[string]int64{"web": 1},
 		},
 		{
 			name: "prune tombstones the absent ones",
 			steps: []step{
-				{deps: []*manifests.Deployment{dep("a"), dep("b"), dep("c")}, want: []ApplyResult{{"a", Created, 1}, {"b", Created, 1}, {"c", Created, 1}}},
+				{deps: []*manifests.Deployment{dep("a"), dep("b"), dep("c")}, want: []ApplyResult{dres("a", Created, 1), dres("b", Created, 1), dres("c", Created, 1)}},
 				{deps: []*manifests.Deployment{dep("b"), dep("d")}, opts: ApplyOptions{Prune: true},
-					want: []ApplyResult{{"b", Unchanged, 1}, {"d", Created, 1}, {"a", Pruned, 2}, {"c", Pruned, 2}}},
+					want: []ApplyResult{dres("b", Unchanged, 1), dres("d", Created, 1), dres("a", Pruned, 2), dres("c", Pruned, 2)}},
 				// Already tombstoned: not pruned again.
 				{deps: []*manifests.Deployment{dep("b"), dep("d")}, opts: ApplyOptions{Prune: true},
-					want: []ApplyResult{{"b", Unchanged, 1}, {"d", Unchanged, 1}}},
+					want: []ApplyResult{dres("b", Unchanged, 1), dres("d", Unchanged, 1)}},
 			},
 			live: map[string]int64{"b": 1, "d": 1},
 			gone: map[string]int64{"a": 2, "c": 2},
@@ -98,9 +98,9 @@ func TestApplyActions(t *testing.T) {
 			name: "prune only what matches the selector",
 			steps: []step{
 				{deps: []*manifests.Deployment{dep("a", label("tier", "back")), dep("b", label("tier", "back")), dep("c", label("tier", "front")), dep("d")},
-					want: []ApplyResult{{"a", Created, 1}, {"b", Created, 1}, {"c", Created, 1}, {"d", Created, 1}}},
+					want: []ApplyResult{dres("a", Created, 1), dres("b", Created, 1), dres("c", Created, 1), dres("d", Created, 1)}},
 				{deps: []*manifests.Deployment{dep("b", label("tier", "back"))}, opts: ApplyOptions{Prune: true, PruneSelector: mustSelector(t, "tier=back")},
-					want: []ApplyResult{{"b", Unchanged, 1}, {"a", Pruned, 2}}},
+					want: []ApplyResult{dres("b", Unchanged, 1), dres("a", Pruned, 2)}},
 			},
 			live: map[string]int64{"b": 1, "c": 1, "d": 1},
 			gone: map[string]int64{"a": 2},
@@ -110,36 +110,36 @@ func TestApplyActions(t *testing.T) {
 			// and is the default on create and on revival.
 			name: "unset replicas keeps the live count",
 			steps: []step{
-				{deps: []*manifests.Deployment{dep("a", replicas(3)), dep("b", unsetReplicas)}, want: []ApplyResult{{"a", Created, 1}, {"b", Created, 1}}},
-				{deps: []*manifests.Deployment{dep("a", unsetReplicas), dep("b", unsetReplicas)}, want: []ApplyResult{{"a", Unchanged, 1}, {"b", Unchanged, 1}}},
-				{deps: []*manifests.Deployment{dep("a", unsetReplicas, image("nginx:1.28"))}, want: []ApplyResult{{"a", Configured, 2}}},
-				{deps: []*manifests.Deployment{dep("a", replicas(2), image("nginx:1.28"))}, want: []ApplyResult{{"a", Configured, 3}}},
+				{deps: []*manifests.Deployment{dep("a", replicas(3)), dep("b", unsetReplicas)}, want: []ApplyResult{dres("a", Created, 1), dres("b", Created, 1)}},
+				{deps: []*manifests.Deployment{dep("a", unsetReplicas), dep("b", unsetReplicas)}, want: []ApplyResult{dres("a", Unchanged, 1), dres("b", Unchanged, 1)}},
+				{deps: []*manifests.Deployment{dep("a", unsetReplicas, image("nginx:1.28"))}, want: []ApplyResult{dres("a", Configured, 2)}},
+				{deps: []*manifests.Deployment{dep("a", replicas(2), image("nginx:1.28"))}, want: []ApplyResult{dres("a", Configured, 3)}},
 			},
 			live: map[string]int64{"a": 3, "b": 1},
 		},
 		{
 			name: "without prune absent ones stay",
 			steps: []step{
-				{deps: []*manifests.Deployment{dep("a"), dep("b")}, want: []ApplyResult{{"a", Created, 1}, {"b", Created, 1}}},
-				{deps: []*manifests.Deployment{dep("b")}, want: []ApplyResult{{"b", Unchanged, 1}}},
+				{deps: []*manifests.Deployment{dep("a"), dep("b")}, want: []ApplyResult{dres("a", Created, 1), dres("b", Created, 1)}},
+				{deps: []*manifests.Deployment{dep("b")}, want: []ApplyResult{dres("b", Unchanged, 1)}},
 			},
 			live: map[string]int64{"a": 1, "b": 1},
 		},
 		{
 			name: "dry run writes nothing",
 			steps: []step{
-				{deps: []*manifests.Deployment{dep("a"), dep("b")}, want: []ApplyResult{{"a", Created, 1}, {"b", Created, 1}}},
+				{deps: []*manifests.Deployment{dep("a"), dep("b")}, want: []ApplyResult{dres("a", Created, 1), dres("b", Created, 1)}},
 				{deps: []*manifests.Deployment{dep("a", replicas(5)), dep("c")}, opts: ApplyOptions{DryRun: true, Prune: true},
-					want: []ApplyResult{{"a", Configured, 2}, {"c", Created, 1}, {"b", Pruned, 2}}},
+					want: []ApplyResult{dres("a", Configured, 2), dres("c", Created, 1), dres("b", Pruned, 2)}},
 			},
 			live: map[string]int64{"a": 1, "b": 1},
 		},
 		{
 			name: "revive a tombstone",
 			steps: []step{
-				{deps: []*manifests.Deployment{dep("a"), dep("b")}, want: []ApplyResult{{"a", Created, 1}, {"b", Created, 1}}},
-				{deps: []*manifests.Deployment{dep("b")}, opts: ApplyOptions{Prune: true}, want: []ApplyResult{{"b", Unchanged, 1}, {"a", Pruned, 2}}},
-				{deps: []*manifests.Deployment{dep("a")}, want: []ApplyResult{{"a", Created, 3}}},
+				{deps: []*manifests.Deployment{dep("a"), dep("b")}, want: []ApplyResult{dres("a", Created, 1), dres("b", Created, 1)}},
+				{deps: []*manifests.Deployment{dep("b")}, opts: ApplyOptions{Prune: true}, want: []ApplyResult{dres("b", Unchanged, 1), dres("a", Pruned, 2)}},
+				{deps: []*manifests.Deployment{dep("a")}, want: []ApplyResult{dres("a", Created, 3)}},
 			},
 			live: map[string]int64{"a": 3, "b": 1},
 		},
@@ -155,7 +155,7 @@ func TestApplyActions(t *testing.T) {
 			}
 			if tt.name == "unset replicas keeps the live count" {
 				for name, want := range map[string]int32{"a": 2, "b": 1} {
-					if rec, err := s.Get(name); err != nil || rec.Deployment.Spec.Replicas == nil || *rec.Deployment.Spec.Replicas != want {
+					if rec, err := s.Get("", name); err != nil || rec.Deployment.Spec.Replicas == nil || *rec.Deployment.Spec.Replicas != want {
 						t.Fatalf("%s: stored replicas %v (%v), want %d", name, rec.Deployment.Spec.Replicas, err, want)
 					}
 				}
@@ -203,7 +203,7 @@ func TestApplyRejectsBadInputAtomically(t *testing.T) {
 			s := openTemp(t)
 			mustApply(t, s, ApplyOptions{}, dep("web"))
 			before := snapshot(t, s.Dir())
-			_, err := s.Apply(tt.deps, ApplyOptions{Prune: true})
+			_, err := s.Apply(Deployments(tt.deps...), ApplyOptions{Prune: true})
 			if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
 				t.Fatalf("error = %v, want it to contain %q", err, tt.wantErr)
 			}
@@ -251,7 +251,7 @@ func TestApplyFailsOnCorruptRecord(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			before := snapshot(t, s.Dir())
-			_, err := s.Apply(tt.deps, tt.opts)
+			_, err := s.Apply(Deployments(tt.deps...), tt.opts)
 			if !errors.Is(err, ErrCorrupt) || !strings.Contains(err.Error(), "state file deployments/api.json: corrupt: ") {
 				t.Fatalf("error = %v, want a corrupt-file error naming deployments/api.json", err)
 			}
@@ -272,7 +272,7 @@ func TestStoredRecord(t *testing.T) {
 		d.Status = &manifests.DeploymentStatus{ReadyReplicas: 3}
 	})
 	mustApply(t, s, ApplyOptions{}, in)
-	rec, err := s.Get("web")
+	rec, err := s.Get("", "web")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -308,26 +308,26 @@ func TestDeleteAndRevive(t *testing.T) {
 	mustApply(t, s, ApplyOptions{}, dep("web"), dep("api"))
 	mustApply(t, s, ApplyOptions{}, dep("web", replicas(2))) // generation 2
 
-	if err := s.Delete("web"); err != nil {
+	if err := s.Delete("", "web"); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := s.Get("web"); !errors.Is(err, ErrNotFound) {
+	if _, err := s.Get("", "web"); !errors.Is(err, ErrNotFound) {
 		t.Errorf("Get after Delete: %v, want ErrNotFound", err)
 	}
-	rec, err := s.Lookup("web")
+	rec, err := s.Lookup("", "web")
 	if err != nil {
 		t.Fatalf("Lookup of a tombstone: %v", err)
 	}
 	if !rec.Deleted || rec.DeletedAt == nil || rec.Generation != 3 {
 		t.Errorf("tombstone = deleted %v at %v generation %d; want deleted, generation 3", rec.Deleted, rec.DeletedAt, rec.Generation)
 	}
-	if err := s.Delete("web"); !errors.Is(err, ErrNotFound) {
+	if err := s.Delete("", "web"); !errors.Is(err, ErrNotFound) {
 		t.Errorf("second Delete: %v, want ErrNotFound", err)
 	}
-	if err := s.Delete("never"); !errors.Is(err, ErrNotFound) {
+	if err := s.Delete("", "never"); !errors.Is(err, ErrNotFound) {
 		t.Errorf("Delete of unknown: %v, want ErrNotFound", err)
 	}
-	if _, err := s.Lookup("never"); !errors.Is(err, ErrNotFound) {
+	if _, err := s.Lookup("", "never"); !errors.Is(err, ErrNotFound) {
 		t.Errorf("Lookup of unknown: %v, want ErrNotFound", err)
 	}
 	live, err := s.List()
@@ -336,10 +336,10 @@ func TestDeleteAndRevive(t *testing.T) {
 	}
 
 	res := mustApply(t, s, ApplyOptions{}, dep("web"))
-	if want := (ApplyResult{"web", Created, 4}); res[0] != want {
+	if want := (dres("web", Created, 4)); res[0] != want {
 		t.Errorf("revive = %v, want %v", res[0], want)
 	}
-	rec, err = s.Get("web")
+	rec, err = s.Get("", "web")
 	if err != nil || rec.Deleted || rec.DeletedAt != nil || rec.Generation != 4 {
 		t.Errorf("revived record = %+v, %v", rec, err)
 	}
@@ -372,7 +372,7 @@ func TestUpdate(t *testing.T) {
 			s := openTemp(t)
 			mustApply(t, s, ApplyOptions{}, dep("web"))
 			before := snapshot(t, s.Dir())
-			rec, err := s.Update("web", tt.fn)
+			rec, err := s.Update("", "web", tt.fn)
 			if tt.wantErr != "" {
 				if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
 					t.Fatalf("error = %v, want %q", err, tt.wantErr)
@@ -384,7 +384,7 @@ func TestUpdate(t *testing.T) {
 				if rec.Generation != tt.wantGen || rec.Deployment.Metadata.Generation != tt.wantGen {
 					t.Errorf("generation = %d (metadata %d), want %d", rec.Generation, rec.Deployment.Metadata.Generation, tt.wantGen)
 				}
-				stored, err := s.Get("web")
+				stored, err := s.Get("", "web")
 				if err != nil || stored.Generation != tt.wantGen {
 					t.Errorf("stored generation = %v, %v", stored, err)
 				}
@@ -397,7 +397,7 @@ func TestUpdate(t *testing.T) {
 	}
 
 	s := openTemp(t)
-	if _, err := s.Update("web", func(*manifests.Deployment) error { return nil }); !errors.Is(err, ErrNotFound) {
+	if _, err := s.Update("", "web", func(*manifests.Deployment) error { return nil }); !errors.Is(err, ErrNotFound) {
 		t.Errorf("Update of unknown: %v, want ErrNotFound", err)
 	}
 }
@@ -425,7 +425,7 @@ func TestListAllIsolatesBadFiles(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			s := openTemp(t)
 			mustApply(t, s, ApplyOptions{}, dep("a"), dep("z"), dep("gone"))
-			if err := s.Delete("gone"); err != nil {
+			if err := s.Delete("", "gone"); err != nil {
 				t.Fatal(err)
 			}
 			if err := os.WriteFile(filepath.Join(s.Dir(), "deployments", tt.file), []byte(tt.content), 0o600); err != nil {
@@ -452,7 +452,7 @@ func TestListAllIsolatesBadFiles(t *testing.T) {
 			if got := names(live); !reflect.DeepEqual(got, []string{"a", "z"}) {
 				t.Errorf("List names = %v", got)
 			}
-			if _, err := s.Get("a"); err != nil {
+			if _, err := s.Get("", "a"); err != nil {
 				t.Errorf("Get of a healthy record: %v", err)
 			}
 		})
@@ -467,7 +467,12 @@ func names(recs []*Record) []string {
 	return out
 }
 
-func deps(d ...*manifests.Deployment) []*manifests.Deployment { return d }
+func deps(d ...*manifests.Deployment) Bundle { return Deployments(d...) }
+
+// dres is the result of one deployment of the default namespace.
+func dres(name string, act Action, gen int64) ApplyResult {
+	return ApplyResult{ObjectRef: ObjectRef{Kind: KindDeployment, Namespace: "default", Name: name}, Action: act, Generation: gen}
+}
 
 func TestRevisions(t *testing.T) {
 	s := openTemp(t)
@@ -483,10 +488,10 @@ func TestRevisions(t *testing.T) {
 		{withImage("a:3"), []string{"2:a:2", "3:a:1", "4:a:3"}},
 	}
 	for i, st := range steps {
-		if _, err := s.Apply([]*manifests.Deployment{st.apply}, ApplyOptions{}); err != nil {
+		if _, err := s.Apply(Deployments([]*manifests.Deployment{st.apply}...), ApplyOptions{}); err != nil {
 			t.Fatal(err)
 		}
-		rec, err := s.Get("web")
+		rec, err := s.Get("", "web")
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -502,10 +507,10 @@ func TestRevisions(t *testing.T) {
 		}
 	}
 	// Scaling is not a new revision.
-	if _, err := s.Update("web", func(d *manifests.Deployment) error { r := int32(4); d.Spec.Replicas = &r; return nil }); err != nil {
+	if _, err := s.Update("", "web", func(d *manifests.Deployment) error { r := int32(4); d.Spec.Replicas = &r; return nil }); err != nil {
 		t.Fatal(err)
 	}
-	rec, _ := s.Get("web")
+	rec, _ := s.Get("", "web")
 	if n := rec.CurrentRevision().Number; n != 4 || len(rec.Revisions) != 3 {
 		t.Fatalf("scale changed revisions: current %d, %d revisions", n, len(rec.Revisions))
 	}
@@ -513,10 +518,10 @@ func TestRevisions(t *testing.T) {
 	limited := withImage("b:1")
 	one := int32(1)
 	limited.Spec.RevisionHistoryLimit = &one
-	if _, err := s.Apply([]*manifests.Deployment{limited}, ApplyOptions{}); err != nil {
+	if _, err := s.Apply(Deployments([]*manifests.Deployment{limited}...), ApplyOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	rec, _ = s.Get("web")
+	rec, _ = s.Get("", "web")
 	if len(rec.Revisions) != 2 || rec.Revisions[0].Number != 4 || rec.Revisions[1].Number != 5 {
 		t.Fatalf("trimmed history: %+v", rec.Revisions)
 	}

@@ -12,8 +12,6 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
-
-	"github.com/dockctl/dockctl/manifests"
 )
 
 const (
@@ -29,10 +27,10 @@ const (
 func applyLoop(s *Store, id, n int) ([]int64, error) {
 	gens := make([]int64, 0, n)
 	for i := range n {
-		res, err := s.Apply([]*manifests.Deployment{
+		res, err := s.Apply(deps(
 			dep("shared", replicas(int32(id*1_000_000+i))),
 			dep(fmt.Sprintf("own-%d", id), replicas(int32(i+1))),
-		}, ApplyOptions{})
+		), ApplyOptions{})
 		if err != nil {
 			return nil, err
 		}
@@ -91,7 +89,7 @@ func checkSerialised(t *testing.T, s *Store, perWriter [][]int64, total int) {
 			t.Fatalf("generations are not 1..%d without gaps or repeats: position %d holds %d", total, i, g)
 		}
 	}
-	rec, err := s.Get("shared")
+	rec, err := s.Get("", "shared")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -99,7 +97,7 @@ func checkSerialised(t *testing.T, s *Store, perWriter [][]int64, total int) {
 		t.Errorf("final generation %d, want %d", rec.Generation, total)
 	}
 	for w := range perWriter {
-		own, err := s.Get(fmt.Sprintf("own-%d", w))
+		own, err := s.Get("", fmt.Sprintf("own-%d", w))
 		if err != nil || own.Generation != int64(len(perWriter[w])) {
 			t.Errorf("own-%d = %v, %v; want generation %d", w, own, err, len(perWriter[w]))
 		}
@@ -119,7 +117,7 @@ func readContinuously(s *Store, stop <-chan struct{}, wg *sync.WaitGroup, reads,
 			return
 		default:
 		}
-		_, err := s.Lookup("shared")
+		_, err := s.Lookup("", "shared")
 		if err != nil && !errors.Is(err, ErrNotFound) {
 			failures.Add(1)
 			firstErr.CompareAndSwap(nil, err.Error())

@@ -5,16 +5,43 @@
 //
 // # Layout
 //
-//	<dir>/                       0700, created on first Open
-//	  instance                   owning instance name, one line
-//	  .lock                      flock held around every write transaction
-//	  controller.lock            flock held by the running controller (leader)
-//	  deployments/<name>.json    one Record per deployment ever known
-//	  status/<name>.json         controller-owned Status of that deployment
+//	<dir>/                            0700, created on first Open
+//	  instance                        owning instance name, one line
+//	  .lock                           flock held around every write transaction
+//	  controller.lock                 flock held by the running controller (leader)
+//	  network.json                    the controller's instance network (NetworkStatus)
+//	  deployments/<name>.json         one Record per deployment of namespace default ever known
+//	  status/<name>.json              controller-owned Status of that deployment
+//	  services/<name>.json            one ServiceRecord per Service of default ever known
+//	  service-status/<name>.json      controller-owned ServiceStatus of that Service
+//	  namespaces/<ns>.json            one NamespaceRecord per namespace ever applied
+//	  namespaces/<ns>/deployments/…   the same four directories for namespace <ns>
+//	  namespaces/<ns>/status/…
+//	  namespaces/<ns>/services/…
+//	  namespaces/<ns>/service-status/…
+//
+// The default namespace lives at the top, where every release before
+// namespaces kept its deployments: a state directory of an earlier release
+// is read in place, nothing moves, and Open only adds the directories it
+// lacks. "default" always exists and needs no record (it has one only
+// once a Namespace named default was applied, to hold its labels); any
+// other namespace exists while its record is live. In a record, a
+// default object's metadata.namespace is "" (as earlier releases stored
+// it), whatever the file said; readers use NamespaceOrDefault.
 //
 // Every file is created 0600 and every directory 0700: manifests may carry
 // secrets in environment variables. Each JSON file carries a "version" field;
 // a file written by a newer format is refused instead of being misread.
+//
+// # Keys
+//
+// Objects are named across namespaces by keys, the controller's work-queue
+// keys: Key(ns, name) = "namespace/name" for a deployment (client-go's
+// MetaNamespaceKeyFunc shape; "default/web" for default), ServiceKey =
+// "service:namespace/name", NamespaceKey = "namespace:name". Namespaces and
+// names are DNS-1123 labels, so no key is ambiguous and none is the
+// deployments' sweep key "*". Watch sends these keys; ParseWatchKey tells
+// their kinds apart.
 //
 // # Invariants
 //
@@ -35,11 +62,19 @@
 // renames each file they read is whole, although a reader listing during an
 // Apply may see some records before and some after it.
 //
+// Bundles. Apply stores Namespaces, Services and Deployments as one
+// transaction, all validated first; an object of a namespace that neither
+// exists nor is created by the same bundle is refused (`namespaces "x" not
+// found`, as kubectl says it) and nothing is written. The renames go
+// namespaces first, then services, then deployments, so that a crash
+// between two never leaves an object in a namespace that does not exist.
+//
 // Trust. Whoever can write the state directory decides what the controller
-// runs, so Open (the writers' door) refuses a directory, deployments/ or
-// status/ owned by another user and makes one of ours that others may write
-// to private (0700) again; a shared directory with the sticky bit is
-// refused. A writing store reads only regular files of its own user, never
+// runs, so Open (the writers' door) refuses a directory, or any directory
+// of the state in it, owned by another user and makes one of ours that
+// others may write to private (0700) again; a shared directory with the
+// sticky bit is refused, and so is a namespace's directory that is a
+// symbolic link. A writing store reads only regular files of its own user, never
 // through a symbolic link. A record read is checked for its format only:
 // the controller validates its content, with the rules of apply, when it
 // reads it (reconciler/trust.go).
@@ -48,8 +83,12 @@
 // Open or OpenReadOnly with another name fails, so two instances can never
 // mix their desired states (or delete each other's containers).
 //
-// Tombstones. Deleting a deployment does not remove its record: it is marked
-// Deleted. The controller removes the containers of a tombstoned deployment,
+// Tombstones. Deleting a deployment (or a Service, or a Namespace) does not
+// remove its record: it is marked Deleted. Deleting a Namespace tombstones
+// every live deployment and Service in it in the same transaction (their
+// tombstones are written before the namespace's), as Kubernetes deletes a
+// namespace's content with it; "default" cannot be deleted. Applying a
+// namespace again makes a new one; its former content stays deleted. The controller removes the containers of a tombstoned deployment,
 // whereas containers of a deployment this directory has never known are
 // orphans and are left running. Lookup tells the three cases apart: a live
 // record, a tombstone (Record.Deleted), or ErrNotFound. Applying a tombstoned
@@ -64,6 +103,10 @@
 //
 // Generations follow Kubernetes: 1 on creation, +1 on every spec change and
 // on deletion; a change of labels or annotations alone keeps the generation.
+// Services follow the same rules. A Service's status (its allocated
+// ClusterIP and nodePorts) is the controller's: re-applying, deleting or
+// reviving the Service keeps it, unlike a deployment's, which a revival
+// resets.
 //
 // Leader election. AcquireControllerLock takes an exclusive flock on
 // controller.lock. The kernel releases a flock when its holder dies, so a

@@ -20,6 +20,10 @@ import (
 // Record is the stored desired state of one deployment, live or tombstoned.
 type Record struct {
 	Name string `json:"name"`
+	// Namespace is the deployment's namespace, "" for default (as records
+	// of earlier releases, which had no namespaces, all are). Read it with
+	// NamespaceOrDefault.
+	Namespace string `json:"namespace,omitempty"`
 	// Generation is 1 on creation and increases on every spec change and on
 	// deletion; it never decreases, even across delete and re-apply.
 	Generation int64     `json:"generation"`
@@ -50,6 +54,12 @@ type Revision struct {
 	ChangeCause string                    `json:"changeCause,omitempty"`
 	CreatedAt   time.Time                 `json:"createdAt"`
 }
+
+// NamespaceOrDefault returns the deployment's namespace, "default" for "".
+func (r *Record) NamespaceOrDefault() string { return orDefault(r.Namespace) }
+
+// Key returns the deployment's key, "namespace/name".
+func (r *Record) Key() string { return Key(r.Namespace, r.Name) }
 
 // Revision returns the revision with the given template hash, or nil.
 func (r *Record) Revision(hash string) *Revision { return FindRevision(r.Revisions, hash) }
@@ -129,9 +139,9 @@ const controllerStateKey = "controller"
 // (a revision scaled to 0 stays there until its last container is gone).
 // When the status cannot be read every revision counts as in use: a long
 // history is harmless, a template the controller still needs is not.
-func (s *Store) revisionsInUse(name string) func(hash string) bool {
+func (s *Store) revisionsInUse(ns, name string) func(hash string) bool {
 	all := func(string) bool { return true }
-	st, err := s.ReadStatus(name)
+	st, err := s.ReadStatus(ns, name)
 	if err != nil {
 		return all
 	}
@@ -159,15 +169,15 @@ type recordFile struct {
 	Record
 }
 
-// Action is what Apply did (or, with DryRun, would do) to one deployment.
-// The CLI prints it as "deployment/<name> <action>".
+// Action is what Apply did (or, with DryRun, would do) to one object. The
+// CLI prints it as "deployment/<name> <action>" (service/…, namespace/…).
 type Action string
 
 const (
 	Created    Action = "created"
 	Configured Action = "configured"
 	Unchanged  Action = "unchanged"
-	// Pruned is reported for a deployment removed by ApplyOptions.Prune
+	// Pruned is reported for an object removed by ApplyOptions.Prune
 	// (kubectl's word).
 	Pruned Action = "pruned"
 )
@@ -176,31 +186,36 @@ const (
 type ApplyOptions struct {
 	// DryRun computes and returns the results without writing anything.
 	DryRun bool
-	// Prune tombstones every live deployment absent from the applied set
-	// whose metadata.labels match PruneSelector (nil: every one). The CLI
-	// asks for --all or -l before pruning everything, as kubectl does.
+	// Prune tombstones every live deployment and service absent from the
+	// applied set whose metadata.labels match PruneSelector (nil: every
+	// one), in the namespaces the bundle's deployments and services are
+	// in, as kubectl prunes the namespaces it visited. Namespaces are never
+	// pruned: deleting one deletes everything in it, which only an explicit
+	// delete does. The CLI asks for --all or -l before pruning everything,
+	// as kubectl does.
 	Prune         bool
 	PruneSelector labels.Selector
-	// KeepPaused names the deployments whose manifest left spec.paused
-	// unset: the live value is kept (false on create), as kubectl apply
-	// keeps a `rollout pause` made since the last apply.
+	// KeepPaused names (by Key) the deployments whose manifest left
+	// spec.paused unset: the live value is kept (false on create), as
+	// kubectl apply keeps a `rollout pause` made since the last apply.
 	KeepPaused map[string]bool
 }
 
-// ApplyResult reports the outcome for one deployment.
+// ApplyResult reports the outcome for one object. Its Namespace is the
+// object's, "default" included; "" for a Namespace.
 type ApplyResult struct {
-	Name   string
+	ObjectRef
 	Action Action
-	// Generation is the record's generation after the apply.
+	// Generation is the record's generation after the apply (deployments
+	// and services; 0 for a Namespace).
 	Generation int64
 }
 
-func recordPath(name string) string { return filepath.Join(deploymentsDir, name+".json") }
-
-// Get returns the live record of name. It returns an error wrapping
-// ErrNotFound if the deployment was never applied or has been deleted.
-func (s *Store) Get(name string) (*Record, error) {
-	rec, err := s.Lookup(name)
+// Get returns the live record of deployment name in namespace ns ("" is
+// default). It returns an error wrapping ErrNotFound if the deployment was
+// never applied or has been deleted.
+func (s *Store) Get(ns, name string) (*Record, error) {
+	rec, err := s.Lookup(ns, name)
 	if err != nil {
 		return nil, err
 	}
@@ -210,19 +225,20 @@ func (s *Store) Get(name string) (*Record, error) {
 	return rec, nil
 }
 
-// Lookup returns the record of name, tombstones included: Record.Deleted
-// tells a deleted deployment (remove its containers) from a live one, and
-// ErrNotFound a deployment never known (its containers are orphans). Any
-// other error means the answer is unknown and the caller must not act.
-func (s *Store) Lookup(name string) (*Record, error) {
-	if err := checkName(name); err != nil {
+// Lookup returns the record of deployment name in namespace ns,
+// tombstones included: Record.Deleted tells a deleted deployment (remove
+// its containers) from a live one, and ErrNotFound a deployment never
+// known (its containers are orphans). Any other error means the answer is
+// unknown and the caller must not act.
+func (s *Store) Lookup(ns, name string) (*Record, error) {
+	if err := checkObject(KindDeployment, ns, name); err != nil {
 		return nil, err
 	}
-	return s.readRecord(name)
+	return s.readRecord(ns, name)
 }
 
-func (s *Store) readRecord(name string) (*Record, error) {
-	rel := recordPath(name)
+func (s *Store) readRecord(ns, name string) (*Record, error) {
+	rel := recordPath(ns, name)
 	data, err := s.readFile(rel)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, fmt.Errorf("deployment %q: %w", name, ErrNotFound)
@@ -230,14 +246,14 @@ func (s *Store) readRecord(name string) (*Record, error) {
 	if err != nil {
 		return nil, fmt.Errorf("state file %s: %w", rel, err)
 	}
-	rec, err := decodeRecord(name, data)
+	rec, err := decodeRecord(ns, name, data)
 	if err != nil {
 		return nil, fmt.Errorf("state file %s: %w", rel, err)
 	}
 	return rec, nil
 }
 
-func decodeRecord(name string, data []byte) (*Record, error) {
+func decodeRecord(ns, name string, data []byte) (*Record, error) {
 	var f recordFile
 	if err := json.Unmarshal(data, &f); err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrCorrupt, err)
@@ -249,6 +265,8 @@ func decodeRecord(name string, data []byte) (*Record, error) {
 		return nil, fmt.Errorf("written in format %d by a newer dockctl (this one reads up to %d)", f.Version, formatVersion)
 	case f.Name != name || f.Deployment.Metadata.Name != name:
 		return nil, fmt.Errorf("%w: records deployment %q, expected %q", ErrCorrupt, f.Name, name)
+	case f.NamespaceOrDefault() != orDefault(ns) || f.Deployment.Metadata.NamespaceOrDefault() != orDefault(ns):
+		return nil, fmt.Errorf("%w: records a deployment of namespace %q, expected %q", ErrCorrupt, f.Deployment.Metadata.NamespaceOrDefault(), orDefault(ns))
 	case f.Generation < 1:
 		return nil, fmt.Errorf("%w: generation %d", ErrCorrupt, f.Generation)
 	}
@@ -256,17 +274,22 @@ func decodeRecord(name string, data []byte) (*Record, error) {
 }
 
 func encodeRecord(rec *Record) ([]byte, error) {
-	// Indented: the files are meant to be readable with cat when debugging.
-	data, err := json.MarshalIndent(recordFile{Version: formatVersion, Record: *rec}, "", "  ")
+	return encodeState(recordFile{Version: formatVersion, Record: *rec}, "deployment", rec.Name)
+}
+
+// encodeState encodes the content of a state file, indented: the files
+// are meant to be readable with cat when debugging.
+func encodeState(v any, kind, name string) ([]byte, error) {
+	data, err := json.MarshalIndent(v, "", "  ")
 	if err != nil {
-		return nil, fmt.Errorf("encoding deployment %q: %w", rec.Name, err)
+		return nil, fmt.Errorf("encoding %s %q: %w", kind, name, err)
 	}
 	return append(data, '\n'), nil
 }
 
-// List returns the live records sorted by name. If some state files cannot
-// be read it still returns the others, along with an error naming each
-// unreadable file.
+// List returns the live records of every namespace, sorted by namespace
+// and name. If some state files cannot be read it still returns the
+// others, along with an error naming each unreadable file.
 func (s *Store) List() ([]*Record, error) {
 	all, errs := s.ListAll()
 	live := all[:0]
@@ -278,18 +301,72 @@ func (s *Store) List() ([]*Record, error) {
 	return live, errors.Join(errs...)
 }
 
-// ListAll returns every record, live and tombstoned, sorted by name. A file
-// that cannot be read or decoded yields one error naming it
-// ("state file deployments/x.json: …") and does not hide the others.
+// ListAll returns every record of every namespace, live and tombstoned,
+// sorted by namespace and name. A file that cannot be read or decoded
+// yields one error naming it ("state file deployments/x.json: …") and does
+// not hide the others.
 func (s *Store) ListAll() ([]*Record, []error) {
-	entries, err := os.ReadDir(filepath.Join(s.dir, deploymentsDir))
-	if errors.Is(err, fs.ErrNotExist) && s.readOnly {
-		return nil, nil // nothing applied yet
+	var recs []*Record
+	errs := s.eachObject(deploymentsDir, KindDeployment, func(ns, name string) error {
+		rec, err := s.readRecord(ns, name)
+		if err == nil {
+			recs = append(recs, rec)
+		}
+		return err
+	})
+	sort.SliceStable(recs, func(i, j int) bool {
+		return lessKey(recs[i].NamespaceOrDefault(), recs[i].Name, recs[j].NamespaceOrDefault(), recs[j].Name)
+	})
+	return recs, errs
+}
+
+// listNamespace returns the records (tombstones included) of one namespace.
+func (s *Store) listNamespace(ns string) ([]*Record, error) {
+	var recs []*Record
+	errs := s.eachObjectIn(ns, deploymentsDir, KindDeployment, func(ns, name string) error {
+		rec, err := s.readRecord(ns, name)
+		if err == nil {
+			recs = append(recs, rec)
+		}
+		return err
+	})
+	return recs, errors.Join(errs...)
+}
+
+func lessKey(ns1, n1, ns2, n2 string) bool {
+	if ns1 != ns2 {
+		return ns1 < ns2
+	}
+	return n1 < n2
+}
+
+// eachObject calls read for every object file of sub (deploymentsDir or
+// servicesDir) in every namespace, default first, and collects the errors:
+// a bad file or directory is reported and does not hide the others. A
+// read that reports ErrNotFound (the file went away) is no error.
+func (s *Store) eachObject(sub, kind string, read func(ns, name string) error) []error {
+	errs := s.eachObjectIn(manifests.DefaultNamespace, sub, kind, read)
+	nss, nerrs := s.namespaceDirs()
+	errs = append(errs, nerrs...)
+	for _, ns := range nss {
+		errs = append(errs, s.eachObjectIn(ns, sub, kind, read)...)
+	}
+	return errs
+}
+
+// eachObjectIn is eachObject in one namespace, in file name order.
+func (s *Store) eachObjectIn(ns, sub, kind string, read func(ns, name string) error) []error {
+	dir := filepath.Join(nsRoot(ns), sub)
+	entries, err := os.ReadDir(filepath.Join(s.dir, dir))
+	// A namespace directory, or one of a later kind in a state directory
+	// of an earlier release, may be missing: nothing was stored there. So
+	// may anything of a read-only store: nothing was applied yet.
+	if errors.Is(err, fs.ErrNotExist) && (s.readOnly || ns != manifests.DefaultNamespace || sub != deploymentsDir) {
+		return nil
 	}
 	if err != nil {
-		return nil, []error{fmt.Errorf("state directory %s: %w", s.dir, err)}
+		return []error{fmt.Errorf("state directory %s: %w", s.dir, err)}
 	}
-	var recs []*Record
 	var errs []error
 	for _, e := range entries { // ReadDir sorts by file name, hence by name
 		fname := e.Name()
@@ -297,123 +374,59 @@ func (s *Store) ListAll() ([]*Record, []error) {
 			continue // temporary files, editor leftovers
 		}
 		name := strings.TrimSuffix(fname, ".json")
-		if err := checkName(name); err != nil {
-			errs = append(errs, fmt.Errorf("state file %s: %w", recordPath(name), err))
+		if err := checkName(kind, name); err != nil {
+			errs = append(errs, fmt.Errorf("state file %s: %w", filepath.Join(dir, fname), err))
 			continue
 		}
-		rec, err := s.readRecord(name)
-		switch {
-		case errors.Is(err, ErrNotFound):
-			continue // cannot happen (records are never removed), harmless
-		case err != nil:
+		if err := read(ns, name); err != nil && !errors.Is(err, ErrNotFound) {
 			errs = append(errs, err)
-		default:
-			recs = append(recs, rec)
 		}
 	}
-	return recs, errs
+	return errs
 }
 
-// Apply stores deps (already decoded, defaulted and validated by the caller)
-// as the desired state, all or nothing as far as the filesystem allows (see
-// the package doc). Results come in the order of deps, followed by the
-// pruned deployments sorted by name. A name appearing twice is an error and
-// nothing is written. With DryRun, Apply needs no write access and takes no
-// lock: the results are a preview of a concurrent world. A deployment whose
-// spec.replicas is nil keeps the live count (the default on create), as
-// kubectl apply does with a manifest that leaves replicas out.
-func (s *Store) Apply(deps []*manifests.Deployment, opts ApplyOptions) ([]ApplyResult, error) {
+// Bundle is what one Apply stores, all or nothing: Namespaces, Services
+// and Deployments, each already decoded, defaulted and validated by the
+// caller. An object's metadata.namespace "" is default.
+type Bundle struct {
+	Namespaces  []*manifests.Namespace
+	Services    []*manifests.Service
+	Deployments []*manifests.Deployment
+}
+
+// Deployments is a Bundle of deployments only.
+func Deployments(deps ...*manifests.Deployment) Bundle { return Bundle{Deployments: deps} }
+
+// Apply stores the bundle b as the desired state, all or nothing as far as
+// the filesystem allows (see the package doc), in the order that makes
+// references resolve: Namespaces, then Services, then Deployments. Results
+// come in that order, each kind in the order of b, followed by the pruned
+// deployments and then the pruned services, each sorted by namespace and
+// name. An object appearing twice, or one in a namespace that neither
+// exists nor is created by b (`namespaces "x" not found`, as kubectl says
+// it, wrapping ErrNotFound), is an error and nothing is written. With
+// DryRun, Apply needs no write access and takes no lock: the results are a
+// preview of a concurrent world. A deployment whose spec.replicas is nil
+// keeps the live count (the default on create), as kubectl apply does with
+// a manifest that leaves replicas out.
+func (s *Store) Apply(b Bundle, opts ApplyOptions) ([]ApplyResult, error) {
 	if s.readOnly && !opts.DryRun {
 		return nil, ErrReadOnly
 	}
 	// Validate everything before looking at, let alone writing, anything.
-	norm := make([]normalized, len(deps))
-	seen := make(map[string]bool, len(deps))
-	for i, d := range deps {
-		if d == nil {
-			return nil, fmt.Errorf("apply: deployment #%d is nil", i+1)
-		}
-		name := d.Metadata.Name
-		if err := checkName(name); err != nil {
-			return nil, fmt.Errorf("apply: %w", err)
-		}
-		if seen[name] {
-			return nil, fmt.Errorf("apply: deployment %q appears more than once", name)
-		}
-		seen[name] = true
-		n, err := normalize(d)
-		if err != nil {
-			return nil, fmt.Errorf("apply: deployment %q: %w", name, err)
-		}
-		norm[i] = n
+	in, err := prepare(b)
+	if err != nil {
+		return nil, fmt.Errorf("apply: %w", err)
 	}
-
 	var results []ApplyResult
 	run := func() error {
-		results = results[:0]
-		now := time.Now().UTC()
-		current, err := s.currentRecords(norm, opts.Prune)
-		if err != nil {
+		tx := &applyTx{s: s, now: time.Now().UTC()}
+		var err error
+		if results, err = tx.apply(in, opts); err != nil || opts.DryRun {
 			return err
 		}
-		var writes []*Record
-		var revived []string
-		for _, n := range norm {
-			name := n.d.Metadata.Name
-			old := current[name]
-			var live *manifests.Deployment
-			if old != nil && !old.Deleted {
-				live = &old.Deployment
-			}
-			d := n.d
-			if err := KeepLive(live, &d, opts.KeepPaused[name]); err != nil {
-				return err
-			}
-			if n, err = normalize(&d); err != nil {
-				return fmt.Errorf("apply: deployment %q: %w", name, err)
-			}
-			rec, act, err := plan(old, n, now, s.revisionsInUse(name))
-			if err != nil {
-				return err
-			}
-			results = append(results, ApplyResult{Name: rec.Name, Action: act, Generation: rec.Generation})
-			if act != Unchanged {
-				writes = append(writes, rec)
-			}
-			if old != nil && old.Deleted {
-				revived = append(revived, name)
-			}
-		}
-		if opts.Prune {
-			var pruned []string
-			for name, rec := range current {
-				if !seen[name] && rec != nil && !rec.Deleted &&
-					(opts.PruneSelector == nil || opts.PruneSelector.Matches(labels.Set(rec.Deployment.Metadata.Labels))) {
-					pruned = append(pruned, name)
-				}
-			}
-			sort.Strings(pruned)
-			for _, name := range pruned {
-				rec := tombstone(current[name], now)
-				results = append(results, ApplyResult{Name: name, Action: Pruned, Generation: rec.Generation})
-				writes = append(writes, rec)
-			}
-		}
-		if opts.DryRun {
-			return nil
-		}
-		// A revived deployment starts with a fresh status: the old one's
-		// revision sizes would bring the deleted revisions back. Removed
-		// before the records are written, so that a crash in between
-		// leaves a tombstone without status, never a revival with the old.
-		for _, name := range revived {
-			if err := s.resetStatus(name); err != nil {
-				return err
-			}
-		}
-		return s.writeRecords(writes)
+		return tx.commit()
 	}
-	var err error
 	if opts.DryRun {
 		err = run()
 	} else {
@@ -425,56 +438,28 @@ func (s *Store) Apply(deps []*manifests.Deployment, opts ApplyOptions) ([]ApplyR
 	return results, nil
 }
 
-// currentRecords returns the stored records (tombstones included) of the
-// applied names, and with all of every name. A record that cannot be read
-// fails the apply: overwriting it would lose its generation, and pruning
-// past it could leave a deployment running that the user meant to delete.
-func (s *Store) currentRecords(norm []normalized, all bool) (map[string]*Record, error) {
-	cur := make(map[string]*Record, len(norm))
-	if all {
-		recs, errs := s.ListAll()
-		if len(errs) > 0 {
-			return nil, errors.Join(errs...)
-		}
-		for _, r := range recs {
-			cur[r.Name] = r
-		}
-		return cur, nil
-	}
-	for _, n := range norm {
-		rec, err := s.readRecord(n.d.Metadata.Name)
-		if errors.Is(err, ErrNotFound) {
-			continue
-		}
-		if err != nil {
-			return nil, err
-		}
-		cur[rec.Name] = rec
-	}
-	return cur, nil
-}
-
-// Update applies fn to the live deployment name under the write lock
-// (read-modify-write: scale, rollout pause/resume/restart/undo) and stores
-// the result. The generation increases when the spec changed; when nothing
-// changed nothing is written. fn must not rename the deployment.
-func (s *Store) Update(name string, fn func(*manifests.Deployment) error) (*Record, error) {
-	return s.UpdateRecord(name, func(_ *Record, d *manifests.Deployment) error { return fn(d) })
+// Update applies fn to the live deployment name of namespace ns under the
+// write lock (read-modify-write: scale, rollout pause/resume/restart/undo)
+// and stores the result. The generation increases when the spec changed;
+// when nothing changed nothing is written. fn must not rename the
+// deployment or move it to another namespace.
+func (s *Store) Update(ns, name string, fn func(*manifests.Deployment) error) (*Record, error) {
+	return s.UpdateRecord(ns, name, func(_ *Record, d *manifests.Deployment) error { return fn(d) })
 }
 
 // UpdateRecord is Update with the current record at hand (read-only), for
 // changes that depend on it, such as `rollout undo` restoring a revision's
 // template.
-func (s *Store) UpdateRecord(name string, fn func(*Record, *manifests.Deployment) error) (*Record, error) {
+func (s *Store) UpdateRecord(ns, name string, fn func(*Record, *manifests.Deployment) error) (*Record, error) {
 	if s.readOnly {
 		return nil, ErrReadOnly
 	}
-	if err := checkName(name); err != nil {
+	if err := checkObject(KindDeployment, ns, name); err != nil {
 		return nil, err
 	}
 	var out *Record
 	err := s.transaction(func() error {
-		old, err := s.Get(name)
+		old, err := s.Get(ns, name)
 		if err != nil {
 			return err
 		}
@@ -488,6 +473,9 @@ func (s *Store) UpdateRecord(name string, fn func(*Record, *manifests.Deployment
 		if d.Metadata.Name != name {
 			return fmt.Errorf("deployment %q: update renamed it to %q", name, d.Metadata.Name)
 		}
+		if d.Metadata.NamespaceOrDefault() != old.NamespaceOrDefault() {
+			return fmt.Errorf("deployment %q: update moved it to namespace %q", name, d.Metadata.NamespaceOrDefault())
+		}
 		if err := KeepLive(&old.Deployment, &d, false); err != nil {
 			return err
 		}
@@ -495,7 +483,7 @@ func (s *Store) UpdateRecord(name string, fn func(*Record, *manifests.Deployment
 		if err != nil {
 			return fmt.Errorf("deployment %q: %w", name, err)
 		}
-		rec, act, err := plan(old, n, time.Now().UTC(), s.revisionsInUse(name))
+		rec, act, err := plan(old, n, time.Now().UTC(), s.revisionsInUse(ns, name))
 		if err != nil {
 			return err
 		}
@@ -504,7 +492,9 @@ func (s *Store) UpdateRecord(name string, fn func(*Record, *manifests.Deployment
 			return nil
 		}
 		out = rec
-		return s.writeRecords([]*Record{rec})
+		tx := &applyTx{s: s}
+		tx.deployments = []*Record{rec}
+		return tx.commit()
 	})
 	if err != nil {
 		return nil, err
@@ -512,45 +502,11 @@ func (s *Store) UpdateRecord(name string, fn func(*Record, *manifests.Deployment
 	return out, nil
 }
 
-// Delete tombstones the live deployment name (see the package doc). It
-// returns an error wrapping ErrNotFound if there is no live record.
-func (s *Store) Delete(name string) error {
-	if s.readOnly {
-		return ErrReadOnly
-	}
-	if err := checkName(name); err != nil {
-		return err
-	}
-	return s.transaction(func() error {
-		old, err := s.Get(name)
-		if err != nil {
-			return err
-		}
-		return s.writeRecords([]*Record{tombstone(old, time.Now().UTC())})
-	})
-}
-
-// writeRecords writes every temporary file first and renames only when all
-// are on disk, so that an error while writing changes nothing.
-func (s *Store) writeRecords(recs []*Record) error {
-	dir := filepath.Join(s.dir, deploymentsDir)
-	pending := make([]pendingWrite, 0, len(recs))
-	for _, rec := range recs {
-		data, err := encodeRecord(rec)
-		if err == nil {
-			var p pendingWrite
-			p, err = prepareWrite(dir, rec.Name+".json", data)
-			pending = append(pending, p)
-		}
-		if err != nil {
-			abortWrites(pending)
-			return fmt.Errorf("state directory %s: %w", s.dir, err)
-		}
-	}
-	if err := commitWrites(pending); err != nil {
-		return fmt.Errorf("state directory %s: %w", s.dir, err)
-	}
-	return nil
+// Delete tombstones the live deployment name of namespace ns (see the
+// package doc). It returns an error wrapping ErrNotFound if there is no
+// live record.
+func (s *Store) Delete(ns, name string) error {
+	return s.deleteOne(ObjectRef{Kind: KindDeployment, Namespace: ns, Name: name})
 }
 
 // normalized is a deep copy of a deployment with what the user does not
@@ -566,34 +522,42 @@ type normalized struct {
 // for equal values (struct field order, sorted map keys), which is what
 // makes byte comparison a valid equality test.
 func normalize(d *manifests.Deployment) (normalized, error) {
-	c, err := deepCopy(d)
+	c, spec, all, err := canonical(d, func(c *manifests.Deployment) (*manifests.ObjectMeta, any) {
+		c.Status = nil
+		return &c.Metadata, &c.Spec
+	})
 	if err != nil {
-		return normalized{}, err
-	}
-	c.Status = nil
-	c.Metadata.Generation = 0
-	c.Metadata.CreationTimestamp = nil
-	spec, err := json.Marshal(c.Spec)
-	if err != nil {
-		return normalized{}, fmt.Errorf("encoding spec: %w", err)
-	}
-	all, err := json.Marshal(c)
-	if err != nil {
-		return normalized{}, fmt.Errorf("encoding deployment: %w", err)
+		return normalized{}, fmt.Errorf("deployment: %w", err)
 	}
 	return normalized{d: c, spec: spec, all: all}, nil
 }
 
+// canonical deep-copies obj, clears what the user does not own — what
+// clear clears (a status), and the server-set metadata of the metadata it
+// returns — and returns the copy with the canonical encodings of the spec
+// clear returns and of the whole (see normalize). The namespace is stored
+// as canonicalNamespace says.
+func canonical[T any](obj *T, clear func(*T) (*manifests.ObjectMeta, any)) (c T, spec, all []byte, err error) {
+	if err := roundTrip(obj, &c); err != nil {
+		return c, nil, nil, err
+	}
+	m, s := clear(&c)
+	m.Generation = 0
+	m.CreationTimestamp = nil
+	m.Namespace = canonicalNamespace(m.Namespace)
+	if spec, err = json.Marshal(s); err != nil {
+		return c, nil, nil, fmt.Errorf("encoding spec: %w", err)
+	}
+	if all, err = json.Marshal(c); err != nil {
+		return c, nil, nil, fmt.Errorf("encoding: %w", err)
+	}
+	return c, spec, all, nil
+}
+
 func deepCopy(d *manifests.Deployment) (manifests.Deployment, error) {
 	var c manifests.Deployment
-	b, err := json.Marshal(d)
-	if err != nil {
-		return c, fmt.Errorf("copying deployment: %w", err)
-	}
-	if err := json.Unmarshal(b, &c); err != nil {
-		return c, fmt.Errorf("copying deployment: %w", err)
-	}
-	return c, nil
+	err := roundTrip(d, &c)
+	return c, err
 }
 
 // plan computes the record that storing n over old (nil: never known) gives,
@@ -603,7 +567,7 @@ func plan(old *Record, n normalized, now time.Time, inUse func(hash string) bool
 	var act Action
 	switch {
 	case old == nil:
-		rec = Record{Name: n.d.Metadata.Name, Generation: 1, CreatedAt: now}
+		rec = Record{Name: n.d.Metadata.Name, Namespace: n.d.Metadata.Namespace, Generation: 1, CreatedAt: now}
 		act = Created
 	case old.Deleted:
 		// Revival is a new object (new creation time, a history of its
@@ -611,7 +575,7 @@ func plan(old *Record, n normalized, now time.Time, inUse func(hash string) bool
 		// rollout) but the generation continues, so that a status
 		// observed before the deletion never looks current. Apply resets
 		// the status file too.
-		rec = Record{Name: old.Name, Generation: old.Generation + 1, CreatedAt: now}
+		rec = Record{Name: old.Name, Namespace: old.Namespace, Generation: old.Generation + 1, CreatedAt: now}
 		act = Created
 	default:
 		prev, err := normalize(&old.Deployment)

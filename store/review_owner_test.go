@@ -49,7 +49,7 @@ func TestRecordPlantedByAnotherUserIsRefused(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if rec, err := s.Lookup("web"); err == nil {
+			if rec, err := s.Lookup("", "web"); err == nil {
 				t.Fatalf("a record planted by uid 4242 was read as desired state: %s", rec.Name)
 			} else if !strings.Contains(err.Error(), "web.json") {
 				t.Fatalf("the error does not name the file: %v", err)

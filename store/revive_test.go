@@ -43,17 +43,17 @@ func TestReviveStartsClean(t *testing.T) {
 			v1, v2, v3 := dep("web", image("a:1")), dep("web", image("a:2")), dep("web", image("a:3"))
 			mustApply(t, s, ApplyOptions{}, v1)
 			mustApply(t, s, ApplyOptions{}, v2) // generation 2, revisions 1 and 2
-			if err := s.WriteStatus("web", controllerStatus(2, map[string]int32{hashOf(v1): 1, hashOf(v2): 2})); err != nil {
+			if err := s.WriteStatus("", "web", controllerStatus(2, map[string]int32{hashOf(v1): 1, hashOf(v2): 2})); err != nil {
 				t.Fatal(err)
 			}
-			if err := s.Delete("web"); err != nil { // generation 3
+			if err := s.Delete("", "web"); err != nil { // generation 3
 				t.Fatal(err)
 			}
 			res := mustApply(t, s, ApplyOptions{DryRun: dry}, v3)
-			if want := (ApplyResult{"web", Created, 4}); res[0] != want {
+			if want := (dres("web", Created, 4)); res[0] != want {
 				t.Fatalf("revive = %v, want %v", res[0], want)
 			}
-			st, err := s.ReadStatus("web")
+			st, err := s.ReadStatus("", "web")
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -66,7 +66,7 @@ func TestReviveStartsClean(t *testing.T) {
 			if st.ObservedGeneration != 0 || len(st.Conditions) != 0 || len(st.Extra) != 0 {
 				t.Fatalf("revived status not reset: %+v", st)
 			}
-			rec, err := s.Get("web")
+			rec, err := s.Get("", "web")
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -74,11 +74,11 @@ func TestReviveStartsClean(t *testing.T) {
 				t.Fatalf("revived history %q generation %d, want \"1:a:3\" generation 4", got, rec.Generation)
 			}
 			// Reviving with the deleted template itself starts clean too.
-			if err := s.Delete("web"); err != nil {
+			if err := s.Delete("", "web"); err != nil {
 				t.Fatal(err)
 			}
 			mustApply(t, s, ApplyOptions{}, v1)
-			if rec, _ = s.Get("web"); history(rec) != "1:a:1" || rec.Generation != 6 {
+			if rec, _ = s.Get("", "web"); history(rec) != "1:a:1" || rec.Generation != 6 {
 				t.Fatalf("second revival: history %q generation %d", history(rec), rec.Generation)
 			}
 		})
@@ -111,12 +111,12 @@ func TestTrimKeepsRevisionsInUse(t *testing.T) {
 	}
 	for i, st := range steps {
 		if st.sizes != nil {
-			if err := s.WriteStatus("web", controllerStatus(1, st.sizes)); err != nil {
+			if err := s.WriteStatus("", "web", controllerStatus(1, st.sizes)); err != nil {
 				t.Fatal(err)
 			}
 		}
 		mustApply(t, s, ApplyOptions{}, st.apply)
-		rec, err := s.Get("web")
+		rec, err := s.Get("", "web")
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -125,13 +125,13 @@ func TestTrimKeepsRevisionsInUse(t *testing.T) {
 		}
 	}
 	// Update (rollout undo/restart) trims the same way.
-	if err := s.WriteStatus("web", controllerStatus(1, map[string]int32{hashOf(v("a:4")): 1, hashOf(v("a:5")): 2})); err != nil {
+	if err := s.WriteStatus("", "web", controllerStatus(1, map[string]int32{hashOf(v("a:4")): 1, hashOf(v("a:5")): 2})); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := s.Update("web", func(d *manifests.Deployment) error { d.Spec.Template.Spec.Containers[0].Image = "a:6"; return nil }); err != nil {
+	if _, err := s.Update("", "web", func(d *manifests.Deployment) error { d.Spec.Template.Spec.Containers[0].Image = "a:6"; return nil }); err != nil {
 		t.Fatal(err)
 	}
-	if rec, _ := s.Get("web"); history(rec) != "4:a:4 5:a:5 6:a:6" {
+	if rec, _ := s.Get("", "web"); history(rec) != "4:a:4 5:a:5 6:a:6" {
 		t.Fatalf("after update: %q", history(rec))
 	}
 	// An unreadable status keeps everything: better a long history than a
@@ -140,7 +140,7 @@ func TestTrimKeepsRevisionsInUse(t *testing.T) {
 		t.Fatal(err)
 	}
 	mustApply(t, s, ApplyOptions{}, v("a:7"))
-	if rec, _ := s.Get("web"); history(rec) != "4:a:4 5:a:5 6:a:6 7:a:7" {
+	if rec, _ := s.Get("", "web"); history(rec) != "4:a:4 5:a:5 6:a:6 7:a:7" {
 		t.Fatalf("with a corrupt status: %q", history(rec))
 	}
 }

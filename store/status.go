@@ -35,15 +35,13 @@ type statusFile struct {
 	Status
 }
 
-func statusPath(name string) string { return filepath.Join(statusDir, name+".json") }
-
-// ReadStatus returns the controller status of name; a status never written
-// is the zero Status and no error.
-func (s *Store) ReadStatus(name string) (*Status, error) {
-	if err := checkName(name); err != nil {
+// ReadStatus returns the controller status of deployment name in
+// namespace ns; a status never written is the zero Status and no error.
+func (s *Store) ReadStatus(ns, name string) (*Status, error) {
+	if err := checkObject(KindDeployment, ns, name); err != nil {
 		return nil, err
 	}
-	rel := statusPath(name)
+	rel := statusPath(ns, name)
 	data, err := s.readFile(rel)
 	if errors.Is(err, fs.ErrNotExist) {
 		return &Status{}, nil
@@ -64,22 +62,23 @@ func (s *Store) ReadStatus(name string) (*Status, error) {
 	return &f.Status, nil
 }
 
-// WriteStatus stores st as the status of name, atomically. When only
+// WriteStatus stores st as the status of deployment name in namespace ns,
+// atomically. When only
 // UpdatedAt would differ from the stored status it writes nothing: the
 // controller calls it after every sync, and rewriting identical content
 // would wake watchers and wear the disk for no information.
-func (s *Store) WriteStatus(name string, st *Status) error {
+func (s *Store) WriteStatus(ns, name string, st *Status) error {
 	if s.readOnly {
 		return ErrReadOnly
 	}
-	if err := checkName(name); err != nil {
+	if err := checkObject(KindDeployment, ns, name); err != nil {
 		return err
 	}
 	if st == nil {
-		return fmt.Errorf("status of %q: nil", name)
+		return fmt.Errorf("status of %q: nil", display(ns, name))
 	}
 	return s.transaction(func() error {
-		old, err := s.ReadStatus(name)
+		old, err := s.ReadStatus(ns, name)
 		if err != nil && !errors.Is(err, ErrCorrupt) {
 			return err // a corrupt status is simply replaced
 		}
@@ -92,14 +91,10 @@ func (s *Store) WriteStatus(name string, st *Status) error {
 		if next.UpdatedAt.IsZero() {
 			next.UpdatedAt = time.Now().UTC()
 		}
-		data, err := json.MarshalIndent(statusFile{Version: formatVersion, Status: next}, "", "  ")
-		if err != nil {
-			return fmt.Errorf("status of %q: encoding: %w", name, err)
+		if err := s.ensureNamespaceDirs(ns); err != nil {
+			return err
 		}
-		if err := writeFileAtomic(filepath.Join(s.dir, statusDir), name+".json", append(data, '\n')); err != nil {
-			return fmt.Errorf("state directory %s: %w", s.dir, err)
-		}
-		return nil
+		return s.writeJSON(statusPath(ns, name), statusFile{Version: formatVersion, Status: next})
 	})
 }
 
@@ -134,18 +129,19 @@ func sameJSON(x, y json.RawMessage) bool {
 	return bytes.Equal(cx.Bytes(), cy.Bytes())
 }
 
-// resetStatus removes the status of name (the caller holds the write lock),
-// so that it reads as never written.
-func (s *Store) resetStatus(name string) error {
-	err := os.Remove(filepath.Join(s.dir, statusPath(name)))
+// resetStatus removes the status of deployment name in namespace ns (the
+// caller holds the write lock), so that it reads as never written.
+func (s *Store) resetStatus(ns, name string) error {
+	rel := statusPath(ns, name)
+	err := os.Remove(filepath.Join(s.dir, rel))
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil
 	}
 	if err == nil {
-		err = syncDir(filepath.Join(s.dir, statusDir))
+		err = syncDir(s.dirOf(rel))
 	}
 	if err != nil {
-		return fmt.Errorf("state directory %s: resetting the status of %q: %w", s.dir, name, err)
+		return fmt.Errorf("state directory %s: resetting the status of %q: %w", s.dir, display(ns, name), err)
 	}
 	return nil
 }

@@ -17,7 +17,7 @@ func TestStatus(t *testing.T) {
 	s := openTemp(t)
 	path := filepath.Join(s.Dir(), "status", "web.json")
 
-	st, err := s.ReadStatus("web")
+	st, err := s.ReadStatus("", "web")
 	if err != nil || !reflect.DeepEqual(st, &Status{}) {
 		t.Fatalf("ReadStatus of a never-written status = %+v, %v; want zero", st, err)
 	}
@@ -32,10 +32,10 @@ func TestStatus(t *testing.T) {
 		Message: "ok",
 		Extra:   map[string]json.RawMessage{"backoff": json.RawMessage(`{"restarts":2}`)},
 	}
-	if err := s.WriteStatus("web", first); err != nil {
+	if err := s.WriteStatus("", "web", first); err != nil {
 		t.Fatal(err)
 	}
-	got, err := s.ReadStatus("web")
+	got, err := s.ReadStatus("", "web")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -64,7 +64,7 @@ func TestStatus(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			before, _ := os.Stat(path)
-			if err := s.WriteStatus("web", &tt.st); err != nil {
+			if err := s.WriteStatus("", "web", &tt.st); err != nil {
 				t.Fatal(err)
 			}
 			after, _ := os.Stat(path)
@@ -80,17 +80,17 @@ func TestStatus(t *testing.T) {
 	if err := os.WriteFile(path, []byte("{"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := s.ReadStatus("web"); !errors.Is(err, ErrCorrupt) || !strings.Contains(err.Error(), "state file status/web.json") {
+	if _, err := s.ReadStatus("", "web"); !errors.Is(err, ErrCorrupt) || !strings.Contains(err.Error(), "state file status/web.json") {
 		t.Errorf("ReadStatus of a corrupt file: %v", err)
 	}
-	if err := s.WriteStatus("web", first); err != nil {
+	if err := s.WriteStatus("", "web", first); err != nil {
 		t.Fatalf("WriteStatus over a corrupt file: %v", err)
 	}
-	if got, err := s.ReadStatus("web"); err != nil || got.ObservedGeneration != 3 {
+	if got, err := s.ReadStatus("", "web"); err != nil || got.ObservedGeneration != 3 {
 		t.Errorf("after replacing a corrupt status: %+v, %v", got, err)
 	}
 
-	if err := s.WriteStatus("../x", first); err == nil {
+	if err := s.WriteStatus("", "../x", first); err == nil {
 		t.Error("WriteStatus accepted a path as name")
 	}
 	if tf := tempFiles(t, s.Dir()); len(tf) > 0 {

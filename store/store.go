@@ -8,7 +8,6 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"regexp"
 	"strings"
 	"sync"
 	"syscall"
@@ -21,8 +20,6 @@ const (
 	instanceFile       = "instance"
 	writeLockFile      = ".lock"
 	controllerLockFile = "controller.lock"
-	deploymentsDir     = "deployments"
-	statusDir          = "status"
 
 	dirPerm  fs.FileMode = 0o700
 	filePerm fs.FileMode = 0o600
@@ -130,18 +127,27 @@ func Open(dir, instance string) (*Store, error) {
 		} else if owner != instance {
 			return mismatch(dir, owner, instance)
 		}
-		for _, sub := range []string{deploymentsDir, statusDir} {
+		// The directories of the default namespace, and namespaces/: a
+		// directory of an earlier release gains the ones it lacks, and
+		// keeps every file where it is.
+		for _, sub := range append(subdirsOf(""), namespacesDir) {
 			if err := os.Mkdir(filepath.Join(dir, sub), dirPerm); err != nil && !errors.Is(err, fs.ErrExist) {
 				return notWritable(dir, err)
 			}
-			if err := checkPrivate(filepath.Join(dir, sub)); err != nil {
+		}
+		dirs, err := s.stateDirs()
+		if err != nil {
+			return err
+		}
+		for _, d := range dirs[1:] { // the state directory itself was checked above
+			if err := checkPrivateDir(filepath.Join(dir, d), !strings.HasPrefix(d, namespacesDir+string(filepath.Separator))); err != nil {
 				return err
 			}
 		}
 		// Under the write lock no temporary file belongs to a live writer,
 		// so any left over is from a crashed one.
-		for _, d := range []string{dir, filepath.Join(dir, deploymentsDir), filepath.Join(dir, statusDir)} {
-			if err := removeTempFiles(d); err != nil {
+		for _, d := range dirs {
+			if err := removeTempFiles(filepath.Join(dir, d)); err != nil {
 				return fmt.Errorf("state directory %s: %w", dir, err)
 			}
 		}
@@ -316,18 +322,6 @@ func lockPolling(lk *flock.Flock, timeout time.Duration) error {
 			delay *= 2
 		}
 	}
-}
-
-// deploymentNameRE is a DNS-1123 label. The store checks it itself, whatever
-// the caller validated, because the name becomes a file name: it must never
-// be able to escape the directory.
-var deploymentNameRE = regexp.MustCompile(`^[a-z0-9]([-a-z0-9]*[a-z0-9])?$`)
-
-func checkName(name string) error {
-	if len(name) > 63 || !deploymentNameRE.MatchString(name) {
-		return fmt.Errorf("invalid deployment name %q: must be a DNS-1123 label (lower-case letters, digits and '-', at most 63 characters)", name)
-	}
-	return nil
 }
 
 // readFile reads a state file. A store that writes (the controller, apply)

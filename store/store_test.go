@@ -72,7 +72,7 @@ func openTemp(t *testing.T) *Store {
 
 func mustApply(t *testing.T, s *Store, opts ApplyOptions, deps ...*manifests.Deployment) []ApplyResult {
 	t.Helper()
-	res, err := s.Apply(deps, opts)
+	res, err := s.Apply(Deployments(deps...), opts)
 	if err != nil {
 		t.Fatalf("Apply: %v", err)
 	}
@@ -82,7 +82,7 @@ func mustApply(t *testing.T, s *Store, opts ApplyOptions, deps ...*manifests.Dep
 func TestOpenCreatesPrivateLayout(t *testing.T) {
 	s := openTemp(t)
 	mustApply(t, s, ApplyOptions{}, dep("web"))
-	if err := s.WriteStatus("web", &Status{ObservedGeneration: 1}); err != nil {
+	if err := s.WriteStatus("", "web", &Status{ObservedGeneration: 1}); err != nil {
 		t.Fatal(err)
 	}
 	release, err := s.AcquireControllerLock(t.Context(), nil)
@@ -204,10 +204,10 @@ func TestOpenReadOnly(t *testing.T) {
 	if recs, err := s.List(); err != nil || len(recs) != 0 {
 		t.Errorf("List on missing dir = %v, %v; want empty", recs, err)
 	}
-	if _, err := s.Get("web"); !errors.Is(err, ErrNotFound) {
+	if _, err := s.Get("", "web"); !errors.Is(err, ErrNotFound) {
 		t.Errorf("Get on missing dir: %v, want ErrNotFound", err)
 	}
-	if st, err := s.ReadStatus("web"); err != nil || st.ObservedGeneration != 0 {
+	if st, err := s.ReadStatus("", "web"); err != nil || st.ObservedGeneration != 0 {
 		t.Errorf("ReadStatus on missing dir = %+v, %v", st, err)
 	}
 	if running, err := s.ControllerRunning(); err != nil || running {
@@ -217,16 +217,22 @@ func TestOpenReadOnly(t *testing.T) {
 		t.Errorf("OpenReadOnly created the directory: %v", err)
 	}
 	// A dry run needs no write access: diff and apply --dry-run use it.
-	res, err := s.Apply([]*manifests.Deployment{dep("web")}, ApplyOptions{DryRun: true})
+	res, err := s.Apply(Deployments([]*manifests.Deployment{dep("web")}...), ApplyOptions{DryRun: true})
 	if err != nil || len(res) != 1 || res[0].Action != Created {
 		t.Errorf("dry-run Apply on read-only store = %v, %v", res, err)
 	}
 
 	writes := map[string]func() error{
-		"Apply":       func() error { _, err := s.Apply([]*manifests.Deployment{dep("web")}, ApplyOptions{}); return err },
-		"Update":      func() error { _, err := s.Update("web", func(*manifests.Deployment) error { return nil }); return err },
-		"Delete":      func() error { return s.Delete("web") },
-		"WriteStatus": func() error { return s.WriteStatus("web", &Status{}) },
+		"Apply": func() error {
+			_, err := s.Apply(Deployments([]*manifests.Deployment{dep("web")}...), ApplyOptions{})
+			return err
+		},
+		"Update": func() error {
+			_, err := s.Update("", "web", func(*manifests.Deployment) error { return nil })
+			return err
+		},
+		"Delete":      func() error { return s.Delete("", "web") },
+		"WriteStatus": func() error { return s.WriteStatus("", "web", &Status{}) },
 		"AcquireControllerLock": func() error {
 			_, err := s.AcquireControllerLock(t.Context(), nil)
 			return err
@@ -324,22 +330,22 @@ func TestWriteLockTimeout(t *testing.T) {
 	if err := held.Lock(); err != nil {
 		t.Fatal(err)
 	}
-	_, err := s.Apply([]*manifests.Deployment{dep("web")}, ApplyOptions{})
+	_, err := s.Apply(Deployments([]*manifests.Deployment{dep("web")}...), ApplyOptions{})
 	want := "state directory " + s.Dir() + ": locked by another dockctl process: gave up after 100ms"
 	if err == nil || err.Error() != want {
 		t.Fatalf("error = %v, want %q", err, want)
 	}
-	if _, err := s.Get("web"); !errors.Is(err, ErrNotFound) {
+	if _, err := s.Get("", "web"); !errors.Is(err, ErrNotFound) {
 		t.Errorf("apply wrote without the lock: %v", err)
 	}
 	// A dry run takes no lock, so it still answers.
-	if _, err := s.Apply([]*manifests.Deployment{dep("web")}, ApplyOptions{DryRun: true}); err != nil {
+	if _, err := s.Apply(Deployments([]*manifests.Deployment{dep("web")}...), ApplyOptions{DryRun: true}); err != nil {
 		t.Errorf("dry run while locked: %v", err)
 	}
 	if err := held.Unlock(); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := s.Apply([]*manifests.Deployment{dep("web")}, ApplyOptions{}); err != nil {
+	if _, err := s.Apply(Deployments([]*manifests.Deployment{dep("web")}...), ApplyOptions{}); err != nil {
 		t.Errorf("apply after the lock was released: %v", err)
 	}
 }

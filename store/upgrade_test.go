@@ -2,10 +2,14 @@ package store
 
 import (
 	"encoding/json"
+	"maps"
 	"os"
 	"path/filepath"
+	"slices"
+	"strings"
 	"testing"
 
+	"github.com/dockctl/dockctl/internal/testfs"
 	"github.com/dockctl/dockctl/manifests"
 )
 
@@ -37,7 +41,7 @@ func TestStoredTemplateHashesAreReproducible(t *testing.T) {
 			if err := json.Unmarshal(data, &head); err != nil {
 				t.Fatal(err)
 			}
-			rec, err := decodeRecord(head.Name, data)
+			rec, err := decodeRecord("", head.Name, data)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -53,5 +57,106 @@ func TestStoredTemplateHashesAreReproducible(t *testing.T) {
 				t.Errorf("current template: stored hash %s, this release computes %s", want, got)
 			}
 		})
+	}
+}
+
+// mainState is a state directory exactly as `main` (commit 877d2b5, the
+// release before namespaces) wrote it: testdata/main-manifests applied,
+// the controller run against Docker until both rolled out, `rollout
+// restart deployment web`, the controller stopped. The containers it made
+// are in reconciler/testdata/main-docker.json. Never regenerate it.
+const mainState = "testdata/main-state"
+
+const mainInstance = "upgrade-7c1d"
+
+// Upgrade (DESIGN §8): a state directory of main keeps working in place —
+// no file moves, none is rewritten by opening it or by re-applying its
+// manifests, every record and status reads as main wrote it, in the
+// default namespace — and takes objects of other namespaces alongside.
+func TestUpgradeMainStateDirectory(t *testing.T) {
+	dir := testfs.CopyState(t, mainState)
+	before := tree(t, dir)
+	ro, err := OpenReadOnly(dir, mainInstance)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := Open(dir, mainInstance)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, st := range []*Store{ro, s} {
+		recs, errs := st.ListAll()
+		if len(errs) > 0 {
+			t.Fatal(errs)
+		}
+		var keys []string
+		for _, r := range recs {
+			keys = append(keys, r.Key())
+			if r.Namespace != "" || r.NamespaceOrDefault() != "default" {
+				t.Errorf("%s: namespace %q", r.Name, r.Namespace)
+			}
+			for _, rev := range r.Revisions {
+				if got := manifests.TemplateHash(&rev.Template); got != rev.Hash {
+					t.Errorf("%s revision %d: hash %s, this release computes %s", r.Name, rev.Number, rev.Hash, got)
+				}
+			}
+			status, err := st.ReadStatus(r.Namespace, r.Name)
+			if err != nil || status.ObservedGeneration != r.Generation || status.Extra["controller"] == nil {
+				t.Errorf("%s: status %+v, %v; want main's, observed at generation %d", r.Key(), status, err, r.Generation)
+			}
+		}
+		if got := strings.Join(keys, " "); got != "default/web default/web-sidecar" {
+			t.Errorf("records %s", got)
+		}
+		if web, err := st.Get("default", "web"); err != nil || len(web.Revisions) != 2 || web.Generation != 2 {
+			t.Errorf("default/web = %+v, %v; want main's two revisions at generation 2", web, err)
+		}
+	}
+	// Re-applying main's manifest of web-sidecar changes nothing, nor does
+	// applying web as `get -o yaml` shows it (its file lacks the
+	// restartedAt annotation of the rollout restart: applying the file
+	// would be a change, in main as here).
+	docs, err := manifests.Load([]string{"testdata/main-manifests/web-sidecar.yaml"}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	web, err := s.Get("", "web")
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := Bundle{Deployments: []*manifests.Deployment{web.Deployment.DeepCopy()}}
+	keep := map[string]bool{}
+	for _, d := range docs {
+		if !d.PausedSet {
+			keep[Key(d.Deployment.Metadata.Namespace, d.Deployment.Metadata.Name)] = true
+		}
+		b.Deployments = append(b.Deployments, d.Deployment)
+	}
+	res, err := s.Apply(b, ApplyOptions{KeepPaused: keep})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range res {
+		if r.Action != Unchanged {
+			t.Errorf("re-applying main's manifest: %s %s", r.ObjectRef, r.Action)
+		}
+	}
+	after := tree(t, dir)
+	for path, content := range before {
+		if after[path] != content {
+			t.Errorf("%s changed by opening and re-applying", path)
+		}
+	}
+	// Other namespaces go next to it, and leave it alone.
+	team := depIn("team", "web")
+	mustApplyBundle(t, s, Bundle{Namespaces: nss("team"), Deployments: []*manifests.Deployment{team}})
+	after = tree(t, dir)
+	for path, content := range before {
+		if after[path] != content {
+			t.Errorf("%s changed by applying to another namespace", path)
+		}
+	}
+	if _, ok := after["/namespaces/team/deployments/web.json"]; !ok {
+		t.Errorf("team/web not at namespaces/team/deployments/web.json: %v", slices.Collect(maps.Keys(after)))
 	}
 }

@@ -2,37 +2,64 @@ package store
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"io/fs"
+	"os"
 	"path/filepath"
 	"strings"
 
 	"github.com/fsnotify/fsnotify"
+
+	"github.com/dockctl/dockctl/manifests"
 )
 
-// Watch reports changes to the deployment records: it sends the name of a
-// deployment whose record was created, replaced or removed, and "" when
-// events may have been lost (watcher error, queue overflow), meaning
-// "resync everything". It does not de-duplicate: the consumer's work queue
-// does. The channel is closed when ctx ends.
+// Watch reports changes to the records of every kind, in every namespace:
+// it sends the key of an object whose record was created, replaced or
+// removed — Key(ns, name) ("namespace/name") for a deployment,
+// ServiceKey(ns, name) ("service:namespace/name") for a Service,
+// NamespaceKey(name) ("namespace:name") for a Namespace; ParseWatchKey
+// tells them apart — and "" when events may have been lost (watcher error,
+// queue overflow), meaning "resync everything". Status files are not
+// watched: the controller writes them. It does not de-duplicate: the
+// consumer's work queue does. The channel is closed when ctx ends.
 //
 // Because records are replaced by rename, one write shows up as a single
-// create event for the final name; the temporary files are ignored.
+// create event for the final name; the temporary files are ignored. The
+// directories of a namespace created later are watched as they appear,
+// and the records already in them when the watch begins are sent, so a
+// record written between a directory's creation and its watch is not
+// missed.
 func (s *Store) Watch(ctx context.Context) (<-chan string, error) {
 	w, err := fsnotify.NewWatcher()
 	if err != nil {
 		return nil, fmt.Errorf("watching state directory %s: %w", s.dir, err)
 	}
-	if err := w.Add(filepath.Join(s.dir, deploymentsDir)); err != nil {
+	sw := &stateWatcher{s: s, w: w, watched: map[string]bool{}}
+	if err := sw.add(deploymentsDir, nil); err != nil {
 		_ = w.Close()
 		return nil, fmt.Errorf("watching state directory %s: %w", s.dir, err)
+	}
+	var initErr error
+	for _, rel := range []string{servicesDir, namespacesDir} {
+		initErr = errors.Join(initErr, sw.addIfExists(rel, nil))
+	}
+	nss, errs := s.namespaceDirs()
+	initErr = errors.Join(initErr, errors.Join(errs...))
+	for _, ns := range nss {
+		initErr = errors.Join(initErr, sw.addNamespace(nsRoot(ns), nil))
+	}
+	if initErr != nil {
+		_ = w.Close()
+		return nil, fmt.Errorf("watching state directory %s: %w", s.dir, initErr)
 	}
 	out := make(chan string, 64)
 	go func() {
 		defer close(out)
 		defer func() { _ = w.Close() }()
-		send := func(name string) bool {
+		send := func(key string) bool {
 			select {
-			case out <- name:
+			case out <- key:
 				return true
 			case <-ctx.Done():
 				return false
@@ -46,8 +73,29 @@ func (s *Store) Watch(ctx context.Context) (<-chan string, error) {
 				if !ok {
 					return
 				}
-				if name, ok := recordName(ev.Name); ok && !send(name) {
-					return
+				rel, err := filepath.Rel(s.dir, ev.Name)
+				if err != nil {
+					continue
+				}
+				if key, ok := watchKey(rel); ok {
+					if !send(key) {
+						return
+					}
+					continue
+				}
+				if !ev.Has(fsnotify.Create) {
+					continue
+				}
+				// A directory of a new namespace: watch it, and report
+				// what is already in it.
+				var keys []string
+				if err := sw.addNew(rel, &keys); err != nil {
+					keys = append(keys, "")
+				}
+				for _, k := range keys {
+					if !send(k) {
+						return
+					}
 				}
 			case _, ok := <-w.Errors:
 				if !ok {
@@ -62,15 +110,108 @@ func (s *Store) Watch(ctx context.Context) (<-chan string, error) {
 	return out, nil
 }
 
-// recordName maps a path in deployments/ to its deployment name, rejecting
-// temporary and foreign files.
-func recordName(path string) (string, bool) {
-	base := filepath.Base(path)
+// stateWatcher keeps the watches of the state directory's record
+// directories; only Watch's goroutine uses it after Watch returns.
+type stateWatcher struct {
+	s       *Store
+	w       *fsnotify.Watcher
+	watched map[string]bool
+}
+
+// add watches rel and, with keys, lists the keys of the records already
+// there (a directory that appeared while nobody watched it).
+func (sw *stateWatcher) add(rel string, keys *[]string) error {
+	if sw.watched[rel] {
+		return nil
+	}
+	path := filepath.Join(sw.s.dir, rel)
+	if err := sw.w.Add(path); err != nil {
+		return err
+	}
+	sw.watched[rel] = true
+	if keys == nil {
+		return nil
+	}
+	entries, err := os.ReadDir(path)
+	if err != nil {
+		return err
+	}
+	for _, e := range entries {
+		if k, ok := watchKey(filepath.Join(rel, e.Name())); ok {
+			*keys = append(*keys, k)
+		}
+	}
+	return nil
+}
+
+func (sw *stateWatcher) addIfExists(rel string, keys *[]string) error {
+	err := sw.add(rel, keys)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	return err
+}
+
+// addNamespace watches a namespace's root and its record directories.
+func (sw *stateWatcher) addNamespace(root string, keys *[]string) error {
+	err := sw.addIfExists(root, keys)
+	for _, sub := range []string{deploymentsDir, servicesDir} {
+		err = errors.Join(err, sw.addIfExists(filepath.Join(root, sub), keys))
+	}
+	return err
+}
+
+// addNew handles the creation of rel: a namespace's root or one of its
+// record directories is watched, and the keys of its records listed.
+func (sw *stateWatcher) addNew(rel string, keys *[]string) error {
+	parts := strings.Split(rel, string(filepath.Separator))
+	if len(parts) < 2 || parts[0] != namespacesDir || !isNamespaceDir(parts[1]) {
+		return nil
+	}
+	if fi, err := os.Lstat(filepath.Join(sw.s.dir, rel)); err != nil || !fi.IsDir() {
+		return nil // gone again, or not a directory dockctl made
+	}
+	switch {
+	case len(parts) == 2:
+		return sw.addNamespace(rel, keys)
+	case len(parts) == 3 && (parts[2] == deploymentsDir || parts[2] == servicesDir):
+		return sw.addIfExists(rel, keys)
+	}
+	return nil
+}
+
+func isNamespaceDir(name string) bool { return isDNSLabel(name) && name != manifests.DefaultNamespace }
+
+// watchKey maps the path of a record file (relative to the state
+// directory) to its watch key, rejecting temporary and foreign files.
+func watchKey(rel string) (string, bool) {
+	parts := strings.Split(rel, string(filepath.Separator))
+	name, ok := recordName(parts[len(parts)-1])
+	if !ok {
+		return "", false
+	}
+	switch {
+	case len(parts) == 2 && parts[0] == deploymentsDir:
+		return Key("", name), true
+	case len(parts) == 2 && parts[0] == servicesDir:
+		return ServiceKey("", name), true
+	case len(parts) == 2 && parts[0] == namespacesDir:
+		return NamespaceKey(name), true
+	case len(parts) == 4 && parts[0] == namespacesDir && isNamespaceDir(parts[1]) && parts[2] == deploymentsDir:
+		return Key(parts[1], name), true
+	case len(parts) == 4 && parts[0] == namespacesDir && isNamespaceDir(parts[1]) && parts[2] == servicesDir:
+		return ServiceKey(parts[1], name), true
+	}
+	return "", false
+}
+
+// recordName maps a record's file name to the object's name.
+func recordName(base string) (string, bool) {
 	if strings.HasPrefix(base, ".") || !strings.HasSuffix(base, ".json") {
 		return "", false
 	}
 	name := strings.TrimSuffix(base, ".json")
-	if checkName(name) != nil {
+	if !isDNSLabel(name) {
 		return "", false
 	}
 	return name, true

@@ -10,6 +10,7 @@ import (
 	"github.com/pmezard/go-difflib/difflib"
 	"github.com/spf13/cobra"
 	"k8s.io/apimachinery/pkg/labels"
+	"sigs.k8s.io/yaml"
 
 	"github.com/dockctl/dockctl/manifests"
 	"github.com/dockctl/dockctl/store"
@@ -30,9 +31,11 @@ func newApplyCommand(g *globalOptions) *cobra.Command {
 	o := &applyOptions{}
 	cmd := &cobra.Command{
 		Use:   "apply -f PATH [-f PATH…] [--prune --all|-l SELECTOR]",
-		Short: "Record the desired state of deployments from manifest files",
+		Short: "Record the desired state of deployments, services and namespaces from manifest files",
 		Long: "Validate every document of every file first; if any is invalid nothing is stored.\n" +
-			"PATH is a file, a directory (recursively: *.yaml, *.yml, *.json) or - for standard input.",
+			"PATH is a file, a directory (recursively: *.yaml, *.yml, *.json) or - for standard input.\n" +
+			"Namespaces are stored first, then services, then deployments, as one unit. An object that names\n" +
+			"no namespace goes to -n's (default \"default\"); one that names another than -n given is refused.",
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			return runApply(cmd, g, o)
@@ -42,18 +45,13 @@ func newApplyCommand(g *globalOptions) *cobra.Command {
 	addSkipUnsupported(cmd, &o.skip)
 	cmd.Flags().StringVar(&o.dryRun, "dry-run", "none", "validate and print without storing (none|client)")
 	cmd.Flags().Lookup("dry-run").NoOptDefVal = "client"
-	cmd.Flags().BoolVar(&o.prune, "prune", false, "delete this instance's deployments absent from the applied files (needs --all or -l)")
-	cmd.Flags().BoolVar(&o.all, "all", false, "with --prune: consider every deployment of the instance for pruning")
-	cmd.Flags().StringVarP(&o.selector, "selector", "l", "", "apply only the deployments of the files whose metadata.labels match, and with --prune prune only matching ones")
+	cmd.Flags().BoolVar(&o.prune, "prune", false, "delete the deployments and services absent from the applied files, in the namespaces the files' objects are in (needs --all or -l; namespaces are never pruned)")
+	cmd.Flags().BoolVar(&o.all, "all", false, "with --prune: consider every deployment and service of those namespaces for pruning")
+	cmd.Flags().StringVarP(&o.selector, "selector", "l", "", "apply only the objects of the files whose metadata.labels match, and with --prune prune only matching ones")
 	cmd.Flags().BoolVar(&o.wait, "wait", false, "wait until every applied deployment is rolled out (needs a running controller)")
 	cmd.Flags().DurationVar(&o.timeout, "timeout", 5*time.Minute, "how long --wait waits")
 	_ = cmd.MarkFlagRequired("filename")
 	return cmd
-}
-
-func loadDeployments(paths []string, stdin io.Reader, skip bool, warn io.Writer) ([]*manifests.Deployment, error) {
-	deps, _, err := loadForApply(paths, stdin, skip, warn)
-	return deps, err
 }
 
 // addSkipUnsupported adds --skip-unsupported to a command that reads
@@ -63,49 +61,10 @@ func addSkipUnsupported(cmd *cobra.Command, skip *bool) {
 		"skip objects of kinds dockctl does not support (with a warning each) instead of refusing the input; kinds that grant nothing on one host (ServiceAccount, RBAC, PodDisruptionBudget, HorizontalPodAutoscaler, Kustomization) are always skipped")
 }
 
-// loadForApply loads the deployments of paths and names those that leave
-// spec.paused unset: as with spec.replicas, apply keeps the live value.
-// Every object skipped is named on warn, one line each, as kubectl warns.
-func loadForApply(paths []string, stdin io.Reader, skip bool, warn io.Writer) ([]*manifests.Deployment, map[string]bool, error) {
-	docs, skipped, err := manifests.LoadAll(paths, stdin, manifests.LoadOptions{SkipUnsupported: skip})
-	if err != nil {
-		return nil, nil, err
-	}
-	for _, s := range skipped {
-		fmt.Fprintf(warn, "Warning: %s\n", s)
-	}
-	if docs, err = deploymentsOnly(docs, skip, warn); err != nil {
-		return nil, nil, err
-	}
-	if len(docs) == 0 {
-		return nil, nil, fmt.Errorf("no deployments found in %v", paths)
-	}
-	out := make([]*manifests.Deployment, 0, len(docs))
-	keepPaused := map[string]bool{}
-	for _, d := range docs {
-		if !d.ReplicasSet {
-			// Unset tells the store to keep the live count (1 on create).
-			d.Deployment.Spec.Replicas = nil
-		}
-		if !d.PausedSet {
-			keepPaused[d.Deployment.Metadata.Name] = true
-		}
-		out = append(out, d.Deployment)
-	}
-	return out, keepPaused, nil
-}
-
 func runApply(cmd *cobra.Command, g *globalOptions, o *applyOptions) error {
-	var (
-		dry bool
-		err error
-	)
-	switch o.dryRun {
-	case "none", "false", "":
-	case "client", "true":
-		dry = true
-	default:
-		return fmt.Errorf("--dry-run must be none or client, got %q", o.dryRun)
+	dry, err := parseDryRun(o.dryRun)
+	if err != nil {
+		return err
 	}
 	opts := store.ApplyOptions{DryRun: dry, Prune: o.prune}
 	var sel labels.Selector
@@ -124,40 +83,28 @@ func runApply(cmd *cobra.Command, g *globalOptions, o *applyOptions) error {
 		}
 		opts.PruneSelector = sel
 	}
-	deps, keepPaused, err := loadForApply(o.files, cmd.InOrStdin(), o.skip, cmd.ErrOrStderr())
-	opts.KeepPaused = keepPaused
+	b, err := g.loadBundle(o.files, cmd.InOrStdin(), o.skip, cmd.ErrOrStderr())
 	if err != nil {
 		return err
 	}
+	opts.KeepPaused = b.keepPaused
 	if sel != nil {
 		// kubectl applies only the objects of the files that match -l.
-		matching := deps[:0]
-		for _, d := range deps {
-			if sel.Matches(labels.Set(d.Metadata.Labels)) {
-				matching = append(matching, d)
-			}
-		}
-		if deps = matching; len(deps) == 0 {
-			return fmt.Errorf("no deployments in %v match the selector %q", o.files, o.selector)
+		if b.filter(sel); b.empty() {
+			return fmt.Errorf("no deployments, services or namespaces in %v match the selector %q", o.files, o.selector)
 		}
 	}
-	// A dry run stores nothing, so it opens the state directory read-only:
-	// it needs no write access and creates (or fixes) nothing.
-	open := g.openStore
-	if dry {
-		open = g.readStore
-	}
-	st, err := open()
+	st, err := g.storeFor(dry)
 	if err != nil {
 		return err
 	}
 	// Warn, do not refuse: the controller decides with its own flags.
-	for _, d := range deps {
+	for _, d := range b.Deployments {
 		for _, p := range manifests.Privileges(d, hostForPaths(st.Dir())) {
 			fmt.Fprintf(cmd.ErrOrStderr(), "Warning: deployment/%s: %s\n", d.Metadata.Name, p)
 		}
 	}
-	results, err := st.Apply(deps, opts)
+	results, err := st.Apply(b.Bundle, opts)
 	if err != nil {
 		return err
 	}
@@ -167,18 +114,39 @@ func runApply(cmd *cobra.Command, g *globalOptions, o *applyOptions) error {
 		if dry {
 			suffix = " (dry run)"
 		}
-		fmt.Fprintf(out, "deployment/%s %s%s\n", r.Name, r.Action, suffix)
+		fmt.Fprintf(out, "%s %s%s\n", r.ObjectRef, r.Action, suffix)
 	}
 	if o.wait && !dry {
-		names := make([]string, 0, len(results))
+		var keys []string
 		for _, r := range results {
-			if r.Action != store.Pruned {
-				names = append(names, r.Name)
+			if r.Kind == store.KindDeployment && r.Action != store.Pruned {
+				keys = append(keys, store.Key(r.Namespace, r.Name))
 			}
 		}
-		return waitRollouts(cmd.Context(), g, st, names, o.timeout, out)
+		return waitRollouts(cmd.Context(), g, st, keys, o.timeout, out)
 	}
 	return nil
+}
+
+// parseDryRun reads --dry-run: none (or false) or client (or true).
+func parseDryRun(s string) (bool, error) {
+	switch s {
+	case "none", "false", "":
+		return false, nil
+	case "client", "true":
+		return true, nil
+	}
+	return false, fmt.Errorf("--dry-run must be none or client, got %q", s)
+}
+
+// storeFor opens the state directory for a command that writes, or with
+// dry for its dry run, which stores nothing: read-only, so that it needs no
+// write access and creates (or fixes) nothing.
+func (g *globalOptions) storeFor(dry bool) (*store.Store, error) {
+	if dry {
+		return g.readStore()
+	}
+	return g.openStore()
 }
 
 func newDiffCommand(g *globalOptions) *cobra.Command {
@@ -218,10 +186,10 @@ func newDiffCommand(g *globalOptions) *cobra.Command {
 	return cmd
 }
 
-// runDiff prints a unified diff per deployment between what is stored and
-// what the files declare, and returns how many differ.
+// runDiff prints a unified diff per object between what is stored and what
+// the files declare, and returns how many differ.
 func runDiff(stdin io.Reader, out, warn io.Writer, g *globalOptions, files []string, skip bool) (int, error) {
-	deps, keepPaused, err := loadForApply(files, stdin, skip, warn)
+	b, err := g.loadBundle(files, stdin, skip, warn)
 	if err != nil {
 		return 0, err
 	}
@@ -230,9 +198,68 @@ func runDiff(stdin io.Reader, out, warn io.Writer, g *globalOptions, files []str
 		return 0, err
 	}
 	differ := 0
-	for _, d := range deps {
+	show := func(name string, live, next []byte) error {
+		if bytes.Equal(live, next) {
+			return nil
+		}
+		differ++
+		text, err := difflib.GetUnifiedDiffString(difflib.UnifiedDiff{
+			A: difflib.SplitLines(string(live)), B: difflib.SplitLines(string(next)),
+			FromFile: "live/" + name, ToFile: "merged/" + name, Context: 3,
+		})
+		if err != nil {
+			return err
+		}
+		fmt.Fprint(out, text)
+		return nil
+	}
+	for _, n := range b.Namespaces {
 		var live []byte
-		rec, err := st.Get(d.Metadata.Name)
+		rec, err := st.LookupNamespace(n.Metadata.Name)
+		if err != nil && !errors.Is(err, store.ErrNotFound) {
+			return 0, err
+		}
+		if err == nil && !rec.Deleted {
+			stored := rec.Namespace
+			stored.Metadata.CreationTimestamp = nil
+			if live, err = yaml.Marshal(stored); err != nil {
+				return 0, err
+			}
+		}
+		next, err := yaml.Marshal(n)
+		if err != nil {
+			return 0, err
+		}
+		if err := show("namespace/"+n.Metadata.Name, live, next); err != nil {
+			return 0, err
+		}
+	}
+	for _, svc := range b.Services {
+		var live []byte
+		rec, err := st.LookupService(svc.Metadata.Namespace, svc.Metadata.Name)
+		if err != nil && !errors.Is(err, store.ErrNotFound) {
+			return 0, err
+		}
+		if err == nil && !rec.Deleted {
+			stored := rec.Service
+			stored.Metadata.Generation, stored.Metadata.CreationTimestamp = 0, nil
+			if live, err = yaml.Marshal(stored); err != nil {
+				return 0, err
+			}
+		}
+		next := *svc
+		next.Status = nil
+		nb, err := yaml.Marshal(next)
+		if err != nil {
+			return 0, err
+		}
+		if err := show("service/"+diffName(svc.Metadata.Namespace, svc.Metadata.Name), live, nb); err != nil {
+			return 0, err
+		}
+	}
+	for _, d := range b.Deployments {
+		var live []byte
+		rec, err := st.Get(d.Metadata.Namespace, d.Metadata.Name)
 		if err != nil && !errors.Is(err, store.ErrNotFound) {
 			return 0, err // unreadable: apply would refuse it too
 		}
@@ -241,7 +268,7 @@ func runDiff(stdin io.Reader, out, warn io.Writer, g *globalOptions, files []str
 			liveDep = &rec.Deployment
 		}
 		// What apply keeps of the live deployment is no difference.
-		if err := store.KeepLive(liveDep, d, keepPaused[d.Metadata.Name]); err != nil {
+		if err := store.KeepLive(liveDep, d, b.keepPaused[store.Key(d.Metadata.Namespace, d.Metadata.Name)]); err != nil {
 			return 0, err
 		}
 		if err == nil {
@@ -249,6 +276,9 @@ func runDiff(stdin io.Reader, out, warn io.Writer, g *globalOptions, files []str
 			// never in the files.
 			stored := rec.Deployment.DeepCopy()
 			stored.Metadata.Generation, stored.Metadata.CreationTimestamp = 0, nil
+			if stored.Metadata.Namespace == manifests.DefaultNamespace {
+				stored.Metadata.Namespace = "" // as an earlier release may have kept it
+			}
 			if live, err = manifests.Marshal(stored, "yaml"); err != nil {
 				return 0, err
 			}
@@ -257,48 +287,19 @@ func runDiff(stdin io.Reader, out, warn io.Writer, g *globalOptions, files []str
 		if err != nil {
 			return 0, err
 		}
-		if bytes.Equal(live, next) {
-			continue
-		}
-		differ++
-		text, err := difflib.GetUnifiedDiffString(difflib.UnifiedDiff{
-			A: difflib.SplitLines(string(live)), B: difflib.SplitLines(string(next)),
-			FromFile: "live/" + d.Metadata.Name, ToFile: "merged/" + d.Metadata.Name, Context: 3,
-		})
-		if err != nil {
+		// Deployments keep the names of earlier releases: live/web.
+		if err := show(diffName(d.Metadata.Namespace, d.Metadata.Name), live, next); err != nil {
 			return 0, err
 		}
-		fmt.Fprint(out, text)
 	}
 	return differ, nil
 }
 
-// deploymentsOnly keeps the Deployments of a bundle. Services, Namespaces
-// and namespaces other than default decode (manifests) but are not stored
-// yet: until the store takes them, a Service or Namespace is refused, or
-// skipped with a warning under --skip-unsupported, as every kind apply
-// cannot apply is, and a Deployment in another namespace is refused (the
-// store would file it as default's).
-func deploymentsOnly(docs []*manifests.Document, skip bool, warn io.Writer) ([]*manifests.Document, error) {
-	out := docs[:0:0]
-	var errs manifests.ErrorList
-	for _, d := range docs {
-		m := d.Meta()
-		if d.Deployment != nil {
-			if ns := m.NamespaceOrDefault(); ns != manifests.DefaultNamespace {
-				errs = append(errs, &manifests.FieldError{File: d.File, Line: d.Line, Path: "metadata.namespace",
-					Msg: fmt.Sprintf("unsupported value %q: apply stores only the default namespace yet", ns)})
-			}
-			out = append(out, d)
-			continue
-		}
-		if skip {
-			s := manifests.Skipped{File: d.File, Line: d.Line, Kind: d.Kind(), Name: m.Name, Unsupported: true}
-			fmt.Fprintf(warn, "Warning: %s\n", s)
-			continue
-		}
-		errs = append(errs, &manifests.FieldError{File: d.File, Line: d.Line, Path: "kind",
-			Msg: fmt.Sprintf("unsupported kind %q (%s %q): apply does not store it yet; --skip-unsupported applies the rest without it", d.Kind(), d.Kind(), m.Name)})
+// diffName names an object of a namespace in a diff's header: its name in
+// the default namespace, namespace/name in any other.
+func diffName(ns, name string) string {
+	if ns == "" || ns == manifests.DefaultNamespace {
+		return name
 	}
-	return out, errs.Err()
+	return ns + "/" + name
 }

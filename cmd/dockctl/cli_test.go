@@ -22,6 +22,10 @@ var update = flag.Bool("update", false, "rewrite golden files")
 
 var now = time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
 
+// testGlobal is the global options of a command run in the default
+// namespace of instance "default".
+var testGlobal = &globalOptions{instance: "default", namespace: "default"}
+
 const webYAML = `apiVersion: apps/v1
 kind: Deployment
 metadata:
@@ -58,7 +62,7 @@ func fixture(t *testing.T) (*snapshot, []*store.Record) {
 	hash := manifests.TemplateHash(&d.Spec.Template)
 	rec := &store.Record{Name: "web", Generation: 3, CreatedAt: now.Add(-3 * time.Hour), Deployment: *d}
 	c := func(ord int, state, health string, age time.Duration, hash string) dockerx.Container {
-		name := dockerx.ContainerName("default", "web", hash, ord)
+		name := dockerx.ContainerName("default", "", "web", hash, ord)
 		return dockerx.Container{
 			ID: strings.Repeat("a", 60) + name[len(name)-4:], Name: name, Image: "dockctl-workload:dev",
 			Instance: "default", Deployment: "web", TemplateHash: hash, State: state, Health: health,
@@ -70,7 +74,7 @@ func fixture(t *testing.T) (*snapshot, []*store.Record) {
 	orphan.Name, orphan.Deployment = "default_api-0123456789-0", "api"
 	orphan.Labels = map[string]string{dockerx.LabelInstance: "default", dockerx.LabelDeployment: "api"}
 	ids := func(ord int) string {
-		n := dockerx.ContainerName("default", "web", hash, ord)
+		n := dockerx.ContainerName("default", "", "web", hash, ord)
 		return strings.Repeat("a", 60) + n[len(n)-4:]
 	}
 	restarts := json.RawMessage(`{"rollout":{},"containers":{"` + ids(2) + `":{"restarts":4},"` + ids(0) + `":{"readySince":"2026-03-01T09:00:00Z"}}}`)
@@ -78,7 +82,7 @@ func fixture(t *testing.T) (*snapshot, []*store.Record) {
 		instance:          "default",
 		controllerRunning: true,
 		records:           []*store.Record{rec},
-		statuses: map[string]*store.Status{"web": {
+		statuses: map[string]*store.Status{"default/web": {
 			ObservedGeneration: 3,
 			Extra:              map[string]json.RawMessage{"controller": restarts},
 		}},
@@ -116,7 +120,7 @@ func TestRenderDeployments(t *testing.T) {
 		t.Run(format, func(t *testing.T) {
 			snap, recs := fixture(t)
 			var buf bytes.Buffer
-			if err := renderDeployments(&buf, snap, recs, format, format == "json"); err != nil {
+			if err := renderDeployments(&buf, snap, recs, format, format == "json", false); err != nil {
 				t.Fatal(err)
 			}
 			golden(t, "get-deployments-"+format, buf.Bytes())
@@ -133,7 +137,7 @@ func TestRenderContainers(t *testing.T) {
 				objs = append(objs, snap.containerObject(c))
 			}
 			var buf bytes.Buffer
-			if err := renderContainers(&buf, snap, objs, format); err != nil {
+			if err := renderContainers(&buf, snap, objs, format, false); err != nil {
 				t.Fatal(err)
 			}
 			golden(t, "get-containers-"+format, buf.Bytes())
@@ -142,7 +146,8 @@ func TestRenderContainers(t *testing.T) {
 }
 
 func TestDescribe(t *testing.T) {
-	snap, recs := fixture(t)
+	snap := serviceFixture(t) // Services lb and web select its pods
+	recs := snap.records
 	var buf bytes.Buffer
 	describe(&buf, snap, snap.deploymentObject(recs[0]), true)
 	golden(t, "describe-deployment", buf.Bytes())
@@ -305,14 +310,7 @@ func TestAge(t *testing.T) {
 func TestRolloutCommands(t *testing.T) {
 	dir := t.TempDir()
 	base := []string{"--state-dir", dir, "--instance", "t1"}
-	mustRun := func(stdin string, args ...string) string {
-		t.Helper()
-		out, errOut, err := run(t, stdin, append(base, args...)...)
-		if err != nil {
-			t.Fatalf("%v: %v %s", args, err, errOut)
-		}
-		return out
-	}
+	mustRun := runner(t, base)
 	v1 := strings.Replace(webYAML, "  labels: {app: web}\nspec", "  labels: {app: web}\n  annotations: {kubernetes.io/change-cause: first}\nspec", 1)
 	v2 := strings.Replace(strings.Replace(v1, "value: hi", "value: ho", 1), "cause: first", "cause: second", 1)
 	mustRun(v1, "apply", "-f", "-")
@@ -363,7 +361,7 @@ func storedDeployment(t *testing.T, dir, name string) *store.Record {
 	if err != nil {
 		t.Fatal(err)
 	}
-	rec, err := st.Get(name)
+	rec, err := st.Get("", name)
 	if err != nil {
 		t.Fatal(err)
 	}

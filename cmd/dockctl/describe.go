@@ -12,15 +12,16 @@ import (
 
 	"github.com/dockctl/dockctl/manifests"
 	"github.com/dockctl/dockctl/reconciler"
+	"github.com/dockctl/dockctl/store"
 )
 
 func newDescribeCommand(g *globalOptions) *cobra.Command {
 	return &cobra.Command{
-		Use:   "describe deployment NAME | describe pod NAME",
-		Short: "Show a deployment's spec, status, conditions and containers, or a pod's containers and their states",
+		Use:   "describe deployment NAME | describe pod NAME | describe service NAME",
+		Short: "Show a deployment's spec, status, conditions and containers, a pod's containers and their states, or a service's ports, endpoints and conditions",
 		Args:  cobra.RangeArgs(1, 2),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			kind, name, err := resourceArg(args, kindDeployment, kindPod)
+			kind, name, err := resourceArg(args, kindDeployment, kindPod, kindService)
 			if err != nil {
 				return err
 			}
@@ -28,21 +29,28 @@ func newDescribeCommand(g *globalOptions) *cobra.Command {
 			if err != nil {
 				return err
 			}
+			if kind == kindService {
+				e, ok := snap.service(g.namespace, name)
+				if !ok {
+					return snap.missingService(g, store.KindService, g.namespace, name)
+				}
+				describeService(cmd.OutOrStdout(), snap, e)
+				return nil
+			}
 			if kind == kindPod {
-				e, err := snap.pod(name)
+				e, err := snap.pod(g, g.namespace, name)
 				if err != nil {
 					return err
 				}
 				describePod(cmd.OutOrStdout(), snap, e)
 				return nil
 			}
-			for _, r := range snap.records {
-				if r.Name == name {
-					describe(cmd.OutOrStdout(), snap, snap.deploymentObject(r), snap.statuses[name] != nil)
-					return nil
-				}
+			key := store.Key(g.namespace, name)
+			if r := snap.record(key); r != nil {
+				describe(cmd.OutOrStdout(), snap, snap.deploymentObject(r), snap.statuses[key] != nil)
+				return nil
 			}
-			return snap.missing(name)
+			return snap.missing(g, g.namespace, name)
 		},
 	}
 }
@@ -52,6 +60,7 @@ func describe(w io.Writer, snap *snapshot, d *manifests.Deployment, haveStatus b
 	tw := tabwriter.NewWriter(w, 0, 8, 1, ' ', 0)
 	p := func(k, v string) { fmt.Fprintf(tw, "%s:\t%s\n", k, v) }
 	p("Name", d.Metadata.Name)
+	p("Namespace", d.Metadata.NamespaceOrDefault())
 	p("Instance", snap.instance)
 	p("CreationTimestamp", d.Metadata.CreationTimestamp.Format("Mon, 02 Jan 2006 15:04:05 -0700"))
 	p("Labels", kv(d.Metadata.Labels))
@@ -61,6 +70,9 @@ func describe(w io.Writer, snap *snapshot, d *manifests.Deployment, haveStatus b
 		selector = d.Spec.Selector.MatchLabels
 	}
 	p("Selector", kv(selector))
+	// The Services whose endpoints its pods are (kubectl shows none; on one
+	// host it is the question before a scale-down or a rollout).
+	p("Services", joinOrNone(snap.servicesSelecting(d.Metadata.NamespaceOrDefault(), d.Spec.Template.Metadata.Labels)))
 	p("Replicas", fmt.Sprintf("%d desired | %d updated | %d total | %d available | %d unavailable",
 		d.Replicas(), st.UpdatedReplicas, st.Replicas, st.AvailableReplicas, st.UnavailableReplicas))
 	p("StrategyType", d.Spec.Strategy.Type)
@@ -91,17 +103,14 @@ func describe(w io.Writer, snap *snapshot, d *manifests.Deployment, haveStatus b
 		}
 	}
 	if len(st.Conditions) > 0 {
-		fmt.Fprintln(w, "Conditions:")
-		ct := tabwriter.NewWriter(w, 0, 8, 2, ' ', 0)
-		fmt.Fprintln(ct, "  Type\tStatus\tReason\tMessage")
-		fmt.Fprintln(ct, "  ----\t------\t------\t-------")
+		rows := make([][4]string, 0, len(st.Conditions))
 		for _, cond := range st.Conditions {
-			fmt.Fprintf(ct, "  %s\t%s\t%s\t%s\n", cond.Type, cond.Status, cond.Reason, cond.Message)
+			rows = append(rows, [4]string{cond.Type, cond.Status, cond.Reason, cond.Message})
 		}
-		ct.Flush()
+		conditionTable(w, rows)
 	}
 	fmt.Fprintln(w, "Containers:")
-	cs := snap.containersOf(d.Metadata.Name)
+	cs := snap.containersOf(store.Key(d.Metadata.Namespace, d.Metadata.Name))
 	sort.Slice(cs, func(i, j int) bool { return cs[i].Name < cs[j].Name })
 	if len(cs) == 0 {
 		fmt.Fprintln(w, "  <none>")
@@ -113,6 +122,19 @@ func describe(w io.Writer, snap *snapshot, d *manifests.Deployment, haveStatus b
 		obj := snap.containerObject(ctr)
 		fmt.Fprintf(ct, "  %s\t%s\t%v\t%d\t%s\t%s\n", obj.Name, obj.Phase, obj.Ready, obj.Restarts,
 			age(snap.now.Sub(obj.Created)), orNone(obj.TemplateHash))
+	}
+	ct.Flush()
+}
+
+// conditionTable prints conditions (type, status, reason, message) as
+// kubectl's describe does.
+func conditionTable(w io.Writer, rows [][4]string) {
+	fmt.Fprintln(w, "Conditions:")
+	ct := tabwriter.NewWriter(w, 0, 8, 2, ' ', 0)
+	fmt.Fprintln(ct, "  Type\tStatus\tReason\tMessage")
+	fmt.Fprintln(ct, "  ----\t------\t------\t-------")
+	for _, r := range rows {
+		fmt.Fprintf(ct, "  %s\t%s\t%s\t%s\n", r[0], r[1], r[2], r[3])
 	}
 	ct.Flush()
 }
@@ -172,6 +194,7 @@ func describePod(w io.Writer, snap *snapshot, e podEntry) {
 	tw := tabwriter.NewWriter(w, 0, 8, 2, ' ', 0)
 	p := func(indent int, k, v string) { fmt.Fprintf(tw, "%s%s:\t%s\n", strings.Repeat(" ", indent), k, v) }
 	p(0, "Name", e.Name)
+	p(0, "Namespace", e.Namespace)
 	p(0, "Instance", snap.instance)
 	dep := e.Deployment
 	switch {

@@ -55,7 +55,7 @@ func newLogsCommand(g *globalOptions) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			streams, err := logStreams(snap, kind, name, o)
+			streams, err := logStreams(g, snap, kind, name, o)
 			if err != nil {
 				return err
 			}
@@ -102,22 +102,22 @@ type logStream struct {
 // Prefixes: [pod/NAME/CONTAINER] with --all-containers (kubectl's
 // --prefix), [container] for a deployment's replicas, none for one
 // container of one pod.
-func logStreams(snap *snapshot, kind, name string, o *logsOptions) ([]logStream, error) {
+func logStreams(g *globalOptions, snap *snapshot, kind, name string, o *logsOptions) ([]logStream, error) {
 	var pods []podEntry
 	if kind == kindPod {
-		e, err := snap.pod(name)
+		e, err := snap.pod(g, g.namespace, name)
 		if err != nil {
 			return nil, err
 		}
 		pods = []podEntry{e}
 	} else {
 		for _, e := range snap.allPods() {
-			if e.Deployment == name {
+			if e.Namespace == g.namespace && e.Deployment == name {
 				pods = append(pods, e)
 			}
 		}
 		if len(pods) == 0 {
-			return nil, fmt.Errorf("deployment %q has no containers in instance %q", name, snap.instance)
+			return nil, fmt.Errorf("deployment %q has no containers in %s", name, g.where(g.namespace))
 		}
 	}
 	var out []logStream

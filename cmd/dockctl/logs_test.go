@@ -19,7 +19,7 @@ func TestLogStreams(t *testing.T) {
 	jobsHash := manifests.TemplateHash(&mustDecode(t, jobsYAML).Spec.Template)
 	webHash := manifests.TemplateHash(&mustDecode(t, webYAML).Spec.Template)
 	shop0, jobs1, jobs4 := dockerx.Hostname("shop", shopHash, 0), dockerx.Hostname("jobs", jobsHash, 1), dockerx.Hostname("jobs", jobsHash, 4)
-	base := func(dep, hash string, ord int) string { return dockerx.ContainerName("default", dep, hash, ord) }
+	base := func(dep, hash string, ord int) string { return dockerx.ContainerName("default", "", dep, hash, ord) }
 	names := func(ss []logStream) string {
 		var out []string
 		for _, s := range ss {
@@ -60,7 +60,7 @@ func TestLogStreams(t *testing.T) {
 		{"a deployment without", kindDeployment, "nope", logsOptions{}, "", `deployment "nope" has no containers in instance "default"`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			got, err := logStreams(snap, tc.kind, tc.target, &tc.o)
+			got, err := logStreams(testGlobal, snap, tc.kind, tc.target, &tc.o)
 			if tc.err != "" {
 				if err == nil || !strings.Contains(err.Error(), tc.err) {
 					t.Fatalf("err %v, want one containing %q", err, tc.err)

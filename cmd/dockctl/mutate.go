@@ -45,58 +45,100 @@ func newDeleteCommand(g *globalOptions) *cobra.Command {
 		timeout time.Duration
 	)
 	cmd := &cobra.Command{
-		Use:   "delete deployment NAME | delete -f PATH",
-		Short: "Delete deployments; the controller then removes their containers",
+		Use:   "delete deployment|service|namespace NAME | delete -f PATH",
+		Short: "Delete deployments, services or namespaces (with everything in them); the controller then removes their containers",
 		Args:  cobra.MaximumNArgs(2),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			var names []string
+			var refs []store.ObjectRef
 			switch {
 			case len(files) > 0 && len(args) > 0:
-				return fmt.Errorf("give either -f or a deployment name, not both")
+				return fmt.Errorf("give either -f or a name, not both")
 			case len(files) > 0:
-				deps, err := loadDeployments(files, cmd.InOrStdin(), skip, cmd.ErrOrStderr())
+				b, err := g.loadBundle(files, cmd.InOrStdin(), skip, cmd.ErrOrStderr())
 				if err != nil {
 					return err
 				}
-				for _, d := range deps {
-					names = append(names, d.Metadata.Name)
-				}
+				refs = b.refs()
 			default:
-				name, err := deploymentArg(args)
+				kind, name, err := resourceArg(args, kindDeployment, kindService, kindNamespace)
 				if err != nil {
 					return err
 				}
-				names = []string{name}
+				refs = []store.ObjectRef{{Kind: storeKinds[kind], Namespace: g.namespace, Name: name}}
 			}
 			st, err := g.openStore()
 			if err != nil {
 				return err
 			}
+			// Deleting a namespace deletes its deployments: --wait waits
+			// for their containers too.
+			var waitKeys []string
+			if wait {
+				for _, r := range refs {
+					if r.Kind == store.KindNamespace {
+						waitKeys = append(waitKeys, liveKeysIn(st, r.Name)...)
+					}
+				}
+			}
+			results, err := st.DeleteObjects(refs)
+			if err != nil {
+				return err
+			}
 			// As kubectl delete -f: one that is missing is reported, and
 			// does not keep the others running.
-			var deleted []string
 			var errs []error
-			for _, name := range names {
-				if err := st.Delete(name); err != nil {
-					errs = append(errs, notFound(g, name, err))
+			for _, r := range results {
+				if r.Err != nil {
+					errs = append(errs, notFoundIn(g, r.Kind, r.Namespace, r.Name, r.Err))
 					continue
 				}
-				deleted = append(deleted, name)
-				fmt.Fprintf(cmd.OutOrStdout(), "deployment/%s deleted\n", name)
+				if r.Kind == store.KindDeployment {
+					waitKeys = append(waitKeys, store.Key(r.Namespace, r.Name))
+				}
+				fmt.Fprintf(cmd.OutOrStdout(), "%s deleted\n", r.ObjectRef)
 			}
-			if wait && len(deleted) > 0 {
-				if err := waitDeleted(cmd.Context(), g, st, deleted, timeout, cmd.OutOrStdout()); err != nil {
+			if wait && len(waitKeys) > 0 {
+				if err := waitDeleted(cmd.Context(), g, st, dedupe(waitKeys), timeout, cmd.OutOrStdout()); err != nil {
 					errs = append(errs, err)
 				}
 			}
 			return errors.Join(errs...)
 		},
 	}
-	cmd.Flags().StringSliceVarP(&files, "filename", "f", nil, "delete the deployments named in these manifests")
+	cmd.Flags().StringSliceVarP(&files, "filename", "f", nil, "delete the objects named in these manifests")
 	addSkipUnsupported(cmd, &skip)
 	cmd.Flags().BoolVar(&wait, "wait", false, "wait until their containers are gone (needs a running controller)")
 	cmd.Flags().DurationVar(&timeout, "timeout", 5*time.Minute, "how long --wait waits")
 	return cmd
+}
+
+// storeKinds maps the CLI's kinds to the store's.
+var storeKinds = map[string]string{
+	kindDeployment: store.KindDeployment, kindService: store.KindService, kindNamespace: store.KindNamespace,
+}
+
+// liveKeysIn returns the keys of the live deployments of namespace ns.
+func liveKeysIn(st *store.Store, ns string) []string {
+	recs, _ := st.List()
+	var out []string
+	for _, r := range recs {
+		if r.NamespaceOrDefault() == ns {
+			out = append(out, r.Key())
+		}
+	}
+	return out
+}
+
+func dedupe(keys []string) []string {
+	seen := map[string]bool{}
+	out := keys[:0]
+	for _, k := range keys {
+		if !seen[k] {
+			seen[k] = true
+			out = append(out, k)
+		}
+	}
+	return out
 }
 
 // hostPortConflict refuses what apply's validation refuses, for the commands

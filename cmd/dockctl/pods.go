@@ -44,23 +44,24 @@ func (s *snapshot) allPods() []podEntry {
 	if s.pods != nil {
 		return s.pods
 	}
-	names := map[string]bool{}
+	keys := map[string]bool{}
 	for _, c := range s.containers {
-		names[c.Deployment] = true
+		keys[containerKey(c)] = true
 	}
 	out := []podEntry{}
-	for name := range names {
-		rec, orphan, deleted := s.record(name), false, false
+	for key := range keys {
+		rec, orphan, deleted := s.record(key), false, false
 		switch {
 		case rec != nil:
-		case s.deleted[name] != nil:
-			rec, deleted = s.deleted[name], true
+		case s.deleted[key] != nil:
+			rec, deleted = s.deleted[key], true
 		default:
-			deleted = s.tombstoned(name)
-			orphan = !deleted && !s.unreadable[name]
-			rec = &store.Record{Name: name}
+			deleted = s.tombstoned(key)
+			orphan = !deleted && !s.unreadable[key]
+			ns, name, _ := strings.Cut(key, "/")
+			rec = &store.Record{Name: name, Namespace: ns}
 		}
-		for _, pv := range reconciler.Pods(rec, s.statuses[name], s.containersOf(name), s.now) {
+		for _, pv := range reconciler.Pods(rec, s.statuses[key], s.containersOf(key), s.now) {
 			e := podEntry{PodView: pv, rec: rec, template: templateOf(rec, pv.Hash), orphan: orphan, deleted: deleted}
 			if deleted {
 				// The controller stops it (over its grace period) to remove it,
@@ -71,6 +72,9 @@ func (s *snapshot) allPods() []podEntry {
 		}
 	}
 	sort.SliceStable(out, func(i, j int) bool {
+		if out[i].Namespace != out[j].Namespace {
+			return out[i].Namespace < out[j].Namespace
+		}
 		if out[i].Name != out[j].Name {
 			return out[i].Name < out[j].Name
 		}
@@ -80,24 +84,26 @@ func (s *snapshot) allPods() []podEntry {
 	return out
 }
 
-// podsNamed returns the pods of that name: usually one; two while a pod
-// re-created under its name has its predecessor still terminating.
-func (s *snapshot) podsNamed(name string) []podEntry {
+// podsNamed returns the pods of that name in namespace ns: usually one;
+// two while a pod re-created under its name has its predecessor still
+// terminating. (Two deployments of one name in two namespaces have pods of
+// the same names.)
+func (s *snapshot) podsNamed(ns, name string) []podEntry {
 	var out []podEntry
 	for _, e := range s.allPods() {
-		if e.Name == name {
+		if e.Namespace == ns && e.Name == name {
 			out = append(out, e)
 		}
 	}
 	return out
 }
 
-// pod returns the pod of that name, the live one when a terminating one
-// has the same name.
-func (s *snapshot) pod(name string) (podEntry, error) {
-	es := s.podsNamed(name)
+// pod returns the pod of that name in namespace ns, the live one when a
+// terminating one has the same name.
+func (s *snapshot) pod(g *globalOptions, ns, name string) (podEntry, error) {
+	es := s.podsNamed(ns, name)
 	if len(es) == 0 {
-		return podEntry{}, fmt.Errorf("pod %q not found in instance %q", name, s.instance)
+		return podEntry{}, notFoundIn(g, "pod", ns, name, store.ErrNotFound)
 	}
 	best := es[len(es)-1]
 	for _, e := range es {
@@ -325,6 +331,7 @@ func containerReady(e *podEntry, pc reconciler.PodContainer) bool {
 func (e *podEntry) podObject() *corev1.Pod {
 	p := &corev1.Pod{TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "Pod"}}
 	p.Name = e.Name
+	p.Namespace = e.Namespace
 	p.Labels = e.labels()
 	p.Annotations = e.annotations()
 	p.CreationTimestamp = metav1.NewTime(e.Created)

@@ -90,7 +90,7 @@ type member struct {
 func testPod(instance string, d *manifests.Deployment, ord int, age time.Duration, noHolder bool, members ...member) []dockerx.Container {
 	hash := manifests.TemplateHash(&d.Spec.Template)
 	dep := d.Metadata.Name
-	base := dockerx.ContainerName(instance, dep, hash, ord)
+	base := dockerx.ContainerName(instance, "", dep, hash, ord)
 	pod := dockerx.Hostname(dep, hash, ord)
 	uid := fmt.Sprintf("%08x", 0xa0+ord)
 	mk := func(name, role, cname string, m member) dockerx.Container {
@@ -188,10 +188,10 @@ func podsFixture(t *testing.T) *snapshot {
 		&store.Record{Name: "shop", Generation: 1, CreatedAt: now.Add(-2 * time.Hour), Deployment: *shop,
 			Revisions: []store.Revision{{Number: 1, Hash: manifests.TemplateHash(&shop.Spec.Template), Template: shop.Spec.Template}}},
 		&store.Record{Name: "jobs", Generation: 1, CreatedAt: now.Add(-time.Hour), Deployment: *jobs})
-	snap.statuses["shop"] = &store.Status{ObservedGeneration: 1, Extra: map[string]json.RawMessage{"controller": state(map[string]any{
+	snap.statuses["default/shop"] = &store.Status{ObservedGeneration: 1, Extra: map[string]json.RawMessage{"controller": state(map[string]any{
 		member(shop0, "web"): map[string]any{"restarts": 1},
 	})}}
-	snap.statuses["jobs"] = &store.Status{ObservedGeneration: 1, Extra: map[string]json.RawMessage{"controller": state(map[string]any{
+	snap.statuses["default/jobs"] = &store.Status{ObservedGeneration: 1, Extra: map[string]json.RawMessage{"controller": state(map[string]any{
 		member(jobsPods[2], "migrate"): map[string]any{"restarts": 3, "notBefore": later},
 		member(jobsPods[4], "work"):    map[string]any{"restarts": 5, "notBefore": later},
 		podKey(jobsPods[5][0]):         map[string]any{"stopDeadline": later},
@@ -204,7 +204,7 @@ func TestRenderPods(t *testing.T) {
 		t.Run(format, func(t *testing.T) {
 			snap := podsFixture(t)
 			var buf bytes.Buffer
-			if err := renderPods(&buf, snap, snap.allPods(), format, false); err != nil {
+			if err := renderPods(&buf, snap, snap.allPods(), format, false, false); err != nil {
 				t.Fatal(err)
 			}
 			golden(t, "get-pods-"+format, buf.Bytes())
@@ -224,7 +224,7 @@ func TestRenderPods(t *testing.T) {
 			t.Fatalf("%d pods selected, want 3", len(pods))
 		}
 		var buf bytes.Buffer
-		if err := renderPods(&buf, snap, pods, "json", false); err != nil {
+		if err := renderPods(&buf, snap, pods, "json", false, false); err != nil {
 			t.Fatal(err)
 		}
 		golden(t, "get-pods-json", buf.Bytes())
@@ -239,7 +239,7 @@ func TestDescribePod(t *testing.T) {
 		{"describe-pod-crashloop", dockerx.Hostname("jobs", manifests.TemplateHash(&mustDecode(t, jobsYAML).Spec.Template), 4)},
 	} {
 		t.Run(tc.golden, func(t *testing.T) {
-			e, err := snap.pod(tc.pod)
+			e, err := snap.pod(testGlobal, "default", tc.pod)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -262,7 +262,7 @@ func TestRenderPodContainers(t *testing.T) {
 	}
 	sort.Slice(objs, func(i, j int) bool { return objs[i].Name < objs[j].Name })
 	var buf bytes.Buffer
-	if err := renderContainers(&buf, snap, objs, "wide"); err != nil {
+	if err := renderContainers(&buf, snap, objs, "wide", false); err != nil {
 		t.Fatal(err)
 	}
 	golden(t, "get-containers-pods-wide", buf.Bytes())
@@ -273,7 +273,7 @@ func TestRenderPodContainers(t *testing.T) {
 func TestDescribeDeploymentOfPods(t *testing.T) {
 	snap := podsFixture(t)
 	var buf bytes.Buffer
-	describe(&buf, snap, snap.deploymentObject(snap.record("jobs")), true)
+	describe(&buf, snap, snap.deploymentObject(snap.record("default/jobs")), true)
 	golden(t, "describe-deployment-pods", buf.Bytes())
 }
 
@@ -292,7 +292,7 @@ func TestRemovedCompletedInitContainer(t *testing.T) {
 		kept = append(kept, c)
 	}
 	snap.containers = kept
-	e, err := snap.pod(name)
+	e, err := snap.pod(testGlobal, "default", name)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -305,7 +305,7 @@ func TestRemovedCompletedInitContainer(t *testing.T) {
 			t.Errorf("removed completed init container: state %+v ready %v, want terminated Completed and ready", state, containerReady(&e, pc))
 		}
 	}
-	_, err = logStreams(snap, kindPod, name, &logsOptions{container: "migrate"})
+	_, err = logStreams(testGlobal, snap, kindPod, name, &logsOptions{container: "migrate"})
 	if err == nil || !strings.Contains(err.Error(), "was removed after it completed") {
 		t.Errorf("logs -c migrate: %v", err)
 	}

@@ -20,7 +20,7 @@ func TestProgressOfCompleteDeployment(t *testing.T) {
 	hash := manifests.TemplateHash(&d.Spec.Template)
 	rec := &store.Record{Name: "web", Generation: 2, Deployment: *d}
 	c := func(ord int, hash, state string) dockerx.Container {
-		name := dockerx.ContainerName("default", "web", hash, ord)
+		name := dockerx.ContainerName("default", "", "web", hash, ord)
 		return dockerx.Container{ID: "id-" + name, Name: name, Instance: "default", Deployment: "web",
 			TemplateHash: hash, State: state, Created: now.Add(-time.Hour)}
 	}

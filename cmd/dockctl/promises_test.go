@@ -51,7 +51,7 @@ func TestApplyWait(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	rec, err := st.Get("web")
+	rec, err := st.Get("", "web")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -59,7 +59,7 @@ func TestApplyWait(t *testing.T) {
 	for i := range 3 {
 		f.addContainer(fmt.Sprintf("t1_web-%s-%d", hash, i), "t1", "web", map[string]string{"io.dockctl.template-hash": hash})
 	}
-	if err := st.WriteStatus("web", &store.Status{ObservedGeneration: rec.Generation}); err != nil {
+	if err := st.WriteStatus("", "web", &store.Status{ObservedGeneration: rec.Generation}); err != nil {
 		t.Fatal(err)
 	}
 	out, errOut, err := run(t, webYAML, append(base, "apply", "-f", "-", "--wait", "--timeout", "30s")...)

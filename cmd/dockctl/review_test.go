@@ -22,7 +22,7 @@ func TestDeletedDeploymentContainersTerminating(t *testing.T) {
 	snap, _ := fixture(t)
 	snap.records = nil
 	snap.statuses = nil
-	snap.tombstones["web"] = true
+	snap.tombstones["default/web"] = true
 	c := snap.containers[0] // running, no health check
 	o := snap.containerObject(c)
 	if o.Phase != "Terminating" || o.Ready || o.Orphan {
@@ -85,7 +85,7 @@ func TestUndoRefusesHostPortWithReplicas(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	rec, err := st.Get("hp")
+	rec, err := st.Get("", "hp")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -119,7 +119,7 @@ func TestUndoKeepsTheRevisionsChangeCause(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	rec, err := st.Get("hp")
+	rec, err := st.Get("", "hp")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -184,7 +184,7 @@ func TestDeleteFileContinuesPastMissing(t *testing.T) {
 	if serr != nil {
 		t.Fatal(serr)
 	}
-	if _, gerr := st.Get("aa"); !errors.Is(gerr, store.ErrNotFound) {
+	if _, gerr := st.Get("", "aa"); !errors.Is(gerr, store.ErrNotFound) {
 		t.Fatalf("aa after delete -f: %v, want deleted (output %q, err %v)", gerr, out, err)
 	}
 }
@@ -220,7 +220,7 @@ func TestWaitTimeoutMessage(t *testing.T) {
 		t.Fatal(err)
 	}
 	g := &globalOptions{stateDir: dir, instance: "rev"}
-	err = waitRollouts(context.Background(), g, st, []string{"web"}, time.Nanosecond, io.Discard)
+	err = waitRollouts(context.Background(), g, st, []string{"default/web"}, time.Nanosecond, io.Discard)
 	if err == nil || !strings.Contains(err.Error(), "timed out after 1ns waiting for the rollout") {
 		t.Fatalf("err = %v, want the timeout message", err)
 	}
@@ -239,11 +239,11 @@ func TestWaitTimeoutWithController(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	rec, err := st.Get("web")
+	rec, err := st.Get("", "web")
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := st.WriteStatus("web", &store.Status{ObservedGeneration: rec.Generation}); err != nil {
+	if err := st.WriteStatus("", "web", &store.Status{ObservedGeneration: rec.Generation}); err != nil {
 		t.Fatal(err)
 	}
 	// A controller runs: it holds the lock.
@@ -254,7 +254,7 @@ func TestWaitTimeoutWithController(t *testing.T) {
 	defer release()
 	g := &globalOptions{stateDir: dir, instance: "rev"}
 	var out bytes.Buffer
-	err = waitRollouts(context.Background(), g, st, []string{"web"}, time.Second, &out)
+	err = waitRollouts(context.Background(), g, st, []string{"default/web"}, time.Second, &out)
 	if err == nil || !strings.Contains(err.Error(), "timed out") || strings.Contains(err.Error(), "controller` running") {
 		t.Fatalf("err = %v, want a timeout that does not blame a missing controller\n%s", err, out.String())
 	}
@@ -294,16 +294,16 @@ func TestWaitRolloutFailsOnDeletion(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := st.Delete("web"); err != nil {
+	if err := st.Delete("", "web"); err != nil {
 		t.Fatal(err)
 	}
 	g := &globalOptions{stateDir: dir, instance: "rev"}
 	var out bytes.Buffer
-	err = waitRollouts(context.Background(), g, st, []string{"web"}, time.Minute, &out)
+	err = waitRollouts(context.Background(), g, st, []string{"default/web"}, time.Minute, &out)
 	if err == nil || !strings.Contains(err.Error(), "deleted") {
 		t.Fatalf("waiting for the rollout of a deleted deployment: err = %v, want a failure naming the deletion\n%s", err, out.String())
 	}
-	if err := waitDeleted(context.Background(), g, st, []string{"web"}, time.Minute, &out); err != nil {
+	if err := waitDeleted(context.Background(), g, st, []string{"default/web"}, time.Minute, &out); err != nil {
 		t.Fatalf("delete --wait with no container left: %v", err)
 	}
 }

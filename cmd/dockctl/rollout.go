@@ -28,10 +28,10 @@ func newRolloutStatusCommand(g *globalOptions) *cobra.Command {
 		if err != nil {
 			return err
 		}
-		if _, err := st.Get(name); err != nil {
+		if _, err := st.Get(g.namespace, name); err != nil {
 			return notFound(g, name, err)
 		}
-		err = waitRollouts(cmd.Context(), g, st, []string{name}, timeout, cmd.OutOrStdout())
+		err = waitRollouts(cmd.Context(), g, st, []string{store.Key(g.namespace, name)}, timeout, cmd.OutOrStdout())
 		if err == errDeadlineExceeded {
 			return &exitError{code: 1}
 		}
@@ -48,7 +48,7 @@ func newRolloutHistoryCommand(g *globalOptions) *cobra.Command {
 		if err != nil {
 			return err
 		}
-		rec, err := st.Get(name)
+		rec, err := st.Get(g.namespace, name)
 		if err != nil {
 			return notFound(g, name, err)
 		}
@@ -92,7 +92,7 @@ func newRolloutUndoCommand(g *globalOptions) *cobra.Command {
 			case toRevision != 0:
 				rev = revisionByNumber(rec, toRevision)
 				if rev == nil {
-					return fmt.Errorf("no revision %d (see `dockctl rollout history deployment %s`)", toRevision, name)
+					return fmt.Errorf("no revision %d (see `dockctl rollout history %s`)", toRevision, cmdRef(g.namespace, name))
 				}
 			case len(rec.Revisions) < 2:
 				return fmt.Errorf("no previous revision to roll back to")
@@ -136,7 +136,7 @@ func newRolloutRestartCommand(g *globalOptions) *cobra.Command {
 	return deploymentCommand("restart deployment NAME", "Replace every container with a rolling update (a new revision via a restartedAt annotation)", func(cmd *cobra.Command, name string) error {
 		err := g.updateDeployment(name, func(_ *store.Record, d *manifests.Deployment) error {
 			if d.Spec.Paused {
-				return fmt.Errorf("can't restart paused deployment (run `dockctl rollout resume deployment/%s` first)", name)
+				return fmt.Errorf("can't restart paused deployment (run `dockctl rollout resume %s` first)", cmdRef(g.namespace, name))
 			}
 			if d.Spec.Template.Metadata.Annotations == nil {
 				d.Spec.Template.Metadata.Annotations = map[string]string{}

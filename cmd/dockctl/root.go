@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+	"k8s.io/apimachinery/pkg/util/validation"
 
 	"github.com/dockctl/dockctl/dockerx"
 	"github.com/dockctl/dockctl/manifests"
@@ -20,6 +21,12 @@ import (
 type globalOptions struct {
 	stateDir string
 	instance string
+	// namespace is -n/--namespace: the namespace of the objects a
+	// command names, and of those of a file that name none. nsGiven tells
+	// whether it was given (an object of a file in another namespace is
+	// then an error, as in kubectl).
+	namespace string
+	nsGiven   func() bool
 }
 
 func newRootCommand() *cobra.Command {
@@ -34,10 +41,16 @@ func newRootCommand() *cobra.Command {
 	}
 	root.PersistentFlags().StringVar(&g.stateDir, "state-dir", envOr("DOCKCTL_STATE_DIR", store.DefaultDir()), "state directory (env DOCKCTL_STATE_DIR)")
 	root.PersistentFlags().StringVar(&g.instance, "instance", envOr("DOCKCTL_INSTANCE", "default"), "controller instance (env DOCKCTL_INSTANCE)")
+	// As kubectl's: on every command, "default" unless given; no variable
+	// (kubectl's comes from a kubeconfig context, which dockctl has not).
+	root.PersistentFlags().StringVarP(&g.namespace, "namespace", "n", manifests.DefaultNamespace,
+		"namespace of the objects named, and of the objects of files that name none")
+	g.nsGiven = func() bool { return root.PersistentFlags().Changed("namespace") }
+	root.PersistentPreRunE = func(*cobra.Command, []string) error { return validNamespace(g.namespace) }
 	root.AddCommand(
 		newApplyCommand(g), newDiffCommand(g), newGetCommand(g), newDescribeCommand(g),
 		newScaleCommand(g), newDeleteCommand(g), newLogsCommand(g), newControllerCommand(g),
-		newVersionCommand(g), newRolloutCommand(g), newHelperCommand(),
+		newVersionCommand(g), newRolloutCommand(g), newCreateCommand(g), newHelperCommand(),
 	)
 	return root
 }
@@ -94,12 +107,43 @@ func validInstance(s string) error {
 	return nil
 }
 
-// notFound words a store miss the same way in every command.
-func notFound(g *globalOptions, name string, err error) error {
-	if errors.Is(err, store.ErrNotFound) {
-		return fmt.Errorf("deployment %q not found in instance %q", name, g.instance)
+// validNamespace checks a namespace given with -n: a DNS-1123 label, as
+// Kubernetes requires.
+func validNamespace(ns string) error {
+	if msgs := validation.IsDNS1123Label(ns); len(msgs) > 0 {
+		return fmt.Errorf("invalid namespace %q: %s", ns, strings.Join(msgs, "; "))
 	}
-	return err
+	return nil
+}
+
+// nsExplicit reports whether -n was given.
+func (g *globalOptions) nsExplicit() bool { return g.nsGiven != nil && g.nsGiven() }
+
+// where words where a command looked: the instance (as every message of
+// earlier releases did) for the default namespace and for all namespaces
+// (ns ""), the namespace and instance for any other.
+func (g *globalOptions) where(ns string) string {
+	if ns == "" || ns == manifests.DefaultNamespace {
+		return fmt.Sprintf("instance %q", g.instance)
+	}
+	return fmt.Sprintf("namespace %q of instance %q", ns, g.instance)
+}
+
+// notFound words a store miss of a deployment of -n's namespace the same
+// way in every command.
+func notFound(g *globalOptions, name string, err error) error {
+	return notFoundIn(g, store.KindDeployment, g.namespace, name, err)
+}
+
+// notFoundIn is notFound for an object of any kind and namespace.
+func notFoundIn(g *globalOptions, kind, ns, name string, err error) error {
+	if !errors.Is(err, store.ErrNotFound) {
+		return err
+	}
+	if kind == store.KindNamespace {
+		return fmt.Errorf("namespaces %q not found in instance %q", name, g.instance)
+	}
+	return fmt.Errorf("%s %q not found in %s", strings.ToLower(kind), name, g.where(ns))
 }
 
 // deploymentCommand is a command about one deployment: it accepts
@@ -126,7 +170,7 @@ func (g *globalOptions) updateDeployment(name string, fn func(*store.Record, *ma
 	if err != nil {
 		return err
 	}
-	if _, err := st.UpdateRecord(name, fn); err != nil {
+	if _, err := st.UpdateRecord(g.namespace, name, fn); err != nil {
 		return notFound(g, name, err)
 	}
 	return nil
@@ -143,11 +187,19 @@ func deploymentArg(args []string) (string, error) {
 const (
 	kindDeployment = "deployment"
 	kindPod        = "pod"
+	kindService    = "service"
+	kindNamespace  = "namespace"
+	kindEndpoints  = "endpoints"
+	kindContainer  = "container"
 )
 
 var kindAliases = map[string]string{
 	"deployment": kindDeployment, "deployments": kindDeployment, "deploy": kindDeployment,
 	"pod": kindPod, "pods": kindPod, "po": kindPod,
+	"service": kindService, "services": kindService, "svc": kindService,
+	"namespace": kindNamespace, "namespaces": kindNamespace, "ns": kindNamespace,
+	"endpoints": kindEndpoints, "endpoint": kindEndpoints, "ep": kindEndpoints,
+	"container": kindContainer, "containers": kindContainer,
 }
 
 // resourceArg accepts "KIND NAME" and "KIND/NAME" for one of kinds (in any

@@ -18,7 +18,10 @@ import (
 )
 
 // snapshot is what the read commands show: the stored desired state, what
-// the controller recorded, and what Docker reports, read once.
+// the controller recorded, and what Docker reports, read once, for every
+// namespace (the commands pick theirs). Deployments are keyed by
+// store.Key, "namespace/name"; a container belongs to the key of its
+// namespace and deployment labels (containerKey).
 type snapshot struct {
 	instance   string
 	records    []*store.Record
@@ -33,8 +36,16 @@ type snapshot struct {
 	// known, so their containers are no orphans (the controller leaves
 	// them alone until the record is readable again).
 	unreadable map[string]bool
-	st         *store.Store
-	now        time.Time
+	// namespaces are the namespace records, default included.
+	namespaces []*store.NamespaceRecord
+	// services are the live Services, with their controller status.
+	services []serviceEntry
+	// helpers are the instance's helper containers (Services' proxies, the
+	// DNS server): listed with the containers, never taken for a
+	// deployment's (whose containers are in containers).
+	helpers []dockerx.Container
+	st      *store.Store
+	now     time.Time
 	// controllerRunning tells whether a controller holds the state
 	// directory's lock: without one, what it recorded may be stale.
 	controllerRunning bool
@@ -53,15 +64,16 @@ type deploymentView struct {
 
 // view computes (once) what reconciler.View says about a live deployment.
 func (s *snapshot) view(r *store.Record) deploymentView {
-	if v, ok := s.views[r.Name]; ok {
+	key := r.Key()
+	if v, ok := s.views[key]; ok {
 		return v
 	}
-	st, cs := reconciler.View(r, s.statuses[r.Name], s.containersOf(r.Name), s.now)
+	st, cs := reconciler.View(r, s.statuses[key], s.containersOf(key), s.now)
 	v := deploymentView{status: st, containers: cs}
 	if s.views == nil {
 		s.views = map[string]deploymentView{}
 	}
-	s.views[r.Name] = v
+	s.views[key] = v
 	return v
 }
 
@@ -87,36 +99,60 @@ func takeSnapshotWith(ctx context.Context, g *globalOptions, st *store.Store, cl
 	all, errs := st.ListAll()
 	running, _ := st.ControllerRunning()
 	s := &snapshot{st: st, controllerRunning: running, instance: g.instance, statuses: map[string]*store.Status{}, tombstones: map[string]bool{},
-		deleted: map[string]*store.Record{}, containers: cs, recordErrs: errs, now: time.Now()}
+		deleted: map[string]*store.Record{}, recordErrs: errs, now: time.Now()}
+	for _, c := range cs {
+		if isHelper(c) {
+			s.helpers = append(s.helpers, c)
+		} else {
+			s.containers = append(s.containers, c)
+		}
+	}
+	if s.namespaces, err = st.ListNamespaces(); err != nil {
+		s.recordErrs = append(s.recordErrs, err)
+	}
+	s.readServices(st)
 	for _, r := range all {
 		if r.Deleted {
-			s.tombstones[r.Name] = true
-			s.deleted[r.Name] = r
+			s.tombstones[r.Key()] = true
+			s.deleted[r.Key()] = r
 			continue
 		}
 		s.records = append(s.records, r)
-		if status, err := st.ReadStatus(r.Name); err == nil && status != nil {
-			s.statuses[r.Name] = status
+		if status, err := st.ReadStatus(r.Namespace, r.Name); err == nil && status != nil {
+			s.statuses[r.Key()] = status
 		}
 	}
-	for _, c := range cs {
-		if c.Deployment == "" || s.known(c.Deployment) || s.tombstoned(c.Deployment) || s.unreadable[c.Deployment] {
+	for _, c := range s.containers {
+		key := containerKey(c)
+		if c.Deployment == "" || s.known(key) || s.tombstoned(key) || s.unreadable[key] {
 			continue
 		}
-		if _, err := st.Lookup(c.Deployment); err != nil && !errors.Is(err, store.ErrNotFound) {
+		if _, err := st.Lookup(containerNamespace(c), c.Deployment); err != nil && !errors.Is(err, store.ErrNotFound) {
 			if s.unreadable == nil {
 				s.unreadable = map[string]bool{}
 			}
-			s.unreadable[c.Deployment] = true
+			s.unreadable[key] = true
 		}
 	}
 	return s, nil
 }
 
-func (s *snapshot) containersOf(name string) []dockerx.Container {
+// containerNamespace is the namespace a container belongs to.
+func containerNamespace(c dockerx.Container) string {
+	if c.Namespace == "" {
+		return manifests.DefaultNamespace
+	}
+	return c.Namespace
+}
+
+// containerKey is the key of the deployment a container belongs to.
+func containerKey(c dockerx.Container) string { return store.Key(c.Namespace, c.Deployment) }
+
+// containersOf returns the containers of the deployment key.
+func (s *snapshot) containersOf(key string) []dockerx.Container {
 	var out []dockerx.Container
 	for _, c := range s.containers {
-		if c.Deployment == name {
+		if containerKey(c) == key {
 			out = append(out, c)
 		}
 	}
@@ -128,11 +164,12 @@ func (s *snapshot) containersOf(name string) []dockerx.Container {
 // Docker and whose generation and conditions come from the controller.
 func (s *snapshot) deploymentObject(r *store.Record) *manifests.Deployment {
 	d := r.Deployment.DeepCopy()
+	d.Metadata.Namespace = r.NamespaceOrDefault() // as the API server always shows it
 	d.Metadata.Generation = r.Generation
 	created := r.CreatedAt
 	d.Metadata.CreationTimestamp = &created
 	st := s.view(r).status
-	if cs := s.statuses[r.Name]; cs != nil {
+	if cs := s.statuses[r.Key()]; cs != nil {
 		st.ObservedGeneration = cs.ObservedGeneration
 		st.Conditions = cs.Conditions
 	}
@@ -144,6 +181,7 @@ func (s *snapshot) deploymentObject(r *store.Record) *manifests.Deployment {
 type containerObject struct {
 	Name         string            `json:"name"`
 	ID           string            `json:"id"`
+	Namespace    string            `json:"namespace"`
 	Deployment   string            `json:"deployment"`
 	TemplateHash string            `json:"templateHash"`
 	Image        string            `json:"image"`
@@ -165,36 +203,38 @@ type containerObject struct {
 	Container string `json:"container,omitempty"`
 }
 
-// missing words why the live deployment name is not in the snapshot: its
-// record cannot be read (the store's error, naming the file), or there is
-// none.
-func (s *snapshot) missing(name string) error {
+// missing words why the live deployment name of namespace ns is not in the
+// snapshot: its record cannot be read (the store's error, naming the
+// file), or there is none.
+func (s *snapshot) missing(g *globalOptions, ns, name string) error {
 	if s.st != nil {
-		if _, err := s.st.Lookup(name); err != nil && !errors.Is(err, store.ErrNotFound) {
+		if _, err := s.st.Lookup(ns, name); err != nil && !errors.Is(err, store.ErrNotFound) {
 			return fmt.Errorf("deployment %q: %w", name, err)
 		}
 	}
-	return fmt.Errorf("deployment %q not found in instance %q", name, s.instance)
+	return notFoundIn(g, store.KindDeployment, ns, name, store.ErrNotFound)
 }
 
-func (s *snapshot) known(name string) bool { return s.record(name) != nil }
+func (s *snapshot) known(key string) bool { return s.record(key) != nil }
 
-func (s *snapshot) record(name string) *store.Record {
+// record returns the live record of the deployment key, or nil.
+func (s *snapshot) record(key string) *store.Record {
 	for _, r := range s.records {
-		if r.Name == name {
+		if r.Key() == key {
 			return r
 		}
 	}
 	return nil
 }
 
-func (s *snapshot) tombstoned(name string) bool { return s.tombstones[name] }
+func (s *snapshot) tombstoned(key string) bool { return s.tombstones[key] }
 
 func shortHash(d *manifests.Deployment) string { return manifests.TemplateHash(&d.Spec.Template) }
 
 func (s *snapshot) containerObject(c dockerx.Container) containerObject {
+	key := containerKey(c)
 	o := containerObject{
-		Name: c.Name, ID: c.ID, Deployment: c.Deployment, TemplateHash: c.TemplateHash, Image: c.Image,
+		Name: c.Name, ID: c.ID, Namespace: containerNamespace(c), Deployment: c.Deployment, TemplateHash: c.TemplateHash, Image: c.Image,
 		State: c.State, Phase: containerStatus(c), Health: c.Health, Ready: reconciler.IsReady(c), Status: c.Status, Created: c.Created,
 		Labels: c.Labels, Ports: portStrings(c.Ports),
 		Pod: s.podOf()[c.ID], Role: c.Role, Container: c.ContainerName,
@@ -204,7 +244,7 @@ func (s *snapshot) containerObject(c dockerx.Container) containerObject {
 		// words a container that exited 0.
 		o.Phase = "Completed"
 	}
-	if r := s.record(c.Deployment); r != nil {
+	if r := s.record(key); r != nil {
 		v := s.view(r).containers[c.ID]
 		o.Ready = v.Ready
 		o.Restarts = v.Restarts
@@ -214,13 +254,13 @@ func (s *snapshot) containerObject(c dockerx.Container) containerObject {
 		if v.Terminating {
 			o.Phase = "Terminating" // being stopped gracefully to be removed
 		}
-	} else if s.tombstoned(c.Deployment) {
+	} else if s.tombstoned(key) {
 		// Its deployment was deleted: the controller is stopping it (over
 		// its grace period) to remove it, as Kubernetes shows a pod with a
 		// deletion timestamp.
 		o.Phase, o.Ready = "Terminating", false
 	}
-	o.Orphan = !s.known(c.Deployment) && !s.tombstoned(c.Deployment) && !s.unreadable[c.Deployment]
+	o.Orphan = !s.known(key) && !s.tombstoned(key) && !s.unreadable[key] && !isHelper(c)
 	return o
 }
 

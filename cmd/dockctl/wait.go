@@ -20,7 +20,12 @@ import (
 // progress is one deployment's rollout as `rollout status` and `--wait`
 // show it: counts from Docker, deadline and observation from the controller.
 type progress struct {
-	name                                 string
+	// name is how the messages name it: its name in the default
+	// namespace (as kubectl's rollout status), namespace/name in another.
+	name string
+	// ref is how a command names it: deployment/NAME, with -n NS outside
+	// the default namespace.
+	ref                                  string
 	desired, updated, available, total   int32
 	observed, complete, deadlineExceeded bool
 	gone                                 bool // deleted and no container left
@@ -36,7 +41,7 @@ type progress struct {
 func (p progress) stuck() string {
 	var why []string
 	if p.paused {
-		why = append(why, fmt.Sprintf("rollout paused (resume it with `dockctl rollout resume deployment/%s`)", p.name))
+		why = append(why, fmt.Sprintf("rollout paused (resume it with `dockctl rollout resume %s`)", p.ref))
 	}
 	if p.failure != "" {
 		why = append(why, p.failure)
@@ -70,30 +75,32 @@ func (p progress) message() string {
 	return fmt.Sprintf("deployment %q successfully rolled out", p.name)
 }
 
-// observeProgress reads every named deployment's rollout with one list call.
-// A deleted (or unknown) deployment is followed until its containers are gone.
-func observeProgress(ctx context.Context, cli *dockerx.Client, st *store.Store, instance string, names []string) ([]progress, error) {
+// observeProgress reads the rollout of every deployment keys name
+// ("namespace/name") with one list call. A deleted (or unknown) deployment
+// is followed until its containers are gone.
+func observeProgress(ctx context.Context, cli *dockerx.Client, st *store.Store, instance string, keys []string) ([]progress, error) {
 	cs, err := cli.ListContainers(ctx, instance)
 	if err != nil {
 		return nil, err
 	}
-	out := make([]progress, 0, len(names))
-	for _, name := range names {
+	out := make([]progress, 0, len(keys))
+	for _, key := range keys {
 		var mine []dockerx.Container
 		for _, c := range cs {
-			if c.Deployment == name {
+			if containerKey(c) == key {
 				mine = append(mine, c)
 			}
 		}
-		rec, err := st.Get(name)
+		ns, name, _ := store.SplitKey(key)
+		rec, err := st.Get(ns, name)
 		if errors.Is(err, store.ErrNotFound) {
-			out = append(out, progress{name: name, total: int32(countPods(mine)), gone: len(mine) == 0, deleted: true, observed: true})
+			out = append(out, progress{name: diffName(ns, name), total: int32(countPods(mine)), gone: len(mine) == 0, deleted: true, observed: true})
 			continue
 		}
 		if err != nil {
 			return nil, err
 		}
-		status, _ := st.ReadStatus(name)
+		status, _ := st.ReadStatus(ns, name)
 		out = append(out, progressOf(rec, status, mine, time.Now()))
 	}
 	return out, nil
@@ -107,7 +114,7 @@ func observeProgress(ctx context.Context, cli *dockerx.Client, st *store.Store, 
 func progressOf(rec *store.Record, status *store.Status, mine []dockerx.Container, now time.Time) progress {
 	d := &rec.Deployment
 	s, views := reconciler.View(rec, status, mine, now)
-	p := progress{name: rec.Name, desired: d.Replicas(), updated: s.UpdatedReplicas, available: s.AvailableReplicas, total: s.Replicas, paused: d.Spec.Paused}
+	p := progress{name: diffName(rec.Namespace, rec.Name), ref: cmdRef(rec.Namespace, rec.Name), desired: d.Replicas(), updated: s.UpdatedReplicas, available: s.AvailableReplicas, total: s.Replicas, paused: d.Spec.Paused}
 	for _, v := range views {
 		if v.CrashLoopBackOff {
 			p.crashLooping++
@@ -138,7 +145,7 @@ func progressOf(rec *store.Record, status *store.Status, mine []dockerx.Containe
 // the last progress line already said why.
 var errDeadlineExceeded = errors.New("progress deadline exceeded")
 
-// waitRollouts follows the named deployments until each is rolled out (or
+// waitRollouts follows the deployments keys name until each is rolled out (or
 // gone, for deleted ones), showing live progress: a bar per deployment on a
 // terminal, a plain line per change otherwise. It fails when a deployment
 // exceeds its progress deadline or the timeout passes.

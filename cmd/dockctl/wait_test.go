@@ -48,12 +48,17 @@ func TestTimeoutErrorSaysWhy(t *testing.T) {
 // A wait that times out on a paused deployment says that the rollout is
 // paused, the one thing holding it back, rather than pointing at describe.
 func TestTimeoutErrorNamesPause(t *testing.T) {
-	p := progress{name: "rc", desired: 2, updated: 0, total: 2, observed: true, paused: true}
-	msg := timeoutError(5*time.Second, "i", true, []progress{p}).Error()
-	if !strings.Contains(msg, `deployment "rc": rollout paused`) || !strings.Contains(msg, "dockctl rollout resume deployment/rc") {
-		t.Errorf("message %q does not say the rollout is paused", msg)
-	}
-	if strings.Contains(msg, "see `dockctl describe deployment NAME`") {
-		t.Errorf("message %q points at describe for a paused rollout", msg)
+	for _, tt := range []struct{ ns, name, ref string }{
+		{"", "rc", "deployment/rc"},
+		{"team", "team/rc", "deployment/rc -n team"}, // the hint works as given
+	} {
+		p := progress{name: tt.name, ref: cmdRef(tt.ns, "rc"), desired: 2, updated: 0, total: 2, observed: true, paused: true}
+		msg := timeoutError(5*time.Second, "i", true, []progress{p}).Error()
+		if !strings.Contains(msg, `deployment "`+tt.name+`": rollout paused`) || !strings.Contains(msg, "dockctl rollout resume "+tt.ref+"`") {
+			t.Errorf("message %q does not say the rollout is paused", msg)
+		}
+		if strings.Contains(msg, "see `dockctl describe deployment NAME`") {
+			t.Errorf("message %q points at describe for a paused rollout", msg)
+		}
 	}
 }

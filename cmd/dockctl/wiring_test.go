@@ -119,7 +119,7 @@ func TestControllerAllowFlagsWiring(t *testing.T) {
 					return
 				}
 				waitUntil(t, "a ReplicaFailure naming "+tc.flag, func() bool {
-					s, err := st.ReadStatus("web")
+					s, err := st.ReadStatus("", "web")
 					if err != nil || s == nil {
 						return false
 					}

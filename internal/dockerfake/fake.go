@@ -289,6 +289,7 @@ func (e *Engine) add(c dockerx.Container, op string, ns *namespaces, volumes []m
 	c.Instance = c.Labels[dockerx.LabelInstance]
 	c.Deployment = c.Labels[dockerx.LabelDeployment]
 	c.TemplateHash = c.Labels[dockerx.LabelTemplateHash]
+	c.Namespace = dockerx.ParseNamespace(c.Labels, c.Name)
 	c.Role = c.Labels[dockerx.LabelRole]
 	if c.Role == "" {
 		c.Role = dockerx.RoleReplica // made before roles existed
@@ -296,7 +297,6 @@ func (e *Engine) add(c dockerx.Container, op string, ns *namespaces, volumes []m
 	c.Pod = c.Labels[dockerx.LabelPod]
 	c.PodUID = c.Labels[dockerx.LabelPodUID]
 	c.ContainerName = c.Labels[dockerx.LabelContainer]
-	c.Namespace = namespaceOf(c.Labels)
 	c.Service = c.Labels[dockerx.LabelService]
 	c.ConfigHash = c.Labels[dockerx.LabelConfigHash]
 	c.Networks = nil // reported from its endpoints
@@ -872,7 +872,7 @@ func (e *Engine) CutEvents() {
 
 func (e *Engine) emitLocked(c *dockerx.Container, action string) {
 	ev := dockerx.Event{Action: action, ContainerID: c.ID, Name: c.Name, Deployment: c.Labels[dockerx.LabelDeployment],
-		Role: c.Labels[dockerx.LabelRole], Namespace: namespaceOf(c.Labels), Time: e.now()}
+		Namespace: dockerx.ParseNamespace(c.Labels, c.Name), Role: c.Labels[dockerx.LabelRole], Time: e.now()}
 	for _, s := range e.subs {
 		if c.Labels[dockerx.LabelInstance] != s.instance {
 			continue

@@ -9,7 +9,6 @@ import (
 	"time"
 
 	"github.com/dockctl/dockctl/dockerx"
-	"github.com/dockctl/dockctl/manifests"
 )
 
 // CreateHelper creates a helper container as dockerx.Client does: the
@@ -100,12 +99,4 @@ func (e *Engine) ExecOutput(ctx context.Context, id string, cmd []string, timeou
 		out = out[:dockerx.MaxExecOutput]
 	}
 	return code, slices.Clone(out), nil
-}
-
-// namespaceOf reads an object's namespace as dockerx does.
-func namespaceOf(labels map[string]string) string {
-	if ns := labels[dockerx.LabelNamespace]; ns != "" {
-		return ns
-	}
-	return manifests.DefaultNamespace
 }

@@ -31,7 +31,7 @@ func createPod(t *testing.T, e *Engine, name string, mutate func(ps *manifests.P
 			mutate(ps)
 		}
 	})
-	base := dockerx.ContainerName("i", name, "h", 0)
+	base := dockerx.ContainerName("i", "", name, "h", 0)
 	p := pod{members: map[string]string{}, ref: dockerx.PodRef{Name: dockerx.Hostname(name, "h", 0), UID: "0123abcd", Holder: base}}
 	var err error
 	p.holder, err = e.CreateContainer(ctx, dockerx.CreateRequest{Instance: "i", Name: base, TemplateHash: "h", Deployment: d,

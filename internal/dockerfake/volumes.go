@@ -108,7 +108,20 @@ func volumeOf(name string, labels map[string]string) dockerx.Volume {
 	return dockerx.Volume{
 		Name: name, Labels: labels,
 		Instance: labels[dockerx.LabelInstance], Deployment: labels[dockerx.LabelDeployment], Role: labels[dockerx.LabelRole],
-		Pod: labels[dockerx.LabelPod], PodUID: labels[dockerx.LabelPodUID], Namespace: namespaceOf(labels),
+		Pod: labels[dockerx.LabelPod], PodUID: labels[dockerx.LabelPodUID], Namespace: dockerx.ParseNamespace(labels, name),
+	}
+}
+
+// AddVolume adds a volume with the given name and labels, as another
+// release (or a user) made it.
+func (e *Engine) AddVolume(name string, labels map[string]string) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.volumes == nil {
+		e.volumes = map[string]*fakeVolume{}
+	}
+	if e.volumes[name] == nil {
+		e.volumes[name] = &fakeVolume{v: volumeOf(name, copyMap(labels))}
 	}
 }
 

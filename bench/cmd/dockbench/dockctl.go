@@ -31,8 +31,9 @@ type controller struct {
 }
 
 // startController runs the built binary as a host process. dockerHost, when
-// set, points it at the counting proxy instead of the daemon.
-func (e *env) startController(ctx context.Context, name string, resync time.Duration, dockerHost string) (*controller, error) {
+// set, points it at the counting proxy instead of the daemon; extra are
+// more controller flags.
+func (e *env) startController(ctx context.Context, name string, resync time.Duration, dockerHost string, extra ...string) (*controller, error) {
 	port, err := freePort()
 	if err != nil {
 		return nil, err
@@ -50,8 +51,8 @@ func (e *env) startController(ctx context.Context, name string, resync time.Dura
 	if err != nil {
 		return nil, err
 	}
-	c.cmd = exec.Command(e.dockctlBin, "--instance", c.instance, "--state-dir", c.stateDir,
-		"controller", "--metrics-addr", c.metricsAddr, "--resync-period", resync.String())
+	c.cmd = exec.Command(e.dockctlBin, append([]string{"--instance", c.instance, "--state-dir", c.stateDir,
+		"controller", "--metrics-addr", c.metricsAddr, "--resync-period", resync.String()}, extra...)...)
 	c.cmd.Stdout, c.cmd.Stderr = logFile, logFile
 	c.cmd.Env = os.Environ()
 	if dockerHost != "" {
@@ -131,15 +132,21 @@ func (c *controller) logTail() string {
 
 // dockctl runs the CLI against this controller's instance and state dir.
 func (c *controller) dockctl(ctx context.Context, stdin string, args ...string) error {
+	_, err := c.dockctlOutput(ctx, stdin, args...)
+	return err
+}
+
+// dockctlOutput is dockctl returning what the command printed.
+func (c *controller) dockctlOutput(ctx context.Context, stdin string, args ...string) (string, error) {
 	full := append([]string{"--instance", c.instance, "--state-dir", c.stateDir}, args...)
 	cmd := exec.CommandContext(ctx, c.e.dockctlBin, full...)
 	cmd.Stdin = strings.NewReader(stdin)
 	var out bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &out
 	if err := cmd.Run(); err != nil {
-		return fmt.Errorf("dockctl %s: %v: %s", strings.Join(args, " "), err, strings.TrimSpace(out.String()))
+		return out.String(), fmt.Errorf("dockctl %s: %v: %s", strings.Join(args, " "), err, strings.TrimSpace(out.String()))
 	}
-	return nil
+	return out.String(), nil
 }
 
 func (c *controller) apply(ctx context.Context, manifest string) error {
@@ -275,6 +282,15 @@ func (e *env) manifest(name string, replicas int, greeting string) string {
 
 // manifestWith is manifest with the rolling update's surge and unavailable.
 func (e *env) manifestWith(name string, replicas int, greeting, surge, unavailable string) string {
+	return e.deploymentYAML(name, replicas,
+		fmt.Sprintf("  strategy:\n    type: RollingUpdate\n    rollingUpdate: {maxSurge: %s, maxUnavailable: %s}\n", surge, unavailable),
+		fmt.Sprintf("        env: [{name: GREETING, value: %q}]\n", greeting))
+}
+
+// deploymentYAML renders a Deployment of one workload container listening
+// on 8080, its template labelled with the run. strategy (spec lines) and
+// container (lines of the container) are inserted as given.
+func (e *env) deploymentYAML(name string, replicas int, strategy, container string) string {
 	return fmt.Sprintf(`apiVersion: apps/v1
 kind: Deployment
 metadata:
@@ -283,10 +299,7 @@ spec:
   replicas: %[2]d
   selector:
     matchLabels: {app: %[1]s}
-  strategy:
-    type: RollingUpdate
-    rollingUpdate: {maxSurge: %[7]s, maxUnavailable: %[8]s}
-  template:
+%[6]s  template:
     metadata:
       labels: {app: %[1]s, %[3]s: %[4]s}
     spec:
@@ -294,6 +307,5 @@ spec:
       - name: app
         image: %[5]s
         args: ["--listen=:8080"]
-        env: [{name: GREETING, value: %[6]q}]
-`, name, replicas, benchLabel, e.runID, e.image, greeting, surge, unavailable)
+%[7]s`, name, replicas, benchLabel, e.runID, e.image, strategy, container)
 }

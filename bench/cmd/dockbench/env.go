@@ -47,6 +47,14 @@ type env struct {
 	imageID     string // sha256:…, what Swarm gets
 	swarmMarker string
 
+	// benchNet is the user-defined bridge network the harness made for
+	// the engine's bounds on a user network ("" until first needed).
+	benchNet string
+	// extraImages are the other images the run built (the DNS probe's,
+	// the workload with a HEALTHCHECK for Swarm), by tag.
+	extraImages []string
+	probeBuilt  bool // the DNS probe's image (services section)
+
 	mu          sync.Mutex
 	controllers []*controller // running; stopped before containers are removed
 	// instances are the dockctl instances this run used (controllers', and
@@ -75,10 +83,18 @@ func newEnv(ctx context.Context, runID, root, tmp string, cleanups *cleanupStack
 		defer cancel()
 		e.stopControllers()
 		err := e.removeAll(cctx)
+		err = errors.Join(err, e.removeNetworks(cctx))
+		e.mu.Lock()
+		imgs := append([]string(nil), e.extraImages...)
+		e.mu.Unlock()
 		if e.imageID != "" {
+			// Last: the extra images may be built FROM it.
+			imgs = append(imgs, e.image)
+		}
+		for _, img := range imgs {
 			// PruneChildren: the classic builder leaves one untagged parent
 			// image per Dockerfile step, which only a pruning removal takes.
-			if _, ierr := cli.ImageRemove(cctx, e.image, image.RemoveOptions{PruneChildren: true}); ierr != nil && !client.IsErrNotFound(ierr) {
+			if _, ierr := cli.ImageRemove(cctx, img, image.RemoveOptions{PruneChildren: true}); ierr != nil && !client.IsErrNotFound(ierr) {
 				err = errors.Join(err, ierr)
 			}
 		}
@@ -138,6 +154,23 @@ func (e *env) build(ctx context.Context) error {
 	return nil
 }
 
+// buildImage builds an image of this run (labelled with it) from a
+// Dockerfile and the files in dir, under tag, and registers it for
+// removal. Nothing is pulled: every FROM is scratch or an image of the run.
+func (e *env) buildImage(ctx context.Context, tag, dir, dockerfile string) error {
+	if err := os.WriteFile(filepath.Join(dir, "Dockerfile"), []byte(dockerfile), 0o644); err != nil {
+		return err
+	}
+	e.mu.Lock()
+	e.extraImages = append(e.extraImages, tag)
+	e.mu.Unlock()
+	out, err := exec.CommandContext(ctx, "docker", "build", "-q", "--label", benchLabel+"="+e.runID, "-t", tag, dir).CombinedOutput()
+	if err != nil {
+		return fmt.Errorf("docker build %s: %v\n%s", tag, err, out)
+	}
+	return nil
+}
+
 func (e *env) goBuild(ctx context.Context, pkg, out, ldflags string) error {
 	cmd := exec.CommandContext(ctx, "go", "build", "-trimpath", "-ldflags", ldflags, "-o", out, pkg)
 	cmd.Dir = e.root
@@ -158,9 +191,16 @@ func (e *env) labels(set string) map[string]string {
 // matches what dockctl creates for the bench manifests (same image and
 // arguments, no restart policy) so that both pay the same engine cost.
 func (e *env) createStart(ctx context.Context, name string, labels map[string]string) (string, error) {
+	return e.createStartOn(ctx, name, labels, "")
+}
+
+// createStartOn is createStart on the given network ("": Docker's default
+// bridge, as createStart).
+func (e *env) createStartOn(ctx context.Context, name string, labels map[string]string, network string) (string, error) {
 	resp, err := e.cli.ContainerCreate(ctx,
 		&container.Config{Image: e.image, Cmd: []string{"--listen=:8080"}, Labels: labels, Hostname: name},
-		&container.HostConfig{RestartPolicy: container.RestartPolicy{Name: container.RestartPolicyDisabled}},
+		&container.HostConfig{RestartPolicy: container.RestartPolicy{Name: container.RestartPolicyDisabled},
+			NetworkMode: container.NetworkMode(network)},
 		nil, nil, name)
 	if err != nil {
 		return "", err
@@ -247,10 +287,13 @@ func (e *env) waitGone(ctx context.Context, timeout time.Duration, selectors ...
 	}
 }
 
-// removeAll force-removes every container of this run, 8 at a time, then
-// the volumes and helper images of the run's dockctl instances (a pod's
-// emptyDir volumes, the holder image), which no container uses any more.
-// Controllers must be stopped first: a live one would make them again.
+// removeAll force-removes every container of this run, 8 at a time — the
+// harness's and dockctl's replicas (labelled with the run) and the helpers
+// of the run's dockctl instances (Service proxies, the DNS server:
+// labelled with their instance only) — then the volumes, helper images
+// and instance networks of those instances, which no container uses any
+// more. Controllers must be stopped first: a live one would make them
+// again.
 func (e *env) removeAll(ctx context.Context) error {
 	cs, err := e.list(ctx)
 	if err != nil {
@@ -259,6 +302,21 @@ func (e *env) removeAll(ctx context.Context) error {
 	ids := make([]string, len(cs))
 	for i, c := range cs {
 		ids[i] = c.ID
+	}
+	e.mu.Lock()
+	instances := sortedKeys(e.instances)
+	e.mu.Unlock()
+	for _, inst := range instances {
+		hs, err := e.cli.ContainerList(ctx, container.ListOptions{All: true,
+			Filters: filters.NewArgs(filters.Arg("label", dockerx.LabelInstance+"="+inst))})
+		if err != nil {
+			return err
+		}
+		for _, c := range hs {
+			if c.Labels[benchLabel] == "" {
+				ids = append(ids, c.ID)
+			}
+		}
 	}
 	if err := summarize(parallel(ids, 8, func(id string) error { return e.remove(ctx, id) })); err != nil {
 		return err
@@ -276,9 +334,8 @@ func (e *env) useInstance(instance string) {
 	e.instances[instance] = true
 }
 
-// removeInstanceObjects removes the volumes, the instance network and the
-// helper images labelled with one of this run's instances
-// (io.dockctl.instance). The controller
+// removeInstanceObjects removes the volumes and the helper images labelled
+// with one of this run's instances (io.dockctl.instance). The controller
 // collects a pod's volumes when the pod is gone and its holder image at a
 // sweep after the last holder is gone, but not once it is stopped, and
 // the harness removes containers by force: whatever is left is removed
@@ -304,12 +361,15 @@ func (e *env) removeInstanceObjects(ctx context.Context) error {
 				}
 			}
 		}
-		nets, err := e.cli.NetworkList(ctx, network.ListOptions{Filters: f})
+		// The instance network (dockctl_INSTANCE), once its containers
+		// are gone; only one that carries this instance's label.
+		nets, err := e.cli.NetworkList(ctx, network.ListOptions{Filters: filters.NewArgs(
+			filters.Arg("label", dockerx.LabelInstance+"="+inst))})
 		if err != nil {
 			errs = append(errs, fmt.Errorf("list networks of %s: %w", inst, err))
 		}
 		for _, n := range nets {
-			if err := e.cli.NetworkRemove(ctx, n.ID); err != nil && !client.IsErrNotFound(err) {
+			if err := e.removeNetwork(ctx, n.ID); err != nil {
 				errs = append(errs, fmt.Errorf("remove network %s: %w", n.Name, err))
 			} else {
 				logf("  cleanup: removed network %s of instance %s", n.Name, inst)
@@ -331,6 +391,71 @@ func (e *env) removeInstanceObjects(ctx context.Context) error {
 		}
 	}
 	return errors.Join(errs...)
+}
+
+// benchNetwork returns the run's own user-defined bridge network, creating
+// it on first use: the engine's bounds on a user network (the kind of
+// network dockctl's instance network is) are measured on it. It carries
+// the run label, and removeNetworks removes it at the end of the run.
+func (e *env) benchNetwork(ctx context.Context) (string, error) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.benchNet != "" {
+		return e.benchNet, nil
+	}
+	name := "dockbench-" + e.runID
+	// Docker's default address pools give it a subnet no other network
+	// uses, as `docker network create` does.
+	if _, err := e.cli.NetworkCreate(ctx, name, network.CreateOptions{Driver: "bridge",
+		Labels: map[string]string{benchLabel: e.runID}}); err != nil {
+		return "", fmt.Errorf("create the user-defined network %s: %w", name, err)
+	}
+	e.benchNet = name
+	logf("created network %s", name)
+	return name, nil
+}
+
+// removeNetworks removes the networks labelled with this run (the bench
+// network, Compose's project network), once no container of the run is
+// left on them.
+func (e *env) removeNetworks(ctx context.Context) error {
+	nets, err := e.cli.NetworkList(ctx, network.ListOptions{Filters: filters.NewArgs(
+		filters.Arg("label", benchLabel+"="+e.runID))})
+	if err != nil {
+		return err
+	}
+	var errs []error
+	for _, n := range nets {
+		if err := e.removeNetwork(ctx, n.ID); err != nil {
+			errs = append(errs, fmt.Errorf("remove network %s: %w", n.Name, err))
+		} else {
+			logf("  cleanup: removed network %s", n.Name)
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// removeNetwork removes a network whose containers are gone. On a loaded
+// engine the endpoint of a container just removed can outlive it for a
+// moment ("has active endpoints"), so that answer is retried for up to
+// 20 s; past that it is reported (Engine 20.10 can leak an endpoint count,
+// which only a daemon restart clears).
+func (e *env) removeNetwork(ctx context.Context, id string) error {
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		err := e.cli.NetworkRemove(ctx, id)
+		if err == nil || client.IsErrNotFound(err) {
+			return nil
+		}
+		if !strings.Contains(err.Error(), "active endpoints") || time.Now().After(deadline) {
+			return err
+		}
+		select {
+		case <-ctx.Done():
+			return err
+		case <-time.After(500 * time.Millisecond):
+		}
+	}
 }
 
 // summarize reduces the errors of a parallel batch, which tend to be the

@@ -46,6 +46,15 @@ type settings struct {
 	RollingReplicas int           `json:"rollingReplicas"`
 	PodKills        int           `json:"podRepairKills"`
 	PodScale        int           `json:"podScale"`
+	// The services section: the proxy-overhead load (clients, total time
+	// per path, rounds over the paths), lookups per DNS name, and whether
+	// the scale 4 → 1 → 4 failure measurement runs besides the rollout.
+	LoadConcurrency int           `json:"loadConcurrency"`
+	LoadDuration    time.Duration `json:"loadDurationNs"`
+	LoadRounds      int           `json:"loadRounds"`
+	DNSLookups      int           `json:"dnsLookups"`
+	SvcScaleCycle   bool          `json:"serviceScaleCycle"`
+	SwarmMeshOnly   bool          `json:"swarmMeshOnly,omitempty"` // BENCH_SECTIONS=swarm-mesh
 	Deadline        time.Duration `json:"deadlineNs"`
 }
 
@@ -80,25 +89,41 @@ func loadSettings() settings {
 		// repair section; 0 → 50 pods is issue 9's figure.
 		PodKills: 20,
 		PodScale: 50,
+		// Issue 10: a fixed concurrency of 8 keep-alive clients.
+		LoadConcurrency: 8,
+		LoadDuration:    10 * time.Second,
+		LoadRounds:      2,
+		DNSLookups:      5,
+		SvcScaleCycle:   true,
 		// 14 min measured on a 2-core machine whose engine does ~2
-		// create+start/s, before the pods section (~4 min more there).
-		Deadline: 20 * time.Minute,
+		// create+start/s, before the pods section (~4 min more there) and
+		// the user-network bounds and services section (~5 min more).
+		Deadline: 26 * time.Minute,
 	}
 	if quick {
-		s.Kills = 10
+		// Sizes cut so that the services section (issue 10) and the
+		// user-network bounds fit in the same three minutes.
+		s.Kills = 5
 		s.SwarmKills = 5
 		s.SwarmSlowKills = 3
 		s.LowerBoundDie = false
-		s.Scale = []scaleCase{{30, []int{8}}}
-		s.PodKills = 6
-		s.PodScale = 15
-		s.SteadyDeploys = 20
-		s.SteadyIdle = 15 * time.Second
+		s.Scale = []scaleCase{{20, []int{8}}}
+		s.RollingReplicas = 8
+		s.PodKills = 3
+		s.PodScale = 10
+		s.LoadDuration = time.Second
+		s.LoadRounds = 1
+		s.DNSLookups = 2
+		// The rollout restart is the quick run's failure figure.
+		s.SvcScaleCycle = false
+		s.SteadyDeploys = 5
+		s.SteadyIdle = 10 * time.Second
 		// Shorter than the idle window so that the window holds at least
 		// one resync: an idle figure without one would flatter dockctl.
 		s.SteadyResync = 5 * time.Second
-		// 105 s for the first four sections, 60 s more for pods.
-		s.Deadline = 165 * time.Second
+		// About 95 s for the first four sections, 25 s for pods, 55 s
+		// for services, on a 2-core machine at load 6–10.
+		s.Deadline = 190 * time.Second
 		if s.Swarm {
 			// Swarm's default 5 s restart delay alone costs half a minute.
 			s.Deadline += 2 * time.Minute
@@ -185,6 +210,7 @@ func run(swarmMarker string) (err error) {
 		{"rolling", benchRollingDockctl},
 		{"steady", benchSteady},
 		{"pods", benchPods},
+		{"services", benchServices},
 		{"swarm", benchSwarm},
 	}
 	// BENCH_SECTIONS (comma-separated names) runs only some sections: a
@@ -194,6 +220,11 @@ func run(swarmMarker string) (err error) {
 		if name = strings.TrimSpace(name); name != "" {
 			only[name] = true
 		}
+	}
+	// "swarm-mesh" runs the Swarm section's routing-mesh measurement
+	// alone (it needs the swarm the section initialises).
+	if only["swarm-mesh"] && !only["swarm"] {
+		only["swarm"], s.SwarmMeshOnly = true, true
 	}
 	var failed []string
 	for _, sec := range sections {

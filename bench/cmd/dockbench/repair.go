@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/docker/docker/api/types/events"
@@ -21,14 +22,14 @@ const settle = 500 * time.Millisecond
 // reviver reacting to `destroy`).
 func benchRepair(ctx context.Context, e *env, s settings, rep *report) error {
 	// Bare docker run -d first: the reference the others are compared to.
-	bare, err := measureBareRun(ctx, e, s.Kills)
+	bare, err := measureBareRun(ctx, e, s.Kills, "")
 	if err != nil {
 		rep.na("repair", "bare docker run -d", err.Error())
 	} else {
 		rep.latencies("repair", "bare docker run -d (create+start → start event)", bare)
 	}
 
-	lb, err := measureLowerBound(ctx, e, s.Kills, events.ActionDestroy)
+	lb, err := measureLowerBound(ctx, e, s.Kills, events.ActionDestroy, "")
 	if err != nil {
 		rep.na("repair", "lower bound", err.Error())
 	} else {
@@ -39,7 +40,7 @@ func benchRepair(ctx context.Context, e *env, s settings, rep *report) error {
 		// removal is done: a controller reacting to die can start its
 		// create while Docker is still removing, and beat the destroy
 		// reviver. This is the tighter bound for any event-driven repair.
-		lbd, err := measureLowerBound(ctx, e, s.Kills, events.ActionDie)
+		lbd, err := measureLowerBound(ctx, e, s.Kills, events.ActionDie, "")
 		if err != nil {
 			rep.na("repair", "lower bound on die", err.Error())
 		} else {
@@ -49,11 +50,32 @@ func benchRepair(ctx context.Context, e *env, s settings, rep *report) error {
 			"repair/lower bound: reviver on die (rm -f → start) p50", "")
 	}
 
+	// The same two bounds on a user-defined bridge network: dockctl's
+	// replicas join its instance network (issue 10), and Docker's start on
+	// a user network costs more (an endpoint, the embedded DNS server's
+	// rules in the container), so dockctl is compared with the bound on the
+	// kind of network its replicas are on.
+	if un, err := e.benchNetwork(ctx); err != nil {
+		rep.na("repair", repairBareUser, err.Error())
+	} else {
+		if bu, err := measureBareRun(ctx, e, s.Kills, un); err != nil {
+			rep.na("repair", repairBareUser, err.Error())
+		} else {
+			rep.latencies("repair", repairBareUser, bu)
+		}
+		if lbu, err := measureLowerBound(ctx, e, s.Kills, events.ActionDestroy, un); err != nil {
+			rep.na("repair", repairLowerUser, err.Error())
+		} else {
+			rep.latencies("repair", repairLowerUser, lbu)
+		}
+	}
+
 	dk, err := measureDockctlRepair(ctx, e, "repair", s.Kills)
 	if err != nil {
 		rep.na("repair", "dockctl", err.Error())
 	} else {
 		rep.latencies("repair", "dockctl (rm -f → replacement start)", dk)
+		noteNetworks(ctx, e, rep, "repair", "io.dockctl.deployment=repair")
 	}
 	rep.ratio("dockctl repair p50 / bare docker run p50", "repair/dockctl (rm -f → replacement start) p50",
 		"repair/bare docker run -d (create+start → start event) p50", "≤ 2 (issue 2)")
@@ -61,18 +83,65 @@ func benchRepair(ctx context.Context, e *env, s settings, rep *report) error {
 		"repair/lower bound: reviver on destroy (rm -f → start) p50", "≤ 1.15 (issue 5)")
 	rep.ratio("dockctl repair p90 / lower bound p90", "repair/dockctl (rm -f → replacement start) p90",
 		"repair/lower bound: reviver on destroy (rm -f → start) p90", "")
+	rep.ratio("dockctl repair p50 / lower bound on a user network p50", "repair/dockctl (rm -f → replacement start) p50",
+		"repair/"+repairLowerUser+" p50", "≤ 1.15 (issue 5, on the same network)")
+	rep.ratio("dockctl repair p90 / lower bound on a user network p90", "repair/dockctl (rm -f → replacement start) p90",
+		"repair/"+repairLowerUser+" p90", "")
+	rep.ratio("start cost, user network / default bridge: bare run p50", "repair/"+repairBareUser+" p50",
+		"repair/bare docker run -d (create+start → start event) p50", "")
+	rep.ratio("start cost, user network / default bridge: lower bound p50", "repair/"+repairLowerUser+" p50",
+		"repair/lower bound: reviver on destroy (rm -f → start) p50", "")
 	return nil
 }
 
+const (
+	repairBareUser  = "bare docker run -d, user-defined network (create+start → start event)"
+	repairLowerUser = "lower bound, user-defined network: reviver on destroy (rm -f → start)"
+)
+
+// noteNetworks notes which networks dockctl's replicas (the running
+// containers matching selector) are on, so that the reader knows which
+// bound — default bridge or user network — is the like-for-like one: a
+// dockctl without the instance network puts them on the default bridge.
+func noteNetworks(ctx context.Context, e *env, rep *report, section, selector string) {
+	cs, err := e.list(ctx, selector)
+	if err != nil || len(running(cs)) == 0 {
+		rep.note("%s: could not tell which network dockctl's replicas are on: %v", section, err)
+		return
+	}
+	info, err := e.cli.ContainerInspect(ctx, running(cs)[0])
+	if err != nil {
+		rep.note("%s: could not tell which network dockctl's replicas are on: %v", section, err)
+		return
+	}
+	nets := sortedKeys(info.NetworkSettings.Networks)
+	onUser := false
+	for _, n := range nets {
+		if n != "bridge" && n != "host" && n != "none" {
+			onUser = true
+		}
+	}
+	if onUser {
+		rep.note("%s: dockctl's replicas are on %s: compare with the user-network bound", section, strings.Join(nets, ", "))
+	} else {
+		rep.note("%s: dockctl's replicas are on %s (no instance network in this dockctl): compare with the default-bridge bound", section, strings.Join(nets, ", "))
+	}
+}
+
 // measureBareRun times create+start of one container through the API,
-// from just before the create call to the daemon's `start` event, n times.
-func measureBareRun(ctx context.Context, e *env, n int) ([]time.Duration, error) {
+// from just before the create call to the daemon's `start` event, n times,
+// on network ("": the default bridge).
+func measureBareRun(ctx context.Context, e *env, n int, network string) ([]time.Duration, error) {
+	set := "bare"
+	if network != "" {
+		set = "bare-usernet"
+	}
 	var out []time.Duration
 	for i := 0; i < n; i++ {
-		name := fmt.Sprintf("dockbench-%s-bare-%d", e.runID, i)
+		name := fmt.Sprintf("dockbench-%s-%s-%d", e.runID, set, i)
 		w := e.hub.watch()
 		t0 := time.Now()
-		id, err := e.createStart(ctx, name, e.labels("bare"))
+		id, err := e.createStartOn(ctx, name, e.labels(set), network)
 		if err != nil {
 			w.close()
 			return nil, err
@@ -96,9 +165,13 @@ func measureBareRun(ctx context.Context, e *env, n int) ([]time.Duration, error)
 // measureLowerBound runs the least a repairing controller must do: on the
 // given event (destroy, as issue 5 defines it, or die) of one of its
 // containers, create and start a replacement through the API — no list, no
-// state, no planning.
-func measureLowerBound(ctx context.Context, e *env, n int, on events.Action) ([]time.Duration, error) {
+// state, no planning. Its containers are on network ("": the default
+// bridge).
+func measureLowerBound(ctx context.Context, e *env, n int, on events.Action, network string) ([]time.Duration, error) {
 	set := "lowerbound-" + string(on)
+	if network != "" {
+		set += "-usernet"
+	}
 	rctx, stop := context.WithCancel(ctx)
 	defer stop()
 	w := e.hub.watch()
@@ -117,14 +190,14 @@ func measureLowerBound(ctx context.Context, e *env, n int, on events.Action) ([]
 				return
 			}
 			seq++
-			if _, err := e.createStart(rctx, fmt.Sprintf("dockbench-%s-%s-r%d", e.runID, set, seq), e.labels(set)); err != nil && rctx.Err() == nil {
+			if _, err := e.createStartOn(rctx, fmt.Sprintf("dockbench-%s-%s-r%d", e.runID, set, seq), e.labels(set), network); err != nil && rctx.Err() == nil {
 				reviverErr <- err
 				return
 			}
 		}
 	}()
 	for i := 0; i < repairReplicas; i++ {
-		if _, err := e.createStart(ctx, fmt.Sprintf("dockbench-%s-%s-%d", e.runID, set, i), e.labels(set)); err != nil {
+		if _, err := e.createStartOn(ctx, fmt.Sprintf("dockbench-%s-%s-%d", e.runID, set, i), e.labels(set), network); err != nil {
 			return nil, err
 		}
 	}

@@ -23,7 +23,10 @@ type figure struct {
 	Value   *float64  `json:"value"`
 	Unit    string    `json:"unit,omitempty"`
 	Samples []float64 `json:"samplesMs,omitempty"`
-	NA      string    `json:"na,omitempty"`
+	// Detail is printed after the value: what a count is out of, the
+	// kinds it breaks down into, the run's own conditions.
+	Detail string `json:"detail,omitempty"`
+	NA     string `json:"na,omitempty"`
 }
 
 func (f figure) key() string { return f.Section + "/" + f.Name }
@@ -135,6 +138,11 @@ func (r *report) value(section, name string, v float64, unit string) {
 	r.add(figure{Section: section, Name: name, Value: &v, Unit: unit})
 }
 
+// count records a number with what it is out of or made of beside it.
+func (r *report) count(section, name string, v float64, unit, detail string) {
+	r.add(figure{Section: section, Name: name, Value: &v, Unit: unit, Detail: detail})
+}
+
 func (r *report) duration(section, name string, d time.Duration) {
 	r.value(section, name, ms(d), "ms")
 }
@@ -211,6 +219,9 @@ func (r *report) print(w io.Writer) {
 		v := "n/a (" + f.NA + ")"
 		if f.Value != nil {
 			v = formatValue(*f.Value, f.Unit)
+			if f.Detail != "" {
+				v += " (" + f.Detail + ")"
+			}
 		}
 		fmt.Fprintf(tw, "%s\t%s\t%s\n", f.Section, f.Name, v)
 	}
@@ -252,8 +263,13 @@ func formatValue(v float64, unit string) string {
 		return fmt.Sprintf("%.2f s", v/1000)
 	case unit == "ms":
 		return fmt.Sprintf("%.0f ms", v)
-	case unit == "" && v == math.Trunc(v):
-		return fmt.Sprintf("%.0f", v)
+	case unit == "µs" && v >= 1000:
+		return fmt.Sprintf("%.2f ms", v/1000)
+	case unit == "µs":
+		return fmt.Sprintf("%.0f µs", v)
+	case v >= 1000 || (v == math.Trunc(v) && math.Abs(v) < 1e15):
+		// Counts: 12345 requests, not 1.23e+04.
+		return strings.TrimSpace(fmt.Sprintf("%.0f %s", v, unit))
 	}
 	return strings.TrimSpace(fmt.Sprintf("%.3g %s", v, unit))
 }

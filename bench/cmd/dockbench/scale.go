@@ -44,7 +44,7 @@ func benchScale(ctx context.Context, e *env, s settings, rep *report) error {
 		var bestUp, bestDown time.Duration
 		bestUpC, bestDownC := 0, 0
 		for _, c := range concs {
-			up, down, err := measureDirectScale(ctx, e, n, c)
+			up, down, err := measureDirectScale(ctx, e, n, c, "")
 			if err != nil {
 				rep.na(section, fmt.Sprintf("direct API c=%d", c), err.Error())
 				errs = append(errs, err)
@@ -78,8 +78,48 @@ func benchScale(ctx context.Context, e *env, s settings, rep *report) error {
 			section+"/"+fmt.Sprintf("direct API 0 → %d, concurrency %d", n, referenceConcurrency), target)
 		rep.ratio(fmt.Sprintf("dockctl %d → 0 / direct API c=%d", n, referenceConcurrency), section+"/"+fmt.Sprintf("dockctl %d → 0", n),
 			section+"/"+fmt.Sprintf("direct API %d → 0, concurrency %d", n, referenceConcurrency), "")
+
+		// The direct API on a user-defined network, at the concurrency the
+		// case is compared with (the reference, or the inherited best):
+		// the bound on the kind of network dockctl's replicas are on
+		// (issue 10), and what that network costs the engine.
+		c := referenceConcurrency
+		if inherited {
+			c = concs[0]
+		}
+		upName := fmt.Sprintf("direct API 0 → %d, concurrency %d, user-defined network", n, c)
+		downName := fmt.Sprintf("direct API %d → 0, concurrency %d, user-defined network", n, c)
+		if err := measureDirectScaleUserNet(ctx, e, rep, section, n, c, upName, downName); err != nil {
+			errs = append(errs, err)
+		}
+		userTarget := ""
+		if inherited || n == 100 {
+			userTarget = "≤ 1.15 (issue 5, on the same network)"
+		} else if n == 50 {
+			userTarget = "≤ 1.5 (issue 2, on the same network)"
+		}
+		rep.ratio(fmt.Sprintf("dockctl 0 → %d / direct API c=%d on a user network", n, c), section+"/"+fmt.Sprintf("dockctl 0 → %d", n),
+			section+"/"+upName, userTarget)
+		rep.ratio(fmt.Sprintf("dockctl %d → 0 / direct API c=%d on a user network", n, c), section+"/"+fmt.Sprintf("dockctl %d → 0", n),
+			section+"/"+downName, "")
+		rep.ratio(fmt.Sprintf("start cost, user network / default bridge: direct API 0 → %d, c=%d", n, c), section+"/"+upName,
+			section+"/"+fmt.Sprintf("direct API 0 → %d, concurrency %d", n, c), "")
 	}
 	return errors.Join(errs...)
+}
+
+func measureDirectScaleUserNet(ctx context.Context, e *env, rep *report, section string, n, c int, upName, downName string) error {
+	un, err := e.benchNetwork(ctx)
+	if err == nil {
+		var up, down time.Duration
+		if up, down, err = measureDirectScale(ctx, e, n, c, un); err == nil {
+			rep.duration(section, upName, up)
+			rep.duration(section, downName, down)
+			return nil
+		}
+	}
+	rep.na(section, upName, err.Error())
+	return err
 }
 
 func measureDockctlScale(ctx context.Context, e *env, n int) (up, down time.Duration, err error) {
@@ -147,9 +187,13 @@ func measureDockctlScaleOf(ctx context.Context, e *env, name, manifest string, n
 }
 
 // measureDirectScale is the engine's own limit for the same work: n
-// create+start calls with conc in flight, then n force-removes likewise.
-func measureDirectScale(ctx context.Context, e *env, n, conc int) (up, down time.Duration, err error) {
+// create+start calls with conc in flight, then n force-removes likewise;
+// the containers are on network ("": the default bridge).
+func measureDirectScale(ctx context.Context, e *env, n, conc int, network string) (up, down time.Duration, err error) {
 	set := fmt.Sprintf("direct%d-c%d", n, conc)
+	if network != "" {
+		set += "-usernet"
+	}
 	names := make([]string, n)
 	for i := range names {
 		names[i] = fmt.Sprintf("dockbench-%s-%s-%d", e.runID, set, i)
@@ -157,7 +201,7 @@ func measureDirectScale(ctx context.Context, e *env, n, conc int) (up, down time
 	w := e.hub.watch()
 	t0 := time.Now()
 	errs := parallel(names, conc, func(name string) error {
-		_, err := e.createStart(ctx, name, e.labels(set))
+		_, err := e.createStartOn(ctx, name, e.labels(set), network)
 		return err
 	})
 	if len(errs) > 0 {
@@ -170,13 +214,13 @@ func measureDirectScale(ctx context.Context, e *env, n, conc int) (up, down time
 		return 0, 0, err
 	}
 	up = t1.Sub(t0)
-	logf("  direct 0 → %d c=%d: %s", n, conc, up.Round(time.Millisecond))
+	logf("  direct 0 → %d c=%d %s: %s", n, conc, orDefault(network, "bridge"), up.Round(time.Millisecond))
 
 	down, err = e.removeSetDirect(ctx, set, n, conc)
 	if err != nil {
 		return 0, 0, err
 	}
-	logf("  direct %d → 0 c=%d: %s", n, conc, down.Round(time.Millisecond))
+	logf("  direct %d → 0 c=%d %s: %s", n, conc, orDefault(network, "bridge"), down.Round(time.Millisecond))
 	return up, down, nil
 }
 
@@ -205,4 +249,11 @@ func (e *env) removeSetDirect(ctx context.Context, set string, n, conc int) (tim
 		return 0, err
 	}
 	return t1.Sub(t0), nil
+}
+
+func orDefault(s, def string) string {
+	if s == "" {
+		return def
+	}
+	return s
 }

@@ -1,0 +1,96 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"slices"
+	"text/tabwriter"
+
+	"github.com/spf13/cobra"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
+
+	"github.com/dockctl/dockctl/store"
+)
+
+// namespaceEntry is one namespace as `get namespaces` shows it. A deleted
+// namespace is shown Terminating while containers of it remain, as
+// Kubernetes keeps a namespace until its content is gone, and not at all
+// afterwards.
+type namespaceEntry struct {
+	rec   *store.NamespaceRecord
+	phase corev1.NamespacePhase
+}
+
+// listNamespaces returns the namespaces to show, sorted by name.
+func (s *snapshot) listNamespaces() []namespaceEntry {
+	left := map[string]bool{}
+	// A Service's proxy is content of its namespace too.
+	for _, c := range append(slices.Clip(s.containers), s.helpers...) {
+		left[containerNamespace(c)] = true
+	}
+	var out []namespaceEntry
+	for _, r := range s.namespaces {
+		switch {
+		case !r.Deleted:
+			out = append(out, namespaceEntry{r, corev1.NamespaceActive})
+		case left[r.Namespace.Metadata.Name]:
+			out = append(out, namespaceEntry{r, corev1.NamespaceTerminating})
+		}
+	}
+	return out
+}
+
+func getNamespaces(cmd *cobra.Command, g *globalOptions, o *getOptions, name string) error {
+	sel, snap, err := o.listing(cmd, g, parseSelector, true)
+	if err != nil {
+		return err
+	}
+	var list []namespaceEntry
+	for _, e := range snap.listNamespaces() {
+		if (name == "" || e.rec.Namespace.Metadata.Name == name) && sel.Matches(labels.Set(e.rec.Namespace.Metadata.Labels)) {
+			list = append(list, e)
+		}
+	}
+	if name != "" && len(list) == 0 {
+		return notFoundIn(g, store.KindNamespace, "", name, store.ErrNotFound)
+	}
+	if len(list) == 0 && (o.output == "table" || o.output == "wide" || o.output == "") {
+		fmt.Fprintf(cmd.ErrOrStderr(), "No namespaces found in instance %q.\n", g.instance)
+		return nil
+	}
+	return renderNamespaces(cmd.OutOrStdout(), snap, list, o.output, name != "")
+}
+
+// renderNamespaces prints namespaces as kubectl does: NAME STATUS AGE, or
+// v1 Namespaces.
+func renderNamespaces(out io.Writer, snap *snapshot, list []namespaceEntry, output string, single bool) error {
+	switch output {
+	case "table", "wide", "":
+		tw := tabwriter.NewWriter(out, 0, 8, 3, ' ', 0)
+		fmt.Fprintln(tw, "NAME\tSTATUS\tAGE")
+		for _, e := range list {
+			fmt.Fprintf(tw, "%s\t%s\t%s\n", e.rec.Namespace.Metadata.Name, e.phase, age(snap.now.Sub(e.rec.Created)))
+		}
+		return tw.Flush()
+	case "name":
+		for _, e := range list {
+			if _, err := fmt.Fprintf(out, "namespace/%s\n", e.rec.Namespace.Metadata.Name); err != nil {
+				return err
+			}
+		}
+		return nil
+	default:
+		items := make([]any, 0, len(list))
+		for _, e := range list {
+			m := e.rec.Namespace.Metadata
+			ns := &corev1.Namespace{TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "Namespace"}}
+			ns.Name, ns.Labels, ns.Annotations = m.Name, m.Labels, m.Annotations
+			ns.CreationTimestamp = metav1.NewTime(e.rec.Created)
+			ns.Status.Phase = e.phase
+			items = append(items, ns)
+		}
+		return printObjects(out, output, items, single)
+	}
+}

@@ -1,0 +1,352 @@
+package store
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"sort"
+	"time"
+
+	"github.com/dockctl/dockctl/manifests"
+)
+
+// ServiceRecord is the stored desired state of one Service, live or
+// tombstoned. It follows the rules of a deployment's Record: Generation is
+// 1 on creation, +1 on every spec change and on deletion, and keeps
+// increasing across delete and re-apply; Deleted marks a tombstone (the
+// controller removes what serves it).
+type ServiceRecord struct {
+	// Service is the object as applied, with Status nil and the
+	// server-set metadata (generation, creationTimestamp) filled from this
+	// record; its metadata.namespace is "" for default.
+	Service    manifests.Service `json:"service"`
+	Generation int64             `json:"generation"`
+	Deleted    bool              `json:"deleted,omitempty"`
+	Created    time.Time         `json:"createdAt"`
+	Updated    time.Time         `json:"updatedAt"`
+}
+
+// Key returns the Service's key, "namespace/name" (its watch key is
+// ServiceKey).
+func (r *ServiceRecord) Key() string {
+	return Key(r.Service.Metadata.Namespace, r.Service.Metadata.Name)
+}
+
+type serviceFile struct {
+	Version int `json:"version"`
+	ServiceRecord
+}
+
+// ServiceStatus is what only the controller knows about a Service. The
+// store never changes it on its own: a Service re-applied, deleted or
+// applied again keeps its allocated ClusterIP and nodePorts until the
+// controller writes another status.
+type ServiceStatus struct {
+	// Version is the file format; WriteServiceStatus sets it.
+	Version            int   `json:"version"`
+	ObservedGeneration int64 `json:"observedGeneration,omitempty"`
+	// ClusterIP is the allocated (or given) address, ClusterIPNone for a
+	// headless Service; kept across controller restarts.
+	ClusterIP string `json:"clusterIP,omitempty"`
+	// NodePorts are the allocated nodePorts, kept.
+	NodePorts []NodePortStatus `json:"nodePorts,omitempty"`
+	// Endpoints are the last computed endpoints, for `get endpoints`.
+	Endpoints []EndpointStatus `json:"endpoints,omitempty"`
+	// PushedGeneration is the data-plane generation the proxy acknowledged.
+	PushedGeneration int64       `json:"pushedGeneration,omitempty"`
+	Conditions       []Condition `json:"conditions,omitempty"`
+	// Updated is when the content last changed; WriteServiceStatus sets it
+	// when left zero.
+	Updated time.Time `json:"updated"`
+}
+
+// NodePortStatus is one allocated nodePort.
+type NodePortStatus struct {
+	Port     int32  `json:"port"`
+	Protocol string `json:"protocol"`
+	NodePort int32  `json:"nodePort"`
+}
+
+// EndpointStatus is one pod behind a Service.
+type EndpointStatus struct {
+	Pod   string         `json:"pod"`
+	IP    string         `json:"ip"`
+	Ready bool           `json:"ready"`
+	Ports []EndpointPort `json:"ports,omitempty"`
+}
+
+// EndpointPort is one port of an endpoint.
+type EndpointPort struct {
+	Name     string `json:"name,omitempty"`
+	Port     int32  `json:"port"`
+	Protocol string `json:"protocol"`
+}
+
+// Condition is a condition of a Service, as Kubernetes words them (e.g.
+// Type "PortConflict" or "ProxyFailure", Status "True").
+type Condition struct {
+	Type               string    `json:"type"`
+	Status             string    `json:"status"`
+	Reason             string    `json:"reason,omitempty"`
+	Message            string    `json:"message,omitempty"`
+	LastTransitionTime time.Time `json:"lastTransitionTime,omitzero"`
+}
+
+// ListServices returns every service record of every namespace, live and
+// tombstoned, sorted by namespace and name; a file that cannot be read
+// yields one error naming it and does not hide the others.
+func (s *Store) ListServices() ([]*ServiceRecord, []error) {
+	var recs []*ServiceRecord
+	errs := s.eachObject(servicesDir, KindService, func(ns, name string) error {
+		r, err := s.readService(ns, name)
+		if err == nil {
+			recs = append(recs, r)
+		}
+		return err
+	})
+	sortServices(recs)
+	return recs, errs
+}
+
+func (s *Store) listServicesIn(ns string) ([]*ServiceRecord, error) {
+	var recs []*ServiceRecord
+	errs := s.eachObjectIn(ns, servicesDir, KindService, func(ns, name string) error {
+		r, err := s.readService(ns, name)
+		if err == nil {
+			recs = append(recs, r)
+		}
+		return err
+	})
+	return recs, errors.Join(errs...)
+}
+
+func sortServices(recs []*ServiceRecord) {
+	sort.SliceStable(recs, func(i, j int) bool {
+		a, b := recs[i].Service.Metadata, recs[j].Service.Metadata
+		return lessKey(a.NamespaceOrDefault(), a.Name, b.NamespaceOrDefault(), b.Name)
+	})
+}
+
+// LookupService returns the record of Service name in namespace ns,
+// tombstones included (ServiceRecord.Deleted), or an error wrapping
+// ErrNotFound for a Service never applied. Any other error means the
+// answer is unknown.
+func (s *Store) LookupService(ns, name string) (*ServiceRecord, error) {
+	if err := checkObject(KindService, ns, name); err != nil {
+		return nil, err
+	}
+	return s.readService(ns, name)
+}
+
+// DeleteService tombstones the live Service name of namespace ns; an
+// error wraps ErrNotFound if there is none.
+func (s *Store) DeleteService(ns, name string) error {
+	return s.deleteOne(ObjectRef{Kind: KindService, Namespace: ns, Name: name})
+}
+
+func (s *Store) readService(ns, name string) (*ServiceRecord, error) {
+	rel := servicePath(ns, name)
+	var f serviceFile
+	found, err := s.readState(rel, &f, &f.Version)
+	switch {
+	case !found:
+		return nil, fmt.Errorf("service %q: %w", name, ErrNotFound)
+	case err != nil:
+		return nil, err
+	case f.Service.Metadata.Name != name || f.Service.Metadata.NamespaceOrDefault() != orDefault(ns):
+		err = fmt.Errorf("%w: records service %q, expected %q", ErrCorrupt,
+			display(f.Service.Metadata.Namespace, f.Service.Metadata.Name), display(ns, name))
+	case f.Generation < 1:
+		err = fmt.Errorf("%w: generation %d", ErrCorrupt, f.Generation)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("state file %s: %w", rel, err)
+	}
+	return &f.ServiceRecord, nil
+}
+
+// readState reads and decodes the state file rel into v, whose format
+// version lands in *version; found is false when there is no such file.
+// Errors name the file.
+func (s *Store) readState(rel string, v any, version *int) (found bool, err error) {
+	data, err := s.readFile(rel)
+	if errors.Is(err, fs.ErrNotExist) {
+		return false, nil
+	}
+	if err == nil {
+		err = decodeVersioned(data, v, version)
+	}
+	if err != nil {
+		return true, fmt.Errorf("state file %s: %w", rel, err)
+	}
+	return true, nil
+}
+
+// decodeVersioned decodes a state file whose format version lands in
+// *version, refusing a file without one or of a newer format.
+func decodeVersioned(data []byte, v any, version *int) error {
+	if err := json.Unmarshal(data, v); err != nil {
+		return fmt.Errorf("%w: %w", ErrCorrupt, err)
+	}
+	switch {
+	case *version == 0:
+		return fmt.Errorf("%w: no format version", ErrCorrupt)
+	case *version > formatVersion:
+		return fmt.Errorf("written in format %d by a newer dockctl (this one reads up to %d)", *version, formatVersion)
+	}
+	return nil
+}
+
+func encodeService(r *ServiceRecord) ([]byte, error) {
+	return encodeState(serviceFile{Version: formatVersion, ServiceRecord: *r}, "service", r.Service.Metadata.Name)
+}
+
+// normService is a Service as the store compares it: a deep copy without
+// what the user does not own, and its canonical encodings.
+type normService struct {
+	svc       manifests.Service
+	spec, all []byte
+}
+
+func normalizeService(svc *manifests.Service) (normService, error) {
+	c, spec, all, err := canonical(svc, func(c *manifests.Service) (*manifests.ObjectMeta, any) {
+		c.Status = nil
+		return &c.Metadata, &c.Spec
+	})
+	if err != nil {
+		return normService{}, fmt.Errorf("service: %w", err)
+	}
+	return normService{svc: c, spec: spec, all: all}, nil
+}
+
+// roundTrip deep-copies in into out through JSON.
+func roundTrip(in, out any) error {
+	b, err := json.Marshal(in)
+	if err != nil {
+		return fmt.Errorf("copying: %w", err)
+	}
+	if err := json.Unmarshal(b, out); err != nil {
+		return fmt.Errorf("copying: %w", err)
+	}
+	return nil
+}
+
+// planService computes the record that storing n over old (nil: never
+// known) gives, with the rules of plan.
+func planService(old *ServiceRecord, n normService, now time.Time) (*ServiceRecord, Action, error) {
+	var rec ServiceRecord
+	var act Action
+	switch {
+	case old == nil:
+		rec = ServiceRecord{Generation: 1, Created: now}
+		act = Created
+	case old.Deleted:
+		rec = ServiceRecord{Generation: old.Generation + 1, Created: now}
+		act = Created
+	default:
+		prev, err := normalizeService(&old.Service)
+		if err != nil {
+			return nil, "", fmt.Errorf("service %q: stored copy: %w", old.Service.Metadata.Name, err)
+		}
+		if bytes.Equal(prev.all, n.all) {
+			return old, Unchanged, nil
+		}
+		rec = *old
+		if !bytes.Equal(prev.spec, n.spec) {
+			rec.Generation++
+		}
+		act = Configured
+	}
+	rec.Updated = now
+	rec.Service = n.svc
+	stampService(&rec)
+	return &rec, act, nil
+}
+
+func tombstoneService(old *ServiceRecord, now time.Time) *ServiceRecord {
+	rec := *old
+	rec.Deleted = true
+	rec.Updated = now
+	rec.Generation++
+	stampService(&rec)
+	return &rec
+}
+
+func stampService(rec *ServiceRecord) {
+	created := rec.Created
+	rec.Service.Status = nil
+	rec.Service.Metadata.Generation = rec.Generation
+	rec.Service.Metadata.CreationTimestamp = &created
+}
+
+// ReadServiceStatus returns the controller status of Service name in
+// namespace ns; (nil, nil) when none was written.
+func (s *Store) ReadServiceStatus(ns, name string) (*ServiceStatus, error) {
+	if err := checkObject(KindService, ns, name); err != nil {
+		return nil, err
+	}
+	var st ServiceStatus
+	if found, err := s.readState(serviceStatusPath(ns, name), &st, &st.Version); !found || err != nil {
+		return nil, err
+	}
+	return &st, nil
+}
+
+// WriteServiceStatus stores st as the status of Service name in namespace
+// ns, atomically; as WriteStatus, it writes nothing when only Updated
+// would change.
+func (s *Store) WriteServiceStatus(ns, name string, st *ServiceStatus) error {
+	if s.readOnly {
+		return ErrReadOnly
+	}
+	if err := checkObject(KindService, ns, name); err != nil {
+		return err
+	}
+	if st == nil {
+		return fmt.Errorf("status of service %q: nil", display(ns, name))
+	}
+	return s.transaction(func() error {
+		next := *st
+		next.Version = formatVersion
+		old, err := s.ReadServiceStatus(ns, name)
+		if err != nil && !errors.Is(err, ErrCorrupt) {
+			return err // a corrupt status is simply replaced
+		}
+		if old != nil && sameExceptTime(old, &next, func(x *ServiceStatus) { x.Updated = time.Time{} }) {
+			return nil
+		}
+		if next.Updated.IsZero() {
+			next.Updated = time.Now().UTC()
+		}
+		if err := s.ensureNamespaceDirs(ns); err != nil {
+			return err
+		}
+		return s.writeJSON(serviceStatusPath(ns, name), next)
+	})
+}
+
+// sameExceptTime compares two values by their JSON encoding once clear
+// (which zeroes the time stamps that do not count) has run on copies.
+func sameExceptTime[T any](a, b *T, clear func(*T)) bool {
+	x, y := *a, *b
+	clear(&x)
+	clear(&y)
+	bx, err1 := json.Marshal(x)
+	by, err2 := json.Marshal(y)
+	return err1 == nil && err2 == nil && bytes.Equal(bx, by)
+}
+
+// writeJSON writes v, indented, to rel atomically (the caller holds the
+// write lock).
+func (s *Store) writeJSON(rel string, v any) error {
+	data, err := json.MarshalIndent(v, "", "  ")
+	if err != nil {
+		return fmt.Errorf("encoding %s: %w", rel, err)
+	}
+	if err := writeFileAtomic(s.dirOf(rel), baseOf(rel), append(data, '\n')); err != nil {
+		return fmt.Errorf("state directory %s: %w", s.dir, err)
+	}
+	return nil
+}
