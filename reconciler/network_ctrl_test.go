@@ -16,6 +16,7 @@ import (
 	"github.com/dockctl/dockctl/dockerx"
 	"github.com/dockctl/dockctl/internal/helperapi"
 	"github.com/dockctl/dockctl/manifests"
+	"github.com/dockctl/dockctl/store"
 )
 
 // createRecorder keeps the CreateRequests the engine receives.
@@ -100,6 +101,14 @@ func TestPodsOnTheInstanceNetwork(t *testing.T) {
 		Subnet: "10.222.0.0/20", IPRange: "10.222.0.0/21", Gateway: "10.222.0.1"}
 	if !reflect.DeepEqual(*n, want) {
 		t.Fatalf("instance network %+v, want %+v", *n, want)
+	}
+	rec, err := h.store.ReadNetwork()
+	wantRec := store.NetworkStatus{Name: "dockctl_i", Subnet: "10.222.0.0/20", IPRange: "10.222.0.0/21", Gateway: "10.222.0.1", DNSIP: "10.222.8.0"}
+	if rec != nil {
+		wantRec.Version = rec.Version // the file format's
+	}
+	if err != nil || rec == nil || *rec != wantRec {
+		t.Fatalf("network record %+v, %v; want %+v", rec, err, wantRec)
 	}
 	resolver := &dockerx.PodNetwork{Name: "dockctl_i", DNS: []string{"10.222.8.0"},
 		DNSSearch: []string{"default.svc.cluster.local", "svc.cluster.local", "cluster.local"}, DNSOptions: []string{"ndots:5"}}
@@ -245,7 +254,8 @@ func TestInstanceNetworkSubnetTaken(t *testing.T) {
 
 // TestInstanceNetworkRecreated: the network removed by hand (Docker allows
 // it once no running container uses it) is created again at the next
-// resync, with the subnet it had, and pods go on it again.
+// resync, with the subnet it had — the store's record, which a restarted
+// controller reads too — and pods go on it again.
 func TestInstanceNetworkRecreated(t *testing.T) {
 	h := newHarness(t, Options{ResyncPeriod: 50 * time.Millisecond, Subnet: "192.168.77.0/24"})
 	d := testDeployment("web", 1, "x")
@@ -256,12 +266,28 @@ func TestInstanceNetworkRecreated(t *testing.T) {
 	h.apply(d)
 	h.waitFor("scaled to 0", func() bool { return len(h.ours("web")) == 0 })
 	first := h.network("dockctl_i")
-	if err := h.engine.RemoveNetwork(context.Background(), "dockctl_i"); err != nil {
-		t.Fatal(err)
+	remove := func() {
+		if err := h.engine.RemoveNetwork(context.Background(), "dockctl_i"); err != nil {
+			t.Fatal(err)
+		}
 	}
-	h.waitFor("the network created again", func() bool { n := h.network("dockctl_i"); return n != nil && n.ID != first.ID })
-	if n := h.network("dockctl_i"); n.Subnet != first.Subnet {
-		t.Fatalf("re-created with subnet %s, had %s", n.Subnet, first.Subnet)
+	remove()
+	var again *dockerx.Network
+	h.waitFor("the network created again", func() bool { again = h.network("dockctl_i"); return again != nil && again.ID != first.ID })
+	if again.Subnet != first.Subnet {
+		t.Fatalf("re-created with subnet %s, had %s", again.Subnet, first.Subnet)
+	}
+
+	// A controller started without --subnet keeps the recorded one.
+	h.stop()
+	remove()
+	o := h.opts
+	o.Subnet = ""
+	h.ctrl = New(h.engine, h.store, o)
+	h.start()
+	h.waitFor("the network created by the restarted controller", func() bool { n := h.network("dockctl_i"); return n != nil && n.ID != again.ID })
+	if n := h.network("dockctl_i"); n.Subnet != "192.168.77.0/24" {
+		t.Fatalf("restarted controller made subnet %s, want the recorded 192.168.77.0/24", n.Subnet)
 	}
 	d.Spec.Replicas = ptrTo[int32](1)
 	h.apply(d)
