@@ -185,7 +185,7 @@ func (c *Controller) stopInputs(in *PlanInput, s deploymentState, ready map[stri
 	s.addTerminating(in.Terminating, ready)
 	in.MaxReplicas = c.opts.MaxReplicas
 	in.MaxGracePeriod = c.opts.MaxGracePeriod
-	in.DrainPods = c.opts.Drainer != nil
+	in.DrainPods = c.stopper.drainer != nil
 }
 
 // recordStops notes the kill deadline of every container a plan began to
