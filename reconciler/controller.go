@@ -155,9 +155,9 @@ type Controller struct {
 	helperImages atomic.Bool
 	prober       *prober
 	stopper      *stopper
-	// The instance network (network.go; nil when Docker has no network
-	// API), the Docker calls it needs, and how probes reach pods on it
-	// (route.go).
+	// The instance network (network.go; nil without
+	// Options.NetworkDocker), the Docker calls it needs, and how probes
+	// reach pods on it (route.go).
 	net       *instanceNetwork
 	netDocker NetworkDocker
 	route     *probeRoute

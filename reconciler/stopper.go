@@ -97,9 +97,9 @@ func (s *stopper) submit(deployment string, op Op, now time.Time) {
 	}()
 }
 
-// run drains the pod (stopdrain.go), sends the stop signal and waits up to the
-// grace period (Docker kills after it), then removes the container with its anonymous volumes, or,
-// for a liveness restart, starts it again.
+// run drains the pod (stopdrain.go), sends the stop signal and waits up
+// to the grace period (Docker kills after it), then removes the container
+// with its anonymous volumes, or, for a liveness restart, starts it again.
 func (s *stopper) run(op Op) error {
 	if !s.drain(op) {
 		return nil // shutting down: the next controller resumes the stop
