@@ -104,8 +104,9 @@ func (c *Controller) connect(ctx context.Context, ops []ConnectOp) {
 }
 
 // syncNetwork is the sweep's network pass: the instance network ensured
-// (re-created if removed), how probes reach pods decided when the network
-// is new, and the pods of cs (the sweep's list) connected to it.
+// (re-created if removed), the pods of cs (the sweep's list) connected to
+// it, and how probes reach them decided when it must be. With no network
+// to use (not ours) pods stay where they are.
 func (c *Controller) syncNetwork(ctx context.Context, cs []dockerx.Container) error {
 	if c.net == nil {
 		return nil
@@ -114,10 +115,10 @@ func (c *Controller) syncNetwork(ctx context.Context, cs []dockerx.Container) er
 	if err != nil {
 		return fmt.Errorf("instance network: %w", err)
 	}
-	c.route.update(ctx, st, created, cs)
-	if st == nil {
-		return nil // not ours: pods stay where they are
+	if st != nil {
+		c.connect(ctx, planConnects(st.Name, cs))
 	}
-	c.connect(ctx, planConnects(st.Name, cs))
+	// After the connects: a relay can reach only pods on the network.
+	c.route.update(ctx, st, created, cs)
 	return nil
 }

@@ -104,6 +104,11 @@ func (r *dockerProbeRunner) Run(ctx context.Context, t probeTarget, p *manifests
 	timeout := time.Duration(max(p.TimeoutSeconds, 1)) * time.Second
 	if p.Exec == nil && !t.HostNetwork && r.nd != nil {
 		if helper, relay := r.route.via(); relay {
+			if !t.onNetwork {
+				// Its address is not one the relay can reach (a pod of an
+				// earlier release the sweep has not connected yet).
+				return fmt.Errorf("%w: the pod is not on the instance network yet", errNoVerdict)
+			}
 			return r.relay(ctx, helper, t, p, timeout)
 		}
 	}

@@ -271,7 +271,8 @@ func TestDockerProbeRunnerRelays(t *testing.T) {
 	d := &scriptedDial{}
 	runner := newDockerProbeRunner(nil, nd, r)
 	runner.dial = d.dial
-	target := probeTarget{ContainerID: "c", Address: "10.222.0.7", Ports: []manifests.ContainerPort{{Name: "http", ContainerPort: 8080}}}
+	target := probeTarget{ContainerID: "c", Address: "10.222.0.7", Ports: []manifests.ContainerPort{{Name: "http", ContainerPort: 8080}},
+		located: "dockctl_i", onNetwork: true}
 	httpOK := &manifests.Probe{HTTPGet: &manifests.HTTPGetAction{Path: "/", Port: intstr.FromString("http")}, TimeoutSeconds: 1}
 	tcpBad := &manifests.Probe{TCPSocket: &manifests.TCPSocketAction{Port: intstr.FromInt32(9)}, TimeoutSeconds: 1}
 	ctx := context.Background()
@@ -284,6 +285,13 @@ func TestDockerProbeRunnerRelays(t *testing.T) {
 	}
 	if len(nd.ids) != 2 || nd.ids[0] != "dns1" || d.count() != 0 {
 		t.Fatalf("execs in %q and %d direct dials; want 2 execs in dns1 and no dial", nd.ids, d.count())
+	}
+	// A pod not connected yet (its address is on another network): no
+	// verdict, nothing relayed.
+	off := target
+	off.onNetwork, off.Address = false, "172.17.0.5"
+	if err := runner.Run(ctx, off, httpOK); !errors.Is(err, errNoVerdict) || len(nd.ids) != 2 {
+		t.Fatalf("a pod off the network: %v after %d execs; want no verdict and no exec", err, len(nd.ids))
 	}
 	// Host network: the relay's loopback is its own; dialed directly.
 	host := target
