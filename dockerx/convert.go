@@ -286,7 +286,7 @@ func findContainer(ps *manifests.PodSpec, name string) *manifests.Container {
 func podVolumeMount(req CreateRequest, v *manifests.Volume, target string, readOnly bool) mount.Mount {
 	p := req.Pod
 	vr := PodVolumeRequest(req.Instance, req.TemplateHash, req.Deployment, *p, v)
-	vr.Namespace = req.Namespace
+	vr.Namespace = req.namespace()
 	opts := &mount.VolumeOptions{NoCopy: true, Labels: VolumeLabels(vr)}
 	// Should the volume be gone (a `docker volume prune` between its
 	// create and this one), Docker makes it again from these options: it
@@ -303,8 +303,7 @@ func podVolumeMount(req CreateRequest, v *manifests.Volume, target string, readO
 
 // PodVolumeRequest is the volume request of emptyDir v of a pod: what the
 // reconciler creates, and what a mount re-creates should the volume be
-// gone. Its Namespace is left for the caller to set, as it sets
-// CreateRequest.Namespace (the same value, so that both agree).
+// gone. Its Namespace is the deployment's, as the containers' label.
 func PodVolumeRequest(instance, hash string, d *manifests.Deployment, p PodRef, v *manifests.Volume) VolumeRequest {
 	req := VolumeRequest{Instance: instance, Deployment: d.Metadata.Name, Namespace: d.Metadata.NamespaceOrDefault(), TemplateHash: hash, Pod: p, Volume: v.Name,
 		Memory: v.EmptyDir != nil && v.EmptyDir.Medium == "Memory"}

@@ -137,9 +137,9 @@ func TestBuildConfigPodNetwork(t *testing.T) {
 	}
 }
 
-// The namespace labels every container and volume of the pod; without it
-// nothing changes, and no template can claim a namespace or a helper's
-// labels.
+// The namespace labels every container and volume of the pod (the
+// deployment's when the request names none), and no template can claim a
+// namespace or a helper's labels.
 func TestBuildConfigNamespace(t *testing.T) {
 	claims := func(d *manifests.Deployment) {
 		d.Metadata.Namespace = "shop"
@@ -155,14 +155,16 @@ func TestBuildConfigNamespace(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if got, ok := cfg.Labels[LabelNamespace]; got != ns || ok != (ns != "") || cfg.Labels[LabelService] != "" || cfg.Labels[LabelConfigHash] != "" {
+			// "" is the deployment's own namespace, labelled as such.
+			want := "shop"
+			if got := cfg.Labels[LabelNamespace]; got != want || cfg.Labels[LabelService] != "" || cfg.Labels[LabelConfigHash] != "" {
 				t.Errorf("%s, namespace %q: labels %v", req.Name, ns, cfg.Labels)
 			}
 			for _, m := range hc.Mounts {
 				if m.VolumeOptions == nil {
 					continue
 				}
-				if got, ok := m.VolumeOptions.Labels[LabelNamespace]; got != ns || ok != (ns != "") {
+				if got := m.VolumeOptions.Labels[LabelNamespace]; got != want {
 					t.Errorf("%s, namespace %q: volume %s labels %v", req.Name, ns, m.Source, m.VolumeOptions.Labels)
 				}
 			}
@@ -191,8 +193,8 @@ func TestBuildConfigNamespace(t *testing.T) {
 
 func TestVolumeLabelsNamespace(t *testing.T) {
 	req := volumeRequest("cache", false, 0)
-	if _, ok := VolumeLabels(req)[LabelNamespace]; ok {
-		t.Errorf("labels %v: no namespace asked for", VolumeLabels(req))
+	if got := VolumeLabels(req)[LabelNamespace]; got != "default" {
+		t.Errorf("labels %v: want namespace default when none is asked for", VolumeLabels(req))
 	}
 	req.Namespace = "shop"
 	if got := VolumeLabels(req)[LabelNamespace]; got != "shop" {

@@ -231,7 +231,7 @@ func TestFromMessage(t *testing.T) {
 	}{
 		{"replica of an earlier release: default namespace", map[string]string{"name": "i_web-abc-0", LabelDeployment: "web"},
 			Event{Action: "start", ContainerID: "c1", Name: "i_web-abc-0", Deployment: "web", Namespace: "default", Time: at}},
-		{"replica of a namespace", map[string]string{"name": "i_web.shop-abc-0", LabelDeployment: "web", LabelRole: RoleReplica, LabelNamespace: "shop"},
+		{"replica of a namespace", map[string]string{"name": "i_web.shop-abc-0", LabelInstance: "i", LabelDeployment: "web", LabelRole: RoleReplica, LabelNamespace: "shop"},
 			Event{Action: "start", ContainerID: "c1", Name: "i_web.shop-abc-0", Deployment: "web", Role: RoleReplica, Namespace: "shop", Time: at}},
 		{"proxy helper", map[string]string{"name": "i_web.shop.svc", LabelRole: RoleProxy, LabelNamespace: "shop", LabelService: "web"},
 			Event{Action: "start", ContainerID: "c1", Name: "i_web.shop.svc", Role: RoleProxy, Namespace: "shop", Time: at}},
