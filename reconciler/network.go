@@ -41,9 +41,6 @@ type NetworkDocker interface {
 	ExecOutput(ctx context.Context, id string, cmd []string, timeout time.Duration) (exit int, stdout []byte, err error)
 }
 
-// InstanceNetworkName is the name of an instance's network.
-func InstanceNetworkName(instance string) string { return "dockctl_" + instance }
-
 // MaxSubnetPrefix is the longest prefix --subnet may have: a /24 leaves
 // 128 addresses for pods and 128 for the DNS server and Services.
 const MaxSubnetPrefix = 24
@@ -205,7 +202,7 @@ type instanceNetwork struct {
 }
 
 func newInstanceNetwork(instance, given string, d NetworkDocker, st networkStore, log *slog.Logger, obs Observer) *instanceNetwork {
-	n := &instanceNetwork{instance: instance, name: InstanceNetworkName(instance), given: given, docker: d, store: st, log: log}
+	n := &instanceNetwork{instance: instance, name: dockerx.NetworkName(instance), given: given, docker: d, store: st, log: log}
 	n.obs, _ = obs.(NetworkObserver)
 	return n
 }

@@ -94,7 +94,7 @@ func newControllerCommandWith(g *globalOptions, o *controllerOptions) *cobra.Com
 		"log files kept per replica, the current one included (with --container-log-max-size)")
 	f.StringVar(&o.subnet, "subnet", "",
 		fmt.Sprintf("subnet of the instance network (%s) when the controller creates it, an IPv4 CIDR of /%d or larger (default: the first of 10.222.0.0/20, 10.222.16.0/20, … that overlaps no Docker network); an existing network keeps its own",
-			reconciler.InstanceNetworkName("INSTANCE"), reconciler.MaxSubnetPrefix))
+			dockerx.NetworkName("INSTANCE"), reconciler.MaxSubnetPrefix))
 	a := &o.allow
 	f.BoolVar(&a.privileged, strings.TrimPrefix(manifests.FlagAllowPrivileged, "--"), false,
 		"run privileged containers (securityContext.privileged)")
