@@ -20,6 +20,7 @@ import (
 	"github.com/docker/docker/api/types/container"
 	"github.com/docker/docker/api/types/filters"
 	"github.com/docker/docker/api/types/image"
+	"github.com/docker/docker/api/types/network"
 	"github.com/docker/docker/api/types/volume"
 	"github.com/testcontainers/testcontainers-go"
 	"github.com/testcontainers/testcontainers-go/wait"
@@ -48,6 +49,7 @@ func newEnv(t *testing.T) *env {
 		removeByLabel(t, "io.dockctl.instance="+e.instance)
 		removeVolumesByLabel(t, "io.dockctl.instance="+e.instance)
 		removeImagesByLabel(t, "io.dockctl.instance="+e.instance)
+		removeNetworksByLabel(t, "io.dockctl.instance="+e.instance)
 	})
 	return e
 }
@@ -230,6 +232,23 @@ func removeImagesByLabel(t *testing.T, label string) {
 		// whatever tags it carries.
 		if _, err := dockerCli.ImageRemove(ctx, img.ID, image.RemoveOptions{Force: true, PruneChildren: true}); err != nil {
 			t.Logf("cleanup image %s: %v", img.ID, err)
+		}
+	}
+}
+
+// removeNetworksByLabel removes the instance network a test's controller
+// made; run after the containers connected to it are gone.
+func removeNetworksByLabel(t *testing.T, label string) {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	nets, err := dockerCli.NetworkList(ctx, network.ListOptions{Filters: labelFilter(label)})
+	if err != nil {
+		t.Logf("cleanup: list networks: %v", err)
+		return
+	}
+	for _, n := range nets {
+		if err := dockerCli.NetworkRemove(ctx, n.ID); err != nil {
+			t.Logf("cleanup network %s: %v", n.Name, err)
 		}
 	}
 }

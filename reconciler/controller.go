@@ -50,6 +50,9 @@ type Store interface {
 	ReadStatus(namespace, name string) (*store.Status, error)
 	WriteStatus(namespace, name string, st *store.Status) error
 	Watch(ctx context.Context) (<-chan string, error)
+	// The instance network's record (network.go).
+	ReadNetwork() (*store.NetworkStatus, error)
+	WriteNetwork(*store.NetworkStatus) error
 }
 
 // Options tune the controller. Zero values take the defaults.
@@ -98,6 +101,17 @@ type Options struct {
 	// ServiceAddress is the host address NodePort and LoadBalancer
 	// Services publish on (--service-address; default 0.0.0.0).
 	ServiceAddress string
+	// Subnet is the instance network's subnet (--subnet) when it is
+	// created; "" chooses the first free candidate (network.go).
+	Subnet string
+	// Drainer takes a pod out of every Service's endpoints before its
+	// graceful stop (stopdrain.go); nil: stops drain nothing.
+	Drainer Drainer
+	// NetworkDocker, when set, gives the instance its network: pods are
+	// created on it, existing ones connected, probes routed to it
+	// (network.go, netconnect.go, route.go). Nil: pods stay on Docker's
+	// default bridge, as before issue 10.
+	NetworkDocker NetworkDocker
 }
 
 // orphanSweepKey is queued for a whole-instance pass: it finds orphans and
@@ -153,6 +167,12 @@ type Controller struct {
 	// reconcilers, nil when not configured.
 	tracker *Tracker
 	svc     *services
+	// The instance network (network.go; nil without
+	// Options.NetworkDocker), the Docker calls it needs, and how probes
+	// reach pods on it (route.go).
+	net       *instanceNetwork
+	netDocker NetworkDocker
+	route     *probeRoute
 }
 
 // New returns a controller; Run starts it.
@@ -217,15 +237,24 @@ func New(docker Docker, st Store, opts Options) *Controller {
 	})
 	c.queue = deploymentQueue{c.deployments}
 	c.helperImages.Store(true)
-	c.prober = newProber(docker, newDockerProbeRunner(docker), func(name string) { c.queue.Add(name) }, c.log)
-	// The tracker is the stopper's Drainer, and asks the stopper whether a
-	// drained pod's stop is still in flight.
+	c.netDocker = opts.NetworkDocker
+	c.route = newProbeRoute(opts.Instance, c.log, opts.Observer, func() { c.queue.Add(orphanSweepKey) })
+	if c.netDocker != nil {
+		c.net = newInstanceNetwork(opts.Instance, opts.Subnet, c.netDocker, st, c.log, opts.Observer)
+	}
+	c.prober = newProber(docker, newDockerProbeRunner(docker, c.netDocker, c.route), c.route, func(name string) { c.queue.Add(name) }, c.log)
+	// The tracker is the stopper's Drainer when Services run, and asks the
+	// stopper whether a drained pod's stop is still in flight.
 	c.tracker = NewTracker(func(key string) {
 		if c.svc != nil {
 			c.svc.loop.Add(Request{Key: key})
 		}
 	}, func(unitID string) bool { return c.stopper.stopping(unitID) })
-	c.stopper = newStopper(docker, c.log, func(name string, err error) {
+	drainer := opts.Drainer
+	if drainer == nil && opts.ServiceDocker != nil && opts.ServiceStore != nil {
+		drainer = c.tracker
+	}
+	c.stopper = newStopper(docker, c.log, drainer, func(name string, err error) {
 		if err != nil {
 			c.queue.AddRateLimited(name)
 			return
@@ -349,6 +378,7 @@ func (c *Controller) handleEvent(ev dockerx.Event) {
 	if ev.Action == "die" && ev.Role == dockerx.RoleHolder && ev.ContainerID != "" {
 		c.holderDied(ev.ContainerID, store.Key(ev.Namespace, ev.Deployment))
 	}
+	c.route.noteEvent(ev)
 	switch {
 	case ev.Down:
 		// The daemon is unreachable: say so at once (/readyz) rather than

@@ -23,7 +23,11 @@
 // conflict.go (name conflicts); state.go and status.go keep the
 // controller's memory and compute the status it writes; prober.go runs
 // probes; trust.go checks records and privileges; observer.go is the hook
-// for metrics.
+// for metrics. The instance network (issue 10): network.go chooses its
+// subnet and ensures it, netconnect.go connects earlier pods to it in
+// place (with the sweep), route.go decides whether probes reach pods
+// directly or through the DNS helper's relay, and stopdrain.go takes a pod
+// out of the Services' endpoints before its graceful stop.
 //
 // Namespaces: a deployment's key is "namespace/name" (store.Key;
 // "default/web" in the default namespace), and so is every per-deployment
@@ -70,6 +74,12 @@
 //   - A container is removed by a graceful stop (its own revision's
 //     terminationGracePeriodSeconds, bounded by MaxGracePeriod) and counts
 //     toward replicas + maxSurge until it is gone.
+//   - A running pod is drained (out of every Service, acknowledged, within
+//     min(10 s, its grace period)) before its stop signal; a drain that
+//     fails or does not answer never prevents the stop.
+//   - Every pod's network owner is on the instance network unless it uses
+//     the host's; a network of that name without this instance's labels
+//     is never used, and pods are then created as before it.
 //
 // Who restarts a crashed container: dockctl, not Docker. Containers are
 // created with restart policy "no" and the controller starts any replica

@@ -64,6 +64,10 @@ func (c *Controller) sweep(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	// The instance network first: ensured (re-created if removed by hand)
+	// and every pod connected to it. Its failure is the sweep's error once
+	// everything else is done.
+	netErr := c.syncNetwork(ctx, cs)
 	// Containers and volumes by deployment key; those of no deployment
 	// (made by hand) under a key of no deployment.
 	byDeployment := map[string][]dockerx.Container{}
@@ -155,11 +159,11 @@ func (c *Controller) sweep(ctx context.Context) error {
 		// hand) or one never known here: orphans.
 		for _, ct := range group {
 			if err := c.handleOrphan(ctx, ct); err != nil {
-				return err
+				return errors.Join(err, netErr)
 			}
 		}
 	}
-	return nil
+	return netErr
 }
 
 // needsSync assesses a deployment against the sweep's snapshot without

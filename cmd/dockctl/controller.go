@@ -44,6 +44,9 @@ type controllerOptions struct {
 	containerLogMaxFiles int
 	// serviceAddress is where published Services bind (DESIGN §10.5).
 	serviceAddress string
+	// subnet is the instance network's subnet when the controller creates
+	// it; "" chooses a free one.
+	subnet string
 }
 
 // allowOptions are the --allow-* flags.
@@ -94,6 +97,9 @@ func newControllerCommandWith(g *globalOptions, o *controllerOptions) *cobra.Com
 		"log files kept per replica, the current one included (with --container-log-max-size)")
 	f.StringVar(&o.serviceAddress, "service-address", "0.0.0.0",
 		"the host address NodePort and LoadBalancer Services publish their ports on (e.g. 127.0.0.1 to keep them local)")
+	f.StringVar(&o.subnet, "subnet", "",
+		fmt.Sprintf("subnet of the instance network (%s) when the controller creates it, an IPv4 CIDR of /%d or larger (default: the first of 10.222.0.0/20, 10.222.16.0/20, … that overlaps no Docker network); an existing network keeps its own",
+			dockerx.NetworkName("INSTANCE"), reconciler.MaxSubnetPrefix))
 	a := &o.allow
 	f.BoolVar(&a.privileged, strings.TrimPrefix(manifests.FlagAllowPrivileged, "--"), false,
 		"run privileged containers (securityContext.privileged)")
@@ -158,6 +164,11 @@ func runController(g *globalOptions, o *controllerOptions) error {
 	if o.containerLogMaxFiles < 1 {
 		return fmt.Errorf("--container-log-max-files=%d: must be at least 1", o.containerLogMaxFiles)
 	}
+	if o.subnet != "" {
+		if _, err := reconciler.ParseSubnet(o.subnet); err != nil {
+			return err
+		}
+	}
 	st, err := g.openStore()
 	if err != nil {
 		return err
@@ -206,6 +217,8 @@ func runController(g *globalOptions, o *controllerOptions) error {
 		ServiceDocker:  cli,
 		ServiceStore:   st,
 		ServiceAddress: o.serviceAddress,
+		Subnet:         o.subnet,
+		NetworkDocker:  cli,
 	})
 
 	if o.metricsAddr != "" {
