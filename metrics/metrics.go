@@ -48,6 +48,11 @@ type Metrics struct {
 
 	reconnects prometheus.Counter
 
+	// The instance network (issue 10): a name conflict, and how probes
+	// reach pods (one series per mode, 1 for the current one).
+	networkConflict prometheus.Gauge
+	probeMode       *prometheus.GaugeVec
+
 	docker *dockerMetrics
 	queue  queueProvider
 
@@ -65,8 +70,9 @@ type deploymentID struct{ namespace, name string }
 
 // The controller feeds a *Metrics through these seams.
 var (
-	_ reconciler.Observer       = (*Metrics)(nil)
-	_ workqueue.MetricsProvider = queueProvider{}
+	_ reconciler.Observer        = (*Metrics)(nil)
+	_ reconciler.NetworkObserver = (*Metrics)(nil)
+	_ workqueue.MetricsProvider  = queueProvider{}
 )
 
 // New returns Metrics registered on a fresh registry, together with the Go
@@ -96,6 +102,10 @@ func New() *Metrics {
 			"Containers of the deployment ready for at least minReadySeconds, as last observed.", deployment...),
 		reconnects: f.counter("docker_event_stream_reconnects_total",
 			"Times the Docker event stream broke and was re-established; each one triggers a full resync."),
+		networkConflict: f.gauge("instance_network_conflict",
+			"1 when a Docker network has the instance network's name without this instance's label: it is not used, and pods are created without it."),
+		probeMode: f.gaugeVec("probe_mode",
+			"How httpGet and tcpSocket probes reach pods: 1 for the current mode (direct from the controller, relay through the DNS helper, or undecided until the helper runs).", "mode"),
 		docker:    newDockerMetrics(f),
 		queue:     newQueueProvider(f),
 		forgotten: map[deploymentID]bool{},
@@ -159,6 +169,26 @@ func (m *Metrics) DeploymentForgotten(namespace, deployment string) {
 
 // EventStreamGap implements reconciler.Observer.
 func (m *Metrics) EventStreamGap() { m.reconnects.Inc() }
+
+// InstanceNetworkConflict implements reconciler.NetworkObserver.
+func (m *Metrics) InstanceNetworkConflict(conflict bool) {
+	v := 0.0
+	if conflict {
+		v = 1
+	}
+	m.networkConflict.Set(v)
+}
+
+// ProbeMode implements reconciler.NetworkObserver.
+func (m *Metrics) ProbeMode(mode string) {
+	for _, md := range []string{reconciler.ProbeDirect, reconciler.ProbeRelay, reconciler.ProbeUndecided} {
+		v := 0.0
+		if md == mode {
+			v = 1
+		}
+		m.probeMode.WithLabelValues(md).Set(v)
+	}
+}
 
 // QueueProvider returns the work-queue metrics provider, for
 // workqueue.SetProvider or a queue config's MetricsProvider. Its series are
@@ -239,6 +269,12 @@ func (f factory) counterVec(name, help string, labels ...string) *prometheus.Cou
 	c := prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: namespace, Name: name, Help: help}, labels)
 	f.reg.MustRegister(c)
 	return c
+}
+
+func (f factory) gauge(name, help string) prometheus.Gauge {
+	g := prometheus.NewGauge(prometheus.GaugeOpts{Namespace: namespace, Name: name, Help: help})
+	f.reg.MustRegister(g)
+	return g
 }
 
 func (f factory) gaugeVec(name, help string, labels ...string) *prometheus.GaugeVec {

@@ -12,6 +12,8 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus/testutil"
 	"k8s.io/client-go/util/workqueue"
+
+	"github.com/dockctl/dockctl/reconciler"
 )
 
 // scrape reads /metrics through the handler, as Prometheus or the benchmark
@@ -293,6 +295,34 @@ func TestObserverNamespaces(t *testing.T) {
 	for k := range got {
 		if strings.Contains(k, `namespace="team"`) {
 			t.Errorf("series %s of the forgotten team/web is still there", k)
+		}
+	}
+}
+
+// The instance network's conflict and the probe mode are one series each
+// per state, the current one set: a dashboard shows the mode, and an alert
+// fires on a conflict.
+func TestNetworkObserver(t *testing.T) {
+	m := New()
+	steps := []struct {
+		act  func()
+		want map[string]float64
+	}{
+		{func() { m.ProbeMode(reconciler.ProbeUndecided) }, map[string]float64{
+			`dockctl_probe_mode{mode="undecided"}`: 1, `dockctl_probe_mode{mode="direct"}`: 0, `dockctl_probe_mode{mode="relay"}`: 0,
+			"dockctl_instance_network_conflict": 0}},
+		{func() { m.ProbeMode(reconciler.ProbeRelay) }, map[string]float64{
+			`dockctl_probe_mode{mode="undecided"}`: 0, `dockctl_probe_mode{mode="direct"}`: 0, `dockctl_probe_mode{mode="relay"}`: 1}},
+		{func() { m.InstanceNetworkConflict(true) }, map[string]float64{"dockctl_instance_network_conflict": 1}},
+		{func() { m.InstanceNetworkConflict(false) }, map[string]float64{"dockctl_instance_network_conflict": 0}},
+	}
+	for i, s := range steps {
+		s.act()
+		got := scrape(t, m)
+		for k, v := range s.want {
+			if g, ok := got[k]; !ok || g != v {
+				t.Errorf("step %d: %s = %v (present %v), want %v", i, k, g, ok, v)
+			}
 		}
 	}
 }

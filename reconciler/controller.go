@@ -50,6 +50,9 @@ type Store interface {
 	ReadStatus(namespace, name string) (*store.Status, error)
 	WriteStatus(namespace, name string, st *store.Status) error
 	Watch(ctx context.Context) (<-chan string, error)
+	// The instance network's record (network.go).
+	ReadNetwork() (*store.NetworkStatus, error)
+	WriteNetwork(*store.NetworkStatus) error
 }
 
 // Options tune the controller. Zero values take the defaults.
@@ -91,6 +94,24 @@ type Options struct {
 	// MaxGracePeriod bounds terminationGracePeriodSeconds (default
 	// DefaultMaxGracePeriod).
 	MaxGracePeriod time.Duration
+	// ServiceDocker and ServiceStore, when both set, run the Service and
+	// DNS reconcilers (services.go) beside the deployments'.
+	ServiceDocker ServiceDocker
+	ServiceStore  ServiceStore
+	// ServiceAddress is the host address NodePort and LoadBalancer
+	// Services publish on (--service-address; default 0.0.0.0).
+	ServiceAddress string
+	// Subnet is the instance network's subnet (--subnet) when it is
+	// created; "" chooses the first free candidate (network.go).
+	Subnet string
+	// Drainer takes a pod out of every Service's endpoints before its
+	// graceful stop (stopdrain.go); nil: stops drain nothing.
+	Drainer Drainer
+	// NetworkDocker, when set, gives the instance its network: pods are
+	// created on it, existing ones connected, probes routed to it
+	// (network.go, netconnect.go, route.go). Nil: pods stay on Docker's
+	// default bridge, as before issue 10.
+	NetworkDocker NetworkDocker
 }
 
 // orphanSweepKey is queued for a whole-instance pass: it finds orphans and
@@ -141,6 +162,17 @@ type Controller struct {
 	helperImages atomic.Bool
 	prober       *prober
 	stopper      *stopper
+	// tracker follows every deployment's pods for the Services (and is
+	// the Drainer the stopper calls); svc runs the Service and DNS
+	// reconcilers, nil when not configured.
+	tracker *Tracker
+	svc     *services
+	// The instance network (network.go; nil without
+	// Options.NetworkDocker), the Docker calls it needs, and how probes
+	// reach pods on it (route.go).
+	net       *instanceNetwork
+	netDocker NetworkDocker
+	route     *probeRoute
 }
 
 // New returns a controller; Run starts it.
@@ -205,16 +237,43 @@ func New(docker Docker, st Store, opts Options) *Controller {
 	})
 	c.queue = deploymentQueue{c.deployments}
 	c.helperImages.Store(true)
-	c.prober = newProber(docker, newDockerProbeRunner(docker), func(name string) { c.queue.Add(name) }, c.log)
-	c.stopper = newStopper(docker, c.log, func(name string, err error) {
+	c.netDocker = opts.NetworkDocker
+	c.route = newProbeRoute(opts.Instance, c.log, opts.Observer, func() { c.queue.Add(orphanSweepKey) })
+	if c.netDocker != nil {
+		c.net = newInstanceNetwork(opts.Instance, opts.Subnet, c.netDocker, st, c.log, opts.Observer)
+	}
+	c.prober = newProber(docker, newDockerProbeRunner(docker, c.netDocker, c.route), c.route, func(name string) { c.queue.Add(name) }, c.log)
+	// The tracker is the stopper's Drainer when Services run, and asks the
+	// stopper whether a drained pod's stop is still in flight.
+	c.tracker = NewTracker(func(key string) {
+		if c.svc != nil {
+			c.svc.loop.Add(Request{Key: key})
+		}
+	}, func(unitID string) bool { return c.stopper.stopping(unitID) })
+	drainer := opts.Drainer
+	if drainer == nil && opts.ServiceDocker != nil && opts.ServiceStore != nil {
+		drainer = c.tracker
+	}
+	c.stopper = newStopper(docker, c.log, drainer, func(name string, err error) {
 		if err != nil {
 			c.queue.AddRateLimited(name)
 			return
 		}
 		c.queue.Add(name)
 	}, c.prober.forget)
+	if opts.ServiceDocker != nil && opts.ServiceStore != nil {
+		if opts.ServiceAddress == "" {
+			opts.ServiceAddress = "0.0.0.0"
+			c.opts.ServiceAddress = opts.ServiceAddress
+		}
+		c.svc = newServices(c, opts.ServiceDocker, opts.ServiceStore, opts.ServiceAddress)
+		c.tracker.onSynced = func() { c.svc.loop.Add(Request{Key: serviceSweepKey}) }
+	}
 	return c
 }
+
+// Drainer is what the stopper calls before a graceful stop: the tracker.
+func (c *Controller) Drainer() Drainer { return c.tracker }
 
 // Ready reports whether the last contact with Docker succeeded.
 func (c *Controller) Ready() bool { return c.dockerOK.Load() }
@@ -232,6 +291,9 @@ func (c *Controller) Run(ctx context.Context) error {
 	}
 
 	c.deployments.start(ctx)
+	if c.svc != nil {
+		c.svc.loop.start(ctx)
+	}
 	c.log.Info("controller started", "resync", c.opts.ResyncPeriod, "pruneOrphans", c.opts.PruneOrphans)
 	c.queue.Add(orphanSweepKey)
 	ticker := time.NewTicker(c.opts.ResyncPeriod)
@@ -252,23 +314,22 @@ listen:
 				changes = nil
 				continue
 			}
-			// Services and Namespaces are other loops' keys: a namespace's
-			// deletion reaches the deployments as their own tombstones.
-			switch kind, _, _ := store.ParseWatchKey(key); {
-			case key == "":
-				c.queue.Add(orphanSweepKey)
-			case kind == store.KindDeployment:
-				c.queue.Add(key)
-			}
+			c.storeChanged(key)
 		case <-ticker.C:
 			// The periodic resync is what makes the controller level-based:
 			// whatever events were lost (a container that died while dockerd
 			// was down emits none), the next full pass sees it.
 			c.queue.Add(orphanSweepKey)
+			if c.svc != nil {
+				c.svc.loop.Add(Request{Key: serviceSweepKey})
+			}
 		}
 	}
 	c.log.Info("controller stopping: waiting for in-flight syncs; workloads keep running")
 	c.deployments.shutDown()
+	if c.svc != nil {
+		c.svc.loop.shutDown()
+	}
 	c.prober.stop()
 	c.stopper.shutdown()
 	return nil
@@ -317,6 +378,7 @@ func (c *Controller) handleEvent(ev dockerx.Event) {
 	if ev.Action == "die" && ev.Role == dockerx.RoleHolder && ev.ContainerID != "" {
 		c.holderDied(ev.ContainerID, store.Key(ev.Namespace, ev.Deployment))
 	}
+	c.route.noteEvent(ev)
 	switch {
 	case ev.Down:
 		// The daemon is unreachable: say so at once (/readyz) rather than
@@ -328,6 +390,30 @@ func (c *Controller) handleEvent(ev dockerx.Event) {
 	}
 	for _, req := range deploymentOwners(ev) {
 		c.deployments.Add(req)
+	}
+	if c.svc != nil {
+		for _, req := range serviceOwners(c.opts.Instance)(ev) {
+			c.svc.loop.Add(req)
+		}
+	}
+}
+
+// storeChanged queues what a state-directory change names (a store.Watch
+// key): a deployment's key to the deployments' loop, a Service's to the
+// services loop, "" (anything may have changed) to both sweeps. A
+// Namespace's deletion reaches its objects as their own tombstones.
+func (c *Controller) storeChanged(key string) {
+	kind, ns, name := store.ParseWatchKey(key)
+	switch {
+	case key == "":
+		c.queue.Add(orphanSweepKey)
+		if c.svc != nil {
+			c.svc.loop.Add(Request{Key: serviceSweepKey})
+		}
+	case kind == store.KindDeployment:
+		c.queue.Add(key)
+	case kind == store.KindService && c.svc != nil:
+		c.svc.loop.Add(Request{Key: store.Key(ns, name)})
 	}
 }
 
@@ -343,6 +429,8 @@ func deploymentOwners(ev dockerx.Event) []Request {
 		// A gap means the stream is up again: the sweep's list confirms
 		// readiness and repairs whatever happened meanwhile.
 		return []Request{{Key: orphanSweepKey}}
+	case ev.Role == dockerx.RoleProxy || ev.Role == dockerx.RoleDNS:
+		return nil // a Service's helper: the services loop's (serviceOwners)
 	}
 	key := store.Key(ev.Namespace, ev.Deployment)
 	if _, _, ok := splitDeploymentKey(key); !ok {
@@ -399,6 +487,7 @@ func (c *Controller) syncDeployment(ctx context.Context, key string) (time.Durat
 	if errors.Is(err, store.ErrNotFound) {
 		// Never known here: its containers, if any, are orphans for the sweep.
 		c.prober.drop(key)
+		c.tracker.Delete(key)
 		c.queue.Add(orphanSweepKey)
 		return 0, nil
 	}
@@ -422,6 +511,8 @@ func (c *Controller) syncDeployment(ctx context.Context, key string) (time.Durat
 		units, pods := groupPods(observed, templateLookup(nil, "", rec.Revisions), c.diedHolders(key, observed))
 		in := PlanInput{Instance: c.opts.Instance, Namespace: rec.Namespace, Name: name, Containers: units, Pods: pods, Volumes: volumes, Now: now, Revisions: rec.Revisions}
 		c.stopInputs(&in, deploymentState{}, nil)
+		// Its pods leave every Service (and are drained) as they go.
+		c.tracker.Update(rec.Key(), podEndpoints(c.opts.Instance, rec, in, nil, templateLookup(nil, "", rec.Revisions), true))
 		plan := ComputePlan(in)
 		c.logPlan(key, plan)
 		_, execErr := c.execute(ctx, in, plan)
@@ -440,6 +531,7 @@ func (c *Controller) syncDeployment(ctx context.Context, key string) (time.Durat
 	}
 
 	a := c.assess(ctx, rec, observed, volumes, now)
+	c.feedTracker(a, false)
 	fail := a.refusal
 	var execErr error
 	if fail.reason == "" {

@@ -50,6 +50,9 @@ func newHarness(t *testing.T, opts Options) *harness {
 	if os.Getenv("DEBUG_LOG") != "" {
 		opts.Logger = slog.New(slog.NewTextHandler(os.Stderr, nil))
 	}
+	if opts.NetworkDocker == nil {
+		opts.NetworkDocker = h.engine // as in production: pods on the instance network
+	}
 	h.opts = opts
 	h.ctrl = New(h.engine, st, opts)
 	return h

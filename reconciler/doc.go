@@ -23,7 +23,11 @@
 // conflict.go (name conflicts); state.go and status.go keep the
 // controller's memory and compute the status it writes; prober.go runs
 // probes; trust.go checks records and privileges; observer.go is the hook
-// for metrics.
+// for metrics. The instance network (issue 10): network.go chooses its
+// subnet and ensures it, netconnect.go connects earlier pods to it in
+// place (with the sweep), route.go decides whether probes reach pods
+// directly or through the DNS helper's relay, and stopdrain.go takes a pod
+// out of the Services' endpoints before its graceful stop.
 //
 // Namespaces: a deployment's key is "namespace/name" (store.Key;
 // "default/web" in the default namespace), and so is every per-deployment
@@ -32,6 +36,16 @@
 // io.dockctl.namespace label, absent on containers of earlier releases,
 // which are default's) name; it is named ContainerName(instance, namespace,
 // …), which keeps the names of earlier releases in default.
+//
+// Services (DESIGN §10) run on a second loop of the same kind, keyed
+// "ns/name" (plus "dns/" for the DNS server and "*" for their sweep):
+// endpoints.go is the tracker the deployment sync feeds with every pod it
+// judged (readiness as status counts it), which queues the Services a
+// change concerns; drain.go is the Drainer the stopper calls before a
+// graceful stop; ipalloc.go allocates addresses and host ports (pure);
+// serviceplan.go plans a helper container — a Service's proxy, or the DNS
+// server — as pure data; services.go observes, plans, executes and writes
+// a Service's status; dnsrecords.go and dnsctl.go are the DNS server's.
 //
 // Invariants:
 //   - Only containers carrying this instance's label are ever touched, and
@@ -53,9 +67,19 @@
 //     not granted (Options.Allow) is created or started, whatever its
 //     revision; nor is one of a revision whose template does not hash to
 //     its recorded hash, or that is not in the history (trust.go).
+//   - A Service's helpers (role proxy, dns) are never a deployment's
+//     orphans; a proxy is replaced only when what Docker fixes at its
+//     creation changes (config hash), never for an endpoint change, which
+//     is pushed and acknowledged.
 //   - A container is removed by a graceful stop (its own revision's
 //     terminationGracePeriodSeconds, bounded by MaxGracePeriod) and counts
 //     toward replicas + maxSurge until it is gone.
+//   - A running pod is drained (out of every Service, acknowledged, within
+//     min(10 s, its grace period)) before its stop signal; a drain that
+//     fails or does not answer never prevents the stop.
+//   - Every pod's network owner is on the instance network unless it uses
+//     the host's; a network of that name without this instance's labels
+//     is never used, and pods are then created as before it.
 //
 // Who restarts a crashed container: dockctl, not Docker. Containers are
 // created with restart policy "no" and the controller starts any replica

@@ -10,6 +10,7 @@ import (
 
 	"github.com/dockctl/dockctl/dockerx"
 	"github.com/dockctl/dockctl/manifests"
+	"github.com/dockctl/dockctl/store"
 )
 
 func (c *Controller) logPlan(name string, plan Plan) {
@@ -240,6 +241,15 @@ func (c *Controller) runCreates(ctx context.Context, in PlanInput, creates []Op,
 		fail = failure{ReasonFailedCreate, err.Error()}
 		errs = append(errs, err)
 	}
+	network, err := c.podNetworkStatus(ctx)
+	if err != nil {
+		// A pod created off the instance network would never resolve a
+		// Service name (DNS is fixed at create): none is created.
+		for _, op := range creates {
+			ended(op, errNotRun)
+		}
+		return failure{ReasonFailedCreate, err.Error()}, append(errs, err), false
+	}
 	// Only the revisions whose image is missing wait for it: an old
 	// revision keeps healing while a new one cannot be pulled.
 	ready := creates[:0:0]
@@ -251,7 +261,7 @@ func (c *Controller) runCreates(ctx context.Context, in PlanInput, creates []Op,
 		}
 	}
 	failed, reached := slowStartFrom(ready, c.opts.MaxCreatesInFlight, *window, func(op Op) error {
-		err := c.create(ctx, in, op, holderImage)
+		err := c.create(ctx, in, op, holderImage, network)
 		mu.Lock()
 		ran[op.ID] = true
 		mu.Unlock()
@@ -341,13 +351,20 @@ func (c *Controller) ensureHolderImage(ctx context.Context, creates []Op) (strin
 	return "", nil
 }
 
-func (c *Controller) create(ctx context.Context, in PlanInput, op Op, holderImage string) error {
+// create makes and starts one container of op. The network owner of a
+// pod (a replica without holder, or a holder) is created on the instance
+// network (nil: none to use) unless it shares the host's: a create-time
+// setting, never part of the template hash or the plan.
+func (c *Controller) create(ctx context.Context, in PlanInput, op Op, holderImage string, network *store.NetworkStatus) error {
 	req := dockerx.CreateRequest{
 		Instance: in.Instance, Namespace: in.namespace(), Name: op.Name, TemplateHash: op.Hash, Deployment: op.From,
 		Role: op.Role, Pod: op.Pod, Container: op.Container,
 	}
 	if op.Role == dockerx.RoleHolder {
 		req.Image = holderImage
+	}
+	if (op.Pod == nil || op.Role == dockerx.RoleHolder) && !op.From.Spec.Template.Spec.HostNetwork {
+		req.Network = podNetwork(network, in.namespace())
 	}
 	id, err := c.docker.CreateContainer(ctx, req)
 	if errors.Is(err, dockerx.ErrConflict) {

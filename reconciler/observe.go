@@ -64,11 +64,21 @@ func (c *Controller) sweep(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	// The instance network first: ensured (re-created if removed by hand)
+	// and every pod connected to it. Its failure is the sweep's error once
+	// everything else is done.
+	netErr := c.syncNetwork(ctx, cs)
 	// Containers and volumes by deployment key; those of no deployment
 	// (made by hand) under a key of no deployment.
 	byDeployment := map[string][]dockerx.Container{}
 	holders := false
 	for _, ct := range cs {
+		if ct.Role == dockerx.RoleProxy || ct.Role == dockerx.RoleDNS {
+			// A Service's helper: the services loop's, never an orphan
+			// here; its image is in use.
+			holders = true
+			continue
+		}
 		k := store.Key(ct.Namespace, ct.Deployment)
 		byDeployment[k] = append(byDeployment[k], ct)
 		holders = holders || ct.Role == dockerx.RoleHolder
@@ -116,6 +126,9 @@ func (c *Controller) sweep(ctx context.Context) error {
 			c.queue.Add(key)
 		}
 	}
+	// Every live deployment was fed from this snapshot (needsSync): the
+	// Services may now trust the tracker.
+	c.tracker.markSynced()
 	for key, group := range volsByDeployment {
 		if known[key] || len(byDeployment[key]) > 0 {
 			continue
@@ -129,7 +142,7 @@ func (c *Controller) sweep(ctx context.Context) error {
 	}
 	// The holder image goes once no holder is left and no live deployment
 	// may need one soon (a pod being replaced, a deployment scaled to 0).
-	needed := holders
+	needed := holders || c.svc.needHelpers(records)
 	for _, r := range records {
 		needed = needed || !r.Deleted && hasHelpers(r)
 	}
@@ -146,11 +159,11 @@ func (c *Controller) sweep(ctx context.Context) error {
 		// hand) or one never known here: orphans.
 		for _, ct := range group {
 			if err := c.handleOrphan(ctx, ct); err != nil {
-				return err
+				return errors.Join(err, netErr)
 			}
 		}
 	}
-	return nil
+	return netErr
 }
 
 // needsSync assesses a deployment against the sweep's snapshot without
@@ -164,6 +177,7 @@ func (c *Controller) needsSync(rec *store.Record, observed []dockerx.Container, 
 		}
 	}()
 	a := c.assess(nil, rec, observed, volumes, now)
+	c.feedTracker(a, true)
 	if a.prober.missing {
 		return true // a probe to start: only a sync starts it
 	}
@@ -292,20 +306,27 @@ func (c *Controller) refused(rec *store.Record, d *manifests.Deployment, hash st
 }
 
 func (c *Controller) handleOrphan(ctx context.Context, ct dockerx.Container) error {
+	return c.orphan(ctx, ct, c.docker.RemoveContainer, "container", "deployment",
+		"container", ct.Name, "deployment", ct.Deployment, "namespace", ct.Namespace)
+}
+
+// orphan reports an orphan container once, or with PruneOrphans removes
+// it (a container already gone is no error). what names it ("container",
+// "proxy"), owner the kind of object this state directory never knew.
+func (c *Controller) orphan(ctx context.Context, ct dockerx.Container, remove func(context.Context, string) error, what, owner string, attrs ...any) error {
 	if !c.opts.PruneOrphans {
 		c.mu.Lock()
 		first := !c.orphans[ct.ID]
 		c.orphans[ct.ID] = true
 		c.mu.Unlock()
 		if first {
-			c.log.Warn("orphan container left running: its deployment is unknown to this state directory (start with --prune-orphans to remove)",
-				"container", ct.Name, "deployment", ct.Deployment, "namespace", ct.Namespace)
+			c.log.Warn(fmt.Sprintf("orphan %s left running: its %s is unknown to this state directory (start with --prune-orphans to remove)", what, owner), attrs...)
 		}
 		return nil
 	}
-	c.log.Info("removing orphan container", "container", ct.Name, "deployment", ct.Deployment, "namespace", ct.Namespace)
-	if err := c.docker.RemoveContainer(ctx, ct.ID); err != nil {
-		return fmt.Errorf("remove orphan %s: %w", ct.Name, err)
+	c.log.Info("removing orphan "+what, attrs...)
+	if err := remove(ctx, ct.ID); err != nil && !errors.Is(err, dockerx.ErrNotFound) {
+		return fmt.Errorf("remove orphan %s %s: %w", what, ct.Name, err)
 	}
 	return nil
 }

@@ -122,6 +122,11 @@ type Op struct {
 	// then the pod's unit ID), its containers in stop order: each phase is
 	// stopped together, after the previous one is gone (stopPhases).
 	Phases [][]StopTarget
+	// Drain is, for a graceful stop (OpRemove with Grace, OpRestart) of a
+	// running replica or pod, the pod the stopper takes out of every
+	// Service's endpoints before the stop signal (setDrains); nil: nothing
+	// to drain.
+	Drain *DrainRef
 }
 
 func (o Op) String() string {
@@ -403,6 +408,9 @@ type PlanInput struct {
 	// Volumes are the deployment's pod volumes, when it has holder pods
 	// (nil otherwise): a volume whose pod has no container left is removed.
 	Volumes []dockerx.Volume
+	// DrainPods: graceful stops of running pods drain them first
+	// (setDrains); set when the controller has a Drainer.
+	DrainPods bool
 }
 
 // ComputePlan decides which operations bring the observed containers to the
@@ -431,6 +439,7 @@ func ComputePlan(in PlanInput) Plan {
 			}
 		}
 		plan.Ops = append(in.expandPods(plan.Ops), in.collectVolumes()...)
+		in.setDrains(plan.Ops)
 		link(plan.Ops)
 		return plan
 	}
@@ -565,6 +574,7 @@ func ComputePlan(in PlanInput) Plan {
 	}
 	plan.Ops = capCreates(plan.Ops, p, total)
 	plan.Ops = append(in.expandPods(plan.Ops), in.collectVolumes()...)
+	in.setDrains(plan.Ops)
 	link(plan.Ops)
 
 	desired := p.replicas

@@ -78,8 +78,13 @@ func TestPlanGolden(t *testing.T) {
 // (-update rewrites it).
 func checkPlanGolden(t *testing.T, name string, plan Plan) {
 	t.Helper()
-	got := plan.String()
-	path := filepath.Join("testdata", "plan-"+name+".golden")
+	checkGolden(t, "plan-"+name, plan.String())
+}
+
+// checkGolden compares got with testdata/NAME.golden (-update rewrites it).
+func checkGolden(t *testing.T, name, got string) {
+	t.Helper()
+	path := filepath.Join("testdata", name+".golden")
 	if *update {
 		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
 			t.Fatal(err)

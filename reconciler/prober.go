@@ -2,6 +2,8 @@ package reconciler
 
 import (
 	"context"
+	"crypto/tls"
+	"errors"
 	"fmt"
 	"log/slog"
 	"net"
@@ -15,6 +17,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/intstr"
 
 	"github.com/dockctl/dockctl/dockerx"
+	"github.com/dockctl/dockctl/internal/helperapi"
 	"github.com/dockctl/dockctl/manifests"
 )
 
@@ -46,6 +49,16 @@ type probeTarget struct {
 	ContainerID string
 	Address     string // IP, or 127.0.0.1 for host networking
 	Ports       []manifests.ContainerPort
+	// HostNetwork: the pod shares the host's network, so it is probed
+	// directly, never through the relay (whose loopback is its own).
+	HostNetwork bool
+
+	// netOwner is the container whose address probes go to (the
+	// container, or a member's holder); located is the instance network
+	// the address was looked up for, onNetwork whether it is on it.
+	netOwner  string
+	located   string
+	onNetwork bool
 }
 
 // probeRunner runs one probe attempt; nil error is success.
@@ -54,21 +67,129 @@ type probeRunner interface {
 }
 
 // dockerProbeRunner runs probes for real: HTTP and TCP from the
-// controller to the container's address, exec through the Docker API.
+// controller to the container's address, or relayed through the DNS
+// helper when the controller cannot reach the instance network (route.go);
+// exec through the Docker API.
 type dockerProbeRunner struct {
 	docker Docker
 	client *http.Client
+	// nd runs relayed probes (nil: Docker without networks); route says
+	// whether to relay (nil: never).
+	nd    NetworkDocker
+	route *probeRoute
+	// dial connects a direct probe (tests substitute it).
+	dial func(ctx context.Context, network, addr string) (net.Conn, error)
 }
 
-func newDockerProbeRunner(d Docker) *dockerProbeRunner {
-	return &dockerProbeRunner{docker: d, client: &http.Client{
+func newDockerProbeRunner(d Docker, nd NetworkDocker, route *probeRoute) *dockerProbeRunner {
+	r := &dockerProbeRunner{docker: d, nd: nd, route: route}
+	var dialer net.Dialer
+	r.dial = dialer.DialContext
+	transport := http.DefaultTransport.(*http.Transport).Clone()
+	transport.DialContext = func(ctx context.Context, network, addr string) (net.Conn, error) { return r.dial(ctx, network, addr) }
+	// As kubelet, and as the relay (internal/dataplane): never through a
+	// proxy from the environment, HTTPS without verifying the
+	// certificate, so that a pod is judged alike in either mode.
+	transport.Proxy = nil
+	transport.TLSClientConfig = &tls.Config{InsecureSkipVerify: true} //nolint:gosec // kubelet's semantics
+	r.client = &http.Client{
+		Transport: transport,
 		// A probe judges the container's own answer, as kubelet does.
 		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
-	}}
+	}
+	return r
 }
 
 func (r *dockerProbeRunner) Run(ctx context.Context, t probeTarget, p *manifests.Probe) error {
 	timeout := time.Duration(max(p.TimeoutSeconds, 1)) * time.Second
+	if p.Exec == nil && !t.HostNetwork && r.nd != nil {
+		if helper, relay := r.route.via(); relay {
+			if !t.onNetwork {
+				// Its address is not one the relay can reach (a pod of an
+				// earlier release the sweep has not connected yet).
+				return fmt.Errorf("%w: the pod is not on the instance network yet", errNoVerdict)
+			}
+			return r.relay(ctx, helper, t, p, timeout)
+		}
+	}
+	err := r.direct(ctx, t, p, timeout)
+	if p.Exec == nil {
+		err = r.route.judgeDirect(err)
+	}
+	return err
+}
+
+// relay runs an httpGet or tcpSocket probe in the DNS helper.
+func (r *dockerProbeRunner) relay(ctx context.Context, helper string, t probeTarget, p *manifests.Probe, timeout time.Duration) error {
+	if helper == "" {
+		r.route.relayLost("", fmt.Errorf("no DNS helper runs"))
+		return fmt.Errorf("%w: no DNS helper runs to relay it", errNoVerdict)
+	}
+	spec, err := relaySpec(t, p, timeout)
+	if err != nil {
+		return err
+	}
+	cmd, err := relayCommand(spec)
+	if err != nil {
+		return fmt.Errorf("%w: %v", errNoVerdict, err)
+	}
+	code, out, err := r.nd.ExecOutput(ctx, helper, cmd, timeout+relayMargin)
+	if err != nil {
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		r.route.relayLost(helper, err)
+		return fmt.Errorf("%w: relay through the DNS helper: %v", errNoVerdict, err)
+	}
+	return relayVerdict(code, out, timeout)
+}
+
+// relaySpec is the probe as the relay runs it: Kubernetes' semantics, to
+// the same address and port a direct probe would dial.
+func relaySpec(t probeTarget, p *manifests.Probe, timeout time.Duration) (helperapi.ProbeSpec, error) {
+	spec := helperapi.ProbeSpec{Address: t.Address, TimeoutMillis: timeout.Milliseconds()}
+	var port intstr.IntOrString
+	switch {
+	case p.HTTPGet != nil:
+		g := p.HTTPGet
+		spec.Kind, port, spec.Scheme, spec.Path = "http", g.Port, strings.ToUpper(g.Scheme), g.Path
+		if spec.Scheme == "" {
+			spec.Scheme = "HTTP"
+		}
+		if g.Host != "" {
+			spec.Address = g.Host
+		}
+		for _, h := range g.HTTPHeaders {
+			if strings.EqualFold(h.Name, "Host") {
+				spec.Host = h.Value
+				continue
+			}
+			if spec.Headers == nil {
+				spec.Headers = map[string]string{}
+			}
+			spec.Headers[h.Name] = h.Value
+		}
+	case p.TCPSocket != nil:
+		spec.Kind, port = "tcp", p.TCPSocket.Port
+		if p.TCPSocket.Host != "" {
+			spec.Address = p.TCPSocket.Host
+		}
+	default:
+		return spec, fmt.Errorf("probe has no handler to relay")
+	}
+	n, err := resolvePort(port, t.Ports)
+	if err != nil {
+		return spec, err
+	}
+	spec.Port = n
+	if spec.Address == "" {
+		return spec, fmt.Errorf("container has no address to probe (network mode none?)")
+	}
+	return spec, nil
+}
+
+// direct runs a probe from the controller itself.
+func (r *dockerProbeRunner) direct(ctx context.Context, t probeTarget, p *manifests.Probe, timeout time.Duration) error {
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	switch {
@@ -108,6 +229,10 @@ func (r *dockerProbeRunner) Run(ctx context.Context, t probeTarget, p *manifests
 		}
 		req.Header.Set("User-Agent", "dockctl-probe")
 		for _, h := range g.HTTPHeaders {
+			if strings.EqualFold(h.Name, "Host") {
+				req.Host = h.Value // net/http ignores a Host header
+				continue
+			}
 			req.Header.Set(h.Name, h.Value)
 		}
 		resp, err := r.client.Do(req)
@@ -131,8 +256,7 @@ func (r *dockerProbeRunner) Run(ctx context.Context, t probeTarget, p *manifests
 		if host == "" {
 			return fmt.Errorf("container has no address to probe (network mode none?)")
 		}
-		var d net.Dialer
-		conn, err := d.DialContext(ctx, "tcp", net.JoinHostPort(host, strconv.Itoa(port)))
+		conn, err := r.dial(ctx, "tcp", net.JoinHostPort(host, strconv.Itoa(port)))
 		if err != nil {
 			return err
 		}
@@ -164,6 +288,9 @@ func resolvePort(p intstr.IntOrString, ports []manifests.ContainerPort) (int, er
 type prober struct {
 	runner probeRunner
 	docker Docker
+	// route names the instance network, whose address probes target
+	// (nil: none).
+	route  *probeRoute
 	notify func(deployment string)
 	log    *slog.Logger
 
@@ -181,8 +308,8 @@ type probeWorker struct {
 	alive bool
 }
 
-func newProber(d Docker, runner probeRunner, notify func(string), log *slog.Logger) *prober {
-	return &prober{runner: runner, docker: d, notify: notify, log: log, workers: map[string]*probeWorker{}}
+func newProber(d Docker, runner probeRunner, route *probeRoute, notify func(string), log *slog.Logger) *prober {
+	return &prober{runner: runner, docker: d, route: route, notify: notify, log: log, workers: map[string]*probeWorker{}}
 }
 
 // probeResult is what the planner and status need from the prober.
@@ -339,17 +466,12 @@ func (p *prober) start(ctx context.Context, deployment string, c dockerx.Contain
 		notReady := false
 		w.ready = &notReady // not ready until the probe says so, as in Kubernetes
 	}
-	target := probeTarget{ContainerID: c.ID, Ports: ports}
+	target := probeTarget{ContainerID: c.ID, Ports: ports, netOwner: netOwner}
 	go func() {
 		defer close(w.done)
-		det, err := p.docker.InspectContainer(ctx, netOwner)
-		if err != nil {
+		if err := p.locate(ctx, &target); err != nil {
 			p.log.Warn("probe: cannot inspect container", "container", c.Name, "err", err)
 			return
-		}
-		target.Address = det.IPAddress
-		if det.HostNetwork {
-			target.Address = "127.0.0.1"
 		}
 		var wg sync.WaitGroup
 		if readiness != nil {
@@ -392,6 +514,45 @@ func (p *prober) start(ctx context.Context, deployment string, c dockerx.Contain
 	return w
 }
 
+// locate looks up the address probes of t go to: the pod's address on the
+// instance network, else (not connected yet, or no instance network) the
+// one Docker reports first, or the loopback for the host's network.
+func (p *prober) locate(ctx context.Context, t *probeTarget) error {
+	network := p.route.networkName()
+	det, err := p.docker.InspectContainer(ctx, t.netOwner)
+	if err != nil {
+		return err
+	}
+	t.located, t.HostNetwork = network, det.HostNetwork
+	ip, on := det.Networks[network]
+	t.onNetwork = on && ip != "" && network != ""
+	switch {
+	case det.HostNetwork:
+		t.Address = "127.0.0.1"
+	case t.onNetwork:
+		t.Address = ip
+	default:
+		t.Address = det.IPAddress
+	}
+	return nil
+}
+
+// relocate looks the address up again before a probe when it may have
+// changed: the instance network appeared (or changed), or the pod was not
+// connected to it yet (the sweep connects it).
+func (p *prober) relocate(ctx context.Context, t *probeTarget) {
+	if t.HostNetwork {
+		return
+	}
+	network := p.route.networkName()
+	if network == t.located && (t.onNetwork || network == "") {
+		return
+	}
+	if err := p.locate(ctx, t); err != nil && ctx.Err() == nil {
+		p.log.Debug("probe: cannot inspect container; probing its last address", "container", t.ContainerID, "err", err)
+	}
+}
+
 // run runs one probe. A probe that panics (a bug meeting an odd response
 // or setting) is a failed probe, logged with its stack: one container's
 // probe must never take the controller, and every deployment, down.
@@ -417,7 +578,10 @@ func (p *prober) loop(ctx context.Context, t probeTarget, pr *manifests.Probe, v
 	}
 	successes, failures := 0, 0
 	for {
-		if err := p.run(ctx, t, pr); err != nil {
+		p.relocate(ctx, &t)
+		if err := p.run(ctx, t, pr); errors.Is(err, errNoVerdict) {
+			// Not run (the relay is missing): no verdict either way.
+		} else if err != nil {
 			if ctx.Err() != nil {
 				return
 			}

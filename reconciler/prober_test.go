@@ -43,7 +43,7 @@ func TestDockerProbeRunner(t *testing.T) {
 		}
 		return 0, nil
 	}
-	runner := newDockerProbeRunner(engine)
+	runner := newDockerProbeRunner(engine, nil, nil)
 	target := probeTarget{ContainerID: id, Address: host, Ports: []manifests.ContainerPort{{Name: "http", ContainerPort: int32(port)}}}
 	httpProbe := func(path string, p intstr.IntOrString) *manifests.Probe {
 		return &manifests.Probe{HTTPGet: &manifests.HTTPGetAction{Path: path, Port: p}, TimeoutSeconds: 1}
@@ -129,15 +129,21 @@ func fastProbe() *manifests.Probe {
 		PeriodSeconds: 1, TimeoutSeconds: 1, SuccessThreshold: 1, FailureThreshold: 1}
 }
 
-func TestLivenessFailureRestartsContainer(t *testing.T) {
-	h := newHarness(t, Options{})
+// startWithLiveness starts h with one replica c of web (d) whose liveness
+// probe the returned runner answers.
+func startWithLiveness(h *harness) (_ *switchRunner, d *manifests.Deployment, c dockerx.Container) {
 	runner := &switchRunner{fail: map[string]bool{}}
 	h.ctrl.prober.runner = runner
-	d := testDeployment("web", 1, "x")
+	d = testDeployment("web", 1, "x")
 	d.Spec.Template.Spec.Containers[0].LivenessProbe = fastProbe()
 	h.apply(d)
 	h.start()
-	c := h.waitReplicas("web", 1)[0]
+	return runner, d, h.waitReplicas("web", 1)[0]
+}
+
+func TestLivenessFailureRestartsContainer(t *testing.T) {
+	h := newHarness(t, Options{})
+	runner, d, c := startWithLiveness(h)
 	// Exactly one failure (FailureThreshold 1), armed atomically in the
 	// runner: a test that flipped the probe back after seeing the stop
 	// could be too slow on a loaded machine and see a second restart.

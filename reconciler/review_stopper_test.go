@@ -25,7 +25,7 @@ func (panickyDocker) StopContainer(context.Context, string, time.Duration) error
 // backoff, like a failed stop.
 func TestStopJobPanicIsRecovered(t *testing.T) {
 	done := make(chan error, 1)
-	s := newStopper(panickyDocker{dockerfake.New()}, slog.New(slog.NewTextHandler(io.Discard, nil)),
+	s := newStopper(panickyDocker{dockerfake.New()}, slog.New(slog.NewTextHandler(io.Discard, nil)), nil,
 		func(_ string, err error) { done <- err }, func(string) {})
 	defer s.shutdown()
 	s.submit("web", Op{Kind: OpRemove, Name: "c", ContainerID: "x", Grace: time.Second}, t0)

@@ -22,6 +22,9 @@ import (
 type stopper struct {
 	docker Docker
 	log    *slog.Logger
+	// drainer takes a pod out of the Services' endpoints before its stop
+	// (stopdrain.go); nil: nothing to drain.
+	drainer Drainer
 	// done is called when a job ends (err nil on success), to queue its
 	// deployment again: the container is gone, or restarted.
 	done func(deployment string, err error)
@@ -56,9 +59,9 @@ type stopJob struct {
 	ended      uint64    // seq at its end, for finished jobs
 }
 
-func newStopper(docker Docker, log *slog.Logger, done func(string, error), restarted func(string)) *stopper {
+func newStopper(docker Docker, log *slog.Logger, drainer Drainer, done func(string, error), restarted func(string)) *stopper {
 	ctx, cancel := context.WithCancel(context.Background())
-	return &stopper{docker: docker, log: log, done: done, restarted: restarted, ctx: ctx, cancel: cancel,
+	return &stopper{docker: docker, log: log, drainer: drainer, done: done, restarted: restarted, ctx: ctx, cancel: cancel,
 		inflight: map[string]stopJob{}, finished: map[string]stopJob{}, listed: map[string]uint64{}}
 }
 
@@ -71,7 +74,7 @@ func (s *stopper) submit(deployment string, op Op, now time.Time) {
 		s.mu.Unlock()
 		return
 	}
-	s.inflight[op.ContainerID] = stopJob{deployment: deployment, kind: op.Kind, deadline: now.Add(op.Grace)}
+	s.inflight[op.ContainerID] = stopJob{deployment: deployment, kind: op.Kind, deadline: stopDeadline(op, now)}
 	s.wg.Add(1)
 	s.mu.Unlock()
 	go func() {
@@ -94,10 +97,13 @@ func (s *stopper) submit(deployment string, op Op, now time.Time) {
 	}()
 }
 
-// run sends the stop signal and waits up to the grace period (Docker kills
-// after it), then removes the container with its anonymous volumes, or,
-// for a liveness restart, starts it again.
+// run drains the pod (stopdrain.go), sends the stop signal and waits up
+// to the grace period (Docker kills after it), then removes the container
+// with its anonymous volumes, or, for a liveness restart, starts it again.
 func (s *stopper) run(op Op) error {
+	if !s.drain(op) {
+		return nil // shutting down: the next controller resumes the stop
+	}
 	if op.Phases != nil {
 		return s.runPod(op)
 	}
@@ -179,6 +185,7 @@ func (c *Controller) stopInputs(in *PlanInput, s deploymentState, ready map[stri
 	s.addTerminating(in.Terminating, ready)
 	in.MaxReplicas = c.opts.MaxReplicas
 	in.MaxGracePeriod = c.opts.MaxGracePeriod
+	in.DrainPods = c.stopper.drainer != nil
 }
 
 // recordStops notes the kill deadline of every container a plan began to
@@ -190,7 +197,7 @@ func recordStops(s *deploymentState, plan Plan, now time.Time) {
 			continue
 		}
 		if cst := s.container(op.ContainerID); cst.StopDeadline.IsZero() {
-			cst.StopDeadline = now.Add(op.Grace)
+			cst.StopDeadline = stopDeadline(op, now)
 		}
 	}
 }

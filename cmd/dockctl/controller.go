@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"net/netip"
 	"os"
 	"os/signal"
 	"path/filepath"
@@ -41,6 +42,11 @@ type controllerOptions struct {
 	// containerLogMaxFiles.
 	containerLogMaxSize  string
 	containerLogMaxFiles int
+	// serviceAddress is where published Services bind (DESIGN §10.5).
+	serviceAddress string
+	// subnet is the instance network's subnet when the controller creates
+	// it; "" chooses a free one.
+	subnet string
 }
 
 // allowOptions are the --allow-* flags.
@@ -89,6 +95,11 @@ func newControllerCommandWith(g *globalOptions, o *controllerOptions) *cobra.Com
 		"rotate a replica's log file at this size (a quantity: 10Mi, 1Gi) when the daemon's default log driver is json-file or local; 0 leaves the daemon's log options")
 	f.IntVar(&o.containerLogMaxFiles, "container-log-max-files", dockerx.DefaultContainerLogMaxFiles,
 		"log files kept per replica, the current one included (with --container-log-max-size)")
+	f.StringVar(&o.serviceAddress, "service-address", "0.0.0.0",
+		"the host address NodePort and LoadBalancer Services publish their ports on (e.g. 127.0.0.1 to keep them local)")
+	f.StringVar(&o.subnet, "subnet", "",
+		fmt.Sprintf("subnet of the instance network (%s) when the controller creates it, an IPv4 CIDR of /%d or larger (default: the first of 10.222.0.0/20, 10.222.16.0/20, … that overlaps no Docker network); an existing network keeps its own",
+			dockerx.NetworkName("INSTANCE"), reconciler.MaxSubnetPrefix))
 	a := &o.allow
 	f.BoolVar(&a.privileged, strings.TrimPrefix(manifests.FlagAllowPrivileged, "--"), false,
 		"run privileged containers (securityContext.privileged)")
@@ -126,6 +137,9 @@ func runController(g *globalOptions, o *controllerOptions) error {
 	case o.settle < 0:
 		return fmt.Errorf("--settle-time %v: must be 0 (off) or positive", o.settle)
 	}
+	if err := o.checkServiceNetwork(); err != nil {
+		return err
+	}
 	var handler slog.Handler
 	switch o.logFormat {
 	case "text":
@@ -149,6 +163,11 @@ func runController(g *globalOptions, o *controllerOptions) error {
 	}
 	if o.containerLogMaxFiles < 1 {
 		return fmt.Errorf("--container-log-max-files=%d: must be at least 1", o.containerLogMaxFiles)
+	}
+	if o.subnet != "" {
+		if _, err := reconciler.ParseSubnet(o.subnet); err != nil {
+			return err
+		}
 	}
 	st, err := g.openStore()
 	if err != nil {
@@ -193,6 +212,13 @@ func runController(g *globalOptions, o *controllerOptions) error {
 		Allow:            o.allow.policy(st.Dir()),
 		MaxReplicas:      o.maxReplicas,
 		MaxGracePeriod:   o.maxGrace,
+		// Services' proxies and the DNS server; metrics count the
+		// replicas' Docker calls, not these helpers'.
+		ServiceDocker:  cli,
+		ServiceStore:   st,
+		ServiceAddress: o.serviceAddress,
+		Subnet:         o.subnet,
+		NetworkDocker:  cli,
 	})
 
 	if o.metricsAddr != "" {
@@ -213,6 +239,15 @@ func runController(g *globalOptions, o *controllerOptions) error {
 		}()
 	}
 	return ctrl.Run(ctx)
+}
+
+// checkServiceNetwork refuses a --service-address that is no IP address,
+// before anything starts.
+func (o *controllerOptions) checkServiceNetwork() error {
+	if _, err := netip.ParseAddr(o.serviceAddress); err != nil {
+		return fmt.Errorf("--service-address %q: not an IP address", o.serviceAddress)
+	}
+	return nil
 }
 
 // settleOption maps the flag, where 0 means off, to the option, where 0

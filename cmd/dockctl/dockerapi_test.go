@@ -19,6 +19,7 @@ import (
 
 	"github.com/docker/docker/api/types/container"
 	"github.com/docker/docker/api/types/filters"
+	"github.com/docker/docker/api/types/network"
 )
 
 // dockerAPI is a minimal Docker Engine API on a unix socket, for running the
@@ -26,7 +27,8 @@ import (
 // through the real Docker client, flags and output included, without a
 // Docker daemon: ping, version, info, events (a stream that stays silent),
 // container list, create, start, remove, inspect and logs, and image
-// inspect. It records every create, so a test sees the configuration the
+// inspect, image inspect, and networks (list, inspect, create, connect:
+// no addresses, only which container is on which). It records every create, so a test sees the configuration the
 // command sent, as Docker would receive it. It is the only fake Engine API
 // of the command tests; startFakeDaemon points the environment at it.
 type dockerAPI struct {
@@ -40,6 +42,8 @@ type dockerAPI struct {
 	creates []container.CreateRequest
 	// logQueries are the query strings of the logs requests.
 	logQueries []string
+	// networks by name; the default bridge always exists.
+	networks map[string]*network.Inspect
 }
 
 type fakeCtr struct {
@@ -84,7 +88,9 @@ func startDockerAPI(t *testing.T, images ...string) *dockerAPI {
 	if err != nil {
 		t.Fatal(err)
 	}
-	d := &dockerAPI{t: t, host: "unix://" + sock, images: map[string]bool{}, ctrs: map[string]*fakeCtr{}}
+	d := &dockerAPI{t: t, host: "unix://" + sock, images: map[string]bool{}, ctrs: map[string]*fakeCtr{},
+		networks: map[string]*network.Inspect{"bridge": {ID: fmt.Sprintf("%064x", 0xb), Name: "bridge",
+			IPAM: network.IPAM{Config: []network.IPAMConfig{{Subnet: "172.17.0.0/16"}}}}}}
 	for _, img := range images {
 		d.images[img] = true
 	}
@@ -143,6 +149,27 @@ func (d *dockerAPI) serve(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 		writeJSON(w, 200, map[string]any{"Id": "sha256:" + strings.Repeat("1", 64), "RepoTags": []string{ref}})
+	case path == "/networks" && r.Method == http.MethodGet:
+		d.mu.Lock()
+		out := []network.Inspect{}
+		for _, n := range d.networks {
+			out = append(out, *n)
+		}
+		d.mu.Unlock()
+		writeJSON(w, 200, out)
+	case path == "/networks/create" && r.Method == http.MethodPost:
+		d.createNetwork(w, r)
+	case len(parts) == 2 && parts[0] == "networks" && r.Method == http.MethodGet:
+		d.mu.Lock()
+		n := d.networks[parts[1]]
+		d.mu.Unlock()
+		if n == nil {
+			writeJSON(w, 404, map[string]string{"message": "network " + parts[1] + " not found"})
+			return
+		}
+		writeJSON(w, 200, n)
+	case len(parts) == 3 && parts[0] == "networks" && parts[2] == "connect" && r.Method == http.MethodPost:
+		d.connect(w, r, parts[1])
 	case path == "/images/create":
 		writeJSON(w, 404, map[string]string{"message": "pull access denied: no registry here"})
 	default:
@@ -195,13 +222,78 @@ func (d *dockerAPI) create(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
+	nets := map[string]*network.EndpointSettings{}
+	switch mode := container.NetworkMode(""); {
+	case req.HostConfig != nil:
+		mode = req.HostConfig.NetworkMode
+		if mode == "" || mode.IsDefault() {
+			mode = "bridge"
+		}
+		if !mode.IsContainer() && !mode.IsNone() {
+			if d.networks[string(mode)] == nil && mode.IsUserDefined() {
+				writeJSON(w, 404, map[string]string{"message": "network " + string(mode) + " not found"})
+				return
+			}
+			nets[string(mode)] = &network.EndpointSettings{}
+		}
+	default:
+		nets["bridge"] = &network.EndpointSettings{}
+	}
 	d.next++
 	id := fmt.Sprintf("%064x", d.next)
 	d.ctrs[id] = &fakeCtr{summary: container.Summary{
 		ID: id, Names: []string{"/" + name}, Image: req.Image, Labels: req.Labels,
 		State: "created", Status: "Created", Created: time.Now().Unix(),
+		NetworkSettings: &container.NetworkSettingsSummary{Networks: nets},
 	}}
 	writeJSON(w, 201, container.CreateResponse{ID: id, Warnings: []string{}})
+}
+
+// createNetwork makes a network as asked, refusing a name in use.
+func (d *dockerAPI) createNetwork(w http.ResponseWriter, r *http.Request) {
+	var req network.CreateRequest
+	if err := json.NewDecoder(r.Body).Decode(&req); err != nil {
+		writeJSON(w, 400, map[string]string{"message": err.Error()})
+		return
+	}
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.networks[req.Name] != nil {
+		writeJSON(w, 409, map[string]string{"message": "network with name " + req.Name + " already exists"})
+		return
+	}
+	d.next++
+	n := &network.Inspect{ID: fmt.Sprintf("%064x", d.next), Name: req.Name, Labels: req.Labels, Driver: req.Driver}
+	if req.IPAM != nil {
+		n.IPAM = *req.IPAM
+	}
+	d.networks[req.Name] = n
+	writeJSON(w, 201, network.CreateResponse{ID: n.ID})
+}
+
+// connect puts a container on a network.
+func (d *dockerAPI) connect(w http.ResponseWriter, r *http.Request, name string) {
+	var req network.ConnectOptions
+	if err := json.NewDecoder(r.Body).Decode(&req); err != nil {
+		writeJSON(w, 400, map[string]string{"message": err.Error()})
+		return
+	}
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	c := d.find(req.Container)
+	switch {
+	case d.networks[name] == nil:
+		writeJSON(w, 404, map[string]string{"message": "network " + name + " not found"})
+		return
+	case c == nil:
+		writeJSON(w, 404, map[string]string{"message": "No such container: " + req.Container})
+		return
+	}
+	if c.summary.NetworkSettings == nil {
+		c.summary.NetworkSettings = &container.NetworkSettingsSummary{Networks: map[string]*network.EndpointSettings{}}
+	}
+	c.summary.NetworkSettings.Networks[name] = &network.EndpointSettings{}
+	w.WriteHeader(200)
 }
 
 // add puts a container in, as if created and started by someone.

@@ -1,0 +1,100 @@
+package reconciler
+
+import (
+	"context"
+	"errors"
+
+	"github.com/dockctl/dockctl/dockerx"
+	"github.com/dockctl/dockctl/internal/helperapi"
+	"github.com/dockctl/dockctl/store"
+)
+
+// The DNS reconciler: one DNS server per instance (INSTANCE_dns, at the
+// network's DNS address, which every pod has as its resolver), serving a
+// record for every live Service (dnsrecords.go). It is a helper like a
+// proxy (serviceplan.go): created with its config, then pushed to. It
+// runs while anything of the instance may resolve through it — a live
+// Service or deployment — and is removed once nothing is left, so that
+// deleting everything leaves the host as it was.
+
+// syncDNS is one observe → plan → execute pass for the DNS server.
+func (s *services) syncDNS(ctx context.Context) (Result, error) {
+	if !s.tracker.Synced() {
+		return Result{}, nil
+	}
+	observed, err := s.listHelpers(ctx, dockerx.RoleDNS)
+	if err != nil {
+		return Result{}, err
+	}
+	layout, netErr := s.layout()
+	if layout == nil {
+		s.noteWaiting(dnsKey, netErr)
+		return Result{RequeueAfter: networkRetry}, nil
+	}
+	s.mu.Lock()
+	delete(s.waiting, dnsKey)
+	s.mu.Unlock()
+	recs, errs := s.store.ListServices()
+	for _, err := range errs {
+		s.log.Error("unreadable service record: its name is not served", "err", err)
+	}
+	var records []helperapi.DNSRecord
+	for _, r := range recs {
+		if r.Deleted {
+			continue
+		}
+		svc := defaultService(&r.Service)
+		var ready []store.EndpointStatus
+		if svc.IsHeadless() {
+			ready, _, _ = s.tracker.endpointsAt(svc)
+		}
+		records = append(records, *serviceDNSRecord(svc, s.alloc.clusterIP(s.store, serviceKey(svc)), ready))
+	}
+	wanted := len(records) > 0 || len(errs) > 0
+	if !wanted {
+		deps, depErrs := s.c.store.ListAll()
+		wanted = len(depErrs) > 0 // never removed on the strength of an unreadable record
+		for _, d := range deps {
+			wanted = wanted || !d.Deleted
+		}
+	}
+
+	cfg := dnsConfig(records)
+	content, render := renderer(cfg, func(c *helperapi.DNSConfig, g int64) { c.Generation = g })
+	s.mu.Lock()
+	pushed := s.pushed[dnsKey]
+	gen := max(s.dnsGen, s.floor[dnsKey])
+	if pushed != nil {
+		gen = max(gen, pushed.Generation)
+	}
+	before := s.dnsRecords
+	s.mu.Unlock()
+	pin := helperPlanInput{Observed: observed, Pushed: pushed, Generation: gen, Unwanted: "no service or deployment left"}
+	if wanted {
+		network := dockerx.NetworkName(s.c.opts.Instance)
+		ip := layout.DNSIP.String()
+		pin.Want = &helperWant{Name: dnsName(s.c.opts.Instance), Hash: dnsConfigHash(network, ip), Mode: helperapi.ModeDNS,
+			Content: content, Render: render, Change: recordChange(before, cfg.Records),
+			Request: dockerx.HelperRequest{Instance: s.c.opts.Instance, Role: dockerx.RoleDNS, Network: dockerx.PodNetwork{Name: network, IPv4: ip}}}
+	}
+	plan := planHelper(pin)
+	s.logPlan(dnsKey, plan)
+	done, err := s.execute(ctx, dnsKey, plan, content)
+	wait := plan.Wait || errors.Is(err, errNameBeingFreed)
+	if wait {
+		err = nil
+	}
+	s.mu.Lock()
+	if done != nil {
+		s.dnsGen = max(s.dnsGen, done.Generation)
+		s.dnsRecords = cfg.Records
+	}
+	if !wanted && err == nil {
+		delete(s.pushed, dnsKey)
+	}
+	s.mu.Unlock()
+	if wait {
+		return Result{RequeueAfter: nameRetry}, nil
+	}
+	return Result{}, err
+}

@@ -1,0 +1,201 @@
+package reconciler
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"k8s.io/apimachinery/pkg/util/intstr"
+
+	"github.com/dockctl/dockctl/dockerx"
+	"github.com/dockctl/dockctl/manifests"
+	"github.com/dockctl/dockctl/store"
+)
+
+// keyRecorder collects the Service keys a tracker queues.
+type keyRecorder struct {
+	mu   sync.Mutex
+	keys []string
+}
+
+func (r *keyRecorder) add(k string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.keys = append(r.keys, k)
+}
+
+// take returns the keys queued since the last take, sorted, de-duplicated.
+func (r *keyRecorder) take() string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	k := slices.Compact(slices.Sorted(slices.Values(r.keys)))
+	r.keys = nil
+	return strings.Join(k, " ")
+}
+
+func pe(ns, dep, pod, ip string, ready bool, labels map[string]string, ports ...manifests.ContainerPort) PodEndpoint {
+	return PodEndpoint{Namespace: ns, Deployment: dep, Pod: pod, IP: ip, Ready: ready, Labels: labels, UnitID: "id-" + pod,
+		Containers: []manifests.Container{{Name: "app", Ports: ports}}}
+}
+
+func app(name string) map[string]string { return map[string]string{"app": name} }
+
+// watched returns a defaulted Service and registers it with the tracker,
+// as a Service sync does.
+func watched(t *Tracker, ns, name string, selector map[string]string, ports ...manifests.ServicePort) *manifests.Service {
+	s := defaultService(&manifests.Service{Metadata: manifests.ObjectMeta{Name: name, Namespace: ns},
+		Spec: manifests.ServiceSpec{Selector: selector, Ports: ports}})
+	t.watch(serviceKey(s), s.Metadata.NamespaceOrDefault(), selector)
+	return s
+}
+
+// render sums endpoints up: "pod@ip:name=port/proto,…".
+func render(eps []store.EndpointStatus) string {
+	var out []string
+	for _, e := range eps {
+		var ps []string
+		for _, p := range e.Ports {
+			ps = append(ps, fmt.Sprintf("%s=%d/%s", p.Name, p.Port, p.Protocol))
+		}
+		out = append(out, fmt.Sprintf("%s@%s:%s", e.Pod, e.IP, strings.Join(ps, ",")))
+	}
+	return strings.Join(out, " ")
+}
+
+func TestTrackerEndpoints(t *testing.T) {
+	var rec keyRecorder
+	tr := NewTracker(rec.add, nil)
+	web := watched(tr, "", "web", app("web"), manifests.ServicePort{Name: "http", Port: 80, TargetPort: intstr.FromString("http")},
+		manifests.ServicePort{Name: "metrics", Port: 9100, TargetPort: intstr.FromInt32(9100)})
+	other := watched(tr, "shop", "web", app("web"), manifests.ServicePort{Name: "http", Port: 80, TargetPort: intstr.FromInt32(8080)})
+
+	http := manifests.ContainerPort{Name: "http", ContainerPort: 8080}
+	tr.Update("default/web", []PodEndpoint{
+		pe("default", "web", "web-a-0", "10.0.0.2", true, app("web"), http),
+		pe("default", "web", "web-a-1", "10.0.0.3", false, app("web"), http),
+		pe("default", "web", "web-a-2", "", true, app("web"), http), // no address yet: not ready
+	})
+	tr.Update("default/old", []PodEndpoint{
+		// No port named http: that port is left out.
+		pe("default", "old", "old-b-0", "10.0.0.4", true, app("web"), manifests.ContainerPort{Name: "web", ContainerPort: 80}),
+	})
+	tr.Update("default/db", []PodEndpoint{pe("default", "db", "db-c-0", "10.0.0.5", true, app("db"))})
+	tr.Update("shop/web", []PodEndpoint{pe("shop", "web", "web-d-0", "10.0.0.6", true, app("web"))})
+	if got := rec.take(); got != "default/web shop/web" {
+		t.Errorf("queued %q, want the Services that select the new pods", got)
+	}
+
+	ready, notReady := tr.Endpoints(web)
+	if got, want := render(ready), "old-b-0@10.0.0.4:metrics=9100/TCP web-a-0@10.0.0.2:http=8080/TCP,metrics=9100/TCP"; got != want {
+		t.Errorf("ready %s\nwant  %s", got, want)
+	}
+	if got, want := render(notReady), "web-a-1@10.0.0.3:http=8080/TCP,metrics=9100/TCP web-a-2@:http=8080/TCP,metrics=9100/TCP"; got != want {
+		t.Errorf("not ready %s\nwant      %s", got, want)
+	}
+	// Namespaces are apart: the same selector in shop sees shop's pod only.
+	if ready, _ := tr.Endpoints(other); render(ready) != "web-d-0@10.0.0.6:http=8080/TCP" {
+		t.Errorf("shop/web: %s", render(ready))
+	}
+
+	// A readiness flip queues the Services of that pod only.
+	tr.Update("default/web", []PodEndpoint{
+		pe("default", "web", "web-a-0", "10.0.0.2", false, app("web"), http),
+		pe("default", "web", "web-a-1", "10.0.0.3", false, app("web"), http),
+		pe("default", "web", "web-a-2", "", true, app("web"), http),
+	})
+	if got := rec.take(); got != "default/web" {
+		t.Errorf("after a readiness flip queued %q, want default/web", got)
+	}
+	// The same view again changes nothing and queues nothing.
+	tr.Update("default/db", []PodEndpoint{pe("default", "db", "db-c-0", "10.0.0.5", true, app("db"))})
+	if got := rec.take(); got != "" {
+		t.Errorf("an unchanged update queued %q", got)
+	}
+
+	// A pod relabelled from web to db: both Services hear of it, before
+	// and after.
+	db := watched(tr, "", "db", app("db"), manifests.ServicePort{Port: 5432})
+	tr.Update("default/old", []PodEndpoint{pe("default", "old", "old-b-0", "10.0.0.4", true, app("db"))})
+	if got := rec.take(); got != "default/db default/web" {
+		t.Errorf("relabel queued %q, want both Services", got)
+	}
+	if ready, _ := tr.Endpoints(db); render(ready) != "db-c-0@10.0.0.5:=5432/TCP old-b-0@10.0.0.4:=5432/TCP" {
+		t.Errorf("db: %s", render(ready))
+	}
+
+	// A selector change is the Service's own sync: its endpoints follow.
+	web = watched(tr, "", "web", map[string]string{"app": "web", "tier": "x"}, web.Spec.Ports...)
+	if ready, notReady := tr.Endpoints(web); len(ready)+len(notReady) != 0 {
+		t.Errorf("no pod has tier=x, got %s / %s", render(ready), render(notReady))
+	}
+
+	// Terminating pods leave the endpoints, ready or not; a deleted
+	// deployment's pods go with it.
+	tr.Update("default/db", []PodEndpoint{{Namespace: "default", Deployment: "db", Pod: "db-c-0", IP: "10.0.0.5", Ready: true, Terminating: true, Labels: app("db")}})
+	tr.Delete("default/old")
+	if ready, notReady := tr.Endpoints(db); len(ready)+len(notReady) != 0 {
+		t.Errorf("db after terminating and delete: %s / %s", render(ready), render(notReady))
+	}
+	if got := rec.take(); got != "default/db" {
+		t.Errorf("queued %q", got)
+	}
+}
+
+func TestTrackerSeedNeverOverwrites(t *testing.T) {
+	tr := NewTracker(nil, nil)
+	svc := watched(tr, "", "web", app("web"), manifests.ServicePort{Port: 80})
+	tr.Update("default/web", []PodEndpoint{pe("default", "web", "web-a-0", "10.0.0.2", false, app("web"))})
+	// A sweep's older snapshot said ready: the sync's view stays.
+	tr.seed("default/web", []PodEndpoint{pe("default", "web", "web-a-0", "10.0.0.2", true, app("web"))})
+	if ready, _ := tr.Endpoints(svc); len(ready) != 0 {
+		t.Errorf("seed overwrote a sync's view: %s", render(ready))
+	}
+	tr.seed("default/api", []PodEndpoint{pe("default", "api", "api-a-0", "10.0.0.3", true, app("web"))})
+	if ready, _ := tr.Endpoints(svc); render(ready) != "api-a-0@10.0.0.3:=80/TCP" {
+		t.Errorf("seed of an unknown deployment: %s", render(ready))
+	}
+	if tr.Synced() {
+		t.Error("synced before markSynced")
+	}
+	called := 0
+	tr.onSynced = func() { called++ }
+	tr.markSynced()
+	tr.markSynced()
+	if !tr.Synced() || called != 1 {
+		t.Errorf("Synced %v, onSynced ran %d times; want true, once", tr.Synced(), called)
+	}
+}
+
+func TestPodEndpointsFromAssessment(t *testing.T) {
+	d := deployment(2)
+	d.Spec.Template.Metadata.Labels = map[string]string{"app": "web"}
+	d.Spec.Template.Spec.Containers[0].Ports = []manifests.ContainerPort{{Name: "http", ContainerPort: 8080}}
+	rec := recordOf(d)
+	const H = "aaaa"
+	c0, c1, c2 := ctr(H, 0, "running", 0), ctr(H, 1, "running", 0), ctr(H, 2, "running", 0)
+	c0.Networks = map[string]string{"dockctl_i": "10.0.0.2", "bridge": "172.17.0.2"}
+	c1.Networks = map[string]string{"dockctl_i": "10.0.0.3"}
+	in := PlanInput{Name: "web", Containers: []dockerx.Container{c0, c1, c2}, Terminating: map[string]time.Time{c1.ID: {}}, Stopping: map[string]bool{}}
+	pods := podEndpoints("i", rec, in, map[string]bool{c0.ID: true, c1.ID: true}, templateLookup(d, H, nil), false)
+	var got []string
+	for _, p := range pods {
+		got = append(got, fmt.Sprintf("%s/%s ip=%s ready=%v terminating=%v app=%s ports=%d", p.Namespace, p.Pod, p.IP, p.Ready, p.Terminating, p.Labels["app"], len(p.Containers[0].Ports)))
+	}
+	want := []string{
+		"default/web-aaaa-0 ip=10.0.0.2 ready=true terminating=false app=web ports=1",
+		"default/web-aaaa-1 ip=10.0.0.3 ready=true terminating=true app=web ports=1",
+		"default/web-aaaa-2 ip= ready=false terminating=false app=web ports=1",
+	}
+	if strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Errorf("pods:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+	deleted := podEndpoints("i", rec, in, nil, templateLookup(nil, "", nil), true)
+	for _, p := range deleted {
+		if p.Ready || !p.Terminating {
+			t.Errorf("deleted deployment's pod %s: ready %v terminating %v", p.Pod, p.Ready, p.Terminating)
+		}
+	}
+}

@@ -1,0 +1,414 @@
+package reconciler
+
+import (
+	"fmt"
+	"net/netip"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/dockctl/dockctl/dockerx"
+	"github.com/dockctl/dockctl/manifests"
+	"github.com/dockctl/dockctl/store"
+)
+
+// The address plan of an instance network and what Services are given in
+// it (DESIGN §10.1, §10.3–5), as pure functions: ClusterIPs, nodePorts and
+// host-port conflicts. The controller keeps the results in each Service's
+// status, so an allocation survives controller restarts and re-applies: a
+// kept value is given back whenever it is still valid and free.
+//
+// A Service's ClusterIP is a static address in the upper half of the
+// instance subnet, where Docker's IPAM (which hands out the lower half,
+// IPRange) never puts a container: the address outlives whatever serves it.
+
+// NetworkLayout is the address plan of an instance network.
+type NetworkLayout struct {
+	Subnet  netip.Prefix
+	IPRange netip.Prefix // the lower half: Docker's dynamic addresses
+	Gateway netip.Addr   // the subnet's first address
+	DNSIP   netip.Addr   // the DNS server: the first address of the upper half
+	// ServiceFirst..ServiceLast (inclusive) are the ClusterIPs: the upper
+	// half after the DNS address, without the broadcast address.
+	ServiceFirst, ServiceLast netip.Addr
+}
+
+// Subnets of an instance network: IPv4, from /8 (a 2^23-address static
+// range is absurd but harmless) to /28 (six ClusterIPs).
+const (
+	minSubnetBits = 8
+	maxSubnetBits = 28
+)
+
+// layoutOf plans a subnet given as CIDR ("10.222.0.0/20"): the gateway is
+// its first address, Docker's range its lower half, the DNS server the
+// first address of its upper half.
+func layoutOf(subnet string) (NetworkLayout, error) {
+	p, err := netip.ParsePrefix(subnet)
+	if err != nil {
+		return NetworkLayout{}, fmt.Errorf("subnet %q: %w", subnet, err)
+	}
+	if !p.Addr().Is4() || p.Bits() < minSubnetBits || p.Bits() > maxSubnetBits {
+		return NetworkLayout{}, fmt.Errorf("subnet %q: must be an IPv4 CIDR from /%d to /%d", subnet, minSubnetBits, maxSubnetBits)
+	}
+	if p.Masked() != p {
+		return NetworkLayout{}, fmt.Errorf("subnet %q: has host bits set (did you mean %s?)", subnet, p.Masked())
+	}
+	half := uint32(1) << (32 - p.Bits() - 1)
+	base := addrUint(p.Addr())
+	upper := uintAddr(base + half)
+	return NetworkLayout{
+		Subnet:       p,
+		IPRange:      netip.PrefixFrom(p.Addr(), p.Bits()+1),
+		Gateway:      uintAddr(base + 1),
+		DNSIP:        upper,
+		ServiceFirst: uintAddr(base + half + 1),
+		ServiceLast:  uintAddr(base + 2*half - 2),
+	}, nil
+}
+
+// layoutFromStatus is the layout of the network as recorded, with the DNS
+// address the network's owner recorded (the services' range starts after
+// it, and never below the upper half).
+func layoutFromStatus(ns *store.NetworkStatus) (NetworkLayout, error) {
+	if ns == nil || ns.Subnet == "" {
+		return NetworkLayout{}, fmt.Errorf("instance network not known yet")
+	}
+	l, err := layoutOf(ns.Subnet)
+	if err != nil {
+		return NetworkLayout{}, fmt.Errorf("instance network %s: %w", ns.Name, err)
+	}
+	if ns.DNSIP != "" {
+		dns, err := netip.ParseAddr(ns.DNSIP)
+		if err != nil || !l.Subnet.Contains(dns) {
+			return NetworkLayout{}, fmt.Errorf("instance network %s: DNS address %q is not in %s", ns.Name, ns.DNSIP, ns.Subnet)
+		}
+		l.DNSIP = dns
+		if next := dns.Next(); next.Compare(l.ServiceFirst) > 0 {
+			l.ServiceFirst = next
+		}
+	}
+	return l, nil
+}
+
+func addrUint(a netip.Addr) uint32 {
+	b := a.As4()
+	return uint32(b[0])<<24 | uint32(b[1])<<16 | uint32(b[2])<<8 | uint32(b[3])
+}
+
+func uintAddr(u uint32) netip.Addr {
+	return netip.AddrFrom4([4]byte{byte(u >> 24), byte(u >> 16), byte(u >> 8), byte(u)})
+}
+
+// inServiceRange reports whether a is a ClusterIP of the layout.
+func (l NetworkLayout) inServiceRange(a netip.Addr) bool {
+	return a.Is4() && a.Compare(l.ServiceFirst) >= 0 && a.Compare(l.ServiceLast) <= 0
+}
+
+// Condition types and reasons of a Service.
+const (
+	// ServicePortConflict: a host port the Service would publish is held by
+	// another object; that port is not published (the others are).
+	ServicePortConflict = "PortConflict"
+	// ServiceProxyFailure: the Service has no working proxy (no address
+	// could be given, or Docker refused the proxy or a push).
+	ServiceProxyFailure = "ProxyFailure"
+
+	ReasonHostPortInUse       = "HostPortInUse"
+	ReasonClusterIPNotInRange = "ClusterIPNotInRange"
+	ReasonClusterIPInUse      = "ClusterIPInUse"
+	ReasonClusterIPsExhausted = "ClusterIPsExhausted"
+	ReasonNodePortsExhausted  = "NodePortsExhausted"
+	ReasonProxyCreateFailed   = "CreateFailed"
+	ReasonProxyPushFailed     = "PushFailed"
+)
+
+// hostPort is one host port, as Docker binds it.
+type hostPort struct {
+	IP       string // "" or 0.0.0.0: every address
+	Port     int32
+	Protocol string
+}
+
+func (h hostPort) String() string {
+	if h.IP == "" || h.IP == "0.0.0.0" {
+		return fmt.Sprintf("%d/%s", h.Port, h.Protocol)
+	}
+	return fmt.Sprintf("%s:%d/%s", h.IP, h.Port, h.Protocol)
+}
+
+// overlaps reports whether Docker could not bind both: same port and
+// protocol, on the same address or on every address.
+func (h hostPort) overlaps(o hostPort) bool {
+	wild := func(ip string) bool { return ip == "" || ip == "0.0.0.0" || ip == "::" }
+	return h.Port == o.Port && h.Protocol == o.Protocol && (h.IP == o.IP || wild(h.IP) || wild(o.IP))
+}
+
+// portHolder is a host port held by an object that is not a Service of
+// this instance: a deployment's hostPort, or a container of the daemon.
+type portHolder struct {
+	Port  hostPort
+	Owner string // for the condition: "deployment default/web", "container x"
+}
+
+// serviceAllocation is what a Service holds, as the allocator remembers it
+// for the others' sake.
+type serviceAllocation struct {
+	Key       string
+	Created   time.Time
+	ClusterIP string // "" none, "None" headless
+	// NodePorts are every nodePort it was given (allocated or explicit):
+	// an allocation never picks one of them.
+	NodePorts []int32
+	// Published are the host ports it publishes (conflicts left out).
+	Published []hostPort
+}
+
+// allocInput is what one Service's allocation depends on.
+type allocInput struct {
+	Key     string
+	Service *manifests.Service // defaulted (defaultService)
+	Created time.Time
+	Prev    *store.ServiceStatus // nil: never allocated
+	// Layout is the instance network's; nil while it is not known: the
+	// previous ClusterIP is kept, unchecked, and no proxy is made.
+	Layout *NetworkLayout
+	// Address is the host address NodePort and LoadBalancer Services
+	// publish on (--service-address).
+	Address string
+	Others  []serviceAllocation // every other live Service of the instance
+	Holders []portHolder
+}
+
+// allocation is the outcome: what to record in status and to publish.
+type allocation struct {
+	ClusterIP string // "" none (yet); "None" headless
+	// Usable: the ClusterIP is valid in the network as it is: a proxy can
+	// be made.
+	Usable    bool
+	NodePorts []store.NodePortStatus
+	// Bindings are the host ports to publish, one per Service port whose
+	// host port is free.
+	Bindings []dockerx.PortBinding
+	// Conditions are PortConflict and ProxyFailure, when they hold.
+	Conditions []store.Condition
+	// Displaced are the younger Services that publish a host port this
+	// one takes (the older Service wins): they must be synced again.
+	Displaced []string
+}
+
+// allocate gives a Service its ClusterIP, nodePorts and host ports. It is
+// pure: the allocator calls it under its lock with every other Service's
+// holdings, so that two Services are never given one address or port.
+//
+// Host ports go, in this order of precedence: a deployment's hostPort or a
+// container of the daemon that is not one of this instance's proxies (they
+// are there, and dockctl does not stop them); then, between two Services,
+// the older one (created first; its key breaks a tie), so that the outcome
+// never depends on which was synced first. An allocated nodePort that
+// collides is allocated again instead: it was dockctl's to choose.
+func allocate(in allocInput) allocation {
+	var out allocation
+	s := in.Service
+	prev := in.Prev
+	if prev == nil {
+		prev = &store.ServiceStatus{}
+	}
+	var clusterIPProblem *store.Condition
+	out.ClusterIP, out.Usable, clusterIPProblem = allocateClusterIP(in, prev.ClusterIP)
+	if clusterIPProblem != nil {
+		out.Conditions = append(out.Conditions, *clusterIPProblem)
+	}
+
+	usedNumbers := map[int32]bool{} // never allocated: any protocol
+	for _, o := range in.Others {
+		for _, p := range o.NodePorts {
+			usedNumbers[p] = true
+		}
+		for _, h := range o.Published {
+			usedNumbers[h.Port] = true
+		}
+	}
+	for _, h := range in.Holders {
+		usedNumbers[h.Port.Port] = true
+	}
+	for _, p := range s.Spec.Ports {
+		if p.NodePort != 0 {
+			usedNumbers[p.NodePort] = true
+		}
+	}
+
+	var conflicts []string
+	displaced := map[string]bool{}
+	publish := s.Spec.Type == manifests.ServiceTypeNodePort || s.Spec.Type == manifests.ServiceTypeLoadBalancer
+	for _, p := range s.Spec.Ports {
+		proto := p.Protocol
+		if !publish || s.IsHeadless() {
+			continue
+		}
+		want := p.Port // LoadBalancer publishes port
+		if s.Spec.Type == manifests.ServiceTypeNodePort {
+			want = p.NodePort
+			if want == 0 {
+				// Allocated: never one in use, so never a conflict.
+				want = keptNodePort(prev.NodePorts, p, usedNumbers, in, proto)
+				if want == 0 {
+					out.Conditions = append(out.Conditions, store.Condition{Type: ServiceProxyFailure, Status: "True", Reason: ReasonNodePortsExhausted,
+						Message: fmt.Sprintf("port %d/%s: no free nodePort in %d-%d", p.Port, proto, manifests.NodePortMin, manifests.NodePortMax)})
+					continue
+				}
+				usedNumbers[want] = true
+			}
+			out.NodePorts = append(out.NodePorts, store.NodePortStatus{Port: p.Port, Protocol: proto, NodePort: want})
+		}
+		hp := hostPort{IP: in.Address, Port: want, Protocol: proto}
+		if owner := portHolderOf(hp, in); owner != "" {
+			conflicts = append(conflicts, fmt.Sprintf("host port %s is published by %s", hp, owner))
+			continue
+		}
+		if o, older := olderServiceHolding(hp, in); o != "" {
+			if older {
+				conflicts = append(conflicts, fmt.Sprintf("host port %s is published by service %s", hp, o))
+				continue
+			}
+			displaced[o] = true
+		}
+		out.Bindings = append(out.Bindings, dockerx.PortBinding{HostIP: in.Address, HostPort: int(want), ContainerPort: int(p.Port), Protocol: proto})
+	}
+	if len(conflicts) > 0 {
+		out.Conditions = append(out.Conditions, store.Condition{Type: ServicePortConflict, Status: "True", Reason: ReasonHostPortInUse,
+			Message: strings.Join(conflicts, "; ") + ": not published"})
+	}
+	for k := range displaced {
+		out.Displaced = append(out.Displaced, k)
+	}
+	slices.Sort(out.Displaced)
+	return out
+}
+
+// allocateClusterIP keeps, takes or allocates the Service's address.
+func allocateClusterIP(in allocInput, prev string) (ip string, usable bool, problem *store.Condition) {
+	s := in.Service
+	if s.IsHeadless() {
+		return manifests.ClusterIPNone, false, nil
+	}
+	if in.Layout == nil {
+		// Not checkable yet: keep what was given, make nothing.
+		if s.Spec.ClusterIP != "" {
+			return s.Spec.ClusterIP, false, nil
+		}
+		return prev, false, nil
+	}
+	l := *in.Layout
+	owner := map[netip.Addr]string{}
+	for _, o := range in.Others {
+		if a, err := netip.ParseAddr(o.ClusterIP); err == nil {
+			owner[a] = o.Key
+		}
+	}
+	fail := func(reason, msg string) (string, bool, *store.Condition) {
+		return "", false, &store.Condition{Type: ServiceProxyFailure, Status: "True", Reason: reason, Message: msg}
+	}
+	if want := s.Spec.ClusterIP; want != "" {
+		a, err := netip.ParseAddr(want)
+		switch {
+		case err != nil || !l.inServiceRange(a):
+			return fail(ReasonClusterIPNotInRange, fmt.Sprintf("spec.clusterIP %s is not in the instance's service range %s-%s", want, l.ServiceFirst, l.ServiceLast))
+		case owner[a] != "":
+			return fail(ReasonClusterIPInUse, fmt.Sprintf("spec.clusterIP %s is the address of service %s", want, owner[a]))
+		}
+		return a.String(), true, nil
+	}
+	if a, err := netip.ParseAddr(prev); err == nil && l.inServiceRange(a) && owner[a] == "" {
+		return a.String(), true, nil // kept across restarts and re-applies
+	}
+	for a := l.ServiceFirst; a.Compare(l.ServiceLast) <= 0; a = a.Next() {
+		if owner[a] == "" {
+			return a.String(), true, nil
+		}
+	}
+	return fail(ReasonClusterIPsExhausted, fmt.Sprintf("every address of the service range %s-%s is taken", l.ServiceFirst, l.ServiceLast))
+}
+
+// keptNodePort returns the nodePort given before to this Service port if
+// it is still free, else the lowest free one; 0 when none is.
+func keptNodePort(prev []store.NodePortStatus, p manifests.ServicePort, used map[int32]bool, in allocInput, proto string) int32 {
+	free := func(n int32) bool {
+		hp := hostPort{IP: in.Address, Port: n, Protocol: proto}
+		return !used[n] && portHolderOf(hp, in) == ""
+	}
+	for _, np := range prev {
+		if np.Port == p.Port && np.Protocol == proto && np.NodePort >= manifests.NodePortMin && np.NodePort <= manifests.NodePortMax && free(np.NodePort) {
+			return np.NodePort
+		}
+	}
+	for n := int32(manifests.NodePortMin); n <= manifests.NodePortMax; n++ {
+		if free(n) {
+			return n
+		}
+	}
+	return 0
+}
+
+// holderOf names the deployment or container that holds hp, or "".
+func portHolderOf(hp hostPort, in allocInput) string {
+	for _, h := range in.Holders {
+		if h.Port.overlaps(hp) {
+			return h.Owner
+		}
+	}
+	return ""
+}
+
+// olderServiceHolding returns the other Service that publishes hp, if any,
+// and whether it is older than this one (and so keeps it).
+func olderServiceHolding(hp hostPort, in allocInput) (key string, older bool) {
+	for _, o := range in.Others {
+		for _, h := range o.Published {
+			if h.overlaps(hp) {
+				c := o.Created.Compare(in.Created)
+				return o.Key, c < 0 || (c == 0 && o.Key < in.Key)
+			}
+		}
+	}
+	return "", false
+}
+
+// publishedOf turns bindings into the host ports they hold.
+func publishedOf(bs []dockerx.PortBinding) []hostPort {
+	out := make([]hostPort, len(bs))
+	for i, b := range bs {
+		out[i] = hostPort{IP: b.HostIP, Port: int32(b.HostPort), Protocol: b.Protocol}
+	}
+	return out
+}
+
+// nodePortNumbers are the nodePorts of a status and the explicit ones of
+// a spec: what no other Service may be allocated.
+func nodePortNumbers(s *manifests.Service, st *store.ServiceStatus) []int32 {
+	var out []int32
+	if st != nil {
+		for _, np := range st.NodePorts {
+			out = append(out, np.NodePort)
+		}
+	}
+	if s != nil {
+		for _, p := range s.Spec.Ports {
+			if p.NodePort != 0 {
+				out = append(out, p.NodePort)
+			}
+		}
+	}
+	slices.Sort(out)
+	return slices.Compact(out)
+}
+
+// defaultService returns a copy of s with Kubernetes' defaults applied
+// (manifests.SetServiceDefaults): type ClusterIP, protocol TCP, targetPort
+// = port. The stored record is never changed.
+func defaultService(s *manifests.Service) *manifests.Service {
+	out := *s
+	out.Spec.Ports = slices.Clone(s.Spec.Ports)
+	manifests.SetServiceDefaults(&out)
+	return &out
+}

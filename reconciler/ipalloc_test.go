@@ -1,0 +1,274 @@
+package reconciler
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"k8s.io/apimachinery/pkg/util/intstr"
+
+	"github.com/dockctl/dockctl/manifests"
+	"github.com/dockctl/dockctl/store"
+)
+
+func TestLayoutOf(t *testing.T) {
+	tests := []struct {
+		subnet                                        string
+		ipRange, gateway, dns, first, last, wantError string
+	}{
+		{subnet: "10.222.0.0/20", ipRange: "10.222.0.0/21", gateway: "10.222.0.1", dns: "10.222.8.0", first: "10.222.8.1", last: "10.222.15.254"},
+		{subnet: "10.222.16.0/20", ipRange: "10.222.16.0/21", gateway: "10.222.16.1", dns: "10.222.24.0", first: "10.222.24.1", last: "10.222.31.254"},
+		{subnet: "192.168.7.0/24", ipRange: "192.168.7.0/25", gateway: "192.168.7.1", dns: "192.168.7.128", first: "192.168.7.129", last: "192.168.7.254"},
+		{subnet: "172.30.0.16/28", ipRange: "172.30.0.16/29", gateway: "172.30.0.17", dns: "172.30.0.24", first: "172.30.0.25", last: "172.30.0.30"},
+		{subnet: "10.0.0.0/29", wantError: "from /8 to /28"},
+		{subnet: "fd00::/64", wantError: "IPv4"},
+		{subnet: "10.222.0.1/20", wantError: "host bits"},
+		{subnet: "not-a-cidr", wantError: "subnet"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.subnet, func(t *testing.T) {
+			l, err := layoutOf(tt.subnet)
+			if tt.wantError != "" {
+				if err == nil || !strings.Contains(err.Error(), tt.wantError) {
+					t.Fatalf("LayoutOf: %v, want an error containing %q", err, tt.wantError)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			got := fmt.Sprintf("%v %v %v %v %v", l.IPRange, l.Gateway, l.DNSIP, l.ServiceFirst, l.ServiceLast)
+			want := strings.Join([]string{tt.ipRange, tt.gateway, tt.dns, tt.first, tt.last}, " ")
+			if got != want {
+				t.Errorf("layout %s, want %s", got, want)
+			}
+			if l.IPRange.Contains(l.DNSIP) || l.IPRange.Contains(l.ServiceFirst) || !l.Subnet.Contains(l.ServiceLast) {
+				t.Errorf("static range overlaps Docker's or leaves the subnet: %+v", l)
+			}
+		})
+	}
+}
+
+func TestLayoutFromStatus(t *testing.T) {
+	l, err := layoutFromStatus(&store.NetworkStatus{Name: "dockctl_i", Subnet: "10.222.0.0/20", DNSIP: "10.222.8.5"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if l.DNSIP.String() != "10.222.8.5" || l.ServiceFirst.String() != "10.222.8.6" {
+		t.Errorf("DNS %s, first ClusterIP %s; want 10.222.8.5 and the address after it", l.DNSIP, l.ServiceFirst)
+	}
+	for _, ns := range []*store.NetworkStatus{nil, {Name: "n"}, {Name: "n", Subnet: "10.222.0.0/20", DNSIP: "10.9.9.9"}} {
+		if _, err := layoutFromStatus(ns); err == nil {
+			t.Errorf("layoutFromStatus(%+v): no error", ns)
+		}
+	}
+}
+
+// svcOf builds a defaulted Service of the default namespace.
+func svcOf(name, typ, clusterIP string, ports ...manifests.ServicePort) *manifests.Service {
+	return defaultService(&manifests.Service{
+		Metadata: manifests.ObjectMeta{Name: name},
+		Spec:     manifests.ServiceSpec{Type: typ, ClusterIP: clusterIP, Selector: map[string]string{"app": name}, Ports: ports},
+	})
+}
+
+func sport(name string, port, nodePort int32) manifests.ServicePort {
+	return manifests.ServicePort{Name: name, Port: port, NodePort: nodePort}
+}
+
+func testLayout(t *testing.T, subnet string) *NetworkLayout {
+	t.Helper()
+	l, err := layoutOf(subnet)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &l
+}
+
+func TestAllocateClusterIP(t *testing.T) {
+	l := testLayout(t, "10.222.0.0/20")
+	small := testLayout(t, "10.1.1.0/28") // ClusterIPs .9-.14
+	other := func(key, ip string) serviceAllocation { return serviceAllocation{Key: key, ClusterIP: ip} }
+	tests := []struct {
+		name      string
+		spec      string
+		prev      string
+		layout    *NetworkLayout
+		others    []serviceAllocation
+		want      string
+		usable    bool
+		condition string
+	}{
+		{name: "first", layout: l, want: "10.222.8.1", usable: true},
+		{name: "lowest free", layout: l, others: []serviceAllocation{other("default/a", "10.222.8.1"), other("default/b", "10.222.8.3")}, want: "10.222.8.2", usable: true},
+		{name: "kept", layout: l, prev: "10.222.9.7", others: []serviceAllocation{other("default/a", "10.222.8.1")}, want: "10.222.9.7", usable: true},
+		{name: "kept address taken meanwhile", layout: l, prev: "10.222.8.1", others: []serviceAllocation{other("default/a", "10.222.8.1")}, want: "10.222.8.2", usable: true},
+		{name: "subnet changed", layout: l, prev: "10.111.8.1", want: "10.222.8.1", usable: true},
+		{name: "the DNS address is never given", layout: l, prev: "10.222.8.0", want: "10.222.8.1", usable: true},
+		{name: "explicit honoured", layout: l, spec: "10.222.12.34", prev: "10.222.8.1", want: "10.222.12.34", usable: true},
+		{name: "explicit outside the static range", layout: l, spec: "10.222.1.5", condition: ReasonClusterIPNotInRange},
+		{name: "explicit broadcast", layout: l, spec: "10.222.15.255", condition: ReasonClusterIPNotInRange},
+		{name: "explicit garbage", layout: l, spec: "ten", condition: ReasonClusterIPNotInRange},
+		{name: "explicit taken", layout: l, spec: "10.222.8.1", others: []serviceAllocation{other("ns/a", "10.222.8.1")}, condition: ReasonClusterIPInUse},
+		{name: "headless", layout: l, spec: "None", want: "None"},
+		{name: "network unknown keeps", prev: "10.222.8.9", want: "10.222.8.9"},
+		{name: "exhausted", layout: small, others: []serviceAllocation{other("d/a", "10.1.1.9"), other("d/b", "10.1.1.10"), other("d/c", "10.1.1.11"),
+			other("d/d", "10.1.1.12"), other("d/e", "10.1.1.13"), other("d/f", "10.1.1.14")}, condition: ReasonClusterIPsExhausted},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			a := allocate(allocInput{Key: "default/web", Service: svcOf("web", "", tt.spec, sport("http", 80, 0)),
+				Prev: &store.ServiceStatus{ClusterIP: tt.prev}, Layout: tt.layout, Others: tt.others})
+			if a.ClusterIP != tt.want || a.Usable != tt.usable {
+				t.Errorf("ClusterIP %q usable %v, want %q %v", a.ClusterIP, a.Usable, tt.want, tt.usable)
+			}
+			var reasons []string
+			for _, c := range a.Conditions {
+				reasons = append(reasons, c.Reason)
+				if c.Type != ServiceProxyFailure || c.Status != "True" || c.Message == "" {
+					t.Errorf("condition %+v: want a ProxyFailure with a message", c)
+				}
+			}
+			if strings.Join(reasons, ",") != tt.condition {
+				t.Errorf("conditions %v, want %q", reasons, tt.condition)
+			}
+		})
+	}
+}
+
+func TestAllocateNodePorts(t *testing.T) {
+	l := testLayout(t, "10.222.0.0/20")
+	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	deployment := portHolder{hostPort{Port: 30000, Protocol: "TCP"}, "deployment default/db"}
+	tests := []struct {
+		name     string
+		svc      *manifests.Service
+		prev     []store.NodePortStatus
+		others   []serviceAllocation
+		holders  []portHolder
+		address  string
+		want     string // NodePorts
+		bindings string
+	}{
+		{name: "cluster IP publishes nothing", svc: svcOf("web", "", "", sport("http", 80, 0)), want: "[]", bindings: "[]"},
+		{name: "allocated lowest free", svc: svcOf("web", "NodePort", "", sport("http", 80, 0), sport("dns", 53, 0)),
+			others:  []serviceAllocation{{Key: "default/a", NodePorts: []int32{30001}}},
+			holders: []portHolder{deployment}, address: "127.0.0.1",
+			want: "[{80 TCP 30002} {53 TCP 30003}]", bindings: "[{127.0.0.1 30002 80 TCP} {127.0.0.1 30003 53 TCP}]"},
+		{name: "kept", svc: svcOf("web", "NodePort", "", sport("http", 80, 0)), prev: []store.NodePortStatus{{Port: 80, Protocol: "TCP", NodePort: 31234}},
+			want: "[{80 TCP 31234}]", bindings: "[{0.0.0.0 31234 80 TCP}]", address: "0.0.0.0"},
+		{name: "kept port now explicit elsewhere is allocated again", svc: svcOf("web", "NodePort", "", sport("http", 80, 0)),
+			prev:   []store.NodePortStatus{{Port: 80, Protocol: "TCP", NodePort: 31234}},
+			others: []serviceAllocation{{Key: "default/a", Created: t0.Add(time.Hour), NodePorts: []int32{31234}, Published: []hostPort{{Port: 31234, Protocol: "TCP"}}}},
+			want:   "[{80 TCP 30000}]", bindings: "[{ 30000 80 TCP}]"},
+		{name: "explicit", svc: svcOf("web", "NodePort", "", sport("http", 80, 30080)), want: "[{80 TCP 30080}]", bindings: "[{ 30080 80 TCP}]"},
+		{name: "load balancer publishes port", svc: svcOf("web", "LoadBalancer", "", sport("http", 8080, 0)), address: "127.0.0.1",
+			want: "[]", bindings: "[{127.0.0.1 8080 8080 TCP}]"},
+		{name: "headless publishes nothing", svc: svcOf("web", "NodePort", "None", sport("http", 80, 30080)), want: "[]", bindings: "[]"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			a := allocate(allocInput{Key: "default/web", Service: tt.svc, Created: t0, Prev: &store.ServiceStatus{NodePorts: tt.prev},
+				Layout: l, Address: tt.address, Others: tt.others, Holders: tt.holders})
+			if got := fmt.Sprint(nonNil(a.NodePorts)); got != tt.want {
+				t.Errorf("NodePorts %s, want %s", got, tt.want)
+			}
+			if got := fmt.Sprint(nonNil(a.Bindings)); got != tt.bindings {
+				t.Errorf("bindings %s, want %s", got, tt.bindings)
+			}
+			if len(a.Conditions) != 0 {
+				t.Errorf("conditions %+v, want none", a.Conditions)
+			}
+		})
+	}
+}
+
+func nonNil[T any](s []T) []T {
+	if s == nil {
+		return []T{}
+	}
+	return s
+}
+
+func TestAllocatePortConflicts(t *testing.T) {
+	l := testLayout(t, "10.222.0.0/20")
+	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	web := svcOf("web", "NodePort", "", sport("http", 80, 30080), sport("admin", 81, 30081))
+	publishing := func(key string, created time.Time, ip string, port int32) serviceAllocation {
+		return serviceAllocation{Key: key, Created: created, NodePorts: []int32{port}, Published: []hostPort{{IP: ip, Port: port, Protocol: "TCP"}}}
+	}
+	tests := []struct {
+		name      string
+		address   string
+		others    []serviceAllocation
+		holders   []portHolder
+		bindings  string
+		message   string // "" no conflict
+		displaced string
+	}{
+		{name: "deployment hostPort", address: "127.0.0.1",
+			holders:  []portHolder{{hostPort{Port: 30080, Protocol: "TCP"}, "deployment default/db"}},
+			bindings: "[{127.0.0.1 30081 81 TCP}]", message: "host port 127.0.0.1:30080/TCP is published by deployment default/db: not published"},
+		{name: "another protocol is no conflict", address: "127.0.0.1",
+			holders:  []portHolder{{hostPort{Port: 30080, Protocol: "UDP"}, "deployment default/db"}},
+			bindings: "[{127.0.0.1 30080 80 TCP} {127.0.0.1 30081 81 TCP}]"},
+		{name: "another address is no conflict", address: "127.0.0.1",
+			holders:  []portHolder{{hostPort{IP: "127.0.0.2", Port: 30080, Protocol: "TCP"}, "container x"}},
+			bindings: "[{127.0.0.1 30080 80 TCP} {127.0.0.1 30081 81 TCP}]"},
+		{name: "a container on every address", address: "127.0.0.1",
+			holders:  []portHolder{{hostPort{IP: "0.0.0.0", Port: 30081, Protocol: "TCP"}, "container other_proxy"}},
+			bindings: "[{127.0.0.1 30080 80 TCP}]", message: "host port 127.0.0.1:30081/TCP is published by container other_proxy: not published"},
+		{name: "an older service keeps it", address: "0.0.0.0",
+			others:   []serviceAllocation{publishing("shop/api", t0.Add(-time.Minute), "0.0.0.0", 30080)},
+			bindings: "[{0.0.0.0 30081 81 TCP}]", message: "host port 30080/TCP is published by service shop/api: not published"},
+		{name: "a younger service gives it up", address: "0.0.0.0",
+			others:   []serviceAllocation{publishing("shop/api", t0.Add(time.Minute), "0.0.0.0", 30080)},
+			bindings: "[{0.0.0.0 30080 80 TCP} {0.0.0.0 30081 81 TCP}]", displaced: "[shop/api]"},
+		{name: "a tie goes to the smaller key", address: "0.0.0.0",
+			others:   []serviceAllocation{publishing("aaa/api", t0, "0.0.0.0", 30080)},
+			bindings: "[{0.0.0.0 30081 81 TCP}]", message: "host port 30080/TCP is published by service aaa/api: not published"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			a := allocate(allocInput{Key: "default/web", Service: web, Created: t0, Layout: l, Address: tt.address, Others: tt.others, Holders: tt.holders})
+			if got := fmt.Sprint(a.Bindings); got != tt.bindings {
+				t.Errorf("bindings %s, want %s", got, tt.bindings)
+			}
+			var msg string
+			for _, c := range a.Conditions {
+				if c.Type == ServicePortConflict && c.Status == "True" && c.Reason == ReasonHostPortInUse {
+					msg = c.Message
+				}
+			}
+			if msg != tt.message {
+				t.Errorf("PortConflict %q, want %q", msg, tt.message)
+			}
+			if got := fmt.Sprint(nonNil(a.Displaced)); got != fmt.Sprint(nonNil(strings.Fields(strings.Trim(tt.displaced, "[]")))) {
+				t.Errorf("displaced %s, want %s", got, tt.displaced)
+			}
+			// NodePorts are recorded whatever is published: they are the
+			// Service's, conflict or not.
+			if fmt.Sprint(a.NodePorts) != "[{80 TCP 30080} {81 TCP 30081}]" {
+				t.Errorf("NodePorts %v", a.NodePorts)
+			}
+		})
+	}
+}
+
+func TestDefaultService(t *testing.T) {
+	in := &manifests.Service{Spec: manifests.ServiceSpec{Ports: []manifests.ServicePort{
+		{Port: 80}, {Port: 53, Protocol: "UDP", TargetPort: intstr.FromInt32(5353)}, {Port: 443, TargetPort: intstr.FromString("https")}}}}
+	out := defaultService(in)
+	if out.Spec.Type != manifests.ServiceTypeClusterIP {
+		t.Errorf("type %q", out.Spec.Type)
+	}
+	got := fmt.Sprintf("%v %v %v %v %v", out.Spec.Ports[0].Protocol, out.Spec.Ports[0].TargetPort.IntVal, out.Spec.Ports[1].Protocol, out.Spec.Ports[1].TargetPort.IntVal,
+		out.Spec.Ports[2].TargetPort.StrVal)
+	if got != "TCP 80 UDP 5353 https" {
+		t.Errorf("defaulted ports: %s", got)
+	}
+	if in.Spec.Type != "" || in.Spec.Ports[0].Protocol != "" || in.Spec.Ports[0].TargetPort.IntVal != 0 {
+		t.Errorf("the record was changed: %+v", in.Spec)
+	}
+}

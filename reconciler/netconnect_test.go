@@ -1,0 +1,97 @@
+package reconciler
+
+import (
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/dockctl/dockctl/dockerx"
+)
+
+// TestPlanConnects: every pod's network owner that is not on the instance
+// network is connected in place, with its cause; members, helpers, pods
+// on the host's network and containers Docker would refuse are left alone.
+func TestPlanConnects(t *testing.T) {
+	const net = "dockctl_i"
+	labelled := func(c dockerx.Container) dockerx.Container {
+		c.Labels = map[string]string{dockerx.LabelNamespace: "default"}
+		return c
+	}
+	replica := func(ord int, state string) dockerx.Container { return ctr("h1", ord, state, time.Hour) }
+	pod := podOf("h2", 0, dockerx.StateRunning, map[string]string{"app": dockerx.StateRunning})
+	holder, mem := pod[0], pod[1]
+	if holder.Role != dockerx.RoleHolder {
+		holder, mem = mem, holder
+	}
+	helper := func(role string) dockerx.Container {
+		return dockerx.Container{ID: "id-" + role, Name: "i_" + role, Role: role, State: dockerx.StateRunning, Instance: "i"}
+	}
+	tests := []struct {
+		name string
+		cs   []dockerx.Container
+		want []string
+	}{
+		{
+			name: "a replica of an earlier release, on the default bridge",
+			cs:   []dockerx.Container{onNetworks(replica(0, dockerx.StateRunning), map[string]string{"bridge": "172.17.0.2"})},
+			want: []string{"connect i_web-h1-0 to dockctl_i: created by an earlier release"},
+		},
+		{
+			name: "a labelled replica disconnected by hand",
+			cs:   []dockerx.Container{labelled(onNetworks(replica(0, dockerx.StateRunning), map[string]string{}))},
+			want: []string{"connect i_web-h1-0 to dockctl_i: " + causeDisconnected},
+		},
+		{
+			name: "already connected: nothing",
+			cs:   []dockerx.Container{onNetworks(replica(0, dockerx.StateRunning), map[string]string{net: "10.222.0.5", "bridge": "172.17.0.2"})},
+		},
+		{
+			name: "connected but stopped (no address yet): nothing",
+			cs:   []dockerx.Container{onNetworks(replica(0, dockerx.StateExited), map[string]string{net: ""})},
+		},
+		{
+			name: "stopped and created containers are connected too: Docker attaches them at their start",
+			cs: []dockerx.Container{
+				onNetworks(replica(1, dockerx.StateCreated), map[string]string{"bridge": ""}),
+				onNetworks(replica(0, dockerx.StateExited), map[string]string{"bridge": ""}),
+			},
+			want: []string{"connect i_web-h1-0 to dockctl_i: created by an earlier release", "connect i_web-h1-1 to dockctl_i: created by an earlier release"},
+		},
+		{
+			name: "states Docker refuses or that are going: nothing",
+			cs: []dockerx.Container{
+				replica(0, dockerx.StatePaused), replica(1, dockerx.StateRemoving), replica(2, dockerx.StateDead), replica(3, dockerx.StateRestarting),
+			},
+		},
+		{
+			name: "the host's network joins no other",
+			cs:   []dockerx.Container{onNetworks(replica(0, dockerx.StateRunning), map[string]string{"host": ""})},
+		},
+		{
+			name: "a holder pod: its holder only, never a member",
+			cs:   []dockerx.Container{onNetworks(holder, map[string]string{"bridge": "172.17.0.3"}), mem},
+			want: []string{"connect " + holder.Name + " to dockctl_i: created by an earlier release"},
+		},
+		{
+			name: "helpers are the Service reconciler's",
+			cs:   []dockerx.Container{helper(dockerx.RoleDNS), helper(dockerx.RoleProxy)},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var got []string
+			for _, op := range planConnects(net, tt.cs) {
+				got = append(got, op.String())
+			}
+			if !slices.Equal(got, tt.want) {
+				t.Fatalf("planConnects:\n got  %q\n want %q", got, tt.want)
+			}
+		})
+	}
+}
+
+// onNetworks reports c connected to nets (name → IPv4), as the list does.
+func onNetworks(c dockerx.Container, nets map[string]string) dockerx.Container {
+	c.Networks = nets
+	return c
+}

@@ -1,0 +1,366 @@
+package reconciler
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/netip"
+	"sync"
+	"time"
+
+	"github.com/dockctl/dockctl/dockerx"
+	"github.com/dockctl/dockctl/store"
+)
+
+// The instance network (DESIGN §10.1): one user-defined bridge per
+// instance, dockctl_INSTANCE, with an explicit subnet so that dockctl can
+// hand out stable addresses. Its lower half is Docker's (IPRange: pods get
+// dynamic addresses from it); its upper half is dockctl's: the DNS server
+// takes its first address, Service ClusterIPs follow.
+//
+// Invariants:
+//   - The subnet is chosen once, when the network is created: the --subnet
+//     flag, else the one recorded in the store (so that a network removed
+//     by hand comes back with the addresses Services were given), else the
+//     first candidate that overlaps no Docker network. Once the network
+//     exists its own IPAM is the truth, recorded in the store.
+//   - A network named so without this instance's label is never adopted,
+//     written to or removed: the conflict is reported (log, metric) and
+//     pods are created as before, without the instance network.
+//   - Ensuring is a read (one network list) once the network exists: an
+//     idle controller makes no Docker call that writes.
+
+// NetworkDocker is what the instance network and the probe relay need
+// from Docker (Options.NetworkDocker).
+type NetworkDocker interface {
+	EnsureNetwork(ctx context.Context, req dockerx.NetworkRequest) (dockerx.Network, error)
+	ListNetworks(ctx context.Context) ([]dockerx.Network, error)
+	ConnectNetwork(ctx context.Context, network, containerID string, ep dockerx.EndpointSettings) error
+	// ExecOutput runs a relayed probe in the DNS helper.
+	ExecOutput(ctx context.Context, id string, cmd []string, timeout time.Duration) (exit int, stdout []byte, err error)
+}
+
+// MaxSubnetPrefix is the longest prefix --subnet may have: a /24 leaves
+// 128 addresses for pods and 128 for the DNS server and Services.
+const MaxSubnetPrefix = 24
+
+// subnetCandidates are tried in order when no subnet is given: the /20s of
+// 10.222.0.0/15, a range Docker's default pools (172.17–31/16,
+// 192.168/16) and most VPNs leave alone.
+func subnetCandidates() []netip.Prefix {
+	out := make([]netip.Prefix, 0, 32)
+	for _, second := range []byte{222, 223} {
+		for third := 0; third < 256; third += 16 {
+			out = append(out, netip.PrefixFrom(netip.AddrFrom4([4]byte{10, second, byte(third), 0}), 20))
+		}
+	}
+	return out
+}
+
+// ParseSubnet checks a --subnet value: an IPv4 network address with a
+// prefix of at most /24.
+func ParseSubnet(s string) (netip.Prefix, error) {
+	p, err := netip.ParsePrefix(s)
+	if err != nil {
+		return netip.Prefix{}, fmt.Errorf("--subnet %s: not a subnet in CIDR notation (e.g. 10.222.0.0/20)", s)
+	}
+	if !p.Addr().Is4() {
+		return netip.Prefix{}, fmt.Errorf("--subnet %s: must be an IPv4 subnet", s)
+	}
+	if p.Bits() > MaxSubnetPrefix {
+		return netip.Prefix{}, fmt.Errorf("--subnet %s: too small; give a /%d or larger (the upper half holds the DNS server and the Services' addresses)", s, MaxSubnetPrefix)
+	}
+	if m := p.Masked(); m != p {
+		return netip.Prefix{}, fmt.Errorf("--subnet %s: not a network address (did you mean %s?)", s, m)
+	}
+	return p, nil
+}
+
+// networkLayout derives the addresses dockctl fixes in a subnet: the
+// gateway (its first address), Docker's dynamic range (the lower half)
+// and the DNS server's address (the first of the upper half).
+func networkLayout(name string, subnet netip.Prefix) store.NetworkStatus {
+	return store.NetworkStatus{
+		Version: 1, Name: name,
+		Subnet:  subnet.String(),
+		Gateway: subnet.Addr().Next().String(),
+		IPRange: netip.PrefixFrom(subnet.Addr(), subnet.Bits()+1).String(),
+		DNSIP:   upperHalf(subnet).String(),
+	}
+}
+
+// upperHalf returns the first address of a subnet's upper half.
+func upperHalf(subnet netip.Prefix) netip.Addr {
+	a := subnet.Addr().As4()
+	v := uint32(a[0])<<24 | uint32(a[1])<<16 | uint32(a[2])<<8 | uint32(a[3])
+	v += 1 << (31 - subnet.Bits())
+	return netip.AddrFrom4([4]byte{byte(v >> 24), byte(v >> 16), byte(v >> 8), byte(v)})
+}
+
+// chooseSubnet picks the subnet of a network about to be created: given
+// (the --subnet flag, already parsed) if set, else recorded (the subnet the
+// store holds from an earlier creation) if it is still free, else the
+// first free candidate. A subnet is free if it overlaps none of the
+// existing networks' subnets (the network being created, ours, excepted:
+// it does not exist, or the choice is not made).
+func chooseSubnet(ours, given, recorded string, existing []dockerx.Network) (netip.Prefix, error) {
+	taken := func(p netip.Prefix) *dockerx.Network {
+		for i := range existing {
+			n := &existing[i]
+			if n.Name == ours || n.Subnet == "" {
+				continue
+			}
+			q, err := netip.ParsePrefix(n.Subnet)
+			if err != nil || q.Addr().Is4() != p.Addr().Is4() {
+				continue // another family, or nothing Docker would compare
+			}
+			if q.Overlaps(p) {
+				return n
+			}
+		}
+		return nil
+	}
+	if given != "" {
+		p, err := ParseSubnet(given)
+		if err != nil {
+			return netip.Prefix{}, err
+		}
+		if n := taken(p); n != nil {
+			return netip.Prefix{}, fmt.Errorf("--subnet %s overlaps Docker network %q (%s): choose another subnet", given, n.Name, n.Subnet)
+		}
+		return p, nil
+	}
+	if recorded != "" {
+		if p, err := ParseSubnet(recorded); err == nil && taken(p) == nil {
+			return p, nil
+		}
+	}
+	for _, p := range subnetCandidates() {
+		if taken(p) == nil {
+			return p, nil
+		}
+	}
+	return netip.Prefix{}, fmt.Errorf("no free subnet for network %s: every /20 of 10.222.0.0/15 overlaps a Docker network; give one with --subnet", ours)
+}
+
+// networkStatusOf is the record of an existing network of ours: its own
+// IPAM, with the DNS address derived from its subnet. ok is false when its
+// subnet is not one dockctl can use (not IPv4, or too small): then it was
+// not made by a dockctl that follows these rules.
+func networkStatusOf(n dockerx.Network) (st store.NetworkStatus, ok bool) {
+	p, err := netip.ParsePrefix(n.Subnet)
+	if err != nil || !p.Addr().Is4() || p.Bits() > MaxSubnetPrefix {
+		return store.NetworkStatus{}, false
+	}
+	st = networkLayout(n.Name, p.Masked())
+	// Docker's own record wins where it has one.
+	if n.Gateway != "" {
+		st.Gateway = n.Gateway
+	}
+	if n.IPRange != "" {
+		st.IPRange = n.IPRange
+	}
+	return st, true
+}
+
+// NetworkObserver is implemented by an Observer that also records the
+// instance network's state and how probes reach pods (metrics). Optional,
+// so that an Observer without it keeps working.
+type NetworkObserver interface {
+	// InstanceNetworkConflict reports whether a network of the instance
+	// network's name exists without this instance's label.
+	InstanceNetworkConflict(conflict bool)
+	// ProbeMode reports how httpGet and tcpSocket probes reach pods:
+	// ProbeDirect, ProbeRelay or ProbeUndecided.
+	ProbeMode(mode string)
+}
+
+// networkStore keeps the network's record (Store's).
+type networkStore interface {
+	ReadNetwork() (*store.NetworkStatus, error)
+	WriteNetwork(*store.NetworkStatus) error
+}
+
+// instanceNetwork ensures the instance network and remembers it.
+type instanceNetwork struct {
+	instance, name string
+	given          string // --subnet
+	docker         NetworkDocker
+	store          networkStore // nil (tests): remembered in memory only
+	log            *slog.Logger
+	obs            NetworkObserver // may be nil
+
+	mu      sync.Mutex
+	ensured bool                 // ensure ran to completion at least once
+	status  *store.NetworkStatus // nil: no network to put pods on (a conflict)
+	// recorded is what the store holds, read once.
+	recorded     *store.NetworkStatus
+	readRecorded bool
+	conflict     bool
+	warnedGiven  bool
+}
+
+func newInstanceNetwork(instance, given string, d NetworkDocker, st networkStore, log *slog.Logger, obs Observer) *instanceNetwork {
+	n := &instanceNetwork{instance: instance, name: dockerx.NetworkName(instance), given: given, docker: d, store: st, log: log}
+	n.obs, _ = obs.(NetworkObserver)
+	return n
+}
+
+// current returns the network pods are created on, ensuring it first if
+// no ensure has completed yet; nil when there is none to use (a network
+// of that name that is not ours).
+func (n *instanceNetwork) current(ctx context.Context) (*store.NetworkStatus, error) {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	if n.ensured {
+		return n.status, nil
+	}
+	st, _, err := n.ensureLocked(ctx)
+	return st, err
+}
+
+// ensure looks at Docker again (a resync): the network is created if it
+// is missing (removed by hand, or never made). created reports a creation.
+func (n *instanceNetwork) ensure(ctx context.Context) (st *store.NetworkStatus, created bool, err error) {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	return n.ensureLocked(ctx)
+}
+
+func (n *instanceNetwork) ensureLocked(ctx context.Context) (*store.NetworkStatus, bool, error) {
+	nets, err := n.docker.ListNetworks(ctx)
+	if err != nil {
+		return nil, false, fmt.Errorf("list networks: %w", err)
+	}
+	var existing *dockerx.Network
+	for i := range nets {
+		if nets[i].Name == n.name {
+			existing = &nets[i]
+			break
+		}
+	}
+	if existing != nil && (existing.Labels[dockerx.LabelInstance] != n.instance || existing.Labels[dockerx.LabelRole] != dockerx.RoleNetwork) {
+		n.reportConflict(existing.Labels[dockerx.LabelInstance])
+		return nil, false, nil
+	}
+	created := false
+	if existing == nil {
+		rec := n.readRecord()
+		recorded := ""
+		if rec != nil && rec.Name == n.name {
+			recorded = rec.Subnet
+		}
+		subnet, err := chooseSubnet(n.name, n.given, recorded, nets)
+		if err != nil {
+			return nil, false, err
+		}
+		if recorded != "" && subnet.String() != recorded {
+			n.log.Warn("the instance network is created with another subnet than before: addresses given out in the old one (Services' ClusterIPs) change",
+				"network", n.name, "subnet", subnet, "before", recorded)
+		}
+		want := networkLayout(n.name, subnet)
+		got, err := n.docker.EnsureNetwork(ctx, dockerx.NetworkRequest{Instance: n.instance, Name: n.name, Subnet: want.Subnet, IPRange: want.IPRange, Gateway: want.Gateway})
+		if errors.Is(err, dockerx.ErrConflict) {
+			// Made by someone else since the list: never adopted.
+			n.reportConflict("")
+			return nil, false, nil
+		}
+		if err != nil {
+			return nil, false, fmt.Errorf("create network %s (%s): %w", n.name, want.Subnet, err)
+		}
+		existing, created = &got, true
+		n.log.Info("instance network created", "network", n.name, "subnet", got.Subnet, "dns", want.DNSIP)
+	}
+	st, ok := networkStatusOf(*existing)
+	if !ok {
+		return nil, false, fmt.Errorf("network %s: subnet %q is not an IPv4 subnet of /%d or larger; remove the network to let the controller create it again", n.name, existing.Subnet, MaxSubnetPrefix)
+	}
+	if n.given != "" && n.given != st.Subnet && !n.warnedGiven {
+		n.warnedGiven = true
+		n.log.Warn("--subnet ignored: the instance network exists with another subnet (remove it, with every pod stopped, to change it)",
+			"network", n.name, "subnet", st.Subnet, "flag", n.given)
+	}
+	if n.conflict {
+		n.conflict = false
+		n.log.Info("instance network conflict resolved", "network", n.name)
+		if n.obs != nil {
+			n.obs.InstanceNetworkConflict(false)
+		}
+	}
+	if n.recorded == nil || *n.recorded != st {
+		if n.store != nil {
+			if err := n.store.WriteNetwork(&st); err != nil {
+				return nil, false, fmt.Errorf("record network %s: %w", n.name, err)
+			}
+		}
+		n.recorded = &st
+	}
+	n.status, n.ensured = &st, true
+	return &st, created, nil
+}
+
+// readRecord returns what the store holds about the network, read once
+// (the controller is the store's only writer of it).
+func (n *instanceNetwork) readRecord() *store.NetworkStatus {
+	if n.readRecorded {
+		return n.recorded
+	}
+	n.readRecorded = true
+	if n.store == nil {
+		return nil
+	}
+	rec, err := n.store.ReadNetwork()
+	if err != nil {
+		n.log.Warn("unreadable network record; a subnet is chosen afresh", "err", err)
+		return nil
+	}
+	n.recorded = rec
+	return rec
+}
+
+// reportConflict notes a network of our name that is not ours: logged once
+// per occurrence, pods created as before meanwhile.
+func (n *instanceNetwork) reportConflict(owner string) {
+	n.status, n.ensured = nil, true
+	if n.conflict {
+		return
+	}
+	n.conflict = true
+	n.log.Error("a Docker network has the instance network's name but not this instance's label: it is not used; pods are created without the instance network (no Service name resolves in them) until it is removed or renamed",
+		"network", n.name, "ownerInstance", owner)
+	if n.obs != nil {
+		n.obs.InstanceNetworkConflict(true)
+	}
+}
+
+// podNetworkStatus is the instance network pods are created on: nil when
+// Docker has no network API or the name is taken by a network not ours.
+func (c *Controller) podNetworkStatus(ctx context.Context) (*store.NetworkStatus, error) {
+	if c.net == nil {
+		return nil, nil
+	}
+	st, err := c.net.current(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("instance network: %w", err)
+	}
+	return st, nil
+}
+
+// podNetwork is the create-time network of a pod's network owner in
+// namespace ns (svc.md, "Network"): on the instance network, resolving
+// through dockctl's DNS server with a pod's search path and ndots.
+func podNetwork(st *store.NetworkStatus, ns string) *dockerx.PodNetwork {
+	if st == nil {
+		return nil
+	}
+	return &dockerx.PodNetwork{
+		Name:       st.Name,
+		DNS:        []string{st.DNSIP},
+		DNSSearch:  []string{ns + ".svc." + clusterDomain, "svc." + clusterDomain, clusterDomain},
+		DNSOptions: []string{"ndots:5"},
+	}
+}
+
+// clusterDomain is the DNS domain Services resolve under.
+const clusterDomain = "cluster.local"

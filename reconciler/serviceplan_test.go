@@ -1,0 +1,185 @@
+package reconciler
+
+import (
+	"encoding/json"
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/dockctl/dockctl/dockerx"
+	"github.com/dockctl/dockctl/internal/helperapi"
+	"github.com/dockctl/dockctl/store"
+)
+
+// proxyCtr is an observed proxy of default/web.
+func proxyCtr(name, hash, state string) dockerx.Container {
+	return dockerx.Container{ID: "id-" + name + "-" + hash + "-" + state, Name: name, State: state, Instance: "i", Role: dockerx.RoleProxy,
+		Namespace: "default", Service: "web", ConfigHash: hash}
+}
+
+// webWant is the proxy wanted for default/web with two ready endpoints
+// (one, with few).
+func webWant(few bool) *helperWant {
+	svc := svcOf("web", "NodePort", "", sport("http", 80, 30080))
+	ready := []store.EndpointStatus{
+		{Pod: "web-a-0", IP: "10.222.0.2", Ready: true, Ports: []store.EndpointPort{{Name: "http", Port: 8080, Protocol: "TCP"}}},
+		{Pod: "web-a-1", IP: "10.222.0.3", Ready: true, Ports: []store.EndpointPort{{Name: "http", Port: 8080, Protocol: "TCP"}}},
+	}
+	if few {
+		ready = ready[:1]
+	}
+	bindings := []dockerx.PortBinding{{HostIP: "127.0.0.1", HostPort: 30080, ContainerPort: 80, Protocol: "TCP"}}
+	content, render := renderer(proxyConfig("default/web", svc, ready), func(c *helperapi.ProxyConfig, g int64) { c.Generation = g })
+	return &helperWant{
+		Name: proxyName("i", "default", "web"), Hash: proxyConfigHash("dockctl_i", "10.222.8.1", svc, bindings),
+		Mode: helperapi.ModeProxy, Content: content, Render: render, Change: "ready endpoints +web-a-1",
+		Request: dockerx.HelperRequest{Instance: "i", Namespace: "default", Role: dockerx.RoleProxy, Service: "web",
+			Network: dockerx.PodNetwork{Name: "dockctl_i", IPv4: "10.222.8.1"}, Ports: bindings},
+	}
+}
+
+func TestHelperPlan(t *testing.T) {
+	w := webWant(false)
+	name, hash := w.Name, w.Hash
+	running, exited := dockerx.StateRunning, dockerx.StateExited
+	served := func(c dockerx.Container, content string) *pushedConfig {
+		return &pushedConfig{ContainerID: c.ID, Content: content, Generation: 6}
+	}
+	up := proxyCtr(name, hash, running)
+	down := proxyCtr(name, hash, exited)
+	few := webWant(true).Content
+	dnsContent, dnsRender := renderer(dnsConfig([]helperapi.DNSRecord{{Name: "web.default.svc.cluster.local", IPs: []string{"10.222.8.1"},
+		Ports: []helperapi.SRVPort{{Name: "http", Protocol: "TCP", Port: 80}}}}), func(c *helperapi.DNSConfig, g int64) { c.Generation = g })
+	dns := &helperWant{Name: dnsName("i"), Hash: dnsConfigHash("dockctl_i", "10.222.8.0"), Mode: helperapi.ModeDNS,
+		Content: dnsContent, Render: dnsRender, Request: dockerx.HelperRequest{Instance: "i", Role: dockerx.RoleDNS, Network: dockerx.PodNetwork{Name: "dockctl_i", IPv4: "10.222.8.0"}}}
+
+	tests := []struct {
+		name   string
+		in     helperPlanInput
+		ops    string // kind:reason, in order
+		serves bool
+	}{
+		{"proxy-create", helperPlanInput{Want: w, Generation: 6}, "create:Missing", true},
+		{"proxy-converged", helperPlanInput{Want: w, Observed: obs(up), Pushed: served(up, w.Content), Generation: 6}, "", true},
+		{"proxy-endpoints-changed", helperPlanInput{Want: w, Observed: obs(up), Pushed: served(up, few), Generation: 6}, "push:Changed", true},
+		{"proxy-controller-restarted", helperPlanInput{Want: w, Observed: obs(up), Generation: 6}, "push:Resync", true},
+		{"proxy-new-container", helperPlanInput{Want: w, Observed: obs(up), Pushed: served(down, w.Content), Generation: 6}, "push:NewContainer", true},
+		{"proxy-stopped", helperPlanInput{Want: w, Observed: obs(down), Pushed: served(down, w.Content), Generation: 6}, "start:Stopped", true},
+		{"proxy-stopped-unknown", helperPlanInput{Want: w, Observed: obs(down), Generation: 6}, "start:Stopped push:Resync", true},
+		{"proxy-paused", helperPlanInput{Want: w, Observed: obs(proxyCtr(name, hash, dockerx.StatePaused)), Pushed: served(proxyCtr(name, hash, dockerx.StatePaused), few), Generation: 6},
+			"unpause:Paused push:Changed", true},
+		{"proxy-config-changed", helperPlanInput{Want: w, Observed: obs(proxyCtr(name, "0ldha5h", running)), Generation: 6},
+			"remove:ConfigChanged create:Missing", true},
+		{"proxy-duplicate-and-dead", helperPlanInput{Want: w, Observed: obs(proxyCtr("i_web.default.svc.copy", hash, running), proxyCtr(name, hash, dockerx.StateDead)), Generation: 6},
+			"remove:Dead remove:Duplicate create:Missing", true},
+		{"proxy-deleted", helperPlanInput{Unwanted: "service deleted", Observed: obs(up, proxyCtr(name, hash, dockerx.StateRemoving))}, "remove:Unwanted", false},
+		{"proxy-name-being-freed", helperPlanInput{Want: w, Observed: obs(proxyCtr(name, "0ldha5h", dockerx.StateRemoving)), Generation: 6}, "", false},
+		{"proxy-restarting", helperPlanInput{Want: w, Observed: obs(proxyCtr(name, hash, dockerx.StateRestarting)), Generation: 6}, "", false},
+		{"dns-create", helperPlanInput{Want: dns, Generation: 1700000000000}, "create:Missing", true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			plan := planHelper(tt.in)
+			var ops []string
+			for i, op := range plan.Ops {
+				ops = append(ops, fmt.Sprintf("%s:%s", op.Kind, op.Reason))
+				if op.ID != i+1 || op.Cause == "" {
+					t.Errorf("%s: want ID %d and a cause", op.Line(), i+1)
+				}
+				switch op.Kind {
+				case HelperCreate:
+					checkCreate(t, op, tt.in)
+				case HelperPush:
+					checkGeneration(t, op.Config, tt.in.Generation+1)
+					if op.Generation != tt.in.Generation+1 || op.ContainerID == "" {
+						t.Errorf("%s: want generation %d on an existing container", op.Line(), tt.in.Generation+1)
+					}
+				}
+			}
+			if got := strings.Join(ops, " "); got != tt.ops || plan.Serves != tt.serves {
+				t.Errorf("ops %q serves %v, want %q %v", got, plan.Serves, tt.ops, tt.serves)
+			}
+			checkGolden(t, "helper-"+tt.name, plan.String())
+		})
+	}
+}
+
+func obs(cs ...dockerx.Container) []dockerx.Container { return cs }
+
+// checkCreate checks a create carries the request, with its name and
+// hash, and the full config at the next generation in its command.
+func checkCreate(t *testing.T, op HelperOp, in helperPlanInput) {
+	t.Helper()
+	r := op.Request
+	if r == nil || r.Name != in.Want.Name || r.ConfigHash != in.Want.Hash || op.Generation != in.Generation+1 {
+		t.Fatalf("%s: request %+v", op.Line(), r)
+	}
+	if len(r.Cmd) != 5 || r.Cmd[0] != helperapi.Binary || r.Cmd[1] != "helper" || r.Cmd[2] != in.Want.Mode || r.Cmd[3] != "--config" {
+		t.Fatalf("command %q", r.Cmd)
+	}
+	checkGeneration(t, r.Cmd[4], in.Generation+1)
+	if r.Image != "" {
+		t.Errorf("the plan chose an image (%s): the executor's", r.Image)
+	}
+}
+
+func checkGeneration(t *testing.T, config string, want int64) {
+	t.Helper()
+	var g struct{ Generation int64 }
+	if err := json.Unmarshal([]byte(config), &g); err != nil || g.Generation != want {
+		t.Errorf("config %s: generation %d (%v), want %d", config, g.Generation, err, want)
+	}
+}
+
+// TestProxyConfigHash: a proxy is replaced for what Docker fixes at its
+// creation, never for its endpoints (pushed) — and its image is no input
+// at all, so an upgrade of dockctl keeps proxies under traffic running.
+func TestProxyConfigHash(t *testing.T) {
+	svc := svcOf("web", "NodePort", "", sport("http", 80, 30080))
+	b := []dockerx.PortBinding{{HostIP: "127.0.0.1", HostPort: 30080, ContainerPort: 80, Protocol: "TCP"}}
+	base := proxyConfigHash("dockctl_i", "10.222.8.1", svc, b)
+	if base != webWant(true).Hash || base != webWant(false).Hash {
+		t.Error("the endpoints changed the config hash")
+	}
+	other := svcOf("web", "NodePort", "", sport("http", 81, 30080))
+	variants := map[string]string{
+		"cluster IP": proxyConfigHash("dockctl_i", "10.222.8.2", svc, b),
+		"network":    proxyConfigHash("dockctl_j", "10.222.8.1", svc, b),
+		"ports":      proxyConfigHash("dockctl_i", "10.222.8.1", other, b),
+		"published":  proxyConfigHash("dockctl_i", "10.222.8.1", svc, nil),
+	}
+	for what, h := range variants {
+		if h == base {
+			t.Errorf("a change of %s keeps the hash", what)
+		}
+	}
+	if dnsConfigHash("dockctl_i", "10.222.8.0") == dnsConfigHash("dockctl_i", "10.222.8.9") {
+		t.Error("the DNS address is not in the DNS server's hash")
+	}
+}
+
+func TestProxyConfig(t *testing.T) {
+	svc := svcOf("web", "", "", sport("http", 80, 0), sport("metrics", 9100, 0))
+	svc.Spec.Ports = append(svc.Spec.Ports, sport("dns", 53, 0))
+	svc.Spec.Ports[2].Protocol = "UDP"
+	ready := []store.EndpointStatus{
+		{Pod: "a", IP: "10.0.0.2", Ready: true, Ports: []store.EndpointPort{{Name: "http", Port: 8080, Protocol: "TCP"}, {Name: "metrics", Port: 9100, Protocol: "TCP"}}},
+		{Pod: "b", IP: "10.0.0.3", Ready: true, Ports: []store.EndpointPort{{Name: "http", Port: 8081, Protocol: "TCP"}, {Name: "dns", Port: 53, Protocol: "UDP"}}},
+	}
+	got, err := helperapi.Marshal(proxyConfig("default/web", svc, ready))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := `{"generation":0,"service":"default/web","ports":[` +
+		`{"name":"http","protocol":"TCP","port":80,"endpoints":[{"ip":"10.0.0.2","port":8080,"pod":"a"},{"ip":"10.0.0.3","port":8081,"pod":"b"}]},` +
+		`{"name":"metrics","protocol":"TCP","port":9100,"endpoints":[{"ip":"10.0.0.2","port":9100,"pod":"a"}]},` +
+		`{"name":"dns","protocol":"UDP","port":53,"endpoints":[{"ip":"10.0.0.3","port":53,"pod":"b"}]}]}`
+	if got != want {
+		t.Errorf("config\n%s\nwant\n%s", got, want)
+	}
+	// No endpoint: an empty list, never null (the proxy refuses at once).
+	empty, _ := helperapi.Marshal(proxyConfig("default/web", svc, nil))
+	if !strings.Contains(empty, `"endpoints":[]`) || strings.Contains(empty, "null") {
+		t.Errorf("config without endpoints: %s", empty)
+	}
+}

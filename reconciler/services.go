@@ -1,0 +1,833 @@
+package reconciler
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"reflect"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"k8s.io/client-go/util/workqueue"
+
+	"github.com/dockctl/dockctl/dockerx"
+	"github.com/dockctl/dockctl/internal/helperapi"
+	"github.com/dockctl/dockctl/manifests"
+	"github.com/dockctl/dockctl/store"
+)
+
+// The Service reconciler (DESIGN §10.3–5). A Service of this instance is
+// synced from scratch under its key "ns/name": its record and status are
+// read, its endpoints taken from the tracker (endpoints.go), an address
+// and host ports allocated (ipalloc.go), its proxy observed, a plan made
+// (serviceplan.go) and carried out; then the status is written when it
+// changed. The same loop syncs the DNS server (dnsctl.go, key dnsKey) and
+// runs a sweep (key serviceSweepKey) at start, after an event-stream gap
+// and every resync period.
+//
+// Invariants:
+//   - A proxy is only ever created, started, pushed to or removed for its
+//     own Service's key; a proxy of a Service this state directory never
+//     knew is an orphan, left running unless PruneOrphans.
+//   - Nothing is pushed before the tracker has been fed by a sweep of the
+//     deployments: an empty tracker means "not known yet".
+//   - An endpoint change is pushed, never a restart: a proxy is replaced
+//     only when its config hash (address, ports, published ports, helper
+//     protocol) changes.
+//   - A converged Service plans no op, so an idle controller writes
+//     nothing to Docker (the proxy's state is remembered per container,
+//     and re-pushed once after a controller restart).
+
+// ServiceDocker is what the Service and DNS reconcilers need from Docker.
+type ServiceDocker interface {
+	ListContainers(ctx context.Context, instance string) ([]dockerx.Container, error)
+	StartContainer(ctx context.Context, id string) error
+	UnpauseContainer(ctx context.Context, id string) error
+	RemoveContainer(ctx context.Context, id string) error
+	CreateHelper(ctx context.Context, req dockerx.HelperRequest) (string, error)
+	EnsureHelperImage(ctx context.Context, instance string) (string, error)
+	ExecOutput(ctx context.Context, id string, cmd []string, timeout time.Duration) (exit int, stdout []byte, err error)
+}
+
+// daemonContainerLister is what a ServiceDocker may also do: list every
+// container of the daemon, whatever its instance, with the ports it
+// publishes, so that a host port held outside dockctl is reported as a
+// conflict instead of failing the proxy's start.
+type daemonContainerLister interface {
+	ListAllContainers(ctx context.Context) ([]dockerx.Container, error)
+}
+
+// ServiceStore is what the Service and DNS reconcilers need from the state
+// directory.
+type ServiceStore interface {
+	ListServices() ([]*store.ServiceRecord, []error)
+	LookupService(ns, name string) (*store.ServiceRecord, error)
+	ReadServiceStatus(ns, name string) (*store.ServiceStatus, error)
+	WriteServiceStatus(ns, name string, st *store.ServiceStatus) error
+	ReadNetwork() (*store.NetworkStatus, error)
+}
+
+// Keys of the services loop besides "ns/name".
+const (
+	serviceSweepKey = "*"
+	dnsKey          = "dns/"
+)
+
+// pushTimeout bounds one `helper push`.
+const pushTimeout = 10 * time.Second
+
+// networkRetry is how soon a Service is looked at again while the
+// instance network is not known yet.
+const networkRetry = 2 * time.Second
+
+// services runs the Service and DNS reconcilers of a Controller.
+type services struct {
+	c       *Controller
+	docker  ServiceDocker
+	store   ServiceStore
+	tracker *Tracker
+	loop    *loop
+	log     *slog.Logger
+	address string
+	alloc   allocator
+
+	mu sync.Mutex
+	// pushed is, per key (a Service's, or dnsKey), what its helper
+	// acknowledged last; floor the least next generation after a helper
+	// said it holds a newer one than the controller knew.
+	pushed  map[string]*pushedConfig
+	floor   map[string]int64
+	records map[string]string // per Service key, its DNS record as last seen (JSON)
+	waiting map[string]bool   // keys whose wait for the network was logged
+	dnsGen  int64             // the DNS server's generation
+	// dnsRecords are the records the DNS server acknowledged last.
+	dnsRecords []helperapi.DNSRecord
+}
+
+func newServices(c *Controller, docker ServiceDocker, st ServiceStore, address string) *services {
+	s := &services{c: c, docker: docker, store: st, tracker: c.tracker, log: c.log, address: address,
+		alloc:  allocator{held: map[string]serviceAllocation{}},
+		pushed: map[string]*pushedConfig{}, floor: map[string]int64{}, records: map[string]string{}, waiting: map[string]bool{},
+		// A generation the DNS server cannot have seen: it has no status
+		// file to keep one in, and a previous controller counted up from
+		// its own start, earlier.
+		dnsGen: c.opts.Now().UnixMilli(),
+	}
+	s.loop = newLoop(s, loopConfig{
+		Name:        "services",
+		KeyAttr:     "service",
+		Workers:     2,
+		RateLimiter: workqueue.NewTypedItemExponentialFailureRateLimiter[Request](200*time.Millisecond, time.Minute),
+		Log:         c.log,
+	})
+	return s
+}
+
+// Reconcile syncs one key of the services loop.
+func (s *services) Reconcile(ctx context.Context, req Request) (Result, error) {
+	switch req.Key {
+	case serviceSweepKey:
+		return Result{}, s.sweep(ctx)
+	case dnsKey:
+		return s.syncDNS(ctx)
+	}
+	ns, name, ok := strings.Cut(req.Key, "/")
+	if !ok || ns == "" || name == "" {
+		return Result{}, TerminalError(fmt.Errorf("service key %q: not namespace/name", req.Key))
+	}
+	return s.syncService(ctx, req.Key, ns, name)
+}
+
+var _ Reconciler = (*services)(nil)
+
+// serviceKey is a record's key.
+func serviceKey(s *manifests.Service) string {
+	return s.Metadata.NamespaceOrDefault() + "/" + s.Metadata.Name
+}
+
+// listHelpers lists the instance's helpers of a role, minus the
+// controller's own container.
+func (s *services) listHelpers(ctx context.Context, role string) ([]dockerx.Container, error) {
+	cs, err := s.docker.ListContainers(ctx, s.c.opts.Instance)
+	if err != nil {
+		return nil, fmt.Errorf("list containers: %w", err)
+	}
+	var out []dockerx.Container
+	for _, ct := range cs {
+		if ct.Instance == s.c.opts.Instance && ct.Role == role && !s.c.isSelf(ct.ID) {
+			out = append(out, ct)
+		}
+	}
+	return out, nil
+}
+
+// isSelf reports whether a container is the controller's own.
+func (c *Controller) isSelf(id string) bool {
+	return c.opts.SelfID != "" && strings.HasPrefix(id, c.opts.SelfID)
+}
+
+// proxyKey is the Service key a proxy's labels name.
+func proxyKey(c *dockerx.Container) string { return c.Namespace + "/" + c.Service }
+
+// syncService is one observe → plan → execute pass for one Service.
+func (s *services) syncService(ctx context.Context, key, ns, name string) (Result, error) {
+	if !s.tracker.Synced() {
+		return Result{}, nil // the first feed queues a sweep, which queues every Service
+	}
+	rec, err := s.store.LookupService(ns, name)
+	if errors.Is(err, store.ErrNotFound) {
+		// Never known here (or gone for good): its proxies, if any, are
+		// orphans, for the sweep.
+		s.forget(key)
+		s.loop.Add(Request{Key: serviceSweepKey})
+		return Result{}, nil
+	}
+	if err != nil {
+		return Result{}, fmt.Errorf("read service %s: %w", key, err) // never taken for "deleted"
+	}
+	all, err := s.listHelpers(ctx, dockerx.RoleProxy)
+	if err != nil {
+		return Result{}, err
+	}
+	var observed []dockerx.Container
+	for _, ct := range all {
+		if proxyKey(&ct) == key {
+			observed = append(observed, ct)
+		}
+	}
+	if rec.Deleted {
+		s.forget(key)
+		plan := planHelper(helperPlanInput{Observed: observed, Unwanted: "service deleted"})
+		s.logPlan(key, plan)
+		_, err := s.execute(ctx, key, plan, "")
+		return Result{}, err
+	}
+	prev, err := s.store.ReadServiceStatus(ns, name)
+	if err != nil || prev == nil {
+		if err != nil {
+			s.log.Warn("unreadable service status; allocating again", "service", key, "err", err)
+		}
+		prev = &store.ServiceStatus{}
+	}
+	layout, netErr := s.layout()
+	if layout != nil {
+		s.mu.Lock()
+		delete(s.waiting, key)
+		s.mu.Unlock()
+	}
+	svc := defaultService(&rec.Service)
+	// Watched before its endpoints are read: no change falls between.
+	s.tracker.watch(key, ns, svc.Spec.Selector)
+	ready, notReady, version := s.tracker.endpointsAt(svc)
+
+	in := allocInput{Key: key, Service: svc, Created: rec.Created, Prev: prev, Layout: layout, Address: s.address}
+	if publishes(svc) {
+		if in.Holders, err = s.portHolders(ctx); err != nil {
+			return Result{}, err
+		}
+	}
+	a := s.alloc.assign(s.store, in)
+	for _, k := range a.Displaced {
+		s.loop.Add(Request{Key: k})
+	}
+
+	s.mu.Lock()
+	pushed := s.pushed[key]
+	gen := max(prev.PushedGeneration, s.floor[key])
+	if pushed != nil && pushed.ContainerID != "" {
+		gen = max(gen, pushed.Generation)
+	}
+	s.mu.Unlock()
+	pin := helperPlanInput{Observed: observed, Pushed: pushed, Generation: gen}
+	switch {
+	case svc.IsHeadless():
+		pin.Unwanted = "headless service: DNS answers with its pods"
+	case !a.Usable:
+		pin.Unwanted = "no cluster IP"
+	default:
+		network := dockerx.NetworkName(s.c.opts.Instance)
+		content, render := renderer(proxyConfig(key, svc, ready), func(c *helperapi.ProxyConfig, g int64) { c.Generation = g })
+		pin.Want = &helperWant{
+			Name: proxyName(s.c.opts.Instance, ns, name), Hash: proxyConfigHash(network, a.ClusterIP, svc, a.Bindings),
+			Mode: helperapi.ModeProxy, Content: content, Render: render, Change: endpointChange(prev.Endpoints, ready),
+			Request: dockerx.HelperRequest{Instance: s.c.opts.Instance, Namespace: ns, Role: dockerx.RoleProxy, Service: name,
+				Network: dockerx.PodNetwork{Name: network, IPv4: a.ClusterIP}, Ports: a.Bindings},
+		}
+	}
+	var plan HelperPlan
+	planned := layout != nil || svc.IsHeadless()
+	if !planned {
+		// Nothing can be judged without the network: what runs is left
+		// as it is (a store that cannot be read must not remove a proxy).
+		s.noteWaiting(key, netErr)
+	} else {
+		plan = planHelper(pin)
+	}
+	s.logPlan(key, plan)
+	var content string
+	if pin.Want != nil {
+		content = pin.Want.Content
+	}
+	done, execErr := s.execute(ctx, key, plan, content)
+	wait := plan.Wait || errors.Is(execErr, errNameBeingFreed)
+	if wait {
+		execErr = nil
+	}
+	if execErr == nil && !wait && planned && (plan.Serves || pin.Want == nil) {
+		// Its data plane serves these endpoints (or it has none): a drain
+		// waiting on this Service may end.
+		s.tracker.ack(key, version)
+	}
+
+	next := nextServiceStatus(rec, prev, a, append(slices.Clone(ready), notReady...), plan, done, execErr, s.c.opts.Now())
+	if !sameServiceStatus(prev, next) {
+		next.Updated = s.c.opts.Now()
+		if err := s.store.WriteServiceStatus(ns, name, next); err != nil {
+			s.log.Error("write service status", "service", key, "err", err)
+		}
+	}
+	s.noteRecord(key, serviceDNSRecord(svc, a.ClusterIP, ready))
+	if execErr != nil {
+		return Result{}, execErr
+	}
+	if wait {
+		return Result{RequeueAfter: nameRetry}, nil
+	}
+	if netErr != nil && !svc.IsHeadless() {
+		return Result{RequeueAfter: networkRetry}, nil
+	}
+	return Result{}, nil
+}
+
+// nextServiceStatus is the status a sync leaves: what was allocated, the
+// endpoints, the generation the proxy acknowledged, the conditions (a
+// failure of the plan's execution becomes ProxyFailure).
+func nextServiceStatus(rec *store.ServiceRecord, prev *store.ServiceStatus, a allocation, endpoints []store.EndpointStatus, plan HelperPlan,
+	done *pushedConfig, execErr error, now time.Time) *store.ServiceStatus {
+	next := &store.ServiceStatus{ObservedGeneration: rec.Generation, ClusterIP: a.ClusterIP, NodePorts: a.NodePorts,
+		Endpoints: endpoints, PushedGeneration: prev.PushedGeneration, Conditions: slices.Clone(a.Conditions)}
+	if done != nil {
+		next.PushedGeneration = done.Generation
+	}
+	if execErr != nil {
+		reason := ReasonProxyCreateFailed
+		if slices.ContainsFunc(plan.Ops, func(op HelperOp) bool { return op.Kind == HelperPush }) {
+			reason = ReasonProxyPushFailed
+		}
+		next.Conditions = append(next.Conditions, store.Condition{Type: ServiceProxyFailure, Status: "True", Reason: reason, Message: execErr.Error()})
+	}
+	slices.SortStableFunc(next.Endpoints, func(a, b store.EndpointStatus) int { return strings.Compare(a.Pod, b.Pod) })
+	next.Conditions = carryTransitions(next.Conditions, prev.Conditions, now)
+	return next
+}
+
+// noteWaiting logs, once per key until the network is known, that a
+// helper waits for the instance network: it is looked at again every
+// networkRetry, and the log must not repeat that often.
+func (s *services) noteWaiting(key string, why error) {
+	s.mu.Lock()
+	first := !s.waiting[key]
+	s.waiting[key] = true
+	s.mu.Unlock()
+	if first {
+		s.log.Info("waiting for the instance network", "service", key, "why", why)
+	}
+}
+
+// publishes reports whether a Service publishes host ports.
+func publishes(s *manifests.Service) bool {
+	return !s.IsHeadless() && (s.Spec.Type == manifests.ServiceTypeNodePort || s.Spec.Type == manifests.ServiceTypeLoadBalancer)
+}
+
+// layout is the instance network's address plan, nil (with why) while the
+// network's owner has not recorded it.
+func (s *services) layout() (*NetworkLayout, error) {
+	ns, err := s.store.ReadNetwork()
+	if err != nil {
+		return nil, fmt.Errorf("read instance network: %w", err)
+	}
+	l, err := layoutFromStatus(ns)
+	if err != nil {
+		return nil, err
+	}
+	return &l, nil
+}
+
+// forget drops what the controller holds for a Service that is deleted
+// or unknown: its endpoints' watch, its addresses, its DNS record.
+func (s *services) forget(key string) {
+	s.tracker.forget(key)
+	s.alloc.release(key)
+	s.mu.Lock()
+	delete(s.pushed, key)
+	delete(s.floor, key)
+	s.mu.Unlock()
+	s.noteRecord(key, nil)
+}
+
+// noteRecord queues the DNS server when a Service's record changed.
+func (s *services) noteRecord(key string, r *helperapi.DNSRecord) {
+	var js string
+	if r != nil {
+		b, _ := json.Marshal(r)
+		js = string(b)
+	}
+	s.mu.Lock()
+	old, had := s.records[key]
+	if r == nil {
+		delete(s.records, key)
+	} else {
+		s.records[key] = js
+	}
+	s.mu.Unlock()
+	if old != js || had != (r != nil) {
+		s.loop.Add(Request{Key: dnsKey})
+	}
+}
+
+// portHolders lists the host ports held by others than this instance's
+// Services: deployments' hostPorts (and host-network ports), and every
+// container of the daemon that publishes one (when the client can list
+// them), this instance's proxies excepted.
+func (s *services) portHolders(ctx context.Context) ([]portHolder, error) {
+	var out []portHolder
+	recs, _ := s.c.store.ListAll()
+	for _, r := range recs {
+		if r.Deleted {
+			continue
+		}
+		owner := "deployment " + r.Key()
+		ps := &r.Deployment.Spec.Template.Spec
+		for _, c := range ps.AllContainers() {
+			for _, p := range c.Ports {
+				port := p.HostPort
+				if ps.HostNetwork {
+					port = p.ContainerPort
+				}
+				if port != 0 {
+					out = append(out, portHolder{hostPort{IP: p.HostIP, Port: port, Protocol: protocolOr(p.Protocol)}, owner})
+				}
+			}
+		}
+	}
+	lister, ok := s.docker.(daemonContainerLister)
+	if !ok {
+		return out, nil
+	}
+	cs, err := lister.ListAllContainers(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("list the daemon's containers: %w", err)
+	}
+	for _, c := range cs {
+		if c.Instance == s.c.opts.Instance && c.Role == dockerx.RoleProxy {
+			continue // this instance's Services: the older one wins (allocate)
+		}
+		for _, p := range c.Ports {
+			if p.HostPort != 0 {
+				out = append(out, portHolder{hostPort{IP: p.HostIP, Port: int32(p.HostPort), Protocol: protocolOr(strings.ToUpper(p.Protocol))}, "container " + c.Name})
+			}
+		}
+	}
+	return out, nil
+}
+
+func protocolOr(p string) string {
+	if p == "" {
+		return manifests.ProtocolTCP
+	}
+	return p
+}
+
+// carryTransitions sets each condition's LastTransitionTime: kept from
+// the previous status while its status holds, now when it changed, so
+// that an idle controller rewrites nothing.
+func carryTransitions(conds, prev []store.Condition, now time.Time) []store.Condition {
+	for i := range conds {
+		conds[i].LastTransitionTime = now
+		for _, p := range prev {
+			if p.Type == conds[i].Type && p.Status == conds[i].Status {
+				conds[i].LastTransitionTime = p.LastTransitionTime
+			}
+		}
+	}
+	return conds
+}
+
+// sameServiceStatus reports whether two statuses say the same, whatever
+// their write time and format version.
+func sameServiceStatus(a, b *store.ServiceStatus) bool {
+	norm := func(s store.ServiceStatus) store.ServiceStatus {
+		s.Updated, s.Version = time.Time{}, 0
+		if len(s.NodePorts) == 0 {
+			s.NodePorts = nil
+		}
+		if len(s.Endpoints) == 0 {
+			s.Endpoints = nil
+		}
+		for i := range s.Endpoints {
+			if len(s.Endpoints[i].Ports) == 0 {
+				s.Endpoints[i].Ports = nil
+			}
+		}
+		if len(s.Conditions) == 0 {
+			s.Conditions = nil
+		}
+		return s
+	}
+	x, y := norm(*a), norm(*b)
+	x.Endpoints = slices.Clone(x.Endpoints)
+	y.Endpoints = slices.Clone(y.Endpoints)
+	return reflect.DeepEqual(x, y)
+}
+
+// logPlan logs a helper plan's ops.
+func (s *services) logPlan(key string, plan HelperPlan) {
+	for _, op := range plan.Ops {
+		s.log.Info("planned", "service", key, "op", op.Kind, "container", op.Name, "reason", op.Reason, "cause", op.Cause, "generation", op.Generation)
+	}
+}
+
+// execute carries out a helper plan in order, each op one Docker call (a
+// create is followed by its start). It returns what the helper now
+// acknowledges when a create or a push succeeded.
+func (s *services) execute(ctx context.Context, key string, plan HelperPlan, content string) (*pushedConfig, error) {
+	var done *pushedConfig
+	started := false // a helper (re)started by this plan: its control socket may not listen yet
+	for _, op := range plan.Ops {
+		started = started || op.Kind == HelperStart || op.Kind == HelperUnpause
+		switch op.Kind {
+		case HelperRemove:
+			if err := s.docker.RemoveContainer(ctx, op.ContainerID); err != nil && !errors.Is(err, dockerx.ErrNotFound) {
+				return done, fmt.Errorf("remove %s: %w", op.Name, err)
+			}
+		case HelperStart:
+			if err := s.docker.StartContainer(ctx, op.ContainerID); err != nil {
+				return done, fmt.Errorf("start %s: %w", op.Name, err)
+			}
+		case HelperUnpause:
+			if err := s.docker.UnpauseContainer(ctx, op.ContainerID); err != nil {
+				return done, fmt.Errorf("unpause %s: %w", op.Name, err)
+			}
+		case HelperCreate:
+			id, err := s.create(ctx, op)
+			if errors.Is(err, dockerx.ErrConflict) && removedName(plan, op) {
+				// The container this one replaces still holds the name
+				// while Docker removes it.
+				return done, errNameBeingFreed
+			}
+			if err != nil {
+				return done, err
+			}
+			done = &pushedConfig{ContainerID: id, Content: content, Generation: op.Generation}
+		case HelperPush:
+			if err := s.pushAfter(ctx, key, op, started); err != nil {
+				return done, err
+			}
+			done = &pushedConfig{ContainerID: op.ContainerID, Content: content, Generation: op.Generation}
+		default:
+			return done, fmt.Errorf("%s %s: unknown op", op.Kind, op.Name)
+		}
+		if done != nil {
+			s.mu.Lock()
+			s.pushed[key] = done
+			s.mu.Unlock()
+		}
+	}
+	return done, nil
+}
+
+// errNameBeingFreed: a create found its name still held by the container
+// the plan removed; the key is synced again shortly.
+var errNameBeingFreed = errors.New("the name is still being freed")
+
+// nameRetry is how soon a create waiting for a name is tried again.
+const nameRetry = 200 * time.Millisecond
+
+// removedName reports whether the plan removed a container of op's name
+// before op.
+func removedName(plan HelperPlan, op HelperOp) bool {
+	for _, o := range plan.Ops {
+		if o.ID < op.ID && o.Kind == HelperRemove && o.Name == op.Name {
+			return true
+		}
+	}
+	return false
+}
+
+// create makes and starts a helper from the plan's request, with the
+// helper image.
+func (s *services) create(ctx context.Context, op HelperOp) (string, error) {
+	if op.Request == nil {
+		return "", fmt.Errorf("create %s: the plan names no helper", op.Name)
+	}
+	// As for holders (ensureHolderImage): the sweep must look at helper
+	// images again, and must not collect this one under the create.
+	s.c.helperImages.Store(true)
+	img, err := s.docker.EnsureHelperImage(ctx, s.c.opts.Instance)
+	s.c.helperImages.Store(true)
+	if err != nil {
+		return "", fmt.Errorf("helper image: %w", err)
+	}
+	req := *op.Request
+	req.Image = img
+	id, err := s.docker.CreateHelper(ctx, req)
+	if errors.Is(err, dockerx.ErrConflict) {
+		return "", fmt.Errorf("create %s: the name is held by a container that is not this instance's helper: %w", op.Name, err)
+	}
+	if err != nil {
+		return "", fmt.Errorf("create %s: %w", op.Name, err)
+	}
+	if err := s.docker.StartContainer(ctx, id); err != nil {
+		return "", fmt.Errorf("start %s: %w", op.Name, err)
+	}
+	return id, nil
+}
+
+// startRetries and startRetryDelay bound how long a push to a helper
+// just started waits for its control socket.
+const (
+	startRetries    = 10
+	startRetryDelay = 200 * time.Millisecond
+)
+
+// pushAfter pushes; to a helper this plan just started, it tries again a
+// few times while nothing answers yet, rather than failing the sync (and
+// flapping the Service's ProxyFailure condition) on every start.
+func (s *services) pushAfter(ctx context.Context, key string, op HelperOp, started bool) error {
+	err := s.push(ctx, key, op)
+	for i := 0; started && i < startRetries && errors.Is(err, errNoAnswer); i++ {
+		select {
+		case <-ctx.Done():
+			return err
+		case <-time.After(startRetryDelay):
+		}
+		err = s.push(ctx, key, op)
+	}
+	return err
+}
+
+// errNoAnswer is a push the helper did not apply (helperapi.ExitFailed):
+// nothing answered on its control socket, or it refused the config.
+var errNoAnswer = errors.New("not applied")
+
+// push execs `helper push` in a running helper; exit 0 is the ack. A
+// helper that holds a newer generation than the controller knew (its
+// status was lost) says which: the next push uses a later one.
+func (s *services) push(ctx context.Context, key string, op HelperOp) error {
+	cmd := []string{helperapi.Binary, "helper", helperapi.ModePush, "--config", op.Config}
+	code, out, err := s.docker.ExecOutput(ctx, op.ContainerID, cmd, pushTimeout)
+	if err != nil {
+		return fmt.Errorf("push to %s: %w", op.Name, err)
+	}
+	switch code {
+	case helperapi.ExitOK:
+		return nil
+	case helperapi.ExitStale:
+		var ack helperapi.Ack
+		if json.Unmarshal([]byte(firstLine(out)), &ack) == nil && ack.Generation > 0 {
+			s.mu.Lock()
+			s.floor[key] = max(s.floor[key], ack.Generation)
+			s.mu.Unlock()
+		}
+		return fmt.Errorf("push generation %d to %s: it holds a newer one (%s); pushing again with a later one", op.Generation, op.Name, firstLine(out))
+	}
+	if code == helperapi.ExitFailed {
+		return fmt.Errorf("push to %s: %w (%s)", op.Name, errNoAnswer, firstLine(out))
+	}
+	return fmt.Errorf("push to %s: exit %d: %s", op.Name, code, firstLine(out))
+}
+
+func firstLine(b []byte) string {
+	line, _, _ := strings.Cut(strings.TrimSpace(string(b)), "\n")
+	return line
+}
+
+// sweep queues every Service of the store (live, or deleted with a
+// proxy left) and the DNS server, and reports — or with PruneOrphans
+// removes — proxies of Services this state directory never knew.
+func (s *services) sweep(ctx context.Context) error {
+	if !s.tracker.Synced() {
+		return nil // the first feed of the tracker queues a sweep
+	}
+	recs, errs := s.store.ListServices()
+	for _, err := range errs {
+		s.log.Error("unreadable service record", "err", err)
+	}
+	proxies, err := s.listHelpers(ctx, dockerx.RoleProxy)
+	if err != nil {
+		return err
+	}
+	hasProxy := map[string]bool{}
+	for _, p := range proxies {
+		hasProxy[proxyKey(&p)] = true
+	}
+	known := map[string]bool{}
+	for _, r := range recs {
+		key := serviceKey(&r.Service)
+		known[key] = true
+		if !r.Deleted || hasProxy[key] {
+			s.loop.Add(Request{Key: key})
+		}
+	}
+	s.loop.Add(Request{Key: dnsKey})
+	for _, p := range proxies {
+		key := proxyKey(&p)
+		if known[key] {
+			continue
+		}
+		ns, name, _ := strings.Cut(key, "/")
+		if _, err := s.store.LookupService(ns, name); !errors.Is(err, store.ErrNotFound) {
+			continue // unreadable, or applied since the list: never an orphan
+		}
+		if err := s.handleOrphan(ctx, p); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (s *services) handleOrphan(ctx context.Context, ct dockerx.Container) error {
+	return s.c.orphan(ctx, ct, s.docker.RemoveContainer, "proxy", "service", "container", ct.Name, "service", proxyKey(&ct))
+}
+
+// serviceOwners maps a helper's event to its key: a proxy's to its
+// Service (from its name, INSTANCE_NAME.NS.svc, as events carry no
+// service label), the DNS server's to dnsKey.
+func serviceOwners(instance string) OwnerMapper {
+	return func(ev dockerx.Event) []Request {
+		switch {
+		case ev.Down:
+			return nil
+		case ev.Gap:
+			return []Request{{Key: serviceSweepKey}}
+		case ev.Role == dockerx.RoleDNS:
+			return []Request{{Key: dnsKey}}
+		case ev.Role == dockerx.RoleProxy:
+			rest, ok := strings.CutPrefix(ev.Name, instance+"_")
+			rest, ok2 := strings.CutSuffix(rest, ".svc")
+			name, ns, ok3 := strings.Cut(rest, ".")
+			if ok && ok2 && ok3 && name != "" && ns != "" {
+				return []Request{{Key: ns + "/" + name}}
+			}
+			return []Request{{Key: serviceSweepKey}}
+		}
+		return nil
+	}
+}
+
+// allocator holds every live Service's addresses and host ports, so that
+// two are never given the same: loaded from the statuses at first use,
+// then kept up to date by each sync under its lock.
+type allocator struct {
+	mu     sync.Mutex
+	loaded bool
+	held   map[string]serviceAllocation
+}
+
+// assign allocates for one Service against every other's holdings, and
+// records the outcome.
+func (a *allocator) assign(st ServiceStore, in allocInput) allocation {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	a.loadLocked(st)
+	in.Others = make([]serviceAllocation, 0, len(a.held))
+	for k, h := range a.held {
+		if k != in.Key {
+			in.Others = append(in.Others, h)
+		}
+	}
+	slices.SortFunc(in.Others, func(x, y serviceAllocation) int { return strings.Compare(x.Key, y.Key) })
+	out := allocate(in)
+	nps := nodePortNumbers(in.Service, nil)
+	for _, np := range out.NodePorts {
+		nps = append(nps, np.NodePort)
+	}
+	slices.Sort(nps)
+	a.held[in.Key] = serviceAllocation{Key: in.Key, Created: in.Created, ClusterIP: out.ClusterIP,
+		NodePorts: slices.Compact(nps), Published: publishedOf(out.Bindings)}
+	return out
+}
+
+// loadLocked reads every live Service's status once: the addresses and
+// ports they were given are theirs before any of them is synced.
+func (a *allocator) loadLocked(st ServiceStore) {
+	if a.loaded {
+		return
+	}
+	a.loaded = true
+	recs, _ := st.ListServices()
+	for _, r := range recs {
+		if r.Deleted {
+			continue
+		}
+		svc := defaultService(&r.Service)
+		key := serviceKey(svc)
+		prev, err := st.ReadServiceStatus(svc.Metadata.NamespaceOrDefault(), svc.Metadata.Name)
+		if err != nil || prev == nil {
+			prev = &store.ServiceStatus{}
+		}
+		h := serviceAllocation{Key: key, Created: r.Created, ClusterIP: prev.ClusterIP, NodePorts: nodePortNumbers(svc, prev)}
+		if h.ClusterIP == "" && svc.Spec.ClusterIP != "" {
+			h.ClusterIP = svc.Spec.ClusterIP
+		}
+		if publishes(svc) {
+			for _, p := range svc.Spec.Ports {
+				port := p.Port
+				if svc.Spec.Type == manifests.ServiceTypeNodePort {
+					port = p.NodePort
+					for _, np := range prev.NodePorts {
+						if port == 0 && np.Port == p.Port && np.Protocol == p.Protocol {
+							port = np.NodePort
+						}
+					}
+				}
+				if port != 0 {
+					h.Published = append(h.Published, hostPort{Port: port, Protocol: p.Protocol})
+				}
+			}
+		}
+		a.held[key] = h
+	}
+}
+
+func (a *allocator) release(key string) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	delete(a.held, key)
+}
+
+// clusterIP is a Service's address as allocated ("" none yet).
+func (a *allocator) clusterIP(st ServiceStore, key string) string {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	a.loadLocked(st)
+	return a.held[key].ClusterIP
+}
+
+// needHelpers reports whether helper images may be in use or needed soon
+// by the Services (nil: no Services run): the DNS server runs while any
+// Service or deployment is live (deployments: the sweep's records).
+func (s *services) needHelpers(deployments []*store.Record) bool {
+	if s == nil {
+		return false
+	}
+	for _, d := range deployments {
+		if !d.Deleted {
+			return true
+		}
+	}
+	recs, errs := s.store.ListServices()
+	if len(errs) > 0 {
+		return true
+	}
+	for _, r := range recs {
+		if !r.Deleted {
+			return true
+		}
+	}
+	return false
+}

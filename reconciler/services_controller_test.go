@@ -1,0 +1,124 @@
+package reconciler
+
+import (
+	"context"
+	"io"
+	"log/slog"
+	"os"
+	"testing"
+	"time"
+
+	"k8s.io/apimachinery/pkg/util/intstr"
+
+	"github.com/dockctl/dockctl/dockerx"
+	"github.com/dockctl/dockctl/internal/helperapi"
+	"github.com/dockctl/dockctl/manifests"
+	"github.com/dockctl/dockctl/store"
+)
+
+// newServiceHarness is a controller running deployments and Services on
+// one fake engine whose helpers serve what they are given, with the
+// instance network in place.
+func newServiceHarness(t *testing.T) (*harness, *helperEngine) {
+	t.Helper()
+	eng := newHelperEngine(t, testImage)
+	st, err := store.Open(t.TempDir(), "i")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := st.WriteNetwork(&store.NetworkStatus{Name: "dockctl_i", Subnet: "10.222.0.0/20", IPRange: "10.222.0.0/21",
+		Gateway: "10.222.0.1", DNSIP: "10.222.8.0"}); err != nil {
+		t.Fatal(err)
+	}
+	// Pods join the instance network, as the controller creates them.
+	eng.OnStart = func(id string) error {
+		for _, c := range eng.Snapshot() {
+			if c.ID == id && c.Role == dockerx.RoleReplica {
+				return eng.ConnectNetwork(context.Background(), "dockctl_i", id, dockerx.EndpointSettings{})
+			}
+		}
+		return nil
+	}
+	opts := Options{Instance: "i", ResyncPeriod: time.Hour, CrashBackoffBase: 20 * time.Millisecond, SettleTime: 20 * time.Millisecond,
+		ServiceDocker: eng, ServiceStore: st, ServiceAddress: "127.0.0.1", Logger: slog.New(slog.NewTextHandler(io.Discard, nil))}
+	if os.Getenv("DEBUG_LOG") != "" {
+		opts.Logger = slog.New(slog.NewTextHandler(os.Stderr, nil))
+	}
+	h := &harness{t: t, engine: eng.Engine, store: st, opts: opts, ctrl: New(eng, st, opts)}
+	return h, eng
+}
+
+// servedPods returns the pods a proxy serves on its first port, by name.
+func servedPods(eng *helperEngine, proxy string) map[string]string {
+	var cfg helperapi.ProxyConfig
+	if _, ok := eng.serving(proxy, &cfg); !ok || len(cfg.Ports) == 0 {
+		return nil
+	}
+	out := map[string]string{}
+	for _, ep := range cfg.Ports[0].Endpoints {
+		out[ep.Pod] = ep.IP
+	}
+	return out
+}
+
+// TestServiceController: a deployment of three ready pods and a Service
+// selecting them get a proxy at the Service's address forwarding to the
+// three; a pod that turns unready is pushed out, without a restart.
+func TestServiceController(t *testing.T) {
+	h, eng := newServiceHarness(t)
+	d := deployment(3)
+	d.Spec.Template.Metadata.Labels = map[string]string{"app": "web"}
+	d.Spec.Template.Spec.Containers[0].Ports = []manifests.ContainerPort{{Name: "http", ContainerPort: 8080}}
+	svc := &manifests.Service{APIVersion: "v1", Kind: "Service", Metadata: manifests.ObjectMeta{Name: "web"},
+		Spec: manifests.ServiceSpec{Type: manifests.ServiceTypeNodePort, Selector: map[string]string{"app": "web"},
+			Ports: []manifests.ServicePort{{Name: "http", Port: 80, TargetPort: intstr.FromString("http")}}}}
+	if _, err := h.store.Apply(store.Bundle{Services: []*manifests.Service{svc}, Deployments: []*manifests.Deployment{d}}, store.ApplyOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	h.start()
+
+	h.waitFor("a proxy serving three pods", func() bool { return len(servedPods(eng, "i_web.default.svc")) == 3 })
+	pods := servedPods(eng, "i_web.default.svc")
+	listed, _ := eng.ListContainers(context.Background(), "i") // with their addresses
+	for _, c := range listed {
+		if c.Deployment != "web" {
+			continue
+		}
+		if ip := c.Networks["dockctl_i"]; ip == "" || pods[podName("web", &c)] != ip {
+			t.Errorf("pod %s (%s) served as %v", c.Name, ip, pods)
+		}
+	}
+	reqs := eng.createdHelpers()
+	var proxy dockerx.HelperRequest
+	for _, r := range reqs {
+		if r.Role == dockerx.RoleProxy {
+			proxy = r
+		}
+	}
+	if proxy.Network.IPv4 != "10.222.8.1" || len(proxy.Ports) != 1 || proxy.Ports[0].HostIP != "127.0.0.1" || proxy.Ports[0].HostPort != 30000 {
+		t.Errorf("proxy request %+v", proxy)
+	}
+	h.waitFor("the Service's status", func() bool {
+		st, err := h.store.ReadServiceStatus("default", "web")
+		return err == nil && st != nil && st.ClusterIP == "10.222.8.1" && len(st.Endpoints) == 3 && st.PushedGeneration > 0
+	})
+	h.waitFor("the DNS server", func() bool {
+		var cfg helperapi.DNSConfig
+		_, ok := eng.serving("i_dns", &cfg)
+		return ok && len(cfg.Records) == 1 && cfg.Records[0].Name == "web.default.svc.cluster.local" && cfg.Records[0].IPs[0] == "10.222.8.1"
+	})
+
+	// A pod turns unready: pushed out, the proxy kept.
+	victim := h.ours("web")[1]
+	if err := eng.SetHealth(victim.ID, dockerx.HealthUnhealthy); err != nil {
+		t.Fatal(err)
+	}
+	h.waitFor("the unready pod pushed out", func() bool {
+		p := servedPods(eng, "i_web.default.svc")
+		_, has := p[podName("web", &victim)]
+		return len(p) == 2 && !has
+	})
+	if n := len(eng.createdHelpers()); n != len(reqs) {
+		t.Errorf("helpers created %d, then %d: an endpoint change recreated one", len(reqs), n)
+	}
+}

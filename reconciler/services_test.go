@@ -1,0 +1,465 @@
+package reconciler
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"log/slog"
+	"strings"
+	"testing"
+	"time"
+
+	"k8s.io/apimachinery/pkg/util/intstr"
+
+	"github.com/dockctl/dockctl/dockerx"
+	"github.com/dockctl/dockctl/internal/dockerfake"
+	"github.com/dockctl/dockctl/internal/helperapi"
+	"github.com/dockctl/dockctl/manifests"
+	"github.com/dockctl/dockctl/store"
+)
+
+// svcRig runs a Controller's Service reconciler by hand (no loop): the
+// test feeds the tracker as the deployment sync would, and calls
+// Reconcile.
+type svcRig struct {
+	t       *testing.T
+	docker  *helperEngine
+	svcs    *fakeSvcStore
+	deps    *store.Store
+	ctrl    *Controller
+	tracker *Tracker
+	prune   bool
+}
+
+func newSvcRig(t *testing.T) *svcRig {
+	t.Helper()
+	deps, err := store.Open(t.TempDir(), "i")
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := &svcRig{t: t, docker: newHelperEngine(t), svcs: newFakeSvcStore(), deps: deps}
+	// Removals end when the test says (FinishRemovals): Docker holds a
+	// name, and an address, while it removes a container.
+	r.docker.HoldRemovals(true)
+	r.restart()
+	return r
+}
+
+// restart builds a fresh controller on the same Docker and stores, as a
+// controller restart does; its tracker is fed again.
+func (r *svcRig) restart() {
+	r.ctrl = New(dockerfake.New(), r.deps, Options{Instance: "i", ServiceDocker: r.docker, ServiceStore: r.svcs,
+		ServiceAddress: "127.0.0.1", PruneOrphans: r.prune, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	r.tracker = r.ctrl.tracker
+	r.t.Cleanup(r.ctrl.svc.loop.queue.ShutDown)
+}
+
+// newWebRig is a rig whose Service default/web (ClusterIP) has a proxy
+// serving two ready pods.
+func newWebRig(t *testing.T) *svcRig {
+	r := newSvcRig(t)
+	r.feed(webPods(2, 2))
+	r.svcs.put(webService("", 0))
+	r.reconcile("default/web")
+	return r
+}
+
+// feed gives the tracker the pods of deployment default/web as the
+// deployments' first sweep would, and marks it fed.
+func (r *svcRig) feed(pods []PodEndpoint) {
+	r.tracker.Update("default/web", pods)
+	r.tracker.markSynced()
+}
+
+func (r *svcRig) reconcile(key string) Result {
+	r.t.Helper()
+	res, err := r.ctrl.svc.Reconcile(context.Background(), Request{Key: key})
+	if err != nil {
+		r.t.Fatalf("Reconcile(%s): %v", key, err)
+	}
+	return res
+}
+
+// webPods are n pods of deployment web (app=web, port "http" 8080), the
+// first ready ones ready.
+func webPods(n, ready int) []PodEndpoint {
+	var out []PodEndpoint
+	for i := range n {
+		out = append(out, pe("default", "web", fmt.Sprintf("web-a-%d", i), fmt.Sprintf("10.222.0.%d", i+2), i < ready, app("web"),
+			manifests.ContainerPort{Name: "http", ContainerPort: 8080}))
+	}
+	return out
+}
+
+func webService(typ string, nodePort int32) *store.ServiceRecord {
+	return &store.ServiceRecord{Created: t0, Service: manifests.Service{APIVersion: "v1", Kind: "Service", Metadata: manifests.ObjectMeta{Name: "web"},
+		Spec: manifests.ServiceSpec{Type: typ, Selector: app("web"),
+			Ports: []manifests.ServicePort{{Name: "http", Port: 80, TargetPort: intstr.FromString("http"), NodePort: nodePort}}}}}
+}
+
+// proxyPods returns the pods the proxy of name serves on its first port.
+func (r *svcRig) proxyPods(name string) (string, int64) {
+	r.t.Helper()
+	var cfg helperapi.ProxyConfig
+	if _, ok := r.docker.serving(name, &cfg); !ok {
+		r.t.Fatalf("no proxy %s serving a config", name)
+	}
+	var pods []string
+	for _, ep := range cfg.Ports[0].Endpoints {
+		pods = append(pods, fmt.Sprintf("%s=%s:%d", ep.Pod, ep.IP, ep.Port))
+	}
+	return strings.Join(pods, " "), cfg.Generation
+}
+
+func TestServiceProxyLifecycle(t *testing.T) {
+	r := newSvcRig(t)
+	r.tracker.Update("default/web", webPods(3, 3))
+	// Before the deployments' first sweep the tracker is not trusted.
+	r.svcs.put(webService("NodePort", 0))
+	r.reconcile("default/web")
+	if r.docker.writeCount() != 0 {
+		t.Fatal("a Service was synced before the tracker was")
+	}
+	r.tracker.markSynced()
+
+	r.reconcile("default/web")
+	if len(r.docker.createdHelpers()) != 1 {
+		t.Fatalf("creates: %+v", r.docker.createdHelpers())
+	}
+	req := r.docker.createdHelpers()[0]
+	if req.Name != "i_web.default.svc" || req.Role != dockerx.RoleProxy || req.Service != "web" || req.Namespace != "default" ||
+		req.Network.IPv4 != "10.222.8.1" || req.Network.Name != "dockctl_i" || req.Image == "" ||
+		fmt.Sprint(req.Ports) != "[{127.0.0.1 30000 80 TCP}]" || req.Cmd[2] != helperapi.ModeProxy {
+		t.Errorf("proxy request %+v", req)
+	}
+	if pods, gen := r.proxyPods("i_web.default.svc"); pods != "web-a-0=10.222.0.2:8080 web-a-1=10.222.0.3:8080 web-a-2=10.222.0.4:8080" || gen != 1 {
+		t.Errorf("proxy serves %s (generation %d)", pods, gen)
+	}
+	st := r.svcs.status("default/web")
+	if st.ClusterIP != "10.222.8.1" || fmt.Sprint(st.NodePorts) != "[{80 TCP 30000}]" || len(st.Endpoints) != 3 || st.PushedGeneration != 1 ||
+		st.ObservedGeneration != 1 || len(st.Conditions) != 0 {
+		t.Errorf("status %+v", st)
+	}
+
+	// Converged: no write to Docker, none to the store.
+	dw, sw := r.docker.writeCount(), r.svcs.writeCount()
+	r.reconcile("default/web")
+	if r.docker.writeCount() != dw || r.svcs.writeCount() != sw {
+		t.Errorf("an idle sync wrote: docker %d→%d, store %d→%d", dw, r.docker.writeCount(), sw, r.svcs.writeCount())
+	}
+
+	// A pod turns unready: pushed without it, no restart.
+	r.tracker.Update("default/web", webPods(3, 2))
+	r.reconcile("default/web")
+	if pods, gen := r.proxyPods("i_web.default.svc"); pods != "web-a-0=10.222.0.2:8080 web-a-1=10.222.0.3:8080" || gen != 2 {
+		t.Errorf("after unready: %s (generation %d)", pods, gen)
+	}
+	if len(r.docker.createdHelpers()) != 1 {
+		t.Error("an endpoint change recreated the proxy")
+	}
+	st = r.svcs.status("default/web")
+	if st.PushedGeneration != 2 || len(st.Endpoints) != 3 || st.Endpoints[2].Ready {
+		t.Errorf("status after unready: %+v", st)
+	}
+
+	// A controller restart pushes once, then is idle again; the address
+	// and nodePort are kept.
+	r.restart()
+	r.feed(webPods(3, 2))
+	r.reconcile("default/web")
+	if _, gen := r.proxyPods("i_web.default.svc"); gen != 3 {
+		t.Errorf("after a restart: generation %d, want a re-push (3)", gen)
+	}
+	dw = r.docker.writeCount()
+	r.reconcile("default/web")
+	if r.docker.writeCount() != dw || len(r.docker.createdHelpers()) != 1 {
+		t.Errorf("the second sync after a restart wrote (%d creates)", len(r.docker.createdHelpers()))
+	}
+	if st := r.svcs.status("default/web"); st.ClusterIP != "10.222.8.1" || fmt.Sprint(st.NodePorts) != "[{80 TCP 30000}]" {
+		t.Errorf("allocations not kept: %+v", st)
+	}
+
+	// Removed by hand: created again with the same address, once Docker
+	// has freed the name (and the address).
+	id, _ := r.docker.serving("i_web.default.svc", &struct{}{})
+	if err := r.docker.RemoveContainer(context.Background(), id); err != nil {
+		t.Fatal(err)
+	}
+	if res := r.reconcile("default/web"); res.RequeueAfter <= 0 || len(r.docker.createdHelpers()) != 1 {
+		t.Errorf("while the name is held: %+v, %d creates; want a requeue and no create", res, len(r.docker.createdHelpers()))
+	}
+	r.docker.FinishRemovals()
+	r.reconcile("default/web")
+	if len(r.docker.createdHelpers()) != 2 || r.docker.createdHelpers()[1].Network.IPv4 != "10.222.8.1" {
+		t.Errorf("repair: %+v", r.docker.createdHelpers())
+	}
+
+	// Deleted: the proxy goes.
+	rec := webService("NodePort", 0)
+	rec.Deleted = true
+	r.svcs.put(rec)
+	r.reconcile("default/web")
+	r.docker.FinishRemovals()
+	if cs, _ := r.docker.ListContainers(context.Background(), "i"); len(cs) != 0 {
+		t.Errorf("after delete: %v", cs)
+	}
+}
+
+func TestServiceStalePush(t *testing.T) {
+	r := newWebRig(t)
+	// The status was lost while the proxy moved on to generation 50.
+	r.svcs.mu.Lock()
+	delete(r.svcs.statuses, "default/web")
+	r.svcs.mu.Unlock()
+	id, _ := r.docker.serving("i_web.default.svc", &struct{}{})
+	r.docker.mu.Lock()
+	r.docker.served[id] = `{"generation":50}`
+	r.docker.mu.Unlock()
+	r.restart()
+	r.feed(webPods(2, 1))
+	if _, err := r.ctrl.svc.Reconcile(context.Background(), Request{Key: "default/web"}); err == nil || !strings.Contains(err.Error(), "newer") {
+		t.Fatalf("first push: %v, want a stale refusal", err)
+	}
+	st := r.svcs.status("default/web")
+	if c := findCondition(st.Conditions, ServiceProxyFailure); c == nil || c.Reason != ReasonProxyPushFailed {
+		t.Errorf("conditions %+v, want ProxyFailure/PushFailed", st.Conditions)
+	}
+	r.reconcile("default/web")
+	if pods, gen := r.proxyPods("i_web.default.svc"); gen != 51 || pods != "web-a-0=10.222.0.2:8080" {
+		t.Errorf("after a stale push: %s generation %d, want 51", pods, gen)
+	}
+	if st := r.svcs.status("default/web"); st.PushedGeneration != 51 || findCondition(st.Conditions, ServiceProxyFailure) != nil {
+		t.Errorf("status %+v", st)
+	}
+}
+
+func findCondition(cs []store.Condition, typ string) *store.Condition {
+	for i := range cs {
+		if cs[i].Type == typ {
+			return &cs[i]
+		}
+	}
+	return nil
+}
+
+func TestServicePortConflicts(t *testing.T) {
+	r := newSvcRig(t)
+	r.tracker.markSynced()
+	db := deployment(1)
+	db.Metadata.Name = "db"
+	db.Spec.Template.Spec.Containers[0].Ports = []manifests.ContainerPort{{ContainerPort: 5432, HostPort: 30080, Protocol: "TCP"}}
+	if _, err := r.deps.Apply(store.Deployments(db), store.ApplyOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	r.docker.daemon = []dockerx.Container{{ID: "x", Name: "someone_else", Ports: []dockerx.Port{{HostIP: "0.0.0.0", HostPort: 8443, Protocol: "tcp"}}}}
+	web := webService("NodePort", 30080)
+	web.Service.Spec.Ports = append(web.Service.Spec.Ports, manifests.ServicePort{Name: "admin", Port: 81, NodePort: 30081})
+	r.svcs.put(web)
+	lb := &store.ServiceRecord{Created: t0, Service: manifests.Service{Metadata: manifests.ObjectMeta{Name: "lb", Namespace: "shop"},
+		Spec: manifests.ServiceSpec{Type: "LoadBalancer", Selector: app("lb"), Ports: []manifests.ServicePort{{Port: 8443}}}}}
+	r.svcs.put(lb)
+	r.reconcile("default/web")
+	r.reconcile("shop/lb")
+
+	st := r.svcs.status("default/web")
+	c := findCondition(st.Conditions, ServicePortConflict)
+	if c == nil || !strings.Contains(c.Message, "127.0.0.1:30080/TCP is published by deployment default/db") {
+		t.Errorf("web conditions %+v", st.Conditions)
+	}
+	if fmt.Sprint(r.docker.createdHelpers()[0].Ports) != "[{127.0.0.1 30081 81 TCP}]" {
+		t.Errorf("web publishes %v: the conflicting port must be left out", r.docker.createdHelpers()[0].Ports)
+	}
+	st = r.svcs.status("shop/lb")
+	if c := findCondition(st.Conditions, ServicePortConflict); c == nil || !strings.Contains(c.Message, "container someone_else") {
+		t.Errorf("lb conditions %+v", st.Conditions)
+	}
+	if st.ClusterIP != "10.222.8.2" {
+		t.Errorf("lb's ClusterIP %s, want the next free one", st.ClusterIP)
+	}
+	// A standing conflict is no change: nothing is written again.
+	sw, dw := r.svcs.writeCount(), r.docker.writeCount()
+	r.reconcile("default/web")
+	r.reconcile("shop/lb")
+	if r.svcs.writeCount() != sw || r.docker.writeCount() != dw {
+		t.Errorf("idle syncs with conflicts wrote: store %d→%d, docker %d→%d", sw, r.svcs.writeCount(), dw, r.docker.writeCount())
+	}
+}
+
+func TestServiceOrphanProxies(t *testing.T) {
+	for _, prune := range []bool{false, true} {
+		t.Run(fmt.Sprint("prune=", prune), func(t *testing.T) {
+			r := newSvcRig(t)
+			r.prune = prune
+			r.restart()
+			r.tracker.markSynced()
+			img, _ := r.docker.EnsureHelperImage(context.Background(), "i")
+			if _, err := r.docker.CreateHelper(context.Background(), dockerx.HelperRequest{Instance: "i", Namespace: "default", Name: "i_gone.default.svc",
+				Role: dockerx.RoleProxy, Service: "gone", Image: img, Cmd: []string{"/dockctl", "helper", "proxy", "--config", "{}"},
+				Network: dockerx.PodNetwork{Name: "dockctl_i", IPv4: "10.222.8.50"}}); err != nil {
+				t.Fatal(err)
+			}
+			r.reconcile(serviceSweepKey)
+			r.reconcile("default/gone")
+			r.docker.FinishRemovals()
+			cs, _ := r.docker.ListContainers(context.Background(), "i")
+			if kept := len(cs) == 1; kept == prune {
+				t.Errorf("prune=%v: orphan proxy kept=%v", prune, kept)
+			}
+		})
+	}
+}
+
+func TestServiceHeadlessAndDNS(t *testing.T) {
+	r := newSvcRig(t)
+	r.feed(webPods(3, 2))
+	web := webService("", 0)
+	r.svcs.put(web)
+	headless := webService("", 0)
+	headless.Service.Metadata.Name = "web-pods"
+	headless.Service.Spec.ClusterIP = manifests.ClusterIPNone
+	r.svcs.put(headless)
+	r.reconcile("default/web")
+	r.reconcile("default/web-pods")
+	if len(r.docker.createdHelpers()) != 1 {
+		t.Fatalf("creates %+v: a headless Service gets no proxy", r.docker.createdHelpers())
+	}
+	if st := r.svcs.status("default/web-pods"); st.ClusterIP != "None" || len(st.Endpoints) != 3 {
+		t.Errorf("headless status %+v", st)
+	}
+	r.reconcile(dnsKey)
+	var cfg helperapi.DNSConfig
+	if _, ok := r.docker.serving("i_dns", &cfg); !ok {
+		t.Fatal("no DNS server")
+	}
+	req := r.docker.createdHelpers()[1]
+	if req.Role != dockerx.RoleDNS || req.Network.IPv4 != "10.222.8.0" || len(req.Ports) != 0 {
+		t.Errorf("DNS request %+v", req)
+	}
+	got, _ := json.Marshal(cfg.Records)
+	want := `[{"name":"web-pods.default.svc.cluster.local","ips":["10.222.0.2","10.222.0.3"],"ports":[{"name":"http","protocol":"TCP","port":8080}]},` +
+		`{"name":"web.default.svc.cluster.local","ips":["10.222.8.1"],"ports":[{"name":"http","protocol":"TCP","port":80}]}]`
+	if string(got) != want || cfg.Domain != "cluster.local" {
+		t.Errorf("records %s\nwant    %s", got, want)
+	}
+	// Readiness moves the headless name; the ClusterIP name stays.
+	r.tracker.Update("default/web", webPods(3, 3))
+	r.reconcile("default/web-pods")
+	r.reconcile(dnsKey)
+	r.docker.serving("i_dns", &cfg)
+	if fmt.Sprint(cfg.Records[0].IPs) != "[10.222.0.2 10.222.0.3 10.222.0.4]" {
+		t.Errorf("headless after readiness: %v", cfg.Records[0].IPs)
+	}
+	// Idle: nothing written.
+	dw := r.docker.writeCount()
+	r.reconcile(dnsKey)
+	if r.docker.writeCount() != dw {
+		t.Error("an idle DNS sync wrote")
+	}
+	// Nothing left: the DNS server goes too.
+	for _, rec := range []*store.ServiceRecord{web, headless} {
+		rec.Deleted = true
+		r.svcs.put(rec)
+	}
+	r.reconcile(dnsKey)
+	r.docker.FinishRemovals()
+	if _, ok := r.docker.serving("i_dns", &cfg); ok {
+		t.Error("DNS server left with nothing to serve")
+	}
+}
+
+// TestServiceDrain: Drain returns once the proxy has acknowledged a
+// config without the pod, as a Service sync pushes it.
+func TestServiceDrain(t *testing.T) {
+	r := newSvcRig(t)
+	r.feed(webPods(3, 3))
+	r.svcs.put(webService("", 0))
+	r.reconcile("default/web")
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	done := drainAsync(r.tracker, ctx, "default", "web-a-2")
+	// Once Drain has marked the pod (and queued the Service), its sync
+	// pushes.
+	svc := defaultService(&webService("", 0).Service)
+	for ready, _ := r.tracker.Endpoints(svc); len(ready) == 3; ready, _ = r.tracker.Endpoints(svc) {
+		time.Sleep(time.Millisecond)
+	}
+	r.reconcile("default/web")
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	if pods, _ := r.proxyPods("i_web.default.svc"); pods != "web-a-0=10.222.0.2:8080 web-a-1=10.222.0.3:8080" {
+		t.Errorf("proxy serves %s after the drain", pods)
+	}
+}
+
+func TestServiceWaitsForTheNetwork(t *testing.T) {
+	r := newSvcRig(t)
+	r.svcs.network = nil
+	r.tracker.markSynced()
+	r.svcs.put(webService("", 0))
+	if res := r.reconcile("default/web"); res.RequeueAfter <= 0 {
+		t.Errorf("no requeue while the network is unknown: %+v", res)
+	}
+	if len(r.docker.createdHelpers()) != 0 {
+		t.Error("a proxy made without a network")
+	}
+	if res := r.reconcile(dnsKey); res.RequeueAfter <= 0 || len(r.docker.createdHelpers()) != 0 {
+		t.Errorf("DNS without a network: %+v, %d creates", res, len(r.docker.createdHelpers()))
+	}
+}
+
+func TestServiceOwners(t *testing.T) {
+	m := serviceOwners("my_inst")
+	tests := []struct {
+		ev   dockerx.Event
+		want string
+	}{
+		{dockerx.Event{Role: dockerx.RoleProxy, Name: "my_inst_web.shop.svc"}, "shop/web"},
+		{dockerx.Event{Role: dockerx.RoleProxy, Name: "other_web.shop.svc"}, "*"},
+		{dockerx.Event{Role: dockerx.RoleDNS, Name: "my_inst_dns"}, "dns/"},
+		{dockerx.Event{Gap: true}, "*"},
+		{dockerx.Event{Down: true}, ""},
+		{dockerx.Event{Role: dockerx.RoleReplica, Deployment: "web"}, ""},
+	}
+	for _, tt := range tests {
+		var keys []string
+		for _, r := range m(tt.ev) {
+			keys = append(keys, r.Key)
+		}
+		if strings.Join(keys, ",") != tt.want {
+			t.Errorf("%+v → %v, want %q", tt.ev, keys, tt.want)
+		}
+	}
+	if got := deploymentOwners(dockerx.Event{Role: dockerx.RoleProxy, Name: "i_web.default.svc"}); len(got) != 0 {
+		t.Errorf("a proxy's event queued deployments: %v", got)
+	}
+}
+
+// A proxy started by a sync (stopped by hand) is pushed to once its
+// control socket answers: the sync waits a little rather than failing.
+func TestServicePushAfterStart(t *testing.T) {
+	r := newWebRig(t)
+	id, _ := r.docker.serving("i_web.default.svc", &struct{}{})
+	if err := r.docker.KillSilently(id); err != nil { // stopped, as by hand
+		t.Fatal(err)
+	}
+	r.restart() // what it serves is unknown: a start, then a push
+	r.feed(webPods(2, 2))
+	refused := 0
+	r.docker.exec = func(id string, cmd []string) (int, []byte) {
+		if refused < 2 {
+			refused++
+			return helperapi.ExitFailed, nil // not listening yet
+		}
+		r.docker.exec = nil
+		return helperapi.ExitOK, []byte(`{"generation":2}`)
+	}
+	r.reconcile("default/web")
+	if refused != 2 || r.docker.exec != nil {
+		t.Errorf("pushes refused %d, handler left %v: want two refusals, then the ack", refused, r.docker.exec != nil)
+	}
+	if st := r.svcs.status("default/web"); st.PushedGeneration != 2 || len(st.Conditions) != 0 {
+		t.Errorf("status %+v", st)
+	}
+}
