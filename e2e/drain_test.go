@@ -177,13 +177,7 @@ func (l *loadGen) firstErrors() string {
 // (readiness 503, Connection: close) for --drain-delay, then shuts down
 // gracefully.
 func TestServiceDrain(t *testing.T) {
-	e := newSvcEnv(t)
-	e.startSvcController(testSubnet(t))
-	port := freePort(t)
-	e.apply(bundle(
-		svcDeployment{name: "web", app: "web", replicas: 4, probePath: "/readyz", args: []string{"--drain-delay=1s"}, grace: 15}.manifest(),
-		serviceManifest("", "web", "web", publishedSpec(port))))
-	e.waitPodsRunning("default", "web", 4)
+	e, _, port := publishedWeb(t, 4, "--drain-delay=1s")
 	e.mustDockctl("", "rollout", "status", "deployment/web", "--timeout", "2m")
 	url := fmt.Sprintf("http://127.0.0.1:%d/", port)
 	waitHostAnswers(t, url, "hello from workload")

@@ -665,6 +665,23 @@ func TestServicePublished(t *testing.T) {
 	})
 }
 
+// publishedWeb starts a test's controller and a deployment web of the
+// workload (with args, ready on /readyz, a grace period of 10 s) behind a
+// LoadBalancer Service web on a free port, and waits for its replicas to
+// run.
+func publishedWeb(t *testing.T, replicas int, args ...string) (e *env, subnet string, port int) {
+	t.Helper()
+	e = newSvcEnv(t)
+	subnet = testSubnet(t)
+	e.startSvcController(subnet)
+	port = freePort(t)
+	e.apply(bundle(
+		svcDeployment{name: "web", app: "web", replicas: replicas, probePath: "/readyz", args: args, grace: 10}.manifest(),
+		serviceManifest("", "web", "web", publishedSpec(port))))
+	e.waitPodsRunning("default", "web", replicas)
+	return e, subnet, port
+}
+
 // helpersOne returns the ID of the running proxy of a default-namespace
 // Service.
 func (e *env) helpersOne(service string) string {
@@ -727,14 +744,7 @@ func TestServiceRepair(t *testing.T) {
 // request fails; started again, the controller takes a scale-up without
 // disturbing the traffic.
 func TestServiceControllerRestart(t *testing.T) {
-	e := newSvcEnv(t)
-	subnet := testSubnet(t)
-	e.startSvcController(subnet)
-	port := freePort(t)
-	e.apply(bundle(
-		svcDeployment{name: "web", app: "web", replicas: 2, probePath: "/readyz", args: []string{"--drain-delay=1s"}, grace: 10}.manifest(),
-		serviceManifest("", "web", "web", publishedSpec(port))))
-	e.waitPodsRunning("default", "web", 2)
+	e, subnet, port := publishedWeb(t, 2, "--drain-delay=1s")
 	url := fmt.Sprintf("http://127.0.0.1:%d/whoami", port)
 	waitHostAnswers(t, url, "web-")
 	e.mustDockctl("", "rollout", "status", "deployment/web", "--timeout", "2m")
@@ -784,14 +794,8 @@ func TestServiceControllerRestart(t *testing.T) {
 // them — are connected to it in place by the controller: same container,
 // never restarted, and reachable through the Service.
 func TestServiceUpgradeInPlace(t *testing.T) {
-	e := newSvcEnv(t)
-	subnet := testSubnet(t)
-	e.startSvcController(subnet)
-	port := freePort(t)
-	e.apply(bundle(
-		svcDeployment{name: "web", app: "web", replicas: 2, probePath: "/readyz", args: []string{"--message=upgraded"}}.manifest(),
-		serviceManifest("", "web", "web", publishedSpec(port))))
-	before := e.waitPodsRunning("default", "web", 2)
+	e, subnet, port := publishedWeb(t, 2, "--message=upgraded")
+	before := e.podsOf("default", "web")
 	url := fmt.Sprintf("http://127.0.0.1:%d/", port)
 	waitHostAnswers(t, url, "upgraded")
 
