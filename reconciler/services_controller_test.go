@@ -2,9 +2,11 @@ package reconciler
 
 import (
 	"context"
+	"encoding/json"
 	"io"
 	"log/slog"
 	"os"
+	"strings"
 	"testing"
 	"time"
 
@@ -30,17 +32,9 @@ func newServiceHarness(t *testing.T) (*harness, *helperEngine) {
 		Gateway: "10.222.0.1", DNSIP: "10.222.8.0"}); err != nil {
 		t.Fatal(err)
 	}
-	// Pods join the instance network, as the controller creates them.
-	eng.OnStart = func(id string) error {
-		for _, c := range eng.Snapshot() {
-			if c.ID == id && c.Role == dockerx.RoleReplica {
-				return eng.ConnectNetwork(context.Background(), "dockctl_i", id, dockerx.EndpointSettings{})
-			}
-		}
-		return nil
-	}
 	opts := Options{Instance: "i", ResyncPeriod: time.Hour, CrashBackoffBase: 20 * time.Millisecond, SettleTime: 20 * time.Millisecond,
-		ServiceDocker: eng, ServiceStore: st, ServiceAddress: "127.0.0.1", Logger: slog.New(slog.NewTextHandler(io.Discard, nil))}
+		NetworkDocker: eng, ServiceDocker: eng, ServiceStore: st, ServiceAddress: "127.0.0.1",
+		Logger: slog.New(slog.NewTextHandler(io.Discard, nil))}
 	if os.Getenv("DEBUG_LOG") != "" {
 		opts.Logger = slog.New(slog.NewTextHandler(os.Stderr, nil))
 	}
@@ -63,7 +57,9 @@ func servedPods(eng *helperEngine, proxy string) map[string]string {
 
 // TestServiceController: a deployment of three ready pods and a Service
 // selecting them get a proxy at the Service's address forwarding to the
-// three; a pod that turns unready is pushed out, without a restart.
+// three; a pod that turns unready is pushed out, without a restart; a
+// scale-down stops no pod before the proxy has acknowledged a config
+// without it.
 func TestServiceController(t *testing.T) {
 	h, eng := newServiceHarness(t)
 	d := deployment(3)
@@ -121,4 +117,52 @@ func TestServiceController(t *testing.T) {
 	if n := len(eng.createdHelpers()); n != len(reqs) {
 		t.Errorf("helpers created %d, then %d: an endpoint change recreated one", len(reqs), n)
 	}
+
+	// Scale down to one: the unready pod and a ready one go, each drained
+	// before its stop signal.
+	byID := map[string]string{}
+	for _, c := range h.ours("web") {
+		byID[c.ID] = podName("web", &c)
+	}
+	if _, err := h.store.Update("default", "web", func(d *manifests.Deployment) error {
+		one := int32(1)
+		d.Spec.Replicas = &one
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	h.waitFor("one pod left, served alone", func() bool {
+		return len(h.ours("web")) == 1 && len(servedPods(eng, "i_web.default.svc")) == 1
+	})
+	served := map[string]bool{} // what the proxy serves, as the journal goes
+	stopped := 0
+	for _, e := range eng.entries() {
+		kind, rest, _ := strings.Cut(e, " ")
+		id, config, _ := strings.Cut(rest, " ")
+		switch {
+		case kind == "push" && id == proxyID(eng):
+			var cfg helperapi.ProxyConfig
+			if err := json.Unmarshal([]byte(config), &cfg); err != nil {
+				t.Fatal(err)
+			}
+			served = map[string]bool{}
+			for _, ep := range cfg.Ports[0].Endpoints {
+				served[ep.Pod] = true
+			}
+		case kind == "stop" && byID[id] != "":
+			stopped++
+			if served[byID[id]] {
+				t.Errorf("pod %s was stopped while the proxy still served it", byID[id])
+			}
+		}
+	}
+	if stopped != 2 {
+		t.Errorf("%d pods stopped, want 2; journal %q", stopped, eng.entries())
+	}
+}
+
+// proxyID is the ID of the web Service's proxy.
+func proxyID(eng *helperEngine) string {
+	id, _ := eng.serving("i_web.default.svc", &struct{}{})
+	return id
 }
