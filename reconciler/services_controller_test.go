@@ -55,6 +55,22 @@ func servedPods(eng *helperEngine, proxy string) map[string]string {
 	return out
 }
 
+// webApp is deployment web (app=web, port "http" 8080) and its NodePort
+// Service, applied together.
+func webApp(t *testing.T, h *harness, replicas int32, readiness *manifests.Probe) {
+	t.Helper()
+	d := deployment(replicas)
+	d.Spec.Template.Metadata.Labels = map[string]string{"app": "web"}
+	d.Spec.Template.Spec.Containers[0].Ports = []manifests.ContainerPort{{Name: "http", ContainerPort: 8080}}
+	d.Spec.Template.Spec.Containers[0].ReadinessProbe = readiness
+	svc := &manifests.Service{APIVersion: "v1", Kind: "Service", Metadata: manifests.ObjectMeta{Name: "web"},
+		Spec: manifests.ServiceSpec{Type: manifests.ServiceTypeNodePort, Selector: map[string]string{"app": "web"},
+			Ports: []manifests.ServicePort{{Name: "http", Port: 80, TargetPort: intstr.FromString("http")}}}}
+	if _, err := h.store.Apply(store.Bundle{Services: []*manifests.Service{svc}, Deployments: []*manifests.Deployment{d}}, store.ApplyOptions{}); err != nil {
+		t.Fatal(err)
+	}
+}
+
 // TestServiceController: a deployment of three ready pods and a Service
 // selecting them get a proxy at the Service's address forwarding to the
 // three; a pod that turns unready is pushed out, without a restart; a
@@ -62,15 +78,7 @@ func servedPods(eng *helperEngine, proxy string) map[string]string {
 // without it.
 func TestServiceController(t *testing.T) {
 	h, eng := newServiceHarness(t)
-	d := deployment(3)
-	d.Spec.Template.Metadata.Labels = map[string]string{"app": "web"}
-	d.Spec.Template.Spec.Containers[0].Ports = []manifests.ContainerPort{{Name: "http", ContainerPort: 8080}}
-	svc := &manifests.Service{APIVersion: "v1", Kind: "Service", Metadata: manifests.ObjectMeta{Name: "web"},
-		Spec: manifests.ServiceSpec{Type: manifests.ServiceTypeNodePort, Selector: map[string]string{"app": "web"},
-			Ports: []manifests.ServicePort{{Name: "http", Port: 80, TargetPort: intstr.FromString("http")}}}}
-	if _, err := h.store.Apply(store.Bundle{Services: []*manifests.Service{svc}, Deployments: []*manifests.Deployment{d}}, store.ApplyOptions{}); err != nil {
-		t.Fatal(err)
-	}
+	webApp(t, h, 3, nil)
 	h.start()
 
 	h.waitFor("a proxy serving three pods", func() bool { return len(servedPods(eng, "i_web.default.svc")) == 3 })
@@ -165,4 +173,49 @@ func TestServiceController(t *testing.T) {
 func proxyID(eng *helperEngine) string {
 	id, _ := eng.serving("i_web.default.svc", &struct{}{})
 	return id
+}
+
+// gateRunner's probes succeed once it is opened; until then they wait.
+type gateRunner struct{ open chan struct{} }
+
+func (g gateRunner) Run(ctx context.Context, _ probeTarget, _ *manifests.Probe) error {
+	select {
+	case <-g.open:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// TestServiceControllerRestart: a restarted controller pushes to the
+// proxy once, with the pods that were ready — not an empty set while the
+// readiness probes of its new workers have not run yet.
+func TestServiceControllerRestart(t *testing.T) {
+	h, eng := newServiceHarness(t)
+	opened := gateRunner{open: make(chan struct{})}
+	close(opened.open)
+	h.ctrl.prober.runner = opened
+	webApp(t, h, 2, fastProbe())
+	h.start()
+	h.waitFor("a proxy serving both pods", func() bool { return len(servedPods(eng, "i_web.default.svc")) == 2 })
+	h.waitFor("the readiness verdicts recorded", func() bool {
+		st, err := h.store.ReadServiceStatus("default", "web")
+		return err == nil && st != nil && len(st.Endpoints) == 2 && st.Endpoints[0].Ready && st.Endpoints[1].Ready
+	})
+	h.stop()
+
+	pushes := len(eng.entries())
+	gate := gateRunner{open: make(chan struct{})}
+	defer close(gate.open)
+	h.ctrl = New(eng, h.store, h.opts)
+	h.ctrl.prober.runner = gate // no verdict until the test is over
+	h.start()
+	h.waitFor("the first push after the restart", func() bool { return len(eng.entries()) > pushes })
+	for _, e := range eng.entries()[pushes:] {
+		var cfg helperapi.ProxyConfig
+		_, config, _ := strings.Cut(strings.TrimPrefix(e, "push "), " ")
+		if strings.HasPrefix(e, "push ") && json.Unmarshal([]byte(config), &cfg) == nil && cfg.Service == "default/web" && len(cfg.Ports[0].Endpoints) != 2 {
+			t.Errorf("pushed after the restart: %s", config)
+		}
+	}
 }
