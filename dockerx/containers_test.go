@@ -47,7 +47,7 @@ func TestFromSummary(t *testing.T) {
 		Ports:   []container.Port{{IP: "0.0.0.0", PrivatePort: 8080, PublicPort: 18080, Type: "tcp"}},
 	}
 	proxy := container.Summary{
-		ID: "id2", Names: []string{"/i_web.shop.svc"}, Image: "dockctl-helper:i-abc", Created: 1700000000,
+		ID: "id2", Names: []string{"/i_web.shop_svc"}, Image: "dockctl-helper:i-abc", Created: 1700000000,
 		Labels: map[string]string{LabelInstance: "i", LabelNamespace: "shop", LabelRole: RoleProxy, LabelService: "web", LabelConfigHash: "c0ffee"},
 		State:  "created", Status: "Created",
 		NetworkSettings: &container.NetworkSettingsSummary{Networks: map[string]*network.EndpointSettings{
@@ -78,7 +78,7 @@ func TestFromSummary(t *testing.T) {
 			Ports: []Port{{HostIP: "0.0.0.0", HostPort: 18080, ContainerPort: 8080, Protocol: "tcp"}},
 		}},
 		{"proxy helper: namespace, service, config hash, networks", proxy, Container{
-			ID: "id2", Name: "i_web.shop.svc", Image: "dockctl-helper:i-abc", Labels: proxy.Labels,
+			ID: "id2", Name: "i_web.shop_svc", Image: "dockctl-helper:i-abc", Labels: proxy.Labels,
 			Instance: "i", Role: RoleProxy, Namespace: "shop", Service: "web", ConfigHash: "c0ffee",
 			Networks: map[string]string{"dockctl_i": "", "extra": "172.20.0.3", "broken": ""},
 			State:    StateCreated, Status: "Created", Created: time.Unix(1700000000, 0),

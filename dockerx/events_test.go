@@ -233,8 +233,8 @@ func TestFromMessage(t *testing.T) {
 			Event{Action: "start", ContainerID: "c1", Name: "i_web-abc-0", Deployment: "web", Namespace: "default", Time: at}},
 		{"replica of a namespace", map[string]string{"name": "i_web.shop-abc-0", LabelInstance: "i", LabelDeployment: "web", LabelRole: RoleReplica, LabelNamespace: "shop"},
 			Event{Action: "start", ContainerID: "c1", Name: "i_web.shop-abc-0", Deployment: "web", Role: RoleReplica, Namespace: "shop", Time: at}},
-		{"proxy helper", map[string]string{"name": "i_web.shop.svc", LabelRole: RoleProxy, LabelNamespace: "shop", LabelService: "web"},
-			Event{Action: "start", ContainerID: "c1", Name: "i_web.shop.svc", Role: RoleProxy, Namespace: "shop", Time: at}},
+		{"proxy helper", map[string]string{"name": "i_web.shop_svc", LabelRole: RoleProxy, LabelNamespace: "shop", LabelService: "web"},
+			Event{Action: "start", ContainerID: "c1", Name: "i_web.shop_svc", Role: RoleProxy, Namespace: "shop", Time: at}},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			m := events.Message{Type: events.ContainerEventType, Action: "start",

@@ -17,7 +17,7 @@ import (
 
 func proxyRequest() HelperRequest {
 	return HelperRequest{
-		Instance: "default", Namespace: "shop", Name: "default_web.shop.svc", Role: RoleProxy, Service: "web", ConfigHash: "0f1e2d3c",
+		Instance: "default", Namespace: "shop", Name: "default_web.shop_svc", Role: RoleProxy, Service: "web", ConfigHash: "0f1e2d3c",
 		Image: "dockctl-helper:default-0123456789ab",
 		Cmd:   []string{"/dockctl", "helper", "proxy", "--config", `{"generation":1}`},
 		Network: PodNetwork{Name: "dockctl_default", IPv4: "10.222.8.2", Aliases: []string{"web.shop.svc"},
@@ -125,7 +125,7 @@ func TestCreateHelper(t *testing.T) {
 	if f.created.RestartPolicy.Name != container.RestartPolicyAlways || f.created.LogConfig.Config["max-size"] != "10485760" {
 		t.Errorf("created %+v: want restart always and the client's log rotation", f.created)
 	}
-	f = &fakeAPI{loggingDriver: "json-file", createErr: cerrdefs.ErrConflict.WithMessage(`Conflict. The container name "/default_web.shop.svc" is already in use`)}
+	f = &fakeAPI{loggingDriver: "json-file", createErr: cerrdefs.ErrConflict.WithMessage(`Conflict. The container name "/default_web.shop_svc" is already in use`)}
 	if _, err := newFakeClient(f).CreateHelper(context.Background(), proxyRequest()); !errors.Is(err, ErrConflict) {
 		t.Errorf("CreateHelper of a taken name = %v, want ErrConflict", err)
 	}

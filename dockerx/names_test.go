@@ -96,7 +96,7 @@ func TestParseNamespace(t *testing.T) {
 		{"template label on a default member", labels("team"), "i_web-h-0.app", "default"},
 		{"other instance's prefix", labels("team"), "j_web.team-h-0", "default"},
 		// Objects of no deployment (helpers, networks) have only the label.
-		{"helper", map[string]string{LabelInstance: "i", LabelNamespace: "team"}, "i_web.team.svc", "team"},
+		{"helper", map[string]string{LabelInstance: "i", LabelNamespace: "team"}, "i_web.team_svc", "team"},
 		{"nothing", nil, "", "default"},
 	}
 	for _, tt := range tests {

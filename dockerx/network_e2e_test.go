@@ -329,7 +329,7 @@ func TestE2EHelperImage(t *testing.T) {
 
 	port := freePort(t)
 	req := HelperRequest{
-		Instance: instance, Namespace: "shop", Name: instance + "_web.shop.svc", Role: RoleProxy, Service: "web", ConfigHash: "c0ffee",
+		Instance: instance, Namespace: "shop", Name: instance + "_web.shop_svc", Role: RoleProxy, Service: "web", ConfigHash: "c0ffee",
 		Image: ref, Cmd: []string{helperapi.Binary, "--help"},
 		Network: PodNetwork{Name: n.Name, IPv4: staticAddr(n, 1), Aliases: []string{"web.shop.svc"}},
 		Ports:   []PortBinding{{HostIP: "127.0.0.1", HostPort: port, ContainerPort: 80, Protocol: "TCP"}},

@@ -261,9 +261,12 @@ func orNone(s string) string {
 // a release is: an upgrade never recreates a proxy under traffic.
 const helperProtocolVersion = 1
 
-// proxyName is the container name of a Service's proxy.
+// proxyName is the container name of a Service's proxy:
+// INSTANCE_NAME.NS_svc. The "_" before "svc" keeps it apart from every
+// replica and member name, whose part after the instance has none (a pod
+// member INSTANCE_DEP.NS-HASH-N.svc could otherwise be a proxy's name).
 func proxyName(instance, namespace, name string) string {
-	return instance + "_" + name + "." + namespace + ".svc"
+	return instance + "_" + name + "." + namespace + "_svc"
 }
 
 // dnsName is the container name of the instance's DNS server.

@@ -70,7 +70,7 @@ func TestHelperPlan(t *testing.T) {
 			"unpause:Paused push:Changed", true},
 		{"proxy-config-changed", helperPlanInput{Want: w, Observed: obs(proxyCtr(name, "0ldha5h", running)), Generation: 6},
 			"remove:ConfigChanged create:Missing", true},
-		{"proxy-duplicate-and-dead", helperPlanInput{Want: w, Observed: obs(proxyCtr("i_web.default.svc.copy", hash, running), proxyCtr(name, hash, dockerx.StateDead)), Generation: 6},
+		{"proxy-duplicate-and-dead", helperPlanInput{Want: w, Observed: obs(proxyCtr("i_web.default_svc.copy", hash, running), proxyCtr(name, hash, dockerx.StateDead)), Generation: 6},
 			"remove:Dead remove:Duplicate create:Missing", true},
 		{"proxy-deleted", helperPlanInput{Unwanted: "service deleted", Observed: obs(up, proxyCtr(name, hash, dockerx.StateRemoving))}, "remove:Unwanted", false},
 		{"proxy-name-being-freed", helperPlanInput{Want: w, Observed: obs(proxyCtr(name, "0ldha5h", dockerx.StateRemoving)), Generation: 6}, "", false},

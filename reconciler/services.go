@@ -695,8 +695,7 @@ func (s *services) handleOrphan(ctx context.Context, ct dockerx.Container) error
 }
 
 // serviceOwners maps a helper's event to its key: a proxy's to its
-// Service (from its name, INSTANCE_NAME.NS.svc, as events carry no
-// service label), the DNS server's to dnsKey.
+// Service (from its name, INSTANCE_NAME.NS_svc: proxyName), the DNS server's to dnsKey.
 func serviceOwners(instance string) OwnerMapper {
 	return func(ev dockerx.Event) []Request {
 		switch {
@@ -708,7 +707,7 @@ func serviceOwners(instance string) OwnerMapper {
 			return []Request{{Key: dnsKey}}
 		case ev.Role == dockerx.RoleProxy:
 			rest, ok := strings.CutPrefix(ev.Name, instance+"_")
-			rest, ok2 := strings.CutSuffix(rest, ".svc")
+			rest, ok2 := strings.CutSuffix(rest, "_svc")
 			name, ns, ok3 := strings.Cut(rest, ".")
 			if ok && ok2 && ok3 && name != "" && ns != "" {
 				return []Request{{Key: ns + "/" + name}}

@@ -81,8 +81,8 @@ func TestServiceController(t *testing.T) {
 	webApp(t, h, 3, nil)
 	h.start()
 
-	h.waitFor("a proxy serving three pods", func() bool { return len(servedPods(eng, "i_web.default.svc")) == 3 })
-	pods := servedPods(eng, "i_web.default.svc")
+	h.waitFor("a proxy serving three pods", func() bool { return len(servedPods(eng, "i_web.default_svc")) == 3 })
+	pods := servedPods(eng, "i_web.default_svc")
 	listed, _ := eng.ListContainers(context.Background(), "i") // with their addresses
 	for _, c := range listed {
 		if c.Deployment != "web" {
@@ -118,7 +118,7 @@ func TestServiceController(t *testing.T) {
 		t.Fatal(err)
 	}
 	h.waitFor("the unready pod pushed out", func() bool {
-		p := servedPods(eng, "i_web.default.svc")
+		p := servedPods(eng, "i_web.default_svc")
 		_, has := p[podName("web", &victim)]
 		return len(p) == 2 && !has
 	})

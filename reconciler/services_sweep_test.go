@@ -21,7 +21,7 @@ func TestDeploymentSweepLeavesHelpers(t *testing.T) {
 	}
 	var ids []string
 	for ip, h := range map[string]dockerx.HelperRequest{
-		"10.222.8.1": {Instance: "i", Namespace: "default", Name: "i_web.default.svc", Role: dockerx.RoleProxy, Service: "web"},
+		"10.222.8.1": {Instance: "i", Namespace: "default", Name: "i_web.default_svc", Role: dockerx.RoleProxy, Service: "web"},
 		"10.222.8.0": {Instance: "i", Name: "i_dns", Role: dockerx.RoleDNS},
 	} {
 		h.Image, h.Cmd = img, []string{"/dockctl", "helper", h.Role, "--config", "{}"}

@@ -128,12 +128,12 @@ func TestServiceProxyLifecycle(t *testing.T) {
 		t.Fatalf("creates: %+v", r.docker.createdHelpers())
 	}
 	req := r.docker.createdHelpers()[0]
-	if req.Name != "i_web.default.svc" || req.Role != dockerx.RoleProxy || req.Service != "web" || req.Namespace != "default" ||
+	if req.Name != "i_web.default_svc" || req.Role != dockerx.RoleProxy || req.Service != "web" || req.Namespace != "default" ||
 		req.Network.IPv4 != "10.222.8.1" || req.Network.Name != "dockctl_i" || req.Image == "" ||
 		fmt.Sprint(req.Ports) != "[{127.0.0.1 30000 80 TCP}]" || req.Cmd[2] != helperapi.ModeProxy {
 		t.Errorf("proxy request %+v", req)
 	}
-	if pods, gen := r.proxyPods("i_web.default.svc"); pods != "web-a-0=10.222.0.2:8080 web-a-1=10.222.0.3:8080 web-a-2=10.222.0.4:8080" || gen != 1 {
+	if pods, gen := r.proxyPods("i_web.default_svc"); pods != "web-a-0=10.222.0.2:8080 web-a-1=10.222.0.3:8080 web-a-2=10.222.0.4:8080" || gen != 1 {
 		t.Errorf("proxy serves %s (generation %d)", pods, gen)
 	}
 	st := r.svcs.status("default/web")
@@ -152,7 +152,7 @@ func TestServiceProxyLifecycle(t *testing.T) {
 	// A pod turns unready: pushed without it, no restart.
 	r.tracker.Update("default/web", webPods(3, 2))
 	r.reconcile("default/web")
-	if pods, gen := r.proxyPods("i_web.default.svc"); pods != "web-a-0=10.222.0.2:8080 web-a-1=10.222.0.3:8080" || gen != 2 {
+	if pods, gen := r.proxyPods("i_web.default_svc"); pods != "web-a-0=10.222.0.2:8080 web-a-1=10.222.0.3:8080" || gen != 2 {
 		t.Errorf("after unready: %s (generation %d)", pods, gen)
 	}
 	if len(r.docker.createdHelpers()) != 1 {
@@ -168,7 +168,7 @@ func TestServiceProxyLifecycle(t *testing.T) {
 	r.restart()
 	r.feed(webPods(3, 2))
 	r.reconcile("default/web")
-	if _, gen := r.proxyPods("i_web.default.svc"); gen != 3 {
+	if _, gen := r.proxyPods("i_web.default_svc"); gen != 3 {
 		t.Errorf("after a restart: generation %d, want a re-push (3)", gen)
 	}
 	dw = r.docker.writeCount()
@@ -182,7 +182,7 @@ func TestServiceProxyLifecycle(t *testing.T) {
 
 	// Removed by hand: created again with the same address, once Docker
 	// has freed the name (and the address).
-	id, _ := r.docker.serving("i_web.default.svc", &struct{}{})
+	id, _ := r.docker.serving("i_web.default_svc", &struct{}{})
 	if err := r.docker.RemoveContainer(context.Background(), id); err != nil {
 		t.Fatal(err)
 	}
@@ -212,7 +212,7 @@ func TestServiceStalePush(t *testing.T) {
 	r.svcs.mu.Lock()
 	delete(r.svcs.statuses, "default/web")
 	r.svcs.mu.Unlock()
-	id, _ := r.docker.serving("i_web.default.svc", &struct{}{})
+	id, _ := r.docker.serving("i_web.default_svc", &struct{}{})
 	r.docker.mu.Lock()
 	r.docker.served[id] = `{"generation":50}`
 	r.docker.mu.Unlock()
@@ -226,7 +226,7 @@ func TestServiceStalePush(t *testing.T) {
 		t.Errorf("conditions %+v, want ProxyFailure/PushFailed", st.Conditions)
 	}
 	r.reconcile("default/web")
-	if pods, gen := r.proxyPods("i_web.default.svc"); gen != 51 || pods != "web-a-0=10.222.0.2:8080" {
+	if pods, gen := r.proxyPods("i_web.default_svc"); gen != 51 || pods != "web-a-0=10.222.0.2:8080" {
 		t.Errorf("after a stale push: %s generation %d, want 51", pods, gen)
 	}
 	if st := r.svcs.status("default/web"); st.PushedGeneration != 51 || findCondition(st.Conditions, ServiceProxyFailure) != nil {
@@ -294,7 +294,7 @@ func TestServiceOrphanProxies(t *testing.T) {
 			r.restart()
 			r.tracker.markSynced()
 			img, _ := r.docker.EnsureHelperImage(context.Background(), "i")
-			if _, err := r.docker.CreateHelper(context.Background(), dockerx.HelperRequest{Instance: "i", Namespace: "default", Name: "i_gone.default.svc",
+			if _, err := r.docker.CreateHelper(context.Background(), dockerx.HelperRequest{Instance: "i", Namespace: "default", Name: "i_gone.default_svc",
 				Role: dockerx.RoleProxy, Service: "gone", Image: img, Cmd: []string{"/dockctl", "helper", "proxy", "--config", "{}"},
 				Network: dockerx.PodNetwork{Name: "dockctl_i", IPv4: "10.222.8.50"}}); err != nil {
 				t.Fatal(err)
@@ -388,7 +388,7 @@ func TestServiceDrain(t *testing.T) {
 	if err := <-done; err != nil {
 		t.Fatal(err)
 	}
-	if pods, _ := r.proxyPods("i_web.default.svc"); pods != "web-a-0=10.222.0.2:8080 web-a-1=10.222.0.3:8080" {
+	if pods, _ := r.proxyPods("i_web.default_svc"); pods != "web-a-0=10.222.0.2:8080 web-a-1=10.222.0.3:8080" {
 		t.Errorf("proxy serves %s after the drain", pods)
 	}
 }
@@ -415,8 +415,8 @@ func TestServiceOwners(t *testing.T) {
 		ev   dockerx.Event
 		want string
 	}{
-		{dockerx.Event{Role: dockerx.RoleProxy, Name: "my_inst_web.shop.svc"}, "shop/web"},
-		{dockerx.Event{Role: dockerx.RoleProxy, Name: "other_web.shop.svc"}, "*"},
+		{dockerx.Event{Role: dockerx.RoleProxy, Name: "my_inst_web.shop_svc"}, "shop/web"},
+		{dockerx.Event{Role: dockerx.RoleProxy, Name: "other_web.shop_svc"}, "*"},
 		{dockerx.Event{Role: dockerx.RoleDNS, Name: "my_inst_dns"}, "dns/"},
 		{dockerx.Event{Gap: true}, "*"},
 		{dockerx.Event{Down: true}, ""},
@@ -431,7 +431,7 @@ func TestServiceOwners(t *testing.T) {
 			t.Errorf("%+v → %v, want %q", tt.ev, keys, tt.want)
 		}
 	}
-	if got := deploymentOwners(dockerx.Event{Role: dockerx.RoleProxy, Name: "i_web.default.svc"}); len(got) != 0 {
+	if got := deploymentOwners(dockerx.Event{Role: dockerx.RoleProxy, Name: "i_web.default_svc"}); len(got) != 0 {
 		t.Errorf("a proxy's event queued deployments: %v", got)
 	}
 }
@@ -440,7 +440,7 @@ func TestServiceOwners(t *testing.T) {
 // control socket answers: the sync waits a little rather than failing.
 func TestServicePushAfterStart(t *testing.T) {
 	r := newWebRig(t)
-	id, _ := r.docker.serving("i_web.default.svc", &struct{}{})
+	id, _ := r.docker.serving("i_web.default_svc", &struct{}{})
 	if err := r.docker.KillSilently(id); err != nil { // stopped, as by hand
 		t.Fatal(err)
 	}

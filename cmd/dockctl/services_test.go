@@ -150,14 +150,14 @@ func serviceFixture(t *testing.T) *snapshot {
 	}
 	// As ListServices: by namespace, then name.
 	sortEntries(snap.services)
-	proxy := dockerx.Container{ID: strings.Repeat("b", 64), Name: "default_lb.default.svc", Instance: "default", Role: dockerx.RoleProxy,
+	proxy := dockerx.Container{ID: strings.Repeat("b", 64), Name: "default_lb.default_svc", Instance: "default", Role: dockerx.RoleProxy,
 		Service: "lb", State: dockerx.StateRunning, Created: now.Add(-time.Hour), Ports: []dockerx.Port{
 			{HostIP: "0.0.0.0", HostPort: 8080, ContainerPort: 8080, Protocol: "tcp"},
 			{HostIP: "::", HostPort: 8080, ContainerPort: 8080, Protocol: "tcp"},
 		}}
 	// team's web proxy publishes nothing (ClusterIP); the DNS server
 	// neither.
-	teamProxy := dockerx.Container{ID: strings.Repeat("c", 64), Name: "default_web.team.svc", Instance: "default", Role: dockerx.RoleProxy,
+	teamProxy := dockerx.Container{ID: strings.Repeat("c", 64), Name: "default_web.team_svc", Instance: "default", Role: dockerx.RoleProxy,
 		Namespace: "team", Service: "web", State: dockerx.StateRunning, Created: now.Add(-time.Hour)}
 	dns := dockerx.Container{ID: strings.Repeat("d", 64), Name: "default_dns", Instance: "default", Role: dockerx.RoleDNS,
 		State: dockerx.StateRunning, Created: now.Add(-time.Hour)}

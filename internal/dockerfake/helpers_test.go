@@ -14,7 +14,7 @@ import (
 
 func proxyReq(image string) dockerx.HelperRequest {
 	return dockerx.HelperRequest{
-		Instance: "i", Namespace: "shop", Name: "i_web.shop.svc", Role: dockerx.RoleProxy, Service: "web", ConfigHash: "c0ffee",
+		Instance: "i", Namespace: "shop", Name: "i_web.shop_svc", Role: dockerx.RoleProxy, Service: "web", ConfigHash: "c0ffee",
 		Image: image, Cmd: []string{"/dockctl", "helper", "proxy", "--config", "{}"},
 		Network: dockerx.PodNetwork{Name: "dockctl_i", IPv4: "10.222.0.130", Aliases: []string{"web.shop.svc"}},
 		Ports:   []dockerx.PortBinding{{HostIP: "127.0.0.1", HostPort: 30080, ContainerPort: 80}},
