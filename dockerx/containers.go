@@ -58,6 +58,12 @@ func (c *Client) ListDeploymentContainers(ctx context.Context, instance, deploym
 		filters.Arg("label", LabelInstance+"="+instance), filters.Arg("label", LabelDeployment+"="+deployment))
 }
 
+// ListAllContainers returns every container of the daemon, dockctl's or
+// not: the Services' port-conflict check needs the host ports others hold.
+func (c *Client) ListAllContainers(ctx context.Context) ([]Container, error) {
+	return c.list(ctx, "the daemon")
+}
+
 func (c *Client) list(ctx context.Context, what string, args ...filters.KeyValuePair) ([]Container, error) {
 	ctx, cancel := c.callCtx(ctx)
 	defer cancel()
