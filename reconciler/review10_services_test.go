@@ -3,6 +3,9 @@ package reconciler
 import (
 	"context"
 	"fmt"
+	"github.com/dockctl/dockctl/internal/dockerfake"
+	"io"
+	"log/slog"
 	"strings"
 	"testing"
 	"time"
@@ -127,5 +130,40 @@ func TestReview10DrainAfterRestartSkipsProxies(t *testing.T) {
 	pods, _ := r.proxyPods("i_web.default.svc")
 	if err == nil && strings.Contains(pods, "web-a-1") {
 		t.Errorf("Drain(web-a-1) returned nil while the proxy still serves %q: nothing was pushed without the pod", pods)
+	}
+}
+
+// startFails is a Docker whose helper starts fail, as a start does when a
+// host process outside Docker holds the published port.
+type startFails struct{ *helperEngine }
+
+func (s startFails) StartContainer(context.Context, string) error {
+	return fmt.Errorf("driver failed programming external connectivity: Bind for 127.0.0.1:30080 failed: port is already allocated")
+}
+
+// TestReview10StartFailureReportedAsPushFailure: a proxy whose start
+// fails is left created; the next sync plans start + push, the start
+// fails, and nextServiceStatus reports ProxyFailure reason PushFailed
+// because the plan merely contains a push, though no push was tried: the
+// status points the user at the data plane instead of the host port.
+func TestReview10StartFailureReportedAsPushFailure(t *testing.T) {
+	r := newSvcRig(t)
+	r.ctrl = New(dockerfake.New(), r.deps, Options{Instance: "i", ServiceDocker: startFails{r.docker}, ServiceStore: r.svcs,
+		ServiceAddress: "127.0.0.1", Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	r.tracker = r.ctrl.tracker
+	t.Cleanup(r.ctrl.svc.loop.queue.ShutDown)
+	r.feed(webPods(2, 2))
+	r.svcs.put(webService("NodePort", 30080))
+	for range 2 {
+		if _, err := r.ctrl.svc.Reconcile(context.Background(), Request{Key: "default/web"}); err == nil {
+			t.Fatal("sync succeeded with a start that fails")
+		}
+	}
+	if r.docker.Calls()["exec:output"] != 0 {
+		t.Fatalf("a push was tried")
+	}
+	c := findCondition(r.svcs.status("default/web").Conditions, ServiceProxyFailure)
+	if c == nil || c.Reason != ReasonProxyCreateFailed {
+		t.Errorf("condition %+v: the start failed and no push was tried, want reason %s", c, ReasonProxyCreateFailed)
 	}
 }
