@@ -3,13 +3,13 @@ package reconciler
 import (
 	"context"
 	"fmt"
-	"github.com/dockctl/dockctl/internal/dockerfake"
 	"io"
 	"log/slog"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/dockctl/dockctl/internal/dockerfake"
 	"github.com/dockctl/dockctl/manifests"
 )
 
