@@ -77,25 +77,16 @@ func ParseSubnet(s string) (netip.Prefix, error) {
 	return p, nil
 }
 
-// networkLayout derives the addresses dockctl fixes in a subnet: the
-// gateway (its first address), Docker's dynamic range (the lower half)
-// and the DNS server's address (the first of the upper half).
-func networkLayout(name string, subnet netip.Prefix) store.NetworkStatus {
-	return store.NetworkStatus{
-		Version: 1, Name: name,
-		Subnet:  subnet.String(),
-		Gateway: subnet.Addr().Next().String(),
-		IPRange: netip.PrefixFrom(subnet.Addr(), subnet.Bits()+1).String(),
-		DNSIP:   upperHalf(subnet).String(),
+// networkLayout is the record of a network dockctl makes in subnet: the
+// gateway, Docker's dynamic range and the DNS server's address as the
+// instance network's address plan (layoutOf) places them.
+func networkLayout(name string, subnet netip.Prefix) (store.NetworkStatus, error) {
+	l, err := layoutOf(subnet.String())
+	if err != nil {
+		return store.NetworkStatus{}, err
 	}
-}
-
-// upperHalf returns the first address of a subnet's upper half.
-func upperHalf(subnet netip.Prefix) netip.Addr {
-	a := subnet.Addr().As4()
-	v := uint32(a[0])<<24 | uint32(a[1])<<16 | uint32(a[2])<<8 | uint32(a[3])
-	v += 1 << (31 - subnet.Bits())
-	return netip.AddrFrom4([4]byte{byte(v >> 24), byte(v >> 16), byte(v >> 8), byte(v)})
+	return store.NetworkStatus{Version: 1, Name: name, Subnet: l.Subnet.String(), Gateway: l.Gateway.String(),
+		IPRange: l.IPRange.String(), DNSIP: l.DNSIP.String()}, nil
 }
 
 // chooseSubnet picks the subnet of a network about to be created: given
@@ -153,7 +144,9 @@ func networkStatusOf(n dockerx.Network) (st store.NetworkStatus, ok bool) {
 	if err != nil || !p.Addr().Is4() || p.Bits() > MaxSubnetPrefix {
 		return store.NetworkStatus{}, false
 	}
-	st = networkLayout(n.Name, p.Masked())
+	if st, err = networkLayout(n.Name, p.Masked()); err != nil {
+		return store.NetworkStatus{}, false
+	}
 	// Docker's own record wins where it has one.
 	if n.Gateway != "" {
 		st.Gateway = n.Gateway
@@ -259,7 +252,10 @@ func (n *instanceNetwork) ensureLocked(ctx context.Context) (*store.NetworkStatu
 			n.log.Warn("the instance network is created with another subnet than before: addresses given out in the old one (Services' ClusterIPs) change",
 				"network", n.name, "subnet", subnet, "before", recorded)
 		}
-		want := networkLayout(n.name, subnet)
+		want, err := networkLayout(n.name, subnet)
+		if err != nil {
+			return nil, false, err
+		}
 		got, err := n.docker.EnsureNetwork(ctx, dockerx.NetworkRequest{Instance: n.instance, Name: n.name, Subnet: want.Subnet, IPRange: want.IPRange, Gateway: want.Gateway})
 		if errors.Is(err, dockerx.ErrConflict) {
 			// Made by someone else since the list: never adopted.

@@ -80,7 +80,10 @@ func TestNetworkLayout(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		got := networkLayout("dockctl_i", p)
+		got, err := networkLayout("dockctl_i", p)
+		if err != nil {
+			t.Fatal(err)
+		}
 		want := store.NetworkStatus{Version: 1, Name: "dockctl_i", Subnet: tt.subnet, Gateway: tt.gateway, IPRange: tt.ipRange, DNSIP: tt.dnsAddr}
 		if got != want {
 			t.Errorf("%s: got %+v, want %+v", tt.subnet, got, want)
