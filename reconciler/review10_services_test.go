@@ -127,7 +127,7 @@ func TestReview10DrainAfterRestartSkipsProxies(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 	defer cancel()
 	err := r.tracker.Drain(ctx, "default", "web-a-1")
-	pods, _ := r.proxyPods("i_web.default.svc")
+	pods, _ := r.proxyPods("i_web.default_svc")
 	if err == nil && strings.Contains(pods, "web-a-1") {
 		t.Errorf("Drain(web-a-1) returned nil while the proxy still serves %q: nothing was pushed without the pod", pods)
 	}

@@ -283,7 +283,7 @@ func (s *services) syncService(ctx context.Context, key, ns, name string) (Resul
 		s.tracker.ack(key, version)
 	}
 
-	next := nextServiceStatus(rec, prev, a, append(slices.Clone(ready), notReady...), plan, done, execErr, s.c.opts.Now())
+	next := nextServiceStatus(rec, prev, a, append(slices.Clone(ready), notReady...), done, execErr, s.c.opts.Now())
 	if !sameServiceStatus(prev, next) {
 		next.Updated = s.c.opts.Now()
 		if err := s.store.WriteServiceStatus(ns, name, next); err != nil {
@@ -306,7 +306,7 @@ func (s *services) syncService(ctx context.Context, key, ns, name string) (Resul
 // nextServiceStatus is the status a sync leaves: what was allocated, the
 // endpoints, the generation the proxy acknowledged, the conditions (a
 // failure of the plan's execution becomes ProxyFailure).
-func nextServiceStatus(rec *store.ServiceRecord, prev *store.ServiceStatus, a allocation, endpoints []store.EndpointStatus, plan HelperPlan,
+func nextServiceStatus(rec *store.ServiceRecord, prev *store.ServiceStatus, a allocation, endpoints []store.EndpointStatus,
 	done *pushedConfig, execErr error, now time.Time) *store.ServiceStatus {
 	next := &store.ServiceStatus{ObservedGeneration: rec.Generation, ClusterIP: a.ClusterIP, NodePorts: a.NodePorts,
 		Endpoints: endpoints, PushedGeneration: prev.PushedGeneration, Conditions: slices.Clone(a.Conditions)}
@@ -314,8 +314,11 @@ func nextServiceStatus(rec *store.ServiceRecord, prev *store.ServiceStatus, a al
 		next.PushedGeneration = done.Generation
 	}
 	if execErr != nil {
+		// The op that failed says where the fault is: a push points at the
+		// data plane, anything else (a start refused for a host port) at
+		// Docker or the host.
 		reason := ReasonProxyCreateFailed
-		if slices.ContainsFunc(plan.Ops, func(op HelperOp) bool { return op.Kind == HelperPush }) {
+		if opErr := (*helperOpError)(nil); errors.As(execErr, &opErr) && opErr.Kind == HelperPush {
 			reason = ReasonProxyPushFailed
 		}
 		next.Conditions = append(next.Conditions, store.Condition{Type: ServiceProxyFailure, Status: "True", Reason: reason, Message: execErr.Error()})
@@ -499,37 +502,42 @@ func (s *services) execute(ctx context.Context, key string, plan HelperPlan, con
 	started := false // a helper (re)started by this plan: its control socket may not listen yet
 	for _, op := range plan.Ops {
 		started = started || op.Kind == HelperStart || op.Kind == HelperUnpause
+		var err error
 		switch op.Kind {
 		case HelperRemove:
-			if err := s.docker.RemoveContainer(ctx, op.ContainerID); err != nil && !errors.Is(err, dockerx.ErrNotFound) {
-				return done, fmt.Errorf("remove %s: %w", op.Name, err)
+			if err = s.docker.RemoveContainer(ctx, op.ContainerID); err != nil && !errors.Is(err, dockerx.ErrNotFound) {
+				err = fmt.Errorf("remove %s: %w", op.Name, err)
+			} else {
+				err = nil
 			}
 		case HelperStart:
-			if err := s.docker.StartContainer(ctx, op.ContainerID); err != nil {
-				return done, fmt.Errorf("start %s: %w", op.Name, err)
+			if err = s.docker.StartContainer(ctx, op.ContainerID); err != nil {
+				err = fmt.Errorf("start %s: %w", op.Name, err)
 			}
 		case HelperUnpause:
-			if err := s.docker.UnpauseContainer(ctx, op.ContainerID); err != nil {
-				return done, fmt.Errorf("unpause %s: %w", op.Name, err)
+			if err = s.docker.UnpauseContainer(ctx, op.ContainerID); err != nil {
+				err = fmt.Errorf("unpause %s: %w", op.Name, err)
 			}
 		case HelperCreate:
-			id, err := s.create(ctx, op)
+			var id string
+			id, err = s.create(ctx, op)
 			if errors.Is(err, dockerx.ErrConflict) && removedName(plan, op) {
 				// The container this one replaces still holds the name
 				// while Docker removes it.
 				return done, errNameBeingFreed
 			}
-			if err != nil {
-				return done, err
+			if err == nil {
+				done = &pushedConfig{ContainerID: id, Content: content, Generation: op.Generation}
 			}
-			done = &pushedConfig{ContainerID: id, Content: content, Generation: op.Generation}
 		case HelperPush:
-			if err := s.pushAfter(ctx, key, op, started); err != nil {
-				return done, err
+			if err = s.pushAfter(ctx, key, op, started); err == nil {
+				done = &pushedConfig{ContainerID: op.ContainerID, Content: content, Generation: op.Generation}
 			}
-			done = &pushedConfig{ContainerID: op.ContainerID, Content: content, Generation: op.Generation}
 		default:
-			return done, fmt.Errorf("%s %s: unknown op", op.Kind, op.Name)
+			err = fmt.Errorf("%s %s: unknown op", op.Kind, op.Name)
+		}
+		if err != nil {
+			return done, &helperOpError{Kind: op.Kind, err: err}
 		}
 		if done != nil {
 			s.mu.Lock()
@@ -539,6 +547,15 @@ func (s *services) execute(ctx context.Context, key string, plan HelperPlan, con
 	}
 	return done, nil
 }
+
+// helperOpError is a helper plan's execution failing at an op of Kind.
+type helperOpError struct {
+	Kind HelperOpKind
+	err  error
+}
+
+func (e *helperOpError) Error() string { return e.err.Error() }
+func (e *helperOpError) Unwrap() error { return e.err }
 
 // errNameBeingFreed: a create found its name still held by the container
 // the plan removed; the key is synced again shortly.
