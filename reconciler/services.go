@@ -110,7 +110,7 @@ type services struct {
 
 func newServices(c *Controller, docker ServiceDocker, st ServiceStore, address string) *services {
 	s := &services{c: c, docker: docker, store: st, tracker: c.tracker, log: c.log, address: address,
-		alloc:  allocator{held: map[string]serviceAllocation{}},
+		alloc:  allocator{held: map[string]serviceAllocation{}, waiting: map[string]bool{}},
 		pushed: map[string]*pushedConfig{}, floor: map[string]int64{}, records: map[string]string{}, waiting: map[string]bool{},
 		// A generation the DNS server cannot have seen: it has no status
 		// file to keep one in, and a previous controller counted up from
@@ -231,7 +231,7 @@ func (s *services) syncService(ctx context.Context, key, ns, name string) (Resul
 		}
 	}
 	a := s.alloc.assign(s.store, in)
-	for _, k := range a.Displaced {
+	for _, k := range append(a.Displaced, a.Freed...) {
 		s.loop.Add(Request{Key: k})
 	}
 
@@ -364,7 +364,9 @@ func (s *services) layout() (*NetworkLayout, error) {
 // or unknown: its endpoints' watch, its addresses, its DNS record.
 func (s *services) forget(key string) {
 	s.tracker.forget(key)
-	s.alloc.release(key)
+	for _, k := range s.alloc.release(key) {
+		s.loop.Add(Request{Key: k})
+	}
 	s.mu.Lock()
 	delete(s.pushed, key)
 	delete(s.floor, key)
@@ -742,6 +744,50 @@ type allocator struct {
 	mu     sync.Mutex
 	loaded bool
 	held   map[string]serviceAllocation
+	// waiting are the Services refused an address or a port (their last
+	// conditions): when another Service frees one, they are synced again
+	// at once rather than at the next resync.
+	waiting map[string]bool
+}
+
+// waitsForRelease reports whether a Service's conditions say it lacks an
+// address or a host port that another Service may free.
+func waitsForRelease(conds []store.Condition) bool {
+	return slices.ContainsFunc(conds, func(c store.Condition) bool {
+		return c.Type == ServicePortConflict || (c.Type == ServiceProxyFailure &&
+			(c.Reason == ReasonClusterIPInUse || c.Reason == ReasonClusterIPsExhausted || c.Reason == ReasonNodePortsExhausted))
+	})
+}
+
+// frees reports whether going from old to next gives up an address or a
+// port another Service could take.
+func frees(old, next serviceAllocation) bool {
+	if old.ClusterIP != "" && old.ClusterIP != manifests.ClusterIPNone && old.ClusterIP != next.ClusterIP {
+		return true
+	}
+	for _, p := range old.NodePorts {
+		if !slices.Contains(next.NodePorts, p) {
+			return true
+		}
+	}
+	for _, h := range old.Published {
+		if !slices.Contains(next.Published, h) {
+			return true
+		}
+	}
+	return false
+}
+
+// waitingLocked are the Services other than key waiting for a release.
+func (a *allocator) waitingLocked(key string) []string {
+	var out []string
+	for k := range a.waiting {
+		if k != key {
+			out = append(out, k)
+		}
+	}
+	slices.Sort(out)
+	return out
 }
 
 // assign allocates for one Service against every other's holdings, and
@@ -763,8 +809,17 @@ func (a *allocator) assign(st ServiceStore, in allocInput) allocation {
 		nps = append(nps, np.NodePort)
 	}
 	slices.Sort(nps)
-	a.held[in.Key] = serviceAllocation{Key: in.Key, Created: in.Created, ClusterIP: out.ClusterIP,
+	next := serviceAllocation{Key: in.Key, Created: in.Created, ClusterIP: out.ClusterIP,
 		NodePorts: slices.Compact(nps), Published: publishedOf(out.Bindings)}
+	if old, ok := a.held[in.Key]; ok && frees(old, next) {
+		out.Freed = a.waitingLocked(in.Key)
+	}
+	a.held[in.Key] = next
+	if waitsForRelease(out.Conditions) {
+		a.waiting[in.Key] = true
+	} else {
+		delete(a.waiting, in.Key)
+	}
 	return out
 }
 
@@ -807,13 +862,24 @@ func (a *allocator) loadLocked(st ServiceStore) {
 			}
 		}
 		a.held[key] = h
+		if waitsForRelease(prev.Conditions) {
+			a.waiting[key] = true
+		}
 	}
 }
 
-func (a *allocator) release(key string) {
+// release forgets a Service's holdings and returns the Services waiting
+// for an address or a port, which may now take it.
+func (a *allocator) release(key string) []string {
 	a.mu.Lock()
 	defer a.mu.Unlock()
+	old, ok := a.held[key]
 	delete(a.held, key)
+	delete(a.waiting, key)
+	if ok && frees(old, serviceAllocation{}) {
+		return a.waitingLocked(key)
+	}
+	return nil
 }
 
 // clusterIP is a Service's address as allocated ("" none yet).
