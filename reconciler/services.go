@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"maps"
 	"reflect"
 	"slices"
 	"strings"
@@ -358,6 +359,21 @@ func (s *services) layout() (*NetworkLayout, error) {
 		return nil, err
 	}
 	return &l, nil
+}
+
+// storedSelectors are the selectors of the store's live Services (an
+// unreadable record is left out: logged by the sweep).
+func (s *services) storedSelectors() map[string]trackedService {
+	recs, _ := s.store.ListServices()
+	out := map[string]trackedService{}
+	for _, r := range recs {
+		if r.Deleted {
+			continue
+		}
+		svc := defaultService(&r.Service)
+		out[serviceKey(svc)] = trackedService{namespace: svc.Metadata.NamespaceOrDefault(), selector: maps.Clone(svc.Spec.Selector)}
+	}
+	return out
 }
 
 // forget drops what the controller holds for a Service that is deleted
