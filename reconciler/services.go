@@ -51,7 +51,9 @@ type ServiceDocker interface {
 	RemoveContainer(ctx context.Context, id string) error
 	CreateHelper(ctx context.Context, req dockerx.HelperRequest) (string, error)
 	EnsureHelperImage(ctx context.Context, instance string) (string, error)
-	ExecOutput(ctx context.Context, id string, cmd []string, timeout time.Duration) (exit int, stdout []byte, err error)
+	// ExecInput runs a command with stdin: pushes carry the config there,
+	// since it may exceed an argument's 128 KiB.
+	ExecInput(ctx context.Context, id string, cmd []string, stdin []byte, timeout time.Duration) (exit int, stdout []byte, err error)
 }
 
 // daemonContainerLister is what a ServiceDocker may also do: list every
@@ -255,6 +257,7 @@ func (s *services) syncService(ctx context.Context, key, ns, name string) (Resul
 		pin.Want = &helperWant{
 			Name: proxyName(s.c.opts.Instance, ns, name), Hash: proxyConfigHash(network, a.ClusterIP, svc, a.Bindings),
 			Mode: helperapi.ModeProxy, Content: content, Render: render, Change: endpointChange(prev.Endpoints, ready),
+			Stub: renderStub(proxyConfig(key, svc, nil)),
 			Request: dockerx.HelperRequest{Instance: s.c.opts.Instance, Namespace: ns, Role: dockerx.RoleProxy, Service: name,
 				Network: dockerx.PodNetwork{Name: network, IPv4: a.ClusterIP}, Ports: a.Bindings},
 		}
@@ -518,6 +521,7 @@ func (s *services) logPlan(key string, plan HelperPlan) {
 func (s *services) execute(ctx context.Context, key string, plan HelperPlan, content string) (*pushedConfig, error) {
 	var done *pushedConfig
 	started := false // a helper (re)started by this plan: its control socket may not listen yet
+	created := ""    // the ID of the helper this plan created
 	for _, op := range plan.Ops {
 		started = started || op.Kind == HelperStart || op.Kind == HelperUnpause
 		var err error
@@ -545,9 +549,18 @@ func (s *services) execute(ctx context.Context, key string, plan HelperPlan, con
 				return done, errNameBeingFreed
 			}
 			if err == nil {
+				created = id
 				done = &pushedConfig{ContainerID: id, Content: content, Generation: op.Generation}
+				if op.Stub {
+					// It serves nothing yet: the push that follows does.
+					done.Content = ""
+				}
 			}
 		case HelperPush:
+			if op.ContainerID == "" {
+				// To the helper this plan created (with a stub config).
+				op.ContainerID, started = created, true
+			}
 			if err = s.pushAfter(ctx, key, op, started); err == nil {
 				done = &pushedConfig{ContainerID: op.ContainerID, Content: content, Generation: op.Generation}
 			}
@@ -649,12 +662,14 @@ func (s *services) pushAfter(ctx context.Context, key string, op HelperOp, start
 // nothing answered on its control socket, or it refused the config.
 var errNoAnswer = errors.New("not applied")
 
-// push execs `helper push` in a running helper; exit 0 is the ack. A
+// push execs `helper push --config -` in a running helper, the config on
+// stdin (a config of thousands of endpoints exceeds an argument's 128
+// KiB: execve would fail with E2BIG); exit 0 is the ack. A
 // helper that holds a newer generation than the controller knew (its
 // status was lost) says which: the next push uses a later one.
 func (s *services) push(ctx context.Context, key string, op HelperOp) error {
-	cmd := []string{helperapi.Binary, "helper", helperapi.ModePush, "--config", op.Config}
-	code, out, err := s.docker.ExecOutput(ctx, op.ContainerID, cmd, pushTimeout)
+	cmd := []string{helperapi.Binary, "helper", helperapi.ModePush, "--config", "-"}
+	code, out, err := s.docker.ExecInput(ctx, op.ContainerID, cmd, []byte(op.Config), pushTimeout)
 	if err != nil {
 		return fmt.Errorf("push to %s: %w", op.Name, err)
 	}

@@ -463,3 +463,34 @@ func TestServicePushAfterStart(t *testing.T) {
 		t.Errorf("status %+v", st)
 	}
 }
+
+// TestServiceLargeConfigPushedAfterCreate: a proxy whose config exceeds
+// what a command carries starts from the stub and serves every endpoint
+// after the push that follows; the next sync has nothing to do.
+func TestServiceLargeConfigPushedAfterCreate(t *testing.T) {
+	r := newSvcRig(t)
+	pods := make([]PodEndpoint, 0, 3000)
+	for i := range 3000 {
+		pods = append(pods, pe("default", "web", fmt.Sprintf("web-a-%d", i), fmt.Sprintf("10.222.%d.%d", i/250, i%250+2), true, app("web"),
+			manifests.ContainerPort{Name: "http", ContainerPort: 8080}))
+	}
+	r.feed(pods)
+	r.svcs.put(webService("", 0))
+	r.reconcile("default/web")
+	var cfg helperapi.ProxyConfig
+	_, ok := r.docker.serving("i_web.default_svc", &cfg)
+	if !ok || len(cfg.Ports) != 1 {
+		t.Fatalf("proxy serves %+v", cfg.Ports)
+	}
+	if cfg.Generation != 1 || len(cfg.Ports[0].Endpoints) != 3000 {
+		t.Fatalf("proxy serves generation %d with %d endpoints, want 1 with 3000", cfg.Generation, len(cfg.Ports[0].Endpoints))
+	}
+	if st := r.svcs.status("default/web"); st.PushedGeneration != 1 || len(st.Conditions) != 0 {
+		t.Errorf("status: pushed %d, conditions %+v", st.PushedGeneration, st.Conditions)
+	}
+	writes := r.docker.writeCount()
+	r.reconcile("default/web")
+	if r.docker.writeCount() != writes {
+		t.Errorf("a converged Service wrote to Docker again")
+	}
+}
