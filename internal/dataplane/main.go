@@ -221,10 +221,6 @@ func serve(ctx context.Context, f serveFlags, log *slog.Logger, target Target, b
 	return code
 }
 
-// maxPushInput bounds a config read from stdin: far above any real one
-// (a Service of thousands of pods is a few MiB), far below memory.
-const maxPushInput = 256 << 20
-
 func runPush(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("helper push", flag.ContinueOnError)
 	config := fs.String("config", "", "the config to serve (JSON; - reads it from stdin)")
@@ -236,8 +232,8 @@ func runPush(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	raw := []byte(*config)
 	if *config == "-" {
 		var err error
-		if raw, err = io.ReadAll(io.LimitReader(stdin, maxPushInput+1)); err != nil || len(raw) > maxPushInput {
-			fmt.Fprintln(stderr, "error: reading the config from stdin:", cmp.Or(err, fmt.Errorf("over %d bytes", maxPushInput)))
+		if raw, err = io.ReadAll(io.LimitReader(stdin, maxConfig+1)); err != nil || len(raw) > maxConfig {
+			fmt.Fprintln(stderr, "error: reading the config from stdin:", cmp.Or(err, fmt.Errorf("over %d bytes", maxConfig)))
 			return helperapi.ExitUsage
 		}
 	}
