@@ -469,12 +469,7 @@ func TestServicePushAfterStart(t *testing.T) {
 // after the push that follows; the next sync has nothing to do.
 func TestServiceLargeConfigPushedAfterCreate(t *testing.T) {
 	r := newSvcRig(t)
-	pods := make([]PodEndpoint, 0, 3000)
-	for i := range 3000 {
-		pods = append(pods, pe("default", "web", fmt.Sprintf("web-a-%d", i), fmt.Sprintf("10.222.%d.%d", i/250, i%250+2), true, app("web"),
-			manifests.ContainerPort{Name: "http", ContainerPort: 8080}))
-	}
-	r.feed(pods)
+	r.feed(manyPods(3000))
 	r.svcs.put(webService("", 0))
 	r.reconcile("default/web")
 	var cfg helperapi.ProxyConfig
