@@ -349,10 +349,17 @@ const MaxExecOutput = 64 << 10
 // exec API, which works against a remote daemon too. timeout bounds the
 // whole run, output included; a command still running then is an error.
 func (c *Client) ExecOutput(ctx context.Context, id string, cmd []string, timeout time.Duration) (exit int, stdout []byte, err error) {
+	return c.ExecInput(ctx, id, cmd, nil, timeout)
+}
+
+// ExecInput is ExecOutput with stdin (nil: none attached): the command
+// reads stdin to its end. It carries what does not fit in an argument
+// (Linux bounds each to 128 KiB), such as a helper's config.
+func (c *Client) ExecInput(ctx context.Context, id string, cmd []string, stdin []byte, timeout time.Duration) (exit int, stdout []byte, err error) {
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	what := "exec in container " + id
-	created, err := c.api.ContainerExecCreate(ctx, id, container.ExecOptions{Cmd: cmd, AttachStdout: true, AttachStderr: true})
+	created, err := c.api.ContainerExecCreate(ctx, id, container.ExecOptions{Cmd: cmd, AttachStdin: stdin != nil, AttachStdout: true, AttachStderr: true})
 	if err != nil {
 		return 0, nil, mapErr(what, err)
 	}
@@ -365,6 +372,16 @@ func (c *Client) ExecOutput(ctx context.Context, id string, cmd []string, timeou
 	// deadline ends a copy that would otherwise wait for the command.
 	stop := context.AfterFunc(ctx, resp.Close)
 	defer stop()
+	if stdin != nil {
+		// Written while the output is read: a command may answer before
+		// it has read everything. CloseWrite is the command's EOF; a
+		// write cut short shows as the command's failure or the deadline.
+		go func() {
+			if _, err := resp.Conn.Write(stdin); err == nil {
+				_ = resp.CloseWrite()
+			}
+		}()
+	}
 	out, errOut := &cappedBuffer{max: MaxExecOutput}, &cappedBuffer{max: MaxExecOutput}
 	_, copyErr := stdcopy.StdCopy(out, errOut, resp.Reader)
 	if ctx.Err() != nil {

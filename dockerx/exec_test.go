@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"io"
 	"net"
 	"strings"
 	"sync"
@@ -33,6 +34,8 @@ type execAPI struct {
 	opts       container.ExecOptions
 	inspects   int
 	closed     chan struct{}
+	stdinLen   int    // bytes of stdin the command reads before it answers
+	stdin      []byte // what it read
 }
 
 func (f *execAPI) ContainerExecCreate(_ context.Context, id string, o container.ExecOptions) (container.ExecCreateResponse, error) {
@@ -48,6 +51,13 @@ func (f *execAPI) ContainerExecAttach(context.Context, string, container.ExecAtt
 	go func() {
 		defer close(f.closed)
 		defer server.Close()
+		if f.stdinLen > 0 {
+			buf := make([]byte, f.stdinLen)
+			n, _ := io.ReadFull(server, buf)
+			f.mu.Lock()
+			f.stdin = buf[:n]
+			f.mu.Unlock()
+		}
 		if !f.hang {
 			var buf bytes.Buffer
 			stdcopy.NewStdWriter(&buf, stdcopy.Stdout).Write(f.stdout)
@@ -131,5 +141,24 @@ func TestCappedBuffer(t *testing.T) {
 	}
 	if b.String() != "abcde" {
 		t.Errorf("kept %q, want the first 5 bytes", b.String())
+	}
+}
+
+// TestExecInput: stdin is attached and written to the command, which
+// answers after reading it; no stdin attaches none (TestExecOutput).
+func TestExecInput(t *testing.T) {
+	in := bytes.Repeat([]byte(`{"generation":7}`), 20000) // over an argument's 128 KiB
+	f := &execAPI{stdout: []byte(`{"generation":7}`), stdinLen: len(in)}
+	c := newFakeClient(&fakeAPI{})
+	c.api = f
+	exit, out, err := c.ExecInput(context.Background(), "c1", []string{"/dockctl", "helper", "push", "--config", "-"}, in, time.Minute)
+	<-f.closed
+	if err != nil || exit != 0 || string(out) != `{"generation":7}` {
+		t.Fatalf("ExecInput = %d, %q, %v", exit, out, err)
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if !f.opts.AttachStdin || !bytes.Equal(f.stdin, in) {
+		t.Errorf("AttachStdin %v; the command read %d bytes of %d", f.opts.AttachStdin, len(f.stdin), len(in))
 	}
 }

@@ -411,6 +411,12 @@ func TestE2EExecOutput(t *testing.T) {
 			}
 		})
 	}
+	// A config over an argument's 128 KiB goes on stdin: the command
+	// reads it all and sees its end.
+	in := bytes.Repeat([]byte("y"), 300000)
+	if exit, out, err := c.ExecInput(ctx, id, []string{helperapi.Binary, "count"}, in, 30*time.Second); err != nil || exit != 0 || string(out) != "300000" {
+		t.Errorf("ExecInput of %d bytes = %d, %q, %v; want exit 0, every byte read", len(in), exit, out, err)
+	}
 	start := time.Now()
 	_, _, err = c.ExecOutput(ctx, id, []string{helperapi.Binary, "sleep", "60"}, 2*time.Second)
 	if !errors.Is(err, context.DeadlineExceeded) {

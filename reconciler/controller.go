@@ -268,6 +268,7 @@ func New(docker Docker, st Store, opts Options) *Controller {
 		}
 		c.svc = newServices(c, opts.ServiceDocker, opts.ServiceStore, opts.ServiceAddress)
 		c.tracker.onSynced = func() { c.svc.loop.Add(Request{Key: serviceSweepKey}) }
+		c.tracker.stored = c.svc.storedSelectors
 	}
 	return c
 }

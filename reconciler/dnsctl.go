@@ -74,7 +74,7 @@ func (s *services) syncDNS(ctx context.Context) (Result, error) {
 		network := dockerx.NetworkName(s.c.opts.Instance)
 		ip := layout.DNSIP.String()
 		pin.Want = &helperWant{Name: dnsName(s.c.opts.Instance), Hash: dnsConfigHash(network, ip), Mode: helperapi.ModeDNS,
-			Content: content, Render: render, Change: recordChange(before, cfg.Records),
+			Content: content, Render: render, Change: recordChange(before, cfg.Records), Stub: renderStub(dnsConfig(nil)),
 			Request: dockerx.HelperRequest{Instance: s.c.opts.Instance, Role: dockerx.RoleDNS, Network: dockerx.PodNetwork{Name: network, IPv4: ip}}}
 	}
 	plan := planHelper(pin)

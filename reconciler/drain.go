@@ -27,6 +27,7 @@ var _ Drainer = (*Tracker)(nil)
 // cannot put the pod back.
 func (t *Tracker) Drain(ctx context.Context, namespace, pod string) error {
 	ref := podRef{namespace, pod}
+	t.loadStored()
 	t.mu.Lock()
 	var found []*PodEndpoint
 	for _, pods := range t.byDeployment {

@@ -73,6 +73,31 @@ type Tracker struct {
 	changed  chan struct{}
 	synced   bool
 	onSynced func()
+
+	// stored lists the Services of the store (nil: none). A controller
+	// that just started has synced no Service yet, while the proxies the
+	// previous one left still route to every pod: the first drain, or the
+	// first complete feed, adds each stored Service not yet watched, so a
+	// drain waits for it as for a synced one.
+	stored     func() map[string]trackedService
+	storedOnce sync.Once
+}
+
+// loadStored watches every stored Service no sync has watched yet (once).
+func (t *Tracker) loadStored() {
+	t.storedOnce.Do(func() {
+		if t.stored == nil {
+			return
+		}
+		all := t.stored()
+		t.mu.Lock()
+		defer t.mu.Unlock()
+		for key, s := range all {
+			if _, ok := t.services[key]; !ok {
+				t.services[key] = s
+			}
+		}
+	})
 }
 
 // NewTracker returns an empty tracker. enqueue queues a Service key for a
@@ -293,6 +318,7 @@ func (t *Tracker) Synced() bool {
 
 // markSynced records the first complete feed and runs onSynced once.
 func (t *Tracker) markSynced() {
+	t.loadStored()
 	t.mu.Lock()
 	first := !t.synced
 	t.synced = true

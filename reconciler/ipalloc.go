@@ -195,6 +195,9 @@ type allocation struct {
 	// Displaced are the younger Services that publish a host port this
 	// one takes (the older Service wins): they must be synced again.
 	Displaced []string
+	// Freed are the Services waiting for an address or a port, queued
+	// because this one gave one up (set by allocator.assign).
+	Freed []string
 }
 
 // allocate gives a Service its ClusterIP, nodePorts and host ports. It is

@@ -38,18 +38,26 @@ const (
 type HelperReason string
 
 const (
-	HelperMissing       HelperReason = "Missing"       // no helper: create
-	HelperConfigChanged HelperReason = "ConfigChanged" // create-time settings changed: replace
-	HelperDuplicate     HelperReason = "Duplicate"     // another container claims to be this helper
-	HelperDead          HelperReason = "Dead"          // Docker cannot start it again
-	HelperUnwanted      HelperReason = "Unwanted"      // no helper is wanted (deleted, headless…)
-	HelperStopped       HelperReason = "Stopped"       // exited: start
-	HelperNeverStarted  HelperReason = "NeverStarted"  // created, never started
-	HelperPaused        HelperReason = "Paused"        // unpause
-	HelperResync        HelperReason = "Resync"        // what it serves is unknown (controller started): push
-	HelperNewContainer  HelperReason = "NewContainer"  // another container than the one last pushed to: push
-	HelperChanged       HelperReason = "Changed"       // what it must serve changed: push
+	HelperMissing       HelperReason = "Missing"        // no helper: create
+	HelperConfigChanged HelperReason = "ConfigChanged"  // create-time settings changed: replace
+	HelperDuplicate     HelperReason = "Duplicate"      // another container claims to be this helper
+	HelperDead          HelperReason = "Dead"           // Docker cannot start it again
+	HelperUnwanted      HelperReason = "Unwanted"       // no helper is wanted (deleted, headless…)
+	HelperStopped       HelperReason = "Stopped"        // exited: start
+	HelperNeverStarted  HelperReason = "NeverStarted"   // created, never started
+	HelperPaused        HelperReason = "Paused"         // unpause
+	HelperResync        HelperReason = "Resync"         // what it serves is unknown (controller started): push
+	HelperNewContainer  HelperReason = "NewContainer"   // another container than the one last pushed to: push
+	HelperChanged       HelperReason = "Changed"        // what it must serve changed: push
+	HelperTooLarge      HelperReason = "ConfigTooLarge" // created with a stub config (the config exceeds an argument): push
 )
+
+// maxCommandConfig is the largest config a create puts in the helper's
+// command. Linux refuses any argument over 128 KiB (MAX_ARG_STRLEN:
+// execve fails with E2BIG, and so the start); a larger config is pushed
+// on stdin right after the create, which starts from its Stub. Half the
+// limit leaves room for what Docker and the kernel add.
+const maxCommandConfig = 64 << 10
 
 // HelperOp is one operation of a helper plan.
 type HelperOp struct {
@@ -65,6 +73,10 @@ type HelperOp struct {
 	// in the image); Config is, for a push, the config to push.
 	Request *dockerx.HelperRequest
 	Config  string
+	// Stub is, for a create, that its command carries the stub config
+	// (nothing to serve, generation 0): the config follows in a push
+	// whose ContainerID is "" (the container this create made).
+	Stub bool
 }
 
 // Line renders the op for Plan.String, goldens and the log.
@@ -79,6 +91,9 @@ func (o HelperOp) Line() string {
 	}
 	if o.Generation != 0 {
 		fmt.Fprintf(&b, " generation=%d", o.Generation)
+	}
+	if o.Stub {
+		b.WriteString(" stub")
 	}
 	fmt.Fprintf(&b, " cause=%q", o.Cause)
 	return b.String()
@@ -138,6 +153,9 @@ type helperWant struct {
 	// the config with one: what is created or pushed.
 	Content string
 	Render  func(generation int64) string
+	// Stub is the config with nothing to serve (no endpoints, no records)
+	// at generation 0: a create's command when the config is too large.
+	Stub string
 	// Change says what changed since the last push, for the cause.
 	Change string
 }
@@ -211,8 +229,18 @@ func planHelper(in helperPlanInput) HelperPlan {
 		req := w.Request
 		req.Name, req.ConfigHash = w.Name, w.Hash
 		req.Cmd = []string{helperapi.Binary, "helper", w.Mode, "--config", plan.Config}
-		add(HelperOp{Kind: HelperCreate, Name: w.Name, Reason: HelperMissing, Cause: "no " + w.Mode + " helper runs",
-			Generation: gen, Request: &req})
+		create := HelperOp{Kind: HelperCreate, Name: w.Name, Reason: HelperMissing, Cause: "no " + w.Mode + " helper runs",
+			Generation: gen, Request: &req}
+		if len(plan.Config) <= maxCommandConfig || w.Stub == "" {
+			add(create)
+			plan.Serves = true
+			return plan
+		}
+		req.Cmd[len(req.Cmd)-1] = w.Stub
+		create.Generation, create.Stub = 0, true
+		add(create)
+		add(HelperOp{Kind: HelperPush, Name: w.Name, Reason: HelperTooLarge, Generation: gen, Config: plan.Config,
+			Cause: fmt.Sprintf("config of %d bytes, over the %d a command carries: pushed on stdin after the create", len(plan.Config), maxCommandConfig)})
 		plan.Serves = true
 		return plan
 	}
@@ -336,6 +364,15 @@ func renderer[T any](cfg T, set func(*T, int64)) (string, func(int64) string) {
 		return s
 	}
 	return render(0), render
+}
+
+// renderStub renders a config with nothing to serve, at generation 0.
+func renderStub[T any](cfg T) string {
+	s, err := helperapi.Marshal(cfg)
+	if err != nil {
+		panic(err) // plain data: cannot fail
+	}
+	return s
 }
 
 // endpointChange describes how the ready endpoints changed, for a push's

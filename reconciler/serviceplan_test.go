@@ -183,3 +183,55 @@ func TestProxyConfig(t *testing.T) {
 		t.Errorf("config without endpoints: %s", empty)
 	}
 }
+
+// TestHelperPlanConfigTooLarge: a config over what a command carries is
+// created with the stub (no endpoints, generation 0) and pushed on stdin
+// to the container the create made; a small one rides in the command.
+func TestHelperPlanConfigTooLarge(t *testing.T) {
+	svc := svcOf("web", "", "", sport("http", 80, 0))
+	for _, tt := range []struct {
+		name string
+		pods int
+		ops  string
+	}{
+		{"small: in the command", 2, "create:Missing"},
+		{"large: stub, then push", 3000, "create:Missing push:ConfigTooLarge"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			var ready []store.EndpointStatus
+			for i := range tt.pods {
+				ready = append(ready, store.EndpointStatus{Pod: fmt.Sprintf("web-5d8f9c7b6d-%d", i), IP: fmt.Sprintf("10.222.%d.%d", i/250, i%250+2), Ready: true,
+					Ports: []store.EndpointPort{{Name: "http", Port: 8080, Protocol: "TCP"}}})
+			}
+			content, render := renderer(proxyConfig("default/web", svc, ready), func(c *helperapi.ProxyConfig, g int64) { c.Generation = g })
+			stub := renderStub(proxyConfig("default/web", svc, nil))
+			w := &helperWant{Name: proxyName("i", "default", "web"), Hash: "h", Mode: helperapi.ModeProxy, Content: content, Render: render, Stub: stub}
+			plan := planHelper(helperPlanInput{Want: w, Generation: 4})
+			var got []string
+			for _, op := range plan.Ops {
+				got = append(got, string(op.Kind)+":"+string(op.Reason))
+			}
+			if strings.Join(got, " ") != tt.ops || !plan.Serves {
+				t.Fatalf("ops %q serves %v, want %q", got, plan.Serves, tt.ops)
+			}
+			create := plan.Ops[0]
+			cmdConfig := create.Request.Cmd[len(create.Request.Cmd)-1]
+			if len(cmdConfig) > maxCommandConfig {
+				t.Errorf("command carries %d bytes of config", len(cmdConfig))
+			}
+			if tt.pods < 10 {
+				if create.Stub || cmdConfig != render(5) {
+					t.Errorf("create %s: command config %s, want the full config", create.Line(), cmdConfig)
+				}
+				return
+			}
+			push := plan.Ops[1]
+			if !create.Stub || create.Generation != 0 || cmdConfig != stub {
+				t.Errorf("create %s: command config %.80s, want the stub", create.Line(), cmdConfig)
+			}
+			if push.ContainerID != "" || push.Name != w.Name || push.Generation != 5 || push.Config != render(5) || plan.Config != render(5) {
+				t.Errorf("push %s: %d bytes of config, want generation 5's to the created container", push.Line(), len(push.Config))
+			}
+		})
+	}
+}

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"maps"
 	"reflect"
 	"slices"
 	"strings"
@@ -50,7 +51,9 @@ type ServiceDocker interface {
 	RemoveContainer(ctx context.Context, id string) error
 	CreateHelper(ctx context.Context, req dockerx.HelperRequest) (string, error)
 	EnsureHelperImage(ctx context.Context, instance string) (string, error)
-	ExecOutput(ctx context.Context, id string, cmd []string, timeout time.Duration) (exit int, stdout []byte, err error)
+	// ExecInput runs a command with stdin: pushes carry the config there,
+	// since it may exceed an argument's 128 KiB.
+	ExecInput(ctx context.Context, id string, cmd []string, stdin []byte, timeout time.Duration) (exit int, stdout []byte, err error)
 }
 
 // daemonContainerLister is what a ServiceDocker may also do: list every
@@ -110,7 +113,7 @@ type services struct {
 
 func newServices(c *Controller, docker ServiceDocker, st ServiceStore, address string) *services {
 	s := &services{c: c, docker: docker, store: st, tracker: c.tracker, log: c.log, address: address,
-		alloc:  allocator{held: map[string]serviceAllocation{}},
+		alloc:  allocator{held: map[string]serviceAllocation{}, waiting: map[string]bool{}},
 		pushed: map[string]*pushedConfig{}, floor: map[string]int64{}, records: map[string]string{}, waiting: map[string]bool{},
 		// A generation the DNS server cannot have seen: it has no status
 		// file to keep one in, and a previous controller counted up from
@@ -231,7 +234,7 @@ func (s *services) syncService(ctx context.Context, key, ns, name string) (Resul
 		}
 	}
 	a := s.alloc.assign(s.store, in)
-	for _, k := range a.Displaced {
+	for _, k := range append(a.Displaced, a.Freed...) {
 		s.loop.Add(Request{Key: k})
 	}
 
@@ -254,6 +257,7 @@ func (s *services) syncService(ctx context.Context, key, ns, name string) (Resul
 		pin.Want = &helperWant{
 			Name: proxyName(s.c.opts.Instance, ns, name), Hash: proxyConfigHash(network, a.ClusterIP, svc, a.Bindings),
 			Mode: helperapi.ModeProxy, Content: content, Render: render, Change: endpointChange(prev.Endpoints, ready),
+			Stub: renderStub(proxyConfig(key, svc, nil)),
 			Request: dockerx.HelperRequest{Instance: s.c.opts.Instance, Namespace: ns, Role: dockerx.RoleProxy, Service: name,
 				Network: dockerx.PodNetwork{Name: network, IPv4: a.ClusterIP}, Ports: a.Bindings},
 		}
@@ -283,7 +287,7 @@ func (s *services) syncService(ctx context.Context, key, ns, name string) (Resul
 		s.tracker.ack(key, version)
 	}
 
-	next := nextServiceStatus(rec, prev, a, append(slices.Clone(ready), notReady...), plan, done, execErr, s.c.opts.Now())
+	next := nextServiceStatus(rec, prev, a, append(slices.Clone(ready), notReady...), done, execErr, s.c.opts.Now())
 	if !sameServiceStatus(prev, next) {
 		next.Updated = s.c.opts.Now()
 		if err := s.store.WriteServiceStatus(ns, name, next); err != nil {
@@ -306,7 +310,7 @@ func (s *services) syncService(ctx context.Context, key, ns, name string) (Resul
 // nextServiceStatus is the status a sync leaves: what was allocated, the
 // endpoints, the generation the proxy acknowledged, the conditions (a
 // failure of the plan's execution becomes ProxyFailure).
-func nextServiceStatus(rec *store.ServiceRecord, prev *store.ServiceStatus, a allocation, endpoints []store.EndpointStatus, plan HelperPlan,
+func nextServiceStatus(rec *store.ServiceRecord, prev *store.ServiceStatus, a allocation, endpoints []store.EndpointStatus,
 	done *pushedConfig, execErr error, now time.Time) *store.ServiceStatus {
 	next := &store.ServiceStatus{ObservedGeneration: rec.Generation, ClusterIP: a.ClusterIP, NodePorts: a.NodePorts,
 		Endpoints: endpoints, PushedGeneration: prev.PushedGeneration, Conditions: slices.Clone(a.Conditions)}
@@ -314,8 +318,11 @@ func nextServiceStatus(rec *store.ServiceRecord, prev *store.ServiceStatus, a al
 		next.PushedGeneration = done.Generation
 	}
 	if execErr != nil {
+		// The op that failed says where the fault is: a push points at the
+		// data plane, anything else (a start refused for a host port) at
+		// Docker or the host.
 		reason := ReasonProxyCreateFailed
-		if slices.ContainsFunc(plan.Ops, func(op HelperOp) bool { return op.Kind == HelperPush }) {
+		if opErr := (*helperOpError)(nil); errors.As(execErr, &opErr) && opErr.Kind == HelperPush {
 			reason = ReasonProxyPushFailed
 		}
 		next.Conditions = append(next.Conditions, store.Condition{Type: ServiceProxyFailure, Status: "True", Reason: reason, Message: execErr.Error()})
@@ -357,11 +364,28 @@ func (s *services) layout() (*NetworkLayout, error) {
 	return &l, nil
 }
 
+// storedSelectors are the selectors of the store's live Services (an
+// unreadable record is left out: logged by the sweep).
+func (s *services) storedSelectors() map[string]trackedService {
+	recs, _ := s.store.ListServices()
+	out := map[string]trackedService{}
+	for _, r := range recs {
+		if r.Deleted {
+			continue
+		}
+		svc := defaultService(&r.Service)
+		out[serviceKey(svc)] = trackedService{namespace: svc.Metadata.NamespaceOrDefault(), selector: maps.Clone(svc.Spec.Selector)}
+	}
+	return out
+}
+
 // forget drops what the controller holds for a Service that is deleted
 // or unknown: its endpoints' watch, its addresses, its DNS record.
 func (s *services) forget(key string) {
 	s.tracker.forget(key)
-	s.alloc.release(key)
+	for _, k := range s.alloc.release(key) {
+		s.loop.Add(Request{Key: k})
+	}
 	s.mu.Lock()
 	delete(s.pushed, key)
 	delete(s.floor, key)
@@ -497,39 +521,54 @@ func (s *services) logPlan(key string, plan HelperPlan) {
 func (s *services) execute(ctx context.Context, key string, plan HelperPlan, content string) (*pushedConfig, error) {
 	var done *pushedConfig
 	started := false // a helper (re)started by this plan: its control socket may not listen yet
+	created := ""    // the ID of the helper this plan created
 	for _, op := range plan.Ops {
 		started = started || op.Kind == HelperStart || op.Kind == HelperUnpause
+		var err error
 		switch op.Kind {
 		case HelperRemove:
-			if err := s.docker.RemoveContainer(ctx, op.ContainerID); err != nil && !errors.Is(err, dockerx.ErrNotFound) {
-				return done, fmt.Errorf("remove %s: %w", op.Name, err)
+			if err = s.docker.RemoveContainer(ctx, op.ContainerID); err != nil && !errors.Is(err, dockerx.ErrNotFound) {
+				err = fmt.Errorf("remove %s: %w", op.Name, err)
+			} else {
+				err = nil
 			}
 		case HelperStart:
-			if err := s.docker.StartContainer(ctx, op.ContainerID); err != nil {
-				return done, fmt.Errorf("start %s: %w", op.Name, err)
+			if err = s.docker.StartContainer(ctx, op.ContainerID); err != nil {
+				err = fmt.Errorf("start %s: %w", op.Name, err)
 			}
 		case HelperUnpause:
-			if err := s.docker.UnpauseContainer(ctx, op.ContainerID); err != nil {
-				return done, fmt.Errorf("unpause %s: %w", op.Name, err)
+			if err = s.docker.UnpauseContainer(ctx, op.ContainerID); err != nil {
+				err = fmt.Errorf("unpause %s: %w", op.Name, err)
 			}
 		case HelperCreate:
-			id, err := s.create(ctx, op)
+			var id string
+			id, err = s.create(ctx, op)
 			if errors.Is(err, dockerx.ErrConflict) && removedName(plan, op) {
 				// The container this one replaces still holds the name
 				// while Docker removes it.
 				return done, errNameBeingFreed
 			}
-			if err != nil {
-				return done, err
+			if err == nil {
+				created = id
+				done = &pushedConfig{ContainerID: id, Content: content, Generation: op.Generation}
+				if op.Stub {
+					// It serves nothing yet: the push that follows does.
+					done.Content = ""
+				}
 			}
-			done = &pushedConfig{ContainerID: id, Content: content, Generation: op.Generation}
 		case HelperPush:
-			if err := s.pushAfter(ctx, key, op, started); err != nil {
-				return done, err
+			if op.ContainerID == "" {
+				// To the helper this plan created (with a stub config).
+				op.ContainerID, started = created, true
 			}
-			done = &pushedConfig{ContainerID: op.ContainerID, Content: content, Generation: op.Generation}
+			if err = s.pushAfter(ctx, key, op, started); err == nil {
+				done = &pushedConfig{ContainerID: op.ContainerID, Content: content, Generation: op.Generation}
+			}
 		default:
-			return done, fmt.Errorf("%s %s: unknown op", op.Kind, op.Name)
+			err = fmt.Errorf("%s %s: unknown op", op.Kind, op.Name)
+		}
+		if err != nil {
+			return done, &helperOpError{Kind: op.Kind, err: err}
 		}
 		if done != nil {
 			s.mu.Lock()
@@ -539,6 +578,15 @@ func (s *services) execute(ctx context.Context, key string, plan HelperPlan, con
 	}
 	return done, nil
 }
+
+// helperOpError is a helper plan's execution failing at an op of Kind.
+type helperOpError struct {
+	Kind HelperOpKind
+	err  error
+}
+
+func (e *helperOpError) Error() string { return e.err.Error() }
+func (e *helperOpError) Unwrap() error { return e.err }
 
 // errNameBeingFreed: a create found its name still held by the container
 // the plan removed; the key is synced again shortly.
@@ -614,12 +662,14 @@ func (s *services) pushAfter(ctx context.Context, key string, op HelperOp, start
 // nothing answered on its control socket, or it refused the config.
 var errNoAnswer = errors.New("not applied")
 
-// push execs `helper push` in a running helper; exit 0 is the ack. A
+// push execs `helper push --config -` in a running helper, the config on
+// stdin (a config of thousands of endpoints exceeds an argument's 128
+// KiB: execve would fail with E2BIG); exit 0 is the ack. A
 // helper that holds a newer generation than the controller knew (its
 // status was lost) says which: the next push uses a later one.
 func (s *services) push(ctx context.Context, key string, op HelperOp) error {
-	cmd := []string{helperapi.Binary, "helper", helperapi.ModePush, "--config", op.Config}
-	code, out, err := s.docker.ExecOutput(ctx, op.ContainerID, cmd, pushTimeout)
+	cmd := []string{helperapi.Binary, "helper", helperapi.ModePush, "--config", "-"}
+	code, out, err := s.docker.ExecInput(ctx, op.ContainerID, cmd, []byte(op.Config), pushTimeout)
 	if err != nil {
 		return fmt.Errorf("push to %s: %w", op.Name, err)
 	}
@@ -725,6 +775,50 @@ type allocator struct {
 	mu     sync.Mutex
 	loaded bool
 	held   map[string]serviceAllocation
+	// waiting are the Services refused an address or a port (their last
+	// conditions): when another Service frees one, they are synced again
+	// at once rather than at the next resync.
+	waiting map[string]bool
+}
+
+// waitsForRelease reports whether a Service's conditions say it lacks an
+// address or a host port that another Service may free.
+func waitsForRelease(conds []store.Condition) bool {
+	return slices.ContainsFunc(conds, func(c store.Condition) bool {
+		return c.Type == ServicePortConflict || (c.Type == ServiceProxyFailure &&
+			(c.Reason == ReasonClusterIPInUse || c.Reason == ReasonClusterIPsExhausted || c.Reason == ReasonNodePortsExhausted))
+	})
+}
+
+// frees reports whether going from old to next gives up an address or a
+// port another Service could take.
+func frees(old, next serviceAllocation) bool {
+	if old.ClusterIP != "" && old.ClusterIP != manifests.ClusterIPNone && old.ClusterIP != next.ClusterIP {
+		return true
+	}
+	for _, p := range old.NodePorts {
+		if !slices.Contains(next.NodePorts, p) {
+			return true
+		}
+	}
+	for _, h := range old.Published {
+		if !slices.Contains(next.Published, h) {
+			return true
+		}
+	}
+	return false
+}
+
+// waitingLocked are the Services other than key waiting for a release.
+func (a *allocator) waitingLocked(key string) []string {
+	var out []string
+	for k := range a.waiting {
+		if k != key {
+			out = append(out, k)
+		}
+	}
+	slices.Sort(out)
+	return out
 }
 
 // assign allocates for one Service against every other's holdings, and
@@ -746,8 +840,17 @@ func (a *allocator) assign(st ServiceStore, in allocInput) allocation {
 		nps = append(nps, np.NodePort)
 	}
 	slices.Sort(nps)
-	a.held[in.Key] = serviceAllocation{Key: in.Key, Created: in.Created, ClusterIP: out.ClusterIP,
+	next := serviceAllocation{Key: in.Key, Created: in.Created, ClusterIP: out.ClusterIP,
 		NodePorts: slices.Compact(nps), Published: publishedOf(out.Bindings)}
+	if old, ok := a.held[in.Key]; ok && frees(old, next) {
+		out.Freed = a.waitingLocked(in.Key)
+	}
+	a.held[in.Key] = next
+	if waitsForRelease(out.Conditions) {
+		a.waiting[in.Key] = true
+	} else {
+		delete(a.waiting, in.Key)
+	}
 	return out
 }
 
@@ -790,13 +893,24 @@ func (a *allocator) loadLocked(st ServiceStore) {
 			}
 		}
 		a.held[key] = h
+		if waitsForRelease(prev.Conditions) {
+			a.waiting[key] = true
+		}
 	}
 }
 
-func (a *allocator) release(key string) {
+// release forgets a Service's holdings and returns the Services waiting
+// for an address or a port, which may now take it.
+func (a *allocator) release(key string) []string {
 	a.mu.Lock()
 	defer a.mu.Unlock()
+	old, ok := a.held[key]
 	delete(a.held, key)
+	delete(a.waiting, key)
+	if ok && frees(old, serviceAllocation{}) {
+		return a.waitingLocked(key)
+	}
+	return nil
 }
 
 // clusterIP is a Service's address as allocated ("" none yet).

@@ -36,7 +36,7 @@ type helperEngine struct {
 
 func newHelperEngine(t *testing.T, images ...string) *helperEngine {
 	h := &helperEngine{Engine: dockerfake.New(images...), served: map[string]string{}}
-	h.HandleExec(h.handle)
+	h.HandleExecInput(h.handle)
 	if _, err := h.EnsureNetwork(context.Background(), dockerx.NetworkRequest{Instance: "i", Name: "dockctl_i",
 		Subnet: "10.222.0.0/20", IPRange: "10.222.0.0/21", Gateway: "10.222.0.1"}); err != nil {
 		t.Fatal(err)
@@ -74,17 +74,21 @@ func (h *helperEngine) ListAllContainers(context.Context) ([]dockerx.Container, 
 	return append(h.Snapshot(), h.daemon...), nil
 }
 
-func (h *helperEngine) handle(id string, cmd []string) (int, []byte) {
+func (h *helperEngine) handle(id string, cmd []string, stdin []byte) (int, []byte) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	if h.exec != nil {
 		return h.exec(id, cmd)
 	}
-	if len(cmd) != 5 || cmd[1] != "helper" || cmd[2] != helperapi.ModePush {
+	if len(cmd) != 5 || cmd[1] != "helper" || cmd[2] != helperapi.ModePush || cmd[3] != "--config" {
 		return helperapi.ExitUsage, nil
 	}
+	config := cmd[4]
+	if config == "-" { // as `helper push --config -` reads it
+		config = string(stdin)
+	}
 	var in, held struct{ Generation int64 }
-	if err := json.Unmarshal([]byte(cmd[4]), &in); err != nil {
+	if err := json.Unmarshal([]byte(config), &in); err != nil {
 		return helperapi.ExitFailed, nil
 	}
 	_ = json.Unmarshal([]byte(h.served[id]), &held)
@@ -92,8 +96,8 @@ func (h *helperEngine) handle(id string, cmd []string) (int, []byte) {
 		ack, _ := json.Marshal(helperapi.Ack{Generation: held.Generation})
 		return helperapi.ExitStale, ack
 	}
-	h.served[id] = cmd[4]
-	h.journal = append(h.journal, "push "+id+" "+cmd[4])
+	h.served[id] = config
+	h.journal = append(h.journal, "push "+id+" "+config)
 	ack, _ := json.Marshal(helperapi.Ack{Generation: in.Generation})
 	return helperapi.ExitOK, ack
 }

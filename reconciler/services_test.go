@@ -463,3 +463,91 @@ func TestServicePushAfterStart(t *testing.T) {
 		t.Errorf("status %+v", st)
 	}
 }
+
+// TestServiceLargeConfigPushedAfterCreate: a proxy whose config exceeds
+// what a command carries starts from the stub and serves every endpoint
+// after the push that follows; the next sync has nothing to do.
+func TestServiceLargeConfigPushedAfterCreate(t *testing.T) {
+	r := newSvcRig(t)
+	r.feed(manyPods(3000))
+	r.svcs.put(webService("", 0))
+	r.reconcile("default/web")
+	var cfg helperapi.ProxyConfig
+	_, ok := r.docker.serving("i_web.default_svc", &cfg)
+	if !ok || len(cfg.Ports) != 1 {
+		t.Fatalf("proxy serves %+v", cfg.Ports)
+	}
+	if cfg.Generation != 1 || len(cfg.Ports[0].Endpoints) != 3000 {
+		t.Fatalf("proxy serves generation %d with %d endpoints, want 1 with 3000", cfg.Generation, len(cfg.Ports[0].Endpoints))
+	}
+	if st := r.svcs.status("default/web"); st.PushedGeneration != 1 || len(st.Conditions) != 0 {
+		t.Errorf("status: pushed %d, conditions %+v", st.PushedGeneration, st.Conditions)
+	}
+	writes := r.docker.writeCount()
+	r.reconcile("default/web")
+	if r.docker.writeCount() != writes {
+		t.Errorf("a converged Service wrote to Docker again")
+	}
+}
+
+// TestServiceFreedClusterIPRetaken: b asks for the ClusterIP a holds
+// (ClusterIPInUse); when a moves to another address, b is queued at once
+// and takes it.
+func TestServiceFreedClusterIPRetaken(t *testing.T) {
+	r := newSvcRig(t)
+	r.feed(webPods(2, 2))
+	a, b := webService("", 0), webService("", 0)
+	a.Service.Metadata.Name, b.Service.Metadata.Name = "a", "b"
+	a.Service.Spec.ClusterIP, b.Service.Spec.ClusterIP = "10.222.8.9", "10.222.8.9"
+	b.Created = a.Created.Add(time.Minute)
+	r.svcs.put(a)
+	r.reconcile("default/a")
+	r.svcs.put(b)
+	r.reconcile("default/b")
+	if c := findCondition(r.svcs.status("default/b").Conditions, ServiceProxyFailure); c == nil || c.Reason != ReasonClusterIPInUse {
+		t.Fatalf("b: want ClusterIPInUse, status %+v", r.svcs.status("default/b"))
+	}
+	drainQueue(r)
+	a.Service.Spec.ClusterIP = "10.222.8.10"
+	r.svcs.put(a)
+	r.reconcile("default/a")
+	if q := drainQueue(r); !q["default/b"] {
+		t.Fatalf("a left 10.222.8.9; queued %v, without b", q)
+	}
+	r.reconcile("default/b")
+	if st := r.svcs.status("default/b"); st.ClusterIP != "10.222.8.9" || len(st.Conditions) != 0 {
+		t.Errorf("b after a moved: %+v", st)
+	}
+}
+
+// TestServiceDrainAfterRestartEndsOnAck: after a controller restart, a
+// drain waits for the stored Service (TestReview10DrainAfterRestartSkipsProxies)
+// and ends once its first sync pushed a config without the pod.
+func TestServiceDrainAfterRestartEndsOnAck(t *testing.T) {
+	r := newWebRig(t)
+	r.restart()
+	r.feed(webPods(2, 2))
+	done := make(chan error, 1)
+	go func() { done <- r.tracker.Drain(context.Background(), "default", "web-a-1") }()
+	// The drain marks the pod terminating before it waits: sync until the
+	// proxy serves without it.
+	deadline := time.Now().Add(time.Minute)
+	for {
+		r.reconcile("default/web")
+		if pods, _ := r.proxyPods("i_web.default_svc"); pods == "web-a-0=10.222.0.2:8080" {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the proxy never served without the drained pod")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Errorf("Drain = %v", err)
+		}
+	case <-time.After(time.Minute):
+		t.Fatal("Drain did not end after the push")
+	}
+}

@@ -27,8 +27,8 @@ type Target interface {
 	Generation() int64
 }
 
-// maxConfig bounds a pushed config. The command line that carries it is
-// smaller still (Linux caps one argv string at 128 KiB).
+// maxConfig bounds a pushed config (the push reads it from stdin: Linux
+// caps one argv string at 128 KiB, far less than a large Service's).
 const maxConfig = 16 << 20
 
 // reply is the control server's answer on the socket. It stays inside this

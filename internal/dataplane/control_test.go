@@ -292,7 +292,7 @@ func TestPushCommand(t *testing.T) {
 			target := &fakeTarget{gen: 5, refuse: map[int64]bool{7: true}}
 			socket, _ := startControl(t, target)
 			var stdout, stderr bytes.Buffer
-			code := run(context.Background(), tc.args(socket), &stdout, &stderr)
+			code := run(context.Background(), tc.args(socket), nil, &stdout, &stderr)
 			if code != tc.wantExit {
 				t.Fatalf("exit %d, want %d; stderr: %s", code, tc.wantExit, stderr.String())
 			}
@@ -304,6 +304,15 @@ func TestPushCommand(t *testing.T) {
 			}
 		})
 	}
+	t.Run("config from stdin", func(t *testing.T) {
+		target := &fakeTarget{gen: 5}
+		socket, _ := startControl(t, target)
+		var stdout, stderr bytes.Buffer
+		code := run(context.Background(), []string{"push", "--config", "-", "--control-socket", socket}, strings.NewReader(genConfig(9)), &stdout, &stderr)
+		if code != helperapi.ExitOK || stdout.String() != "{\"generation\":9}\n" {
+			t.Errorf("exit %d, stdout %q, stderr %q; want exit 0 and generation 9 acknowledged", code, stdout.String(), stderr.String())
+		}
+	})
 	t.Run("server never answers", func(t *testing.T) {
 		socket := testSocket(t)
 		ln, err := ListenControl(socket)
@@ -320,7 +329,7 @@ func TestPushCommand(t *testing.T) {
 			<-t.Context().Done()
 		}()
 		var stdout, stderr bytes.Buffer
-		code := run(context.Background(), []string{"push", "--config", genConfig(1), "--control-socket", socket, "--timeout", "200ms"}, &stdout, &stderr)
+		code := run(context.Background(), []string{"push", "--config", genConfig(1), "--control-socket", socket, "--timeout", "200ms"}, nil, &stdout, &stderr)
 		if code != helperapi.ExitFailed || !strings.Contains(stderr.String(), "no acknowledgement") {
 			t.Errorf("exit %d, stderr %q; want exit 1, no acknowledgement", code, stderr.String())
 		}
@@ -390,7 +399,7 @@ func TestProxyMode(t *testing.T) {
 	done := make(chan int, 1)
 	go func() {
 		done <- run(ctx, []string{"proxy", "--config", `{"generation":1,"service":"default/web","ports":[]}`,
-			"--control-socket", socket, "--state-file", state, "--listen-host", "127.0.0.1"}, &bytes.Buffer{}, &stderr)
+			"--control-socket", socket, "--state-file", state, "--listen-host", "127.0.0.1"}, nil, &bytes.Buffer{}, &stderr)
 	}()
 	waitFor(t, "the push to be acknowledged", func() bool {
 		_, code, _ := Push(socket, []byte(`{"generation":2,"service":"default/web","ports":[]}`), deadline)
@@ -456,7 +465,7 @@ func TestDNSMode(t *testing.T) {
 	go func() {
 		done <- run(ctx, []string{"dns", "--config", `{"generation":1,"domain":"cluster.local","records":[]}`,
 			"--control-socket", socket, "--state-file", filepath.Join(t.TempDir(), "config.json"), "--listen", "127.0.0.1:0"},
-			&bytes.Buffer{}, &stderr)
+			nil, &bytes.Buffer{}, &stderr)
 	}()
 	select {
 	case <-dns.served:
@@ -501,7 +510,7 @@ func TestMainUsage(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			var stdout, stderr bytes.Buffer
-			if got := run(context.Background(), tc.args, &stdout, &stderr); got != tc.want {
+			if got := run(context.Background(), tc.args, nil, &stdout, &stderr); got != tc.want {
 				t.Errorf("exit %d, want %d; stderr: %s", got, tc.want, stderr.String())
 			}
 		})

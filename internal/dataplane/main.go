@@ -2,6 +2,7 @@ package dataplane
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -27,6 +28,7 @@ modes:
   proxy --config JSON   serve a Service proxy (helperapi.ProxyConfig)
   dns   --config JSON   serve the instance's DNS (helperapi.DNSConfig)
   push  --config JSON   push a config to the helper serving in this container
+                        (--config -: read it from stdin, for configs over an argument's 128 KiB)
   probe --spec JSON     run one probe (helperapi.ProbeSpec); exit 0 success, 1 failure, 4 timeout
 `
 
@@ -35,11 +37,11 @@ modes:
 func Main(args []string, stdout, stderr io.Writer) int {
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, os.Interrupt)
 	defer stop()
-	return run(ctx, args, stdout, stderr)
+	return run(ctx, args, os.Stdin, stdout, stderr)
 }
 
 // run is Main with the context that stops serving modes (tests cancel it).
-func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	if len(args) == 0 {
 		fmt.Fprint(stderr, usage)
 		return helperapi.ExitUsage
@@ -50,7 +52,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	case helperapi.ModeDNS:
 		return runDNS(ctx, args[1:], stderr)
 	case helperapi.ModePush:
-		return runPush(args[1:], stdout, stderr)
+		return runPush(args[1:], stdin, stdout, stderr)
 	case helperapi.ModeProbe:
 		return runProbe(ctx, args[1:], stdout, stderr)
 	case "-h", "--help", "help":
@@ -219,15 +221,23 @@ func serve(ctx context.Context, f serveFlags, log *slog.Logger, target Target, b
 	return code
 }
 
-func runPush(args []string, stdout, stderr io.Writer) int {
+func runPush(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("helper push", flag.ContinueOnError)
-	config := fs.String("config", "", "the config to serve (JSON)")
+	config := fs.String("config", "", "the config to serve (JSON; - reads it from stdin)")
 	socket := fs.String("control-socket", helperapi.ControlSocket, "control socket (@name: abstract)")
 	timeout := fs.Duration("timeout", 10*time.Second, "how long to wait for the acknowledgement")
 	if code, ok := parse(fs, args, stderr, "config"); !ok {
 		return code
 	}
-	ack, code, err := Push(*socket, []byte(*config), *timeout)
+	raw := []byte(*config)
+	if *config == "-" {
+		var err error
+		if raw, err = io.ReadAll(io.LimitReader(stdin, maxConfig+1)); err != nil || len(raw) > maxConfig {
+			fmt.Fprintln(stderr, "error: reading the config from stdin:", cmp.Or(err, fmt.Errorf("over %d bytes", maxConfig)))
+			return helperapi.ExitUsage
+		}
+	}
+	ack, code, err := Push(*socket, raw, *timeout)
 	if code == helperapi.ExitOK || code == helperapi.ExitStale {
 		out, _ := json.Marshal(ack)
 		fmt.Fprintln(stdout, string(out))

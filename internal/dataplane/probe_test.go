@@ -162,7 +162,7 @@ func TestProbeCommand(t *testing.T) {
 			spec.Kind, spec.Path = tc.kind, tc.path
 			b, _ := json.Marshal(spec)
 			var stdout, stderr bytes.Buffer
-			code := run(context.Background(), []string{"probe", "--spec", string(b)}, &stdout, &stderr)
+			code := run(context.Background(), []string{"probe", "--spec", string(b)}, nil, &stdout, &stderr)
 			if code != tc.want {
 				t.Errorf("exit %d, want %d (stdout %q, stderr %q)", code, tc.want, stdout.String(), stderr.String())
 			}

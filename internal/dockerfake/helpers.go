@@ -61,6 +61,12 @@ func (e *Engine) EnsureHelperImage(ctx context.Context, instance string) (string
 // dockerx.MaxExecOutput). Without a handler every command exits 0 with no
 // output. h runs with the engine's lock released; it may call the engine.
 func (e *Engine) HandleExec(h func(containerID string, cmd []string) (int, []byte)) {
+	e.HandleExecInput(func(id string, cmd []string, _ []byte) (int, []byte) { return h(id, cmd) })
+}
+
+// HandleExecInput is HandleExec for a handler that also reads the
+// command's stdin (ExecInput; nil when none was attached).
+func (e *Engine) HandleExecInput(h func(containerID string, cmd []string, stdin []byte) (int, []byte)) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	e.exec = h
@@ -71,6 +77,12 @@ func (e *Engine) HandleExec(h func(containerID string, cmd []string) (int, []byt
 // ErrConflict for one that is not running (or paused). Counted as
 // "exec:output".
 func (e *Engine) ExecOutput(ctx context.Context, id string, cmd []string, timeout time.Duration) (int, []byte, error) {
+	return e.ExecInput(ctx, id, cmd, nil, timeout)
+}
+
+// ExecInput is ExecOutput with stdin, handed to the handler. Counted as
+// "exec:output" too: it is the same exec.
+func (e *Engine) ExecInput(ctx context.Context, id string, cmd []string, stdin []byte, timeout time.Duration) (int, []byte, error) {
 	e.mu.Lock()
 	e.calls["exec:output"]++
 	if e.down {
@@ -94,7 +106,7 @@ func (e *Engine) ExecOutput(ctx context.Context, id string, cmd []string, timeou
 	case h == nil:
 		return 0, nil, nil
 	}
-	code, out := h(cid, slices.Clone(cmd))
+	code, out := h(cid, slices.Clone(cmd), slices.Clone(stdin))
 	if len(out) > dockerx.MaxExecOutput {
 		out = out[:dockerx.MaxExecOutput]
 	}

@@ -140,6 +140,10 @@ func TestFakeExecOutput(t *testing.T) {
 	if want := []string{id + " /dockctl helper push", id + " flood"}; !reflect.DeepEqual(got, want) {
 		t.Errorf("handler saw %v, want %v", got, want)
 	}
+	e.HandleExecInput(func(_ string, _ []string, stdin []byte) (int, []byte) { return 0, stdin })
+	if _, out, _ := e.ExecInput(ctx, id, []string{"/dockctl", "helper", "push", "--config", "-"}, []byte(`{"generation":3}`), time.Second); string(out) != `{"generation":3}` {
+		t.Errorf("the handler read stdin %q", out)
+	}
 	if err := e.Pause(id); err != nil {
 		t.Fatal(err)
 	}
@@ -153,8 +157,8 @@ func TestFakeExecOutput(t *testing.T) {
 	if _, _, err := e.ExecOutput(ctx, id, []string{"x"}, time.Second); !errors.Is(err, dockerx.ErrUnreachable) {
 		t.Errorf("exec with the daemon down = %v, want ErrUnreachable", err)
 	}
-	if n := e.Calls()["exec:output"]; n != 7 {
-		t.Errorf("%d execs counted, want 7", n)
+	if n := e.Calls()["exec:output"]; n != 8 {
+		t.Errorf("%d execs counted, want 8", n)
 	}
 }
 

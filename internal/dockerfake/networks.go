@@ -51,7 +51,7 @@ import (
 type netObjects struct {
 	networks map[string]*fakeNetwork // by name
 	netID    int
-	exec     func(containerID string, cmd []string) (int, []byte) // HandleExec
+	exec     func(containerID string, cmd []string, stdin []byte) (int, []byte) // HandleExecInput
 
 	// OnHelperImage, when set, runs (with the lock released) at each
 	// EnsureHelperImage; an error it returns is EnsureHelperImage's.

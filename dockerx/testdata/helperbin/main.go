@@ -6,11 +6,13 @@
 //	helperbin print TEXT CODE  TEXT on stdout, "stderr:TEXT" on stderr, exit CODE
 //	helperbin flood N          N bytes of 'x' on stdout, exit 0
 //	helperbin sleep SECONDS    sleep, exit 0
+//	helperbin count            read stdin to its end, print how many bytes
 package main
 
 import (
 	"bytes"
 	"fmt"
+	"io"
 	"os"
 	"os/signal"
 	"strconv"
@@ -20,7 +22,7 @@ import (
 
 func main() {
 	if len(os.Args) < 2 {
-		fmt.Fprintln(os.Stderr, "usage: helperbin serve|print|flood|sleep")
+		fmt.Fprintln(os.Stderr, "usage: helperbin serve|print|flood|sleep|count")
 		os.Exit(2)
 	}
 	switch os.Args[1] {
@@ -39,6 +41,12 @@ func main() {
 	case "sleep":
 		s, _ := strconv.Atoi(os.Args[2])
 		time.Sleep(time.Duration(s) * time.Second)
+	case "count":
+		n, err := io.Copy(io.Discard, os.Stdin)
+		if err != nil {
+			os.Exit(1)
+		}
+		fmt.Fprint(os.Stdout, n)
 	default:
 		os.Exit(2)
 	}
