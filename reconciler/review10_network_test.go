@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"net"
+	"slices"
 	"sync"
 	"time"
 
@@ -104,5 +105,36 @@ func TestReview10ContainerNetworkModeNotConnectedEverySweep(t *testing.T) {
 	h.stop()
 	if attempts, _ := counter.counts(); attempts != 0 {
 		t.Fatalf("%d connect attempts for a replica in another container's network namespace; want none (Docker refuses every one)", attempts)
+	}
+}
+
+// listedNetworks is a NetworkDocker whose list is fixed.
+type listedNetworks struct {
+	NetworkDocker
+	nets []dockerx.Network
+}
+
+func (l *listedNetworks) ListNetworks(context.Context) ([]dockerx.Network, error) {
+	return slices.Clone(l.nets), nil
+}
+
+// TestReview10DuplicateInstanceNetworkNameIsAConflict: Docker 20.10
+// creates a second network of an existing name for any client that does
+// not set CheckDuplicate (the SDK's default; checked on this daemon), and
+// then refuses the name as ambiguous everywhere dockctl uses it
+// ("2 matches found based on name": pods' NetworkMode at start, connect,
+// inspect). ensure takes the first network of that name in the list and,
+// when it is ours, reports no conflict: every pod created on the name
+// fails to start, and nothing says why.
+func TestReview10DuplicateInstanceNetworkNameIsAConflict(t *testing.T) {
+	ours := dockerx.Network{ID: "aaa", Name: "dockctl_i", Labels: dockerx.NetworkLabels("i"), Subnet: "10.222.0.0/20", IPRange: "10.222.0.0/21", Gateway: "10.222.0.1"}
+	foreign := dockerx.Network{ID: "bbb", Name: "dockctl_i", Subnet: "172.30.0.0/16"}
+	n := newInstanceNetwork("i", "", &listedNetworks{nets: []dockerx.Network{ours, foreign}}, nil, quietLog(), nil)
+	st, _, err := n.ensure(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st != nil || !n.conflict {
+		t.Fatalf("two networks named dockctl_i (one not ours): pods are put on %+v, conflict reported %v; want no network used and the conflict reported", st, n.conflict)
 	}
 }
