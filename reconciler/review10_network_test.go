@@ -6,6 +6,7 @@ import (
 	"net"
 	"slices"
 	"sync"
+	"syscall"
 	"time"
 
 	"github.com/dockctl/dockctl/dockerx"
@@ -14,6 +15,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/intstr"
 
 	"github.com/dockctl/dockctl/manifests"
+	"github.com/dockctl/dockctl/store"
 )
 
 // blackholeDial behaves as net.Dialer does towards an address whose
@@ -136,5 +138,26 @@ func TestReview10DuplicateInstanceNetworkNameIsAConflict(t *testing.T) {
 	}
 	if st != nil || !n.conflict {
 		t.Fatalf("two networks named dockctl_i (one not ours): pods are put on %+v, conflict reported %v; want no network used and the conflict reported", st, n.conflict)
+	}
+}
+
+// TestReview10RefusedDNSDialMeansReachable: the route is decided by
+// dialing the DNS server as soon as its helper's "start" event arrives —
+// before the helper's process listens. A refused connection proves the
+// network routes from here (judgeDirect itself treats a refusal as an
+// answer), yet update decides "relay", and relay is never re-checked:
+// a controller on the Docker host then execs in the DNS helper for every
+// probe of every pod, for good, and loses all probes whenever that one
+// helper is being replaced.
+func TestReview10RefusedDNSDialMeansReachable(t *testing.T) {
+	st := &store.NetworkStatus{Name: "dockctl_i", Subnet: "10.222.0.0/20", DNSIP: "10.222.8.0"}
+	dns := []dockerx.Container{{ID: "dns1", Name: "i_dns", Role: dockerx.RoleDNS, Instance: "i", State: dockerx.StateRunning}}
+	r := newProbeRoute("i", quietLog(), nil, func() {})
+	r.dial = func(context.Context, string, string) (net.Conn, error) {
+		return nil, &net.OpError{Op: "dial", Net: "tcp", Err: syscall.ECONNREFUSED}
+	}
+	r.update(context.Background(), st, false, dns)
+	if _, relay := r.via(); relay {
+		t.Fatalf("the DNS server refused the connection (routed, not listening yet): mode %s; want direct (or undecided until it listens)", r.mode)
 	}
 }
