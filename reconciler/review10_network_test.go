@@ -18,11 +18,11 @@ import (
 	"github.com/dockctl/dockctl/store"
 )
 
-// blackholeDial behaves as net.Dialer does towards an address whose
+// netReviewBlackholeDial behaves as net.Dialer does towards an address whose
 // packets are dropped (a controller in a container on another bridge,
 // Docker's isolation rules dropping the SYN): it hangs until the context
 // ends, then fails with a dial error.
-func blackholeDial(ctx context.Context, network, addr string) (net.Conn, error) {
+func netReviewBlackholeDial(ctx context.Context, network, addr string) (net.Conn, error) {
 	<-ctx.Done()
 	return nil, &net.OpError{Op: "dial", Net: network, Err: ctx.Err()}
 }
@@ -39,7 +39,7 @@ func TestReview10UndecidedRouteHTTPDialTimeoutGivesNoVerdict(t *testing.T) {
 	r := newProbeRoute("i", quietLog(), nil, func() {})
 	r.mode, r.network = ProbeUndecided, "dockctl_i"
 	runner := newDockerProbeRunner(nil, &execRecorder{}, r)
-	runner.dial = blackholeDial
+	runner.dial = netReviewBlackholeDial
 	target := probeTarget{ContainerID: "c", Address: "10.222.0.7",
 		Ports: []manifests.ContainerPort{{Name: "http", ContainerPort: 8080}}, located: "dockctl_i", onNetwork: true}
 	probes := map[string]*manifests.Probe{
@@ -54,29 +54,29 @@ func TestReview10UndecidedRouteHTTPDialTimeoutGivesNoVerdict(t *testing.T) {
 	}
 }
 
-// connectCounter counts every ConnectNetwork attempt (the engine counts
+// netReviewConnectCounter counts every ConnectNetwork attempt (the engine counts
 // only those that succeed) and every ensure (one network list a sweep).
-type connectCounter struct {
+type netReviewConnectCounter struct {
 	NetworkDocker
 	mu                sync.Mutex
 	attempts, ensures int
 }
 
-func (c *connectCounter) ConnectNetwork(ctx context.Context, network, id string, ep dockerx.EndpointSettings) error {
+func (c *netReviewConnectCounter) ConnectNetwork(ctx context.Context, network, id string, ep dockerx.EndpointSettings) error {
 	c.mu.Lock()
 	c.attempts++
 	c.mu.Unlock()
 	return c.NetworkDocker.ConnectNetwork(ctx, network, id, ep)
 }
 
-func (c *connectCounter) ListNetworks(ctx context.Context) ([]dockerx.Network, error) {
+func (c *netReviewConnectCounter) ListNetworks(ctx context.Context) ([]dockerx.Network, error) {
 	c.mu.Lock()
 	c.ensures++
 	c.mu.Unlock()
 	return c.NetworkDocker.ListNetworks(ctx)
 }
 
-func (c *connectCounter) counts() (attempts, ensures int) {
+func (c *netReviewConnectCounter) counts() (attempts, ensures int) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	return c.attempts, c.ensures
@@ -91,7 +91,7 @@ func (c *connectCounter) counts() (attempts, ensures int) {
 // forever, breaking "an idle controller makes no Docker call that writes".
 func TestReview10ContainerNetworkModeNotConnectedEverySweep(t *testing.T) {
 	h := newHarness(t, Options{ResyncPeriod: 30 * time.Millisecond, Allow: manifests.Policy{HostNamespaces: true}})
-	counter := &connectCounter{NetworkDocker: h.engine}
+	counter := &netReviewConnectCounter{NetworkDocker: h.engine}
 	h.opts.NetworkDocker = counter
 	h.ctrl = New(h.engine, h.store, h.opts)
 	if _, err := h.engine.Add(dockerx.Container{Name: "donor", Image: testImage, State: dockerx.StateRunning}, ""); err != nil {
@@ -110,13 +110,13 @@ func TestReview10ContainerNetworkModeNotConnectedEverySweep(t *testing.T) {
 	}
 }
 
-// listedNetworks is a NetworkDocker whose list is fixed.
-type listedNetworks struct {
+// netReviewListedNetworks is a NetworkDocker whose list is fixed.
+type netReviewListedNetworks struct {
 	NetworkDocker
 	nets []dockerx.Network
 }
 
-func (l *listedNetworks) ListNetworks(context.Context) ([]dockerx.Network, error) {
+func (l *netReviewListedNetworks) ListNetworks(context.Context) ([]dockerx.Network, error) {
 	return slices.Clone(l.nets), nil
 }
 
@@ -131,7 +131,7 @@ func (l *listedNetworks) ListNetworks(context.Context) ([]dockerx.Network, error
 func TestReview10DuplicateInstanceNetworkNameIsAConflict(t *testing.T) {
 	ours := dockerx.Network{ID: "aaa", Name: "dockctl_i", Labels: dockerx.NetworkLabels("i"), Subnet: "10.222.0.0/20", IPRange: "10.222.0.0/21", Gateway: "10.222.0.1"}
 	foreign := dockerx.Network{ID: "bbb", Name: "dockctl_i", Subnet: "172.30.0.0/16"}
-	n := newInstanceNetwork("i", "", &listedNetworks{nets: []dockerx.Network{ours, foreign}}, nil, quietLog(), nil)
+	n := newInstanceNetwork("i", "", &netReviewListedNetworks{nets: []dockerx.Network{ours, foreign}}, nil, quietLog(), nil)
 	st, _, err := n.ensure(context.Background())
 	if err != nil {
 		t.Fatal(err)

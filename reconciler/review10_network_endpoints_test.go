@@ -30,3 +30,30 @@ func TestReview10HostNetworkPodIsNoEndpoint(t *testing.T) {
 		t.Fatalf("a ready hostNetwork pod: %+v; want a ready endpoint with an address the proxies reach (the host's on the instance network)", pods)
 	}
 }
+
+// TestReview10InstanceNetworkLeftWhenEverythingIsDeleted: once the last
+// deployment is deleted the controller removes every container (the DNS
+// server too: "so that deleting everything leaves the host as it was",
+// dnsctl.go) and collects its images, but the instance network it made
+// stays for good: nothing calls RemoveNetwork.
+func TestReview10InstanceNetworkLeftWhenEverythingIsDeleted(t *testing.T) {
+	h := newHarness(t, Options{ResyncPeriod: 50 * time.Millisecond})
+	h.apply(testDeployment("web", 1, "x"))
+	h.start()
+	h.waitReplicas("web", 1)
+	if h.network("dockctl_i") == nil {
+		t.Fatal("no instance network made")
+	}
+	if err := h.store.Delete("", "web"); err != nil {
+		t.Fatal(err)
+	}
+	h.waitFor("every container of the instance gone and its images collected", func() bool {
+		for _, c := range h.engine.Snapshot() {
+			if c.Instance == "i" {
+				return false
+			}
+		}
+		return len(h.engine.HelperImages()) == 0
+	})
+	h.waitFor("the instance network removed", func() bool { return h.network("dockctl_i") == nil })
+}
