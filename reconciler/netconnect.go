@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"sort"
+	"strings"
 
 	"github.com/dockctl/dockctl/dockerx"
 )
@@ -41,7 +42,8 @@ const (
 
 // planConnects returns the connects that put every pod's network owner of
 // cs on network: replicas without holder and holders, in any state Docker
-// accepts a connect in, unless they use the host's network. A member lives
+// accepts a connect in, unless their network mode joins none (the host's,
+// none, or another container's namespace). A member lives
 // in its holder's namespace and is never connected itself; helpers (the
 // Services' proxies and DNS server) are the Service reconciler's. Sorted
 // by name, so that plans are deterministic.
@@ -59,6 +61,9 @@ func planConnects(network string, cs []dockerx.Container) []ConnectOp {
 		nets := c.Networks
 		if _, ok := nets[network]; ok {
 			continue
+		}
+		if m := c.NetworkMode; m == "host" || m == "none" || strings.HasPrefix(m, "container:") {
+			continue // another's namespace (container:X of an earlier release), the host's or none: Docker refuses
 		}
 		if _, host := nets["host"]; host {
 			continue // hostNetwork: the host's namespace joins no network
