@@ -27,7 +27,8 @@ import (
 //     exists its own IPAM is the truth, recorded in the store.
 //   - A network named so without this instance's label is never adopted,
 //     written to or removed: the conflict is reported (log, metric) and
-//     pods are created as before, without the instance network.
+//     pods are created as before, without the instance network. So is a
+//     name that several networks have (Docker refuses it as ambiguous).
 //   - Ensuring is a read (one network list) once the network exists: an
 //     idle controller makes no Docker call that writes.
 
@@ -227,14 +228,24 @@ func (n *instanceNetwork) ensureLocked(ctx context.Context) (*store.NetworkStatu
 		return nil, false, fmt.Errorf("list networks: %w", err)
 	}
 	var existing *dockerx.Network
+	named := 0
 	for i := range nets {
 		if nets[i].Name == n.name {
-			existing = &nets[i]
-			break
+			named++
+			if existing == nil {
+				existing = &nets[i]
+			}
 		}
 	}
+	if named > 1 {
+		// Docker 20.10 lets a client that does not ask it to check make a
+		// second network of a name, then refuses the name as ambiguous
+		// wherever it is used: no pod could start on it.
+		n.reportConflict(fmt.Sprintf("%d Docker networks have the instance network's name: none is used; pods are created without the instance network (no Service name resolves in them) until only one is left", named), "")
+		return nil, false, nil
+	}
 	if existing != nil && (existing.Labels[dockerx.LabelInstance] != n.instance || existing.Labels[dockerx.LabelRole] != dockerx.RoleNetwork) {
-		n.reportConflict(existing.Labels[dockerx.LabelInstance])
+		n.reportConflict(conflictNotOurs, existing.Labels[dockerx.LabelInstance])
 		return nil, false, nil
 	}
 	created := false
@@ -259,7 +270,7 @@ func (n *instanceNetwork) ensureLocked(ctx context.Context) (*store.NetworkStatu
 		got, err := n.docker.EnsureNetwork(ctx, dockerx.NetworkRequest{Instance: n.instance, Name: n.name, Subnet: want.Subnet, IPRange: want.IPRange, Gateway: want.Gateway})
 		if errors.Is(err, dockerx.ErrConflict) {
 			// Made by someone else since the list: never adopted.
-			n.reportConflict("")
+			n.reportConflict(conflictNotOurs, "")
 			return nil, false, nil
 		}
 		if err != nil {
@@ -315,16 +326,20 @@ func (n *instanceNetwork) readRecord() *store.NetworkStatus {
 	return rec
 }
 
-// reportConflict notes a network of our name that is not ours: logged once
-// per occurrence, pods created as before meanwhile.
-func (n *instanceNetwork) reportConflict(owner string) {
+// conflictNotOurs is why a network of our name is not used when it is not
+// ours.
+const conflictNotOurs = "a Docker network has the instance network's name but not this instance's label: it is not used; pods are created without the instance network (no Service name resolves in them) until it is removed or renamed"
+
+// reportConflict notes a network of our name that cannot be used (not
+// ours, or not the only one of that name), saying why: logged once per
+// occurrence, pods created as before meanwhile.
+func (n *instanceNetwork) reportConflict(why, owner string) {
 	n.status, n.ensured = nil, true
 	if n.conflict {
 		return
 	}
 	n.conflict = true
-	n.log.Error("a Docker network has the instance network's name but not this instance's label: it is not used; pods are created without the instance network (no Service name resolves in them) until it is removed or renamed",
-		"network", n.name, "ownerInstance", owner)
+	n.log.Error(why, "network", n.name, "ownerInstance", owner)
 	if n.obs != nil {
 		n.obs.InstanceNetworkConflict(true)
 	}
