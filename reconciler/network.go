@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"net/netip"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/dockctl/dockctl/dockerx"
@@ -193,6 +194,10 @@ type instanceNetwork struct {
 	readRecorded bool
 	conflict     bool
 	warnedGiven  bool
+
+	// gateway is status's gateway ("" none), read without mu (held
+	// across Docker calls) by the endpoints' feed.
+	gateway atomic.Value // string
 }
 
 func newInstanceNetwork(instance, given string, d NetworkDocker, st networkStore, log *slog.Logger, obs Observer) *instanceNetwork {
@@ -304,6 +309,7 @@ func (n *instanceNetwork) ensureLocked(ctx context.Context) (*store.NetworkStatu
 		n.recorded = &st
 	}
 	n.status, n.ensured = &st, true
+	n.gateway.Store(st.Gateway)
 	return &st, created, nil
 }
 
@@ -335,6 +341,7 @@ const conflictNotOurs = "a Docker network has the instance network's name but no
 // occurrence, pods created as before meanwhile.
 func (n *instanceNetwork) reportConflict(why, owner string) {
 	n.status, n.ensured = nil, true
+	n.gateway.Store("")
 	if n.conflict {
 		return
 	}
@@ -343,6 +350,17 @@ func (n *instanceNetwork) reportConflict(why, owner string) {
 	if n.obs != nil {
 		n.obs.InstanceNetworkConflict(true)
 	}
+}
+
+// hostAddress is the host's address on the instance network in use (its
+// gateway), as its pods and proxies reach the host; "" while there is
+// none, or none is known yet.
+func (c *Controller) hostAddress() string {
+	if c.net == nil {
+		return ""
+	}
+	gw, _ := c.net.gateway.Load().(string)
+	return gw
 }
 
 // podNetworkStatus is the instance network pods are created on: nil when

@@ -25,8 +25,9 @@ func TestReview10HostNetworkPodIsNoEndpoint(t *testing.T) {
 	c0 := ctr(H, 0, "running", 0)
 	c0.Networks = map[string]string{"host": ""}
 	in := PlanInput{Name: "web", Containers: []dockerx.Container{c0}, Terminating: map[string]time.Time{}, Stopping: map[string]bool{}}
-	pods := podEndpoints("i", rec, in, map[string]bool{c0.ID: true}, templateLookup(d, H, nil), false)
-	if len(pods) != 1 || pods[0].IP == "" || !pods[0].Ready {
+	const gateway = "10.222.0.1" // the host on the instance network
+	pods := podEndpoints("i", gateway, rec, in, map[string]bool{c0.ID: true}, templateLookup(d, H, nil), false)
+	if len(pods) != 1 || pods[0].IP != gateway || !pods[0].Ready {
 		t.Fatalf("a ready hostNetwork pod: %+v; want a ready endpoint with an address the proxies reach (the host's on the instance network)", pods)
 	}
 }
