@@ -32,6 +32,13 @@ import (
 //     name that several networks have (Docker refuses it as ambiguous).
 //   - Ensuring is a read (one network list) once the network exists: an
 //     idle controller makes no Docker call that writes.
+//   - Once no container of the instance is left and nothing may want one
+//     (no live deployment or Service, no unreadable record), the sweep
+//     removes the network, so that deleting everything leaves the host as
+//     it was; its record stays, so that it comes back with the same subnet
+//     (and Services with their ClusterIPs) when needed again. The removal
+//     holds the lock pods are created under (current) and checks the store
+//     again under it: a pod is never created on a network being removed.
 
 // NetworkDocker is what the instance network and the probe relay need
 // from Docker (Options.NetworkDocker).
@@ -39,6 +46,8 @@ type NetworkDocker interface {
 	EnsureNetwork(ctx context.Context, req dockerx.NetworkRequest) (dockerx.Network, error)
 	ListNetworks(ctx context.Context) ([]dockerx.Network, error)
 	ConnectNetwork(ctx context.Context, network, containerID string, ep dockerx.EndpointSettings) error
+	// RemoveNetwork removes the instance network once nothing uses it.
+	RemoveNetwork(ctx context.Context, name string) error
 	// ExecOutput runs a relayed probe in the DNS helper.
 	ExecOutput(ctx context.Context, id string, cmd []string, timeout time.Duration) (exit int, stdout []byte, err error)
 }
@@ -249,7 +258,7 @@ func (n *instanceNetwork) ensureLocked(ctx context.Context) (*store.NetworkStatu
 		n.reportConflict(fmt.Sprintf("%d Docker networks have the instance network's name: none is used; pods are created without the instance network (no Service name resolves in them) until only one is left", named), "")
 		return nil, false, nil
 	}
-	if existing != nil && (existing.Labels[dockerx.LabelInstance] != n.instance || existing.Labels[dockerx.LabelRole] != dockerx.RoleNetwork) {
+	if existing != nil && !n.ours(existing) {
 		n.reportConflict(conflictNotOurs, existing.Labels[dockerx.LabelInstance])
 		return nil, false, nil
 	}
@@ -311,6 +320,47 @@ func (n *instanceNetwork) ensureLocked(ctx context.Context) (*store.NetworkStatu
 	n.status, n.ensured = &st, true
 	n.gateway.Store(st.Gateway)
 	return &st, created, nil
+}
+
+// ours reports whether a network's labels say it is this instance's
+// network.
+func (n *instanceNetwork) ours(net *dockerx.Network) bool {
+	return net.Labels[dockerx.LabelInstance] == n.instance && net.Labels[dockerx.LabelRole] == dockerx.RoleNetwork
+}
+
+// release removes the network if it exists, is ours and wanted still
+// says no (asked under the lock: see the invariants). left reports
+// whether a network of its name is left (kept, or not ours to remove).
+// Ensure creates it again when needed.
+func (n *instanceNetwork) release(ctx context.Context, wanted func() bool) (left bool, err error) {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	nets, err := n.docker.ListNetworks(ctx)
+	if err != nil {
+		return false, fmt.Errorf("list networks: %w", err)
+	}
+	var ours *dockerx.Network
+	for i := range nets {
+		if nets[i].Name != n.name {
+			continue
+		}
+		if ours != nil || !n.ours(&nets[i]) {
+			return true, nil // not ours alone: never removed (ensure reports it)
+		}
+		ours = &nets[i]
+	}
+	if ours != nil {
+		if wanted() {
+			return true, nil
+		}
+		if err := n.docker.RemoveNetwork(ctx, n.name); err != nil {
+			return true, fmt.Errorf("remove network %s: %w", n.name, err)
+		}
+		n.log.Info("instance network removed: nothing of the instance is left", "network", n.name, "subnet", ours.Subnet)
+	}
+	n.status, n.ensured = nil, false
+	n.gateway.Store("")
+	return false, nil
 }
 
 // readRecord returns what the store holds about the network, read once
