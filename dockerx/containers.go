@@ -100,6 +100,7 @@ func fromSummary(s container.Summary) Container {
 		Status:        s.Status,
 		ExitCode:      parseExitCode(s.Status),
 		Created:       time.Unix(s.Created, 0),
+		NetworkMode:   s.HostConfig.NetworkMode,
 	}
 	for _, p := range s.Ports {
 		c.Ports = append(c.Ports, Port{HostIP: p.IP, HostPort: p.PublicPort, ContainerPort: p.PrivatePort, Protocol: p.Type})

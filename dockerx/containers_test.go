@@ -58,6 +58,10 @@ func TestFromSummary(t *testing.T) {
 	// configuration: that network is not reported.
 	stale := container.Summary{ID: "id3", Names: []string{"/i_web-abc-1"}, Created: 1700000000, State: "running", Status: "Up 1 second",
 		Labels: map[string]string{LabelInstance: "i", LabelNamespace: "default"},
+		HostConfig: struct {
+			NetworkMode string            `json:",omitempty"`
+			Annotations map[string]string `json:",omitempty"`
+		}{NetworkMode: "dockctl_i"},
 		NetworkSettings: &container.NetworkSettingsSummary{Networks: map[string]*network.EndpointSettings{
 			"bridge": {IPAddress: "172.17.0.2", EndpointID: "e1"}, "dockctl_i": {IPAMConfig: &network.EndpointIPAMConfig{IPv4Address: "10.222.8.5"}},
 		}},
@@ -69,7 +73,7 @@ func TestFromSummary(t *testing.T) {
 	}{
 		{"running, a refused connect left in its configuration", stale, Container{
 			ID: "id3", Name: "i_web-abc-1", Labels: stale.Labels, Instance: "i", Role: RoleReplica, Namespace: "default",
-			Networks: map[string]string{"bridge": "172.17.0.2"}, State: StateRunning, Status: "Up 1 second", Created: time.Unix(1700000000, 0),
+			Networks: map[string]string{"bridge": "172.17.0.2"}, NetworkMode: "dockctl_i", State: StateRunning, Status: "Up 1 second", Created: time.Unix(1700000000, 0),
 		}},
 		{"replica of an earlier release: default namespace, no networks reported", replica, Container{
 			ID: "id1", Name: "default_web-abc-0", Image: "img:1", ImageID: "sha256:1", Labels: replica.Labels,

@@ -110,6 +110,10 @@ func (c *Client) EnsureNetwork(ctx context.Context, req NetworkRequest) (Network
 		return Network{}, err
 	}
 	if !found {
+		// Docker before API 1.44 makes a second network of a name unless
+		// the request sets CheckDuplicate; the SDK sets it itself for
+		// such daemons (the API version is negotiated), and no longer
+		// lets a caller set it.
 		cctx, cancel := c.callCtx(ctx)
 		_, err := c.api.NetworkCreate(cctx, req.Name, opts)
 		cancel()

@@ -103,6 +103,11 @@ type Container struct {
 	// the host's network. A container that joined another's network
 	// namespace (a pod's member) has none.
 	Networks map[string]string
+	// NetworkMode is the container's network mode as created ("default",
+	// "bridge", a network's name, "host", "none", "container:ID"); a
+	// container in another's network namespace, the host's or none can
+	// join no network.
+	NetworkMode string
 
 	State  string // one of the State* constants
 	Health string // one of the Health* constants, parsed from Status

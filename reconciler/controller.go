@@ -510,7 +510,7 @@ func (c *Controller) syncDeployment(ctx context.Context, key string) (time.Durat
 		in := PlanInput{Instance: c.opts.Instance, Namespace: rec.Namespace, Name: name, Containers: units, Pods: pods, Volumes: volumes, Now: now, Revisions: rec.Revisions}
 		c.stopInputs(&in, deploymentState{}, nil)
 		// Its pods leave every Service (and are drained) as they go.
-		c.tracker.Update(rec.Key(), podEndpoints(c.opts.Instance, rec, in, nil, templateLookup(nil, "", rec.Revisions), true))
+		c.tracker.Update(rec.Key(), podEndpoints(c.opts.Instance, c.hostAddress(), rec, in, nil, templateLookup(nil, "", rec.Revisions), true))
 		plan := ComputePlan(in)
 		c.logPlan(key, plan)
 		_, execErr := c.execute(ctx, in, plan)

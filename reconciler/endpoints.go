@@ -343,8 +343,11 @@ func (t *Tracker) seed(deploymentKey string, pods []PodEndpoint) {
 
 // podEndpoints turns one deployment's assessed units into the tracker's
 // pods. ready is the readiness status counts (nil: none ready, for a
-// deleted deployment, whose pods are all terminating).
-func podEndpoints(instance string, rec *store.Record, in PlanInput, ready map[string]bool, templates func(string) *manifests.PodTemplateSpec, deleted bool) []PodEndpoint {
+// deleted deployment, whose pods are all terminating). hostIP is the
+// host's address on the instance network (its gateway; "" none): a pod on
+// the host's network is an endpoint there, as Kubernetes uses the node's
+// address.
+func podEndpoints(instance, hostIP string, rec *store.Record, in PlanInput, ready map[string]bool, templates func(string) *manifests.PodTemplateSpec, deleted bool) []PodEndpoint {
 	ns := rec.NamespaceOrDefault()
 	network := dockerx.NetworkName(instance)
 	out := make([]PodEndpoint, 0, len(in.Containers))
@@ -364,6 +367,9 @@ func podEndpoints(instance string, rec *store.Record, in PlanInput, ready map[st
 		}
 		if owner != nil {
 			ep.IP = owner.Networks[network]
+			if onHostNetwork(owner) {
+				ep.IP = hostIP
+			}
 		}
 		if t := templates(u.TemplateHash); t != nil {
 			ep.Labels, ep.Containers = t.Metadata.Labels, t.Spec.ServingContainers()
@@ -374,6 +380,13 @@ func podEndpoints(instance string, rec *store.Record, in PlanInput, ready map[st
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Pod < out[j].Pod })
 	return out
+}
+
+// onHostNetwork reports whether a pod's network owner shares the host's
+// network namespace.
+func onHostNetwork(owner *dockerx.Container) bool {
+	_, host := owner.Networks["host"]
+	return host || owner.NetworkMode == "host"
 }
 
 // podLabels are a container's labels without dockctl's own: the template
@@ -392,7 +405,7 @@ func podLabels(labels map[string]string) map[string]string {
 // from a sync (which lists after any earlier feed) it replaces them, from
 // the sweep's snapshot (seed) it only fills what is not known yet.
 func (c *Controller) feedTracker(a *assessment, seed bool) {
-	pods := podEndpoints(c.opts.Instance, a.rec, a.in, a.ready, templateLookup(a.d, a.in.Hash, a.rec.Revisions), false)
+	pods := podEndpoints(c.opts.Instance, c.hostAddress(), a.rec, a.in, a.ready, templateLookup(a.d, a.in.Hash, a.rec.Revisions), false)
 	if seed {
 		c.tracker.seed(a.rec.Key(), pods)
 		return

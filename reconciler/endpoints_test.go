@@ -179,7 +179,7 @@ func TestPodEndpointsFromAssessment(t *testing.T) {
 	c0.Networks = map[string]string{"dockctl_i": "10.0.0.2", "bridge": "172.17.0.2"}
 	c1.Networks = map[string]string{"dockctl_i": "10.0.0.3"}
 	in := PlanInput{Name: "web", Containers: []dockerx.Container{c0, c1, c2}, Terminating: map[string]time.Time{c1.ID: {}}, Stopping: map[string]bool{}}
-	pods := podEndpoints("i", rec, in, map[string]bool{c0.ID: true, c1.ID: true}, templateLookup(d, H, nil), false)
+	pods := podEndpoints("i", "", rec, in, map[string]bool{c0.ID: true, c1.ID: true}, templateLookup(d, H, nil), false)
 	var got []string
 	for _, p := range pods {
 		got = append(got, fmt.Sprintf("%s/%s ip=%s ready=%v terminating=%v app=%s ports=%d", p.Namespace, p.Pod, p.IP, p.Ready, p.Terminating, p.Labels["app"], len(p.Containers[0].Ports)))
@@ -192,7 +192,7 @@ func TestPodEndpointsFromAssessment(t *testing.T) {
 	if strings.Join(got, "\n") != strings.Join(want, "\n") {
 		t.Errorf("pods:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
 	}
-	deleted := podEndpoints("i", rec, in, nil, templateLookup(nil, "", nil), true)
+	deleted := podEndpoints("i", "", rec, in, nil, templateLookup(nil, "", nil), true)
 	for _, p := range deleted {
 		if p.Ready || !p.Terminating {
 			t.Errorf("deleted deployment's pod %s: ready %v terminating %v", p.Pod, p.Ready, p.Terminating)

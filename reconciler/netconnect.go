@@ -5,8 +5,10 @@ import (
 	"errors"
 	"fmt"
 	"sort"
+	"strings"
 
 	"github.com/dockctl/dockctl/dockerx"
+	"github.com/dockctl/dockctl/store"
 )
 
 // Connecting existing pods to the instance network in place (DESIGN §8:
@@ -41,7 +43,8 @@ const (
 
 // planConnects returns the connects that put every pod's network owner of
 // cs on network: replicas without holder and holders, in any state Docker
-// accepts a connect in, unless they use the host's network. A member lives
+// accepts a connect in, unless their network mode joins none (the host's,
+// none, or another container's namespace). A member lives
 // in its holder's namespace and is never connected itself; helpers (the
 // Services' proxies and DNS server) are the Service reconciler's. Sorted
 // by name, so that plans are deterministic.
@@ -59,6 +62,9 @@ func planConnects(network string, cs []dockerx.Container) []ConnectOp {
 		nets := c.Networks
 		if _, ok := nets[network]; ok {
 			continue
+		}
+		if m := c.NetworkMode; m == "host" || m == "none" || strings.HasPrefix(m, "container:") {
+			continue // another's namespace (container:X of an earlier release), the host's or none: Docker refuses
 		}
 		if _, host := nets["host"]; host {
 			continue // hostNetwork: the host's namespace joins no network
@@ -106,10 +112,23 @@ func (c *Controller) connect(ctx context.Context, ops []ConnectOp) {
 // syncNetwork is the sweep's network pass: the instance network ensured
 // (re-created if removed), the pods of cs (the sweep's list) connected to
 // it, and how probes reach them decided when it must be. With no network
-// to use (not ours) pods stay where they are.
-func (c *Controller) syncNetwork(ctx context.Context, cs []dockerx.Container) error {
+// to use (not ours) pods stay where they are. With nothing wanted (see
+// networkWanted) and no container left, the network is removed instead.
+func (c *Controller) syncNetwork(ctx context.Context, cs []dockerx.Container, wanted bool) error {
 	if c.net == nil {
 		return nil
+	}
+	if !wanted && len(cs) == 0 {
+		left, err := c.net.release(ctx, c.networkWanted)
+		if err != nil {
+			return fmt.Errorf("instance network: %w", err)
+		}
+		if !left {
+			c.route.update(ctx, nil, false, cs)
+			return nil
+		}
+		// Wanted after all (applied meanwhile), or a name conflict:
+		// ensured as usual.
 	}
 	st, created, err := c.net.ensure(ctx)
 	if err != nil {
@@ -121,4 +140,25 @@ func (c *Controller) syncNetwork(ctx context.Context, cs []dockerx.Container) er
 	// After the connects: a relay can reach only pods on the network.
 	c.route.update(ctx, st, created, cs)
 	return nil
+}
+
+// networkWanted reports, from the store, whether anything may want the
+// instance network: a live deployment or Service, or a record it cannot
+// read (never judged on the strength of an unreadable one).
+func (c *Controller) networkWanted() bool {
+	records, errs := c.store.ListAll()
+	return c.wantsNetwork(records, errs)
+}
+
+// wantsNetwork is networkWanted on records (and errs) already read.
+func (c *Controller) wantsNetwork(records []*store.Record, errs []error) bool {
+	if len(errs) > 0 || c.svc.needHelpers(records) {
+		return true
+	}
+	for _, r := range records {
+		if !r.Deleted {
+			return true
+		}
+	}
+	return false
 }

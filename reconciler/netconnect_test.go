@@ -23,6 +23,10 @@ func TestPlanConnects(t *testing.T) {
 	if holder.Role != dockerx.RoleHolder {
 		holder, mem = mem, holder
 	}
+	withMode := func(c dockerx.Container, mode string) dockerx.Container {
+		c.NetworkMode = mode
+		return c
+	}
 	helper := func(role string) dockerx.Container {
 		return dockerx.Container{ID: "id-" + role, Name: "i_" + role, Role: role, State: dockerx.StateRunning, Instance: "i"}
 	}
@@ -66,6 +70,14 @@ func TestPlanConnects(t *testing.T) {
 		{
 			name: "the host's network joins no other",
 			cs:   []dockerx.Container{onNetworks(replica(0, dockerx.StateRunning), map[string]string{"host": ""})},
+		},
+		{
+			name: "another container's namespace (container:X of an earlier release), the host's or none: nothing, whatever is listed",
+			cs: []dockerx.Container{
+				withMode(replica(0, dockerx.StateRunning), "container:0123"),
+				withMode(replica(1, dockerx.StateRunning), "host"),
+				withMode(onNetworks(replica(2, dockerx.StateRunning), map[string]string{}), "none"),
+			},
 		},
 		{
 			name: "a holder pod: its holder only, never a member",

@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"net/netip"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/dockctl/dockctl/dockerx"
@@ -27,9 +28,17 @@ import (
 //     exists its own IPAM is the truth, recorded in the store.
 //   - A network named so without this instance's label is never adopted,
 //     written to or removed: the conflict is reported (log, metric) and
-//     pods are created as before, without the instance network.
+//     pods are created as before, without the instance network. So is a
+//     name that several networks have (Docker refuses it as ambiguous).
 //   - Ensuring is a read (one network list) once the network exists: an
 //     idle controller makes no Docker call that writes.
+//   - Once no container of the instance is left and nothing may want one
+//     (no live deployment or Service, no unreadable record), the sweep
+//     removes the network, so that deleting everything leaves the host as
+//     it was; its record stays, so that it comes back with the same subnet
+//     (and Services with their ClusterIPs) when needed again. The removal
+//     holds the lock pods are created under (current) and checks the store
+//     again under it: a pod is never created on a network being removed.
 
 // NetworkDocker is what the instance network and the probe relay need
 // from Docker (Options.NetworkDocker).
@@ -37,6 +46,8 @@ type NetworkDocker interface {
 	EnsureNetwork(ctx context.Context, req dockerx.NetworkRequest) (dockerx.Network, error)
 	ListNetworks(ctx context.Context) ([]dockerx.Network, error)
 	ConnectNetwork(ctx context.Context, network, containerID string, ep dockerx.EndpointSettings) error
+	// RemoveNetwork removes the instance network once nothing uses it.
+	RemoveNetwork(ctx context.Context, name string) error
 	// ExecOutput runs a relayed probe in the DNS helper.
 	ExecOutput(ctx context.Context, id string, cmd []string, timeout time.Duration) (exit int, stdout []byte, err error)
 }
@@ -192,6 +203,10 @@ type instanceNetwork struct {
 	readRecorded bool
 	conflict     bool
 	warnedGiven  bool
+
+	// gateway is status's gateway ("" none), read without mu (held
+	// across Docker calls) by the endpoints' feed.
+	gateway atomic.Value // string
 }
 
 func newInstanceNetwork(instance, given string, d NetworkDocker, st networkStore, log *slog.Logger, obs Observer) *instanceNetwork {
@@ -227,14 +242,24 @@ func (n *instanceNetwork) ensureLocked(ctx context.Context) (*store.NetworkStatu
 		return nil, false, fmt.Errorf("list networks: %w", err)
 	}
 	var existing *dockerx.Network
+	named := 0
 	for i := range nets {
 		if nets[i].Name == n.name {
-			existing = &nets[i]
-			break
+			named++
+			if existing == nil {
+				existing = &nets[i]
+			}
 		}
 	}
-	if existing != nil && (existing.Labels[dockerx.LabelInstance] != n.instance || existing.Labels[dockerx.LabelRole] != dockerx.RoleNetwork) {
-		n.reportConflict(existing.Labels[dockerx.LabelInstance])
+	if named > 1 {
+		// Docker 20.10 lets a client that does not ask it to check make a
+		// second network of a name, then refuses the name as ambiguous
+		// wherever it is used: no pod could start on it.
+		n.reportConflict(fmt.Sprintf("%d Docker networks have the instance network's name: none is used; pods are created without the instance network (no Service name resolves in them) until only one is left", named), "")
+		return nil, false, nil
+	}
+	if existing != nil && !n.ours(existing) {
+		n.reportConflict(conflictNotOurs, existing.Labels[dockerx.LabelInstance])
 		return nil, false, nil
 	}
 	created := false
@@ -259,7 +284,7 @@ func (n *instanceNetwork) ensureLocked(ctx context.Context) (*store.NetworkStatu
 		got, err := n.docker.EnsureNetwork(ctx, dockerx.NetworkRequest{Instance: n.instance, Name: n.name, Subnet: want.Subnet, IPRange: want.IPRange, Gateway: want.Gateway})
 		if errors.Is(err, dockerx.ErrConflict) {
 			// Made by someone else since the list: never adopted.
-			n.reportConflict("")
+			n.reportConflict(conflictNotOurs, "")
 			return nil, false, nil
 		}
 		if err != nil {
@@ -293,7 +318,49 @@ func (n *instanceNetwork) ensureLocked(ctx context.Context) (*store.NetworkStatu
 		n.recorded = &st
 	}
 	n.status, n.ensured = &st, true
+	n.gateway.Store(st.Gateway)
 	return &st, created, nil
+}
+
+// ours reports whether a network's labels say it is this instance's
+// network.
+func (n *instanceNetwork) ours(net *dockerx.Network) bool {
+	return net.Labels[dockerx.LabelInstance] == n.instance && net.Labels[dockerx.LabelRole] == dockerx.RoleNetwork
+}
+
+// release removes the network if it exists, is ours and wanted still
+// says no (asked under the lock: see the invariants). left reports
+// whether a network of its name is left (kept, or not ours to remove).
+// Ensure creates it again when needed.
+func (n *instanceNetwork) release(ctx context.Context, wanted func() bool) (left bool, err error) {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	nets, err := n.docker.ListNetworks(ctx)
+	if err != nil {
+		return false, fmt.Errorf("list networks: %w", err)
+	}
+	var ours *dockerx.Network
+	for i := range nets {
+		if nets[i].Name != n.name {
+			continue
+		}
+		if ours != nil || !n.ours(&nets[i]) {
+			return true, nil // not ours alone: never removed (ensure reports it)
+		}
+		ours = &nets[i]
+	}
+	if ours != nil {
+		if wanted() {
+			return true, nil
+		}
+		if err := n.docker.RemoveNetwork(ctx, n.name); err != nil {
+			return true, fmt.Errorf("remove network %s: %w", n.name, err)
+		}
+		n.log.Info("instance network removed: nothing of the instance is left", "network", n.name, "subnet", ours.Subnet)
+	}
+	n.status, n.ensured = nil, false
+	n.gateway.Store("")
+	return false, nil
 }
 
 // readRecord returns what the store holds about the network, read once
@@ -315,19 +382,35 @@ func (n *instanceNetwork) readRecord() *store.NetworkStatus {
 	return rec
 }
 
-// reportConflict notes a network of our name that is not ours: logged once
-// per occurrence, pods created as before meanwhile.
-func (n *instanceNetwork) reportConflict(owner string) {
+// conflictNotOurs is why a network of our name is not used when it is not
+// ours.
+const conflictNotOurs = "a Docker network has the instance network's name but not this instance's label: it is not used; pods are created without the instance network (no Service name resolves in them) until it is removed or renamed"
+
+// reportConflict notes a network of our name that cannot be used (not
+// ours, or not the only one of that name), saying why: logged once per
+// occurrence, pods created as before meanwhile.
+func (n *instanceNetwork) reportConflict(why, owner string) {
 	n.status, n.ensured = nil, true
+	n.gateway.Store("")
 	if n.conflict {
 		return
 	}
 	n.conflict = true
-	n.log.Error("a Docker network has the instance network's name but not this instance's label: it is not used; pods are created without the instance network (no Service name resolves in them) until it is removed or renamed",
-		"network", n.name, "ownerInstance", owner)
+	n.log.Error(why, "network", n.name, "ownerInstance", owner)
 	if n.obs != nil {
 		n.obs.InstanceNetworkConflict(true)
 	}
+}
+
+// hostAddress is the host's address on the instance network in use (its
+// gateway), as its pods and proxies reach the host; "" while there is
+// none, or none is known yet.
+func (c *Controller) hostAddress() string {
+	if c.net == nil {
+		return ""
+	}
+	gw, _ := c.net.gateway.Load().(string)
+	return gw
 }
 
 // podNetworkStatus is the instance network pods are created on: nil when

@@ -412,3 +412,47 @@ func TestProbesDirectOnTheInstanceNetwork(t *testing.T) {
 		t.Fatalf("%d relayed probes in direct mode", execs)
 	}
 }
+
+// TestInstanceNetworkRemovedThenMadeAgain: once everything is deleted the
+// network goes and idle sweeps make no new one; its record stays, so that
+// the next deployment brings it back with the same subnet (a subnet the
+// controller would not choose afresh: the record wins), pods on it.
+func TestInstanceNetworkRemovedThenMadeAgain(t *testing.T) {
+	h := newHarness(t, Options{ResyncPeriod: 30 * time.Millisecond})
+	const recorded = "10.222.48.0/20"
+	rec, err := networkLayout("dockctl_i", netip.MustParsePrefix(recorded))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := h.store.WriteNetwork(&rec); err != nil {
+		t.Fatal(err)
+	}
+	h.apply(testDeployment("web", 1, "x"))
+	h.start()
+	h.waitReplicas("web", 1)
+	if err := h.store.Delete("", "web"); err != nil {
+		t.Fatal(err)
+	}
+	h.waitFor("the instance network removed", func() bool { return h.network("dockctl_i") == nil })
+	creates := h.engine.Calls()["network:create"]
+	lists := h.engine.Calls()["network:list"]
+	h.waitFor("three more sweeps", func() bool { return h.engine.Calls()["network:list"] >= lists+3 })
+	if n := h.engine.Calls()["network:create"]; n != creates || h.network("dockctl_i") != nil {
+		t.Fatalf("idle sweeps with nothing wanted made the network again (%d creates, had %d)", n, creates)
+	}
+	if st, err := h.store.ReadNetwork(); err != nil || st == nil || st.Subnet != recorded {
+		t.Fatalf("network record after the removal: %+v, %v; want it kept (subnet %s)", st, err, recorded)
+	}
+
+	h.apply(testDeployment("api", 1, "y"))
+	h.waitReplicas("api", 1)
+	n := h.network("dockctl_i")
+	if n == nil || n.Subnet != recorded {
+		t.Fatalf("network made again: %+v; want subnet %s", n, recorded)
+	}
+	for _, c := range h.listed("api") {
+		if c.Networks["dockctl_i"] == "" {
+			t.Fatalf("pod %s not on the re-created network: %v", c.Name, c.Networks)
+		}
+	}
+}

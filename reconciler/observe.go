@@ -67,7 +67,7 @@ func (c *Controller) sweep(ctx context.Context) error {
 	// The instance network first: ensured (re-created if removed by hand)
 	// and every pod connected to it. Its failure is the sweep's error once
 	// everything else is done.
-	netErr := c.syncNetwork(ctx, cs)
+	netErr := c.syncNetwork(ctx, cs, c.wantsNetwork(records, errs))
 	// Containers and volumes by deployment key; those of no deployment
 	// (made by hand) under a key of no deployment.
 	byDeployment := map[string][]dockerx.Container{}

@@ -8,10 +8,12 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"net/http/httptrace"
 	"runtime/debug"
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"k8s.io/apimachinery/pkg/util/intstr"
@@ -235,8 +237,19 @@ func (r *dockerProbeRunner) direct(ctx context.Context, t probeTarget, p *manife
 			}
 			req.Header.Set(h.Name, h.Value)
 		}
+		// Whether a connection was made tells a dial that never got
+		// through from an answer: net/http reports a dial cut short by the
+		// timeout as the context's error, not as the dial's.
+		var connected atomic.Bool
+		req = req.WithContext(httptrace.WithClientTrace(ctx, &httptrace.ClientTrace{
+			GotConn: func(httptrace.GotConnInfo) { connected.Store(true) },
+		}))
 		resp, err := r.client.Do(req)
 		if err != nil {
+			var op *net.OpError
+			if !connected.Load() && !errors.As(err, &op) {
+				return &net.OpError{Op: "dial", Net: "tcp", Err: err}
+			}
 			return err
 		}
 		resp.Body.Close()

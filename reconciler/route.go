@@ -27,7 +27,9 @@ import (
 // The choice is made by dialing the DNS server (TCP 53 on its address)
 // with a short timeout: at start (once its helper runs), after each
 // creation of the network, and again when a direct probe finds no route to
-// a pod (EHOSTUNREACH, ENETUNREACH), at most once per recheckEvery.
+// a pod (EHOSTUNREACH, ENETUNREACH), at most once per recheckEvery. An
+// answer, or a refusal (its helper started but does not listen yet), means
+// the network routes from here.
 
 // Probe modes (NetworkObserver.ProbeMode).
 const (
@@ -175,9 +177,14 @@ func (r *probeRoute) update(ctx context.Context, st *store.NetworkStatus, create
 	conn, err := r.dial(dctx, "tcp", addr)
 	cancel()
 	mode, why := ProbeDirect, "the DNS server "+addr+" answers from here"
-	if err != nil {
+	switch {
+	case errors.Is(err, syscall.ECONNREFUSED):
+		// Its helper started but does not listen yet: the refusal came
+		// back over the network, which routes from here.
+		why = "the DNS server " + addr + " refused the connection (not listening yet): the network routes from here"
+	case err != nil:
 		mode, why = ProbeRelay, fmt.Sprintf("the instance network is not reachable from here (%v): probes run in the DNS helper", err)
-	} else {
+	default:
 		conn.Close()
 	}
 	r.mu.Lock()

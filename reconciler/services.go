@@ -620,6 +620,10 @@ func (s *services) create(ctx context.Context, op HelperOp) (string, error) {
 	if err != nil {
 		return "", fmt.Errorf("helper image: %w", err)
 	}
+	// Made again if the sweep removed it while nothing was left.
+	if _, err := s.c.podNetworkStatus(ctx); err != nil {
+		return "", err
+	}
 	req := *op.Request
 	req.Image = img
 	id, err := s.docker.CreateHelper(ctx, req)

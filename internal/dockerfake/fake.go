@@ -181,6 +181,9 @@ func (e *Engine) list(instance, deployment string) ([]dockerx.Container, error) 
 		cp := *c
 		cp.Labels = copyMap(c.Labels)
 		cp.Networks = e.addressesLocked(c)
+		if ns := e.ns[cp.ID]; ns != nil {
+			cp.NetworkMode = ns.network
+		}
 		if cp.Status == "" && cp.State == dockerx.StateRunning {
 			// As Docker words it: the uptime since its last start.
 			started := cp.Created
