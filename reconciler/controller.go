@@ -272,9 +272,6 @@ func New(docker Docker, st Store, opts Options) *Controller {
 	return c
 }
 
-// Drainer is what the stopper calls before a graceful stop: the tracker.
-func (c *Controller) Drainer() Drainer { return c.tracker }
-
 // Ready reports whether the last contact with Docker succeeded.
 func (c *Controller) Ready() bool { return c.dockerOK.Load() }
 

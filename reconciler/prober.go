@@ -305,7 +305,14 @@ type probeWorker struct {
 
 	mu    sync.Mutex
 	ready *bool // nil: no controller-run readiness probe
-	alive bool
+	// judged: the readiness probe has given a verdict. Until then the
+	// worker reports none, and the verdict the status file holds stands:
+	// a restarted controller must not take every probed replica for
+	// unready (and empty its Services) until its probes run again. A new
+	// container has no verdict there, so it is not ready until its probe
+	// says so, as in Kubernetes.
+	judged bool
+	alive  bool
 }
 
 func newProber(d Docker, runner probeRunner, route *probeRoute, notify func(string), log *slog.Logger) *prober {
@@ -397,7 +404,7 @@ func (w *probeWorker) result() probeResult {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	r := probeResult{Alive: w.alive}
-	if w.ready != nil {
+	if w.ready != nil && w.judged {
 		v := *w.ready // a copy: the worker keeps writing its own
 		r.Ready = &v
 	}
@@ -481,10 +488,13 @@ func (p *prober) start(ctx context.Context, deployment string, c dockerx.Contain
 				p.loop(ctx, target, readiness, func(ok bool) {
 					w.mu.Lock()
 					changed := *w.ready != ok
-					*w.ready = ok
+					first := !w.judged
+					*w.ready, w.judged = ok, true
 					w.mu.Unlock()
 					if changed {
 						p.log.Info("readiness changed", "container", c.Name, "ready", ok)
+					}
+					if changed || first {
 						p.notify(deployment)
 					}
 				})

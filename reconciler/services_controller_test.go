@@ -2,9 +2,11 @@ package reconciler
 
 import (
 	"context"
+	"encoding/json"
 	"io"
 	"log/slog"
 	"os"
+	"strings"
 	"testing"
 	"time"
 
@@ -30,17 +32,9 @@ func newServiceHarness(t *testing.T) (*harness, *helperEngine) {
 		Gateway: "10.222.0.1", DNSIP: "10.222.8.0"}); err != nil {
 		t.Fatal(err)
 	}
-	// Pods join the instance network, as the controller creates them.
-	eng.OnStart = func(id string) error {
-		for _, c := range eng.Snapshot() {
-			if c.ID == id && c.Role == dockerx.RoleReplica {
-				return eng.ConnectNetwork(context.Background(), "dockctl_i", id, dockerx.EndpointSettings{})
-			}
-		}
-		return nil
-	}
 	opts := Options{Instance: "i", ResyncPeriod: time.Hour, CrashBackoffBase: 20 * time.Millisecond, SettleTime: 20 * time.Millisecond,
-		ServiceDocker: eng, ServiceStore: st, ServiceAddress: "127.0.0.1", Logger: slog.New(slog.NewTextHandler(io.Discard, nil))}
+		NetworkDocker: eng, ServiceDocker: eng, ServiceStore: st, ServiceAddress: "127.0.0.1",
+		Logger: slog.New(slog.NewTextHandler(io.Discard, nil))}
 	if os.Getenv("DEBUG_LOG") != "" {
 		opts.Logger = slog.New(slog.NewTextHandler(os.Stderr, nil))
 	}
@@ -61,20 +55,30 @@ func servedPods(eng *helperEngine, proxy string) map[string]string {
 	return out
 }
 
-// TestServiceController: a deployment of three ready pods and a Service
-// selecting them get a proxy at the Service's address forwarding to the
-// three; a pod that turns unready is pushed out, without a restart.
-func TestServiceController(t *testing.T) {
-	h, eng := newServiceHarness(t)
-	d := deployment(3)
+// webApp is deployment web (app=web, port "http" 8080) and its NodePort
+// Service, applied together.
+func webApp(t *testing.T, h *harness, replicas int32, readiness *manifests.Probe) {
+	t.Helper()
+	d := deployment(replicas)
 	d.Spec.Template.Metadata.Labels = map[string]string{"app": "web"}
 	d.Spec.Template.Spec.Containers[0].Ports = []manifests.ContainerPort{{Name: "http", ContainerPort: 8080}}
+	d.Spec.Template.Spec.Containers[0].ReadinessProbe = readiness
 	svc := &manifests.Service{APIVersion: "v1", Kind: "Service", Metadata: manifests.ObjectMeta{Name: "web"},
 		Spec: manifests.ServiceSpec{Type: manifests.ServiceTypeNodePort, Selector: map[string]string{"app": "web"},
 			Ports: []manifests.ServicePort{{Name: "http", Port: 80, TargetPort: intstr.FromString("http")}}}}
 	if _, err := h.store.Apply(store.Bundle{Services: []*manifests.Service{svc}, Deployments: []*manifests.Deployment{d}}, store.ApplyOptions{}); err != nil {
 		t.Fatal(err)
 	}
+}
+
+// TestServiceController: a deployment of three ready pods and a Service
+// selecting them get a proxy at the Service's address forwarding to the
+// three; a pod that turns unready is pushed out, without a restart; a
+// scale-down stops no pod before the proxy has acknowledged a config
+// without it.
+func TestServiceController(t *testing.T) {
+	h, eng := newServiceHarness(t)
+	webApp(t, h, 3, nil)
 	h.start()
 
 	h.waitFor("a proxy serving three pods", func() bool { return len(servedPods(eng, "i_web.default_svc")) == 3 })
@@ -120,5 +124,98 @@ func TestServiceController(t *testing.T) {
 	})
 	if n := len(eng.createdHelpers()); n != len(reqs) {
 		t.Errorf("helpers created %d, then %d: an endpoint change recreated one", len(reqs), n)
+	}
+
+	// Scale down to one: the unready pod and a ready one go, each drained
+	// before its stop signal.
+	byID := map[string]string{}
+	for _, c := range h.ours("web") {
+		byID[c.ID] = podName("web", &c)
+	}
+	if _, err := h.store.Update("default", "web", func(d *manifests.Deployment) error {
+		one := int32(1)
+		d.Spec.Replicas = &one
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	h.waitFor("one pod left, served alone", func() bool {
+		return len(h.ours("web")) == 1 && len(servedPods(eng, "i_web.default.svc")) == 1
+	})
+	served := map[string]bool{} // what the proxy serves, as the journal goes
+	stopped := 0
+	for _, e := range eng.entries() {
+		kind, rest, _ := strings.Cut(e, " ")
+		id, config, _ := strings.Cut(rest, " ")
+		switch {
+		case kind == "push" && id == proxyID(eng):
+			var cfg helperapi.ProxyConfig
+			if err := json.Unmarshal([]byte(config), &cfg); err != nil {
+				t.Fatal(err)
+			}
+			served = map[string]bool{}
+			for _, ep := range cfg.Ports[0].Endpoints {
+				served[ep.Pod] = true
+			}
+		case kind == "stop" && byID[id] != "":
+			stopped++
+			if served[byID[id]] {
+				t.Errorf("pod %s was stopped while the proxy still served it", byID[id])
+			}
+		}
+	}
+	if stopped != 2 {
+		t.Errorf("%d pods stopped, want 2; journal %q", stopped, eng.entries())
+	}
+}
+
+// proxyID is the ID of the web Service's proxy.
+func proxyID(eng *helperEngine) string {
+	id, _ := eng.serving("i_web.default.svc", &struct{}{})
+	return id
+}
+
+// gateRunner's probes succeed once it is opened; until then they wait.
+type gateRunner struct{ open chan struct{} }
+
+func (g gateRunner) Run(ctx context.Context, _ probeTarget, _ *manifests.Probe) error {
+	select {
+	case <-g.open:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// TestServiceControllerRestart: a restarted controller pushes to the
+// proxy once, with the pods that were ready — not an empty set while the
+// readiness probes of its new workers have not run yet.
+func TestServiceControllerRestart(t *testing.T) {
+	h, eng := newServiceHarness(t)
+	opened := gateRunner{open: make(chan struct{})}
+	close(opened.open)
+	h.ctrl.prober.runner = opened
+	webApp(t, h, 2, fastProbe())
+	h.start()
+	h.waitFor("a proxy serving both pods", func() bool { return len(servedPods(eng, "i_web.default.svc")) == 2 })
+	h.waitFor("the readiness verdicts recorded", func() bool {
+		st, err := h.store.ReadServiceStatus("default", "web")
+		return err == nil && st != nil && len(st.Endpoints) == 2 && st.Endpoints[0].Ready && st.Endpoints[1].Ready
+	})
+	h.stop()
+
+	pushes := len(eng.entries())
+	gate := gateRunner{open: make(chan struct{})}
+	defer close(gate.open)
+	h.ctrl = New(eng, h.store, h.opts)
+	h.ctrl.prober.runner = gate // no verdict until the test is over
+	h.start()
+	h.waitFor("the first push after the restart", func() bool { return len(eng.entries()) > pushes })
+	for _, e := range eng.entries()[pushes:] {
+		var cfg helperapi.ProxyConfig
+		_, config, _ := strings.Cut(strings.TrimPrefix(e, "push "), " ")
+		if strings.HasPrefix(e, "push ") && json.Unmarshal([]byte(config), &cfg) == nil && cfg.Service == "default/web" && len(cfg.Ports[0].Endpoints) != 2 {
+			t.Errorf("pushed after the restart: %s", config)
+		}
 	}
 }

@@ -8,6 +8,7 @@ import (
 	"sort"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/dockctl/dockctl/dockerx"
 	"github.com/dockctl/dockctl/internal/dockerfake"
@@ -26,6 +27,9 @@ type helperEngine struct {
 	creates []dockerx.HelperRequest
 	// exec, when set, answers a push instead of the helper.
 	exec func(id string, cmd []string) (int, []byte)
+	// journal records, in order, every config a helper applied ("push
+	// ID CONFIG") and every stop signal ("stop ID").
+	journal []string
 	// daemon are containers of other owners (ListAllContainers).
 	daemon []dockerx.Container
 }
@@ -49,6 +53,19 @@ func (h *helperEngine) CreateHelper(ctx context.Context, req dockerx.HelperReque
 		h.mu.Unlock()
 	}
 	return id, err
+}
+
+func (h *helperEngine) StopContainer(ctx context.Context, id string, timeout time.Duration) error {
+	h.mu.Lock()
+	h.journal = append(h.journal, "stop "+id)
+	h.mu.Unlock()
+	return h.Engine.StopContainer(ctx, id, timeout)
+}
+
+func (h *helperEngine) entries() []string {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return slices.Clone(h.journal)
 }
 
 func (h *helperEngine) ListAllContainers(context.Context) ([]dockerx.Container, error) {
@@ -76,6 +93,7 @@ func (h *helperEngine) handle(id string, cmd []string) (int, []byte) {
 		return helperapi.ExitStale, ack
 	}
 	h.served[id] = cmd[4]
+	h.journal = append(h.journal, "push "+id+" "+cmd[4])
 	ack, _ := json.Marshal(helperapi.Ack{Generation: in.Generation})
 	return helperapi.ExitOK, ack
 }
