@@ -81,8 +81,8 @@ func TestServiceController(t *testing.T) {
 	webApp(t, h, 3, nil)
 	h.start()
 
-	h.waitFor("a proxy serving three pods", func() bool { return len(servedPods(eng, "i_web.default_svc")) == 3 })
-	pods := servedPods(eng, "i_web.default_svc")
+	h.waitFor("a proxy serving three pods", func() bool { return len(servedPods(eng, proxyName("i", "default", "web"))) == 3 })
+	pods := servedPods(eng, proxyName("i", "default", "web"))
 	listed, _ := eng.ListContainers(context.Background(), "i") // with their addresses
 	for _, c := range listed {
 		if c.Deployment != "web" {
@@ -118,7 +118,7 @@ func TestServiceController(t *testing.T) {
 		t.Fatal(err)
 	}
 	h.waitFor("the unready pod pushed out", func() bool {
-		p := servedPods(eng, "i_web.default_svc")
+		p := servedPods(eng, proxyName("i", "default", "web"))
 		_, has := p[podName("web", &victim)]
 		return len(p) == 2 && !has
 	})
@@ -140,7 +140,7 @@ func TestServiceController(t *testing.T) {
 		t.Fatal(err)
 	}
 	h.waitFor("one pod left, served alone", func() bool {
-		return len(h.ours("web")) == 1 && len(servedPods(eng, "i_web.default.svc")) == 1
+		return len(h.ours("web")) == 1 && len(servedPods(eng, proxyName("i", "default", "web"))) == 1
 	})
 	served := map[string]bool{} // what the proxy serves, as the journal goes
 	stopped := 0
@@ -171,7 +171,7 @@ func TestServiceController(t *testing.T) {
 
 // proxyID is the ID of the web Service's proxy.
 func proxyID(eng *helperEngine) string {
-	id, _ := eng.serving("i_web.default.svc", &struct{}{})
+	id, _ := eng.serving(proxyName("i", "default", "web"), &struct{}{})
 	return id
 }
 
@@ -197,7 +197,7 @@ func TestServiceControllerRestart(t *testing.T) {
 	h.ctrl.prober.runner = opened
 	webApp(t, h, 2, fastProbe())
 	h.start()
-	h.waitFor("a proxy serving both pods", func() bool { return len(servedPods(eng, "i_web.default.svc")) == 2 })
+	h.waitFor("a proxy serving both pods", func() bool { return len(servedPods(eng, proxyName("i", "default", "web"))) == 2 })
 	h.waitFor("the readiness verdicts recorded", func() bool {
 		st, err := h.store.ReadServiceStatus("default", "web")
 		return err == nil && st != nil && len(st.Endpoints) == 2 && st.Endpoints[0].Ready && st.Endpoints[1].Ready
