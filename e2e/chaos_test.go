@@ -694,6 +694,9 @@ func (x *chaosRun) converged() (bool, string) {
 		parts = append(parts, d.name+": "+describe(mine))
 	}
 	for _, c := range cs {
+		if isHelper(c.Labels["io.dockctl.role"]) {
+			continue // the instance's DNS server, not a replica
+		}
 		if dep := c.Labels["io.dockctl.deployment"]; !slices.ContainsFunc(x.deps, func(d *chaosDeployment) bool { return d.name == dep }) {
 			ok = false
 			parts = append(parts, "unexpected: "+describe([]container.Summary{c}))

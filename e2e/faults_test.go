@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"regexp"
+	"slices"
 	"strings"
 	"sync"
 	"syscall"
@@ -265,7 +266,8 @@ func TestTwoControllers(t *testing.T) {
 	time.Sleep(3 * time.Second)
 	sampler.stop()
 	sampler.check(t)
-	created := creates.stop(t)
+	created, helpers := creates.stop(t)
+	t.Logf("helpers created: %v", helpers)
 	if len(created) != replicas+1 {
 		t.Errorf("%d containers created, want %d (4 replicas + 1 repair): %v", len(created), replicas+1, created)
 	}
@@ -343,7 +345,8 @@ func logTime(line string) (time.Time, bool) {
 // container of that name still existed.
 type createWatch struct {
 	mu      sync.Mutex
-	created []string          // names, in event order
+	created []string          // names of pod containers, in event order
+	helpers []string          // names of Service helpers (isHelper), in event order
 	live    map[string]string // name → container ID
 	dups    []string
 	errs    []error
@@ -373,7 +376,11 @@ func watchCreates(t *testing.T, label string) *createWatch {
 				w.mu.Lock()
 				switch m.Action {
 				case events.ActionCreate:
-					w.created = append(w.created, name)
+					if isHelper(m.Actor.Attributes["io.dockctl.role"]) {
+						w.helpers = append(w.helpers, name)
+					} else {
+						w.created = append(w.created, name)
+					}
 					if id, ok := w.live[name]; ok && id != m.Actor.ID {
 						w.dups = append(w.dups, fmt.Sprintf("%s created as %.12s while %.12s existed", name, m.Actor.ID, id))
 					}
@@ -398,9 +405,11 @@ func watchCreates(t *testing.T, label string) *createWatch {
 	return w
 }
 
-// stop ends the watch, fails the test on a duplicate or a broken stream, and
-// returns the names created.
-func (w *createWatch) stop(t *testing.T) []string {
+// stop ends the watch, fails the test on a duplicate (of any container,
+// helpers included) or a broken stream, and returns the names of the pod
+// containers created and, apart, of the Service helpers (DNS server,
+// proxies).
+func (w *createWatch) stop(t *testing.T) (created, helpers []string) {
 	t.Helper()
 	time.Sleep(500 * time.Millisecond) // let the last events arrive
 	w.cancel()
@@ -413,7 +422,7 @@ func (w *createWatch) stop(t *testing.T) []string {
 	if len(w.dups) > 0 {
 		t.Errorf("a container name was created twice: %v", w.dups)
 	}
-	return append([]string(nil), w.created...)
+	return slices.Clone(w.created), slices.Clone(w.helpers)
 }
 
 // TestControllerKilledMidOperation SIGKILLs the controller in the middle of

@@ -290,6 +290,14 @@ func (e *env) waitRunning(name string, n int, hash string) []container.Summary {
 	return cs
 }
 
+// isHelper reports whether a container's role (label io.dockctl.role) is
+// one of an instance's Service helpers (its DNS server, a Service's proxy)
+// rather than a pod's: every instance runs a DNS helper next to its
+// replicas.
+func isHelper(role string) bool {
+	return role == "dns" || role == "proxy"
+}
+
 func describe(cs []container.Summary) string {
 	var parts []string
 	for _, c := range cs {

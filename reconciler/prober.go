@@ -309,6 +309,12 @@ type prober struct {
 
 	mu      sync.Mutex
 	workers map[string]*probeWorker // by container ID
+	// probedOnce holds the containers (ID → deployment key) that have
+	// had a worker since this controller started. Only a container's
+	// first worker leaves the recorded verdict standing until it judges:
+	// a later one (the container stopped, paused, restarted in between)
+	// starts not ready, as any worker did before the hold.
+	probedOnce map[string]string
 }
 
 type probeWorker struct {
@@ -323,13 +329,14 @@ type probeWorker struct {
 	// a restarted controller must not take every probed replica for
 	// unready (and empty its Services) until its probes run again. A new
 	// container has no verdict there, so it is not ready until its probe
-	// says so, as in Kubernetes.
+	// says so, as in Kubernetes. A container's later workers
+	// (probedOnce) start judged, not ready.
 	judged bool
 	alive  bool
 }
 
 func newProber(d Docker, runner probeRunner, route *probeRoute, notify func(string), log *slog.Logger) *prober {
-	return &prober{runner: runner, docker: d, route: route, notify: notify, log: log, workers: map[string]*probeWorker{}}
+	return &prober{runner: runner, docker: d, route: route, notify: notify, log: log, workers: map[string]*probeWorker{}, probedOnce: map[string]string{}}
 }
 
 // probeResult is what the planner and status need from the prober.
@@ -343,9 +350,10 @@ type probeResult struct {
 // templates maps a template hash to its pod template.
 func (p *prober) sync(ctx context.Context, deployment string, cs []dockerx.Container, templates func(hash string) *manifests.PodTemplateSpec) map[string]probeResult {
 	results := map[string]probeResult{}
-	running := map[string]bool{}
+	running, listed := map[string]bool{}, map[string]bool{}
 	holders := holdersByPod(cs)
 	for _, c := range cs {
+		listed[c.ID] = true
 		if c.State != dockerx.StateRunning {
 			continue
 		}
@@ -366,8 +374,10 @@ func (p *prober) sync(ctx context.Context, deployment string, cs []dockerx.Conta
 		p.mu.Lock()
 		w := p.workers[c.ID]
 		if w == nil {
-			w = p.start(ctx, deployment, c, netOwner, tc.Ports, readiness, liveness)
+			_, again := p.probedOnce[c.ID]
+			w = p.start(ctx, deployment, c, netOwner, tc.Ports, readiness, liveness, again)
 			p.workers[c.ID] = w
+			p.probedOnce[c.ID] = deployment
 		}
 		p.mu.Unlock()
 		results[c.ID] = w.result()
@@ -378,6 +388,11 @@ func (p *prober) sync(ctx context.Context, deployment string, cs []dockerx.Conta
 		if w.deployment == deployment && !running[id] {
 			w.cancel()
 			delete(p.workers, id)
+		}
+	}
+	for id, d := range p.probedOnce {
+		if d == deployment && !listed[id] {
+			delete(p.probedOnce, id) // gone: its ID never comes back
 		}
 	}
 	return results
@@ -446,6 +461,11 @@ func (p *prober) drop(deployment string) {
 			delete(p.workers, id)
 		}
 	}
+	for id, d := range p.probedOnce {
+		if d == deployment {
+			delete(p.probedOnce, id)
+		}
+	}
 }
 
 // stop ends every worker and waits for them.
@@ -478,10 +498,11 @@ func holdersByPod(cs []dockerx.Container) map[string]string {
 }
 
 // start runs a container's probes. netOwner is the container whose address
-// they go to: the container itself, or a member's holder.
-func (p *prober) start(ctx context.Context, deployment string, c dockerx.Container, netOwner string, ports []manifests.ContainerPort, readiness, liveness *manifests.Probe) *probeWorker {
+// they go to: the container itself, or a member's holder. again: the
+// container had a worker before in this controller's life.
+func (p *prober) start(ctx context.Context, deployment string, c dockerx.Container, netOwner string, ports []manifests.ContainerPort, readiness, liveness *manifests.Probe, again bool) *probeWorker {
 	ctx, cancel := context.WithCancel(ctx)
-	w := &probeWorker{deployment: deployment, cancel: cancel, done: make(chan struct{}), alive: true}
+	w := &probeWorker{deployment: deployment, cancel: cancel, done: make(chan struct{}), alive: true, judged: again}
 	if readiness != nil {
 		notReady := false
 		w.ready = &notReady // not ready until the probe says so, as in Kubernetes

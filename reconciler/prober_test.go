@@ -3,6 +3,8 @@ package reconciler
 import (
 	"context"
 	"errors"
+	"io"
+	"log/slog"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -192,4 +194,55 @@ func TestHTTPReadinessGatesReadyReplicas(t *testing.T) {
 	}
 	runner.set(c.ID, false)
 	h.waitFor("the replica to turn ready", func() bool { return readyReplicas() == 1 })
+}
+
+// TestProberHoldsOnlyAFirstWorker: a container's first worker in this
+// controller's life reports no readiness before its probe judges (the
+// recorded verdict stands); a later one — after the container stopped
+// running, or its worker was forgotten for a restart — reports not ready
+// at once, as nothing vouches for the container's new run.
+func TestProberHoldsOnlyAFirstWorker(t *testing.T) {
+	tmpl := &manifests.PodTemplateSpec{Spec: manifests.PodSpec{Containers: []manifests.Container{{Name: "web", Image: "img:1", ReadinessProbe: fastProbe()}}}}
+	templates := func(string) *manifests.PodTemplateSpec { return tmpl }
+	running := dockerx.Container{ID: "c1", Name: "i_web-h-0", State: dockerx.StateRunning, TemplateHash: "h"}
+	paused := running
+	paused.State = dockerx.StatePaused
+	notReady := false
+	for _, tc := range []struct {
+		name   string
+		before func(p *prober)
+		want   *bool
+	}{
+		{"first worker", func(*prober) {}, nil},
+		{"after a pause", func(p *prober) {
+			p.sync(context.Background(), "default/web", []dockerx.Container{running}, templates)
+			p.sync(context.Background(), "default/web", []dockerx.Container{paused}, templates)
+		}, &notReady},
+		{"after a restart", func(p *prober) {
+			p.sync(context.Background(), "default/web", []dockerx.Container{running}, templates)
+			p.forget(running.ID)
+		}, &notReady},
+		{"forgotten once gone from the list (its ID never returns)", func(p *prober) {
+			p.sync(context.Background(), "default/web", []dockerx.Container{running}, templates)
+			p.sync(context.Background(), "default/web", nil, templates)
+		}, nil},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			gate := gateRunner{open: make(chan struct{})} // no verdict
+			p := newProber(dockerfake.New(testImage), gate, nil, func(string) {}, slog.New(slog.NewTextHandler(io.Discard, nil)))
+			defer p.stop()
+			tc.before(p)
+			got := p.sync(context.Background(), "default/web", []dockerx.Container{running}, templates)[running.ID].Ready
+			if (got == nil) != (tc.want == nil) || got != nil && *got != *tc.want {
+				t.Errorf("readiness %v, want %v", fmtBool(got), fmtBool(tc.want))
+			}
+		})
+	}
+}
+
+func fmtBool(b *bool) string {
+	if b == nil {
+		return "none"
+	}
+	return strconv.FormatBool(*b)
 }

@@ -3,9 +3,12 @@ package reconciler
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"io"
 	"log/slog"
+	"maps"
 	"os"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -81,8 +84,8 @@ func TestServiceController(t *testing.T) {
 	webApp(t, h, 3, nil)
 	h.start()
 
-	h.waitFor("a proxy serving three pods", func() bool { return len(servedPods(eng, "i_web.default_svc")) == 3 })
-	pods := servedPods(eng, "i_web.default_svc")
+	h.waitFor("a proxy serving three pods", func() bool { return len(servedPods(eng, proxyName("i", "default", "web"))) == 3 })
+	pods := servedPods(eng, proxyName("i", "default", "web"))
 	listed, _ := eng.ListContainers(context.Background(), "i") // with their addresses
 	for _, c := range listed {
 		if c.Deployment != "web" {
@@ -118,7 +121,7 @@ func TestServiceController(t *testing.T) {
 		t.Fatal(err)
 	}
 	h.waitFor("the unready pod pushed out", func() bool {
-		p := servedPods(eng, "i_web.default_svc")
+		p := servedPods(eng, proxyName("i", "default", "web"))
 		_, has := p[podName("web", &victim)]
 		return len(p) == 2 && !has
 	})
@@ -140,7 +143,7 @@ func TestServiceController(t *testing.T) {
 		t.Fatal(err)
 	}
 	h.waitFor("one pod left, served alone", func() bool {
-		return len(h.ours("web")) == 1 && len(servedPods(eng, "i_web.default_svc")) == 1
+		return len(h.ours("web")) == 1 && len(servedPods(eng, proxyName("i", "default", "web"))) == 1
 	})
 	served := map[string]bool{} // what the proxy serves, as the journal goes
 	stopped := 0
@@ -171,25 +174,37 @@ func TestServiceController(t *testing.T) {
 
 // proxyID is the ID of the web Service's proxy.
 func proxyID(eng *helperEngine) string {
-	id, _ := eng.serving("i_web.default_svc", &struct{}{})
+	id, _ := eng.serving(proxyName("i", "default", "web"), &struct{}{})
 	return id
 }
 
-// gateRunner's probes succeed once it is opened; until then they wait.
-type gateRunner struct{ open chan struct{} }
+// gateRunner's probes succeed once it is opened; until then they wait,
+// except those of container failID, which fail once failed is closed.
+type gateRunner struct {
+	open, failed chan struct{}
+	failID       string
+}
 
-func (g gateRunner) Run(ctx context.Context, _ probeTarget, _ *manifests.Probe) error {
+func (g gateRunner) Run(ctx context.Context, t probeTarget, _ *manifests.Probe) error {
+	failed := g.failed
+	if t.ContainerID != g.failID {
+		failed = nil // never
+	}
 	select {
 	case <-g.open:
 		return nil
+	case <-failed:
+		return errors.New("probe failed")
 	case <-ctx.Done():
 		return ctx.Err()
 	}
 }
 
 // TestServiceControllerRestart: a restarted controller pushes to the
-// proxy once, with the pods that were ready — not an empty set while the
-// readiness probes of its new workers have not run yet.
+// proxy with the pods that were ready — never an empty set while the
+// readiness probes of its new workers have not run yet — and holds each
+// pod's last readiness only until its own probe gives a verdict: a pod
+// whose probe then fails leaves the Service, the other stays.
 func TestServiceControllerRestart(t *testing.T) {
 	h, eng := newServiceHarness(t)
 	opened := gateRunner{open: make(chan struct{})}
@@ -197,25 +212,64 @@ func TestServiceControllerRestart(t *testing.T) {
 	h.ctrl.prober.runner = opened
 	webApp(t, h, 2, fastProbe())
 	h.start()
-	h.waitFor("a proxy serving both pods", func() bool { return len(servedPods(eng, "i_web.default_svc")) == 2 })
+	proxy := proxyName("i", "default", "web")
+	h.waitFor("a proxy serving both pods", func() bool { return len(servedPods(eng, proxy)) == 2 })
 	h.waitFor("the readiness verdicts recorded", func() bool {
 		st, err := h.store.ReadServiceStatus("default", "web")
 		return err == nil && st != nil && len(st.Endpoints) == 2 && st.Endpoints[0].Ready && st.Endpoints[1].Ready
 	})
 	h.stop()
 
+	pods := slices.Sorted(maps.Keys(servedPods(eng, proxy)))
+	var failing string // the container of pods[1]
+	for _, c := range h.ours("web") {
+		if "i_"+pods[1] == c.Name {
+			failing = c.ID
+		}
+	}
+	if failing == "" {
+		t.Fatalf("no container for pod %s in %v", pods[1], h.ours("web"))
+	}
 	pushes := len(eng.entries())
-	gate := gateRunner{open: make(chan struct{})}
+	gate := gateRunner{open: make(chan struct{}), failed: make(chan struct{}), failID: failing}
 	defer close(gate.open)
 	h.ctrl = New(eng, h.store, h.opts)
-	h.ctrl.prober.runner = gate // no verdict until the test is over
+	h.ctrl.prober.runner = gate // no verdict until told
 	h.start()
-	h.waitFor("the first push after the restart", func() bool { return len(eng.entries()) > pushes })
-	for _, e := range eng.entries()[pushes:] {
-		var cfg helperapi.ProxyConfig
-		_, config, _ := strings.Cut(strings.TrimPrefix(e, "push "), " ")
-		if strings.HasPrefix(e, "push ") && json.Unmarshal([]byte(config), &cfg) == nil && cfg.Service == "default/web" && len(cfg.Ports[0].Endpoints) != 2 {
-			t.Errorf("pushed after the restart: %s", config)
+	served := func() [][]string { // the pods of each push to the proxy since the restart
+		var out [][]string
+		for _, e := range eng.entries()[pushes:] {
+			var cfg helperapi.ProxyConfig
+			_, config, _ := strings.Cut(strings.TrimPrefix(e, "push "), " ")
+			if strings.HasPrefix(e, "push ") && json.Unmarshal([]byte(config), &cfg) == nil && cfg.Service == "default/web" {
+				var names []string
+				for _, ep := range cfg.Ports[0].Endpoints {
+					names = append(names, ep.Pod)
+				}
+				out = append(out, names)
+			}
+		}
+		return out
+	}
+	h.waitFor("the first push after the restart", func() bool { return len(served()) > 0 })
+	h.waitFor("probe workers for both pods", func() bool {
+		h.ctrl.prober.mu.Lock()
+		defer h.ctrl.prober.mu.Unlock()
+		return len(h.ctrl.prober.workers) == 2
+	})
+	close(gate.failed)
+	h.waitFor("the proxy serving only "+pods[0], func() bool {
+		p := servedPods(eng, proxy)
+		return len(p) == 1 && p[pods[0]] != ""
+	})
+	got := served()
+	for i, names := range got {
+		want := pods
+		if i == len(got)-1 {
+			want = pods[:1]
+		}
+		if !slices.Equal(names, want) {
+			t.Errorf("push %d of %d after the restart served %v, want %v", i+1, len(got), names, want)
 		}
 	}
 }
