@@ -144,7 +144,7 @@ clean: demo-down
 	  if docker image inspect $$img >/dev/null 2>&1; then docker image rm $$img >/dev/null; fi; \
 	done
 
-## bench: dockctl vs the Docker API and Swarm, side by side (BENCH_QUICK=1: under 3 min, no Swarm; BENCH_SWARM=1; BENCH_JSON=PATH); see BENCHMARKS.md
+## bench: dockctl vs the Docker API and Swarm, side by side (BENCH_QUICK=1: about 3–4 min, no Swarm; BENCH_SWARM=1; BENCH_JSON=PATH); see BENCHMARKS.md
 # The harness leaves any swarm it initialised itself (deferred, and on
 # signals); the shell trap covers a harness killed outright: the marker file
 # exists only while the harness owns a swarm.
