@@ -241,6 +241,7 @@ func New(docker Docker, st Store, opts Options) *Controller {
 	c.route = newProbeRoute(opts.Instance, c.log, opts.Observer, func() { c.queue.Add(orphanSweepKey) })
 	if c.netDocker != nil {
 		c.net = newInstanceNetwork(opts.Instance, opts.Subnet, c.netDocker, st, c.log, opts.Observer)
+		c.net.made = func() { c.queue.Add(orphanSweepKey) }
 	}
 	c.prober = newProber(docker, newDockerProbeRunner(docker, c.netDocker, c.route), c.route, func(name string) { c.queue.Add(name) }, c.log)
 	// The tracker is the stopper's Drainer when Services run, and asks the

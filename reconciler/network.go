@@ -203,6 +203,10 @@ type instanceNetwork struct {
 	readRecorded bool
 	conflict     bool
 	warnedGiven  bool
+	// made is called when current, outside a sweep, creates the network:
+	// the sweep, which connects pods and decides how probes reach them,
+	// must look at it (nil: nothing to tell).
+	made func()
 
 	// gateway is status's gateway ("" none), read without mu (held
 	// across Docker calls) by the endpoints' feed.
@@ -224,7 +228,10 @@ func (n *instanceNetwork) current(ctx context.Context) (*store.NetworkStatus, er
 	if n.ensured {
 		return n.status, nil
 	}
-	st, _, err := n.ensureLocked(ctx)
+	st, created, err := n.ensureLocked(ctx)
+	if created && n.made != nil {
+		n.made()
+	}
 	return st, err
 }
 

@@ -1,11 +1,13 @@
 package reconciler
 
 import (
+	"context"
 	"reflect"
 	"strings"
 	"testing"
 
 	"github.com/dockctl/dockctl/dockerx"
+	"github.com/dockctl/dockctl/internal/dockerfake"
 	"github.com/dockctl/dockctl/store"
 )
 
@@ -123,5 +125,41 @@ func TestPodNetwork(t *testing.T) {
 	}
 	if podNetwork(nil, "shop") != nil {
 		t.Fatal("no instance network (a conflict) must give no pod network: pods are created as before")
+	}
+}
+
+// TestNetworkMadeOutsideASweepQueuesOne: a network that a pod's create
+// makes (current), not a sweep, is announced, so that the sweep connects
+// pods and decides how probes reach them at once rather than at the next
+// resync; one the sweep makes itself (ensure) is not.
+func TestNetworkMadeOutsideASweepQueuesOne(t *testing.T) {
+	for _, tt := range []struct {
+		name string
+		do   func(context.Context, *instanceNetwork) error
+		want int
+	}{
+		{"made by a create", func(ctx context.Context, n *instanceNetwork) error {
+			if _, err := n.current(ctx); err != nil {
+				return err
+			}
+			_, err := n.current(ctx) // known since: nothing more to tell
+			return err
+		}, 1},
+		{"made by the sweep", func(ctx context.Context, n *instanceNetwork) error {
+			_, _, err := n.ensure(ctx)
+			return err
+		}, 0},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			n := newInstanceNetwork("i", "", dockerfake.New(), nil, quietLog(), nil)
+			made := 0
+			n.made = func() { made++ }
+			if err := tt.do(context.Background(), n); err != nil {
+				t.Fatal(err)
+			}
+			if made != tt.want {
+				t.Fatalf("made called %d times, want %d", made, tt.want)
+			}
+		})
 	}
 }

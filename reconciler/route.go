@@ -131,20 +131,16 @@ func (r *probeRoute) judgeDirect(err error) error {
 }
 
 // noteEvent is told of every container event: the DNS helper starting
-// while the mode is undecided, or before the route knew of a network,
-// queues the sweep that decides it.
+// while the mode is undecided queues the sweep that decides it. (A network
+// a create makes outside a sweep queues a sweep itself: instanceNetwork.made.)
 func (r *probeRoute) noteEvent(ev dockerx.Event) {
 	if ev.Role != dockerx.RoleDNS || ev.Action != "start" {
 		return
 	}
 	r.mu.Lock()
-	// Also with no network known yet: a network made by a deployment's
-	// first create (not by a sweep) is one the route has not seen, and a
-	// controller that cannot reach it would otherwise probe directly, and
-	// in vain, until the next resync.
-	stale := r.mode == ProbeUndecided || r.network == ""
+	undecided := r.mode == ProbeUndecided
 	r.mu.Unlock()
-	if stale {
+	if undecided {
 		r.sweep()
 	}
 }

@@ -358,20 +358,10 @@ func TestProbeRouteNoteEvent(t *testing.T) {
 	r.noteEvent(dockerx.Event{Action: "start", Role: dockerx.RoleDNS})
 	r.noteEvent(dockerx.Event{Action: "die", Role: dockerx.RoleDNS})
 	r.noteEvent(dockerx.Event{Action: "start", Role: dockerx.RoleReplica})
-	// Decided directly for a known network: the helper's start changes
-	// nothing.
-	r.mode, r.network = ProbeDirect, "dockctl_i"
+	r.mode = ProbeDirect
 	r.noteEvent(dockerx.Event{Action: "start", Role: dockerx.RoleDNS})
 	if sweeps != 1 {
 		t.Fatalf("%d sweeps queued, want 1 (the helper's start while undecided)", sweeps)
-	}
-	// Direct only because no network was known (the first sweep ran
-	// before anything was applied; a create made the network since): the
-	// helper's start queues the sweep that decides for that network.
-	r.mode, r.network = ProbeDirect, ""
-	r.noteEvent(dockerx.Event{Action: "start", Role: dockerx.RoleDNS})
-	if sweeps != 2 {
-		t.Fatalf("%d sweeps queued, want 2 (the helper's start before the route knew a network)", sweeps)
 	}
 }
 
