@@ -14,13 +14,17 @@ const MaxDepth = 64
 
 // Document is one decoded, validated and defaulted object and where it
 // came from. Each kind has a field of its own for its typed object (see
-// kinds); exactly one of Deployment, Service and Namespace is set.
+// kinds); exactly one of Deployment, Service, Namespace, ConfigMap, Secret
+// and PVC is set.
 type Document struct {
 	File       string
 	Line       int
 	Deployment *Deployment
 	Service    *Service
 	Namespace  *Namespace
+	ConfigMap  *ConfigMap
+	Secret     *Secret
+	PVC        *PersistentVolumeClaim
 	// ReplicasSet tells whether the document set spec.replicas (null is
 	// unset). Deployment is defaulted either way; apply keeps the live count
 	// when it is false, as kubectl apply does, so that re-applying a file
@@ -30,6 +34,9 @@ type Document struct {
 	// the live value when it is false, as kubectl apply keeps a `rollout
 	// pause` made since.
 	PausedSet bool
+	// Ignored are the paths of the fields with no meaning on one host the
+	// document set (ignored.go): decoded, never stored.
+	Ignored []string
 
 	nameLine int // line of metadata.name, for duplicate reports
 }
@@ -41,6 +48,8 @@ func (d *Document) Kind() string {
 		return KindService
 	case d.Namespace != nil:
 		return KindNamespace
+	case d.ConfigMap != nil, d.Secret != nil, d.PVC != nil:
+		return d.configKind()
 	}
 	return Kind
 }
@@ -52,6 +61,8 @@ func (d *Document) Meta() *ObjectMeta {
 		return &d.Service.Metadata
 	case d.Namespace != nil:
 		return &d.Namespace.Metadata
+	case d.ConfigMap != nil, d.Secret != nil, d.PVC != nil:
+		return d.configMeta()
 	}
 	return &d.Deployment.Metadata
 }
@@ -101,6 +112,10 @@ var kinds = map[string]kindDecoder{
 	Kind:          {apiVersion: APIVersion, decode: decodeDeployment},
 	KindService:   {apiVersion: CoreAPIVersion, decode: decodeService},
 	KindNamespace: {apiVersion: CoreAPIVersion, decode: decodeNamespace},
+	// Issue 11 (config_decode.go).
+	KindConfigMap:             {apiVersion: CoreAPIVersion, decode: decodeConfigMap},
+	KindSecret:                {apiVersion: CoreAPIVersion, decode: decodeSecret},
+	KindPersistentVolumeClaim: {apiVersion: CoreAPIVersion, decode: decodePVC},
 }
 
 // fallbackKind is the kind an object of a missing or unknown kind is

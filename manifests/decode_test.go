@@ -97,16 +97,16 @@ func TestDecodeInvalid(t *testing.T) {
 		{"unknown field at top level",
 			func(t *testing.T) string { return base + "extra: true\n" },
 			[]string{`t.yaml:20: unknown field "extra"`}},
-		{"nodeSelector is unsupported",
-			func(t *testing.T) string { return base + "      nodeSelector:\n        disk: ssd\n" },
-			[]string{`t.yaml:20: spec.template.spec.nodeSelector: unsupported by dockctl`}},
+		{"runtimeClassName is unsupported",
+			func(t *testing.T) string { return base + "      runtimeClassName: gvisor\n" },
+			[]string{`t.yaml:20: spec.template.spec.runtimeClassName: unsupported by dockctl`}},
 		{"an init container is decoded as strictly as an app container",
 			func(t *testing.T) string {
-				return base + "      initContainers:\n      - name: init\n        startupProbe: {}\n"
+				return base + "      initContainers:\n      - name: init\n        resizePolicy: []\n"
 			},
 			[]string{
 				`t.yaml:21: spec.template.spec.initContainers[0].image: required`,
-				`t.yaml:22: spec.template.spec.initContainers[0].startupProbe: unsupported by dockctl`,
+				`t.yaml:22: spec.template.spec.initContainers[0].resizePolicy: unsupported by dockctl`,
 			}},
 		{"initContainers is a list",
 			func(t *testing.T) string { return base + "      initContainers: {name: init}\n" },
@@ -117,14 +117,9 @@ func TestDecodeInvalid(t *testing.T) {
 		{"shareProcessNamespace with hostPID",
 			func(t *testing.T) string { return base + "      shareProcessNamespace: true\n      hostPID: true\n" },
 			[]string{`t.yaml:20: spec.template.spec.shareProcessNamespace: may not be true when hostPID is true`}},
-		{"env valueFrom is unsupported",
-			func(t *testing.T) string {
-				return base + "        env:\n        - name: POD\n          valueFrom:\n            fieldRef:\n              fieldPath: metadata.name\n"
-			},
-			[]string{`t.yaml:22: spec.template.spec.containers[0].env[0].valueFrom: unsupported by dockctl`}},
-		{"lifecycle is unsupported",
-			func(t *testing.T) string { return base + "        lifecycle: {}\n" },
-			[]string{`t.yaml:20: spec.template.spec.containers[0].lifecycle: unsupported by dockctl`}},
+		{"resizePolicy is unsupported",
+			func(t *testing.T) string { return base + "        resizePolicy: []\n" },
+			[]string{`t.yaml:20: spec.template.spec.containers[0].resizePolicy: unsupported by dockctl`}},
 		{"resources.claims is unsupported",
 			func(t *testing.T) string { return base + "        resources:\n          claims: []\n" },
 			[]string{`t.yaml:21: spec.template.spec.containers[0].resources.claims: unsupported by dockctl`}},
@@ -133,7 +128,7 @@ func TestDecodeInvalid(t *testing.T) {
 			[]string{`t.yaml:1: apiVersion: must be "apps/v1", got "v1"`}},
 		{"wrong kind",
 			func(t *testing.T) string { return edit(t, "kind: Deployment", "kind: Pod") },
-			[]string{`t.yaml:2: kind: unsupported kind "Pod" (Pod "web"): dockctl runs Deployment, Namespace, Service; --skip-unsupported applies the rest without it`}},
+			[]string{`t.yaml:2: kind: unsupported kind "Pod" (Pod "web"): dockctl runs ConfigMap, Deployment, Namespace, PersistentVolumeClaim, Secret, Service; --skip-unsupported applies the rest without it`}},
 		{"a kind of dockctl's under another kind's apiVersion",
 			func(t *testing.T) string { return edit(t, "kind: Deployment", "kind: Service") },
 			[]string{`t.yaml:1: apiVersion: must be "v1", got "apps/v1"`}},
@@ -342,9 +337,9 @@ func TestDecodeInvalid(t *testing.T) {
 			[]string{`t.yaml:7: spec.progressDeadlineSeconds: must be greater than minReadySeconds (30)`}},
 		{"unsupported resource",
 			func(t *testing.T) string {
-				return base + "        resources:\n          limits:\n            nvidia.com/gpu: 1\n"
+				return base + "        resources:\n          limits:\n            ephemeral-storage: 1Gi\n"
 			},
-			[]string{`t.yaml:22: spec.template.spec.containers[0].resources.limits[nvidia.com/gpu]: unsupported resource "nvidia.com/gpu": only "cpu" and "memory" are supported`}},
+			[]string{`t.yaml:22: spec.template.spec.containers[0].resources.limits[ephemeral-storage]: unsupported resource "ephemeral-storage": only "cpu", "memory" and "nvidia.com/gpu" are supported`}},
 		{"invalid quantity",
 			func(t *testing.T) string {
 				return base + "        resources:\n          limits:\n            cpu: 1.5x\n"
@@ -370,8 +365,8 @@ func TestDecodeInvalid(t *testing.T) {
 				return base + "      volumes:\n      - name: a\n      - name: b\n        emptyDir: {}\n        hostPath: {path: /srv}\n"
 			},
 			[]string{
-				`t.yaml:21: spec.template.spec.volumes[0]: exactly one of hostPath or emptyDir is required`,
-				`t.yaml:22: spec.template.spec.volumes[1]: may not specify more than one of hostPath or emptyDir`,
+				`t.yaml:21: spec.template.spec.volumes[0]: must specify a volume type (one of hostPath, emptyDir, persistentVolumeClaim, configMap, secret, projected, downwardAPI)`,
+				`t.yaml:22: spec.template.spec.volumes[1]: may not specify more than 1 volume type`,
 			}},
 		{"relative hostPath and bad emptyDir medium",
 			func(t *testing.T) string {
@@ -380,6 +375,15 @@ func TestDecodeInvalid(t *testing.T) {
 			[]string{
 				`t.yaml:22: spec.template.spec.volumes[0].hostPath.path: must be an absolute path`,
 				`t.yaml:24: spec.template.spec.volumes[1].emptyDir.medium: unsupported value "Disk": must be "" or "Memory"`,
+			}},
+		{"persistentVolumeClaim without claimName, with a bad one, beside another source",
+			func(t *testing.T) string {
+				return base + "      volumes:\n      - name: a\n        persistentVolumeClaim: {readOnly: true}\n      - name: b\n        persistentVolumeClaim: {claimName: Data_1}\n      - name: c\n        emptyDir: {}\n        persistentVolumeClaim: {claimName: data}\n"
+			},
+			[]string{
+				`t.yaml:22: spec.template.spec.volumes[0].persistentVolumeClaim.claimName: required`,
+				`t.yaml:24: spec.template.spec.volumes[1].persistentVolumeClaim.claimName: invalid value "Data_1": a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', and must start and end with an alphanumeric character (e.g. 'example.com', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*')`,
+				`t.yaml:25: spec.template.spec.volumes[2]: may not specify more than 1 volume type`,
 			}},
 		{"duplicate volume name",
 			func(t *testing.T) string {
@@ -396,12 +400,12 @@ func TestDecodeInvalid(t *testing.T) {
 			}},
 		{"probe without handler",
 			func(t *testing.T) string { return base + "        readinessProbe:\n          periodSeconds: 5\n" },
-			[]string{`t.yaml:20: spec.template.spec.containers[0].readinessProbe: exactly one of exec, httpGet or tcpSocket is required`}},
+			[]string{`t.yaml:20: spec.template.spec.containers[0].readinessProbe: exactly one of exec, httpGet, tcpSocket or grpc is required`}},
 		{"probe with two handlers",
 			func(t *testing.T) string {
 				return base + "        livenessProbe:\n          exec: {command: [check]}\n          tcpSocket: {port: 8080}\n"
 			},
-			[]string{`t.yaml:20: spec.template.spec.containers[0].livenessProbe: may not specify more than one of exec, httpGet or tcpSocket`}},
+			[]string{`t.yaml:20: spec.template.spec.containers[0].livenessProbe: may not specify more than one of exec, httpGet, tcpSocket or grpc`}},
 		{"probe on an unknown named port",
 			func(t *testing.T) string {
 				return base + "        readinessProbe:\n          httpGet: {path: /healthz, port: http}\n"

@@ -74,12 +74,13 @@ func setContainerDefaults(c *Container) {
 	if c.ImagePullPolicy == "" {
 		c.ImagePullPolicy = DefaultPullPolicy(c.Image)
 	}
+	setLifecycleDefaults(c.Lifecycle)
 	for i := range c.Ports {
 		if c.Ports[i].Protocol == "" {
 			c.Ports[i].Protocol = "TCP"
 		}
 	}
-	for _, p := range []*Probe{c.ReadinessProbe, c.LivenessProbe} {
+	for _, p := range []*Probe{c.ReadinessProbe, c.LivenessProbe, c.StartupProbe} {
 		if p == nil {
 			continue
 		}

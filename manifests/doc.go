@@ -1,6 +1,7 @@
 // Package manifests reads, checks, defaults and hashes the manifests
 // dockctl accepts: subsets of Kubernetes' apps/v1 Deployment and core/v1
-// Service and Namespace, so that the same files run unchanged on a cluster.
+// Service, Namespace, ConfigMap, Secret and PersistentVolumeClaim, so that
+// the same files run unchanged on a cluster.
 //
 // Invariants:
 //
@@ -13,6 +14,10 @@
 //     with part of its meaning silently lost. The only keys skipped on
 //     purpose are top-level status and server-set metadata, so that dockctl's
 //     own output can be applied again.
+//   - Same meaning as on a cluster: a plain scalar that kubectl's YAML 1.1
+//     reads as a boolean (y, yes, on, n, no, off, in their three cases) is
+//     refused where a string is expected, values and mapping keys, with
+//     the hint to quote it (walker.go yaml11Bools).
 //   - Every error carries file, line and field path, and all errors of a file
 //     are reported at once (ErrorList). Decode and Load return either
 //     documents or an error, never both, so a caller cannot apply a partly
@@ -23,15 +28,20 @@
 //   - Documents returned by Decode and Load are validated and then defaulted
 //     (SetDefaults, SetServiceDefaults) exactly as Kubernetes defaults them;
 //     ReplicasSet and PausedSet tell whether the document set what apply
-//     otherwise keeps. Exactly one of Document.Deployment, Service and
-//     Namespace is set.
-//   - Documents come ordered (Order): Namespaces, then Services, then
-//     Deployments, each kind in the order read, so that whatever a document
-//     refers to comes before it. Names are unique per kind and namespace
+//     otherwise keeps. Exactly one of Document.Deployment, Service,
+//     Namespace, ConfigMap, Secret and PVC is set. A Secret's stringData is
+//     merged into its data and dropped, as the API server does.
+//   - A Secret's values never appear in an error message: errors about
+//     them name the key and the problem only.
+//   - Documents come ordered (Order): Namespaces, then ConfigMaps,
+//     Secrets and PersistentVolumeClaims, then Services, then Deployments,
+//     each kind in the order read, so that whatever a document refers to
+//     comes before it. Names are unique per kind and namespace
 //     within one input. A namespace is read through
 //     ObjectMeta.NamespaceOrDefault ("" is "default"); a Namespace object
 //     has none.
-//   - Validate (ValidateService, ValidateNamespace) is the one set of rules
+//   - Validate (ValidateService, ValidateNamespace, ValidateConfigMap,
+//     ValidateSecret, ValidatePVC) is the one set of rules
 //     of each kind: apply runs it, and the controller runs it again on every
 //     record it reads (a record is not trusted).
 //   - A pod template has one or more app containers and any number of

@@ -24,6 +24,9 @@ func FuzzDecode(f *testing.F) {
 		base + "        restartPolicy: Always\n      initContainers: [{name: web, image: i, livenessProbe: {exec: {command: [x]}}}]\n",
 		svcBase, kubectlService, kubectlNamespace,
 		"apiVersion: v1\nkind: List\nitems:\n- {apiVersion: v1, kind: Service, metadata: {name: a}, spec: {clusterIP: None}}\n- {apiVersion: v1, kind: Namespace, metadata: {name: a}}\n",
+		"apiVersion: v1\nkind: ConfigMap\nmetadata: {name: a.b}\nimmutable: true\ndata: {k: v}\nbinaryData: {b: AAEC}\n",
+		"apiVersion: v1\nkind: Secret\nmetadata: {name: s}\ntype: kubernetes.io/tls\ndata: {tls.crt: QQ==}\nstringData: {tls.key: k}\n",
+		"apiVersion: v1\nkind: PersistentVolumeClaim\nmetadata: {name: d}\nspec: {accessModes: [ReadWriteOnce], resources: {requests: {storage: 1Gi}}}\nstatus: {phase: Bound}\n",
 	} {
 		f.Add([]byte(s))
 	}
@@ -97,6 +100,12 @@ func roundTripOther(t *testing.T, doc *Document) {
 			return MarshalService(d.Service, format)
 		case d.Namespace != nil:
 			return MarshalNamespace(d.Namespace, format)
+		case d.ConfigMap != nil:
+			return MarshalConfigMap(d.ConfigMap, format)
+		case d.Secret != nil:
+			return MarshalSecret(d.Secret, format)
+		case d.PVC != nil:
+			return MarshalPVC(d.PVC, format)
 		}
 		return nil, fmt.Errorf("document %s carries no object", d.Source())
 	}
@@ -105,6 +114,12 @@ func roundTripOther(t *testing.T, doc *Document) {
 		err = ValidateService(doc.Service)
 	} else if doc.Namespace != nil {
 		err = ValidateNamespace(doc.Namespace)
+	} else if doc.ConfigMap != nil {
+		err = ValidateConfigMap(doc.ConfigMap)
+	} else if doc.Secret != nil {
+		err = ValidateSecret(doc.Secret)
+	} else if doc.PVC != nil {
+		err = ValidatePVC(doc.PVC)
 	}
 	if err != nil {
 		t.Fatalf("accepted %s fails validation after defaults: %v", doc.Kind(), err)

@@ -48,6 +48,12 @@ func TestAcceptedManifestsDecodeStrictlyIntoKubernetesTypes(t *testing.T) {
 		"load balancer": strings.Replace(svcBase, "spec:\n", "spec:\n  type: LoadBalancer\n  allocateLoadBalancerNodePorts: false\n"+
 			"  externalTrafficPolicy: Cluster\n  internalTrafficPolicy: Local\n  ipFamilyPolicy: PreferDualStack\n  clusterIP: 10.222.8.3\n", 1) +
 			"  - {name: metrics, port: 9090, targetPort: metrics, nodePort: 32767, protocol: UDP}\n",
+		"configuration and storage": "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: conf, namespace: shop}\nimmutable: true\n" +
+			"data: {a.conf: \"x = 1\\n\"}\nbinaryData: {logo.png: iVBORw0KGgo=}\n---\n" +
+			"apiVersion: v1\nkind: Secret\nmetadata: {name: creds, namespace: shop}\ntype: kubernetes.io/basic-auth\n" +
+			"data: {username: YWRtaW4=}\nstringData: {password: not-a-password}\n---\n" +
+			"apiVersion: v1\nkind: PersistentVolumeClaim\nmetadata: {name: data, namespace: shop}\n" +
+			"spec: {accessModes: [ReadWriteOnce], storageClassName: local-path, resources: {requests: {storage: 5Gi}}}\n",
 		"a bundle, namespace last": svcBase + "---\n" + strings.Replace(base, "  name: web\n", "  name: web\n  namespace: shop\n", 1) +
 			"---\napiVersion: v1\nkind: Namespace\nmetadata: {name: shop, labels: {team: a}}\n",
 	}
@@ -67,6 +73,31 @@ func TestAcceptedManifestsDecodeStrictlyIntoKubernetesTypes(t *testing.T) {
 			inputs[f] = string(b)
 		}
 	}
+	// The real-world corpus, as far as dockctl accepts it (what it
+	// refuses, and why, is cmd/dockctl's TestRealworldCorpusDryRun); a
+	// directory bundle as one input.
+	corpus, err := os.ReadDir(filepath.Join("testdata", "realworld"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range corpus {
+		p := filepath.Join("testdata", "realworld", e.Name())
+		files := []string{p}
+		if e.IsDir() {
+			files, _ = filepath.Glob(filepath.Join(p, "*.yaml"))
+		}
+		var in []byte
+		for _, f := range files {
+			b, err := os.ReadFile(f)
+			if err != nil {
+				t.Fatal(err)
+			}
+			in = append(append(in, "\n---\n"...), b...)
+		}
+		if _, err := Decode(p, in); err == nil {
+			inputs[p] = string(in)
+		}
+	}
 	if len(inputs) < 15 {
 		t.Fatalf("only %d inputs: the examples or golden templates were not found", len(inputs))
 	}
@@ -76,7 +107,15 @@ func TestAcceptedManifestsDecodeStrictlyIntoKubernetesTypes(t *testing.T) {
 			if err != nil {
 				t.Fatalf("dockctl refuses the input: %v", err)
 			}
-			raw := yamlDocuments(t, in)
+			// The objects of the kinds dockctl decodes (a List's items
+			// one by one); the others are skipped with a warning, and
+			// TestEveryKindDecodesStrictlyIntoKubernetesTypes checks them.
+			var raw [][]byte
+			for _, r := range objectDocuments(t, []byte(in)) {
+				if _, ok := kinds[rawKind(t, r)]; ok {
+					raw = append(raw, r)
+				}
+			}
 			if len(raw) != len(docs) {
 				t.Fatalf("%d YAML documents for %d objects", len(raw), len(docs))
 			}
@@ -94,6 +133,17 @@ func TestAcceptedManifestsDecodeStrictlyIntoKubernetesTypes(t *testing.T) {
 				case d.Namespace != nil:
 					strictNamespace(t, raw[i], d.Namespace)
 					continue
+				case d.ConfigMap != nil:
+					strictConfig(t, raw[i], d)
+					continue
+				case d.Secret != nil:
+					strictConfig(t, raw[i], d)
+					continue
+				case d.PVC != nil:
+					strictConfig(t, raw[i], d)
+					continue
+				case d.Deployment == nil:
+					continue // another kind: TestEveryKindDecodesStrictlyIntoKubernetesTypes
 				}
 				var written appsv1.Deployment
 				if err := sigsyaml.UnmarshalStrict(raw[i], &written); err != nil {
@@ -117,6 +167,71 @@ func TestAcceptedManifestsDecodeStrictlyIntoKubernetesTypes(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// strictConfig checks a ConfigMap, Secret or claim as written and as
+// dockctl prints it against Kubernetes' type: strict decoding, the same
+// name and namespace, and the same data (a Secret's stringData merged into
+// data, as the API server does, and only data printed).
+func strictConfig(t *testing.T, raw []byte, d *Document) {
+	t.Helper()
+	var out []byte
+	var err error
+	var written, printed interface{ GetName() string }
+	switch {
+	case d.ConfigMap != nil:
+		var w, p corev1.ConfigMap
+		written, printed = &w, &p
+		out, err = MarshalConfigMap(d.ConfigMap, "json")
+		defer func() {
+			if !reflect.DeepEqual(w.Data, d.ConfigMap.Data) || !reflect.DeepEqual(p.Data, d.ConfigMap.Data) ||
+				len(w.BinaryData) != len(p.BinaryData) {
+				t.Errorf("ConfigMap %s: Kubernetes reads other data than dockctl", w.Name)
+			}
+		}()
+	case d.Secret != nil:
+		var w, p corev1.Secret
+		written, printed = &w, &p
+		out, err = MarshalSecret(d.Secret, "json")
+		defer func() {
+			merged := map[string][]byte{}
+			for k, v := range w.Data {
+				merged[k] = v
+			}
+			for k, v := range w.StringData {
+				merged[k] = []byte(v)
+			}
+			if len(merged) != len(d.Secret.Data) || len(p.StringData) != 0 || !reflect.DeepEqual(p.Data, d.Secret.Data) {
+				t.Errorf("Secret %s: Kubernetes reads %d keys as written, %d printed (stringData %d); dockctl holds %d",
+					w.Name, len(merged), len(p.Data), len(p.StringData), len(d.Secret.Data))
+			}
+			for k, v := range merged {
+				if !bytes.Equal(v, d.Secret.Data[k]) {
+					t.Errorf("Secret %s: key %s differs", w.Name, k)
+				}
+			}
+		}()
+	default:
+		var w, p corev1.PersistentVolumeClaim
+		written, printed = &w, &p
+		out, err = MarshalPVC(d.PVC, "json")
+		defer func() {
+			if !reflect.DeepEqual(w.Spec.AccessModes, p.Spec.AccessModes) || !w.Spec.Resources.Requests.Storage().Equal(*p.Spec.Resources.Requests.Storage()) {
+				t.Errorf("claim %s: Kubernetes reads %v %v as written, %v %v printed", w.Name, w.Spec.AccessModes,
+					w.Spec.Resources.Requests.Storage(), p.Spec.AccessModes, p.Spec.Resources.Requests.Storage())
+			}
+		}()
+	}
+	if err := sigsyaml.UnmarshalStrict(raw, written); err != nil {
+		t.Fatalf("as written, not a Kubernetes %s: %v", d.Kind(), err)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	strictJSON(t, out, printed)
+	if written.GetName() != d.Meta().Name || printed.GetName() != d.Meta().Name {
+		t.Errorf("Kubernetes reads %s %q as written, %q printed; dockctl %q", d.Kind(), written.GetName(), printed.GetName(), d.Meta().Name)
 	}
 }
 

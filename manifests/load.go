@@ -57,7 +57,8 @@ func Load(paths []string, stdin io.Reader) ([]*Document, error) {
 // recursively for *.yaml, *.yml and *.json, in lexical order), or "-" for
 // stdin. Errors of all files are collected; on any error LoadAll returns no
 // documents, so that applying a set of files is all-or-nothing. The
-// documents come in the order of Order: Namespaces, Services, Deployments,
+// documents come in the order of Order: Namespaces, ConfigMaps, Secrets,
+// PersistentVolumeClaims, Services, Deployments,
 // each kind in the order read (files in the order given, directories in
 // lexical order). Objects of
 // kinds dockctl does not run are skipped or refused (see otherKind); the
@@ -220,10 +221,11 @@ func duplicates(docs []*Document) ErrorList {
 // selects (so that its address and DNS name exist when their pods start,
 // and the pods join its endpoints as they become ready). Helm's
 // InstallOrder does the same; kubectl applies in file order.
-var kindOrder = map[string]int{KindNamespace: 0, KindService: 1, Kind: 2}
+var kindOrder = map[string]int{KindNamespace: 0, KindConfigMap: 1, KindSecret: 2, KindPersistentVolumeClaim: 3, KindService: 4, Kind: 5}
 
-// Order sorts docs in place so that Namespaces come first, then Services,
-// then Deployments, each kind in the order read (stable). Decode and
+// Order sorts docs in place so that Namespaces come first, then
+// ConfigMaps, Secrets and PersistentVolumeClaims (what pods refer to),
+// then Services, then Deployments, each kind in the order read (stable). Decode and
 // LoadAll return documents so ordered.
 func Order(docs []*Document) {
 	sort.SliceStable(docs, func(i, j int) bool { return kindOrder[docs[i].Kind()] < kindOrder[docs[j].Kind()] })

@@ -104,9 +104,10 @@ func NormalizeCapability(c string) string {
 // that "/var/run/../run/./docker.sock" or a link to / cannot slip through,
 // and compared by whole path components (/etcfoo is not under /etc).
 //
-// seccompProfile (Unconfined would need its own flag) and other
-// securityContext fields are not accepted by the decoder today; a field
-// that weakens isolation needs a Privilege here when it is added.
+// seccompProfile Unconfined and unsafe sysctls need FlagAllowPrivileged, a
+// Localhost seccomp profile FlagAllowHostPath, and FlagAllowHostRoot in a
+// system path, as a hostPath (security.go); a field that weakens isolation
+// needs a Privilege here when it is added.
 func Privileges(d *Deployment, h Host) []Privilege {
 	var out []Privilege
 	spec := &d.Spec.Template.Spec
@@ -154,6 +155,7 @@ func Privileges(d *Deployment, h Host) []Privilege {
 				Flag: FlagAllowCapabilities, What: what, Value: name})
 		}
 	}
+	out = append(out, securityPrivileges(spec, h)...)
 	// Host paths are judged per volume, whichever containers mount them
 	// (init containers included), and even when none does: a volume is
 	// part of the pod.

@@ -349,7 +349,7 @@ func TestDecodeServiceInvalid(t *testing.T) {
 				`s.yaml:18: spec.trafficDistribution: unsupported by dockctl`,
 			}},
 		{"selector keys and values are labels",
-			func(t *testing.T) string { return editSvc(t, "    app: web\n", "    app: web/1\n    -x: y\n") },
+			func(t *testing.T) string { return editSvc(t, "    app: web\n", "    app: web/1\n    -x: v\n") },
 			[]string{
 				`s.yaml:7: spec.selector[app]: invalid label value "web/1": a valid label must be an empty string or consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character (e.g. 'MyValue',  or 'my_value',  or '12345', regex used for validation is '(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?')`,
 				`s.yaml:8: spec.selector[-x]: invalid label key "-x": name part must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character (e.g. 'MyName',  or 'my.name',  or '123-abc', regex used for validation is '([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]')`,

@@ -112,12 +112,64 @@ type PodSpec struct {
 	Volumes                       []Volume    `json:"volumes,omitempty"`
 	InitContainers                []Container `json:"initContainers,omitempty"`
 	Containers                    []Container `json:"containers"`
+	// Issue 11: pod fields with a meaning on one host.
+	SecurityContext *PodSecurityContext `json:"securityContext,omitempty"`
+	HostAliases     []HostAlias         `json:"hostAliases,omitempty"`
+	DNSConfig       *PodDNSConfig       `json:"dnsConfig,omitempty"`
+	// ImagePullSecrets name kubernetes.io/dockerconfigjson Secrets of the
+	// pod's namespace whose credentials its image pulls may use
+	// (pullsecrets.go).
+	ImagePullSecrets []LocalObjectReference `json:"imagePullSecrets,omitempty"`
+}
+
+// PodSecurityContext holds the pod-level settings every container inherits
+// unless its own SecurityContext overrides them (as Kubernetes).
+type PodSecurityContext struct {
+	RunAsUser          *int64          `json:"runAsUser,omitempty"`
+	RunAsGroup         *int64          `json:"runAsGroup,omitempty"`
+	RunAsNonRoot       *bool           `json:"runAsNonRoot,omitempty"`
+	SupplementalGroups []int64         `json:"supplementalGroups,omitempty"`
+	FSGroup            *int64          `json:"fsGroup,omitempty"`
+	SeccompProfile     *SeccompProfile `json:"seccompProfile,omitempty"`
+	Sysctls            []Sysctl        `json:"sysctls,omitempty"`
+}
+
+type SeccompProfile struct {
+	Type             string  `json:"type"` // RuntimeDefault, Unconfined, Localhost
+	LocalhostProfile *string `json:"localhostProfile,omitempty"`
+}
+
+type Sysctl struct {
+	Name  string `json:"name"`
+	Value string `json:"value"`
+}
+
+type HostAlias struct {
+	IP        string   `json:"ip"`
+	Hostnames []string `json:"hostnames,omitempty"`
+}
+
+type PodDNSConfig struct {
+	Nameservers []string             `json:"nameservers,omitempty"`
+	Searches    []string             `json:"searches,omitempty"`
+	Options     []PodDNSConfigOption `json:"options,omitempty"`
+}
+
+type PodDNSConfigOption struct {
+	Name  string  `json:"name,omitempty"`
+	Value *string `json:"value,omitempty"`
 }
 
 type Volume struct {
 	Name     string                `json:"name"`
 	HostPath *HostPathVolumeSource `json:"hostPath,omitempty"`
 	EmptyDir *EmptyDirVolumeSource `json:"emptyDir,omitempty"`
+	// Issue 11: file volumes and claims (types in config_types.go).
+	ConfigMap             *ConfigMapVolumeSource             `json:"configMap,omitempty"`
+	Secret                *SecretVolumeSource                `json:"secret,omitempty"`
+	Projected             *ProjectedVolumeSource             `json:"projected,omitempty"`
+	DownwardAPI           *DownwardAPIVolumeSource           `json:"downwardAPI,omitempty"`
+	PersistentVolumeClaim *PersistentVolumeClaimVolumeSource `json:"persistentVolumeClaim,omitempty"`
 }
 
 type HostPathVolumeSource struct {
@@ -144,6 +196,13 @@ type Container struct {
 	ReadinessProbe  *Probe               `json:"readinessProbe,omitempty"`
 	LivenessProbe   *Probe               `json:"livenessProbe,omitempty"`
 	SecurityContext *SecurityContext     `json:"securityContext,omitempty"`
+	// Issue 11.
+	EnvFrom      []EnvFromSource `json:"envFrom,omitempty"`
+	StartupProbe *Probe          `json:"startupProbe,omitempty"`
+	Lifecycle    *Lifecycle      `json:"lifecycle,omitempty"`
+	Stdin        bool            `json:"stdin,omitempty"`
+	StdinOnce    bool            `json:"stdinOnce,omitempty"`
+	TTY          bool            `json:"tty,omitempty"`
 	// RestartPolicy is only valid on an init container, and only Always:
 	// a native sidecar, started in order with the init containers and
 	// kept running beside the app containers.
@@ -151,8 +210,75 @@ type Container struct {
 }
 
 type EnvVar struct {
-	Name  string `json:"name"`
-	Value string `json:"value,omitempty"`
+	Name      string        `json:"name"`
+	Value     string        `json:"value,omitempty"`
+	ValueFrom *EnvVarSource `json:"valueFrom,omitempty"`
+}
+
+// EnvVarSource is resolved by the controller when it creates a container:
+// exactly one field is set.
+type EnvVarSource struct {
+	FieldRef         *ObjectFieldSelector   `json:"fieldRef,omitempty"`
+	ResourceFieldRef *ResourceFieldSelector `json:"resourceFieldRef,omitempty"`
+	ConfigMapKeyRef  *ConfigMapKeySelector  `json:"configMapKeyRef,omitempty"`
+	SecretKeyRef     *SecretKeySelector     `json:"secretKeyRef,omitempty"`
+}
+
+type ObjectFieldSelector struct {
+	APIVersion string `json:"apiVersion,omitempty"`
+	FieldPath  string `json:"fieldPath"`
+}
+
+type ResourceFieldSelector struct {
+	ContainerName string             `json:"containerName,omitempty"`
+	Resource      string             `json:"resource"`
+	Divisor       *resource.Quantity `json:"divisor,omitempty"`
+}
+
+type ConfigMapKeySelector struct {
+	Name     string `json:"name,omitempty"`
+	Key      string `json:"key"`
+	Optional *bool  `json:"optional,omitempty"`
+}
+
+type SecretKeySelector struct {
+	Name     string `json:"name,omitempty"`
+	Key      string `json:"key"`
+	Optional *bool  `json:"optional,omitempty"`
+}
+
+type EnvFromSource struct {
+	Prefix       string              `json:"prefix,omitempty"`
+	ConfigMapRef *ConfigMapEnvSource `json:"configMapRef,omitempty"`
+	SecretRef    *SecretEnvSource    `json:"secretRef,omitempty"`
+}
+
+type ConfigMapEnvSource struct {
+	Name     string `json:"name,omitempty"`
+	Optional *bool  `json:"optional,omitempty"`
+}
+
+type SecretEnvSource struct {
+	Name     string `json:"name,omitempty"`
+	Optional *bool  `json:"optional,omitempty"`
+}
+
+type Lifecycle struct {
+	PostStart *LifecycleHandler `json:"postStart,omitempty"`
+	PreStop   *LifecycleHandler `json:"preStop,omitempty"`
+}
+
+// LifecycleHandler is one of exec, httpGet, tcpSocket (deprecated in
+// Kubernetes, accepted) or sleep.
+type LifecycleHandler struct {
+	Exec      *ExecAction      `json:"exec,omitempty"`
+	HTTPGet   *HTTPGetAction   `json:"httpGet,omitempty"`
+	TCPSocket *TCPSocketAction `json:"tcpSocket,omitempty"`
+	Sleep     *SleepAction     `json:"sleep,omitempty"`
+}
+
+type SleepAction struct {
+	Seconds int64 `json:"seconds"`
 }
 
 type ContainerPort struct {
@@ -175,12 +301,14 @@ type VolumeMount struct {
 	Name      string `json:"name"`
 	MountPath string `json:"mountPath"`
 	ReadOnly  bool   `json:"readOnly,omitempty"`
+	SubPath   string `json:"subPath,omitempty"`
 }
 
 type Probe struct {
 	Exec                *ExecAction      `json:"exec,omitempty"`
 	HTTPGet             *HTTPGetAction   `json:"httpGet,omitempty"`
 	TCPSocket           *TCPSocketAction `json:"tcpSocket,omitempty"`
+	GRPC                *GRPCAction      `json:"grpc,omitempty"`
 	InitialDelaySeconds int32            `json:"initialDelaySeconds,omitempty"`
 	TimeoutSeconds      int32            `json:"timeoutSeconds,omitempty"`
 	PeriodSeconds       int32            `json:"periodSeconds,omitempty"`
@@ -205,6 +333,11 @@ type HTTPHeader struct {
 	Value string `json:"value"`
 }
 
+type GRPCAction struct {
+	Port    int32   `json:"port"`
+	Service *string `json:"service,omitempty"`
+}
+
 type TCPSocketAction struct {
 	Port intstr.IntOrString `json:"port"`
 	Host string             `json:"host,omitempty"`
@@ -215,6 +348,11 @@ type SecurityContext struct {
 	ReadOnlyRootFilesystem *bool         `json:"readOnlyRootFilesystem,omitempty"`
 	RunAsUser              *int64        `json:"runAsUser,omitempty"`
 	Capabilities           *Capabilities `json:"capabilities,omitempty"`
+	// Issue 11.
+	RunAsGroup               *int64          `json:"runAsGroup,omitempty"`
+	RunAsNonRoot             *bool           `json:"runAsNonRoot,omitempty"`
+	AllowPrivilegeEscalation *bool           `json:"allowPrivilegeEscalation,omitempty"`
+	SeccompProfile           *SeccompProfile `json:"seccompProfile,omitempty"`
 }
 
 type Capabilities struct {
@@ -260,10 +398,13 @@ func (d *Deployment) Replicas() int32 {
 
 // NeedsHolder reports whether a pod of this spec runs with a holder
 // container owning its shared namespaces: it has more than one container,
-// init containers included. A pod of one container is that container
-// alone, as every replica was before pods (DESIGN §9).
+// init containers included, or volumes that must outlive container
+// restarts and be written before its containers start (file volumes), or
+// a subPath of an emptyDir (which needs the pod's named volume: files.go).
+// A pod of one container without those is that container alone, as every
+// replica was before pods (DESIGN §9).
 func NeedsHolder(ps *PodSpec) bool {
-	return len(ps.Containers)+len(ps.InitContainers) > 1
+	return len(ps.Containers)+len(ps.InitContainers) > 1 || ps.HasFileVolumes() || subPathOnPodVolume(ps)
 }
 
 // IsSidecar reports whether an init container is a native sidecar

@@ -163,12 +163,17 @@ func (v *validator) podSpec(p string, ps *PodSpec, replicas int32) {
 			}
 			volumes[vol.Name] = true
 		}
-		switch {
-		case vol.HostPath == nil && vol.EmptyDir == nil:
-			v.add(vp, "exactly one of hostPath or emptyDir is required")
-		case vol.HostPath != nil && vol.EmptyDir != nil:
-			v.add(vp, "may not specify more than one of hostPath or emptyDir")
+		switch n := btoiFiles(vol.HostPath != nil) + btoiFiles(vol.EmptyDir != nil) + btoiFiles(vol.PersistentVolumeClaim != nil) +
+			btoiFiles(vol.ConfigMap != nil) + btoiFiles(vol.Secret != nil) + btoiFiles(vol.Projected != nil) + btoiFiles(vol.DownwardAPI != nil); {
+		case n == 0:
+			v.add(vp, "must specify a volume type (one of hostPath, emptyDir, persistentVolumeClaim, configMap, secret, projected, downwardAPI)")
+		case n > 1:
+			v.add(vp, "may not specify more than 1 volume type")
 		}
+		if pvc := vol.PersistentVolumeClaim; pvc != nil {
+			v.claimVolume(child(vp, "persistentVolumeClaim"), pvc) // validate_claims.go
+		}
+		v.fileVolume(vp, vol, ps) // files.go
 		if hp := vol.HostPath; hp != nil {
 			v.absPath(child(vp, "hostPath.path"), hp.Path)
 			if !hostPathTypes[hp.Type] {
@@ -189,12 +194,15 @@ func (v *validator) podSpec(p string, ps *PodSpec, replicas int32) {
 		// and HostPID cannot both be enabled".
 		v.add(child(p, "shareProcessNamespace"), "may not be true when hostPID is true")
 	}
+	v.podSecurity(p, ps)
 	pc := &podChecks{
+		spec:     ps,
 		volumes:  volumes,
 		replicas: replicas,
 		names:    map[string]string{},
 		declared: map[portKey]string{},
 		bound:    map[binding]portUse{},
+		grace:    ps.TerminationGracePeriodSeconds,
 	}
 	// App containers first, then init containers, as Kubernetes'
 	// ValidatePodSpec does (validateContainers, then
@@ -217,6 +225,7 @@ func (v *validator) podSpec(p string, ps *PodSpec, replicas int32) {
 // its volumes and replica count, and the names and ports the containers
 // checked so far use.
 type podChecks struct {
+	spec     *PodSpec
 	volumes  map[string]bool
 	replicas int32
 	// names maps a container name to the path of the container that has
@@ -227,6 +236,9 @@ type podChecks struct {
 	declared map[portKey]string
 	// bound maps a host binding to the port that asks for it.
 	bound map[binding]portUse
+	// grace is the pod's terminationGracePeriodSeconds (a sleep hook's
+	// bound; validate_probes.go).
+	grace *int64
 }
 
 type portKey struct {
@@ -282,6 +294,7 @@ func (v *validator) container(p string, c *Container, init bool, pc *podChecks) 
 			v.add(np, "invalid value %q: %s", e.Name, strings.Join(msgs, "; "))
 		}
 	}
+	v.envSources(p, c, pc.spec) // validate_env.go
 	v.ports(p, c.Ports, pc)
 	v.resources(child(p, "resources"), &c.Resources)
 	mounts := map[string]bool{}
@@ -293,6 +306,7 @@ func (v *validator) container(p string, c *Container, init bool, pc *podChecks) 
 		case !pc.volumes[m.Name]:
 			v.add(child(mp, "name"), "no volume named %q in spec.template.spec.volumes", m.Name)
 		}
+		v.subPath(child(mp, "subPath"), m.SubPath) // files.go
 		if v.absPath(child(mp, "mountPath"), m.MountPath) {
 			if mounts[path.Clean(m.MountPath)] {
 				v.add(child(mp, "mountPath"), "duplicate mount path %q", m.MountPath)
@@ -320,7 +334,7 @@ func (v *validator) container(p string, c *Container, init bool, pc *podChecks) 
 		name     string
 		probe    *Probe
 		liveness bool
-	}{{"readinessProbe", c.ReadinessProbe, false}, {"livenessProbe", c.LivenessProbe, true}} {
+	}{{"readinessProbe", c.ReadinessProbe, false}, {"livenessProbe", c.LivenessProbe, true}, {"startupProbe", c.StartupProbe, true}} {
 		switch {
 		case pr.probe == nil:
 		case !probesAllowed:
@@ -329,23 +343,8 @@ func (v *validator) container(p string, c *Container, init bool, pc *podChecks) 
 			v.probe(child(p, pr.name), pr.probe, c, pr.liveness)
 		}
 	}
-	if sc := c.SecurityContext; sc != nil {
-		if sc.RunAsUser != nil {
-			v.nonNegative(child(p, "securityContext.runAsUser"), *sc.RunAsUser)
-		}
-		if caps := sc.Capabilities; caps != nil {
-			for _, list := range []struct {
-				name string
-				caps []string
-			}{{"add", caps.Add}, {"drop", caps.Drop}} {
-				for i, c := range list.caps {
-					if strings.TrimSpace(c) == "" {
-						v.add(index(child(p, "securityContext.capabilities."+list.name), i), "required")
-					}
-				}
-			}
-		}
-	}
+	v.lifecycle(child(p, "lifecycle"), c, probesAllowed, pc.grace)
+	v.containerSecurity(p, c)
 }
 
 // ports checks the ports of the container at path cp. Within a container
@@ -449,8 +448,8 @@ func (v *validator) resources(p string, r *ResourceRequirements) {
 		for _, k := range sortedKeys(list.rl) {
 			q := list.rl[k]
 			switch {
-			case k != "cpu" && k != "memory":
-				v.add(key(lp, k), `unsupported resource %q: only "cpu" and "memory" are supported`, k)
+			case !isSupportedResource(k):
+				v.add(key(lp, k), "%s", unsupportedResourceMsg(k))
 			case q.Sign() < 0:
 				v.add(key(lp, k), "must be greater than or equal to 0")
 			}
@@ -463,6 +462,7 @@ func (v *validator) resources(p string, r *ResourceRequirements) {
 			v.add(key(child(p, "requests"), k), "must be less than or equal to %s limit of %s", k, lim.String())
 		}
 	}
+	v.extendedResources(p, r)
 }
 
 func (v *validator) probe(p string, pr *Probe, c *Container, liveness bool) {
@@ -491,11 +491,12 @@ func (v *validator) probe(p string, pr *Probe, c *Container, liveness bool) {
 		handlers++
 		v.probePort(child(p, "tcpSocket.port"), t.Port, c)
 	}
+	handlers += v.grpcProbe(child(p, "grpc"), pr.GRPC)
 	switch {
 	case handlers == 0:
-		v.add(p, "exactly one of exec, httpGet or tcpSocket is required")
+		v.add(p, "exactly one of exec, httpGet, tcpSocket or grpc is required")
 	case handlers > 1:
-		v.add(p, "may not specify more than one of exec, httpGet or tcpSocket")
+		v.add(p, "may not specify more than one of exec, httpGet, tcpSocket or grpc")
 	}
 	for _, f := range []struct {
 		name string

@@ -1,6 +1,8 @@
 package manifests
 
 import (
+	"encoding/base64"
+	"errors"
 	"fmt"
 	"math"
 	"reflect"
@@ -16,6 +18,7 @@ var (
 	quantityType    = reflect.TypeOf(resource.Quantity{})
 	intOrStringType = reflect.TypeOf(intstr.IntOrString{})
 	timeType        = reflect.TypeOf(time.Time{})
+	bytesType       = reflect.TypeOf([]byte(nil))
 )
 
 // serverSet are metadata fields the API server owns. They appear in the
@@ -49,6 +52,13 @@ type walker struct {
 	// errors on those paths (or around them) would only echo the decode
 	// error with a less useful message.
 	bad []string
+	// ignored holds the paths of the fields accepted and ignored
+	// (ignored.go), for the warning.
+	ignored []string
+	// redact holds the paths whose values are secret (a Secret's data and
+	// stringData): an error about them names the kind of value, never
+	// the value (config_decode.go).
+	redact []string
 }
 
 func (w *walker) errorf(line int, path, format string, args ...any) {
@@ -61,7 +71,20 @@ func (w *walker) badValue(n *yaml.Node, path, format string, args ...any) {
 }
 
 func (w *walker) typeError(n *yaml.Node, path, want string) {
+	if w.redacted(path) {
+		w.badValue(n, path, "expected %s, got %s", want, describeKind(n))
+		return
+	}
 	w.badValue(n, path, "expected %s, got %s", want, describe(n))
+}
+
+func (w *walker) redacted(p string) bool {
+	for _, r := range w.redact {
+		if under(p, r) {
+			return true
+		}
+	}
+	return false
 }
 
 func (w *walker) overlapsBad(p string) bool {
@@ -105,6 +128,9 @@ func (w *walker) walk(n *yaml.Node, v reflect.Value, k8s reflect.Type, path stri
 	case intOrStringType:
 		w.intOrString(n, v, path)
 		return
+	case bytesType:
+		w.base64(n, v, path)
+		return
 	case timeType:
 		// Only server-set or status fields are times, and both are
 		// skipped before getting here.
@@ -135,6 +161,8 @@ func (w *walker) walk(n *yaml.Node, v reflect.Value, k8s reflect.Type, path stri
 		w.mapping(n, v, path)
 	case reflect.String:
 		switch tag := n.ShortTag(); {
+		case yaml11Bool(n):
+			w.yaml11BoolError(n, path, "a string")
 		case n.Kind == yaml.ScalarNode && (tag == "!!str" || tag == "!!timestamp"):
 			v.SetString(n.Value)
 		default:
@@ -166,6 +194,9 @@ func (w *walker) structure(n *yaml.Node, v reflect.Value, k8s reflect.Type, path
 	fields := jsonFields(t)
 	ignored := ignoredKeys[t]
 	seen := map[string]int{}
+	// sink holds the ignored fields (ignored.go), decoded into a value of
+	// Kubernetes' type so that its validation rules apply to them.
+	var sink reflect.Value
 	for i := 0; i+1 < len(n.Content); i += 2 {
 		k, val := n.Content[i], n.Content[i+1]
 		if k.Kind != yaml.ScalarNode {
@@ -182,17 +213,28 @@ func (w *walker) structure(n *yaml.Node, v reflect.Value, k8s reflect.Type, path
 		if ignored[name] {
 			continue
 		}
+		if w.ignore(t, name, k8s, &sink, k, val, p) {
+			continue
+		}
 		f, ok := fields[name]
 		if !ok {
-			if k8sChild(k8s, name) != nil {
+			switch {
+			case k8sChild(k8s, name) != nil && isNull(val):
+				// null is "not set" (as for the fields dockctl has): a
+				// rendered chart's `runtimeClassName: null` asks for
+				// nothing dockctl lacks.
+			case k8sChild(k8s, name) != nil:
 				w.errorf(k.Line, p, "unsupported by dockctl")
-			} else {
+			default:
 				w.errorf(k.Line, path, "unknown field %q", name)
 			}
 			continue
 		}
 		w.lines[p] = k.Line
 		w.walk(val, v.FieldByIndex(f.index), k8sChild(k8s, name), p)
+	}
+	if sink.IsValid() {
+		w.validateIgnored(sink.Addr().Interface(), path)
 	}
 }
 
@@ -211,6 +253,11 @@ func (w *walker) mapping(n *yaml.Node, v reflect.Value, path string) {
 			continue
 		}
 		p := key(path, k.Value)
+		if yaml11Bool(k) {
+			b, _ := yaml11Bools[k.Value]
+			w.badValue(k, p, "key %s is the boolean %t in YAML 1.1, which kubectl reads (a cluster would name it %q): quote it (\"%s\")", k.Value, b, strconv.FormatBool(b), k.Value)
+			continue
+		}
 		if first, dup := seen[k.Value]; dup {
 			w.errorf(k.Line, p, "duplicate key (first at line %d)", first)
 			continue
@@ -269,11 +316,48 @@ func (w *walker) intOrString(n *yaml.Node, v reflect.Value, path string) {
 			}
 			return
 		case "!!str":
+			if yaml11Bool(n) {
+				w.yaml11BoolError(n, path, "an integer or a string")
+				return
+			}
 			v.Set(reflect.ValueOf(intstr.FromString(n.Value)))
 			return
 		}
 	}
 	w.typeError(n, path, "an integer or a string")
+}
+
+// yaml11Bools are the plain scalars other than true and false that YAML
+// 1.1 reads as booleans. kubectl converts YAML to JSON with a YAML 1.1
+// parser (sigs.k8s.io/yaml, goyaml.v2, without the target type), so where
+// dockctl's YAML 1.2 reads the string "yes", a cluster gets the boolean
+// true: a string field refuses it ("cannot unmarshal bool into Go struct
+// field ... of type string"), a mapping key becomes "true". dockctl
+// refuses them where a string is expected, telling to quote them, so that
+// a bundle means the same here and on a cluster (DESIGN §8).
+var yaml11Bools = map[string]bool{
+	"y": true, "Y": true, "yes": true, "Yes": true, "YES": true, "on": true, "On": true, "ON": true,
+	"n": false, "N": false, "no": false, "No": false, "NO": false, "off": false, "Off": false, "OFF": false,
+}
+
+// yaml11Bool tells a plain (unquoted, untagged) scalar that YAML 1.1
+// reads as a boolean and YAML 1.2 as a string.
+func yaml11Bool(n *yaml.Node) bool {
+	if n.Kind != yaml.ScalarNode || n.Style != 0 || n.ShortTag() != "!!str" {
+		return false
+	}
+	_, ok := yaml11Bools[n.Value]
+	return ok
+}
+
+// yaml11BoolError refuses a value yaml11Bool tells, naming it unless it
+// is secret.
+func (w *walker) yaml11BoolError(n *yaml.Node, path, want string) {
+	if w.redacted(path) {
+		w.badValue(n, path, "expected %s, got a plain value that YAML 1.1, which kubectl reads, takes for a boolean: quote it", want)
+		return
+	}
+	w.badValue(n, path, "expected %s, got %s, the boolean %t in YAML 1.1, which kubectl reads: quote it (\"%s\")", want, n.Value, yaml11Bools[n.Value], n.Value)
 }
 
 func isNull(n *yaml.Node) bool {
@@ -309,4 +393,46 @@ func describe(n *yaml.Node) string {
 	default:
 		return n.ShortTag() + " " + strconv.Quote(val)
 	}
+}
+
+// base64 decodes a []byte field (a Secret's data, a ConfigMap's
+// binaryData), which JSON and hence Kubernetes manifests carry as standard
+// base64. The error never quotes the value: it may be a secret.
+func (w *walker) base64(n *yaml.Node, v reflect.Value, path string) {
+	if n.Kind != yaml.ScalarNode || n.ShortTag() != "!!str" {
+		w.badValue(n, path, "expected a base64 string, got %s", describeKind(n))
+		return
+	}
+	b, err := base64.StdEncoding.DecodeString(n.Value)
+	if err != nil {
+		var ce base64.CorruptInputError
+		if errors.As(err, &ce) {
+			w.badValue(n, path, "invalid base64 data at byte %d (values of data and binaryData are base64; stringData takes plain text)", int64(ce))
+			return
+		}
+		w.badValue(n, path, "invalid base64 data")
+		return
+	}
+	v.SetBytes(b)
+}
+
+// describeKind names what a node is without its value.
+func describeKind(n *yaml.Node) string {
+	switch n.Kind {
+	case yaml.MappingNode, yaml.SequenceNode, yaml.AliasNode:
+		return describe(n)
+	}
+	switch n.ShortTag() {
+	case "!!str":
+		return "a string"
+	case "!!int":
+		return "an integer"
+	case "!!float":
+		return "a number"
+	case "!!bool":
+		return "a boolean"
+	case "!!null":
+		return "null"
+	}
+	return n.ShortTag()
 }
