@@ -14,6 +14,9 @@ import (
 // prepared is a bundle checked and normalized, before the store is read.
 type prepared struct {
 	namespaces  []normNamespace
+	configMaps  []normObject[manifests.ConfigMap]
+	secrets     []normObject[manifests.Secret]
+	claims      []normObject[manifests.PersistentVolumeClaim]
 	services    []normService
 	deployments []normalized
 }
@@ -61,6 +64,16 @@ func prepare(b Bundle) (*prepared, error) {
 		}
 		p.namespaces = append(p.namespaces, nn)
 	}
+	var err error
+	if p.configMaps, err = prepareObjects(configMapKind, b.ConfigMaps, once); err != nil {
+		return nil, err
+	}
+	if p.secrets, err = prepareObjects(secretKind, b.Secrets, once); err != nil {
+		return nil, err
+	}
+	if p.claims, err = prepareObjects(claimKind, b.Claims, once); err != nil {
+		return nil, err
+	}
 	for i, svc := range b.Services {
 		if svc == nil {
 			return nil, fmt.Errorf("service #%d is nil", i+1)
@@ -107,6 +120,9 @@ type applyTx struct {
 	now time.Time
 
 	namespaces  []*NamespaceRecord // created, revived or changed
+	configMaps  []*ConfigMapRecord
+	secrets     []*SecretRecord
+	claims      []*ClaimRecord
 	services    []*ServiceRecord
 	deployments []*Record
 	// revived deployments start with a fresh status (see Apply).
@@ -153,13 +169,30 @@ func (tx *applyTx) apply(in *prepared, opts ApplyOptions) ([]ApplyResult, error)
 		return fmt.Errorf("%s/%s: namespaces %q %w", lower(kind), name, orDefault(ns), ErrNotFound)
 	}
 
+	applied := map[ObjectRef]bool{}
+	visited := map[string]bool{}
+
+	// ConfigMaps, Secrets and claims (config.go): what pods refer to.
+	cms := &objectApply[manifests.ConfigMap]{k: configMapKind, in: in.configMaps}
+	secs := &objectApply[manifests.Secret]{k: secretKind, in: in.secrets}
+	cls := &objectApply[manifests.PersistentVolumeClaim]{k: claimKind, in: in.claims}
+	for _, a := range []interface {
+		load(*Store, bool, *prepared) error
+		plan(time.Time, func(kind, ns, name string) error, map[ObjectRef]bool, map[string]bool, []ApplyResult) ([]ApplyResult, error)
+	}{cms, secs, cls} {
+		if err := a.load(s, opts.Prune, in); err != nil {
+			return nil, err
+		}
+		if results, err = a.plan(tx.now, missing, applied, visited, results); err != nil {
+			return nil, err
+		}
+	}
+
 	// Services.
 	curSvc, err := tx.currentServices(in, opts.Prune)
 	if err != nil {
 		return nil, err
 	}
-	applied := map[ObjectRef]bool{}
-	visited := map[string]bool{}
 	for _, n := range in.services {
 		ns, name := n.svc.Metadata.Namespace, n.svc.Metadata.Name
 		if err := missing(KindService, ns, name); err != nil {
@@ -233,7 +266,11 @@ func (tx *applyTx) apply(in *prepared, opts ApplyOptions) ([]ApplyResult, error)
 				tx.services = append(tx.services, t)
 			}
 		}
+		results = cms.prune(tx.now, prunable, results)
+		results = secs.prune(tx.now, prunable, results)
+		results = cls.prune(tx.now, prunable, results)
 	}
+	tx.configMaps, tx.secrets, tx.claims = cms.written, secs.written, cls.written
 	return results, nil
 }
 
@@ -313,6 +350,9 @@ func bundleNamespaces(in *prepared) []string {
 	for _, n := range in.deployments {
 		set[n.d.Metadata.NamespaceOrDefault()] = true
 	}
+	(&objectApply[manifests.ConfigMap]{k: configMapKind, in: in.configMaps}).namespaces(set)
+	(&objectApply[manifests.Secret]{k: secretKind, in: in.secrets}).namespaces(set)
+	(&objectApply[manifests.PersistentVolumeClaim]{k: claimKind, in: in.claims}).namespaces(set)
 	out := make([]string, 0, len(set))
 	for ns := range set {
 		out = append(out, ns)
@@ -339,6 +379,9 @@ func (tx *applyTx) commit() error {
 	for _, r := range tx.deployments {
 		dirs[r.NamespaceOrDefault()] = true
 	}
+	objectNamespaces(configMapKind, tx.configMaps, dirs)
+	objectNamespaces(secretKind, tx.secrets, dirs)
+	objectNamespaces(claimKind, tx.claims, dirs)
 	for ns := range dirs {
 		if err := s.ensureNamespaceDirs(ns); err != nil {
 			return err
@@ -371,6 +414,15 @@ func (tx *applyTx) commit() error {
 		if err := prep(namespacePath(r.Namespace.Metadata.Name), data, err); err != nil {
 			return err
 		}
+	}
+	if err := prepObjects(configMapKind, tx.configMaps, prep); err != nil {
+		return err
+	}
+	if err := prepObjects(secretKind, tx.secrets, prep); err != nil {
+		return err
+	}
+	if err := prepObjects(claimKind, tx.claims, prep); err != nil {
+		return err
 	}
 	for _, r := range tx.services {
 		data, err := encodeService(r)
@@ -406,9 +458,10 @@ type DeleteResult struct {
 }
 
 // DeleteObjects tombstones the live objects refs name, in one write
-// transaction: deployments and services are marked deleted (the
-// controller removes their containers and helpers), and a Namespace is
-// marked deleted together with every live deployment and service in it,
+// transaction: deployments, services, ConfigMaps, Secrets and claims are
+// marked deleted (the controller removes their containers, helpers and
+// volumes), and a Namespace is marked deleted together with every live
+// object in it,
 // as Kubernetes deletes a namespace's content with it. Results come in the
 // order of refs, one each. An object that has no live record does not stop
 // the others (kubectl delete -f reports it and goes on); an error reading
@@ -420,7 +473,7 @@ func (s *Store) DeleteObjects(refs []ObjectRef) ([]DeleteResult, error) {
 	for _, r := range refs {
 		var err error
 		switch r.Kind {
-		case KindDeployment, KindService:
+		case KindDeployment, KindService, KindConfigMap, KindSecret, KindPersistentVolumeClaim:
 			err = checkObject(r.Kind, r.Namespace, r.Name)
 		case KindNamespace:
 			err = checkName(KindNamespace, r.Name)
@@ -462,8 +515,17 @@ func (s *Store) DeleteObjects(refs []ObjectRef) ([]DeleteResult, error) {
 						done[res.ObjectRef] = true
 					}
 				}
+			case r.Kind == KindConfigMap:
+				err = deleteObject(s, configMapKind, r, tx.now, &tx.configMaps)
+			case r.Kind == KindSecret:
+				err = deleteObject(s, secretKind, r, tx.now, &tx.secrets)
+			case r.Kind == KindPersistentVolumeClaim:
+				err = deleteObject(s, claimKind, r, tx.now, &tx.claims)
 			case r.Kind == KindNamespace:
 				err = tx.deleteNamespace(r.Name, done)
+			}
+			if err == nil && r.Kind != KindNamespace {
+				done[res.ObjectRef] = true
 			}
 			if err != nil && !errors.Is(err, ErrNotFound) && !errors.Is(err, errForbidden) {
 				return err // the state cannot be read: nothing is written
@@ -517,6 +579,15 @@ func (tx *applyTx) deleteNamespace(name string, done map[ObjectRef]bool) error {
 			tx.services = append(tx.services, tombstoneService(sv, tx.now))
 			done[ref] = true
 		}
+	}
+	if err := deleteObjectsIn(tx.s, configMapKind, name, tx.now, done, &tx.configMaps); err != nil {
+		return err
+	}
+	if err := deleteObjectsIn(tx.s, secretKind, name, tx.now, done, &tx.secrets); err != nil {
+		return err
+	}
+	if err := deleteObjectsIn(tx.s, claimKind, name, tx.now, done, &tx.claims); err != nil {
+		return err
 	}
 	t := *rec
 	t.Deleted = true

@@ -14,11 +14,17 @@
 //	  status/<name>.json              controller-owned Status of that deployment
 //	  services/<name>.json            one ServiceRecord per Service of default ever known
 //	  service-status/<name>.json      controller-owned ServiceStatus of that Service
+//	  configmaps/<name>.json          one ConfigMapRecord per ConfigMap of default ever known
+//	  secrets/<name>.json             one SecretRecord per Secret of default ever known
+//	  claims/<name>.json              one ClaimRecord per PersistentVolumeClaim of default ever known
 //	  namespaces/<ns>.json            one NamespaceRecord per namespace ever applied
-//	  namespaces/<ns>/deployments/…   the same four directories for namespace <ns>
+//	  namespaces/<ns>/deployments/…   the same seven directories for namespace <ns>
 //	  namespaces/<ns>/status/…
 //	  namespaces/<ns>/services/…
 //	  namespaces/<ns>/service-status/…
+//	  namespaces/<ns>/configmaps/…
+//	  namespaces/<ns>/secrets/…
+//	  namespaces/<ns>/claims/…
 //
 // The default namespace lives at the top, where every release before
 // namespaces kept its deployments: a state directory of an earlier release
@@ -38,8 +44,11 @@
 // Objects are named across namespaces by keys, the controller's work-queue
 // keys: Key(ns, name) = "namespace/name" for a deployment (client-go's
 // MetaNamespaceKeyFunc shape; "default/web" for default), ServiceKey =
-// "service:namespace/name", NamespaceKey = "namespace:name". Namespaces and
-// names are DNS-1123 labels, so no key is ambiguous and none is the
+// "service:namespace/name", NamespaceKey = "namespace:name", ConfigMapKey
+// = "configmap:namespace/name", SecretKey = "secret:namespace/name",
+// ClaimKey = "pvc:namespace/name". Namespaces and names are DNS-1123
+// labels (subdomains for ConfigMaps, Secrets and claims, as Kubernetes
+// allows: no '/' or ':' either), so no key is ambiguous and none is the
 // deployments' sweep key "*". Watch sends these keys; ParseWatchKey tells
 // their kinds apart.
 //
@@ -62,12 +71,16 @@
 // renames each file they read is whole, although a reader listing during an
 // Apply may see some records before and some after it.
 //
-// Bundles. Apply stores Namespaces, Services and Deployments as one
-// transaction, all validated first; an object of a namespace that neither
-// exists nor is created by the same bundle is refused (`namespaces "x" not
-// found`, as kubectl says it) and nothing is written. The renames go
-// namespaces first, then services, then deployments, so that a crash
-// between two never leaves an object in a namespace that does not exist.
+// Bundles. Apply stores Namespaces, ConfigMaps, Secrets, claims, Services
+// and Deployments as one transaction, all validated first; an object of a
+// namespace that neither exists nor is created by the same bundle is
+// refused (`namespaces "x" not found`, as kubectl says it) and nothing is
+// written. The renames go namespaces first, then ConfigMaps, Secrets and
+// claims, then services, then deployments, so that a crash between two
+// never leaves an object in a namespace that does not exist, nor a
+// deployment whose configuration is not stored yet.
+// Pruning and deleting a namespace cover ConfigMaps, Secrets and claims as
+// they cover Services.
 //
 // Trust. Whoever can write the state directory decides what the controller
 // runs, so Open (the writers' door) refuses a directory, or any directory
@@ -95,7 +108,10 @@
 // name revives it as a new object: a fresh revision history and a fresh
 // (removed) status file, so that none of the deleted revisions comes back;
 // its generation keeps increasing so that an observed generation recorded
-// before the deletion never looks current.
+// before the deletion never looks current. The tombstone of a ConfigMap or
+// a Secret keeps no value (data, binaryData, stringData and kubectl's
+// last-applied-configuration annotation are dropped): a deleted Secret's
+// values leave the state directory with it.
 //
 // History. Revisions are trimmed to revisionHistoryLimit, oldest first, but
 // a revision the controller's status still lists in its rollout sizes (it
@@ -103,7 +119,13 @@
 //
 // Generations follow Kubernetes: 1 on creation, +1 on every spec change and
 // on deletion; a change of labels or annotations alone keeps the generation.
-// Services follow the same rules. A Service's status (its allocated
+// Services follow the same rules, and so do ConfigMaps, Secrets and
+// claims (config.go), which in addition refuse what Kubernetes refuses on
+// an update: an immutable object's data, a Secret's type, a claim's spec
+// but its storage request growing. Their records are read back validated
+// by the lookups the controller uses (the reconciler's ConfigStore:
+// LookupConfigMap, LookupSecret, LookupClaim); a Secret's values are
+// never in an error. A Service's status (its allocated
 // ClusterIP and nodePorts) is the controller's: re-applying, deleting or
 // reviving the Service keeps it, unlike a deployment's, which a revival
 // resets.

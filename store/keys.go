@@ -47,7 +47,8 @@ func ServiceKey(namespace, name string) string { return servicePrefix + Key(name
 func NamespaceKey(name string) string { return namespacePrefix + name }
 
 // ParseWatchKey tells what a key Watch sent names: its kind (KindDeployment,
-// KindService or KindNamespace), namespace and name (for a Namespace, the
+// KindService, KindNamespace, KindConfigMap, KindSecret or
+// KindPersistentVolumeClaim), namespace and name (for a Namespace, the
 // namespace is "" and name is the Namespace's). kind is "" for the resync
 // key "" and for anything Watch does not send.
 func ParseWatchKey(key string) (kind, namespace, name string) {
@@ -55,6 +56,18 @@ func ParseWatchKey(key string) (kind, namespace, name string) {
 	case strings.HasPrefix(key, servicePrefix):
 		if ns, n, ok := SplitKey(strings.TrimPrefix(key, servicePrefix)); ok {
 			return KindService, ns, n
+		}
+	case strings.HasPrefix(key, configMapPrefix):
+		if ns, n, ok := SplitKey(strings.TrimPrefix(key, configMapPrefix)); ok {
+			return KindConfigMap, ns, n
+		}
+	case strings.HasPrefix(key, secretPrefix):
+		if ns, n, ok := SplitKey(strings.TrimPrefix(key, secretPrefix)); ok {
+			return KindSecret, ns, n
+		}
+	case strings.HasPrefix(key, claimPrefix):
+		if ns, n, ok := SplitKey(strings.TrimPrefix(key, claimPrefix)); ok {
+			return KindPersistentVolumeClaim, ns, n
 		}
 	case strings.HasPrefix(key, namespacePrefix):
 		if n := strings.TrimPrefix(key, namespacePrefix); n != "" && !strings.ContainsAny(n, "/:") {
@@ -70,7 +83,7 @@ func ParseWatchKey(key string) (kind, namespace, name string) {
 
 // ObjectRef names one object of the store.
 type ObjectRef struct {
-	Kind      string // KindDeployment, KindService or KindNamespace
+	Kind      string // KindDeployment, KindService, KindNamespace, KindConfigMap, KindSecret or KindPersistentVolumeClaim
 	Namespace string // "" means default; ignored for a Namespace
 	Name      string
 }

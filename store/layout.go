@@ -25,7 +25,7 @@ const (
 )
 
 // nsSubdirs are the directories of one namespace, under its root.
-var nsSubdirs = []string{deploymentsDir, statusDir, servicesDir, serviceStatusDir}
+var nsSubdirs = []string{deploymentsDir, statusDir, servicesDir, serviceStatusDir, configMapsDir, secretsDir, claimsDir}
 
 // nsRoot is the directory namespace ns's objects live under: the state
 // directory itself for default (where every earlier release kept its
@@ -61,8 +61,15 @@ var dnsLabelRE = regexp.MustCompile(`^[a-z0-9]([-a-z0-9]*[a-z0-9])?$`)
 
 func isDNSLabel(s string) bool { return len(s) <= 63 && dnsLabelRE.MatchString(s) }
 
-// checkName checks the name of an object of kind.
+// checkName checks the name of an object of kind: a DNS-1123 subdomain
+// for a ConfigMap, Secret or claim (config.go), a label otherwise.
 func checkName(kind, name string) error {
+	if isConfigKind(kind) {
+		if !isStoredSubdomain(name) {
+			return fmt.Errorf("invalid %s name %q: must be a DNS-1123 subdomain (lower-case letters, digits, '-' and '.', at most %d characters)", lower(kind), name, manifests.MaxStoredNameLength)
+		}
+		return nil
+	}
 	if !isDNSLabel(name) {
 		return fmt.Errorf("invalid %s name %q: must be a DNS-1123 label (lower-case letters, digits and '-', at most 63 characters)", lower(kind), name)
 	}

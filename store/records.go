@@ -186,10 +186,10 @@ const (
 type ApplyOptions struct {
 	// DryRun computes and returns the results without writing anything.
 	DryRun bool
-	// Prune tombstones every live deployment and service absent from the
-	// applied set whose metadata.labels match PruneSelector (nil: every
-	// one), in the namespaces the bundle's deployments and services are
-	// in, as kubectl prunes the namespaces it visited. Namespaces are never
+	// Prune tombstones every live deployment, service, ConfigMap, Secret
+	// and claim absent from the applied set whose metadata.labels match
+	// PruneSelector (nil: every one), in the namespaces the bundle's
+	// objects (but Namespaces) are in, as kubectl prunes the namespaces it visited. Namespaces are never
 	// pruned: deleting one deletes everything in it, which only an explicit
 	// delete does. The CLI asks for --all or -l before pruning everything,
 	// as kubectl does.
@@ -389,7 +389,12 @@ func (s *Store) eachObjectIn(ns, sub, kind string, read func(ns, name string) er
 // and Deployments, each already decoded, defaulted and validated by the
 // caller. An object's metadata.namespace "" is default.
 type Bundle struct {
-	Namespaces  []*manifests.Namespace
+	Namespaces []*manifests.Namespace
+	// ConfigMaps, Secrets and Claims (PersistentVolumeClaims) are
+	// stored after the Namespaces and before the Services (config.go).
+	ConfigMaps  []*manifests.ConfigMap
+	Secrets     []*manifests.Secret
+	Claims      []*manifests.PersistentVolumeClaim
 	Services    []*manifests.Service
 	Deployments []*manifests.Deployment
 }
@@ -399,10 +404,10 @@ func Deployments(deps ...*manifests.Deployment) Bundle { return Bundle{Deploymen
 
 // Apply stores the bundle b as the desired state, all or nothing as far as
 // the filesystem allows (see the package doc), in the order that makes
-// references resolve: Namespaces, then Services, then Deployments. Results
-// come in that order, each kind in the order of b, followed by the pruned
-// deployments and then the pruned services, each sorted by namespace and
-// name. An object appearing twice, or one in a namespace that neither
+// references resolve: Namespaces, then ConfigMaps, Secrets and claims,
+// then Services, then Deployments. Results come in that order, each kind
+// in the order of b, followed by the pruned deployments, services,
+// ConfigMaps, Secrets and claims, each kind sorted by namespace and name. An object appearing twice, or one in a namespace that neither
 // exists nor is created by b (`namespaces "x" not found`, as kubectl says
 // it, wrapping ErrNotFound), is an error and nothing is written. With
 // DryRun, Apply needs no write access and takes no lock: the results are a

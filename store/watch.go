@@ -7,6 +7,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/fsnotify/fsnotify"
@@ -18,8 +19,10 @@ import (
 // it sends the key of an object whose record was created, replaced or
 // removed — Key(ns, name) ("namespace/name") for a deployment,
 // ServiceKey(ns, name) ("service:namespace/name") for a Service,
-// NamespaceKey(name) ("namespace:name") for a Namespace; ParseWatchKey
-// tells them apart — and "" when events may have been lost (watcher error,
+// NamespaceKey(name) ("namespace:name") for a Namespace,
+// ConfigMapKey ("configmap:namespace/name"), SecretKey
+// ("secret:namespace/name") and ClaimKey ("pvc:namespace/name");
+// ParseWatchKey tells them apart — and "" when events may have been lost (watcher error,
 // queue overflow), meaning "resync everything". Status files are not
 // watched: the controller writes them. It does not de-duplicate: the
 // consumer's work queue does. The channel is closed when ctx ends.
@@ -41,7 +44,7 @@ func (s *Store) Watch(ctx context.Context) (<-chan string, error) {
 		return nil, fmt.Errorf("watching state directory %s: %w", s.dir, err)
 	}
 	var initErr error
-	for _, rel := range []string{servicesDir, namespacesDir} {
+	for _, rel := range []string{servicesDir, namespacesDir, configMapsDir, secretsDir, claimsDir} {
 		initErr = errors.Join(initErr, sw.addIfExists(rel, nil))
 	}
 	nss, errs := s.namespaceDirs()
@@ -155,7 +158,7 @@ func (sw *stateWatcher) addIfExists(rel string, keys *[]string) error {
 // addNamespace watches a namespace's root and its record directories.
 func (sw *stateWatcher) addNamespace(root string, keys *[]string) error {
 	err := sw.addIfExists(root, keys)
-	for _, sub := range []string{deploymentsDir, servicesDir} {
+	for _, sub := range watchedSubdirs {
 		err = errors.Join(err, sw.addIfExists(filepath.Join(root, sub), keys))
 	}
 	return err
@@ -174,7 +177,7 @@ func (sw *stateWatcher) addNew(rel string, keys *[]string) error {
 	switch {
 	case len(parts) == 2:
 		return sw.addNamespace(rel, keys)
-	case len(parts) == 3 && (parts[2] == deploymentsDir || parts[2] == servicesDir):
+	case len(parts) == 3 && slices.Contains(watchedSubdirs, parts[2]):
 		return sw.addIfExists(rel, keys)
 	}
 	return nil
@@ -182,10 +185,36 @@ func (sw *stateWatcher) addNew(rel string, keys *[]string) error {
 
 func isNamespaceDir(name string) bool { return isDNSLabel(name) && name != manifests.DefaultNamespace }
 
+// watchedSubdirs are a namespace's directories of records.
+var watchedSubdirs = []string{deploymentsDir, servicesDir, configMapsDir, secretsDir, claimsDir}
+
+// objectKeys maps the directories of config.go's kinds to their watch keys.
+var objectKeys = map[string]func(ns, name string) string{
+	configMapsDir: ConfigMapKey, secretsDir: SecretKey, claimsDir: ClaimKey,
+}
+
 // watchKey maps the path of a record file (relative to the state
 // directory) to its watch key, rejecting temporary and foreign files.
 func watchKey(rel string) (string, bool) {
 	parts := strings.Split(rel, string(filepath.Separator))
+	dir := ""
+	if len(parts) >= 2 {
+		dir = parts[len(parts)-2]
+	}
+	if keyOf, ok := objectKeys[dir]; ok {
+		base := parts[len(parts)-1]
+		if strings.HasPrefix(base, ".") || !strings.HasSuffix(base, ".json") || !isStoredSubdomain(strings.TrimSuffix(base, ".json")) {
+			return "", false
+		}
+		name := strings.TrimSuffix(base, ".json")
+		switch {
+		case len(parts) == 2:
+			return keyOf("", name), true
+		case len(parts) == 4 && parts[0] == namespacesDir && isNamespaceDir(parts[1]):
+			return keyOf(parts[1], name), true
+		}
+		return "", false
+	}
 	name, ok := recordName(parts[len(parts)-1])
 	if !ok {
 		return "", false

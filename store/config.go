@@ -1,0 +1,585 @@
+package store
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"path/filepath"
+	"regexp"
+	"sort"
+	"time"
+
+	"github.com/dockctl/dockctl/manifests"
+)
+
+// ConfigMaps, Secrets and PersistentVolumeClaims (DESIGN §11): stored per
+// namespace as Services are, with the same tombstones, in
+// configmaps/<name>.json, secrets/<name>.json and claims/<name>.json.
+// Their names are DNS-1123 subdomains (dots allowed, as Kubernetes allows
+// them for these kinds) of at most manifests.MaxStoredNameLength
+// characters. A Secret's file, like every state file, is 0600; its values
+// are never in an error of this package.
+
+// Kinds of issue 11, as ObjectRef.Kind and ParseWatchKey name them.
+const (
+	KindConfigMap             = manifests.KindConfigMap
+	KindSecret                = manifests.KindSecret
+	KindPersistentVolumeClaim = manifests.KindPersistentVolumeClaim
+)
+
+const (
+	configMapsDir = "configmaps"
+	secretsDir    = "secrets"
+	claimsDir     = "claims"
+
+	configMapPrefix = "configmap:"
+	secretPrefix    = "secret:"
+	claimPrefix     = "pvc:"
+)
+
+// ConfigMapKey is the watch key of a ConfigMap: "configmap:namespace/name".
+func ConfigMapKey(namespace, name string) string { return configMapPrefix + Key(namespace, name) }
+
+// SecretKey is the watch key of a Secret: "secret:namespace/name".
+func SecretKey(namespace, name string) string { return secretPrefix + Key(namespace, name) }
+
+// ClaimKey is the watch key of a PersistentVolumeClaim: "pvc:namespace/name".
+func ClaimKey(namespace, name string) string { return claimPrefix + Key(namespace, name) }
+
+// ObjectRecord is the stored state of one ConfigMap, Secret or claim, live
+// or tombstoned, with the rules of a ServiceRecord: Generation is 1 on
+// creation, +1 on every change of what is not metadata (data, type,
+// spec) and on deletion, and keeps increasing across delete and re-apply;
+// Deleted marks a tombstone (a ConfigMap's or Secret's without its values,
+// see objectKind.bury). Object is the object as applied, defaulted
+// as the API server stores it (a Secret's stringData merged into data, a
+// claim without status), its metadata.creationTimestamp filled from
+// Created and its metadata.namespace "" for default. Kubernetes sets no
+// metadata.generation on these kinds, and neither does the store.
+type ObjectRecord[T any] struct {
+	Object     T         `json:"object"`
+	Generation int64     `json:"generation"`
+	Deleted    bool      `json:"deleted,omitempty"`
+	Created    time.Time `json:"createdAt"`
+	Updated    time.Time `json:"updatedAt"`
+}
+
+type (
+	ConfigMapRecord = ObjectRecord[manifests.ConfigMap]
+	SecretRecord    = ObjectRecord[manifests.Secret]
+	ClaimRecord     = ObjectRecord[manifests.PersistentVolumeClaim]
+)
+
+type objectFile[T any] struct {
+	Version int `json:"version"`
+	ObjectRecord[T]
+}
+
+// objectKind describes one of these kinds to the generic code below.
+type objectKind[T any] struct {
+	kind string
+	dir  string
+	meta func(*T) *manifests.ObjectMeta
+	// clean does to an object what the API server does before storing
+	// it: defaults, and what is not the user's (a status) dropped.
+	clean func(*T)
+	// validate is the kind's manifests validation (no values in errors).
+	validate func(*T) error
+	// update checks storing next over live (immutability).
+	update func(next, live *T) error
+	// bury drops from an object what its tombstone must not keep: a
+	// deleted ConfigMap's or Secret's values (and kubectl's
+	// last-applied-configuration annotation, which holds them too) are
+	// gone, as they are from etcd. Nil keeps the object whole.
+	bury func(*T)
+}
+
+// lastAppliedAnnotation is kubectl's annotation holding the whole applied
+// object, values included.
+const lastAppliedAnnotation = "kubectl.kubernetes.io/last-applied-configuration"
+
+// buryMeta drops the annotation that holds a copy of the object's values.
+func buryMeta(m *manifests.ObjectMeta) {
+	if _, ok := m.Annotations[lastAppliedAnnotation]; !ok {
+		return
+	}
+	ann := make(map[string]string, len(m.Annotations)-1)
+	for k, v := range m.Annotations {
+		if k != lastAppliedAnnotation {
+			ann[k] = v
+		}
+	}
+	if len(ann) == 0 {
+		ann = nil
+	}
+	m.Annotations = ann
+}
+
+var (
+	configMapKind = &objectKind[manifests.ConfigMap]{
+		kind: KindConfigMap, dir: configMapsDir,
+		meta:     func(c *manifests.ConfigMap) *manifests.ObjectMeta { return &c.Metadata },
+		clean:    func(*manifests.ConfigMap) {},
+		validate: manifests.ValidateConfigMap,
+		update:   manifests.ValidateConfigMapUpdate,
+		bury: func(c *manifests.ConfigMap) {
+			c.Data, c.BinaryData = nil, nil
+			buryMeta(&c.Metadata)
+		},
+	}
+	secretKind = &objectKind[manifests.Secret]{
+		kind: KindSecret, dir: secretsDir,
+		meta:     func(s *manifests.Secret) *manifests.ObjectMeta { return &s.Metadata },
+		clean:    manifests.SetSecretDefaults,
+		validate: manifests.ValidateSecret,
+		update:   manifests.ValidateSecretUpdate,
+		bury: func(s *manifests.Secret) {
+			s.Data, s.StringData = nil, nil
+			buryMeta(&s.Metadata)
+		},
+	}
+	claimKind = &objectKind[manifests.PersistentVolumeClaim]{
+		kind: KindPersistentVolumeClaim, dir: claimsDir,
+		meta: func(p *manifests.PersistentVolumeClaim) *manifests.ObjectMeta { return &p.Metadata },
+		clean: func(p *manifests.PersistentVolumeClaim) {
+			p.Status = nil
+			manifests.SetPVCDefaults(p)
+		},
+		validate: manifests.ValidatePVC,
+		update:   manifests.ValidatePVCUpdate,
+	}
+)
+
+// isConfigKind tells the kinds whose names are DNS-1123 subdomains.
+func isConfigKind(kind string) bool {
+	return kind == KindConfigMap || kind == KindSecret || kind == KindPersistentVolumeClaim
+}
+
+// dnsSubdomainRE is a DNS-1123 subdomain: never "." or "..", never a
+// '/', so it cannot escape its directory either.
+var dnsSubdomainRE = regexp.MustCompile(`^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$`)
+
+func isStoredSubdomain(s string) bool {
+	return len(s) <= manifests.MaxStoredNameLength && dnsSubdomainRE.MatchString(s)
+}
+
+func (k *objectKind[T]) path(ns, name string) string {
+	return filepath.Join(nsRoot(ns), k.dir, name+".json")
+}
+
+// readObject reads the record of name in namespace ns, tombstones
+// included, or an error wrapping ErrNotFound.
+func readObject[T any](s *Store, k *objectKind[T], ns, name string) (*ObjectRecord[T], error) {
+	rel := k.path(ns, name)
+	var f objectFile[T]
+	found, err := s.readState(rel, &f, &f.Version)
+	switch {
+	case !found:
+		return nil, fmt.Errorf("%s %q: %w", lower(k.kind), name, ErrNotFound)
+	case err != nil:
+		return nil, err
+	}
+	m := k.meta(&f.Object)
+	switch {
+	case m.Name != name || m.NamespaceOrDefault() != orDefault(ns):
+		err = fmt.Errorf("%w: records %s %q, expected %q", ErrCorrupt, lower(k.kind), display(m.Namespace, m.Name), display(ns, name))
+	case f.Generation < 1:
+		err = fmt.Errorf("%w: generation %d", ErrCorrupt, f.Generation)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("state file %s: %w", rel, err)
+	}
+	return &f.ObjectRecord, nil
+}
+
+// lookupLive is the ConfigStore lookup: a live object, checked with the
+// rules of apply (a record is not trusted), or an error wrapping
+// ErrNotFound for one deleted or never known.
+func lookupLive[T any](s *Store, k *objectKind[T], ns, name string) (*ObjectRecord[T], error) {
+	if err := checkObject(k.kind, ns, name); err != nil {
+		return nil, err
+	}
+	rec, err := readObject(s, k, ns, name)
+	if err != nil {
+		return nil, err
+	}
+	if rec.Deleted {
+		return nil, fmt.Errorf("%s %q: %w (deleted)", lower(k.kind), display(ns, name), ErrNotFound)
+	}
+	if err := k.validate(&rec.Object); err != nil {
+		return nil, fmt.Errorf("state file %s: invalid %s: %w", k.path(ns, name), lower(k.kind), err)
+	}
+	return rec, nil
+}
+
+func listObjectsIn[T any](s *Store, k *objectKind[T], ns string) ([]*ObjectRecord[T], error) {
+	var recs []*ObjectRecord[T]
+	errs := s.eachObjectIn(ns, k.dir, k.kind, func(ns, name string) error {
+		r, err := readObject(s, k, ns, name)
+		if err == nil {
+			recs = append(recs, r)
+		}
+		return err
+	})
+	return recs, errors.Join(errs...)
+}
+
+// listObjects returns every record of kind k of every namespace, live and
+// tombstoned, sorted by namespace and name; a file that cannot be read
+// yields one error naming it and does not hide the others.
+func listObjects[T any](s *Store, k *objectKind[T]) ([]*ObjectRecord[T], []error) {
+	var recs []*ObjectRecord[T]
+	errs := s.eachObject(k.dir, k.kind, func(ns, name string) error {
+		r, err := readObject(s, k, ns, name)
+		if err == nil {
+			recs = append(recs, r)
+		}
+		return err
+	})
+	sort.SliceStable(recs, func(i, j int) bool {
+		a, b := k.meta(&recs[i].Object), k.meta(&recs[j].Object)
+		return lessKey(a.NamespaceOrDefault(), a.Name, b.NamespaceOrDefault(), b.Name)
+	})
+	return recs, errs
+}
+
+// normObject is an object as the store compares it: a deep copy cleaned
+// and without server-set metadata, and its canonical encodings (spec:
+// everything but the metadata).
+type normObject[T any] struct {
+	obj       T
+	spec, all []byte
+}
+
+func normalizeObject[T any](k *objectKind[T], obj *T) (normObject[T], error) {
+	c, _, all, err := canonical(obj, func(c *T) (*manifests.ObjectMeta, any) {
+		k.clean(c)
+		return k.meta(c), nil
+	})
+	if err != nil {
+		return normObject[T]{}, fmt.Errorf("%s: %w", lower(k.kind), err)
+	}
+	bare := c
+	if err := roundTrip(&c, &bare); err != nil {
+		return normObject[T]{}, err
+	}
+	*k.meta(&bare) = manifests.ObjectMeta{}
+	spec, err := json.Marshal(bare)
+	if err != nil {
+		return normObject[T]{}, fmt.Errorf("%s: encoding: %w", lower(k.kind), err)
+	}
+	return normObject[T]{obj: c, spec: spec, all: all}, nil
+}
+
+// planObject computes the record that storing n over old (nil: never
+// known) gives, refusing what Kubernetes refuses on an update (an
+// immutable object's data, a Secret's type, a claim's spec).
+func planObject[T any](k *objectKind[T], old *ObjectRecord[T], n normObject[T], now time.Time) (*ObjectRecord[T], Action, error) {
+	var rec ObjectRecord[T]
+	var act Action
+	switch {
+	case old == nil:
+		rec = ObjectRecord[T]{Generation: 1, Created: now}
+		act = Created
+	case old.Deleted:
+		rec = ObjectRecord[T]{Generation: old.Generation + 1, Created: now}
+		act = Created
+	default:
+		m := k.meta(&old.Object)
+		prev, err := normalizeObject(k, &old.Object)
+		if err != nil {
+			return nil, "", fmt.Errorf("%s %q: stored copy: %w", lower(k.kind), display(m.Namespace, m.Name), err)
+		}
+		if bytes.Equal(prev.all, n.all) {
+			return old, Unchanged, nil
+		}
+		if err := k.update(&n.obj, &prev.obj); err != nil {
+			// kubectl's words: The ConfigMap "x" is invalid: …
+			return nil, "", fmt.Errorf("the %s %q is invalid: %w", k.kind, display(m.Namespace, m.Name), err)
+		}
+		rec = *old
+		if !bytes.Equal(prev.spec, n.spec) {
+			rec.Generation++
+		}
+		act = Configured
+	}
+	rec.Updated = now
+	rec.Object = n.obj
+	stampObject(k, &rec)
+	return &rec, act, nil
+}
+
+// tombstoneObject returns old marked deleted, without what k.bury drops
+// (a ConfigMap's or Secret's values: the tombstone only keeps the
+// generation and metadata). A claim's tombstone keeps the claim whole.
+func tombstoneObject[T any](k *objectKind[T], old *ObjectRecord[T], now time.Time) *ObjectRecord[T] {
+	rec := *old
+	if k.bury != nil {
+		// bury replaces fields and maps, never writes into them: old
+		// (shared with the caller) is left as it was.
+		k.bury(&rec.Object)
+	}
+	rec.Deleted = true
+	rec.Updated = now
+	rec.Generation++
+	stampObject(k, &rec)
+	return &rec
+}
+
+func stampObject[T any](k *objectKind[T], rec *ObjectRecord[T]) {
+	created := rec.Created
+	m := k.meta(&rec.Object)
+	m.Generation = 0
+	m.CreationTimestamp = &created
+}
+
+func encodeObject[T any](k *objectKind[T], rec *ObjectRecord[T]) ([]byte, error) {
+	return encodeState(objectFile[T]{Version: formatVersion, ObjectRecord: *rec}, lower(k.kind), k.meta(&rec.Object).Name)
+}
+
+// prepareObjects checks names, refuses duplicates (once) and normalizes
+// the objects of one kind of a bundle.
+func prepareObjects[T any](k *objectKind[T], objs []*T, once func(kind, ns, name string) error) ([]normObject[T], error) {
+	out := make([]normObject[T], 0, len(objs))
+	for i, o := range objs {
+		if o == nil {
+			return nil, fmt.Errorf("%s #%d is nil", lower(k.kind), i+1)
+		}
+		m := k.meta(o)
+		if err := checkObject(k.kind, m.Namespace, m.Name); err != nil {
+			return nil, err
+		}
+		if err := once(k.kind, m.Namespace, m.Name); err != nil {
+			return nil, err
+		}
+		n, err := normalizeObject(k, o)
+		if err != nil {
+			return nil, fmt.Errorf("%s %q: %w", lower(k.kind), display(m.Namespace, m.Name), err)
+		}
+		out = append(out, n)
+	}
+	return out, nil
+}
+
+// applyObjects plans the objects of one kind of a bundle (see
+// applyTx.apply): their results, the records to write, and, when
+// pruning, the tombstones of the live objects of the visited namespaces
+// that prunable says go.
+type objectApply[T any] struct {
+	k       *objectKind[T]
+	in      []normObject[T]
+	cur     map[ObjectRef]*ObjectRecord[T]
+	written []*ObjectRecord[T]
+}
+
+func (a *objectApply[T]) refs() []ObjectRef {
+	refs := make([]ObjectRef, len(a.in))
+	for i := range a.in {
+		m := a.k.meta(&a.in[i].obj)
+		refs[i] = ObjectRef{Kind: a.k.kind, Namespace: m.Namespace, Name: m.Name}
+	}
+	return refs
+}
+
+func (a *objectApply[T]) refOf(r *ObjectRecord[T]) ObjectRef {
+	m := a.k.meta(&r.Object)
+	return ObjectRef{Kind: a.k.kind, Namespace: m.NamespaceOrDefault(), Name: m.Name}
+}
+
+// load reads the current records (see current).
+func (a *objectApply[T]) load(s *Store, prune bool, in *prepared) error {
+	cur, err := current(func(ns string) ([]*ObjectRecord[T], error) { return listObjectsIn(s, a.k, ns) },
+		func(ns, name string) (*ObjectRecord[T], error) { return readObject(s, a.k, ns, name) },
+		a.refOf, a.refs(), prune, in)
+	a.cur = cur
+	return err
+}
+
+// plan appends the results of storing a.in.
+func (a *objectApply[T]) plan(now time.Time, missing func(kind, ns, name string) error, applied map[ObjectRef]bool, visited map[string]bool, results []ApplyResult) ([]ApplyResult, error) {
+	for _, n := range a.in {
+		m := a.k.meta(&n.obj)
+		if err := missing(a.k.kind, m.Namespace, m.Name); err != nil {
+			return nil, err
+		}
+		ref := ObjectRef{Kind: a.k.kind, Namespace: orDefault(m.Namespace), Name: m.Name}
+		applied[ref], visited[ref.Namespace] = true, true
+		rec, act, err := planObject(a.k, a.cur[ref], n, now)
+		if err != nil {
+			return nil, err
+		}
+		results = append(results, ApplyResult{ObjectRef: ref, Action: act, Generation: rec.Generation})
+		if act != Unchanged {
+			a.written = append(a.written, rec)
+		}
+	}
+	return results, nil
+}
+
+// prune tombstones the live records prunable names.
+func (a *objectApply[T]) prune(now time.Time, prunable func(ObjectRef, map[string]string) bool, results []ApplyResult) []ApplyResult {
+	for _, ref := range sortedRefs(a.cur) {
+		if rec := a.cur[ref]; rec != nil && !rec.Deleted && prunable(ref, a.k.meta(&rec.Object).Labels) {
+			t := tombstoneObject(a.k, rec, now)
+			results = append(results, ApplyResult{ObjectRef: ref, Action: Pruned, Generation: t.Generation})
+			a.written = append(a.written, t)
+		}
+	}
+	return results
+}
+
+// namespaces lists the namespaces of a.in.
+func (a *objectApply[T]) namespaces(set map[string]bool) {
+	for i := range a.in {
+		set[a.k.meta(&a.in[i].obj).NamespaceOrDefault()] = true
+	}
+}
+
+// deleteObject tombstones the live object ref names, or returns an error
+// wrapping ErrNotFound.
+func deleteObject[T any](s *Store, k *objectKind[T], ref ObjectRef, now time.Time, out *[]*ObjectRecord[T]) error {
+	rec, err := readObject(s, k, ref.Namespace, ref.Name)
+	if err != nil {
+		return err
+	}
+	if rec.Deleted {
+		return fmt.Errorf("%s %q: %w (deleted)", lower(k.kind), ref.Name, ErrNotFound)
+	}
+	*out = append(*out, tombstoneObject(k, rec, now))
+	return nil
+}
+
+// deleteObjectsIn tombstones every live object of kind k in namespace ns
+// (a namespace's deletion).
+func deleteObjectsIn[T any](s *Store, k *objectKind[T], ns string, now time.Time, done map[ObjectRef]bool, out *[]*ObjectRecord[T]) error {
+	recs, err := listObjectsIn(s, k, ns)
+	if err != nil {
+		return err
+	}
+	for _, r := range recs {
+		ref := ObjectRef{Kind: k.kind, Namespace: ns, Name: k.meta(&r.Object).Name}
+		if !r.Deleted && !done[ref] {
+			*out = append(*out, tombstoneObject(k, r, now))
+			done[ref] = true
+		}
+	}
+	return nil
+}
+
+// prepObjects prepares the writes of records of kind k (see commit).
+func prepObjects[T any](k *objectKind[T], recs []*ObjectRecord[T], prep func(rel string, data []byte, err error) error) error {
+	for _, r := range recs {
+		m := k.meta(&r.Object)
+		data, err := encodeObject(k, r)
+		if err := prep(k.path(m.Namespace, m.Name), data, err); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func objectNamespaces[T any](k *objectKind[T], recs []*ObjectRecord[T], set map[string]bool) {
+	for _, r := range recs {
+		set[k.meta(&r.Object).NamespaceOrDefault()] = true
+	}
+}
+
+// The API of the kinds: the reconciler's ConfigStore (LookupConfigMap,
+// LookupSecret, LookupClaim), and records for the commands.
+
+// LookupConfigMap returns the live ConfigMap name of namespace ns,
+// validated, or an error wrapping ErrNotFound (deleted, or never known).
+func (s *Store) LookupConfigMap(ns, name string) (*manifests.ConfigMap, error) {
+	rec, err := lookupLive(s, configMapKind, ns, name)
+	if err != nil {
+		return nil, err
+	}
+	return &rec.Object, nil
+}
+
+// LookupSecret is LookupConfigMap for a Secret: its stringData merged into
+// data. Its values must never reach a log, an error or a status.
+func (s *Store) LookupSecret(ns, name string) (*manifests.Secret, error) {
+	rec, err := lookupLive(s, secretKind, ns, name)
+	if err != nil {
+		return nil, err
+	}
+	return &rec.Object, nil
+}
+
+// LookupClaim returns claim name of namespace ns: live (deleted false), a
+// tombstone (deleted true, with the claim as it was: its volume goes once
+// no container uses it), or an error wrapping ErrNotFound for a claim this
+// state directory never knew (its volume is never removed). Any other
+// error means the answer is unknown and the caller must not act.
+func (s *Store) LookupClaim(ns, name string) (claim *manifests.PersistentVolumeClaim, deleted bool, err error) {
+	if err := checkObject(KindPersistentVolumeClaim, ns, name); err != nil {
+		return nil, false, err
+	}
+	rec, err := readObject(s, claimKind, ns, name)
+	if err != nil {
+		return nil, false, err
+	}
+	if !rec.Deleted {
+		if err := claimKind.validate(&rec.Object); err != nil {
+			return nil, false, fmt.Errorf("state file %s: invalid persistentvolumeclaim: %w", claimKind.path(ns, name), err)
+		}
+	}
+	return &rec.Object, rec.Deleted, nil
+}
+
+// LookupConfigMapRecord returns the record of ConfigMap name of namespace
+// ns, tombstones included, or an error wrapping ErrNotFound.
+func (s *Store) LookupConfigMapRecord(ns, name string) (*ConfigMapRecord, error) {
+	if err := checkObject(KindConfigMap, ns, name); err != nil {
+		return nil, err
+	}
+	return readObject(s, configMapKind, ns, name)
+}
+
+// LookupSecretRecord is LookupConfigMapRecord for a Secret.
+func (s *Store) LookupSecretRecord(ns, name string) (*SecretRecord, error) {
+	if err := checkObject(KindSecret, ns, name); err != nil {
+		return nil, err
+	}
+	return readObject(s, secretKind, ns, name)
+}
+
+// LookupClaimRecord is LookupConfigMapRecord for a claim.
+func (s *Store) LookupClaimRecord(ns, name string) (*ClaimRecord, error) {
+	if err := checkObject(KindPersistentVolumeClaim, ns, name); err != nil {
+		return nil, err
+	}
+	return readObject(s, claimKind, ns, name)
+}
+
+// ListConfigMaps returns every ConfigMap record of every namespace, live
+// and tombstoned, sorted by namespace and name; a file that cannot be
+// read yields one error naming it and does not hide the others.
+func (s *Store) ListConfigMaps() ([]*ConfigMapRecord, []error) {
+	return listObjects(s, configMapKind)
+}
+
+// ListSecrets is ListConfigMaps for Secrets.
+func (s *Store) ListSecrets() ([]*SecretRecord, []error) { return listObjects(s, secretKind) }
+
+// ListClaims is ListConfigMaps for PersistentVolumeClaims.
+func (s *Store) ListClaims() ([]*ClaimRecord, []error) { return listObjects(s, claimKind) }
+
+// DeleteConfigMap tombstones the live ConfigMap name of namespace ns; an
+// error wraps ErrNotFound if there is none.
+func (s *Store) DeleteConfigMap(ns, name string) error {
+	return s.deleteOne(ObjectRef{Kind: KindConfigMap, Namespace: ns, Name: name})
+}
+
+// DeleteSecret is DeleteConfigMap for a Secret.
+func (s *Store) DeleteSecret(ns, name string) error {
+	return s.deleteOne(ObjectRef{Kind: KindSecret, Namespace: ns, Name: name})
+}
+
+// DeleteClaim is DeleteConfigMap for a claim: the controller removes its
+// volume once no container uses it.
+func (s *Store) DeleteClaim(ns, name string) error {
+	return s.deleteOne(ObjectRef{Kind: KindPersistentVolumeClaim, Namespace: ns, Name: name})
+}
