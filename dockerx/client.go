@@ -61,6 +61,7 @@ type dockerAPI interface {
 	VolumeCreate(ctx context.Context, options volume.CreateOptions) (volume.Volume, error)
 	VolumeList(ctx context.Context, options volume.ListOptions) (volume.ListResponse, error)
 	VolumeRemove(ctx context.Context, volumeID string, force bool) error
+	VolumeInspect(ctx context.Context, volumeID string) (volume.Volume, error)
 	NetworkCreate(ctx context.Context, name string, options network.CreateOptions) (network.CreateResponse, error)
 	NetworkInspect(ctx context.Context, networkID string, options network.InspectOptions) (network.Inspect, error)
 	NetworkList(ctx context.Context, options network.ListOptions) ([]network.Summary, error)
@@ -89,6 +90,8 @@ type Client struct {
 
 	platform     daemonPlatform // EnsureHolderImage's and EnsureHelperImage's view of the daemon
 	helperBinary string         // WithHelperBinary
+
+	dockerConfigDir string // WithDockerConfig; "" is the docker CLI's choice
 }
 
 // cachedDriver is the daemon's default log driver, read at most once a
@@ -110,6 +113,11 @@ func WithTimeout(d time.Duration) Option { return func(c *Client) { c.timeout = 
 
 // WithPullTimeout sets the deadline of one image pull.
 func WithPullTimeout(d time.Duration) Option { return func(c *Client) { c.pullTimeout = d } }
+
+// WithDockerConfig sets the directory of the docker CLI config.json whose
+// credentials pulls use (registryauth.go); the default, "", is the docker
+// CLI's: $DOCKER_CONFIG, else ~/.docker.
+func WithDockerConfig(dir string) Option { return func(c *Client) { c.dockerConfigDir = dir } }
 
 // WithLogger sets the logger (default slog.Default()).
 func WithLogger(l *slog.Logger) Option { return func(c *Client) { c.log = l } }

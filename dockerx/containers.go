@@ -101,12 +101,14 @@ func fromSummary(s container.Summary) Container {
 		ExitCode:      parseExitCode(s.Status),
 		Created:       time.Unix(s.Created, 0),
 		NetworkMode:   s.HostConfig.NetworkMode,
+		Volumes:       mountedVolumes(s),
 	}
 	for _, p := range s.Ports {
 		c.Ports = append(c.Ports, Port{HostIP: p.IP, HostPort: p.PublicPort, ContainerPort: p.PrivatePort, Protocol: p.Type})
 	}
 	if s.NetworkSettings != nil {
 		c.Networks = endpointAddresses(s.NetworkSettings.Networks, running(c.State))
+		c.StaticIPv4 = staticAddresses(s.NetworkSettings.Networks) // hostinfo.go
 	}
 	return c
 }
@@ -190,6 +192,9 @@ func (c *Client) CreateContainer(ctx context.Context, req CreateRequest) (string
 		return "", fmt.Errorf("create container %s: %w", req.Name, err)
 	}
 	req.Logs = logs
+	if err := c.volumeMountpoints(ctx, &req); err != nil { // convert_files.go
+		return "", fmt.Errorf("create container %s: %w", req.Name, err)
+	}
 	cfg, hc, nc, err := BuildConfig(req)
 	if err != nil {
 		return "", err
@@ -442,13 +447,18 @@ func parseDockerTime(s string) time.Time {
 }
 
 // Logs returns the container's stdout and stderr, demultiplexed into one
-// stream (containers run without a TTY, so Docker multiplexes them). tail is
+// stream (Docker multiplexes them, except for a container with a TTY,
+// whose one stream is copied as it is: logsCopier). tail is
 // "all" or a line count; "" means all. With follow the stream lasts until
 // ctx is done or the reader is closed; the call's deadline bounds only
 // opening it.
 func (c *Client) Logs(ctx context.Context, id string, follow bool, tail string) (io.ReadCloser, error) {
 	if tail == "" {
 		tail = "all"
+	}
+	copyLogs, err := c.logsCopier(ctx, id)
+	if err != nil {
+		return nil, err
 	}
 	ctx, cancel := context.WithCancel(ctx)
 	timer := time.AfterFunc(c.timeout, cancel)
@@ -467,7 +477,7 @@ func (c *Client) Logs(ctx context.Context, id string, follow bool, tail string) 
 	}
 	pr, pw := io.Pipe()
 	go func() {
-		_, err := stdcopy.StdCopy(pw, pw, rc)
+		err := copyLogs(pw, rc)
 		rc.Close()
 		cancel()
 		pw.CloseWithError(err) // nil → EOF for the reader

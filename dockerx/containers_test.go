@@ -74,6 +74,9 @@ func TestFromSummary(t *testing.T) {
 		{"running, a refused connect left in its configuration", stale, Container{
 			ID: "id3", Name: "i_web-abc-1", Labels: stale.Labels, Instance: "i", Role: RoleReplica, Namespace: "default",
 			Networks: map[string]string{"bridge": "172.17.0.2"}, NetworkMode: "dockctl_i", State: StateRunning, Status: "Up 1 second", Created: time.Unix(1700000000, 0),
+			// Its static address is still configured: a pod address
+			// is never picked over it (StaticIPv4).
+			StaticIPv4: map[string]string{"dockctl_i": "10.222.8.5"},
 		}},
 		{"replica of an earlier release: default namespace, no networks reported", replica, Container{
 			ID: "id1", Name: "default_web-abc-0", Image: "img:1", ImageID: "sha256:1", Labels: replica.Labels,

@@ -74,6 +74,8 @@ const (
 //     volume (a Memory one is a tmpfs volume, sized when it is created);
 //   - req.Logs → json-file/local rotation options (max-size, max-file),
 //     when that is the daemon's default driver;
+//   - the security context, stdin/tty, nvidia.com/gpu, and on the pod's
+//     network owner hostAliases, sysctls and dnsConfig: convert_security.go;
 //   - readinessProbe.exec → Docker health check, so that Docker reports
 //     readiness in `docker ps` and as health_status events. Other probe kinds
 //     are run by the controller.
@@ -87,8 +89,14 @@ func BuildConfig(req CreateRequest) (*container.Config, *container.HostConfig, *
 	if ns := d.Metadata.NamespaceOrDefault(); req.Namespace != "" && req.Namespace != ns {
 		return nil, nil, nil, fmt.Errorf("build config %s: namespace %q is not the deployment's %q", req.Name, req.Namespace, ns)
 	}
+	if err := checkSeccomp(req); err != nil { // convert_security.go
+		return nil, nil, nil, fmt.Errorf("build config %s: %w", req.Name, err)
+	}
 	if n := req.Network; n != nil && n.Name == "" {
 		return nil, nil, nil, fmt.Errorf("build config %s: the pod network has no name", req.Name)
+	}
+	if err := checkEnv(req); err != nil {
+		return nil, nil, nil, fmt.Errorf("build config %s: %w", req.Name, err)
 	}
 	var (
 		cfg *container.Config
@@ -129,7 +137,7 @@ func buildReplica(req CreateRequest) (*container.Config, *container.HostConfig, 
 	if err := setPorts(c.Ports, cfg, hc); err != nil {
 		return nil, nil, nil, err
 	}
-	err := setMounts(ps.Volumes, c.VolumeMounts, hc, func(v *manifests.Volume, vm manifests.VolumeMount) mount.Mount {
+	err := setMounts(req, ps.Volumes, c.VolumeMounts, hc, func(v *manifests.Volume, vm manifests.VolumeMount) mount.Mount {
 		if v.EmptyDir.Medium == "Memory" {
 			// Never unbounded: Docker's default is half the host's memory.
 			return mount.Mount{Type: mount.TypeTmpfs, Target: vm.MountPath, ReadOnly: vm.ReadOnly,
@@ -201,6 +209,7 @@ func buildHolder(req CreateRequest) (*container.Config, *container.HostConfig, *
 		}
 		hc.Mounts = append(hc.Mounts, podVolumeMount(req, v, "/volumes/"+v.Name, false))
 	}
+	holderFiles(req, ps, cfg, hc) // convert_files.go
 	nc := setNetwork(req, req.Pod.Name, cfg, hc)
 	return cfg, hc, nc, nil
 }
@@ -223,9 +232,10 @@ func buildMember(req CreateRequest) (*container.Config, *container.HostConfig, *
 		return nil, nil, nil, fmt.Errorf("container %q: no init or app container of that name in the template", req.Container)
 	}
 	cfg, hc := containerConfig(req, c, containerLabels(req, RoleReplica, c.Name))
-	err := setMounts(ps.Volumes, c.VolumeMounts, hc, func(v *manifests.Volume, vm manifests.VolumeMount) mount.Mount {
-		// Both media: a Memory emptyDir is a tmpfs volume.
-		return podVolumeMount(req, v, vm.MountPath, vm.ReadOnly)
+	err := setMounts(req, ps.Volumes, c.VolumeMounts, hc, func(v *manifests.Volume, vm manifests.VolumeMount) mount.Mount {
+		// Both media: a Memory emptyDir is a tmpfs volume. A file
+		// volume is always read-only, as the kubelet mounts it.
+		return podVolumeMount(req, v, vm.MountPath, vm.ReadOnly || v.IsFileVolume())
 	})
 	if err != nil {
 		return nil, nil, nil, err
@@ -310,6 +320,10 @@ func PodVolumeRequest(instance, hash string, d *manifests.Deployment, p PodRef, 
 	if req.Memory {
 		req.SizeBytes = EmptyDirSize(&d.Spec.Template.Spec, v)
 	}
+	if v.IsFileVolume() {
+		// Always a tmpfs: a Secret's files never touch a disk.
+		req.Role, req.Memory, req.SizeBytes = RoleFiles, true, manifests.FileVolumeSize(v)
+	}
 	return req
 }
 
@@ -330,9 +344,7 @@ func containerConfig(req CreateRequest, c *manifests.Container, labels map[strin
 		// dockctl is the restart loop; Docker's would race it.
 		RestartPolicy: container.RestartPolicy{Name: container.RestartPolicyDisabled},
 	}
-	for _, e := range c.Env {
-		cfg.Env = append(cfg.Env, e.Name+"="+e.Value)
-	}
+	setEnv(req, c, cfg) // convert_env.go
 	grace := int64(manifests.DefaultTerminationGracePeriodSeconds)
 	if ps.TerminationGracePeriodSeconds != nil {
 		grace = *ps.TerminationGracePeriodSeconds
@@ -342,17 +354,7 @@ func containerConfig(req CreateRequest, c *manifests.Container, labels map[strin
 
 	setResources(c.Resources, hc)
 	setLogs(req.Logs, hc)
-	if sc := c.SecurityContext; sc != nil {
-		hc.Privileged = deref(sc.Privileged)
-		hc.ReadonlyRootfs = deref(sc.ReadOnlyRootFilesystem)
-		if sc.RunAsUser != nil {
-			cfg.User = strconv.FormatInt(*sc.RunAsUser, 10)
-		}
-		if sc.Capabilities != nil {
-			hc.CapAdd = sc.Capabilities.Add
-			hc.CapDrop = sc.Capabilities.Drop
-		}
-	}
+	setSecurity(ps, c, req.ImageUser, req.SeccompProfile, cfg, hc) // convert_security.go
 	if p := c.ReadinessProbe; p != nil && p.Exec != nil {
 		cfg.Healthcheck = healthcheck(p)
 	}
@@ -406,6 +408,7 @@ func setNetwork(req CreateRequest, host string, cfg *container.Config, hc *conta
 		hc.NetworkMode = network.NetworkBridge
 		cfg.Hostname = host
 	}
+	setPodOwner(&d.Spec.Template.Spec, hc) // convert_security.go
 	return nc
 }
 
@@ -627,8 +630,8 @@ func setLogs(l ContainerLogs, hc *container.HostConfig) {
 
 // setMounts mounts a container's volumeMounts: hostPath as a bind mount,
 // emptyDir as emptyDir says (the caller's choice: a replica's own volume or
-// its pod's).
-func setMounts(vols []manifests.Volume, vms []manifests.VolumeMount, hc *container.HostConfig,
+// its pod's), a persistentVolumeClaim as its claim's volume.
+func setMounts(req CreateRequest, vols []manifests.Volume, vms []manifests.VolumeMount, hc *container.HostConfig,
 	emptyDir func(v *manifests.Volume, vm manifests.VolumeMount) mount.Mount) error {
 	byName := make(map[string]*manifests.Volume, len(vols))
 	for i := range vols {
@@ -638,6 +641,12 @@ func setMounts(vols []manifests.Volume, vms []manifests.VolumeMount, hc *contain
 		v, ok := byName[vm.Name]
 		if !ok {
 			return fmt.Errorf("volumeMount %q: no volume of that name", vm.Name)
+		}
+		if vm.SubPath != "" {
+			if err := setSubPathMount(req, v, vm, hc, emptyDir); err != nil { // convert_files.go
+				return err
+			}
+			continue
 		}
 		switch {
 		case v.HostPath != nil && v.HostPath.Type == "DirectoryOrCreate":
@@ -661,10 +670,16 @@ func setMounts(vols []manifests.Volume, vms []manifests.VolumeMount, hc *contain
 			hc.Mounts = append(hc.Mounts, mount.Mount{
 				Type: mount.TypeBind, Source: v.HostPath.Path, Target: vm.MountPath, ReadOnly: vm.ReadOnly,
 			})
-		case v.EmptyDir != nil:
+		case isPodVolume(v):
 			hc.Mounts = append(hc.Mounts, emptyDir(v, vm))
+		case v.PersistentVolumeClaim != nil: // claims.go
+			m, err := claimMount(req, v, vm)
+			if err != nil {
+				return err
+			}
+			hc.Mounts = append(hc.Mounts, m)
 		default:
-			return fmt.Errorf("volume %q: no supported source (hostPath or emptyDir)", v.Name)
+			return fmt.Errorf("volume %q: no supported source (hostPath, emptyDir or persistentVolumeClaim)", v.Name)
 		}
 	}
 	return nil

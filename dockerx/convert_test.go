@@ -128,6 +128,7 @@ func TestBuildConfigGolden(t *testing.T) {
 	}
 	tests = append(tests, podGoldenCases()...)
 	tests = append(tests, networkGoldenCases()...)
+	tests = append(tests, securityGoldenCases()...)
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			req := tt.req

@@ -147,16 +147,16 @@ func TestE2EContainerLifecycle(t *testing.T) {
 	}
 
 	// Images: no registry is reachable here.
-	if err := c.EnsureImage(ctx, tag, manifests.PullNever); err != nil {
+	if err := c.EnsureImage(ctx, tag, manifests.PullNever, nil); err != nil {
 		t.Errorf("EnsureImage(Never, present) = %v", err)
 	}
-	if err := c.EnsureImage(ctx, tag, manifests.PullIfNotPresent); err != nil {
+	if err := c.EnsureImage(ctx, tag, manifests.PullIfNotPresent, nil); err != nil {
 		t.Errorf("EnsureImage(IfNotPresent, present) = %v", err)
 	}
-	if err := c.EnsureImage(ctx, tag, manifests.PullAlways); err != nil {
+	if err := c.EnsureImage(ctx, tag, manifests.PullAlways, nil); err != nil {
 		t.Errorf("EnsureImage(Always, present, offline) = %v", err)
 	}
-	if err := c.EnsureImage(ctx, "dockctl-absent-"+suffix+":x", manifests.PullNever); !errors.Is(err, ErrNotFound) {
+	if err := c.EnsureImage(ctx, "dockctl-absent-"+suffix+":x", manifests.PullNever, nil); !errors.Is(err, ErrNotFound) {
 		t.Errorf("EnsureImage(Never, absent) = %v, want ErrNotFound", err)
 	}
 

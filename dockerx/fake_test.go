@@ -23,12 +23,16 @@ import (
 type fakeAPI struct {
 	dockerAPI
 
-	createErr   error
-	removeErr   error
-	inspectImg  map[string]bool // present images
-	inspectErr  error
-	pullErr     error  // returned by ImagePull itself
-	pullStream  string // JSON progress returned by ImagePull
+	createErr  error
+	removeErr  error
+	inspectImg map[string]bool // present images
+	inspectErr error
+	pullErr    error  // returned by ImagePull itself
+	pullStream string // JSON progress returned by ImagePull
+	// pullAuth, when set, decides per X-Registry-Auth ("" anonymous)
+	// the JSON progress of a pull (registryauth_test.go).
+	pullAuth    func(auth string) string
+	pullAuths   []string // the X-Registry-Auth of every pull
 	mu          sync.Mutex
 	pulls       []string
 	eventsCalls int
@@ -63,6 +67,7 @@ func (f *fakeAPI) ContainerInspect(ctx context.Context, id string) (container.In
 func newFakeClient(f *fakeAPI) *Client {
 	return &Client{
 		api: f, timeout: time.Second, pullTimeout: time.Second,
+		dockerConfigDir:  "/nonexistent/dockctl-test-docker-config", // never the tester's own
 		log:              slog.New(slog.NewTextHandler(io.Discard, nil)),
 		eventsMinBackoff: time.Millisecond, eventsMaxBackoff: 4 * time.Millisecond,
 	}
@@ -98,12 +103,16 @@ func (f *fakeAPI) ImageInspect(_ context.Context, ref string, _ ...client.ImageI
 	return image.InspectResponse{}, cerrdefs.ErrNotFound.WithMessage("No such image: " + ref)
 }
 
-func (f *fakeAPI) ImagePull(_ context.Context, ref string, _ image.PullOptions) (io.ReadCloser, error) {
+func (f *fakeAPI) ImagePull(_ context.Context, ref string, o image.PullOptions) (io.ReadCloser, error) {
 	f.mu.Lock()
 	f.pulls = append(f.pulls, ref)
+	f.pullAuths = append(f.pullAuths, o.RegistryAuth)
 	f.mu.Unlock()
 	if f.pullErr != nil {
 		return nil, f.pullErr
+	}
+	if f.pullAuth != nil {
+		return io.NopCloser(strings.NewReader(f.pullAuth(o.RegistryAuth))), nil
 	}
 	return io.NopCloser(strings.NewReader(f.pullStream)), nil
 }

@@ -23,7 +23,12 @@ import (
 //
 // A failed pull yields an error wrapping ErrImagePull (and ErrUnreachable
 // when the daemon itself could not be reached).
-func (c *Client) EnsureImage(ctx context.Context, ref, pullPolicy string) error {
+//
+// A pull uses the credentials a pod's imagePullSecrets give (secrets, in
+// their order) and the docker CLI's for the image's registry, as the
+// kubelet does: every one whose key matches the image is tried in turn
+// until a pull succeeds; none matching, the pull is anonymous.
+func (c *Client) EnsureImage(ctx context.Context, ref, pullPolicy string, secrets []RegistryCredential) error {
 	switch pullPolicy {
 	case manifests.PullNever:
 		present, err := c.imagePresent(ctx, ref)
@@ -40,9 +45,9 @@ func (c *Client) EnsureImage(ctx context.Context, ref, pullPolicy string) error 
 		if err != nil || present {
 			return err
 		}
-		return c.pull(ctx, ref)
+		return c.pull(ctx, ref, secrets)
 	case manifests.PullAlways:
-		pullErr := c.pull(ctx, ref)
+		pullErr := c.pull(ctx, ref, secrets)
 		if pullErr == nil || errors.Is(pullErr, ErrUnreachable) {
 			return pullErr
 		}
@@ -69,21 +74,64 @@ func (c *Client) imagePresent(ctx context.Context, ref string) (bool, error) {
 	return false, mapErr("inspect image "+ref, err)
 }
 
-// pull pulls ref and waits for the end of the progress stream, which is
+// pull pulls ref with each matching credential in turn (anonymously when
+// none matches) and waits for the end of the progress stream, which is
 // where the daemon reports most failures (the HTTP status is already 200).
-func (c *Client) pull(ctx context.Context, ref string) error {
+func (c *Client) pull(ctx context.Context, ref string, secrets []RegistryCredential) error {
 	ctx, cancel := context.WithTimeout(ctx, c.pullTimeout)
 	defer cancel()
-	c.log.Info("pulling image", "image", ref)
-	rc, err := c.api.ImagePull(ctx, ref, image.PullOptions{})
+	creds := c.pullCredentials(ref, secrets)
+	if len(creds) == 0 {
+		c.log.Info("pulling image", "image", ref)
+		if err := c.pullOnce(ctx, ref, image.PullOptions{}); err != nil {
+			return pullError(ref, err)
+		}
+		return nil
+	}
+	var errs []error
+	for _, cred := range creds {
+		c.log.Info("pulling image", "image", ref, "credentials", cred)
+		auth, err := cred.encode(registryDomain(ref))
+		if err != nil {
+			errs = append(errs, fmt.Errorf("with %s: cannot encode them", cred))
+			continue
+		}
+		err = c.pullOnce(ctx, ref, image.PullOptions{RegistryAuth: auth})
+		if err == nil {
+			return nil
+		}
+		if errors.Is(err, ErrUnreachable) || ctx.Err() != nil {
+			return pullError(ref, err)
+		}
+		errs = append(errs, fmt.Errorf("with %s: %w", cred, err))
+	}
+	return pullError(ref, errors.Join(errs...))
+}
+
+// pullCredentials returns the credentials to try for ref: the matching
+// ones of secrets, then the docker CLI's. A docker config that cannot be
+// used is a warning, not a failure: the pull goes on without it, as the
+// docker CLI goes on with a config file it cannot read.
+func (c *Client) pullCredentials(ref string, secrets []RegistryCredential) []RegistryCredential {
+	creds := MatchCredentials(ref, secrets)
+	cli, ok, err := dockerCLICredential(c.dockerConfigDir, ref)
 	if err != nil {
-		return pullError(ref, classify(err))
+		c.log.Warn("docker CLI credentials not used", "image", ref, "err", err)
+	}
+	if ok {
+		creds = append(creds, cli)
+	}
+	return creds
+}
+
+// pullOnce is one pull request; its error is not yet wrapped.
+func (c *Client) pullOnce(ctx context.Context, ref string, o image.PullOptions) error {
+	rc, err := c.api.ImagePull(ctx, ref, o)
+	if err != nil {
+		return classify(err)
 	}
 	defer rc.Close()
-	if err := readPullStream(rc); err != nil {
-		return pullError(ref, err)
-	}
-	return nil
+	return readPullStream(rc)
 }
 
 func pullError(ref string, err error) error {

@@ -41,7 +41,7 @@ func TestEnsureImage(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			f := &fakeAPI{inspectImg: map[string]bool{"x:1": tt.present}, pullErr: tt.pullErr, pullStream: tt.stream}
-			err := newFakeClient(f).EnsureImage(context.Background(), "x:1", tt.policy)
+			err := newFakeClient(f).EnsureImage(context.Background(), "x:1", tt.policy, nil)
 			wantErr := len(tt.wantIs) > 0 || tt.wantMsg != ""
 			if (err != nil) != wantErr {
 				t.Fatalf("EnsureImage = %v, want error: %v", err, wantErr)

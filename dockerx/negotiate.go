@@ -196,6 +196,13 @@ func (n *negotiating) VolumeRemove(ctx context.Context, id string, force bool) e
 	return n.Client.VolumeRemove(ctx, id, force)
 }
 
+func (n *negotiating) VolumeInspect(ctx context.Context, id string) (volume.Volume, error) {
+	if err := n.negotiate(ctx); err != nil {
+		return volume.Volume{}, err
+	}
+	return n.Client.VolumeInspect(ctx, id)
+}
+
 func (n *negotiating) ContainerExecAttach(ctx context.Context, id string, o container.ExecAttachOptions) (types.HijackedResponse, error) {
 	if err := n.negotiate(ctx); err != nil {
 		return types.HijackedResponse{}, err

@@ -40,6 +40,7 @@ const (
 	RoleReplica     = "replica"      // a container of the template: app, init or sidecar
 	RoleHolder      = "holder"       // a pod's holder: owns its namespaces
 	RoleEmptyDir    = "emptydir"     // a pod's emptyDir volume
+	RoleFiles       = "files"        // a pod's file volume (configMap, secret, projected, downwardAPI)
 	RoleHelperImage = "helper-image" // the image helpers run
 	RoleProxy       = "proxy"        // a Service's proxy (a helper container)
 	RoleDNS         = "dns"          // the instance's DNS server (a helper container)
@@ -108,6 +109,10 @@ type Container struct {
 	// container in another's network namespace, the host's or none can
 	// join no network.
 	NetworkMode string
+	// StaticIPv4 maps each network the container was given a static
+	// address on (IPAMConfig) onto that address, kept while it is
+	// stopped (a pod that reads status.podIP; hostinfo.go).
+	StaticIPv4 map[string]string
 
 	State  string // one of the State* constants
 	Health string // one of the Health* constants, parsed from Status
@@ -117,6 +122,8 @@ type Container struct {
 	ExitCode int
 	Created  time.Time // creation time
 	Ports    []Port
+	// Volumes are the named volumes the container mounts, sorted.
+	Volumes []string
 }
 
 type Port struct {
@@ -182,6 +189,26 @@ type CreateRequest struct {
 	// replicas (the annotation's, else the default bridge). It is a
 	// create-time setting, not part of the template hash.
 	Network *PodNetwork
+	// Env is the environment of the template container created (a
+	// replica or a member), "NAME=value" in order, resolved by the
+	// controller from ConfigMaps, Secrets and the pod (issue 11); nil:
+	// the template's literal values, refused for a template whose
+	// environment needs resolving. It may hold a Secret's values: never
+	// log it. A create-time setting, not part of the template hash.
+	Env []string
+	// ImageUser is the User of the container's image, which the
+	// reconciler inspects only when the template sets runAsGroup without
+	// runAsUser (NeedsImageUser): the group then applies to the image's
+	// user. A create-time setting, not part of the template hash.
+	ImageUser string
+	// SeccompProfile is the content (JSON) of the container's Localhost
+	// seccomp profile, which the reconciler reads from the host
+	// (manifests.LocalhostProfilePath); required when it has one.
+	SeccompProfile string
+	// VolumeMountpoints maps a pod volume's name to its mountpoint on the
+	// daemon's host, for subPath mounts (convert_files.go);
+	// Client.CreateContainer fills it.
+	VolumeMountpoints map[string]string
 }
 
 // PodNetwork is where a pod's network owner, or a helper, is attached.

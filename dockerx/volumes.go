@@ -26,6 +26,8 @@ type VolumeRequest struct {
 	// which the holder does for the pod's whole life.
 	Memory    bool
 	SizeBytes int64
+	// Role is the volume's role label: RoleEmptyDir ("") or RoleFiles.
+	Role string
 }
 
 // Volume is a volume dockctl made, as ListVolumes reports it.
@@ -34,6 +36,7 @@ type Volume struct {
 	Labels                                  map[string]string
 	Instance, Deployment, Role, Pod, PodUID string // parsed from Labels
 	Namespace                               string // ParseNamespace(Labels, Name)
+	Claim                                   string // LabelClaim, on a claim's volume (claims.go)
 }
 
 // VolumeLabels returns the labels of req's volume.
@@ -43,7 +46,7 @@ func VolumeLabels(req VolumeRequest) map[string]string {
 		LabelDeployment:   req.Deployment,
 		LabelNamespace:    orDefault(req.Namespace),
 		LabelTemplateHash: req.TemplateHash,
-		LabelRole:         RoleEmptyDir,
+		LabelRole:         cmpOr(req.Role, RoleEmptyDir),
 		LabelPod:          req.Pod.Name,
 		LabelPodUID:       req.Pod.UID,
 	}
@@ -122,6 +125,7 @@ func (c *Client) ListVolumes(ctx context.Context, instance string) ([]Volume, er
 			Name: v.Name, Labels: v.Labels,
 			Instance: v.Labels[LabelInstance], Deployment: v.Labels[LabelDeployment], Role: v.Labels[LabelRole],
 			Pod: v.Labels[LabelPod], PodUID: v.Labels[LabelPodUID], Namespace: ParseNamespace(v.Labels, v.Name),
+			Claim: v.Labels[LabelClaim],
 		})
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
@@ -148,4 +152,11 @@ func labelFilters(labels ...string) filters.Args {
 		args.Add("label", l)
 	}
 	return args
+}
+
+func cmpOr(a, b string) string {
+	if a != "" {
+		return a
+	}
+	return b
 }

@@ -53,11 +53,15 @@ type Engine struct {
 	containers map[string]*dockerx.Container // by ID
 	ns         map[string]*namespaces        // by ID: what each container owns or joins
 	images     map[string]bool
+	imageUsers map[string]string // SetImageUser (imageuser.go)
 	nextID     int
 	subs       map[int]*subscriber
 	nextSub    int
 	calls      map[string]int
 	now        func() time.Time
+
+	// pullSecrets holds, by image, the last EnsureImage's (PullSecrets).
+	pullSecrets map[string][]dockerx.RegistryCredential
 
 	// Hooks let tests inject faults. They run with the lock released.
 	OnCreate func(req dockerx.CreateRequest) error
@@ -181,9 +185,11 @@ func (e *Engine) list(instance, deployment string) ([]dockerx.Container, error) 
 		cp := *c
 		cp.Labels = copyMap(c.Labels)
 		cp.Networks = e.addressesLocked(c)
+		cp.StaticIPv4 = e.staticLocked(c)
 		if ns := e.ns[cp.ID]; ns != nil {
 			cp.NetworkMode = ns.network
 		}
+		cp.Volumes = e.mountedLocked(cp.ID)
 		if cp.Status == "" && cp.State == dockerx.StateRunning {
 			// As Docker words it: the uptime since its last start.
 			started := cp.Created
@@ -701,15 +707,28 @@ func (e *Engine) FinishRemovals() int {
 	return len(ids)
 }
 
+// PullSecrets returns the pull secrets the last EnsureImage of ref was
+// given (credentials print as their source and registry only).
+func (e *Engine) PullSecrets(ref string) []dockerx.RegistryCredential {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return e.pullSecrets[ref]
+}
+
 // EnsureImage follows imagePullPolicy as dockerx.Client.EnsureImage does:
 // Never uses only a present image (else ErrNotFound); IfNotPresent ("")
 // pulls only an absent one; Always pulls, and falls back to a present copy
 // when the pull fails. A pull succeeds for images made pullable with
-// AddRemoteImage and is counted as the call "pull".
-func (e *Engine) EnsureImage(ctx context.Context, ref, policy string) error {
+// AddRemoteImage and is counted as the call "pull"; the pull secrets of
+// the last call for ref are kept for PullSecrets.
+func (e *Engine) EnsureImage(ctx context.Context, ref, policy string, secrets []dockerx.RegistryCredential) error {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	e.calls["image"]++
+	if e.pullSecrets == nil {
+		e.pullSecrets = map[string][]dockerx.RegistryCredential{}
+	}
+	e.pullSecrets[ref] = secrets
 	if e.down {
 		return fmt.Errorf("image %q: %w", ref, dockerx.ErrUnreachable)
 	}

@@ -238,7 +238,7 @@ func TestFakeDaemonDown(t *testing.T) {
 	if err := e.StartContainer(ctx, id); !errors.Is(err, dockerx.ErrUnreachable) {
 		t.Fatalf("start while down: %v, want ErrUnreachable", err)
 	}
-	if err := e.EnsureImage(ctx, img, manifests.PullIfNotPresent); !errors.Is(err, dockerx.ErrUnreachable) {
+	if err := e.EnsureImage(ctx, img, manifests.PullIfNotPresent, nil); !errors.Is(err, dockerx.ErrUnreachable) {
 		t.Fatalf("image while down: %v, want ErrUnreachable", err)
 	}
 	// A subscription made while down reports Down too.
@@ -305,7 +305,7 @@ func TestFakeEnsureImageFollowsPullPolicy(t *testing.T) {
 			e := New(present, both)
 			e.AddRemoteImage(remote)
 			e.AddRemoteImage(both)
-			err := e.EnsureImage(context.Background(), tc.ref, tc.policy)
+			err := e.EnsureImage(context.Background(), tc.ref, tc.policy, nil)
 			if (tc.wantErr == nil) != (err == nil) || (tc.wantErr != nil && !errors.Is(err, tc.wantErr)) {
 				t.Fatalf("EnsureImage: %v, want %v", err, tc.wantErr)
 			}
@@ -314,13 +314,13 @@ func TestFakeEnsureImageFollowsPullPolicy(t *testing.T) {
 			}
 			if err == nil {
 				// Whatever it ensured is now present: Never finds it.
-				if err := e.EnsureImage(context.Background(), tc.ref, manifests.PullNever); err != nil {
+				if err := e.EnsureImage(context.Background(), tc.ref, manifests.PullNever, nil); err != nil {
 					t.Fatalf("image not present after EnsureImage succeeded: %v", err)
 				}
 			}
 		})
 	}
-	if err := New().EnsureImage(context.Background(), present, "Sometimes"); err == nil {
+	if err := New().EnsureImage(context.Background(), present, "Sometimes", nil); err == nil {
 		t.Fatal("an unknown pull policy was accepted")
 	}
 }

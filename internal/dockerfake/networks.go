@@ -448,3 +448,22 @@ func copyNetwork(n dockerx.Network) dockerx.Network {
 	n.Labels = copyMap(n.Labels)
 	return n
 }
+
+// staticLocked maps each network a container has a static address on
+// (IPAMConfig) onto it, as Docker lists it whether or not it runs.
+func (e *Engine) staticLocked(c *dockerx.Container) map[string]string {
+	ns := e.ns[c.ID]
+	if ns == nil {
+		return nil
+	}
+	var out map[string]string
+	for name, p := range ns.endpoints {
+		if p.static != "" {
+			if out == nil {
+				out = map[string]string{}
+			}
+			out[name] = p.static
+		}
+	}
+	return out
+}

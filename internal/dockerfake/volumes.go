@@ -109,6 +109,7 @@ func volumeOf(name string, labels map[string]string) dockerx.Volume {
 		Name: name, Labels: labels,
 		Instance: labels[dockerx.LabelInstance], Deployment: labels[dockerx.LabelDeployment], Role: labels[dockerx.LabelRole],
 		Pod: labels[dockerx.LabelPod], PodUID: labels[dockerx.LabelPodUID], Namespace: dockerx.ParseNamespace(labels, name),
+		Claim: labels[dockerx.LabelClaim],
 	}
 }
 
