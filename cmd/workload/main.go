@@ -1,7 +1,10 @@
 // Command workload is the tiny HTTP server that dockctl's tests and demo run
 // in containers. It is built static (CGO_ENABLED=0) into an image FROM
 // scratch, so it also carries its own probe client ("workload probe URL"):
-// there is no shell or curl for exec probes and HEALTHCHECKs to call.
+// there is no shell or curl for exec probes and HEALTHCHECKs to call. For
+// the same reason "workload cat FILE" prints a file, for `docker exec`.
+//
+// With DOCKCTL_STANDIN set it stands in for another image (standin.go).
 //
 // Every failure mode a test needs can be scheduled with a flag or triggered
 // over HTTP: crash, clean exit, turn unhealthy, become ready late.
@@ -42,13 +45,41 @@ import (
 	"sync/atomic"
 	"syscall"
 	"time"
+
+	"github.com/dockctl/dockctl/internal/standinapi"
 )
 
 func main() {
+	if path, ok := os.LookupEnv(standinapi.Env); ok {
+		os.Exit(standinMain(path, os.Args, os.Getpid()))
+	}
 	if len(os.Args) > 1 && os.Args[1] == "probe" {
 		os.Exit(probeCmd(os.Args[2:], os.Stderr))
 	}
+	if len(os.Args) > 1 && os.Args[1] == "stat" {
+		os.Exit(statCmd(os.Args[2:], os.Stdout, os.Stderr))
+	}
+	if len(os.Args) > 1 && os.Args[1] == "cat" {
+		os.Exit(catCmd(os.Args[2:], os.Stdout, os.Stderr))
+	}
 	os.Exit(run(os.Args[1:]))
+}
+
+// catCmd implements "workload cat FILE": the file's content on stdout,
+// following symlinks (a configMap volume's files are links into its
+// ..data directory), for `docker exec` in an image without a shell.
+func catCmd(args []string, stdout, stderr io.Writer) int {
+	if len(args) != 1 {
+		fmt.Fprintln(stderr, "usage: workload cat FILE")
+		return 2
+	}
+	b, err := os.ReadFile(args[0])
+	if err != nil {
+		fmt.Fprintln(stderr, "cat:", err)
+		return 1
+	}
+	_, _ = stdout.Write(b)
+	return 0
 }
 
 // probeCmd implements "workload probe URL": exit 0 on a 2xx answer, else 1.
@@ -95,6 +126,7 @@ type config struct {
 	backendTimeout  time.Duration
 	drainDelay      time.Duration
 	shutdownTimeout time.Duration
+	grpcListen      string // grpc.go
 }
 
 // backendFlag collects repeated --backend values, each an absolute http URL.
@@ -151,6 +183,7 @@ func parseFlagsEnv(args []string, lookupEnv func(string) (string, bool)) (config
 	fs.DurationVar(&c.backendTimeout, "backend-timeout", 2*time.Second, "how long GET / waits for each --backend")
 	fs.DurationVar(&c.drainDelay, "drain-delay", 0, "on SIGTERM, keep serving this long (readiness 503, connections closed after each response) before shutting down")
 	fs.DurationVar(&c.shutdownTimeout, "shutdown-timeout", 25*time.Second, "how long a shutdown waits for requests in flight before it closes their connections")
+	fs.StringVar(&c.grpcListen, "grpc-listen", "", "also serve the gRPC health service (grpc.health.v1) here, SERVING while /readyz is ready")
 	err := fs.Parse(args)
 	fs.Visit(func(f *flag.Flag) {
 		if f.Name == "message" {
@@ -195,6 +228,14 @@ func run(args []string) int {
 		return 1
 	}
 	srv := &http.Server{Handler: s.routes(), ReadHeaderTimeout: 10 * time.Second}
+	if cfg.grpcListen != "" {
+		stopGRPC, err := s.serveGRPCHealth(cfg.grpcListen)
+		if err != nil {
+			log.Printf("workload: --grpc-listen: %v", err)
+			return 1
+		}
+		defer stopGRPC()
+	}
 	fmt.Printf("workload: listening on %s\n", ln.Addr())
 	log.Printf("workload: pid %d, message %q (from %s)", os.Getpid(), cfg.message, cfg.messageFrom)
 	for _, b := range cfg.backends {
@@ -298,6 +339,7 @@ func (s *server) routes() http.Handler {
 	mux.HandleFunc("/exit", s.handleExit)
 	mux.HandleFunc("/unhealthy", s.handleUnhealthy)
 	mux.HandleFunc("GET /whoami", s.handleWhoami)
+	mux.HandleFunc("GET /prestop", s.handlePreStop)
 	return s.closeWhileDraining(mux)
 }
 
@@ -457,4 +499,26 @@ func (s *server) respondThenExit(w http.ResponseWriter, code int, msg string) {
 	}
 	log.Printf("workload: %s (HTTP request)", msg)
 	s.exit(code)
+}
+
+// statCmd implements "workload stat FILE": it prints the file's permission
+// bits (octal, following symlinks), a space and its content, for tests of
+// mounted files (there is no shell or cat in the image).
+func statCmd(args []string, stdout, stderr io.Writer) int {
+	if len(args) != 1 {
+		fmt.Fprintln(stderr, "usage: workload stat FILE")
+		return 2
+	}
+	fi, err := os.Stat(args[0])
+	if err != nil {
+		fmt.Fprintln(stderr, err)
+		return 1
+	}
+	b, err := os.ReadFile(args[0])
+	if err != nil {
+		fmt.Fprintln(stderr, err)
+		return 1
+	}
+	fmt.Fprintf(stdout, "%04o %s", fi.Mode().Perm(), b)
+	return 0
 }

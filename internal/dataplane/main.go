@@ -30,6 +30,8 @@ modes:
   push  --config JSON   push a config to the helper serving in this container
                         (--config -: read it from stdin, for configs over an argument's 128 KiB)
   probe --spec JSON     run one probe (helperapi.ProbeSpec); exit 0 success, 1 failure, 4 timeout
+  hold                  hold a pod's namespaces and file volumes (a pod's holder)
+  files                 write a pod's file volumes (helperapi.FilesPayload on stdin)
 `
 
 // Main runs `dockctl helper ARGS…` and returns its exit status. Serving
@@ -55,6 +57,11 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		return runPush(args[1:], stdin, stdout, stderr)
 	case helperapi.ModeProbe:
 		return runProbe(ctx, args[1:], stdout, stderr)
+	case helperapi.ModeHold, helperapi.ModeFiles: // files.go
+		if args[0] == helperapi.ModeHold {
+			return runHold(ctx, args[1:], stderr)
+		}
+		return runFiles(args[1:], stdin, stdout, stderr)
 	case "-h", "--help", "help":
 		fmt.Fprint(stdout, usage)
 		return helperapi.ExitOK

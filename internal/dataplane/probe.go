@@ -13,6 +13,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/dockctl/dockctl/internal/grpcprobe"
 	"github.com/dockctl/dockctl/internal/helperapi"
 )
 
@@ -48,8 +49,13 @@ func Probe(ctx context.Context, spec helperapi.ProbeSpec) ProbeResult {
 		return probeTCP(ctx, spec)
 	case "http":
 		return probeHTTP(ctx, spec, timeout)
+	case "grpc":
+		if err := grpcprobe.Check(ctx, nil, spec.Address, spec.Port, spec.Service); err != nil {
+			return failed(ctx, err)
+		}
+		return ProbeResult{helperapi.ExitOK, "success: service healthy"}
 	default:
-		return ProbeResult{helperapi.ExitUsage, fmt.Sprintf("failure: unknown probe kind %q (http or tcp)", spec.Kind)}
+		return ProbeResult{helperapi.ExitUsage, fmt.Sprintf("failure: unknown probe kind %q (http, tcp or grpc)", spec.Kind)}
 	}
 }
 

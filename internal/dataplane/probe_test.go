@@ -154,7 +154,7 @@ func TestProbeCommand(t *testing.T) {
 	}{
 		{"healthy", "/healthz", "http", helperapi.ExitOK},
 		{"unhealthy", "/other", "http", helperapi.ExitFailed},
-		{"unknown kind", "/", "grpc", helperapi.ExitUsage},
+		{"unknown kind", "/", "sctp", helperapi.ExitUsage},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

@@ -115,13 +115,17 @@ type SRVPort struct {
 // ProbeSpec is one probe run by `helper probe` from inside the instance
 // network (DESIGN §10.7), for a controller that cannot reach it itself.
 type ProbeSpec struct {
-	Kind    string            `json:"kind"` // "http" or "tcp"
+	Kind    string            `json:"kind"` // "http", "tcp" or "grpc"
 	Address string            `json:"address"`
 	Port    int               `json:"port"`
 	Scheme  string            `json:"scheme,omitempty"` // HTTP or HTTPS
 	Path    string            `json:"path,omitempty"`
 	Host    string            `json:"host,omitempty"`
 	Headers map[string]string `json:"headers,omitempty"`
+	// Service is a grpc probe's service name ("": the server as a whole).
+	// A helper of an older dockctl knows no grpc kind: it exits ExitUsage,
+	// which the controller counts as no verdict.
+	Service string `json:"service,omitempty"`
 	// TimeoutMillis bounds the probe; the relay exits ExitTimeout past it.
 	TimeoutMillis int64 `json:"timeoutMillis"`
 }
@@ -138,4 +142,52 @@ func Marshal(v any) (string, error) {
 		return "", fmt.Errorf("helperapi: encode: %w", err)
 	}
 	return string(b), nil
+}
+
+// Modes of a pod's writer holder (issue 11, file volumes): a holder that
+// keeps the pod's file volumes mounted and into which the controller execs
+// the writer.
+const (
+	ModeHold  = "hold"  // a pod's holder: sleep, reap children, exit 0 on SIGTERM
+	ModeFiles = "files" // exec'd in a holder: helper files (a FilesPayload on stdin)
+)
+
+// VolumesDir is where a holder mounts a pod's volumes: VolumesDir/NAME.
+const VolumesDir = "/volumes"
+
+// FilesPayload is the complete desired content of a pod's file volumes
+// (configMap, secret, projected, downwardAPI), written by `helper files`
+// into each volume atomically (the kubelet's AtomicWriter scheme). It is
+// carried on the exec's stdin only: it may hold Secret values, which must
+// never be in an argument, a log or an error.
+type FilesPayload struct {
+	Volumes []FilesVolume `json:"volumes"`
+}
+
+// FilesVolume is one volume's files.
+type FilesVolume struct {
+	Name  string     `json:"name"` // the pod's volume name: written under VolumesDir/Name
+	Files []FileItem `json:"files"`
+	// FSGroup gives every file to that group, as Kubernetes does with the
+	// pod's securityContext.fsGroup.
+	FSGroup *int64 `json:"fsGroup,omitempty"`
+}
+
+// FileItem is one file.
+type FileItem struct {
+	Path string `json:"path"` // relative, validated as the kubelet does
+	Mode int32  `json:"mode"` // permission bits
+	Data []byte `json:"data"` // base64 in JSON
+}
+
+// FilesResult is what `helper files` prints on success: per volume,
+// whether a new version was made and which one is current.
+type FilesResult struct {
+	Volumes []FilesVolumeResult `json:"volumes"`
+}
+
+type FilesVolumeResult struct {
+	Name    string `json:"name"`
+	Changed bool   `json:"changed"`
+	Version string `json:"version"`
 }

@@ -1,0 +1,139 @@
+package dataplane
+
+import (
+	"cmp"
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"strings"
+	"syscall"
+
+	"github.com/dockctl/dockctl/internal/atomicfiles"
+	"github.com/dockctl/dockctl/internal/helperapi"
+)
+
+// maxFilesPayload bounds a `helper files` payload: a pod's file volumes,
+// each source at most 1 MiB (the API server's limit), base64 in JSON.
+const maxFilesPayload = 64 << 20
+
+// runFiles is `helper files`, exec'd by the controller in a pod's holder:
+// it reads a helperapi.FilesPayload from stdin and writes each volume
+// atomically under --root (helperapi.VolumesDir). It prints a
+// helperapi.FilesResult. Its messages name volumes and paths, never a
+// file's content (a payload may hold Secret values).
+func runFiles(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("helper files", flag.ContinueOnError)
+	root := fs.String("root", helperapi.VolumesDir, "where the pod's volumes are mounted")
+	if code, ok := parse(fs, args, stderr); !ok {
+		return code
+	}
+	raw, err := io.ReadAll(io.LimitReader(stdin, maxFilesPayload+1))
+	if err != nil || len(raw) > maxFilesPayload {
+		fmt.Fprintln(stderr, "error: reading the payload from stdin:", cmp.Or(err, fmt.Errorf("over %d bytes", maxFilesPayload)))
+		return helperapi.ExitUsage
+	}
+	var p helperapi.FilesPayload
+	if err := decodeStrict(raw, &p); err != nil {
+		// A JSON error may quote the input: say where it failed only.
+		var se *json.SyntaxError
+		var te *json.UnmarshalTypeError
+		switch {
+		case errors.As(err, &se):
+			fmt.Fprintf(stderr, "error: the payload is not valid JSON (offset %d)\n", se.Offset)
+		case errors.As(err, &te):
+			fmt.Fprintf(stderr, "error: the payload's field %q has the wrong type\n", te.Field)
+		default:
+			fmt.Fprintln(stderr, "error: the payload is not a files payload")
+		}
+		return helperapi.ExitUsage
+	}
+	res, err := WriteFiles(*root, p)
+	if err != nil {
+		// On stdout too: the controller reads only that (it names
+		// volumes and paths, never contents).
+		msg := strings.ReplaceAll(err.Error(), "\n", "; ")
+		fmt.Fprintln(stderr, "error:", msg)
+		fmt.Fprintln(stdout, "error:", msg)
+		return helperapi.ExitFailed
+	}
+	out, _ := json.Marshal(res)
+	fmt.Fprintln(stdout, string(out))
+	return helperapi.ExitOK
+}
+
+// WriteFiles writes every volume of p under root, each atomically. A
+// volume's directory must exist (it is the volume's mount point): one that
+// does not is an error, so that nothing is ever written into the holder's
+// own writable layer in its stead.
+func WriteFiles(root string, p helperapi.FilesPayload) (helperapi.FilesResult, error) {
+	var res helperapi.FilesResult
+	var errs []error
+	for _, v := range p.Volumes {
+		if v.Name == "" || strings.ContainsAny(v.Name, "/\x00") || strings.HasPrefix(v.Name, ".") {
+			errs = append(errs, fmt.Errorf("volume %q: not a volume name", v.Name))
+			continue
+		}
+		dir := filepath.Join(root, v.Name)
+		if fi, err := os.Stat(dir); err != nil || !fi.IsDir() {
+			errs = append(errs, fmt.Errorf("volume %s: %s is not mounted", v.Name, dir))
+			continue
+		}
+		files := make(map[string]atomicfiles.File, len(v.Files))
+		for _, f := range v.Files {
+			if _, dup := files[f.Path]; dup {
+				errs = append(errs, fmt.Errorf("volume %s: path %q given twice", v.Name, f.Path))
+				continue
+			}
+			files[f.Path] = atomicfiles.File{Data: f.Data, Mode: fs.FileMode(f.Mode) & fs.ModePerm}
+		}
+		w := &atomicfiles.Writer{Dir: dir, FSGroup: v.FSGroup}
+		r, err := w.Write(files)
+		if err != nil {
+			errs = append(errs, fmt.Errorf("volume %s: %w", v.Name, err))
+			continue
+		}
+		res.Volumes = append(res.Volumes, helperapi.FilesVolumeResult{Name: v.Name, Changed: r.Changed, Version: r.Version})
+	}
+	return res, errors.Join(errs...)
+}
+
+// runHold is `helper hold`, the command of a pod's holder when the pod has
+// file volumes (the assembled holder cannot run the writer): it keeps the
+// pod's namespaces and volumes, reaps the children it inherits as PID 1
+// (shareProcessNamespace), and exits 0 at once on SIGTERM or SIGINT.
+func runHold(ctx context.Context, args []string, stderr io.Writer) int {
+	fs := flag.NewFlagSet("helper hold", flag.ContinueOnError)
+	if code, ok := parse(fs, args, stderr); !ok {
+		return code
+	}
+	chld := make(chan os.Signal, 1)
+	signal.Notify(chld, syscall.SIGCHLD)
+	defer signal.Stop(chld)
+	reap()
+	for {
+		select {
+		case <-ctx.Done():
+			return helperapi.ExitOK
+		case <-chld:
+			reap()
+		}
+	}
+}
+
+// reap collects every exited child.
+func reap() {
+	for {
+		var ws syscall.WaitStatus
+		pid, err := syscall.Wait4(-1, &ws, syscall.WNOHANG, nil)
+		if pid <= 0 || err != nil {
+			return
+		}
+	}
+}

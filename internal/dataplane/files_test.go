@@ -1,0 +1,97 @@
+package dataplane
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/dockctl/dockctl/internal/helperapi"
+)
+
+func TestHelperFiles(t *testing.T) {
+	root := t.TempDir()
+	if err := os.Mkdir(filepath.Join(root, "cfg"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	payload := helperapi.FilesPayload{Volumes: []helperapi.FilesVolume{{Name: "cfg", Files: []helperapi.FileItem{
+		{Path: "app.conf", Mode: 0o644, Data: []byte("port=80\n")},
+		{Path: "keys/token", Mode: 0o400, Data: []byte("TOPSECRET")},
+	}}}}
+	raw, _ := json.Marshal(payload)
+	runFilesCmd := func(stdin []byte) (int, string, string) {
+		var out, errb bytes.Buffer
+		code := run(context.Background(), []string{helperapi.ModeFiles, "--root", root}, bytes.NewReader(stdin), &out, &errb)
+		return code, out.String(), errb.String()
+	}
+	code, out, errs := runFilesCmd(raw)
+	if code != helperapi.ExitOK {
+		t.Fatalf("exit %d: %s", code, errs)
+	}
+	var res helperapi.FilesResult
+	if err := json.Unmarshal([]byte(out), &res); err != nil || len(res.Volumes) != 1 || !res.Volumes[0].Changed {
+		t.Fatalf("result %q (%v): want one changed volume", out, err)
+	}
+	b, err := os.ReadFile(filepath.Join(root, "cfg", "keys", "token"))
+	if err != nil || string(b) != "TOPSECRET" {
+		t.Fatalf("keys/token = %q, %v", b, err)
+	}
+	fi, _ := os.Stat(filepath.Join(root, "cfg", "keys", "token"))
+	if fi.Mode().Perm() != 0o400 {
+		t.Errorf("keys/token mode %v, want 0400", fi.Mode().Perm())
+	}
+	// Again: nothing changes.
+	if code, out, _ := runFilesCmd(raw); code != 0 || !strings.Contains(out, `"changed":false`) {
+		t.Errorf("second write: exit %d, %s; want unchanged", code, out)
+	}
+
+	// A volume that is not mounted is refused: nothing lands in the
+	// holder's own filesystem instead.
+	missing := helperapi.FilesPayload{Volumes: []helperapi.FilesVolume{{Name: "gone", Files: []helperapi.FileItem{{Path: "k", Mode: 0o644, Data: []byte("TOPSECRET")}}}}}
+	raw, _ = json.Marshal(missing)
+	code, _, errs = runFilesCmd(raw)
+	if code != helperapi.ExitFailed || !strings.Contains(errs, "not mounted") {
+		t.Errorf("unmounted volume: exit %d, %q", code, errs)
+	}
+	if _, err := os.Stat(filepath.Join(root, "gone")); err == nil {
+		t.Error("an unmounted volume's directory was made")
+	}
+	// Errors never quote the payload.
+	for _, bad := range []string{`{"volumes":[{"name":"cfg","files":[{"path":"k","mode":420,"data":"VE9QU0VDUkVU"}]}],"x":1}`,
+		`{"volumes":[{"name":"cfg","files":[{"path":"../k","mode":420,"data":"VE9QU0VDUkVU"}]}]}`, `TOPSECRET`, `{"volumes":"TOPSECRET"}`} {
+		code, out, errs := runFilesCmd([]byte(bad))
+		if code == helperapi.ExitOK {
+			t.Errorf("%s: accepted", bad)
+		}
+		if strings.Contains(errs+out, "TOPSECRET") || strings.Contains(errs+out, "VE9QU0VDUkVU") {
+			t.Errorf("%s: the output quotes the payload: %s%s", bad, out, errs)
+		}
+	}
+}
+
+func TestHelperHoldStopsOnSignal(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan int, 1)
+	go func() {
+		var out, errb bytes.Buffer
+		done <- run(ctx, []string{helperapi.ModeHold}, nil, &out, &errb)
+	}()
+	select {
+	case code := <-done:
+		t.Fatalf("hold returned %d before its stop", code)
+	case <-time.After(100 * time.Millisecond):
+	}
+	cancel()
+	select {
+	case code := <-done:
+		if code != helperapi.ExitOK {
+			t.Errorf("exit %d, want 0", code)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("hold did not stop")
+	}
+}
