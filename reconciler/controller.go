@@ -27,7 +27,10 @@ type Docker interface {
 	StartContainer(ctx context.Context, id string) error
 	UnpauseContainer(ctx context.Context, id string) error
 	RemoveContainer(ctx context.Context, id string) error
-	EnsureImage(ctx context.Context, ref, pullPolicy string) error
+	EnsureImage(ctx context.Context, ref, pullPolicy string, secrets []dockerx.RegistryCredential) error
+	// ImageUser is the User of a present image (imageuser.go: the
+	// runAsNonRoot check, runAsGroup without runAsUser).
+	ImageUser(ctx context.Context, ref string) (string, error)
 	// Pods with a holder: its image, and their emptyDir volumes.
 	EnsureHolderImage(ctx context.Context, instance string) (string, error)
 	ListHelperImages(ctx context.Context, instance string) ([]dockerx.Image, error)
@@ -35,6 +38,8 @@ type Docker interface {
 	CreateVolume(ctx context.Context, req dockerx.VolumeRequest) (string, error)
 	ListVolumes(ctx context.Context, instance string) ([]dockerx.Volume, error)
 	RemoveVolume(ctx context.Context, name string) error
+	// Claims' volumes (claims.go).
+	CreateClaimVolume(ctx context.Context, req dockerx.ClaimVolumeRequest) (string, error)
 	Events(ctx context.Context, instance string) <-chan dockerx.Event
 	// For controller-run probes and liveness restarts.
 	InspectContainer(ctx context.Context, id string) (dockerx.ContainerDetails, error)
@@ -112,6 +117,12 @@ type Options struct {
 	// (network.go, netconnect.go, route.go). Nil: pods stay on Docker's
 	// default bridge, as before issue 10.
 	NetworkDocker NetworkDocker
+	// Config reads ConfigMaps, Secrets and claims (configstore.go); nil:
+	// every reference to one is missing.
+	Config ConfigStore
+	// FilesDocker writes the file volumes of pods (files.go); nil: pods
+	// with file volumes cannot be created.
+	FilesDocker FilesDocker
 }
 
 // orphanSweepKey is queued for a whole-instance pass: it finds orphans and
@@ -152,6 +163,9 @@ type Controller struct {
 	blocked map[string]map[string]bool // deployment key → names held by others
 	// hasVolumes holds the deployments the last sweep saw pod volumes of.
 	hasVolumes map[string]bool
+	// claimWaiters holds the deployments whose containers keep a deleted
+	// claim's volume (claims.go).
+	claimWaiters map[string]bool
 	// deadHolders holds the holders seen dying (die events): ID →
 	// deployment key. Their pods are replaced (holderDied).
 	deadHolders map[string]string
@@ -173,6 +187,12 @@ type Controller struct {
 	net       *instanceNetwork
 	netDocker NetworkDocker
 	route     *probeRoute
+	// refs indexes the ConfigMaps and Secrets deployments refer to
+	// (envctl.go).
+	refs    configRefs
+	podIPMu sync.Mutex // one pod address assigned at a time (podip.go)
+	// files remembers what was written into pods' file volumes (files.go).
+	files filesMemory
 }
 
 // New returns a controller; Run starts it.
@@ -262,6 +282,7 @@ func New(docker Docker, st Store, opts Options) *Controller {
 		}
 		c.queue.Add(name)
 	}, c.prober.forget)
+	c.stopper.hooks = c.prober // lifecycle hooks (hooks.go)
 	if opts.ServiceDocker != nil && opts.ServiceStore != nil {
 		if opts.ServiceAddress == "" {
 			opts.ServiceAddress = "0.0.0.0"
@@ -411,8 +432,14 @@ func (c *Controller) storeChanged(key string) {
 		}
 	case kind == store.KindDeployment:
 		c.queue.Add(key)
+	case kind == store.KindConfigMap || kind == store.KindSecret:
+		c.configChanged(key) // envctl.go
 	case kind == store.KindService && c.svc != nil:
 		c.svc.loop.Add(Request{Key: store.Key(ns, name)})
+	case kind == manifests.KindPersistentVolumeClaim:
+		// The sweep binds or releases its volume, and queues the
+		// deployments a bound claim lets create (claims.go).
+		c.queue.Add(orphanSweepKey)
 	}
 }
 
@@ -499,6 +526,7 @@ func (c *Controller) syncDeployment(ctx context.Context, key string) (time.Durat
 	if err != nil {
 		return 0, err
 	}
+	c.claimUsersGone(key, observed) // claims.go
 	volumes, err := c.podVolumes(ctx, rec, observed)
 	if err != nil {
 		return 0, err
@@ -507,6 +535,7 @@ func (c *Controller) syncDeployment(ctx context.Context, key string) (time.Durat
 	if rec.Deleted {
 		c.prober.drop(key) // its containers are going: so are their probes
 		c.forgetBlocked(key)
+		c.indexRefs(rec, nil)
 		units, pods := groupPods(observed, templateLookup(nil, "", rec.Revisions), c.diedHolders(key, observed))
 		in := PlanInput{Instance: c.opts.Instance, Namespace: rec.Namespace, Name: name, Containers: units, Pods: pods, Volumes: volumes, Now: now, Revisions: rec.Revisions}
 		c.stopInputs(&in, deploymentState{}, nil)

@@ -201,6 +201,8 @@ func (c *Controller) runOp(ctx context.Context, op Op) error {
 		if err := c.docker.RemoveVolume(ctx, op.Name); err != nil {
 			return fmt.Errorf("remove volume %s: %w", op.Name, err)
 		}
+	case OpWriteFiles:
+		return c.writePodFiles(ctx, op) // files.go
 	default:
 		return fmt.Errorf("%s %s: not an op on an existing container", op.Kind, op.Name)
 	}
@@ -208,7 +210,7 @@ func (c *Controller) runOp(ctx context.Context, op Op) error {
 }
 
 // runCreates carries out one wave's creates: templates checked, images
-// ensured, then slow start. refused reports a template that must not be
+// and claims' volumes ensured, then slow start. refused reports a template that must not be
 // created from, which ends the sync.
 //
 // window is the slow-start window, carried from one wave to the next.
@@ -231,7 +233,16 @@ func (c *Controller) runCreates(ctx context.Context, in PlanInput, creates []Op,
 		}
 		return failure{ReasonFailedCreate, err.Error()}, []error{err}, true
 	}
-	missing, f, err := c.ensureImages(ctx, templates)
+	missing, f, err := c.ensureImages(ctx, in.namespace(), templates)
+	if err != nil {
+		fail = f
+		errs = append(errs, err)
+	}
+	if f, err := c.checkRunAsNonRoot(ctx, creates, templates, missing); err != nil { // imageuser.go
+		fail = f
+		errs = append(errs, err)
+	}
+	unbound, f, err := c.ensureClaims(ctx, in.namespace(), templates) // claims.go
 	if err != nil {
 		fail = f
 		errs = append(errs, err)
@@ -256,7 +267,7 @@ func (c *Controller) runCreates(ctx context.Context, in PlanInput, creates []Op,
 	ran := map[OpID]bool{}
 	var mu sync.Mutex
 	for _, op := range creates {
-		if !missing[op.Hash] && (op.Role != dockerx.RoleHolder || holderImage != "") {
+		if !missing[op.Hash] && !unbound[op.Hash] && (op.Role != dockerx.RoleHolder || holderImage != "") {
 			ready = append(ready, op)
 		}
 	}
@@ -311,13 +322,14 @@ func templatesOf(creates []Op) (map[string]*manifests.Deployment, error) {
 // ensureImages makes sure every image to create from is present, pulling
 // as each template's imagePullPolicy says. It returns the template hashes
 // whose image is missing, with the failure to report for them.
-func (c *Controller) ensureImages(ctx context.Context, templates map[string]*manifests.Deployment) (map[string]bool, failure, error) {
+func (c *Controller) ensureImages(ctx context.Context, namespace string, templates map[string]*manifests.Deployment) (map[string]bool, failure, error) {
 	missing := map[string]bool{}
 	var fail failure
 	var errs []error
 	for _, hash := range slices.Sorted(maps.Keys(templates)) {
+		secrets := c.templatePullSecrets(namespace, templates[hash]) // pullsecrets.go
 		for _, ctr := range templates[hash].Spec.Template.Spec.AllContainers() {
-			if err := c.docker.EnsureImage(ctx, ctr.Image, ctr.ImagePullPolicy); err != nil {
+			if err := c.docker.EnsureImage(ctx, ctr.Image, ctr.ImagePullPolicy, secrets); err != nil {
 				missing[hash] = true
 				if fail.reason == "" {
 					fail = failure{ReasonErrImagePull, fmt.Sprintf("image %s: %v", ctr.Image, err)}
@@ -362,9 +374,29 @@ func (c *Controller) create(ctx context.Context, in PlanInput, op Op, holderImag
 	}
 	if op.Role == dockerx.RoleHolder {
 		req.Image = holderImage
+		if manifests.NeedsWriter(&op.From.Spec.Template.Spec) {
+			img, err := c.writerHolderImage(ctx) // files.go
+			if err != nil {
+				return fmt.Errorf("create %s: %w", op.Name, err)
+			}
+			req.Image = img
+		}
 	}
 	if (op.Pod == nil || op.Role == dockerx.RoleHolder) && !op.From.Spec.Template.Spec.HostNetwork {
 		req.Network = podNetwork(network, in.namespace())
+	}
+	podIP, release, err := c.assignPodIP(ctx, in, op, &req, network) // podip.go
+	if err != nil {
+		return err
+	}
+	defer release()
+	env, err := c.resolveEnv(ctx, in, op, req, podIP) // envctl.go
+	if err != nil {
+		return err
+	}
+	req.Env = env
+	if err := c.createInputs(ctx, &req, op); err != nil { // seccomp.go
+		return err
 	}
 	id, err := c.docker.CreateContainer(ctx, req)
 	if errors.Is(err, dockerx.ErrConflict) {

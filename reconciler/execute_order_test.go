@@ -49,7 +49,10 @@ func (d *orderDocker) RemoveContainer(_ context.Context, id string) error {
 func (d *orderDocker) CreateContainer(_ context.Context, req dockerx.CreateRequest) (string, error) {
 	return req.Name, d.call("create " + req.Name)
 }
-func (d *orderDocker) EnsureImage(context.Context, string, string) error { return nil }
+func (d *orderDocker) EnsureImage(context.Context, string, string, []dockerx.RegistryCredential) error {
+	return nil
+}
+func (d *orderDocker) ImageUser(context.Context, string) (string, error) { return "", nil }
 
 func newOrderController(t *testing.T, fail ...string) (*Controller, *orderDocker) {
 	t.Helper()

@@ -91,6 +91,8 @@ func (c *Controller) sweep(ctx context.Context) error {
 	for _, r := range records {
 		listVolumes = listVolumes || hasHelpers(r)
 	}
+	claims, syncClaims := c.claimInputs() // claims.go
+	listVolumes = listVolumes || len(claims) > 0
 	var vols []dockerx.Volume
 	if listVolumes {
 		if vols, err = c.docker.ListVolumes(ctx, c.opts.Instance); err != nil {
@@ -99,10 +101,14 @@ func (c *Controller) sweep(ctx context.Context) error {
 	}
 	volsByDeployment := map[string][]dockerx.Volume{}
 	for _, v := range vols {
-		if v.Role == dockerx.RoleEmptyDir && v.Instance == c.opts.Instance {
+		if isPodVolumeRole(v.Role) && v.Instance == c.opts.Instance {
 			k := store.Key(v.Namespace, v.Deployment)
 			volsByDeployment[k] = append(volsByDeployment[k], v)
 		}
+	}
+	var claimErr error
+	if syncClaims && listVolumes {
+		claimErr = c.syncClaims(ctx, claims, cs, vols)
 	}
 	c.mu.Lock()
 	c.hasVolumes = map[string]bool{}
@@ -159,11 +165,11 @@ func (c *Controller) sweep(ctx context.Context) error {
 		// hand) or one never known here: orphans.
 		for _, ct := range group {
 			if err := c.handleOrphan(ctx, ct); err != nil {
-				return errors.Join(err, netErr)
+				return errors.Join(err, netErr, claimErr)
 			}
 		}
 	}
-	return netErr
+	return errors.Join(netErr, claimErr)
 }
 
 // needsSync assesses a deployment against the sweep's snapshot without
@@ -221,6 +227,7 @@ func (c *Controller) assess(ctx context.Context, rec *store.Record, observed []d
 	d := rec.Deployment
 	a.d = &d
 	hash := manifests.TemplateHash(&d.Spec.Template)
+	c.indexRefs(rec, a.d)
 	a.in = PlanInput{Instance: c.opts.Instance, Namespace: rec.Namespace, Name: rec.Name, Containers: observed, Now: now,
 		Desired: a.d, Hash: hash, Revisions: rec.Revisions, State: a.state.Rollout, LivenessFailed: map[string]bool{}}
 	templates := templateLookup(a.d, hash, rec.Revisions)
@@ -245,6 +252,7 @@ func (c *Controller) assess(ctx context.Context, rec *store.Record, observed []d
 	a.ready = o.ready
 	a.in.Ready = a.ready
 	a.in.Containers, a.in.Pods, a.in.Volumes = o.units, o.pods, volumes
+	a.in.Files = c.podFiles(rec.NamespaceOrDefault(), rec.Key(), o.pods, templates) // files.go
 	c.stopInputs(&a.in, a.state, a.ready)
 	// A stop in flight that the status does not hold — begun while the
 	// deployment was deleted, before it was applied again — is recorded as
@@ -267,6 +275,7 @@ func (c *Controller) assess(ctx context.Context, rec *store.Record, observed []d
 	if a.refusal = c.refused(rec, a.d, hash); a.refusal.reason == "" {
 		a.in.Refused = c.refusedRevisions(rec, hash, &a.in)
 		a.in.BlockedNames = c.blockedNames(rec.Key())
+		a.in.Waiting = c.waitingRevisions(rec.Namespace, a.d, hash, rec.Revisions) // envctl.go
 		a.plan = ComputePlan(a.in)
 		if a.plan.Refused != "" {
 			a.refusal = failure{ReasonFailedCreate, a.plan.Refused}
@@ -396,7 +405,7 @@ func (c *Controller) podVolumes(ctx context.Context, rec *store.Record, observed
 	}
 	out := vols[:0]
 	for _, v := range vols {
-		if v.Instance == c.opts.Instance && v.Deployment == rec.Name && volumeNamespace(v) == rec.NamespaceOrDefault() && v.Role == dockerx.RoleEmptyDir {
+		if v.Instance == c.opts.Instance && v.Deployment == rec.Name && volumeNamespace(v) == rec.NamespaceOrDefault() && isPodVolumeRole(v.Role) {
 			out = append(out, v)
 		}
 	}

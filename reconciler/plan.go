@@ -127,6 +127,13 @@ type Op struct {
 	// Service's endpoints before the stop signal (setDrains); nil: nothing
 	// to drain.
 	Drain *DrainRef
+	// PreStop is, for a graceful stop of a running container (not a
+	// holder pod's: see StopTarget), its preStop hook (setPreStops).
+	PreStop *Hook
+	// awaitFiles names, on a member's create or start, the holder whose
+	// OpWriteFiles of the same plan it needs (expandPods turns it into
+	// Needs).
+	awaitFiles string
 }
 
 func (o Op) String() string {
@@ -389,6 +396,11 @@ type PlanInput struct {
 	// not grant, or whose template does not match its hash, or a hash that
 	// is not in the deployment's history) to why (refusedRevisions).
 	Refused map[string]string
+	// Waiting maps the template hashes whose containers cannot be made
+	// yet — their environment refers to a ConfigMap, Secret or key that
+	// does not exist — to why: no container of them is created (existing
+	// ones are still started), and the plan says why (Blocked).
+	Waiting map[string]string
 	// MaxReplicas is the controller's replica cap (0: DefaultMaxReplicas);
 	// a deployment over it is refused, not planned.
 	MaxReplicas int32
@@ -411,6 +423,9 @@ type PlanInput struct {
 	// DrainPods: graceful stops of running pods drain them first
 	// (setDrains); set when the controller has a Drainer.
 	DrainPods bool
+	// Files holds, per holder pod with file volumes (unit ID), where its
+	// files stand (files.go).
+	Files map[string]PodFiles
 }
 
 // ComputePlan decides which operations bring the observed containers to the
@@ -440,6 +455,7 @@ func ComputePlan(in PlanInput) Plan {
 		}
 		plan.Ops = append(in.expandPods(plan.Ops), in.collectVolumes()...)
 		in.setDrains(plan.Ops)
+		in.setPreStops(plan.Ops)
 		link(plan.Ops)
 		return plan
 	}
@@ -575,6 +591,7 @@ func ComputePlan(in PlanInput) Plan {
 	plan.Ops = capCreates(plan.Ops, p, total)
 	plan.Ops = append(in.expandPods(plan.Ops), in.collectVolumes()...)
 	in.setDrains(plan.Ops)
+	in.setPreStops(plan.Ops)
 	link(plan.Ops)
 
 	desired := p.replicas
@@ -667,6 +684,10 @@ func (in PlanInput) reconcileRevision(s *revisionSet, cs []*dockerx.Container, p
 	if refused && (blocked || missing > 0) {
 		plan.Blocked = append(plan.Blocked, refusal)
 	}
+	if wait, ok := in.Waiting[s.hash]; ok && missing > 0 && !refused && from != nil {
+		plan.Blocked = append(plan.Blocked, wait)
+		return ops
+	}
 	if missing <= 0 || refused || from == nil {
 		// An old revision whose template is no longer known cannot be
 		// made again; the rollout carries on without it.
@@ -706,7 +727,7 @@ func (in PlanInput) collectVolumes() []Op {
 	}
 	var ops []Op
 	for _, v := range in.Volumes {
-		if v.Role != dockerx.RoleEmptyDir || v.PodUID == "" || live[v.PodUID] {
+		if !isPodVolumeRole(v.Role) || v.PodUID == "" || live[v.PodUID] {
 			continue
 		}
 		ops = append(ops, Op{Kind: OpRemoveVolume, Name: v.Name, Reason: ReasonPodGone, Cause: fmt.Sprintf("pod %s is gone", v.Pod)})

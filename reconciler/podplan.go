@@ -3,6 +3,7 @@ package reconciler
 import (
 	"fmt"
 	"hash/fnv"
+	"slices"
 	"time"
 
 	"github.com/dockctl/dockctl/dockerx"
@@ -51,10 +52,14 @@ func (in PlanInput) planPod(p *pod, pp podPlan, plan *Plan) (ops []Op, blocked b
 		}
 		return Op{Kind: OpStart, Name: c.Name, ContainerID: c.ID, Reason: reason, Cause: cause}, true
 	}
+	awaitFiles := "" // the holder whose files this plan writes first
 	add := func(op Op) {
 		if pp.refused && op.Kind != OpUnpause {
 			blocked = true
 			return
+		}
+		if awaitFiles != "" && (op.Kind == OpCreate || op.Kind == OpStart) {
+			op.awaitFiles = awaitFiles
 		}
 		ops = append(ops, op)
 	}
@@ -71,6 +76,14 @@ func (in PlanInput) planPod(p *pod, pp podPlan, plan *Plan) (ops []Op, blocked b
 	case dockerx.StateRunning:
 	default:
 		return nil, false // restarting: look again at its next event
+	}
+	write, proceed := in.planPodFiles(p, pp, ref, plan) // files.go
+	if write != nil {
+		ops = append(ops, *write)
+		awaitFiles = ref.Holder
+	}
+	if !proceed {
+		return ops, blocked
 	}
 
 	// tend plans what a container that should keep running needs.
@@ -180,7 +193,7 @@ func podUID(base string, now time.Time) string {
 func (in PlanInput) expandPods(ops []Op) []Op {
 	expanded := false
 	for i := range ops {
-		if (ops[i].Kind == OpCreate && ops[i].Role == dockerx.RoleHolder) || (ops[i].Kind == OpRemove && in.Pods[ops[i].ContainerID] != nil) {
+		if (ops[i].Kind == OpCreate && ops[i].Role == dockerx.RoleHolder) || (ops[i].Kind == OpRemove && in.Pods[ops[i].ContainerID] != nil) || ops[i].awaitFiles != "" {
 			expanded = true
 			break
 		}
@@ -190,6 +203,7 @@ func (in PlanInput) expandPods(ops []Op) []Op {
 	}
 	out := make([]Op, 0, len(ops))
 	id := func() OpID { return OpID(len(out) + 1) }
+	writes := map[string]OpID{} // holder name → its pod's OpWriteFiles
 	for _, op := range ops {
 		switch {
 		case op.Kind == OpCreate && op.Role == dockerx.RoleHolder:
@@ -197,23 +211,42 @@ func (in PlanInput) expandPods(ops []Op) []Op {
 			var vols []OpID
 			for i := range t.Spec.Volumes {
 				v := &t.Spec.Volumes[i]
-				if v.EmptyDir == nil {
+				if v.EmptyDir == nil && !v.IsFileVolume() {
 					continue
+				}
+				kind := "emptyDir"
+				if v.IsFileVolume() {
+					kind = v.FileVolumeKind()
 				}
 				vr := dockerx.PodVolumeRequest(in.Instance, op.Hash, op.From, *op.Pod, v)
 				req := &vr
 				vols = append(vols, id())
 				out = append(out, Op{Kind: OpCreateVolume, Name: dockerx.VolumeName(op.Pod.Holder, v.Name, op.Pod.UID), Hash: op.Hash,
-					Reason: ReasonMissing, Cause: fmt.Sprintf("pod %s: emptyDir %s", op.Pod.Name, v.Name), Volume: req})
+					Reason: ReasonMissing, Cause: fmt.Sprintf("pod %s: %s %s", op.Pod.Name, kind, v.Name), Volume: req})
 			}
 			op.Needs = vols
 			holder := id()
 			out = append(out, op)
+			needs := []OpID{holder}
+			if manifests.NeedsWriter(&t.Spec) {
+				// Its files before any of its containers (files.go).
+				needs = []OpID{holder, id()}
+				out = append(out, Op{Kind: OpWriteFiles, Name: op.Pod.Holder, Hash: op.Hash, From: op.From, Pod: op.Pod,
+					Reason: ReasonFilesUnwritten, Cause: fmt.Sprintf("pod %s: files of its volumes", op.Pod.Name), Needs: []OpID{holder}})
+			}
 			first := firstStep(t)
 			for _, c := range first {
 				out = append(out, Op{Kind: OpCreate, Name: dockerx.MemberName(op.Pod.Holder, c.Name), Hash: op.Hash, From: op.From, Pod: op.Pod,
-					Container: c.Name, Reason: ReasonMissing, Cause: fmt.Sprintf("pod %s created", op.Pod.Name), Needs: []OpID{holder}})
+					Container: c.Name, Reason: ReasonMissing, Cause: fmt.Sprintf("pod %s created", op.Pod.Name), Needs: needs})
 			}
+		case op.Kind == OpWriteFiles && op.Pod != nil:
+			writes[op.Pod.Holder] = id()
+			out = append(out, op)
+		case op.awaitFiles != "":
+			if w, ok := writes[op.awaitFiles]; ok {
+				op.Needs = append(slices.Clip(op.Needs), w)
+			}
+			out = append(out, op)
 		case op.Kind == OpRemove && in.Pods[op.ContainerID] != nil:
 			p := in.Pods[op.ContainerID]
 			if op.Grace > 0 {
@@ -290,6 +323,8 @@ type StopTarget struct {
 	ID, Name string
 	// Holder: it runs no workload and exits at once on its stop signal.
 	Holder bool
+	// PreStop is the member's preStop hook, run before its stop signal.
+	PreStop *Hook
 }
 
 // memberNameBlocked reports whether a container the pod still has to make

@@ -17,8 +17,10 @@ import (
 	"time"
 
 	"k8s.io/apimachinery/pkg/util/intstr"
+	"k8s.io/utils/clock"
 
 	"github.com/dockctl/dockctl/dockerx"
+	"github.com/dockctl/dockctl/internal/grpcprobe"
 	"github.com/dockctl/dockctl/internal/helperapi"
 	"github.com/dockctl/dockctl/manifests"
 )
@@ -35,15 +37,23 @@ import (
 
 // controllerProbes returns the probes of a template container that the
 // controller runs (as opposed to the HEALTHCHECK that Docker runs). A nil
-// container (a holder, or unknown) has none.
-func controllerProbes(c *manifests.Container) (readiness, liveness *manifests.Probe) {
+// container (a holder, or unknown) has none. A startup probe is always
+// the controller's (startup.go): until it succeeds the container is not
+// ready, whatever its HEALTHCHECK says, and its liveness probe does not run.
+// A postStart hook is the controller's too (hooks.go): the container is
+// not ready until it has run.
+func controllerProbes(c *manifests.Container) containerProbes {
 	if c == nil {
-		return nil, nil
+		return containerProbes{}
 	}
+	out := containerProbes{liveness: c.LivenessProbe, startup: c.StartupProbe}
 	if p := c.ReadinessProbe; p != nil && p.Exec == nil {
-		readiness = p
+		out.readiness = p
 	}
-	return readiness, c.LivenessProbe
+	if lc := c.Lifecycle; lc != nil {
+		out.postStart = lc.PostStart
+	}
+	return out
 }
 
 // probeTarget is where a probe goes.
@@ -121,7 +131,7 @@ func (r *dockerProbeRunner) Run(ctx context.Context, t probeTarget, p *manifests
 	return err
 }
 
-// relay runs an httpGet or tcpSocket probe in the DNS helper.
+// relay runs an httpGet, tcpSocket or grpc probe in the DNS helper.
 func (r *dockerProbeRunner) relay(ctx context.Context, helper string, t probeTarget, p *manifests.Probe, timeout time.Duration) error {
 	if helper == "" {
 		r.route.relayLost("", fmt.Errorf("no DNS helper runs"))
@@ -175,6 +185,11 @@ func relaySpec(t probeTarget, p *manifests.Probe, timeout time.Duration) (helper
 		spec.Kind, port = "tcp", p.TCPSocket.Port
 		if p.TCPSocket.Host != "" {
 			spec.Address = p.TCPSocket.Host
+		}
+	case p.GRPC != nil:
+		spec.Kind, port = "grpc", intstr.FromInt32(p.GRPC.Port)
+		if p.GRPC.Service != nil {
+			spec.Service = *p.GRPC.Service
 		}
 	default:
 		return spec, fmt.Errorf("probe has no handler to relay")
@@ -274,6 +289,15 @@ func (r *dockerProbeRunner) direct(ctx context.Context, t probeTarget, p *manife
 			return err
 		}
 		return conn.Close()
+	case p.GRPC != nil:
+		if t.Address == "" {
+			return fmt.Errorf("container has no address to probe (network mode none?)")
+		}
+		service := ""
+		if p.GRPC.Service != nil {
+			service = *p.GRPC.Service
+		}
+		return grpcprobe.Check(ctx, r.dial, t.Address, int(p.GRPC.Port), service)
 	}
 	return fmt.Errorf("probe has no handler")
 }
@@ -301,6 +325,8 @@ func resolvePort(p intstr.IntOrString, ports []manifests.ContainerPort) (int, er
 type prober struct {
 	runner probeRunner
 	docker Docker
+	// clock times the probes (tests use a fake one).
+	clock clock.Clock
 	// route names the instance network, whose address probes target
 	// (nil: none).
 	route  *probeRoute
@@ -315,6 +341,10 @@ type prober struct {
 	// a later one (the container stopped, paused, restarted in between)
 	// starts not ready, as any worker did before the hold.
 	probedOnce map[string]string
+	// hooked maps a container ID to the start time of the run whose
+	// postStart hook was run (hooks.go); born is when this prober began.
+	hooked map[string]time.Time
+	born   time.Time
 }
 
 type probeWorker struct {
@@ -323,7 +353,7 @@ type probeWorker struct {
 	done       chan struct{}
 
 	mu    sync.Mutex
-	ready *bool // nil: no controller-run readiness probe
+	ready *bool // nil: no controller-run readiness probe nor startup probe
 	// judged: the readiness probe has given a verdict. Until then the
 	// worker reports none, and the verdict the status file holds stands:
 	// a restarted controller must not take every probed replica for
@@ -336,7 +366,8 @@ type probeWorker struct {
 }
 
 func newProber(d Docker, runner probeRunner, route *probeRoute, notify func(string), log *slog.Logger) *prober {
-	return &prober{runner: runner, docker: d, route: route, notify: notify, log: log, workers: map[string]*probeWorker{}, probedOnce: map[string]string{}}
+	return &prober{runner: runner, docker: d, clock: clock.RealClock{}, route: route, notify: notify, log: log, workers: map[string]*probeWorker{}, probedOnce: map[string]string{},
+		hooked: map[string]time.Time{}, born: time.Now()}
 }
 
 // probeResult is what the planner and status need from the prober.
@@ -358,8 +389,8 @@ func (p *prober) sync(ctx context.Context, deployment string, cs []dockerx.Conta
 			continue
 		}
 		tc := templateContainer(templates(c.TemplateHash), &c)
-		readiness, liveness := controllerProbes(tc)
-		if readiness == nil && liveness == nil {
+		probes := controllerProbes(tc)
+		if probes.none() {
 			continue
 		}
 		netOwner := c.ID
@@ -375,7 +406,7 @@ func (p *prober) sync(ctx context.Context, deployment string, cs []dockerx.Conta
 		w := p.workers[c.ID]
 		if w == nil {
 			_, again := p.probedOnce[c.ID]
-			w = p.start(ctx, deployment, c, netOwner, tc.Ports, readiness, liveness, again)
+			w = p.start(ctx, deployment, c, netOwner, tc.Ports, probes, again)
 			p.workers[c.ID] = w
 			p.probedOnce[c.ID] = deployment
 		}
@@ -393,6 +424,7 @@ func (p *prober) sync(ctx context.Context, deployment string, cs []dockerx.Conta
 	for id, d := range p.probedOnce {
 		if d == deployment && !listed[id] {
 			delete(p.probedOnce, id) // gone: its ID never comes back
+			delete(p.hooked, id)
 		}
 	}
 	return results
@@ -407,7 +439,7 @@ func (p *prober) missing(cs []dockerx.Container, templates func(hash string) *ma
 		if c.State != dockerx.StateRunning || p.workers[c.ID] != nil {
 			continue
 		}
-		if r, l := controllerProbes(templateContainer(templates(c.TemplateHash), &c)); r != nil || l != nil {
+		if !controllerProbes(templateContainer(templates(c.TemplateHash), &c)).none() {
 			return true
 		}
 	}
@@ -500,10 +532,10 @@ func holdersByPod(cs []dockerx.Container) map[string]string {
 // start runs a container's probes. netOwner is the container whose address
 // they go to: the container itself, or a member's holder. again: the
 // container had a worker before in this controller's life.
-func (p *prober) start(ctx context.Context, deployment string, c dockerx.Container, netOwner string, ports []manifests.ContainerPort, readiness, liveness *manifests.Probe, again bool) *probeWorker {
+func (p *prober) start(ctx context.Context, deployment string, c dockerx.Container, netOwner string, ports []manifests.ContainerPort, probes containerProbes, again bool) *probeWorker {
 	ctx, cancel := context.WithCancel(ctx)
 	w := &probeWorker{deployment: deployment, cancel: cancel, done: make(chan struct{}), alive: true, judged: again}
-	if readiness != nil {
+	if probes.gatesReadiness() {
 		notReady := false
 		w.ready = &notReady // not ready until the probe says so, as in Kubernetes
 	}
@@ -514,42 +546,51 @@ func (p *prober) start(ctx context.Context, deployment string, c dockerx.Contain
 			p.log.Warn("probe: cannot inspect container", "container", c.Name, "err", err)
 			return
 		}
+		if probes.postStart != nil && !p.postStart(ctx, w, target, c.Name, probes.postStart) {
+			return // failed (the container is restarted) or cancelled
+		}
+		if probes.startup != nil && !p.startup(ctx, w, target, c.Name, probes.startup) {
+			return // failed (the container is restarted) or cancelled
+		}
+		setReady := func(ok bool) {
+			w.mu.Lock()
+			changed := *w.ready != ok
+			first := !w.judged
+			*w.ready, w.judged = ok, true
+			w.mu.Unlock()
+			if changed {
+				p.log.Info("readiness changed", "container", c.Name, "ready", ok)
+			}
+			if changed || first {
+				p.notify(deployment)
+			}
+		}
+		if probes.readiness == nil && probes.gatesReadiness() {
+			// Started (and its postStart hook run), and no readiness probe
+			// of the controller's: ready (an exec readiness probe is
+			// Docker's HEALTHCHECK, still judged alongside).
+			setReady(true)
+		}
 		var wg sync.WaitGroup
-		if readiness != nil {
+		if probes.readiness != nil {
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
-				p.loop(ctx, target, readiness, func(ok bool) {
-					w.mu.Lock()
-					changed := *w.ready != ok
-					first := !w.judged
-					*w.ready, w.judged = ok, true
-					w.mu.Unlock()
-					if changed {
-						p.log.Info("readiness changed", "container", c.Name, "ready", ok)
-					}
-					if changed || first {
-						p.notify(deployment)
-					}
+				p.loop(ctx, target, probes.readiness, func(ok bool) bool {
+					setReady(ok)
+					return true
 				})
 			}()
 		}
-		if liveness != nil {
+		if probes.liveness != nil {
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
-				p.loop(ctx, target, liveness, func(ok bool) {
-					if ok {
-						return
+				p.loop(ctx, target, probes.liveness, func(ok bool) bool {
+					if !ok {
+						p.fail(w, c.Name, "liveness probe failed")
 					}
-					w.mu.Lock()
-					changed := w.alive
-					w.alive = false
-					w.mu.Unlock()
-					if changed {
-						p.log.Warn("liveness probe failed", "container", c.Name)
-						p.notify(deployment)
-					}
+					return true
 				})
 			}()
 		}
@@ -612,13 +653,16 @@ func (p *prober) run(ctx context.Context, t probeTarget, pr *manifests.Probe) (e
 
 // loop runs a probe every periodSeconds after initialDelaySeconds, and
 // reports a verdict each time successThreshold successes or
-// failureThreshold failures in a row are reached.
-func (p *prober) loop(ctx context.Context, t probeTarget, pr *manifests.Probe, verdict func(bool)) {
+// failureThreshold failures in a row are reached. It ends when ctx ends
+// or verdict returns false.
+func (p *prober) loop(ctx context.Context, t probeTarget, pr *manifests.Probe, verdict func(bool) bool) {
 	period := time.Duration(max(pr.PeriodSeconds, 1)) * time.Second
-	select {
-	case <-ctx.Done():
-		return
-	case <-time.After(time.Duration(pr.InitialDelaySeconds) * time.Second):
+	if pr.InitialDelaySeconds > 0 {
+		select {
+		case <-ctx.Done():
+			return
+		case <-p.clock.After(time.Duration(pr.InitialDelaySeconds) * time.Second):
+		}
 	}
 	successes, failures := 0, 0
 	for {
@@ -631,20 +675,20 @@ func (p *prober) loop(ctx context.Context, t probeTarget, pr *manifests.Probe, v
 			}
 			successes = 0
 			failures++
-			if failures >= int(max(pr.FailureThreshold, 1)) {
-				verdict(false)
+			if failures >= int(max(pr.FailureThreshold, 1)) && !verdict(false) {
+				return
 			}
 		} else {
 			failures = 0
 			successes++
-			if successes >= int(max(pr.SuccessThreshold, 1)) {
-				verdict(true)
+			if successes >= int(max(pr.SuccessThreshold, 1)) && !verdict(true) {
+				return
 			}
 		}
 		select {
 		case <-ctx.Done():
 			return
-		case <-time.After(period):
+		case <-p.clock.After(period):
 		}
 	}
 }

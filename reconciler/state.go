@@ -483,8 +483,7 @@ func templateLookup(d *manifests.Deployment, hash string, revs []store.Revision)
 // revision, and a holder, has none.
 func probed(templates func(string) *manifests.PodTemplateSpec) func(c *dockerx.Container) bool {
 	return func(c *dockerx.Container) bool {
-		r, _ := controllerProbes(templateContainer(templates(c.TemplateHash), c))
-		return r != nil
+		return controllerProbes(templateContainer(templates(c.TemplateHash), c)).gatesReadiness()
 	}
 }
 

@@ -38,6 +38,9 @@ func stopDeadline(op Op, now time.Time) time.Time {
 	if op.Drain != nil {
 		now = now.Add(drainBound(op.Grace))
 	}
+	if op.hasPreStop() {
+		now = now.Add(minPodGrace) // the least grace a preStop hook leaves
+	}
 	return now.Add(op.Grace)
 }
 

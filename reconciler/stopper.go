@@ -25,6 +25,8 @@ type stopper struct {
 	// drainer takes a pod out of the Services' endpoints before its stop
 	// (stopdrain.go); nil: nothing to drain.
 	drainer Drainer
+	// hooks runs preStop hooks (hooks.go); nil: none run.
+	hooks hookRunner
 	// done is called when a job ends (err nil on success), to queue its
 	// deployment again: the container is gone, or restarted.
 	done func(deployment string, err error)
@@ -107,8 +109,9 @@ func (s *stopper) run(op Op) error {
 	if op.Phases != nil {
 		return s.runPod(op)
 	}
-	s.log.Info("stopping container", "container", op.Name, "op", op.Kind, "grace", op.Grace)
-	if err := s.docker.StopContainer(s.ctx, op.ContainerID, op.Grace); err != nil {
+	grace := s.preStop(op.PreStop, op.Grace)
+	s.log.Info("stopping container", "container", op.Name, "op", op.Kind, "grace", grace)
+	if err := s.docker.StopContainer(s.ctx, op.ContainerID, grace); err != nil {
 		if errors.Is(err, dockerx.ErrNotFound) {
 			return nil // already gone: nothing to remove or restart
 		}
@@ -259,6 +262,7 @@ func (s *stopper) runPod(op Op) error {
 					// the pod's grace (minimumGracePeriodInSeconds).
 					grace = minPodGrace
 				}
+				grace = s.preStop(t.PreStop, grace)
 				errs[i] = s.stopAndRemove(t, grace)
 			}()
 		}

@@ -1,0 +1,207 @@
+package reconciler
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"maps"
+	"slices"
+	"strings"
+
+	"github.com/dockctl/dockctl/dockerx"
+	"github.com/dockctl/dockctl/manifests"
+	"github.com/dockctl/dockctl/store"
+)
+
+// claimLister is the part of the store the claims' sweep reads: every
+// claim record, tombstones included (store.ListClaims). Options.Config
+// provides it when it is the store; without it no claim is bound ahead of
+// its first pod, and no deleted claim's volume is released.
+type claimLister interface {
+	ListClaims() ([]*store.ClaimRecord, []error)
+}
+
+// claimInputs reads every claim record. ok is false when there is no
+// lister (no claims to sync).
+func (c *Controller) claimInputs() (claims []ClaimInput, ok bool) {
+	l, ok := c.opts.Config.(claimLister)
+	if !ok {
+		return nil, false
+	}
+	recs, errs := l.ListClaims()
+	for _, err := range errs {
+		// Its volume is only ever reported, never removed, until it
+		// can be read again.
+		c.log.Error("unreadable persistentvolumeclaim record", "err", err)
+	}
+	for _, r := range recs {
+		claims = append(claims, ClaimInput{Namespace: r.Object.Metadata.NamespaceOrDefault(), Name: r.Object.Metadata.Name, Deleted: r.Deleted})
+	}
+	return claims, true
+}
+
+// syncClaims binds live claims to volumes and releases the volumes of
+// deleted claims no container uses, from the sweep's snapshot: cs are the
+// instance's containers, vols its volumes. Each op's failure is logged
+// and retried at the next sweep; a removal Docker refuses because some
+// container (perhaps not dockctl's) uses the volume is pvc-protection
+// working, not an error.
+func (c *Controller) syncClaims(ctx context.Context, claims []ClaimInput, cs []dockerx.Container, vols []dockerx.Volume) error {
+	plan := PlanClaims(ClaimPlanInput{Instance: c.opts.Instance, Claims: claims, Volumes: vols, Users: ClaimUsers(c.opts.Instance, cs)})
+	for _, n := range plan.Unknown {
+		c.noteClaimVolume(n, "claim volume left in place: dockctl never removes a volume whose claim it never knew")
+	}
+	for _, n := range plan.Protected {
+		c.noteClaimVolume(n, "volume of a deleted persistentvolumeclaim kept while containers use it")
+	}
+	c.awaitClaimUsers(plan.Protected, cs)
+	var errs []error
+	for _, op := range plan.Ops {
+		name := op.Volume.Name()
+		switch op.Kind {
+		case OpBindClaim:
+			c.log.Info("binding persistentvolumeclaim", "volume", name, "cause", op.Cause)
+			if _, err := c.docker.CreateClaimVolume(ctx, op.Volume); err != nil {
+				// A foreign volume of that name: reported once per
+				// message, the claim stays Pending.
+				c.noteClaimVolume(ClaimNote{name, err.Error()}, "persistentvolumeclaim cannot be bound")
+				if !errors.Is(err, dockerx.ErrConflict) {
+					errs = append(errs, fmt.Errorf("bind %s: %w", op.Cause, err))
+				}
+			}
+		case OpReleaseClaim:
+			c.log.Info("removing the volume of a deleted persistentvolumeclaim", "volume", name, "cause", op.Cause)
+			if err := c.docker.RemoveVolume(ctx, name); err != nil {
+				if errors.Is(err, dockerx.ErrConflict) {
+					// In use by a container the instance's list does not
+					// show (another instance's, a hand-made one).
+					c.noteClaimVolume(ClaimNote{name, err.Error()}, "volume of a deleted persistentvolumeclaim kept while containers use it")
+					continue
+				}
+				errs = append(errs, fmt.Errorf("release %s: %w", op.Cause, err))
+			}
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// noteClaimVolume logs a volume left in place once per distinct reason.
+func (c *Controller) noteClaimVolume(n ClaimNote, msg string) {
+	key := "claim:" + n.Volume + ":" + n.Why
+	c.mu.Lock()
+	first := !c.orphans[key]
+	c.orphans[key] = true
+	c.mu.Unlock()
+	if first {
+		c.log.Warn(msg, "volume", n.Volume, "why", n.Why)
+	}
+}
+
+// ensureClaims makes sure every claim the templates to create from mount
+// is bound to its volume, the instance's own, before any container mounts
+// it (a mount of a missing volume would make one; a mount of an existing
+// one would adopt it, whoever made it). It returns the template hashes
+// that must not be created from — a claim missing, being deleted, or
+// whose volume's name is taken — with the failure naming the claim.
+func (c *Controller) ensureClaims(ctx context.Context, ns string, templates map[string]*manifests.Deployment) (map[string]bool, failure, error) {
+	blocked := map[string]bool{}
+	var fail failure
+	var errs []error
+	done := map[string]error{}
+	for _, hash := range slices.Sorted(maps.Keys(templates)) {
+		for _, claim := range templateClaims(&templates[hash].Spec.Template.Spec) {
+			err, seen := done[claim]
+			if !seen {
+				err = c.ensureClaim(ctx, ns, claim)
+				done[claim] = err
+			}
+			if err == nil {
+				continue
+			}
+			blocked[hash] = true
+			if fail.reason == "" {
+				fail = failure{ReasonFailedCreate, err.Error()}
+			}
+			if !seen {
+				errs = append(errs, err)
+			}
+		}
+	}
+	return blocked, fail, errors.Join(errs...)
+}
+
+// ensureClaim checks that claim of namespace ns is live and creates its
+// volume (a create of the volume it already has is a no-op).
+func (c *Controller) ensureClaim(ctx context.Context, ns, claim string) error {
+	if c.opts.Config == nil {
+		return fmt.Errorf("persistentvolumeclaim %q not found", claim)
+	}
+	_, deleted, err := c.opts.Config.LookupClaim(ns, claim)
+	switch {
+	case errors.Is(err, store.ErrNotFound):
+		return fmt.Errorf("persistentvolumeclaim %q not found", claim)
+	case err != nil:
+		return fmt.Errorf("persistentvolumeclaim %q: %w", claim, err)
+	case deleted:
+		// As the kubelet: no new pod may use a claim being deleted.
+		return fmt.Errorf("persistentvolumeclaim %q is being deleted", claim)
+	}
+	if _, err := c.docker.CreateClaimVolume(ctx, dockerx.ClaimVolumeRequest{Instance: c.opts.Instance, Namespace: ns, Claim: claim}); err != nil {
+		return fmt.Errorf("persistentvolumeclaim %q: %w", claim, err)
+	}
+	return nil
+}
+
+// awaitClaimUsers remembers the deployments whose containers keep the
+// protected volumes, so that the sync which sees the last of them gone
+// queues the sweep that releases the volume (claimUsersGone), rather than
+// leaving it to the next periodic resync.
+func (c *Controller) awaitClaimUsers(protected []ClaimNote, cs []dockerx.Container) {
+	keep := map[string]bool{}
+	for _, n := range protected {
+		keep[n.Volume] = true
+	}
+	waiters := map[string]bool{}
+	for _, ct := range cs {
+		for _, v := range ct.Volumes {
+			if keep[v] {
+				waiters[store.Key(ct.Namespace, ct.Deployment)] = true
+			}
+		}
+	}
+	c.mu.Lock()
+	c.claimWaiters = waiters
+	c.mu.Unlock()
+}
+
+// claimUsersGone queues the sweep when deployment key, which kept the
+// volume of a deleted claim, has no container left that mounts a claim.
+func (c *Controller) claimUsersGone(key string, observed []dockerx.Container) {
+	c.mu.Lock()
+	gone := c.claimWaiters[key] && !mountsClaims(c.opts.Instance, observed)
+	if gone {
+		delete(c.claimWaiters, key)
+	}
+	c.mu.Unlock()
+	if gone {
+		c.queue.Add(orphanSweepKey)
+	}
+}
+
+// mountsClaims reports whether any of cs mounts a claim's volume: once
+// such containers are removed, the sweep may release a deleted claim's
+// volume.
+func mountsClaims(instance string, cs []dockerx.Container) bool {
+	prefix := instance + "_pvc."
+	for _, ct := range cs {
+		for _, v := range ct.Volumes {
+			if strings.HasPrefix(v, prefix) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// The store is the claims' lister the controller is given (Options.Config).
+var _ claimLister = (*store.Store)(nil)

@@ -1,0 +1,290 @@
+package reconciler
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"maps"
+	"slices"
+	"sort"
+	"strings"
+	"sync"
+
+	"github.com/dockctl/dockctl/dockerx"
+	"github.com/dockctl/dockctl/manifests"
+	"github.com/dockctl/dockctl/store"
+)
+
+// The controller's side of environment from configuration (issue 11 item
+// 2): a revision whose environment refers to a ConfigMap or Secret (or a
+// key of one) that does not exist, and is not optional, gets no new
+// container — the plan names the reference as a ReplicaFailure, as a
+// cluster leaves such pods pending — and a change to a referenced
+// ConfigMap or Secret requeues the deployments that refer to it (an
+// index, as controller-runtime maps a child's event to its owner), so that
+// a waiting revision proceeds at once.
+
+// waitingRevisions maps the hash of each template of the deployment (the
+// current one and the recorded revisions) whose containers cannot be
+// resolved to why, naming the references only.
+func (c *Controller) waitingRevisions(ns string, d *manifests.Deployment, hash string, revisions []store.Revision) map[string]string {
+	var out map[string]string
+	check := func(h string, t *manifests.PodTemplateSpec) {
+		if msg := missingRefs(ns, &t.Spec, c.opts.Config); msg != "" {
+			if out == nil {
+				out = map[string]string{}
+			}
+			out[h] = fmt.Sprintf("revision %s: %s", h, msg)
+		}
+	}
+	if d != nil {
+		check(hash, &d.Spec.Template)
+	}
+	for i := range revisions {
+		if r := &revisions[i]; r.Hash != hash {
+			check(r.Hash, &r.Template)
+		}
+	}
+	return out
+}
+
+// missingRefs says which non-optional references of the pod's
+// environments cannot be resolved ("" when all can), or why the store
+// could not tell.
+func missingRefs(ns string, ps *manifests.PodSpec, cs ConfigStore) string {
+	var refs []string
+	for _, ctr := range ps.AllContainers() {
+		if !dockerx.NeedsEnvResolution(ctr) {
+			continue
+		}
+		_, err := ResolveEnv(ps, ctr, PodIdentity{Namespace: ns}, cs)
+		var me *MissingRefsError
+		switch {
+		case errors.As(err, &me):
+			for _, r := range me.Refs {
+				refs = append(refs, r.String())
+			}
+		case err != nil:
+			refs = append(refs, err.Error())
+		}
+	}
+	if len(refs) == 0 {
+		return ""
+	}
+	return "waiting for " + strings.Join(refs, "; ")
+}
+
+// resolveEnv resolves the environment of the template container op
+// creates (nil for a holder, which runs none).
+func (c *Controller) resolveEnv(ctx context.Context, in PlanInput, op Op, req dockerx.CreateRequest, podIP string) ([]string, error) {
+	if op.Role == dockerx.RoleHolder || op.From == nil {
+		return nil, nil
+	}
+	ps := &op.From.Spec.Template.Spec
+	ctr := ps.FindContainer(op.Container)
+	if op.Container == "" && len(ps.Containers) > 0 {
+		ctr = &ps.Containers[0]
+	}
+	if ctr == nil {
+		return nil, fmt.Errorf("create %s: no container %q in the template", op.Name, op.Container)
+	}
+	pod := c.podIdentity(ctx, in, op, req)
+	if podIP != "" {
+		pod.PodIP = podIP
+	}
+	env, err := ResolveEnv(ps, ctr, pod, c.opts.Config)
+	if err != nil {
+		return nil, fmt.Errorf("create %s: %w", op.Name, err)
+	}
+	if len(env.Skipped) > 0 {
+		c.log.Warn("environment variables skipped: their names are invalid (envFrom)", "container", op.Name, "names", strings.Join(env.Skipped, " "))
+	}
+	return env.Vars, nil
+}
+
+// podIdentity is what fieldRefs read of the pod op belongs to.
+func (c *Controller) podIdentity(ctx context.Context, in PlanInput, op Op, req dockerx.CreateRequest) PodIdentity {
+	t := &op.From.Spec.Template
+	labels := maps.Clone(t.Metadata.Labels)
+	if labels == nil {
+		labels = map[string]string{}
+	}
+	// As the Deployment controller labels its pods.
+	labels["pod-template-hash"] = op.Hash
+	pod := PodIdentity{Name: req.PodName(), Namespace: in.namespace(), Labels: labels, Annotations: t.Metadata.Annotations,
+		ServiceAccountName: "default", HostIP: c.hostAddress()}
+	if op.Pod != nil {
+		pod.UID = op.Pod.UID
+	} else {
+		pod.UID = podUID(op.Name, in.Now)
+	}
+	if req.Network != nil {
+		pod.PodIP = req.Network.IPv4
+	}
+	if t.Spec.HostNetwork {
+		pod.PodIP = pod.HostIP // the host's network: the pod's address is the host's
+	}
+	h := c.hostInfo(ctx)
+	pod.NodeName, pod.NodeCPUs, pod.NodeMemory = h.Name, int64(h.CPUs), h.Memory
+	return pod
+}
+
+// hostInfoer is the Docker call that tells the host's name and capacity;
+// a Docker without it reports none.
+type hostInfoer interface {
+	HostInfo(ctx context.Context) (dockerx.HostInfo, error)
+}
+
+// hostInfo returns the Docker host's name and capacity, asked once.
+func (c *Controller) hostInfo(ctx context.Context) dockerx.HostInfo {
+	c.refs.mu.Lock()
+	defer c.refs.mu.Unlock()
+	if c.refs.host != nil {
+		return *c.refs.host
+	}
+	hi, ok := c.docker.(hostInfoer)
+	if !ok {
+		return dockerx.HostInfo{}
+	}
+	info, err := hi.HostInfo(ctx)
+	if err != nil {
+		c.log.Warn("host information unavailable: spec.nodeName and unset limits read as empty", "err", err)
+		return dockerx.HostInfo{}
+	}
+	c.refs.host = &info
+	return info
+}
+
+// configRefs indexes which deployments refer to which ConfigMaps and
+// Secrets, by watch key (store.ConfigMapKey, store.SecretKey), from
+// every template each deployment's last sync saw.
+type configRefs struct {
+	mu     sync.Mutex
+	byKey  map[string]map[string]bool // watch key → deployment keys
+	byDepl map[string][]string        // deployment key → watch keys
+	host   *dockerx.HostInfo
+	// podIPs holds the addresses assigned to holders, by pod UID, for
+	// their members' status.podIP (podip.go).
+	podIPs map[string]string
+}
+
+// set records the watch keys deployment key refers to.
+func (r *configRefs) set(key string, watchKeys []string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for _, wk := range r.byDepl[key] {
+		delete(r.byKey[wk], key)
+		if len(r.byKey[wk]) == 0 {
+			delete(r.byKey, wk)
+		}
+	}
+	if len(watchKeys) == 0 {
+		delete(r.byDepl, key)
+		return
+	}
+	if r.byKey == nil {
+		r.byKey, r.byDepl = map[string]map[string]bool{}, map[string][]string{}
+	}
+	r.byDepl[key] = watchKeys
+	for _, wk := range watchKeys {
+		if r.byKey[wk] == nil {
+			r.byKey[wk] = map[string]bool{}
+		}
+		r.byKey[wk][key] = true
+	}
+}
+
+// referrers returns the deployments that refer to watch key wk, sorted.
+func (r *configRefs) referrers(wk string) []string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	out := slices.Collect(maps.Keys(r.byKey[wk]))
+	sort.Strings(out)
+	return out
+}
+
+// ConfigWatchKeys lists the watch keys of the ConfigMaps and Secrets the
+// templates refer to, sorted and once each: their environments, their
+// configMap, secret and projected volumes and their imagePullSecrets, so
+// that a change to any of them reaches the deployment.
+func ConfigWatchKeys(ns string, templates ...*manifests.PodTemplateSpec) []string {
+	set := map[string]bool{}
+	cm := func(name string) {
+		if name != "" {
+			set[store.ConfigMapKey(ns, name)] = true
+		}
+	}
+	sec := func(name string) {
+		if name != "" {
+			set[store.SecretKey(ns, name)] = true
+		}
+	}
+	for _, t := range templates {
+		if t == nil {
+			continue
+		}
+		for _, ctr := range t.Spec.AllContainers() {
+			for _, e := range ctr.Env {
+				if e.ValueFrom == nil {
+					continue
+				}
+				if r := e.ValueFrom.ConfigMapKeyRef; r != nil {
+					cm(r.Name)
+				}
+				if r := e.ValueFrom.SecretKeyRef; r != nil {
+					sec(r.Name)
+				}
+			}
+			for _, ef := range ctr.EnvFrom {
+				if r := ef.ConfigMapRef; r != nil {
+					cm(r.Name)
+				}
+				if r := ef.SecretRef; r != nil {
+					sec(r.Name)
+				}
+			}
+		}
+		for _, ps := range t.Spec.ImagePullSecrets {
+			sec(ps.Name)
+		}
+		for _, v := range t.Spec.Volumes {
+			if v.ConfigMap != nil {
+				cm(v.ConfigMap.Name)
+			}
+			if v.Secret != nil {
+				sec(v.Secret.SecretName)
+			}
+			if v.Projected != nil {
+				for _, s := range v.Projected.Sources {
+					if s.ConfigMap != nil {
+						cm(s.ConfigMap.Name)
+					}
+					if s.Secret != nil {
+						sec(s.Secret.Name)
+					}
+				}
+			}
+		}
+	}
+	return slices.Sorted(maps.Keys(set))
+}
+
+// indexRefs records what the deployment's templates refer to.
+func (c *Controller) indexRefs(rec *store.Record, d *manifests.Deployment) {
+	ts := []*manifests.PodTemplateSpec{}
+	if d != nil && !rec.Deleted {
+		ts = append(ts, &d.Spec.Template)
+		for i := range rec.Revisions {
+			ts = append(ts, &rec.Revisions[i].Template)
+		}
+	}
+	c.refs.set(rec.Key(), ConfigWatchKeys(rec.Namespace, ts...))
+}
+
+// configChanged queues every deployment that refers to the ConfigMap or
+// Secret of watch key wk.
+func (c *Controller) configChanged(wk string) {
+	for _, key := range c.refs.referrers(wk) {
+		c.queue.Add(key)
+	}
+}

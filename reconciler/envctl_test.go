@@ -1,0 +1,279 @@
+package reconciler
+
+import (
+	"context"
+	"encoding/json"
+	"net/netip"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+
+	"k8s.io/apimachinery/pkg/api/resource"
+
+	"github.com/dockctl/dockctl/dockerx"
+	"github.com/dockctl/dockctl/manifests"
+	"github.com/dockctl/dockctl/store"
+)
+
+// envDeployment refers to ConfigMap app, Secret db and the pod.
+func envDeployment() *manifests.Deployment {
+	d := testDeployment("web", 1, "x")
+	c := &d.Spec.Template.Spec.Containers[0]
+	c.Env = append(c.Env,
+		manifests.EnvVar{Name: "MODE", ValueFrom: &manifests.EnvVarSource{ConfigMapKeyRef: &manifests.ConfigMapKeySelector{Name: "app", Key: "mode"}}},
+		manifests.EnvVar{Name: "PW", ValueFrom: &manifests.EnvVarSource{SecretKeyRef: &manifests.SecretKeySelector{Name: "db", Key: "password"}}},
+		manifests.EnvVar{Name: "OPT", ValueFrom: &manifests.EnvVarSource{ConfigMapKeyRef: &manifests.ConfigMapKeySelector{Name: "nope", Key: "k", Optional: ptrBool(true)}}},
+		manifests.EnvVar{Name: "POD", ValueFrom: &manifests.EnvVarSource{FieldRef: &manifests.ObjectFieldSelector{FieldPath: "metadata.name"}}},
+		manifests.EnvVar{Name: "POD_IP", ValueFrom: &manifests.EnvVarSource{FieldRef: &manifests.ObjectFieldSelector{FieldPath: "status.podIP"}}},
+		manifests.EnvVar{Name: "HASH", ValueFrom: &manifests.EnvVarSource{FieldRef: &manifests.ObjectFieldSelector{FieldPath: "metadata.labels['pod-template-hash']"}}},
+	)
+	c.EnvFrom = []manifests.EnvFromSource{{Prefix: "CFG_", ConfigMapRef: &manifests.ConfigMapEnvSource{Name: "app"}}}
+	return d
+}
+
+func TestControllerWaitsForConfigThenCreates(t *testing.T) {
+	h := newHarness(t, Options{})
+	h.opts.Config = h.store
+	h.ctrl = New(h.engine, h.store, h.opts)
+	var (
+		mu   sync.Mutex
+		envs = map[string][]string{}
+	)
+	h.engine.OnCreate = func(req dockerx.CreateRequest) error {
+		mu.Lock()
+		envs[req.Name] = req.Env
+		mu.Unlock()
+		return nil
+	}
+	d := envDeployment()
+	h.apply(d)
+	h.start()
+
+	h.waitFor("a ReplicaFailure naming the missing ConfigMap and Secret", func() bool {
+		st, _ := h.store.ReadStatus("", "web")
+		if st == nil {
+			return false
+		}
+		c := find(st.Conditions, manifests.ConditionReplicaFailure)
+		return c != nil && strings.Contains(c.Message, "ConfigMap default/app not found") &&
+			strings.Contains(c.Message, `Secret default/db not found (container "web", env PW)`)
+	})
+	st, _ := h.store.ReadStatus("", "web")
+	if c := find(st.Conditions, manifests.ConditionReplicaFailure); strings.Contains(c.Message, "nope") {
+		t.Errorf("an optional reference is named as missing: %s", c.Message)
+	}
+	if n := h.engine.Calls()["create"]; n != 0 {
+		t.Fatalf("%d creates while the references are missing", n)
+	}
+
+	// The Secret alone: still waiting, now for the ConfigMap only.
+	if _, err := h.store.Apply(store.Bundle{Secrets: []*manifests.Secret{{APIVersion: "v1", Kind: manifests.KindSecret,
+		Metadata: manifests.ObjectMeta{Name: "db"}, Type: manifests.SecretTypeOpaque, Data: map[string][]byte{"password": []byte(secretValue)}}}}, store.ApplyOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	h.waitFor("the ReplicaFailure to name the ConfigMap only", func() bool {
+		st, _ := h.store.ReadStatus("", "web")
+		c := find(st.Conditions, manifests.ConditionReplicaFailure)
+		return c != nil && strings.Contains(c.Message, "ConfigMap default/app") && !strings.Contains(c.Message, "Secret")
+	})
+	// The ConfigMap: the change requeues the deployment (the resync is an
+	// hour away), which creates its replica.
+	if _, err := h.store.Apply(store.Bundle{ConfigMaps: []*manifests.ConfigMap{{APIVersion: "v1", Kind: manifests.KindConfigMap,
+		Metadata: manifests.ObjectMeta{Name: "app"}, Data: map[string]string{"mode": "fast", "level": "3"}}}}, store.ApplyOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	cs := h.waitReplicas("web", 1)
+	h.waitFor("the ReplicaFailure to clear", func() bool {
+		st, _ := h.store.ReadStatus("", "web")
+		return st != nil && find(st.Conditions, manifests.ConditionReplicaFailure) == nil
+	})
+	st, _ = h.store.ReadStatus("", "web")
+	if b, _ := json.Marshal(st); strings.Contains(string(b), secretValue) {
+		t.Errorf("a Secret's value is in the status: %s", b)
+	}
+	mu.Lock()
+	env := envs[cs[0].Name]
+	mu.Unlock()
+	hash := manifests.TemplateHash(&d.Spec.Template)
+	pod := dockerx.Hostname("web", hash, 0)
+	for _, want := range []string{"CFG_level=3", "CFG_mode=fast", "V=x", "MODE=fast", "PW=" + secretValue, "POD=" + pod, "HASH=" + hash} {
+		if !slices.Contains(env, want) {
+			t.Errorf("env %q lacks %q", env, want)
+		}
+	}
+	// status.podIP: assigned before the create, and the address the
+	// replica has on the instance network.
+	var podIP string
+	for _, kv := range env {
+		if v, ok := strings.CutPrefix(kv, "POD_IP="); ok {
+			podIP = v
+		}
+	}
+	var onNet []string
+	listed, err := h.engine.ListContainers(context.Background(), "i")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range listed {
+		if c.ID == cs[0].ID {
+			for _, ip := range c.Networks {
+				onNet = append(onNet, ip)
+			}
+		}
+	}
+	if podIP == "" || !slices.Contains(onNet, podIP) {
+		t.Errorf("POD_IP = %q, the replica's addresses %q", podIP, onNet)
+	}
+	for _, kv := range env {
+		if strings.HasPrefix(kv, "OPT=") {
+			t.Errorf("an optional missing reference is set: %q", kv)
+		}
+	}
+}
+
+func TestConfigWatchKeysAndIndex(t *testing.T) {
+	d := envDeployment()
+	d.Spec.Template.Spec.Volumes = []manifests.Volume{
+		{Name: "a", ConfigMap: &manifests.ConfigMapVolumeSource{Name: "files"}},
+		{Name: "b", Secret: &manifests.SecretVolumeSource{SecretName: "tls"}},
+		{Name: "c", Projected: &manifests.ProjectedVolumeSource{Sources: []manifests.VolumeProjection{
+			{ConfigMap: &manifests.ConfigMapProjection{Name: "app"}}, {Secret: &manifests.SecretProjection{Name: "proj"}}}}},
+	}
+	d.Spec.Template.Spec.ImagePullSecrets = []manifests.LocalObjectReference{{Name: "regcred"}}
+	got := ConfigWatchKeys("prod", &d.Spec.Template)
+	want := []string{"configmap:prod/app", "configmap:prod/files", "configmap:prod/nope", "secret:prod/db", "secret:prod/proj", "secret:prod/regcred", "secret:prod/tls"}
+	if !slices.Equal(got, want) {
+		t.Errorf("ConfigWatchKeys = %q, want %q", got, want)
+	}
+	var r configRefs
+	r.set("prod/web", got)
+	r.set("prod/api", []string{"configmap:prod/app"})
+	if g := r.referrers("configmap:prod/app"); !slices.Equal(g, []string{"prod/api", "prod/web"}) {
+		t.Errorf("referrers = %q", g)
+	}
+	r.set("prod/web", []string{"secret:prod/db"}) // the template changed
+	if g := r.referrers("configmap:prod/app"); !slices.Equal(g, []string{"prod/api"}) {
+		t.Errorf("referrers after a change = %q", g)
+	}
+	r.set("prod/api", nil) // deleted
+	if g := r.referrers("configmap:prod/app"); len(g) != 0 {
+		t.Errorf("referrers after deletion = %q", g)
+	}
+}
+
+func TestPlanWaitsForConfig(t *testing.T) {
+	d := testDeployment("web", 2, "x")
+	hash := manifests.TemplateHash(&d.Spec.Template)
+	in := PlanInput{Instance: "i", Name: "web", Desired: d, Hash: hash,
+		Waiting: map[string]string{hash: "revision " + hash + ": waiting for ConfigMap default/app not found (container \"web\", env MODE)"}}
+	plan := ComputePlan(in)
+	for _, op := range plan.Ops {
+		if op.Kind == OpCreate {
+			t.Errorf("planned %s", op.Line())
+		}
+	}
+	if len(plan.Blocked) != 1 || !strings.Contains(plan.Blocked[0], "ConfigMap default/app") {
+		t.Errorf("Blocked = %q", plan.Blocked)
+	}
+	// An existing stopped replica is still started: its environment was
+	// resolved when it was created.
+	name := dockerx.ContainerName("i", "", "web", hash, 0)
+	in.Containers = []dockerx.Container{{ID: "c0", Name: name, Instance: "i", Deployment: "web", TemplateHash: hash, State: dockerx.StateExited}}
+	in.State.Sizes = map[string]int32{hash: 2}
+	plan = ComputePlan(in)
+	var kinds []string
+	for _, op := range plan.Ops {
+		kinds = append(kinds, string(op.Kind)+" "+op.Name)
+	}
+	if !slices.Equal(kinds, []string{"start " + name}) || len(plan.Blocked) != 1 {
+		t.Errorf("plan = %q, blocked %q", kinds, plan.Blocked)
+	}
+}
+
+func TestPickPodIP(t *testing.T) {
+	l, err := layoutOf("10.222.0.0/28") // IPRange 10.222.0.0/29: .0-.7, gateway .1
+	if err != nil {
+		t.Fatal(err)
+	}
+	used := map[netip.Addr]bool{}
+	var got []string
+	for {
+		a, ok := pickPodIP(l, used)
+		if !ok {
+			break
+		}
+		used[a] = true
+		got = append(got, a.String())
+	}
+	want := []string{"10.222.0.7", "10.222.0.6", "10.222.0.5", "10.222.0.4", "10.222.0.3", "10.222.0.2"}
+	if !slices.Equal(got, want) {
+		t.Errorf("picked %q, want %q (top down, never the network nor the gateway)", got, want)
+	}
+}
+
+func TestReadsPodIP(t *testing.T) {
+	d := testDeployment("web", 1, "x")
+	if readsPodIP(&d.Spec.Template.Spec) {
+		t.Error("a template without fieldRefs reads its address")
+	}
+	if !readsPodIP(&envDeployment().Spec.Template.Spec) {
+		t.Error("status.podIP not seen")
+	}
+}
+
+// In a pod with a holder, the holder gets the address and every member
+// reads it as status.podIP, with its own environment resolved.
+func TestControllerPodIPOfHolderPod(t *testing.T) {
+	h := newHarness(t, Options{})
+	h.opts.Config = h.store
+	h.ctrl = New(h.engine, h.store, h.opts)
+	var (
+		mu   sync.Mutex
+		reqs []dockerx.CreateRequest
+	)
+	h.engine.OnCreate = func(req dockerx.CreateRequest) error {
+		mu.Lock()
+		reqs = append(reqs, req)
+		mu.Unlock()
+		return nil
+	}
+	d := testDeployment("pod", 1, "x")
+	ps := &d.Spec.Template.Spec
+	podIP := manifests.EnvVar{Name: "POD_IP", ValueFrom: &manifests.EnvVarSource{FieldRef: &manifests.ObjectFieldSelector{FieldPath: "status.podIP"}}}
+	ps.Containers[0].Env = append(ps.Containers[0].Env, podIP)
+	ps.Containers = append(ps.Containers, manifests.Container{Name: "side", Image: testImage, Env: []manifests.EnvVar{podIP,
+		{Name: "CPU", ValueFrom: &manifests.EnvVarSource{ResourceFieldRef: &manifests.ResourceFieldSelector{ContainerName: "pod", Resource: "requests.cpu", Divisor: ptrQuantity("1m")}}}}})
+	manifests.SetDefaults(d)
+	h.apply(d)
+	h.start()
+	h.waitFor("the pod's holder and two members", func() bool {
+		mu.Lock()
+		defer mu.Unlock()
+		return len(reqs) >= 3
+	})
+	mu.Lock()
+	defer mu.Unlock()
+	var holderIP string
+	members := map[string][]string{}
+	for _, r := range reqs {
+		if r.Role == dockerx.RoleHolder {
+			if r.Network == nil || r.Network.IPv4 == "" {
+				t.Fatalf("the holder has no assigned address: %+v", r.Network)
+			}
+			holderIP = r.Network.IPv4
+			continue
+		}
+		members[r.Container] = r.Env
+	}
+	for _, m := range []string{"pod", "side"} {
+		if !slices.Contains(members[m], "POD_IP="+holderIP) {
+			t.Errorf("member %s: env %q, want POD_IP=%s", m, members[m], holderIP)
+		}
+	}
+	if !slices.Contains(members["side"], "CPU=0") {
+		t.Errorf("side: env %q, want CPU=0 (no request, no limit)", members["side"])
+	}
+}
+
+func ptrQuantity(s string) *resource.Quantity { q := resource.MustParse(s); return &q }

@@ -1,0 +1,287 @@
+package reconciler
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/dockctl/dockctl/dockerx"
+	"github.com/dockctl/dockctl/internal/helperapi"
+	"github.com/dockctl/dockctl/manifests"
+	"github.com/dockctl/dockctl/store"
+)
+
+// File volumes of holder pods (issue 11 item 3; dockerx/convert_files.go
+// for the containers, filesplan.go for the payload).
+//
+//   - A new pod's create becomes: its volumes (file volumes are tmpfs
+//     volumes), its holder (a writer holder: `dockctl helper hold` from the
+//     helper image), the write of its files (OpWriteFiles: `dockctl helper
+//     files` exec'd in the holder with the payload on stdin), then its
+//     first containers, which need the write: nothing of the pod runs
+//     before its files are there, as the kubelet mounts volumes before it
+//     starts containers.
+//   - Every sync of a deployment (and so every resync) plans the payload
+//     of each running holder pod and compares its hash with the one last
+//     written (memory): a change of a ConfigMap or Secret, or a controller
+//     that does not know what it wrote (just started), plans one write,
+//     which the writer makes atomic and a no-op when nothing changed. A
+//     converged pod plans nothing. A member create or start in the same
+//     plan waits for the write.
+//   - A reference that does not resolve (a missing non-optional ConfigMap,
+//     Secret or key) keeps a pod that never got its files from starting
+//     (ReplicaFailure names it); a pod that has them keeps the last
+//     written ones, as the kubelet does.
+//   - The payload and its hash never reach a log, an error, an event or a
+//     status: the hash is kept in memory only.
+
+const (
+	// OpWriteFiles writes the files of a pod's file volumes through its
+	// holder (Name, ContainerID; "" for a holder created in the same plan).
+	OpWriteFiles OpKind = "write-files"
+	// ReasonFilesUnwritten: the pod's files were never written by this
+	// controller (a new pod, or a controller restart) (OpWriteFiles).
+	ReasonFilesUnwritten OpReason = "FilesUnwritten"
+	// ReasonFilesChanged: a ConfigMap or Secret the pod's volumes project
+	// changed (OpWriteFiles).
+	ReasonFilesChanged OpReason = "FilesChanged"
+)
+
+// filesTimeout bounds one write of a pod's files.
+const filesTimeout = 30 * time.Second
+
+// FilesDocker is what the writer of file volumes needs from Docker: the
+// helper image writer holders run, and exec with stdin.
+type FilesDocker interface {
+	EnsureHelperImage(ctx context.Context, instance string) (string, error)
+	ExecInput(ctx context.Context, id string, cmd []string, stdin []byte, timeout time.Duration) (exit int, stdout []byte, err error)
+}
+
+// PodFiles is where one holder pod's files stand, for the planner.
+type PodFiles struct {
+	// Want is the hash of the payload the pod should have ("": it cannot
+	// be made now, Missing says why).
+	Want string
+	// Have is the hash of the payload this controller last wrote into
+	// the pod ("": none, or unknown since a restart).
+	Have    string
+	Missing string
+}
+
+// filesMemory holds, per pod (its unit key), the hash of the payload last
+// written into it.
+type filesMemory struct {
+	mu      sync.Mutex
+	written map[string]string
+}
+
+func (m *filesMemory) get(key string) string {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.written[key]
+}
+
+func (m *filesMemory) set(key, hash string) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.written == nil {
+		m.written = map[string]string{}
+	}
+	m.written[key] = hash
+}
+
+// forget drops the pods of a deployment that are not in keep.
+func (m *filesMemory) forget(prefix string, keep map[string]*pod) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	for k := range m.written {
+		if strings.HasPrefix(k, prefix) && keep[k] == nil {
+			delete(m.written, k)
+		}
+	}
+}
+
+// podUnitKey is a pod's unit key (groupPods) from its reference.
+func podUnitKey(p *dockerx.PodRef) string { return podKeyPrefix + p.Holder + "/" + p.UID }
+
+// isPodVolumeRole reports whether a volume of that role belongs to one pod
+// and goes with it.
+func isPodVolumeRole(role string) bool {
+	return role == dockerx.RoleEmptyDir || role == dockerx.RoleFiles
+}
+
+// identityOf is what the downward API tells pod p of template t.
+func identityOf(ns, name, uid string, t *manifests.PodTemplateSpec) podIdentity {
+	return podIdentity{Name: name, Namespace: ns, UID: uid, Labels: t.Metadata.Labels, Annotations: t.Metadata.Annotations}
+}
+
+// lookupCache caches one sync's ConfigStore lookups.
+type lookupCache struct {
+	cms     map[string]*manifests.ConfigMap
+	secrets map[string]*manifests.Secret
+}
+
+// fileObjectsFor looks up what t's file volumes refer to in namespace ns.
+// An object that does not exist maps to nil; any other failure (an
+// unreadable record) is an error.
+func (c *Controller) fileObjectsFor(ns string, t *manifests.PodTemplateSpec, cache *lookupCache) (fileObjects, error) {
+	objs := fileObjects{ConfigMaps: map[string]*manifests.ConfigMap{}, Secrets: map[string]*manifests.Secret{}}
+	cms, ss := fileRefs(&t.Spec)
+	if cache.cms == nil {
+		cache.cms, cache.secrets = map[string]*manifests.ConfigMap{}, map[string]*manifests.Secret{}
+	}
+	for _, name := range cms {
+		if cm, ok := cache.cms[name]; ok {
+			objs.ConfigMaps[name] = cm
+			continue
+		}
+		var cm *manifests.ConfigMap
+		if c.opts.Config != nil {
+			var err error
+			cm, err = c.opts.Config.LookupConfigMap(ns, name)
+			if errors.Is(err, store.ErrNotFound) {
+				cm = nil
+			} else if err != nil {
+				return fileObjects{}, fmt.Errorf("configmap %s/%s: %w", ns, name, err)
+			}
+		}
+		cache.cms[name], objs.ConfigMaps[name] = cm, cm
+	}
+	for _, name := range ss {
+		if s, ok := cache.secrets[name]; ok {
+			objs.Secrets[name] = s
+			continue
+		}
+		var s *manifests.Secret
+		if c.opts.Config != nil {
+			var err error
+			s, err = c.opts.Config.LookupSecret(ns, name)
+			if errors.Is(err, store.ErrNotFound) {
+				s = nil
+			} else if err != nil {
+				// The store's error names the record, never its values.
+				return fileObjects{}, fmt.Errorf("secret %s/%s: %w", ns, name, err)
+			}
+		}
+		cache.secrets[name], objs.Secrets[name] = s, s
+	}
+	return objs, nil
+}
+
+// podFiles plans where each running holder pod with file volumes stands
+// (PlanInput.Files); nil when the deployment has none.
+func (c *Controller) podFiles(ns, depKey string, pods map[string]*pod, templates func(string) *manifests.PodTemplateSpec) map[string]PodFiles {
+	var out map[string]PodFiles
+	var cache lookupCache
+	for key, p := range pods {
+		t := templates(p.hash)
+		if t == nil || p.holder == nil || !manifests.NeedsWriter(&t.Spec) {
+			continue
+		}
+		if out == nil {
+			out = map[string]PodFiles{}
+		}
+		pf := PodFiles{Have: c.files.get(key)}
+		objs, err := c.fileObjectsFor(ns, t, &cache)
+		if err == nil {
+			var payload helperapi.FilesPayload
+			payload, err = planFiles(&t.Spec, identityOf(ns, p.name, p.uid, t), objs, hostResources{})
+			if err == nil {
+				pf.Want = payloadHash(payload)
+			}
+		}
+		if err != nil {
+			pf.Missing = fmt.Sprintf("pod %s: %v", p.name, err)
+		}
+		out[key] = pf
+	}
+	_ = depKey
+	return out
+}
+
+// writePodFiles carries out an OpWriteFiles: the payload is planned again
+// from the objects as they are now, written through the holder, and its
+// hash remembered.
+func (c *Controller) writePodFiles(ctx context.Context, op Op) error {
+	if op.From == nil || op.Pod == nil {
+		return fmt.Errorf("write files %s: the plan names no pod", op.Name)
+	}
+	fd := c.opts.FilesDocker
+	if fd == nil {
+		return fmt.Errorf("write files of pod %s: this controller has no writer (Options.FilesDocker)", op.Pod.Name)
+	}
+	ns := op.From.Metadata.NamespaceOrDefault()
+	t := &op.From.Spec.Template
+	objs, err := c.fileObjectsFor(ns, t, &lookupCache{})
+	if err != nil {
+		return fmt.Errorf("write files of pod %s: %w", op.Pod.Name, err)
+	}
+	payload, err := planFiles(&t.Spec, identityOf(ns, op.Pod.Name, op.Pod.UID, t), objs, hostResources{})
+	if err != nil {
+		return fmt.Errorf("pod %s: %w", op.Pod.Name, err)
+	}
+	raw, err := json.Marshal(payload)
+	if err != nil {
+		return fmt.Errorf("write files of pod %s: encode", op.Pod.Name)
+	}
+	target := op.ContainerID
+	if target == "" {
+		target = op.Name
+	}
+	code, out, err := fd.ExecInput(ctx, target, dockerx.FilesCommand, raw, filesTimeout)
+	if err != nil {
+		return fmt.Errorf("write files of pod %s: %w", op.Pod.Name, err)
+	}
+	if code != helperapi.ExitOK {
+		return fmt.Errorf("write files of pod %s: the writer in %s exited %d: %s", op.Pod.Name, op.Name, code, firstLine(out))
+	}
+	c.files.set(podUnitKey(op.Pod), payloadHash(payload))
+	return nil
+}
+
+// writerHolderImage is the image of a writer holder: the helper image.
+func (c *Controller) writerHolderImage(ctx context.Context) (string, error) {
+	fd := c.opts.FilesDocker
+	if fd == nil {
+		return "", errors.New("a pod with file volumes needs a writer holder, and this controller has no helper image (Options.FilesDocker)")
+	}
+	c.helperImages.Store(true)
+	ref, err := fd.EnsureHelperImage(ctx, c.opts.Instance)
+	c.helperImages.Store(true)
+	if err != nil {
+		return "", fmt.Errorf("helper image: %w", err)
+	}
+	return ref, nil
+}
+
+// planPodFiles is planPod's step for a running holder pod with file
+// volumes: a write when its files are not (known to be) what they should
+// be. proceed false: the pod's containers must not be created or started
+// (it never got its files and cannot get them now).
+func (in PlanInput) planPodFiles(p *pod, pp podPlan, ref *dockerx.PodRef, plan *Plan) (write *Op, proceed bool) {
+	if !manifests.NeedsWriter(&pp.t.Spec) || p.holder == nil || p.holder.State != dockerx.StateRunning {
+		return nil, true
+	}
+	pf := in.Files[p.key]
+	switch {
+	case pf.Want != "" && pf.Want != pf.Have:
+		reason, cause := ReasonFilesChanged, "files of its volumes changed"
+		if pf.Have == "" {
+			reason, cause = ReasonFilesUnwritten, "files of its volumes not written by this controller yet"
+		}
+		return &Op{Kind: OpWriteFiles, Name: p.holder.Name, ContainerID: p.holder.ID, Hash: p.hash, From: pp.from, Pod: ref,
+			Reason: reason, Cause: fmt.Sprintf("pod %s: %s", p.name, cause)}, true
+	case pf.Want == "" && pf.Have == "" && len(p.members) == 0:
+		// Never started: it waits for its files, as a pod whose volume
+		// cannot be mounted stays ContainerCreating.
+		if pf.Missing != "" {
+			plan.Blocked = append(plan.Blocked, pf.Missing)
+		}
+		return nil, false
+	}
+	return nil, true
+}

@@ -1,0 +1,96 @@
+package reconciler
+
+import (
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/dockctl/dockctl/dockerx"
+	"github.com/dockctl/dockctl/manifests"
+)
+
+// filesDeployment is deployment web with one container "app" mounting a
+// configMap volume and a secret volume: a pod that needs a writer holder.
+func filesDeployment(replicas int32) *manifests.Deployment {
+	d := deployment(replicas)
+	d.Spec.Template.Spec.Containers = []manifests.Container{{Name: "app", Image: "img:1", VolumeMounts: []manifests.VolumeMount{
+		{Name: "cfg", MountPath: "/etc/app"}, {Name: "tls", MountPath: "/etc/tls"}}}}
+	d.Spec.Template.Spec.Volumes = []manifests.Volume{
+		{Name: "cfg", ConfigMap: &manifests.ConfigMapVolumeSource{Name: "app"}},
+		{Name: "tls", Secret: &manifests.SecretVolumeSource{SecretName: "tls"}},
+	}
+	manifests.SetDefaults(d)
+	return d
+}
+
+// TestFilesPlanGolden compares the plans of pods with file volumes with
+// testdata/plan-files-*.golden (-update rewrites them): the write comes
+// after the holder and before any container of the pod, a change is one
+// write, a converged pod plans nothing, a pod that never got its files
+// waits for them.
+func TestFilesPlanGolden(t *testing.T) {
+	const H = "aaaa"
+	run, exited := dockerx.StateRunning, dockerx.StateExited
+	key := podKeyPrefix + dockerx.ContainerName("i", "", "web", H, 0) + "/u" + H + "0"
+	withFiles := func(in PlanInput, pf PodFiles) PlanInput {
+		in.Files = map[string]PodFiles{key: pf}
+		return in
+	}
+	d := filesDeployment
+	tests := []struct {
+		name string
+		in   PlanInput
+	}{
+		{"files-pod-create", podInput(d(1), nil)},
+		{"files-holder-running-unwritten", withFiles(podInput(d(1), podOf(H, 0, run, nil)), PodFiles{Want: "h1"})},
+		{"files-converged", withFiles(podInput(d(1), podOf(H, 0, run, map[string]string{"app": run})), PodFiles{Want: "h1", Have: "h1"})},
+		{"files-changed", withFiles(podInput(d(1), podOf(H, 0, run, map[string]string{"app": run})), PodFiles{Want: "h2", Have: "h1"})},
+		{"files-changed-member-exited", withFiles(podInput(d(1), podOf(H, 0, run, map[string]string{"app": exited})), PodFiles{Want: "h2", Have: "h1"})},
+		{"files-controller-restarted", withFiles(podInput(d(1), podOf(H, 0, run, map[string]string{"app": run})), PodFiles{Want: "h1"})},
+		{"files-missing-never-written", withFiles(podInput(d(1), podOf(H, 0, run, nil)),
+			PodFiles{Missing: `pod web-aaaa-0: MountVolume.SetUp failed: volume cfg: configmap "app" not found`})},
+		{"files-missing-after-written", withFiles(podInput(d(1), podOf(H, 0, run, map[string]string{"app": run})),
+			PodFiles{Have: "h1", Missing: `pod web-aaaa-0: MountVolume.SetUp failed: volume cfg: configmap "app" not found`})},
+		{"files-deleted", func() PlanInput {
+			in := podInput(d(1), nil)
+			in.Desired = nil
+			in.Volumes = []dockerx.Volume{
+				{Name: "gone-cfg", Role: dockerx.RoleFiles, Pod: "web-aaaa-7", PodUID: "gone", Instance: "i", Deployment: "web"},
+			}
+			return in
+		}()},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			in := tt.in
+			in.Instance, in.Name, in.Hash, in.Now = "i", "web", H, t0
+			plan := ComputePlan(in)
+			checkOrder(t, plan)
+			checkNeeds(t, plan)
+			checkFilesFirst(t, plan)
+			checkPlanGolden(t, tt.name, plan)
+		})
+	}
+}
+
+// checkFilesFirst asserts that every create or start of a member of a pod
+// whose files the plan writes needs that write.
+func checkFilesFirst(t *testing.T, plan Plan) {
+	t.Helper()
+	writes := map[string]OpID{}
+	for _, op := range plan.Ops {
+		if op.Kind == OpWriteFiles {
+			writes[op.Pod.Holder] = op.ID
+		}
+	}
+	for _, op := range plan.Ops {
+		if op.Kind != OpCreate && op.Kind != OpStart || op.Role == dockerx.RoleHolder {
+			continue
+		}
+		for holder, w := range writes {
+			if strings.HasPrefix(op.Name, holder+".") && !slices.Contains(op.Needs, w) {
+				t.Errorf("%s does not need the write #%d of its pod's files", op.Line(), w)
+			}
+		}
+	}
+}

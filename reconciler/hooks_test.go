@@ -1,0 +1,248 @@
+package reconciler
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"log/slog"
+	"slices"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/dockctl/dockctl/dockerx"
+	"github.com/dockctl/dockctl/internal/dockerfake"
+	"github.com/dockctl/dockctl/manifests"
+)
+
+func withPreStop(d *manifests.Deployment, names ...string) *manifests.Deployment {
+	for i := range d.Spec.Template.Spec.Containers {
+		c := &d.Spec.Template.Spec.Containers[i]
+		if len(names) == 0 || slices.Contains(names, c.Name) {
+			c.Lifecycle = &manifests.Lifecycle{PreStop: &manifests.LifecycleHandler{Exec: &manifests.ExecAction{Command: []string{"drain", c.Name}}}}
+		}
+	}
+	return d
+}
+
+// TestSetPreStops: the plan gives exactly the graceful stops of running
+// containers their own revision's preStop hook, pod members with their
+// holder as the address owner.
+func TestSetPreStops(t *testing.T) {
+	d := withPreStop(deployment(1))
+	hash := manifests.TemplateHash(&d.Spec.Template)
+	running := ctr(hash, 0, dockerx.StateRunning, time.Hour)
+	surplus := ctr(hash, 1, dockerx.StateRunning, time.Minute)
+	exited := ctr(hash, 1, dockerx.StateExited, time.Minute)
+	pd := withPreStop(podDeployment(0), "app")
+	pdHash := manifests.TemplateHash(&pd.Spec.Template)
+	pod := podOf(pdHash, 0, dockerx.StateRunning, map[string]string{"migrate": "exited:0", "seed": "exited:0", "app": dockerx.StateRunning, "log": dockerx.StateRunning})
+	var app, holder dockerx.Container
+	for _, c := range pod {
+		switch {
+		case c.Role == dockerx.RoleHolder:
+			holder = c
+		case c.ContainerName == "app":
+			app = c
+		}
+	}
+	tests := []struct {
+		name string
+		in   PlanInput
+		want []string // "kind container: hook → netOwner"
+	}{
+		{"scale-down runs the surplus replica's hook", PlanInput{Desired: d, Containers: []dockerx.Container{running, surplus}},
+			[]string{fmt.Sprintf("remove %s: drain web → %s", surplus.Name, surplus.ID)}},
+		{"an exited replica has nothing to stop", PlanInput{Desired: d, Containers: []dockerx.Container{running, exited}}, nil},
+		{"liveness restart runs it", PlanInput{Desired: d, Containers: []dockerx.Container{running}, LivenessFailed: map[string]bool{running.ID: true}},
+			[]string{fmt.Sprintf("restart %s: drain web → %s", running.Name, running.ID)}},
+		{"a pod's removal (scaled to zero) runs its member's hook, addressed at the holder", podInput(pd, pod),
+			[]string{fmt.Sprintf("remove %s: drain app → %s", app.Name, holder.ID)}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			in := tt.in
+			in.Name, in.Instance, in.Now = "web", "i", t0
+			if in.Desired != nil && in.Hash == "" {
+				in.Hash = manifests.TemplateHash(&in.Desired.Spec.Template)
+			}
+			if in.Pods == nil {
+				in.Containers, in.Pods = groupPods(in.Containers, templateLookup(in.Desired, in.Hash, nil), nil)
+			}
+			plan := ComputePlan(in)
+			var got []string
+			add := func(kind OpKind, h *Hook) {
+				got = append(got, fmt.Sprintf("%s %s: %s → %s", kind, h.Name, joinCmd(h.Handler), h.NetOwner))
+			}
+			for _, op := range plan.Ops {
+				if op.PreStop != nil {
+					add(op.Kind, op.PreStop)
+				}
+				for _, ph := range op.Phases {
+					for _, tg := range ph {
+						if tg.PreStop != nil {
+							add(op.Kind, tg.PreStop)
+						}
+					}
+				}
+			}
+			if !slices.Equal(got, tt.want) {
+				t.Fatalf("preStop hooks:\n got  %q\n want %q\nplan:\n%s", got, tt.want, plan)
+			}
+		})
+	}
+}
+
+func joinCmd(h *manifests.LifecycleHandler) string {
+	if h.Exec == nil {
+		return "?"
+	}
+	return fmt.Sprint(h.Exec.Command[0], " ", h.Exec.Command[1])
+}
+
+// hookStopDocker records stops, with the grace each got.
+type hookStopDocker struct {
+	*dockerfake.Engine
+	log *orderLog
+}
+
+type orderLog struct {
+	mu     sync.Mutex
+	events []string
+	grace  time.Duration
+}
+
+func (l *orderLog) add(e string) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.events = append(l.events, e)
+}
+
+func (d hookStopDocker) StopContainer(ctx context.Context, id string, grace time.Duration) error {
+	d.log.mu.Lock()
+	d.log.grace = grace
+	d.log.mu.Unlock()
+	d.log.add("stop")
+	return d.Engine.StopContainer(ctx, id, grace)
+}
+
+type orderDrainer struct{ log *orderLog }
+
+func (d orderDrainer) Drain(context.Context, string, string) error { d.log.add("drain"); return nil }
+
+type orderHooks struct {
+	log  *orderLog
+	wait time.Duration
+	err  error
+}
+
+func (h orderHooks) runHook(ctx context.Context, hk Hook) error {
+	h.log.add("preStop " + hk.Name)
+	select {
+	case <-time.After(h.wait):
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+	return h.err
+}
+
+// TestPreStopRunsAfterDrainBeforeStop: the stopper drains, runs the hook,
+// then sends the stop signal with the grace the hook left (at least
+// minPodGrace); a failed or overlong hook does not prevent the stop.
+func TestPreStopRunsAfterDrainBeforeStop(t *testing.T) {
+	for _, tc := range []struct {
+		name      string
+		hooks     orderHooks
+		grace     time.Duration
+		maxGrace  time.Duration
+		wantGrace time.Duration // at least
+	}{
+		{"quick hook", orderHooks{wait: 200 * time.Millisecond}, 10 * time.Second, 9900 * time.Millisecond, 9 * time.Second},
+		{"failing hook", orderHooks{err: fmt.Errorf("boom")}, 10 * time.Second, 10 * time.Second, 9 * time.Second},
+		{"hook longer than the grace: cut, minimum grace left", orderHooks{wait: time.Hour}, 500 * time.Millisecond, minPodGrace, minPodGrace},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			log := &orderLog{}
+			engine := dockerfake.New(testImage)
+			id, _ := engine.Add(dockerx.Container{Name: "c", State: dockerx.StateRunning, Labels: map[string]string{}}, "")
+			done := make(chan error, 1)
+			s := newStopper(hookStopDocker{engine, log}, slog.New(slog.NewTextHandler(io.Discard, nil)), orderDrainer{log},
+				func(_ string, err error) { done <- err }, func(string) {})
+			tc.hooks.log = log
+			s.hooks = tc.hooks
+			defer s.shutdown()
+			s.submit("web", Op{Kind: OpRemove, Name: "c", ContainerID: id, Grace: tc.grace, Drain: &DrainRef{Namespace: "default", Pod: "web-0"},
+				PreStop: &Hook{Name: "c", ID: id}}, t0)
+			select {
+			case err := <-done:
+				if err != nil {
+					t.Fatal(err)
+				}
+			case <-time.After(30 * time.Second):
+				t.Fatal("the stop never ended")
+			}
+			log.mu.Lock()
+			defer log.mu.Unlock()
+			if want := []string{"drain", "preStop c", "stop"}; !slices.Equal(log.events, want) {
+				t.Fatalf("order %q, want %q", log.events, want)
+			}
+			if log.grace < tc.wantGrace || log.grace > tc.maxGrace {
+				t.Errorf("stop signal with grace %v, want between %v and %v", log.grace, tc.wantGrace, tc.maxGrace)
+			}
+		})
+	}
+}
+
+// TestPostStartHook: the hook runs once per run of the container, before
+// it is ready; a failing hook marks it for a restart.
+func TestPostStartHook(t *testing.T) {
+	for _, tc := range []struct {
+		name      string
+		exit      int
+		wantReady bool
+		wantAlive bool
+	}{
+		{"succeeds: ready", 0, true, true},
+		{"fails: restarted, never ready", 1, false, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			engine := dockerfake.New(testImage)
+			id, _ := engine.Add(dockerx.Container{Name: "i_web-h-0", State: dockerx.StateRunning, TemplateHash: "h", Labels: map[string]string{}}, "")
+			var mu sync.Mutex
+			runs := 0
+			engine.OnExec = func(_ string, cmd []string) (int, error) {
+				mu.Lock()
+				defer mu.Unlock()
+				if cmd[0] == "warm-up" {
+					runs++
+				}
+				return tc.exit, nil
+			}
+			tmpl := &manifests.PodTemplateSpec{Spec: manifests.PodSpec{Containers: []manifests.Container{{Name: "web", Image: "img:1",
+				Lifecycle: &manifests.Lifecycle{PostStart: &manifests.LifecycleHandler{Exec: &manifests.ExecAction{Command: []string{"warm-up"}}}}}}}}
+			templates := func(string) *manifests.PodTemplateSpec { return tmpl }
+			p := newProber(engine, gateRunner{open: make(chan struct{})}, nil, func(string) {}, slog.New(slog.NewTextHandler(io.Discard, nil)))
+			defer p.stop()
+			ctr := dockerx.Container{ID: id, Name: "i_web-h-0", State: dockerx.StateRunning, TemplateHash: "h"}
+			paused := ctr
+			paused.State = dockerx.StatePaused
+			p.sync(context.Background(), "default/web", []dockerx.Container{ctr}, templates)
+			waitFor(t, func() bool {
+				r := p.results([]dockerx.Container{ctr})[id]
+				return r.Alive == tc.wantAlive && (r.Ready != nil && *r.Ready == tc.wantReady)
+			})
+			// The same run seen again (paused, then running): not run twice.
+			p.sync(context.Background(), "default/web", []dockerx.Container{paused}, templates)
+			p.sync(context.Background(), "default/web", []dockerx.Container{ctr}, templates)
+			waitFor(t, func() bool {
+				r := p.results([]dockerx.Container{ctr})[id]
+				return r.Ready != nil && *r.Ready == tc.wantReady
+			})
+			mu.Lock()
+			defer mu.Unlock()
+			if runs != 1 {
+				t.Errorf("postStart ran %d times, want 1", runs)
+			}
+		})
+	}
+}

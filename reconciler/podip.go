@@ -1,0 +1,136 @@
+package reconciler
+
+import (
+	"context"
+	"fmt"
+	"net/netip"
+
+	"github.com/dockctl/dockctl/dockerx"
+	"github.com/dockctl/dockctl/manifests"
+	"github.com/dockctl/dockctl/store"
+)
+
+// status.podIP (issue 11 item 2): Docker gives a container its address
+// when it starts, after its environment is fixed, so a pod whose
+// environment reads status.podIP (or podIPs) gets an address dockctl
+// assigns in the instance network before the create: a static one
+// (IPAMConfig), which it then keeps across restarts, so the variable stays
+// true. It is taken from the top of Docker's dynamic range (IPRange)
+// downwards — Docker hands out dynamic addresses from the bottom — and
+// skips every address a container of the instance holds or has
+// configured. Other pods keep Docker's dynamic addresses, as before.
+
+// readsPodIP reports whether a container of the pod reads its address.
+func readsPodIP(ps *manifests.PodSpec) bool {
+	for _, c := range ps.AllContainers() {
+		for _, e := range c.Env {
+			if e.ValueFrom != nil && e.ValueFrom.FieldRef != nil {
+				switch e.ValueFrom.FieldRef.FieldPath {
+				case manifests.FieldStatusPodIP, manifests.FieldStatusPodIPs:
+					return true
+				}
+			}
+		}
+	}
+	return false
+}
+
+// pickPodIP returns the highest address of l's IPRange that is neither
+// the network's, its gateway, nor used; false when none is left.
+func pickPodIP(l NetworkLayout, used map[netip.Addr]bool) (netip.Addr, bool) {
+	first := addrUint(l.IPRange.Masked().Addr())
+	last := first + uint32(1)<<(32-l.IPRange.Bits()) - 1
+	for u := last; u > first; u-- {
+		a := uintAddr(u)
+		if a != l.Gateway && !used[a] {
+			return a, true
+		}
+	}
+	return netip.Addr{}, false
+}
+
+// assignPodIP gives the network owner of a pod that reads its address (a
+// replica without holder, or a holder) a static address in the instance
+// network, and returns the address a container of the pod reads as
+// status.podIP ("" when it has none). release must be called once the
+// container is created: until then other assignments wait, so that two
+// never pick one address.
+func (c *Controller) assignPodIP(ctx context.Context, in PlanInput, op Op, req *dockerx.CreateRequest, network *store.NetworkStatus) (ip string, release func(), err error) {
+	release = func() {}
+	ps := &op.From.Spec.Template.Spec
+	if ps.HostNetwork || network == nil || !readsPodIP(ps) {
+		return "", release, nil
+	}
+	if op.Pod != nil && op.Role != dockerx.RoleHolder {
+		return c.memberPodIP(in, op, network.Name), release, nil
+	}
+	if req.Network == nil {
+		return "", release, nil
+	}
+	if req.Network.IPv4 != "" {
+		return req.Network.IPv4, release, nil
+	}
+	l, err := layoutFromStatus(network)
+	if err != nil {
+		return "", release, fmt.Errorf("create %s: pod address: %w", op.Name, err)
+	}
+	c.podIPMu.Lock()
+	release = c.podIPMu.Unlock
+	cs, err := c.docker.ListContainers(ctx, c.opts.Instance)
+	if err != nil {
+		release()
+		return "", func() {}, fmt.Errorf("create %s: pod address: %w", op.Name, err)
+	}
+	used := map[netip.Addr]bool{}
+	for _, ct := range cs {
+		for _, m := range []map[string]string{ct.Networks, ct.StaticIPv4} {
+			if a, err := netip.ParseAddr(m[network.Name]); err == nil {
+				used[a] = true
+			}
+		}
+	}
+	a, ok := pickPodIP(l, used)
+	if !ok {
+		release()
+		return "", func() {}, fmt.Errorf("create %s: pod address: no free address left in %s", op.Name, l.IPRange)
+	}
+	req.Network.IPv4 = a.String()
+	if op.Pod != nil {
+		c.rememberPodIP(op.Pod.UID, req.Network.IPv4)
+	}
+	return req.Network.IPv4, release, nil
+}
+
+// memberPodIP is the address of the pod a member joins: its holder's,
+// as assigned in this process or as Docker reports it.
+func (c *Controller) memberPodIP(in PlanInput, op Op, network string) string {
+	c.refs.mu.Lock()
+	ip := c.refs.podIPs[op.Pod.UID]
+	c.refs.mu.Unlock()
+	if ip != "" {
+		return ip
+	}
+	for _, p := range in.Pods {
+		if p.uid == op.Pod.UID && p.holder != nil {
+			if ip := p.holder.StaticIPv4[network]; ip != "" {
+				return ip
+			}
+			return p.holder.Networks[network]
+		}
+	}
+	return ""
+}
+
+func (c *Controller) rememberPodIP(uid, ip string) {
+	c.refs.mu.Lock()
+	defer c.refs.mu.Unlock()
+	if c.refs.podIPs == nil {
+		c.refs.podIPs = map[string]string{}
+	}
+	// Bounded: only the pods of the last thousand holders are kept; an
+	// older one's members read the holder's address from Docker.
+	if len(c.refs.podIPs) > 1000 {
+		clear(c.refs.podIPs)
+	}
+	c.refs.podIPs[uid] = ip
+}
