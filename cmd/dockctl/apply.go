@@ -31,10 +31,10 @@ func newApplyCommand(g *globalOptions) *cobra.Command {
 	o := &applyOptions{}
 	cmd := &cobra.Command{
 		Use:   "apply -f PATH [-f PATH…] [--prune --all|-l SELECTOR]",
-		Short: "Record the desired state of deployments, services and namespaces from manifest files",
+		Short: "Record the desired state of deployments, services, namespaces, configmaps, secrets and claims from manifest files",
 		Long: "Validate every document of every file first; if any is invalid nothing is stored.\n" +
 			"PATH is a file, a directory (recursively: *.yaml, *.yml, *.json) or - for standard input.\n" +
-			"Namespaces are stored first, then services, then deployments, as one unit. An object that names\n" +
+			"Namespaces are stored first, then configmaps, secrets and claims, then services, then deployments, as one unit. An object that names\n" +
 			"no namespace goes to -n's (default \"default\"); one that names another than -n given is refused.",
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
@@ -45,8 +45,8 @@ func newApplyCommand(g *globalOptions) *cobra.Command {
 	addSkipUnsupported(cmd, &o.skip)
 	cmd.Flags().StringVar(&o.dryRun, "dry-run", "none", "validate and print without storing (none|client)")
 	cmd.Flags().Lookup("dry-run").NoOptDefVal = "client"
-	cmd.Flags().BoolVar(&o.prune, "prune", false, "delete the deployments and services absent from the applied files, in the namespaces the files' objects are in (needs --all or -l; namespaces are never pruned)")
-	cmd.Flags().BoolVar(&o.all, "all", false, "with --prune: consider every deployment and service of those namespaces for pruning")
+	cmd.Flags().BoolVar(&o.prune, "prune", false, "delete the deployments, services, configmaps, secrets and claims absent from the applied files, in the namespaces the files' objects are in (needs --all or -l; namespaces are never pruned)")
+	cmd.Flags().BoolVar(&o.all, "all", false, "with --prune: consider every object of those namespaces for pruning")
 	cmd.Flags().StringVarP(&o.selector, "selector", "l", "", "apply only the objects of the files whose metadata.labels match, and with --prune prune only matching ones")
 	cmd.Flags().BoolVar(&o.wait, "wait", false, "wait until every applied deployment is rolled out (needs a running controller)")
 	cmd.Flags().DurationVar(&o.timeout, "timeout", 5*time.Minute, "how long --wait waits")
@@ -87,11 +87,12 @@ func runApply(cmd *cobra.Command, g *globalOptions, o *applyOptions) error {
 	if err != nil {
 		return err
 	}
+	warnIgnored(cmd.ErrOrStderr(), b)
 	opts.KeepPaused = b.keepPaused
 	if sel != nil {
 		// kubectl applies only the objects of the files that match -l.
 		if b.filter(sel); b.empty() {
-			return fmt.Errorf("no deployments, services or namespaces in %v match the selector %q", o.files, o.selector)
+			return fmt.Errorf("no deployments, services, namespaces, configmaps, secrets or claims in %v match the selector %q", o.files, o.selector)
 		}
 	}
 	st, err := g.storeFor(dry)
@@ -193,9 +194,17 @@ func runDiff(stdin io.Reader, out, warn io.Writer, g *globalOptions, files []str
 	if err != nil {
 		return 0, err
 	}
+	warnIgnored(warn, b)
 	st, err := g.readStore()
 	if err != nil {
 		return 0, err
+	}
+	// kubectl diff compares with a server-side dry run: what apply would
+	// refuse (the data of an immutable ConfigMap or Secret, a Secret's
+	// type, a claim's spec, a namespace that does not exist) is an error,
+	// not a diff.
+	if _, err := st.Apply(b.Bundle, store.ApplyOptions{DryRun: true, KeepPaused: b.keepPaused}); err != nil {
+		return 0, fmt.Errorf("apply would refuse it: %w", err)
 	}
 	differ := 0
 	show := func(name string, live, next []byte) error {
@@ -233,6 +242,9 @@ func runDiff(stdin io.Reader, out, warn io.Writer, g *globalOptions, files []str
 		if err := show("namespace/"+n.Metadata.Name, live, next); err != nil {
 			return 0, err
 		}
+	}
+	if err := diffConfig(st, b, show); err != nil {
+		return 0, err
 	}
 	for _, svc := range b.Services {
 		var live []byte

@@ -11,19 +11,23 @@ import (
 )
 
 // bundle is what a set of manifest files declares, as apply, diff and
-// delete -f take it: Namespaces, Services and Deployments, every
-// namespaced object in its namespace (its own, else -n's; "" for
+// delete -f take it: Namespaces, ConfigMaps, Secrets,
+// PersistentVolumeClaims, Services and Deployments, every namespaced
+// object in its namespace (its own, else -n's; "" for
 // default, as the store keeps it).
 type bundle struct {
 	store.Bundle
 	// keepPaused names (by store.Key) the deployments whose manifest left
 	// spec.paused unset: as with spec.replicas, apply keeps the live value.
 	keepPaused map[string]bool
+	// ignored is the warning about fields with no meaning on one host
+	// (manifests.IgnoredWarning), "" for none: apply and diff print it.
+	ignored string
 }
 
 // empty reports whether the bundle holds no object.
 func (b *bundle) empty() bool {
-	return len(b.Namespaces)+len(b.Services)+len(b.Deployments) == 0
+	return len(b.Namespaces)+len(b.Services)+len(b.Deployments)+len(b.ConfigMaps)+len(b.Secrets)+len(b.Claims) == 0
 }
 
 // cmdRef is how a command names deployment name of namespace ns in a hint:
@@ -55,6 +59,11 @@ func (g *globalOptions) loadBundle(paths []string, stdin io.Reader, skip bool, w
 		switch {
 		case d.Namespace != nil:
 			b.Namespaces = append(b.Namespaces, d.Namespace)
+		case d.ConfigMap != nil || d.Secret != nil || d.PVC != nil:
+			if err := g.placeObject(d, d.Meta()); err != nil {
+				return nil, err
+			}
+			b.addConfig(d)
 		case d.Service != nil:
 			if err := g.placeObject(d, &d.Service.Metadata); err != nil {
 				return nil, err
@@ -77,6 +86,7 @@ func (g *globalOptions) loadBundle(paths []string, stdin io.Reader, skip bool, w
 	if b.empty() {
 		return nil, fmt.Errorf("no objects found in %v", paths)
 	}
+	b.ignored = manifests.IgnoredWarning(docs)
 	return b, nil
 }
 
@@ -102,6 +112,7 @@ func (g *globalOptions) placeObject(d *manifests.Document, m *manifests.ObjectMe
 // apply -l applies only those of the files.
 func (b *bundle) filter(sel labels.Selector) {
 	b.Namespaces = keep(b.Namespaces, func(n *manifests.Namespace) bool { return sel.Matches(labels.Set(n.Metadata.Labels)) })
+	b.filterConfig(sel)
 	b.Services = keep(b.Services, func(s *manifests.Service) bool { return sel.Matches(labels.Set(s.Metadata.Labels)) })
 	b.Deployments = keep(b.Deployments, func(d *manifests.Deployment) bool { return sel.Matches(labels.Set(d.Metadata.Labels)) })
 }
@@ -127,6 +138,7 @@ func (b *bundle) refs() []store.ObjectRef {
 	for _, s := range b.Services {
 		out = append(out, store.ObjectRef{Kind: store.KindService, Namespace: s.Metadata.Namespace, Name: s.Metadata.Name})
 	}
+	out = append(out, b.configRefs()...)
 	for _, n := range b.Namespaces {
 		out = append(out, store.ObjectRef{Kind: store.KindNamespace, Name: n.Metadata.Name})
 	}

@@ -102,7 +102,7 @@ func newControllerCommandWith(g *globalOptions, o *controllerOptions) *cobra.Com
 			dockerx.NetworkName("INSTANCE"), reconciler.MaxSubnetPrefix))
 	a := &o.allow
 	f.BoolVar(&a.privileged, strings.TrimPrefix(manifests.FlagAllowPrivileged, "--"), false,
-		"run privileged containers (securityContext.privileged)")
+		"run privileged containers (securityContext.privileged), without seccomp filter (seccompProfile Unconfined), or with sysctls outside Kubernetes' safe set")
 	f.BoolVar(&a.hostNamespaces, strings.TrimPrefix(manifests.FlagAllowHostNamespaces, "--"), false,
 		"run containers in the host's network or PID namespace (hostNetwork, hostPID)")
 	f.StringSliceVar(&a.hostPaths, strings.TrimPrefix(manifests.FlagAllowHostPath, "--"), nil,
@@ -219,6 +219,9 @@ func runController(g *globalOptions, o *controllerOptions) error {
 		ServiceAddress: o.serviceAddress,
 		Subnet:         o.subnet,
 		NetworkDocker:  cli,
+		FilesDocker:    cli,
+		// ConfigMaps, Secrets and claims, as pods refer to them.
+		Config: st,
 	})
 
 	if o.metricsAddr != "" {

@@ -17,13 +17,19 @@ import (
 
 func newDescribeCommand(g *globalOptions) *cobra.Command {
 	return &cobra.Command{
-		Use:   "describe deployment NAME | describe pod NAME | describe service NAME",
+		Use:   "describe deployment NAME | describe pod NAME | describe service NAME | describe configmap NAME | describe secret NAME | describe pvc NAME",
 		Short: "Show a deployment's spec, status, conditions and containers, a pod's containers and their states, or a service's ports, endpoints and conditions",
 		Args:  cobra.RangeArgs(1, 2),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			kind, name, err := resourceArg(args, kindDeployment, kindPod, kindService)
+			kind, name, err := resourceArg(args, kindDeployment, kindPod, kindService, kindConfigMap, kindSecret, kindClaim)
 			if err != nil {
 				return err
+			}
+			if kind == kindClaim {
+				return describeClaim(cmd, g, name) // claims_cli.go
+			}
+			if kind == kindConfigMap || kind == kindSecret {
+				return describeConfigObject(cmd, g, kind, name) // configs_cli.go: no Docker needed
 			}
 			snap, err := takeSnapshot(cmd.Context(), g)
 			if err != nil {
@@ -155,12 +161,7 @@ func describeTemplateContainer(w io.Writer, c *manifests.Container) {
 	for _, port := range c.Ports {
 		fmt.Fprintf(w, "    Port:     %s\n", portString(port))
 	}
-	if len(c.Env) > 0 {
-		fmt.Fprintln(w, "    Environment:")
-		for _, e := range c.Env {
-			fmt.Fprintf(w, "      %s=%s\n", e.Name, e.Value)
-		}
-	}
+	describeEnv(w, c) // configs_cli.go
 	if len(c.VolumeMounts) > 0 {
 		fmt.Fprintln(w, "    Mounts:")
 		for _, m := range c.VolumeMounts {

@@ -40,8 +40,8 @@ func (o *getOptions) scope(g *globalOptions) string {
 func newGetCommand(g *globalOptions) *cobra.Command {
 	o := &getOptions{}
 	cmd := &cobra.Command{
-		Use:   "get deployments|pods|containers|namespaces|services|endpoints [NAME] [-l SELECTOR] [-n NAMESPACE | -A]",
-		Short: "List deployments, pods, containers, namespaces, services or endpoints with their live status",
+		Use:   "get deployments|pods|containers|namespaces|services|endpoints|configmaps|secrets|pvc [NAME] [-l SELECTOR] [-n NAMESPACE | -A]",
+		Short: "List deployments, pods, containers, namespaces, services, endpoints, configmaps or secrets with their live status",
 		Args:  cobra.RangeArgs(1, 2),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			kind, name := kindAliases[args[0]], ""
@@ -52,7 +52,7 @@ func newGetCommand(g *globalOptions) *cobra.Command {
 			}
 			list := getters[kind]
 			if list == nil {
-				return fmt.Errorf("unknown resource %q: expected deployments, pods, containers, namespaces, services or endpoints", args[0])
+				return fmt.Errorf("unknown resource %q: expected deployments, pods, containers, namespaces, services, endpoints, configmaps, secrets or persistentvolumeclaims", args[0])
 			}
 			if o.selector != "" && name != "" {
 				return fmt.Errorf("a name cannot be given with a selector (-l), as in kubectl")
@@ -77,6 +77,8 @@ func newGetCommand(g *globalOptions) *cobra.Command {
 var getters = map[string]func(cmd *cobra.Command, g *globalOptions, o *getOptions, name string) error{
 	kindDeployment: getDeployments, kindPod: getPods, kindContainer: getContainers, kindNamespace: getNamespaces,
 	kindService: getServices, kindEndpoints: getEndpoints,
+	kindConfigMap: getConfigMaps, kindSecret: getSecrets,
+	kindClaim: getClaims, // claims_cli.go
 }
 
 // listing is how every get begins: the selector parsed (by parse), with

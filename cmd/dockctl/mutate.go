@@ -45,8 +45,8 @@ func newDeleteCommand(g *globalOptions) *cobra.Command {
 		timeout time.Duration
 	)
 	cmd := &cobra.Command{
-		Use:   "delete deployment|service|namespace NAME | delete -f PATH",
-		Short: "Delete deployments, services or namespaces (with everything in them); the controller then removes their containers",
+		Use:   "delete deployment|service|namespace|configmap|secret|pvc NAME | delete -f PATH",
+		Short: "Delete deployments, services, configmaps, secrets or namespaces (with everything in them); the controller then removes their containers",
 		Args:  cobra.MaximumNArgs(2),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			var refs []store.ObjectRef
@@ -60,7 +60,7 @@ func newDeleteCommand(g *globalOptions) *cobra.Command {
 				}
 				refs = b.refs()
 			default:
-				kind, name, err := resourceArg(args, kindDeployment, kindService, kindNamespace)
+				kind, name, err := resourceArg(args, kindDeployment, kindService, kindNamespace, kindConfigMap, kindSecret, kindClaim)
 				if err != nil {
 					return err
 				}
@@ -115,6 +115,8 @@ func newDeleteCommand(g *globalOptions) *cobra.Command {
 // storeKinds maps the CLI's kinds to the store's.
 var storeKinds = map[string]string{
 	kindDeployment: store.KindDeployment, kindService: store.KindService, kindNamespace: store.KindNamespace,
+	kindConfigMap: store.KindConfigMap, kindSecret: store.KindSecret,
+	kindClaim: store.KindPersistentVolumeClaim,
 }
 
 // liveKeysIn returns the keys of the live deployments of namespace ns.

@@ -200,6 +200,9 @@ var kindAliases = map[string]string{
 	"namespace": kindNamespace, "namespaces": kindNamespace, "ns": kindNamespace,
 	"endpoints": kindEndpoints, "endpoint": kindEndpoints, "ep": kindEndpoints,
 	"container": kindContainer, "containers": kindContainer,
+	"configmap": kindConfigMap, "configmaps": kindConfigMap, "cm": kindConfigMap,
+	"secret": kindSecret, "secrets": kindSecret,
+	"persistentvolumeclaim": kindClaim, "persistentvolumeclaims": kindClaim, "pvc": kindClaim, "pvcs": kindClaim,
 }
 
 // resourceArg accepts "KIND NAME" and "KIND/NAME" for one of kinds (in any
