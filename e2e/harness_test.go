@@ -64,11 +64,18 @@ func randomSuffix() string {
 // with the Docker socket and the state directory mounted.
 func (e *env) startController(extraArgs ...string) {
 	e.t.Helper()
+	e.startControllerWith(nil, extraArgs...)
+}
+
+// startControllerWith is startController with mod changing the
+// controller container's request first (environment, extra mounts).
+func (e *env) startControllerWith(mod func(*testcontainers.ContainerRequest), extraArgs ...string) {
+	e.t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	args := append([]string{"controller", "--instance", e.instance, "--resync-period", "2s",
 		"--metrics-addr", "", "--crash-backoff-base", "200ms"}, extraArgs...)
-	c, err := testcontainers.GenericContainer(ctx, testcontainers.GenericContainerRequest{
+	req := testcontainers.GenericContainerRequest{
 		ContainerRequest: testcontainers.ContainerRequest{
 			Image:  controllerImage,
 			Cmd:    args,
@@ -79,7 +86,11 @@ func (e *env) startController(extraArgs ...string) {
 			WaitingFor: wait.ForLog("controller started").WithStartupTimeout(time.Minute),
 		},
 		Started: true,
-	})
+	}
+	if mod != nil {
+		mod(&req.ContainerRequest)
+	}
+	c, err := testcontainers.GenericContainer(ctx, req)
 	if err != nil {
 		e.t.Fatalf("start controller: %v", err)
 	}

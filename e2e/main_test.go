@@ -35,8 +35,9 @@ var (
 )
 
 var (
-	dockctlBin string // static dockctl binary for the host-side CLI
-	dockerCli  *client.Client
+	dockctlBin  string // static dockctl binary for the host-side CLI
+	workloadBin string // static workload binary, for stand-in images (realworld_test.go)
+	dockerCli   *client.Client
 )
 
 func TestMain(m *testing.M) {
@@ -84,10 +85,11 @@ func run(m *testing.M) (int, error) {
 	workloadCtx := filepath.Join(tmp, "workload")
 	clientCtx := filepath.Join(tmp, "client")
 	dockctlBin = filepath.Join(imageCtx, "dockctl")
-	if err := goBuild(root, "./cmd/dockctl", dockctlBin); err != nil {
+	if err := goBuild(root, "./cmd/dockctl", dockctlBin, "-tags", "grpcnotrace"); err != nil {
 		return 0, err
 	}
-	if err := goBuild(root, "./cmd/workload", filepath.Join(workloadCtx, "workload")); err != nil {
+	workloadBin = filepath.Join(workloadCtx, "workload")
+	if err := goBuild(root, "./cmd/workload", workloadBin, "-tags", "grpcnotrace"); err != nil {
 		return 0, err
 	}
 	if err := goBuild(root, "./e2e/svcclient", filepath.Join(clientCtx, "svcclient"), "-tags", "e2e"); err != nil {

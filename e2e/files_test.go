@@ -1,0 +1,238 @@
+//go:build e2e
+
+package e2e
+
+import (
+	"archive/tar"
+	"bytes"
+	"context"
+	"io"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/docker/docker/api/types/container"
+	"github.com/docker/docker/api/types/volume"
+)
+
+// File volumes (issue 11 item 3, DESIGN §11), end to end: the controller
+// runs in a container, no host path is shared with it, and the tests read
+// the files as the pod's containers see them (`workload stat` exec'd in
+// the member), and Docker's own export and diff of the containers.
+
+const filesSecret = "TOPSECRET-4242"
+
+func filesBundle(appConf string) string {
+	return `apiVersion: v1
+kind: ConfigMap
+metadata: {name: app}
+data:
+  app.conf: "` + appConf + `"
+  extra.conf: "x=1"
+---
+apiVersion: v1
+kind: Secret
+metadata: {name: db}
+type: Opaque
+stringData:
+  password: "` + filesSecret + `"
+  user: admin
+`
+}
+
+const filesSpec = `      securityContext: {fsGroup: 2000}
+      volumes:
+      - name: cfg
+        configMap: {name: app, defaultMode: 0440}
+      - name: creds
+        secret:
+          secretName: db
+          items: [{key: password, path: db/password, mode: 0400}]
+      - name: meta
+        downwardAPI:
+          items:
+          - {path: name, fieldRef: {fieldPath: metadata.name}}
+          - {path: labels, fieldRef: {fieldPath: metadata.labels}}
+      - name: all
+        projected:
+          sources:
+          - configMap: {name: app, items: [{key: app.conf, path: app.conf}]}
+          - secret: {name: db, items: [{key: user, path: user}]}
+          - configMap: {name: absent, optional: true}
+      - name: work
+        emptyDir: {}
+      containers:
+      - name: app
+        image: IMAGE
+        args: ["--listen=:8080"]
+        volumeMounts:
+        - {name: cfg, mountPath: /etc/app}
+        - {name: cfg, mountPath: /etc/pinned/app.conf, subPath: app.conf}
+        - {name: creds, mountPath: /etc/creds}
+        - {name: meta, mountPath: /etc/meta}
+        - {name: all, mountPath: /etc/all}
+        - {name: work, mountPath: /work, subPath: sub/dir}
+`
+
+// cat returns "MODE CONTENT" of a file as container id sees it.
+func cat(t *testing.T, id, path string) string {
+	t.Helper()
+	code, out, errOut := execOutput(t, id, "/workload", "stat", path)
+	if code != 0 {
+		return "error: " + strings.TrimSpace(errOut)
+	}
+	return out
+}
+
+func TestFileVolumes(t *testing.T) {
+	e := newEnv(t)
+	e.apply(filesBundle("port=80") + "---\n" + podManifest("files", 1, "", filesSpec))
+	e.startController()
+	pods := e.waitPods("files", 1, "", podWant{running: []string{"app"}})
+	p := pods[0]
+	app := p.members["app"].ID
+
+	t.Run("files appear with their modes", func(t *testing.T) {
+		for path, want := range map[string]string{
+			// fsGroup widens every mode by 0440, as the kubelet does.
+			"/etc/app/app.conf":        "0440 port=80",
+			"/etc/app/extra.conf":      "0440 x=1",
+			"/etc/creds/db/password":   "0440 " + filesSecret,
+			"/etc/meta/name":           "0644 " + p.name,
+			"/etc/meta/labels":         `0644 app="files"`,
+			"/etc/all/app.conf":        "0644 port=80",
+			"/etc/all/user":            "0644 admin",
+			"/etc/pinned/app.conf":     "0440 port=80",
+			"/etc/app/..data/app.conf": "0440 port=80",
+		} {
+			if got := cat(t, app, path); got != want {
+				t.Errorf("%s: %q, want %q", path, got, want)
+			}
+		}
+		if got := cat(t, app, "/etc/creds/password"); !strings.HasPrefix(got, "error:") {
+			t.Errorf("/etc/creds/password: %q, want only the listed item", got)
+		}
+		// The emptyDir subPath is a directory of the pod's volume: it
+		// exists and is writable.
+		if code, _, errOut := execOutput(t, app, "/workload", "--listen=127.0.0.1:0", "--write-file=/work/probe", "--exit-after=1ms"); code != 0 {
+			t.Errorf("write into the emptyDir subPath: exit %d: %s", code, errOut)
+		}
+	})
+
+	t.Run("secret values are in no writable layer, log or status", func(t *testing.T) {
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		defer cancel()
+		for _, id := range []string{app, p.holder.ID} {
+			changes, err := dockerCli.ContainerDiff(ctx, id)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, c := range changes {
+				// Mount points are made in the layer, empty; nothing may be
+				// below one.
+				inVolume := strings.HasPrefix(c.Path, "/volumes/") && strings.Count(c.Path, "/") > 2
+				if strings.Contains(c.Path, "password") || strings.HasPrefix(c.Path, "/etc/creds/") || inVolume {
+					t.Errorf("container %s: %s in its writable layer", id[:12], c.Path)
+				}
+			}
+			rc, err := dockerCli.ContainerExport(ctx, id)
+			if err != nil {
+				t.Fatal(err)
+			}
+			tr := tar.NewReader(rc)
+			for {
+				h, err := tr.Next()
+				if err == io.EOF {
+					break
+				}
+				if err != nil {
+					t.Fatal(err)
+				}
+				b, _ := io.ReadAll(tr)
+				if bytes.Contains(b, []byte(filesSecret)) {
+					t.Errorf("container %s: docker export holds the secret in %s", id[:12], h.Name)
+				}
+			}
+			rc.Close()
+		}
+		if log := e.controllerLog(); strings.Contains(log, filesSecret) {
+			t.Error("the controller's log holds the secret")
+		}
+		out := e.mustDockctl("", "get", "deployment", "files", "-o", "yaml")
+		out += e.mustDockctl("", "describe", "deployment", "files")
+		if strings.Contains(out, filesSecret) {
+			t.Error("get/describe show the secret")
+		}
+	})
+
+	t.Run("a ConfigMap change reaches the running replica, not its subPath", func(t *testing.T) {
+		start := time.Now()
+		e.apply(filesBundle("port=81"))
+		eventually(t, 30*time.Second, "the new app.conf in the running replica", func() (bool, string) {
+			got := cat(t, app, "/etc/app/app.conf")
+			return got == "0440 port=81", got
+		})
+		t.Logf("ConfigMap change → file in the running replica: %s", time.Since(start).Round(10*time.Millisecond))
+		if got := cat(t, app, "/etc/all/app.conf"); got != "0644 port=81" {
+			t.Errorf("projected app.conf: %q, want the new content", got)
+		}
+		if got := cat(t, app, "/etc/pinned/app.conf"); got != "0440 port=80" {
+			t.Errorf("subPath app.conf: %q, want the content of the container's start (as Kubernetes)", got)
+		}
+		if now, _ := e.pods("files"); len(now) != 1 || now[0].members["app"].ID != app {
+			t.Errorf("the replica was replaced for a ConfigMap change: %s", describePods(now, nil))
+		}
+	})
+
+	t.Run("a holder restart gives a pod with its files again", func(t *testing.T) {
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		defer cancel()
+		if err := dockerCli.ContainerRestart(ctx, p.holder.ID, container.StopOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		var np *podView
+		eventually(t, 90*time.Second, "a new pod with its files", func() (bool, string) {
+			pods, loose := e.pods("files")
+			if len(pods) != 1 || len(loose) > 0 || pods[0].uid == p.uid || !(podWant{running: []string{"app"}}).settled(pods[0]) {
+				return false, describePods(pods, loose)
+			}
+			np = pods[0]
+			return true, ""
+		})
+		if got := cat(t, np.members["app"].ID, "/etc/app/app.conf"); got != "0440 port=81" {
+			t.Errorf("app.conf in the new pod: %q", got)
+		}
+		if got := cat(t, np.members["app"].ID, "/etc/pinned/app.conf"); got != "0440 port=81" {
+			t.Errorf("subPath app.conf in the new pod: %q", got)
+		}
+		p = np
+	})
+
+	t.Run("rm -f of a pod leaves no volume behind", func(t *testing.T) {
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		defer cancel()
+		for _, c := range containers(t, "io.dockctl.instance="+e.instance, "io.dockctl.pod-uid="+p.uid) {
+			if err := dockerCli.ContainerRemove(ctx, c.ID, container.RemoveOptions{Force: true}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		eventually(t, 90*time.Second, "the removed pod's volumes collected", func() (bool, string) {
+			vs := volumes(t, "io.dockctl.instance="+e.instance, "io.dockctl.pod-uid="+p.uid)
+			return len(vs) == 0, describeVolumes(vs)
+		})
+		e.waitPods("files", 1, "", podWant{running: []string{"app"}})
+		e.mustDockctl("", "delete", "deployment", "files")
+		eventually(t, 90*time.Second, "no file volume left", func() (bool, string) {
+			vs := volumes(t, "io.dockctl.instance="+e.instance, "io.dockctl.role=files")
+			return len(vs) == 0, describeVolumes(vs)
+		})
+	})
+}
+
+func describeVolumes(vs []volume.Volume) string {
+	var names []string
+	for _, v := range vs {
+		names = append(names, v.Name)
+	}
+	return strings.Join(names, ",")
+}
