@@ -181,11 +181,18 @@ func (d *instrumentedDocker) RemoveContainer(ctx context.Context, id string) err
 	return err
 }
 
-func (d *instrumentedDocker) EnsureImage(ctx context.Context, ref, pullPolicy string) error {
+func (d *instrumentedDocker) EnsureImage(ctx context.Context, ref, pullPolicy string, secrets []dockerx.RegistryCredential) error {
 	start := time.Now()
-	err := d.Docker.EnsureImage(ctx, ref, pullPolicy)
+	err := d.Docker.EnsureImage(ctx, ref, pullPolicy, secrets)
 	d.m.observe(opImage, start, err)
 	return err
+}
+
+func (d *instrumentedDocker) ImageUser(ctx context.Context, ref string) (string, error) {
+	start := time.Now()
+	u, err := d.Docker.ImageUser(ctx, ref)
+	d.m.observe(opImage, start, err)
+	return u, err
 }
 
 func (d *instrumentedDocker) InspectContainer(ctx context.Context, id string) (dockerx.ContainerDetails, error) {
@@ -233,6 +240,13 @@ func (d *instrumentedDocker) RemoveImage(ctx context.Context, id string) error {
 func (d *instrumentedDocker) CreateVolume(ctx context.Context, req dockerx.VolumeRequest) (string, error) {
 	start := time.Now()
 	name, err := d.Docker.CreateVolume(ctx, req)
+	d.m.observe(opVolume, start, err)
+	return name, err
+}
+
+func (d *instrumentedDocker) CreateClaimVolume(ctx context.Context, req dockerx.ClaimVolumeRequest) (string, error) {
+	start := time.Now()
+	name, err := d.Docker.CreateClaimVolume(ctx, req)
 	d.m.observe(opVolume, start, err)
 	return name, err
 }

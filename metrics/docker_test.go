@@ -57,6 +57,7 @@ var dockerCalls = map[string]string{
 	"UnpauseContainer":         OpUnpause,
 	"RemoveContainer":          OpRemove,
 	"EnsureImage":              OpImage,
+	"ImageUser":                OpImage,
 	"InspectContainer":         OpInspect,
 	"Exec":                     OpExec,
 	"StopContainer":            OpStop,
@@ -67,6 +68,7 @@ var dockerCalls = map[string]string{
 	"CreateVolume":             OpVolume,
 	"ListVolumes":              OpList,
 	"RemoveVolume":             OpVolume,
+	"CreateClaimVolume":        OpVolume,
 }
 
 // The decorator embeds reconciler.Docker so that the interface can grow
@@ -145,7 +147,7 @@ func TestInstrumentDocker(t *testing.T) {
 		},
 		{
 			name: "image present", method: "EnsureImage",
-			call: func(d reconciler.Docker, _ string) error { return d.EnsureImage(ctx, testImage, "IfNotPresent") },
+			call: func(d reconciler.Docker, _ string) error { return d.EnsureImage(ctx, testImage, "IfNotPresent", nil) },
 		},
 		{
 			name: "list one deployment", method: "ListDeploymentContainers",
@@ -174,7 +176,7 @@ func TestInstrumentDocker(t *testing.T) {
 		},
 		{
 			name: "image absent", method: "EnsureImage",
-			call:    func(d reconciler.Docker, _ string) error { return d.EnsureImage(ctx, "absent:1", "IfNotPresent") },
+			call:    func(d reconciler.Docker, _ string) error { return d.EnsureImage(ctx, "absent:1", "IfNotPresent", nil) },
 			wantErr: true,
 		},
 	}

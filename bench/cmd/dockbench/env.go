@@ -172,7 +172,7 @@ func (e *env) buildImage(ctx context.Context, tag, dir, dockerfile string) error
 }
 
 func (e *env) goBuild(ctx context.Context, pkg, out, ldflags string) error {
-	cmd := exec.CommandContext(ctx, "go", "build", "-trimpath", "-ldflags", ldflags, "-o", out, pkg)
+	cmd := exec.CommandContext(ctx, "go", "build", "-trimpath", "-tags", "grpcnotrace", "-ldflags", ldflags, "-o", out, pkg)
 	cmd.Dir = e.root
 	cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
 	if b, err := cmd.CombinedOutput(); err != nil {

@@ -212,6 +212,7 @@ func run(swarmMarker string) (err error) {
 		{"steady", benchSteady},
 		{"pods", benchPods},
 		{"services", benchServices},
+		{"realworld", benchRealworld},
 		{"swarm", benchSwarm},
 	}
 	// BENCH_SECTIONS (comma-separated names) runs only some sections: a
