@@ -81,9 +81,10 @@ func setSecurity(ps *manifests.PodSpec, c *manifests.Container, imageUser, secco
 // namespaces (a pod's only container, or its holder) what Docker ties to
 // them and refuses on a container that joins another's: the hostAliases
 // as extra /etc/hosts entries, the pod's sysctls, and dnsConfig merged
-// into the resolver settings it was given, as kubelet merges it for
-// ClusterFirst (nameservers and searches appended without duplicates,
-// options overriding by name; at most three nameservers).
+// into the resolver settings its dnsPolicy gives it, as kubelet merges it
+// (nameservers and searches appended without duplicates, options
+// overriding by name; at most three nameservers): the cluster's for
+// ClusterFirst, the host's for Default, none for None.
 func setPodOwner(ps *manifests.PodSpec, hc *container.HostConfig) {
 	for _, ha := range ps.HostAliases {
 		for _, h := range ha.Hostnames {
@@ -98,8 +99,19 @@ func setPodOwner(ps *manifests.PodSpec, hc *container.HostConfig) {
 			hc.Sysctls[manifests.NormalizeSysctl(s.Name)] = s.Value
 		}
 	}
+	if hc.NetworkMode.IsHost() {
+		return
+	}
+	switch ps.DNSPolicy {
+	case manifests.DNSDefault, manifests.DNSNone:
+		// Default: the host's resolver, which Docker gives a container
+		// without --dns (on a user-defined network through its embedded
+		// server); None: dnsConfig alone. Neither resolves the cluster's
+		// names.
+		hc.DNS, hc.DNSSearch, hc.DNSOptions = nil, nil, nil
+	}
 	dc := ps.DNSConfig
-	if dc == nil || hc.NetworkMode.IsHost() {
+	if dc == nil {
 		return
 	}
 	hc.DNS = appendNew(hc.DNS, dc.Nameservers...)

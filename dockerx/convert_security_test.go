@@ -176,6 +176,40 @@ func TestBuildConfigSecurity(t *testing.T) {
 			}
 		}
 	})
+	t.Run("dnsPolicy", func(t *testing.T) {
+		// On the instance network: ClusterFirst merges dnsConfig into the
+		// cluster's resolver (wantOwner); Default into the host's, which
+		// Docker gives a container without --dns; None is dnsConfig alone.
+		for _, tt := range []struct {
+			policy               string
+			dns, search, options []string
+		}{
+			{manifests.DNSDefault, []string{"10.222.8.1", "1.1.1.1", "9.9.9.9"}, []string{"example.com", "cluster.local"}, []string{"ndots:2", "edns0"}},
+			{manifests.DNSNone, []string{"10.222.8.1", "1.1.1.1", "9.9.9.9"}, []string{"example.com", "cluster.local"}, []string{"ndots:2", "edns0"}},
+		} {
+			req := cases[1].req
+			d := *req.Deployment
+			d.Spec.Template.Spec.DNSPolicy = tt.policy
+			req.Deployment = &d
+			_, hc := build(req)
+			if !slices.Equal(hc.DNS, tt.dns) || !slices.Equal(hc.DNSSearch, tt.search) || !slices.Equal(hc.DNSOptions, tt.options) {
+				t.Errorf("%s: DNS %v search %v options %v, want %v %v %v", tt.policy, hc.DNS, hc.DNSSearch, hc.DNSOptions, tt.dns, tt.search, tt.options)
+			}
+			d.Spec.Template.Spec.DNSConfig = &manifests.PodDNSConfig{Nameservers: []string{"192.0.2.53"}}
+			_, hc = build(req)
+			if tt.policy == manifests.DNSDefault && len(hc.DNS)+len(hc.DNSSearch)+len(hc.DNSOptions) != 1 {
+				t.Errorf("Default: DNS %v search %v options %v, want the pod's one nameserver on the host's resolver", hc.DNS, hc.DNSSearch, hc.DNSOptions)
+			}
+		}
+		// Without dnsConfig, Default is Docker's own resolver settings.
+		req := cases[1].req
+		d := *req.Deployment
+		d.Spec.Template.Spec.DNSPolicy, d.Spec.Template.Spec.DNSConfig = manifests.DNSDefault, nil
+		req.Deployment = &d
+		if _, hc := build(req); len(hc.DNS)+len(hc.DNSSearch)+len(hc.DNSOptions) != 0 {
+			t.Errorf("Default without dnsConfig: DNS %v search %v options %v, want none (the host's)", hc.DNS, hc.DNSSearch, hc.DNSOptions)
+		}
+	})
 	t.Run("dnsConfig without the instance network", func(t *testing.T) {
 		req := request(deployment("web", securePod))
 		_, hc := build(req)

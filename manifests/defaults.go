@@ -61,6 +61,12 @@ func SetDefaults(d *Deployment) {
 	if ps.TerminationGracePeriodSeconds == nil {
 		ps.TerminationGracePeriodSeconds = ptr[int64](DefaultTerminationGracePeriodSeconds)
 	}
+	// ClusterFirst is what every pod gets, and was dropped as an ignored
+	// field by earlier releases: it is stored unset, so that a template
+	// naming it keeps the hash those releases stored.
+	if ps.DNSPolicy == DNSClusterFirst || ps.DNSPolicy == DNSClusterFirstWithHostNet && !ps.HostNetwork {
+		ps.DNSPolicy = ""
+	}
 	// Kubernetes defaults every container alike (SetDefaults_Container,
 	// SetDefaults_Probe…), init containers and sidecars included. A
 	// container's restartPolicy has no default: unset is what makes an

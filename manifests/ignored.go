@@ -16,11 +16,7 @@ import (
 // an error here too), but never stored: the Deployment has no field for
 // them, so they are never in the template hash and never shown by `get -o
 // yaml`. apply names them in one warning line (IgnoredWarning).
-type ignoredField struct {
-	// only, when set, is the one value accepted: any other has a meaning
-	// dockctl does not give it, and is refused as unsupported.
-	only string
-}
+type ignoredField struct{}
 
 var ignoredFields = map[reflect.Type]map[string]ignoredField{
 	reflect.TypeOf(PodSpec{}): {
@@ -36,9 +32,6 @@ var ignoredFields = map[reflect.Type]map[string]ignoredField{
 		"priority":                     {},
 		"preemptionPolicy":             {},
 		"enableServiceLinks":           {},
-		// ClusterFirst is what dockctl gives every pod (DESIGN §10.2);
-		// Default, None and ClusterFirstWithHostNet mean another resolver.
-		"dnsPolicy": {only: "ClusterFirst"},
 	},
 	reflect.TypeOf(Container{}): {
 		"terminationMessagePath":   {},
@@ -52,8 +45,7 @@ var ignoredFields = map[reflect.Type]map[string]ignoredField{
 // the first ignored key, which structure then puts through Kubernetes'
 // validation rules (validateIgnored), and records it.
 func (w *walker) ignore(t reflect.Type, name string, k8s reflect.Type, sink *reflect.Value, key, val *yaml.Node, p string) bool {
-	f, ok := ignoredFields[t][name]
-	if !ok {
+	if _, ok := ignoredFields[t][name]; !ok {
 		return false
 	}
 	ks := k8sStruct(k8s)
@@ -65,12 +57,6 @@ func (w *walker) ignore(t reflect.Type, name string, k8s reflect.Type, sink *ref
 		return false
 	}
 	w.lines[p] = key.Line
-	// An empty value is what Kubernetes defaults (dnsPolicy "" is
-	// ClusterFirst), so it is the supported value too.
-	if f.only != "" && !isNull(val) && (val.Kind != yaml.ScalarNode || val.ShortTag() != "!!str" || (val.Value != f.only && val.Value != "")) {
-		w.errorf(key.Line, p, "unsupported by dockctl: only %q is supported (ignored, as on one host it is what every pod gets), got %s", f.only, describe(val))
-		return true
-	}
 	if !sink.IsValid() {
 		*sink = reflect.New(ks).Elem()
 	}

@@ -296,7 +296,6 @@ func TestIgnoredFields(t *testing.T) {
 		"spec.template.spec.affinity", "spec.template.spec.tolerations",
 		"spec.template.spec.topologySpreadConstraints", "spec.template.spec.schedulerName",
 		"spec.template.spec.priorityClassName", "spec.template.spec.enableServiceLinks",
-		"spec.template.spec.dnsPolicy",
 	}
 	if !slices.Equal(docs[0].Ignored, wantIgnored) {
 		t.Errorf("Ignored:\n got %q\nwant %q", docs[0].Ignored, wantIgnored)
@@ -313,7 +312,7 @@ func TestIgnoredFields(t *testing.T) {
 		}
 	}
 	w := IgnoredWarning(append(docs, plain...))
-	want := "fields with no meaning on one host are ignored: deployment/web (affinity, automountServiceAccountToken, dnsPolicy, enableServiceLinks, nodeSelector, priorityClassName, schedulerName, serviceAccount, serviceAccountName, terminationMessagePath, terminationMessagePolicy, tolerations, topologySpreadConstraints)"
+	want := "fields with no meaning on one host are ignored: deployment/web (affinity, automountServiceAccountToken, enableServiceLinks, nodeSelector, priorityClassName, schedulerName, serviceAccount, serviceAccountName, terminationMessagePath, terminationMessagePolicy, tolerations, topologySpreadConstraints)"
 	if w != want {
 		t.Errorf("warning:\n got %s\nwant %s", w, want)
 	}
@@ -328,8 +327,6 @@ func TestIgnoredFieldsAreCheckedAsKubernetes(t *testing.T) {
 			"t.yaml:20: spec.template.spec.nodeSelector: expected a mapping, got a list"},
 		{"unknown field inside", podBase("      tolerations:\n      - {key: a, colour: red}\n"),
 			`t.yaml:21: spec.template.spec.tolerations[0]: unknown field "colour"`},
-		{"dnsPolicy other than ClusterFirst", podBase("      dnsPolicy: Default\n"),
-			`t.yaml:20: spec.template.spec.dnsPolicy: unsupported by dockctl: only "ClusterFirst" is supported (ignored, as on one host it is what every pod gets), got string "Default"`},
 		{"boolean as string", podBase("      automountServiceAccountToken: \"false\"\n"),
 			`t.yaml:20: spec.template.spec.automountServiceAccountToken: expected a boolean, got string "false"`},
 		// Kubernetes' value rules, in its own words, at the field's line.
@@ -355,6 +352,58 @@ func TestIgnoredFieldsAreCheckedAsKubernetes(t *testing.T) {
 			_, err := Decode("t.yaml", []byte(tt.input))
 			if err == nil || err.Error() != tt.want {
 				t.Errorf("error = %v\nwant %s", err, tt.want)
+			}
+		})
+	}
+}
+
+// dnsPolicy as Kubernetes validates it; ClusterFirst (and
+// ClusterFirstWithHostNet outside the host's network, the same there) is
+// stored unset, so a template naming it hashes as one that does not — as
+// earlier releases, which dropped the field, stored it.
+func TestDNSPolicy(t *testing.T) {
+	plain, err := Decode("t.yaml", []byte(podBase("")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := TemplateHash(&plain[0].Deployment.Spec.Template)
+	for _, tt := range []struct {
+		name, input, err, stored string
+	}{
+		{"ClusterFirst", podBase("      dnsPolicy: ClusterFirst\n"), "", ""},
+		{"empty", podBase("      dnsPolicy: \"\"\n"), "", ""},
+		{"ClusterFirstWithHostNet without hostNetwork", podBase("      dnsPolicy: ClusterFirstWithHostNet\n"), "", ""},
+		{"Default", podBase("      dnsPolicy: Default\n"), "", "Default"},
+		{"None", podBase("      dnsPolicy: None\n      dnsConfig:\n        nameservers: [192.0.2.53]\n"), "", "None"},
+		{"None without nameservers", podBase("      dnsPolicy: None\n      dnsConfig:\n        searches: [lan]\n"),
+			"t.yaml:21: spec.template.spec.dnsConfig.nameservers: must provide at least one DNS nameserver when `dnsPolicy` is None", ""},
+		{"None without dnsConfig", podBase("      dnsPolicy: None\n"),
+			"t.yaml:20: spec.template.spec.dnsPolicy: must provide `dnsConfig` when `dnsPolicy` is None", ""},
+		{"ClusterFirstWithHostNet in the host's network", podBase("      hostNetwork: true\n      dnsPolicy: ClusterFirstWithHostNet\n"),
+			`t.yaml:21: spec.template.spec.dnsPolicy: unsupported by dockctl: "ClusterFirstWithHostNet" with hostNetwork (a container in the host's network uses the host's resolver: use "Default")`, ""},
+		{"unknown", podBase("      dnsPolicy: Cluster\n"),
+			`t.yaml:20: spec.template.spec.dnsPolicy: unsupported value "Cluster": supported values: "ClusterFirst", "ClusterFirstWithHostNet", "Default", "None"`, ""},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			docs, err := Decode("t.yaml", []byte(tt.input))
+			if tt.err != "" {
+				if err == nil || err.Error() != tt.err {
+					t.Fatalf("error = %v\nwant %s", err, tt.err)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			ps := docs[0].Deployment.Spec.Template.Spec
+			if ps.DNSPolicy != tt.stored {
+				t.Errorf("stored dnsPolicy %q, want %q", ps.DNSPolicy, tt.stored)
+			}
+			if h := TemplateHash(&docs[0].Deployment.Spec.Template); (h == want) != (tt.stored == "" && ps.DNSConfig == nil) {
+				t.Errorf("hash %s, plain template's %s", h, want)
+			}
+			if len(docs[0].Ignored) != 0 {
+				t.Errorf("ignored %v: dnsPolicy is supported", docs[0].Ignored)
 			}
 		})
 	}

@@ -116,6 +116,9 @@ type PodSpec struct {
 	SecurityContext *PodSecurityContext `json:"securityContext,omitempty"`
 	HostAliases     []HostAlias         `json:"hostAliases,omitempty"`
 	DNSConfig       *PodDNSConfig       `json:"dnsConfig,omitempty"`
+	// DNSPolicy is "" (ClusterFirst, stored unset: SetDefaults), Default
+	// (the host's resolver) or None (dnsConfig alone).
+	DNSPolicy string `json:"dnsPolicy,omitempty"`
 	// ImagePullSecrets name kubernetes.io/dockerconfigjson Secrets of the
 	// pod's namespace whose credentials its image pulls may use
 	// (pullsecrets.go).

@@ -28,6 +28,14 @@ const (
 	maxDNSSearchListChars = 2048
 )
 
+// The pod's dnsPolicy (Kubernetes' DNSPolicy values).
+const (
+	DNSClusterFirst            = "ClusterFirst"
+	DNSClusterFirstWithHostNet = "ClusterFirstWithHostNet"
+	DNSDefault                 = "Default"
+	DNSNone                    = "None"
+)
+
 // Kubernetes' sysctl name rule (SysctlContainSlashFmt: segments joined by
 // dots or slashes) and its maximal length.
 var sysctlName = regexp.MustCompile(`^([a-z0-9]([-_a-z0-9]*[a-z0-9])?[\./])*[a-z0-9]([-_a-z0-9]*[a-z0-9])?$`)
@@ -61,6 +69,7 @@ func (v *validator) podSecurity(p string, ps *PodSpec) {
 			}
 		}
 	}
+	v.dnsPolicy(p, ps)
 	if dc := ps.DNSConfig; dc != nil {
 		dp := child(p, "dnsConfig")
 		if ps.HostNetwork {
@@ -93,6 +102,31 @@ func (v *validator) podSecurity(p string, ps *PodSpec) {
 				v.add(child(index(child(dp, "options"), i), "name"), "required")
 			}
 		}
+	}
+}
+
+// dnsPolicy checks the pod's dnsPolicy as Kubernetes' validateDNSPolicy
+// does, and refuses the one value dockctl cannot honour.
+func (v *validator) dnsPolicy(p string, ps *PodSpec) {
+	dp := child(p, "dnsPolicy")
+	switch ps.DNSPolicy {
+	case "", DNSClusterFirst, DNSDefault:
+	case DNSClusterFirstWithHostNet:
+		if ps.HostNetwork {
+			// Docker gives a container in the host's network the host's
+			// resolver and refuses any other: the cluster's names would
+			// not resolve, which is what this policy asks for.
+			v.add(dp, `unsupported by dockctl: %q with hostNetwork (a container in the host's network uses the host's resolver: use "Default")`, ps.DNSPolicy)
+		}
+	case DNSNone:
+		switch {
+		case ps.DNSConfig == nil:
+			v.add(dp, "must provide `dnsConfig` when `dnsPolicy` is None")
+		case len(ps.DNSConfig.Nameservers) == 0:
+			v.add(child(p, "dnsConfig.nameservers"), "must provide at least one DNS nameserver when `dnsPolicy` is None")
+		}
+	default:
+		v.add(dp, `unsupported value %q: supported values: "ClusterFirst", "ClusterFirstWithHostNet", "Default", "None"`, ps.DNSPolicy)
 	}
 }
 

@@ -21,7 +21,7 @@ func TestApplyWarnsOnceAboutIgnoredFields(t *testing.T) {
 		t.Fatalf("apply: %v out %q stderr %q", err, out, errOut)
 	}
 	lines := strings.Split(strings.TrimSpace(errOut), "\n")
-	want := "Warning: fields with no meaning on one host are ignored: deployment/web (dnsPolicy, nodeSelector, serviceAccountName, tolerations); deployment/api (dnsPolicy, nodeSelector, serviceAccountName, tolerations)"
+	want := "Warning: fields with no meaning on one host are ignored: deployment/web (nodeSelector, serviceAccountName, tolerations); deployment/api (nodeSelector, serviceAccountName, tolerations)"
 	if len(lines) != 1 || lines[0] != want {
 		t.Fatalf("stderr:\n%s\nwant exactly:\n%s", errOut, want)
 	}

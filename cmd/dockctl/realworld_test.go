@@ -34,10 +34,6 @@ const (
 	needGPU      = "resources.limits[nvidia.com/gpu] as a device request (item 5: sec)"
 	needGRPC     = "grpc probes (item 5: probes)"
 	needPullAuth = "imagePullSecrets (item 7: reg)"
-	// Kubernetes accepts dnsPolicy None with dnsConfig.nameservers (the
-	// pod's resolver from dnsConfig alone), which has a meaning on one
-	// host; sec's branch accepts ClusterFirst only.
-	needDNSNone = "dnsPolicy None with dnsConfig (item 5: sec)"
 )
 
 // realworld is the corpus and what `apply --dry-run` does with each bundle
@@ -54,7 +50,7 @@ var realworld = []struct {
 	{"guestbook.yaml", nil},
 	{"helm-podinfo", nil},
 	{"homelab-bookmarks.yaml", nil},
-	{"homelab-dns.yaml", []string{needDNSNone}},
+	{"homelab-dns.yaml", nil},
 	{"host-aliases.yaml", nil},
 	{"image-pull-secrets.yaml", nil},
 	{"kompose.yaml", nil},
@@ -79,7 +75,7 @@ var realworld = []struct {
 // ignoredFields are the pod and container fields of issue 11 item 6 that
 // the corpus uses.
 var ignoredFields = regexp.MustCompile(`\.(serviceAccountName|automountServiceAccountToken|nodeSelector|affinity|tolerations|` +
-	`topologySpreadConstraints|schedulerName|priorityClassName|dnsPolicy|enableServiceLinks|` +
+	`topologySpreadConstraints|schedulerName|priorityClassName|enableServiceLinks|` +
 	`terminationMessagePath|terminationMessagePolicy): unsupported by dockctl$`)
 
 // refusalReason names the reason (one of the need* constants) an error
@@ -96,8 +92,6 @@ func refusalReason(t *testing.T, line string) string {
 		return needPullAuth
 	case regexp.MustCompile(`Probe: exactly one of exec, httpGet or tcpSocket is required$`).MatchString(line):
 		return needGRPC
-	case strings.Contains(line, `dnsPolicy: unsupported by dockctl: only "ClusterFirst"`):
-		return needDNSNone
 	case regexp.MustCompile(`\.volumes\[\d+\]: exactly one of hostPath.* is required$`).MatchString(line):
 		// The message names no source: the volume's own lines do.
 		switch src := volumeSource(t, line); src {
