@@ -385,6 +385,11 @@ func TestDecodeInvalid(t *testing.T) {
 				`t.yaml:24: spec.template.spec.volumes[1].persistentVolumeClaim.claimName: invalid value "Data_1": a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', and must start and end with an alphanumeric character (e.g. 'example.com', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*')`,
 				`t.yaml:25: spec.template.spec.volumes[2]: may not specify more than 1 volume type`,
 			}},
+		{"subPath of a claim",
+			func(t *testing.T) string {
+				return base + "        volumeMounts:\n        - name: data\n          mountPath: /var/lib/mysql\n          subPath: mysql\n      volumes:\n      - name: data\n        persistentVolumeClaim: {claimName: data}\n"
+			},
+			[]string{`t.yaml:23: spec.template.spec.containers[0].volumeMounts[0].subPath: unsupported by dockctl on a persistentVolumeClaim volume: mount the whole claim`}},
 		{"duplicate volume name",
 			func(t *testing.T) string {
 				return base + "      volumes:\n      - name: a\n        emptyDir: {}\n      - name: a\n        emptyDir: {}\n"
