@@ -29,22 +29,24 @@ const (
 )
 
 // ClaimVolumeName returns the Docker name of the volume of claim name of
-// namespace ns: "{instance}_pvc.{namespace}.{claim}". Namespaces are
-// DNS-1123 labels and claim names DNS-1123 subdomains: neither holds "_",
-// and a namespace holds no ".", so the last "_" ends the instance (which
-// may itself contain "_"), and the first "." after "pvc" ends the
-// namespace. No deployment's volume of the same instance has this form
-// (VolumeName starts "{instance}_{deployment}-": "pvc" would be followed by
-// "-" or "."+namespace+"-"), and a name identifies one claim of one
-// namespace of one instance.
+// namespace ns: "{instance}_pvc_{namespace}.{claim}". Instance names (the
+// CLI's rule) and namespaces are DNS-1123 labels and claim names DNS-1123
+// subdomains: none holds "_", and a namespace holds no ".", so the first
+// "_" ends the instance and the first "." after "_pvc_" ends the
+// namespace. No other volume of the instance has this form: every pod
+// volume (VolumeName) starts "{instance}_{deployment}", and a deployment
+// name holds no "_" (ClaimVolumePrefix). A name identifies one claim of
+// one namespace of one instance.
 //
-// A name longer than maxClaimVolumeName (the local driver keeps a volume
-// in a directory of that name, and a file name has at most 255 bytes) is
-// cut and ends in "-" and 16 hex digits of the full name's SHA-256, so
-// that it stays unique; the volume's labels name the claim in full.
+// A name longer than maxClaimVolumeName-claimHashSuffix (the local driver
+// keeps a volume in a directory of that name, and a file name has at most
+// 255 bytes) is cut and ends in "-" and 16 hex digits of the full name's
+// SHA-256, making it exactly maxClaimVolumeName bytes: longer than any
+// name that is not cut, so that a cut name never equals another claim's
+// full one; the volume's labels name the claim in full.
 func ClaimVolumeName(instance, namespace, claim string) string {
-	name := instance + "_pvc." + orDefault(namespace) + "." + claim
-	if len(name) <= maxClaimVolumeName {
+	name := ClaimVolumePrefix(instance) + orDefault(namespace) + "." + claim
+	if len(name) <= maxClaimVolumeName-claimHashSuffix {
 		return name
 	}
 	sum := sha256.Sum256([]byte(name))
@@ -52,9 +54,16 @@ func ClaimVolumeName(instance, namespace, claim string) string {
 	return name[:maxClaimVolumeName-len(suffix)] + suffix
 }
 
+// ClaimVolumePrefix is how every claim volume name of the instance starts,
+// and no other volume name of it does (ClaimVolumeName).
+func ClaimVolumePrefix(instance string) string { return instance + "_pvc_" }
+
 // maxClaimVolumeName is the longest volume name the local driver can
 // store: a file name.
 const maxClaimVolumeName = 255
+
+// claimHashSuffix is the length of a cut name's "-" and 16 hex digits.
+const claimHashSuffix = 17
 
 // ClaimVolumeRequest is the volume of one claim.
 type ClaimVolumeRequest struct {

@@ -16,9 +16,9 @@ func TestClaimVolumeName(t *testing.T) {
 	tests := []struct {
 		instance, ns, claim, want string
 	}{
-		{"default", "", "data", "default_pvc.default.data"},
-		{"default", "default", "data", "default_pvc.default.data"},
-		{"my_inst", "shop", "db.main", "my_inst_pvc.shop.db.main"},
+		{"default", "", "data", "default_pvc_default.data"},
+		{"default", "default", "data", "default_pvc_default.data"},
+		{"my_inst", "shop", "db.main", "my_inst_pvc_shop.db.main"},
 	}
 	seen := map[string]string{}
 	for _, tt := range tests {
@@ -31,7 +31,7 @@ func TestClaimVolumeName(t *testing.T) {
 	// Neither a deployment's emptyDir volume of the same instance nor a
 	// claim of another instance or namespace can have a claim's name.
 	pairs := [][2]string{
-		{ClaimVolumeName("a", "x", "y"), ClaimVolumeName("a_pvc.x", "y", "z")},
+		{ClaimVolumeName("a", "x", "y"), ClaimVolumeName("a_pvc_x", "y", "z")},
 		{ClaimVolumeName("a", "pvc", "b"), VolumeName(ContainerName("a", "", "pvc", "h", 0), "b", "u")},
 		{ClaimVolumeName("a", "x", "y.z"), ClaimVolumeName("a", "x-y", "z")}, // namespaces hold no "."
 	}
@@ -49,10 +49,10 @@ func TestClaimVolumeNameLong(t *testing.T) {
 	if len(a) != 255 || len(b) != 255 || a == b {
 		t.Errorf("long names %d %q, %d %q: want 255 bytes each, distinct", len(a), a, len(b), b)
 	}
-	if !strings.HasPrefix(a, "default_pvc."+ns+".ccc") {
+	if !strings.HasPrefix(a, "default_pvc_"+ns+".ccc") {
 		t.Errorf("long name %q does not start with the claim's", a)
 	}
-	if short := ClaimVolumeName("default", ns, "data"); short != "default_pvc."+ns+".data" {
+	if short := ClaimVolumeName("default", ns, "data"); short != "default_pvc_"+ns+".data" {
 		t.Errorf("a short name was cut: %q", short)
 	}
 }
@@ -78,7 +78,7 @@ func TestIsClaimVolumeOf(t *testing.T) {
 			t.Errorf("%s: %v taken for the claim's", name, l)
 		}
 	}
-	err := ClaimAdoptionError("i_pvc.default.data", nil)
+	err := ClaimAdoptionError("i_pvc_default.data", nil)
 	if !errors.Is(err, ErrConflict) || !strings.Contains(err.Error(), "never adopts") {
 		t.Errorf("adoption error %v", err)
 	}
@@ -100,8 +100,8 @@ func claimDeployment(mutate func(d *manifests.Deployment)) *manifests.Deployment
 func TestBuildConfigClaimMounts(t *testing.T) {
 	labels := map[string]string{LabelInstance: "default", LabelNamespace: "default", LabelRole: RoleClaim, LabelClaim: "data"}
 	want := []mount.Mount{
-		{Type: mount.TypeVolume, Source: "default_pvc.default.data", Target: "/data", VolumeOptions: &mount.VolumeOptions{Labels: labels}},
-		{Type: mount.TypeVolume, Source: "default_pvc.default.data", Target: "/ro", ReadOnly: true, VolumeOptions: &mount.VolumeOptions{Labels: labels}},
+		{Type: mount.TypeVolume, Source: "default_pvc_default.data", Target: "/data", VolumeOptions: &mount.VolumeOptions{Labels: labels}},
+		{Type: mount.TypeVolume, Source: "default_pvc_default.data", Target: "/ro", ReadOnly: true, VolumeOptions: &mount.VolumeOptions{Labels: labels}},
 	}
 	mounts := func(t *testing.T, req CreateRequest) []mount.Mount {
 		t.Helper()
@@ -127,7 +127,7 @@ func TestBuildConfigClaimMounts(t *testing.T) {
 	t.Run("namespaced deployment: the claim of its namespace", func(t *testing.T) {
 		d := claimDeployment(func(d *manifests.Deployment) { d.Metadata.Namespace = "shop" })
 		got := mounts(t, request(d))
-		if got[0].Source != "default_pvc.shop.data" || got[0].VolumeOptions.Labels[LabelNamespace] != "shop" {
+		if got[0].Source != "default_pvc_shop.data" || got[0].VolumeOptions.Labels[LabelNamespace] != "shop" {
 			t.Errorf("mount %+v", got[0])
 		}
 	})
@@ -139,7 +139,7 @@ func TestBuildConfigClaimMounts(t *testing.T) {
 		})
 		var found bool
 		for _, m := range mounts(t, podRequest(d, RoleReplica, "app")) {
-			if m.Source == "default_pvc.default.data" {
+			if m.Source == "default_pvc_default.data" {
 				found = m.Target == "/data" && reflect.DeepEqual(m.VolumeOptions.Labels, labels)
 			}
 		}
@@ -147,7 +147,7 @@ func TestBuildConfigClaimMounts(t *testing.T) {
 			t.Error("member does not mount the claim's volume")
 		}
 		for _, m := range mounts(t, podRequest(d, RoleHolder, "")) {
-			if m.Source == "default_pvc.default.data" {
+			if m.Source == "default_pvc_default.data" {
 				t.Errorf("holder mounts the claim: %+v", m)
 			}
 		}
@@ -162,12 +162,12 @@ func TestBuildConfigClaimMounts(t *testing.T) {
 
 func TestMountedVolumes(t *testing.T) {
 	s := container.Summary{Mounts: []container.MountPoint{
-		{Type: mount.TypeVolume, Name: "i_pvc.default.data"},
+		{Type: mount.TypeVolume, Name: "i_pvc_default.data"},
 		{Type: mount.TypeBind, Source: "/srv"},
 		{Type: mount.TypeVolume, Name: "a-anon"},
 		{Type: mount.TypeTmpfs},
 	}}
-	if got := mountedVolumes(s); !reflect.DeepEqual(got, []string{"a-anon", "i_pvc.default.data"}) {
+	if got := mountedVolumes(s); !reflect.DeepEqual(got, []string{"a-anon", "i_pvc_default.data"}) {
 		t.Errorf("mountedVolumes = %v", got)
 	}
 }

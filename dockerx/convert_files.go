@@ -160,6 +160,10 @@ func setSubPathMount(req CreateRequest, v *manifests.Volume, vm manifests.Volume
 		m = mount.Mount{Type: mount.TypeBind, Source: v.HostPath.Path, ReadOnly: vm.ReadOnly}
 	case isPodVolume(v) && req.Pod != nil:
 		m = podVolume(v, vm)
+	case v.PersistentVolumeClaim != nil:
+		// Refused by apply too (manifests: a bind of the mountpoint is no
+		// use of the volume that pvc-protection would see).
+		return fmt.Errorf("volumeMount %q: subPath of a persistentVolumeClaim volume is not supported", vm.Name)
 	default:
 		return fmt.Errorf("volumeMount %q: subPath %q: only a pod with a holder has a named volume for it", vm.Name, vm.SubPath)
 	}

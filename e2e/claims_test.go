@@ -61,7 +61,7 @@ func quoteArgs(args []string) string {
 func (e *env) claimVolume(claim string) *volume.Volume {
 	e.t.Helper()
 	for _, v := range volumes(e.t, "io.dockctl.instance="+e.instance, "io.dockctl.role=pvc", "io.dockctl.claim="+claim) {
-		if v.Name == e.instance+"_pvc.default."+claim {
+		if v.Name == e.instance+"_pvc_default."+claim {
 			return &v
 		}
 	}
@@ -194,7 +194,7 @@ func TestClaimProtection(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
 	// A volume of the name claim "taken" would get, made by someone else.
-	foreign := e.instance + "_pvc.default.taken"
+	foreign := e.instance + "_pvc_default.taken"
 	if _, err := dockerCli.VolumeCreate(ctx, volume.CreateOptions{Name: foreign, Labels: map[string]string{"io.dockctl.e2e-foreign": e.instance}}); err != nil {
 		t.Fatal(err)
 	}

@@ -139,7 +139,7 @@ func orDefaultNS(ns string) string {
 // ClaimUsers maps each claim volume of the instance onto the names of the
 // containers in cs that mount it.
 func ClaimUsers(instance string, cs []dockerx.Container) map[string][]string {
-	prefix := instance + "_pvc."
+	prefix := dockerx.ClaimVolumePrefix(instance)
 	out := map[string][]string{}
 	for _, ct := range cs {
 		for _, v := range ct.Volumes {

@@ -47,7 +47,7 @@ func TestPlanClaims(t *testing.T) {
 		{
 			name: "a live bound claim: nothing to do (idempotent)",
 			in: ClaimPlanInput{Instance: "i", Claims: []ClaimInput{{Namespace: "default", Name: "data"}},
-				Volumes: []dockerx.Volume{claimVol("default", "data")}, Users: map[string][]string{"i_pvc.default.data": {"i_web-abc-0"}}},
+				Volumes: []dockerx.Volume{claimVol("default", "data")}, Users: map[string][]string{"i_pvc_default.data": {"i_web-abc-0"}}},
 		},
 		{
 			name: "an empty namespace reads as default",
@@ -65,8 +65,8 @@ func TestPlanClaims(t *testing.T) {
 			name: "pvc-protection: a deleted claim's volume in use stays",
 			in: ClaimPlanInput{Instance: "i", Claims: []ClaimInput{{Namespace: "default", Name: "data", Deleted: true}},
 				Volumes: []dockerx.Volume{claimVol("default", "data")},
-				Users:   map[string][]string{"i_pvc.default.data": {"i_web-abc-1", "i_web-abc-0"}}},
-			want: ClaimPlan{Protected: []ClaimNote{{"i_pvc.default.data", `persistentvolumeclaim "data" of namespace "default" is deleted but its volume is used by i_web-abc-0, i_web-abc-1`}}},
+				Users:   map[string][]string{"i_pvc_default.data": {"i_web-abc-1", "i_web-abc-0"}}},
+			want: ClaimPlan{Protected: []ClaimNote{{"i_pvc_default.data", `persistentvolumeclaim "data" of namespace "default" is deleted but its volume is used by i_web-abc-0, i_web-abc-1`}}},
 		},
 		{
 			name: "a deleted claim whose volume is gone: nothing",
@@ -76,13 +76,13 @@ func TestPlanClaims(t *testing.T) {
 			name: "a claim volume of a claim never known is never removed, only reported",
 			in: ClaimPlanInput{Instance: "i", Volumes: []dockerx.Volume{claimVol("shop", "cache")},
 				Users: map[string][]string{}},
-			want: ClaimPlan{Unknown: []ClaimNote{{"i_pvc.shop.cache", `claim "cache" of namespace "shop" is unknown to this state directory`}}},
+			want: ClaimPlan{Unknown: []ClaimNote{{"i_pvc_shop.cache", `claim "cache" of namespace "shop" is unknown to this state directory`}}},
 		},
 		{
 			name: "a volume of the claim's name labelled for another claim is neither adopted nor removed",
 			in: ClaimPlanInput{Instance: "i", Claims: []ClaimInput{{Namespace: "default", Name: "data", Deleted: true}},
 				Volumes: []dockerx.Volume{foreign}},
-			want: ClaimPlan{Unknown: []ClaimNote{{"i_pvc.default.data", `labelled claim "other" of namespace "default", not persistentvolumeclaim "data" of namespace "default"`}}},
+			want: ClaimPlan{Unknown: []ClaimNote{{"i_pvc_default.data", `labelled claim "other" of namespace "default", not persistentvolumeclaim "data" of namespace "default"`}}},
 		},
 		{
 			name: "another instance's volumes and emptyDirs are not looked at",
@@ -104,14 +104,14 @@ func TestPlanClaims(t *testing.T) {
 
 func TestClaimUsers(t *testing.T) {
 	cs := []dockerx.Container{
-		{Name: "i_web-abc-0", Volumes: []string{"i_pvc.default.data", "i_web-abc-0.x.u"}},
-		{Name: "i_web-abc-1", Volumes: []string{"i_pvc.default.data"}},
-		{Name: "i_db-def-0", Volumes: []string{"i_pvc.shop.db"}},
+		{Name: "i_web-abc-0", Volumes: []string{"i_pvc_default.data", "i_web-abc-0.x.u"}},
+		{Name: "i_web-abc-1", Volumes: []string{"i_pvc_default.data"}},
+		{Name: "i_db-def-0", Volumes: []string{"i_pvc_shop.db"}},
 		{Name: "i_plain-0"},
 	}
 	want := map[string][]string{
-		"i_pvc.default.data": {"i_web-abc-0", "i_web-abc-1"},
-		"i_pvc.shop.db":      {"i_db-def-0"},
+		"i_pvc_default.data": {"i_web-abc-0", "i_web-abc-1"},
+		"i_pvc_shop.db":      {"i_db-def-0"},
 	}
 	if got := ClaimUsers("i", cs); !reflect.DeepEqual(got, want) {
 		t.Errorf("ClaimUsers = %v, want %v", got, want)

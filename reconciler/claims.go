@@ -70,8 +70,7 @@ func (c *Controller) syncClaims(ctx context.Context, claims []ClaimInput, cs []d
 				}
 			}
 		case OpReleaseClaim:
-			c.log.Info("removing the volume of a deleted persistentvolumeclaim", "volume", name, "cause", op.Cause)
-			if err := c.docker.RemoveVolume(ctx, name); err != nil {
+			if err := c.releaseClaim(ctx, op); err != nil {
 				if errors.Is(err, dockerx.ErrConflict) {
 					// In use by a container the instance's list does not
 					// show (another instance's, a hand-made one).
@@ -83,6 +82,28 @@ func (c *Controller) syncClaims(ctx context.Context, claims []ClaimInput, cs []d
 		}
 	}
 	return errors.Join(errs...)
+}
+
+// releaseClaim removes the volume of a deleted claim, unless the claim was
+// applied again since the sweep read the records: its volume, data
+// included, is then the live claim's again (README: "Applying the claim
+// again before the volume is gone binds the same volume"). It holds
+// claimsMu, as ensureClaim does.
+func (c *Controller) releaseClaim(ctx context.Context, op ClaimOp) error {
+	c.claimsMu.Lock()
+	defer c.claimsMu.Unlock()
+	name := op.Volume.Name()
+	if c.opts.Config == nil {
+		return nil
+	}
+	if _, deleted, err := c.opts.Config.LookupClaim(op.Volume.Namespace, op.Volume.Claim); err != nil || !deleted {
+		// Live again, or no longer known at all (its volume is then an
+		// unknown claim's: never removed), or unreadable.
+		c.log.Info("volume of a persistentvolumeclaim kept: the claim is no longer a deleted one", "volume", name, "cause", op.Cause)
+		return nil
+	}
+	c.log.Info("removing the volume of a deleted persistentvolumeclaim", "volume", name, "cause", op.Cause)
+	return c.docker.RemoveVolume(ctx, name)
 }
 
 // noteClaimVolume logs a volume left in place once per distinct reason.
@@ -130,9 +151,10 @@ func (c *Controller) ensureClaims(ctx context.Context, ns string, templates map[
 	return blocked, fail, errors.Join(errs...)
 }
 
-// ensureClaim checks that claim of namespace ns is live and creates its
-// volume (a create of the volume it already has is a no-op).
-func (c *Controller) ensureClaim(ctx context.Context, ns, claim string) error {
+// claimUsable says why no new pod may mount claim of namespace ns (nil:
+// it may): it does not exist, or is being deleted, or its record cannot be
+// read.
+func (c *Controller) claimUsable(ns, claim string) error {
 	if c.opts.Config == nil {
 		return fmt.Errorf("persistentvolumeclaim %q not found", claim)
 	}
@@ -145,6 +167,21 @@ func (c *Controller) ensureClaim(ctx context.Context, ns, claim string) error {
 	case deleted:
 		// As the kubelet: no new pod may use a claim being deleted.
 		return fmt.Errorf("persistentvolumeclaim %q is being deleted", claim)
+	}
+	return nil
+}
+
+// ensureClaim checks that claim of namespace ns is live and creates its
+// volume (a create of the volume it already has is a no-op). The plan
+// creates nothing of a revision whose claim is not usable
+// (waitingRevisions); this check stands for a claim deleted since. The
+// check and the create hold claimsMu, so that a sweep's release of a
+// deleted claim's volume never falls between them.
+func (c *Controller) ensureClaim(ctx context.Context, ns, claim string) error {
+	c.claimsMu.Lock()
+	defer c.claimsMu.Unlock()
+	if err := c.claimUsable(ns, claim); err != nil {
+		return err
 	}
 	if _, err := c.docker.CreateClaimVolume(ctx, dockerx.ClaimVolumeRequest{Instance: c.opts.Instance, Namespace: ns, Claim: claim}); err != nil {
 		return fmt.Errorf("persistentvolumeclaim %q: %w", claim, err)
@@ -192,7 +229,7 @@ func (c *Controller) claimUsersGone(key string, observed []dockerx.Container) {
 // such containers are removed, the sweep may release a deleted claim's
 // volume.
 func mountsClaims(instance string, cs []dockerx.Container) bool {
-	prefix := instance + "_pvc."
+	prefix := dockerx.ClaimVolumePrefix(instance)
 	for _, ct := range cs {
 		for _, v := range ct.Volumes {
 			if strings.HasPrefix(v, prefix) {

@@ -128,7 +128,7 @@ func TestClaimLifecycle(t *testing.T) {
 	h := newHarness(t, Options{ResyncPeriod: 50 * time.Millisecond, Config: claims})
 	h.apply(claimTestDeployment("db", "data", 2))
 	h.start()
-	const vol = "i_pvc.default.data"
+	const vol = "i_pvc_default.data"
 
 	h.waitFor("ReplicaFailure naming the missing claim", func() bool {
 		return strings.Contains(h.replicaFailure("db"), `persistentvolumeclaim "data" not found`)
@@ -198,8 +198,8 @@ func TestClaimNeverAdopted(t *testing.T) {
 	claims := &fakeClaims{}
 	claims.set("", "taken", false)
 	h := newHarness(t, Options{ResyncPeriod: 50 * time.Millisecond, Config: claims, PruneOrphans: true})
-	h.engine.AddVolume("i_pvc.default.taken", map[string]string{"com.example.owner": "someone"})
-	h.engine.AddVolume("i_pvc.default.ghost", dockerx.ClaimVolumeLabels(dockerx.ClaimVolumeRequest{Instance: "i", Claim: "ghost"}))
+	h.engine.AddVolume("i_pvc_default.taken", map[string]string{"com.example.owner": "someone"})
+	h.engine.AddVolume("i_pvc_default.ghost", dockerx.ClaimVolumeLabels(dockerx.ClaimVolumeRequest{Instance: "i", Claim: "ghost"}))
 	h.apply(claimTestDeployment("db", "taken", 1))
 	h.start()
 	h.waitFor("ReplicaFailure: the volume is not the claim's", func() bool {
@@ -210,11 +210,11 @@ func TestClaimNeverAdopted(t *testing.T) {
 	if cs := h.ours("db"); len(cs) != 0 {
 		t.Fatalf("a container mounts a volume dockctl did not make: %s", summary(cs))
 	}
-	v := h.volume("i_pvc.default.taken")
+	v := h.volume("i_pvc_default.taken")
 	if v == nil || v.Labels["com.example.owner"] != "someone" || v.Labels[dockerx.LabelInstance] != "" {
 		t.Fatalf("foreign volume changed: %+v", v)
 	}
-	if h.volume("i_pvc.default.ghost") == nil {
+	if h.volume("i_pvc_default.ghost") == nil {
 		t.Fatal("the volume of a claim never known was removed")
 	}
 }
@@ -238,20 +238,20 @@ func TestClaimFromStore(t *testing.T) {
 		t.Fatal(err)
 	}
 	h.waitReplicas("db", 1)
-	if v := h.volume("i_pvc.default.data"); v == nil || v.Claim != "data" {
+	if v := h.volume("i_pvc_default.data"); v == nil || v.Claim != "data" {
 		t.Fatalf("claim volume %+v", v)
 	}
 	if err := h.store.Delete("", "db"); err != nil {
 		t.Fatal(err)
 	}
 	h.waitFor("containers gone", func() bool { return len(h.ours("db")) == 0 })
-	if h.volume("i_pvc.default.data") == nil {
+	if h.volume("i_pvc_default.data") == nil {
 		t.Fatal("the volume of a live claim went with the deployment")
 	}
 	if err := h.store.DeleteClaim("", "data"); err != nil {
 		t.Fatal(err)
 	}
-	h.waitFor("the deleted claim's volume removed", func() bool { return h.volume("i_pvc.default.data") == nil })
+	h.waitFor("the deleted claim's volume removed", func() bool { return h.volume("i_pvc_default.data") == nil })
 }
 
 // TestClaimInHolderPod: in a pod with a holder, every member that mounts
@@ -269,7 +269,7 @@ func TestClaimInHolderPod(t *testing.T) {
 	manifests.SetDefaults(d)
 	h.apply(d)
 	h.start()
-	const vol = "i_pvc.default.data"
+	const vol = "i_pvc_default.data"
 	h.waitFor("both members mounting the claim", func() bool { return len(h.mounters(vol)) == 2 })
 	cs := h.ours("web")
 	hd := holderOf(cs)

@@ -25,12 +25,16 @@ import (
 // a waiting revision proceeds at once.
 
 // waitingRevisions maps the hash of each template of the deployment (the
-// current one and the recorded revisions) whose containers cannot be
-// resolved to why, naming the references only.
+// current one and the recorded revisions) whose pods cannot be made yet
+// to why, naming the references only: its environment, its file volumes
+// or its claims refer to something that does not exist (or a claim being
+// deleted). The plan then creates nothing of that revision — no holder, no
+// pod volume, no container — as a cluster leaves such pods pending.
 func (c *Controller) waitingRevisions(ns string, d *manifests.Deployment, hash string, revisions []store.Revision) map[string]string {
 	var out map[string]string
+	var cache lookupCache
 	check := func(h string, t *manifests.PodTemplateSpec) {
-		if msg := missingRefs(ns, &t.Spec, c.opts.Config); msg != "" {
+		if msg := c.missingRefs(ns, t, &cache); msg != "" {
 			if out == nil {
 				out = map[string]string{}
 			}
@@ -48,10 +52,36 @@ func (c *Controller) waitingRevisions(ns string, d *manifests.Deployment, hash s
 	return out
 }
 
-// missingRefs says which non-optional references of the pod's
+// missingRefs says which non-optional references of the pod template
+// cannot be resolved ("" when all can), or why the store could not tell:
+// of its environments (envMissingRefs), its file volumes (planFiles, as
+// the kubelet fails a mount) and its claims.
+func (c *Controller) missingRefs(ns string, t *manifests.PodTemplateSpec, cache *lookupCache) string {
+	var parts []string
+	if msg := envMissingRefs(ns, &t.Spec, c.opts.Config); msg != "" {
+		parts = append(parts, msg)
+	}
+	if manifests.NeedsWriter(&t.Spec) {
+		objs, err := c.fileObjectsFor(ns, t, cache)
+		if err == nil {
+			_, err = planFiles(&t.Spec, identityOf(ns, "", "", t), objs, hostResources{})
+		}
+		if err != nil {
+			parts = append(parts, err.Error())
+		}
+	}
+	for _, claim := range templateClaims(&t.Spec) {
+		if err := c.claimUsable(ns, claim); err != nil {
+			parts = append(parts, err.Error())
+		}
+	}
+	return strings.Join(parts, "; ")
+}
+
+// envMissingRefs says which non-optional references of the pod's
 // environments cannot be resolved ("" when all can), or why the store
 // could not tell.
-func missingRefs(ns string, ps *manifests.PodSpec, cs ConfigStore) string {
+func envMissingRefs(ns string, ps *manifests.PodSpec, cs ConfigStore) string {
 	var refs []string
 	for _, ctr := range ps.AllContainers() {
 		if !dockerx.NeedsEnvResolution(ctr) {

@@ -37,7 +37,7 @@ func claimFixture() ([]*store.ClaimRecord, []dockerx.Volume) {
 		return dockerx.Volume{Name: r.Name(), Labels: dockerx.ClaimVolumeLabels(r), Role: dockerx.RoleClaim}
 	}
 	vols := []dockerx.Volume{vol("default", "data"), vol("default", "going"), vol("team", "data"),
-		{Name: "default_pvc.default.taken", Labels: map[string]string{"someone": "else"}}}
+		{Name: "default_pvc_default.taken", Labels: map[string]string{"someone": "else"}}}
 	return recs, vols
 }
 
