@@ -34,8 +34,10 @@ import (
 // legacy Binds form, which creates a missing path as a directory as the
 // kubelet does. The bind is resolved when the container starts: like a
 // Kubernetes subPath it does not follow later updates of a file volume,
-// and a restarted container sees the content current at its start. A
-// hostPath's subPath is the joined host path.
+// and a restarted container sees the content current at its start. Only
+// file volumes take a subPath: the daemon follows links in the bind's
+// source, and only a file volume's content is dockctl's alone (members
+// mount it read-only), so no container can point it elsewhere.
 
 // HolderWriterCommand is what a writer holder runs.
 var HolderWriterCommand = []string{helperapi.Binary, "helper", helperapi.ModeHold}
@@ -67,21 +69,15 @@ func holderFiles(req CreateRequest, ps *manifests.PodSpec, cfg *container.Config
 func isPodVolume(v *manifests.Volume) bool { return v.EmptyDir != nil || v.IsFileVolume() }
 
 // subPathBind turns a mount of a volume into the bind mount of its subPath
-// (see above): the Binds entry to add. m is the mount the whole volume
-// would have; a named volume's source is its mountpoint in
-// req.VolumeMountpoints, a bind's its host path.
+// (see above): the Binds entry to add. m is the mount the whole named
+// volume would have; its source is its mountpoint in req.VolumeMountpoints.
 func subPathBind(req CreateRequest, m mount.Mount, vm manifests.VolumeMount) (string, error) {
-	var base string
-	switch m.Type {
-	case mount.TypeVolume:
-		base = req.VolumeMountpoints[m.Source]
-		if base == "" {
-			return "", fmt.Errorf("volumeMount %q: subPath %q: the mountpoint of volume %s is unknown", vm.Name, vm.SubPath, m.Source)
-		}
-	case mount.TypeBind:
-		base = m.Source
-	default:
+	if m.Type != mount.TypeVolume {
 		return "", fmt.Errorf("volumeMount %q: subPath %q: not supported on a %s mount", vm.Name, vm.SubPath, m.Type)
+	}
+	base := req.VolumeMountpoints[m.Source]
+	if base == "" {
+		return "", fmt.Errorf("volumeMount %q: subPath %q: the mountpoint of volume %s is unknown", vm.Name, vm.SubPath, m.Source)
 	}
 	src := path.Join(base, vm.SubPath)
 	if !strings.HasPrefix(src, path.Clean(base)+"/") {
@@ -100,7 +96,7 @@ func subPathBind(req CreateRequest, m mount.Mount, vm manifests.VolumeMount) (st
 }
 
 // SubPathVolumes returns the named volumes whose mountpoint a create of
-// req needs (its subPath mounts of pod volumes), for
+// req needs (its subPath mounts of file volumes), for
 // CreateRequest.VolumeMountpoints.
 func SubPathVolumes(req CreateRequest) []string {
 	d := req.Deployment
@@ -118,7 +114,7 @@ func SubPathVolumes(req CreateRequest) []string {
 			continue
 		}
 		for i := range ps.Volumes {
-			if v := &ps.Volumes[i]; v.Name == vm.Name && isPodVolume(v) {
+			if v := &ps.Volumes[i]; v.Name == vm.Name && v.IsFileVolume() {
 				out = append(out, VolumeName(req.Pod.Holder, v.Name, req.Pod.UID))
 			}
 		}
@@ -151,23 +147,21 @@ func (c *Client) volumeMountpoints(ctx context.Context, req *CreateRequest) erro
 	return nil
 }
 
-// setSubPathMount mounts a subPath of v (see above).
+// setSubPathMount mounts a subPath of file volume v (see above). Apply
+// refuses a subPath of any other volume (manifests: a bind follows links,
+// and only a file volume's content is dockctl's alone); this refuses it
+// again, trusting no record.
 func setSubPathMount(req CreateRequest, v *manifests.Volume, vm manifests.VolumeMount, hc *container.HostConfig,
 	podVolume func(v *manifests.Volume, vm manifests.VolumeMount) mount.Mount) error {
-	var m mount.Mount
 	switch {
-	case v.HostPath != nil:
-		m = mount.Mount{Type: mount.TypeBind, Source: v.HostPath.Path, ReadOnly: vm.ReadOnly}
-	case isPodVolume(v) && req.Pod != nil:
-		m = podVolume(v, vm)
 	case v.PersistentVolumeClaim != nil:
-		// Refused by apply too (manifests: a bind of the mountpoint is no
-		// use of the volume that pvc-protection would see).
 		return fmt.Errorf("volumeMount %q: subPath of a persistentVolumeClaim volume is not supported", vm.Name)
-	default:
+	case !v.IsFileVolume():
+		return fmt.Errorf("volumeMount %q: subPath %q: supported on configMap, secret, projected and downwardAPI volumes only", vm.Name, vm.SubPath)
+	case req.Pod == nil:
 		return fmt.Errorf("volumeMount %q: subPath %q: only a pod with a holder has a named volume for it", vm.Name, vm.SubPath)
 	}
-	b, err := subPathBind(req, m, vm)
+	b, err := subPathBind(req, podVolume(v, vm), vm)
 	if err != nil {
 		return err
 	}

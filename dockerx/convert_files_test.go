@@ -26,8 +26,8 @@ func filesDeployment() *manifests.Deployment {
 			{Name: "cfg", MountPath: "/etc/app"},
 			{Name: "cfg", MountPath: "/etc/nginx/nginx.conf", SubPath: "nginx.conf"},
 			{Name: "tls", MountPath: "/etc/tls", ReadOnly: false},
-			{Name: "cache", MountPath: "/var/cache/app", SubPath: "app"},
-			{Name: "host", MountPath: "/data", SubPath: "web/data", ReadOnly: true},
+			{Name: "cache", MountPath: "/var/cache/app"},
+			{Name: "host", MountPath: "/data", ReadOnly: true},
 		}
 	})
 }
@@ -69,7 +69,7 @@ func TestBuildConfigFileVolumes(t *testing.T) {
 	if _, _, _, err := BuildConfig(member); err == nil || !strings.Contains(err.Error(), "mountpoint of volume") {
 		t.Errorf("member without mountpoints: %v, want the mountpoint refused as unknown", err)
 	}
-	if got := SubPathVolumes(member); !slices.Equal(got, []string{VolumeName(member.Pod.Holder, "cfg", testPodUID), VolumeName(member.Pod.Holder, "cache", testPodUID)}) {
+	if got := SubPathVolumes(member); !slices.Equal(got, []string{VolumeName(member.Pod.Holder, "cfg", testPodUID)}) {
 		t.Errorf("SubPathVolumes = %q", got)
 	}
 	member.VolumeMountpoints = map[string]string{}
@@ -91,14 +91,37 @@ func TestBuildConfigFileVolumes(t *testing.T) {
 	}
 	wantBinds := []string{
 		"/var/lib/docker/volumes/" + VolumeName(member.Pod.Holder, "cfg", testPodUID) + "/_data/nginx.conf:/etc/nginx/nginx.conf:ro",
-		"/var/lib/docker/volumes/" + VolumeName(member.Pod.Holder, "cache", testPodUID) + "/_data/app:/var/cache/app",
-		"/srv/data/web/data:/data:ro",
 	}
 	if !slices.Equal(hc.Binds, wantBinds) {
 		t.Errorf("binds:\n got %q\nwant %q", hc.Binds, wantBinds)
 	}
-	if len(hc.Mounts) != 2 {
-		t.Errorf("member mounts %+v: want only the two whole volumes", hc.Mounts)
+	if len(hc.Mounts) != 4 {
+		t.Errorf("member mounts %+v: want the four whole volumes", hc.Mounts)
+	}
+}
+
+// A subPath of any volume but a file volume is refused at create too (apply
+// refuses it first): the daemon follows links in a bind's source, and a
+// container of the pod could point an emptyDir's or a hostPath's path
+// anywhere on the host (a review proved it on Docker 20.10: an emptyDir subPath made a link to / mounted the host's root).
+func TestSubPathOnlyOfFileVolumes(t *testing.T) {
+	for _, name := range []string{"cache", "host"} {
+		d := filesDeployment()
+		vms := d.Spec.Template.Spec.Containers[0].VolumeMounts
+		for i := range vms {
+			if vms[i].Name == name {
+				vms[i].SubPath = "sub"
+			}
+		}
+		member := podRequest(d, RoleReplica, "web")
+		member.VolumeMountpoints = map[string]string{}
+		for _, v := range d.Spec.Template.Spec.Volumes {
+			n := VolumeName(member.Pod.Holder, v.Name, testPodUID)
+			member.VolumeMountpoints[n] = "/var/lib/docker/volumes/" + n + "/_data"
+		}
+		if _, _, _, err := BuildConfig(member); err == nil || !strings.Contains(err.Error(), "supported on configMap, secret, projected and downwardAPI volumes only") {
+			t.Errorf("subPath of %s: %v, want it refused", name, err)
+		}
 	}
 }
 

@@ -71,7 +71,7 @@ const filesSpec = `      securityContext: {fsGroup: 2000}
         - {name: creds, mountPath: /etc/creds}
         - {name: meta, mountPath: /etc/meta}
         - {name: all, mountPath: /etc/all}
-        - {name: work, mountPath: /work, subPath: sub/dir}
+        - {name: work, mountPath: /work}
 `
 
 // cat returns "MODE CONTENT" of a file as container id sees it.
@@ -112,10 +112,9 @@ func TestFileVolumes(t *testing.T) {
 		if got := cat(t, app, "/etc/creds/password"); !strings.HasPrefix(got, "error:") {
 			t.Errorf("/etc/creds/password: %q, want only the listed item", got)
 		}
-		// The emptyDir subPath is a directory of the pod's volume: it
-		// exists and is writable.
+		// The pod's emptyDir, beside its file volumes, is writable.
 		if code, _, errOut := execOutput(t, app, "/workload", "--listen=127.0.0.1:0", "--write-file=/work/probe", "--exit-after=1ms"); code != 0 {
-			t.Errorf("write into the emptyDir subPath: exit %d: %s", code, errOut)
+			t.Errorf("write into the emptyDir: exit %d: %s", code, errOut)
 		}
 	})
 

@@ -389,7 +389,17 @@ func TestDecodeInvalid(t *testing.T) {
 			func(t *testing.T) string {
 				return base + "        volumeMounts:\n        - name: data\n          mountPath: /var/lib/mysql\n          subPath: mysql\n      volumes:\n      - name: data\n        persistentVolumeClaim: {claimName: data}\n"
 			},
-			[]string{`t.yaml:23: spec.template.spec.containers[0].volumeMounts[0].subPath: unsupported by dockctl on a persistentVolumeClaim volume: mount the whole claim`}},
+			[]string{"t.yaml:23: spec.template.spec.containers[0].volumeMounts[0].subPath: " + subPathRefusal("persistentVolumeClaim")}},
+		// A container of the pod could make the path a link to / (the
+		// daemon follows links in a bind's source): CVE-2017-1002101.
+		{"subPath of an emptyDir and of a hostPath",
+			func(t *testing.T) string {
+				return base + "        volumeMounts:\n        - name: cache\n          mountPath: /host\n          subPath: escape\n        - name: srv\n          mountPath: /x\n          subPath: link\n      volumes:\n      - name: cache\n        emptyDir: {}\n      - name: srv\n        hostPath: {path: /srv/data}\n"
+			},
+			[]string{
+				"t.yaml:23: spec.template.spec.containers[0].volumeMounts[0].subPath: " + subPathRefusal("emptyDir"),
+				"t.yaml:26: spec.template.spec.containers[0].volumeMounts[1].subPath: " + subPathRefusal("hostPath"),
+			}},
 		{"duplicate volume name",
 			func(t *testing.T) string {
 				return base + "      volumes:\n      - name: a\n        emptyDir: {}\n      - name: a\n        emptyDir: {}\n"
@@ -977,4 +987,8 @@ func names(docs []*Document) string {
 		n = append(n, d.Meta().Name)
 	}
 	return strings.Join(n, " ")
+}
+
+func subPathRefusal(kind string) string {
+	return "unsupported by dockctl on a " + kind + " volume (only on configMap, secret, projected and downwardAPI volumes: on Engine API 1.41 a subPath is a bind that follows links, which a container could point anywhere on the host): mount the whole volume"
 }

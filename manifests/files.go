@@ -31,23 +31,31 @@ func (ps *PodSpec) HasFileVolumes() bool {
 // the assembled one.
 func NeedsWriter(ps *PodSpec) bool { return ps.HasFileVolumes() }
 
-// subPathOnPodVolume reports whether a container mounts a subPath of an
-// emptyDir: its source is a directory inside the pod's volume, which only
-// a named volume (a holder pod's) has on Engine API 1.41.
-func subPathOnPodVolume(ps *PodSpec) bool {
-	for _, c := range ps.AllContainers() {
-		for _, vm := range c.VolumeMounts {
-			if vm.SubPath == "" {
-				continue
-			}
-			for i := range ps.Volumes {
-				if v := &ps.Volumes[i]; v.Name == vm.Name && v.EmptyDir != nil {
-					return true
-				}
-			}
+// subPathSource refuses a subPath of any volume but a file volume. Engine
+// API 1.41 has no mount of a path inside a volume (it arrives with 1.45):
+// dockctl binds the path inside the volume's mountpoint, which the daemon
+// resolves on its host, following links. Only a file volume's content is
+// dockctl's alone (its writer holder writes it; the pod's containers mount
+// it read-only); in an emptyDir, a claim or a hostPath, a container of the
+// pod could make the path a link to anywhere on the host — the escape of
+// Kubernetes' CVE-2017-1002101 — and a bind is no use of a claim's volume
+// that pvc-protection would see.
+func (v *validator) subPathSource(p string, ps *PodSpec, volume string) {
+	for i := range ps.Volumes {
+		vol := &ps.Volumes[i]
+		if vol.Name != volume || vol.IsFileVolume() {
+			continue
 		}
+		kind := "emptyDir"
+		switch {
+		case vol.PersistentVolumeClaim != nil:
+			kind = "persistentVolumeClaim"
+		case vol.HostPath != nil:
+			kind = "hostPath"
+		}
+		v.add(p, "unsupported by dockctl on a %s volume (only on configMap, secret, projected and downwardAPI volumes: on Engine API 1.41 a subPath is a bind that follows links, which a container could point anywhere on the host): mount the whole volume", kind)
+		return
 	}
-	return false
 }
 
 // Modes and fieldPaths as Kubernetes' validation.

@@ -402,12 +402,11 @@ func (d *Deployment) Replicas() int32 {
 // NeedsHolder reports whether a pod of this spec runs with a holder
 // container owning its shared namespaces: it has more than one container,
 // init containers included, or volumes that must outlive container
-// restarts and be written before its containers start (file volumes), or
-// a subPath of an emptyDir (which needs the pod's named volume: files.go).
+// restarts and be written before its containers start (file volumes).
 // A pod of one container without those is that container alone, as every
 // replica was before pods (DESIGN §9).
 func NeedsHolder(ps *PodSpec) bool {
-	return len(ps.Containers)+len(ps.InitContainers) > 1 || ps.HasFileVolumes() || subPathOnPodVolume(ps)
+	return len(ps.Containers)+len(ps.InitContainers) > 1 || ps.HasFileVolumes()
 }
 
 // IsSidecar reports whether an init container is a native sidecar

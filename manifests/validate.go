@@ -5,7 +5,6 @@ import (
 	"net"
 	"path"
 	"regexp"
-	"slices"
 	"sort"
 	"strings"
 
@@ -308,12 +307,8 @@ func (v *validator) container(p string, c *Container, init bool, pc *podChecks) 
 			v.add(child(mp, "name"), "no volume named %q in spec.template.spec.volumes", m.Name)
 		}
 		v.subPath(child(mp, "subPath"), m.SubPath) // files.go
-		if m.SubPath != "" && slices.ContainsFunc(pc.spec.Volumes, func(vol Volume) bool { return vol.Name == m.Name && vol.PersistentVolumeClaim != nil }) {
-			// Engine API 1.41 can mount a path inside a volume only as a
-			// bind of its mountpoint, which Docker does not count as a use
-			// of the volume: the claim's volume could then be removed
-			// (pvc-protection) under a container that writes to it.
-			v.add(child(mp, "subPath"), "unsupported by dockctl on a persistentVolumeClaim volume: mount the whole claim")
+		if m.SubPath != "" {
+			v.subPathSource(child(mp, "subPath"), pc.spec, m.Name) // files.go
 		}
 		if v.absPath(child(mp, "mountPath"), m.MountPath) {
 			if mounts[path.Clean(m.MountPath)] {
