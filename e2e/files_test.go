@@ -99,7 +99,7 @@ func TestFileVolumes(t *testing.T) {
 			"/etc/app/extra.conf":      "0440 x=1",
 			"/etc/creds/db/password":   "0440 " + filesSecret,
 			"/etc/meta/name":           "0644 " + p.name,
-			"/etc/meta/labels":         `0644 app="files"`,
+			"/etc/meta/labels":         `0644 app="files"` + "\n" + `pod-template-hash="` + p.hash + `"`,
 			"/etc/all/app.conf":        "0644 port=80",
 			"/etc/all/user":            "0644 admin",
 			"/etc/pinned/app.conf":     "0440 port=80",

@@ -71,10 +71,6 @@ const (
 // metadata.labels['k'] and metadata.annotations['k'] are also accepted.
 var downwardAPIVolumeFieldPaths = []string{"metadata.name", "metadata.namespace", "metadata.labels", "metadata.annotations", "metadata.uid"}
 
-// downwardAPIResources are the resourceFieldRef resources Kubernetes
-// accepts in a volume.
-var downwardAPIResources = []string{"limits.cpu", "limits.memory", "limits.ephemeral-storage", "requests.cpu", "requests.memory", "requests.ephemeral-storage"}
-
 var subscriptedFieldPath = regexp.MustCompile(`^metadata\.(labels|annotations)\['([^']*)'\]$`)
 
 // ParseSubscriptedFieldPath splits metadata.labels['k'] into its field
@@ -216,8 +212,13 @@ func (v *validator) downwardAPIFile(p string, f *DownwardAPIVolumeFile, paths ma
 		if av := f.FieldRef.APIVersion; av != "" && av != "v1" {
 			v.add(child(p, "fieldRef.apiVersion"), "unsupported value %q: only \"v1\"", av)
 		}
-		if _, key, ok := ParseSubscriptedFieldPath(fp); ok {
-			if msgs := validation.IsQualifiedName(strings.ToLower(key)); len(msgs) > 0 {
+		if field, key, ok := ParseSubscriptedFieldPath(fp); ok {
+			if field == "annotations" {
+				// As Kubernetes' validateObjectFieldSelector: annotation
+				// keys are checked lower-cased, label keys as written.
+				key = strings.ToLower(key)
+			}
+			if msgs := validation.IsQualifiedName(key); len(msgs) > 0 {
 				v.add(child(p, "fieldRef.fieldPath"), "invalid value %q: %s", fp, strings.Join(msgs, "; "))
 			}
 			break
@@ -236,12 +237,10 @@ func (v *validator) downwardAPIFile(p string, f *DownwardAPIVolumeFile, paths ma
 		} else if ps.FindContainer(r.ContainerName) == nil {
 			v.add(child(p, "resourceFieldRef.containerName"), "no container named %q in the pod", r.ContainerName)
 		}
-		if !slices.Contains(downwardAPIResources, r.Resource) {
-			v.add(child(p, "resourceFieldRef.resource"), "unsupported value %q: supported values: %s", r.Resource, strings.Join(downwardAPIResources, ", "))
-		}
-		if r.Divisor != nil && r.Divisor.Sign() <= 0 {
-			v.add(child(p, "resourceFieldRef.divisor"), "must be greater than 0")
-		}
+		// The resources and divisors of an environment variable's
+		// (validateContainerResourceDivisor): ephemeral-storage, which
+		// Kubernetes also takes here, has no limit on one host.
+		v.resourceFieldRef(child(p, "resourceFieldRef"), r, ps)
 	default:
 		v.add(p, "one of fieldRef or resourceFieldRef is required")
 	}
@@ -284,12 +283,17 @@ func (v *Volume) FileVolumeKind() string {
 
 // FileVolumeSize is the size of a file volume's tmpfs: room for two
 // versions (the writer makes the new one before it removes the old) of
-// every source at the API server's 1 MiB limit, plus 1 MiB. A tmpfs takes
-// memory only for what it holds.
+// every source, each version 1 MiB of data (the API server's limit on an
+// object) plus a page for each of up to 3840 files (a tmpfs charges at
+// least one page per non-empty file), plus 1 MiB. A tmpfs takes memory
+// only for what it holds, so the room costs nothing until it is used.
 func FileVolumeSize(v *Volume) int64 {
 	sources := int64(1)
 	if v.Projected != nil {
 		sources = int64(max(len(v.Projected.Sources), 1))
 	}
-	return sources*2<<20 + 1<<20
+	return sources*2*fileVersionRoom + 1<<20
 }
+
+// fileVersionRoom is the room of one version of one source's files.
+const fileVersionRoom = 1<<20 + 3840*4096

@@ -2,6 +2,7 @@ package manifests
 
 import (
 	"encoding/base64"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"math"
@@ -12,6 +13,7 @@ import (
 	"gopkg.in/yaml.v3"
 	"k8s.io/apimachinery/pkg/api/resource"
 	"k8s.io/apimachinery/pkg/util/intstr"
+	sigsyaml "sigs.k8s.io/yaml"
 )
 
 var (
@@ -253,9 +255,8 @@ func (w *walker) mapping(n *yaml.Node, v reflect.Value, path string) {
 			continue
 		}
 		p := key(path, k.Value)
-		if yaml11Bool(k) {
-			b, _ := yaml11Bools[k.Value]
-			w.badValue(k, p, "key %s is the boolean %t in YAML 1.1, which kubectl reads (a cluster would name it %q): quote it (\"%s\")", k.Value, b, strconv.FormatBool(b), k.Value)
+		if name, ok := yaml11KeyName(k); !ok {
+			w.badValue(k, p, "key %s is not a string in YAML 1.1, which kubectl reads (a cluster would name it %q): quote it (\"%s\")", k.Value, name, k.Value)
 			continue
 		}
 		if first, dup := seen[k.Value]; dup {
@@ -348,6 +349,31 @@ func yaml11Bool(n *yaml.Node) bool {
 	}
 	_, ok := yaml11Bools[n.Value]
 	return ok
+}
+
+// yaml11KeyName returns the name kubectl gives plain mapping key k, and
+// whether it is k's own. kubectl converts YAML to JSON with a YAML 1.1
+// reader (sigs.k8s.io/yaml), which reads a plain key such as yes, True,
+// 1.0, 0x1F, 010 or 1_000 as a boolean or a number and names it by that
+// value ("true", "1", "31", "8", "1000"): a ConfigMap's key, a label, a
+// file name would differ between dockctl and a cluster. A quoted or
+// tagged key is a string in both.
+func yaml11KeyName(k *yaml.Node) (string, bool) {
+	if k.Style != 0 || k.ShortTag() != "!!str" && k.Tag != "" && k.Tag[0] != '!' {
+		return k.Value, true
+	}
+	j, err := sigsyaml.YAMLToJSON([]byte(k.Value + ": 0\n"))
+	if err != nil {
+		return k.Value, true // not a key YAML 1.1 reads alone; the walk reports what it must
+	}
+	var m map[string]json.RawMessage
+	if err := json.Unmarshal(j, &m); err != nil || len(m) != 1 {
+		return k.Value, true
+	}
+	for name := range m {
+		return name, name == k.Value
+	}
+	return k.Value, true
 }
 
 // yaml11BoolError refuses a value yaml11Bool tells, naming it unless it

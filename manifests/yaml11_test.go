@@ -28,7 +28,7 @@ spec:
 	}{
 		{"configmap value", cm + "data: {ENABLED: yes}\n", `x.yaml:4: data[ENABLED]: expected a string, got yes, the boolean true in YAML 1.1, which kubectl reads: quote it ("yes")`},
 		{"configmap value OFF", cm + "data:\n  tls: OFF\n", `x.yaml:5: data[tls]: expected a string, got OFF, the boolean false in YAML 1.1, which kubectl reads: quote it ("OFF")`},
-		{"configmap key", cm + "data: {on: \"1\"}\n", `x.yaml:4: data[on]: key on is the boolean true in YAML 1.1, which kubectl reads (a cluster would name it "true"): quote it ("on")`},
+		{"configmap key", cm + "data: {on: \"1\"}\n", `x.yaml:4: data[on]: key on is not a string in YAML 1.1, which kubectl reads (a cluster would name it "true"): quote it ("on")`},
 		{"label value", strings.Replace(cm, "{name: c}", "{name: c, labels: {debug: N}}", 1), `x.yaml:3: metadata.labels[debug]: expected a string, got N`},
 		{"secret stringData names no value", "apiVersion: v1\nkind: Secret\nmetadata: {name: s}\nstringData: {answer: No}\n",
 			"x.yaml:4: stringData[answer]: expected a string, got a plain value that YAML 1.1, which kubectl reads, takes for a boolean: quote it"},

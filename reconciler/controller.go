@@ -538,6 +538,7 @@ func (c *Controller) syncDeployment(ctx context.Context, key string) (time.Durat
 	if rec.Deleted {
 		c.prober.drop(key) // its containers are going: so are their probes
 		c.forgetBlocked(key)
+		c.files.forget(key, nil)
 		c.indexRefs(rec, nil)
 		units, pods := groupPods(observed, templateLookup(nil, "", rec.Revisions), c.diedHolders(key, observed))
 		in := PlanInput{Instance: c.opts.Instance, Namespace: rec.Namespace, Name: name, Containers: units, Pods: pods, Volumes: volumes, Now: now, Revisions: rec.Revisions}

@@ -64,7 +64,7 @@ func (c *Controller) missingRefs(ns string, t *manifests.PodTemplateSpec, cache 
 	if manifests.NeedsWriter(&t.Spec) {
 		objs, err := c.fileObjectsFor(ns, t, cache)
 		if err == nil {
-			_, err = planFiles(&t.Spec, identityOf(ns, "", "", t), objs, hostResources{})
+			_, err = planFiles(&t.Spec, identityOf(ns, "", "", "", t), objs, hostResources{})
 		}
 		if err != nil {
 			parts = append(parts, err.Error())

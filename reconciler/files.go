@@ -5,7 +5,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"strings"
+	"maps"
+	"slices"
 	"sync"
 	"time"
 
@@ -72,36 +73,44 @@ type PodFiles struct {
 	Missing string
 }
 
-// filesMemory holds, per pod (its unit key), the hash of the payload last
-// written into it.
+// filesMemory holds, per deployment (its key) and pod (its unit key), the
+// hash of the payload last written into the pod. A sync forgets the pods
+// it no longer observes, and a deleted deployment's are forgotten with it.
 type filesMemory struct {
 	mu      sync.Mutex
-	written map[string]string
+	written map[string]map[string]string
 }
 
-func (m *filesMemory) get(key string) string {
+func (m *filesMemory) get(dep, pod string) string {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	return m.written[key]
+	return m.written[dep][pod]
 }
 
-func (m *filesMemory) set(key, hash string) {
+func (m *filesMemory) set(dep, pod, hash string) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if m.written == nil {
-		m.written = map[string]string{}
+		m.written = map[string]map[string]string{}
 	}
-	m.written[key] = hash
+	if m.written[dep] == nil {
+		m.written[dep] = map[string]string{}
+	}
+	m.written[dep][pod] = hash
 }
 
-// forget drops the pods of a deployment that are not in keep.
-func (m *filesMemory) forget(prefix string, keep map[string]*pod) {
+// forget drops the pods of deployment dep that are not in keep (all of
+// them for a nil keep).
+func (m *filesMemory) forget(dep string, keep map[string]*pod) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	for k := range m.written {
-		if strings.HasPrefix(k, prefix) && keep[k] == nil {
-			delete(m.written, k)
+	for k := range m.written[dep] {
+		if keep[k] == nil {
+			delete(m.written[dep], k)
 		}
+	}
+	if len(m.written[dep]) == 0 {
+		delete(m.written, dep)
 	}
 }
 
@@ -114,9 +123,36 @@ func isPodVolumeRole(role string) bool {
 	return role == dockerx.RoleEmptyDir || role == dockerx.RoleFiles
 }
 
-// identityOf is what the downward API tells pod p of template t.
-func identityOf(ns, name, uid string, t *manifests.PodTemplateSpec) podIdentity {
-	return podIdentity{Name: name, Namespace: ns, UID: uid, Labels: t.Metadata.Labels, Annotations: t.Metadata.Annotations}
+// identityOf is what the downward API tells pod p of template t (of
+// template hash hash): its labels carry pod-template-hash, as the
+// Deployment controller labels its pods (and as its environment's
+// fieldRef reads them: podIdentity in envctl.go).
+func identityOf(ns, name, uid, hash string, t *manifests.PodTemplateSpec) podIdentity {
+	labels := maps.Clone(t.Metadata.Labels)
+	if hash != "" {
+		if labels == nil {
+			labels = map[string]string{}
+		}
+		labels["pod-template-hash"] = hash
+	}
+	return podIdentity{Name: name, Namespace: ns, UID: uid, Labels: labels, Annotations: t.Metadata.Annotations}
+}
+
+// hostResources is what a downward API file reports for a limit its
+// container does not set: the host's capacity (hostInfo). Without ctx (a
+// sweep's assessment) only a capacity already known; a sync knows it.
+func (c *Controller) hostResources(ctx context.Context) hostResources {
+	var h dockerx.HostInfo
+	if ctx != nil {
+		h = c.hostInfo(ctx)
+	} else {
+		c.refs.mu.Lock()
+		if c.refs.host != nil {
+			h = *c.refs.host
+		}
+		c.refs.mu.Unlock()
+	}
+	return hostResources{MilliCPU: int64(h.CPUs) * 1000, MemoryBytes: h.Memory}
 }
 
 // lookupCache caches one sync's ConfigStore lookups.
@@ -174,7 +210,7 @@ func (c *Controller) fileObjectsFor(ns string, t *manifests.PodTemplateSpec, cac
 
 // podFiles plans where each running holder pod with file volumes stands
 // (PlanInput.Files); nil when the deployment has none.
-func (c *Controller) podFiles(ns, depKey string, pods map[string]*pod, templates func(string) *manifests.PodTemplateSpec) map[string]PodFiles {
+func (c *Controller) podFiles(ctx context.Context, ns, depKey string, pods map[string]*pod, templates func(string) *manifests.PodTemplateSpec) map[string]PodFiles {
 	var out map[string]PodFiles
 	var cache lookupCache
 	for key, p := range pods {
@@ -185,22 +221,46 @@ func (c *Controller) podFiles(ns, depKey string, pods map[string]*pod, templates
 		if out == nil {
 			out = map[string]PodFiles{}
 		}
-		pf := PodFiles{Have: c.files.get(key)}
+		pf := PodFiles{Have: c.files.get(depKey, key)}
 		objs, err := c.fileObjectsFor(ns, t, &cache)
 		if err == nil {
 			var payload helperapi.FilesPayload
-			payload, err = planFiles(&t.Spec, identityOf(ns, p.name, p.uid, t), objs, hostResources{})
+			payload, err = planFiles(&t.Spec, identityOf(ns, p.name, p.uid, p.hash, t), objs, c.hostResources(ctx))
 			if err == nil {
 				pf.Want = payloadHash(payload)
 			}
 		}
 		if err != nil {
 			pf.Missing = fmt.Sprintf("pod %s: %v", p.name, err)
+			if pf.Have == "" && p.holder.State == dockerx.StateRunning && c.filesWrittenBefore(ctx, p.holder.ID) {
+				pf.Have = filesWrittenEarlier
+				c.files.set(depKey, key, pf.Have)
+			}
 		}
 		out[key] = pf
 	}
-	_ = depKey
+	c.files.forget(depKey, pods)
 	return out
+}
+
+// filesWrittenEarlier is the memory of a pod whose files an earlier
+// controller wrote (filesWrittenBefore), their hash unknown: a pod that
+// has files, which a change of its objects rewrites.
+const filesWrittenEarlier = "written-earlier"
+
+// filesWrittenBefore asks the holder whether the pod's volumes hold files
+// (`helper files --check`): after a restart this controller knows nothing
+// it wrote, and a pod whose ConfigMap or Secret is gone since must keep
+// its last files and keep being repaired, as the kubelet keeps a mounted
+// volume — not be taken for a pod that never got its files. Asked only
+// then, and only by a sync (ctx): once per pod, as the answer is kept.
+func (c *Controller) filesWrittenBefore(ctx context.Context, holderID string) bool {
+	fd := c.opts.FilesDocker
+	if fd == nil || ctx == nil {
+		return false
+	}
+	code, _, err := fd.ExecInput(ctx, holderID, append(slices.Clone(dockerx.FilesCommand), "--check"), nil, filesTimeout)
+	return err == nil && code == helperapi.ExitOK
 }
 
 // writePodFiles carries out an OpWriteFiles: the payload is planned again
@@ -220,7 +280,7 @@ func (c *Controller) writePodFiles(ctx context.Context, op Op) error {
 	if err != nil {
 		return fmt.Errorf("write files of pod %s: %w", op.Pod.Name, err)
 	}
-	payload, err := planFiles(&t.Spec, identityOf(ns, op.Pod.Name, op.Pod.UID, t), objs, hostResources{})
+	payload, err := planFiles(&t.Spec, identityOf(ns, op.Pod.Name, op.Pod.UID, op.Hash, t), objs, c.hostResources(ctx))
 	if err != nil {
 		return fmt.Errorf("pod %s: %w", op.Pod.Name, err)
 	}
@@ -239,7 +299,7 @@ func (c *Controller) writePodFiles(ctx context.Context, op Op) error {
 	if code != helperapi.ExitOK {
 		return fmt.Errorf("write files of pod %s: the writer in %s exited %d: %s", op.Pod.Name, op.Name, code, firstLine(out))
 	}
-	c.files.set(podUnitKey(op.Pod), payloadHash(payload))
+	c.files.set(store.Key(ns, op.From.Metadata.Name), podUnitKey(op.Pod), payloadHash(payload))
 	return nil
 }
 

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
+	"path"
 	"slices"
 	"sort"
 	"strconv"
@@ -66,8 +67,11 @@ func planFiles(ps *manifests.PodSpec, id podIdentity, objs fileObjects, host hos
 			continue
 		}
 		files := map[string]helperapi.FileItem{}
-		add := func(path string, mode int32, data []byte) {
-			files[path] = helperapi.FileItem{Path: path, Mode: mode, Data: data}
+		add := func(p string, mode int32, data []byte) {
+			// By the cleaned path, as the kubelet's AtomicWriter: a later
+			// source's "./a" replaces an earlier one's "a".
+			p = path.Clean(p)
+			files[p] = helperapi.FileItem{Path: p, Mode: mode, Data: data}
 		}
 		switch {
 		case v.ConfigMap != nil:

@@ -27,12 +27,21 @@ const maxFilesPayload = 64 << 20
 // it reads a helperapi.FilesPayload from stdin and writes each volume
 // atomically under --root (helperapi.VolumesDir). It prints a
 // helperapi.FilesResult. Its messages name volumes and paths, never a
-// file's content (a payload may hold Secret values).
+// file's content (a payload may hold Secret values). With --check it reads
+// nothing and only tells whether every volume under --root holds a
+// version (Written).
 func runFiles(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("helper files", flag.ContinueOnError)
 	root := fs.String("root", helperapi.VolumesDir, "where the pod's volumes are mounted")
+	check := fs.Bool("check", false, "exit 0 if every volume holds a written version, 1 if not")
 	if code, ok := parse(fs, args, stderr); !ok {
 		return code
+	}
+	if *check {
+		if !Written(*root) {
+			return helperapi.ExitFailed
+		}
+		return helperapi.ExitOK
 	}
 	raw, err := io.ReadAll(io.LimitReader(stdin, maxFilesPayload+1))
 	if err != nil || len(raw) > maxFilesPayload {
@@ -66,6 +75,29 @@ func runFiles(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	out, _ := json.Marshal(res)
 	fmt.Fprintln(stdout, string(out))
 	return helperapi.ExitOK
+}
+
+// Written reports whether root holds at least one volume and every volume
+// (directory) under it holds a version an earlier write made (its
+// "..data" link): what a restarted controller asks of a pod it did not
+// write, so that a pod whose ConfigMap or Secret is gone since keeps its
+// last files, as the kubelet keeps a mounted volume.
+func Written(root string) bool {
+	entries, err := os.ReadDir(root)
+	if err != nil {
+		return false
+	}
+	n := 0
+	for _, e := range entries {
+		if !e.IsDir() {
+			continue
+		}
+		if _, err := os.Lstat(filepath.Join(root, e.Name(), atomicfiles.DataDirName)); err != nil {
+			return false
+		}
+		n++
+	}
+	return n > 0
 }
 
 // WriteFiles writes every volume of p under root, each atomically. A

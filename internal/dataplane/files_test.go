@@ -95,3 +95,36 @@ func TestHelperHoldStopsOnSignal(t *testing.T) {
 		t.Fatal("hold did not stop")
 	}
 }
+
+// Written tells a restarted controller whether a pod's volumes hold files
+// an earlier write made: every volume must have its "..data".
+func TestWritten(t *testing.T) {
+	root := t.TempDir()
+	if Written(root) {
+		t.Error("no volume: written")
+	}
+	for _, v := range []string{"a", "b"} {
+		if err := os.Mkdir(filepath.Join(root, v), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if Written(root) {
+		t.Error("two empty volumes: written")
+	}
+	if _, err := WriteFiles(root, helperapi.FilesPayload{Volumes: []helperapi.FilesVolume{{Name: "a", Files: []helperapi.FileItem{{Path: "k", Mode: 0o644, Data: []byte("v")}}}}}); err != nil {
+		t.Fatal(err)
+	}
+	if Written(root) {
+		t.Error("one of two volumes written: written")
+	}
+	if _, err := WriteFiles(root, helperapi.FilesPayload{Volumes: []helperapi.FilesVolume{{Name: "b"}}}); err != nil {
+		t.Fatal(err)
+	}
+	if !Written(root) {
+		t.Error("both volumes written (one empty): not written")
+	}
+	var out, errOut strings.Builder
+	if code := runFiles([]string{"--root", root, "--check"}, strings.NewReader(""), &out, &errOut); code != helperapi.ExitOK || out.Len()+errOut.Len() != 0 {
+		t.Errorf("--check: exit %d, stdout %q, stderr %q", code, out.String(), errOut.String())
+	}
+}
