@@ -2,6 +2,7 @@ package manifests
 
 import (
 	"reflect"
+	"strings"
 
 	"gopkg.in/yaml.v3"
 	corev1 "k8s.io/api/core/v1"
@@ -78,7 +79,25 @@ func decodePVC(file string, n *yaml.Node, base string) (*Document, ErrorList) {
 	}
 	pvc.Status = nil
 	SetPVCDefaults(pvc)
-	return &Document{File: file, Line: n.Line, PVC: pvc, nameLine: w.lineOf(child(base, "metadata.name"))}, nil
+	return &Document{File: file, Line: n.Line, PVC: pvc, Ignored: ignoredClaimFields(pvc, base), nameLine: w.lineOf(child(base, "metadata.name"))}, nil
+}
+
+// ignoredClaimFields names the fields of a claim that are kept but mean
+// nothing on one host, for apply's warning: a storage class (every claim
+// is a local Docker volume) and a volume to bind to — unless it is the
+// one dockctl binds the claim to, as `get pvc -o yaml` prints it
+// ("…_pvc_NAMESPACE.NAME", dockerx.ClaimVolumeName), so that its output
+// applies again without a warning.
+func ignoredClaimFields(pvc *PersistentVolumeClaim, base string) []string {
+	var out []string
+	if sc := pvc.Spec.StorageClassName; sc != nil && *sc != "" {
+		out = append(out, child(base, "spec.storageClassName"))
+	}
+	own := "_pvc_" + pvc.Metadata.NamespaceOrDefault() + "." + pvc.Metadata.Name
+	if vn := pvc.Spec.VolumeName; vn != "" && !strings.HasSuffix(vn, own) {
+		out = append(out, child(base, "spec.volumeName"))
+	}
+	return out
 }
 
 // SetSecretDefaults does what the API server does to a Secret it stores:

@@ -87,7 +87,6 @@ func runApply(cmd *cobra.Command, g *globalOptions, o *applyOptions) error {
 	if err != nil {
 		return err
 	}
-	warnIgnored(cmd.ErrOrStderr(), b)
 	opts.KeepPaused = b.keepPaused
 	if sel != nil {
 		// kubectl applies only the objects of the files that match -l.
@@ -95,6 +94,7 @@ func runApply(cmd *cobra.Command, g *globalOptions, o *applyOptions) error {
 			return fmt.Errorf("no deployments, services, namespaces, configmaps, secrets or claims in %v match the selector %q", o.files, o.selector)
 		}
 	}
+	warnIgnored(cmd.ErrOrStderr(), b)
 	st, err := g.storeFor(dry)
 	if err != nil {
 		return err

@@ -23,6 +23,8 @@ type bundle struct {
 	// ignored is the warning about fields with no meaning on one host
 	// (manifests.IgnoredWarning), "" for none: apply and diff print it.
 	ignored string
+	// docs are the documents read, for the warning of a filtered bundle.
+	docs []*manifests.Document
 }
 
 // empty reports whether the bundle holds no object.
@@ -86,6 +88,7 @@ func (g *globalOptions) loadBundle(paths []string, stdin io.Reader, skip bool, w
 	if b.empty() {
 		return nil, fmt.Errorf("no objects found in %v", paths)
 	}
+	b.docs = docs
 	b.ignored = manifests.IgnoredWarning(docs)
 	return b, nil
 }
@@ -115,6 +118,9 @@ func (b *bundle) filter(sel labels.Selector) {
 	b.filterConfig(sel)
 	b.Services = keep(b.Services, func(s *manifests.Service) bool { return sel.Matches(labels.Set(s.Metadata.Labels)) })
 	b.Deployments = keep(b.Deployments, func(d *manifests.Deployment) bool { return sel.Matches(labels.Set(d.Metadata.Labels)) })
+	// The warning names only what is applied.
+	b.docs = keep(b.docs, func(d *manifests.Document) bool { return sel.Matches(labels.Set(d.Meta().Labels)) })
+	b.ignored = manifests.IgnoredWarning(b.docs)
 }
 
 func keep[T any](in []T, ok func(T) bool) []T {
