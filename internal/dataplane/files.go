@@ -37,6 +37,10 @@ func runFiles(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	if code, ok := parse(fs, args, stderr); !ok {
 		return code
 	}
+	if err := notDumpable(); err != nil {
+		fmt.Fprintln(stderr, "error: making the writer non-dumpable:", err)
+		return helperapi.ExitFailed
+	}
 	if *check {
 		if !Written(*root) {
 			return helperapi.ExitFailed
@@ -144,6 +148,10 @@ func runHold(ctx context.Context, args []string, stderr io.Writer) int {
 	fs := flag.NewFlagSet("helper hold", flag.ContinueOnError)
 	if code, ok := parse(fs, args, stderr); !ok {
 		return code
+	}
+	if err := notDumpable(); err != nil {
+		fmt.Fprintln(stderr, "error: making the holder non-dumpable:", err)
+		return helperapi.ExitFailed
 	}
 	chld := make(chan os.Signal, 1)
 	signal.Notify(chld, syscall.SIGCHLD)
