@@ -38,7 +38,29 @@ type RegistryCredential struct {
 
 // String shows the registry and the source, never the credentials.
 func (c RegistryCredential) String() string {
-	return fmt.Sprintf("%s credentials for %s", c.Source, c.Registry)
+	return fmt.Sprintf("%s credentials for %s", c.Source, withoutUserinfo(c.Registry))
+}
+
+// withoutUserinfo is a config key as it may be printed: a key written as a
+// URL with userinfo (https://robot:TOKEN@reg.example.com) loses it, the
+// key's host being all that matches images anyway (keyringKey). A key that
+// does not parse is printed as its scheme-less host part up to any "@".
+func withoutUserinfo(key string) string {
+	at := strings.LastIndexByte(key, '@')
+	if at < 0 {
+		return key
+	}
+	scheme := ""
+	rest := key
+	if i := strings.Index(key, "://"); i >= 0 && i < at {
+		scheme, rest = key[:i+3], key[i+3:]
+	}
+	if j := strings.LastIndexByte(rest, '@'); j >= 0 {
+		if slash := strings.IndexByte(rest, '/'); slash < 0 || slash > j {
+			rest = rest[j+1:] // the "@" is in the authority: userinfo
+		}
+	}
+	return scheme + rest
 }
 
 // Format makes every fmt verb, %#v and %+v included, print String.
