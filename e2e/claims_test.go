@@ -136,7 +136,7 @@ func TestClaimDataSurvives(t *testing.T) {
 		t.Fatalf("/data/first = %q", got)
 	}
 	out := e.mustDockctl("", "get", "pvc")
-	if !regexpMatch(`(?m)^data\s+Bound\s+`+e.instance+`_pvc\.default\.data\s+64Mi\s+RWO\s`, out) {
+	if !regexpMatch(`(?m)^data\s+Bound\s+`+e.instance+`_pvc_default\.data\s+64Mi\s+RWO\s`, out) {
 		t.Errorf("get pvc:\n%s", out)
 	}
 
