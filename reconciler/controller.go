@@ -411,6 +411,13 @@ func (c *Controller) handleEvent(ev dockerx.Event) {
 		c.opts.Observer.EventStreamGap()
 		c.log.Warn("docker event stream interrupted; full resync follows", "err", ev.Err)
 	}
+	if ev.Gap {
+		// Whatever happened meanwhile went unseen: a holder may have run
+		// again (a daemon restart restarts it) with a fresh, empty tmpfs.
+		// Every pod's files are written once more; a write of what a
+		// volume holds already changes nothing (atomicfiles).
+		c.files.forgetAll()
+	}
 	for _, req := range deploymentOwners(ev) {
 		c.deployments.Add(req)
 	}

@@ -99,6 +99,13 @@ func (m *filesMemory) set(dep, pod, hash string) {
 	m.written[dep][pod] = hash
 }
 
+// forgetAll drops every pod: their files are written again.
+func (m *filesMemory) forgetAll() {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.written = nil
+}
+
 // forget drops the pods of deployment dep that are not in keep (all of
 // them for a nil keep).
 func (m *filesMemory) forget(dep string, keep map[string]*pod) {

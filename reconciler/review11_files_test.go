@@ -357,3 +357,37 @@ func TestReviewFilesDeletedConfigMapAfterRestartKeepsHealing(t *testing.T) {
 			holderID[:12], h.replicaFailure("web"))
 	}
 }
+
+// TestFilesRewrittenAfterEventGap: what happened while the event stream
+// was down went unseen — a daemon restart restarts a holder with a fresh,
+// empty tmpfs and no event need say so — so every pod's files are written
+// once more after a gap, and only then.
+func TestFilesRewrittenAfterEventGap(t *testing.T) {
+	h := newHarness(t, Options{ResyncPeriod: 50 * time.Millisecond})
+	h.opts.Config = h.store
+	h.opts.FilesDocker = h.engine
+	h.ctrl = New(h.engine, h.store, h.opts)
+	w := &filesWriterFake{}
+	h.engine.HandleExecInput(w.handle)
+	applyConfigMap(t, h.store, "", "app", map[string]string{"k": "v"})
+	h.apply(configMapVolumeDeployment("web", "app"))
+	h.start()
+	writes := func() int {
+		w.mu.Lock()
+		defer w.mu.Unlock()
+		return w.writes
+	}
+	h.waitFor("the files written", func() bool { return writes() == 1 })
+	time.Sleep(300 * time.Millisecond) // several resyncs: no write more
+	if n := writes(); n != 1 {
+		t.Fatalf("%d writes of a converged pod", n)
+	}
+	h.engine.DaemonDown()
+	time.Sleep(100 * time.Millisecond)
+	h.engine.DaemonUp()
+	h.waitFor("the files written again after the gap", func() bool { return writes() == 2 })
+	time.Sleep(300 * time.Millisecond)
+	if n := writes(); n != 2 {
+		t.Errorf("%d writes after one gap, want 2", n)
+	}
+}
