@@ -115,7 +115,7 @@ demo: build image workload-image
 	@echo "  dockctl rollout restart deployment/api; dockctl rollout status deployment/api"
 	@echo "  dockctl scale deployment web --replicas 5"
 	@echo "  docker rm -f \$$(docker ps -q --filter label=io.dockctl.instance=$(DEMO_INSTANCE) --filter label=io.dockctl.deployment=web | head -1); sleep 1; dockctl get pods"
-	@echo "  dockctl logs deployment/web --tail 2"
+	@echo "  dockctl logs deployment/web --tail 3"
 	@echo "  docker logs -f $(DEMO_CONTAINER)"
 	@echo "  make demo-down    # removes the demo's controller, containers (proxies and DNS included), pod volumes, network and helper images; keeps its state"
 	@echo "  make clean        # demo-down, then removes build/ (state included) and the demo images"

@@ -252,7 +252,7 @@ func TestDescribeTemplateEnv(t *testing.T) {
 			{Prefix: "DB_", SecretRef: &manifests.SecretEnvSource{Name: "db", Optional: &yes}},
 		}}
 	var buf bytes.Buffer
-	describeTemplateContainer(&buf, c)
+	describeTemplateContainer(&buf, &manifests.PodSpec{}, c)
 	want := `   web:
     Image:    nginx (pull: IfNotPresent)
     Environment:
@@ -267,5 +267,27 @@ func TestDescribeTemplateEnv(t *testing.T) {
 `
 	if got := buf.String(); got != want {
 		t.Errorf("got:\n%s\nwant:\n%s", got, want)
+	}
+}
+
+// describe words mounts as kubectl's: a file volume read-only (its
+// containers mount it so), a subPath as path="…".
+func TestMountString(t *testing.T) {
+	ps := &manifests.PodSpec{Volumes: []manifests.Volume{
+		{Name: "config", ConfigMap: &manifests.ConfigMapVolumeSource{Name: "app"}},
+		{Name: "cache", EmptyDir: &manifests.EmptyDirVolumeSource{}},
+	}}
+	for _, tt := range []struct {
+		m    manifests.VolumeMount
+		want string
+	}{
+		{manifests.VolumeMount{Name: "config", MountPath: "/etc/app"}, "/etc/app from config (ro)"},
+		{manifests.VolumeMount{Name: "config", MountPath: "/etc/motd.txt", SubPath: "motd.txt"}, `/etc/motd.txt from config (ro,path="motd.txt")`},
+		{manifests.VolumeMount{Name: "cache", MountPath: "/cache"}, "/cache from cache (rw)"},
+		{manifests.VolumeMount{Name: "cache", MountPath: "/ro", ReadOnly: true}, "/ro from cache (ro)"},
+	} {
+		if got := mountString(ps, tt.m); got != tt.want {
+			t.Errorf("mountString(%+v) = %q, want %q", tt.m, got, tt.want)
+		}
 	}
 }

@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"io"
+	"slices"
 	"sort"
 	"strings"
 	"text/tabwriter"
@@ -105,7 +106,7 @@ func describe(w io.Writer, snap *snapshot, d *manifests.Deployment, haveStatus b
 		}
 		fmt.Fprintf(w, "  %s:\n", sec.title)
 		for i := range sec.cs {
-			describeTemplateContainer(w, &sec.cs[i])
+			describeTemplateContainer(w, &d.Spec.Template.Spec, &sec.cs[i])
 		}
 	}
 	if len(st.Conditions) > 0 {
@@ -146,7 +147,7 @@ func conditionTable(w io.Writer, rows [][4]string) {
 }
 
 // describeTemplateContainer prints one container of a pod template.
-func describeTemplateContainer(w io.Writer, c *manifests.Container) {
+func describeTemplateContainer(w io.Writer, ps *manifests.PodSpec, c *manifests.Container) {
 	fmt.Fprintf(w, "   %s:\n", c.Name)
 	fmt.Fprintf(w, "    Image:    %s (pull: %s)\n", c.Image, c.ImagePullPolicy)
 	if c.IsSidecar() {
@@ -165,7 +166,7 @@ func describeTemplateContainer(w io.Writer, c *manifests.Container) {
 	if len(c.VolumeMounts) > 0 {
 		fmt.Fprintln(w, "    Mounts:")
 		for _, m := range c.VolumeMounts {
-			fmt.Fprintf(w, "      %s\n", mountString(m))
+			fmt.Fprintf(w, "      %s\n", mountString(ps, m))
 		}
 	}
 }
@@ -179,11 +180,16 @@ func portString(p manifests.ContainerPort) string {
 	return s
 }
 
-// mountString words a volume mount as kubectl's describe does.
-func mountString(m manifests.VolumeMount) string {
+// mountString words a volume mount as kubectl's describe does: read-only
+// when the mount says so or the volume is a file volume (its containers
+// mount it read-only, as the kubelet does), and the subPath as path="…".
+func mountString(ps *manifests.PodSpec, m manifests.VolumeMount) string {
 	mode := "rw"
-	if m.ReadOnly {
+	if m.ReadOnly || slices.ContainsFunc(ps.Volumes, func(v manifests.Volume) bool { return v.Name == m.Name && v.IsFileVolume() }) {
 		mode = "ro"
+	}
+	if m.SubPath != "" {
+		mode += fmt.Sprintf(",path=%q", m.SubPath)
 	}
 	return fmt.Sprintf("%s from %s (%s)", m.MountPath, m.Name, mode)
 }
@@ -302,9 +308,9 @@ func describePodContainer(tw io.Writer, e *podEntry, pc reconciler.PodContainer)
 	if tc != nil {
 		for i, m := range tc.VolumeMounts {
 			if i == 0 {
-				p(4, "Mounts", mountString(m))
+				p(4, "Mounts", mountString(&e.template.Spec, m))
 			} else {
-				fmt.Fprintf(tw, "\t%s\n", mountString(m))
+				fmt.Fprintf(tw, "\t%s\n", mountString(&e.template.Spec, m))
 			}
 		}
 	}
