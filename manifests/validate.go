@@ -469,31 +469,7 @@ func (v *validator) resources(p string, r *ResourceRequirements) {
 }
 
 func (v *validator) probe(p string, pr *Probe, c *Container, liveness bool) {
-	handlers := 0
-	if pr.Exec != nil {
-		handlers++
-		if len(pr.Exec.Command) == 0 {
-			v.add(child(p, "exec.command"), "required")
-		}
-	}
-	if h := pr.HTTPGet; h != nil {
-		handlers++
-		v.probePort(child(p, "httpGet.port"), h.Port, c)
-		switch h.Scheme {
-		case "", "HTTP", "HTTPS":
-		default:
-			v.add(child(p, "httpGet.scheme"), `unsupported value %q: must be "HTTP" or "HTTPS"`, h.Scheme)
-		}
-		for i, hd := range h.HTTPHeaders {
-			if hd.Name == "" {
-				v.add(child(index(child(p, "httpGet.httpHeaders"), i), "name"), "required")
-			}
-		}
-	}
-	if t := pr.TCPSocket; t != nil {
-		handlers++
-		v.probePort(child(p, "tcpSocket.port"), t.Port, c)
-	}
+	handlers := v.handlers(p, pr.Exec, pr.HTTPGet, pr.TCPSocket, c)
 	handlers += v.grpcProbe(child(p, "grpc"), pr.GRPC)
 	switch {
 	case handlers == 0:
@@ -514,6 +490,37 @@ func (v *validator) probe(p string, pr *Probe, c *Container, liveness bool) {
 	if liveness && pr.SuccessThreshold > 1 {
 		v.add(child(p, "successThreshold"), "must be 1 for a liveness probe")
 	}
+}
+
+// handlers checks the handlers a probe and a lifecycle hook share, and
+// counts those set.
+func (v *validator) handlers(p string, exec *ExecAction, get *HTTPGetAction, tcp *TCPSocketAction, c *Container) int {
+	n := 0
+	if exec != nil {
+		n++
+		if len(exec.Command) == 0 {
+			v.add(child(p, "exec.command"), "required")
+		}
+	}
+	if get != nil {
+		n++
+		v.probePort(child(p, "httpGet.port"), get.Port, c)
+		switch get.Scheme {
+		case "", "HTTP", "HTTPS":
+		default:
+			v.add(child(p, "httpGet.scheme"), `unsupported value %q: must be "HTTP" or "HTTPS"`, get.Scheme)
+		}
+		for i, hd := range get.HTTPHeaders {
+			if hd.Name == "" {
+				v.add(child(index(child(p, "httpGet.httpHeaders"), i), "name"), "required")
+			}
+		}
+	}
+	if tcp != nil {
+		n++
+		v.probePort(child(p, "tcpSocket.port"), tcp.Port, c)
+	}
+	return n
 }
 
 // probePort accepts a port number or the name of one of the container's

@@ -41,31 +41,7 @@ func (v *validator) lifecycle(p string, c *Container, allowed bool, grace *int64
 }
 
 func (v *validator) lifecycleHandler(p string, h *LifecycleHandler, c *Container, grace *int64) {
-	handlers := 0
-	if h.Exec != nil {
-		handlers++
-		if len(h.Exec.Command) == 0 {
-			v.add(child(p, "exec.command"), "required")
-		}
-	}
-	if g := h.HTTPGet; g != nil {
-		handlers++
-		v.probePort(child(p, "httpGet.port"), g.Port, c)
-		switch g.Scheme {
-		case "", "HTTP", "HTTPS":
-		default:
-			v.add(child(p, "httpGet.scheme"), `unsupported value %q: must be "HTTP" or "HTTPS"`, g.Scheme)
-		}
-		for i, hd := range g.HTTPHeaders {
-			if hd.Name == "" {
-				v.add(child(index(child(p, "httpGet.httpHeaders"), i), "name"), "required")
-			}
-		}
-	}
-	if t := h.TCPSocket; t != nil {
-		handlers++
-		v.probePort(child(p, "tcpSocket.port"), t.Port, c)
-	}
+	handlers := v.handlers(p, h.Exec, h.HTTPGet, h.TCPSocket, c)
 	if s := h.Sleep; s != nil {
 		handlers++
 		// Kubernetes 1.34 (PodLifecycleSleepActionAllowZero, on by
