@@ -59,6 +59,18 @@ func (f *filesWriterFake) get(id string) (helperapi.FilesPayload, bool) {
 	return p, ok
 }
 
+// filesHarness is a controller with the store as its ConfigStore and a
+// writer fake answering its `helper files` execs.
+func filesHarness(t *testing.T) (*harness, *filesWriterFake) {
+	h := newHarness(t, Options{ResyncPeriod: 50 * time.Millisecond})
+	h.opts.Config = h.store
+	h.opts.FilesDocker = h.engine
+	h.ctrl = New(h.engine, h.store, h.opts)
+	w := &filesWriterFake{}
+	h.engine.HandleExecInput(w.handle)
+	return h, w
+}
+
 // configMapVolumeDeployment: one container mounting ConfigMap cm at /etc/app.
 func configMapVolumeDeployment(name, cm string) *manifests.Deployment {
 	d := testDeployment(name, 1, "1")
@@ -82,12 +94,7 @@ func applyConfigMap(t *testing.T, st *store.Store, ns, name string, data map[str
 // nothing of that revision (DESIGN §11, as for env and claims) and say so
 // in ReplicaFailure.
 func TestReviewFilesMissingConfigMapCreatesNothing(t *testing.T) {
-	h := newHarness(t, Options{ResyncPeriod: 50 * time.Millisecond})
-	h.opts.Config = h.store
-	h.opts.FilesDocker = h.engine
-	h.ctrl = New(h.engine, h.store, h.opts)
-	w := &filesWriterFake{}
-	h.engine.HandleExecInput(w.handle)
+	h, _ := filesHarness(t)
 	h.apply(configMapVolumeDeployment("web", "app"))
 	h.start()
 	h.waitFor("a ReplicaFailure naming the missing ConfigMap", func() bool {
@@ -114,7 +121,9 @@ func (hostInfoEngine) HostInfo(context.Context) (dockerx.HostInfo, error) {
 	return dockerx.HostInfo{Name: "node1", CPUs: 4, Memory: 8 << 30}, nil
 }
 
-func filesHarness(t *testing.T, d *manifests.Deployment) (*harness, *filesWriterFake) {
+// hostFilesHarness is filesHarness on an engine that tells the host's
+// capacity, with d applied.
+func hostFilesHarness(t *testing.T, d *manifests.Deployment) (*harness, *filesWriterFake) {
 	h := newHarness(t, Options{ResyncPeriod: 50 * time.Millisecond})
 	h.opts.Config = h.store
 	h.opts.FilesDocker = h.engine
@@ -154,12 +163,7 @@ func fileOf(p helperapi.FilesPayload, vol, path string) (string, bool) {
 func TestReviewFilesConfigMapUpdateAndDelete(t *testing.T) {
 	d := configMapVolumeDeployment("web", "app")
 	d.Metadata.Namespace = "team"
-	h := newHarness(t, Options{ResyncPeriod: 50 * time.Millisecond})
-	h.opts.Config = h.store
-	h.opts.FilesDocker = h.engine
-	h.ctrl = New(h.engine, h.store, h.opts)
-	w := &filesWriterFake{}
-	h.engine.HandleExecInput(w.handle)
+	h, w := filesHarness(t)
 	h.applyBundle([]string{"team"})
 	applyConfigMap(t, h.store, "team", "app", map[string]string{"k": "v1"})
 	applyConfigMap(t, h.store, "", "app", map[string]string{"k": "default-ns"})
@@ -216,7 +220,7 @@ func TestReviewFilesDownwardAPILabelsHaveTemplateHash(t *testing.T) {
 	ps.Containers[0].VolumeMounts = []manifests.VolumeMount{{Name: "info", MountPath: "/etc/podinfo"}}
 	manifests.SetDefaults(d)
 	hash := manifests.TemplateHash(&d.Spec.Template)
-	h, w := filesHarness(t, d)
+	h, w := hostFilesHarness(t, d)
 	h.start()
 	var p helperapi.FilesPayload
 	h.waitFor("files written", func() bool {
@@ -248,7 +252,7 @@ func TestReviewFilesDownwardAPIResourceDefaultsToHost(t *testing.T) {
 	}}}}
 	ps.Containers[0].VolumeMounts = []manifests.VolumeMount{{Name: "info", MountPath: "/etc/podinfo"}}
 	manifests.SetDefaults(d)
-	h, w := filesHarness(t, d)
+	h, w := hostFilesHarness(t, d)
 	h.start()
 	var p helperapi.FilesPayload
 	h.waitFor("files written", func() bool {
@@ -272,12 +276,7 @@ func TestReviewFilesDownwardAPIResourceDefaultsToHost(t *testing.T) {
 // (filesMemory.forget exists, nothing calls it): after rollouts only the
 // live pods are remembered.
 func TestReviewFilesMemoryForgetsGonePods(t *testing.T) {
-	h := newHarness(t, Options{ResyncPeriod: 50 * time.Millisecond})
-	h.opts.Config = h.store
-	h.opts.FilesDocker = h.engine
-	h.ctrl = New(h.engine, h.store, h.opts)
-	w := &filesWriterFake{}
-	h.engine.HandleExecInput(w.handle)
+	h, _ := filesHarness(t)
 	applyConfigMap(t, h.store, "", "app", map[string]string{"k": "v"})
 	h.start()
 	for i := 0; i < 4; i++ {
@@ -317,12 +316,7 @@ func TestReviewFilesMemoryForgetsGonePods(t *testing.T) {
 // never got its files: it is blocked for ever, though its holder still
 // holds the files.
 func TestReviewFilesDeletedConfigMapAfterRestartKeepsHealing(t *testing.T) {
-	h := newHarness(t, Options{ResyncPeriod: 50 * time.Millisecond})
-	h.opts.Config = h.store
-	h.opts.FilesDocker = h.engine
-	h.ctrl = New(h.engine, h.store, h.opts)
-	w := &filesWriterFake{}
-	h.engine.HandleExecInput(w.handle)
+	h, _ := filesHarness(t)
 	applyConfigMap(t, h.store, "", "app", map[string]string{"k": "v"})
 	h.apply(configMapVolumeDeployment("web", "app"))
 	h.start()
@@ -363,12 +357,7 @@ func TestReviewFilesDeletedConfigMapAfterRestartKeepsHealing(t *testing.T) {
 // empty tmpfs and no event need say so — so every pod's files are written
 // once more after a gap, and only then.
 func TestFilesRewrittenAfterEventGap(t *testing.T) {
-	h := newHarness(t, Options{ResyncPeriod: 50 * time.Millisecond})
-	h.opts.Config = h.store
-	h.opts.FilesDocker = h.engine
-	h.ctrl = New(h.engine, h.store, h.opts)
-	w := &filesWriterFake{}
-	h.engine.HandleExecInput(w.handle)
+	h, w := filesHarness(t)
 	applyConfigMap(t, h.store, "", "app", map[string]string{"k": "v"})
 	h.apply(configMapVolumeDeployment("web", "app"))
 	h.start()
