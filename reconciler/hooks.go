@@ -115,13 +115,35 @@ func (p *prober) postStart(ctx context.Context, w *probeWorker, t probeTarget, n
 		}
 		return false
 	}
+	if !det.StartedAt.IsZero() && det.StartedAt.Before(p.born) {
+		return true // a run an earlier controller started, and hooked
+	}
 	p.mu.Lock()
 	last, seen := p.hooked[t.ContainerID]
-	again := seen && last.Equal(det.StartedAt)
-	p.hooked[t.ContainerID] = det.StartedAt
+	if !seen || !last.started.Equal(det.StartedAt) {
+		last = hookRun{started: det.StartedAt}
+	}
+	if last.outcome == hookRunning {
+		p.hooked[t.ContainerID] = last
+	}
 	p.mu.Unlock()
-	if again || !det.StartedAt.IsZero() && det.StartedAt.Before(p.born) {
+	switch last.outcome {
+	case hookSucceeded:
 		return true
+	case hookFailed:
+		// A new worker of the same run (the first was dropped, say by a
+		// pause): the run stays failed, and is restarted.
+		p.fail(w, name, "postStart hook failed (FailedPostStartHook): the container is restarted")
+		return false
+	}
+	// Running: not run yet, or its worker was dropped before the hook
+	// ended — run (again) to its end, as readiness waits for it.
+	outcome := func(o hookOutcome) {
+		p.mu.Lock()
+		if cur, ok := p.hooked[t.ContainerID]; ok && cur.started.Equal(det.StartedAt) {
+			p.hooked[t.ContainerID] = hookRun{started: det.StartedAt, outcome: o}
+		}
+		p.mu.Unlock()
 	}
 	hctx, cancel := context.WithTimeout(ctx, maxPostStart)
 	defer cancel()
@@ -138,16 +160,35 @@ func (p *prober) postStart(ctx context.Context, w *probeWorker, t probeTarget, n
 		}
 	}
 	if ctx.Err() != nil {
-		return false
+		return false // dropped: the next worker of this run runs it
 	}
 	if err != nil {
+		outcome(hookFailed)
 		p.fail(w, name, "postStart hook failed (FailedPostStartHook): the container is restarted")
 		p.log.Warn("postStart hook error", "container", name, "err", err)
 		return false
 	}
+	outcome(hookSucceeded)
 	p.log.Info("postStart hook ran", "container", name, "took", time.Since(start))
 	return true
 }
+
+// hookRun is where a container's postStart hook stands for one run of it
+// (the run that started at started): a worker dropped while its hook runs
+// leaves it running, so that the next worker of that run runs it to its
+// end before readiness, and a failure stays one for the run.
+type hookRun struct {
+	started time.Time
+	outcome hookOutcome
+}
+
+type hookOutcome int
+
+const (
+	hookRunning hookOutcome = iota
+	hookSucceeded
+	hookFailed
+)
 
 // preStop runs op's (or a pod target's) preStop hook, bounded by grace,
 // and returns the grace left for the stop signal: at least minPodGrace.
@@ -203,6 +244,13 @@ func (in PlanInput) setPreStops(ops []Op) {
 	var podOf map[string]*pod
 	hook := func(c *dockerx.Container, netOwner string) *Hook {
 		if c == nil || c.State != dockerx.StateRunning {
+			return nil
+		}
+		if _, resumed := in.Terminating[c.ID]; resumed {
+			// A stop an earlier run of the controller began: its hook
+			// ran then (a hook is no idempotent thing to run twice), and
+			// what is left of the grace is the signal's, to the recorded
+			// deadline.
 			return nil
 		}
 		tc := templateContainer(in.templateOf(c.TemplateHash), c)

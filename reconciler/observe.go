@@ -247,6 +247,12 @@ func (c *Controller) assess(ctx context.Context, rec *store.Record, observed []d
 		if !r.Alive {
 			a.in.LivenessFailed[id] = true
 		}
+		if !r.Started {
+			if a.in.Unstarted == nil {
+				a.in.Unstarted = map[string]bool{}
+			}
+			a.in.Unstarted[id] = true
+		}
 	}
 	o := judgePods(observed, a.state.Containers, templates, c.diedHolders(rec.Key(), observed))
 	a.ready = o.ready

@@ -401,6 +401,10 @@ type PlanInput struct {
 	// does not exist — to why: no container of them is created (existing
 	// ones are still started), and the plan says why (Blocked).
 	Waiting map[string]string
+	// Unstarted holds, by container ID, the running containers whose
+	// postStart hook or startup probe is not done yet: a native sidecar's
+	// successors wait for it to be started, as kubelet's do (KEP-753).
+	Unstarted map[string]bool
 	// MaxReplicas is the controller's replica cap (0: DefaultMaxReplicas);
 	// a deployment over it is refused, not planned.
 	MaxReplicas int32

@@ -117,8 +117,10 @@ func (in PlanInput) planPod(p *pod, pp podPlan, plan *Plan) (ops []Op, blocked b
 		m := p.members[ic.Name]
 		if ic.IsSidecar() {
 			tend(ic, m, "sidecar")
-			if !initialized && (m == nil || m.State != dockerx.StateRunning) {
-				return ops, blocked // the next init container waits for this sidecar to run
+			if !initialized && (m == nil || m.State != dockerx.StateRunning || in.Unstarted[m.ID]) {
+				// The next init container waits for this sidecar to run,
+				// its postStart hook and startup probe done.
+				return ops, blocked
 			}
 			continue
 		}

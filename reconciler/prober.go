@@ -341,9 +341,9 @@ type prober struct {
 	// a later one (the container stopped, paused, restarted in between)
 	// starts not ready, as any worker did before the hold.
 	probedOnce map[string]string
-	// hooked maps a container ID to the start time of the run whose
-	// postStart hook was run (hooks.go); born is when this prober began.
-	hooked map[string]time.Time
+	// hooked maps a container ID to where its postStart hook stands for
+	// its current run (hooks.go); born is when this prober began.
+	hooked map[string]hookRun
 	born   time.Time
 }
 
@@ -363,17 +363,23 @@ type probeWorker struct {
 	// (probedOnce) start judged, not ready.
 	judged bool
 	alive  bool
+	// started: its postStart hook and startup probe, if it has them, are
+	// done (what a native sidecar's successors wait for).
+	started bool
 }
 
 func newProber(d Docker, runner probeRunner, route *probeRoute, notify func(string), log *slog.Logger) *prober {
 	return &prober{runner: runner, docker: d, clock: clock.RealClock{}, route: route, notify: notify, log: log, workers: map[string]*probeWorker{}, probedOnce: map[string]string{},
-		hooked: map[string]time.Time{}, born: time.Now()}
+		hooked: map[string]hookRun{}, born: time.Now()}
 }
 
 // probeResult is what the planner and status need from the prober.
 type probeResult struct {
 	Ready *bool // nil: readiness is not the controller's to judge
 	Alive bool
+	// Started: its postStart hook and startup probe are done, or it has
+	// neither.
+	Started bool
 }
 
 // sync starts workers for the deployment's running containers that need
@@ -463,7 +469,7 @@ func (p *prober) results(cs []dockerx.Container) map[string]probeResult {
 func (w *probeWorker) result() probeResult {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	r := probeResult{Alive: w.alive}
+	r := probeResult{Alive: w.alive, Started: w.started}
 	if w.ready != nil && w.judged {
 		v := *w.ready // a copy: the worker keeps writing its own
 		r.Ready = &v
@@ -534,7 +540,8 @@ func holdersByPod(cs []dockerx.Container) map[string]string {
 // container had a worker before in this controller's life.
 func (p *prober) start(ctx context.Context, deployment string, c dockerx.Container, netOwner string, ports []manifests.ContainerPort, probes containerProbes, again bool) *probeWorker {
 	ctx, cancel := context.WithCancel(ctx)
-	w := &probeWorker{deployment: deployment, cancel: cancel, done: make(chan struct{}), alive: true, judged: again}
+	w := &probeWorker{deployment: deployment, cancel: cancel, done: make(chan struct{}), alive: true, judged: again,
+		started: probes.postStart == nil && probes.startup == nil}
 	if probes.gatesReadiness() {
 		notReady := false
 		w.ready = &notReady // not ready until the probe says so, as in Kubernetes
@@ -551,6 +558,13 @@ func (p *prober) start(ctx context.Context, deployment string, c dockerx.Contain
 		}
 		if probes.startup != nil && !p.startup(ctx, w, target, c.Name, probes.startup) {
 			return // failed (the container is restarted) or cancelled
+		}
+		w.mu.Lock()
+		first := !w.started
+		w.started = true
+		w.mu.Unlock()
+		if first {
+			p.notify(deployment) // a sidecar's successors may start
 		}
 		setReady := func(ok bool) {
 			w.mu.Lock()

@@ -130,6 +130,9 @@ func TestStartupProbeStateMachine(t *testing.T) {
 			if res.Ready == nil || *res.Ready {
 				t.Fatalf("before any probe: ready %v, want false", fmtBool(res.Ready))
 			}
+			if res.Started {
+				t.Fatal("before any probe: started, want not (a native sidecar's successors wait)")
+			}
 			for i, s := range tt.steps {
 				if s.advance > 0 {
 					waitWaiters(t, clk)
@@ -158,6 +161,13 @@ func TestStartupProbeStateMachine(t *testing.T) {
 					case <-time.After(100 * time.Millisecond):
 					}
 				}
+			}
+			// Started once the startup probe passed, never if it failed.
+			passed := tt.startup[len(tt.startup)-1]
+			if passed {
+				waitFor(t, func() bool { return p.results([]dockerx.Container{ctr})[id].Started })
+			} else if p.results([]dockerx.Container{ctr})[id].Started {
+				t.Error("started, though its startup probe failed")
 			}
 		})
 	}
