@@ -8,6 +8,7 @@ import (
 	"math"
 	"reflect"
 	"strconv"
+	"strings"
 	"time"
 
 	"gopkg.in/yaml.v3"
@@ -360,6 +361,12 @@ func yaml11Bool(n *yaml.Node) bool {
 // tagged key is a string in both.
 func yaml11KeyName(k *yaml.Node) (string, bool) {
 	if k.Style != 0 || k.ShortTag() != "!!str" && k.Tag != "" && k.Tag[0] != '!' {
+		return k.Value, true
+	}
+	if k.Value == "" || !strings.ContainsRune("0123456789+-.~<yYnNtTfFoO", rune(k.Value[0])) {
+		// YAML 1.1 reads no other plain scalar as anything but a string:
+		// numbers start with a digit, a sign or a dot, and its booleans
+		// and null are y/yes, n/no, true, false, on, off, null and ~.
 		return k.Value, true
 	}
 	j, err := sigsyaml.YAMLToJSON([]byte(k.Value + ": 0\n"))

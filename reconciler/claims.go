@@ -96,6 +96,12 @@ func (c *Controller) releaseClaim(ctx context.Context, op ClaimOp) error {
 	if c.opts.Config == nil {
 		return nil
 	}
+	if c.claimsInFlight[name] > 0 {
+		// A create that mounts it is under way: that container will be
+		// its user, and the next sweep judges again.
+		c.log.Info("volume of a deleted persistentvolumeclaim kept: a container that mounts it is being created", "volume", name)
+		return nil
+	}
 	if _, deleted, err := c.opts.Config.LookupClaim(op.Volume.Namespace, op.Volume.Claim); err != nil || !deleted {
 		// Live again, or no longer known at all (its volume is then an
 		// unknown claim's: never removed), or unreadable.
@@ -124,17 +130,34 @@ func (c *Controller) noteClaimVolume(n ClaimNote, msg string) {
 // one would adopt it, whoever made it). It returns the template hashes
 // that must not be created from — a claim missing, being deleted, or
 // whose volume's name is taken — with the failure naming the claim.
-func (c *Controller) ensureClaims(ctx context.Context, ns string, templates map[string]*manifests.Deployment) (map[string]bool, failure, error) {
-	blocked := map[string]bool{}
-	var fail failure
+//
+// Each claim it ensures counts as in use (claimsInFlight) until the caller
+// calls done, once the creates that mount it ended: a sweep must not
+// release a claim deleted meanwhile under a create it let go, which Docker
+// would give a new, empty volume of the claim's name.
+func (c *Controller) ensureClaims(ctx context.Context, ns string, templates map[string]*manifests.Deployment) (blocked map[string]bool, fail failure, done func(), err error) {
+	blocked = map[string]bool{}
 	var errs []error
-	done := map[string]error{}
+	ensured := map[string]error{}
+	var held []string
+	done = func() {
+		c.claimsMu.Lock()
+		defer c.claimsMu.Unlock()
+		for _, v := range held {
+			if c.claimsInFlight[v]--; c.claimsInFlight[v] <= 0 {
+				delete(c.claimsInFlight, v)
+			}
+		}
+	}
 	for _, hash := range slices.Sorted(maps.Keys(templates)) {
 		for _, claim := range templateClaims(&templates[hash].Spec.Template.Spec) {
-			err, seen := done[claim]
+			err, seen := ensured[claim]
 			if !seen {
 				err = c.ensureClaim(ctx, ns, claim)
-				done[claim] = err
+				ensured[claim] = err
+				if err == nil {
+					held = append(held, dockerx.ClaimVolumeName(c.opts.Instance, ns, claim))
+				}
 			}
 			if err == nil {
 				continue
@@ -148,7 +171,7 @@ func (c *Controller) ensureClaims(ctx context.Context, ns string, templates map[
 			}
 		}
 	}
-	return blocked, fail, errors.Join(errs...)
+	return blocked, fail, done, errors.Join(errs...)
 }
 
 // claimUsable says why no new pod may mount claim of namespace ns (nil:
@@ -183,9 +206,14 @@ func (c *Controller) ensureClaim(ctx context.Context, ns, claim string) error {
 	if err := c.claimUsable(ns, claim); err != nil {
 		return err
 	}
-	if _, err := c.docker.CreateClaimVolume(ctx, dockerx.ClaimVolumeRequest{Instance: c.opts.Instance, Namespace: ns, Claim: claim}); err != nil {
+	name, err := c.docker.CreateClaimVolume(ctx, dockerx.ClaimVolumeRequest{Instance: c.opts.Instance, Namespace: ns, Claim: claim})
+	if err != nil {
 		return fmt.Errorf("persistentvolumeclaim %q: %w", claim, err)
 	}
+	if c.claimsInFlight == nil {
+		c.claimsInFlight = map[string]int{}
+	}
+	c.claimsInFlight[name]++ // until ensureClaims' done
 	return nil
 }
 

@@ -242,7 +242,8 @@ func (c *Controller) runCreates(ctx context.Context, in PlanInput, creates []Op,
 		fail = f
 		errs = append(errs, err)
 	}
-	unbound, f, err := c.ensureClaims(ctx, in.namespace(), templates) // claims.go
+	unbound, f, claimsDone, err := c.ensureClaims(ctx, in.namespace(), templates) // claims.go
+	defer claimsDone()
 	if err != nil {
 		fail = f
 		errs = append(errs, err)

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -239,7 +240,7 @@ func (c *Controller) podFiles(ctx context.Context, ns, depKey string, pods map[s
 		}
 		if err != nil {
 			pf.Missing = fmt.Sprintf("pod %s: %v", p.name, err)
-			if pf.Have == "" && p.holder.State == dockerx.StateRunning && c.filesWrittenBefore(ctx, p.holder.ID) {
+			if pf.Have == "" && p.holder.State == dockerx.StateRunning && c.filesWrittenBefore(ctx, p.holder.ID, &t.Spec) {
 				pf.Have = filesWrittenEarlier
 				c.files.set(depKey, key, pf.Have)
 			}
@@ -261,12 +262,18 @@ const filesWrittenEarlier = "written-earlier"
 // its last files and keep being repaired, as the kubelet keeps a mounted
 // volume — not be taken for a pod that never got its files. Asked only
 // then, and only by a sync (ctx): once per pod, as the answer is kept.
-func (c *Controller) filesWrittenBefore(ctx context.Context, holderID string) bool {
+func (c *Controller) filesWrittenBefore(ctx context.Context, holderID string, ps *manifests.PodSpec) bool {
 	fd := c.opts.FilesDocker
 	if fd == nil || ctx == nil {
 		return false
 	}
-	code, _, err := fd.ExecInput(ctx, holderID, append(slices.Clone(dockerx.FilesCommand), "--check"), nil, filesTimeout)
+	var names []string
+	for _, v := range ps.Volumes {
+		if v.IsFileVolume() {
+			names = append(names, v.Name)
+		}
+	}
+	code, _, err := fd.ExecInput(ctx, holderID, append(slices.Clone(dockerx.FilesCommand), "--check", strings.Join(names, ",")), nil, filesTimeout)
 	return err == nil && code == helperapi.ExitOK
 }
 

@@ -27,13 +27,13 @@ const maxFilesPayload = 64 << 20
 // it reads a helperapi.FilesPayload from stdin and writes each volume
 // atomically under --root (helperapi.VolumesDir). It prints a
 // helperapi.FilesResult. Its messages name volumes and paths, never a
-// file's content (a payload may hold Secret values). With --check it reads
-// nothing and only tells whether every volume under --root holds a
-// version (Written).
+// file's content (a payload may hold Secret values). With --check NAMES it
+// reads nothing and only tells whether each of those volumes under --root
+// holds a version (Written).
 func runFiles(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("helper files", flag.ContinueOnError)
 	root := fs.String("root", helperapi.VolumesDir, "where the pod's volumes are mounted")
-	check := fs.Bool("check", false, "exit 0 if every volume holds a written version, 1 if not")
+	check := fs.String("check", "", "the file volumes (comma-separated): exit 0 if each holds a written version, 1 if not")
 	if code, ok := parse(fs, args, stderr); !ok {
 		return code
 	}
@@ -41,8 +41,8 @@ func runFiles(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "error: making the writer non-dumpable:", err)
 		return helperapi.ExitFailed
 	}
-	if *check {
-		if !Written(*root) {
+	if *check != "" {
+		if !Written(*root, strings.Split(*check, ",")) {
 			return helperapi.ExitFailed
 		}
 		return helperapi.ExitOK
@@ -81,27 +81,25 @@ func runFiles(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	return helperapi.ExitOK
 }
 
-// Written reports whether root holds at least one volume and every volume
-// (directory) under it holds a version an earlier write made (its
-// "..data" link): what a restarted controller asks of a pod it did not
-// write, so that a pod whose ConfigMap or Secret is gone since keeps its
-// last files, as the kubelet keeps a mounted volume.
-func Written(root string) bool {
-	entries, err := os.ReadDir(root)
-	if err != nil {
+// Written reports whether each of the file volumes under root holds a
+// version an earlier write made (its "..data" link): what a restarted
+// controller asks of a pod it did not write, so that a pod whose ConfigMap
+// or Secret is gone since keeps its last files, as the kubelet keeps a
+// mounted volume. The controller names the volumes: the holder mounts the
+// pod's emptyDirs beside them, which the writer never writes.
+func Written(root string, volumes []string) bool {
+	if len(volumes) == 0 {
 		return false
 	}
-	n := 0
-	for _, e := range entries {
-		if !e.IsDir() {
-			continue
-		}
-		if _, err := os.Lstat(filepath.Join(root, e.Name(), atomicfiles.DataDirName)); err != nil {
+	for _, v := range volumes {
+		if v == "" || strings.ContainsAny(v, "/\x00") || strings.HasPrefix(v, ".") {
 			return false
 		}
-		n++
+		if _, err := os.Lstat(filepath.Join(root, v, atomicfiles.DataDirName)); err != nil {
+			return false
+		}
 	}
-	return n > 0
+	return true
 }
 
 // WriteFiles writes every volume of p under root, each atomically. A

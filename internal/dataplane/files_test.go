@@ -100,31 +100,39 @@ func TestHelperHoldStopsOnSignal(t *testing.T) {
 // an earlier write made: every volume must have its "..data".
 func TestWritten(t *testing.T) {
 	root := t.TempDir()
-	if Written(root) {
+	both := []string{"a", "b"}
+	if Written(root, both) || Written(root, nil) {
 		t.Error("no volume: written")
 	}
-	for _, v := range []string{"a", "b"} {
+	for _, v := range append(both, "cache") {
 		if err := os.Mkdir(filepath.Join(root, v), 0o755); err != nil {
 			t.Fatal(err)
 		}
 	}
-	if Written(root) {
+	if Written(root, both) {
 		t.Error("two empty volumes: written")
 	}
 	if _, err := WriteFiles(root, helperapi.FilesPayload{Volumes: []helperapi.FilesVolume{{Name: "a", Files: []helperapi.FileItem{{Path: "k", Mode: 0o644, Data: []byte("v")}}}}}); err != nil {
 		t.Fatal(err)
 	}
-	if Written(root) {
+	if Written(root, both) {
 		t.Error("one of two volumes written: written")
 	}
 	if _, err := WriteFiles(root, helperapi.FilesPayload{Volumes: []helperapi.FilesVolume{{Name: "b"}}}); err != nil {
 		t.Fatal(err)
 	}
-	if !Written(root) {
+	// The emptyDir "cache" beside them is never written, and not asked of.
+	if !Written(root, both) {
 		t.Error("both volumes written (one empty): not written")
 	}
+	if Written(root, []string{"../a"}) || Written(root, []string{"a", ".."}) {
+		t.Error("a name that leaves root: written")
+	}
 	var out, errOut strings.Builder
-	if code := runFiles([]string{"--root", root, "--check"}, strings.NewReader(""), &out, &errOut); code != helperapi.ExitOK || out.Len()+errOut.Len() != 0 {
-		t.Errorf("--check: exit %d, stdout %q, stderr %q", code, out.String(), errOut.String())
+	if code := runFiles([]string{"--root", root, "--check", "a,b"}, strings.NewReader(""), &out, &errOut); code != helperapi.ExitOK || out.Len()+errOut.Len() != 0 {
+		t.Errorf("--check a,b: exit %d, stdout %q, stderr %q", code, out.String(), errOut.String())
+	}
+	if code := runFiles([]string{"--root", root, "--check", "a,cache"}, strings.NewReader(""), &out, &errOut); code != helperapi.ExitFailed {
+		t.Errorf("--check a,cache: exit %d, want %d", code, helperapi.ExitFailed)
 	}
 }
