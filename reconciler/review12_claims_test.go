@@ -56,7 +56,7 @@ func TestReview12ClaimReleasedUnderAnInFlightCreate(t *testing.T) {
 		t.Fatalf("ensureClaim made no volume %s before the create", vol)
 	}
 	removesBefore := h.engine.Calls()["volume:remove"]
-	fc.set("", "data", true) // `dockctl delete pvc data` while the create is in flight
+	fc.set("", "data", true)           // `dockctl delete pvc data` while the create is in flight
 	time.Sleep(400 * time.Millisecond) // several sweeps
 	removed := h.engine.Calls()["volume:remove"] - removesBefore
 	close(g.gate)
