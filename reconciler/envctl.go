@@ -9,6 +9,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/dockctl/dockctl/dockerx"
 	"github.com/dockctl/dockctl/manifests"
@@ -176,8 +177,12 @@ func (c *Controller) hostInfo(ctx context.Context) dockerx.HostInfo {
 	if !ok {
 		return dockerx.HostInfo{}
 	}
+	if !c.refs.hostFailed.IsZero() && time.Since(c.refs.hostFailed) < time.Minute {
+		return dockerx.HostInfo{} // asked again a minute after a failure, not at every pod
+	}
 	info, err := hi.HostInfo(ctx)
 	if err != nil {
+		c.refs.hostFailed = time.Now()
 		c.log.Warn("host information unavailable: spec.nodeName and unset limits read as empty", "err", err)
 		return dockerx.HostInfo{}
 	}
@@ -193,6 +198,8 @@ type configRefs struct {
 	byKey  map[string]map[string]bool // watch key → deployment keys
 	byDepl map[string][]string        // deployment key → watch keys
 	host   *dockerx.HostInfo
+	// hostFailed is when the host information last could not be had.
+	hostFailed time.Time
 	// podIPs holds the addresses assigned to holders, by pod UID, for
 	// their members' status.podIP (podip.go).
 	podIPs map[string]string
