@@ -112,6 +112,7 @@ func (p *prober) postStart(ctx context.Context, w *probeWorker, t probeTarget, n
 	if err != nil {
 		if ctx.Err() == nil {
 			p.log.Warn("postStart: cannot inspect container", "container", name, "err", err)
+			p.retire(t.ContainerID, w) // a new worker tries again
 		}
 		return false
 	}
@@ -239,18 +240,17 @@ func (o Op) hasPreStop() bool {
 // setPreStops gives the graceful stops of running containers their
 // template container's preStop hook: a replica's removal or restart, each
 // running member of a pod's removal, a member's restart.
+//
+// A stop that an earlier run of the controller began (ReasonTerminating)
+// runs its hook again: the controller cannot tell whether the hook ran
+// (it may have stopped before, during or after it), and Kubernetes
+// delivers hooks at least once, as a restarted kubelet kills a pod again.
+// The resumed stop's grace is what the recorded deadline leaves.
 func (in PlanInput) setPreStops(ops []Op) {
 	var units map[string]*dockerx.Container
 	var podOf map[string]*pod
 	hook := func(c *dockerx.Container, netOwner string) *Hook {
 		if c == nil || c.State != dockerx.StateRunning {
-			return nil
-		}
-		if _, resumed := in.Terminating[c.ID]; resumed {
-			// A stop an earlier run of the controller began: its hook
-			// ran then (a hook is no idempotent thing to run twice), and
-			// what is left of the grace is the signal's, to the recorded
-			// deadline.
 			return nil
 		}
 		tc := templateContainer(in.templateOf(c.TemplateHash), c)

@@ -502,8 +502,27 @@ func (p *prober) drop(deployment string) {
 	for id, d := range p.probedOnce {
 		if d == deployment {
 			delete(p.probedOnce, id)
+			delete(p.hooked, id)
 		}
 	}
+}
+
+// retire drops worker w of container id when it ended on an error of its
+// own (the container could not be inspected), not cancelled: a worker that
+// stays registered but runs nothing would leave the container unstarted
+// and unready for good. The deployment is queued a second later, so that
+// its next sync starts a new worker without hammering a daemon that just
+// failed.
+func (p *prober) retire(id string, w *probeWorker) {
+	p.mu.Lock()
+	if p.workers[id] == w {
+		delete(p.workers, id)
+	}
+	p.mu.Unlock()
+	go func() {
+		<-p.clock.After(time.Second)
+		p.notify(w.deployment)
+	}()
 }
 
 // stop ends every worker and waits for them.
@@ -550,7 +569,10 @@ func (p *prober) start(ctx context.Context, deployment string, c dockerx.Contain
 	go func() {
 		defer close(w.done)
 		if err := p.locate(ctx, &target); err != nil {
-			p.log.Warn("probe: cannot inspect container", "container", c.Name, "err", err)
+			if ctx.Err() == nil {
+				p.log.Warn("probe: cannot inspect container", "container", c.Name, "err", err)
+				p.retire(c.ID, w)
+			}
 			return
 		}
 		if probes.postStart != nil && !p.postStart(ctx, w, target, c.Name, probes.postStart) {
