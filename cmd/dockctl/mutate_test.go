@@ -173,3 +173,53 @@ func TestDeleteIgnoreNotFoundFile(t *testing.T) {
 		t.Fatalf("delete -f again: %v", err)
 	}
 }
+
+func TestSetImage(t *testing.T) {
+	hist := []string{"rollout", "history", "deployment/web"}
+	runMutateCases(t, []mutateCase{
+		{name: "one container", args: []string{"set", "image", "deployment/web", "web=web:2"},
+			wantOut: "deployment.apps/web image updated\n"},
+		{name: "deploy NAME, init container and container", args: []string{"set", "image", "deploy", "web", "migrate=migrate:2", "log=log:2"},
+			wantOut: "deployment.apps/web image updated\n"},
+		{name: "every container", args: []string{"set", "image", "deployments/web", "*=all:2"},
+			wantOut: "deployment.apps/web image updated\n"},
+		{name: "-n", args: []string{"set", "image", "deployment/api", "api=api:2", "-n", "team"},
+			wantOut: "deployment.apps/api image updated\n"},
+		{name: "the same image: nothing printed, nothing changed", args: []string{"set", "image", "deployment/web", "web=web:1"}},
+		{name: "unknown container", args: []string{"set", "image", "deployment/web", "web=web:2", "nope=x:1"},
+			wantErr: `unable to find container named "nope"`},
+		{name: "unknown deployment", args: []string{"set", "image", "deployment/nope", "web=web:2"},
+			wantErr: `deployment "nope" not found in instance "t1"`},
+		{name: "another namespace's", args: []string{"set", "image", "deployment/api", "api=api:2"},
+			wantErr: `deployment "api" not found in instance "t1"`},
+		{name: "no image", args: []string{"set", "image", "deployment/web"}, wantErr: "at least one image update is required"},
+		{name: "empty image", args: []string{"set", "image", "deployment/web", "web="}, wantErr: "invalid image to update: web="},
+		{name: "* and more", args: []string{"set", "image", "deployment/web", "*=a:1", "web=b:1"},
+			wantErr: "all containers are already specified by *, but saw more than one container_name=container_image pairs"},
+		{name: "not a deployment", args: []string{"set", "image", "svc/web", "web=b:1"}, wantErr: `expected deployment/NAME, got "svc/web"`},
+	})
+
+	// A change of image is a new revision; none is no revision.
+	base := []string{"--state-dir", t.TempDir(), "--instance", "t1"}
+	must := runner(t, base)
+	must(mutateFixture, "apply", "-f", "-")
+	must("", "set", "image", "deployment/web", "web=web:1")
+	if out := must("", hist...); strings.Count(out, "\n") != 3 {
+		t.Fatalf("history after a set image that changes nothing:\n%s", out)
+	}
+	must("", "set", "image", "deployment/web", "web=web:2", "migrate=migrate:2")
+	if out := must("", hist...); strings.Count(out, "\n") != 4 {
+		t.Fatalf("history after set image:\n%s", out)
+	}
+	got := must("", "get", "deployment", "web", "-o", "yaml")
+	for _, want := range []string{"image: web:2", "image: migrate:2", "image: log:1", "generation: 2"} {
+		if !strings.Contains(got, want) {
+			t.Errorf("after set image, no %q in:\n%s", want, got)
+		}
+	}
+	must("", "set", "image", "deployment/web", "*=all:3")
+	got = must("", "get", "deployment", "web", "-o", "yaml")
+	if n := strings.Count(got, "image: all:3"); n != 3 {
+		t.Errorf("*=all:3 set %d images:\n%s", n, got)
+	}
+}
