@@ -48,9 +48,9 @@ func newSetImageCommand(g *globalOptions) *cobra.Command {
 					continue
 				}
 				c, img, _ := strings.Cut(a, "=")
-				if c == "" || img == "" || strings.Contains(img, "=") {
-					// kubectl's words.
-					return fmt.Errorf("invalid image to update: %s", a)
+				if c == "" {
+					// kubectl's words; an empty image is the validation's.
+					return fmt.Errorf("invalid image format: %s", a)
 				}
 				if _, dup := images[c]; !dup {
 					order = append(order, c)
