@@ -3,9 +3,11 @@ package main
 import (
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
+	"k8s.io/apimachinery/pkg/labels"
 
 	"github.com/dockctl/dockctl/manifests"
 	"github.com/dockctl/dockctl/store"
@@ -39,26 +41,81 @@ func newScaleCommand(g *globalOptions) *cobra.Command {
 
 func newDeleteCommand(g *globalOptions) *cobra.Command {
 	var (
-		skip    bool
-		files   []string
-		wait    bool
-		timeout time.Duration
+		skip           bool
+		files          []string
+		wait           bool
+		timeout        time.Duration
+		all            bool
+		selector       string
+		allNamespaces  bool
+		ignoreNotFound bool
 	)
 	cmd := &cobra.Command{
-		Use:   "delete deployment|service|namespace|configmap|secret|pvc NAME | delete -f PATH",
-		Short: "Delete deployments, services, configmaps, secrets or namespaces (with everything in them); the controller then removes their containers",
-		Args:  cobra.MaximumNArgs(2),
+		Use:   "delete KIND NAME | delete KIND --all | delete KIND -l SELECTOR | delete -f PATH",
+		Short: "Delete deployments, services, configmaps, secrets, claims or namespaces (with everything in them); the controller then removes their containers",
+		Example: `  # Delete a deployment, and wait until its containers are gone
+  dockctl delete deployment web --wait
+
+  # Delete every ConfigMap of namespace team
+  dockctl delete configmaps --all -n team
+
+  # Delete the services labeled tier=front, in every namespace
+  dockctl delete svc -l tier=front -A
+
+  # Delete the objects of a manifest; one that is already gone is no error
+  dockctl delete -f app.yaml --ignore-not-found`,
+		Args: cobra.MaximumNArgs(2),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			byList := all || selector != ""
 			var refs []store.ObjectRef
 			switch {
 			case len(files) > 0 && len(args) > 0:
 				return fmt.Errorf("give either -f or a name, not both")
+			case len(files) > 0 && byList:
+				return fmt.Errorf("give either -f or --all/-l, not both")
+			case all && selector != "":
+				// kubectl's words.
+				return fmt.Errorf("cannot set --all and labels at the same time")
 			case len(files) > 0:
 				b, err := g.loadBundle(files, cmd.InOrStdin(), skip, cmd.ErrOrStderr())
 				if err != nil {
 					return err
 				}
 				refs = b.refs()
+			case byList:
+				if len(args) != 1 || strings.Contains(args[0], "/") {
+					return fmt.Errorf("--all and -l take a kind alone, not names (e.g. `dockctl delete deployments --all`)")
+				}
+				kind, ok := kindAliases[args[0]]
+				if _, stored := storeKinds[kind]; !ok || !stored {
+					return fmt.Errorf("expected one of deployment, service, namespace, configmap, secret, pvc; got %q", args[0])
+				}
+				sel, err := parseSelector(selector)
+				if err != nil {
+					return err
+				}
+				st, err := g.readStore()
+				if err != nil {
+					return err
+				}
+				ns := g.namespace
+				if allNamespaces {
+					ns = ""
+				}
+				if refs, err = selectObjects(st, storeKinds[kind], ns, sel); err != nil {
+					return err
+				}
+				if len(refs) == 0 {
+					fmt.Fprintln(cmd.OutOrStdout(), "No resources found")
+					return nil
+				}
+				// As kubectl: what vanished since the list is no error.
+				if !cmd.Flags().Changed("ignore-not-found") {
+					ignoreNotFound = true
+				}
+			case allNamespaces:
+				// kubectl's words.
+				return fmt.Errorf("a resource cannot be retrieved by name across all namespaces")
 			default:
 				kind, name, err := resourceArg(args, kindDeployment, kindService, kindNamespace, kindConfigMap, kindSecret, kindClaim)
 				if err != nil {
@@ -85,11 +142,14 @@ func newDeleteCommand(g *globalOptions) *cobra.Command {
 				return err
 			}
 			// As kubectl delete -f: one that is missing is reported, and
-			// does not keep the others running.
+			// does not keep the others running; with --ignore-not-found it
+			// is not reported at all.
 			var errs []error
 			for _, r := range results {
 				if r.Err != nil {
-					errs = append(errs, notFoundIn(g, r.Kind, r.Namespace, r.Name, r.Err))
+					if !ignoreNotFound || !errors.Is(r.Err, store.ErrNotFound) {
+						errs = append(errs, notFoundIn(g, r.Kind, r.Namespace, r.Name, r.Err))
+					}
 					continue
 				}
 				if r.Kind == store.KindDeployment {
@@ -109,7 +169,75 @@ func newDeleteCommand(g *globalOptions) *cobra.Command {
 	addSkipUnsupported(cmd, &skip)
 	cmd.Flags().BoolVar(&wait, "wait", false, "wait until their containers are gone (needs a running controller)")
 	cmd.Flags().DurationVar(&timeout, "timeout", 5*time.Minute, "how long --wait waits")
+	cmd.Flags().BoolVar(&all, "all", false, "delete every object of the kind in the namespace (-n, or every namespace with -A)")
+	// A plain string, not a slice: "app in (a,b)" must not be split on its comma.
+	cmd.Flags().StringVarP(&selector, "selector", "l", "", "delete the objects of the kind whose metadata.labels match (=, ==, !=, in, notin, KEY, !KEY)")
+	cmd.Flags().BoolVarP(&allNamespaces, "all-namespaces", "A", false, "with --all or -l: in every namespace")
+	cmd.Flags().BoolVar(&ignoreNotFound, "ignore-not-found", false, "an object that does not exist is no error (the default with --all and -l)")
 	return cmd
+}
+
+// selectObjects returns the live objects of kind (the store's) in
+// namespace ns ("" every namespace; ignored for namespaces, which are in
+// none) whose metadata.labels sel matches, sorted by namespace and name.
+// A state file that cannot be read fails it: deleting "all" past it
+// would leave an object the user meant to delete.
+func selectObjects(st *store.Store, kind, ns string, sel labels.Selector) ([]store.ObjectRef, error) {
+	var refs []store.ObjectRef
+	add := func(deleted bool, m *manifests.ObjectMeta) {
+		objNS := m.NamespaceOrDefault()
+		if kind == store.KindNamespace {
+			objNS = ""
+		} else if ns != "" && objNS != ns {
+			return
+		}
+		if !deleted && sel.Matches(labels.Set(m.Labels)) {
+			refs = append(refs, store.ObjectRef{Kind: kind, Namespace: objNS, Name: m.Name})
+		}
+	}
+	var errs []error
+	switch kind {
+	case store.KindDeployment:
+		recs, es := st.ListAll()
+		for _, r := range recs {
+			add(r.Deleted, &r.Deployment.Metadata)
+		}
+		errs = es
+	case store.KindService:
+		recs, es := st.ListServices()
+		for _, r := range recs {
+			add(r.Deleted, &r.Service.Metadata)
+		}
+		errs = es
+	case store.KindNamespace:
+		recs, err := st.ListNamespaces()
+		for _, r := range recs {
+			add(r.Deleted, &r.Namespace.Metadata)
+		}
+		errs = []error{err}
+	case store.KindConfigMap:
+		recs, es := st.ListConfigMaps()
+		for _, r := range recs {
+			add(r.Deleted, &r.Object.Metadata)
+		}
+		errs = es
+	case store.KindSecret:
+		recs, es := st.ListSecrets()
+		for _, r := range recs {
+			add(r.Deleted, &r.Object.Metadata)
+		}
+		errs = es
+	case store.KindPersistentVolumeClaim:
+		recs, es := st.ListClaims()
+		for _, r := range recs {
+			add(r.Deleted, &r.Object.Metadata)
+		}
+		errs = es
+	}
+	if err := errors.Join(errs...); err != nil {
+		return nil, err
+	}
+	return refs, nil
 }
 
 // storeKinds maps the CLI's kinds to the store's.

@@ -1,0 +1,297 @@
+package main
+
+import (
+	"strings"
+	"testing"
+)
+
+// mutateFixture is a small world of every stored kind, in two namespaces.
+const mutateFixture = `apiVersion: v1
+kind: Namespace
+metadata: {name: team, labels: {tier: back}}
+---
+apiVersion: v1
+kind: ConfigMap
+metadata: {name: cfg, labels: {tier: front}}
+data: {k: v}
+---
+apiVersion: v1
+kind: ConfigMap
+metadata: {name: other}
+data: {k: v}
+---
+apiVersion: v1
+kind: ConfigMap
+metadata: {name: cfg, namespace: team, labels: {tier: front}}
+data: {k: v}
+---
+apiVersion: v1
+kind: Secret
+metadata: {name: sec}
+stringData: {k: v}
+---
+apiVersion: v1
+kind: PersistentVolumeClaim
+metadata: {name: data}
+spec:
+  accessModes: [ReadWriteOnce]
+  resources: {requests: {storage: 1Gi}}
+---
+apiVersion: v1
+kind: Service
+metadata: {name: web, labels: {tier: front}}
+spec:
+  selector: {app: web}
+  ports: [{port: 80, targetPort: 8080}]
+---
+apiVersion: v1
+kind: Service
+metadata: {name: api}
+spec:
+  selector: {app: api}
+  ports: [{port: 80, targetPort: 8080}]
+---
+apiVersion: apps/v1
+kind: Deployment
+metadata: {name: web, labels: {tier: front}}
+spec:
+  replicas: 2
+  selector: {matchLabels: {app: web}}
+  template:
+    metadata: {labels: {app: web}}
+    spec:
+      initContainers: [{name: migrate, image: migrate:1}]
+      containers:
+      - {name: web, image: web:1}
+      - {name: log, image: log:1}
+---
+apiVersion: apps/v1
+kind: Deployment
+metadata: {name: api, namespace: team}
+spec:
+  selector: {matchLabels: {app: api}}
+  template:
+    metadata: {labels: {app: api}}
+    spec:
+      containers: [{name: api, image: api:1}]
+`
+
+// mutateCase is a sequence of commands run on a fresh copy of the
+// fixture; the last one's output (stdout, stderr) and error are checked
+// exactly (wantErr "" means none; one ending in "…" is a prefix).
+type mutateCase struct {
+	name             string
+	before           [][]string
+	args             []string
+	wantOut, wantErr string
+	wantStderr       string
+	after            []string // a command whose output must then be afterOut
+	afterOut         string
+}
+
+func runMutateCases(t *testing.T, tests []mutateCase) {
+	t.Helper()
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			base := []string{"--state-dir", t.TempDir(), "--instance", "t1"}
+			must := runner(t, base)
+			must(mutateFixture, "apply", "-f", "-")
+			for _, b := range tt.before {
+				must("", b...)
+			}
+			out, errOut, err := run(t, "", append(base, tt.args...)...)
+			gotErr := ""
+			if err != nil {
+				gotErr = err.Error()
+			}
+			if p, ok := strings.CutSuffix(tt.wantErr, "…"); ok && strings.HasPrefix(gotErr, p) {
+				gotErr = tt.wantErr // a prefix is enough
+			}
+			if out != tt.wantOut || gotErr != tt.wantErr || errOut != tt.wantStderr {
+				t.Fatalf("%v:\nstdout %q\nerr    %q\nstderr %q\nwant\nstdout %q\nerr    %q", tt.args, out, gotErr, errOut, tt.wantOut, tt.wantErr)
+			}
+			if tt.after != nil {
+				if got := must("", tt.after...); got != tt.afterOut {
+					t.Fatalf("%v:\n%s\nwant\n%s", tt.after, got, tt.afterOut)
+				}
+			}
+		})
+	}
+}
+
+func TestDeleteAllSelectorIgnoreNotFound(t *testing.T) {
+	cms := []string{"get", "cm", "-A", "-o", "name"}
+	runMutateCases(t, []mutateCase{
+		{name: "--all: the namespace's only", args: []string{"delete", "configmaps", "--all"},
+			wantOut: "configmap/cfg deleted\nconfigmap/other deleted\n", after: cms, afterOut: "configmap/cfg\n"},
+		{name: "--all -n", args: []string{"delete", "cm", "--all", "-n", "team"},
+			wantOut: "configmap/cfg deleted\n", after: cms, afterOut: "configmap/cfg\nconfigmap/other\n"},
+		{name: "--all -A", args: []string{"delete", "cm", "--all", "-A"},
+			wantOut: "configmap/cfg deleted\nconfigmap/other deleted\nconfigmap/cfg deleted\n", after: cms, afterOut: ""},
+		{name: "-l", args: []string{"delete", "cm", "-l", "tier=front"},
+			wantOut: "configmap/cfg deleted\n", after: cms, afterOut: "configmap/other\nconfigmap/cfg\n"},
+		{name: "-l -A", args: []string{"delete", "configmap", "-l", "tier in (front,x)", "-A"},
+			wantOut: "configmap/cfg deleted\nconfigmap/cfg deleted\n", after: cms, afterOut: "configmap/other\n"},
+		{name: "-l !key", args: []string{"delete", "svc", "-l", "!tier"}, wantOut: "service/api deleted\n",
+			after: []string{"get", "svc", "-o", "name"}, afterOut: "service/web\n"},
+		{name: "deployments -l", args: []string{"delete", "deploy", "-l", "tier=front"}, wantOut: "deployment/web deleted\n"},
+		{name: "deployments --all -A", args: []string{"delete", "deployments", "--all", "-A"},
+			wantOut: "deployment/web deleted\ndeployment/api deleted\n"},
+		{name: "secrets --all", args: []string{"delete", "secrets", "--all"}, wantOut: "secret/sec deleted\n"},
+		{name: "pvc --all", args: []string{"delete", "pvc", "--all"}, wantOut: "persistentvolumeclaim/data deleted\n"},
+		{name: "namespaces -l", args: []string{"delete", "ns", "-l", "tier=back"}, wantOut: "namespace/team deleted\n",
+			after: cms, afterOut: "configmap/cfg\nconfigmap/other\n"},
+		{name: "namespaces --all: default refused, as the API server refuses it", args: []string{"delete", "ns", "--all"},
+			wantOut: "namespace/team deleted\n", wantErr: `namespaces "default" is forbidden: this namespace may not be deleted`},
+		{name: "nothing matches", args: []string{"delete", "cm", "-l", "tier=none"}, wantOut: "No resources found\n"},
+		{name: "nothing left", before: [][]string{{"delete", "secret", "sec"}}, args: []string{"delete", "secret", "--all"},
+			wantOut: "No resources found\n"},
+		{name: "--all and -l", args: []string{"delete", "cm", "--all", "-l", "a=b"}, wantErr: "cannot set --all and labels at the same time"},
+		{name: "--all with a name", args: []string{"delete", "cm", "cfg", "--all"}, wantErr: "--all and -l take a kind alone, not names (e.g. `dockctl delete deployments --all`)"},
+		{name: "--all with kind/name", args: []string{"delete", "cm/cfg", "--all"}, wantErr: "--all and -l take a kind alone, not names (e.g. `dockctl delete deployments --all`)"},
+		{name: "--all of an unknown kind", args: []string{"delete", "pods", "--all"}, wantErr: `expected one of deployment, service, namespace, configmap, secret, pvc; got "pods"`},
+		{name: "bad selector", args: []string{"delete", "cm", "-l", "a=(b"}, wantErr: `invalid label selector "a=(b": unable to parse requirement: found '(', expected: identifier`},
+		{name: "name with -A", args: []string{"delete", "cm", "cfg", "-A"}, wantErr: "a resource cannot be retrieved by name across all namespaces"},
+		{name: "missing: an error", args: []string{"delete", "cm", "nope"}, wantErr: `configmap "nope" not found in instance "t1"`},
+		{name: "missing, --ignore-not-found", args: []string{"delete", "cm", "nope", "--ignore-not-found"}},
+		{name: "missing namespace, --ignore-not-found", args: []string{"delete", "ns", "nope", "--ignore-not-found"}},
+		{name: "--ignore-not-found keeps other errors", args: []string{"delete", "ns", "default", "--ignore-not-found"},
+			wantErr: `namespaces "default" is forbidden: this namespace may not be deleted`},
+		{name: "--ignore-not-found deletes what exists", args: []string{"delete", "deploy", "web", "--ignore-not-found"},
+			wantOut: "deployment/web deleted\n"},
+	})
+}
+
+func TestDeleteIgnoreNotFoundFile(t *testing.T) {
+	base := []string{"--state-dir", t.TempDir(), "--instance", "t1"}
+	must := runner(t, base)
+	must(mutateFixture, "apply", "-f", "-")
+	must("", "delete", "ns", "team")
+	out, _, err := run(t, mutateFixture, append(base, "delete", "-f", "-", "--ignore-not-found")...)
+	want := "deployment/web deleted\nservice/web deleted\nservice/api deleted\nconfigmap/cfg deleted\nconfigmap/other deleted\nsecret/sec deleted\npersistentvolumeclaim/data deleted\n"
+	if err != nil || out != want {
+		t.Fatalf("delete -f --ignore-not-found: %q %v", out, err)
+	}
+	if _, _, err := run(t, mutateFixture, append(base, "delete", "-f", "-")...); err == nil || !strings.Contains(err.Error(), "not found") {
+		t.Fatalf("delete -f again: %v", err)
+	}
+}
+
+func TestSetImage(t *testing.T) {
+	hist := []string{"rollout", "history", "deployment/web"}
+	runMutateCases(t, []mutateCase{
+		{name: "one container", args: []string{"set", "image", "deployment/web", "web=web:2"},
+			wantOut: "deployment.apps/web image updated\n"},
+		{name: "deploy NAME, init container and container", args: []string{"set", "image", "deploy", "web", "migrate=migrate:2", "log=log:2"},
+			wantOut: "deployment.apps/web image updated\n"},
+		{name: "every container", args: []string{"set", "image", "deployments/web", "*=all:2"},
+			wantOut: "deployment.apps/web image updated\n"},
+		{name: "-n", args: []string{"set", "image", "deployment/api", "api=api:2", "-n", "team"},
+			wantOut: "deployment.apps/api image updated\n"},
+		{name: "the same image: nothing printed, nothing changed", args: []string{"set", "image", "deployment/web", "web=web:1"}},
+		{name: "unknown container", args: []string{"set", "image", "deployment/web", "web=web:2", "nope=x:1"},
+			wantErr: `unable to find container named "nope"`},
+		{name: "unknown deployment", args: []string{"set", "image", "deployment/nope", "web=web:2"},
+			wantErr: `deployment "nope" not found in instance "t1"`},
+		{name: "another namespace's", args: []string{"set", "image", "deployment/api", "api=api:2"},
+			wantErr: `deployment "api" not found in instance "t1"`},
+		{name: "no image", args: []string{"set", "image", "deployment/web"}, wantErr: "at least one image update is required"},
+		{name: "empty image", args: []string{"set", "image", "deployment/web", "web="}, wantErr: `deployment "web": spec.template.spec.containers[0].image: required`},
+		{name: "no container", args: []string{"set", "image", "deployment/web", "=web:1"}, wantErr: "invalid image format: =web:1"},
+		{name: "* and more", args: []string{"set", "image", "deployment/web", "*=a:1", "web=b:1"},
+			wantErr: "all containers are already specified by *, but saw more than one container_name=container_image pairs"},
+		{name: "not a deployment", args: []string{"set", "image", "svc/web", "web=b:1"}, wantErr: `expected deployment/NAME, got "svc/web"`},
+	})
+
+	// A change of image is a new revision; none is no revision.
+	base := []string{"--state-dir", t.TempDir(), "--instance", "t1"}
+	must := runner(t, base)
+	must(mutateFixture, "apply", "-f", "-")
+	must("", "set", "image", "deployment/web", "web=web:1")
+	if out := must("", hist...); strings.Count(out, "\n") != 3 {
+		t.Fatalf("history after a set image that changes nothing:\n%s", out)
+	}
+	must("", "set", "image", "deployment/web", "web=web:2", "migrate=migrate:2")
+	if out := must("", hist...); strings.Count(out, "\n") != 4 {
+		t.Fatalf("history after set image:\n%s", out)
+	}
+	got := must("", "get", "deployment", "web", "-o", "yaml")
+	for _, want := range []string{"image: web:2", "image: migrate:2", "image: log:1", "generation: 2"} {
+		if !strings.Contains(got, want) {
+			t.Errorf("after set image, no %q in:\n%s", want, got)
+		}
+	}
+	must("", "set", "image", "deployment/web", "*=all:3")
+	got = must("", "get", "deployment", "web", "-o", "yaml")
+	if n := strings.Count(got, "image: all:3"); n != 3 {
+		t.Errorf("*=all:3 set %d images:\n%s", n, got)
+	}
+}
+
+func TestLabelAnnotate(t *testing.T) {
+	depLabels := []string{"get", "deploy", "web", "-o", "yaml"}
+	runMutateCases(t, []mutateCase{
+		{name: "label a deployment", args: []string{"label", "deployment", "web", "team=a"}, wantOut: "deployment.apps/web labeled\n"},
+		{name: "label deploy/NAME, two", args: []string{"label", "deploy/web", "team=a", "env=prod"}, wantOut: "deployment.apps/web labeled\n"},
+		{name: "refused without --overwrite", args: []string{"label", "deployment", "web", "tier=back"},
+			wantErr: "'tier' already has a value (front), and --overwrite is false"},
+		{name: "two refused", before: [][]string{{"label", "deployment", "web", "env=prod"}}, args: []string{"label", "deployment", "web", "tier=back", "env=dev"},
+			wantErr: "'env' already has a value (prod), and --overwrite is false\n'tier' already has a value (front), and --overwrite is false"},
+		{name: "the same value needs no --overwrite", args: []string{"label", "deployment", "web", "tier=front"}, wantOut: "deployment.apps/web not labeled\n"},
+		{name: "--overwrite", args: []string{"label", "deployment", "web", "tier=back", "--overwrite"}, wantOut: "deployment.apps/web labeled\n"},
+		{name: "remove", args: []string{"label", "deployment", "web", "tier-"}, wantOut: "deployment.apps/web unlabeled\n"},
+		{name: "remove one absent", args: []string{"label", "deployment", "web", "nope-"}, wantOut: "label \"nope\" not found.\ndeployment.apps/web not labeled\n"},
+		{name: "modify and remove", args: []string{"label", "deployment", "web", "a=b", "a-"}, wantErr: "can not both modify and remove a label in the same command"},
+		{name: "no pair", args: []string{"label", "deployment", "web"}, wantErr: "at least one label update is required"},
+		{name: "bad value", args: []string{"label", "deployment", "web", "a=b c"},
+			wantErr: `invalid label value: "a=b c": a valid label must be an empty string or consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character (e.g. 'MyValue',  or 'my_value',  or '12345', regex used for validation is '(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?')`},
+		{name: "two =", args: []string{"label", "deployment", "web", "a=b=c"}, wantErr: "invalid label spec: a=b=c"},
+		{name: "bad key: the store's validation", args: []string{"label", "deployment", "web", "a/b/c=d"}, wantErr: "the Deployment \"web\" is invalid: metadata.labels[a/b/c]: invalid label key \"a/b/c\": a qualified name must consist of…"},
+		{name: "missing", args: []string{"label", "deployment", "nope", "a=b"}, wantErr: `deployment "nope" not found in instance "t1"`},
+		{name: "service", args: []string{"label", "svc/web", "a=b"}, wantOut: "service/web labeled\n"},
+		{name: "namespace", args: []string{"label", "ns", "team", "a=b"}, wantOut: "namespace/team labeled\n",
+			after: []string{"get", "ns", "-l", "a=b", "-o", "name"}, afterOut: "namespace/team\n"},
+		{name: "configmap -n", args: []string{"label", "cm", "cfg", "a=b", "-n", "team"}, wantOut: "configmap/cfg labeled\n",
+			after: []string{"get", "cm", "-A", "-l", "a=b", "-o", "name"}, afterOut: "configmap/cfg\n"},
+		{name: "secret", args: []string{"label", "secret/sec", "a=b"}, wantOut: "secret/sec labeled\n"},
+		{name: "pvc", args: []string{"label", "pvc", "data", "a=b"}, wantOut: "persistentvolumeclaim/data labeled\n"},
+		{name: "not a stored kind", args: []string{"label", "pod", "web-0", "a=b"}, wantErr: "expected `deployment NAME` or `deployment/NAME` or `service NAME`…"},
+
+		{name: "annotate", args: []string{"annotate", "deployment", "web", "owner=team-a", "note=a=b c"}, wantOut: "deployment.apps/web annotated\n"},
+		{name: "annotate refused without --overwrite", before: [][]string{{"annotate", "cm", "cfg", "owner=a"}},
+			args:    []string{"annotate", "cm", "cfg", "owner=b"},
+			wantErr: "--overwrite is false but found the following declared annotation(s): 'owner' already has a value (a)"},
+		{name: "annotate --overwrite", before: [][]string{{"annotate", "cm", "cfg", "owner=a"}},
+			args: []string{"annotate", "cm", "cfg", "owner=b", "--overwrite"}, wantOut: "configmap/cfg annotated\n"},
+		{name: "annotate remove", before: [][]string{{"annotate", "ns", "team", "owner=a"}},
+			args: []string{"annotate", "ns", "team", "owner-"}, wantOut: "namespace/team annotated\n"},
+		{name: "annotate modify and remove", args: []string{"annotate", "svc", "web", "a=b", "a-"},
+			wantErr: "can not both modify and remove an annotation in the same command"},
+		{name: "annotate bad key", args: []string{"annotate", "svc", "web", "a b=c"},
+			wantErr: "the Service \"web\" is invalid: metadata.annotations[a b]: invalid annotation key \"a b\": name part must consist of…"},
+		{name: "annotate a dockctl.io key on a deployment's metadata", args: []string{"annotate", "deploy", "web", "dockctl.io/network=host"},
+			wantErr: "the Deployment \"web\" is invalid: metadata.annotations[dockctl.io/network]: misplaced: a pod template annotation, it belongs in spec.template.metadata.annotations"},
+		{name: "annotate no pair", args: []string{"annotate", "svc", "web"}, wantErr: "at least one annotation update is required"},
+	})
+
+	// A label or annotation of a deployment's metadata is no rollout: the
+	// template (its hash, its labels) and the generation stay.
+	base := []string{"--state-dir", t.TempDir(), "--instance", "t1"}
+	must := runner(t, base)
+	must(mutateFixture, "apply", "-f", "-")
+	before := must("", depLabels...)
+	must("", "label", "deployment", "web", "team=a")
+	must("", "annotate", "deployment", "web", "owner=b")
+	after := must("", depLabels...)
+	for _, want := range []string{"generation: 1\n", "    team: a\n", "    owner: b\n"} {
+		if !strings.Contains(after, want) {
+			t.Errorf("no %q in:\n%s", want, after)
+		}
+	}
+	if tmpl := func(s string) string { return s[strings.Index(s, "\n  template:"):] }; tmpl(before) != tmpl(after) {
+		t.Errorf("the template changed:\n%s\n---\n%s", tmpl(before), tmpl(after))
+	}
+	if out := must("", "rollout", "history", "deployment/web"); strings.Count(out, "\n") != 3 {
+		t.Fatalf("history after label and annotate:\n%s", out)
+	}
+}
