@@ -275,3 +275,18 @@ func TestSortByNumbers(t *testing.T) {
 		t.Errorf("sorted %q, want %q", buf.String(), want)
 	}
 }
+
+// What get -o name prints names the object for the other commands, as
+// kubectl's: describe $(get deployments -o name) works.
+func TestNamesRoundTrip(t *testing.T) {
+	for _, arg := range []string{"deployment.apps/web", "pod/web-0", "service/web", "configmap/web", "secret/web", "persistentvolumeclaim/web"} {
+		k, _, _ := strings.Cut(arg, "/")
+		kind, name, err := resourceArg([]string{arg}, kindAliases[k])
+		if err != nil || kind == "" || name != "web" && name != "web-0" {
+			t.Errorf("%s: %q %q %v", arg, kind, name, err)
+		}
+	}
+	if kindAliases["deployment.apps"] != kindDeployment || kindAliases["deployments.apps"] != kindDeployment {
+		t.Error("deployment.apps is no alias of deployments")
+	}
+}
