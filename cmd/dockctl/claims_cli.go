@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"io"
 	"strings"
-	"text/tabwriter"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -103,11 +102,6 @@ func getClaims(cmd *cobra.Command, g *globalOptions, o *getOptions, name string)
 	if err != nil {
 		return err
 	}
-	switch o.output {
-	case "", "table", "wide", "json", "yaml", "name":
-	default:
-		return fmt.Errorf("unknown output format %q (table, wide, json, yaml, name)", o.output)
-	}
 	rows, err := claimRows(cmd.Context(), cmd, g, func(ns string) bool { return o.inScope(g, ns) }, name, sel)
 	if err != nil {
 		return err
@@ -115,41 +109,32 @@ func getClaims(cmd *cobra.Command, g *globalOptions, o *getOptions, name string)
 	if done, err := o.noConfig(cmd, g, store.KindPersistentVolumeClaim, "persistentvolumeclaims", name, len(rows)); done {
 		return err
 	}
-	return renderClaims(cmd.OutOrStdout(), time.Now(), rows, o.output, name != "", o.allNamespaces)
+	return renderClaims(cmd.OutOrStdout(), time.Now(), rows, o.printer, name != "", o.allNamespaces)
 }
 
 // renderClaims prints claims as kubectl does (golden-tested): NAME STATUS
-// VOLUME CAPACITY ACCESS MODES STORAGECLASS AGE, -o name
-// persistentvolumeclaim/NAME, -o json|yaml the objects with their status
-// and, once bound, spec.volumeName.
-func renderClaims(out io.Writer, now time.Time, rows []claimRow, output string, single, allNamespaces bool) error {
-	switch output {
-	case "table", "wide", "":
-		tw := tabwriter.NewWriter(out, 0, 8, 3, ' ', 0)
-		fmt.Fprintln(tw, nsColumn(allNamespaces, "NAMESPACE")+"NAME\tSTATUS\tVOLUME\tCAPACITY\tACCESS MODES\tSTORAGECLASS\tAGE")
-		for _, r := range rows {
-			c := &r.rec.Object
-			capacity, modes := "", ""
-			if r.volume != "" {
-				capacity, modes = claimCapacity(c), accessModes(c.Spec.AccessModes)
-			}
-			fmt.Fprintf(tw, "%s%s\t%s\t%s\t%s\t%s\t%s\t%s\n", nsColumn(allNamespaces, c.Metadata.NamespaceOrDefault()), c.Metadata.Name,
-				r.phase, r.volume, capacity, modes, deref(c.Spec.StorageClassName), age(now.Sub(r.rec.Created)))
-		}
-		return tw.Flush()
-	case "name":
-		for _, r := range rows {
-			if _, err := fmt.Fprintf(out, "persistentvolumeclaim/%s\n", r.rec.Object.Metadata.Name); err != nil {
-				return err
-			}
-		}
-		return nil
-	}
-	items := make([]any, 0, len(rows))
+// VOLUME CAPACITY ACCESS MODES STORAGECLASS AGE, -o wide adding
+// VOLUMEMODE, -o name persistentvolumeclaim/NAME, -o json|yaml the objects
+// with their status and, once bound, spec.volumeName.
+func renderClaims(out io.Writer, now time.Time, rows []claimRow, p *printer, single, allNamespaces bool) error {
+	t := &table{kind: "persistentvolumeclaim", columns: []string{"NAME", "STATUS", "VOLUME", "CAPACITY", "ACCESS MODES", "STORAGECLASS", "AGE"},
+		wide: []string{"VOLUMEMODE"}}
 	for _, r := range rows {
-		items = append(items, claimObject(r))
+		c := &r.rec.Object
+		capacity, modes := "", ""
+		if r.volume != "" {
+			capacity, modes = claimCapacity(c), accessModes(c.Spec.AccessModes)
+		}
+		mode := "<unset>" // as kubectl words a claim without one
+		if c.Spec.VolumeMode != nil {
+			mode = *c.Spec.VolumeMode
+		}
+		t.rows = append(t.rows, row{namespace: c.Metadata.NamespaceOrDefault(), name: c.Metadata.Name, labels: c.Metadata.Labels,
+			cells:  []string{c.Metadata.Name, r.phase, r.volume, capacity, modes, deref(c.Spec.StorageClassName), age(now.Sub(r.rec.Created))},
+			wide:   []string{mode},
+			object: func() (any, error) { return claimObject(r), nil }})
 	}
-	return printObjects(out, output, items, single)
+	return p.print(out, t, single, allNamespaces)
 }
 
 // claimObject is the claim as the API server would return it: status

@@ -61,7 +61,7 @@ func TestRenderClaimsGolden(t *testing.T) {
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			var b bytes.Buffer
-			if err := renderClaims(&b, fixtureTime, tt.rows, tt.output, tt.single, tt.all); err != nil {
+			if err := renderClaims(&b, fixtureTime, tt.rows, pr(t, tt.output), tt.single, tt.all); err != nil {
 				t.Fatal(err)
 			}
 			golden(t, tt.name, b.Bytes())

@@ -120,7 +120,7 @@ func TestRenderDeployments(t *testing.T) {
 		t.Run(format, func(t *testing.T) {
 			snap, recs := fixture(t)
 			var buf bytes.Buffer
-			if err := renderDeployments(&buf, snap, recs, format, format == "json", false); err != nil {
+			if err := renderDeployments(&buf, snap, recs, pr(t, format), format == "json", false); err != nil {
 				t.Fatal(err)
 			}
 			golden(t, "get-deployments-"+format, buf.Bytes())
@@ -137,7 +137,7 @@ func TestRenderContainers(t *testing.T) {
 				objs = append(objs, snap.containerObject(c))
 			}
 			var buf bytes.Buffer
-			if err := renderContainers(&buf, snap, objs, format, false); err != nil {
+			if err := renderContainers(&buf, snap, objs, pr(t, format), false); err != nil {
 				t.Fatal(err)
 			}
 			golden(t, "get-containers-"+format, buf.Bytes())

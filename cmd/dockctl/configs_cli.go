@@ -39,11 +39,6 @@ func configListing[T any](cmd *cobra.Command, g *globalOptions, o *getOptions, n
 	if err != nil {
 		return nil, err
 	}
-	switch o.output {
-	case "", "table", "wide", "json", "yaml", "name":
-	default:
-		return nil, fmt.Errorf("unknown output format %q (table, wide, json, yaml, name)", o.output)
-	}
 	st, err := g.readStore()
 	if err != nil {
 		return nil, err
@@ -70,7 +65,7 @@ func getConfigMaps(cmd *cobra.Command, g *globalOptions, o *getOptions, name str
 	if done, err := o.noConfig(cmd, g, store.KindConfigMap, "configmaps", name, len(recs)); done {
 		return err
 	}
-	return renderConfigMaps(cmd.OutOrStdout(), time.Now(), recs, o.output, name != "", o.allNamespaces)
+	return renderConfigMaps(cmd.OutOrStdout(), time.Now(), recs, o.printer, name != "", o.allNamespaces)
 }
 
 func getSecrets(cmd *cobra.Command, g *globalOptions, o *getOptions, name string) error {
@@ -81,7 +76,7 @@ func getSecrets(cmd *cobra.Command, g *globalOptions, o *getOptions, name string
 	if done, err := o.noConfig(cmd, g, store.KindSecret, "secrets", name, len(recs)); done {
 		return err
 	}
-	return renderSecrets(cmd.OutOrStdout(), time.Now(), recs, o.output, name != "", o.allNamespaces)
+	return renderSecrets(cmd.OutOrStdout(), time.Now(), recs, o.printer, name != "", o.allNamespaces)
 }
 
 // noConfig handles an empty listing: an error for a name not found, a
@@ -100,65 +95,34 @@ func (o *getOptions) noConfig(cmd *cobra.Command, g *globalOptions, kind, what, 
 }
 
 // renderConfigMaps prints ConfigMaps as kubectl does (golden-tested):
-// NAME DATA AGE (DATA counts data and binaryData keys), -o name
-// configmap/NAME, -o json|yaml the objects.
-func renderConfigMaps(out io.Writer, now time.Time, recs []*store.ConfigMapRecord, output string, single, allNamespaces bool) error {
-	switch output {
-	case "table", "wide", "":
-		tw := tabwriter.NewWriter(out, 0, 8, 3, ' ', 0)
-		fmt.Fprintln(tw, nsColumn(allNamespaces, "NAMESPACE")+"NAME\tDATA\tAGE")
-		for _, r := range recs {
-			c := &r.Object
-			fmt.Fprintf(tw, "%s%s\t%d\t%s\n", nsColumn(allNamespaces, c.Metadata.NamespaceOrDefault()), c.Metadata.Name,
-				len(c.Data)+len(c.BinaryData), age(now.Sub(r.Created)))
-		}
-		return tw.Flush()
-	case "name":
-		for _, r := range recs {
-			if _, err := fmt.Fprintf(out, "configmap/%s\n", r.Object.Metadata.Name); err != nil {
-				return err
-			}
-		}
-		return nil
-	}
-	items := make([]any, 0, len(recs))
+// NAME DATA AGE (DATA counts data and binaryData keys; -o wide adds
+// nothing, as kubectl's), -o name configmap/NAME, -o json|yaml the objects.
+func renderConfigMaps(out io.Writer, now time.Time, recs []*store.ConfigMapRecord, p *printer, single, allNamespaces bool) error {
+	t := &table{kind: "configmap", columns: []string{"NAME", "DATA", "AGE"}}
 	for _, r := range recs {
 		c := r.Object
 		c.Metadata.Namespace = c.Metadata.NamespaceOrDefault()
-		items = append(items, &c)
+		t.rows = append(t.rows, row{namespace: c.Metadata.Namespace, name: c.Metadata.Name, labels: c.Metadata.Labels,
+			cells:  []string{c.Metadata.Name, fmt.Sprint(len(c.Data) + len(c.BinaryData)), age(now.Sub(r.Created))},
+			object: func() (any, error) { return &c, nil }})
 	}
-	return printObjects(out, output, items, single)
+	return p.print(out, t, single, allNamespaces)
 }
 
 // renderSecrets prints Secrets as kubectl does (golden-tested): NAME TYPE
-// DATA AGE, -o name secret/NAME, -o json|yaml the objects, data base64.
-func renderSecrets(out io.Writer, now time.Time, recs []*store.SecretRecord, output string, single, allNamespaces bool) error {
-	switch output {
-	case "table", "wide", "":
-		tw := tabwriter.NewWriter(out, 0, 8, 3, ' ', 0)
-		fmt.Fprintln(tw, nsColumn(allNamespaces, "NAMESPACE")+"NAME\tTYPE\tDATA\tAGE")
-		for _, r := range recs {
-			s := &r.Object
-			fmt.Fprintf(tw, "%s%s\t%s\t%d\t%s\n", nsColumn(allNamespaces, s.Metadata.NamespaceOrDefault()), s.Metadata.Name,
-				secretType(s), len(s.Data), age(now.Sub(r.Created)))
-		}
-		return tw.Flush()
-	case "name":
-		for _, r := range recs {
-			if _, err := fmt.Fprintf(out, "secret/%s\n", r.Object.Metadata.Name); err != nil {
-				return err
-			}
-		}
-		return nil
-	}
-	items := make([]any, 0, len(recs))
+// DATA AGE, -o name secret/NAME, -o json|yaml the objects, data base64
+// (and so do -o jsonpath and custom-columns: what -o json prints).
+func renderSecrets(out io.Writer, now time.Time, recs []*store.SecretRecord, p *printer, single, allNamespaces bool) error {
+	t := &table{kind: "secret", columns: []string{"NAME", "TYPE", "DATA", "AGE"}}
 	for _, r := range recs {
 		s := r.Object
 		s.Metadata.Namespace = s.Metadata.NamespaceOrDefault()
 		s.Type = secretType(&s)
-		items = append(items, &s)
+		t.rows = append(t.rows, row{namespace: s.Metadata.Namespace, name: s.Metadata.Name, labels: s.Metadata.Labels,
+			cells:  []string{s.Metadata.Name, s.Type, fmt.Sprint(len(s.Data)), age(now.Sub(r.Created))},
+			object: func() (any, error) { return &s, nil }})
 	}
-	return printObjects(out, output, items, single)
+	return p.print(out, t, single, allNamespaces)
 }
 
 func secretType(s *manifests.Secret) string {

@@ -146,13 +146,13 @@ func TestRenderConfigListings(t *testing.T) {
 				if !tt.all {
 					list = inNamespace(secs, secMeta, "default")
 				}
-				err = renderSecrets(&buf, now, list, tt.output, false, tt.all)
+				err = renderSecrets(&buf, now, list, pr(t, tt.output), false, tt.all)
 			} else {
 				list := cms
 				if !tt.all {
 					list = inNamespace(cms, cmMeta, "default")
 				}
-				err = renderConfigMaps(&buf, now, list, tt.output, false, tt.all)
+				err = renderConfigMaps(&buf, now, list, pr(t, tt.output), false, tt.all)
 			}
 			if err != nil {
 				t.Fatal(err)

@@ -6,7 +6,6 @@ import (
 	"slices"
 	"sort"
 	"strings"
-	"text/tabwriter"
 
 	"github.com/spf13/cobra"
 	"k8s.io/apimachinery/pkg/labels"
@@ -18,6 +17,12 @@ import (
 type getOptions struct {
 	output   string
 	selector string
+	// showLabels, labelColumns and sortBy are --show-labels, -L and
+	// --sort-by; printer prints in -o's format (newPrinter).
+	showLabels   bool
+	labelColumns []string
+	sortBy       string
+	printer      *printer
 	// allNamespaces is -A: every namespace, with a NAMESPACE column.
 	allNamespaces bool
 }
@@ -60,10 +65,18 @@ func newGetCommand(g *globalOptions) *cobra.Command {
 			if o.allNamespaces && name != "" && kind != kindNamespace {
 				return fmt.Errorf("a resource cannot be retrieved by name across all namespaces, as in kubectl")
 			}
+			p, err := newPrinter(printFlags{output: o.output, showLabels: o.showLabels, labelColumns: o.labelColumns, sortBy: o.sortBy})
+			if err != nil {
+				return err
+			}
+			o.printer = p
 			return list(cmd, g, o, name)
 		},
 	}
-	cmd.Flags().StringVarP(&o.output, "output", "o", "table", "output format: table|wide|json|yaml (pods, namespaces, services and endpoints also name)")
+	cmd.Flags().StringVarP(&o.output, "output", "o", "table", "output format: table|wide|json|yaml|name|jsonpath=TEMPLATE|jsonpath-as-json=TEMPLATE|custom-columns=HEADER:PATH,…|custom-columns-file=FILE")
+	cmd.Flags().BoolVar(&o.showLabels, "show-labels", false, "table and wide output: a last LABELS column with each object's labels")
+	cmd.Flags().StringSliceVarP(&o.labelColumns, "label-columns", "L", nil, "table and wide output: a column for each label key given (KEY[,KEY…]), headed by the key upper-cased")
+	cmd.Flags().StringVar(&o.sortBy, "sort-by", "", "sort the objects by the value of a JSONPath (as -o json shows them, e.g. '{.metadata.name}'), numbers numerically, in any output")
 	cmd.Flags().BoolVarP(&o.allNamespaces, "all-namespaces", "A", false, "list the objects of every namespace (a NAMESPACE column comes first)")
 	// A plain string, not a slice: "app in (a,b)" must not be split on its comma.
 	cmd.Flags().StringVarP(&o.selector, "selector", "l", "", "label selector (=, ==, !=, in, notin, KEY, !KEY): deployments, services and endpoints by their metadata.labels, "+
@@ -81,20 +94,13 @@ var getters = map[string]func(cmd *cobra.Command, g *globalOptions, o *getOption
 	kindClaim: getClaims, // claims_cli.go
 }
 
-// listing is how every get begins: the selector parsed (by parse), with
-// withName the output format checked (-o name is one), the snapshot taken
-// and the records it could not read warned about.
-func (o *getOptions) listing(cmd *cobra.Command, g *globalOptions, parse func(string) (labels.Selector, error), withName bool) (labels.Selector, *snapshot, error) {
+// listing is how every get begins (its output format checked already):
+// the selector parsed (by parse), the snapshot taken and the records it
+// could not read warned about.
+func (o *getOptions) listing(cmd *cobra.Command, g *globalOptions, parse func(string) (labels.Selector, error)) (labels.Selector, *snapshot, error) {
 	sel, err := parse(o.selector)
 	if err != nil {
 		return nil, nil, err
-	}
-	if withName {
-		switch o.output {
-		case "", "table", "wide", "json", "yaml", "name":
-		default:
-			return nil, nil, fmt.Errorf("unknown output format %q (table, wide, json, yaml, name)", o.output)
-		}
 	}
 	snap, err := takeSnapshot(cmd.Context(), g)
 	if err != nil {
@@ -107,7 +113,7 @@ func (o *getOptions) listing(cmd *cobra.Command, g *globalOptions, parse func(st
 }
 
 func getDeployments(cmd *cobra.Command, g *globalOptions, o *getOptions, name string) error {
-	sel, snap, err := o.listing(cmd, g, parseSelector, false)
+	sel, snap, err := o.listing(cmd, g, parseSelector)
 	if err != nil {
 		return err
 	}
@@ -124,7 +130,7 @@ func getDeployments(cmd *cobra.Command, g *globalOptions, o *getOptions, name st
 		fmt.Fprintf(cmd.ErrOrStderr(), "No deployments found in %s.\n", g.where(o.scope(g)))
 		return nil
 	}
-	return renderDeployments(cmd.OutOrStdout(), snap, recs, o.output, name != "", o.allNamespaces)
+	return renderDeployments(cmd.OutOrStdout(), snap, recs, o.printer, name != "", o.allNamespaces)
 }
 
 // nsColumn is the NAMESPACE column kubectl puts first with -A: its header,
@@ -139,40 +145,26 @@ func nsColumn(allNamespaces bool, ns string) string {
 // renderDeployments prints deployments in one of the output formats; its
 // output is the contract scripts rely on (golden-tested). With
 // allNamespaces the table starts with a NAMESPACE column, as kubectl's.
-func renderDeployments(out io.Writer, snap *snapshot, recs []*store.Record, output string, single, allNamespaces bool) error {
-	switch output {
-	case "table", "wide", "":
-		tw := tabwriter.NewWriter(out, 0, 8, 3, ' ', 0)
-		header := nsColumn(allNamespaces, "NAMESPACE") + "NAME\tREADY\tUP-TO-DATE\tAVAILABLE\tAGE"
-		if output == "wide" {
-			header += "\tIMAGE\tTEMPLATE-HASH\tGENERATION\tOBSERVED"
-		}
-		fmt.Fprintln(tw, header)
-		for _, r := range recs {
-			d := snap.deploymentObject(r)
-			st := d.Status
-			line := fmt.Sprintf("%s%s\t%d/%d\t%d\t%d\t%s", nsColumn(allNamespaces, r.NamespaceOrDefault()), r.Name, st.ReadyReplicas, d.Replicas(), st.UpdatedReplicas,
-				st.AvailableReplicas, age(snap.now.Sub(r.CreatedAt)))
-			if output == "wide" {
-				observed := "<unknown>"
-				if st.ObservedGeneration > 0 {
-					observed = fmt.Sprint(st.ObservedGeneration)
-					if !snap.controllerRunning {
-						observed += " (stale?)"
-					}
-				}
-				line += fmt.Sprintf("\t%s\t%s\t%d\t%s", images(d), shortHash(d), r.Generation, observed)
+func renderDeployments(out io.Writer, snap *snapshot, recs []*store.Record, p *printer, single, allNamespaces bool) error {
+	t := &table{kind: "deployment.apps", columns: []string{"NAME", "READY", "UP-TO-DATE", "AVAILABLE", "AGE"},
+		wide: []string{"IMAGE", "TEMPLATE-HASH", "GENERATION", "OBSERVED"}}
+	for _, r := range recs {
+		d := snap.deploymentObject(r)
+		st := d.Status
+		observed := "<unknown>"
+		if st.ObservedGeneration > 0 {
+			observed = fmt.Sprint(st.ObservedGeneration)
+			if !snap.controllerRunning {
+				observed += " (stale?)"
 			}
-			fmt.Fprintln(tw, line)
 		}
-		return tw.Flush()
-	default:
-		items := make([]any, 0, len(recs))
-		for _, r := range recs {
-			items = append(items, snap.deploymentObject(r))
-		}
-		return printObjects(out, output, items, single)
+		t.rows = append(t.rows, row{namespace: r.NamespaceOrDefault(), name: r.Name, labels: d.Metadata.Labels,
+			cells: []string{r.Name, fmt.Sprintf("%d/%d", st.ReadyReplicas, d.Replicas()), fmt.Sprint(st.UpdatedReplicas),
+				fmt.Sprint(st.AvailableReplicas), age(snap.now.Sub(r.CreatedAt))},
+			wide:   []string{images(d), shortHash(d), fmt.Sprint(r.Generation), observed},
+			object: func() (any, error) { return d, nil }})
 	}
+	return p.print(out, t, single, allNamespaces)
 }
 
 // images lists the images of a deployment's app containers, as kubectl's
@@ -186,7 +178,7 @@ func images(d *manifests.Deployment) string {
 }
 
 func getPods(cmd *cobra.Command, g *globalOptions, o *getOptions, name string) error {
-	sel, snap, err := o.listing(cmd, g, parseContainerSelector, true)
+	sel, snap, err := o.listing(cmd, g, parseContainerSelector)
 	if err != nil {
 		return err
 	}
@@ -203,47 +195,26 @@ func getPods(cmd *cobra.Command, g *globalOptions, o *getOptions, name string) e
 		fmt.Fprintf(cmd.ErrOrStderr(), "No pods found in %s.\n", g.where(o.scope(g)))
 		return nil
 	}
-	return renderPods(cmd.OutOrStdout(), snap, pods, o.output, name != "", o.allNamespaces)
+	return renderPods(cmd.OutOrStdout(), snap, pods, o.printer, name != "", o.allNamespaces)
 }
 
 // renderPods prints pods in one of the output formats (golden-tested): the
 // table as kubectl's, -o wide with the deployment, revision and app
 // containers, -o json|yaml as v1 Pods, -o name as pod/NAME.
-func renderPods(out io.Writer, snap *snapshot, pods []podEntry, output string, single, allNamespaces bool) error {
-	switch output {
-	case "table", "wide", "":
-		tw := tabwriter.NewWriter(out, 0, 8, 3, ' ', 0)
-		header := nsColumn(allNamespaces, "NAMESPACE") + "NAME\tREADY\tSTATUS\tRESTARTS\tAGE"
-		if output == "wide" {
-			header += "\tDEPLOYMENT\tREVISION\tCONTAINERS"
-		}
-		fmt.Fprintln(tw, header)
-		for _, e := range pods {
-			line := fmt.Sprintf("%s%s\t%d/%d\t%s\t%d\t%s", nsColumn(allNamespaces, e.Namespace), e.Name, e.Ready, e.Total, e.statusWord(), e.Restarts, age(snap.now.Sub(e.Created)))
-			if output == "wide" {
-				line += fmt.Sprintf("\t%s\t%s\t%s", orNone(e.Deployment), orNone(e.Hash), joinOrNone(e.appContainerNames()))
-			}
-			fmt.Fprintln(tw, line)
-		}
-		return tw.Flush()
-	case "name":
-		for _, e := range pods {
-			if _, err := fmt.Fprintf(out, "pod/%s\n", e.Name); err != nil {
-				return err
-			}
-		}
-		return nil
-	default:
-		items := make([]any, 0, len(pods))
-		for i := range pods {
-			items = append(items, pods[i].podObject())
-		}
-		return printObjects(out, output, items, single)
+func renderPods(out io.Writer, snap *snapshot, pods []podEntry, p *printer, single, allNamespaces bool) error {
+	t := &table{kind: "pod", columns: []string{"NAME", "READY", "STATUS", "RESTARTS", "AGE"}, wide: []string{"DEPLOYMENT", "REVISION", "CONTAINERS"}}
+	for i := range pods {
+		e := &pods[i]
+		t.rows = append(t.rows, row{namespace: e.Namespace, name: e.Name, labels: e.labels(),
+			cells:  []string{e.Name, fmt.Sprintf("%d/%d", e.Ready, e.Total), e.statusWord(), fmt.Sprint(e.Restarts), age(snap.now.Sub(e.Created))},
+			wide:   []string{orNone(e.Deployment), orNone(e.Hash), joinOrNone(e.appContainerNames())},
+			object: func() (any, error) { return e.podObject(), nil }})
 	}
+	return p.print(out, t, single, allNamespaces)
 }
 
 func getContainers(cmd *cobra.Command, g *globalOptions, o *getOptions, name string) error {
-	sel, snap, err := o.listing(cmd, g, parseContainerSelector, false)
+	sel, snap, err := o.listing(cmd, g, parseContainerSelector)
 	if err != nil {
 		return err
 	}
@@ -267,46 +238,32 @@ func getContainers(cmd *cobra.Command, g *globalOptions, o *getOptions, name str
 		fmt.Fprintf(cmd.ErrOrStderr(), "No containers found in %s.\n", g.where(o.scope(g)))
 		return nil
 	}
-	return renderContainers(cmd.OutOrStdout(), snap, objs, o.output, o.allNamespaces)
+	return renderContainers(cmd.OutOrStdout(), snap, objs, o.printer, o.allNamespaces)
 }
 
 // renderContainers prints containers in one of the output formats.
-func renderContainers(out io.Writer, snap *snapshot, objs []containerObject, output string, allNamespaces bool) error {
-	switch output {
-	case "table", "wide", "":
-		tw := tabwriter.NewWriter(out, 0, 8, 3, ' ', 0)
-		header := nsColumn(allNamespaces, "NAMESPACE") + "NAME\tREADY\tSTATUS\tRESTARTS\tAGE"
-		if output == "wide" {
-			header += "\tPOD\tDEPLOYMENT\tREVISION\tIMAGE\tPORTS"
+func renderContainers(out io.Writer, snap *snapshot, objs []containerObject, p *printer, allNamespaces bool) error {
+	t := &table{kind: "container", columns: []string{"NAME", "READY", "STATUS", "RESTARTS", "AGE"},
+		wide: []string{"POD", "DEPLOYMENT", "REVISION", "IMAGE", "PORTS"}}
+	for _, obj := range objs {
+		ready := "0/1"
+		if obj.Ready {
+			ready = "1/1"
 		}
-		fmt.Fprintln(tw, header)
-		for _, obj := range objs {
-			ready := "0/1"
-			if obj.Ready {
-				ready = "1/1"
-			}
-			status := obj.Phase
-			if obj.Orphan {
-				status += " (orphan)"
-			}
-			line := fmt.Sprintf("%s%s\t%s\t%s\t%d\t%s", nsColumn(allNamespaces, obj.Namespace), obj.Name, ready, status, obj.Restarts, age(snap.now.Sub(obj.Created)))
-			if output == "wide" {
-				ports := strings.Join(obj.Ports, ",")
-				if ports == "" {
-					ports = "<none>"
-				}
-				line += fmt.Sprintf("\t%s\t%s\t%s\t%s\t%s", orNone(obj.Pod), orNone(obj.Deployment), orNone(obj.TemplateHash), obj.Image, ports)
-			}
-			fmt.Fprintln(tw, line)
+		status := obj.Phase
+		if obj.Orphan {
+			status += " (orphan)"
 		}
-		return tw.Flush()
-	default:
-		items := make([]any, 0, len(objs))
-		for _, obj := range objs {
-			items = append(items, obj)
+		ports := strings.Join(obj.Ports, ",")
+		if ports == "" {
+			ports = "<none>"
 		}
-		return printObjects(out, output, items, false)
+		t.rows = append(t.rows, row{namespace: obj.Namespace, name: obj.Name, labels: obj.Labels,
+			cells:  []string{obj.Name, ready, status, fmt.Sprint(obj.Restarts), age(snap.now.Sub(obj.Created))},
+			wide:   []string{orNone(obj.Pod), orNone(obj.Deployment), orNone(obj.TemplateHash), obj.Image, ports},
+			object: func() (any, error) { return obj, nil }})
 	}
+	return p.print(out, t, false, allNamespaces)
 }
 
 func orNone(s string) string {

@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"io"
 	"slices"
-	"text/tabwriter"
 
 	"github.com/spf13/cobra"
 	corev1 "k8s.io/api/core/v1"
@@ -43,7 +42,7 @@ func (s *snapshot) listNamespaces() []namespaceEntry {
 }
 
 func getNamespaces(cmd *cobra.Command, g *globalOptions, o *getOptions, name string) error {
-	sel, snap, err := o.listing(cmd, g, parseSelector, true)
+	sel, snap, err := o.listing(cmd, g, parseSelector)
 	if err != nil {
 		return err
 	}
@@ -60,37 +59,24 @@ func getNamespaces(cmd *cobra.Command, g *globalOptions, o *getOptions, name str
 		fmt.Fprintf(cmd.ErrOrStderr(), "No namespaces found in instance %q.\n", g.instance)
 		return nil
 	}
-	return renderNamespaces(cmd.OutOrStdout(), snap, list, o.output, name != "")
+	return renderNamespaces(cmd.OutOrStdout(), snap, list, o.printer, name != "")
 }
 
-// renderNamespaces prints namespaces as kubectl does: NAME STATUS AGE, or
-// v1 Namespaces.
-func renderNamespaces(out io.Writer, snap *snapshot, list []namespaceEntry, output string, single bool) error {
-	switch output {
-	case "table", "wide", "":
-		tw := tabwriter.NewWriter(out, 0, 8, 3, ' ', 0)
-		fmt.Fprintln(tw, "NAME\tSTATUS\tAGE")
-		for _, e := range list {
-			fmt.Fprintf(tw, "%s\t%s\t%s\n", e.rec.Namespace.Metadata.Name, e.phase, age(snap.now.Sub(e.rec.Created)))
-		}
-		return tw.Flush()
-	case "name":
-		for _, e := range list {
-			if _, err := fmt.Fprintf(out, "namespace/%s\n", e.rec.Namespace.Metadata.Name); err != nil {
-				return err
-			}
-		}
-		return nil
-	default:
-		items := make([]any, 0, len(list))
-		for _, e := range list {
-			m := e.rec.Namespace.Metadata
-			ns := &corev1.Namespace{TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "Namespace"}}
-			ns.Name, ns.Labels, ns.Annotations = m.Name, m.Labels, m.Annotations
-			ns.CreationTimestamp = metav1.NewTime(e.rec.Created)
-			ns.Status.Phase = e.phase
-			items = append(items, ns)
-		}
-		return printObjects(out, output, items, single)
+// renderNamespaces prints namespaces as kubectl does: NAME STATUS AGE (-o
+// wide adds nothing, as kubectl's), or v1 Namespaces.
+func renderNamespaces(out io.Writer, snap *snapshot, list []namespaceEntry, p *printer, single bool) error {
+	t := &table{kind: "namespace", columns: []string{"NAME", "STATUS", "AGE"}}
+	for _, e := range list {
+		m := e.rec.Namespace.Metadata
+		t.rows = append(t.rows, row{name: m.Name, labels: m.Labels,
+			cells: []string{m.Name, string(e.phase), age(snap.now.Sub(e.rec.Created))},
+			object: func() (any, error) {
+				ns := &corev1.Namespace{TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "Namespace"}}
+				ns.Name, ns.Labels, ns.Annotations = m.Name, m.Labels, m.Annotations
+				ns.CreationTimestamp = metav1.NewTime(e.rec.Created)
+				ns.Status.Phase = e.phase
+				return ns, nil
+			}})
 	}
+	return p.print(out, t, single, false)
 }

@@ -204,7 +204,7 @@ func TestRenderPods(t *testing.T) {
 		t.Run(format, func(t *testing.T) {
 			snap := podsFixture(t)
 			var buf bytes.Buffer
-			if err := renderPods(&buf, snap, snap.allPods(), format, false, false); err != nil {
+			if err := renderPods(&buf, snap, snap.allPods(), pr(t, format), false, false); err != nil {
 				t.Fatal(err)
 			}
 			golden(t, "get-pods-"+format, buf.Bytes())
@@ -224,7 +224,7 @@ func TestRenderPods(t *testing.T) {
 			t.Fatalf("%d pods selected, want 3", len(pods))
 		}
 		var buf bytes.Buffer
-		if err := renderPods(&buf, snap, pods, "json", false, false); err != nil {
+		if err := renderPods(&buf, snap, pods, pr(t, "json"), false, false); err != nil {
 			t.Fatal(err)
 		}
 		golden(t, "get-pods-json", buf.Bytes())
@@ -262,7 +262,7 @@ func TestRenderPodContainers(t *testing.T) {
 	}
 	sort.Slice(objs, func(i, j int) bool { return objs[i].Name < objs[j].Name })
 	var buf bytes.Buffer
-	if err := renderContainers(&buf, snap, objs, "wide", false); err != nil {
+	if err := renderContainers(&buf, snap, objs, pr(t, "wide"), false); err != nil {
 		t.Fatal(err)
 	}
 	golden(t, "get-containers-pods-wide", buf.Bytes())

@@ -196,6 +196,7 @@ const (
 
 var kindAliases = map[string]string{
 	"deployment": kindDeployment, "deployments": kindDeployment, "deploy": kindDeployment,
+	"deployment.apps": kindDeployment, "deployments.apps": kindDeployment, // what get -o name prints, as kubectl
 	"pod": kindPod, "pods": kindPod, "po": kindPod,
 	"service": kindService, "services": kindService, "svc": kindService,
 	"namespace": kindNamespace, "namespaces": kindNamespace, "ns": kindNamespace,

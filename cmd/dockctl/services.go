@@ -403,7 +403,7 @@ func getServices(cmd *cobra.Command, g *globalOptions, o *getOptions, name strin
 	if err != nil || list == nil {
 		return err
 	}
-	return renderServices(cmd.OutOrStdout(), snap, list, o.output, name != "", o.allNamespaces)
+	return renderServices(cmd.OutOrStdout(), snap, list, o.printer, name != "", o.allNamespaces)
 }
 
 // getEndpoints lists the endpoints of the Services that have a selector:
@@ -414,7 +414,7 @@ func getEndpoints(cmd *cobra.Command, g *globalOptions, o *getOptions, name stri
 	if err != nil || list == nil {
 		return err
 	}
-	return renderEndpoints(cmd.OutOrStdout(), snap, list, o.output, name != "", o.allNamespaces)
+	return renderEndpoints(cmd.OutOrStdout(), snap, list, o.printer, name != "", o.allNamespaces)
 }
 
 // serviceListing is how get services and get endpoints begin: the live
@@ -422,7 +422,7 @@ func getEndpoints(cmd *cobra.Command, g *globalOptions, o *getOptions, name stri
 // those with a selector). A nil list with a nil error means nothing to
 // print (said on stderr).
 func (o *getOptions) serviceListing(cmd *cobra.Command, g *globalOptions, name string, endpoints bool) ([]serviceEntry, *snapshot, error) {
-	sel, snap, err := o.listing(cmd, g, parseSelector, true)
+	sel, snap, err := o.listing(cmd, g, parseSelector)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -456,71 +456,31 @@ func (o *getOptions) serviceListing(cmd *cobra.Command, g *globalOptions, name s
 // renderServices prints Services as kubectl does (golden-tested): NAME
 // TYPE CLUSTER-IP EXTERNAL-IP PORT(S) AGE, -o wide adding SELECTOR, -o
 // json|yaml v1 Services, -o name service/NAME.
-func renderServices(out io.Writer, snap *snapshot, list []serviceEntry, output string, single, allNamespaces bool) error {
-	switch output {
-	case "table", "wide", "":
-		tw := tabwriter.NewWriter(out, 0, 8, 3, ' ', 0)
-		header := nsColumn(allNamespaces, "NAMESPACE") + "NAME\tTYPE\tCLUSTER-IP\tEXTERNAL-IP\tPORT(S)\tAGE"
-		if output == "wide" {
-			header += "\tSELECTOR"
-		}
-		fmt.Fprintln(tw, header)
-		for _, e := range list {
-			svc := e.spec()
-			line := fmt.Sprintf("%s%s\t%s\t%s\t%s\t%s\t%s", nsColumn(allNamespaces, e.namespace()), e.name(), svc.Spec.Type, e.clusterIP(),
-				snap.externalIP(e), portsColumn(svc, e.status), age(snap.now.Sub(e.rec.Created)))
-			if output == "wide" {
-				line += "\t" + kv(svc.Spec.Selector)
-			}
-			fmt.Fprintln(tw, line)
-		}
-		return tw.Flush()
-	case "name":
-		return printNames(out, "service", list)
-	default:
-		items := make([]any, 0, len(list))
-		for _, e := range list {
-			obj, err := snap.serviceObject(e)
-			if err != nil {
-				return err
-			}
-			items = append(items, obj)
-		}
-		return printObjects(out, output, items, single)
+func renderServices(out io.Writer, snap *snapshot, list []serviceEntry, p *printer, single, allNamespaces bool) error {
+	t := &table{kind: "service", columns: []string{"NAME", "TYPE", "CLUSTER-IP", "EXTERNAL-IP", "PORT(S)", "AGE"}, wide: []string{"SELECTOR"}}
+	for _, e := range list {
+		svc := e.spec()
+		t.rows = append(t.rows, row{namespace: e.namespace(), name: e.name(), labels: svc.Metadata.Labels,
+			cells: []string{e.name(), string(svc.Spec.Type), e.clusterIP(), snap.externalIP(e), portsColumn(svc, e.status),
+				age(snap.now.Sub(e.rec.Created))},
+			wide:   []string{kv(svc.Spec.Selector)},
+			object: func() (any, error) { return snap.serviceObject(e) }})
 	}
+	return p.print(out, t, single, allNamespaces)
 }
 
 // renderEndpoints prints Services' endpoints as kubectl prints Endpoints
-// (golden-tested): NAME ENDPOINTS AGE, -o json|yaml v1 Endpoints, -o name
-// endpoints/NAME.
-func renderEndpoints(out io.Writer, snap *snapshot, list []serviceEntry, output string, single, allNamespaces bool) error {
-	switch output {
-	case "table", "wide", "":
-		tw := tabwriter.NewWriter(out, 0, 8, 3, ' ', 0)
-		fmt.Fprintln(tw, nsColumn(allNamespaces, "NAMESPACE")+"NAME\tENDPOINTS\tAGE")
-		for _, e := range list {
-			fmt.Fprintf(tw, "%s%s\t%s\t%s\n", nsColumn(allNamespaces, e.namespace()), e.name(), snap.endpointsColumn(e), age(snap.now.Sub(e.rec.Created)))
-		}
-		return tw.Flush()
-	case "name":
-		return printNames(out, "endpoints", list)
-	default:
-		items := make([]any, 0, len(list))
-		for _, e := range list {
-			items = append(items, snap.endpointsObject(e))
-		}
-		return printObjects(out, output, items, single)
-	}
-}
-
-// printNames prints -o name: kind/NAME, one a line.
-func printNames(out io.Writer, kind string, list []serviceEntry) error {
+// (golden-tested): NAME ENDPOINTS AGE (-o wide adds nothing, as
+// kubectl's), -o json|yaml v1 Endpoints, -o name endpoints/NAME.
+func renderEndpoints(out io.Writer, snap *snapshot, list []serviceEntry, p *printer, single, allNamespaces bool) error {
+	t := &table{kind: "endpoints", columns: []string{"NAME", "ENDPOINTS", "AGE"}}
 	for _, e := range list {
-		if _, err := fmt.Fprintf(out, "%s/%s\n", kind, e.name()); err != nil {
-			return err
-		}
+		ep := snap.endpointsObject(e)
+		t.rows = append(t.rows, row{namespace: e.namespace(), name: e.name(), labels: ep.Labels,
+			cells:  []string{e.name(), snap.endpointsColumn(e), age(snap.now.Sub(e.rec.Created))},
+			object: func() (any, error) { return ep, nil }})
 	}
-	return nil
+	return p.print(out, t, single, allNamespaces)
 }
 
 // describeService prints a Service as kubectl's describe does, with what

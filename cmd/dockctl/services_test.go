@@ -182,7 +182,7 @@ func inDefault(snap *snapshot) []serviceEntry {
 // get services and get endpoints, in every output, of -n's namespace and
 // of all (-A).
 func TestRenderServiceListings(t *testing.T) {
-	type render func(io.Writer, *snapshot, []serviceEntry, string, bool, bool) error
+	type render func(io.Writer, *snapshot, []serviceEntry, *printer, bool, bool) error
 	withSelector := func(e serviceEntry) bool { return len(e.rec.Service.Spec.Selector) > 0 }
 	all := func(serviceEntry) bool { return true }
 	for _, tt := range []struct {
@@ -212,7 +212,7 @@ func TestRenderServiceListings(t *testing.T) {
 				list = snap.services
 			}
 			var buf bytes.Buffer
-			if err := tt.render(&buf, snap, keep(list, tt.keep), tt.output, false, tt.all); err != nil {
+			if err := tt.render(&buf, snap, keep(list, tt.keep), pr(t, tt.output), false, tt.all); err != nil {
 				t.Fatal(err)
 			}
 			golden(t, tt.golden, buf.Bytes())
@@ -282,7 +282,7 @@ func TestServiceOutputDecodesStrictlyIntoKubernetesTypes(t *testing.T) {
 	list := inDefault(snap)
 	for _, format := range []string{"json", "yaml"} {
 		var buf bytes.Buffer
-		if err := renderServices(&buf, snap, list, format, false, false); err != nil {
+		if err := renderServices(&buf, snap, list, pr(t, format), false, false); err != nil {
 			t.Fatal(err)
 		}
 		items := strictList(t, format, buf.Bytes())
@@ -321,7 +321,7 @@ func TestServiceOutputDecodesStrictlyIntoKubernetesTypes(t *testing.T) {
 
 		buf.Reset()
 		eps := keep(list, func(e serviceEntry) bool { return len(e.rec.Service.Spec.Selector) > 0 })
-		if err := renderEndpoints(&buf, snap, eps, format, false, false); err != nil {
+		if err := renderEndpoints(&buf, snap, eps, pr(t, format), false, false); err != nil {
 			t.Fatal(err)
 		}
 		items = strictList(t, format, buf.Bytes())
@@ -347,7 +347,7 @@ func TestServiceOutputDecodesStrictlyIntoKubernetesTypes(t *testing.T) {
 	// One name: the object itself.
 	var buf bytes.Buffer
 	web, _ := snap.service("default", "web")
-	if err := renderServices(&buf, snap, []serviceEntry{web}, "json", true, false); err != nil {
+	if err := renderServices(&buf, snap, []serviceEntry{web}, pr(t, "json"), true, false); err != nil {
 		t.Fatal(err)
 	}
 	var one corev1.Service
@@ -553,7 +553,7 @@ func TestServiceCommands(t *testing.T) {
 		{[]string{"get", "svc", "web", "-A"}, "", "cannot be retrieved by name across all namespaces"},
 		{[]string{"get", "svc", "web", "-l", "a=b"}, "", "a name cannot be given with a selector"},
 		{[]string{"get", "svc", "-o", "table", "-l", "nope"}, `^$`, ""},
-		{[]string{"get", "svc", "-o", "bogus"}, "", `unknown output format "bogus"`},
+		{[]string{"get", "svc", "-o", "bogus"}, "", `unable to match a printer suitable for the output format "bogus", allowed formats are: custom-columns,custom-columns-file,json,jsonpath,jsonpath-as-json,name,wide,yaml`},
 		// No controller runs here: what it recorded may be stale.
 		{[]string{"get", "endpoints"}, `^NAME +ENDPOINTS +AGE\n` + row("api", `10\.222\.0\.20:3000,10\.222\.0\.20:9090,10\.222\.0\.22:9090 \(stale\?\)`, `\d+s`) +
 			row("db", `10\.222\.0\.30:5432 \(stale\?\)`, `\d+s`) + row("lb", `10\.222\.0\.5:8080 \(stale\?\)`, `\d+s`) + row("lb-new", "<unknown>", `\d+s`) +
