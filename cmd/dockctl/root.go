@@ -51,8 +51,9 @@ func newRootCommand() *cobra.Command {
 		newApplyCommand(g), newDiffCommand(g), newGetCommand(g), newDescribeCommand(g),
 		newScaleCommand(g), newDeleteCommand(g), newLogsCommand(g), newControllerCommand(g),
 		newVersionCommand(g), newRolloutCommand(g), newCreateCommand(g), newHelperCommand(),
-		newSetCommand(g), newLabelCommand(g), newAnnotateCommand(g),
+		newSetCommand(g), newLabelCommand(g), newAnnotateCommand(g), newCompletionCommand(),
 	)
+	registerCompletions(root, g)
 	return root
 }
 
