@@ -32,6 +32,18 @@ func newApplyCommand(g *globalOptions) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "apply -f PATH [-f PATH…] [--prune --all|-l SELECTOR]",
 		Short: "Record the desired state of deployments, services, namespaces, configmaps, secrets and claims from manifest files",
+		Example: `  # Apply a manifest, and wait until its deployments are rolled out
+  dockctl apply -f web.yaml --wait
+
+  # Apply every manifest of a directory, from standard input too
+  dockctl apply -f k8s/
+  cat web.yaml | dockctl apply -f -
+
+  # Validate without storing
+  dockctl apply -f web.yaml --dry-run
+
+  # Apply a directory and delete what it no longer declares, among the objects labeled app=web
+  dockctl apply -f k8s/ --prune -l app=web`,
 		Long: "Validate every document of every file first; if any is invalid nothing is stored.\n" +
 			"PATH is a file, a directory (recursively: *.yaml, *.yml, *.json) or - for standard input.\n" +
 			"Namespaces are stored first, then configmaps, secrets and claims, then services, then deployments, as one unit. An object that names\n" +
@@ -158,6 +170,11 @@ func newDiffCommand(g *globalOptions) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "diff -f PATH",
 		Short: "Show what apply would change (exit 0: none, 1: differences, >1: error)",
+		Example: `  # Show what applying web.yaml would change
+  dockctl diff -f web.yaml
+
+  # Apply only if something would change
+  dockctl diff -f k8s/ >/dev/null || dockctl apply -f k8s/`,
 		// Exit 1 means "differences": every error, usage errors included,
 		// is 2, so that a script never takes one for the other.
 		Args: func(cmd *cobra.Command, args []string) error {

@@ -64,6 +64,11 @@ func newControllerCommandWith(g *globalOptions, o *controllerOptions) *cobra.Com
 	cmd := &cobra.Command{
 		Use:   "controller",
 		Short: "Run the reconciliation loop (keeps running until SIGTERM or SIGINT)",
+		Example: `  # Keep the default instance's containers matching its state directory
+  dockctl controller
+
+  # Resync every 10s, serve metrics on port 9464 and remove containers no deployment owns
+  dockctl controller --resync-period 10s --metrics-addr :9464 --prune-orphans`,
 		Long: "Keeps this instance's containers matching the state directory: creates missing replicas,\n" +
 			"starts stopped ones, removes surplus and outdated ones. Stopping it never stops a workload.\n" +
 			"Only one controller per state directory acts; a second one waits and takes over if the first dies.",

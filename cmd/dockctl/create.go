@@ -16,7 +16,12 @@ func newCreateCommand(g *globalOptions) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "create namespace NAME [--dry-run]",
 		Short: "Create a namespace",
-		Args:  cobra.ExactArgs(2),
+		Example: `  # Create namespace team
+  dockctl create namespace team
+
+  # Print what would be created, without storing it
+  dockctl create ns team --dry-run`,
+		Args: cobra.ExactArgs(2),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if kindAliases[args[0]] != kindNamespace {
 				return fmt.Errorf("dockctl create makes namespaces only (`create namespace NAME`); use apply -f for other objects")

@@ -20,7 +20,17 @@ func newDescribeCommand(g *globalOptions) *cobra.Command {
 	return &cobra.Command{
 		Use:   "describe deployment NAME | describe pod NAME | describe service NAME | describe configmap NAME | describe secret NAME | describe pvc NAME",
 		Short: "Show a deployment's spec, status, conditions and containers, a pod's containers and their states, or a service's ports, endpoints and conditions",
-		Args:  cobra.RangeArgs(1, 2),
+		Example: `  # Describe deployment web
+  dockctl describe deployment web
+
+  # Describe a pod of namespace team
+  dockctl describe pod/api-5d8f9c7b6a-0 -n team
+
+  # Describe service web, secret creds (values hidden) and claim data
+  dockctl describe svc web
+  dockctl describe secret creds
+  dockctl describe pvc data`,
+		Args: cobra.RangeArgs(1, 2),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			kind, name, err := resourceArg(args, kindDeployment, kindPod, kindService, kindConfigMap, kindSecret, kindClaim)
 			if err != nil {

@@ -47,7 +47,28 @@ func newGetCommand(g *globalOptions) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "get deployments|pods|containers|namespaces|services|endpoints|configmaps|secrets|pvc [NAME] [-l SELECTOR] [-n NAMESPACE | -A]",
 		Short: "List deployments, pods, containers, namespaces, services, endpoints, configmaps or secrets with their live status",
-		Args:  cobra.RangeArgs(1, 2),
+		Example: `  # List the deployments of the default namespace
+  dockctl get deployments
+
+  # List the pods of every namespace, with their deployment, revision and containers
+  dockctl get pods -A -o wide
+
+  # Show deployment web as YAML
+  dockctl get deployment web -o yaml
+
+  # List the containers of deployment web
+  dockctl get containers -l deployment=web
+
+  # Print each service's name and cluster IP, sorted by name
+  dockctl get svc -o custom-columns=NAME:.metadata.name,IP:.spec.clusterIP --sort-by .metadata.name
+
+  # Print the ready replicas of deployment web
+  dockctl get deploy web -o jsonpath='{.status.readyReplicas}'
+
+  # List configmaps with their labels, and secrets with a column for label app
+  dockctl get configmaps --show-labels
+  dockctl get secrets -L app`,
+		Args: cobra.RangeArgs(1, 2),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			kind, name := kindAliases[args[0]], ""
 			if len(args) == 2 {

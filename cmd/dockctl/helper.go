@@ -12,9 +12,11 @@ import (
 // play no part in a helper.
 func newHelperCommand() *cobra.Command {
 	return &cobra.Command{
-		Use:                "helper MODE [flags]",
-		Short:              "Run a helper of dockctl's data plane (proxy, dns, push, probe)",
-		Hidden:             true,
+		Use:    "helper MODE [flags]",
+		Short:  "Run a helper of dockctl's data plane (proxy, dns, push, probe)",
+		Hidden: true,
+		Example: `  # List the helper's modes and their flags (the controller starts helpers; not for users)
+  dockctl helper`,
 		DisableFlagParsing: true,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if code := dataplane.Main(args, cmd.OutOrStdout(), cmd.ErrOrStderr()); code != 0 {

@@ -26,7 +26,15 @@ func newLogsCommand(g *globalOptions) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "logs deployment/NAME | pod/NAME | POD [CONTAINER] [-c CONTAINER | --all-containers] [-f] [--tail N]",
 		Short: "Print the logs of a pod's container, or of every replica of a deployment (each line prefixed with its container)",
-		Args:  cobra.RangeArgs(1, 2),
+		Example: `  # Print the logs of every replica of deployment web
+  dockctl logs deployment/web
+
+  # Follow the last 20 lines of container sidecar of a pod
+  dockctl logs web-5d8f9c7b6a-0 -c sidecar -f --tail 20
+
+  # Print the logs of every container of a pod, init containers first
+  dockctl logs pod/web-5d8f9c7b6a-0 --all-containers`,
+		Args: cobra.RangeArgs(1, 2),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			kind, name, container, err := logsArgs(args)
 			if err != nil {

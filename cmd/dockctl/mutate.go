@@ -35,6 +35,11 @@ func newScaleCommand(g *globalOptions) *cobra.Command {
 		fmt.Fprintf(cmd.OutOrStdout(), "deployment/%s scaled\n", name)
 		return nil
 	})
+	cmd.Example = `  # Run 5 replicas of deployment web
+  dockctl scale deployment web --replicas 5
+
+  # Stop every replica of deployment api of namespace team (the deployment stays)
+  dockctl scale deployment/api --replicas 0 -n team`
 	cmd.Flags().Int32Var(&replicas, "replicas", 0, "desired number of replicas")
 	return cmd
 }

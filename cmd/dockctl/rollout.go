@@ -15,6 +15,11 @@ func newRolloutCommand(g *globalOptions) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "rollout status|history|undo|restart|pause|resume deployment NAME",
 		Short: "Manage the rollout of a deployment",
+		Example: `  # Wait until deployment web is rolled out
+  dockctl rollout status deployment/web
+
+  # Roll back deployment web to its previous revision
+  dockctl rollout undo deployment web`,
 	}
 	cmd.AddCommand(newRolloutStatusCommand(g), newRolloutHistoryCommand(g), newRolloutUndoCommand(g),
 		newRolloutRestartCommand(g), newRolloutPauseCommand(g, true), newRolloutPauseCommand(g, false))
@@ -37,6 +42,11 @@ func newRolloutStatusCommand(g *globalOptions) *cobra.Command {
 		}
 		return err
 	})
+	cmd.Example = `  # Wait until deployment web is rolled out
+  dockctl rollout status deployment/web
+
+  # Give up after two minutes (exit 1)
+  dockctl rollout status deploy web --timeout 2m`
 	cmd.Flags().DurationVar(&timeout, "timeout", 10*time.Minute, "give up after this long (exit 1)")
 	return cmd
 }
@@ -77,6 +87,11 @@ func newRolloutHistoryCommand(g *globalOptions) *cobra.Command {
 		}
 		return tw.Flush()
 	})
+	cmd.Example = `  # List the revisions of deployment web
+  dockctl rollout history deployment/web
+
+  # Show the pod template of revision 2
+  dockctl rollout history deployment/web --revision 2`
 	cmd.Flags().Int64Var(&revision, "revision", 0, "show the template of this revision")
 	return cmd
 }
@@ -128,12 +143,17 @@ func newRolloutUndoCommand(g *globalOptions) *cobra.Command {
 		fmt.Fprintf(cmd.OutOrStdout(), "deployment/%s rolled back (to revision %d)\n", name, target)
 		return nil
 	})
+	cmd.Example = `  # Roll back deployment web to its previous revision
+  dockctl rollout undo deployment/web
+
+  # Roll back to revision 2
+  dockctl rollout undo deployment web --to-revision 2`
 	cmd.Flags().Int64Var(&toRevision, "to-revision", 0, "the revision to roll back to (default: the previous one)")
 	return cmd
 }
 
 func newRolloutRestartCommand(g *globalOptions) *cobra.Command {
-	return deploymentCommand("restart deployment NAME", "Replace every container with a rolling update (a new revision via a restartedAt annotation)", func(cmd *cobra.Command, name string) error {
+	cmd := deploymentCommand("restart deployment NAME", "Replace every container with a rolling update (a new revision via a restartedAt annotation)", func(cmd *cobra.Command, name string) error {
 		err := g.updateDeployment(name, func(_ *store.Record, d *manifests.Deployment) error {
 			if d.Spec.Paused {
 				return fmt.Errorf("can't restart paused deployment (run `dockctl rollout resume %s` first)", cmdRef(g.namespace, name))
@@ -150,6 +170,12 @@ func newRolloutRestartCommand(g *globalOptions) *cobra.Command {
 		fmt.Fprintf(cmd.OutOrStdout(), "deployment/%s restarted\n", name)
 		return nil
 	})
+	cmd.Example = `  # Replace every container of deployment web, one rolling update
+  dockctl rollout restart deployment/web
+
+  # The same in namespace team
+  dockctl rollout restart deploy api -n team`
+	return cmd
 }
 
 func newRolloutPauseCommand(g *globalOptions, pause bool) *cobra.Command {
@@ -157,7 +183,7 @@ func newRolloutPauseCommand(g *globalOptions, pause bool) *cobra.Command {
 	if pause {
 		verb, done, short = "pause", "paused", "Stop rolling out new revisions (scaling still works)"
 	}
-	return deploymentCommand(verb+" deployment NAME", short, func(cmd *cobra.Command, name string) error {
+	cmd := deploymentCommand(verb+" deployment NAME", short, func(cmd *cobra.Command, name string) error {
 		already := false
 		err := g.updateDeployment(name, func(_ *store.Record, d *manifests.Deployment) error {
 			already = d.Spec.Paused == pause
@@ -174,6 +200,14 @@ func newRolloutPauseCommand(g *globalOptions, pause bool) *cobra.Command {
 		fmt.Fprintf(cmd.OutOrStdout(), "deployment/%s %s\n", name, done)
 		return nil
 	})
+	if pause {
+		cmd.Example = `  # Stop rolling out changes of deployment web (set image, apply) until it is resumed
+  dockctl rollout pause deployment/web`
+	} else {
+		cmd.Example = `  # Roll out the changes made while deployment web was paused
+  dockctl rollout resume deployment/web`
+	}
+	return cmd
 }
 
 func revisionByNumber(rec *store.Record, n int64) *store.Revision {

@@ -38,6 +38,12 @@ func newRootCommand() *cobra.Command {
 			"`dockctl apply` records the desired state, `dockctl controller` keeps it true.",
 		SilenceUsage:  true,
 		SilenceErrors: true,
+		Example: `  # Record the desired state of a directory of manifests, and keep it true
+  dockctl apply -f k8s/
+  dockctl controller
+
+  # See what runs, in every namespace
+  dockctl get pods -A`,
 	}
 	root.PersistentFlags().StringVar(&g.stateDir, "state-dir", envOr("DOCKCTL_STATE_DIR", store.DefaultDir()), "state directory (env DOCKCTL_STATE_DIR)")
 	root.PersistentFlags().StringVar(&g.instance, "instance", envOr("DOCKCTL_INSTANCE", "default"), "controller instance (env DOCKCTL_INSTANCE)")

@@ -15,7 +15,9 @@ func newVersionCommand(g *globalOptions) *cobra.Command {
 	return &cobra.Command{
 		Use:   "version",
 		Short: "Print dockctl's version and the Docker Engine's",
-		Args:  cobra.NoArgs,
+		Example: `  # Print dockctl's version and the Docker Engine's
+  dockctl version`,
+		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			out := cmd.OutOrStdout()
 			fmt.Fprintf(out, "dockctl %s (%s, %s/%s)\n", version, runtime.Version(), runtime.GOOS, runtime.GOARCH)
