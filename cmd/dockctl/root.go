@@ -51,7 +51,7 @@ func newRootCommand() *cobra.Command {
 		newApplyCommand(g), newDiffCommand(g), newGetCommand(g), newDescribeCommand(g),
 		newScaleCommand(g), newDeleteCommand(g), newLogsCommand(g), newControllerCommand(g),
 		newVersionCommand(g), newRolloutCommand(g), newCreateCommand(g), newHelperCommand(),
-		newSetCommand(g), newLabelCommand(g), newAnnotateCommand(g), newPatchCommand(g),
+		newSetCommand(g), newLabelCommand(g), newAnnotateCommand(g), newPatchCommand(g), newEditCommand(g),
 	)
 	return root
 }
