@@ -56,6 +56,19 @@ func (g *globalOptions) loadBundle(paths []string, stdin io.Reader, skip bool, w
 	for _, s := range skipped {
 		fmt.Fprintf(warn, "Warning: %s\n", s)
 	}
+	b, err := g.bundleOf(docs)
+	if err != nil {
+		return nil, err
+	}
+	if b.empty() {
+		return nil, fmt.Errorf("no objects found in %v", paths)
+	}
+	return b, nil
+}
+
+// bundleOf makes the bundle of decoded documents, each namespaced object
+// placed in its namespace (placeObject), as apply stores them.
+func (g *globalOptions) bundleOf(docs []*manifests.Document) (*bundle, error) {
 	b := &bundle{keepPaused: map[string]bool{}}
 	for _, d := range docs {
 		switch {
@@ -84,9 +97,6 @@ func (g *globalOptions) loadBundle(paths []string, stdin io.Reader, skip bool, w
 			}
 			b.Deployments = append(b.Deployments, d.Deployment)
 		}
-	}
-	if b.empty() {
-		return nil, fmt.Errorf("no objects found in %v", paths)
 	}
 	b.docs = docs
 	b.ignored = manifests.IgnoredWarning(docs)
