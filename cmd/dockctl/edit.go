@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -63,6 +64,13 @@ func runEdit(out, errOut io.Writer, g *globalOptions, ref store.ObjectRef, edit 
 		return err
 	}
 	original := buf.Bytes()
+	// What the object was when the editor opened: a change made by anyone
+	// else meanwhile (an apply, a scale) is a conflict, as kubectl's
+	// resourceVersion makes it, never overwritten.
+	was, err := json.Marshal(obj)
+	if err != nil {
+		return err
+	}
 	f, err := os.CreateTemp("", "dockctl-edit-*.yaml")
 	if err != nil {
 		return err
@@ -108,6 +116,14 @@ func runEdit(out, errOut io.Writer, g *globalOptions, ref store.ObjectRef, edit 
 		if err != nil {
 			failure = fmt.Sprintf("The edited file had a syntax error: %v", err)
 			continue
+		}
+		if now, err := liveJSON(g, st, ref); err != nil || !bytes.Equal(now, was) {
+			keep = true
+			fmt.Fprintf(errOut, "A copy of your changes has been stored to %q\n", path)
+			if err != nil {
+				return err
+			}
+			return fmt.Errorf("Operation cannot be fulfilled on %s: the object has been modified; please apply your changes to the latest version and try again", kubectlName(ref))
 		}
 		act, err := storeEdited(errOut, g, st, ref, j)
 		if err != nil {

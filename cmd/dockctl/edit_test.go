@@ -121,6 +121,37 @@ func TestEdit(t *testing.T) {
 	}
 }
 
+// A change made by someone else while the editor is open is a conflict:
+// the edit stores nothing (its copy is kept), the other change stands.
+func TestEditConflict(t *testing.T) {
+	t.Setenv("TMPDIR", t.TempDir())
+	dir := t.TempDir()
+	base := []string{"--state-dir", dir, "--instance", "t1"}
+	must := runner(t, base)
+	must(mutateFixture, "apply", "-f", "-")
+	g := &globalOptions{stateDir: dir, instance: "t1", namespace: "default"}
+	ref := store.ObjectRef{Kind: store.KindDeployment, Namespace: "default", Name: "web"}
+	edit := func(path string) error {
+		must("", "set", "image", "deployment/web", "*=web:9") // meanwhile
+		b, err := os.ReadFile(path)
+		if err != nil {
+			return err
+		}
+		return os.WriteFile(path, []byte(strings.Replace(string(b), "image: web:1", "image: web:2", 1)), 0o600)
+	}
+	var out, errOut bytes.Buffer
+	err := runEdit(&out, &errOut, g, ref, edit)
+	if err == nil || !strings.Contains(err.Error(), "the object has been modified") {
+		t.Fatalf("err %v, stdout %q: want a conflict", err, out.String())
+	}
+	if !strings.Contains(errOut.String(), "A copy of your changes has been stored to") {
+		t.Errorf("stderr %q: no copy kept", errOut.String())
+	}
+	if got := must("", "get", "deploy", "web", "-o", "jsonpath={.spec.template.spec.containers[0].image}"); got != "web:9" {
+		t.Errorf("image %q, want the other change's web:9", got)
+	}
+}
+
 // The edit command runs $KUBE_EDITOR (here a script, given an argument as
 // kubectl splits it) on a file it removes afterwards.
 func TestEditCommand(t *testing.T) {
