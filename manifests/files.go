@@ -3,7 +3,6 @@ package manifests
 import (
 	"fmt"
 	"path"
-	"regexp"
 	"slices"
 	"strings"
 
@@ -71,18 +70,6 @@ const (
 // metadata.labels['k'] and metadata.annotations['k'] are also accepted.
 var downwardAPIVolumeFieldPaths = []string{"metadata.name", "metadata.namespace", "metadata.labels", "metadata.annotations", "metadata.uid"}
 
-var subscriptedFieldPath = regexp.MustCompile(`^metadata\.(labels|annotations)\['([^']*)'\]$`)
-
-// ParseSubscriptedFieldPath splits metadata.labels['k'] into its field
-// (labels, annotations) and key; ok false for any other path.
-func ParseSubscriptedFieldPath(fp string) (field, key string, ok bool) {
-	m := subscriptedFieldPath.FindStringSubmatch(fp)
-	if m == nil {
-		return "", "", false
-	}
-	return m[1], m[2], true
-}
-
 // fileVolume validates a configMap, secret, projected or downwardAPI
 // volume source as Kubernetes' validateVolumeSource does.
 func (v *validator) fileVolume(vp string, vol *Volume, ps *PodSpec) {
@@ -133,7 +120,7 @@ func (v *validator) fileVolume(vp string, vol *Volume, ps *PodSpec) {
 		mode(child(p, "defaultMode"), pr.DefaultMode)
 		for i, src := range pr.Sources {
 			sp := index(child(p, "sources"), i)
-			n := btoiFiles(src.ConfigMap != nil) + btoiFiles(src.Secret != nil) + btoiFiles(src.DownwardAPI != nil)
+			n := btoi(src.ConfigMap != nil) + btoi(src.Secret != nil) + btoi(src.DownwardAPI != nil)
 			if n != 1 {
 				v.add(sp, "exactly one of configMap, secret or downwardAPI is required")
 			}
@@ -160,7 +147,8 @@ func (v *validator) fileVolume(vp string, vol *Volume, ps *PodSpec) {
 	}
 }
 
-func btoiFiles(b bool) int {
+// btoi counts a set field.
+func btoi(b bool) int {
 	if b {
 		return 1
 	}
@@ -212,8 +200,8 @@ func (v *validator) downwardAPIFile(p string, f *DownwardAPIVolumeFile, paths ma
 		if av := f.FieldRef.APIVersion; av != "" && av != "v1" {
 			v.add(child(p, "fieldRef.apiVersion"), "unsupported value %q: only \"v1\"", av)
 		}
-		if field, key, ok := ParseSubscriptedFieldPath(fp); ok {
-			if field == "annotations" {
+		if field, key, ok := SplitFieldPath(fp); ok && (field == FieldMetadataLabels || field == FieldMetadataAnnotations) {
+			if field == FieldMetadataAnnotations {
 				// As Kubernetes' validateObjectFieldSelector: annotation
 				// keys are checked lower-cased, label keys as written.
 				key = strings.ToLower(key)

@@ -163,8 +163,8 @@ func (v *validator) podSpec(p string, ps *PodSpec, replicas int32) {
 			}
 			volumes[vol.Name] = true
 		}
-		switch n := btoiFiles(vol.HostPath != nil) + btoiFiles(vol.EmptyDir != nil) + btoiFiles(vol.PersistentVolumeClaim != nil) +
-			btoiFiles(vol.ConfigMap != nil) + btoiFiles(vol.Secret != nil) + btoiFiles(vol.Projected != nil) + btoiFiles(vol.DownwardAPI != nil); {
+		switch n := btoi(vol.HostPath != nil) + btoi(vol.EmptyDir != nil) + btoi(vol.PersistentVolumeClaim != nil) +
+			btoi(vol.ConfigMap != nil) + btoi(vol.Secret != nil) + btoi(vol.Projected != nil) + btoi(vol.DownwardAPI != nil); {
 		case n == 0:
 			v.add(vp, "must specify a volume type (one of hostPath, emptyDir, persistentVolumeClaim, configMap, secret, projected, downwardAPI)")
 		case n > 1:

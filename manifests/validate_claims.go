@@ -10,11 +10,3 @@ import "k8s.io/apimachinery/pkg/util/validation"
 func (v *validator) claimVolume(p string, src *PersistentVolumeClaimVolumeSource) {
 	v.requiredName(child(p, "claimName"), src.ClaimName, validation.IsDNS1123Subdomain)
 }
-
-// btoi counts a set field.
-func btoi(b bool) int {
-	if b {
-		return 1
-	}
-	return 0
-}

@@ -209,9 +209,9 @@ func secretFiles(name string, items []manifests.KeyToPath, defMode *int32, optio
 // writes it: labels and annotations as sorted key="value" lines.
 func downwardAPIValue(f manifests.DownwardAPIVolumeFile, ps *manifests.PodSpec, id podIdentity, host hostResources) ([]byte, error) {
 	if r := f.FieldRef; r != nil {
-		if field, key, ok := manifests.ParseSubscriptedFieldPath(r.FieldPath); ok {
+		if field, key, ok := manifests.SplitFieldPath(r.FieldPath); ok {
 			m := id.Labels
-			if field == "annotations" {
+			if field == manifests.FieldMetadataAnnotations {
 				m = id.Annotations
 			}
 			return []byte(m[key]), nil
