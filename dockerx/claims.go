@@ -174,9 +174,6 @@ func mountedVolumes(s container.Summary) []string {
 // it is the claim's) before any container that mounts it.
 func claimMount(req CreateRequest, v *manifests.Volume, vm manifests.VolumeMount) (mount.Mount, error) {
 	src := v.PersistentVolumeClaim
-	if vm.SubPath != "" {
-		return mount.Mount{}, fmt.Errorf("volumeMount %q: subPath of a persistentVolumeClaim volume is not supported", vm.Name)
-	}
 	if src.ClaimName == "" {
 		return mount.Mount{}, errors.New("volume " + v.Name + ": persistentVolumeClaim.claimName is required")
 	}

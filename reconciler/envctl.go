@@ -31,11 +31,10 @@ import (
 // or its claims refer to something that does not exist (or a claim being
 // deleted). The plan then creates nothing of that revision — no holder, no
 // pod volume, no container — as a cluster leaves such pods pending.
-func (c *Controller) waitingRevisions(ns string, d *manifests.Deployment, hash string, revisions []store.Revision) map[string]string {
+func (c *Controller) waitingRevisions(cache *lookupCache, ns string, d *manifests.Deployment, hash string, revisions []store.Revision) map[string]string {
 	var out map[string]string
-	var cache lookupCache
 	check := func(h string, t *manifests.PodTemplateSpec) {
-		if msg := c.missingRefs(ns, t, &cache); msg != "" {
+		if msg := c.missingRefs(ns, t, cache); msg != "" {
 			if out == nil {
 				out = map[string]string{}
 			}

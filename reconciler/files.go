@@ -218,9 +218,8 @@ func (c *Controller) fileObjectsFor(ns string, t *manifests.PodTemplateSpec, cac
 
 // podFiles plans where each running holder pod with file volumes stands
 // (PlanInput.Files); nil when the deployment has none.
-func (c *Controller) podFiles(ctx context.Context, ns, depKey string, pods map[string]*pod, templates func(string) *manifests.PodTemplateSpec) map[string]PodFiles {
+func (c *Controller) podFiles(ctx context.Context, cache *lookupCache, ns, depKey string, pods map[string]*pod, templates func(string) *manifests.PodTemplateSpec) map[string]PodFiles {
 	var out map[string]PodFiles
-	var cache lookupCache
 	for key, p := range pods {
 		t := templates(p.hash)
 		if t == nil || p.holder == nil || !manifests.NeedsWriter(&t.Spec) {
@@ -230,7 +229,7 @@ func (c *Controller) podFiles(ctx context.Context, ns, depKey string, pods map[s
 			out = map[string]PodFiles{}
 		}
 		pf := PodFiles{Have: c.files.get(depKey, key)}
-		objs, err := c.fileObjectsFor(ns, t, &cache)
+		objs, err := c.fileObjectsFor(ns, t, cache)
 		if err == nil {
 			var payload helperapi.FilesPayload
 			payload, err = planFiles(&t.Spec, identityOf(ns, p.name, p.uid, p.hash, t), objs, c.hostResources(ctx))

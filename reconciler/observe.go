@@ -258,7 +258,8 @@ func (c *Controller) assess(ctx context.Context, rec *store.Record, observed []d
 	a.ready = o.ready
 	a.in.Ready = a.ready
 	a.in.Containers, a.in.Pods, a.in.Volumes = o.units, o.pods, volumes
-	a.in.Files = c.podFiles(ctx, rec.NamespaceOrDefault(), rec.Key(), o.pods, templates) // files.go
+	var lookups lookupCache // one read of each ConfigMap and Secret per assessment
+	a.in.Files = c.podFiles(ctx, &lookups, rec.NamespaceOrDefault(), rec.Key(), o.pods, templates) // files.go
 	c.stopInputs(&a.in, a.state, a.ready)
 	// A stop in flight that the status does not hold — begun while the
 	// deployment was deleted, before it was applied again — is recorded as
@@ -281,7 +282,7 @@ func (c *Controller) assess(ctx context.Context, rec *store.Record, observed []d
 	if a.refusal = c.refused(rec, a.d, hash); a.refusal.reason == "" {
 		a.in.Refused = c.refusedRevisions(rec, hash, &a.in)
 		a.in.BlockedNames = c.blockedNames(rec.Key())
-		a.in.Waiting = c.waitingRevisions(rec.Namespace, a.d, hash, rec.Revisions) // envctl.go
+		a.in.Waiting = c.waitingRevisions(&lookups, rec.Namespace, a.d, hash, rec.Revisions) // envctl.go
 		a.plan = ComputePlan(a.in)
 		if a.plan.Refused != "" {
 			a.refusal = failure{ReasonFailedCreate, a.plan.Refused}
