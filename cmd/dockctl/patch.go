@@ -98,6 +98,10 @@ func runPatch(out, errOut io.Writer, g *globalOptions, ref store.ObjectRef, typ 
 	// Like kubectl, a patch may be written in YAML.
 	pj, err := yamlToJSON(patch)
 	if err != nil {
+		if ref.Kind == store.KindSecret {
+			// A Secret's patch holds values: never echoed (kubectl would).
+			return errors.New("unable to parse the patch: it is neither JSON nor YAML")
+		}
 		return fmt.Errorf("unable to parse %q: %v", string(patch), err)
 	}
 	var patched []byte
@@ -110,6 +114,9 @@ func runPatch(out, errOut io.Writer, g *globalOptions, ref store.ObjectRef, typ 
 		}
 	}
 	if err != nil {
+		if ref.Kind == store.KindSecret {
+			return fmt.Errorf("unable to apply the patch to %s", kubectlName(ref)) // its error may quote a value
+		}
 		return fmt.Errorf("unable to apply the patch to %s: %v", kubectlName(ref), err)
 	}
 	act, err := storeEdited(errOut, g, st, ref, patched)

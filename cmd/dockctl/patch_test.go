@@ -1,10 +1,13 @@
 package main
 
 import (
+	"bytes"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/dockctl/dockctl/store"
 )
 
 func TestPatch(t *testing.T) {
@@ -106,5 +109,27 @@ func TestPatchRevision(t *testing.T) {
 	must("", "patch", "deploy", "web", "--type", "json", "-p", `[{"op":"add","path":"/spec/template/metadata/labels/v","value":"2"}]`)
 	if n, g := hist(), gen(); n != 2 || g != "2" {
 		t.Fatalf("after a template patch: %d revisions, generation %s", n, g)
+	}
+}
+
+// A Secret's patch holds values: an error never echoes it.
+func TestPatchSecretErrorsHoldNoValue(t *testing.T) {
+	dir := t.TempDir()
+	must := runner(t, []string{"--state-dir", dir, "--instance", "t1"})
+	must(mutateFixture, "apply", "-f", "-")
+	g := &globalOptions{stateDir: dir, instance: "t1", namespace: "default"}
+	ref := store.ObjectRef{Kind: store.KindSecret, Namespace: "default", Name: "sec"}
+	for _, tt := range []struct{ typ, patch string }{
+		{"merge", `{"stringData":{"k":"topsecret"}`},
+		{"json", `[{"op":"test","path":"/data/k","value":"topsecret"}]`},
+	} {
+		var out, errOut bytes.Buffer
+		err := runPatch(&out, &errOut, g, ref, tt.typ, []byte(tt.patch))
+		if err == nil {
+			t.Fatalf("%s %s: no error", tt.typ, tt.patch)
+		}
+		if all := err.Error() + out.String() + errOut.String(); strings.Contains(all, "topsecret") {
+			t.Errorf("%s: the value is in the output: %s", tt.typ, all)
+		}
 	}
 }
