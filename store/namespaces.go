@@ -27,6 +27,8 @@ type NamespaceRecord struct {
 	// again makes a new namespace; what was in it stays deleted.
 	Deleted bool      `json:"deleted,omitempty"`
 	Created time.Time `json:"createdAt"`
+	// Ownership is who manages the namespace (ownership.go).
+	Ownership
 }
 
 type namespaceFile struct {

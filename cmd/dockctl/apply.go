@@ -25,6 +25,7 @@ type applyOptions struct {
 	selector string
 	wait     bool
 	timeout  time.Duration
+	force    bool // --force-conflicts
 }
 
 func newApplyCommand(g *globalOptions) *cobra.Command {
@@ -60,6 +61,7 @@ func newApplyCommand(g *globalOptions) *cobra.Command {
 	cmd.Flags().BoolVar(&o.prune, "prune", false, "delete the deployments, services, configmaps, secrets and claims absent from the applied files, in the namespaces the files' objects are in (needs --all or -l; namespaces are never pruned)")
 	cmd.Flags().BoolVar(&o.all, "all", false, "with --prune: consider every object of those namespaces for pruning")
 	cmd.Flags().StringVarP(&o.selector, "selector", "l", "", "apply only the objects of the files whose metadata.labels match, and with --prune prune only matching ones")
+	cmd.Flags().BoolVar(&o.force, "force-conflicts", false, "take over the objects another manager (a manifests directory of the controller) manages, instead of refusing them; that directory then leaves them alone and reports a conflict")
 	cmd.Flags().BoolVar(&o.wait, "wait", false, "wait until every applied deployment is rolled out (needs a running controller)")
 	cmd.Flags().DurationVar(&o.timeout, "timeout", 5*time.Minute, "how long --wait waits")
 	_ = cmd.MarkFlagRequired("filename")
@@ -78,7 +80,7 @@ func runApply(cmd *cobra.Command, g *globalOptions, o *applyOptions) error {
 	if err != nil {
 		return err
 	}
-	opts := store.ApplyOptions{DryRun: dry, Prune: o.prune}
+	opts := store.ApplyOptions{DryRun: dry, Prune: o.prune, Manager: store.ManagerApply, ForceConflicts: o.force}
 	var sel labels.Selector
 	switch {
 	case o.all && o.selector != "":
