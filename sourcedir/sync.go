@@ -416,3 +416,35 @@ func filter[T any](in []T, ok func(T) bool) []T {
 	}
 	return out
 }
+
+// Preview is what Sync would do, writing nothing: the plan (its bundle
+// without the objects of other managers), the store's results (Pruned
+// for what it would delete) and the conflicts.
+func (s *Syncer) Preview() (*Plan, []store.ApplyResult, []store.Conflict, error) {
+	p := s.Read()
+	p.Options.DryRun = true
+	results, conflicts, err := s.apply(p)
+	return p, results, conflicts, err
+}
+
+// Problems says, one line each, what keeps the plan from applying its
+// paths whole: refused files, unreadable or empty paths (and that nothing
+// is deleted then).
+func (p *Plan) Problems() []string {
+	var out []string
+	for _, src := range p.sources {
+		for _, name := range sortedErrs(src.bad) {
+			out = append(out, fmt.Sprintf("%s: %v (its objects are kept as they are)", name, src.bad[name]))
+		}
+		switch {
+		case src.unreadable != nil:
+			out = append(out, fmt.Sprintf("%s: unreadable: %v", src.path, src.unreadable))
+		case src.objects == 0:
+			out = append(out, fmt.Sprintf("%s: no objects", src.path))
+		}
+	}
+	if len(out) > 0 && !p.Deletes() {
+		out = append(out, "nothing would be deleted until that is fixed")
+	}
+	return out
+}

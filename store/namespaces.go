@@ -154,6 +154,7 @@ func normalizeNamespace(n *manifests.Namespace) (normNamespace, error) {
 	c.Metadata.Namespace = ""
 	c.Metadata.Generation = 0
 	c.Metadata.CreationTimestamp = nil
+	c.Metadata.ManagedFields = nil
 	all, err := json.Marshal(c)
 	if err != nil {
 		return normNamespace{}, fmt.Errorf("encoding namespace: %w", err)

@@ -5,6 +5,8 @@ import (
 	"sort"
 	"strings"
 	"time"
+
+	"github.com/dockctl/dockctl/manifests"
 )
 
 // Managers. An object's manager is who declared it, the one that may
@@ -197,4 +199,19 @@ func updaterName(updater string) string {
 		return "update"
 	}
 	return updater
+}
+
+// Entries is the ownership as metadata.managedFields shows it: the
+// manager's entry (with no time for a record of an earlier release, which
+// has none), then the updaters'.
+func (o Ownership) Entries() []manifests.ManagedFieldsEntry {
+	if len(o.ManagedFields) == 0 {
+		return []manifests.ManagedFieldsEntry{{Manager: ManagerApply, Operation: OperationApply}}
+	}
+	out := make([]manifests.ManagedFieldsEntry, len(o.ManagedFields))
+	for i, e := range o.ManagedFields {
+		t := e.Time
+		out[i] = manifests.ManagedFieldsEntry{Manager: e.Manager, Operation: e.Operation, Time: &t}
+	}
+	return out
 }

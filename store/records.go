@@ -582,6 +582,7 @@ func canonical[T any](obj *T, clear func(*T) (*manifests.ObjectMeta, any)) (c T,
 	m, s := clear(&c)
 	m.Generation = 0
 	m.CreationTimestamp = nil
+	m.ManagedFields = nil
 	m.Namespace = canonicalNamespace(m.Namespace)
 	if spec, err = json.Marshal(s); err != nil {
 		return c, nil, nil, fmt.Errorf("encoding spec: %w", err)
