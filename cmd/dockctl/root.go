@@ -215,6 +215,7 @@ var kindAliases = map[string]string{
 	"configmap": kindConfigMap, "configmaps": kindConfigMap, "cm": kindConfigMap,
 	"secret": kindSecret, "secrets": kindSecret,
 	"persistentvolumeclaim": kindClaim, "persistentvolumeclaims": kindClaim, "pvc": kindClaim, "pvcs": kindClaim,
+	"manifests": kindManifests, "manifestssource": kindManifests, "manifestssources": kindManifests,
 }
 
 // resourceArg accepts "KIND NAME" and "KIND/NAME" for one of kinds (in any
