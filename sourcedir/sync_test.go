@@ -374,3 +374,46 @@ func mustDecode(t *testing.T, yaml string) []*manifests.Document {
 	}
 	return docs
 }
+
+// A path below git-sync's link (--link=current, --manifests
+// /git/current/k8s) follows each swap of the link too, watched.
+func TestRunFollowsALinkAbovePath(t *testing.T) {
+	root := t.TempDir()
+	link := filepath.Join(root, "current")
+	publish := func(n int, image string) {
+		wt := filepath.Join(root, ".worktrees", fmt.Sprint(n))
+		write(t, filepath.Join(wt, "k8s", "web.yaml"), deployment("web", image))
+		tmp := filepath.Join(root, "tmp-link")
+		if err := os.Symlink(filepath.Join(".worktrees", fmt.Sprint(n)), tmp); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Rename(tmp, link); err != nil {
+			t.Fatal(err)
+		}
+	}
+	publish(1, "web:1")
+	st, err := store.Open(filepath.Join(t.TempDir(), "state"), "test")
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := New(st, Options{Paths: []string{filepath.Join(link, "k8s")}})
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- s.Run(ctx, time.Hour) }()
+	defer func() {
+		cancel()
+		if err := <-done; err != nil {
+			t.Error(err)
+		}
+	}()
+	image := func() string {
+		r, err := st.Get("", "web")
+		if err != nil {
+			return ""
+		}
+		return r.Deployment.Spec.Template.Spec.Containers[0].Image
+	}
+	waitFor(t, "web:1", image)
+	publish(2, "web:2")
+	waitFor(t, "web:2", image)
+}

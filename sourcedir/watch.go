@@ -72,7 +72,15 @@ func (s *Syncer) rewatch(w *fsnotify.Watcher) {
 	}
 	want := map[string]bool{}
 	for _, p := range s.opts.Paths {
+		// The directory holding the path, and the one holding each
+		// symbolic link on the way (git-sync's --link, perhaps above a
+		// subdirectory of the checkout): where a swap shows up.
 		want[filepath.Dir(filepath.Clean(p))] = true
+		for q := filepath.Clean(p); q != filepath.Dir(q); q = filepath.Dir(q) {
+			if fi, err := os.Lstat(q); err == nil && fi.Mode()&os.ModeSymlink != 0 {
+				want[filepath.Dir(q)] = true
+			}
+		}
 		real, err := filepath.EvalSymlinks(p)
 		if err != nil {
 			continue
