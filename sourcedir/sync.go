@@ -163,7 +163,7 @@ func (s *Syncer) Read() *Plan {
 	}
 	// An object declared twice: both files are refused.
 	for _, src := range p.sources {
-		for _, name := range sortedFiles(src.good) {
+		for _, name := range sortedKeys(src.good) {
 			for _, ref := range refsOf(src.good[name]) {
 				if first, ok := p.held[ref]; ok {
 					err := fmt.Errorf("%s %q is also defined in %s", strings.ToLower(ref.Kind), display(ref), first)
@@ -184,7 +184,7 @@ func (s *Syncer) Read() *Plan {
 			delete(src.good, name)
 			prune = false
 		}
-		for _, name := range sortedFiles(src.good) {
+		for _, name := range sortedKeys(src.good) {
 			p.Bundle.Add(src.good[name])
 			for _, ref := range refsOf(src.good[name]) {
 				p.managers[ref] = store.DirectoryManager(src.path)
@@ -256,7 +256,7 @@ func (s *Syncer) report(p *Plan, conflicts []store.Conflict, applyErr error, now
 	for _, src := range p.sources {
 		st := store.SourceStatus{Path: src.path, Manager: store.DirectoryManager(src.path), Files: src.files, Objects: src.objects, LastSync: now, Ready: true, Reason: "Synced"}
 		var msgs []string
-		for _, name := range sortedErrs(src.bad) {
+		for _, name := range sortedKeys(src.bad) {
 			st.Errors = append(st.Errors, name)
 			msgs = append(msgs, src.bad[name].Error())
 		}
@@ -329,16 +329,7 @@ func (s *Syncer) pathOf(p *Plan, file string) string {
 	return ""
 }
 
-func sortedFiles(m map[string]*Placed) []string {
-	out := make([]string, 0, len(m))
-	for k := range m {
-		out = append(out, k)
-	}
-	sort.Strings(out)
-	return out
-}
-
-func sortedErrs(m map[string]error) []string {
+func sortedKeys[V any](m map[string]V) []string {
 	out := make([]string, 0, len(m))
 	for k := range m {
 		out = append(out, k)
@@ -433,7 +424,7 @@ func (s *Syncer) Preview() (*Plan, []store.ApplyResult, []store.Conflict, error)
 func (p *Plan) Problems() []string {
 	var out []string
 	for _, src := range p.sources {
-		for _, name := range sortedErrs(src.bad) {
+		for _, name := range sortedKeys(src.bad) {
 			out = append(out, fmt.Sprintf("%s: %v (its objects are kept as they are)", name, src.bad[name]))
 		}
 		switch {

@@ -322,27 +322,7 @@ func TestRunWatches(t *testing.T) {
 	root := t.TempDir()
 	dir := filepath.Join(root, "m")
 	write(t, filepath.Join(dir, "web.yaml"), deployment("web", "web:1"))
-	st, err := store.Open(filepath.Join(root, "state"), "test")
-	if err != nil {
-		t.Fatal(err)
-	}
-	s := New(st, Options{Paths: []string{dir}})
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- s.Run(ctx, time.Hour) }()
-	defer func() {
-		cancel()
-		if err := <-done; err != nil {
-			t.Error(err)
-		}
-	}()
-	image := func() string {
-		r, err := st.Get("", "web")
-		if err != nil {
-			return ""
-		}
-		return r.Deployment.Spec.Template.Spec.Containers[0].Image
-	}
+	image := running(t, dir)
 	waitFor(t, "web:1", image)
 	write(t, filepath.Join(dir, "new", "web.yaml"), deployment("web", "web:2"))
 	if err := os.Remove(filepath.Join(dir, "web.yaml")); err != nil {
@@ -392,28 +372,36 @@ func TestRunFollowsALinkAbovePath(t *testing.T) {
 		}
 	}
 	publish(1, "web:1")
+	image := running(t, filepath.Join(link, "k8s"))
+	waitFor(t, "web:1", image)
+	publish(2, "web:2")
+	waitFor(t, "web:2", image)
+}
+
+// running runs a Syncer of path (resync an hour away: only the watch can
+// see a change) until the test ends, and returns how to read deployment
+// web's image.
+func running(t *testing.T, path string) func() string {
+	t.Helper()
 	st, err := store.Open(filepath.Join(t.TempDir(), "state"), "test")
 	if err != nil {
 		t.Fatal(err)
 	}
-	s := New(st, Options{Paths: []string{filepath.Join(link, "k8s")}})
+	s := New(st, Options{Paths: []string{path}})
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() { done <- s.Run(ctx, time.Hour) }()
-	defer func() {
+	t.Cleanup(func() {
 		cancel()
 		if err := <-done; err != nil {
 			t.Error(err)
 		}
-	}()
-	image := func() string {
+	})
+	return func() string {
 		r, err := st.Get("", "web")
 		if err != nil {
 			return ""
 		}
 		return r.Deployment.Spec.Template.Spec.Containers[0].Image
 	}
-	waitFor(t, "web:1", image)
-	publish(2, "web:2")
-	waitFor(t, "web:2", image)
 }
