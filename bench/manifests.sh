@@ -73,8 +73,11 @@ mkdir -p "$work/dir" "$work/files"
 put "$work/dir/web.yaml" web v0
 put "$work/files/cli.yaml" cli v0
 dk apply -f "$work/files/cli.yaml" >/dev/null
-dk controller --manifests "$work/dir" --metrics-addr "" 2>"$work/ctrl.log" &
-ctrl=$!
+start_controller() { # not through dk: $! must be the controller's own PID
+  "$work/dockctl" --instance "$instance" --state-dir "$work/state" controller --metrics-addr "" "$@" 2>>"$work/ctrl.log" &
+  ctrl=$!
+}
+start_controller --manifests "$work/dir"
 wait_for web v0 "$(ms)" >/dev/null
 wait_for cli v0 "$(ms)" >/dev/null
 dir_ms=(); apply_ms=()
@@ -96,8 +99,7 @@ cpu() { # PID → utime+stime in clock ticks
 }
 idle() { # label args…
   local label=$1; shift
-  dk controller --metrics-addr "" "$@" 2>>"$work/ctrl.log" &
-  ctrl=$!
+  start_controller "$@"
   sleep 10 # settle: first syncs done
   local a; a=$(cpu "$ctrl"); sleep "$IDLE"; local b; b=$(cpu "$ctrl")
   local tck; tck=$(getconf CLK_TCK)

@@ -172,6 +172,7 @@ func newDiffCommand(g *globalOptions) *cobra.Command {
 		files []string
 		dirs  []string
 		skip  bool
+		force bool
 	)
 	cmd := &cobra.Command{
 		Use:   "diff -f PATH | diff --manifests DIR",
@@ -206,7 +207,7 @@ func newDiffCommand(g *globalOptions) *cobra.Command {
 				// Not MarkFlagRequired: cobra's own check would exit 1.
 				return &exitError{code: 2, err: errors.New(`required flag(s) "filename" not set`)}
 			default:
-				n, err = runDiff(cmd.InOrStdin(), cmd.OutOrStdout(), cmd.ErrOrStderr(), g, files, skip)
+				n, err = runDiff(cmd.InOrStdin(), cmd.OutOrStdout(), cmd.ErrOrStderr(), g, files, skip, force)
 			}
 			if err != nil {
 				return &exitError{code: 2, err: err}
@@ -220,13 +221,14 @@ func newDiffCommand(g *globalOptions) *cobra.Command {
 	cmd.Flags().StringSliceVarP(&files, "filename", "f", nil, "manifest file, directory or - (required, unless --manifests)")
 	cmd.Flags().StringArrayVar(&dirs, "manifests", nil, "preview `dockctl controller --manifests` with these paths, as the controller sees them (repeatable): what it would create, change and delete")
 	addSkipUnsupported(cmd, &skip)
+	cmd.Flags().BoolVar(&force, "force-conflicts", false, "with -f: preview apply --force-conflicts (an object a manifests directory manages is a conflict, an error, without it)")
 	cmd.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return &exitError{code: 2, err: err} })
 	return cmd
 }
 
 // runDiff prints a unified diff per object between what is stored and what
 // the files declare, and returns how many differ.
-func runDiff(stdin io.Reader, out, warn io.Writer, g *globalOptions, files []string, skip bool) (int, error) {
+func runDiff(stdin io.Reader, out, warn io.Writer, g *globalOptions, files []string, skip, force bool) (int, error) {
 	b, err := g.loadBundle(files, stdin, skip, warn)
 	if err != nil {
 		return 0, err
@@ -240,7 +242,7 @@ func runDiff(stdin io.Reader, out, warn io.Writer, g *globalOptions, files []str
 	// refuse (the data of an immutable ConfigMap or Secret, a Secret's
 	// type, a claim's spec, a namespace that does not exist) is an error,
 	// not a diff.
-	if _, err := st.Apply(b.Bundle, store.ApplyOptions{DryRun: true, KeepPaused: b.keepPaused}); err != nil {
+	if _, err := st.Apply(b.Bundle, store.ApplyOptions{DryRun: true, KeepPaused: b.keepPaused, ForceConflicts: force}); err != nil {
 		return 0, fmt.Errorf("apply would refuse it: %w", err)
 	}
 	d := &differ{out: out}

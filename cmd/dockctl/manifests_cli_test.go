@@ -89,6 +89,12 @@ func TestManifestsDirectoryCLI(t *testing.T) {
 	// apply -f of the directory's object is a conflict, as server-side
 	// apply's; --force-conflicts takes it over.
 	changed := strings.Replace(webYAML, "replicas: 3", "replicas: 2", 1)
+	if _, _, err := run(t, changed, append(base, "diff", "-f", "-")...); exitCode(err) != 2 || !strings.Contains(err.Error(), "conflict") {
+		t.Fatalf("diff -f of the directory's object: %v", err)
+	}
+	if out, _, err := run(t, changed, append(base, "diff", "-f", "-", "--force-conflicts")...); exitCode(err) != 1 || !strings.Contains(out, "+  replicas: 2") {
+		t.Fatalf("diff -f --force-conflicts: %v\n%s", err, out)
+	}
 	_, _, err := run(t, changed, append(base, "apply", "-f", "-")...)
 	if exitCode(err) != 1 || !strings.Contains(err.Error(), `deployment/web is managed by "manifests:`+dir+`"`) {
 		t.Fatalf("apply over the directory: %v", err)
