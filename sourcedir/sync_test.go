@@ -405,3 +405,27 @@ func running(t *testing.T, path string) func() string {
 		return r.Deployment.Spec.Template.Spec.Containers[0].Image
 	}
 }
+
+func TestUntilEmptyDeletes(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "m")
+	write(t, filepath.Join(dir, "web.yaml"), deployment("web", "web:1"))
+	for _, allow := range []bool{false, true} {
+		f := newFixture(t, Options{Paths: []string{dir}, AllowEmpty: allow, AllowEmptyAfter: time.Minute})
+		f.sync()
+		if _, ok := f.s.untilEmptyDeletes(); ok {
+			t.Errorf("allow %v: a deadline with nothing empty", allow)
+		}
+		if err := os.Rename(filepath.Join(dir, "web.yaml"), filepath.Join(dir, "web.yaml.off")); err != nil {
+			t.Fatal(err)
+		}
+		f.sync()
+		f.clock.Step(20 * time.Second)
+		d, ok := f.s.untilEmptyDeletes()
+		if ok != allow || (allow && (d < 40*time.Second || d > 41*time.Second)) {
+			t.Errorf("allow %v: %v %v, want about 40s", allow, d, ok)
+		}
+		if err := os.Rename(filepath.Join(dir, "web.yaml.off"), filepath.Join(dir, "web.yaml")); err != nil {
+			t.Fatal(err)
+		}
+	}
+}

@@ -26,17 +26,24 @@ func (s *Syncer) Run(ctx context.Context, resync time.Duration) error {
 		return err
 	}
 	defer func() { _ = w.Close() }()
+	debounce := time.NewTimer(time.Hour)
+	debounce.Stop()
+	// emptied fires when a path empty for a while may delete its objects
+	// (--allow-empty-after): not a resync period later.
+	emptied := time.NewTimer(time.Hour)
+	emptied.Stop()
 	sync := func() {
 		if _, err := s.Sync(); err != nil {
 			s.opts.Log.Error("manifests: sync failed", "err", err)
 		}
 		s.rewatch(w)
+		if d, ok := s.untilEmptyDeletes(); ok {
+			emptied.Reset(d)
+		}
 	}
 	sync()
 	tick := time.NewTicker(resync)
 	defer tick.Stop()
-	debounce := time.NewTimer(time.Hour)
-	debounce.Stop()
 	for {
 		select {
 		case <-ctx.Done():
@@ -56,6 +63,8 @@ func (s *Syncer) Run(ctx context.Context, resync time.Duration) error {
 		case <-debounce.C:
 			sync()
 		case <-tick.C:
+			sync()
+		case <-emptied.C:
 			sync()
 		}
 	}
@@ -108,4 +117,25 @@ func (s *Syncer) rewatch(w *fsnotify.Watcher) {
 			}
 		}
 	}
+}
+
+// untilEmptyDeletes is how long until a path found empty or unreadable
+// has stayed so for AllowEmptyAfter; false when none waits for it.
+func (s *Syncer) untilEmptyDeletes() (time.Duration, bool) {
+	if !s.opts.AllowEmpty || len(s.emptySince) == 0 {
+		return 0, false
+	}
+	now := s.opts.Clock.Now()
+	first := time.Duration(-1)
+	for _, since := range s.emptySince {
+		d := since.Add(s.opts.AllowEmptyAfter).Sub(now)
+		if d <= 0 {
+			continue // its deadline passed: the sync just done deleted
+		}
+		if first < 0 || d < first {
+			first = d
+		}
+	}
+	// A little after the deadline, so that the sync finds it passed.
+	return first + 10*time.Millisecond, first >= 0
 }
