@@ -17,8 +17,9 @@
 //   - Last good state. A file that cannot be read or decoded, or that
 //     declares an object another file declares too, contributes nothing,
 //     and while any file is so refused the sync deletes nothing: the
-//     objects of that file keep their last applied state. A sync that the
-//     store refuses (validation across objects, an immutable field) changes
+//     objects of that file keep their last applied state. So is a file the
+//     store refuses on its own (an immutable field changed, a namespace
+//     declared nowhere); a sync the store refuses only as a whole changes
 //     nothing at all.
 //   - Empty is suspicious. A path that is missing, unreadable or holds no
 //     object (an unmounted volume, a checkout half done) deletes nothing,

@@ -179,10 +179,25 @@ func (s *Syncer) Read() *Plan {
 			}
 		}
 	}
+	p.Options = store.ApplyOptions{
+		ManagerOf:      func(ref store.ObjectRef) string { return p.managers[normRef(ref)] },
+		Owns:           func(m string) bool { return owned[m] },
+		ForceConflicts: s.opts.ForceConflicts,
+		PruneOwned:     prune,
+	}
+	p.rebuild()
+	return p
+}
+
+// rebuild makes the bundle of the good files, refused ones left out; any
+// refused file turns deletion off.
+func (p *Plan) rebuild() {
+	p.Bundle = &Placed{KeepPaused: map[string]bool{}}
+	p.managers = map[store.ObjectRef]string{}
 	for _, src := range p.sources {
 		for name := range src.bad {
 			delete(src.good, name)
-			prune = false
+			p.Options.PruneOwned = false
 		}
 		for _, name := range sortedKeys(src.good) {
 			p.Bundle.Add(src.good[name])
@@ -191,22 +206,41 @@ func (s *Syncer) Read() *Plan {
 			}
 		}
 	}
-	p.Options = store.ApplyOptions{
-		KeepPaused:     p.Bundle.KeepPaused,
-		ManagerOf:      func(ref store.ObjectRef) string { return p.managers[normRef(ref)] },
-		Owns:           func(m string) bool { return owned[m] },
-		ForceConflicts: s.opts.ForceConflicts,
-		PruneOwned:     prune,
+	p.Options.KeepPaused = p.Bundle.KeepPaused
+}
+
+// blame looks for the files the store refuses on their own (with the
+// plan's Namespaces, which they may need): a change an immutable object
+// refuses, a namespace nobody declares. They are refused as undecodable
+// files are, and the plan rebuilt without them; false when no file alone
+// is refused (the refusal is the whole's).
+func (s *Syncer) blame(p *Plan) bool {
+	opts := p.Options
+	opts.DryRun, opts.PruneOwned, opts.ForceConflicts = true, false, true
+	found := false
+	for _, src := range p.sources {
+		for _, name := range sortedKeys(src.good) {
+			b := src.good[name].Bundle
+			b.Namespaces = p.Bundle.Namespaces
+			if _, err := s.st.Apply(b, opts); err != nil {
+				src.bad[name] = err
+				found = true
+			}
+		}
 	}
-	return p
+	if found {
+		p.rebuild()
+	}
+	return found
 }
 
 // Deletes reports whether the plan deletes what left the paths.
 func (p *Plan) Deletes() bool { return p.Options.PruneOwned }
 
 // Sync reads the paths and applies them. Objects of other managers are
-// reported and left out; the store's refusal of the rest fails the
-// sync, which then changes nothing. The returned results are the store's.
+// reported and left out, and so are the files the store refuses on their
+// own (see blame); a refusal of the rest as a whole fails the sync,
+// which then changes nothing. The returned results are the store's.
 func (s *Syncer) Sync() ([]store.ApplyResult, error) {
 	p := s.Read()
 	results, conflicts, err := s.apply(p)
@@ -238,6 +272,9 @@ func (s *Syncer) Sync() ([]store.ApplyResult, error) {
 func (s *Syncer) apply(p *Plan) ([]store.ApplyResult, []store.Conflict, error) {
 	results, err := s.st.Apply(p.Bundle.Bundle, p.Options)
 	var ce *store.ConflictError
+	if err != nil && !errors.As(err, &ce) && s.blame(p) {
+		results, err = s.st.Apply(p.Bundle.Bundle, p.Options)
+	}
 	if !errors.As(err, &ce) {
 		return results, nil, err
 	}

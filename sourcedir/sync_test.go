@@ -429,3 +429,28 @@ func TestUntilEmptyDeletes(t *testing.T) {
 		}
 	}
 }
+
+// A file the store refuses on its own (its namespace is declared nowhere)
+// is refused as an invalid one: the other files are applied, nothing is
+// deleted.
+func TestStoreRefusalBlamesTheFile(t *testing.T) {
+	dir := t.TempDir()
+	write(t, filepath.Join(dir, "web.yaml"), deployment("web", "web:1"))
+	write(t, filepath.Join(dir, "old.yaml"), deployment("old", "old:1"))
+	f := newFixture(t, Options{Paths: []string{dir}})
+	f.sync()
+	write(t, filepath.Join(dir, "web.yaml"), deployment("web", "web:2"))
+	write(t, filepath.Join(dir, "shop.yaml"), strings.Replace(deployment("shop", "shop:1"), "name: shop\n", "name: shop\n  namespace: nowhere\n", 1))
+	if err := os.Remove(filepath.Join(dir, "old.yaml")); err != nil {
+		t.Fatal(err)
+	}
+	f.sync()
+	mgr := store.DirectoryManager(dir)
+	if got, want := f.live(), map[string]string{"web": "web:2 " + mgr, "old": "old:1 " + mgr}; !reflect.DeepEqual(got, want) {
+		t.Errorf("live %v, want %v", got, want)
+	}
+	st := f.status()
+	if st[0].Reason != "InvalidManifests" || !reflect.DeepEqual(st[0].Errors, []string{filepath.Join(dir, "shop.yaml")}) {
+		t.Errorf("status %+v", st[0])
+	}
+}
