@@ -107,6 +107,12 @@ func LoadAll(paths []string, stdin io.Reader, opts LoadOptions) ([]*Document, []
 	return docs, st.skipped, nil
 }
 
+// ExpandPath is the list of manifest files path names, as LoadAll reads
+// them: the file itself, or a directory's *.yaml, *.yml and *.json,
+// recursively and in lexical order. A directory that cannot be fully
+// walked still yields the files found, alongside the error.
+func ExpandPath(path string) ([]string, error) { return expand(path) }
+
 // expand turns a path into the files it names. A directory that cannot be
 // fully walked still yields the files found, alongside the error.
 func expand(p string) ([]string, error) {

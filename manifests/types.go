@@ -66,6 +66,20 @@ type ObjectMeta struct {
 	// state directory on output.
 	Generation        int64      `json:"generation,omitempty"`
 	CreationTimestamp *time.Time `json:"creationTimestamp,omitempty"`
+	// ManagedFields is server-set too: who manages the object, kept by
+	// the state directory beside the object (never in it, so no hash
+	// depends on it) and filled on output; ignored on input, as the API
+	// server ignores what a client sends there.
+	ManagedFields []ManagedFieldsEntry `json:"managedFields,omitempty"`
+}
+
+// ManagedFieldsEntry is one writer of an object, as in Kubernetes'
+// managedFields, without the set of fields: dockctl's managers own whole
+// objects.
+type ManagedFieldsEntry struct {
+	Manager   string     `json:"manager"`
+	Operation string     `json:"operation"`
+	Time      *time.Time `json:"time,omitempty"`
 }
 
 type DeploymentSpec struct {

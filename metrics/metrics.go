@@ -53,8 +53,9 @@ type Metrics struct {
 	networkConflict prometheus.Gauge
 	probeMode       *prometheus.GaugeVec
 
-	docker *dockerMetrics
-	queue  queueProvider
+	docker    *dockerMetrics
+	queue     queueProvider
+	manifests *manifestsMetrics
 
 	// forgotten holds deployments whose series were dropped: a SyncDone that
 	// follows DeploymentForgotten (the controller reports the sync after the
@@ -108,6 +109,7 @@ func New() *Metrics {
 			"How httpGet and tcpSocket probes reach pods: 1 for the current mode (direct from the controller, relay through the DNS helper, or undecided until the helper runs).", "mode"),
 		docker:    newDockerMetrics(f),
 		queue:     newQueueProvider(f),
+		manifests: newManifestsMetrics(f),
 		forgotten: map[deploymentID]bool{},
 	}
 	reg.MustRegister(

@@ -145,9 +145,13 @@ func (tx *applyTx) apply(in *prepared, opts ApplyOptions) ([]ApplyResult, error)
 	for name, r := range stored {
 		exists[name] = exists[name] || !r.Deleted
 	}
+	own := &ownerCheck{opts: opts, now: tx.now}
+	applied := map[ObjectRef]bool{}
 	for _, n := range in.namespaces {
 		name := n.ns.Metadata.Name
 		old := stored[name]
+		// The implicit default has no record, hence no manager.
+		live := old != nil && !old.Deleted
 		if old == nil && name == manifests.DefaultNamespace {
 			old = s.implicitDefault()
 		}
@@ -156,10 +160,28 @@ func (tx *applyTx) apply(in *prepared, opts ApplyOptions) ([]ApplyResult, error)
 			return nil, err
 		}
 		exists[name] = true
-		results = append(results, ApplyResult{ObjectRef: ObjectRef{Kind: KindNamespace, Name: name}, Action: act})
-		if act != Unchanged {
+		ref := ObjectRef{Kind: KindNamespace, Name: name}
+		applied[ref] = true
+		results = append(results, ApplyResult{ObjectRef: ref, Action: act})
+		var oldOwn Ownership
+		if live {
+			oldOwn = old.Ownership
+		}
+		if rec, write := claim(own, ref, live, oldOwn, rec, act, func(r *NamespaceRecord) *Ownership { return &r.Ownership }); write {
 			tx.namespaces = append(tx.namespaces, rec)
 		}
+	}
+	pruneNS := bundleNamespaces(in)
+	if opts.PruneOwned {
+		pruneNS = pruneNS[:0]
+		for name, live := range exists {
+			if live {
+				pruneNS = append(pruneNS, name)
+			}
+		}
+		sort.Strings(pruneNS)
+	} else if !opts.Prune {
+		pruneNS = nil
 	}
 	missing := func(kind, ns, name string) error {
 		if exists[orDefault(ns)] {
@@ -169,18 +191,17 @@ func (tx *applyTx) apply(in *prepared, opts ApplyOptions) ([]ApplyResult, error)
 		return fmt.Errorf("%s/%s: namespaces %q %w", lower(kind), name, orDefault(ns), ErrNotFound)
 	}
 
-	applied := map[ObjectRef]bool{}
 	visited := map[string]bool{}
 
 	// ConfigMaps, Secrets and claims (config.go): what pods refer to.
-	cms := &objectApply[manifests.ConfigMap]{k: configMapKind, in: in.configMaps}
-	secs := &objectApply[manifests.Secret]{k: secretKind, in: in.secrets}
-	cls := &objectApply[manifests.PersistentVolumeClaim]{k: claimKind, in: in.claims}
+	cms := &objectApply[manifests.ConfigMap]{k: configMapKind, in: in.configMaps, own: own}
+	secs := &objectApply[manifests.Secret]{k: secretKind, in: in.secrets, own: own}
+	cls := &objectApply[manifests.PersistentVolumeClaim]{k: claimKind, in: in.claims, own: own}
 	for _, a := range []interface {
-		load(*Store, bool, *prepared) error
+		load(*Store, []string) error
 		plan(time.Time, func(kind, ns, name string) error, map[ObjectRef]bool, map[string]bool, []ApplyResult) ([]ApplyResult, error)
 	}{cms, secs, cls} {
-		if err := a.load(s, opts.Prune, in); err != nil {
+		if err := a.load(s, pruneNS); err != nil {
 			return nil, err
 		}
 		if results, err = a.plan(tx.now, missing, applied, visited, results); err != nil {
@@ -189,7 +210,7 @@ func (tx *applyTx) apply(in *prepared, opts ApplyOptions) ([]ApplyResult, error)
 	}
 
 	// Services.
-	curSvc, err := tx.currentServices(in, opts.Prune)
+	curSvc, err := tx.currentServices(in, pruneNS)
 	if err != nil {
 		return nil, err
 	}
@@ -200,18 +221,23 @@ func (tx *applyTx) apply(in *prepared, opts ApplyOptions) ([]ApplyResult, error)
 		}
 		ref := ObjectRef{Kind: KindService, Namespace: orDefault(ns), Name: name}
 		applied[ref], visited[ref.Namespace] = true, true
-		rec, act, err := planService(curSvc[ref], n, tx.now)
+		old := curSvc[ref]
+		rec, act, err := planService(old, n, tx.now)
 		if err != nil {
 			return nil, err
 		}
 		results = append(results, ApplyResult{ObjectRef: ref, Action: act, Generation: rec.Generation})
-		if act != Unchanged {
+		live, oldOwn := old != nil && !old.Deleted, Ownership{}
+		if live {
+			oldOwn = old.Ownership
+		}
+		if rec, write := claim(own, ref, live, oldOwn, rec, act, func(r *ServiceRecord) *Ownership { return &r.Ownership }); write {
 			tx.services = append(tx.services, rec)
 		}
 	}
 
 	// Deployments.
-	curDep, err := tx.currentRecords(in, opts.Prune)
+	curDep, err := tx.currentRecords(in, pruneNS)
 	if err != nil {
 		return nil, err
 	}
@@ -239,7 +265,11 @@ func (tx *applyTx) apply(in *prepared, opts ApplyOptions) ([]ApplyResult, error)
 			return nil, err
 		}
 		results = append(results, ApplyResult{ObjectRef: ref, Action: act, Generation: rec.Generation})
-		if act != Unchanged {
+		var oldOwn Ownership
+		if live != nil {
+			oldOwn = old.Ownership
+		}
+		if rec, write := claim(own, ref, live != nil, oldOwn, rec, act, func(r *Record) *Ownership { return &r.Ownership }); write {
 			tx.deployments = append(tx.deployments, rec)
 		}
 		if old != nil && old.Deleted {
@@ -247,20 +277,30 @@ func (tx *applyTx) apply(in *prepared, opts ApplyOptions) ([]ApplyResult, error)
 		}
 	}
 
-	if opts.Prune {
-		prunable := func(ref ObjectRef, l map[string]string) bool {
-			return visited[ref.Namespace] && !applied[ref] &&
-				(opts.PruneSelector == nil || opts.PruneSelector.Matches(labels.Set(l)))
+	if err := own.err(); err != nil {
+		return nil, err
+	}
+	pruned := map[ObjectRef]bool{}
+	if opts.Prune || opts.PruneOwned {
+		// Only the applier's objects: `apply --prune` never deletes what
+		// a manifests directory manages, nor a directory what apply made.
+		prunable := func(ref ObjectRef, l map[string]string, o Ownership) bool {
+			ok := !applied[ref] && own.owns(ref, o.Manager())
+			if !opts.PruneOwned {
+				ok = ok && visited[ref.Namespace] && (opts.PruneSelector == nil || opts.PruneSelector.Matches(labels.Set(l)))
+			}
+			pruned[ref] = pruned[ref] || ok
+			return ok
 		}
 		for _, ref := range sortedRefs(curDep) {
-			if rec := curDep[ref]; rec != nil && !rec.Deleted && prunable(ref, rec.Deployment.Metadata.Labels) {
+			if rec := curDep[ref]; rec != nil && !rec.Deleted && prunable(ref, rec.Deployment.Metadata.Labels, rec.Ownership) {
 				t := tombstone(rec, tx.now)
 				results = append(results, ApplyResult{ObjectRef: ref, Action: Pruned, Generation: t.Generation})
 				tx.deployments = append(tx.deployments, t)
 			}
 		}
 		for _, ref := range sortedRefs(curSvc) {
-			if rec := curSvc[ref]; rec != nil && !rec.Deleted && prunable(ref, rec.Service.Metadata.Labels) {
+			if rec := curSvc[ref]; rec != nil && !rec.Deleted && prunable(ref, rec.Service.Metadata.Labels, rec.Ownership) {
 				t := tombstoneService(rec, tx.now)
 				results = append(results, ApplyResult{ObjectRef: ref, Action: Pruned, Generation: t.Generation})
 				tx.services = append(tx.services, t)
@@ -271,7 +311,76 @@ func (tx *applyTx) apply(in *prepared, opts ApplyOptions) ([]ApplyResult, error)
 		results = cls.prune(tx.now, prunable, results)
 	}
 	tx.configMaps, tx.secrets, tx.claims = cms.written, secs.written, cls.written
+	if opts.PruneOwned {
+		if results, err = tx.pruneNamespaces(stored, applied, pruned, own, results, curDep, curSvc, cms, secs, cls); err != nil {
+			return nil, err
+		}
+	}
 	return results, nil
+}
+
+// pruneNamespaces tombstones the applier's namespaces that the bundle no
+// longer holds, but one that still holds a live object the apply keeps
+// (another manager's, or one it applies): deleting the namespace would
+// delete it too.
+func (tx *applyTx) pruneNamespaces(stored map[string]*NamespaceRecord, applied, pruned map[ObjectRef]bool, own *ownerCheck, results []ApplyResult,
+	curDep map[ObjectRef]*Record, curSvc map[ObjectRef]*ServiceRecord, cms *objectApply[manifests.ConfigMap], secs *objectApply[manifests.Secret], cls *objectApply[manifests.PersistentVolumeClaim]) ([]ApplyResult, error) {
+	kept := map[string]bool{}
+	keep := func(ref ObjectRef, live bool) {
+		if (live && !pruned[ref]) || applied[ref] {
+			kept[ref.Namespace] = true
+		}
+	}
+	for ref, r := range curDep {
+		keep(ref, !r.Deleted)
+	}
+	for ref, r := range curSvc {
+		keep(ref, !r.Deleted)
+	}
+	for ref, r := range cms.cur {
+		keep(ref, !r.Deleted)
+	}
+	for ref, r := range secs.cur {
+		keep(ref, !r.Deleted)
+	}
+	for ref, r := range cls.cur {
+		keep(ref, !r.Deleted)
+	}
+	names := make([]string, 0, len(stored))
+	for name := range stored {
+		names = append(names, name)
+	}
+	sort.Strings(names)
+	for _, name := range names {
+		rec := stored[name]
+		ref := ObjectRef{Kind: KindNamespace, Name: name}
+		if rec.Deleted || applied[ref] || kept[name] || name == manifests.DefaultNamespace || !own.owns(ref, rec.Manager()) {
+			continue
+		}
+		if err := tx.deleteNamespace(name, pruned); err != nil {
+			return nil, err
+		}
+		results = append(results, ApplyResult{ObjectRef: ref, Action: Pruned})
+	}
+	return results, nil
+}
+
+// claim applies the ownership rules to rec, just planned over a record
+// whose ownership was old (live: not a tombstone): a conflict is noted in
+// c, and the ownership to store set in rec (a copy when rec is the
+// unchanged record itself). It returns whether rec must be written.
+func claim[R any](c *ownerCheck, ref ObjectRef, live bool, old Ownership, rec *R, act Action, ownOf func(*R) *Ownership) (*R, bool) {
+	c.check(ref, live, old)
+	o, changed := c.next(ref, old, act)
+	if !changed {
+		return rec, act != Unchanged
+	}
+	if act == Unchanged {
+		cp := *rec
+		rec = &cp
+	}
+	*ownOf(rec) = o
+	return rec, true
 }
 
 func sortedRefs[T any](m map[ObjectRef]T) []ObjectRef {
@@ -289,35 +398,35 @@ func sortedRefs[T any](m map[ObjectRef]T) []ObjectRef {
 // read fails the apply: overwriting it would lose its generation, and
 // pruning past it could leave a deployment running that the user meant to
 // delete.
-func (tx *applyTx) currentRecords(in *prepared, prune bool) (map[ObjectRef]*Record, error) {
+func (tx *applyTx) currentRecords(in *prepared, nss []string) (map[ObjectRef]*Record, error) {
 	refs := make([]ObjectRef, len(in.deployments))
 	for i, n := range in.deployments {
 		refs[i] = ObjectRef{Kind: KindDeployment, Namespace: n.d.Metadata.Namespace, Name: n.d.Metadata.Name}
 	}
 	return current(tx.s.listNamespace, tx.s.readRecord, func(r *Record) ObjectRef {
 		return ObjectRef{Kind: KindDeployment, Namespace: r.NamespaceOrDefault(), Name: r.Name}
-	}, refs, prune, in)
+	}, refs, nss)
 }
 
 // currentServices is currentRecords for services.
-func (tx *applyTx) currentServices(in *prepared, prune bool) (map[ObjectRef]*ServiceRecord, error) {
+func (tx *applyTx) currentServices(in *prepared, nss []string) (map[ObjectRef]*ServiceRecord, error) {
 	refs := make([]ObjectRef, len(in.services))
 	for i, n := range in.services {
 		refs[i] = ObjectRef{Kind: KindService, Namespace: n.svc.Metadata.Namespace, Name: n.svc.Metadata.Name}
 	}
 	return current(tx.s.listServicesIn, tx.s.readService, func(r *ServiceRecord) ObjectRef {
 		return ObjectRef{Kind: KindService, Namespace: r.Service.Metadata.NamespaceOrDefault(), Name: r.Service.Metadata.Name}
-	}, refs, prune, in)
+	}, refs, nss)
 }
 
-// current reads the records of refs (those that exist) and, when pruning,
-// every record of the namespaces the bundle in visits, keyed by their
-// ObjectRef (namespace "default" for default).
+// current reads the records of refs (those that exist) and every record
+// of the namespaces nss (where a prune looks), keyed by their ObjectRef
+// (namespace "default" for default).
 func current[R any](list func(ns string) ([]R, error), read func(ns, name string) (R, error), refOf func(R) ObjectRef,
-	refs []ObjectRef, prune bool, in *prepared) (map[ObjectRef]R, error) {
+	refs []ObjectRef, nss []string) (map[ObjectRef]R, error) {
 	cur := map[ObjectRef]R{}
-	if prune {
-		for _, ns := range bundleNamespaces(in) {
+	{
+		for _, ns := range nss {
 			recs, err := list(ns)
 			if err != nil {
 				return nil, err

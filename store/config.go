@@ -63,6 +63,8 @@ type ObjectRecord[T any] struct {
 	Deleted    bool      `json:"deleted,omitempty"`
 	Created    time.Time `json:"createdAt"`
 	Updated    time.Time `json:"updatedAt"`
+	// Ownership is who manages the object (ownership.go).
+	Ownership
 }
 
 type (
@@ -371,6 +373,7 @@ type objectApply[T any] struct {
 	in      []normObject[T]
 	cur     map[ObjectRef]*ObjectRecord[T]
 	written []*ObjectRecord[T]
+	own     *ownerCheck
 }
 
 func (a *objectApply[T]) refs() []ObjectRef {
@@ -388,10 +391,10 @@ func (a *objectApply[T]) refOf(r *ObjectRecord[T]) ObjectRef {
 }
 
 // load reads the current records (see current).
-func (a *objectApply[T]) load(s *Store, prune bool, in *prepared) error {
+func (a *objectApply[T]) load(s *Store, nss []string) error {
 	cur, err := current(func(ns string) ([]*ObjectRecord[T], error) { return listObjectsIn(s, a.k, ns) },
 		func(ns, name string) (*ObjectRecord[T], error) { return readObject(s, a.k, ns, name) },
-		a.refOf, a.refs(), prune, in)
+		a.refOf, a.refs(), nss)
 	a.cur = cur
 	return err
 }
@@ -405,12 +408,17 @@ func (a *objectApply[T]) plan(now time.Time, missing func(kind, ns, name string)
 		}
 		ref := ObjectRef{Kind: a.k.kind, Namespace: orDefault(m.Namespace), Name: m.Name}
 		applied[ref], visited[ref.Namespace] = true, true
-		rec, act, err := planObject(a.k, a.cur[ref], n, now)
+		old := a.cur[ref]
+		rec, act, err := planObject(a.k, old, n, now)
 		if err != nil {
 			return nil, err
 		}
 		results = append(results, ApplyResult{ObjectRef: ref, Action: act, Generation: rec.Generation})
-		if act != Unchanged {
+		live, oldOwn := old != nil && !old.Deleted, Ownership{}
+		if live {
+			oldOwn = old.Ownership
+		}
+		if rec, write := claim(a.own, ref, live, oldOwn, rec, act, func(r *ObjectRecord[T]) *Ownership { return &r.Ownership }); write {
 			a.written = append(a.written, rec)
 		}
 	}
@@ -418,9 +426,9 @@ func (a *objectApply[T]) plan(now time.Time, missing func(kind, ns, name string)
 }
 
 // prune tombstones the live records prunable names.
-func (a *objectApply[T]) prune(now time.Time, prunable func(ObjectRef, map[string]string) bool, results []ApplyResult) []ApplyResult {
+func (a *objectApply[T]) prune(now time.Time, prunable func(ObjectRef, map[string]string, Ownership) bool, results []ApplyResult) []ApplyResult {
 	for _, ref := range sortedRefs(a.cur) {
-		if rec := a.cur[ref]; rec != nil && !rec.Deleted && prunable(ref, a.k.meta(&rec.Object).Labels) {
+		if rec := a.cur[ref]; rec != nil && !rec.Deleted && prunable(ref, a.k.meta(&rec.Object).Labels, rec.Ownership) {
 			t := tombstoneObject(a.k, rec, now)
 			results = append(results, ApplyResult{ObjectRef: ref, Action: Pruned, Generation: t.Generation})
 			a.written = append(a.written, t)

@@ -130,6 +130,23 @@
 // reviving the Service keeps it, unlike a deployment's, which a revival
 // resets.
 //
+// Ownership (ownership.go). Every record carries, beside its object and
+// never in it (no template hash depends on it), Kubernetes-style
+// managedFields: one Apply entry naming its manager (ManagerApply for
+// `dockctl apply -f`, DirectoryManager(path) for a manifests directory; a
+// record of an earlier release has none and is apply's) and one Update
+// entry per command that changed it since (scale, set image, rollout,
+// label, patch, edit), which the manager's next change supersedes. Apply
+// refuses, with a *ConflictError and writing nothing, to change a live
+// object of another manager unless ForceConflicts; Prune and PruneOwned
+// tombstone only the applier's own objects, so `apply --prune` never
+// deletes a directory's object and a directory never deletes apply's.
+// Updaters never conflict and never take over.
+//
+// Manifests directories' report. manifests.json holds the controller's
+// last report on each --manifests path (SourceStatus): controller-owned,
+// like the status files, and not watched.
+//
 // Leader election. AcquireControllerLock takes an exclusive flock on
 // controller.lock. The kernel releases a flock when its holder dies, so a
 // standby controller polling for it takes over within one retry interval.

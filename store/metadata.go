@@ -16,6 +16,13 @@ import (
 // written), and an error wrapping ErrNotFound for an object with no live
 // record. fn must not change the name or namespace.
 func (s *Store) UpdateMetadata(ref ObjectRef, fn func(*manifests.ObjectMeta) error) (Action, error) {
+	return s.UpdateMetadataAs("", ref, fn)
+}
+
+// UpdateMetadataAs is UpdateMetadata recorded as a change by updater (a
+// command's name: label, annotate; "" is "update"), never a conflict with
+// the object's manager, which stays.
+func (s *Store) UpdateMetadataAs(updater string, ref ObjectRef, fn func(*manifests.ObjectMeta) error) (Action, error) {
 	if s.readOnly {
 		return "", ErrReadOnly
 	}
@@ -113,7 +120,7 @@ func (s *Store) UpdateMetadata(ref ObjectRef, fn func(*manifests.ObjectMeta) err
 			return err
 		}
 		tx := &applyTx{s: s, now: time.Now().UTC()}
-		results, err := tx.apply(in, ApplyOptions{})
+		results, err := tx.apply(in, ApplyOptions{Updater: updaterName(updater)})
 		if err != nil {
 			return err
 		}

@@ -27,6 +27,8 @@ type NamespaceRecord struct {
 	// again makes a new namespace; what was in it stays deleted.
 	Deleted bool      `json:"deleted,omitempty"`
 	Created time.Time `json:"createdAt"`
+	// Ownership is who manages the namespace (ownership.go).
+	Ownership
 }
 
 type namespaceFile struct {
@@ -152,6 +154,7 @@ func normalizeNamespace(n *manifests.Namespace) (normNamespace, error) {
 	c.Metadata.Namespace = ""
 	c.Metadata.Generation = 0
 	c.Metadata.CreationTimestamp = nil
+	c.Metadata.ManagedFields = nil
 	all, err := json.Marshal(c)
 	if err != nil {
 		return normNamespace{}, fmt.Errorf("encoding namespace: %w", err)

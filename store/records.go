@@ -42,6 +42,8 @@ type Record struct {
 	// undo) moves to the end with a new number, as a Kubernetes ReplicaSet
 	// does, so numbers only grow.
 	Revisions []Revision `json:"revisions,omitempty"`
+	// Ownership is who manages the deployment (ownership.go).
+	Ownership
 }
 
 // Revision is one pod template of a deployment's history, kept so that
@@ -199,6 +201,28 @@ type ApplyOptions struct {
 	// spec.paused unset: the live value is kept (false on create), as
 	// kubectl apply keeps a `rollout pause` made since the last apply.
 	KeepPaused map[string]bool
+
+	// Manager is who applies (ownership.go), ManagerApply when "";
+	// ManagerOf, when set and not "", names it per object. An object
+	// another manager manages is a conflict (*ConflictError, nothing is
+	// written) unless ForceConflicts, which takes it over. Owns, when
+	// set, says which managers count as the applier's (a directory
+	// controller's several paths): their objects are taken over silently.
+	Manager        string
+	ManagerOf      func(ObjectRef) string
+	Owns           func(manager string) bool
+	ForceConflicts bool
+	// Updater, when set, makes the apply an update by that command
+	// (patch, edit): it is recorded, never a conflict, and the manager
+	// stays.
+	Updater string
+	// PruneOwned tombstones every live object of every namespace that
+	// the applier owns (Owns, or its Manager) and the bundle no longer
+	// holds, Namespaces included — but a namespace that still holds an
+	// object of another manager, which deleting the namespace would
+	// delete too. It is how a manifests directory deletes what left it;
+	// Prune, with it, changes nothing.
+	PruneOwned bool
 }
 
 // ApplyResult reports the outcome for one object. Its Namespace is the
@@ -456,6 +480,13 @@ func (s *Store) Update(ns, name string, fn func(*manifests.Deployment) error) (*
 // changes that depend on it, such as `rollout undo` restoring a revision's
 // template.
 func (s *Store) UpdateRecord(ns, name string, fn func(*Record, *manifests.Deployment) error) (*Record, error) {
+	return s.UpdateRecordAs("", ns, name, fn)
+}
+
+// UpdateRecordAs is UpdateRecord recorded as a change by updater (a
+// command's name: scale, set image, rollout; "" is "update"): the
+// deployment's manager stays.
+func (s *Store) UpdateRecordAs(updater, ns, name string, fn func(*Record, *manifests.Deployment) error) (*Record, error) {
 	if s.readOnly {
 		return nil, ErrReadOnly
 	}
@@ -488,7 +519,8 @@ func (s *Store) UpdateRecord(ns, name string, fn func(*Record, *manifests.Deploy
 		if err != nil {
 			return fmt.Errorf("deployment %q: %w", name, err)
 		}
-		rec, act, err := plan(old, n, time.Now().UTC(), s.revisionsInUse(ns, name))
+		now := time.Now().UTC()
+		rec, act, err := plan(old, n, now, s.revisionsInUse(ns, name))
 		if err != nil {
 			return err
 		}
@@ -496,6 +528,7 @@ func (s *Store) UpdateRecord(ns, name string, fn func(*Record, *manifests.Deploy
 			out = old
 			return nil
 		}
+		rec.Ownership = old.Ownership.updated(updaterName(updater), now)
 		out = rec
 		tx := &applyTx{s: s}
 		tx.deployments = []*Record{rec}
@@ -549,6 +582,7 @@ func canonical[T any](obj *T, clear func(*T) (*manifests.ObjectMeta, any)) (c T,
 	m, s := clear(&c)
 	m.Generation = 0
 	m.CreationTimestamp = nil
+	m.ManagedFields = nil
 	m.Namespace = canonicalNamespace(m.Namespace)
 	if spec, err = json.Marshal(s); err != nil {
 		return c, nil, nil, fmt.Errorf("encoding spec: %w", err)

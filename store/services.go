@@ -26,6 +26,8 @@ type ServiceRecord struct {
 	Deleted    bool              `json:"deleted,omitempty"`
 	Created    time.Time         `json:"createdAt"`
 	Updated    time.Time         `json:"updatedAt"`
+	// Ownership is who manages the Service (ownership.go).
+	Ownership
 }
 
 // Key returns the Service's key, "namespace/name" (its watch key is

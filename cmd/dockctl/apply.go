@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/pmezard/go-difflib/difflib"
@@ -13,6 +15,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/dockctl/dockctl/manifests"
+	"github.com/dockctl/dockctl/sourcedir"
 	"github.com/dockctl/dockctl/store"
 )
 
@@ -25,6 +28,7 @@ type applyOptions struct {
 	selector string
 	wait     bool
 	timeout  time.Duration
+	force    bool // --force-conflicts
 }
 
 func newApplyCommand(g *globalOptions) *cobra.Command {
@@ -60,6 +64,7 @@ func newApplyCommand(g *globalOptions) *cobra.Command {
 	cmd.Flags().BoolVar(&o.prune, "prune", false, "delete the deployments, services, configmaps, secrets and claims absent from the applied files, in the namespaces the files' objects are in (needs --all or -l; namespaces are never pruned)")
 	cmd.Flags().BoolVar(&o.all, "all", false, "with --prune: consider every object of those namespaces for pruning")
 	cmd.Flags().StringVarP(&o.selector, "selector", "l", "", "apply only the objects of the files whose metadata.labels match, and with --prune prune only matching ones")
+	cmd.Flags().BoolVar(&o.force, "force-conflicts", false, "take over the objects another manager (a manifests directory of the controller) manages, instead of refusing them; that directory then leaves them alone and reports a conflict")
 	cmd.Flags().BoolVar(&o.wait, "wait", false, "wait until every applied deployment is rolled out (needs a running controller)")
 	cmd.Flags().DurationVar(&o.timeout, "timeout", 5*time.Minute, "how long --wait waits")
 	_ = cmd.MarkFlagRequired("filename")
@@ -78,7 +83,7 @@ func runApply(cmd *cobra.Command, g *globalOptions, o *applyOptions) error {
 	if err != nil {
 		return err
 	}
-	opts := store.ApplyOptions{DryRun: dry, Prune: o.prune}
+	opts := store.ApplyOptions{DryRun: dry, Prune: o.prune, Manager: store.ManagerApply, ForceConflicts: o.force}
 	var sel labels.Selector
 	switch {
 	case o.all && o.selector != "":
@@ -165,16 +170,21 @@ func (g *globalOptions) storeFor(dry bool) (*store.Store, error) {
 func newDiffCommand(g *globalOptions) *cobra.Command {
 	var (
 		files []string
+		dirs  []string
 		skip  bool
+		force bool
 	)
 	cmd := &cobra.Command{
-		Use:   "diff -f PATH",
+		Use:   "diff -f PATH | diff --manifests DIR",
 		Short: "Show what apply would change (exit 0: none, 1: differences, >1: error)",
 		Example: `  # Show what applying web.yaml would change
   dockctl diff -f web.yaml
 
   # Apply only if something would change
-  dockctl diff -f k8s/ >/dev/null || dockctl apply -f k8s/`,
+  dockctl diff -f k8s/ >/dev/null || dockctl apply -f k8s/
+
+  # Preview what a controller running with --manifests /srv/k8s would create, change and delete
+  dockctl diff --manifests /srv/k8s`,
 		// Exit 1 means "differences": every error, usage errors included,
 		// is 2, so that a script never takes one for the other.
 		Args: func(cmd *cobra.Command, args []string) error {
@@ -184,11 +194,21 @@ func newDiffCommand(g *globalOptions) *cobra.Command {
 			return nil
 		},
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if len(files) == 0 {
+			var (
+				n   int
+				err error
+			)
+			switch {
+			case len(files) > 0 && len(dirs) > 0:
+				return &exitError{code: 2, err: errors.New("-f and --manifests cannot be used together")}
+			case len(dirs) > 0:
+				n, err = runDiffManifests(cmd.OutOrStdout(), cmd.ErrOrStderr(), g, dirs, skip)
+			case len(files) == 0:
 				// Not MarkFlagRequired: cobra's own check would exit 1.
 				return &exitError{code: 2, err: errors.New(`required flag(s) "filename" not set`)}
+			default:
+				n, err = runDiff(cmd.InOrStdin(), cmd.OutOrStdout(), cmd.ErrOrStderr(), g, files, skip, force)
 			}
-			n, err := runDiff(cmd.InOrStdin(), cmd.OutOrStdout(), cmd.ErrOrStderr(), g, files, skip)
 			if err != nil {
 				return &exitError{code: 2, err: err}
 			}
@@ -198,15 +218,17 @@ func newDiffCommand(g *globalOptions) *cobra.Command {
 			return nil
 		},
 	}
-	cmd.Flags().StringSliceVarP(&files, "filename", "f", nil, "manifest file, directory or - (required)")
+	cmd.Flags().StringSliceVarP(&files, "filename", "f", nil, "manifest file, directory or - (required, unless --manifests)")
+	cmd.Flags().StringArrayVar(&dirs, "manifests", nil, "preview `dockctl controller --manifests` with these paths, as the controller sees them (repeatable): what it would create, change and delete")
 	addSkipUnsupported(cmd, &skip)
+	cmd.Flags().BoolVar(&force, "force-conflicts", false, "with -f: preview apply --force-conflicts (an object a manifests directory manages is a conflict, an error, without it)")
 	cmd.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return &exitError{code: 2, err: err} })
 	return cmd
 }
 
 // runDiff prints a unified diff per object between what is stored and what
 // the files declare, and returns how many differ.
-func runDiff(stdin io.Reader, out, warn io.Writer, g *globalOptions, files []string, skip bool) (int, error) {
+func runDiff(stdin io.Reader, out, warn io.Writer, g *globalOptions, files []string, skip, force bool) (int, error) {
 	b, err := g.loadBundle(files, stdin, skip, warn)
 	if err != nil {
 		return 0, err
@@ -220,77 +242,92 @@ func runDiff(stdin io.Reader, out, warn io.Writer, g *globalOptions, files []str
 	// refuse (the data of an immutable ConfigMap or Secret, a Secret's
 	// type, a claim's spec, a namespace that does not exist) is an error,
 	// not a diff.
-	if _, err := st.Apply(b.Bundle, store.ApplyOptions{DryRun: true, KeepPaused: b.keepPaused}); err != nil {
+	if _, err := st.Apply(b.Bundle, store.ApplyOptions{DryRun: true, KeepPaused: b.keepPaused, ForceConflicts: force}); err != nil {
 		return 0, fmt.Errorf("apply would refuse it: %w", err)
 	}
-	differ := 0
-	show := func(name string, live, next []byte) error {
-		if bytes.Equal(live, next) {
-			return nil
-		}
-		differ++
-		text, err := difflib.GetUnifiedDiffString(difflib.UnifiedDiff{
-			A: difflib.SplitLines(string(live)), B: difflib.SplitLines(string(next)),
-			FromFile: "live/" + name, ToFile: "merged/" + name, Context: 3,
-		})
-		if err != nil {
-			return err
-		}
-		fmt.Fprint(out, text)
+	d := &differ{out: out}
+	if err := diffObjects(st, b, d.show); err != nil {
+		return 0, err
+	}
+	return d.n, nil
+}
+
+// differ prints unified diffs and counts them.
+type differ struct {
+	out io.Writer
+	n   int
+}
+
+func (d *differ) show(name string, live, next []byte) error {
+	if bytes.Equal(live, next) {
 		return nil
 	}
+	d.n++
+	text, err := difflib.GetUnifiedDiffString(difflib.UnifiedDiff{
+		A: difflib.SplitLines(string(live)), B: difflib.SplitLines(string(next)),
+		FromFile: "live/" + name, ToFile: "merged/" + name, Context: 3,
+	})
+	if err != nil {
+		return err
+	}
+	fmt.Fprint(d.out, text)
+	return nil
+}
+
+// diffObjects shows, per object of b, the stored object next to b's.
+func diffObjects(st *store.Store, b *bundle, show func(name string, live, next []byte) error) error {
 	for _, n := range b.Namespaces {
 		var live []byte
 		rec, err := st.LookupNamespace(n.Metadata.Name)
 		if err != nil && !errors.Is(err, store.ErrNotFound) {
-			return 0, err
+			return err
 		}
 		if err == nil && !rec.Deleted {
 			stored := rec.Namespace
 			stored.Metadata.CreationTimestamp = nil
 			if live, err = yaml.Marshal(stored); err != nil {
-				return 0, err
+				return err
 			}
 		}
 		next, err := yaml.Marshal(n)
 		if err != nil {
-			return 0, err
+			return err
 		}
 		if err := show("namespace/"+n.Metadata.Name, live, next); err != nil {
-			return 0, err
+			return err
 		}
 	}
 	if err := diffConfig(st, b, show); err != nil {
-		return 0, err
+		return err
 	}
 	for _, svc := range b.Services {
 		var live []byte
 		rec, err := st.LookupService(svc.Metadata.Namespace, svc.Metadata.Name)
 		if err != nil && !errors.Is(err, store.ErrNotFound) {
-			return 0, err
+			return err
 		}
 		if err == nil && !rec.Deleted {
 			stored := rec.Service
 			stored.Metadata.Generation, stored.Metadata.CreationTimestamp = 0, nil
 			if live, err = yaml.Marshal(stored); err != nil {
-				return 0, err
+				return err
 			}
 		}
 		next := *svc
 		next.Status = nil
 		nb, err := yaml.Marshal(next)
 		if err != nil {
-			return 0, err
+			return err
 		}
 		if err := show("service/"+diffName(svc.Metadata.Namespace, svc.Metadata.Name), live, nb); err != nil {
-			return 0, err
+			return err
 		}
 	}
 	for _, d := range b.Deployments {
 		var live []byte
 		rec, err := st.Get(d.Metadata.Namespace, d.Metadata.Name)
 		if err != nil && !errors.Is(err, store.ErrNotFound) {
-			return 0, err // unreadable: apply would refuse it too
+			return err // unreadable: apply would refuse it too
 		}
 		var liveDep *manifests.Deployment
 		if err == nil {
@@ -298,7 +335,7 @@ func runDiff(stdin io.Reader, out, warn io.Writer, g *globalOptions, files []str
 		}
 		// What apply keeps of the live deployment is no difference.
 		if err := store.KeepLive(liveDep, d, b.keepPaused[store.Key(d.Metadata.Namespace, d.Metadata.Name)]); err != nil {
-			return 0, err
+			return err
 		}
 		if err == nil {
 			// Compare specs, not bookkeeping: server-set metadata is
@@ -309,19 +346,19 @@ func runDiff(stdin io.Reader, out, warn io.Writer, g *globalOptions, files []str
 				stored.Metadata.Namespace = "" // as an earlier release may have kept it
 			}
 			if live, err = manifests.Marshal(stored, "yaml"); err != nil {
-				return 0, err
+				return err
 			}
 		}
 		next, err := manifests.Marshal(d, "yaml")
 		if err != nil {
-			return 0, err
+			return err
 		}
 		// Deployments keep the names of earlier releases: live/web.
 		if err := show(diffName(d.Metadata.Namespace, d.Metadata.Name), live, next); err != nil {
-			return 0, err
+			return err
 		}
 	}
-	return differ, nil
+	return nil
 }
 
 // diffName names an object of a namespace in a diff's header: its name in
@@ -331,4 +368,56 @@ func diffName(ns, name string) string {
 		return name
 	}
 	return ns + "/" + name
+}
+
+// runDiffManifests previews `dockctl controller --manifests` with paths:
+// the diff of every object it would create or change, and of every one it
+// would delete. A path it could not apply whole (an invalid file, an
+// empty or unreadable directory) is an error, after the diff of the rest.
+func runDiffManifests(out, warn io.Writer, g *globalOptions, paths []string, skip bool) (int, error) {
+	if err := checkManifestPaths(paths); err != nil {
+		return 0, err
+	}
+	st, err := g.readStore()
+	if err != nil {
+		return 0, err
+	}
+	for i, p := range paths {
+		paths[i] = filepath.Clean(p)
+	}
+	plan, results, conflicts, err := sourcedir.New(st, sourcedir.Options{Paths: paths, SkipUnsupported: skip}).Preview()
+	if err != nil {
+		return 0, fmt.Errorf("the controller's apply would be refused: %w", err)
+	}
+	for _, c := range conflicts {
+		fmt.Fprintf(warn, "Warning: %s is managed by %q: the controller would leave it as it is\n", c.ObjectRef, c.Manager)
+	}
+	d := &differ{out: out}
+	b := &bundle{Bundle: plan.Bundle.Bundle, keepPaused: plan.Bundle.KeepPaused}
+	if err := diffObjects(st, b, d.show); err != nil {
+		return 0, err
+	}
+	for _, r := range results {
+		if r.Action != store.Pruned {
+			continue
+		}
+		live, err := liveJSON(g, st, r.ObjectRef)
+		if err == nil {
+			live, err = yaml.JSONToYAML(live)
+		}
+		if err != nil {
+			return 0, fmt.Errorf("%s: %w", r.ObjectRef, err)
+		}
+		name := strings.ToLower(r.Kind) + "/" + diffName(r.Namespace, r.Name)
+		if r.Kind == store.KindDeployment {
+			name = diffName(r.Namespace, r.Name) // as above: live/web
+		}
+		if err := d.show(name, live, nil); err != nil {
+			return 0, err
+		}
+	}
+	if problems := plan.Problems(); len(problems) > 0 {
+		return d.n, errors.New(strings.Join(problems, "\n"))
+	}
+	return d.n, nil
 }

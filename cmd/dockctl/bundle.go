@@ -7,6 +7,7 @@ import (
 	"k8s.io/apimachinery/pkg/labels"
 
 	"github.com/dockctl/dockctl/manifests"
+	"github.com/dockctl/dockctl/sourcedir"
 	"github.com/dockctl/dockctl/store"
 )
 
@@ -67,58 +68,19 @@ func (g *globalOptions) loadBundle(paths []string, stdin io.Reader, skip bool, w
 }
 
 // bundleOf makes the bundle of decoded documents, each namespaced object
-// placed in its namespace (placeObject), as apply stores them.
+// placed in its namespace (sourcedir.Place), as apply stores them.
 func (g *globalOptions) bundleOf(docs []*manifests.Document) (*bundle, error) {
-	b := &bundle{keepPaused: map[string]bool{}}
-	for _, d := range docs {
-		switch {
-		case d.Namespace != nil:
-			b.Namespaces = append(b.Namespaces, d.Namespace)
-		case d.ConfigMap != nil || d.Secret != nil || d.PVC != nil:
-			if err := g.placeObject(d, d.Meta()); err != nil {
-				return nil, err
-			}
-			b.addConfig(d)
-		case d.Service != nil:
-			if err := g.placeObject(d, &d.Service.Metadata); err != nil {
-				return nil, err
-			}
-			b.Services = append(b.Services, d.Service)
-		case d.Deployment != nil:
-			if err := g.placeObject(d, &d.Deployment.Metadata); err != nil {
-				return nil, err
-			}
-			if !d.ReplicasSet {
-				// Unset tells the store to keep the live count (1 on create).
-				d.Deployment.Spec.Replicas = nil
-			}
-			if !d.PausedSet {
-				b.keepPaused[store.Key(d.Deployment.Metadata.Namespace, d.Deployment.Metadata.Name)] = true
-			}
-			b.Deployments = append(b.Deployments, d.Deployment)
-		}
+	p, err := sourcedir.Place(docs, g.namespace, g.nsExplicit())
+	if err != nil {
+		return nil, err
 	}
-	b.docs = docs
-	b.ignored = manifests.IgnoredWarning(docs)
-	return b, nil
+	return &bundle{Bundle: p.Bundle, keepPaused: p.KeepPaused, docs: docs, ignored: manifests.IgnoredWarning(docs)}, nil
 }
 
 // placeObject puts a namespaced object of a file in its namespace: its own,
 // or -n's when it names none.
 func (g *globalOptions) placeObject(d *manifests.Document, m *manifests.ObjectMeta) error {
-	ns := m.Namespace
-	switch {
-	case ns == "":
-		ns = g.namespace
-	case g.nsExplicit() && ns != g.namespace:
-		return fmt.Errorf("%s: the namespace from the provided object %q does not match the namespace %q. You must pass '--namespace=%s' to perform this operation.",
-			d.Source(), ns, g.namespace, ns)
-	}
-	if ns == manifests.DefaultNamespace {
-		ns = "" // as the store keeps it, and every earlier release wrote it
-	}
-	m.Namespace = ns
-	return nil
+	return sourcedir.PlaceObject(d, m, g.namespace, g.nsExplicit())
 }
 
 // filter keeps the objects whose metadata.labels match sel, as kubectl

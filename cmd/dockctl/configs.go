@@ -15,18 +15,6 @@ import (
 // ConfigMaps, Secrets and PersistentVolumeClaims in bundles: apply, diff
 // and delete -f (issue 11).
 
-// addConfig adds a ConfigMap, Secret or claim document to the bundle.
-func (b *bundle) addConfig(d *manifests.Document) {
-	switch {
-	case d.ConfigMap != nil:
-		b.ConfigMaps = append(b.ConfigMaps, d.ConfigMap)
-	case d.Secret != nil:
-		b.Secrets = append(b.Secrets, d.Secret)
-	case d.PVC != nil:
-		b.Claims = append(b.Claims, d.PVC)
-	}
-}
-
 // filterConfig keeps the ConfigMaps, Secrets and claims whose labels
 // match sel (see filter).
 func (b *bundle) filterConfig(sel labels.Selector) {

@@ -20,6 +20,8 @@ import (
 	"github.com/dockctl/dockctl/manifests"
 	"github.com/dockctl/dockctl/metrics"
 	"github.com/dockctl/dockctl/reconciler"
+	"github.com/dockctl/dockctl/sourcedir"
+	"github.com/dockctl/dockctl/store"
 )
 
 // defaultMetricsAddr stays clear of Prometheus' own 9090 and binds loopback:
@@ -47,6 +49,13 @@ type controllerOptions struct {
 	// subnet is the instance network's subnet when the controller creates
 	// it; "" chooses a free one.
 	subnet string
+	// The manifests directories (issue 12): applied as `apply -f` would,
+	// what leaves them deleted.
+	manifests       []string
+	manifestsResync time.Duration
+	allowEmpty      bool
+	allowEmptyAfter time.Duration
+	forceConflicts  bool
 }
 
 // allowOptions are the --allow-* flags.
@@ -68,7 +77,13 @@ func newControllerCommandWith(g *globalOptions, o *controllerOptions) *cobra.Com
   dockctl controller
 
   # Resync every 10s, serve metrics on port 9464 and remove containers no deployment owns
-  dockctl controller --resync-period 10s --metrics-addr :9464 --prune-orphans`,
+  dockctl controller --resync-period 10s --metrics-addr :9464 --prune-orphans
+
+  # Keep the state matching a git checkout (read-only is fine): what its files hold is applied, what leaves them deleted
+  dockctl controller --manifests /srv/k8s
+
+  # Preview what it would change
+  dockctl diff --manifests /srv/k8s`,
 		Long: "Keeps this instance's containers matching the state directory: creates missing replicas,\n" +
 			"starts stopped ones, removes surplus and outdated ones. Stopping it never stops a workload.\n" +
 			"Only one controller per state directory acts; a second one waits and takes over if the first dies.",
@@ -105,6 +120,12 @@ func newControllerCommandWith(g *globalOptions, o *controllerOptions) *cobra.Com
 	f.StringVar(&o.subnet, "subnet", "",
 		fmt.Sprintf("subnet of the instance network (%s) when the controller creates it, an IPv4 CIDR of /%d or larger (default: the first of 10.222.0.0/20, 10.222.16.0/20, … that overlaps no Docker network); an existing network keeps its own",
 			dockerx.NetworkName("INSTANCE"), reconciler.MaxSubnetPrefix))
+	f.StringArrayVar(&o.manifests, "manifests", nil,
+		"a manifests directory or file to keep applied, as apply -f would (repeatable; directories recursively): changes are picked up within a second, objects that leave it are deleted — only those it manages")
+	f.DurationVar(&o.manifestsResync, "manifests-resync-period", 2*time.Minute, "with --manifests: re-read the directories this often even without a change event")
+	f.BoolVar(&o.allowEmpty, "allow-empty", false, "with --manifests: a directory that became empty or unreadable deletes its objects (after --allow-empty-after); without it, it deletes nothing")
+	f.DurationVar(&o.allowEmptyAfter, "allow-empty-after", time.Minute, "with --allow-empty: how long a directory must stay empty or unreadable before its objects are deleted")
+	f.BoolVar(&o.forceConflicts, "force-conflicts", false, "with --manifests: take over the objects the directories declare that another manager (apply) manages, instead of reporting a conflict and leaving them")
 	a := &o.allow
 	f.BoolVar(&a.privileged, strings.TrimPrefix(manifests.FlagAllowPrivileged, "--"), false,
 		"run privileged containers (securityContext.privileged), without seccomp filter (seccompProfile Unconfined), or with sysctls outside Kubernetes' safe set")
@@ -141,6 +162,17 @@ func runController(g *globalOptions, o *controllerOptions) error {
 		return fmt.Errorf("--crash-backoff-max %v: must be at least --crash-backoff-base (%v)", o.crashMax, o.crashBase)
 	case o.settle < 0:
 		return fmt.Errorf("--settle-time %v: must be 0 (off) or positive", o.settle)
+	case o.manifestsResync <= 0:
+		return fmt.Errorf("--manifests-resync-period %v: must be positive", o.manifestsResync)
+	case o.allowEmptyAfter < 0:
+		return fmt.Errorf("--allow-empty-after %v: must not be negative", o.allowEmptyAfter)
+	}
+	if err := checkManifestPaths(o.manifests); err != nil {
+		return err
+	}
+	for i, p := range o.manifests {
+		// The path names the manager its objects record: one spelling.
+		o.manifests[i] = filepath.Clean(p)
 	}
 	if err := o.checkServiceNetwork(); err != nil {
 		return err
@@ -246,7 +278,46 @@ func runController(g *globalOptions, o *controllerOptions) error {
 			}
 		}()
 	}
+	if len(o.manifests) > 0 {
+		// Only the leader applies: a standby reaches this line once it
+		// holds the lock.
+		syncer := sourcedir.New(st, sourcedir.Options{
+			Paths: o.manifests, AllowEmpty: o.allowEmpty, AllowEmptyAfter: o.allowEmptyAfter,
+			ForceConflicts: o.forceConflicts, Metrics: m, Log: log, Recorder: manifestsRecorder(st),
+		})
+		log.Info("applying manifests directories", "paths", o.manifests, "allowEmpty", o.allowEmpty)
+		done := make(chan error, 1)
+		go func() { done <- syncer.Run(ctx, o.manifestsResync) }()
+		defer func() {
+			if err := <-done; err != nil {
+				log.Error("manifests directories", "err", err)
+			}
+		}()
+	}
 	return ctrl.Run(ctx)
+}
+
+// manifestsRecorder is where the manifests directories' events go; nil
+// (only logged) until the event store records them.
+var manifestsRecorder = func(*store.Store) sourcedir.Recorder { return nil }
+
+// checkManifestPaths refuses a --manifests that is empty, or relative
+// (a controller's working directory is nobody's business; the manager
+// name must say which directory it is).
+func checkManifestPaths(paths []string) error {
+	seen := map[string]bool{}
+	for _, p := range paths {
+		switch {
+		case p == "":
+			return fmt.Errorf("--manifests: empty path")
+		case !filepath.IsAbs(p):
+			return fmt.Errorf("--manifests %q: must be an absolute path", p)
+		case seen[filepath.Clean(p)]:
+			return fmt.Errorf("--manifests %q: given twice", p)
+		}
+		seen[filepath.Clean(p)] = true
+	}
+	return nil
 }
 
 // checkServiceNetwork refuses a --service-address that is no IP address,

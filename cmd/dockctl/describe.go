@@ -82,6 +82,7 @@ func describe(w io.Writer, snap *snapshot, d *manifests.Deployment, haveStatus b
 	p("CreationTimestamp", d.Metadata.CreationTimestamp.Format("Mon, 02 Jan 2006 15:04:05 -0700"))
 	p("Labels", kv(d.Metadata.Labels))
 	p("Annotations", kv(d.Metadata.Annotations))
+	p("Managed-By", managedBy(d.Metadata.ManagedFields))
 	var selector map[string]string
 	if d.Spec.Selector != nil { // a hand-edited record may lack it
 		selector = d.Spec.Selector.MatchLabels
@@ -377,6 +378,24 @@ func pairs(m map[string]string) []string {
 func orDefault(s, def string) string {
 	if s == "" {
 		return def
+	}
+	return s
+}
+
+// managedBy is describe's Managed-By line: the manager (apply, or
+// manifests:PATH: what may delete the object when it leaves its files),
+// then the commands that changed it since.
+func managedBy(entries []manifests.ManagedFieldsEntry) string {
+	s, ups := store.ManagerApply, []string(nil)
+	for _, e := range entries {
+		if e.Operation == store.OperationApply {
+			s = e.Manager
+		} else {
+			ups = append(ups, e.Manager)
+		}
+	}
+	if len(ups) > 0 {
+		s += " (changed since by " + strings.Join(ups, ", ") + ")"
 	}
 	return s
 }

@@ -125,7 +125,7 @@ func runEdit(out, errOut io.Writer, g *globalOptions, ref store.ObjectRef, edit 
 			}
 			return fmt.Errorf("Operation cannot be fulfilled on %s: the object has been modified; please apply your changes to the latest version and try again", kubectlName(ref))
 		}
-		act, err := storeEdited(errOut, g, st, ref, j)
+		act, err := storeEdited(errOut, g, st, ref, j, "edit")
 		if err != nil {
 			failure = fmt.Sprintf("%s was not valid:\n* %s", kubectlName(ref), strings.ReplaceAll(err.Error(), "\n", "\n* "))
 			continue

@@ -65,6 +65,9 @@ func newGetCommand(g *globalOptions) *cobra.Command {
   # Print the ready replicas of deployment web
   dockctl get deploy web -o jsonpath='{.status.readyReplicas}'
 
+  # Show whether the controller's manifests directories (--manifests) were applied whole
+  dockctl get manifests
+
   # List configmaps with their labels, and secrets with a column for label app
   dockctl get configmaps --show-labels
   dockctl get secrets -L app`,
@@ -112,7 +115,8 @@ var getters = map[string]func(cmd *cobra.Command, g *globalOptions, o *getOption
 	kindDeployment: getDeployments, kindPod: getPods, kindContainer: getContainers, kindNamespace: getNamespaces,
 	kindService: getServices, kindEndpoints: getEndpoints,
 	kindConfigMap: getConfigMaps, kindSecret: getSecrets,
-	kindClaim: getClaims, // claims_cli.go
+	kindClaim:     getClaims,    // claims_cli.go
+	kindManifests: getManifests, // manifests_cli.go
 }
 
 // listing is how every get begins (its output format checked already):

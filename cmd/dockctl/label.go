@@ -83,7 +83,7 @@ func newMetaCommand(g *globalOptions, v metaVerb, example string) *cobra.Command
 			out := cmd.OutOrStdout()
 			var absent []string
 			shrunk := false
-			act, err := st.UpdateMetadata(ref, func(m *manifests.ObjectMeta) error {
+			act, err := st.UpdateMetadataAs(v.verb, ref, func(m *manifests.ObjectMeta) error {
 				absent, shrunk = absent[:0], false
 				field := v.field(m)
 				if !overwrite {

@@ -25,7 +25,7 @@ func newScaleCommand(g *globalOptions) *cobra.Command {
 		if replicas > manifests.MaxReplicasLimit {
 			return fmt.Errorf("--replicas must be <= %d, got %d", manifests.MaxReplicasLimit, replicas)
 		}
-		err := g.updateDeployment(name, func(_ *store.Record, d *manifests.Deployment) error {
+		err := g.updateDeployment("scale", name, func(_ *store.Record, d *manifests.Deployment) error {
 			d.Spec.Replicas = &replicas
 			return hostPortConflict(d)
 		})

@@ -119,7 +119,7 @@ func runPatch(out, errOut io.Writer, g *globalOptions, ref store.ObjectRef, typ 
 		}
 		return fmt.Errorf("unable to apply the patch to %s: %v", kubectlName(ref), err)
 	}
-	act, err := storeEdited(errOut, g, st, ref, patched)
+	act, err := storeEdited(errOut, g, st, ref, patched, "patch")
 	if err != nil {
 		return err
 	}
@@ -227,7 +227,9 @@ func yamlToJSON(b []byte) ([]byte, error) { return yaml.YAMLToJSON(bytes.TrimSpa
 // or edit) the way `apply -f` of it would: decoded and validated by the
 // manifests decoder, then applied alone. It must still be ref's object:
 // kind, name and namespace cannot change. It returns what the store did.
-func storeEdited(errOut io.Writer, g *globalOptions, st *store.Store, ref store.ObjectRef, data []byte) (store.Action, error) {
+// The change is recorded as updater's (patch, edit): the object's manager
+// stays, as a Kubernetes Update operation leaves the applier's fields.
+func storeEdited(errOut io.Writer, g *globalOptions, st *store.Store, ref store.ObjectRef, data []byte, updater string) (store.Action, error) {
 	var head struct {
 		Kind     string `json:"kind"`
 		Metadata struct {
@@ -274,7 +276,7 @@ func storeEdited(errOut io.Writer, g *globalOptions, st *store.Store, ref store.
 			fmt.Fprintf(errOut, "Warning: deployment/%s: %s\n", d.Metadata.Name, p)
 		}
 	}
-	results, err := st.Apply(b.Bundle, store.ApplyOptions{KeepPaused: b.keepPaused})
+	results, err := st.Apply(b.Bundle, store.ApplyOptions{KeepPaused: b.keepPaused, Updater: updater})
 	if err != nil {
 		return "", err
 	}

@@ -101,7 +101,7 @@ func newRolloutUndoCommand(g *globalOptions) *cobra.Command {
 	cmd := deploymentCommand("undo deployment NAME [--to-revision N]", "Roll back to the previous revision, or to revision N", func(cmd *cobra.Command, name string) error {
 		var target int64
 		skipped := false
-		err := g.updateDeployment(name, func(rec *store.Record, d *manifests.Deployment) error {
+		err := g.updateDeployment("rollout", name, func(rec *store.Record, d *manifests.Deployment) error {
 			var rev *store.Revision
 			switch {
 			case toRevision != 0:
@@ -154,7 +154,7 @@ func newRolloutUndoCommand(g *globalOptions) *cobra.Command {
 
 func newRolloutRestartCommand(g *globalOptions) *cobra.Command {
 	cmd := deploymentCommand("restart deployment NAME", "Replace every container with a rolling update (a new revision via a restartedAt annotation)", func(cmd *cobra.Command, name string) error {
-		err := g.updateDeployment(name, func(_ *store.Record, d *manifests.Deployment) error {
+		err := g.updateDeployment("rollout", name, func(_ *store.Record, d *manifests.Deployment) error {
 			if d.Spec.Paused {
 				return fmt.Errorf("can't restart paused deployment (run `dockctl rollout resume %s` first)", cmdRef(g.namespace, name))
 			}
@@ -185,7 +185,7 @@ func newRolloutPauseCommand(g *globalOptions, pause bool) *cobra.Command {
 	}
 	cmd := deploymentCommand(verb+" deployment NAME", short, func(cmd *cobra.Command, name string) error {
 		already := false
-		err := g.updateDeployment(name, func(_ *store.Record, d *manifests.Deployment) error {
+		err := g.updateDeployment("rollout", name, func(_ *store.Record, d *manifests.Deployment) error {
 			already = d.Spec.Paused == pause
 			d.Spec.Paused = pause
 			return nil

@@ -174,12 +174,14 @@ func deploymentCommand(use, short string, run func(cmd *cobra.Command, name stri
 
 // updateDeployment applies fn to the stored deployment under the state
 // directory's write lock.
-func (g *globalOptions) updateDeployment(name string, fn func(*store.Record, *manifests.Deployment) error) error {
+// It is recorded as a change by updater, the command's name (scale, set
+// image, rollout): the deployment's manager stays.
+func (g *globalOptions) updateDeployment(updater, name string, fn func(*store.Record, *manifests.Deployment) error) error {
 	st, err := g.openStore()
 	if err != nil {
 		return err
 	}
-	if _, err := st.UpdateRecord(g.namespace, name, fn); err != nil {
+	if _, err := st.UpdateRecordAs(updater, g.namespace, name, fn); err != nil {
 		return notFound(g, name, err)
 	}
 	return nil
@@ -213,6 +215,7 @@ var kindAliases = map[string]string{
 	"configmap": kindConfigMap, "configmaps": kindConfigMap, "cm": kindConfigMap,
 	"secret": kindSecret, "secrets": kindSecret,
 	"persistentvolumeclaim": kindClaim, "persistentvolumeclaims": kindClaim, "pvc": kindClaim, "pvcs": kindClaim,
+	"manifests": kindManifests, "manifestssource": kindManifests, "manifestssources": kindManifests,
 }
 
 // resourceArg accepts "KIND NAME" and "KIND/NAME" for one of kinds (in any

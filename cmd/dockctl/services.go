@@ -48,6 +48,7 @@ func (e serviceEntry) spec() *manifests.Service {
 	s.Metadata.Generation = e.rec.Generation
 	created := e.rec.Created
 	s.Metadata.CreationTimestamp = &created
+	s.Metadata.ManagedFields = e.rec.Entries()
 	return s
 }
 
@@ -497,6 +498,7 @@ func describeService(w io.Writer, snap *snapshot, e serviceEntry) {
 	p("CreationTimestamp", e.rec.Created.Format("Mon, 02 Jan 2006 15:04:05 -0700"))
 	p("Labels", kv(svc.Metadata.Labels))
 	p("Annotations", kv(svc.Metadata.Annotations))
+	p("Managed-By", managedBy(svc.Metadata.ManagedFields))
 	p("Selector", kv(svc.Spec.Selector))
 	p("Type", svc.Spec.Type)
 	p("IP Family Policy", orDefault(svc.Spec.IPFamilyPolicy, string(corev1.IPFamilyPolicySingleStack)))

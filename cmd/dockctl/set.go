@@ -68,7 +68,7 @@ func newSetImageCommand(g *globalOptions) *cobra.Command {
 				return err
 			}
 			changed := false
-			err = g.updateDeployment(name, func(_ *store.Record, d *manifests.Deployment) error {
+			err = g.updateDeployment("set image", name, func(_ *store.Record, d *manifests.Deployment) error {
 				changed = false
 				ps := &d.Spec.Template.Spec
 				var missing []string

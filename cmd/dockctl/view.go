@@ -168,6 +168,7 @@ func (s *snapshot) deploymentObject(r *store.Record) *manifests.Deployment {
 	d.Metadata.Generation = r.Generation
 	created := r.CreatedAt
 	d.Metadata.CreationTimestamp = &created
+	d.Metadata.ManagedFields = r.Entries()
 	st := s.view(r).status
 	if cs := s.statuses[r.Key()]; cs != nil {
 		st.ObservedGeneration = cs.ObservedGeneration
