@@ -87,6 +87,9 @@ type Options struct {
 	Logger     *slog.Logger
 	// Observer receives sync outcomes and counts (metrics); may be nil.
 	Observer Observer
+	// Recorder receives the events of what the controller does or fails
+	// to do (events.go); nil records none.
+	Recorder EventRecorder
 	// QueueMetrics, when set, receives the work queue's metrics.
 	QueueMetrics workqueue.MetricsProvider
 	// Allow is what this controller grants (its --allow-* flags); a
@@ -236,6 +239,9 @@ func New(docker Docker, st Store, opts Options) *Controller {
 	if opts.Observer == nil {
 		opts.Observer = nopObserver{}
 	}
+	if opts.Recorder == nil {
+		opts.Recorder = NopRecorder{}
+	}
 	if opts.Allow.Host.Resolve == nil {
 		// Host paths are judged as they resolve here; never lexically.
 		opts.Allow.Host.Resolve = filepath.EvalSymlinks
@@ -288,6 +294,8 @@ func New(docker Docker, st Store, opts Options) *Controller {
 		}
 		c.queue.Add(name)
 	}, c.prober.forget)
+	c.prober.events = opts.Recorder
+	c.stopper.events = opts.Recorder
 	c.stopper.hooks = c.prober // lifecycle hooks (hooks.go)
 	if opts.ServiceDocker != nil && opts.ServiceStore != nil {
 		if opts.ServiceAddress == "" {
@@ -584,6 +592,7 @@ func (c *Controller) syncDeployment(ctx context.Context, key string) (time.Durat
 		// Refused: no container of it is created, started or removed, so
 		// the running revision keeps serving until the user fixes it.
 		c.log.Warn("deployment refused", "deployment", key, "reason", fail.message)
+		c.opts.Recorder.Event(deploymentRef(ns, name), store.EventWarning, fail.reason, fail.message)
 	}
 	recordStarts(&a.state, a.plan, now)
 	recordStops(&a.state, a.plan, now)
@@ -601,7 +610,9 @@ func (c *Controller) syncDeployment(ctx context.Context, key string) (time.Durat
 	next, deadlineIn, err := c.nextStatus(a, fail, now)
 	if err == nil && !store.SameStatus(a.prev, next) {
 		next.UpdatedAt = now
-		err = c.store.WriteStatus(ns, name, next)
+		if err = c.store.WriteStatus(ns, name, next); err == nil {
+			c.recordConditions(ns, name, a.prev.Conditions, next.Conditions) // events.go
+		}
 	}
 	if err != nil {
 		c.log.Error("write status", "deployment", key, "err", err)

@@ -89,4 +89,16 @@
 // exit in a row within 10 s of its creation or of a start by dockctl (or a
 // start Docker refused), a container waits CrashBackoffBase·2ⁿ⁻¹, capped at
 // CrashBackoffMax, before the next start; a run of 10 s or more resets n.
+//
+// Events (events.go). The write records the event: the executor records
+// each op's outcome once it ended (Created, Started, Killing, Failed), and
+// once the plan ran what the deployment controller and kubelet would
+// (ScalingReplicaSet per revision, BackOff, the sync's failure); the
+// prober records Unhealthy and FailedPostStartHook where a probe or hook
+// fails, the stopper FailedPreStopHook, the status writes the rollout's
+// progress and a Service's conditions and endpoints. The planner records
+// nothing. Recording never blocks (Options.Recorder buffers; a full
+// buffer drops and counts), and a steady state records nothing, so an
+// idle controller writes no event. No message carries a Secret's value:
+// they are built from names, reasons and Docker's or a probe's errors.
 package reconciler

@@ -39,7 +39,7 @@ var errNotRun = errors.New("not carried out")
 // executor makes no choice of its own. It returns a user-facing failure
 // message for the ReplicaFailure condition when replicas could not be
 // created or removed.
-func (c *Controller) execute(ctx context.Context, in PlanInput, plan Plan) (failure, error) {
+func (c *Controller) execute(ctx context.Context, in PlanInput, plan Plan) (retFail failure, retErr error) {
 	var (
 		errs    []error
 		fail    failure
@@ -50,7 +50,9 @@ func (c *Controller) execute(ctx context.Context, in PlanInput, plan Plan) (fail
 		mu.Lock()
 		outcome[op.ID] = err
 		mu.Unlock()
+		c.recordOp(in, op, err) // events.go: the outcome is known here
 	}
+	defer func() { c.recordPlan(in, plan, retErr, retFail) }()
 	// createsSafe is judged once per set of dependencies: every create of
 	// a plan shares one (link), and the judgement counts all containers.
 	safe := map[*OpID]bool{}
@@ -332,6 +334,8 @@ func (c *Controller) ensureImages(ctx context.Context, namespace string, templat
 		for _, ctr := range templates[hash].Spec.Template.Spec.AllContainers() {
 			if err := c.docker.EnsureImage(ctx, ctr.Image, ctr.ImagePullPolicy, secrets); err != nil {
 				missing[hash] = true
+				// kubelet's Failed event; the pod is not made yet, so it is the deployment's.
+				Eventf(c.opts.Recorder, deploymentRef(namespace, templates[hash].Metadata.Name), store.EventWarning, "Failed", "Failed to pull image %q: %v", ctr.Image, err)
 				if fail.reason == "" {
 					fail = failure{ReasonErrImagePull, fmt.Sprintf("image %s: %v", ctr.Image, err)}
 				}

@@ -10,6 +10,7 @@ import (
 
 	"github.com/dockctl/dockctl/dockerx"
 	"github.com/dockctl/dockctl/manifests"
+	"github.com/dockctl/dockctl/store"
 )
 
 // Lifecycle hooks, as kubelet runs them (pkg/kubelet/lifecycle).
@@ -54,6 +55,8 @@ type Hook struct {
 	ID, Name string
 	NetOwner string
 	Ports    []manifests.ContainerPort
+	// Pod is the pod a failure's event is about (FailedPreStopHook).
+	Pod store.InvolvedObject
 }
 
 // hookRunner runs a hook within ctx; the stopper's is the prober.
@@ -165,6 +168,7 @@ func (p *prober) postStart(ctx context.Context, w *probeWorker, t probeTarget, n
 	}
 	if err != nil {
 		outcome(hookFailed)
+		Eventf(p.events, t.ref, store.EventWarning, "FailedPostStartHook", "PostStartHook failed: %v", err)
 		p.fail(w, name, "postStart hook failed (FailedPostStartHook): the container is restarted")
 		p.log.Warn("postStart hook error", "container", name, "err", err)
 		return false
@@ -215,6 +219,9 @@ func (s *stopper) preStop(h *Hook, grace time.Duration) time.Duration {
 	case s.ctx.Err() != nil:
 	case err != nil:
 		s.log.Warn("preStop hook failed (FailedPreStopHook); stopping anyway", "container", h.Name, "took", took, "err", err)
+		if s.events != nil {
+			Eventf(s.events, h.Pod, store.EventWarning, "FailedPreStopHook", "PreStopHook failed: %v", err)
+		}
 	default:
 		s.log.Info("preStop hook ran", "container", h.Name, "took", took)
 	}
@@ -257,7 +264,8 @@ func (in PlanInput) setPreStops(ops []Op) {
 		if tc == nil || tc.Lifecycle == nil || tc.Lifecycle.PreStop == nil {
 			return nil
 		}
-		return &Hook{Handler: tc.Lifecycle.PreStop, ID: c.ID, Name: c.Name, NetOwner: netOwner, Ports: tc.Ports}
+		return &Hook{Handler: tc.Lifecycle.PreStop, ID: c.ID, Name: c.Name, NetOwner: netOwner, Ports: tc.Ports,
+			Pod: containerPodRef(in.namespace(), in.Name, c)}
 	}
 	holderOf := func(p *pod, c *dockerx.Container) string {
 		if p.holder != nil {

@@ -13,6 +13,7 @@ import (
 	"github.com/dockctl/dockctl/dockerx"
 	"github.com/dockctl/dockctl/internal/dockerfake"
 	"github.com/dockctl/dockctl/manifests"
+	"github.com/dockctl/dockctl/store"
 )
 
 func withPreStop(d *manifests.Deployment, names ...string) *manifests.Deployment {
@@ -170,9 +171,11 @@ func TestPreStopRunsAfterDrainBeforeStop(t *testing.T) {
 				func(_ string, err error) { done <- err }, func(string) {})
 			tc.hooks.log = log
 			s.hooks = tc.hooks
+			events := &memRecorder{}
+			s.events = events
 			defer s.shutdown()
 			s.submit("web", Op{Kind: OpRemove, Name: "c", ContainerID: id, Grace: tc.grace, Drain: &DrainRef{Namespace: "default", Pod: "web-0"},
-				PreStop: &Hook{Name: "c", ID: id}}, t0)
+				PreStop: &Hook{Name: "c", ID: id, Pod: store.InvolvedObject{Kind: "Pod", Name: "web-0"}}}, t0)
 			select {
 			case err := <-done:
 				if err != nil {
@@ -188,6 +191,9 @@ func TestPreStopRunsAfterDrainBeforeStop(t *testing.T) {
 			}
 			if log.grace < tc.wantGrace || log.grace > tc.maxGrace {
 				t.Errorf("stop signal with grace %v, want between %v and %v", log.grace, tc.wantGrace, tc.maxGrace)
+			}
+			if got, want := events.has("Pod/web-0 Warning FailedPreStopHook", "PreStopHook failed: boom"), tc.hooks.err != nil; got != want {
+				t.Errorf("FailedPreStopHook recorded: %v, want %v (%s)", got, want, events.dump())
 			}
 		})
 	}

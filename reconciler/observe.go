@@ -337,13 +337,16 @@ func (c *Controller) orphan(ctx context.Context, ct dockerx.Container, remove fu
 		c.mu.Unlock()
 		if first {
 			c.log.Warn(fmt.Sprintf("orphan %s left running: its %s is unknown to this state directory (start with --prune-orphans to remove)", what, owner), attrs...)
+			Eventf(c.opts.Recorder, orphanRef(ct, owner), store.EventWarning, "OrphanFound", "Orphan %s %s left running: its %s is unknown to this state directory (start with --prune-orphans to remove)", what, ct.Name, owner)
 		}
 		return nil
 	}
 	c.log.Info("removing orphan "+what, attrs...)
 	if err := remove(ctx, ct.ID); err != nil && !errors.Is(err, dockerx.ErrNotFound) {
+		Eventf(c.opts.Recorder, orphanRef(ct, owner), store.EventWarning, "FailedDelete", "Error removing orphan %s %s: %v", what, ct.Name, err)
 		return fmt.Errorf("remove orphan %s %s: %w", what, ct.Name, err)
 	}
+	Eventf(c.opts.Recorder, orphanRef(ct, owner), store.EventNormal, "OrphanRemoved", "Removed orphan %s %s", what, ct.Name)
 	return nil
 }
 

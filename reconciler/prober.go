@@ -23,6 +23,7 @@ import (
 	"github.com/dockctl/dockctl/internal/grpcprobe"
 	"github.com/dockctl/dockctl/internal/helperapi"
 	"github.com/dockctl/dockctl/manifests"
+	"github.com/dockctl/dockctl/store"
 )
 
 // Who runs which probe. A container has one Docker HEALTHCHECK, and it
@@ -71,6 +72,8 @@ type probeTarget struct {
 	netOwner  string
 	located   string
 	onNetwork bool
+	// ref is the pod its events are about.
+	ref store.InvolvedObject
 }
 
 // probeRunner runs one probe attempt; nil error is success.
@@ -324,6 +327,9 @@ func resolvePort(p intstr.IntOrString, ports []manifests.ContainerPort) (int, er
 // ("namespace/name"), as the work queue does.
 type prober struct {
 	runner probeRunner
+	// events records probe and hook failures (Unhealthy,
+	// FailedPostStartHook); never nil.
+	events EventRecorder
 	docker Docker
 	// clock times the probes (tests use a fake one).
 	clock clock.Clock
@@ -369,7 +375,7 @@ type probeWorker struct {
 }
 
 func newProber(d Docker, runner probeRunner, route *probeRoute, notify func(string), log *slog.Logger) *prober {
-	return &prober{runner: runner, docker: d, clock: clock.RealClock{}, route: route, notify: notify, log: log, workers: map[string]*probeWorker{}, probedOnce: map[string]string{},
+	return &prober{events: NopRecorder{}, runner: runner, docker: d, clock: clock.RealClock{}, route: route, notify: notify, log: log, workers: map[string]*probeWorker{}, probedOnce: map[string]string{},
 		hooked: map[string]hookRun{}, born: time.Now()}
 }
 
@@ -565,7 +571,8 @@ func (p *prober) start(ctx context.Context, deployment string, c dockerx.Contain
 		notReady := false
 		w.ready = &notReady // not ready until the probe says so, as in Kubernetes
 	}
-	target := probeTarget{ContainerID: c.ID, Ports: ports, netOwner: netOwner}
+	ns, dep, _ := store.SplitKey(deployment)
+	target := probeTarget{ContainerID: c.ID, Ports: ports, netOwner: netOwner, ref: containerPodRef(ns, dep, &c)}
 	go func() {
 		defer close(w.done)
 		if err := p.locate(ctx, &target); err != nil {
@@ -612,7 +619,7 @@ func (p *prober) start(ctx context.Context, deployment string, c dockerx.Contain
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
-				p.loop(ctx, target, probes.readiness, func(ok bool) bool {
+				p.loop(ctx, target, "Readiness", probes.readiness, func(ok bool) bool {
 					setReady(ok)
 					return true
 				})
@@ -622,7 +629,7 @@ func (p *prober) start(ctx context.Context, deployment string, c dockerx.Contain
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
-				p.loop(ctx, target, probes.liveness, func(ok bool) bool {
+				p.loop(ctx, target, "Liveness", probes.liveness, func(ok bool) bool {
 					if !ok {
 						p.fail(w, c.Name, "liveness probe failed")
 					}
@@ -691,7 +698,7 @@ func (p *prober) run(ctx context.Context, t probeTarget, pr *manifests.Probe) (e
 // reports a verdict each time successThreshold successes or
 // failureThreshold failures in a row are reached. It ends when ctx ends
 // or verdict returns false.
-func (p *prober) loop(ctx context.Context, t probeTarget, pr *manifests.Probe, verdict func(bool) bool) {
+func (p *prober) loop(ctx context.Context, t probeTarget, kind string, pr *manifests.Probe, verdict func(bool) bool) {
 	period := time.Duration(max(pr.PeriodSeconds, 1)) * time.Second
 	if pr.InitialDelaySeconds > 0 {
 		select {
@@ -711,6 +718,8 @@ func (p *prober) loop(ctx context.Context, t probeTarget, pr *manifests.Probe, v
 			}
 			successes = 0
 			failures++
+			// kubelet's event, one per failed probe (the log counts them).
+			Eventf(p.events, t.ref, store.EventWarning, "Unhealthy", "%s probe failed: %v", kind, err)
 			if failures >= int(max(pr.FailureThreshold, 1)) && !verdict(false) {
 				return
 			}

@@ -292,6 +292,8 @@ func (s *services) syncService(ctx context.Context, key, ns, name string) (Resul
 		next.Updated = s.c.opts.Now()
 		if err := s.store.WriteServiceStatus(ns, name, next); err != nil {
 			s.log.Error("write service status", "service", key, "err", err)
+		} else {
+			recordServiceStatus(s.c.opts.Recorder, ns, name, prev, next) // events.go
 		}
 	}
 	s.noteRecord(key, serviceDNSRecord(svc, a.ClusterIP, ready))

@@ -39,7 +39,7 @@ func (c containerProbes) gatesReadiness() bool {
 // restarted) or ctx ends (false).
 func (p *prober) startup(ctx context.Context, w *probeWorker, t probeTarget, name string, pr *manifests.Probe) bool {
 	started := false
-	p.loop(ctx, t, pr, func(ok bool) bool {
+	p.loop(ctx, t, "Startup", pr, func(ok bool) bool {
 		if ok {
 			started = true
 			p.log.Info("startup probe succeeded", "container", name)

@@ -22,6 +22,8 @@ import (
 type stopper struct {
 	docker Docker
 	log    *slog.Logger
+	// events records a failed preStop hook; nil records none.
+	events EventRecorder
 	// drainer takes a pod out of the Services' endpoints before its stop
 	// (stopdrain.go); nil: nothing to drain.
 	drainer Drainer

@@ -25,6 +25,22 @@
 //	  namespaces/<ns>/configmaps/…
 //	  namespaces/<ns>/secrets/…
 //	  namespaces/<ns>/claims/…
+//	  events/<ns>.json                the event log of namespace <ns> (default included)
+//
+// Events. Each namespace's log keeps at most MaxEventsPerNamespace (1000)
+// events, none last seen more than EventTTL (1h, Kubernetes' default
+// --event-ttl) ago; messages are cut at MaxEventMessage (1024) bytes and
+// reasons at 128. One event takes at most 2170 bytes of JSON with a
+// printable message and 253-character names (7290 if every byte of the
+// message must be escaped), so a namespace's file stays under 2.1 MiB
+// (7 MiB in that worst case); typical events take about 450 bytes. A
+// repeat (same object, type, reason, message, source) adds to the count
+// and moves lastTimestamp; the tenth distinct message of one object, type
+// and reason within ten minutes becomes one "(combined from similar
+// events)" row, as client-go's EventCorrelator does. RecordEvents writes
+// a batch as one atomic rewrite per namespace under the write lock, and
+// writes nothing for no event; expired events are hidden on read, so an
+// idle controller never rewrites a log to expire them.
 //
 // The default namespace lives at the top, where every release before
 // namespaces kept its deployments: a state directory of an earlier release

@@ -158,6 +158,9 @@ func (s *Store) stateDirs() ([]string, error) {
 	dirs := []string{""}
 	dirs = append(dirs, subdirsOf("")...)
 	dirs = append(dirs, namespacesDir)
+	if _, err := os.Lstat(filepath.Join(s.dir, eventsDir)); err == nil {
+		dirs = append(dirs, eventsDir)
+	}
 	nss, errs := s.namespaceDirs()
 	if len(errs) > 0 {
 		return nil, errors.Join(errs...)

@@ -234,6 +234,13 @@ func runController(g *globalOptions, o *controllerOptions) error {
 	}
 
 	m := metrics.New()
+	// Events are written from the recorder's goroutine, batched; it ends
+	// after the controller so that the events of its shutdown are kept.
+	events := reconciler.NewStoreRecorder(st, reconciler.StoreRecorderOptions{Logger: log})
+	eventsCtx, stopEvents := context.WithCancel(context.Background())
+	eventsDone := make(chan struct{})
+	go func() { defer close(eventsDone); events.Run(eventsCtx) }()
+	defer func() { stopEvents(); <-eventsDone }()
 	ctrl := reconciler.New(m.InstrumentDocker(cli), st, reconciler.Options{
 		Instance:         g.instance,
 		ResyncPeriod:     o.resync,
@@ -245,6 +252,7 @@ func runController(g *globalOptions, o *controllerOptions) error {
 		SettleTime:       settleOption(o.settle),
 		Logger:           log,
 		Observer:         m,
+		Recorder:         events,
 		QueueMetrics:     m.QueueProvider(),
 		Allow:            o.allow.policy(st.Dir()),
 		MaxReplicas:      o.maxReplicas,
@@ -283,7 +291,7 @@ func runController(g *globalOptions, o *controllerOptions) error {
 		// holds the lock.
 		syncer := sourcedir.New(st, sourcedir.Options{
 			Paths: o.manifests, AllowEmpty: o.allowEmpty, AllowEmptyAfter: o.allowEmptyAfter,
-			ForceConflicts: o.forceConflicts, Metrics: m, Log: log, Recorder: manifestsRecorder(st),
+			ForceConflicts: o.forceConflicts, Metrics: m, Log: log, Recorder: sourceEvents{events},
 		})
 		log.Info("applying manifests directories", "paths", o.manifests, "allowEmpty", o.allowEmpty)
 		done := make(chan error, 1)
@@ -297,9 +305,13 @@ func runController(g *globalOptions, o *controllerOptions) error {
 	return ctrl.Run(ctx)
 }
 
-// manifestsRecorder is where the manifests directories' events go; nil
-// (only logged) until the event store records them.
-var manifestsRecorder = func(*store.Store) sourcedir.Recorder { return nil }
+// sourceEvents records the manifests directories' events with the
+// controller's own: one event log, one writer.
+type sourceEvents struct{ r reconciler.EventRecorder }
+
+func (e sourceEvents) Event(kind, namespace, name, eventType, reason, message string) {
+	e.r.Event(store.InvolvedObject{Kind: kind, Namespace: namespace, Name: name}, eventType, reason, message)
+}
 
 // checkManifestPaths refuses a --manifests that is empty, or relative
 // (a controller's working directory is nobody's business; the manager

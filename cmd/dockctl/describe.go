@@ -36,40 +36,50 @@ func newDescribeCommand(g *globalOptions) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			if kind == kindClaim {
-				return describeClaim(cmd, g, name) // claims_cli.go
-			}
-			if kind == kindConfigMap || kind == kindSecret {
-				return describeConfigObject(cmd, g, kind, name) // configs_cli.go: no Docker needed
-			}
-			snap, err := takeSnapshot(cmd.Context(), g)
-			if err != nil {
+			if err := describeObject(cmd, g, kind, name); err != nil {
 				return err
 			}
-			if kind == kindService {
-				e, ok := snap.service(g.namespace, name)
-				if !ok {
-					return snap.missingService(g, store.KindService, g.namespace, name)
-				}
-				describeService(cmd.OutOrStdout(), snap, e)
-				return nil
-			}
-			if kind == kindPod {
-				e, err := snap.pod(g, g.namespace, name)
-				if err != nil {
-					return err
-				}
-				describePod(cmd.OutOrStdout(), snap, e)
-				return nil
-			}
-			key := store.Key(g.namespace, name)
-			if r := snap.record(key); r != nil {
-				describe(cmd.OutOrStdout(), snap, snap.deploymentObject(r), snap.statuses[key] != nil)
-				return nil
-			}
-			return snap.missing(g, g.namespace, name)
+			describeEvents(cmd.OutOrStdout(), g, kind, name) // events.go: kubectl's last section
+			return nil
 		},
 	}
+}
+
+// describeObject prints everything describe shows of an object but its
+// events.
+func describeObject(cmd *cobra.Command, g *globalOptions, kind, name string) error {
+	if kind == kindClaim {
+		return describeClaim(cmd, g, name) // claims_cli.go
+	}
+	if kind == kindConfigMap || kind == kindSecret {
+		return describeConfigObject(cmd, g, kind, name) // configs_cli.go: no Docker needed
+	}
+	snap, err := takeSnapshot(cmd.Context(), g)
+	if err != nil {
+		return err
+	}
+	if kind == kindService {
+		e, ok := snap.service(g.namespace, name)
+		if !ok {
+			return snap.missingService(g, store.KindService, g.namespace, name)
+		}
+		describeService(cmd.OutOrStdout(), snap, e)
+		return nil
+	}
+	if kind == kindPod {
+		e, err := snap.pod(g, g.namespace, name)
+		if err != nil {
+			return err
+		}
+		describePod(cmd.OutOrStdout(), snap, e)
+		return nil
+	}
+	key := store.Key(g.namespace, name)
+	if r := snap.record(key); r != nil {
+		describe(cmd.OutOrStdout(), snap, snap.deploymentObject(r), snap.statuses[key] != nil)
+		return nil
+	}
+	return snap.missing(g, g.namespace, name)
 }
 
 func describe(w io.Writer, snap *snapshot, d *manifests.Deployment, haveStatus bool) {

@@ -117,6 +117,7 @@ var getters = map[string]func(cmd *cobra.Command, g *globalOptions, o *getOption
 	kindConfigMap: getConfigMaps, kindSecret: getSecrets,
 	kindClaim:     getClaims,    // claims_cli.go
 	kindManifests: getManifests, // manifests_cli.go
+	kindEvent:     getEvents,    // events.go
 }
 
 // listing is how every get begins (its output format checked already):

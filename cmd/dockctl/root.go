@@ -58,7 +58,7 @@ func newRootCommand() *cobra.Command {
 		newScaleCommand(g), newDeleteCommand(g), newLogsCommand(g), newControllerCommand(g),
 		newVersionCommand(g), newRolloutCommand(g), newCreateCommand(g), newHelperCommand(),
 		newSetCommand(g), newLabelCommand(g), newAnnotateCommand(g), newCompletionCommand(),
-		newPatchCommand(g), newEditCommand(g),
+		newPatchCommand(g), newEditCommand(g), newEventsCommand(g),
 	)
 	registerCompletions(root, g)
 	return root
@@ -216,6 +216,7 @@ var kindAliases = map[string]string{
 	"secret": kindSecret, "secrets": kindSecret,
 	"persistentvolumeclaim": kindClaim, "persistentvolumeclaims": kindClaim, "pvc": kindClaim, "pvcs": kindClaim,
 	"manifests": kindManifests, "manifestssource": kindManifests, "manifestssources": kindManifests,
+	"event": kindEvent, "events": kindEvent, "ev": kindEvent,
 }
 
 // resourceArg accepts "KIND NAME" and "KIND/NAME" for one of kinds (in any

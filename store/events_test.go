@@ -1,0 +1,275 @@
+package store
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+func fakeEventClock(t *testing.T, now *time.Time) {
+	t.Helper()
+	old := eventsNow
+	eventsNow = func() time.Time { return *now }
+	t.Cleanup(func() { eventsNow = old })
+}
+
+func ev(kind, ns, name, typ, reason, msg string, at time.Time) Event {
+	return Event{Type: typ, Reason: reason, Message: msg, Source: "dockctl-controller",
+		InvolvedObject: InvolvedObject{Kind: kind, Namespace: ns, Name: name}, FirstTimestamp: at, LastTimestamp: at}
+}
+
+func TestEventsAggregation(t *testing.T) {
+	t0 := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
+	now := t0
+	fakeEventClock(t, &now)
+	tests := []struct {
+		name string
+		in   []Event
+		want []string // reason|message|count
+	}{
+		{"a repeat is counted", []Event{
+			ev("Pod", "", "web-1", EventNormal, "Started", "Started container app", t0),
+			ev("Pod", "", "web-1", EventNormal, "Started", "Started container app", t0.Add(time.Minute)),
+		}, []string{"Started|Started container app|2"}},
+		{"another object is another row", []Event{
+			ev("Pod", "", "web-1", EventNormal, "Started", "Started container app", t0),
+			ev("Pod", "", "web-2", EventNormal, "Started", "Started container app", t0),
+		}, []string{"Started|Started container app|1", "Started|Started container app|1"}},
+		{"another type is another row", []Event{
+			ev("Pod", "", "web-1", EventNormal, "X", "m", t0),
+			ev("Pod", "", "web-1", EventWarning, "X", "m", t0),
+		}, []string{"X|m|1", "X|m|1"}},
+		{"the tenth distinct message is combined, and so are later ones", func() []Event {
+			var out []Event
+			for i := range 12 {
+				out = append(out, ev("Pod", "", "web-1", EventWarning, "Unhealthy", fmt.Sprintf("probe %d", i), t0.Add(time.Duration(i)*time.Second)))
+			}
+			return out
+		}(), append(func() []string {
+			var w []string
+			for i := range 9 {
+				w = append(w, fmt.Sprintf("Unhealthy|probe %d|1", i))
+			}
+			return w
+		}(), "Unhealthy|(combined from similar events): probe 11|3")},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			s := openTemp(t)
+			// One at a time and all at once give the same log.
+			for _, e := range tt.in {
+				if err := s.RecordEvents([]Event{e}); err != nil {
+					t.Fatal(err)
+				}
+			}
+			s2 := openTemp(t)
+			if err := s2.RecordEvents(tt.in); err != nil {
+				t.Fatal(err)
+			}
+			for _, st := range []*Store{s, s2} {
+				got, err := st.Events("", false)
+				if err != nil {
+					t.Fatal(err)
+				}
+				var rows []string
+				for _, e := range got {
+					rows = append(rows, fmt.Sprintf("%s|%s|%d", e.Reason, e.Message, e.Count))
+					if e.Name == "" || !strings.HasPrefix(e.Name, e.InvolvedObject.Name+".") {
+						t.Errorf("event name %q", e.Name)
+					}
+				}
+				if strings.Join(rows, "\n") != strings.Join(tt.want, "\n") {
+					t.Errorf("got\n%s\nwant\n%s", strings.Join(rows, "\n"), strings.Join(tt.want, "\n"))
+				}
+			}
+		})
+	}
+}
+
+func TestEventsCountAndTimestamps(t *testing.T) {
+	t0 := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
+	now := t0
+	fakeEventClock(t, &now)
+	s := openTemp(t)
+	for i := range 4 {
+		if err := s.RecordEvents([]Event{ev("Deployment", "", "web", EventNormal, "ScalingReplicaSet", "Scaled up", t0.Add(time.Duration(i)*time.Minute))}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	got, err := s.Events("default", false)
+	if err != nil || len(got) != 1 {
+		t.Fatalf("events %v, %v", got, err)
+	}
+	if e := got[0]; e.Count != 4 || !e.FirstTimestamp.Equal(t0) || !e.LastTimestamp.Equal(t0.Add(3*time.Minute)) {
+		t.Errorf("got count %d first %v last %v", e.Count, e.FirstTimestamp, e.LastTimestamp)
+	}
+}
+
+func TestEventsBoundAndTTL(t *testing.T) {
+	t0 := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
+	now := t0
+	fakeEventClock(t, &now)
+	s := openTemp(t)
+	var evs []Event
+	for i := range MaxEventsPerNamespace + 50 {
+		// Distinct objects, so that no aggregation applies.
+		evs = append(evs, ev("Pod", "", fmt.Sprintf("p%d", i), EventNormal, "Started", "m", t0.Add(time.Duration(i)*time.Millisecond)))
+	}
+	if err := s.RecordEvents(evs); err != nil {
+		t.Fatal(err)
+	}
+	got, _ := s.Events("", false)
+	if len(got) != MaxEventsPerNamespace || got[0].InvolvedObject.Name != "p50" {
+		t.Fatalf("kept %d events, oldest %s; want %d from p50", len(got), got[0].InvolvedObject.Name, MaxEventsPerNamespace)
+	}
+	// Another namespace has its own bound.
+	if err := s.RecordEvents([]Event{ev("Pod", "other", "x", EventWarning, "BackOff", "m", t0)}); err != nil {
+		t.Fatal(err)
+	}
+	if all, _ := s.Events("", true); len(all) != MaxEventsPerNamespace+1 {
+		t.Errorf("-A: %d events, want %d", len(all), MaxEventsPerNamespace+1)
+	}
+	// Expired events are hidden on read, without a write, and dropped by the
+	// next write.
+	now = t0.Add(EventTTL + 2*time.Second)
+	fi, _ := os.Stat(filepath.Join(s.Dir(), eventsPath("")))
+	if got, _ := s.Events("", false); len(got) != 0 {
+		t.Errorf("%d events after the TTL, want none", len(got))
+	}
+	if fi2, _ := os.Stat(filepath.Join(s.Dir(), eventsPath(""))); !fi2.ModTime().Equal(fi.ModTime()) {
+		t.Error("reading rewrote the log")
+	}
+	if err := s.RecordEvents([]Event{ev("Pod", "", "new", EventNormal, "Started", "m", now)}); err != nil {
+		t.Fatal(err)
+	}
+	raw, _ := s.readEvents("")
+	if len(raw) != 1 {
+		t.Errorf("the file keeps %d events after a write past the TTL, want 1", len(raw))
+	}
+}
+
+func TestEventsNoWriteWhenNothingChanged(t *testing.T) {
+	s := openTemp(t)
+	if err := s.RecordEvents(nil); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(filepath.Join(s.Dir(), eventsDir)); !os.IsNotExist(err) {
+		t.Errorf("no event made the events directory: %v", err)
+	}
+}
+
+func TestEventsMessageBoundedAndValidated(t *testing.T) {
+	s := openTemp(t)
+	long := strings.Repeat("é", MaxEventMessage)
+	if err := s.RecordEvents([]Event{ev("Pod", "", "p", EventWarning, "Failed", long, time.Now())}); err != nil {
+		t.Fatal(err)
+	}
+	got, _ := s.Events("", false)
+	if len(got) != 1 || len(got[0].Message) > MaxEventMessage || !strings.HasPrefix(long, got[0].Message) {
+		t.Errorf("message of %d bytes kept, want at most %d and a prefix", len(got[0].Message), MaxEventMessage)
+	}
+	for _, bad := range []Event{ev("Pod", "", "p", "Info", "X", "m", time.Now()), ev("Pod", "../x", "p", EventNormal, "X", "m", time.Now())} {
+		if err := s.RecordEvents([]Event{bad}); err == nil {
+			t.Errorf("%+v accepted", bad)
+		}
+	}
+	ro, err := OpenReadOnly(s.Dir(), s.Instance())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := ro.RecordEvents([]Event{ev("Pod", "", "p", EventNormal, "X", "m", time.Now())}); err != ErrReadOnly {
+		t.Errorf("read-only store: %v", err)
+	}
+}
+
+// Concurrent writers, in one process and across Store values (the flock),
+// lose no count, and every file read is whole.
+func TestEventsConcurrentWriters(t *testing.T) {
+	s := openTemp(t)
+	other, err := Open(s.Dir(), s.Instance())
+	if err != nil {
+		t.Fatal(err)
+	}
+	at := time.Now()
+	var wg sync.WaitGroup
+	const n = 20
+	for i := range n {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			st := s
+			if i%2 == 1 {
+				st = other
+			}
+			if err := st.RecordEvents([]Event{ev("Deployment", "", "web", EventNormal, "ScalingReplicaSet", "m", at)}); err != nil {
+				t.Error(err)
+			}
+			if _, err := st.Events("", false); err != nil {
+				t.Error(err) // a torn file would fail to decode
+			}
+		}()
+	}
+	wg.Wait()
+	got, _ := s.Events("", false)
+	if len(got) != 1 || got[0].Count != n {
+		t.Errorf("got %+v, want one event counted %d times", got, n)
+	}
+	entries, _ := os.ReadDir(filepath.Join(s.Dir(), eventsDir))
+	for _, e := range entries {
+		if isTempName(e.Name()) {
+			t.Errorf("temporary file %s left", e.Name())
+		}
+	}
+}
+
+func TestWatchEvents(t *testing.T) {
+	s := openTemp(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	ch, err := s.WatchEvents(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.RecordEvents([]Event{ev("Pod", "", "p", EventNormal, "Started", "m", time.Now())}); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.After(30 * time.Second)
+	for got := false; !got; {
+		select {
+		case ns := <-ch:
+			got = ns == "default" || ns == ""
+		case <-deadline:
+			t.Fatal("no change reported")
+		}
+	}
+	cancel()
+	for range ch {
+	}
+}
+
+func TestEventsCorruptOrNewerFileRefused(t *testing.T) {
+	for _, content := range []string{"{not json", `{"version":99,"events":[]}`, `{"events":[]}`} {
+		s := openTemp(t)
+		if err := os.MkdirAll(filepath.Join(s.Dir(), eventsDir), 0o700); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(s.Dir(), eventsPath("")), []byte(content), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := s.Events("", false); err == nil || !strings.Contains(err.Error(), "events/default.json") {
+			t.Errorf("%s: read error %v", content, err)
+		}
+		// Never overwritten: a newer dockctl's log stays whole.
+		if err := s.RecordEvents([]Event{ev("Pod", "", "p", EventNormal, "X", "m", time.Now())}); err == nil {
+			t.Errorf("%s: recorded over it", content)
+		}
+		if b, _ := os.ReadFile(filepath.Join(s.Dir(), eventsPath(""))); string(b) != content {
+			t.Errorf("%s: rewritten as %s", content, b)
+		}
+	}
+}
