@@ -58,7 +58,7 @@ func newRootCommand() *cobra.Command {
 		newScaleCommand(g), newDeleteCommand(g), newLogsCommand(g), newControllerCommand(g),
 		newVersionCommand(g), newRolloutCommand(g), newCreateCommand(g), newHelperCommand(),
 		newSetCommand(g), newLabelCommand(g), newAnnotateCommand(g), newCompletionCommand(),
-		newPatchCommand(g), newEditCommand(g), newEventsCommand(g),
+		newPatchCommand(g), newEditCommand(g), newEventsCommand(g), newWaitCommand(g),
 	)
 	registerCompletions(root, g)
 	return root
