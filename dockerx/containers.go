@@ -453,8 +453,29 @@ func parseDockerTime(s string) time.Time {
 // ctx is done or the reader is closed; the call's deadline bounds only
 // opening it.
 func (c *Client) Logs(ctx context.Context, id string, follow bool, tail string) (io.ReadCloser, error) {
+	return c.LogsWith(ctx, id, LogsOptions{Follow: follow, Tail: tail})
+}
+
+// LogsOptions choose a log stream's lines, as `docker logs` does.
+type LogsOptions struct {
+	Follow bool
+	Tail   string // "all", "" (all) or a line count
+	// Since, when set, leaves out the lines written before it.
+	Since time.Time
+	// Timestamps prefixes each line with its RFC 3339 time (nanoseconds).
+	Timestamps bool
+}
+
+// LogsWith is Logs with the choice of lines of o.
+func (c *Client) LogsWith(ctx context.Context, id string, o LogsOptions) (io.ReadCloser, error) {
+	follow, tail := o.Follow, o.Tail
 	if tail == "" {
 		tail = "all"
+	}
+	var since string
+	if !o.Since.IsZero() {
+		// The engine takes Unix seconds with a fraction.
+		since = fmt.Sprintf("%d.%09d", o.Since.Unix(), o.Since.Nanosecond())
 	}
 	copyLogs, err := c.logsCopier(ctx, id)
 	if err != nil {
@@ -464,6 +485,7 @@ func (c *Client) Logs(ctx context.Context, id string, follow bool, tail string) 
 	timer := time.AfterFunc(c.timeout, cancel)
 	rc, err := c.api.ContainerLogs(ctx, id, container.LogsOptions{
 		ShowStdout: true, ShowStderr: true, Follow: follow, Tail: tail,
+		Since: since, Timestamps: o.Timestamps,
 	})
 	if !timer.Stop() && err == nil {
 		err = fmt.Errorf("opening the stream took longer than %s: %w", c.timeout, context.DeadlineExceeded)

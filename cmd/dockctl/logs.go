@@ -8,9 +8,11 @@ import (
 	"io"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/spf13/cobra"
 
+	"github.com/dockctl/dockctl/dockerx"
 	"github.com/dockctl/dockctl/reconciler"
 )
 
@@ -19,12 +21,35 @@ type logsOptions struct {
 	tail          string
 	container     string
 	allContainers bool
+	since         time.Duration
+	sinceTime     string
+	timestamps    bool
+}
+
+// dockerOptions are the lines o asks of each container's log, as of now.
+func (o *logsOptions) dockerOptions(now time.Time, follow bool) (dockerx.LogsOptions, error) {
+	d := dockerx.LogsOptions{Follow: follow, Tail: o.tail, Timestamps: o.timestamps}
+	switch {
+	case o.since != 0 && o.sinceTime != "":
+		return d, fmt.Errorf("at most one of --since or --since-time may be given, as in kubectl")
+	case o.since < 0:
+		return d, fmt.Errorf("--since must be positive: %s", o.since)
+	case o.since > 0:
+		d.Since = now.Add(-o.since)
+	case o.sinceTime != "":
+		t, err := time.Parse(time.RFC3339Nano, o.sinceTime)
+		if err != nil {
+			return d, fmt.Errorf("--since-time must be an RFC 3339 time, as 2026-12-03T10:00:00Z: %w", err)
+		}
+		d.Since = t
+	}
+	return d, nil
 }
 
 func newLogsCommand(g *globalOptions) *cobra.Command {
 	o := &logsOptions{}
 	cmd := &cobra.Command{
-		Use:   "logs deployment/NAME | pod/NAME | POD [CONTAINER] [-c CONTAINER | --all-containers] [-f] [--tail N]",
+		Use:   "logs deployment/NAME | pod/NAME | POD [CONTAINER] [-c CONTAINER | --all-containers] [-f] [--tail N] [--since D | --since-time T] [--timestamps]",
 		Short: "Print the logs of a pod's container, or of every replica of a deployment (each line prefixed with its container)",
 		Example: `  # Print the logs of every replica of deployment web
   dockctl logs deployment/web
@@ -33,7 +58,10 @@ func newLogsCommand(g *globalOptions) *cobra.Command {
   dockctl logs web-5d8f9c7b6a-0 -c sidecar -f --tail 20
 
   # Print the logs of every container of a pod, init containers first
-  dockctl logs pod/web-5d8f9c7b6a-0 --all-containers`,
+  dockctl logs pod/web-5d8f9c7b6a-0 --all-containers
+
+  # Print the last hour of deployment web's logs, each line with its time
+  dockctl logs deploy/web --since 1h --timestamps`,
 		Args: cobra.RangeArgs(1, 2),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			kind, name, container, err := logsArgs(args)
@@ -45,6 +73,9 @@ func newLogsCommand(g *globalOptions) *cobra.Command {
 					return fmt.Errorf("container %q given twice: as an argument and with -c %q", container, o.container)
 				}
 				o.container = container
+			}
+			if _, err := o.dockerOptions(time.Now(), o.follow); err != nil {
+				return err
 			}
 			if o.allContainers && o.container != "" {
 				return fmt.Errorf("--all-containers cannot be given with a container name (-c)")
@@ -77,6 +108,9 @@ func newLogsCommand(g *globalOptions) *cobra.Command {
 	cmd.Flags().StringVar(&o.tail, "tail", "all", "lines from the end of each container's log (all or N)")
 	cmd.Flags().StringVarP(&o.container, "container", "c", "", "the container of the pod (its name in the template); "+
 		"default: the one the pod's kubectl.kubernetes.io/default-container annotation names, else its only app container")
+	cmd.Flags().DurationVar(&o.since, "since", 0, "only lines newer than this relative duration, as 5s, 2m or 3h")
+	cmd.Flags().StringVar(&o.sinceTime, "since-time", "", "only lines after this RFC 3339 time (at most one of --since and --since-time)")
+	cmd.Flags().BoolVar(&o.timestamps, "timestamps", false, "prefix each line with its RFC 3339 time, as Docker recorded it")
 	cmd.Flags().BoolVar(&o.allContainers, "all-containers", false, "every container of the pod, init containers first, each line prefixed with [pod/NAME/CONTAINER]")
 	return cmd
 }
@@ -247,7 +281,7 @@ func allNames(e podEntry) []string {
 
 // logSource is what printLogs needs of Docker.
 type logSource interface {
-	Logs(ctx context.Context, id string, follow bool, tail string) (io.ReadCloser, error)
+	LogsWith(ctx context.Context, id string, o dockerx.LogsOptions) (io.ReadCloser, error)
 }
 
 // printLogs prints the streams' logs. Without -f one after the other, in
@@ -255,9 +289,13 @@ type logSource interface {
 // interleaved but each whole.
 func printLogs(ctx context.Context, cli logSource, streams []logStream, o *logsOptions, w io.Writer) error {
 	out := &lockedWriter{w: w}
+	opts, err := o.dockerOptions(time.Now(), o.follow)
+	if err != nil {
+		return err
+	}
 	if !o.follow {
 		for _, s := range streams {
-			rc, err := cli.Logs(ctx, s.id, false, o.tail)
+			rc, err := cli.LogsWith(ctx, s.id, opts)
 			if err != nil {
 				return fmt.Errorf("logs %s: %w", s.name, err)
 			}
@@ -271,7 +309,7 @@ func printLogs(ctx context.Context, cli logSource, streams []logStream, o *logsO
 	}
 	rcs := make([]io.ReadCloser, 0, len(streams))
 	for _, s := range streams {
-		rc, err := cli.Logs(ctx, s.id, true, o.tail)
+		rc, err := cli.LogsWith(ctx, s.id, opts)
 		if err != nil {
 			for _, rc := range rcs {
 				rc.Close()

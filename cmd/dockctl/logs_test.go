@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"net/url"
 	"regexp"
 	"sort"
 	"strings"
@@ -195,4 +196,64 @@ func sameLines(a, b string) bool {
 	sort.Strings(as)
 	sort.Strings(bs)
 	return strings.Join(as, "\n") == strings.Join(bs, "\n")
+}
+
+func TestLogsDockerOptions(t *testing.T) {
+	now := time.Date(2026, 12, 3, 12, 0, 0, 0, time.UTC)
+	tests := []struct {
+		name    string
+		o       logsOptions
+		want    dockerx.LogsOptions
+		wantErr string
+	}{
+		{name: "defaults", o: logsOptions{tail: "all"}, want: dockerx.LogsOptions{Tail: "all"}},
+		{name: "since", o: logsOptions{tail: "5", since: time.Hour, timestamps: true},
+			want: dockerx.LogsOptions{Tail: "5", Since: now.Add(-time.Hour), Timestamps: true}},
+		{name: "since-time", o: logsOptions{sinceTime: "2026-12-03T10:30:00.5Z"},
+			want: dockerx.LogsOptions{Since: time.Date(2026, 12, 3, 10, 30, 0, 5e8, time.UTC)}},
+		{name: "both", o: logsOptions{since: time.Minute, sinceTime: "2026-12-03T10:30:00Z"}, wantErr: "at most one"},
+		{name: "negative", o: logsOptions{since: -time.Minute}, wantErr: "positive"},
+		{name: "bad time", o: logsOptions{sinceTime: "yesterday"}, wantErr: "RFC 3339"},
+	}
+	for _, tt := range tests {
+		got, err := tt.o.dockerOptions(now, false)
+		if tt.wantErr != "" {
+			if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
+				t.Errorf("%s: err = %v, want %q", tt.name, err, tt.wantErr)
+			}
+			continue
+		}
+		if err != nil || got != tt.want {
+			t.Errorf("%s: got %+v, %v; want %+v", tt.name, got, err, tt.want)
+		}
+	}
+}
+
+// --since-time and --timestamps reach the engine as its since (Unix
+// seconds) and timestamps parameters; a bad value fails before any call.
+func TestLogsSinceReachesEngine(t *testing.T) {
+	api := startDockerAPI(t)
+	t.Setenv("DOCKER_HOST", api.host)
+	dir := t.TempDir()
+	base := []string{"--state-dir", dir, "--instance", "t"}
+	api.add("t_web-abc-0", "running", map[string]string{dockerx.LabelInstance: "t", dockerx.LabelDeployment: "web", dockerx.LabelTemplateHash: "abc"}, "l1")
+	if out, _, err := run(t, "", append(base, "logs", "deployment/web", "--since-time", "2026-12-03T10:30:00Z", "--timestamps")...); err != nil {
+		t.Fatalf("logs: %v\n%s", err, out)
+	}
+	api.mu.Lock()
+	queries := append([]string(nil), api.logQueries...)
+	api.mu.Unlock()
+	if len(queries) != 1 {
+		t.Fatalf("logs requests %q, want one", queries)
+	}
+	v, _ := url.ParseQuery(queries[0])
+	if got, want := v.Get("since"), "1796293800.000000000"; got != want {
+		t.Errorf("since = %q, want %q", got, want)
+	}
+	if v.Get("timestamps") != "1" {
+		t.Errorf("timestamps = %q, want 1 (query %s)", v.Get("timestamps"), queries[0])
+	}
+	if _, _, err := run(t, "", append(base, "logs", "deployment/web", "--since", "1m", "--since-time", "2026-12-03T10:30:00Z")...); err == nil {
+		t.Fatal("--since with --since-time succeeded")
+	}
 }
