@@ -14,14 +14,17 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
 	"github.com/docker/docker/api/types/container"
+	"github.com/docker/docker/api/types/events"
 	"github.com/docker/docker/api/types/filters"
 	"github.com/docker/docker/api/types/image"
 	"github.com/docker/docker/api/types/network"
 	"github.com/docker/docker/api/types/volume"
+	"github.com/docker/docker/errdefs"
 	"github.com/testcontainers/testcontainers-go"
 	"github.com/testcontainers/testcontainers-go/wait"
 
@@ -35,11 +38,16 @@ type env struct {
 	instance   string
 	stateDir   string
 	controller testcontainers.Container
+	// created names every container of the instance created while the
+	// test ran, for the network cleanup (forceRemoveNetwork).
+	created *createdNames
 }
 
 func newEnv(t *testing.T) *env {
 	t.Helper()
 	e := &env{t: t, instance: "e2e-" + randomSuffix(), stateDir: t.TempDir()}
+	e.created = watchCreated(e.instance)
+	t.Logf("instance %s, state directory %s", e.instance, e.stateDir)
 	t.Cleanup(func() {
 		if t.Failed() && e.controller != nil {
 			t.Logf("controller log:\n%s", e.controllerLog())
@@ -49,9 +57,60 @@ func newEnv(t *testing.T) *env {
 		removeByLabel(t, "io.dockctl.instance="+e.instance)
 		removeVolumesByLabel(t, "io.dockctl.instance="+e.instance)
 		removeImagesByLabel(t, "io.dockctl.instance="+e.instance)
-		removeNetworksByLabel(t, "io.dockctl.instance="+e.instance)
+		removeNetworksByLabel(t, "io.dockctl.instance="+e.instance, e.created.stop()...)
 	})
 	return e
+}
+
+// createdNames collects, from Docker's event stream, the names of the
+// containers an instance creates. A network can outlive its containers
+// with a stale endpoint (seen on Engine 20.10 after a container was
+// removed while it joined): only a forced disconnect by the container's
+// name clears it, and the container may be long gone by the cleanup —
+// Docker keeps too few events to ask afterwards, so they are read live.
+type createdNames struct {
+	mu     sync.Mutex
+	names  map[string]bool
+	cancel context.CancelFunc
+	done   chan struct{}
+}
+
+func watchCreated(instance string) *createdNames {
+	ctx, cancel := context.WithCancel(context.Background())
+	c := &createdNames{names: map[string]bool{}, cancel: cancel, done: make(chan struct{})}
+	f := filters.NewArgs(filters.Arg("type", "container"), filters.Arg("event", "create"),
+		filters.Arg("label", "io.dockctl.instance="+instance))
+	msgs, errs := dockerCli.Events(ctx, events.ListOptions{Filters: f})
+	go func() {
+		defer close(c.done)
+		for {
+			select {
+			case m := <-msgs:
+				if n := m.Actor.Attributes["name"]; n != "" {
+					c.mu.Lock()
+					c.names[n] = true
+					c.mu.Unlock()
+				}
+			case <-errs:
+				return // cancelled, or the stream broke: what was read stays
+			}
+		}
+	}()
+	return c
+}
+
+// stop ends the watch and returns the names seen.
+func (c *createdNames) stop() []string {
+	c.cancel()
+	<-c.done
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	out := make([]string, 0, len(c.names))
+	for n := range c.names {
+		out = append(out, n)
+	}
+	sort.Strings(out)
+	return out
 }
 
 func randomSuffix() string {
@@ -248,20 +307,47 @@ func removeImagesByLabel(t *testing.T, label string) {
 }
 
 // removeNetworksByLabel removes the instance network a test's controller
-// made; run after the containers connected to it are gone.
-func removeNetworksByLabel(t *testing.T, label string) {
+// made; run after the containers connected to it are gone. A network the
+// daemon refuses to remove ("has active endpoints" with no container left)
+// is cleared by force-disconnecting every container name the test created
+// and every endpoint the network still lists; one that stays fails the
+// test, naming it: the host must be left as it was found.
+func removeNetworksByLabel(t *testing.T, label string, created ...string) {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	nets, err := dockerCli.NetworkList(ctx, network.ListOptions{Filters: labelFilter(label)})
 	if err != nil {
-		t.Logf("cleanup: list networks: %v", err)
+		t.Errorf("cleanup: list networks: %v", err)
 		return
 	}
 	for _, n := range nets {
-		if err := dockerCli.NetworkRemove(ctx, n.ID); err != nil {
-			t.Logf("cleanup network %s: %v", n.Name, err)
+		if err := forceRemoveNetwork(ctx, n.ID, created); err != nil {
+			t.Errorf("cleanup: network %s (%s) left behind: %v", n.Name, label, err)
 		}
 	}
+}
+
+func forceRemoveNetwork(ctx context.Context, id string, created []string) error {
+	err := dockerCli.NetworkRemove(ctx, id)
+	for attempt := 0; err != nil && !errdefs.IsNotFound(err) && attempt < 3; attempt++ {
+		names := append([]string(nil), created...)
+		if n, ierr := dockerCli.NetworkInspect(ctx, id, network.InspectOptions{}); ierr == nil {
+			for _, ep := range n.Containers {
+				names = append(names, ep.Name)
+			}
+		}
+		for _, name := range names {
+			// Unknown names are refused: only a stale endpoint's own
+			// name does anything.
+			_ = dockerCli.NetworkDisconnect(ctx, id, name, true)
+		}
+		time.Sleep(200 * time.Millisecond)
+		err = dockerCli.NetworkRemove(ctx, id)
+	}
+	if errdefs.IsNotFound(err) {
+		return nil
+	}
+	return err
 }
 
 // eventually polls cond until it holds or the timeout passes; cond returns a
