@@ -20,6 +20,8 @@ import (
 
 	"github.com/docker/docker/api/types/container"
 	"github.com/docker/docker/client"
+
+	"github.com/dockctl/dockctl/internal/testio"
 )
 
 // hostController is `dockctl controller` run as a plain host process (the
@@ -33,23 +35,8 @@ type hostController struct {
 	done chan struct{} // closed when the process has exited
 }
 
-// syncBuffer collects a process's output while tests read it.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
+// syncBuffer collects output written while the test reads it.
+type syncBuffer = testio.Buffer
 
 // startHostController starts a controller for e's instance and state
 // directory and waits until it logs "controller started". extraEnv (e.g.

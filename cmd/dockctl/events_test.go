@@ -6,10 +6,10 @@ import (
 	"encoding/json"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
+	"github.com/dockctl/dockctl/internal/testio"
 	"github.com/dockctl/dockctl/store"
 )
 
@@ -185,23 +185,8 @@ func TestEventsWatch(t *testing.T) {
 	}
 }
 
-// syncBuffer is a bytes.Buffer safe for a command writing while the test reads.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
+// syncBuffer collects output written while the test reads it.
+type syncBuffer = testio.Buffer
 
 func waitOutput(t *testing.T, b *syncBuffer, want string) {
 	t.Helper()

@@ -230,19 +230,7 @@ func TestWaitTimeoutMessage(t *testing.T) {
 // is stuck (a crash-looping release), the timeout must not suggest that no
 // controller is running.
 func TestWaitTimeoutWithController(t *testing.T) {
-	startFakeDaemon(t)
-	dir := t.TempDir()
-	if out, err := runCLI(t, dir, webYAML, "apply", "-f", "-"); err != nil {
-		t.Fatalf("%v\n%s", err, out)
-	}
-	st, err := store.Open(dir, "rev")
-	if err != nil {
-		t.Fatal(err)
-	}
-	rec, err := st.Get("", "web")
-	if err != nil {
-		t.Fatal(err)
-	}
+	dir, st, rec := appliedWeb(t)
 	if err := st.WriteStatus("", "web", &store.Status{ObservedGeneration: rec.Generation}); err != nil {
 		t.Fatal(err)
 	}
@@ -285,21 +273,13 @@ func TestUnreadableRecordIsNoOrphan(t *testing.T) {
 // fail, not exit 0 as `delete --wait` rightly does once its containers are
 // gone.
 func TestWaitRolloutFailsOnDeletion(t *testing.T) {
-	startFakeDaemon(t)
-	dir := t.TempDir()
-	if out, err := runCLI(t, dir, webYAML, "apply", "-f", "-"); err != nil {
-		t.Fatalf("%v\n%s", err, out)
-	}
-	st, err := store.Open(dir, "rev")
-	if err != nil {
-		t.Fatal(err)
-	}
+	dir, st, _ := appliedWeb(t)
 	if err := st.Delete("", "web"); err != nil {
 		t.Fatal(err)
 	}
 	g := &globalOptions{stateDir: dir, instance: "rev"}
 	var out bytes.Buffer
-	err = waitRollouts(context.Background(), g, st, []string{"default/web"}, time.Minute, &out)
+	err := waitRollouts(context.Background(), g, st, []string{"default/web"}, time.Minute, &out)
 	if err == nil || !strings.Contains(err.Error(), "deleted") {
 		t.Fatalf("waiting for the rollout of a deleted deployment: err = %v, want a failure naming the deletion\n%s", err, out.String())
 	}
@@ -394,4 +374,25 @@ func TestUnreadableRecordIsNotNotFound(t *testing.T) {
 			t.Errorf("%v: err = %v, want the unreadable state file named, not \"not found\"\n%s", args, err, out)
 		}
 	}
+}
+
+// appliedWeb applies webYAML (instance "rev") into a new state directory,
+// with a fake Docker daemon, and returns the directory, the store and the
+// deployment's record.
+func appliedWeb(t *testing.T) (string, *store.Store, *store.Record) {
+	t.Helper()
+	startFakeDaemon(t)
+	dir := t.TempDir()
+	if out, err := runCLI(t, dir, webYAML, "apply", "-f", "-"); err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	st, err := store.Open(dir, "rev")
+	if err != nil {
+		t.Fatal(err)
+	}
+	rec, err := st.Get("", "web")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return dir, st, rec
 }

@@ -89,19 +89,7 @@ func TestWaitNames(t *testing.T) {
 // generation, times out with kubectl's message otherwise, and treats a
 // deleted deployment with no container left as deleted.
 func TestWaitCommand(t *testing.T) {
-	startFakeDaemon(t)
-	dir := t.TempDir()
-	if out, err := runCLI(t, dir, webYAML, "apply", "-f", "-"); err != nil {
-		t.Fatalf("%v\n%s", err, out)
-	}
-	st, err := store.Open(dir, "rev")
-	if err != nil {
-		t.Fatal(err)
-	}
-	rec, err := st.Get("", "web")
-	if err != nil {
-		t.Fatal(err)
-	}
+	dir, st, rec := appliedWeb(t)
 
 	// Not yet observed: the wait times out.
 	out, err := runCLI(t, dir, "", "wait", "--for=condition=Available", "deployment/web", "--timeout", "50ms")
