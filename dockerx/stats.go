@@ -25,8 +25,8 @@ type ContainerStats struct {
 	// kubelet's usageNanoCores.
 	CPUNanoCores uint64
 	// MemoryWorkingSet is the memory in use in bytes, less the inactive
-	// file cache the kernel reclaims first: what kubelet (cadvisor) calls
-	// the working set, and what the OOM killer and `kubectl top` go by.
+	// file cache the kernel can reclaim first: what kubelet (cadvisor)
+	// calls the working set, what its evictions and `kubectl top` go by.
 	MemoryWorkingSet uint64
 }
 
