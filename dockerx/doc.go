@@ -4,7 +4,7 @@
 //
 //   - This is the ONLY package of the product that imports the Docker SDK
 //     (github.com/docker/docker). Everything it exposes is made of plain Go
-//     types (Container, ContainerDetails, Event, CreateRequest) and the
+//     types (Container, ContainerDetails, ContainerStats, Event, CreateRequest) and the
 //     sentinel errors ErrNotFound, ErrConflict, ErrUnreachable and
 //     ErrImagePull, so that callers and their in-memory fakes never depend on
 //     the SDK.

@@ -119,6 +119,13 @@ func (n *negotiating) ContainerLogs(ctx context.Context, id string, o container.
 	return n.Client.ContainerLogs(ctx, id, o)
 }
 
+func (n *negotiating) ContainerStats(ctx context.Context, id string, stream bool) (container.StatsResponseReader, error) {
+	if err := n.negotiate(ctx); err != nil {
+		return container.StatsResponseReader{}, err
+	}
+	return n.Client.ContainerStats(ctx, id, stream)
+}
+
 func (n *negotiating) ContainerExecCreate(ctx context.Context, id string, o container.ExecOptions) (container.ExecCreateResponse, error) {
 	if err := n.negotiate(ctx); err != nil {
 		return container.ExecCreateResponse{}, err

@@ -111,9 +111,26 @@ func registerCompletions(root *cobra.Command, g *globalOptions) {
 				}
 				return nil, cobra.ShellCompDirectiveNoFileComp
 			}
+		case "top":
+			// Its kinds are subcommands, which cobra completes; their names:
+			for _, sub := range cmd.Commands() {
+				sub.ValidArgsFunction = g.nameOfKind(kindAliases[sub.Name()])
+				_ = sub.RegisterFlagCompletionFunc("sort-by", cobra.FixedCompletions([]string{"cpu", "memory"}, cobra.ShellCompDirectiveNoFileComp))
+			}
 		case "version", "controller", "diff", "apply":
 			cmd.ValidArgsFunction = cobra.NoFileCompletions
 		}
+	}
+}
+
+// nameOfKind completes one NAME of kind, for a command whose kind is its
+// own name (top pods, top deployments).
+func (g *globalOptions) nameOfKind(kind string) cobra.CompletionFunc {
+	return func(_ *cobra.Command, args []string, toComplete string) ([]string, cobra.ShellCompDirective) {
+		if len(args) > 0 {
+			return nil, cobra.ShellCompDirectiveNoFileComp
+		}
+		return withPrefix(g.completeNames(kind), toComplete), cobra.ShellCompDirectiveNoFileComp
 	}
 }
 

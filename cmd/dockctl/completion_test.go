@@ -149,6 +149,13 @@ func TestCompletion(t *testing.T) {
 		{[]string{"create", ""}, "namespace", nofile},
 		{[]string{"completion", ""}, "bash zsh fish powershell", nofile},
 		{[]string{"version", ""}, "", nofile},
+		{[]string{"top", ""}, "deployments pods", nofile},
+		{[]string{"top", "deployments", ""}, "web", nofile},
+		{[]string{"top", "deploy", "w"}, "web", nofile},
+		{[]string{"top", "deployments", "web", ""}, "", nofile},
+		{[]string{"-n", "team", "top", "deployments", ""}, "api", nofile},
+		{[]string{"top", "pods", ""}, "", nofile},
+		{[]string{"top", "pods", "--sort-by", ""}, "cpu memory", nofile},
 	}
 	for _, tc := range tests {
 		t.Run(strings.Join(tc.args, " "), func(t *testing.T) {

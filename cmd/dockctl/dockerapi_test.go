@@ -26,8 +26,8 @@ import (
 // real commands (and the real controller, in a child process) end to end
 // through the real Docker client, flags and output included, without a
 // Docker daemon: ping, version, info, events (a stream that stays silent),
-// container list, create, start, remove, inspect and logs, and image
-// inspect, image inspect, and networks (list, inspect, create, connect:
+// container list, create, start, remove, inspect, logs and stats (one
+// sample pair, as stream=false answers), image inspect, and networks (list, inspect, create, connect:
 // no addresses, only which container is on which). It records every create, so a test sees the configuration the
 // command sent, as Docker would receive it. It is the only fake Engine API
 // of the command tests; startFakeDaemon points the environment at it.
@@ -42,6 +42,9 @@ type dockerAPI struct {
 	creates []container.CreateRequest
 	// logQueries are the query strings of the logs requests.
 	logQueries []string
+	// statsCalls are the stats requests: the container's name (as the
+	// request named it when it is unknown), "?" and the query string.
+	statsCalls []string
 	// networks by name; the default bridge always exists.
 	networks map[string]*network.Inspect
 }
@@ -49,6 +52,14 @@ type dockerAPI struct {
 type fakeCtr struct {
 	summary container.Summary
 	logs    []logLine
+	stats   fakeStats
+}
+
+// fakeStats is the usage the stats endpoint reports for a container: CPU
+// over its one-second window in nanocores, its working set, and the
+// inactive file cache its memory usage includes on top.
+type fakeStats struct {
+	nanoCores, workingSet, inactiveFile uint64
 }
 
 // logLine is one line of a container's log, on stdout (1) or stderr (2).
@@ -129,6 +140,8 @@ func (d *dockerAPI) serve(w http.ResponseWriter, r *http.Request) {
 		d.logs(w, r, parts[1])
 	case len(parts) == 3 && parts[0] == "containers" && parts[2] == "json":
 		d.inspect(w, parts[1])
+	case len(parts) == 3 && parts[0] == "containers" && parts[2] == "stats":
+		d.stats(w, r, parts[1])
 	case len(parts) == 2 && parts[0] == "containers" && r.Method == http.MethodDelete:
 		d.mu.Lock()
 		_, ok := d.ctrs[parts[1]]
@@ -303,7 +316,11 @@ func (d *dockerAPI) add(name, state string, labels map[string]string, logs ...st
 	d.next++
 	id := fmt.Sprintf("%064x", d.next)
 	status := "Up 1 minute"
-	if state != "running" {
+	switch state {
+	case "running":
+	case "paused":
+		status = "Up 1 minute (Paused)"
+	default:
 		status = "Exited (0) 1 minute ago"
 	}
 	c := &fakeCtr{summary: container.Summary{
@@ -420,6 +437,48 @@ func (d *dockerAPI) logs(w http.ResponseWriter, r *http.Request, id string) {
 		frame = append(frame, l.text+"\n"...)
 		w.Write(frame)
 	}
+}
+
+// setStats sets the usage the stats endpoint reports for the container
+// named name.
+func (d *dockerAPI) setStats(name string, s fakeStats) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	c := d.find(name)
+	if c == nil {
+		d.t.Fatalf("fake docker: no container %s", name)
+	}
+	c.stats = s
+}
+
+// stats answers as Docker does with stream=false: the second of two
+// samples a second apart, cgroup v1 memory figures; for a container that is
+// not running, empty stats.
+func (d *dockerAPI) stats(w http.ResponseWriter, r *http.Request, id string) {
+	d.mu.Lock()
+	c := d.find(id)
+	var st fakeStats
+	state, name := "", "/"+id
+	if c != nil {
+		st, state, name = c.stats, c.summary.State, c.summary.Names[0]
+	}
+	d.statsCalls = append(d.statsCalls, strings.TrimPrefix(name, "/")+"?"+r.URL.RawQuery)
+	d.mu.Unlock()
+	if c == nil {
+		writeJSON(w, 404, map[string]string{"message": "No such container: " + id})
+		return
+	}
+	resp := container.StatsResponse{Name: name, ID: id}
+	if state == "running" || state == "paused" {
+		const before = 7_000_000_000 // ns of CPU used before the first sample
+		resp.PreRead = time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
+		resp.Read = resp.PreRead.Add(time.Second)
+		resp.PreCPUStats.CPUUsage.TotalUsage = before
+		resp.CPUStats.CPUUsage.TotalUsage = before + st.nanoCores // over one second
+		resp.MemoryStats.Usage = st.workingSet + st.inactiveFile
+		resp.MemoryStats.Stats = map[string]uint64{"total_inactive_file": st.inactiveFile, "inactive_file": st.inactiveFile, "total_rss": st.workingSet}
+	}
+	writeJSON(w, 200, resp)
 }
 
 // createsSnapshot returns the create requests received so far.
