@@ -147,6 +147,16 @@ func TestCompletion(t *testing.T) {
 		{[]string{"logs", "deployment/nope", "-c", ""}, "", nofile},
 		{[]string{"logs", "pod/web-x", "-c", ""}, "", nofile},
 		{[]string{"create", ""}, "namespace", nofile},
+		{[]string{"explain", ""}, "deployments services namespaces configmaps secrets persistentvolumeclaims", nofile},
+		{[]string{"explain", "s"}, "services secrets", nofile},
+		{[]string{"explain", "sv"}, "svc", nofile},
+		{[]string{"explain", "svc.sp"}, "svc.spec", nospace},
+		{[]string{"explain", "deploy.spec.template.spec.containers.re"},
+			"deploy.spec.template.spec.containers.readinessProbe deploy.spec.template.spec.containers.resources " +
+				"deploy.spec.template.spec.containers.restartPolicy", nospace},
+		{[]string{"explain", "pods.s"}, "", nofile},
+		{[]string{"explain", "deploy.nope.s"}, "", nofile},
+		{[]string{"explain", "deployments", ""}, "", nofile},
 		{[]string{"completion", ""}, "bash zsh fish powershell", nofile},
 		{[]string{"version", ""}, "", nofile},
 	}
