@@ -70,7 +70,6 @@ var notes = map[noteKey]string{
 	key[manifests.ServicePort]("protocol"):                       "TCP or UDP (no SCTP).",
 	key[manifests.ServicePort]("appProtocol"):                    "kept, unused.",
 	key[manifests.ServicePort]("nodePort"):                       "allocated from 30000-32767 when unset, and kept.",
-	key[manifests.Secret]("stringData"):                          "merged into data when applied (a key in both takes stringData's value), never stored.",
 	key[manifests.NamespaceSpec]("finalizers"):                   "ignored: a Namespace's deletion waits for nothing here.",
 	key[manifests.PersistentVolumeClaim](""):                     "a named Docker volume of the instance.",
 	key[manifests.PersistentVolumeClaimSpec]("accessModes"):      "on one host they all mean the same.",
