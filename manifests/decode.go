@@ -2,6 +2,7 @@ package manifests
 
 import (
 	"fmt"
+	"reflect"
 	"strconv"
 
 	"gopkg.in/yaml.v3"
@@ -98,6 +99,9 @@ func decodeDocument(file string, n *yaml.Node, st *decodeState) ([]*Document, Er
 // kindDecoder decodes the objects of one kind.
 type kindDecoder struct {
 	apiVersion string
+	// typ is dockctl's type of the kind, k8s Kubernetes': decode walks
+	// into the first, checking keys against the second.
+	typ, k8s reflect.Type
 	// decode walks one object mapping n, whose apiVersion and kind are
 	// already checked; base is its path inside the document ("" or
 	// items[i]). It returns the validated and defaulted object in a
@@ -109,13 +113,13 @@ type kindDecoder struct {
 // entry here, returning a Document that carries it in a field of its own
 // (and one in kindOrder).
 var kinds = map[string]kindDecoder{
-	Kind:          {apiVersion: APIVersion, decode: decodeDeployment},
-	KindService:   {apiVersion: CoreAPIVersion, decode: decodeService},
-	KindNamespace: {apiVersion: CoreAPIVersion, decode: decodeNamespace},
+	Kind:          {apiVersion: APIVersion, typ: deploymentType, k8s: k8sDeployment, decode: decodeDeployment},
+	KindService:   {apiVersion: CoreAPIVersion, typ: serviceType, k8s: k8sService, decode: decodeService},
+	KindNamespace: {apiVersion: CoreAPIVersion, typ: namespaceType, k8s: k8sNamespace, decode: decodeNamespace},
 	// Issue 11 (config_decode.go).
-	KindConfigMap:             {apiVersion: CoreAPIVersion, decode: decodeConfigMap},
-	KindSecret:                {apiVersion: CoreAPIVersion, decode: decodeSecret},
-	KindPersistentVolumeClaim: {apiVersion: CoreAPIVersion, decode: decodePVC},
+	KindConfigMap:             {apiVersion: CoreAPIVersion, typ: configMapType, k8s: k8sConfigMap, decode: decodeConfigMap},
+	KindSecret:                {apiVersion: CoreAPIVersion, typ: secretType, k8s: k8sSecret, decode: decodeSecret},
+	KindPersistentVolumeClaim: {apiVersion: CoreAPIVersion, typ: pvcType, k8s: k8sPVC, decode: decodePVC},
 }
 
 // fallbackKind is the kind an object of a missing or unknown kind is

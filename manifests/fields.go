@@ -14,6 +14,10 @@ import (
 type jsonField struct {
 	index []int
 	typ   reflect.Type
+	// owner is the struct that declares the field (an embedded one for an
+	// inlined field); optional tells that its JSON tag has omitempty.
+	owner    reflect.Type
+	optional bool
 }
 
 var fieldCache sync.Map // reflect.Type -> map[string]jsonField
@@ -35,7 +39,7 @@ func collectFields(t reflect.Type, prefix []int, out map[string]jsonField) {
 		if tag == "-" {
 			continue
 		}
-		name, _, _ := strings.Cut(tag, ",")
+		name, opts, _ := strings.Cut(tag, ",")
 		index := append(append([]int(nil), prefix...), i)
 		if f.Anonymous && name == "" {
 			ft := f.Type
@@ -54,7 +58,7 @@ func collectFields(t reflect.Type, prefix []int, out map[string]jsonField) {
 			name = f.Name
 		}
 		if _, dup := out[name]; !dup {
-			out[name] = jsonField{index: index, typ: f.Type}
+			out[name] = jsonField{index: index, typ: f.Type, owner: t, optional: strings.Contains(opts, "omitempty")}
 		}
 	}
 }

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+	"k8s.io/apimachinery/pkg/labels"
 
 	"github.com/dockctl/dockctl/dockerx"
 	"github.com/dockctl/dockctl/reconciler"
@@ -24,6 +25,41 @@ type logsOptions struct {
 	since         time.Duration
 	sinceTime     string
 	timestamps    bool
+	// selector picks the pods of -n's namespace by their labels (-l), in
+	// place of a name.
+	selector string
+	// prefix is --prefix; prefixSet tells that it was given, so that it
+	// wins over the default (prefixed).
+	prefix, prefixSet bool
+	// maxLogRequests bounds the streams -f follows at once.
+	maxLogRequests int
+	// ignoreErrors prints a stream's error as a line and goes on with
+	// the others.
+	ignoreErrors bool
+}
+
+// selectorTail is kubectl's --tail when a selector picks the pods and
+// none is given: the last 10 lines of each container.
+const selectorTail = "10"
+
+// defaultMaxLogRequests is kubectl's --max-log-requests.
+const defaultMaxLogRequests = 5
+
+// prefixed tells whether each line carries [pod/NAME/CONTAINER], kubectl's
+// --prefix: as given, else where dockctl prints several containers at once
+// beyond what kubectl's default would (a deployment's every replica, as
+// kubectl's --all-pods, which sets --prefix; --all-containers), never for
+// one container of one pod nor -l, as kubectl.
+func (o *logsOptions) prefixed(kind string) bool {
+	if o.prefixSet {
+		return o.prefix
+	}
+	return kind == kindDeployment || o.allContainers
+}
+
+// logPrefix is kubectl's --prefix for a container of a pod.
+func logPrefix(pod, container string) string {
+	return "[pod/" + pod + "/" + container + "] "
 }
 
 // dockerOptions are the lines o asks of each container's log, as of now.
@@ -46,12 +82,17 @@ func (o *logsOptions) dockerOptions(now time.Time, follow bool) (dockerx.LogsOpt
 	return d, nil
 }
 
+// logsUsage is kubectl's usage line of logs, in its error for a missing
+// argument.
+const logsUsage = "logs [-f] (POD | TYPE/NAME | -l SELECTOR) [-c CONTAINER]"
+
 func newLogsCommand(g *globalOptions) *cobra.Command {
 	o := &logsOptions{}
 	cmd := &cobra.Command{
-		Use:   "logs deployment/NAME | pod/NAME | POD [CONTAINER] [-c CONTAINER | --all-containers] [-f] [--tail N] [--since D | --since-time T] [--timestamps]",
-		Short: "Print the logs of a pod's container, or of every replica of a deployment (each line prefixed with its container)",
-		Example: `  # Print the logs of every replica of deployment web
+		Use: "logs deployment/NAME | pod/NAME | POD [CONTAINER] | -l SELECTOR [-c CONTAINER | --all-containers] [-f] [--tail N] " +
+			"[--since D | --since-time T] [--timestamps] [--prefix] [--max-log-requests N] [--ignore-errors]",
+		Short: "Print the logs of a pod's container, of every replica of a deployment, or of the pods a selector picks",
+		Example: `  # Print the logs of every replica of deployment web, each line prefixed with its pod and container
   dockctl logs deployment/web
 
   # Follow the last 20 lines of container sidecar of a pod
@@ -61,12 +102,26 @@ func newLogsCommand(g *globalOptions) *cobra.Command {
   dockctl logs pod/web-5d8f9c7b6a-0 --all-containers
 
   # Print the last hour of deployment web's logs, each line with its time
-  dockctl logs deploy/web --since 1h --timestamps`,
-		Args: cobra.RangeArgs(1, 2),
+  dockctl logs deploy/web --since 1h --timestamps
+
+  # Print the last 10 lines of each pod labelled app=web, prefixed with the pod and container
+  dockctl logs -l app=web --prefix
+
+  # Follow the pods labelled tier=front, up to 10 streams at once
+  dockctl logs -l tier=front -f --max-log-requests 10`,
+		Args: cobra.MaximumNArgs(2),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			kind, name, container, err := logsArgs(args)
-			if err != nil {
-				return err
+			var kind, name, container string
+			switch {
+			case o.selector != "" && len(args) > 0:
+				return fmt.Errorf("only a selector (-l) or a POD name is allowed")
+			case o.selector == "" && len(args) == 0:
+				return fmt.Errorf("expected '%s'.\nPOD or TYPE/NAME is a required argument for the logs command", logsUsage)
+			case o.selector == "":
+				var err error
+				if kind, name, container, err = logsArgs(args); err != nil {
+					return err
+				}
 			}
 			if container != "" {
 				if o.container != "" && o.container != container {
@@ -74,6 +129,10 @@ func newLogsCommand(g *globalOptions) *cobra.Command {
 				}
 				o.container = container
 			}
+			if o.selector != "" && !cmd.Flags().Changed("tail") {
+				o.tail = selectorTail
+			}
+			o.prefixSet = cmd.Flags().Changed("prefix")
 			if _, err := o.dockerOptions(time.Now(), o.follow); err != nil {
 				return err
 			}
@@ -98,20 +157,34 @@ func newLogsCommand(g *globalOptions) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			if len(streams) > 0 && streams[0].notice != "" {
-				fmt.Fprintln(cmd.ErrOrStderr(), streams[0].notice)
+			if len(streams) == 0 {
+				// Only a selector matches nothing, which is no error.
+				fmt.Fprintf(cmd.ErrOrStderr(), "No resources found in %s.\n", g.where(g.namespace))
+				return nil
+			}
+			printed := map[string]bool{}
+			for _, s := range streams {
+				if s.notice != "" && !printed[s.notice] {
+					printed[s.notice] = true
+					fmt.Fprintln(cmd.ErrOrStderr(), s.notice)
+				}
 			}
 			return printLogs(ctx, cli, streams, o, cmd.OutOrStdout())
 		},
 	}
 	cmd.Flags().BoolVarP(&o.follow, "follow", "f", false, "stream new lines as they are written")
-	cmd.Flags().StringVar(&o.tail, "tail", "all", "lines from the end of each container's log (all or N)")
+	cmd.Flags().StringVar(&o.tail, "tail", "all", "lines from the end of each container's log (all or N); with a selector, 10 unless given, as kubectl")
 	cmd.Flags().StringVarP(&o.container, "container", "c", "", "the container of the pod (its name in the template); "+
 		"default: the one the pod's kubectl.kubernetes.io/default-container annotation names, else its only app container")
 	cmd.Flags().DurationVar(&o.since, "since", 0, "only lines newer than this relative duration, as 5s, 2m or 3h")
 	cmd.Flags().StringVar(&o.sinceTime, "since-time", "", "only lines after this RFC 3339 time (at most one of --since and --since-time)")
 	cmd.Flags().BoolVar(&o.timestamps, "timestamps", false, "prefix each line with its RFC 3339 time, as Docker recorded it")
 	cmd.Flags().BoolVar(&o.allContainers, "all-containers", false, "every container of the pod, init containers first, each line prefixed with [pod/NAME/CONTAINER]")
+	cmd.Flags().StringVarP(&o.selector, "selector", "l", "", "the pods of the namespace whose labels match this selector (=, ==, !=, in, notin, key, !key), in place of a name")
+	cmd.Flags().BoolVar(&o.prefix, "prefix", false, "prefix each line with its source, [pod/NAME/CONTAINER] "+
+		"(default for a deployment's replicas and --all-containers; --prefix=false turns it off)")
+	cmd.Flags().IntVar(&o.maxLogRequests, "max-log-requests", defaultMaxLogRequests, "the most log streams -f follows at once (more is an error, as in kubectl)")
+	cmd.Flags().BoolVar(&o.ignoreErrors, "ignore-errors", false, "print a container's log error as an \"error: …\" line and go on with the others, instead of stopping")
 	return cmd
 }
 
@@ -135,24 +208,25 @@ type logStream struct {
 	// notice tells which container was chosen for the user (stderr), when
 	// the pod has several and none was named.
 	notice string
+	// err is why the stream cannot be read (a pod -l picked whose
+	// container is not there): reported at its turn, as kubectl reports
+	// the API server's refusal of that one stream.
+	err error
 }
 
-// logStreams picks the containers whose logs `logs` prints: of one pod or
-// of every pod of a deployment, the container -c names (or the pod's
-// default one), or with --all-containers every container that exists, init
-// containers first. A holder is never one of them: it logs nothing.
-// Prefixes: [pod/NAME/CONTAINER] with --all-containers (kubectl's
-// --prefix), [container] for a deployment's replicas, none for one
-// container of one pod.
-func logStreams(g *globalOptions, snap *snapshot, kind, name string, o *logsOptions) ([]logStream, error) {
+// logPods returns the pods whose logs `logs` prints: the one named, the
+// replicas of a deployment, or (kind "") those of -n's namespace the
+// selector matches, none being no error.
+func logPods(g *globalOptions, snap *snapshot, kind, name, selector string) ([]podEntry, error) {
 	var pods []podEntry
-	if kind == kindPod {
+	switch kind {
+	case kindPod:
 		e, err := snap.pod(g, g.namespace, name)
 		if err != nil {
 			return nil, err
 		}
-		pods = []podEntry{e}
-	} else {
+		return []podEntry{e}, nil
+	case kindDeployment:
 		for _, e := range snap.allPods() {
 			if e.Namespace == g.namespace && e.Deployment == name {
 				pods = append(pods, e)
@@ -161,17 +235,46 @@ func logStreams(g *globalOptions, snap *snapshot, kind, name string, o *logsOpti
 		if len(pods) == 0 {
 			return nil, fmt.Errorf("deployment %q has no containers in %s", name, g.where(g.namespace))
 		}
+		return pods, nil
+	}
+	sel, err := parseContainerSelector(selector)
+	if err != nil {
+		return nil, err
+	}
+	for _, e := range snap.allPods() {
+		if e.Namespace == g.namespace && sel.Matches(labels.Set(e.labels())) {
+			pods = append(pods, e)
+		}
+	}
+	return pods, nil
+}
+
+// logStreams picks the containers whose logs `logs` prints: of one pod, of
+// every pod of a deployment or of the pods a selector picks (logPods), the
+// container -c names (or the pod's default one), or with --all-containers
+// every container that exists, init containers first. A holder is never
+// one of them: it logs nothing. Prefixes: see prefixed.
+func logStreams(g *globalOptions, snap *snapshot, kind, name string, o *logsOptions) ([]logStream, error) {
+	pods, err := logPods(g, snap, kind, name, o.selector)
+	if err != nil || len(pods) == 0 {
+		return nil, err
+	}
+	prefix := func(e podEntry, pc reconciler.PodContainer) string {
+		if !o.prefixed(kind) {
+			return ""
+		}
+		return logPrefix(e.Name, containerName(pc))
 	}
 	var out []logStream
 	if o.allContainers {
 		for _, e := range pods {
 			for _, pc := range e.Containers {
 				if c := pc.Container; c != nil {
-					out = append(out, logStream{id: c.ID, name: c.Name, prefix: "[pod/" + e.Name + "/" + containerName(pc) + "] "})
+					out = append(out, logStream{id: c.ID, name: c.Name, prefix: prefix(e, pc)})
 				}
 			}
 		}
-		if len(out) == 0 {
+		if len(out) == 0 && kind != "" {
 			return nil, fmt.Errorf("%s %q has no container created yet", kind, name)
 		}
 		return out, nil
@@ -179,37 +282,37 @@ func logStreams(g *globalOptions, snap *snapshot, kind, name string, o *logsOpti
 	var skipped error
 	for _, e := range pods {
 		pc, notice, err := pickContainer(e, o.container)
+		missing := errors.Is(err, errContainerNotFound)
+		if err == nil && pc.Container == nil {
+			err, missing = notCreated(e, pc), true
+		}
 		switch {
-		case errors.Is(err, errContainerNotFound) && kind == kindDeployment:
-			// A replica of another revision may lack it: the others say.
+		case err == nil:
+			c := pc.Container
+			out = append(out, logStream{id: c.ID, name: c.Name, prefix: prefix(e, pc), notice: notice})
+		case kind == kindDeployment && missing:
+			// A replica of another revision may lack it, or not have
+			// created it yet: the others say.
 			skipped = firstErr(skipped, err)
-			continue
-		case err != nil:
+		case kind == "":
+			out = append(out, logStream{name: e.Name, err: err})
+		default:
 			return nil, err
 		}
-		c := pc.Container
-		if c == nil {
-			state, _ := e.containerState(pc)
-			err := fmt.Errorf("container %q of pod %q was removed after it completed: its logs went with it", containerName(pc), e.Name)
-			if state.Waiting != nil {
-				err = fmt.Errorf("container %q in pod %q is waiting to start: %s", containerName(pc), e.Name, state.Waiting.Reason)
-			}
-			if kind == kindDeployment {
-				skipped = firstErr(skipped, err)
-				continue
-			}
-			return nil, err
-		}
-		prefix := ""
-		if kind == kindDeployment {
-			prefix = "[" + c.Name + "] "
-		}
-		out = append(out, logStream{id: c.ID, name: c.Name, prefix: prefix, notice: notice})
 	}
 	if len(out) == 0 {
 		return nil, skipped
 	}
 	return out, nil
+}
+
+// notCreated words why a pod's container that pickContainer chose has no
+// Docker container to read.
+func notCreated(e podEntry, pc reconciler.PodContainer) error {
+	if state, _ := e.containerState(pc); state.Waiting != nil {
+		return fmt.Errorf("container %q in pod %q is waiting to start: %s", containerName(pc), e.Name, state.Waiting.Reason)
+	}
+	return fmt.Errorf("container %q of pod %q was removed after it completed: its logs went with it", containerName(pc), e.Name)
 }
 
 // firstErr keeps the first of the errors met.
@@ -286,55 +389,87 @@ type logSource interface {
 
 // printLogs prints the streams' logs. Without -f one after the other, in
 // order, as kubectl prints a pod's containers; with -f all at once, lines
-// interleaved but each whole.
+// interleaved but each whole, at most --max-log-requests of them (more is
+// kubectl's error, before any is opened). A stream's error stops the
+// command, or with --ignore-errors is printed as an "error: " line among
+// the logs, as kubectl prints it, and the others go on.
 func printLogs(ctx context.Context, cli logSource, streams []logStream, o *logsOptions, w io.Writer) error {
 	out := &lockedWriter{w: w}
 	opts, err := o.dockerOptions(time.Now(), o.follow)
 	if err != nil {
 		return err
 	}
+	if o.follow && len(streams) > 1 && len(streams) > o.maxLogRequests {
+		return fmt.Errorf("you are attempting to follow %d log streams, but maximum allowed concurrency is %d, use --max-log-requests to increase the limit",
+			len(streams), o.maxLogRequests)
+	}
+	// failed reports err, a stream's: as a line with --ignore-errors
+	// (false: go on), else as the command's error (true: stop).
+	failed := func(err error) bool {
+		if !o.ignoreErrors {
+			return true
+		}
+		out.line("error: " + err.Error())
+		return false
+	}
+	open := func(ctx context.Context, s logStream) (io.ReadCloser, error) {
+		if s.err != nil {
+			return nil, s.err
+		}
+		rc, err := cli.LogsWith(ctx, s.id, opts)
+		if err != nil {
+			return nil, fmt.Errorf("logs %s: %w", s.name, err)
+		}
+		return rc, nil
+	}
 	if !o.follow {
 		for _, s := range streams {
-			rc, err := cli.LogsWith(ctx, s.id, opts)
-			if err != nil {
-				return fmt.Errorf("logs %s: %w", s.name, err)
+			rc, err := open(ctx, s)
+			if err == nil {
+				err = prefixLines(out, rc, s.prefix)
+				rc.Close()
 			}
-			err = prefixLines(out, rc, s.prefix)
-			rc.Close()
-			if err != nil {
+			if err != nil && failed(err) {
 				return err
 			}
 		}
 		return nil
 	}
-	rcs := make([]io.ReadCloser, 0, len(streams))
-	for _, s := range streams {
-		rc, err := cli.LogsWith(ctx, s.id, opts)
-		if err != nil {
-			for _, rc := range rcs {
-				rc.Close()
-			}
-			return fmt.Errorf("logs %s: %w", s.name, err)
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	rcs := make([]io.ReadCloser, len(streams))
+	for i, s := range streams {
+		rc, err := open(ctx, s)
+		if err != nil && failed(err) {
+			return err // cancel closes the streams opened so far
 		}
-		rcs = append(rcs, rc)
+		rcs[i] = rc
 	}
-	var wg sync.WaitGroup
-	errs := make([]error, len(streams))
+	var (
+		wg    sync.WaitGroup
+		mu    sync.Mutex
+		first error
+	)
 	for i, rc := range rcs {
+		if rc == nil {
+			continue
+		}
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
 			defer rc.Close()
-			errs[i] = prefixLines(out, rc, streams[i].prefix)
+			err := prefixLines(out, rc, streams[i].prefix)
+			if err == nil || ctx.Err() != nil || !failed(err) {
+				return
+			}
+			mu.Lock()
+			first = firstErr(first, err)
+			mu.Unlock()
+			cancel() // kubectl stops at the first error: so do the others
 		}()
 	}
 	wg.Wait()
-	for _, err := range errs {
-		if err != nil && ctx.Err() == nil {
-			return err
-		}
-	}
-	return nil
+	return first
 }
 
 // lockedWriter keeps lines from different containers whole.
@@ -343,14 +478,19 @@ type lockedWriter struct {
 	w  io.Writer
 }
 
+// line writes one whole line.
+func (w *lockedWriter) line(s string) error {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	_, err := io.WriteString(w.w, s+"\n")
+	return err
+}
+
 func prefixLines(w *lockedWriter, r io.Reader, prefix string) error {
 	sc := bufio.NewScanner(r)
 	sc.Buffer(make([]byte, 64*1024), 1024*1024)
 	for sc.Scan() {
-		w.mu.Lock()
-		_, err := io.WriteString(w.w, prefix+strings.TrimRight(sc.Text(), "\r")+"\n")
-		w.mu.Unlock()
-		if err != nil {
+		if err := w.line(prefix + strings.TrimRight(sc.Text(), "\r")); err != nil {
 			return err
 		}
 	}

@@ -1,12 +1,18 @@
 package main
 
 import (
+	"bytes"
+	"context"
 	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
 	"net/url"
 	"regexp"
 	"sort"
 	"strings"
 	"testing"
+	"testing/iotest"
 	"time"
 
 	"github.com/dockctl/dockctl/dockerx"
@@ -19,11 +25,29 @@ func TestLogStreams(t *testing.T) {
 	shopHash := manifests.TemplateHash(&mustDecode(t, shopYAML).Spec.Template)
 	jobsHash := manifests.TemplateHash(&mustDecode(t, jobsYAML).Spec.Template)
 	webHash := manifests.TemplateHash(&mustDecode(t, webYAML).Spec.Template)
-	shop0, jobs1, jobs4 := dockerx.Hostname("shop", shopHash, 0), dockerx.Hostname("jobs", jobsHash, 1), dockerx.Hostname("jobs", jobsHash, 4)
+	shop0, shop1 := dockerx.Hostname("shop", shopHash, 0), dockerx.Hostname("shop", shopHash, 1)
+	var jobsPod []string
+	for i := range 8 {
+		jobsPod = append(jobsPod, dockerx.Hostname("jobs", jobsHash, i))
+	}
+	jobs0, jobs1, jobs2, jobs3, jobs4, jobs5, jobs6, jobs7 := jobsPod[0], jobsPod[1], jobsPod[2], jobsPod[3], jobsPod[4], jobsPod[5], jobsPod[6], jobsPod[7]
 	base := func(dep, hash string, ord int) string { return dockerx.ContainerName("default", "", dep, hash, ord) }
+	pre := func(pod, container string) string { return "[pod/" + pod + "/" + container + "] " }
+	// Every container of every jobs pod that exists, init first.
+	var jobsAll []string
+	for i, members := range [][]string{{"migrate", "proxy", "work", "log"}, {"migrate"}, {"migrate"}, {"migrate", "proxy"},
+		{"migrate", "proxy", "work", "log"}, {"migrate", "proxy", "work", "log"}, {"migrate", "proxy"}, {"migrate"}} {
+		for _, m := range members {
+			jobsAll = append(jobsAll, pre(jobsPod[i], m)+base("jobs", jobsHash, i)+"."+m)
+		}
+	}
 	names := func(ss []logStream) string {
 		var out []string
 		for _, s := range ss {
+			if s.err != nil {
+				out = append(out, s.name+": "+s.err.Error())
+				continue
+			}
 			out = append(out, s.prefix+s.name)
 		}
 		return strings.Join(out, " | ")
@@ -48,17 +72,38 @@ func TestLogStreams(t *testing.T) {
 				"[pod/" + shop0 + "/log] " + base("shop", shopHash, 0) + ".log", ""},
 		{"every container of a pod still initializing", kindPod, jobs1, logsOptions{allContainers: true},
 			"[pod/" + jobs1 + "/migrate] " + base("jobs", jobsHash, 1) + ".migrate", ""},
+		// A deployment's every replica, each prefixed as kubectl's
+		// --all-pods prefixes, unless --prefix=false.
 		{"a deployment of pods: each pod's first app container", kindDeployment, "shop", logsOptions{},
-			"[" + base("shop", shopHash, 0) + ".web] " + base("shop", shopHash, 0) + ".web | " +
-				"[" + base("shop", shopHash, 1) + ".web] " + base("shop", shopHash, 1) + ".web", ""},
+			pre(shop0, "web") + base("shop", shopHash, 0) + ".web | " + pre(shop1, "web") + base("shop", shopHash, 1) + ".web", ""},
 		{"a deployment's replicas, -c", kindDeployment, "shop", logsOptions{container: "web"},
-			"[" + base("shop", shopHash, 0) + ".web] " + base("shop", shopHash, 0) + ".web | " +
-				"[" + base("shop", shopHash, 1) + ".web] " + base("shop", shopHash, 1) + ".web", ""},
+			pre(shop0, "web") + base("shop", shopHash, 0) + ".web | " + pre(shop1, "web") + base("shop", shopHash, 1) + ".web", ""},
+		{"a deployment's replicas, --prefix=false", kindDeployment, "shop", logsOptions{container: "web", prefixSet: true},
+			base("shop", shopHash, 0) + ".web | " + base("shop", shopHash, 1) + ".web", ""},
 		{"a deployment's replicas that have the container", kindDeployment, "jobs", logsOptions{container: "log"},
-			"[" + base("jobs", jobsHash, 0) + ".log] " + base("jobs", jobsHash, 0) + ".log | " +
-				"[" + base("jobs", jobsHash, 4) + ".log] " + base("jobs", jobsHash, 4) + ".log | " +
-				"[" + base("jobs", jobsHash, 5) + ".log] " + base("jobs", jobsHash, 5) + ".log", ""},
+			pre(jobs0, "log") + base("jobs", jobsHash, 0) + ".log | " +
+				pre(jobs4, "log") + base("jobs", jobsHash, 4) + ".log | " +
+				pre(jobs5, "log") + base("jobs", jobsHash, 5) + ".log", ""},
 		{"a deployment without", kindDeployment, "nope", logsOptions{}, "", `deployment "nope" has no containers in instance "default"`},
+		{"a pod, --prefix", kindPod, shop0, logsOptions{container: "log", prefix: true, prefixSet: true}, pre(shop0, "log") + base("shop", shopHash, 0) + ".log", ""},
+		// -l: the pods of the namespace whose labels match, unprefixed
+		// unless --prefix, as kubectl; a pod without the container is an
+		// error of its own stream (errs), reported at its turn.
+		{"-l", "", "", logsOptions{selector: "app=shop,tier=front"},
+			base("shop", shopHash, 0) + ".web | " + base("shop", shopHash, 1) + ".web", ""},
+		{"-l --prefix -c", "", "", logsOptions{selector: "tier in (front)", container: "log", prefix: true, prefixSet: true},
+			pre(shop0, "log") + base("shop", shopHash, 0) + ".log | " + pre(shop1, "log") + base("shop", shopHash, 1) + ".log", ""},
+		{"-l with dockctl's short keys", "", "", logsOptions{selector: "deployment=jobs,app", container: "work"},
+			base("jobs", jobsHash, 0) + ".work | " + jobs1 + `: container "work" in pod "` + jobs1 + `" is waiting to start: PodInitializing | ` +
+				jobs2 + `: container "work" in pod "` + jobs2 + `" is waiting to start: PodInitializing | ` +
+				jobs3 + `: container "work" in pod "` + jobs3 + `" is waiting to start: PodInitializing | ` +
+				base("jobs", jobsHash, 4) + ".work | " + base("jobs", jobsHash, 5) + ".work | " +
+				jobs6 + `: container "work" in pod "` + jobs6 + `" is waiting to start: PodInitializing | ` +
+				jobs7 + `: container "work" in pod "` + jobs7 + `" is waiting to start: PodInitializing`, ""},
+		{"-l --all-containers", "", "", logsOptions{selector: "app=jobs,deployment notin (shop)", allContainers: true},
+			strings.Join(jobsAll, " | "), ""},
+		{"-l matching nothing", "", "", logsOptions{selector: "app=nope"}, "", ""},
+		{"-l invalid", "", "", logsOptions{selector: "app in"}, "", "invalid label selector"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			got, err := logStreams(testGlobal, snap, tc.kind, tc.target, &tc.o)
@@ -75,6 +120,11 @@ func TestLogStreams(t *testing.T) {
 				t.Fatalf("streams\n%s\nwant\n%s", names(got), tc.want)
 			}
 		})
+	}
+	// -l looks in -n's namespace only: another has no shop pods.
+	other := &globalOptions{instance: testGlobal.instance, namespace: "other"}
+	if got, err := logStreams(other, snap, "", "", &logsOptions{selector: "app=shop"}); err != nil || len(got) != 0 {
+		t.Fatalf("-l in namespace other: %v %v, want nothing", names(got), err)
 	}
 }
 
@@ -182,7 +232,7 @@ func TestPodsAgainstEngine(t *testing.T) {
 	if out := mustRun("logs", "deployment/shop", "--all-containers", "-f"); !sameLines(out, want) {
 		t.Fatalf("logs deployment --all-containers -f:\n%s\nwant (in any order)\n%s", out, want)
 	}
-	if out := mustRun("logs", "deployment/shop", "-c", "log"); out != "[t1_shop-"+hash+"-0.log] l1\n" {
+	if out := mustRun("logs", "deployment/shop", "-c", "log"); out != "[pod/"+pod+"/log] l1\n" {
 		t.Fatalf("logs deployment -c: %q", out)
 	}
 	if _, _, err := run(t, "", append(base, "logs", "pod/"+pod, "-c", "web", "--all-containers")...); err == nil || !strings.Contains(err.Error(), "--all-containers") {
@@ -255,5 +305,164 @@ func TestLogsSinceReachesEngine(t *testing.T) {
 	}
 	if _, _, err := run(t, "", append(base, "logs", "deployment/web", "--since", "1m", "--since-time", "2026-12-03T10:30:00Z")...); err == nil {
 		t.Fatal("--since with --since-time succeeded")
+	}
+}
+
+// logs -l, --prefix, --max-log-requests and --ignore-errors, end to end:
+// the real command against the fake Engine API, two pods of shop.
+func TestLogsSelectorAgainstEngine(t *testing.T) {
+	api := startDockerAPI(t)
+	t.Setenv("DOCKER_HOST", api.host)
+	dir := t.TempDir()
+	base := []string{"--state-dir", dir, "--instance", "t1"}
+	if _, _, err := run(t, shopYAML, append(base, "apply", "-f", "-")...); err != nil {
+		t.Fatal(err)
+	}
+	d := &storedDeployment(t, dir, "shop").Deployment
+	hash := manifests.TemplateHash(&d.Spec.Template)
+	pod0, pod1 := dockerx.Hostname("shop", hash, 0), dockerx.Hostname("shop", hash, 1)
+	var web []string // 12 lines: -l prints the last 10 unless --tail says
+	for i := 1; i <= 12; i++ {
+		web = append(web, fmt.Sprintf("w%d", i))
+	}
+	logs := map[string][]string{"migrate": {"m1", "m2"}, "web": web, "log": {"l1"}}
+	add := func(cs []dockerx.Container) {
+		for _, c := range cs {
+			api.add(c.Name, c.State, c.Labels, logs[c.ContainerName]...)
+		}
+	}
+	run0, run1 := member{name: "web", state: dockerx.StateRunning}, member{name: "log", state: dockerx.StateRunning}
+	add(testPod("t1", d, 0, time.Minute, false, member{name: "migrate", state: "exited:0"}, run0, run1))
+	// Pod 1's init container was removed after it completed: its log is
+	// gone, an error of that one stream.
+	add(testPod("t1", d, 1, time.Minute, false, run0, run1))
+	queries := func() int {
+		api.mu.Lock()
+		defer api.mu.Unlock()
+		return len(api.logQueries)
+	}
+	lines := func(prefix string, from, to int) string {
+		var b strings.Builder
+		for i := from; i <= to; i++ {
+			fmt.Fprintf(&b, "%sw%d\n", prefix, i)
+		}
+		return b.String()
+	}
+
+	for _, tc := range []struct {
+		name               string
+		args               []string
+		out, stderr, err   string
+		anyOrder, noStream bool
+	}{
+		{name: "the last 10 lines of each pod's default container, a notice once",
+			args: []string{"-l", "app=shop"}, out: lines("", 3, 12) + lines("", 3, 12),
+			stderr: `Defaulted container "web" out of: web, log, migrate (init)` + "\n"},
+		{name: "--tail and --prefix", args: []string{"-l", "tier=front", "--tail", "2", "--prefix", "-c", "web"},
+			out: lines("[pod/"+pod0+"/web] ", 11, 12) + lines("[pod/"+pod1+"/web] ", 11, 12)},
+		{name: "--tail all", args: []string{"-l", "app=shop", "--tail", "all", "-c", "web"}, out: lines("", 1, 12) + lines("", 1, 12)},
+		{name: "a stream's error stops the command after the pods before it",
+			args: []string{"-l", "app=shop", "-c", "migrate"}, out: "m1\nm2\n",
+			err: `container "migrate" of pod "` + pod1 + `" was removed after it completed: its logs went with it`},
+		{name: "--ignore-errors prints it as a line and goes on",
+			args: []string{"-l", "app=shop", "-c", "migrate", "--ignore-errors"},
+			out:  "m1\nm2\nerror: container \"migrate\" of pod \"" + pod1 + "\" was removed after it completed: its logs went with it\n"},
+		{name: "-f with --ignore-errors", anyOrder: true,
+			args: []string{"-l", "app=shop", "-c", "migrate", "--ignore-errors", "-f"},
+			out:  "m1\nm2\nerror: container \"migrate\" of pod \"" + pod1 + "\" was removed after it completed: its logs went with it\n"},
+		{name: "-f of more streams than --max-log-requests, before any is opened", noStream: true,
+			args: []string{"-l", "app=shop", "--all-containers", "-f", "--max-log-requests", "4"},
+			err:  "you are attempting to follow 5 log streams, but maximum allowed concurrency is 4, use --max-log-requests to increase the limit"},
+		{name: "-f of as many streams as kubectl's default allows (5)", anyOrder: true,
+			args: []string{"-l", "app=shop", "--all-containers", "-f", "--tail", "1"},
+			out: "[pod/" + pod0 + "/migrate] m2\n[pod/" + pod0 + "/web] w12\n[pod/" + pod0 + "/log] l1\n" +
+				"[pod/" + pod1 + "/web] w12\n[pod/" + pod1 + "/log] l1\n"},
+		{name: "-f within the limit", anyOrder: true, args: []string{"-l", "app=shop", "-c", "log", "-f", "--max-log-requests", "2"},
+			out: "l1\nl1\n"},
+		{name: "-f of one stream is never limited", args: []string{"pod/" + pod0, "-c", "log", "-f", "--max-log-requests", "0"}, out: "l1\n"},
+		{name: "matching nothing", args: []string{"-l", "app=nope"}, stderr: `No resources found in instance "t1".` + "\n", noStream: true},
+		{name: "a selector and a name", args: []string{"-l", "app=shop", pod0}, err: "only a selector (-l) or a POD name is allowed", noStream: true},
+		{name: "neither", args: nil, noStream: true,
+			err: "expected 'logs [-f] (POD | TYPE/NAME | -l SELECTOR) [-c CONTAINER]'.\nPOD or TYPE/NAME is a required argument for the logs command"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			before := queries()
+			out, errOut, err := run(t, "", append(append(base, "logs"), tc.args...)...)
+			switch {
+			case tc.err == "" && err != nil, tc.err != "" && (err == nil || err.Error() != tc.err):
+				t.Fatalf("err %v, want %q", err, tc.err)
+			case tc.anyOrder && !sameLines(out, tc.out), !tc.anyOrder && out != tc.out:
+				t.Fatalf("stdout\n%s\nwant\n%s", out, tc.out)
+			case errOut != tc.stderr:
+				t.Fatalf("stderr %q, want %q", errOut, tc.stderr)
+			case tc.noStream && queries() != before:
+				t.Fatalf("%d log requests made, want none", queries()-before)
+			}
+		})
+	}
+	// kubectl's --tail default with a selector reaches the engine as 10.
+	api.mu.Lock()
+	api.logQueries = nil
+	api.mu.Unlock()
+	if _, _, err := run(t, "", append(base, "logs", "-l", "app=shop", "-c", "web")...); err != nil {
+		t.Fatal(err)
+	}
+	if got := strings.Join(api.tails(), " "); got != "10 10" {
+		t.Fatalf("tail parameters %q, want \"10 10\"", got)
+	}
+}
+
+// fakeLogs serves printLogs: "block" streams until its context ends,
+// "fail" breaks after one line, anything else is its own log, one line.
+type fakeLogs struct{}
+
+func (fakeLogs) LogsWith(ctx context.Context, id string, _ dockerx.LogsOptions) (io.ReadCloser, error) {
+	switch id {
+	case "block":
+		pr, pw := io.Pipe()
+		go func() {
+			<-ctx.Done()
+			pw.CloseWithError(ctx.Err())
+		}()
+		return pr, nil
+	case "fail":
+		return io.NopCloser(io.MultiReader(strings.NewReader("partial\n"), iotest.ErrReader(errors.New("connection reset")))), nil
+	}
+	return io.NopCloser(strings.NewReader(id + "\n")), nil
+}
+
+// With -f, kubectl stops at a stream's first error, the others with it;
+// --ignore-errors prints it as a line and follows the others to their end.
+func TestPrintLogsFollowErrors(t *testing.T) {
+	streams := func(ids ...string) []logStream {
+		var out []logStream
+		for _, id := range ids {
+			out = append(out, logStream{id: id, name: id})
+		}
+		return out
+	}
+	var buf bytes.Buffer
+	done := make(chan error, 1)
+	go func() {
+		done <- printLogs(t.Context(), fakeLogs{}, streams("block", "fail"), &logsOptions{follow: true, maxLogRequests: 5}, &buf)
+	}()
+	select {
+	case err := <-done:
+		if err == nil || err.Error() != "connection reset" {
+			t.Fatalf("err %v, want the failed stream's", err)
+		}
+	case <-time.After(time.Minute):
+		t.Fatal("a stream's error did not stop the blocked one")
+	}
+	if buf.String() != "partial\n" {
+		t.Fatalf("output %q", buf.String())
+	}
+
+	buf.Reset()
+	o := &logsOptions{follow: true, maxLogRequests: 5, ignoreErrors: true}
+	err := printLogs(t.Context(), fakeLogs{}, append(streams("a", "fail", "b"), logStream{name: "pod-x", err: errors.New(`container "c" in pod "pod-x" is waiting to start: PodInitializing`)}), o, &buf)
+	want := "a\nb\npartial\nerror: connection reset\nerror: container \"c\" in pod \"pod-x\" is waiting to start: PodInitializing\n"
+	if err != nil || !sameLines(buf.String(), want) {
+		t.Fatalf("--ignore-errors: %v\n%s\nwant (in any order)\n%s", err, buf.String(), want)
 	}
 }

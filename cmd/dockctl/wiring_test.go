@@ -205,8 +205,11 @@ func TestLogsAgainstEngine(t *testing.T) {
 		}
 		per[prefix] = append(per[prefix], text)
 	}
-	want := map[string][]string{"[t_web-abc-0]": {"a2", "a3"}, "[t_web-abc-1]": {"b2", "b3"}}
-	if len(per) != len(want) || strings.Join(per["[t_web-abc-0]"], ",") != "a2,a3" || strings.Join(per["[t_web-abc-1]"], ",") != "b2,b3" {
+	// Containers without a stored template (nor a container label) are
+	// named by their Docker names in kubectl's [pod/NAME/CONTAINER].
+	p0, p1 := "[pod/web-abc-0/t_web-abc-0]", "[pod/web-abc-1/t_web-abc-1]"
+	want := map[string][]string{p0: {"a2", "a3"}, p1: {"b2", "b3"}}
+	if len(per) != len(want) || strings.Join(per[p0], ",") != "a2,a3" || strings.Join(per[p1], ",") != "b2,b3" {
 		t.Fatalf("logs --tail 2 printed %v, want %v:\n%s", per, want, out)
 	}
 	if tails := strings.Join(api.tails(), " "); tails != "2 2" {
