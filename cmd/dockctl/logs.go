@@ -159,6 +159,9 @@ func logStreams(g *globalOptions, snap *snapshot, kind, name string, o *logsOpti
 			}
 		}
 		if len(pods) == 0 {
+			if err := snap.absent(g, g.namespace, name); err != nil {
+				return nil, err
+			}
 			return nil, fmt.Errorf("deployment %q has no containers in %s", name, g.where(g.namespace))
 		}
 	}
