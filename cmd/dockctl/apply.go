@@ -52,8 +52,14 @@ func newApplyCommand(g *globalOptions) *cobra.Command {
 			"PATH is a file, a directory (recursively: *.yaml, *.yml, *.json) or - for standard input.\n" +
 			"Namespaces are stored first, then configmaps, secrets and claims, then services, then deployments, as one unit. An object that names\n" +
 			"no namespace goes to -n's (default \"default\"); one that names another than -n given is refused.",
-		Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
+		RunE: func(cmd *cobra.Command, args []string) error {
+			// kubectl's words.
+			if len(args) > 0 {
+				return usageErrorf(cmd, "Unexpected args: %v", args)
+			}
+			if len(o.files) == 0 {
+				return errNoFilename
+			}
 			return runApply(cmd, g, o)
 		},
 	}
@@ -67,9 +73,12 @@ func newApplyCommand(g *globalOptions) *cobra.Command {
 	cmd.Flags().BoolVar(&o.force, "force-conflicts", false, "take over the objects another manager (a manifests directory of the controller) manages, instead of refusing them; that directory then leaves them alone and reports a conflict")
 	cmd.Flags().BoolVar(&o.wait, "wait", false, "wait until every applied deployment is rolled out (needs a running controller)")
 	cmd.Flags().DurationVar(&o.timeout, "timeout", 5*time.Minute, "how long --wait waits")
-	_ = cmd.MarkFlagRequired("filename")
 	return cmd
 }
+
+// errNoFilename is kubectl's error of apply and diff without -f (dockctl
+// has no -k).
+var errNoFilename = errors.New("must specify one of -f and -k")
 
 // addSkipUnsupported adds --skip-unsupported to a command that reads
 // manifests.
@@ -95,8 +104,9 @@ func runApply(cmd *cobra.Command, g *globalOptions, o *applyOptions) error {
 		// other deployment of the instance.
 		return fmt.Errorf("--prune needs --all or -l SELECTOR: --all prunes every deployment absent from the files, -l only those matching")
 	case o.selector != "":
-		if sel, err = parseSelector(o.selector); err != nil {
-			return err
+		if sel, err = labels.Parse(o.selector); err != nil {
+			// kubectl's resource builder's words (-l of files).
+			return fmt.Errorf("the provided selector %q is not valid: %v", o.selector, err)
 		}
 		opts.PruneSelector = sel
 	}
@@ -186,26 +196,23 @@ func newDiffCommand(g *globalOptions) *cobra.Command {
   # Preview what a controller running with --manifests /srv/k8s would create, change and delete
   dockctl diff --manifests /srv/k8s`,
 		// Exit 1 means "differences": every error, usage errors included,
-		// is 2, so that a script never takes one for the other.
-		Args: func(cmd *cobra.Command, args []string) error {
-			if err := cobra.NoArgs(cmd, args); err != nil {
-				return &exitError{code: 2, err: err}
-			}
-			return nil
-		},
-		RunE: func(cmd *cobra.Command, _ []string) error {
+		// is 2, as kubectl's, so that a script never takes one for the
+		// other.
+		RunE: func(cmd *cobra.Command, args []string) error {
 			var (
 				n   int
 				err error
 			)
 			switch {
+			case len(args) > 0:
+				return &exitError{code: 2, err: usageErrorf(cmd, "Unexpected args: %v", args)}
 			case len(files) > 0 && len(dirs) > 0:
 				return &exitError{code: 2, err: errors.New("-f and --manifests cannot be used together")}
 			case len(dirs) > 0:
 				n, err = runDiffManifests(cmd.OutOrStdout(), cmd.ErrOrStderr(), g, dirs, skip)
 			case len(files) == 0:
 				// Not MarkFlagRequired: cobra's own check would exit 1.
-				return &exitError{code: 2, err: errors.New(`required flag(s) "filename" not set`)}
+				return &exitError{code: 2, err: errNoFilename}
 			default:
 				n, err = runDiff(cmd.InOrStdin(), cmd.OutOrStdout(), cmd.ErrOrStderr(), g, files, skip, force)
 			}
@@ -222,7 +229,10 @@ func newDiffCommand(g *globalOptions) *cobra.Command {
 	cmd.Flags().StringArrayVar(&dirs, "manifests", nil, "preview `dockctl controller --manifests` with these paths, as the controller sees them (repeatable): what it would create, change and delete")
 	addSkipUnsupported(cmd, &skip)
 	cmd.Flags().BoolVar(&force, "force-conflicts", false, "with -f: preview apply --force-conflicts (an object a manifests directory manages is a conflict, an error, without it)")
-	cmd.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return &exitError{code: 2, err: err} })
+	// kubectl diff's: a usage error, exit 2.
+	cmd.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
+		return &exitError{code: 2, err: &hintError{err: err, hint: seeHelp(c)}}
+	})
 	return cmd
 }
 

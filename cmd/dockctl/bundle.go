@@ -1,8 +1,11 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"io"
+	"io/fs"
+	"os"
 
 	"k8s.io/apimachinery/pkg/labels"
 
@@ -44,7 +47,22 @@ func cmdRef(ns, name string) string {
 
 // loadManifests reads manifest files; a variable so that tests can hand
 // the commands documents as the decoder makes them.
-var loadManifests = manifests.LoadAll
+var loadManifests = loadFiles
+
+// loadFiles is manifests.LoadAll, but that a path that is not there is
+// refused first in the words of kubectl's resource builder.
+func loadFiles(paths []string, stdin io.Reader, opts manifests.LoadOptions) ([]*manifests.Document, []manifests.Skipped, error) {
+	var missing []error
+	for _, p := range paths {
+		if _, err := os.Stat(p); p != "-" && errors.Is(err, fs.ErrNotExist) {
+			missing = append(missing, fmt.Errorf("the path %q does not exist", p))
+		}
+	}
+	if len(missing) > 0 {
+		return nil, nil, errors.Join(missing...)
+	}
+	return manifests.LoadAll(paths, stdin, opts)
+}
 
 // loadBundle loads the objects of paths. Every object skipped is named on
 // warn, one line each, as kubectl warns. An object that names a namespace

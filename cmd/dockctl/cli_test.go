@@ -253,8 +253,8 @@ func TestErrors(t *testing.T) {
 		{"invalid manifest", strings.Replace(webYAML, "image: dockctl-workload:dev", "image: \"\"", 1),
 			[]string{"--state-dir", dir, "--instance", "a", "apply", "-f", "-"}, "<stdin>:16: spec.template.spec.containers[0].image"},
 		{"bad instance", webYAML, []string{"--state-dir", dir, "--instance", "Bad_Name", "apply", "-f", "-"}, "invalid instance"},
-		{"bad resource", "", []string{"--state-dir", dir, "scale", "pods/x", "--replicas", "1"}, "deployment/NAME"},
-		{"negative replicas", "", []string{"--state-dir", dir, "--instance", "a", "scale", "deployment/web", "--replicas", "-1"}, ">= 0"},
+		{"bad resource", "", []string{"--state-dir", dir, "scale", "pods/x", "--replicas", "1"}, `pods "x" cannot be scaled`},
+		{"negative replicas", "", []string{"--state-dir", dir, "--instance", "a", "scale", "deployment/web", "--replicas", "-1"}, "greater than or equal to 0"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -332,7 +332,7 @@ func TestRolloutCommands(t *testing.T) {
 	if out := mustRun("", "rollout", "undo", "deployment/web", "--to-revision", "2"); !strings.Contains(out, "revision 2") {
 		t.Fatalf("undo --to-revision: %q", out)
 	}
-	if _, _, err := run(t, "", append(base, "rollout", "undo", "deployment/web", "--to-revision", "9")...); err == nil || !strings.Contains(err.Error(), "no revision 9") {
+	if _, _, err := run(t, "", append(base, "rollout", "undo", "deployment/web", "--to-revision", "9")...); err == nil || err.Error() != "unable to find specified revision 9 in history" {
 		t.Fatalf("undo to a missing revision: %v", err)
 	}
 	before := storedDeployment(t, dir, "web").CurrentRevision().Number
@@ -350,7 +350,7 @@ func TestRolloutCommands(t *testing.T) {
 	if out := mustRun("", "rollout", "resume", "deployment/web"); out != "deployment/web resumed\n" {
 		t.Fatalf("resume: %q", out)
 	}
-	if _, _, err := run(t, "", append(base, "rollout", "history", "deployment/nope")...); err == nil || err.Error() != `deployment "nope" not found in instance "t1"` {
+	if _, _, err := run(t, "", append(base, "rollout", "history", "deployment/nope")...); err == nil || err.Error() != `deployments.apps "nope" not found in instance "t1"` {
 		t.Fatalf("history of an unknown deployment: %v", err)
 	}
 }

@@ -32,9 +32,17 @@ func newCompletionCommand() *cobra.Command {
   # fish
   dockctl completion fish > ~/.config/fish/completions/dockctl.fish`,
 		ValidArgs:             []string{"bash", "zsh", "fish", "powershell"},
-		Args:                  cobra.MatchAll(cobra.ExactArgs(1), cobra.OnlyValidArgs),
 		DisableFlagsInUseLine: true,
 		RunE: func(cmd *cobra.Command, args []string) error {
+			// kubectl's words.
+			switch {
+			case len(args) == 0:
+				return usageErrorf(cmd, "Shell not specified.")
+			case len(args) > 1:
+				return usageErrorf(cmd, "Too many arguments. Expected only the shell type.")
+			case !slices.Contains(cmd.ValidArgs, args[0]):
+				return usageErrorf(cmd, "Unsupported shell type %q.", args[0])
+			}
 			out, root := cmd.OutOrStdout(), cmd.Root()
 			switch args[0] {
 			case "bash":

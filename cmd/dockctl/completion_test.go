@@ -130,8 +130,10 @@ func TestCompletion(t *testing.T) {
 		{[]string{"label", "deploy", "web", ""}, "", nofile},
 		{[]string{"label", "tier=a", "svc", ""}, "web", nofile},
 		{[]string{"annotate", "-n", "team", "configmap", ""}, "cfg", nofile},
-		{[]string{"scale", ""}, "deployments", nofile},
-		{[]string{"scale", "deployment", ""}, "web", nofile},
+		// As kubectl's: --replicas is required, and offered until given.
+		{[]string{"scale", ""}, "--replicas deployments", nofile},
+		{[]string{"scale", "deployment", ""}, "--replicas web", nofile},
+		{[]string{"scale", "--replicas", "2", "deployment", ""}, "web", nofile},
 		{[]string{"scale", "deployment/"}, "deployment/web", nofile},
 		{[]string{"rollout", "status", ""}, "deployments", nofile},
 		{[]string{"rollout", "undo", "deploy", ""}, "web", nofile},

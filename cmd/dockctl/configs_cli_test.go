@@ -206,15 +206,15 @@ func TestConfigCommands(t *testing.T) {
 		{args: []string{"get", "secrets", "-l", "app=web"}, want: "db     kubernetes.io/basic-auth   2      "},
 		{args: []string{"get", "secret", "token", "-n", "team", "-o", "yaml"}, want: "  token: " + b64 + "\n", secret: true},
 		{args: []string{"get", "secrets", "-A", "-o", "name"}, want: "secret/db\nsecret/tls\nsecret/token\n"},
-		{args: []string{"get", "secret", "nope"}, wantErr: `secret "nope" not found in instance "default"`},
+		{args: []string{"get", "secret", "nope"}, wantErr: `secrets "nope" not found`},
 		{args: []string{"get", "cm", "-n", "empty-ns"}, want: ""},
 		{args: []string{"describe", "secret", "token", "-n", "team"}, want: "token:  14 bytes\n"},
-		{args: []string{"describe", "cm", "nope"}, wantErr: `configmap "nope" not found in instance "default"`},
+		{args: []string{"describe", "cm", "nope"}, wantErr: `configmaps "nope" not found`},
 		{args: []string{"delete", "cm", "web.config", "-n", "team"}, want: "configmap/web.config deleted\n"},
 		{args: []string{"delete", "secret/db"}, want: "secret/db deleted\n"},
-		{args: []string{"delete", "secret", "db"}, wantErr: `secret "db" not found in instance "default"`},
+		{args: []string{"delete", "secret", "db"}, wantErr: `secrets "db" not found`},
 		{args: []string{"get", "cm", "-A", "-o", "name"}, want: "configmap/empty\nconfigmap/web.config\n"},
-		{args: []string{"describe", "configmap", "web.config", "-n", "team"}, wantErr: `configmap "web.config" not found in namespace "team" of instance "default"`},
+		{args: []string{"describe", "configmap", "web.config", "-n", "team"}, wantErr: `configmaps "web.config" not found in namespace "team"`},
 	}
 	for _, s := range steps {
 		out, errOut, err := cli(s.args...)
@@ -231,7 +231,7 @@ func TestConfigCommands(t *testing.T) {
 			t.Fatalf("%v shows a secret value:\n%s", s.args, out)
 		}
 	}
-	if _, errOut, _ := cli("get", "cm", "-n", "empty-ns"); errOut != "No configmaps found in namespace \"empty-ns\" of instance \"default\".\n" {
+	if _, errOut, _ := cli("get", "cm", "-n", "empty-ns"); errOut != "No resources found in empty-ns namespace.\n" {
 		t.Errorf("empty listing: %q", errOut)
 	}
 }

@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"strings"
 
 	"github.com/spf13/cobra"
 
@@ -21,10 +22,15 @@ func newCreateCommand(g *globalOptions) *cobra.Command {
 
   # Print what would be created, without storing it
   dockctl create ns team --dry-run`,
-		Args: cobra.ExactArgs(2),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if kindAliases[args[0]] != kindNamespace {
-				return fmt.Errorf("dockctl create makes namespaces only (`create namespace NAME`); use apply -f for other objects")
+			// As kubectl's create, whose `namespace` (`ns`) is a
+			// subcommand: anything else is an unknown one (apply -f
+			// creates the other kinds), none prints the help (exit 1).
+			if len(args) == 0 || kindAliases[args[0]] != kindNamespace || strings.Contains(args[0], "/") {
+				return subcommandsOnly(false)(cmd, args)
+			}
+			if len(args) != 2 {
+				return usageErrorf(cmd, "exactly one NAME is required, got %d", len(args)-1)
 			}
 			name := args[1]
 			if err := validNamespace(name); err != nil {
@@ -41,7 +47,7 @@ func newCreateCommand(g *globalOptions) *cobra.Command {
 			// As kubectl create: an existing namespace is an error, not
 			// "unchanged".
 			if rec, err := st.LookupNamespace(name); err == nil && !rec.Deleted {
-				return fmt.Errorf("namespaces %q already exists", name)
+				return alreadyExists(kindNamespace, name)
 			}
 			ns := &manifests.Namespace{APIVersion: manifests.CoreAPIVersion, Kind: manifests.KindNamespace, Metadata: manifests.ObjectMeta{Name: name}}
 			res, err := st.Apply(store.Bundle{Namespaces: []*manifests.Namespace{ns}}, store.ApplyOptions{DryRun: dry})

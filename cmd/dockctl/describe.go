@@ -1,6 +1,8 @@
 package main
 
 import (
+	"bytes"
+	"errors"
 	"fmt"
 	"io"
 	"slices"
@@ -30,17 +32,45 @@ func newDescribeCommand(g *globalOptions) *cobra.Command {
   dockctl describe svc web
   dockctl describe secret creds
   dockctl describe pvc data`,
-		Args: cobra.RangeArgs(1, 2),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			kind, name, err := resourceArg(args, kindDeployment, kindPod, kindService, kindConfigMap, kindSecret, kindClaim)
+			if len(args) == 0 {
+				return fmt.Errorf("You must specify the type of resource to describe. %s", suggestAPIResources(cmd)) // kubectl's words
+			}
+			objs, err := objectArgs(args, kindDeployment, kindPod, kindService, kindConfigMap, kindSecret, kindClaim)
 			if err != nil {
 				return err
 			}
-			if err := describeObject(cmd, g, kind, name); err != nil {
-				return err
+			if objs[0].name == "" {
+				// kubectl describes every object of the kind; dockctl
+				// needs a name.
+				return errors.New("resource(s) were provided, but no name was specified")
 			}
-			describeEvents(cmd.OutOrStdout(), g, kind, name) // events.go: kubectl's last section
-			return nil
+			// As kubectl: each object found, a blank line between two,
+			// then a NotFound for each missing one.
+			out := cmd.OutOrStdout()
+			var errs []error
+			described := 0
+			for _, obj := range objs {
+				var buf bytes.Buffer
+				cmd.SetOut(&buf)
+				err := describeObject(cmd, g, obj.kind, obj.name)
+				cmd.SetOut(out)
+				if errors.Is(err, store.ErrNotFound) {
+					errs = append(errs, err)
+					continue
+				}
+				if err != nil {
+					return err
+				}
+				describeEvents(&buf, g, obj.kind, obj.name) // events.go: kubectl's last section
+				if described++; described > 1 {
+					fmt.Fprint(out, "\n\n")
+				}
+				if _, err := out.Write(buf.Bytes()); err != nil {
+					return err
+				}
+			}
+			return errors.Join(errs...)
 		},
 	}
 }

@@ -29,7 +29,7 @@ func newEditCommand(g *globalOptions) *cobra.Command {
 
   # Edit secret creds of namespace team with another editor
   KUBE_EDITOR="code --wait" dockctl edit secret/creds -n team`,
-		Args: cobra.RangeArgs(1, 2),
+		Args: cobra.MaximumNArgs(2),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			kind, name, err := resourceArg(args, patchKinds...)
 			if err != nil {

@@ -78,7 +78,7 @@ func TestEdit(t *testing.T) {
 		{name: "the name cannot change", ref: store.ObjectRef{Kind: store.KindPersistentVolumeClaim, Name: "data"},
 			saves:   []func(string) string{replace("name: data", "name: other"), same},
 			wantErr: "Edit cancelled, no valid changes were saved.\npersistentvolumeclaim/data was not valid:\n* persistentvolumeclaim/data: metadata.name cannot be changed (to \"other\")"},
-		{name: "missing", ref: store.ObjectRef{Kind: store.KindDeployment, Name: "nope"}, wantErr: `deployment "nope" not found in instance "t1"`},
+		{name: "missing", ref: store.ObjectRef{Kind: store.KindDeployment, Name: "nope"}, wantErr: `deployments.apps "nope" not found in instance "t1"`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -122,7 +122,7 @@ func runEvents(cmd *cobra.Command, g *globalOptions, o *eventsOptions) error {
 	}
 	out := cmd.OutOrStdout()
 	if len(evs) == 0 && o.output == "" && !o.watch {
-		fmt.Fprintf(cmd.ErrOrStderr(), "No events found in %s.\n", g.where(scopeOf(g, o.allNamespaces)))
+		g.nothingFound(cmd.ErrOrStderr(), "events", scopeOf(g, o.allNamespaces), ".") // kubectl events' words
 		return nil
 	}
 	if err := printEvents(out, evs, o.output, o.allNamespaces, true, !o.watch); err != nil {
@@ -245,11 +245,11 @@ func getEvents(cmd *cobra.Command, g *globalOptions, o *getOptions, name string)
 	if name != "" {
 		evs = slices.DeleteFunc(evs, func(e store.Event) bool { return e.Name != name })
 		if len(evs) == 0 {
-			return fmt.Errorf("events %q not found", name) // kubectl: Error from server (NotFound)
+			return notFoundIn(g, kindEvent, g.namespace, name, store.ErrNotFound)
 		}
 	}
 	if len(evs) == 0 && o.printer.human() {
-		fmt.Fprintf(cmd.ErrOrStderr(), "No events found in %s.\n", g.where(scopeOf(g, o.allNamespaces)))
+		o.noResources(cmd.ErrOrStderr(), g, true)
 		return nil
 	}
 	now := eventsNow()

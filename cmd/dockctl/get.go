@@ -1,8 +1,10 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"slices"
 	"sort"
 	"strings"
@@ -25,6 +27,23 @@ type getOptions struct {
 	printer      *printer
 	// allNamespaces is -A: every namespace, with a NAMESPACE column.
 	allNamespaces bool
+	// names are the names asked for when there are several (the getter
+	// then lists every object and the printer keeps theirs).
+	names []string
+}
+
+// noResources prints kubectl's notice of an empty listing of a kind of
+// namespaces (namespaced) or not, unless names were asked for: then each
+// missing one is an error.
+func (o *getOptions) noResources(w io.Writer, g *globalOptions, namespaced bool) {
+	if len(o.names) > 0 {
+		return
+	}
+	ns := o.scope(g)
+	if !namespaced {
+		ns = ""
+	}
+	g.noResources(w, ns)
 }
 
 // inScope reports whether an object of namespace ns is listed: every one
@@ -71,30 +90,62 @@ func newGetCommand(g *globalOptions) *cobra.Command {
   # List configmaps with their labels, and secrets with a column for label app
   dockctl get configmaps --show-labels
   dockctl get secrets -L app`,
-		Args: cobra.RangeArgs(1, 2),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			kind, name := kindAliases[args[0]], ""
-			if len(args) == 2 {
-				name = args[1]
-			} else if k, n, ok := strings.Cut(args[0], "/"); ok {
-				kind, name = kindAliases[k], n
+			if len(args) == 0 {
+				// kubectl's words.
+				fmt.Fprintf(cmd.ErrOrStderr(), "You must specify the type of resource to get. %s\n\n", suggestAPIResources(cmd))
+				hint := seeHelp(cmd)
+				if siblingExists(cmd.Parent(), "explain") {
+					hint = fmt.Sprintf("Use \"%s explain <resource>\" for a detailed description of that resource (e.g. %[1]s explain deployments).\n", cmd.Parent().CommandPath()) + hint
+				}
+				return &hintError{err: errors.New("Required resource not specified."), hint: hint}
 			}
-			list := getters[kind]
-			if list == nil {
-				return fmt.Errorf("unknown resource %q: expected deployments, pods, containers, namespaces, services, endpoints, configmaps, secrets or persistentvolumeclaims", args[0])
+			objs, err := objectArgs(args, slices.Collect(maps.Keys(getters))...)
+			if err != nil {
+				return err
 			}
-			if o.selector != "" && name != "" {
-				return fmt.Errorf("a name cannot be given with a selector (-l), as in kubectl")
+			kind := objs[0].kind
+			var names []string
+			for _, obj := range objs {
+				if obj.kind != kind {
+					return errors.New("you may only specify a single resource type")
+				}
+				if obj.name != "" {
+					names = append(names, obj.name)
+				}
 			}
-			if o.allNamespaces && name != "" && kind != kindNamespace {
-				return fmt.Errorf("a resource cannot be retrieved by name across all namespaces, as in kubectl")
+			// kubectl's words, and its order.
+			if o.selector != "" && len(names) > 0 {
+				return errors.New("name cannot be provided when a selector is specified")
+			}
+			if o.allNamespaces && len(names) > 0 && kind != kindNamespace {
+				return errors.New("a resource cannot be retrieved by name across all namespaces")
+			}
+			if err := checkSelector(kind, o.selector); err != nil {
+				return err
 			}
 			p, err := newPrinter(printFlags{output: o.output, showLabels: o.showLabels, labelColumns: o.labelColumns, sortBy: o.sortBy})
 			if err != nil {
 				return err
 			}
 			o.printer = p
-			return list(cmd, g, o, name)
+			list := getters[kind]
+			if len(names) <= 1 {
+				return list(cmd, g, o, strings.Join(names, ""))
+			}
+			// Several names: as kubectl, the ones found in one listing,
+			// then a NotFound for each other.
+			o.names, p.only = names, names
+			if err := list(cmd, g, o, ""); err != nil {
+				return err
+			}
+			var errs []error
+			for _, n := range names {
+				if !p.printed[n] {
+					errs = append(errs, notFoundIn(g, kind, g.namespace, n, store.ErrNotFound))
+				}
+			}
+			return errors.Join(errs...)
 		},
 	}
 	cmd.Flags().StringVarP(&o.output, "output", "o", "table", "output format: table|wide|json|yaml|name|jsonpath=TEMPLATE|jsonpath-as-json=TEMPLATE|custom-columns=HEADER:PATH,…|custom-columns-file=FILE")
@@ -153,7 +204,7 @@ func getDeployments(cmd *cobra.Command, g *globalOptions, o *getOptions, name st
 		return snap.missing(g, g.namespace, name)
 	}
 	if len(recs) == 0 && (o.output == "table" || o.output == "wide" || o.output == "") {
-		fmt.Fprintf(cmd.ErrOrStderr(), "No deployments found in %s.\n", g.where(o.scope(g)))
+		o.noResources(cmd.ErrOrStderr(), g, true)
 		return nil
 	}
 	return renderDeployments(cmd.OutOrStdout(), snap, recs, o.printer, name != "", o.allNamespaces)
@@ -218,7 +269,7 @@ func getPods(cmd *cobra.Command, g *globalOptions, o *getOptions, name string) e
 		return notFoundIn(g, "pod", g.namespace, name, store.ErrNotFound)
 	}
 	if len(pods) == 0 && (o.output == "table" || o.output == "wide" || o.output == "") {
-		fmt.Fprintf(cmd.ErrOrStderr(), "No pods found in %s.\n", g.where(o.scope(g)))
+		o.noResources(cmd.ErrOrStderr(), g, true)
 		return nil
 	}
 	return renderPods(cmd.OutOrStdout(), snap, pods, o.printer, name != "", o.allNamespaces)
@@ -261,7 +312,7 @@ func getContainers(cmd *cobra.Command, g *globalOptions, o *getOptions, name str
 		return notFoundIn(g, "container", g.namespace, name, store.ErrNotFound)
 	}
 	if len(objs) == 0 && (o.output == "table" || o.output == "wide" || o.output == "") {
-		fmt.Fprintf(cmd.ErrOrStderr(), "No containers found in %s.\n", g.where(o.scope(g)))
+		o.noResources(cmd.ErrOrStderr(), g, true)
 		return nil
 	}
 	return renderContainers(cmd.OutOrStdout(), snap, objs, o.printer, o.allNamespaces)

@@ -54,7 +54,6 @@ func newMetaCommand(g *globalOptions, v metaVerb, example string) *cobra.Command
 		Short: fmt.Sprintf("Add, change (--overwrite) or remove (KEY-) %ss of an object's metadata (deployments, services, namespaces, configmaps, secrets, pvc)",
 			v.noun),
 		Example: example,
-		Args:    cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			var resource, pairs []string
 			for _, a := range args {
@@ -63,6 +62,9 @@ func newMetaCommand(g *globalOptions, v metaVerb, example string) *cobra.Command
 				} else {
 					resource = append(resource, a)
 				}
+			}
+			if len(resource) == 0 {
+				return errors.New("one or more resources must be specified as <resource> <name> or <resource>/<name>") // kubectl's words
 			}
 			set, remove, err := parseMetaPairs(v, pairs)
 			if err != nil {

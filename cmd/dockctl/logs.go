@@ -233,6 +233,9 @@ func logPods(g *globalOptions, snap *snapshot, kind, name, selector string) ([]p
 			}
 		}
 		if len(pods) == 0 {
+			if err := snap.absent(g, g.namespace, name); err != nil {
+				return nil, err
+			}
 			return nil, fmt.Errorf("deployment %q has no containers in %s", name, g.where(g.namespace))
 		}
 		return pods, nil

@@ -65,7 +65,7 @@ func TestLogStreams(t *testing.T) {
 		{"the annotated container is not created yet", kindPod, jobs1, logsOptions{}, "",
 			`container "work" in pod "` + jobs1 + `" is waiting to start: PodInitializing`},
 		{"a single-container pod", kindPod, dockerx.Hostname("web", webHash, 1), logsOptions{}, base("web", webHash, 1), ""},
-		{"an unknown pod", kindPod, "nope-0", logsOptions{}, "", `pod "nope-0" not found in instance "default"`},
+		{"an unknown pod", kindPod, "nope-0", logsOptions{}, "", `pods "nope-0" not found`},
 		{"every container, init first, no holder", kindPod, shop0, logsOptions{allContainers: true},
 			"[pod/" + shop0 + "/migrate] " + base("shop", shopHash, 0) + ".migrate | " +
 				"[pod/" + shop0 + "/web] " + base("shop", shopHash, 0) + ".web | " +
@@ -84,7 +84,7 @@ func TestLogStreams(t *testing.T) {
 			pre(jobs0, "log") + base("jobs", jobsHash, 0) + ".log | " +
 				pre(jobs4, "log") + base("jobs", jobsHash, 4) + ".log | " +
 				pre(jobs5, "log") + base("jobs", jobsHash, 5) + ".log", ""},
-		{"a deployment without", kindDeployment, "nope", logsOptions{}, "", `deployment "nope" has no containers in instance "default"`},
+		{"a deployment that does not exist", kindDeployment, "nope", logsOptions{}, "", `deployments.apps "nope" not found`},
 		{"a pod, --prefix", kindPod, shop0, logsOptions{container: "log", prefix: true, prefixSet: true}, pre(shop0, "log") + base("shop", shopHash, 0) + ".log", ""},
 		// -l: the pods of the namespace whose labels match, unprefixed
 		// unless --prefix, as kubectl; a pod without the container is an
@@ -189,7 +189,7 @@ func TestPodsAgainstEngine(t *testing.T) {
 	if out := mustRun("get", "po", "-l", "app=shop,tier=front", "-o", "name"); out != "pod/"+pod+"\n" {
 		t.Fatalf("get po -l: %q", out)
 	}
-	if out, errOut, err := run(t, "", append(base, "get", "pods", "-l", "app=other")...); err != nil || out != "" || !strings.Contains(errOut, "No pods found") {
+	if out, errOut, err := run(t, "", append(base, "get", "pods", "-l", "app=other")...); err != nil || out != "" || errOut != "No resources found in default namespace of instance \"t1\".\n" {
 		t.Fatalf("get pods -l matching nothing: %v %q %q", err, out, errOut)
 	}
 	var obj map[string]any
@@ -204,7 +204,7 @@ func TestPodsAgainstEngine(t *testing.T) {
 			t.Fatalf("describe pod lacks %q:\n%s", want, desc)
 		}
 	}
-	if _, _, err := run(t, "", append(base, "describe", "pod", "nope")...); err == nil || err.Error() != `pod "nope" not found in instance "t1"` {
+	if _, _, err := run(t, "", append(base, "describe", "pod", "nope")...); err == nil || err.Error() != `pods "nope" not found in instance "t1"` {
 		t.Fatalf("describe of an unknown pod: %v", err)
 	}
 

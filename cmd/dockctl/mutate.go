@@ -16,11 +16,8 @@ import (
 func newScaleCommand(g *globalOptions) *cobra.Command {
 	var replicas int32
 	cmd := deploymentCommand("scale deployment NAME --replicas N", "Change a deployment's replica count", func(cmd *cobra.Command, name string) error {
-		if !cmd.Flags().Changed("replicas") {
-			return fmt.Errorf("--replicas is required")
-		}
 		if replicas < 0 {
-			return fmt.Errorf("--replicas must be >= 0, got %d", replicas)
+			return fmt.Errorf("The --replicas=COUNT flag is required, and COUNT must be greater than or equal to 0") // kubectl's words
 		}
 		if replicas > manifests.MaxReplicasLimit {
 			return fmt.Errorf("--replicas must be <= %d, got %d", manifests.MaxReplicasLimit, replicas)
@@ -41,6 +38,7 @@ func newScaleCommand(g *globalOptions) *cobra.Command {
   # Stop every replica of deployment api of namespace team (the deployment stays)
   dockctl scale deployment/api --replicas 0 -n team`
 	cmd.Flags().Int32Var(&replicas, "replicas", 0, "desired number of replicas")
+	_ = cmd.MarkFlagRequired("replicas") // as kubectl: `required flag(s) "replicas" not set`
 	return cmd
 }
 
@@ -69,18 +67,19 @@ func newDeleteCommand(g *globalOptions) *cobra.Command {
 
   # Delete the objects of a manifest; one that is already gone is no error
   dockctl delete -f app.yaml --ignore-not-found`,
-		Args: cobra.MaximumNArgs(2),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			byList := all || selector != ""
 			var refs []store.ObjectRef
+			// The errors are kubectl's (its resource builder's), but
+			// for -f with --all or -l, which kubectl takes as a filter
+			// of the files.
 			switch {
 			case len(files) > 0 && len(args) > 0:
-				return fmt.Errorf("give either -f or a name, not both")
+				return fmt.Errorf("when paths, URLs, or stdin is provided as input, you may not specify resource arguments as well")
 			case len(files) > 0 && byList:
 				return fmt.Errorf("give either -f or --all/-l, not both")
 			case all && selector != "":
-				// kubectl's words.
-				return fmt.Errorf("cannot set --all and labels at the same time")
+				return fmt.Errorf("cannot set --all and --selector at the same time")
 			case len(files) > 0:
 				b, err := g.loadBundle(files, cmd.InOrStdin(), skip, cmd.ErrOrStderr())
 				if err != nil {
@@ -88,12 +87,21 @@ func newDeleteCommand(g *globalOptions) *cobra.Command {
 				}
 				refs = b.refs()
 			case byList:
-				if len(args) != 1 || strings.Contains(args[0], "/") {
-					return fmt.Errorf("--all and -l take a kind alone, not names (e.g. `dockctl delete deployments --all`)")
+				if len(args) == 0 {
+					return fmt.Errorf("at least one resource must be specified to use a selector")
 				}
-				kind, ok := kindAliases[args[0]]
-				if _, stored := storeKinds[kind]; !ok || !stored {
-					return fmt.Errorf("expected one of deployment, service, namespace, configmap, secret, pvc; got %q", args[0])
+				objs, err := objectArgs(args, deleteKinds...)
+				switch {
+				case err != nil:
+					return err
+				case strings.Contains(args[0], "/"):
+					return fmt.Errorf("selectors and the all flag cannot be used when passing resource/name arguments")
+				case objs[0].name != "":
+					return fmt.Errorf("name cannot be provided when a selector is specified")
+				}
+				kind := objs[0].kind
+				if err := checkSelector(kind, selector); err != nil {
+					return err
 				}
 				sel, err := parseSelector(selector)
 				if err != nil {
@@ -119,14 +127,18 @@ func newDeleteCommand(g *globalOptions) *cobra.Command {
 					ignoreNotFound = true
 				}
 			case allNamespaces:
-				// kubectl's words.
 				return fmt.Errorf("a resource cannot be retrieved by name across all namespaces")
 			default:
-				kind, name, err := resourceArg(args, kindDeployment, kindService, kindNamespace, kindConfigMap, kindSecret, kindClaim)
+				objs, err := objectArgs(args, deleteKinds...)
 				if err != nil {
 					return err
 				}
-				refs = []store.ObjectRef{{Kind: storeKinds[kind], Namespace: g.namespace, Name: name}}
+				if objs[0].name == "" {
+					return fmt.Errorf("resource(s) were provided, but no name was specified")
+				}
+				for _, o := range objs {
+					refs = append(refs, store.ObjectRef{Kind: storeKinds[o.kind], Namespace: g.namespace, Name: o.name})
+				}
 			}
 			st, err := g.openStore()
 			if err != nil {
@@ -181,6 +193,10 @@ func newDeleteCommand(g *globalOptions) *cobra.Command {
 	cmd.Flags().BoolVar(&ignoreNotFound, "ignore-not-found", false, "an object that does not exist is no error (the default with --all and -l)")
 	return cmd
 }
+
+// deleteKinds are the kinds delete deletes: those the state directory
+// stores.
+var deleteKinds = []string{kindDeployment, kindService, kindNamespace, kindConfigMap, kindSecret, kindClaim}
 
 // selectObjects returns the live objects of kind (the store's) in
 // namespace ns ("" every namespace; ignored for namespaces, which are in

@@ -87,7 +87,7 @@ func TestBundleCommands(t *testing.T) {
 		{"delete -f", full, []string{"delete", "-f", "b.yaml"},
 			"deployment/web deleted\ndeployment/web deleted\nservice/web deleted\nnamespace/team deleted\n", ""},
 		{"delete -f again: each reported missing", full, []string{"delete", "-f", "b.yaml"}, "",
-			`deployment "web" not found in namespace "team" of instance "t1"`},
+			`deployments.apps "web" not found in namespace "team" of instance "t1"`},
 	}
 	for _, st := range steps {
 		t.Run(st.name, func(t *testing.T) {
@@ -145,7 +145,7 @@ func TestNamespaceFlag(t *testing.T) {
 		t.Run(strings.Join(tt.args[:2], " "), func(t *testing.T) {
 			// Without -n: default, where there is no web.
 			_, _, err := run(t, "", append(base, tt.args...)...)
-			if err == nil || err.Error() != `deployment "web" not found in instance "t1"` {
+			if err == nil || err.Error() != `deployments.apps "web" not found in instance "t1"` {
 				t.Fatalf("%v without -n: %v", tt.args, err)
 			}
 			out := mustRun("", append([]string{"-n", "team"}, tt.args...)...)
@@ -166,7 +166,7 @@ func TestNamespaceFlag(t *testing.T) {
 	if out := mustRun("", "delete", "-n", "team", "deployment", "web"); out != "deployment/web deleted\n" {
 		t.Fatalf("delete -n team: %q", out)
 	}
-	if _, _, err := run(t, "", append(base, "delete", "svc", "web", "-n", "team")...); err == nil || err.Error() != `service "web" not found in namespace "team" of instance "t1"` {
+	if _, _, err := run(t, "", append(base, "delete", "svc", "web", "-n", "team")...); err == nil || err.Error() != `services "web" not found in namespace "team" of instance "t1"` {
 		t.Fatalf("delete svc of a missing one: %v", err)
 	}
 	if _, _, err := run(t, "", append(base, "delete", "namespace", "default")...); err == nil || !strings.Contains(err.Error(), `namespaces "default" is forbidden`) {
@@ -201,7 +201,7 @@ func TestListingNamespaces(t *testing.T) {
 		{[]string{"get", "deployments", "-n", "team"}, `^NAME +READY.*\nweb +1/3 .*\n$`, ""},
 		{[]string{"get", "deployments", "-A"}, `^NAMESPACE +NAME +READY +UP-TO-DATE +AVAILABLE +AGE\ndefault +web +1/3 .*\nteam +web +1/3 .*\n$`, ""},
 		{[]string{"get", "deployments", "web", "-A"}, "", "cannot be retrieved by name across all namespaces"},
-		{[]string{"get", "deployments", "web", "-n", "nope"}, "", `deployment "web" not found in namespace "nope" of instance "t1"`},
+		{[]string{"get", "deployments", "web", "-n", "nope"}, "", `deployments.apps "web" not found in namespace "nope" of instance "t1"`},
 		{[]string{"get", "pods"}, `^NAME +READY +STATUS +RESTARTS +AGE\nweb-abc-0 .*\n$`, ""},
 		{[]string{"get", "pods", "--all-namespaces"}, `^NAMESPACE +NAME .*\ndefault +web-abc-0 .*\nteam +web-abc-0 .*\n$`, ""},
 		{[]string{"get", "containers", "-n", "team"}, `^NAME .*\nt1_web\.team-abc-0 .*\n$`, ""},

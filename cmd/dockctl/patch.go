@@ -39,24 +39,26 @@ func newPatchCommand(g *globalOptions) *cobra.Command {
 
   # Set a key of configmap cfg in namespace team, the patch read from a file
   dockctl patch cm cfg -n team --patch-file cfg-patch.yaml`,
-		Args: cobra.RangeArgs(1, 2),
+		Args: cobra.MaximumNArgs(2),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			kind, name, err := resourceArg(args, patchKinds...)
-			if err != nil {
-				return err
-			}
+			// kubectl's words, in its order: the patch, then the object.
 			var p []byte
+			var err error
 			switch {
 			case patch != "" && patchFile != "":
-				return errors.New("--patch and --patch-file are mutually exclusive")
+				return errors.New("cannot specify --patch and --patch-file together")
 			case patchFile != "":
 				if p, err = os.ReadFile(patchFile); err != nil {
-					return err
+					return fmt.Errorf("unable to read patch file: %v", err)
 				}
 			case patch != "":
 				p = []byte(patch)
 			default:
 				return errors.New("must specify --patch or --patch-file containing the contents of the patch")
+			}
+			kind, name, err := resourceArg(args, patchKinds...)
+			if err != nil {
+				return err
 			}
 			return runPatch(cmd.OutOrStdout(), cmd.ErrOrStderr(), g, g.ref(kind, name), typ, p)
 		},

@@ -61,17 +61,17 @@ func TestPatch(t *testing.T) {
 			wantOut: "persistentvolumeclaim/data patched\n"},
 		{name: "another namespace's deployment", args: []string{"patch", "deploy", "api", "-n", "team", "-p", `{"spec":{"replicas":2}}`},
 			wantOut: "deployment.apps/api patched\n"},
-		{name: "missing", args: []string{"patch", "deploy", "api", "-p", `{}`}, wantErr: `deployment "api" not found in instance "t1"`},
-		{name: "missing configmap", args: []string{"patch", "cm", "nope", "-p", `{}`}, wantErr: `configmap "nope" not found in instance "t1"`},
+		{name: "missing", args: []string{"patch", "deploy", "api", "-p", `{}`}, wantErr: `deployments.apps "api" not found in instance "t1"`},
+		{name: "missing configmap", args: []string{"patch", "cm", "nope", "-p", `{}`}, wantErr: `configmaps "nope" not found in instance "t1"`},
 		{name: "deleted", before: [][]string{{"delete", "svc", "web"}}, args: []string{"patch", "svc", "web", "-p", `{}`},
-			wantErr: `service "web" not found in instance "t1"`},
+			wantErr: `services "web" not found in instance "t1"`},
 		{name: "unknown --type", args: []string{"patch", "deploy", "web", "--type", "x", "-p", `{}`},
 			wantErr: `--type must be one of [json merge strategic], not "x"`},
 		{name: "strategic refused", args: []string{"patch", "deploy", "web", "--type", "strategic", "-p", `{}`},
 			wantErr: "--type strategic is not supported: dockctl has no strategic merge metadata; use --type merge (lists replaced whole) or --type json"},
 		{name: "no patch", args: []string{"patch", "deploy", "web"}, wantErr: "must specify --patch or --patch-file containing the contents of the patch"},
 		{name: "bad patch", args: []string{"patch", "deploy", "web", "-p", "{bad"}, wantErr: `unable to parse "{bad": …`},
-		{name: "not a stored kind", args: []string{"patch", "pod", "web-0", "-p", "{}"}, wantErr: "expected `deployment NAME` or `deployment/NAME`…"},
+		{name: "not a stored kind", args: []string{"patch", "pod", "web-0", "-p", "{}"}, wantErr: "pods are not supported here: expected deployments, services…"},
 	})
 }
 

@@ -47,6 +47,10 @@ type printer struct {
 	// parsed form.
 	sortBy string
 	sort   *jsonpath.JSONPath
+	// only, when set, are the names of a get of several: the rows of
+	// those only are printed, in that order, and printed records them.
+	only    []string
+	printed map[string]bool
 }
 
 type customColumn struct {
@@ -221,6 +225,11 @@ func (p *printer) human() bool {
 // column first).
 func (p *printer) print(out io.Writer, t *table, single, allNamespaces bool) error {
 	rows := t.rows
+	if p.only != nil {
+		if rows = p.pick(rows); len(rows) == 0 && p.human() {
+			return nil // as kubectl: no table, only the NotFound errors
+		}
+	}
 	var objs []any // generic objects, once made (for jsonpath, sorting)
 	if p.sort != nil || p.format == "jsonpath" || p.format == "custom-columns" {
 		var err error
@@ -269,6 +278,27 @@ func (p *printer) print(out io.Writer, t *table, single, allNamespaces bool) err
 		return p.printColumns(out, objs)
 	}
 	return unknownFormat(p.format)
+}
+
+// pick keeps the rows of the names of p.only, in their order (kubectl
+// prints what it gets in the order of the arguments), and records them.
+func (p *printer) pick(rows []row) []row {
+	if p.printed == nil {
+		p.printed = map[string]bool{}
+	}
+	var out []row
+	for _, name := range p.only {
+		if p.printed[name] {
+			continue // named twice: printed once
+		}
+		for _, r := range rows {
+			if r.name == name {
+				out = append(out, r)
+				p.printed[name] = true
+			}
+		}
+	}
+	return out
 }
 
 func (p *printer) printTable(out io.Writer, t *table, rows []row, allNamespaces bool) error {

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"text/tabwriter"
 	"time"
@@ -20,6 +21,7 @@ func newRolloutCommand(g *globalOptions) *cobra.Command {
 
   # Roll back deployment web to its previous revision
   dockctl rollout undo deployment web`,
+		RunE: subcommandsOnly(true), // kubectl rollout's help goes to stdout
 	}
 	cmd.AddCommand(newRolloutStatusCommand(g), newRolloutHistoryCommand(g), newRolloutUndoCommand(g),
 		newRolloutRestartCommand(g), newRolloutPauseCommand(g, true), newRolloutPauseCommand(g, false))
@@ -66,7 +68,7 @@ func newRolloutHistoryCommand(g *globalOptions) *cobra.Command {
 		if revision != 0 {
 			rev := revisionByNumber(rec, revision)
 			if rev == nil {
-				return fmt.Errorf("deployment %q has no revision %d", name, revision)
+				return errors.New("unable to find the specified revision") // kubectl's words
 			}
 			d := rec.Deployment.DeepCopy()
 			d.Spec.Template = rev.Template
@@ -102,17 +104,21 @@ func newRolloutUndoCommand(g *globalOptions) *cobra.Command {
 		var target int64
 		skipped := false
 		err := g.updateDeployment("rollout", name, func(rec *store.Record, d *manifests.Deployment) error {
+			// kubectl's words, without the store's `deployment "web":`.
 			var rev *store.Revision
 			switch {
 			case toRevision != 0:
 				rev = revisionByNumber(rec, toRevision)
 				if rev == nil {
-					return fmt.Errorf("no revision %d (see `dockctl rollout history %s`)", toRevision, cmdRef(g.namespace, name))
+					return plainError(fmt.Sprintf("unable to find specified revision %d in history", toRevision))
 				}
 			case len(rec.Revisions) < 2:
-				return fmt.Errorf("no previous revision to roll back to")
+				return plainError(fmt.Sprintf("no rollout history found for deployment %q", name))
 			default:
 				rev = &rec.Revisions[len(rec.Revisions)-2]
+			}
+			if d.Spec.Paused {
+				return plainError("you cannot rollback a paused deployment; resume it first with 'dockctl rollout resume' and try again")
 			}
 			target = rev.Number
 			if cur := rec.CurrentRevision(); cur != nil && cur.Hash == rev.Hash {
@@ -156,7 +162,7 @@ func newRolloutRestartCommand(g *globalOptions) *cobra.Command {
 	cmd := deploymentCommand("restart deployment NAME", "Replace every container with a rolling update (a new revision via a restartedAt annotation)", func(cmd *cobra.Command, name string) error {
 		err := g.updateDeployment("rollout", name, func(_ *store.Record, d *manifests.Deployment) error {
 			if d.Spec.Paused {
-				return fmt.Errorf("can't restart paused deployment (run `dockctl rollout resume %s` first)", cmdRef(g.namespace, name))
+				return plainError(fmt.Sprintf("%s %q can't restart paused deployment (run rollout resume first)", apiResourceOf(kindDeployment).qualified(), name))
 			}
 			if d.Spec.Template.Metadata.Annotations == nil {
 				d.Spec.Template.Metadata.Annotations = map[string]string{}
@@ -183,19 +189,22 @@ func newRolloutPauseCommand(g *globalOptions, pause bool) *cobra.Command {
 	if pause {
 		verb, done, short = "pause", "paused", "Stop rolling out new revisions (scaling still works)"
 	}
+	// kubectl's refusal of a pause of a paused deployment (and of a
+	// resume of one that is not).
+	already := "is not paused"
+	if pause {
+		already = "is already paused"
+	}
 	cmd := deploymentCommand(verb+" deployment NAME", short, func(cmd *cobra.Command, name string) error {
-		already := false
 		err := g.updateDeployment("rollout", name, func(_ *store.Record, d *manifests.Deployment) error {
-			already = d.Spec.Paused == pause
+			if d.Spec.Paused == pause {
+				return plainError(fmt.Sprintf("%s %q %s", apiResourceOf(kindDeployment).qualified(), name, already))
+			}
 			d.Spec.Paused = pause
 			return nil
 		})
 		if err != nil {
 			return err
-		}
-		if already {
-			fmt.Fprintf(cmd.OutOrStdout(), "deployment/%s already %s\n", name, done)
-			return nil
 		}
 		fmt.Fprintf(cmd.OutOrStdout(), "deployment/%s %s\n", name, done)
 		return nil

@@ -58,7 +58,7 @@ func TestGetContainersSelector(t *testing.T) {
 			if got := strings.Join(names(out), " "); got != tt.want {
 				t.Fatalf("got %q, want %q\n%s", got, tt.want, out)
 			}
-			if tt.want == "" && !strings.Contains(errOut, "No containers found") {
+			if tt.want == "" && !strings.Contains(errOut, "No resources found in default namespace") {
 				t.Fatalf("stderr %q", errOut)
 			}
 		})
@@ -114,7 +114,7 @@ func TestGetDeploymentsSelector(t *testing.T) {
 			if got := strings.Join(names(out), " "); got != tt.want {
 				t.Fatalf("got %q, want %q\n%s", got, tt.want, out)
 			}
-			if tt.want == "" && !strings.Contains(errOut, "No deployments found") {
+			if tt.want == "" && !strings.Contains(errOut, "No resources found in default namespace") {
 				t.Fatalf("stderr %q", errOut)
 			}
 		})

@@ -427,9 +427,9 @@ func (o *getOptions) serviceListing(cmd *cobra.Command, g *globalOptions, name s
 	if err != nil {
 		return nil, nil, err
 	}
-	kind, what := store.KindService, "services"
+	kind := store.KindService
 	if endpoints {
-		kind, what = "Endpoints", "endpoints"
+		kind = "Endpoints"
 	}
 	var list []serviceEntry
 	for _, e := range snap.services {
@@ -448,7 +448,7 @@ func (o *getOptions) serviceListing(cmd *cobra.Command, g *globalOptions, name s
 		return nil, nil, snap.missingService(g, kind, g.namespace, name)
 	}
 	if len(list) == 0 && (o.output == "table" || o.output == "wide" || o.output == "") {
-		fmt.Fprintf(cmd.ErrOrStderr(), "No %s found in %s.\n", what, g.where(o.scope(g)))
+		o.noResources(cmd.ErrOrStderr(), g, true)
 		return nil, nil, nil
 	}
 	return list, snap, nil

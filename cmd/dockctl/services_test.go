@@ -549,9 +549,9 @@ func TestServiceCommands(t *testing.T) {
 		{[]string{"get", "svc", "web", "-o", "json"}, `(?s)^\{\n +"kind": "Service",.*"clusterIP": "10\.222\.8\.2",.*\}\n$`, ""},
 		{[]string{"get", "svc", "lb", "-o", "yaml"}, `(?s)loadBalancer:\n +ingress:\n +- ip: 127\.0\.0\.1\n`, ""},
 		{[]string{"get", "svc", "-l", "tier=back", "-o", "json"}, `(?s)^\{\n +"apiVersion": "v1",\n +"items": \[.*"name": "api".*\],\n +"kind": "List"\n\}\n$`, ""},
-		{[]string{"get", "svc", "nope"}, "", `service "nope" not found in instance "t1"`},
+		{[]string{"get", "svc", "nope"}, "", `services "nope" not found in instance "t1"`},
 		{[]string{"get", "svc", "web", "-A"}, "", "cannot be retrieved by name across all namespaces"},
-		{[]string{"get", "svc", "web", "-l", "a=b"}, "", "a name cannot be given with a selector"},
+		{[]string{"get", "svc", "web", "-l", "a=b"}, "", "name cannot be provided when a selector is specified"},
 		{[]string{"get", "svc", "-o", "table", "-l", "nope"}, `^$`, ""},
 		{[]string{"get", "svc", "-o", "bogus"}, "", `unable to match a printer suitable for the output format "bogus", allowed formats are: custom-columns,custom-columns-file,json,jsonpath,jsonpath-as-json,name,wide,yaml`},
 		// No controller runs here: what it recorded may be stale.
@@ -567,7 +567,7 @@ func TestServiceCommands(t *testing.T) {
 		{[]string{"describe", "svc", "web"}, `(?s)^Name: +web\nNamespace: +default\n.*\nEndpoints: +10\.222\.0\.10:8080,10\.222\.0\.5:8080,10\.222\.0\.6:8080 \+ 1 more\.\.\.\nNotReadyEndpoints: +10\.222\.0\.8:8080\n`, ""},
 		{[]string{"describe", "service/api"}, `(?s)\nConditions:\n +Type +Status +Reason +Message\n.*\n +PortConflict +True +HostPortInUse +host port`, ""},
 		{[]string{"describe", "svc", "web", "-n", "team"}, `(?s)^Name: +web\nNamespace: +team\n`, ""},
-		{[]string{"describe", "svc", "nope"}, "", `service "nope" not found in instance "t1"`},
+		{[]string{"describe", "svc", "nope"}, "", `services "nope" not found in instance "t1"`},
 		{[]string{"describe", "deploy", "web"}, `(?m)^Services: +lb,web$`, ""},
 		// The helpers are the instance's containers, neither pods nor
 		// orphans.
@@ -602,10 +602,10 @@ func TestServiceCommands(t *testing.T) {
 	if rec, err := st.LookupService("", "web"); err != nil || !rec.Deleted {
 		t.Fatalf("web after delete: %+v, %v; want a tombstone", rec, err)
 	}
-	if _, _, err := run(t, "", append(base, "get", "svc", "web")...); err == nil || err.Error() != `service "web" not found in instance "t1"` {
+	if _, _, err := run(t, "", append(base, "get", "svc", "web")...); err == nil || err.Error() != `services "web" not found in instance "t1"` {
 		t.Fatalf("get of a deleted service: %v", err)
 	}
-	if _, _, err := run(t, "", append(base, "delete", "service/web")...); err == nil || err.Error() != `service "web" not found in instance "t1"` {
+	if _, _, err := run(t, "", append(base, "delete", "service/web")...); err == nil || err.Error() != `services "web" not found in instance "t1"` {
 		t.Fatalf("delete of a deleted service: %v", err)
 	}
 	if out := mustRun("", "delete", "service/web", "-n", "team"); out != "service/web deleted\n" {
@@ -615,7 +615,7 @@ func TestServiceCommands(t *testing.T) {
 		t.Fatalf("describe deployment after web's deletion:\n%s", out)
 	}
 	out, errOut, err := run(t, "", append(base, "get", "svc", "-n", "team")...)
-	if err != nil || out != "" || errOut != "No services found in namespace \"team\" of instance \"t1\".\n" {
+	if err != nil || out != "" || errOut != "No resources found in team namespace of instance \"t1\".\n" {
 		t.Fatalf("get svc -n team, empty: %v %q %q", err, out, errOut)
 	}
 }

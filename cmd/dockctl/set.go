@@ -18,6 +18,7 @@ func newSetCommand(g *globalOptions) *cobra.Command {
 		Short: "Change fields of stored objects (set image)",
 		Example: `  # Roll out a new image of container web of deployment web
   dockctl set image deployment/web web=registry.example/web:1.2`,
+		RunE: subcommandsOnly(false), // kubectl set's help goes to stderr
 	}
 	cmd.AddCommand(newSetImageCommand(g))
 	return cmd
@@ -37,7 +38,6 @@ func newSetImageCommand(g *globalOptions) *cobra.Command {
 
   # Every container and init container of api, in namespace team
   dockctl set image deployment/api '*=api:2' -n team`,
-		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			var resource []string
 			images := map[string]string{}
@@ -57,6 +57,10 @@ func newSetImageCommand(g *globalOptions) *cobra.Command {
 				}
 				images[c] = img
 			}
+			// kubectl's words, in its order.
+			if len(resource) == 0 {
+				return fmt.Errorf("one or more resources must be specified as <resource> <name> or <resource>/<name>")
+			}
 			if len(images) == 0 {
 				return fmt.Errorf("at least one image update is required")
 			}
@@ -65,7 +69,7 @@ func newSetImageCommand(g *globalOptions) *cobra.Command {
 			}
 			name, err := deploymentArg(resource)
 			if err != nil {
-				return err
+				return refuseKind(cmd, err)
 			}
 			changed := false
 			err = g.updateDeployment("set image", name, func(_ *store.Record, d *manifests.Deployment) error {

@@ -294,8 +294,8 @@ func TestTopWithoutMetrics(t *testing.T) {
 		{[]string{"top", "pod", pods["web-2"]}, "", "metrics not available yet"},
 		{[]string{"top", "pods", "-l", "app=idle"}, "", "Metrics not available for pod default/" + pods["idle-0"] + ", age: 3h0m"},
 		{[]string{"top", "deployment", "idle"}, "", "metrics not available yet"}, // its record is new
-		{[]string{"top", "pod", "nope"}, "", `pod "nope" not found in instance "t1"`},
-		{[]string{"top", "deployments", "nope"}, "", `deployment "nope" not found in instance "t1"`},
+		{[]string{"top", "pod", "nope"}, "", `pods "nope" not found in instance "t1"`},
+		{[]string{"top", "deployments", "nope"}, "", `deployments.apps "nope" not found in instance "t1"`},
 		{[]string{"top", "pods", "x", "-l", "a=b"}, "", "only one of NAME or selector can be provided"},
 		{[]string{"top", "pods", "x", "-A"}, "", "a resource cannot be retrieved by name across all namespaces, as in kubectl"},
 		{[]string{"top", "deployments", "--sort-by", "disk"}, "", "--sort-by accepts only cpu or memory"},

@@ -17,8 +17,10 @@ func newVersionCommand(g *globalOptions) *cobra.Command {
 		Short: "Print dockctl's version and the Docker Engine's",
 		Example: `  # Print dockctl's version and the Docker Engine's
   dockctl version`,
-		Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if len(args) > 0 {
+				return fmt.Errorf("extra arguments: %v", args) // kubectl's words
+			}
 			out := cmd.OutOrStdout()
 			fmt.Fprintf(out, "dockctl %s (%s, %s/%s)\n", version, runtime.Version(), runtime.GOOS, runtime.GOARCH)
 			cli, err := dockerx.NewClient()

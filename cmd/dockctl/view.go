@@ -216,6 +216,15 @@ func (s *snapshot) missing(g *globalOptions, ns, name string) error {
 	return notFoundIn(g, store.KindDeployment, ns, name, store.ErrNotFound)
 }
 
+// absent is missing's error when deployment name of namespace ns is
+// neither live nor being deleted, else nil.
+func (s *snapshot) absent(g *globalOptions, ns, name string) error {
+	if key := store.Key(ns, name); s.known(key) || s.tombstoned(key) {
+		return nil
+	}
+	return s.missing(g, ns, name)
+}
+
 func (s *snapshot) known(key string) bool { return s.record(key) != nil }
 
 // record returns the live record of the deployment key, or nil.

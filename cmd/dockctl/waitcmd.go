@@ -71,7 +71,6 @@ func newWaitCommand(g *globalOptions) *cobra.Command {
   # Wait until deployment web and its containers are gone
   dockctl delete deployment web
   dockctl wait --for=delete deployment/web --timeout 60s`,
-		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if forSpec == "" {
 				return fmt.Errorf("--for must be given: delete or condition=TYPE[=VALUE]")
@@ -124,22 +123,16 @@ func newWaitCommand(g *globalOptions) *cobra.Command {
 
 // waitNames takes deployment/NAME arguments, or `deployment NAME…`.
 func waitNames(args []string) ([]string, error) {
-	if kindAliases[args[0]] == kindDeployment && !strings.Contains(args[0], "/") {
-		if len(args) == 1 {
-			return nil, fmt.Errorf("deployment: a name must be given")
-		}
-		return args[1:], nil
+	objs, err := objectArgs(args, kindDeployment)
+	if err != nil {
+		return nil, err
 	}
-	var names []string
-	for _, a := range args {
-		k, n, ok := strings.Cut(a, "/")
-		if !ok || n == "" {
-			return nil, fmt.Errorf("%q: expected deployment/NAME", a)
-		}
-		if kindAliases[k] != kindDeployment {
-			return nil, fmt.Errorf("the server doesn't have a resource type %q that wait supports (deployments only)", k)
-		}
-		names = append(names, n)
+	if objs[0].name == "" {
+		return nil, errors.New("resource(s) were provided, but no name was specified")
+	}
+	names := make([]string, len(objs))
+	for i, o := range objs {
+		names[i] = o.name
 	}
 	return names, nil
 }

@@ -216,8 +216,8 @@ func TestLogsAgainstEngine(t *testing.T) {
 		t.Fatalf("tail parameters %q, want \"2 2\"", tails)
 	}
 
-	if _, _, err := run(t, "", append(base, "logs", "deployment/nope")...); err == nil || !strings.Contains(err.Error(), "no containers") {
-		t.Fatalf("logs of a deployment without containers: %v, want an error saying so", err)
+	if _, _, err := run(t, "", append(base, "logs", "deployment/nope")...); err == nil || err.Error() != `deployments.apps "nope" not found in instance "t"` {
+		t.Fatalf("logs of a deployment that does not exist: %v, want a NotFound", err)
 	}
 }
 
