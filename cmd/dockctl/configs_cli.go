@@ -88,7 +88,7 @@ func (o *getOptions) noConfig(cmd *cobra.Command, g *globalOptions, kind, what, 
 	case name != "":
 		return true, notFoundIn(g, kind, g.namespace, name, store.ErrNotFound)
 	case o.output == "table" || o.output == "wide" || o.output == "":
-		fmt.Fprintf(cmd.ErrOrStderr(), "No %s found in %s.\n", what, g.where(o.scope(g)))
+		o.noneFound(cmd, "No %s found in %s.\n", what, g.where(o.scope(g)))
 		return true, nil
 	}
 	return false, nil

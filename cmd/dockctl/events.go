@@ -249,7 +249,7 @@ func getEvents(cmd *cobra.Command, g *globalOptions, o *getOptions, name string)
 		}
 	}
 	if len(evs) == 0 && o.printer.human() {
-		fmt.Fprintf(cmd.ErrOrStderr(), "No events found in %s.\n", g.where(scopeOf(g, o.allNamespaces)))
+		o.noneFound(cmd, "No events found in %s.\n", g.where(scopeOf(g, o.allNamespaces)))
 		return nil
 	}
 	now := eventsNow()

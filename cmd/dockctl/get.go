@@ -25,6 +25,21 @@ type getOptions struct {
 	printer      *printer
 	// allNamespaces is -A: every namespace, with a NAMESPACE column.
 	allNamespaces bool
+	// watch, watchOnly and watchEvents are -w, --watch-only and
+	// --output-watch-events (watch.go).
+	watch, watchOnly, watchEvents bool
+}
+
+// watching tells whether the listing is get -w's (or --watch-only's).
+func (o *getOptions) watching() bool { return o.watch || o.watchOnly }
+
+// noneFound says on stderr that a listing found nothing, as kubectl's "No
+// resources found"; not while watching, where kubectl says nothing and
+// waits for the first object.
+func (o *getOptions) noneFound(cmd *cobra.Command, format string, args ...any) {
+	if !o.watching() {
+		fmt.Fprintf(cmd.ErrOrStderr(), format, args...)
+	}
 }
 
 // inScope reports whether an object of namespace ns is listed: every one
@@ -45,7 +60,7 @@ func (o *getOptions) scope(g *globalOptions) string {
 func newGetCommand(g *globalOptions) *cobra.Command {
 	o := &getOptions{}
 	cmd := &cobra.Command{
-		Use:   "get deployments|pods|containers|namespaces|services|endpoints|configmaps|secrets|pvc [NAME] [-l SELECTOR] [-n NAMESPACE | -A]",
+		Use:   "get deployments|pods|containers|namespaces|services|endpoints|configmaps|secrets|pvc|events|manifests [NAME] [-l SELECTOR] [-n NAMESPACE | -A] [-w | --watch-only]",
 		Short: "List deployments, pods, containers, namespaces, services, endpoints, configmaps or secrets with their live status",
 		Example: `  # List the deployments of the default namespace
   dockctl get deployments
@@ -67,6 +82,12 @@ func newGetCommand(g *globalOptions) *cobra.Command {
 
   # Show whether the controller's manifests directories (--manifests) were applied whole
   dockctl get manifests
+
+  # List the pods, then print a pod's row again each time it changes (Ctrl-C ends it)
+  dockctl get pods -w
+
+  # Only the changes to deployment web, as watch events in JSON
+  dockctl get deployment web --watch-only --output-watch-events -o json
 
   # List configmaps with their labels, and secrets with a column for label app
   dockctl get configmaps --show-labels
@@ -94,6 +115,12 @@ func newGetCommand(g *globalOptions) *cobra.Command {
 				return err
 			}
 			o.printer = p
+			if o.watchEvents && !o.watching() {
+				return fmt.Errorf("--output-watch-events option can only be used with --watch or --watch-only") // kubectl's words
+			}
+			if o.watching() {
+				return watchGet(cmd, g, o, list, name)
+			}
 			return list(cmd, g, o, name)
 		},
 	}
@@ -101,6 +128,9 @@ func newGetCommand(g *globalOptions) *cobra.Command {
 	cmd.Flags().BoolVar(&o.showLabels, "show-labels", false, "table and wide output: a last LABELS column with each object's labels")
 	cmd.Flags().StringSliceVarP(&o.labelColumns, "label-columns", "L", nil, "table and wide output: a column for each label key given (KEY[,KEY…]), headed by the key upper-cased")
 	cmd.Flags().StringVar(&o.sortBy, "sort-by", "", "sort the objects by the value of a JSONPath (as -o json shows them, e.g. '{.metadata.name}'), numbers numerically, in any output")
+	cmd.Flags().BoolVarP(&o.watch, "watch", "w", false, "after listing the objects, print each one again every time it changes or is deleted (from Docker events and the state directory), until interrupted")
+	cmd.Flags().BoolVar(&o.watchOnly, "watch-only", false, "print the changes to the objects, without listing them first")
+	cmd.Flags().BoolVar(&o.watchEvents, "output-watch-events", false, "with --watch or --watch-only, print watch events (ADDED, MODIFIED, DELETED): an EVENT column, or -o json|yaml's {type, object}; the objects listed first are ADDED")
 	cmd.Flags().BoolVarP(&o.allNamespaces, "all-namespaces", "A", false, "list the objects of every namespace (a NAMESPACE column comes first)")
 	// A plain string, not a slice: "app in (a,b)" must not be split on its comma.
 	cmd.Flags().StringVarP(&o.selector, "selector", "l", "", "label selector (=, ==, !=, in, notin, KEY, !KEY): deployments, services and endpoints by their metadata.labels, "+
@@ -153,7 +183,7 @@ func getDeployments(cmd *cobra.Command, g *globalOptions, o *getOptions, name st
 		return snap.missing(g, g.namespace, name)
 	}
 	if len(recs) == 0 && (o.output == "table" || o.output == "wide" || o.output == "") {
-		fmt.Fprintf(cmd.ErrOrStderr(), "No deployments found in %s.\n", g.where(o.scope(g)))
+		o.noneFound(cmd, "No deployments found in %s.\n", g.where(o.scope(g)))
 		return nil
 	}
 	return renderDeployments(cmd.OutOrStdout(), snap, recs, o.printer, name != "", o.allNamespaces)
@@ -218,7 +248,7 @@ func getPods(cmd *cobra.Command, g *globalOptions, o *getOptions, name string) e
 		return notFoundIn(g, "pod", g.namespace, name, store.ErrNotFound)
 	}
 	if len(pods) == 0 && (o.output == "table" || o.output == "wide" || o.output == "") {
-		fmt.Fprintf(cmd.ErrOrStderr(), "No pods found in %s.\n", g.where(o.scope(g)))
+		o.noneFound(cmd, "No pods found in %s.\n", g.where(o.scope(g)))
 		return nil
 	}
 	return renderPods(cmd.OutOrStdout(), snap, pods, o.printer, name != "", o.allNamespaces)
@@ -261,7 +291,7 @@ func getContainers(cmd *cobra.Command, g *globalOptions, o *getOptions, name str
 		return notFoundIn(g, "container", g.namespace, name, store.ErrNotFound)
 	}
 	if len(objs) == 0 && (o.output == "table" || o.output == "wide" || o.output == "") {
-		fmt.Fprintf(cmd.ErrOrStderr(), "No containers found in %s.\n", g.where(o.scope(g)))
+		o.noneFound(cmd, "No containers found in %s.\n", g.where(o.scope(g)))
 		return nil
 	}
 	return renderContainers(cmd.OutOrStdout(), snap, objs, o.printer, o.allNamespaces)
@@ -270,7 +300,7 @@ func getContainers(cmd *cobra.Command, g *globalOptions, o *getOptions, name str
 // renderContainers prints containers in one of the output formats.
 func renderContainers(out io.Writer, snap *snapshot, objs []containerObject, p *printer, allNamespaces bool) error {
 	t := &table{kind: "container", columns: []string{"NAME", "READY", "STATUS", "RESTARTS", "AGE"},
-		wide: []string{"POD", "DEPLOYMENT", "REVISION", "IMAGE", "PORTS"}}
+		wide: []string{"POD", "DEPLOYMENT", "REVISION", "IMAGE", "PORTS"}, clockFields: []string{"status"}}
 	for _, obj := range objs {
 		ready := "0/1"
 		if obj.Ready {

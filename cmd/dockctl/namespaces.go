@@ -1,7 +1,6 @@
 package main
 
 import (
-	"fmt"
 	"io"
 	"slices"
 
@@ -56,7 +55,7 @@ func getNamespaces(cmd *cobra.Command, g *globalOptions, o *getOptions, name str
 		return notFoundIn(g, store.KindNamespace, "", name, store.ErrNotFound)
 	}
 	if len(list) == 0 && (o.output == "table" || o.output == "wide" || o.output == "") {
-		fmt.Fprintf(cmd.ErrOrStderr(), "No namespaces found in instance %q.\n", g.instance)
+		o.noneFound(cmd, "No namespaces found in instance %q.\n", g.instance)
 		return nil
 	}
 	return renderNamespaces(cmd.OutOrStdout(), snap, list, o.printer, name != "")

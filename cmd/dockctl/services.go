@@ -448,7 +448,7 @@ func (o *getOptions) serviceListing(cmd *cobra.Command, g *globalOptions, name s
 		return nil, nil, snap.missingService(g, kind, g.namespace, name)
 	}
 	if len(list) == 0 && (o.output == "table" || o.output == "wide" || o.output == "") {
-		fmt.Fprintf(cmd.ErrOrStderr(), "No %s found in %s.\n", what, g.where(o.scope(g)))
+		o.noneFound(cmd, "No %s found in %s.\n", what, g.where(o.scope(g)))
 		return nil, nil, nil
 	}
 	return list, snap, nil
