@@ -30,15 +30,14 @@ import (
 // API server. Nothing polls: an idle watch sleeps until a change, or the
 // safety resync.
 
-const (
-	// watchDebounce gathers a burst of changes (a rollout's creates,
-	// starts and status writes) into one listing.
-	watchDebounce = 150 * time.Millisecond
-	// watchResync lists again when nothing was reported for this long: a
-	// change no source reported (the controller stopping, a lost event)
-	// shows up by then.
-	watchResync = 30 * time.Second
-)
+// watchDebounce gathers a burst of changes (a rollout's creates, starts
+// and status writes) into one listing.
+const watchDebounce = 150 * time.Millisecond
+
+// watchResync lists again when nothing was reported for this long: a
+// change no source reported (the controller stopping, a lost event) shows
+// up by then. A variable for tests that must see the sources alone at work.
+var watchResync = 30 * time.Second
 
 // Watch events, as the API server names them.
 const (

@@ -6,11 +6,14 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"regexp"
 	"strings"
 	"sync"
 	"testing"
 	"testing/synctest"
 	"time"
+
+	"github.com/dockctl/dockctl/store"
 )
 
 // lockedBuffer is a buffer the watch and the test write in turn.
@@ -282,5 +285,99 @@ func TestAlignedWriterRemembersWidths(t *testing.T) {
 		"web-a                  1/1     9s\n"
 	if out.String() != want {
 		t.Errorf("got:\n%s\nwant:\n%s", out.String(), want)
+	}
+}
+
+// get -w through the command line, the fake Docker daemon and a state
+// directory: each source of change shows up as kubectl shows a watch
+// event — a container Docker reports (its events), a record (scale), the
+// controller's status, a deletion — and cancelling it ends it cleanly.
+func TestGetWatchCLI(t *testing.T) {
+	api, base, st := fakeInstance(t)
+	run := runner(t, base)
+	run(webYAML, "apply", "-f", "-")
+	// No resync during the test: each change must come from its source.
+	defer func(d time.Duration) { watchResync = d }(watchResync)
+	watchResync = time.Hour
+	ctx, cancel := context.WithCancel(t.Context())
+	defer cancel()
+	var out, errOut lockedBuffer
+	cmd := newRootCommand()
+	cmd.SetOut(&out)
+	cmd.SetErr(&errOut)
+	cmd.SetArgs(append(base, "get", "deployments", "-o", "wide", "--output-watch-events", "-w"))
+	done := make(chan error, 1)
+	go func() { done <- cmd.ExecuteContext(ctx) }()
+	// waitLine waits (generously: the machine is shared) for a line of the
+	// stream matching re, after the lines seen so far.
+	seen := 0
+	waitLine := func(what, re string) {
+		t.Helper()
+		rx := regexp.MustCompile(re)
+		deadline := time.Now().Add(30 * time.Second)
+		for {
+			lines := strings.Split(out.String(), "\n")
+			for i := seen; i < len(lines)-1; i++ {
+				if rx.MatchString(lines[i]) {
+					seen = i + 1
+					return
+				}
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("%s: no line matching %s after line %d; output:\n%s\nstderr:\n%s", what, re, seen, out.String(), errOut.String())
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
+	}
+	waitLine("header", `^EVENT +NAME +READY +UP-TO-DATE +AVAILABLE +AGE +IMAGE +TEMPLATE-HASH +GENERATION +OBSERVED$`)
+	waitLine("the first listing", `^ADDED +web +0/3 +0 +0 +\S+ +dockctl-workload:dev +\S+ +1 +<unknown>$`)
+	api.addContainer("t1.web-abc-0", "t1", "web", nil)
+	waitLine("a container Docker reports", `^MODIFIED +web +1/3 +0 +1 `)
+	run("", "scale", "deployment", "web", "--replicas", "5")
+	waitLine("a record changed", `^MODIFIED +web +1/5 +0 +1 .* 2 +<unknown>$`)
+	if err := st.WriteStatus("", "web", &store.Status{ObservedGeneration: 2}); err != nil {
+		t.Fatal(err)
+	}
+	waitLine("the controller's status", `^MODIFIED +web +1/5 +0 +1 .* 2 +2 \(stale\?\)$`)
+	run("", "delete", "deployment", "web")
+	waitLine("a deletion", `^DELETED +web +1/5 `)
+	cancel()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatalf("get -w ended with %v, want nil", err)
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("get -w did not end when cancelled")
+	}
+	if rest := strings.Split(out.String(), "\n")[seen:]; len(rest) > 1 || rest[0] != "" {
+		t.Errorf("lines after the deletion: %q", rest)
+	}
+	if errOut.String() != "" {
+		t.Errorf("stderr: %q", errOut.String())
+	}
+}
+
+// The watch flags' mistakes, and what kubectl warns about.
+func TestGetWatchFlags(t *testing.T) {
+	_, base, _ := fakeInstance(t)
+	runCases(t, base, []cliCase{
+		{args: []string{"get", "pods", "--output-watch-events"}, wantErr: "--output-watch-events option can only be used with --watch or --watch-only"},
+		{args: []string{"get", "deployment", "nope", "-w"}, wantErr: `deployment "nope" not found`},
+		{args: []string{"get", "pods", "-l", "app=web", "-w", "-o", "bogus"}, wantErr: `unable to match a printer suitable for the output format "bogus"`},
+	})
+	ctx, cancel := context.WithTimeout(t.Context(), 3*time.Second)
+	defer cancel()
+	cmd := newRootCommand()
+	var out, errOut lockedBuffer
+	cmd.SetOut(&out)
+	cmd.SetErr(&errOut)
+	cmd.SetArgs(append(base, "get", "pods", "-w", "--sort-by", ".metadata.name"))
+	if err := cmd.ExecuteContext(ctx); err != nil {
+		t.Fatal(err)
+	}
+	// Nothing found is no message in a watch: kubectl waits silently.
+	if out.String() != "" || errOut.String() != "warning: --watch or --watch-only requested, --sort-by will be ignored\n" {
+		t.Errorf("output %q, stderr %q", out.String(), errOut.String())
 	}
 }
