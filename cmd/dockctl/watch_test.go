@@ -144,14 +144,24 @@ func TestWatchStream(t *testing.T) {
 					{"default", "web-b", "Pending", 0, start.Add(-5 * time.Second)},
 				}
 				var out lockedBuffer
+				// The kind's state, which the test changes while the
+				// watch lists it.
+				var mu sync.Mutex
 				var fail error
 				lists := 0
 				list := func() (*listing, error) {
+					mu.Lock()
+					defer mu.Unlock()
 					lists++
 					if fail != nil {
 						return nil, fail
 					}
 					return &listing{t: podTable(pods), allNamespaces: tt.allNS}, nil
+				}
+				update := func(f func()) {
+					mu.Lock()
+					defer mu.Unlock()
+					f()
 				}
 				changes := make(chan struct{}, 1)
 				warned := map[string]bool{}
@@ -170,28 +180,33 @@ func TestWatchStream(t *testing.T) {
 				synctest.Wait()
 				for _, st := range script {
 					fmt.Fprintf(&out, "# %s\n", st.what)
-					before := lists
-					if st.change != nil {
-						pods = st.change(pods, time.Now())
-					}
-					fail = st.fail
+					var before int
+					update(func() {
+						before = lists
+						if st.change != nil {
+							pods = st.change(pods, time.Now())
+						}
+						fail = st.fail
+					})
 					if st.signal {
 						changes <- struct{}{}
 					}
-					if fail != nil {
+					if st.fail != nil {
 						// A second failure says nothing more; the recovery
 						// reprints nothing.
 						time.Sleep(time.Second)
 						changes <- struct{}{}
 						time.Sleep(time.Second)
 						synctest.Wait()
-						fail = nil
+						update(func() { fail = nil })
 					}
 					time.Sleep(st.wait)
 					synctest.Wait()
-					if want, ok := wantLists[st.what]; ok && lists-before != want {
-						t.Errorf("%s: %d listings, want %d", st.what, lists-before, want)
-					}
+					update(func() {
+						if want, ok := wantLists[st.what]; ok && lists-before != want {
+							t.Errorf("%s: %d listings, want %d", st.what, lists-before, want)
+						}
+					})
 				}
 				cancel()
 				if err := <-done; err != nil {
