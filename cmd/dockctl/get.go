@@ -139,9 +139,13 @@ func newGetCommand(g *globalOptions) *cobra.Command {
 	return cmd
 }
 
+// getter lists one kind, all of its objects or the one named, through
+// o.printer (which, for get -w, hands the table over instead of printing it).
+type getter func(cmd *cobra.Command, g *globalOptions, o *getOptions, name string) error
+
 // getters list each kind get knows (kindAliases names them), all of them
 // or the one named.
-var getters = map[string]func(cmd *cobra.Command, g *globalOptions, o *getOptions, name string) error{
+var getters = map[string]getter{
 	kindDeployment: getDeployments, kindPod: getPods, kindContainer: getContainers, kindNamespace: getNamespaces,
 	kindService: getServices, kindEndpoints: getEndpoints,
 	kindConfigMap: getConfigMaps, kindSecret: getSecrets,

@@ -49,9 +49,6 @@ const (
 // eventColumn is kubectl's EVENT cell: every type padded to the longest.
 var eventColumn = map[string]string{watchAdded: "ADDED   ", watchModified: "MODIFIED", watchDeleted: "DELETED "}
 
-// getter lists one kind (getters).
-type getter func(cmd *cobra.Command, g *globalOptions, o *getOptions, name string) error
-
 // watchGet is get -w: it subscribes to every source of change first, so
 // that nothing happening between the first listing and the subscriptions
 // is missed, then lists and watches until interrupted, which ends it with
