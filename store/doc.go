@@ -161,7 +161,7 @@
 //
 // Manifests directories' report. manifests.json holds the controller's
 // last report on each --manifests path (SourceStatus): controller-owned,
-// like the status files, and not watched.
+// like the status files, which Watch leaves out and WatchStatus reports.
 //
 // Leader election. AcquireControllerLock takes an exclusive flock on
 // controller.lock. The kernel releases a flock when its holder dies, so a

@@ -5,7 +5,8 @@ import (
 )
 
 // sourcesFile is where the controller reports on its manifests
-// directories: controller-owned, like the status files, and not watched.
+// directories: controller-owned, like the status files (WatchStatus
+// reports it, Watch does not).
 const sourcesFile = "manifests.json"
 
 // SourceStatus is the controller's report on one manifests directory (or

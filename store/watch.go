@@ -23,8 +23,9 @@ import (
 // ConfigMapKey ("configmap:namespace/name"), SecretKey
 // ("secret:namespace/name") and ClaimKey ("pvc:namespace/name");
 // ParseWatchKey tells them apart — and "" when events may have been lost (watcher error,
-// queue overflow), meaning "resync everything". Status files are not
-// watched: the controller writes them. It does not de-duplicate: the
+// queue overflow), meaning "resync everything". The controller's status
+// files are not watched (WatchStatus reports them): the controller writes
+// them, and must not wake itself up. It does not de-duplicate: the
 // consumer's work queue does. The channel is closed when ctx ends.
 //
 // Because records are replaced by rename, one write shows up as a single
@@ -34,17 +35,93 @@ import (
 // record written between a directory's creation and its watch is not
 // missed.
 func (s *Store) Watch(ctx context.Context) (<-chan string, error) {
+	return s.watch(ctx, recordWatch)
+}
+
+// recordWatch is what Watch covers: the record directories.
+var recordWatch = watchSpec{
+	top:     []string{deploymentsDir, servicesDir, namespacesDir, configMapsDir, secretsDir, claimsDir},
+	subdirs: watchedSubdirs,
+	key:     watchKey,
+}
+
+// WatchStatus reports changes to what the controller writes for `get` to
+// show, which Watch leaves out: it sends Key(ns, name) when the status of
+// a deployment changed, ServiceKey(ns, name) when a Service's did,
+// ManifestsStatusKey when the report on the manifests directories did,
+// and "" when events may have been lost. As Watch, it watches the
+// directories (fsnotify) and never polls, follows namespaces created
+// later, and closes the channel when ctx ends. WriteStatus and
+// WriteServiceStatus write nothing when nothing changed, so an idle
+// controller sends nothing.
+func (s *Store) WatchStatus(ctx context.Context) (<-chan string, error) {
+	return s.watch(ctx, statusWatch)
+}
+
+// ManifestsStatusKey is the key WatchStatus sends for manifests.json.
+const ManifestsStatusKey = "manifests:"
+
+// statusWatch is what WatchStatus covers: the state directory itself (for
+// manifests.json), the status directories, and namespaces/ to see new
+// namespaces' directories appear.
+var statusWatch = watchSpec{
+	top:     []string{"", statusDir, serviceStatusDir, namespacesDir},
+	subdirs: []string{statusDir, serviceStatusDir},
+	key:     statusKey,
+}
+
+// statusKey maps the path of a controller-written file to its key.
+func statusKey(rel string) (string, bool) {
+	if rel == sourcesFile {
+		return ManifestsStatusKey, true
+	}
+	parts := strings.Split(rel, string(filepath.Separator))
+	name, ok := recordName(parts[len(parts)-1])
+	if !ok {
+		return "", false
+	}
+	ns := ""
+	switch {
+	case len(parts) == 4 && parts[0] == namespacesDir && isNamespaceDir(parts[1]):
+		ns = parts[1]
+	case len(parts) != 2:
+		return "", false
+	}
+	switch parts[len(parts)-2] {
+	case statusDir:
+		return Key(ns, name), true
+	case serviceStatusDir:
+		return ServiceKey(ns, name), true
+	}
+	return "", false
+}
+
+// watchSpec is what one watch of the state directory covers.
+type watchSpec struct {
+	// top are the directories watched from the start, relative to the
+	// state directory ("" is the directory itself): the first must exist,
+	// the others are watched if they do.
+	top []string
+	// subdirs are the directories watched under each namespace's root.
+	subdirs []string
+	// key maps a file's path to the key sent, rejecting the others.
+	key func(rel string) (string, bool)
+}
+
+// watch watches what spec covers, sending the keys of the files that
+// change (see Watch).
+func (s *Store) watch(ctx context.Context, spec watchSpec) (<-chan string, error) {
 	w, err := fsnotify.NewWatcher()
 	if err != nil {
 		return nil, fmt.Errorf("watching state directory %s: %w", s.dir, err)
 	}
-	sw := &stateWatcher{s: s, w: w, watched: map[string]bool{}}
-	if err := sw.add(deploymentsDir, nil); err != nil {
+	sw := &stateWatcher{s: s, w: w, spec: spec, watched: map[string]bool{}}
+	if err := sw.add(spec.top[0], nil); err != nil {
 		_ = w.Close()
 		return nil, fmt.Errorf("watching state directory %s: %w", s.dir, err)
 	}
 	var initErr error
-	for _, rel := range []string{servicesDir, namespacesDir, configMapsDir, secretsDir, claimsDir} {
+	for _, rel := range spec.top[1:] {
 		initErr = errors.Join(initErr, sw.addIfExists(rel, nil))
 	}
 	nss, errs := s.namespaceDirs()
@@ -60,57 +137,61 @@ func (s *Store) Watch(ctx context.Context) (<-chan string, error) {
 	go func() {
 		defer close(out)
 		defer func() { _ = w.Close() }()
-		send := func(key string) bool {
-			select {
-			case out <- key:
-				return true
-			case <-ctx.Done():
-				return false
-			}
-		}
-		for {
-			select {
-			case <-ctx.Done():
-				return
-			case ev, ok := <-w.Events:
-				if !ok {
-					return
-				}
-				rel, err := filepath.Rel(s.dir, ev.Name)
-				if err != nil {
-					continue
-				}
-				if key, ok := watchKey(rel); ok {
-					if !send(key) {
-						return
-					}
-					continue
-				}
-				if !ev.Has(fsnotify.Create) {
-					continue
-				}
-				// A directory of a new namespace: watch it, and report
-				// what is already in it.
-				var keys []string
-				if err := sw.addNew(rel, &keys); err != nil {
-					keys = append(keys, "")
-				}
-				for _, k := range keys {
-					if !send(k) {
-						return
-					}
-				}
-			case _, ok := <-w.Errors:
-				if !ok {
-					return
-				}
-				if !send("") {
-					return
-				}
-			}
-		}
+		sw.run(ctx, out)
 	}()
 	return out, nil
+}
+
+func (sw *stateWatcher) run(ctx context.Context, out chan<- string) {
+	send := func(key string) bool {
+		select {
+		case out <- key:
+			return true
+		case <-ctx.Done():
+			return false
+		}
+	}
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case ev, ok := <-sw.w.Events:
+			if !ok {
+				return
+			}
+			rel, err := filepath.Rel(sw.s.dir, ev.Name)
+			if err != nil {
+				continue
+			}
+			if key, ok := sw.spec.key(rel); ok {
+				if !send(key) {
+					return
+				}
+				continue
+			}
+			if !ev.Has(fsnotify.Create) {
+				continue
+			}
+			// A directory of a new namespace: watch it, and report
+			// what is already in it.
+			var keys []string
+			if err := sw.addNew(rel, &keys); err != nil {
+				keys = append(keys, "")
+			}
+			for _, k := range keys {
+				if !send(k) {
+					return
+				}
+			}
+		case _, ok := <-sw.w.Errors:
+			if !ok {
+				return
+			}
+			if !send("") {
+				return
+			}
+		}
+	}
 }
 
 // stateWatcher keeps the watches of the state directory's record
@@ -118,6 +199,7 @@ func (s *Store) Watch(ctx context.Context) (<-chan string, error) {
 type stateWatcher struct {
 	s       *Store
 	w       *fsnotify.Watcher
+	spec    watchSpec
 	watched map[string]bool
 }
 
@@ -140,7 +222,7 @@ func (sw *stateWatcher) add(rel string, keys *[]string) error {
 		return err
 	}
 	for _, e := range entries {
-		if k, ok := watchKey(filepath.Join(rel, e.Name())); ok {
+		if k, ok := sw.spec.key(filepath.Join(rel, e.Name())); ok {
 			*keys = append(*keys, k)
 		}
 	}
@@ -158,7 +240,7 @@ func (sw *stateWatcher) addIfExists(rel string, keys *[]string) error {
 // addNamespace watches a namespace's root and its record directories.
 func (sw *stateWatcher) addNamespace(root string, keys *[]string) error {
 	err := sw.addIfExists(root, keys)
-	for _, sub := range watchedSubdirs {
+	for _, sub := range sw.spec.subdirs {
 		err = errors.Join(err, sw.addIfExists(filepath.Join(root, sub), keys))
 	}
 	return err
@@ -177,7 +259,7 @@ func (sw *stateWatcher) addNew(rel string, keys *[]string) error {
 	switch {
 	case len(parts) == 2:
 		return sw.addNamespace(rel, keys)
-	case len(parts) == 3 && slices.Contains(watchedSubdirs, parts[2]):
+	case len(parts) == 3 && slices.Contains(sw.spec.subdirs, parts[2]):
 		return sw.addIfExists(rel, keys)
 	}
 	return nil

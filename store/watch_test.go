@@ -58,28 +58,7 @@ func TestWatch(t *testing.T) {
 			if err := st.do(); err != nil {
 				t.Fatal(err)
 			}
-			want := map[string]bool{}
-			for _, k := range st.want {
-				want[k] = true
-			}
-			missing := maps.Clone(want)
-			deadline := time.After(5 * time.Second)
-			for len(missing) > 0 {
-				select {
-				case k := <-ch:
-					if !want[k] {
-						t.Fatalf("watch sent %q, want only %v", k, st.want)
-					}
-					delete(missing, k)
-				case <-deadline:
-					t.Fatalf("no watch event for %v", slices.Collect(maps.Keys(missing)))
-				}
-			}
-			for _, extra := range drain(ch) {
-				if !want[extra] {
-					t.Errorf("unexpected extra event %q", extra)
-				}
-			}
+			expectKeys(t, ch, st.want)
 		})
 	}
 
@@ -108,6 +87,82 @@ func TestWatch(t *testing.T) {
 	}
 }
 
+// expectKeys waits (generously) for every key of want, in any order, and
+// fails on any other.
+func expectKeys(t *testing.T, ch <-chan string, want []string) {
+	t.Helper()
+	wanted := map[string]bool{}
+	for _, k := range want {
+		wanted[k] = true
+	}
+	missing := maps.Clone(wanted)
+	deadline := time.After(5 * time.Second)
+	for len(missing) > 0 {
+		select {
+		case k := <-ch:
+			if !wanted[k] {
+				t.Fatalf("watch sent %q, want only %v", k, want)
+			}
+			delete(missing, k)
+		case <-deadline:
+			t.Fatalf("no watch event for %v", slices.Collect(maps.Keys(missing)))
+		}
+	}
+	for _, extra := range drain(ch) {
+		if !wanted[extra] {
+			t.Errorf("unexpected extra event %q", extra)
+		}
+	}
+}
+
+// WatchStatus reports what the controller writes, which Watch leaves out,
+// in namespaces created after it began too; a write that changes nothing
+// and a record's change send nothing.
+func TestWatchStatus(t *testing.T) {
+	s := openTemp(t)
+	if _, err := s.Apply(Bundle{Deployments: []*manifests.Deployment{dep("web")}, Services: svcs(svc("", "web"))}, ApplyOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(t.Context())
+	ch, err := s.WatchStatus(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, st := range []struct {
+		name string
+		do   func() error
+		want []string
+	}{
+		{"deployment status", func() error { return s.WriteStatus("", "web", &Status{ObservedGeneration: 1}) }, []string{"default/web"}},
+		{"same status again", func() error { return s.WriteStatus("", "web", &Status{ObservedGeneration: 1}) }, nil},
+		{"service status", func() error { return s.WriteServiceStatus("", "web", &ServiceStatus{ClusterIP: "10.222.8.2"}) }, []string{"service:default/web"}},
+		{"manifests report", func() error { return s.WriteSourceStatus([]SourceStatus{{Path: "/m", Ready: true}}) }, []string{ManifestsStatusKey}},
+		{"a record changes", func() error { _, err := s.Apply(deps(dep("web", replicas(2))), ApplyOptions{}); return err }, nil},
+		{"status in a new namespace", func() error {
+			if _, err := s.Apply(Bundle{Namespaces: nss("team"), Deployments: []*manifests.Deployment{depIn("team", "api")}}, ApplyOptions{}); err != nil {
+				return err
+			}
+			return s.WriteStatus("team", "api", &Status{ObservedGeneration: 1})
+		}, []string{"team/api"}},
+		{"service status there", func() error {
+			if _, err := s.Apply(Bundle{Services: svcs(svc("team", "db"))}, ApplyOptions{}); err != nil {
+				return err
+			}
+			return s.WriteServiceStatus("team", "db", &ServiceStatus{ClusterIP: "10.222.8.3"})
+		}, []string{"service:team/db"}},
+	} {
+		t.Run(st.name, func(t *testing.T) {
+			if err := st.do(); err != nil {
+				t.Fatal(err)
+			}
+			expectKeys(t, ch, st.want)
+		})
+	}
+	cancel()
+	for range ch {
+	}
+}
+
 func TestWatchMissingDirectory(t *testing.T) {
 	s, err := OpenReadOnly(t.TempDir()+"/missing", "default")
 	if err != nil {
@@ -115,5 +170,8 @@ func TestWatchMissingDirectory(t *testing.T) {
 	}
 	if _, err := s.Watch(t.Context()); err == nil {
 		t.Error("Watch of a missing directory succeeded")
+	}
+	if _, err := s.WatchStatus(t.Context()); err == nil {
+		t.Error("WatchStatus of a missing directory succeeded")
 	}
 }

@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/docker/docker/api/types/container"
+	"github.com/docker/docker/api/types/events"
 	"github.com/docker/docker/api/types/filters"
 	"github.com/docker/docker/api/types/network"
 )
@@ -25,7 +26,8 @@ import (
 // dockerAPI is a minimal Docker Engine API on a unix socket, for running the
 // real commands (and the real controller, in a child process) end to end
 // through the real Docker client, flags and output included, without a
-// Docker daemon: ping, version, info, events (a stream that stays silent),
+// Docker daemon: ping, version, info, events (the create, start, die and
+// destroy of its containers, unfiltered),
 // container list, create, start, remove, inspect, logs and stats (one
 // sample pair, as stream=false answers), image inspect, and networks (list, inspect, create, connect:
 // no addresses, only which container is on which). It records every create, so a test sees the configuration the
@@ -47,6 +49,8 @@ type dockerAPI struct {
 	statsCalls []string
 	// networks by name; the default bridge always exists.
 	networks map[string]*network.Inspect
+	// subs are the open /events streams.
+	subs map[chan events.Message]bool
 }
 
 type fakeCtr struct {
@@ -125,9 +129,7 @@ func (d *dockerAPI) serve(w http.ResponseWriter, r *http.Request) {
 	case path == "/info":
 		writeJSON(w, 200, map[string]string{"LoggingDriver": "json-file"})
 	case path == "/events":
-		w.WriteHeader(200)
-		w.(http.Flusher).Flush()
-		<-r.Context().Done()
+		d.streamEvents(w, r)
 	case path == "/containers/json":
 		d.list(w, r)
 	case path == "/containers/create" && r.Method == http.MethodPost:
@@ -144,8 +146,11 @@ func (d *dockerAPI) serve(w http.ResponseWriter, r *http.Request) {
 		d.stats(w, r, parts[1])
 	case len(parts) == 2 && parts[0] == "containers" && r.Method == http.MethodDelete:
 		d.mu.Lock()
-		_, ok := d.ctrs[parts[1]]
+		c, ok := d.ctrs[parts[1]]
 		delete(d.ctrs, parts[1])
+		if ok {
+			d.emit(events.ActionDestroy, c)
+		}
 		d.mu.Unlock()
 		if !ok {
 			writeJSON(w, 404, map[string]string{"message": "No such container: " + parts[1]})
@@ -187,6 +192,56 @@ func (d *dockerAPI) serve(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, 404, map[string]string{"message": "pull access denied: no registry here"})
 	default:
 		writeJSON(w, 404, map[string]string{"message": "fake docker: not implemented: " + r.Method + " " + path})
+	}
+}
+
+// streamEvents sends the container events as they happen, until the
+// client goes.
+func (d *dockerAPI) streamEvents(w http.ResponseWriter, r *http.Request) {
+	ch := make(chan events.Message, 64)
+	d.mu.Lock()
+	if d.subs == nil {
+		d.subs = map[chan events.Message]bool{}
+	}
+	d.subs[ch] = true
+	d.mu.Unlock()
+	defer func() {
+		d.mu.Lock()
+		delete(d.subs, ch)
+		d.mu.Unlock()
+	}()
+	w.WriteHeader(200)
+	w.(http.Flusher).Flush()
+	enc := json.NewEncoder(w)
+	for {
+		select {
+		case m := <-ch:
+			if enc.Encode(m) != nil {
+				return
+			}
+			w.(http.Flusher).Flush()
+		case <-r.Context().Done():
+			return
+		}
+	}
+}
+
+// emit sends an event about c to every stream (the caller holds d.mu); a
+// stream too slow to take it misses it, as a broken one would.
+func (d *dockerAPI) emit(action events.Action, c *fakeCtr) {
+	attrs := maps.Clone(c.summary.Labels)
+	if attrs == nil {
+		attrs = map[string]string{}
+	}
+	attrs["name"] = strings.TrimPrefix(c.summary.Names[0], "/")
+	now := time.Now()
+	m := events.Message{Type: events.ContainerEventType, Action: action, Actor: events.Actor{ID: c.summary.ID, Attributes: attrs},
+		Time: now.Unix(), TimeNano: now.UnixNano()}
+	for ch := range d.subs {
+		select {
+		case ch <- m:
+		default:
+		}
 	}
 }
 
@@ -259,6 +314,7 @@ func (d *dockerAPI) create(w http.ResponseWriter, r *http.Request) {
 		State: "created", Status: "Created", Created: time.Now().Unix(),
 		NetworkSettings: &container.NetworkSettingsSummary{Networks: nets},
 	}}
+	d.emit(events.ActionCreate, d.ctrs[id])
 	writeJSON(w, 201, container.CreateResponse{ID: id, Warnings: []string{}})
 }
 
@@ -331,6 +387,7 @@ func (d *dockerAPI) add(name, state string, labels map[string]string, logs ...st
 		c.logs = append(c.logs, logLine{1, l})
 	}
 	d.ctrs[id] = c
+	d.emit(events.ActionStart, c)
 	return id
 }
 
@@ -388,6 +445,11 @@ func (d *dockerAPI) setState(w http.ResponseWriter, id, state, status string) {
 		return
 	}
 	c.summary.State, c.summary.Status = state, status
+	if state == "running" {
+		d.emit(events.ActionStart, c)
+	} else {
+		d.emit(events.ActionDie, c)
+	}
 	w.WriteHeader(204)
 }
 

@@ -30,13 +30,20 @@ type getOptions struct {
 	// names are the names asked for when there are several (the getter
 	// then lists every object and the printer keeps theirs).
 	names []string
+	// watch, watchOnly and watchEvents are -w, --watch-only and
+	// --output-watch-events (watch.go).
+	watch, watchOnly, watchEvents bool
 }
 
+// watching tells whether the listing is get -w's (or --watch-only's).
+func (o *getOptions) watching() bool { return o.watch || o.watchOnly }
+
 // noResources prints kubectl's notice of an empty listing of a kind of
-// namespaces (namespaced) or not, unless names were asked for: then each
-// missing one is an error.
+// namespaces (namespaced) or not, unless names were asked for (then each
+// missing one is an error) or the listing is a watch's (kubectl then says
+// nothing and waits for the first object).
 func (o *getOptions) noResources(w io.Writer, g *globalOptions, namespaced bool) {
-	if len(o.names) > 0 {
+	if len(o.names) > 0 || o.watching() {
 		return
 	}
 	ns := o.scope(g)
@@ -64,7 +71,7 @@ func (o *getOptions) scope(g *globalOptions) string {
 func newGetCommand(g *globalOptions) *cobra.Command {
 	o := &getOptions{}
 	cmd := &cobra.Command{
-		Use:   "get deployments|pods|containers|namespaces|services|endpoints|configmaps|secrets|pvc [NAME] [-l SELECTOR] [-n NAMESPACE | -A]",
+		Use:   "get deployments|pods|containers|namespaces|services|endpoints|configmaps|secrets|pvc|events|manifests [NAME] [-l SELECTOR] [-n NAMESPACE | -A] [-w | --watch-only]",
 		Short: "List deployments, pods, containers, namespaces, services, endpoints, configmaps or secrets with their live status",
 		Example: `  # List the deployments of the default namespace
   dockctl get deployments
@@ -86,6 +93,12 @@ func newGetCommand(g *globalOptions) *cobra.Command {
 
   # Show whether the controller's manifests directories (--manifests) were applied whole
   dockctl get manifests
+
+  # List the pods, then print a pod's row again each time it changes (Ctrl-C ends it)
+  dockctl get pods -w
+
+  # Only the changes to deployment web, as watch events in JSON
+  dockctl get deployment web --watch-only --output-watch-events -o json
 
   # List configmaps with their labels, and secrets with a column for label app
   dockctl get configmaps --show-labels
@@ -130,6 +143,15 @@ func newGetCommand(g *globalOptions) *cobra.Command {
 			}
 			o.printer = p
 			list := getters[kind]
+			if o.watchEvents && !o.watching() {
+				return fmt.Errorf("--output-watch-events option can only be used with --watch or --watch-only") // kubectl's words
+			}
+			if o.watching() {
+				if len(names) > 1 {
+					return fmt.Errorf("watch is only supported on individual resources and resource collections, but %d resources were found", len(names)) // kubectl's words
+				}
+				return watchGet(cmd, g, o, list, strings.Join(names, ""))
+			}
 			if len(names) <= 1 {
 				return list(cmd, g, o, strings.Join(names, ""))
 			}
@@ -152,6 +174,9 @@ func newGetCommand(g *globalOptions) *cobra.Command {
 	cmd.Flags().BoolVar(&o.showLabels, "show-labels", false, "table and wide output: a last LABELS column with each object's labels")
 	cmd.Flags().StringSliceVarP(&o.labelColumns, "label-columns", "L", nil, "table and wide output: a column for each label key given (KEY[,KEY…]), headed by the key upper-cased")
 	cmd.Flags().StringVar(&o.sortBy, "sort-by", "", "sort the objects by the value of a JSONPath (as -o json shows them, e.g. '{.metadata.name}'), numbers numerically, in any output")
+	cmd.Flags().BoolVarP(&o.watch, "watch", "w", false, "after listing the objects, print each one again every time it changes or is deleted (from Docker events and the state directory), until interrupted")
+	cmd.Flags().BoolVar(&o.watchOnly, "watch-only", false, "print the changes to the objects, without listing them first")
+	cmd.Flags().BoolVar(&o.watchEvents, "output-watch-events", false, "with --watch or --watch-only, print watch events (ADDED, MODIFIED, DELETED): an EVENT column, or -o json|yaml's {type, object}; the objects listed first are ADDED")
 	cmd.Flags().BoolVarP(&o.allNamespaces, "all-namespaces", "A", false, "list the objects of every namespace (a NAMESPACE column comes first)")
 	// A plain string, not a slice: "app in (a,b)" must not be split on its comma.
 	cmd.Flags().StringVarP(&o.selector, "selector", "l", "", "label selector (=, ==, !=, in, notin, KEY, !KEY): deployments, services and endpoints by their metadata.labels, "+
@@ -160,9 +185,13 @@ func newGetCommand(g *globalOptions) *cobra.Command {
 	return cmd
 }
 
+// getter lists one kind, all of its objects or the one named, through
+// o.printer (which, for get -w, hands the table over instead of printing it).
+type getter func(cmd *cobra.Command, g *globalOptions, o *getOptions, name string) error
+
 // getters list each kind get knows (kindAliases names them), all of them
 // or the one named.
-var getters = map[string]func(cmd *cobra.Command, g *globalOptions, o *getOptions, name string) error{
+var getters = map[string]getter{
 	kindDeployment: getDeployments, kindPod: getPods, kindContainer: getContainers, kindNamespace: getNamespaces,
 	kindService: getServices, kindEndpoints: getEndpoints,
 	kindConfigMap: getConfigMaps, kindSecret: getSecrets,
@@ -321,7 +350,7 @@ func getContainers(cmd *cobra.Command, g *globalOptions, o *getOptions, name str
 // renderContainers prints containers in one of the output formats.
 func renderContainers(out io.Writer, snap *snapshot, objs []containerObject, p *printer, allNamespaces bool) error {
 	t := &table{kind: "container", columns: []string{"NAME", "READY", "STATUS", "RESTARTS", "AGE"},
-		wide: []string{"POD", "DEPLOYMENT", "REVISION", "IMAGE", "PORTS"}}
+		wide: []string{"POD", "DEPLOYMENT", "REVISION", "IMAGE", "PORTS"}, clockFields: []string{"status"}}
 	for _, obj := range objs {
 		ready := "0/1"
 		if obj.Ready {

@@ -51,6 +51,9 @@ type printer struct {
 	// those only are printed, in that order, and printed records them.
 	only    []string
 	printed map[string]bool
+	// capture, when set, is handed each listing instead of printing it:
+	// get -w (watch.go) diffs the tables the kinds build.
+	capture func(t *table, allNamespaces bool)
 }
 
 type customColumn struct {
@@ -203,6 +206,10 @@ type table struct {
 	// wide's extra ones.
 	columns, wide []string
 	rows          []row
+	// clockFields are the top-level fields of the rows' objects that
+	// change with the clock alone (Docker's "Up 3 minutes"): get -w does
+	// not take them for a change of the object.
+	clockFields []string
 }
 
 // row is one object of a listing.
@@ -224,6 +231,10 @@ func (p *printer) human() bool {
 // printed alone rather than in a List), allNamespaces -A (a NAMESPACE
 // column first).
 func (p *printer) print(out io.Writer, t *table, single, allNamespaces bool) error {
+	if p.capture != nil {
+		p.capture(t, allNamespaces)
+		return nil
+	}
 	rows := t.rows
 	if p.only != nil {
 		if rows = p.pick(rows); len(rows) == 0 && p.human() {
@@ -302,31 +313,49 @@ func (p *printer) pick(rows []row) []row {
 }
 
 func (p *printer) printTable(out io.Writer, t *table, rows []row, allNamespaces bool) error {
-	wide := p.format == "wide"
-	header := t.columns
-	if wide {
-		header = append(header[:len(header):len(header)], t.wide...)
+	tw := tabwriter.NewWriter(out, 0, 8, 3, ' ', 0)
+	fmt.Fprintln(tw, strings.Join(p.headerCells(t, allNamespaces), "\t"))
+	for _, r := range rows {
+		fmt.Fprintln(tw, strings.Join(p.rowCells(r, allNamespaces), "\t"))
 	}
-	header = append(header[:len(header):len(header)], p.labelHeaders()...)
+	return tw.Flush()
+}
+
+// headerCells head a table as printTable prints it: NAMESPACE with -A,
+// the columns (and wide's), -L's and LABELS.
+func (p *printer) headerCells(t *table, allNamespaces bool) []string {
+	var header []string
+	if allNamespaces {
+		header = append(header, "NAMESPACE")
+	}
+	header = append(header, t.columns...)
+	if p.format == "wide" {
+		header = append(header, t.wide...)
+	}
+	header = append(header, p.labelHeaders()...)
 	if p.showLabels {
 		header = append(header, "LABELS")
 	}
-	tw := tabwriter.NewWriter(out, 0, 8, 3, ' ', 0)
-	fmt.Fprintln(tw, nsColumn(allNamespaces, "NAMESPACE")+strings.Join(header, "\t"))
-	for _, r := range rows {
-		cells := r.cells
-		if wide {
-			cells = append(cells[:len(cells):len(cells)], r.wide...)
-		}
-		for _, k := range p.labelColumns {
-			cells = append(cells[:len(cells):len(cells)], r.labels[k])
-		}
-		if p.showLabels {
-			cells = append(cells[:len(cells):len(cells)], labels.FormatLabels(r.labels))
-		}
-		fmt.Fprintln(tw, nsColumn(allNamespaces, r.namespace)+strings.Join(cells, "\t"))
+	return header
+}
+
+// rowCells are a row's cells under headerCells.
+func (p *printer) rowCells(r row, allNamespaces bool) []string {
+	var cells []string
+	if allNamespaces {
+		cells = append(cells, r.namespace)
 	}
-	return tw.Flush()
+	cells = append(cells, r.cells...)
+	if p.format == "wide" {
+		cells = append(cells, r.wide...)
+	}
+	for _, k := range p.labelColumns {
+		cells = append(cells, r.labels[k])
+	}
+	if p.showLabels {
+		cells = append(cells, labels.FormatLabels(r.labels))
+	}
+	return cells
 }
 
 // labelHeaders are -L's columns: a key's last segment, upper-cased, as
@@ -343,32 +372,45 @@ func (p *printer) labelHeaders() []string {
 // column (several joined by commas, <none> for none), as kubectl's.
 func (p *printer) printColumns(out io.Writer, objs []any) error {
 	tw := tabwriter.NewWriter(out, 0, 8, 3, ' ', 0)
-	headers := make([]string, len(p.columns))
-	for i, c := range p.columns {
-		headers[i] = c.header
-	}
-	fmt.Fprintln(tw, strings.Join(headers, "\t"))
+	fmt.Fprintln(tw, strings.Join(p.columnHeaders(), "\t"))
 	for _, obj := range objs {
-		cells := make([]string, len(p.columns))
-		for i, c := range p.columns {
-			results, err := c.path.FindResults(obj)
-			if err != nil {
-				return err
-			}
-			var values []string
-			for _, rs := range results {
-				for _, v := range rs {
-					values = append(values, fmt.Sprint(v.Interface()))
-				}
-			}
-			if len(results) == 0 || len(results[0]) == 0 {
-				values = append([]string{"<none>"}, values...)
-			}
-			cells[i] = strings.Join(values, ",")
+		cells, err := p.columnCells(obj)
+		if err != nil {
+			return err
 		}
 		fmt.Fprintln(tw, strings.Join(cells, "\t"))
 	}
 	return tw.Flush()
+}
+
+func (p *printer) columnHeaders() []string {
+	headers := make([]string, len(p.columns))
+	for i, c := range p.columns {
+		headers[i] = c.header
+	}
+	return headers
+}
+
+// columnCells are one object's custom columns.
+func (p *printer) columnCells(obj any) ([]string, error) {
+	cells := make([]string, len(p.columns))
+	for i, c := range p.columns {
+		results, err := c.path.FindResults(obj)
+		if err != nil {
+			return nil, err
+		}
+		var values []string
+		for _, rs := range results {
+			for _, v := range rs {
+				values = append(values, fmt.Sprint(v.Interface()))
+			}
+		}
+		if len(results) == 0 || len(results[0]) == 0 {
+			values = append([]string{"<none>"}, values...)
+		}
+		cells[i] = strings.Join(values, ",")
+	}
+	return cells, nil
 }
 
 // genericObjects are the rows' objects as JSON decodes them (maps, slices,
