@@ -490,7 +490,8 @@ func (c *Client) ExecAttach(ctx context.Context, id string, cfg ExecConfig) (*Ex
 // it could not (which Docker sends as the command's output) is an error
 // and not output the command seems to print. Started, a command has a
 // process, even once it has exited; one Docker could not start has none,
-// and an exit code.
+// and an exit code. (Docker reports an exec running from before it tries
+// to start its process: only the process tells.)
 func (s *ExecSession) started(ctx context.Context) error {
 	for {
 		info, err := s.c.api.ContainerExecInspect(ctx, s.id)
@@ -498,9 +499,9 @@ func (s *ExecSession) started(ctx context.Context) error {
 			return mapErr("exec in container "+s.container, err)
 		}
 		switch {
-		case info.Running || info.Pid != 0:
+		case info.Pid != 0:
 			return nil
-		case info.ExitCode != 0:
+		case !info.Running && info.ExitCode != 0:
 			stop := context.AfterFunc(ctx, s.resp.Close)
 			defer stop()
 			reason := &cappedBuffer{max: 4 << 10}

@@ -39,7 +39,7 @@ type execAPI struct {
 	stdin      []byte // what it read
 	toEOF      bool   // the command reads stdin to its end before it answers
 	pid        int    // its process once started; 0 with exit: Docker could not start it
-	pendingFor int    // inspections before Docker has started it
+	pendingFor int    // inspections before Docker has started (or failed to start) it
 	tty        bool   // its output is the terminal's one stream
 	resizes    []container.ResizeOptions
 	attachOpts container.ExecAttachOptions
@@ -109,7 +109,8 @@ func (f *execAPI) ContainerExecInspect(context.Context, string) (container.ExecI
 	defer f.mu.Unlock()
 	f.inspects++
 	if f.inspects <= f.pendingFor {
-		return container.ExecInspect{}, nil
+		// Docker says running before it has tried to start the process.
+		return container.ExecInspect{Running: true}, nil
 	}
 	if f.inspects <= f.pendingFor+f.runningFor {
 		return container.ExecInspect{Running: true, Pid: f.pid}, nil
@@ -249,7 +250,7 @@ func TestExecAttach(t *testing.T) {
 		{name: "a terminal: one stream, its size", cfg: ExecConfig{Cmd: []string{"sh"}, TTY: true, Size: TerminalSize{Height: 24, Width: 80}},
 			f: &execAPI{stdout: []byte("$ "), stderr: []byte("warning"), tty: true, pid: 42}, wantOut: "$ warning", wantConsole: &[2]uint{24, 80}},
 		{name: "no such executable", cfg: ExecConfig{Cmd: []string{"nosuch"}},
-			f:            &execAPI{stdout: []byte("OCI runtime exec failed: exec failed: unable to start container process: exec: \"nosuch\": executable file not found in $PATH: unknown\r\n"), exit: 126},
+			f:            &execAPI{pendingFor: 2, stdout: []byte("OCI runtime exec failed: exec failed: unable to start container process: exec: \"nosuch\": executable file not found in $PATH: unknown\r\n"), exit: 126},
 			wantStartErr: `exec in container c1: OCI runtime exec failed: exec failed: unable to start container process: exec: "nosuch": executable file not found in $PATH: unknown`, wantStartErrorCode: 126},
 		{name: "container not running", cfg: ExecConfig{Cmd: []string{"date"}},
 			f:            &execAPI{createErr: cerrdefs.ErrConflict.WithMessage("Container c1 is not running")},

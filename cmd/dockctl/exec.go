@@ -97,7 +97,7 @@ func runExec(cmd *cobra.Command, g *globalOptions, o *execOptions, target podTar
 	if pod.phase() == corev1.PodFailed {
 		return fmt.Errorf("cannot exec into a container in a completed pod; current phase is Failed")
 	}
-	c, notice, err := runningContainer(pod, o.container)
+	pc, notice, err := runningContainer(pod, o.container)
 	if notice != "" && !o.quiet {
 		fmt.Fprintln(cmd.ErrOrStderr(), notice)
 	}
@@ -110,8 +110,8 @@ func runExec(cmd *cobra.Command, g *globalOptions, o *execOptions, target podTar
 	if o.stdin {
 		in = cmd.InOrStdin()
 	}
-	where := fmt.Sprintf("container %q of pod %q", containerOf(c), pod.Name)
-	s, err := cli.ExecAttach(ctx, c.ID, dockerx.ExecConfig{Cmd: command, Stdin: o.stdin, TTY: t.tty, Size: t.size()})
+	where := fmt.Sprintf("container %q of pod %q", containerName(pc), pod.Name)
+	s, err := cli.ExecAttach(ctx, pc.Container.ID, dockerx.ExecConfig{Cmd: command, Stdin: o.stdin, TTY: t.tty, Size: t.size()})
 	var startErr *dockerx.ExecStartError
 	switch {
 	case errors.As(err, &startErr):
@@ -132,14 +132,6 @@ func runExec(cmd *cobra.Command, g *globalOptions, o *execOptions, target podTar
 		return &exitError{code: code}
 	}
 	return nil
-}
-
-// containerOf is how exec names a container: its name in the template.
-func containerOf(c *dockerx.Container) string {
-	if c.ContainerName != "" {
-		return c.ContainerName
-	}
-	return c.Name
 }
 
 // execTerminal is exec's view of the local terminal.

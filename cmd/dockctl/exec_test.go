@@ -156,15 +156,15 @@ func TestRunningContainer(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			c, notice, err := runningContainer(e, tt.container)
+			pc, notice, err := runningContainer(e, tt.container)
 			if tt.err != "" {
 				if err == nil || !strings.Contains(err.Error(), tt.err) {
 					t.Fatalf("err %v, want one containing %q", err, tt.err)
 				}
 				return
 			}
-			if err != nil || containerOf(c) != tt.want || notice != tt.notice {
-				t.Errorf("runningContainer = %v, %q, %v; want %s, %q", c, notice, err, tt.want, tt.notice)
+			if err != nil || containerName(pc) != tt.want || pc.Container == nil || pc.Container.State != dockerx.StateRunning || notice != tt.notice {
+				t.Errorf("runningContainer = %+v, %q, %v; want %s running, %q", pc, notice, err, tt.want, tt.notice)
 			}
 		})
 	}

@@ -11,6 +11,7 @@ import (
 
 	"github.com/dockctl/dockctl/dockerx"
 	"github.com/dockctl/dockctl/manifests"
+	"github.com/dockctl/dockctl/reconciler"
 	"github.com/dockctl/dockctl/store"
 )
 
@@ -182,13 +183,12 @@ func (g *globalOptions) attachablePod(ctx context.Context, st *store.Store, cli 
 // runningContainer returns the container of pod e that exec acts on —
 // the one named, else the pod's default (pickContainer, with its notice)
 // — when it runs.
-func runningContainer(e podEntry, name string) (*dockerx.Container, string, error) {
+func runningContainer(e podEntry, name string) (reconciler.PodContainer, string, error) {
 	pc, notice, err := pickContainer(e, name)
 	if err != nil {
-		return nil, "", err
+		return pc, "", err
 	}
-	c := pc.Container
-	switch {
+	switch c := pc.Container; {
 	case c == nil:
 		state, _ := e.containerState(pc)
 		reason := "not created"
@@ -197,11 +197,11 @@ func runningContainer(e podEntry, name string) (*dockerx.Container, string, erro
 		} else if state.Terminated != nil {
 			reason = "completed"
 		}
-		return nil, notice, fmt.Errorf("container %q in pod %q is %s", containerName(pc), e.Name, reason)
+		return pc, notice, fmt.Errorf("container %q in pod %q is %s", containerName(pc), e.Name, reason)
 	case c.State != dockerx.StateRunning:
-		return nil, notice, fmt.Errorf("container %q in pod %q is not running (%s)", containerName(pc), e.Name, c.State)
+		return pc, notice, fmt.Errorf("container %q in pod %q is not running (%s)", containerName(pc), e.Name, c.State)
 	}
-	return c, notice, nil
+	return pc, notice, nil
 }
 
 // networkOwner is the container that owns pod e's network namespace: its
