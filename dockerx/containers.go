@@ -10,6 +10,7 @@ import (
 	"time"
 
 	cerrdefs "github.com/containerd/errdefs"
+	"github.com/docker/docker/api/types"
 	"github.com/docker/docker/api/types/container"
 	"github.com/docker/docker/api/types/filters"
 	"github.com/docker/docker/api/types/network"
@@ -365,13 +366,9 @@ func (c *Client) ExecInput(ctx context.Context, id string, cmd []string, stdin [
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	what := "exec in container " + id
-	created, err := c.api.ContainerExecCreate(ctx, id, container.ExecOptions{Cmd: cmd, AttachStdin: stdin != nil, AttachStdout: true, AttachStderr: true})
+	execID, resp, err := c.execAttach(ctx, id, container.ExecOptions{Cmd: cmd, AttachStdin: stdin != nil, AttachStdout: true, AttachStderr: true})
 	if err != nil {
-		return 0, nil, mapErr(what, err)
-	}
-	resp, err := c.api.ContainerExecAttach(ctx, created.ID, container.ExecAttachOptions{})
-	if err != nil {
-		return 0, nil, mapErr(what, err)
+		return 0, nil, err
 	}
 	defer resp.Close()
 	// The hijacked connection no longer watches ctx: closing it at the
@@ -396,11 +393,172 @@ func (c *Client) ExecInput(ctx context.Context, id string, cmd []string, stdin [
 	if copyErr != nil {
 		return 0, out.Bytes(), fmt.Errorf("%s: reading its output: %w", what, copyErr)
 	}
-	code, err := c.execExit(ctx, id, created.ID, cmd, timeout)
+	code, err := c.execExit(ctx, id, execID, cmd, timeout)
 	if err == nil && code != 0 && errOut.Len() > 0 {
 		c.log.Debug("exec failed", "container", id, "cmd", cmd, "exit", code, "stderr", errOut.String())
 	}
 	return code, out.Bytes(), err
+}
+
+// execAttach creates an exec of o in container id and attaches its
+// streams, which starts it. The hijacked connection outlives ctx.
+func (c *Client) execAttach(ctx context.Context, id string, o container.ExecOptions) (string, types.HijackedResponse, error) {
+	what := "exec in container " + id
+	created, err := c.api.ContainerExecCreate(ctx, id, o)
+	if err != nil {
+		return "", types.HijackedResponse{}, mapErr(what, err)
+	}
+	resp, err := c.api.ContainerExecAttach(ctx, created.ID, container.ExecAttachOptions{Tty: o.Tty, ConsoleSize: o.ConsoleSize})
+	if err != nil {
+		return "", types.HijackedResponse{}, mapErr(what, err)
+	}
+	return created.ID, resp, nil
+}
+
+// ExecConfig is a command ExecAttach runs in a container, its streams
+// attached, as `docker exec` runs one.
+type ExecConfig struct {
+	Cmd []string
+	// Stdin attaches the command's standard input (ExecSession.Write and
+	// CloseWrite); without it the command's stdin is empty.
+	Stdin bool
+	// TTY gives the command a terminal: its output is then one stream, as
+	// the terminal shows it (stderr included), and Resize sets its size.
+	TTY bool
+	// Size is the terminal's size at start (TTY; zero: Docker's). Engines
+	// before API 1.42 ignore it: a Resize once started sets it there.
+	Size TerminalSize
+}
+
+// TerminalSize is a terminal's size in characters.
+type TerminalSize struct{ Height, Width uint }
+
+// ExecStartError is a command Docker could not start in a running
+// container (no such executable, not executable). Docker gives it no
+// process and the exit code docker exec reports (126; 127 for a missing
+// executable on engines that tell it apart), and sends its reason as the
+// command's whole output.
+type ExecStartError struct {
+	Container string
+	ExitCode  int
+	// Reason is the runtime's, e.g. `OCI runtime exec failed: exec
+	// failed: unable to start container process: exec: "sh": executable
+	// file not found in $PATH: unknown`.
+	Reason string
+}
+
+func (e *ExecStartError) Error() string {
+	return fmt.Sprintf("exec in container %s: %s", e.Container, e.Reason)
+}
+
+// ExecSession is a command started by ExecAttach, its streams attached
+// over one connection to the daemon. Close it when done with it.
+type ExecSession struct {
+	c         *Client
+	container string
+	id        string // the exec's
+	cmd       []string
+	tty       bool
+	resp      types.HijackedResponse
+}
+
+// ExecAttach runs cfg's command in running container id with its streams
+// attached, for a user at a terminal (`dockctl exec`) or a relay (`dockctl
+// port-forward`), and returns once Docker has started it. A command Docker
+// could not start is an *ExecStartError; a container that is not running
+// an error wrapping ErrConflict.
+func (c *Client) ExecAttach(ctx context.Context, id string, cfg ExecConfig) (*ExecSession, error) {
+	ctx, cancel := c.callCtx(ctx)
+	defer cancel()
+	o := container.ExecOptions{Cmd: cfg.Cmd, AttachStdin: cfg.Stdin, AttachStdout: true, AttachStderr: true, Tty: cfg.TTY}
+	if cfg.TTY && cfg.Size != (TerminalSize{}) {
+		o.ConsoleSize = &[2]uint{cfg.Size.Height, cfg.Size.Width}
+	}
+	execID, resp, err := c.execAttach(ctx, id, o)
+	if err != nil {
+		return nil, err
+	}
+	s := &ExecSession{c: c, container: id, id: execID, cmd: cfg.Cmd, tty: cfg.TTY, resp: resp}
+	if err := s.started(ctx); err != nil {
+		resp.Close()
+		return nil, err
+	}
+	return s, nil
+}
+
+// started waits until Docker has started the command, so that the reason
+// it could not (which Docker sends as the command's output) is an error
+// and not output the command seems to print. Started, a command has a
+// process, even once it has exited; one Docker could not start has none,
+// and an exit code. (Docker reports an exec running from before it tries
+// to start its process: only the process tells.)
+func (s *ExecSession) started(ctx context.Context) error {
+	for {
+		info, err := s.c.api.ContainerExecInspect(ctx, s.id)
+		if err != nil {
+			return mapErr("exec in container "+s.container, err)
+		}
+		switch {
+		case info.Pid != 0:
+			return nil
+		case !info.Running && info.ExitCode != 0:
+			stop := context.AfterFunc(ctx, s.resp.Close)
+			defer stop()
+			reason := &cappedBuffer{max: 4 << 10}
+			_ = s.Output(reason, reason)
+			msg := strings.TrimSpace(reason.String())
+			if msg == "" {
+				msg = fmt.Sprintf("%s could not be started (exit code %d)", strings.Join(s.cmd, " "), info.ExitCode)
+			}
+			return &ExecStartError{Container: s.container, ExitCode: info.ExitCode, Reason: msg}
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("exec in container %s: %s did not start: %w", s.container, strings.Join(s.cmd, " "), ctx.Err())
+		case <-time.After(10 * time.Millisecond):
+		}
+	}
+}
+
+// Write writes to the command's stdin (ExecConfig.Stdin).
+func (s *ExecSession) Write(p []byte) (int, error) { return s.resp.Conn.Write(p) }
+
+// CloseWrite ends the command's stdin: the command reads its EOF, and the
+// output goes on.
+func (s *ExecSession) CloseWrite() error { return s.resp.CloseWrite() }
+
+// Output copies the command's output until it ends — the command exited
+// and Docker sent the rest, or the session was closed: stdout and stderr
+// apart, or with a TTY the terminal's one stream to stdout.
+func (s *ExecSession) Output(stdout, stderr io.Writer) error {
+	if s.tty {
+		_, err := io.Copy(stdout, s.resp.Reader)
+		return err
+	}
+	_, err := stdcopy.StdCopy(stdout, stderr, s.resp.Reader)
+	return err
+}
+
+// Resize sets the size of the command's terminal (ExecConfig.TTY).
+func (s *ExecSession) Resize(ctx context.Context, size TerminalSize) error {
+	ctx, cancel := s.c.callCtx(ctx)
+	defer cancel()
+	return mapErr("resize exec in container "+s.container, s.c.api.ContainerExecResize(ctx, s.id, container.ResizeOptions{Height: size.Height, Width: size.Width}))
+}
+
+// Wait returns the command's exit code once it has exited: after its
+// output ended, within moments.
+func (s *ExecSession) Wait(ctx context.Context) (int, error) {
+	ctx, cancel := s.c.callCtx(ctx)
+	defer cancel()
+	return s.c.execExit(ctx, s.container, s.id, s.cmd, s.c.timeout)
+}
+
+// Close closes the connection: the command's stdin ends, its output is
+// dropped.
+func (s *ExecSession) Close() error {
+	s.resp.Close()
+	return nil
 }
 
 // execExit waits for an exec to end and returns its exit code. The end of

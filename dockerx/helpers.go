@@ -3,10 +3,12 @@ package dockerx
 import (
 	"context"
 	"fmt"
+	"io"
 	"net/netip"
 	"slices"
 	"strings"
 
+	"github.com/docker/docker/api/types"
 	"github.com/docker/docker/api/types/container"
 	"github.com/docker/docker/api/types/network"
 )
@@ -14,12 +16,25 @@ import (
 // HelperRequest is one helper container (DESIGN §8, §10): a Service's
 // proxy or the instance's DNS server, running dockctl's own binary from
 // the helper image (EnsureHelperImage) at a static address of the
-// instance network.
+// instance network; or a port-forward session's relay in a pod's network
+// namespace (JoinNetwork, Attached).
 type HelperRequest struct {
 	Instance, Namespace, Name, Role, Service, ConfigHash, Image string
 	Cmd                                                         []string // e.g. {"/dockctl", "helper", "proxy", "--config", JSON}
 	Network                                                     PodNetwork
 	Ports                                                       []PortBinding // published on the host (NodePort, LoadBalancer)
+	// JoinNetwork, instead of Network, is the network mode of a namespace
+	// the helper shares: "container:ID" (a pod's network owner, whose
+	// localhost it then sees) or "host". Docker gives such a helper no
+	// address, resolver or published port of its own.
+	JoinNetwork string
+	// Attached makes a helper that lives as long as its creator's attach
+	// (AttachHelper): its stdin stays open for that one attach (its
+	// command waits for stdin's end), no restart policy brings it back,
+	// and Docker removes it once it exits. So a creator killed without a
+	// chance to clean up (SIGKILL) leaves nothing behind: its connection
+	// to the daemon closes, and with it the helper's stdin.
+	Attached bool
 }
 
 // PortBinding publishes a helper's ContainerPort on HostIP:HostPort.
@@ -32,26 +47,37 @@ type PortBinding struct {
 // helperRoles are the roles a helper container may have: the others name
 // what CreateContainer, CreateVolume and the image and network calls
 // make.
-var helperRoles = map[string]bool{RoleProxy: true, RoleDNS: true}
+var helperRoles = map[string]bool{RoleProxy: true, RoleDNS: true, RolePortForward: true}
+
+// IsHelperRole reports whether a container of that role is one of
+// dockctl's helpers: no replica of a deployment, never an orphan.
+func IsHelperRole(role string) bool { return helperRoles[role] }
 
 // BuildHelperConfig converts a helper request into the three structures
 // of Docker's create call, with the log rotation of replicas. It is pure.
 // Unlike a replica, a helper runs under Docker's restart policy "always":
 // it must keep serving while the controller is down, and Docker restarts
-// it after a crash or a daemon restart without anyone asking.
+// it after a crash or a daemon restart without anyone asking. An Attached
+// helper is the exception: it is its creator's, and goes with it.
 func BuildHelperConfig(req HelperRequest, logs ContainerLogs) (*container.Config, *container.HostConfig, *network.NetworkingConfig, error) {
 	fail := func(format string, args ...any) (*container.Config, *container.HostConfig, *network.NetworkingConfig, error) {
 		return nil, nil, nil, fmt.Errorf("helper %s: %s", req.Name, fmt.Sprintf(format, args...))
 	}
-	switch {
+	switch join := container.NetworkMode(req.JoinNetwork); {
 	case req.Instance == "" || req.Name == "" || req.Image == "":
 		return fail("instance, name and image are required, have %q, %q, %q", req.Instance, req.Name, req.Image)
 	case !helperRoles[req.Role]:
-		return fail("role %q is not a helper's (%s or %s)", req.Role, RoleProxy, RoleDNS)
+		return fail("role %q is not a helper's (%s, %s or %s)", req.Role, RoleProxy, RoleDNS, RolePortForward)
 	case len(req.Cmd) == 0:
 		return fail("no command: the helper image has no entrypoint")
-	case req.Network.Name == "":
-		return fail("no network: a helper serves on the instance network")
+	case req.Network.Name == "" && join == "":
+		return fail("no network: a helper serves on the instance network or joins a namespace")
+	case req.Network.Name != "" && join != "":
+		return fail("both a network (%s) and a namespace to join (%s)", req.Network.Name, join)
+	case join != "" && !join.IsHost() && join.ConnectedContainer() == "":
+		return fail("network mode %q joins no namespace: want container:ID or host", join)
+	case join != "" && len(req.Ports) > 0:
+		return fail("a helper in another's network namespace publishes no port (Docker refuses)")
 	}
 	labels := map[string]string{LabelInstance: req.Instance, LabelRole: req.Role}
 	for k, v := range map[string]string{LabelNamespace: req.Namespace, LabelService: req.Service, LabelConfigHash: req.ConfigHash} {
@@ -64,8 +90,19 @@ func BuildHelperConfig(req HelperRequest, logs ContainerLogs) (*container.Config
 		RestartPolicy: container.RestartPolicy{Name: container.RestartPolicyAlways},
 		NetworkMode:   container.NetworkMode(req.Network.Name),
 	}
-	setResolver(req.Network, hc)
+	if req.Attached {
+		// As `docker run -i --rm`: stdin open for the first attach only,
+		// closed when it ends.
+		cfg.AttachStdin, cfg.OpenStdin, cfg.StdinOnce = true, true, true
+		hc.RestartPolicy = container.RestartPolicy{Name: container.RestartPolicyDisabled}
+		hc.AutoRemove = true
+	}
 	setLogs(logs, hc)
+	if req.JoinNetwork != "" {
+		hc.NetworkMode = container.NetworkMode(req.JoinNetwork)
+		return cfg, hc, &network.NetworkingConfig{}, nil
+	}
+	setResolver(req.Network, hc)
 	for _, p := range req.Ports {
 		if err := publish(p, cfg, hc); err != nil {
 			return fail("%v", err)
@@ -113,4 +150,40 @@ func (c *Client) CreateHelper(ctx context.Context, req HelperRequest) (string, e
 		return "", err
 	}
 	return c.create(ctx, req.Name, cfg, hc, nc)
+}
+
+// Attachment is the attach of an Attached helper (AttachHelper).
+type Attachment struct {
+	resp types.HijackedResponse
+	done chan struct{}
+}
+
+// AttachHelper attaches to an Attached helper's stdin and output, before
+// it is started, as `docker run -i` does: closing the attachment — or the
+// end of the process holding it, however it ends — closes the helper's
+// stdin, on which the helper exits and Docker removes it. Its output is
+// read and dropped (it is in the helper's log).
+func (c *Client) AttachHelper(ctx context.Context, id string) (*Attachment, error) {
+	ctx, cancel := c.callCtx(ctx)
+	defer cancel()
+	resp, err := c.api.ContainerAttach(ctx, id, container.AttachOptions{Stream: true, Stdin: true, Stdout: true, Stderr: true})
+	if err != nil {
+		return nil, mapErr("attach to helper "+id, err)
+	}
+	a := &Attachment{resp: resp, done: make(chan struct{})}
+	go func() {
+		defer close(a.done)
+		_, _ = io.Copy(io.Discard, resp.Reader)
+	}()
+	return a, nil
+}
+
+// Done is closed once the helper's output has ended: it exited (or the
+// attachment was closed).
+func (a *Attachment) Done() <-chan struct{} { return a.done }
+
+// Close ends the attachment, and so the helper.
+func (a *Attachment) Close() error {
+	a.resp.Close()
+	return nil
 }

@@ -1,15 +1,19 @@
 package dockerx
 
 import (
+	"bufio"
 	"context"
 	"encoding/json"
 	"errors"
+	"io"
+	"net"
 	"path/filepath"
 	"reflect"
 	"strings"
 	"testing"
 
 	cerrdefs "github.com/containerd/errdefs"
+	"github.com/docker/docker/api/types"
 	"github.com/docker/docker/api/types/container"
 	"github.com/docker/docker/api/types/network"
 	"github.com/docker/go-connections/nat"
@@ -129,4 +133,91 @@ func TestCreateHelper(t *testing.T) {
 	if _, err := newFakeClient(f).CreateHelper(context.Background(), proxyRequest()); !errors.Is(err, ErrConflict) {
 		t.Errorf("CreateHelper of a taken name = %v, want ErrConflict", err)
 	}
+}
+
+// A port-forward session's helper: in the pod's network namespace, alive
+// only while its creator's attach is.
+func TestBuildHelperConfigAttached(t *testing.T) {
+	req := HelperRequest{Instance: "i", Namespace: "shop", Name: "i_web-abc-0.shop_pf-1a2b3c", Role: RolePortForward, Image: "img",
+		Cmd: []string{"/dockctl", "helper", "port-forward"}, JoinNetwork: "container:0123abcd", Attached: true}
+	cfg, hc, nc, err := BuildHelperConfig(req, testLogs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := map[string]string{LabelInstance: "i", LabelNamespace: "shop", LabelRole: RolePortForward}; !reflect.DeepEqual(cfg.Labels, want) {
+		t.Errorf("labels %v, want %v", cfg.Labels, want)
+	}
+	if !cfg.AttachStdin || !cfg.OpenStdin || !cfg.StdinOnce || cfg.Tty {
+		t.Errorf("stdin: attach %v open %v once %v tty %v; want stdin open for one attach, no tty", cfg.AttachStdin, cfg.OpenStdin, cfg.StdinOnce, cfg.Tty)
+	}
+	if !hc.AutoRemove || hc.RestartPolicy.Name != container.RestartPolicyDisabled || hc.NetworkMode != "container:0123abcd" {
+		t.Errorf("auto-remove %v restart %q network mode %q", hc.AutoRemove, hc.RestartPolicy.Name, hc.NetworkMode)
+	}
+	if hc.DNS != nil || hc.DNSOptions != nil || hc.PortBindings != nil || len(nc.EndpointsConfig) != 0 {
+		t.Errorf("a joined namespace has no resolver, binding or endpoint of its own: %v %v %v %v", hc.DNS, hc.DNSOptions, hc.PortBindings, nc.EndpointsConfig)
+	}
+	req.JoinNetwork = "host"
+	if _, hc, _, err := BuildHelperConfig(req, testLogs); err != nil || hc.NetworkMode != "host" {
+		t.Errorf("host: %v, %v", hc, err)
+	}
+	for _, tt := range []struct {
+		name string
+		edit func(*HelperRequest)
+		want string
+	}{
+		{"neither", func(r *HelperRequest) { r.JoinNetwork = "" }, "no network"},
+		{"both", func(r *HelperRequest) { r.Network = PodNetwork{Name: "dockctl_i"} }, "both a network (dockctl_i) and a namespace to join"},
+		{"a network's name", func(r *HelperRequest) { r.JoinNetwork = "dockctl_i" }, `network mode "dockctl_i" joins no namespace`},
+		{"published", func(r *HelperRequest) { r.Ports = []PortBinding{{HostPort: 8080, ContainerPort: 80}} }, "publishes no port"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			r := req
+			tt.edit(&r)
+			if _, _, _, err := BuildHelperConfig(r, ContainerLogs{}); err == nil || !strings.Contains(err.Error(), tt.want) {
+				t.Errorf("BuildHelperConfig = %v, want an error containing %q", err, tt.want)
+			}
+		})
+	}
+	if !IsHelperRole(RolePortForward) || !IsHelperRole(RoleProxy) || !IsHelperRole(RoleDNS) || IsHelperRole(RoleReplica) || IsHelperRole(RoleHolder) || IsHelperRole("") {
+		t.Error("IsHelperRole: port-forward, proxy and dns are helpers; replica, holder and none are not")
+	}
+}
+
+// attachAPI is a helper's attach: it reads stdin to its end, then exits.
+type attachAPI struct {
+	dockerAPI
+	opts  container.AttachOptions
+	ended chan struct{} // closed once the helper read its stdin's end
+}
+
+func (f *attachAPI) ContainerAttach(_ context.Context, _ string, o container.AttachOptions) (types.HijackedResponse, error) {
+	f.opts = o
+	client, server := net.Pipe()
+	go func() {
+		defer server.Close()
+		_, _ = io.Copy(io.Discard, server)
+		close(f.ended)
+	}()
+	return types.HijackedResponse{Conn: client, Reader: bufio.NewReader(client)}, nil
+}
+
+func TestAttachHelper(t *testing.T) {
+	f := &attachAPI{ended: make(chan struct{})}
+	c := newFakeClient(&fakeAPI{})
+	c.api = f
+	a, err := c.AttachHelper(context.Background(), "h1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if o := f.opts; !o.Stream || !o.Stdin || !o.Stdout || !o.Stderr || o.Logs {
+		t.Errorf("attach options %+v: want the streams of stdin and output", o)
+	}
+	select {
+	case <-a.Done():
+		t.Fatal("done before the helper exited")
+	default:
+	}
+	a.Close()
+	<-f.ended  // the helper read its stdin's end…
+	<-a.Done() // …and its exit ended the attachment
 }

@@ -217,6 +217,20 @@ func (n *negotiating) ContainerExecAttach(ctx context.Context, id string, o cont
 	return n.Client.ContainerExecAttach(ctx, id, o)
 }
 
+func (n *negotiating) ContainerExecResize(ctx context.Context, id string, o container.ResizeOptions) error {
+	if err := n.negotiate(ctx); err != nil {
+		return err
+	}
+	return n.Client.ContainerExecResize(ctx, id, o)
+}
+
+func (n *negotiating) ContainerAttach(ctx context.Context, id string, o container.AttachOptions) (types.HijackedResponse, error) {
+	if err := n.negotiate(ctx); err != nil {
+		return types.HijackedResponse{}, err
+	}
+	return n.Client.ContainerAttach(ctx, id, o)
+}
+
 func (n *negotiating) NetworkCreate(ctx context.Context, name string, o network.CreateOptions) (network.CreateResponse, error) {
 	if err := n.negotiate(ctx); err != nil {
 		return network.CreateResponse{}, err

@@ -44,6 +44,7 @@ const (
 	RoleHelperImage = "helper-image" // the image helpers run
 	RoleProxy       = "proxy"        // a Service's proxy (a helper container)
 	RoleDNS         = "dns"          // the instance's DNS server (a helper container)
+	RolePortForward = "port-forward" // a `dockctl port-forward` session's relay (a helper container of the CLI's)
 	RoleNetwork     = "network"      // the instance's network
 )
 

@@ -476,8 +476,10 @@ func deploymentOwners(ev dockerx.Event) []Request {
 		// A gap means the stream is up again: the sweep's list confirms
 		// readiness and repairs whatever happened meanwhile.
 		return []Request{{Key: orphanSweepKey}}
-	case ev.Role == dockerx.RoleProxy || ev.Role == dockerx.RoleDNS:
-		return nil // a Service's helper: the services loop's (serviceOwners)
+	case dockerx.IsHelperRole(ev.Role):
+		// A Service's helper: the services loop's (serviceOwners); a
+		// port-forward session's: the CLI's, nobody's here.
+		return nil
 	}
 	key := store.Key(ev.Namespace, ev.Deployment)
 	if _, _, ok := splitDeploymentKey(key); !ok {

@@ -582,3 +582,50 @@ func TestMissingImageDoesNotSlowOthers(t *testing.T) {
 		t.Fatalf("%d creates, want 6 (3 + 3 repairs, none for the broken image)", n)
 	}
 }
+
+// A `dockctl port-forward` session's helper is the CLI's: in a pod's
+// network namespace, labelled with the instance but no deployment. The
+// controller never takes it for an orphan — even with PruneOrphans — nor
+// touches the pod it joined, however many sweeps and events go by.
+func TestControllerLeavesPortForwardHelpers(t *testing.T) {
+	for _, prune := range []bool{false, true} {
+		t.Run(fmt.Sprintf("prune=%v", prune), func(t *testing.T) {
+			h := newHarness(t, Options{PruneOrphans: prune, ResyncPeriod: 20 * time.Millisecond})
+			h.apply(testDeployment("web", 1, "x"))
+			h.start()
+			pod := h.waitReplicas("web", 1)[0]
+			ctx := context.Background()
+			img, err := h.engine.EnsureHelperImage(ctx, "i")
+			if err != nil {
+				t.Fatal(err)
+			}
+			id, err := h.engine.CreateHelper(ctx, dockerx.HelperRequest{Instance: "i", Namespace: "default", Name: "i_" + pod.Name + ".default_pf-1a2b3c",
+				Role: dockerx.RolePortForward, Image: img, Cmd: []string{"/dockctl", "helper", "port-forward"},
+				JoinNetwork: "container:" + pod.ID, Attached: true})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := h.engine.StartContainer(ctx, id); err != nil {
+				t.Fatal(err)
+			}
+			h.engine.ResetCalls()
+			h.waitFor("several sweeps", func() bool { return h.engine.Calls()["list"] >= 5 })
+			var helper *dockerx.Container
+			cs := h.engine.Snapshot()
+			for i := range cs {
+				if cs[i].ID == id {
+					helper = &cs[i]
+				}
+			}
+			if helper == nil || helper.State != dockerx.StateRunning {
+				t.Fatalf("the port-forward helper is gone or stopped: %+v", helper)
+			}
+			if got := h.waitReplicas("web", 1); got[0].ID != pod.ID {
+				t.Errorf("the pod the helper joined was replaced: %s, then %s", pod.ID, got[0].ID)
+			}
+			if w := h.engine.WriteCalls(); w != 0 {
+				t.Errorf("%d writes to Docker in the sweeps that saw the helper, want none: %v", w, h.engine.Calls())
+			}
+		})
+	}
+}

@@ -347,6 +347,10 @@ func TestDeploymentOwners(t *testing.T) {
 		{"no deployment label", dockerx.Event{Action: "start", ContainerID: "c2"}, sweep},
 		{"not a deployment name", dockerx.Event{Action: "start", ContainerID: "c3", Deployment: "Bad_Name"}, sweep},
 		{"the sweep key as a label", dockerx.Event{Action: "start", ContainerID: "c4", Deployment: orphanSweepKey}, sweep},
+		// Helpers name no deployment, and are no orphans: a Service's are
+		// the services loop's, a port-forward session's the CLI's.
+		{"a port-forward session's helper", dockerx.Event{Action: "destroy", ContainerID: "c7", Role: dockerx.RolePortForward, Namespace: "default"}, nil},
+		{"a Service's proxy", dockerx.Event{Action: "die", ContainerID: "c8", Role: dockerx.RoleProxy, Namespace: "default"}, nil},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

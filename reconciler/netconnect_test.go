@@ -88,6 +88,10 @@ func TestPlanConnects(t *testing.T) {
 			name: "helpers are the Service reconciler's",
 			cs:   []dockerx.Container{helper(dockerx.RoleDNS), helper(dockerx.RoleProxy)},
 		},
+		{
+			name: "a port-forward session's helper is the CLI's, in a pod's namespace",
+			cs:   []dockerx.Container{withMode(helper(dockerx.RolePortForward), "container:0123")},
+		},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

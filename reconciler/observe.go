@@ -73,9 +73,10 @@ func (c *Controller) sweep(ctx context.Context) error {
 	byDeployment := map[string][]dockerx.Container{}
 	holders := false
 	for _, ct := range cs {
-		if ct.Role == dockerx.RoleProxy || ct.Role == dockerx.RoleDNS {
-			// A Service's helper: the services loop's, never an orphan
-			// here; its image is in use.
+		if dockerx.IsHelperRole(ct.Role) {
+			// A Service's helper (the services loop's) or a port-forward
+			// session's (the CLI's, gone with it): never an orphan here;
+			// its image is in use.
 			holders = true
 			continue
 		}

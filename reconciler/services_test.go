@@ -421,6 +421,7 @@ func TestServiceOwners(t *testing.T) {
 		{dockerx.Event{Gap: true}, "*"},
 		{dockerx.Event{Down: true}, ""},
 		{dockerx.Event{Role: dockerx.RoleReplica, Deployment: "web"}, ""},
+		{dockerx.Event{Role: dockerx.RolePortForward, Name: "my_inst_web-abc-0.shop_pf-1a2b3c", Namespace: "shop"}, ""},
 	}
 	for _, tt := range tests {
 		var keys []string

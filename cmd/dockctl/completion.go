@@ -112,6 +112,13 @@ func registerCompletions(root *cobra.Command, g *globalOptions) {
 		case "logs":
 			cmd.ValidArgsFunction = g.logsArgs()
 			_ = cmd.RegisterFlagCompletionFunc("container", g.completeLogsContainer)
+		case "exec", "port-forward":
+			// As logs': the pod (or deployment, or Service); then the
+			// command or the ports are the user's.
+			cmd.ValidArgsFunction = g.podTargetArgs()
+			if cmd.Name() == "exec" {
+				_ = cmd.RegisterFlagCompletionFunc("container", g.completeLogsContainer)
+			}
 		case "create":
 			cmd.ValidArgsFunction = func(_ *cobra.Command, args []string, _ string) ([]string, cobra.ShellCompDirective) {
 				if len(args) == 0 {
@@ -348,20 +355,38 @@ func (g *globalOptions) logsArgs() cobra.CompletionFunc {
 	return func(_ *cobra.Command, args []string, toComplete string) ([]string, cobra.ShellCompDirective) {
 		switch len(args) {
 		case 0:
-			if strings.Contains(toComplete, "/") {
-				return g.kindsOrSlashed([]string{"deployments", "pods"}, toComplete), cobra.ShellCompDirectiveNoFileComp
-			}
-			var out []string
-			for _, n := range g.completeNames(kindDeployment) {
-				out = append(out, "deployment/"+n)
-			}
-			return withPrefix(append(out, g.completeNames(kindPod)...), toComplete), cobra.ShellCompDirectiveNoFileComp
+			return g.podOrSlashed([]string{"deployments", "pods"}, toComplete), cobra.ShellCompDirectiveNoFileComp
 		case 1:
 			if kind, name, _, err := logsArgs(args); err == nil && kind == kindPod && !strings.Contains(args[0], "/") {
 				return withPrefix(g.templateContainers(kindPod, name), toComplete), cobra.ShellCompDirectiveNoFileComp
 			}
 		}
 		return nil, cobra.ShellCompDirectiveNoFileComp
+	}
+}
+
+// podOrSlashed completes a first argument that names a pod: with a
+// "KIND/" typed, KIND/NAME for each object of kinds; else deployment/NAME
+// for each deployment, and the pods.
+func (g *globalOptions) podOrSlashed(kinds []string, toComplete string) []string {
+	if strings.Contains(toComplete, "/") {
+		return g.kindsOrSlashed(kinds, toComplete)
+	}
+	var out []string
+	for _, n := range g.completeNames(kindDeployment) {
+		out = append(out, "deployment/"+n)
+	}
+	return withPrefix(append(out, g.completeNames(kindPod)...), toComplete)
+}
+
+// podTargetArgs completes exec's and port-forward's `POD | TYPE/NAME`
+// (pods, deployments, Services); what follows is the user's.
+func (g *globalOptions) podTargetArgs() cobra.CompletionFunc {
+	return func(_ *cobra.Command, args []string, toComplete string) ([]string, cobra.ShellCompDirective) {
+		if len(args) > 0 {
+			return nil, cobra.ShellCompDirectiveNoFileComp
+		}
+		return g.podOrSlashed([]string{"deployments", "pods", "services"}, toComplete), cobra.ShellCompDirectiveNoFileComp
 	}
 }
 

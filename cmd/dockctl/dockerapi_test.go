@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"encoding/json"
 	"fmt"
+	"io"
 	"maps"
 	"net"
 	"net/http"
@@ -21,6 +22,7 @@ import (
 	"github.com/docker/docker/api/types/events"
 	"github.com/docker/docker/api/types/filters"
 	"github.com/docker/docker/api/types/network"
+	"github.com/docker/docker/pkg/stdcopy"
 )
 
 // dockerAPI is a minimal Docker Engine API on a unix socket, for running the
@@ -51,6 +53,9 @@ type dockerAPI struct {
 	networks map[string]*network.Inspect
 	// subs are the open /events streams.
 	subs map[chan events.Message]bool
+	// execs by ID; exec runs each (fakeExec).
+	execs map[string]*fakeExecState
+	exec  fakeExec
 }
 
 type fakeCtr struct {
@@ -103,7 +108,7 @@ func startDockerAPI(t *testing.T, images ...string) *dockerAPI {
 	if err != nil {
 		t.Fatal(err)
 	}
-	d := &dockerAPI{t: t, host: "unix://" + sock, images: map[string]bool{}, ctrs: map[string]*fakeCtr{},
+	d := &dockerAPI{t: t, host: "unix://" + sock, images: map[string]bool{}, ctrs: map[string]*fakeCtr{}, execs: map[string]*fakeExecState{},
 		networks: map[string]*network.Inspect{"bridge": {ID: fmt.Sprintf("%064x", 0xb), Name: "bridge",
 			IPAM: network.IPAM{Config: []network.IPAMConfig{{Subnet: "172.17.0.0/16"}}}}}}
 	for _, img := range images {
@@ -190,6 +195,14 @@ func (d *dockerAPI) serve(w http.ResponseWriter, r *http.Request) {
 		d.connect(w, r, parts[1])
 	case path == "/images/create":
 		writeJSON(w, 404, map[string]string{"message": "pull access denied: no registry here"})
+	case len(parts) == 3 && parts[0] == "containers" && parts[2] == "exec" && r.Method == http.MethodPost:
+		d.execCreate(w, r, parts[1])
+	case len(parts) == 3 && parts[0] == "exec" && parts[2] == "start" && r.Method == http.MethodPost:
+		d.execStart(w, r, parts[1])
+	case len(parts) == 3 && parts[0] == "exec" && parts[2] == "json":
+		d.execInspect(w, parts[1])
+	case len(parts) == 3 && parts[0] == "exec" && parts[2] == "resize" && r.Method == http.MethodPost:
+		w.WriteHeader(200)
 	default:
 		writeJSON(w, 404, map[string]string{"message": "fake docker: not implemented: " + r.Method + " " + path})
 	}
@@ -561,4 +574,122 @@ func (d *dockerAPI) running(k, v string) int {
 		}
 	}
 	return n
+}
+
+// fakeExec is what an exec's command does in the container named name:
+// startErr, when not "", is the runtime's reason it cannot start (Docker
+// then sends it as the output, and gives the exec exit code 126 and no
+// process); else body runs it, reading stdin (empty unless attached) and
+// returning its exit code.
+type fakeExec func(name string, cmd []string) (startErr string, body func(stdin io.Reader, stdout, stderr io.Writer) int)
+
+type fakeExecState struct {
+	ctr      string // the container's name
+	opts     container.ExecOptions
+	running  bool
+	pid      int
+	exitCode *int
+}
+
+// execCreate answers an exec's creation as Docker does: 404 for no such
+// container, 409 for one that is not running.
+func (d *dockerAPI) execCreate(w http.ResponseWriter, r *http.Request, id string) {
+	var o container.ExecOptions
+	if err := json.NewDecoder(r.Body).Decode(&o); err != nil {
+		writeJSON(w, 400, map[string]string{"message": err.Error()})
+		return
+	}
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	c := d.find(id)
+	switch {
+	case c == nil:
+		writeJSON(w, 404, map[string]string{"message": "No such container: " + id})
+		return
+	case c.summary.State != "running":
+		writeJSON(w, 409, map[string]string{"message": "Container " + c.summary.ID + " is not running"})
+		return
+	}
+	d.next++
+	execID := fmt.Sprintf("e%063x", d.next)
+	d.execs[execID] = &fakeExecState{ctr: strings.TrimPrefix(c.summary.Names[0], "/"), opts: o}
+	writeJSON(w, 201, container.ExecCreateResponse{ID: execID})
+}
+
+// execStart hijacks the connection, as Docker's attached exec start
+// does, and runs the command over it: stdin from the client (to its
+// half-close), output multiplexed unless the exec has a TTY.
+func (d *dockerAPI) execStart(w http.ResponseWriter, r *http.Request, execID string) {
+	d.mu.Lock()
+	e := d.execs[execID]
+	run := d.exec
+	d.mu.Unlock()
+	if e == nil {
+		writeJSON(w, 404, map[string]string{"message": "No such exec instance: " + execID})
+		return
+	}
+	// Read before the hijack, which leaves the body unusable.
+	var start container.ExecStartOptions
+	if err := json.NewDecoder(r.Body).Decode(&start); err != nil {
+		writeJSON(w, 400, map[string]string{"message": err.Error()})
+		return
+	}
+	conn, buf, err := w.(http.Hijacker).Hijack()
+	if err != nil {
+		d.t.Errorf("fake docker: hijack: %v", err)
+		return
+	}
+	defer conn.Close()
+	fmt.Fprint(conn, "HTTP/1.1 101 UPGRADED\r\nContent-Type: application/vnd.docker.raw-stream\r\nConnection: Upgrade\r\nUpgrade: tcp\r\n\r\n")
+	stdout, stderr := io.Writer(conn), io.Writer(conn)
+	if !e.opts.Tty {
+		stdout, stderr = stdcopy.NewStdWriter(conn, stdcopy.Stdout), stdcopy.NewStdWriter(conn, stdcopy.Stderr)
+	}
+	startErr, body := "", func(io.Reader, io.Writer, io.Writer) int { return 0 }
+	if run != nil {
+		startErr, body = run(e.ctr, e.opts.Cmd)
+	}
+	if startErr != "" {
+		code := 126
+		d.mu.Lock()
+		e.exitCode = &code
+		d.mu.Unlock()
+		fmt.Fprint(stdout, startErr+"\r\n")
+		return
+	}
+	d.mu.Lock()
+	e.running, e.pid = true, 4242
+	d.mu.Unlock()
+	var stdin io.Reader = strings.NewReader("")
+	if e.opts.AttachStdin {
+		stdin = buf
+	}
+	code := body(stdin, stdout, stderr)
+	d.mu.Lock()
+	e.running, e.exitCode = false, &code
+	d.mu.Unlock()
+}
+
+func (d *dockerAPI) execInspect(w http.ResponseWriter, execID string) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	e := d.execs[execID]
+	if e == nil {
+		writeJSON(w, 404, map[string]string{"message": "No such exec instance: " + execID})
+		return
+	}
+	writeJSON(w, 200, map[string]any{"ID": execID, "Running": e.running, "ExitCode": e.exitCode, "Pid": e.pid})
+}
+
+// execsOf returns the exec options received for the container named name.
+func (d *dockerAPI) execsOf(name string) []container.ExecOptions {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	var out []container.ExecOptions
+	for _, e := range d.execs {
+		if e.ctr == name {
+			out = append(out, e.opts)
+		}
+	}
+	return out
 }

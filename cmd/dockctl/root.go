@@ -67,7 +67,7 @@ func newRootCommand() *cobra.Command {
 		newVersionCommand(g), newRolloutCommand(g), newCreateCommand(g), newHelperCommand(),
 		newSetCommand(g), newLabelCommand(g), newAnnotateCommand(g), newCompletionCommand(),
 		newPatchCommand(g), newEditCommand(g), newEventsCommand(g), newWaitCommand(g),
-		newTopCommand(g), newExplainCommand(),
+		newTopCommand(g), newExplainCommand(), newExecCommand(g), newPortForwardCommand(g),
 	)
 	registerCompletions(root, g)
 	return root

@@ -109,10 +109,9 @@ func (s *snapshot) servicesSelecting(ns string, podLabels map[string]string) []s
 }
 
 // isHelper reports whether a container is one of the instance's helpers (a
-// Service's proxy, the DNS server): no deployment's replica, and no orphan.
-func isHelper(c dockerx.Container) bool {
-	return c.Role == dockerx.RoleProxy || c.Role == dockerx.RoleDNS
-}
+// Service's proxy, the DNS server, a port-forward session's relay): no
+// deployment's replica, and no orphan.
+func isHelper(c dockerx.Container) bool { return dockerx.IsHelperRole(c.Role) }
 
 // clusterIP is the CLUSTER-IP column: None for a headless Service, the
 // address the controller allocated, or <pending> until it did.

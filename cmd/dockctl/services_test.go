@@ -532,6 +532,7 @@ func TestServiceCommands(t *testing.T) {
 	api.addProxy("default", "lb", "127.0.0.1", 8080)
 	api.addProxy("team", "web", "", 0)
 	api.add("t1_dns", "running", map[string]string{dockerx.LabelInstance: "t1", dockerx.LabelRole: dockerx.RoleDNS})
+	api.add("t1_web-abc-0.default_pf-1a2b3c", "running", map[string]string{dockerx.LabelInstance: "t1", dockerx.LabelNamespace: "default", dockerx.LabelRole: dockerx.RolePortForward})
 
 	row := func(cells ...string) string { return strings.Join(cells, " +") + `\n` }
 	header := row("NAME", "TYPE", "CLUSTER-IP", "EXTERNAL-IP", `PORT\(S\)`, "AGE")
@@ -569,10 +570,11 @@ func TestServiceCommands(t *testing.T) {
 		{[]string{"describe", "svc", "web", "-n", "team"}, `(?s)^Name: +web\nNamespace: +team\n`, ""},
 		{[]string{"describe", "svc", "nope"}, "", `services "nope" not found in instance "t1"`},
 		{[]string{"describe", "deploy", "web"}, `(?m)^Services: +lb,web$`, ""},
-		// The helpers are the instance's containers, neither pods nor
-		// orphans.
+		// The helpers (a port-forward session's too) are the instance's
+		// containers, neither pods nor orphans.
 		{[]string{"get", "pods", "-A"}, `^NAMESPACE +NAME .*\ndefault +web-abc-0 .*\n$`, ""},
-		{[]string{"get", "containers", "-A"}, `^NAMESPACE +NAME +READY +STATUS .*\ndefault +t1_dns +\S+ +Running +0 +\S+\ndefault +t1_lb\.default\.svc +\S+ +Running +0 +\S+\ndefault +t1_web-abc-0 .*\nteam +t1_web\.team\.svc +\S+ +Running +0 +\S+\n$`, ""},
+		{[]string{"get", "containers", "-A"}, `^NAMESPACE +NAME +READY +STATUS .*\ndefault +t1_dns +\S+ +Running +0 +\S+\ndefault +t1_lb\.default\.svc +\S+ +Running +0 +\S+\ndefault +t1_web-abc-0 .*\n` +
+			`default +t1_web-abc-0\.default_pf-1a2b3c +\S+ +Running +0 +\S+\nteam +t1_web\.team\.svc +\S+ +Running +0 +\S+\n$`, ""},
 	}
 	runCases(t, base, tests)
 

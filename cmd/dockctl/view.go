@@ -41,8 +41,9 @@ type snapshot struct {
 	// services are the live Services, with their controller status.
 	services []serviceEntry
 	// helpers are the instance's helper containers (Services' proxies, the
-	// DNS server): listed with the containers, never taken for a
-	// deployment's (whose containers are in containers).
+	// DNS server, port-forward sessions' relays): listed with the
+	// containers, never taken for a deployment's (whose containers are in
+	// containers).
 	helpers []dockerx.Container
 	st      *store.Store
 	now     time.Time

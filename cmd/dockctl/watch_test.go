@@ -16,24 +16,6 @@ import (
 	"github.com/dockctl/dockctl/store"
 )
 
-// lockedBuffer is a buffer the watch and the test write in turn.
-type lockedBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *lockedBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *lockedBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
-}
-
 // fakePod is one object of the fake kind the loop tests watch.
 type fakePod struct {
 	ns, name, status string
@@ -143,7 +125,7 @@ func TestWatchStream(t *testing.T) {
 					{"default", "web-a", "Running", 0, start.Add(-5 * time.Minute)},
 					{"default", "web-b", "Pending", 0, start.Add(-5 * time.Second)},
 				}
-				var out lockedBuffer
+				var out syncBuffer
 				// The kind's state, which the test changes while the
 				// watch lists it.
 				var mu sync.Mutex
@@ -316,7 +298,7 @@ func TestGetWatchCLI(t *testing.T) {
 	watchResync = time.Hour
 	ctx, cancel := context.WithCancel(t.Context())
 	defer cancel()
-	var out, errOut lockedBuffer
+	var out, errOut syncBuffer
 	cmd := newRootCommand()
 	cmd.SetOut(&out)
 	cmd.SetErr(&errOut)
@@ -385,7 +367,7 @@ func TestGetWatchFlags(t *testing.T) {
 	ctx, cancel := context.WithTimeout(t.Context(), 3*time.Second)
 	defer cancel()
 	cmd := newRootCommand()
-	var out, errOut lockedBuffer
+	var out, errOut syncBuffer
 	cmd.SetOut(&out)
 	cmd.SetErr(&errOut)
 	cmd.SetArgs(append(base, "get", "pods", "-w", "--sort-by", ".metadata.name"))

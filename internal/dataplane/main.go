@@ -32,6 +32,8 @@ modes:
   probe --spec JSON     run one probe (helperapi.ProbeSpec); exit 0 success, 1 failure, 4 timeout
   hold                  hold a pod's namespaces and file volumes (a pod's holder)
   files                 write a pod's file volumes (helperapi.FilesPayload on stdin)
+  port-forward          hold a port-forward session's helper until stdin ends
+  relay HOST:PORT       relay stdin to HOST:PORT and its answer to stdout (one forwarded connection)
 `
 
 // Main runs `dockctl helper ARGS…` and returns its exit status. Serving
@@ -62,6 +64,11 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 			return runHold(ctx, args[1:], stderr)
 		}
 		return runFiles(args[1:], stdin, stdout, stderr)
+	case helperapi.ModePortForward, helperapi.ModeRelay: // relay.go
+		if args[0] == helperapi.ModePortForward {
+			return runPortForward(ctx, args[1:], stdin, stderr)
+		}
+		return runRelay(ctx, args[1:], stdin, stdout, stderr)
 	case "-h", "--help", "help":
 		fmt.Fprint(stdout, usage)
 		return helperapi.ExitOK

@@ -152,6 +152,16 @@ const (
 	ModeFiles = "files" // exec'd in a holder: helper files (a FilesPayload on stdin)
 )
 
+// Modes of a `dockctl port-forward` session's helper, a container in the
+// pod's network namespace that the CLI creates, attached, for the
+// session: its main process waits for its stdin's end (the CLI detached,
+// however it ended) and then exits, and each forwarded connection is an
+// exec of the relay with its stdin and stdout attached.
+const (
+	ModePortForward = "port-forward" // the helper's main process: exit at stdin's end
+	ModeRelay       = "relay"        // exec'd in it: helper relay HOST:PORT (stdin → the port → stdout)
+)
+
 // VolumesDir is where a holder mounts a pod's volumes: VolumesDir/NAME.
 const VolumesDir = "/volumes"
 
