@@ -75,15 +75,22 @@ type source struct {
 	path    string
 	files   int
 	objects int
-	// unreadable is why the path could not be read whole, nil if it could.
+	// unreadable is why the path could not be read at all, nil if it
+	// could.
 	unreadable error
-	// bad maps a refused file to why.
+	// partial: a directory below the path could not be read (it is in
+	// bad): what was read is not all the path holds.
+	partial bool
+	// bad maps a refused file, or an unreadable directory, to why.
 	bad map[string]error
 	// good are the placed objects of each readable file.
 	good map[string]*Placed
 }
 
-func (s *source) empty() bool { return s.unreadable != nil || s.objects == 0 }
+// empty: nothing was read from the path. A partial read is not empty:
+// it is refused as an invalid file is (nothing is deleted, whatever
+// AllowEmpty), since what could not be read may hold every object.
+func (s *source) empty() bool { return s.unreadable != nil || (s.objects == 0 && !s.partial) }
 
 // read reads path whole. A symbolic link is resolved first, so that a
 // link swapped over it (git-sync) is followed anew, and the files are
@@ -95,20 +102,36 @@ func read(path string, skip bool) *source {
 		src.unreadable = err
 		return src
 	}
-	files, err := manifests.ExpandPath(real)
+	files, unreadable, err := manifests.ExpandPath(real)
 	if err != nil {
 		src.unreadable = err
 		return src
 	}
+	// under names f, found under real, under path as given.
+	under := func(f string) (string, error) {
+		if f == real {
+			return path, nil
+		}
+		rel, err := filepath.Rel(real, f)
+		if err != nil {
+			return "", err
+		}
+		return filepath.Join(path, rel), nil
+	}
+	for dir, why := range unreadable {
+		name, err := under(dir)
+		if err != nil {
+			src.unreadable = err
+			return src
+		}
+		src.partial = true
+		src.bad[name] = fmt.Errorf("%s: cannot read the directory: %w", name, why)
+	}
 	for _, f := range files {
-		name := path
-		if f != real {
-			rel, err := filepath.Rel(real, f)
-			if err != nil {
-				src.unreadable = err
-				return src
-			}
-			name = filepath.Join(path, rel)
+		name, err := under(f)
+		if err != nil {
+			src.unreadable = err
+			return src
 		}
 		src.files++
 		docs, _, err := manifests.LoadAll([]string{f}, nil, manifests.LoadOptions{SkipUnsupported: skip})
@@ -313,6 +336,8 @@ func (s *Syncer) report(p *Plan, conflicts []store.Conflict, applyErr error, now
 		case src.unreadable != nil:
 			st.Ready, st.Reason = false, "Unreadable"
 			msgs = append(msgs, src.unreadable.Error())
+		case src.partial:
+			st.Ready, st.Reason = false, "Unreadable" // what is unreadable is in msgs
 		case len(src.bad) > 0:
 			st.Ready, st.Reason = false, "InvalidManifests"
 		case src.objects == 0:
@@ -462,11 +487,17 @@ func (p *Plan) Problems() []string {
 	var out []string
 	for _, src := range p.sources {
 		for _, name := range sortedKeys(src.bad) {
-			out = append(out, fmt.Sprintf("%s: %v (its objects are kept as they are)", name, src.bad[name]))
+			msg := src.bad[name].Error()
+			if !strings.HasPrefix(msg, name+":") { // decode errors name their file
+				msg = name + ": " + msg
+			}
+			out = append(out, msg+" (its objects are kept as they are)")
 		}
 		switch {
 		case src.unreadable != nil:
 			out = append(out, fmt.Sprintf("%s: unreadable: %v", src.path, src.unreadable))
+		case src.partial:
+			// the unreadable directories are among bad
 		case src.objects == 0:
 			out = append(out, fmt.Sprintf("%s: no objects", src.path))
 		}

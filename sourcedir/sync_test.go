@@ -454,3 +454,53 @@ func TestStoreRefusalBlamesTheFile(t *testing.T) {
 		t.Errorf("status %+v", st[0])
 	}
 }
+
+// An Emacs lock link (.#web.yaml, dangling by design) is not a manifest:
+// editing a file does not stop deletions.
+func TestEditorLockLinkIgnored(t *testing.T) {
+	dir := t.TempDir()
+	write(t, filepath.Join(dir, "web.yaml"), deployment("web", "web:1"))
+	if err := os.Symlink("me@host.4242:1700000000", filepath.Join(dir, ".#web.yaml")); err != nil {
+		t.Fatal(err)
+	}
+	f := newFixture(t, Options{Paths: []string{dir}})
+	f.sync()
+	if st := f.status()[0]; !st.Ready || st.Files != 1 {
+		t.Errorf("status %+v", st)
+	}
+}
+
+// A path whose files that can be read hold no object, beside a
+// subdirectory that cannot be read, is unreadable in part, not empty:
+// --allow-empty never deletes then.
+func TestPartialReadIsNeverEmpty(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "m")
+	write(t, filepath.Join(dir, "team", "api.yaml"), deployment("api", "api:1"))
+	f := newFixture(t, Options{Paths: []string{dir}, AllowEmpty: true, AllowEmptyAfter: time.Minute})
+	f.sync()
+	team := filepath.Join(dir, "team")
+	if err := os.Chmod(team, 0); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = os.Chmod(team, 0o755) })
+	for range 2 {
+		asUnprivileged(t, func() {
+			if _, err := f.s.Sync(); err != nil {
+				t.Error(err)
+			}
+		})
+		f.clock.Step(time.Hour)
+	}
+	st := f.status()[0]
+	if st.Ready || st.Reason != "Unreadable" || st.EmptySince != nil || !reflect.DeepEqual(st.Errors, []string{team}) || !strings.Contains(st.Message, "permission denied") {
+		t.Errorf("status %+v", st)
+	}
+	if got := f.live(); got["api"] == "" {
+		t.Errorf("api deleted: %v", got)
+	}
+	var plan *Plan
+	asUnprivileged(t, func() { plan = f.s.Read() })
+	if p := plan.Problems(); len(p) != 2 || p[0] != team+": cannot read the directory: permission denied (its objects are kept as they are)" || plan.Deletes() {
+		t.Errorf("problems %q, deletes %v", p, plan.Deletes())
+	}
+}
