@@ -57,6 +57,9 @@ type Syncer struct {
 	opts       Options
 	emptySince map[string]time.Time
 	last       map[string]*time.Time // last success per path
+	// warned are the skipped objects already warned about: a warning
+	// (log, event) when one appears, not at every sync.
+	warned map[string]bool
 }
 
 // New returns the Syncer of opts.Paths over st.
@@ -67,7 +70,7 @@ func New(st *store.Store, opts Options) *Syncer {
 	if opts.Log == nil {
 		opts.Log = slog.New(slog.DiscardHandler)
 	}
-	return &Syncer{st: st, opts: opts, emptySince: map[string]time.Time{}, last: map[string]*time.Time{}}
+	return &Syncer{st: st, opts: opts, emptySince: map[string]time.Time{}, last: map[string]*time.Time{}, warned: map[string]bool{}}
 }
 
 // source is what one path held at one read.
@@ -85,6 +88,9 @@ type source struct {
 	bad map[string]error
 	// good are the placed objects of each readable file.
 	good map[string]*Placed
+	// skipped are the objects of unsupported kinds left out
+	// (SkipUnsupported).
+	skipped []manifests.Skipped
 }
 
 // empty: nothing was read from the path. A partial read is not empty:
@@ -134,12 +140,18 @@ func read(path string, skip bool) *source {
 			return src
 		}
 		src.files++
-		docs, _, err := manifests.LoadAll([]string{f}, nil, manifests.LoadOptions{SkipUnsupported: skip})
+		docs, skipped, err := manifests.LoadAll([]string{f}, nil, manifests.LoadOptions{SkipUnsupported: skip})
 		if err == nil {
 			var p *Placed
 			if p, err = Place(docs, manifests.DefaultNamespace, false); err == nil {
 				src.good[name] = p
 				src.objects += len(docs)
+				for _, s := range skipped {
+					if s.Unsupported {
+						s.File = name
+						src.skipped = append(src.skipped, s)
+					}
+				}
 				continue
 			}
 		}
@@ -257,6 +269,16 @@ func (s *Syncer) blame(p *Plan) bool {
 	return found
 }
 
+// Skipped are the objects of unsupported kinds the paths hold, left out
+// (SkipUnsupported), each to warn about.
+func (p *Plan) Skipped() []manifests.Skipped {
+	var out []manifests.Skipped
+	for _, src := range p.sources {
+		out = append(out, src.skipped...)
+	}
+	return out
+}
+
 // Deletes reports whether the plan deletes what left the paths.
 func (p *Plan) Deletes() bool { return p.Options.PruneOwned }
 
@@ -313,12 +335,22 @@ func (s *Syncer) apply(p *Plan) ([]store.ApplyResult, []store.Conflict, error) {
 // report writes each path's status, logs and records what went wrong.
 func (s *Syncer) report(p *Plan, conflicts []store.Conflict, applyErr error, now time.Time) {
 	var out []store.SourceStatus
+	warned := map[string]bool{}
 	for _, src := range p.sources {
 		st := store.SourceStatus{Path: src.path, Manager: store.DirectoryManager(src.path), Files: src.files, Objects: src.objects, LastSync: now, Ready: true, Reason: "Synced"}
 		var msgs []string
 		for _, name := range sortedKeys(src.bad) {
 			st.Errors = append(st.Errors, name)
 			msgs = append(msgs, src.bad[name].Error())
+		}
+		for _, sk := range src.skipped {
+			msg := sk.String()
+			msgs = append(msgs, msg)
+			warned[msg] = true
+			if !s.warned[msg] {
+				s.opts.Log.Warn("manifests: "+msg, "source", src.path)
+				s.event(SourceKind, "", src.path, "Warning", "SkippedUnsupported", msg)
+			}
 		}
 		mine := 0
 		for _, c := range conflicts {
@@ -370,6 +402,7 @@ func (s *Syncer) report(p *Plan, conflicts []store.Conflict, applyErr error, now
 		}
 		out = append(out, st)
 	}
+	s.warned = warned
 	if err := s.st.WriteSourceStatus(out); err != nil {
 		s.opts.Log.Error("manifests: writing status", "err", err)
 	}

@@ -455,6 +455,32 @@ func TestStoreRefusalBlamesTheFile(t *testing.T) {
 	}
 }
 
+// With SkipUnsupported an object of a kind dockctl does not run is left
+// out of its file, the rest applied and deletion on; it is noted in the
+// status at every sync, warned about (event) when it appears.
+func TestSkipUnsupported(t *testing.T) {
+	dir := t.TempDir()
+	ingress := "apiVersion: networking.k8s.io/v1\nkind: Ingress\nmetadata:\n  name: web\n"
+	write(t, filepath.Join(dir, "web.yaml"), deployment("web", "web:1")+"---\n"+ingress)
+	write(t, filepath.Join(dir, "api.yaml"), deployment("api", "api:1"))
+	f := newFixture(t, Options{Paths: []string{dir}, SkipUnsupported: true})
+	f.sync()
+	if err := os.Remove(filepath.Join(dir, "api.yaml")); err != nil {
+		t.Fatal(err)
+	}
+	f.sync()
+	if got, want := f.live(), map[string]string{"web": "web:1 " + store.DirectoryManager(dir)}; !reflect.DeepEqual(got, want) {
+		t.Errorf("live %v, want %v", got, want)
+	}
+	want := filepath.Join(dir, "web.yaml") + `:16: skipped Ingress "web": not supported by dockctl (--skip-unsupported)`
+	if st := f.status()[0]; !st.Ready || st.Reason != "Synced" || !strings.Contains(st.Message, want) {
+		t.Errorf("status %+v, want a message with %q", st, want)
+	}
+	if got := f.rec.reasons("Warning"); !reflect.DeepEqual(got, []string{"SkippedUnsupported"}) {
+		t.Errorf("warnings %v, want one SkippedUnsupported", got)
+	}
+}
+
 // An Emacs lock link (.#web.yaml, dangling by design) is not a manifest:
 // editing a file does not stop deletions.
 func TestEditorLockLinkIgnored(t *testing.T) {

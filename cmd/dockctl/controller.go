@@ -56,6 +56,7 @@ type controllerOptions struct {
 	allowEmpty      bool
 	allowEmptyAfter time.Duration
 	forceConflicts  bool
+	skipUnsupported bool
 }
 
 // allowOptions are the --allow-* flags.
@@ -82,8 +83,11 @@ func newControllerCommandWith(g *globalOptions, o *controllerOptions) *cobra.Com
   # Keep the state matching a git checkout (read-only is fine): what its files hold is applied, what leaves them deleted
   dockctl controller --manifests /srv/k8s
 
+  # The same, skipping the kinds dockctl does not run (an Ingress) instead of refusing their files
+  dockctl controller --manifests /srv/k8s --skip-unsupported
+
   # Preview what it would change
-  dockctl diff --manifests /srv/k8s`,
+  dockctl diff --manifests /srv/k8s --skip-unsupported`,
 		Long: "Keeps this instance's containers matching the state directory: creates missing replicas,\n" +
 			"starts stopped ones, removes surplus and outdated ones. Stopping it never stops a workload.\n" +
 			"Only one controller per state directory acts; a second one waits and takes over if the first dies.",
@@ -126,6 +130,7 @@ func newControllerCommandWith(g *globalOptions, o *controllerOptions) *cobra.Com
 	f.BoolVar(&o.allowEmpty, "allow-empty", false, "with --manifests: a directory that became empty or unreadable deletes its objects (after --allow-empty-after); without it, it deletes nothing")
 	f.DurationVar(&o.allowEmptyAfter, "allow-empty-after", time.Minute, "with --allow-empty: how long a directory must stay empty or unreadable before its objects are deleted")
 	f.BoolVar(&o.forceConflicts, "force-conflicts", false, "with --manifests: take over the objects the directories declare that another manager (apply) manages, instead of reporting a conflict and leaving them")
+	f.BoolVar(&o.skipUnsupported, "skip-unsupported", false, "with --manifests: skip objects of kinds dockctl does not support (an Ingress, a CronJob), with a warning, an event and a note in get manifests, as apply --skip-unsupported does; without it, a file holding one is refused, and while any file is refused nothing is deleted")
 	a := &o.allow
 	f.BoolVar(&a.privileged, strings.TrimPrefix(manifests.FlagAllowPrivileged, "--"), false,
 		"run privileged containers (securityContext.privileged), without seccomp filter (seccompProfile Unconfined), or with sysctls outside Kubernetes' safe set")
@@ -289,11 +294,10 @@ func runController(g *globalOptions, o *controllerOptions) error {
 	if len(o.manifests) > 0 {
 		// Only the leader applies: a standby reaches this line once it
 		// holds the lock.
-		syncer := sourcedir.New(st, sourcedir.Options{
-			Paths: o.manifests, AllowEmpty: o.allowEmpty, AllowEmptyAfter: o.allowEmptyAfter,
-			ForceConflicts: o.forceConflicts, Metrics: m, Log: log, Recorder: sourceEvents{events},
-		})
-		log.Info("applying manifests directories", "paths", o.manifests, "allowEmpty", o.allowEmpty)
+		opts := o.sourceOptions()
+		opts.Metrics, opts.Log, opts.Recorder = m, log, sourceEvents{events}
+		syncer := sourcedir.New(st, opts)
+		log.Info("applying manifests directories", "paths", o.manifests, "allowEmpty", o.allowEmpty, "skipUnsupported", o.skipUnsupported)
 		done := make(chan error, 1)
 		go func() { done <- syncer.Run(ctx, o.manifestsResync) }()
 		defer func() {
@@ -303,6 +307,14 @@ func runController(g *globalOptions, o *controllerOptions) error {
 		}()
 	}
 	return ctrl.Run(ctx)
+}
+
+// sourceOptions are the manifests directories' options the flags give.
+func (o *controllerOptions) sourceOptions() sourcedir.Options {
+	return sourcedir.Options{
+		Paths: o.manifests, AllowEmpty: o.allowEmpty, AllowEmptyAfter: o.allowEmptyAfter,
+		ForceConflicts: o.forceConflicts, SkipUnsupported: o.skipUnsupported,
+	}
 }
 
 // sourceEvents records the manifests directories' events with the
