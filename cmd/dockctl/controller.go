@@ -327,21 +327,52 @@ func (e sourceEvents) Event(kind, namespace, name, eventType, reason, message st
 
 // checkManifestPaths refuses a --manifests that is empty, or relative
 // (a controller's working directory is nobody's business; the manager
-// name must say which directory it is).
+// name must say which directory it is), and paths that overlap: a file
+// under both DIR and DIR/sub would be read twice, each read refused as
+// declaring what the other declares. Paths are compared as given and
+// with their symbolic links resolved (as far as they exist).
 func checkManifestPaths(paths []string) error {
-	seen := map[string]bool{}
-	for _, p := range paths {
+	for i, p := range paths {
 		switch {
 		case p == "":
 			return fmt.Errorf("--manifests: empty path")
 		case !filepath.IsAbs(p):
 			return fmt.Errorf("--manifests %q: must be an absolute path", p)
-		case seen[filepath.Clean(p)]:
-			return fmt.Errorf("--manifests %q: given twice", p)
 		}
-		seen[filepath.Clean(p)] = true
+		for _, q := range paths[:i] {
+			switch {
+			case filepath.Clean(p) == filepath.Clean(q):
+				return fmt.Errorf("--manifests %q: given twice", p)
+			case overlap(filepath.Clean(p), filepath.Clean(q)) || overlap(resolvePath(p), resolvePath(q)):
+				return fmt.Errorf("--manifests %q and %q overlap (one is, or is inside, the other): give paths that do not, each file under one of them only", q, p)
+			}
+		}
 	}
 	return nil
+}
+
+// overlap: a is b, or either is inside the other.
+func overlap(a, b string) bool { return within(a, b) || within(b, a) }
+
+// within: p is dir or inside it (both clean).
+func within(p, dir string) bool {
+	return p == dir || strings.HasPrefix(p, strings.TrimSuffix(dir, string(filepath.Separator))+string(filepath.Separator))
+}
+
+// resolvePath is p with its symbolic links resolved; of a path that does
+// not exist yet (a checkout to come), the part that does.
+func resolvePath(p string) string {
+	p = filepath.Clean(p)
+	var rest []string
+	for q := p; ; q = filepath.Dir(q) {
+		if r, err := filepath.EvalSymlinks(q); err == nil {
+			return filepath.Join(append([]string{r}, rest...)...)
+		}
+		if q == filepath.Dir(q) {
+			return p
+		}
+		rest = append([]string{filepath.Base(q)}, rest...)
+	}
 }
 
 // checkServiceNetwork refuses a --service-address that is no IP address,
