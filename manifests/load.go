@@ -185,6 +185,10 @@ func statErr(path string, err error) error {
 	return pathErr(err)
 }
 
+// IsManifestName reports whether a directory's file named p is read as
+// a manifest (*.yaml, *.yml, *.json).
+func IsManifestName(p string) bool { return isManifestName(p) }
+
 func isManifestName(p string) bool {
 	switch strings.ToLower(filepath.Ext(p)) {
 	case ".yaml", ".yml", ".json":

@@ -30,6 +30,10 @@
 //   - Whole re-reads. Every sync reads every path whole; watching (fsnotify,
 //     debounced) and the periodic resync only decide when. A symbolic link
 //     swapped over a path (git-sync's --link) is followed anew each sync.
+//   - Quiet before deleting. While changes are still arriving, no sync
+//     deletes: a checkout half done may hold a moved object in neither
+//     place. Run's resync waits for the debounced sync then, and the
+//     sync MaxDebounce forces only creates and changes.
 //   - Read-only. Nothing is ever written under a path: a read-only mount is
 //     fine.
 package sourcedir

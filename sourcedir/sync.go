@@ -60,6 +60,9 @@ type Syncer struct {
 	// warned are the skipped objects already warned about: a warning
 	// (log, event) when one appears, not at every sync.
 	warned map[string]bool
+	// watched are the directories Run watches, and which of their
+	// changes matter.
+	watched map[string]*watchedDir
 }
 
 // New returns the Syncer of opts.Paths over st.
@@ -169,6 +172,9 @@ type Plan struct {
 	managers map[store.ObjectRef]string
 	// held is which file declares each object.
 	held map[store.ObjectRef]string
+	// deferred: the paths alone would delete, but the sync was made
+	// while changes were still arriving (see SyncHoldingDeletes).
+	deferred bool
 }
 
 // Read reads every path and plans the apply: the objects of the good
@@ -286,8 +292,20 @@ func (p *Plan) Deletes() bool { return p.Options.PruneOwned }
 // reported and left out, and so are the files the store refuses on their
 // own (see blame); a refusal of the rest as a whole fails the sync,
 // which then changes nothing. The returned results are the store's.
-func (s *Syncer) Sync() ([]store.ApplyResult, error) {
+func (s *Syncer) Sync() ([]store.ApplyResult, error) { return s.sync(false) }
+
+// SyncHoldingDeletes is Sync, creating and changing objects but deleting
+// none: for a sync made while changes are still arriving. A checkout
+// half done holds whole files (git writes each anew, and replaces) but
+// may not hold an object that moves yet, in neither its old place nor
+// its new one; only a sync once the changes stopped may delete.
+func (s *Syncer) SyncHoldingDeletes() ([]store.ApplyResult, error) { return s.sync(true) }
+
+func (s *Syncer) sync(holdDeletes bool) ([]store.ApplyResult, error) {
 	p := s.Read()
+	if holdDeletes && p.Options.PruneOwned {
+		p.Options.PruneOwned, p.deferred = false, true
+	}
 	results, conflicts, err := s.apply(p)
 	now := s.opts.Clock.Now().UTC()
 	s.report(p, conflicts, err, now)
@@ -335,6 +353,7 @@ func (s *Syncer) apply(p *Plan) ([]store.ApplyResult, []store.Conflict, error) {
 // report writes each path's status, logs and records what went wrong.
 func (s *Syncer) report(p *Plan, conflicts []store.Conflict, applyErr error, now time.Time) {
 	var out []store.SourceStatus
+	deletes := p.Deletes() || p.deferred
 	warned := map[string]bool{}
 	for _, src := range p.sources {
 		st := store.SourceStatus{Path: src.path, Manager: store.DirectoryManager(src.path), Files: src.files, Objects: src.objects, LastSync: now, Ready: true, Reason: "Synced"}
@@ -381,11 +400,14 @@ func (s *Syncer) report(p *Plan, conflicts []store.Conflict, applyErr error, now
 		if since, ok := s.emptySince[src.path]; ok {
 			t := since.UTC()
 			st.EmptySince = &t
-			if !p.Deletes() {
+			if !deletes {
 				msgs = append(msgs, "deleting nothing")
 			}
-		} else if !p.Deletes() && !st.Ready {
+		} else if !deletes && !st.Ready {
 			msgs = append(msgs, "deleting nothing until it is fixed")
+		}
+		if p.deferred {
+			msgs = append(msgs, "changes still arriving: deleting nothing until they stop")
 		}
 		st.Message = strings.Join(msgs, "; ")
 		if st.Ready {

@@ -455,6 +455,39 @@ func TestStoreRefusalBlamesTheFile(t *testing.T) {
 	}
 }
 
+// A sync made while changes are still arriving creates and changes, but
+// deletes nothing: the object whose file is gone may be on its way
+// elsewhere. The quiet sync after it deletes.
+func TestSyncHoldingDeletes(t *testing.T) {
+	dir := t.TempDir()
+	write(t, filepath.Join(dir, "web.yaml"), deployment("web", "web:1"))
+	write(t, filepath.Join(dir, "api.yaml"), deployment("api", "api:1"))
+	f := newFixture(t, Options{Paths: []string{dir}})
+	f.sync()
+	if err := os.Remove(filepath.Join(dir, "api.yaml")); err != nil {
+		t.Fatal(err)
+	}
+	write(t, filepath.Join(dir, "web.yaml"), deployment("web", "web:2"))
+	write(t, filepath.Join(dir, "db.yaml"), deployment("db", "db:1"))
+	if _, err := f.s.SyncHoldingDeletes(); err != nil {
+		t.Fatal(err)
+	}
+	mgr := store.DirectoryManager(dir)
+	if got, want := f.live(), map[string]string{"web": "web:2 " + mgr, "api": "api:1 " + mgr, "db": "db:1 " + mgr}; !reflect.DeepEqual(got, want) {
+		t.Fatalf("held: live %v, want %v", got, want)
+	}
+	if st := f.status()[0]; !st.Ready || !strings.Contains(st.Message, "changes still arriving") {
+		t.Errorf("held: status %+v", st)
+	}
+	f.sync()
+	if got, want := f.live(), map[string]string{"web": "web:2 " + mgr, "db": "db:1 " + mgr}; !reflect.DeepEqual(got, want) {
+		t.Fatalf("quiet: live %v, want %v", got, want)
+	}
+	if st := f.status()[0]; !st.Ready || st.Message != "" {
+		t.Errorf("quiet: status %+v", st)
+	}
+}
+
 // With SkipUnsupported an object of a kind dockctl does not run is left
 // out of its file, the rest applied and deletion on; it is noted in the
 // status at every sync, warned about (event) when it appears.
