@@ -125,9 +125,9 @@ func newControllerCommandWith(g *globalOptions, o *controllerOptions) *cobra.Com
 		fmt.Sprintf("subnet of the instance network (%s) when the controller creates it, an IPv4 CIDR of /%d or larger (default: the first of 10.222.0.0/20, 10.222.16.0/20, … that overlaps no Docker network); an existing network keeps its own",
 			dockerx.NetworkName("INSTANCE"), reconciler.MaxSubnetPrefix))
 	f.StringArrayVar(&o.manifests, "manifests", nil,
-		"a manifests directory or file to keep applied, as apply -f would (repeatable; directories recursively): changes are picked up within a second, objects that leave it are deleted — only those it manages")
+		"a manifests directory or file to keep applied, as apply -f would (repeatable, paths that do not overlap; directories recursively): changes are picked up within a second (at most 2s while changes keep arriving, deleting nothing until they stop), objects that leave it are deleted — only those it manages, and none while a file or subdirectory cannot be read or is refused")
 	f.DurationVar(&o.manifestsResync, "manifests-resync-period", 2*time.Minute, "with --manifests: re-read the directories this often even without a change event")
-	f.BoolVar(&o.allowEmpty, "allow-empty", false, "with --manifests: a directory that became empty or unreadable deletes its objects (after --allow-empty-after); without it, it deletes nothing")
+	f.BoolVar(&o.allowEmpty, "allow-empty", false, "with --manifests: a directory that became empty or unreadable as a whole deletes its objects (after --allow-empty-after); without it, it deletes nothing. A subdirectory or file that cannot be read never deletes anything")
 	f.DurationVar(&o.allowEmptyAfter, "allow-empty-after", time.Minute, "with --allow-empty: how long a directory must stay empty or unreadable before its objects are deleted")
 	f.BoolVar(&o.forceConflicts, "force-conflicts", false, "with --manifests: take over the objects the directories declare that another manager (apply) manages, instead of reporting a conflict and leaving them")
 	f.BoolVar(&o.skipUnsupported, "skip-unsupported", false, "with --manifests: skip objects of kinds dockctl does not support (an Ingress, a CronJob), with a warning, an event and a note in get manifests, as apply --skip-unsupported does; without it, a file holding one is refused, and while any file is refused nothing is deleted")
