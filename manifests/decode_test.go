@@ -5,6 +5,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"reflect"
 	"slices"
 	"sort"
 	"strings"
@@ -991,4 +992,45 @@ func names(docs []*Document) string {
 
 func subPathRefusal(kind string) string {
 	return "unsupported by dockctl on a " + kind + " volume (only on configMap, secret, projected and downwardAPI volumes: on Engine API 1.41 a subPath is a bind that follows links, which a container could point anywhere on the host): mount the whole volume"
+}
+
+// Links in a directory are followed to files, as kubectl follows them; a
+// dangling one is an error, as it is to kubectl (its objects must not go
+// missing silently), but an Emacs lock link (.#name, always dangling).
+func TestLoadDirectorySymlinks(t *testing.T) {
+	dir, other := t.TempDir(), t.TempDir()
+	rename := func(name string) string { return strings.Replace(base, "name: web\n", "name: "+name+"\n", 1) }
+	for _, name := range []string{"a", "b"} {
+		if err := os.WriteFile(filepath.Join(other, name+".yaml"), []byte(rename(name)), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for link, target := range map[string]string{
+		"a.yaml":     filepath.Join(other, "a.yaml"),
+		"dir.yaml":   other, // a link to a directory is not followed
+		".#a.yaml":   "me@host.1234:1700000000",
+		"gone.yaml":  filepath.Join(other, "gone.yaml"),
+		"gone.txt":   filepath.Join(other, "gone.txt"), // not a manifest name
+		"sub/b.yaml": filepath.Join(other, "b.yaml"),
+	} {
+		if err := os.MkdirAll(filepath.Dir(filepath.Join(dir, link)), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Symlink(target, filepath.Join(dir, link)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	files, unreadable, err := ExpandPath(dir)
+	if err != nil || len(unreadable) > 0 {
+		t.Fatalf("ExpandPath: %v %v", unreadable, err)
+	}
+	want := []string{filepath.Join(dir, "a.yaml"), filepath.Join(dir, "gone.yaml"), filepath.Join(dir, "sub/b.yaml")}
+	if !reflect.DeepEqual(files, want) {
+		t.Errorf("files %q, want %q", files, want)
+	}
+	_, err = Load([]string{dir}, nil)
+	wantErr := filepath.Join(dir, "gone.yaml") + ": symbolic link to " + filepath.Join(other, "gone.yaml") + ": no such file or directory"
+	if err == nil || err.Error() != wantErr {
+		t.Errorf("Load: %v, want %s", err, wantErr)
+	}
 }

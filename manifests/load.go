@@ -6,10 +6,12 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"maps"
 	"math"
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -109,48 +111,83 @@ func LoadAll(paths []string, stdin io.Reader, opts LoadOptions) ([]*Document, []
 
 // ExpandPath is the list of manifest files path names, as LoadAll reads
 // them: the file itself, or a directory's *.yaml, *.yml and *.json,
-// recursively and in lexical order. A directory that cannot be fully
-// walked still yields the files found, alongside the error.
-func ExpandPath(path string) ([]string, error) { return expand(path) }
-
-// expand turns a path into the files it names. A directory that cannot be
-// fully walked still yields the files found, alongside the error.
-func expand(p string) ([]string, error) {
-	fi, err := os.Stat(p)
+// recursively and in lexical order. err is set when path itself cannot
+// be read (missing, or a directory that cannot be listed). Otherwise a
+// directory below path that cannot be listed is returned in unreadable
+// (its path, why), beside the files found elsewhere: a partial list.
+func ExpandPath(path string) (files []string, unreadable map[string]error, err error) {
+	fi, err := os.Stat(path)
 	if err != nil {
-		return nil, pathErr(err)
+		return nil, nil, statErr(path, err)
 	}
 	if !fi.IsDir() {
-		return []string{p}, nil
+		return []string{path}, nil, nil
 	}
-	var files []string
-	var errs []error
+	unreadable = map[string]error{}
 	// WalkDir visits entries in lexical order, which is the documented order.
-	err = filepath.WalkDir(p, func(path string, d fs.DirEntry, err error) error {
-		if err != nil {
-			errs = append(errs, fmt.Errorf("%s: %w", path, pathErr(err)))
+	_ = filepath.WalkDir(path, func(p string, d fs.DirEntry, werr error) error {
+		if werr != nil {
+			if p == path {
+				err = fmt.Errorf("%s: %w", p, pathErr(werr))
+			} else {
+				unreadable[p] = pathErr(werr)
+			}
 			return nil
 		}
-		if d.IsDir() || !isManifestName(path) {
+		if d.IsDir() || !isManifestName(p) {
 			return nil
 		}
 		if d.Type()&fs.ModeSymlink != 0 {
 			// Follow links to files, as kubectl does; links to
-			// directories are not followed, which avoids cycles.
-			if fi, err := os.Stat(path); err != nil || !fi.Mode().IsRegular() {
+			// directories are not followed, which avoids cycles. A
+			// dangling link is listed, as kubectl lists it: reading it
+			// fails, rather than its objects silently missing. Emacs'
+			// lock files (.#web.yaml) are always dangling links.
+			fi, err := os.Stat(p)
+			switch {
+			case err != nil && strings.HasPrefix(d.Name(), ".#"):
+				return nil
+			case err == nil && !fi.Mode().IsRegular():
 				return nil
 			}
 		} else if !d.Type().IsRegular() {
 			return nil
 		}
-		files = append(files, path)
+		files = append(files, p)
 		return nil
 	})
 	if err != nil {
-		errs = append(errs, err)
+		return nil, nil, err
+	}
+	return files, unreadable, nil
+}
+
+// expand turns a path into the files it names. A directory that cannot be
+// fully walked still yields the files found, alongside the error.
+func expand(p string) ([]string, error) {
+	files, unreadable, err := ExpandPath(p)
+	if err != nil {
+		return nil, err
+	}
+	var errs []error
+	for _, dir := range slices.Sorted(maps.Keys(unreadable)) {
+		errs = append(errs, fmt.Errorf("%s: %w", dir, unreadable[dir]))
 	}
 	return files, errors.Join(errs...)
 }
+
+// statErr says why path cannot be read, naming the missing target of a
+// dangling symbolic link.
+func statErr(path string, err error) error {
+	if target, lerr := os.Readlink(path); lerr == nil {
+		return fmt.Errorf("symbolic link to %s: %w", target, pathErr(err))
+	}
+	return pathErr(err)
+}
+
+// IsManifestName reports whether a directory's file named p is read as
+// a manifest (*.yaml, *.yml, *.json).
+func IsManifestName(p string) bool { return isManifestName(p) }
 
 func isManifestName(p string) bool {
 	switch strings.ToLower(filepath.Ext(p)) {
@@ -173,7 +210,7 @@ func pathErr(err error) error {
 func readFile(name string) ([]byte, error) {
 	f, err := os.Open(name)
 	if err != nil {
-		return nil, pathErr(err)
+		return nil, statErr(name, err)
 	}
 	defer f.Close()
 	return readLimited(f)

@@ -14,19 +14,26 @@
 //     manager without being deleted; an object another manager (apply, or
 //     another controller's directory) manages is a conflict: reported, left
 //     as it is, never deleted, unless the controller forces conflicts.
-//   - Last good state. A file that cannot be read or decoded, or that
-//     declares an object another file declares too, contributes nothing,
-//     and while any file is so refused the sync deletes nothing: the
-//     objects of that file keep their last applied state. So is a file the
+//   - Last good state. A file that cannot be read (a dangling symbolic
+//     link among them) or decoded, or that declares an object another
+//     file declares too, contributes nothing, and while any file (or a
+//     directory below a path that cannot be read) is so refused the sync
+//     deletes nothing: the objects of that file keep their last applied
+//     state. So is a file the
 //     store refuses on its own (an immutable field changed, a namespace
 //     declared nowhere); a sync the store refuses only as a whole changes
 //     nothing at all.
-//   - Empty is suspicious. A path that is missing, unreadable or holds no
-//     object (an unmounted volume, a checkout half done) deletes nothing,
-//     unless AllowEmpty and it has stayed so for AllowEmptyAfter.
+//   - Empty is suspicious. A path that is missing, unreadable as a whole
+//     or holds no object (an unmounted volume, a checkout half done)
+//     deletes nothing, unless AllowEmpty and it has stayed so for
+//     AllowEmptyAfter. A partial read is never empty.
 //   - Whole re-reads. Every sync reads every path whole; watching (fsnotify,
 //     debounced) and the periodic resync only decide when. A symbolic link
 //     swapped over a path (git-sync's --link) is followed anew each sync.
+//   - Quiet before deleting. While changes are still arriving, no sync
+//     deletes: a checkout half done may hold a moved object in neither
+//     place. Run's resync waits for the debounced sync then, and the
+//     sync MaxDebounce forces only creates and changes.
 //   - Read-only. Nothing is ever written under a path: a read-only mount is
 //     fine.
 package sourcedir

@@ -57,6 +57,12 @@ type Syncer struct {
 	opts       Options
 	emptySince map[string]time.Time
 	last       map[string]*time.Time // last success per path
+	// warned are the skipped objects already warned about: a warning
+	// (log, event) when one appears, not at every sync.
+	warned map[string]bool
+	// watched are the directories Run watches, and which of their
+	// changes matter.
+	watched map[string]*watchedDir
 }
 
 // New returns the Syncer of opts.Paths over st.
@@ -67,7 +73,7 @@ func New(st *store.Store, opts Options) *Syncer {
 	if opts.Log == nil {
 		opts.Log = slog.New(slog.DiscardHandler)
 	}
-	return &Syncer{st: st, opts: opts, emptySince: map[string]time.Time{}, last: map[string]*time.Time{}}
+	return &Syncer{st: st, opts: opts, emptySince: map[string]time.Time{}, last: map[string]*time.Time{}, warned: map[string]bool{}}
 }
 
 // source is what one path held at one read.
@@ -75,15 +81,25 @@ type source struct {
 	path    string
 	files   int
 	objects int
-	// unreadable is why the path could not be read whole, nil if it could.
+	// unreadable is why the path could not be read at all, nil if it
+	// could.
 	unreadable error
-	// bad maps a refused file to why.
+	// partial: a directory below the path could not be read (it is in
+	// bad): what was read is not all the path holds.
+	partial bool
+	// bad maps a refused file, or an unreadable directory, to why.
 	bad map[string]error
 	// good are the placed objects of each readable file.
 	good map[string]*Placed
+	// skipped are the objects of unsupported kinds left out
+	// (SkipUnsupported).
+	skipped []manifests.Skipped
 }
 
-func (s *source) empty() bool { return s.unreadable != nil || s.objects == 0 }
+// empty: nothing was read from the path. A partial read is not empty:
+// it is refused as an invalid file is (nothing is deleted, whatever
+// AllowEmpty), since what could not be read may hold every object.
+func (s *source) empty() bool { return s.unreadable != nil || (s.objects == 0 && !s.partial) }
 
 // read reads path whole. A symbolic link is resolved first, so that a
 // link swapped over it (git-sync) is followed anew, and the files are
@@ -95,28 +111,50 @@ func read(path string, skip bool) *source {
 		src.unreadable = err
 		return src
 	}
-	files, err := manifests.ExpandPath(real)
+	files, unreadable, err := manifests.ExpandPath(real)
 	if err != nil {
 		src.unreadable = err
 		return src
 	}
+	// under names f, found under real, under path as given.
+	under := func(f string) (string, error) {
+		if f == real {
+			return path, nil
+		}
+		rel, err := filepath.Rel(real, f)
+		if err != nil {
+			return "", err
+		}
+		return filepath.Join(path, rel), nil
+	}
+	for dir, why := range unreadable {
+		name, err := under(dir)
+		if err != nil {
+			src.unreadable = err
+			return src
+		}
+		src.partial = true
+		src.bad[name] = fmt.Errorf("%s: cannot read the directory: %w", name, why)
+	}
 	for _, f := range files {
-		name := path
-		if f != real {
-			rel, err := filepath.Rel(real, f)
-			if err != nil {
-				src.unreadable = err
-				return src
-			}
-			name = filepath.Join(path, rel)
+		name, err := under(f)
+		if err != nil {
+			src.unreadable = err
+			return src
 		}
 		src.files++
-		docs, _, err := manifests.LoadAll([]string{f}, nil, manifests.LoadOptions{SkipUnsupported: skip})
+		docs, skipped, err := manifests.LoadAll([]string{f}, nil, manifests.LoadOptions{SkipUnsupported: skip})
 		if err == nil {
 			var p *Placed
 			if p, err = Place(docs, manifests.DefaultNamespace, false); err == nil {
 				src.good[name] = p
 				src.objects += len(docs)
+				for _, s := range skipped {
+					if s.Unsupported {
+						s.File = name
+						src.skipped = append(src.skipped, s)
+					}
+				}
 				continue
 			}
 		}
@@ -134,6 +172,9 @@ type Plan struct {
 	managers map[store.ObjectRef]string
 	// held is which file declares each object.
 	held map[store.ObjectRef]string
+	// deferred: the paths alone would delete, but the sync was made
+	// while changes were still arriving (see SyncHoldingDeletes).
+	deferred bool
 }
 
 // Read reads every path and plans the apply: the objects of the good
@@ -234,6 +275,16 @@ func (s *Syncer) blame(p *Plan) bool {
 	return found
 }
 
+// Skipped are the objects of unsupported kinds the paths hold, left out
+// (SkipUnsupported), each to warn about.
+func (p *Plan) Skipped() []manifests.Skipped {
+	var out []manifests.Skipped
+	for _, src := range p.sources {
+		out = append(out, src.skipped...)
+	}
+	return out
+}
+
 // Deletes reports whether the plan deletes what left the paths.
 func (p *Plan) Deletes() bool { return p.Options.PruneOwned }
 
@@ -241,8 +292,20 @@ func (p *Plan) Deletes() bool { return p.Options.PruneOwned }
 // reported and left out, and so are the files the store refuses on their
 // own (see blame); a refusal of the rest as a whole fails the sync,
 // which then changes nothing. The returned results are the store's.
-func (s *Syncer) Sync() ([]store.ApplyResult, error) {
+func (s *Syncer) Sync() ([]store.ApplyResult, error) { return s.sync(false) }
+
+// SyncHoldingDeletes is Sync, creating and changing objects but deleting
+// none: for a sync made while changes are still arriving. A checkout
+// half done holds whole files (git writes each anew, and replaces) but
+// may not hold an object that moves yet, in neither its old place nor
+// its new one; only a sync once the changes stopped may delete.
+func (s *Syncer) SyncHoldingDeletes() ([]store.ApplyResult, error) { return s.sync(true) }
+
+func (s *Syncer) sync(holdDeletes bool) ([]store.ApplyResult, error) {
 	p := s.Read()
+	if holdDeletes && p.Options.PruneOwned {
+		p.Options.PruneOwned, p.deferred = false, true
+	}
 	results, conflicts, err := s.apply(p)
 	now := s.opts.Clock.Now().UTC()
 	s.report(p, conflicts, err, now)
@@ -290,12 +353,23 @@ func (s *Syncer) apply(p *Plan) ([]store.ApplyResult, []store.Conflict, error) {
 // report writes each path's status, logs and records what went wrong.
 func (s *Syncer) report(p *Plan, conflicts []store.Conflict, applyErr error, now time.Time) {
 	var out []store.SourceStatus
+	deletes := p.Deletes() || p.deferred
+	warned := map[string]bool{}
 	for _, src := range p.sources {
 		st := store.SourceStatus{Path: src.path, Manager: store.DirectoryManager(src.path), Files: src.files, Objects: src.objects, LastSync: now, Ready: true, Reason: "Synced"}
 		var msgs []string
 		for _, name := range sortedKeys(src.bad) {
 			st.Errors = append(st.Errors, name)
 			msgs = append(msgs, src.bad[name].Error())
+		}
+		for _, sk := range src.skipped {
+			msg := sk.String()
+			msgs = append(msgs, msg)
+			warned[msg] = true
+			if !s.warned[msg] {
+				s.opts.Log.Warn("manifests: "+msg, "source", src.path)
+				s.event(SourceKind, "", src.path, "Warning", "SkippedUnsupported", msg)
+			}
 		}
 		mine := 0
 		for _, c := range conflicts {
@@ -313,6 +387,8 @@ func (s *Syncer) report(p *Plan, conflicts []store.Conflict, applyErr error, now
 		case src.unreadable != nil:
 			st.Ready, st.Reason = false, "Unreadable"
 			msgs = append(msgs, src.unreadable.Error())
+		case src.partial:
+			st.Ready, st.Reason = false, "Unreadable" // what is unreadable is in msgs
 		case len(src.bad) > 0:
 			st.Ready, st.Reason = false, "InvalidManifests"
 		case src.objects == 0:
@@ -324,11 +400,14 @@ func (s *Syncer) report(p *Plan, conflicts []store.Conflict, applyErr error, now
 		if since, ok := s.emptySince[src.path]; ok {
 			t := since.UTC()
 			st.EmptySince = &t
-			if !p.Deletes() {
+			if !deletes {
 				msgs = append(msgs, "deleting nothing")
 			}
-		} else if !p.Deletes() && !st.Ready {
+		} else if !deletes && !st.Ready {
 			msgs = append(msgs, "deleting nothing until it is fixed")
+		}
+		if p.deferred {
+			msgs = append(msgs, "changes still arriving: deleting nothing until they stop")
 		}
 		st.Message = strings.Join(msgs, "; ")
 		if st.Ready {
@@ -345,6 +424,7 @@ func (s *Syncer) report(p *Plan, conflicts []store.Conflict, applyErr error, now
 		}
 		out = append(out, st)
 	}
+	s.warned = warned
 	if err := s.st.WriteSourceStatus(out); err != nil {
 		s.opts.Log.Error("manifests: writing status", "err", err)
 	}
@@ -462,11 +542,17 @@ func (p *Plan) Problems() []string {
 	var out []string
 	for _, src := range p.sources {
 		for _, name := range sortedKeys(src.bad) {
-			out = append(out, fmt.Sprintf("%s: %v (its objects are kept as they are)", name, src.bad[name]))
+			msg := src.bad[name].Error()
+			if !strings.HasPrefix(msg, name+":") { // decode errors name their file
+				msg = name + ": " + msg
+			}
+			out = append(out, msg+" (its objects are kept as they are)")
 		}
 		switch {
 		case src.unreadable != nil:
 			out = append(out, fmt.Sprintf("%s: unreadable: %v", src.path, src.unreadable))
+		case src.partial:
+			// the unreadable directories are among bad
 		case src.objects == 0:
 			out = append(out, fmt.Sprintf("%s: no objects", src.path))
 		}

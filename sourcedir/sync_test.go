@@ -454,3 +454,112 @@ func TestStoreRefusalBlamesTheFile(t *testing.T) {
 		t.Errorf("status %+v", st[0])
 	}
 }
+
+// A sync made while changes are still arriving creates and changes, but
+// deletes nothing: the object whose file is gone may be on its way
+// elsewhere. The quiet sync after it deletes.
+func TestSyncHoldingDeletes(t *testing.T) {
+	dir := t.TempDir()
+	write(t, filepath.Join(dir, "web.yaml"), deployment("web", "web:1"))
+	write(t, filepath.Join(dir, "api.yaml"), deployment("api", "api:1"))
+	f := newFixture(t, Options{Paths: []string{dir}})
+	f.sync()
+	if err := os.Remove(filepath.Join(dir, "api.yaml")); err != nil {
+		t.Fatal(err)
+	}
+	write(t, filepath.Join(dir, "web.yaml"), deployment("web", "web:2"))
+	write(t, filepath.Join(dir, "db.yaml"), deployment("db", "db:1"))
+	if _, err := f.s.SyncHoldingDeletes(); err != nil {
+		t.Fatal(err)
+	}
+	mgr := store.DirectoryManager(dir)
+	if got, want := f.live(), map[string]string{"web": "web:2 " + mgr, "api": "api:1 " + mgr, "db": "db:1 " + mgr}; !reflect.DeepEqual(got, want) {
+		t.Fatalf("held: live %v, want %v", got, want)
+	}
+	if st := f.status()[0]; !st.Ready || !strings.Contains(st.Message, "changes still arriving") {
+		t.Errorf("held: status %+v", st)
+	}
+	f.sync()
+	if got, want := f.live(), map[string]string{"web": "web:2 " + mgr, "db": "db:1 " + mgr}; !reflect.DeepEqual(got, want) {
+		t.Fatalf("quiet: live %v, want %v", got, want)
+	}
+	if st := f.status()[0]; !st.Ready || st.Message != "" {
+		t.Errorf("quiet: status %+v", st)
+	}
+}
+
+// With SkipUnsupported an object of a kind dockctl does not run is left
+// out of its file, the rest applied and deletion on; it is noted in the
+// status at every sync, warned about (event) when it appears.
+func TestSkipUnsupported(t *testing.T) {
+	dir := t.TempDir()
+	ingress := "apiVersion: networking.k8s.io/v1\nkind: Ingress\nmetadata:\n  name: web\n"
+	write(t, filepath.Join(dir, "web.yaml"), deployment("web", "web:1")+"---\n"+ingress)
+	write(t, filepath.Join(dir, "api.yaml"), deployment("api", "api:1"))
+	f := newFixture(t, Options{Paths: []string{dir}, SkipUnsupported: true})
+	f.sync()
+	if err := os.Remove(filepath.Join(dir, "api.yaml")); err != nil {
+		t.Fatal(err)
+	}
+	f.sync()
+	if got, want := f.live(), map[string]string{"web": "web:1 " + store.DirectoryManager(dir)}; !reflect.DeepEqual(got, want) {
+		t.Errorf("live %v, want %v", got, want)
+	}
+	want := filepath.Join(dir, "web.yaml") + `:16: skipped Ingress "web": not supported by dockctl (--skip-unsupported)`
+	if st := f.status()[0]; !st.Ready || st.Reason != "Synced" || !strings.Contains(st.Message, want) {
+		t.Errorf("status %+v, want a message with %q", st, want)
+	}
+	if got := f.rec.reasons("Warning"); !reflect.DeepEqual(got, []string{"SkippedUnsupported"}) {
+		t.Errorf("warnings %v, want one SkippedUnsupported", got)
+	}
+}
+
+// An Emacs lock link (.#web.yaml, dangling by design) is not a manifest:
+// editing a file does not stop deletions.
+func TestEditorLockLinkIgnored(t *testing.T) {
+	dir := t.TempDir()
+	write(t, filepath.Join(dir, "web.yaml"), deployment("web", "web:1"))
+	if err := os.Symlink("me@host.4242:1700000000", filepath.Join(dir, ".#web.yaml")); err != nil {
+		t.Fatal(err)
+	}
+	f := newFixture(t, Options{Paths: []string{dir}})
+	f.sync()
+	if st := f.status()[0]; !st.Ready || st.Files != 1 {
+		t.Errorf("status %+v", st)
+	}
+}
+
+// A path whose files that can be read hold no object, beside a
+// subdirectory that cannot be read, is unreadable in part, not empty:
+// --allow-empty never deletes then.
+func TestPartialReadIsNeverEmpty(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "m")
+	write(t, filepath.Join(dir, "team", "api.yaml"), deployment("api", "api:1"))
+	f := newFixture(t, Options{Paths: []string{dir}, AllowEmpty: true, AllowEmptyAfter: time.Minute})
+	f.sync()
+	team := filepath.Join(dir, "team")
+	if err := os.Chmod(team, 0); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = os.Chmod(team, 0o755) })
+	for range 2 {
+		asUnprivileged(t, func() {
+			if _, err := f.s.Sync(); err != nil {
+				t.Error(err)
+			}
+		})
+		f.clock.Step(time.Hour)
+	}
+	st := f.status()[0]
+	if st.Ready || st.Reason != "Unreadable" || st.EmptySince != nil || !reflect.DeepEqual(st.Errors, []string{team}) || !strings.Contains(st.Message, "permission denied") {
+		t.Errorf("status %+v", st)
+	}
+	if got := f.live(); got["api"] == "" {
+		t.Errorf("api deleted: %v", got)
+	}
+	var plan *Plan
+	asUnprivileged(t, func() { plan = f.s.Read() })
+	if p := plan.Problems(); len(p) != 2 || p[0] != team+": cannot read the directory: permission denied (its objects are kept as they are)" || plan.Deletes() {
+		t.Errorf("problems %q, deletes %v", p, plan.Deletes())
+	}
+}

@@ -399,6 +399,9 @@ func runDiffManifests(out, warn io.Writer, g *globalOptions, paths []string, ski
 	if err != nil {
 		return 0, fmt.Errorf("the controller's apply would be refused: %w", err)
 	}
+	for _, sk := range plan.Skipped() {
+		fmt.Fprintf(warn, "Warning: %s\n", sk)
+	}
 	for _, c := range conflicts {
 		fmt.Fprintf(warn, "Warning: %s is managed by %q: the controller would leave it as it is\n", c.ObjectRef, c.Manager)
 	}

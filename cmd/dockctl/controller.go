@@ -56,6 +56,7 @@ type controllerOptions struct {
 	allowEmpty      bool
 	allowEmptyAfter time.Duration
 	forceConflicts  bool
+	skipUnsupported bool
 }
 
 // allowOptions are the --allow-* flags.
@@ -82,8 +83,11 @@ func newControllerCommandWith(g *globalOptions, o *controllerOptions) *cobra.Com
   # Keep the state matching a git checkout (read-only is fine): what its files hold is applied, what leaves them deleted
   dockctl controller --manifests /srv/k8s
 
+  # The same, skipping the kinds dockctl does not run (an Ingress) instead of refusing their files
+  dockctl controller --manifests /srv/k8s --skip-unsupported
+
   # Preview what it would change
-  dockctl diff --manifests /srv/k8s`,
+  dockctl diff --manifests /srv/k8s --skip-unsupported`,
 		Long: "Keeps this instance's containers matching the state directory: creates missing replicas,\n" +
 			"starts stopped ones, removes surplus and outdated ones. Stopping it never stops a workload.\n" +
 			"Only one controller per state directory acts; a second one waits and takes over if the first dies.",
@@ -121,11 +125,12 @@ func newControllerCommandWith(g *globalOptions, o *controllerOptions) *cobra.Com
 		fmt.Sprintf("subnet of the instance network (%s) when the controller creates it, an IPv4 CIDR of /%d or larger (default: the first of 10.222.0.0/20, 10.222.16.0/20, … that overlaps no Docker network); an existing network keeps its own",
 			dockerx.NetworkName("INSTANCE"), reconciler.MaxSubnetPrefix))
 	f.StringArrayVar(&o.manifests, "manifests", nil,
-		"a manifests directory or file to keep applied, as apply -f would (repeatable; directories recursively): changes are picked up within a second, objects that leave it are deleted — only those it manages")
+		"a manifests directory or file to keep applied, as apply -f would (repeatable, paths that do not overlap; directories recursively): changes are picked up within a second (at most 2s while changes keep arriving, deleting nothing until they stop), objects that leave it are deleted — only those it manages, and none while a file or subdirectory cannot be read or is refused")
 	f.DurationVar(&o.manifestsResync, "manifests-resync-period", 2*time.Minute, "with --manifests: re-read the directories this often even without a change event")
-	f.BoolVar(&o.allowEmpty, "allow-empty", false, "with --manifests: a directory that became empty or unreadable deletes its objects (after --allow-empty-after); without it, it deletes nothing")
+	f.BoolVar(&o.allowEmpty, "allow-empty", false, "with --manifests: a directory that became empty or unreadable as a whole deletes its objects (after --allow-empty-after); without it, it deletes nothing. A subdirectory or file that cannot be read never deletes anything")
 	f.DurationVar(&o.allowEmptyAfter, "allow-empty-after", time.Minute, "with --allow-empty: how long a directory must stay empty or unreadable before its objects are deleted")
 	f.BoolVar(&o.forceConflicts, "force-conflicts", false, "with --manifests: take over the objects the directories declare that another manager (apply) manages, instead of reporting a conflict and leaving them")
+	f.BoolVar(&o.skipUnsupported, "skip-unsupported", false, "with --manifests: skip objects of kinds dockctl does not support (an Ingress, a CronJob), with a warning, an event and a note in get manifests, as apply --skip-unsupported does; without it, a file holding one is refused, and while any file is refused nothing is deleted")
 	a := &o.allow
 	f.BoolVar(&a.privileged, strings.TrimPrefix(manifests.FlagAllowPrivileged, "--"), false,
 		"run privileged containers (securityContext.privileged), without seccomp filter (seccompProfile Unconfined), or with sysctls outside Kubernetes' safe set")
@@ -289,11 +294,10 @@ func runController(g *globalOptions, o *controllerOptions) error {
 	if len(o.manifests) > 0 {
 		// Only the leader applies: a standby reaches this line once it
 		// holds the lock.
-		syncer := sourcedir.New(st, sourcedir.Options{
-			Paths: o.manifests, AllowEmpty: o.allowEmpty, AllowEmptyAfter: o.allowEmptyAfter,
-			ForceConflicts: o.forceConflicts, Metrics: m, Log: log, Recorder: sourceEvents{events},
-		})
-		log.Info("applying manifests directories", "paths", o.manifests, "allowEmpty", o.allowEmpty)
+		opts := o.sourceOptions()
+		opts.Metrics, opts.Log, opts.Recorder = m, log, sourceEvents{events}
+		syncer := sourcedir.New(st, opts)
+		log.Info("applying manifests directories", "paths", o.manifests, "allowEmpty", o.allowEmpty, "skipUnsupported", o.skipUnsupported)
 		done := make(chan error, 1)
 		go func() { done <- syncer.Run(ctx, o.manifestsResync) }()
 		defer func() {
@@ -303,6 +307,14 @@ func runController(g *globalOptions, o *controllerOptions) error {
 		}()
 	}
 	return ctrl.Run(ctx)
+}
+
+// sourceOptions are the manifests directories' options the flags give.
+func (o *controllerOptions) sourceOptions() sourcedir.Options {
+	return sourcedir.Options{
+		Paths: o.manifests, AllowEmpty: o.allowEmpty, AllowEmptyAfter: o.allowEmptyAfter,
+		ForceConflicts: o.forceConflicts, SkipUnsupported: o.skipUnsupported,
+	}
 }
 
 // sourceEvents records the manifests directories' events with the
@@ -315,21 +327,52 @@ func (e sourceEvents) Event(kind, namespace, name, eventType, reason, message st
 
 // checkManifestPaths refuses a --manifests that is empty, or relative
 // (a controller's working directory is nobody's business; the manager
-// name must say which directory it is).
+// name must say which directory it is), and paths that overlap: a file
+// under both DIR and DIR/sub would be read twice, each read refused as
+// declaring what the other declares. Paths are compared as given and
+// with their symbolic links resolved (as far as they exist).
 func checkManifestPaths(paths []string) error {
-	seen := map[string]bool{}
-	for _, p := range paths {
+	for i, p := range paths {
 		switch {
 		case p == "":
 			return fmt.Errorf("--manifests: empty path")
 		case !filepath.IsAbs(p):
 			return fmt.Errorf("--manifests %q: must be an absolute path", p)
-		case seen[filepath.Clean(p)]:
-			return fmt.Errorf("--manifests %q: given twice", p)
 		}
-		seen[filepath.Clean(p)] = true
+		for _, q := range paths[:i] {
+			switch {
+			case filepath.Clean(p) == filepath.Clean(q):
+				return fmt.Errorf("--manifests %q: given twice", p)
+			case overlap(filepath.Clean(p), filepath.Clean(q)) || overlap(resolvePath(p), resolvePath(q)):
+				return fmt.Errorf("--manifests %q and %q overlap (one is, or is inside, the other): give paths that do not, each file under one of them only", q, p)
+			}
+		}
 	}
 	return nil
+}
+
+// overlap: a is b, or either is inside the other.
+func overlap(a, b string) bool { return within(a, b) || within(b, a) }
+
+// within: p is dir or inside it (both clean).
+func within(p, dir string) bool {
+	return p == dir || strings.HasPrefix(p, strings.TrimSuffix(dir, string(filepath.Separator))+string(filepath.Separator))
+}
+
+// resolvePath is p with its symbolic links resolved; of a path that does
+// not exist yet (a checkout to come), the part that does.
+func resolvePath(p string) string {
+	p = filepath.Clean(p)
+	var rest []string
+	for q := p; ; q = filepath.Dir(q) {
+		if r, err := filepath.EvalSymlinks(q); err == nil {
+			return filepath.Join(append([]string{r}, rest...)...)
+		}
+		if q == filepath.Dir(q) {
+			return p
+		}
+		rest = append([]string{filepath.Base(q)}, rest...)
+	}
 }
 
 // checkServiceNetwork refuses a --service-address that is no IP address,
