@@ -134,6 +134,9 @@ type Plan struct {
 	managers map[store.ObjectRef]string
 	// held is which file declares each object.
 	held map[store.ObjectRef]string
+	// Stored, after Preview, is Bundle's objects as the apply would store
+	// them: merged with the live ones (store.Preview).
+	Stored *store.Bundle
 }
 
 // Read reads every path and plans the apply: the objects of the good
@@ -184,6 +187,9 @@ func (s *Syncer) Read() *Plan {
 		Owns:           func(m string) bool { return owned[m] },
 		ForceConflicts: s.opts.ForceConflicts,
 		PruneOwned:     prune,
+		// A directory is an applier: its next sync merges with what it
+		// applied (fields others set and it never did are kept).
+		SaveConfig: true,
 	}
 	p.rebuild()
 	return p
@@ -270,10 +276,10 @@ func (s *Syncer) Sync() ([]store.ApplyResult, error) {
 // apply stores p; a conflict leaves the conflicting objects out and
 // applies the rest.
 func (s *Syncer) apply(p *Plan) ([]store.ApplyResult, []store.Conflict, error) {
-	results, err := s.st.Apply(p.Bundle.Bundle, p.Options)
+	results, err := s.put(p)
 	var ce *store.ConflictError
 	if err != nil && !errors.As(err, &ce) && s.blame(p) {
-		results, err = s.st.Apply(p.Bundle.Bundle, p.Options)
+		results, err = s.put(p)
 	}
 	if !errors.As(err, &ce) {
 		return results, nil, err
@@ -283,8 +289,19 @@ func (s *Syncer) apply(p *Plan) ([]store.ApplyResult, []store.Conflict, error) {
 		skip[normRef(c.ObjectRef)] = true
 	}
 	p.Bundle.Bundle = without(p.Bundle.Bundle, skip)
-	results, err = s.st.Apply(p.Bundle.Bundle, p.Options)
+	results, err = s.put(p)
 	return results, ce.Conflicts, err
+}
+
+// put applies p's bundle; a dry run (Preview) keeps in p.Stored the
+// objects as the apply would store them.
+func (s *Syncer) put(p *Plan) ([]store.ApplyResult, error) {
+	if !p.Options.DryRun {
+		return s.st.Apply(p.Bundle.Bundle, p.Options)
+	}
+	results, stored, err := s.st.Preview(p.Bundle.Bundle, p.Options)
+	p.Stored = stored
+	return results, err
 }
 
 // report writes each path's status, logs and records what went wrong.
@@ -446,8 +463,8 @@ func filter[T any](in []T, ok func(T) bool) []T {
 }
 
 // Preview is what Sync would do, writing nothing: the plan (its bundle
-// without the objects of other managers), the store's results (Pruned
-// for what it would delete) and the conflicts.
+// without the objects of other managers, and Stored), the store's results
+// (Pruned for what it would delete) and the conflicts.
 func (s *Syncer) Preview() (*Plan, []store.ApplyResult, []store.Conflict, error) {
 	p := s.Read()
 	p.Options.DryRun = true
