@@ -175,6 +175,9 @@ type Plan struct {
 	// deferred: the paths alone would delete, but the sync was made
 	// while changes were still arriving (see SyncHoldingDeletes).
 	deferred bool
+	// Stored, after Preview, is Bundle's objects as the apply would store
+	// them: merged with the live ones (store.Preview).
+	Stored *store.Bundle
 }
 
 // Read reads every path and plans the apply: the objects of the good
@@ -225,6 +228,9 @@ func (s *Syncer) Read() *Plan {
 		Owns:           func(m string) bool { return owned[m] },
 		ForceConflicts: s.opts.ForceConflicts,
 		PruneOwned:     prune,
+		// A directory is an applier: its next sync merges with what it
+		// applied (fields others set and it never did are kept).
+		SaveConfig: true,
 	}
 	p.rebuild()
 	return p
@@ -333,10 +339,10 @@ func (s *Syncer) sync(holdDeletes bool) ([]store.ApplyResult, error) {
 // apply stores p; a conflict leaves the conflicting objects out and
 // applies the rest.
 func (s *Syncer) apply(p *Plan) ([]store.ApplyResult, []store.Conflict, error) {
-	results, err := s.st.Apply(p.Bundle.Bundle, p.Options)
+	results, err := s.put(p)
 	var ce *store.ConflictError
 	if err != nil && !errors.As(err, &ce) && s.blame(p) {
-		results, err = s.st.Apply(p.Bundle.Bundle, p.Options)
+		results, err = s.put(p)
 	}
 	if !errors.As(err, &ce) {
 		return results, nil, err
@@ -346,8 +352,19 @@ func (s *Syncer) apply(p *Plan) ([]store.ApplyResult, []store.Conflict, error) {
 		skip[normRef(c.ObjectRef)] = true
 	}
 	p.Bundle.Bundle = without(p.Bundle.Bundle, skip)
-	results, err = s.st.Apply(p.Bundle.Bundle, p.Options)
+	results, err = s.put(p)
 	return results, ce.Conflicts, err
+}
+
+// put applies p's bundle; a dry run (Preview) keeps in p.Stored the
+// objects as the apply would store them.
+func (s *Syncer) put(p *Plan) ([]store.ApplyResult, error) {
+	if !p.Options.DryRun {
+		return s.st.Apply(p.Bundle.Bundle, p.Options)
+	}
+	results, stored, err := s.st.Preview(p.Bundle.Bundle, p.Options)
+	p.Stored = stored
+	return results, err
 }
 
 // report writes each path's status, logs and records what went wrong.
@@ -526,8 +543,8 @@ func filter[T any](in []T, ok func(T) bool) []T {
 }
 
 // Preview is what Sync would do, writing nothing: the plan (its bundle
-// without the objects of other managers), the store's results (Pruned
-// for what it would delete) and the conflicts.
+// without the objects of other managers, and Stored), the store's results
+// (Pruned for what it would delete) and the conflicts.
 func (s *Syncer) Preview() (*Plan, []store.ApplyResult, []store.Conflict, error) {
 	p := s.Read()
 	p.Options.DryRun = true

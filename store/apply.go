@@ -1,6 +1,7 @@
 package store
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"sort"
@@ -129,6 +130,9 @@ type applyTx struct {
 	revived []*Record
 	// deletedNamespaces are tombstoned after their objects.
 	deletedNamespaces []*NamespaceRecord
+	// planned is every applied object as it is stored, merged with the
+	// live one (Preview).
+	planned Bundle
 }
 
 // apply computes the results of storing in, and what to write.
@@ -155,6 +159,17 @@ func (tx *applyTx) apply(in *prepared, opts ApplyOptions) ([]ApplyResult, error)
 		if old == nil && name == manifests.DefaultNamespace {
 			old = s.implicitDefault()
 		}
+		file := n.all
+		var liveNS *manifests.Namespace
+		var last json.RawMessage
+		if live {
+			liveNS, last = &old.Namespace, old.LastApplied
+		}
+		n, err := mergeNormalized(KindNamespace, name, opts, liveNS, last, n, normalizeNamespace,
+			func(n normNamespace) []byte { return n.all }, manifests.ValidateNamespace)
+		if err != nil {
+			return nil, err
+		}
 		rec, act, err := planNamespace(old, n, tx.now)
 		if err != nil {
 			return nil, err
@@ -163,11 +178,13 @@ func (tx *applyTx) apply(in *prepared, opts ApplyOptions) ([]ApplyResult, error)
 		ref := ObjectRef{Kind: KindNamespace, Name: name}
 		applied[ref] = true
 		results = append(results, ApplyResult{ObjectRef: ref, Action: act})
+		tx.planned.Namespaces = append(tx.planned.Namespaces, &n.ns)
 		var oldOwn Ownership
 		if live {
 			oldOwn = old.Ownership
 		}
-		if rec, write := claim(own, ref, live, oldOwn, rec, act, func(r *NamespaceRecord) *Ownership { return &r.Ownership }); write {
+		rec, write := claim(own, ref, live, oldOwn, rec, act, func(r *NamespaceRecord) *Ownership { return &r.Ownership })
+		if rec, write = remember(opts, old, rec, write, file, func(r *NamespaceRecord) *Applied { return &r.Applied }); write {
 			tx.namespaces = append(tx.namespaces, rec)
 		}
 	}
@@ -222,16 +239,26 @@ func (tx *applyTx) apply(in *prepared, opts ApplyOptions) ([]ApplyResult, error)
 		ref := ObjectRef{Kind: KindService, Namespace: orDefault(ns), Name: name}
 		applied[ref], visited[ref.Namespace] = true, true
 		old := curSvc[ref]
+		live, oldOwn := old != nil && !old.Deleted, Ownership{}
+		file := n.all
+		var liveSvc *manifests.Service
+		var last json.RawMessage
+		if live {
+			oldOwn, liveSvc, last = old.Ownership, &old.Service, old.LastApplied
+		}
+		n, err := mergeNormalized(KindService, display(ns, name), opts, liveSvc, last, n, normalizeService,
+			func(n normService) []byte { return n.all }, manifests.ValidateService)
+		if err != nil {
+			return nil, err
+		}
 		rec, act, err := planService(old, n, tx.now)
 		if err != nil {
 			return nil, err
 		}
 		results = append(results, ApplyResult{ObjectRef: ref, Action: act, Generation: rec.Generation})
-		live, oldOwn := old != nil && !old.Deleted, Ownership{}
-		if live {
-			oldOwn = old.Ownership
-		}
-		if rec, write := claim(own, ref, live, oldOwn, rec, act, func(r *ServiceRecord) *Ownership { return &r.Ownership }); write {
+		tx.planned.Services = append(tx.planned.Services, &n.svc)
+		rec, write := claim(own, ref, live, oldOwn, rec, act, func(r *ServiceRecord) *Ownership { return &r.Ownership })
+		if rec, write = remember(opts, old, rec, write, file, func(r *ServiceRecord) *Applied { return &r.Applied }); write {
 			tx.services = append(tx.services, rec)
 		}
 	}
@@ -253,8 +280,9 @@ func (tx *applyTx) apply(in *prepared, opts ApplyOptions) ([]ApplyResult, error)
 		if old != nil && !old.Deleted {
 			live = &old.Deployment
 		}
-		d := n.d
-		if err := KeepLive(live, &d, opts.KeepPaused[Key(ns, name)]); err != nil {
+		d, file := n.d, n.all
+		d, err := mergeDeployment(live, old, d, file, opts)
+		if err != nil {
 			return nil, err
 		}
 		if n, err = normalize(&d); err != nil {
@@ -265,11 +293,13 @@ func (tx *applyTx) apply(in *prepared, opts ApplyOptions) ([]ApplyResult, error)
 			return nil, err
 		}
 		results = append(results, ApplyResult{ObjectRef: ref, Action: act, Generation: rec.Generation})
+		tx.planned.Deployments = append(tx.planned.Deployments, &n.d)
 		var oldOwn Ownership
 		if live != nil {
 			oldOwn = old.Ownership
 		}
-		if rec, write := claim(own, ref, live != nil, oldOwn, rec, act, func(r *Record) *Ownership { return &r.Ownership }); write {
+		rec, write := claim(own, ref, live != nil, oldOwn, rec, act, func(r *Record) *Ownership { return &r.Ownership })
+		if rec, write = remember(opts, old, rec, write, file, func(r *Record) *Applied { return &r.Applied }); write {
 			tx.deployments = append(tx.deployments, rec)
 		}
 		if old != nil && old.Deleted {
@@ -311,6 +341,7 @@ func (tx *applyTx) apply(in *prepared, opts ApplyOptions) ([]ApplyResult, error)
 		results = cls.prune(tx.now, prunable, results)
 	}
 	tx.configMaps, tx.secrets, tx.claims = cms.written, secs.written, cls.written
+	tx.planned.ConfigMaps, tx.planned.Secrets, tx.planned.Claims = cms.planned, secs.planned, cls.planned
 	if opts.PruneOwned {
 		if results, err = tx.pruneNamespaces(stored, applied, pruned, own, results, curDep, curSvc, cms, secs, cls); err != nil {
 			return nil, err
@@ -700,6 +731,7 @@ func (tx *applyTx) deleteNamespace(name string, done map[ObjectRef]bool) error {
 	}
 	t := *rec
 	t.Deleted = true
+	t.Applied = Applied{}
 	tx.deletedNamespaces = append(tx.deletedNamespaces, &t)
 	done[ObjectRef{Kind: KindNamespace, Name: name}] = true
 	return nil

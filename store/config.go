@@ -65,6 +65,8 @@ type ObjectRecord[T any] struct {
 	Updated    time.Time `json:"updatedAt"`
 	// Ownership is who manages the object (ownership.go).
 	Ownership
+	// Applied is what its applier last applied (merge.go).
+	Applied
 }
 
 type (
@@ -317,6 +319,9 @@ func planObject[T any](k *objectKind[T], old *ObjectRecord[T], n normObject[T], 
 // generation and metadata). A claim's tombstone keeps the claim whole.
 func tombstoneObject[T any](k *objectKind[T], old *ObjectRecord[T], now time.Time) *ObjectRecord[T] {
 	rec := *old
+	// A ConfigMap's or Secret's last-applied configuration holds its
+	// values too; and a revival is a new object.
+	rec.Applied = Applied{}
 	if k.bury != nil {
 		// bury replaces fields and maps, never writes into them: old
 		// (shared with the caller) is left as it was.
@@ -374,6 +379,8 @@ type objectApply[T any] struct {
 	cur     map[ObjectRef]*ObjectRecord[T]
 	written []*ObjectRecord[T]
 	own     *ownerCheck
+	// planned are the objects of in as stored, merged with the live ones.
+	planned []*T
 }
 
 func (a *objectApply[T]) refs() []ObjectRef {
@@ -409,16 +416,27 @@ func (a *objectApply[T]) plan(now time.Time, missing func(kind, ns, name string)
 		ref := ObjectRef{Kind: a.k.kind, Namespace: orDefault(m.Namespace), Name: m.Name}
 		applied[ref], visited[ref.Namespace] = true, true
 		old := a.cur[ref]
+		live, oldOwn := old != nil && !old.Deleted, Ownership{}
+		file := n.all
+		var liveObj *T
+		var last json.RawMessage
+		if live {
+			oldOwn, liveObj, last = old.Ownership, &old.Object, old.LastApplied
+		}
+		opts := a.own.opts
+		n, err := mergeNormalized(a.k.kind, display(m.Namespace, m.Name), opts, liveObj, last, n,
+			func(x *T) (normObject[T], error) { return normalizeObject(a.k, x) }, func(n normObject[T]) []byte { return n.all }, a.k.validate)
+		if err != nil {
+			return nil, err
+		}
 		rec, act, err := planObject(a.k, old, n, now)
 		if err != nil {
 			return nil, err
 		}
 		results = append(results, ApplyResult{ObjectRef: ref, Action: act, Generation: rec.Generation})
-		live, oldOwn := old != nil && !old.Deleted, Ownership{}
-		if live {
-			oldOwn = old.Ownership
-		}
-		if rec, write := claim(a.own, ref, live, oldOwn, rec, act, func(r *ObjectRecord[T]) *Ownership { return &r.Ownership }); write {
+		a.planned = append(a.planned, &n.obj)
+		rec, write := claim(a.own, ref, live, oldOwn, rec, act, func(r *ObjectRecord[T]) *Ownership { return &r.Ownership })
+		if rec, write = remember(opts, old, rec, write, file, func(r *ObjectRecord[T]) *Applied { return &r.Applied }); write {
 			a.written = append(a.written, rec)
 		}
 	}

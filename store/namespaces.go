@@ -29,6 +29,8 @@ type NamespaceRecord struct {
 	Created time.Time `json:"createdAt"`
 	// Ownership is who manages the namespace (ownership.go).
 	Ownership
+	// Applied is what its applier last applied (merge.go).
+	Applied
 }
 
 type namespaceFile struct {

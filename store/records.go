@@ -44,6 +44,8 @@ type Record struct {
 	Revisions []Revision `json:"revisions,omitempty"`
 	// Ownership is who manages the deployment (ownership.go).
 	Ownership
+	// Applied is what its applier last applied (merge.go).
+	Applied
 }
 
 // Revision is one pod template of a deployment's history, kept so that
@@ -214,8 +216,17 @@ type ApplyOptions struct {
 	ForceConflicts bool
 	// Updater, when set, makes the apply an update by that command
 	// (patch, edit): it is recorded, never a conflict, and the manager
-	// stays.
+	// stays. Its objects are whole (the live object as the command
+	// changed it): a field one lacks was removed, nothing of the live
+	// object is kept (KeepPaused is ignored), no merge is made.
 	Updater string
+	// SaveConfig records each applied object's configuration as its
+	// last-applied one (merge.go), as `apply -f` and a manifests
+	// directory do; a CLI command that stores an object of its own
+	// making (create namespace) does not. Whether it is set or not, an
+	// applier's object is merged with the live one when the record holds
+	// a last-applied configuration.
+	SaveConfig bool
 	// PruneOwned tombstones every live object of every namespace that
 	// the applier owns (Owns, or its Manager) and the bundle no longer
 	// holds, Namespaces included — but a namespace that still holds an
@@ -439,17 +450,34 @@ func Deployments(deps ...*manifests.Deployment) Bundle { return Bundle{Deploymen
 // keeps the live count (the default on create), as kubectl apply does with
 // a manifest that leaves replicas out.
 func (s *Store) Apply(b Bundle, opts ApplyOptions) ([]ApplyResult, error) {
+	results, _, err := s.apply(b, opts)
+	return results, err
+}
+
+// Preview is Apply with DryRun that also returns the bundle's objects as
+// Apply would store them, each kind in the order of b: merged with the
+// live objects (merge.go), what Apply keeps of them kept, normalized
+// (no status, no server-set metadata). diff shows them.
+func (s *Store) Preview(b Bundle, opts ApplyOptions) ([]ApplyResult, *Bundle, error) {
+	opts.DryRun = true
+	return s.apply(b, opts)
+}
+
+func (s *Store) apply(b Bundle, opts ApplyOptions) ([]ApplyResult, *Bundle, error) {
 	if s.readOnly && !opts.DryRun {
-		return nil, ErrReadOnly
+		return nil, nil, ErrReadOnly
 	}
 	// Validate everything before looking at, let alone writing, anything.
 	in, err := prepare(b)
 	if err != nil {
-		return nil, fmt.Errorf("apply: %w", err)
+		return nil, nil, fmt.Errorf("apply: %w", err)
 	}
-	var results []ApplyResult
+	var (
+		results []ApplyResult
+		tx      *applyTx
+	)
 	run := func() error {
-		tx := &applyTx{s: s, now: time.Now().UTC()}
+		tx = &applyTx{s: s, now: time.Now().UTC()}
 		var err error
 		if results, err = tx.apply(in, opts); err != nil || opts.DryRun {
 			return err
@@ -462,9 +490,9 @@ func (s *Store) Apply(b Bundle, opts ApplyOptions) ([]ApplyResult, error) {
 		err = s.transaction(run)
 	}
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	return results, nil
+	return results, &tx.planned, nil
 }
 
 // Update applies fn to the live deployment name of namespace ns under the
@@ -512,7 +540,7 @@ func (s *Store) UpdateRecordAs(updater, ns, name string, fn func(*Record, *manif
 		if d.Metadata.NamespaceOrDefault() != old.NamespaceOrDefault() {
 			return fmt.Errorf("deployment %q: update moved it to namespace %q", name, d.Metadata.NamespaceOrDefault())
 		}
-		if err := KeepLive(&old.Deployment, &d, false); err != nil {
+		if err := keepLive(&old.Deployment, &d, false); err != nil {
 			return err
 		}
 		n, err := normalize(&d)
@@ -638,16 +666,15 @@ func plan(old *Record, n normalized, now time.Time, inUse func(hash string) bool
 	return &rec, act, nil
 }
 
-// KeepLive fills in d, a manifest about to be applied, what kubectl apply
+// keepLive fills in d, a manifest about to be applied, what kubectl apply
 // keeps of the live deployment (nil: none, or deleted — a revival starts
-// afresh): an unset spec.replicas takes the live count, or the default on
-// create; with keepPaused (the manifest left spec.paused out), spec.paused
-// takes the live value. d was validated with the default count, so a kept
-// count is validated again: it must not store a combination that
-// validation forbids (a hostPort with several replicas). It is the one
-// rule for apply and for diff, which shows no difference for what apply
-// keeps.
-func KeepLive(live, d *manifests.Deployment, keepPaused bool) error {
+// afresh) when it has no last-applied configuration to merge with
+// (merge.go): an unset spec.replicas takes the live count, or the default
+// on create; with keepPaused (the manifest left spec.paused out),
+// spec.paused takes the live value. d was validated with the default
+// count, so a kept count is validated again: it must not store a
+// combination that validation forbids (a hostPort with several replicas).
+func keepLive(live, d *manifests.Deployment, keepPaused bool) error {
 	if keepPaused && live != nil {
 		d.Spec.Paused = live.Spec.Paused
 	}
@@ -672,6 +699,7 @@ func KeepLive(live, d *manifests.Deployment, keepPaused bool) error {
 // whether it has observed it.
 func tombstone(old *Record, now time.Time) *Record {
 	rec := *old
+	rec.Applied = Applied{} // a revival is a new object
 	rec.Deleted = true
 	rec.DeletedAt = &now
 	rec.UpdatedAt = now

@@ -28,6 +28,8 @@ type ServiceRecord struct {
 	Updated    time.Time         `json:"updatedAt"`
 	// Ownership is who manages the Service (ownership.go).
 	Ownership
+	// Applied is what its applier last applied (merge.go).
+	Applied
 }
 
 // Key returns the Service's key, "namespace/name" (its watch key is
@@ -269,6 +271,7 @@ func planService(old *ServiceRecord, n normService, now time.Time) (*ServiceReco
 
 func tombstoneService(old *ServiceRecord, now time.Time) *ServiceRecord {
 	rec := *old
+	rec.Applied = Applied{}
 	rec.Deleted = true
 	rec.Updated = now
 	rec.Generation++

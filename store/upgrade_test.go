@@ -160,3 +160,50 @@ func TestUpgradeMainStateDirectory(t *testing.T) {
 		t.Errorf("team/web not at namespaces/team/deployments/web.json: %v", slices.Collect(maps.Keys(after)))
 	}
 }
+
+// Upgrade: an object main stored has no last-applied configuration. The
+// first apply of its manifest replaces it with the file, as main's apply
+// did (a label of `dockctl label` goes), and records the configuration;
+// from then on a label the file does not set is kept. No apply starts a
+// rollout, and the record rewritten still reads.
+func TestUpgradeRecordsLastApplied(t *testing.T) {
+	dir := testfs.CopyState(t, mainState)
+	s, err := Open(dir, mainInstance)
+	if err != nil {
+		t.Fatal(err)
+	}
+	docs, err := manifests.Load([]string{"testdata/main-manifests/web-sidecar.yaml"}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	d := docs[0].Deployment
+	opts := ApplyOptions{Manager: ManagerApply, SaveConfig: true, KeepPaused: map[string]bool{Key("", "web-sidecar"): !docs[0].PausedSet}}
+	before, err := s.Get("", "web-sidecar")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(before.LastApplied) != 0 {
+		t.Fatal("main's record has a last-applied configuration")
+	}
+	ref := ObjectRef{Kind: KindDeployment, Namespace: "default", Name: "web-sidecar"}
+	for i, want := range []Action{Configured, Unchanged} {
+		if _, err := s.UpdateMetadataAs("label", ref, setLabel("tier", "front")); err != nil {
+			t.Fatal(err)
+		}
+		res, err := s.Apply(Deployments(d.DeepCopy()), opts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		rec, err := s.Get("", "web-sidecar")
+		if err != nil {
+			t.Fatal(err)
+		}
+		kept := rec.Deployment.Metadata.Labels["tier"] == "front"
+		if res[0].Action != want || kept != (i == 1) || len(rec.LastApplied) == 0 {
+			t.Errorf("apply %d: %s, label kept %v, last applied %q; want %s, kept %v, recorded", i+1, res[0].Action, kept, rec.LastApplied, want, i == 1)
+		}
+		if rec.Generation != before.Generation || rec.CurrentRevision().Number != before.CurrentRevision().Number {
+			t.Errorf("apply %d: generation %d, revision %d; want main's %d, %d", i+1, rec.Generation, rec.CurrentRevision().Number, before.Generation, before.CurrentRevision().Number)
+		}
+	}
+}

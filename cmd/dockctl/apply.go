@@ -92,7 +92,7 @@ func runApply(cmd *cobra.Command, g *globalOptions, o *applyOptions) error {
 	if err != nil {
 		return err
 	}
-	opts := store.ApplyOptions{DryRun: dry, Prune: o.prune, Manager: store.ManagerApply, ForceConflicts: o.force}
+	opts := store.ApplyOptions{DryRun: dry, Prune: o.prune, Manager: store.ManagerApply, ForceConflicts: o.force, SaveConfig: true}
 	var sel labels.Selector
 	switch {
 	case o.all && o.selector != "":
@@ -251,12 +251,14 @@ func runDiff(stdin io.Reader, out, warn io.Writer, g *globalOptions, files []str
 	// kubectl diff compares with a server-side dry run: what apply would
 	// refuse (the data of an immutable ConfigMap or Secret, a Secret's
 	// type, a claim's spec, a namespace that does not exist) is an error,
-	// not a diff.
-	if _, err := st.Apply(b.Bundle, store.ApplyOptions{DryRun: true, KeepPaused: b.keepPaused, ForceConflicts: force}); err != nil {
+	// not a diff; what it would store (the file merged with the live
+	// object) is what the diff shows.
+	_, stored, err := st.Preview(b.Bundle, store.ApplyOptions{KeepPaused: b.keepPaused, ForceConflicts: force, SaveConfig: true})
+	if err != nil {
 		return 0, fmt.Errorf("apply would refuse it: %w", err)
 	}
 	d := &differ{out: out}
-	if err := diffObjects(st, b, d.show); err != nil {
+	if err := diffObjects(st, stored, d.show); err != nil {
 		return 0, err
 	}
 	return d.n, nil
@@ -284,8 +286,9 @@ func (d *differ) show(name string, live, next []byte) error {
 	return nil
 }
 
-// diffObjects shows, per object of b, the stored object next to b's.
-func diffObjects(st *store.Store, b *bundle, show func(name string, live, next []byte) error) error {
+// diffObjects shows, per object of b (as store.Preview returns them: as
+// apply would store them), the stored object next to b's.
+func diffObjects(st *store.Store, b *store.Bundle, show func(name string, live, next []byte) error) error {
 	for _, n := range b.Namespaces {
 		var live []byte
 		rec, err := st.LookupNamespace(n.Metadata.Name)
@@ -338,14 +341,6 @@ func diffObjects(st *store.Store, b *bundle, show func(name string, live, next [
 		rec, err := st.Get(d.Metadata.Namespace, d.Metadata.Name)
 		if err != nil && !errors.Is(err, store.ErrNotFound) {
 			return err // unreadable: apply would refuse it too
-		}
-		var liveDep *manifests.Deployment
-		if err == nil {
-			liveDep = &rec.Deployment
-		}
-		// What apply keeps of the live deployment is no difference.
-		if err := store.KeepLive(liveDep, d, b.keepPaused[store.Key(d.Metadata.Namespace, d.Metadata.Name)]); err != nil {
-			return err
 		}
 		if err == nil {
 			// Compare specs, not bookkeeping: server-set metadata is
@@ -406,8 +401,7 @@ func runDiffManifests(out, warn io.Writer, g *globalOptions, paths []string, ski
 		fmt.Fprintf(warn, "Warning: %s is managed by %q: the controller would leave it as it is\n", c.ObjectRef, c.Manager)
 	}
 	d := &differ{out: out}
-	b := &bundle{Bundle: plan.Bundle.Bundle, keepPaused: plan.Bundle.KeepPaused}
-	if err := diffObjects(st, b, d.show); err != nil {
+	if err := diffObjects(st, plan.Stored, d.show); err != nil {
 		return 0, err
 	}
 	for _, r := range results {

@@ -45,7 +45,7 @@ func (b *bundle) configRefs() []store.ObjectRef {
 // which keys change and never what they hold; kubectl's
 // last-applied-configuration annotation, a copy of the values, is masked
 // the same way.
-func diffConfig(st *store.Store, b *bundle, show func(name string, live, next []byte) error) error {
+func diffConfig(st *store.Store, b *store.Bundle, show func(name string, live, next []byte) error) error {
 	for _, c := range b.ConfigMaps {
 		ns, name := c.Metadata.Namespace, c.Metadata.Name
 		rec, err := st.LookupConfigMapRecord(ns, name)

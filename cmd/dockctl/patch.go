@@ -27,7 +27,8 @@ func newPatchCommand(g *globalOptions) *cobra.Command {
 		Short: "Change a stored object (deployments, services, namespaces, configmaps, secrets, pvc) with a JSON merge patch or a JSON patch",
 		Long: "Apply a patch to the object as the state directory holds it (`get -o json` without the status Docker reports), then\n" +
 			"store the result as `apply -f` of it would: validated in full (an invalid result changes nothing), a changed pod template\n" +
-			"rolled out, a change of metadata alone not, status and server-set fields ignored.\n\n" +
+			"rolled out, a change of metadata alone not, status and server-set fields ignored. The result is stored whole: a field\n" +
+			"the patch removes is removed (spec.paused: resumed; spec.replicas: back to 1), nothing is merged with the stored object.\n\n" +
 			"--type merge (the default here) is an RFC 7386 JSON merge patch: lists are replaced whole. --type json is an RFC 6902\n" +
 			"JSON patch (a list of operations). kubectl's default, strategic, is refused: dockctl has no strategic merge metadata\n" +
 			"(which lists merge by which key), so use merge, or json to change one item of a list.",
@@ -226,11 +227,14 @@ func liveJSON(g *globalOptions, st *store.Store, ref store.ObjectRef) ([]byte, e
 func yamlToJSON(b []byte) ([]byte, error) { return yaml.YAMLToJSON(bytes.TrimSpace(b)) }
 
 // storeEdited stores data (JSON, the object ref names as changed by patch
-// or edit) the way `apply -f` of it would: decoded and validated by the
-// manifests decoder, then applied alone. It must still be ref's object:
-// kind, name and namespace cannot change. It returns what the store did.
-// The change is recorded as updater's (patch, edit): the object's manager
-// stays, as a Kubernetes Update operation leaves the applier's fields.
+// or edit) the way `apply -f` of it would — decoded and validated by the
+// manifests decoder, then applied alone — but whole: it is the live object
+// as changed, so a field it lacks was removed, and nothing is merged with
+// or kept from the live object. It must still be ref's object: kind, name
+// and namespace cannot change. It returns what the store did. The change
+// is recorded as updater's (patch, edit): the object's manager stays, as a
+// Kubernetes Update operation leaves the applier's fields, and so does its
+// last-applied configuration.
 func storeEdited(errOut io.Writer, g *globalOptions, st *store.Store, ref store.ObjectRef, data []byte, updater string) (store.Action, error) {
 	var head struct {
 		Kind     string `json:"kind"`
@@ -278,7 +282,10 @@ func storeEdited(errOut io.Writer, g *globalOptions, st *store.Store, ref store.
 			fmt.Fprintf(errOut, "Warning: deployment/%s: %s\n", d.Metadata.Name, p)
 		}
 	}
-	results, err := st.Apply(b.Bundle, store.ApplyOptions{KeepPaused: b.keepPaused, Updater: updater})
+	// The object is whole, the live one as changed: a field it lacks was
+	// removed (spec.paused: unpaused; spec.replicas: the default), as the
+	// API server takes a patched or edited object.
+	results, err := st.Apply(b.Bundle, store.ApplyOptions{Updater: updater})
 	if err != nil {
 		return "", err
 	}

@@ -57,13 +57,19 @@ func TestApplyWithoutReplicasKeepsScale(t *testing.T) {
 }
 
 // Keeping the live count must not store what validation forbids: a hostPort
-// with more than one replica.
+// with more than one replica. (The count is the live one, set by scale: a
+// count the previous apply set and the file no longer does is removed,
+// back to the default, as kubectl apply's merge removes it.)
 func TestApplyWithoutReplicasValidatesKeptCount(t *testing.T) {
 	base := []string{"--state-dir", t.TempDir(), "--instance", "t1"}
-	if _, _, err := run(t, webYAML, append(base, "apply", "-f", "-")...); err != nil {
+	noReplicas := strings.Replace(webYAML, "  replicas: 3\n", "", 1)
+	if _, _, err := run(t, noReplicas, append(base, "apply", "-f", "-")...); err != nil {
 		t.Fatal(err)
 	}
-	hostPort := strings.Replace(strings.Replace(webYAML, "  replicas: 3\n", "", 1), "hostPort: 0", "hostPort: 18080", 1)
+	if _, _, err := run(t, "", append(base, "scale", "deployment/web", "--replicas", "3")...); err != nil {
+		t.Fatal(err)
+	}
+	hostPort := strings.Replace(noReplicas, "hostPort: 0", "hostPort: 18080", 1)
 	_, _, err := run(t, hostPort, append(base, "apply", "-f", "-")...)
 	if err == nil || !strings.Contains(err.Error(), "hostPort") || !strings.Contains(err.Error(), "replicas") {
 		t.Fatalf("want a hostPort error, got %v", err)
