@@ -51,10 +51,14 @@ func (s *Syncer) Run(ctx context.Context, resync time.Duration) error {
 	emptied := time.NewTimer(time.Hour)
 	emptied.Stop()
 	sync := func(holdDeletes bool) {
+		// Watch before reading: a change made while the sync reads is
+		// then an event (another sync), never lost until the resync. A
+		// directory made meanwhile shows up as a change of its watched
+		// parent, and the next sync watches it before reading it.
+		s.rewatch(w)
 		if _, err := s.sync(holdDeletes); err != nil {
 			s.opts.Log.Error("manifests: sync failed", "err", err)
 		}
-		s.rewatch(w)
 		if d, ok := s.untilEmptyDeletes(); ok {
 			emptied.Reset(d)
 		}
