@@ -361,6 +361,23 @@ func diffObjects(st *store.Store, b *bundle, show func(name string, live, next [
 	return nil
 }
 
+// prunedYAML is the live object a prune would delete, as the diff shows
+// it: a Secret's values masked as diffSecrets masks them.
+func prunedYAML(g *globalOptions, st *store.Store, ref store.ObjectRef) ([]byte, error) {
+	obj, err := storedObject(g, st, ref)
+	if err != nil {
+		return nil, err
+	}
+	live, err := yaml.Marshal(obj)
+	if err != nil {
+		return nil, err
+	}
+	if s, ok := obj.(*manifests.Secret); ok {
+		live, _, err = maskSecret(live, s, nil, nil)
+	}
+	return live, err
+}
+
 // diffName names an object of a namespace in a diff's header: its name in
 // the default namespace, namespace/name in any other.
 func diffName(ns, name string) string {
@@ -401,10 +418,7 @@ func runDiffManifests(out, warn io.Writer, g *globalOptions, paths []string, ski
 		if r.Action != store.Pruned {
 			continue
 		}
-		live, err := liveJSON(g, st, r.ObjectRef)
-		if err == nil {
-			live, err = yaml.JSONToYAML(live)
-		}
+		live, err := prunedYAML(g, st, r.ObjectRef)
 		if err != nil {
 			return 0, fmt.Errorf("%s: %w", r.ObjectRef, err)
 		}
