@@ -66,7 +66,7 @@ func newApplyCommand(g *globalOptions) *cobra.Command {
 	cmd.Flags().StringVarP(&o.selector, "selector", "l", "", "apply only the objects of the files whose metadata.labels match, and with --prune prune only matching ones")
 	cmd.Flags().BoolVar(&o.force, "force-conflicts", false, "take over the objects another manager (a manifests directory of the controller) manages, instead of refusing them; that directory then leaves them alone and reports a conflict")
 	cmd.Flags().BoolVar(&o.wait, "wait", false, "wait until every applied deployment is rolled out (needs a running controller)")
-	cmd.Flags().DurationVar(&o.timeout, "timeout", 5*time.Minute, "how long --wait waits")
+	cmd.Flags().DurationVar(&o.timeout, "timeout", 5*time.Minute, "how long --wait waits (0: a week, as kubectl)")
 	_ = cmd.MarkFlagRequired("filename")
 	return cmd
 }
@@ -141,7 +141,7 @@ func runApply(cmd *cobra.Command, g *globalOptions, o *applyOptions) error {
 				keys = append(keys, store.Key(r.Namespace, r.Name))
 			}
 		}
-		return waitRollouts(cmd.Context(), g, st, keys, o.timeout, out)
+		return waitRollouts(cmd.Context(), g, st, keys, deleteWaitTimeout(o.timeout), out)
 	}
 	return nil
 }

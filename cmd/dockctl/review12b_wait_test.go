@@ -33,8 +33,11 @@ func TestReview12bWaitTimeoutZeroChecksOnce(t *testing.T) {
 	}()
 	select {
 	case r := <-done:
-		if r.err == nil || !strings.Contains(r.err.Error(), "timed out waiting for the condition on deployments/web") {
-			t.Errorf("wait --timeout=0 on an unmet condition: err %v, want kubectl's timed out error at once\n%s", r.err, r.out)
+		// kubectl's words for a single look (getObjAndCheckCondition's
+		// o.Timeout == 0 branch, k8s.io/kubectl/pkg/cmd/wait); "timed out
+		// waiting…" is the error of a wait that ran out.
+		if r.err == nil || !strings.Contains(r.err.Error(), "condition not met for deployments/web") {
+			t.Errorf("wait --timeout=0 on an unmet condition: err %v, want kubectl's condition not met error at once\n%s", r.err, r.out)
 		}
 	case <-time.After(20 * time.Second):
 		t.Errorf("wait --timeout=0 still waiting after 20s on a condition that is not met (kubectl checks once and returns)")
