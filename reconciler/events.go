@@ -146,7 +146,9 @@ func (r *StoreRecorder) Event(obj store.InvolvedObject, eventType, reason, messa
 // Dropped is how many events a full buffer refused.
 func (r *StoreRecorder) Dropped() int64 { return r.dropped.Load() }
 
-// Flush writes what is buffered now.
+// Flush writes what is buffered now. An error may leave part of the batch
+// recorded (the store writes each namespace on its own, and records into
+// a new log in place of a corrupt one): it says what failed.
 func (r *StoreRecorder) Flush() error {
 	r.mu.Lock()
 	buf := r.buf
@@ -169,7 +171,7 @@ func (r *StoreRecorder) Run(ctx context.Context) {
 		select {
 		case <-ctx.Done():
 			if err := r.Flush(); err != nil {
-				r.log.Warn("events not recorded", "err", err)
+				r.log.Warn("recording events", "err", err)
 			}
 			return
 		case <-r.kick:
@@ -180,7 +182,7 @@ func (r *StoreRecorder) Run(ctx context.Context) {
 		case <-time.After(r.interval):
 		}
 		if err := r.Flush(); err != nil {
-			r.log.Warn("events not recorded", "err", err)
+			r.log.Warn("recording events", "err", err)
 		}
 		if d := r.dropped.Load(); d != r.warned {
 			r.log.Warn("event buffer full: events dropped", "dropped", d-r.warned, "total", d)

@@ -40,7 +40,10 @@
 // events)" row, as client-go's EventCorrelator does. RecordEvents writes
 // a batch as one atomic rewrite per namespace under the write lock, and
 // writes nothing for no event; expired events are hidden on read, so an
-// idle controller never rewrites a log to expire them.
+// idle controller never rewrites a log to expire them. Namespaces are
+// written independently: a log that does not decode is moved aside
+// (<ns>.json.corrupt-<time>, one kept) and restarted, one of a newer format
+// is refused, and neither stops the other namespaces' events.
 //
 // The default namespace lives at the top, where every release before
 // namespaces kept its deployments: a state directory of an earlier release

@@ -102,6 +102,15 @@ func (e *Event) similarKey(o *Event) bool {
 // reason within ten minutes is merged into one "(combined from similar
 // events)" row. Each write drops events older than EventTTL and the
 // oldest beyond MaxEventsPerNamespace. No event, no write.
+//
+// Each namespace is written on its own: an invalid event, or a namespace
+// whose log cannot be written, costs only that, and the error returned
+// joins one error per failure. A log that does not decode (cut short by a
+// full disk, edited by hand) is moved aside as <ns>.json.corrupt-<time>
+// (the one kept; an older one is removed) and a new log started: the
+// events are recorded and the error says where the old log went, so it is
+// reported once. A log of a newer format is never overwritten: that
+// namespace's events are refused.
 func (s *Store) RecordEvents(evs []Event) error {
 	if s.readOnly {
 		return ErrReadOnly
@@ -109,18 +118,24 @@ func (s *Store) RecordEvents(evs []Event) error {
 	if len(evs) == 0 {
 		return nil
 	}
+	var errs []error
 	byNS := map[string][]Event{}
 	for _, e := range evs {
 		if err := checkNamespace(e.InvolvedObject.Namespace); err != nil {
-			return fmt.Errorf("event %s: %w", e.Reason, err)
+			errs = append(errs, fmt.Errorf("event %s: %w", e.Reason, err))
+			continue
 		}
 		if e.Type != EventNormal && e.Type != EventWarning {
-			return fmt.Errorf("event %s: type %q: must be Normal or Warning", e.Reason, e.Type)
+			errs = append(errs, fmt.Errorf("event %s: type %q: must be Normal or Warning", e.Reason, e.Type))
+			continue
 		}
 		e.InvolvedObject.Namespace = orDefault(e.InvolvedObject.Namespace)
 		byNS[e.InvolvedObject.Namespace] = append(byNS[e.InvolvedObject.Namespace], e)
 	}
-	return s.transaction(func() error {
+	if len(byNS) == 0 {
+		return errors.Join(errs...)
+	}
+	err := s.transaction(func() error {
 		dir := filepath.Join(s.dir, eventsDir)
 		if err := os.Mkdir(dir, dirPerm); err != nil && !errors.Is(err, fs.ErrExist) {
 			return notWritable(s.dir, err)
@@ -128,35 +143,70 @@ func (s *Store) RecordEvents(evs []Event) error {
 		if err := checkPrivateDir(dir, false); err != nil {
 			return err
 		}
-		var ws []pendingWrite
 		for _, ns := range slices.Sorted(mapKeys(byNS)) {
-			cur, err := s.readEvents(ns)
-			if err != nil {
-				abortWrites(ws)
-				return err
+			if err := s.recordNamespaceEvents(dir, ns, byNS[ns]); err != nil {
+				errs = append(errs, err)
 			}
-			now := eventsNow()
-			for _, e := range byNS[ns] {
-				cur = mergeEvent(cur, e)
-			}
-			cur = boundEvents(cur, now)
-			data, err := json.MarshalIndent(eventsFile{Version: formatVersion, Events: cur}, "", "  ")
-			if err != nil {
-				abortWrites(ws)
-				return fmt.Errorf("events of namespace %s: %w", ns, err)
-			}
-			w, err := prepareWrite(dir, ns+".json", append(data, '\n'))
-			if err != nil {
-				abortWrites(ws)
-				return fmt.Errorf("state directory %s: %w", s.dir, err)
-			}
-			ws = append(ws, w)
-		}
-		if err := commitWrites(ws); err != nil {
-			return fmt.Errorf("state directory %s: %w", s.dir, err)
 		}
 		return nil
 	})
+	return errors.Join(append(errs, err)...)
+}
+
+// recordNamespaceEvents merges evs into namespace ns's log (the caller
+// holds the write lock), starting a new log in place of a corrupt one.
+func (s *Store) recordNamespaceEvents(dir, ns string, evs []Event) error {
+	cur, err := s.readEvents(ns)
+	var reset error
+	if errors.Is(err, ErrCorrupt) {
+		aside, merr := moveAside(dir, ns+".json")
+		if merr != nil {
+			return fmt.Errorf("%w; moving it aside: %w", err, merr)
+		}
+		reset = fmt.Errorf("%w: moved aside to %s, a new log started", err, filepath.Join(eventsDir, aside))
+		cur = nil
+	} else if err != nil {
+		return err
+	}
+	now := eventsNow()
+	for _, e := range evs {
+		cur = mergeEvent(cur, e)
+	}
+	cur = boundEvents(cur, now)
+	data, err := json.MarshalIndent(eventsFile{Version: formatVersion, Events: cur}, "", "  ")
+	if err != nil {
+		return errors.Join(reset, fmt.Errorf("events of namespace %s: %w", ns, err))
+	}
+	if err := writeFileAtomic(dir, ns+".json", append(data, '\n')); err != nil {
+		return errors.Join(reset, fmt.Errorf("state directory %s: %w", s.dir, err))
+	}
+	return reset
+}
+
+// corruptMarker names a log moved aside: <name>.corrupt-<UTC time>. It
+// does not end in .json, so Events and WatchEvents never take it for a log.
+const corruptMarker = ".corrupt-"
+
+// moveAside renames dir/name to name.corrupt-<time>, after removing the
+// one an earlier call left: a log that keeps breaking does not fill the
+// disk with copies. It returns the new name.
+func moveAside(dir, name string) (string, error) {
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return "", err
+	}
+	for _, e := range entries {
+		if strings.HasPrefix(e.Name(), name+corruptMarker) {
+			if err := os.Remove(filepath.Join(dir, e.Name())); err != nil && !errors.Is(err, fs.ErrNotExist) {
+				return "", err
+			}
+		}
+	}
+	aside := name + corruptMarker + time.Now().UTC().Format("20060102T150405Z")
+	if err := os.Rename(filepath.Join(dir, name), filepath.Join(dir, aside)); err != nil {
+		return "", err
+	}
+	return aside, nil
 }
 
 func mapKeys[V any](m map[string]V) func(func(string) bool) {
@@ -260,7 +310,9 @@ func truncateUTF8(s string, n int) string {
 
 func isRuneStart(b byte) bool { return b&0xC0 != 0x80 }
 
-// readEvents reads namespace ns's log, unexpired or not.
+// readEvents reads namespace ns's log, unexpired or not. An error wraps
+// ErrCorrupt only for a log that does not decode and is not of a newer
+// format, the one RecordEvents may replace.
 func (s *Store) readEvents(ns string) ([]Event, error) {
 	rel := eventsPath(ns)
 	data, err := s.readFile(rel)
@@ -277,10 +329,20 @@ func (s *Store) readEvents(ns string) ([]Event, error) {
 	return f.Events, nil
 }
 
+// SkippedLogsError is what Events returns with all when some namespace's
+// log could not be read: the events of the others come with it, so that
+// one bad log does not hide every namespace's events. Errs has one error
+// per log left out, naming it.
+type SkippedLogsError struct{ Errs []error }
+
+func (e *SkippedLogsError) Error() string   { return errors.Join(e.Errs...).Error() }
+func (e *SkippedLogsError) Unwrap() []error { return e.Errs }
+
 // Events returns the unexpired events of namespace ns ("" is default), or
 // of every namespace with all, sorted by last timestamp. Expired events
 // are hidden on read (ties keep the order recorded), so that an idle writer need not rewrite the file to
-// expire them.
+// expire them. With all, a log that cannot be read is left out and
+// reported in a *SkippedLogsError returned along with the others' events.
 func (s *Store) Events(ns string, all bool) ([]Event, error) {
 	var nss []string
 	if all {
@@ -301,10 +363,15 @@ func (s *Store) Events(ns string, all bool) ([]Event, error) {
 	}
 	now := eventsNow()
 	var out []Event
+	var skipped []error
 	for _, n := range nss {
 		evs, err := s.readEvents(n)
 		if err != nil {
-			return nil, err
+			if !all {
+				return nil, err
+			}
+			skipped = append(skipped, err)
+			continue
 		}
 		for _, e := range evs {
 			if now.Sub(e.LastTimestamp) <= EventTTL {
@@ -315,6 +382,9 @@ func (s *Store) Events(ns string, all bool) ([]Event, error) {
 	slices.SortStableFunc(out, func(a, b Event) int {
 		return cmp.Or(a.LastTimestamp.Compare(b.LastTimestamp), strings.Compare(a.InvolvedObject.Namespace, b.InvolvedObject.Namespace)) // ties: recorded order
 	})
+	if len(skipped) > 0 {
+		return out, &SkippedLogsError{Errs: skipped}
+	}
 	return out, nil
 }
 

@@ -2,6 +2,7 @@ package store
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -252,24 +253,118 @@ func TestWatchEvents(t *testing.T) {
 	}
 }
 
-func TestEventsCorruptOrNewerFileRefused(t *testing.T) {
-	for _, content := range []string{"{not json", `{"version":99,"events":[]}`, `{"events":[]}`} {
-		s := openTemp(t)
-		if err := os.MkdirAll(filepath.Join(s.Dir(), eventsDir), 0o700); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(filepath.Join(s.Dir(), eventsPath("")), []byte(content), 0o600); err != nil {
-			t.Fatal(err)
-		}
-		if _, err := s.Events("", false); err == nil || !strings.Contains(err.Error(), "events/default.json") {
-			t.Errorf("%s: read error %v", content, err)
-		}
-		// Never overwritten: a newer dockctl's log stays whole.
-		if err := s.RecordEvents([]Event{ev("Pod", "", "p", EventNormal, "X", "m", time.Now())}); err == nil {
-			t.Errorf("%s: recorded over it", content)
-		}
-		if b, _ := os.ReadFile(filepath.Join(s.Dir(), eventsPath(""))); string(b) != content {
-			t.Errorf("%s: rewritten as %s", content, b)
-		}
+// A log that does not decode is moved aside and a new one started, once;
+// a log of a newer format is never overwritten; either way the other
+// namespaces' events are recorded, and listed by Events with all.
+func TestEventsUnreadableLog(t *testing.T) {
+	tests := []struct {
+		name, content string
+		newer         bool // refused and kept, not moved aside
+	}{
+		{"cut short", `{"version":1,"events":[{"type":"Normal","rea`, false},
+		{"not JSON", "{not json", false},
+		{"no version", `{"events":[]}`, false},
+		{"empty", "", false},
+		{"newer format", `{"version":99,"events":[]}`, true},
+		{"newer format cut short", `{"version":2,"events":[{"ty`, true},
+		{"newer format of another shape", `{"version":2,"events":{"by":"object"}}`, true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			s := openTemp(t)
+			dir := filepath.Join(s.Dir(), eventsDir)
+			if err := os.MkdirAll(dir, 0o700); err != nil {
+				t.Fatal(err)
+			}
+			logPath := filepath.Join(s.Dir(), eventsPath(""))
+			// An earlier copy moved aside: at most one is kept.
+			if err := os.WriteFile(logPath+corruptMarker+"20260101T000000Z", []byte("older"), 0o600); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(logPath, []byte(tt.content), 0o600); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := s.Events("", false); err == nil || !strings.Contains(err.Error(), "events/default.json") {
+				t.Errorf("reading it: %v, want an error naming events/default.json", err)
+			}
+			evs, err := s.Events("", true)
+			var skipped *SkippedLogsError
+			if !errors.As(err, &skipped) || len(skipped.Errs) != 1 || len(evs) != 0 {
+				t.Errorf("Events -A: %v %v, want the log skipped", evs, err)
+			}
+
+			at := time.Now()
+			err = s.RecordEvents([]Event{
+				ev("Deployment", "", "web", EventNormal, "ScalingReplicaSet", "Scaled up", at),
+				ev("Deployment", "shop", "cart", EventWarning, "BackOff", "m", at),
+			})
+			if err == nil || !strings.Contains(err.Error(), "events/default.json") {
+				t.Errorf("RecordEvents: %v, want an error naming events/default.json", err)
+			}
+			if got, _ := s.Events("shop", false); len(got) != 1 {
+				t.Errorf("namespace shop has %d events, want 1", len(got))
+			}
+			aside, _ := filepath.Glob(logPath + corruptMarker + "*")
+			got, readErr := s.Events("", false)
+			if tt.newer {
+				if b, _ := os.ReadFile(logPath); string(b) != tt.content {
+					t.Errorf("a newer format's log rewritten as %q", b)
+				}
+				if len(aside) != 1 || !strings.HasSuffix(aside[0], "20260101T000000Z") {
+					t.Errorf("a newer format's log moved aside: %v", aside)
+				}
+				if readErr == nil || errors.Is(readErr, ErrCorrupt) || !strings.Contains(readErr.Error(), "newer dockctl") {
+					t.Errorf("reading a newer format's log: %v", readErr)
+				}
+				all, err := s.Events("", true)
+				if !errors.As(err, &skipped) || len(all) != 1 || all[0].InvolvedObject.Namespace != "shop" {
+					t.Errorf("Events -A: %v %v, want shop's event and the newer log skipped", all, err)
+				}
+				return
+			}
+			if !strings.Contains(err.Error(), "moved aside to events/default.json.corrupt-") {
+				t.Errorf("RecordEvents: %v, want where the log went", err)
+			}
+			if len(aside) != 1 {
+				t.Fatalf("moved aside: %v, want one copy", aside)
+			}
+			if b, _ := os.ReadFile(aside[0]); string(b) != tt.content {
+				t.Errorf("the copy moved aside holds %q, want the log's %q", b, tt.content)
+			}
+			if readErr != nil || len(got) != 1 || got[0].Reason != "ScalingReplicaSet" {
+				t.Errorf("the new log: %v %v, want the event recorded", got, readErr)
+			}
+			// Reported once: the next batch goes into the new log.
+			if err := s.RecordEvents([]Event{ev("Deployment", "", "web", EventNormal, "ScalingReplicaSet", "Scaled up", at)}); err != nil {
+				t.Errorf("the next batch: %v", err)
+			}
+			if all, err := s.Events("", true); err != nil || len(all) != 2 {
+				t.Errorf("Events -A: %v %v, want both namespaces' events", all, err)
+			}
+		})
+	}
+}
+
+// A namespace whose log cannot be read at all (here a directory in its
+// place) loses its events, not the others'.
+func TestRecordEventsOneNamespaceFailing(t *testing.T) {
+	s := openTemp(t)
+	if err := os.MkdirAll(filepath.Join(s.Dir(), eventsPath("shop")), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	at := time.Now()
+	err := s.RecordEvents([]Event{
+		ev("Deployment", "shop", "cart", EventWarning, "BackOff", "m", at),
+		ev("Deployment", "", "web", EventNormal, "ScalingReplicaSet", "Scaled up", at),
+		ev("Deployment", "", "web", "Info", "X", "an invalid event", at),
+	})
+	if err == nil || !strings.Contains(err.Error(), "events/shop.json") || !strings.Contains(err.Error(), `type "Info"`) {
+		t.Errorf("RecordEvents: %v, want shop's log and the invalid event named", err)
+	}
+	if got, err := s.Events("", false); err != nil || len(got) != 1 {
+		t.Errorf("default: %v %v, want its one valid event", got, err)
+	}
+	if fi, err := os.Stat(filepath.Join(s.Dir(), eventsPath("shop"))); err != nil || !fi.IsDir() {
+		t.Errorf("shop's unreadable log was replaced: %v", err)
 	}
 }

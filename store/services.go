@@ -189,9 +189,14 @@ func (s *Store) readState(rel string, v any, version *int) (found bool, err erro
 }
 
 // decodeVersioned decodes a state file whose format version lands in
-// *version, refusing a file without one or of a newer format.
+// *version, refusing a file without one or of a newer format. A file that
+// does not decode is of a newer format when its version says so: such an
+// error does not wrap ErrCorrupt, so that no writer replaces it.
 func decodeVersioned(data []byte, v any, version *int) error {
 	if err := json.Unmarshal(data, v); err != nil {
+		if n := leadingVersion(data); n > formatVersion {
+			return fmt.Errorf("written in format %d by a newer dockctl (this one reads up to %d)", n, formatVersion)
+		}
 		return fmt.Errorf("%w: %w", ErrCorrupt, err)
 	}
 	switch {
@@ -201,6 +206,34 @@ func decodeVersioned(data []byte, v any, version *int) error {
 		return fmt.Errorf("written in format %d by a newer dockctl (this one reads up to %d)", *version, formatVersion)
 	}
 	return nil
+}
+
+// leadingVersion is the top-level "version" of a JSON object read token by
+// token, so that it is found in a file cut short or otherwise malformed
+// after it (dockctl writes it first); 0 when there is none.
+func leadingVersion(data []byte) int {
+	dec := json.NewDecoder(bytes.NewReader(data))
+	if t, err := dec.Token(); err != nil || t != json.Delim('{') {
+		return 0
+	}
+	for dec.More() {
+		key, err := dec.Token()
+		if err != nil {
+			return 0
+		}
+		if key == "version" {
+			var n int
+			if dec.Decode(&n) != nil {
+				return 0
+			}
+			return n
+		}
+		var skip json.RawMessage
+		if dec.Decode(&skip) != nil {
+			return 0
+		}
+	}
+	return 0
 }
 
 func encodeService(r *ServiceRecord) ([]byte, error) {

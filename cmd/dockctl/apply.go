@@ -72,7 +72,7 @@ func newApplyCommand(g *globalOptions) *cobra.Command {
 	cmd.Flags().StringVarP(&o.selector, "selector", "l", "", "apply only the objects of the files whose metadata.labels match, and with --prune prune only matching ones")
 	cmd.Flags().BoolVar(&o.force, "force-conflicts", false, "take over the objects another manager (a manifests directory of the controller) manages, instead of refusing them; that directory then leaves them alone and reports a conflict")
 	cmd.Flags().BoolVar(&o.wait, "wait", false, "wait until every applied deployment is rolled out (needs a running controller)")
-	cmd.Flags().DurationVar(&o.timeout, "timeout", 5*time.Minute, "how long --wait waits")
+	cmd.Flags().DurationVar(&o.timeout, "timeout", 5*time.Minute, "how long --wait waits (0: a week, as kubectl)")
 	return cmd
 }
 
@@ -151,7 +151,7 @@ func runApply(cmd *cobra.Command, g *globalOptions, o *applyOptions) error {
 				keys = append(keys, store.Key(r.Namespace, r.Name))
 			}
 		}
-		return waitRollouts(cmd.Context(), g, st, keys, o.timeout, out)
+		return waitRollouts(cmd.Context(), g, st, keys, deleteWaitTimeout(o.timeout), out)
 	}
 	return nil
 }
@@ -366,6 +366,23 @@ func diffObjects(st *store.Store, b *store.Bundle, show func(name string, live, 
 	return nil
 }
 
+// prunedYAML is the live object a prune would delete, as the diff shows
+// it: a Secret's values masked as diffSecrets masks them.
+func prunedYAML(g *globalOptions, st *store.Store, ref store.ObjectRef) ([]byte, error) {
+	obj, err := storedObject(g, st, ref)
+	if err != nil {
+		return nil, err
+	}
+	live, err := yaml.Marshal(obj)
+	if err != nil {
+		return nil, err
+	}
+	if s, ok := obj.(*manifests.Secret); ok {
+		live, _, err = maskSecret(live, s, nil, nil)
+	}
+	return live, err
+}
+
 // diffName names an object of a namespace in a diff's header: its name in
 // the default namespace, namespace/name in any other.
 func diffName(ns, name string) string {
@@ -408,10 +425,7 @@ func runDiffManifests(out, warn io.Writer, g *globalOptions, paths []string, ski
 		if r.Action != store.Pruned {
 			continue
 		}
-		live, err := liveJSON(g, st, r.ObjectRef)
-		if err == nil {
-			live, err = yaml.JSONToYAML(live)
-		}
+		live, err := prunedYAML(g, st, r.ObjectRef)
 		if err != nil {
 			return 0, fmt.Errorf("%s: %w", r.ObjectRef, err)
 		}

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"slices"
@@ -102,8 +103,9 @@ func runEvents(cmd *cobra.Command, g *globalOptions, o *eventsOptions) error {
 	if err != nil {
 		return err
 	}
+	warned := map[string]bool{}
 	list := func() ([]store.Event, error) {
-		evs, err := st.Events(g.namespace, o.allNamespaces)
+		evs, err := readEvents(cmd.ErrOrStderr(), st, g.namespace, o.allNamespaces, warned)
 		return slices.DeleteFunc(evs, func(e store.Event) bool { return !keep(e) }), err
 	}
 	var changes <-chan string
@@ -153,6 +155,27 @@ func runEvents(cmd *cobra.Command, g *globalOptions, o *eventsOptions) error {
 		}
 	}
 	return nil
+}
+
+// readEvents is st.Events where, with -A, a namespace whose log cannot be
+// read is a warning and the others are listed, as get warns about a record
+// it cannot read. warned keeps -w from repeating one warning on every
+// change (nil: warn each time).
+func readEvents(errOut io.Writer, st *store.Store, ns string, all bool, warned map[string]bool) ([]store.Event, error) {
+	evs, err := st.Events(ns, all)
+	var skipped *store.SkippedLogsError
+	if !errors.As(err, &skipped) {
+		return evs, err
+	}
+	for _, e := range skipped.Errs {
+		if msg := e.Error(); !warned[msg] {
+			fmt.Fprintln(errOut, "warning:", msg)
+			if warned != nil {
+				warned[msg] = true
+			}
+		}
+	}
+	return evs, nil
 }
 
 func scopeOf(g *globalOptions, all bool) string {
@@ -238,7 +261,7 @@ func getEvents(cmd *cobra.Command, g *globalOptions, o *getOptions, name string)
 	if err != nil {
 		return err
 	}
-	evs, err := st.Events(g.namespace, o.allNamespaces)
+	evs, err := readEvents(cmd.ErrOrStderr(), st, g.namespace, o.allNamespaces, nil)
 	if err != nil {
 		return err
 	}

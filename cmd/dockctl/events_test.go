@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -196,5 +197,51 @@ func waitOutput(t *testing.T, b *syncBuffer, want string) {
 			t.Fatalf("no %q in:\n%s", want, b.String())
 		}
 		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+// One namespace's log that cannot be read: events -A and get events -A
+// warn about it on stderr and list the others; the namespace alone is an
+// error; describe keeps its "<unknown>" section.
+func TestEventsUnreadableNamespaceLog(t *testing.T) {
+	dir, _ := eventsFixture(t)
+	if err := os.WriteFile(filepath.Join(dir, "events", "team.json"), []byte(`{"version":1,"events":[{"ty`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	const warning = "warning: state file events/team.json: corrupt"
+	for _, tt := range []struct {
+		args    []string
+		wantErr bool
+		warn    bool
+	}{
+		{[]string{"events", "-A"}, false, true},
+		{[]string{"get", "events", "-A"}, false, true},
+		{[]string{"events", "-A", "-o", "json"}, false, true},
+		{[]string{"events"}, false, false},
+		{[]string{"events", "-n", "team"}, true, false},
+		{[]string{"get", "events", "-n", "team"}, true, false},
+	} {
+		out, errOut, err := run(t, "", append([]string{"--state-dir", dir}, tt.args...)...)
+		if tt.wantErr {
+			if err == nil || !strings.Contains(err.Error(), "events/team.json") {
+				t.Errorf("%v: error %v, want one naming events/team.json", tt.args, err)
+			}
+			continue
+		}
+		if err != nil {
+			t.Errorf("%v: %v %s", tt.args, err, errOut)
+			continue
+		}
+		if !strings.Contains(out, "web-5d8f9c7b6a-0") || strings.Contains(out, "api-1a2b3c4d5e-0") {
+			t.Errorf("%v: want default's events only:\n%s", tt.args, out)
+		}
+		if got := strings.Count(errOut, warning); got != map[bool]int{true: 1, false: 0}[tt.warn] {
+			t.Errorf("%v: stderr %q, want the warning %v", tt.args, errOut, tt.warn)
+		}
+	}
+	var b bytes.Buffer
+	describeEvents(&b, &globalOptions{stateDir: dir, instance: "default", namespace: "team"}, kindDeployment, "api")
+	if !strings.HasPrefix(b.String(), "Events:  <unknown> (state file events/team.json") {
+		t.Errorf("describe's events section: %q", b.String())
 	}
 }

@@ -175,7 +175,7 @@ func newDeleteCommand(g *globalOptions) *cobra.Command {
 				fmt.Fprintf(cmd.OutOrStdout(), "%s deleted\n", r.ObjectRef)
 			}
 			if wait && len(waitKeys) > 0 {
-				if err := waitDeleted(cmd.Context(), g, st, dedupe(waitKeys), timeout, cmd.OutOrStdout()); err != nil {
+				if err := waitDeleted(cmd.Context(), g, st, dedupe(waitKeys), deleteWaitTimeout(timeout), cmd.OutOrStdout()); err != nil {
 					errs = append(errs, err)
 				}
 			}
@@ -185,7 +185,7 @@ func newDeleteCommand(g *globalOptions) *cobra.Command {
 	cmd.Flags().StringSliceVarP(&files, "filename", "f", nil, "delete the objects named in these manifests")
 	addSkipUnsupported(cmd, &skip)
 	cmd.Flags().BoolVar(&wait, "wait", false, "wait until their containers are gone (needs a running controller)")
-	cmd.Flags().DurationVar(&timeout, "timeout", 5*time.Minute, "how long --wait waits")
+	cmd.Flags().DurationVar(&timeout, "timeout", 5*time.Minute, "how long --wait waits (0: a week, as kubectl)")
 	cmd.Flags().BoolVar(&all, "all", false, "delete every object of the kind in the namespace (-n, or every namespace with -A)")
 	// A plain string, not a slice: "app in (a,b)" must not be split on its comma.
 	cmd.Flags().StringVarP(&selector, "selector", "l", "", "delete the objects of the kind whose metadata.labels match (=, ==, !=, in, notin, KEY, !KEY)")

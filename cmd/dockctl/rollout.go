@@ -38,7 +38,9 @@ func newRolloutStatusCommand(g *globalOptions) *cobra.Command {
 		if _, err := st.Get(g.namespace, name); err != nil {
 			return notFound(g, name, err)
 		}
-		err = waitRollouts(cmd.Context(), g, st, []string{store.Key(g.namespace, name)}, timeout, cmd.OutOrStdout())
+		// kubectl rollout status: zero means never time out; a negative
+		// timeout is taken for zero.
+		err = waitRollouts(cmd.Context(), g, st, []string{store.Key(g.namespace, name)}, max(timeout, 0), cmd.OutOrStdout())
 		if err == errDeadlineExceeded {
 			return &exitError{code: 1}
 		}
@@ -49,7 +51,7 @@ func newRolloutStatusCommand(g *globalOptions) *cobra.Command {
 
   # Give up after two minutes (exit 1)
   dockctl rollout status deploy web --timeout 2m`
-	cmd.Flags().DurationVar(&timeout, "timeout", 10*time.Minute, "give up after this long (exit 1)")
+	cmd.Flags().DurationVar(&timeout, "timeout", 10*time.Minute, "give up after this long (exit 1); 0 waits forever")
 	return cmd
 }
 

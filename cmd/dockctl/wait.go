@@ -141,6 +141,19 @@ func progressOf(rec *store.Record, status *store.Status, mine []dockerx.Containe
 	return p
 }
 
+// aWeek is kubectl's "wait forever" where it names a length: delete
+// --wait --timeout 0 and wait --timeout with a negative value.
+const aWeek = 168 * time.Hour
+
+// deleteWaitTimeout is --timeout of apply --wait and delete --wait, which
+// are kubectl's delete flags: 0 waits a week.
+func deleteWaitTimeout(timeout time.Duration) time.Duration {
+	if timeout == 0 {
+		return aWeek
+	}
+	return timeout
+}
+
 // errDeadlineExceeded makes `rollout status` exit 1 without more words:
 // the last progress line already said why.
 var errDeadlineExceeded = errors.New("progress deadline exceeded")
@@ -148,7 +161,8 @@ var errDeadlineExceeded = errors.New("progress deadline exceeded")
 // waitRollouts follows the deployments keys name until each is rolled out (or
 // gone, for deleted ones), showing live progress: a bar per deployment on a
 // terminal, a plain line per change otherwise. It fails when a deployment
-// exceeds its progress deadline or the timeout passes.
+// exceeds its progress deadline or the timeout passes; a zero timeout never
+// passes, a negative one already has.
 func waitRollouts(ctx context.Context, g *globalOptions, st *store.Store, names []string, timeout time.Duration, out io.Writer) error {
 	return waitFor(ctx, g, st, names, timeout, out, false)
 }
@@ -163,8 +177,11 @@ func waitDeleted(ctx context.Context, g *globalOptions, st *store.Store, names [
 // deleted while its rollout is awaited never completes it, which is an
 // error unless the deletion is what is awaited.
 func waitFor(ctx context.Context, g *globalOptions, st *store.Store, names []string, timeout time.Duration, out io.Writer, deleting bool) error {
-	ctx, cancel := context.WithTimeout(ctx, timeout)
-	defer cancel()
+	if timeout != 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, timeout)
+		defer cancel()
+	}
 	// One message however the timeout strikes (between two looks, or
 	// during one on a slow engine).
 	// The hint about the controller only while it has not observed every

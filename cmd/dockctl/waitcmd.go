@@ -68,6 +68,9 @@ func newWaitCommand(g *globalOptions) *cobra.Command {
   # Wait until deployments web and api are available, two minutes at most
   dockctl wait --for=condition=Available deploy/web deploy/api --timeout 2m
 
+  # Check once, without waiting, whether deployment web is available
+  dockctl wait --for=condition=Available deployment/web --timeout=0
+
   # Wait until deployment web and its containers are gone
   dockctl delete deployment web
   dockctl wait --for=delete deployment/web --timeout 60s`,
@@ -87,8 +90,13 @@ func newWaitCommand(g *globalOptions) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			ctx := cmd.Context()
-			if timeout > 0 {
+			// kubectl wait: zero checks once and does not wait, negative
+			// waits a week.
+			ctx, once := cmd.Context(), timeout == 0
+			if timeout < 0 {
+				timeout = aWeek
+			}
+			if !once {
 				var cancel context.CancelFunc
 				ctx, cancel = context.WithTimeout(ctx, timeout)
 				defer cancel()
@@ -98,9 +106,9 @@ func newWaitCommand(g *globalOptions) *cobra.Command {
 				// One at a time, as kubectl: each reports as it is met.
 				var err error
 				if c.delete {
-					err = waitDeletion(ctx, g, st, name)
+					err = waitDeletion(ctx, g, st, name, once)
 				} else {
-					err = waitCond(ctx, g, st, name, c)
+					err = waitCond(ctx, g, st, name, c, once)
 				}
 				if err != nil {
 					return err
@@ -115,7 +123,7 @@ func newWaitCommand(g *globalOptions) *cobra.Command {
 		},
 	}
 	cmd.Flags().StringVar(&forSpec, "for", "", "what to wait for: delete, or condition=TYPE[=VALUE] (VALUE True unless given)")
-	cmd.Flags().DurationVar(&timeout, "timeout", 30*time.Second, "give up after this long (exit 1); 0 waits forever")
+	cmd.Flags().DurationVar(&timeout, "timeout", 30*time.Second, "give up after this long (exit 1); 0 checks once and does not wait, negative waits a week")
 	cmd.ValidArgsFunction = g.kindThenName([]string{kindDeployment}, 2)
 	_ = cmd.RegisterFlagCompletionFunc("for", cobra.FixedCompletions([]string{"condition=Available", "condition=Progressing", "condition=ReplicaFailure", "delete"}, cobra.ShellCompDirectiveNoFileComp))
 	return cmd
@@ -141,13 +149,22 @@ func waitTimedOut(name string) error {
 	return fmt.Errorf("timed out waiting for the condition on deployments/%s", name)
 }
 
+// conditionNotMet is kubectl wait's error when --timeout 0 checked once.
+func conditionNotMet(name string) error {
+	return fmt.Errorf("condition not met for deployments/%s", name)
+}
+
 // waitCond rereads the record and its status whenever the state directory
 // changes, and every second besides (the controller's status writes are
-// what it waits for, and a watch can miss a directory made later).
-func waitCond(ctx context.Context, g *globalOptions, st *store.Store, name string, c waitCondition) error {
-	changed, err := st.Watch(ctx)
-	if err != nil {
-		changed = nil // the tick alone then
+// what it waits for, and a watch can miss a directory made later). With
+// once it looks once.
+func waitCond(ctx context.Context, g *globalOptions, st *store.Store, name string, c waitCondition, once bool) error {
+	var changed <-chan string
+	if !once {
+		var err error
+		if changed, err = st.Watch(ctx); err != nil {
+			changed = nil // the tick alone then
+		}
 	}
 	tick := time.NewTicker(time.Second)
 	defer tick.Stop()
@@ -166,6 +183,9 @@ func waitCond(ctx context.Context, g *globalOptions, st *store.Store, name strin
 		if conditionMet(c, rec, status) {
 			return nil
 		}
+		if once {
+			return conditionNotMet(name)
+		}
 		select {
 		case <-ctx.Done():
 			return waitTimedOut(name)
@@ -177,7 +197,8 @@ func waitCond(ctx context.Context, g *globalOptions, st *store.Store, name strin
 
 // waitDeletion waits until the record is gone and no container of it is
 // left, as `delete --wait`; a deployment that never existed is deleted.
-func waitDeletion(ctx context.Context, g *globalOptions, st *store.Store, name string) error {
+// With once it looks once.
+func waitDeletion(ctx context.Context, g *globalOptions, st *store.Store, name string, once bool) error {
 	cli, err := g.docker(ctx)
 	if err != nil {
 		if ctx.Err() != nil {
@@ -197,6 +218,9 @@ func waitDeletion(ctx context.Context, g *globalOptions, st *store.Store, name s
 		}
 		if ps[0].gone {
 			return nil
+		}
+		if once {
+			return conditionNotMet(name)
 		}
 		select {
 		case <-ctx.Done():

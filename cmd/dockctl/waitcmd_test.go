@@ -1,11 +1,14 @@
 package main
 
 import (
+	"bytes"
+	"context"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/dockctl/dockctl/manifests"
+	"github.com/dockctl/dockctl/reconciler"
 	"github.com/dockctl/dockctl/store"
 )
 
@@ -122,5 +125,88 @@ func TestWaitCommand(t *testing.T) {
 	out, err = runCLI(t, dir, "", "wait", "--for=delete", "deployment/web", "--timeout", "2m")
 	if err != nil || out != "deployment.apps/web deleted\n" {
 		t.Fatalf("out = %q, err = %v", out, err)
+	}
+}
+
+// --timeout as each kubectl command means it: wait's 0 looks once and
+// does not wait, its negative waits a week; rollout status's 0 (and
+// negative) never times out; delete --wait's 0 waits a week. None of
+// them times out at once.
+func TestWaitTimeoutZeroAndNegative(t *testing.T) {
+	available := &store.Status{Conditions: []manifests.DeploymentCondition{{Type: "Available", Status: "True"}}}
+	deadline := &store.Status{Conditions: []manifests.DeploymentCondition{{Type: manifests.ConditionProgressing, Status: "False", Reason: reconciler.ReasonProgressDeadlineExceeded}}}
+	tests := []struct {
+		name    string
+		status  *store.Status // written before the command (nil: none)
+		later   *store.Status // written while it runs
+		deleted bool          // the deployment deleted before
+		args    []string
+		wantOut string
+		wantErr string // "" for success
+	}{
+		{name: "wait 0, condition met", status: available,
+			args: []string{"wait", "--for=condition=Available", "deployment/web", "--timeout=0"}, wantOut: "deployment.apps/web condition met\n"},
+		{name: "wait 0, condition not met",
+			args: []string{"wait", "--for=condition=Available", "deployment/web", "--timeout=0"}, wantErr: "condition not met for deployments/web"},
+		{name: "wait 0 for delete, still there",
+			args: []string{"wait", "--for=delete", "deployment/web", "--timeout=0"}, wantErr: "condition not met for deployments/web"},
+		{name: "wait 0 for delete, gone", deleted: true,
+			args: []string{"wait", "--for=delete", "deployment/web", "--timeout=0"}, wantOut: "deployment.apps/web deleted\n"},
+		{name: "wait negative waits", later: available,
+			args: []string{"wait", "--for=condition=Available", "deployment/web", "--timeout=-1s"}, wantOut: "deployment.apps/web condition met\n"},
+		{name: "rollout status 0 waits", later: deadline,
+			args: []string{"rollout", "status", "deployment/web", "--timeout=0"}, wantErr: "exit status 1"},
+		{name: "rollout status negative waits", later: deadline,
+			args: []string{"rollout", "status", "deployment/web", "--timeout=-1s"}, wantErr: "exit status 1"},
+		{name: "delete --wait 0 waits",
+			args: []string{"delete", "deployment", "web", "--wait", "--timeout=0"}, wantOut: "all containers removed\n"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			dir, st, rec := appliedWeb(t)
+			write := func(s *store.Status) {
+				c := *s
+				c.ObservedGeneration = rec.Generation
+				if err := st.WriteStatus("", "web", &c); err != nil {
+					t.Error(err)
+				}
+			}
+			if tt.status != nil {
+				write(tt.status)
+			}
+			if tt.deleted {
+				if err := st.Delete("", "web"); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if tt.later != nil {
+				// After the command's first look, which a timeout of 0
+				// taken as already expired would not outlive.
+				go func() {
+					time.Sleep(300 * time.Millisecond)
+					write(tt.later)
+				}()
+			}
+			// A deadline, generous, so that a wait that never returns
+			// fails the test rather than hanging it.
+			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+			defer cancel()
+			root := newRootCommand()
+			var buf bytes.Buffer
+			root.SetOut(&buf)
+			root.SetErr(&buf)
+			root.SetArgs(append([]string{"--state-dir", dir, "--instance", "rev"}, tt.args...))
+			err := root.ExecuteContext(ctx)
+			out := buf.String()
+			if tt.wantErr == "" {
+				if err != nil || !strings.HasSuffix(out, tt.wantOut) {
+					t.Fatalf("%v: %q %v, want %q", tt.args, out, err, tt.wantOut)
+				}
+				return
+			}
+			if err == nil || !strings.Contains(err.Error(), tt.wantErr) || strings.Contains(out+err.Error(), "timed out") {
+				t.Fatalf("%v: %q %v, want the error %q", tt.args, out, err, tt.wantErr)
+			}
+		})
 	}
 }
