@@ -129,13 +129,14 @@ func TestChaos(t *testing.T) {
 	converged, state := x.waitConverged(2 * time.Minute)
 	x.convergence = time.Since(lastDisruption)
 	if converged {
-		x.endTransitions() // times the rollouts and scales still under way
+		x.endTransitions(false) // notes when the rollouts and scales still under way converged
 		// Two resync periods (2s) later nothing may have moved.
 		settled := x.snapshotIDs()
 		time.Sleep(5 * time.Second)
 		if ok, now := x.converged(); !ok || x.snapshotIDs() != settled {
 			x.violation("not stable after convergence: %s (converged as %s)", now, settled)
 		}
+		x.endTransitions(true)
 		x.checkStatus()
 	} else {
 		x.violation("no exact convergence within 2m of the last disruption; last state: %s", state)
@@ -194,6 +195,14 @@ type chaosDeployment struct {
 	changing  bool      // a template change is rolling out
 	peak      int       // the largest replicas since the last convergence
 	changedAt time.Time // when the current transition began (zero: none)
+	// convergedAt is when the test first saw the transition converged
+	// (zero: not since it began, or not any more). The transition ends —
+	// the bound drops — only once it has stayed converged past the
+	// controller's settle time: until a new container has been ready
+	// that long it is not available, and a rollout may still keep (and
+	// recreate) a replica of an old revision, within replicas + maxSurge,
+	// as Kubernetes keeps an old ReplicaSet's pods for availability.
+	convergedAt time.Time
 	kind      chaosKind // what began it (the first one, if several)
 	// bounds is the bound's history, oldest first; each entry holds from
 	// its time on. Only the test goroutine writes it; it is read once the
@@ -433,7 +442,7 @@ func (x *chaosRun) disrupt(deadline time.Time) {
 			return
 		}
 		time.Sleep(time.Until(next))
-		x.endTransitions()
+		x.endTransitions(false)
 		switch k := x.draw(); k {
 		case chaosRestart:
 			x.restartController()
@@ -567,7 +576,7 @@ func (x *chaosRun) inject(k chaosKind) {
 
 // change applies a template change or a scale to one deployment, raising
 // its bound (before the apply, so that no create can come first) until the
-// test sees it converged again.
+// test sees it converged again, and settled (endTransitions).
 func (x *chaosRun) change(k chaosKind) {
 	x.attempted[k]++
 	d := x.deps[x.rng.IntN(len(x.deps))]
@@ -577,6 +586,7 @@ func (x *chaosRun) change(k chaosKind) {
 		d.changedAt, d.kind = now, k
 	}
 	d.transitions = append(d.transitions, now)
+	d.convergedAt = time.Time{} // converged again only after this one too
 	if k == chaosTemplate {
 		x.templates++
 		d.value = fmt.Sprintf("v%d", x.templates)
@@ -597,18 +607,36 @@ func (x *chaosRun) change(k chaosKind) {
 	}
 }
 
+// chaosSettle is how long a transition must stay converged before it
+// ends: the controller's default settle time (reconciler.DefaultSettleTime,
+// 5 s) and a margin.
+const chaosSettle = 6 * time.Second
+
 // endTransitions ends the transition of every deployment that has
-// converged: its bound drops back to its replicas.
-func (x *chaosRun) endTransitions() {
+// converged and stayed so for chaosSettle (or at all, when settled: the
+// run is over and was seen stable): its bound drops back to its replicas.
+// The transition's time is counted to when it was first seen converged.
+func (x *chaosRun) endTransitions(settled bool) {
 	cs := containers(x.t, "io.dockctl.instance="+x.e.instance)
+	now := time.Now()
 	for _, d := range x.deps {
-		if d.changedAt.IsZero() || !chaosDepConverged(d, cs) {
+		if d.changedAt.IsZero() {
 			continue
 		}
-		now := time.Now()
-		x.transitionTimes[d.kind] = append(x.transitionTimes[d.kind], now.Sub(d.changedAt))
-		x.logf("%s converged %s after its %s began", d.name, now.Sub(d.changedAt).Round(time.Millisecond), chaosKindNames[d.kind])
-		d.changing, d.peak, d.changedAt = false, d.replicas, time.Time{}
+		if !chaosDepConverged(d, cs) {
+			d.convergedAt = time.Time{}
+			continue
+		}
+		if d.convergedAt.IsZero() {
+			d.convergedAt = now
+		}
+		if !settled && now.Sub(d.convergedAt) < chaosSettle {
+			continue
+		}
+		took := d.convergedAt.Sub(d.changedAt)
+		x.transitionTimes[d.kind] = append(x.transitionTimes[d.kind], took)
+		x.logf("%s converged %s after its %s began", d.name, took.Round(time.Millisecond), chaosKindNames[d.kind])
+		d.changing, d.peak, d.changedAt, d.convergedAt = false, d.replicas, time.Time{}, time.Time{}
 		d.setBound(now)
 	}
 }
