@@ -45,46 +45,51 @@ func TestReview12cExecTerminalRestoredOnSIGINT(t *testing.T) {
 			return 0
 		}
 	}
-	_, pts := openPTY(t)
-	setWinsize(t, pts, 24, 80)
-	lflag := func() uint32 {
-		tio, err := unix.IoctlGetTermios(int(pts.Fd()), unix.TCGETS)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return tio.Lflag
-	}
-	const cooked = unix.ICANON | unix.ECHO | unix.ISIG
-	before := lflag()
-	if before&cooked != cooked {
-		t.Fatalf("the pseudo-terminal does not start cooked: lflag %#x", before)
-	}
-	exe, err := os.Executable()
-	if err != nil {
-		t.Fatal(err)
-	}
-	cmd := exec.Command(exe, append(base, "exec", "-it", pod, "-c", "web", "--", "sh")...)
-	cmd.Env = append(os.Environ(), runAsDockctlEnv+"=1", "DOCKER_HOST="+api.host)
-	var errOut bytes.Buffer
-	cmd.Stdin, cmd.Stdout, cmd.Stderr = pts, pts, &errOut
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	exited := make(chan error, 1)
-	go func() { exited <- cmd.Wait() }()
-	t.Cleanup(func() { _ = cmd.Process.Kill() })
-	waitUntil(t, "exec -it to make the terminal raw", func() bool { return lflag()&cooked == 0 })
+	// SIGINT, as the review found, and the other three kubectl handles.
+	for _, sig := range []syscall.Signal{syscall.SIGINT, syscall.SIGQUIT, syscall.SIGTERM, syscall.SIGHUP} {
+		t.Run(sig.String(), func(t *testing.T) {
+			_, pts := openPTY(t)
+			setWinsize(t, pts, 24, 80)
+			lflag := func() uint32 {
+				tio, err := unix.IoctlGetTermios(int(pts.Fd()), unix.TCGETS)
+				if err != nil {
+					t.Fatal(err)
+				}
+				return tio.Lflag
+			}
+			const cooked = unix.ICANON | unix.ECHO | unix.ISIG
+			before := lflag()
+			if before&cooked != cooked {
+				t.Fatalf("the pseudo-terminal does not start cooked: lflag %#x", before)
+			}
+			exe, err := os.Executable()
+			if err != nil {
+				t.Fatal(err)
+			}
+			cmd := exec.Command(exe, append(base, "exec", "-it", pod, "-c", "web", "--", "sh")...)
+			cmd.Env = append(os.Environ(), runAsDockctlEnv+"=1", "DOCKER_HOST="+api.host)
+			var errOut bytes.Buffer
+			cmd.Stdin, cmd.Stdout, cmd.Stderr = pts, pts, &errOut
+			if err := cmd.Start(); err != nil {
+				t.Fatal(err)
+			}
+			exited := make(chan error, 1)
+			go func() { exited <- cmd.Wait() }()
+			t.Cleanup(func() { _ = cmd.Process.Kill() })
+			waitUntil(t, "exec -it to make the terminal raw", func() bool { return lflag()&cooked == 0 })
 
-	if err := cmd.Process.Signal(syscall.SIGINT); err != nil {
-		t.Fatal(err)
-	}
-	select {
-	case err := <-exited:
-		t.Logf("exec -it after SIGINT: %v; stderr %q", err, errOut.String())
-	case <-time.After(30 * time.Second):
-		t.Fatal("exec -it did not end on SIGINT")
-	}
-	if after := lflag(); after != before {
-		t.Errorf("the terminal is left raw after SIGINT: lflag %#x, was %#x (kubectl restores it)", after, before)
+			if err := cmd.Process.Signal(sig); err != nil {
+				t.Fatal(err)
+			}
+			select {
+			case err := <-exited:
+				t.Logf("exec -it after %v: %v; stderr %q", sig, err, errOut.String())
+			case <-time.After(30 * time.Second):
+				t.Fatalf("exec -it did not end on %v", sig)
+			}
+			if after := lflag(); after != before {
+				t.Errorf("the terminal is left raw after %v: lflag %#x, was %#x (kubectl restores it)", sig, after, before)
+			}
+		})
 	}
 }
