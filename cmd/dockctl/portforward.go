@@ -592,8 +592,10 @@ func relayCommand(port uint16) []string {
 }
 
 // handle relays one local connection to the pod: the local side's end is
-// passed on as a half-close, the pod's side's end closes the connection
-// (kubectl's behaviour). A connection the pod's side refuses is reported
+// passed on as a half-close, its failure (a reset) closes the exec
+// session, so that the pod's side sees its end rather than wait on an
+// idle connection for the whole session; the pod's side's end closes the
+// connection (kubectl's behaviour). A connection the pod's side refuses is reported
 // as kubectl reports it, and the session goes on.
 func (f *forwarder) handle(ctx context.Context, conn net.Conn, p forwardedPort) {
 	defer conn.Close()
@@ -605,9 +607,11 @@ func (f *forwarder) handle(ctx context.Context, conn net.Conn, p forwardedPort) 
 	}
 	defer s.Close()
 	go func() {
-		if _, err := io.Copy(s, conn); err == nil {
-			_ = s.CloseWrite()
+		if _, err := io.Copy(s, conn); err != nil {
+			_ = s.Close()
+			return
 		}
+		_ = s.CloseWrite()
 	}()
 	relayErr := &boundedBuffer{max: 4 << 10}
 	if err := s.Output(conn, relayErr); err != nil {
