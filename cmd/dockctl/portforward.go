@@ -586,9 +586,12 @@ func (f *forwarder) close() {
 	f.accepting.Wait()
 }
 
-// relayCommand is the exec that relays one connection to port of the pod.
+// relayCommand is the exec that relays one connection to port of the pod:
+// on its IPv4 loopback, else its IPv6 one, as a CRI runtime dials
+// localhost over tcp4, then tcp6, for kubectl.
 func relayCommand(port uint16) []string {
-	return []string{helperapi.Binary, "helper", helperapi.ModeRelay, net.JoinHostPort("127.0.0.1", strconv.Itoa(int(port)))}
+	p := strconv.Itoa(int(port))
+	return []string{helperapi.Binary, "helper", helperapi.ModeRelay, net.JoinHostPort("127.0.0.1", p), net.JoinHostPort("::1", p)}
 }
 
 // handle relays one local connection to the pod: the local side's end is
