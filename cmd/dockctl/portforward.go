@@ -358,7 +358,7 @@ func runPortForward(cmd *cobra.Command, g *globalOptions, o *portForwardOptions,
 	if phase := pod.phase(); phase != corev1.PodRunning || owner == nil || owner.State != dockerx.StateRunning {
 		return fmt.Errorf("unable to forward port because pod is not running. Current status=%v", phase)
 	}
-	helper, err := startPortForwardHelper(ctx, cli, g.instance, pod, owner)
+	helper, err := startPortForwardHelper(ctx, cli, g.instance, pod, owner, cmd.ErrOrStderr())
 	if err != nil {
 		return err
 	}
@@ -391,11 +391,11 @@ type portForwardHelper struct {
 // dockctl's own helper image (nothing is pulled). If the helper image is
 // removed between its load and the create (a controller collecting unused
 // ones), it is loaded again.
-func startPortForwardHelper(ctx context.Context, cli *dockerx.Client, instance string, pod podEntry, owner *dockerx.Container) (*portForwardHelper, error) {
+func startPortForwardHelper(ctx context.Context, cli *dockerx.Client, instance string, pod podEntry, owner *dockerx.Container, errOut io.Writer) (*portForwardHelper, error) {
 	suffix := make([]byte, 3)
 	_, _ = rand.Read(suffix)
 	req := dockerx.HelperRequest{Instance: instance, Namespace: pod.Namespace, Role: dockerx.RolePortForward,
-		Name:        fmt.Sprintf("%s_%s.%s_pf-%s", instance, pod.Name, pod.Namespace, hex.EncodeToString(suffix)),
+		Name:        dockerx.PortForwardHelperName(instance, pod.Namespace, pod.Name, hex.EncodeToString(suffix)),
 		Cmd:         []string{helperapi.Binary, "helper", helperapi.ModePortForward},
 		JoinNetwork: joinNetworkMode(owner), Attached: true}
 	var id string
@@ -410,6 +410,13 @@ func startPortForwardHelper(ctx context.Context, cli *dockerx.Client, instance s
 			continue
 		}
 		if err != nil {
+			if !errors.Is(err, dockerx.ErrConflict) {
+				// A failed or cancelled (Ctrl-C) call may still have
+				// created it, and a helper that never ran is never
+				// auto-removed: remove it by the name chosen here (none
+				// is no error). A conflict is another session's helper.
+				(&portForwardHelper{id: req.Name}).remove(cli, errOut)
+			}
 			return nil, err
 		}
 		break
@@ -417,12 +424,12 @@ func startPortForwardHelper(ctx context.Context, cli *dockerx.Client, instance s
 	h := &portForwardHelper{id: id}
 	a, err := cli.AttachHelper(ctx, id)
 	if err != nil {
-		h.remove(cli, io.Discard)
+		h.remove(cli, errOut)
 		return nil, err
 	}
 	h.attach = a
 	if err := cli.StartContainer(ctx, id); err != nil {
-		h.remove(cli, io.Discard)
+		h.remove(cli, errOut)
 		return nil, err
 	}
 	return h, nil
@@ -430,7 +437,8 @@ func startPortForwardHelper(ctx context.Context, cli *dockerx.Client, instance s
 
 // remove ends the helper: closing the attachment makes it exit (and
 // Docker remove it); removing it too leaves nothing behind if Docker has
-// not yet.
+// not yet. It runs after the session's context is cancelled (SIGINT), so
+// it has a short one of its own.
 func (h *portForwardHelper) remove(cli *dockerx.Client, errOut io.Writer) {
 	if h.attach != nil {
 		h.attach.Close()
