@@ -124,7 +124,10 @@ func TestReview12cPortForwardInterruptedBeforeStartLeavesHelper(t *testing.T) {
 	began := time.Now()
 	e := newEnv(t)
 	e.apply(webManifest(1, ""))
-	e.startController("--prune-orphans")
+	// A helper that is not running goes once it is older than
+	// --stale-port-forward-after (1m by default: a live CLI's time to
+	// start its own); 5s keeps this test short.
+	e.startController("--prune-orphans", "--stale-port-forward-after", "5s")
 	e.waitRunning("web", 1, "")
 
 	pfHelpers := func() []string {
@@ -187,6 +190,10 @@ func TestReview12cPortForwardInterruptedBeforeStartLeavesHelper(t *testing.T) {
 	})
 	_ = cmd.Process.Signal(syscall.SIGINT)
 	waitExit("port-forward interrupted during its helper's create", exited, out)
+	// The CLI removes the helper it named before it exits.
+	if hs := pfHelpers(); len(hs) > 0 {
+		t.Errorf("port-forward interrupted during its helper's create exited, leaving %s", strings.Join(hs, ", "))
+	}
 
 	// 2. SIGKILL once the helper is created, before the CLI attaches to
 	// it (the attach request is held until the CLI is dead).
