@@ -44,6 +44,11 @@ type PortBinding struct {
 	Protocol                string // TCP or UDP, any case; "" TCP
 }
 
+// attachedHelperUser is the uid:gid an Attached helper runs as: nobody's
+// (65534, as Kubernetes' and the distributions' nobody), which owns no
+// file of the helper image and of no pod.
+const attachedHelperUser = "65534:65534"
+
 // helperRoles are the roles a helper container may have: the others name
 // what CreateContainer, CreateVolume and the image and network calls
 // make.
@@ -96,6 +101,15 @@ func BuildHelperConfig(req HelperRequest, logs ContainerLogs) (*container.Config
 		cfg.AttachStdin, cfg.OpenStdin, cfg.StdinOnce = true, true, true
 		hc.RestartPolicy = container.RestartPolicy{Name: container.RestartPolicyDisabled}
 		hc.AutoRemove = true
+		// It lives in a user's pod's network namespace and needs nothing
+		// there but to wait on stdin and dial the pod's loopback (its
+		// execs run with the same rights): no root, no capability (Docker's
+		// defaults include NET_RAW, raw sockets on the pod's traffic), no
+		// way to gain any, nothing to write.
+		cfg.User = attachedHelperUser
+		hc.CapDrop = []string{"ALL"}
+		hc.SecurityOpt = []string{securityOptNoNewPrivileges}
+		hc.ReadonlyRootfs = true
 	}
 	setLogs(logs, hc)
 	if req.JoinNetwork != "" {

@@ -92,6 +92,33 @@ func VolumeName(holder, volume, uid string) string {
 	return holder + "." + volume + "." + uid
 }
 
+// PortForwardHelperName returns the Docker name of a `port-forward`
+// session's helper: "{instance}_{pod}.{namespace}_pf-{session}", session
+// being random per session. Pod names and namespaces are DNS-1123 labels,
+// so the name says which pod the session forwarded to
+// (PortForwardHelperPod), and never collides with a replica's, whose
+// last "_" ends the instance too but which has no other.
+func PortForwardHelperName(instance, namespace, pod, session string) string {
+	return instance + "_" + pod + "." + orDefault(namespace) + "_pf-" + session
+}
+
+// PortForwardHelperPod returns the pod a port-forward helper named name
+// (PortForwardHelperName) of that instance and namespace forwards to, ""
+// when name is not such a helper's.
+func PortForwardHelperPod(instance, namespace, name string) string {
+	rest, ok := strings.CutPrefix(strings.TrimPrefix(name, "/"), instance+"_")
+	if i := strings.LastIndex(rest, "_pf-"); ok && i >= 0 {
+		rest = rest[:i]
+	} else {
+		return ""
+	}
+	pod, ok := strings.CutSuffix(rest, "."+orDefault(namespace))
+	if !ok || pod == "" || strings.ContainsAny(pod, "._") {
+		return ""
+	}
+	return pod
+}
+
 // namespace is the namespace req's containers get: req.Namespace, else
 // the deployment's own.
 func (req CreateRequest) namespace() string {

@@ -145,3 +145,26 @@ func parseContainerName(name string) (instance, namespace, deployment, hash stri
 	}
 	return instance, namespace, deployment, hash, ordinal, true
 }
+
+// A port-forward helper's name says which pod it forwards to; nothing
+// else parses as one.
+func TestPortForwardHelperName(t *testing.T) {
+	if got := PortForwardHelperName("my_inst", "", "web-5d8f-0", "1a2b3c"); got != "my_inst_web-5d8f-0.default_pf-1a2b3c" {
+		t.Errorf("name %q", got)
+	}
+	for _, tt := range []struct{ instance, namespace, name, pod string }{
+		{"my_inst", "default", "my_inst_web-5d8f-0.default_pf-1a2b3c", "web-5d8f-0"},
+		{"my_inst", "", "/my_inst_web-5d8f-0.default_pf-1a2b3c", "web-5d8f-0"},
+		{"i", "shop", "i_db-0.shop_pf-0a0b0c", "db-0"},
+		{"i", "default", "i_db-0.shop_pf-0a0b0c", ""},  // another namespace's
+		{"j", "shop", "i_db-0.shop_pf-0a0b0c", ""},     // another instance's
+		{"i", "shop", "i_web-abc-0.shop-abc-0", ""},    // a replica
+		{"i", "shop", "i_.shop_pf-0a0b0c", ""},         // no pod
+		{"i", "shop", "i_a.b.shop_pf-0a0b0c", ""},      // no pod name has a dot
+		{"i", "shop", "i_web.shop_pf-0a0b0c_pf-1", ""}, // the last _pf- ends the pod's part
+	} {
+		if got := PortForwardHelperPod(tt.instance, tt.namespace, tt.name); got != tt.pod {
+			t.Errorf("PortForwardHelperPod(%q, %q, %q) = %q, want %q", tt.instance, tt.namespace, tt.name, got, tt.pod)
+		}
+	}
+}

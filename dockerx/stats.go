@@ -3,6 +3,7 @@ package dockerx
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"math/bits"
@@ -39,7 +40,7 @@ func (s ContainerStats) Complete() bool { return !s.Read.IsZero() && s.Window > 
 // apart: its collector's period) so that the CPU figure is a rate over that
 // second. It is not the one-shot form, which gives one sample and no rate.
 // A container that is not running gives empty stats (Complete false); one
-// that is gone an error wrapping ErrNotFound.
+// that is gone, or removed while sampled, an error wrapping ErrNotFound.
 func (c *Client) ContainerStats(ctx context.Context, id string) (ContainerStats, error) {
 	ctx, cancel := c.callCtx(ctx)
 	defer cancel()
@@ -49,6 +50,13 @@ func (c *Client) ContainerStats(ctx context.Context, id string) (ContainerStats,
 	}
 	defer r.Body.Close()
 	s, err := parseStats(r.Body)
+	if errors.Is(err, io.EOF) {
+		// 200 and nothing: the container was removed while its two
+		// samples were awaited (the daemon's subscription closed without
+		// an answer). It is gone, as a 404 says.
+		return ContainerStats{}, &mappedError{sentinel: ErrNotFound,
+			err: fmt.Errorf("stats of container %s: empty answer: removed while sampled", id)}
+	}
 	if err != nil {
 		return ContainerStats{}, fmt.Errorf("stats of container %s: %w", id, err)
 	}

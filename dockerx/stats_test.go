@@ -128,8 +128,16 @@ func TestClientContainerStats(t *testing.T) {
 	if _, err := c.ContainerStats(context.Background(), "abc"); !errors.Is(err, ErrNotFound) || !strings.Contains(err.Error(), "stats of container abc") {
 		t.Fatalf("a removed container: %v", err)
 	}
-	api.err, api.body = nil, "not json"
-	if _, err := c.ContainerStats(context.Background(), "abc"); err == nil || !strings.Contains(err.Error(), "stats of container abc: decode") {
-		t.Fatalf("a bad answer: %v", err)
+	// Removed while sampled: 200 and no body, which is gone too; a torn
+	// answer is not.
+	api.err, api.body = nil, ""
+	if _, err := c.ContainerStats(context.Background(), "abc"); !errors.Is(err, ErrNotFound) || !strings.Contains(err.Error(), "stats of container abc") {
+		t.Fatalf("an empty answer: %v", err)
+	}
+	for _, body := range []string{"not json", `{"read":`} {
+		api.body = body
+		if _, err := c.ContainerStats(context.Background(), "abc"); err == nil || errors.Is(err, ErrNotFound) || !strings.Contains(err.Error(), "stats of container abc: decode") {
+			t.Fatalf("a bad answer %q: %v", body, err)
+		}
 	}
 }

@@ -4,11 +4,13 @@ package e2e
 
 import (
 	"bufio"
+	"context"
 	"errors"
 	"io"
 	"net/http"
 	"os/exec"
 	"regexp"
+	"slices"
 	"strings"
 	"sync"
 	"syscall"
@@ -182,6 +184,16 @@ func TestExecAndPortForward(t *testing.T) {
 	helpers := containers(t, "io.dockctl.instance="+e.instance, "io.dockctl.role=port-forward")
 	if len(helpers) != 1 || helpers[0].HostConfig.NetworkMode != "container:"+replica.ID || helpers[0].Labels["io.dockctl.namespace"] != "default" {
 		t.Fatalf("port-forward helpers: %s", describe(helpers))
+	}
+	// The relay above ran unprivileged: nobody, no capability, nothing
+	// to gain, nothing writable.
+	in, err := dockerCli.ContainerInspect(context.Background(), helpers[0].ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if in.Config.User != "65534:65534" || !slices.Equal(in.HostConfig.CapDrop, []string{"ALL"}) ||
+		!slices.Contains(in.HostConfig.SecurityOpt, "no-new-privileges") || !in.HostConfig.ReadonlyRootfs {
+		t.Errorf("the helper's privileges: user %q, cap drop %v, security %v, read-only %v", in.Config.User, in.HostConfig.CapDrop, in.HostConfig.SecurityOpt, in.HostConfig.ReadonlyRootfs)
 	}
 	if _, err := get("http://127.0.0.1:" + refused + "/"); err == nil {
 		t.Error("GET through a forward to a closed port succeeded")

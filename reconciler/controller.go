@@ -126,6 +126,10 @@ type Options struct {
 	// FilesDocker writes the file volumes of pods (files.go); nil: pods
 	// with file volumes cannot be created.
 	FilesDocker FilesDocker
+	// StalePortForwardAfter is how long after its creation a port-forward
+	// helper that is not running is removed by the sweep (portforward.go;
+	// default DefaultStalePortForwardAfter).
+	StalePortForwardAfter time.Duration
 }
 
 // orphanSweepKey is queued for a whole-instance pass: it finds orphans and
@@ -229,6 +233,9 @@ func New(docker Docker, st Store, opts Options) *Controller {
 		opts.SettleTime = DefaultSettleTime
 	case opts.SettleTime < 0:
 		opts.SettleTime = 0
+	}
+	if opts.StalePortForwardAfter <= 0 {
+		opts.StalePortForwardAfter = DefaultStalePortForwardAfter
 	}
 	if opts.Logger == nil {
 		opts.Logger = slog.Default()

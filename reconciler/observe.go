@@ -75,8 +75,8 @@ func (c *Controller) sweep(ctx context.Context) error {
 	for _, ct := range cs {
 		if dockerx.IsHelperRole(ct.Role) {
 			// A Service's helper (the services loop's) or a port-forward
-			// session's (the CLI's, gone with it): never an orphan here;
-			// its image is in use.
+			// session's (the CLI's, gone with it, unless stale: below):
+			// never an orphan here; its image is in use.
 			holders = true
 			continue
 		}
@@ -158,6 +158,9 @@ func (c *Controller) sweep(ctx context.Context) error {
 	} else if c.helperImages.Load() {
 		c.collectHelperImages(ctx)
 	}
+	// Port-forward helpers whose CLI stopped before starting them: no
+	// orphans, dockctl's own dead helpers (portforward.go).
+	staleErr := c.removeStalePortForwardHelpers(ctx, stalePortForwardHelpers(cs, now, c.opts.StalePortForwardAfter))
 	for key, group := range byDeployment {
 		if known[key] || !c.certainlyUnknown(key) {
 			continue
@@ -166,11 +169,11 @@ func (c *Controller) sweep(ctx context.Context) error {
 		// hand) or one never known here: orphans.
 		for _, ct := range group {
 			if err := c.handleOrphan(ctx, ct); err != nil {
-				return errors.Join(err, netErr, claimErr)
+				return errors.Join(err, netErr, claimErr, staleErr)
 			}
 		}
 	}
-	return errors.Join(netErr, claimErr)
+	return errors.Join(netErr, claimErr, staleErr)
 }
 
 // needsSync assesses a deployment against the sweep's snapshot without

@@ -57,6 +57,9 @@ type controllerOptions struct {
 	allowEmptyAfter time.Duration
 	forceConflicts  bool
 	skipUnsupported bool
+	// stalePortForward is how old a port-forward helper that is not
+	// running must be for the sweep to remove it.
+	stalePortForward time.Duration
 }
 
 // allowOptions are the --allow-* flags.
@@ -131,6 +134,8 @@ func newControllerCommandWith(g *globalOptions, o *controllerOptions) *cobra.Com
 	f.DurationVar(&o.allowEmptyAfter, "allow-empty-after", time.Minute, "with --allow-empty: how long a directory must stay empty or unreadable before its objects are deleted")
 	f.BoolVar(&o.forceConflicts, "force-conflicts", false, "with --manifests: take over the objects the directories declare that another manager (apply) manages, instead of reporting a conflict and leaving them")
 	f.BoolVar(&o.skipUnsupported, "skip-unsupported", false, "with --manifests: skip objects of kinds dockctl does not support (an Ingress, a CronJob), with a warning, an event and a note in get manifests, as apply --skip-unsupported does; without it, a file holding one is refused, and while any file is refused nothing is deleted")
+	f.DurationVar(&o.stalePortForward, "stale-port-forward-after", reconciler.DefaultStalePortForwardAfter,
+		"remove a port-forward helper that is not running (its CLI stopped before starting it) this long after its creation, with or without --prune-orphans")
 	a := &o.allow
 	f.BoolVar(&a.privileged, strings.TrimPrefix(manifests.FlagAllowPrivileged, "--"), false,
 		"run privileged containers (securityContext.privileged), without seccomp filter (seccompProfile Unconfined), or with sysctls outside Kubernetes' safe set")
@@ -171,6 +176,8 @@ func runController(g *globalOptions, o *controllerOptions) error {
 		return fmt.Errorf("--manifests-resync-period %v: must be positive", o.manifestsResync)
 	case o.allowEmptyAfter < 0:
 		return fmt.Errorf("--allow-empty-after %v: must not be negative", o.allowEmptyAfter)
+	case o.stalePortForward <= 0:
+		return fmt.Errorf("--stale-port-forward-after %v: must be positive", o.stalePortForward)
 	}
 	if err := checkManifestPaths(o.manifests); err != nil {
 		return err
@@ -262,6 +269,8 @@ func runController(g *globalOptions, o *controllerOptions) error {
 		Allow:            o.allow.policy(st.Dir()),
 		MaxReplicas:      o.maxReplicas,
 		MaxGracePeriod:   o.maxGrace,
+		// Port-forward helpers whose CLI stopped before starting them.
+		StalePortForwardAfter: o.stalePortForward,
 		// Services' proxies and the DNS server; metrics count the
 		// replicas' Docker calls, not these helpers'.
 		ServiceDocker:  cli,

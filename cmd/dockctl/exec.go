@@ -190,8 +190,9 @@ type execStream interface {
 // run connects the command to the local streams until it ends and returns
 // its exit code. With a terminal, the local one is raw meanwhile (keys,
 // Ctrl-C included, go to the command) and restored whatever happens, and
-// its size follows the local one's (SIGWINCH); SIGTERM or SIGHUP end the
-// session rather than leave the terminal raw.
+// its size follows the local one's (SIGWINCH); SIGINT, SIGTERM, SIGHUP or
+// SIGQUIT sent to dockctl (in raw mode no key sends one) end the session
+// rather than leave the terminal raw, as kubectl's do.
 func (t execTerminal) run(ctx context.Context, s execStream, in io.Reader, out, errOut io.Writer) (int, error) {
 	if t.tty {
 		state, err := term.MakeRaw(t.inFd)
@@ -214,7 +215,7 @@ func (t execTerminal) run(ctx context.Context, s execStream, in io.Reader, out, 
 	var signalled atomic.Int32
 	if t.tty {
 		sigs := make(chan os.Signal, 1)
-		signal.Notify(sigs, syscall.SIGTERM, syscall.SIGHUP)
+		signal.Notify(sigs, syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP, syscall.SIGQUIT)
 		defer signal.Stop(sigs)
 		go func() {
 			select {

@@ -358,7 +358,7 @@ func runPortForward(cmd *cobra.Command, g *globalOptions, o *portForwardOptions,
 	if phase := pod.phase(); phase != corev1.PodRunning || owner == nil || owner.State != dockerx.StateRunning {
 		return fmt.Errorf("unable to forward port because pod is not running. Current status=%v", phase)
 	}
-	helper, err := startPortForwardHelper(ctx, cli, g.instance, pod, owner)
+	helper, err := startPortForwardHelper(ctx, cli, g.instance, pod, owner, cmd.ErrOrStderr())
 	if err != nil {
 		return err
 	}
@@ -391,11 +391,11 @@ type portForwardHelper struct {
 // dockctl's own helper image (nothing is pulled). If the helper image is
 // removed between its load and the create (a controller collecting unused
 // ones), it is loaded again.
-func startPortForwardHelper(ctx context.Context, cli *dockerx.Client, instance string, pod podEntry, owner *dockerx.Container) (*portForwardHelper, error) {
+func startPortForwardHelper(ctx context.Context, cli *dockerx.Client, instance string, pod podEntry, owner *dockerx.Container, errOut io.Writer) (*portForwardHelper, error) {
 	suffix := make([]byte, 3)
 	_, _ = rand.Read(suffix)
 	req := dockerx.HelperRequest{Instance: instance, Namespace: pod.Namespace, Role: dockerx.RolePortForward,
-		Name:        fmt.Sprintf("%s_%s.%s_pf-%s", instance, pod.Name, pod.Namespace, hex.EncodeToString(suffix)),
+		Name:        dockerx.PortForwardHelperName(instance, pod.Namespace, pod.Name, hex.EncodeToString(suffix)),
 		Cmd:         []string{helperapi.Binary, "helper", helperapi.ModePortForward},
 		JoinNetwork: joinNetworkMode(owner), Attached: true}
 	var id string
@@ -410,6 +410,13 @@ func startPortForwardHelper(ctx context.Context, cli *dockerx.Client, instance s
 			continue
 		}
 		if err != nil {
+			if !errors.Is(err, dockerx.ErrConflict) {
+				// A failed or cancelled (Ctrl-C) call may still have
+				// created it, and a helper that never ran is never
+				// auto-removed: remove it by the name chosen here (none
+				// is no error). A conflict is another session's helper.
+				(&portForwardHelper{id: req.Name}).remove(cli, errOut)
+			}
 			return nil, err
 		}
 		break
@@ -417,12 +424,12 @@ func startPortForwardHelper(ctx context.Context, cli *dockerx.Client, instance s
 	h := &portForwardHelper{id: id}
 	a, err := cli.AttachHelper(ctx, id)
 	if err != nil {
-		h.remove(cli, io.Discard)
+		h.remove(cli, errOut)
 		return nil, err
 	}
 	h.attach = a
 	if err := cli.StartContainer(ctx, id); err != nil {
-		h.remove(cli, io.Discard)
+		h.remove(cli, errOut)
 		return nil, err
 	}
 	return h, nil
@@ -430,7 +437,8 @@ func startPortForwardHelper(ctx context.Context, cli *dockerx.Client, instance s
 
 // remove ends the helper: closing the attachment makes it exit (and
 // Docker remove it); removing it too leaves nothing behind if Docker has
-// not yet.
+// not yet. It runs after the session's context is cancelled (SIGINT), so
+// it has a short one of its own.
 func (h *portForwardHelper) remove(cli *dockerx.Client, errOut io.Writer) {
 	if h.attach != nil {
 		h.attach.Close()
@@ -586,14 +594,19 @@ func (f *forwarder) close() {
 	f.accepting.Wait()
 }
 
-// relayCommand is the exec that relays one connection to port of the pod.
+// relayCommand is the exec that relays one connection to port of the pod:
+// on its IPv4 loopback, else its IPv6 one, as a CRI runtime dials
+// localhost over tcp4, then tcp6, for kubectl.
 func relayCommand(port uint16) []string {
-	return []string{helperapi.Binary, "helper", helperapi.ModeRelay, net.JoinHostPort("127.0.0.1", strconv.Itoa(int(port)))}
+	p := strconv.Itoa(int(port))
+	return []string{helperapi.Binary, "helper", helperapi.ModeRelay, net.JoinHostPort("127.0.0.1", p), net.JoinHostPort("::1", p)}
 }
 
 // handle relays one local connection to the pod: the local side's end is
-// passed on as a half-close, the pod's side's end closes the connection
-// (kubectl's behaviour). A connection the pod's side refuses is reported
+// passed on as a half-close, its failure (a reset) closes the exec
+// session, so that the pod's side sees its end rather than wait on an
+// idle connection for the whole session; the pod's side's end closes the
+// connection (kubectl's behaviour). A connection the pod's side refuses is reported
 // as kubectl reports it, and the session goes on.
 func (f *forwarder) handle(ctx context.Context, conn net.Conn, p forwardedPort) {
 	defer conn.Close()
@@ -605,9 +618,11 @@ func (f *forwarder) handle(ctx context.Context, conn net.Conn, p forwardedPort) 
 	}
 	defer s.Close()
 	go func() {
-		if _, err := io.Copy(s, conn); err == nil {
-			_ = s.CloseWrite()
+		if _, err := io.Copy(s, conn); err != nil {
+			_ = s.Close()
+			return
 		}
+		_ = s.CloseWrite()
 	}()
 	relayErr := &boundedBuffer{max: 4 << 10}
 	if err := s.Output(conn, relayErr); err != nil {

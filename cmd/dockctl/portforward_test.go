@@ -181,7 +181,8 @@ func TestParseAddresses(t *testing.T) {
 }
 
 // relayExecs runs each relay exec in-process: the helper's relay
-// (dataplane.Relay) between pipes that stand for the exec's streams.
+// (dataplane.Dial and Relay) between pipes that stand for the exec's
+// streams.
 type relayExecs struct {
 	mu    sync.Mutex
 	execs [][]string
@@ -191,7 +192,7 @@ func (r *relayExecs) startExec(_ context.Context, id string, cfg dockerx.ExecCon
 	r.mu.Lock()
 	r.execs = append(r.execs, append([]string{id}, cfg.Cmd...))
 	r.mu.Unlock()
-	if !cfg.Stdin || cfg.TTY || len(cfg.Cmd) != 4 || cfg.Cmd[2] != "relay" {
+	if !cfg.Stdin || cfg.TTY || len(cfg.Cmd) < 4 || cfg.Cmd[2] != "relay" {
 		return nil, fmt.Errorf("not a relay: %+v", cfg)
 	}
 	inR, inW := io.Pipe()
@@ -200,7 +201,7 @@ func (r *relayExecs) startExec(_ context.Context, id string, cfg dockerx.ExecCon
 	go func() {
 		defer close(s.done)
 		defer outW.Close()
-		conn, err := net.DialTimeout("tcp", cfg.Cmd[3], 10*time.Second)
+		conn, err := dataplane.Dial(context.Background(), 10*time.Second, cfg.Cmd[3:])
 		if err != nil {
 			fmt.Fprintln(&s.stderr, err)
 			s.code = 1
@@ -327,7 +328,7 @@ func TestForwarder(t *testing.T) {
 	}
 	execs.mu.Lock()
 	defer execs.mu.Unlock()
-	wantExec := fmt.Sprintf("helper-1 /dockctl helper relay 127.0.0.1:%d", served)
+	wantExec := fmt.Sprintf("helper-1 /dockctl helper relay 127.0.0.1:%d [::1]:%d", served, served)
 	if len(execs.execs) != 3 || strings.Join(execs.execs[0], " ") != wantExec {
 		t.Errorf("execs %q, want 3, the first %q", execs.execs, wantExec)
 	}

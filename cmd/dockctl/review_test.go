@@ -345,6 +345,7 @@ func TestControllerRefusesMeaninglessFlags(t *testing.T) {
 		{"--crash-backoff-base", "0s"}, {"--crash-backoff-max", "-1s"},
 		{"--crash-backoff-max", "1s", "--crash-backoff-base", "2s"},
 		{"--settle-time", "-1s"},
+		{"--stale-port-forward-after", "0s"},
 	} {
 		cmd := newControllerCommand(&globalOptions{stateDir: notADir, instance: "rev"})
 		cmd.SetArgs(append(args, "--metrics-addr", ""))

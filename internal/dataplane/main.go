@@ -33,7 +33,8 @@ modes:
   hold                  hold a pod's namespaces and file volumes (a pod's holder)
   files                 write a pod's file volumes (helperapi.FilesPayload on stdin)
   port-forward          hold a port-forward session's helper until stdin ends
-  relay HOST:PORT       relay stdin to HOST:PORT and its answer to stdout (one forwarded connection)
+  relay HOST:PORT…      relay stdin to the first HOST:PORT that accepts and its answer to stdout
+                        (one forwarded connection)
 `
 
 // Main runs `dockctl helper ARGS…` and returns its exit status. Serving

@@ -90,13 +90,27 @@ func TestRelay(t *testing.T) {
 			t.Errorf("exit %d, %q, %q: want 1 and the dial's error on one line", code, out, errOut)
 		}
 	})
+	// The CLI gives the pod's IPv4 loopback, then its IPv6 one: a server
+	// on the second alone is reached; none is the first's error.
+	t.Run("the first address that accepts", func(t *testing.T) {
+		code, out, errOut := relayed(t, strings.NewReader("hi"), closed, answerAtEOF)
+		if code != helperapi.ExitOK || out != "got: hi" || errOut != "" {
+			t.Errorf("exit %d, %q, %q", code, out, errOut)
+		}
+	})
+	t.Run("no address accepts", func(t *testing.T) {
+		code, out, errOut := relayed(t, strings.NewReader(""), closed, "[::1]:1")
+		if code != helperapi.ExitFailed || out != "" || !strings.Contains(errOut, "dial tcp "+closed+": ") || strings.Count(errOut, "\n") != 1 {
+			t.Errorf("exit %d, %q, %q: want 1 and the first address's dial error on one line", code, out, errOut)
+		}
+	})
 	for _, tt := range []struct {
 		name string
 		args []string
 	}{
 		{"no address", nil},
-		{"two addresses", []string{answerAtEOF, answerAtEOF}},
 		{"no port", []string{"127.0.0.1"}},
+		{"a second without port", []string{answerAtEOF, "::1"}},
 		{"unknown flag", []string{"--frob", answerAtEOF}},
 	} {
 		t.Run(tt.name, func(t *testing.T) {

@@ -159,7 +159,7 @@ const (
 // exec of the relay with its stdin and stdout attached.
 const (
 	ModePortForward = "port-forward" // the helper's main process: exit at stdin's end
-	ModeRelay       = "relay"        // exec'd in it: helper relay HOST:PORT (stdin → the port → stdout)
+	ModeRelay       = "relay"        // exec'd in it: helper relay HOST:PORT… (stdin → the first port that accepts → stdout)
 )
 
 // VolumesDir is where a holder mounts a pod's volumes: VolumesDir/NAME.
