@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"io"
 	"strings"
 	"testing"
@@ -47,5 +48,30 @@ func TestReview12dLogsLineLongerThanOneMiB(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// kubectl logs -f deployment/web follows one pod of the deployment (the
+// first, unless --all-pods), and --max-log-requests limits only the
+// requests of a selector or of several containers. dockctl prints every
+// replica of a deployment (its [pod/NAME/CONTAINER] prefix stands for
+// kubectl's --all-pods), and issue 12's --max-log-requests now counts
+// them: `dockctl logs -f deployment/web` of a deployment of six replicas,
+// which followed them all before, fails with "you are attempting to
+// follow 6 log streams, but maximum allowed concurrency is 5" — for a
+// command kubectl never refuses.
+func TestReview12dLogsFollowOfADeploymentOfSixReplicas(t *testing.T) {
+	api := startDockerAPI(t)
+	t.Setenv("DOCKER_HOST", api.host)
+	base := []string{"--state-dir", t.TempDir(), "--instance", "t"}
+	for i := range 6 {
+		api.add(fmt.Sprintf("t_web-abc-%d", i), "running", map[string]string{dockerx.LabelInstance: "t", dockerx.LabelDeployment: "web", dockerx.LabelTemplateHash: "abc"}, fmt.Sprintf("line of %d", i))
+	}
+	out, errOut, err := run(t, "", append(base, "logs", "deployment/web", "-f")...)
+	if err != nil {
+		t.Fatalf("logs -f deployment/web of six replicas: %v (stderr %q)", err, errOut)
+	}
+	if n := strings.Count(out, "line of "); n != 6 {
+		t.Errorf("printed %d replicas' lines, want 6:\n%s", n, out)
 	}
 }
