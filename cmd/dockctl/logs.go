@@ -489,13 +489,24 @@ func (w *lockedWriter) line(s string) error {
 	return err
 }
 
+// prefixLines copies r's lines to w, each whole and after prefix, of any
+// length (kubectl's DefaultConsumeRequest reads with ReadBytes too: a JSON
+// document or a stack trace on one line is printed, and the lines after
+// it). A last line without its newline is printed with one.
 func prefixLines(w *lockedWriter, r io.Reader, prefix string) error {
-	sc := bufio.NewScanner(r)
-	sc.Buffer(make([]byte, 64*1024), 1024*1024)
-	for sc.Scan() {
-		if err := w.line(prefix + strings.TrimRight(sc.Text(), "\r")); err != nil {
+	br := bufio.NewReader(r)
+	for {
+		b, err := br.ReadBytes('\n')
+		if len(b) > 0 {
+			if werr := w.line(prefix + strings.TrimRight(string(b), "\r\n")); werr != nil {
+				return werr
+			}
+		}
+		if err == io.EOF {
+			return nil
+		}
+		if err != nil {
 			return err
 		}
 	}
-	return sc.Err()
 }
