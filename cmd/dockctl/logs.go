@@ -31,7 +31,8 @@ type logsOptions struct {
 	// prefix is --prefix; prefixSet tells that it was given, so that it
 	// wins over the default (prefixed).
 	prefix, prefixSet bool
-	// maxLogRequests bounds the streams -f follows at once.
+	// maxLogRequests bounds the streams -f follows at once, counted as
+	// kubectl's requests (followRequests).
 	maxLogRequests int
 	// ignoreErrors prints a stream's error as a line and goes on with
 	// the others.
@@ -183,7 +184,7 @@ func newLogsCommand(g *globalOptions) *cobra.Command {
 	cmd.Flags().StringVarP(&o.selector, "selector", "l", "", "the pods of the namespace whose labels match this selector (=, ==, !=, in, notin, key, !key), in place of a name")
 	cmd.Flags().BoolVar(&o.prefix, "prefix", false, "prefix each line with its source, [pod/NAME/CONTAINER] "+
 		"(default for a deployment's replicas and --all-containers; --prefix=false turns it off)")
-	cmd.Flags().IntVar(&o.maxLogRequests, "max-log-requests", defaultMaxLogRequests, "the most log streams -f follows at once (more is an error, as in kubectl)")
+	cmd.Flags().IntVar(&o.maxLogRequests, "max-log-requests", defaultMaxLogRequests, "the most log streams -f follows at once, of -l or of one pod's --all-containers; a deployment's replicas count as one pod (more is an error, as in kubectl)")
 	cmd.Flags().BoolVar(&o.ignoreErrors, "ignore-errors", false, "print a container's log error as an \"error: …\" line and go on with the others, instead of stopping")
 	return cmd
 }
@@ -204,6 +205,9 @@ func logsArgs(args []string) (kind, name, container string, err error) {
 // logStream is one container's log to print.
 type logStream struct {
 	id, name string // Docker's ID and name of the container
+	// replica is the pod of a deployment's replica ("" for a pod named
+	// or picked by -l): see followRequests.
+	replica string
 	prefix   string // put before each line ("" for none)
 	// notice tells which container was chosen for the user (stderr), when
 	// the pod has several and none was named.
@@ -273,7 +277,7 @@ func logStreams(g *globalOptions, snap *snapshot, kind, name string, o *logsOpti
 		for _, e := range pods {
 			for _, pc := range e.Containers {
 				if c := pc.Container; c != nil {
-					out = append(out, logStream{id: c.ID, name: c.Name, prefix: prefix(e, pc)})
+					out = append(out, logStream{id: c.ID, name: c.Name, prefix: prefix(e, pc), replica: replicaOf(kind, e)})
 				}
 			}
 		}
@@ -292,7 +296,7 @@ func logStreams(g *globalOptions, snap *snapshot, kind, name string, o *logsOpti
 		switch {
 		case err == nil:
 			c := pc.Container
-			out = append(out, logStream{id: c.ID, name: c.Name, prefix: prefix(e, pc), notice: notice})
+			out = append(out, logStream{id: c.ID, name: c.Name, prefix: prefix(e, pc), notice: notice, replica: replicaOf(kind, e)})
 		case kind == kindDeployment && missing:
 			// A replica of another revision may lack it, or not have
 			// created it yet: the others say.
@@ -307,6 +311,37 @@ func logStreams(g *globalOptions, snap *snapshot, kind, name string, o *logsOpti
 		return nil, skipped
 	}
 	return out, nil
+}
+
+// replicaOf is a stream's replica: its pod when kind is a deployment's.
+func replicaOf(kind string, e podEntry) string {
+	if kind != kindDeployment {
+		return ""
+	}
+	return e.Name
+}
+
+// followRequests is how many log requests kubectl's -f makes for the same
+// command, which --max-log-requests bounds: one per stream of -l or of
+// one pod (--all-containers). Of a deployment kubectl follows one pod,
+// where dockctl prints every replica (as --all-pods): it counts the
+// streams of one replica only, so that following a deployment of any
+// size is never refused, as kubectl never refuses it.
+func followRequests(streams []logStream) int {
+	perReplica := map[string]int{}
+	n := 0
+	for _, s := range streams {
+		if s.replica == "" {
+			n++
+			continue
+		}
+		perReplica[s.replica]++
+	}
+	most := 0
+	for _, c := range perReplica {
+		most = max(most, c)
+	}
+	return n + most
 }
 
 // notCreated words why a pod's container that pickContainer chose has no
@@ -392,8 +427,9 @@ type logSource interface {
 
 // printLogs prints the streams' logs. Without -f one after the other, in
 // order, as kubectl prints a pod's containers; with -f all at once, lines
-// interleaved but each whole, at most --max-log-requests of them (more is
-// kubectl's error, before any is opened). A stream's error stops the
+// interleaved but each whole, at most --max-log-requests of kubectl's
+// requests (followRequests; more is kubectl's error, before any is
+// opened). A stream's error stops the
 // command, or with --ignore-errors is printed as an "error: " line among
 // the logs, as kubectl prints it, and the others go on.
 func printLogs(ctx context.Context, cli logSource, streams []logStream, o *logsOptions, w io.Writer) error {
@@ -402,9 +438,9 @@ func printLogs(ctx context.Context, cli logSource, streams []logStream, o *logsO
 	if err != nil {
 		return err
 	}
-	if o.follow && len(streams) > 1 && len(streams) > o.maxLogRequests {
+	if n := followRequests(streams); o.follow && n > 1 && n > o.maxLogRequests {
 		return fmt.Errorf("you are attempting to follow %d log streams, but maximum allowed concurrency is %d, use --max-log-requests to increase the limit",
-			len(streams), o.maxLogRequests)
+			n, o.maxLogRequests)
 	}
 	// failed reports err, a stream's: as a line with --ignore-errors
 	// (false: go on), else as the command's error (true: stop).
