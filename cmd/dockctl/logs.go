@@ -68,9 +68,9 @@ func (o *logsOptions) dockerOptions(now time.Time, follow bool) (dockerx.LogsOpt
 	d := dockerx.LogsOptions{Follow: follow, Tail: o.tail, Timestamps: o.timestamps}
 	switch {
 	case o.since != 0 && o.sinceTime != "":
-		return d, fmt.Errorf("at most one of --since or --since-time may be given, as in kubectl")
+		return d, errors.New("at most one of `sinceTime` or `sinceSeconds` may be specified") // kubectl's words
 	case o.since < 0:
-		return d, fmt.Errorf("--since must be positive: %s", o.since)
+		return d, errors.New("--since must be greater than 0")
 	case o.since > 0:
 		d.Since = now.Add(-o.since)
 	case o.sinceTime != "":
@@ -110,14 +110,13 @@ func newLogsCommand(g *globalOptions) *cobra.Command {
 
   # Follow the pods labelled tier=front, up to 10 streams at once
   dockctl logs -l tier=front -f --max-log-requests 10`,
-		Args: cobra.MaximumNArgs(2),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			var kind, name, container string
 			switch {
+			case o.selector == "" && len(args) == 0, len(args) > 2:
+				return usageErrorf(cmd, "expected '%s'.\nPOD or TYPE/NAME is a required argument for the logs command", logsUsage)
 			case o.selector != "" && len(args) > 0:
-				return fmt.Errorf("only a selector (-l) or a POD name is allowed")
-			case o.selector == "" && len(args) == 0:
-				return fmt.Errorf("expected '%s'.\nPOD or TYPE/NAME is a required argument for the logs command", logsUsage)
+				return usageErrorf(cmd, "only a selector (-l) or a POD name is allowed")
 			case o.selector == "":
 				var err error
 				if kind, name, container, err = logsArgs(args); err != nil {
@@ -125,8 +124,8 @@ func newLogsCommand(g *globalOptions) *cobra.Command {
 				}
 			}
 			if container != "" {
-				if o.container != "" && o.container != container {
-					return fmt.Errorf("container %q given twice: as an argument and with -c %q", container, o.container)
+				if cmd.Flags().Changed("container") {
+					return errors.New("only one of -c or an inline [CONTAINER] arg is allowed")
 				}
 				o.container = container
 			}
@@ -138,7 +137,7 @@ func newLogsCommand(g *globalOptions) *cobra.Command {
 				return err
 			}
 			if o.allContainers && o.container != "" {
-				return fmt.Errorf("--all-containers cannot be given with a container name (-c)")
+				return fmt.Errorf("--all-containers=true should not be specified with container name %s", o.container)
 			}
 			ctx := cmd.Context()
 			st, err := g.readStore()
@@ -160,7 +159,7 @@ func newLogsCommand(g *globalOptions) *cobra.Command {
 			}
 			if len(streams) == 0 {
 				// Only a selector matches nothing, which is no error.
-				fmt.Fprintf(cmd.ErrOrStderr(), "No resources found in %s.\n", g.where(g.namespace))
+				g.noResources(cmd.ErrOrStderr(), g.namespace)
 				return nil
 			}
 			printed := map[string]bool{}

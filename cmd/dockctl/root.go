@@ -312,9 +312,16 @@ var errMissingResource = &hintError{err: errors.New("You must provide one or mor
    '<resource>'`}
 
 // usageErrorf is kubectl's cmdutil.UsageErrorf: the error, then "See
-// 'dockctl CMD -h' for help and examples".
+// 'dockctl CMD -h' for help and examples". Its lines after the first are
+// printed as they are, "error: " before the first only, as kubectl
+// prints the whole message after one "error: ".
 func usageErrorf(cmd *cobra.Command, format string, a ...any) error {
-	return &hintError{err: fmt.Errorf(format, a...), hint: seeHelp(cmd)}
+	first, rest, _ := strings.Cut(fmt.Sprintf(format, a...), "\n")
+	hint := seeHelp(cmd)
+	if rest != "" {
+		hint = rest + "\n" + hint
+	}
+	return &hintError{err: errors.New(first), hint: hint}
 }
 
 func seeHelp(cmd *cobra.Command) string {
