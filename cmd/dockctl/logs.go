@@ -191,7 +191,7 @@ func newLogsCommand(g *globalOptions) *cobra.Command {
 // logsArgs reads `deployment NAME`, `deployment/NAME`, `pod NAME`,
 // `pod/NAME`, and kubectl's `POD [CONTAINER]`.
 func logsArgs(args []string) (kind, name, container string, err error) {
-	if !strings.Contains(args[0], "/") && kindAliases[args[0]] == "" {
+	if _, known := kindAlias(args[0]); !strings.Contains(args[0], "/") && !known {
 		if len(args) == 2 {
 			container = args[1]
 		}

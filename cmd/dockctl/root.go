@@ -440,6 +440,13 @@ var kindAliases = map[string]string{
 	"event": kindEvent, "events": kindEvent, "ev": kindEvent,
 }
 
+// kindAlias is the CLI's kind of word, one of kubectl's spellings in any
+// case (kubectl's REST mapper lower-cases a resource: `get Deployments`).
+func kindAlias(word string) (string, bool) {
+	kind, ok := kindAliases[strings.ToLower(word)]
+	return kind, ok
+}
+
 // resourceArg reads kubectl's "KIND NAME" or "KIND/NAME" for one object of
 // one of kinds (in any of kubectl's spellings, kindAliases) and returns
 // the kind, normalized, and the name; objectArgs words its errors.
@@ -467,7 +474,7 @@ type objectArg struct{ kind, name string }
 // *kindError.
 func objectArgs(args []string, kinds ...string) ([]objectArg, error) {
 	kindOf := func(word, name string) (string, error) {
-		kind, known := kindAliases[word]
+		kind, known := kindAlias(word)
 		if !known {
 			return "", unknownResourceType(word)
 		}
