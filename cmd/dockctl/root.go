@@ -469,7 +469,8 @@ type objectArg struct{ kind, name string }
 
 // objectArgs reads kubectl's arguments for objects, as its resource
 // builder does: "KIND NAME…", "KIND/NAME…", or "KIND" alone (one
-// objectArg without a name), each kind one of kinds. Its errors are the
+// objectArg without a name), each kind one of kinds; KIND may be several,
+// "KIND1,KIND2" (the objects of each in turn). Its errors are the
 // builder's; a kind dockctl knows that is not one of kinds is a
 // *kindError.
 func objectArgs(args []string, kinds ...string) ([]objectArg, error) {
@@ -516,15 +517,18 @@ func objectArgs(args []string, kinds ...string) ([]objectArg, error) {
 		if len(args) > 1 {
 			name = args[1]
 		}
-		kind, err := kindOf(args[0], name)
-		if err != nil {
-			return nil, err
-		}
-		if len(args) == 1 {
-			return []objectArg{{kind: kind}}, nil
-		}
-		for _, n := range args[1:] {
-			out = append(out, objectArg{kind, n})
+		// TYPE1,TYPE2: each kind in turn, with every name.
+		for _, word := range strings.Split(args[0], ",") {
+			kind, err := kindOf(word, name)
+			if err != nil {
+				return nil, err
+			}
+			if len(args) == 1 {
+				out = append(out, objectArg{kind: kind})
+			}
+			for _, n := range args[1:] {
+				out = append(out, objectArg{kind, n})
+			}
 		}
 	}
 	return out, nil
