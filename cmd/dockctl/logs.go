@@ -207,7 +207,7 @@ type logStream struct {
 	// replica is the pod of a deployment's replica ("" for a pod named
 	// or picked by -l): see followRequests.
 	replica string
-	prefix   string // put before each line ("" for none)
+	prefix  string // put before each line ("" for none)
 	// notice tells which container was chosen for the user (stderr), when
 	// the pod has several and none was named.
 	notice string
