@@ -49,15 +49,30 @@ const (
 // eventColumn is kubectl's EVENT cell: every type padded to the longest.
 var eventColumn = map[string]string{watchAdded: "ADDED   ", watchModified: "MODIFIED", watchDeleted: "DELETED "}
 
+// interruptible is kubectl's interrupt handler around a watch (get -w,
+// events -w; k8s.io/kubectl/pkg/util/interrupt): the context it returns
+// ends on SIGINT, SIGTERM, SIGHUP or SIGQUIT, and interrupted turns a
+// watch that ended so into exit status 1, as that handler's os.Exit(1)
+// (err as it is otherwise: parent's end, as a test's, is no interruption).
+func interruptible(parent context.Context) (ctx context.Context, interrupted func(err error) error, stop func()) {
+	ctx, stop = signal.NotifyContext(parent, os.Interrupt, syscall.SIGTERM, syscall.SIGHUP, syscall.SIGQUIT)
+	return ctx, func(err error) error {
+		if err == nil && ctx.Err() != nil && parent.Err() == nil {
+			return &exitError{code: 1}
+		}
+		return err
+	}, stop
+}
+
 // watchGet is get -w: it subscribes to every source of change first, so
 // that nothing happening between the first listing and the subscriptions
 // is missed, then lists and watches until interrupted, which ends it with
-// status 0, as kubectl's.
+// status 1, as kubectl's interrupt handler does.
 func watchGet(cmd *cobra.Command, g *globalOptions, o *getOptions, list getter, name string) error {
 	if o.sortBy != "" {
 		fmt.Fprintln(cmd.ErrOrStderr(), "warning: --watch or --watch-only requested, --sort-by will be ignored") // kubectl's words
 	}
-	ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM, syscall.SIGHUP, syscall.SIGQUIT)
+	ctx, interrupted, stop := interruptible(cmd.Context())
 	defer stop()
 	cmd.SetContext(ctx)
 	changes, err := watchSources(ctx, g)
@@ -78,7 +93,7 @@ func watchGet(cmd *cobra.Command, g *globalOptions, o *getOptions, list getter, 
 		out: cmd.OutOrStdout(), warn: l.warn,
 		printer: &watchPrinter{p: l.printer, events: o.watchEvents}, watchOnly: o.watchOnly,
 	}
-	return w.run(ctx, first)
+	return interrupted(w.run(ctx, first))
 }
 
 // watchSources merges everything that changes what get shows into one
