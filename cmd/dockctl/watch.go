@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -220,11 +221,40 @@ type watchLoop struct {
 }
 
 // watchedRow is one object as last listed: its row, its cells as the
-// table prints them, and what tells a change (sig).
+// table prints them, what tells a change (sig), and which object it is
+// (id: an object deleted and created again under its name is another).
 type watchedRow struct {
 	row   row
 	cells []string
 	sig   string
+	id    string
+}
+
+// rowIdentity tells an object from another of the same name: its
+// metadata.uid, else its metadata.creationTimestamp, as its object has
+// them ("" when it has neither).
+func rowIdentity(r row) (string, error) {
+	if r.object == nil {
+		return "", nil
+	}
+	obj, err := r.object()
+	if err != nil {
+		return "", err
+	}
+	b, err := json.Marshal(obj)
+	if err != nil {
+		return "", err
+	}
+	var m struct {
+		Metadata struct {
+			UID               string `json:"uid"`
+			CreationTimestamp string `json:"creationTimestamp"`
+		} `json:"metadata"`
+	}
+	if json.Unmarshal(b, &m) != nil { // not an object: no identity
+		return "", nil
+	}
+	return cmp.Or(m.Metadata.UID, m.Metadata.CreationTimestamp), nil
 }
 
 // watchChange is one object to print: added, modified or deleted.
@@ -292,7 +322,9 @@ func (w *watchLoop) print(changes []watchChange) error {
 // diff takes in a listing and returns what changed since the one before:
 // the objects added or modified, in the listing's order, then those
 // deleted, each printed as last listed (kubectl prints an object deleted
-// as it was).
+// as it was). An object replaced by another of its name (deleted and
+// created again between two listings) is a DELETED of the old one then an
+// ADDED of the new one, kubectl's two watch events.
 func (w *watchLoop) diff(l *listing) ([]watchChange, error) {
 	t := l.t
 	if t == nil {
@@ -314,9 +346,15 @@ func (w *watchLoop) diff(l *listing) ([]watchChange, error) {
 		if err != nil {
 			return nil, err
 		}
-		if old, ok := w.rows[key]; !ok {
+		if e.id, err = rowIdentity(r); err != nil {
+			return nil, err
+		}
+		switch old, ok := w.rows[key]; {
+		case !ok:
 			changes = append(changes, watchChange{watchAdded, e})
-		} else if old.sig != e.sig {
+		case old.id != e.id:
+			changes = append(changes, watchChange{watchDeleted, old}, watchChange{watchAdded, e})
+		case old.sig != e.sig:
 			changes = append(changes, watchChange{watchModified, e})
 		}
 		rows[key] = e
