@@ -103,6 +103,9 @@ func newGetCommand(g *globalOptions) *cobra.Command {
   # Only the changes to deployment web, as watch events in JSON
   dockctl get deployment web --watch-only --output-watch-events -o json
 
+  # List the services and deployments together, a table each
+  dockctl get svc,deployments
+
   # List configmaps with their labels, and secrets with a column for label app
   dockctl get configmaps --show-labels
   dockctl get secrets -L app`,
