@@ -4,6 +4,7 @@ package e2e
 
 import (
 	"bufio"
+	"errors"
 	"os"
 	"os/exec"
 	"regexp"
@@ -14,7 +15,8 @@ import (
 
 // TestGetWatch: `get pods -w` against a running controller streams the
 // pod a scale adds, first as it starts and then Running, as kubectl's get
-// -w does, and an interrupt (Ctrl-C) ends it with status 0.
+// -w does, and an interrupt (Ctrl-C) ends it with status 1, as kubectl's
+// interrupt handler ends it.
 func TestGetWatch(t *testing.T) {
 	e := newEnv(t)
 	e.apply(webManifest(1, "one"))
@@ -77,8 +79,9 @@ func TestGetWatch(t *testing.T) {
 	}
 	for range lines { // the rest, until get -w closes its output
 	}
-	if err := cmd.Wait(); err != nil {
-		t.Fatalf("get -w on an interrupt: %v (want status 0); stderr: %s", err, stderr.String())
+	var exit *exec.ExitError
+	if err := cmd.Wait(); !errors.As(err, &exit) || exit.ExitCode() != 1 {
+		t.Fatalf("get -w on an interrupt: %v (want exit status 1); stderr: %s", err, stderr.String())
 	}
 	t.Logf("get pods -w printed:\n%s", strings.Join(seen, "\n"))
 	for _, l := range seen[1:] {

@@ -54,10 +54,15 @@ func root(kind string) (node, manifests.KindSchema, error) {
 }
 
 // children are the fields of n's value (of its items for a list), sorted.
+// Under a key the decoder skips whole (a status, managedFields) every
+// field of Kubernetes' type is accepted, and skipped too.
 func (n node) children() []node {
 	in := elem(n.Type)
 	var out []node
 	for _, f := range manifests.AcceptedFields(in, elem(n.K8s)) {
+		if n.How == manifests.AcceptSkipped {
+			f.How = manifests.AcceptSkipped
+		}
 		out = append(out, node{AcceptedField: f, in: in})
 	}
 	return out

@@ -47,8 +47,10 @@ const (
 type AcceptedField struct {
 	Name string
 	// Type is the Go type the value is read as: dockctl's, or
-	// Kubernetes' for an ignored field and for a skipped key dockctl has
-	// no field for (metadata.uid).
+	// Kubernetes' for an ignored field; for a skipped key, which is not
+	// read at all, Kubernetes' where it has one (what a cluster prints
+	// there, a Deployment's status.collisionCount too, applies), else
+	// dockctl's.
 	Type reflect.Type
 	// K8s is Kubernetes' type of the field, nil where it has none; Owner
 	// is Kubernetes' struct that declares it (an embedded one, as
@@ -85,7 +87,7 @@ func AcceptedFields(t, k reflect.Type) []AcceptedField {
 		if kk, ok := kf[name]; ok {
 			f.K8s, f.Owner = kk.typ, kk.owner
 			f.Required = !kk.optional && optionalUntagged[kk.owner] != name
-			if f.Type == nil {
+			if f.Type == nil || how == AcceptSkipped {
 				f.Type = kk.typ
 			}
 		}

@@ -14,8 +14,6 @@ import (
 	"slices"
 	"strings"
 	"time"
-
-	"github.com/fsnotify/fsnotify"
 )
 
 // Bounds of the event log (see the package doc, "Layout").
@@ -391,59 +389,22 @@ func (s *Store) Events(ns string, all bool) ([]Event, error) {
 // WatchEvents sends the namespace of every event log that changed, and ""
 // when changes may have been lost; the channel is closed when ctx ends. It
 // watches the files (fsnotify), it does not poll: `events -w` reads the
-// log again on each.
+// log again on each. As Watch, it begins on a state directory or an events
+// directory that does not exist yet, and follows them as they appear.
 func (s *Store) WatchEvents(ctx context.Context) (<-chan string, error) {
-	w, err := fsnotify.NewWatcher()
-	if err != nil {
-		return nil, fmt.Errorf("watching events in %s: %w", s.dir, err)
+	return s.watch(ctx, eventsWatch)
+}
+
+// eventsWatch is what WatchEvents covers: the events directory, and the
+// state directory to see it appear.
+var eventsWatch = watchSpec{top: []string{"", eventsDir}, key: eventsKey}
+
+// eventsKey maps the path of an event log to its namespace.
+func eventsKey(rel string) (string, bool) {
+	dir, base := filepath.Split(rel)
+	if filepath.Clean(dir) != eventsDir || isTempName(base) {
+		return "", false
 	}
-	dir := filepath.Join(s.dir, eventsDir)
-	// The state directory too: the events directory appears with the first
-	// event.
-	if err := w.Add(s.dir); err != nil {
-		_ = w.Close()
-		return nil, fmt.Errorf("watching events in %s: %w", s.dir, err)
-	}
-	if err := w.Add(dir); err != nil && !errors.Is(err, fs.ErrNotExist) {
-		_ = w.Close()
-		return nil, fmt.Errorf("watching events in %s: %w", s.dir, err)
-	}
-	out := make(chan string, 16)
-	go func() {
-		defer close(out)
-		defer func() { _ = w.Close() }()
-		for {
-			var send string
-			select {
-			case <-ctx.Done():
-				return
-			case ev, ok := <-w.Events:
-				if !ok {
-					return
-				}
-				if ev.Name == dir {
-					if !ev.Has(fsnotify.Create) || w.Add(dir) != nil {
-						continue
-					}
-					send = "" // written before the watch began: read everything
-				} else if filepath.Dir(ev.Name) != dir || isTempName(filepath.Base(ev.Name)) {
-					continue
-				} else if ns, ok := strings.CutSuffix(filepath.Base(ev.Name), ".json"); ok && isDNSLabel(ns) {
-					send = ns
-				} else {
-					continue
-				}
-			case _, ok := <-w.Errors:
-				if !ok {
-					return
-				}
-			}
-			select {
-			case out <- send:
-			case <-ctx.Done():
-				return
-			}
-		}
-	}()
-	return out, nil
+	ns, ok := strings.CutSuffix(base, ".json")
+	return ns, ok && isDNSLabel(ns)
 }

@@ -98,9 +98,9 @@ func statusKey(rel string) (string, bool) {
 
 // watchSpec is what one watch of the state directory covers.
 type watchSpec struct {
-	// top are the directories watched from the start, relative to the
-	// state directory ("" is the directory itself): the first must exist,
-	// the others are watched if they do.
+	// top are the directories watched, relative to the state directory
+	// ("" is the directory itself, always watched): those that exist from
+	// the start, the others as they appear.
 	top []string
 	// subdirs are the directories watched under each namespace's root.
 	subdirs []string
@@ -109,29 +109,19 @@ type watchSpec struct {
 }
 
 // watch watches what spec covers, sending the keys of the files that
-// change (see Watch).
+// change (see Watch). A state directory that does not exist yet (read
+// only, nothing applied: get -w, events -w) is no error, and nothing is
+// created: its nearest existing parent is watched until it appears, then
+// it is watched as any, and what it holds by then reported.
 func (s *Store) watch(ctx context.Context, spec watchSpec) (<-chan string, error) {
 	w, err := fsnotify.NewWatcher()
 	if err != nil {
 		return nil, fmt.Errorf("watching state directory %s: %w", s.dir, err)
 	}
 	sw := &stateWatcher{s: s, w: w, spec: spec, watched: map[string]bool{}}
-	if err := sw.add(spec.top[0], nil); err != nil {
+	if err := sw.attach(nil); err != nil {
 		_ = w.Close()
 		return nil, fmt.Errorf("watching state directory %s: %w", s.dir, err)
-	}
-	var initErr error
-	for _, rel := range spec.top[1:] {
-		initErr = errors.Join(initErr, sw.addIfExists(rel, nil))
-	}
-	nss, errs := s.namespaceDirs()
-	initErr = errors.Join(initErr, errors.Join(errs...))
-	for _, ns := range nss {
-		initErr = errors.Join(initErr, sw.addNamespace(nsRoot(ns), nil))
-	}
-	if initErr != nil {
-		_ = w.Close()
-		return nil, fmt.Errorf("watching state directory %s: %w", s.dir, initErr)
 	}
 	out := make(chan string, 64)
 	go func() {
@@ -140,6 +130,83 @@ func (s *Store) watch(ctx context.Context, spec watchSpec) (<-chan string, error
 		sw.run(ctx, out)
 	}()
 	return out, nil
+}
+
+// attach watches the state directory and what spec covers in it, with
+// keys listing the records already there; while the directory does not
+// exist, its nearest existing parent instead (parent set), moved down as
+// the directories on the way appear.
+func (sw *stateWatcher) attach(keys *[]string) error {
+	for {
+		fi, err := os.Stat(sw.s.dir)
+		switch {
+		case err == nil && !fi.IsDir():
+			return fmt.Errorf("not a directory")
+		case err == nil:
+			if sw.parent != "" {
+				_ = sw.w.Remove(sw.parent)
+				sw.parent = ""
+			}
+			return sw.addAll(keys)
+		case !errors.Is(err, fs.ErrNotExist):
+			return err
+		}
+		parent := filepath.Dir(sw.s.dir)
+		for {
+			if _, err := os.Stat(parent); err == nil || parent == filepath.Dir(parent) {
+				break
+			}
+			parent = filepath.Dir(parent)
+		}
+		if parent == sw.parent {
+			return nil
+		}
+		if sw.parent != "" {
+			_ = sw.w.Remove(sw.parent)
+		}
+		if err := sw.w.Add(parent); err != nil {
+			return err
+		}
+		// Look again: a directory on the way may have appeared before
+		// the watch of its parent began.
+		sw.parent = parent
+	}
+}
+
+// addAll watches the state directory, spec's top directories that exist
+// and every namespace's.
+func (sw *stateWatcher) addAll(keys *[]string) error {
+	err := sw.add("", keys)
+	for _, rel := range sw.spec.top {
+		if rel != "" {
+			err = errors.Join(err, sw.addTop(rel, keys))
+		}
+	}
+	if len(sw.spec.subdirs) == 0 {
+		return err
+	}
+	nss, errs := sw.s.namespaceDirs()
+	err = errors.Join(err, errors.Join(errs...))
+	for _, ns := range nss {
+		err = errors.Join(err, sw.addNamespace(nsRoot(ns), keys))
+	}
+	return err
+}
+
+// addTop watches rel, one of spec's top directories, if it exists; with
+// keys, also the namespaces' directories already in namespaces/ (it
+// appeared while nobody watched it).
+func (sw *stateWatcher) addTop(rel string, keys *[]string) error {
+	err := sw.addIfExists(rel, keys)
+	if err != nil || keys == nil || rel != namespacesDir || len(sw.spec.subdirs) == 0 {
+		return err
+	}
+	nss, errs := sw.s.namespaceDirs()
+	err = errors.Join(errs...)
+	for _, ns := range nss {
+		err = errors.Join(err, sw.addNamespace(nsRoot(ns), keys))
+	}
+	return err
 }
 
 func (sw *stateWatcher) run(ctx context.Context, out chan<- string) {
@@ -158,6 +225,23 @@ func (sw *stateWatcher) run(ctx context.Context, out chan<- string) {
 		case ev, ok := <-sw.w.Events:
 			if !ok {
 				return
+			}
+			if sw.parent != "" {
+				// Waiting for the state directory: a directory on the
+				// way to it may have appeared.
+				if ev.Name != sw.s.dir && !strings.HasPrefix(sw.s.dir, ev.Name+string(filepath.Separator)) {
+					continue
+				}
+				var keys []string
+				if err := sw.attach(&keys); err != nil {
+					keys = append(keys, "")
+				}
+				for _, k := range keys {
+					if !send(k) {
+						return
+					}
+				}
+				continue
 			}
 			rel, err := filepath.Rel(sw.s.dir, ev.Name)
 			if err != nil {
@@ -201,6 +285,9 @@ type stateWatcher struct {
 	w       *fsnotify.Watcher
 	spec    watchSpec
 	watched map[string]bool
+	// parent is the directory watched while the state directory does not
+	// exist ("" once it does).
+	parent string
 }
 
 // add watches rel and, with keys, lists the keys of the records already
@@ -246,17 +333,21 @@ func (sw *stateWatcher) addNamespace(root string, keys *[]string) error {
 	return err
 }
 
-// addNew handles the creation of rel: a namespace's root or one of its
-// record directories is watched, and the keys of its records listed.
+// addNew handles the creation of rel: one of spec's top directories, a
+// namespace's root or one of its record directories is watched, and the
+// keys of its records listed.
 func (sw *stateWatcher) addNew(rel string, keys *[]string) error {
 	parts := strings.Split(rel, string(filepath.Separator))
-	if len(parts) < 2 || parts[0] != namespacesDir || !isNamespaceDir(parts[1]) {
+	top := len(parts) == 1 && slices.Contains(sw.spec.top, rel)
+	if !top && (len(parts) < 2 || parts[0] != namespacesDir || !isNamespaceDir(parts[1])) {
 		return nil
 	}
 	if fi, err := os.Lstat(filepath.Join(sw.s.dir, rel)); err != nil || !fi.IsDir() {
 		return nil // gone again, or not a directory dockctl made
 	}
 	switch {
+	case top:
+		return sw.addTop(rel, keys)
 	case len(parts) == 2:
 		return sw.addNamespace(rel, keys)
 	case len(parts) == 3 && slices.Contains(sw.spec.subdirs, parts[2]):

@@ -2,7 +2,11 @@ package store
 
 import (
 	"context"
+	"errors"
+	"io/fs"
 	"maps"
+	"os"
+	"path/filepath"
 	"slices"
 	"testing"
 	"time"
@@ -163,15 +167,76 @@ func TestWatchStatus(t *testing.T) {
 	}
 }
 
+// A read-only store of a state directory nothing was written to yet (get
+// -w, events -w before the first apply) is watched, from its nearest
+// existing parent, without creating anything; what is written once the
+// directory appears is reported, the first records too.
 func TestWatchMissingDirectory(t *testing.T) {
-	s, err := OpenReadOnly(t.TempDir()+"/missing", "default")
+	dir := filepath.Join(t.TempDir(), "parent", "state")
+	ro, err := OpenReadOnly(dir, "default")
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := s.Watch(t.Context()); err == nil {
-		t.Error("Watch of a missing directory succeeded")
+	ctx, cancel := context.WithCancel(t.Context())
+	defer cancel()
+	records, err := ro.Watch(ctx)
+	if err != nil {
+		t.Fatalf("Watch of a missing directory: %v", err)
 	}
-	if _, err := s.WatchStatus(t.Context()); err == nil {
-		t.Error("WatchStatus of a missing directory succeeded")
+	status, err := ro.WatchStatus(ctx)
+	if err != nil {
+		t.Fatalf("WatchStatus of a missing directory: %v", err)
+	}
+	events, err := ro.WatchEvents(ctx)
+	if err != nil {
+		t.Fatalf("WatchEvents of a missing directory: %v", err)
+	}
+	if _, err := os.Stat(filepath.Dir(dir)); !errors.Is(err, fs.ErrNotExist) {
+		t.Fatalf("watching created %s (%v): a read-only store writes nothing", filepath.Dir(dir), err)
+	}
+	s, err := Open(dir, "default")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Apply(Bundle{Deployments: []*manifests.Deployment{dep("web")}, Namespaces: nss("team"), Services: svcs(svc("team", "db"))}, ApplyOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.WriteStatus("", "web", &Status{ObservedGeneration: 1}); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.RecordEvents([]Event{ev("Pod", "", "p", EventNormal, "Started", "m", time.Now())}); err != nil {
+		t.Fatal(err)
+	}
+	for _, w := range []struct {
+		name string
+		ch   <-chan string
+		want []string
+	}{
+		{"records", records, []string{"default/web", "namespace:team", "service:team/db"}},
+		{"status", status, []string{"default/web"}},
+		{"events", events, []string{"default"}},
+	} {
+		waitKeys(t, w.name, w.ch, w.want)
+	}
+}
+
+// waitKeys waits until ch has sent every key of want ("" stands for any).
+func waitKeys(t *testing.T, name string, ch <-chan string, want []string) {
+	t.Helper()
+	missing := map[string]bool{}
+	for _, k := range want {
+		missing[k] = true
+	}
+	deadline := time.After(30 * time.Second)
+	for len(missing) > 0 {
+		select {
+		case k := <-ch:
+			if k == "" {
+				clear(missing)
+			}
+			delete(missing, k)
+		case <-deadline:
+			t.Fatalf("%s: never reported %v", name, slices.Sorted(maps.Keys(missing)))
+		}
 	}
 }

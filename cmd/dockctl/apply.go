@@ -229,9 +229,10 @@ func newDiffCommand(g *globalOptions) *cobra.Command {
 	cmd.Flags().StringArrayVar(&dirs, "manifests", nil, "preview `dockctl controller --manifests` with these paths, as the controller sees them (repeatable): what it would create, change and delete")
 	addSkipUnsupported(cmd, &skip)
 	cmd.Flags().BoolVar(&force, "force-conflicts", false, "with -f: preview apply --force-conflicts (an object a manifests directory manages is a conflict, an error, without it)")
-	// kubectl diff's: a usage error, exit 2.
+	// kubectl's flag error (its hint), with diff's exit status for an
+	// error (DESIGN §5: >1).
 	cmd.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
-		return &exitError{code: 2, err: &hintError{err: err, hint: seeHelp(c)}}
+		return &exitError{code: 2, err: flagError(c, err)}
 	})
 	return cmd
 }

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -109,9 +108,13 @@ func runEvents(cmd *cobra.Command, g *globalOptions, o *eventsOptions) error {
 		return slices.DeleteFunc(evs, func(e store.Event) bool { return !keep(e) }), err
 	}
 	var changes <-chan string
-	ctx, cancel := context.WithCancel(cmd.Context())
-	defer cancel()
+	interrupted := func(err error) error { return err }
 	if o.watch {
+		// -w ends on a signal with status 1, as kubectl events -w's
+		// interrupt handler.
+		ctx, intr, stop := interruptible(cmd.Context())
+		defer stop()
+		interrupted = intr
 		// Watch before the first read, so that nothing written between the
 		// two is missed.
 		if changes, err = st.WatchEvents(ctx); err != nil {
@@ -154,7 +157,7 @@ func runEvents(cmd *cobra.Command, g *globalOptions, o *eventsOptions) error {
 			return err
 		}
 	}
-	return nil
+	return interrupted(nil)
 }
 
 // readEvents is st.Events where, with -A, a namespace whose log cannot be

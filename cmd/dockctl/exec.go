@@ -48,7 +48,7 @@ func newExecCommand(g *globalOptions) *cobra.Command {
   # Open an interactive shell, with a terminal
   dockctl exec -it pod/web-5d8f9c7b6a-0 -- sh`,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			target, command, err := execArgs(args, cmd.ArgsLenAtDash())
+			target, command, err := execArgs(cmd, args, cmd.ArgsLenAtDash())
 			if err != nil {
 				return err
 			}
@@ -65,15 +65,18 @@ func newExecCommand(g *globalOptions) *cobra.Command {
 }
 
 // execArgs splits exec's arguments at "--" (dash: cobra's ArgsLenAtDash)
-// into the pod target and the command, with kubectl's errors.
-func execArgs(args []string, dash int) (podTarget, []string, error) {
+// into the pod target and the command, with kubectl's errors (its
+// Complete and Validate; dockctl has no --filename to name). A word
+// between the pod and "--", which kubectl drops, is refused as the
+// missing "--" is.
+func execArgs(cmd *cobra.Command, args []string, dash int) (podTarget, []string, error) {
 	switch {
 	case len(args) == 0 || dash == 0:
-		return podTarget{}, nil, errors.New("a pod or TYPE/NAME must be given: exec (POD | TYPE/NAME) -- COMMAND [ARG...]")
+		return podTarget{}, nil, errors.New("pod or type/name must be specified")
 	case dash < 0 && len(args) > 1 || dash > 1:
-		return podTarget{}, nil, errors.New("exec [POD] [COMMAND] is not supported: use exec [POD] -- [COMMAND] instead")
+		return podTarget{}, nil, usageErrorf(cmd, "exec [POD] [COMMAND] is not supported anymore. Use exec [POD] -- [COMMAND] instead")
 	case len(args) == 1:
-		return podTarget{}, nil, errors.New("a command must be given after --")
+		return podTarget{}, nil, errors.New("you must specify at least one command for the container")
 	}
 	t, err := parsePodTarget(args[0])
 	return t, args[1:], err

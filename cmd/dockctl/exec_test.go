@@ -28,18 +28,18 @@ func TestExecArgs(t *testing.T) {
 		{args: []string{"deployment.apps/web", "ls"}, dash: 1, want: podTarget{kindDeployment, "web"}, command: []string{"ls"}},
 		{args: []string{"pod/web-0", "ls"}, dash: 1, want: podTarget{kindPod, "web-0"}, command: []string{"ls"}},
 		{args: []string{"svc/web", "ls"}, dash: 1, want: podTarget{kindService, "web"}, command: []string{"ls"}},
-		{args: nil, dash: -1, err: "a pod or TYPE/NAME must be given"},
-		{args: []string{"date"}, dash: 0, err: "a pod or TYPE/NAME must be given"},
-		{args: []string{"web-0"}, dash: -1, err: "a command must be given after --"},
-		{args: []string{"web-0"}, dash: 1, err: "a command must be given after --"},
-		{args: []string{"web-0", "date"}, dash: -1, err: "exec [POD] [COMMAND] is not supported: use exec [POD] -- [COMMAND] instead"},
+		{args: nil, dash: -1, err: "pod or type/name must be specified"},
+		{args: []string{"date"}, dash: 0, err: "pod or type/name must be specified"},
+		{args: []string{"web-0"}, dash: -1, err: "you must specify at least one command for the container"},
+		{args: []string{"web-0"}, dash: 1, err: "you must specify at least one command for the container"},
+		{args: []string{"web-0", "date"}, dash: -1, err: "exec [POD] [COMMAND] is not supported anymore. Use exec [POD] -- [COMMAND] instead"},
 		{args: []string{"web-0", "extra", "date"}, dash: 2, err: "exec [POD] [COMMAND] is not supported"},
 		{args: []string{"configmap/web", "date"}, dash: 1, err: `expected POD, pod/NAME, deployment/NAME or service/NAME, got "configmap/web"`},
 		{args: []string{"pod/", "date"}, dash: 1, err: `expected POD, pod/NAME`},
 		{args: []string{"pod/a/b", "date"}, dash: 1, err: `expected POD, pod/NAME`},
 	} {
 		t.Run(strings.Join(tt.args, " ")+" dash "+strconv.Itoa(tt.dash), func(t *testing.T) {
-			got, command, err := execArgs(tt.args, tt.dash)
+			got, command, err := execArgs(newExecCommand(&globalOptions{}), tt.args, tt.dash)
 			if tt.err != "" {
 				if err == nil || !strings.Contains(err.Error(), tt.err) {
 					t.Fatalf("err %v, want one containing %q", err, tt.err)

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -36,14 +37,15 @@ func newExplainCommand() *cobra.Command {
 
   # The whole tree of a Service's spec, without descriptions
   dockctl explain svc.spec --recursive`,
-		Args: func(_ *cobra.Command, args []string) error {
+		Args: func(cmd *cobra.Command, args []string) error {
+			// kubectl explain's Validate.
 			switch len(args) {
 			case 0:
-				return fmt.Errorf("you must specify the type of resource to explain: one of %s", strings.Join(storeKindWords, ", "))
+				return fmt.Errorf("You must specify the type of resource to explain. %s", suggestAPIResources(cmd))
 			case 1:
 				return nil
 			}
-			return fmt.Errorf("we accept only this format: explain RESOURCE")
+			return errors.New("We accept only this format: explain RESOURCE")
 		},
 		RunE: func(cmd *cobra.Command, args []string) error {
 			kind, path, err := explainArg(args[0])
@@ -63,13 +65,15 @@ func newExplainCommand() *cobra.Command {
 func explainArg(arg string) (kind string, path []string, err error) {
 	parts := strings.Split(arg, ".")
 	n := 1
-	if len(parts) > 1 && kindAliases[parts[0]+"."+parts[1]] != "" {
-		n = 2
+	if len(parts) > 1 {
+		if _, ok := kindAlias(parts[0] + "." + parts[1]); ok {
+			n = 2
+		}
 	}
 	word := strings.Join(parts[:n], ".")
-	cli, ok := kindAliases[word]
+	cli, ok := kindAlias(word)
 	if !ok {
-		return "", nil, fmt.Errorf("dockctl doesn't have a resource type %q: explain covers %s", word, strings.Join(storeKindWords, ", "))
+		return "", nil, unknownResourceType(word)
 	}
 	kind, ok = explainKinds[cli]
 	if !ok {

@@ -44,10 +44,11 @@ func TestExplainErrors(t *testing.T) {
 		{"deployment.spec.template.spec.runtimeClassName", `field "runtimeClassName" does not exist`},
 		{"pods", "explain covers the kinds of manifests (" + kinds + "), not pods"},
 		{"po.spec", "explain covers the kinds of manifests (" + kinds + "), not po"},
-		{"jobs", `dockctl doesn't have a resource type "jobs": explain covers ` + kinds},
+		{"jobs", `the server doesn't have a resource type "jobs"`},
+		{"Jobs.spec", `the server doesn't have a resource type "Jobs"`},
 		{"deployment..spec", `invalid field path "deployment..spec": a field name is empty`},
-		{"", "you must specify the type of resource to explain: one of " + kinds},
-		{"deployments services", "we accept only this format: explain RESOURCE"},
+		{"", `You must specify the type of resource to explain. Use "dockctl explain --help" for a complete list of supported resources.`},
+		{"deployments services", "We accept only this format: explain RESOURCE"},
 	} {
 		out, _, err := run(t, "", append([]string{"explain"}, strings.Fields(tc.args)...)...)
 		if err == nil || err.Error() != tc.err || out != "" {

@@ -33,6 +33,9 @@ type getOptions struct {
 	// watch, watchOnly and watchEvents are -w, --watch-only and
 	// --output-watch-events (watch.go).
 	watch, watchOnly, watchEvents bool
+	// combined: several kinds are listed together (getSeveralKinds), which
+	// prints the notice of an empty listing once for all.
+	combined bool
 }
 
 // watching tells whether the listing is get -w's (or --watch-only's).
@@ -43,7 +46,7 @@ func (o *getOptions) watching() bool { return o.watch || o.watchOnly }
 // missing one is an error) or the listing is a watch's (kubectl then says
 // nothing and waits for the first object).
 func (o *getOptions) noResources(w io.Writer, g *globalOptions, namespaced bool) {
-	if len(o.names) > 0 || o.watching() {
+	if len(o.names) > 0 || o.watching() || o.combined {
 		return
 	}
 	ns := o.scope(g)
@@ -100,6 +103,9 @@ func newGetCommand(g *globalOptions) *cobra.Command {
   # Only the changes to deployment web, as watch events in JSON
   dockctl get deployment web --watch-only --output-watch-events -o json
 
+  # List the services and deployments together, a table each
+  dockctl get svc,deployments
+
   # List configmaps with their labels, and secrets with a column for label app
   dockctl get configmaps --show-labels
   dockctl get secrets -L app`,
@@ -117,22 +123,29 @@ func newGetCommand(g *globalOptions) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			kind := objs[0].kind
-			var names []string
+			// The kinds in the order given (TYPE1,TYPE2 or TYPE1/NAME
+			// TYPE2/NAME), each with its names.
+			var kinds []string
+			namesOf := map[string][]string{}
 			for _, obj := range objs {
-				if obj.kind != kind {
-					return errors.New("you may only specify a single resource type")
+				if _, ok := namesOf[obj.kind]; !ok {
+					kinds = append(kinds, obj.kind)
+					namesOf[obj.kind] = nil
 				}
 				if obj.name != "" {
-					names = append(names, obj.name)
+					namesOf[obj.kind] = append(namesOf[obj.kind], obj.name)
 				}
 			}
+			kind := kinds[0]
+			names := namesOf[kind]
 			// kubectl's words, and its order.
-			if o.selector != "" && len(names) > 0 {
-				return errors.New("name cannot be provided when a selector is specified")
-			}
-			if o.allNamespaces && len(names) > 0 && kind != kindNamespace {
-				return errors.New("a resource cannot be retrieved by name across all namespaces")
+			for _, k := range kinds {
+				if o.selector != "" && len(namesOf[k]) > 0 {
+					return errors.New("name cannot be provided when a selector is specified")
+				}
+				if o.allNamespaces && len(namesOf[k]) > 0 && k != kindNamespace {
+					return errors.New("a resource cannot be retrieved by name across all namespaces")
+				}
 			}
 			if err := checkSelector(kind, o.selector); err != nil {
 				return err
@@ -145,6 +158,12 @@ func newGetCommand(g *globalOptions) *cobra.Command {
 			list := getters[kind]
 			if o.watchEvents && !o.watching() {
 				return fmt.Errorf("--output-watch-events option can only be used with --watch or --watch-only") // kubectl's words
+			}
+			if len(kinds) > 1 {
+				if o.watching() {
+					return errors.New("you may only specify a single resource type") // kubectl's watch builder's words
+				}
+				return getSeveralKinds(cmd, g, o, kinds, namesOf)
 			}
 			if o.watching() {
 				if len(names) > 1 {
@@ -161,13 +180,7 @@ func newGetCommand(g *globalOptions) *cobra.Command {
 			if err := list(cmd, g, o, ""); err != nil {
 				return err
 			}
-			var errs []error
-			for _, n := range names {
-				if !p.printed[n] {
-					errs = append(errs, notFoundIn(g, kind, g.namespace, n, store.ErrNotFound))
-				}
-			}
-			return errors.Join(errs...)
+			return errors.Join(missingNames(g, kind, names, p.printed)...)
 		},
 	}
 	cmd.Flags().StringVarP(&o.output, "output", "o", "table", "output format: table|wide|json|yaml|name|jsonpath=TEMPLATE|jsonpath-as-json=TEMPLATE|custom-columns=HEADER:PATH,…|custom-columns-file=FILE")
@@ -183,6 +196,114 @@ func newGetCommand(g *globalOptions) *cobra.Command {
 		"pods by their template's labels, containers by their labels (for pods and containers deployment=NAME is short for "+
 		"io.dockctl.deployment=NAME, revision=HASH for io.dockctl.template-hash=HASH)")
 	return cmd
+}
+
+// getSeveralKinds lists several kinds (get TYPE1,TYPE2, or TYPE1/NAME
+// TYPE2/NAME), each in turn, as kubectl does: a table per kind with its
+// rows, a blank line between two, each name prefixed with its kind
+// (configmap/cfg) under NAME; in the other formats every object in one
+// List (-o name: KIND/NAME lines). No kind has an object: kubectl's one
+// "No resources found" notice. A name a kind lacks is a NotFound, after
+// what was found.
+func getSeveralKinds(cmd *cobra.Command, g *globalOptions, o *getOptions, kinds []string, namesOf map[string][]string) error {
+	p := o.printer
+	type listed struct {
+		t             *table
+		allNamespaces bool
+	}
+	var lists []listed
+	p.capture = func(t *table, allNamespaces bool) { lists = append(lists, listed{t, allNamespaces}) }
+	o.combined = true
+	var errs []error
+	namespaced := !o.allNamespaces
+	for _, kind := range kinds {
+		namespaced = namespaced && apiResourceOf(kind).namespaced
+		n := len(lists)
+		if err := getters[kind](cmd, g, o, ""); err != nil {
+			errs = append(errs, err) // as kubectl, the other kinds are still listed
+			continue
+		}
+		names := namesOf[kind]
+		if len(names) == 0 || len(lists) == n {
+			if len(lists) == n {
+				errs = append(errs, missingNames(g, kind, names, nil)...)
+			}
+			continue
+		}
+		l := &lists[len(lists)-1]
+		t := *l.t
+		p.only, p.printed = names, nil
+		t.rows = p.pick(t.rows)
+		errs = append(errs, missingNames(g, kind, names, p.printed)...)
+		p.only, p.printed = nil, nil
+		l.t = &t
+	}
+	p.capture = nil
+	out := cmd.OutOrStdout()
+	if !p.human() && p.format != "name" {
+		// One List of every kind's objects.
+		all := &table{}
+		allNamespaces := false
+		for _, l := range lists {
+			all.rows = append(all.rows, l.t.rows...)
+			allNamespaces = l.allNamespaces
+		}
+		if err := p.print(out, all, false, allNamespaces); err != nil {
+			return err
+		}
+		return errors.Join(errs...)
+	}
+	printed := false
+	for _, l := range lists {
+		if len(l.t.rows) == 0 {
+			continue
+		}
+		t := *l.t
+		if p.human() {
+			if printed {
+				fmt.Fprintln(out) // kubectl's blank line between two kinds' tables
+			}
+			t.rows = withKind(&t)
+		}
+		if err := p.print(out, &t, false, l.allNamespaces); err != nil {
+			return err
+		}
+		printed = true
+	}
+	if !printed && p.human() && len(errs) == 0 {
+		ns := o.scope(g)
+		if !namespaced {
+			ns = ""
+		}
+		g.noResources(cmd.ErrOrStderr(), ns)
+	}
+	return errors.Join(errs...)
+}
+
+// withKind is t's rows with each name under NAME prefixed by its kind,
+// as kubectl's table of several kinds names them (deployment.apps/web).
+func withKind(t *table) []row {
+	if len(t.columns) == 0 || t.columns[0] != "NAME" {
+		return t.rows // a table without NAME (events) is printed as it is
+	}
+	rows := make([]row, len(t.rows))
+	for i, r := range t.rows {
+		r.cells = slices.Clone(r.cells)
+		r.cells[0] = t.kind + "/" + r.cells[0]
+		rows[i] = r
+	}
+	return rows
+}
+
+// missingNames are the NotFound errors of the names of kind not printed.
+func missingNames(g *globalOptions, kind string, names []string, printed map[string]bool) []error {
+	var errs []error
+	for _, n := range names {
+		if !printed[n] {
+			errs = append(errs, notFoundIn(g, kind, g.namespace, n, store.ErrNotFound))
+		}
+	}
+	return errs
 }
 
 // getter lists one kind, all of its objects or the one named, through

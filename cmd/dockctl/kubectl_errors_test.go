@@ -124,8 +124,8 @@ exit 1`, why: "dockctl has no api-resources"},
 	{situation: "a name that is no type", args: []string{"scale", "web", "--replicas", "1"}},
 	{situation: "resource/name with an empty name", args: []string{"get", "deployment/"}},
 	{situation: "resource/name mixed with a type", args: []string{"get", "deployment", "deployment/web"}},
-	{situation: "several types", args: []string{"get", "deployment/web", "service/web"},
-		kubectl: "(both, a table each)", why: "dockctl's get lists one kind at a time"},
+	{situation: "several types", args: []string{"get", "deployment/web", "service/web", "-o", "name"}},
+	{situation: "several types, comma-separated, one missing", args: []string{"get", "deployments,configmaps", "web", "-o", "name"}},
 
 	// Objects that do not exist.
 	{situation: "get of a missing object", args: []string{"get", "deployment", "nope"}},

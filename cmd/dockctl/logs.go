@@ -31,7 +31,8 @@ type logsOptions struct {
 	// prefix is --prefix; prefixSet tells that it was given, so that it
 	// wins over the default (prefixed).
 	prefix, prefixSet bool
-	// maxLogRequests bounds the streams -f follows at once.
+	// maxLogRequests bounds the streams -f follows at once, counted as
+	// kubectl's requests (followRequests).
 	maxLogRequests int
 	// ignoreErrors prints a stream's error as a line and goes on with
 	// the others.
@@ -67,9 +68,9 @@ func (o *logsOptions) dockerOptions(now time.Time, follow bool) (dockerx.LogsOpt
 	d := dockerx.LogsOptions{Follow: follow, Tail: o.tail, Timestamps: o.timestamps}
 	switch {
 	case o.since != 0 && o.sinceTime != "":
-		return d, fmt.Errorf("at most one of --since or --since-time may be given, as in kubectl")
+		return d, errors.New("at most one of `sinceTime` or `sinceSeconds` may be specified") // kubectl's words
 	case o.since < 0:
-		return d, fmt.Errorf("--since must be positive: %s", o.since)
+		return d, errors.New("--since must be greater than 0")
 	case o.since > 0:
 		d.Since = now.Add(-o.since)
 	case o.sinceTime != "":
@@ -109,14 +110,13 @@ func newLogsCommand(g *globalOptions) *cobra.Command {
 
   # Follow the pods labelled tier=front, up to 10 streams at once
   dockctl logs -l tier=front -f --max-log-requests 10`,
-		Args: cobra.MaximumNArgs(2),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			var kind, name, container string
 			switch {
+			case o.selector == "" && len(args) == 0, len(args) > 2:
+				return usageErrorf(cmd, "expected '%s'.\nPOD or TYPE/NAME is a required argument for the logs command", logsUsage)
 			case o.selector != "" && len(args) > 0:
-				return fmt.Errorf("only a selector (-l) or a POD name is allowed")
-			case o.selector == "" && len(args) == 0:
-				return fmt.Errorf("expected '%s'.\nPOD or TYPE/NAME is a required argument for the logs command", logsUsage)
+				return usageErrorf(cmd, "only a selector (-l) or a POD name is allowed")
 			case o.selector == "":
 				var err error
 				if kind, name, container, err = logsArgs(args); err != nil {
@@ -124,8 +124,8 @@ func newLogsCommand(g *globalOptions) *cobra.Command {
 				}
 			}
 			if container != "" {
-				if o.container != "" && o.container != container {
-					return fmt.Errorf("container %q given twice: as an argument and with -c %q", container, o.container)
+				if cmd.Flags().Changed("container") {
+					return errors.New("only one of -c or an inline [CONTAINER] arg is allowed")
 				}
 				o.container = container
 			}
@@ -137,7 +137,7 @@ func newLogsCommand(g *globalOptions) *cobra.Command {
 				return err
 			}
 			if o.allContainers && o.container != "" {
-				return fmt.Errorf("--all-containers cannot be given with a container name (-c)")
+				return fmt.Errorf("--all-containers=true should not be specified with container name %s", o.container)
 			}
 			ctx := cmd.Context()
 			st, err := g.readStore()
@@ -159,7 +159,7 @@ func newLogsCommand(g *globalOptions) *cobra.Command {
 			}
 			if len(streams) == 0 {
 				// Only a selector matches nothing, which is no error.
-				fmt.Fprintf(cmd.ErrOrStderr(), "No resources found in %s.\n", g.where(g.namespace))
+				g.noResources(cmd.ErrOrStderr(), g.namespace)
 				return nil
 			}
 			printed := map[string]bool{}
@@ -183,7 +183,7 @@ func newLogsCommand(g *globalOptions) *cobra.Command {
 	cmd.Flags().StringVarP(&o.selector, "selector", "l", "", "the pods of the namespace whose labels match this selector (=, ==, !=, in, notin, key, !key), in place of a name")
 	cmd.Flags().BoolVar(&o.prefix, "prefix", false, "prefix each line with its source, [pod/NAME/CONTAINER] "+
 		"(default for a deployment's replicas and --all-containers; --prefix=false turns it off)")
-	cmd.Flags().IntVar(&o.maxLogRequests, "max-log-requests", defaultMaxLogRequests, "the most log streams -f follows at once (more is an error, as in kubectl)")
+	cmd.Flags().IntVar(&o.maxLogRequests, "max-log-requests", defaultMaxLogRequests, "the most log streams -f follows at once, of -l or of one pod's --all-containers; a deployment's replicas count as one pod (more is an error, as in kubectl)")
 	cmd.Flags().BoolVar(&o.ignoreErrors, "ignore-errors", false, "print a container's log error as an \"error: …\" line and go on with the others, instead of stopping")
 	return cmd
 }
@@ -191,7 +191,7 @@ func newLogsCommand(g *globalOptions) *cobra.Command {
 // logsArgs reads `deployment NAME`, `deployment/NAME`, `pod NAME`,
 // `pod/NAME`, and kubectl's `POD [CONTAINER]`.
 func logsArgs(args []string) (kind, name, container string, err error) {
-	if !strings.Contains(args[0], "/") && kindAliases[args[0]] == "" {
+	if _, known := kindAlias(args[0]); !strings.Contains(args[0], "/") && !known {
 		if len(args) == 2 {
 			container = args[1]
 		}
@@ -204,7 +204,10 @@ func logsArgs(args []string) (kind, name, container string, err error) {
 // logStream is one container's log to print.
 type logStream struct {
 	id, name string // Docker's ID and name of the container
-	prefix   string // put before each line ("" for none)
+	// replica is the pod of a deployment's replica ("" for a pod named
+	// or picked by -l): see followRequests.
+	replica string
+	prefix  string // put before each line ("" for none)
 	// notice tells which container was chosen for the user (stderr), when
 	// the pod has several and none was named.
 	notice string
@@ -273,7 +276,7 @@ func logStreams(g *globalOptions, snap *snapshot, kind, name string, o *logsOpti
 		for _, e := range pods {
 			for _, pc := range e.Containers {
 				if c := pc.Container; c != nil {
-					out = append(out, logStream{id: c.ID, name: c.Name, prefix: prefix(e, pc)})
+					out = append(out, logStream{id: c.ID, name: c.Name, prefix: prefix(e, pc), replica: replicaOf(kind, e)})
 				}
 			}
 		}
@@ -292,7 +295,7 @@ func logStreams(g *globalOptions, snap *snapshot, kind, name string, o *logsOpti
 		switch {
 		case err == nil:
 			c := pc.Container
-			out = append(out, logStream{id: c.ID, name: c.Name, prefix: prefix(e, pc), notice: notice})
+			out = append(out, logStream{id: c.ID, name: c.Name, prefix: prefix(e, pc), notice: notice, replica: replicaOf(kind, e)})
 		case kind == kindDeployment && missing:
 			// A replica of another revision may lack it, or not have
 			// created it yet: the others say.
@@ -307,6 +310,37 @@ func logStreams(g *globalOptions, snap *snapshot, kind, name string, o *logsOpti
 		return nil, skipped
 	}
 	return out, nil
+}
+
+// replicaOf is a stream's replica: its pod when kind is a deployment's.
+func replicaOf(kind string, e podEntry) string {
+	if kind != kindDeployment {
+		return ""
+	}
+	return e.Name
+}
+
+// followRequests is how many log requests kubectl's -f makes for the same
+// command, which --max-log-requests bounds: one per stream of -l or of
+// one pod (--all-containers). Of a deployment kubectl follows one pod,
+// where dockctl prints every replica (as --all-pods): it counts the
+// streams of one replica only, so that following a deployment of any
+// size is never refused, as kubectl never refuses it.
+func followRequests(streams []logStream) int {
+	perReplica := map[string]int{}
+	n := 0
+	for _, s := range streams {
+		if s.replica == "" {
+			n++
+			continue
+		}
+		perReplica[s.replica]++
+	}
+	most := 0
+	for _, c := range perReplica {
+		most = max(most, c)
+	}
+	return n + most
 }
 
 // notCreated words why a pod's container that pickContainer chose has no
@@ -392,8 +426,9 @@ type logSource interface {
 
 // printLogs prints the streams' logs. Without -f one after the other, in
 // order, as kubectl prints a pod's containers; with -f all at once, lines
-// interleaved but each whole, at most --max-log-requests of them (more is
-// kubectl's error, before any is opened). A stream's error stops the
+// interleaved but each whole, at most --max-log-requests of kubectl's
+// requests (followRequests; more is kubectl's error, before any is
+// opened). A stream's error stops the
 // command, or with --ignore-errors is printed as an "error: " line among
 // the logs, as kubectl prints it, and the others go on.
 func printLogs(ctx context.Context, cli logSource, streams []logStream, o *logsOptions, w io.Writer) error {
@@ -402,9 +437,9 @@ func printLogs(ctx context.Context, cli logSource, streams []logStream, o *logsO
 	if err != nil {
 		return err
 	}
-	if o.follow && len(streams) > 1 && len(streams) > o.maxLogRequests {
+	if n := followRequests(streams); o.follow && n > 1 && n > o.maxLogRequests {
 		return fmt.Errorf("you are attempting to follow %d log streams, but maximum allowed concurrency is %d, use --max-log-requests to increase the limit",
-			len(streams), o.maxLogRequests)
+			n, o.maxLogRequests)
 	}
 	// failed reports err, a stream's: as a line with --ignore-errors
 	// (false: go on), else as the command's error (true: stop).
@@ -489,13 +524,24 @@ func (w *lockedWriter) line(s string) error {
 	return err
 }
 
+// prefixLines copies r's lines to w, each whole and after prefix, of any
+// length (kubectl's DefaultConsumeRequest reads with ReadBytes too: a JSON
+// document or a stack trace on one line is printed, and the lines after
+// it). A last line without its newline is printed with one.
 func prefixLines(w *lockedWriter, r io.Reader, prefix string) error {
-	sc := bufio.NewScanner(r)
-	sc.Buffer(make([]byte, 64*1024), 1024*1024)
-	for sc.Scan() {
-		if err := w.line(prefix + strings.TrimRight(sc.Text(), "\r")); err != nil {
+	br := bufio.NewReader(r)
+	for {
+		b, err := br.ReadBytes('\n')
+		if len(b) > 0 {
+			if werr := w.line(prefix + strings.TrimRight(string(b), "\r\n")); werr != nil {
+				return werr
+			}
+		}
+		if err == io.EOF {
+			return nil
+		}
+		if err != nil {
 			return err
 		}
 	}
-	return sc.Err()
 }

@@ -262,7 +262,7 @@ func TestLogsDockerOptions(t *testing.T) {
 		{name: "since-time", o: logsOptions{sinceTime: "2026-12-03T10:30:00.5Z"},
 			want: dockerx.LogsOptions{Since: time.Date(2026, 12, 3, 10, 30, 0, 5e8, time.UTC)}},
 		{name: "both", o: logsOptions{since: time.Minute, sinceTime: "2026-12-03T10:30:00Z"}, wantErr: "at most one"},
-		{name: "negative", o: logsOptions{since: -time.Minute}, wantErr: "positive"},
+		{name: "negative", o: logsOptions{since: -time.Minute}, wantErr: "--since must be greater than 0"},
 		{name: "bad time", o: logsOptions{sinceTime: "yesterday"}, wantErr: "RFC 3339"},
 	}
 	for _, tt := range tests {
@@ -380,10 +380,10 @@ func TestLogsSelectorAgainstEngine(t *testing.T) {
 		{name: "-f within the limit", anyOrder: true, args: []string{"-l", "app=shop", "-c", "log", "-f", "--max-log-requests", "2"},
 			out: "l1\nl1\n"},
 		{name: "-f of one stream is never limited", args: []string{"pod/" + pod0, "-c", "log", "-f", "--max-log-requests", "0"}, out: "l1\n"},
-		{name: "matching nothing", args: []string{"-l", "app=nope"}, stderr: `No resources found in instance "t1".` + "\n", noStream: true},
-		{name: "a selector and a name", args: []string{"-l", "app=shop", pod0}, err: "only a selector (-l) or a POD name is allowed", noStream: true},
+		{name: "matching nothing", args: []string{"-l", "app=nope"}, stderr: `No resources found in default namespace of instance "t1".` + "\n", noStream: true},
+		{name: "a selector and a name", args: []string{"-l", "app=shop", pod0}, err: "only a selector (-l) or a POD name is allowed\nSee 'dockctl logs -h' for help and examples", noStream: true},
 		{name: "neither", args: nil, noStream: true,
-			err: "expected 'logs [-f] (POD | TYPE/NAME | -l SELECTOR) [-c CONTAINER]'.\nPOD or TYPE/NAME is a required argument for the logs command"},
+			err: "expected 'logs [-f] (POD | TYPE/NAME | -l SELECTOR) [-c CONTAINER]'.\nPOD or TYPE/NAME is a required argument for the logs command\nSee 'dockctl logs -h' for help and examples"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			before := queries()

@@ -53,7 +53,7 @@ func getManifests(cmd *cobra.Command, g *globalOptions, o *getOptions, name stri
 		return fmt.Errorf("manifests %q not found: the controller of instance %q does not apply it (dockctl controller --manifests %s)", name, g.instance, name)
 	}
 	if len(t.rows) == 0 && o.printer.human() && len(o.names) == 0 {
-		if !o.watching() {
+		if !o.watching() && !o.combined {
 			fmt.Fprintf(cmd.ErrOrStderr(), "No manifests directories in instance %q (dockctl controller --manifests DIR applies one).\n", g.instance)
 		}
 		return nil

@@ -99,8 +99,7 @@ func newDeleteCommand(g *globalOptions) *cobra.Command {
 				case objs[0].name != "":
 					return fmt.Errorf("name cannot be provided when a selector is specified")
 				}
-				kind := objs[0].kind
-				if err := checkSelector(kind, selector); err != nil {
+				if err := checkSelector(objs[0].kind, selector); err != nil {
 					return err
 				}
 				sel, err := parseSelector(selector)
@@ -115,8 +114,12 @@ func newDeleteCommand(g *globalOptions) *cobra.Command {
 				if allNamespaces {
 					ns = ""
 				}
-				if refs, err = selectObjects(st, storeKinds[kind], ns, sel); err != nil {
-					return err
+				for _, obj := range objs { // each kind of TYPE1,TYPE2 in turn
+					found, err := selectObjects(st, storeKinds[obj.kind], ns, sel)
+					if err != nil {
+						return err
+					}
+					refs = append(refs, found...)
 				}
 				if len(refs) == 0 {
 					fmt.Fprintln(cmd.OutOrStdout(), "No resources found")

@@ -8,6 +8,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/dockctl/dockctl/dockerx"
 	"github.com/dockctl/dockctl/manifests"
@@ -141,6 +142,21 @@ func (e *podEntry) hasHolder() bool {
 		}
 	}
 	return false
+}
+
+// uid is the pod's UID, which its containers carry (a pod with a holder;
+// "" for another): a pod deleted and created again under its name has
+// another.
+func (e *podEntry) uid() string {
+	if e.Holder != nil && e.Holder.PodUID != "" {
+		return e.Holder.PodUID
+	}
+	for _, pc := range e.Containers {
+		if pc.Container != nil && pc.Container.PodUID != "" {
+			return pc.Container.PodUID
+		}
+	}
+	return ""
 }
 
 // containerName is how the pod calls one of its containers: its template
@@ -335,6 +351,7 @@ func (e *podEntry) podObject() *corev1.Pod {
 	p.Labels = e.labels()
 	p.Annotations = e.annotations()
 	p.CreationTimestamp = metav1.NewTime(e.Created)
+	p.UID = types.UID(e.uid())
 	p.Spec.Hostname = e.Name
 	p.Spec.RestartPolicy = corev1.RestartPolicyAlways // a deployment's pods always restart their containers
 	start := metav1.NewTime(e.Created)

@@ -35,7 +35,7 @@ func parsePodTarget(arg string) (podTarget, error) {
 		}
 		return podTarget{kind: kindPod, name: arg}, nil
 	}
-	switch kind := kindAliases[k]; {
+	switch kind, _ := kindAlias(k); {
 	case name == "" || strings.Contains(name, "/"):
 	case kind == kindPod || kind == kindDeployment || kind == kindService:
 		return podTarget{kind: kind, name: name}, nil

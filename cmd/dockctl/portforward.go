@@ -55,9 +55,9 @@ func newPortForwardCommand(g *globalOptions) *cobra.Command {
 
   # Listen on port 8888 on every address, forwarding to 5000 in the pod
   dockctl port-forward --address 0.0.0.0 pod/web-5d8f9c7b6a-0 8888:5000`,
-		Args: func(_ *cobra.Command, args []string) error {
+		Args: func(cmd *cobra.Command, args []string) error {
 			if len(args) < 2 {
-				return errors.New("TYPE/NAME and list of ports are required for port-forward")
+				return usageErrorf(cmd, "TYPE/NAME and list of ports are required for port-forward")
 			}
 			return nil
 		},

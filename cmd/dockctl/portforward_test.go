@@ -381,7 +381,7 @@ func TestPortForwardArgsAgainstEngine(t *testing.T) {
 		args []string
 		err  string
 	}{
-		{[]string{"deploy/shop"}, "TYPE/NAME and list of ports are required for port-forward"},
+		{[]string{"deploy/shop"}, "TYPE/NAME and list of ports are required for port-forward\nSee 'dockctl port-forward -h' for help and examples"},
 		{[]string{"configmap/shop", "80"}, `expected POD, pod/NAME, deployment/NAME or service/NAME, got "configmap/shop"`},
 		{[]string{"deploy/shop", "80", "--address", "localhost,nope"}, "nope is not a valid IP"},
 		{[]string{"deploy/nope", "80"}, `deployments.apps "nope" not found in instance "t1"`},

@@ -312,9 +312,16 @@ var errMissingResource = &hintError{err: errors.New("You must provide one or mor
    '<resource>'`}
 
 // usageErrorf is kubectl's cmdutil.UsageErrorf: the error, then "See
-// 'dockctl CMD -h' for help and examples".
+// 'dockctl CMD -h' for help and examples". Its lines after the first are
+// printed as they are, "error: " before the first only, as kubectl
+// prints the whole message after one "error: ".
 func usageErrorf(cmd *cobra.Command, format string, a ...any) error {
-	return &hintError{err: fmt.Errorf(format, a...), hint: seeHelp(cmd)}
+	first, rest, _ := strings.Cut(fmt.Sprintf(format, a...), "\n")
+	hint := seeHelp(cmd)
+	if rest != "" {
+		hint = rest + "\n" + hint
+	}
+	return &hintError{err: errors.New(first), hint: hint}
 }
 
 func seeHelp(cmd *cobra.Command) string {
@@ -433,6 +440,13 @@ var kindAliases = map[string]string{
 	"event": kindEvent, "events": kindEvent, "ev": kindEvent,
 }
 
+// kindAlias is the CLI's kind of word, one of kubectl's spellings in any
+// case (kubectl's REST mapper lower-cases a resource: `get Deployments`).
+func kindAlias(word string) (string, bool) {
+	kind, ok := kindAliases[strings.ToLower(word)]
+	return kind, ok
+}
+
 // resourceArg reads kubectl's "KIND NAME" or "KIND/NAME" for one object of
 // one of kinds (in any of kubectl's spellings, kindAliases) and returns
 // the kind, normalized, and the name; objectArgs words its errors.
@@ -455,12 +469,13 @@ type objectArg struct{ kind, name string }
 
 // objectArgs reads kubectl's arguments for objects, as its resource
 // builder does: "KIND NAME…", "KIND/NAME…", or "KIND" alone (one
-// objectArg without a name), each kind one of kinds. Its errors are the
+// objectArg without a name), each kind one of kinds; KIND may be several,
+// "KIND1,KIND2" (the objects of each in turn). Its errors are the
 // builder's; a kind dockctl knows that is not one of kinds is a
 // *kindError.
 func objectArgs(args []string, kinds ...string) ([]objectArg, error) {
 	kindOf := func(word, name string) (string, error) {
-		kind, known := kindAliases[word]
+		kind, known := kindAlias(word)
 		if !known {
 			return "", unknownResourceType(word)
 		}
@@ -502,15 +517,18 @@ func objectArgs(args []string, kinds ...string) ([]objectArg, error) {
 		if len(args) > 1 {
 			name = args[1]
 		}
-		kind, err := kindOf(args[0], name)
-		if err != nil {
-			return nil, err
-		}
-		if len(args) == 1 {
-			return []objectArg{{kind: kind}}, nil
-		}
-		for _, n := range args[1:] {
-			out = append(out, objectArg{kind, n})
+		// TYPE1,TYPE2: each kind in turn, with every name.
+		for _, word := range strings.Split(args[0], ",") {
+			kind, err := kindOf(word, name)
+			if err != nil {
+				return nil, err
+			}
+			if len(args) == 1 {
+				out = append(out, objectArg{kind: kind})
+			}
+			for _, n := range args[1:] {
+				out = append(out, objectArg{kind, n})
+			}
 		}
 	}
 	return out, nil

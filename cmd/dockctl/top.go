@@ -68,6 +68,7 @@ func newTopCommand(g *globalOptions) *cobra.Command {
 
   # Show the deployments of every namespace, the busiest first
   dockctl top deployments -A --sort-by cpu`,
+		RunE: subcommandsOnly(false), // kubectl top's help goes to stderr
 	}
 	cmd.AddCommand(newTopKindCommand(g, kindPod), newTopKindCommand(g, kindDeployment))
 	return cmd

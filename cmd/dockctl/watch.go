@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -49,15 +50,30 @@ const (
 // eventColumn is kubectl's EVENT cell: every type padded to the longest.
 var eventColumn = map[string]string{watchAdded: "ADDED   ", watchModified: "MODIFIED", watchDeleted: "DELETED "}
 
+// interruptible is kubectl's interrupt handler around a watch (get -w,
+// events -w; k8s.io/kubectl/pkg/util/interrupt): the context it returns
+// ends on SIGINT, SIGTERM, SIGHUP or SIGQUIT, and interrupted turns a
+// watch that ended so into exit status 1, as that handler's os.Exit(1)
+// (err as it is otherwise: parent's end, as a test's, is no interruption).
+func interruptible(parent context.Context) (ctx context.Context, interrupted func(err error) error, stop func()) {
+	ctx, stop = signal.NotifyContext(parent, os.Interrupt, syscall.SIGTERM, syscall.SIGHUP, syscall.SIGQUIT)
+	return ctx, func(err error) error {
+		if err == nil && ctx.Err() != nil && parent.Err() == nil {
+			return &exitError{code: 1}
+		}
+		return err
+	}, stop
+}
+
 // watchGet is get -w: it subscribes to every source of change first, so
 // that nothing happening between the first listing and the subscriptions
 // is missed, then lists and watches until interrupted, which ends it with
-// status 0, as kubectl's.
+// status 1, as kubectl's interrupt handler does.
 func watchGet(cmd *cobra.Command, g *globalOptions, o *getOptions, list getter, name string) error {
 	if o.sortBy != "" {
 		fmt.Fprintln(cmd.ErrOrStderr(), "warning: --watch or --watch-only requested, --sort-by will be ignored") // kubectl's words
 	}
-	ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM, syscall.SIGHUP, syscall.SIGQUIT)
+	ctx, interrupted, stop := interruptible(cmd.Context())
 	defer stop()
 	cmd.SetContext(ctx)
 	changes, err := watchSources(ctx, g)
@@ -78,7 +94,7 @@ func watchGet(cmd *cobra.Command, g *globalOptions, o *getOptions, list getter, 
 		out: cmd.OutOrStdout(), warn: l.warn,
 		printer: &watchPrinter{p: l.printer, events: o.watchEvents}, watchOnly: o.watchOnly,
 	}
-	return w.run(ctx, first)
+	return interrupted(w.run(ctx, first))
 }
 
 // watchSources merges everything that changes what get shows into one
@@ -205,11 +221,40 @@ type watchLoop struct {
 }
 
 // watchedRow is one object as last listed: its row, its cells as the
-// table prints them, and what tells a change (sig).
+// table prints them, what tells a change (sig), and which object it is
+// (id: an object deleted and created again under its name is another).
 type watchedRow struct {
 	row   row
 	cells []string
 	sig   string
+	id    string
+}
+
+// rowIdentity tells an object from another of the same name: its
+// metadata.uid, else its metadata.creationTimestamp, as its object has
+// them ("" when it has neither).
+func rowIdentity(r row) (string, error) {
+	if r.object == nil {
+		return "", nil
+	}
+	obj, err := r.object()
+	if err != nil {
+		return "", err
+	}
+	b, err := json.Marshal(obj)
+	if err != nil {
+		return "", err
+	}
+	var m struct {
+		Metadata struct {
+			UID               string `json:"uid"`
+			CreationTimestamp string `json:"creationTimestamp"`
+		} `json:"metadata"`
+	}
+	if json.Unmarshal(b, &m) != nil { // not an object: no identity
+		return "", nil
+	}
+	return cmp.Or(m.Metadata.UID, m.Metadata.CreationTimestamp), nil
 }
 
 // watchChange is one object to print: added, modified or deleted.
@@ -277,7 +322,9 @@ func (w *watchLoop) print(changes []watchChange) error {
 // diff takes in a listing and returns what changed since the one before:
 // the objects added or modified, in the listing's order, then those
 // deleted, each printed as last listed (kubectl prints an object deleted
-// as it was).
+// as it was). An object replaced by another of its name (deleted and
+// created again between two listings) is a DELETED of the old one then an
+// ADDED of the new one, kubectl's two watch events.
 func (w *watchLoop) diff(l *listing) ([]watchChange, error) {
 	t := l.t
 	if t == nil {
@@ -299,9 +346,15 @@ func (w *watchLoop) diff(l *listing) ([]watchChange, error) {
 		if err != nil {
 			return nil, err
 		}
-		if old, ok := w.rows[key]; !ok {
+		if e.id, err = rowIdentity(r); err != nil {
+			return nil, err
+		}
+		switch old, ok := w.rows[key]; {
+		case !ok:
 			changes = append(changes, watchChange{watchAdded, e})
-		} else if old.sig != e.sig {
+		case old.id != e.id:
+			changes = append(changes, watchChange{watchDeleted, old}, watchChange{watchAdded, e})
+		case old.sig != e.sig:
 			changes = append(changes, watchChange{watchModified, e})
 		}
 		rows[key] = e
