@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"regexp"
+	"sort"
 	"strings"
 	"testing"
 	"time"
@@ -71,6 +72,17 @@ func TestGetWatch(t *testing.T) {
 	added := next("the new pod", `^(web-\S+) +\d/1 +\S+ +\d+ +\S+$`)[1]
 	if added == first {
 		t.Fatalf("the pod that was there printed again after the scale:\n%s", strings.Join(seen, "\n"))
+	}
+	// The line CI scripts have, woken by Docker's events while the new pod
+	// starts: the pod named, then both by their label, sorted by name.
+	if out := e.mustDockctl("", "wait", "--for=condition=Ready", "pod/"+added, "--timeout=90s"); out != "pod/"+added+" condition met\n" {
+		t.Errorf("wait for the new pod printed %q", out)
+	}
+	pods := []string{first, added}
+	sort.Strings(pods)
+	if out, want := e.mustDockctl("", "wait", "--for=condition=Ready", "pod", "-l", "app=web", "--timeout=90s"),
+		"pod/"+pods[0]+" condition met\npod/"+pods[1]+" condition met\n"; out != want {
+		t.Errorf("wait -l app=web printed %q, want %q", out, want)
 	}
 	next("the new pod running", `^`+regexp.QuoteMeta(added)+` +1/1 +Running +0 +\S+$`)
 

@@ -46,6 +46,8 @@ type dockerAPI struct {
 	creates []container.CreateRequest
 	// logQueries are the query strings of the logs requests.
 	logQueries []string
+	// lists counts the container list requests answered.
+	lists int
 	// statsCalls are the stats requests: the container's name (as the
 	// request named it when it is unknown), "?" and the query string.
 	statsCalls []string
@@ -272,6 +274,7 @@ func (d *dockerAPI) list(w http.ResponseWriter, r *http.Request) {
 	}
 	d.mu.Lock()
 	defer d.mu.Unlock()
+	d.lists++
 	out := []container.Summary{}
 	for _, c := range d.ctrs {
 		if args.Contains("label") && !args.MatchKVList("label", c.summary.Labels) {

@@ -257,8 +257,9 @@ func (e *podEntry) phase() corev1.PodPhase {
 	return corev1.PodRunning
 }
 
-// conditions are the pod's Initialized, Ready and ContainersReady
-// conditions, as Kubernetes computes them.
+// conditions are the pod's Initialized, Ready, ContainersReady and
+// PodScheduled conditions, as Kubernetes computes them (a pod is on the
+// one host from its start).
 func (e *podEntry) conditions() []corev1.PodCondition {
 	b := func(v bool) corev1.ConditionStatus {
 		if v {
@@ -272,6 +273,7 @@ func (e *podEntry) conditions() []corev1.PodCondition {
 		{Type: corev1.PodInitialized, Status: b(e.initialized())},
 		{Type: corev1.PodReady, Status: b(containersReady && holderUp && !e.Terminating)},
 		{Type: corev1.ContainersReady, Status: b(containersReady)},
+		{Type: corev1.PodScheduled, Status: corev1.ConditionTrue},
 	}
 }
 

@@ -4,69 +4,52 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
+	"sort"
 	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
+	"k8s.io/apimachinery/pkg/labels"
 
+	"github.com/dockctl/dockctl/dockerx"
 	"github.com/dockctl/dockctl/store"
 )
 
-// waitCondition is what `wait --for` awaits, parsed as kubectl parses it:
-// delete, or condition=TYPE with an optional =VALUE (True by default).
-type waitCondition struct {
-	delete bool
-	typ    string // condition type, as the controller records it (Available…)
-	value  string // "True", "False" or "Unknown"
+// waitOptions are wait's flags.
+type waitOptions struct {
+	forSpec       string
+	timeout       time.Duration
+	selector      string
+	all           bool
+	allNamespaces bool
 }
 
-func parseWaitFor(s string) (waitCondition, error) {
-	if strings.EqualFold(s, "delete") {
-		return waitCondition{delete: true}, nil
-	}
-	rest, ok := strings.CutPrefix(s, "condition=")
-	if !ok || rest == "" {
-		return waitCondition{}, fmt.Errorf("unrecognized condition: %q (expected delete or condition=TYPE[=VALUE])", s)
-	}
-	typ, value, hasValue := strings.Cut(rest, "=")
-	if typ == "" {
-		return waitCondition{}, fmt.Errorf("unrecognized condition: %q (expected delete or condition=TYPE[=VALUE])", s)
-	}
-	if !hasValue {
-		value = "True"
-	}
-	return waitCondition{typ: typ, value: value}, nil
-}
-
-// conditionMet says whether a live deployment meets c: the condition's
-// status matches, case-insensitively as kubectl compares, and was judged
-// for the record's current generation (a stale Available says nothing
-// about a spec just applied).
-func conditionMet(c waitCondition, rec *store.Record, status *store.Status) bool {
-	if status == nil || status.ObservedGeneration < rec.Generation {
-		return false
-	}
-	for _, cond := range status.Conditions {
-		if strings.EqualFold(cond.Type, c.typ) {
-			return strings.EqualFold(cond.Status, c.value)
-		}
-	}
-	return false
-}
+// waitResync is how long a wait sleeps without a change reported before
+// it looks again: a change no source reported (a lost event, a watch that
+// could not start) is seen by then. A variable for the tests that must
+// see the sources alone at work.
+var waitResync = 5 * time.Second
 
 func newWaitCommand(g *globalOptions) *cobra.Command {
-	var (
-		forSpec string
-		timeout time.Duration
-	)
+	o := &waitOptions{}
 	cmd := &cobra.Command{
-		Use:   "wait deployment/NAME… --for=condition=TYPE[=VALUE]|delete [--timeout 30s]",
-		Short: "Wait until deployments meet a condition (Available, Progressing, ReplicaFailure) or are deleted, as kubectl wait",
-		Example: `  # Wait until deployment web is available
+		Use:   "wait (TYPE/NAME… | TYPE NAME… | TYPE -l SELECTOR | TYPE --all) --for=delete|condition=TYPE[=VALUE]|jsonpath='{EXPR}'[=VALUE] [-n NS | -A] [--timeout 30s]",
+		Short: "Wait until pods or deployments meet a condition or a JSONPath value, or are deleted, as kubectl wait",
+		Example: `  # Wait until the pods labeled app=web are ready, a minute at most
+  dockctl wait --for=condition=Ready pod -l app=web --timeout=60s
+
+  # Wait until deployment web is available
   dockctl wait --for=condition=Available deployment/web
 
   # Wait until deployments web and api are available, two minutes at most
   dockctl wait --for=condition=Available deploy/web deploy/api --timeout 2m
+
+  # Wait until deployment web has three ready replicas
+  dockctl wait --for=jsonpath='{.status.readyReplicas}'=3 deployment/web
+
+  # Wait until every pod of namespace team runs
+  dockctl wait --for=jsonpath='{.status.phase}'=Running pods --all -n team
 
   # Check once, without waiting, whether deployment web is available
   dockctl wait --for=condition=Available deployment/web --timeout=0
@@ -75,157 +58,388 @@ func newWaitCommand(g *globalOptions) *cobra.Command {
   dockctl delete deployment web
   dockctl wait --for=delete deployment/web --timeout 60s`,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if forSpec == "" {
-				return fmt.Errorf("--for must be given: delete or condition=TYPE[=VALUE]")
-			}
-			c, err := parseWaitFor(forSpec)
-			if err != nil {
-				return err
-			}
-			names, err := waitNames(args)
-			if err != nil {
-				return err
-			}
-			st, err := g.readStore()
-			if err != nil {
-				return err
-			}
-			// kubectl wait: zero checks once and does not wait, negative
-			// waits a week.
-			ctx, once := cmd.Context(), timeout == 0
-			if timeout < 0 {
-				timeout = aWeek
-			}
-			if !once {
-				var cancel context.CancelFunc
-				ctx, cancel = context.WithTimeout(ctx, timeout)
-				defer cancel()
-			}
-			out := cmd.OutOrStdout()
-			for _, name := range names {
-				// One at a time, as kubectl: each reports as it is met.
-				var err error
-				if c.delete {
-					err = waitDeletion(ctx, g, st, name, once)
-				} else {
-					err = waitCond(ctx, g, st, name, c, once)
-				}
-				if err != nil {
-					return err
-				}
-				if c.delete {
-					fmt.Fprintf(out, "deployment.apps/%s deleted\n", name)
-				} else {
-					fmt.Fprintf(out, "deployment.apps/%s condition met\n", name)
-				}
-			}
-			return nil
+			return runWait(cmd, g, o, args)
 		},
 	}
-	cmd.Flags().StringVar(&forSpec, "for", "", "what to wait for: delete, or condition=TYPE[=VALUE] (VALUE True unless given)")
-	cmd.Flags().DurationVar(&timeout, "timeout", 30*time.Second, "give up after this long (exit 1); 0 checks once and does not wait, negative waits a week")
-	cmd.ValidArgsFunction = g.kindThenName([]string{kindDeployment}, 2)
-	_ = cmd.RegisterFlagCompletionFunc("for", cobra.FixedCompletions([]string{"condition=Available", "condition=Progressing", "condition=ReplicaFailure", "delete"}, cobra.ShellCompDirectiveNoFileComp))
+	cmd.Flags().StringVar(&o.forSpec, "for", "", "what to wait for: delete, condition=TYPE[=VALUE] (VALUE True unless given, compared case-insensitively), "+
+		"or jsonpath='{EXPR}'[=VALUE] (on the object get -o json prints; without VALUE, that EXPR finds a value)")
+	cmd.Flags().DurationVar(&o.timeout, "timeout", 30*time.Second, "give up after this long (exit 1); 0 checks once and does not wait, negative waits a week")
+	cmd.Flags().StringVarP(&o.selector, "selector", "l", "", "label selector (=, ==, !=, in, notin, KEY, !KEY) of the objects of TYPE to wait for, "+
+		"deployments by their metadata.labels, pods by their labels: those it selects when wait starts")
+	cmd.Flags().BoolVar(&o.all, "all", false, "wait for every object of TYPE in the namespace, those there when wait starts")
+	cmd.Flags().BoolVarP(&o.allNamespaces, "all-namespaces", "A", false, "with -l or --all, select in every namespace")
+	cmd.ValidArgsFunction = g.kindThenName([]string{"deployments", "pods"}, 2)
+	_ = cmd.RegisterFlagCompletionFunc("for", cobra.FixedCompletions([]string{
+		"condition=Available", "condition=Progressing", "condition=ReplicaFailure",
+		"condition=Ready", "condition=ContainersReady", "condition=Initialized", "condition=PodScheduled",
+		"jsonpath=", "delete"}, cobra.ShellCompDirectiveNoFileComp|cobra.ShellCompDirectiveNoSpace))
 	return cmd
 }
 
-// waitNames takes deployment/NAME arguments, or `deployment NAME…`.
-func waitNames(args []string) ([]string, error) {
-	objs, err := objectArgs(args, kindDeployment)
+// waitRequest is what wait waits for: the objects named, in order, or
+// every object of kind that sel selects when the wait starts (kubectl
+// resolves its list once: a pod a scale-up adds later is not waited for).
+type waitRequest struct {
+	named     []objectArg
+	selecting bool
+	kind      string
+	sel       labels.Selector
+	// allNamespaces is -A: the selection spans every namespace.
+	allNamespaces bool
+}
+
+// request reads wait's arguments as kubectl's resource builder does.
+func (o *waitOptions) request(args []string) (waitRequest, error) {
+	if o.all && o.selector != "" {
+		return waitRequest{}, errors.New("setting 'all' parameter but found a non empty selector.")
+	}
+	objs, err := objectArgs(args, kindDeployment, kindPod)
 	if err != nil {
-		return nil, err
+		return waitRequest{}, err
 	}
-	if objs[0].name == "" {
-		return nil, errors.New("resource(s) were provided, but no name was specified")
-	}
-	names := make([]string, len(objs))
-	for i, o := range objs {
-		names[i] = o.name
-	}
-	return names, nil
-}
-
-func waitTimedOut(name string) error {
-	return fmt.Errorf("timed out waiting for the condition on deployments/%s", name)
-}
-
-// conditionNotMet is kubectl wait's error when --timeout 0 checked once.
-func conditionNotMet(name string) error {
-	return fmt.Errorf("condition not met for deployments/%s", name)
-}
-
-// waitCond rereads the record and its status whenever the state directory
-// changes, and every second besides (the controller's status writes are
-// what it waits for, and a watch can miss a directory made later). With
-// once it looks once.
-func waitCond(ctx context.Context, g *globalOptions, st *store.Store, name string, c waitCondition, once bool) error {
-	var changed <-chan string
-	if !once {
-		var err error
-		if changed, err = st.Watch(ctx); err != nil {
-			changed = nil // the tick alone then
+	if !o.all && o.selector == "" {
+		switch {
+		case objs[0].name == "":
+			return waitRequest{}, errors.New("resource(s) were provided, but no name was specified")
+		case o.allNamespaces:
+			return waitRequest{}, errors.New("a resource cannot be retrieved by name across all namespaces")
 		}
+		return waitRequest{named: objs}, nil
 	}
-	tick := time.NewTicker(time.Second)
-	defer tick.Stop()
-	for {
-		rec, err := st.Get(g.namespace, name)
-		if err != nil {
-			if errors.Is(err, store.ErrNotFound) {
-				return notFound(g, name, err)
+	switch {
+	case strings.Contains(args[0], "/"):
+		return waitRequest{}, errors.New("selectors and the all flag cannot be used when passing resource/name arguments")
+	case objs[0].name != "":
+		return waitRequest{}, errors.New("name cannot be provided when a selector is specified")
+	}
+	kind := objs[0].kind
+	if err := checkSelector(kind, o.selector); err != nil {
+		return waitRequest{}, err
+	}
+	// As get -l: pods by their labels, with its short keys (deployment=NAME).
+	parse := parseSelector
+	if kind == kindPod {
+		parse = parseContainerSelector
+	}
+	sel, err := parse(o.selector)
+	if err != nil {
+		return waitRequest{}, err
+	}
+	return waitRequest{selecting: true, kind: kind, sel: sel, allNamespaces: o.allNamespaces}, nil
+}
+
+// errNoMatchingResources is kubectl wait's error when -l or --all
+// selected nothing (but for --for=delete, which is then met).
+var errNoMatchingResources = errors.New("no matching resources found")
+
+func runWait(cmd *cobra.Command, g *globalOptions, o *waitOptions, args []string) error {
+	if o.forSpec == "" {
+		return fmt.Errorf("--for must be given: %s", forForms)
+	}
+	c, err := parseWaitFor(o.forSpec)
+	if err != nil {
+		return err
+	}
+	req, err := o.request(args)
+	if err != nil {
+		return err
+	}
+	st, err := g.readStore()
+	if err != nil {
+		return err
+	}
+	// kubectl wait: zero checks once and does not wait, negative waits a
+	// week; one deadline for all the objects.
+	ctx, timeout := cmd.Context(), o.timeout
+	if timeout < 0 {
+		timeout = aWeek
+	}
+	if timeout != 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, timeout)
+		defer cancel()
+	}
+	w := &waiter{g: g, st: st, cond: c, once: timeout == 0, errOut: cmd.ErrOrStderr()}
+	if !w.once {
+		// Subscribed before the first look, so that nothing happening
+		// in between is missed: pods change in Docker alone, deployments'
+		// conditions in the controller's status files. The deferred
+		// cancel ends them.
+		if w.changes, err = changeSources(ctx, g.instance, st.Watch, st.WatchStatus); err != nil {
+			// A state directory that cannot be watched (none yet…):
+			// Docker's events and the resync alone.
+			if w.changes, err = changeSources(ctx, g.instance); err != nil {
+				return err
 			}
-			return err
-		}
-		status, err := st.ReadStatus(g.namespace, name)
-		if err != nil {
-			return fmt.Errorf("reading the status of deployment %q: %w", name, err)
-		}
-		if conditionMet(c, rec, status) {
-			return nil
-		}
-		if once {
-			return conditionNotMet(name)
-		}
-		select {
-		case <-ctx.Done():
-			return waitTimedOut(name)
-		case <-changed:
-		case <-tick.C:
 		}
 	}
-}
-
-// waitDeletion waits until the record is gone and no container of it is
-// left, as `delete --wait`; a deployment that never existed is deleted.
-// With once it looks once.
-func waitDeletion(ctx context.Context, g *globalOptions, st *store.Store, name string, once bool) error {
-	cli, err := g.docker(ctx)
-	if err != nil {
+	timedOut := func() error { return errors.New("timed out waiting for the condition") }
+	if w.cli, err = g.docker(ctx); err != nil {
 		if ctx.Err() != nil {
-			return waitTimedOut(name)
+			return timedOut()
 		}
 		return err
 	}
-	defer cli.Close()
-	key := store.Key(g.namespace, name)
-	for {
-		ps, err := observeProgress(ctx, cli, st, g.instance, []string{key})
+	defer w.cli.Close()
+	if w.snap, err = takeSnapshotWith(ctx, g, st, w.cli); err != nil {
+		if ctx.Err() != nil {
+			return timedOut()
+		}
+		return err
+	}
+	targets := w.targets(req)
+	if len(targets) == 0 && !c.delete {
+		return errNoMatchingResources
+	}
+	out := cmd.OutOrStdout()
+	for _, t := range targets {
+		// One at a time, as kubectl: each reported as it is met.
+		there, err := w.present(&t)
 		if err != nil {
+			return err
+		}
+		if !there {
+			continue // gone before its turn: nothing to wait for
+		}
+		if err := w.await(ctx, t); err != nil {
+			return err
+		}
+		fmt.Fprintf(out, "%s condition met\n", t.printName())
+	}
+	return nil
+}
+
+// waitTarget is one object wait waits for.
+type waitTarget struct {
+	kind, namespace, name string
+	// uid tells the pod --for=delete waits for from a pod re-created
+	// under its name, which is another ("" until known).
+	uid string
+}
+
+// objectName is how kubectl's errors name it: pods/NAME, deployments/NAME.
+func (t waitTarget) objectName() string { return apiResourceOf(t.kind).resource + "/" + t.name }
+
+// printName is how kubectl's name printer names it: pod/NAME,
+// deployment.apps/NAME.
+func (t waitTarget) printName() string {
+	return strings.ToLower(apiResourceOf(t.kind).groupKind()) + "/" + t.name
+}
+
+// waiter looks at the instance (a snapshot, as get takes it) again on
+// each change, until each target is done.
+type waiter struct {
+	g       *globalOptions
+	st      *store.Store
+	cli     *dockerx.Client
+	cond    waitCondition
+	once    bool
+	changes <-chan struct{} // nil with once
+	snap    *snapshot
+	errOut  io.Writer
+	said    string // the last look's failure, said once
+}
+
+// targets are the objects named, or those the selection selects in the
+// first snapshot, sorted as kubectl lists them. --for=delete selects the
+// deployments deleted whose containers are not all gone, as it waits for
+// a named one's.
+func (w *waiter) targets(req waitRequest) []waitTarget {
+	var out []waitTarget
+	if !req.selecting {
+		for _, obj := range req.named {
+			out = append(out, waitTarget{kind: obj.kind, namespace: w.g.namespace, name: obj.name})
+		}
+		return out
+	}
+	inScope := func(ns string) bool { return req.allNamespaces || ns == w.g.namespace }
+	snap := w.snap
+	switch req.kind {
+	case kindDeployment:
+		recs := snap.records
+		if w.cond.delete {
+			for key, r := range snap.deleted {
+				if snap.record(key) == nil && len(snap.containersOf(key)) > 0 {
+					recs = append(recs, r)
+				}
+			}
+		}
+		for _, r := range recs {
+			if inScope(r.NamespaceOrDefault()) && req.sel.Matches(labels.Set(r.Deployment.Metadata.Labels)) {
+				out = append(out, waitTarget{kind: kindDeployment, namespace: r.NamespaceOrDefault(), name: r.Name})
+			}
+		}
+	case kindPod:
+		// One target per name: the live pod, when a terminating one has
+		// its name too.
+		at := map[string]int{}
+		for _, e := range snap.allPods() {
+			if !inScope(e.Namespace) || !req.sel.Matches(labels.Set(e.labels())) {
+				continue
+			}
+			t := waitTarget{kind: kindPod, namespace: e.Namespace, name: e.Name, uid: e.uid()}
+			key := e.Namespace + "/" + e.Name
+			if i, ok := at[key]; ok {
+				if !e.Terminating {
+					out[i] = t
+				}
+				continue
+			}
+			at[key] = len(out)
+			out = append(out, t)
+		}
+	}
+	sort.SliceStable(out, func(i, j int) bool {
+		if out[i].namespace != out[j].namespace {
+			return out[i].namespace < out[j].namespace
+		}
+		return out[i].name < out[j].name
+	})
+	return out
+}
+
+// present says whether t is there when its turn comes (the pod of
+// --for=delete is then the one whose going is awaited). For a condition,
+// one that is not is an error, as kubectl's lookup of the object; for
+// --for=delete it is already met.
+func (w *waiter) present(t *waitTarget) (bool, error) {
+	snap, key := w.snap, store.Key(t.namespace, t.name)
+	if w.cond.delete {
+		if t.kind == kindDeployment {
+			return !gone(snap, *t), nil
+		}
+		if t.uid == "" {
+			e, err := snap.pod(w.g, t.namespace, t.name)
+			if err != nil {
+				return false, nil
+			}
+			t.uid = e.uid()
+		}
+		return !gone(snap, *t), nil
+	}
+	if t.kind == kindDeployment {
+		if snap.record(key) == nil {
+			return false, snap.missing(w.g, t.namespace, t.name)
+		}
+		return true, nil
+	}
+	_, err := snap.pod(w.g, t.namespace, t.name)
+	return err == nil, err
+}
+
+// await looks at t on each change until it is done: the condition met,
+// or the object gone. An object that goes while its condition is awaited
+// is awaited until it is back (re-created under its name) or the time
+// is up, as kubectl's watch does.
+func (w *waiter) await(ctx context.Context, t waitTarget) error {
+	for {
+		done, err := w.done(t)
+		if err != nil {
+			return err
+		}
+		if done {
+			return nil
+		}
+		if w.once {
+			return fmt.Errorf("condition not met for %s", t.objectName()) // kubectl's words
+		}
+		if err := w.next(ctx); err != nil {
 			if ctx.Err() != nil {
-				return waitTimedOut(name)
+				return fmt.Errorf("timed out waiting for the condition on %s", t.objectName()) // kubectl's words
 			}
 			return err
 		}
-		if ps[0].gone {
-			return nil
+	}
+}
+
+// done judges t on the last snapshot.
+func (w *waiter) done(t waitTarget) (bool, error) {
+	if w.cond.delete {
+		return gone(w.snap, t), nil
+	}
+	var obj any
+	if t.kind == kindDeployment {
+		r := w.snap.record(store.Key(t.namespace, t.name))
+		if r == nil {
+			return false, nil
 		}
-		if once {
-			return conditionNotMet(name)
+		obj = w.snap.deploymentObject(r)
+	} else {
+		e, err := w.snap.pod(w.g, t.namespace, t.name)
+		if err != nil {
+			return false, nil
 		}
-		select {
-		case <-ctx.Done():
-			return waitTimedOut(name)
-		case <-time.After(250 * time.Millisecond):
+		obj = e.podObject()
+	}
+	// What get -o json prints, as JSON decodes it.
+	objs, err := genericObjects([]row{{object: func() (any, error) { return obj, nil }}})
+	if err != nil {
+		return false, err
+	}
+	m, _ := objs[0].(map[string]any)
+	return w.cond.met(m)
+}
+
+// gone says whether t is deleted: a deployment's record and every
+// container of it gone (as delete --wait waits), a pod no longer there
+// (another under its name is not it).
+func gone(snap *snapshot, t waitTarget) bool {
+	if t.kind == kindDeployment {
+		key := store.Key(t.namespace, t.name)
+		return snap.record(key) == nil && len(snap.containersOf(key)) == 0
+	}
+	for _, e := range snap.podsNamed(t.namespace, t.name) {
+		if e.uid() == t.uid {
+			return false
 		}
 	}
+	return true
+}
+
+// next waits for a change (or waitResync without one) and takes a new
+// snapshot. A look that fails (Docker unreachable for a moment) is said
+// once and tried again on the next change: the Docker events' reconnect
+// is one.
+func (w *waiter) next(ctx context.Context) error {
+	resync := time.NewTimer(waitResync)
+	defer resync.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-w.changes:
+		case <-resync.C:
+		}
+		snap, err := takeSnapshotWith(ctx, w.g, w.st, w.cli)
+		if err == nil {
+			w.snap, w.said = snap, ""
+			return nil
+		}
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		if msg := err.Error(); msg != w.said {
+			fmt.Fprintln(w.errOut, "warning:", err)
+			w.said = msg
+		}
+		resync.Reset(waitResync)
+	}
+}
+
+// uid tells a pod from another of its name (its replacement): the pod
+// uid its containers carry, or for a pod of one container, that
+// container's ID.
+func (e *podEntry) uid() string {
+	if e.Holder != nil && e.Holder.PodUID != "" {
+		return e.Holder.PodUID
+	}
+	for _, pc := range e.Containers {
+		if c := pc.Container; c != nil {
+			if c.PodUID != "" {
+				return c.PodUID
+			}
+			return c.ID
+		}
+	}
+	return ""
 }

@@ -3,10 +3,12 @@ package main
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/dockctl/dockctl/dockerx"
 	"github.com/dockctl/dockctl/manifests"
 	"github.com/dockctl/dockctl/reconciler"
 	"github.com/dockctl/dockctl/store"
@@ -14,89 +16,243 @@ import (
 
 func TestParseWaitFor(t *testing.T) {
 	tests := []struct {
-		in      string
-		want    waitCondition
-		wantErr bool
+		in        string
+		delete    bool
+		typ       string
+		value     string
+		jsonPath  bool
+		jsonValue string
+		wantErr   string
 	}{
-		{in: "delete", want: waitCondition{delete: true}},
-		{in: "condition=Available", want: waitCondition{typ: "Available", value: "True"}},
-		{in: "condition=Available=false", want: waitCondition{typ: "Available", value: "false"}},
-		{in: "condition=ReplicaFailure=True", want: waitCondition{typ: "ReplicaFailure", value: "True"}},
-		{in: "condition=", wantErr: true},
-		{in: "condition==True", wantErr: true},
-		{in: "jsonpath={.status.readyReplicas}=2", wantErr: true},
-		{in: "available", wantErr: true},
+		{in: "delete", delete: true},
+		{in: "DELETE", delete: true},
+		{in: "condition=Available", typ: "Available", value: "True"},
+		{in: "condition=Available=false", typ: "Available", value: "false"},
+		{in: "condition=Ready,ContainersReady", typ: "Ready,ContainersReady", value: "True"},
+		{in: "condition=ReplicaFailure=True", typ: "ReplicaFailure", value: "True"},
+		{in: "condition=", wantErr: `unrecognized condition: "condition="`},
+		{in: "condition==True", wantErr: "unrecognized condition"},
+		{in: "available", wantErr: `unrecognized condition: "available"`},
+		// What the shell leaves of --for=jsonpath='{.status.readyReplicas}'=3.
+		{in: "jsonpath={.status.readyReplicas}=3", jsonPath: true, jsonValue: "3"},
+		{in: "jsonpath={.status.loadBalancer.ingress}", jsonPath: true},
+		{in: "jsonpath=.status.phase=Running", jsonPath: true, jsonValue: "Running"},
+		{in: "jsonpath=status.phase='Running'", jsonPath: true, jsonValue: "Running"},
+		{in: `jsonpath={.status.conditions[?(@.type=="Ready")].status}=True`, jsonPath: true, jsonValue: "True"},
+		{in: "jsonpath={.status.readyReplicas}=", wantErr: "jsonpath wait has to have a value after equal sign, like --for=jsonpath='{.status.readyReplicas}'=3"},
+		{in: "jsonpath={.status.readyReplicas}=''", wantErr: "jsonpath wait has to have a value after equal sign"},
+		{in: "jsonpath={.a}=1=2", wantErr: "jsonpath wait format must be --for=jsonpath='{.status.readyReplicas}'=3 or --for=jsonpath='{.status.readyReplicas}'"},
+		{in: "jsonpath=", wantErr: "jsonpath expression cannot be empty"},
+		{in: "jsonpath={.a}{.b}", wantErr: "unexpected path string, expected a 'name1.name2' or '.name1.name2' or '{name1.name2}' or '{.name1.name2}'"},
+		{in: "jsonpath={.a[}", wantErr: "unterminated array"},
 	}
 	for _, tt := range tests {
 		got, err := parseWaitFor(tt.in)
-		if (err != nil) != tt.wantErr {
-			t.Errorf("parseWaitFor(%q) err = %v, wantErr %v", tt.in, err, tt.wantErr)
+		if tt.wantErr != "" {
+			if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
+				t.Errorf("parseWaitFor(%q) err = %v, want %q", tt.in, err, tt.wantErr)
+			}
 			continue
 		}
-		if got != tt.want {
-			t.Errorf("parseWaitFor(%q) = %+v, want %+v", tt.in, got, tt.want)
+		if err != nil {
+			t.Errorf("parseWaitFor(%q): %v", tt.in, err)
+			continue
+		}
+		if got.delete != tt.delete || got.typ != tt.typ || got.value != tt.value || (got.jsonPath != nil) != tt.jsonPath || got.jsonValue != tt.jsonValue {
+			t.Errorf("parseWaitFor(%q) = %+v", tt.in, got)
 		}
 	}
 }
 
-func TestConditionMet(t *testing.T) {
-	available := []manifests.DeploymentCondition{{Type: "Available", Status: "True"}, {Type: "Progressing", Status: "True"}}
-	rec := &store.Record{Generation: 3}
+// generic decodes an object as genericObjects gives it.
+func generic(t *testing.T, src string) map[string]any {
+	t.Helper()
+	objs, err := genericObjects([]row{{object: func() (any, error) { return json.RawMessage(src), nil }}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return objs[0].(map[string]any)
+}
+
+// condition= and jsonpath= judged as kubectl's wait judges them.
+func TestWaitConditionMet(t *testing.T) {
+	deploy := func(gen, observed int) string {
+		return `{"metadata":{"name":"web","generation":` + itoa(gen) + `},"status":{"observedGeneration":` + itoa(observed) +
+			`,"readyReplicas":3,"paused":false,"conditions":[{"type":"Available","status":"True"},{"type":"Progressing","status":"True","reason":"NewReplicaSetAvailable"}]}}`
+	}
+	pod := `{"metadata":{"name":"web-0","labels":{"app":"web"}},"spec":{"containers":[{"name":"a"},{"name":"b"}]},
+		"status":{"phase":"Running","conditions":[{"type":"Initialized","status":"True"},{"type":"Ready","status":"False"},
+		{"type":"ContainersReady","status":"False"},{"type":"PodScheduled","status":"True","observedGeneration":1}],
+		"containerStatuses":[{"name":"a","ready":true,"restartCount":0},{"name":"b","ready":false,"restartCount":2}]}}`
 	tests := []struct {
-		name   string
-		c      waitCondition
-		status *store.Status
-		want   bool
+		name, obj, for_ string
+		want            bool
+		wantErr         string
 	}{
-		{"met", waitCondition{typ: "Available", value: "True"}, &store.Status{ObservedGeneration: 3, Conditions: available}, true},
-		{"case-insensitive", waitCondition{typ: "available", value: "true"}, &store.Status{ObservedGeneration: 3, Conditions: available}, true},
-		{"stale generation", waitCondition{typ: "Available", value: "True"}, &store.Status{ObservedGeneration: 2, Conditions: available}, false},
-		{"other value", waitCondition{typ: "Available", value: "False"}, &store.Status{ObservedGeneration: 3, Conditions: available}, false},
-		{"absent condition", waitCondition{typ: "ReplicaFailure", value: "True"}, &store.Status{ObservedGeneration: 3, Conditions: available}, false},
-		{"no status", waitCondition{typ: "Available", value: "True"}, nil, false},
+		{"met", deploy(3, 3), "condition=Available", true, ""},
+		{"case-insensitive", deploy(3, 3), "condition=available=TRUE", true, ""},
+		{"stale generation", deploy(3, 2), "condition=Available", false, ""},
+		{"other value", deploy(3, 3), "condition=Available=False", false, ""},
+		{"absent condition", deploy(3, 3), "condition=ReplicaFailure", false, ""},
+		{"absent condition is not False", deploy(3, 3), "condition=ReplicaFailure=False", false, ""},
+		{"no status", `{"metadata":{"generation":1}}`, "condition=Available", false, ""},
+		{"no observedGeneration", `{"metadata":{"generation":4},"status":{"conditions":[{"type":"Available","status":"True"}]}}`, "condition=Available", true, ""},
+		{"pod ready", pod, "condition=Ready", false, ""},
+		{"pod not ready", pod, "condition=Ready=false", true, ""},
+		{"pod scheduled", pod, "condition=PodScheduled", true, ""},
+		{"any of several types: the first found", pod, "condition=ContainersReady,Initialized", true, ""},
+		{"condition without status", `{"status":{"conditions":[{"type":"Ready"},{"type":"Ready","status":"True"}]}}`, "condition=Ready", true, ""},
+		{"jsonpath number", deploy(3, 3), "jsonpath={.status.readyReplicas}=3", true, ""},
+		{"jsonpath other number", deploy(3, 3), "jsonpath={.status.readyReplicas}=2", false, ""},
+		{"jsonpath bool", deploy(3, 3), "jsonpath={.status.paused}=false", true, ""},
+		{"jsonpath string", pod, "jsonpath={.status.phase}=Running", true, ""},
+		{"jsonpath quoted value", pod, `jsonpath={.status.phase}="Running"`, true, ""},
+		{"jsonpath filter", pod, `jsonpath={.status.conditions[?(@.type=="Initialized")].status}=True`, true, ""},
+		{"jsonpath filter unmet", pod, `jsonpath={.status.conditions[?(@.type=="Ready")].status}=True`, false, ""},
+		{"jsonpath index", pod, "jsonpath={.status.containerStatuses[1].restartCount}=2", true, ""},
+		{"jsonpath exists", pod, "jsonpath={.metadata.labels.app}", true, ""},
+		{"jsonpath exists: a map", pod, "jsonpath={.metadata.labels}", true, ""},
+		{"jsonpath missing", pod, "jsonpath={.status.podIP}", false, ""},
+		{"jsonpath missing with value", pod, "jsonpath={.status.podIP}=10.0.0.1", false, ""},
+		{"jsonpath map with value", pod, "jsonpath={.metadata.labels}=x", false, "jsonpath leads to a nested object or list which is not supported"},
+		{"jsonpath several values", pod, "jsonpath={.status.containerStatuses[*].ready}=true", false, "given jsonpath expression matches more than one value"},
+		{"jsonpath several lists", pod, "jsonpath={.status.phase}{.status.phase}", false, "unexpected path string"},
 	}
 	for _, tt := range tests {
-		if got := conditionMet(tt.c, rec, tt.status); got != tt.want {
-			t.Errorf("%s: conditionMet = %v, want %v", tt.name, got, tt.want)
-		}
+		t.Run(tt.name, func(t *testing.T) {
+			c, err := parseWaitFor(tt.for_)
+			if err != nil {
+				if tt.wantErr == "" || !strings.Contains(err.Error(), tt.wantErr) {
+					t.Fatalf("parseWaitFor(%q): %v", tt.for_, err)
+				}
+				return
+			}
+			got, err := c.met(generic(t, tt.obj))
+			if tt.wantErr != "" {
+				if err == nil || err.Error() != tt.wantErr {
+					t.Fatalf("met = %v, %v; want the error %q", got, err, tt.wantErr)
+				}
+				return
+			}
+			if err != nil || got != tt.want {
+				t.Errorf("met = %v, %v; want %v", got, err, tt.want)
+			}
+		})
 	}
 }
 
-func TestWaitNames(t *testing.T) {
+func itoa(n int) string { b, _ := json.Marshal(n); return string(b) }
+
+// A pod's conditions and fields are judged on the pod get -o json prints
+// (podObject), a deployment's on its object with Docker's counts.
+func TestWaitJudgesGetObjects(t *testing.T) {
+	snap := podsFixture(t)
+	hash := func(src string) string { return manifests.TemplateHash(&mustDecode(t, src).Spec.Template) }
+	jobs := func(n int) string { return dockerx.Hostname("jobs", hash(jobsYAML), n) }
+	tests := []struct {
+		kind, name, for_ string
+		want             bool
+	}{
+		// jobs-0 runs every container.
+		{kindPod, jobs(0), "condition=Ready", true},
+		{kindPod, jobs(0), "condition=ContainersReady", true},
+		{kindPod, jobs(0), "condition=Initialized", true},
+		{kindPod, jobs(0), "condition=PodScheduled", true},
+		{kindPod, jobs(0), "jsonpath={.status.phase}=Running", true},
+		// jobs-1 runs its init container.
+		{kindPod, jobs(1), "condition=Initialized=False", true},
+		{kindPod, jobs(1), "condition=Ready", false},
+		{kindPod, jobs(1), "condition=PodScheduled", true},
+		{kindPod, jobs(1), "jsonpath={.status.phase}=Pending", true},
+		{kindPod, jobs(1), "jsonpath={.status.initContainerStatuses[0].state.running}", true},
+		// jobs-5 runs every container but is being stopped.
+		{kindPod, jobs(5), "condition=ContainersReady", true},
+		{kindPod, jobs(5), "condition=Ready", false},
+		// web: one of three ready, as get shows it; observed generation 3 of 3.
+		{kindDeployment, "web", "jsonpath={.status.readyReplicas}=1", true},
+		{kindDeployment, "web", "jsonpath={.status.replicas}=3", true},
+		{kindDeployment, "web", "jsonpath={.status.observedGeneration}", true},
+		{kindDeployment, "web", "condition=Available", false}, // the controller recorded none
+		// Not there: not met (yet).
+		{kindPod, "nope", "jsonpath={.metadata.name}", false},
+		{kindDeployment, "nope", "jsonpath={.metadata.name}", false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name+" "+tt.for_, func(t *testing.T) {
+			c, err := parseWaitFor(tt.for_)
+			if err != nil {
+				t.Fatal(err)
+			}
+			w := &waiter{g: testGlobal, cond: c, snap: snap}
+			got, err := w.done(waitTarget{kind: tt.kind, namespace: "default", name: tt.name})
+			if err != nil || got != tt.want {
+				t.Errorf("done = %v, %v; want %v", got, err, tt.want)
+			}
+		})
+	}
+}
+
+func TestWaitRequest(t *testing.T) {
 	tests := []struct {
 		args    []string
-		want    string
-		wantErr bool
+		o       waitOptions
+		want    string // named objects (kind/name,…), or "select KIND"
+		wantErr string
 	}{
-		{args: []string{"deployment/web"}, want: "web"},
-		{args: []string{"deploy/web", "deployments.apps/api"}, want: "web,api"},
-		{args: []string{"deployment", "web", "api"}, want: "web,api"},
-		{args: []string{"deployment"}, wantErr: true},
-		{args: []string{"svc/web"}, wantErr: true},
-		{args: []string{"web"}, wantErr: true},
-		{args: []string{"deploy/"}, wantErr: true},
+		{args: []string{"deployment/web"}, want: "deployment/web"},
+		{args: []string{"deploy/web", "deployments.apps/api", "po/web-abc-0"}, want: "deployment/web,deployment/api,pod/web-abc-0"},
+		{args: []string{"pods", "a", "b"}, want: "pod/a,pod/b"},
+		{args: []string{"pod"}, o: waitOptions{selector: "app=web"}, want: "select pod"},
+		{args: []string{"pods"}, o: waitOptions{all: true, allNamespaces: true}, want: "select pod"},
+		{args: []string{"deployments"}, o: waitOptions{selector: "app in (a,b)"}, want: "select deployment"},
+		{args: []string{"deployment"}, wantErr: "resource(s) were provided, but no name was specified"},
+		{args: []string{"pods", "a"}, o: waitOptions{allNamespaces: true}, wantErr: "a resource cannot be retrieved by name across all namespaces"},
+		{args: []string{"pods", "a"}, o: waitOptions{selector: "app=web"}, wantErr: "name cannot be provided when a selector is specified"},
+		{args: []string{"pod/a"}, o: waitOptions{all: true}, wantErr: "selectors and the all flag cannot be used when passing resource/name arguments"},
+		{args: []string{"pods"}, o: waitOptions{all: true, selector: "app=web"}, wantErr: "setting 'all' parameter but found a non empty selector."},
+		{args: []string{"pods"}, o: waitOptions{selector: "app in (a"}, wantErr: `Unable to find "/v1, Resource=pods" that match label selector "app in (a"`},
+		{args: []string{"svc/web"}, wantErr: "services are not supported here: expected deployments or pods"},
+		{args: []string{"web"}, wantErr: `the server doesn't have a resource type "web"`},
+		{args: []string{"deploy/"}, wantErr: "arguments in resource/name form must have a single resource and name"},
+		{args: nil, wantErr: "You must provide one or more resources"},
 	}
 	for _, tt := range tests {
-		got, err := waitNames(tt.args)
-		if (err != nil) != tt.wantErr {
-			t.Errorf("waitNames(%q) err = %v, wantErr %v", tt.args, err, tt.wantErr)
+		req, err := tt.o.request(tt.args)
+		if tt.wantErr != "" {
+			if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
+				t.Errorf("request(%q, %+v) err = %v, want %q", tt.args, tt.o, err, tt.wantErr)
+			}
 			continue
 		}
+		if err != nil {
+			t.Errorf("request(%q, %+v): %v", tt.args, tt.o, err)
+			continue
+		}
+		var got []string
+		for _, o := range req.named {
+			got = append(got, o.kind+"/"+o.name)
+		}
+		if req.selecting {
+			got = []string{"select " + req.kind}
+			if req.allNamespaces != tt.o.allNamespaces {
+				t.Errorf("request(%q, %+v): allNamespaces %v", tt.args, tt.o, req.allNamespaces)
+			}
+		}
 		if strings.Join(got, ",") != tt.want {
-			t.Errorf("waitNames(%q) = %q, want %q", tt.args, got, tt.want)
+			t.Errorf("request(%q, %+v) = %q, want %q", tt.args, tt.o, got, tt.want)
 		}
 	}
 }
 
 // wait reports each deployment as its condition is met for the current
-// generation, times out with kubectl's message otherwise, and treats a
-// deleted deployment with no container left as deleted.
+// generation, times out with kubectl's message otherwise, and prints
+// nothing for a deployment already gone.
 func TestWaitCommand(t *testing.T) {
 	dir, st, rec := appliedWeb(t)
 
 	// Not yet observed: the wait times out.
 	out, err := runCLI(t, dir, "", "wait", "--for=condition=Available", "deployment/web", "--timeout", "50ms")
-	if err == nil || !strings.Contains(err.Error(), "timed out waiting for the condition on deployments/web") {
+	if err == nil || err.Error() != "timed out waiting for the condition on deployments/web" {
 		t.Fatalf("err = %v, want kubectl's timeout\n%s", err, out)
 	}
 
@@ -110,21 +266,42 @@ func TestWaitCommand(t *testing.T) {
 	if err != nil || out != "deployment.apps/web condition met\n" {
 		t.Fatalf("out = %q, err = %v", out, err)
 	}
+	for _, args := range [][]string{
+		{"deployment", "-l", "app=web"},
+		{"deployments", "--all"},
+		{"deployments", "--all", "-A"},
+	} {
+		out, err = runCLI(t, dir, "", append([]string{"wait", "--for=condition=Available", "--timeout=0"}, args...)...)
+		if err != nil || out != "deployment.apps/web condition met\n" {
+			t.Fatalf("%v: out = %q, err = %v", args, out, err)
+		}
+	}
+	out, err = runCLI(t, dir, "", "wait", "--for=condition=Available", "deployment", "-l", "app=nope")
+	if err == nil || err.Error() != "no matching resources found" {
+		t.Fatalf("err = %v, want kubectl's no-match error\n%s", err, out)
+	}
+	out, err = runCLI(t, dir, "", "wait", "--for=condition=Available", "deployment", "--all", "-n", "team")
+	if err == nil || err.Error() != "no matching resources found" {
+		t.Fatalf("err = %v, want kubectl's no-match error\n%s", err, out)
+	}
 
 	out, err = runCLI(t, dir, "", "wait", "--for=condition=Available", "deployment/nope")
 	if err == nil || !strings.Contains(err.Error(), `"nope" not found`) {
 		t.Fatalf("err = %v, want not found\n%s", err, out)
 	}
-	if out, err := runCLI(t, dir, "", "wait", "deployment/web"); err == nil {
-		t.Fatalf("wait without --for succeeded\n%s", out)
+	if out, err := runCLI(t, dir, "", "wait", "deployment/web"); err == nil || !strings.Contains(err.Error(), "--for must be given") {
+		t.Fatalf("wait without --for: %v\n%s", err, out)
 	}
 
 	if out, err := runCLI(t, dir, "", "delete", "deployment", "web"); err != nil {
 		t.Fatalf("%v\n%s", err, out)
 	}
-	out, err = runCLI(t, dir, "", "wait", "--for=delete", "deployment/web", "--timeout", "2m")
-	if err != nil || out != "deployment.apps/web deleted\n" {
-		t.Fatalf("out = %q, err = %v", out, err)
+	// Gone before the wait: kubectl prints nothing, and succeeds.
+	for _, args := range [][]string{{"deployment/web"}, {"deployment", "-l", "app=web"}, {"deployment/never"}} {
+		out, err = runCLI(t, dir, "", append([]string{"wait", "--for=delete", "--timeout", "2m"}, args...)...)
+		if err != nil || out != "" {
+			t.Fatalf("%v: out = %q, err = %v", args, out, err)
+		}
 	}
 }
 
@@ -151,7 +328,7 @@ func TestWaitTimeoutZeroAndNegative(t *testing.T) {
 		{name: "wait 0 for delete, still there",
 			args: []string{"wait", "--for=delete", "deployment/web", "--timeout=0"}, wantErr: "condition not met for deployments/web"},
 		{name: "wait 0 for delete, gone", deleted: true,
-			args: []string{"wait", "--for=delete", "deployment/web", "--timeout=0"}, wantOut: "deployment.apps/web deleted\n"},
+			args: []string{"wait", "--for=delete", "deployment/web", "--timeout=0"}, wantOut: ""},
 		{name: "wait negative waits", later: available,
 			args: []string{"wait", "--for=condition=Available", "deployment/web", "--timeout=-1s"}, wantOut: "deployment.apps/web condition met\n"},
 		{name: "rollout status 0 waits", later: deadline,
@@ -199,7 +376,7 @@ func TestWaitTimeoutZeroAndNegative(t *testing.T) {
 			err := root.ExecuteContext(ctx)
 			out := buf.String()
 			if tt.wantErr == "" {
-				if err != nil || !strings.HasSuffix(out, tt.wantOut) {
+				if err != nil || !strings.HasSuffix(out, tt.wantOut) || tt.args[0] == "wait" && out != tt.wantOut {
 					t.Fatalf("%v: %q %v, want %q", tt.args, out, err, tt.wantOut)
 				}
 				return

@@ -108,8 +108,15 @@ func watchSources(ctx context.Context, g *globalOptions) (<-chan struct{}, error
 	if err != nil {
 		return nil, err
 	}
+	return changeSources(ctx, g.instance, st.Watch, st.WatchStatus, st.WatchEvents)
+}
+
+// changeSources merges the state directory's watches given and the
+// instance's Docker events into one channel holding at most one pending
+// signal. A watch that cannot start is an error.
+func changeSources(ctx context.Context, instance string, watches ...func(context.Context) (<-chan string, error)) (<-chan struct{}, error) {
 	out := make(chan struct{}, 1)
-	for _, watch := range []func(context.Context) (<-chan string, error){st.Watch, st.WatchStatus, st.WatchEvents} {
+	for _, watch := range watches {
 		ch, err := watch(ctx)
 		if err != nil {
 			return nil, err
@@ -123,7 +130,7 @@ func watchSources(ctx context.Context, g *globalOptions) (<-chan struct{}, error
 	if err != nil {
 		return nil, err
 	}
-	events := cli.Events(ctx, g.instance)
+	events := cli.Events(ctx, instance)
 	go func() {
 		forward(events, out)
 		cli.Close()
