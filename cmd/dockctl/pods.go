@@ -144,9 +144,9 @@ func (e *podEntry) hasHolder() bool {
 	return false
 }
 
-// uid is the pod's UID, which its containers carry (a pod with a holder;
-// "" for another): a pod deleted and created again under its name has
-// another.
+// uid is the pod's UID: the one its containers carry (a pod with a
+// holder), or for a pod of one container that container's ID. A pod
+// deleted and created again under its name has another.
 func (e *podEntry) uid() string {
 	if e.Holder != nil && e.Holder.PodUID != "" {
 		return e.Holder.PodUID
@@ -154,6 +154,11 @@ func (e *podEntry) uid() string {
 	for _, pc := range e.Containers {
 		if pc.Container != nil && pc.Container.PodUID != "" {
 			return pc.Container.PodUID
+		}
+	}
+	for _, pc := range e.Containers {
+		if pc.Container != nil {
+			return pc.Container.ID
 		}
 	}
 	return ""

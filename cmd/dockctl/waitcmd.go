@@ -425,21 +425,3 @@ func (w *waiter) next(ctx context.Context) error {
 		resync.Reset(waitResync)
 	}
 }
-
-// uid tells a pod from another of its name (its replacement): the pod
-// uid its containers carry, or for a pod of one container, that
-// container's ID.
-func (e *podEntry) uid() string {
-	if e.Holder != nil && e.Holder.PodUID != "" {
-		return e.Holder.PodUID
-	}
-	for _, pc := range e.Containers {
-		if c := pc.Container; c != nil {
-			if c.PodUID != "" {
-				return c.PodUID
-			}
-			return c.ID
-		}
-	}
-	return ""
-}
