@@ -203,7 +203,7 @@ type chaosDeployment struct {
 	// recreate) a replica of an old revision, within replicas + maxSurge,
 	// as Kubernetes keeps an old ReplicaSet's pods for availability.
 	convergedAt time.Time
-	kind      chaosKind // what began it (the first one, if several)
+	kind        chaosKind // what began it (the first one, if several)
 	// bounds is the bound's history, oldest first; each entry holds from
 	// its time on. Only the test goroutine writes it; it is read once the
 	// events have stopped.
