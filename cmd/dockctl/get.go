@@ -19,11 +19,12 @@ import (
 type getOptions struct {
 	output   string
 	selector string
-	// showLabels, labelColumns and sortBy are --show-labels, -L and
-	// --sort-by; printer prints in -o's format (newPrinter).
+	// showLabels, labelColumns, sortBy and noHeaders are --show-labels,
+	// -L, --sort-by and --no-headers; printer prints in -o's format (newPrinter).
 	showLabels   bool
 	labelColumns []string
 	sortBy       string
+	noHeaders    bool
 	printer      *printer
 	// allNamespaces is -A: every namespace, with a NAMESPACE column.
 	allNamespaces bool
@@ -137,7 +138,7 @@ func newGetCommand(g *globalOptions) *cobra.Command {
 			if err := checkSelector(kind, o.selector); err != nil {
 				return err
 			}
-			p, err := newPrinter(printFlags{output: o.output, showLabels: o.showLabels, labelColumns: o.labelColumns, sortBy: o.sortBy})
+			p, err := newPrinter(o.printFlags())
 			if err != nil {
 				return err
 			}
@@ -173,6 +174,7 @@ func newGetCommand(g *globalOptions) *cobra.Command {
 	cmd.Flags().StringVarP(&o.output, "output", "o", "table", "output format: table|wide|json|yaml|name|jsonpath=TEMPLATE|jsonpath-as-json=TEMPLATE|custom-columns=HEADER:PATH,…|custom-columns-file=FILE")
 	cmd.Flags().BoolVar(&o.showLabels, "show-labels", false, "table and wide output: a last LABELS column with each object's labels")
 	cmd.Flags().StringSliceVarP(&o.labelColumns, "label-columns", "L", nil, "table and wide output: a column for each label key given (KEY[,KEY…]), headed by the key upper-cased")
+	cmd.Flags().BoolVar(&o.noHeaders, "no-headers", false, "table, wide and custom-columns output: no header line (with -w, never one)")
 	cmd.Flags().StringVar(&o.sortBy, "sort-by", "", "sort the objects by the value of a JSONPath (as -o json shows them, e.g. '{.metadata.name}'), numbers numerically, in any output")
 	cmd.Flags().BoolVarP(&o.watch, "watch", "w", false, "after listing the objects, print each one again every time it changes or is deleted (from Docker events and the state directory), until interrupted")
 	cmd.Flags().BoolVar(&o.watchOnly, "watch-only", false, "print the changes to the objects, without listing them first")
@@ -183,6 +185,11 @@ func newGetCommand(g *globalOptions) *cobra.Command {
 		"pods by their template's labels, containers by their labels (for pods and containers deployment=NAME is short for "+
 		"io.dockctl.deployment=NAME, revision=HASH for io.dockctl.template-hash=HASH)")
 	return cmd
+}
+
+// printFlags are the output flags get was given.
+func (o *getOptions) printFlags() printFlags {
+	return printFlags{output: o.output, showLabels: o.showLabels, labelColumns: o.labelColumns, sortBy: o.sortBy, noHeaders: o.noHeaders}
 }
 
 // getter lists one kind, all of its objects or the one named, through

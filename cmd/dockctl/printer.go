@@ -28,6 +28,9 @@ type printFlags struct {
 	showLabels   bool
 	labelColumns []string
 	sortBy       string
+	// noHeaders is --no-headers: tables (and custom columns) without
+	// their header line.
+	noHeaders bool
 }
 
 // allowedFormats are the -o formats, as kubectl lists them (table, this
@@ -43,6 +46,7 @@ type printer struct {
 	columns      []customColumn
 	showLabels   bool
 	labelColumns []string
+	noHeaders    bool
 	// sortBy is --sort-by's path, relaxed as kubectl's ({.a.b}); sort its
 	// parsed form.
 	sortBy string
@@ -65,7 +69,7 @@ type customColumn struct {
 // kubectl's for the same mistakes.
 func newPrinter(f printFlags) (*printer, error) {
 	format, value, hasValue := strings.Cut(f.output, "=")
-	p := &printer{format: format, showLabels: f.showLabels}
+	p := &printer{format: format, showLabels: f.showLabels, noHeaders: f.noHeaders}
 	for _, k := range f.labelColumns {
 		if k = strings.TrimSpace(k); k != "" {
 			p.labelColumns = append(p.labelColumns, k)
@@ -314,7 +318,9 @@ func (p *printer) pick(rows []row) []row {
 
 func (p *printer) printTable(out io.Writer, t *table, rows []row, allNamespaces bool) error {
 	tw := tabwriter.NewWriter(out, 0, 8, 3, ' ', 0)
-	fmt.Fprintln(tw, strings.Join(p.headerCells(t, allNamespaces), "\t"))
+	if !p.noHeaders {
+		fmt.Fprintln(tw, strings.Join(p.headerCells(t, allNamespaces), "\t"))
+	}
 	for _, r := range rows {
 		fmt.Fprintln(tw, strings.Join(p.rowCells(r, allNamespaces), "\t"))
 	}
@@ -372,7 +378,9 @@ func (p *printer) labelHeaders() []string {
 // column (several joined by commas, <none> for none), as kubectl's.
 func (p *printer) printColumns(out io.Writer, objs []any) error {
 	tw := tabwriter.NewWriter(out, 0, 8, 3, ' ', 0)
-	fmt.Fprintln(tw, strings.Join(p.columnHeaders(), "\t"))
+	if !p.noHeaders {
+		fmt.Fprintln(tw, strings.Join(p.columnHeaders(), "\t"))
+	}
 	for _, obj := range objs {
 		cells, err := p.columnCells(obj)
 		if err != nil {
