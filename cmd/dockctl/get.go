@@ -8,6 +8,7 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"sync"
 
 	"github.com/spf13/cobra"
 	"k8s.io/apimachinery/pkg/labels"
@@ -312,16 +313,28 @@ func getPods(cmd *cobra.Command, g *globalOptions, o *getOptions, name string) e
 }
 
 // renderPods prints pods in one of the output formats (golden-tested): the
-// table as kubectl's, -o wide with the deployment, revision and app
-// containers, -o json|yaml as v1 Pods, -o name as pod/NAME.
+// table as kubectl's; -o wide with kubectl's wide columns (IP, NODE — the
+// Docker host —, NOMINATED NODE and READINESS GATES, which a host never
+// has), then dockctl's: the deployment, revision and app containers; -o
+// json|yaml as v1 Pods; -o name as pod/NAME. Only what shows the node or
+// the containers' start times asks Docker for them (podstatus.go).
 func renderPods(out io.Writer, snap *snapshot, pods []podEntry, p *printer, single, allNamespaces bool) error {
-	t := &table{kind: "pod", columns: []string{"NAME", "READY", "STATUS", "RESTARTS", "AGE"}, wide: []string{"DEPLOYMENT", "REVISION", "CONTAINERS"}}
+	t := &table{kind: "pod", columns: []string{"NAME", "READY", "STATUS", "RESTARTS", "AGE"},
+		wide: []string{"IP", "NODE", "NOMINATED NODE", "READINESS GATES", "DEPLOYMENT", "REVISION", "CONTAINERS"}}
+	node := ""
+	if p.format == "wide" {
+		node = snap.nodeName()
+	}
+	// The objects' start times: every listed pod's containers inspected
+	// at once, when the first object is made.
+	inspect := sync.OnceFunc(func() { snap.inspect(pods) })
 	for i := range pods {
 		e := &pods[i]
 		t.rows = append(t.rows, row{namespace: e.Namespace, name: e.Name, labels: e.labels(),
-			cells:  []string{e.Name, fmt.Sprintf("%d/%d", e.Ready, e.Total), e.statusWord(), fmt.Sprint(e.Restarts), age(snap.now.Sub(e.Created))},
-			wide:   []string{orNone(e.Deployment), orNone(e.Hash), joinOrNone(e.appContainerNames())},
-			object: func() (any, error) { return e.podObject(), nil }})
+			cells: []string{e.Name, fmt.Sprintf("%d/%d", e.Ready, e.Total), e.statusWord(), fmt.Sprint(e.Restarts), age(snap.now.Sub(e.Created))},
+			wide: []string{orNone(e.podIP(snap)), orNone(node), "<none>", "<none>",
+				orNone(e.Deployment), orNone(e.Hash), joinOrNone(e.appContainerNames())},
+			object: func() (any, error) { inspect(); return e.podObject(snap) }})
 	}
 	return p.print(out, t, single, allNamespaces)
 }
