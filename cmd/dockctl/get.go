@@ -35,6 +35,11 @@ type getOptions struct {
 	// watch, watchOnly and watchEvents are -w, --watch-only and
 	// --output-watch-events (watch.go).
 	watch, watchOnly, watchEvents bool
+	// several is set while get lists several kinds (getSeveral): they share
+	// one snapshot (snap, taken by the first), and the notice of an empty
+	// listing is said once for all of them.
+	several bool
+	snap    *snapshot
 }
 
 // watching tells whether the listing is get -w's (or --watch-only's).
@@ -45,7 +50,7 @@ func (o *getOptions) watching() bool { return o.watch || o.watchOnly }
 // missing one is an error) or the listing is a watch's (kubectl then says
 // nothing and waits for the first object).
 func (o *getOptions) noResources(w io.Writer, g *globalOptions, namespaced bool) {
-	if len(o.names) > 0 || o.watching() {
+	if len(o.names) > 0 || o.watching() || o.several {
 		return
 	}
 	ns := o.scope(g)
@@ -73,13 +78,19 @@ func (o *getOptions) scope(g *globalOptions) string {
 func newGetCommand(g *globalOptions) *cobra.Command {
 	o := &getOptions{}
 	cmd := &cobra.Command{
-		Use:   "get deployments|pods|containers|namespaces|services|endpoints|configmaps|secrets|pvc|events|manifests [NAME] [-l SELECTOR] [-n NAMESPACE | -A] [-w | --watch-only]",
+		Use:   "get all|deployments|pods|containers|namespaces|services|endpoints|configmaps|secrets|pvc|events|manifests [NAME] [-l SELECTOR] [-n NAMESPACE | -A] [-w | --watch-only]",
 		Short: "List deployments, pods, containers, namespaces, services, endpoints, configmaps or secrets with their live status",
 		Example: `  # List the deployments of the default namespace
   dockctl get deployments
 
-  # List the pods of every namespace, with their deployment, revision and containers
+  # List the pods of every namespace, with their address, node, deployment, revision and containers
   dockctl get pods -A -o wide
+
+  # List the pods, services and deployments, as kubectl get all
+  dockctl get all
+
+  # The names and addresses of the pods, without the header line
+  dockctl get pods -o custom-columns=NAME:.metadata.name,IP:.status.podIP --no-headers
 
   # Show deployment web as YAML
   dockctl get deployment web -o yaml
@@ -114,6 +125,9 @@ func newGetCommand(g *globalOptions) *cobra.Command {
 					hint = fmt.Sprintf("Use \"%s explain <resource>\" for a detailed description of that resource (e.g. %[1]s explain deployments).\n", cmd.Parent().CommandPath()) + hint
 				}
 				return &hintError{err: errors.New("Required resource not specified."), hint: hint}
+			}
+			if kinds := resourceKinds(args[0]); kinds != nil {
+				return getSeveral(cmd, g, o, kinds, args[1:]) // getall.go
 			}
 			objs, err := objectArgs(args, slices.Collect(maps.Keys(getters))...)
 			if err != nil {
@@ -209,12 +223,16 @@ var getters = map[string]getter{
 }
 
 // listing is how every get begins (its output format checked already):
-// the selector parsed (by parse), the snapshot taken and the records it
-// could not read warned about.
+// the selector parsed (by parse), the snapshot taken (or, for one of
+// several kinds, the one the first took) and the records it could not
+// read warned about.
 func (o *getOptions) listing(cmd *cobra.Command, g *globalOptions, parse func(string) (labels.Selector, error)) (labels.Selector, *snapshot, error) {
 	sel, err := parse(o.selector)
 	if err != nil {
 		return nil, nil, err
+	}
+	if o.snap != nil {
+		return sel, o.snap, nil // warned about when taken
 	}
 	snap, err := takeSnapshot(cmd.Context(), g)
 	if err != nil {
@@ -222,6 +240,9 @@ func (o *getOptions) listing(cmd *cobra.Command, g *globalOptions, parse func(st
 	}
 	for _, err := range snap.recordErrs {
 		fmt.Fprintln(cmd.ErrOrStderr(), "warning:", err)
+	}
+	if o.several {
+		o.snap = snap
 	}
 	return sel, snap, nil
 }

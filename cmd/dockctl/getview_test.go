@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"io"
 	"strings"
 	"testing"
 )
@@ -88,4 +89,129 @@ func fields(table string) string {
 		out = append(out, strings.Join(strings.Fields(line), " "))
 	}
 	return strings.Join(out, "\n")
+}
+
+// allTables are the listings get all prints with p for serviceFixture's
+// default namespace, as each kind's getter hands them to the printer: its
+// pods, Services and deployment.
+func allTables(t *testing.T, p *printer) []*table {
+	t.Helper()
+	snap := serviceFixture(t)
+	var tables []*table
+	capture := *p
+	capture.capture = func(tab *table, _ bool) { tables = append(tables, tab) }
+	var pods []podEntry
+	for _, e := range snap.allPods() {
+		if e.Namespace == "default" {
+			pods = append(pods, e)
+		}
+	}
+	for _, err := range []error{
+		renderPods(io.Discard, snap, pods, &capture, false, false),
+		renderServices(io.Discard, snap, inDefault(snap), &capture, false, false),
+		renderDeployments(io.Discard, snap, snap.records, &capture, false, false),
+	} {
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	return tables
+}
+
+// get all prints as kubectl prints several kinds: a table per kind, names
+// prefixed with the kind, a blank line between two (none with
+// --no-headers); -o name each kind's names; -o json one List of them all.
+func TestPrintKinds(t *testing.T) {
+	for _, tt := range []struct {
+		golden string
+		flags  printFlags
+	}{
+		{"get-all-table", printFlags{}},
+		{"get-all-wide-no-headers", printFlags{output: "wide", noHeaders: true}},
+		{"get-all-name", printFlags{output: "name"}},
+		{"get-all-json", printFlags{output: "json"}},
+		{"get-all-custom-columns-sorted", printFlags{output: "custom-columns=KIND:.kind,NAME:.metadata.name", sortBy: ".metadata.name"}},
+	} {
+		t.Run(tt.golden, func(t *testing.T) {
+			p, err := newPrinter(tt.flags)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var buf bytes.Buffer
+			if err := p.printKinds(&buf, allTables(t, p), false); err != nil {
+				t.Fatal(err)
+			}
+			golden(t, tt.golden, buf.Bytes())
+		})
+	}
+}
+
+// get all through the command line, against a Docker of one replica: the
+// kinds in kubectl's order, from one listing of Docker; a name looked for
+// in each kind; the notice once when there is nothing; kubectl's errors.
+func TestGetAll(t *testing.T) {
+	d := startFakeDaemon(t)
+	dir := t.TempDir()
+	base := []string{"--state-dir", dir, "--instance", "t1"}
+	const services = `apiVersion: v1
+kind: Service
+metadata: {name: web, labels: {app: web}}
+spec:
+  selector: {app: web}
+  ports: [{port: 80, targetPort: 8080}]
+---
+apiVersion: v1
+kind: Service
+metadata: {name: db}
+spec:
+  clusterIP: None
+  selector: {app: db}
+  ports: [{port: 5432}]
+`
+	if _, errOut, err := run(t, webYAML+"---\n"+services, append(base, "apply", "-f", "-")...); err != nil {
+		t.Fatalf("apply: %v %s", err, errOut)
+	}
+	d.addContainer("t1_web-abc-0", "t1", "web", map[string]string{"app": "web"})
+	for _, tt := range []struct {
+		args       []string
+		want       []string // lines the output begins with, in order; "" a blank line
+		stderr     string
+		err        string
+		otherLines bool // more lines may follow
+	}{
+		{args: []string{"get", "all"}, want: []string{"NAME ", "pod/web-abc-0 ", "", "NAME ", "service/db ", "service/web ", "",
+			"NAME ", "deployment.apps/web "}},
+		{args: []string{"get", "all", "-o", "name"}, want: []string{"pod/web-abc-0", "service/db", "service/web", "deployment.apps/web"}},
+		{args: []string{"get", "all", "--no-headers", "-l", "app=web"}, want: []string{"pod/web-abc-0 ", "service/web ", "deployment.apps/web "}},
+		{args: []string{"get", "all", "-o", "jsonpath={.items[*].kind}"}, want: []string{"Pod Service Service Deployment"}},
+		{args: []string{"get", "all", "web"}, want: []string{"NAME ", "service/web ", "", "NAME ", "deployment.apps/web "},
+			err: `pods "web" not found`},
+		{args: []string{"get", "all", "-l", "app=nope"}, stderr: "No resources found in default namespace of instance \"t1\".\n"},
+		{args: []string{"get", "all", "-n", "team", "-o", "json"}, want: []string{"{", `    "apiVersion": "v1",`, `    "items": [],`}, otherLines: true},
+		{args: []string{"get", "all", "-w"}, err: "you may only specify a single resource type"},
+		{args: []string{"get", "all", "web", "-l", "app"}, err: "name cannot be provided when a selector is specified"},
+		{args: []string{"get", "all", "-l", "app in (a"}, err: "Unable to find"},
+	} {
+		t.Run(strings.Join(tt.args, " "), func(t *testing.T) {
+			out, errOut, err := run(t, "", append(base, tt.args...)...)
+			if tt.err == "" && err != nil || tt.err != "" && (err == nil || !strings.Contains(err.Error(), tt.err)) {
+				t.Fatalf("err %v, want %q (stderr %q)", err, tt.err, errOut)
+			}
+			if errOut != tt.stderr {
+				t.Errorf("stderr %q, want %q", errOut, tt.stderr)
+			}
+			lines := strings.Split(strings.TrimSuffix(out, "\n"), "\n")
+			if out == "" {
+				lines = nil
+			}
+			if len(lines) < len(tt.want) || !tt.otherLines && len(lines) != len(tt.want) {
+				t.Fatalf("output:\n%s\nwant lines beginning %q", out, tt.want)
+			}
+			for i, w := range tt.want {
+				if w == "" && lines[i] != "" || !strings.HasPrefix(lines[i], w) {
+					t.Errorf("line %d %q, want it to begin %q\n%s", i, lines[i], w, out)
+				}
+			}
+		})
+	}
 }

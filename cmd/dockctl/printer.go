@@ -9,6 +9,7 @@ import (
 	"os"
 	"reflect"
 	"regexp"
+	"slices"
 	"sort"
 	"strings"
 	"text/tabwriter"
@@ -293,6 +294,56 @@ func (p *printer) print(out io.Writer, t *table, single, allNamespaces bool) err
 		return p.printColumns(out, objs)
 	}
 	return unknownFormat(p.format)
+}
+
+// printKinds prints the listings of several kinds (get all) as kubectl
+// prints them: a table per kind that has objects, each name prefixed with
+// its kind (pod/web-…), a blank line between two unless --no-headers; -o
+// name each kind's names; the other formats every object in one List.
+func (p *printer) printKinds(out io.Writer, tables []*table, allNamespaces bool) error {
+	if !p.human() && p.format != "name" {
+		all := &table{}
+		for _, t := range tables {
+			all.rows = append(all.rows, t.rows...)
+		}
+		return p.print(out, all, false, allNamespaces)
+	}
+	written := false
+	for _, t := range tables {
+		if len(t.rows) == 0 {
+			continue
+		}
+		if p.human() {
+			if written && !p.noHeaders {
+				if _, err := fmt.Fprintln(out); err != nil {
+					return err
+				}
+			}
+			t = t.withKind()
+		}
+		if err := p.print(out, t, false, allNamespaces); err != nil {
+			return err
+		}
+		written = true
+	}
+	return nil
+}
+
+// withKind is the table with each row's NAME cell prefixed by the kind,
+// as kubectl names objects in a listing of several kinds.
+func (t *table) withKind() *table {
+	i := slices.Index(t.columns, "NAME")
+	if i < 0 {
+		return t
+	}
+	out := *t
+	out.rows = make([]row, len(t.rows))
+	for j, r := range t.rows {
+		r.cells = slices.Clone(r.cells)
+		r.cells[i] = t.kind + "/" + r.cells[i]
+		out.rows[j] = r
+	}
+	return &out
 }
 
 // pick keeps the rows of the names of p.only, in their order (kubectl
