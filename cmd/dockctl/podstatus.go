@@ -77,6 +77,9 @@ func (s *snapshot) inspect(pods []podEntry) {
 			cd, err := d.InspectContainer(ctx, id)
 			switch {
 			case err == nil:
+				// In the listing clock's zone, as the creation times the
+				// list gives: describe prints them alike.
+				cd.StartedAt, cd.FinishedAt = cd.StartedAt.In(s.now.Location()), cd.FinishedAt.In(s.now.Location())
 				s.started[id] = cd
 			case !errors.Is(err, dockerx.ErrNotFound):
 				return err // Docker gone: the others would fail alike

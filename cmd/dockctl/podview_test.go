@@ -5,6 +5,7 @@ import (
 	"context"
 	"io"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -269,5 +270,39 @@ func TestPodIP(t *testing.T) {
 				t.Errorf("podIP %q, want %q", got, tt.want)
 			}
 		})
+	}
+}
+
+// Through the command line and the real client: get pods -o wide asks
+// Docker for the node, the object formats and describe for the start
+// times too (each from a client of their own: the listing's is closed).
+func TestPodDetailsThroughDocker(t *testing.T) {
+	d := startFakeDaemon(t)
+	base := []string{"--state-dir", t.TempDir(), "--instance", "t1"}
+	if _, errOut, err := run(t, webYAML, append(base, "apply", "-f", "-")...); err != nil {
+		t.Fatalf("apply: %v %s", err, errOut)
+	}
+	id := d.addContainer("t1_web-abc-0", "t1", "web", map[string]string{"app": "web"})
+	d.mu.Lock()
+	started := time.Unix(d.ctrs[id].summary.Created, 0)
+	d.mu.Unlock()
+	for _, tt := range []struct {
+		args []string
+		want []string
+	}{
+		{[]string{"get", "pods", "-o", "wide"}, []string{" NODE ", " " + fakeHostName + " "}},
+		{[]string{"get", "pods", "-o", "custom-columns=NODE:.spec.nodeName,STARTED:.status.containerStatuses[0].state.running.startedAt"},
+			[]string{fakeHostName + "   " + started.UTC().Format(time.RFC3339)}},
+		{[]string{"describe", "pod", "web-abc-0"}, []string{"Node:         " + fakeHostName + "\n", "      Started:      " + started.Format(time.RFC1123Z) + "\n"}},
+	} {
+		out, errOut, err := run(t, "", append(base, tt.args...)...)
+		if err != nil {
+			t.Fatalf("%v: %v %s", tt.args, err, errOut)
+		}
+		for _, w := range tt.want {
+			if !strings.Contains(out, w) {
+				t.Errorf("%v:\n%s\nlacks %q", tt.args, out, w)
+			}
+		}
 	}
 }
