@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/docker/docker/api/types/network"
 )
 
 // Environment from configuration (issue 11 item 2), end to end: a
@@ -16,8 +18,9 @@ import (
 // not exist yet waits for them — a ReplicaFailure naming them, no
 // container — and runs as soon as they are applied, with the variables
 // Docker shows on the container (docker inspect), status.podIP its
-// address on the instance network, and the Secret's value nowhere in what
-// dockctl prints or logs.
+// address on the instance network — which get pods and describe pod show,
+// with the node and the host's address — and the Secret's value nowhere in
+// what dockctl prints or logs.
 func TestEnvFromConfigMapAndSecret(t *testing.T) {
 	const secret = "e2e-s3cr3t-Zq7"
 	e := newEnv(t)
@@ -88,6 +91,41 @@ stringData: {password: %s}
 			t.Errorf("an optional missing reference is set: %q", kv)
 		}
 	}
+	// What a kubectl user reads of the pod: its address (the one it
+	// read), the node (the Docker host) and the host's address (the
+	// instance network's gateway), when its container started, and in
+	// its spec the Secret's reference, never the value.
+	host, err := dockerCli.Info(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	nw, err := dockerCli.NetworkInspect(ctx, instanceNetwork(e.instance), network.InspectOptions{})
+	if err != nil || len(nw.IPAM.Config) == 0 {
+		t.Fatalf("instance network: %v %+v", err, nw.IPAM)
+	}
+	gateway, pod := nw.IPAM.Config[0].Gateway, info.Config.Hostname
+	started, err := time.Parse(time.RFC3339Nano, info.State.StartedAt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := e.mustDockctl("", "get", "pod", pod, "-o", "jsonpath={.status.podIP} {.spec.nodeName} {.status.hostIP} {.status.containerStatuses[0].state.running.startedAt}")
+	if want := strings.Join([]string{ip.IPAddress, host.Name, gateway, started.UTC().Format(time.RFC3339)}, " "); got != want {
+		t.Errorf("podIP nodeName hostIP startedAt: %q, want %q", got, want)
+	}
+	wide := e.mustDockctl("", "get", "pods", "-o", "wide", "--no-headers")
+	if f := strings.Fields(wide); len(f) < 7 || f[0] != pod || f[5] != ip.IPAddress || f[6] != host.Name {
+		t.Errorf("get pods -o wide --no-headers: %q, want %s … %s %s", wide, pod, ip.IPAddress, host.Name)
+	}
+	podYAML := e.mustDockctl("", "get", "pod", pod, "-o", "yaml")
+	describePod := e.mustDockctl("", "describe", "pod", pod)
+	if !strings.Contains(podYAML, "secretKeyRef:") {
+		t.Errorf("get pod -o yaml lacks the Secret's reference:\n%s", podYAML)
+	}
+	for _, want := range []string{"Node:         " + host.Name + "/" + gateway + "\n", "IP:           " + ip.IPAddress + "\n", "Started:"} {
+		if !strings.Contains(describePod, want) {
+			t.Errorf("describe pod lacks %q:\n%s", want, describePod)
+		}
+	}
 	eventually(t, 60*time.Second, "the ReplicaFailure to clear", func() (bool, string) {
 		out, _ := e.dockctl("", "describe", "deployment", "web")
 		// Above its Events: the FailedCreate of the wait stays listed
@@ -99,6 +137,8 @@ stringData: {password: %s}
 		"controller log":      e.controllerLog(),
 		"describe deployment": e.mustDockctl("", "describe", "deployment", "web"),
 		"get -o yaml":         e.mustDockctl("", "get", "deployment", "web", "-o", "yaml"),
+		"get pod -o yaml":     podYAML,
+		"describe pod":        describePod,
 	} {
 		if strings.Contains(out, secret) {
 			t.Errorf("the Secret's value is in the %s", what)

@@ -95,6 +95,14 @@ func fixture(t *testing.T) (*snapshot, []*store.Record) {
 		},
 		now: now,
 	}
+	// On the instance network: the running replicas have Docker's
+	// addresses, the exited one none; the orphan, made before the
+	// network, is on the default bridge.
+	for i, ip := range []string{"10.222.0.2", "10.222.0.3", ""} {
+		snap.containers[i].Networks = map[string]string{dockerx.NetworkName("default"): ip}
+	}
+	snap.containers[3].Networks = map[string]string{"bridge": "172.17.0.5"}
+	withDetails(snap)
 	return snap, []*store.Record{rec}
 }
 

@@ -5,13 +5,18 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
+	"net"
+	"net/url"
 	"slices"
 	"sort"
 	"strings"
 	"text/tabwriter"
+	"time"
 
 	"github.com/spf13/cobra"
 	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/dockctl/dockctl/manifests"
 	"github.com/dockctl/dockctl/reconciler"
@@ -213,6 +218,9 @@ func describeTemplateContainer(w io.Writer, ps *manifests.PodSpec, c *manifests.
 	for _, port := range c.Ports {
 		fmt.Fprintf(w, "    Port:     %s\n", portString(port))
 	}
+	tw := tabwriter.NewWriter(w, 0, 8, 2, ' ', 0)
+	describeLimitsAndProbes(tw, templateKube(c))
+	tw.Flush()
 	describeEnv(w, c) // configs_cli.go
 	if len(c.VolumeMounts) > 0 {
 		fmt.Fprintln(w, "    Mounts:")
@@ -249,6 +257,7 @@ func mountString(ps *manifests.PodSpec, m manifests.VolumeMount) string {
 // each init container and app container with its state, then its
 // conditions.
 func describePod(w io.Writer, snap *snapshot, e podEntry) {
+	snap.inspect([]podEntry{e}) // its containers' start times
 	tw := tabwriter.NewWriter(w, 0, 8, 2, ' ', 0)
 	p := func(indent int, k, v string) { fmt.Fprintf(tw, "%s%s:\t%s\n", strings.Repeat(" ", indent), k, v) }
 	p(0, "Name", e.Name)
@@ -267,7 +276,13 @@ func describePod(w io.Writer, snap *snapshot, e podEntry) {
 		revision = fmt.Sprintf("%d (%s)", r.Number, e.Hash)
 	}
 	p(0, "Revision", revision)
-	p(0, "Start Time", e.Created.Format("Mon, 02 Jan 2006 15:04:05 -0700"))
+	// As kubectl's: the node (the Docker host) and its address.
+	node := orNone(snap.nodeName())
+	if node != "<none>" && snap.hostIP != "" {
+		node += "/" + snap.hostIP
+	}
+	p(0, "Node", node)
+	p(0, "Start Time", e.Created.Format(time.RFC1123Z))
 	multi := func(k string, m map[string]string) {
 		if len(m) == 0 {
 			p(0, k, "<none>")
@@ -288,6 +303,14 @@ func describePod(w io.Writer, snap *snapshot, e podEntry) {
 		status += " (" + e.statusWord() + ")"
 	}
 	p(0, "Status", status)
+	ip := e.podIP(snap)
+	p(0, "IP", ip)
+	if ip == "" {
+		p(0, "IPs", "<none>")
+	} else {
+		fmt.Fprintln(tw, "IPs:")
+		p(2, "IP", ip)
+	}
 	if h := e.Holder; h != nil {
 		p(0, "Holder", fmt.Sprintf("%s (%s, %s)", h.Name, shortID(h.ID), containerStatus(*h)))
 	} else if e.hasHolder() {
@@ -306,7 +329,7 @@ func describePod(w io.Writer, snap *snapshot, e podEntry) {
 				fmt.Fprintf(tw, "%s:\n", sec.title)
 				first = false
 			}
-			describePodContainer(tw, &e, pc)
+			describePodContainer(tw, snap, &e, pc)
 		}
 	}
 	fmt.Fprintln(tw, "Conditions:")
@@ -319,7 +342,7 @@ func describePod(w io.Writer, snap *snapshot, e podEntry) {
 
 // describePodContainer prints one container of a pod: its Docker identity,
 // image, state (and last state), readiness and restarts.
-func describePodContainer(tw io.Writer, e *podEntry, pc reconciler.PodContainer) {
+func describePodContainer(tw io.Writer, snap *snapshot, e *podEntry, pc reconciler.PodContainer) {
 	p := func(indent int, k, v string) { fmt.Fprintf(tw, "%s%s:\t%s\n", strings.Repeat(" ", indent), k, v) }
 	fmt.Fprintf(tw, "  %s:\n", containerName(pc))
 	tc := e.templateContainer(pc)
@@ -350,6 +373,7 @@ func describePodContainer(tw io.Writer, e *podEntry, pc reconciler.PodContainer)
 		}
 	}
 	state, last := e.containerState(pc)
+	containerTimes(&state, &last, snap.containerDetails(c))
 	describeState(tw, "State", state)
 	if last.Terminated != nil {
 		describeState(tw, "Last State", last)
@@ -357,6 +381,7 @@ func describePodContainer(tw io.Writer, e *podEntry, pc reconciler.PodContainer)
 	p(4, "Ready", boolWord(containerReady(e, pc)))
 	p(4, "Restart Count", fmt.Sprint(pc.View.Restarts))
 	if tc != nil {
+		describeLimitsAndProbes(tw, templateKube(tc))
 		for i, m := range tc.VolumeMounts {
 			if i == 0 {
 				p(4, "Mounts", mountString(&e.template.Spec, m))
@@ -368,12 +393,19 @@ func describePodContainer(tw io.Writer, e *podEntry, pc reconciler.PodContainer)
 }
 
 // describeState prints a container state as kubectl's describe does: the
-// state's name, then its reason and exit code, indented.
+// state's name, then its reason and exit code, and when it started (and
+// finished), indented; a time Docker did not tell is left out.
 func describeState(tw io.Writer, title string, s corev1.ContainerState) {
 	p := func(indent int, k, v string) { fmt.Fprintf(tw, "%s%s:\t%s\n", strings.Repeat(" ", indent), k, v) }
+	at := func(k string, t metav1.Time) {
+		if !t.IsZero() {
+			p(6, k, t.Format(time.RFC1123Z))
+		}
+	}
 	switch {
 	case s.Running != nil:
 		p(4, title, "Running")
+		at("Started", s.Running.StartedAt)
 	case s.Waiting != nil:
 		p(4, title, "Waiting")
 		p(6, "Reason", s.Waiting.Reason)
@@ -384,7 +416,63 @@ func describeState(tw io.Writer, title string, s corev1.ContainerState) {
 			p(6, "Message", s.Terminated.Message)
 		}
 		p(6, "Exit Code", fmt.Sprint(s.Terminated.ExitCode))
+		at("Started", s.Terminated.StartedAt)
+		at("Finished", s.Terminated.FinishedAt)
 	}
+}
+
+// describeLimitsAndProbes prints a container's limits and requests, then
+// its probes, in kubectl's describe words, tab-separated for w to line
+// them up.
+func describeLimitsAndProbes(w io.Writer, c corev1.Container) {
+	for _, r := range []struct {
+		title string
+		list  corev1.ResourceList
+	}{{"Limits", c.Resources.Limits}, {"Requests", c.Resources.Requests}} {
+		if len(r.list) == 0 {
+			continue
+		}
+		fmt.Fprintf(w, "    %s:\n", r.title)
+		for _, name := range slices.Sorted(maps.Keys(r.list)) {
+			q := r.list[name]
+			fmt.Fprintf(w, "      %s:\t%s\n", name, q.String())
+		}
+	}
+	for _, pr := range []struct {
+		title string
+		probe *corev1.Probe
+	}{{"Liveness", c.LivenessProbe}, {"Readiness", c.ReadinessProbe}, {"Startup", c.StartupProbe}} {
+		if pr.probe != nil {
+			fmt.Fprintf(w, "    %s:\t%s\n", pr.title, describeProbe(pr.probe))
+		}
+	}
+}
+
+// describeProbe words a probe as kubectl's describe does: its action,
+// then its timing ("delay=0s timeout=1s period=10s #success=1
+// #failure=3", kubectl 1.34's words).
+func describeProbe(p *corev1.Probe) string {
+	attrs := fmt.Sprintf("delay=%ds timeout=%ds period=%ds #success=%d #failure=%d",
+		p.InitialDelaySeconds, p.TimeoutSeconds, p.PeriodSeconds, p.SuccessThreshold, p.FailureThreshold)
+	switch {
+	case p.Exec != nil:
+		return fmt.Sprintf("exec %v %s", p.Exec.Command, attrs)
+	case p.HTTPGet != nil:
+		u := url.URL{Scheme: strings.ToLower(string(p.HTTPGet.Scheme)), Host: p.HTTPGet.Host, Path: p.HTTPGet.Path}
+		if port := p.HTTPGet.Port.String(); port != "" {
+			u.Host = net.JoinHostPort(p.HTTPGet.Host, port)
+		}
+		return fmt.Sprintf("http-get %s %s", u.String(), attrs)
+	case p.TCPSocket != nil:
+		return fmt.Sprintf("tcp-socket %s:%s %s", p.TCPSocket.Host, p.TCPSocket.Port.String(), attrs)
+	case p.GRPC != nil:
+		service := ""
+		if p.GRPC.Service != nil {
+			service = *p.GRPC.Service
+		}
+		return fmt.Sprintf("grpc <pod>:%d %s %s", p.GRPC.Port, service, attrs)
+	}
+	return "unknown " + attrs
 }
 
 func boolWord(b bool) string {

@@ -28,9 +28,9 @@ import (
 // dockerAPI is a minimal Docker Engine API on a unix socket, for running the
 // real commands (and the real controller, in a child process) end to end
 // through the real Docker client, flags and output included, without a
-// Docker daemon: ping, version, info, events (the create, start, die and
+// Docker daemon: ping, version, info (the host's name and capacity), events (the create, start, die and
 // destroy of its containers, unfiltered),
-// container list, create, start, remove, inspect, logs and stats (one
+// container list, create, start, remove, inspect (state and start time), logs and stats (one
 // sample pair, as stream=false answers), image inspect, and networks (list, inspect, create, connect:
 // no addresses, only which container is on which). It records every create, so a test sees the configuration the
 // command sent, as Docker would receive it. It is the only fake Engine API
@@ -83,6 +83,7 @@ type logLine struct {
 const (
 	fakeEngineVersion = "20.10.0-fake"
 	fakeAPIVersion    = "1.41"
+	fakeHostName      = "fakehost" // its Info's Name
 )
 
 // startFakeDaemon starts the fake and points DOCKER_HOST (and the client's
@@ -134,7 +135,7 @@ func (d *dockerAPI) serve(w http.ResponseWriter, r *http.Request) {
 	case path == "/version":
 		writeJSON(w, 200, map[string]string{"Version": fakeEngineVersion, "ApiVersion": fakeAPIVersion, "Os": "linux", "Arch": "amd64"})
 	case path == "/info":
-		writeJSON(w, 200, map[string]string{"LoggingDriver": "json-file"})
+		writeJSON(w, 200, map[string]any{"LoggingDriver": "json-file", "Name": fakeHostName, "NCPU": 2, "MemTotal": 4 << 30})
 	case path == "/events":
 		d.streamEvents(w, r)
 	case path == "/containers/json":
@@ -477,9 +478,13 @@ func (d *dockerAPI) inspect(w http.ResponseWriter, id string) {
 		writeJSON(w, 404, map[string]string{"message": "No such container: " + id})
 		return
 	}
+	started := "0001-01-01T00:00:00Z" // never started, as Docker says it
+	if c.summary.State != "created" {
+		started = time.Unix(c.summary.Created, 0).UTC().Format(time.RFC3339Nano)
+	}
 	writeJSON(w, 200, map[string]any{
 		"Id": c.summary.ID, "Name": c.summary.Names[0], "Image": c.summary.Image,
-		"State":  map[string]any{"Status": c.summary.State, "Running": c.summary.State == "running"},
+		"State":  map[string]any{"Status": c.summary.State, "Running": c.summary.State == "running", "StartedAt": started},
 		"Config": map[string]any{"Labels": c.summary.Labels, "Image": c.summary.Image},
 	})
 }

@@ -8,6 +8,7 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"sync"
 
 	"github.com/spf13/cobra"
 	"k8s.io/apimachinery/pkg/labels"
@@ -19,11 +20,12 @@ import (
 type getOptions struct {
 	output   string
 	selector string
-	// showLabels, labelColumns and sortBy are --show-labels, -L and
-	// --sort-by; printer prints in -o's format (newPrinter).
+	// showLabels, labelColumns, sortBy and noHeaders are --show-labels,
+	// -L, --sort-by and --no-headers; printer prints in -o's format (newPrinter).
 	showLabels   bool
 	labelColumns []string
 	sortBy       string
+	noHeaders    bool
 	printer      *printer
 	// allNamespaces is -A: every namespace, with a NAMESPACE column.
 	allNamespaces bool
@@ -33,9 +35,11 @@ type getOptions struct {
 	// watch, watchOnly and watchEvents are -w, --watch-only and
 	// --output-watch-events (watch.go).
 	watch, watchOnly, watchEvents bool
-	// combined: several kinds are listed together (getSeveralKinds), which
-	// prints the notice of an empty listing once for all.
+	// combined: several kinds are listed together (getSeveralKinds): they
+	// share one snapshot (snap, taken by the first), and the notice of an
+	// empty listing is printed once for all.
 	combined bool
+	snap     *snapshot
 }
 
 // watching tells whether the listing is get -w's (or --watch-only's).
@@ -74,13 +78,19 @@ func (o *getOptions) scope(g *globalOptions) string {
 func newGetCommand(g *globalOptions) *cobra.Command {
 	o := &getOptions{}
 	cmd := &cobra.Command{
-		Use:   "get deployments|pods|containers|namespaces|services|endpoints|configmaps|secrets|pvc|events|manifests [NAME] [-l SELECTOR] [-n NAMESPACE | -A] [-w | --watch-only]",
+		Use:   "get all|deployments|pods|containers|namespaces|services|endpoints|configmaps|secrets|pvc|events|manifests [NAME] [-l SELECTOR] [-n NAMESPACE | -A] [-w | --watch-only]",
 		Short: "List deployments, pods, containers, namespaces, services, endpoints, configmaps or secrets with their live status",
 		Example: `  # List the deployments of the default namespace
   dockctl get deployments
 
-  # List the pods of every namespace, with their deployment, revision and containers
+  # List the pods of every namespace, with their address, node, deployment, revision and containers
   dockctl get pods -A -o wide
+
+  # List the pods, services and deployments, as kubectl get all
+  dockctl get all
+
+  # The names and addresses of the pods, without the header line
+  dockctl get pods -o custom-columns=NAME:.metadata.name,IP:.status.podIP --no-headers
 
   # Show deployment web as YAML
   dockctl get deployment web -o yaml
@@ -119,6 +129,9 @@ func newGetCommand(g *globalOptions) *cobra.Command {
 				}
 				return &hintError{err: errors.New("Required resource not specified."), hint: hint}
 			}
+			if kinds := resourceKinds(args[0]); kinds != nil {
+				args = append([]string{strings.Join(kinds, ",")}, args[1:]...) // get all (getall.go)
+			}
 			objs, err := objectArgs(args, slices.Collect(maps.Keys(getters))...)
 			if err != nil {
 				return err
@@ -150,7 +163,7 @@ func newGetCommand(g *globalOptions) *cobra.Command {
 			if err := checkSelector(kind, o.selector); err != nil {
 				return err
 			}
-			p, err := newPrinter(printFlags{output: o.output, showLabels: o.showLabels, labelColumns: o.labelColumns, sortBy: o.sortBy})
+			p, err := newPrinter(o.printFlags())
 			if err != nil {
 				return err
 			}
@@ -186,6 +199,7 @@ func newGetCommand(g *globalOptions) *cobra.Command {
 	cmd.Flags().StringVarP(&o.output, "output", "o", "table", "output format: table|wide|json|yaml|name|jsonpath=TEMPLATE|jsonpath-as-json=TEMPLATE|custom-columns=HEADER:PATH,…|custom-columns-file=FILE")
 	cmd.Flags().BoolVar(&o.showLabels, "show-labels", false, "table and wide output: a last LABELS column with each object's labels")
 	cmd.Flags().StringSliceVarP(&o.labelColumns, "label-columns", "L", nil, "table and wide output: a column for each label key given (KEY[,KEY…]), headed by the key upper-cased")
+	cmd.Flags().BoolVar(&o.noHeaders, "no-headers", false, "table, wide and custom-columns output: no header line (with -w, never one)")
 	cmd.Flags().StringVar(&o.sortBy, "sort-by", "", "sort the objects by the value of a JSONPath (as -o json shows them, e.g. '{.metadata.name}'), numbers numerically, in any output")
 	cmd.Flags().BoolVarP(&o.watch, "watch", "w", false, "after listing the objects, print each one again every time it changes or is deleted (from Docker events and the state directory), until interrupted")
 	cmd.Flags().BoolVar(&o.watchOnly, "watch-only", false, "print the changes to the objects, without listing them first")
@@ -239,36 +253,14 @@ func getSeveralKinds(cmd *cobra.Command, g *globalOptions, o *getOptions, kinds 
 		l.t = &t
 	}
 	p.capture = nil
-	out := cmd.OutOrStdout()
-	if !p.human() && p.format != "name" {
-		// One List of every kind's objects.
-		all := &table{}
-		allNamespaces := false
-		for _, l := range lists {
-			all.rows = append(all.rows, l.t.rows...)
-			allNamespaces = l.allNamespaces
-		}
-		if err := p.print(out, all, false, allNamespaces); err != nil {
-			return err
-		}
-		return errors.Join(errs...)
-	}
+	tables := make([]*table, 0, len(lists))
 	printed := false
 	for _, l := range lists {
-		if len(l.t.rows) == 0 {
-			continue
-		}
-		t := *l.t
-		if p.human() {
-			if printed {
-				fmt.Fprintln(out) // kubectl's blank line between two kinds' tables
-			}
-			t.rows = withKind(&t)
-		}
-		if err := p.print(out, &t, false, l.allNamespaces); err != nil {
-			return err
-		}
-		printed = true
+		tables = append(tables, l.t)
+		printed = printed || len(l.t.rows) > 0
+	}
+	if err := p.printKinds(cmd.OutOrStdout(), tables, o.allNamespaces); err != nil {
+		return err
 	}
 	if !printed && p.human() && len(errs) == 0 {
 		ns := o.scope(g)
@@ -280,21 +272,6 @@ func getSeveralKinds(cmd *cobra.Command, g *globalOptions, o *getOptions, kinds 
 	return errors.Join(errs...)
 }
 
-// withKind is t's rows with each name under NAME prefixed by its kind,
-// as kubectl's table of several kinds names them (deployment.apps/web).
-func withKind(t *table) []row {
-	if len(t.columns) == 0 || t.columns[0] != "NAME" {
-		return t.rows // a table without NAME (events) is printed as it is
-	}
-	rows := make([]row, len(t.rows))
-	for i, r := range t.rows {
-		r.cells = slices.Clone(r.cells)
-		r.cells[0] = t.kind + "/" + r.cells[0]
-		rows[i] = r
-	}
-	return rows
-}
-
 // missingNames are the NotFound errors of the names of kind not printed.
 func missingNames(g *globalOptions, kind string, names []string, printed map[string]bool) []error {
 	var errs []error
@@ -304,6 +281,11 @@ func missingNames(g *globalOptions, kind string, names []string, printed map[str
 		}
 	}
 	return errs
+}
+
+// printFlags are the output flags get was given.
+func (o *getOptions) printFlags() printFlags {
+	return printFlags{output: o.output, showLabels: o.showLabels, labelColumns: o.labelColumns, sortBy: o.sortBy, noHeaders: o.noHeaders}
 }
 
 // getter lists one kind, all of its objects or the one named, through
@@ -322,12 +304,16 @@ var getters = map[string]getter{
 }
 
 // listing is how every get begins (its output format checked already):
-// the selector parsed (by parse), the snapshot taken and the records it
-// could not read warned about.
+// the selector parsed (by parse), the snapshot taken (or, for one of
+// several kinds, the one the first took) and the records it could not
+// read warned about.
 func (o *getOptions) listing(cmd *cobra.Command, g *globalOptions, parse func(string) (labels.Selector, error)) (labels.Selector, *snapshot, error) {
 	sel, err := parse(o.selector)
 	if err != nil {
 		return nil, nil, err
+	}
+	if o.snap != nil {
+		return sel, o.snap, nil // warned about when taken
 	}
 	snap, err := takeSnapshot(cmd.Context(), g)
 	if err != nil {
@@ -335,6 +321,9 @@ func (o *getOptions) listing(cmd *cobra.Command, g *globalOptions, parse func(st
 	}
 	for _, err := range snap.recordErrs {
 		fmt.Fprintln(cmd.ErrOrStderr(), "warning:", err)
+	}
+	if o.combined {
+		o.snap = snap
 	}
 	return sel, snap, nil
 }
@@ -426,16 +415,28 @@ func getPods(cmd *cobra.Command, g *globalOptions, o *getOptions, name string) e
 }
 
 // renderPods prints pods in one of the output formats (golden-tested): the
-// table as kubectl's, -o wide with the deployment, revision and app
-// containers, -o json|yaml as v1 Pods, -o name as pod/NAME.
+// table as kubectl's; -o wide with kubectl's wide columns (IP, NODE — the
+// Docker host —, NOMINATED NODE and READINESS GATES, which a host never
+// has), then dockctl's: the deployment, revision and app containers; -o
+// json|yaml as v1 Pods; -o name as pod/NAME. Only what shows the node or
+// the containers' start times asks Docker for them (podstatus.go).
 func renderPods(out io.Writer, snap *snapshot, pods []podEntry, p *printer, single, allNamespaces bool) error {
-	t := &table{kind: "pod", columns: []string{"NAME", "READY", "STATUS", "RESTARTS", "AGE"}, wide: []string{"DEPLOYMENT", "REVISION", "CONTAINERS"}}
+	t := &table{kind: "pod", columns: []string{"NAME", "READY", "STATUS", "RESTARTS", "AGE"},
+		wide: []string{"IP", "NODE", "NOMINATED NODE", "READINESS GATES", "DEPLOYMENT", "REVISION", "CONTAINERS"}}
+	node := ""
+	if p.format == "wide" {
+		node = snap.nodeName()
+	}
+	// The objects' start times: every listed pod's containers inspected
+	// at once, when the first object is made.
+	inspect := sync.OnceFunc(func() { snap.inspect(pods) })
 	for i := range pods {
 		e := &pods[i]
 		t.rows = append(t.rows, row{namespace: e.Namespace, name: e.Name, labels: e.labels(),
-			cells:  []string{e.Name, fmt.Sprintf("%d/%d", e.Ready, e.Total), e.statusWord(), fmt.Sprint(e.Restarts), age(snap.now.Sub(e.Created))},
-			wide:   []string{orNone(e.Deployment), orNone(e.Hash), joinOrNone(e.appContainerNames())},
-			object: func() (any, error) { return e.podObject(), nil }})
+			cells: []string{e.Name, fmt.Sprintf("%d/%d", e.Ready, e.Total), e.statusWord(), fmt.Sprint(e.Restarts), age(snap.now.Sub(e.Created))},
+			wide: []string{orNone(e.podIP(snap)), orNone(node), "<none>", "<none>",
+				orNone(e.Deployment), orNone(e.Hash), joinOrNone(e.appContainerNames())},
+			object: func() (any, error) { inspect(); return e.podObject(snap) }})
 	}
 	return p.print(out, t, single, allNamespaces)
 }

@@ -350,54 +350,56 @@ func containerReady(e *podEntry, pc reconciler.PodContainer) bool {
 }
 
 // podObject is the pod as `get pods -o json|yaml` shows it: a v1 Pod with
-// what dockctl knows (no node, no IP, no times but creation).
-func (e *podEntry) podObject() *corev1.Pod {
-	p := &corev1.Pod{TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "Pod"}}
+// what dockctl knows: its spec (podSpec), node and addresses, its
+// conditions and its containers' states, with their start times when
+// inspected (snapshot.inspect).
+func (e *podEntry) podObject(s *snapshot) (*corev1.Pod, error) {
+	spec, err := e.podSpec(s)
+	if err != nil {
+		return nil, err
+	}
+	p := &corev1.Pod{TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "Pod"}, Spec: spec}
 	p.Name = e.Name
 	p.Namespace = e.Namespace
 	p.Labels = e.labels()
 	p.Annotations = e.annotations()
 	p.CreationTimestamp = metav1.NewTime(e.Created)
 	p.UID = types.UID(e.uid())
-	p.Spec.Hostname = e.Name
-	p.Spec.RestartPolicy = corev1.RestartPolicyAlways // a deployment's pods always restart their containers
 	start := metav1.NewTime(e.Created)
 	p.Status.StartTime = &start
 	p.Status.Phase = e.phase()
 	p.Status.Conditions = e.conditions()
+	if s.hostIP != "" {
+		p.Status.HostIP, p.Status.HostIPs = s.hostIP, []corev1.HostIP{{IP: s.hostIP}}
+	}
+	if ip := e.podIP(s); ip != "" {
+		p.Status.PodIP, p.Status.PodIPs = ip, []corev1.PodIP{{IP: ip}}
+	}
 	always := corev1.ContainerRestartPolicyAlways
 	for _, pc := range e.Containers {
-		name := containerName(pc)
-		spec := corev1.Container{Name: name}
-		if tc := e.templateContainer(pc); tc != nil {
-			spec.Image = tc.Image
-			for _, port := range tc.Ports {
-				spec.Ports = append(spec.Ports, corev1.ContainerPort{Name: port.Name, ContainerPort: port.ContainerPort,
-					HostPort: port.HostPort, HostIP: port.HostIP, Protocol: corev1.Protocol(port.Protocol)})
-			}
-		} else if pc.Container != nil {
-			spec.Image = pc.Container.Image
-		}
-		st := corev1.ContainerStatus{Name: name, Image: spec.Image, Ready: containerReady(e, pc), RestartCount: int32(pc.View.Restarts)}
+		st := corev1.ContainerStatus{Name: containerName(pc), Ready: containerReady(e, pc), RestartCount: int32(pc.View.Restarts)}
 		st.State, st.LastTerminationState = e.containerState(pc)
+		containerTimes(&st.State, &st.LastTerminationState, s.containerDetails(pc.Container))
 		if c := pc.Container; c != nil {
 			st.ContainerID = "docker://" + c.ID
 			st.ImageID = c.ImageID
 			started := st.State.Running != nil
 			st.Started = &started
 		}
+		// podSpec lists the containers in e.Containers' order.
 		if pc.Init {
-			if pc.Sidecar {
-				spec.RestartPolicy = &always
+			c := &p.Spec.InitContainers[len(p.Status.InitContainerStatuses)]
+			if pc.Sidecar && c.RestartPolicy == nil {
+				c.RestartPolicy = &always
 			}
-			p.Spec.InitContainers = append(p.Spec.InitContainers, spec)
+			st.Image = c.Image
 			p.Status.InitContainerStatuses = append(p.Status.InitContainerStatuses, st)
 			continue
 		}
-		p.Spec.Containers = append(p.Spec.Containers, spec)
+		st.Image = p.Spec.Containers[len(p.Status.ContainerStatuses)].Image
 		p.Status.ContainerStatuses = append(p.Status.ContainerStatuses, st)
 	}
-	return p
+	return p, nil
 }
 
 // statusWord is the STATUS column: the reconciler's word, and whether no

@@ -164,9 +164,16 @@ func podsFixture(t *testing.T) *snapshot {
 		testPod("default", jobs, 6, 20*time.Second, false, with(ok, "migrate"), m("proxy", created)),
 		testPod("default", jobs, 7, 20*time.Second, false, m("migrate", "exited:3")),
 	}
-	for _, cs := range append([][]dockerx.Container{shop0, shop1}, jobsPods...) {
+	for i, cs := range append([][]dockerx.Container{shop0, shop1}, jobsPods...) {
+		// Each holder on the instance network; shop's second one with
+		// the static address of a pod that reads status.podIP.
+		cs[0].Networks = map[string]string{dockerx.NetworkName("default"): fmt.Sprintf("10.222.0.%d", 10+i)}
+		if i == 1 {
+			cs[0].StaticIPv4 = cs[0].Networks
+		}
 		snap.containers = append(snap.containers, cs...)
 	}
+	withDetails(snap) // again: the containers added
 	member := func(cs []dockerx.Container, name string) string {
 		for _, c := range cs {
 			if c.ContainerName == name {

@@ -9,6 +9,7 @@ import (
 	"os"
 	"reflect"
 	"regexp"
+	"slices"
 	"sort"
 	"strings"
 	"text/tabwriter"
@@ -28,6 +29,9 @@ type printFlags struct {
 	showLabels   bool
 	labelColumns []string
 	sortBy       string
+	// noHeaders is --no-headers: tables (and custom columns) without
+	// their header line.
+	noHeaders bool
 }
 
 // allowedFormats are the -o formats, as kubectl lists them (table, this
@@ -43,6 +47,7 @@ type printer struct {
 	columns      []customColumn
 	showLabels   bool
 	labelColumns []string
+	noHeaders    bool
 	// sortBy is --sort-by's path, relaxed as kubectl's ({.a.b}); sort its
 	// parsed form.
 	sortBy string
@@ -65,7 +70,7 @@ type customColumn struct {
 // kubectl's for the same mistakes.
 func newPrinter(f printFlags) (*printer, error) {
 	format, value, hasValue := strings.Cut(f.output, "=")
-	p := &printer{format: format, showLabels: f.showLabels}
+	p := &printer{format: format, showLabels: f.showLabels, noHeaders: f.noHeaders}
 	for _, k := range f.labelColumns {
 		if k = strings.TrimSpace(k); k != "" {
 			p.labelColumns = append(p.labelColumns, k)
@@ -291,6 +296,56 @@ func (p *printer) print(out io.Writer, t *table, single, allNamespaces bool) err
 	return unknownFormat(p.format)
 }
 
+// printKinds prints the listings of several kinds (get all) as kubectl
+// prints them: a table per kind that has objects, each name prefixed with
+// its kind (pod/web-…), a blank line between two unless --no-headers; -o
+// name each kind's names; the other formats every object in one List.
+func (p *printer) printKinds(out io.Writer, tables []*table, allNamespaces bool) error {
+	if !p.human() && p.format != "name" {
+		all := &table{}
+		for _, t := range tables {
+			all.rows = append(all.rows, t.rows...)
+		}
+		return p.print(out, all, false, allNamespaces)
+	}
+	written := false
+	for _, t := range tables {
+		if len(t.rows) == 0 {
+			continue
+		}
+		if p.human() {
+			if written && !p.noHeaders {
+				if _, err := fmt.Fprintln(out); err != nil {
+					return err
+				}
+			}
+			t = t.withKind()
+		}
+		if err := p.print(out, t, false, allNamespaces); err != nil {
+			return err
+		}
+		written = true
+	}
+	return nil
+}
+
+// withKind is the table with each row's NAME cell prefixed by the kind,
+// as kubectl names objects in a listing of several kinds.
+func (t *table) withKind() *table {
+	i := slices.Index(t.columns, "NAME")
+	if i < 0 {
+		return t
+	}
+	out := *t
+	out.rows = make([]row, len(t.rows))
+	for j, r := range t.rows {
+		r.cells = slices.Clone(r.cells)
+		r.cells[i] = t.kind + "/" + r.cells[i]
+		out.rows[j] = r
+	}
+	return &out
+}
+
 // pick keeps the rows of the names of p.only, in their order (kubectl
 // prints what it gets in the order of the arguments), and records them.
 func (p *printer) pick(rows []row) []row {
@@ -314,7 +369,9 @@ func (p *printer) pick(rows []row) []row {
 
 func (p *printer) printTable(out io.Writer, t *table, rows []row, allNamespaces bool) error {
 	tw := tabwriter.NewWriter(out, 0, 8, 3, ' ', 0)
-	fmt.Fprintln(tw, strings.Join(p.headerCells(t, allNamespaces), "\t"))
+	if !p.noHeaders {
+		fmt.Fprintln(tw, strings.Join(p.headerCells(t, allNamespaces), "\t"))
+	}
 	for _, r := range rows {
 		fmt.Fprintln(tw, strings.Join(p.rowCells(r, allNamespaces), "\t"))
 	}
@@ -372,7 +429,9 @@ func (p *printer) labelHeaders() []string {
 // column (several joined by commas, <none> for none), as kubectl's.
 func (p *printer) printColumns(out io.Writer, objs []any) error {
 	tw := tabwriter.NewWriter(out, 0, 8, 3, ' ', 0)
-	fmt.Fprintln(tw, strings.Join(p.columnHeaders(), "\t"))
+	if !p.noHeaders {
+		fmt.Fprintln(tw, strings.Join(p.columnHeaders(), "\t"))
+	}
 	for _, obj := range objs {
 		cells, err := p.columnCells(obj)
 		if err != nil {

@@ -51,6 +51,18 @@ type snapshot struct {
 	// directory's lock: without one, what it recorded may be stale.
 	controllerRunning bool
 
+	// hostIP is the host's address on the instance network (its gateway,
+	// from the network record): a pod's status.hostIP, as the downward
+	// API gives it.
+	hostIP string
+	// details runs f with a Docker client, for what a container list does
+	// not say (the host's name, when a container started): only the
+	// formats that show it ask (podstatus.go). nil: nothing is asked, and
+	// those stay unknown.
+	details func(f func(context.Context, dockerDetails) error) error
+	host    *dockerx.HostInfo                   // asked once (nodeName)
+	started map[string]dockerx.ContainerDetails // by ID, each inspected once
+
 	views    map[string]deploymentView // computed once per deployment
 	pods     []podEntry                // computed once (allPods)
 	podNames map[string]string         // pod name by container ID (podOf)
@@ -88,7 +100,20 @@ func takeSnapshot(ctx context.Context, g *globalOptions) (*snapshot, error) {
 		return nil, err
 	}
 	defer cli.Close()
-	return takeSnapshotWith(ctx, g, st, cli)
+	s, err := takeSnapshotWith(ctx, g, st, cli)
+	if err != nil {
+		return nil, err
+	}
+	// cli is closed on return: what asks later has a client of its own.
+	s.details = func(f func(context.Context, dockerDetails) error) error {
+		cli, err := g.docker(ctx)
+		if err != nil {
+			return err
+		}
+		defer cli.Close()
+		return f(ctx, cli)
+	}
+	return s, nil
 }
 
 // takeSnapshotWith is takeSnapshot on a client the caller keeps using.
@@ -100,7 +125,13 @@ func takeSnapshotWith(ctx context.Context, g *globalOptions, st *store.Store, cl
 	all, errs := st.ListAll()
 	running, _ := st.ControllerRunning()
 	s := &snapshot{st: st, controllerRunning: running, instance: g.instance, statuses: map[string]*store.Status{}, tombstones: map[string]bool{},
-		deleted: map[string]*store.Record{}, recordErrs: errs, now: time.Now()}
+		deleted: map[string]*store.Record{}, recordErrs: errs, now: time.Now(),
+		details: func(f func(context.Context, dockerDetails) error) error { return f(ctx, cli) }}
+	if n, err := st.ReadNetwork(); err != nil {
+		s.recordErrs = append(s.recordErrs, err)
+	} else if n != nil {
+		s.hostIP = n.Gateway
+	}
 	for _, c := range cs {
 		if isHelper(c) {
 			s.helpers = append(s.helpers, c)

@@ -369,7 +369,11 @@ func (w *waiter) done(t waitTarget) (bool, error) {
 		if err != nil {
 			return false, nil
 		}
-		obj = e.podObject()
+		pod, err := e.podObject(w.snap)
+		if err != nil {
+			return false, err
+		}
+		obj = pod
 	}
 	// What get -o json prints, as JSON decodes it.
 	objs, err := genericObjects([]row{{object: func() (any, error) { return obj, nil }}})

@@ -457,7 +457,7 @@ func (wp *watchPrinter) print(out io.Writer, t *table, allNamespaces bool, chang
 	switch p.format {
 	case "", "table", "wide":
 		var lines [][]string
-		if !wp.header {
+		if !wp.header && !p.noHeaders {
 			lines = append(lines, wp.withEvent("EVENT", p.headerCells(t, allNamespaces)))
 			wp.header = true
 		}
@@ -496,7 +496,7 @@ func (wp *watchPrinter) print(out io.Writer, t *table, allNamespaces bool, chang
 		return nil
 	case "custom-columns":
 		var lines [][]string
-		if !wp.header {
+		if !wp.header && !p.noHeaders {
 			lines = append(lines, p.columnHeaders())
 			wp.header = true
 		}

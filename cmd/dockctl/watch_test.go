@@ -227,8 +227,9 @@ func TestWatchFirstListingIsGets(t *testing.T) {
 		for _, f := range []printFlags{
 			{output: "table"}, {output: "wide"}, {output: "table", showLabels: true, labelColumns: []string{"app"}},
 			{output: "name"}, {output: "custom-columns=NAME:.metadata.name,KIND:.kind"},
+			{output: "wide", noHeaders: true}, {output: "custom-columns=NAME:.metadata.name", noHeaders: true},
 		} {
-			t.Run(kind+" "+f.output, func(t *testing.T) {
+			t.Run(fmt.Sprintf("%s %s no-headers=%v", kind, f.output, f.noHeaders), func(t *testing.T) {
 				p, err := newPrinter(f)
 				if err != nil {
 					t.Fatal(err)
