@@ -624,6 +624,14 @@ func (d *dockerAPI) execCreate(w http.ResponseWriter, r *http.Request, id string
 	writeJSON(w, 201, container.ExecCreateResponse{ID: execID})
 }
 
+// setExec sets what the execs run, under the lock the server reads it
+// with (a test sets it while a command may be running).
+func (d *dockerAPI) setExec(f fakeExec) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	d.exec = f
+}
+
 // execStart hijacks the connection, as Docker's attached exec start
 // does, and runs the command over it: stdin from the client (to its
 // half-close), output multiplexed unless the exec has a TTY.

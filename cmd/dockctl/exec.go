@@ -197,7 +197,14 @@ type execStream interface {
 // SIGQUIT sent to dockctl (in raw mode no key sends one) end the session
 // rather than leave the terminal raw, as kubectl's do.
 func (t execTerminal) run(ctx context.Context, s execStream, in io.Reader, out, errOut io.Writer) (int, error) {
+	ended := make(chan struct{})
+	var signalled atomic.Int32
 	if t.tty {
+		// The handler first: a signal that came between the raw mode and
+		// it would kill dockctl with the terminal left raw.
+		sigs := make(chan os.Signal, 1)
+		signal.Notify(sigs, syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP, syscall.SIGQUIT)
+		defer signal.Stop(sigs)
 		state, err := term.MakeRaw(t.inFd)
 		if err != nil {
 			return 0, fmt.Errorf("putting the terminal in raw mode: %w", err)
@@ -205,21 +212,6 @@ func (t execTerminal) run(ctx context.Context, s execStream, in io.Reader, out, 
 		defer term.Restore(t.inFd, state)
 		stop := t.followSize(ctx, s)
 		defer stop()
-	}
-	if in != nil {
-		go func() {
-			// The end of stdin is the command's: a half-close, the output
-			// goes on. A read error (a closed terminal) ends it too.
-			_, _ = io.Copy(s, in)
-			_ = s.CloseWrite()
-		}()
-	}
-	ended := make(chan struct{})
-	var signalled atomic.Int32
-	if t.tty {
-		sigs := make(chan os.Signal, 1)
-		signal.Notify(sigs, syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP, syscall.SIGQUIT)
-		defer signal.Stop(sigs)
 		go func() {
 			select {
 			case sig := <-sigs:
@@ -227,6 +219,14 @@ func (t execTerminal) run(ctx context.Context, s execStream, in io.Reader, out, 
 				s.Close()
 			case <-ended:
 			}
+		}()
+	}
+	if in != nil {
+		go func() {
+			// The end of stdin is the command's: a half-close, the output
+			// goes on. A read error (a closed terminal) ends it too.
+			_, _ = io.Copy(s, in)
+			_ = s.CloseWrite()
 		}()
 	}
 	err := s.Output(out, errOut)

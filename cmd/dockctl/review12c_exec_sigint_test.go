@@ -38,13 +38,13 @@ func TestReview12cExecTerminalRestoredOnSIGINT(t *testing.T) {
 		api.add(c.Name, c.State, c.Labels)
 	}
 	// The command: a shell that reads its terminal until it goes.
-	api.exec = func(string, []string) (string, func(io.Reader, io.Writer, io.Writer) int) {
+	api.setExec(func(string, []string) (string, func(io.Reader, io.Writer, io.Writer) int) {
 		return "", func(in io.Reader, out, _ io.Writer) int {
 			io.WriteString(out, "$ ")
 			_, _ = io.Copy(io.Discard, in)
 			return 0
 		}
-	}
+	})
 	// SIGINT, as the review found, and the other three kubectl handles.
 	for _, sig := range []syscall.Signal{syscall.SIGINT, syscall.SIGQUIT, syscall.SIGTERM, syscall.SIGHUP} {
 		t.Run(sig.String(), func(t *testing.T) {
