@@ -186,6 +186,7 @@ func TestExecAgainstEngine(t *testing.T) {
 		member{name: "migrate", state: "exited:0"}, member{name: "web", state: dockerx.StateRunning}, member{name: "log", state: dockerx.StateRunning}) {
 		api.add(c.Name, c.State, c.Labels)
 	}
+	api.mu.Lock() // the fake's handlers read it under its lock
 	api.exec = func(name string, cmd []string) (string, func(io.Reader, io.Writer, io.Writer) int) {
 		switch cmd[0] {
 		case "echo":
@@ -207,6 +208,7 @@ func TestExecAgainstEngine(t *testing.T) {
 		}
 		return `OCI runtime exec failed: exec failed: unable to start container process: exec: "` + cmd[0] + `": executable file not found in $PATH: unknown`, nil
 	}
+	api.mu.Unlock()
 	notice := `Defaulted container "web" out of: web, log, migrate (init)` + "\n"
 	for _, tt := range []struct {
 		stdin            string

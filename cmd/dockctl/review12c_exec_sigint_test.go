@@ -38,6 +38,7 @@ func TestReview12cExecTerminalRestoredOnSIGINT(t *testing.T) {
 		api.add(c.Name, c.State, c.Labels)
 	}
 	// The command: a shell that reads its terminal until it goes.
+	api.mu.Lock() // the fake's handlers read it under its lock
 	api.exec = func(string, []string) (string, func(io.Reader, io.Writer, io.Writer) int) {
 		return "", func(in io.Reader, out, _ io.Writer) int {
 			io.WriteString(out, "$ ")
@@ -45,6 +46,7 @@ func TestReview12cExecTerminalRestoredOnSIGINT(t *testing.T) {
 			return 0
 		}
 	}
+	api.mu.Unlock()
 	// SIGINT, as the review found, and the other three kubectl handles.
 	for _, sig := range []syscall.Signal{syscall.SIGINT, syscall.SIGQUIT, syscall.SIGTERM, syscall.SIGHUP} {
 		t.Run(sig.String(), func(t *testing.T) {
