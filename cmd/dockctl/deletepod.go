@@ -135,8 +135,8 @@ func (o *deletePodsOptions) run(ctx context.Context, g *globalOptions, out, errO
 	pods, errs := pick(snap)
 	var grace *int64
 	if o.grace >= 0 {
-		g := int64(o.grace)
-		grace = &g
+		secs := int64(o.grace)
+		grace = &secs
 	}
 	done := "deleted"
 	if o.grace == 0 {
