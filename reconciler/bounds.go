@@ -46,22 +46,28 @@ func replicaRefusal(d *manifests.Deployment, limit int32) string {
 // replica keeps the grace it was created with, whatever the new template
 // says), bounded by maxGrace. A container that is not running has nothing
 // to stop, and gets zero.
-func (in PlanInput) graceFor(c *dockerx.Container) time.Duration {
+func (in PlanInput) graceFor(c *dockerx.Container) time.Duration { return in.stopGrace(c, nil) }
+
+// stopGrace is graceFor with seconds, when not nil, in place of the
+// template's grace period: a user's `delete pod --grace-period`, which
+// Kubernetes lets replace the pod's own.
+func (in PlanInput) stopGrace(c *dockerx.Container, seconds *int64) time.Duration {
+	running := false
 	if p := in.Pods[c.ID]; p != nil {
 		// A holder pod has something to stop while any of its containers
 		// runs — its members even when the holder is gone, as the kubelet
 		// stops the containers of a dead sandbox with the pod's grace.
 		for _, m := range p.containers() {
-			if m.State == dockerx.StateRunning || m.State == dockerx.StatePaused || m.State == dockerx.StateRestarting {
-				return boundGrace(in.templateOf(c.TemplateHash), in.MaxGracePeriod)
-			}
+			running = running || m.State == dockerx.StateRunning || m.State == dockerx.StatePaused || m.State == dockerx.StateRestarting
 		}
-		return 0
+	} else {
+		running = c.State == dockerx.StateRunning || c.State == dockerx.StatePaused || c.State == dockerx.StateRestarting
 	}
-	switch c.State {
-	case dockerx.StateRunning, dockerx.StatePaused, dockerx.StateRestarting:
-	default:
+	switch {
+	case !running:
 		return 0
+	case seconds != nil:
+		return boundSeconds(*seconds, in.MaxGracePeriod)
 	}
 	return boundGrace(in.templateOf(c.TemplateHash), in.MaxGracePeriod)
 }
@@ -77,13 +83,20 @@ func (in PlanInput) templateOf(hash string) *manifests.PodTemplateSpec {
 // that an absurd value cannot overflow a Duration; an unknown template gets
 // Kubernetes' default.
 func boundGrace(t *manifests.PodTemplateSpec, maxGrace time.Duration) time.Duration {
+	secs := int64(manifests.DefaultTerminationGracePeriodSeconds)
+	if t != nil && t.Spec.TerminationGracePeriodSeconds != nil {
+		secs = *t.Spec.TerminationGracePeriodSeconds
+	}
+	return boundSeconds(secs, maxGrace)
+}
+
+// boundSeconds converts a grace period in seconds, bounded by maxGrace
+// (0: DefaultMaxGracePeriod); a negative one is none.
+func boundSeconds(secs int64, maxGrace time.Duration) time.Duration {
 	if maxGrace <= 0 {
 		maxGrace = DefaultMaxGracePeriod
 	}
-	secs := int64(manifests.DefaultTerminationGracePeriodSeconds)
-	if t != nil && t.Spec.TerminationGracePeriodSeconds != nil {
-		secs = max(*t.Spec.TerminationGracePeriodSeconds, 0)
-	}
+	secs = max(secs, 0)
 	if secs >= int64(maxGrace/time.Second) {
 		return maxGrace
 	}
@@ -96,10 +109,15 @@ func boundGrace(t *manifests.PodTemplateSpec, maxGrace time.Duration) time.Durat
 // deadline has passed: it is killed. One whose stop is in flight here
 // needs nothing.
 func (in PlanInput) removeOp(c *dockerx.Container, reason OpReason, cause string) (Op, bool) {
+	return in.removeOpWith(c, reason, cause, in.graceFor(c))
+}
+
+// removeOpWith is removeOp with grace in place of the container's own.
+func (in PlanInput) removeOpWith(c *dockerx.Container, reason OpReason, cause string, grace time.Duration) (Op, bool) {
 	if in.Stopping[c.ID] {
 		return Op{}, false
 	}
-	op := Op{Kind: OpRemove, Name: c.Name, ContainerID: c.ID, Reason: reason, Cause: cause, Grace: in.graceFor(c)}
+	op := Op{Kind: OpRemove, Name: c.Name, ContainerID: c.ID, Reason: reason, Cause: cause, Grace: grace}
 	if deadline, ok := in.Terminating[c.ID]; ok {
 		op.Grace = min(op.Grace, max(deadline.Sub(in.Now), 0))
 		op.Cause = fmt.Sprintf("%s: resuming its stop (kill at %s)", cause, deadline.UTC().Format(time.RFC3339))

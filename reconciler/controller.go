@@ -58,6 +58,9 @@ type Store interface {
 	// The instance network's record (network.go).
 	ReadNetwork() (*store.NetworkStatus, error)
 	WriteNetwork(*store.NetworkStatus) error
+	// The pods users deleted (poddelete.go), cleared once gone.
+	PodDeletions(namespace, name string) ([]store.PodDeletion, error)
+	ClearPodDeletions(namespace, name string, done []store.PodDeletion) error
 }
 
 // Options tune the controller. Zero values take the defaults.
@@ -460,6 +463,8 @@ func (c *Controller) storeChanged(key string) {
 		}
 	case kind == store.KindDeployment:
 		c.queue.Add(key)
+	case kind == store.KindPodDeletion:
+		c.queue.Add(store.Key(ns, name)) // a pod of that deployment deleted
 	case kind == store.KindConfigMap || kind == store.KindSecret:
 		c.configChanged(key) // envctl.go
 	case kind == store.KindService && c.svc != nil:
@@ -568,13 +573,15 @@ func (c *Controller) syncDeployment(ctx context.Context, key string) (time.Durat
 		c.files.forget(key, nil)
 		c.indexRefs(rec, nil)
 		units, pods := groupPods(observed, templateLookup(nil, "", rec.Revisions), c.diedHolders(key, observed))
-		in := PlanInput{Instance: c.opts.Instance, Namespace: rec.Namespace, Name: name, Containers: units, Pods: pods, Volumes: volumes, Now: now, Revisions: rec.Revisions}
+		in := PlanInput{Instance: c.opts.Instance, Namespace: rec.Namespace, Name: name, Containers: units, Pods: pods, Volumes: volumes, Now: now, Revisions: rec.Revisions,
+			Deletions: c.podDeletions(ns, name)}
 		c.stopInputs(&in, deploymentState{}, nil)
 		// Its pods leave every Service (and are drained) as they go.
 		c.tracker.Update(rec.Key(), podEndpoints(c.opts.Instance, c.hostAddress(), rec, in, nil, templateLookup(nil, "", rec.Revisions), true))
 		plan := ComputePlan(in)
 		c.logPlan(key, plan)
 		_, execErr := c.execute(ctx, in, plan)
+		c.clearPodDeletions(ns, name, plan.DeletionsDone)
 		if len(observed) == 0 {
 			c.opts.Observer.DeploymentForgotten(ns, name)
 			// Nothing is left once the plan — which removes every volume of
@@ -603,6 +610,7 @@ func (c *Controller) syncDeployment(ctx context.Context, key string) (time.Durat
 		c.log.Warn("deployment refused", "deployment", key, "reason", fail.message)
 		c.opts.Recorder.Event(deploymentRef(ns, name), store.EventWarning, fail.reason, fail.message)
 	}
+	c.clearPodDeletions(ns, name, a.plan.DeletionsDone)
 	recordStarts(&a.state, a.plan, now)
 	recordStops(&a.state, a.plan, now)
 	if ctx.Err() == nil { // a start cut short by shutdown is no crash

@@ -18,7 +18,8 @@
 // observe.go lists containers, sweeps the instance for work and orphans,
 // and assesses a deployment (observe, then plan); plan.go, rollout.go,
 // bounds.go and surge.go are the pure planner, which also orders the ops
-// (Op.DependsOn); execute.go carries them out in that order, mapping each
+// (Op.DependsOn), with poddelete.go for the pods users deleted (`dockctl
+// delete pod`: a request in the state directory, an input of the plan); execute.go carries them out in that order, mapping each
 // op to Docker calls, with slowstart.go, stopper.go (graceful stops) and
 // conflict.go (name conflicts); state.go and status.go keep the
 // controller's memory and compute the status it writes; prober.go runs

@@ -191,7 +191,7 @@ func (c *Controller) needsSync(rec *store.Record, observed []dockerx.Container, 
 	if a.prober.missing {
 		return true // a probe to start: only a sync starts it
 	}
-	if len(a.plan.Ops) > 0 || a.plan.RequeueAfter > 0 || a.availableIn > 0 {
+	if len(a.plan.Ops) > 0 || a.plan.RequeueAfter > 0 || a.availableIn > 0 || len(a.plan.DeletionsDone) > 0 {
 		return true
 	}
 	next, _, err := c.nextStatus(a, a.standingFailure(), now)
@@ -233,7 +233,8 @@ func (c *Controller) assess(ctx context.Context, rec *store.Record, observed []d
 	hash := manifests.TemplateHash(&d.Spec.Template)
 	c.indexRefs(rec, a.d)
 	a.in = PlanInput{Instance: c.opts.Instance, Namespace: rec.Namespace, Name: rec.Name, Containers: observed, Now: now,
-		Desired: a.d, Hash: hash, Revisions: rec.Revisions, State: a.state.Rollout, LivenessFailed: map[string]bool{}}
+		Desired: a.d, Hash: hash, Revisions: rec.Revisions, State: a.state.Rollout, LivenessFailed: map[string]bool{},
+		Deletions: c.podDeletions(rec.Namespace, rec.Name)}
 	templates := templateLookup(a.d, hash, rec.Revisions)
 	var probes map[string]probeResult
 	if ctx != nil {

@@ -240,6 +240,9 @@ func (p Plan) String() string {
 	if p.RequeueAfter > 0 {
 		fmt.Fprintf(&b, "requeue after %s\n", p.RequeueAfter)
 	}
+	for _, d := range p.DeletionsDone {
+		fmt.Fprintf(&b, "deletion done: pod %s\n", d.Pod)
+	}
 	if len(p.Ops) == 0 && p.Refused == "" {
 		b.WriteString("(nothing to do)\n")
 	}
@@ -335,6 +338,10 @@ type Plan struct {
 	// Refused, when set, says why nothing was planned (a deployment over
 	// the replica cap): the containers are left as they are.
 	Refused string
+	// DeletionsDone are the requests of PlanInput.Deletions whose pod is
+	// gone (removed, or replaced before the request was read): the
+	// controller clears them.
+	DeletionsDone []store.PodDeletion
 }
 
 // key is the deployment's key, "namespace/name": how the controller's
@@ -430,6 +437,9 @@ type PlanInput struct {
 	// Files holds, per holder pod with file volumes (unit ID), where its
 	// files stand (files.go).
 	Files map[string]PodFiles
+	// Deletions are the pods users deleted, pending (poddelete.go): their
+	// units are removed (ReasonPodDeleted) and replaced.
+	Deletions []store.PodDeletion
 }
 
 // ComputePlan decides which operations bring the observed containers to the
@@ -448,15 +458,22 @@ func ComputePlan(in PlanInput) Plan {
 		// about a terabyte.
 		return Plan{Refused: msg, State: in.State}
 	}
+	dels := in.deletions()
 	if in.Desired == nil {
 		for _, c := range sortedByName(in.Containers) {
+			req := dels.of(in, &c)
 			if c.State == dockerx.StateRemoving {
 				continue
 			}
-			if op, ok := in.removeOp(&c, ReasonDeleted, "deployment deleted"); ok {
+			op, ok := in.removeOp(&c, ReasonDeleted, "deployment deleted")
+			if req != nil {
+				op, ok = in.deleteOp(&c, req)
+			}
+			if ok {
 				plan.Ops = append(plan.Ops, op)
 			}
 		}
+		plan.DeletionsDone = dels.done()
 		plan.Ops = append(in.expandPods(plan.Ops), in.collectVolumes()...)
 		in.setDrains(plan.Ops)
 		in.setPreStops(plan.Ops)
@@ -474,9 +491,13 @@ func ComputePlan(in PlanInput) Plan {
 	for i := range in.Containers {
 		c := &in.Containers[i]
 		total++
-		if _, ok := in.Terminating[c.ID]; ok && c.State != dockerx.StateRemoving {
-			// Stopping: counted in total (surge) like a container being
-			// removed, never as a replica of its revision.
+		req := dels.of(in, c)
+		_, stopping := in.Terminating[c.ID]
+		if stopping && c.State != dockerx.StateRemoving ||
+			req != nil && c.State != dockerx.StateRemoving && c.State != dockerx.StateDead {
+			// Stopping, or deleted by a user and about to stop: counted
+			// in total (surge) like a container being removed, never as
+			// a replica of its revision.
 			terminating = append(terminating, c)
 			if c.TemplateHash != in.Hash {
 				removingOld++
@@ -527,10 +548,15 @@ func ComputePlan(in PlanInput) Plan {
 		}
 	}
 	for _, c := range byName(terminating) {
-		if op, ok := in.removeOp(c, ReasonTerminating, "terminating"); ok {
+		op, ok := in.removeOp(c, ReasonTerminating, "terminating")
+		if req := dels.of(in, c); req != nil {
+			op, ok = in.deleteOp(c, req)
+		}
+		if ok {
 			plan.Ops = append(plan.Ops, op)
 		}
 	}
+	plan.DeletionsDone = dels.done()
 
 	byHash := map[string]*revisionSet{}
 	set := func(hash string) *revisionSet {

@@ -17,14 +17,16 @@
 //	  configmaps/<name>.json          one ConfigMapRecord per ConfigMap of default ever known
 //	  secrets/<name>.json             one SecretRecord per Secret of default ever known
 //	  claims/<name>.json              one ClaimRecord per PersistentVolumeClaim of default ever known
+//	  pod-deletions/<name>.json       pending `delete pod` requests for deployment <name>'s pods (poddeletions.go)
 //	  namespaces/<ns>.json            one NamespaceRecord per namespace ever applied
-//	  namespaces/<ns>/deployments/…   the same seven directories for namespace <ns>
+//	  namespaces/<ns>/deployments/…   the same eight directories for namespace <ns>
 //	  namespaces/<ns>/status/…
 //	  namespaces/<ns>/services/…
 //	  namespaces/<ns>/service-status/…
 //	  namespaces/<ns>/configmaps/…
 //	  namespaces/<ns>/secrets/…
 //	  namespaces/<ns>/claims/…
+//	  namespaces/<ns>/pod-deletions/…
 //	  events/<ns>.json                the event log of namespace <ns> (default included)
 //
 // Events. Each namespace's log keeps at most MaxEventsPerNamespace (1000)
@@ -65,7 +67,9 @@
 // MetaNamespaceKeyFunc shape; "default/web" for default), ServiceKey =
 // "service:namespace/name", NamespaceKey = "namespace:name", ConfigMapKey
 // = "configmap:namespace/name", SecretKey = "secret:namespace/name",
-// ClaimKey = "pvc:namespace/name". Namespaces and names are DNS-1123
+// ClaimKey = "pvc:namespace/name", PodDeletionKey =
+// "pod-deletion:namespace/name" (a deployment's pod-deletion requests).
+// Namespaces and names are DNS-1123
 // labels (subdomains for ConfigMaps, Secrets and claims, as Kubernetes
 // allows: no '/' or ':' either), so no key is ambiguous and none is the
 // deployments' sweep key "*". Watch sends these keys; ParseWatchKey tells

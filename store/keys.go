@@ -47,9 +47,10 @@ func ServiceKey(namespace, name string) string { return servicePrefix + Key(name
 func NamespaceKey(name string) string { return namespacePrefix + name }
 
 // ParseWatchKey tells what a key Watch sent names: its kind (KindDeployment,
-// KindService, KindNamespace, KindConfigMap, KindSecret or
-// KindPersistentVolumeClaim), namespace and name (for a Namespace, the
-// namespace is "" and name is the Namespace's). kind is "" for the resync
+// KindService, KindNamespace, KindConfigMap, KindSecret,
+// KindPersistentVolumeClaim, or KindPodDeletion for the pod-deletion
+// requests of the deployment name), namespace and name (for a Namespace,
+// the namespace is "" and name is the Namespace's). kind is "" for the resync
 // key "" and for anything Watch does not send.
 func ParseWatchKey(key string) (kind, namespace, name string) {
 	switch {
@@ -68,6 +69,10 @@ func ParseWatchKey(key string) (kind, namespace, name string) {
 	case strings.HasPrefix(key, claimPrefix):
 		if ns, n, ok := SplitKey(strings.TrimPrefix(key, claimPrefix)); ok {
 			return KindPersistentVolumeClaim, ns, n
+		}
+	case strings.HasPrefix(key, podDeletionPrefix):
+		if ns, n, ok := SplitKey(strings.TrimPrefix(key, podDeletionPrefix)); ok {
+			return KindPodDeletion, ns, n
 		}
 	case strings.HasPrefix(key, namespacePrefix):
 		if n := strings.TrimPrefix(key, namespacePrefix); n != "" && !strings.ContainsAny(n, "/:") {

@@ -25,7 +25,7 @@ const (
 )
 
 // nsSubdirs are the directories of one namespace, under its root.
-var nsSubdirs = []string{deploymentsDir, statusDir, servicesDir, serviceStatusDir, configMapsDir, secretsDir, claimsDir}
+var nsSubdirs = []string{deploymentsDir, statusDir, servicesDir, serviceStatusDir, configMapsDir, secretsDir, claimsDir, podDeletionsDir}
 
 // nsRoot is the directory namespace ns's objects live under: the state
 // directory itself for default (where every earlier release kept its

@@ -21,7 +21,9 @@ import (
 // ServiceKey(ns, name) ("service:namespace/name") for a Service,
 // NamespaceKey(name) ("namespace:name") for a Namespace,
 // ConfigMapKey ("configmap:namespace/name"), SecretKey
-// ("secret:namespace/name") and ClaimKey ("pvc:namespace/name");
+// ("secret:namespace/name"), ClaimKey ("pvc:namespace/name") and, for the
+// pod-deletion requests of a deployment, PodDeletionKey
+// ("pod-deletion:namespace/name");
 // ParseWatchKey tells them apart — and "" when events may have been lost (watcher error,
 // queue overflow), meaning "resync everything". The controller's status
 // files are not watched (WatchStatus reports them): the controller writes
@@ -40,7 +42,7 @@ func (s *Store) Watch(ctx context.Context) (<-chan string, error) {
 
 // recordWatch is what Watch covers: the record directories.
 var recordWatch = watchSpec{
-	top:     []string{deploymentsDir, servicesDir, namespacesDir, configMapsDir, secretsDir, claimsDir},
+	top:     []string{deploymentsDir, servicesDir, namespacesDir, configMapsDir, secretsDir, claimsDir, podDeletionsDir},
 	subdirs: watchedSubdirs,
 	key:     watchKey,
 }
@@ -359,7 +361,7 @@ func (sw *stateWatcher) addNew(rel string, keys *[]string) error {
 func isNamespaceDir(name string) bool { return isDNSLabel(name) && name != manifests.DefaultNamespace }
 
 // watchedSubdirs are a namespace's directories of records.
-var watchedSubdirs = []string{deploymentsDir, servicesDir, configMapsDir, secretsDir, claimsDir}
+var watchedSubdirs = []string{deploymentsDir, servicesDir, configMapsDir, secretsDir, claimsDir, podDeletionsDir}
 
 // objectKeys maps the directories of config.go's kinds to their watch keys.
 var objectKeys = map[string]func(ns, name string) string{
@@ -397,12 +399,16 @@ func watchKey(rel string) (string, bool) {
 		return Key("", name), true
 	case len(parts) == 2 && parts[0] == servicesDir:
 		return ServiceKey("", name), true
+	case len(parts) == 2 && parts[0] == podDeletionsDir:
+		return PodDeletionKey("", name), true
 	case len(parts) == 2 && parts[0] == namespacesDir:
 		return NamespaceKey(name), true
 	case len(parts) == 4 && parts[0] == namespacesDir && isNamespaceDir(parts[1]) && parts[2] == deploymentsDir:
 		return Key(parts[1], name), true
 	case len(parts) == 4 && parts[0] == namespacesDir && isNamespaceDir(parts[1]) && parts[2] == servicesDir:
 		return ServiceKey(parts[1], name), true
+	case len(parts) == 4 && parts[0] == namespacesDir && isNamespaceDir(parts[1]) && parts[2] == podDeletionsDir:
+		return PodDeletionKey(parts[1], name), true
 	}
 	return "", false
 }

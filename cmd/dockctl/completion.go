@@ -64,10 +64,11 @@ const completionDockerTimeout = 1500 * time.Millisecond
 
 // The kinds each command completes, in kubectl's plural spelling.
 var (
-	getKinds       = []string{"deployments", "pods", "containers", "namespaces", "services", "endpoints", "configmaps", "secrets", "persistentvolumeclaims"}
-	storeKindWords = []string{"deployments", "services", "namespaces", "configmaps", "secrets", "persistentvolumeclaims"}
-	descKinds      = []string{"deployments", "pods", "services", "configmaps", "secrets", "persistentvolumeclaims"}
-	deployKinds    = []string{"deployments"}
+	getKinds        = []string{"deployments", "pods", "containers", "namespaces", "services", "endpoints", "configmaps", "secrets", "persistentvolumeclaims"}
+	storeKindWords  = []string{"deployments", "services", "namespaces", "configmaps", "secrets", "persistentvolumeclaims"}
+	descKinds       = []string{"deployments", "pods", "services", "configmaps", "secrets", "persistentvolumeclaims"}
+	deleteKindWords = []string{"deployments", "pods", "services", "namespaces", "configmaps", "secrets", "persistentvolumeclaims"}
+	deployKinds     = []string{"deployments"}
 )
 
 // outputFormats are what get's -o accepts (newPrinter); the ones that take
@@ -93,7 +94,7 @@ func registerCompletions(root *cobra.Command, g *globalOptions) {
 		case "describe", "delete":
 			kinds := descKinds
 			if cmd.Name() == "delete" {
-				kinds = storeKindWords
+				kinds = deleteKindWords
 			}
 			cmd.ValidArgsFunction = g.kindThenName(kinds, 2)
 		case "label", "annotate":

@@ -122,7 +122,7 @@ func TestCompletion(t *testing.T) {
 		{[]string{"describe", ""}, "deployments pods services configmaps secrets persistentvolumeclaims", nofile},
 		{[]string{"describe", "secret", ""}, "creds", nofile},
 		{[]string{"describe", "deployments", "w"}, "web", nofile},
-		{[]string{"delete", ""}, "deployments services namespaces configmaps secrets persistentvolumeclaims", nofile},
+		{[]string{"delete", ""}, "deployments pods services namespaces configmaps secrets persistentvolumeclaims", nofile},
 		{[]string{"delete", "ns", ""}, "default team", nofile},
 		{[]string{"delete", "pods", ""}, "", nofile},
 		{[]string{"label", ""}, "deployments services namespaces configmaps secrets persistentvolumeclaims", nofile},

@@ -3,6 +3,7 @@ package main
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -52,12 +53,28 @@ func newDeleteCommand(g *globalOptions) *cobra.Command {
 		selector       string
 		allNamespaces  bool
 		ignoreNotFound bool
+		gracePeriod    int
+		now, force     bool
 	)
 	cmd := &cobra.Command{
 		Use:   "delete KIND NAME | delete KIND --all | delete KIND -l SELECTOR | delete -f PATH",
-		Short: "Delete deployments, services, configmaps, secrets, claims or namespaces (with everything in them); the controller then removes their containers",
+		Short: "Delete deployments, pods, services, configmaps, secrets, claims or namespaces (with everything in them); the controller then removes their containers",
+		Long: "Delete objects of the state directory; the controller then removes their containers.\n\n" +
+			"Deleting a pod restarts a replica, as a ReplicaSet does: the controller stops it as a scale-down would\n" +
+			"(out of its Services, preStop hooks, stop signal, kill after its grace period: --grace-period, --now)\n" +
+			"and its deployment gets a new pod at once, within replicas + maxSurge. --grace-period=0 --force kills\n" +
+			"it at once. For pods --wait is the default, as kubectl's, while a controller runs.",
 		Example: `  # Delete a deployment, and wait until its containers are gone
   dockctl delete deployment web --wait
+
+  # Restart a misbehaving replica: its deployment creates a new pod
+  dockctl delete pod web-5d8f9c7b6a-0
+
+  # Kill a pod stuck terminating at once, without waiting
+  dockctl delete pod web-5d8f9c7b6a-1 --grace-period=0 --force
+
+  # Restart every pod labeled app=api, giving each 5 seconds to stop
+  dockctl delete pods -l app=api --grace-period=5
 
   # Delete every ConfigMap of namespace team
   dockctl delete configmaps --all -n team
@@ -70,6 +87,14 @@ func newDeleteCommand(g *globalOptions) *cobra.Command {
 		RunE: func(cmd *cobra.Command, args []string) error {
 			byList := all || selector != ""
 			var refs []store.ObjectRef
+			grace, err := resolveGrace(gracePeriod, now, force, cmd.ErrOrStderr())
+			if err != nil {
+				return err
+			}
+			pods := &deletePodsOptions{grace: grace, wait: wait || !cmd.Flags().Changed("wait"), waitSet: cmd.Flags().Changed("wait"),
+				timeout: timeout, ignoreNotFound: ignoreNotFound}
+			var podArgs []string
+			var podSelected func() error // delete pods -l or --all, among other kinds
 			// The errors are kubectl's (its resource builder's), but
 			// for -f with --all or -l, which kubectl takes as a filter
 			// of the files.
@@ -102,6 +127,25 @@ func newDeleteCommand(g *globalOptions) *cobra.Command {
 				if err := checkSelector(objs[0].kind, selector); err != nil {
 					return err
 				}
+				ns := g.namespace
+				if allNamespaces {
+					ns = ""
+				}
+				if i := slices.IndexFunc(objs, func(o objectArg) bool { return o.kind == kindPod }); i >= 0 {
+					// Pods are not stored objects: the controller is
+					// asked to delete them (pods.go), after the others.
+					psel, err := parseContainerSelector(selector) // as get pods -l
+					if err != nil {
+						return err
+					}
+					objs = slices.Delete(slices.Clone(objs), i, i+1)
+					if len(objs) == 0 {
+						return pods.deleteSelected(cmd.Context(), g, ns, psel, cmd.OutOrStdout(), cmd.ErrOrStderr())
+					}
+					podSelected = func() error {
+						return pods.deleteSelected(cmd.Context(), g, ns, psel, cmd.OutOrStdout(), cmd.ErrOrStderr())
+					}
+				}
 				sel, err := parseSelector(selector)
 				if err != nil {
 					return err
@@ -109,10 +153,6 @@ func newDeleteCommand(g *globalOptions) *cobra.Command {
 				st, err := g.readStore()
 				if err != nil {
 					return err
-				}
-				ns := g.namespace
-				if allNamespaces {
-					ns = ""
 				}
 				for _, obj := range objs { // each kind of TYPE1,TYPE2 in turn
 					found, err := selectObjects(st, storeKinds[obj.kind], ns, sel)
@@ -122,6 +162,9 @@ func newDeleteCommand(g *globalOptions) *cobra.Command {
 					refs = append(refs, found...)
 				}
 				if len(refs) == 0 {
+					if podSelected != nil {
+						return podSelected()
+					}
 					fmt.Fprintln(cmd.OutOrStdout(), "No resources found")
 					return nil
 				}
@@ -139,9 +182,13 @@ func newDeleteCommand(g *globalOptions) *cobra.Command {
 				if objs[0].name == "" {
 					return fmt.Errorf("resource(s) were provided, but no name was specified")
 				}
+				podArgs, objs = podNames(objs)
 				for _, o := range objs {
 					refs = append(refs, store.ObjectRef{Kind: storeKinds[o.kind], Namespace: g.namespace, Name: o.name})
 				}
+			}
+			if len(refs) == 0 && len(podArgs) > 0 {
+				return pods.deleteNamed(cmd.Context(), g, podArgs, cmd.OutOrStdout(), cmd.ErrOrStderr())
 			}
 			st, err := g.openStore()
 			if err != nil {
@@ -182,12 +229,21 @@ func newDeleteCommand(g *globalOptions) *cobra.Command {
 					errs = append(errs, err)
 				}
 			}
+			if len(podArgs) > 0 {
+				errs = append(errs, pods.deleteNamed(cmd.Context(), g, podArgs, cmd.OutOrStdout(), cmd.ErrOrStderr()))
+			}
+			if podSelected != nil {
+				errs = append(errs, podSelected())
+			}
 			return errors.Join(errs...)
 		},
 	}
 	cmd.Flags().StringSliceVarP(&files, "filename", "f", nil, "delete the objects named in these manifests")
 	addSkipUnsupported(cmd, &skip)
-	cmd.Flags().BoolVar(&wait, "wait", false, "wait until their containers are gone (needs a running controller)")
+	cmd.Flags().BoolVar(&wait, "wait", false, "wait until their containers are gone (needs a running controller; for pods the default while one runs)")
+	cmd.Flags().IntVar(&gracePeriod, "grace-period", -1, "pods: seconds given to stop before the kill, in place of the pod's terminationGracePeriodSeconds (-1: the pod's; 0 with --force: at once)")
+	cmd.Flags().BoolVar(&now, "now", false, "pods: stop them with a grace period of 1 second")
+	cmd.Flags().BoolVar(&force, "force", false, "pods: with --grace-period=0 (its default then), kill them at once without waiting")
 	cmd.Flags().DurationVar(&timeout, "timeout", 5*time.Minute, "how long --wait waits (0: a week, as kubectl)")
 	cmd.Flags().BoolVar(&all, "all", false, "delete every object of the kind in the namespace (-n, or every namespace with -A)")
 	// A plain string, not a slice: "app in (a,b)" must not be split on its comma.
@@ -198,8 +254,8 @@ func newDeleteCommand(g *globalOptions) *cobra.Command {
 }
 
 // deleteKinds are the kinds delete deletes: those the state directory
-// stores.
-var deleteKinds = []string{kindDeployment, kindService, kindNamespace, kindConfigMap, kindSecret, kindClaim}
+// stores, and pods (deletepod.go).
+var deleteKinds = []string{kindDeployment, kindPod, kindService, kindNamespace, kindConfigMap, kindSecret, kindClaim}
 
 // selectObjects returns the live objects of kind (the store's) in
 // namespace ns ("" every namespace; ignored for namespaces, which are in

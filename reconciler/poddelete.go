@@ -1,0 +1,133 @@
+package reconciler
+
+import (
+	"github.com/dockctl/dockctl/dockerx"
+	"github.com/dockctl/dockctl/store"
+)
+
+// Pods a user deleted (`dockctl delete pod`, store.PodDeletion). A pod is
+// deleted as Kubernetes deletes one of a ReplicaSet: it is stopped
+// through the same graceful path as a scale-down's removal (drained out
+// of the Services, its preStop hooks, its stop signal, the kill after its
+// grace period, or the request's), and since the deployment still wants
+// the replica, its revision is short of one at once and a new pod is
+// created in the same plan. The deleted pod counts toward replicas +
+// maxSurge until it is gone, as every terminating replica does (DESIGN
+// §8), so a deployment that allows no surge (maxSurge 0, a host port, the
+// host's network) creates the replacement only once it is gone. A user's
+// delete is no eviction: maxUnavailable does not hold it back, as no
+// PodDisruptionBudget holds back a `kubectl delete pod`.
+//
+// A request names the pod's containers (and a holder pod's uid) as the
+// CLI observed them, so it never hits a newer pod of the same name; once
+// no observed container of it is left — it was removed, or never
+// existed — the plan reports it done (Plan.DeletionsDone) and the
+// controller clears it.
+
+// ReasonPodDeleted: a user deleted the pod (OpRemove).
+const ReasonPodDeleted OpReason = "PodDeleted"
+
+// causePodDeleted is the Cause of a ReasonPodDeleted removal.
+const causePodDeleted = "deleted by user"
+
+// deletions finds the requests of a plan by the units they name.
+type deletions struct {
+	reqs        []store.PodDeletion
+	byContainer map[string]int
+	byUID       map[string]int
+	matched     []bool
+}
+
+// deletions indexes in.Deletions; nil when there is none.
+func (in PlanInput) deletions() *deletions {
+	if len(in.Deletions) == 0 {
+		return nil
+	}
+	d := &deletions{reqs: in.Deletions, byContainer: map[string]int{}, byUID: map[string]int{}, matched: make([]bool, len(in.Deletions))}
+	for i, r := range in.Deletions {
+		for _, id := range r.Containers {
+			d.byContainer[id] = i
+		}
+		if r.UID != "" {
+			d.byUID[r.UID] = i
+		}
+	}
+	return d
+}
+
+// of returns the request that names unit c (a container, or a holder
+// pod's unit: by its uid or any of its containers), or nil, and notes it
+// matched: its pod still exists.
+func (d *deletions) of(in PlanInput, c *dockerx.Container) *store.PodDeletion {
+	if d == nil {
+		return nil
+	}
+	i, ok := d.byContainer[c.ID]
+	if p := in.Pods[c.ID]; p != nil && !ok {
+		i, ok = d.byUID[p.uid] // "" is never indexed
+		for _, m := range p.containers() {
+			if ok {
+				break
+			}
+			i, ok = d.byContainer[m.ID]
+		}
+	}
+	if !ok {
+		return nil
+	}
+	d.matched[i] = true
+	return &d.reqs[i]
+}
+
+// done returns the requests whose pod no unit is left of.
+func (d *deletions) done() []store.PodDeletion {
+	if d == nil {
+		return nil
+	}
+	var out []store.PodDeletion
+	for i, r := range d.reqs {
+		if !d.matched[i] {
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
+// deleteOp plans the removal of unit c that req deleted: a removal's
+// graceful stop (removeOp, a stop under way included), with the request's
+// grace period in place of the pod's own when it gives one. A grace of 0
+// (--grace-period=0 --force) removes it at once, even while its stop is
+// under way: the kill that ends a stuck Terminating pod.
+func (in PlanInput) deleteOp(c *dockerx.Container, req *store.PodDeletion) (Op, bool) {
+	if g := req.GracePeriodSeconds; g != nil && *g <= 0 {
+		return Op{Kind: OpRemove, Name: c.Name, ContainerID: c.ID, Reason: ReasonPodDeleted, Cause: causePodDeleted + " with no grace period: killed at once"}, true
+	}
+	return in.removeOpWith(c, ReasonPodDeleted, causePodDeleted, in.stopGrace(c, req.GracePeriodSeconds))
+}
+
+// podDeletions reads the pending requests of a deployment. An unreadable
+// file is logged and read as none: it must not stop the sync, and a
+// request that cannot be read is never acted on.
+func (c *Controller) podDeletions(ns, name string) []store.PodDeletion {
+	reqs, err := c.store.PodDeletions(ns, name)
+	if err != nil {
+		c.log.Warn("pod deletions unreadable: ignored", "deployment", store.Key(ns, name), "err", err)
+		return nil
+	}
+	return reqs
+}
+
+// clearPodDeletions clears the requests whose pod is gone. A failure is
+// logged: the next sync finds them done again.
+func (c *Controller) clearPodDeletions(ns, name string, done []store.PodDeletion) {
+	if len(done) == 0 {
+		return
+	}
+	if err := c.store.ClearPodDeletions(ns, name, done); err != nil {
+		c.log.Warn("clear pod deletions", "deployment", store.Key(ns, name), "err", err)
+		return
+	}
+	for _, d := range done {
+		c.log.Info("pod deletion done", "deployment", store.Key(ns, name), "pod", d.Pod)
+	}
+}
