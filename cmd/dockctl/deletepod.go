@@ -119,19 +119,12 @@ func orphanPodError(g *globalOptions, e podEntry) error {
 // run records a deletion for each pod pick chooses from a snapshot,
 // printing kubectl's line for each, then waits for them to be gone.
 func (o *deletePodsOptions) run(ctx context.Context, g *globalOptions, out, errOut io.Writer, pick func(*snapshot) ([]podEntry, []error)) error {
-	st, err := g.openStore()
-	if err != nil {
-		return err
-	}
-	cli, err := g.docker(ctx)
+	snap, cli, err := g.liveSnapshot(ctx, true)
 	if err != nil {
 		return err
 	}
 	defer cli.Close()
-	snap, err := takeSnapshotWith(ctx, g, st, cli)
-	if err != nil {
-		return err
-	}
+	st := snap.st
 	pods, errs := pick(snap)
 	var grace *int64
 	if o.grace >= 0 {

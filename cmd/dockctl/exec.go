@@ -84,11 +84,7 @@ func execArgs(cmd *cobra.Command, args []string, dash int) (podTarget, []string,
 
 func runExec(cmd *cobra.Command, g *globalOptions, o *execOptions, target podTarget, command []string) error {
 	ctx := cmd.Context()
-	st, err := g.readStore()
-	if err != nil {
-		return err
-	}
-	cli, err := g.docker(ctx)
+	st, cli, err := g.openLive(ctx, false)
 	if err != nil {
 		return err
 	}

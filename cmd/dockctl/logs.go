@@ -140,19 +140,11 @@ func newLogsCommand(g *globalOptions) *cobra.Command {
 				return fmt.Errorf("--all-containers=true should not be specified with container name %s", o.container)
 			}
 			ctx := cmd.Context()
-			st, err := g.readStore()
-			if err != nil {
-				return err
-			}
-			cli, err := g.docker(ctx)
+			snap, cli, err := g.liveSnapshot(ctx, false)
 			if err != nil {
 				return err
 			}
 			defer cli.Close()
-			snap, err := takeSnapshotWith(ctx, g, st, cli)
-			if err != nil {
-				return err
-			}
 			streams, err := logStreams(g, snap, kind, name, o)
 			if err != nil {
 				return err

@@ -325,11 +325,7 @@ func parseAddresses(in []string) ([]listenAddress, error) {
 func runPortForward(cmd *cobra.Command, g *globalOptions, o *portForwardOptions, target podTarget, specs []string, addrs []listenAddress) error {
 	ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	st, err := g.readStore()
-	if err != nil {
-		return err
-	}
-	cli, err := g.docker(ctx)
+	st, cli, err := g.openLive(ctx, false)
 	if err != nil {
 		return err
 	}

@@ -158,19 +158,11 @@ func runTop(cmd *cobra.Command, g *globalOptions, o *topOptions, kind, name stri
 		return err
 	}
 	ctx := cmd.Context()
-	st, err := g.readStore()
-	if err != nil {
-		return err
-	}
-	cli, err := g.docker(ctx)
+	snap, cli, err := g.liveSnapshot(ctx, false)
 	if err != nil {
 		return err
 	}
 	defer cli.Close()
-	snap, err := takeSnapshotWith(ctx, g, st, cli)
-	if err != nil {
-		return err
-	}
 	for _, err := range snap.recordErrs {
 		fmt.Fprintln(cmd.ErrOrStderr(), "warning:", err)
 	}

@@ -91,19 +91,11 @@ func (s *snapshot) view(r *store.Record) deploymentView {
 }
 
 func takeSnapshot(ctx context.Context, g *globalOptions) (*snapshot, error) {
-	st, err := g.readStore()
+	s, cli, err := g.liveSnapshot(ctx, false)
 	if err != nil {
 		return nil, err
 	}
-	cli, err := g.docker(ctx)
-	if err != nil {
-		return nil, err
-	}
-	defer cli.Close()
-	s, err := takeSnapshotWith(ctx, g, st, cli)
-	if err != nil {
-		return nil, err
-	}
+	cli.Close()
 	// cli is closed on return: what asks later has a client of its own.
 	s.details = func(f func(context.Context, dockerDetails) error) error {
 		cli, err := g.docker(ctx)
@@ -114,6 +106,40 @@ func takeSnapshot(ctx context.Context, g *globalOptions) (*snapshot, error) {
 		return f(ctx, cli)
 	}
 	return s, nil
+}
+
+// openLive opens the state directory (to write it when write) and
+// connects to Docker: what a command about live containers needs. The
+// caller closes the client.
+func (g *globalOptions) openLive(ctx context.Context, write bool) (*store.Store, *dockerx.Client, error) {
+	open := g.readStore
+	if write {
+		open = g.openStore
+	}
+	st, err := open()
+	if err != nil {
+		return nil, nil, err
+	}
+	cli, err := g.docker(ctx)
+	if err != nil {
+		return nil, nil, err
+	}
+	return st, cli, nil
+}
+
+// liveSnapshot is openLive and a snapshot taken with them, for a command
+// that goes on using the client (which it closes).
+func (g *globalOptions) liveSnapshot(ctx context.Context, write bool) (*snapshot, *dockerx.Client, error) {
+	st, cli, err := g.openLive(ctx, write)
+	if err != nil {
+		return nil, nil, err
+	}
+	s, err := takeSnapshotWith(ctx, g, st, cli)
+	if err != nil {
+		cli.Close()
+		return nil, nil, err
+	}
+	return s, cli, nil
 }
 
 // takeSnapshotWith is takeSnapshot on a client the caller keeps using.
