@@ -130,6 +130,14 @@ func TestChaos(t *testing.T) {
 	x.convergence = time.Since(lastDisruption)
 	if converged {
 		x.endTransitions(false) // notes when the rollouts and scales still under way converged
+		// Until its new containers have settled (are available), a
+		// rollout may keep, and recreate, an old revision's replica (a
+		// controller restarted mid-rollout does): stable is judged once
+		// that time has passed and the instance converged again.
+		time.Sleep(chaosSettle)
+		if converged, state = x.waitConverged(time.Minute); !converged {
+			x.violation("no exact convergence again after the settle time; last state: %s", state)
+		}
 		// Two resync periods (2s) later nothing may have moved.
 		settled := x.snapshotIDs()
 		time.Sleep(5 * time.Second)
