@@ -40,3 +40,25 @@ func TestReview12eGetPodsShowsDeletedPodTerminating(t *testing.T) {
 		}
 	}
 }
+
+// Review 12e: `delete pod` waits by default, as kubectl does, but gives up
+// after --timeout's default of 5 minutes and exits 1 ("timed out waiting
+// for the condition") while a graceful stop may rightly take longer: the
+// controller gives a pod up to terminationGracePeriodSeconds, bounded by
+// its --max-grace-period (5m by default, more when raised), counted from
+// when it begins the stop (after the drain and any preStop). kubectl's
+// delete --timeout defaults to 0s, which waits up to a week.
+func TestReview12eDeleteTimeoutDefaultIsKubectls(t *testing.T) {
+	cmd := newRootCommand()
+	del, _, err := cmd.Find([]string{"delete"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := del.Flags().Lookup("timeout")
+	if f == nil {
+		t.Fatal("delete has no --timeout")
+	}
+	if f.DefValue != "0s" {
+		t.Fatalf("delete --timeout defaults to %s: a default `delete pod` of a pod with a long grace period fails although it is carried out; kubectl's default is 0s (a week)", f.DefValue)
+	}
+}
