@@ -1,8 +1,11 @@
 package reconciler
 
 import (
+	"strings"
 	"testing"
 	"time"
+
+	"github.com/dockctl/dockctl/manifests"
 )
 
 // Review 12e: a pod deleted again with a shorter grace period while its
@@ -34,4 +37,33 @@ func TestReview12eShorterGraceWhileStopping(t *testing.T) {
 		t.Fatalf("requests %+v, want one with the shortened grace of 1s", reqs)
 	}
 	waitLong(t, h, "the pod killed once its shortened grace of 1s ended", func() bool { return !has(h.ours("web"), victim.ID) })
+}
+
+// Review 12e: a pod of a deployment the controller refuses (here a
+// privilege it was restarted without: its running pods are left as they
+// are) is never deleted: the refusal skips the plan, deletions included,
+// so `delete pod` prints `pod "…" deleted`, then waits out its timeout
+// and fails with no word of why, and the request lingers to be carried
+// out whenever the refusal ends. Kubernetes deletes a pod whatever its
+// ReplicaSet's state; a user's delete only removes.
+func TestReview12eDeletePodOfRefusedDeployment(t *testing.T) {
+	yes := true
+	h := newHarness(t, Options{Allow: manifests.Policy{Privileged: true}})
+	d := testDeployment("web", 2, "x")
+	d.Spec.Template.Spec.Containers[0].SecurityContext = &manifests.SecurityContext{Privileged: &yes}
+	h.apply(d)
+	h.start()
+	victim := h.waitReplicas("web", 2)[0]
+	h.stop()
+	// Restarted without --allow-privileged: the deployment is refused,
+	// its running pods kept.
+	h.opts.Allow = manifests.Policy{}
+	h.ctrl = New(h.engine, h.store, h.opts)
+	h.start()
+	h.waitFor("the refusal", func() bool {
+		c := h.condition("web", manifests.ConditionReplicaFailure)
+		return c != nil && strings.Contains(c.Message, "--allow-privileged")
+	})
+	requestDeletion(t, h, victim, nil)
+	waitLong(t, h, "the deleted pod of the refused deployment removed", func() bool { return !has(h.ours("web"), victim.ID) })
 }
