@@ -244,7 +244,10 @@ func newDeleteCommand(g *globalOptions) *cobra.Command {
 	cmd.Flags().IntVar(&gracePeriod, "grace-period", -1, "pods: seconds given to stop before the kill, in place of the pod's terminationGracePeriodSeconds (-1: the pod's; 0 with --force: at once)")
 	cmd.Flags().BoolVar(&now, "now", false, "pods: stop them with a grace period of 1 second")
 	cmd.Flags().BoolVar(&force, "force", false, "pods: with --grace-period=0 (its default then), kill them at once without waiting")
-	cmd.Flags().DurationVar(&timeout, "timeout", 5*time.Minute, "how long --wait waits (0: a week, as kubectl)")
+	// kubectl delete's default for every kind: a pod's stop may rightly
+	// take its whole grace period (up to the controller's
+	// --max-grace-period) after its drain and preStop hooks.
+	cmd.Flags().DurationVar(&timeout, "timeout", 0, "how long --wait waits (0, the default: a week, as kubectl's)")
 	cmd.Flags().BoolVar(&all, "all", false, "delete every object of the kind in the namespace (-n, or every namespace with -A)")
 	// A plain string, not a slice: "app in (a,b)" must not be split on its comma.
 	cmd.Flags().StringVarP(&selector, "selector", "l", "", "delete the objects of the kind whose metadata.labels match (=, ==, !=, in, notin, KEY, !KEY)")
