@@ -16,7 +16,10 @@ import (
 // §8), so a deployment that allows no surge (maxSurge 0, a host port, the
 // host's network) creates the replacement only once it is gone. A user's
 // delete is no eviction: maxUnavailable does not hold it back, as no
-// PodDisruptionBudget holds back a `kubectl delete pod`.
+// PodDisruptionBudget holds back a `kubectl delete pod`. From the request
+// on the pod is terminating, its stop begun or not (deleted): neither
+// ready nor a replica, and out of its Services' endpoints (podEndpoints),
+// as a pod with a deletion timestamp is.
 //
 // A request names the pod's containers (and a holder pod's uid) as the
 // CLI observed them, so it never hits a newer pod of the same name; once
@@ -103,6 +106,34 @@ func (in PlanInput) deleteOp(c *dockerx.Container, req *store.PodDeletion) (Op, 
 		return Op{Kind: OpRemove, Name: c.Name, ContainerID: c.ID, Reason: ReasonPodDeleted, Cause: causePodDeleted + " with no grace period: killed at once"}, true
 	}
 	return in.removeOpWith(c, ReasonPodDeleted, causePodDeleted, in.stopGrace(c, req.GracePeriodSeconds))
+}
+
+// deleted returns the units a pending request names: terminating from the
+// request on, as a Kubernetes pod is from its deletion timestamp on, so
+// neither ready nor available nor a replica (status, `get pods`, the
+// Services' endpoints), whether or not its stop has begun.
+func (in PlanInput) deleted() map[string]bool {
+	dels := in.deletions()
+	if dels == nil {
+		return nil
+	}
+	out := map[string]bool{}
+	for i := range in.Containers {
+		if dels.of(in, &in.Containers[i]) != nil {
+			out[in.Containers[i].ID] = true
+		}
+	}
+	return out
+}
+
+// unready takes the units a pending request names out of ready, as a
+// terminating one is (deploymentState.addTerminating), and returns them.
+func (in PlanInput) unready(ready map[string]bool) map[string]bool {
+	deleted := in.deleted()
+	for id := range deleted {
+		delete(ready, id)
+	}
+	return deleted
 }
 
 // podDeletions reads the pending requests of a deployment. An unreadable

@@ -188,6 +188,7 @@ func (c *Controller) stopInputs(in *PlanInput, s deploymentState, ready map[stri
 	in.Stopping = busy
 	in.Terminating = removing
 	s.addTerminating(in.Terminating, ready)
+	in.unready(ready)
 	in.MaxReplicas = c.opts.MaxReplicas
 	in.MaxGracePeriod = c.opts.MaxGracePeriod
 	in.DrainPods = c.stopper.drainer != nil
@@ -224,15 +225,17 @@ func recordInFlight(s *deploymentState, in PlanInput) {
 	}
 }
 
-// liveContainers leaves out the terminating containers: like Kubernetes'
-// status.replicas, status counts only replicas that are not terminating.
+// liveContainers leaves out the terminating containers, those whose stop
+// has begun and those a user deleted: like Kubernetes' status.replicas,
+// status counts only replicas that are not terminating.
 func liveContainers(in PlanInput) []dockerx.Container {
-	if len(in.Terminating) == 0 {
+	deleted := in.deleted()
+	if len(in.Terminating) == 0 && len(deleted) == 0 {
 		return in.Containers
 	}
 	out := make([]dockerx.Container, 0, len(in.Containers))
 	for _, ct := range in.Containers {
-		if _, ok := in.Terminating[ct.ID]; !ok {
+		if _, ok := in.Terminating[ct.ID]; !ok && !deleted[ct.ID] {
 			out = append(out, ct)
 		}
 	}
