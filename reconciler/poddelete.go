@@ -16,10 +16,11 @@ import (
 // §8), so a deployment that allows no surge (maxSurge 0, a host port, the
 // host's network) creates the replacement only once it is gone. A user's
 // delete is no eviction: maxUnavailable does not hold it back, as no
-// PodDisruptionBudget holds back a `kubectl delete pod`. From the request
-// on the pod is terminating, its stop begun or not (deleted): neither
-// ready nor a replica, and out of its Services' endpoints (podEndpoints),
-// as a pod with a deletion timestamp is.
+// PodDisruptionBudget holds back a `kubectl delete pod`, nor does a
+// refusal of the deployment (deletionsOnly). From the request on the pod
+// is terminating, its stop begun or not (deleted): neither ready nor a
+// replica, and out of its Services' endpoints (podEndpoints), as a pod
+// with a deletion timestamp is.
 //
 // A request names the pod's containers (and a holder pod's uid) as the
 // CLI observed them, so it never hits a newer pod of the same name; once
@@ -134,6 +135,32 @@ func (in PlanInput) unready(ready map[string]bool) map[string]bool {
 		delete(ready, id)
 	}
 	return deleted
+}
+
+// deletionsOnly is the plan of a deployment the controller refuses (an
+// invalid record, a privilege it does not grant, the replica cap): the
+// pods users deleted are removed all the same — Kubernetes deletes a pod
+// whatever the state of its ReplicaSet — and nothing else is done: no
+// replacement is created, no other container touched.
+func (in PlanInput) deletionsOnly() Plan {
+	var plan Plan
+	dels := in.deletions()
+	for _, c := range sortedByName(in.Containers) {
+		req := dels.of(in, &c)
+		if req == nil || c.State == dockerx.StateRemoving {
+			continue
+		}
+		if op, ok := in.deleteOp(&c, req); ok {
+			plan.Ops = append(plan.Ops, op)
+		}
+	}
+	plan.DeletionsDone = dels.done()
+	plan.Ops = in.expandPods(plan.Ops)
+	in.setDrains(plan.Ops)
+	in.setPreStops(plan.Ops)
+	link(plan.Ops)
+	plan.State = in.State
+	return plan
 }
 
 // podDeletions reads the pending requests of a deployment. An unreadable

@@ -54,6 +54,7 @@ func TestPlanPodDeletion(t *testing.T) {
 		deletions   []store.PodDeletion
 		terminating map[string]time.Duration // kill deadline from now, by container ID
 		stopping    []string
+		maxReplicas int32    // the controller's cap (0: the default)
 		want        []string // opSummary of every op, in plan order
 		wantDone    []string // pods of the requests done
 	}{
@@ -100,6 +101,9 @@ func TestPlanPodDeletion(t *testing.T) {
 			desired: surge(3, 1, 0), containers: []int{0, 1, 2, 3},
 			deletions: []store.PodDeletion{del("web-aaaa-1", secs(0), "#1")}, terminating: map[string]time.Duration{"#1": 20 * time.Second}, stopping: []string{"#1"},
 			want: []string{"remove web-aaaa-1 PodDeleted"}},
+		{name: "over the replica cap (refused): the deleted pod removed all the same, not replaced",
+			desired: surge(3, 1, 0), containers: three, maxReplicas: 2, deletions: []store.PodDeletion{del("web-aaaa-1", nil, "#1")},
+			want: []string{"remove web-aaaa-1 PodDeleted 30s"}},
 		{name: "a stop resumed by a restarted controller: the shorter of what is left and the request's grace",
 			desired: surge(3, 1, 0), containers: []int{0, 1, 2, 3},
 			deletions: []store.PodDeletion{del("web-aaaa-1", secs(5), "#1")}, terminating: map[string]time.Duration{"#1": 20 * time.Second},
@@ -124,7 +128,7 @@ func TestPlanPodDeletion(t *testing.T) {
 				}
 				return ctr(hash, ord, dockerx.StateRunning, time.Hour).ID
 			}
-			in := PlanInput{Instance: "i", Name: "web", Desired: tt.desired, Now: t0}
+			in := PlanInput{Instance: "i", Name: "web", Desired: tt.desired, Now: t0, MaxReplicas: tt.maxReplicas}
 			for _, ord := range tt.containers {
 				in.Containers = append(in.Containers, ctr(hash, ord, dockerx.StateRunning, time.Hour))
 			}
