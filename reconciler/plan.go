@@ -130,6 +130,11 @@ type Op struct {
 	// PreStop is, for a graceful stop of a running container (not a
 	// holder pod's: see StopTarget), its preStop hook (setPreStops).
 	PreStop *Hook
+	// Deadline is, for the OpRemove of a container whose stop is in
+	// flight here, the earlier kill time a user's delete gave it (a pod
+	// deleted again with a shorter grace period): the stopper shortens
+	// the stop to it, and starts none (deleteOp).
+	Deadline time.Time
 	// awaitFiles names, on a member's create or start, the holder whose
 	// OpWriteFiles of the same plan it needs (expandPods turns it into
 	// Needs).

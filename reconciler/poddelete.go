@@ -1,6 +1,9 @@
 package reconciler
 
 import (
+	"fmt"
+	"time"
+
 	"github.com/dockctl/dockctl/dockerx"
 	"github.com/dockctl/dockctl/store"
 )
@@ -99,14 +102,37 @@ func (d *deletions) done() []store.PodDeletion {
 
 // deleteOp plans the removal of unit c that req deleted: a removal's
 // graceful stop (removeOp, a stop under way included), with the request's
-// grace period in place of the pod's own when it gives one. A grace of 0
-// (--grace-period=0 --force) removes it at once, even while its stop is
-// under way: the kill that ends a stuck Terminating pod.
+// grace period in place of the pod's own when it gives one.
+//
+// A grace of 0 (--grace-period=0 --force) is a stop as well, as the
+// kubelet stops a force-deleted pod: the API object is gone at once (here
+// the pod leaves its Services' endpoints in the same sync: podEndpoints),
+// but the containers still get their stop signal and the least grace the
+// kubelet gives (minimumGracePeriodInSeconds, 2 s: minPodGrace), after
+// their drain and preStop hooks, never a bare kill.
+//
+// A stop already in flight here is shortened, never lengthened, when the
+// request's grace ends before the stop's deadline (a pod deleted again
+// with a shorter grace, or with --force, while Terminating), as the
+// kubelet cancels a termination whose grace period was shortened and
+// stops its containers again within the new one.
 func (in PlanInput) deleteOp(c *dockerx.Container, req *store.PodDeletion) (Op, bool) {
-	if g := req.GracePeriodSeconds; g != nil && *g <= 0 {
-		return Op{Kind: OpRemove, Name: c.Name, ContainerID: c.ID, Reason: ReasonPodDeleted, Cause: causePodDeleted + " with no grace period: killed at once"}, true
+	seconds, cause := req.GracePeriodSeconds, causePodDeleted
+	if seconds != nil && *seconds <= 0 {
+		least := int64(minPodGrace / time.Second)
+		seconds, cause = &least, causePodDeleted+" with --force: stopped within the least grace period"
 	}
-	return in.removeOpWith(c, ReasonPodDeleted, causePodDeleted, in.stopGrace(c, req.GracePeriodSeconds))
+	grace := in.stopGrace(c, seconds)
+	if !in.Stopping[c.ID] {
+		return in.removeOpWith(c, ReasonPodDeleted, cause, grace)
+	}
+	deadline, removing := in.Terminating[c.ID]
+	kill := in.Now.Add(grace)
+	if !removing || !kill.Before(deadline) {
+		return Op{}, false // a liveness restart in flight, or a kill as near already
+	}
+	return Op{Kind: OpRemove, Name: c.Name, ContainerID: c.ID, Reason: ReasonPodDeleted, Grace: grace, Deadline: kill,
+		Cause: fmt.Sprintf("%s: its stop under way shortened (kill at %s)", cause, kill.UTC().Format(time.RFC3339))}, true
 }
 
 // deleted returns the units a pending request names: terminating from the

@@ -33,14 +33,16 @@ func TestReview12eForceDeletedPodLeavesEndpointsFirst(t *testing.T) {
 	in.State = RolloutState{Sizes: map[string]int32{h: n}, DesiredReplicas: &n}
 	in.Available = availableIfRunning(in.Containers)
 	plan := ComputePlan(in)
-	killed := false
+	// Adjusted (fix): a forced delete is no longer a bare rm -f but, as
+	// the kubelet's, a stop with the least grace period of 2 s.
+	stopped := false
 	for _, op := range plan.Ops {
-		if op.Kind == OpRemove && op.ContainerID == c1.ID && op.Grace == 0 && op.Drain == nil {
-			killed = true
+		if op.Kind == OpRemove && op.ContainerID == c1.ID && op.Grace == minPodGrace {
+			stopped = true
 		}
 	}
-	if !killed {
-		t.Fatalf("the force-deleted pod is not removed at once without a drain:\n%s", plan)
+	if !stopped {
+		t.Fatalf("the force-deleted pod is not stopped with the kubelet's least grace period of 2s:\n%s", plan)
 	}
 	for _, p := range podEndpoints("i", "", rec, in, map[string]bool{c0.ID: true, c1.ID: true}, templateLookup(d, h, nil), false) {
 		if p.UnitID == c1.ID && !p.Terminating {
