@@ -62,11 +62,14 @@ type stopJob struct {
 	deadline   time.Time // when the container is killed
 	ended      uint64    // seq at its end, for finished jobs
 	// shortened is set once a later sync moved the deadline earlier (a pod
-	// deleted again with a shorter grace period: shorten). ctx is what
-	// the job waits under (its drain, preStop hooks, stop calls): a
-	// shortening ends it (cut) and gives the job a fresh one, so that the
-	// job sends its stop again within the new deadline.
+	// deleted again with a shorter grace period: shorten); killAt is then
+	// that deadline on this process's clock (deadline is the planner's,
+	// Options.Now). ctx is what the job waits under (its drain, preStop
+	// hooks, stop calls): a shortening ends it (cut) and gives the job a
+	// fresh one, so that the job sends its stop again within the new
+	// deadline.
 	shortened bool
+	killAt    time.Time
 	ctx       context.Context
 	cut       context.CancelFunc
 }
@@ -86,7 +89,7 @@ func (s *stopper) submit(deployment string, op Op, now time.Time) {
 	s.mu.Lock()
 	if job, busy := s.inflight[op.ContainerID]; busy || !op.Deadline.IsZero() || s.ctx.Err() != nil {
 		if busy && !op.Deadline.IsZero() {
-			s.shortenLocked(op, job)
+			s.shortenLocked(op, job, now)
 		}
 		s.mu.Unlock()
 		return
@@ -120,13 +123,13 @@ func (s *stopper) submit(deployment string, op Op, now time.Time) {
 // shortenLocked moves the kill of job, the removal op names, to
 // op.Deadline when that is earlier — never later, as the kubelet only
 // ever shortens a termination's grace period — and ends the job's current
-// wait, so that it stops the container again within what is left. The
-// caller holds mu.
-func (s *stopper) shortenLocked(op Op, job stopJob) {
+// wait, so that it stops the container again within what is left. now is
+// the planner's time of op. The caller holds mu.
+func (s *stopper) shortenLocked(op Op, job stopJob, now time.Time) {
 	if job.kind != OpRemove || !op.Deadline.Before(job.deadline) {
 		return
 	}
-	job.deadline, job.shortened = op.Deadline, true
+	job.deadline, job.shortened, job.killAt = op.Deadline, true, time.Now().Add(op.Deadline.Sub(now))
 	job.cut()
 	job.ctx, job.cut = context.WithCancel(s.ctx)
 	s.inflight[op.ContainerID] = job
@@ -144,7 +147,7 @@ func (s *stopper) wait(job string, grace time.Duration) (context.Context, time.D
 		return s.ctx, grace
 	}
 	if j.shortened {
-		grace = min(grace, max(time.Until(j.deadline), 0))
+		grace = min(grace, max(time.Until(j.killAt), 0))
 	}
 	return j.ctx, grace
 }

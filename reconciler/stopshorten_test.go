@@ -64,8 +64,9 @@ func TestStopperShortensNeverLengthens(t *testing.T) {
 			t.Fatal("the first stop was never sent")
 		}
 	}
-	kill := time.Now().Add(time.Second)
-	s.submit("web", Op{Kind: OpRemove, Name: "c", ContainerID: id, Grace: time.Second, Deadline: kill}, now)
+	at := time.Now()
+	kill := at.Add(time.Second)
+	s.submit("web", Op{Kind: OpRemove, Name: "c", ContainerID: id, Grace: time.Second, Deadline: kill}, at)
 	if got := deadline(id); !got.Equal(kill) {
 		t.Fatalf("deadline %v, want it shortened to %v", got, kill)
 	}
