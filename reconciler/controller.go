@@ -606,9 +606,16 @@ func (c *Controller) syncDeployment(ctx context.Context, key string) (time.Durat
 		fail = backOffImagePull(fail, a.prev.Conditions)
 	} else {
 		// Refused: no container of it is created, started or removed, so
-		// the running revision keeps serving until the user fixes it.
+		// the running revision keeps serving until the user fixes it —
+		// but for the pods a user deleted, which are removed all the same
+		// (deletionsOnly), as Kubernetes deletes a pod whatever the state
+		// of its ReplicaSet.
 		c.log.Warn("deployment refused", "deployment", key, "reason", fail.message)
 		c.opts.Recorder.Event(deploymentRef(ns, name), store.EventWarning, fail.reason, fail.message)
+		if len(a.plan.Ops) > 0 {
+			c.logPlan(key, a.plan)
+			_, execErr = c.execute(ctx, a.in, a.plan)
+		}
 	}
 	c.clearPodDeletions(ns, name, a.plan.DeletionsDone)
 	recordStarts(&a.state, a.plan, now)

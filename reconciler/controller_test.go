@@ -440,7 +440,7 @@ func TestControllerCrashLoopBacksOff(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, views := View(rec, st, h.ours("web"), time.Now())
+	_, views := View(rec, st, nil, h.ours("web"), time.Now())
 	if n := views[h.ours("web")[0].ID].Restarts; n < 2 {
 		t.Fatalf("restart count %d, want >= 2", n)
 	}

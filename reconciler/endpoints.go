@@ -351,6 +351,7 @@ func podEndpoints(instance, hostIP string, rec *store.Record, in PlanInput, read
 	ns := rec.NamespaceOrDefault()
 	network := dockerx.NetworkName(instance)
 	out := make([]PodEndpoint, 0, len(in.Containers))
+	requested := in.deleted() // a user's delete: out of the endpoints before its stop begins
 	for i := range in.Containers {
 		u := &in.Containers[i]
 		owner, name := u, ""
@@ -363,7 +364,7 @@ func podEndpoints(instance, hostIP string, rec *store.Record, in PlanInput, read
 		ep := PodEndpoint{
 			Namespace: ns, Deployment: rec.Name, Pod: name, UnitID: u.ID,
 			Ready:       ready[u.ID],
-			Terminating: deleted || terminating || in.Stopping[u.ID] || u.State == dockerx.StateRemoving,
+			Terminating: deleted || requested[u.ID] || terminating || in.Stopping[u.ID] || u.State == dockerx.StateRemoving,
 		}
 		if owner != nil {
 			ep.IP = owner.Networks[network]

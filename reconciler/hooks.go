@@ -195,13 +195,16 @@ const (
 	hookFailed
 )
 
-// preStop runs op's (or a pod target's) preStop hook, bounded by grace,
-// and returns the grace left for the stop signal: at least minPodGrace.
-func (s *stopper) preStop(h *Hook, grace time.Duration) time.Duration {
+// preStop runs op's (or a pod target's) preStop hook, bounded by grace
+// and by a shortening of job's deadline, and returns the grace left for
+// the stop signal: at least minPodGrace (stopContainer holds it to a
+// shortened deadline).
+func (s *stopper) preStop(job string, h *Hook, grace time.Duration) time.Duration {
 	if h == nil || s.hooks == nil || grace <= 0 {
 		return grace
 	}
-	ctx, cancel := context.WithTimeout(s.ctx, grace)
+	jctx, _ := s.wait(job, 0)
+	ctx, cancel := context.WithTimeout(jctx, grace)
 	defer cancel()
 	start := time.Now()
 	done := make(chan error, 1)
@@ -217,6 +220,8 @@ func (s *stopper) preStop(h *Hook, grace time.Duration) time.Duration {
 	took := time.Since(start)
 	switch {
 	case s.ctx.Err() != nil:
+	case err != nil && jctx.Err() != nil:
+		s.log.Info("preStop hook cut short: the stop's deadline was shortened", "container", h.Name, "took", took)
 	case err != nil:
 		s.log.Warn("preStop hook failed (FailedPreStopHook); stopping anyway", "container", h.Name, "took", took, "err", err)
 		if s.events != nil {

@@ -319,7 +319,7 @@ func startWithReadiness(h *harness) *manifests.Deployment {
 
 func readyReplicas(h *harness, d *manifests.Deployment) int32 {
 	st, _ := h.store.ReadStatus("", d.Metadata.Name)
-	s, _ := View(recordOf(d), st, h.ours(d.Metadata.Name), time.Now())
+	s, _ := View(recordOf(d), st, nil, h.ours(d.Metadata.Name), time.Now())
 	return s.ReadyReplicas
 }
 

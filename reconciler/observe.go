@@ -293,7 +293,7 @@ func (c *Controller) assess(ctx context.Context, rec *store.Record, observed []d
 			a.refusal = failure{ReasonFailedCreate, a.plan.Refused}
 		}
 	} else {
-		a.plan.State = a.state.Rollout
+		a.plan = a.in.deletionsOnly() // only the pods users deleted are removed
 	}
 	return a
 }

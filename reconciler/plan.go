@@ -130,6 +130,11 @@ type Op struct {
 	// PreStop is, for a graceful stop of a running container (not a
 	// holder pod's: see StopTarget), its preStop hook (setPreStops).
 	PreStop *Hook
+	// Deadline is, for the OpRemove of a container whose stop is in
+	// flight here, the earlier kill time a user's delete gave it (a pod
+	// deleted again with a shorter grace period): the stopper shortens
+	// the stop to it, and starts none (deleteOp).
+	Deadline time.Time
 	// awaitFiles names, on a member's create or start, the holder whose
 	// OpWriteFiles of the same plan it needs (expandPods turns it into
 	// Needs).
@@ -336,7 +341,8 @@ type Plan struct {
 	// started nor created (PlanInput.Refused), for ReplicaFailure.
 	Blocked []string
 	// Refused, when set, says why nothing was planned (a deployment over
-	// the replica cap): the containers are left as they are.
+	// the replica cap): the containers are left as they are, but for the
+	// pods users deleted (deletionsOnly).
 	Refused string
 	// DeletionsDone are the requests of PlanInput.Deletions whose pod is
 	// gone (removed, or replaced before the request was read): the
@@ -455,8 +461,11 @@ func ComputePlan(in PlanInput) Plan {
 	var plan Plan
 	if msg := replicaRefusal(in.Desired, in.MaxReplicas); msg != "" {
 		// Checked first: planning 2^31-1 replicas would try to allocate
-		// about a terabyte.
-		return Plan{Refused: msg, State: in.State}
+		// about a terabyte. The pods users deleted are removed all the
+		// same.
+		plan := in.deletionsOnly()
+		plan.Refused = msg
+		return plan
 	}
 	dels := in.deletions()
 	if in.Desired == nil {

@@ -105,8 +105,8 @@ func TestPodLifecycle(t *testing.T) {
 			return false
 		}
 		st, _ := h.store.ReadStatus("", "web")
-		counts, _ := View(rec, st, h.ours("web"), time.Now())
-		pods := Pods(rec, st, h.ours("web"), time.Now())
+		counts, _ := View(rec, st, nil, h.ours("web"), time.Now())
+		pods := Pods(rec, st, nil, h.ours("web"), time.Now())
 		return counts.ReadyReplicas == 1 && counts.Replicas == 1 && len(pods) == 1 && pods[0].Status == "Running" &&
 			pods[0].Ready == 2 && pods[0].Total == 2
 	})
@@ -312,7 +312,7 @@ func TestCompletedInitContainerIsNoCrash(t *testing.T) {
 		t.Fatal(err)
 	}
 	st, _ := h.store.ReadStatus("", "web")
-	_, views := View(rec, st, h.ours("web"), time.Now())
+	_, views := View(rec, st, nil, h.ours("web"), time.Now())
 	for _, name := range []string{"migrate", "seed"} {
 		m := member(h.ours("web"), name)
 		if v := views[m.ID]; v.CrashLoopBackOff || v.Restarts != 0 {

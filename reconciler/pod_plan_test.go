@@ -278,7 +278,7 @@ func TestPodsStatusAfterRun(t *testing.T) {
 		{"holder gone", "", map[string]string{"migrate": "exited:0", "seed": "exited:0", "app": run, "log": run}, 0, "Error"},
 		{"holder exited", dockerx.StateExited, map[string]string{"migrate": "exited:0", "seed": "exited:0", "app": run, "log": run}, 0, "Error"},
 	} {
-		pods := Pods(rec, nil, podOf(hash, 0, tt.holder, tt.members), t0)
+		pods := Pods(rec, nil, nil, podOf(hash, 0, tt.holder, tt.members), t0)
 		if len(pods) != 1 || pods[0].Ready != tt.ready || pods[0].Status != tt.status {
 			t.Errorf("%s: %+v, want READY %d STATUS %s", tt.name, pods, tt.ready, tt.status)
 		}

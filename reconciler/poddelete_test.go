@@ -54,6 +54,7 @@ func TestPlanPodDeletion(t *testing.T) {
 		deletions   []store.PodDeletion
 		terminating map[string]time.Duration // kill deadline from now, by container ID
 		stopping    []string
+		maxReplicas int32    // the controller's cap (0: the default)
 		want        []string // opSummary of every op, in plan order
 		wantDone    []string // pods of the requests done
 	}{
@@ -84,9 +85,9 @@ func TestPlanPodDeletion(t *testing.T) {
 		{name: "and is bounded as every grace period is",
 			desired: surge(3, 1, 0), containers: three, deletions: []store.PodDeletion{del("web-aaaa-1", secs(86400), "#1")},
 			want: []string{"remove web-aaaa-1 PodDeleted 5m0s", "create web-aaaa-3 Missing"}},
-		{name: "grace 0 (--force): removed at once",
+		{name: "grace 0 (--force): stopped with the kubelet's least grace of 2s",
 			desired: surge(3, 1, 0), containers: three, deletions: []store.PodDeletion{del("web-aaaa-1", secs(0), "#1")},
-			want: []string{"remove web-aaaa-1 PodDeleted", "create web-aaaa-3 Missing"}},
+			want: []string{"remove web-aaaa-1 PodDeleted 2s", "create web-aaaa-3 Missing"}},
 		{name: "a pod no longer observed: no op, the request done",
 			desired: surge(3, 1, 0), containers: three, deletions: []store.PodDeletion{del("web-aaaa-7", nil, "id-gone")},
 			wantDone: []string{"web-aaaa-7"}},
@@ -96,17 +97,27 @@ func TestPlanPodDeletion(t *testing.T) {
 		{name: "deleted again while its stop is in flight: nothing more",
 			desired: surge(3, 1, 0), containers: []int{0, 1, 2, 3},
 			deletions: []store.PodDeletion{del("web-aaaa-1", nil, "#1")}, terminating: map[string]time.Duration{"#1": 20 * time.Second}, stopping: []string{"#1"}},
-		{name: "--force while its stop is in flight: killed at once",
+		{name: "--force while its stop is in flight: the stop shortened to 2s",
 			desired: surge(3, 1, 0), containers: []int{0, 1, 2, 3},
 			deletions: []store.PodDeletion{del("web-aaaa-1", secs(0), "#1")}, terminating: map[string]time.Duration{"#1": 20 * time.Second}, stopping: []string{"#1"},
-			want: []string{"remove web-aaaa-1 PodDeleted"}},
+			want: []string{"remove web-aaaa-1 PodDeleted 2s"}},
+		{name: "a shorter grace while its stop is in flight: the stop shortened",
+			desired: surge(3, 1, 0), containers: []int{0, 1, 2, 3},
+			deletions: []store.PodDeletion{del("web-aaaa-1", secs(5), "#1")}, terminating: map[string]time.Duration{"#1": 20 * time.Second}, stopping: []string{"#1"},
+			want: []string{"remove web-aaaa-1 PodDeleted 5s"}},
+		{name: "a longer grace while its stop is in flight: never lengthened",
+			desired: surge(3, 1, 0), containers: []int{0, 1, 2, 3},
+			deletions: []store.PodDeletion{del("web-aaaa-1", secs(60), "#1")}, terminating: map[string]time.Duration{"#1": 20 * time.Second}, stopping: []string{"#1"}},
+		{name: "over the replica cap (refused): the deleted pod removed all the same, not replaced",
+			desired: surge(3, 1, 0), containers: three, maxReplicas: 2, deletions: []store.PodDeletion{del("web-aaaa-1", nil, "#1")},
+			want: []string{"remove web-aaaa-1 PodDeleted 30s"}},
 		{name: "a stop resumed by a restarted controller: the shorter of what is left and the request's grace",
 			desired: surge(3, 1, 0), containers: []int{0, 1, 2, 3},
 			deletions: []store.PodDeletion{del("web-aaaa-1", secs(5), "#1")}, terminating: map[string]time.Duration{"#1": 20 * time.Second},
 			want: []string{"remove web-aaaa-1 PodDeleted 5s"}},
 		{name: "a deleted deployment: its deleted pod with the request's grace, the others with their own",
 			containers: three[:2], deletions: []store.PodDeletion{del("web-aaaa-1", secs(0), "#1")},
-			want: []string{"remove web-aaaa-0 Deleted 30s", "remove web-aaaa-1 PodDeleted"}},
+			want: []string{"remove web-aaaa-0 Deleted 30s", "remove web-aaaa-1 PodDeleted 2s"}},
 		{name: "a deleted deployment, the deleted pod gone: the request done",
 			containers: three[:1], deletions: []store.PodDeletion{del("web-aaaa-1", nil, "#1")},
 			want: []string{"remove web-aaaa-0 Deleted 30s"}, wantDone: []string{"web-aaaa-1"}},
@@ -124,7 +135,7 @@ func TestPlanPodDeletion(t *testing.T) {
 				}
 				return ctr(hash, ord, dockerx.StateRunning, time.Hour).ID
 			}
-			in := PlanInput{Instance: "i", Name: "web", Desired: tt.desired, Now: t0}
+			in := PlanInput{Instance: "i", Name: "web", Desired: tt.desired, Now: t0, MaxReplicas: tt.maxReplicas}
 			for _, ord := range tt.containers {
 				in.Containers = append(in.Containers, ctr(hash, ord, dockerx.StateRunning, time.Hour))
 			}
@@ -161,6 +172,14 @@ func TestPlanPodDeletion(t *testing.T) {
 				got = append(got, strings.ReplaceAll(opSummary(op), hash, H))
 				if op.Reason == ReasonPodDeleted && op.Cause == "" {
 					t.Errorf("%s: no cause", op.Line())
+				}
+				// A stop in flight is only shortened, to its grace from now.
+				if want := (time.Time{}); in.Stopping[op.ContainerID] {
+					if want = t0.Add(op.Grace); !op.Deadline.Equal(want) {
+						t.Errorf("%s: deadline %v, want %v", op.Line(), op.Deadline, want)
+					}
+				} else if !op.Deadline.IsZero() {
+					t.Errorf("%s: a deadline %v for a stop not in flight", op.Line(), op.Deadline)
 				}
 			}
 			var done []string
@@ -203,9 +222,8 @@ func TestPlanPodDeletionHolderPod(t *testing.T) {
 			[]string{"remove web-aaaa-1 PodDeleted 30s 2 phases"}, false},
 		{"by its containers", store.PodDeletion{Pod: "web-aaaa-1", Containers: pod1IDs},
 			[]string{"remove web-aaaa-1 PodDeleted 30s 2 phases"}, false},
-		{"--force: each container removed at once", store.PodDeletion{Pod: "web-aaaa-1", UID: pod1[0].PodUID, GracePeriodSeconds: new(int64)},
-			[]string{"remove web-aaaa-1.app PodDeleted", "remove web-aaaa-1.log PodDeleted", "remove web-aaaa-1.migrate PodDeleted",
-				"remove web-aaaa-1.seed PodDeleted", "remove web-aaaa-1 PodDeleted"}, false},
+		{"--force: stopped in phases with the kubelet's least grace of 2s", store.PodDeletion{Pod: "web-aaaa-1", UID: pod1[0].PodUID, GracePeriodSeconds: new(int64)},
+			[]string{"remove web-aaaa-1 PodDeleted 2s 2 phases"}, false},
 		{"a newer pod of that name (another uid)", store.PodDeletion{Pod: "web-aaaa-1", UID: "u-before", Containers: []string{"id-before"}},
 			nil, true},
 	}

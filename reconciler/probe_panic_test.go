@@ -36,7 +36,7 @@ func TestProbePanicIsAFailedProbe(t *testing.T) {
 	}
 	st, _ := h.store.ReadStatus("", "web")
 	cs := h.ours("web")
-	_, views := View(rec, st, cs, h.ctrl.opts.Now())
+	_, views := View(rec, st, nil, cs, h.ctrl.opts.Now())
 	for _, c := range cs {
 		if views[c.ID].Ready {
 			t.Fatalf("container %s is ready although its probe panicked", c.Name)

@@ -155,7 +155,7 @@ func TestLivenessFailureRestartsContainer(t *testing.T) {
 		if err != nil || st == nil {
 			return false
 		}
-		_, views := View(recordOf(d), st, h.ours("web"), time.Now())
+		_, views := View(recordOf(d), st, nil, h.ours("web"), time.Now())
 		return views[c.ID].Restarts == 1
 	})
 	if n := h.engine.Calls()["stop"]; n != 1 {
@@ -176,7 +176,7 @@ func TestHTTPReadinessGatesReadyReplicas(t *testing.T) {
 	h.apply(d)
 	readyReplicas := func() int32 {
 		st, _ := h.store.ReadStatus("", "web")
-		s, _ := View(recordOf(d), st, h.ours("web"), time.Now())
+		s, _ := View(recordOf(d), st, nil, h.ours("web"), time.Now())
 		return s.ReadyReplicas
 	}
 	var failing sync.Once

@@ -31,7 +31,7 @@ func TestLivenessRestartsBackOff(t *testing.T) {
 		if err != nil || st == nil {
 			return false
 		}
-		_, views := View(recordOf(d), st, h.ours("web"), time.Now())
+		_, views := View(recordOf(d), st, nil, h.ours("web"), time.Now())
 		v = views[c.ID]
 		return v.CrashLoopBackOff || v.Restarts >= 3
 	})

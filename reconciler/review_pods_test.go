@@ -153,8 +153,8 @@ func TestReviewPodUnknownRevisionReadiness(t *testing.T) {
 	running := map[string]string{"app": dockerx.StateRunning, "log": dockerx.StateRunning}
 	cs := concat(podOf(old, 0, dockerx.StateRunning, running), podOf(old, 1, dockerx.StateRunning, running), podOf(old, 2, dockerx.StateRunning, running))
 	rec := &store.Record{Name: "web", Deployment: *d}
-	st, _ := View(rec, nil, cs, t0)
-	pods := Pods(rec, nil, cs, t0)
+	st, _ := View(rec, nil, nil, cs, t0)
+	pods := Pods(rec, nil, nil, cs, t0)
 	if len(pods) != 3 || pods[0].Ready != 2 || pods[0].Status != "Running" {
 		t.Fatalf("get pods: %+v", pods)
 	}
@@ -183,7 +183,7 @@ func TestReviewPodRestartsAsKubectl(t *testing.T) {
 		t.Fatal(err)
 	}
 	rec := &store.Record{Name: "web", Deployment: *d}
-	pods := Pods(rec, st, cs, t0)
+	pods := Pods(rec, st, nil, cs, t0)
 	if len(pods) != 1 || pods[0].Status != "Running" {
 		t.Fatalf("pods %+v", pods)
 	}
@@ -241,7 +241,7 @@ func TestReviewPodNameIsHostname(t *testing.T) {
 	c := dockerx.Container{ID: "c1", Name: dockerx.ContainerName("i", "", name, hash, 0), State: dockerx.StateRunning,
 		Instance: "i", Deployment: name, TemplateHash: hash, Role: dockerx.RoleReplica, Created: t0}
 	rec := &store.Record{Name: name, Deployment: *d}
-	pods := Pods(rec, nil, []dockerx.Container{c}, t0)
+	pods := Pods(rec, nil, nil, []dockerx.Container{c}, t0)
 	if len(pods) != 1 {
 		t.Fatalf("pods %+v", pods)
 	}
@@ -262,7 +262,7 @@ func TestReviewPodCompletedWithRunningSiblingIsNotReady(t *testing.T) {
 	members := map[string]string{"migrate": "exited:0", "seed": "exited:0", "app": "exited:0", "log": dockerx.StateRunning}
 	cs := podOf(hash, 0, dockerx.StateRunning, members)
 	rec := &store.Record{Name: "web", Deployment: *d}
-	pods := Pods(rec, nil, cs, t0)
+	pods := Pods(rec, nil, nil, cs, t0)
 	if len(pods) != 1 {
 		t.Fatalf("pods %+v", pods)
 	}

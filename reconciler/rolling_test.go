@@ -287,7 +287,7 @@ func TestCrashingReleaseKeepsOldReplicas(t *testing.T) {
 	}
 	view := func() (manifests.DeploymentStatus, map[string]ContainerView) {
 		st, _ := h.store.ReadStatus("", "web")
-		return View(rec, st, h.ours("web"), clock.Now())
+		return View(rec, st, nil, h.ours("web"), clock.Now())
 	}
 	crashLooping := func() bool {
 		_, views := view()

@@ -129,11 +129,14 @@ type ContainerView struct {
 }
 
 // View computes a deployment's status counts and per-container facts the
-// way the controller does, from what Docker reports and what the controller
-// recorded (st may be nil: then from Docker alone). Each container is judged
-// by its own revision's template (rec.Revisions), not the desired one.
-func View(rec *store.Record, st *store.Status, cs []dockerx.Container, now time.Time) (manifests.DeploymentStatus, map[string]ContainerView) {
-	v := view(rec, st, cs, now)
+// way the controller does, from what Docker reports, what the controller
+// recorded (st may be nil: then from Docker alone) and the pending
+// requests to delete its pods (dels, store.PodDeletions: such a pod is
+// terminating from the request on, its stop begun or not). Each container
+// is judged by its own revision's template (rec.Revisions), not the
+// desired one.
+func View(rec *store.Record, st *store.Status, dels []store.PodDeletion, cs []dockerx.Container, now time.Time) (manifests.DeploymentStatus, map[string]ContainerView) {
+	v := view(rec, st, dels, cs, now)
 	return v.status, v.containers
 }
 
@@ -147,7 +150,7 @@ type viewed struct {
 	templates  func(string) *manifests.PodTemplateSpec
 }
 
-func view(rec *store.Record, st *store.Status, cs []dockerx.Container, now time.Time) viewed {
+func view(rec *store.Record, st *store.Status, dels []store.PodDeletion, cs []dockerx.Container, now time.Time) viewed {
 	s := deploymentState{Containers: map[string]*containerState{}}
 	if st != nil {
 		s = readState(st)
@@ -161,17 +164,18 @@ func view(rec *store.Record, st *store.Status, cs []dockerx.Container, now time.
 	if s.Settle != nil {
 		settle = *s.Settle
 	}
-	in := PlanInput{Containers: o.units, Terminating: map[string]time.Time{}}
+	in := PlanInput{Containers: o.units, Pods: o.pods, Terminating: map[string]time.Time{}, Deletions: dels}
 	s.addTerminating(in.Terminating, ready)
+	deleted := in.unready(ready)
 	avail, _ := availability(d, o.units, ready, s.Containers, settle, now)
 	facts := func(c *dockerx.Container) ContainerView {
-		v := ContainerView{Ready: ready[c.ID], Available: avail[c.ID]}
+		v := ContainerView{Ready: ready[c.ID], Available: avail[c.ID], Terminating: deleted[c.ID]}
 		if cst := s.Containers[c.ID]; cst != nil {
 			v.Restarts = cst.Restarts
 			// A container that cannot start stays `created`: it is in the
 			// same backoff as one that exits.
 			v.CrashLoopBackOff = (c.State == dockerx.StateExited || c.State == dockerx.StateCreated) && now.Before(cst.NotBefore)
-			v.Terminating = !cst.StopDeadline.IsZero()
+			v.Terminating = v.Terminating || !cst.StopDeadline.IsZero()
 		}
 		return v
 	}
@@ -229,9 +233,10 @@ type PodContainer struct {
 	View          ContainerView
 }
 
-// Pods presents a deployment's replicas as pods, sorted by name.
-func Pods(rec *store.Record, st *store.Status, cs []dockerx.Container, now time.Time) []PodView {
-	v := view(rec, st, cs, now)
+// Pods presents a deployment's replicas as pods, sorted by name; dels
+// are as View's.
+func Pods(rec *store.Record, st *store.Status, dels []store.PodDeletion, cs []dockerx.Container, now time.Time) []PodView {
+	v := view(rec, st, dels, cs, now)
 	var out []PodView
 	for i := range v.observed.units {
 		u := &v.observed.units[i]

@@ -310,7 +310,7 @@ func terminating(h *harness, name, id string) bool {
 	if err != nil || st == nil || rec == nil {
 		return false
 	}
-	_, views := View(rec, st, h.ours(name), time.Now())
+	_, views := View(rec, st, nil, h.ours(name), time.Now())
 	return views[id].Terminating
 }
 
@@ -347,7 +347,7 @@ func TestGracefulStopDoesNotHoldWorker(t *testing.T) {
 		}
 		st, _ := h.store.ReadStatus("", "slow")
 		rc, _ := h.store.Get("", "slow")
-		counts, _ := View(rc, st, h.ours("slow"), time.Now())
+		counts, _ := View(rc, st, nil, h.ours("slow"), time.Now())
 		if counts.Replicas != 1 {
 			t.Fatalf("status counts %d replicas, want 1 (the terminating %s excluded)", counts.Replicas, victim)
 		}

@@ -33,8 +33,12 @@ func drainBound(grace time.Duration) time.Duration {
 }
 
 // stopDeadline is when a stop begun now kills its container at the
-// latest: its drain's bound, then its grace period.
+// latest: its drain's bound, then its grace period; or the op's Deadline,
+// for a stop in flight shortened.
 func stopDeadline(op Op, now time.Time) time.Time {
+	if !op.Deadline.IsZero() {
+		return op.Deadline
+	}
 	if op.Drain != nil {
 		now = now.Add(drainBound(op.Grace))
 	}
@@ -111,7 +115,8 @@ func (s *stopper) drain(op Op) bool {
 		return true
 	}
 	bound := drainBound(op.Grace)
-	ctx, cancel := context.WithTimeout(s.ctx, bound)
+	job, _ := s.wait(op.ContainerID, 0)
+	ctx, cancel := context.WithTimeout(job, bound)
 	defer cancel()
 	start := time.Now()
 	done := make(chan error, 1)
@@ -126,10 +131,13 @@ func (s *stopper) drain(op Op) bool {
 	case <-ctx.Done():
 		err = ctx.Err()
 	}
-	if s.ctx.Err() != nil {
+	switch {
+	case s.ctx.Err() != nil:
 		return false
-	}
-	if err != nil {
+	case err != nil && job.Err() != nil:
+		s.log.Info("drain cut short: the stop's deadline was shortened", "pod", op.Drain.Pod, "namespace", op.Drain.Namespace, "took", time.Since(start))
+		return true
+	case err != nil:
 		s.log.Warn("drain before stop failed; stopping anyway", "pod", op.Drain.Pod, "namespace", op.Drain.Namespace,
 			"container", op.Name, "bound", bound, "took", time.Since(start), "err", err)
 		return true

@@ -61,6 +61,17 @@ type stopJob struct {
 	kind       OpKind
 	deadline   time.Time // when the container is killed
 	ended      uint64    // seq at its end, for finished jobs
+	// shortened is set once a later sync moved the deadline earlier (a pod
+	// deleted again with a shorter grace period: shorten); killAt is then
+	// that deadline on this process's clock (deadline is the planner's,
+	// Options.Now). ctx is what the job waits under (its drain, preStop
+	// hooks, stop calls): a shortening ends it (cut) and gives the job a
+	// fresh one, so that the job sends its stop again within the new
+	// deadline.
+	shortened bool
+	killAt    time.Time
+	ctx       context.Context
+	cut       context.CancelFunc
 }
 
 func newStopper(docker Docker, log *slog.Logger, drainer Drainer, done func(string, error), restarted func(string)) *stopper {
@@ -71,14 +82,20 @@ func newStopper(docker Docker, log *slog.Logger, drainer Drainer, done func(stri
 
 // submit starts op (OpRemove or OpRestart) of a deployment's container and
 // returns at once. It is idempotent: a container whose job is in flight is
-// not stopped twice, so a sync may plan the same removal again.
+// not stopped twice, so a sync may plan the same removal again. An op with
+// a Deadline only ever shortens the removal in flight (shorten); it starts
+// none.
 func (s *stopper) submit(deployment string, op Op, now time.Time) {
 	s.mu.Lock()
-	if _, busy := s.inflight[op.ContainerID]; busy || s.ctx.Err() != nil {
+	if job, busy := s.inflight[op.ContainerID]; busy || !op.Deadline.IsZero() || s.ctx.Err() != nil {
+		if busy && !op.Deadline.IsZero() {
+			s.shortenLocked(op, job, now)
+		}
 		s.mu.Unlock()
 		return
 	}
-	s.inflight[op.ContainerID] = stopJob{deployment: deployment, kind: op.Kind, deadline: stopDeadline(op, now)}
+	ctx, cut := context.WithCancel(s.ctx)
+	s.inflight[op.ContainerID] = stopJob{deployment: deployment, kind: op.Kind, deadline: stopDeadline(op, now), ctx: ctx, cut: cut}
 	s.wg.Add(1)
 	s.mu.Unlock()
 	go func() {
@@ -86,6 +103,8 @@ func (s *stopper) submit(deployment string, op Op, now time.Time) {
 		err := guarded(s.run, op) // a panic here would take the controller down
 		s.mu.Lock()
 		job := s.inflight[op.ContainerID]
+		job.cut()
+		job.ctx, job.cut = nil, nil
 		delete(s.inflight, op.ContainerID)
 		s.seq++
 		job.ended = s.seq
@@ -101,6 +120,53 @@ func (s *stopper) submit(deployment string, op Op, now time.Time) {
 	}()
 }
 
+// shortenLocked moves the kill of job, the removal op names, to
+// op.Deadline when that is earlier — never later, as the kubelet only
+// ever shortens a termination's grace period — and ends the job's current
+// wait, so that it stops the container again within what is left. now is
+// the planner's time of op. The caller holds mu.
+func (s *stopper) shortenLocked(op Op, job stopJob, now time.Time) {
+	if job.kind != OpRemove || !op.Deadline.Before(job.deadline) {
+		return
+	}
+	job.deadline, job.shortened, job.killAt = op.Deadline, true, time.Now().Add(op.Deadline.Sub(now))
+	job.cut()
+	job.ctx, job.cut = context.WithCancel(s.ctx)
+	s.inflight[op.ContainerID] = job
+	s.log.Info("stop shortened", "container", op.Name, "killAt", op.Deadline)
+}
+
+// wait returns the context job's next wait runs under (ended by shutdown,
+// or by a shortening of its deadline) and grace, or what is left until
+// the job's deadline once that was shortened, when less.
+func (s *stopper) wait(job string, grace time.Duration) (context.Context, time.Duration) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	j, ok := s.inflight[job]
+	if !ok || j.ctx == nil {
+		return s.ctx, grace
+	}
+	if j.shortened {
+		grace = min(grace, max(time.Until(j.killAt), 0))
+	}
+	return j.ctx, grace
+}
+
+// stopContainer sends container id (of job) its stop signal and waits up
+// to grace for it to exit (Docker kills it then). When the job's deadline
+// is shortened meanwhile, the stop is sent again with what is left until
+// the new one: Docker kills after the shorter time, as the kubelet stops a
+// container again when a pod's grace period is shortened.
+func (s *stopper) stopContainer(job, id string, grace time.Duration) error {
+	for {
+		ctx, g := s.wait(job, grace)
+		err := s.docker.StopContainer(ctx, id, g)
+		if err == nil || ctx.Err() == nil || s.ctx.Err() != nil {
+			return err
+		}
+	}
+}
+
 // run drains the pod (stopdrain.go), sends the stop signal and waits up
 // to the grace period (Docker kills after it), then removes the container
 // with its anonymous volumes, or, for a liveness restart, starts it again.
@@ -111,9 +177,9 @@ func (s *stopper) run(op Op) error {
 	if op.Phases != nil {
 		return s.runPod(op)
 	}
-	grace := s.preStop(op.PreStop, op.Grace)
+	grace := s.preStop(op.ContainerID, op.PreStop, op.Grace)
 	s.log.Info("stopping container", "container", op.Name, "op", op.Kind, "grace", grace)
-	if err := s.docker.StopContainer(s.ctx, op.ContainerID, grace); err != nil {
+	if err := s.stopContainer(op.ContainerID, op.ContainerID, grace); err != nil {
 		if errors.Is(err, dockerx.ErrNotFound) {
 			return nil // already gone: nothing to remove or restart
 		}
@@ -188,6 +254,7 @@ func (c *Controller) stopInputs(in *PlanInput, s deploymentState, ready map[stri
 	in.Stopping = busy
 	in.Terminating = removing
 	s.addTerminating(in.Terminating, ready)
+	in.unready(ready)
 	in.MaxReplicas = c.opts.MaxReplicas
 	in.MaxGracePeriod = c.opts.MaxGracePeriod
 	in.DrainPods = c.stopper.drainer != nil
@@ -195,14 +262,16 @@ func (c *Controller) stopInputs(in *PlanInput, s deploymentState, ready map[stri
 
 // recordStops notes the kill deadline of every container a plan began to
 // stop, so that a restarted controller resumes the stop instead of counting
-// the container as a live replica again. A resumed stop keeps its deadline.
+// the container as a live replica again. A resumed stop keeps its deadline;
+// a shortened one (Op.Deadline) records the earlier one.
 func recordStops(s *deploymentState, plan Plan, now time.Time) {
 	for _, op := range plan.Ops {
-		if op.Kind != OpRemove || op.Grace <= 0 {
+		if op.Kind != OpRemove || op.Grace <= 0 && op.Deadline.IsZero() {
 			continue
 		}
-		if cst := s.container(op.ContainerID); cst.StopDeadline.IsZero() {
-			cst.StopDeadline = stopDeadline(op, now)
+		cst := s.container(op.ContainerID)
+		if d := stopDeadline(op, now); cst.StopDeadline.IsZero() || d.Before(cst.StopDeadline) {
+			cst.StopDeadline = d
 		}
 	}
 }
@@ -224,15 +293,17 @@ func recordInFlight(s *deploymentState, in PlanInput) {
 	}
 }
 
-// liveContainers leaves out the terminating containers: like Kubernetes'
-// status.replicas, status counts only replicas that are not terminating.
+// liveContainers leaves out the terminating containers, those whose stop
+// has begun and those a user deleted: like Kubernetes' status.replicas,
+// status counts only replicas that are not terminating.
 func liveContainers(in PlanInput) []dockerx.Container {
-	if len(in.Terminating) == 0 {
+	deleted := in.deleted()
+	if len(in.Terminating) == 0 && len(deleted) == 0 {
 		return in.Containers
 	}
 	out := make([]dockerx.Container, 0, len(in.Containers))
 	for _, ct := range in.Containers {
-		if _, ok := in.Terminating[ct.ID]; !ok {
+		if _, ok := in.Terminating[ct.ID]; !ok && !deleted[ct.ID] {
 			out = append(out, ct)
 		}
 	}
@@ -264,8 +335,8 @@ func (s *stopper) runPod(op Op) error {
 					// the pod's grace (minimumGracePeriodInSeconds).
 					grace = minPodGrace
 				}
-				grace = s.preStop(t.PreStop, grace)
-				errs[i] = s.stopAndRemove(t, grace)
+				grace = s.preStop(op.ContainerID, t.PreStop, grace)
+				errs[i] = s.stopAndRemove(op.ContainerID, t, grace)
 			}()
 		}
 		wg.Wait()
@@ -279,8 +350,8 @@ func (s *stopper) runPod(op Op) error {
 // minPodGrace is the least time a container of a pod gets to stop.
 const minPodGrace = 2 * time.Second
 
-func (s *stopper) stopAndRemove(t StopTarget, grace time.Duration) error {
-	if err := s.docker.StopContainer(s.ctx, t.ID, grace); err != nil {
+func (s *stopper) stopAndRemove(job string, t StopTarget, grace time.Duration) error {
+	if err := s.stopContainer(job, t.ID, grace); err != nil {
 		if errors.Is(err, dockerx.ErrNotFound) {
 			return nil
 		}

@@ -478,7 +478,7 @@ func TestControllerStartFailureBacksOff(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		_, views := View(rec, st, cs, time.Now())
+		_, views := View(rec, st, nil, cs, time.Now())
 		return cs[0], views[cs[0].ID]
 	}
 	h.waitFor("the failed start to be counted", func() bool { _, v := view(); return v.Restarts == 1 })

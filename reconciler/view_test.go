@@ -2,6 +2,7 @@ package reconciler
 
 import (
 	"encoding/json"
+	"reflect"
 	"testing"
 	"time"
 
@@ -34,7 +35,7 @@ func TestViewJudgesEachRevisionByItsOwnTemplate(t *testing.T) {
 				{Number: 2, Hash: newHash, Template: tt.current.Spec.Template},
 			}}
 			old := ctr(oldHash, 0, dockerx.StateRunning, time.Hour)
-			st, views := View(rec, nil, []dockerx.Container{old}, t0)
+			st, views := View(rec, nil, nil, []dockerx.Container{old}, t0)
 			if got := views[old.ID].Ready; got != tt.wantOldReady {
 				t.Fatalf("old replica ready %v, want %v", got, tt.wantOldReady)
 			}
@@ -95,7 +96,7 @@ func TestFirstQuickExitIsACrash(t *testing.T) {
 	if err := writeState(&st, s); err != nil {
 		t.Fatal(err)
 	}
-	_, views := View(recordOf(deployment(1)), &st, []dockerx.Container{c}, t0)
+	_, views := View(recordOf(deployment(1)), &st, nil, []dockerx.Container{c}, t0)
 	if !views[c.ID].CrashLoopBackOff {
 		t.Fatalf("view %+v, want CrashLoopBackOff", views[c.ID])
 	}
@@ -122,7 +123,7 @@ func TestViewUsesTheRecordedSettleTime(t *testing.T) {
 		rec.Deployment.Spec.Template.Spec.Containers[0].Image = "img:1"
 		hash := manifests.TemplateHash(&rec.Deployment.Spec.Template)
 		c.TemplateHash = hash
-		s, _ := View(rec, &st, []dockerx.Container{c}, t0)
+		s, _ := View(rec, &st, nil, []dockerx.Container{c}, t0)
 		if s.AvailableReplicas != tt.want {
 			raw, _ := json.Marshal(st.Extra)
 			t.Errorf("settle %s: %d available, want %d", raw, s.AvailableReplicas, tt.want)
@@ -131,3 +132,70 @@ func TestViewUsesTheRecordedSettleTime(t *testing.T) {
 }
 
 func ptr[T any](v T) *T { return &v }
+
+// Review 12e: a pod with a pending request of `delete pod` is terminating
+// from the request on, as a Kubernetes pod is from its deletion timestamp
+// on, whether or not the controller began its stop: `get pods` and the
+// status counts show it as they show a pod whose stop has begun —
+// Terminating, neither available nor a replica — for a replica of one
+// container, named by its container, and a pod with a holder, named by
+// its uid.
+func TestViewPendingDeletionIsTerminating(t *testing.T) {
+	single := deployment(2)
+	sHash := manifests.TemplateHash(&single.Spec.Template)
+	pod := podDeployment(2)
+	pHash := manifests.TemplateHash(&pod.Spec.Template)
+	running := map[string]string{"migrate": "exited:0", "seed": "exited:0", "app": dockerx.StateRunning, "log": dockerx.StateRunning}
+	pod0, pod1 := podOf(pHash, 0, dockerx.StateRunning, running), podOf(pHash, 1, dockerx.StateRunning, running)
+	c0, c1 := ctr(sHash, 0, dockerx.StateRunning, time.Hour), ctr(sHash, 1, dockerx.StateRunning, time.Hour)
+	tests := []struct {
+		name string
+		d    *manifests.Deployment
+		cs   []dockerx.Container
+		del  store.PodDeletion
+	}{
+		{"a replica of one container", single, []dockerx.Container{c0, c1}, store.PodDeletion{Pod: "web-1", Containers: []string{c1.ID}}},
+		{"a pod with a holder", pod, concat(pod0, pod1), store.PodDeletion{Pod: "web-1", UID: pod1[0].PodUID, Containers: []string{"id-other"}}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			rec := &store.Record{Name: "web", Deployment: *tt.d}
+			// The same pod, its stop begun (a deadline recorded for its unit).
+			hash := manifests.TemplateHash(&tt.d.Spec.Template)
+			units, pods := groupPods(tt.cs, templateLookup(tt.d, hash, nil), nil)
+			unit := tt.del.Containers[0]
+			for key, p := range pods {
+				if p.uid == tt.del.UID {
+					unit = key
+				}
+			}
+			if len(units) != 2 {
+				t.Fatalf("units %s", summary(units))
+			}
+			stopping := &store.Status{}
+			if err := writeState(stopping, deploymentState{Containers: map[string]*containerState{unit: {StopDeadline: t0.Add(time.Minute)}}}); err != nil {
+				t.Fatal(err)
+			}
+			dels := []store.PodDeletion{tt.del}
+			requested, _ := View(rec, nil, dels, tt.cs, t0)
+			stopped, _ := View(rec, stopping, nil, tt.cs, t0)
+			if requested.Replicas != 1 || requested.ReadyReplicas != 1 || !reflect.DeepEqual(requested, stopped) {
+				t.Errorf("counts with the request %+v, want 1 replica, 1 ready, as with its stop begun %+v", requested, stopped)
+			}
+			got, want := Pods(rec, nil, dels, tt.cs, t0), Pods(rec, stopping, nil, tt.cs, t0)
+			if len(got) != 2 || len(want) != 2 {
+				t.Fatalf("pods %+v", got)
+			}
+			for i := range got {
+				g, w := got[i], want[i]
+				if g.Name != w.Name || g.Status != w.Status || g.Ready != w.Ready || g.Terminating != w.Terminating || g.Available != w.Available {
+					t.Errorf("pod %s with the request: %s %d/%d terminating=%v; with its stop begun: %s %d/%d terminating=%v",
+						g.Name, g.Status, g.Ready, g.Total, g.Terminating, w.Status, w.Ready, w.Total, w.Terminating)
+				}
+			}
+			if p := got[1]; !p.Terminating || p.Status != "Terminating" || got[0].Status != "Running" {
+				t.Errorf("pods %s %s, %s %s: want the deleted one Terminating, the other Running", got[0].Name, got[0].Status, p.Name, p.Status)
+			}
+		})
+	}
+}

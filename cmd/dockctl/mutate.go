@@ -60,17 +60,19 @@ func newDeleteCommand(g *globalOptions) *cobra.Command {
 		Use:   "delete KIND NAME | delete KIND --all | delete KIND -l SELECTOR | delete -f PATH",
 		Short: "Delete deployments, pods, services, configmaps, secrets, claims or namespaces (with everything in them); the controller then removes their containers",
 		Long: "Delete objects of the state directory; the controller then removes their containers.\n\n" +
-			"Deleting a pod restarts a replica, as a ReplicaSet does: the controller stops it as a scale-down would\n" +
-			"(out of its Services, preStop hooks, stop signal, kill after its grace period: --grace-period, --now)\n" +
-			"and its deployment gets a new pod at once, within replicas + maxSurge. --grace-period=0 --force kills\n" +
-			"it at once. For pods --wait is the default, as kubectl's, while a controller runs.",
+			"Deleting a pod restarts a replica, as a ReplicaSet does: the pod is Terminating at once, the controller\n" +
+			"stops it as a scale-down would (out of its Services, preStop hooks, stop signal, kill after its grace\n" +
+			"period: --grace-period, --now) and its deployment gets a new pod at once, within replicas + maxSurge.\n" +
+			"--grace-period=0 --force does not wait, and the pod gets the kubelet's least grace of 2 seconds, even\n" +
+			"one whose stop is under way. For pods --wait is the default, as kubectl's, while a controller runs;\n" +
+			"--timeout is 0 by default (a week), as kubectl's.",
 		Example: `  # Delete a deployment, and wait until its containers are gone
   dockctl delete deployment web --wait
 
   # Restart a misbehaving replica: its deployment creates a new pod
   dockctl delete pod web-5d8f9c7b6a-0
 
-  # Kill a pod stuck terminating at once, without waiting
+  # Kill a pod stuck terminating within 2 seconds, without waiting
   dockctl delete pod web-5d8f9c7b6a-1 --grace-period=0 --force
 
   # Restart every pod labeled app=api, giving each 5 seconds to stop
@@ -241,10 +243,13 @@ func newDeleteCommand(g *globalOptions) *cobra.Command {
 	cmd.Flags().StringSliceVarP(&files, "filename", "f", nil, "delete the objects named in these manifests")
 	addSkipUnsupported(cmd, &skip)
 	cmd.Flags().BoolVar(&wait, "wait", false, "wait until their containers are gone (needs a running controller; for pods the default while one runs)")
-	cmd.Flags().IntVar(&gracePeriod, "grace-period", -1, "pods: seconds given to stop before the kill, in place of the pod's terminationGracePeriodSeconds (-1: the pod's; 0 with --force: at once)")
+	cmd.Flags().IntVar(&gracePeriod, "grace-period", -1, "pods: seconds given to stop before the kill, in place of the pod's terminationGracePeriodSeconds (-1: the pod's; 0 with --force: the kubelet's least, 2s, without waiting)")
 	cmd.Flags().BoolVar(&now, "now", false, "pods: stop them with a grace period of 1 second")
-	cmd.Flags().BoolVar(&force, "force", false, "pods: with --grace-period=0 (its default then), kill them at once without waiting")
-	cmd.Flags().DurationVar(&timeout, "timeout", 5*time.Minute, "how long --wait waits (0: a week, as kubectl)")
+	cmd.Flags().BoolVar(&force, "force", false, "pods: with --grace-period=0 (its default then), do not wait: they get the kubelet's least grace of 2s, even those already stopping")
+	// kubectl delete's default for every kind: a pod's stop may rightly
+	// take its whole grace period (up to the controller's
+	// --max-grace-period) after its drain and preStop hooks.
+	cmd.Flags().DurationVar(&timeout, "timeout", 0, "how long --wait waits (0, the default: a week, as kubectl's)")
 	cmd.Flags().BoolVar(&all, "all", false, "delete every object of the kind in the namespace (-n, or every namespace with -A)")
 	// A plain string, not a slice: "app in (a,b)" must not be split on its comma.
 	cmd.Flags().StringVarP(&selector, "selector", "l", "", "delete the objects of the kind whose metadata.labels match (=, ==, !=, in, notin, KEY, !KEY)")

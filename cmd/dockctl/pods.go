@@ -62,7 +62,7 @@ func (s *snapshot) allPods() []podEntry {
 			ns, name, _ := strings.Cut(key, "/")
 			rec = &store.Record{Name: name, Namespace: ns}
 		}
-		for _, pv := range reconciler.Pods(rec, s.statuses[key], s.containersOf(key), s.now) {
+		for _, pv := range reconciler.Pods(rec, s.statuses[key], s.deletions[key], s.containersOf(key), s.now) {
 			e := podEntry{PodView: pv, rec: rec, template: templateOf(rec, pv.Hash), orphan: orphan, deleted: deleted}
 			if deleted {
 				// The controller stops it (over its grace period) to remove it,

@@ -47,7 +47,7 @@ func TestProgressOfCompleteDeployment(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			p := progressOf(rec, tt.status, tt.cs, now)
+			p := progressOf(rec, tt.status, nil, tt.cs, now)
 			if p.complete != tt.complete || p.deadlineExceeded != tt.deadline {
 				t.Fatalf("complete %v deadline %v, want %v %v (%+v)", p.complete, p.deadlineExceeded, tt.complete, tt.deadline, p)
 			}

@@ -36,6 +36,10 @@ type snapshot struct {
 	// known, so their containers are no orphans (the controller leaves
 	// them alone until the record is readable again).
 	unreadable map[string]bool
+	// deletions are the pending requests of `delete pod`, by deployment:
+	// their pods are Terminating from the request on, as the controller
+	// sees them (reconciler.View), whether or not it began their stop.
+	deletions map[string][]store.PodDeletion
 	// namespaces are the namespace records, default included.
 	namespaces []*store.NamespaceRecord
 	// services are the live Services, with their controller status.
@@ -81,7 +85,7 @@ func (s *snapshot) view(r *store.Record) deploymentView {
 	if v, ok := s.views[key]; ok {
 		return v
 	}
-	st, cs := reconciler.View(r, s.statuses[key], s.containersOf(key), s.now)
+	st, cs := reconciler.View(r, s.statuses[key], s.deletions[key], s.containersOf(key), s.now)
 	v := deploymentView{status: st, containers: cs}
 	if s.views == nil {
 		s.views = map[string]deploymentView{}
@@ -150,7 +154,8 @@ func takeSnapshotWith(ctx context.Context, g *globalOptions, st *store.Store, cl
 	}
 	all, errs := st.ListAll()
 	running, _ := st.ControllerRunning()
-	s := &snapshot{st: st, controllerRunning: running, instance: g.instance, statuses: map[string]*store.Status{}, tombstones: map[string]bool{},
+	s := &snapshot{st: st, controllerRunning: running, instance: g.instance, statuses: map[string]*store.Status{},
+		deletions: map[string][]store.PodDeletion{}, tombstones: map[string]bool{},
 		deleted: map[string]*store.Record{}, recordErrs: errs, now: time.Now(),
 		details: func(f func(context.Context, dockerDetails) error) error { return f(ctx, cli) }}
 	if n, err := st.ReadNetwork(); err != nil {
@@ -178,6 +183,12 @@ func takeSnapshotWith(ctx context.Context, g *globalOptions, st *store.Store, cl
 		s.records = append(s.records, r)
 		if status, err := st.ReadStatus(r.Namespace, r.Name); err == nil && status != nil {
 			s.statuses[r.Key()] = status
+		}
+		if dels, err := st.PodDeletions(r.Namespace, r.Name); err != nil {
+			// The controller ignores what it cannot read: so does the view.
+			s.recordErrs = append(s.recordErrs, fmt.Errorf("deployment %q: pod deletions ignored: %w", r.Name, err))
+		} else if len(dels) > 0 {
+			s.deletions[r.Key()] = dels
 		}
 	}
 	for _, c := range s.containers {

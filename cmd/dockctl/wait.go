@@ -101,7 +101,8 @@ func observeProgress(ctx context.Context, cli *dockerx.Client, st *store.Store, 
 			return nil, err
 		}
 		status, _ := st.ReadStatus(ns, name)
-		out = append(out, progressOf(rec, status, mine, time.Now()))
+		dels, _ := st.PodDeletions(ns, name) // unreadable: ignored, as the controller ignores it
+		out = append(out, progressOf(rec, status, dels, mine, time.Now()))
 	}
 	return out, nil
 }
@@ -111,9 +112,9 @@ func observeProgress(ctx context.Context, cli *dockerx.Client, st *store.Store, 
 // NewReplicaSetAvailable, as Kubernetes stops judging progress then) stays
 // complete while no old replica is back, even if a replica crash-loops
 // afterwards: an unchanged, complete deployment has nothing to wait for.
-func progressOf(rec *store.Record, status *store.Status, mine []dockerx.Container, now time.Time) progress {
+func progressOf(rec *store.Record, status *store.Status, dels []store.PodDeletion, mine []dockerx.Container, now time.Time) progress {
 	d := &rec.Deployment
-	s, views := reconciler.View(rec, status, mine, now)
+	s, views := reconciler.View(rec, status, dels, mine, now)
 	p := progress{name: diffName(rec.Namespace, rec.Name), ref: cmdRef(rec.Namespace, rec.Name), desired: d.Replicas(), updated: s.UpdatedReplicas, available: s.AvailableReplicas, total: s.Replicas, paused: d.Spec.Paused}
 	for _, v := range views {
 		if v.CrashLoopBackOff {
