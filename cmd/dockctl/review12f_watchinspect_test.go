@@ -47,3 +47,31 @@ func TestReview12fGetPodsWatchInspectsNothing(t *testing.T) {
 			n, h, calls.get("list"))
 	}
 }
+
+// A get of some pods by name prints those pods' objects only, and asks
+// Docker about their containers only (TestPodDetailsAsked: "an inspect of
+// each container of the pods printed, once"). Several names (`get pods A
+// B -o json`, or `get pod/A deployment/web -o yaml`) list the kind whole
+// and pick the names out, and the inspect, made once for every pod
+// listed, covers every container of the instance: 2 pods printed, 6
+// inspected.
+func TestReview12fGetNamedPodsInspectsOnlyThem(t *testing.T) {
+	api, _, run := waitInstance(t)
+	for i := range 6 {
+		api.addContainer(fmt.Sprintf("t1_web-abc-%d", i), "t1", "web", map[string]string{"app": "web"})
+	}
+	calls := countCalls(t, api)
+	for _, args := range [][]string{
+		{"get", "pods", "web-abc-0", "web-abc-1", "-o", "json"},
+		{"get", "pod/web-abc-0", "pod/web-abc-1", "deployment/web", "-o", "yaml"},
+	} {
+		calls.reset()
+		out := run("", args...)
+		if n := strings.Count(out, "containerID: docker://") + strings.Count(out, `"containerID": "docker://`); n != 2 {
+			t.Fatalf("%v: %d pods' containers printed, want 2:\n%s", args, n, out)
+		}
+		if n := calls.get("inspect"); n != 2 {
+			t.Errorf("%v: %d container inspects for the 2 pods printed (one container each), want 2", args, n)
+		}
+	}
+}
