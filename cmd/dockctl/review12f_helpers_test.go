@@ -15,6 +15,9 @@ import (
 type callCounter struct {
 	mu     sync.Mutex
 	counts map[string]int
+	// gate, when set, holds each container list until it is closed: what
+	// the list answers is Docker's state when the gate opens.
+	gate chan struct{}
 }
 
 // countCalls puts a counter in front of d: DOCKER_HOST points at it for
@@ -33,7 +36,14 @@ func countCalls(t *testing.T, d *dockerAPI) *callCounter {
 	}
 	c := &callCounter{counts: map[string]int{}}
 	srv := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		c.add(r)
+		if c.add(r) == "list" {
+			c.mu.Lock()
+			gate := c.gate
+			c.mu.Unlock()
+			if gate != nil {
+				<-gate
+			}
+		}
 		d.serve(w, r)
 	})}
 	go srv.Serve(l)
@@ -42,8 +52,8 @@ func countCalls(t *testing.T, d *dockerAPI) *callCounter {
 	return c
 }
 
-// add counts r as "inspect", "list", "info" or its path.
-func (c *callCounter) add(r *http.Request) {
+// add counts r as "inspect", "list", "info" or its path, and says which.
+func (c *callCounter) add(r *http.Request) string {
 	path := apiVersionPrefix.ReplaceAllString(r.URL.Path, "")
 	parts := strings.Split(strings.Trim(path, "/"), "/")
 	kind := path
@@ -58,6 +68,22 @@ func (c *callCounter) add(r *http.Request) {
 	c.mu.Lock()
 	c.counts[kind]++
 	c.mu.Unlock()
+	return kind
+}
+
+// hold makes the container lists wait until the function it returns is
+// called.
+func (c *callCounter) hold() (release func()) {
+	gate := make(chan struct{})
+	c.mu.Lock()
+	c.gate = gate
+	c.mu.Unlock()
+	return sync.OnceFunc(func() {
+		c.mu.Lock()
+		c.gate = nil
+		c.mu.Unlock()
+		close(gate)
+	})
 }
 
 func (c *callCounter) get(kind string) int {
