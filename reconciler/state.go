@@ -126,6 +126,9 @@ type ContainerView struct {
 	CrashLoopBackOff bool
 	// Terminating is set while dockctl stops it to remove it.
 	Terminating bool
+	// StopDeadline is when a terminating container is killed, as recorded
+	// (zero when unknown): a pod's metadata.deletionTimestamp.
+	StopDeadline time.Time
 }
 
 // View computes a deployment's status counts and per-container facts the
@@ -171,7 +174,7 @@ func view(rec *store.Record, st *store.Status, cs []dockerx.Container, now time.
 			// A container that cannot start stays `created`: it is in the
 			// same backoff as one that exits.
 			v.CrashLoopBackOff = (c.State == dockerx.StateExited || c.State == dockerx.StateCreated) && now.Before(cst.NotBefore)
-			v.Terminating = !cst.StopDeadline.IsZero()
+			v.Terminating, v.StopDeadline = !cst.StopDeadline.IsZero(), cst.StopDeadline
 		}
 		return v
 	}
@@ -219,6 +222,9 @@ type PodView struct {
 	Created      time.Time
 	Available    bool
 	Terminating  bool
+	// StopDeadline is when a terminating pod is killed, as recorded (zero
+	// when unknown).
+	StopDeadline time.Time
 }
 
 // PodContainer is one container of a PodView.
@@ -237,7 +243,7 @@ func Pods(rec *store.Record, st *store.Status, cs []dockerx.Container, now time.
 		u := &v.observed.units[i]
 		t := v.templates(u.TemplateHash)
 		pv := PodView{Namespace: rec.NamespaceOrDefault(), Deployment: rec.Name, Hash: u.TemplateHash, Created: u.Created,
-			Available: v.units[u.ID].Available, Terminating: v.units[u.ID].Terminating}
+			Available: v.units[u.ID].Available, Terminating: v.units[u.ID].Terminating, StopDeadline: v.units[u.ID].StopDeadline}
 		if p := v.observed.pods[u.ID]; p != nil {
 			pv.Name, pv.Holder = p.name, p.holder
 			pv.Containers = podContainers(t, p, v.containers)
