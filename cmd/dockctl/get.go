@@ -129,9 +129,7 @@ func newGetCommand(g *globalOptions) *cobra.Command {
 				}
 				return &hintError{err: errors.New("Required resource not specified."), hint: hint}
 			}
-			if kinds := resourceKinds(args[0]); kinds != nil {
-				args = append([]string{strings.Join(kinds, ",")}, args[1:]...) // get all (getall.go)
-			}
+			args = expandCategories(args) // get all, get all,configmaps (getall.go)
 			objs, err := objectArgs(args, slices.Collect(maps.Keys(getters))...)
 			if err != nil {
 				return err
