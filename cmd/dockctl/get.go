@@ -398,7 +398,10 @@ func getPods(cmd *cobra.Command, g *globalOptions, o *getOptions, name string) e
 	}
 	var pods []podEntry
 	for _, e := range snap.allPods() {
-		if o.inScope(g, e.Namespace) && (name == "" || e.Name == name) && sel.Matches(labels.Set(e.labels())) {
+		// Of several names, only theirs: what their objects need of
+		// Docker is asked for those pods only.
+		named := name == "" && len(o.names) == 0 || e.Name == name || slices.Contains(o.names, e.Name)
+		if o.inScope(g, e.Namespace) && named && sel.Matches(labels.Set(e.labels())) {
 			pods = append(pods, e)
 		}
 	}
