@@ -413,7 +413,7 @@ func renderDeployments(out io.Writer, snap *snapshot, recs []*store.Record, p *p
 				observed += " (stale?)"
 			}
 		}
-		t.rows = append(t.rows, row{namespace: r.NamespaceOrDefault(), name: r.Name, labels: d.Metadata.Labels,
+		t.rows = append(t.rows, row{namespace: r.NamespaceOrDefault(), name: r.Name, labels: d.Metadata.Labels, id: createdID(r.CreatedAt),
 			cells: []string{r.Name, fmt.Sprintf("%d/%d", st.ReadyReplicas, d.Replicas()), fmt.Sprint(st.UpdatedReplicas),
 				fmt.Sprint(st.AvailableReplicas), age(snap.now.Sub(r.CreatedAt))},
 			wide:   []string{images(d), shortHash(d), fmt.Sprint(r.Generation), observed},
@@ -474,7 +474,7 @@ func renderPods(out io.Writer, snap *snapshot, pods []podEntry, p *printer, sing
 	inspect := sync.OnceFunc(func() { snap.inspect(pods) })
 	for i := range pods {
 		e := &pods[i]
-		t.rows = append(t.rows, row{namespace: e.Namespace, name: e.Name, labels: e.labels(),
+		t.rows = append(t.rows, row{namespace: e.Namespace, name: e.Name, labels: e.labels(), id: e.uid(),
 			cells: []string{e.Name, fmt.Sprintf("%d/%d", e.Ready, e.Total), e.statusWord(), fmt.Sprint(e.Restarts), age(snap.now.Sub(e.Created))},
 			wide: []string{orNone(e.podIP(snap)), orNone(node), "<none>", "<none>",
 				orNone(e.Deployment), orNone(e.Hash), joinOrNone(e.appContainerNames())},

@@ -13,6 +13,7 @@ import (
 	"sort"
 	"strings"
 	"text/tabwriter"
+	"time"
 
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/client-go/util/jsonpath"
@@ -222,9 +223,17 @@ type row struct {
 	namespace, name string
 	labels          map[string]string
 	cells, wide     []string
+	// id tells the object from another of its name (one deleted and
+	// created again): its metadata.uid, else its creation time; "" for a
+	// kind whose objects have neither. get -w reads it without making
+	// the object.
+	id string
 	// object is what -o json prints of it, made when a format needs it.
 	object func() (any, error)
 }
+
+// createdID is the id of an object known by its creation time.
+func createdID(t time.Time) string { return t.UTC().Format(time.RFC3339Nano) }
 
 // human tells whether the format is a table (table or wide, with or
 // without label columns).
