@@ -135,6 +135,22 @@ func (in PlanInput) deleteOp(c *dockerx.Container, req *store.PodDeletion) (Op, 
 		Cause: fmt.Sprintf("%s: its stop under way shortened (kill at %s)", cause, kill.UTC().Format(time.RFC3339))}, true
 }
 
+// requestedDeadline is when the pod of c a pending request names is to
+// be killed, as the API server's deletionTimestamp of a deleted pod: the
+// request's time and its grace; zero when no request names it.
+func (in PlanInput) requestedDeadline(c *dockerx.Container) time.Time {
+	req := in.deletions().of(in, c)
+	if req == nil {
+		return time.Time{}
+	}
+	seconds := req.GracePeriodSeconds
+	if seconds != nil && *seconds <= 0 {
+		least := int64(minPodGrace / time.Second)
+		seconds = &least
+	}
+	return req.RequestedAt.Add(in.stopGrace(c, seconds))
+}
+
 // deleted returns the units a pending request names: terminating from the
 // request on, as a Kubernetes pod is from its deletion timestamp on, so
 // neither ready nor available nor a replica (status, `get pods`, the

@@ -126,6 +126,9 @@ type ContainerView struct {
 	CrashLoopBackOff bool
 	// Terminating is set while dockctl stops it to remove it.
 	Terminating bool
+	// StopDeadline is when a terminating container is killed, as recorded
+	// (zero when unknown): a pod's metadata.deletionTimestamp.
+	StopDeadline time.Time
 }
 
 // View computes a deployment's status counts and per-container facts the
@@ -164,7 +167,7 @@ func view(rec *store.Record, st *store.Status, dels []store.PodDeletion, cs []do
 	if s.Settle != nil {
 		settle = *s.Settle
 	}
-	in := PlanInput{Containers: o.units, Pods: o.pods, Terminating: map[string]time.Time{}, Deletions: dels}
+	in := PlanInput{Desired: d, Hash: hash, Revisions: rec.Revisions, Containers: o.units, Pods: o.pods, Terminating: map[string]time.Time{}, Deletions: dels}
 	s.addTerminating(in.Terminating, ready)
 	deleted := in.unready(ready)
 	avail, _ := availability(d, o.units, ready, s.Containers, settle, now)
@@ -175,7 +178,12 @@ func view(rec *store.Record, st *store.Status, dels []store.PodDeletion, cs []do
 			// A container that cannot start stays `created`: it is in the
 			// same backoff as one that exits.
 			v.CrashLoopBackOff = (c.State == dockerx.StateExited || c.State == dockerx.StateCreated) && now.Before(cst.NotBefore)
-			v.Terminating = v.Terminating || !cst.StopDeadline.IsZero()
+			v.Terminating, v.StopDeadline = v.Terminating || !cst.StopDeadline.IsZero(), cst.StopDeadline
+		}
+		if v.Terminating && v.StopDeadline.IsZero() {
+			// Deleted, its stop not begun: killed at the request's time
+			// and grace, as the API server sets deletionTimestamp.
+			v.StopDeadline = in.requestedDeadline(c)
 		}
 		return v
 	}
@@ -223,6 +231,9 @@ type PodView struct {
 	Created      time.Time
 	Available    bool
 	Terminating  bool
+	// StopDeadline is when a terminating pod is killed, as recorded (zero
+	// when unknown).
+	StopDeadline time.Time
 }
 
 // PodContainer is one container of a PodView.
@@ -242,7 +253,7 @@ func Pods(rec *store.Record, st *store.Status, dels []store.PodDeletion, cs []do
 		u := &v.observed.units[i]
 		t := v.templates(u.TemplateHash)
 		pv := PodView{Namespace: rec.NamespaceOrDefault(), Deployment: rec.Name, Hash: u.TemplateHash, Created: u.Created,
-			Available: v.units[u.ID].Available, Terminating: v.units[u.ID].Terminating}
+			Available: v.units[u.ID].Available, Terminating: v.units[u.ID].Terminating, StopDeadline: v.units[u.ID].StopDeadline}
 		if p := v.observed.pods[u.ID]; p != nil {
 			pv.Name, pv.Holder = p.name, p.holder
 			pv.Containers = podContainers(t, p, v.containers)

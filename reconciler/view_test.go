@@ -196,6 +196,15 @@ func TestViewPendingDeletionIsTerminating(t *testing.T) {
 			if p := got[1]; !p.Terminating || p.Status != "Terminating" || got[0].Status != "Running" {
 				t.Errorf("pods %s %s, %s %s: want the deleted one Terminating, the other Running", got[0].Name, got[0].Status, p.Name, p.Status)
 			}
+			// Its stop not begun, it is killed at the request's time and
+			// grace (the default 30 s), as the API server's
+			// deletionTimestamp says.
+			asked := tt.del
+			asked.RequestedAt = t0.Add(-10 * time.Second)
+			pending := Pods(rec, nil, []store.PodDeletion{asked}, tt.cs, t0)
+			if want := t0.Add(20 * time.Second); !pending[1].StopDeadline.Equal(want) {
+				t.Errorf("deadline of the deleted pod %s, want %s", pending[1].StopDeadline, want)
+			}
 		})
 	}
 }

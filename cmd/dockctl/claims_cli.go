@@ -129,7 +129,7 @@ func renderClaims(out io.Writer, now time.Time, rows []claimRow, p *printer, sin
 		if c.Spec.VolumeMode != nil {
 			mode = *c.Spec.VolumeMode
 		}
-		t.rows = append(t.rows, row{namespace: c.Metadata.NamespaceOrDefault(), name: c.Metadata.Name, labels: c.Metadata.Labels,
+		t.rows = append(t.rows, row{namespace: c.Metadata.NamespaceOrDefault(), name: c.Metadata.Name, labels: c.Metadata.Labels, id: createdID(r.rec.Created),
 			cells:  []string{c.Metadata.Name, r.phase, r.volume, capacity, modes, deref(c.Spec.StorageClassName), age(now.Sub(r.rec.Created))},
 			wide:   []string{mode},
 			object: func() (any, error) { return claimObject(r), nil }})

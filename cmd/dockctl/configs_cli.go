@@ -102,7 +102,7 @@ func renderConfigMaps(out io.Writer, now time.Time, recs []*store.ConfigMapRecor
 	for _, r := range recs {
 		c := r.Object
 		c.Metadata.Namespace = c.Metadata.NamespaceOrDefault()
-		t.rows = append(t.rows, row{namespace: c.Metadata.Namespace, name: c.Metadata.Name, labels: c.Metadata.Labels,
+		t.rows = append(t.rows, row{namespace: c.Metadata.Namespace, name: c.Metadata.Name, labels: c.Metadata.Labels, id: createdID(r.Created),
 			cells:  []string{c.Metadata.Name, fmt.Sprint(len(c.Data) + len(c.BinaryData)), age(now.Sub(r.Created))},
 			object: func() (any, error) { return &c, nil }})
 	}
@@ -118,7 +118,7 @@ func renderSecrets(out io.Writer, now time.Time, recs []*store.SecretRecord, p *
 		s := r.Object
 		s.Metadata.Namespace = s.Metadata.NamespaceOrDefault()
 		s.Type = secretType(&s)
-		t.rows = append(t.rows, row{namespace: s.Metadata.Namespace, name: s.Metadata.Name, labels: s.Metadata.Labels,
+		t.rows = append(t.rows, row{namespace: s.Metadata.Namespace, name: s.Metadata.Name, labels: s.Metadata.Labels, id: createdID(r.Created),
 			cells:  []string{s.Metadata.Name, s.Type, fmt.Sprint(len(s.Data)), age(now.Sub(r.Created))},
 			object: func() (any, error) { return &s, nil }})
 	}

@@ -337,7 +337,81 @@ func describePod(w io.Writer, snap *snapshot, e podEntry) {
 	for _, c := range e.conditions() {
 		fmt.Fprintf(tw, "  %s\t%s\n", c.Type, c.Status)
 	}
+	var volumes []manifests.Volume
+	if e.template != nil {
+		volumes = e.template.Spec.Volumes
+	}
+	describeVolumes(tw, volumes)
 	tw.Flush()
+}
+
+// describeVolumes prints a pod's volumes as kubectl's describe does: each
+// under its name, with its type and source in kubectl's words (a Secret
+// volume by its name, never its data).
+func describeVolumes(tw io.Writer, volumes []manifests.Volume) {
+	if len(volumes) == 0 {
+		fmt.Fprintln(tw, "Volumes:\t<none>")
+		return
+	}
+	p := func(k, v string) { fmt.Fprintf(tw, "    %s:\t%s\n", k, v) }
+	optional := func(b *bool) string { return fmt.Sprint(b != nil && *b) }
+	fmt.Fprintln(tw, "Volumes:")
+	for _, v := range volumes {
+		fmt.Fprintf(tw, "  %s:\n", v.Name)
+		switch {
+		case v.HostPath != nil:
+			p("Type", "HostPath (bare host directory volume)")
+			p("Path", v.HostPath.Path)
+			p("HostPathType", orNone(v.HostPath.Type))
+		case v.EmptyDir != nil:
+			limit := "<unset>"
+			if q := v.EmptyDir.SizeLimit; q != nil && !q.IsZero() {
+				limit = q.String()
+			}
+			p("Type", "EmptyDir (a temporary directory that shares a pod's lifetime)")
+			p("Medium", v.EmptyDir.Medium)
+			p("SizeLimit", limit)
+		case v.Secret != nil:
+			p("Type", "Secret (a volume populated by a Secret)")
+			p("SecretName", v.Secret.SecretName)
+			p("Optional", optional(v.Secret.Optional))
+		case v.ConfigMap != nil:
+			p("Type", "ConfigMap (a volume populated by a ConfigMap)")
+			p("Name", v.ConfigMap.Name)
+			p("Optional", optional(v.ConfigMap.Optional))
+		case v.Projected != nil:
+			p("Type", "Projected (a volume that contains injected data from multiple sources)")
+			for _, src := range v.Projected.Sources {
+				switch {
+				case src.Secret != nil:
+					p("SecretName", src.Secret.Name)
+					p("Optional", optional(src.Secret.Optional))
+				case src.ConfigMap != nil:
+					p("ConfigMapName", src.ConfigMap.Name)
+					p("Optional", optional(src.ConfigMap.Optional))
+				case src.DownwardAPI != nil:
+					p("DownwardAPI", "true")
+				}
+			}
+		case v.DownwardAPI != nil:
+			p("Type", "DownwardAPI (a volume populated by information about the pod)")
+			fmt.Fprintln(tw, "    Items:")
+			for _, item := range v.DownwardAPI.Items {
+				switch {
+				case item.FieldRef != nil:
+					fmt.Fprintf(tw, "      %s -> %s\n", item.FieldRef.FieldPath, item.Path)
+				case item.ResourceFieldRef != nil:
+					fmt.Fprintf(tw, "      %s -> %s\n", item.ResourceFieldRef.Resource, item.Path)
+				}
+			}
+		case v.PersistentVolumeClaim != nil:
+			p("Type", "PersistentVolumeClaim (a reference to a PersistentVolumeClaim in the same namespace)")
+			p("ClaimName", v.PersistentVolumeClaim.ClaimName)
+			p("ReadOnly", fmt.Sprint(v.PersistentVolumeClaim.ReadOnly))
+		default:
+			fmt.Fprintln(tw, "  <unknown>")
+		}
+	}
 }
 
 // describePodContainer prints one container of a pod: its Docker identity,
@@ -382,6 +456,7 @@ func describePodContainer(tw io.Writer, snap *snapshot, e *podEntry, pc reconcil
 	p(4, "Restart Count", fmt.Sprint(pc.View.Restarts))
 	if tc != nil {
 		describeLimitsAndProbes(tw, templateKube(tc))
+		describeEnv(tw, tc) // configs_cli.go: references, never a Secret's value
 		for i, m := range tc.VolumeMounts {
 			if i == 0 {
 				p(4, "Mounts", mountString(&e.template.Spec, m))

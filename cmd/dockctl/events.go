@@ -283,7 +283,7 @@ func getEvents(cmd *cobra.Command, g *globalOptions, o *getOptions, name string)
 		wide: []string{"SUBOBJECT", "SOURCE", "FIRST SEEN", "COUNT", "NAME"}}
 	for _, e := range evs {
 		e := e
-		t.rows = append(t.rows, row{namespace: e.InvolvedObject.Namespace, name: e.Name,
+		t.rows = append(t.rows, row{namespace: e.InvolvedObject.Namespace, name: e.Name, id: createdID(e.FirstTimestamp),
 			cells:  []string{eventAge(e, now), e.Type, e.Reason, strings.ToLower(e.InvolvedObject.Kind) + "/" + e.InvolvedObject.Name, oneLine(e.Message)},
 			wide:   []string{"", e.Source, age(now.Sub(e.FirstTimestamp)), fmt.Sprint(e.Count), e.Name},
 			object: func() (any, error) { return eventObject(e), nil }})

@@ -40,6 +40,9 @@ type getOptions struct {
 	// empty listing is printed once for all.
 	combined bool
 	snap     *snapshot
+	// snapErr is why the snapshot of a combined listing could not be
+	// taken: the kinds after it are not listed.
+	snapErr error
 }
 
 // watching tells whether the listing is get -w's (or --watch-only's).
@@ -129,9 +132,7 @@ func newGetCommand(g *globalOptions) *cobra.Command {
 				}
 				return &hintError{err: errors.New("Required resource not specified."), hint: hint}
 			}
-			if kinds := resourceKinds(args[0]); kinds != nil {
-				args = append([]string{strings.Join(kinds, ",")}, args[1:]...) // get all (getall.go)
-			}
+			args = expandCategories(args) // get all, get all,configmaps (getall.go)
 			objs, err := objectArgs(args, slices.Collect(maps.Keys(getters))...)
 			if err != nil {
 				return err
@@ -176,7 +177,7 @@ func newGetCommand(g *globalOptions) *cobra.Command {
 				if o.watching() {
 					return errors.New("you may only specify a single resource type") // kubectl's watch builder's words
 				}
-				return getSeveralKinds(cmd, g, o, kinds, namesOf)
+				return getSeveralKinds(cmd, g, o, kindRuns(objs))
 			}
 			if o.watching() {
 				if len(names) > 1 {
@@ -212,54 +213,89 @@ func newGetCommand(g *globalOptions) *cobra.Command {
 	return cmd
 }
 
-// getSeveralKinds lists several kinds (get TYPE1,TYPE2, or TYPE1/NAME
-// TYPE2/NAME), each in turn, as kubectl does: a table per kind with its
-// rows, a blank line between two, each name prefixed with its kind
-// (configmap/cfg) under NAME; in the other formats every object in one
-// List (-o name: KIND/NAME lines). No kind has an object: kubectl's one
-// "No resources found" notice. A name a kind lacks is a NotFound, after
-// what was found.
-func getSeveralKinds(cmd *cobra.Command, g *globalOptions, o *getOptions, kinds []string, namesOf map[string][]string) error {
-	p := o.printer
-	type listed struct {
-		t             *table
-		allNamespaces bool
-	}
-	var lists []listed
-	p.capture = func(t *table, allNamespaces bool) { lists = append(lists, listed{t, allNamespaces}) }
-	o.combined = true
-	var errs []error
-	namespaced := !o.allNamespaces
-	for _, kind := range kinds {
-		namespaced = namespaced && apiResourceOf(kind).namespaced
-		n := len(lists)
-		if err := getters[kind](cmd, g, o, ""); err != nil {
-			errs = append(errs, err) // as kubectl, the other kinds are still listed
-			continue
-		}
-		names := namesOf[kind]
-		if len(names) == 0 || len(lists) == n {
-			if len(lists) == n {
-				errs = append(errs, missingNames(g, kind, names, nil)...)
+// kindRun is what one listing of getSeveralKinds shows: a kind, whole,
+// or the names of consecutive arguments of that kind.
+type kindRun struct {
+	kind  string
+	names []string
+}
+
+// kindRuns groups the objects asked for as kubectl prints them: in the
+// arguments' order, a new listing each time the kind changes (pod/A
+// deployment/B pod/C is three); a kind asked for whole is listed once.
+func kindRuns(objs []objectArg) []kindRun {
+	var runs []kindRun
+	whole := map[string]bool{}
+	for _, obj := range objs {
+		if obj.name == "" {
+			if !whole[obj.kind] {
+				whole[obj.kind] = true
+				runs = append(runs, kindRun{kind: obj.kind})
 			}
 			continue
 		}
-		l := &lists[len(lists)-1]
-		t := *l.t
-		p.only, p.printed = names, nil
-		t.rows = p.pick(t.rows)
-		errs = append(errs, missingNames(g, kind, names, p.printed)...)
-		p.only, p.printed = nil, nil
-		l.t = &t
+		if n := len(runs); n > 0 && runs[n-1].kind == obj.kind && runs[n-1].names != nil {
+			runs[n-1].names = append(runs[n-1].names, obj.name)
+			continue
+		}
+		runs = append(runs, kindRun{kind: obj.kind, names: []string{obj.name}})
+	}
+	return runs
+}
+
+// getSeveralKinds lists several kinds (get TYPE1,TYPE2, or TYPE1/NAME
+// TYPE2/NAME), each run in turn, as kubectl does: a table per run with
+// its rows, a blank line between two, each name prefixed with its kind
+// (configmap/cfg) under NAME when the objects are of several kinds (a
+// kind listed whole counts, empty or not; a named one when found); in
+// the other formats every object in one List (-o name: KIND/NAME lines).
+// No kind has an object: kubectl's one "No resources found" notice. A
+// name a kind lacks is a NotFound, after what was found. Docker out of
+// reach ends it at the first kind that needs it: said once.
+func getSeveralKinds(cmd *cobra.Command, g *globalOptions, o *getOptions, runs []kindRun) error {
+	p := o.printer
+	var lists []listing
+	p.capture = func(t *table, allNamespaces bool) { lists = append(lists, listing{t, allNamespaces}) }
+	o.combined = true
+	var errs []error
+	namespaced := !o.allNamespaces
+	shown := map[string]bool{} // the kinds of the objects printed
+	for _, run := range runs {
+		namespaced = namespaced && apiResourceOf(run.kind).namespaced
+		n := len(lists)
+		o.names = run.names // a kind's getter lists only these (getPods)
+		err := getters[run.kind](cmd, g, o, "")
+		o.names = nil
+		if err != nil {
+			errs = append(errs, err) // as kubectl, the other kinds are still listed
+			if o.snapErr != nil {
+				break // but for Docker out of reach: it would be said again for each
+			}
+			continue
+		}
+		if len(run.names) == 0 {
+			shown[run.kind] = true
+			continue
+		}
+		var printed map[string]bool
+		if len(lists) > n {
+			l := &lists[len(lists)-1]
+			t := *l.t
+			p.only, p.printed = run.names, nil
+			t.rows = p.pick(t.rows)
+			printed = p.printed
+			p.only, p.printed = nil, nil
+			l.t = &t
+			shown[run.kind] = shown[run.kind] || len(t.rows) > 0
+		}
+		errs = append(errs, missingNames(g, run.kind, run.names, printed)...)
 	}
 	p.capture = nil
-	tables := make([]*table, 0, len(lists))
 	printed := false
 	for _, l := range lists {
-		tables = append(tables, l.t)
 		printed = printed || len(l.t.rows) > 0
 	}
-	if err := p.printKinds(cmd.OutOrStdout(), tables, o.allNamespaces); err != nil {
+	if err := p.printKinds(cmd.OutOrStdout(), lists, len(shown) > 1); err != nil {
 		return err
 	}
 	if !printed && p.human() && len(errs) == 0 {
@@ -317,6 +353,9 @@ func (o *getOptions) listing(cmd *cobra.Command, g *globalOptions, parse func(st
 	}
 	snap, err := takeSnapshot(cmd.Context(), g)
 	if err != nil {
+		if o.combined {
+			o.snapErr = err
+		}
 		return nil, nil, err
 	}
 	for _, err := range snap.recordErrs {
@@ -374,7 +413,7 @@ func renderDeployments(out io.Writer, snap *snapshot, recs []*store.Record, p *p
 				observed += " (stale?)"
 			}
 		}
-		t.rows = append(t.rows, row{namespace: r.NamespaceOrDefault(), name: r.Name, labels: d.Metadata.Labels,
+		t.rows = append(t.rows, row{namespace: r.NamespaceOrDefault(), name: r.Name, labels: d.Metadata.Labels, id: createdID(r.CreatedAt),
 			cells: []string{r.Name, fmt.Sprintf("%d/%d", st.ReadyReplicas, d.Replicas()), fmt.Sprint(st.UpdatedReplicas),
 				fmt.Sprint(st.AvailableReplicas), age(snap.now.Sub(r.CreatedAt))},
 			wide:   []string{images(d), shortHash(d), fmt.Sprint(r.Generation), observed},
@@ -400,7 +439,10 @@ func getPods(cmd *cobra.Command, g *globalOptions, o *getOptions, name string) e
 	}
 	var pods []podEntry
 	for _, e := range snap.allPods() {
-		if o.inScope(g, e.Namespace) && (name == "" || e.Name == name) && sel.Matches(labels.Set(e.labels())) {
+		// Of several names, only theirs: what their objects need of
+		// Docker is asked for those pods only.
+		named := name == "" && len(o.names) == 0 || e.Name == name || slices.Contains(o.names, e.Name)
+		if o.inScope(g, e.Namespace) && named && sel.Matches(labels.Set(e.labels())) {
 			pods = append(pods, e)
 		}
 	}
@@ -432,7 +474,7 @@ func renderPods(out io.Writer, snap *snapshot, pods []podEntry, p *printer, sing
 	inspect := sync.OnceFunc(func() { snap.inspect(pods) })
 	for i := range pods {
 		e := &pods[i]
-		t.rows = append(t.rows, row{namespace: e.Namespace, name: e.Name, labels: e.labels(),
+		t.rows = append(t.rows, row{namespace: e.Namespace, name: e.Name, labels: e.labels(), id: e.uid(),
 			cells: []string{e.Name, fmt.Sprintf("%d/%d", e.Ready, e.Total), e.statusWord(), fmt.Sprint(e.Restarts), age(snap.now.Sub(e.Created))},
 			wide: []string{orNone(e.podIP(snap)), orNone(node), "<none>", "<none>",
 				orNone(e.Deployment), orNone(e.Hash), joinOrNone(e.appContainerNames())},

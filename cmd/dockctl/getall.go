@@ -1,5 +1,7 @@
 package main
 
+import "strings"
+
 // get all: kubectl's category of the objects a user runs, for dockctl the
 // kinds of it that it has, listed as several kinds are (getSeveralKinds).
 
@@ -8,9 +10,21 @@ package main
 // stateful sets, jobs…, which dockctl has not).
 var categories = map[string][]string{"all": {kindPod, kindService, kindDeployment}}
 
-// resourceKinds returns the kinds a resource argument of get names when it
-// names several (a category), nil when it names one kind (objectArgs reads
-// it).
-func resourceKinds(arg string) []string {
-	return categories[arg]
+// expandCategories expands each category in get's first argument, alone
+// or in a comma-separated list of kinds (all,configmaps), as kubectl's
+// resource builder does.
+func expandCategories(args []string) []string {
+	if len(args) == 0 || strings.Contains(args[0], "/") {
+		return args
+	}
+	words := strings.Split(args[0], ",")
+	var out []string
+	for _, w := range words {
+		if kinds, ok := categories[w]; ok {
+			out = append(out, kinds...)
+		} else {
+			out = append(out, w)
+		}
+	}
+	return append([]string{strings.Join(out, ",")}, args[1:]...)
 }

@@ -94,12 +94,12 @@ func fields(table string) string {
 // allTables are the listings get all prints with p for serviceFixture's
 // default namespace, as each kind's getter hands them to the printer: its
 // pods, Services and deployment.
-func allTables(t *testing.T, p *printer) []*table {
+func allTables(t *testing.T, p *printer) []listing {
 	t.Helper()
 	snap := serviceFixture(t)
-	var tables []*table
+	var tables []listing
 	capture := *p
-	capture.capture = func(tab *table, _ bool) { tables = append(tables, tab) }
+	capture.capture = func(tab *table, all bool) { tables = append(tables, listing{tab, all}) }
 	var pods []podEntry
 	for _, e := range snap.allPods() {
 		if e.Namespace == "default" {
@@ -138,7 +138,7 @@ func TestPrintKinds(t *testing.T) {
 				t.Fatal(err)
 			}
 			var buf bytes.Buffer
-			if err := p.printKinds(&buf, allTables(t, p), false); err != nil {
+			if err := p.printKinds(&buf, allTables(t, p), true); err != nil {
 				t.Fatal(err)
 			}
 			golden(t, tt.golden, buf.Bytes())

@@ -192,7 +192,8 @@ exit 1`, why: "dockctl's validation names the file and line of each problem"},
 	{situation: "pause of a paused deployment", args: []string{"rollout", "pause", "deployment/web"}},
 	{situation: "restart of a paused deployment", args: []string{"rollout", "restart", "deployment/web"}},
 	{situation: "undo of a paused deployment", args: []string{"rollout", "undo", "deployment/web", "--to-revision", "1"}},
-	{situation: "a wait that times out (no controller runs)", args: []string{"wait", "--for=condition=Available", "deployment/web", "--timeout", "1s"}},
+	{situation: "a wait that times out (no controller runs)", args: []string{"wait", "--for=condition=Available", "deployment/web", "--timeout", "1s"},
+		kubectl: "error: timed out waiting for the condition on deployments/web\nexit 1", why: "dockctl says when no controller runs for the instance (its conditions, stale, are then Unknown)"},
 
 	// diff's exit statuses.
 	{situation: "diff: no difference, exit 0", args: []string{"diff", "-f", "-"}, stdin: errorsFixture},

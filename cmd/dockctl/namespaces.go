@@ -67,7 +67,7 @@ func renderNamespaces(out io.Writer, snap *snapshot, list []namespaceEntry, p *p
 	t := &table{kind: "namespace", columns: []string{"NAME", "STATUS", "AGE"}}
 	for _, e := range list {
 		m := e.rec.Namespace.Metadata
-		t.rows = append(t.rows, row{name: m.Name, labels: m.Labels,
+		t.rows = append(t.rows, row{name: m.Name, labels: m.Labels, id: createdID(e.rec.Created),
 			cells: []string{m.Name, string(e.phase), age(snap.now.Sub(e.rec.Created))},
 			object: func() (any, error) {
 				ns := &corev1.Namespace{TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "Namespace"}}

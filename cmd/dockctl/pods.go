@@ -5,6 +5,7 @@ import (
 	"maps"
 	"sort"
 	"strings"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -365,6 +366,7 @@ func (e *podEntry) podObject(s *snapshot) (*corev1.Pod, error) {
 	p.Annotations = e.annotations()
 	p.CreationTimestamp = metav1.NewTime(e.Created)
 	p.UID = types.UID(e.uid())
+	p.DeletionTimestamp = e.deletionTimestamp(s)
 	start := metav1.NewTime(e.Created)
 	p.Status.StartTime = &start
 	p.Status.Phase = e.phase()
@@ -400,6 +402,31 @@ func (e *podEntry) podObject(s *snapshot) (*corev1.Pod, error) {
 		p.Status.ContainerStatuses = append(p.Status.ContainerStatuses, st)
 	}
 	return p, nil
+}
+
+// deletionTimestamp is a Terminating pod's metadata.deletionTimestamp
+// (nil for any other), from which kubectl derives Terminating. As the API
+// server's, it is when the pod is killed if it has not stopped by then:
+// the stop deadline the controller recorded, else, for a pod of a deleted
+// deployment, the deletion's time plus the pod's grace period; else (a
+// stop not recorded yet) the time of this look.
+func (e *podEntry) deletionTimestamp(s *snapshot) *metav1.Time {
+	if !e.Terminating && e.Status != "Terminating" {
+		return nil
+	}
+	at := s.now
+	switch {
+	case !e.StopDeadline.IsZero():
+		at = e.StopDeadline
+	case e.deleted && e.rec.DeletedAt != nil:
+		grace := int64(manifests.DefaultTerminationGracePeriodSeconds)
+		if e.template != nil && e.template.Spec.TerminationGracePeriodSeconds != nil {
+			grace = *e.template.Spec.TerminationGracePeriodSeconds
+		}
+		at = e.rec.DeletedAt.Add(time.Duration(grace) * time.Second)
+	}
+	t := metav1.NewTime(at)
+	return &t
 }
 
 // statusWord is the STATUS column: the reconciler's word, and whether no

@@ -13,6 +13,7 @@ import (
 	"sort"
 	"strings"
 	"text/tabwriter"
+	"time"
 
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/client-go/util/jsonpath"
@@ -222,9 +223,17 @@ type row struct {
 	namespace, name string
 	labels          map[string]string
 	cells, wide     []string
+	// id tells the object from another of its name (one deleted and
+	// created again): its metadata.uid, else its creation time; "" for a
+	// kind whose objects have neither. get -w reads it without making
+	// the object.
+	id string
 	// object is what -o json prints of it, made when a format needs it.
 	object func() (any, error)
 }
+
+// createdID is the id of an object known by its creation time.
+func createdID(t time.Time) string { return t.UTC().Format(time.RFC3339Nano) }
 
 // human tells whether the format is a table (table or wide, with or
 // without label columns).
@@ -246,19 +255,32 @@ func (p *printer) print(out io.Writer, t *table, single, allNamespaces bool) err
 			return nil // as kubectl: no table, only the NotFound errors
 		}
 	}
-	var objs []any // generic objects, once made (for jsonpath, sorting)
-	if p.sort != nil || p.format == "jsonpath" || p.format == "custom-columns" {
-		var err error
-		if objs, err = genericObjects(rows); err != nil {
-			return err
-		}
+	rows, objs, err := p.arrange(rows)
+	if err != nil {
+		return err
+	}
+	return p.output(out, t, rows, objs, single, allNamespaces)
+}
+
+// arrange sorts rows by --sort-by and makes their generic objects when
+// the format or the sort needs them (nil otherwise): what may fail before
+// anything is printed.
+func (p *printer) arrange(rows []row) ([]row, []any, error) {
+	if p.sort == nil && p.format != "jsonpath" && p.format != "custom-columns" {
+		return rows, nil, nil
+	}
+	objs, err := genericObjects(rows)
+	if err != nil {
+		return nil, nil, err
 	}
 	if p.sort != nil {
-		var err error
-		if rows, objs, err = p.sorted(rows, objs); err != nil {
-			return err
-		}
+		return p.sorted(rows, objs)
 	}
+	return rows, objs, nil
+}
+
+// output prints rows of t, as arrange left them, in p's format.
+func (p *printer) output(out io.Writer, t *table, rows []row, objs []any, single, allNamespaces bool) error {
 	switch p.format {
 	case "", "table", "wide":
 		return p.printTable(out, t, rows, allNamespaces)
@@ -296,54 +318,68 @@ func (p *printer) print(out io.Writer, t *table, single, allNamespaces bool) err
 	return unknownFormat(p.format)
 }
 
-// printKinds prints the listings of several kinds (get all) as kubectl
-// prints them: a table per kind that has objects, each name prefixed with
-// its kind (pod/web-…), a blank line between two unless --no-headers; -o
-// name each kind's names; the other formats every object in one List.
-func (p *printer) printKinds(out io.Writer, tables []*table, allNamespaces bool) error {
+// printKinds prints the listings of several kinds (get all, get
+// TYPE1,TYPE2, get TYPE1/NAME TYPE2/NAME) as kubectl prints them: a table
+// per listing that has objects, each with its own NAMESPACE column or
+// none (a cluster-scoped kind has none under -A), every table sorted
+// before any is printed, each name prefixed with its kind (pod/web-…)
+// when withKind (objects of several kinds), a blank line between two
+// unless --no-headers; -o name each listing's names; the other formats
+// every object in one List.
+func (p *printer) printKinds(out io.Writer, lists []listing, withKind bool) error {
 	if !p.human() && p.format != "name" {
 		all := &table{}
-		for _, t := range tables {
-			all.rows = append(all.rows, t.rows...)
+		for _, l := range lists {
+			all.rows = append(all.rows, l.t.rows...)
 		}
-		return p.print(out, all, false, allNamespaces)
+		return p.print(out, all, false, false)
 	}
-	written := false
-	for _, t := range tables {
-		if len(t.rows) == 0 {
+	type arranged struct {
+		listing
+		rows []row
+		objs []any
+	}
+	var todo []arranged
+	for _, l := range lists {
+		if len(l.t.rows) == 0 {
 			continue
 		}
-		if p.human() {
-			if written && !p.noHeaders {
-				if _, err := fmt.Fprintln(out); err != nil {
-					return err
-				}
-			}
-			t = t.withKind()
-		}
-		if err := p.print(out, t, false, allNamespaces); err != nil {
+		rows, objs, err := p.arrange(l.t.rows)
+		if err != nil {
 			return err
 		}
-		written = true
+		if p.human() && withKind {
+			rows = l.t.withKind(rows)
+		}
+		todo = append(todo, arranged{l, rows, objs})
+	}
+	for i, a := range todo {
+		if i > 0 && p.human() && !p.noHeaders {
+			if _, err := fmt.Fprintln(out); err != nil {
+				return err
+			}
+		}
+		if err := p.output(out, a.t, a.rows, a.objs, false, a.allNamespaces); err != nil {
+			return err
+		}
 	}
 	return nil
 }
 
-// withKind is the table with each row's NAME cell prefixed by the kind,
-// as kubectl names objects in a listing of several kinds.
-func (t *table) withKind() *table {
+// withKind are rows of t with each NAME cell prefixed by t's kind, as
+// kubectl names objects in a listing of several kinds.
+func (t *table) withKind(rows []row) []row {
 	i := slices.Index(t.columns, "NAME")
 	if i < 0 {
-		return t
+		return rows
 	}
-	out := *t
-	out.rows = make([]row, len(t.rows))
-	for j, r := range t.rows {
+	out := make([]row, len(rows))
+	for j, r := range rows {
 		r.cells = slices.Clone(r.cells)
 		r.cells[i] = t.kind + "/" + r.cells[i]
-		out.rows[j] = r
+		out[j] = r
 	}
-	return &out
+	return out
 }
 
 // pick keeps the rows of the names of p.only, in their order (kubectl

@@ -460,7 +460,7 @@ func renderServices(out io.Writer, snap *snapshot, list []serviceEntry, p *print
 	t := &table{kind: "service", columns: []string{"NAME", "TYPE", "CLUSTER-IP", "EXTERNAL-IP", "PORT(S)", "AGE"}, wide: []string{"SELECTOR"}}
 	for _, e := range list {
 		svc := e.spec()
-		t.rows = append(t.rows, row{namespace: e.namespace(), name: e.name(), labels: svc.Metadata.Labels,
+		t.rows = append(t.rows, row{namespace: e.namespace(), name: e.name(), labels: svc.Metadata.Labels, id: createdID(e.rec.Created),
 			cells: []string{e.name(), string(svc.Spec.Type), e.clusterIP(), snap.externalIP(e), portsColumn(svc, e.status),
 				age(snap.now.Sub(e.rec.Created))},
 			wide:   []string{kv(svc.Spec.Selector)},
@@ -476,7 +476,7 @@ func renderEndpoints(out io.Writer, snap *snapshot, list []serviceEntry, p *prin
 	t := &table{kind: "endpoints", columns: []string{"NAME", "ENDPOINTS", "AGE"}}
 	for _, e := range list {
 		ep := snap.endpointsObject(e)
-		t.rows = append(t.rows, row{namespace: e.namespace(), name: e.name(), labels: ep.Labels,
+		t.rows = append(t.rows, row{namespace: e.namespace(), name: e.name(), labels: ep.Labels, id: createdID(e.rec.Created),
 			cells:  []string{e.name(), snap.endpointsColumn(e), age(snap.now.Sub(e.rec.Created))},
 			object: func() (any, error) { return ep, nil }})
 	}

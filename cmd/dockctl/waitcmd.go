@@ -1,10 +1,12 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -148,9 +150,13 @@ func runWait(cmd *cobra.Command, g *globalOptions, o *waitOptions, args []string
 	if err != nil {
 		return err
 	}
+	// As kubectl's wait, under its interrupt handler: Ctrl-C or SIGTERM
+	// ends it with status 1.
+	sigCtx, interrupted, stop := interruptible(cmd.Context())
+	defer stop()
 	// kubectl wait: zero checks once and does not wait, negative waits a
 	// week; one deadline for all the objects.
-	ctx, timeout := cmd.Context(), o.timeout
+	ctx, timeout := sigCtx, o.timeout
 	if timeout < 0 {
 		timeout = aWeek
 	}
@@ -160,6 +166,19 @@ func runWait(cmd *cobra.Command, g *globalOptions, o *waitOptions, args []string
 		defer cancel()
 	}
 	w := &waiter{g: g, st: st, cond: c, once: timeout == 0, errOut: cmd.ErrOrStderr()}
+	err = w.run(ctx, cmd.OutOrStdout(), req)
+	if sigCtx.Err() != nil && cmd.Context().Err() == nil {
+		return interrupted(nil)
+	}
+	return err
+}
+
+// run looks at the instance and waits for each target in turn, as
+// kubectl's wait visits its objects: each met one printed, the failures
+// (not found, not met, timed out) of the others returned together.
+func (w *waiter) run(ctx context.Context, out io.Writer, req waitRequest) error {
+	g, st := w.g, w.st
+	var err error
 	if !w.once {
 		// Subscribed before the first look, so that nothing happening
 		// in between is missed: pods change in Docker alone, deployments'
@@ -188,33 +207,38 @@ func runWait(cmd *cobra.Command, g *globalOptions, o *waitOptions, args []string
 		return err
 	}
 	targets := w.targets(req)
-	if len(targets) == 0 && !c.delete {
+	if len(targets) == 0 && !w.cond.delete {
 		return errNoMatchingResources
 	}
-	out := cmd.OutOrStdout()
+	var errs []error
 	for _, t := range targets {
 		// One at a time, as kubectl: each reported as it is met.
 		there, err := w.present(&t)
 		if err != nil {
-			return err
+			errs = append(errs, err)
+			continue
 		}
 		if !there {
 			continue // gone before its turn: nothing to wait for
 		}
 		if err := w.await(ctx, t); err != nil {
-			return err
+			errs = append(errs, err)
+			continue
 		}
 		fmt.Fprintf(out, "%s condition met\n", t.printName())
 	}
-	return nil
+	return errors.Join(errs...)
 }
 
 // waitTarget is one object wait waits for.
 type waitTarget struct {
 	kind, namespace, name string
 	// uid tells the pod --for=delete waits for from a pod re-created
-	// under its name, which is another ("" until known).
-	uid string
+	// under its name, which is another ("" until known); created tells
+	// the deployment from one deleted and applied again (zero until
+	// known).
+	uid     string
+	created time.Time
 }
 
 // objectName is how kubectl's errors name it: pods/NAME, deployments/NAME.
@@ -266,7 +290,7 @@ func (w *waiter) targets(req waitRequest) []waitTarget {
 		}
 		for _, r := range recs {
 			if inScope(r.NamespaceOrDefault()) && req.sel.Matches(labels.Set(r.Deployment.Metadata.Labels)) {
-				out = append(out, waitTarget{kind: kindDeployment, namespace: r.NamespaceOrDefault(), name: r.Name})
+				out = append(out, waitTarget{kind: kindDeployment, namespace: r.NamespaceOrDefault(), name: r.Name, created: r.CreatedAt})
 			}
 		}
 	case kindPod:
@@ -306,6 +330,9 @@ func (w *waiter) present(t *waitTarget) (bool, error) {
 	snap, key := w.snap, store.Key(t.namespace, t.name)
 	if w.cond.delete {
 		if t.kind == kindDeployment {
+			if r := cmp.Or(snap.record(key), snap.deleted[key]); r != nil && t.created.IsZero() {
+				t.created = r.CreatedAt
+			}
 			return !gone(snap, *t), nil
 		}
 		if t.uid == "" {
@@ -341,11 +368,11 @@ func (w *waiter) await(ctx context.Context, t waitTarget) error {
 			return nil
 		}
 		if w.once {
-			return fmt.Errorf("condition not met for %s", t.objectName()) // kubectl's words
+			return fmt.Errorf("condition not met for %s%s", t.objectName(), w.noController()) // kubectl's words
 		}
 		if err := w.next(ctx); err != nil {
 			if ctx.Err() != nil {
-				return fmt.Errorf("timed out waiting for the condition on %s", t.objectName()) // kubectl's words
+				return fmt.Errorf("timed out waiting for the condition on %s%s", t.objectName(), w.noController()) // kubectl's words
 			}
 			return err
 		}
@@ -363,7 +390,17 @@ func (w *waiter) done(t waitTarget) (bool, error) {
 		if r == nil {
 			return false, nil
 		}
-		obj = w.snap.deploymentObject(r)
+		d := w.snap.deploymentObject(r)
+		if !w.snap.controllerRunning {
+			// DESIGN §5: what only the controller knows is unknown when
+			// stale: no controller runs to keep its conditions true.
+			conds := slices.Clone(d.Status.Conditions)
+			for i := range conds {
+				conds[i].Status = "Unknown"
+			}
+			d.Status.Conditions = conds
+		}
+		obj = d
 	} else {
 		e, err := w.snap.pod(w.g, t.namespace, t.name)
 		if err != nil {
@@ -384,13 +421,28 @@ func (w *waiter) done(t waitTarget) (bool, error) {
 	return w.cond.met(m)
 }
 
+// noController is what wait adds to a failure when no controller holds
+// the state directory's lock: nothing makes the instance change, and the
+// deployments' conditions, stale, are Unknown to it.
+func (w *waiter) noController() string {
+	if w.snap == nil || w.snap.controllerRunning {
+		return ""
+	}
+	return fmt.Sprintf(": is `dockctl controller` running for instance %q?", w.g.instance)
+}
+
 // gone says whether t is deleted: a deployment's record and every
-// container of it gone (as delete --wait waits), a pod no longer there
-// (another under its name is not it).
+// container of it gone (as delete --wait waits), or its record replaced
+// by another's (deleted and applied again: kubectl's wait is met on the
+// first one's deletion); a pod no longer there (another under its name is
+// not it).
 func gone(snap *snapshot, t waitTarget) bool {
 	if t.kind == kindDeployment {
 		key := store.Key(t.namespace, t.name)
-		return snap.record(key) == nil && len(snap.containersOf(key)) == 0
+		if r := snap.record(key); r != nil {
+			return !t.created.IsZero() && !r.CreatedAt.Equal(t.created)
+		}
+		return len(snap.containersOf(key)) == 0
 	}
 	for _, e := range snap.podsNamed(t.namespace, t.name) {
 		if e.uid() == t.uid {

@@ -249,6 +249,13 @@ func TestWaitRequest(t *testing.T) {
 // nothing for a deployment already gone.
 func TestWaitCommand(t *testing.T) {
 	dir, st, rec := appliedWeb(t)
+	// A controller runs (it holds the lock): the conditions it records
+	// are not stale.
+	release, err := st.AcquireControllerLock(context.Background(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer release()
 
 	// Not yet observed: the wait times out.
 	out, err := runCLI(t, dir, "", "wait", "--for=condition=Available", "deployment/web", "--timeout", "50ms")
@@ -317,19 +324,25 @@ func TestWaitTimeoutZeroAndNegative(t *testing.T) {
 		status  *store.Status // written before the command (nil: none)
 		later   *store.Status // written while it runs
 		deleted bool          // the deployment deleted before
-		args    []string
-		wantOut string
-		wantErr string // "" for success
+		// controller: a controller holds the state directory's lock (else
+		// the conditions it recorded are stale: Unknown to wait).
+		controller bool
+		args       []string
+		wantOut    string
+		wantErr    string // "" for success
 	}{
-		{name: "wait 0, condition met", status: available,
+		{name: "wait 0, condition met", status: available, controller: true,
 			args: []string{"wait", "--for=condition=Available", "deployment/web", "--timeout=0"}, wantOut: "deployment.apps/web condition met\n"},
+		{name: "wait 0, condition met but stale", status: available,
+			args:    []string{"wait", "--for=condition=Available", "deployment/web", "--timeout=0"},
+			wantErr: "condition not met for deployments/web: is `dockctl controller` running for instance \"rev\"?"},
 		{name: "wait 0, condition not met",
 			args: []string{"wait", "--for=condition=Available", "deployment/web", "--timeout=0"}, wantErr: "condition not met for deployments/web"},
 		{name: "wait 0 for delete, still there",
 			args: []string{"wait", "--for=delete", "deployment/web", "--timeout=0"}, wantErr: "condition not met for deployments/web"},
 		{name: "wait 0 for delete, gone", deleted: true,
 			args: []string{"wait", "--for=delete", "deployment/web", "--timeout=0"}, wantOut: ""},
-		{name: "wait negative waits", later: available,
+		{name: "wait negative waits", later: available, controller: true,
 			args: []string{"wait", "--for=condition=Available", "deployment/web", "--timeout=-1s"}, wantOut: "deployment.apps/web condition met\n"},
 		{name: "rollout status 0 waits", later: deadline,
 			args: []string{"rollout", "status", "deployment/web", "--timeout=0"}, wantErr: "exit status 1"},
@@ -347,6 +360,13 @@ func TestWaitTimeoutZeroAndNegative(t *testing.T) {
 				if err := st.WriteStatus("", "web", &c); err != nil {
 					t.Error(err)
 				}
+			}
+			if tt.controller {
+				release, err := st.AcquireControllerLock(context.Background(), nil)
+				if err != nil {
+					t.Fatal(err)
+				}
+				defer release()
 			}
 			if tt.status != nil {
 				write(tt.status)

@@ -2,7 +2,6 @@ package main
 
 import (
 	"bytes"
-	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -229,39 +228,13 @@ type watchLoop struct {
 
 // watchedRow is one object as last listed: its row, its cells as the
 // table prints them, what tells a change (sig), and which object it is
-// (id: an object deleted and created again under its name is another).
+// (id, the row's: an object deleted and created again under its name is
+// another).
 type watchedRow struct {
 	row   row
 	cells []string
 	sig   string
 	id    string
-}
-
-// rowIdentity tells an object from another of the same name: its
-// metadata.uid, else its metadata.creationTimestamp, as its object has
-// them ("" when it has neither).
-func rowIdentity(r row) (string, error) {
-	if r.object == nil {
-		return "", nil
-	}
-	obj, err := r.object()
-	if err != nil {
-		return "", err
-	}
-	b, err := json.Marshal(obj)
-	if err != nil {
-		return "", err
-	}
-	var m struct {
-		Metadata struct {
-			UID               string `json:"uid"`
-			CreationTimestamp string `json:"creationTimestamp"`
-		} `json:"metadata"`
-	}
-	if json.Unmarshal(b, &m) != nil { // not an object: no identity
-		return "", nil
-	}
-	return cmp.Or(m.Metadata.UID, m.Metadata.CreationTimestamp), nil
 }
 
 // watchChange is one object to print: added, modified or deleted.
@@ -353,9 +326,7 @@ func (w *watchLoop) diff(l *listing) ([]watchChange, error) {
 		if err != nil {
 			return nil, err
 		}
-		if e.id, err = rowIdentity(r); err != nil {
-			return nil, err
-		}
+		e.id = r.id
 		switch old, ok := w.rows[key]; {
 		case !ok:
 			changes = append(changes, watchChange{watchAdded, e})

@@ -35,7 +35,7 @@ func podTable(pods []fakePod) *table {
 		obj := map[string]any{"apiVersion": "v1", "kind": "Pod",
 			"metadata": map[string]any{"name": p.name, "namespace": p.ns, "creationTimestamp": p.created.UTC().Format(time.RFC3339)},
 			"status":   map[string]any{"phase": p.status, "restarts": p.restarts}}
-		t.rows = append(t.rows, row{namespace: p.ns, name: p.name, labels: map[string]string{"app": "web"},
+		t.rows = append(t.rows, row{namespace: p.ns, name: p.name, labels: map[string]string{"app": "web"}, id: createdID(p.created),
 			cells:  []string{p.name, ready, p.status, fmt.Sprint(p.restarts), age(time.Since(p.created))},
 			wide:   []string{"host"},
 			object: func() (any, error) { return obj, nil }})
