@@ -1,7 +1,6 @@
 package store
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -145,14 +144,8 @@ func (s *Store) PodDeletions(ns, name string) ([]PodDeletion, error) {
 		return nil, fmt.Errorf("state file %s: %w", rel, err)
 	}
 	var f podDeletionsFile
-	if err := json.Unmarshal(data, &f); err != nil {
-		return nil, fmt.Errorf("state file %s: %w: %w", rel, ErrCorrupt, err)
-	}
-	switch {
-	case f.Version == 0:
-		return nil, fmt.Errorf("state file %s: %w: no format version", rel, ErrCorrupt)
-	case f.Version > podDeletionVersion:
-		return nil, fmt.Errorf("state file %s: written in format %d by a newer dockctl (this one reads up to %d)", rel, f.Version, podDeletionVersion)
+	if err := decodeUpTo(data, &f, &f.Version, podDeletionVersion); err != nil {
+		return nil, fmt.Errorf("state file %s: %w", rel, err)
 	}
 	return f.Requests, nil
 }

@@ -193,17 +193,22 @@ func (s *Store) readState(rel string, v any, version *int) (found bool, err erro
 // does not decode is of a newer format when its version says so: such an
 // error does not wrap ErrCorrupt, so that no writer replaces it.
 func decodeVersioned(data []byte, v any, version *int) error {
+	return decodeUpTo(data, v, version, formatVersion)
+}
+
+// decodeUpTo is decodeVersioned for a file whose newest format is max.
+func decodeUpTo(data []byte, v any, version *int, max int) error {
 	if err := json.Unmarshal(data, v); err != nil {
-		if n := leadingVersion(data); n > formatVersion {
-			return fmt.Errorf("written in format %d by a newer dockctl (this one reads up to %d)", n, formatVersion)
+		if n := leadingVersion(data); n > max {
+			return fmt.Errorf("written in format %d by a newer dockctl (this one reads up to %d)", n, max)
 		}
 		return fmt.Errorf("%w: %w", ErrCorrupt, err)
 	}
 	switch {
 	case *version == 0:
 		return fmt.Errorf("%w: no format version", ErrCorrupt)
-	case *version > formatVersion:
-		return fmt.Errorf("written in format %d by a newer dockctl (this one reads up to %d)", *version, formatVersion)
+	case *version > max:
+		return fmt.Errorf("written in format %d by a newer dockctl (this one reads up to %d)", *version, max)
 	}
 	return nil
 }

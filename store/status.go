@@ -50,14 +50,8 @@ func (s *Store) ReadStatus(ns, name string) (*Status, error) {
 		return nil, fmt.Errorf("state file %s: %w", rel, err)
 	}
 	var f statusFile
-	if err := json.Unmarshal(data, &f); err != nil {
-		return nil, fmt.Errorf("state file %s: %w: %w", rel, ErrCorrupt, err)
-	}
-	switch {
-	case f.Version == 0:
-		return nil, fmt.Errorf("state file %s: %w: no format version", rel, ErrCorrupt)
-	case f.Version > formatVersion:
-		return nil, fmt.Errorf("state file %s: written in format %d by a newer dockctl (this one reads up to %d)", rel, f.Version, formatVersion)
+	if err := decodeVersioned(data, &f, &f.Version); err != nil {
+		return nil, fmt.Errorf("state file %s: %w", rel, err)
 	}
 	return &f.Status, nil
 }
