@@ -109,13 +109,16 @@ demo: build image workload-image
 	for i in 1 2 3; do echo; echo "\$$ curl -s $(DEMO_URL)"; $(FETCH) $(DEMO_URL); done
 	@echo
 	@echo "The demo is running under instance '$(DEMO_INSTANCE)'. Try:"
-	@echo "  alias dockctl='$(DEMO_CLI)'"
+	@echo "  export DOCKCTL_INSTANCE=$(DEMO_INSTANCE) DOCKCTL_STATE_DIR=$(DEMO_STATE) PATH=$(BUILD)/bin:\$$PATH"
 	@echo "  dockctl get endpoints                    # the ready replicas behind each Service"
+	@echo "  dockctl get pods -w                      # rows as they change (Ctrl-C ends it), during:"
 	@echo "  while sleep 0.2; do curl -s $(DEMO_URL) | tail -1; done    # in another terminal, during:"
 	@echo "  dockctl rollout restart deployment/api; dockctl rollout status deployment/api"
 	@echo "  dockctl scale deployment web --replicas 5"
 	@echo "  docker rm -f \$$(docker ps -q --filter label=io.dockctl.instance=$(DEMO_INSTANCE) --filter label=io.dockctl.deployment=web | head -1); sleep 1; dockctl get pods"
 	@echo "  dockctl logs deployment/web --tail 3"
+	@echo "  dockctl delete \$$(dockctl get pods -l app=web -o name | head -1)   # replaced, as a ReplicaSet replaces it"
+	@echo "  dockctl top pods; dockctl port-forward deploy/api 18081:8080   # then: curl -s 127.0.0.1:18081/"
 	@echo "  docker logs -f $(DEMO_CONTAINER)"
 	@echo "  make demo-down    # removes the demo's controller, containers (proxies and DNS included), pod volumes, network and helper images; keeps its state"
 	@echo "  make clean        # demo-down, then removes build/ (state included) and the demo images"
