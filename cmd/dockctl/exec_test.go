@@ -173,14 +173,7 @@ func TestRunningContainer(t *testing.T) {
 // exec end to end: the real command against the fake Engine API, whose
 // exec runs a few commands: echo, cat (stdin), exit N, and a missing one.
 func TestExecAgainstEngine(t *testing.T) {
-	api := startDockerAPI(t)
-	t.Setenv("DOCKER_HOST", api.host)
-	dir := t.TempDir()
-	base := []string{"--state-dir", dir, "--instance", "t1"}
-	if _, _, err := run(t, shopYAML, append(base, "apply", "-f", "-")...); err != nil {
-		t.Fatal(err)
-	}
-	d := &storedDeployment(t, dir, "shop").Deployment
+	api, base, d := shopApplied(t)
 	pod := dockerx.Hostname("shop", manifests.TemplateHash(&d.Spec.Template), 0)
 	for _, c := range testPod("t1", d, 0, time.Minute, false,
 		member{name: "migrate", state: "exited:0"}, member{name: "web", state: dockerx.StateRunning}, member{name: "log", state: dockerx.StateRunning}) {
@@ -262,4 +255,19 @@ func TestExecAgainstEngine(t *testing.T) {
 	if stdins != 2 {
 		t.Errorf("%d execs with stdin attached, want the 2 with -i", stdins)
 	}
+}
+
+// shopApplied starts a fake Engine API (DOCKER_HOST points at it),
+// applies shopYAML under instance t1 in a new state directory, and returns
+// the API, the global flags of that instance and the stored deployment.
+func shopApplied(t *testing.T) (*dockerAPI, []string, *manifests.Deployment) {
+	t.Helper()
+	api := startDockerAPI(t)
+	t.Setenv("DOCKER_HOST", api.host)
+	dir := t.TempDir()
+	base := []string{"--state-dir", dir, "--instance", "t1"}
+	if _, _, err := run(t, shopYAML, append(base, "apply", "-f", "-")...); err != nil {
+		t.Fatal(err)
+	}
+	return api, base, &storedDeployment(t, dir, "shop").Deployment
 }

@@ -154,14 +154,7 @@ func TestLogsArgs(t *testing.T) {
 // against the fake Engine API, the pod's containers labelled as the
 // controller labels them.
 func TestPodsAgainstEngine(t *testing.T) {
-	api := startDockerAPI(t)
-	t.Setenv("DOCKER_HOST", api.host)
-	dir := t.TempDir()
-	base := []string{"--state-dir", dir, "--instance", "t1"}
-	if _, _, err := run(t, shopYAML, append(base, "apply", "-f", "-")...); err != nil {
-		t.Fatal(err)
-	}
-	d := &storedDeployment(t, dir, "shop").Deployment
+	api, base, d := shopApplied(t)
 	hash := manifests.TemplateHash(&d.Spec.Template)
 	pod := dockerx.Hostname("shop", hash, 0)
 	logs := map[string][]string{"": {"holder says nothing"}, "migrate": {"m1", "m2"}, "web": {"w1", "w2", "w3"}, "log": {"l1"}}
@@ -311,14 +304,7 @@ func TestLogsSinceReachesEngine(t *testing.T) {
 // logs -l, --prefix, --max-log-requests and --ignore-errors, end to end:
 // the real command against the fake Engine API, two pods of shop.
 func TestLogsSelectorAgainstEngine(t *testing.T) {
-	api := startDockerAPI(t)
-	t.Setenv("DOCKER_HOST", api.host)
-	dir := t.TempDir()
-	base := []string{"--state-dir", dir, "--instance", "t1"}
-	if _, _, err := run(t, shopYAML, append(base, "apply", "-f", "-")...); err != nil {
-		t.Fatal(err)
-	}
-	d := &storedDeployment(t, dir, "shop").Deployment
+	api, base, d := shopApplied(t)
 	hash := manifests.TemplateHash(&d.Spec.Template)
 	pod0, pod1 := dockerx.Hostname("shop", hash, 0), dockerx.Hostname("shop", hash, 1)
 	var web []string // 12 lines: -l prints the last 10 unless --tail says

@@ -365,14 +365,7 @@ func TestForwarderListen(t *testing.T) {
 // Engine API, up to the helper (which e2e tests: it needs dockctl's own
 // static binary packaged as an image).
 func TestPortForwardArgsAgainstEngine(t *testing.T) {
-	api := startDockerAPI(t)
-	t.Setenv("DOCKER_HOST", api.host)
-	dir := t.TempDir()
-	base := []string{"--state-dir", dir, "--instance", "t1"}
-	if _, _, err := run(t, shopYAML, append(base, "apply", "-f", "-")...); err != nil {
-		t.Fatal(err)
-	}
-	d := &storedDeployment(t, dir, "shop").Deployment
+	api, base, d := shopApplied(t)
 	pod := dockerx.Hostname("shop", manifests.TemplateHash(&d.Spec.Template), 0)
 	for _, c := range testPod("t1", d, 0, time.Minute, false, member{name: "migrate", state: dockerx.StateRunning}) {
 		api.add(c.Name, c.State, c.Labels)

@@ -24,14 +24,7 @@ import (
 // SIGHUP and SIGQUIT alike (its term.TTY.Safe runs under
 // util/interrupt's handler).
 func TestReview12cExecTerminalRestoredOnSIGINT(t *testing.T) {
-	api := startDockerAPI(t)
-	dir := t.TempDir()
-	base := []string{"--state-dir", dir, "--instance", "t1"}
-	t.Setenv("DOCKER_HOST", api.host)
-	if _, _, err := run(t, shopYAML, append(base, "apply", "-f", "-")...); err != nil {
-		t.Fatal(err)
-	}
-	d := &storedDeployment(t, dir, "shop").Deployment
+	api, base, d := shopApplied(t)
 	pod := dockerx.Hostname("shop", manifests.TemplateHash(&d.Spec.Template), 0)
 	for _, c := range testPod("t1", d, 0, time.Minute, false,
 		member{name: "migrate", state: "exited:0"}, member{name: "web", state: dockerx.StateRunning}, member{name: "log", state: dockerx.StateRunning}) {
