@@ -22,7 +22,10 @@
 //     modes) changes nothing (Result.Changed false), so a repeated write is
 //     free of side effects for watchers.
 //   - Top-level paths of the previous version that the new one lacks are
-//     removed after the swap, then the previous version's directory.
+//     removed after the swap, then the previous version's directory. A
+//     reader whose path lookup had passed `..data` into that directory just
+//     before it went gets ENOENT for that one lookup (the kubelet's writer
+//     has the same window); opening the path again finds the new version.
 //   - A Writer offers no concurrency of its own: one writer per directory at
 //     a time (the controller writes a pod's volumes from one sync).
 //
