@@ -49,6 +49,20 @@ func Decode(file string, data []byte) ([]*Document, error) {
 	return docs, nil
 }
 
+// DecodeAll is Decode with opts, for data read by the caller: the objects
+// of kinds dockctl does not run are skipped or refused as LoadAll does, and
+// the skipped ones returned.
+func DecodeAll(file string, data []byte, opts LoadOptions) ([]*Document, []Skipped, error) {
+	st := &decodeState{opts: opts}
+	docs, errs := decodeFile(file, data, st)
+	errs = append(errs, duplicates(docs)...)
+	if len(errs) > 0 {
+		return nil, nil, errs
+	}
+	Order(docs)
+	return docs, st.skipped, nil
+}
+
 // Load is LoadAll with the default options, without the skipped objects.
 func Load(paths []string, stdin io.Reader) ([]*Document, error) {
 	docs, _, err := LoadAll(paths, stdin, LoadOptions{})

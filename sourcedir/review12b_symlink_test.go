@@ -14,13 +14,15 @@ import (
 // or on a volume not mounted yet — is a file that cannot be read: the
 // package doc and the README promise that while any file is refused,
 // nothing is deleted. ExpandPath skips a dangling link silently, so the
-// object it declared is deleted.
+// object it declared is deleted. (The link stays inside the directory: a
+// link out of it is refused whatever its target.)
 func TestReview12bDanglingSymlinkDeletesItsObject(t *testing.T) {
 	root := t.TempDir()
-	dir, shared := filepath.Join(root, "m"), filepath.Join(root, "shared")
+	dir := filepath.Join(root, "m")
+	shared := filepath.Join(dir, "shared")
 	write(t, filepath.Join(dir, "web.yaml"), deployment("web", "web:1"))
-	write(t, filepath.Join(shared, "api.yaml"), deployment("api", "api:1"))
-	if err := os.Symlink(filepath.Join(shared, "api.yaml"), filepath.Join(dir, "api.yaml")); err != nil {
+	write(t, filepath.Join(shared, "api.in"), deployment("api", "api:1"))
+	if err := os.Symlink(filepath.Join(shared, "api.in"), filepath.Join(dir, "api.yaml")); err != nil {
 		t.Fatal(err)
 	}
 	f := newFixture(t, Options{Paths: []string{dir}})
@@ -31,7 +33,7 @@ func TestReview12bDanglingSymlinkDeletesItsObject(t *testing.T) {
 		t.Fatalf("live %v, want %v", got, want)
 	}
 	// The link's target goes away for a while (the link stays).
-	if err := os.Rename(filepath.Join(shared, "api.yaml"), filepath.Join(shared, "api.yaml.moving")); err != nil {
+	if err := os.Rename(filepath.Join(shared, "api.in"), filepath.Join(shared, "api.in.moving")); err != nil {
 		t.Fatal(err)
 	}
 	f.sync()

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"os"
 	"path/filepath"
 	"sort"
 	"strings"
@@ -44,10 +45,12 @@ type Options struct {
 	ForceConflicts bool
 	// SkipUnsupported is apply's --skip-unsupported.
 	SkipUnsupported bool
-	Clock           clock.PassiveClock
-	Recorder        Recorder
-	Metrics         Metrics
-	Log             *slog.Logger
+	// ReadTimeout bounds the read of one file (DefaultReadTimeout if 0).
+	ReadTimeout time.Duration
+	Clock       clock.PassiveClock
+	Recorder    Recorder
+	Metrics     Metrics
+	Log         *slog.Logger
 }
 
 // Syncer applies its paths to a store; Sync is one pass. It is not safe
@@ -63,6 +66,7 @@ type Syncer struct {
 	// watched are the directories Run watches, and which of their
 	// changes matter.
 	watched map[string]*watchedDir
+	files   *fileReader
 }
 
 // New returns the Syncer of opts.Paths over st.
@@ -73,7 +77,8 @@ func New(st *store.Store, opts Options) *Syncer {
 	if opts.Log == nil {
 		opts.Log = slog.New(slog.DiscardHandler)
 	}
-	return &Syncer{st: st, opts: opts, emptySince: map[string]time.Time{}, last: map[string]*time.Time{}, warned: map[string]bool{}}
+	return &Syncer{st: st, opts: opts, emptySince: map[string]time.Time{}, last: map[string]*time.Time{}, warned: map[string]bool{},
+		files: newFileReader(opts.ReadTimeout)}
 }
 
 // source is what one path held at one read.
@@ -103,19 +108,31 @@ func (s *source) empty() bool { return s.unreadable != nil || (s.objects == 0 &&
 
 // read reads path whole. A symbolic link is resolved first, so that a
 // link swapped over it (git-sync) is followed anew, and the files are
-// named under path as given.
-func read(path string, skip bool) *source {
+// named under path as given. What path holds is read as list and
+// fileReader say (files.go): nothing outside it.
+func (s *Syncer) read(path string) *source {
 	src := &source{path: path, bad: map[string]error{}, good: map[string]*Placed{}}
 	real, err := filepath.EvalSymlinks(path)
 	if err != nil {
 		src.unreadable = err
 		return src
 	}
-	files, unreadable, err := manifests.ExpandPath(real)
+	files, refused, unreadable, err := list(path, real)
 	if err != nil {
 		src.unreadable = err
 		return src
 	}
+	// Files are opened inside rootDir, through no link out of it.
+	rootDir := real
+	if len(files) == 1 && files[0].at == real {
+		rootDir = filepath.Dir(real)
+	}
+	root, err := os.OpenRoot(rootDir)
+	if err != nil {
+		src.unreadable = err
+		return src
+	}
+	defer func() { _ = root.Close() }()
 	// under names f, found under real, under path as given.
 	under := func(f string) (string, error) {
 		if f == real {
@@ -136,14 +153,35 @@ func read(path string, skip bool) *source {
 		src.partial = true
 		src.bad[name] = fmt.Errorf("%s: cannot read the directory: %w", name, why)
 	}
-	for _, f := range files {
+	for f, why := range refused {
 		name, err := under(f)
 		if err != nil {
 			src.unreadable = err
 			return src
 		}
 		src.files++
-		docs, skipped, err := manifests.LoadAll([]string{f}, nil, manifests.LoadOptions{SkipUnsupported: skip})
+		src.bad[name] = fmt.Errorf("%s: %w", name, why)
+	}
+	for _, f := range files {
+		name, err := under(f.at)
+		if err != nil {
+			src.unreadable = err
+			return src
+		}
+		src.files++
+		// The target list resolved inside rootDir, opened through no
+		// link out of it (a link swapped meanwhile cannot lead out).
+		rel, err := filepath.Rel(rootDir, f.target)
+		if err != nil {
+			src.unreadable = err
+			return src
+		}
+		data, err := s.files.read(root, rel, f.target)
+		if err != nil {
+			src.bad[name] = fmt.Errorf("%s: %w", name, err)
+			continue
+		}
+		docs, skipped, err := manifests.DecodeAll(name, data, manifests.LoadOptions{SkipUnsupported: s.opts.SkipUnsupported})
 		if err == nil {
 			var p *Placed
 			if p, err = Place(docs, manifests.DefaultNamespace, false); err == nil {
@@ -158,7 +196,7 @@ func read(path string, skip bool) *source {
 				continue
 			}
 		}
-		src.bad[name] = errors.New(strings.ReplaceAll(err.Error(), f, name))
+		src.bad[name] = err
 	}
 	return src
 }
@@ -189,7 +227,7 @@ func (s *Syncer) Read() *Plan {
 	prune := true
 	owned := map[string]bool{}
 	for _, path := range s.opts.Paths {
-		src := read(path, s.opts.SkipUnsupported)
+		src := s.read(path)
 		p.sources = append(p.sources, src)
 		owned[store.DirectoryManager(path)] = true
 		if src.empty() {

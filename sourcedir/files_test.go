@@ -1,0 +1,210 @@
+package sourcedir
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/dockctl/dockctl/manifests"
+	"github.com/dockctl/dockctl/store"
+)
+
+// What a manifests directory may hold: a regular file, or a symbolic link
+// to one that stays inside the directory. The controller reads DIR as its
+// own user: a link out of DIR would read any file that user can (and
+// apply it, or show it in an error), a named pipe or a device would block
+// or never end. Such an entry is refused and named, as an invalid file
+// is: its objects are kept, nothing is deleted, the rest is applied.
+func TestManifestsDirRefusesWhatIsNotAFileInside(t *testing.T) {
+	tests := []struct {
+		name string
+		// setup makes the entry under test in dir (root holds dir).
+		setup func(t *testing.T, root, dir string) string
+		// refused is the message's part that says why, "" when the
+		// entry is read.
+		refused string
+		// leak is an object that must not be applied, "" for none.
+		leak string
+	}{
+		{"a link to a file outside the directory", func(t *testing.T, root, dir string) string {
+			write(t, filepath.Join(root, "outside", "leak.yaml"), deployment("leak", "leak:1"))
+			return link(t, filepath.Join(root, "outside", "leak.yaml"), filepath.Join(dir, "leak.yaml"))
+		}, "outside the directory DIR", "leak"},
+		{"a relative link climbing out of the directory", func(t *testing.T, root, dir string) string {
+			write(t, filepath.Join(root, "outside", "leak.yaml"), deployment("leak", "leak:1"))
+			return link(t, "../outside/leak.yaml", filepath.Join(dir, "leak.yaml"))
+		}, "outside the directory DIR", "leak"},
+		{"a link to a device", func(t *testing.T, _, dir string) string {
+			return link(t, "/dev/zero", filepath.Join(dir, "zero.yaml"))
+		}, "outside the directory DIR", ""},
+		{"a named pipe", func(t *testing.T, _, dir string) string {
+			p := filepath.Join(dir, "pipe.yaml")
+			if err := syscall.Mkfifo(p, 0o644); err != nil {
+				t.Fatal(err)
+			}
+			return p
+		}, "not a regular file", ""},
+		{"a link to a named pipe inside the directory", func(t *testing.T, _, dir string) string {
+			if err := syscall.Mkfifo(filepath.Join(dir, "pipe"), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			return link(t, "pipe", filepath.Join(dir, "pipe.yaml"))
+		}, "not a regular file", ""},
+		{"a link to a directory inside the directory", func(t *testing.T, _, dir string) string {
+			if err := os.Mkdir(filepath.Join(dir, "sub"), 0o755); err != nil {
+				t.Fatal(err)
+			}
+			return link(t, "sub", filepath.Join(dir, "sub.yaml"))
+		}, "not a regular file", ""},
+		{"a file larger than the cap", func(t *testing.T, _, dir string) string {
+			p := filepath.Join(dir, "big.yaml")
+			write(t, p, deployment("big", "big:1")+"# "+strings.Repeat("x", manifests.MaxInputSize)+"\n")
+			return p
+		}, "limit", "big"},
+		{"a link to a file inside the directory is read", func(t *testing.T, _, dir string) string {
+			write(t, filepath.Join(dir, "base", "api.yaml.in"), deployment("api", "api:1"))
+			return link(t, "base/api.yaml.in", filepath.Join(dir, "api.yaml"))
+		}, "", ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			root := t.TempDir()
+			dir := filepath.Join(root, "m")
+			write(t, filepath.Join(dir, "web.yaml"), deployment("web", "web:1"))
+			write(t, filepath.Join(dir, "old.yaml"), deployment("old", "old:1"))
+			f := newFixture(t, Options{Paths: []string{dir}})
+			f.sync()
+			if err := os.Remove(filepath.Join(dir, "old.yaml")); err != nil {
+				t.Fatal(err)
+			}
+			entry := tt.setup(t, root, dir)
+			f.sync()
+			live, st := f.live(), f.status()[0]
+			if tt.leak != "" && live[tt.leak] != "" {
+				t.Errorf("%s applied from %s: live %v", tt.leak, entry, live)
+			}
+			if live["web"] == "" {
+				t.Errorf("web not applied beside the entry: live %v", live)
+			}
+			if tt.refused == "" {
+				if !st.Ready || live["api"] == "" || live["old"] != "" {
+					t.Errorf("a link inside the directory: status %+v, live %v", st, live)
+				}
+				return
+			}
+			why := strings.ReplaceAll(tt.refused, "DIR", dir)
+			if st.Ready || st.Reason != "InvalidManifests" || !reflect.DeepEqual(st.Errors, []string{entry}) || !strings.Contains(st.Message, why) {
+				t.Errorf("status %+v, want InvalidManifests naming %s and saying %q", st, entry, why)
+			}
+			if live["old"] == "" {
+				t.Errorf("old deleted while %s is refused: live %v", entry, live)
+			}
+			if tt.leak != "" && strings.Contains(st.Message, "image") {
+				t.Errorf("the refusal shows the file's content: %q", st.Message)
+			}
+		})
+	}
+}
+
+// link makes a symbolic link at name to target and returns name.
+func link(t *testing.T, target, name string) string {
+	t.Helper()
+	if err := os.Symlink(target, name); err != nil {
+		t.Fatal(err)
+	}
+	return name
+}
+
+// --manifests naming a named pipe (a file path, not a directory): opening
+// it to read waits for a writer, which would stall every later sync. The
+// writer here opens the pipe as soon as anyone reads it and writes a
+// manifest once, so that a sync that does wait is released and applies it.
+func TestManifestsPathThatIsANamedPipeIsRefused(t *testing.T) {
+	pipe := filepath.Join(t.TempDir(), "web.yaml")
+	if err := syscall.Mkfifo(pipe, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	f := newFixture(t, Options{Paths: []string{pipe}})
+	stop := make(chan struct{})
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		for {
+			select {
+			case <-stop:
+				return
+			default:
+			}
+			// ENXIO until a reader has the pipe open.
+			w, err := os.OpenFile(pipe, os.O_WRONLY|syscall.O_NONBLOCK, 0)
+			if err != nil {
+				time.Sleep(time.Millisecond)
+				continue
+			}
+			_, _ = w.WriteString(deployment("web", "web:1"))
+			_ = w.Close()
+			return
+		}
+	}()
+	_, err := f.s.Sync()
+	close(stop)
+	wg.Wait()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if live := f.live(); live["web"] != "" {
+		t.Errorf("the sync read the named pipe (it waited for a writer): live %v", live)
+	}
+	if st := f.status()[0]; st.Ready || !reflect.DeepEqual(st.Errors, []string{pipe}) || !strings.Contains(st.Message, "not a regular file") {
+		t.Errorf("status %+v, want the pipe refused as not a regular file", st)
+	}
+}
+
+// A read that does not return (a file on a mount whose server is gone)
+// is given up after the read timeout: the file is refused, the rest is
+// applied, and the next sync does not start a second read of it while
+// the first one still hangs.
+func TestManifestsFileReadHasADeadline(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "m")
+	write(t, filepath.Join(dir, "web.yaml"), deployment("web", "web:1"))
+	write(t, filepath.Join(dir, "slow.yaml"), deployment("slow", "slow:1"))
+	// Long enough for web.yaml's read on a loaded machine; slow.yaml's
+	// never returns.
+	f := newFixture(t, Options{Paths: []string{dir}, ReadTimeout: 2 * time.Second})
+	release := make(chan struct{})
+	t.Cleanup(func() { close(release) })
+	var mu sync.Mutex
+	reads := 0
+	f.s.files.readAll = func(file *os.File) ([]byte, error) {
+		if filepath.Base(file.Name()) == "slow.yaml" {
+			mu.Lock()
+			reads++
+			mu.Unlock()
+			<-release
+			return nil, errors.New("released")
+		}
+		return readCapped(file)
+	}
+	for i := range 2 {
+		f.sync()
+		slow := filepath.Join(dir, "slow.yaml")
+		if st := f.status()[0]; st.Ready || !reflect.DeepEqual(st.Errors, []string{slow}) || !strings.Contains(st.Message, "read") {
+			t.Errorf("sync %d: status %+v, want slow.yaml refused", i, st)
+		}
+		if got, want := f.live(), map[string]string{"web": "web:1 " + store.DirectoryManager(dir)}; !reflect.DeepEqual(got, want) {
+			t.Errorf("sync %d: live %v, want %v", i, got, want)
+		}
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if reads != 1 {
+		t.Errorf("%d reads of the hanging file, want 1: a second sync must not pile up another", reads)
+	}
+}
