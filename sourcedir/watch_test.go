@@ -57,3 +57,54 @@ func TestWatchedChangesThatMatter(t *testing.T) {
 		}
 	}
 }
+
+// A manifest kept as a symbolic link to a file inside the directory (an
+// overlay of links to a base whose files are not named as manifests): an
+// edit of the target is a change of the link's manifest, and so is a swap
+// of a link to a directory on the target's way. The rest of the target's
+// directory does not matter more than before.
+func TestWatchedLinkTargetsMatter(t *testing.T) {
+	dir := t.TempDir()
+	r := func(p string) string { return filepath.Join(dir, p) }
+	write(t, r("base/web.yaml.in"), deployment("web", "web:1"))
+	write(t, r("base/notes.txt"), "docs")
+	write(t, r("lib/v1/api.in"), deployment("api", "api:1"))
+	link(t, "base/web.yaml.in", r("web.yaml"))
+	link(t, "v1", r("lib/current"))
+	link(t, r("lib/current/api.in"), r("api.yaml"))
+	s := New(nil, Options{Paths: []string{dir}})
+	w, err := fsnotify.NewWatcher()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = w.Close() }()
+	s.rewatch(w)
+	tests := []struct {
+		name string
+		want bool
+	}{
+		{"base/web.yaml.in", true}, // the target, edited or replaced
+		{"lib/v1/api.in", true},    // a target through a linked directory
+		{"lib/current", true},      // that directory link, swapped
+		{"base/notes.txt", false},  // beside a target
+		{"lib/v1/other.in", false}, // beside a target
+	}
+	for _, tt := range tests {
+		if got := s.matters(r(tt.name)); got != tt.want {
+			t.Errorf("%s: matters %v, want %v", tt.name, got, tt.want)
+		}
+	}
+}
+
+// The README promises a change is picked up within about a second: an
+// edit of a linked manifest's target too, not only at the resync (an hour
+// away here).
+func TestRunSeesAnEditOfALinkTarget(t *testing.T) {
+	dir := t.TempDir()
+	write(t, filepath.Join(dir, "base", "web.in"), deployment("web", "web:1"))
+	link(t, "base/web.in", filepath.Join(dir, "web.yaml"))
+	image := running(t, dir)
+	waitFor(t, "web:1", image)
+	write(t, filepath.Join(dir, "base", "web.in"), deployment("web", "web:2"))
+	waitFor(t, "web:2", image)
+}
