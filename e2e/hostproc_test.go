@@ -44,8 +44,10 @@ type syncBuffer = testio.Buffer
 // the defaults, so that they win.
 func (e *env) startHostController(extraEnv []string, extraArgs ...string) *hostController {
 	e.t.Helper()
+	// The workloads of a private daemon join its privateNetwork.
 	args := append([]string{"--instance", e.instance, "--state-dir", e.stateDir,
-		"controller", "--resync-period", "2s", "--metrics-addr", "", "--crash-backoff-base", "200ms"}, extraArgs...)
+		"controller", "--resync-period", "2s", "--metrics-addr", "", "--crash-backoff-base", "200ms",
+		"--allow-networks=" + privateNetwork}, extraArgs...)
 	hc := &hostController{t: e.t, cmd: exec.Command(dockctlBin, args...), out: &syncBuffer{}, done: make(chan struct{})}
 	hc.cmd.Env = append(os.Environ(), extraEnv...)
 	hc.cmd.Stdout, hc.cmd.Stderr = hc.out, hc.out

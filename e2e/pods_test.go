@@ -456,8 +456,8 @@ func TestPodSidecar(t *testing.T) {
 	e := newEnv(t)
 	// Repairs follow Docker's events; the periodic resync is a safety net
 	// these tests keep out of the way.
-	e.startController("--resync-period", "10m")
 	appPort, proxyPort := freePort(t), freePort(t)
+	e.startController("--resync-period", "10m", fmt.Sprintf("--allow-host-ports=%d,%d", appPort, proxyPort))
 	e.apply(podManifest("web", 1, "", sidecarSpec(appPort, proxyPort)))
 	want := podWant{running: []string{"proxy", "app"}}
 	pods := e.waitPods("web", 1, "", want)

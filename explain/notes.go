@@ -30,7 +30,7 @@ var notes = map[noteKey]string{
 	key[manifests.ObjectMeta]("generation"):                 "set by dockctl; ignored on input.",
 	key[manifests.ObjectMeta]("creationTimestamp"):          "set by dockctl; ignored on input.",
 	key[manifests.ObjectMeta]("managedFields"):              "who manages the object (apply, a manifests directory, a command), kept by dockctl; ignored on input.",
-	key[manifests.TemplateMeta]("annotations"):              "dockctl.io/network: NAME also joins the Docker network NAME; no other dockctl.io/ key is accepted.",
+	key[manifests.TemplateMeta]("annotations"):              "dockctl.io/network: NAME also joins the Docker network NAME (the controller refuses any but its instance's own unless started with --allow-networks=NAME); no other dockctl.io/ key is accepted.",
 	key[manifests.PodSpec]("restartPolicy"):                 "Always only.",
 	key[manifests.PodSpec]("terminationGracePeriodSeconds"): "the container's Docker stop timeout; dockctl's own graceful stop is bounded by the controller's --max-grace-period.",
 	key[manifests.PodSpec]("hostNetwork"):                   "the controller refuses it unless started with --allow-host-namespaces.",
@@ -49,7 +49,7 @@ var notes = map[noteKey]string{
 		"an unhealthy container).",
 	key[manifests.ContainerPort]("containerPort"): "alone it publishes nothing: a Service or a hostPort does.",
 	key[manifests.ContainerPort]("hostPort"): "published by Docker on hostIP; a pod that publishes one runs as one replica only " +
-		"(more is an error, a rollout goes without surge, scale refuses).",
+		"(more is an error, a rollout goes without surge, scale refuses); the controller refuses it unless started with --allow-host-ports covering it.",
 	key[manifests.ContainerPort]("protocol"): "TCP or UDP (no SCTP).",
 	key[manifests.ResourceRequirements]("limits"): "cpu (a CPU quota), memory (a memory limit) and nvidia.com/gpu (a Docker " +
 		"request for that many GPUs) only.",

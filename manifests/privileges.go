@@ -6,6 +6,7 @@ import (
 	"io/fs"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 )
 
@@ -17,6 +18,8 @@ const (
 	FlagAllowHostPath       = "--allow-host-path"
 	FlagAllowHostRoot       = "--allow-host-root"
 	FlagAllowCapabilities   = "--allow-capabilities"
+	FlagAllowNetworks       = "--allow-networks"
+	FlagAllowHostPorts      = "--allow-host-ports"
 )
 
 // Privilege is one setting of a deployment that gives its containers power
@@ -28,7 +31,9 @@ type Privilege struct {
 	What string // why it matters, for the message
 	// Value is what the flag must name to allow it: the capability
 	// (upper case, without CAP_) for FlagAllowCapabilities, the host path
-	// as resolved for FlagAllowHostPath. Empty for the boolean flags.
+	// as resolved for FlagAllowHostPath, the network for
+	// FlagAllowNetworks, the port for FlagAllowHostPorts. Empty for the
+	// boolean flags.
 	Value string
 	// existing is, for a host path, the resolved part of it that exists
 	// (the whole path, or for DirectoryOrCreate/FileOrCreate the nearest
@@ -62,6 +67,9 @@ type Host struct {
 	// something inside one, or a directory holding one needs
 	// FlagAllowHostRoot.
 	Protected []string
+	// Network is the instance's own network, the one Docker network
+	// dockctl.io/network may name without FlagAllowNetworks.
+	Network string
 }
 
 // systemPaths need FlagAllowHostRoot (and a FlagAllowHostPath prefix that
@@ -126,6 +134,31 @@ func Privileges(d *Deployment, h Host) []Privilege {
 			out = append(out, Privilege{Path: path, Flag: FlagAllowHostNamespaces, What: "the host's network namespace"})
 		case strings.HasPrefix(ln, "container:"):
 			out = append(out, Privilege{Path: path, Flag: FlagAllowHostNamespaces, What: fmt.Sprintf("the network namespace of another container (%s)", n)})
+		case ln == "none" || n == h.Network:
+			// No network (a record of an earlier release), or the
+			// instance's own, which every pod is on anyway.
+		default:
+			// Any other network is another instance's or another
+			// application's: its containers become reachable, and
+			// reach the pod, past every Service.
+			out = append(out, Privilege{Path: path, Flag: FlagAllowNetworks,
+				What: fmt.Sprintf("joining the Docker network %s, which is not the instance's", n), Value: n})
+		}
+	}
+	// A host port is a port of the host, as Pod Security's baseline
+	// level says in forbidding them: one on the loopback can squat a port
+	// a local service trusts. Every container's, hostNetwork or not.
+	for _, pc := range containersWithPaths("spec.template.spec", spec) {
+		for j, p := range pc.c.Ports {
+			if p.HostPort == 0 {
+				continue
+			}
+			proto := p.Protocol
+			if proto == "" {
+				proto = "TCP"
+			}
+			out = append(out, Privilege{Path: fmt.Sprintf("%s.ports[%d].hostPort", pc.path, j), Flag: FlagAllowHostPorts,
+				What: fmt.Sprintf("host port %d/%s", p.HostPort, proto), Value: strconv.Itoa(int(p.HostPort))})
 		}
 	}
 	// Every container of the pod is judged: an init container or a
@@ -296,6 +329,12 @@ type Policy struct {
 	// Capabilities are the capabilities beyond Docker's default set that
 	// may be added (FlagAllowCapabilities); "ALL" allows any.
 	Capabilities []string
+	// Networks are the Docker networks dockctl.io/network may name
+	// besides the instance's own (FlagAllowNetworks).
+	Networks []string
+	// HostPorts are the host ports containers may publish
+	// (FlagAllowHostPorts).
+	HostPorts []PortRange
 	// Host judges host paths where the controller runs.
 	Host Host
 }
@@ -327,6 +366,19 @@ func (p Policy) allows(pr Privilege) bool {
 			}
 		}
 		return false
+	case FlagAllowNetworks:
+		return slices.Contains(p.Networks, pr.Value)
+	case FlagAllowHostPorts:
+		n, err := strconv.Atoi(pr.Value)
+		if err != nil {
+			return false
+		}
+		for _, r := range p.HostPorts {
+			if r.From <= n && n <= r.To {
+				return true
+			}
+		}
+		return false
 	case FlagAllowHostPath:
 		if pr.unresolved != nil {
 			return false
@@ -346,6 +398,31 @@ func (p Policy) allows(pr Privilege) bool {
 		return false
 	}
 	return false
+}
+
+// PortRange is a range of ports, both ends included.
+type PortRange struct{ From, To int }
+
+// ParsePortRanges reads the values of FlagAllowHostPorts: each PORT or
+// FROM-TO, ports 1 to 65535.
+func ParsePortRanges(values []string) ([]PortRange, error) {
+	var out []PortRange
+	for _, v := range values {
+		from, to, isRange := strings.Cut(strings.TrimSpace(v), "-")
+		if !isRange {
+			to = from
+		}
+		a, errA := strconv.Atoi(from)
+		b, errB := strconv.Atoi(to)
+		switch {
+		case errA != nil || errB != nil:
+			return nil, fmt.Errorf("%s=%s: want PORT or FROM-TO", FlagAllowHostPorts, v)
+		case a < 1 || b > 65535 || a > b:
+			return nil, fmt.Errorf("%s=%s: ports are 1 to 65535, FROM not above TO", FlagAllowHostPorts, v)
+		}
+		out = append(out, PortRange{a, b})
+	}
+	return out, nil
 }
 
 // DockerSocket returns the path of the unix socket named by a DOCKER_HOST

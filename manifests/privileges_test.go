@@ -51,7 +51,19 @@ func TestPrivileges(t *testing.T) {
 		{"network host", privBase(withNetwork("host")), nil, []string{netAnn + " --allow-host-namespaces"}},
 		{"network HOST", privBase(withNetwork("HOST")), nil, []string{netAnn + " --allow-host-namespaces"}},
 		{"network container", privBase(withNetwork("container:dockctl")), nil, []string{netAnn + " --allow-host-namespaces"}},
-		{"network user-defined", privBase(withNetwork("backend")), nil, nil},
+		// Any other network is another instance's or application's.
+		{"network user-defined", privBase(withNetwork("backend")), nil, []string{netAnn + " --allow-networks"}},
+		{"network none, of an earlier release", privBase(withNetwork("none")), nil, nil},
+		// Pod Security's baseline level: host ports of every container.
+		{"host ports", privBase(func(d *Deployment) {
+			ps := &d.Spec.Template.Spec
+			ps.Containers[0].Ports = []ContainerPort{{ContainerPort: 80}, {ContainerPort: 53, HostPort: 53, Protocol: "UDP"}}
+			ps.InitContainers = []Container{{Name: "proxy", Image: "p", RestartPolicy: ContainerRestartPolicyAlways,
+				Ports: []ContainerPort{{ContainerPort: 8443, HostPort: 443, HostIP: "127.0.0.1"}}}}
+		}), nil, []string{
+			"spec.template.spec.initContainers[0].ports[0].hostPort --allow-host-ports",
+			"spec.template.spec.containers[0].ports[1].hostPort --allow-host-ports",
+		}},
 		// Item 18: capabilities beyond Docker's default set.
 		{"default capabilities", privBase(withCaps("NET_BIND_SERVICE", "cap_chown", "Kill")), nil, nil},
 		{"extra capabilities", privBase(withCaps("NET_BIND_SERVICE", "SYS_ADMIN", "cap_net_admin", "ALL", "SYS_MODULE", "DAC_READ_SEARCH")), nil, []string{
@@ -162,7 +174,12 @@ func TestPolicyRefused(t *testing.T) {
 	if err := os.Symlink("/etc", filepath.Join(data, "etc")); err != nil {
 		t.Fatal(err)
 	}
-	host := Host{Resolve: filepath.EvalSymlinks}
+	host := Host{Resolve: filepath.EvalSymlinks, Network: "dockctl_x"}
+	withHostPort := func(p int32) func(*Deployment) {
+		return func(d *Deployment) {
+			d.Spec.Template.Spec.Containers[0].Ports = []ContainerPort{{ContainerPort: 8080, HostPort: p}}
+		}
+	}
 	yes := true
 	createType := func(p, typ string) func(*Deployment) {
 		return func(d *Deployment) {
@@ -218,6 +235,15 @@ func TestPolicyRefused(t *testing.T) {
 		}), Policy{HostPaths: []string{data}}, []string{FlagAllowHostPath}},
 		{"network host", privBase(withNetwork("host")), Policy{}, []string{FlagAllowHostNamespaces}},
 		{"network host allowed", privBase(withNetwork("host")), Policy{HostNamespaces: true}, nil},
+		{"the instance's own network", privBase(withNetwork("dockctl_x")), Policy{}, nil},
+		{"another instance's network", privBase(withNetwork("dockctl_y")), Policy{}, []string{FlagAllowNetworks}},
+		{"a network allowed by name", privBase(withNetwork("backend")), Policy{Networks: []string{"front", "backend"}}, nil},
+		{"network names are exact", privBase(withNetwork("Backend")), Policy{Networks: []string{"backend"}}, []string{FlagAllowNetworks}},
+		{"host networks need their own flag", privBase(withNetwork("host")), Policy{Networks: []string{"host"}}, []string{FlagAllowHostNamespaces}},
+		{"a host port", privBase(withHostPort(8080)), Policy{}, []string{FlagAllowHostPorts}},
+		{"a host port allowed by number", privBase(withHostPort(8080)), Policy{HostPorts: []PortRange{{8080, 8080}}}, nil},
+		{"a host port at a range's end", privBase(withHostPort(9100)), Policy{HostPorts: []PortRange{{9000, 9100}}}, nil},
+		{"a host port past a range", privBase(withHostPort(9101)), Policy{HostPorts: []PortRange{{9000, 9100}}}, []string{FlagAllowHostPorts}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

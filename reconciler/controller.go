@@ -256,6 +256,8 @@ func New(docker Docker, st Store, opts Options) *Controller {
 		// Host paths are judged as they resolve here; never lexically.
 		opts.Allow.Host.Resolve = filepath.EvalSymlinks
 	}
+	// dockctl.io/network may name the instance's own network freely.
+	opts.Allow.Host.Network = dockerx.NetworkName(opts.Instance)
 	c := &Controller{
 		docker:  docker,
 		store:   st,

@@ -21,6 +21,9 @@ func TestControllerAllowFlags(t *testing.T) {
 		{[]string{"--allow-host-path"}, manifests.Policy{HostPaths: []string{"/"}}},
 		{[]string{"--allow-host-path=/srv,/opt/data", "--allow-host-path=/mnt"}, manifests.Policy{HostPaths: []string{"/srv", "/opt/data", "/mnt"}}},
 		{[]string{"--allow-capabilities=NET_ADMIN,sys_time"}, manifests.Policy{Capabilities: []string{"NET_ADMIN", "sys_time"}}},
+		{[]string{"--allow-networks=backend,monitoring", "--allow-networks=bridge"}, manifests.Policy{Networks: []string{"backend", "monitoring", "bridge"}}},
+		{[]string{"--allow-host-ports=8080,9000-9100", "--allow-host-ports=53"},
+			manifests.Policy{HostPorts: []manifests.PortRange{{From: 8080, To: 8080}, {From: 9000, To: 9100}, {From: 53, To: 53}}}},
 	}
 	for _, tt := range tests {
 		t.Run(strings.Join(tt.args, " "), func(t *testing.T) {
@@ -34,7 +37,8 @@ func TestControllerAllowFlags(t *testing.T) {
 			}
 			got := o.allow.policy("/state")
 			if got.Privileged != tt.want.Privileged || got.HostNamespaces != tt.want.HostNamespaces || got.HostRoot != tt.want.HostRoot ||
-				!slices.Equal(got.HostPaths, tt.want.HostPaths) || !slices.Equal(got.Capabilities, tt.want.Capabilities) {
+				!slices.Equal(got.HostPaths, tt.want.HostPaths) || !slices.Equal(got.Capabilities, tt.want.Capabilities) ||
+				!slices.Equal(got.Networks, tt.want.Networks) || !slices.Equal(got.HostPorts, tt.want.HostPorts) {
 				t.Fatalf("policy %+v, want %+v", got, tt.want)
 			}
 			if got.Host.Resolve == nil || !slices.Contains(got.Host.Protected, "/state") {
@@ -69,6 +73,10 @@ func TestApplyWarnsAboutHostPrivileges(t *testing.T) {
 			[]string{"spec.template.spec.containers[0].securityContext.capabilities.add[0]", "--allow-capabilities=SYS_ADMIN"}},
 		{"/etc", withSpec("      volumes: [{name: v, hostPath: {path: /etc}}]\n", "        volumeMounts: [{name: v, mountPath: /v}]\n"),
 			[]string{"spec.template.spec.volumes[0].hostPath.path", "--allow-host-path=/etc", "--allow-host-root"}},
+		{"another network", strings.Replace(webYAML, "      labels: {app: web}\n    spec:", "      labels: {app: web}\n      annotations: {dockctl.io/network: backend}\n    spec:", 1),
+			[]string{"spec.template.metadata.annotations[dockctl.io/network]", "--allow-networks=backend"}},
+		{"host port", strings.Replace(strings.Replace(webYAML, "hostPort: 0", "hostPort: 18080", 1), "replicas: 3", "replicas: 1", 1),
+			[]string{"spec.template.spec.containers[0].ports[0].hostPort", "--allow-host-ports=18080"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -85,6 +93,16 @@ func TestApplyWarnsAboutHostPrivileges(t *testing.T) {
 				t.Errorf("a default capability is no privilege: %q", errOut)
 			}
 		})
+	}
+}
+
+// The instance's own network is where every pod is anyway: naming it in
+// dockctl.io/network needs no flag, and apply does not warn.
+func TestApplyDoesNotWarnAboutTheInstanceNetwork(t *testing.T) {
+	src := strings.Replace(webYAML, "      labels: {app: web}\n    spec:", "      labels: {app: web}\n      annotations: {dockctl.io/network: dockctl_t}\n    spec:", 1)
+	out, errOut, err := run(t, src, "--state-dir", t.TempDir(), "--instance", "t", "apply", "-f", "-")
+	if err != nil || out != "deployment/web created\n" || errOut != "" {
+		t.Fatalf("apply: %v %q %q", err, out, errOut)
 	}
 }
 
@@ -108,5 +126,18 @@ func TestContainerLogFlags(t *testing.T) {
 		if _, err := parseLogMaxSize(in); err == nil {
 			t.Errorf("parseLogMaxSize(%q): want an error", in)
 		}
+	}
+}
+
+// A --allow-host-ports value that is not a port or a range stops the
+// controller at start rather than allowing nothing, or everything.
+func TestControllerRefusesBadHostPortRanges(t *testing.T) {
+	for _, v := range []string{"http", "0", "65536", "9100-9000", "80-", "-80"} {
+		t.Run(v, func(t *testing.T) {
+			_, _, err := run(t, "", "--state-dir", t.TempDir(), "controller", "--metrics-addr", "", "--allow-host-ports="+v)
+			if err == nil || !strings.Contains(err.Error(), "--allow-host-ports="+v) {
+				t.Fatalf("--allow-host-ports=%s: err %v, want it refused", v, err)
+			}
+		})
 	}
 }

@@ -128,7 +128,7 @@ func runApply(cmd *cobra.Command, g *globalOptions, o *applyOptions) error {
 	}
 	// Warn, do not refuse: the controller decides with its own flags.
 	for _, d := range b.Deployments {
-		for _, p := range manifests.Privileges(d, hostForPaths(st.Dir())) {
+		for _, p := range manifests.Privileges(d, hostFor(st)) {
 			fmt.Fprintf(cmd.ErrOrStderr(), "Warning: deployment/%s: %s\n", d.Metadata.Name, p)
 		}
 	}

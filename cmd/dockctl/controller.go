@@ -66,6 +66,7 @@ type controllerOptions struct {
 type allowOptions struct {
 	privileged, hostNamespaces, hostRoot bool
 	hostPaths, capabilities              []string
+	networks, hostPorts                  []string
 }
 
 func newControllerCommand(g *globalOptions) *cobra.Command {
@@ -149,6 +150,10 @@ func newControllerCommandWith(g *globalOptions, o *controllerOptions) *cobra.Com
 		"also mount system paths (/, /etc, /proc, /sys, /dev, /root, /boot, /usr, /var/lib/docker, /run, the Docker socket, the state directory…, what is inside them or holds them) when --allow-host-path covers them")
 	f.StringSliceVar(&a.capabilities, strings.TrimPrefix(manifests.FlagAllowCapabilities, "--"), nil,
 		"capabilities beyond Docker's default set that capabilities.add may name (comma-separated, e.g. NET_ADMIN,SYS_TIME; ALL allows any)")
+	f.StringSliceVar(&a.networks, strings.TrimPrefix(manifests.FlagAllowNetworks, "--"), nil,
+		fmt.Sprintf("Docker networks the dockctl.io/network annotation may name besides the instance's own (%s; comma-separated, e.g. backend,monitoring)", dockerx.NetworkName("INSTANCE")))
+	f.StringSliceVar(&a.hostPorts, strings.TrimPrefix(manifests.FlagAllowHostPorts, "--"), nil,
+		"host ports containers may publish with hostPort (comma-separated PORT or FROM-TO, e.g. 8080,9000-9100); without it, a hostPort is refused")
 	return cmd
 }
 
@@ -178,6 +183,14 @@ func runController(g *globalOptions, o *controllerOptions) error {
 		return fmt.Errorf("--allow-empty-after %v: must not be negative", o.allowEmptyAfter)
 	case o.stalePortForward <= 0:
 		return fmt.Errorf("--stale-port-forward-after %v: must be positive", o.stalePortForward)
+	}
+	if _, err := manifests.ParsePortRanges(o.allow.hostPorts); err != nil {
+		return err
+	}
+	for _, n := range o.allow.networks {
+		if n == "" {
+			return fmt.Errorf("%s: an empty network name", manifests.FlagAllowNetworks)
+		}
 	}
 	if err := checkManifestPaths(o.manifests); err != nil {
 		return err
@@ -423,15 +436,27 @@ func parseLogMaxSize(s string) (int64, error) {
 // policy is what the --allow-* flags grant. Besides the built-in system
 // paths, the socket of DOCKER_HOST and the state directory are protected:
 // mounting either hands a container the controller's own power.
+// The host ports were checked when the flags were read (runController).
 func (a allowOptions) policy(stateDir string) manifests.Policy {
+	ports, _ := manifests.ParsePortRanges(a.hostPorts)
 	return manifests.Policy{
 		Privileged:     a.privileged,
 		HostNamespaces: a.hostNamespaces,
 		HostRoot:       a.hostRoot,
 		HostPaths:      a.hostPaths,
 		Capabilities:   a.capabilities,
+		Networks:       a.networks,
+		HostPorts:      ports,
 		Host:           hostForPaths(stateDir),
 	}
+}
+
+// hostFor judges what apply warns about as st's controller would: host
+// paths on this machine, and the instance's own network as no privilege.
+func hostFor(st *store.Store) manifests.Host {
+	h := hostForPaths(st.Dir())
+	h.Network = dockerx.NetworkName(st.Instance())
+	return h
 }
 
 // hostForPaths judges host paths on this machine.

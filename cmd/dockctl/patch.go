@@ -278,7 +278,7 @@ func storeEdited(errOut io.Writer, g *globalOptions, st *store.Store, ref store.
 	}
 	warnIgnored(errOut, b)
 	for _, d := range b.Deployments {
-		for _, p := range manifests.Privileges(d, hostForPaths(st.Dir())) {
+		for _, p := range manifests.Privileges(d, hostFor(st)) {
 			fmt.Fprintf(errOut, "Warning: deployment/%s: %s\n", d.Metadata.Name, p)
 		}
 	}
