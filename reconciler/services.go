@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"log/slog"
 	"maps"
+	"net/netip"
 	"reflect"
 	"slices"
 	"strings"
@@ -840,6 +841,7 @@ func (a *allocator) assign(st ServiceStore, in allocInput) allocation {
 		}
 	}
 	slices.SortFunc(in.Others, func(x, y serviceAllocation) int { return strings.Compare(x.Key, y.Key) })
+	in.Reserved = func() map[netip.Addr]string { return explicitClusterIPs(st, in.Key) }
 	out := allocate(in)
 	nps := nodePortNumbers(in.Service, nil)
 	for _, np := range out.NodePorts {
@@ -878,10 +880,10 @@ func (a *allocator) loadLocked(st ServiceStore) {
 		if err != nil || prev == nil {
 			prev = &store.ServiceStatus{}
 		}
+		// Only an address given is held: one a Service names but was
+		// refused (it is another's) must not make the holder move. Named
+		// addresses are kept from new allocations by explicitClusterIPs.
 		h := serviceAllocation{Key: key, Created: r.Created, ClusterIP: prev.ClusterIP, NodePorts: nodePortNumbers(svc, prev)}
-		if h.ClusterIP == "" && svc.Spec.ClusterIP != "" {
-			h.ClusterIP = svc.Spec.ClusterIP
-		}
 		if publishes(svc) {
 			for _, p := range svc.Spec.Ports {
 				port := p.Port
@@ -903,6 +905,24 @@ func (a *allocator) loadLocked(st ServiceStore) {
 			a.waiting[key] = true
 		}
 	}
+}
+
+// explicitClusterIPs are the addresses the store's live Services other
+// than key name in spec.clusterIP, read when an address is to be chosen:
+// a Service of the same apply not synced yet reserves its address too.
+func explicitClusterIPs(st ServiceStore, key string) map[netip.Addr]string {
+	recs, _ := st.ListServices()
+	out := map[netip.Addr]string{}
+	for _, r := range recs {
+		if r.Deleted {
+			continue
+		}
+		k := serviceKey(&r.Service)
+		if a, err := netip.ParseAddr(r.Service.Spec.ClusterIP); err == nil && k != key {
+			out[a] = k
+		}
+	}
+	return out
 }
 
 // release forgets a Service's holdings and returns the Services waiting
