@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"maps"
 	"net/netip"
 	"reflect"
 	"slices"
@@ -225,7 +224,7 @@ func (s *services) syncService(ctx context.Context, key, ns, name string) (Resul
 	}
 	svc := defaultService(&rec.Service)
 	// Watched before its endpoints are read: no change falls between.
-	s.tracker.watch(key, ns, svc.Spec.Selector)
+	s.tracker.watch(key, svc)
 	ready, notReady, version := s.tracker.endpointsAt(svc)
 
 	in := allocInput{Key: key, Service: svc, Created: rec.Created, Prev: prev, Layout: layout, Address: s.address}
@@ -377,7 +376,7 @@ func (s *services) storedSelectors() map[string]trackedService {
 			continue
 		}
 		svc := defaultService(&r.Service)
-		out[serviceKey(svc)] = trackedService{namespace: svc.Metadata.NamespaceOrDefault(), selector: maps.Clone(svc.Spec.Selector)}
+		out[serviceKey(svc)] = trackedServiceOf(svc)
 	}
 	return out
 }
