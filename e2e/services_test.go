@@ -560,7 +560,8 @@ func regexpQuote(s string) string { return strings.ReplaceAll(s, ".", `\.`) }
 // TestServiceHeadless (issue 10 item 3): a headless Service resolves to the
 // ready pods' addresses only — of every deployment its selector matches —
 // and follows readiness: a pod that turns unready leaves the answer, while
-// `get endpoints` still lists it.
+// `get endpoints` still lists it. hl-all, with publishNotReadyAddresses,
+// answers every pod, ready or not, as CoreDNS does.
 func TestServiceHeadless(t *testing.T) {
 	e := newSvcEnv(t)
 	e.startSvcController(testSubnet(t))
@@ -570,6 +571,7 @@ func TestServiceHeadless(t *testing.T) {
 		svcDeployment{name: "hl-a", app: "hl", replicas: 2, probePath: "/healthz"}.manifest(),
 		svcDeployment{name: "hl-b", app: "hl", replicas: 1, probePath: "/healthz", args: []string{"--unhealthy-after=1ns"}}.manifest(),
 		serviceManifest("", "hl", "hl", "  clusterIP: None\n  ports:\n  - {name: http, port: 8080, targetPort: http}\n"),
+		serviceManifest("", "hl-all", "hl", "  clusterIP: None\n  publishNotReadyAddresses: true\n  ports:\n  - {name: http, port: 8080, targetPort: http}\n"),
 		clientDeployment("default").manifest()))
 	client := e.waitPodsRunning("default", "client", 1)[0].ID
 	a := e.waitPodsRunning("default", "hl-a", 2)
@@ -580,6 +582,7 @@ func TestServiceHeadless(t *testing.T) {
 	}
 	e.resolvesTo(client, "hl", ipA0, ipA1)
 	e.resolvesTo(client, "hl.default.svc.cluster.local", ipA0, ipA1)
+	e.resolvesTo(client, "hl-all", ipA0, ipA1, ipB)
 	if ps := e.helpers("proxy", "default", "hl"); len(ps) > 0 {
 		t.Errorf("a headless Service needs no proxy: %s", describe(ps))
 	}
@@ -589,6 +592,7 @@ func TestServiceHeadless(t *testing.T) {
 		t.Fatalf("GET /unhealthy in %s exited %d", a[0].Names[0], code)
 	}
 	e.resolvesTo(client, "hl", ipA1)
+	e.resolvesTo(client, "hl-all", ipA0, ipA1, ipB)
 	eventually(t, 60*time.Second, "get endpoints to list the ready and the not-ready addresses", func() (bool, string) {
 		out := e.mustDockctl("", "get", "endpoints", "hl", "-o", "json")
 		return strings.Contains(out, ipA0) && strings.Contains(out, ipA1) && strings.Contains(out, ipB), out

@@ -39,18 +39,22 @@ func (s *services) syncDNS(ctx context.Context) (Result, error) {
 		s.log.Error("unreadable service record: its name is not served", "err", err)
 	}
 	var records []helperapi.DNSRecord
+	live := false // a live Service wants the server, even one with no record
 	for _, r := range recs {
 		if r.Deleted {
 			continue
 		}
+		live = true
 		svc := defaultService(&r.Service)
 		var ready []store.EndpointStatus
 		if svc.IsHeadless() {
 			ready, _, _ = s.tracker.endpointsAt(svc)
 		}
-		records = append(records, *serviceDNSRecord(svc, s.alloc.clusterIP(s.store, serviceKey(svc)), ready))
+		if rec := serviceDNSRecord(svc, s.alloc.clusterIP(s.store, serviceKey(svc)), ready); rec != nil {
+			records = append(records, *rec)
+		}
 	}
-	wanted := len(records) > 0 || len(errs) > 0
+	wanted := live || len(errs) > 0
 	if !wanted {
 		deps, depErrs := s.c.store.ListAll()
 		wanted = len(depErrs) > 0 // never removed on the strength of an unreadable record

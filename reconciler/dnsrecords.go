@@ -26,6 +26,9 @@ func serviceDNSName(namespace, name string) string {
 
 // serviceDNSRecord is a Service's record: its ClusterIP ("" none yet: the
 // name exists with no address), or its ready pods' addresses if headless.
+// A headless Service with no ready address has no record (nil): its name
+// and its SRV names do not exist, so a query gets NXDOMAIN, as the
+// Kubernetes DNS specification (§2.4.1) and CoreDNS answer, not NODATA.
 // svc is defaulted.
 func serviceDNSRecord(svc *manifests.Service, clusterIP string, ready []store.EndpointStatus) *helperapi.DNSRecord {
 	r := &helperapi.DNSRecord{Name: serviceDNSName(svc.Metadata.NamespaceOrDefault(), svc.Metadata.Name), IPs: []string{}}
@@ -35,6 +38,9 @@ func serviceDNSRecord(svc *manifests.Service, clusterIP string, ready []store.En
 			if ep.IP != "" && !slices.Contains(r.IPs, ep.IP) {
 				r.IPs = append(r.IPs, ep.IP)
 			}
+		}
+		if len(r.IPs) == 0 {
+			return nil
 		}
 		slices.SortFunc(r.IPs, compareIPs)
 	} else if a, err := netip.ParseAddr(clusterIP); err == nil {

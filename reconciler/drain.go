@@ -41,6 +41,9 @@ func (t *Tracker) Drain(ctx context.Context, namespace, pod string) error {
 	}
 	affected := map[string]bool{}
 	for key, s := range t.services {
+		if s.publishNotReady {
+			continue // it keeps terminating pods: nothing to wait for
+		}
 		for _, p := range found {
 			if s.selects(p) {
 				affected[key] = true

@@ -175,3 +175,38 @@ func TestDrainHoldsWhileTheStopIsInFlight(t *testing.T) {
 		t.Errorf("queued %q", k)
 	}
 }
+
+// TestDrainKeepsPodsOfPublishNotReadyServices: a Service with
+// publishNotReadyAddresses keeps a terminating pod among its endpoints (as
+// Kubernetes' endpoints and EndpointSlice controllers do), so a drain waits
+// only for the other Services that select the pod: here none, so a drain
+// whose context has already ended returns at once, and the proxy still
+// serves the pod.
+func TestDrainKeepsPodsOfPublishNotReadyServices(t *testing.T) {
+	r := newSvcRig(t)
+	r.feed(webPods(2, 2))
+	web := webService("", 0)
+	web.Service.Spec.PublishNotReadyAddresses = true
+	r.svcs.put(web)
+	r.reconcile("default/web")
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if err := r.tracker.Drain(ctx, "default", "web-a-1"); err != nil {
+		t.Fatalf("Drain waited for a Service that keeps the pod: %v", err)
+	}
+	r.reconcile("default/web")
+	if pods, _ := r.proxyPods("i_web.default_svc"); pods != "web-a-0=10.222.0.2:8080 web-a-1=10.222.0.3:8080" {
+		t.Errorf("proxy serves %s after the drain, want the terminating pod kept", pods)
+	}
+
+	// A second Service without the field selects the pods too: the drain
+	// waits for it, and for it alone.
+	other := webService("", 0)
+	other.Service.Metadata.Name = "other"
+	r.svcs.put(other)
+	r.reconcile("default/other")
+	err := r.tracker.Drain(ctx, "default", "web-a-0")
+	if !errors.Is(err, context.Canceled) || !strings.Contains(err.Error(), "by service default/other: ") {
+		t.Fatalf("Drain: %v, want it to wait for default/other only", err)
+	}
+}

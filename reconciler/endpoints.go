@@ -49,6 +49,16 @@ type podRef struct{ namespace, pod string }
 type trackedService struct {
 	namespace string
 	selector  map[string]string
+	// publishNotReady: spec.publishNotReadyAddresses. Such a Service keeps
+	// a terminating pod (as Kubernetes' endpoints controllers do), so no
+	// drain waits for it.
+	publishNotReady bool
+}
+
+// trackedServiceOf is what the tracker follows of a Service.
+func trackedServiceOf(svc *manifests.Service) trackedService {
+	return trackedService{namespace: svc.Metadata.NamespaceOrDefault(), selector: maps.Clone(svc.Spec.Selector),
+		publishNotReady: svc.Spec.PublishNotReadyAddresses}
 }
 
 func (s trackedService) selects(p *PodEndpoint) bool {
@@ -231,6 +241,12 @@ func portsKey(cs []manifests.Container) string {
 // Service's ports resolved on it (a named targetPort the pod does not have
 // leaves that port out; a pod with none of them is left out, as
 // Kubernetes' endpoints controller does). Sorted by pod name.
+//
+// With publishNotReadyAddresses every such pod that has an address is
+// ready, terminating ones included, as Kubernetes publishes them (its
+// endpoints controller keeps terminating pods then, and the EndpointSlice
+// controller marks them ready): the proxy, a headless name and the status
+// all take them.
 func (t *Tracker) Endpoints(svc *manifests.Service) (ready, notReady []store.EndpointStatus) {
 	ready, notReady, _ = t.endpointsAt(defaultService(svc))
 	return ready, notReady
@@ -238,15 +254,15 @@ func (t *Tracker) Endpoints(svc *manifests.Service) (ready, notReady []store.End
 
 // endpointsAt is Endpoints with the version it reflects.
 func (t *Tracker) endpointsAt(svc *manifests.Service) (ready, notReady []store.EndpointStatus, version int64) {
-	sel := trackedService{namespace: svc.Metadata.NamespaceOrDefault(), selector: svc.Spec.Selector}
+	sel := trackedServiceOf(svc)
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	for _, pods := range t.byDeployment {
 		for _, p := range pods {
-			if p.Terminating || !sel.selects(p) {
+			if (p.Terminating && (!sel.publishNotReady || p.IP == "")) || !sel.selects(p) {
 				continue
 			}
-			ep := store.EndpointStatus{Pod: p.Pod, IP: p.IP, Ready: p.Ready && p.IP != ""}
+			ep := store.EndpointStatus{Pod: p.Pod, IP: p.IP, Ready: (p.Ready || sel.publishNotReady) && p.IP != ""}
 			for _, sp := range svc.Spec.Ports {
 				if port, ok := manifests.ResolveTargetPort(sp, p.Containers); ok {
 					ep.Ports = append(ep.Ports, store.EndpointPort{Name: sp.Name, Port: port, Protocol: sp.Protocol})
@@ -271,10 +287,10 @@ func (t *Tracker) endpointsAt(svc *manifests.Service) (ready, notReady []store.E
 // watch makes the tracker queue key when a pod its selector covers
 // changes. A Service sync calls it before it reads its endpoints, so that
 // no change falls between the two.
-func (t *Tracker) watch(key, namespace string, selector map[string]string) {
+func (t *Tracker) watch(key string, svc *manifests.Service) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	t.services[key] = trackedService{namespace: namespace, selector: maps.Clone(selector)}
+	t.services[key] = trackedServiceOf(svc)
 }
 
 // forget stops following a Service (deleted, or gone from the store): no

@@ -11,6 +11,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/intstr"
 
 	"github.com/dockctl/dockctl/dockerx"
+	"github.com/dockctl/dockctl/internal/helperapi"
 	"github.com/dockctl/dockctl/manifests"
 	"github.com/dockctl/dockctl/store"
 )
@@ -48,7 +49,7 @@ func app(name string) map[string]string { return map[string]string{"app": name} 
 func watched(t *Tracker, ns, name string, selector map[string]string, ports ...manifests.ServicePort) *manifests.Service {
 	s := defaultService(&manifests.Service{Metadata: manifests.ObjectMeta{Name: name, Namespace: ns},
 		Spec: manifests.ServiceSpec{Selector: selector, Ports: ports}})
-	t.watch(serviceKey(s), s.Metadata.NamespaceOrDefault(), selector)
+	t.watch(serviceKey(s), s)
 	return s
 }
 
@@ -198,4 +199,75 @@ func TestPodEndpointsFromAssessment(t *testing.T) {
 			t.Errorf("deleted deployment's pod %s: ready %v terminating %v", p.Pod, p.Ready, p.Terminating)
 		}
 	}
+}
+
+// TestPublishNotReadyAddresses: a Service with publishNotReadyAddresses
+// lists every pod it selects that has an address as ready, not-ready and
+// terminating ones included: Kubernetes' endpoints controller keeps such a
+// pod in `addresses` (ShouldPodBeInEndpoints with includeTerminating =
+// publishNotReadyAddresses) and the EndpointSlice controller marks it ready
+// ("ready := service.Spec.PublishNotReadyAddresses || (serving &&
+// !terminating)"), so that peers find each other before they are ready. A
+// pod with no address is never an endpoint address.
+func TestPublishNotReadyAddresses(t *testing.T) {
+	ready := pe("default", "web", "web-a-0", "10.0.0.2", true, app("web"))
+	unready := pe("default", "web", "web-a-1", "10.0.0.3", false, app("web"))
+	terminating := pe("default", "web", "web-a-2", "10.0.0.4", true, app("web"))
+	terminating.Terminating = true
+	noIP := pe("default", "web", "web-a-3", "", false, app("web"))
+	for _, tc := range []struct {
+		name                string
+		publish             bool
+		wantReady, wantNotR string
+	}{
+		{name: "ignored when unset", wantReady: "web-a-0@10.0.0.2:=80/TCP", wantNotR: "web-a-1@10.0.0.3:=80/TCP web-a-3@:=80/TCP"},
+		{name: "not-ready and terminating pods published", publish: true,
+			wantReady: "web-a-0@10.0.0.2:=80/TCP web-a-1@10.0.0.3:=80/TCP web-a-2@10.0.0.4:=80/TCP", wantNotR: "web-a-3@:=80/TCP"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			tr := NewTracker(nil, nil)
+			svc := watched(tr, "", "web", app("web"), manifests.ServicePort{Port: 80})
+			svc.Spec.PublishNotReadyAddresses = tc.publish
+			tr.Update("default/web", []PodEndpoint{ready, unready, terminating, noIP})
+			r, nr := tr.Endpoints(svc)
+			if render(r) != tc.wantReady || render(nr) != tc.wantNotR {
+				t.Errorf("ready %q, not ready %q\nwant  %q, %q", render(r), render(nr), tc.wantReady, tc.wantNotR)
+			}
+		})
+	}
+}
+
+// TestPublishNotReadyAddressesReachesProxyAndDNS: the proxy of a ClusterIP
+// Service and the DNS name of a headless one with publishNotReadyAddresses
+// take its not-ready pods (CoreDNS answers them: coredns/coredns#6210).
+func TestPublishNotReadyAddressesReachesProxyAndDNS(t *testing.T) {
+	r := newSvcRig(t)
+	r.feed(webPods(3, 1))
+	web := webService("", 0)
+	web.Service.Spec.PublishNotReadyAddresses = true
+	r.svcs.put(web)
+	peers := webService("", 0)
+	peers.Service.Metadata.Name = "peers"
+	peers.Service.Spec.ClusterIP = manifests.ClusterIPNone
+	peers.Service.Spec.PublishNotReadyAddresses = true
+	r.svcs.put(peers)
+	r.reconcile("default/web")
+	r.reconcile("default/peers")
+	r.reconcile(dnsKey)
+	if pods, _ := r.proxyPods("i_web.default_svc"); pods != "web-a-0=10.222.0.2:8080 web-a-1=10.222.0.3:8080 web-a-2=10.222.0.4:8080" {
+		t.Errorf("proxy serves %s, want the three pods, ready or not", pods)
+	}
+	var cfg helperapi.DNSConfig
+	if _, ok := r.docker.serving("i_dns", &cfg); !ok {
+		t.Fatal("no DNS server")
+	}
+	for _, rec := range cfg.Records {
+		if rec.Name == "peers.default.svc.cluster.local" {
+			if got := strings.Join(rec.IPs, " "); got != "10.222.0.2 10.222.0.3 10.222.0.4" {
+				t.Errorf("headless name answers %s, want the three pods", got)
+			}
+			return
+		}
+	}
+	t.Errorf("no record of the headless Service: %+v", cfg.Records)
 }

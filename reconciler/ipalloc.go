@@ -21,6 +21,14 @@ import (
 // A Service's ClusterIP is a static address in the upper half of the
 // instance subnet, where Docker's IPAM (which hands out the lower half,
 // IPRange) never puts a container: the address outlives whatever serves it.
+//
+// ClusterIPs, as Kubernetes gives them: an address given is the Service's
+// until it is deleted, never taken back for another that names it (that one
+// is refused, ClusterIPInUse, as the API server refuses it); an address a
+// live Service names in spec.clusterIP is never chosen for another; and a
+// chosen address is taken from the top of the range down, away from the low
+// addresses users pick (KEP-3070 reserves the bottom of the range for them),
+// so that an explicit address rarely finds itself already chosen.
 
 // NetworkLayout is the address plan of an instance network.
 type NetworkLayout struct {
@@ -178,6 +186,10 @@ type allocInput struct {
 	Address string
 	Others  []serviceAllocation // every other live Service of the instance
 	Holders []portHolder
+	// Reserved, when set, returns the addresses other live Services name in
+	// spec.clusterIP (address → Service key): never chosen for this one.
+	// Called only when an address must be chosen.
+	Reserved func() map[netip.Addr]string
 }
 
 // allocation is the outcome: what to record in status and to publish.
@@ -323,10 +335,16 @@ func allocateClusterIP(in allocInput, prev string) (ip string, usable bool, prob
 		return a.String(), true, nil
 	}
 	if a, err := netip.ParseAddr(prev); err == nil && l.inServiceRange(a) && owner[a] == "" {
-		return a.String(), true, nil // kept across restarts and re-applies
+		// Kept across restarts and re-applies, even if another Service
+		// names it since: given is given.
+		return a.String(), true, nil
 	}
-	for a := l.ServiceFirst; a.Compare(l.ServiceLast) <= 0; a = a.Next() {
-		if owner[a] == "" {
+	var reserved map[netip.Addr]string
+	if in.Reserved != nil {
+		reserved = in.Reserved()
+	}
+	for a := l.ServiceLast; a.Compare(l.ServiceFirst) >= 0; a = a.Prev() {
+		if owner[a] == "" && reserved[a] == "" {
 			return a.String(), true, nil
 		}
 	}

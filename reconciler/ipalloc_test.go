@@ -2,6 +2,7 @@ package reconciler
 
 import (
 	"fmt"
+	"net/netip"
 	"strings"
 	"testing"
 	"time"
@@ -96,16 +97,23 @@ func TestAllocateClusterIP(t *testing.T) {
 		prev      string
 		layout    *NetworkLayout
 		others    []serviceAllocation
+		reserved  []string // named by other Services
 		want      string
 		usable    bool
 		condition string
 	}{
-		{name: "first", layout: l, want: "10.222.8.1", usable: true},
-		{name: "lowest free", layout: l, others: []serviceAllocation{other("default/a", "10.222.8.1"), other("default/b", "10.222.8.3")}, want: "10.222.8.2", usable: true},
+		// Chosen from the top down (KEP-3070: the bottom is the users').
+		{name: "first is the highest", layout: l, want: "10.222.15.254", usable: true},
+		{name: "highest free", layout: l, others: []serviceAllocation{other("default/a", "10.222.15.254"), other("default/b", "10.222.15.252")}, want: "10.222.15.253", usable: true},
 		{name: "kept", layout: l, prev: "10.222.9.7", others: []serviceAllocation{other("default/a", "10.222.8.1")}, want: "10.222.9.7", usable: true},
-		{name: "kept address taken meanwhile", layout: l, prev: "10.222.8.1", others: []serviceAllocation{other("default/a", "10.222.8.1")}, want: "10.222.8.2", usable: true},
-		{name: "subnet changed", layout: l, prev: "10.111.8.1", want: "10.222.8.1", usable: true},
-		{name: "the DNS address is never given", layout: l, prev: "10.222.8.0", want: "10.222.8.1", usable: true},
+		{name: "kept address taken meanwhile", layout: l, prev: "10.222.8.1", others: []serviceAllocation{other("default/a", "10.222.8.1")}, want: "10.222.15.254", usable: true},
+		{name: "subnet changed", layout: l, prev: "10.111.8.1", want: "10.222.15.254", usable: true},
+		{name: "the DNS address is never given", layout: l, prev: "10.222.8.0", want: "10.222.15.254", usable: true},
+		{name: "an address another Service names is never chosen", layout: l, reserved: []string{"10.222.15.254", "10.222.15.253"}, want: "10.222.15.252", usable: true},
+		{name: "a kept address another Service names since is kept", layout: l, prev: "10.222.8.1", reserved: []string{"10.222.8.1"}, want: "10.222.8.1", usable: true},
+		{name: "explicit named by another too", layout: l, spec: "10.222.8.1", reserved: []string{"10.222.8.1"}, want: "10.222.8.1", usable: true},
+		{name: "exhausted with the named ones", layout: small, others: []serviceAllocation{other("d/a", "10.1.1.9"), other("d/b", "10.1.1.10"), other("d/c", "10.1.1.11"),
+			other("d/d", "10.1.1.12")}, reserved: []string{"10.1.1.13", "10.1.1.14"}, condition: ReasonClusterIPsExhausted},
 		{name: "explicit honoured", layout: l, spec: "10.222.12.34", prev: "10.222.8.1", want: "10.222.12.34", usable: true},
 		{name: "explicit outside the static range", layout: l, spec: "10.222.1.5", condition: ReasonClusterIPNotInRange},
 		{name: "explicit broadcast", layout: l, spec: "10.222.15.255", condition: ReasonClusterIPNotInRange},
@@ -118,8 +126,15 @@ func TestAllocateClusterIP(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
+			reserved := func() map[netip.Addr]string {
+				out := map[netip.Addr]string{}
+				for _, a := range tt.reserved {
+					out[netip.MustParseAddr(a)] = "default/fixed"
+				}
+				return out
+			}
 			a := allocate(allocInput{Key: "default/web", Service: svcOf("web", "", tt.spec, sport("http", 80, 0)),
-				Prev: &store.ServiceStatus{ClusterIP: tt.prev}, Layout: tt.layout, Others: tt.others})
+				Prev: &store.ServiceStatus{ClusterIP: tt.prev}, Layout: tt.layout, Others: tt.others, Reserved: reserved})
 			if a.ClusterIP != tt.want || a.Usable != tt.usable {
 				t.Errorf("ClusterIP %q usable %v, want %q %v", a.ClusterIP, a.Usable, tt.want, tt.usable)
 			}
@@ -270,5 +285,91 @@ func TestDefaultService(t *testing.T) {
 	}
 	if in.Spec.Type != "" || in.Spec.Ports[0].Protocol != "" || in.Spec.Ports[0].TargetPort.IntVal != 0 {
 		t.Errorf("the record was changed: %+v", in.Spec)
+	}
+}
+
+// TestExplicitClusterIPWinsOverDynamicOfTheSameApply: a Service that names
+// its clusterIP gets it whichever of the apply's Services is synced first:
+// every explicit address is reserved before a dynamic one is chosen, and
+// dynamic ones are taken from the top of the range, away from the low band
+// users pick (Kubernetes' KEP-3070, "Reserve Service IP Ranges for dynamic
+// and static IP allocation"). The allocator is loaded before the two are
+// stored, as when a controller runs while an apply comes in.
+func TestExplicitClusterIPWinsOverDynamicOfTheSameApply(t *testing.T) {
+	for _, tc := range []struct {
+		name     string
+		explicit string
+		order    []string
+	}{
+		{name: "lowest address, dynamic synced first", explicit: "10.222.8.1", order: []string{"default/dyn", "default/fixed"}},
+		{name: "lowest address, explicit synced first", explicit: "10.222.8.1", order: []string{"default/fixed", "default/dyn"}},
+		{name: "highest address, dynamic synced first", explicit: "10.222.15.254", order: []string{"default/dyn", "default/fixed"}},
+		{name: "highest address, explicit synced first", explicit: "10.222.15.254", order: []string{"default/fixed", "default/dyn"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			r := newSvcRig(t)
+			r.feed(webPods(2, 2))
+			early := webService("", 0)
+			early.Service.Metadata.Name = "early"
+			early.Service.Spec.ClusterIP = manifests.ClusterIPNone
+			r.svcs.put(early)
+			r.reconcile("default/early") // loads the allocator
+
+			dyn, fixed := webService("", 0), webService("", 0)
+			dyn.Service.Metadata.Name, fixed.Service.Metadata.Name = "dyn", "fixed"
+			fixed.Service.Spec.ClusterIP = tc.explicit
+			r.svcs.put(dyn)
+			r.svcs.put(fixed)
+			for _, k := range tc.order {
+				r.reconcile(k)
+			}
+			if st := r.svcs.status("default/fixed"); st.ClusterIP != tc.explicit || len(st.Conditions) != 0 {
+				t.Errorf("fixed: ClusterIP %q conditions %+v, want %s and none", st.ClusterIP, st.Conditions, tc.explicit)
+			}
+			if st := r.svcs.status("default/dyn"); st.ClusterIP == "" || st.ClusterIP == tc.explicit || len(st.Conditions) != 0 {
+				t.Errorf("dyn: ClusterIP %q conditions %+v, want another address and none", st.ClusterIP, st.Conditions)
+			}
+		})
+	}
+}
+
+// TestClusterIPGivenIsNeverTakenBack: once a Service was given an address,
+// a later Service that names it is refused (ClusterIPInUse, as the API
+// server refuses an address already allocated), also after a controller
+// restart and whichever is synced first: moving the holder would send
+// clients with a cached DNS answer to the other Service.
+func TestClusterIPGivenIsNeverTakenBack(t *testing.T) {
+	for _, order := range [][]string{{"default/dyn", "default/fixed"}, {"default/fixed", "default/dyn"}} {
+		t.Run(strings.Join(order, " then "), func(t *testing.T) {
+			r := newSvcRig(t)
+			r.feed(webPods(2, 2))
+			dyn := webService("", 0)
+			dyn.Service.Metadata.Name = "dyn"
+			r.svcs.put(dyn)
+			r.reconcile("default/dyn")
+			given := r.svcs.status("default/dyn").ClusterIP
+			if given == "" {
+				t.Fatalf("dyn: no address: %+v", r.svcs.status("default/dyn"))
+			}
+			fixed := webService("", 0)
+			fixed.Service.Metadata.Name = "fixed"
+			fixed.Service.Spec.ClusterIP = given
+			fixed.Created = dyn.Created.Add(-time.Hour) // an older record changes nothing
+			r.svcs.put(fixed)
+			r.reconcile("default/fixed")
+
+			r.restart()
+			r.feed(webPods(2, 2))
+			for _, k := range order {
+				r.reconcile(k)
+			}
+			if st := r.svcs.status("default/dyn"); st.ClusterIP != given {
+				t.Errorf("dyn moved from %s to %q after a restart", given, st.ClusterIP)
+			}
+			st := r.svcs.status("default/fixed")
+			if c := findCondition(st.Conditions, ServiceProxyFailure); st.ClusterIP == given || c == nil || c.Reason != ReasonClusterIPInUse {
+				t.Errorf("fixed: ClusterIP %q conditions %+v, want ClusterIPInUse", st.ClusterIP, st.Conditions)
+			}
+		})
 	}
 }

@@ -6,7 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"maps"
+	"net/netip"
 	"reflect"
 	"slices"
 	"strings"
@@ -224,7 +224,7 @@ func (s *services) syncService(ctx context.Context, key, ns, name string) (Resul
 	}
 	svc := defaultService(&rec.Service)
 	// Watched before its endpoints are read: no change falls between.
-	s.tracker.watch(key, ns, svc.Spec.Selector)
+	s.tracker.watch(key, svc)
 	ready, notReady, version := s.tracker.endpointsAt(svc)
 
 	in := allocInput{Key: key, Service: svc, Created: rec.Created, Prev: prev, Layout: layout, Address: s.address}
@@ -376,7 +376,7 @@ func (s *services) storedSelectors() map[string]trackedService {
 			continue
 		}
 		svc := defaultService(&r.Service)
-		out[serviceKey(svc)] = trackedService{namespace: svc.Metadata.NamespaceOrDefault(), selector: maps.Clone(svc.Spec.Selector)}
+		out[serviceKey(svc)] = trackedServiceOf(svc)
 	}
 	return out
 }
@@ -840,6 +840,7 @@ func (a *allocator) assign(st ServiceStore, in allocInput) allocation {
 		}
 	}
 	slices.SortFunc(in.Others, func(x, y serviceAllocation) int { return strings.Compare(x.Key, y.Key) })
+	in.Reserved = func() map[netip.Addr]string { return explicitClusterIPs(st, in.Key) }
 	out := allocate(in)
 	nps := nodePortNumbers(in.Service, nil)
 	for _, np := range out.NodePorts {
@@ -878,10 +879,10 @@ func (a *allocator) loadLocked(st ServiceStore) {
 		if err != nil || prev == nil {
 			prev = &store.ServiceStatus{}
 		}
+		// Only an address given is held: one a Service names but was
+		// refused (it is another's) must not make the holder move. Named
+		// addresses are kept from new allocations by explicitClusterIPs.
 		h := serviceAllocation{Key: key, Created: r.Created, ClusterIP: prev.ClusterIP, NodePorts: nodePortNumbers(svc, prev)}
-		if h.ClusterIP == "" && svc.Spec.ClusterIP != "" {
-			h.ClusterIP = svc.Spec.ClusterIP
-		}
 		if publishes(svc) {
 			for _, p := range svc.Spec.Ports {
 				port := p.Port
@@ -903,6 +904,24 @@ func (a *allocator) loadLocked(st ServiceStore) {
 			a.waiting[key] = true
 		}
 	}
+}
+
+// explicitClusterIPs are the addresses the store's live Services other
+// than key name in spec.clusterIP, read when an address is to be chosen:
+// a Service of the same apply not synced yet reserves its address too.
+func explicitClusterIPs(st ServiceStore, key string) map[netip.Addr]string {
+	recs, _ := st.ListServices()
+	out := map[netip.Addr]string{}
+	for _, r := range recs {
+		if r.Deleted {
+			continue
+		}
+		k := serviceKey(&r.Service)
+		if a, err := netip.ParseAddr(r.Service.Spec.ClusterIP); err == nil && k != key {
+			out[a] = k
+		}
+	}
+	return out
 }
 
 // release forgets a Service's holdings and returns the Services waiting

@@ -102,17 +102,17 @@ func TestServiceController(t *testing.T) {
 			proxy = r
 		}
 	}
-	if proxy.Network.IPv4 != "10.222.8.1" || len(proxy.Ports) != 1 || proxy.Ports[0].HostIP != "127.0.0.1" || proxy.Ports[0].HostPort != 30000 {
+	if proxy.Network.IPv4 != "10.222.15.254" || len(proxy.Ports) != 1 || proxy.Ports[0].HostIP != "127.0.0.1" || proxy.Ports[0].HostPort != 30000 {
 		t.Errorf("proxy request %+v", proxy)
 	}
 	h.waitFor("the Service's status", func() bool {
 		st, err := h.store.ReadServiceStatus("default", "web")
-		return err == nil && st != nil && st.ClusterIP == "10.222.8.1" && len(st.Endpoints) == 3 && st.PushedGeneration > 0
+		return err == nil && st != nil && st.ClusterIP == "10.222.15.254" && len(st.Endpoints) == 3 && st.PushedGeneration > 0
 	})
 	h.waitFor("the DNS server", func() bool {
 		var cfg helperapi.DNSConfig
 		_, ok := eng.serving("i_dns", &cfg)
-		return ok && len(cfg.Records) == 1 && cfg.Records[0].Name == "web.default.svc.cluster.local" && cfg.Records[0].IPs[0] == "10.222.8.1"
+		return ok && len(cfg.Records) == 1 && cfg.Records[0].Name == "web.default.svc.cluster.local" && cfg.Records[0].IPs[0] == "10.222.15.254"
 	})
 
 	// A pod turns unready: pushed out, the proxy kept.

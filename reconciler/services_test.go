@@ -129,7 +129,7 @@ func TestServiceProxyLifecycle(t *testing.T) {
 	}
 	req := r.docker.createdHelpers()[0]
 	if req.Name != "i_web.default_svc" || req.Role != dockerx.RoleProxy || req.Service != "web" || req.Namespace != "default" ||
-		req.Network.IPv4 != "10.222.8.1" || req.Network.Name != "dockctl_i" || req.Image == "" ||
+		req.Network.IPv4 != "10.222.15.254" || req.Network.Name != "dockctl_i" || req.Image == "" ||
 		fmt.Sprint(req.Ports) != "[{127.0.0.1 30000 80 TCP}]" || req.Cmd[2] != helperapi.ModeProxy {
 		t.Errorf("proxy request %+v", req)
 	}
@@ -137,7 +137,7 @@ func TestServiceProxyLifecycle(t *testing.T) {
 		t.Errorf("proxy serves %s (generation %d)", pods, gen)
 	}
 	st := r.svcs.status("default/web")
-	if st.ClusterIP != "10.222.8.1" || fmt.Sprint(st.NodePorts) != "[{80 TCP 30000}]" || len(st.Endpoints) != 3 || st.PushedGeneration != 1 ||
+	if st.ClusterIP != "10.222.15.254" || fmt.Sprint(st.NodePorts) != "[{80 TCP 30000}]" || len(st.Endpoints) != 3 || st.PushedGeneration != 1 ||
 		st.ObservedGeneration != 1 || len(st.Conditions) != 0 {
 		t.Errorf("status %+v", st)
 	}
@@ -176,7 +176,7 @@ func TestServiceProxyLifecycle(t *testing.T) {
 	if r.docker.writeCount() != dw || len(r.docker.createdHelpers()) != 1 {
 		t.Errorf("the second sync after a restart wrote (%d creates)", len(r.docker.createdHelpers()))
 	}
-	if st := r.svcs.status("default/web"); st.ClusterIP != "10.222.8.1" || fmt.Sprint(st.NodePorts) != "[{80 TCP 30000}]" {
+	if st := r.svcs.status("default/web"); st.ClusterIP != "10.222.15.254" || fmt.Sprint(st.NodePorts) != "[{80 TCP 30000}]" {
 		t.Errorf("allocations not kept: %+v", st)
 	}
 
@@ -191,7 +191,7 @@ func TestServiceProxyLifecycle(t *testing.T) {
 	}
 	r.docker.FinishRemovals()
 	r.reconcile("default/web")
-	if len(r.docker.createdHelpers()) != 2 || r.docker.createdHelpers()[1].Network.IPv4 != "10.222.8.1" {
+	if len(r.docker.createdHelpers()) != 2 || r.docker.createdHelpers()[1].Network.IPv4 != "10.222.15.254" {
 		t.Errorf("repair: %+v", r.docker.createdHelpers())
 	}
 
@@ -274,7 +274,7 @@ func TestServicePortConflicts(t *testing.T) {
 	if c := findCondition(st.Conditions, ServicePortConflict); c == nil || !strings.Contains(c.Message, "container someone_else") {
 		t.Errorf("lb conditions %+v", st.Conditions)
 	}
-	if st.ClusterIP != "10.222.8.2" {
+	if st.ClusterIP != "10.222.15.253" {
 		t.Errorf("lb's ClusterIP %s, want the next free one", st.ClusterIP)
 	}
 	// A standing conflict is no change: nothing is written again.
@@ -338,7 +338,7 @@ func TestServiceHeadlessAndDNS(t *testing.T) {
 	}
 	got, _ := json.Marshal(cfg.Records)
 	want := `[{"name":"web-pods.default.svc.cluster.local","ips":["10.222.0.2","10.222.0.3"],"ports":[{"name":"http","protocol":"TCP","port":8080}]},` +
-		`{"name":"web.default.svc.cluster.local","ips":["10.222.8.1"],"ports":[{"name":"http","protocol":"TCP","port":80}]}]`
+		`{"name":"web.default.svc.cluster.local","ips":["10.222.15.254"],"ports":[{"name":"http","protocol":"TCP","port":80}]}]`
 	if string(got) != want || cfg.Domain != "cluster.local" {
 		t.Errorf("records %s\nwant    %s", got, want)
 	}
