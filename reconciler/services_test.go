@@ -393,6 +393,60 @@ func TestServiceDrain(t *testing.T) {
 	}
 }
 
+// TestServiceDrainOutlastsAFailedPush: a drain ends only once the proxy
+// serves a config without the pod; a push of that config that fails
+// leaves the proxy forwarding to the pod, so the drain goes on waiting
+// (the pod must stay up while traffic still reaches it, as a Kubernetes
+// endpoint is removed before its pod is stopped), and ends with the next
+// push that succeeds.
+func TestServiceDrainOutlastsAFailedPush(t *testing.T) {
+	r := newSvcRig(t)
+	r.feed(webPods(3, 3))
+	r.svcs.put(webService("", 0))
+	r.reconcile("default/web")
+	acked := func() int64 {
+		r.tracker.mu.Lock()
+		defer r.tracker.mu.Unlock()
+		return r.tracker.acked["default/web"]
+	}
+	before := acked()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	done := drainAsync(r.tracker, ctx, "default", "web-a-2")
+	svc := defaultService(&webService("", 0).Service)
+	for ready, _ := r.tracker.Endpoints(svc); len(ready) == 3; ready, _ = r.tracker.Endpoints(svc) {
+		time.Sleep(time.Millisecond)
+	}
+	r.docker.mu.Lock()
+	r.docker.exec = func(string, []string) (int, []byte) { return helperapi.ExitFailed, []byte("push refused") }
+	r.docker.mu.Unlock()
+	if _, err := r.ctrl.svc.Reconcile(context.Background(), Request{Key: "default/web"}); err == nil {
+		t.Fatal("a sync whose push failed returned no error")
+	}
+	if got := acked(); got != before {
+		t.Fatalf("the failed push was acknowledged: version %d, was %d", got, before)
+	}
+	select {
+	case err := <-done:
+		t.Fatalf("the drain ended (%v) though the proxy still serves the pod", err)
+	default:
+	}
+	if pods, _ := r.proxyPods("i_web.default_svc"); !strings.Contains(pods, "web-a-2") {
+		t.Fatalf("the proxy serves %s: the failed push took effect", pods)
+	}
+
+	r.docker.mu.Lock()
+	r.docker.exec = nil
+	r.docker.mu.Unlock()
+	r.reconcile("default/web")
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	if pods, _ := r.proxyPods("i_web.default_svc"); pods != "web-a-0=10.222.0.2:8080 web-a-1=10.222.0.3:8080" {
+		t.Errorf("proxy serves %s after the drain", pods)
+	}
+}
+
 func TestServiceWaitsForTheNetwork(t *testing.T) {
 	r := newSvcRig(t)
 	r.svcs.network = nil
