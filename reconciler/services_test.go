@@ -368,6 +368,62 @@ func TestServiceHeadlessAndDNS(t *testing.T) {
 	}
 }
 
+// queued empties the Service loop's queue (nothing runs it in a rig) and
+// returns the keys it held.
+func (r *svcRig) queued() map[string]bool {
+	out := map[string]bool{}
+	q := r.ctrl.svc.loop.queue
+	for q.Len() > 0 {
+		req, _ := q.Get()
+		q.Done(req)
+		q.Forget(req)
+		out[req.Key] = true
+	}
+	return out
+}
+
+// TestServiceHeadlessReadinessQueuesDNS: a headless Service's name answers
+// with its ready pods (the Kubernetes DNS specification: one A record per
+// ready endpoint), so a change of their readiness queues the DNS server at
+// once, not at the next resync; a sync that changes no record queues
+// nothing.
+func TestServiceHeadlessReadinessQueuesDNS(t *testing.T) {
+	r := newSvcRig(t)
+	r.feed(webPods(3, 2))
+	headless := webService("", 0)
+	headless.Service.Metadata.Name = "web-pods"
+	headless.Service.Spec.ClusterIP = manifests.ClusterIPNone
+	r.svcs.put(headless)
+	r.reconcile("default/web-pods")
+	r.reconcile(dnsKey)
+	steps := []struct {
+		name    string
+		ready   int
+		wantDNS bool
+		wantIPs string
+	}{
+		{"a pod turns ready", 3, true, "[10.222.0.2 10.222.0.3 10.222.0.4]"},
+		{"nothing changes", 3, false, "[10.222.0.2 10.222.0.3 10.222.0.4]"},
+		{"two pods turn not ready", 1, true, "[10.222.0.2]"},
+	}
+	for _, st := range steps {
+		r.queued()
+		r.tracker.Update("default/web", webPods(3, st.ready))
+		r.reconcile("default/web-pods")
+		if got := r.queued()[dnsKey]; got != st.wantDNS {
+			t.Fatalf("%s: DNS server queued %v, want %v", st.name, got, st.wantDNS)
+		}
+		r.reconcile(dnsKey)
+		var cfg helperapi.DNSConfig
+		if _, ok := r.docker.serving("i_dns", &cfg); !ok || len(cfg.Records) != 1 {
+			t.Fatalf("%s: DNS server serves %+v", st.name, cfg.Records)
+		}
+		if got := fmt.Sprint(cfg.Records[0].IPs); got != st.wantIPs {
+			t.Errorf("%s: web-pods answers %s, want %s", st.name, got, st.wantIPs)
+		}
+	}
+}
+
 // TestServiceDrain: Drain returns once the proxy has acknowledged a
 // config without the pod, as a Service sync pushes it.
 func TestServiceDrain(t *testing.T) {
