@@ -152,6 +152,9 @@ func TestChaos(t *testing.T) {
 	time.Sleep(500 * time.Millisecond) // let the last events arrive
 	x.sampler.stop()
 	x.events.stop()
+	if x.sampler.samples() == 0 {
+		x.violation("the container sampler took no sample (%d failed lists): no count or dead container was ever measured", x.sampler.failures())
+	}
 	x.checkBystanders()
 	x.checkReplicas()
 	if over, where := x.overCount(); over > 0 {

@@ -216,13 +216,17 @@ func (s *countSampler) stop() {
 	<-s.done
 }
 
-// check fails the test if any sample so far exceeded its limit, and returns
+// check fails the test if any sample so far exceeded its limit, or if no
+// list ever succeeded (a bound never measured is not held), and returns
 // the largest count seen.
 func (s *countSampler) check(t *testing.T) int {
 	t.Helper()
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	t.Logf("count sampler: %d samples (%d failed lists), max %d", s.samples, s.failures, s.max)
+	if s.samples == 0 {
+		t.Errorf("count sampler: no sample taken (%d failed lists): the bound of %d was never measured", s.failures, s.limit)
+	}
 	if len(s.violations) > 0 {
 		t.Errorf("%d samples over the limit:\n%s", len(s.violations), strings.Join(s.violations, "\n"))
 	}

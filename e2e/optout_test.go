@@ -103,3 +103,60 @@ func TestCIRefusesDaemonRestartOptOut(t *testing.T) {
 		t.Errorf(".ci/run ran make despite the opt-out:\n%s", b)
 	}
 }
+
+// TestCIRunsOnlyWithCITrue: .ci/run refuses to run the suite unless CI is
+// exactly "true", under which the tests that lack root, a pseudo-terminal,
+// unshare or a tmpfs mount fail instead of skipping (internal/testenv); a
+// CI run without it would let them disappear from a green run. With it,
+// and stand-ins for go, docker and make that succeed, it runs make test.
+func TestCIRunsOnlyWithCITrue(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		ci      string // "-": unset
+		wantRun bool
+	}{
+		{"CI unset is refused", "-", false},
+		{"CI=false is refused", "false", false},
+		{"CI=1 is refused", "1", false},
+		{"CI=true runs make test", "true", true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			bin := t.TempDir()
+			ran := filepath.Join(t.TempDir(), "ran")
+			stub := "#!/bin/sh\necho \"$0 $*\" >>" + ran + "\nexit 0\n"
+			for _, name := range []string{"go", "docker", "make", "dockerd"} {
+				if err := os.WriteFile(filepath.Join(bin, name), []byte(stub), 0o755); err != nil {
+					t.Fatal(err)
+				}
+			}
+			var env []string
+			for _, kv := range os.Environ() {
+				if !strings.HasPrefix(kv, "CI=") && !strings.HasPrefix(kv, skipDaemonRestartEnv+"=") && !strings.HasPrefix(kv, "PATH=") {
+					env = append(env, kv)
+				}
+			}
+			env = append(env, "PATH="+bin+string(os.PathListSeparator)+os.Getenv("PATH"))
+			if tc.ci != "-" {
+				env = append(env, "CI="+tc.ci)
+			}
+			cmd := exec.Command("bash", filepath.Join("..", ".ci", "run"))
+			cmd.Env = env
+			out, err := cmd.CombinedOutput()
+			b, _ := os.ReadFile(ran)
+			madeTest := strings.Contains(string(b), "make test")
+			if tc.wantRun {
+				if err != nil || !madeTest {
+					t.Fatalf(".ci/run with CI=true: err=%v, ran %q; want make test run and a zero exit\n%s", err, b, out)
+				}
+				return
+			}
+			var exit *exec.ExitError
+			if !errors.As(err, &exit) || madeTest {
+				t.Fatalf(".ci/run with CI %q: err=%v, ran %q; want a non-zero exit before make\n%s", tc.ci, err, b, out)
+			}
+			if !strings.Contains(string(out), "CI=true") {
+				t.Errorf(".ci/run output does not say CI=true is required:\n%s", out)
+			}
+		})
+	}
+}

@@ -23,6 +23,7 @@ const surge1 = `    type: RollingUpdate
 // deployment exist, how many are running and ready, and which template
 // hashes are present.
 type sampler struct {
+	t          *testing.T
 	mu         sync.Mutex
 	samples    int
 	maxTotal   int
@@ -32,7 +33,7 @@ type sampler struct {
 }
 
 func startSampler(e *env, name string) *sampler {
-	s := &sampler{minReady: 1 << 30, stop: make(chan struct{}), done: make(chan struct{})}
+	s := &sampler{t: e.t, minReady: 1 << 30, stop: make(chan struct{}), done: make(chan struct{})}
 	go func() {
 		defer close(s.done)
 		tick := time.NewTicker(100 * time.Millisecond)
@@ -65,9 +66,15 @@ func startSampler(e *env, name string) *sampler {
 	return s
 }
 
+// finish stops the sampling; no sample at all fails the test, as the
+// bounds judged from the samples were then never measured.
 func (s *sampler) finish() *sampler {
+	s.t.Helper()
 	close(s.stop)
 	<-s.done
+	if s.samples == 0 {
+		s.t.Error("the sampler took no sample: the rollout's bounds were never measured")
+	}
 	return s
 }
 

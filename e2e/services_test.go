@@ -278,6 +278,7 @@ func (e *env) netIP(id string) string {
 type clientResult struct {
 	IPs      []string `json:"ips"`
 	NotFound bool     `json:"notFound"`
+	Rcode    string   `json:"rcode"`
 	Status   int      `json:"status"`
 	Body     string   `json:"body"`
 	Err      string   `json:"err"`
@@ -533,6 +534,16 @@ func TestServiceDNS(t *testing.T) {
 			// A figure for the closing note, not an assertion: the machine
 			// is shared.
 			t.Logf("lookup of the missing %s failed as not found in %d ms", name, r.Millis)
+		}
+		// Go's resolver reports NODATA (NOERROR, no answer) as not found
+		// too: ask for the RCODE itself. The Kubernetes DNS specification
+		// answers a name that does not exist with NXDOMAIN.
+		if r := e.run(client1, "rcode", "nope.ns1.svc.cluster.local"); r.Rcode != "NXDOMAIN" || len(r.IPs) > 0 {
+			t.Fatalf("A query for nope.ns1.svc.cluster.local: %s, want NXDOMAIN", r)
+		}
+		// The same query tells an existing name apart.
+		if r := e.run(client1, "rcode", "web.ns1.svc.cluster.local"); r.Rcode != "NOERROR" || strings.Join(r.IPs, ",") != ip1 {
+			t.Fatalf("A query for web.ns1.svc.cluster.local: %s, want NOERROR with %s", r, ip1)
 		}
 	})
 	t.Run("port 80 to the named target port", func(t *testing.T) {

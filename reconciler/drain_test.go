@@ -210,3 +210,35 @@ func TestDrainKeepsPodsOfPublishNotReadyServices(t *testing.T) {
 		t.Fatalf("Drain: %v, want it to wait for default/other only", err)
 	}
 }
+
+// TestDrainRightAfterRestartWaitsForStoredServices: a controller that just
+// started has synced no Service, but the proxies the previous one left
+// still route to every pod. A drain then — the deployment's own sync fed
+// the pod, the first sweep has not completed — must wait for every stored
+// Service that selects the pod, as for a synced one (the pod leaves the
+// endpoints before its stop, as on Kubernetes), and end only once the
+// proxy serves without it.
+func TestDrainRightAfterRestartWaitsForStoredServices(t *testing.T) {
+	r := newWebRig(t) // the proxy serves web-a-0 and web-a-1
+	r.restart()
+	r.tracker.Update("default/web", webPods(2, 2)) // no sweep yet: not marked synced
+	// Given no time, the drain must say which Service has not acknowledged.
+	gone, cancel := context.WithCancel(context.Background())
+	cancel()
+	err := r.tracker.Drain(gone, "default", "web-a-1")
+	if err == nil || !strings.Contains(err.Error(), "default/web") {
+		t.Fatalf("Drain right after a restart = %v, want it waiting for the stored Service default/web", err)
+	}
+	// With time, it ends once the first sync pushed a config without it.
+	ctx, stop := context.WithTimeout(context.Background(), time.Minute)
+	defer stop()
+	done := drainAsync(r.tracker, ctx, "default", "web-a-1")
+	r.tracker.markSynced() // the first sweep completes
+	r.reconcile("default/web")
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	if pods, _ := r.proxyPods("i_web.default_svc"); pods != "web-a-0=10.222.0.2:8080" {
+		t.Errorf("proxy serves %s once the drain ended", pods)
+	}
+}

@@ -75,8 +75,9 @@ type PodFiles struct {
 }
 
 // filesMemory holds, per deployment (its key) and pod (its unit key), the
-// hash of the payload last written into the pod. A sync forgets the pods
-// it no longer observes, and a deleted deployment's are forgotten with it.
+// hash of the payload last written into the pod. A sync (never the
+// sweep's assessment) forgets the pods it no longer observes, and a
+// deleted deployment's are forgotten with it.
 type filesMemory struct {
 	mu      sync.Mutex
 	written map[string]map[string]string
@@ -217,7 +218,8 @@ func (c *Controller) fileObjectsFor(ns string, t *manifests.PodTemplateSpec, cac
 }
 
 // podFiles plans where each running holder pod with file volumes stands
-// (PlanInput.Files); nil when the deployment has none.
+// (PlanInput.Files); nil when the deployment has none. ctx is nil for the
+// sweep's assessment, which must not act.
 func (c *Controller) podFiles(ctx context.Context, cache *lookupCache, ns, depKey string, pods map[string]*pod, templates func(string) *manifests.PodTemplateSpec) map[string]PodFiles {
 	var out map[string]PodFiles
 	for key, p := range pods {
@@ -246,7 +248,12 @@ func (c *Controller) podFiles(ctx context.Context, cache *lookupCache, ns, depKe
 		}
 		out[key] = pf
 	}
-	c.files.forget(depKey, pods)
+	if ctx != nil {
+		// Only a sync forgets: its list follows every write its earlier
+		// syncs made. The sweep's assessment (no ctx) works from a list
+		// that may predate a pod a sync just created and wrote.
+		c.files.forget(depKey, pods)
+	}
 	return out
 }
 

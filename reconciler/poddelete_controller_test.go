@@ -61,6 +61,9 @@ func TestControllerDeletesPod(t *testing.T) {
 		}
 		return running == 2 && has(cs, victim.ID)
 	})
+	// The stopper sends the stop on its own goroutine, after the plan that
+	// created the replacement: wait for it rather than assume it was sent.
+	waitLong(t, h, "the stop of the deleted pod sent", func() bool { return len(stops.asked()) > 0 })
 	if g := stops.asked(); len(g) != 1 || g[0] != 20*time.Second {
 		t.Fatalf("stops asked %v, want one with the pod's grace of 20s", g)
 	}

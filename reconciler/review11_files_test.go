@@ -355,12 +355,18 @@ func TestReviewFilesDeletedConfigMapAfterRestartKeepsHealing(t *testing.T) {
 // TestFilesRewrittenAfterEventGap: what happened while the event stream
 // was down went unseen — a daemon restart restarts a holder with a fresh,
 // empty tmpfs and no event need say so — so every pod's files are written
-// once more after a gap, and only then.
+// once more after a gap, and only then. The subscription's first message
+// is a gap too, and nothing orders it before the first sync (Run does not
+// wait for it): a write made before it is rightly made again. So the
+// deployment is applied only once that first gap has been handled.
 func TestFilesRewrittenAfterEventGap(t *testing.T) {
 	h, w := filesHarness(t)
+	gaps := &gapRelay{Engine: h.engine, handled: make(chan struct{})}
+	h.ctrl = New(gaps, h.store, h.opts)
 	applyConfigMap(t, h.store, "", "app", map[string]string{"k": "v"})
-	h.apply(configMapVolumeDeployment("web", "app"))
 	h.start()
+	gaps.waitFirstHandled(t)
+	h.apply(configMapVolumeDeployment("web", "app"))
 	writes := func() int {
 		w.mu.Lock()
 		defer w.mu.Unlock()
@@ -378,5 +384,52 @@ func TestFilesRewrittenAfterEventGap(t *testing.T) {
 	time.Sleep(300 * time.Millisecond)
 	if n := writes(); n != 2 {
 		t.Errorf("%d writes after one gap, want 2", n)
+	}
+}
+
+// gapRelay hands the fake engine's events to the controller one at a time
+// and tells when the controller has handled the first one (the
+// subscription's first gap): Run handles an event before it receives the
+// next, so once a marker event sent after the gap is received, the gap
+// has been handled. The marker is a port-forward session's event, which
+// the controller maps to nothing.
+type gapRelay struct {
+	*dockerfake.Engine
+	handled chan struct{}
+}
+
+func (g *gapRelay) Events(ctx context.Context, instance string) <-chan dockerx.Event {
+	in := g.Engine.Events(ctx, instance)
+	out := make(chan dockerx.Event)
+	handled := g.handled
+	go func() {
+		defer close(out)
+		first := true
+		for ev := range in {
+			select {
+			case out <- ev:
+			case <-ctx.Done():
+				return
+			}
+			if first {
+				first = false
+				select {
+				case out <- dockerx.Event{Role: dockerx.RolePortForward, Action: "start", Time: ev.Time}:
+					close(handled)
+				case <-ctx.Done():
+					return
+				}
+			}
+		}
+	}()
+	return out
+}
+
+func (g *gapRelay) waitFirstHandled(t *testing.T) {
+	t.Helper()
+	select {
+	case <-g.handled:
+	case <-time.After(30 * time.Second):
+		t.Fatal("the controller never handled the event subscription's first gap")
 	}
 }

@@ -368,6 +368,62 @@ func TestServiceHeadlessAndDNS(t *testing.T) {
 	}
 }
 
+// queued empties the Service loop's queue (nothing runs it in a rig) and
+// returns the keys it held.
+func (r *svcRig) queued() map[string]bool {
+	out := map[string]bool{}
+	q := r.ctrl.svc.loop.queue
+	for q.Len() > 0 {
+		req, _ := q.Get()
+		q.Done(req)
+		q.Forget(req)
+		out[req.Key] = true
+	}
+	return out
+}
+
+// TestServiceHeadlessReadinessQueuesDNS: a headless Service's name answers
+// with its ready pods (the Kubernetes DNS specification: one A record per
+// ready endpoint), so a change of their readiness queues the DNS server at
+// once, not at the next resync; a sync that changes no record queues
+// nothing.
+func TestServiceHeadlessReadinessQueuesDNS(t *testing.T) {
+	r := newSvcRig(t)
+	r.feed(webPods(3, 2))
+	headless := webService("", 0)
+	headless.Service.Metadata.Name = "web-pods"
+	headless.Service.Spec.ClusterIP = manifests.ClusterIPNone
+	r.svcs.put(headless)
+	r.reconcile("default/web-pods")
+	r.reconcile(dnsKey)
+	steps := []struct {
+		name    string
+		ready   int
+		wantDNS bool
+		wantIPs string
+	}{
+		{"a pod turns ready", 3, true, "[10.222.0.2 10.222.0.3 10.222.0.4]"},
+		{"nothing changes", 3, false, "[10.222.0.2 10.222.0.3 10.222.0.4]"},
+		{"two pods turn not ready", 1, true, "[10.222.0.2]"},
+	}
+	for _, st := range steps {
+		r.queued()
+		r.tracker.Update("default/web", webPods(3, st.ready))
+		r.reconcile("default/web-pods")
+		if got := r.queued()[dnsKey]; got != st.wantDNS {
+			t.Fatalf("%s: DNS server queued %v, want %v", st.name, got, st.wantDNS)
+		}
+		r.reconcile(dnsKey)
+		var cfg helperapi.DNSConfig
+		if _, ok := r.docker.serving("i_dns", &cfg); !ok || len(cfg.Records) != 1 {
+			t.Fatalf("%s: DNS server serves %+v", st.name, cfg.Records)
+		}
+		if got := fmt.Sprint(cfg.Records[0].IPs); got != st.wantIPs {
+			t.Errorf("%s: web-pods answers %s, want %s", st.name, got, st.wantIPs)
+		}
+	}
+}
+
 // TestServiceDrain: Drain returns once the proxy has acknowledged a
 // config without the pod, as a Service sync pushes it.
 func TestServiceDrain(t *testing.T) {
@@ -384,6 +440,60 @@ func TestServiceDrain(t *testing.T) {
 	for ready, _ := r.tracker.Endpoints(svc); len(ready) == 3; ready, _ = r.tracker.Endpoints(svc) {
 		time.Sleep(time.Millisecond)
 	}
+	r.reconcile("default/web")
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	if pods, _ := r.proxyPods("i_web.default_svc"); pods != "web-a-0=10.222.0.2:8080 web-a-1=10.222.0.3:8080" {
+		t.Errorf("proxy serves %s after the drain", pods)
+	}
+}
+
+// TestServiceDrainOutlastsAFailedPush: a drain ends only once the proxy
+// serves a config without the pod; a push of that config that fails
+// leaves the proxy forwarding to the pod, so the drain goes on waiting
+// (the pod must stay up while traffic still reaches it, as a Kubernetes
+// endpoint is removed before its pod is stopped), and ends with the next
+// push that succeeds.
+func TestServiceDrainOutlastsAFailedPush(t *testing.T) {
+	r := newSvcRig(t)
+	r.feed(webPods(3, 3))
+	r.svcs.put(webService("", 0))
+	r.reconcile("default/web")
+	acked := func() int64 {
+		r.tracker.mu.Lock()
+		defer r.tracker.mu.Unlock()
+		return r.tracker.acked["default/web"]
+	}
+	before := acked()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	done := drainAsync(r.tracker, ctx, "default", "web-a-2")
+	svc := defaultService(&webService("", 0).Service)
+	for ready, _ := r.tracker.Endpoints(svc); len(ready) == 3; ready, _ = r.tracker.Endpoints(svc) {
+		time.Sleep(time.Millisecond)
+	}
+	r.docker.mu.Lock()
+	r.docker.exec = func(string, []string) (int, []byte) { return helperapi.ExitFailed, []byte("push refused") }
+	r.docker.mu.Unlock()
+	if _, err := r.ctrl.svc.Reconcile(context.Background(), Request{Key: "default/web"}); err == nil {
+		t.Fatal("a sync whose push failed returned no error")
+	}
+	if got := acked(); got != before {
+		t.Fatalf("the failed push was acknowledged: version %d, was %d", got, before)
+	}
+	select {
+	case err := <-done:
+		t.Fatalf("the drain ended (%v) though the proxy still serves the pod", err)
+	default:
+	}
+	if pods, _ := r.proxyPods("i_web.default_svc"); !strings.Contains(pods, "web-a-2") {
+		t.Fatalf("the proxy serves %s: the failed push took effect", pods)
+	}
+
+	r.docker.mu.Lock()
+	r.docker.exec = nil
+	r.docker.mu.Unlock()
 	r.reconcile("default/web")
 	if err := <-done; err != nil {
 		t.Fatal(err)

@@ -406,6 +406,51 @@ func running(t *testing.T, path string) func() string {
 	}
 }
 
+// The delay of --allow-empty-after counts from the start of the current
+// emptiness: a directory emptied, filled again, then emptied a second time
+// long after keeps its objects for the full delay again, never deleted at
+// once because an earlier, long-over emptiness began long ago.
+func TestAllowEmptyAfterCountsFromTheLatestEmptiness(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "m")
+	web := filepath.Join(dir, "web.yaml")
+	write(t, web, deployment("web", "web:1"))
+	f := newFixture(t, Options{Paths: []string{dir}, AllowEmpty: true, AllowEmptyAfter: time.Minute})
+	f.sync()
+	// A first, short emptiness (a checkout that removes, then writes).
+	if err := os.Remove(web); err != nil {
+		t.Fatal(err)
+	}
+	f.sync()
+	f.clock.Step(10 * time.Second)
+	write(t, web, deployment("web", "web:1"))
+	f.sync()
+	if st := f.status(); st[0].EmptySince != nil {
+		t.Errorf("a directory filled again still recorded empty since %v", st[0].EmptySince)
+	}
+	// An hour later it is emptied again.
+	f.clock.Step(time.Hour)
+	if err := os.Remove(web); err != nil {
+		t.Fatal(err)
+	}
+	f.sync()
+	if len(f.live()) != 1 {
+		t.Fatalf("deleted at once on its second emptiness: %v", f.live())
+	}
+	if d, ok := f.s.untilEmptyDeletes(); !ok || d < time.Minute || d > time.Minute+time.Second {
+		t.Errorf("deletion due in %v (%v), want the full minute", d, ok)
+	}
+	f.clock.Step(59 * time.Second)
+	f.sync()
+	if len(f.live()) != 1 {
+		t.Fatalf("deleted before the delay: %v", f.live())
+	}
+	f.clock.Step(time.Second)
+	f.sync()
+	if n := len(f.live()); n != 0 {
+		t.Errorf("%d live once empty for the whole delay, want 0", n)
+	}
+}
+
 func TestUntilEmptyDeletes(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "m")
 	write(t, filepath.Join(dir, "web.yaml"), deployment("web", "web:1"))

@@ -5,6 +5,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/dockctl/dockctl/internal/testenv"
 )
 
 // An existing state directory that others may write to, or that another
@@ -64,7 +66,7 @@ func TestOpenStateDirPermissions(t *testing.T) {
 // chown; the owner check itself is covered above without it).
 func TestOpenRefusesForeignSubdirectory(t *testing.T) {
 	if os.Geteuid() != 0 {
-		t.Skip("chown needs root; TestOpenStateDirPermissions covers the owner check")
+		testenv.Unavailable(t, "chown needs root; TestOpenStateDirPermissions covers the owner check")
 	}
 	dir := filepath.Join(t.TempDir(), "state")
 	if _, err := Open(dir, "default"); err != nil {

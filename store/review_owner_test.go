@@ -5,6 +5,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/dockctl/dockctl/internal/testenv"
 )
 
 // A state directory that others could write to is made private again by
@@ -14,7 +16,7 @@ import (
 // store must not hand it to the controller as desired state.
 func TestRecordPlantedByAnotherUserIsRefused(t *testing.T) {
 	if os.Geteuid() != 0 {
-		t.Skip("chown needs root")
+		testenv.Unavailable(t, "chown needs root")
 	}
 	for _, how := range []string{"owned by another user", "a link to another user's file"} {
 		t.Run(how, func(t *testing.T) {

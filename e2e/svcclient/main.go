@@ -8,6 +8,12 @@
 //	svcclient                 wait for SIGTERM (the replica's main process)
 //	svcclient resolve NAME    look NAME up with Go's own resolver, which
 //	                          reads /etc/resolv.conf as glibc does
+//	svcclient rcode NAME      one A query for the fully qualified NAME to
+//	                          the first nameserver of /etc/resolv.conf,
+//	                          reporting the answer's RCODE: Go's resolver
+//	                          says "no such host" both for a name that
+//	                          does not exist (NXDOMAIN) and for one with
+//	                          no record of the type (NOERROR, no answer)
 //	svcclient get URL         one HTTP GET on a new connection
 //
 // Each command prints one JSON object on stdout and exits 0: the test
@@ -27,12 +33,15 @@ import (
 	"sort"
 	"syscall"
 	"time"
+
+	"github.com/miekg/dns"
 )
 
 // Result is what every command prints; the e2e tests decode it.
 type Result struct {
 	IPs      []string `json:"ips,omitempty"`
-	NotFound bool     `json:"notFound,omitempty"` // the name does not exist (NXDOMAIN)
+	NotFound bool     `json:"notFound,omitempty"` // the resolver found no address (NXDOMAIN or NODATA)
+	Rcode    string   `json:"rcode,omitempty"`    // rcode: the answer's RCODE (NOERROR, NXDOMAIN, …)
 	Status   int      `json:"status,omitempty"`
 	Body     string   `json:"body,omitempty"`
 	Err      string   `json:"err,omitempty"`
@@ -47,7 +56,7 @@ func main() {
 		return
 	}
 	if len(os.Args) != 3 {
-		fmt.Fprintln(os.Stderr, "usage: svcclient [resolve NAME | get URL]")
+		fmt.Fprintln(os.Stderr, "usage: svcclient [resolve NAME | rcode NAME | get URL]")
 		os.Exit(2)
 	}
 	var r Result
@@ -55,10 +64,12 @@ func main() {
 	switch os.Args[1] {
 	case "resolve":
 		r = resolve(os.Args[2])
+	case "rcode":
+		r = rcode(os.Args[2])
 	case "get":
 		r = get(os.Args[2])
 	default:
-		fmt.Fprintln(os.Stderr, "usage: svcclient [resolve NAME | get URL]")
+		fmt.Fprintln(os.Stderr, "usage: svcclient [resolve NAME | rcode NAME | get URL]")
 		os.Exit(2)
 	}
 	r.Millis = time.Since(start).Milliseconds()
@@ -76,6 +87,32 @@ func resolve(name string) Result {
 	}
 	sort.Strings(ips)
 	return Result{IPs: ips}
+}
+
+func rcode(name string) Result {
+	conf, err := dns.ClientConfigFromFile("/etc/resolv.conf")
+	if err != nil {
+		return Result{Err: err.Error()}
+	}
+	if len(conf.Servers) == 0 {
+		return Result{Err: "no nameserver in /etc/resolv.conf"}
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	m := new(dns.Msg)
+	m.SetQuestion(dns.Fqdn(name), dns.TypeA)
+	in, _, err := new(dns.Client).ExchangeContext(ctx, m, net.JoinHostPort(conf.Servers[0], conf.Port))
+	if err != nil {
+		return Result{Err: err.Error()}
+	}
+	r := Result{Rcode: dns.RcodeToString[in.Rcode]}
+	for _, rr := range in.Answer {
+		if a, ok := rr.(*dns.A); ok {
+			r.IPs = append(r.IPs, a.A.String())
+		}
+	}
+	sort.Strings(r.IPs)
+	return r
 }
 
 func get(url string) Result {

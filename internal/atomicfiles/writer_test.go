@@ -13,6 +13,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/dockctl/dockctl/internal/testenv"
 )
 
 // visible returns what a reader of dir sees: every path reachable through
@@ -166,7 +168,7 @@ func TestWriteRefusesBadPaths(t *testing.T) {
 
 func TestWriteFSGroup(t *testing.T) {
 	if os.Geteuid() != 0 {
-		t.Skip("chown to another group needs root")
+		testenv.Unavailable(t, "chown to another group needs root")
 	}
 	dir := t.TempDir()
 	gid := int64(2345)

@@ -12,6 +12,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/dockctl/dockctl/internal/testenv"
 )
 
 // Go's resolver takes its search list and ndots only from /etc/resolv.conf.
@@ -79,11 +81,11 @@ func resolverChild() int {
 func TestGoResolverSearchList(t *testing.T) {
 	for _, tool := range []string{"unshare", "mount"} {
 		if _, err := exec.LookPath(tool); err != nil {
-			t.Skipf("%s not found: cannot give Go's resolver a pod's resolv.conf (TestSearchPathForms covers the expansion)", tool)
+			testenv.Unavailable(t, "%s not found: cannot give Go's resolver a pod's resolv.conf (TestSearchPathForms covers the expansion)", tool)
 		}
 	}
 	if out, err := exec.Command("unshare", "-Urm", "true").CombinedOutput(); err != nil {
-		t.Skipf("no unprivileged user+mount namespaces (%v: %s): cannot give Go's resolver a pod's resolv.conf "+
+		testenv.Unavailable(t, "no unprivileged user+mount namespaces (%v: %s): cannot give Go's resolver a pod's resolv.conf "+
 			"(TestSearchPathForms covers the expansion)", err, out)
 	}
 	web, webOther, db := "10.222.8.10", "10.222.8.11", "10.222.0.5,10.222.0.6,10.222.0.7"

@@ -178,6 +178,37 @@ func TestControlStateWrittenAfterApplyBeforeAck(t *testing.T) {
 	}
 }
 
+// A config served but not recorded in the state file is not acknowledged:
+// a restarted helper starts from the state file, and would serve an older
+// config than the one the controller took as pushed. The push fails, and
+// the controller pushes again; once the state file can be written, the
+// same push is acknowledged.
+func TestControlPushNotRecordedIsNotAcknowledged(t *testing.T) {
+	target := &fakeTarget{}
+	socket, statePath := startControl(t, target)
+	// The state file's directory is a regular file: no write can succeed,
+	// whoever runs the test.
+	dir := filepath.Dir(statePath)
+	if err := os.MkdirAll(filepath.Dir(dir), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(dir, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, code, err := Push(socket, []byte(genConfig(1)), deadline); code == helperapi.ExitOK || err == nil {
+		t.Fatalf("push of a config that could not be recorded: exit %d, err %v; want a failure", code, err)
+	}
+	if err := os.Remove(dir); err != nil {
+		t.Fatal(err)
+	}
+	if ack, code, err := Push(socket, []byte(genConfig(1)), deadline); code != helperapi.ExitOK || ack.Generation != 1 {
+		t.Fatalf("the same push once the state file can be written: exit %d, ack %d, err %v; want 1 acknowledged", code, ack.Generation, err)
+	}
+	if got := readState(t, statePath); got != genConfig(1) {
+		t.Errorf("state file %q after the acknowledged push, want %q", got, genConfig(1))
+	}
+}
+
 func TestControlPushesAreSerialised(t *testing.T) {
 	target := &fakeTarget{}
 	socket, statePath := startControl(t, target)

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/dockctl/dockctl/internal/helperapi"
+	"github.com/dockctl/dockctl/internal/testenv"
 	"github.com/dockctl/dockctl/manifests"
 )
 
@@ -33,7 +34,7 @@ func TestReviewFilesTmpfsSizeFitsValidConfigMap(t *testing.T) {
 			os.Mkdir(dir, 0o755)
 			size := manifests.FileVolumeSize(&vol)
 			if err := syscall.Mount("tmpfs", dir, "tmpfs", 0, fmt.Sprintf("size=%d", size)); err != nil {
-				t.Skipf("cannot mount a tmpfs here: %v", err)
+				testenv.Unavailable(t, "cannot mount a tmpfs here: %v", err)
 			}
 			defer syscall.Unmount(dir, 0)
 			payload := func(v string) helperapi.FilesPayload {

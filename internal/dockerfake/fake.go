@@ -602,6 +602,9 @@ func (e *Engine) UnpauseContainer(ctx context.Context, id string) error {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	e.calls["unpause"]++
+	if e.down {
+		return fmt.Errorf("unpause %s: %w", short(id), dockerx.ErrUnreachable)
+	}
 	c, ok := e.containers[id]
 	if !ok {
 		return fmt.Errorf("unpause %s: %w", short(id), dockerx.ErrNotFound)
@@ -771,8 +774,9 @@ func (e *Engine) AddRemoteImage(ref string) {
 
 // DaemonDown makes the daemon unreachable, as a stopped dockerd: every
 // event subscription breaks and reports a Down event, lists, creates,
-// starts, removals and image checks fail with ErrUnreachable, until
-// DaemonUp. Containers keep their state (--live-restore).
+// starts, stops, removals, inspects, execs, unpauses and image checks
+// fail with ErrUnreachable, until DaemonUp. Containers keep their state
+// (--live-restore).
 func (e *Engine) DaemonDown() {
 	e.mu.Lock()
 	defer e.mu.Unlock()
@@ -912,6 +916,9 @@ func (e *Engine) InspectContainer(ctx context.Context, id string) (dockerx.Conta
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	e.calls["inspect"]++
+	if e.down {
+		return dockerx.ContainerDetails{}, fmt.Errorf("inspect %s: %w", short(id), dockerx.ErrUnreachable)
+	}
 	c, ok := e.containers[id]
 	for _, other := range e.containers {
 		if !ok && other.Name == id {
@@ -951,6 +958,10 @@ func (e *Engine) InspectContainer(ctx context.Context, id string) (dockerx.Conta
 func (e *Engine) Exec(ctx context.Context, id string, cmd []string, timeout time.Duration) (int, error) {
 	e.mu.Lock()
 	e.calls["exec"]++
+	if e.down {
+		e.mu.Unlock()
+		return 0, fmt.Errorf("exec in %s: %w", short(id), dockerx.ErrUnreachable)
+	}
 	c, ok := e.containers[id]
 	running := ok && c.State == dockerx.StateRunning
 	e.mu.Unlock()
@@ -972,6 +983,10 @@ func (e *Engine) Exec(ctx context.Context, id string, cmd []string, timeout time
 func (e *Engine) StopContainer(ctx context.Context, id string, timeout time.Duration) error {
 	e.mu.Lock()
 	e.calls["stop"]++
+	if e.down {
+		e.mu.Unlock()
+		return fmt.Errorf("stop %s: %w", short(id), dockerx.ErrUnreachable)
+	}
 	c, ok := e.containers[id]
 	if !ok {
 		e.mu.Unlock()

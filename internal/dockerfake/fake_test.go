@@ -261,6 +261,62 @@ func TestFakeDaemonDown(t *testing.T) {
 	}
 }
 
+// A stopped dockerd answers no call: each container call fails with
+// ErrUnreachable while the daemon is down and changes nothing, as a
+// connection refused on the socket does; a kinder fake would let a
+// controller that stops, inspects, execs or unpauses during an outage
+// take a success it never had.
+func TestFakeRefusesContainerCallsWhileDaemonDown(t *testing.T) {
+	ctx := context.Background()
+	cases := []struct {
+		name  string
+		setup func(e *Engine, id string) error // before the daemon goes down
+		call  func(e *Engine, id string) error
+		want  string // the container's state after the refused call
+	}{
+		{name: "stop", call: func(e *Engine, id string) error { return e.StopContainer(ctx, id, time.Second) }, want: dockerx.StateRunning},
+		{name: "stop without grace", call: func(e *Engine, id string) error { return e.StopContainer(ctx, id, 0) }, want: dockerx.StateRunning},
+		{name: "inspect", call: func(e *Engine, id string) error { _, err := e.InspectContainer(ctx, id); return err }, want: dockerx.StateRunning},
+		{name: "exec", call: func(e *Engine, id string) error { _, err := e.Exec(ctx, id, []string{"true"}, time.Second); return err }, want: dockerx.StateRunning},
+		{name: "exec with output", call: func(e *Engine, id string) error {
+			_, _, err := e.ExecOutput(ctx, id, []string{"true"}, time.Second)
+			return err
+		}, want: dockerx.StateRunning},
+		{name: "unpause", setup: func(e *Engine, id string) error { return e.Pause(id) },
+			call: func(e *Engine, id string) error { return e.UnpauseContainer(ctx, id) }, want: dockerx.StatePaused},
+		{name: "start", setup: func(e *Engine, id string) error { return e.Kill(id) },
+			call: func(e *Engine, id string) error { return e.StartContainer(ctx, id) }, want: dockerx.StateExited},
+		{name: "remove", call: func(e *Engine, id string) error { return e.RemoveContainer(ctx, id) }, want: dockerx.StateRunning},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			e := New(img)
+			id := create(t, e, "web-0")
+			if err := e.StartContainer(ctx, id); err != nil {
+				t.Fatal(err)
+			}
+			if tc.setup != nil {
+				if err := tc.setup(e, id); err != nil {
+					t.Fatal(err)
+				}
+			}
+			executed := 0
+			e.OnExec = func(string, []string) (int, error) { executed++; return 0, nil }
+			e.DaemonDown()
+			if err := tc.call(e, id); !errors.Is(err, dockerx.ErrUnreachable) {
+				t.Fatalf("%s while the daemon is down: %v, want ErrUnreachable", tc.name, err)
+			}
+			if executed != 0 {
+				t.Fatalf("%s ran %d commands while the daemon is down", tc.name, executed)
+			}
+			e.DaemonUp()
+			if got, ok := state(t, e, id); !ok || got != tc.want {
+				t.Fatalf("after a refused %s: state %q (present %v), want %q", tc.name, got, ok, tc.want)
+			}
+		})
+	}
+}
+
 func TestFakeCutEventsReportsDownThenGap(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
