@@ -97,10 +97,34 @@ func (e *MissingRefsError) Error() string {
 }
 
 // ResolvedEnv is a container's environment as "NAME=value" in definition
-// order, and the names of envFrom keys skipped as invalid variable names.
+// order, and the envFrom keys skipped as invalid variable names, by source.
 type ResolvedEnv struct {
 	Vars    []string
-	Skipped []string
+	Skipped []SkippedKeys
+}
+
+// SkippedKeys are the keys of one envFrom source (with its prefix) that
+// are no valid variable name, sorted: the kubelet skips them and reports
+// them in a Warning event of the pod (InvalidEnvironmentVariableNames).
+type SkippedKeys struct {
+	Kind      string // manifests.KindConfigMap or KindSecret
+	Namespace string
+	Name      string
+	Keys      []string
+}
+
+// ReasonInvalidEnvNames is the reason of the kubelet's event.
+const ReasonInvalidEnvNames = "InvalidEnvironmentVariableNames"
+
+// Message is the kubelet's message of the event, word for word
+// (makeEnvironmentVariables): the keys are names, never values.
+func (s SkippedKeys) Message() string {
+	src := "configMap"
+	if s.Kind == manifests.KindSecret {
+		src = "secret"
+	}
+	return fmt.Sprintf("Keys [%s] from the EnvFrom %s %s/%s were skipped since they are considered invalid environment variable names.",
+		strings.Join(s.Keys, ", "), src, s.Namespace, s.Name)
 }
 
 // ResolveEnv resolves the environment of container c of pod spec ps. A nil
@@ -140,7 +164,7 @@ type envResolver struct {
 
 	names, values []string
 	index         map[string]int
-	skipped       []string
+	skipped       []SkippedKeys
 	missing       []MissingRef
 	errs          []error
 	// Lookups, once per object: nil for one that does not exist.
@@ -247,13 +271,18 @@ func (r *envResolver) envFrom(ef manifests.EnvFromSource) {
 		keys = append(keys, k)
 	}
 	sort.Strings(keys) // a map has no order; the kubelet's result has none either
+	var invalid []string
 	for _, k := range keys {
 		n := ef.Prefix + k
 		if len(validation.IsEnvVarName(n)) > 0 {
-			r.skipped = append(r.skipped, n)
+			invalid = append(invalid, n)
 			continue
 		}
 		r.set(n, data[k])
+	}
+	if len(invalid) > 0 {
+		sort.Strings(invalid) // the kubelet sorts the names it reports
+		r.skipped = append(r.skipped, SkippedKeys{Kind: kind, Namespace: r.pod.Namespace, Name: name, Keys: invalid})
 	}
 }
 
