@@ -122,7 +122,7 @@ func (c *Controller) resolveEnv(ctx context.Context, in PlanInput, op Op, req do
 	if podIP != "" {
 		pod.PodIP = podIP
 	}
-	env, err := ResolveEnv(ps, ctr, pod, c.opts.Config)
+	env, err := resolveEnv(ps, ctr, pod, c.opts.Config, c.serviceEnv(ctx, pod.Namespace, ps)) // serviceenv.go
 	if err != nil {
 		return nil, fmt.Errorf("create %s: %w", op.Name, err)
 	}

@@ -3,7 +3,9 @@ package reconciler
 import (
 	"errors"
 	"fmt"
+	"maps"
 	"math"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -132,7 +134,15 @@ func (s SkippedKeys) Message() string {
 // error is a *MissingRefsError when only references are missing, else a
 // store failure (never with a value).
 func ResolveEnv(ps *manifests.PodSpec, c *manifests.Container, pod PodIdentity, cs ConfigStore) (ResolvedEnv, error) {
-	r := &envResolver{ps: ps, c: c, pod: pod, cs: cs, index: map[string]int{},
+	return resolveEnv(ps, c, pod, cs, nil)
+}
+
+// resolveEnv is ResolveEnv with the pod's Service variables (serviceenv.go),
+// as the kubelet's makeEnvironmentVariables adds them: a $(VAR) reference
+// may name one, a variable the container defines wins over one, and the
+// others follow the container's own, sorted by name.
+func resolveEnv(ps *manifests.PodSpec, c *manifests.Container, pod PodIdentity, cs ConfigStore, services map[string]string) (ResolvedEnv, error) {
+	r := &envResolver{ps: ps, c: c, pod: pod, cs: cs, index: map[string]int{}, services: services,
 		cms: map[string]*manifests.ConfigMap{}, secrets: map[string]*manifests.Secret{}}
 	if r.pod.Namespace == "" {
 		r.pod.Namespace = manifests.DefaultNamespace
@@ -146,6 +156,11 @@ func ResolveEnv(ps *manifests.PodSpec, c *manifests.Container, pod PodIdentity, 
 	out := ResolvedEnv{Vars: make([]string, len(r.names)), Skipped: r.skipped}
 	for i, n := range r.names {
 		out.Vars[i] = n + "=" + r.values[i]
+	}
+	for _, n := range slices.Sorted(maps.Keys(services)) {
+		if _, own := r.index[n]; !own {
+			out.Vars = append(out.Vars, n+"="+services[n])
+		}
 	}
 	if len(r.errs) > 0 {
 		return out, errors.Join(r.errs...)
@@ -161,6 +176,8 @@ type envResolver struct {
 	c   *manifests.Container
 	pod PodIdentity
 	cs  ConfigStore
+	// services are the pod's Service variables, by name.
+	services map[string]string
 
 	names, values []string
 	index         map[string]int
@@ -186,7 +203,8 @@ func (r *envResolver) lookup(name string) (string, bool) {
 	if i, ok := r.index[name]; ok {
 		return r.values[i], true
 	}
-	return "", false
+	v, ok := r.services[name] // the kubelet's mapping falls back to them
+	return v, ok
 }
 
 // configMap returns the ConfigMap, nil when it does not exist; a store

@@ -785,6 +785,10 @@ type allocator struct {
 	// conditions): when another Service frees one, they are synced again
 	// at once rather than at the next resync.
 	waiting map[string]bool
+	// assigned are the Services a sync of this controller assigned, and
+	// next is closed at the next assignment (serviceenv.go).
+	assigned map[string]bool
+	next     chan struct{}
 }
 
 // waitsForRelease reports whether a Service's conditions say it lacks an
@@ -852,6 +856,7 @@ func (a *allocator) assign(st ServiceStore, in allocInput) allocation {
 		out.Freed = a.waitingLocked(in.Key)
 	}
 	a.held[in.Key] = next
+	a.noteAssignedLocked(in.Key) // serviceenv.go
 	if waitsForRelease(out.Conditions) {
 		a.waiting[in.Key] = true
 	} else {
