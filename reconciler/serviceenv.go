@@ -116,15 +116,17 @@ func (c *Controller) serviceEnv(ctx context.Context, ns string, ps *manifests.Po
 	return serviceEnvVars(links)
 }
 
-// addressOf returns the Service's address as its last sync gave it; ok
-// false when no sync of this controller gave it one yet (assigned) — then
-// wait is closed at the next assignment of any Service.
+// addressOf returns the Service's address as its last sync gave it (or
+// its status kept across a restart); ok false when it has none and no
+// sync of this controller could allocate one yet (the instance network
+// not known yet: a new instance's first apply) — then wait is closed at
+// the next assignment of any Service.
 func (a *allocator) addressOf(st ServiceStore, key string) (ip string, ok bool, wait <-chan struct{}) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	a.loadLocked(st)
-	if a.assigned[key] {
-		return a.held[key].ClusterIP, true, nil
+	if h := a.held[key]; a.assigned[key] || (h.ClusterIP != "" && h.ClusterIP != manifests.ClusterIPNone) {
+		return h.ClusterIP, true, nil
 	}
 	if a.next == nil {
 		a.next = make(chan struct{})

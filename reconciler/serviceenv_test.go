@@ -203,3 +203,36 @@ func TestServiceEnvWaitsForAnAddress(t *testing.T) {
 		t.Errorf("environment %v, want api's variables", env)
 	}
 }
+
+// TestServiceAddressKnownOnlyWithTheNetwork: before the instance network
+// exists (a new instance's first apply) a Service's sync can allocate no
+// address; a create must keep waiting for it then, not take the Service
+// for one without an address.
+func TestServiceAddressKnownOnlyWithTheNetwork(t *testing.T) {
+	st, err := store.Open(t.TempDir(), "i")
+	if err != nil {
+		t.Fatal(err)
+	}
+	svc := defaultService(&manifests.Service{APIVersion: "v1", Kind: "Service", Metadata: manifests.ObjectMeta{Name: "api"},
+		Spec: manifests.ServiceSpec{Selector: map[string]string{"app": "api"}, Ports: []manifests.ServicePort{{Port: 8080}}}})
+	a := &allocator{held: map[string]serviceAllocation{}, waiting: map[string]bool{}}
+	a.assign(st, allocInput{Key: "default/api", Service: svc})
+	if ip, ok, wait := a.addressOf(st, "default/api"); ok || wait == nil {
+		t.Fatalf("without the network: address %q, known %v", ip, ok)
+	}
+	_, _, wait := a.addressOf(st, "default/api")
+	l, err := layoutFromStatus(&store.NetworkStatus{Name: "dockctl_i", Subnet: "10.222.0.0/20", IPRange: "10.222.0.0/21",
+		Gateway: "10.222.0.1", DNSIP: "10.222.8.0"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	a.assign(st, allocInput{Key: "default/api", Service: svc, Layout: &l})
+	select {
+	case <-wait:
+	default:
+		t.Fatal("the allocation with the network did not wake the waiting creates")
+	}
+	if ip, ok, _ := a.addressOf(st, "default/api"); !ok || ip == "" {
+		t.Errorf("with the network: address %q, known %v", ip, ok)
+	}
+}
