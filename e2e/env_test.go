@@ -145,3 +145,53 @@ stringData: {password: %s}
 		}
 	}
 }
+
+// TestServiceEnvVarsOnTheDaemon: a Service applied in the same bundle as a
+// Deployment gives its containers the kubelet's Service variables
+// ({SVC}_SERVICE_HOST … {SVC}_PORT_{PORT}_{PROTO}_ADDR, envvars.FromServices),
+// as Docker shows them on the container, with the address `get service`
+// shows; a pod with enableServiceLinks: false gets none.
+func TestServiceEnvVarsOnTheDaemon(t *testing.T) {
+	e := newEnv(t)
+	e.startController()
+	e.apply(`apiVersion: v1
+kind: Service
+metadata: {name: redis-master}
+spec:
+  selector: {app: redis}
+  ports:
+  - {name: redis, port: 6379, targetPort: 6379}
+---
+` + testDeployment{name: "web", replicas: 1}.manifest() + "---\n" +
+		testDeployment{name: "quiet", replicas: 1, spec: ""}.manifest() + "      enableServiceLinks: false\n")
+	web := e.waitRunning("web", 1, "")
+	quiet := e.waitRunning("quiet", 1, "")
+	var ip string
+	eventually(t, 60*time.Second, "redis-master's clusterIP", func() (bool, string) {
+		ip, _ = e.dockctl("", "get", "service", "redis-master", "-o", "jsonpath={.spec.clusterIP}")
+		return ip != "" && ip != "<pending>", ip
+	})
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	info, err := dockerCli.ContainerInspect(ctx, web[0].ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"REDIS_MASTER_SERVICE_HOST=" + ip, "REDIS_MASTER_SERVICE_PORT=6379",
+		"REDIS_MASTER_SERVICE_PORT_REDIS=6379", "REDIS_MASTER_PORT=tcp://" + ip + ":6379",
+		"REDIS_MASTER_PORT_6379_TCP=tcp://" + ip + ":6379", "REDIS_MASTER_PORT_6379_TCP_PROTO=tcp",
+		"REDIS_MASTER_PORT_6379_TCP_PORT=6379", "REDIS_MASTER_PORT_6379_TCP_ADDR=" + ip} {
+		if !slices.Contains(info.Config.Env, want) {
+			t.Errorf("web's env %q lacks %q", info.Config.Env, want)
+		}
+	}
+	info, err = dockerCli.ContainerInspect(ctx, quiet[0].ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, kv := range info.Config.Env {
+		if strings.HasPrefix(kv, "REDIS_MASTER_") {
+			t.Errorf("enableServiceLinks: false, yet %q", kv)
+		}
+	}
+}

@@ -71,6 +71,9 @@ func canonical(v reflect.Value) (any, bool) {
 	case reflect.Struct:
 		out := map[string]any{}
 		for name, f := range jsonFields(v.Type()) {
+			if v.Type().FieldByIndex(f.index).Tag.Get("hash") == "-" {
+				continue // read at container create only: no rollout (PodSpec.EnableServiceLinks)
+			}
 			if fv, zero := canonical(v.FieldByIndex(f.index)); !zero {
 				out[name] = fv
 			}

@@ -31,7 +31,6 @@ var ignoredFields = map[reflect.Type]map[string]ignoredField{
 		"priorityClassName":            {},
 		"priority":                     {},
 		"preemptionPolicy":             {},
-		"enableServiceLinks":           {},
 	},
 	reflect.TypeOf(Container{}): {
 		"terminationMessagePath":   {},

@@ -21,9 +21,8 @@ import (
 // topologySpreadConstraints (validateTopologySpreadConstraints),
 // serviceAccountName, priorityClassName, preemptionPolicy and a
 // container's terminationMessagePolicy. Kubernetes has no rule for
-// schedulerName, priority, automountServiceAccountToken,
-// enableServiceLinks or terminationMessagePath beyond their types, which
-// the walk checks. An empty value Kubernetes defaults
+// schedulerName, priority, automountServiceAccountToken or
+// terminationMessagePath beyond their types, which the walk checks. An empty value Kubernetes defaults
 // (terminationMessagePolicy: File) is valid.
 
 // validateIgnored reports, at their own paths, the errors Kubernetes'

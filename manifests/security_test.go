@@ -295,15 +295,21 @@ func TestIgnoredFields(t *testing.T) {
 		"spec.template.spec.automountServiceAccountToken", "spec.template.spec.nodeSelector",
 		"spec.template.spec.affinity", "spec.template.spec.tolerations",
 		"spec.template.spec.topologySpreadConstraints", "spec.template.spec.schedulerName",
-		"spec.template.spec.priorityClassName", "spec.template.spec.enableServiceLinks",
+		"spec.template.spec.priorityClassName",
 	}
 	if !slices.Equal(docs[0].Ignored, wantIgnored) {
 		t.Errorf("Ignored:\n got %q\nwant %q", docs[0].Ignored, wantIgnored)
 	}
+	// enableServiceLinks is kept (it turns the Service variables off, read
+	// at each container create) but, as it was once ignored, is left out of
+	// the template hash: an upgrade rolls nothing out.
+	if esl := docs[0].Deployment.Spec.Template.Spec.EnableServiceLinks; esl == nil || *esl {
+		t.Errorf("enableServiceLinks: false not kept: %v", esl)
+	}
 	h1 := TemplateHash(&docs[0].Deployment.Spec.Template)
 	h2 := TemplateHash(&plain[0].Deployment.Spec.Template)
 	if h1 != h2 {
-		t.Errorf("ignored fields changed the template hash: %s vs %s", h1, h2)
+		t.Errorf("ignored fields or enableServiceLinks changed the template hash: %s vs %s", h1, h2)
 	}
 	stored, _ := json.Marshal(docs[0].Deployment)
 	for _, f := range []string{"nodeSelector", "serviceAccount", "tolerations", "terminationMessage", "dnsPolicy"} {
@@ -312,7 +318,7 @@ func TestIgnoredFields(t *testing.T) {
 		}
 	}
 	w := IgnoredWarning(append(docs, plain...))
-	want := "fields with no meaning on one host are ignored: deployment/web (affinity, automountServiceAccountToken, enableServiceLinks, nodeSelector, priorityClassName, schedulerName, serviceAccount, serviceAccountName, terminationMessagePath, terminationMessagePolicy, tolerations, topologySpreadConstraints)"
+	want := "fields with no meaning on one host are ignored: deployment/web (affinity, automountServiceAccountToken, nodeSelector, priorityClassName, schedulerName, serviceAccount, serviceAccountName, terminationMessagePath, terminationMessagePolicy, tolerations, topologySpreadConstraints)"
 	if w != want {
 		t.Errorf("warning:\n got %s\nwant %s", w, want)
 	}

@@ -137,6 +137,13 @@ type PodSpec struct {
 	// pod's namespace whose credentials its image pulls may use
 	// (pullsecrets.go).
 	ImagePullSecrets []LocalObjectReference `json:"imagePullSecrets,omitempty"`
+	// EnableServiceLinks: nil or true gives each container the variables
+	// of the Services of its namespace (reconciler/serviceenv.go), as
+	// Kubernetes defaults it. Read when a container is created, as the
+	// kubelet reads it, and left out of the template hash (hash:"-"):
+	// the field was once accepted and dropped, so hashing it would roll
+	// out, on upgrade, every Deployment whose manifest sets it.
+	EnableServiceLinks *bool `json:"enableServiceLinks,omitempty" hash:"-"`
 }
 
 // PodSecurityContext holds the pod-level settings every container inherits

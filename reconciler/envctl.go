@@ -122,12 +122,14 @@ func (c *Controller) resolveEnv(ctx context.Context, in PlanInput, op Op, req do
 	if podIP != "" {
 		pod.PodIP = podIP
 	}
-	env, err := ResolveEnv(ps, ctr, pod, c.opts.Config)
+	env, err := resolveEnv(ps, ctr, pod, c.opts.Config, c.serviceEnv(ctx, pod.Namespace, ps)) // serviceenv.go
 	if err != nil {
 		return nil, fmt.Errorf("create %s: %w", op.Name, err)
 	}
-	if len(env.Skipped) > 0 {
-		c.log.Warn("environment variables skipped: their names are invalid (envFrom)", "container", op.Name, "names", strings.Join(env.Skipped, " "))
+	// The kubelet reports each envFrom source's skipped keys on the pod,
+	// at each container start.
+	for _, sk := range env.Skipped {
+		c.opts.Recorder.Event(opPodRef(in, op), store.EventWarning, ReasonInvalidEnvNames, sk.Message())
 	}
 	return env.Vars, nil
 }

@@ -277,3 +277,51 @@ func TestControllerPodIPOfHolderPod(t *testing.T) {
 }
 
 func ptrQuantity(s string) *resource.Quantity { q := resource.MustParse(s); return &q }
+
+// TestInvalidEnvFromKeysRecordedAsPodEvent: keys of an envFrom source that
+// are no valid variable name are skipped and reported on the pod as the
+// kubelet's makeEnvironmentVariables reports them: one Warning
+// InvalidEnvironmentVariableNames per source, its keys sorted, "Keys [a, b] from the EnvFrom configMap ns/name were skipped since
+// they are considered invalid environment variable names." ("secret" for a
+// Secret). A source whose keys are all valid records nothing.
+func TestInvalidEnvFromKeysRecordedAsPodEvent(t *testing.T) {
+	m := &memRecorder{}
+	h := newHarness(t, Options{Recorder: m})
+	h.opts.Config = h.store
+	h.ctrl = New(h.engine, h.store, h.opts)
+	if _, err := h.store.Apply(store.Bundle{
+		ConfigMaps: []*manifests.ConfigMap{
+			{APIVersion: "v1", Kind: manifests.KindConfigMap, Metadata: manifests.ObjectMeta{Name: "app"},
+				Data: map[string]string{"mode": "fast", "2nd": "x", "1st": "y"}},
+			{APIVersion: "v1", Kind: manifests.KindConfigMap, Metadata: manifests.ObjectMeta{Name: "clean"},
+				Data: map[string]string{"level": "3"}},
+		},
+		Secrets: []*manifests.Secret{{APIVersion: "v1", Kind: manifests.KindSecret, Metadata: manifests.ObjectMeta{Name: "db"},
+			Type: manifests.SecretTypeOpaque, Data: map[string][]byte{"9lives": []byte(secretValue), "user": []byte("admin")}}},
+	}, store.ApplyOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	d := testDeployment("web", 1, "x")
+	d.Spec.Template.Spec.Containers[0].EnvFrom = []manifests.EnvFromSource{
+		{ConfigMapRef: &manifests.ConfigMapEnvSource{Name: "app"}},
+		{SecretRef: &manifests.SecretEnvSource{Name: "db"}},
+		{ConfigMapRef: &manifests.ConfigMapEnvSource{Name: "clean"}},
+	}
+	h.apply(d)
+	h.start()
+	pods := h.waitReplicas("web", 1)
+	// The environment is resolved before the create: the events are
+	// recorded by the time the replica exists.
+	pod := "Pod/" + podName("web", &pods[0])
+	for _, want := range []string{
+		pod + " Warning InvalidEnvironmentVariableNames: Keys [1st, 2nd] from the EnvFrom configMap default/app were skipped since they are considered invalid environment variable names.",
+		pod + " Warning InvalidEnvironmentVariableNames: Keys [9lives] from the EnvFrom secret default/db were skipped since they are considered invalid environment variable names.",
+	} {
+		if !m.has(want, "") {
+			t.Errorf("no event %q; recorded:\n%s", want, m.dump())
+		}
+	}
+	if m.has("", "clean") || strings.Contains(m.dump(), secretValue) {
+		t.Errorf("an event names a source with valid keys only, or a Secret's value:\n%s", m.dump())
+	}
+}

@@ -3,7 +3,9 @@ package reconciler
 import (
 	"errors"
 	"fmt"
+	"maps"
 	"math"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -97,10 +99,34 @@ func (e *MissingRefsError) Error() string {
 }
 
 // ResolvedEnv is a container's environment as "NAME=value" in definition
-// order, and the names of envFrom keys skipped as invalid variable names.
+// order, and the envFrom keys skipped as invalid variable names, by source.
 type ResolvedEnv struct {
 	Vars    []string
-	Skipped []string
+	Skipped []SkippedKeys
+}
+
+// SkippedKeys are the keys of one envFrom source (with its prefix) that
+// are no valid variable name, sorted: the kubelet skips them and reports
+// them in a Warning event of the pod (InvalidEnvironmentVariableNames).
+type SkippedKeys struct {
+	Kind      string // manifests.KindConfigMap or KindSecret
+	Namespace string
+	Name      string
+	Keys      []string
+}
+
+// ReasonInvalidEnvNames is the reason of the kubelet's event.
+const ReasonInvalidEnvNames = "InvalidEnvironmentVariableNames"
+
+// Message is the kubelet's message of the event, word for word
+// (makeEnvironmentVariables): the keys are names, never values.
+func (s SkippedKeys) Message() string {
+	src := "configMap"
+	if s.Kind == manifests.KindSecret {
+		src = "secret"
+	}
+	return fmt.Sprintf("Keys [%s] from the EnvFrom %s %s/%s were skipped since they are considered invalid environment variable names.",
+		strings.Join(s.Keys, ", "), src, s.Namespace, s.Name)
 }
 
 // ResolveEnv resolves the environment of container c of pod spec ps. A nil
@@ -108,7 +134,15 @@ type ResolvedEnv struct {
 // error is a *MissingRefsError when only references are missing, else a
 // store failure (never with a value).
 func ResolveEnv(ps *manifests.PodSpec, c *manifests.Container, pod PodIdentity, cs ConfigStore) (ResolvedEnv, error) {
-	r := &envResolver{ps: ps, c: c, pod: pod, cs: cs, index: map[string]int{},
+	return resolveEnv(ps, c, pod, cs, nil)
+}
+
+// resolveEnv is ResolveEnv with the pod's Service variables (serviceenv.go),
+// as the kubelet's makeEnvironmentVariables adds them: a $(VAR) reference
+// may name one, a variable the container defines wins over one, and the
+// others follow the container's own, sorted by name.
+func resolveEnv(ps *manifests.PodSpec, c *manifests.Container, pod PodIdentity, cs ConfigStore, services map[string]string) (ResolvedEnv, error) {
+	r := &envResolver{ps: ps, c: c, pod: pod, cs: cs, index: map[string]int{}, services: services,
 		cms: map[string]*manifests.ConfigMap{}, secrets: map[string]*manifests.Secret{}}
 	if r.pod.Namespace == "" {
 		r.pod.Namespace = manifests.DefaultNamespace
@@ -122,6 +156,11 @@ func ResolveEnv(ps *manifests.PodSpec, c *manifests.Container, pod PodIdentity, 
 	out := ResolvedEnv{Vars: make([]string, len(r.names)), Skipped: r.skipped}
 	for i, n := range r.names {
 		out.Vars[i] = n + "=" + r.values[i]
+	}
+	for _, n := range slices.Sorted(maps.Keys(services)) {
+		if _, own := r.index[n]; !own {
+			out.Vars = append(out.Vars, n+"="+services[n])
+		}
 	}
 	if len(r.errs) > 0 {
 		return out, errors.Join(r.errs...)
@@ -137,10 +176,12 @@ type envResolver struct {
 	c   *manifests.Container
 	pod PodIdentity
 	cs  ConfigStore
+	// services are the pod's Service variables, by name.
+	services map[string]string
 
 	names, values []string
 	index         map[string]int
-	skipped       []string
+	skipped       []SkippedKeys
 	missing       []MissingRef
 	errs          []error
 	// Lookups, once per object: nil for one that does not exist.
@@ -162,7 +203,8 @@ func (r *envResolver) lookup(name string) (string, bool) {
 	if i, ok := r.index[name]; ok {
 		return r.values[i], true
 	}
-	return "", false
+	v, ok := r.services[name] // the kubelet's mapping falls back to them
+	return v, ok
 }
 
 // configMap returns the ConfigMap, nil when it does not exist; a store
@@ -247,13 +289,18 @@ func (r *envResolver) envFrom(ef manifests.EnvFromSource) {
 		keys = append(keys, k)
 	}
 	sort.Strings(keys) // a map has no order; the kubelet's result has none either
+	var invalid []string
 	for _, k := range keys {
 		n := ef.Prefix + k
 		if len(validation.IsEnvVarName(n)) > 0 {
-			r.skipped = append(r.skipped, n)
+			invalid = append(invalid, n)
 			continue
 		}
 		r.set(n, data[k])
+	}
+	if len(invalid) > 0 {
+		sort.Strings(invalid) // the kubelet sorts the names it reports
+		r.skipped = append(r.skipped, SkippedKeys{Kind: kind, Namespace: r.pod.Namespace, Name: name, Keys: invalid})
 	}
 }
 

@@ -101,7 +101,7 @@ func TestResolveEnv(t *testing.T) {
 				Env:     []manifests.EnvVar{{Name: "mode", Value: "slow"}},
 			},
 			want:    "level=3 | mode=slow | DB_password=" + secretValue + " | DB_user=admin",
-			skipped: "1st bad key"},
+			skipped: "Keys [1st, bad key] from the EnvFrom configMap default/app were skipped since they are considered invalid environment variable names."},
 		{name: "optional references that are missing are skipped",
 			c: manifests.Container{
 				EnvFrom: []manifests.EnvFromSource{{ConfigMapRef: &manifests.ConfigMapEnvSource{Name: "nope", Optional: ptrBool(true)}},
@@ -170,7 +170,11 @@ func TestResolveEnv(t *testing.T) {
 			if g := strings.Join(got.Vars, " | "); g != tt.want {
 				t.Errorf("vars:\n got %s\nwant %s", g, tt.want)
 			}
-			if g := strings.Join(got.Skipped, " "); g != tt.skipped {
+			var msgs []string
+			for _, sk := range got.Skipped {
+				msgs = append(msgs, sk.Message())
+			}
+			if g := strings.Join(msgs, " | "); g != tt.skipped {
 				t.Errorf("skipped = %q, want %q", g, tt.skipped)
 			}
 			switch {

@@ -339,6 +339,15 @@ func (c *Controller) recordPlan(in PlanInput, plan Plan, execErr error, fail fai
 			Eventf(r, containerPodRef(in.namespace(), in.Name, ctr), store.EventWarning, "BackOff", "Back-off restarting failed container %s", ctrName(in, ctr))
 		}
 	}
+	// A volume of a pod that has its files which cannot be updated now
+	// keeps its last files; the kubelet reports each failed remount.
+	for _, key := range slices.Sorted(maps.Keys(in.Files)) {
+		if pf := in.Files[key]; pf.Have != "" && pf.Pod != "" {
+			for _, msg := range pf.FailedMount {
+				r.Event(store.InvolvedObject{Kind: "Pod", Namespace: in.namespace(), Name: pf.Pod}, store.EventWarning, "FailedMount", msg)
+			}
+		}
+	}
 	if fail.reason != "" {
 		r.Event(dep, store.EventWarning, fail.reason, fail.message)
 	}

@@ -36,8 +36,11 @@ import (
 //     plan waits for the write.
 //   - A reference that does not resolve (a missing non-optional ConfigMap,
 //     Secret or key) keeps a pod that never got its files from starting
-//     (ReplicaFailure names it); a pod that has them keeps the last
-//     written ones, as the kubelet does.
+//     (ReplicaFailure names it). In a pod that has them, each volume is
+//     planned on its own, as the kubelet sets up each volume on its own:
+//     the volume keeps its last written files and is reported on the pod
+//     (a Warning FailedMount at each sync, as the kubelet's remount
+//     retries report it), and the pod's other volumes keep being updated.
 //   - The payload and its hash never reach a log, an error, an event or a
 //     status: the hash is kept in memory only.
 
@@ -72,6 +75,11 @@ type PodFiles struct {
 	// the pod ("": none, or unknown since a restart).
 	Have    string
 	Missing string
+	// Pod is the pod's name, and FailedMount the kubelet's message for
+	// each of its volumes that cannot be made now: Want is the payload of
+	// the other volumes, which a pod that has its files is updated to.
+	Pod         string
+	FailedMount []string
 }
 
 // filesMemory holds, per deployment (its key) and pod (its unit key), the
@@ -230,13 +238,18 @@ func (c *Controller) podFiles(ctx context.Context, cache *lookupCache, ns, depKe
 		if out == nil {
 			out = map[string]PodFiles{}
 		}
-		pf := PodFiles{Have: c.files.get(depKey, key)}
+		pf := PodFiles{Have: c.files.get(depKey, key), Pod: p.name}
 		objs, err := c.fileObjectsFor(ns, t, cache)
 		if err == nil {
-			var payload helperapi.FilesPayload
-			payload, err = planFiles(&t.Spec, identityOf(ns, p.name, p.uid, p.hash, t), objs, c.hostResources(ctx))
-			if err == nil {
+			payload, missing := planVolumes(&t.Spec, identityOf(ns, p.name, p.uid, p.hash, t), objs, c.hostResources(ctx))
+			if len(payload.Volumes) > 0 || len(missing) == 0 {
 				pf.Want = payloadHash(payload)
+			}
+			if len(missing) > 0 {
+				err = missingVolumesError(missing)
+				for _, m := range missing {
+					pf.FailedMount = append(pf.FailedMount, m.Message())
+				}
 			}
 		}
 		if err != nil {
@@ -300,9 +313,17 @@ func (c *Controller) writePodFiles(ctx context.Context, op Op) error {
 	if err != nil {
 		return fmt.Errorf("write files of pod %s: %w", op.Pod.Name, err)
 	}
-	payload, err := planFiles(&t.Spec, identityOf(ns, op.Pod.Name, op.Pod.UID, op.Hash, t), objs, c.hostResources(ctx))
-	if err != nil {
-		return fmt.Errorf("pod %s: %w", op.Pod.Name, err)
+	payload, missing := planVolumes(&t.Spec, identityOf(ns, op.Pod.Name, op.Pod.UID, op.Hash, t), objs, c.hostResources(ctx))
+	if len(missing) > 0 && op.Reason != ReasonFilesChanged {
+		// A pod that may never have got its files: nothing of it starts
+		// until every volume can be made, as the kubelet starts no
+		// container before all of the pod's volumes are mounted.
+		return fmt.Errorf("pod %s: %w", op.Pod.Name, missingVolumesError(missing))
+	}
+	// Else the volumes that cannot be made keep their last files: the
+	// writer writes the payload's volumes only.
+	if len(payload.Volumes) == 0 {
+		return nil
 	}
 	raw, err := json.Marshal(payload)
 	if err != nil {
@@ -348,6 +369,16 @@ func (in PlanInput) planPodFiles(p *pod, pp podPlan, ref *dockerx.PodRef, plan *
 	}
 	pf := in.Files[p.key]
 	switch {
+	case pf.Missing != "" && pf.Have == "" && len(p.members) == 0:
+		// Never started: it waits for its files, as a pod whose volume
+		// cannot be mounted stays ContainerCreating.
+		plan.Blocked = append(plan.Blocked, pf.Missing)
+		return nil, false
+	case pf.Missing != "" && pf.Have == "":
+		// Containers that run without files known to be written (the
+		// holder said none, filesWrittenBefore): a partial write is kept
+		// for pods known to have had every volume written.
+		return nil, true
 	case pf.Want != "" && pf.Want != pf.Have:
 		reason, cause := ReasonFilesChanged, "files of its volumes changed"
 		if pf.Have == "" {
@@ -356,12 +387,7 @@ func (in PlanInput) planPodFiles(p *pod, pp podPlan, ref *dockerx.PodRef, plan *
 		return &Op{Kind: OpWriteFiles, Name: p.holder.Name, ContainerID: p.holder.ID, Hash: p.hash, From: pp.from, Pod: ref,
 			Reason: reason, Cause: fmt.Sprintf("pod %s: %s", p.name, cause)}, true
 	case pf.Want == "" && pf.Have == "" && len(p.members) == 0:
-		// Never started: it waits for its files, as a pod whose volume
-		// cannot be mounted stays ContainerCreating.
-		if pf.Missing != "" {
-			plan.Blocked = append(plan.Blocked, pf.Missing)
-		}
-		return nil, false
+		return nil, false // never started, and nothing to write yet
 	}
 	return nil, true
 }

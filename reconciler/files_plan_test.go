@@ -94,3 +94,51 @@ func checkFilesFirst(t *testing.T, plan Plan) {
 		}
 	}
 }
+
+// TestPlanPodFilesWithAVolumeMissing: a pod that has its files is written
+// the volumes that can be made (the others keep their last files, as the
+// kubelet keeps a volume whose remount fails), as a change; a pod that
+// never got them waits for all of them; a pod whose files are not known
+// to be written gets no partial write.
+func TestPlanPodFilesWithAVolumeMissing(t *testing.T) {
+	const H = "aaaa"
+	run := dockerx.StateRunning
+	key := podKeyPrefix + dockerx.ContainerName("i", "", "web", H, 0) + "/u" + H + "0"
+	const missing = `pod web-aaaa-0: MountVolume.SetUp failed: volume tls: secret "tls" not found`
+	tests := []struct {
+		name        string
+		members     map[string]string
+		pf          PodFiles
+		wantWrite   OpReason // "" none
+		wantBlocked bool
+	}{
+		{"written before: the other volumes are written, as a change", map[string]string{"app": run},
+			PodFiles{Want: "partial", Have: "h1", Missing: missing}, ReasonFilesChanged, false},
+		{"written before, the other volumes as written: nothing", map[string]string{"app": run},
+			PodFiles{Want: "partial", Have: "partial", Missing: missing}, "", false},
+		{"never started: waits for every volume", nil,
+			PodFiles{Want: "partial", Missing: missing}, "", true},
+		{"running, its files not known to be written: no partial write", map[string]string{"app": run},
+			PodFiles{Want: "partial", Missing: missing}, "", false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			in := podInput(filesDeployment(1), podOf(H, 0, run, tt.members))
+			in.Files = map[string]PodFiles{key: tt.pf}
+			in.Instance, in.Name, in.Hash, in.Now = "i", "web", H, t0
+			plan := ComputePlan(in)
+			var got OpReason
+			for _, op := range plan.Ops {
+				if op.Kind == OpWriteFiles {
+					got = op.Reason
+				}
+			}
+			if got != tt.wantWrite {
+				t.Errorf("write %q, want %q:\n%s", got, tt.wantWrite, plan)
+			}
+			if blocked := slices.Contains(plan.Blocked, missing); blocked != tt.wantBlocked {
+				t.Errorf("blocked %v, want %v: %q", blocked, tt.wantBlocked, plan.Blocked)
+			}
+		})
+	}
+}

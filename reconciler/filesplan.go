@@ -58,14 +58,51 @@ func (e *missingRefError) Error() string {
 // in the volumes' order, or a *missingRefError naming every non-optional
 // reference that does not resolve (as the kubelet fails a pod's mount).
 func planFiles(ps *manifests.PodSpec, id podIdentity, objs fileObjects, host hostResources) (helperapi.FilesPayload, error) {
+	p, missing := planVolumes(ps, id, objs, host)
+	if len(missing) > 0 {
+		return helperapi.FilesPayload{}, missingVolumesError(missing)
+	}
+	return p, nil
+}
+
+// missingVolumesError names every reason of every volume that cannot be made.
+func missingVolumesError(missing []volumeMissing) *missingRefError {
+	var what []string
+	for _, m := range missing {
+		for _, r := range m.Reasons {
+			what = append(what, fmt.Sprintf("volume %s: %s", m.Volume, r))
+		}
+	}
+	return &missingRefError{what: what}
+}
+
+// volumeMissing is a file volume that cannot be made now, and why (names
+// of objects and keys, never a value).
+type volumeMissing struct {
+	Volume  string
+	Reasons []string
+}
+
+// Message is the kubelet's message of the FailedMount event of the volume
+// (its operation generator's "MountVolume.SetUp failed for volume %q : err").
+func (m volumeMissing) Message() string {
+	return fmt.Sprintf("MountVolume.SetUp failed for volume %q : %s", m.Volume, strings.Join(m.Reasons, "; "))
+}
+
+// planVolumes plans each file volume of ps on its own, as the kubelet sets
+// up each volume of a pod on its own: the payload of the volumes that can
+// be made, in the volumes' order, and the volumes that cannot (a
+// non-optional reference that does not resolve), which it leaves out.
+func planVolumes(ps *manifests.PodSpec, id podIdentity, objs fileObjects, host hostResources) (helperapi.FilesPayload, []volumeMissing) {
 	var p helperapi.FilesPayload
-	var missing []string
-	miss := func(format string, args ...any) { missing = append(missing, fmt.Sprintf(format, args...)) }
+	var missing []volumeMissing
 	for i := range ps.Volumes {
 		v := &ps.Volumes[i]
 		if !v.IsFileVolume() {
 			continue
 		}
+		var reasons []string
+		miss := func(format string, args ...any) { reasons = append(reasons, fmt.Sprintf(format, args...)) }
 		files := map[string]helperapi.FileItem{}
 		add := func(p string, mode int32, data []byte) {
 			// By the cleaned path, as the kubelet's AtomicWriter: a later
@@ -76,15 +113,15 @@ func planFiles(ps *manifests.PodSpec, id podIdentity, objs fileObjects, host hos
 		switch {
 		case v.ConfigMap != nil:
 			s := v.ConfigMap
-			configMapFiles(s.Name, s.Items, s.DefaultMode, isTrue(s.Optional), v.Name, objs, add, miss)
+			configMapFiles(s.Name, s.Items, s.DefaultMode, isTrue(s.Optional), objs, add, miss)
 		case v.Secret != nil:
 			s := v.Secret
-			secretFiles(s.SecretName, s.Items, s.DefaultMode, isTrue(s.Optional), v.Name, objs, add, miss)
+			secretFiles(s.SecretName, s.Items, s.DefaultMode, isTrue(s.Optional), objs, add, miss)
 		case v.DownwardAPI != nil:
 			for _, item := range v.DownwardAPI.Items {
 				data, err := downwardAPIValue(item, ps, id, host)
 				if err != nil {
-					miss("volume %s: %v", v.Name, err)
+					miss("%v", err)
 					continue
 				}
 				add(item.Path, manifests.FileMode(item.Mode, v.DownwardAPI.DefaultMode), data)
@@ -94,20 +131,24 @@ func planFiles(ps *manifests.PodSpec, id podIdentity, objs fileObjects, host hos
 			for _, src := range v.Projected.Sources {
 				switch {
 				case src.ConfigMap != nil:
-					configMapFiles(src.ConfigMap.Name, src.ConfigMap.Items, def, isTrue(src.ConfigMap.Optional), v.Name, objs, add, miss)
+					configMapFiles(src.ConfigMap.Name, src.ConfigMap.Items, def, isTrue(src.ConfigMap.Optional), objs, add, miss)
 				case src.Secret != nil:
-					secretFiles(src.Secret.Name, src.Secret.Items, def, isTrue(src.Secret.Optional), v.Name, objs, add, miss)
+					secretFiles(src.Secret.Name, src.Secret.Items, def, isTrue(src.Secret.Optional), objs, add, miss)
 				case src.DownwardAPI != nil:
 					for _, item := range src.DownwardAPI.Items {
 						data, err := downwardAPIValue(item, ps, id, host)
 						if err != nil {
-							miss("volume %s: %v", v.Name, err)
+							miss("%v", err)
 							continue
 						}
 						add(item.Path, manifests.FileMode(item.Mode, def), data)
 					}
 				}
 			}
+		}
+		if len(reasons) > 0 {
+			missing = append(missing, volumeMissing{Volume: v.Name, Reasons: reasons})
+			continue
 		}
 		fv := helperapi.FilesVolume{Name: v.Name, Files: make([]helperapi.FileItem, 0, len(files))}
 		for _, path := range slices.Sorted(mapKeys(files)) {
@@ -119,10 +160,7 @@ func planFiles(ps *manifests.PodSpec, id podIdentity, objs fileObjects, host hos
 		}
 		p.Volumes = append(p.Volumes, fv)
 	}
-	if len(missing) > 0 {
-		return helperapi.FilesPayload{}, &missingRefError{what: missing}
-	}
-	return p, nil
+	return p, missing
 }
 
 func mapKeys[V any](m map[string]V) func(func(string) bool) {
@@ -139,12 +177,12 @@ func mapKeys[V any](m map[string]V) func(func(string) bool) {
 // (and projected source) does: every key of data and binaryData without
 // items, else the listed keys; a missing object or key is an error unless
 // optional.
-func configMapFiles(name string, items []manifests.KeyToPath, defMode *int32, optional bool, vol string, objs fileObjects,
+func configMapFiles(name string, items []manifests.KeyToPath, defMode *int32, optional bool, objs fileObjects,
 	add func(string, int32, []byte), miss func(string, ...any)) {
 	cm := objs.ConfigMaps[name]
 	if cm == nil {
 		if !optional {
-			miss("volume %s: configmap %q not found", vol, name)
+			miss("configmap %q not found", name)
 		}
 		return
 	}
@@ -168,7 +206,7 @@ func configMapFiles(name string, items []manifests.KeyToPath, defMode *int32, op
 		b, ok := value(it.Key)
 		if !ok {
 			if !optional {
-				miss("volume %s: configmap %q has no key %q", vol, name, it.Key)
+				miss("configmap %q has no key %q", name, it.Key)
 			}
 			continue
 		}
@@ -178,12 +216,12 @@ func configMapFiles(name string, items []manifests.KeyToPath, defMode *int32, op
 
 // secretFiles is configMapFiles for a Secret (data only: stringData was
 // merged into it when the Secret was decoded).
-func secretFiles(name string, items []manifests.KeyToPath, defMode *int32, optional bool, vol string, objs fileObjects,
+func secretFiles(name string, items []manifests.KeyToPath, defMode *int32, optional bool, objs fileObjects,
 	add func(string, int32, []byte), miss func(string, ...any)) {
 	s := objs.Secrets[name]
 	if s == nil {
 		if !optional {
-			miss("volume %s: secret %q not found", vol, name)
+			miss("secret %q not found", name)
 		}
 		return
 	}
@@ -197,7 +235,7 @@ func secretFiles(name string, items []manifests.KeyToPath, defMode *int32, optio
 		b, ok := s.Data[it.Key]
 		if !ok {
 			if !optional {
-				miss("volume %s: secret %q has no key %q", vol, name, it.Key)
+				miss("secret %q has no key %q", name, it.Key)
 			}
 			continue
 		}

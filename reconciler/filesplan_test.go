@@ -159,3 +159,56 @@ func qp(s string) *resource.Quantity { q := resource.MustParse(s); return &q }
 func m32(v int32) *int32 { return &v }
 
 func boolp(b bool) *bool { return &b }
+
+// TestPlanVolumesEachOnItsOwn: the kubelet sets up each volume of a pod on
+// its own, so one that refers to a missing ConfigMap, Secret or key (a
+// projected volume's source included) is left out with the kubelet's
+// FailedMount message, and the others are planned as when all resolve.
+func TestPlanVolumesEachOnItsOwn(t *testing.T) {
+	objs := fileObjects{
+		ConfigMaps: map[string]*manifests.ConfigMap{"app": {Data: map[string]string{"k": "v"}}},
+		Secrets:    map[string]*manifests.Secret{"db": {Data: map[string][]byte{"password": []byte("hunter2")}}},
+	}
+	tests := []struct {
+		name        string
+		vols        []manifests.Volume
+		want        string
+		failedMount []string
+	}{
+		{"all resolve: every volume",
+			[]manifests.Volume{{Name: "a", ConfigMap: &manifests.ConfigMapVolumeSource{Name: "app"}},
+				{Name: "s", Secret: &manifests.SecretVolumeSource{SecretName: "db"}}},
+			"a/k 0644 \"v\"\ns/password 0644 \"hunter2\"\n", nil},
+		{"a missing ConfigMap: its volume left out, the others planned",
+			[]manifests.Volume{{Name: "a", ConfigMap: &manifests.ConfigMapVolumeSource{Name: "app"}},
+				{Name: "b", ConfigMap: &manifests.ConfigMapVolumeSource{Name: "gone"}},
+				{Name: "s", Secret: &manifests.SecretVolumeSource{SecretName: "db"}}},
+			"a/k 0644 \"v\"\ns/password 0644 \"hunter2\"\n",
+			[]string{`MountVolume.SetUp failed for volume "b" : configmap "gone" not found`}},
+		{"a projected volume with one missing source is left out whole",
+			[]manifests.Volume{{Name: "a", ConfigMap: &manifests.ConfigMapVolumeSource{Name: "app"}},
+				{Name: "p", Projected: &manifests.ProjectedVolumeSource{Sources: []manifests.VolumeProjection{
+					{ConfigMap: &manifests.ConfigMapProjection{Name: "app"}},
+					{Secret: &manifests.SecretProjection{Name: "db", Items: []manifests.KeyToPath{{Key: "nokey", Path: "x"}}}},
+					{Secret: &manifests.SecretProjection{Name: "tls"}},
+				}}}},
+			"a/k 0644 \"v\"\n",
+			[]string{`MountVolume.SetUp failed for volume "p" : secret "db" has no key "nokey"; secret "tls" not found`}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			ps := &manifests.PodSpec{Containers: []manifests.Container{{Name: "web"}}, Volumes: tt.vols}
+			p, missing := planVolumes(ps, podIdentity{Name: "web-abc-0"}, objs, hostResources{})
+			if got := renderFiles(p); got != tt.want {
+				t.Errorf("payload:\n%s\nwant:\n%s", got, tt.want)
+			}
+			var msgs []string
+			for _, m := range missing {
+				msgs = append(msgs, m.Message())
+			}
+			if strings.Join(msgs, "\n") != strings.Join(tt.failedMount, "\n") {
+				t.Errorf("failed mounts %q, want %q", msgs, tt.failedMount)
+			}
+		})
+	}
+}

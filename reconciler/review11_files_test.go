@@ -3,6 +3,7 @@ package reconciler
 import (
 	"context"
 	"encoding/json"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -47,7 +48,18 @@ func (f *filesWriterFake) handle(id string, cmd []string, stdin []byte) (int, []
 	if f.written == nil {
 		f.written = map[string]helperapi.FilesPayload{}
 	}
-	f.written[id] = p
+	// As the writer: each volume of the payload replaced, the pod's other
+	// volumes left as they are.
+	merged := f.written[id]
+	merged.Volumes = slices.Clone(merged.Volumes)
+	for _, v := range p.Volumes {
+		if i := slices.IndexFunc(merged.Volumes, func(m helperapi.FilesVolume) bool { return m.Name == v.Name }); i >= 0 {
+			merged.Volumes[i] = v
+		} else {
+			merged.Volumes = append(merged.Volumes, v)
+		}
+	}
+	f.written[id] = merged
 	f.writes++
 	return helperapi.ExitOK, []byte(`{"volumes":[]}`)
 }

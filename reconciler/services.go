@@ -785,6 +785,11 @@ type allocator struct {
 	// conditions): when another Service frees one, they are synced again
 	// at once rather than at the next resync.
 	waiting map[string]bool
+	// assigned are the Services a sync of this controller allocated for
+	// with the network's layout known, and next is closed at the next
+	// such allocation (serviceenv.go).
+	assigned map[string]bool
+	next     chan struct{}
 }
 
 // waitsForRelease reports whether a Service's conditions say it lacks an
@@ -853,6 +858,9 @@ func (a *allocator) assign(st ServiceStore, in allocInput) allocation {
 		out.Freed = a.waitingLocked(in.Key)
 	}
 	a.held[in.Key] = next
+	if in.Layout != nil {
+		a.noteAssignedLocked(in.Key) // serviceenv.go
+	}
 	if waitsForRelease(out.Conditions) {
 		a.waiting[in.Key] = true
 	} else {

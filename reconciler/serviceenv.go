@@ -1,0 +1,148 @@
+package reconciler
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/dockctl/dockctl/manifests"
+)
+
+// Service environment variables, as the kubelet sets them
+// (getServiceEnvVarMap, pkg/kubelet/envvars FromServices): every container
+// of a pod gets, for each Service of its namespace that has a cluster IP
+// when the container is created, {SVC}_SERVICE_HOST, {SVC}_SERVICE_PORT
+// and a {SVC}_SERVICE_PORT_{NAME} per named port, and Docker's link
+// variables {SVC}_PORT and {SVC}_PORT_{PORT}_{PROTO}{,_PROTO,_PORT,_ADDR};
+// unless its pod sets enableServiceLinks: false. They are part of the
+// create request only, never of the template hash — as the kubelet keeps
+// them out of a container's hash — so that a Service added or changed
+// restarts nothing: containers created later see it. (Kubernetes also
+// gives every pod the "kubernetes" Service of the default namespace, the
+// API server's: dockctl has none.)
+
+// serviceEnvWait bounds how long a container's create waits for a Service
+// of its namespace the Service reconciler has not given an address yet (a
+// Service applied with the deployment, or the first sync after a start),
+// as the kubelet waits for its Service informer to have synced once.
+const serviceEnvWait = 5 * time.Second
+
+// serviceLink is what a Service's variables say of it.
+type serviceLink struct {
+	Name      string
+	ClusterIP string // "" none (yet), ClusterIPNone headless: no variables
+	Ports     []manifests.ServicePort
+}
+
+// serviceEnvVars returns the variables of the Services links, by name.
+func serviceEnvVars(links []serviceLink) map[string]string {
+	out := map[string]string{}
+	for _, s := range links {
+		if s.ClusterIP == "" || s.ClusterIP == manifests.ClusterIPNone || len(s.Ports) == 0 {
+			continue // IsServiceIPSet; a Service with a cluster IP has ports
+		}
+		prefix := envVarName(s.Name)
+		out[prefix+"_SERVICE_HOST"] = s.ClusterIP
+		out[prefix+"_SERVICE_PORT"] = strconv.Itoa(int(s.Ports[0].Port))
+		for _, p := range s.Ports {
+			if p.Name != "" {
+				out[prefix+"_SERVICE_PORT_"+envVarName(p.Name)] = strconv.Itoa(int(p.Port))
+			}
+		}
+		// Docker's link variables (makeLinkVariables).
+		for i, p := range s.Ports {
+			proto := p.Protocol
+			if proto == "" {
+				proto = "TCP"
+			}
+			url := fmt.Sprintf("%s://%s", strings.ToLower(proto), net.JoinHostPort(s.ClusterIP, strconv.Itoa(int(p.Port))))
+			if i == 0 {
+				out[prefix+"_PORT"] = url
+			}
+			pp := fmt.Sprintf("%s_PORT_%d_%s", prefix, p.Port, strings.ToUpper(proto))
+			out[pp] = url
+			out[pp+"_PROTO"] = strings.ToLower(proto)
+			out[pp+"_PORT"] = strconv.Itoa(int(p.Port))
+			out[pp+"_ADDR"] = s.ClusterIP
+		}
+	}
+	return out
+}
+
+// envVarName is the kubelet's makeEnvVariableName: upper case, '-' as '_'.
+func envVarName(s string) string { return strings.ToUpper(strings.ReplaceAll(s, "-", "_")) }
+
+// serviceEnv returns the Service variables of a container of pod spec ps
+// in namespace ns (nil when the pod turns them off, or this controller
+// runs no Services): the live Services of the namespace with the address
+// the Service reconciler gave them. One it has not synced yet is waited
+// for, up to serviceEnvWait.
+func (c *Controller) serviceEnv(ctx context.Context, ns string, ps *manifests.PodSpec) map[string]string {
+	if c.svc == nil || (ps.EnableServiceLinks != nil && !*ps.EnableServiceLinks) {
+		return nil
+	}
+	recs, errs := c.svc.store.ListServices()
+	if len(errs) > 0 {
+		c.log.Warn("Services unreadable: their environment variables are left out", "namespace", ns, "err", errs[0])
+	}
+	deadline := time.NewTimer(serviceEnvWait)
+	defer deadline.Stop()
+	var links []serviceLink
+	for _, r := range recs {
+		svc := defaultService(&r.Service)
+		if r.Deleted || svc.Metadata.NamespaceOrDefault() != ns || svc.Spec.ClusterIP == manifests.ClusterIPNone {
+			continue
+		}
+		key := serviceKey(svc)
+		for {
+			ip, ok, wait := c.svc.alloc.addressOf(c.svc.store, key)
+			if ok {
+				links = append(links, serviceLink{Name: svc.Metadata.Name, ClusterIP: ip, Ports: svc.Spec.Ports})
+				break
+			}
+			select {
+			case <-wait:
+				continue
+			case <-ctx.Done():
+			case <-deadline.C:
+				c.log.Warn("Service has no address yet: its environment variables are left out", "service", key)
+			}
+			break
+		}
+	}
+	return serviceEnvVars(links)
+}
+
+// addressOf returns the Service's address as its last sync gave it (or
+// its status kept across a restart); ok false when it has none and no
+// sync of this controller could allocate one yet (the instance network
+// not known yet: a new instance's first apply) — then wait is closed at
+// the next assignment of any Service.
+func (a *allocator) addressOf(st ServiceStore, key string) (ip string, ok bool, wait <-chan struct{}) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	a.loadLocked(st)
+	if h := a.held[key]; a.assigned[key] || (h.ClusterIP != "" && h.ClusterIP != manifests.ClusterIPNone) {
+		return h.ClusterIP, true, nil
+	}
+	if a.next == nil {
+		a.next = make(chan struct{})
+	}
+	return "", false, a.next
+}
+
+// noteAssignedLocked records that key was given its address, and wakes
+// the creates waiting for one.
+func (a *allocator) noteAssignedLocked(key string) {
+	if a.assigned == nil {
+		a.assigned = map[string]bool{}
+	}
+	a.assigned[key] = true
+	if a.next != nil {
+		close(a.next)
+		a.next = nil
+	}
+}

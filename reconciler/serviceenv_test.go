@@ -1,0 +1,238 @@
+package reconciler
+
+import (
+	"context"
+	"maps"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/dockctl/dockctl/dockerx"
+	"github.com/dockctl/dockctl/manifests"
+	"github.com/dockctl/dockctl/store"
+)
+
+// TestServiceEnvVars: the variables of a pod's Services, named as the
+// kubelet's envvars.FromServices names them: {SVC}_SERVICE_HOST,
+// {SVC}_SERVICE_PORT (the first port), {SVC}_SERVICE_PORT_{NAME} per
+// named port, and Docker's link variables {SVC}_PORT (the first port),
+// {SVC}_PORT_{PORT}_{PROTO} with _PROTO, _PORT and _ADDR per port; names
+// upper-cased with '-' as '_', the protocol TCP by default, lower-cased in
+// values. A Service without a cluster IP (headless, or none yet) gives
+// none (IsServiceIPSet).
+func TestServiceEnvVars(t *testing.T) {
+	tests := []struct {
+		name  string
+		links []serviceLink
+		want  map[string]string
+	}{
+		{"one unnamed port", []serviceLink{{Name: "web", ClusterIP: "10.222.8.1", Ports: []manifests.ServicePort{{Port: 80}}}},
+			map[string]string{
+				"WEB_SERVICE_HOST": "10.222.8.1", "WEB_SERVICE_PORT": "80",
+				"WEB_PORT": "tcp://10.222.8.1:80", "WEB_PORT_80_TCP": "tcp://10.222.8.1:80",
+				"WEB_PORT_80_TCP_PROTO": "tcp", "WEB_PORT_80_TCP_PORT": "80", "WEB_PORT_80_TCP_ADDR": "10.222.8.1",
+			}},
+		{"named ports, dashes, UDP", []serviceLink{{Name: "redis-master", ClusterIP: "10.222.8.2", Ports: []manifests.ServicePort{
+			{Name: "redis", Port: 6379, Protocol: "TCP"}, {Name: "dns-udp", Port: 53, Protocol: "UDP"}}}},
+			map[string]string{
+				"REDIS_MASTER_SERVICE_HOST": "10.222.8.2", "REDIS_MASTER_SERVICE_PORT": "6379",
+				"REDIS_MASTER_SERVICE_PORT_REDIS": "6379", "REDIS_MASTER_SERVICE_PORT_DNS_UDP": "53",
+				"REDIS_MASTER_PORT":          "tcp://10.222.8.2:6379",
+				"REDIS_MASTER_PORT_6379_TCP": "tcp://10.222.8.2:6379", "REDIS_MASTER_PORT_6379_TCP_PROTO": "tcp",
+				"REDIS_MASTER_PORT_6379_TCP_PORT": "6379", "REDIS_MASTER_PORT_6379_TCP_ADDR": "10.222.8.2",
+				"REDIS_MASTER_PORT_53_UDP": "udp://10.222.8.2:53", "REDIS_MASTER_PORT_53_UDP_PROTO": "udp",
+				"REDIS_MASTER_PORT_53_UDP_PORT": "53", "REDIS_MASTER_PORT_53_UDP_ADDR": "10.222.8.2",
+			}},
+		{"headless or not allocated: none", []serviceLink{
+			{Name: "peers", ClusterIP: manifests.ClusterIPNone, Ports: []manifests.ServicePort{{Port: 80}}},
+			{Name: "pending", Ports: []manifests.ServicePort{{Port: 80}}}}, map[string]string{}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got := serviceEnvVars(tt.links)
+			if !maps.Equal(got, tt.want) {
+				t.Errorf("got  %v\nwant %v", got, tt.want)
+			}
+		})
+	}
+}
+
+// TestResolveEnvWithServiceVars: as the kubelet's makeEnvironmentVariables,
+// a Service variable may be referred to as $(NAME) in a value, a variable
+// the container defines itself wins over the Service's, and the Service
+// variables come after the container's own.
+func TestResolveEnvWithServiceVars(t *testing.T) {
+	c := manifests.Container{Name: "web", Env: []manifests.EnvVar{
+		{Name: "URL", Value: "redis://$(REDIS_SERVICE_HOST):$(REDIS_SERVICE_PORT)"},
+		{Name: "REDIS_SERVICE_PORT", Value: "1"},
+	}}
+	ps := &manifests.PodSpec{Containers: []manifests.Container{c}}
+	svc := map[string]string{"REDIS_SERVICE_HOST": "10.222.8.3", "REDIS_SERVICE_PORT": "6379", "REDIS_PORT": "tcp://10.222.8.3:6379"}
+	got, err := resolveEnv(ps, &ps.Containers[0], PodIdentity{}, newFakeConfig(), svc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := "URL=redis://10.222.8.3:6379 | REDIS_SERVICE_PORT=1 | REDIS_PORT=tcp://10.222.8.3:6379 | REDIS_SERVICE_HOST=10.222.8.3"
+	if g := strings.Join(got.Vars, " | "); g != want {
+		t.Errorf("vars:\n got %s\nwant %s", g, want)
+	}
+}
+
+// TestControllerSetsServiceEnvVars: every container of a pod gets the
+// variables of each Service of its namespace that has a cluster IP when
+// it is created — one applied with the deployment in the same apply
+// included, as the API server allocates a Service's address before any
+// later pod exists — and not those of another namespace's nor a headless
+// one; enableServiceLinks: false turns them off. The field is not part of
+// the template hash: existing pods are not rolled out by an upgrade.
+func TestControllerSetsServiceEnvVars(t *testing.T) {
+	h, _ := newServiceHarness(t)
+	var (
+		mu   sync.Mutex
+		envs = map[string][]string{}
+	)
+	h.engine.OnCreate = func(req dockerx.CreateRequest) error {
+		mu.Lock()
+		envs[req.Name] = req.Env
+		mu.Unlock()
+		return nil
+	}
+	svc := func(ns, name, clusterIP string, ports ...manifests.ServicePort) *manifests.Service {
+		return &manifests.Service{APIVersion: "v1", Kind: "Service", Metadata: manifests.ObjectMeta{Name: name, Namespace: ns},
+			Spec: manifests.ServiceSpec{Selector: map[string]string{"app": name}, ClusterIP: clusterIP, Ports: ports}}
+	}
+	if _, err := h.store.Apply(store.Bundle{
+		Namespaces: []*manifests.Namespace{{APIVersion: "v1", Kind: "Namespace", Metadata: manifests.ObjectMeta{Name: "team"}}},
+		Services: []*manifests.Service{
+			svc("", "redis-master", "", manifests.ServicePort{Name: "redis", Port: 6379}),
+			svc("", "peers", manifests.ClusterIPNone, manifests.ServicePort{Port: 80}),
+			svc("team", "elsewhere", "", manifests.ServicePort{Port: 80}),
+		}}, store.ApplyOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	h.start()
+	var redisIP string
+	h.waitFor("redis-master's address", func() bool {
+		st, err := h.store.ReadServiceStatus("default", "redis-master")
+		if err == nil && st != nil {
+			redisIP = st.ClusterIP
+		}
+		return redisIP != ""
+	})
+
+	web := testDeployment("web", 1, "x")
+	quiet := testDeployment("quiet", 1, "x")
+	off := false
+	quiet.Spec.Template.Spec.EnableServiceLinks = &off
+	// A Service applied with the deployments: it exists before their pods.
+	if _, err := h.store.Apply(store.Bundle{Services: []*manifests.Service{svc("", "api", "", manifests.ServicePort{Port: 8080})},
+		Deployments: []*manifests.Deployment{web, quiet}}, store.ApplyOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	webPods := h.waitReplicas("web", 1)
+	quietPods := h.waitReplicas("quiet", 1)
+	var apiIP string
+	h.waitFor("api's address in its status", func() bool {
+		st, err := h.store.ReadServiceStatus("default", "api")
+		if err == nil && st != nil {
+			apiIP = st.ClusterIP
+		}
+		return apiIP != ""
+	})
+	mu.Lock()
+	webEnv, quietEnv := envs[webPods[0].Name], envs[quietPods[0].Name]
+	mu.Unlock()
+	for _, want := range []string{
+		"REDIS_MASTER_SERVICE_HOST=" + redisIP, "REDIS_MASTER_SERVICE_PORT=6379", "REDIS_MASTER_SERVICE_PORT_REDIS=6379",
+		"REDIS_MASTER_PORT=tcp://" + redisIP + ":6379", "REDIS_MASTER_PORT_6379_TCP=tcp://" + redisIP + ":6379",
+		"REDIS_MASTER_PORT_6379_TCP_PROTO=tcp", "REDIS_MASTER_PORT_6379_TCP_PORT=6379", "REDIS_MASTER_PORT_6379_TCP_ADDR=" + redisIP,
+		"API_SERVICE_HOST=" + apiIP, "API_SERVICE_PORT=8080", "V=x",
+	} {
+		if !slices.Contains(webEnv, want) {
+			t.Errorf("web's environment lacks %s: %q", want, webEnv)
+		}
+	}
+	for _, kv := range webEnv {
+		if strings.HasPrefix(kv, "PEERS_") || strings.HasPrefix(kv, "ELSEWHERE_") {
+			t.Errorf("web's environment has %s (a headless Service, another namespace's)", kv)
+		}
+	}
+	if !slices.Equal(quietEnv, []string{"V=x"}) {
+		t.Errorf("enableServiceLinks: false, environment %q, want [V=x]", quietEnv)
+	}
+	if got, want := quietPods[0].TemplateHash, manifests.TemplateHash(&testDeployment("quiet", 1, "x").Spec.Template); got != want {
+		t.Errorf("enableServiceLinks changed the template hash: %s, want %s", got, want)
+	}
+}
+
+// TestServiceEnvWaitsForAnAddress: a create does not miss a Service of its
+// namespace the Service reconciler has not synced yet (one applied in the
+// same apply as the deployment): it waits for the address, as the kubelet
+// waits for its Service informer's first sync and as the API server gives
+// a Service its address before a later pod exists.
+func TestServiceEnvWaitsForAnAddress(t *testing.T) {
+	h, _ := newServiceHarness(t)
+	if _, err := h.store.Apply(store.Bundle{Services: []*manifests.Service{{APIVersion: "v1", Kind: "Service",
+		Metadata: manifests.ObjectMeta{Name: "api"},
+		Spec:     manifests.ServiceSpec{Selector: map[string]string{"app": "api"}, Ports: []manifests.ServicePort{{Port: 8080}}}}}},
+		store.ApplyOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	got := make(chan map[string]string, 1)
+	go func() {
+		got <- h.ctrl.serviceEnv(context.Background(), "default", &manifests.PodSpec{})
+	}()
+	a := &h.ctrl.svc.alloc
+	h.waitFor("the create waiting for api's address", func() bool {
+		a.mu.Lock()
+		defer a.mu.Unlock()
+		return a.next != nil
+	})
+	select {
+	case env := <-got:
+		t.Fatalf("the create went on before api had an address: %v", env)
+	default:
+	}
+	// The Service reconciler's sync gives it its address.
+	a.mu.Lock()
+	a.held["default/api"] = serviceAllocation{Key: "default/api", ClusterIP: "10.222.8.9"}
+	a.noteAssignedLocked("default/api")
+	a.mu.Unlock()
+	if env := <-got; env["API_SERVICE_HOST"] != "10.222.8.9" || env["API_SERVICE_PORT"] != "8080" {
+		t.Errorf("environment %v, want api's variables", env)
+	}
+}
+
+// TestServiceAddressKnownOnlyWithTheNetwork: before the instance network
+// exists (a new instance's first apply) a Service's sync can allocate no
+// address; a create must keep waiting for it then, not take the Service
+// for one without an address.
+func TestServiceAddressKnownOnlyWithTheNetwork(t *testing.T) {
+	st, err := store.Open(t.TempDir(), "i")
+	if err != nil {
+		t.Fatal(err)
+	}
+	svc := defaultService(&manifests.Service{APIVersion: "v1", Kind: "Service", Metadata: manifests.ObjectMeta{Name: "api"},
+		Spec: manifests.ServiceSpec{Selector: map[string]string{"app": "api"}, Ports: []manifests.ServicePort{{Port: 8080}}}})
+	a := &allocator{held: map[string]serviceAllocation{}, waiting: map[string]bool{}}
+	a.assign(st, allocInput{Key: "default/api", Service: svc})
+	if ip, ok, wait := a.addressOf(st, "default/api"); ok || wait == nil {
+		t.Fatalf("without the network: address %q, known %v", ip, ok)
+	}
+	_, _, wait := a.addressOf(st, "default/api")
+	l, err := layoutFromStatus(&store.NetworkStatus{Name: "dockctl_i", Subnet: "10.222.0.0/20", IPRange: "10.222.0.0/21",
+		Gateway: "10.222.0.1", DNSIP: "10.222.8.0"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	a.assign(st, allocInput{Key: "default/api", Service: svc, Layout: &l})
+	select {
+	case <-wait:
+	default:
+		t.Fatal("the allocation with the network did not wake the waiting creates")
+	}
+	if ip, ok, _ := a.addressOf(st, "default/api"); !ok || ip == "" {
+		t.Errorf("with the network: address %q, known %v", ip, ok)
+	}
+}
