@@ -25,7 +25,8 @@ import (
 // each source at most 1 MiB (the API server's limit), base64 in JSON.
 const maxFilesPayload = 64 << 20
 
-// runFiles is `helper files`, exec'd by the controller in a pod's holder:
+// runFiles is `helper files`, run by the controller in a writer container
+// of its own (dockerx.RunFilesWriter), never in a namespace of the pod:
 // it reads a helperapi.FilesPayload from stdin and writes each volume
 // atomically under --root (helperapi.VolumesDir). It prints a
 // helperapi.FilesResult. Its messages name volumes and paths, never a
