@@ -13,18 +13,19 @@ import (
 	"github.com/dockctl/dockctl/manifests"
 )
 
-// File volumes and subPath (issue 11 item 3, DESIGN §11).
+// File volumes and subPath (docs: the README's file volumes).
 //
 // A pod with a configMap, secret, projected or downwardAPI volume has a
 // holder that runs dockctl's helper image (`dockctl helper hold`): it
 // mounts each such volume — a tmpfs named volume of the local driver,
-// labelled role "files" — read-write at helperapi.VolumesDir/NAME, and the
-// controller execs `dockctl helper files` in it with the payload on stdin.
-// No host path is shared with the controller, so this works with the
-// controller in a container and against a remote DOCKER_HOST; the files
-// live in a tmpfs, never in any container's writable layer (the holder's
-// root filesystem is read-only besides). Members mount those volumes
-// read-only, as the kubelet mounts them.
+// labelled role "files" — read-only at helperapi.VolumesDir/NAME, which
+// keeps the tmpfs mounted for the pod's life. The files are written by
+// `dockctl helper files` in a writer container of its own for each write
+// (fileswriter.go), never in a namespace of the pod, with the payload on
+// stdin. No host path is shared with the controller, so this works with
+// the controller in a container and against a remote DOCKER_HOST; the
+// files live in a tmpfs, never in any container's writable layer. Members
+// mount those volumes read-only, as the kubelet mounts them.
 //
 // subPath: Engine API 1.41 has no subpath mount of a volume
 // (VolumeOptions.Subpath arrives with API 1.45). On every engine, a subPath
@@ -36,20 +37,24 @@ import (
 // Kubernetes subPath it does not follow later updates of a file volume,
 // and a restarted container sees the content current at its start. Only
 // file volumes take a subPath: the daemon follows links in the bind's
-// source, and only a file volume's content is dockctl's alone (members
-// mount it read-only), so no container can point it elsewhere.
+// source, and only a file volume's content is dockctl's alone (only its
+// writer container ever has it writable). Even so the controller resolves
+// every subPath inside its volume before each create and start of a
+// container that binds it (`helper files --subpath`, the kubelet's answer
+// to CVE-2017-1002101) and refuses one that leads out of it.
 
-// HolderWriterCommand is what a writer holder runs.
+// HolderWriterCommand is what the holder of a pod with file volumes runs.
 var HolderWriterCommand = []string{helperapi.Binary, "helper", helperapi.ModeHold}
 
-// FilesCommand is what the controller execs in a writer holder, with a
+// FilesCommand is what a files writer runs (RunFilesWriter), with a
 // helperapi.FilesPayload on stdin.
 var FilesCommand = []string{helperapi.Binary, "helper", helperapi.ModeFiles}
 
-// holderFiles makes a holder of a pod with file volumes a writer holder:
-// it runs `helper hold` from req.Image (the helper image, the caller's
-// choice), with a read-only root filesystem, and mounts every file volume
-// read-write under helperapi.VolumesDir.
+// holderFiles sets up the holder of a pod with file volumes: it runs
+// `helper hold` from req.Image (the helper image, the caller's choice),
+// with a read-only root filesystem, and mounts every file volume
+// read-only under helperapi.VolumesDir, to keep it mounted: it writes
+// nothing, so that no process in the pod's namespaces holds them writable.
 func holderFiles(req CreateRequest, ps *manifests.PodSpec, cfg *container.Config, hc *container.HostConfig) {
 	if !manifests.NeedsWriter(ps) {
 		return
@@ -59,7 +64,7 @@ func holderFiles(req CreateRequest, ps *manifests.PodSpec, cfg *container.Config
 	for i := range ps.Volumes {
 		v := &ps.Volumes[i]
 		if v.IsFileVolume() {
-			hc.Mounts = append(hc.Mounts, podVolumeMount(req, v, path.Join(helperapi.VolumesDir, v.Name), false))
+			hc.Mounts = append(hc.Mounts, podVolumeMount(req, v, path.Join(helperapi.VolumesDir, v.Name), true))
 		}
 	}
 }

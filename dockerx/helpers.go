@@ -56,7 +56,7 @@ var helperRoles = map[string]bool{RoleProxy: true, RoleDNS: true, RolePortForwar
 
 // IsHelperRole reports whether a container of that role is one of
 // dockctl's helpers: no replica of a deployment, never an orphan.
-func IsHelperRole(role string) bool { return helperRoles[role] }
+func IsHelperRole(role string) bool { return helperRoles[role] || role == RoleFilesWriter }
 
 // BuildHelperConfig converts a helper request into the three structures
 // of Docker's create call, with the log rotation of replicas. It is pure.

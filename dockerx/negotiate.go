@@ -231,6 +231,15 @@ func (n *negotiating) ContainerAttach(ctx context.Context, id string, o containe
 	return n.Client.ContainerAttach(ctx, id, o)
 }
 
+func (n *negotiating) ContainerWait(ctx context.Context, id string, cond container.WaitCondition) (<-chan container.WaitResponse, <-chan error) {
+	if err := n.negotiate(ctx); err != nil {
+		errC := make(chan error, 1)
+		errC <- err
+		return make(chan container.WaitResponse), errC
+	}
+	return n.Client.ContainerWait(ctx, id, cond)
+}
+
 func (n *negotiating) NetworkCreate(ctx context.Context, name string, o network.CreateOptions) (network.CreateResponse, error) {
 	if err := n.negotiate(ctx); err != nil {
 		return network.CreateResponse{}, err

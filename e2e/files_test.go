@@ -6,13 +6,17 @@ import (
 	"archive/tar"
 	"bytes"
 	"context"
+	"fmt"
 	"io"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/docker/docker/api/types/container"
 	"github.com/docker/docker/api/types/volume"
+	"github.com/docker/docker/pkg/stdcopy"
 )
 
 // File volumes (issue 11 item 3, DESIGN §11), end to end: the controller
@@ -234,4 +238,126 @@ func describeVolumes(vs []volume.Volume) string {
 		names = append(names, v.Name)
 	}
 	return strings.Join(names, ",")
+}
+
+// TestFileVolumesWriterOutsideThePod: a pod that shares its process
+// namespace never sees the process that writes its file volumes (it could
+// reach them writable through /proc/PID/root before the writer makes
+// itself non-dumpable), and a link planted in a file volume — standing in
+// for any write primitive — is never bound by a subPath: the next start of
+// the container binding it is refused with a ReplicaFailure naming the
+// subPath, as the kubelet refuses a subPath leading out of its volume
+// (CVE-2017-1002101).
+func TestFileVolumesWriterOutsideThePod(t *testing.T) {
+	const spec = `      shareProcessNamespace: true
+      volumes:
+      - name: cfg
+        configMap: {name: app}
+      containers:
+      - name: app
+        image: IMAGE
+        args: ["--listen=:8080"]
+        volumeMounts:
+        - {name: cfg, mountPath: /etc/app}
+        - {name: cfg, mountPath: /etc/pinned/app.conf, subPath: app.conf}
+`
+	e := newEnv(t)
+	e.apply(filesBundle("port=80") + "---\n" + podManifest("shared", 1, "", spec))
+	e.startController()
+	p := e.waitPods("shared", 1, "", podWant{running: []string{"app"}})[0]
+	app := p.members["app"].ID
+
+	// Watch the pod's /proc while its ConfigMap changes three times.
+	type watch struct {
+		out string
+		err error
+	}
+	watched := make(chan watch, 1)
+	go func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+		defer cancel()
+		ex, err := dockerCli.ContainerExecCreate(ctx, app, container.ExecOptions{Cmd: []string{"/workload", "procs", "/stop-watch", "helper files"}, AttachStdout: true, AttachStderr: true})
+		if err != nil {
+			watched <- watch{err: err}
+			return
+		}
+		att, err := dockerCli.ContainerExecAttach(ctx, ex.ID, container.ExecAttachOptions{})
+		if err != nil {
+			watched <- watch{err: err}
+			return
+		}
+		defer att.Close()
+		var stdout, stderr bytes.Buffer
+		_, _ = stdcopy.StdCopy(&stdout, &stderr, att.Reader) // until the watch ends
+		watched <- watch{out: stdout.String()}
+	}()
+	for i := 1; i <= 3; i++ {
+		conf := fmt.Sprintf("port=%d", 80+i)
+		e.apply(filesBundle(conf))
+		eventually(t, 60*time.Second, "the ConfigMap change in the running replica", func() (bool, string) {
+			got := cat(t, app, "/etc/app/app.conf")
+			return got == "0644 "+conf, got
+		})
+	}
+	// The watch ends when /stop-watch exists in the container.
+	if code, _, errOut := execOutput(t, app, "/workload", "--listen=127.0.0.1:0", "--write-file=/stop-watch", "--exit-after=1ms"); code != 0 {
+		t.Fatalf("stopping the watch: exit %d: %s", code, errOut)
+	}
+	w := <-watched
+	if w.err != nil {
+		t.Fatalf("watching the pod's processes: %v", w.err)
+	}
+	if !strings.Contains(w.out, "scans ") || strings.Contains(w.out, "scans 0\n") {
+		t.Errorf("the watch of the pod's processes made no scan: %q", w.out)
+	}
+	for _, l := range strings.Split(strings.TrimSpace(w.out), "\n") {
+		if !strings.HasPrefix(l, "scans ") {
+			t.Errorf("the pod saw the files writer's process: %s", l)
+		}
+	}
+	t.Logf("the pod's /proc watched during three ConfigMap changes: %s", strings.TrimSpace(w.out))
+
+	// A link to a host file planted in place of the volume's app.conf.
+	vs := volumes(t, "io.dockctl.instance="+e.instance, "io.dockctl.pod-uid="+p.uid, "io.dockctl.role=files")
+	if len(vs) != 1 || vs[0].Mountpoint == "" {
+		t.Fatalf("the pod's file volume: %s", describeVolumes(vs))
+	}
+	const marker = "HOST-FILE-dockctl-e2e"
+	hostFile := filepath.Join(t.TempDir(), "host-file")
+	if err := os.WriteFile(hostFile, []byte(marker), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	planted := filepath.Join(vs[0].Mountpoint, "app.conf")
+	if err := os.Remove(planted); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(hostFile, planted); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	before, err := dockerCli.ContainerInspect(ctx, app)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := dockerCli.ContainerKill(ctx, app, "KILL"); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, 60*time.Second, "a ReplicaFailure naming the subPath", func() (bool, string) {
+		rf := e.replicaFailure("shared")
+		return strings.Contains(rf, `subPath "app.conf" of volume cfg leads out`), rf
+	})
+	after, err := dockerCli.ContainerInspect(ctx, app)
+	if err == nil && (after.State.Running || after.State.StartedAt != before.State.StartedAt) {
+		t.Errorf("the container binding the planted link was started again (started %s, running %v)", after.State.StartedAt, after.State.Running)
+	}
+	// Whatever runs of the pod now never shows the host's file.
+	pods, _ := e.pods("shared")
+	for _, q := range pods {
+		if m, ok := q.members["app"]; ok && m.State == "running" {
+			if got := cat(t, m.ID, "/etc/pinned/app.conf"); strings.Contains(got, marker) {
+				t.Errorf("container %s shows the host file through its subPath", m.ID[:12])
+			}
+		}
+	}
 }

@@ -120,7 +120,7 @@ func (c *Controller) execute(ctx context.Context, in PlanInput, plan Plan) (retF
 			go func() {
 				defer wg.Done()
 				otherErrs = parallel(others, c.opts.MaxCreatesInFlight, func(op Op) error {
-					err := c.runOp(ctx, op)
+					err := c.runOp(ctx, in, op)
 					ended(op, err)
 					return err
 				})
@@ -140,6 +140,9 @@ func (c *Controller) execute(ctx context.Context, in PlanInput, plan Plan) (retF
 		errs = append(errs, otherErrs...)
 		if len(others) > 0 && len(errs) > 0 {
 			fail = removalFailure(errs)
+			if f := subPathFailure(errs); f.reason != "" { // files.go
+				fail = f
+			}
 		}
 		if refused {
 			// As ever: a refused template ends the sync with that alone.
@@ -177,7 +180,7 @@ func (c *Controller) runDespite(in PlanInput, plan Plan, op Op, depErrs []error,
 }
 
 // runOp maps an op on an existing container to its one Docker call.
-func (c *Controller) runOp(ctx context.Context, op Op) error {
+func (c *Controller) runOp(ctx context.Context, in PlanInput, op Op) error {
 	switch op.Kind {
 	case OpRemove:
 		// Nothing to wait for (no grace): removed at once.
@@ -189,6 +192,10 @@ func (c *Controller) runOp(ctx context.Context, op Op) error {
 			return fmt.Errorf("unpause %s: %w", op.Name, err)
 		}
 	case OpStart:
+		// Docker resolves a subPath bind again at every start.
+		if err := c.checkStartSubPaths(ctx, in, op.ContainerID); err != nil { // files.go
+			return &startError{id: op.ContainerID, name: op.Name, err: err}
+		}
 		if err := c.docker.StartContainer(ctx, op.ContainerID); err != nil {
 			return &startError{id: op.ContainerID, name: op.Name, err: err}
 		}
@@ -402,6 +409,11 @@ func (c *Controller) create(ctx context.Context, in PlanInput, op Op, holderImag
 	req.Env = env
 	if err := c.createInputs(ctx, &req, op); err != nil { // seccomp.go
 		return err
+	}
+	if op.Pod != nil && op.Role != dockerx.RoleHolder {
+		if err := c.checkSubPaths(ctx, op.From, op.Hash, *op.Pod, op.Container); err != nil { // files.go
+			return err
+		}
 	}
 	id, err := c.docker.CreateContainer(ctx, req)
 	if errors.Is(err, dockerx.ErrConflict) {

@@ -21,9 +21,10 @@ import (
 // for the containers, filesplan.go for the payload).
 //
 //   - A new pod's create becomes: its volumes (file volumes are tmpfs
-//     volumes), its holder (a writer holder: `dockctl helper hold` from the
-//     helper image), the write of its files (OpWriteFiles: `dockctl helper
-//     files` exec'd in the holder with the payload on stdin), then its
+//     volumes), its holder (`dockctl helper hold` from the helper image,
+//     the volumes mounted read-only to keep them), the write of its files
+//     (OpWriteFiles: `dockctl helper files` in a writer container of its
+//     own, dockerx.RunFilesWriter, with the payload on stdin), then its
 //     first containers, which need the write: nothing of the pod runs
 //     before its files are there, as the kubelet mounts volumes before it
 //     starts containers.
@@ -60,10 +61,12 @@ const (
 const filesTimeout = 30 * time.Second
 
 // FilesDocker is what the writer of file volumes needs from Docker: the
-// helper image writer holders run, and exec with stdin.
+// helper image holders and writers run, and a run of the writer in a
+// container of its own (never in a namespace of the pod: a pod's
+// container could reach a process that holds its volumes writable).
 type FilesDocker interface {
 	EnsureHelperImage(ctx context.Context, instance string) (string, error)
-	ExecInput(ctx context.Context, id string, cmd []string, stdin []byte, timeout time.Duration) (exit int, stdout []byte, err error)
+	RunFilesWriter(ctx context.Context, req dockerx.FilesWriterRequest, stdin []byte, timeout time.Duration) (exit int, stdout []byte, err error)
 }
 
 // PodFiles is where one holder pod's files stand, for the planner.
@@ -228,7 +231,8 @@ func (c *Controller) fileObjectsFor(ns string, t *manifests.PodTemplateSpec, cac
 // podFiles plans where each running holder pod with file volumes stands
 // (PlanInput.Files); nil when the deployment has none. ctx is nil for the
 // sweep's assessment, which must not act.
-func (c *Controller) podFiles(ctx context.Context, cache *lookupCache, ns, depKey string, pods map[string]*pod, templates func(string) *manifests.PodTemplateSpec) map[string]PodFiles {
+func (c *Controller) podFiles(ctx context.Context, cache *lookupCache, d *manifests.Deployment, depKey string, pods map[string]*pod, templates func(string) *manifests.PodTemplateSpec) map[string]PodFiles {
+	ns := d.Metadata.NamespaceOrDefault()
 	var out map[string]PodFiles
 	for key, p := range pods {
 		t := templates(p.hash)
@@ -254,7 +258,7 @@ func (c *Controller) podFiles(ctx context.Context, cache *lookupCache, ns, depKe
 		}
 		if err != nil {
 			pf.Missing = fmt.Sprintf("pod %s: %v", p.name, err)
-			if pf.Have == "" && p.holder.State == dockerx.StateRunning && c.filesWrittenBefore(ctx, p.holder.ID, &t.Spec) {
+			if pf.Have == "" && p.holder.State == dockerx.StateRunning && c.filesWrittenBefore(ctx, podOfTemplate(d, t), p.hash, dockerx.PodRef{Name: p.name, UID: p.uid, Holder: p.base}) {
 				pf.Have = filesWrittenEarlier
 				c.files.set(depKey, key, pf.Have)
 			}
@@ -275,25 +279,44 @@ func (c *Controller) podFiles(ctx context.Context, cache *lookupCache, ns, depKe
 // has files, which a change of its objects rewrites.
 const filesWrittenEarlier = "written-earlier"
 
-// filesWrittenBefore asks the holder whether the pod's volumes hold files
+// filesWrittenBefore asks a writer whether the pod's volumes hold files
 // (`helper files --check`): after a restart this controller knows nothing
 // it wrote, and a pod whose ConfigMap or Secret is gone since must keep
 // its last files and keep being repaired, as the kubelet keeps a mounted
 // volume — not be taken for a pod that never got its files. Asked only
 // then, and only by a sync (ctx): once per pod, as the answer is kept.
-func (c *Controller) filesWrittenBefore(ctx context.Context, holderID string, ps *manifests.PodSpec) bool {
-	fd := c.opts.FilesDocker
-	if fd == nil || ctx == nil {
+func (c *Controller) filesWrittenBefore(ctx context.Context, d *manifests.Deployment, hash string, ref dockerx.PodRef) bool {
+	if c.opts.FilesDocker == nil || ctx == nil {
 		return false
 	}
 	var names []string
-	for _, v := range ps.Volumes {
+	for _, v := range d.Spec.Template.Spec.Volumes {
 		if v.IsFileVolume() {
 			names = append(names, v.Name)
 		}
 	}
-	code, _, err := fd.ExecInput(ctx, holderID, append(slices.Clone(dockerx.FilesCommand), "--check", strings.Join(names, ",")), nil, filesTimeout)
+	code, _, err := c.runFilesWriter(ctx, d, hash, ref, []string{"--check", strings.Join(names, ",")}, true, nil)
 	return err == nil && code == helperapi.ExitOK
+}
+
+// podOfTemplate is d with the pod template t of one of its revisions: what
+// a writer mounts the volumes of.
+func podOfTemplate(d *manifests.Deployment, t *manifests.PodTemplateSpec) *manifests.Deployment {
+	out := &manifests.Deployment{APIVersion: d.APIVersion, Kind: d.Kind, Metadata: d.Metadata}
+	out.Spec.Template = *t
+	return out
+}
+
+// runFilesWriter runs `helper files ARGS` for the pod ref of d's template
+// in a writer container of its own (dockerx.RunFilesWriter).
+func (c *Controller) runFilesWriter(ctx context.Context, d *manifests.Deployment, hash string, ref dockerx.PodRef, args []string, readOnly bool, stdin []byte) (int, []byte, error) {
+	img, err := c.writerHolderImage(ctx)
+	if err != nil {
+		return 0, nil, err
+	}
+	req := dockerx.FilesWriterRequest{Args: args, ReadOnly: readOnly, Pod: dockerx.CreateRequest{
+		Instance: c.opts.Instance, Namespace: d.Metadata.NamespaceOrDefault(), Deployment: d, TemplateHash: hash, Pod: &ref, Image: img}}
+	return c.opts.FilesDocker.RunFilesWriter(ctx, req, stdin, filesTimeout)
 }
 
 // writePodFiles carries out an OpWriteFiles: the payload is planned again
@@ -303,8 +326,7 @@ func (c *Controller) writePodFiles(ctx context.Context, op Op) error {
 	if op.From == nil || op.Pod == nil {
 		return fmt.Errorf("write files %s: the plan names no pod", op.Name)
 	}
-	fd := c.opts.FilesDocker
-	if fd == nil {
+	if c.opts.FilesDocker == nil {
 		return fmt.Errorf("write files of pod %s: this controller has no writer (Options.FilesDocker)", op.Pod.Name)
 	}
 	ns := op.From.Metadata.NamespaceOrDefault()
@@ -329,26 +351,23 @@ func (c *Controller) writePodFiles(ctx context.Context, op Op) error {
 	if err != nil {
 		return fmt.Errorf("write files of pod %s: encode", op.Pod.Name)
 	}
-	target := op.ContainerID
-	if target == "" {
-		target = op.Name
-	}
-	code, out, err := fd.ExecInput(ctx, target, dockerx.FilesCommand, raw, filesTimeout)
+	code, out, err := c.runFilesWriter(ctx, op.From, op.Hash, *op.Pod, nil, false, raw)
 	if err != nil {
 		return fmt.Errorf("write files of pod %s: %w", op.Pod.Name, err)
 	}
 	if code != helperapi.ExitOK {
-		return fmt.Errorf("write files of pod %s: the writer in %s exited %d: %s", op.Pod.Name, op.Name, code, firstLine(out))
+		return fmt.Errorf("write files of pod %s: the writer exited %d: %s", op.Pod.Name, code, firstLine(out))
 	}
 	c.files.set(store.Key(ns, op.From.Metadata.Name), podUnitKey(op.Pod), payloadHash(payload))
 	return nil
 }
 
-// writerHolderImage is the image of a writer holder: the helper image.
+// writerHolderImage is the image of the holder of a pod with file volumes
+// and of its writers: the helper image.
 func (c *Controller) writerHolderImage(ctx context.Context) (string, error) {
 	fd := c.opts.FilesDocker
 	if fd == nil {
-		return "", errors.New("a pod with file volumes needs a writer holder, and this controller has no helper image (Options.FilesDocker)")
+		return "", errors.New("a pod with file volumes needs the helper image, and this controller has none (Options.FilesDocker)")
 	}
 	c.helperImages.Store(true)
 	ref, err := fd.EnsureHelperImage(ctx, c.opts.Instance)
@@ -390,4 +409,87 @@ func (in PlanInput) planPodFiles(p *pod, pp podPlan, ref *dockerx.PodRef, plan *
 		return nil, false // never started, and nothing to write yet
 	}
 	return nil, true
+}
+
+// subPathError is a container whose subPath bind would lead out of its
+// volume: refused, and named in the deployment's ReplicaFailure.
+type subPathError struct{ msg string }
+
+func (e *subPathError) Error() string { return e.msg }
+
+// checkSubPaths resolves, in a read-only writer, each subPath of a file
+// volume that container name of pod ref binds (dockerx/convert_files.go):
+// the daemon follows links in a bind's source on the host, so one that
+// leads out of the volume — whatever put it there — must never reach a
+// create or a start, as the kubelet refuses such a subPath
+// (CVE-2017-1002101). Only a container that has such a bind costs a run.
+func (c *Controller) checkSubPaths(ctx context.Context, d *manifests.Deployment, hash string, ref dockerx.PodRef, name string) error {
+	ps := &d.Spec.Template.Spec
+	tc := ps.FindContainer(name)
+	if tc == nil {
+		return nil
+	}
+	var args []string
+	for _, vm := range tc.VolumeMounts {
+		if vm.SubPath == "" {
+			continue
+		}
+		for i := range ps.Volumes {
+			if v := &ps.Volumes[i]; v.Name == vm.Name && v.IsFileVolume() {
+				args = append(args, "--subpath", vm.Name+":"+vm.SubPath)
+			}
+		}
+	}
+	if len(args) == 0 {
+		return nil
+	}
+	if c.opts.FilesDocker == nil {
+		return fmt.Errorf("container %q of pod %s: its subPath mounts cannot be checked: this controller has no writer (Options.FilesDocker)", name, ref.Name)
+	}
+	code, out, err := c.runFilesWriter(ctx, d, hash, ref, args, true, nil)
+	switch {
+	case err != nil:
+		return fmt.Errorf("container %q of pod %s: checking its subPath mounts: %w", name, ref.Name, err)
+	case code != helperapi.ExitOK:
+		return &subPathError{msg: fmt.Sprintf("container %q of pod %s: refused: %s", name, ref.Name, firstLine(out))}
+	}
+	return nil
+}
+
+// checkStartSubPaths is checkSubPaths for the start of container id, when
+// it is a member of a holder pod of in.
+func (c *Controller) checkStartSubPaths(ctx context.Context, in PlanInput, id string) error {
+	if in.Desired == nil {
+		return nil
+	}
+	for _, p := range in.Pods {
+		for name, m := range p.members {
+			if m.ID != id {
+				continue
+			}
+			t := in.templateOf(m.TemplateHash)
+			if t == nil {
+				return nil
+			}
+			return c.checkSubPaths(ctx, podOfTemplate(in.Desired, t), m.TemplateHash, dockerx.PodRef{Name: p.name, UID: p.uid, Holder: p.base}, name)
+		}
+	}
+	return nil
+}
+
+// subPathFailure is the ReplicaFailure of a sync whose errors refused a
+// subPath (subPathError); none: the zero failure.
+func subPathFailure(errs []error) failure {
+	var msgs []string
+	for _, err := range errs {
+		var se *subPathError
+		if errors.As(err, &se) {
+			msgs = append(msgs, se.Error())
+		}
+	}
+	if len(msgs) == 0 {
+		return failure{}
+	}
+	slices.Sort(msgs)
+	return failure{ReasonFailedCreate, strings.Join(msgs, "; ")}
 }

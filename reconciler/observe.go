@@ -263,8 +263,8 @@ func (c *Controller) assess(ctx context.Context, rec *store.Record, observed []d
 	a.ready = o.ready
 	a.in.Ready = a.ready
 	a.in.Containers, a.in.Pods, a.in.Volumes = o.units, o.pods, volumes
-	var lookups lookupCache                                                                        // one read of each ConfigMap and Secret per assessment
-	a.in.Files = c.podFiles(ctx, &lookups, rec.NamespaceOrDefault(), rec.Key(), o.pods, templates) // files.go
+	var lookups lookupCache                                                   // one read of each ConfigMap and Secret per assessment
+	a.in.Files = c.podFiles(ctx, &lookups, a.d, rec.Key(), o.pods, templates) // files.go
 	c.stopInputs(&a.in, a.state, a.ready)
 	// A stop in flight that the status does not hold — begun while the
 	// deployment was deleted, before it was applied again — is recorded as

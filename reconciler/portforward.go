@@ -26,7 +26,10 @@ const DefaultStalePortForwardAfter = time.Minute
 func stalePortForwardHelpers(cs []dockerx.Container, now time.Time, after time.Duration) []dockerx.Container {
 	var out []dockerx.Container
 	for _, ct := range cs {
-		if ct.Role != dockerx.RolePortForward || ct.Created.IsZero() || now.Sub(ct.Created) <= after {
+		// A files writer (dockerx.RunFilesWriter) lives as long as its
+		// write, and goes the same way when its controller dies between
+		// its create and its start.
+		if (ct.Role != dockerx.RolePortForward && ct.Role != dockerx.RoleFilesWriter) || ct.Created.IsZero() || now.Sub(ct.Created) <= after {
 			continue
 		}
 		switch ct.State {

@@ -23,11 +23,27 @@ type filesWriterFake struct {
 	mu      sync.Mutex
 	written map[string]helperapi.FilesPayload // by holder ID
 	writes  int
+	// outside are the subPaths (VOLUME:SUBPATH) `helper files --subpath`
+	// finds leading out of their volume; checks counts its runs.
+	outside map[string]bool
+	checks  int
 }
 
 func (f *filesWriterFake) handle(id string, cmd []string, stdin []byte) (int, []byte) {
 	if len(cmd) < 3 || cmd[2] != helperapi.ModeFiles {
 		return 0, nil
+	}
+	if len(cmd) > 3 && cmd[3] == "--subpath" {
+		f.mu.Lock()
+		defer f.mu.Unlock()
+		f.checks++
+		for i := 3; i+1 < len(cmd); i += 2 {
+			if f.outside[cmd[i+1]] {
+				vol, sub, _ := strings.Cut(cmd[i+1], ":")
+				return helperapi.ExitFailed, []byte(`subPath "` + sub + `" of volume ` + vol + ` leads out of the volume through a link`)
+			}
+		}
+		return helperapi.ExitOK, nil
 	}
 	if len(cmd) > 3 && cmd[3] == "--check" {
 		// The holder's volumes hold what was written into it, by this

@@ -62,7 +62,50 @@ func main() {
 	if len(os.Args) > 1 && os.Args[1] == "cat" {
 		os.Exit(catCmd(os.Args[2:], os.Stdout, os.Stderr))
 	}
+	if len(os.Args) > 1 && os.Args[1] == "procs" {
+		os.Exit(procsCmd(os.Args[2:], os.Stdout, os.Stderr))
+	}
 	os.Exit(run(os.Args[1:]))
+}
+
+// procsCmd implements "workload procs STOPFILE PATTERN": until STOPFILE
+// exists (at most five minutes) it reads /proc as fast as it can and
+// prints, once each, every process whose command line contains PATTERN
+// ("PID CMDLINE"), then how many scans it made ("scans N"). It is how a
+// test watches what a pod that shares its process namespace can see.
+func procsCmd(args []string, stdout, stderr io.Writer) int {
+	if len(args) != 2 {
+		fmt.Fprintln(stderr, "usage: workload procs STOPFILE PATTERN")
+		return 2
+	}
+	seen := map[string]bool{strconv.Itoa(os.Getpid()): true} // its own command line holds PATTERN
+	scans := 0
+	for end := time.Now().Add(5 * time.Minute); time.Now().Before(end); scans++ {
+		if _, err := os.Stat(args[0]); err == nil {
+			break
+		}
+		entries, err := os.ReadDir("/proc")
+		if err != nil {
+			fmt.Fprintln(stderr, "workload procs:", err)
+			return 1
+		}
+		for _, e := range entries {
+			if _, err := strconv.Atoi(e.Name()); err != nil || seen[e.Name()] {
+				continue
+			}
+			b, err := os.ReadFile("/proc/" + e.Name() + "/cmdline")
+			if err != nil {
+				continue
+			}
+			cmd := strings.TrimSpace(strings.ReplaceAll(string(b), "\x00", " "))
+			if strings.Contains(cmd, args[1]) {
+				seen[e.Name()] = true
+				fmt.Fprintf(stdout, "%s %s\n", e.Name(), cmd)
+			}
+		}
+	}
+	fmt.Fprintf(stdout, "scans %d\n", scans)
+	return 0
 }
 
 // catCmd implements "workload cat FILE": the file's content on stdout,

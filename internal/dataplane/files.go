@@ -15,6 +15,8 @@ import (
 	"strings"
 	"syscall"
 
+	securejoin "github.com/cyphar/filepath-securejoin"
+
 	"github.com/dockctl/dockctl/internal/atomicfiles"
 	"github.com/dockctl/dockctl/internal/helperapi"
 )
@@ -23,7 +25,8 @@ import (
 // each source at most 1 MiB (the API server's limit), base64 in JSON.
 const maxFilesPayload = 64 << 20
 
-// runFiles is `helper files`, exec'd by the controller in a pod's holder:
+// runFiles is `helper files`, run by the controller in a writer container
+// of its own (dockerx.RunFilesWriter), never in a namespace of the pod:
 // it reads a helperapi.FilesPayload from stdin and writes each volume
 // atomically under --root (helperapi.VolumesDir). It prints a
 // helperapi.FilesResult. Its messages name volumes and paths, never a
@@ -34,12 +37,31 @@ func runFiles(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("helper files", flag.ContinueOnError)
 	root := fs.String("root", helperapi.VolumesDir, "where the pod's volumes are mounted")
 	check := fs.String("check", "", "the file volumes (comma-separated): exit 0 if each holds a written version, 1 if not")
+	var subPaths []string
+	fs.Func("subpath", "VOLUME:SUBPATH (repeated): exit 0 if each resolves inside its volume, 1 if not", func(s string) error {
+		subPaths = append(subPaths, s)
+		return nil
+	})
 	if code, ok := parse(fs, args, stderr); !ok {
 		return code
 	}
 	if err := notDumpable(); err != nil {
 		fmt.Fprintln(stderr, "error: making the writer non-dumpable:", err)
 		return helperapi.ExitFailed
+	}
+	if len(subPaths) > 0 {
+		var errs []error
+		for _, vs := range subPaths {
+			vol, sub, _ := strings.Cut(vs, ":")
+			errs = append(errs, CheckSubPath(*root, vol, sub))
+		}
+		if err := errors.Join(errs...); err != nil {
+			// On stdout: the controller names it in the pod's
+			// ReplicaFailure (volumes and paths, never contents).
+			fmt.Fprintln(stdout, strings.ReplaceAll(err.Error(), "\n", "; "))
+			return helperapi.ExitFailed
+		}
+		return helperapi.ExitOK
 	}
 	if *check != "" {
 		if !Written(*root, strings.Split(*check, ",")) {
@@ -100,6 +122,38 @@ func Written(root string, volumes []string) bool {
 		}
 	}
 	return true
+}
+
+// CheckSubPath tells whether subPath sub of the volume mounted at
+// root/volume resolves inside it, as the daemon will resolve the bind of
+// it: following every link on the way. It resolves sub twice — scoped to
+// the volume, each link taken as if the volume were the root
+// (securejoin, the kubelet's answer to CVE-2017-1002101), and as the
+// kernel does — and any difference means a link leads out. A path that
+// does not exist is inside only when no link is on the way (Docker then
+// makes it a directory there, as the kubelet does).
+func CheckSubPath(root, volume, sub string) error {
+	if volume == "" || strings.ContainsAny(volume, "/\x00") || strings.HasPrefix(volume, ".") {
+		return fmt.Errorf("volume %q: not a volume name", volume)
+	}
+	if !filepath.IsLocal(sub) {
+		return fmt.Errorf("subPath %q of volume %s leaves the volume", sub, volume)
+	}
+	dir := filepath.Join(root, volume)
+	scoped, err := securejoin.SecureJoin(dir, sub)
+	if err != nil {
+		return fmt.Errorf("subPath %q of volume %s: %w", sub, volume, err)
+	}
+	real, err := filepath.EvalSymlinks(filepath.Join(dir, sub))
+	switch {
+	case err == nil && real == scoped:
+		return nil
+	case errors.Is(err, fs.ErrNotExist) && scoped == filepath.Join(dir, sub):
+		return nil
+	case err != nil && !errors.Is(err, fs.ErrNotExist):
+		return fmt.Errorf("subPath %q of volume %s: %w", sub, volume, err)
+	}
+	return fmt.Errorf("subPath %q of volume %s leads out of the volume through a link", sub, volume)
 }
 
 // WriteFiles writes every volume of p under root, each atomically. A

@@ -136,3 +136,79 @@ func TestWritten(t *testing.T) {
 		t.Errorf("--check a,cache: exit %d, want %d", code, helperapi.ExitFailed)
 	}
 }
+
+// TestCheckSubPath: a subPath is bound only when it resolves inside its
+// volume, whatever links the volume holds — the kubelet's rule since
+// CVE-2017-1002101 (a subPath must not follow a link out of its volume).
+// The links stand in for any write primitive a pod might gain on its
+// read-only volume; the writer's own ..data links stay inside.
+func TestCheckSubPath(t *testing.T) {
+	root := t.TempDir()
+	outside := t.TempDir()
+	if err := os.WriteFile(filepath.Join(outside, "secret"), []byte("host"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	vol := filepath.Join(root, "cfg")
+	if err := os.Mkdir(vol, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	// What the writer makes: key -> ..data/key, ..data -> the version.
+	code := run(context.Background(), []string{helperapi.ModeFiles, "--root", root},
+		strings.NewReader(`{"volumes":[{"name":"cfg","files":[{"path":"app.conf","data":"YQ=="},{"path":"sub/x","data":"Yg=="}]}]}`), &bytes.Buffer{}, &bytes.Buffer{})
+	if code != helperapi.ExitOK {
+		t.Fatalf("writing the volume: exit %d", code)
+	}
+	links := map[string]string{
+		"abs-file":   filepath.Join(outside, "secret"),
+		"abs-dir":    outside,
+		"rel-out":    "../../../../../../../../" + strings.TrimPrefix(outside, "/"),
+		"dotdot":     "..",
+		"in-chain":   "app.conf",
+		"dangling":   "/nonexistent-dockctl-test",
+		"sub-escape": "sub/../../..",
+	}
+	for name, target := range links {
+		if err := os.Symlink(target, filepath.Join(vol, name)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, tc := range []struct {
+		sub    string
+		inside bool
+	}{
+		{"app.conf", true},         // the key's link through ..data
+		{"..data/app.conf", true},  // through the version's link
+		{"sub/x", true},            // a nested key
+		{"in-chain", true},         // a link to a link inside
+		{"missing", true},          // made a directory by Docker, inside
+		{".", true},                // the volume itself
+		{"abs-file", false},        // an absolute link to a host file
+		{"abs-dir", false},         // and to a host directory
+		{"abs-dir/secret", false},  // a path through it
+		{"rel-out", false},         // a relative link climbing out
+		{"dotdot", false},          // the volume's parent
+		{"dangling", false},        // a link to nothing, outside
+		{"dangling/deeper", false}, // a missing path behind a link
+		{"sub-escape", false},      // .. after a directory, out
+		{"../cfg/app.conf", false}, // a subPath that climbs is never local
+		{"/etc/passwd", false},     // nor an absolute one
+		{"abs-dir/../cfg", false},  // .. after a link is the link's parent
+	} {
+		err := CheckSubPath(root, "cfg", tc.sub)
+		if (err == nil) != tc.inside {
+			t.Errorf("CheckSubPath(%q): %v, want inside %v", tc.sub, err, tc.inside)
+		}
+	}
+	// The command form the controller runs: exit 1 and the reason on
+	// stdout, naming the subPath.
+	var out bytes.Buffer
+	code = run(context.Background(), []string{helperapi.ModeFiles, "--root", root, "--subpath", "cfg:app.conf", "--subpath", "cfg:abs-file"}, strings.NewReader(""), &out, &bytes.Buffer{})
+	if code != helperapi.ExitFailed || !strings.Contains(out.String(), `subPath "abs-file" of volume cfg leads out`) {
+		t.Errorf("helper files --subpath: exit %d, %q", code, out.String())
+	}
+	out.Reset()
+	code = run(context.Background(), []string{helperapi.ModeFiles, "--root", root, "--subpath", "cfg:app.conf"}, strings.NewReader(""), &out, &bytes.Buffer{})
+	if code != helperapi.ExitOK {
+		t.Errorf("helper files --subpath cfg:app.conf: exit %d, %q", code, out.String())
+	}
+}

@@ -205,8 +205,15 @@ func (e *Engine) list(instance, deployment string) ([]dockerx.Container, error) 
 }
 
 func (e *Engine) CreateContainer(ctx context.Context, req dockerx.CreateRequest) (string, error) {
-	// The real client builds the configuration first: whatever it refuses
-	// never reaches the daemon, and the controller must report it.
+	// The real client asks the daemon for the mountpoints of the volumes
+	// of its subPath binds, then builds the configuration: whatever it
+	// refuses never reaches the daemon, and the controller must report it.
+	if names := dockerx.SubPathVolumes(req); len(names) > 0 {
+		req.VolumeMountpoints = map[string]string{}
+		for _, n := range names {
+			req.VolumeMountpoints[n] = "/var/lib/docker/volumes/" + n + "/_data"
+		}
+	}
 	cfg, hc, nc, err := dockerx.BuildConfig(req)
 	if err != nil {
 		return "", err

@@ -112,3 +112,37 @@ func (e *Engine) ExecInput(ctx context.Context, id string, cmd []string, stdin [
 	}
 	return code, slices.Clone(out), nil
 }
+
+// RunFilesWriter runs a files writer as dockerx.Client does, through the
+// HandleExecInput handler: its command (dockerx.FilesCommand and the
+// request's Args) and stdin, with the ID of the pod's holder as the
+// container — the writer mounts the holder's volumes, so a handler keeps
+// what is written per holder (its name when there is none). The
+// configuration must build (dockerx.BuildFilesWriterConfig). Counted as
+// "run:files-writer".
+func (e *Engine) RunFilesWriter(ctx context.Context, req dockerx.FilesWriterRequest, stdin []byte, timeout time.Duration) (int, []byte, error) {
+	cfg, _, err := dockerx.BuildFilesWriterConfig(req)
+	if err != nil {
+		return 0, nil, err
+	}
+	e.mu.Lock()
+	e.calls["run:files-writer"]++
+	if e.down {
+		e.mu.Unlock()
+		return 0, nil, fmt.Errorf("create files writer: %w", dockerx.ErrUnreachable)
+	}
+	id := req.Pod.Pod.Holder
+	if c := e.lookupLocked(id); c != nil {
+		id = c.ID
+	}
+	h := e.exec
+	e.mu.Unlock()
+	if h == nil {
+		return 0, nil, nil
+	}
+	code, out := h(id, slices.Clone(cfg.Cmd), slices.Clone(stdin))
+	if len(out) > dockerx.MaxExecOutput {
+		out = out[:dockerx.MaxExecOutput]
+	}
+	return code, slices.Clone(out), nil
+}

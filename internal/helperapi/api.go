@@ -144,12 +144,12 @@ func Marshal(v any) (string, error) {
 	return string(b), nil
 }
 
-// Modes of a pod's writer holder (issue 11, file volumes): a holder that
-// keeps the pod's file volumes mounted and into which the controller execs
-// the writer.
+// Modes of file volumes: the holder of a pod with file volumes keeps them
+// mounted (read-only); a writer container of its own runs `helper files`
+// for each write (dockerx/fileswriter.go), never in a namespace of the pod.
 const (
 	ModeHold  = "hold"  // a pod's holder: sleep, reap children, exit 0 on SIGTERM
-	ModeFiles = "files" // exec'd in a holder: helper files (a FilesPayload on stdin)
+	ModeFiles = "files" // a files writer: helper files (a FilesPayload on stdin), --check, --subpath
 )
 
 // Modes of a `dockctl port-forward` session's helper, a container in the
