@@ -371,8 +371,23 @@ func (c *Client) ExecInput(ctx context.Context, id string, cmd []string, stdin [
 		return 0, nil, err
 	}
 	defer resp.Close()
-	// The hijacked connection no longer watches ctx: closing it at the
-	// deadline ends a copy that would otherwise wait for the command.
+	out, errOut, err := exchange(ctx, resp, stdin, what, cmd, timeout)
+	if err != nil {
+		return 0, out.Bytes(), err
+	}
+	code, err := c.execExit(ctx, id, execID, cmd, timeout)
+	if err == nil && code != 0 && errOut.Len() > 0 {
+		c.log.Debug("exec failed", "container", id, "cmd", cmd, "exit", code, "stderr", errOut.String())
+	}
+	return code, out.Bytes(), err
+}
+
+// exchange writes stdin (nil: nothing) to a command's hijacked connection
+// while it reads the command's output to its end: stdout and stderr, the
+// first MaxExecOutput bytes of each. The connection no longer watches
+// ctx, so it is closed at ctx's end, which ends a copy that would
+// otherwise wait for the command.
+func exchange(ctx context.Context, resp types.HijackedResponse, stdin []byte, what string, cmd []string, timeout time.Duration) (out, errOut *cappedBuffer, err error) {
 	stop := context.AfterFunc(ctx, resp.Close)
 	defer stop()
 	if stdin != nil {
@@ -385,19 +400,15 @@ func (c *Client) ExecInput(ctx context.Context, id string, cmd []string, stdin [
 			}
 		}()
 	}
-	out, errOut := &cappedBuffer{max: MaxExecOutput}, &cappedBuffer{max: MaxExecOutput}
+	out, errOut = &cappedBuffer{max: MaxExecOutput}, &cappedBuffer{max: MaxExecOutput}
 	_, copyErr := stdcopy.StdCopy(out, errOut, resp.Reader)
 	if ctx.Err() != nil {
-		return 0, out.Bytes(), fmt.Errorf("%s: %s did not finish within %s: %w", what, strings.Join(cmd, " "), timeout, ctx.Err())
+		return out, errOut, fmt.Errorf("%s: %s did not finish within %s: %w", what, strings.Join(cmd, " "), timeout, ctx.Err())
 	}
 	if copyErr != nil {
-		return 0, out.Bytes(), fmt.Errorf("%s: reading its output: %w", what, copyErr)
+		return out, errOut, fmt.Errorf("%s: reading its output: %w", what, copyErr)
 	}
-	code, err := c.execExit(ctx, id, execID, cmd, timeout)
-	if err == nil && code != 0 && errOut.Len() > 0 {
-		c.log.Debug("exec failed", "container", id, "cmd", cmd, "exit", code, "stderr", errOut.String())
-	}
-	return code, out.Bytes(), err
+	return out, errOut, nil
 }
 
 // execAttach creates an exec of o in container id and attaches its

@@ -13,7 +13,6 @@ import (
 
 	"github.com/docker/docker/api/types/container"
 	"github.com/docker/docker/api/types/network"
-	"github.com/docker/docker/pkg/stdcopy"
 
 	"github.com/dockctl/dockctl/internal/helperapi"
 )
@@ -143,23 +142,15 @@ func (c *Client) RunFilesWriter(ctx context.Context, req FilesWriterRequest, std
 		return 0, nil, mapErr("attach to "+what, err)
 	}
 	defer resp.Close()
-	stop := context.AfterFunc(ctx, resp.Close)
-	defer stop()
 	if err := c.api.ContainerStart(ctx, id, container.StartOptions{}); err != nil {
 		return 0, nil, mapErr("start "+what, err)
 	}
-	go func() {
-		if _, err := resp.Conn.Write(stdin); err == nil {
-			_ = resp.CloseWrite()
-		}
-	}()
-	out, errOut := &cappedBuffer{max: MaxExecOutput}, &cappedBuffer{max: MaxExecOutput}
-	_, copyErr := stdcopy.StdCopy(out, errOut, resp.Reader)
-	if ctx.Err() != nil {
-		return 0, out.Bytes(), fmt.Errorf("%s: %s did not finish within %s: %w", what, strings.Join(cfg.Cmd, " "), timeout, ctx.Err())
+	if stdin == nil {
+		stdin = []byte{} // its end is the writer's EOF
 	}
-	if copyErr != nil {
-		return 0, out.Bytes(), fmt.Errorf("%s: reading its output: %w", what, copyErr)
+	out, errOut, err := exchange(ctx, resp, stdin, what, cfg.Cmd, timeout)
+	if err != nil {
+		return 0, out.Bytes(), err
 	}
 	select {
 	case w := <-waitC:
