@@ -652,6 +652,10 @@ func plan(old *Record, n normalized, now time.Time, inUse func(hash string) bool
 		if bytes.Equal(prev.all, n.all) {
 			return old, Unchanged, nil
 		}
+		if err := manifests.ValidateDeploymentUpdate(&n.d, &prev.d); err != nil {
+			// The API server's words: The Deployment "x" is invalid: …
+			return nil, "", fmt.Errorf("the %s %q is invalid: %w", manifests.Kind, display(old.Namespace, old.Name), err)
+		}
 		rec = *old
 		if !bytes.Equal(prev.spec, n.spec) {
 			rec.Generation++ // metadata-only changes keep it, as in Kubernetes
