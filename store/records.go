@@ -432,6 +432,11 @@ type Bundle struct {
 	Claims      []*manifests.PersistentVolumeClaim
 	Services    []*manifests.Service
 	Deployments []*manifests.Deployment
+	// Zeros are, per object, the boolean and integer fields its file
+	// set to false or 0 (manifests.Document.Zeros): the typed objects'
+	// JSON leaves them out, and an apply stores them over the live
+	// values, as kubectl apply does (merge.go).
+	Zeros map[ObjectRef]map[string]any
 }
 
 // Deployments is a Bundle of deployments only.
