@@ -45,7 +45,7 @@ func decodeConfigMap(file string, n *yaml.Node, base string) (*Document, ErrorLi
 	if len(errs) > 0 {
 		return nil, errs
 	}
-	return &Document{File: file, Line: n.Line, ConfigMap: cm, nameLine: w.lineOf(child(base, "metadata.name"))}, nil
+	return &Document{File: file, Line: n.Line, ConfigMap: cm, Zeros: w.explicitZeros(base), nameLine: w.lineOf(child(base, "metadata.name"))}, nil
 }
 
 // decodeSecret decodes a Secret; every error about a value of data or
@@ -66,7 +66,7 @@ func decodeSecret(file string, n *yaml.Node, base string) (*Document, ErrorList)
 		return nil, errs
 	}
 	SetSecretDefaults(sec)
-	return &Document{File: file, Line: n.Line, Secret: sec, nameLine: w.lineOf(child(base, "metadata.name"))}, nil
+	return &Document{File: file, Line: n.Line, Secret: sec, Zeros: w.explicitZeros(base), nameLine: w.lineOf(child(base, "metadata.name"))}, nil
 }
 
 func decodePVC(file string, n *yaml.Node, base string) (*Document, ErrorList) {
@@ -79,7 +79,7 @@ func decodePVC(file string, n *yaml.Node, base string) (*Document, ErrorList) {
 	}
 	pvc.Status = nil
 	SetPVCDefaults(pvc)
-	return &Document{File: file, Line: n.Line, PVC: pvc, Ignored: ignoredClaimFields(pvc, base), nameLine: w.lineOf(child(base, "metadata.name"))}, nil
+	return &Document{File: file, Line: n.Line, PVC: pvc, Ignored: ignoredClaimFields(pvc, base), Zeros: w.explicitZeros(base), nameLine: w.lineOf(child(base, "metadata.name"))}, nil
 }
 
 // ignoredClaimFields names the fields of a claim that are kept but mean

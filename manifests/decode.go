@@ -38,6 +38,11 @@ type Document struct {
 	// Ignored are the paths of the fields with no meaning on one host the
 	// document set (ignored.go): decoded, never stored.
 	Ignored []string
+	// Zeros are the boolean and integer fields the document set to false
+	// or 0, by path in the object (spec.template.spec.hostNetwork), with
+	// that value: the object's JSON leaves them out as if unset, and apply
+	// must store them over the live values as kubectl apply does.
+	Zeros map[string]any
 
 	nameLine int // line of metadata.name, for duplicate reports
 }

@@ -1034,3 +1034,55 @@ func TestLoadDirectorySymlinks(t *testing.T) {
 		t.Errorf("Load: %v, want %s", err, wantErr)
 	}
 }
+
+// A document's explicit false and 0 (non-pointer fields, whose JSON
+// omits zeros) are told apart from fields it leaves out or sets to null,
+// by path in the object (a List's item without its items[i]), so that
+// apply can send them as kubectl does; a pointer keeps its false in the
+// JSON, and an ignored field is never stored.
+func TestDecodeRecordsExplicitZeros(t *testing.T) {
+	const dep = `apiVersion: apps/v1
+kind: Deployment
+metadata: {name: web}
+spec:
+  minReadySeconds: 0
+  paused: null
+  selector: {matchLabels: {app: web}}
+  template:
+    metadata: {labels: {app: web}}
+    spec:
+      hostNetwork: false
+      shareProcessNamespace: false
+      automountServiceAccountToken: false
+      containers:
+      - name: web
+        image: nginx:1.27
+        stdin: false
+        ports: [{containerPort: 80, hostPort: 0}]
+`
+	tests := []struct {
+		name, src string
+		want      map[string]any
+	}{
+		{"deployment", dep, map[string]any{
+			"spec.minReadySeconds":                               int32(0),
+			"spec.template.spec.hostNetwork":                     false,
+			"spec.template.spec.containers[0].stdin":             false,
+			"spec.template.spec.containers[0].ports[0].hostPort": int32(0),
+		}},
+		{"list item", "apiVersion: v1\nkind: List\nitems:\n- apiVersion: v1\n  kind: Service\n  metadata: {name: web}\n  spec:\n    publishNotReadyAddresses: false\n    ports: [{port: 80}]\n",
+			map[string]any{"spec.publishNotReadyAddresses": false}},
+		{"none", "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: cfg}\nimmutable: false\n", nil},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			docs, err := Decode("f.yaml", []byte(tt.src))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(docs) != 1 || !reflect.DeepEqual(docs[0].Zeros, tt.want) {
+				t.Fatalf("zeros %#v, want %#v", docs[0].Zeros, tt.want)
+			}
+		})
+	}
+}

@@ -26,7 +26,7 @@ func decodeDeployment(file string, n *yaml.Node, base string) (*Document, ErrorL
 	replicasSet := dep.Spec.Replicas != nil
 	_, pausedSet := w.lines[child(base, "spec.paused")]
 	SetDefaults(dep)
-	return &Document{File: file, Line: n.Line, Deployment: dep, ReplicasSet: replicasSet, PausedSet: pausedSet, Ignored: w.ignored, nameLine: w.lineOf(child(base, "metadata.name"))}, nil
+	return &Document{File: file, Line: n.Line, Deployment: dep, ReplicasSet: replicasSet, PausedSet: pausedSet, Ignored: w.ignored, Zeros: w.explicitZeros(base), nameLine: w.lineOf(child(base, "metadata.name"))}, nil
 }
 
 // decodeInto walks the object mapping n into obj (a pointer to one of

@@ -26,7 +26,7 @@ func decodeService(file string, n *yaml.Node, base string) (*Document, ErrorList
 		return nil, errs
 	}
 	SetServiceDefaults(svc)
-	return &Document{File: file, Line: n.Line, Service: svc, nameLine: w.lineOf(child(base, "metadata.name"))}, nil
+	return &Document{File: file, Line: n.Line, Service: svc, Zeros: w.explicitZeros(base), nameLine: w.lineOf(child(base, "metadata.name"))}, nil
 }
 
 // decodeNamespace walks one Namespace mapping. spec.finalizers and status
@@ -42,5 +42,5 @@ func decodeNamespace(file string, n *yaml.Node, base string) (*Document, ErrorLi
 	}
 	ns.Spec = nil
 	ns.Metadata.Namespace = ""
-	return &Document{File: file, Line: n.Line, Namespace: ns, nameLine: w.lineOf(child(base, "metadata.name"))}, nil
+	return &Document{File: file, Line: n.Line, Namespace: ns, Zeros: w.explicitZeros(base), nameLine: w.lineOf(child(base, "metadata.name"))}, nil
 }

@@ -1,7 +1,9 @@
 package manifests
 
 import (
+	"encoding/json"
 	"fmt"
+	"maps"
 	"net"
 	"path"
 	"regexp"
@@ -17,6 +19,28 @@ import (
 // field paths but no file or line. The result is nil or an ErrorList.
 func Validate(d *Deployment) error {
 	return validate(d, "", nil).Err()
+}
+
+// ValidateDeploymentUpdate checks that storing next over live (both
+// valid, live not deleted) is allowed: as apps/v1's
+// ValidateDeploymentUpdate, spec.selector is immutable (a Deployment
+// selecting other pods would orphan the ones it runs; on a cluster the
+// change is refused, so a history dockctl accepted would fail there).
+func ValidateDeploymentUpdate(next, live *Deployment) error {
+	var a, b map[string]string
+	if next.Spec.Selector != nil {
+		a = next.Spec.Selector.MatchLabels
+	}
+	if live.Spec.Selector != nil {
+		b = live.Spec.Selector.MatchLabels
+	}
+	if maps.Equal(a, b) { // nil and empty alike, as the API's semantic equality
+		return nil
+	}
+	v := &validator{}
+	value, _ := json.Marshal(next.Spec.Selector)
+	v.add("spec.selector", "Invalid value: %s: field is immutable", value)
+	return v.errs.Err()
 }
 
 // maxAnnotationsSize is Kubernetes' limit on the total size of annotations.

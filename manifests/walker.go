@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"math"
 	"reflect"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -62,6 +63,9 @@ type walker struct {
 	// stringData): an error about them names the kind of value, never
 	// the value (config_decode.go).
 	redact []string
+	// zeros holds the paths of the boolean and integer fields set to
+	// false or 0, with that value (explicitZeros).
+	zeros map[string]any
 }
 
 func (w *walker) errorf(line int, path, format string, args ...any) {
@@ -97,6 +101,34 @@ func (w *walker) overlapsBad(p string) bool {
 		}
 	}
 	return false
+}
+
+// explicitZeros returns the boolean and integer fields of the object at
+// base that the document set to false or 0, by path relative to the
+// object, with that value (nil for none). A typed object cannot tell them
+// from fields left out (their JSON omits zeros), and apply must: kubectl
+// sends the file's false or 0, which replaces what an edit set since,
+// where a field the file leaves out keeps it. Fields accepted and ignored,
+// and values that could not be decoded, are left out.
+func (w *walker) explicitZeros(base string) map[string]any {
+	var out map[string]any
+next:
+	for p, v := range w.zeros {
+		for _, q := range append(slices.Clip(w.ignored), w.bad...) {
+			if under(p, q) {
+				continue next
+			}
+		}
+		rel := p
+		if base != "" {
+			rel = strings.TrimPrefix(p, base+".")
+		}
+		if out == nil {
+			out = map[string]any{}
+		}
+		out[rel] = v
+	}
+	return out
 }
 
 func (w *walker) lineOf(p string) int {
@@ -234,7 +266,17 @@ func (w *walker) structure(n *yaml.Node, v reflect.Value, k8s reflect.Type, path
 			continue
 		}
 		w.lines[p] = k.Line
-		w.walk(val, v.FieldByIndex(f.index), k8sChild(k8s, name), p)
+		fv := v.FieldByIndex(f.index)
+		w.walk(val, fv, k8sChild(k8s, name), p)
+		switch fv.Kind() {
+		case reflect.Bool, reflect.Int32, reflect.Int64:
+			if fv.IsZero() && !isNull(val) {
+				if w.zeros == nil {
+					w.zeros = map[string]any{}
+				}
+				w.zeros[p] = reflect.Zero(fv.Type()).Interface()
+			}
+		}
 	}
 	if sink.IsValid() {
 		w.validateIgnored(sink.Addr().Interface(), path)

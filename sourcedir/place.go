@@ -55,6 +55,17 @@ func Place(docs []*manifests.Document, namespace string, explicit bool) (*Placed
 			}
 			b.Deployments = append(b.Deployments, d.Deployment)
 		}
+		if len(d.Zeros) > 0 {
+			m := d.Meta()
+			ref := store.ObjectRef{Kind: d.Kind(), Namespace: m.NamespaceOrDefault(), Name: m.Name}
+			if d.Namespace != nil {
+				ref.Namespace = ""
+			}
+			if b.Zeros == nil {
+				b.Zeros = map[store.ObjectRef]map[string]any{}
+			}
+			b.Zeros[ref] = d.Zeros
+		}
 	}
 	return b, nil
 }
@@ -87,5 +98,11 @@ func (b *Placed) Add(o *Placed) {
 	b.Deployments = append(b.Deployments, o.Deployments...)
 	for k, v := range o.KeepPaused {
 		b.KeepPaused[k] = v
+	}
+	for ref, z := range o.Zeros {
+		if b.Zeros == nil {
+			b.Zeros = map[store.ObjectRef]map[string]any{}
+		}
+		b.Zeros[ref] = z
 	}
 }

@@ -567,6 +567,7 @@ func without(b store.Bundle, skip map[store.ObjectRef]bool) store.Bundle {
 		Claims:      filter(b.Claims, func(o *manifests.PersistentVolumeClaim) bool { return ok(store.KindPersistentVolumeClaim, &o.Metadata) }),
 		Services:    filter(b.Services, func(o *manifests.Service) bool { return ok(store.KindService, &o.Metadata) }),
 		Deployments: filter(b.Deployments, func(o *manifests.Deployment) bool { return ok(store.KindDeployment, &o.Metadata) }),
+		Zeros:       b.Zeros, // those of the skipped objects are never looked up
 	}
 }
 

@@ -608,3 +608,40 @@ func TestPartialReadIsNeverEmpty(t *testing.T) {
 		t.Errorf("problems %q, deletes %v", p, plan.Deletes())
 	}
 }
+
+// A file's explicit false is applied (kubectl sends it: it undoes a patch
+// made since) also by a sync that leaves out another manager's object: the
+// bundle without it keeps the others' zeros.
+func TestSyncWithAConflictKeepsExplicitZeros(t *testing.T) {
+	dir := t.TempDir()
+	web := strings.Replace(deployment("web", "web:dir"), "    spec:\n", "    spec:\n      hostNetwork: false\n", 1)
+	write(t, filepath.Join(dir, "web.yaml"), web)
+	write(t, filepath.Join(dir, "db.yaml"), deployment("db", "db:dir"))
+	f := newFixture(t, Options{Paths: []string{dir}})
+	// apply -f made db before the directory came: a conflict each sync.
+	b, err := Place(mustDecode(t, deployment("db", "db:cli")), "default", false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.st.Apply(b.Bundle, store.ApplyOptions{Manager: store.ManagerApply}); err != nil {
+		t.Fatal(err)
+	}
+	f.sync()
+	if _, err := f.st.UpdateRecordAs("patch", "", "web", func(_ *store.Record, d *manifests.Deployment) error {
+		d.Spec.Template.Spec.HostNetwork = true
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	f.sync()
+	rec, err := f.st.Get("", "web")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rec.Deployment.Spec.Template.Spec.HostNetwork {
+		t.Errorf("hostNetwork true after the sync: the file's false must undo the patch")
+	}
+	if st := f.status(); st[0].Reason != "Conflict" {
+		t.Errorf("status %+v, want the conflict of db", st[0])
+	}
+}

@@ -20,6 +20,8 @@ type prepared struct {
 	claims      []normObject[manifests.PersistentVolumeClaim]
 	services    []normService
 	deployments []normalized
+	// zeros are the bundle's (Bundle.Zeros).
+	zeros map[ObjectRef]map[string]any
 }
 
 // display names an object in a message: its name in the default
@@ -35,7 +37,7 @@ func display(ns, name string) string {
 // prepare checks every name and namespace (they become paths), refuses
 // duplicates, and normalizes each object.
 func prepare(b Bundle) (*prepared, error) {
-	p := &prepared{}
+	p := &prepared{zeros: b.Zeros}
 	seen := map[ObjectRef]bool{}
 	once := func(kind, ns, name string) error {
 		ref := ObjectRef{Kind: kind, Namespace: orDefault(ns), Name: name}
@@ -159,13 +161,17 @@ func (tx *applyTx) apply(in *prepared, opts ApplyOptions) ([]ApplyResult, error)
 		if old == nil && name == manifests.DefaultNamespace {
 			old = s.implicitDefault()
 		}
-		file := n.all
+		ref := ObjectRef{Kind: KindNamespace, Name: name}
+		file, err := withZeros(n.all, in.zeros[ref])
+		if err != nil {
+			return nil, fmt.Errorf("namespace %q: %w", name, err)
+		}
 		var liveNS *manifests.Namespace
 		var last json.RawMessage
 		if live {
 			liveNS, last = &old.Namespace, old.LastApplied
 		}
-		n, err := mergeNormalized(KindNamespace, name, opts, liveNS, last, n, normalizeNamespace,
+		n, err := mergeNormalized(KindNamespace, name, opts, liveNS, last, n, file, normalizeNamespace,
 			func(n normNamespace) []byte { return n.all }, manifests.ValidateNamespace)
 		if err != nil {
 			return nil, err
@@ -175,7 +181,6 @@ func (tx *applyTx) apply(in *prepared, opts ApplyOptions) ([]ApplyResult, error)
 			return nil, err
 		}
 		exists[name] = true
-		ref := ObjectRef{Kind: KindNamespace, Name: name}
 		applied[ref] = true
 		results = append(results, ApplyResult{ObjectRef: ref, Action: act})
 		tx.planned.Namespaces = append(tx.planned.Namespaces, &n.ns)
@@ -211,9 +216,9 @@ func (tx *applyTx) apply(in *prepared, opts ApplyOptions) ([]ApplyResult, error)
 	visited := map[string]bool{}
 
 	// ConfigMaps, Secrets and claims (config.go): what pods refer to.
-	cms := &objectApply[manifests.ConfigMap]{k: configMapKind, in: in.configMaps, own: own}
-	secs := &objectApply[manifests.Secret]{k: secretKind, in: in.secrets, own: own}
-	cls := &objectApply[manifests.PersistentVolumeClaim]{k: claimKind, in: in.claims, own: own}
+	cms := &objectApply[manifests.ConfigMap]{k: configMapKind, in: in.configMaps, own: own, zeros: in.zeros}
+	secs := &objectApply[manifests.Secret]{k: secretKind, in: in.secrets, own: own, zeros: in.zeros}
+	cls := &objectApply[manifests.PersistentVolumeClaim]{k: claimKind, in: in.claims, own: own, zeros: in.zeros}
 	for _, a := range []interface {
 		load(*Store, []string) error
 		plan(time.Time, func(kind, ns, name string) error, map[ObjectRef]bool, map[string]bool, []ApplyResult) ([]ApplyResult, error)
@@ -240,13 +245,16 @@ func (tx *applyTx) apply(in *prepared, opts ApplyOptions) ([]ApplyResult, error)
 		applied[ref], visited[ref.Namespace] = true, true
 		old := curSvc[ref]
 		live, oldOwn := old != nil && !old.Deleted, Ownership{}
-		file := n.all
+		file, err := withZeros(n.all, in.zeros[ref])
+		if err != nil {
+			return nil, fmt.Errorf("service %q: %w", display(ns, name), err)
+		}
 		var liveSvc *manifests.Service
 		var last json.RawMessage
 		if live {
 			oldOwn, liveSvc, last = old.Ownership, &old.Service, old.LastApplied
 		}
-		n, err := mergeNormalized(KindService, display(ns, name), opts, liveSvc, last, n, normalizeService,
+		n, err := mergeNormalized(KindService, display(ns, name), opts, liveSvc, last, n, file, normalizeService,
 			func(n normService) []byte { return n.all }, manifests.ValidateService)
 		if err != nil {
 			return nil, err
@@ -280,8 +288,11 @@ func (tx *applyTx) apply(in *prepared, opts ApplyOptions) ([]ApplyResult, error)
 		if old != nil && !old.Deleted {
 			live = &old.Deployment
 		}
-		d, file := n.d, n.all
-		d, err := mergeDeployment(live, old, d, file, opts)
+		file, err := withZeros(n.all, in.zeros[ref])
+		if err != nil {
+			return nil, fmt.Errorf("deployment %q: %w", display(ns, name), err)
+		}
+		d, err := mergeDeployment(live, old, n.d, file, opts)
 		if err != nil {
 			return nil, err
 		}

@@ -536,3 +536,88 @@ func mustSelector(t *testing.T, s string) labels.Selector {
 }
 
 func unsetReplicas(d *manifests.Deployment) { d.Spec.Replicas = nil }
+
+// selector sets a deployment's selector and its template's labels (which
+// the selector must match) to labels k=v and app=NAME.
+func selector(k, v string) func(*manifests.Deployment) {
+	return func(d *manifests.Deployment) {
+		l := map[string]string{"app": d.Metadata.Name, k: v}
+		d.Spec.Selector = &manifests.LabelSelector{MatchLabels: l}
+		d.Spec.Template.Metadata.Labels = map[string]string{"app": d.Metadata.Name, k: v}
+	}
+}
+
+// apps/v1 refuses a change of a live Deployment's spec.selector
+// (ValidateDeploymentUpdate: ValidateImmutableField, "field is
+// immutable"), by apply, patch or edit alike; a history dockctl accepted
+// would fail on a cluster. A deleted Deployment applied again is a new
+// object, free to select other pods, and a selector written again as it is
+// is no change.
+func TestDeploymentSelectorIsImmutable(t *testing.T) {
+	const refused = `the Deployment "web" is invalid: spec.selector: Invalid value: {"matchLabels":{"app":"web","tier":"front"}}: field is immutable`
+	tests := []struct {
+		name string
+		// change acts on a store holding live deployment web (selector
+		// app=web), or its tombstone with deleted.
+		deleted bool
+		change  func(*Store) error
+		wantErr string
+	}{
+		{name: "apply of a new selector", wantErr: refused, change: func(s *Store) error {
+			_, err := s.Apply(Deployments(dep("web", selector("tier", "front"))), ApplyOptions{})
+			return err
+		}},
+		{name: "apply of a new selector, dry run", wantErr: refused, change: func(s *Store) error {
+			_, err := s.Apply(Deployments(dep("web", selector("tier", "front"))), ApplyOptions{DryRun: true})
+			return err
+		}},
+		{name: "apply of a new selector, with its last-applied configuration", wantErr: refused, change: func(s *Store) error {
+			_, err := s.Apply(Deployments(dep("web", selector("tier", "front"))), ApplyOptions{SaveConfig: true, Manager: ManagerApply})
+			return err
+		}},
+		{name: "patch or edit of the selector", wantErr: refused, change: func(s *Store) error {
+			_, err := s.Update("", "web", func(d *manifests.Deployment) error {
+				selector("tier", "front")(d)
+				return nil
+			})
+			return err
+		}},
+		{name: "apply of the same selector", change: func(s *Store) error {
+			_, err := s.Apply(Deployments(dep("web", replicas(3))), ApplyOptions{})
+			return err
+		}},
+		{name: "apply of new template labels the selector still matches", change: func(s *Store) error {
+			_, err := s.Apply(Deployments(dep("web", func(d *manifests.Deployment) { d.Spec.Template.Metadata.Labels["tier"] = "front" })), ApplyOptions{})
+			return err
+		}},
+		{name: "apply of a deleted deployment with a new selector", deleted: true, change: func(s *Store) error {
+			_, err := s.Apply(Deployments(dep("web", selector("tier", "front"))), ApplyOptions{})
+			return err
+		}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			s := openTemp(t)
+			mustApply(t, s, ApplyOptions{SaveConfig: true, Manager: ManagerApply}, dep("web"))
+			if tt.deleted {
+				if err := s.Delete("", "web"); err != nil {
+					t.Fatal(err)
+				}
+			}
+			before := snapshot(t, s.Dir())
+			err := tt.change(s)
+			if tt.wantErr == "" {
+				if err != nil {
+					t.Fatal(err)
+				}
+				return
+			}
+			if err == nil || err.Error() != tt.wantErr {
+				t.Fatalf("error = %v, want %q", err, tt.wantErr)
+			}
+			if after := snapshot(t, s.Dir()); !reflect.DeepEqual(before, after) {
+				t.Errorf("a refused change wrote the record:\nbefore %v\nafter  %v", before, after)
+			}
+		})
+	}
+}

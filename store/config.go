@@ -379,6 +379,7 @@ type objectApply[T any] struct {
 	cur     map[ObjectRef]*ObjectRecord[T]
 	written []*ObjectRecord[T]
 	own     *ownerCheck
+	zeros   map[ObjectRef]map[string]any // the bundle's (Bundle.Zeros)
 	// planned are the objects of in as stored, merged with the live ones.
 	planned []*T
 }
@@ -417,14 +418,17 @@ func (a *objectApply[T]) plan(now time.Time, missing func(kind, ns, name string)
 		applied[ref], visited[ref.Namespace] = true, true
 		old := a.cur[ref]
 		live, oldOwn := old != nil && !old.Deleted, Ownership{}
-		file := n.all
+		file, err := withZeros(n.all, a.zeros[ref])
+		if err != nil {
+			return nil, fmt.Errorf("%s %q: %w", lower(a.k.kind), display(m.Namespace, m.Name), err)
+		}
 		var liveObj *T
 		var last json.RawMessage
 		if live {
 			oldOwn, liveObj, last = old.Ownership, &old.Object, old.LastApplied
 		}
 		opts := a.own.opts
-		n, err := mergeNormalized(a.k.kind, display(m.Namespace, m.Name), opts, liveObj, last, n,
+		n, err := mergeNormalized(a.k.kind, display(m.Namespace, m.Name), opts, liveObj, last, n, file,
 			func(x *T) (normObject[T], error) { return normalizeObject(a.k, x) }, func(n normObject[T]) []byte { return n.all }, a.k.validate)
 		if err != nil {
 			return nil, err

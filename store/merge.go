@@ -3,6 +3,8 @@ package store
 import (
 	"encoding/json"
 	"fmt"
+	"strconv"
+	"strings"
 
 	jsonpatch "github.com/evanphx/json-patch/v5"
 	"k8s.io/apimachinery/pkg/util/jsonmergepatch"
@@ -86,10 +88,11 @@ func invalidMerge(kind, name string, err error) error {
 
 // mergeNormalized is mergeLive for the kinds whose merge needs nothing
 // more: n (the file's object normalized, norm's N, allOf its canonical
-// JSON) itself, or the merge, validated and normalized.
-func mergeNormalized[T, N any](kind, name string, opts ApplyOptions, live *T, last json.RawMessage, n N,
+// JSON; file that JSON with the file's zeros, withZeros) itself, or the
+// merge, validated and normalized.
+func mergeNormalized[T, N any](kind, name string, opts ApplyOptions, live *T, last json.RawMessage, n N, file []byte,
 	norm func(*T) (N, error), allOf func(N) []byte, validate func(*T) error) (N, error) {
-	m, err := mergeLive(kind, name, opts.Updater != "", live, last, allOf(n), func(x *T) ([]byte, error) {
+	m, err := mergeLive(kind, name, opts.Updater != "", live, last, file, func(x *T) ([]byte, error) {
 		nn, err := norm(x)
 		return allOf(nn), err
 	})
@@ -104,6 +107,88 @@ func mergeNormalized[T, N any](kind, name string, opts ApplyOptions, live *T, la
 		return n, fmt.Errorf("%s %q: %w", lower(kind), name, err)
 	}
 	return merged, nil
+}
+
+// withZeros returns file (an object's canonical JSON) with the boolean
+// and integer fields its file set to false or 0 (zeros, by path:
+// spec.template.spec.hostNetwork, containers[0].stdin), which the typed
+// object's JSON leaves out (omitempty): the JSON kubectl would send. The
+// merge then takes them as the file's values, as kubectl's three-way
+// merge takes every field the file declares, so that hostNetwork: false
+// undoes an edit to true (a field the file leaves out keeps the edit). It
+// is also the last-applied configuration recorded: a later file that
+// drops the field removes it. A field the JSON holds (a default filled
+// in) is left as it is.
+func withZeros(file []byte, zeros map[string]any) ([]byte, error) {
+	if len(zeros) == 0 {
+		return file, nil
+	}
+	var obj map[string]any
+	if err := json.Unmarshal(file, &obj); err != nil {
+		return nil, fmt.Errorf("adding the fields set to zero: %w", err)
+	}
+	for path, v := range zeros {
+		setZero(obj, zeroPath(path), v)
+	}
+	return json.Marshal(obj)
+}
+
+// zeroPath splits a field path (a.b[2].c) into its names and list
+// indexes (ints).
+func zeroPath(path string) []any {
+	var out []any
+	for _, seg := range strings.Split(path, ".") {
+		name, rest, _ := strings.Cut(seg, "[")
+		out = append(out, name)
+		for rest != "" {
+			idx, after, ok := strings.Cut(rest, "]")
+			i, err := strconv.Atoi(idx)
+			if !ok || err != nil {
+				return nil // a map key: no zero field is under one
+			}
+			out = append(out, i)
+			rest = strings.TrimPrefix(after, "[")
+		}
+	}
+	return out
+}
+
+// setZero sets the field at path of obj to v unless it is there: the
+// objects on the way that the JSON left out (empty) are added, a list
+// item that is not there ends the walk.
+func setZero(obj map[string]any, path []any, v any) {
+	var cur any = obj
+	for i, seg := range path {
+		last := i == len(path)-1
+		switch s := seg.(type) {
+		case string:
+			m, ok := cur.(map[string]any)
+			if !ok {
+				return
+			}
+			if last {
+				if _, ok := m[s]; !ok {
+					m[s] = v
+				}
+				return
+			}
+			next, ok := m[s]
+			if !ok {
+				if _, isIndex := path[i+1].(int); isIndex {
+					return
+				}
+				next = map[string]any{}
+				m[s] = next
+			}
+			cur = next
+		case int:
+			l, ok := cur.([]any)
+			if !ok || s >= len(l) || last {
+				return
+			}
+			cur = l[s]
+		}
+	}
 }
 
 // remember records applied (the file's object, canonical JSON) as rec's

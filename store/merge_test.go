@@ -304,6 +304,24 @@ func TestApplyMerges(t *testing.T) {
 			},
 		},
 		{
+			// kubectl records the file as written, hostNetwork: false
+			// included: a later file that drops the field removes what an
+			// edit set since (the default, false), as any field the
+			// previous apply set and the file no longer does.
+			name: "a zero the file set is its last-applied value: a file that drops it removes an edit",
+			steps: []mergeStep{
+				applyOf(Bundle{Deployments: []*manifests.Deployment{dep("web")},
+					Zeros: map[ObjectRef]map[string]any{webRef: {"spec.template.spec.hostNetwork": false}}}, Created),
+				{update: updated("patch", func(d *manifests.Deployment) { d.Spec.Template.Spec.HostNetwork = true })},
+				depApply(dep("web"), Configured),
+			},
+			check: func(t *testing.T, s *Store) {
+				if webOf(t, s).Deployment.Spec.Template.Spec.HostNetwork {
+					t.Errorf("hostNetwork still true: the file that set it false, then dropped it, must remove the patch's")
+				}
+			},
+		},
+		{
 			name: "an update stores its object whole: what it lacks was removed",
 			steps: []mergeStep{
 				depApply(dep("web", unsetReplicas), Created),

@@ -432,6 +432,11 @@ type Bundle struct {
 	Claims      []*manifests.PersistentVolumeClaim
 	Services    []*manifests.Service
 	Deployments []*manifests.Deployment
+	// Zeros are, per object, the boolean and integer fields its file
+	// set to false or 0 (manifests.Document.Zeros): the typed objects'
+	// JSON leaves them out, and an apply stores them over the live
+	// values, as kubectl apply does (merge.go).
+	Zeros map[ObjectRef]map[string]any
 }
 
 // Deployments is a Bundle of deployments only.
@@ -651,6 +656,10 @@ func plan(old *Record, n normalized, now time.Time, inUse func(hash string) bool
 		}
 		if bytes.Equal(prev.all, n.all) {
 			return old, Unchanged, nil
+		}
+		if err := manifests.ValidateDeploymentUpdate(&n.d, &prev.d); err != nil {
+			// The API server's words: The Deployment "x" is invalid: …
+			return nil, "", fmt.Errorf("the %s %q is invalid: %w", manifests.Kind, display(old.Namespace, old.Name), err)
 		}
 		rec = *old
 		if !bytes.Equal(prev.spec, n.spec) {

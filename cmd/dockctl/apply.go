@@ -76,9 +76,13 @@ func newApplyCommand(g *globalOptions) *cobra.Command {
 	return cmd
 }
 
-// errNoFilename is kubectl's error of apply and diff without -f (dockctl
-// has no -k).
-var errNoFilename = errors.New("must specify one of -f and -k")
+// errNoFilename and errNoDiffInput are kubectl's error of apply and diff
+// without -f ("must specify one of -f and -k"), naming the flags dockctl
+// has: it has no -k, and diff also reads --manifests.
+var (
+	errNoFilename  = errors.New("must specify -f")
+	errNoDiffInput = errors.New("must specify one of -f and --manifests")
+)
 
 // addSkipUnsupported adds --skip-unsupported to a command that reads
 // manifests.
@@ -212,7 +216,7 @@ func newDiffCommand(g *globalOptions) *cobra.Command {
 				n, err = runDiffManifests(cmd.OutOrStdout(), cmd.ErrOrStderr(), g, dirs, skip)
 			case len(files) == 0:
 				// Not MarkFlagRequired: cobra's own check would exit 1.
-				return &exitError{code: 2, err: errNoFilename}
+				return &exitError{code: 2, err: errNoDiffInput}
 			default:
 				n, err = runDiff(cmd.InOrStdin(), cmd.OutOrStdout(), cmd.ErrOrStderr(), g, files, skip, force)
 			}

@@ -66,7 +66,7 @@ const completionDockerTimeout = 1500 * time.Millisecond
 var (
 	getKinds        = []string{"deployments", "pods", "containers", "namespaces", "services", "endpoints", "configmaps", "secrets", "persistentvolumeclaims"}
 	storeKindWords  = []string{"deployments", "services", "namespaces", "configmaps", "secrets", "persistentvolumeclaims"}
-	descKinds       = []string{"deployments", "pods", "services", "configmaps", "secrets", "persistentvolumeclaims"}
+	descKinds       = []string{"deployments", "pods", "namespaces", "services", "endpoints", "configmaps", "secrets", "persistentvolumeclaims"}
 	deleteKindWords = []string{"deployments", "pods", "services", "namespaces", "configmaps", "secrets", "persistentvolumeclaims"}
 	deployKinds     = []string{"deployments"}
 )

@@ -25,23 +25,25 @@ import (
 
 func newDescribeCommand(g *globalOptions) *cobra.Command {
 	return &cobra.Command{
-		Use:   "describe deployment NAME | describe pod NAME | describe service NAME | describe configmap NAME | describe secret NAME | describe pvc NAME",
-		Short: "Show a deployment's spec, status, conditions and containers, a pod's containers and their states, or a service's ports, endpoints and conditions",
+		Use:   "describe deployment NAME | describe pod NAME | describe service NAME | describe endpoints NAME | describe namespace NAME | describe configmap NAME | describe secret NAME | describe pvc NAME",
+		Short: "Show a deployment's spec, status, conditions and containers, a pod's containers and their states, a service's ports, endpoints and conditions, or a namespace",
 		Example: `  # Describe deployment web
   dockctl describe deployment web
 
   # Describe a pod of namespace team
   dockctl describe pod/api-5d8f9c7b6a-0 -n team
 
-  # Describe service web, secret creds (values hidden) and claim data
+  # Describe service web and its endpoints, namespace team, secret creds (values hidden) and claim data
   dockctl describe svc web
+  dockctl describe endpoints web
+  dockctl describe ns team
   dockctl describe secret creds
   dockctl describe pvc data`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if len(args) == 0 {
 				return fmt.Errorf("You must specify the type of resource to describe. %s", suggestAPIResources(cmd)) // kubectl's words
 			}
-			objs, err := objectArgs(args, kindDeployment, kindPod, kindService, kindConfigMap, kindSecret, kindClaim)
+			objs, err := objectArgs(args, kindDeployment, kindPod, kindNamespace, kindService, kindEndpoints, kindConfigMap, kindSecret, kindClaim)
 			if err != nil {
 				return err
 			}
@@ -67,7 +69,9 @@ func newDescribeCommand(g *globalOptions) *cobra.Command {
 				if err != nil {
 					return err
 				}
-				describeEvents(&buf, g, obj.kind, obj.name) // events.go: kubectl's last section
+				if obj.kind != kindNamespace { // kubectl's NamespaceDescriber shows no events
+					describeEvents(&buf, g, obj.kind, obj.name) // events.go: kubectl's last section
+				}
 				if described++; described > 1 {
 					fmt.Fprint(out, "\n\n")
 				}
@@ -93,13 +97,31 @@ func describeObject(cmd *cobra.Command, g *globalOptions, kind, name string) err
 	if err != nil {
 		return err
 	}
-	if kind == kindService {
+	switch kind {
+	case kindService:
 		e, ok := snap.service(g.namespace, name)
 		if !ok {
 			return snap.missingService(g, store.KindService, g.namespace, name)
 		}
 		describeService(cmd.OutOrStdout(), snap, e)
 		return nil
+	case kindEndpoints:
+		// As get endpoints: only a Service with a selector has managed
+		// endpoints.
+		e, ok := snap.service(g.namespace, name)
+		if !ok || len(e.rec.Service.Spec.Selector) == 0 {
+			return snap.missingService(g, "Endpoints", g.namespace, name)
+		}
+		describeEndpoints(cmd.OutOrStdout(), snap, e) // services.go
+		return nil
+	case kindNamespace:
+		for _, e := range snap.listNamespaces() {
+			if e.rec.Namespace.Metadata.Name == name {
+				describeNamespace(cmd.OutOrStdout(), snap, e) // namespaces.go
+				return nil
+			}
+		}
+		return notFoundIn(g, store.KindNamespace, "", name, store.ErrNotFound)
 	}
 	if kind == kindPod {
 		e, err := snap.pod(g, g.namespace, name)
@@ -555,6 +577,23 @@ func boolWord(b bool) string {
 		return "True"
 	}
 	return "False"
+}
+
+// multiline prints a map as kubectl's printLabelsMultiline does: its first
+// pair after the key, each other on a line of its own, <none> when empty.
+func multiline(tw io.Writer, key string, m map[string]string) {
+	ps := pairs(m)
+	if len(ps) == 0 {
+		fmt.Fprintf(tw, "%s:\t<none>\n", key)
+		return
+	}
+	for i, kv := range ps {
+		if i == 0 {
+			fmt.Fprintf(tw, "%s:\t%s\n", key, kv)
+		} else {
+			fmt.Fprintf(tw, "\t%s\n", kv)
+		}
+	}
 }
 
 func kv(m map[string]string) string {

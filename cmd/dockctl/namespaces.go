@@ -1,8 +1,10 @@
 package main
 
 import (
+	"fmt"
 	"io"
 	"slices"
+	"text/tabwriter"
 
 	"github.com/spf13/cobra"
 	corev1 "k8s.io/api/core/v1"
@@ -78,4 +80,25 @@ func renderNamespaces(out io.Writer, snap *snapshot, list []namespaceEntry, p *p
 			}})
 	}
 	return p.print(out, t, single, false)
+}
+
+// describeNamespace prints a namespace as kubectl's NamespaceDescriber
+// does: its name, labels, annotations and phase (dockctl has no resource
+// quotas or limit ranges, as a server that serves none; kubectl shows no
+// events of a namespace).
+func describeNamespace(w io.Writer, snap *snapshot, e namespaceEntry) {
+	m := e.rec.Namespace.Metadata
+	tw := tabwriter.NewWriter(w, 0, 8, 2, ' ', 0)
+	fmt.Fprintf(tw, "Name:\t%s\n", m.Name)
+	fmt.Fprintf(tw, "Instance:\t%s\n", snap.instance)
+	multiline(tw, "Labels", m.Labels)
+	ann := map[string]string{}
+	for k, v := range m.Annotations {
+		if k != lastApplied {
+			ann[k] = v
+		}
+	}
+	multiline(tw, "Annotations", ann)
+	fmt.Fprintf(tw, "Status:\t%s\n", e.phase)
+	tw.Flush()
 }

@@ -555,6 +555,49 @@ func describeService(w io.Writer, snap *snapshot, e serviceEntry) {
 		}
 		conditionTable(w, rows)
 	}
-	p("Events", "<none>") // dockctl records none yet
+	tw.Flush() // the Events section follows (describeEvents)
+}
+
+// describeEndpoints prints a Service's Endpoints as kubectl's
+// EndpointsDescriber does: each subset's ready and not-ready addresses and
+// its ports, a blank line after each (the Events section follows).
+func describeEndpoints(w io.Writer, snap *snapshot, e serviceEntry) {
+	ep := snap.endpointsObject(e)
+	tw := tabwriter.NewWriter(w, 0, 8, 2, ' ', 0)
+	fmt.Fprintf(tw, "Name:\t%s\n", ep.Name)
+	fmt.Fprintf(tw, "Namespace:\t%s\n", ep.Namespace)
+	fmt.Fprintf(tw, "Instance:\t%s\n", snap.instance)
+	multiline(tw, "Labels", ep.Labels)
+	multiline(tw, "Annotations", ep.Annotations)
+	// No tab after Subsets: as kubectl's, its line ends the column of
+	// the lines above.
+	switch {
+	case e.status == nil:
+		fmt.Fprintln(tw, "Subsets:  <unknown: no controller has synced this service>")
+	case !snap.controllerRunning:
+		fmt.Fprintln(tw, "Subsets:  (recorded by a controller that is not running now: may be stale)")
+	default:
+		fmt.Fprintln(tw, "Subsets:")
+	}
+	ips := func(as []corev1.EndpointAddress) string {
+		out := make([]string, 0, len(as))
+		for _, a := range as {
+			out = append(out, a.IP)
+		}
+		return orDefault(strings.Join(out, ","), "<none>")
+	}
+	for _, ss := range ep.Subsets {
+		fmt.Fprintf(tw, "  Addresses:\t%s\n", ips(ss.Addresses))
+		fmt.Fprintf(tw, "  NotReadyAddresses:\t%s\n", ips(ss.NotReadyAddresses))
+		if len(ss.Ports) > 0 {
+			fmt.Fprintln(tw, "  Ports:")
+			fmt.Fprintln(tw, "    Name\tPort\tProtocol")
+			fmt.Fprintln(tw, "    ----\t----\t--------")
+			for _, p := range ss.Ports {
+				fmt.Fprintf(tw, "    %s\t%d\t%s\n", orDefault(p.Name, "<unset>"), p.Port, p.Protocol)
+			}
+		}
+		fmt.Fprintln(tw)
+	}
 	tw.Flush()
 }
