@@ -58,8 +58,8 @@ var notes = map[noteKey]string{
 	key[manifests.Capabilities]("add"):              "one beyond Docker's default set needs the controller's --allow-capabilities.",
 	key[manifests.SeccompProfile]("type"): "Unconfined needs the controller's --allow-privileged; a Localhost profile is read from " +
 		"/var/lib/kubelet/seccomp/ where the controller runs, and needs its --allow-host-path.",
-	key[manifests.ServiceSpec]("type"): "ClusterIP, NodePort or LoadBalancer (no ExternalName); a LoadBalancer publishes its port, a " +
-		"NodePort its nodePort, on the controller's --service-address.",
+	key[manifests.ServiceSpec]("type"): "ClusterIP, NodePort or LoadBalancer (no ExternalName); a LoadBalancer publishes its port (and its nodePort when one is " +
+		"given), a NodePort its nodePort, on the controller's --service-address.",
 	key[manifests.ServiceSpec]("clusterIP"):                      "None (headless) or an IPv4 address of the instance's service range; allocated when unset.",
 	key[manifests.ServiceSpec]("clusterIPs"):                     "at most one address, clusterIP's.",
 	key[manifests.ServiceSpec]("ipFamilies"):                     "IPv4 only.",

@@ -261,9 +261,10 @@ func allocate(in allocInput) allocation {
 		if !publish || s.IsHeadless() {
 			continue
 		}
-		want := p.Port // LoadBalancer publishes port
-		if s.Spec.Type == manifests.ServiceTypeNodePort {
-			want = p.NodePort
+		var wants []int32
+		switch {
+		case s.Spec.Type == manifests.ServiceTypeNodePort:
+			want := p.NodePort
 			if want == 0 {
 				// Allocated: never one in use, so never a conflict.
 				want = keptNodePort(prev.NodePorts, p, usedNumbers, in, proto)
@@ -275,20 +276,33 @@ func allocate(in allocInput) allocation {
 				usedNumbers[want] = true
 			}
 			out.NodePorts = append(out.NodePorts, store.NodePortStatus{Port: p.Port, Protocol: proto, NodePort: want})
+			wants = []int32{want}
+		default:
+			// A LoadBalancer publishes its port, and, as the NodePort
+			// Service it builds on in Kubernetes, the nodePort given
+			// (none is allocated: there is no load balancer to point at
+			// it).
+			wants = []int32{p.Port}
+			if p.NodePort != 0 && p.NodePort != p.Port {
+				out.NodePorts = append(out.NodePorts, store.NodePortStatus{Port: p.Port, Protocol: proto, NodePort: p.NodePort})
+				wants = append(wants, p.NodePort)
+			}
 		}
-		hp := hostPort{IP: in.Address, Port: want, Protocol: proto}
-		if owner := portHolderOf(hp, in); owner != "" {
-			conflicts = append(conflicts, fmt.Sprintf("host port %s is published by %s", hp, owner))
-			continue
-		}
-		if o, older := olderServiceHolding(hp, in); o != "" {
-			if older {
-				conflicts = append(conflicts, fmt.Sprintf("host port %s is published by service %s", hp, o))
+		for _, want := range wants {
+			hp := hostPort{IP: in.Address, Port: want, Protocol: proto}
+			if owner := portHolderOf(hp, in); owner != "" {
+				conflicts = append(conflicts, fmt.Sprintf("host port %s is published by %s", hp, owner))
 				continue
 			}
-			displaced[o] = true
+			if o, older := olderServiceHolding(hp, in); o != "" {
+				if older {
+					conflicts = append(conflicts, fmt.Sprintf("host port %s is published by service %s", hp, o))
+					continue
+				}
+				displaced[o] = true
+			}
+			out.Bindings = append(out.Bindings, dockerx.PortBinding{HostIP: in.Address, HostPort: int(want), ContainerPort: int(p.Port), Protocol: proto})
 		}
-		out.Bindings = append(out.Bindings, dockerx.PortBinding{HostIP: in.Address, HostPort: int(want), ContainerPort: int(p.Port), Protocol: proto})
 	}
 	if len(conflicts) > 0 {
 		out.Conditions = append(out.Conditions, store.Condition{Type: ServicePortConflict, Status: "True", Reason: ReasonHostPortInUse,

@@ -180,6 +180,11 @@ func TestAllocateNodePorts(t *testing.T) {
 		{name: "explicit", svc: svcOf("web", "NodePort", "", sport("http", 80, 30080)), want: "[{80 TCP 30080}]", bindings: "[{ 30080 80 TCP}]"},
 		{name: "load balancer publishes port", svc: svcOf("web", "LoadBalancer", "", sport("http", 8080, 0)), address: "127.0.0.1",
 			want: "[]", bindings: "[{127.0.0.1 8080 8080 TCP}]"},
+		// A LoadBalancer is a NodePort Service too: its given nodePort is
+		// published as a NodePort's is (Kubernetes: "LoadBalancer ... builds
+		// on NodePort"), and besides the port the load balancer serves.
+		{name: "load balancer publishes its given nodePort too", svc: svcOf("web", "LoadBalancer", "", sport("http", 8080, 30080)), address: "127.0.0.1",
+			want: "[{8080 TCP 30080}]", bindings: "[{127.0.0.1 8080 8080 TCP} {127.0.0.1 30080 8080 TCP}]"},
 		{name: "headless publishes nothing", svc: svcOf("web", "NodePort", "None", sport("http", 80, 30080)), want: "[]", bindings: "[]"},
 	}
 	for _, tt := range tests {

@@ -893,17 +893,19 @@ func (a *allocator) loadLocked(st ServiceStore) {
 		h := serviceAllocation{Key: key, Created: r.Created, ClusterIP: prev.ClusterIP, NodePorts: nodePortNumbers(svc, prev)}
 		if publishes(svc) {
 			for _, p := range svc.Spec.Ports {
-				port := p.Port
+				ports := []int32{p.Port, p.NodePort} // LoadBalancer: its port and the nodePort given
 				if svc.Spec.Type == manifests.ServiceTypeNodePort {
-					port = p.NodePort
+					ports = []int32{p.NodePort}
 					for _, np := range prev.NodePorts {
-						if port == 0 && np.Port == p.Port && np.Protocol == p.Protocol {
-							port = np.NodePort
+						if ports[0] == 0 && np.Port == p.Port && np.Protocol == p.Protocol {
+							ports[0] = np.NodePort
 						}
 					}
 				}
-				if port != 0 {
-					h.Published = append(h.Published, hostPort{Port: port, Protocol: p.Protocol})
+				for _, port := range ports {
+					if port != 0 && !slices.Contains(h.Published, hostPort{Port: port, Protocol: p.Protocol}) {
+						h.Published = append(h.Published, hostPort{Port: port, Protocol: p.Protocol})
+					}
 				}
 			}
 		}

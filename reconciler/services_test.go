@@ -662,3 +662,34 @@ func TestServiceDrainAfterRestartEndsOnAck(t *testing.T) {
 		t.Fatal("Drain did not end after the push")
 	}
 }
+
+// TestServiceLoadBalancerPublishesGivenNodePort: a LoadBalancer's given
+// nodePort is published as a NodePort Service's is (in Kubernetes a
+// LoadBalancer Service is a NodePort Service too), and stays its own
+// after a controller restart: a younger Service asking for it is told it
+// is taken.
+func TestServiceLoadBalancerPublishesGivenNodePort(t *testing.T) {
+	r := newSvcRig(t)
+	r.tracker.markSynced()
+	lb := webService("LoadBalancer", 30080)
+	lb.Service.Spec.Ports[0].Port = 8080
+	r.svcs.put(lb)
+	r.reconcile("default/web")
+	if got := fmt.Sprint(r.docker.createdHelpers()[0].Ports); got != "[{127.0.0.1 8080 8080 TCP} {127.0.0.1 30080 8080 TCP}]" {
+		t.Errorf("the LoadBalancer's proxy publishes %s, want its port and its nodePort", got)
+	}
+	if st := r.svcs.status("default/web"); fmt.Sprint(st.NodePorts) != "[{8080 TCP 30080}]" {
+		t.Errorf("status nodePorts %v", st.NodePorts)
+	}
+
+	r.restart()
+	r.tracker.markSynced()
+	younger := &store.ServiceRecord{Created: t0.Add(time.Minute), Service: manifests.Service{Metadata: manifests.ObjectMeta{Name: "np"},
+		Spec: manifests.ServiceSpec{Type: "NodePort", Selector: app("np"), Ports: []manifests.ServicePort{{Port: 80, NodePort: 30080}}}}}
+	r.svcs.put(younger)
+	r.reconcile("default/np")
+	st := r.svcs.status("default/np")
+	if c := findCondition(st.Conditions, ServicePortConflict); c == nil || !strings.Contains(c.Message, "127.0.0.1:30080/TCP is published by service default/web") {
+		t.Errorf("the younger Service's conditions %+v: the LoadBalancer's nodePort must stay its own", st.Conditions)
+	}
+}
