@@ -157,6 +157,15 @@ func (h hostPort) overlaps(o hostPort) bool {
 type portHolder struct {
 	Port  hostPort
 	Owner string // for the condition: "deployment default/web", "container x"
+	// Since is when a deployment's templates began to declare it; zero
+	// for what holds it now (a container): it always wins.
+	Since time.Time
+}
+
+// portClaim is a host port a Service publishes, since when.
+type portClaim struct {
+	Port  hostPort
+	Since time.Time
 }
 
 // serviceAllocation is what a Service holds, as the allocator remembers it
@@ -170,6 +179,9 @@ type serviceAllocation struct {
 	NodePorts []int32
 	// Published are the host ports it publishes (conflicts left out).
 	Published []hostPort
+	// Claims are its published nodePorts with the time it began to
+	// publish them: a deployment's hostPort declared later waits.
+	Claims []portClaim
 }
 
 // allocInput is what one Service's allocation depends on.
@@ -184,6 +196,8 @@ type allocInput struct {
 	// Address is the host address NodePort and LoadBalancer Services
 	// publish on (--service-address).
 	Address string
+	// Now dates the nodePorts it begins to publish (NodePortStatus.Since).
+	Now     time.Time
 	Others  []serviceAllocation // every other live Service of the instance
 	Holders []portHolder
 	// Reserved, when set, returns the addresses other live Services name in
@@ -208,20 +222,24 @@ type allocation struct {
 	// one takes (the older Service wins): they must be synced again.
 	Displaced []string
 	// Freed are the Services waiting for an address or a port, queued
-	// because this one gave one up (set by allocator.assign).
-	Freed []string
+	// because this one gave one up (set by allocator.assign);
+	// FreedDeployments the deployments waiting for a host port it gave up.
+	Freed, FreedDeployments []string
 }
 
 // allocate gives a Service its ClusterIP, nodePorts and host ports. It is
 // pure: the allocator calls it under its lock with every other Service's
 // holdings, so that two Services are never given one address or port.
 //
-// Host ports go, in this order of precedence: a deployment's hostPort or a
-// container of the daemon that is not one of this instance's proxies (they
-// are there, and dockctl does not stop them); then, between two Services,
-// the older one (created first; its key breaks a tie), so that the outcome
-// never depends on which was synced first. An allocated nodePort that
-// collides is allocated again instead: it was dockctl's to choose.
+// Host ports go, in this order of precedence: a container of the daemon
+// that is not one of this instance's proxies (it is there, and dockctl
+// does not stop it); a deployment's hostPort, unless this Service already
+// published that nodePort before the deployment declared it (the older
+// claim keeps it: the deployment waits, hostPortWaits); then, between two
+// Services, the older one (created first; its key breaks a tie), so that
+// the outcome never depends on which was synced first. An allocated
+// nodePort that collides is allocated again instead: it was dockctl's to
+// choose.
 func allocate(in allocInput) allocation {
 	var out allocation
 	s := in.Service
@@ -243,9 +261,6 @@ func allocate(in allocInput) allocation {
 		for _, h := range o.Published {
 			usedNumbers[h.Port] = true
 		}
-	}
-	for _, h := range in.Holders {
-		usedNumbers[h.Port.Port] = true
 	}
 	for _, p := range s.Spec.Ports {
 		if p.NodePort != 0 {
@@ -290,7 +305,7 @@ func allocate(in allocInput) allocation {
 		}
 		for _, want := range wants {
 			hp := hostPort{IP: in.Address, Port: want, Protocol: proto}
-			if owner := portHolderOf(hp, in); owner != "" {
+			if owner := portHolderOf(hp, in, claimedSince(prev.NodePorts, want, proto)); owner != "" {
 				conflicts = append(conflicts, fmt.Sprintf("host port %s is published by %s", hp, owner))
 				continue
 			}
@@ -303,6 +318,9 @@ func allocate(in allocInput) allocation {
 			}
 			out.Bindings = append(out.Bindings, dockerx.PortBinding{HostIP: in.Address, HostPort: int(want), ContainerPort: int(p.Port), Protocol: proto})
 		}
+	}
+	for i := range out.NodePorts {
+		out.NodePorts[i].Since = publishedSince(out.NodePorts[i], out.Bindings, prev.NodePorts, in)
 	}
 	if len(conflicts) > 0 {
 		out.Conditions = append(out.Conditions, store.Condition{Type: ServicePortConflict, Status: "True", Reason: ReasonHostPortInUse,
@@ -367,32 +385,85 @@ func allocateClusterIP(in allocInput, prev string) (ip string, usable bool, prob
 
 // keptNodePort returns the nodePort given before to this Service port if
 // it is still free, else the lowest free one; 0 when none is.
+//
+// A nodePort it publishes stays its own when a deployment declares it as
+// a hostPort afterwards (the older claim keeps it); one never allocated
+// is never one a holder names, whatever its protocol or address.
 func keptNodePort(prev []store.NodePortStatus, p manifests.ServicePort, used map[int32]bool, in allocInput, proto string) int32 {
-	free := func(n int32) bool {
-		hp := hostPort{IP: in.Address, Port: n, Protocol: proto}
-		return !used[n] && portHolderOf(hp, in) == ""
+	free := func(n int32, since time.Time) bool {
+		if used[n] {
+			return false
+		}
+		for _, h := range in.Holders {
+			if h.Port.Port == n && !claimedBefore(since, h.Since) {
+				return false
+			}
+		}
+		return true
 	}
 	for _, np := range prev {
-		if np.Port == p.Port && np.Protocol == proto && np.NodePort >= manifests.NodePortMin && np.NodePort <= manifests.NodePortMax && free(np.NodePort) {
+		if np.Port == p.Port && np.Protocol == proto && np.NodePort >= manifests.NodePortMin && np.NodePort <= manifests.NodePortMax && free(np.NodePort, np.Since) {
 			return np.NodePort
 		}
 	}
 	for n := int32(manifests.NodePortMin); n <= manifests.NodePortMax; n++ {
-		if free(n) {
+		if free(n, time.Time{}) {
 			return n
 		}
 	}
 	return 0
 }
 
-// holderOf names the deployment or container that holds hp, or "".
-func portHolderOf(hp hostPort, in allocInput) string {
+// holderOf names the deployment or container that holds hp against a
+// Service that publishes it since since (zero: it does not), or "".
+func portHolderOf(hp hostPort, in allocInput, since time.Time) string {
 	for _, h := range in.Holders {
-		if h.Port.overlaps(hp) {
+		if h.Port.overlaps(hp) && !claimedBefore(since, h.Since) {
 			return h.Owner
 		}
 	}
 	return ""
+}
+
+// claimedBefore reports whether a Service's claim (since it published a
+// port) is older than a deployment's (since it declared it); a zero time
+// is no claim, or one that cannot be dated.
+func claimedBefore(service, deployment time.Time) bool {
+	return !service.IsZero() && !deployment.IsZero() && service.Before(deployment)
+}
+
+// claimedSince is when a Service began to publish nodePort n (its status),
+// zero when it does not publish it.
+func claimedSince(prev []store.NodePortStatus, n int32, proto string) time.Time {
+	for _, np := range prev {
+		if np.NodePort == n && np.Protocol == proto {
+			return np.Since
+		}
+	}
+	return time.Time{}
+}
+
+// publishedSince dates a nodePort of the outcome: zero when it is not
+// published (a conflict), else as the previous status dated it, or now
+// when it begins to be published. A status of an earlier release, which
+// dated none, dates it from the Service's creation.
+func publishedSince(np store.NodePortStatus, bindings []dockerx.PortBinding, prev []store.NodePortStatus, in allocInput) time.Time {
+	if !slices.ContainsFunc(bindings, func(b dockerx.PortBinding) bool {
+		return int32(b.HostPort) == np.NodePort && b.Protocol == np.Protocol
+	}) {
+		return time.Time{}
+	}
+	for _, p := range prev {
+		if p.NodePort == np.NodePort && p.Protocol == np.Protocol && p.Port == np.Port {
+			if !p.Since.IsZero() {
+				return p.Since
+			}
+			if !in.Created.IsZero() {
+				return in.Created
+			}
+		}
+	}
+	return in.Now
 }
 
 // olderServiceHolding returns the other Service that publishes hp, if any,

@@ -155,7 +155,7 @@ func TestAllocateClusterIP(t *testing.T) {
 func TestAllocateNodePorts(t *testing.T) {
 	l := testLayout(t, "10.222.0.0/20")
 	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
-	deployment := portHolder{hostPort{Port: 30000, Protocol: "TCP"}, "deployment default/db"}
+	deployment := portHolder{Port: hostPort{Port: 30000, Protocol: "TCP"}, Owner: "deployment default/db"}
 	tests := []struct {
 		name     string
 		svc      *manifests.Service
@@ -178,6 +178,20 @@ func TestAllocateNodePorts(t *testing.T) {
 			others: []serviceAllocation{{Key: "default/a", Created: t0.Add(time.Hour), NodePorts: []int32{31234}, Published: []hostPort{{Port: 31234, Protocol: "TCP"}}}},
 			want:   "[{80 TCP 30000}]", bindings: "[{ 30000 80 TCP}]"},
 		{name: "explicit", svc: svcOf("web", "NodePort", "", sport("http", 80, 30080)), want: "[{80 TCP 30080}]", bindings: "[{ 30080 80 TCP}]"},
+		// The older claim keeps a host port (README): a nodePort the Service
+		// published before a deployment declared it as a hostPort stays.
+		{name: "kept against a younger deployment's hostPort", svc: svcOf("web", "NodePort", "", sport("http", 80, 0)),
+			prev:    []store.NodePortStatus{{Port: 80, Protocol: "TCP", NodePort: 30000, Since: t0}},
+			holders: []portHolder{{Port: hostPort{Port: 30000, Protocol: "TCP"}, Owner: "deployment default/db", Since: t0.Add(time.Hour)}},
+			address: "127.0.0.1", want: "[{80 TCP 30000}]", bindings: "[{127.0.0.1 30000 80 TCP}]"},
+		{name: "an older deployment's hostPort moves it", svc: svcOf("web", "NodePort", "", sport("http", 80, 0)),
+			prev:    []store.NodePortStatus{{Port: 80, Protocol: "TCP", NodePort: 30000, Since: t0}},
+			holders: []portHolder{{Port: hostPort{Port: 30000, Protocol: "TCP"}, Owner: "deployment default/db", Since: t0.Add(-time.Hour)}},
+			address: "127.0.0.1", want: "[{80 TCP 30001}]", bindings: "[{127.0.0.1 30001 80 TCP}]"},
+		{name: "a container holding it moves it", svc: svcOf("web", "NodePort", "", sport("http", 80, 0)),
+			prev:    []store.NodePortStatus{{Port: 80, Protocol: "TCP", NodePort: 30000, Since: t0}},
+			holders: []portHolder{{Port: hostPort{Port: 30000, Protocol: "TCP"}, Owner: "container x"}},
+			address: "127.0.0.1", want: "[{80 TCP 30001}]", bindings: "[{127.0.0.1 30001 80 TCP}]"},
 		{name: "load balancer publishes port", svc: svcOf("web", "LoadBalancer", "", sport("http", 8080, 0)), address: "127.0.0.1",
 			want: "[]", bindings: "[{127.0.0.1 8080 8080 TCP}]"},
 		// A LoadBalancer is a NodePort Service too: its given nodePort is
@@ -191,7 +205,7 @@ func TestAllocateNodePorts(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			a := allocate(allocInput{Key: "default/web", Service: tt.svc, Created: t0, Prev: &store.ServiceStatus{NodePorts: tt.prev},
 				Layout: l, Address: tt.address, Others: tt.others, Holders: tt.holders})
-			if got := fmt.Sprint(nonNil(a.NodePorts)); got != tt.want {
+			if got := npString(a.NodePorts); got != tt.want {
 				t.Errorf("NodePorts %s, want %s", got, tt.want)
 			}
 			if got := fmt.Sprint(nonNil(a.Bindings)); got != tt.bindings {
@@ -202,6 +216,16 @@ func TestAllocateNodePorts(t *testing.T) {
 			}
 		})
 	}
+}
+
+// npString prints nodePorts as {port protocol nodePort}, without when
+// they were first published.
+func npString(nps []store.NodePortStatus) string {
+	parts := make([]string, len(nps))
+	for i, np := range nps {
+		parts[i] = fmt.Sprintf("{%d %s %d}", np.Port, np.Protocol, np.NodePort)
+	}
+	return "[" + strings.Join(parts, " ") + "]"
 }
 
 func nonNil[T any](s []T) []T {
@@ -228,16 +252,16 @@ func TestAllocatePortConflicts(t *testing.T) {
 		displaced string
 	}{
 		{name: "deployment hostPort", address: "127.0.0.1",
-			holders:  []portHolder{{hostPort{Port: 30080, Protocol: "TCP"}, "deployment default/db"}},
+			holders:  []portHolder{{Port: hostPort{Port: 30080, Protocol: "TCP"}, Owner: "deployment default/db"}},
 			bindings: "[{127.0.0.1 30081 81 TCP}]", message: "host port 127.0.0.1:30080/TCP is published by deployment default/db: not published"},
 		{name: "another protocol is no conflict", address: "127.0.0.1",
-			holders:  []portHolder{{hostPort{Port: 30080, Protocol: "UDP"}, "deployment default/db"}},
+			holders:  []portHolder{{Port: hostPort{Port: 30080, Protocol: "UDP"}, Owner: "deployment default/db"}},
 			bindings: "[{127.0.0.1 30080 80 TCP} {127.0.0.1 30081 81 TCP}]"},
 		{name: "another address is no conflict", address: "127.0.0.1",
-			holders:  []portHolder{{hostPort{IP: "127.0.0.2", Port: 30080, Protocol: "TCP"}, "container x"}},
+			holders:  []portHolder{{Port: hostPort{IP: "127.0.0.2", Port: 30080, Protocol: "TCP"}, Owner: "container x"}},
 			bindings: "[{127.0.0.1 30080 80 TCP} {127.0.0.1 30081 81 TCP}]"},
 		{name: "a container on every address", address: "127.0.0.1",
-			holders:  []portHolder{{hostPort{IP: "0.0.0.0", Port: 30081, Protocol: "TCP"}, "container other_proxy"}},
+			holders:  []portHolder{{Port: hostPort{IP: "0.0.0.0", Port: 30081, Protocol: "TCP"}, Owner: "container other_proxy"}},
 			bindings: "[{127.0.0.1 30080 80 TCP}]", message: "host port 127.0.0.1:30081/TCP is published by container other_proxy: not published"},
 		{name: "an older service keeps it", address: "0.0.0.0",
 			others:   []serviceAllocation{publishing("shop/api", t0.Add(-time.Minute), "0.0.0.0", 30080)},
@@ -269,7 +293,7 @@ func TestAllocatePortConflicts(t *testing.T) {
 			}
 			// NodePorts are recorded whatever is published: they are the
 			// Service's, conflict or not.
-			if fmt.Sprint(a.NodePorts) != "[{80 TCP 30080} {81 TCP 30081}]" {
+			if npString(a.NodePorts) != "[{80 TCP 30080} {81 TCP 30081}]" {
 				t.Errorf("NodePorts %v", a.NodePorts)
 			}
 		})

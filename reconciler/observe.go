@@ -288,6 +288,7 @@ func (c *Controller) assess(ctx context.Context, rec *store.Record, observed []d
 		a.in.Refused = c.refusedRevisions(rec, hash, &a.in)
 		a.in.BlockedNames = c.blockedNames(rec.Key())
 		a.in.Waiting = c.waitingRevisions(&lookups, rec.Namespace, a.d, hash, rec.Revisions) // envctl.go
+		a.in.Waiting = c.hostPortWaits(rec, a.in.Waiting)                                    // hostports.go
 		a.plan = ComputePlan(a.in)
 		if a.plan.Refused != "" {
 			a.refusal = failure{ReasonFailedCreate, a.plan.Refused}

@@ -227,7 +227,7 @@ func (s *services) syncService(ctx context.Context, key, ns, name string) (Resul
 	s.tracker.watch(key, svc)
 	ready, notReady, version := s.tracker.endpointsAt(svc)
 
-	in := allocInput{Key: key, Service: svc, Created: rec.Created, Prev: prev, Layout: layout, Address: s.address}
+	in := allocInput{Key: key, Service: svc, Created: rec.Created, Prev: prev, Layout: layout, Address: s.address, Now: s.c.opts.Now()}
 	if publishes(svc) {
 		if in.Holders, err = s.portHolders(ctx); err != nil {
 			return Result{}, err
@@ -236,6 +236,9 @@ func (s *services) syncService(ctx context.Context, key, ns, name string) (Resul
 	a := s.alloc.assign(s.store, in)
 	for _, k := range append(a.Displaced, a.Freed...) {
 		s.loop.Add(Request{Key: k})
+	}
+	for _, k := range a.FreedDeployments {
+		s.c.queue.Add(k)
 	}
 
 	s.mu.Lock()
@@ -385,8 +388,12 @@ func (s *services) storedSelectors() map[string]trackedService {
 // or unknown: its endpoints' watch, its addresses, its DNS record.
 func (s *services) forget(key string) {
 	s.tracker.forget(key)
-	for _, k := range s.alloc.release(key) {
+	svcs, deps := s.alloc.release(key)
+	for _, k := range svcs {
 		s.loop.Add(Request{Key: k})
+	}
+	for _, k := range deps {
+		s.c.queue.Add(k)
 	}
 	s.mu.Lock()
 	delete(s.pushed, key)
@@ -427,17 +434,9 @@ func (s *services) portHolders(ctx context.Context) ([]portHolder, error) {
 			continue
 		}
 		owner := "deployment " + r.Key()
-		ps := &r.Deployment.Spec.Template.Spec
-		for _, c := range ps.AllContainers() {
-			for _, p := range c.Ports {
-				port := p.HostPort
-				if ps.HostNetwork {
-					port = p.ContainerPort
-				}
-				if port != 0 {
-					out = append(out, portHolder{hostPort{IP: p.HostIP, Port: port, Protocol: protocolOr(p.Protocol)}, owner})
-				}
-			}
+		hash := manifests.TemplateHash(&r.Deployment.Spec.Template)
+		for _, hp := range templateHostPorts(&r.Deployment.Spec.Template.Spec) {
+			out = append(out, portHolder{Port: hp, Owner: owner, Since: hostPortSince(r.Revisions, hash, hp)})
 		}
 	}
 	lister, ok := s.docker.(daemonContainerLister)
@@ -454,7 +453,7 @@ func (s *services) portHolders(ctx context.Context) ([]portHolder, error) {
 		}
 		for _, p := range c.Ports {
 			if p.HostPort != 0 {
-				out = append(out, portHolder{hostPort{IP: p.HostIP, Port: int32(p.HostPort), Protocol: protocolOr(strings.ToUpper(p.Protocol))}, "container " + c.Name})
+				out = append(out, portHolder{Port: hostPort{IP: p.HostIP, Port: int32(p.HostPort), Protocol: protocolOr(strings.ToUpper(p.Protocol))}, Owner: "container " + c.Name})
 			}
 		}
 	}
@@ -790,6 +789,9 @@ type allocator struct {
 	// such allocation (serviceenv.go).
 	assigned map[string]bool
 	next     chan struct{}
+	// portWaiters are the deployments waiting for a host port a Service
+	// claimed first (hostPortWaits): synced again when one is released.
+	portWaiters map[string]bool
 }
 
 // waitsForRelease reports whether a Service's conditions say it lacks an
@@ -853,9 +855,12 @@ func (a *allocator) assign(st ServiceStore, in allocInput) allocation {
 	}
 	slices.Sort(nps)
 	next := serviceAllocation{Key: in.Key, Created: in.Created, ClusterIP: out.ClusterIP,
-		NodePorts: slices.Compact(nps), Published: publishedOf(out.Bindings)}
+		NodePorts: slices.Compact(nps), Published: publishedOf(out.Bindings), Claims: claimsOf(out.NodePorts, in.Address)}
 	if old, ok := a.held[in.Key]; ok && frees(old, next) {
 		out.Freed = a.waitingLocked(in.Key)
+	}
+	if old := a.held[in.Key]; releasesClaims(old, next) {
+		out.FreedDeployments = a.takePortWaitersLocked()
 	}
 	a.held[in.Key] = next
 	if in.Layout != nil {
@@ -890,7 +895,7 @@ func (a *allocator) loadLocked(st ServiceStore) {
 		// Only an address given is held: one a Service names but was
 		// refused (it is another's) must not make the holder move. Named
 		// addresses are kept from new allocations by explicitClusterIPs.
-		h := serviceAllocation{Key: key, Created: r.Created, ClusterIP: prev.ClusterIP, NodePorts: nodePortNumbers(svc, prev)}
+		h := serviceAllocation{Key: key, Created: r.Created, ClusterIP: prev.ClusterIP, NodePorts: nodePortNumbers(svc, prev), Claims: claimsOf(prev.NodePorts, "")}
 		if publishes(svc) {
 			for _, p := range svc.Spec.Ports {
 				ports := []int32{p.Port, p.NodePort} // LoadBalancer: its port and the nodePort given
@@ -935,17 +940,21 @@ func explicitClusterIPs(st ServiceStore, key string) map[netip.Addr]string {
 }
 
 // release forgets a Service's holdings and returns the Services waiting
-// for an address or a port, which may now take it.
-func (a *allocator) release(key string) []string {
+// for an address or a port, which may now take it, and the deployments
+// waiting for a host port it published.
+func (a *allocator) release(key string) (services, deployments []string) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	old, ok := a.held[key]
 	delete(a.held, key)
 	delete(a.waiting, key)
 	if ok && frees(old, serviceAllocation{}) {
-		return a.waitingLocked(key)
+		services = a.waitingLocked(key)
 	}
-	return nil
+	if releasesClaims(old, serviceAllocation{}) {
+		deployments = a.takePortWaitersLocked()
+	}
+	return services, deployments
 }
 
 // clusterIP is a Service's address as allocated ("" none yet).

@@ -273,3 +273,55 @@ func TestServiceControllerRestart(t *testing.T) {
 		}
 	}
 }
+
+// TestServiceKeepsNodePortAgainstYoungerHostPort: a nodePort the Service
+// published before a deployment declared it as a hostPort stays the
+// Service's, through its next syncs (the older claim keeps a host port, as
+// the README says); the younger deployment creates no replica and says why
+// in ReplicaFailure, as a pod whose host port is taken is never scheduled
+// on a Kubernetes node. Once the Service is gone, the deployment gets its
+// replica.
+func TestServiceKeepsNodePortAgainstYoungerHostPort(t *testing.T) {
+	h, eng := newServiceHarness(t)
+	h.opts.Allow = manifests.Policy{HostPorts: []manifests.PortRange{{From: 30000, To: 30000}}} // --allow-host-ports=30000
+	h.ctrl = New(eng, h.store, h.opts)
+	webApp(t, h, 1, nil)
+	h.start()
+	h.waitFor("web's nodePort 30000 published", func() bool {
+		st, err := h.store.ReadServiceStatus("default", "web")
+		return err == nil && st != nil && len(st.NodePorts) == 1 && st.NodePorts[0].NodePort == 30000 && !st.NodePorts[0].Since.IsZero()
+	})
+	db := deployment(1)
+	db.Metadata.Name = "db"
+	db.Spec.Template.Spec.Containers[0].Ports = []manifests.ContainerPort{{ContainerPort: 5432, HostPort: 30000, Protocol: "TCP"}}
+	h.apply(db)
+	h.waitFor("db's ReplicaFailure naming the Service", func() bool {
+		st, err := h.store.ReadStatus("", "db")
+		if err != nil || st == nil {
+			return false
+		}
+		for _, c := range st.Conditions {
+			if c.Type == manifests.ConditionReplicaFailure && c.Status == "True" && strings.Contains(c.Message, "host port 30000/TCP is the nodePort of service default/web") {
+				return true
+			}
+		}
+		return false
+	})
+	if n := len(h.ours("db")); n != 0 {
+		t.Errorf("db has %d containers; want none while the Service holds its host port", n)
+	}
+	// The Service's next syncs keep the port.
+	for range 2 {
+		if _, err := h.ctrl.svc.Reconcile(context.Background(), Request{Key: "default/web"}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if st, err := h.store.ReadServiceStatus("default", "web"); err != nil || npString(st.NodePorts) != "[{80 TCP 30000}]" || findCondition(st.Conditions, ServicePortConflict) != nil {
+		t.Fatalf("web's status after a resync %+v, %v: its nodePort must stay 30000, with no conflict", st, err)
+	}
+
+	if err := h.store.DeleteService("default", "web"); err != nil {
+		t.Fatal(err)
+	}
+	h.waitReplicas("db", 1)
+}

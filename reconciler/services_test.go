@@ -137,7 +137,7 @@ func TestServiceProxyLifecycle(t *testing.T) {
 		t.Errorf("proxy serves %s (generation %d)", pods, gen)
 	}
 	st := r.svcs.status("default/web")
-	if st.ClusterIP != "10.222.15.254" || fmt.Sprint(st.NodePorts) != "[{80 TCP 30000}]" || len(st.Endpoints) != 3 || st.PushedGeneration != 1 ||
+	if st.ClusterIP != "10.222.15.254" || npString(st.NodePorts) != "[{80 TCP 30000}]" || len(st.Endpoints) != 3 || st.PushedGeneration != 1 ||
 		st.ObservedGeneration != 1 || len(st.Conditions) != 0 {
 		t.Errorf("status %+v", st)
 	}
@@ -176,7 +176,7 @@ func TestServiceProxyLifecycle(t *testing.T) {
 	if r.docker.writeCount() != dw || len(r.docker.createdHelpers()) != 1 {
 		t.Errorf("the second sync after a restart wrote (%d creates)", len(r.docker.createdHelpers()))
 	}
-	if st := r.svcs.status("default/web"); st.ClusterIP != "10.222.15.254" || fmt.Sprint(st.NodePorts) != "[{80 TCP 30000}]" {
+	if st := r.svcs.status("default/web"); st.ClusterIP != "10.222.15.254" || npString(st.NodePorts) != "[{80 TCP 30000}]" {
 		t.Errorf("allocations not kept: %+v", st)
 	}
 
@@ -678,7 +678,7 @@ func TestServiceLoadBalancerPublishesGivenNodePort(t *testing.T) {
 	if got := fmt.Sprint(r.docker.createdHelpers()[0].Ports); got != "[{127.0.0.1 8080 8080 TCP} {127.0.0.1 30080 8080 TCP}]" {
 		t.Errorf("the LoadBalancer's proxy publishes %s, want its port and its nodePort", got)
 	}
-	if st := r.svcs.status("default/web"); fmt.Sprint(st.NodePorts) != "[{8080 TCP 30080}]" {
+	if st := r.svcs.status("default/web"); npString(st.NodePorts) != "[{8080 TCP 30080}]" {
 		t.Errorf("status nodePorts %v", st.NodePorts)
 	}
 

@@ -71,6 +71,9 @@ type NodePortStatus struct {
 	Port     int32  `json:"port"`
 	Protocol string `json:"protocol"`
 	NodePort int32  `json:"nodePort"`
+	// Since is when the Service began to publish it (zero while another
+	// claim holds it): a hostPort declared after it does not take it.
+	Since time.Time `json:"since,omitzero"`
 }
 
 // EndpointStatus is one pod behind a Service.
