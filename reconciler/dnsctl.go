@@ -83,7 +83,7 @@ func (s *services) syncDNS(ctx context.Context) (Result, error) {
 	}
 	plan := planHelper(pin)
 	s.logPlan(dnsKey, plan)
-	done, err := s.execute(ctx, dnsKey, plan, content)
+	done, err := s.execute(ctx, dnsKey, plan, content, render)
 	wait := plan.Wait || errors.Is(err, errNameBeingFreed)
 	if wait {
 		err = nil

@@ -206,7 +206,7 @@ func (s *services) syncService(ctx context.Context, key, ns, name string) (Resul
 		s.forget(key)
 		plan := planHelper(helperPlanInput{Observed: observed, Unwanted: "service deleted"})
 		s.logPlan(key, plan)
-		_, err := s.execute(ctx, key, plan, "")
+		_, err := s.execute(ctx, key, plan, "", nil)
 		return Result{}, err
 	}
 	prev, err := s.store.ReadServiceStatus(ns, name)
@@ -276,10 +276,11 @@ func (s *services) syncService(ctx context.Context, key, ns, name string) (Resul
 	}
 	s.logPlan(key, plan)
 	var content string
+	var render func(int64) string
 	if pin.Want != nil {
-		content = pin.Want.Content
+		content, render = pin.Want.Content, pin.Want.Render
 	}
-	done, execErr := s.execute(ctx, key, plan, content)
+	done, execErr := s.execute(ctx, key, plan, content, render)
 	wait := plan.Wait || errors.Is(execErr, errNameBeingFreed)
 	if wait {
 		execErr = nil
@@ -518,8 +519,10 @@ func (s *services) logPlan(key string, plan HelperPlan) {
 
 // execute carries out a helper plan in order, each op one Docker call (a
 // create is followed by its start). It returns what the helper now
-// acknowledges when a create or a push succeeded.
-func (s *services) execute(ctx context.Context, key string, plan HelperPlan, content string) (*pushedConfig, error) {
+// acknowledges when a create or a push succeeded. render renders the
+// wanted config with a generation: a push the helper refuses as older
+// than what it holds is made again at once with the next one.
+func (s *services) execute(ctx context.Context, key string, plan HelperPlan, content string, render func(int64) string) (*pushedConfig, error) {
 	var done *pushedConfig
 	started := false // a helper (re)started by this plan: its control socket may not listen yet
 	created := ""    // the ID of the helper this plan created
@@ -562,7 +565,23 @@ func (s *services) execute(ctx context.Context, key string, plan HelperPlan, con
 				// To the helper this plan created (with a stub config).
 				op.ContainerID, started = created, true
 			}
-			if err = s.pushAfter(ctx, key, op, started); err == nil {
+			err = s.pushAfter(ctx, key, op, started)
+			for i := 0; i < staleRetries && render != nil; i++ {
+				// The helper holds a newer generation than this controller
+				// knew (a status lost, or a state directory restored from a
+				// backup): a state the controller recovers from by itself,
+				// in this sync, with nothing to report.
+				var stale *staleError
+				if !errors.As(err, &stale) {
+					break
+				}
+				s.log.Info("helper holds a newer generation than its status; pushing again with the next one", "service", key,
+					"container", op.Name, "pushed", op.Generation, "held", stale.held)
+				op.Generation = max(op.Generation, stale.held) + 1
+				op.Config = render(op.Generation)
+				err = s.push(ctx, key, op)
+			}
+			if err == nil {
 				done = &pushedConfig{ContainerID: op.ContainerID, Content: content, Generation: op.Generation}
 			}
 		default:
@@ -663,6 +682,21 @@ func (s *services) pushAfter(ctx context.Context, key string, op HelperOp, start
 	return err
 }
 
+// staleError is a push the helper refused: it holds generation held, newer
+// than the one pushed.
+type staleError struct {
+	held int64
+	err  error
+}
+
+func (e *staleError) Error() string { return e.err.Error() }
+func (e *staleError) Unwrap() error { return e.err }
+
+// staleRetries bounds the pushes made again in one sync after a helper
+// said it holds a newer generation: one suffices unless another writer
+// pushes to it meanwhile.
+const staleRetries = 3
+
 // errNoAnswer is a push the helper did not apply (helperapi.ExitFailed):
 // nothing answered on its control socket, or it refused the config.
 var errNoAnswer = errors.New("not applied")
@@ -682,13 +716,13 @@ func (s *services) push(ctx context.Context, key string, op HelperOp) error {
 	case helperapi.ExitOK:
 		return nil
 	case helperapi.ExitStale:
-		var ack helperapi.Ack
+		var ack helperapi.Ack // its generation: 0 when it did not say
 		if json.Unmarshal([]byte(firstLine(out)), &ack) == nil && ack.Generation > 0 {
 			s.mu.Lock()
 			s.floor[key] = max(s.floor[key], ack.Generation)
 			s.mu.Unlock()
 		}
-		return fmt.Errorf("push generation %d to %s: it holds a newer one (%s); pushing again with a later one", op.Generation, op.Name, firstLine(out))
+		return &staleError{held: ack.Generation, err: fmt.Errorf("push generation %d to %s: it holds a newer one (%s); pushing again with a later one", op.Generation, op.Name, firstLine(out))}
 	}
 	if code == helperapi.ExitFailed {
 		return fmt.Errorf("push to %s: %w (%s)", op.Name, errNoAnswer, firstLine(out))

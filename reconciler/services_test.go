@@ -206,31 +206,56 @@ func TestServiceProxyLifecycle(t *testing.T) {
 	}
 }
 
-func TestServiceStalePush(t *testing.T) {
-	r := newWebRig(t)
-	// The status was lost while the proxy moved on to generation 50.
-	r.svcs.mu.Lock()
-	delete(r.svcs.statuses, "default/web")
-	r.svcs.mu.Unlock()
-	id, _ := r.docker.serving("i_web.default_svc", &struct{}{})
-	r.docker.mu.Lock()
-	r.docker.served[id] = `{"generation":50}`
-	r.docker.mu.Unlock()
-	r.restart()
-	r.feed(webPods(2, 1))
-	if _, err := r.ctrl.svc.Reconcile(context.Background(), Request{Key: "default/web"}); err == nil || !strings.Contains(err.Error(), "newer") {
-		t.Fatalf("first push: %v, want a stale refusal", err)
+// TestServiceStalePushRetriedSilently: a proxy that holds a newer
+// generation than the status says (a state directory restored from a
+// backup, a lost status) refuses the push and names its generation; the
+// same sync pushes again with the next one. The controller recovers by
+// itself, so nothing is reported: no ProxyFailure, no error, no retry
+// later.
+func TestServiceStalePushRetriedSilently(t *testing.T) {
+	tests := []struct {
+		name string
+		// status is what the state directory holds when the controller
+		// starts; nil: none.
+		status func(st store.ServiceStatus) *store.ServiceStatus
+	}{
+		{name: "status lost", status: func(store.ServiceStatus) *store.ServiceStatus { return nil }},
+		{name: "older state directory restored", status: func(st store.ServiceStatus) *store.ServiceStatus {
+			st.PushedGeneration = 10
+			return &st
+		}},
 	}
-	st := r.svcs.status("default/web")
-	if c := findCondition(st.Conditions, ServiceProxyFailure); c == nil || c.Reason != ReasonProxyPushFailed {
-		t.Errorf("conditions %+v, want ProxyFailure/PushFailed", st.Conditions)
-	}
-	r.reconcile("default/web")
-	if pods, gen := r.proxyPods("i_web.default_svc"); gen != 51 || pods != "web-a-0=10.222.0.2:8080" {
-		t.Errorf("after a stale push: %s generation %d, want 51", pods, gen)
-	}
-	if st := r.svcs.status("default/web"); st.PushedGeneration != 51 || findCondition(st.Conditions, ServiceProxyFailure) != nil {
-		t.Errorf("status %+v", st)
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			r := newWebRig(t)
+			// The proxy moved on to generation 50 since.
+			r.svcs.mu.Lock()
+			if st := tt.status(*r.svcs.statuses["default/web"]); st != nil {
+				r.svcs.statuses["default/web"] = st
+			} else {
+				delete(r.svcs.statuses, "default/web")
+			}
+			r.svcs.mu.Unlock()
+			id, _ := r.docker.serving("i_web.default_svc", &struct{}{})
+			r.docker.mu.Lock()
+			r.docker.served[id] = `{"generation":50}`
+			r.docker.mu.Unlock()
+			r.restart()
+			r.feed(webPods(2, 1))
+			writes := r.svcs.writeCount()
+			if res := r.reconcile("default/web"); res.RequeueAfter != 0 {
+				t.Errorf("sync asks to be retried after %v", res.RequeueAfter)
+			}
+			if pods, gen := r.proxyPods("i_web.default_svc"); gen != 51 || pods != "web-a-0=10.222.0.2:8080" {
+				t.Errorf("after a stale push: %s generation %d, want 51", pods, gen)
+			}
+			if st := r.svcs.status("default/web"); st.PushedGeneration != 51 || findCondition(st.Conditions, ServiceProxyFailure) != nil {
+				t.Errorf("status %+v, want generation 51 and no ProxyFailure", st)
+			}
+			if n := r.svcs.writeCount() - writes; n != 1 {
+				t.Errorf("%d status writes, want 1 (no failure written, then cleared)", n)
+			}
+		})
 	}
 }
 
