@@ -5,6 +5,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 
@@ -21,7 +22,8 @@ import (
 // and serve the wanted config. A helper is never replaced for a change of
 // what it serves (endpoints, records: pushed, acknowledged), only for a
 // change of what Docker fixes at create time (address, published ports,
-// the helper protocol): see proxyConfigHash.
+// the helper protocol): see proxyConfigHash. A Service's ports are what
+// it serves: a port added, renamed or removed is pushed.
 
 // HelperOpKind is what one planned operation does to a helper.
 type HelperOpKind string
@@ -145,6 +147,9 @@ type pushedConfig struct {
 type helperWant struct {
 	Name string
 	Hash string
+	// Also are other hashes of the same create-time settings, by the
+	// rules of an earlier release: a helper labelled with one is kept.
+	Also []string
 	// Request is the helper to create, Cmd aside.
 	Request dockerx.HelperRequest
 	// Mode is the helper's serving mode (helperapi.ModeProxy or ModeDNS).
@@ -184,7 +189,7 @@ func planHelper(in helperPlanInput) HelperPlan {
 	if w != nil {
 		for i := range obs {
 			c := &obs[i]
-			if c.Name == w.Name && c.ConfigHash == w.Hash && c.State != dockerx.StateDead && c.State != dockerx.StateRemoving {
+			if c.Name == w.Name && w.hashes(c.ConfigHash) && c.State != dockerx.StateDead && c.State != dockerx.StateRemoving {
 				keep = c
 				break
 			}
@@ -205,8 +210,8 @@ func planHelper(in helperPlanInput) HelperPlan {
 			op.Reason, op.Cause = HelperUnwanted, in.Unwanted
 		case c.Name != w.Name:
 			op.Reason, op.Cause = HelperDuplicate, fmt.Sprintf("labelled as this helper, but named other than %s", w.Name)
-		case c.ConfigHash != w.Hash:
-			op.Reason, op.Cause = HelperConfigChanged, fmt.Sprintf("created for config %s, %s wanted (address, ports or published ports changed)", orNone(c.ConfigHash), w.Hash)
+		case !w.hashes(c.ConfigHash):
+			op.Reason, op.Cause = HelperConfigChanged, fmt.Sprintf("created for config %s, %s wanted (address or published ports changed)", orNone(c.ConfigHash), w.Hash)
 		default:
 			op.Reason, op.Cause = HelperDead, "container is dead"
 		}
@@ -276,6 +281,12 @@ func planHelper(in helperPlanInput) HelperPlan {
 	return plan
 }
 
+// hashes reports whether a helper created with config hash h has the
+// create-time settings wanted.
+func (w *helperWant) hashes(h string) bool {
+	return h == w.Hash || slices.Contains(w.Also, h)
+}
+
 func orNone(s string) string {
 	if s == "" {
 		return "none"
@@ -311,10 +322,24 @@ func configHash(v any) string {
 }
 
 // proxyConfigHash covers what a proxy is created with and cannot change
-// while it runs: its network and address, its listeners and its published
-// ports, and the helper protocol. Not its endpoints (pushed), nor its
-// image: an upgrade of dockctl keeps proxies running.
-func proxyConfigHash(network, clusterIP string, svc *manifests.Service, bindings []dockerx.PortBinding) string {
+// while it runs: its network and address, its published ports, and the
+// helper protocol. Not its listeners (the Service's ports), nor its
+// endpoints: both are pushed, and the proxy opens and closes listeners
+// without touching the connections of the others. Nor its image: an
+// upgrade of dockctl keeps proxies running.
+func proxyConfigHash(network, clusterIP string, bindings []dockerx.PortBinding) string {
+	return configHash(struct {
+		Protocol  int
+		Network   string
+		ClusterIP string
+		Bindings  []dockerx.PortBinding
+	}{Protocol: helperProtocolVersion, Network: network, ClusterIP: clusterIP, Bindings: bindings})
+}
+
+// legacyProxyConfigHash is proxyConfigHash as earlier releases computed
+// it, with the Service's ports: a proxy they made for the ports svc has
+// now is kept, not replaced by an upgrade of dockctl.
+func legacyProxyConfigHash(network, clusterIP string, svc *manifests.Service, bindings []dockerx.PortBinding) string {
 	type port struct {
 		Name, Protocol string
 		Port           int32

@@ -31,7 +31,8 @@ func webWant(few bool) *helperWant {
 	bindings := []dockerx.PortBinding{{HostIP: "127.0.0.1", HostPort: 30080, ContainerPort: 80, Protocol: "TCP"}}
 	content, render := renderer(proxyConfig("default/web", svc, ready), func(c *helperapi.ProxyConfig, g int64) { c.Generation = g })
 	return &helperWant{
-		Name: proxyName("i", "default", "web"), Hash: proxyConfigHash("dockctl_i", "10.222.8.1", svc, bindings),
+		Name: proxyName("i", "default", "web"), Hash: proxyConfigHash("dockctl_i", "10.222.8.1", bindings),
+		Also: []string{legacyProxyConfigHash("dockctl_i", "10.222.8.1", svc, bindings)},
 		Mode: helperapi.ModeProxy, Content: content, Render: render, Change: "ready endpoints +web-a-1",
 		Request: dockerx.HelperRequest{Instance: "i", Namespace: "default", Role: dockerx.RoleProxy, Service: "web",
 			Network: dockerx.PodNetwork{Name: "dockctl_i", IPv4: "10.222.8.1"}, Ports: bindings},
@@ -132,21 +133,20 @@ func checkGeneration(t *testing.T, config string, want int64) {
 }
 
 // TestProxyConfigHash: a proxy is replaced for what Docker fixes at its
-// creation, never for its endpoints (pushed) — and its image is no input
-// at all, so an upgrade of dockctl keeps proxies under traffic running.
+// creation, never for its endpoints or its Service's ports (pushed) — and
+// its image is no input at all, so an upgrade of dockctl keeps proxies
+// under traffic running.
 func TestProxyConfigHash(t *testing.T) {
 	svc := svcOf("web", "NodePort", "", sport("http", 80, 30080))
 	b := []dockerx.PortBinding{{HostIP: "127.0.0.1", HostPort: 30080, ContainerPort: 80, Protocol: "TCP"}}
-	base := proxyConfigHash("dockctl_i", "10.222.8.1", svc, b)
+	base := proxyConfigHash("dockctl_i", "10.222.8.1", b)
 	if base != webWant(true).Hash || base != webWant(false).Hash {
 		t.Error("the endpoints changed the config hash")
 	}
-	other := svcOf("web", "NodePort", "", sport("http", 81, 30080))
 	variants := map[string]string{
-		"cluster IP": proxyConfigHash("dockctl_i", "10.222.8.2", svc, b),
-		"network":    proxyConfigHash("dockctl_j", "10.222.8.1", svc, b),
-		"ports":      proxyConfigHash("dockctl_i", "10.222.8.1", other, b),
-		"published":  proxyConfigHash("dockctl_i", "10.222.8.1", svc, nil),
+		"cluster IP": proxyConfigHash("dockctl_i", "10.222.8.2", b),
+		"network":    proxyConfigHash("dockctl_j", "10.222.8.1", b),
+		"published":  proxyConfigHash("dockctl_i", "10.222.8.1", nil),
 	}
 	for what, h := range variants {
 		if h == base {
@@ -155,6 +155,23 @@ func TestProxyConfigHash(t *testing.T) {
 	}
 	if dnsConfigHash("dockctl_i", "10.222.8.0") == dnsConfigHash("dockctl_i", "10.222.8.9") {
 		t.Error("the DNS address is not in the DNS server's hash")
+	}
+	// A proxy of an earlier release, whose hash covered the Service's
+	// ports, is kept while they are the same: an upgrade replaces none.
+	w := webWant(false)
+	legacy := legacyProxyConfigHash("dockctl_i", "10.222.8.1", svc, b)
+	if legacy == base {
+		t.Fatal("the legacy hash is the hash")
+	}
+	plan := planHelper(helperPlanInput{Observed: obs(proxyCtr(w.Name, legacy, dockerx.StateRunning)), Want: w,
+		Pushed: &pushedConfig{ContainerID: "id-" + w.Name + "-" + legacy + "-running", Content: w.Content, Generation: 3}, Generation: 3})
+	if len(plan.Ops) != 0 {
+		t.Errorf("a proxy of an earlier release with the same ports: %s", plan)
+	}
+	other := legacyProxyConfigHash("dockctl_i", "10.222.8.1", svcOf("web", "NodePort", "", sport("http", 81, 30080)), b)
+	plan = planHelper(helperPlanInput{Observed: obs(proxyCtr(w.Name, other, dockerx.StateRunning)), Want: w, Generation: 3})
+	if len(plan.Ops) == 0 || plan.Ops[0].Kind != HelperRemove || plan.Ops[0].Reason != HelperConfigChanged {
+		t.Errorf("a proxy of an earlier release made for other ports is kept: %s", plan)
 	}
 }
 

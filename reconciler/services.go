@@ -36,9 +36,9 @@ import (
 //     knew is an orphan, left running unless PruneOrphans.
 //   - Nothing is pushed before the tracker has been fed by a sweep of the
 //     deployments: an empty tracker means "not known yet".
-//   - An endpoint change is pushed, never a restart: a proxy is replaced
-//     only when its config hash (address, ports, published ports, helper
-//     protocol) changes.
+//   - An endpoint or Service port change is pushed, never a restart: a
+//     proxy is replaced only when its config hash (address, published
+//     ports, helper protocol) changes.
 //   - A converged Service plans no op, so an idle controller writes
 //     nothing to Docker (the proxy's state is remembered per container,
 //     and re-pushed once after a controller restart).
@@ -258,7 +258,8 @@ func (s *services) syncService(ctx context.Context, key, ns, name string) (Resul
 		network := dockerx.NetworkName(s.c.opts.Instance)
 		content, render := renderer(proxyConfig(key, svc, ready), func(c *helperapi.ProxyConfig, g int64) { c.Generation = g })
 		pin.Want = &helperWant{
-			Name: proxyName(s.c.opts.Instance, ns, name), Hash: proxyConfigHash(network, a.ClusterIP, svc, a.Bindings),
+			Name: proxyName(s.c.opts.Instance, ns, name), Hash: proxyConfigHash(network, a.ClusterIP, a.Bindings),
+			Also: []string{legacyProxyConfigHash(network, a.ClusterIP, svc, a.Bindings)},
 			Mode: helperapi.ModeProxy, Content: content, Render: render, Change: endpointChange(prev.Endpoints, ready),
 			Stub: renderStub(proxyConfig(key, svc, nil)),
 			Request: dockerx.HelperRequest{Instance: s.c.opts.Instance, Namespace: ns, Role: dockerx.RoleProxy, Service: name,

@@ -718,3 +718,74 @@ func TestServiceLoadBalancerPublishesGivenNodePort(t *testing.T) {
 		t.Errorf("the younger Service's conditions %+v: the LoadBalancer's nodePort must stay its own", st.Conditions)
 	}
 }
+
+// TestServicePortChangePushedNotReplaced: adding, renaming or removing a
+// port of a ClusterIP Service changes nothing Docker fixes when it creates
+// the proxy (no port is published): the new ports are pushed, as endpoint
+// changes are, and the proxy keeps running, so connections open on the
+// ports that stayed are not cut (Kubernetes: kube-proxy updates its rules
+// for a Service's new ports; established connections keep their path).
+// A NodePort Service's new port is published, which Docker fixes at
+// creation: that proxy is replaced.
+func TestServicePortChangePushedNotReplaced(t *testing.T) {
+	tests := []struct {
+		name     string
+		typ      string
+		change   func(ps []manifests.ServicePort) []manifests.ServicePort
+		replaced bool
+		ports    string // the ports the proxy then serves
+	}{
+		{name: "a port added", change: func(ps []manifests.ServicePort) []manifests.ServicePort {
+			return append(ps, manifests.ServicePort{Name: "metrics", Port: 9100, TargetPort: intstr.FromString("http")})
+		}, ports: "http:80 metrics:9100"},
+		{name: "a port renamed", change: func(ps []manifests.ServicePort) []manifests.ServicePort {
+			ps[0].Name = "web"
+			return ps
+		}, ports: "web:80"},
+		{name: "a port's number changed", change: func(ps []manifests.ServicePort) []manifests.ServicePort {
+			ps[0].Port = 8080
+			return ps
+		}, ports: "http:8080"},
+		{name: "a NodePort's port added is published", typ: "NodePort", change: func(ps []manifests.ServicePort) []manifests.ServicePort {
+			return append(ps, manifests.ServicePort{Name: "metrics", Port: 9100, TargetPort: intstr.FromString("http")})
+		}, replaced: true, ports: "http:80 metrics:9100"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			r := newSvcRig(t)
+			r.feed(webPods(2, 2))
+			web := webService(tt.typ, 0)
+			r.svcs.put(web)
+			r.reconcile("default/web")
+			before, _ := r.docker.serving("i_web.default_svc", &struct{}{})
+
+			web.Service.Spec.Ports = tt.change(web.Service.Spec.Ports)
+			web.Generation++
+			r.svcs.put(web)
+			r.reconcile("default/web")
+			r.docker.FinishRemovals()
+			r.reconcile("default/web")
+			var cfg helperapi.ProxyConfig
+			after, ok := r.docker.serving("i_web.default_svc", &cfg)
+			if !ok {
+				t.Fatal("no proxy serving")
+			}
+			if (after != before) != tt.replaced {
+				t.Errorf("proxy %s → %s: replaced %v, want %v", before, after, after != before, tt.replaced)
+			}
+			var got []string
+			for _, p := range cfg.Ports {
+				got = append(got, fmt.Sprintf("%s:%d", p.Name, p.Port))
+				if len(p.Endpoints) != 2 {
+					t.Errorf("port %s serves %d endpoints, want 2", p.Name, len(p.Endpoints))
+				}
+			}
+			if strings.Join(got, " ") != tt.ports {
+				t.Errorf("the proxy serves ports %v, want %s", got, tt.ports)
+			}
+			if st := r.svcs.status("default/web"); findCondition(st.Conditions, ServiceProxyFailure) != nil {
+				t.Errorf("conditions %+v", st.Conditions)
+			}
+		})
+	}
+}
