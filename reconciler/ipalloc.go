@@ -306,7 +306,11 @@ func allocate(in allocInput) allocation {
 		for _, want := range wants {
 			hp := hostPort{IP: in.Address, Port: want, Protocol: proto}
 			if owner := portHolderOf(hp, in, claimedSince(prev.NodePorts, want, proto)); owner != "" {
-				conflicts = append(conflicts, fmt.Sprintf("host port %s is published by %s", hp, owner))
+				verb := "published"
+				if owner == hostProcessOwner {
+					verb = "held" // outside Docker: a listener of the host
+				}
+				conflicts = append(conflicts, fmt.Sprintf("host port %s is %s by %s", hp, verb, owner))
 				continue
 			}
 			if o, older := olderServiceHolding(hp, in); o != "" {

@@ -133,12 +133,13 @@ func TestReview10DrainAfterRestartSkipsProxies(t *testing.T) {
 	}
 }
 
-// startFails is a Docker whose helper starts fail, as a start does when a
-// host process outside Docker holds the published port.
+// startFails is a Docker whose helper starts fail for a reason that is
+// no host port's (a port held on the host is a PortConflict, and the
+// proxy is made without it: TestServiceHostPortHeldByAHostProcess).
 type startFails struct{ *helperEngine }
 
 func (s startFails) StartContainer(context.Context, string) error {
-	return fmt.Errorf("driver failed programming external connectivity: Bind for 127.0.0.1:30080 failed: port is already allocated")
+	return fmt.Errorf("OCI runtime create failed: runc create failed: unable to start container process: exec: \"/dockctl\": permission denied")
 }
 
 // TestReview10StartFailureReportedAsPushFailure: a proxy whose start

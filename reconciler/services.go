@@ -109,6 +109,12 @@ type services struct {
 	dnsGen  int64             // the DNS server's generation
 	// dnsRecords are the records the DNS server acknowledged last.
 	dnsRecords []helperapi.DNSRecord
+	// hostHeld are the host ports a process of the host holds, as proxy
+	// starts found them (hostport_held.go).
+	hostHeld map[hostPort]*heldPort
+	// hostDial connects to a host port and closes the connection at once
+	// (tests substitute it): whether something still listens there.
+	hostDial func(ctx context.Context, network, addr string) error
 }
 
 func newServices(c *Controller, docker ServiceDocker, st ServiceStore, address string) *services {
@@ -228,10 +234,14 @@ func (s *services) syncService(ctx context.Context, key, ns, name string) (Resul
 	ready, notReady, version := s.tracker.endpointsAt(svc)
 
 	in := allocInput{Key: key, Service: svc, Created: rec.Created, Prev: prev, Layout: layout, Address: s.address, Now: s.c.opts.Now()}
+	var hostRetry time.Duration // when a port a process of the host holds is tried again
 	if publishes(svc) {
 		if in.Holders, err = s.portHolders(ctx); err != nil {
 			return Result{}, err
 		}
+		var held []portHolder
+		held, hostRetry = s.hostHolders(ctx) // hostport_held.go
+		in.Holders = append(in.Holders, held...)
 	}
 	a := s.alloc.assign(s.store, in)
 	for _, k := range append(a.Displaced, a.Freed...) {
@@ -282,7 +292,16 @@ func (s *services) syncService(ctx context.Context, key, ns, name string) (Resul
 		content, render = pin.Want.Content, pin.Want.Render
 	}
 	done, execErr := s.execute(ctx, key, plan, content, render)
-	wait := plan.Wait || errors.Is(execErr, errNameBeingFreed)
+	held := false
+	if b, ok := hostPortInUse(execErr, a.Bindings); ok {
+		// Not the proxy's failure: the next sync makes it again without
+		// that port, and the Service reports it as a PortConflict.
+		s.noteHostHeld(key, publishedOf([]dockerx.PortBinding{b})[0])
+		held = true
+	} else if execErr == nil && planned && plan.Serves {
+		s.publishedHostPorts(a.Bindings)
+	}
+	wait := plan.Wait || errors.Is(execErr, errNameBeingFreed) || held
 	if wait {
 		execErr = nil
 	}
@@ -311,7 +330,7 @@ func (s *services) syncService(ctx context.Context, key, ns, name string) (Resul
 	if netErr != nil && !svc.IsHeadless() {
 		return Result{RequeueAfter: networkRetry}, nil
 	}
-	return Result{}, nil
+	return Result{RequeueAfter: hostRetry}, nil
 }
 
 // nextServiceStatus is the status a sync leaves: what was allocated, the

@@ -7,6 +7,8 @@ import (
 	"io"
 	"log/slog"
 	"strings"
+	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -785,6 +787,148 @@ func TestServicePortChangePushedNotReplaced(t *testing.T) {
 			}
 			if st := r.svcs.status("default/web"); findCondition(st.Conditions, ServiceProxyFailure) != nil {
 				t.Errorf("conditions %+v", st.Conditions)
+			}
+		})
+	}
+}
+
+// hostHeldDocker is a Docker on whose host a process outside Docker
+// listens on some ports: a helper publishing one fails to start, as
+// dockerd's start fails, and stays created.
+type hostHeldDocker struct {
+	*helperEngine
+	msg  string // the start error, with %s the host address and port
+	mu   sync.Mutex
+	held map[int]bool
+	reqs map[string]dockerx.HelperRequest
+}
+
+func (d *hostHeldDocker) CreateHelper(ctx context.Context, req dockerx.HelperRequest) (string, error) {
+	id, err := d.helperEngine.CreateHelper(ctx, req)
+	d.mu.Lock()
+	d.reqs[id] = req
+	d.mu.Unlock()
+	return id, err
+}
+
+func (d *hostHeldDocker) StartContainer(ctx context.Context, id string) error {
+	d.mu.Lock()
+	req := d.reqs[id]
+	for _, p := range req.Ports {
+		if d.held[p.HostPort] {
+			d.mu.Unlock()
+			return fmt.Errorf(d.msg, fmt.Sprintf("%s:%d", p.HostIP, p.HostPort))
+		}
+	}
+	d.mu.Unlock()
+	return d.helperEngine.StartContainer(ctx, id)
+}
+
+func (d *hostHeldDocker) free(port int) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	delete(d.held, port)
+}
+
+// TestServiceHostPortHeldByAHostProcess: a published port a process of
+// the host holds (not a container: nothing lists it) makes Docker refuse
+// the proxy's start. The Service keeps its ClusterIP — its proxy runs
+// without that port — and reports the port as a PortConflict, not a
+// ProxyFailure; the port is tried again later (not while the controller
+// still reaches a listener there), and published once it is free.
+// Kubernetes' kube-proxy likewise keeps a Service's cluster IP working
+// when it cannot open a nodePort ("can't open port, skipping it").
+func TestServiceHostPortHeldByAHostProcess(t *testing.T) {
+	msgs := map[string]string{
+		"docker 28":          "failed to set up container networking: driver failed programming external connectivity on endpoint i_web.default_svc (8d1c): failed to bind host port for %s:10.222.8.1:80/tcp: address already in use",
+		"docker 25":          "driver failed programming external connectivity on endpoint i_web.default_svc (8d1c): failed to bind port %s/tcp: Error starting userland proxy: listen tcp4 127.0.0.1:30080: bind: address already in use",
+		"userland proxy":     "driver failed programming external connectivity on endpoint i_web.default_svc (8d1c): Error starting userland proxy: listen tcp4 %s: bind: address already in use",
+		"docker's allocator": "driver failed programming external connectivity on endpoint i_web.default_svc (8d1c): Bind for %s failed: port is already allocated",
+	}
+	for name, msg := range msgs {
+		t.Run(name, func(t *testing.T) {
+			r := newSvcRig(t)
+			now := t0
+			var mu sync.Mutex
+			clock := func() time.Time { mu.Lock(); defer mu.Unlock(); return now }
+			d := &hostHeldDocker{helperEngine: r.docker, msg: msg, held: map[int]bool{30080: true}, reqs: map[string]dockerx.HelperRequest{}}
+			r.ctrl = New(dockerfake.New(), r.deps, Options{Instance: "i", ServiceDocker: d, ServiceStore: r.svcs, Now: clock,
+				ServiceAddress: "127.0.0.1", Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+			r.tracker = r.ctrl.tracker
+			t.Cleanup(r.ctrl.svc.loop.queue.ShutDown)
+			listening := true // what the controller's dial to the held port finds
+			r.ctrl.svc.hostDial = func(ctx context.Context, network, addr string) error {
+				if addr != "127.0.0.1:30080" {
+					t.Errorf("dialled %s", addr)
+				}
+				if listening {
+					return nil
+				}
+				return syscall.ECONNREFUSED
+			}
+			r.feed(webPods(2, 2))
+			web := webService("NodePort", 30080)
+			web.Service.Spec.Ports = append(web.Service.Spec.Ports, manifests.ServicePort{Name: "admin", Port: 81, NodePort: 30081, TargetPort: intstr.FromString("http")})
+			r.svcs.put(web)
+
+			// syncUntil syncs (freeing removed names between) until the
+			// proxy runs, publishing what want says.
+			syncUntil := func(want string) Result {
+				t.Helper()
+				var res Result
+				for range 5 {
+					res = r.reconcile("default/web")
+					r.docker.FinishRemovals()
+					for _, c := range r.docker.Snapshot() {
+						if c.Name == "i_web.default_svc" && c.State == dockerx.StateRunning {
+							d.mu.Lock()
+							got := fmt.Sprint(d.reqs[c.ID].Ports)
+							d.mu.Unlock()
+							if got == want {
+								return res
+							}
+						}
+					}
+				}
+				t.Fatalf("no running proxy publishing %s: %v", want, r.docker.Snapshot())
+				return res
+			}
+			res := syncUntil("[{127.0.0.1 30081 81 TCP}]")
+			if pods, _ := r.proxyPods("i_web.default_svc"); pods != "web-a-0=10.222.0.2:8080 web-a-1=10.222.0.3:8080" {
+				t.Errorf("the proxy serves %q", pods)
+			}
+			st := r.svcs.status("default/web")
+			if c := findCondition(st.Conditions, ServicePortConflict); c == nil || !strings.Contains(c.Message, "host port 127.0.0.1:30080/TCP is held by a process of the host") {
+				t.Errorf("conditions %+v, want PortConflict for 30080 held by a process of the host", st.Conditions)
+			}
+			if c := findCondition(st.Conditions, ServiceProxyFailure); c != nil {
+				t.Errorf("ProxyFailure %+v: the ClusterIP serves", c)
+			}
+			if res.RequeueAfter <= 0 {
+				t.Errorf("sync result %+v: the held port must be tried again", res)
+			}
+
+			// Due, but something still listens there: the running proxy
+			// is left alone.
+			mu.Lock()
+			now = now.Add(time.Hour)
+			mu.Unlock()
+			id, _ := r.docker.serving("i_web.default_svc", &struct{}{})
+			r.reconcile("default/web")
+			if again, _ := r.docker.serving("i_web.default_svc", &struct{}{}); again != id {
+				t.Errorf("proxy replaced while the port is still held")
+			}
+
+			// Freed: published at the next try.
+			d.free(30080)
+			listening = false
+			mu.Lock()
+			now = now.Add(time.Hour)
+			mu.Unlock()
+			syncUntil("[{127.0.0.1 30080 80 TCP} {127.0.0.1 30081 81 TCP}]")
+			st = r.svcs.status("default/web")
+			if findCondition(st.Conditions, ServicePortConflict) != nil || findCondition(st.Conditions, ServiceProxyFailure) != nil {
+				t.Errorf("conditions %+v after the port was freed", st.Conditions)
 			}
 		})
 	}
