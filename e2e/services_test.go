@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"hash/fnv"
 	"io"
+	"net"
 	"net/http"
 	"net/netip"
 	"sort"
@@ -853,4 +854,52 @@ func TestServiceUpgradeInPlace(t *testing.T) {
 	waitHostAnswers(t, url, "upgraded")
 	// Both replicas serve again: the proxy learnt their (new) addresses.
 	waitReplicasAnswer(t, url+"whoami", 2)
+}
+
+// TestServiceHostPortHeldByAHostProcess: a LoadBalancer Service whose port
+// a process of the host listens on (this test: no container, so no list
+// shows it) keeps its ClusterIP serving — its proxy runs without that
+// port — and reports a PortConflict "held by a process of the host", not a
+// ProxyFailure; once the process lets go, the port is tried again and
+// published. As kube-proxy skips a nodePort it cannot open and keeps the
+// Service's other rules.
+func TestServiceHostPortHeldByAHostProcess(t *testing.T) {
+	e := newSvcEnv(t)
+	e.startSvcController(testSubnet(t))
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	port := ln.Addr().(*net.TCPAddr).Port
+	e.apply(bundle(
+		svcDeployment{name: "web", app: "web", replicas: 1, probePath: "/readyz", args: []string{"--message=held"}}.manifest(),
+		serviceManifest("", "web", "web", publishedSpec(port)),
+		clientDeployment("default").manifest()))
+	client := e.waitPodsRunning("default", "client", 1)[0].ID
+	e.waitPodsRunning("default", "web", 1)
+	eventually(t, 60*time.Second, "PortConflict held by a process of the host", func() (bool, string) {
+		desc, _ := e.dockctl("", "describe", "service", "web")
+		return strings.Contains(desc, "PortConflict") && strings.Contains(desc, "held by a process of the host") && !strings.Contains(desc, "ProxyFailure"), desc
+	})
+	_, ip := e.waitHelper("proxy", "default", "web", "")
+	e.answers(client, fmt.Sprintf("http://%s:%d/", ip, port), "held")
+	e.answers(client, fmt.Sprintf("http://web:%d/", port), "held")
+	for _, c := range e.helpers("proxy", "default", "web") {
+		if c.State != "running" {
+			t.Errorf("proxy %s: %s (%s)", c.Names[0], c.State, c.Status)
+		}
+	}
+
+	// The process lets go: the port is tried again (the controller, in a
+	// container, cannot see the host's listeners: after the first backoff).
+	ln.Close()
+	eventually(t, 150*time.Second, "the port published once free", func() (bool, string) {
+		body, err := hostGet(fmt.Sprintf("http://127.0.0.1:%d/", port))
+		return err == nil && strings.Contains(body, "held"), fmt.Sprint(body, err)
+	})
+	eventually(t, 60*time.Second, "the conflict gone", func() (bool, string) {
+		desc, _ := e.dockctl("", "describe", "service", "web")
+		return !strings.Contains(desc, "PortConflict") && !strings.Contains(desc, "ProxyFailure"), desc
+	})
 }
