@@ -160,6 +160,9 @@ func TestProxyConfigHash(t *testing.T) {
 	// ports, is kept while they are the same: an upgrade replaces none.
 	w := webWant(false)
 	legacy := legacyProxyConfigHash("dockctl_i", "10.222.8.1", svc, b)
+	if legacy != "cbcc8d81fcf7a2d0" { // what earlier releases labelled this proxy with
+		t.Fatalf("legacy hash %s: no longer the hash earlier releases computed", legacy)
+	}
 	if legacy == base {
 		t.Fatal("the legacy hash is the hash")
 	}
