@@ -903,3 +903,29 @@ func TestServiceHostPortHeldByAHostProcess(t *testing.T) {
 		return !strings.Contains(desc, "PortConflict") && !strings.Contains(desc, "ProxyFailure"), desc
 	})
 }
+
+// TestServicePortAddedKeepsProxy: a port added to a ClusterIP Service is
+// pushed to its running proxy, which opens it; the proxy is not replaced,
+// so connections open on the Service's other ports are not cut (as
+// kube-proxy adds the rules of a new Service port without touching the
+// connections of the others).
+func TestServicePortAddedKeepsProxy(t *testing.T) {
+	e := newSvcEnv(t)
+	e.startSvcController(testSubnet(t))
+	e.apply(bundle(
+		svcDeployment{name: "web", app: "web", replicas: 1, probePath: "/readyz", args: []string{"--message=ports"}}.manifest(),
+		serviceManifest("", "web", "web", httpPort80),
+		clientDeployment("default").manifest()))
+	client := e.waitPodsRunning("default", "client", 1)[0].ID
+	e.waitPodsRunning("default", "web", 1)
+	proxy, _ := e.waitHelper("proxy", "default", "web", "")
+	e.answers(client, "http://web:80/", "ports")
+
+	e.apply(serviceManifest("", "web", "web", "  ports:\n  - {name: http, port: 80, targetPort: http}\n  - {name: alt, port: 81, targetPort: http}\n"))
+	e.answers(client, "http://web:81/", "ports")
+	e.answers(client, "http://web:80/", "ports")
+	cs := e.helpers("proxy", "default", "web")
+	if len(cs) != 1 || cs[0].ID != proxy || cs[0].State != "running" {
+		t.Errorf("proxies after the port was added: %s; want %.12s, running, kept", describe(cs), proxy)
+	}
+}
