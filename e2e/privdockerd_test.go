@@ -236,10 +236,50 @@ func (d *privateDockerd) cleanup() {
 	if d.logf != nil {
 		d.logf.Close()
 	}
+	d.killLeftovers()
 	d.unmountAll()
 	if err := os.RemoveAll(d.dir); err != nil {
 		t.Logf("cleanup: remove %s: %v", d.dir, err)
 	}
+}
+
+// killLeftovers ends every process of this daemon that outlived its
+// stop: a shim (and its container's processes) that the daemon no longer
+// knew, or could not remove because it did not start again, keeps running
+// after dockerd and containerd are gone, with its -address under a
+// directory that is about to be removed. They are found by what ties them
+// to this daemon only — its directory in their command line, working
+// directory or executable, the IDs of its containers (its data root) in
+// their command line or cgroup, and their descendants — never by a
+// program's name: other daemons of the machine (the system's, another
+// test's private one) have shims of the same name. A process still alive
+// after SIGKILL is a leftover: the test fails.
+func (d *privateDockerd) killLeftovers() {
+	ids := d.containerIDs()
+	ps := procsOf([]string{d.dir}, ids)
+	if len(ps) == 0 {
+		return
+	}
+	d.t.Logf("cleanup: %d processes of the private dockerd outlived it; killing them: %s", len(ps), procList(ps))
+	if alive := killProcs(ps); len(alive) > 0 {
+		d.t.Errorf("left behind: processes of the private dockerd still alive after SIGKILL: %s", procList(alive))
+	}
+}
+
+// containerIDs lists the IDs of the containers this daemon's data root
+// holds (whether or not the daemon still lists them).
+func (d *privateDockerd) containerIDs() []string {
+	ents, err := os.ReadDir(filepath.Join(d.dir, "data", "containers"))
+	if err != nil {
+		return nil
+	}
+	var ids []string
+	for _, e := range ents {
+		if len(e.Name()) == 64 {
+			ids = append(ids, e.Name())
+		}
+	}
+	return ids
 }
 
 // unmountAll unmounts every mount point under the daemon's directory,
@@ -265,5 +305,67 @@ func (d *privateDockerd) unmountAll() {
 				d.t.Logf("cleanup: umount %s: %v", p, err)
 			}
 		}
+	}
+}
+
+// TestPrivateDockerdLeavesNoProcess: a private daemon's cleanup leaves no
+// process of it behind — not its dockerd or containerd, and not a shim
+// that outlived them — even when the daemon cannot remove a container
+// itself: one whose record it lost (as a restart racing its restore leaves
+// a task it no longer knows), or one left running by a daemon that does
+// not start again. Each case runs as a subtest, whose cleanup is the one
+// under test; the test then counts the processes tied to the daemon's
+// directory and its containers' IDs (procsOf), and kills any it finds.
+func TestPrivateDockerdLeavesNoProcess(t *testing.T) {
+	tests := []struct {
+		name string
+		// disturb runs with the daemon stopped and a container of it
+		// running (live-restore).
+		disturb func(t *testing.T, d *privateDockerd, id string)
+	}{
+		{name: "daemon stopped with a running container", disturb: func(*testing.T, *privateDockerd, string) {}},
+		{name: "container record lost by the daemon", disturb: func(t *testing.T, d *privateDockerd, id string) {
+			if err := os.RemoveAll(filepath.Join(d.dir, "data", "containers", id)); err != nil {
+				t.Fatal(err)
+			}
+		}},
+		{name: "daemon that does not start again", disturb: func(t *testing.T, d *privateDockerd, _ string) {
+			if err := os.WriteFile(filepath.Join(d.dir, "daemon.json"), []byte("{not json"), 0o600); err != nil {
+				t.Fatal(err)
+			}
+		}},
+	}
+	for _, tt := range tests {
+		var dir, id string
+		t.Run(tt.name, func(t *testing.T) {
+			d := startPrivateDockerd(t)
+			dir = d.dir
+			d.loadImage(workloadImage)
+			ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+			defer cancel()
+			resp, err := d.cli.ContainerCreate(ctx, &container.Config{Image: workloadImage},
+				&container.HostConfig{NetworkMode: "none"}, nil, nil, "")
+			if err != nil {
+				t.Fatal(err)
+			}
+			id = resp.ID
+			if err := d.cli.ContainerStart(ctx, id, container.StartOptions{}); err != nil {
+				t.Fatal(err)
+			}
+			if ps := procsOf(nil, []string{id}); len(ps) < 2 {
+				t.Fatalf("a running container should show its shim and its process: %s", procList(ps))
+			}
+			if err := d.stop(); err != nil {
+				t.Fatal(err)
+			}
+			if ps := procsOf(nil, []string{id}); len(ps) < 2 {
+				t.Fatalf("live-restore: the container should outlive its daemon: %s", procList(ps))
+			}
+			tt.disturb(t, d, id)
+		})
+		if dir == "" {
+			continue
+		}
+		waitNoProcs(t, 5*time.Second, fmt.Sprintf("%q (%s, container %.12s)", tt.name, dir, id), []string{dir}, []string{id})
 	}
 }
