@@ -684,13 +684,18 @@ func (e *startError) Unwrap() error { return e.err }
 // recorded StartError) means that no later start of that same container
 // can succeed: the runtime still holds something under the container's own
 // identity that Docker no longer tracks — containerd's task ("task <id>:
-// already exists"), runc's state ("container with id exists"), a network
-// endpoint of its name — as a daemon restart without live-restore leaves
-// when a start raced the daemon's restore. Only a new container, with a
-// new ID, can run; the kubelet never meets this, since every restart of a
-// container is a new CRI container (kuberuntime's computePodActions).
+// already exists") or container, runc's state ("container with id
+// exists") — as a daemon restart without live-restore leaves when a start
+// raced the daemon's restore. Only a new container, with a new ID, can
+// run; the kubelet never meets this, since every restart of a container is
+// a new CRI container (kuberuntime's computePodActions). A network
+// endpoint of its name that "already exists" is not one: seen after such a
+// restart too, dockerd clears it and a retry starts.
 func neverStarts(startErr string) bool {
 	msg := strings.ToLower(startErr)
+	if strings.Contains(msg, "endpoint with name") {
+		return false
+	}
 	return strings.Contains(msg, "already exists") || strings.Contains(msg, "container with id exists")
 }
 

@@ -111,7 +111,9 @@ func TestNeverStarts(t *testing.T) {
 	}{
 		{"task 0123abcd: already exists: unknown", true},
 		{"OCI runtime create failed: container with id exists: 0123abcd: unknown", true},
-		{"endpoint with name web-0 already exists in network dockctl_i", true},
+		{"container 0123abcd: already exists", true},
+		// Seen after a daemon restart too, but dockerd clears it: a retry starts.
+		{"endpoint with name web-0 already exists in network dockctl_i", false},
 		{`OCI runtime create failed: exec: "nope": executable file not found in $PATH`, false},
 		{"failed to update store for object type *libnetwork.endpoint: open : no such file or directory", false},
 		{"driver failed programming external connectivity: port is already allocated", false},
