@@ -71,13 +71,14 @@ func newEnv(t *testing.T) *env {
 type createdNames struct {
 	mu     sync.Mutex
 	names  map[string]bool
+	ids    map[string]bool // their IDs, for the processes left behind (procs_test.go)
 	cancel context.CancelFunc
 	done   chan struct{}
 }
 
 func watchCreated(instance string) *createdNames {
 	ctx, cancel := context.WithCancel(context.Background())
-	c := &createdNames{names: map[string]bool{}, cancel: cancel, done: make(chan struct{})}
+	c := &createdNames{names: map[string]bool{}, ids: map[string]bool{}, cancel: cancel, done: make(chan struct{})}
 	f := filters.NewArgs(filters.Arg("type", "container"), filters.Arg("event", "create"),
 		filters.Arg("label", "io.dockctl.instance="+instance))
 	msgs, errs := dockerCli.Events(ctx, events.ListOptions{Filters: f})
@@ -86,11 +87,14 @@ func watchCreated(instance string) *createdNames {
 		for {
 			select {
 			case m := <-msgs:
+				c.mu.Lock()
 				if n := m.Actor.Attributes["name"]; n != "" {
-					c.mu.Lock()
 					c.names[n] = true
-					c.mu.Unlock()
 				}
+				if m.Actor.ID != "" {
+					c.ids[m.Actor.ID] = true
+				}
+				c.mu.Unlock()
 			case <-errs:
 				return // cancelled, or the stream broke: what was read stays
 			}
@@ -108,6 +112,18 @@ func (c *createdNames) stop() []string {
 	out := make([]string, 0, len(c.names))
 	for n := range c.names {
 		out = append(out, n)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// containerIDs returns the IDs of the containers seen created.
+func (c *createdNames) containerIDs() []string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	out := make([]string, 0, len(c.ids))
+	for id := range c.ids {
+		out = append(out, id)
 	}
 	sort.Strings(out)
 	return out

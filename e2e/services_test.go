@@ -38,22 +38,25 @@ import (
 // newSvcEnv is newEnv for a test of the data plane: when it ends, after the
 // usual cleanup by label, nothing of the instance may be left — no
 // container, volume, network or image, by label or by name (a helper image
-// or instance network without its label would escape the cleanup).
+// or instance network without its label would escape the cleanup), and no
+// process of any container it created (a shim, a container's process).
 func newSvcEnv(t *testing.T) *env {
 	t.Helper()
 	var e *env
 	// Registered first, so it runs after newEnv's cleanup.
 	t.Cleanup(func() {
 		if e != nil {
-			checkNoLeftovers(t, e.instance)
+			checkNoLeftovers(t, e.instance, e.created.containerIDs())
 		}
 	})
 	e = newEnv(t)
 	return e
 }
 
-func checkNoLeftovers(t *testing.T, instance string) {
+func checkNoLeftovers(t *testing.T, instance string, ids []string) {
 	t.Helper()
+	// A removed container's shim exits shortly after the removal returns.
+	waitNoProcs(t, 10*time.Second, "the containers of instance "+instance, nil, ids)
 	label := "io.dockctl.instance=" + instance
 	if cs := containers(t, label); len(cs) > 0 {
 		t.Errorf("left behind: %s", describe(cs))

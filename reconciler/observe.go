@@ -259,6 +259,8 @@ func (c *Controller) assess(ctx context.Context, rec *store.Record, observed []d
 			a.in.Unstarted[id] = true
 		}
 	}
+	// A container whose start can never succeed is replaced as a dead one.
+	observed, a.in.NeverStarts = markNeverStarting(observed, a.state.Containers)
 	o := judgePods(observed, a.state.Containers, templates, c.diedHolders(rec.Key(), observed))
 	a.ready = o.ready
 	a.in.Ready = a.ready

@@ -391,6 +391,10 @@ type PlanInput struct {
 	// available (see availability: ready for max(minReadySeconds, the
 	// settle time)).
 	Available map[string]bool
+	// NeverStarts holds, by container ID, Docker's refusal of a start that
+	// can never succeed (neverStarts): such a container is observed dead,
+	// and its replacement says why.
+	NeverStarts map[string]string
 	// StartNotBefore holds, per container ID, the earliest time dockctl may
 	// start it again (crash-loop backoff).
 	StartNotBefore map[string]time.Time
@@ -543,7 +547,7 @@ func ComputePlan(in PlanInput) Plan {
 		groups[c.TemplateHash] = append(groups[c.TemplateHash], c)
 	}
 	for _, c := range byName(dead) {
-		op := Op{Kind: OpRemove, Name: c.Name, ContainerID: c.ID, Reason: ReasonDead, Cause: "container is dead"}
+		op := Op{Kind: OpRemove, Name: c.Name, ContainerID: c.ID, Reason: ReasonDead, Cause: in.deadCause(c.ID, "container")}
 		if in.Pods[c.ID] != nil {
 			// Its running members, if any, are stopped gracefully.
 			cause := "holder gone or stopped: the pod is replaced"

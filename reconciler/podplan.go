@@ -97,7 +97,7 @@ func (in PlanInput) planPod(p *pod, pp podPlan, plan *Plan) (ops []Op, blocked b
 		case in.Stopping[m.ID] || m.State == dockerx.StateRemoving:
 		case m.State == dockerx.StateDead:
 			// Docker cannot start it: removed, to be made again.
-			ops = append(ops, Op{Kind: OpRemove, Name: m.Name, ContainerID: m.ID, Reason: ReasonDead, Cause: what + " is dead"})
+			ops = append(ops, Op{Kind: OpRemove, Name: m.Name, ContainerID: m.ID, Reason: ReasonDead, Cause: in.deadCause(m.ID, what)})
 		case m.State == dockerx.StateExited || m.State == dockerx.StateCreated:
 			if op, ok := start(m, what); ok {
 				add(op)
@@ -133,7 +133,7 @@ func (in PlanInput) planPod(p *pod, pp podPlan, plan *Plan) (ops []Op, blocked b
 		switch {
 		case m != nil && m.State == dockerx.StateRemoving:
 		case m != nil && m.State == dockerx.StateDead:
-			ops = append(ops, Op{Kind: OpRemove, Name: m.Name, ContainerID: m.ID, Reason: ReasonDead, Cause: what + " is dead"})
+			ops = append(ops, Op{Kind: OpRemove, Name: m.Name, ContainerID: m.ID, Reason: ReasonDead, Cause: in.deadCause(m.ID, what)})
 		case m == nil:
 			op := member(ic)
 			op.Reason, op.Cause = ReasonMissing, fmt.Sprintf("%s (%d of %d) not run yet", what, i+1, len(pp.t.Spec.InitContainers))

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"maps"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -679,6 +680,58 @@ type startError struct {
 func (e *startError) Error() string { return fmt.Sprintf("start %s: %v", e.name, e.err) }
 func (e *startError) Unwrap() error { return e.err }
 
+// neverStarts reports whether Docker's refusal to start a container (its
+// recorded StartError) means that no later start of that same container
+// can succeed: the runtime still holds something under the container's own
+// identity that Docker no longer tracks — containerd's task ("task <id>:
+// already exists") or container, runc's state ("container with id
+// exists") — as a daemon restart without live-restore leaves when a start
+// raced the daemon's restore. Only a new container, with a new ID, can
+// run; the kubelet never meets this, since every restart of a container is
+// a new CRI container (kuberuntime's computePodActions). A network
+// endpoint of its name that "already exists" is not one: seen after such a
+// restart too, dockerd clears it and a retry starts.
+func neverStarts(startErr string) bool {
+	msg := strings.ToLower(startErr)
+	if strings.Contains(msg, "endpoint with name") {
+		return false
+	}
+	return strings.Contains(msg, "already exists") || strings.Contains(msg, "container with id exists")
+}
+
+// markNeverStarting returns cs with each container that can never be
+// started again (neverStarts) shown as dead: the planner then replaces it
+// at once, as it replaces a dead container (a pod's member in place, a
+// holder with its pod), instead of retrying it with the crash backoff —
+// which may have grown to minutes while the daemon restored — since no
+// wait can make it start. The replacement is a new container, with a new
+// ID the runtime's leftover does not hold; were it refused too, the
+// sync's own backoff paces the next try. A start that failed for any
+// other reason is retried with the crash backoff, as before. cs itself is
+// not changed. The second result holds, by ID, the start errors of the
+// containers so shown.
+func markNeverStarting(cs []dockerx.Container, states map[string]*containerState) ([]dockerx.Container, map[string]string) {
+	var out []dockerx.Container
+	var why map[string]string
+	for i, ct := range cs {
+		cst := states[ct.ID]
+		if cst == nil || cst.StartError == "" || !neverStarts(cst.StartError) ||
+			(ct.State != dockerx.StateCreated && ct.State != dockerx.StateExited) {
+			continue
+		}
+		if out == nil {
+			out = slices.Clone(cs)
+			why = map[string]string{}
+		}
+		out[i].State = dockerx.StateDead
+		why[ct.ID] = cst.StartError
+	}
+	if out == nil {
+		return cs, nil
+	}
+	return out, why
+}
+
 // startErrors collects the startErrors in an error tree (errors.Join).
 func startErrors(err error) []*startError {
 	if err == nil {
@@ -737,4 +790,12 @@ func startFailure(s deploymentState, observed []dockerx.Container) failure {
 	}
 	sort.Strings(msgs)
 	return failure{ReasonRunContainerError, strings.Join(msgs, "; ")}
+}
+
+// deadCause is the cause of the removal of a container (what) seen dead.
+func (in PlanInput) deadCause(id, what string) string {
+	if msg, ok := in.NeverStarts[id]; ok {
+		return what + " can never be started again (" + msg + "): replaced"
+	}
+	return what + " is dead"
 }
