@@ -8,8 +8,8 @@ import (
 	"time"
 
 	"github.com/dockctl/dockctl/dockerx"
+	"github.com/dockctl/dockctl/manifests"
 	"github.com/dockctl/dockctl/store"
-"github.com/dockctl/dockctl/manifests"
 )
 
 // The exit of a container dockctl is stopping (its stop signal sent, its
@@ -51,7 +51,6 @@ func TestGracefulStopExitIsNoCrash(t *testing.T) {
 		})
 	}
 }
-
 
 // TestControllerReplacesContainerThatCanNeverStart: after a Docker daemon
 // restart without live-restore, a start that raced the daemon's restore can
