@@ -134,13 +134,15 @@ func Privileges(d *Deployment, h Host) []Privilege {
 			out = append(out, Privilege{Path: path, Flag: FlagAllowHostNamespaces, What: "the host's network namespace"})
 		case strings.HasPrefix(ln, "container:"):
 			out = append(out, Privilege{Path: path, Flag: FlagAllowHostNamespaces, What: fmt.Sprintf("the network namespace of another container (%s)", n)})
-		case ln == "none" || n == h.Network:
-			// No network (a record of an earlier release), or the
-			// instance's own, which every pod is on anyway.
-		default:
-			// Any other network is another instance's or another
-			// application's: its containers become reachable, and
-			// reach the pod, past every Service.
+		}
+		// Docker's network modes are exact words (container.NetworkMode:
+		// "none", "host", "container:…"); any other value, "None" or
+		// "HOST" included, names a network Docker joins. "none" is no
+		// network (a record of an earlier release), and the instance's
+		// own every pod is on anyway; any other is another instance's or
+		// another application's: its containers become reachable, and
+		// reach the pod, past every Service.
+		if n != "none" && n != "host" && !strings.HasPrefix(n, "container:") && n != h.Network {
 			out = append(out, Privilege{Path: path, Flag: FlagAllowNetworks,
 				What: fmt.Sprintf("joining the Docker network %s, which is not the instance's", n), Value: n})
 		}

@@ -49,11 +49,19 @@ func TestPrivileges(t *testing.T) {
 			[]string{"spec.template.spec.hostNetwork --allow-host-namespaces", "spec.template.spec.hostPID --allow-host-namespaces"}},
 		// Item 17: the network annotation cannot bypass the host namespace gate.
 		{"network host", privBase(withNetwork("host")), nil, []string{netAnn + " --allow-host-namespaces"}},
-		{"network HOST", privBase(withNetwork("HOST")), nil, []string{netAnn + " --allow-host-namespaces"}},
 		{"network container", privBase(withNetwork("container:dockctl")), nil, []string{netAnn + " --allow-host-namespaces"}},
 		// Any other network is another instance's or application's.
 		{"network user-defined", privBase(withNetwork("backend")), nil, []string{netAnn + " --allow-networks"}},
 		{"network none, of an earlier release", privBase(withNetwork("none")), nil, nil},
+		// Docker's network modes are exact, lower-case words
+		// (container.NetworkMode.IsNone/IsHost): "None", " none" or "HOST"
+		// from a record of an earlier release is the name of a network
+		// that Docker joins, which needs the network flag as any other.
+		{"network None is a network", privBase(withNetwork("None")), nil, []string{netAnn + " --allow-networks"}},
+		{"network NONE is a network", privBase(withNetwork("NONE")), nil, []string{netAnn + " --allow-networks"}},
+		{"network none with a space is a network", privBase(withNetwork(" none")), nil, []string{netAnn + " --allow-networks"}},
+		{"network HOST is a network, and looks like the host's", privBase(withNetwork("HOST")), nil,
+			[]string{netAnn + " --allow-host-namespaces", netAnn + " --allow-networks"}},
 		// Pod Security's baseline level: host ports of every container.
 		{"host ports", privBase(func(d *Deployment) {
 			ps := &d.Spec.Template.Spec
