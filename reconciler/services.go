@@ -416,14 +416,16 @@ func (s *services) noteRecord(key string, r *helperapi.DNSRecord) {
 }
 
 // portHolders lists the host ports held by others than this instance's
-// Services: deployments' hostPorts (and host-network ports), and every
-// container of the daemon that publishes one (when the client can list
-// them), this instance's proxies excepted.
+// Services: the hostPorts (and host-network ports) of the deployments it
+// runs, and every container of the daemon that publishes one (when the
+// client can list them), this instance's proxies excepted.
 func (s *services) portHolders(ctx context.Context) ([]portHolder, error) {
 	var out []portHolder
 	recs, _ := s.c.store.ListAll()
 	for _, r := range recs {
-		if r.Deleted {
+		if r.Deleted || len(s.c.opts.Allow.Refused(&r.Deployment)) > 0 {
+			// A deployment this controller refuses to run binds nothing;
+			// what of it still runs is seen on the daemon below.
 			continue
 		}
 		owner := "deployment " + r.Key()
