@@ -918,8 +918,11 @@ func explicitClusterIPs(st ServiceStore, key string) map[netip.Addr]string {
 		if r.Deleted {
 			continue
 		}
-		k := serviceKey(&r.Service)
-		if a, err := netip.ParseAddr(r.Service.Spec.ClusterIP); err == nil && k != key {
+		// Defaulted as allocate sees it: an address named in
+		// spec.clusterIPs only is named too.
+		svc := defaultService(&r.Service)
+		k := serviceKey(svc)
+		if a, err := netip.ParseAddr(svc.Spec.ClusterIP); err == nil && k != key {
 			out[a] = k
 		}
 	}
