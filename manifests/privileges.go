@@ -134,13 +134,15 @@ func Privileges(d *Deployment, h Host) []Privilege {
 			out = append(out, Privilege{Path: path, Flag: FlagAllowHostNamespaces, What: "the host's network namespace"})
 		case strings.HasPrefix(ln, "container:"):
 			out = append(out, Privilege{Path: path, Flag: FlagAllowHostNamespaces, What: fmt.Sprintf("the network namespace of another container (%s)", n)})
-		case ln == "none" || n == h.Network:
-			// No network (a record of an earlier release), or the
-			// instance's own, which every pod is on anyway.
-		default:
-			// Any other network is another instance's or another
-			// application's: its containers become reachable, and
-			// reach the pod, past every Service.
+		}
+		// Docker's network modes are exact words (container.NetworkMode:
+		// "none", "host", "container:…"); any other value, "None" or
+		// "HOST" included, names a network Docker joins. "none" is no
+		// network (a record of an earlier release), and the instance's
+		// own every pod is on anyway; any other is another instance's or
+		// another application's: its containers become reachable, and
+		// reach the pod, past every Service.
+		if n != "none" && n != "host" && !strings.HasPrefix(n, "container:") && n != h.Network {
 			out = append(out, Privilege{Path: path, Flag: FlagAllowNetworks,
 				What: fmt.Sprintf("joining the Docker network %s, which is not the instance's", n), Value: n})
 		}
@@ -159,6 +161,37 @@ func Privileges(d *Deployment, h Host) []Privilege {
 			}
 			out = append(out, Privilege{Path: fmt.Sprintf("%s.ports[%d].hostPort", pc.path, j), Flag: FlagAllowHostPorts,
 				What: fmt.Sprintf("host port %d/%s", p.HostPort, proto), Value: strconv.Itoa(int(p.HostPort))})
+		}
+	}
+	// The host field of a probe or a lifecycle hook: the prober dials it
+	// from the host's network (the controller's, or a helper's), so any
+	// address would do, the host's loopback and a cloud's metadata
+	// service included. Pod Security's baseline level forbids it (v1.34,
+	// KEP-4940); the pod's own address is the default.
+	for _, pc := range containersWithPaths("spec.template.spec", spec) {
+		c := pc.c
+		for _, h := range []struct {
+			field string
+			get   *HTTPGetAction
+			tcp   *TCPSocketAction
+		}{
+			{"readinessProbe", probeGet(c.ReadinessProbe), probeTCP(c.ReadinessProbe)},
+			{"livenessProbe", probeGet(c.LivenessProbe), probeTCP(c.LivenessProbe)},
+			{"startupProbe", probeGet(c.StartupProbe), probeTCP(c.StartupProbe)},
+			{"lifecycle.postStart", hookGet(c.Lifecycle, true), hookTCP(c.Lifecycle, true)},
+			{"lifecycle.preStop", hookGet(c.Lifecycle, false), hookTCP(c.Lifecycle, false)},
+		} {
+			var path, host string
+			switch {
+			case h.get != nil && h.get.Host != "":
+				path, host = h.field+".httpGet.host", h.get.Host
+			case h.tcp != nil && h.tcp.Host != "":
+				path, host = h.field+".tcpSocket.host", h.tcp.Host
+			default:
+				continue
+			}
+			out = append(out, Privilege{Path: pc.path + "." + path, Flag: FlagAllowHostNamespaces,
+				What: fmt.Sprintf("connections to %s from the host's network", host)})
 		}
 	}
 	// Every container of the pod is judged: an init container or a
@@ -398,6 +431,45 @@ func (p Policy) allows(pr Privilege) bool {
 		return false
 	}
 	return false
+}
+
+func probeGet(p *Probe) *HTTPGetAction {
+	if p == nil {
+		return nil
+	}
+	return p.HTTPGet
+}
+
+func probeTCP(p *Probe) *TCPSocketAction {
+	if p == nil {
+		return nil
+	}
+	return p.TCPSocket
+}
+
+// hook is l's postStart or preStop handler, nil if none.
+func hook(l *Lifecycle, postStart bool) *LifecycleHandler {
+	switch {
+	case l == nil:
+		return nil
+	case postStart:
+		return l.PostStart
+	}
+	return l.PreStop
+}
+
+func hookGet(l *Lifecycle, postStart bool) *HTTPGetAction {
+	if h := hook(l, postStart); h != nil {
+		return h.HTTPGet
+	}
+	return nil
+}
+
+func hookTCP(l *Lifecycle, postStart bool) *TCPSocketAction {
+	if h := hook(l, postStart); h != nil {
+		return h.TCPSocket
+	}
+	return nil
 }
 
 // PortRange is a range of ports, both ends included.

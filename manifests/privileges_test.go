@@ -5,6 +5,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"k8s.io/apimachinery/pkg/util/intstr"
 )
 
 func privBase(mut func(*Deployment)) *Deployment {
@@ -49,11 +51,19 @@ func TestPrivileges(t *testing.T) {
 			[]string{"spec.template.spec.hostNetwork --allow-host-namespaces", "spec.template.spec.hostPID --allow-host-namespaces"}},
 		// Item 17: the network annotation cannot bypass the host namespace gate.
 		{"network host", privBase(withNetwork("host")), nil, []string{netAnn + " --allow-host-namespaces"}},
-		{"network HOST", privBase(withNetwork("HOST")), nil, []string{netAnn + " --allow-host-namespaces"}},
 		{"network container", privBase(withNetwork("container:dockctl")), nil, []string{netAnn + " --allow-host-namespaces"}},
 		// Any other network is another instance's or application's.
 		{"network user-defined", privBase(withNetwork("backend")), nil, []string{netAnn + " --allow-networks"}},
 		{"network none, of an earlier release", privBase(withNetwork("none")), nil, nil},
+		// Docker's network modes are exact, lower-case words
+		// (container.NetworkMode.IsNone/IsHost): "None", " none" or "HOST"
+		// from a record of an earlier release is the name of a network
+		// that Docker joins, which needs the network flag as any other.
+		{"network None is a network", privBase(withNetwork("None")), nil, []string{netAnn + " --allow-networks"}},
+		{"network NONE is a network", privBase(withNetwork("NONE")), nil, []string{netAnn + " --allow-networks"}},
+		{"network none with a space is a network", privBase(withNetwork(" none")), nil, []string{netAnn + " --allow-networks"}},
+		{"network HOST is a network, and looks like the host's", privBase(withNetwork("HOST")), nil,
+			[]string{netAnn + " --allow-host-namespaces", netAnn + " --allow-networks"}},
 		// Pod Security's baseline level: host ports of every container.
 		{"host ports", privBase(func(d *Deployment) {
 			ps := &d.Spec.Template.Spec
@@ -63,6 +73,26 @@ func TestPrivileges(t *testing.T) {
 		}), nil, []string{
 			"spec.template.spec.initContainers[0].ports[0].hostPort --allow-host-ports",
 			"spec.template.spec.containers[0].ports[1].hostPort --allow-host-ports",
+		}},
+		// Pod Security's baseline level (v1.34+, KEP-4940) forbids the
+		// host field of probes and lifecycle hooks: the prober (here the
+		// controller, on the host's network) would dial any address, the
+		// host's loopback included, for a manifest with no privilege.
+		{"probe and hook hosts", privBase(func(d *Deployment) {
+			ps := &d.Spec.Template.Spec
+			ps.Containers[0].ReadinessProbe = &Probe{HTTPGet: &HTTPGetAction{Port: intstr.FromInt32(2375), Host: "127.0.0.1"}}
+			ps.Containers[0].LivenessProbe = &Probe{TCPSocket: &TCPSocketAction{Port: intstr.FromInt32(22), Host: "localhost"}}
+			ps.Containers[0].StartupProbe = &Probe{HTTPGet: &HTTPGetAction{Port: intstr.FromInt32(8080)}}
+			ps.InitContainers = []Container{{Name: "side", Image: "s", RestartPolicy: ContainerRestartPolicyAlways,
+				StartupProbe: &Probe{HTTPGet: &HTTPGetAction{Port: intstr.FromInt32(80), Host: "169.254.169.254"}},
+				Lifecycle: &Lifecycle{PostStart: &LifecycleHandler{TCPSocket: &TCPSocketAction{Port: intstr.FromInt32(80), Host: "10.0.0.1"}},
+					PreStop: &LifecycleHandler{HTTPGet: &HTTPGetAction{Port: intstr.FromInt32(80), Host: "::1"}}}}}
+		}), nil, []string{
+			"spec.template.spec.initContainers[0].startupProbe.httpGet.host --allow-host-namespaces",
+			"spec.template.spec.initContainers[0].lifecycle.postStart.tcpSocket.host --allow-host-namespaces",
+			"spec.template.spec.initContainers[0].lifecycle.preStop.httpGet.host --allow-host-namespaces",
+			"spec.template.spec.containers[0].readinessProbe.httpGet.host --allow-host-namespaces",
+			"spec.template.spec.containers[0].livenessProbe.tcpSocket.host --allow-host-namespaces",
 		}},
 		// Item 18: capabilities beyond Docker's default set.
 		{"default capabilities", privBase(withCaps("NET_BIND_SERVICE", "cap_chown", "Kill")), nil, nil},

@@ -329,7 +329,11 @@ func TestExplicitClusterIPWinsOverDynamicOfTheSameApply(t *testing.T) {
 		name     string
 		explicit string
 		order    []string
+		// viaList: the address is named in spec.clusterIPs only, which
+		// the API server's defaulting copies to spec.clusterIP.
+		viaList bool
 	}{
+		{name: "highest address named in clusterIPs only, dynamic synced first", explicit: "10.222.15.254", order: []string{"default/dyn", "default/fixed"}, viaList: true},
 		{name: "lowest address, dynamic synced first", explicit: "10.222.8.1", order: []string{"default/dyn", "default/fixed"}},
 		{name: "lowest address, explicit synced first", explicit: "10.222.8.1", order: []string{"default/fixed", "default/dyn"}},
 		{name: "highest address, dynamic synced first", explicit: "10.222.15.254", order: []string{"default/dyn", "default/fixed"}},
@@ -347,6 +351,9 @@ func TestExplicitClusterIPWinsOverDynamicOfTheSameApply(t *testing.T) {
 			dyn, fixed := webService("", 0), webService("", 0)
 			dyn.Service.Metadata.Name, fixed.Service.Metadata.Name = "dyn", "fixed"
 			fixed.Service.Spec.ClusterIP = tc.explicit
+			if tc.viaList {
+				fixed.Service.Spec.ClusterIP, fixed.Service.Spec.ClusterIPs = "", []string{tc.explicit}
+			}
 			r.svcs.put(dyn)
 			r.svcs.put(fixed)
 			for _, k := range tc.order {

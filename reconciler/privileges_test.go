@@ -3,6 +3,8 @@ package reconciler
 import (
 	"testing"
 
+	"k8s.io/apimachinery/pkg/util/intstr"
+
 	"github.com/dockctl/dockctl/dockerx"
 	"github.com/dockctl/dockctl/manifests"
 )
@@ -36,6 +38,13 @@ func TestControllerRefusesHostPrivileges(t *testing.T) {
 			d.Spec.Template.Spec.Containers[0].Ports = []manifests.ContainerPort{{ContainerPort: 8080, HostPort: p, HostIP: "127.0.0.1"}}
 		}
 	}
+	// A probe's host is dialled from the host's network.
+	probeHost := func(h string) func(*manifests.Deployment) {
+		return func(d *manifests.Deployment) {
+			d.Spec.Template.Spec.Containers[0].ReadinessProbe = &manifests.Probe{
+				HTTPGet: &manifests.HTTPGetAction{Path: "/", Port: intstr.FromInt32(2375), Host: h}}
+		}
+	}
 	tests := []struct {
 		name    string
 		mutate  func(*manifests.Deployment)
@@ -55,6 +64,10 @@ func TestControllerRefusesHostPrivileges(t *testing.T) {
 			[]string{"containers[0].ports[0].hostPort", "--allow-host-ports=18080"}},
 		{"an allowed network", network("backend"), manifests.Policy{Networks: []string{"backend"}}, nil},
 		{"a network not in the list", network("bridge"), manifests.Policy{Networks: []string{"backend"}}, []string{"--allow-networks=bridge"}},
+		// Pod Security's baseline level (v1.34, KEP-4940) forbids the
+		// host field of probes and lifecycle hooks.
+		{"a probe dialling the host's loopback", probeHost("127.0.0.1"), manifests.Policy{},
+			[]string{"containers[0].readinessProbe.httpGet.host", "--allow-host-namespaces"}},
 		{"default capability", caps("NET_BIND_SERVICE", "cap_chown"), manifests.Policy{}, nil},
 		{"SYS_ADMIN", caps("SYS_ADMIN"), manifests.Policy{}, []string{"capabilities.add[0]", "--allow-capabilities=SYS_ADMIN"}},
 		{"ALL", caps("ALL"), manifests.Policy{Capabilities: []string{"NET_ADMIN"}}, []string{"capabilities.add[0]", "--allow-capabilities=ALL"}},

@@ -444,14 +444,16 @@ func (s *services) noteRecord(key string, r *helperapi.DNSRecord) {
 }
 
 // portHolders lists the host ports held by others than this instance's
-// Services: deployments' hostPorts (and host-network ports), and every
-// container of the daemon that publishes one (when the client can list
-// them), this instance's proxies excepted.
+// Services: the hostPorts (and host-network ports) of the deployments it
+// runs, and every container of the daemon that publishes one (when the
+// client can list them), this instance's proxies excepted.
 func (s *services) portHolders(ctx context.Context) ([]portHolder, error) {
 	var out []portHolder
 	recs, _ := s.c.store.ListAll()
 	for _, r := range recs {
-		if r.Deleted {
+		if r.Deleted || len(s.c.opts.Allow.Refused(&r.Deployment)) > 0 {
+			// A deployment this controller refuses to run binds nothing;
+			// what of it still runs is seen on the daemon below.
 			continue
 		}
 		owner := "deployment " + r.Key()
@@ -985,8 +987,11 @@ func explicitClusterIPs(st ServiceStore, key string) map[netip.Addr]string {
 		if r.Deleted {
 			continue
 		}
-		k := serviceKey(&r.Service)
-		if a, err := netip.ParseAddr(r.Service.Spec.ClusterIP); err == nil && k != key {
+		// Defaulted as allocate sees it: an address named in
+		// spec.clusterIPs only is named too.
+		svc := defaultService(&r.Service)
+		k := serviceKey(svc)
+		if a, err := netip.ParseAddr(svc.Spec.ClusterIP); err == nil && k != key {
 			out[a] = k
 		}
 	}

@@ -32,6 +32,7 @@ type svcRig struct {
 	ctrl    *Controller
 	tracker *Tracker
 	prune   bool
+	allow   manifests.Policy // the controller's --allow-… flags
 }
 
 func newSvcRig(t *testing.T) *svcRig {
@@ -52,7 +53,7 @@ func newSvcRig(t *testing.T) *svcRig {
 // controller restart does; its tracker is fed again.
 func (r *svcRig) restart() {
 	r.ctrl = New(dockerfake.New(), r.deps, Options{Instance: "i", ServiceDocker: r.docker, ServiceStore: r.svcs,
-		ServiceAddress: "127.0.0.1", PruneOrphans: r.prune, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+		ServiceAddress: "127.0.0.1", PruneOrphans: r.prune, Allow: r.allow, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
 	r.tracker = r.ctrl.tracker
 	r.t.Cleanup(r.ctrl.svc.loop.queue.ShutDown)
 }
@@ -272,6 +273,8 @@ func findCondition(cs []store.Condition, typ string) *store.Condition {
 
 func TestServicePortConflicts(t *testing.T) {
 	r := newSvcRig(t)
+	r.allow = manifests.Policy{HostPorts: []manifests.PortRange{{From: 30080, To: 30080}}}
+	r.restart()
 	r.tracker.markSynced()
 	db := deployment(1)
 	db.Metadata.Name = "db"
@@ -310,6 +313,52 @@ func TestServicePortConflicts(t *testing.T) {
 	r.reconcile("shop/lb")
 	if r.svcs.writeCount() != sw || r.docker.writeCount() != dw {
 		t.Errorf("idle syncs with conflicts wrote: store %d→%d, docker %d→%d", sw, r.svcs.writeCount(), dw, r.docker.writeCount())
+	}
+}
+
+// A deployment the controller refuses to run (a hostPort without
+// --allow-host-ports, hostNetwork without --allow-host-namespaces) binds
+// no host port: it must not take a Service's port, nor be named in its
+// PortConflict as publishing it. Containers that still run and publish
+// one are seen on the daemon.
+func TestServicePortsNotHeldByARefusedDeployment(t *testing.T) {
+	tests := []struct {
+		name     string
+		allow    manifests.Policy
+		conflict string // in web's PortConflict; "" none
+	}{
+		{"refused", manifests.Policy{}, ""},
+		{"allowed", manifests.Policy{HostPorts: []manifests.PortRange{{From: 30080, To: 30080}}, HostNamespaces: true},
+			"127.0.0.1:30080/TCP is published by deployment default/db; host port 127.0.0.1:30081/TCP is published by deployment default/hostdb"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			r := newSvcRig(t)
+			r.allow = tt.allow
+			r.restart()
+			r.tracker.markSynced()
+			db := deployment(1)
+			db.Metadata.Name = "db"
+			db.Spec.Template.Spec.Containers[0].Ports = []manifests.ContainerPort{{ContainerPort: 5432, HostPort: 30080, HostIP: "127.0.0.1"}}
+			hostdb := deployment(1)
+			hostdb.Metadata.Name = "hostdb"
+			hostdb.Spec.Template.Spec.HostNetwork = true
+			hostdb.Spec.Template.Spec.Containers[0].Ports = []manifests.ContainerPort{{ContainerPort: 30081}}
+			if _, err := r.deps.Apply(store.Deployments(db, hostdb), store.ApplyOptions{}); err != nil {
+				t.Fatal(err)
+			}
+			web := webService("NodePort", 30080)
+			web.Service.Spec.Ports = append(web.Service.Spec.Ports, manifests.ServicePort{Name: "admin", Port: 81, NodePort: 30081})
+			r.svcs.put(web)
+			r.reconcile("default/web")
+			c := findCondition(r.svcs.status("default/web").Conditions, ServicePortConflict)
+			switch {
+			case tt.conflict == "" && c != nil:
+				t.Errorf("PortConflict %q: a refused deployment holds no port", c.Message)
+			case tt.conflict != "" && (c == nil || !strings.Contains(c.Message, tt.conflict)):
+				t.Errorf("PortConflict %+v, want %q", c, tt.conflict)
+			}
+		})
 	}
 }
 

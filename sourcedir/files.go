@@ -67,8 +67,12 @@ func list(path, real string) (files []manifestFile, refused, unreadable map[stri
 		target := p
 		if d.Type()&fs.ModeSymlink != 0 {
 			var terr error
-			target, terr = filepath.EvalSymlinks(p)
+			target, _, terr = resolveInside(path, real, p)
+			var out *outsideError
 			switch {
+			case errors.As(terr, &out):
+				refused[p] = fmt.Errorf("symbolic link to %s, outside the directory %s: refused (a manifest may link only to a file inside it)", out.to, path)
+				return nil
 			case terr != nil && strings.HasPrefix(d.Name(), ".#"):
 				return nil // an Emacs lock link, dangling by design
 			case terr != nil:
@@ -76,9 +80,6 @@ func list(path, real string) (files []manifestFile, refused, unreadable map[stri
 				// its objects silently missing.
 				to, _ := os.Readlink(p)
 				refused[p] = fmt.Errorf("symbolic link to %s: %w", to, bare(terr))
-				return nil
-			case !manifests.Within(target, real):
-				refused[p] = fmt.Errorf("symbolic link to %s, outside the directory %s: refused (a manifest may link only to a file inside it)", target, path)
 				return nil
 			}
 		} else if !d.Type().IsRegular() {
@@ -92,6 +93,94 @@ func list(path, real string) (files []manifestFile, refused, unreadable map[stri
 		return nil, nil, nil, err
 	}
 	return files, refused, unreadable, nil
+}
+
+// outsideError: a link leads out of the directory, to to.
+type outsideError struct{ to string }
+
+func (e *outsideError) Error() string { return "symbolic link to " + e.to + ", outside the directory" }
+
+// resolveInside resolves p, a path under real (the directory path given
+// as resolved), as the kernel would, following each link, but looking at
+// nothing outside real: a link that leads out is refused from its text
+// alone. EvalSymlinks would lstat where it leads, and on a mount that
+// hangs (a dead NFS server, a FUSE server that does not answer) that
+// stalls the sync, out of reach of the read deadline. An absolute link
+// into path as given counts as one into real. It returns the resolved
+// path and the links met on the way, p first when it is one; all are
+// under real, which has no link in it.
+func resolveInside(path, real, p string) (string, []string, error) {
+	path = filepath.Clean(path)
+	under := func(q string) ([]string, bool) {
+		for _, base := range []string{real, path} {
+			if rel, err := filepath.Rel(base, q); err == nil && manifests.Within(q, base) {
+				return strings.Split(rel, "/"), true
+			}
+		}
+		return nil, false
+	}
+	// outside names the way out: p's link, and the one leading out if
+	// another.
+	outside := func(l, to string) error {
+		first, _ := os.Readlink(p)
+		if l != p {
+			first += " (" + l + " -> " + to + ")"
+		}
+		return &outsideError{to: first}
+	}
+	todo, ok := under(filepath.Clean(p))
+	if !ok {
+		return "", nil, outside(p, p)
+	}
+	var links []string
+	cur := real
+	for len(todo) > 0 {
+		part := todo[0]
+		todo = todo[1:]
+		switch part {
+		case "", ".":
+			continue
+		case "..":
+			// cur holds no link: its parent is its lexical parent.
+			if cur == real {
+				l := p
+				if len(links) > 0 {
+					l = links[len(links)-1]
+				}
+				to, _ := os.Readlink(l)
+				return "", nil, outside(l, to)
+			}
+			cur = filepath.Dir(cur)
+			continue
+		}
+		next := filepath.Join(cur, part)
+		fi, err := os.Lstat(next)
+		if err != nil {
+			return "", nil, err
+		}
+		if fi.Mode()&fs.ModeSymlink == 0 {
+			cur = next
+			continue
+		}
+		if len(links) >= 40 { // the kernel's limit
+			return "", nil, &fs.PathError{Op: "resolve", Path: p, Err: syscall.ELOOP}
+		}
+		links = append(links, next)
+		to, err := os.Readlink(next)
+		if err != nil {
+			return "", nil, err
+		}
+		if filepath.IsAbs(to) {
+			parts, ok := under(filepath.Clean(to))
+			if !ok {
+				return "", nil, outside(next, to)
+			}
+			cur, todo = real, append(parts, todo...)
+		} else {
+			todo = append(strings.Split(to, "/"), todo...)
+		}
+	}
+	return cur, links, nil
 }
 
 // notRegular is the refusal of a file of type mode.

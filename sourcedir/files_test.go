@@ -1,15 +1,20 @@
 package sourcedir
 
 import (
+	"encoding/binary"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strings"
 	"sync"
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/fsnotify/fsnotify"
 
 	"github.com/dockctl/dockctl/manifests"
 	"github.com/dockctl/dockctl/store"
@@ -206,5 +211,150 @@ func TestManifestsFileReadHasADeadline(t *testing.T) {
 	defer mu.Unlock()
 	if reads != 1 {
 		t.Errorf("%d reads of the hanging file, want 1: a second sync must not pile up another", reads)
+	}
+}
+
+// A link out of the directory is refused without the controller looking
+// at what it names: resolving it (lstat on the way, as EvalSymlinks does)
+// would stall the sync for every object on a mount that hangs (a dead NFS
+// server, a FUSE server that does not answer), out of reach of the read
+// deadline. The mount here is a FUSE file system whose server records
+// every request and answers "no such file": any request is a place where
+// a hung server would have stalled the sync.
+func TestManifestsLinkOutIsRefusedWithoutLookingOutside(t *testing.T) {
+	root := t.TempDir()
+	dir := filepath.Join(root, "m")
+	write(t, filepath.Join(dir, "web.yaml"), deployment("web", "web:1"))
+	mnt := filepath.Join(root, "mnt")
+	requests := mountRecordingFUSE(t, mnt)
+	link(t, filepath.Join(mnt, "probe", "leak.yaml"), filepath.Join(dir, "leak.yaml"))
+	link(t, "../mnt/probe/rel.yaml", filepath.Join(dir, "rel.yaml"))
+	if err := os.Mkdir(filepath.Join(dir, "sub"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	link(t, "../../mnt/probe", filepath.Join(dir, "sub", "out"))
+	link(t, "sub/out/through.yaml", filepath.Join(dir, "through.yaml"))
+	f := newFixture(t, Options{Paths: []string{dir}})
+	f.sync()
+	w, err := fsnotify.NewWatcher()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = w.Close() }()
+	f.s.rewatch(w)
+	if got := requests(); len(got) > 0 {
+		t.Errorf("the sync asked %v of a mount outside the directory", got)
+	}
+	st := f.status()[0]
+	for _, name := range []string{"leak.yaml", "rel.yaml", "through.yaml"} {
+		if !slices.Contains(st.Errors, filepath.Join(dir, name)) {
+			t.Errorf("%s not refused: status %+v", name, st)
+		}
+	}
+	if !strings.Contains(st.Message, "outside the directory") {
+		t.Errorf("status %+v, want the links refused as leading outside the directory", st)
+	}
+	if live := f.live(); live["web"] == "" {
+		t.Errorf("web not applied beside the links: live %v", live)
+	}
+}
+
+// mountRecordingFUSE mounts at mnt a FUSE file system served here: it
+// answers every request but its start with ENOENT and records it (a
+// lookup with its name); the returned function lists them. Unmounted at
+// the test's end.
+func mountRecordingFUSE(t *testing.T, mnt string) func() []string {
+	t.Helper()
+	if err := os.MkdirAll(mnt, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	fd, err := syscall.Open("/dev/fuse", syscall.O_RDWR|syscall.O_CLOEXEC, 0)
+	if err != nil {
+		t.Skipf("no FUSE here (%v): needs root and /dev/fuse", err)
+	}
+	opts := fmt.Sprintf("fd=%d,rootmode=40000,user_id=0,group_id=0", fd)
+	if err := syscall.Mount("dockctl-test", mnt, "fuse", syscall.MS_NOSUID|syscall.MS_NODEV, opts); err != nil {
+		_ = syscall.Close(fd)
+		t.Skipf("cannot mount FUSE here (%v): needs root", err)
+	}
+	var mu sync.Mutex
+	var names []string
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		buf := make([]byte, 1<<17)
+		for {
+			n, err := syscall.Read(fd, buf)
+			if err == syscall.EINTR || err == syscall.EAGAIN {
+				continue
+			}
+			if err != nil || n < 40 {
+				return // unmounted: ENODEV
+			}
+			// fuse_in_header: len, opcode, unique, nodeid, uid, gid, pid, padding.
+			opcode := binary.LittleEndian.Uint32(buf[4:8])
+			unique := binary.LittleEndian.Uint64(buf[8:16])
+			const opLookup, opInit, opForget, opBatchForget = 1, 26, 2, 42
+			var reply []byte
+			switch opcode {
+			case opForget, opBatchForget:
+				continue // no reply
+			case opInit:
+				// fuse_out_header then the fuse_init_out of protocol 7.12
+				// (major, minor, max_readahead, flags, max_background,
+				// congestion_threshold, max_write).
+				reply = make([]byte, 16+24)
+				binary.LittleEndian.PutUint32(reply[16:], 7)
+				binary.LittleEndian.PutUint32(reply[20:], 12)
+				binary.LittleEndian.PutUint32(reply[36:], 4096)
+			default:
+				req := fmt.Sprintf("opcode %d", opcode)
+				if opcode == opLookup {
+					req = "lookup " + strings.TrimRight(string(buf[40:n]), "\x00")
+				}
+				mu.Lock()
+				names = append(names, req)
+				mu.Unlock()
+				reply = make([]byte, 16)
+				errno := -int32(syscall.ENOENT)
+				binary.LittleEndian.PutUint32(reply[4:], uint32(errno))
+			}
+			binary.LittleEndian.PutUint32(reply[0:], uint32(len(reply)))
+			binary.LittleEndian.PutUint64(reply[8:], unique)
+			_, _ = syscall.Write(fd, reply)
+		}
+	}()
+	t.Cleanup(func() {
+		_ = syscall.Unmount(mnt, syscall.MNT_DETACH)
+		<-done
+		_ = syscall.Close(fd)
+	})
+	return func() []string {
+		mu.Lock()
+		defer mu.Unlock()
+		return slices.Clone(names)
+	}
+}
+
+// A link that stays inside is read wherever its text points from: an
+// absolute link into the directory, by its resolved path or by the path
+// as given (git-sync's link above the checkout), and a relative one
+// through a linked subdirectory that stays inside.
+func TestManifestsLinkInsideIsRead(t *testing.T) {
+	root := t.TempDir()
+	write(t, filepath.Join(root, "wt1", "base", "a.in"), deployment("a", "a:1"))
+	write(t, filepath.Join(root, "wt1", "base", "b.in"), deployment("b", "b:1"))
+	write(t, filepath.Join(root, "wt1", "base", "c.in"), deployment("c", "c:1"))
+	link(t, "wt1", filepath.Join(root, "current"))
+	link(t, "base", filepath.Join(root, "wt1", "lib"))
+	link(t, filepath.Join(root, "wt1", "base", "a.in"), filepath.Join(root, "wt1", "a.yaml"))
+	link(t, filepath.Join(root, "current", "base", "b.in"), filepath.Join(root, "wt1", "b.yaml"))
+	link(t, "lib/../base/c.in", filepath.Join(root, "wt1", "c.yaml"))
+	dir := filepath.Join(root, "current")
+	f := newFixture(t, Options{Paths: []string{dir}})
+	f.sync()
+	m := " " + store.DirectoryManager(dir)
+	if got, want := f.live(), map[string]string{"a": "a:1" + m, "b": "b:1" + m, "c": "c:1" + m}; !reflect.DeepEqual(got, want) {
+		t.Errorf("live %v, want %v (status %+v)", got, want, f.status()[0])
 	}
 }

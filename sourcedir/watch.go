@@ -5,7 +5,6 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"strings"
 	"time"
 
 	"github.com/fsnotify/fsnotify"
@@ -192,12 +191,12 @@ func (s *Syncer) rewatch(w *fsnotify.Watcher) {
 				// duplicate), so its name, and the name of every link
 				// on its way, is watched where it is. list reads only
 				// targets inside real; so it watches.
-				target, err := filepath.EvalSymlinks(path)
-				if err != nil || !manifests.Within(target, real) {
+				target, links, err := resolveInside(p, real, path)
+				if err != nil {
 					break
 				}
 				dir(filepath.Dir(target)).names[filepath.Base(target)] = true
-				for _, l := range linksOnTheWay(path) {
+				for _, l := range links {
 					dir(filepath.Dir(l)).names[filepath.Base(l)] = true
 				}
 			}
@@ -242,41 +241,4 @@ func (s *Syncer) untilEmptyDeletes() (time.Duration, bool) {
 	}
 	// A little after the deadline, so that the sync finds it passed.
 	return first + 10*time.Millisecond, first >= 0
-}
-
-// linksOnTheWay returns the symbolic links resolving the absolute path p
-// meets, in order, p first when it is one: each is where a swap changes
-// what p is.
-func linksOnTheWay(p string) []string {
-	var out []string
-	todo := filepath.Clean(p)
-	for range 255 { // the kernel's limit is 40: a loop ends here
-		parts := strings.Split(strings.TrimPrefix(todo, "/"), "/")
-		cur, next := "/", ""
-		for i, part := range parts {
-			at := filepath.Join(cur, part)
-			fi, err := os.Lstat(at)
-			if err != nil {
-				return out
-			}
-			if fi.Mode()&os.ModeSymlink != 0 {
-				out = append(out, at)
-				t, err := os.Readlink(at)
-				if err != nil {
-					return out
-				}
-				if !filepath.IsAbs(t) {
-					t = filepath.Join(cur, t)
-				}
-				next = filepath.Join(append([]string{t}, parts[i+1:]...)...)
-				break
-			}
-			cur = at
-		}
-		if next == "" {
-			return out
-		}
-		todo = next
-	}
-	return out
 }
