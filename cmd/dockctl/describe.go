@@ -596,6 +596,48 @@ func multiline(tw io.Writer, key string, m map[string]string) {
 	}
 }
 
+// maxAnnotationLen is kubectl describe's: a longer annotation (its key,
+// ": " and its value) is printed under its key, each line cut to it.
+const maxAnnotationLen = 140
+
+// annotationsMultiline prints annotations as kubectl's
+// printAnnotationsMultiline does: "key: value" (not a label's key=value),
+// the first after the title and each other on a line of its own, sorted;
+// a value of several lines or longer than maxAnnotationLen under its key,
+// each line indented by two and cut at maxAnnotationLen-2 ("..."); the
+// last-applied configuration left out; <none> when none is left.
+func annotationsMultiline(tw io.Writer, m map[string]string) {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		if k != lastApplied {
+			keys = append(keys, k)
+		}
+	}
+	if len(keys) == 0 {
+		fmt.Fprint(tw, "Annotations:\t<none>\n")
+		return
+	}
+	sort.Strings(keys)
+	fmt.Fprint(tw, "Annotations:\t")
+	for i, k := range keys {
+		if i != 0 {
+			fmt.Fprint(tw, "\t")
+		}
+		v := strings.TrimSuffix(m[k], "\n")
+		if len(v)+len(k)+2 <= maxAnnotationLen && !strings.Contains(v, "\n") {
+			fmt.Fprintf(tw, "%s: %s\n", k, v)
+			continue
+		}
+		fmt.Fprintf(tw, "%s:\n", k)
+		for _, line := range strings.Split(v, "\n") {
+			if len(line) > maxAnnotationLen-2 {
+				line = line[:maxAnnotationLen-2] + "..."
+			}
+			fmt.Fprintf(tw, "\t  %s\n", line)
+		}
+	}
+}
+
 func kv(m map[string]string) string {
 	if len(m) == 0 {
 		return "<none>"

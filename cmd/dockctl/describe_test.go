@@ -21,7 +21,14 @@ func describeServicesInstance(t *testing.T) []string {
 		t.Fatal(err)
 	}
 	team := &manifests.Namespace{Metadata: manifests.ObjectMeta{Name: "team",
-		Labels: map[string]string{"tier": "back"}, Annotations: map[string]string{"owner": "shop"}}}
+		Labels: map[string]string{"tier": "back"}, Annotations: map[string]string{"owner": "shop",
+			// kubectl's printAnnotationsMultiline: a value of several
+			// lines, or longer than 140 with its key, under its key,
+			// each line indented and cut at 138; the last-applied
+			// configuration never shown.
+			"notes":     strings.Repeat("x", 150),
+			"runbook":   "step one\nstep two\n",
+			lastApplied: `{"kind":"Namespace"}`}}}
 	b := store.Bundle{Namespaces: []*manifests.Namespace{team}}
 	for _, d := range docs {
 		b.Services = append(b.Services, d.Service)

@@ -92,13 +92,7 @@ func describeNamespace(w io.Writer, snap *snapshot, e namespaceEntry) {
 	fmt.Fprintf(tw, "Name:\t%s\n", m.Name)
 	fmt.Fprintf(tw, "Instance:\t%s\n", snap.instance)
 	multiline(tw, "Labels", m.Labels)
-	ann := map[string]string{}
-	for k, v := range m.Annotations {
-		if k != lastApplied {
-			ann[k] = v
-		}
-	}
-	multiline(tw, "Annotations", ann)
+	annotationsMultiline(tw, m.Annotations)
 	fmt.Fprintf(tw, "Status:\t%s\n", e.phase)
 	tw.Flush()
 }

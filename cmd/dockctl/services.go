@@ -568,7 +568,7 @@ func describeEndpoints(w io.Writer, snap *snapshot, e serviceEntry) {
 	fmt.Fprintf(tw, "Namespace:\t%s\n", ep.Namespace)
 	fmt.Fprintf(tw, "Instance:\t%s\n", snap.instance)
 	multiline(tw, "Labels", ep.Labels)
-	multiline(tw, "Annotations", ep.Annotations)
+	annotationsMultiline(tw, ep.Annotations)
 	// No tab after Subsets: as kubectl's, its line ends the column of
 	// the lines above.
 	switch {
