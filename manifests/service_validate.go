@@ -233,3 +233,18 @@ func (v *validator) targetPort(p string, tp intstr.IntOrString) {
 		v.add(p, "invalid value %q: %s", tp.StrVal, strings.Join(msgs, "; "))
 	}
 }
+
+// ValidateServiceUpdate checks that storing next over live (both valid,
+// live not deleted) is allowed: as core/v1's ValidateServiceUpdate, a
+// cluster IP given is immutable — clients cache the name's answer, and a
+// cluster refuses the change ("may not change once set"), so a history
+// dockctl accepted would fail there. Leaving it out keeps the address
+// held, as the API server keeps the allocated one.
+func ValidateServiceUpdate(next, live *Service) error {
+	if live.Spec.ClusterIP == "" || next.Spec.ClusterIP == "" || next.Spec.ClusterIP == live.Spec.ClusterIP {
+		return nil
+	}
+	v := &validator{}
+	v.add("spec.clusterIPs[0]", "Invalid value: %q: may not change once set", next.Spec.ClusterIP)
+	return v.errs.Err()
+}

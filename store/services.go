@@ -298,6 +298,10 @@ func planService(old *ServiceRecord, n normService, now time.Time) (*ServiceReco
 		if bytes.Equal(prev.all, n.all) {
 			return old, Unchanged, nil
 		}
+		if err := manifests.ValidateServiceUpdate(&n.svc, &old.Service); err != nil {
+			// The API server's words: The Service "x" is invalid: …
+			return nil, "", fmt.Errorf("the %s %q is invalid: %w", manifests.KindService, display(old.Service.Metadata.Namespace, old.Service.Metadata.Name), err)
+		}
 		rec = *old
 		if !bytes.Equal(prev.spec, n.spec) {
 			rec.Generation++
