@@ -109,6 +109,9 @@ type services struct {
 	dnsGen  int64             // the DNS server's generation
 	// dnsRecords are the records the DNS server acknowledged last.
 	dnsRecords []helperapi.DNSRecord
+	// envWait bounds a create's wait for a Service's address
+	// (serviceEnvWait; serviceenv.go).
+	envWait time.Duration
 }
 
 func newServices(c *Controller, docker ServiceDocker, st ServiceStore, address string) *services {
@@ -118,7 +121,8 @@ func newServices(c *Controller, docker ServiceDocker, st ServiceStore, address s
 		// A generation the DNS server cannot have seen: it has no status
 		// file to keep one in, and a previous controller counted up from
 		// its own start, earlier.
-		dnsGen: c.opts.Now().UnixMilli(),
+		dnsGen:  c.opts.Now().UnixMilli(),
+		envWait: serviceEnvWait,
 	}
 	s.loop = newLoop(s, loopConfig{
 		Name:        "services",
@@ -790,6 +794,9 @@ type allocator struct {
 	// such allocation (serviceenv.go).
 	assigned map[string]bool
 	next     chan struct{}
+	// envUntil is, per Service without an address, until when creates
+	// wait for it (serviceenv.go).
+	envUntil map[string]time.Time
 }
 
 // waitsForRelease reports whether a Service's conditions say it lacks an
@@ -940,6 +947,10 @@ func (a *allocator) release(key string) []string {
 	old, ok := a.held[key]
 	delete(a.held, key)
 	delete(a.waiting, key)
+	// A Service applied again under the name is a new one: creates wait
+	// for its address again (serviceenv.go).
+	delete(a.assigned, key)
+	delete(a.envUntil, key)
 	if ok && frees(old, serviceAllocation{}) {
 		return a.waitingLocked(key)
 	}
