@@ -397,12 +397,12 @@ func (in PlanInput) planPodFiles(p *pod, pp podPlan, ref *dockerx.PodRef, plan *
 		return nil, false, ""
 	case pf.Missing != "" && pf.Have == "":
 		// Containers of a pod whose files are not known to be written
-		// (the holder said none, filesWrittenBefore: a daemon restart ran
-		// it again on an empty tmpfs): no partial write, which is kept
-		// for pods known to have had every volume written; those that
-		// run go on, but none is created or started on volumes that may
-		// be empty, as the kubelet starts no container of a pod before
-		// all of its volumes are mounted.
+		// (a restarted controller's check, filesWrittenBefore, said no or
+		// failed): no partial write, which is kept for pods known to have
+		// had every volume written; those that run go on, but none is
+		// created or started on volumes that may be empty, as the kubelet
+		// starts no container of a pod before all of its volumes are
+		// mounted. The check is asked again at the next sync.
 		return nil, true, pf.Missing
 	case pf.Want != "" && pf.Want != pf.Have:
 		reason, cause := ReasonFilesChanged, "files of its volumes changed"

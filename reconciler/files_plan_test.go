@@ -144,13 +144,12 @@ func TestPlanPodFilesWithAVolumeMissing(t *testing.T) {
 }
 
 // TestPlanPodFilesNotKnownWrittenStartsNothing: a pod whose files are not
-// known to be written (a daemon restart ran its holder again on an empty
-// tmpfs, or a restarted controller could not confirm them) while one of
-// its volumes cannot be made gets no container started: the kubelet
-// starts no container of a pod before every one of its volumes is
-// mounted, and an exited member would otherwise run on empty volumes —
-// those that could be written as well. It waits, named in ReplicaFailure;
-// a member that runs is left running (and nothing is reported for it).
+// known to be written (a restarted controller could not confirm them: its
+// check said no, or failed) while one of its volumes cannot be made gets
+// no container created or started: the kubelet starts no container of a
+// pod before every one of its volumes is mounted, and an exited member
+// would otherwise run on volumes that may be empty. It waits, named in
+// ReplicaFailure; a member that runs is left running.
 func TestPlanPodFilesNotKnownWrittenStartsNothing(t *testing.T) {
 	const H = "aaaa"
 	key := podKeyPrefix + dockerx.ContainerName("i", "", "web", H, 0) + "/u" + H + "0"
