@@ -106,7 +106,7 @@ func envMissingRefs(ns string, ps *manifests.PodSpec, cs ConfigStore) string {
 
 // resolveEnv resolves the environment of the template container op
 // creates (nil for a holder, which runs none).
-func (c *Controller) resolveEnv(ctx context.Context, in PlanInput, op Op, req dockerx.CreateRequest, podIP string) ([]string, error) {
+func (c *Controller) resolveEnv(ctx context.Context, in PlanInput, op Op, req dockerx.CreateRequest, podIP string, services map[string]string) ([]string, error) {
 	if op.Role == dockerx.RoleHolder || op.From == nil {
 		return nil, nil
 	}
@@ -122,7 +122,7 @@ func (c *Controller) resolveEnv(ctx context.Context, in PlanInput, op Op, req do
 	if podIP != "" {
 		pod.PodIP = podIP
 	}
-	env, err := resolveEnv(ps, ctr, pod, c.opts.Config, c.serviceEnv(ctx, pod.Namespace, ps)) // serviceenv.go
+	env, err := resolveEnv(ps, ctr, pod, c.opts.Config, services)
 	if err != nil {
 		return nil, fmt.Errorf("create %s: %w", op.Name, err)
 	}

@@ -397,12 +397,15 @@ func (c *Controller) create(ctx context.Context, in PlanInput, op Op, holderImag
 	if (op.Pod == nil || op.Role == dockerx.RoleHolder) && !op.From.Spec.Template.Spec.HostNetwork {
 		req.Network = podNetwork(network, in.namespace())
 	}
+	// Before the pod address: a wait for a Service's address must not
+	// hold the lock other creates take for theirs.
+	svcEnv := c.containerServiceEnv(ctx, in, op)                     // serviceenv.go
 	podIP, release, err := c.assignPodIP(ctx, in, op, &req, network) // podip.go
 	if err != nil {
 		return err
 	}
 	defer release()
-	env, err := c.resolveEnv(ctx, in, op, req, podIP) // envctl.go
+	env, err := c.resolveEnv(ctx, in, op, req, podIP, svcEnv) // envctl.go
 	if err != nil {
 		return err
 	}

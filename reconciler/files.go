@@ -381,10 +381,12 @@ func (c *Controller) writerHolderImage(ctx context.Context) (string, error) {
 // planPodFiles is planPod's step for a running holder pod with file
 // volumes: a write when its files are not (known to be) what they should
 // be. proceed false: the pod's containers must not be created or started
-// (it never got its files and cannot get them now).
-func (in PlanInput) planPodFiles(p *pod, pp podPlan, ref *dockerx.PodRef, plan *Plan) (write *Op, proceed bool) {
+// (it never got its files and cannot get them now). hold, when not "",
+// says why no container of the pod may be created or started now, though
+// those that run are tended.
+func (in PlanInput) planPodFiles(p *pod, pp podPlan, ref *dockerx.PodRef, plan *Plan) (write *Op, proceed bool, hold string) {
 	if !manifests.NeedsWriter(&pp.t.Spec) || p.holder == nil || p.holder.State != dockerx.StateRunning {
-		return nil, true
+		return nil, true, ""
 	}
 	pf := in.Files[p.key]
 	switch {
@@ -392,23 +394,27 @@ func (in PlanInput) planPodFiles(p *pod, pp podPlan, ref *dockerx.PodRef, plan *
 		// Never started: it waits for its files, as a pod whose volume
 		// cannot be mounted stays ContainerCreating.
 		plan.Blocked = append(plan.Blocked, pf.Missing)
-		return nil, false
+		return nil, false, ""
 	case pf.Missing != "" && pf.Have == "":
-		// Containers that run without files known to be written (the
-		// holder said none, filesWrittenBefore): a partial write is kept
-		// for pods known to have had every volume written.
-		return nil, true
+		// Containers of a pod whose files are not known to be written
+		// (a restarted controller's check, filesWrittenBefore, said no or
+		// failed): no partial write, which is kept for pods known to have
+		// had every volume written; those that run go on, but none is
+		// created or started on volumes that may be empty, as the kubelet
+		// starts no container of a pod before all of its volumes are
+		// mounted. The check is asked again at the next sync.
+		return nil, true, pf.Missing
 	case pf.Want != "" && pf.Want != pf.Have:
 		reason, cause := ReasonFilesChanged, "files of its volumes changed"
 		if pf.Have == "" {
 			reason, cause = ReasonFilesUnwritten, "files of its volumes not written by this controller yet"
 		}
 		return &Op{Kind: OpWriteFiles, Name: p.holder.Name, ContainerID: p.holder.ID, Hash: p.hash, From: pp.from, Pod: ref,
-			Reason: reason, Cause: fmt.Sprintf("pod %s: %s", p.name, cause)}, true
+			Reason: reason, Cause: fmt.Sprintf("pod %s: %s", p.name, cause)}, true, ""
 	case pf.Want == "" && pf.Have == "" && len(p.members) == 0:
-		return nil, false // never started, and nothing to write yet
+		return nil, false, "" // never started, and nothing to write yet
 	}
-	return nil, true
+	return nil, true, ""
 }
 
 // subPathError is a container whose subPath bind would lead out of its

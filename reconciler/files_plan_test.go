@@ -142,3 +142,46 @@ func TestPlanPodFilesWithAVolumeMissing(t *testing.T) {
 		})
 	}
 }
+
+// TestPlanPodFilesNotKnownWrittenStartsNothing: a pod whose files are not
+// known to be written (a restarted controller could not confirm them: its
+// check said no, or failed) while one of its volumes cannot be made gets
+// no container created or started: the kubelet starts no container of a
+// pod before every one of its volumes is mounted, and an exited member
+// would otherwise run on volumes that may be empty. It waits, named in
+// ReplicaFailure; a member that runs is left running.
+func TestPlanPodFilesNotKnownWrittenStartsNothing(t *testing.T) {
+	const H = "aaaa"
+	key := podKeyPrefix + dockerx.ContainerName("i", "", "web", H, 0) + "/u" + H + "0"
+	const missing = `pod web-aaaa-0: MountVolume.SetUp failed: volume tls: secret "tls" not found`
+	tests := []struct {
+		name        string
+		member      string
+		wantStart   bool
+		wantBlocked bool
+	}{
+		{"exited member: not started, waits", dockerx.StateExited, false, true},
+		{"created member: not started, waits", dockerx.StateCreated, false, true},
+		{"running member: left running", dockerx.StateRunning, false, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			in := podInput(filesDeployment(1), podOf(H, 0, dockerx.StateRunning, map[string]string{"app": tt.member}))
+			in.Files = map[string]PodFiles{key: {Want: "partial", Missing: missing}}
+			in.Instance, in.Name, in.Hash, in.Now = "i", "web", H, t0
+			plan := ComputePlan(in)
+			started := slices.ContainsFunc(plan.Ops, func(op Op) bool { return op.Kind == OpStart || op.Kind == OpCreate })
+			if started != tt.wantStart {
+				t.Errorf("started %v, want %v:\n%s", started, tt.wantStart, plan)
+			}
+			for _, op := range plan.Ops {
+				if op.Kind == OpRemove || op.Kind == OpRestart || op.Kind == OpWriteFiles {
+					t.Errorf("unexpected %s:\n%s", op.Kind, plan)
+				}
+			}
+			if blocked := slices.Contains(plan.Blocked, missing); blocked != tt.wantBlocked {
+				t.Errorf("blocked %v, want %v: %q", blocked, tt.wantBlocked, plan.Blocked)
+			}
+		})
+	}
+}

@@ -53,9 +53,16 @@ func (in PlanInput) planPod(p *pod, pp podPlan, plan *Plan) (ops []Op, blocked b
 		return Op{Kind: OpStart, Name: c.Name, ContainerID: c.ID, Reason: reason, Cause: cause}, true
 	}
 	awaitFiles := "" // the holder whose files this plan writes first
+	holdStarts := "" // why no container of the pod may be created or started (planPodFiles)
 	add := func(op Op) {
 		if pp.refused && op.Kind != OpUnpause {
 			blocked = true
+			return
+		}
+		if holdStarts != "" && (op.Kind == OpCreate || op.Kind == OpStart) {
+			if !slices.Contains(plan.Blocked, holdStarts) {
+				plan.Blocked = append(plan.Blocked, holdStarts)
+			}
 			return
 		}
 		if awaitFiles != "" && (op.Kind == OpCreate || op.Kind == OpStart) {
@@ -77,7 +84,8 @@ func (in PlanInput) planPod(p *pod, pp podPlan, plan *Plan) (ops []Op, blocked b
 	default:
 		return nil, false // restarting: look again at its next event
 	}
-	write, proceed := in.planPodFiles(p, pp, ref, plan) // files.go
+	write, proceed, hold := in.planPodFiles(p, pp, ref, plan) // files.go
+	holdStarts = hold
 	if write != nil {
 		ops = append(ops, *write)
 		awaitFiles = ref.Holder

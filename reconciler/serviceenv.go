@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/dockctl/dockctl/dockerx"
 	"github.com/dockctl/dockctl/manifests"
 )
 
@@ -79,7 +80,7 @@ func envVarName(s string) string { return strings.ToUpper(strings.ReplaceAll(s, 
 // in namespace ns (nil when the pod turns them off, or this controller
 // runs no Services): the live Services of the namespace with the address
 // the Service reconciler gave them. One it has not synced yet is waited
-// for, up to serviceEnvWait.
+// for, up to serviceEnvWait for them all (awaitAddress).
 func (c *Controller) serviceEnv(ctx context.Context, ns string, ps *manifests.PodSpec) map[string]string {
 	if c.svc == nil || (ps.EnableServiceLinks != nil && !*ps.EnableServiceLinks) {
 		return nil
@@ -88,32 +89,71 @@ func (c *Controller) serviceEnv(ctx context.Context, ns string, ps *manifests.Po
 	if len(errs) > 0 {
 		c.log.Warn("Services unreadable: their environment variables are left out", "namespace", ns, "err", errs[0])
 	}
-	deadline := time.NewTimer(serviceEnvWait)
-	defer deadline.Stop()
 	var links []serviceLink
+	until := time.Now().Add(c.svc.envWait) // one bound for all of them
 	for _, r := range recs {
 		svc := defaultService(&r.Service)
 		if r.Deleted || svc.Metadata.NamespaceOrDefault() != ns || svc.Spec.ClusterIP == manifests.ClusterIPNone {
 			continue
 		}
-		key := serviceKey(svc)
-		for {
-			ip, ok, wait := c.svc.alloc.addressOf(c.svc.store, key)
-			if ok {
-				links = append(links, serviceLink{Name: svc.Metadata.Name, ClusterIP: ip, Ports: svc.Spec.Ports})
-				break
-			}
-			select {
-			case <-wait:
-				continue
-			case <-ctx.Done():
-			case <-deadline.C:
-				c.log.Warn("Service has no address yet: its environment variables are left out", "service", key)
-			}
-			break
+		if ip, ok := c.svc.awaitAddress(ctx, serviceKey(svc), until); ok {
+			links = append(links, serviceLink{Name: svc.Metadata.Name, ClusterIP: ip, Ports: svc.Spec.Ports})
 		}
 	}
 	return serviceEnvVars(links)
+}
+
+// containerServiceEnv is serviceEnv for the container op creates (none
+// for a holder, which runs no workload).
+func (c *Controller) containerServiceEnv(ctx context.Context, in PlanInput, op Op) map[string]string {
+	if op.Role == dockerx.RoleHolder || op.From == nil {
+		return nil
+	}
+	return c.serviceEnv(ctx, in.namespace(), &op.From.Spec.Template.Spec)
+}
+
+// awaitAddress returns a Service's address, waiting for its sync to give
+// it one until the Service's wait ends: until, as the first create that
+// waited for it set it. Every create shares that one window — the kubelet
+// waits once, for its informer's first sync — so a Service that gets no
+// address holds up a scale-up once, not each of its creates in turn.
+func (s *services) awaitAddress(ctx context.Context, key string, until time.Time) (string, bool) {
+	for {
+		ip, ok, next := s.alloc.addressOf(s.store, key)
+		if ok {
+			return ip, true
+		}
+		left := time.Until(s.alloc.envDeadline(key, until))
+		if left <= 0 {
+			return "", false // waited for already: left out
+		}
+		t := time.NewTimer(left)
+		select {
+		case <-next:
+			t.Stop()
+			continue
+		case <-ctx.Done():
+			t.Stop()
+		case <-t.C:
+			s.log.Warn("Service has no address yet: its environment variables are left out", "service", key)
+		}
+		return "", false
+	}
+}
+
+// envDeadline returns until when creates wait for key's address: at the
+// first call, until (kept until the Service is given its address).
+func (a *allocator) envDeadline(key string, until time.Time) time.Time {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if d, ok := a.envUntil[key]; ok {
+		return d
+	}
+	if a.envUntil == nil {
+		a.envUntil = map[string]time.Time{}
+	}
+	a.envUntil[key] = until
+	return until
 }
 
 // addressOf returns the Service's address as its last sync gave it (or
@@ -141,6 +181,7 @@ func (a *allocator) noteAssignedLocked(key string) {
 		a.assigned = map[string]bool{}
 	}
 	a.assigned[key] = true
+	delete(a.envUntil, key)
 	if a.next != nil {
 		close(a.next)
 		a.next = nil

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/dockctl/dockctl/dockerx"
 	"github.com/dockctl/dockctl/manifests"
@@ -235,4 +236,148 @@ func TestServiceAddressKnownOnlyWithTheNetwork(t *testing.T) {
 	if ip, ok, _ := a.addressOf(st, "default/api"); !ok || ip == "" {
 		t.Errorf("with the network: address %q, known %v", ip, ok)
 	}
+}
+
+// applyServices applies Services of the default namespace, one port each.
+func applyServices(t *testing.T, st *store.Store, names ...string) {
+	t.Helper()
+	var svcs []*manifests.Service
+	for _, n := range names {
+		svcs = append(svcs, &manifests.Service{APIVersion: "v1", Kind: "Service", Metadata: manifests.ObjectMeta{Name: n},
+			Spec: manifests.ServiceSpec{Selector: map[string]string{"app": n}, Ports: []manifests.ServicePort{{Port: 8080}}}})
+	}
+	if _, err := st.Apply(store.Bundle{Services: svcs}, store.ApplyOptions{}); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// serviceEnvAsync runs serviceEnv as a create would, its result on the
+// channel.
+func serviceEnvAsync(h *harness, ctx context.Context) <-chan map[string]string {
+	got := make(chan map[string]string, 1)
+	go func() { got <- h.ctrl.serviceEnv(ctx, "default", &manifests.PodSpec{}) }()
+	return got
+}
+
+// receive waits for the create's environment.
+func receive(h *harness, what string, got <-chan map[string]string) map[string]string {
+	h.t.Helper()
+	var env map[string]string
+	h.waitFor(what, func() bool {
+		select {
+		case env = <-got:
+			return true
+		default:
+			return false
+		}
+	})
+	return env
+}
+
+// TestServiceEnvWaitIsBoundedForEveryService: the wait for Services
+// without an address is bounded as a whole, however many there are: the
+// kubelet never holds a container's start for its Service variables
+// beyond its informer's first sync, and a create must not hang on the
+// second of two Services that get no address.
+func TestServiceEnvWaitIsBoundedForEveryService(t *testing.T) {
+	h, _ := newServiceHarness(t)
+	h.ctrl.svc.envWait = 20 * time.Millisecond
+	applyServices(t, h.store, "api", "db") // never synced: no address
+	env := receive(h, "the create to go on without api's and db's variables", serviceEnvAsync(h, context.Background()))
+	if len(env) != 0 {
+		t.Errorf("environment %v, want none", env)
+	}
+}
+
+// TestServiceEnvWaitsOnceForAServiceWithoutAddress: a Service that gets no
+// address is waited for once, by the first creates, not by every create
+// after them (a scale from 0 to 50 would wait the bound 50 times over,
+// each slow-start wave in turn); a Service applied later is waited for
+// on its own, and one given its address is seen again.
+func TestServiceEnvWaitsOnceForAServiceWithoutAddress(t *testing.T) {
+	h, _ := newServiceHarness(t)
+	h.ctrl.svc.envWait = 20 * time.Millisecond
+	applyServices(t, h.store, "api")
+	receive(h, "the first create, after its wait for api", serviceEnvAsync(h, context.Background()))
+
+	h.ctrl.svc.envWait = time.Hour // a create that waited for api again would hang
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	if env := receive(h, "a later create, without waiting for api again", serviceEnvAsync(h, ctx)); len(env) != 0 {
+		t.Errorf("environment %v, want none", env)
+	}
+
+	applyServices(t, h.store, "api", "db")
+	got := serviceEnvAsync(h, ctx)
+	a := &h.ctrl.svc.alloc
+	h.waitFor("the create waiting for db, a new Service", func() bool {
+		a.mu.Lock()
+		defer a.mu.Unlock()
+		return a.next != nil
+	})
+	a.mu.Lock()
+	a.held["default/db"] = serviceAllocation{Key: "default/db", ClusterIP: "10.222.8.7"}
+	a.noteAssignedLocked("default/db")
+	a.held["default/api"] = serviceAllocation{Key: "default/api", ClusterIP: "10.222.8.8"}
+	a.noteAssignedLocked("default/api")
+	a.mu.Unlock()
+	env := receive(h, "the create, once db has its address", got)
+	if env["DB_SERVICE_HOST"] != "10.222.8.7" || env["API_SERVICE_HOST"] != "10.222.8.8" {
+		t.Errorf("environment %v, want db's and api's variables", env)
+	}
+}
+
+// TestServiceEnvForgetsADeletedService: a Service deleted and applied
+// again is a new Service with no address yet: a create waits for it as
+// for any new one, rather than taking the old one's assignment for its
+// own and leaving its variables out.
+func TestServiceEnvForgetsADeletedService(t *testing.T) {
+	h, _ := newServiceHarness(t)
+	applyServices(t, h.store, "api")
+	a := &h.ctrl.svc.alloc
+	a.mu.Lock()
+	a.held["default/api"] = serviceAllocation{Key: "default/api", ClusterIP: "10.222.8.9"}
+	a.noteAssignedLocked("default/api")
+	a.mu.Unlock()
+	h.ctrl.svc.forget("default/api") // its deletion's sync
+	if ip, ok, _ := a.addressOf(h.store, "default/api"); ok {
+		t.Errorf("a deleted Service still counts as given its address (%q)", ip)
+	}
+}
+
+// noNetworkStore is a ServiceStore whose instance network is never known:
+// the Service reconciler gives no Service an address.
+type noNetworkStore struct{ ServiceStore }
+
+func (noNetworkStore) ReadNetwork() (*store.NetworkStatus, error) { return nil, store.ErrNotFound }
+
+// TestServiceEnvWaitHoldsNoPodAddressLock: a create waiting for a
+// Service's address holds no lock other creates need: the assignment of
+// pod addresses (one at a time, for pods that read status.podIP) goes on
+// for other deployments meanwhile.
+func TestServiceEnvWaitHoldsNoPodAddressLock(t *testing.T) {
+	h, eng := newServiceHarness(t)
+	h.opts.ServiceStore = noNetworkStore{h.store}
+	h.ctrl = New(eng, h.store, h.opts)
+	h.ctrl.svc.envWait = time.Hour
+	applyServices(t, h.store, "api")
+	readsIP := func(name string) *manifests.Deployment {
+		d := testDeployment(name, 1, "x")
+		d.Spec.Template.Spec.Containers[0].Env = append(d.Spec.Template.Spec.Containers[0].Env, manifests.EnvVar{Name: "IP",
+			ValueFrom: &manifests.EnvVarSource{FieldRef: &manifests.ObjectFieldSelector{FieldPath: manifests.FieldStatusPodIP}}})
+		return d
+	}
+	h.start()
+	h.apply(readsIP("web")) // its create waits for api's address
+	a := &h.ctrl.svc.alloc
+	h.waitFor("web's create waiting for api's address", func() bool {
+		a.mu.Lock()
+		defer a.mu.Unlock()
+		return a.next != nil
+	})
+	quiet := readsIP("quiet")
+	off := false
+	quiet.Spec.Template.Spec.EnableServiceLinks = &off
+	h.apply(quiet)
+	h.waitReplicas("quiet", 1)
 }

@@ -115,6 +115,9 @@ type services struct {
 	// hostDial connects to a host port and closes the connection at once
 	// (tests substitute it): whether something still listens there.
 	hostDial func(ctx context.Context, network, addr string) error
+	// envWait bounds a create's wait for a Service's address
+	// (serviceEnvWait; serviceenv.go).
+	envWait time.Duration
 }
 
 func newServices(c *Controller, docker ServiceDocker, st ServiceStore, address string) *services {
@@ -124,7 +127,8 @@ func newServices(c *Controller, docker ServiceDocker, st ServiceStore, address s
 		// A generation the DNS server cannot have seen: it has no status
 		// file to keep one in, and a previous controller counted up from
 		// its own start, earlier.
-		dnsGen: c.opts.Now().UnixMilli(),
+		dnsGen:  c.opts.Now().UnixMilli(),
+		envWait: serviceEnvWait,
 	}
 	s.loop = newLoop(s, loopConfig{
 		Name:        "services",
@@ -848,6 +852,9 @@ type allocator struct {
 	// portWaiters are the deployments waiting for a host port a Service
 	// claimed first (hostPortWaits): synced again when one is released.
 	portWaiters map[string]bool
+	// envUntil is, per Service without an address, until when creates
+	// wait for it (serviceenv.go).
+	envUntil map[string]time.Time
 }
 
 // waitsForRelease reports whether a Service's conditions say it lacks an
@@ -1007,6 +1014,10 @@ func (a *allocator) release(key string) (services, deployments []string) {
 	old, ok := a.held[key]
 	delete(a.held, key)
 	delete(a.waiting, key)
+	// A Service applied again under the name is a new one: creates wait
+	// for its address again (serviceenv.go).
+	delete(a.assigned, key)
+	delete(a.envUntil, key)
 	if ok && frees(old, serviceAllocation{}) {
 		services = a.waitingLocked(key)
 	}
