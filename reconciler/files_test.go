@@ -195,3 +195,42 @@ func TestFilesSubPathCheckedAtEveryStart(t *testing.T) {
 		t.Errorf("the member binding a subPath out of its volume was started again: %+v", m)
 	}
 }
+
+// TestFilesSubPathCheckedForEveryKindOfContainer: init containers and
+// native sidecars bind their subPaths as app containers do, so each is
+// checked before its create: one whose subPath leads out of its volume is
+// never created, and the ReplicaFailure names it (the kubelet refuses such
+// a subPath in any container of the pod, CVE-2017-1002101).
+func TestFilesSubPathCheckedForEveryKindOfContainer(t *testing.T) {
+	sub := []manifests.VolumeMount{{Name: "cfg", MountPath: "/etc/app.conf", SubPath: "app.conf"}}
+	for _, tc := range []struct {
+		kind string
+		add  func(ps *manifests.PodSpec, c manifests.Container)
+	}{
+		{"app container", func(ps *manifests.PodSpec, c manifests.Container) { ps.Containers = append(ps.Containers, c) }},
+		{"init container", func(ps *manifests.PodSpec, c manifests.Container) { ps.InitContainers = append(ps.InitContainers, c) }},
+		{"sidecar", func(ps *manifests.PodSpec, c manifests.Container) {
+			c.RestartPolicy = manifests.ContainerRestartPolicyAlways
+			ps.InitContainers = append(ps.InitContainers, c)
+		}},
+	} {
+		t.Run(tc.kind, func(t *testing.T) {
+			h, w := filesHarness(t)
+			w.outside = map[string]bool{"cfg:app.conf": true}
+			applyConfigMap(t, h.store, "default", "app", map[string]string{"app.conf": "v1"})
+			d := configMapVolumeDeployment("web", "app")
+			ps := &d.Spec.Template.Spec
+			tc.add(ps, manifests.Container{Name: "extra", Image: ps.Containers[0].Image, VolumeMounts: sub})
+			manifests.SetDefaults(d)
+			h.apply(d)
+			h.start()
+			h.waitFor("a ReplicaFailure naming the container and its subPath", func() bool {
+				rf := h.replicaFailure("web")
+				return strings.Contains(rf, `container "extra"`) && strings.Contains(rf, `subPath "app.conf" of volume cfg leads out`)
+			})
+			if m := member(h.ours("web"), "extra"); m != nil {
+				t.Errorf("the %s binding the subPath was created: %s (%s)", tc.kind, m.Name, m.State)
+			}
+		})
+	}
+}
