@@ -3,7 +3,6 @@ package reconciler
 import (
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/dockctl/dockctl/dockerx"
 	"github.com/dockctl/dockctl/manifests"
@@ -189,8 +188,14 @@ func TestFilesSubPathCheckedAtEveryStart(t *testing.T) {
 	if ran == 0 {
 		t.Error("no subPath check before the start")
 	}
-	// Starts are retried with backoff, each refused: never running.
-	time.Sleep(300 * time.Millisecond)
+	// Starts are retried with backoff, each refused: never running. A
+	// condition, not a delay: two more checks mean two more refused
+	// retries.
+	h.waitFor("two more refused starts", func() bool {
+		w.mu.Lock()
+		defer w.mu.Unlock()
+		return w.checks-checks >= ran+2
+	})
 	if m := member(h.ours("web"), "web"); m == nil || m.State == dockerx.StateRunning {
 		t.Errorf("the member binding a subPath out of its volume was started again: %+v", m)
 	}
