@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"path"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -15,6 +16,7 @@ import (
 	"github.com/docker/docker/api/types/network"
 
 	"github.com/dockctl/dockctl/internal/helperapi"
+	"github.com/dockctl/dockctl/manifests"
 )
 
 // The files writer: a container of its own for each write.
@@ -104,6 +106,38 @@ func FilesWriterName(holder string) string {
 	var b [4]byte
 	_, _ = rand.Read(b[:])
 	return holder + "_files-" + hex.EncodeToString(b[:])
+}
+
+// FilesWriterPod returns the pod a files writer named name
+// (FilesWriterName) of that instance and namespace wrote for: the
+// hostname of its holder's replica (Hostname), "" when name is not such a
+// writer's.
+func FilesWriterPod(instance, namespace, name string) string {
+	i := strings.LastIndex(name, "_files-")
+	if i < 0 {
+		return ""
+	}
+	rest, ok := strings.CutPrefix(strings.TrimPrefix(name[:i], "/"), instance+"_")
+	j := strings.LastIndex(rest, "-")
+	if !ok || j < 0 {
+		return ""
+	}
+	ord, err := strconv.Atoi(rest[j+1:])
+	rest = rest[:j]
+	k := strings.LastIndex(rest, "-")
+	if err != nil || k < 0 {
+		return ""
+	}
+	dep, hash := rest[:k], rest[k+1:]
+	if ns := orDefault(namespace); ns != manifests.DefaultNamespace {
+		if dep, ok = strings.CutSuffix(dep, "."+ns); !ok {
+			return ""
+		}
+	}
+	if dep == "" || hash == "" || strings.Contains(dep, ".") { // deployment names are DNS labels
+		return ""
+	}
+	return Hostname(dep, hash, ord)
 }
 
 // RunFilesWriter runs req in a writer container of its own (see above),

@@ -56,3 +56,35 @@ func TestBuildFilesWriterConfig(t *testing.T) {
 		}
 	}
 }
+
+// TestFilesWriterPod: a files writer's name says which pod it wrote for
+// (the hostname of its holder's replica), in any namespace, with an
+// instance name holding "_", and for a deployment name long enough that
+// the hostname is cut; any other name says none.
+func TestFilesWriterPod(t *testing.T) {
+	long := strings.Repeat("a", 60)
+	for _, tc := range []struct {
+		instance, namespace, deployment string
+	}{
+		{"i", "", "web"},
+		{"i", "default", "web"},
+		{"i", "shop", "web"},
+		{"my_inst", "shop", "web-api"},
+		{"i", "shop", long},
+	} {
+		name := FilesWriterName(ContainerName(tc.instance, tc.namespace, tc.deployment, "5d8f9c7b4", 3))
+		if got, want := FilesWriterPod(tc.instance, tc.namespace, name), Hostname(tc.deployment, "5d8f9c7b4", 3); got != want {
+			t.Errorf("FilesWriterPod(%q, %q, %q) = %q, want %q", tc.instance, tc.namespace, name, got, want)
+		}
+	}
+	for _, name := range []string{
+		ContainerName("i", "", "web", "5d8f9c7b4", 3),                      // a replica
+		PortForwardHelperName("i", "shop", "web-5d8f9c7b4-3", "0a0b0c"),    // a port-forward helper
+		FilesWriterName(ContainerName("other", "", "web", "5d8f9c7b4", 3)), // another instance's
+		FilesWriterName(ContainerName("i", "shop", "web", "5d8f9c7b4", 3)), // asked in default
+	} {
+		if got := FilesWriterPod("i", "", name); got != "" {
+			t.Errorf("FilesWriterPod(i, default, %q) = %q, want none", name, got)
+		}
+	}
+}

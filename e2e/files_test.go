@@ -361,3 +361,92 @@ func TestFileVolumesWriterOutsideThePod(t *testing.T) {
 		}
 	}
 }
+
+// TestFileVolumesSubPathNeverReachesAnotherVolume: the subPath check runs
+// in a writer that mounts the volume at /volumes/NAME, but the daemon
+// binds the subPath from the volume's path on the host,
+// DATA-ROOT/volumes/ID/_data. A link planted in the volume — standing in
+// for any write primitive — that climbs three levels and comes back by
+// "volumes/NAME/_data" is, in the writer's view, inside the volume (links
+// "volumes" and NAME to "." and a directory _data there); from the host it
+// is the data of the host's Docker volume named NAME, another
+// application's. The next start of the container binding it is refused
+// with a ReplicaFailure naming the subPath, as the kubelet refuses a
+// subPath that leaves its volume on the way (CVE-2017-1002101).
+func TestFileVolumesSubPathNeverReachesAnotherVolume(t *testing.T) {
+	victim := "dkx-victim-" + randomSuffix() // a DNS label: also the pod's volume name
+	const marker = "ANOTHER-APPS-VOLUME-dockctl-e2e"
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	v, err := dockerCli.VolumeCreate(ctx, volume.CreateOptions{Name: victim, Labels: map[string]string{"io.dockctl.e2e-victim": "1"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if err := dockerCli.VolumeRemove(context.Background(), victim, true); err != nil {
+			t.Logf("cleanup volume %s: %v", victim, err)
+		}
+	})
+	if err := os.WriteFile(filepath.Join(v.Mountpoint, "secret"), []byte(marker), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	spec := `      volumes:
+      - name: ` + victim + `
+        configMap: {name: app}
+      containers:
+      - name: app
+        image: IMAGE
+        args: ["--listen=:8080"]
+        volumeMounts:
+        - {name: ` + victim + `, mountPath: /etc/pinned/app.conf, subPath: app.conf}
+`
+	e := newEnv(t)
+	e.apply(filesBundle("port=80") + "---\n" + podManifest("climb", 1, "", spec))
+	e.startController()
+	p := e.waitPods("climb", 1, "", podWant{running: []string{"app"}})[0]
+	app := p.members["app"].ID
+	if got := cat(t, app, "/etc/pinned/app.conf"); got != "0644 port=80" {
+		t.Fatalf("the subPath before: %q", got)
+	}
+	vs := volumes(t, "io.dockctl.instance="+e.instance, "io.dockctl.pod-uid="+p.uid, "io.dockctl.role=files")
+	if len(vs) != 1 || vs[0].Mountpoint == "" {
+		t.Fatalf("the pod's file volume: %s", describeVolumes(vs))
+	}
+	dir := vs[0].Mountpoint
+	if err := os.MkdirAll(filepath.Join(dir, "_data"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "_data", "secret"), []byte("decoy"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, l := range []struct{ name, target string }{
+		{"volumes", "."}, {victim, "."}, {"app.conf", "../../../volumes/" + victim + "/_data/secret"},
+	} {
+		_ = os.Remove(filepath.Join(dir, l.name))
+		if err := os.Symlink(l.target, filepath.Join(dir, l.name)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	before, err := dockerCli.ContainerInspect(ctx, app)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := dockerCli.ContainerKill(ctx, app, "KILL"); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, 60*time.Second, "a ReplicaFailure naming the subPath, or a run showing another volume", func() (bool, string) {
+		rf := e.replicaFailure("climb")
+		if strings.Contains(rf, `subPath "app.conf" of volume `+victim+` leads out`) {
+			return true, rf
+		}
+		if after, err := dockerCli.ContainerInspect(ctx, app); err == nil && after.State.Running && after.State.StartedAt != before.State.StartedAt {
+			return true, "started again"
+		}
+		return false, rf
+	})
+	after, err := dockerCli.ContainerInspect(ctx, app)
+	if err == nil && after.State.Running && after.State.StartedAt != before.State.StartedAt {
+		got := cat(t, app, "/etc/pinned/app.conf")
+		t.Errorf("the container binding the planted link was started again, its subPath showing %q", got)
+	}
+}

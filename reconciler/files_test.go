@@ -3,7 +3,6 @@ package reconciler
 import (
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/dockctl/dockctl/dockerx"
 	"github.com/dockctl/dockctl/manifests"
@@ -189,9 +188,54 @@ func TestFilesSubPathCheckedAtEveryStart(t *testing.T) {
 	if ran == 0 {
 		t.Error("no subPath check before the start")
 	}
-	// Starts are retried with backoff, each refused: never running.
-	time.Sleep(300 * time.Millisecond)
+	// Starts are retried with backoff, each refused: never running. A
+	// condition, not a delay: two more checks mean two more refused
+	// retries.
+	h.waitFor("two more refused starts", func() bool {
+		w.mu.Lock()
+		defer w.mu.Unlock()
+		return w.checks-checks >= ran+2
+	})
 	if m := member(h.ours("web"), "web"); m == nil || m.State == dockerx.StateRunning {
 		t.Errorf("the member binding a subPath out of its volume was started again: %+v", m)
+	}
+}
+
+// TestFilesSubPathCheckedForEveryKindOfContainer: init containers and
+// native sidecars bind their subPaths as app containers do, so each is
+// checked before its create: one whose subPath leads out of its volume is
+// never created, and the ReplicaFailure names it (the kubelet refuses such
+// a subPath in any container of the pod, CVE-2017-1002101).
+func TestFilesSubPathCheckedForEveryKindOfContainer(t *testing.T) {
+	sub := []manifests.VolumeMount{{Name: "cfg", MountPath: "/etc/app.conf", SubPath: "app.conf"}}
+	for _, tc := range []struct {
+		kind string
+		add  func(ps *manifests.PodSpec, c manifests.Container)
+	}{
+		{"app container", func(ps *manifests.PodSpec, c manifests.Container) { ps.Containers = append(ps.Containers, c) }},
+		{"init container", func(ps *manifests.PodSpec, c manifests.Container) { ps.InitContainers = append(ps.InitContainers, c) }},
+		{"sidecar", func(ps *manifests.PodSpec, c manifests.Container) {
+			c.RestartPolicy = manifests.ContainerRestartPolicyAlways
+			ps.InitContainers = append(ps.InitContainers, c)
+		}},
+	} {
+		t.Run(tc.kind, func(t *testing.T) {
+			h, w := filesHarness(t)
+			w.outside = map[string]bool{"cfg:app.conf": true}
+			applyConfigMap(t, h.store, "default", "app", map[string]string{"app.conf": "v1"})
+			d := configMapVolumeDeployment("web", "app")
+			ps := &d.Spec.Template.Spec
+			tc.add(ps, manifests.Container{Name: "extra", Image: ps.Containers[0].Image, VolumeMounts: sub})
+			manifests.SetDefaults(d)
+			h.apply(d)
+			h.start()
+			h.waitFor("a ReplicaFailure naming the container and its subPath", func() bool {
+				rf := h.replicaFailure("web")
+				return strings.Contains(rf, `container "extra"`) && strings.Contains(rf, `subPath "app.conf" of volume cfg leads out`)
+			})
+			if m := member(h.ours("web"), "extra"); m != nil {
+				t.Errorf("the %s binding the subPath was created: %s (%s)", tc.kind, m.Name, m.State)
+			}
+		})
 	}
 }

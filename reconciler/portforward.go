@@ -42,21 +42,35 @@ func stalePortForwardHelpers(cs []dockerx.Container, now time.Time, after time.D
 
 // removeStalePortForwardHelpers removes the helpers stalePortForwardHelpers
 // found, with or without PruneOrphans: they are dockctl's own, dead, and
-// no orphans. One already gone is no error.
+// no orphans. One already gone is no error. Each is named for what it is,
+// on the pod it served.
 func (c *Controller) removeStalePortForwardHelpers(ctx context.Context, stale []dockerx.Container) error {
 	var errs []error
 	for _, ct := range stale {
-		ref := portForwardRef(c.opts.Instance, ct)
+		what, ref := "port-forward helper", portForwardRef(c.opts.Instance, ct)
+		if ct.Role == dockerx.RoleFilesWriter {
+			what, ref = "files writer", filesWriterRef(c.opts.Instance, ct)
+		}
 		if err := c.docker.RemoveContainer(ctx, ct.ID); err != nil && !errors.Is(err, dockerx.ErrNotFound) {
-			c.log.Warn("removing stale port-forward helper", "container", ct.Name, "state", ct.State, "err", err)
-			Eventf(c.opts.Recorder, ref, store.EventWarning, "FailedDelete", "Error removing stale port-forward helper %s: %v", ct.Name, err)
-			errs = append(errs, fmt.Errorf("remove stale port-forward helper %s: %w", ct.Name, err))
+			c.log.Warn("removing stale "+what, "container", ct.Name, "state", ct.State, "err", err)
+			Eventf(c.opts.Recorder, ref, store.EventWarning, "FailedDelete", "Error removing stale %s %s: %v", what, ct.Name, err)
+			errs = append(errs, fmt.Errorf("remove stale %s %s: %w", what, ct.Name, err))
 			continue
 		}
-		c.log.Info("removed stale port-forward helper", "container", ct.Name, "state", ct.State, "created", ct.Created)
-		Eventf(c.opts.Recorder, ref, store.EventNormal, "StaleHelperRemoved", "Removed stale port-forward helper %s (%s)", ct.Name, ct.State)
+		c.log.Info("removed stale "+what, "container", ct.Name, "state", ct.State, "created", ct.Created)
+		Eventf(c.opts.Recorder, ref, store.EventNormal, "StaleHelperRemoved", "Removed stale %s %s (%s)", what, ct.Name, ct.State)
 	}
 	return errors.Join(errs...)
+}
+
+// filesWriterRef is the pod a files writer wrote for, by its name; the
+// writer itself when its name says none.
+func filesWriterRef(instance string, ct dockerx.Container) store.InvolvedObject {
+	name := dockerx.FilesWriterPod(instance, ct.Namespace, ct.Name)
+	if name == "" {
+		name = ct.Name
+	}
+	return store.InvolvedObject{Kind: "Pod", Namespace: orDefaultNS(ct.Namespace), Name: name}
 }
 
 // portForwardRef is the pod a port-forward helper forwarded to, by its

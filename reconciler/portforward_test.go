@@ -75,3 +75,37 @@ func TestSweepRemovesStalePortForwardHelpers(t *testing.T) {
 		t.Errorf("left: stale %v, young %v, running %v; want only the young and the running ones", left[stale], left[young], left[running])
 	}
 }
+
+// A files writer (dockerx.RunFilesWriter) left created by a controller that
+// died between its create and its start holds its pod's file volumes (they
+// cannot be removed while it exists) and would never go otherwise: the
+// sweep removes it as a stale helper, once older than the grace, with an
+// event on the pod it was to write for that says what it was. A young one
+// and a running one are left.
+func TestSweepRemovesStaleFilesWriters(t *testing.T) {
+	m := &memRecorder{}
+	h := newHarness(t, Options{ResyncPeriod: 20 * time.Millisecond, Recorder: m})
+	labels := map[string]string{dockerx.LabelInstance: "i", dockerx.LabelNamespace: "shop", dockerx.LabelRole: dockerx.RoleFilesWriter}
+	holder := dockerx.ContainerName("i", "shop", "web", "5d8f9c7b4", 2)
+	add := func(state string, age time.Duration) (string, string) {
+		name := dockerx.FilesWriterName(holder)
+		id, err := h.engine.Add(dockerx.Container{Name: name, Image: testImage, Labels: labels, State: state, Created: time.Now().Add(-age)}, "")
+		if err != nil {
+			t.Fatal(err)
+		}
+		return id, name
+	}
+	stale, staleName := add(dockerx.StateCreated, time.Hour)
+	young, _ := add(dockerx.StateCreated, 0)
+	running, _ := add(dockerx.StateRunning, time.Hour)
+	h.start()
+	waitEvent(t, h, m, "Pod/"+dockerx.Hostname("web", "5d8f9c7b4", 2)+" Normal StaleHelperRemoved", "Removed stale files writer "+staleName+" (created)")
+	h.waitResyncs(3)
+	left := map[string]bool{}
+	for _, c := range h.engine.Snapshot() {
+		left[c.ID] = true
+	}
+	if left[stale] || !left[young] || !left[running] {
+		t.Errorf("left: stale %v, young %v, running %v; want only the young and the running ones", left[stale], left[young], left[running])
+	}
+}

@@ -129,9 +129,13 @@ func Written(root string, volumes []string) bool {
 // it: following every link on the way. It resolves sub twice — scoped to
 // the volume, each link taken as if the volume were the root
 // (securejoin, the kubelet's answer to CVE-2017-1002101), and as the
-// kernel does — and any difference means a link leads out. A path that
-// does not exist is inside only when no link is on the way (Docker then
-// makes it a directory there, as the kubelet does).
+// kernel does — and any difference means a link leads out. Before that,
+// any link that leaves the volume on the way is refused (leavesVolume):
+// the daemon resolves the bind from the volume's path on the host, where
+// a link that climbs out and comes back by the same names here leads to
+// another tree. A path that does not exist is inside only when no link is
+// on the way (Docker then makes it a directory there, as the kubelet
+// does).
 func CheckSubPath(root, volume, sub string) error {
 	if volume == "" || strings.ContainsAny(volume, "/\x00") || strings.HasPrefix(volume, ".") {
 		return fmt.Errorf("volume %q: not a volume name", volume)
@@ -140,6 +144,15 @@ func CheckSubPath(root, volume, sub string) error {
 		return fmt.Errorf("subPath %q of volume %s leaves the volume", sub, volume)
 	}
 	dir := filepath.Join(root, volume)
+	// Whatever lies above the volume is another tree for the daemon
+	// (the volume's path on the host) than for this writer (its mount
+	// under root): a link that leaves it — absolute, or climbing above it
+	// — is refused even where it would come back in here.
+	if leaves, err := leavesVolume(dir, sub); err != nil {
+		return fmt.Errorf("subPath %q of volume %s: %w", sub, volume, err)
+	} else if leaves {
+		return fmt.Errorf("subPath %q of volume %s leads out of the volume through a link", sub, volume)
+	}
 	scoped, err := securejoin.SecureJoin(dir, sub)
 	if err != nil {
 		return fmt.Errorf("subPath %q of volume %s: %w", sub, volume, err)
@@ -154,6 +167,60 @@ func CheckSubPath(root, volume, sub string) error {
 		return fmt.Errorf("subPath %q of volume %s: %w", sub, volume, err)
 	}
 	return fmt.Errorf("subPath %q of volume %s leads out of the volume through a link", sub, volume)
+}
+
+// maxLinks bounds the links one resolution follows, as the kernel's
+// limit (40) and securejoin's (255) do.
+const maxLinks = 255
+
+// leavesVolume walks sub component by component from dir, following each
+// link as the kernel does, and reports whether the walk ever leaves dir:
+// a link with an absolute target, or a ".." at dir itself. It never
+// depends on what lies above dir, so its answer is the daemon's on the
+// host as much as the writer's. A missing component ends nothing (the
+// daemon makes a missing bind source a directory).
+func leavesVolume(dir, sub string) (bool, error) {
+	cur, rest, links := "", sub, 0 // cur: relative to dir, free of links
+	for rest != "" {
+		var part string
+		part, rest, _ = strings.Cut(rest, "/")
+		switch part {
+		case "", ".":
+			continue
+		case "..":
+			if cur == "" {
+				return true, nil
+			}
+			if cur = filepath.Dir(cur); cur == "." {
+				cur = ""
+			}
+			continue
+		}
+		next := filepath.Join(cur, part)
+		fi, err := os.Lstat(filepath.Join(dir, next))
+		switch {
+		case errors.Is(err, fs.ErrNotExist):
+			cur = next
+			continue
+		case err != nil:
+			return false, err
+		case fi.Mode()&fs.ModeSymlink == 0:
+			cur = next
+			continue
+		}
+		if links++; links > maxLinks {
+			return false, syscall.ELOOP
+		}
+		target, err := os.Readlink(filepath.Join(dir, next))
+		if err != nil {
+			return false, err
+		}
+		if filepath.IsAbs(target) {
+			return true, nil
+		}
+		rest = target + "/" + rest
+	}
+	return false, nil
 }
 
 // WriteFiles writes every volume of p under root, each atomically. A

@@ -212,3 +212,63 @@ func TestCheckSubPath(t *testing.T) {
 		t.Errorf("helper files --subpath cfg:app.conf: exit %d, %q", code, out.String())
 	}
 }
+
+// TestCheckSubPathRefusesLinksThatLeaveAndComeBack: the daemon resolves a
+// subPath bind from the volume's path on the host
+// (/var/lib/docker/volumes/NAME/_data), the check from the writer's mount
+// of it (/volumes/VOLUME), and what lies above the volume differs. So a
+// link that leaves the volume — by an absolute target, or by climbing
+// above it — is refused even where, in the writer's view, it comes back
+// in: from a writer, "../../../volumes/db/_data" re-enters volume db
+// through links "volumes" and "db" to "."; from the host it is the data of
+// the host's Docker volume named db. The kubelet resolves a subPath
+// component by component inside the volume and never leaves it on the way
+// (CVE-2017-1002101). Here the test's own view stands in for the writer's:
+// the volume's name and each component of its absolute path are links to
+// "." inside it.
+func TestCheckSubPathRefusesLinksThatLeaveAndComeBack(t *testing.T) {
+	root := t.TempDir()
+	vol := filepath.Join(root, "db")
+	if err := os.Mkdir(vol, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	code := run(context.Background(), []string{helperapi.ModeFiles, "--root", root},
+		strings.NewReader(`{"volumes":[{"name":"db","files":[{"path":"app.conf","data":"YQ=="},{"path":"d/x","data":"Yg=="}]}]}`), &bytes.Buffer{}, &bytes.Buffer{})
+	if code != helperapi.ExitOK {
+		t.Fatalf("writing the volume: exit %d", code)
+	}
+	links := map[string]string{
+		"climb-back":   "../db/app.conf",
+		"climb-back-d": "../db/d",
+		"abs-back":     filepath.Join(vol, "app.conf"),
+		"dot":          ".",
+		"dot-climb":    "dot/../db/app.conf",
+		"in-dir":       "d/x",
+	}
+	for _, c := range strings.Split(strings.TrimPrefix(vol, "/"), "/") {
+		links[c] = "."
+	}
+	for name, target := range links {
+		if err := os.Symlink(target, filepath.Join(vol, name)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, tc := range []struct {
+		sub    string
+		inside bool
+	}{
+		{"climb-back", false},     // climbs above the volume, back in by its name
+		{"climb-back-d/x", false}, // and a path through such a link
+		{"abs-back", false},       // an absolute link, back in by the volume's path
+		{"dot-climb", false},      // .. after a link to "." climbs above the volume
+		{"dot/app.conf", true},    // a link to "." stays inside
+		{"dot/dot/d/x", true},     // twice
+		{"in-dir", true},          // a relative link down
+		{"app.conf", true},        // the writer's own links
+	} {
+		err := CheckSubPath(root, "db", tc.sub)
+		if (err == nil) != tc.inside {
+			t.Errorf("CheckSubPath(%q): %v, want inside %v", tc.sub, err, tc.inside)
+		}
+	}
+}
