@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
 	sigsyaml "sigs.k8s.io/yaml"
 )
 
@@ -478,5 +479,53 @@ func TestValidateConfigBuiltInCode(t *testing.T) {
 	}
 	if err := ValidatePVC(&PersistentVolumeClaim{Metadata: ObjectMeta{Name: "p"}}); err == nil {
 		t.Errorf("ValidatePVC accepted a claim without spec")
+	}
+}
+
+// A claim's storageClassName and volumeName are, as the README says,
+// "accepted, ignored" (every claim is a local Docker volume, named by
+// dockctl): decodePVC records them as ignored paths, so that apply and
+// diff warn, and a claim asking for `fast-ssd` storage does not silently
+// get a plain local volume. The rule for fields accepted only to be
+// ignored (DESIGN §8, the README's "never silently") is one Warning line
+// per apply naming them.
+func TestIgnoredClaimFieldsAreWarnedAbout(t *testing.T) {
+	in := "apiVersion: v1\nkind: PersistentVolumeClaim\nmetadata: {name: data}\n" +
+		"spec: {accessModes: [ReadWriteOnce], storageClassName: fast-ssd, volumeName: pv-0042, resources: {requests: {storage: 5Gi}}}\n"
+	docs, err := Decode("t.yaml", []byte(in))
+	if err != nil {
+		t.Fatal(err)
+	}
+	w := IgnoredWarning(docs)
+	for _, f := range []string{"storageClassName", "volumeName"} {
+		if !strings.Contains(w, f) {
+			t.Errorf("no warning names the ignored %s (warning: %q)", f, w)
+		}
+	}
+}
+
+// Kubernetes' ValidatePersistentVolumeClaimUpdate lets a claim created
+// without spec.storageClassName gain one later
+// (validateStorageClassUpgradeFromNil, RetroactiveDefaultStorageClass, GA
+// in 1.28): "kubectl apply" of the same claim with storageClassName added
+// succeeds on a cluster, so it must not be refused here as "spec is
+// immutable", for a field dockctl ignores anyway (every claim is a local
+// Docker volume).
+func TestClaimMayGainAStorageClass(t *testing.T) {
+	claim := func(sc *string) *PersistentVolumeClaim {
+		p := &PersistentVolumeClaim{APIVersion: "v1", Kind: KindPersistentVolumeClaim,
+			Metadata: ObjectMeta{Name: "data"},
+			Spec: PersistentVolumeClaimSpec{AccessModes: []string{ReadWriteOnce}, StorageClassName: sc,
+				Resources: VolumeResourceRequirements{Requests: map[string]resource.Quantity{ResourceStorage: resource.MustParse("1Gi")}}}}
+		SetPVCDefaults(p)
+		return p
+	}
+	sc := "local-path"
+	live, next := claim(nil), claim(&sc)
+	if err := ValidatePVC(next); err != nil {
+		t.Fatalf("precondition: %v", err)
+	}
+	if err := ValidatePVCUpdate(next, live); err != nil {
+		t.Errorf("adding storageClassName to a claim that had none: %v (Kubernetes allows it)", err)
 	}
 }

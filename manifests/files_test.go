@@ -102,3 +102,52 @@ func TestNeedsHolderAndWriter(t *testing.T) {
 		}
 	}
 }
+
+// A downwardAPI volume file's resourceFieldRef.divisor is checked as
+// Kubernetes' validateDownwardAPIVolumeFile does, with
+// validateContainerResourceDivisor as for env (validate_env.go): cpu takes
+// 1m or 1, memory and ephemeral-storage 1, 1k..1E, 1Ki..1Ei ("only
+// divisor's values 1m and 1 are supported with the cpu resource"), not
+// merely "> 0": a cluster refuses these manifests, so dockctl does. The
+// same in a projected volume's downwardAPI source.
+func TestDownwardAPIVolumeDivisorIsCheckedAsKubernetes(t *testing.T) {
+	for _, item := range []string{
+		"{path: c, resourceFieldRef: {containerName: web, resource: limits.cpu, divisor: 2}}",
+		"{path: c, resourceFieldRef: {containerName: web, resource: requests.cpu, divisor: 1Mi}}",
+		"{path: m, resourceFieldRef: {containerName: web, resource: limits.memory, divisor: 3Mi}}",
+		"{path: m, resourceFieldRef: {containerName: web, resource: limits.memory, divisor: 1m}}",
+		"{path: m, resourceFieldRef: {containerName: web, resource: requests.memory, divisor: 1e100}}",
+		"{path: e, resourceFieldRef: {containerName: web, resource: limits.ephemeral-storage, divisor: 7}}",
+	} {
+		for _, shape := range []string{
+			"        downwardAPI: {items: [ITEM]}\n",
+			"        projected: {sources: [{downwardAPI: {items: [ITEM]}}]}\n",
+		} {
+			in := strings.Replace(filesBase, ", subPath: SUBPATH", "", 1) + strings.Replace(shape, "ITEM", item, 1)
+			if _, err := Decode("t.yaml", []byte(in)); err == nil {
+				t.Errorf("accepted %s (%s), which Kubernetes' validateContainerResourceDivisor refuses", item, strings.Fields(shape)[0])
+			}
+		}
+	}
+}
+
+// A downwardAPI volume's fieldRef metadata.labels['KEY'] checks KEY as
+// Kubernetes' validateObjectFieldSelector does, which lowercases
+// annotation keys only: a label key is checked as written
+// (ValidateQualifiedName(subscript)), so a prefix that is not a lowercase
+// DNS subdomain is refused, in the volume as on the env path
+// (validate_env.go fieldRef).
+func TestDownwardAPIVolumeLabelSubscriptIsCheckedAsKubernetes(t *testing.T) {
+	in := strings.Replace(filesBase, ", subPath: SUBPATH", "", 1) +
+		"        downwardAPI: {items: [{path: l, fieldRef: {fieldPath: \"metadata.labels['Example.COM/app']\"}}]}\n"
+	if _, err := Decode("t.yaml", []byte(in)); err == nil {
+		t.Errorf("accepted metadata.labels['Example.COM/app'] in a downwardAPI volume: a cluster refuses the label key (prefix not a lowercase DNS subdomain)")
+	}
+	// The env path refuses it, as a cluster does.
+	env := strings.Replace(strings.Replace(filesBase, ", subPath: SUBPATH", "", 1), "        image: nginx\n",
+		"        image: nginx\n        env: [{name: L, valueFrom: {fieldRef: {fieldPath: \"metadata.labels['Example.COM/app']\"}}}]\n", 1) +
+		"        emptyDir: {}\n"
+	if _, err := Decode("t.yaml", []byte(env)); err == nil {
+		t.Errorf("precondition: the env path accepts it too")
+	}
+}

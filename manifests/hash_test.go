@@ -165,3 +165,51 @@ func TestTemplateHashCanonicalValues(t *testing.T) {
 		})
 	}
 }
+
+// depWithPodSpecFields is a Deployment whose pod spec has extra's lines
+// before its containers.
+func depWithPodSpecFields(extra string) string {
+	return `apiVersion: apps/v1
+kind: Deployment
+metadata: {name: web}
+spec:
+  selector: {matchLabels: {app: web}}
+  template:
+    metadata: {labels: {app: web}}
+    spec:
+` + extra + `      containers:
+      - name: app
+        image: nginx
+`
+}
+
+// Every spelling of ClusterFirst (Kubernetes' default dnsPolicy, which
+// ClusterFirstWithHostNet means too without hostNetwork) keeps the hash of
+// a template that names none (what earlier releases stored), so that
+// spelling it out does not roll the pods.
+func TestDNSPolicyClusterFirstSpellingsKeepTheTemplateHash(t *testing.T) {
+	docs, err := Decode("x.yaml", []byte(depWithPodSpecFields("")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	base := TemplateHash(&docs[0].Deployment.Spec.Template)
+	for _, extra := range []string{
+		"      dnsPolicy: ClusterFirst\n",
+		"      dnsPolicy: \"\"\n",
+		"      dnsPolicy: null\n",
+		"      dnsPolicy: ClusterFirstWithHostNet\n",
+		"      dnsPolicy: ClusterFirst\n      hostNetwork: false\n",
+	} {
+		docs, err := Decode("x.yaml", []byte(depWithPodSpecFields(extra)))
+		if err != nil {
+			t.Errorf("%q: %v", strings.TrimSpace(extra), err)
+			continue
+		}
+		if h := TemplateHash(&docs[0].Deployment.Spec.Template); h != base {
+			t.Errorf("%q: hash %s, want %s", strings.TrimSpace(extra), h, base)
+		}
+		if len(docs[0].Ignored) > 0 {
+			t.Errorf("%q: ignored %v", strings.TrimSpace(extra), docs[0].Ignored)
+		}
+	}
+}

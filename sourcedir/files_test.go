@@ -7,12 +7,14 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"runtime"
 	"slices"
 	"strings"
 	"sync"
 	"syscall"
 	"testing"
 	"time"
+	"unsafe"
 
 	"github.com/fsnotify/fsnotify"
 
@@ -356,5 +358,119 @@ func TestManifestsLinkInsideIsRead(t *testing.T) {
 	m := " " + store.DirectoryManager(dir)
 	if got, want := f.live(), map[string]string{"a": "a:1" + m, "b": "b:1" + m, "c": "c:1" + m}; !reflect.DeepEqual(got, want) {
 		t.Errorf("live %v, want %v (status %+v)", got, want, f.status()[0])
+	}
+}
+
+// A manifest kept as a symbolic link (a shared base, an overlay made of
+// links) whose target is missing for a moment — replaced by a checkout,
+// or on a volume not mounted yet — is a file that cannot be read: the
+// package doc and the README promise that while any file is refused,
+// nothing is deleted. Skipping a dangling link silently would delete the
+// object it declared. (The link stays inside the directory: a link out of
+// it is refused whatever its target.)
+func TestDanglingManifestLinkDeletesNothing(t *testing.T) {
+	root := t.TempDir()
+	dir := filepath.Join(root, "m")
+	shared := filepath.Join(dir, "shared")
+	write(t, filepath.Join(dir, "web.yaml"), deployment("web", "web:1"))
+	write(t, filepath.Join(shared, "api.in"), deployment("api", "api:1"))
+	if err := os.Symlink(filepath.Join(shared, "api.in"), filepath.Join(dir, "api.yaml")); err != nil {
+		t.Fatal(err)
+	}
+	f := newFixture(t, Options{Paths: []string{dir}})
+	f.sync()
+	mgr := store.DirectoryManager(dir)
+	want := map[string]string{"web": "web:1 " + mgr, "api": "api:1 " + mgr}
+	if got := f.live(); !reflect.DeepEqual(got, want) {
+		t.Fatalf("live %v, want %v", got, want)
+	}
+	// The link's target goes away for a while (the link stays).
+	if err := os.Rename(filepath.Join(shared, "api.in"), filepath.Join(shared, "api.in.moving")); err != nil {
+		t.Fatal(err)
+	}
+	f.sync()
+	if got := f.live(); !reflect.DeepEqual(got, want) {
+		t.Errorf("a dangling manifest link: live %v, want %v (an unreadable file must delete nothing)", got, want)
+	}
+	if st := f.status(); st[0].Ready {
+		t.Errorf("status %+v: the unreadable link is not reported", st[0])
+	}
+}
+
+// asUnprivileged runs fn on a thread without CAP_DAC_OVERRIDE and
+// CAP_DAC_READ_SEARCH when the test runs as root, so that a mode 000
+// directory is unreadable to it as it is to a controller that is not
+// root. Capabilities are per thread on Linux: the thread is dropped
+// afterwards (the goroutine exits locked).
+func asUnprivileged(t *testing.T, fn func()) {
+	t.Helper()
+	if os.Geteuid() != 0 {
+		fn()
+		return
+	}
+	done := make(chan error, 1)
+	go func() {
+		runtime.LockOSThread() // never unlocked: the thread dies with the goroutine
+		hdr := struct {
+			version uint32
+			pid     int32
+		}{0x20080522, 0} // _LINUX_CAPABILITY_VERSION_3, this thread
+		var data [2]struct{ effective, permitted, inheritable uint32 }
+		if _, _, e := syscall.RawSyscall(syscall.SYS_CAPGET, uintptr(unsafe.Pointer(&hdr)), uintptr(unsafe.Pointer(&data[0])), 0); e != 0 {
+			done <- e
+			return
+		}
+		data[0].effective &^= 1<<1 | 1<<2 // CAP_DAC_OVERRIDE, CAP_DAC_READ_SEARCH
+		if _, _, e := syscall.RawSyscall(syscall.SYS_CAPSET, uintptr(unsafe.Pointer(&hdr)), uintptr(unsafe.Pointer(&data[0])), 0); e != 0 {
+			done <- e
+			return
+		}
+		fn()
+		done <- nil
+	}()
+	if err := <-done; err != nil {
+		t.Fatalf("dropping capabilities: %v", err)
+	}
+}
+
+// One subdirectory that cannot be read (permission denied: a checkout
+// made by another user, a mount not ready) must not make the whole path
+// "unreadable", the files found elsewhere in it thrown away: with
+// --allow-empty, once that had lasted --allow-empty-after, the sync would
+// delete every object of the path — including web, whose file is still
+// there and readable. The README's --allow-empty is for a directory that
+// is empty or unreadable, not for deleting what it visibly holds.
+func TestUnreadableSubdirectoryKeepsTheReadableObjects(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "m")
+	write(t, filepath.Join(dir, "web.yaml"), deployment("web", "web:1"))
+	write(t, filepath.Join(dir, "team", "api.yaml"), deployment("api", "api:1"))
+	f := newFixture(t, Options{Paths: []string{dir}, AllowEmpty: true, AllowEmptyAfter: time.Minute})
+	f.sync()
+	if n := len(f.live()); n != 2 {
+		t.Fatalf("live %v", f.live())
+	}
+	if err := os.Chmod(filepath.Join(dir, "team"), 0); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = os.Chmod(filepath.Join(dir, "team"), 0o755) })
+	var errs []error
+	sync := func() {
+		asUnprivileged(t, func() {
+			if _, err := f.s.Sync(); err != nil {
+				errs = append(errs, err)
+			}
+		})
+	}
+	sync()
+	if st := f.status(); st[0].Ready {
+		t.Fatalf("the unreadable subdirectory is not seen (status %+v): the test cannot show anything", st[0])
+	}
+	f.clock.Step(time.Minute + time.Second)
+	sync()
+	if len(errs) > 0 {
+		t.Fatal(errs)
+	}
+	if got := f.live(); got["web"] == "" {
+		t.Errorf("web deleted though web.yaml is still in the directory and readable (only team/ is unreadable): live %v, status %+v", got, f.status()[0])
 	}
 }

@@ -1,11 +1,16 @@
 package sourcedir
 
 import (
+	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"testing"
+	"time"
 
 	"github.com/fsnotify/fsnotify"
+
+	"github.com/dockctl/dockctl/store"
 )
 
 // Which changes the watch reacts to: in the directories of a path, a
@@ -107,4 +112,109 @@ func TestRunSeesAnEditOfALinkTarget(t *testing.T) {
 	waitFor(t, "web:1", image)
 	write(t, filepath.Join(dir, "base", "web.in"), deployment("web", "web:2"))
 	waitFor(t, "web:2", image)
+}
+
+// A `git checkout` that moves files first removes the old paths, then
+// writes the new ones; on a large tree or a slow disk the writes take
+// seconds. The README promises "a git checkout rewriting many files is
+// one sync" (the debounce), so Run's periodic resync is held back while
+// changes are still arriving: a resync that landed in the middle would
+// read a half-written tree and delete every object whose file is not
+// written yet — its containers removed, then created again a moment
+// later. The resync period is short here only so that the tick surely
+// lands in the checkout; with the default 2m it would land in one
+// checkout of every few dozen that take seconds.
+func TestResyncMidCheckoutDeletesNoMovedObject(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "m")
+	write(t, filepath.Join(dir, "web.yaml"), deployment("web", "web:1"))
+	for i := range 5 {
+		write(t, filepath.Join(dir, fmt.Sprintf("app%d.yaml", i)), deployment(fmt.Sprintf("app%d", i), "app:1"))
+	}
+	st, err := store.Open(filepath.Join(t.TempDir(), "state"), "test")
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := New(st, Options{Paths: []string{dir}})
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- s.Run(ctx, 200*time.Millisecond) }()
+	defer func() { cancel(); <-done }()
+	waitFor(t, "web:1", func() string {
+		r, err := st.Get("", "web")
+		if err != nil {
+			return ""
+		}
+		return r.Deployment.Spec.Template.Spec.Containers[0].Image
+	})
+
+	// The checkout: web.yaml moves to apps/web.yaml; the old path goes
+	// first, then the files are written one after the other, 100ms
+	// apart (every write an event: the debounce is never quiet).
+	if err := os.Remove(filepath.Join(dir, "web.yaml")); err != nil {
+		t.Fatal(err)
+	}
+	for i := range 5 {
+		time.Sleep(100 * time.Millisecond)
+		write(t, filepath.Join(dir, fmt.Sprintf("app%d.yaml", i)), deployment(fmt.Sprintf("app%d", i), "app:2"))
+	}
+	write(t, filepath.Join(dir, "apps", "web.yaml"), deployment("web", "web:1"))
+	// The checkout is done: wait for its sync.
+	waitFor(t, "app:2", func() string {
+		r, err := st.Get("", "app4")
+		if err != nil {
+			return ""
+		}
+		return r.Deployment.Spec.Template.Spec.Containers[0].Image
+	})
+	r, err := st.Lookup("", "web")
+	if err != nil {
+		t.Fatal(err)
+	}
+	// A deployment deleted and applied again has a generation past 2
+	// (1 created, +1 deleted, +1 revived) and a fresh creation time.
+	if r.Generation != 1 {
+		t.Errorf("deployment web, moved within one checkout, was deleted and re-created mid-checkout (generation %d, deleted %v)", r.Generation, r.Deleted)
+	}
+}
+
+// Run's debounce restarts on every event, so it needs an upper bound:
+// without one, while anything keeps changing where it watches — the
+// directory holding the path is watched too (--manifests /home/me/k8s
+// watches /home/me; a log or a cache written there every few hundred
+// milliseconds) — no sync would run, and a change to the manifests would
+// wait for the resync period (2m by default) instead of "within a
+// second".
+func TestDebounceHasAMaximumDelayUnderUnrelatedChurn(t *testing.T) {
+	root := t.TempDir()
+	dir := filepath.Join(root, "m")
+	write(t, filepath.Join(dir, "web.yaml"), deployment("web", "web:1"))
+	image := running(t, dir) // resync an hour away
+	waitFor(t, "web:1", image)
+
+	// Something writes a file beside the directory, every 100ms.
+	ctx, cancel := context.WithCancel(context.Background())
+	churned := make(chan struct{})
+	go func() {
+		defer close(churned)
+		tick := time.NewTicker(100 * time.Millisecond)
+		defer tick.Stop()
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case <-tick.C:
+				_ = os.WriteFile(filepath.Join(root, "app.log"), []byte(time.Now().String()), 0o644)
+			}
+		}
+	}()
+	defer func() { cancel(); <-churned }()
+
+	write(t, filepath.Join(dir, "web.yaml"), deployment("web", "web:2"))
+	deadline := time.Now().Add(15 * time.Second)
+	for image() != "web:2" {
+		if time.Now().After(deadline) {
+			t.Fatalf("the change of web.yaml not applied after 15s while a file beside the directory keeps changing (image %q)", image())
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
 }

@@ -2,7 +2,9 @@ package store
 
 import (
 	"context"
+	"encoding/base64"
 	"errors"
+	"io/fs"
 	"maps"
 	"os"
 	"path/filepath"
@@ -494,5 +496,67 @@ func TestConfigKindsOnEarlierState(t *testing.T) {
 	mustApplyBundle(t, s2, Bundle{ConfigMaps: []*manifests.ConfigMap{cmObj("", "c", nil)}})
 	if _, err := s2.Get("", "web"); err != nil {
 		t.Errorf("the earlier deployment: %v", err)
+	}
+}
+
+// A deleted Secret must not stay on disk with its values. In Kubernetes a
+// deleted Secret is gone from etcd; here every way of deleting one (delete,
+// prune, deleting its namespace) writes a tombstone, which stays in the
+// state directory for ever (tombstones are never collected): it must not
+// hold the Secret's data, or `dockctl delete secret leaked` would not
+// remove the leaked credential from the host.
+func TestDeletedSecretLeavesNoValuesOnDisk(t *testing.T) {
+	tests := []struct {
+		name   string
+		ns     string
+		delete func(t *testing.T, s *Store)
+	}{
+		{"delete secret", "", func(t *testing.T, s *Store) {
+			if err := s.DeleteSecret("", "db"); err != nil {
+				t.Fatal(err)
+			}
+		}},
+		{"apply --prune --all", "", func(t *testing.T, s *Store) {
+			if _, err := s.Apply(Bundle{ConfigMaps: []*manifests.ConfigMap{cmObj("", "other", nil)}},
+				ApplyOptions{Prune: true, PruneSelector: labels.Everything()}); err != nil {
+				t.Fatal(err)
+			}
+		}},
+		{"delete namespace", "team", func(t *testing.T, s *Store) {
+			if _, err := s.DeleteObjects([]ObjectRef{ref(KindNamespace, "", "team")}); err != nil {
+				t.Fatal(err)
+			}
+		}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			s := openTemp(t)
+			b := Bundle{Secrets: []*manifests.Secret{secretObj(tt.ns, "db", "", map[string]string{"password": secretValue})}}
+			if tt.ns != "" {
+				b.Namespaces = nss(tt.ns)
+			}
+			mustApplyBundle(t, s, b)
+			tt.delete(t, s)
+			if _, err := s.LookupSecret(tt.ns, "db"); err == nil {
+				t.Fatalf("the secret is still live")
+			}
+			b64 := base64.StdEncoding.EncodeToString([]byte(secretValue))
+			err := filepath.WalkDir(s.Dir(), func(path string, d fs.DirEntry, err error) error {
+				if err != nil || d.IsDir() {
+					return err
+				}
+				data, err := os.ReadFile(path)
+				if err != nil {
+					return err
+				}
+				if strings.Contains(string(data), b64) || strings.Contains(string(data), secretValue) {
+					t.Errorf("after %s, %s still holds the deleted Secret's value", tt.name, strings.TrimPrefix(path, s.Dir()))
+				}
+				return nil
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+		})
 	}
 }

@@ -4,13 +4,18 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
+	"github.com/dockctl/dockctl/dockerx"
 	"github.com/dockctl/dockctl/internal/helperapi"
+	"github.com/dockctl/dockctl/internal/testenv"
+	"github.com/dockctl/dockctl/manifests"
 )
 
 func TestHelperFiles(t *testing.T) {
@@ -270,5 +275,94 @@ func TestCheckSubPathRefusesLinksThatLeaveAndComeBack(t *testing.T) {
 		if (err == nil) != tc.inside {
 			t.Errorf("CheckSubPath(%q): %v, want inside %v", tc.sub, err, tc.inside)
 		}
+	}
+}
+
+// A file volume is a tmpfs of manifests.FileVolumeSize bytes. A ConfigMap
+// the validator accepts (1000 keys of 1000 bytes: under Kubernetes' 1 MiB
+// limit) must fit, and so must its update (the writer holds two versions
+// at once). tmpfs charges a page per non-empty file, so the size must
+// count a page per key, not the bytes alone.
+func TestFilesTmpfsSizeFitsAValidConfigMap(t *testing.T) {
+	for _, tc := range []struct{ keys, size int }{{1000, 1000}, {600, 1700}} {
+		t.Run(fmt.Sprintf("%dx%d", tc.keys, tc.size), func(t *testing.T) {
+			cm := &manifests.ConfigMap{APIVersion: "v1", Kind: manifests.KindConfigMap, Metadata: manifests.ObjectMeta{Name: "big"}, Data: map[string]string{}}
+			for i := 0; i < tc.keys; i++ {
+				cm.Data[fmt.Sprintf("k%04d", i)] = strings.Repeat("x", tc.size)
+			}
+			if err := manifests.ValidateConfigMap(cm); err != nil {
+				t.Fatalf("the ConfigMap is invalid: %v", err)
+			}
+			vol := manifests.Volume{Name: "cfg", ConfigMap: &manifests.ConfigMapVolumeSource{Name: "big"}}
+			root := t.TempDir()
+			dir := filepath.Join(root, "cfg")
+			os.Mkdir(dir, 0o755)
+			size := manifests.FileVolumeSize(&vol)
+			if err := syscall.Mount("tmpfs", dir, "tmpfs", 0, fmt.Sprintf("size=%d", size)); err != nil {
+				testenv.Unavailable(t, "cannot mount a tmpfs here: %v", err)
+			}
+			defer syscall.Unmount(dir, 0)
+			payload := func(v string) helperapi.FilesPayload {
+				fv := helperapi.FilesVolume{Name: "cfg"}
+				for k, val := range cm.Data {
+					fv.Files = append(fv.Files, helperapi.FileItem{Path: k, Mode: 0o644, Data: []byte(v + val[len(v):])})
+				}
+				return helperapi.FilesPayload{Volumes: []helperapi.FilesVolume{fv}}
+			}
+			if _, err := WriteFiles(root, payload("a")); err != nil {
+				t.Fatalf("first write into a %d-byte tmpfs: %v", size, err)
+			}
+			if _, err := WriteFiles(root, payload("b")); err != nil {
+				t.Fatalf("update into a %d-byte tmpfs: %v", size, err)
+			}
+		})
+	}
+}
+
+// A writer holder mounts the pod's emptyDirs under helperapi.VolumesDir too
+// (dockerx buildHolder: "/volumes/"+name, to keep them mounted), next to
+// its file volumes, and the writer never writes a "..data" into an
+// emptyDir. Written (`helper files --check`) must look at the file
+// volumes it is given only: demanding a "..data" in every directory there
+// would leave a pod with an emptyDir and a configMap volume "never
+// written" for ever, so after a controller restart with its ConfigMap
+// deleted it would be blocked for ever — the case --check was added for.
+func TestWrittenWithAnEmptyDir(t *testing.T) {
+	d := &manifests.Deployment{APIVersion: manifests.APIVersion, Kind: manifests.Kind, Metadata: manifests.ObjectMeta{Name: "web"},
+		Spec: manifests.DeploymentSpec{Selector: &manifests.LabelSelector{MatchLabels: map[string]string{"app": "web"}},
+			Template: manifests.PodTemplateSpec{Metadata: manifests.TemplateMeta{Labels: map[string]string{"app": "web"}},
+				Spec: manifests.PodSpec{
+					Volumes: []manifests.Volume{
+						{Name: "cfg", ConfigMap: &manifests.ConfigMapVolumeSource{Name: "app"}},
+						{Name: "cache", EmptyDir: &manifests.EmptyDirVolumeSource{}},
+					},
+					Containers: []manifests.Container{{Name: "web", Image: "nginx", VolumeMounts: []manifests.VolumeMount{
+						{Name: "cfg", MountPath: "/etc/app"}, {Name: "cache", MountPath: "/cache"}}}},
+				}}}}
+	manifests.SetDefaults(d)
+	holder := dockerx.ContainerName("i", "", "web", "abc", 0)
+	req := dockerx.CreateRequest{Instance: "i", Name: holder, TemplateHash: "abc", Deployment: d, Role: dockerx.RoleHolder,
+		Image: "helper:1", Pod: &dockerx.PodRef{Name: "web-abc-0", UID: "0123abcd", Holder: holder}}
+	_, hc, _, err := dockerx.BuildConfig(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	root := t.TempDir() // the holder's helperapi.VolumesDir
+	var under []string
+	for _, m := range hc.Mounts {
+		if rel, ok := strings.CutPrefix(m.Target, helperapi.VolumesDir+"/"); ok {
+			under = append(under, rel)
+			if err := os.MkdirAll(filepath.Join(root, rel), 0o755); err != nil { // the mountpoint Docker makes
+				t.Fatal(err)
+			}
+		}
+	}
+	// The controller's payload covers the file volumes only (planFiles).
+	if _, err := WriteFiles(root, helperapi.FilesPayload{Volumes: []helperapi.FilesVolume{{Name: "cfg",
+		Files: []helperapi.FileItem{{Path: "k", Mode: 0o644, Data: []byte("v")}}}}}); err != nil {
+		t.Fatal(err)
+	}
+	if !Written(root, []string{"cfg"}) {
+		t.Errorf("the holder's %s holds %v; its one file volume was written, yet Written (--check) says not written", helperapi.VolumesDir, under)
 	}
 }

@@ -29,7 +29,7 @@ type sniffingProxy struct {
 
 func startSniffingProxy(t *testing.T, onRequest func(chunk []byte) (forward, hold bool)) *sniffingProxy {
 	t.Helper()
-	dir, err := os.MkdirTemp("", "r12c-")
+	dir, err := os.MkdirTemp("", "pfproxy-")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -110,17 +110,19 @@ func (p *sniffingProxy) serve(c net.Conn) {
 }
 
 // A `dockctl port-forward` that ends between its helper's create and its
-// start leaves the helper behind for good: a container that never ran is
-// never auto-removed, and the controller skips every port-forward helper,
-// even with --prune-orphans. Two ways to get there, both through the real
-// CLI against the real daemon (through a proxy that stops the CLI at the
-// exact step):
+// start must not leave the helper behind for good: Docker never
+// auto-removes a container that never ran (AutoRemove acts when it
+// exits), so the CLI removes what it named, and the controller (with
+// --prune-orphans) removes a port-forward helper that never started. Two
+// ways to get there, both through the real CLI against the real daemon
+// (through a proxy that stops the CLI at the exact step):
 //   - SIGINT (Ctrl-C) while the create call is in flight: the daemon
-//     creates the helper, the CLI's cancelled call returns an error, and
-//     the CLI never removes what it named (it knows the name);
+//     creates the helper and the CLI's cancelled call returns an error;
+//     the CLI knows the name, so it removes the helper before it exits;
 //   - SIGKILL (or a crash, or the daemon connection dropping) after the
-//     create, before the attach: nothing of the CLI is left to clean up.
-func TestReview12cPortForwardInterruptedBeforeStartLeavesHelper(t *testing.T) {
+//     create, before the attach: nothing of the CLI is left to clean up,
+//     so the controller must.
+func TestPortForwardInterruptedBeforeStartLeavesNoHelper(t *testing.T) {
 	began := time.Now()
 	e := newEnv(t)
 	e.apply(webManifest(1, ""))
@@ -219,8 +221,8 @@ func TestReview12cPortForwardInterruptedBeforeStartLeavesHelper(t *testing.T) {
 	waitExit("port-forward killed before its attach", exited, out)
 	close(dead)
 
-	// Nothing ever removes them: not the daemon (they never ran), not the
-	// controller (--prune-orphans, a sweep every 2 s).
+	// The daemon never removes them (they never ran): the controller does
+	// (--prune-orphans, a sweep every 2 s).
 	t.Logf("helpers once both CLIs are gone: %v (after %s)", pfHelpers(), time.Since(began).Round(time.Millisecond))
 	deadline := time.Now().Add(30 * time.Second)
 	for len(pfHelpers()) > 0 && time.Now().Before(deadline) {
