@@ -17,8 +17,8 @@ import (
 )
 
 // A PersistentVolumeClaim is, on one host, a named volume of the local
-// driver owned by the instance (DESIGN §11): created when the claim is
-// bound, mounted by every container whose pod names the claim, never
+// driver owned by the instance (docs/design.md §12): created when the claim
+// is bound, mounted by every container whose pod names the claim, never
 // removed with a container, and removed by the controller only once the
 // claim is deleted and no container uses it.
 const (

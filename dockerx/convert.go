@@ -41,7 +41,7 @@ const (
 
 // BuildConfig converts one container of a pod of a (defaulted) Deployment
 // into the three structures of Docker's create call. It is pure and
-// deterministic. It builds three kinds of container (pods.md, DESIGN §9):
+// deterministic. It builds three kinds of container (docs/design.md §9):
 //
 //   - req.Pod == nil: the replica of a pod without holder, the template's
 //     only container, exactly as replicas were built before pods (plus the

@@ -43,8 +43,8 @@
 //   - Networks too: EnsureNetwork never adopts a network of the instance
 //     network's name that does not carry the instance's labels, and
 //     RemoveNetwork removes only a network dockctl made, never one a
-//     running container uses. The instance network (DESIGN §10.1) is a
-//     create-time setting of a pod's network owner (CreateRequest.Network),
+//     running container uses. The instance network (docs/design.md §10) is
+//     a create-time setting of a pod's network owner (CreateRequest.Network),
 //     outside the template hash; the dockctl.io/network annotation's
 //     network is then joined after the create (ExtraNetworks), since API
 //     1.41 attaches one network at create.

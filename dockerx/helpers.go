@@ -13,7 +13,7 @@ import (
 	"github.com/docker/docker/api/types/network"
 )
 
-// HelperRequest is one helper container (DESIGN §8, §10): a Service's
+// HelperRequest is one helper container (docs/design.md §10): a Service's
 // proxy or the instance's DNS server, running dockctl's own binary from
 // the helper image (EnsureHelperImage) at a static address of the
 // instance network; or a port-forward session's relay in a pod's network

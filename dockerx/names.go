@@ -21,7 +21,7 @@ import (
 // and ordinal, so a name identifies one replica of one deployment of one
 // namespace of one instance (names_test.go proves it by parsing names
 // back). Namespaces are not joined with "_", which instance names may
-// contain (DESIGN §8).
+// contain (docs/design.md §3).
 func ContainerName(instance, namespace, deployment, hash string, ordinal int) string {
 	return holderPrefix(instance, namespace, deployment) + hash + "-" + strconv.Itoa(ordinal)
 }

@@ -12,9 +12,9 @@ import (
 	"github.com/docker/docker/api/types/network"
 )
 
-// NetworkName returns the name of the instance's network (DESIGN §10.1).
-// Instance names may contain "_" but no "/" or ":", so every instance has
-// its own.
+// NetworkName returns the name of the instance's network (docs/design.md §3,
+// §10). Instance names may contain "_" but no "/" or ":", so every instance
+// has its own.
 func NetworkName(instance string) string { return "dockctl_" + instance }
 
 // NetworkRequest is the instance's network: a user-defined bridge with an

@@ -7,14 +7,15 @@ import (
 	"github.com/dockctl/dockctl/manifests"
 )
 
-// Label keys: the ownership contract of DESIGN §3.
+// Label keys (docs/design.md §4): they say whose an object is and what it
+// is for, the ownership contract of docs/design.md §2.
 const (
 	LabelInstance     = "io.dockctl.instance"
 	LabelDeployment   = "io.dockctl.deployment"
 	LabelTemplateHash = "io.dockctl.template-hash"
-	// LabelRole says what a Docker object dockctl made is for (DESIGN §8),
-	// so that orphan handling never takes a helper for a stray. Absent on a
-	// container made by an earlier release: a replica.
+	// LabelRole says what a Docker object dockctl made is for
+	// (docs/design.md §4), so that orphan handling never takes a helper for
+	// a stray. Absent on a container made by an earlier release: a replica.
 	LabelRole = "io.dockctl.role"
 	// LabelPod, LabelPodUID and LabelContainer tie the holder, members and
 	// volumes of a pod with a holder together: its name, the uid chosen
@@ -193,10 +194,11 @@ type CreateRequest struct {
 	Network *PodNetwork
 	// Env is the environment of the template container created (a
 	// replica or a member), "NAME=value" in order, resolved by the
-	// controller from ConfigMaps, Secrets and the pod (issue 11); nil:
-	// the template's literal values, refused for a template whose
-	// environment needs resolving. It may hold a Secret's values: never
-	// log it. A create-time setting, not part of the template hash.
+	// controller from ConfigMaps, Secrets and the pod (as the kubelet's
+	// makeEnvironmentVariables); nil: the template's literal values, refused
+	// for a template whose environment needs resolving. It may hold a
+	// Secret's values: never log it. A create-time setting, not part of the
+	// template hash.
 	Env []string
 	// ImageUser is the User of the container's image, which the
 	// reconciler inspects only when the template sets runAsGroup without

@@ -8,12 +8,12 @@ import (
 	corev1 "k8s.io/api/core/v1"
 )
 
-// Decoding of the kinds of DESIGN §11: ConfigMap, Secret and
-// PersistentVolumeClaim. As the API server: a Secret's data and a
-// ConfigMap's binaryData are base64 in the manifest, a Secret's stringData
-// is merged into data (a key in both takes stringData's value) and
-// dropped, an unset Secret type is Opaque and an unset claim volumeMode
-// Filesystem.
+// Decoding of the kinds that feed file volumes and claims (docs/design.md
+// §11, §12): ConfigMap, Secret and PersistentVolumeClaim. As the API server:
+// a Secret's data and a ConfigMap's binaryData are base64 in the manifest, a
+// Secret's stringData is merged into data (a key in both takes stringData's
+// value) and dropped, an unset Secret type is Opaque and an unset claim
+// volumeMode Filesystem.
 
 var (
 	configMapType = reflect.TypeOf(ConfigMap{})

@@ -2,8 +2,9 @@ package manifests
 
 import "k8s.io/apimachinery/pkg/api/resource"
 
-// Kinds of DESIGN §11 (core/v1): configuration, secrets and storage, with
-// Kubernetes' field names and JSON shape, the subset dockctl supports.
+// Kinds of docs/design.md §11 and §12 (core/v1): configuration, secrets and
+// storage, with Kubernetes' field names and JSON shape, the subset dockctl
+// supports.
 const (
 	KindConfigMap             = "ConfigMap"
 	KindSecret                = "Secret"
@@ -49,7 +50,7 @@ type Secret struct {
 }
 
 // PersistentVolumeClaim is a core/v1 PersistentVolumeClaim: on one host, a
-// named Docker volume owned by the instance (DESIGN §11).
+// named Docker volume owned by the instance (docs/design.md §12).
 type PersistentVolumeClaim struct {
 	APIVersion string                      `json:"apiVersion"`
 	Kind       string                      `json:"kind"`

@@ -121,7 +121,7 @@ var kinds = map[string]kindDecoder{
 	Kind:          {apiVersion: APIVersion, typ: deploymentType, k8s: k8sDeployment, decode: decodeDeployment},
 	KindService:   {apiVersion: CoreAPIVersion, typ: serviceType, k8s: k8sService, decode: decodeService},
 	KindNamespace: {apiVersion: CoreAPIVersion, typ: namespaceType, k8s: k8sNamespace, decode: decodeNamespace},
-	// Issue 11 (config_decode.go).
+	// Configuration and storage kinds (config_decode.go).
 	KindConfigMap:             {apiVersion: CoreAPIVersion, typ: configMapType, k8s: k8sConfigMap, decode: decodeConfigMap},
 	KindSecret:                {apiVersion: CoreAPIVersion, typ: secretType, k8s: k8sSecret, decode: decodeSecret},
 	KindPersistentVolumeClaim: {apiVersion: CoreAPIVersion, typ: pvcType, k8s: k8sPVC, decode: decodePVC},

@@ -9,7 +9,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation"
 )
 
-// File volumes (issue 11 item 3): configMap, secret, projected and
+// File volumes (docs/design.md §11): configMap, secret, projected and
 // downwardAPI volumes, whose files the controller writes into a tmpfs
 // volume that the pod's holder keeps mounted.
 

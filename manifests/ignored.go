@@ -9,13 +9,13 @@ import (
 	"gopkg.in/yaml.v3"
 )
 
-// Fields with no meaning on one host (issue 11, item 6): a cluster uses
-// them to pick a node, an identity or a priority, which one Docker host
-// has no choice of. They are accepted so that real manifests apply, and
-// decoded strictly against Kubernetes' type (a value a cluster refuses is
-// an error here too), but never stored: the Deployment has no field for
-// them, so they are never in the template hash and never shown by `get -o
-// yaml`. apply names them in one warning line (IgnoredWarning).
+// Fields with no meaning on one host: a cluster uses them to pick a node, an
+// identity or a priority, which one Docker host has no choice of. They are
+// accepted so that real manifests apply, and decoded strictly against
+// Kubernetes' type (a value a cluster refuses is an error here too), but
+// never stored: the Deployment has no field for them, so they are never in
+// the template hash and never shown by `get -o yaml`. apply names them in
+// one warning line (IgnoredWarning).
 type ignoredField struct{}
 
 var ignoredFields = map[reflect.Type]map[string]ignoredField{

@@ -13,8 +13,8 @@ import (
 )
 
 // The ignored fields (ignored.go) are dropped, but what dockctl accepts a
-// cluster must accept too (DESIGN §8): their values go through the rules
-// Kubernetes' ValidatePodSpec and validateContainerCommon
+// cluster must accept too (docs/design.md §1): their values go through the
+// rules Kubernetes' ValidatePodSpec and validateContainerCommon
 // (pkg/apis/core/validation/validation.go) apply to them, as a Deployment
 // is validated on create: nodeSelector (ValidateLabels), affinity
 // (validateAffinity), tolerations (ValidateTolerations),

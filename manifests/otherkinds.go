@@ -8,15 +8,15 @@ import (
 	"gopkg.in/yaml.v3"
 )
 
-// Objects of the kinds dockctl does not run (DESIGN §10.6). Real bundles
-// ship a Deployment with RBAC objects, disruption budgets and autoscalers
-// beside it; on one host those grant nothing and mean nothing, so they are
-// skipped with a warning and the rest applies. A kind whose absence would
-// change security or behaviour — a NetworkPolicy that would isolate, a Job
-// that would run, an Ingress that would route, any kind not listed — is an
-// error naming the object, unless the user asks to skip it
-// (LoadOptions.SkipUnsupported). The kinds dockctl runs (kinds: Deployment,
-// Service, Namespace) are never skipped.
+// Objects of the kinds dockctl does not run (docs/design.md §1 lists those
+// it does). Real bundles ship a Deployment with RBAC objects, disruption
+// budgets and autoscalers beside it; on one host those grant nothing and
+// mean nothing, so they are skipped with a warning and the rest applies. A
+// kind whose absence would change security or behaviour — a NetworkPolicy
+// that would isolate, a Job that would run, an Ingress that would route, any
+// kind not listed — is an error naming the object, unless the user asks to
+// skip it (LoadOptions.SkipUnsupported). The kinds dockctl runs (kinds:
+// Deployment, Service, Namespace) are never skipped.
 
 // ignoredKinds are the kinds skipped with a warning: they grant nothing,
 // and have no meaning on one host. Each is checked as a cluster checks it,

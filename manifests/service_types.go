@@ -2,8 +2,9 @@ package manifests
 
 import "k8s.io/apimachinery/pkg/util/intstr"
 
-// Kinds of DESIGN §10 (core/v1), mirrored as Deployment is: the field names
-// and JSON shape of Kubernetes, the subset dockctl supports.
+// Service (docs/design.md §10) and Namespace (core/v1), mirrored as
+// Deployment is: the field names and JSON shape of Kubernetes, the subset
+// dockctl supports.
 const (
 	CoreAPIVersion = "v1"
 	KindService    = "Service"

@@ -126,7 +126,7 @@ type PodSpec struct {
 	Volumes                       []Volume    `json:"volumes,omitempty"`
 	InitContainers                []Container `json:"initContainers,omitempty"`
 	Containers                    []Container `json:"containers"`
-	// Issue 11: pod fields with a meaning on one host.
+	// Pod fields with a meaning on one host.
 	SecurityContext *PodSecurityContext `json:"securityContext,omitempty"`
 	HostAliases     []HostAlias         `json:"hostAliases,omitempty"`
 	DNSConfig       *PodDNSConfig       `json:"dnsConfig,omitempty"`
@@ -188,7 +188,8 @@ type Volume struct {
 	Name     string                `json:"name"`
 	HostPath *HostPathVolumeSource `json:"hostPath,omitempty"`
 	EmptyDir *EmptyDirVolumeSource `json:"emptyDir,omitempty"`
-	// Issue 11: file volumes and claims (types in config_types.go).
+	// File volumes (docs/design.md §11) and claims (§12); types in
+	// config_types.go.
 	ConfigMap             *ConfigMapVolumeSource             `json:"configMap,omitempty"`
 	Secret                *SecretVolumeSource                `json:"secret,omitempty"`
 	Projected             *ProjectedVolumeSource             `json:"projected,omitempty"`
@@ -220,7 +221,9 @@ type Container struct {
 	ReadinessProbe  *Probe               `json:"readinessProbe,omitempty"`
 	LivenessProbe   *Probe               `json:"livenessProbe,omitempty"`
 	SecurityContext *SecurityContext     `json:"securityContext,omitempty"`
-	// Issue 11.
+	// Environment from configuration, startup probes, lifecycle hooks,
+	// stdin and tty, native sidecars: the rest of core/v1's Container
+	// fields with a meaning on one host.
 	EnvFrom      []EnvFromSource `json:"envFrom,omitempty"`
 	StartupProbe *Probe          `json:"startupProbe,omitempty"`
 	Lifecycle    *Lifecycle      `json:"lifecycle,omitempty"`
@@ -372,7 +375,7 @@ type SecurityContext struct {
 	ReadOnlyRootFilesystem *bool         `json:"readOnlyRootFilesystem,omitempty"`
 	RunAsUser              *int64        `json:"runAsUser,omitempty"`
 	Capabilities           *Capabilities `json:"capabilities,omitempty"`
-	// Issue 11.
+	// The rest of core/v1's SecurityContext with a meaning on one host.
 	RunAsGroup               *int64          `json:"runAsGroup,omitempty"`
 	RunAsNonRoot             *bool           `json:"runAsNonRoot,omitempty"`
 	AllowPrivilegeEscalation *bool           `json:"allowPrivilegeEscalation,omitempty"`
@@ -425,7 +428,7 @@ func (d *Deployment) Replicas() int32 {
 // init containers included, or volumes that must outlive container
 // restarts and be written before its containers start (file volumes).
 // A pod of one container without those is that container alone, as every
-// replica was before pods (DESIGN §9).
+// replica was before pods (docs/design.md §9).
 func NeedsHolder(ps *PodSpec) bool {
 	return len(ps.Containers)+len(ps.InitContainers) > 1 || ps.HasFileVolumes()
 }

@@ -610,7 +610,7 @@ func (v *validator) nonNegative(p string, n int64) {
 }
 
 // ReservedLabels are the container labels dockctl sets itself (ownership,
-// role, pod membership; DESIGN §3 and §8): a template may not set them.
+// role, pod membership; docs/design.md §4): a template may not set them.
 var ReservedLabels = map[string]bool{
 	"io.dockctl.instance": true, "io.dockctl.deployment": true, "io.dockctl.template-hash": true,
 	"io.dockctl.namespace": true, "io.dockctl.role": true, "io.dockctl.pod": true,
@@ -692,10 +692,10 @@ func sortedKeys[V any](m map[string]V) []string {
 var dockerNetworkName = regexp.MustCompile(`^[a-zA-Z0-9][a-zA-Z0-9_.-]*$`)
 
 // network checks the dockctl.io/network annotation. It names a network to
-// join, which once every replica joins its instance's network (DESIGN
-// §10.1) is an additional one: host, none and container:… are network
-// modes, not networks to join, so they are refused now rather than change
-// meaning later. hostNetwork is the way to the host's network.
+// join, which once every replica joins its instance's network
+// (docs/design.md §10) is an additional one: host, none and container:… are
+// network modes, not networks to join, so they are refused now rather than
+// change meaning later. hostNetwork is the way to the host's network.
 func (v *validator) network(p string, ann map[string]string) {
 	n, ok := ann[AnnotationNetwork]
 	if !ok {

@@ -7,8 +7,8 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation"
 )
 
-// Environment from configuration (issue 11): env[].valueFrom and envFrom,
-// checked as Kubernetes' validateEnvVarValueFrom and validateEnvFrom
+// Environment from configuration: env[].valueFrom and envFrom, checked as
+// Kubernetes' validateEnvVarValueFrom and validateEnvFrom
 // (pkg/apis/core/validation/validation.go) check them. The values are
 // resolved by the controller when it creates a container
 // (reconciler.ResolveEnv).

@@ -1,12 +1,11 @@
 package manifests
 
-// Validation of the probe and hook fields of issue 11, as Kubernetes'
-// validateProbe, validateLifecycle and validateSleepAction
-// (pkg/apis/core/validation): a grpc probe handler, startupProbe (checked
-// as a liveness probe: successThreshold must be 1), and lifecycle
-// postStart/preStop handlers (exactly one of exec, httpGet, tcpSocket,
-// sleep). An init container that runs to completion may have no
-// lifecycle, as no probes; a sidecar may.
+// Validation of the probe and hook fields, as Kubernetes' validateProbe,
+// validateLifecycle and validateSleepAction (pkg/apis/core/validation): a
+// grpc probe handler, startupProbe (checked as a liveness probe:
+// successThreshold must be 1), and lifecycle postStart/preStop handlers
+// (exactly one of exec, httpGet, tcpSocket, sleep). An init container that
+// runs to completion may have no lifecycle, as no probes; a sidecar may.
 
 // grpcProbe checks a probe's grpc handler and returns how many handlers
 // it counts (0 or 1).

@@ -378,7 +378,7 @@ func (w *walker) intOrString(n *yaml.Node, v reflect.Value, path string) {
 // true: a string field refuses it ("cannot unmarshal bool into Go struct
 // field ... of type string"), a mapping key becomes "true". dockctl
 // refuses them where a string is expected, telling to quote them, so that
-// a bundle means the same here and on a cluster (DESIGN §8).
+// a bundle means the same here and on a cluster (docs/design.md §1).
 var yaml11Bools = map[string]bool{
 	"y": true, "Y": true, "yes": true, "Yes": true, "YES": true, "on": true, "On": true, "ON": true,
 	"n": false, "N": false, "no": false, "No": false, "NO": false, "off": false, "Off": false, "OFF": false,

@@ -48,8 +48,8 @@ type Metrics struct {
 
 	reconnects prometheus.Counter
 
-	// The instance network (issue 10): a name conflict, and how probes
-	// reach pods (one series per mode, 1 for the current one).
+	// The instance network (docs/design.md §10): a name conflict, and how
+	// probes reach pods (one series per mode, 1 for the current one).
 	networkConflict prometheus.Gauge
 	probeMode       *prometheus.GaugeVec
 

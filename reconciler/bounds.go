@@ -10,10 +10,11 @@ import (
 
 // DefaultMaxReplicas is the controller's default replica cap
 // (--max-replicas). One Docker host creates about 11 containers a second
-// (DESIGN §7), so 1000 replicas take a minute and a half to create and a
-// machine of ordinary size runs out of memory or PIDs long before; a
-// higher count is far more likely a typo (an extra zero) than a wish, and
-// an operator who means it raises the cap.
+// at best (BENCHMARKS.md, Results: 2.4 on the engine measured there), so
+// 1000 replicas take a minute and a half to create and a machine of ordinary
+// size runs out of memory or PIDs long before; a higher count is far more
+// likely a typo (an extra zero) than a wish, and an operator who means it
+// raises the cap.
 const DefaultMaxReplicas = 1000
 
 // DefaultMaxGracePeriod bounds terminationGracePeriodSeconds
@@ -129,8 +130,8 @@ func (in PlanInput) removeOpWith(c *dockerx.Container, reason OpReason, cause st
 // beyond replicas + maxSurge (replicas for Recreate). The rollout already
 // stays within it; this also holds a plain scale-up to it while replicas
 // removed by an earlier scale-down are still terminating, since a
-// terminating replica keeps its place until it is gone (DESIGN §8). The
-// stopper queues the deployment again when one is gone.
+// terminating replica keeps its place until it is gone (docs/design.md §8).
+// The stopper queues the deployment again when one is gone.
 func capCreates(ops []Op, p rolloutParams, total int32) []Op {
 	limit := int64(p.replicas) + int64(p.maxSurge)
 	if p.recreate {

@@ -10,13 +10,13 @@ import (
 	"github.com/dockctl/dockctl/manifests"
 )
 
-// Claims' volumes (DESIGN §11, issue 11 item 4): a PersistentVolumeClaim is
-// bound at once to a named volume of the instance (Kubernetes' Immediate
-// binding: the claim is Bound before any pod uses it), and its volume goes
-// when the claim is deleted and no container uses it any more (Kubernetes'
-// pvc-protection). A volume whose claim this state directory never knew
-// is never removed, not even with --prune-orphans: it is data. This file
-// is the pure planner; claims.go observes and executes.
+// Claims' volumes (docs/design.md §12): a PersistentVolumeClaim is bound at
+// once to a named volume of the instance (Kubernetes' Immediate binding: the
+// claim is Bound before any pod uses it), and its volume goes when the claim
+// is deleted and no container uses it any more (Kubernetes' pvc-protection).
+// A volume whose claim this state directory never knew is never removed, not
+// even with --prune-orphans: it is data. This file is the pure planner;
+// claims.go observes and executes.
 
 // ClaimInput is one claim record as the state directory holds it.
 type ClaimInput struct {

@@ -2,11 +2,11 @@ package reconciler
 
 import "github.com/dockctl/dockctl/manifests"
 
-// ConfigStore is what the controller reads of the objects pods refer to
-// (issue 11): ConfigMaps and Secrets for environment variables, file
-// volumes and pull credentials, PersistentVolumeClaims for volumes. The
-// store implements it; tests give a fake. A lookup of an object that does
-// not exist or is deleted returns an error wrapping store.ErrNotFound.
+// ConfigStore is what the controller reads of the objects pods refer to:
+// ConfigMaps and Secrets for environment variables, file volumes and pull
+// credentials, PersistentVolumeClaims for volumes. The store implements it;
+// tests give a fake. A lookup of an object that does not exist or is deleted
+// returns an error wrapping store.ErrNotFound.
 type ConfigStore interface {
 	LookupConfigMap(namespace, name string) (*manifests.ConfigMap, error)
 	// LookupSecret returns the Secret with StringData already merged

@@ -121,7 +121,7 @@ type Options struct {
 	// NetworkDocker, when set, gives the instance its network: pods are
 	// created on it, existing ones connected, probes routed to it
 	// (network.go, netconnect.go, route.go). Nil: pods stay on Docker's
-	// default bridge, as before issue 10.
+	// default bridge, as releases before the instance network left them.
 	NetworkDocker NetworkDocker
 	// Config reads ConfigMaps, Secrets and claims (configstore.go); nil:
 	// every reference to one is missing.

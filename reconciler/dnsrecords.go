@@ -10,8 +10,8 @@ import (
 	"github.com/dockctl/dockctl/store"
 )
 
-// The DNS records of the instance (DESIGN §10.2), as pure functions: one
-// name per live Service, NAME.NS.svc.cluster.local, answering its
+// The DNS records of the instance (docs/design.md §10), as pure functions:
+// one name per live Service, NAME.NS.svc.cluster.local, answering its
 // ClusterIP, or for a headless Service the addresses of its ready pods
 // (so that a name follows readiness as the proxy does); named ports get
 // SRV records.

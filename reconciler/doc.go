@@ -24,8 +24,8 @@
 // conflict.go (name conflicts); state.go and status.go keep the
 // controller's memory and compute the status it writes; prober.go runs
 // probes; trust.go checks records and privileges; observer.go is the hook
-// for metrics. The instance network (issue 10): network.go chooses its
-// subnet and ensures it, netconnect.go connects earlier pods to it in
+// for metrics. The instance network (docs/design.md §10): network.go chooses
+// its subnet and ensures it, netconnect.go connects earlier pods to it in
 // place (with the sweep), route.go decides whether probes reach pods
 // directly or through the DNS helper's relay, and stopdrain.go takes a pod
 // out of the Services' endpoints before its graceful stop.
@@ -38,7 +38,7 @@
 // which are default's) name; it is named ContainerName(instance, namespace,
 // …), which keeps the names of earlier releases in default.
 //
-// Services (DESIGN §10) run on a second loop of the same kind, keyed
+// Services (docs/design.md §10) run on a second loop of the same kind, keyed
 // "ns/name" (plus "dns/" for the DNS server and "*" for their sweep):
 // endpoints.go is the tracker the deployment sync feeds with every pod it
 // judged (readiness as status counts it), which queues the Services a

@@ -9,7 +9,7 @@ import (
 )
 
 // Drainer takes a pod out of every Service before its graceful stop
-// begins (DESIGN §10.4, issue 10 §6): the stopper calls it before the stop
+// begins (docs/design.md §8, §10): the stopper calls it before the stop
 // signal, so that no proxy sends a new connection to a pod that is going.
 type Drainer interface {
 	// Drain marks the pod (namespace, name as `dockctl get pods` shows it)

@@ -16,14 +16,13 @@ import (
 	"github.com/dockctl/dockctl/store"
 )
 
-// The controller's side of environment from configuration (issue 11 item
-// 2): a revision whose environment refers to a ConfigMap or Secret (or a
-// key of one) that does not exist, and is not optional, gets no new
-// container — the plan names the reference as a ReplicaFailure, as a
-// cluster leaves such pods pending — and a change to a referenced
-// ConfigMap or Secret requeues the deployments that refer to it (an
-// index, as controller-runtime maps a child's event to its owner), so that
-// a waiting revision proceeds at once.
+// The controller's side of environment from configuration: a revision whose
+// environment refers to a ConfigMap or Secret (or a key of one) that does
+// not exist, and is not optional, gets no new container — the plan names the
+// reference as a ReplicaFailure, as a cluster leaves such pods pending — and
+// a change to a referenced ConfigMap or Secret requeues the deployments that
+// refer to it (an index, as controller-runtime maps a child's event to its
+// owner), so that a waiting revision proceeds at once.
 
 // waitingRevisions maps the hash of each template of the deployment (the
 // current one and the recorded revisions) whose pods cannot be made yet

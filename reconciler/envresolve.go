@@ -17,17 +17,17 @@ import (
 	"github.com/dockctl/dockctl/store"
 )
 
-// The environment of a container from configuration (issue 11 item 2), as
-// the kubelet's makeEnvironmentVariables makes it: envFrom first, in
-// order, each key with its prefix (keys that are no valid variable name
-// skipped, as the kubelet skips them); then env in order, a literal value
-// with $(VAR) references to the variables defined before it expanded, a
-// valueFrom resolved from a ConfigMap, a Secret, the pod's identity or the
-// container's resources. A later definition of a name replaces an earlier
-// one in place. A reference to a ConfigMap or Secret (or a key of one)
-// that does not exist is skipped when optional and otherwise fails the
-// whole container: Kubernetes leaves such a pod pending, and dockctl
-// creates nothing of its revision (MissingRefsError).
+// The environment of a container from configuration, as the kubelet's
+// makeEnvironmentVariables makes it: envFrom first, in order, each key with
+// its prefix (keys that are no valid variable name skipped, as the kubelet
+// skips them); then env in order, a literal value with $(VAR) references to
+// the variables defined before it expanded, a valueFrom resolved from a
+// ConfigMap, a Secret, the pod's identity or the container's resources. A
+// later definition of a name replaces an earlier one in place. A reference
+// to a ConfigMap or Secret (or a key of one) that does not exist is skipped
+// when optional and otherwise fails the whole container: Kubernetes leaves
+// such a pod pending, and dockctl creates nothing of its revision
+// (MissingRefsError).
 //
 // ResolveEnv is a pure function of the template, the ConfigStore and the
 // pod's identity. A Secret's values are never in what it returns as an

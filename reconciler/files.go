@@ -17,7 +17,7 @@ import (
 	"github.com/dockctl/dockctl/store"
 )
 
-// File volumes of holder pods (issue 11 item 3; dockerx/convert_files.go
+// File volumes of holder pods (docs/design.md §11; dockerx/convert_files.go
 // for the containers, filesplan.go for the payload).
 //
 //   - A new pod's create becomes: its volumes (file volumes are tmpfs

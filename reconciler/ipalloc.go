@@ -13,7 +13,7 @@ import (
 )
 
 // The address plan of an instance network and what Services are given in
-// it (DESIGN §10.1, §10.3–5), as pure functions: ClusterIPs, nodePorts and
+// it (docs/design.md §10), as pure functions: ClusterIPs, nodePorts and
 // host-port conflicts. The controller keeps the results in each Service's
 // status, so an allocation survives controller restarts and re-applies: a
 // kept value is given back whenever it is still valid and free.

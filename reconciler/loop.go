@@ -24,13 +24,12 @@ import (
 // nothing). It is a comparable value: the work queue de-duplicates equal
 // requests and never hands one to two workers at once.
 //
-// Key is the object's key in its kind's key space. Today that is a
-// deployment name (a DNS-1123 label), or a key that can never be a name for
-// a whole-kind pass (the deployments' sweep key "*"). Once objects have
-// namespaces (issue 10), Key is "namespace/name" as client-go's
-// cache.MetaNamespaceKeyFunc spells it — unambiguous, since neither part
-// may contain "/" — so Request stays one comparable string and every loop's
-// de-duplication keeps working unchanged.
+// Key is the object's key in its kind's key space: "namespace/name" as
+// client-go's cache.MetaNamespaceKeyFunc spells it (store.Key) —
+// unambiguous, since neither part may contain "/" — or a key that can never
+// be a name, for a whole-kind pass (the deployments' sweep key "*"). So
+// Request stays one comparable string and every loop's de-duplication
+// works unchanged.
 type Request struct {
 	Key string
 }

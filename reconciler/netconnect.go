@@ -11,9 +11,9 @@ import (
 	"github.com/dockctl/dockctl/store"
 )
 
-// Connecting existing pods to the instance network in place (DESIGN §8:
-// a network can be connected to a running container; recreating every pod
-// of an upgraded instance would restart every workload). Pods created
+// Connecting existing pods to the instance network in place (docs/design.md
+// §16: a network can be connected to a running container; recreating every
+// pod of an upgraded instance would restart every workload). Pods created
 // since the instance network exists are created on it; this pass catches
 // the others — made by an earlier release, or while the network was
 // unusable — and repairs a pod someone disconnected by hand. It runs with

@@ -14,7 +14,7 @@ import (
 	"github.com/dockctl/dockctl/store"
 )
 
-// The instance network (DESIGN §10.1): one user-defined bridge per
+// The instance network (docs/design.md §10): one user-defined bridge per
 // instance, dockctl_INSTANCE, with an explicit subnet so that dockctl can
 // hand out stable addresses. Its lower half is Docker's (IPRange: pods get
 // dynamic addresses from it); its upper half is dockctl's: the DNS server
@@ -434,7 +434,7 @@ func (c *Controller) podNetworkStatus(ctx context.Context) (*store.NetworkStatus
 }
 
 // podNetwork is the create-time network of a pod's network owner in
-// namespace ns (svc.md, "Network"): on the instance network, resolving
+// namespace ns (docs/design.md §10, DNS): on the instance network, resolving
 // through dockctl's DNS server with a pod's search path and ndots.
 func podNetwork(st *store.NetworkStatus, ns string) *dockerx.PodNetwork {
 	if st == nil {

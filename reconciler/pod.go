@@ -8,16 +8,17 @@ import (
 	"github.com/dockctl/dockctl/manifests"
 )
 
-// A replica is a pod (DESIGN §9). A pod of one container is that container
-// alone, as every replica was before pods: it is its own unit. A pod whose
-// template needs a holder (manifests.NeedsHolder) is several containers —
-// the holder, which owns the shared namespaces, and one member per template
-// container — tied together by the io.dockctl.pod and io.dockctl.pod-uid
-// labels. The revision planner (rollout sizes, surge, ranking, status)
-// counts pods, never containers: each holder pod is presented to it as one
-// synthetic container, its unit, whose ID is the pod's key and whose state
-// sums the pod up. What happens inside a pod — init containers in order,
-// a crashed sidecar restarted in place — is planPod's.
+// A replica is a pod (docs/design.md §9). A pod of one container is that
+// container alone, as every replica was before pods: it is its own unit. A
+// pod whose template needs a holder (manifests.NeedsHolder) is several
+// containers — the holder, which owns the shared namespaces, and one member
+// per template container — tied together by the io.dockctl.pod and
+// io.dockctl.pod-uid labels. The revision planner (rollout sizes, surge,
+// ranking, status) counts pods, never containers: each holder pod is
+// presented to it as one synthetic container, its unit, whose ID is the
+// pod's key and whose state sums the pod up. What happens inside a pod —
+// init containers in order, a crashed sidecar restarted in place — is
+// planPod's.
 
 // pod is one replica of a template that needs a holder, as observed.
 type pod struct {

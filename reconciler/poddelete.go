@@ -15,13 +15,13 @@ import (
 // grace period, or the request's), and since the deployment still wants
 // the replica, its revision is short of one at once and a new pod is
 // created in the same plan. The deleted pod counts toward replicas +
-// maxSurge until it is gone, as every terminating replica does (DESIGN
-// §8), so a deployment that allows no surge (maxSurge 0, a host port, the
-// host's network) creates the replacement only once it is gone. A user's
-// delete is no eviction: maxUnavailable does not hold it back, as no
-// PodDisruptionBudget holds back a `kubectl delete pod`, nor does a
-// refusal of the deployment (deletionsOnly). From the request on the pod
-// is terminating, its stop begun or not (deleted): neither ready nor a
+// maxSurge until it is gone, as every terminating replica does
+// (docs/design.md §8), so a deployment that allows no surge (maxSurge 0, a
+// host port, the host's network) creates the replacement only once it is
+// gone. A user's delete is no eviction: maxUnavailable does not hold it
+// back, as no PodDisruptionBudget holds back a `kubectl delete pod`, nor
+// does a refusal of the deployment (deletionsOnly). From the request on the
+// pod is terminating, its stop begun or not (deleted): neither ready nor a
 // replica, and out of its Services' endpoints (podEndpoints), as a pod
 // with a deletion timestamp is.
 //

@@ -10,8 +10,8 @@ import (
 	"github.com/dockctl/dockctl/store"
 )
 
-// status.podIP (issue 11 item 2): Docker gives a container its address
-// when it starts, after its environment is fixed, so a pod whose
+// status.podIP in a container's environment: Docker gives a container its
+// address when it starts, after its environment is fixed, so a pod whose
 // environment reads status.podIP (or podIPs) gets an address dockctl
 // assigns in the instance network before the create: a static one
 // (IPAMConfig), which it then keeps across restarts, so the variable stays

@@ -290,10 +290,10 @@ func firstStep(t *manifests.PodTemplateSpec) []*manifests.Container {
 	return out
 }
 
-// stopPhases orders a pod's graceful stop (DESIGN §8, Stopping): its app
-// containers together, then its native sidecars one at a time in reverse
-// order (Kubernetes stops sidecars after the app containers, last started
-// first), then the holder; init containers that are not running and
+// stopPhases orders a pod's graceful stop (docs/design.md §8, Graceful
+// stop): its app containers together, then its native sidecars one at a time
+// in reverse order (Kubernetes stops sidecars after the app containers, last
+// started first), then the holder; init containers that are not running and
 // containers the template does not know go with the app containers.
 func stopPhases(p *pod, t *manifests.PodTemplateSpec) [][]StopTarget {
 	var apps []StopTarget

@@ -16,13 +16,13 @@ import (
 	"github.com/dockctl/dockctl/store"
 )
 
-// How httpGet and tcpSocket probes reach pods (DESIGN §10.7). Pods live on
-// the instance network; a controller on the Docker host reaches it through
-// the bridge, but one in a container on another network, or talking to a
-// remote DOCKER_HOST, cannot. Then probes run inside the network, relayed
-// through the instance's DNS helper (`dockctl helper probe --spec JSON`,
-// exec'd there), which works wherever the exec API does; the controller is
-// never joined to the network.
+// How httpGet and tcpSocket probes reach pods (docs/design.md §10, Probes).
+// Pods live on the instance network; a controller on the Docker host reaches
+// it through the bridge, but one in a container on another network, or
+// talking to a remote DOCKER_HOST, cannot. Then probes run inside the
+// network, relayed through the instance's DNS helper (`dockctl helper probe
+// --spec JSON`, exec'd there), which works wherever the exec API does; the
+// controller is never joined to the network.
 //
 // The choice is made by dialing the DNS server (TCP 53 on its address)
 // with a short timeout: at start (once its helper runs), after each

@@ -21,7 +21,7 @@ import (
 	"github.com/dockctl/dockctl/store"
 )
 
-// The Service reconciler (DESIGN §10.3–5). A Service of this instance is
+// The Service reconciler (docs/design.md §10). A Service of this instance is
 // synced from scratch under its key "ns/name": its record and status are
 // read, its endpoints taken from the tracker (endpoints.go), an address
 // and host ports allocated (ipalloc.go), its proxy observed, a plan made

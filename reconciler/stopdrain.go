@@ -7,16 +7,15 @@ import (
 	"github.com/dockctl/dockctl/dockerx"
 )
 
-// Drain before stop (DESIGN §10, issue 10 item 6): a pod leaves the
-// endpoints of every Service, and the data plane has acknowledged it,
-// before its graceful stop begins — for a scale-down, a rollout, a
-// deletion and a liveness restart alike, since each of them is a graceful
-// stop carried out by the stopper. The planner says which stops drain
-// (setDrains, pure); the stopper calls the Drainer in the stop's own
-// goroutine, never in a worker, bounded by maxDrain and by the stop's
-// grace period: a Service data plane that does not answer delays a stop,
-// it never blocks one. A stop of a container that is not running drains
-// nothing: it serves no traffic.
+// Drain before stop (docs/design.md §8, §10): a pod leaves the endpoints of
+// every Service, and the data plane has acknowledged it, before its graceful
+// stop begins — for a scale-down, a rollout, a deletion and a liveness
+// restart alike, since each of them is a graceful stop carried out by the
+// stopper. The planner says which stops drain (setDrains, pure); the stopper
+// calls the Drainer in the stop's own goroutine, never in a worker, bounded
+// by maxDrain and by the stop's grace period: a Service data plane that does
+// not answer delays a stop, it never blocks one. A stop of a container that
+// is not running drains nothing: it serves no traffic.
 
 // DrainRef names the pod a stop drains first.
 type DrainRef struct {

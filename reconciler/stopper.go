@@ -11,10 +11,10 @@ import (
 	"github.com/dockctl/dockctl/dockerx"
 )
 
-// stopper carries out graceful stops (DESIGN §8, Stopping) outside the
-// workers. Docker's stop call blocks until the container exits or its
-// grace period ends; made by a worker it would hold that worker for up to
-// the grace period and, with a few such containers, starve every other
+// stopper carries out graceful stops (docs/design.md §8, Graceful stop)
+// outside the workers. Docker's stop call blocks until the container exits
+// or its grace period ends; made by a worker it would hold that worker for
+// up to the grace period and, with a few such containers, starve every other
 // deployment. Each stop gets a goroutine of its own instead: it mostly
 // waits on Docker, and one container that ignores its stop signal then
 // delays nothing but its own removal. It names deployments by their key

@@ -13,15 +13,16 @@ import (
 	"github.com/dockctl/dockctl/manifests"
 )
 
-// ConfigMaps, Secrets and PersistentVolumeClaims (DESIGN §11): stored per
-// namespace as Services are, with the same tombstones, in
+// ConfigMaps, Secrets and PersistentVolumeClaims (docs/design.md §5): stored
+// per namespace as Services are, with the same tombstones, in
 // configmaps/<name>.json, secrets/<name>.json and claims/<name>.json.
 // Their names are DNS-1123 subdomains (dots allowed, as Kubernetes allows
 // them for these kinds) of at most manifests.MaxStoredNameLength
 // characters. A Secret's file, like every state file, is 0600; its values
 // are never in an error of this package.
 
-// Kinds of issue 11, as ObjectRef.Kind and ParseWatchKey name them.
+// The configuration and storage kinds, as ObjectRef.Kind and ParseWatchKey
+// name them.
 const (
 	KindConfigMap             = manifests.KindConfigMap
 	KindSecret                = manifests.KindSecret

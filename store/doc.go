@@ -1,7 +1,8 @@
 // Package store is the durable desired state of one dockctl instance: the
-// state directory of DESIGN §4. `dockctl apply` and the other editing
-// commands write it; the controller watches it and records what only it
-// knows (observed generation, conditions, opaque per-feature data) next to it.
+// state directory of docs/design.md §5. `dockctl apply` and the other
+// editing commands write it; the controller watches it and records what only
+// it knows (observed generation, conditions, opaque per-feature data) next
+// to it.
 //
 // # Layout
 //

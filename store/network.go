@@ -4,9 +4,9 @@ import (
 	"errors"
 )
 
-// NetworkStatus is the controller's record of the instance network (DESIGN
-// §10.1): which one it made, with which addresses, so that a restarted
-// controller keeps them.
+// NetworkStatus is the controller's record of the instance network
+// (docs/design.md §5, §10): which one it made, with which addresses, so that
+// a restarted controller keeps them.
 type NetworkStatus struct {
 	// Version is the file format; WriteNetwork sets it.
 	Version int    `json:"version"`

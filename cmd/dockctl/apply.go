@@ -234,7 +234,7 @@ func newDiffCommand(g *globalOptions) *cobra.Command {
 	addSkipUnsupported(cmd, &skip)
 	cmd.Flags().BoolVar(&force, "force-conflicts", false, "with -f: preview apply --force-conflicts (an object a manifests directory manages is a conflict, an error, without it)")
 	// kubectl's flag error (its hint), with diff's exit status for an
-	// error (DESIGN §5: >1).
+	// error (docs/design.md §15: 2).
 	cmd.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
 		return &exitError{code: 2, err: flagError(c, err)}
 	})

@@ -16,12 +16,12 @@ import (
 	"github.com/dockctl/dockctl/store"
 )
 
-// get, describe and delete of PersistentVolumeClaims (issue 11). The claim
-// is read from the state directory, its binding from Docker: a claim is
-// Bound when the instance's labelled volume of it exists, Pending when it
-// does not (yet, or because a volume of its name that dockctl did not make
-// is in the way), and Terminating when it was deleted and its volume is
-// still there (kept while containers use it: pvc-protection).
+// get, describe and delete of PersistentVolumeClaims (docs/design.md §12).
+// The claim is read from the state directory, its binding from Docker: a
+// claim is Bound when the instance's labelled volume of it exists, Pending
+// when it does not (yet, or because a volume of its name that dockctl did
+// not make is in the way), and Terminating when it was deleted and its
+// volume is still there (kept while containers use it: pvc-protection).
 
 // kindClaim is the CLI's kind of a claim (kindAliases: pvc, pvcs,
 // persistentvolumeclaim, persistentvolumeclaims).

@@ -13,7 +13,7 @@ import (
 )
 
 // ConfigMaps, Secrets and PersistentVolumeClaims in bundles: apply, diff
-// and delete -f (issue 11).
+// and delete -f.
 
 // filterConfig keeps the ConfigMaps, Secrets and claims whose labels
 // match sel (see filter).

@@ -15,10 +15,10 @@ import (
 	"github.com/dockctl/dockctl/store"
 )
 
-// get, describe and delete of ConfigMaps and Secrets (issue 11). They read
-// the state directory only: no Docker daemon needed. A Secret's values are
-// shown only when asked for the object itself (get -o yaml|json, base64
-// as kubectl prints them); describe shows sizes.
+// get, describe and delete of ConfigMaps and Secrets. They read the state
+// directory only: no Docker daemon needed. A Secret's values are shown only
+// when asked for the object itself (get -o yaml|json, base64 as kubectl
+// prints them); describe shows sizes.
 
 // Resource kinds of this file (kindAliases has their spellings).
 const (

@@ -44,13 +44,13 @@ type controllerOptions struct {
 	// containerLogMaxFiles.
 	containerLogMaxSize  string
 	containerLogMaxFiles int
-	// serviceAddress is where published Services bind (DESIGN §10.5).
+	// serviceAddress is where published Services bind (docs/design.md §10).
 	serviceAddress string
 	// subnet is the instance network's subnet when the controller creates
 	// it; "" chooses a free one.
 	subnet string
-	// The manifests directories (issue 12): applied as `apply -f` would,
-	// what leaves them deleted.
+	// The manifests directories (docs/design.md §14): applied as `apply -f`
+	// would, what leaves them deleted.
 	manifests       []string
 	manifestsResync time.Duration
 	allowEmpty      bool

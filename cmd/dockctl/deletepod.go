@@ -109,8 +109,8 @@ func (o *deletePodsOptions) deleteSelected(ctx context.Context, g *globalOptions
 }
 
 // orphanPodError refuses a pod no deployment of the instance owns: the
-// controller leaves orphans as they are (DESIGN §3), so a request would
-// never be carried out.
+// controller leaves orphans as they are (docs/design.md §2), so a request
+// would never be carried out.
 func orphanPodError(g *globalOptions, e podEntry) error {
 	return fmt.Errorf("pod %q is an orphan: no deployment of %s owns it, so no controller of this state directory stops it "+
 		"(a controller started with --prune-orphans removes it)", e.Name, g.where(e.Namespace))

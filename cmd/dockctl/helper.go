@@ -7,9 +7,9 @@ import (
 )
 
 // newHelperCommand is `dockctl helper MODE …`, what dockctl's own helper
-// containers run (DESIGN §8). Hidden: it is not for users. Flags are left
-// to dataplane.Main, so the root's flags and their environment variables
-// play no part in a helper.
+// containers run (docs/design.md §9, §10, §11). Hidden: it is not for users.
+// Flags are left to dataplane.Main, so the root's flags and their
+// environment variables play no part in a helper.
 func newHelperCommand() *cobra.Command {
 	return &cobra.Command{
 		Use:    "helper MODE [flags]",

@@ -19,8 +19,9 @@ import (
 	"github.com/dockctl/dockctl/store"
 )
 
-// globalOptions are the flags every command has (DESIGN §5): a flag wins over
-// its environment variable, which wins over the default.
+// globalOptions are the flags every command has (the instance and state
+// directory of docs/design.md §2 and §5): a flag wins over its environment
+// variable, which wins over the default.
 type globalOptions struct {
 	stateDir string
 	instance string

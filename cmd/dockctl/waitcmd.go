@@ -392,8 +392,8 @@ func (w *waiter) done(t waitTarget) (bool, error) {
 		}
 		d := w.snap.deploymentObject(r)
 		if !w.snap.controllerRunning {
-			// DESIGN §5: what only the controller knows is unknown when
-			// stale: no controller runs to keep its conditions true.
+			// docs/design.md §1: what only the controller knows is unknown
+			// when stale: no controller runs to keep its conditions true.
 			conds := slices.Clone(d.Status.Conditions)
 			for i := range conds {
 				conds[i].Status = "Unknown"

@@ -1,8 +1,8 @@
-// Package clusterdns is the instance's DNS server (DESIGN §10.2): it answers
-// the names of Services under the cluster domain ("cluster.local") the way
-// CoreDNS's kubernetes plugin does, and forwards every other query upstream.
-// Pods reach it through Docker's embedded DNS (their --dns), which answers
-// container names itself and forwards the rest here.
+// Package clusterdns is the instance's DNS server (docs/design.md §10): it
+// answers the names of Services under the cluster domain ("cluster.local")
+// the way CoreDNS's kubernetes plugin does, and forwards every other query
+// upstream. Pods reach it through Docker's embedded DNS (their --dns), which
+// answers container names itself and forwards the rest here.
 //
 // Invariants:
 //   - Queries are answered from an immutable snapshot built by Apply off the

@@ -1,7 +1,7 @@
 // Package dataplane is what runs inside dockctl's helper containers
-// (DESIGN §8, §10.4, §10.7): the Service proxy, the control server through
-// which the controller pushes configs to a serving helper (the proxy, and the
-// DNS server of package clusterdns), the `helper push` client that the
+// (docs/design.md §10): the Service proxy, the control server through which
+// the controller pushes configs to a serving helper (the proxy, and the DNS
+// server of package clusterdns), the `helper push` client that the
 // controller execs (`--config -`: the config on stdin, since a config of
 // thousands of endpoints exceeds Linux's 128 KiB per argument), and the
 // probe relay. Main is the entry point of the

@@ -143,7 +143,8 @@ func newLogger(w io.Writer, level, mode string) (*slog.Logger, error) {
 
 // decodeStrict decodes one JSON value into v, refusing unknown fields: a
 // config this binary does not fully understand is not served as if it did
-// (an upgraded controller replaces its helpers, DESIGN §8).
+// (a controller whose helpers speak another protocol replaces them,
+// docs/design.md §10 and §16).
 func decodeStrict(raw []byte, v any) error {
 	d := json.NewDecoder(bytes.NewReader(raw))
 	d.DisallowUnknownFields()

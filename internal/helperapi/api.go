@@ -1,9 +1,9 @@
 // Package helperapi is the contract between the controller and the helper
-// containers it runs for Services (DESIGN §8, §10): the Service proxy, the
-// instance's DNS server, and the probe relay. Both sides link this package,
-// so a field added here reaches both; the JSON shape is the wire format,
-// carried in the argv of the helper's command and of `docker exec` (no
-// host path is shared, so it works with a remote DOCKER_HOST).
+// containers it runs for Services (docs/design.md §10): the Service proxy,
+// the instance's DNS server, and the probe relay. Both sides link this
+// package, so a field added here reaches both; the JSON shape is the wire
+// format, carried in the argv of the helper's command and of `docker exec`
+// (no host path is shared, so it works with a remote DOCKER_HOST).
 //
 // Invariants:
 //   - A config is always the complete desired state of one helper (the
@@ -113,7 +113,8 @@ type SRVPort struct {
 }
 
 // ProbeSpec is one probe run by `helper probe` from inside the instance
-// network (DESIGN §10.7), for a controller that cannot reach it itself.
+// network (docs/design.md §10, Probes), for a controller that cannot reach
+// it itself.
 type ProbeSpec struct {
 	Kind    string            `json:"kind"` // "http", "tcp" or "grpc"
 	Address string            `json:"address"`

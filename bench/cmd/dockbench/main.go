@@ -76,8 +76,8 @@ func loadSettings() settings {
 		// figure barely varies: 5 kills keep the run under 10 minutes.
 		SwarmSlowKills: 5,
 		LowerBoundDie:  true,
-		// 0 → 50 is issue 2's figure (against concurrency 8); 0 → 100 is
-		// issue 5's, against the direct API's best concurrency.
+		// 0 → 50 is compared with the direct API at concurrency 8, 0 → 100
+		// with its best concurrency (BENCHMARKS.md, Scale).
 		Scale:           []scaleCase{{50, []int{4, 8, 16}}, {100, nil}},
 		SteadyDeploys:   100,
 		SteadyReplicas:  3,
@@ -86,10 +86,11 @@ func loadSettings() settings {
 		RollingReplicas: 20,
 		// Each of the pods section's three repair figures (single
 		// container, pod member, pod holder) over as many kills as the
-		// repair section; 0 → 50 pods is issue 9's figure.
+		// repair section; 0 → 50 pods (BENCHMARKS.md, Pods).
 		PodKills: 20,
 		PodScale: 50,
-		// Issue 10: a fixed concurrency of 8 keep-alive clients.
+		// Proxy overhead (BENCHMARKS.md, Services): a fixed concurrency of 8
+		// keep-alive clients.
 		LoadConcurrency: 8,
 		LoadDuration:    10 * time.Second,
 		LoadRounds:      2,
@@ -101,8 +102,8 @@ func loadSettings() settings {
 		Deadline: 26 * time.Minute,
 	}
 	if quick {
-		// Sizes cut so that the services section (issue 10) and the
-		// user-network bounds fit in the same three minutes.
+		// Sizes cut so that the services section and the user-network bounds
+		// fit in the same three minutes.
 		s.Kills = 5
 		s.SwarmKills = 5
 		s.SwarmSlowKills = 3

@@ -335,9 +335,9 @@ func measureDirectPods(ctx context.Context, e *env, n, conc int) (up, down time.
 }
 
 // createStartPod creates and starts a holder and two members joined to it,
-// as dockctl's pods are built (DESIGN §9) minus what the engine's cost does
-// not depend on: the holder owns the network namespace (bridge, its
-// hostname) and a shareable IPC namespace; the members run the workload
+// as dockctl's pods are built (docs/design.md §9) minus what the engine's
+// cost does not depend on: the holder owns the network namespace (bridge,
+// its hostname) and a shareable IPC namespace; the members run the workload
 // (on two ports, as the pod manifest's two containers) in both.
 func (e *env) createStartPod(ctx context.Context, base, holderImage string, labels map[string]string) error {
 	disabled := container.RestartPolicy{Name: container.RestartPolicyDisabled}

@@ -25,11 +25,12 @@ import (
 	"github.com/dockctl/dockctl/manifests"
 )
 
-// realworldSection holds issue 11's figures: how long the largest bundle
-// of the real-world corpus (manifests/testdata/realworld) takes from
-// `dockctl apply` to every Service answering, next to creating and
-// starting as many containers directly; and how long a ConfigMap change
-// takes to reach the file a running replica reads.
+// realworldSection holds the real-world bundle figures (BENCHMARKS.md,
+// Real-world bundles): how long the largest bundle of the real-world corpus
+// (manifests/testdata/realworld) takes from `dockctl apply` to every Service
+// answering, next to creating and starting as many containers directly; and
+// how long a ConfigMap change takes to reach the file a running replica
+// reads.
 const realworldSection = "realworld"
 
 // realworldResync is the controller's resync period in this section: a

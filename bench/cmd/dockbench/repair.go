@@ -9,7 +9,8 @@ import (
 	"github.com/docker/docker/api/types/events"
 )
 
-// repairReplicas is the size of every repaired set (issue 2: one of 3).
+// repairReplicas is the size of every repaired set: one replica of three is
+// killed (BENCHMARKS.md, Repair latency).
 const repairReplicas = 3
 
 // settle is how long a set must stay complete before the next kill, so
@@ -51,10 +52,10 @@ func benchRepair(ctx context.Context, e *env, s settings, rep *report) error {
 	}
 
 	// The same two bounds on a user-defined bridge network: dockctl's
-	// replicas join its instance network (issue 10), and Docker's start on
-	// a user network costs more (an endpoint, the embedded DNS server's
-	// rules in the container), so dockctl is compared with the bound on the
-	// kind of network its replicas are on.
+	// replicas join its instance network (docs/design.md §10), and Docker's
+	// start on a user network costs more (an endpoint, the embedded DNS
+	// server's rules in the container), so dockctl is compared with the
+	// bound on the kind of network its replicas are on.
 	if un, err := e.benchNetwork(ctx); err != nil {
 		rep.na("repair", repairBareUser, err.Error())
 	} else {
@@ -163,10 +164,10 @@ func measureBareRun(ctx context.Context, e *env, n int, network string) ([]time.
 }
 
 // measureLowerBound runs the least a repairing controller must do: on the
-// given event (destroy, as issue 5 defines it, or die) of one of its
-// containers, create and start a replacement through the API — no list, no
-// state, no planning. Its containers are on network ("": the default
-// bridge).
+// given event (destroy, the repair figure's start as BENCHMARKS.md defines
+// it, or die) of one of its containers, create and start a replacement
+// through the API — no list, no state, no planning. Its containers are on
+// network ("": the default bridge).
 func measureLowerBound(ctx context.Context, e *env, n int, on events.Action, network string) ([]time.Duration, error) {
 	set := "lowerbound-" + string(on)
 	if network != "" {

@@ -32,8 +32,9 @@ func benchRollingDockctl(ctx context.Context, e *env, s settings, rep *report) e
 	if s.Quick {
 		return nil
 	}
-	// Issue 3's figure: 10 replicas at Kubernetes' default 25%/25%, next to
-	// Swarm at --update-parallelism 3 (measured in the Swarm section).
+	// The rolling figure compared with Swarm: 10 replicas at Kubernetes'
+	// default 25%/25%, next to Swarm at --update-parallelism 3 (measured in
+	// the Swarm section).
 	d, err = measureDockctlRolling(ctx, e, "rolling10", 10, "25%", "25%")
 	if err != nil {
 		rep.na(rollingSection, rolling10Figure, err.Error())

@@ -10,7 +10,7 @@ import (
 	"github.com/docker/docker/api/types/events"
 )
 
-// referenceConcurrency is the direct API's concurrency that issue 2's scale
+// referenceConcurrency is the direct API's concurrency that the 0 → 50 scale
 // figure is compared with (8 create+starts in flight, as many as dockctl's
 // default MaxCreatesInFlight); the pods section uses it too.
 const referenceConcurrency = 8
@@ -82,7 +82,8 @@ func benchScale(ctx context.Context, e *env, s settings, rep *report) error {
 		// The direct API on a user-defined network, at the concurrency the
 		// case is compared with (the reference, or the inherited best):
 		// the bound on the kind of network dockctl's replicas are on
-		// (issue 10), and what that network costs the engine.
+		// (the instance network, docs/design.md §10), and what that network
+		// costs the engine.
 		c := referenceConcurrency
 		if inherited {
 			c = concs[0]

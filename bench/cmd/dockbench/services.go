@@ -23,18 +23,18 @@ import (
 	"github.com/dockctl/dockctl/dockerx"
 )
 
-// servicesSection holds issue 10's figures: failed requests during a
-// rolling update through a published port, the Service proxy's overhead,
-// and DNS lookup times from a replica, each beside what plain Docker,
-// Compose and Swarm give.
+// servicesSection holds the Services figures (BENCHMARKS.md, Services):
+// failed requests during a rolling update through a published port, the
+// Service proxy's overhead, and DNS lookup times from a replica, each beside
+// what plain Docker, Compose and Swarm give.
 const servicesSection = "services"
 
-// svcReplicas is the Deployment's size in the failure measurements (issue
-// 10: a rollout restart of 4 replicas, a scale 4 → 1 → 4).
+// svcReplicas is the Deployment's size in the failure measurements (a
+// rollout restart of 4 replicas, a scale 4 → 1 → 4).
 const svcReplicas = 4
 
-// Labels and roles of issue 10's helper containers (svc.md), spelled here
-// until dockerx exports them on this branch.
+// Labels and roles of the Service helper containers (docs/design.md §4),
+// spelled here until dockerx exports them on this branch.
 const (
 	labelService = "io.dockctl.service"
 	roleProxy    = "proxy"
@@ -266,10 +266,11 @@ func recordOverheadRatios(rep *report) {
 
 // ---- DNS --------------------------------------------------------------
 
-// The names looked up. The first two are issue 10's figures; the short
-// forms show what a program in a pod meets with the search list and
-// ndots:5 (a missing short name tries every search domain, then the name
-// itself, which goes upstream).
+// The names looked up. The first two are the figures BENCHMARKS.md sets a
+// target for (DNS lookup time from a replica); the short forms show what a
+// program in a pod meets with the search list and ndots:5 (a missing short
+// name tries every search domain, then the name itself, which goes
+// upstream).
 const (
 	dnsMissingFQDN  = "nosuch-svc.default.svc.cluster.local."
 	dnsOutside      = "example.invalid."

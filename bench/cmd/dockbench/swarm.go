@@ -20,9 +20,9 @@ import (
 // work as dockctl: repair with its default restart delay and with
 // --restart-delay 0s, scale-up 0 → N, and the rolling update.
 //
-// Swarm changes the node's state, so it is guarded (issue 5): it runs only
-// if the node is not part of a swarm, and leaving the swarm is both deferred
-// and registered with the run's cleanups (which also run on a signal). The
+// Swarm changes the node's state, so it is guarded: it runs only if the node
+// is not part of a swarm, and leaving the swarm is both deferred and
+// registered with the run's cleanups (which also run on a signal). The
 // marker file lets `make bench`'s shell trap leave the swarm even if this
 // process is killed outright.
 func benchSwarm(ctx context.Context, e *env, s settings, rep *report) error {
