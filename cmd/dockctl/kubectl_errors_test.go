@@ -272,13 +272,14 @@ func quoted(args []string) []string {
 }
 
 // kubectl's errors and exit codes for top, explain, logs -l, exec and
-// port-forward: the central wording (root.go's usageErrorf, subcommandsOnly, noResources,
-// unknownResourceType) is what kubectl prints for the same situation;
-// these commands print their own. Each case is kubectl's stderr and exit
-// status, dockctl for kubectl in the command's name (kubectl's sources:
+// port-forward, which print their own rather than the central wording
+// (root.go's usageErrorf, subcommandsOnly, noResources,
+// unknownResourceType): what kubectl prints for the same situation. Each
+// case is kubectl's stderr and exit status, dockctl for kubectl in the
+// command's name (kubectl's sources:
 // staging/src/k8s.io/kubectl/pkg/cmd/{top,explain,logs,exec,portforward},
 // cmdutil.UsageErrorf and DefaultSubCommandRun).
-
+//
 // kubectlErrorCase is one situation: the arguments, kubectl's stderr (in
 // full, or its first lines with prefix) and exit status.
 type kubectlErrorCase struct {

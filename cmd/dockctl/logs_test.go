@@ -517,7 +517,7 @@ func TestLogsLineLongerThanOneMiBPrintedWhole(t *testing.T) {
 // `dockctl logs -f deployment/web` of a deployment of six replicas must
 // not fail with "you are attempting to follow 6 log streams, but maximum
 // allowed concurrency is 5" — a command kubectl never refuses.
-func TestLogsFollowOfADeploymentOfSixReplicas(t *testing.T) {
+func TestLogsFollowOfADeploymentNotLimitedByMaxLogRequests(t *testing.T) {
 	api := startDockerAPI(t)
 	t.Setenv("DOCKER_HOST", api.host)
 	base := []string{"--state-dir", t.TempDir(), "--instance", "t"}
