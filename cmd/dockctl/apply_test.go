@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"regexp"
 	"strings"
 	"testing"
@@ -40,5 +41,70 @@ func TestNoFilenameErrorNamesOnlyFlagsTheCommandHas(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// The ignored-fields warning is per apply and names only what this apply
+// applies: worded from every document of the files before `-l` filters
+// them, `apply -l app=api` would name deployment/web, which it does not
+// apply (kubectl apply -l acts on, and reports, the selected objects only).
+func TestApplySelectorWarnsOnlyOfObjectsItApplies(t *testing.T) {
+	web := strings.Replace(webYAML, "    spec:\n      containers:", "    spec:\n      nodeSelector: {disk: ssd}\n      containers:", 1)
+	if web == webYAML {
+		t.Fatal("precondition: could not add nodeSelector")
+	}
+	api := strings.ReplaceAll(webYAML, "web", "api")
+	dir := t.TempDir()
+	out, errOut, err := run(t, web+"---\n"+api, "--state-dir", dir, "apply", "-f", "-", "-l", "app=api")
+	if err != nil {
+		t.Fatalf("apply: %v stderr %q", err, errOut)
+	}
+	if strings.Contains(out, "deployment/web") {
+		t.Fatalf("precondition: -l applied web: %q", out)
+	}
+	if strings.Contains(errOut, "deployment/web") {
+		t.Errorf("apply -l app=api applied %q but warned about deployment/web, which it did not apply:\n%s", strings.TrimSpace(out), errOut)
+	}
+}
+
+// A flag error is kubectl's templater FlagErrorFunc everywhere: "See
+// 'kubectl CMD --help' for usage." (root.go's flagError, and every other
+// dockctl command). diff keeps its exit status 2 (DESIGN §5: errors of diff
+// are >1), and words the hint as the others do, not as a usage error ("See
+// 'dockctl diff -h' for help and examples"), which kubectl diff never
+// prints for a flag.
+func TestDiffFlagErrorHintAsKubectl(t *testing.T) {
+	checkKubectlErrors(t, []kubectlErrorCase{
+		{situation: "diff with an unknown flag", args: []string{"diff", "--frob"},
+			stderr: "error: unknown flag: --frob\nSee 'dockctl diff --help' for usage.\n", code: 2},
+	})
+}
+
+// `diff` previews `apply` (kubectl diff is a server-side dry run of it).
+// A manifest without replicas keeps the live count, and when that count
+// is invalid with the new manifest (a hostPort with several replicas)
+// apply refuses it: diff must report that error (exit 2), not a
+// difference apply would never make (exit 1).
+func TestDiffReportsWhatApplyRefuses(t *testing.T) {
+	dir := t.TempDir()
+	noPort := strings.Replace(hostPortYAML, "\n        ports: [{containerPort: 80, hostPort: 18080, hostIP: 127.0.0.1}]", "", 1)
+	for _, step := range []struct {
+		stdin string
+		args  []string
+	}{
+		{noPort, []string{"apply", "-f", "-"}},
+		{"", []string{"scale", "deployment", "hp", "--replicas", "4"}},
+	} {
+		if out, err := runCLI(t, dir, step.stdin, step.args...); err != nil {
+			t.Fatalf("%v: %v\n%s", step.args, err, out)
+		}
+	}
+	if out, err := runCLI(t, dir, hostPortYAML, "apply", "--dry-run", "-f", "-"); err == nil {
+		t.Fatalf("apply --dry-run accepted a hostPort with the 4 live replicas kept:\n%s", out)
+	}
+	out, err := runCLI(t, dir, hostPortYAML, "diff", "-f", "-")
+	var ex *exitError
+	if !errors.As(err, &ex) || ex.code != 2 || !strings.Contains(err.Error(), "hostPort") {
+		t.Fatalf("diff: err = %v, want exit 2 naming hostPort\n%s", err, out)
 	}
 }

@@ -169,19 +169,6 @@ func TestDescribe(t *testing.T) {
 	}
 }
 
-// run executes the CLI in-process with a private state directory.
-func run(t *testing.T, stdin string, args ...string) (string, string, error) {
-	t.Helper()
-	cmd := newRootCommand()
-	var out, errOut bytes.Buffer
-	cmd.SetOut(&out)
-	cmd.SetErr(&errOut)
-	cmd.SetIn(strings.NewReader(stdin))
-	cmd.SetArgs(args)
-	err := cmd.Execute()
-	return out.String(), errOut.String(), err
-}
-
 func TestApplyLifecycle(t *testing.T) {
 	dir := t.TempDir()
 	base := []string{"--state-dir", dir, "--instance", "t1"}

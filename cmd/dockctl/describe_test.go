@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"strings"
 	"testing"
 	"time"
@@ -119,5 +120,44 @@ func TestDescribeServiceEndpointsNamespace(t *testing.T) {
 				t.Errorf("Events section, want a header and the %s event, last:\n%s", tt.events, section)
 			}
 		})
+	}
+}
+
+// kubectl describe pod shows each container's Environment (a Secret's
+// variable as "<set to the key 'password' in secret 'db'>", never its
+// value) and "Environment Variables from", then the pod's Volumes (a Secret
+// volume by its SecretName), as describe deployment shows them for the
+// template (describeEnv): a user sees from the pod where its variables and
+// files come from.
+func TestDescribePodShowsEnvironmentAndVolumes(t *testing.T) {
+	snap, _ := storeFixture(t)
+	var buf bytes.Buffer
+	describePod(&buf, snap, snap.allPods()[0])
+	out := buf.String()
+	for _, want := range []string{
+		"    Environment:",
+		"<set to the key 'password' in secret 'db'>",
+		"Volumes:",
+		"SecretName:",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("describe pod has no %q (kubectl's describe pod has):\n%s", want, out)
+		}
+	}
+}
+
+// A record edited by hand (or written by another release) without a
+// selector is only "invalid" for the controller, which keeps running it;
+// `describe` must show it, not panic on the missing selector.
+func TestDescribeRecordWithoutSelector(t *testing.T) {
+	d := manifests.Deployment{APIVersion: manifests.APIVersion, Kind: manifests.Kind, Metadata: manifests.ObjectMeta{Name: "web"},
+		Spec: manifests.DeploymentSpec{Template: manifests.PodTemplateSpec{Spec: manifests.PodSpec{
+			Containers: []manifests.Container{{Name: "web", Image: "img:1"}}}}}}
+	rec := &store.Record{Name: "web", Generation: 1, CreatedAt: time.Now(), Deployment: d}
+	snap := &snapshot{instance: "i", records: []*store.Record{rec}, statuses: map[string]*store.Status{}, now: time.Now()}
+	var out bytes.Buffer
+	describe(&out, snap, snap.deploymentObject(rec), false)
+	if !strings.Contains(out.String(), "Selector:") {
+		t.Fatalf("no selector line:\n%s", out.String())
 	}
 }

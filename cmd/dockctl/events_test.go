@@ -152,11 +152,8 @@ func TestEventsWatch(t *testing.T) {
 	dir, now := eventsFixture(t)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	cmd := newRootCommand()
 	var out syncBuffer
-	cmd.SetOut(&out)
-	cmd.SetErr(&out)
-	cmd.SetArgs([]string{"--state-dir", dir, "events", "-w", "--for", "pod/web-5d8f9c7b6a-0"})
+	cmd := cliCommand(nil, &out, &out, "--state-dir", dir, "events", "-w", "--for", "pod/web-5d8f9c7b6a-0")
 	done := make(chan error, 1)
 	go func() { done <- cmd.ExecuteContext(ctx) }()
 	waitOutput(t, &out, "Liveness probe failed")

@@ -259,20 +259,6 @@ func TestKubectlErrors(t *testing.T) {
 	golden(t, "kubectl-errors", buf.Bytes())
 }
 
-// runMain runs the root command with args as main does, and returns the
-// exit status, stdout and stderr.
-func runMain(t *testing.T, stdin string, args ...string) (int, string, string) {
-	t.Helper()
-	root := newRootCommand()
-	var out, errOut bytes.Buffer
-	root.SetOut(&out)
-	root.SetErr(&errOut)
-	root.SetIn(strings.NewReader(stdin))
-	root.SetArgs(args)
-	code := execute(root, &errOut)
-	return code, out.String(), errOut.String()
-}
-
 // quoted quotes the arguments a shell would split.
 func quoted(args []string) []string {
 	out := make([]string, len(args))
@@ -283,4 +269,45 @@ func quoted(args []string) []string {
 		}
 	}
 	return out
+}
+
+// kubectl's errors and exit codes for top, explain, logs -l, exec and
+// port-forward, which print their own rather than the central wording
+// (root.go's usageErrorf, subcommandsOnly, noResources,
+// unknownResourceType): what kubectl prints for the same situation. Each
+// case is kubectl's stderr and exit status, dockctl for kubectl in the
+// command's name (kubectl's sources:
+// staging/src/k8s.io/kubectl/pkg/cmd/{top,explain,logs,exec,portforward},
+// cmdutil.UsageErrorf and DefaultSubCommandRun).
+//
+// kubectlErrorCase is one situation: the arguments, kubectl's stderr (in
+// full, or its first lines with prefix) and exit status.
+type kubectlErrorCase struct {
+	situation string
+	args      []string
+	stderr    string
+	prefix    bool
+	code      int
+}
+
+// checkKubectlErrors applies errorsFixture to a new state directory (with a
+// fake Docker daemon) and runs each case as main does.
+func checkKubectlErrors(t *testing.T, cases []kubectlErrorCase) {
+	t.Helper()
+	startFakeDaemon(t)
+	t.Setenv("DOCKCTL_STATE_DIR", t.TempDir())
+	t.Setenv("DOCKCTL_INSTANCE", "")
+	if code, out, errOut := runMain(t, errorsFixture, "apply", "-f", "-"); code != 0 {
+		t.Fatalf("fixture: exit %d\n%s%s", code, out, errOut)
+	}
+	for _, c := range cases {
+		t.Run(c.situation, func(t *testing.T) {
+			code, out, errOut := runMain(t, "", c.args...)
+			ok := errOut == c.stderr || c.prefix && strings.HasPrefix(errOut, c.stderr)
+			if !ok || code != c.code || (c.code != 0 && out != "") {
+				t.Errorf("dockctl %s:\n--- stdout\n%s--- stderr\n%s--- exit %d\nwant kubectl's:\n--- stderr\n%s--- exit %d",
+					strings.Join(c.args, " "), out, errOut, code, c.stderr, c.code)
+			}
+		})
+	}
 }

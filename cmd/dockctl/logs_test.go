@@ -452,3 +452,83 @@ func TestPrintLogsFollowErrors(t *testing.T) {
 		t.Fatalf("--ignore-errors: %v\n%s\nwant (in any order)\n%s", err, buf.String(), want)
 	}
 }
+
+// kubectl logs' usage errors are cmdutil.UsageErrorf: one "error: " before
+// the message (its second line as it is), then "See 'kubectl logs -h' for
+// help and examples" (not "error: " before each line and no hint). A
+// selector matching no pod is kubectl's "No resources found in default
+// namespace." (the central noResources), which greps for the namespace
+// find, not a wording of dockctl's own.
+func TestLogsErrorsAsKubectl(t *testing.T) {
+	checkKubectlErrors(t, []kubectlErrorCase{
+		{situation: "logs alone", args: []string{"logs"},
+			stderr: "error: expected '" + logsUsage + "'.\nPOD or TYPE/NAME is a required argument for the logs command\nSee 'dockctl logs -h' for help and examples\n", code: 1},
+		{situation: "logs of a pod and a selector", args: []string{"logs", "web-0", "-l", "app=web"},
+			stderr: "error: only a selector (-l) or a POD name is allowed\nSee 'dockctl logs -h' for help and examples\n", code: 1},
+		{situation: "logs of a selector matching no pod", args: []string{"logs", "-l", "app=nope"},
+			stderr: "No resources found in default namespace.\n", code: 0},
+	})
+}
+
+// stringLogs serves each container's log from a string.
+type stringLogs map[string]string
+
+func (l stringLogs) LogsWith(_ context.Context, id string, _ dockerx.LogsOptions) (io.ReadCloser, error) {
+	return io.NopCloser(strings.NewReader(l[id])), nil
+}
+
+// kubectl copies a log line by line with bufio.Reader.ReadBytes('\n'),
+// whatever a line's length (DefaultConsumeRequest), so a container that logs
+// a long line (a JSON document, a stack trace on one line, a base64 blob)
+// has it printed whole, and the lines after it too. A bufio.Scanner capped
+// at 1 MiB would fail the stream on a longer line with "bufio.Scanner:
+// token too long", lose it and every line after it, and without
+// --ignore-errors fail the command (with -f, stop every other stream too).
+func TestLogsLineLongerThanOneMiBPrintedWhole(t *testing.T) {
+	long := strings.Repeat("x", 2<<20)
+	for _, follow := range []bool{false, true} {
+		name := "snapshot"
+		if follow {
+			name = "follow"
+		}
+		t.Run(name, func(t *testing.T) {
+			src := stringLogs{"a": "before\n" + long + "\nafter\n", "b": "other\n"}
+			streams := []logStream{{id: "a", name: "t1.web-0", prefix: "[pod/web-0/web] "}, {id: "b", name: "t1.web-1", prefix: "[pod/web-1/web] "}}
+			o := &logsOptions{follow: follow, maxLogRequests: defaultMaxLogRequests}
+			var out bytes.Buffer
+			err := printLogs(t.Context(), src, streams, o, &out)
+			if err != nil {
+				t.Fatalf("printLogs: %v", err)
+			}
+			for _, want := range []string{"[pod/web-0/web] before\n", "[pod/web-0/web] " + long + "\n", "[pod/web-0/web] after\n", "[pod/web-1/web] other\n"} {
+				if !strings.Contains(out.String(), want) {
+					t.Errorf("line %.40q… (%d bytes) missing from the output", want, len(want))
+				}
+			}
+		})
+	}
+}
+
+// kubectl logs -f deployment/web follows one pod of the deployment (the
+// first, unless --all-pods), and --max-log-requests limits only the
+// requests of a selector or of several containers. dockctl prints every
+// replica of a deployment (its [pod/NAME/CONTAINER] prefix stands for
+// kubectl's --all-pods), and --max-log-requests must not count them:
+// `dockctl logs -f deployment/web` of a deployment of six replicas must
+// not fail with "you are attempting to follow 6 log streams, but maximum
+// allowed concurrency is 5" — a command kubectl never refuses.
+func TestLogsFollowOfADeploymentNotLimitedByMaxLogRequests(t *testing.T) {
+	api := startDockerAPI(t)
+	t.Setenv("DOCKER_HOST", api.host)
+	base := []string{"--state-dir", t.TempDir(), "--instance", "t"}
+	for i := range 6 {
+		api.add(fmt.Sprintf("t_web-abc-%d", i), "running", map[string]string{dockerx.LabelInstance: "t", dockerx.LabelDeployment: "web", dockerx.LabelTemplateHash: "abc"}, fmt.Sprintf("line of %d", i))
+	}
+	out, errOut, err := run(t, "", append(base, "logs", "deployment/web", "-f")...)
+	if err != nil {
+		t.Fatalf("logs -f deployment/web of six replicas: %v (stderr %q)", err, errOut)
+	}
+	if n := strings.Count(out, "line of "); n != 6 {
+		t.Errorf("printed %d replicas' lines, want 6:\n%s", n, out)
+	}
+}

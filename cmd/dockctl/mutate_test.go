@@ -1,8 +1,11 @@
 package main
 
 import (
+	"errors"
 	"strings"
 	"testing"
+
+	"github.com/dockctl/dockctl/store"
 )
 
 // mutateFixture is a small world of every stored kind, in two namespaces.
@@ -296,5 +299,59 @@ func TestLabelAnnotate(t *testing.T) {
 	}
 	if out := must("", "rollout", "history", "deployment/web"); strings.Count(out, "\n") != 3 {
 		t.Fatalf("history after label and annotate:\n%s", out)
+	}
+}
+
+// `delete pod` waits by default, as kubectl does, and must not give up
+// after a default timeout (5 minutes, exit 1, "timed out waiting for the
+// condition") while a graceful stop may rightly take longer: the controller
+// gives a pod up to terminationGracePeriodSeconds, bounded by its
+// --max-grace-period (5m by default, more when raised), counted from when
+// it begins the stop (after the drain and any preStop). kubectl's delete
+// --timeout defaults to 0s, which waits up to a week.
+func TestDeleteTimeoutDefaultsToZero(t *testing.T) {
+	cmd := newRootCommand()
+	del, _, err := cmd.Find([]string{"delete"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := del.Flags().Lookup("timeout")
+	if f == nil {
+		t.Fatal("delete has no --timeout")
+	}
+	if f.DefValue != "0s" {
+		t.Fatalf("delete --timeout defaults to %s: a default `delete pod` of a pod with a long grace period fails although it is carried out; kubectl's default is 0s (a week)", f.DefValue)
+	}
+}
+
+// `delete -f` deletes every deployment its files name; one that is
+// already gone is reported (exit 1), as kubectl does, but must not leave the
+// others running.
+func TestDeleteFileContinuesPastMissing(t *testing.T) {
+	dir := t.TempDir()
+	a := strings.ReplaceAll(hostPortYAML, "hp", "aa")
+	b := strings.ReplaceAll(hostPortYAML, "hp", "bb")
+	both := b + "---\n" + a
+	for _, step := range []struct {
+		stdin string
+		args  []string
+	}{
+		{both, []string{"apply", "-f", "-"}},
+		{"", []string{"delete", "deployment", "bb"}},
+	} {
+		if out, err := runCLI(t, dir, step.stdin, step.args...); err != nil {
+			t.Fatalf("%v: %v\n%s", step.args, err, out)
+		}
+	}
+	out, err := runCLI(t, dir, both, "delete", "-f", "-")
+	if err == nil || !strings.Contains(err.Error(), `"bb"`) {
+		t.Fatalf("delete -f with bb already deleted: err = %v, want bb reported\n%s", err, out)
+	}
+	st, serr := store.OpenReadOnly(dir, "rev")
+	if serr != nil {
+		t.Fatal(serr)
+	}
+	if _, gerr := st.Get("", "aa"); !errors.Is(gerr, store.ErrNotFound) {
+		t.Fatalf("aa after delete -f: %v, want deleted (output %q, err %v)", gerr, out, err)
 	}
 }

@@ -263,19 +263,6 @@ func runCases(t *testing.T, base []string, tests []cliCase) {
 	}
 }
 
-// runner returns a function that runs the command with the base flags and
-// stdin, and fails the test on an error.
-func runner(t *testing.T, base []string) func(stdin string, args ...string) string {
-	return func(stdin string, args ...string) string {
-		t.Helper()
-		out, errOut, err := run(t, stdin, append(base, args...)...)
-		if err != nil {
-			t.Fatalf("%v: %v %s", args, err, errOut)
-		}
-		return out
-	}
-}
-
 // placeObject: the namespace an object of a file goes to.
 func TestPlaceObject(t *testing.T) {
 	tests := []struct {

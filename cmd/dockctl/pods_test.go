@@ -317,3 +317,31 @@ func TestRemovedCompletedInitContainer(t *testing.T) {
 		t.Errorf("logs -c migrate: %v", err)
 	}
 }
+
+// A pod kubectl shows as Terminating is one whose metadata has a
+// deletionTimestamp (kubectl's printer derives the STATUS "Terminating"
+// from it; scripts select such pods with
+// jsonpath='{.metadata.deletionTimestamp}' and wait on it). A pod dockctl's
+// table says is Terminating has one in its object too (get -o json|yaml,
+// the object wait --for=jsonpath judges): it tells the pod is going.
+func TestGetPodsTerminatingHasDeletionTimestamp(t *testing.T) {
+	snap := podsFixture(t)
+	withDetails(snap)
+	seen := false
+	for _, e := range snap.allPods() {
+		if e.Status != "Terminating" {
+			continue
+		}
+		seen = true
+		pod, err := e.podObject(snap)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if pod.DeletionTimestamp == nil {
+			t.Errorf("pod %s is Terminating in the table, but its object has no metadata.deletionTimestamp", e.Name)
+		}
+	}
+	if !seen {
+		t.Fatal("the fixture has no Terminating pod")
+	}
+}

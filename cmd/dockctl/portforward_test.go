@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"os"
+	"os/exec"
 	"regexp"
 	"strconv"
 	"strings"
@@ -392,5 +394,182 @@ func TestPortForwardArgsAgainstEngine(t *testing.T) {
 	}
 	if cs := api.createsSnapshot(); len(cs) != 0 {
 		t.Errorf("%d containers created, want none", len(cs))
+	}
+}
+
+// procExecs runs each exec as the helper container would: dockctl's own
+// binary (this test binary, run as dockctl) with the exec's command line,
+// its stdin and output piped.
+type procExecs struct{ t *testing.T }
+
+func (p procExecs) startExec(_ context.Context, _ string, cfg dockerx.ExecConfig) (execStream, error) {
+	exe, err := os.Executable()
+	if err != nil {
+		return nil, err
+	}
+	cmd := exec.Command(exe, cfg.Cmd[1:]...) // cfg.Cmd[0] is the binary's path in the helper image
+	cmd.Env = append(os.Environ(), runAsDockctlEnv+"=1")
+	s := &procExec{cmd: cmd}
+	if s.stdin, err = cmd.StdinPipe(); err != nil {
+		return nil, err
+	}
+	if s.stdout, err = cmd.StdoutPipe(); err != nil {
+		return nil, err
+	}
+	if s.errPipe, err = cmd.StderrPipe(); err != nil {
+		return nil, err
+	}
+	if err := cmd.Start(); err != nil {
+		return nil, err
+	}
+	p.t.Cleanup(func() { _ = cmd.Process.Kill() })
+	return s, nil
+}
+
+type procExec struct {
+	cmd    *exec.Cmd
+	stdin  io.WriteCloser
+	stdout io.ReadCloser
+	// errPipe is the relay's stderr, where it says why it failed.
+	errPipe io.ReadCloser
+}
+
+func (s *procExec) Write(b []byte) (int, error) { return s.stdin.Write(b) }
+func (s *procExec) CloseWrite() error           { return s.stdin.Close() }
+func (s *procExec) Output(stdout, stderr io.Writer) error {
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		_, _ = io.Copy(stderr, s.errPipe)
+	}()
+	_, err := io.Copy(stdout, s.stdout)
+	<-done
+	return err
+}
+func (s *procExec) Resize(context.Context, dockerx.TerminalSize) error { return nil }
+func (s *procExec) Wait(context.Context) (int, error) {
+	err := s.cmd.Wait()
+	if ee, ok := err.(*exec.ExitError); ok {
+		return ee.ExitCode(), nil
+	}
+	return 0, err
+}
+func (s *procExec) Close() error { return s.stdin.Close() }
+
+// kubectl's port-forward connects to the pod's localhost: the runtime
+// (containerd's CRI portForward) dials 127.0.0.1:PORT and, when that fails,
+// [::1]:PORT. dockctl's relay must do the same, so that a server that
+// listens on the IPv6 loopback alone — e.g. one that binds "localhost"
+// where that resolves to ::1 first, as Node.js does since v17 — is
+// reachable as it is with kubectl. The relay below is the real one:
+// `dockctl helper relay`, run as the helper container runs it.
+func TestPortForwardReachesIPv6Loopback(t *testing.T) {
+	ln, err := net.Listen("tcp6", "[::1]:0")
+	if err != nil {
+		t.Fatalf("this test needs the IPv6 loopback: %v", err)
+	}
+	defer ln.Close()
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			io.WriteString(c, "hello from ::1\n")
+			c.Close()
+		}
+	}()
+	_, p, _ := net.SplitHostPort(ln.Addr().String())
+	remote, _ := strconv.Atoi(p)
+	errOut := &syncBuffer{}
+	f := &forwarder{docker: procExecs{t}, helper: "helper-1", pod: "web-0", out: &syncBuffer{}, errOut: errOut}
+	addrs, _ := parseAddresses([]string{"127.0.0.1"})
+	if err := f.listen([]forwardedPort{{0, uint16(remote)}}, addrs); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	f.serve(ctx)
+	defer f.close()
+	c, err := net.Dial("tcp", f.listeners[0].Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	_ = c.SetReadDeadline(time.Now().Add(30 * time.Second))
+	b, _ := io.ReadAll(c)
+	if string(b) != "hello from ::1\n" {
+		waitUntil(t, "the forward's report", func() bool { return errOut.String() != "" })
+		t.Errorf("through the forward to a server on [::1]:%d: %q; stderr %q (kubectl reaches it)", remote, b, errOut.String())
+	}
+}
+
+// A local client that resets its connection (RST: killed with unread data,
+// SO_LINGER 0, a load balancer's health check) while the pod's side is idle
+// — a database or cache waiting for the next command, a long-poll waiting
+// for an event — must be passed on to the pod. If the local copy's read
+// error were ignored (the relay's stdin half-closed only when that copy
+// ends cleanly), the output copy would wait for the pod's side, which waits
+// for the client: the pod would keep the connection open, the relay exec
+// would keep running in the helper, and the CLI would keep a goroutine and
+// a hijacked Docker connection for as long as the session lasts, one of
+// each per reset connection (a pod with a connection limit, e.g. Postgres'
+// max_connections, runs out). kubectl ends the forwarded stream when the
+// local copy fails (its handleConnection's localError), which closes the
+// pod's side.
+func TestPortForwardLocalResetClosesThePodSide(t *testing.T) {
+	// The pod's side: reads until its client goes, never writes.
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	got := make(chan struct{}, 1)
+	gone := make(chan struct{})
+	go func() {
+		c, err := ln.Accept()
+		if err != nil {
+			return
+		}
+		defer c.Close()
+		b := make([]byte, 64)
+		if n, _ := c.Read(b); n > 0 {
+			got <- struct{}{}
+		}
+		_, _ = io.Copy(io.Discard, c)
+		close(gone)
+	}()
+	_, p, _ := net.SplitHostPort(ln.Addr().String())
+	remote, _ := strconv.Atoi(p)
+
+	f := &forwarder{docker: &relayExecs{}, helper: "helper-1", pod: "db-0", out: &syncBuffer{}, errOut: &syncBuffer{}}
+	addrs, _ := parseAddresses([]string{"127.0.0.1"})
+	if err := f.listen([]forwardedPort{{0, uint16(remote)}}, addrs); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	f.serve(ctx)
+	defer f.close()
+
+	c, err := net.Dial("tcp", f.listeners[0].Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.Write([]byte("PING\r\n")); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-got: // the relay reached the pod
+	case <-time.After(30 * time.Second):
+		t.Fatal("the request never reached the pod")
+	}
+	// Reset, not close: SO_LINGER 0.
+	_ = c.(*net.TCPConn).SetLinger(0)
+	c.Close()
+	select {
+	case <-gone:
+	case <-time.After(30 * time.Second):
+		t.Fatal("the local client reset its connection 30 s ago; the pod's side of it is still open (relay still running)")
 	}
 }

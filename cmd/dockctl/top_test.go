@@ -5,6 +5,10 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -315,4 +319,69 @@ func TestTopWithoutMetrics(t *testing.T) {
 func storedHash(t *testing.T, base []string, name string) string {
 	t.Helper()
 	return manifests.TemplateHash(&storedDeployment(t, base[1], name).Deployment.Spec.Template)
+}
+
+// Docker answers a stats call (stream=0) with 200 and an empty body when
+// the container is removed while the call waits for its two samples: the
+// removal stops the container's stats collection, which closes the call's
+// subscription, and the daemon's handler returns without writing (moby
+// daemon/stats.go: `case v, ok := <-updates: if !ok { return nil }`). That
+// is a container that is gone, as a 404 is, and top drops it as it drops a
+// 404, rather than failing on the empty answer ("decode: EOF"): `top pods`
+// or `top deployments` run during a rollout or a `docker rm -f` must not
+// fail outright, every other pod's figures with it. kubectl top never fails
+// on a pod that goes away meanwhile.
+func TestTopSkipsContainerRemovedWhileSampled(t *testing.T) {
+	api, base, pods := topEngine(t)
+	api.mu.Lock()
+	gone := api.find(dockerx.ContainerName("t1", "", "web", storedHash(t, base, "web"), 1)).summary.ID
+	api.mu.Unlock()
+	// The daemon as seen by the CLI: the fake, except that web-1 is
+	// removed while its stats are being sampled.
+	dir, err := os.MkdirTemp("", "top-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	sock := filepath.Join(dir, "d.sock")
+	l, err := net.Listen("unix", sock)
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if strings.HasSuffix(r.URL.Path, "/containers/"+gone+"/stats") {
+			w.Header().Set("Content-Type", "application/json")
+			w.WriteHeader(http.StatusOK) // and nothing: the subscription closed
+			return
+		}
+		api.serve(w, r)
+	})}
+	go srv.Serve(l)
+	t.Cleanup(func() { srv.Close() })
+	t.Setenv("DOCKER_HOST", "unix://"+sock)
+
+	out, errOut, err := run(t, "", append(base, "top", "pods", "-l", "deployment=web", "--no-headers")...)
+	if want := pods["web-0"] + "   12m   5Mi   \n"; err != nil || out != want {
+		t.Errorf("top pods while %s is removed: %q, %v, stderr %q; want the other pod's row, %q", pods["web-1"], out, err, errOut, want)
+	}
+}
+
+// top is a group (top pods, top deployments): kubectl's top runs
+// DefaultSubCommandRun(ErrOut), its help on stderr and exit 1 alone, and
+// kubectl's "unknown command" usage error for anything else (`kubectl top
+// nodes` has its own subcommand; `dockctl top nodes` has none). A top
+// without a Run would print the help on stdout and exit 0 either way, `top
+// nodes` and `top foo` included, and a script would see success.
+func TestTopGroupAsKubectl(t *testing.T) {
+	_, help, _ := runMain(t, "", "top", "--help")
+	// The help up to its global flags: --state-dir's default shown there
+	// is DOCKCTL_STATE_DIR, which checkKubectlErrors sets after this.
+	help = help[:strings.Index(help, "Global Flags:")]
+	checkKubectlErrors(t, []kubectlErrorCase{
+		{situation: "top alone: its help on stderr, exit 1", args: []string{"top"}, stderr: help, prefix: true, code: 1},
+		{situation: "top of an unknown kind", args: []string{"top", "foo"},
+			stderr: "error: unknown command \"foo\"\nSee 'dockctl top -h' for help and examples\n", code: 1},
+		{situation: "top nodes, which dockctl has not", args: []string{"top", "nodes"},
+			stderr: "error: unknown command \"nodes\"\nSee 'dockctl top -h' for help and examples\n", code: 1},
+	})
 }

@@ -1,9 +1,14 @@
 package main
 
 import (
+	"bytes"
+	"context"
+	"io"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/dockctl/dockctl/store"
 )
 
 // A timed-out wait says what holds the rollout back when the controller
@@ -61,4 +66,88 @@ func TestTimeoutErrorNamesPause(t *testing.T) {
 			t.Errorf("message %q points at describe for a paused rollout", msg)
 		}
 	}
+}
+
+// `--wait` words its timeout the same however it strikes — here
+// before the first look at the engine completes (as on a loaded machine,
+// where TestApplyWait's 1 s timeout failed with a bare "timed out after 1s"
+// or "context deadline exceeded").
+func TestWaitTimeoutMessage(t *testing.T) {
+	startFakeDaemon(t)
+	dir := t.TempDir()
+	if out, err := runCLI(t, dir, webYAML, "apply", "-f", "-"); err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	st, err := store.OpenReadOnly(dir, "rev")
+	if err != nil {
+		t.Fatal(err)
+	}
+	g := &globalOptions{stateDir: dir, instance: "rev"}
+	err = waitRollouts(context.Background(), g, st, []string{"default/web"}, time.Nanosecond, io.Discard)
+	if err == nil || !strings.Contains(err.Error(), "timed out after 1ns waiting for the rollout") {
+		t.Fatalf("err = %v, want the timeout message", err)
+	}
+}
+
+// When the controller has observed the deployment and the rollout
+// is stuck (a crash-looping release), the timeout must not suggest that no
+// controller is running.
+func TestWaitTimeoutWithController(t *testing.T) {
+	dir, st, rec := appliedWeb(t)
+	if err := st.WriteStatus("", "web", &store.Status{ObservedGeneration: rec.Generation}); err != nil {
+		t.Fatal(err)
+	}
+	// A controller runs: it holds the lock.
+	release, err := st.AcquireControllerLock(context.Background(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer release()
+	g := &globalOptions{stateDir: dir, instance: "rev"}
+	var out bytes.Buffer
+	err = waitRollouts(context.Background(), g, st, []string{"default/web"}, time.Second, &out)
+	if err == nil || !strings.Contains(err.Error(), "timed out") || strings.Contains(err.Error(), "controller` running") {
+		t.Fatalf("err = %v, want a timeout that does not blame a missing controller\n%s", err, out.String())
+	}
+}
+
+// `rollout status` and `apply --wait` wait for a rollout to
+// complete; a deployment deleted meanwhile never completes it, so they must
+// fail, not exit 0 as `delete --wait` rightly does once its containers are
+// gone.
+func TestWaitRolloutFailsOnDeletion(t *testing.T) {
+	dir, st, _ := appliedWeb(t)
+	if err := st.Delete("", "web"); err != nil {
+		t.Fatal(err)
+	}
+	g := &globalOptions{stateDir: dir, instance: "rev"}
+	var out bytes.Buffer
+	err := waitRollouts(context.Background(), g, st, []string{"default/web"}, time.Minute, &out)
+	if err == nil || !strings.Contains(err.Error(), "deleted") {
+		t.Fatalf("waiting for the rollout of a deleted deployment: err = %v, want a failure naming the deletion\n%s", err, out.String())
+	}
+	if err := waitDeleted(context.Background(), g, st, []string{"default/web"}, time.Minute, &out); err != nil {
+		t.Fatalf("delete --wait with no container left: %v", err)
+	}
+}
+
+// appliedWeb applies webYAML (instance "rev") into a new state directory,
+// with a fake Docker daemon, and returns the directory, the store and the
+// deployment's record.
+func appliedWeb(t *testing.T) (string, *store.Store, *store.Record) {
+	t.Helper()
+	startFakeDaemon(t)
+	dir := t.TempDir()
+	if out, err := runCLI(t, dir, webYAML, "apply", "-f", "-"); err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	st, err := store.Open(dir, "rev")
+	if err != nil {
+		t.Fatal(err)
+	}
+	rec, err := st.Get("", "web")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return dir, st, rec
 }

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -388,12 +389,8 @@ func TestWaitTimeoutZeroAndNegative(t *testing.T) {
 			// fails the test rather than hanging it.
 			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 			defer cancel()
-			root := newRootCommand()
 			var buf bytes.Buffer
-			root.SetOut(&buf)
-			root.SetErr(&buf)
-			root.SetArgs(append([]string{"--state-dir", dir, "--instance", "rev"}, tt.args...))
-			err := root.ExecuteContext(ctx)
+			err := cliCommand(nil, &buf, &buf, append([]string{"--state-dir", dir, "--instance", "rev"}, tt.args...)...).ExecuteContext(ctx)
 			out := buf.String()
 			if tt.wantErr == "" {
 				if err != nil || !strings.HasSuffix(out, tt.wantOut) || tt.args[0] == "wait" && out != tt.wantOut {
@@ -405,5 +402,206 @@ func TestWaitTimeoutZeroAndNegative(t *testing.T) {
 				t.Fatalf("%v: %q %v, want the error %q", tt.args, out, err, tt.wantErr)
 			}
 		})
+	}
+}
+
+// kubectl wait: "--timeout: The length of time to wait before giving up.
+// Zero means check once and don't wait, negative means wait for a week."
+// A script checking once with --timeout=0 (as it would with kubectl) must
+// not hang on an unmet condition.
+func TestWaitTimeoutZeroChecksOnce(t *testing.T) {
+	dir, _, _ := appliedWeb(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	t.Cleanup(cancel) // ends the command if it is still waiting
+	type result struct {
+		out string
+		err error
+	}
+	done := make(chan result, 1)
+	go func() {
+		var out bytes.Buffer
+		err := cliCommand(nil, &out, &out, "--state-dir", dir, "--instance", "rev", "wait", "--for=condition=Available", "deployment/web", "--timeout=0").ExecuteContext(ctx)
+		done <- result{out.String(), err}
+	}()
+	select {
+	case r := <-done:
+		// kubectl's words for a single look (getObjAndCheckCondition's
+		// o.Timeout == 0 branch, k8s.io/kubectl/pkg/cmd/wait); "timed out
+		// waiting…" is the error of a wait that ran out.
+		if r.err == nil || !strings.Contains(r.err.Error(), "condition not met for deployments/web") {
+			t.Errorf("wait --timeout=0 on an unmet condition: err %v, want kubectl's condition not met error at once\n%s", r.err, r.out)
+		}
+	case <-time.After(20 * time.Second):
+		t.Errorf("wait --timeout=0 still waiting after 20s on a condition that is not met (kubectl checks once and returns)")
+	}
+}
+
+// `wait --for=jsonpath='{.status.readyReplicas}'` (no value) waits until
+// the path finds a value. The API server omits a Deployment's zero counts
+// (apps/v1 DeploymentStatus: replicas, updatedReplicas, readyReplicas,
+// availableReplicas are all omitempty), so with kubectl that line waits
+// for a first ready replica. dockctl's deployment object always carries
+// the counts, 0 included (DESIGN §5 requires them in status): decided, the
+// existence form is met at once, as it is on any object that has the
+// field (the README's wait row says so). The value form behaves as
+// kubectl's: `=0` is met on a deployment with no replica ready, `=3` is
+// not.
+func TestWaitJSONPathZeroCountIsPresent(t *testing.T) {
+	_, base, _ := waitInstance(t) // web, 3 replicas, no container at all
+	for _, field := range []string{"readyReplicas", "availableReplicas", "updatedReplicas"} {
+		t.Run(field, func(t *testing.T) {
+			path := "--for=jsonpath={.status." + field + "}"
+			for _, tt := range []struct {
+				forFlag string
+				met     bool
+			}{
+				{path, true}, // present as 0
+				{path + "=0", true},
+				{path + "=3", false},
+			} {
+				out, _, err := run(t, "", append(base, "wait", tt.forFlag, "deployment/web", "--timeout=0")...)
+				switch {
+				case tt.met && (err != nil || out != "deployment.apps/web condition met\n"):
+					t.Errorf("%s with no replica at all: out %q err %v, want it met", tt.forFlag, out, err)
+				case !tt.met && (err == nil || !strings.Contains(err.Error(), "condition not met for deployments/web")):
+					t.Errorf("%s with no replica at all: out %q err %v, want kubectl's \"condition not met for deployments/web\"", tt.forFlag, out, err)
+				}
+			}
+		})
+	}
+}
+
+// kubectl wait --for=delete watches the object by name and is met on its
+// DELETED event, even when an object of the same name is created again
+// right after (`delete deployment web` then `apply -f web.yaml`): the
+// object it waited for is gone. dockctl looks rather than watches: when the
+// deployment is deleted, its containers removed and the deployment applied
+// again between two looks, the revived record must not be taken for the
+// deleted one ("no record of that name and no container of it" alone
+// would never be met, and the wait would end only at its timeout).
+func TestWaitDeleteMetWhenDeploymentRecreated(t *testing.T) {
+	api, base, run := waitInstance(t)
+	id := api.addContainer("t1_web-abc-0", "t1", "web", map[string]string{"app": "web"})
+	calls := countCalls(t, api)
+	out, done := startWait(t, base, "wait", "--for=delete", "deployment/web", "--timeout=10s")
+	deadline := time.Now().Add(60 * time.Second)
+	for calls.get("list") < 1 { // its first look
+		if time.Now().After(deadline) {
+			t.Fatal("the wait never listed the containers")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	still(t, out, done, "web is there")
+	// Its next look sees Docker and the state directory only after all of
+	// this: deleted, gone, applied again (a new object of the same name).
+	release := calls.hold()
+	defer release()
+	run("", "delete", "deployment", "web")
+	api.remove(id)
+	run(webYAML, "apply", "-f", "-")
+	release()
+	select {
+	case err := <-done:
+		if err != nil || out.String() != "deployment.apps/web condition met\n" {
+			t.Errorf("wait: %v\n%q, want kubectl's \"deployment.apps/web condition met\"", err, out.String())
+		}
+	case <-time.After(60 * time.Second):
+		t.Fatalf("the wait did not end; output so far:\n%s", out.String())
+	}
+}
+
+// kubectl wait visits its objects with the resource builder's
+// ContinueOnError: an object whose condition is not met (--timeout=0), or
+// that is not found, is an error collected while the others are still
+// judged, each met one printed ("pod/B condition met"), and the errors are
+// reported together at the end (exit 1). A wait that stopped at the first
+// failure would judge and report none of the pods after it, and lose the
+// errors of the others: a script could not tell which of its pods were
+// ready.
+func TestWaitSeveralObjectsReportsEach(t *testing.T) {
+	api, base, _ := waitInstance(t)
+	api.addContainer("t1_web-abc-0", "t1", "web", map[string]string{"app": "web"}) // running: Ready
+	api.add("t1_web-abc-1", "created", map[string]string{dockerx.LabelInstance: "t1", dockerx.LabelDeployment: "web",
+		dockerx.LabelTemplateHash: "abc", "app": "web"}) // not Ready
+	for _, tt := range []struct {
+		args     []string
+		wantOut  string
+		wantErrs []string
+	}{
+		{[]string{"pod/web-abc-1", "pod/web-abc-0"}, "pod/web-abc-0 condition met\n",
+			[]string{"condition not met for pods/web-abc-1"}},
+		{[]string{"pod/nope", "pod/web-abc-0"}, "pod/web-abc-0 condition met\n",
+			[]string{`pods "nope" not found`}},
+		{[]string{"pod/nope", "pod/web-abc-1", "pod/web-abc-0"}, "pod/web-abc-0 condition met\n",
+			[]string{`pods "nope" not found`, "condition not met for pods/web-abc-1"}},
+	} {
+		t.Run(strings.Join(tt.args, " "), func(t *testing.T) {
+			args := append([]string{"wait", "--for=condition=Ready", "--timeout=0"}, tt.args...)
+			out, errOut, err := run(t, "", append(base, args...)...)
+			if out != tt.wantOut {
+				t.Errorf("stdout %q, want %q (kubectl judges every object)", out, tt.wantOut)
+			}
+			if err == nil {
+				t.Fatalf("no error, want %q", tt.wantErrs)
+			}
+			for _, want := range tt.wantErrs {
+				if !strings.Contains(err.Error(), want) {
+					t.Errorf("error %q (stderr %q) does not say %q", err, errOut, want)
+				}
+			}
+		})
+	}
+}
+
+// kubectl wait runs its watch under interrupt.New(nil, cancel): SIGINT or
+// SIGTERM cancels it and, with no final function, exits 1, as get -w does
+// (TestGetWatchInterruptedExitsOne). Without a signal handler, Ctrl-C
+// would kill dockctl's wait with the signal (no exit status 1; a shell
+// sees 130), unlike its get -w and kubectl's wait.
+func TestWaitInterruptedExitsOne(t *testing.T) {
+	api, base, _ := waitInstance(t)
+	api.add("t1_web-abc-0", "created", map[string]string{dockerx.LabelInstance: "t1", dockerx.LabelDeployment: "web",
+		dockerx.LabelTemplateHash: "abc", "app": "web"}) // never Ready
+	for _, sig := range []syscall.Signal{syscall.SIGINT, syscall.SIGTERM} {
+		t.Run(sig.String(), func(t *testing.T) {
+			lists := api.listCount()
+			code, out := exitOnSignal(t, api.host, append(base, "wait", "--for=condition=Ready", "pod/web-abc-0", "--timeout=5m"), sig,
+				func(*syncBuffer) { api.waitLists(t, lists+1) }) // it looked: it waits now
+			if code != 1 {
+				t.Errorf("wait ended by %v: exit status %d, want kubectl's exit status 1; output:\n%s", sig, code, out)
+			}
+		})
+	}
+}
+
+// DESIGN §5: a deployment's counts come from Docker, "so they are right
+// even when no controller runs; controller-only fields show as unknown when
+// stale". wait --for=condition=Available must not judge the conditions the
+// controller last recorded when no controller runs: with the controller
+// gone and every container of web removed (Docker: 0 of 3 replicas, `get
+// deployment` says 0/3 and AVAILABLE 0), "condition met" from the stale
+// status file would let a CI line go on with nothing running.
+// (TestWaitTimeoutZeroAndNegative's "wait 0, condition met" case concerns
+// the same read.)
+func TestWaitStaleConditionWithoutContainersNotMet(t *testing.T) {
+	_, base, st := fakeInstance(t)
+	run := runner(t, base)
+	run(webYAML, "apply", "-f", "-")
+	rec, err := st.Get("", "web")
+	if err != nil {
+		t.Fatal(err)
+	}
+	// What a controller recorded before it stopped: web available, for
+	// the current generation.
+	if err := st.WriteStatus("", "web", &store.Status{ObservedGeneration: rec.Generation,
+		Conditions: []manifests.DeploymentCondition{{Type: manifests.ConditionAvailable, Status: "True", Reason: "MinimumReplicasAvailable"}}}); err != nil {
+		t.Fatal(err)
+	}
+	if got := run("", "get", "deployment", "web", "--no-headers"); !strings.HasPrefix(got, "web   0/3 ") {
+		t.Fatalf("get deployment web: %q, want 0/3 ready (no container)", got)
+	}
+	out, _, err := runArgs(t, base, "wait", "--for=condition=Available", "deployment/web", "--timeout=0")
+	if err == nil {
+		t.Errorf("no controller runs and no container of web exists, yet wait says %q", out)
 	}
 }

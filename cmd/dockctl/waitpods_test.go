@@ -16,10 +16,7 @@ func startWait(t *testing.T, base []string, args ...string) (*syncBuffer, <-chan
 	ctx, cancel := context.WithCancel(t.Context())
 	t.Cleanup(cancel)
 	var out syncBuffer
-	cmd := newRootCommand()
-	cmd.SetOut(&out)
-	cmd.SetErr(&out)
-	cmd.SetArgs(append(base, args...))
+	cmd := cliCommand(nil, &out, &out, append(base, args...)...)
 	done := make(chan error, 1)
 	go func() { done <- cmd.ExecuteContext(ctx) }()
 	return &out, done

@@ -6,9 +6,13 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
 	"regexp"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -300,10 +304,7 @@ func TestGetWatchCLI(t *testing.T) {
 	ctx, cancel := context.WithCancel(t.Context())
 	defer cancel()
 	var out, errOut syncBuffer
-	cmd := newRootCommand()
-	cmd.SetOut(&out)
-	cmd.SetErr(&errOut)
-	cmd.SetArgs(append(base, "get", "deployments", "-o", "wide", "--output-watch-events", "-w"))
+	cmd := cliCommand(nil, &out, &errOut, append(base, "get", "deployments", "-o", "wide", "--output-watch-events", "-w")...)
 	done := make(chan error, 1)
 	go func() { done <- cmd.ExecuteContext(ctx) }()
 	// waitLine waits (generously: the machine is shared) for a line of the
@@ -367,16 +368,194 @@ func TestGetWatchFlags(t *testing.T) {
 	})
 	ctx, cancel := context.WithTimeout(t.Context(), 3*time.Second)
 	defer cancel()
-	cmd := newRootCommand()
 	var out, errOut syncBuffer
-	cmd.SetOut(&out)
-	cmd.SetErr(&errOut)
-	cmd.SetArgs(append(base, "get", "pods", "-w", "--sort-by", ".metadata.name"))
-	if err := cmd.ExecuteContext(ctx); err != nil {
+	if err := cliCommand(nil, &out, &errOut, append(base, "get", "pods", "-w", "--sort-by", ".metadata.name")...).ExecuteContext(ctx); err != nil {
 		t.Fatal(err)
 	}
 	// Nothing found is no message in a watch: kubectl waits silently.
 	if out.String() != "" || errOut.String() != "warning: --watch or --watch-only requested, --sort-by will be ignored\n" {
 		t.Errorf("output %q, stderr %q", out.String(), errOut.String())
+	}
+}
+
+// kubectl get -w prints every watch event: an object deleted and created
+// again under the same name (a configmap deleted and re-applied, a pod
+// recreated by its controller, `delete -f x.yaml && apply -f x.yaml`) is a
+// DELETED then an ADDED, each a row, with or without
+// --output-watch-events. When both happen between two of dockctl's
+// listings (they are 150 ms apart in a burst) and the new object's cells
+// read the same, comparing the printed cells by name (AGE blanked out)
+// would print nothing: the object's identity (its creation time, or a uid)
+// is part of what tells a change.
+func TestWatchPrintsAnObjectReplacedBetweenListings(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		p, err := newPrinter(printFlags{output: "table"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		start := time.Now()
+		var mu sync.Mutex
+		pods := []fakePod{{"default", "web-a", "Running", 0, start.Add(-5 * time.Minute)}}
+		list := func() (*listing, error) {
+			mu.Lock()
+			defer mu.Unlock()
+			return &listing{t: podTable(pods)}, nil
+		}
+		var out syncBuffer
+		changes := make(chan struct{}, 1)
+		w := &watchLoop{list: list, changes: changes, debounce: watchDebounce, resync: watchResync,
+			out: &out, printer: &watchPrinter{p: p, events: true}, warn: func(err error) { t.Errorf("listing: %v", err) }}
+		first, _ := list()
+		ctx, cancel := context.WithCancel(t.Context())
+		done := make(chan error)
+		go func() { done <- w.run(ctx, first) }()
+		synctest.Wait()
+		before := out.String()
+		// web-a is deleted and a new web-a created, both reported (the
+		// sources' signals fold into one pending change).
+		mu.Lock()
+		pods = []fakePod{{"default", "web-a", "Running", 0, time.Now()}}
+		mu.Unlock()
+		changes <- struct{}{}
+		time.Sleep(time.Second)
+		synctest.Wait()
+		cancel()
+		if err := <-done; err != nil {
+			t.Fatal(err)
+		}
+		after := strings.TrimPrefix(out.String(), before)
+		if !regexp.MustCompile(`(?m)^DELETED +web-a `).MatchString(after) || !regexp.MustCompile(`(?m)^ADDED +web-a `).MatchString(after) {
+			t.Errorf("web-a deleted and created again: printed %q, want a DELETED row and an ADDED row (kubectl's two watch events)", after)
+		}
+	})
+}
+
+// kubectl get -w ends on SIGINT (Ctrl-C) or SIGTERM through its interrupt
+// handler, interrupt.New(nil, cancel): with no final function it calls
+// os.Exit(1) (k8s.io/kubectl/pkg/util/interrupt), so `kubectl get pods -w`
+// interrupted exits 1. A script tells a watch that was cut short from one
+// that ended by itself by that status, so dockctl exits 1 too, not 0.
+func TestGetWatchInterruptedExitsOne(t *testing.T) {
+	api, base, _ := fakeInstance(t)
+	runner(t, base)(webYAML, "apply", "-f", "-")
+	for _, sig := range []syscall.Signal{syscall.SIGINT, syscall.SIGTERM} {
+		t.Run(sig.String(), func(t *testing.T) {
+			code, out := exitOnSignal(t, api.host, append(base, "get", "deployments", "-w"), sig,
+				func(out *syncBuffer) { waitOutput(t, out, "web") }) // the first listing is printed; the watch runs
+			if code != 1 {
+				t.Errorf("get -w ended by %v: exit status %d, want kubectl's 1; output:\n%s", sig, code, out)
+			}
+		})
+	}
+}
+
+// kubectl get -w on a cluster with nothing in it waits for the first
+// object; dockctl's `get` of a state directory nothing was applied to yet
+// is an empty listing, not an error (store.OpenReadOnly). get -w of the
+// same directory must wait too, and print what is applied later: the
+// record watch must not need deployments/, which only the first write
+// creates ("error: watching state directory …: no such file or
+// directory", exit 1), so that `dockctl get deployments -w` started before
+// the first apply (a CI job watching while another step applies) shows
+// what is applied.
+func TestGetWatchBeforeTheFirstApply(t *testing.T) {
+	for _, tc := range []struct {
+		what  string
+		setup func(t *testing.T, dir string)
+	}{
+		{"no state directory", func(*testing.T, string) {}},
+		{"an empty state directory", func(t *testing.T, dir string) {
+			if err := os.Mkdir(dir, 0o700); err != nil {
+				t.Fatal(err)
+			}
+		}},
+	} {
+		t.Run(tc.what, func(t *testing.T) {
+			api := startFakeDaemon(t)
+			dir := filepath.Join(t.TempDir(), "state")
+			tc.setup(t, dir)
+			base := []string{"--state-dir", dir, "--instance", "t1"}
+			defer func(d time.Duration) { watchResync = d }(watchResync)
+			watchResync = time.Hour // the change must come from a source
+			ctx, cancel := context.WithCancel(t.Context())
+			defer cancel()
+			var out, errOut syncBuffer
+			cmd := cliCommand(nil, &out, &errOut, append(base, "get", "deployments", "-w")...)
+			done := make(chan error, 1)
+			go func() { done <- cmd.ExecuteContext(ctx) }()
+			// The watch is set up once it subscribed to Docker's events,
+			// which it does after the state directory's watches.
+			deadline := time.Now().Add(30 * time.Second)
+			for subscribed := false; !subscribed; {
+				select {
+				case err := <-done:
+					t.Fatalf("get -w ended before anything was applied: %v; stderr %q", err, errOut.String())
+				default:
+				}
+				api.mu.Lock()
+				subscribed = len(api.subs) > 0
+				api.mu.Unlock()
+				if time.Now().After(deadline) {
+					t.Fatal("get -w did not subscribe to Docker's events")
+				}
+				time.Sleep(10 * time.Millisecond)
+			}
+			runner(t, base)(webYAML, "apply", "-f", "-")
+			for !regexp.MustCompile(`(?m)^web +0/3 `).MatchString(out.String()) {
+				select {
+				case err := <-done:
+					t.Fatalf("get -w ended: %v; stderr %q", err, errOut.String())
+				default:
+				}
+				if time.Now().After(deadline) {
+					t.Fatalf("the deployment applied after get -w started was never printed; output %q, stderr %q", out.String(), errOut.String())
+				}
+				time.Sleep(10 * time.Millisecond)
+			}
+		})
+	}
+}
+
+// A plain `get pods` asks Docker for no container's details (an inspect
+// each): the table shows none. `get pods -w` prints the same table, so each
+// of its listings — the first, and one per Docker event or resync — must
+// not inspect every container of every pod (nor ask the host's name) only
+// to read each pod's uid (rowIdentity): with N pods that would be N
+// inspects per change, for nothing.
+func TestGetPodsWatchInspectsNothing(t *testing.T) {
+	api, base, run := waitInstance(t)
+	for i := range 3 {
+		api.addContainer(fmt.Sprintf("t1_web-abc-%d", i), "t1", "web", map[string]string{"app": "web"})
+	}
+	calls := countCalls(t, api)
+	run("", "get", "pods")
+	if n := calls.get("inspect") + calls.get("info"); n != 0 {
+		t.Fatalf("get pods: %d inspect/info calls, want none", n)
+	}
+	calls.reset()
+	out, done := startWait(t, base, "get", "pods", "-w")
+	waitOutput(t, out, "web-abc-2")
+	// A change: the listing it brings is printed (web-abc-1 stops).
+	api.start("t1_web-abc-0")
+	api.setState(httptest.NewRecorder(), "t1_web-abc-1", "exited", "Exited (1) 1 second ago")
+	deadline := time.Now().Add(60 * time.Second)
+	for strings.Count(out.String(), "web-abc-1") < 2 {
+		if time.Now().After(deadline) {
+			t.Fatalf("get -w printed no change:\n%s", out.String())
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	select {
+	case err := <-done:
+		t.Fatalf("get -w ended: %v\n%s", err, out.String())
+	default:
+	}
+	// The one die event is settled by the event stream with an inspect of
+	// that container (dockerx's settle, so that the next list shows it
+	// exited): that one is not the listings'.
+	const settles = 1
+	if n, h := calls.get("inspect"), calls.get("info"); n > settles || h != 0 {
+		t.Errorf("get pods -w (a table, as get pods prints): %d container inspects (%d the event stream's) and %d host calls over %d listings, want none",
+			n, settles, h, calls.get("list"))
 	}
 }
