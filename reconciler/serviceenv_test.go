@@ -307,19 +307,24 @@ func TestServiceEnvWaitsOnceForAServiceWithoutAddress(t *testing.T) {
 		t.Errorf("environment %v, want none", env)
 	}
 
+	// api gets its address late, before the next create: that create
+	// has its variables, and waits for db, a new Service, all the same.
 	applyServices(t, h.store, "api", "db")
-	got := serviceEnvAsync(h, ctx)
 	a := &h.ctrl.svc.alloc
+	a.mu.Lock()
+	a.held["default/api"] = serviceAllocation{Key: "default/api", ClusterIP: "10.222.8.8"}
+	a.noteAssignedLocked("default/api")
+	a.mu.Unlock()
+	got := serviceEnvAsync(h, ctx)
 	h.waitFor("the create waiting for db, a new Service", func() bool {
 		a.mu.Lock()
 		defer a.mu.Unlock()
-		return a.next != nil
+		_, waiting := a.envUntil["default/db"]
+		return waiting
 	})
 	a.mu.Lock()
 	a.held["default/db"] = serviceAllocation{Key: "default/db", ClusterIP: "10.222.8.7"}
 	a.noteAssignedLocked("default/db")
-	a.held["default/api"] = serviceAllocation{Key: "default/api", ClusterIP: "10.222.8.8"}
-	a.noteAssignedLocked("default/api")
 	a.mu.Unlock()
 	env := receive(h, "the create, once db has its address", got)
 	if env["DB_SERVICE_HOST"] != "10.222.8.7" || env["API_SERVICE_HOST"] != "10.222.8.8" {
