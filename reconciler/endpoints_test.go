@@ -271,3 +271,26 @@ func TestPublishNotReadyAddressesReachesProxyAndDNS(t *testing.T) {
 	}
 	t.Errorf("no record of the headless Service: %+v", cfg.Records)
 }
+
+// TestHostNetworkPodIsAnEndpointAtTheGateway: a ready hostNetwork pod
+// selected by a Service gets no address on the instance network, yet it
+// must be a ready endpoint, or the Service silently has no backend and
+// `get endpoints` drops it. In Kubernetes a hostNetwork pod is an endpoint
+// at its node's address; here the host is reachable from the proxies at
+// the instance network's gateway.
+func TestHostNetworkPodIsAnEndpointAtTheGateway(t *testing.T) {
+	d := deployment(1)
+	d.Spec.Template.Metadata.Labels = map[string]string{"app": "web"}
+	d.Spec.Template.Spec.HostNetwork = true
+	d.Spec.Template.Spec.Containers[0].Ports = []manifests.ContainerPort{{Name: "http", ContainerPort: 8080}}
+	rec := recordOf(d)
+	const H = "aaaa"
+	c0 := ctr(H, 0, "running", 0)
+	c0.Networks = map[string]string{"host": ""}
+	in := PlanInput{Name: "web", Containers: []dockerx.Container{c0}, Terminating: map[string]time.Time{}, Stopping: map[string]bool{}}
+	const gateway = "10.222.0.1" // the host on the instance network
+	pods := podEndpoints("i", gateway, rec, in, map[string]bool{c0.ID: true}, templateLookup(d, H, nil), false)
+	if len(pods) != 1 || pods[0].IP != gateway || !pods[0].Ready {
+		t.Fatalf("a ready hostNetwork pod: %+v; want a ready endpoint with an address the proxies reach (the host's on the instance network)", pods)
+	}
+}
