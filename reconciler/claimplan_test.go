@@ -120,3 +120,19 @@ func TestClaimUsers(t *testing.T) {
 		t.Error("mountsClaims: wrong answer")
 	}
 }
+
+// TestClaimUsersIgnoresPodVolumes: a claim volume is not told by the
+// prefix "{instance}_pvc." alone: the emptyDir volume of deployment "pvc"
+// of any non-default namespace has it too, and its pods are no claim
+// users.
+func TestClaimUsersIgnoresPodVolumes(t *testing.T) {
+	holder := dockerx.ContainerName("i", "shop", "pvc", "5d8f9c7b6a", 0)
+	member := dockerx.Container{Name: dockerx.MemberName(holder, "app"), Instance: "i", Namespace: "shop", Deployment: "pvc",
+		Volumes: []string{dockerx.VolumeName(holder, "cache", "1a2b3c4d")}}
+	if got := ClaimUsers("i", []dockerx.Container{member}); len(got) != 0 {
+		t.Errorf("ClaimUsers = %v: an emptyDir volume taken for a claim's", got)
+	}
+	if mountsClaims("i", []dockerx.Container{member}) {
+		t.Errorf("mountsClaims: a pod mounting only an emptyDir is said to mount a claim")
+	}
+}

@@ -12,6 +12,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 
 	"github.com/dockctl/dockctl/dockerx"
+	"github.com/dockctl/dockctl/internal/dockerfake"
 	"github.com/dockctl/dockctl/manifests"
 	"github.com/dockctl/dockctl/store"
 )
@@ -284,4 +285,146 @@ func TestClaimInHolderPod(t *testing.T) {
 	if v := h.volume(vol); v == nil || v.Role != dockerx.RoleClaim {
 		t.Fatalf("claim volume %+v", v)
 	}
+}
+
+// TestMissingClaimCreatesNothingOfTheRevision: README: "A deployment
+// naming a claim that does not exist creates nothing of that revision" -
+// the pod's emptyDir volumes included: in a pod with a holder they are
+// created in the wave before runCreates, which must not run while
+// ensureClaims refuses the holder, on any retry (Kubernetes leaves a pod
+// whose claim is missing Pending, with nothing made of it).
+func TestMissingClaimCreatesNothingOfTheRevision(t *testing.T) {
+	claims := &fakeClaims{}
+	h := newHarness(t, Options{ResyncPeriod: 50 * time.Millisecond, Config: claims})
+	d := testDeployment("web", 1, "1")
+	ps := &d.Spec.Template.Spec
+	ps.Volumes = []manifests.Volume{
+		{Name: "store", PersistentVolumeClaim: &manifests.PersistentVolumeClaimVolumeSource{ClaimName: "data"}},
+		{Name: "scratch", EmptyDir: &manifests.EmptyDirVolumeSource{}},
+	}
+	mounts := []manifests.VolumeMount{{Name: "store", MountPath: "/data"}, {Name: "scratch", MountPath: "/tmp/s"}}
+	ps.Containers = []manifests.Container{{Name: "app", Image: testImage, VolumeMounts: mounts}, {Name: "side", Image: testImage}}
+	manifests.SetDefaults(d)
+	h.apply(d)
+	h.start()
+	h.waitFor("ReplicaFailure naming the missing claim", func() bool {
+		return strings.Contains(h.replicaFailure("web"), `persistentvolumeclaim "data" not found`)
+	})
+	time.Sleep(500 * time.Millisecond) // several retries
+	if cs := h.ours("web"); len(cs) != 0 {
+		t.Fatalf("containers created: %s", summary(cs))
+	}
+	var made []string
+	for _, v := range h.engine.Volumes() {
+		made = append(made, v.Name+"("+v.Role+")")
+	}
+	if n := h.engine.Calls()["volume:create"]; n > 0 || len(made) > 0 {
+		t.Errorf("the revision is blocked on a missing claim, yet %d volume creates ran; volumes now %v", n, made)
+	}
+}
+
+// racyClaims answers the sweep's ListClaims with the tombstone it holds,
+// then — as `dockctl apply -f pvc.yaml` landing just after that read —
+// makes the claim live again.
+type racyClaims struct {
+	*fakeClaims
+	ns, name string
+	flipped  bool
+}
+
+func (r *racyClaims) ListClaims() ([]*store.ClaimRecord, []error) {
+	recs, errs := r.fakeClaims.ListClaims()
+	if !r.flipped {
+		r.flipped = true
+		r.fakeClaims.set(r.ns, r.name, false)
+	}
+	return recs, errs
+}
+
+// TestReappliedClaimKeepsItsVolume: README: "Applying the claim again
+// before the volume is gone binds the same volume, data included." The
+// sweep decides to release from a snapshot of the records; it must look
+// again before it removes the volume, or a claim re-applied between the
+// read and the remove loses its data (and is re-bound to a new, empty
+// volume).
+func TestReappliedClaimKeepsItsVolume(t *testing.T) {
+	fc := &fakeClaims{}
+	fc.set("", "data", true) // `delete pvc data`: a tombstone, no user left
+	claims := &racyClaims{fakeClaims: fc, ns: "", name: "data"}
+	h := newHarness(t, Options{ResyncPeriod: 50 * time.Millisecond, Config: claims})
+	const vol = "i_pvc_default.data"
+	l := dockerx.ClaimVolumeLabels(dockerx.ClaimVolumeRequest{Instance: "i", Claim: "data"})
+	l["test.original"] = "yes" // stands for the data: a re-made volume lacks it
+	h.engine.AddVolume(vol, l)
+	h.start()
+	time.Sleep(400 * time.Millisecond) // several sweeps
+	if _, deleted, _ := claims.LookupClaim("", "data"); deleted {
+		t.Fatal("test setup: the claim was not re-applied")
+	}
+	v := h.volume(vol)
+	switch {
+	case v == nil:
+		t.Errorf("the volume of live (re-applied) claim data was removed")
+	case v.Labels["test.original"] != "yes":
+		t.Errorf("the volume of re-applied claim data was removed and re-made empty (%d removes): data lost; labels %v",
+			h.engine.Calls()["volume:remove"], v.Labels)
+	}
+}
+
+// gatedCreates is the fake engine whose first replica create waits at a
+// gate: the time a create takes after runCreates's ensureClaims (slow
+// start, a holder image, other pods of the wave).
+type gatedCreates struct {
+	*dockerfake.Engine
+	once    sync.Once
+	entered chan struct{}
+	gate    chan struct{}
+}
+
+func (g *gatedCreates) CreateContainer(ctx context.Context, req dockerx.CreateRequest) (string, error) {
+	first := false
+	g.once.Do(func() { first = true })
+	if first {
+		close(g.entered)
+		<-g.gate
+	}
+	return g.Engine.CreateContainer(ctx, req)
+}
+
+// TestClaimKeptUnderAnInFlightCreate: ensureClaim holds claimsMu only
+// around the check and the volume create; the container that mounts the
+// volume is created later. A `delete pvc` landing in between must not let
+// the sweep see a deleted claim with no user and remove its volume: the
+// create would go on, Docker would make a fresh, empty volume of that name
+// for the mount, and the pod would run without the claim's data.
+// Kubernetes' pvc-protection counts a pod from its creation, so the data
+// stays until it ends.
+func TestClaimKeptUnderAnInFlightCreate(t *testing.T) {
+	fc := &fakeClaims{}
+	fc.set("", "data", false)
+	h := newHarness(t, Options{ResyncPeriod: 50 * time.Millisecond, Config: fc})
+	g := &gatedCreates{Engine: h.engine, entered: make(chan struct{}), gate: make(chan struct{})}
+	h.ctrl = New(g, h.store, h.opts)
+	h.apply(claimTestDeployment("web", "data", 1))
+	h.start()
+	const vol = "i_pvc_default.data"
+	select {
+	case <-g.entered:
+	case <-time.After(5 * time.Second):
+		t.Fatal("no create")
+	}
+	if h.volume(vol) == nil {
+		t.Fatalf("ensureClaim made no volume %s before the create", vol)
+	}
+	removesBefore := h.engine.Calls()["volume:remove"]
+	fc.set("", "data", true)           // `dockctl delete pvc data` while the create is in flight
+	time.Sleep(400 * time.Millisecond) // several sweeps
+	removed := h.engine.Calls()["volume:remove"] - removesBefore
+	close(g.gate)
+	h.waitFor("the replica created", func() bool { return len(h.ours("web")) == 1 })
+	mounts := len(h.mounters(vol)) > 0
+	if removed > 0 && mounts {
+		t.Errorf("the sweep removed claim volume %s (%d removes) while a create ensureClaim had cleared was in flight; the replica then mounts %s anyway (a re-made, empty volume)", vol, removed, vol)
+	}
+	t.Logf("removes=%d mounts=%v volume now=%v", removed, mounts, h.volume(vol) != nil)
 }

@@ -629,3 +629,41 @@ func TestControllerLeavesPortForwardHelpers(t *testing.T) {
 		})
 	}
 }
+
+// TestDeletedDeploymentForgetsDeadHolders: every holder die event is
+// remembered (handleEvent → holderDied), including those of dockctl's own
+// graceful stops, and a sync of the deployment that lists its containers
+// forgets them (diedHolders). A deleted deployment's holders must be
+// forgotten too, or the die events of every pod it had stay in
+// deadHolders for the controller's lifetime, and every later sync of any
+// deployment walks them (diedHolders loops over the whole map).
+func TestDeletedDeploymentForgetsDeadHolders(t *testing.T) {
+	h := newHarness(t, Options{})
+	h.apply(testPodDeployment("web", 3))
+	h.start()
+	h.waitFor("three pods running", func() bool {
+		n := 0
+		for _, c := range h.ours("web") {
+			if c.Role == dockerx.RoleHolder && c.State == dockerx.StateRunning {
+				n++
+			}
+		}
+		return n == 3
+	})
+	if err := h.store.Delete("", "web"); err != nil {
+		t.Fatal(err)
+	}
+	h.ctrl.queue.Add("web")
+	h.waitFor("every container of web gone", func() bool { return len(h.ours("web")) == 0 })
+	// Another deployment comes and goes through its syncs.
+	h.apply(testDeployment("api", 1, "1"))
+	h.ctrl.queue.Add("api")
+	h.waitReplicas("api", 1)
+	time.Sleep(200 * time.Millisecond)
+	h.ctrl.mu.Lock()
+	left := len(h.ctrl.deadHolders)
+	h.ctrl.mu.Unlock()
+	if left != 0 {
+		t.Fatalf("deadHolders keeps %d holders of the deleted deployment web, none of which exists", left)
+	}
+}

@@ -242,3 +242,23 @@ func TestDrainRightAfterRestartWaitsForStoredServices(t *testing.T) {
 		t.Errorf("proxy serves %s once the drain ended", pods)
 	}
 }
+
+// TestDrainAfterRestartWaitsForProxies: the tracker only knows the
+// Services a sync has watched since this controller started. A stop
+// planned by the deployments' first sweep after a controller restart (a
+// scale-down, a rollout step) drains before any Service was synced: Drain
+// must not find "no Service selecting the pod" and return at once while
+// the proxy left running by the previous controller still sends the pod
+// new connections.
+func TestDrainAfterRestartWaitsForProxies(t *testing.T) {
+	r := newWebRig(t) // the proxy serves web-a-0 and web-a-1
+	r.restart()
+	r.feed(webPods(2, 2))
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+	defer cancel()
+	err := r.tracker.Drain(ctx, "default", "web-a-1")
+	pods, _ := r.proxyPods("i_web.default_svc")
+	if err == nil && strings.Contains(pods, "web-a-1") {
+		t.Errorf("Drain(web-a-1) returned nil while the proxy still serves %q: nothing was pushed without the pod", pods)
+	}
+}

@@ -252,3 +252,115 @@ func TestPostStartHook(t *testing.T) {
 		})
 	}
 }
+
+// TestResumedStopRunsPreStopWithinDeadline: a controller that restarts
+// mid-stop resumes it with the time left before the recorded deadline. It
+// cannot tell whether the first controller ran the preStop hook (it may
+// have stopped during the drain, before the hook), so the hook runs again
+// - Kubernetes delivers hooks at least once, as a restarted kubelet kills
+// a pod again - within what the deadline leaves.
+func TestResumedStopRunsPreStopWithinDeadline(t *testing.T) {
+	d := withPreStop(deployment(1))
+	hash := manifests.TemplateHash(&d.Spec.Template)
+	keep := ctr(hash, 0, dockerx.StateRunning, time.Hour)
+	stopping := ctr(hash, 1, dockerx.StateRunning, time.Hour)
+	recorded := t0.Add(time.Second) // 1 s of the grace left
+	in := PlanInput{Instance: "i", Name: "web", Desired: d, Hash: hash, Now: t0,
+		Containers: []dockerx.Container{keep, stopping}, DrainPods: true,
+		Terminating: map[string]time.Time{stopping.ID: recorded}, Stopping: map[string]bool{}}
+	in.Containers, in.Pods = groupPods(in.Containers, templateLookup(in.Desired, in.Hash, nil), nil)
+	plan := ComputePlan(in)
+	var op *Op
+	for i := range plan.Ops {
+		if plan.Ops[i].ContainerID == stopping.ID {
+			op = &plan.Ops[i]
+		}
+	}
+	if op == nil {
+		t.Fatalf("no resumed stop planned:\n%s", plan)
+	}
+	if op.PreStop == nil {
+		t.Errorf("resumed stop (%s) runs no preStop hook: one that never ran (the first controller stopped mid-drain) would never run", op.Cause)
+	}
+	if op.Grace > recorded.Sub(t0) {
+		t.Errorf("resumed stop's grace %v, past what the recorded deadline leaves (%v)", op.Grace, recorded.Sub(t0))
+	}
+}
+
+// blockDrainer blocks every drain until ctx ends, noting that one began.
+type blockDrainer struct{ began chan struct{} }
+
+func (b blockDrainer) Drain(ctx context.Context, _, _ string) error {
+	b.began <- struct{}{}
+	<-ctx.Done()
+	return ctx.Err()
+}
+
+type countHooks struct {
+	mu sync.Mutex
+	n  int
+}
+
+func (h *countHooks) runHook(context.Context, Hook) error {
+	h.mu.Lock()
+	h.n++
+	h.mu.Unlock()
+	return nil
+}
+
+// TestResumedStopRunsHookThatNeverRan: the status records a stop's
+// deadline as soon as the plan is executed (recordStops, after submit),
+// while the stopper still drains (up to maxDrain) before the preStop hook.
+// A controller shut down during the drain abandons the job (run: "shutting
+// down: the next controller resumes the stop"): the hook never ran. The
+// next controller sees the recorded deadline (Terminating) and must plan
+// the stop with the hook (setPreStops), or it is never run at all;
+// Kubernetes delivers hooks at least once.
+func TestResumedStopRunsHookThatNeverRan(t *testing.T) {
+	d := withPreStop(deployment(1))
+	hash := manifests.TemplateHash(&d.Spec.Template)
+	keep := ctr(hash, 0, dockerx.StateRunning, time.Hour)
+	extra := ctr(hash, 1, dockerx.StateRunning, time.Hour)
+	mk := func() PlanInput {
+		in := PlanInput{Instance: "i", Name: "web", Desired: d, Hash: hash, Now: t0,
+			Containers: []dockerx.Container{keep, extra}, DrainPods: true, Terminating: map[string]time.Time{}, Stopping: map[string]bool{}}
+		in.Containers, in.Pods = groupPods(in.Containers, templateLookup(in.Desired, in.Hash, nil), nil)
+		return in
+	}
+	// First controller: the scale-down is planned, submitted, recorded.
+	plan := ComputePlan(mk())
+	var op *Op
+	for i := range plan.Ops {
+		if plan.Ops[i].Kind == OpRemove && plan.Ops[i].PreStop != nil {
+			op = &plan.Ops[i]
+		}
+	}
+	if op == nil || op.Drain == nil {
+		t.Fatalf("no drained stop with a preStop hook planned:\n%s", plan)
+	}
+	hooks := &countHooks{}
+	drainer := blockDrainer{began: make(chan struct{}, 1)}
+	s := newStopper(dockerfake.New(testImage), slog.New(slog.NewTextHandler(io.Discard, nil)), drainer, func(string, error) {}, func(string) {})
+	s.hooks = hooks
+	s.submit("default/web", *op, t0)
+	state := deploymentState{Containers: map[string]*containerState{}}
+	recordStops(&state, plan, t0) // as sync does, right after execute
+	<-drainer.began
+	s.shutdown() // controller restarted mid-drain
+	hooks.mu.Lock()
+	ran := hooks.n
+	hooks.mu.Unlock()
+	// Second controller: resumes from the recorded deadline.
+	in := mk()
+	state.addTerminating(in.Terminating, map[string]bool{})
+	resumed := ComputePlan(in)
+	for _, o := range resumed.Ops {
+		if o.ContainerID == op.ContainerID && o.Kind == OpRemove {
+			if ran == 0 && o.PreStop == nil {
+				t.Fatalf("preStop hook never ran (first controller shut down mid-drain; hook runs %d), and the resumed stop (%s) skips it", ran, o.Cause)
+			}
+			return
+		}
+	}
+	t.Fatalf("no resumed stop:\n%s", resumed)
+}

@@ -1,11 +1,14 @@
 package reconciler
 
 import (
+	"context"
 	"slices"
+	"sync"
 	"testing"
 	"time"
 
 	"github.com/dockctl/dockctl/dockerx"
+	"github.com/dockctl/dockctl/manifests"
 )
 
 // TestPlanConnects: every pod's network owner that is not on the instance
@@ -110,4 +113,60 @@ func TestPlanConnects(t *testing.T) {
 func onNetworks(c dockerx.Container, nets map[string]string) dockerx.Container {
 	c.Networks = nets
 	return c
+}
+
+// connectCounter counts every ConnectNetwork attempt (the engine counts
+// only those that succeed) and every ensure (one network list a sweep).
+type connectCounter struct {
+	NetworkDocker
+	mu                sync.Mutex
+	attempts, ensures int
+}
+
+func (c *connectCounter) ConnectNetwork(ctx context.Context, network, id string, ep dockerx.EndpointSettings) error {
+	c.mu.Lock()
+	c.attempts++
+	c.mu.Unlock()
+	return c.NetworkDocker.ConnectNetwork(ctx, network, id, ep)
+}
+
+func (c *connectCounter) ListNetworks(ctx context.Context) ([]dockerx.Network, error) {
+	c.mu.Lock()
+	c.ensures++
+	c.mu.Unlock()
+	return c.NetworkDocker.ListNetworks(ctx)
+}
+
+func (c *connectCounter) counts() (attempts, ensures int) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.attempts, c.ensures
+}
+
+// TestContainerNetworkModeReplicaIsNeverConnected: a deployment stored by
+// an earlier release with dockctl.io/network: container:X (a network mode
+// that keeps its meaning) has replicas in another container's network
+// namespace, which Docker never lets join a network. planConnects must
+// not ask for a connect of them: one at every sweep would be a refused
+// write call and a warning per replica per resync, forever, breaking "an
+// idle controller makes no Docker call that writes".
+func TestContainerNetworkModeReplicaIsNeverConnected(t *testing.T) {
+	h := newHarness(t, Options{ResyncPeriod: 30 * time.Millisecond, Allow: manifests.Policy{HostNamespaces: true}})
+	counter := &connectCounter{NetworkDocker: h.engine}
+	h.opts.NetworkDocker = counter
+	h.ctrl = New(h.engine, h.store, h.opts)
+	if _, err := h.engine.Add(dockerx.Container{Name: "donor", Image: testImage, State: dockerx.StateRunning}, ""); err != nil {
+		t.Fatal(err)
+	}
+	d := testDeployment("web", 1, "x")
+	d.Spec.Template.Metadata.Annotations = map[string]string{manifests.AnnotationNetwork: "container:donor"}
+	h.apply(d)
+	h.start()
+	h.waitReplicas("web", 1)
+	_, from := counter.counts()
+	h.waitFor("five more sweeps", func() bool { _, n := counter.counts(); return n >= from+5 })
+	h.stop()
+	if attempts, _ := counter.counts(); attempts != 0 {
+		t.Fatalf("%d connect attempts for a replica in another container's network namespace; want none (Docker refuses every one)", attempts)
+	}
 }

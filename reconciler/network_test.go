@@ -3,8 +3,10 @@ package reconciler
 import (
 	"context"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/dockctl/dockctl/dockerx"
 	"github.com/dockctl/dockctl/internal/dockerfake"
@@ -161,5 +163,63 @@ func TestNetworkMadeOutsideASweepQueuesOne(t *testing.T) {
 				t.Fatalf("made called %d times, want %d", made, tt.want)
 			}
 		})
+	}
+}
+
+// TestInstanceNetworkRemovedWhenEverythingIsDeleted: once the last
+// deployment is deleted the controller removes every container (the DNS
+// server too: "so that deleting everything leaves the host as it was",
+// dnsctl.go) and collects its images; the instance network it made must
+// go as well, not stay for good.
+func TestInstanceNetworkRemovedWhenEverythingIsDeleted(t *testing.T) {
+	h := newHarness(t, Options{ResyncPeriod: 50 * time.Millisecond})
+	h.apply(testDeployment("web", 1, "x"))
+	h.start()
+	h.waitReplicas("web", 1)
+	if h.network("dockctl_i") == nil {
+		t.Fatal("no instance network made")
+	}
+	if err := h.store.Delete("", "web"); err != nil {
+		t.Fatal(err)
+	}
+	h.waitFor("every container of the instance gone and its images collected", func() bool {
+		for _, c := range h.engine.Snapshot() {
+			if c.Instance == "i" {
+				return false
+			}
+		}
+		return len(h.engine.HelperImages()) == 0
+	})
+	h.waitFor("the instance network removed", func() bool { return h.network("dockctl_i") == nil })
+}
+
+// listedNetworks is a NetworkDocker whose list is fixed.
+type listedNetworks struct {
+	NetworkDocker
+	nets []dockerx.Network
+}
+
+func (l *listedNetworks) ListNetworks(context.Context) ([]dockerx.Network, error) {
+	return slices.Clone(l.nets), nil
+}
+
+// TestDuplicateInstanceNetworkNameIsAConflict: Docker 20.10 creates a
+// second network of an existing name for any client that does not set
+// CheckDuplicate (the SDK's default), and then refuses the name as
+// ambiguous everywhere dockctl uses it ("2 matches found based on name":
+// pods' NetworkMode at start, connect, inspect). ensure must report the
+// conflict and use neither network, even when the first of that name in
+// the list is ours: otherwise every pod created on the name fails to
+// start, and nothing says why.
+func TestDuplicateInstanceNetworkNameIsAConflict(t *testing.T) {
+	ours := dockerx.Network{ID: "aaa", Name: "dockctl_i", Labels: dockerx.NetworkLabels("i"), Subnet: "10.222.0.0/20", IPRange: "10.222.0.0/21", Gateway: "10.222.0.1"}
+	foreign := dockerx.Network{ID: "bbb", Name: "dockctl_i", Subnet: "172.30.0.0/16"}
+	n := newInstanceNetwork("i", "", &listedNetworks{nets: []dockerx.Network{ours, foreign}}, nil, quietLog(), nil)
+	st, _, err := n.ensure(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st != nil || !n.conflict {
+		t.Fatalf("two networks named dockctl_i (one not ours): pods are put on %+v, conflict reported %v; want no network used and the conflict reported", st, n.conflict)
 	}
 }

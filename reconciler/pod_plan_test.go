@@ -2,6 +2,7 @@ package reconciler
 
 import (
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -282,5 +283,285 @@ func TestPodsStatusAfterRun(t *testing.T) {
 		if len(pods) != 1 || pods[0].Ready != tt.ready || pods[0].Status != tt.status {
 			t.Errorf("%s: %+v, want READY %d STATUS %s", tt.name, pods, tt.ready, tt.status)
 		}
+	}
+}
+
+// recreatePods returns an old and a new Recreate deployment of holder pods
+// (podDeployment, two replicas). The input is the rollout's first sync: the old revision is sized 2, one of its pods is missing (removed by hand, say) and the other is the one each test breaks, their hashes and revisions.
+func recreatePods(t *testing.T) (oldD, newD *manifests.Deployment, oldHash, newHash string, revs []store.Revision) {
+	t.Helper()
+	oldD = podDeployment(2)
+	oldD.Spec.Strategy = manifests.DeploymentStrategy{Type: manifests.StrategyRecreate}
+	manifests.SetDefaults(oldD)
+	newD = podDeployment(2)
+	newD.Spec.Strategy = manifests.DeploymentStrategy{Type: manifests.StrategyRecreate}
+	newD.Spec.Template.Spec.Containers[0].Image = "img:2"
+	manifests.SetDefaults(newD)
+	oldHash = manifests.TemplateHash(&oldD.Spec.Template)
+	newHash = manifests.TemplateHash(&newD.Spec.Template)
+	revs = []store.Revision{{Number: 1, Hash: oldHash, Template: oldD.Spec.Template}, {Number: 2, Hash: newHash, Template: newD.Spec.Template}}
+	return
+}
+
+func recreateInput(newD *manifests.Deployment, oldHash, newHash string, revs []store.Revision, cs []dockerx.Container, died map[string]bool, blocked map[string]bool) PlanInput {
+	tmpl := func(h string) *manifests.PodTemplateSpec {
+		if r := store.FindRevision(revs, h); r != nil {
+			return &r.Template
+		}
+		return nil
+	}
+	units, pods := groupPods(cs, tmpl, died)
+	return PlanInput{Instance: "i", Name: "web", Desired: newD, Hash: newHash, Revisions: revs, Containers: units, Pods: pods,
+		BlockedNames: blocked,
+		State:        RolloutState{Sizes: map[string]int32{oldHash: 2}, DesiredReplicas: i32(2), MaxReplicas: 2}, Now: t0}
+}
+
+// assertNoOverlap fails when the plan creates a pod of the new revision
+// while it stops an old pod gracefully: the executor hands a graceful stop
+// to the stopper and counts it done once submitted, so the new pod's
+// containers run beside the old pod's app containers for up to the grace.
+func assertNoOverlap(t *testing.T, plan Plan, newHash string) {
+	t.Helper()
+	var graceful []Op
+	for _, op := range plan.Ops {
+		if op.Kind == OpRemove && (op.Grace > 0 || op.Phases != nil) {
+			graceful = append(graceful, op)
+		}
+	}
+	for _, op := range plan.Creates() {
+		if op.Hash == newHash && len(graceful) > 0 {
+			t.Fatalf("Recreate: plan creates %s (revision %s) while the old pod's running members are still being stopped gracefully by %v;\nplan: %v",
+				op.Name, newHash, graceful, plan.Ops)
+		}
+	}
+}
+
+// A Recreate rollout must not start a new pod while an old pod still runs
+// containers (Kubernetes' Recreate waits until oldPodsRunning is false; a
+// pod whose sandbox died but whose containers run is Running, not Failed).
+// A pod whose holder died is "dead" (holderDied) and its running members
+// are stopped with the pod's grace; ComputePlan must not treat that dead
+// unit as "runs nothing" (dead units are kept out of groups, so
+// computeSizes sees no old replica) and create the new pod in the same
+// plan.
+func TestRecreateWaitsForStrandedOldPod(t *testing.T) {
+	_, newD, oldHash, newHash, revs := recreatePods(t)
+	run := dockerx.StateRunning
+	cs := podOf(oldHash, 0, run, map[string]string{"migrate": "exited:0", "seed": "exited:0", "app": run, "log": run})
+	holderID := cs[0].ID // podOf puts the holder first
+	plan := ComputePlan(recreateInput(newD, oldHash, newHash, revs, cs, map[string]bool{holderID: true}, nil))
+	assertNoOverlap(t, plan, newHash)
+}
+
+// The same with a pod replaced because a member's name is blocked: its
+// app containers run, so Recreate must not create the new revision beside
+// them.
+func TestRecreateWaitsForNameBlockedOldPod(t *testing.T) {
+	_, newD, oldHash, newHash, revs := recreatePods(t)
+	run := dockerx.StateRunning
+	// log is missing and its name is held by a foreign container.
+	cs := podOf(oldHash, 0, run, map[string]string{"migrate": "exited:0", "seed": "exited:0", "app": run})
+	base := dockerx.ContainerName("i", "", "web", oldHash, 0)
+	blocked := map[string]bool{dockerx.MemberName(base, "log"): true}
+	plan := ComputePlan(recreateInput(newD, oldHash, newHash, revs, cs, nil, blocked))
+	assertNoOverlap(t, plan, newHash)
+}
+
+// The same with the holder stopped (docker stop of the holder): members
+// that do not share its PID namespace keep running, and are stopped with
+// the pod's grace before the new pod starts.
+func TestRecreateWaitsForHolderExitedOldPod(t *testing.T) {
+	_, newD, oldHash, newHash, revs := recreatePods(t)
+	run := dockerx.StateRunning
+	cs := podOf(oldHash, 0, dockerx.StateExited, map[string]string{"migrate": "exited:0", "seed": "exited:0", "app": run, "log": run})
+	plan := ComputePlan(recreateInput(newD, oldHash, newHash, revs, cs, nil, nil))
+	assertNoOverlap(t, plan, newHash)
+}
+
+// planFor runs ComputePlan on a holder pod input as TestPodPlanGolden does.
+func planFor(in PlanInput) Plan {
+	in.Instance, in.Name, in.Now = "i", "web", t0
+	if in.Hash == "" {
+		in.Hash = "aaaa"
+	}
+	return ComputePlan(in)
+}
+
+// TestPodInitNotRerunWhileLaterInitRuns: the first init container
+// (migrate) exited 0 and was then removed by hand while the second (seed)
+// runs. The kubelet (findNextInitContainerToRun) looks at the LAST init
+// container that has a status: seed runs, so it waits; it never runs an
+// earlier init container again beside a later one. planPod must not see
+// migrate missing and create it while seed runs: two init containers
+// would run at once, and migrate twice.
+func TestPodInitNotRerunWhileLaterInitRuns(t *testing.T) {
+	const H = "aaaa"
+	in := podInput(podDeployment(1), podOf(H, 0, dockerx.StateRunning, map[string]string{"seed": dockerx.StateRunning}))
+	plan := planFor(in)
+	for _, op := range plan.Ops {
+		if op.Kind == OpCreate && op.Container == "migrate" {
+			t.Fatalf("init container migrate created again while seed (the next init container) runs:\n%s", plan)
+		}
+	}
+}
+
+// TestPodInitNotRerunAfterLaterInitCompleted: both init containers exited
+// 0, then the first was removed by hand before the app containers were
+// created. Kubernetes: the last init container exited successfully, so
+// the pod is initialized and its app containers start; migrate is not run
+// again.
+func TestPodInitNotRerunAfterLaterInitCompleted(t *testing.T) {
+	const H = "aaaa"
+	in := podInput(podDeployment(1), podOf(H, 0, dockerx.StateRunning, map[string]string{"seed": "exited:0"}))
+	plan := planFor(in)
+	apps := 0
+	for _, op := range plan.Ops {
+		if op.Kind == OpCreate && op.Container == "migrate" {
+			t.Errorf("completed init sequence run again from migrate:\n%s", plan)
+		}
+		if op.Kind == OpCreate && (op.Container == "app" || op.Container == "log") {
+			apps++
+		}
+	}
+	if apps != 2 {
+		t.Errorf("app containers not created after the last init container completed:\n%s", plan)
+	}
+}
+
+// TestPodDeadMemberIsRepaired: a member Docker reports `dead` (a `docker
+// rm -f` that failed to remove its filesystem leaves it so) can never run
+// again. As a dead single-container replica is removed and replaced
+// (ReasonDead), planPod's tend must repair a dead member, or the pod stays
+// without its app container forever and never becomes ready.
+func TestPodDeadMemberIsRepaired(t *testing.T) {
+	const H = "aaaa"
+	members := map[string]string{"migrate": "exited:0", "seed": "exited:0", "app": dockerx.StateDead, "log": dockerx.StateRunning}
+	in := podInput(podDeployment(1), podOf(H, 0, dockerx.StateRunning, members))
+	plan := planFor(in)
+	appID := "id-" + dockerx.MemberName(dockerx.ContainerName("i", "", "web", H, 0), "app")
+	for _, op := range plan.Ops {
+		if op.ContainerID == appID || (op.Kind == OpCreate && op.Container == "app") {
+			return
+		}
+	}
+	t.Fatalf("a dead app container is neither removed nor re-created:\n%s", plan)
+}
+
+// TestPodDeadInitContainerIsRepaired: the same for an init container that
+// is dead while the pod initializes: the init loop must plan something,
+// or the pod stays in Init forever.
+func TestPodDeadInitContainerIsRepaired(t *testing.T) {
+	const H = "aaaa"
+	in := podInput(podDeployment(1), podOf(H, 0, dockerx.StateRunning, map[string]string{"migrate": dockerx.StateDead}))
+	plan := planFor(in)
+	if len(plan.Ops) == 0 {
+		t.Fatalf("a dead init container blocks the pod forever: nothing planned:\n%s", plan)
+	}
+}
+
+// TestPodMembersStoppedGracefullyWhenHolderExited: the holder exited
+// (docker stop of the holder, say) while the app containers run. The pod
+// is replaced, and its running app containers must be stopped with the
+// pod's grace, not removed with none (SIGKILL) because the holder does not
+// run (graceFor). DESIGN §8 (Stopping): a replica is stopped with its stop
+// signal, then killed after terminationGracePeriodSeconds; the kubelet,
+// when a pod's sandbox died, kills its containers with the pod's grace
+// period too (killPodWithSyncResult → killContainer with the pod's
+// terminationGracePeriodSeconds).
+func TestPodMembersStoppedGracefullyWhenHolderExited(t *testing.T) {
+	const H = "aaaa"
+	members := map[string]string{"migrate": "exited:0", "seed": "exited:0", "app": dockerx.StateRunning, "log": dockerx.StateRunning}
+	in := podInput(podDeployment(1), podOf(H, 0, dockerx.StateExited, members))
+	plan := planFor(in)
+	appID := "id-" + dockerx.MemberName(dockerx.ContainerName("i", "", "web", H, 0), "app")
+	for _, op := range plan.Ops {
+		if op.Kind != OpRemove {
+			continue
+		}
+		if op.ContainerID == appID && op.Grace == 0 {
+			t.Fatalf("running app container killed without grace when its holder exited:\n%s", plan)
+		}
+		for _, ph := range op.Phases {
+			for _, tg := range ph {
+				if tg.ID == appID && op.Grace > 0 {
+					return
+				}
+			}
+		}
+	}
+	if !strings.Contains(plan.String(), "app") {
+		t.Fatalf("the running app container is not stopped at all:\n%s", plan)
+	}
+}
+
+// TestPodScaleDownRemovesInitializingPodFirst: scale 2 → 1. Pod 0 is
+// initialized, its app containers run (not ready yet: no readiness
+// verdict); pod 1 is still initializing (its second init container runs)
+// and is the OLDER one. Kubernetes ranks a Pending pod (init containers
+// not done) before a Running one for scale-down (controller.ActivePods:
+// PodPending < PodUnknown < PodRunning, before readiness and age), so it
+// removes pod 1. pod.unit must not call an initializing pod whose init
+// container runs "running", or rankForRemoval falls through to age and
+// removes the initialized pod 0, keeping the one still in Init.
+func TestPodScaleDownRemovesInitializingPodFirst(t *testing.T) {
+	const H = "aaaa"
+	d := podDeployment(1)
+	initialized := podOf(H, 0, dockerx.StateRunning, map[string]string{"migrate": "exited:0", "seed": "exited:0", "app": dockerx.StateRunning, "log": dockerx.StateRunning})
+	initializing := podOf(H, 1, dockerx.StateRunning, map[string]string{"migrate": "exited:0", "seed": dockerx.StateRunning})
+	for i := range initializing {
+		initializing[i].Created = t0.Add(-2 * time.Hour) // older
+	}
+	in := podInput(d, concat(initialized, initializing))
+	in.Ready, in.Available = map[string]bool{}, map[string]bool{} // nothing ready yet
+	plan := planFor(in)
+	for _, op := range plan.Ops {
+		if op.Kind == OpRemove {
+			if op.Name != dockerx.ContainerName("i", "", "web", H, 1) {
+				t.Fatalf("scale-down removes the initialized pod %s and keeps the one still initializing:\n%s", op.Name, plan)
+			}
+			return
+		}
+	}
+	t.Fatalf("nothing removed:\n%s", plan)
+}
+
+// TestSidecarStartupProbeGatesNextInit: Kubernetes starts the container
+// after a native sidecar only once the sidecar has started - its
+// startupProbe succeeded (and its postStart hook completed). A sidecar
+// that runs but whose startup probe has not succeeded yet (the prober
+// gives it no Ready verdict; it is not ready) holds back the next init
+// container.
+func TestSidecarStartupProbeGatesNextInit(t *testing.T) {
+	const H = "aaaa"
+	d := podDeployment(1, manifests.Container{Name: "proxy", Image: "img:1", RestartPolicy: "Always", StartupProbe: tcpProbe(10, 30)},
+		manifests.Container{Name: "migrate", Image: "img:1"})
+	in := podInput(d, podOf(H, 0, dockerx.StateRunning, map[string]string{"proxy": dockerx.StateRunning}))
+	in.Instance, in.Name, in.Now, in.Hash = "i", "web", t0, H
+	// The prober has no verdict yet (startup probe running): not ready,
+	// not started.
+	in.Ready, in.Available = map[string]bool{}, map[string]bool{}
+	in.Unstarted = map[string]bool{}
+	for _, p := range in.Pods {
+		if m := p.members["proxy"]; m != nil {
+			in.Unstarted[m.ID] = true
+		}
+	}
+	if len(in.Unstarted) != 1 {
+		t.Fatalf("no proxy member in the input")
+	}
+	creates := func(plan Plan) bool {
+		for _, op := range plan.Ops {
+			if op.Kind == OpCreate && op.Container == "migrate" {
+				return true
+			}
+		}
+		return false
+	}
+	if plan := ComputePlan(in); creates(plan) {
+		t.Fatalf("init container migrate is created while sidecar proxy's startupProbe has not succeeded:\n%s", plan)
+	}
+	in.Unstarted = nil // started: its successor goes on
+	if plan := ComputePlan(in); !creates(plan) {
+		t.Errorf("the sidecar started, and init container migrate is not created:\n%s", plan)
 	}
 }

@@ -8,7 +8,9 @@ import (
 
 	"k8s.io/apimachinery/pkg/util/intstr"
 
+	"github.com/dockctl/dockctl/dockerx"
 	"github.com/dockctl/dockctl/manifests"
+	"github.com/dockctl/dockctl/store"
 )
 
 func i32(n int32) *int32 { return &n }
@@ -305,5 +307,77 @@ func TestCompleteRolloutIsNotJudgedForProgress(t *testing.T) {
 	conds, _ = Conditions(d, rolling, rolling, false, failure{}, conds, now.Add(time.Hour))
 	if c := find(conds, manifests.ConditionProgressing); c.Reason != ReasonProgressDeadlineExceeded {
 		t.Fatalf("stalled new template: Progressing %+v", c)
+	}
+}
+
+// Recreate waits for the old containers to stop, not for Docker to manage
+// to remove a dead one: a dead container runs nothing (Kubernetes'
+// oldPodsRunning skips Failed pods). Waiting for it would leave a Recreate
+// deployment with no replica at all for as long as Docker fails to remove
+// it ("device or resource busy"), though replicas holds with it counted.
+func TestRecreateIsNotBlockedByDeadOldContainer(t *testing.T) {
+	oldD := deployment(3)
+	oldD.Spec.Strategy.Type = manifests.StrategyRecreate
+	oldHash := manifests.TemplateHash(&oldD.Spec.Template)
+	newD := deployment(3)
+	newD.Spec.Strategy.Type = manifests.StrategyRecreate
+	newD.Spec.Template.Spec.Containers[0].Image = "img:2"
+	newHash := manifests.TemplateHash(&newD.Spec.Template)
+	revs := []store.Revision{{Number: 1, Hash: oldHash, Template: oldD.Spec.Template}, {Number: 2, Hash: newHash, Template: newD.Spec.Template}}
+	cs := []dockerx.Container{ctr(oldHash, 0, dockerx.StateDead, time.Hour)}
+	plan := ComputePlan(PlanInput{Instance: "i", Name: "web", Desired: newD, Hash: newHash, Revisions: revs, Containers: cs,
+		State: RolloutState{Sizes: map[string]int32{oldHash: 0, newHash: 0}, DesiredReplicas: i32(3), MaxReplicas: 3}, Now: t0})
+	// replicas holds with the dead one still counted: 2 of the 3 may come.
+	if n := len(plan.Creates()); n != 2 {
+		t.Fatalf("plan %v: %d creates, want 2 (no old container runs)", plan.Ops, n)
+	}
+	for _, op := range plan.Creates() {
+		if op.Hash != newHash {
+			t.Fatalf("create of revision %s, want only %s", op.Hash, newHash)
+		}
+	}
+}
+
+// A scale-down in the middle of a rollout must not take availability below
+// replicas - maxUnavailable (Kubernetes scales the ReplicaSets
+// proportionally, then rolls within maxUnavailable). The rolling step of
+// the pass that scaled the old revision down must not count the container
+// that scale-down is about to remove as available and scale further: 5 → 3
+// replicas with maxUnavailable 0 would leave 2 replicas running.
+func TestScaleDownDuringRolloutKeepsAvailability(t *testing.T) {
+	oldD := withStrategy(deployment(5), manifests.StrategyRollingUpdate, 2, 0)
+	oldHash := manifests.TemplateHash(&oldD.Spec.Template)
+	newD := withStrategy(deployment(3), manifests.StrategyRollingUpdate, 2, 0)
+	newD.Spec.Template.Spec.Containers[0].Image = "img:2"
+	newHash := manifests.TemplateHash(&newD.Spec.Template)
+	revs := []store.Revision{{Number: 1, Hash: oldHash, Template: oldD.Spec.Template}, {Number: 2, Hash: newHash, Template: newD.Spec.Template}}
+	var cs []dockerx.Container
+	avail := map[string]bool{}
+	for i := 0; i < 5; i++ {
+		c := ctr(oldHash, i, dockerx.StateRunning, time.Hour)
+		cs = append(cs, c)
+		avail[c.ID] = true
+	}
+	fresh := ctr(newHash, 0, dockerx.StateRunning, time.Minute)
+	settling := ctr(newHash, 1, dockerx.StateRunning, time.Second)
+	cs = append(cs, fresh, settling)
+	avail[fresh.ID] = true // the other one has not settled yet
+	plan := ComputePlan(PlanInput{Instance: "i", Name: "web", Desired: newD, Hash: newHash, Revisions: revs, Containers: cs,
+		Available: avail, Now: t0,
+		State: RolloutState{Sizes: map[string]int32{oldHash: 5, newHash: 2}, DesiredReplicas: i32(5), MaxReplicas: 7}})
+	removed := map[string]bool{}
+	for _, op := range plan.Ops {
+		if op.Kind == OpRemove {
+			removed[op.ContainerID] = true
+		}
+	}
+	left := 0
+	for _, c := range cs {
+		if avail[c.ID] && !removed[c.ID] {
+			left++
+		}
+	}
+	if left < 3 {
+		t.Fatalf("plan %v leaves %d available replicas; want at least 3 (replicas 3, maxUnavailable 0)", plan.Ops, left)
 	}
 }

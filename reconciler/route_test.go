@@ -378,3 +378,59 @@ func TestDirectHTTPSProbeSkipsVerification(t *testing.T) {
 		t.Fatalf("HTTPS probe of a self-signed server: %v", err)
 	}
 }
+
+// blackholeDial behaves as net.Dialer does towards an address whose
+// packets are dropped (a controller in a container on another bridge,
+// Docker's isolation rules dropping the SYN): it hangs until the context
+// ends, then fails with a dial error.
+func blackholeDial(ctx context.Context, network, addr string) (net.Conn, error) {
+	<-ctx.Done()
+	return nil, &net.OpError{Op: "dial", Net: network, Err: ctx.Err()}
+}
+
+// TestUndecidedRouteDialTimeoutGivesNoVerdict: while the route is
+// undecided (no DNS helper runs yet, or the network was just created
+// again), a direct probe that cannot even connect must give no verdict,
+// or a controller that cannot reach the instance network restarts every
+// healthy pod with a liveness probe. Both probe kinds are checked: the
+// httpGet one is the trap, as net/http returns the context's error, not
+// the dial's *net.OpError, and judgeDirect must still see a dial failure.
+func TestUndecidedRouteDialTimeoutGivesNoVerdict(t *testing.T) {
+	r := newProbeRoute("i", quietLog(), nil, func() {})
+	r.mode, r.network = ProbeUndecided, "dockctl_i"
+	runner := newDockerProbeRunner(nil, &execRecorder{}, r)
+	runner.dial = blackholeDial
+	target := probeTarget{ContainerID: "c", Address: "10.222.0.7",
+		Ports: []manifests.ContainerPort{{Name: "http", ContainerPort: 8080}}, located: "dockctl_i", onNetwork: true}
+	probes := map[string]*manifests.Probe{
+		"tcpSocket": {TCPSocket: &manifests.TCPSocketAction{Port: intstr.FromInt32(8080)}, TimeoutSeconds: 1},
+		"httpGet":   {HTTPGet: &manifests.HTTPGetAction{Path: "/", Port: intstr.FromString("http")}, TimeoutSeconds: 1},
+	}
+	for _, kind := range []string{"tcpSocket", "httpGet"} {
+		err := runner.Run(context.Background(), target, probes[kind])
+		if !errors.Is(err, errNoVerdict) {
+			t.Errorf("%s probe whose dial timed out while the route is undecided: %v; want no verdict (it would count towards a restart)", kind, err)
+		}
+	}
+}
+
+// TestRefusedDNSDialMeansReachable: the route is decided by dialing the
+// DNS server as soon as its helper's "start" event arrives, before the
+// helper's process listens. A refused connection proves the network
+// routes from here (judgeDirect itself treats a refusal as an answer), so
+// update must not decide "relay": relay is never re-checked, and a
+// controller on the Docker host would then exec in the DNS helper for
+// every probe of every pod, for good, and lose all probes whenever that
+// one helper is being replaced.
+func TestRefusedDNSDialMeansReachable(t *testing.T) {
+	st := &store.NetworkStatus{Name: "dockctl_i", Subnet: "10.222.0.0/20", DNSIP: "10.222.8.0"}
+	dns := []dockerx.Container{{ID: "dns1", Name: "i_dns", Role: dockerx.RoleDNS, Instance: "i", State: dockerx.StateRunning}}
+	r := newProbeRoute("i", quietLog(), nil, func() {})
+	r.dial = func(context.Context, string, string) (net.Conn, error) {
+		return nil, &net.OpError{Op: "dial", Net: "tcp", Err: syscall.ECONNREFUSED}
+	}
+	r.update(context.Background(), st, false, dns)
+	if _, relay := r.via(); relay {
+		t.Fatalf("the DNS server refused the connection (routed, not listening yet): mode %s; want direct (or undecided until it listens)", r.mode)
+	}
+}

@@ -8,6 +8,7 @@ import (
 
 	"github.com/dockctl/dockctl/dockerx"
 	"github.com/dockctl/dockctl/internal/helperapi"
+	"github.com/dockctl/dockctl/manifests"
 	"github.com/dockctl/dockctl/store"
 )
 
@@ -253,5 +254,24 @@ func TestHelperPlanConfigTooLarge(t *testing.T) {
 				t.Errorf("push %s: %d bytes of config, want generation 5's to the created container", push.Line(), len(push.Config))
 			}
 		})
+	}
+}
+
+// TestProxyNameNeverCollidesWithPodMemberName: a Service's proxy name
+// (INSTANCE_NAME.NS.svc) and a pod member's name in another namespace
+// (INSTANCE_DEP.NS-HASH-N.CONTAINER) share a shape: with a namespace named
+// like "team-<hash>-0" (a valid DNS-1123 label) and a pod container named
+// "svc", the two objects must still get different Docker names, or one of
+// them can never be created (ErrConflict) and a name no longer identifies
+// one object of one namespace (svc.md: "container names stay
+// unambiguous").
+func TestProxyNameNeverCollidesWithPodMemberName(t *testing.T) {
+	const instance = "t1"
+	hash := "0123456789"[:manifests.HashLength]
+	holder := dockerx.ContainerName(instance, "team", "web", hash, 0)
+	member := dockerx.MemberName(holder, "svc")
+	proxy := proxyName(instance, "team-"+hash+"-0", "web")
+	if member == proxy {
+		t.Fatalf("pod member of team/web and proxy of Service team-%s-0/web are both named %q", hash, proxy)
 	}
 }

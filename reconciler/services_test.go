@@ -708,7 +708,7 @@ func TestServiceFreedClusterIPRetaken(t *testing.T) {
 }
 
 // TestServiceDrainAfterRestartEndsOnAck: after a controller restart, a
-// drain waits for the stored Service (TestReview10DrainAfterRestartSkipsProxies)
+// drain waits for the stored Service (TestDrainAfterRestartWaitsForProxies)
 // and ends once its first sync pushed a config without the pod.
 func TestServiceDrainAfterRestartEndsOnAck(t *testing.T) {
 	r := newWebRig(t)
@@ -980,5 +980,144 @@ func TestServiceHostPortHeldByAHostProcess(t *testing.T) {
 				t.Errorf("conditions %+v after the port was freed", st.Conditions)
 			}
 		})
+	}
+}
+
+// maxArgStrlen is Linux's MAX_ARG_STRLEN (32 pages): execve(2) fails with
+// E2BIG for any single argv string longer than this, so a helper whose
+// config is longer can neither be started (create) nor be pushed to (exec).
+const maxArgStrlen = 32 * 4096
+
+// manyPods are n ready pods of deployment web (app=web, port http 8080),
+// with pod names as a deployment gives them.
+func manyPods(n int) []PodEndpoint {
+	out := make([]PodEndpoint, 0, n)
+	for i := range n {
+		out = append(out, pe("default", "web", fmt.Sprintf("web-5d8f9c7b6d-%d", i), fmt.Sprintf("10.222.%d.%d", i/250, i%250+2), true, app("web"),
+			manifests.ContainerPort{Name: "http", ContainerPort: 8080}))
+	}
+	return out
+}
+
+// TestProxyConfigFitsArgvLimit: the proxy's config (every endpoint) is
+// handed over in argv, both in the create's Cmd and in `docker exec …
+// helper push`. A Service selecting ~2,500 pods (or 50 ports × 50 pods)
+// makes it larger than MAX_ARG_STRLEN if sent as ONE argv string: the
+// real daemon fails the exec/start with "argument list too long", the
+// Service never gets a proxy, and every later push fails forever. No
+// argument may exceed the limit.
+func TestProxyConfigFitsArgvLimit(t *testing.T) {
+	r := newSvcRig(t)
+	r.feed(manyPods(3000))
+	r.svcs.put(webService("", 0))
+	r.reconcile("default/web")
+	creates := r.docker.createdHelpers()
+	if len(creates) != 1 {
+		t.Fatalf("creates %d, want 1", len(creates))
+	}
+	for i, a := range creates[0].Cmd {
+		if len(a) > maxArgStrlen {
+			t.Errorf("proxy Cmd[%d] is %d bytes, over Linux's MAX_ARG_STRLEN %d: execve fails with E2BIG", i, len(a), maxArgStrlen)
+		}
+	}
+}
+
+// TestDNSConfigFitsArgvLimit: the DNS server's config is every record of
+// every Service of the instance (headless ones with every ready pod
+// address); sent as one argv string, one big headless Service would break
+// cluster DNS for every namespace.
+func TestDNSConfigFitsArgvLimit(t *testing.T) {
+	r := newSvcRig(t)
+	r.feed(manyPods(9000))
+	h := webService("", 0)
+	h.Service.Spec.ClusterIP = manifests.ClusterIPNone
+	r.svcs.put(h)
+	r.reconcile("default/web")
+	r.reconcile(dnsKey)
+	for _, c := range r.docker.createdHelpers() {
+		for i, a := range c.Cmd {
+			if len(a) > maxArgStrlen {
+				t.Errorf("%s Cmd[%d] is %d bytes, over Linux's MAX_ARG_STRLEN %d: execve fails with E2BIG", c.Name, i, len(a), maxArgStrlen)
+			}
+		}
+	}
+}
+
+// drainQueue empties the services loop's queue and returns its keys.
+func drainQueue(r *svcRig) map[string]bool {
+	q := r.ctrl.svc.loop.queue
+	out := map[string]bool{}
+	for q.Len() > 0 {
+		req, _ := q.Get()
+		out[req.Key] = true
+		q.Done(req)
+	}
+	return out
+}
+
+// TestFreedNodePortRequeuesServiceThatWantsIt: two Services ask for
+// nodePort 30080; the older publishes it, the younger gets PortConflict.
+// When the older is deleted, the younger must be queued at once: allocate
+// reports only the Services it displaces and forget releases the port
+// silently, so without it the younger stays unpublished (PortConflict)
+// until the next resync.
+func TestFreedNodePortRequeuesServiceThatWantsIt(t *testing.T) {
+	r := newSvcRig(t)
+	r.feed(webPods(2, 2))
+	a := webService("NodePort", 30080)
+	a.Service.Metadata.Name = "a"
+	b := webService("NodePort", 30080)
+	b.Service.Metadata.Name = "b"
+	b.Created = a.Created.Add(time.Minute)
+	r.svcs.put(a)
+	r.svcs.put(b)
+	r.reconcile("default/a")
+	r.reconcile("default/b")
+	if findCondition(r.svcs.status("default/b").Conditions, ServicePortConflict) == nil {
+		t.Fatalf("b: want PortConflict, status %+v", r.svcs.status("default/b"))
+	}
+	drainQueue(r)
+	a.Deleted = true
+	r.svcs.put(a)
+	r.reconcile("default/a")
+	if q := drainQueue(r); !q["default/b"] {
+		t.Errorf("service a deleted, freeing nodePort 30080; queued %v: service b, which wants it, is not synced again", q)
+	}
+}
+
+// startFails is a Docker whose helper starts fail for a reason that is
+// no host port's (a port held on the host is a PortConflict, and the
+// proxy is made without it: TestServiceHostPortHeldByAHostProcess).
+type startFails struct{ *helperEngine }
+
+func (s startFails) StartContainer(context.Context, string) error {
+	return fmt.Errorf("OCI runtime create failed: runc create failed: unable to start container process: exec: \"/dockctl\": permission denied")
+}
+
+// TestProxyStartFailureReportedAsCreateFailure: a proxy whose start fails
+// is left created; the next sync plans start + push, and the start fails
+// again. nextServiceStatus must report the start's failure, not
+// ProxyFailure reason PushFailed because the plan merely contains a push:
+// no push was tried, and that status would point the user at the data
+// plane instead of the start.
+func TestProxyStartFailureReportedAsCreateFailure(t *testing.T) {
+	r := newSvcRig(t)
+	r.ctrl = New(dockerfake.New(), r.deps, Options{Instance: "i", ServiceDocker: startFails{r.docker}, ServiceStore: r.svcs,
+		ServiceAddress: "127.0.0.1", Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	r.tracker = r.ctrl.tracker
+	t.Cleanup(r.ctrl.svc.loop.queue.ShutDown)
+	r.feed(webPods(2, 2))
+	r.svcs.put(webService("NodePort", 30080))
+	for range 2 {
+		if _, err := r.ctrl.svc.Reconcile(context.Background(), Request{Key: "default/web"}); err == nil {
+			t.Fatal("sync succeeded with a start that fails")
+		}
+	}
+	if r.docker.Calls()["exec:output"] != 0 {
+		t.Fatalf("a push was tried")
+	}
+	c := findCondition(r.svcs.status("default/web").Conditions, ServiceProxyFailure)
+	if c == nil || c.Reason != ReasonProxyCreateFailed {
+		t.Errorf("condition %+v: the start failed and no push was tried, want reason %s", c, ReasonProxyCreateFailed)
 	}
 }

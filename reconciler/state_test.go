@@ -1,6 +1,7 @@
 package reconciler
 
 import (
+	"errors"
 	"fmt"
 	"strings"
 	"sync"
@@ -201,5 +202,157 @@ func TestMarkNeverStarting(t *testing.T) {
 				t.Fatalf("the input was changed: %s", cs[0].State)
 			}
 		})
+	}
+}
+
+// A crash count from a hand-edited or garbled status file (zero or below)
+// must not panic the sync when the next start fails: crashDelay must
+// check n before shifting by n-1, as a negative shift panics.
+func TestCrashDelayToleratesCrashCountFromStatusFile(t *testing.T) {
+	c := New(nil, nil, Options{CrashBackoffBase: time.Second, CrashBackoffMax: time.Minute})
+	for _, n := range []int{0, -1, -1 << 40} {
+		func() {
+			defer func() {
+				if r := recover(); r != nil {
+					t.Fatalf("crashDelay(%d) panicked: %v", n, r)
+				}
+			}()
+			if d := c.crashDelay(n); d < time.Second || d > time.Minute {
+				t.Errorf("crashDelay(%d) = %v, want within [base, max]", n, d)
+			}
+		}()
+		s := deploymentState{Containers: map[string]*containerState{"x": {CrashCount: n - 1}}}
+		func() {
+			defer func() {
+				if r := recover(); r != nil {
+					t.Fatalf("recordStartFailures with crashCount %d from the status file panicked: %v", n-1, r)
+				}
+			}()
+			c.recordStartFailures(&s, Plan{}, &startError{id: "x", name: "x", err: dockerx.ErrConflict}, t0)
+		}()
+	}
+}
+
+// The status file is the controller's memory, not a trusted input: a
+// crash count that is negative, or at the top of int, must not panic the
+// sync (a negative shift) every time the container fails to start, which
+// would leave the deployment retried in a panic loop with no backoff
+// recorded.
+func TestRecordStartFailuresOddCrashCount(t *testing.T) {
+	c := &Controller{opts: Options{CrashBackoffBase: time.Second, CrashBackoffMax: time.Minute}}
+	for _, n := range []int{-1, -5, int(^uint(0) >> 1)} {
+		s := deploymentState{Containers: map[string]*containerState{"id": {CrashCount: n}}}
+		func() {
+			defer func() {
+				if r := recover(); r != nil {
+					t.Fatalf("crashCount %d in the status file: panic %v", n, r)
+				}
+			}()
+			c.recordStartFailures(&s, Plan{}, &startError{id: "id", name: "web", err: errors.New("refused")}, t0)
+		}()
+		if d := s.Containers["id"].NotBefore.Sub(t0); d < time.Second || d > time.Minute {
+			t.Errorf("crashCount %d: backoff %v, want between the base and the maximum", n, d)
+		}
+	}
+}
+
+// TestPodOfUnknownRevisionIsReady: running pods of a revision the history
+// does not hold (a fresh state directory resuming from Docker, as the
+// planner supports: "adopt what exists") are judged ready by their own
+// containers, as a single-container replica of an unknown revision is
+// (Docker's state → IsReady), not never ready because the template is
+// unknown (podReady): else `get pods` shows them READY 2/2 Running while
+// `get deployments` counts 0 ready and 0 available and the Available
+// condition is false. Kubernetes judges a pod's readiness by the pod's own
+// containers, never by its ReplicaSet's template.
+func TestPodOfUnknownRevisionIsReady(t *testing.T) {
+	d := podDeployment(3)
+	d.Spec.Template.Spec.InitContainers = nil
+	manifests.SetDefaults(d)
+	const old = "0ld0"
+	running := map[string]string{"app": dockerx.StateRunning, "log": dockerx.StateRunning}
+	cs := concat(podOf(old, 0, dockerx.StateRunning, running), podOf(old, 1, dockerx.StateRunning, running), podOf(old, 2, dockerx.StateRunning, running))
+	rec := &store.Record{Name: "web", Deployment: *d}
+	st, _ := View(rec, nil, nil, cs, t0)
+	pods := Pods(rec, nil, nil, cs, t0)
+	if len(pods) != 3 || pods[0].Ready != 2 || pods[0].Status != "Running" {
+		t.Fatalf("get pods: %+v", pods)
+	}
+	if st.ReadyReplicas != 3 {
+		t.Fatalf("get deployments: %d ready replicas, while get pods shows 3 pods READY 2/2 Running: %+v", st.ReadyReplicas, st)
+	}
+}
+
+// TestPodRestartsCountAsKubectl: an init container (migrate) failed twice
+// before it succeeded; the pod is initialized and its app containers run
+// without a restart. kubectl's RESTARTS of an initialized pod counts the
+// app containers and native sidecars only (printers.go, printPod: once
+// initialized, restarts = restartableInitContainerRestarts, then the app
+// containers' restart counts are added): it shows 0, and Pods must too,
+// not sum the restarts of every container, regular init containers
+// included, for as long as the pod lives.
+func TestPodRestartsCountAsKubectl(t *testing.T) {
+	d := podDeployment(1)
+	hash := manifests.TemplateHash(&d.Spec.Template)
+	members := map[string]string{"migrate": "exited:0", "seed": "exited:0", "app": dockerx.StateRunning, "log": dockerx.StateRunning}
+	cs := podOf(hash, 0, dockerx.StateRunning, members)
+	migrate := "id-" + dockerx.MemberName(dockerx.ContainerName("i", "", "web", hash, 0), "migrate")
+	st := &store.Status{}
+	if err := writeState(st, deploymentState{Containers: map[string]*containerState{migrate: {Restarts: 2}}}); err != nil {
+		t.Fatal(err)
+	}
+	rec := &store.Record{Name: "web", Deployment: *d}
+	pods := Pods(rec, st, nil, cs, t0)
+	if len(pods) != 1 || pods[0].Status != "Running" {
+		t.Fatalf("pods %+v", pods)
+	}
+	if pods[0].Restarts != 0 {
+		t.Fatalf("RESTARTS %d for an initialized pod whose app containers never restarted (kubectl: 0; the init container's retries are not counted)", pods[0].Restarts)
+	}
+}
+
+// TestPodNameIsHostname: the pod name is the hostname, Hostname(deployment,
+// hash, ordinal) (contract: "pod name (also the hostname)"), which cuts a
+// long deployment name to keep a DNS label. A holder pod takes it from its
+// io.dockctl.pod label; a single-container pod's name must be the same,
+// not its container name after the instance prefix (podName), which is
+// not cut: for a deployment name of 55 characters `get pods` would list a
+// name that is neither the replica's hostname nor a valid DNS label (over
+// 63 characters), unlike the pods of the same deployment with a holder.
+func TestPodNameIsHostname(t *testing.T) {
+	name := strings.Repeat("a", 55)
+	d := deployment(1)
+	d.Metadata.Name = name
+	hash := manifests.TemplateHash(&d.Spec.Template)
+	c := dockerx.Container{ID: "c1", Name: dockerx.ContainerName("i", "", name, hash, 0), State: dockerx.StateRunning,
+		Instance: "i", Deployment: name, TemplateHash: hash, Role: dockerx.RoleReplica, Created: t0}
+	rec := &store.Record{Name: name, Deployment: *d}
+	pods := Pods(rec, nil, nil, []dockerx.Container{c}, t0)
+	if len(pods) != 1 {
+		t.Fatalf("pods %+v", pods)
+	}
+	if want := dockerx.Hostname(name, hash, 0); pods[0].Name != want {
+		t.Fatalf("pod name %q (%d chars), want its hostname %q", pods[0].Name, len(pods[0].Name), want)
+	}
+}
+
+// TestPodCompletedWithRunningSiblingIsNotReady: an initialized pod whose
+// app container exited 0 while its sibling runs. kubectl prints
+// "NotReady" (printers.go, printPod: `if reason == "Completed" &&
+// hasRunning` → "Running" if the pod is Ready, else "NotReady"); the
+// contract lists NotReady among the STATUS words. podStatus must not show
+// "Completed" for a pod that still runs a container.
+func TestPodCompletedWithRunningSiblingIsNotReady(t *testing.T) {
+	d := podDeployment(1)
+	hash := manifests.TemplateHash(&d.Spec.Template)
+	members := map[string]string{"migrate": "exited:0", "seed": "exited:0", "app": "exited:0", "log": dockerx.StateRunning}
+	cs := podOf(hash, 0, dockerx.StateRunning, members)
+	rec := &store.Record{Name: "web", Deployment: *d}
+	pods := Pods(rec, nil, nil, cs, t0)
+	if len(pods) != 1 {
+		t.Fatalf("pods %+v", pods)
+	}
+	if pods[0].Status != "NotReady" {
+		t.Fatalf("STATUS %q (READY %d/%d) for a pod whose app container completed while its sibling runs; kubectl shows NotReady", pods[0].Status, pods[0].Ready, pods[0].Total)
 	}
 }

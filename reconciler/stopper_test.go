@@ -19,8 +19,8 @@ func (panickyDocker) StopContainer(context.Context, string, time.Duration) error
 }
 
 // A stop job runs in a goroutine of its own, where a panic is recovered by
-// nothing: it took the whole controller down, every deployment with it,
-// while a sync that panics is recovered and retried alone. A job that
+// nothing: it would take the whole controller down, every deployment with
+// it, while a sync that panics is recovered and retried alone. A job that
 // panics must end with an error, so its deployment is retried with
 // backoff, like a failed stop.
 func TestStopJobPanicIsRecovered(t *testing.T) {

@@ -9,12 +9,12 @@ import (
 
 // The controller running as a replica of a deployment it manages (dockctl
 // deployed by dockctl) ignores its own container, so the planner wants a
-// replica in its place, under the first free name — its own. The create
-// conflicted, and the name conflict, finding the holder labelled as a
-// replica of this deployment, "adopted" it: nothing was created, the next
-// sync did the same, and the deployment stayed a replica short forever.
-// Its own container's name must be skipped like any name held by a
-// container the deployment does not manage.
+// replica in its place, under the first free name - its own. The create
+// conflicts, and the name conflict, finding the holder labelled as a
+// replica of this deployment, must not "adopt" it: nothing would be
+// created, the next sync would do the same, and the deployment would stay
+// a replica short forever. Its own container's name must be skipped like
+// any name held by a container the deployment does not manage.
 func TestControllerDoesNotAdoptItselfOnNameConflict(t *testing.T) {
 	h := newHarness(t, Options{})
 	d := testDeployment("web", 1, "x")

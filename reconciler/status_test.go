@@ -9,15 +9,15 @@ import (
 	"github.com/dockctl/dockctl/store"
 )
 
-// A release whose containers run for a second and then exit (issue 8 item
-// 1) makes no progress: none of its replicas ever becomes available. But
-// each time a sync saw a crash-looping replica in its second of running,
-// ReadyReplicas rose above the previous sync's, which counted as progress
-// and moved Progressing's LastUpdateTime: with the crash backoff capped at
-// 5 min, below the 600 s deadline, such a rollout never reported
-// ProgressDeadlineExceeded and `rollout status` never failed. Readiness
-// regained is no progress; only counts beyond the best seen in this
-// generation are.
+// A release whose containers run for a second and then exit makes no
+// progress: none of its replicas ever becomes available. Each time a sync
+// sees a crash-looping replica in its second of running, ReadyReplicas
+// rises above the previous sync's; counted as progress, it would move
+// Progressing's LastUpdateTime, and with the crash backoff capped at
+// 5 min, below the 600 s deadline, such a rollout would never report
+// ProgressDeadlineExceeded and `rollout status` would never fail.
+// Readiness regained is no progress; only counts beyond the best seen in
+// this generation are.
 func TestCrashLoopingRolloutExceedsProgressDeadline(t *testing.T) {
 	d := testDeployment("web", 4, "broken")
 	pd := int32(60)
@@ -56,5 +56,24 @@ func TestCrashLoopingRolloutExceedsProgressDeadline(t *testing.T) {
 	if p := find(prev.Conditions, manifests.ConditionProgressing); p == nil || p.Reason != ReasonProgressDeadlineExceeded {
 		t.Fatalf("after %v of crash loop with no new replica ever available, Progressing = %+v; want False %s",
 			now.Sub(t0), p, ReasonProgressDeadlineExceeded)
+	}
+}
+
+// A dead container (Docker failed to remove it) is no replica: it is not
+// running, the planner replaces it and removes it. Counting it in
+// status.replicas would keep a rollout whose every new replica is
+// available from ever being complete (Replicas != replicas), so `rollout
+// status` would hang and Progressing end ProgressDeadlineExceeded: a
+// rollout reported failed that succeeded. Kubernetes counts only active
+// pods.
+func TestDeadContainerIsNoReplicaInStatus(t *testing.T) {
+	d := deployment(2)
+	hash := manifests.TemplateHash(&d.Spec.Template)
+	cs := []dockerx.Container{ctr(hash, 0, dockerx.StateRunning, time.Hour), ctr(hash, 1, dockerx.StateRunning, time.Hour),
+		ctr("old", 0, dockerx.StateDead, 2*time.Hour)}
+	ready := availableIfRunning(cs)
+	st := ComputeStatus(d, hash, cs, ready, ready)
+	if st.Replicas != 2 || !RolloutComplete(d, st) {
+		t.Fatalf("status %+v with a dead old container: replicas %d, complete %v; want 2, complete", st, st.Replicas, RolloutComplete(d, st))
 	}
 }
