@@ -62,15 +62,6 @@ func newCompletionCommand() *cobra.Command {
 // pods of `logs`, the containers of a pod): past it, nothing is offered.
 const completionDockerTimeout = 1500 * time.Millisecond
 
-// The kinds each command completes, in kubectl's plural spelling.
-var (
-	getKinds        = []string{"deployments", "pods", "containers", "namespaces", "services", "endpoints", "configmaps", "secrets", "persistentvolumeclaims"}
-	storeKindWords  = []string{"deployments", "services", "namespaces", "configmaps", "secrets", "persistentvolumeclaims"}
-	descKinds       = []string{"deployments", "pods", "namespaces", "services", "endpoints", "configmaps", "secrets", "persistentvolumeclaims"}
-	deleteKindWords = []string{"deployments", "pods", "services", "namespaces", "configmaps", "secrets", "persistentvolumeclaims"}
-	deployKinds     = []string{"deployments"}
-)
-
 // outputFormats are what get's -o accepts (newPrinter); the ones that take
 // a value end with "=".
 var outputFormats = []string{"table", "wide", "json", "yaml", "name", "jsonpath=", "jsonpath-as-json=", "custom-columns=", "custom-columns-file="}

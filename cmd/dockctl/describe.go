@@ -43,7 +43,7 @@ func newDescribeCommand(g *globalOptions) *cobra.Command {
 			if len(args) == 0 {
 				return fmt.Errorf("You must specify the type of resource to describe. %s", suggestAPIResources(cmd)) // kubectl's words
 			}
-			objs, err := objectArgs(args, kindDeployment, kindPod, kindNamespace, kindService, kindEndpoints, kindConfigMap, kindSecret, kindClaim)
+			objs, err := objectArgs(args, describeKinds...)
 			if err != nil {
 				return err
 			}

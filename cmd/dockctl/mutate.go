@@ -258,10 +258,6 @@ func newDeleteCommand(g *globalOptions) *cobra.Command {
 	return cmd
 }
 
-// deleteKinds are the kinds delete deletes: those the state directory
-// stores, and pods (deletepod.go).
-var deleteKinds = []string{kindDeployment, kindPod, kindService, kindNamespace, kindConfigMap, kindSecret, kindClaim}
-
 // selectObjects returns the live objects of kind (the store's) in
 // namespace ns ("" every namespace; ignored for namespaces, which are in
 // none) whose metadata.labels sel matches, sorted by namespace and name.
@@ -323,13 +319,6 @@ func selectObjects(st *store.Store, kind, ns string, sel labels.Selector) ([]sto
 		return nil, err
 	}
 	return refs, nil
-}
-
-// storeKinds maps the CLI's kinds to the store's.
-var storeKinds = map[string]string{
-	kindDeployment: store.KindDeployment, kindService: store.KindService, kindNamespace: store.KindNamespace,
-	kindConfigMap: store.KindConfigMap, kindSecret: store.KindSecret,
-	kindClaim: store.KindPersistentVolumeClaim,
 }
 
 // liveKeysIn returns the keys of the live deployments of namespace ns.

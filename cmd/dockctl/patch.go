@@ -17,9 +17,6 @@ import (
 	"github.com/dockctl/dockctl/store"
 )
 
-// patchKinds are the kinds patch and edit change: those dockctl stores.
-var patchKinds = []string{kindDeployment, kindService, kindNamespace, kindConfigMap, kindSecret, kindClaim}
-
 func newPatchCommand(g *globalOptions) *cobra.Command {
 	var typ, patch, patchFile string
 	cmd := &cobra.Command{
