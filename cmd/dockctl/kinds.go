@@ -48,9 +48,15 @@ type kindInfo struct {
 	event string
 	// get lists the kind (get.go).
 	get getter
-	// describe, delete and change (label, annotate, patch, edit) tell
-	// whether those verbs act on the kind.
-	describe, delete, change bool
+	// describe prints the object (describe.go); nil: describe refuses
+	// the kind.
+	describe describer
+	// describeNoEvents: describe shows no events of it (kubectl's
+	// NamespaceDescriber shows none).
+	describeNoEvents bool
+	// delete and change (label, annotate, patch, edit) tell whether
+	// those verbs act on the kind.
+	delete, change bool
 	// completed: the shell completion of get offers it.
 	completed bool
 	// writeOrder places the kind in the lists of the verbs that change
@@ -60,48 +66,53 @@ type kindInfo struct {
 	writeOrder int
 }
 
-// kinds are the CLI's kinds, in the order get and describe list them.
-var kinds = []*kindInfo{
-	{name: kindDeployment, get: getDeployments, aliases: []string{"deployments", "deploy", "deployment.apps", "deployments.apps"}, // deployments.apps: what get -o name prints, as kubectl
-		api:        apiResource{"Deployment", "deployments", "apps", "v1", true},
-		categories: map[string]int{"all": 2}, store: store.KindDeployment, manifest: manifests.Kind, event: "Deployment",
-		describe: true, delete: true, change: true, completed: true, writeOrder: 0},
-	{name: kindPod, get: getPods, aliases: []string{"pods", "po"},
-		api:        apiResource{"Pod", "pods", "", "v1", true},
-		categories: map[string]int{"all": 0}, event: "Pod",
-		describe: true, delete: true, completed: true, writeOrder: 1},
-	{name: kindContainer, get: getContainers, aliases: []string{"containers"},
-		api:       apiResource{"Container", "containers", "dockctl.io", "v1", true},
-		completed: true, writeOrder: 2},
-	{name: kindNamespace, get: getNamespaces, aliases: []string{"namespaces", "ns"},
-		api:   apiResource{"Namespace", "namespaces", "", "v1", false},
-		store: store.KindNamespace, manifest: manifests.KindNamespace, event: "Namespace",
-		describe: true, delete: true, change: true, completed: true, writeOrder: 4},
-	{name: kindService, get: getServices, aliases: []string{"services", "svc"},
-		api:        apiResource{"Service", "services", "", "v1", true},
-		categories: map[string]int{"all": 1}, store: store.KindService, manifest: manifests.KindService, event: "Service",
-		describe: true, delete: true, change: true, completed: true, writeOrder: 3},
-	{name: kindEndpoints, get: getEndpoints, aliases: []string{"endpoint", "ep"},
-		api:   apiResource{"Endpoints", "endpoints", "", "v1", true},
-		event: "Endpoints", describe: true, completed: true, writeOrder: 5},
-	{name: kindConfigMap, get: getConfigMaps, aliases: []string{"configmaps", "cm"},
-		api:   apiResource{"ConfigMap", "configmaps", "", "v1", true},
-		store: store.KindConfigMap, manifest: manifests.KindConfigMap, event: "ConfigMap",
-		describe: true, delete: true, change: true, completed: true, writeOrder: 6},
-	{name: kindSecret, get: getSecrets, aliases: []string{"secrets"},
-		api:   apiResource{"Secret", "secrets", "", "v1", true},
-		store: store.KindSecret, manifest: manifests.KindSecret, event: "Secret",
-		describe: true, delete: true, change: true, completed: true, writeOrder: 7},
-	{name: kindClaim, get: getClaims, aliases: []string{"persistentvolumeclaims", "pvc", "pvcs"},
-		api:   apiResource{"PersistentVolumeClaim", "persistentvolumeclaims", "", "v1", true},
-		store: store.KindPersistentVolumeClaim, manifest: manifests.KindPersistentVolumeClaim, event: "PersistentVolumeClaim",
-		describe: true, delete: true, change: true, completed: true, writeOrder: 8},
-	{name: kindManifests, get: getManifests, aliases: []string{"manifestssource", "manifestssources"},
-		api:        apiResource{"ManifestsSource", "manifestssources", "dockctl.io", "v1", false},
-		writeOrder: 9},
-	{name: kindEvent, get: getEvents, aliases: []string{"events", "ev"},
-		api:        apiResource{"Event", "events", "", "v1", true},
-		writeOrder: 10},
+// kinds are the CLI's kinds, in the order get and describe list them
+// (kindTable, set by init: a kind's functions refer back to it).
+var kinds []*kindInfo
+
+func kindTable() []*kindInfo {
+	return []*kindInfo{
+		{name: kindDeployment, get: getDeployments, aliases: []string{"deployments", "deploy", "deployment.apps", "deployments.apps"}, // deployments.apps: what get -o name prints, as kubectl
+			api:        apiResource{"Deployment", "deployments", "apps", "v1", true},
+			categories: map[string]int{"all": 2}, store: store.KindDeployment, manifest: manifests.Kind, event: "Deployment",
+			describe: describeDeploymentObject, delete: true, change: true, completed: true, writeOrder: 0},
+		{name: kindPod, get: getPods, aliases: []string{"pods", "po"},
+			api:        apiResource{"Pod", "pods", "", "v1", true},
+			categories: map[string]int{"all": 0}, event: "Pod",
+			describe: describePodObject, delete: true, completed: true, writeOrder: 1},
+		{name: kindContainer, get: getContainers, aliases: []string{"containers"},
+			api:       apiResource{"Container", "containers", "dockctl.io", "v1", true},
+			completed: true, writeOrder: 2},
+		{name: kindNamespace, get: getNamespaces, aliases: []string{"namespaces", "ns"},
+			api:   apiResource{"Namespace", "namespaces", "", "v1", false},
+			store: store.KindNamespace, manifest: manifests.KindNamespace, event: "Namespace",
+			describe: describeNamespaceObject, describeNoEvents: true, delete: true, change: true, completed: true, writeOrder: 4},
+		{name: kindService, get: getServices, aliases: []string{"services", "svc"},
+			api:        apiResource{"Service", "services", "", "v1", true},
+			categories: map[string]int{"all": 1}, store: store.KindService, manifest: manifests.KindService, event: "Service",
+			describe: describeServiceObject, delete: true, change: true, completed: true, writeOrder: 3},
+		{name: kindEndpoints, get: getEndpoints, aliases: []string{"endpoint", "ep"},
+			api:   apiResource{"Endpoints", "endpoints", "", "v1", true},
+			event: "Endpoints", describe: describeEndpointsObject, completed: true, writeOrder: 5},
+		{name: kindConfigMap, get: getConfigMaps, aliases: []string{"configmaps", "cm"},
+			api:   apiResource{"ConfigMap", "configmaps", "", "v1", true},
+			store: store.KindConfigMap, manifest: manifests.KindConfigMap, event: "ConfigMap",
+			describe: describeConfigMapObject, delete: true, change: true, completed: true, writeOrder: 6},
+		{name: kindSecret, get: getSecrets, aliases: []string{"secrets"},
+			api:   apiResource{"Secret", "secrets", "", "v1", true},
+			store: store.KindSecret, manifest: manifests.KindSecret, event: "Secret",
+			describe: describeSecretObject, delete: true, change: true, completed: true, writeOrder: 7},
+		{name: kindClaim, get: getClaims, aliases: []string{"persistentvolumeclaims", "pvc", "pvcs"},
+			api:   apiResource{"PersistentVolumeClaim", "persistentvolumeclaims", "", "v1", true},
+			store: store.KindPersistentVolumeClaim, manifest: manifests.KindPersistentVolumeClaim, event: "PersistentVolumeClaim",
+			describe: describeClaim, delete: true, change: true, completed: true, writeOrder: 8},
+		{name: kindManifests, get: getManifests, aliases: []string{"manifestssource", "manifestssources"},
+			api:        apiResource{"ManifestsSource", "manifestssources", "dockctl.io", "v1", false},
+			writeOrder: 9},
+		{name: kindEvent, get: getEvents, aliases: []string{"events", "ev"},
+			api:        apiResource{"Event", "events", "", "v1", true},
+			writeOrder: 10},
+	}
 }
 
 // kindNames are the CLI's words of the kinds for which has holds, in
@@ -142,9 +153,7 @@ func pluralsOf(names []string) []string {
 	return out
 }
 
-// The tables of the commands, all derived from kinds by init (a kind's
-// getter refers to them: an initialization cycle if their initializers
-// read kinds).
+// The tables of the commands, all derived from kinds by init.
 var (
 	apiResources map[string]apiResource
 	kindAliases  map[string]string
@@ -183,6 +192,7 @@ var (
 )
 
 func init() {
+	kinds = kindTable()
 	apiResources = map[string]apiResource{}
 	kindAliases = map[string]string{}
 	getters = map[string]getter{}
@@ -210,7 +220,7 @@ func init() {
 			return kindByName(names[i]).categories[c] < kindByName(names[j]).categories[c]
 		})
 	}
-	describeKinds = kindNames(func(k *kindInfo) bool { return k.describe })
+	describeKinds = kindNames(func(k *kindInfo) bool { return k.describe != nil })
 	deleteKinds = writeKindNames(func(k *kindInfo) bool { return k.delete })
 	patchKinds = writeKindNames(func(k *kindInfo) bool { return k.change })
 
