@@ -54,9 +54,14 @@ type kindInfo struct {
 	// describeNoEvents: describe shows no events of it (kubectl's
 	// NamespaceDescriber shows none).
 	describeNoEvents bool
-	// delete and change (label, annotate, patch, edit) tell whether
-	// those verbs act on the kind.
-	delete, change bool
+	// stored reads one stored object for patch, edit and label (patch.go);
+	// nil: those verbs refuse the kind.
+	stored storedReader
+	// metas lists the stored objects' metadata, for delete --all and -l
+	// (mutate.go).
+	metas storedMetas
+	// delete: delete acts on the kind.
+	delete bool
 	// completed: the shell completion of get offers it.
 	completed bool
 	// writeOrder places the kind in the lists of the verbs that change
@@ -75,7 +80,7 @@ func kindTable() []*kindInfo {
 		{name: kindDeployment, get: getDeployments, aliases: []string{"deployments", "deploy", "deployment.apps", "deployments.apps"}, // deployments.apps: what get -o name prints, as kubectl
 			api:        apiResource{"Deployment", "deployments", "apps", "v1", true},
 			categories: map[string]int{"all": 2}, store: store.KindDeployment, manifest: manifests.Kind, event: "Deployment",
-			describe: describeDeploymentObject, delete: true, change: true, completed: true, writeOrder: 0},
+			describe: describeDeploymentObject, delete: true, stored: storedDeploymentObject, metas: deploymentMetas, completed: true, writeOrder: 0},
 		{name: kindPod, get: getPods, aliases: []string{"pods", "po"},
 			api:        apiResource{"Pod", "pods", "", "v1", true},
 			categories: map[string]int{"all": 0}, event: "Pod",
@@ -86,26 +91,26 @@ func kindTable() []*kindInfo {
 		{name: kindNamespace, get: getNamespaces, aliases: []string{"namespaces", "ns"},
 			api:   apiResource{"Namespace", "namespaces", "", "v1", false},
 			store: store.KindNamespace, manifest: manifests.KindNamespace, event: "Namespace",
-			describe: describeNamespaceObject, describeNoEvents: true, delete: true, change: true, completed: true, writeOrder: 4},
+			describe: describeNamespaceObject, describeNoEvents: true, delete: true, stored: storedNamespaceObject, metas: namespaceMetas, completed: true, writeOrder: 4},
 		{name: kindService, get: getServices, aliases: []string{"services", "svc"},
 			api:        apiResource{"Service", "services", "", "v1", true},
 			categories: map[string]int{"all": 1}, store: store.KindService, manifest: manifests.KindService, event: "Service",
-			describe: describeServiceObject, delete: true, change: true, completed: true, writeOrder: 3},
+			describe: describeServiceObject, delete: true, stored: storedServiceObject, metas: serviceMetas, completed: true, writeOrder: 3},
 		{name: kindEndpoints, get: getEndpoints, aliases: []string{"endpoint", "ep"},
 			api:   apiResource{"Endpoints", "endpoints", "", "v1", true},
 			event: "Endpoints", describe: describeEndpointsObject, completed: true, writeOrder: 5},
 		{name: kindConfigMap, get: getConfigMaps, aliases: []string{"configmaps", "cm"},
 			api:   apiResource{"ConfigMap", "configmaps", "", "v1", true},
 			store: store.KindConfigMap, manifest: manifests.KindConfigMap, event: "ConfigMap",
-			describe: describeConfigMapObject, delete: true, change: true, completed: true, writeOrder: 6},
+			describe: describeConfigMapObject, delete: true, stored: storedConfigMapObject, metas: configMapMetas, completed: true, writeOrder: 6},
 		{name: kindSecret, get: getSecrets, aliases: []string{"secrets"},
 			api:   apiResource{"Secret", "secrets", "", "v1", true},
 			store: store.KindSecret, manifest: manifests.KindSecret, event: "Secret",
-			describe: describeSecretObject, delete: true, change: true, completed: true, writeOrder: 7},
+			describe: describeSecretObject, delete: true, stored: storedSecretObject, metas: secretMetas, completed: true, writeOrder: 7},
 		{name: kindClaim, get: getClaims, aliases: []string{"persistentvolumeclaims", "pvc", "pvcs"},
 			api:   apiResource{"PersistentVolumeClaim", "persistentvolumeclaims", "", "v1", true},
 			store: store.KindPersistentVolumeClaim, manifest: manifests.KindPersistentVolumeClaim, event: "PersistentVolumeClaim",
-			describe: describeClaim, delete: true, change: true, completed: true, writeOrder: 8},
+			describe: describeClaim, delete: true, stored: storedClaimObject, metas: claimMetas, completed: true, writeOrder: 8},
 		{name: kindManifests, get: getManifests, aliases: []string{"manifestssource", "manifestssources"},
 			api:        apiResource{"ManifestsSource", "manifestssources", "dockctl.io", "v1", false},
 			writeOrder: 9},
@@ -222,7 +227,7 @@ func init() {
 	}
 	describeKinds = kindNames(func(k *kindInfo) bool { return k.describe != nil })
 	deleteKinds = writeKindNames(func(k *kindInfo) bool { return k.delete })
-	patchKinds = writeKindNames(func(k *kindInfo) bool { return k.change })
+	patchKinds = writeKindNames(func(k *kindInfo) bool { return k.stored != nil })
 
 	getKinds = pluralsOf(kindNames(func(k *kindInfo) bool { return k.completed }))
 	storeKindWords = pluralsOf(patchKinds)
@@ -246,6 +251,16 @@ func kindMap(f func(k *kindInfo) string) map[string]string {
 func kindByName(name string) *kindInfo {
 	for _, k := range kinds {
 		if k.name == name {
+			return k
+		}
+	}
+	return nil
+}
+
+// kindByStore is the kind the store names kind; nil for none.
+func kindByStore(kind string) *kindInfo {
+	for _, k := range kinds {
+		if k.store != "" && k.store == kind {
 			return k
 		}
 	}
