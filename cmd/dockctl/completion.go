@@ -227,49 +227,68 @@ func (g *globalOptions) namesOf(kinds []string, word string) []string {
 	return g.completeNames(kind)
 }
 
-// completeNames lists the live objects of kind in -n's namespace: from the
-// state directory, or for pods and containers from Docker, bounded by
-// completionDockerTimeout. Errors give nothing.
+// completeNames lists the live objects of kind in -n's namespace: the
+// kind's own lister of names (Docker's objects, bounded by
+// completionDockerTimeout), else from the state directory. Errors give
+// nothing.
 func (g *globalOptions) completeNames(kind string) []string {
-	switch kind {
-	case kindPod, kindContainer:
-		snap := g.completionSnapshot()
-		if snap == nil {
-			return nil
-		}
-		var out []string
-		if kind == kindPod {
-			for _, e := range snap.allPods() {
-				if e.Namespace == g.namespace && !slices.Contains(out, e.Name) {
-					out = append(out, e.Name)
-				}
-			}
-		} else {
-			for _, c := range append(slices.Clip(snap.containers), snap.helpers...) {
-				if containerNamespace(c) == g.namespace {
-					out = append(out, c.Name)
-				}
-			}
-		}
-		sort.Strings(out)
-		return out
-	case kindEndpoints:
-		kind = kindService // a service's endpoints have its name
-	}
-	skind, ok := storeKinds[kind]
-	if !ok {
+	k := kindByName(kind)
+	switch {
+	case k == nil:
+		return nil
+	case k.names != nil:
+		return k.names(g)
+	case k.store == "":
 		return nil
 	}
 	st, err := g.readStore()
 	if err != nil {
 		return nil
 	}
-	refs, _ := selectObjects(st, skind, g.namespace, labels.Everything())
+	refs, _ := selectObjects(st, k.store, g.namespace, labels.Everything())
 	var out []string
 	for _, r := range refs {
 		out = append(out, r.Name)
 	}
 	return out
+}
+
+// completePodNames names the pods of -n's namespace, from Docker.
+func (g *globalOptions) completePodNames() []string {
+	snap := g.completionSnapshot()
+	if snap == nil {
+		return nil
+	}
+	var out []string
+	for _, e := range snap.allPods() {
+		if e.Namespace == g.namespace && !slices.Contains(out, e.Name) {
+			out = append(out, e.Name)
+		}
+	}
+	sort.Strings(out)
+	return out
+}
+
+// completeContainerNames names the containers of -n's namespace, from
+// Docker.
+func (g *globalOptions) completeContainerNames() []string {
+	snap := g.completionSnapshot()
+	if snap == nil {
+		return nil
+	}
+	var out []string
+	for _, c := range append(slices.Clip(snap.containers), snap.helpers...) {
+		if containerNamespace(c) == g.namespace {
+			out = append(out, c.Name)
+		}
+	}
+	sort.Strings(out)
+	return out
+}
+
+// completeEndpointsNames names the endpoints: a service's have its name.
+func (g *globalOptions) completeEndpointsNames() []string {
+	return g.completeNames(kindService)
 }
 
 // completionSnapshot is a snapshot taken within completionDockerTimeout,

@@ -62,6 +62,9 @@ type kindInfo struct {
 	metas storedMetas
 	// delete: delete acts on the kind.
 	delete bool
+	// names lists the names of its objects in -n's namespace for shell
+	// completion (completion.go); nil: those of its stored objects.
+	names func(g *globalOptions) []string
 	// completed: the shell completion of get offers it.
 	completed bool
 	// writeOrder places the kind in the lists of the verbs that change
@@ -84,10 +87,10 @@ func kindTable() []*kindInfo {
 		{name: kindPod, get: getPods, aliases: []string{"pods", "po"},
 			api:        apiResource{"Pod", "pods", "", "v1", true},
 			categories: map[string]int{"all": 0}, event: "Pod",
-			describe: describePodObject, delete: true, completed: true, writeOrder: 1},
+			describe: describePodObject, delete: true, names: (*globalOptions).completePodNames, completed: true, writeOrder: 1},
 		{name: kindContainer, get: getContainers, aliases: []string{"containers"},
-			api:       apiResource{"Container", "containers", "dockctl.io", "v1", true},
-			completed: true, writeOrder: 2},
+			api:   apiResource{"Container", "containers", "dockctl.io", "v1", true},
+			names: (*globalOptions).completeContainerNames, completed: true, writeOrder: 2},
 		{name: kindNamespace, get: getNamespaces, aliases: []string{"namespaces", "ns"},
 			api:   apiResource{"Namespace", "namespaces", "", "v1", false},
 			store: store.KindNamespace, manifest: manifests.KindNamespace, event: "Namespace",
@@ -98,7 +101,7 @@ func kindTable() []*kindInfo {
 			describe: describeServiceObject, delete: true, stored: storedServiceObject, metas: serviceMetas, completed: true, writeOrder: 3},
 		{name: kindEndpoints, get: getEndpoints, aliases: []string{"endpoint", "ep"},
 			api:   apiResource{"Endpoints", "endpoints", "", "v1", true},
-			event: "Endpoints", describe: describeEndpointsObject, completed: true, writeOrder: 5},
+			event: "Endpoints", describe: describeEndpointsObject, names: (*globalOptions).completeEndpointsNames, completed: true, writeOrder: 5},
 		{name: kindConfigMap, get: getConfigMaps, aliases: []string{"configmaps", "cm"},
 			api:   apiResource{"ConfigMap", "configmaps", "", "v1", true},
 			store: store.KindConfigMap, manifest: manifests.KindConfigMap, event: "ConfigMap",
