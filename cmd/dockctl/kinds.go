@@ -65,6 +65,9 @@ type kindInfo struct {
 	// names lists the names of its objects in -n's namespace for shell
 	// completion (completion.go); nil: those of its stored objects.
 	names func(g *globalOptions) []string
+	// podsOf lists the pods an object of it selects, for exec and
+	// port-forward's KIND/NAME (podtarget.go); nil: they refuse the kind.
+	podsOf podSelector
 	// completed: the shell completion of get offers it.
 	completed bool
 	// writeOrder places the kind in the lists of the verbs that change
@@ -83,11 +86,11 @@ func kindTable() []*kindInfo {
 		{name: kindDeployment, get: getDeployments, aliases: []string{"deployments", "deploy", "deployment.apps", "deployments.apps"}, // deployments.apps: what get -o name prints, as kubectl
 			api:        apiResource{"Deployment", "deployments", "apps", "v1", true},
 			categories: map[string]int{"all": 2}, store: store.KindDeployment, manifest: manifests.Kind, event: "Deployment",
-			describe: describeDeploymentObject, delete: true, stored: storedDeploymentObject, metas: deploymentMetas, completed: true, writeOrder: 0},
+			describe: describeDeploymentObject, delete: true, stored: storedDeploymentObject, metas: deploymentMetas, podsOf: podsOfDeployment, completed: true, writeOrder: 0},
 		{name: kindPod, get: getPods, aliases: []string{"pods", "po"},
 			api:        apiResource{"Pod", "pods", "", "v1", true},
 			categories: map[string]int{"all": 0}, event: "Pod",
-			describe: describePodObject, delete: true, names: (*globalOptions).completePodNames, completed: true, writeOrder: 1},
+			describe: describePodObject, delete: true, names: (*globalOptions).completePodNames, podsOf: podsOfPod, completed: true, writeOrder: 1},
 		{name: kindContainer, get: getContainers, aliases: []string{"containers"},
 			api:   apiResource{"Container", "containers", "dockctl.io", "v1", true},
 			names: (*globalOptions).completeContainerNames, completed: true, writeOrder: 2},
@@ -98,7 +101,7 @@ func kindTable() []*kindInfo {
 		{name: kindService, get: getServices, aliases: []string{"services", "svc"},
 			api:        apiResource{"Service", "services", "", "v1", true},
 			categories: map[string]int{"all": 1}, store: store.KindService, manifest: manifests.KindService, event: "Service",
-			describe: describeServiceObject, delete: true, stored: storedServiceObject, metas: serviceMetas, completed: true, writeOrder: 3},
+			describe: describeServiceObject, delete: true, stored: storedServiceObject, metas: serviceMetas, podsOf: podsOfService, completed: true, writeOrder: 3},
 		{name: kindEndpoints, get: getEndpoints, aliases: []string{"endpoint", "ep"},
 			api:   apiResource{"Endpoints", "endpoints", "", "v1", true},
 			event: "Endpoints", describe: describeEndpointsObject, names: (*globalOptions).completeEndpointsNames, completed: true, writeOrder: 5},
