@@ -3,6 +3,8 @@ package main
 import (
 	"sort"
 
+	"k8s.io/apimachinery/pkg/labels"
+
 	"github.com/dockctl/dockctl/manifests"
 	"github.com/dockctl/dockctl/store"
 )
@@ -68,6 +70,11 @@ type kindInfo struct {
 	// podsOf lists the pods an object of it selects, for exec and
 	// port-forward's KIND/NAME (podtarget.go); nil: they refuse the kind.
 	podsOf podSelector
+	// wait is how wait finds and judges its objects (waitcmd.go); nil:
+	// wait refuses the kind.
+	wait *waitOps
+	// parseSelector reads -l for the kind; nil: parseSelector.
+	parseSelector func(string) (labels.Selector, error)
 	// completed: the shell completion of get offers it.
 	completed bool
 	// writeOrder places the kind in the lists of the verbs that change
@@ -86,11 +93,11 @@ func kindTable() []*kindInfo {
 		{name: kindDeployment, get: getDeployments, aliases: []string{"deployments", "deploy", "deployment.apps", "deployments.apps"}, // deployments.apps: what get -o name prints, as kubectl
 			api:        apiResource{"Deployment", "deployments", "apps", "v1", true},
 			categories: map[string]int{"all": 2}, store: store.KindDeployment, manifest: manifests.Kind, event: "Deployment",
-			describe: describeDeploymentObject, delete: true, stored: storedDeploymentObject, metas: deploymentMetas, podsOf: podsOfDeployment, completed: true, writeOrder: 0},
+			describe: describeDeploymentObject, delete: true, stored: storedDeploymentObject, metas: deploymentMetas, podsOf: podsOfDeployment, wait: &deploymentWait, completed: true, writeOrder: 0},
 		{name: kindPod, get: getPods, aliases: []string{"pods", "po"},
 			api:        apiResource{"Pod", "pods", "", "v1", true},
 			categories: map[string]int{"all": 0}, event: "Pod",
-			describe: describePodObject, delete: true, names: (*globalOptions).completePodNames, podsOf: podsOfPod, completed: true, writeOrder: 1},
+			describe: describePodObject, delete: true, names: (*globalOptions).completePodNames, podsOf: podsOfPod, wait: &podWait, parseSelector: parseContainerSelector, completed: true, writeOrder: 1},
 		{name: kindContainer, get: getContainers, aliases: []string{"containers"},
 			api:   apiResource{"Container", "containers", "dockctl.io", "v1", true},
 			names: (*globalOptions).completeContainerNames, completed: true, writeOrder: 2},
@@ -191,6 +198,8 @@ var (
 	// patchKinds are the kinds patch, edit and label change: those
 	// dockctl stores.
 	patchKinds []string
+	// waitKinds are the kinds wait waits for.
+	waitKinds []string
 )
 
 // The kinds each command completes, in kubectl's plural spelling.
@@ -234,6 +243,7 @@ func init() {
 	describeKinds = kindNames(func(k *kindInfo) bool { return k.describe != nil })
 	deleteKinds = writeKindNames(func(k *kindInfo) bool { return k.delete })
 	patchKinds = writeKindNames(func(k *kindInfo) bool { return k.stored != nil })
+	waitKinds = kindNames(func(k *kindInfo) bool { return k.wait != nil })
 
 	getKinds = pluralsOf(kindNames(func(k *kindInfo) bool { return k.completed }))
 	storeKindWords = pluralsOf(patchKinds)
@@ -271,4 +281,13 @@ func kindByStore(kind string) *kindInfo {
 		}
 	}
 	return nil
+}
+
+// selectorParser reads -l for objects of k: pods' with their short keys
+// (parseContainerSelector), others' as Kubernetes' label selectors.
+func (k *kindInfo) selectorParser() func(string) (labels.Selector, error) {
+	if k.parseSelector != nil {
+		return k.parseSelector
+	}
+	return parseSelector
 }
