@@ -75,6 +75,8 @@ type kindInfo struct {
 	wait *waitOps
 	// parseSelector reads -l for the kind; nil: parseSelector.
 	parseSelector func(string) (labels.Selector, error)
+	// top is top's subcommand of the kind (top.go); nil: none.
+	top *topOps
 	// completed: the shell completion of get offers it.
 	completed bool
 	// writeOrder places the kind in the lists of the verbs that change
@@ -93,11 +95,11 @@ func kindTable() []*kindInfo {
 		{name: kindDeployment, get: getDeployments, aliases: []string{"deployments", "deploy", "deployment.apps", "deployments.apps"}, // deployments.apps: what get -o name prints, as kubectl
 			api:        apiResource{"Deployment", "deployments", "apps", "v1", true},
 			categories: map[string]int{"all": 2}, store: store.KindDeployment, manifest: manifests.Kind, event: "Deployment",
-			describe: describeDeploymentObject, delete: true, stored: storedDeploymentObject, metas: deploymentMetas, podsOf: podsOfDeployment, wait: &deploymentWait, completed: true, writeOrder: 0},
+			describe: describeDeploymentObject, delete: true, stored: storedDeploymentObject, metas: deploymentMetas, podsOf: podsOfDeployment, wait: &deploymentWait, top: &deploymentTop, completed: true, writeOrder: 0},
 		{name: kindPod, get: getPods, aliases: []string{"pods", "po"},
 			api:        apiResource{"Pod", "pods", "", "v1", true},
 			categories: map[string]int{"all": 0}, event: "Pod",
-			describe: describePodObject, delete: true, names: (*globalOptions).completePodNames, podsOf: podsOfPod, wait: &podWait, parseSelector: parseContainerSelector, completed: true, writeOrder: 1},
+			describe: describePodObject, delete: true, names: (*globalOptions).completePodNames, podsOf: podsOfPod, wait: &podWait, parseSelector: parseContainerSelector, top: &podTop, completed: true, writeOrder: 1},
 		{name: kindContainer, get: getContainers, aliases: []string{"containers"},
 			api:   apiResource{"Container", "containers", "dockctl.io", "v1", true},
 			names: (*globalOptions).completeContainerNames, completed: true, writeOrder: 2},
