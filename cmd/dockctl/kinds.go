@@ -77,6 +77,9 @@ type kindInfo struct {
 	parseSelector func(string) (labels.Selector, error)
 	// top is top's subcommand of the kind (top.go); nil: none.
 	top *topOps
+	// logs is how logs reads its objects (logs.go); nil: logs refuses
+	// the kind.
+	logs *logsOps
 	// completed: the shell completion of get offers it.
 	completed bool
 	// writeOrder places the kind in the lists of the verbs that change
@@ -95,11 +98,11 @@ func kindTable() []*kindInfo {
 		{name: kindDeployment, get: getDeployments, aliases: []string{"deployments", "deploy", "deployment.apps", "deployments.apps"}, // deployments.apps: what get -o name prints, as kubectl
 			api:        apiResource{"Deployment", "deployments", "apps", "v1", true},
 			categories: map[string]int{"all": 2}, store: store.KindDeployment, manifest: manifests.Kind, event: "Deployment",
-			describe: describeDeploymentObject, delete: true, stored: storedDeploymentObject, metas: deploymentMetas, podsOf: podsOfDeployment, wait: &deploymentWait, top: &deploymentTop, completed: true, writeOrder: 0},
+			describe: describeDeploymentObject, delete: true, stored: storedDeploymentObject, metas: deploymentMetas, podsOf: podsOfDeployment, wait: &deploymentWait, top: &deploymentTop, logs: &deploymentLogs, completed: true, writeOrder: 0},
 		{name: kindPod, get: getPods, aliases: []string{"pods", "po"},
 			api:        apiResource{"Pod", "pods", "", "v1", true},
 			categories: map[string]int{"all": 0}, event: "Pod",
-			describe: describePodObject, delete: true, names: (*globalOptions).completePodNames, podsOf: podsOfPod, wait: &podWait, parseSelector: parseContainerSelector, top: &podTop, completed: true, writeOrder: 1},
+			describe: describePodObject, delete: true, names: (*globalOptions).completePodNames, podsOf: podsOfPod, wait: &podWait, parseSelector: parseContainerSelector, top: &podTop, logs: &podLogs, completed: true, writeOrder: 1},
 		{name: kindContainer, get: getContainers, aliases: []string{"containers"},
 			api:   apiResource{"Container", "containers", "dockctl.io", "v1", true},
 			names: (*globalOptions).completeContainerNames, completed: true, writeOrder: 2},
@@ -202,6 +205,8 @@ var (
 	patchKinds []string
 	// waitKinds are the kinds wait waits for.
 	waitKinds []string
+	// logsKinds are the kinds logs reads.
+	logsKinds []string
 )
 
 // The kinds each command completes, in kubectl's plural spelling.
@@ -246,6 +251,7 @@ func init() {
 	deleteKinds = writeKindNames(func(k *kindInfo) bool { return k.delete })
 	patchKinds = writeKindNames(func(k *kindInfo) bool { return k.stored != nil })
 	waitKinds = kindNames(func(k *kindInfo) bool { return k.wait != nil })
+	logsKinds = kindNames(func(k *kindInfo) bool { return k.logs != nil })
 
 	getKinds = pluralsOf(kindNames(func(k *kindInfo) bool { return k.completed }))
 	storeKindWords = pluralsOf(patchKinds)
