@@ -430,34 +430,44 @@ func withPrefix(words []string, prefix string) []string {
 // template of deployment name (from the store) or of pod name (its
 // revision's, from Docker within completionDockerTimeout).
 func (g *globalOptions) templateContainers(kind, name string) []string {
+	if k := kindByName(kind); k != nil && k.containerNames != nil {
+		return k.containerNames(g, name)
+	}
+	return nil
+}
+
+// deploymentContainerNames are templateContainers of a deployment.
+func (g *globalOptions) deploymentContainerNames(name string) []string {
 	var out []string
-	switch kind {
-	case kindDeployment:
-		st, err := g.readStore()
-		if err != nil {
-			return nil
-		}
-		r, err := st.Lookup(g.namespace, name)
-		if err != nil || r.Deleted {
-			return nil
-		}
-		spec := r.Deployment.Spec.Template.Spec
-		for _, c := range append(slices.Clip(spec.InitContainers), spec.Containers...) {
-			out = append(out, c.Name)
-		}
-	case kindPod:
-		snap := g.completionSnapshot()
-		if snap == nil {
-			return nil
-		}
-		e, err := snap.pod(g, g.namespace, name)
-		if err != nil {
-			return nil
-		}
-		for _, pc := range e.Containers {
-			if n := containerName(pc); n != "" && !slices.Contains(out, n) {
-				out = append(out, n)
-			}
+	st, err := g.readStore()
+	if err != nil {
+		return nil
+	}
+	r, err := st.Lookup(g.namespace, name)
+	if err != nil || r.Deleted {
+		return nil
+	}
+	spec := r.Deployment.Spec.Template.Spec
+	for _, c := range append(slices.Clip(spec.InitContainers), spec.Containers...) {
+		out = append(out, c.Name)
+	}
+	return out
+}
+
+// podContainerNames are templateContainers of a pod.
+func (g *globalOptions) podContainerNames(name string) []string {
+	var out []string
+	snap := g.completionSnapshot()
+	if snap == nil {
+		return nil
+	}
+	e, err := snap.pod(g, g.namespace, name)
+	if err != nil {
+		return nil
+	}
+	for _, pc := range e.Containers {
+		if n := containerName(pc); n != "" && !slices.Contains(out, n) {
+			out = append(out, n)
 		}
 	}
 	return out

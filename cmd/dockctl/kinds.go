@@ -80,6 +80,9 @@ type kindInfo struct {
 	// logs is how logs reads its objects (logs.go); nil: logs refuses
 	// the kind.
 	logs *logsOps
+	// containerNames names the containers of an object's template for
+	// the completion of -c (completion.go); nil: none.
+	containerNames func(g *globalOptions, name string) []string
 	// completed: the shell completion of get offers it.
 	completed bool
 	// writeOrder places the kind in the lists of the verbs that change
@@ -98,11 +101,11 @@ func kindTable() []*kindInfo {
 		{name: kindDeployment, get: getDeployments, aliases: []string{"deployments", "deploy", "deployment.apps", "deployments.apps"}, // deployments.apps: what get -o name prints, as kubectl
 			api:        apiResource{"Deployment", "deployments", "apps", "v1", true},
 			categories: map[string]int{"all": 2}, store: store.KindDeployment, manifest: manifests.Kind, event: "Deployment",
-			describe: describeDeploymentObject, delete: true, stored: storedDeploymentObject, metas: deploymentMetas, podsOf: podsOfDeployment, wait: &deploymentWait, top: &deploymentTop, logs: &deploymentLogs, completed: true, writeOrder: 0},
+			describe: describeDeploymentObject, delete: true, stored: storedDeploymentObject, metas: deploymentMetas, podsOf: podsOfDeployment, wait: &deploymentWait, top: &deploymentTop, logs: &deploymentLogs, containerNames: (*globalOptions).deploymentContainerNames, completed: true, writeOrder: 0},
 		{name: kindPod, get: getPods, aliases: []string{"pods", "po"},
 			api:        apiResource{"Pod", "pods", "", "v1", true},
 			categories: map[string]int{"all": 0}, event: "Pod",
-			describe: describePodObject, delete: true, names: (*globalOptions).completePodNames, podsOf: podsOfPod, wait: &podWait, parseSelector: parseContainerSelector, top: &podTop, logs: &podLogs, completed: true, writeOrder: 1},
+			describe: describePodObject, delete: true, names: (*globalOptions).completePodNames, podsOf: podsOfPod, wait: &podWait, parseSelector: parseContainerSelector, top: &podTop, logs: &podLogs, containerNames: (*globalOptions).podContainerNames, completed: true, writeOrder: 1},
 		{name: kindContainer, get: getContainers, aliases: []string{"containers"},
 			api:   apiResource{"Container", "containers", "dockctl.io", "v1", true},
 			names: (*globalOptions).completeContainerNames, completed: true, writeOrder: 2},
