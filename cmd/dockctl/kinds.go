@@ -284,6 +284,13 @@ func kindByName(name string) *kindInfo {
 	return nil
 }
 
+// deletedByController says whether delete asks the controller to delete
+// the objects of kind, which dockctl does not store (pods: deletepod.go).
+func deletedByController(kind string) bool {
+	k := kindByName(kind)
+	return k != nil && k.delete && k.store == ""
+}
+
 // kindByStore is the kind the store names kind; nil for none.
 func kindByStore(kind string) *kindInfo {
 	for _, k := range kinds {

@@ -133,10 +133,10 @@ func newDeleteCommand(g *globalOptions) *cobra.Command {
 				if allNamespaces {
 					ns = ""
 				}
-				if i := slices.IndexFunc(objs, func(o objectArg) bool { return o.kind == kindPod }); i >= 0 {
+				if i := slices.IndexFunc(objs, func(o objectArg) bool { return deletedByController(o.kind) }); i >= 0 {
 					// Pods are not stored objects: the controller is
 					// asked to delete them (pods.go), after the others.
-					psel, err := parseContainerSelector(selector) // as get pods -l
+					psel, err := kindByName(objs[i].kind).selectorParser()(selector) // as get pods -l
 					if err != nil {
 						return err
 					}
