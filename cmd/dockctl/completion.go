@@ -366,7 +366,7 @@ func (g *globalOptions) logsArgs() cobra.CompletionFunc {
 	return func(_ *cobra.Command, args []string, toComplete string) ([]string, cobra.ShellCompDirective) {
 		switch len(args) {
 		case 0:
-			return g.podOrSlashed([]string{"deployments", "pods"}, toComplete), cobra.ShellCompDirectiveNoFileComp
+			return g.podOrSlashed(pluralsOf(logsKinds), toComplete), cobra.ShellCompDirectiveNoFileComp
 		case 1:
 			if kind, name, _, err := logsArgs(args); err == nil && kind == kindPod && !strings.Contains(args[0], "/") {
 				return withPrefix(g.templateContainers(kindPod, name), toComplete), cobra.ShellCompDirectiveNoFileComp
@@ -397,7 +397,7 @@ func (g *globalOptions) podTargetArgs() cobra.CompletionFunc {
 		if len(args) > 0 {
 			return nil, cobra.ShellCompDirectiveNoFileComp
 		}
-		return g.podOrSlashed([]string{"deployments", "pods", "services"}, toComplete), cobra.ShellCompDirectiveNoFileComp
+		return g.podOrSlashed(pluralsOf(podTargetKinds), toComplete), cobra.ShellCompDirectiveNoFileComp
 	}
 }
 

@@ -210,6 +210,8 @@ var (
 	waitKinds []string
 	// logsKinds are the kinds logs reads.
 	logsKinds []string
+	// podTargetKinds are the kinds of exec and port-forward's KIND/NAME.
+	podTargetKinds []string
 )
 
 // The kinds each command completes, in kubectl's plural spelling.
@@ -255,6 +257,7 @@ func init() {
 	patchKinds = writeKindNames(func(k *kindInfo) bool { return k.stored != nil })
 	waitKinds = kindNames(func(k *kindInfo) bool { return k.wait != nil })
 	logsKinds = kindNames(func(k *kindInfo) bool { return k.logs != nil })
+	podTargetKinds = kindNames(func(k *kindInfo) bool { return k.podsOf != nil })
 
 	getKinds = pluralsOf(kindNames(func(k *kindInfo) bool { return k.completed }))
 	storeKindWords = pluralsOf(patchKinds)

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -37,7 +38,7 @@ func parsePodTarget(arg string) (podTarget, error) {
 	}
 	switch kind, _ := kindAlias(k); {
 	case name == "" || strings.Contains(name, "/"):
-	case kindByName(kind) != nil && kindByName(kind).podsOf != nil:
+	case slices.Contains(podTargetKinds, kind):
 		return podTarget{kind: kind, name: name}, nil
 	}
 	return podTarget{}, fmt.Errorf("expected POD, pod/NAME, deployment/NAME or service/NAME, got %q", arg)

@@ -70,7 +70,7 @@ func newWaitCommand(g *globalOptions) *cobra.Command {
 		"deployments by their metadata.labels, pods by their labels: those it selects when wait starts")
 	cmd.Flags().BoolVar(&o.all, "all", false, "wait for every object of TYPE in the namespace, those there when wait starts")
 	cmd.Flags().BoolVarP(&o.allNamespaces, "all-namespaces", "A", false, "with -l or --all, select in every namespace")
-	cmd.ValidArgsFunction = g.kindThenName([]string{"deployments", "pods"}, 2)
+	cmd.ValidArgsFunction = g.kindThenName(pluralsOf(waitKinds), 2)
 	_ = cmd.RegisterFlagCompletionFunc("for", cobra.FixedCompletions([]string{
 		"condition=Available", "condition=Progressing", "condition=ReplicaFailure",
 		"condition=Ready", "condition=ContainersReady", "condition=Initialized", "condition=PodScheduled",
