@@ -83,6 +83,9 @@ type kindInfo struct {
 	// containerNames names the containers of an object's template for
 	// the completion of -c (completion.go); nil: none.
 	containerNames func(g *globalOptions, name string) []string
+	// targetPorts resolves port-forward's ports for KIND/NAME
+	// (portforward.go); nil: the pod's own (resolvePodPorts).
+	targetPorts func(snap *snapshot, g *globalOptions, name string, specs []string, p podPorts) ([]string, error)
 	// completed: the shell completion of get offers it.
 	completed bool
 	// writeOrder places the kind in the lists of the verbs that change
@@ -116,7 +119,7 @@ func kindTable() []*kindInfo {
 		{name: kindService, get: getServices, aliases: []string{"services", "svc"},
 			api:        apiResource{"Service", "services", "", "v1", true},
 			categories: map[string]int{"all": 1}, store: store.KindService, manifest: manifests.KindService, event: "Service",
-			describe: describeServiceObject, delete: true, stored: storedServiceObject, metas: serviceMetas, podsOf: podsOfService, completed: true, writeOrder: 3},
+			describe: describeServiceObject, delete: true, stored: storedServiceObject, metas: serviceMetas, podsOf: podsOfService, targetPorts: serviceTargetPorts, completed: true, writeOrder: 3},
 		{name: kindEndpoints, get: getEndpoints, aliases: []string{"endpoint", "ep"},
 			api:   apiResource{"Endpoints", "endpoints", "", "v1", true},
 			event: "Endpoints", describe: describeEndpointsObject, names: (*globalOptions).completeEndpointsNames, completed: true, writeOrder: 5},
