@@ -23,10 +23,6 @@ import (
 // not make is in the way), and Terminating when it was deleted and its
 // volume is still there (kept while containers use it: pvc-protection).
 
-// kindClaim is the CLI's kind of a claim (kindAliases: pvc, pvcs,
-// persistentvolumeclaim, persistentvolumeclaims).
-const kindClaim = "persistentvolumeclaim"
-
 // Claim phases, as Kubernetes names them (Terminating is what kubectl
 // shows for a claim being deleted).
 const (

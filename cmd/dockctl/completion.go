@@ -62,15 +62,6 @@ func newCompletionCommand() *cobra.Command {
 // pods of `logs`, the containers of a pod): past it, nothing is offered.
 const completionDockerTimeout = 1500 * time.Millisecond
 
-// The kinds each command completes, in kubectl's plural spelling.
-var (
-	getKinds        = []string{"deployments", "pods", "containers", "namespaces", "services", "endpoints", "configmaps", "secrets", "persistentvolumeclaims"}
-	storeKindWords  = []string{"deployments", "services", "namespaces", "configmaps", "secrets", "persistentvolumeclaims"}
-	descKinds       = []string{"deployments", "pods", "namespaces", "services", "endpoints", "configmaps", "secrets", "persistentvolumeclaims"}
-	deleteKindWords = []string{"deployments", "pods", "services", "namespaces", "configmaps", "secrets", "persistentvolumeclaims"}
-	deployKinds     = []string{"deployments"}
-)
-
 // outputFormats are what get's -o accepts (newPrinter); the ones that take
 // a value end with "=".
 var outputFormats = []string{"table", "wide", "json", "yaml", "name", "jsonpath=", "jsonpath-as-json=", "custom-columns=", "custom-columns-file="}
@@ -236,49 +227,68 @@ func (g *globalOptions) namesOf(kinds []string, word string) []string {
 	return g.completeNames(kind)
 }
 
-// completeNames lists the live objects of kind in -n's namespace: from the
-// state directory, or for pods and containers from Docker, bounded by
-// completionDockerTimeout. Errors give nothing.
+// completeNames lists the live objects of kind in -n's namespace: the
+// kind's own lister of names (Docker's objects, bounded by
+// completionDockerTimeout), else from the state directory. Errors give
+// nothing.
 func (g *globalOptions) completeNames(kind string) []string {
-	switch kind {
-	case kindPod, kindContainer:
-		snap := g.completionSnapshot()
-		if snap == nil {
-			return nil
-		}
-		var out []string
-		if kind == kindPod {
-			for _, e := range snap.allPods() {
-				if e.Namespace == g.namespace && !slices.Contains(out, e.Name) {
-					out = append(out, e.Name)
-				}
-			}
-		} else {
-			for _, c := range append(slices.Clip(snap.containers), snap.helpers...) {
-				if containerNamespace(c) == g.namespace {
-					out = append(out, c.Name)
-				}
-			}
-		}
-		sort.Strings(out)
-		return out
-	case kindEndpoints:
-		kind = kindService // a service's endpoints have its name
-	}
-	skind, ok := storeKinds[kind]
-	if !ok {
+	k := kindByName(kind)
+	switch {
+	case k == nil:
+		return nil
+	case k.names != nil:
+		return k.names(g)
+	case k.store == "":
 		return nil
 	}
 	st, err := g.readStore()
 	if err != nil {
 		return nil
 	}
-	refs, _ := selectObjects(st, skind, g.namespace, labels.Everything())
+	refs, _ := selectObjects(st, k.store, g.namespace, labels.Everything())
 	var out []string
 	for _, r := range refs {
 		out = append(out, r.Name)
 	}
 	return out
+}
+
+// completePodNames names the pods of -n's namespace, from Docker.
+func (g *globalOptions) completePodNames() []string {
+	snap := g.completionSnapshot()
+	if snap == nil {
+		return nil
+	}
+	var out []string
+	for _, e := range snap.allPods() {
+		if e.Namespace == g.namespace && !slices.Contains(out, e.Name) {
+			out = append(out, e.Name)
+		}
+	}
+	sort.Strings(out)
+	return out
+}
+
+// completeContainerNames names the containers of -n's namespace, from
+// Docker.
+func (g *globalOptions) completeContainerNames() []string {
+	snap := g.completionSnapshot()
+	if snap == nil {
+		return nil
+	}
+	var out []string
+	for _, c := range append(slices.Clip(snap.containers), snap.helpers...) {
+		if containerNamespace(c) == g.namespace {
+			out = append(out, c.Name)
+		}
+	}
+	sort.Strings(out)
+	return out
+}
+
+// completeEndpointsNames names the endpoints: a service's have its name.
+func (g *globalOptions) completeEndpointsNames() []string {
+	return g.completeNames(kindService)
 }
 
 // completionSnapshot is a snapshot taken within completionDockerTimeout,
@@ -356,7 +366,7 @@ func (g *globalOptions) logsArgs() cobra.CompletionFunc {
 	return func(_ *cobra.Command, args []string, toComplete string) ([]string, cobra.ShellCompDirective) {
 		switch len(args) {
 		case 0:
-			return g.podOrSlashed([]string{"deployments", "pods"}, toComplete), cobra.ShellCompDirectiveNoFileComp
+			return g.podOrSlashed(pluralsOf(logsKinds), toComplete), cobra.ShellCompDirectiveNoFileComp
 		case 1:
 			if kind, name, _, err := logsArgs(args); err == nil && kind == kindPod && !strings.Contains(args[0], "/") {
 				return withPrefix(g.templateContainers(kindPod, name), toComplete), cobra.ShellCompDirectiveNoFileComp
@@ -387,7 +397,7 @@ func (g *globalOptions) podTargetArgs() cobra.CompletionFunc {
 		if len(args) > 0 {
 			return nil, cobra.ShellCompDirectiveNoFileComp
 		}
-		return g.podOrSlashed([]string{"deployments", "pods", "services"}, toComplete), cobra.ShellCompDirectiveNoFileComp
+		return g.podOrSlashed(pluralsOf(podTargetKinds), toComplete), cobra.ShellCompDirectiveNoFileComp
 	}
 }
 
@@ -420,34 +430,44 @@ func withPrefix(words []string, prefix string) []string {
 // template of deployment name (from the store) or of pod name (its
 // revision's, from Docker within completionDockerTimeout).
 func (g *globalOptions) templateContainers(kind, name string) []string {
+	if k := kindByName(kind); k != nil && k.containerNames != nil {
+		return k.containerNames(g, name)
+	}
+	return nil
+}
+
+// deploymentContainerNames are templateContainers of a deployment.
+func (g *globalOptions) deploymentContainerNames(name string) []string {
 	var out []string
-	switch kind {
-	case kindDeployment:
-		st, err := g.readStore()
-		if err != nil {
-			return nil
-		}
-		r, err := st.Lookup(g.namespace, name)
-		if err != nil || r.Deleted {
-			return nil
-		}
-		spec := r.Deployment.Spec.Template.Spec
-		for _, c := range append(slices.Clip(spec.InitContainers), spec.Containers...) {
-			out = append(out, c.Name)
-		}
-	case kindPod:
-		snap := g.completionSnapshot()
-		if snap == nil {
-			return nil
-		}
-		e, err := snap.pod(g, g.namespace, name)
-		if err != nil {
-			return nil
-		}
-		for _, pc := range e.Containers {
-			if n := containerName(pc); n != "" && !slices.Contains(out, n) {
-				out = append(out, n)
-			}
+	st, err := g.readStore()
+	if err != nil {
+		return nil
+	}
+	r, err := st.Lookup(g.namespace, name)
+	if err != nil || r.Deleted {
+		return nil
+	}
+	spec := r.Deployment.Spec.Template.Spec
+	for _, c := range append(slices.Clip(spec.InitContainers), spec.Containers...) {
+		out = append(out, c.Name)
+	}
+	return out
+}
+
+// podContainerNames are templateContainers of a pod.
+func (g *globalOptions) podContainerNames(name string) []string {
+	var out []string
+	snap := g.completionSnapshot()
+	if snap == nil {
+		return nil
+	}
+	e, err := snap.pod(g, g.namespace, name)
+	if err != nil {
+		return nil
+	}
+	for _, pc := range e.Containers {
+		if n := containerName(pc); n != "" && !slices.Contains(out, n) {
+			out = append(out, n)
 		}
 	}
 	return out

@@ -20,12 +20,6 @@ import (
 // when asked for the object itself (get -o yaml|json, base64 as kubectl
 // prints them); describe shows sizes.
 
-// Resource kinds of this file (kindAliases has their spellings).
-const (
-	kindConfigMap = "configmap"
-	kindSecret    = "secret"
-)
-
 // lastApplied is kubectl's annotation holding the whole applied object
 // (a Secret's values included): describe leaves it out, as kubectl's does.
 const lastApplied = "kubectl.kubernetes.io/last-applied-configuration"

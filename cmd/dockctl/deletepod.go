@@ -237,7 +237,7 @@ func waitPodsGone(ctx context.Context, g *globalOptions, cli *dockerx.Client, po
 // objects of the state directory.
 func podNames(objs []objectArg) (pods []string, rest []objectArg) {
 	for _, o := range objs {
-		if o.kind == kindPod {
+		if deletedByController(o.kind) {
 			pods = append(pods, o.name)
 		} else {
 			rest = append(rest, o)

@@ -43,7 +43,7 @@ func newDescribeCommand(g *globalOptions) *cobra.Command {
 			if len(args) == 0 {
 				return fmt.Errorf("You must specify the type of resource to describe. %s", suggestAPIResources(cmd)) // kubectl's words
 			}
-			objs, err := objectArgs(args, kindDeployment, kindPod, kindNamespace, kindService, kindEndpoints, kindConfigMap, kindSecret, kindClaim)
+			objs, err := objectArgs(args, describeKinds...)
 			if err != nil {
 				return err
 			}
@@ -69,7 +69,7 @@ func newDescribeCommand(g *globalOptions) *cobra.Command {
 				if err != nil {
 					return err
 				}
-				if obj.kind != kindNamespace { // kubectl's NamespaceDescriber shows no events
+				if !kindByName(obj.kind).describeNoEvents { // kubectl's NamespaceDescriber shows none
 					describeEvents(&buf, g, obj.kind, obj.name) // events.go: kubectl's last section
 				}
 				if described++; described > 1 {
@@ -85,51 +85,19 @@ func newDescribeCommand(g *globalOptions) *cobra.Command {
 }
 
 // describeObject prints everything describe shows of an object but its
-// events.
+// events: its kind's describer (kinds.go).
 func describeObject(cmd *cobra.Command, g *globalOptions, kind, name string) error {
-	if kind == kindClaim {
-		return describeClaim(cmd, g, name) // claims_cli.go
-	}
-	if kind == kindConfigMap || kind == kindSecret {
-		return describeConfigObject(cmd, g, kind, name) // configs_cli.go: no Docker needed
-	}
+	return kindByName(kind).describe(cmd, g, name)
+}
+
+// describer prints what describe shows of the object name of one kind,
+// in -n's namespace, but its events.
+type describer func(cmd *cobra.Command, g *globalOptions, name string) error
+
+func describeDeploymentObject(cmd *cobra.Command, g *globalOptions, name string) error {
 	snap, err := takeSnapshot(cmd.Context(), g)
 	if err != nil {
 		return err
-	}
-	switch kind {
-	case kindService:
-		e, ok := snap.service(g.namespace, name)
-		if !ok {
-			return snap.missingService(g, store.KindService, g.namespace, name)
-		}
-		describeService(cmd.OutOrStdout(), snap, e)
-		return nil
-	case kindEndpoints:
-		// As get endpoints: only a Service with a selector has managed
-		// endpoints.
-		e, ok := snap.service(g.namespace, name)
-		if !ok || len(e.rec.Service.Spec.Selector) == 0 {
-			return snap.missingService(g, "Endpoints", g.namespace, name)
-		}
-		describeEndpoints(cmd.OutOrStdout(), snap, e) // services.go
-		return nil
-	case kindNamespace:
-		for _, e := range snap.listNamespaces() {
-			if e.rec.Namespace.Metadata.Name == name {
-				describeNamespace(cmd.OutOrStdout(), snap, e) // namespaces.go
-				return nil
-			}
-		}
-		return notFoundIn(g, store.KindNamespace, "", name, store.ErrNotFound)
-	}
-	if kind == kindPod {
-		e, err := snap.pod(g, g.namespace, name)
-		if err != nil {
-			return err
-		}
-		describePod(cmd.OutOrStdout(), snap, e)
-		return nil
 	}
 	key := store.Key(g.namespace, name)
 	if r := snap.record(key); r != nil {
@@ -137,6 +105,71 @@ func describeObject(cmd *cobra.Command, g *globalOptions, kind, name string) err
 		return nil
 	}
 	return snap.missing(g, g.namespace, name)
+}
+
+func describePodObject(cmd *cobra.Command, g *globalOptions, name string) error {
+	snap, err := takeSnapshot(cmd.Context(), g)
+	if err != nil {
+		return err
+	}
+	e, err := snap.pod(g, g.namespace, name)
+	if err != nil {
+		return err
+	}
+	describePod(cmd.OutOrStdout(), snap, e)
+	return nil
+}
+
+func describeServiceObject(cmd *cobra.Command, g *globalOptions, name string) error {
+	snap, err := takeSnapshot(cmd.Context(), g)
+	if err != nil {
+		return err
+	}
+	e, ok := snap.service(g.namespace, name)
+	if !ok {
+		return snap.missingService(g, store.KindService, g.namespace, name)
+	}
+	describeService(cmd.OutOrStdout(), snap, e)
+	return nil
+}
+
+func describeEndpointsObject(cmd *cobra.Command, g *globalOptions, name string) error {
+	snap, err := takeSnapshot(cmd.Context(), g)
+	if err != nil {
+		return err
+	}
+	// As get endpoints: only a Service with a selector has managed
+	// endpoints.
+	e, ok := snap.service(g.namespace, name)
+	if !ok || len(e.rec.Service.Spec.Selector) == 0 {
+		return snap.missingService(g, "Endpoints", g.namespace, name)
+	}
+	describeEndpoints(cmd.OutOrStdout(), snap, e) // services.go
+	return nil
+}
+
+func describeNamespaceObject(cmd *cobra.Command, g *globalOptions, name string) error {
+	snap, err := takeSnapshot(cmd.Context(), g)
+	if err != nil {
+		return err
+	}
+	for _, e := range snap.listNamespaces() {
+		if e.rec.Namespace.Metadata.Name == name {
+			describeNamespace(cmd.OutOrStdout(), snap, e) // namespaces.go
+			return nil
+		}
+	}
+	return notFoundIn(g, store.KindNamespace, "", name, store.ErrNotFound)
+}
+
+// describeConfigMapObject and describeSecretObject need no Docker
+// (configs_cli.go).
+func describeConfigMapObject(cmd *cobra.Command, g *globalOptions, name string) error {
+	return describeConfigObject(cmd, g, kindConfigMap, name)
+}
+
+func describeSecretObject(cmd *cobra.Command, g *globalOptions, name string) error {
+	return describeConfigObject(cmd, g, kindSecret, name)
 }
 
 func describe(w io.Writer, snap *snapshot, d *manifests.Deployment, haveStatus bool) {

@@ -16,14 +16,6 @@ import (
 	"github.com/dockctl/dockctl/store"
 )
 
-const kindEvent = "event"
-
-// eventKinds maps the CLI's kinds onto the Kubernetes kinds events name.
-var eventKinds = map[string]string{
-	kindDeployment: "Deployment", kindPod: "Pod", kindService: "Service", kindNamespace: "Namespace",
-	kindConfigMap: "ConfigMap", kindSecret: "Secret", kindClaim: "PersistentVolumeClaim", kindEndpoints: "Endpoints",
-}
-
 // eventsNow is the clock of events' ages; golden tests fix it.
 var eventsNow = time.Now
 

@@ -9,15 +9,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/dockctl/dockctl/explain"
-	"github.com/dockctl/dockctl/manifests"
 )
-
-// explainKinds are the CLI's kinds that explain covers: those a manifest
-// holds, by the kind manifests names them.
-var explainKinds = map[string]string{
-	kindDeployment: manifests.Kind, kindService: manifests.KindService, kindNamespace: manifests.KindNamespace,
-	kindConfigMap: manifests.KindConfigMap, kindSecret: manifests.KindSecret, kindClaim: manifests.KindPersistentVolumeClaim,
-}
 
 func newExplainCommand() *cobra.Command {
 	var recursive bool

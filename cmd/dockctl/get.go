@@ -328,17 +328,6 @@ func (o *getOptions) printFlags() printFlags {
 // o.printer (which, for get -w, hands the table over instead of printing it).
 type getter func(cmd *cobra.Command, g *globalOptions, o *getOptions, name string) error
 
-// getters list each kind get knows (kindAliases names them), all of them
-// or the one named.
-var getters = map[string]getter{
-	kindDeployment: getDeployments, kindPod: getPods, kindContainer: getContainers, kindNamespace: getNamespaces,
-	kindService: getServices, kindEndpoints: getEndpoints,
-	kindConfigMap: getConfigMaps, kindSecret: getSecrets,
-	kindClaim:     getClaims,    // claims_cli.go
-	kindManifests: getManifests, // manifests_cli.go
-	kindEvent:     getEvents,    // events.go
-}
-
 // listing is how every get begins (its output format checked already):
 // the selector parsed (by parse), the snapshot taken (or, for one of
 // several kinds, the one the first took) and the records it could not

@@ -5,11 +5,6 @@ import "strings"
 // get all: kubectl's category of the objects a user runs, for dockctl the
 // kinds of it that it has, listed as several kinds are (getSeveralKinds).
 
-// categories are the resource categories get expands, each into its kinds
-// in the order kubectl lists them (kubectl's all also holds replica sets,
-// stateful sets, jobs…, which dockctl has not).
-var categories = map[string][]string{"all": {kindPod, kindService, kindDeployment}}
-
 // expandCategories expands each category in get's first argument, alone
 // or in a comma-separated list of kinds (all,configmaps), as kubectl's
 // resource builder does.

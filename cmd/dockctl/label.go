@@ -70,7 +70,7 @@ func newMetaCommand(g *globalOptions, v metaVerb, example string) *cobra.Command
 			if err != nil {
 				return err
 			}
-			kind, name, err := resourceArg(resource, kindDeployment, kindService, kindNamespace, kindConfigMap, kindSecret, kindClaim)
+			kind, name, err := resourceArg(resource, patchKinds...)
 			if err != nil {
 				return err
 			}

@@ -55,7 +55,53 @@ func (o *logsOptions) prefixed(kind string) bool {
 	if o.prefixSet {
 		return o.prefix
 	}
-	return kind == kindDeployment || o.allContainers
+	return replicas(kind) || o.allContainers
+}
+
+// logsOps is how logs reads the objects of one kind.
+type logsOps struct {
+	// pods are the pods of the object name in -n's namespace.
+	pods func(g *globalOptions, snap *snapshot, name string) ([]podEntry, error)
+	// replicas: its pods are replicas, each printed, prefixed by
+	// default, and one lacking the container skipped (kubectl's
+	// --all-pods).
+	replicas bool
+}
+
+// replicas says whether kind's pods are replicas (logsOps.replicas);
+// kind "" is -l's.
+func replicas(kind string) bool {
+	k := kindByName(kind)
+	return k != nil && k.logs != nil && k.logs.replicas
+}
+
+var podLogs = logsOps{
+	pods: func(g *globalOptions, snap *snapshot, name string) ([]podEntry, error) {
+		e, err := snap.pod(g, g.namespace, name)
+		if err != nil {
+			return nil, err
+		}
+		return []podEntry{e}, nil
+	},
+}
+
+var deploymentLogs = logsOps{
+	pods: func(g *globalOptions, snap *snapshot, name string) ([]podEntry, error) {
+		var pods []podEntry
+		for _, e := range snap.allPods() {
+			if e.Namespace == g.namespace && e.Deployment == name {
+				pods = append(pods, e)
+			}
+		}
+		if len(pods) == 0 {
+			if err := snap.absent(g, g.namespace, name); err != nil {
+				return nil, err
+			}
+			return nil, fmt.Errorf("deployment %q has no containers in %s", name, g.where(g.namespace))
+		}
+		return pods, nil
+	},
+	replicas: true,
 }
 
 // logPrefix is kubectl's --prefix for a container of a pod.
@@ -189,7 +235,7 @@ func logsArgs(args []string) (kind, name, container string, err error) {
 		}
 		return kindPod, args[0], container, nil
 	}
-	kind, name, err = resourceArg(args, kindDeployment, kindPod)
+	kind, name, err = resourceArg(args, logsKinds...)
 	return kind, name, "", err
 }
 
@@ -213,28 +259,10 @@ type logStream struct {
 // replicas of a deployment, or (kind "") those of -n's namespace the
 // selector matches, none being no error.
 func logPods(g *globalOptions, snap *snapshot, kind, name, selector string) ([]podEntry, error) {
-	var pods []podEntry
-	switch kind {
-	case kindPod:
-		e, err := snap.pod(g, g.namespace, name)
-		if err != nil {
-			return nil, err
-		}
-		return []podEntry{e}, nil
-	case kindDeployment:
-		for _, e := range snap.allPods() {
-			if e.Namespace == g.namespace && e.Deployment == name {
-				pods = append(pods, e)
-			}
-		}
-		if len(pods) == 0 {
-			if err := snap.absent(g, g.namespace, name); err != nil {
-				return nil, err
-			}
-			return nil, fmt.Errorf("deployment %q has no containers in %s", name, g.where(g.namespace))
-		}
-		return pods, nil
+	if kind != "" {
+		return kindByName(kind).logs.pods(g, snap, name)
 	}
+	var pods []podEntry
 	sel, err := parseContainerSelector(selector)
 	if err != nil {
 		return nil, err
@@ -288,7 +316,7 @@ func logStreams(g *globalOptions, snap *snapshot, kind, name string, o *logsOpti
 		case err == nil:
 			c := pc.Container
 			out = append(out, logStream{id: c.ID, name: c.Name, prefix: prefix(e, pc), notice: notice, replica: replicaOf(kind, e)})
-		case kind == kindDeployment && missing:
+		case replicas(kind) && missing:
 			// A replica of another revision may lack it, or not have
 			// created it yet: the others say.
 			skipped = firstErr(skipped, err)
@@ -306,7 +334,7 @@ func logStreams(g *globalOptions, snap *snapshot, kind, name string, o *logsOpti
 
 // replicaOf is a stream's replica: its pod when kind is a deployment's.
 func replicaOf(kind string, e podEntry) string {
-	if kind != kindDeployment {
+	if !replicas(kind) {
 		return ""
 	}
 	return e.Name

@@ -9,11 +9,6 @@ import (
 	"github.com/dockctl/dockctl/store"
 )
 
-// kindManifests is `get manifests`: the controller's report on its
-// manifests directories (--manifests), as the status of a Flux or Argo
-// source shows whether the last sync applied it.
-const kindManifests = "manifests"
-
 // manifestsSourceObject is what -o json|yaml prints of one directory.
 type manifestsSourceObject struct {
 	APIVersion string `json:"apiVersion"`

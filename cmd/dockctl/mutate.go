@@ -133,10 +133,10 @@ func newDeleteCommand(g *globalOptions) *cobra.Command {
 				if allNamespaces {
 					ns = ""
 				}
-				if i := slices.IndexFunc(objs, func(o objectArg) bool { return o.kind == kindPod }); i >= 0 {
+				if i := slices.IndexFunc(objs, func(o objectArg) bool { return deletedByController(o.kind) }); i >= 0 {
 					// Pods are not stored objects: the controller is
 					// asked to delete them (pods.go), after the others.
-					psel, err := parseContainerSelector(selector) // as get pods -l
+					psel, err := kindByName(objs[i].kind).selectorParser()(selector) // as get pods -l
 					if err != nil {
 						return err
 					}
@@ -258,10 +258,6 @@ func newDeleteCommand(g *globalOptions) *cobra.Command {
 	return cmd
 }
 
-// deleteKinds are the kinds delete deletes: those the state directory
-// stores, and pods (deletepod.go).
-var deleteKinds = []string{kindDeployment, kindPod, kindService, kindNamespace, kindConfigMap, kindSecret, kindClaim}
-
 // selectObjects returns the live objects of kind (the store's) in
 // namespace ns ("" every namespace; ignored for namespaces, which are in
 // none) whose metadata.labels sel matches, sorted by namespace and name.
@@ -281,43 +277,12 @@ func selectObjects(st *store.Store, kind, ns string, sel labels.Selector) ([]sto
 		}
 	}
 	var errs []error
-	switch kind {
-	case store.KindDeployment:
-		recs, es := st.ListAll()
-		for _, r := range recs {
-			add(r.Deleted, &r.Deployment.Metadata)
+	if k := kindByStore(kind); k != nil && k.metas != nil {
+		var metas []storedMeta
+		metas, errs = k.metas(st)
+		for _, m := range metas {
+			add(m.deleted, m.meta)
 		}
-		errs = es
-	case store.KindService:
-		recs, es := st.ListServices()
-		for _, r := range recs {
-			add(r.Deleted, &r.Service.Metadata)
-		}
-		errs = es
-	case store.KindNamespace:
-		recs, err := st.ListNamespaces()
-		for _, r := range recs {
-			add(r.Deleted, &r.Namespace.Metadata)
-		}
-		errs = []error{err}
-	case store.KindConfigMap:
-		recs, es := st.ListConfigMaps()
-		for _, r := range recs {
-			add(r.Deleted, &r.Object.Metadata)
-		}
-		errs = es
-	case store.KindSecret:
-		recs, es := st.ListSecrets()
-		for _, r := range recs {
-			add(r.Deleted, &r.Object.Metadata)
-		}
-		errs = es
-	case store.KindPersistentVolumeClaim:
-		recs, es := st.ListClaims()
-		for _, r := range recs {
-			add(r.Deleted, &r.Object.Metadata)
-		}
-		errs = es
 	}
 	if err := errors.Join(errs...); err != nil {
 		return nil, err
@@ -325,11 +290,69 @@ func selectObjects(st *store.Store, kind, ns string, sel labels.Selector) ([]sto
 	return refs, nil
 }
 
-// storeKinds maps the CLI's kinds to the store's.
-var storeKinds = map[string]string{
-	kindDeployment: store.KindDeployment, kindService: store.KindService, kindNamespace: store.KindNamespace,
-	kindConfigMap: store.KindConfigMap, kindSecret: store.KindSecret,
-	kindClaim: store.KindPersistentVolumeClaim,
+// storedMeta is the metadata of one stored object, and whether its
+// record is of a deleted one.
+type storedMeta struct {
+	deleted bool
+	meta    *manifests.ObjectMeta
+}
+
+// storedMetas lists the metadata of every stored object of one kind,
+// with the errors of the records it could not read.
+type storedMetas func(st *store.Store) ([]storedMeta, []error)
+
+func deploymentMetas(st *store.Store) ([]storedMeta, []error) {
+	recs, errs := st.ListAll()
+	out := make([]storedMeta, 0, len(recs))
+	for _, r := range recs {
+		out = append(out, storedMeta{r.Deleted, &r.Deployment.Metadata})
+	}
+	return out, errs
+}
+
+func serviceMetas(st *store.Store) ([]storedMeta, []error) {
+	recs, errs := st.ListServices()
+	out := make([]storedMeta, 0, len(recs))
+	for _, r := range recs {
+		out = append(out, storedMeta{r.Deleted, &r.Service.Metadata})
+	}
+	return out, errs
+}
+
+func namespaceMetas(st *store.Store) ([]storedMeta, []error) {
+	recs, err := st.ListNamespaces()
+	out := make([]storedMeta, 0, len(recs))
+	for _, r := range recs {
+		out = append(out, storedMeta{r.Deleted, &r.Namespace.Metadata})
+	}
+	return out, []error{err}
+}
+
+func configMapMetas(st *store.Store) ([]storedMeta, []error) {
+	recs, errs := st.ListConfigMaps()
+	out := make([]storedMeta, 0, len(recs))
+	for _, r := range recs {
+		out = append(out, storedMeta{r.Deleted, &r.Object.Metadata})
+	}
+	return out, errs
+}
+
+func secretMetas(st *store.Store) ([]storedMeta, []error) {
+	recs, errs := st.ListSecrets()
+	out := make([]storedMeta, 0, len(recs))
+	for _, r := range recs {
+		out = append(out, storedMeta{r.Deleted, &r.Object.Metadata})
+	}
+	return out, errs
+}
+
+func claimMetas(st *store.Store) ([]storedMeta, []error) {
+	recs, errs := st.ListClaims()
+	out := make([]storedMeta, 0, len(recs))
+	for _, r := range recs {
+		out = append(out, storedMeta{r.Deleted, &r.Object.Metadata})
+	}
+	return out, errs
 }
 
 // liveKeysIn returns the keys of the live deployments of namespace ns.

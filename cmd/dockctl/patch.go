@@ -17,9 +17,6 @@ import (
 	"github.com/dockctl/dockctl/store"
 )
 
-// patchKinds are the kinds patch and edit change: those dockctl stores.
-var patchKinds = []string{kindDeployment, kindService, kindNamespace, kindConfigMap, kindSecret, kindClaim}
-
 func newPatchCommand(g *globalOptions) *cobra.Command {
 	var typ, patch, patchFile string
 	cmd := &cobra.Command{
@@ -149,69 +146,92 @@ func storedObject(g *globalOptions, st *store.Store, ref store.ObjectRef) (any, 
 		}
 		return nil
 	}
-	switch ref.Kind {
-	case store.KindDeployment:
-		rec, err := st.Get(ref.Namespace, ref.Name)
-		if err := gone(false, err); err != nil {
-			return nil, err
-		}
-		d := rec.Deployment.DeepCopy()
-		d.Metadata.Namespace = rec.NamespaceOrDefault()
-		d.Metadata.Generation = rec.Generation
-		created := rec.CreatedAt
-		d.Metadata.CreationTimestamp = &created
-		d.Status = nil
-		return d, nil
-	case store.KindService:
-		rec, err := st.LookupService(ref.Namespace, ref.Name)
-		if err := gone(err == nil && rec.Deleted, err); err != nil {
-			return nil, err
-		}
-		return serviceEntry{rec: rec}.spec(), nil
-	case store.KindNamespace:
-		rec, err := st.LookupNamespace(ref.Name)
-		if err := gone(err == nil && rec.Deleted, err); err != nil {
-			return nil, err
-		}
-		ns := rec.Namespace
-		created := rec.Created
-		ns.Metadata.CreationTimestamp = &created
-		ns.Status = nil
-		return &ns, nil
-	case store.KindConfigMap:
-		rec, err := st.LookupConfigMapRecord(ref.Namespace, ref.Name)
-		if err := gone(err == nil && rec.Deleted, err); err != nil {
-			return nil, err
-		}
-		c := rec.Object
-		c.Metadata.Namespace = c.Metadata.NamespaceOrDefault()
-		created := rec.Created
-		c.Metadata.CreationTimestamp = &created
-		return &c, nil
-	case store.KindSecret:
-		rec, err := st.LookupSecretRecord(ref.Namespace, ref.Name)
-		if err := gone(err == nil && rec.Deleted, err); err != nil {
-			return nil, err
-		}
-		s := rec.Object
-		s.Metadata.Namespace = s.Metadata.NamespaceOrDefault()
-		s.Type = secretType(&s)
-		created := rec.Created
-		s.Metadata.CreationTimestamp = &created
-		return &s, nil
-	case store.KindPersistentVolumeClaim:
-		rec, err := st.LookupClaimRecord(ref.Namespace, ref.Name)
-		if err := gone(err == nil && rec.Deleted, err); err != nil {
-			return nil, err
-		}
-		c := rec.Object
-		c.Metadata.Namespace = c.Metadata.NamespaceOrDefault()
-		created := rec.Created
-		c.Metadata.CreationTimestamp = &created
-		c.Status = nil
-		return &c, nil
+	k := kindByStore(ref.Kind)
+	if k == nil || k.stored == nil {
+		return nil, fmt.Errorf("%s cannot be patched", ref.Kind)
 	}
-	return nil, fmt.Errorf("%s cannot be patched", ref.Kind)
+	obj, deleted, err := k.stored(st, ref.Namespace, ref.Name)
+	if err := gone(deleted, err); err != nil {
+		return nil, err
+	}
+	return obj, nil
+}
+
+// storedReader reads the stored object name of one kind in namespace ns
+// (ignored for a kind in none) in Kubernetes' shape, as storedObject
+// gives it, and whether its record is of a deleted object.
+type storedReader func(st *store.Store, ns, name string) (obj any, deleted bool, err error)
+
+func storedDeploymentObject(st *store.Store, ns, name string) (any, bool, error) {
+	rec, err := st.Get(ns, name)
+	if err != nil {
+		return nil, false, err
+	}
+	d := rec.Deployment.DeepCopy()
+	d.Metadata.Namespace = rec.NamespaceOrDefault()
+	d.Metadata.Generation = rec.Generation
+	created := rec.CreatedAt
+	d.Metadata.CreationTimestamp = &created
+	d.Status = nil
+	return d, false, nil
+}
+
+func storedServiceObject(st *store.Store, ns, name string) (any, bool, error) {
+	rec, err := st.LookupService(ns, name)
+	if err != nil {
+		return nil, false, err
+	}
+	return serviceEntry{rec: rec}.spec(), rec.Deleted, nil
+}
+
+func storedNamespaceObject(st *store.Store, _, name string) (any, bool, error) {
+	rec, err := st.LookupNamespace(name)
+	if err != nil {
+		return nil, false, err
+	}
+	ns := rec.Namespace
+	created := rec.Created
+	ns.Metadata.CreationTimestamp = &created
+	ns.Status = nil
+	return &ns, rec.Deleted, nil
+}
+
+func storedConfigMapObject(st *store.Store, ns, name string) (any, bool, error) {
+	rec, err := st.LookupConfigMapRecord(ns, name)
+	if err != nil {
+		return nil, false, err
+	}
+	c := rec.Object
+	c.Metadata.Namespace = c.Metadata.NamespaceOrDefault()
+	created := rec.Created
+	c.Metadata.CreationTimestamp = &created
+	return &c, rec.Deleted, nil
+}
+
+func storedSecretObject(st *store.Store, ns, name string) (any, bool, error) {
+	rec, err := st.LookupSecretRecord(ns, name)
+	if err != nil {
+		return nil, false, err
+	}
+	s := rec.Object
+	s.Metadata.Namespace = s.Metadata.NamespaceOrDefault()
+	s.Type = secretType(&s)
+	created := rec.Created
+	s.Metadata.CreationTimestamp = &created
+	return &s, rec.Deleted, nil
+}
+
+func storedClaimObject(st *store.Store, ns, name string) (any, bool, error) {
+	rec, err := st.LookupClaimRecord(ns, name)
+	if err != nil {
+		return nil, false, err
+	}
+	c := rec.Object
+	c.Metadata.Namespace = c.Metadata.NamespaceOrDefault()
+	created := rec.Created
+	c.Metadata.CreationTimestamp = &created
+	c.Status = nil
+	return &c, rec.Deleted, nil
 }
 
 // liveJSON is storedObject as JSON.

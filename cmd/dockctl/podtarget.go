@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -37,7 +38,7 @@ func parsePodTarget(arg string) (podTarget, error) {
 	}
 	switch kind, _ := kindAlias(k); {
 	case name == "" || strings.Contains(name, "/"):
-	case kind == kindPod || kind == kindDeployment || kind == kindService:
+	case slices.Contains(podTargetKinds, kind):
 		return podTarget{kind: kind, name: name}, nil
 	}
 	return podTarget{}, fmt.Errorf("expected POD, pod/NAME, deployment/NAME or service/NAME, got %q", arg)
@@ -48,32 +49,42 @@ func parsePodTarget(arg string) (podTarget, error) {
 // the Service's selector matches. A deployment or Service that does not
 // exist is an error; one that selects no pod (yet) is none.
 func (snap *snapshot) podsOf(g *globalOptions, ns string, t podTarget) ([]podEntry, error) {
-	switch t.kind {
-	case kindPod:
-		e, err := snap.pod(g, ns, t.name)
-		if err != nil {
-			return nil, err
-		}
-		return []podEntry{e}, nil
-	case kindDeployment:
-		if snap.record(store.Key(ns, t.name)) == nil {
-			return nil, snap.missing(g, ns, t.name)
-		}
-		var out []podEntry
-		for _, e := range snap.allPods() {
-			if e.Namespace == ns && e.Deployment == t.name && !e.deleted {
-				out = append(out, e)
-			}
-		}
-		return out, nil
+	return kindByName(t.kind).podsOf(snap, g, ns, t.name)
+}
+
+// podSelector lists the pods the object name of one kind selects in
+// namespace ns (podsOf).
+type podSelector func(snap *snapshot, g *globalOptions, ns, name string) ([]podEntry, error)
+
+func podsOfPod(snap *snapshot, g *globalOptions, ns, name string) ([]podEntry, error) {
+	e, err := snap.pod(g, ns, name)
+	if err != nil {
+		return nil, err
 	}
-	svc, ok := snap.service(ns, t.name)
+	return []podEntry{e}, nil
+}
+
+func podsOfDeployment(snap *snapshot, g *globalOptions, ns, name string) ([]podEntry, error) {
+	if snap.record(store.Key(ns, name)) == nil {
+		return nil, snap.missing(g, ns, name)
+	}
+	var out []podEntry
+	for _, e := range snap.allPods() {
+		if e.Namespace == ns && e.Deployment == name && !e.deleted {
+			out = append(out, e)
+		}
+	}
+	return out, nil
+}
+
+func podsOfService(snap *snapshot, g *globalOptions, ns, name string) ([]podEntry, error) {
+	svc, ok := snap.service(ns, name)
 	if !ok {
-		return nil, snap.missingService(g, "Service", ns, t.name)
+		return nil, snap.missingService(g, "Service", ns, name)
 	}
 	sel := svc.rec.Service.Spec.Selector
 	if len(sel) == 0 {
-		return nil, fmt.Errorf("cannot attach to service %q: it is defined without a selector", t.name)
+		return nil, fmt.Errorf("cannot attach to service %q: it is defined without a selector", name)
 	}
 	var out []podEntry
 	for _, e := range snap.allPods() {

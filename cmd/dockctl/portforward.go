@@ -214,6 +214,13 @@ func resolvePodPorts(specs []string, p podPorts) ([]string, error) {
 	return out, nil
 }
 
+// serviceTargetPorts resolves port-forward's ports for service/NAME: the
+// Service's ports, mapped onto the pod's (resolveServicePorts).
+func serviceTargetPorts(snap *snapshot, g *globalOptions, name string, specs []string, p podPorts) ([]string, error) {
+	svc, _ := snap.service(g.namespace, name)
+	return resolveServicePorts(specs, svc.spec(), p)
+}
+
 // resolveServicePorts maps each spec's remote port — a port of the
 // Service, by number or name — to the pod's port its targetPort names, as
 // kubectl's translateServicePortToTargetPort does: a number as it is (0:
@@ -337,9 +344,8 @@ func runPortForward(cmd *cobra.Command, g *globalOptions, o *portForwardOptions,
 	if err != nil {
 		return err
 	}
-	if target.kind == kindService {
-		svc, _ := snap.service(g.namespace, target.name)
-		specs, err = resolveServicePorts(specs, svc.spec(), portsOf(pod))
+	if resolve := kindByName(target.kind).targetPorts; resolve != nil {
+		specs, err = resolve(snap, g, target.name, specs, portsOf(pod))
 	} else {
 		specs, err = resolvePodPorts(specs, portsOf(pod))
 	}

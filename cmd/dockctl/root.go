@@ -247,22 +247,6 @@ type apiResource struct {
 	namespaced                     bool
 }
 
-// apiResources are the kinds of the CLI (kindAliases' words); containers
-// and manifests directories are dockctl's own.
-var apiResources = map[string]apiResource{
-	kindDeployment: {"Deployment", "deployments", "apps", "v1", true},
-	kindPod:        {"Pod", "pods", "", "v1", true},
-	kindService:    {"Service", "services", "", "v1", true},
-	kindNamespace:  {"Namespace", "namespaces", "", "v1", false},
-	kindEndpoints:  {"Endpoints", "endpoints", "", "v1", true},
-	kindConfigMap:  {"ConfigMap", "configmaps", "", "v1", true},
-	kindSecret:     {"Secret", "secrets", "", "v1", true},
-	kindClaim:      {"PersistentVolumeClaim", "persistentvolumeclaims", "", "v1", true},
-	kindEvent:      {"Event", "events", "", "v1", true},
-	kindContainer:  {"Container", "containers", "dockctl.io", "v1", true},
-	kindManifests:  {"ManifestsSource", "manifestssources", "dockctl.io", "v1", false},
-}
-
 // apiResourceOf finds kind, a CLI word (kindAliases) or the store's
 // (Deployment, ConfigMap…); an unknown one is named as it is.
 func apiResourceOf(kind string) apiResource {
@@ -414,31 +398,6 @@ func (g *globalOptions) updateDeployment(updater, name string, fn func(*store.Re
 func deploymentArg(args []string) (string, error) {
 	_, name, err := resourceArg(args, kindDeployment)
 	return name, err
-}
-
-// Resource kinds the commands name, and the forms kubectl accepts for them.
-const (
-	kindDeployment = "deployment"
-	kindPod        = "pod"
-	kindService    = "service"
-	kindNamespace  = "namespace"
-	kindEndpoints  = "endpoints"
-	kindContainer  = "container"
-)
-
-var kindAliases = map[string]string{
-	"deployment": kindDeployment, "deployments": kindDeployment, "deploy": kindDeployment,
-	"deployment.apps": kindDeployment, "deployments.apps": kindDeployment, // what get -o name prints, as kubectl
-	"pod": kindPod, "pods": kindPod, "po": kindPod,
-	"service": kindService, "services": kindService, "svc": kindService,
-	"namespace": kindNamespace, "namespaces": kindNamespace, "ns": kindNamespace,
-	"endpoints": kindEndpoints, "endpoint": kindEndpoints, "ep": kindEndpoints,
-	"container": kindContainer, "containers": kindContainer,
-	"configmap": kindConfigMap, "configmaps": kindConfigMap, "cm": kindConfigMap,
-	"secret": kindSecret, "secrets": kindSecret,
-	"persistentvolumeclaim": kindClaim, "persistentvolumeclaims": kindClaim, "pvc": kindClaim, "pvcs": kindClaim,
-	"manifests": kindManifests, "manifestssource": kindManifests, "manifestssources": kindManifests,
-	"event": kindEvent, "events": kindEvent, "ev": kindEvent,
 }
 
 // kindAlias is the CLI's kind of word, one of kubectl's spellings in any

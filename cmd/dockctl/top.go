@@ -70,18 +70,30 @@ func newTopCommand(g *globalOptions) *cobra.Command {
   dockctl top deployments -A --sort-by cpu`,
 		RunE: subcommandsOnly(false), // kubectl top's help goes to stderr
 	}
-	cmd.AddCommand(newTopKindCommand(g, kindPod), newTopKindCommand(g, kindDeployment))
+	for _, kind := range kindNames(func(k *kindInfo) bool { return k.top != nil }) {
+		cmd.AddCommand(newTopKindCommand(g, kind))
+	}
 	return cmd
 }
 
-// newTopKindCommand is `top pods` or `top deployments`.
-func newTopKindCommand(g *globalOptions, kind string) *cobra.Command {
-	o := &topOptions{}
-	cmd := &cobra.Command{
-		Use:     "pods [NAME | -l SELECTOR]",
-		Aliases: []string{"pod", "po"},
-		Short:   "Display resource (CPU/memory) usage of pods",
-		Example: `  # Show metrics for all pods in the default namespace
+// topOps is top's command for one kind (top pods, top deployments).
+type topOps struct {
+	use          string
+	aliases      []string
+	short        string
+	example      string
+	selectorHelp string
+	// containers: the kind has --containers (a row per container).
+	containers bool
+	// pick finds the objects to report on (by name, or those -l selects).
+	pick func(o *topOptions, g *globalOptions, snap *snapshot, sel labels.Selector, name string) ([]topObject, error)
+}
+
+var podTop = topOps{
+	use:     "pods [NAME | -l SELECTOR]",
+	aliases: []string{"pod", "po"},
+	short:   "Display resource (CPU/memory) usage of pods",
+	example: `  # Show metrics for all pods in the default namespace
   dockctl top pods
 
   # Show metrics for all pods in the given namespace
@@ -92,7 +104,38 @@ func newTopKindCommand(g *globalOptions, kind string) *cobra.Command {
 
   # Show metrics for the pods defined by label app=web, and their sum
   dockctl top pod -l app=web --sum`,
-		Args: cobra.MaximumNArgs(1),
+	selectorHelp: "label selector (=, ==, !=, in, notin, KEY, !KEY) on the pods' labels, their template's " +
+		"(deployment=NAME is short for io.dockctl.deployment=NAME, revision=HASH for io.dockctl.template-hash=HASH)",
+	containers: true,
+	pick:       (*topOptions).topPods,
+}
+
+var deploymentTop = topOps{
+	use:     "deployments [NAME | -l SELECTOR]",
+	aliases: []string{"deployment", "deploy", "deployments.apps", "deployment.apps"},
+	short:   "Display resource (CPU/memory) usage of deployments (the sum of their pods)",
+	example: `  # Show metrics for all deployments in the default namespace
+  dockctl top deployments
+
+  # Show metrics for deployment web
+  dockctl top deploy web
+
+  # Show metrics for the deployments of every namespace, the largest first, and their sum
+  dockctl top deployments -A --sort-by memory --sum`,
+	selectorHelp: "label selector (=, ==, !=, in, notin, KEY, !KEY) on the deployments' metadata.labels",
+	pick:         (*topOptions).topDeployments,
+}
+
+// newTopKindCommand is `top pods` or `top deployments`: kind's topOps.
+func newTopKindCommand(g *globalOptions, kind string) *cobra.Command {
+	o := &topOptions{}
+	t := kindByName(kind).top
+	cmd := &cobra.Command{
+		Use:     t.use,
+		Aliases: t.aliases,
+		Short:   t.short,
+		Example: t.example,
+		Args:    cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			name := ""
 			if len(args) == 1 {
@@ -101,32 +144,15 @@ func newTopKindCommand(g *globalOptions, kind string) *cobra.Command {
 			return runTop(cmd, g, o, kind, name)
 		},
 	}
-	if kind == kindDeployment {
-		cmd.Use, cmd.Aliases = "deployments [NAME | -l SELECTOR]", []string{"deployment", "deploy", "deployments.apps", "deployment.apps"}
-		cmd.Short = "Display resource (CPU/memory) usage of deployments (the sum of their pods)"
-		cmd.Example = `  # Show metrics for all deployments in the default namespace
-  dockctl top deployments
-
-  # Show metrics for deployment web
-  dockctl top deploy web
-
-  # Show metrics for the deployments of every namespace, the largest first, and their sum
-  dockctl top deployments -A --sort-by memory --sum`
-	}
 	cmd.Long = topLong
 	f := cmd.Flags()
 	// A plain string, not a slice: "app in (a,b)" must not be split on its comma.
-	selector := "label selector (=, ==, !=, in, notin, KEY, !KEY) on the deployments' metadata.labels"
-	if kind == kindPod {
-		selector = "label selector (=, ==, !=, in, notin, KEY, !KEY) on the pods' labels, their template's " +
-			"(deployment=NAME is short for io.dockctl.deployment=NAME, revision=HASH for io.dockctl.template-hash=HASH)"
-	}
-	f.StringVarP(&o.selector, "selector", "l", "", selector)
+	f.StringVarP(&o.selector, "selector", "l", "", t.selectorHelp)
 	f.BoolVarP(&o.allNamespaces, "all-namespaces", "A", false, "list the objects of every namespace (a NAMESPACE column comes first)")
 	f.StringVar(&o.sortBy, "sort-by", "", "sort by cpu or memory, the largest first (default: by name)")
 	f.BoolVar(&o.noHeaders, "no-headers", false, "print the table without its header line")
 	f.BoolVar(&o.sum, "sum", false, "print the sum of the resource usage under the table")
-	if kind == kindPod {
+	if t.containers {
 		f.BoolVar(&o.containers, "containers", false, "print the usage of each container of a pod (a POD column comes first)")
 	}
 	return cmd
@@ -149,11 +175,7 @@ func runTop(cmd *cobra.Command, g *globalOptions, o *topOptions, kind, name stri
 	if err := o.validate(name); err != nil {
 		return err
 	}
-	parse := parseSelector
-	if kind == kindPod {
-		parse = parseContainerSelector
-	}
-	sel, err := parse(o.selector)
+	sel, err := kindByName(kind).selectorParser()(o.selector)
 	if err != nil {
 		return err
 	}
@@ -166,11 +188,7 @@ func runTop(cmd *cobra.Command, g *globalOptions, o *topOptions, kind, name stri
 	for _, err := range snap.recordErrs {
 		fmt.Fprintln(cmd.ErrOrStderr(), "warning:", err)
 	}
-	pick := o.topPods
-	if kind == kindDeployment {
-		pick = o.topDeployments
-	}
-	objs, err := pick(g, snap, sel, name)
+	objs, err := kindByName(kind).top.pick(o, g, snap, sel, name)
 	if err != nil {
 		return err
 	}

@@ -70,7 +70,7 @@ func newWaitCommand(g *globalOptions) *cobra.Command {
 		"deployments by their metadata.labels, pods by their labels: those it selects when wait starts")
 	cmd.Flags().BoolVar(&o.all, "all", false, "wait for every object of TYPE in the namespace, those there when wait starts")
 	cmd.Flags().BoolVarP(&o.allNamespaces, "all-namespaces", "A", false, "with -l or --all, select in every namespace")
-	cmd.ValidArgsFunction = g.kindThenName([]string{"deployments", "pods"}, 2)
+	cmd.ValidArgsFunction = g.kindThenName(pluralsOf(waitKinds), 2)
 	_ = cmd.RegisterFlagCompletionFunc("for", cobra.FixedCompletions([]string{
 		"condition=Available", "condition=Progressing", "condition=ReplicaFailure",
 		"condition=Ready", "condition=ContainersReady", "condition=Initialized", "condition=PodScheduled",
@@ -95,7 +95,7 @@ func (o *waitOptions) request(args []string) (waitRequest, error) {
 	if o.all && o.selector != "" {
 		return waitRequest{}, errors.New("setting 'all' parameter but found a non empty selector.")
 	}
-	objs, err := objectArgs(args, kindDeployment, kindPod)
+	objs, err := objectArgs(args, waitKinds...)
 	if err != nil {
 		return waitRequest{}, err
 	}
@@ -119,11 +119,7 @@ func (o *waitOptions) request(args []string) (waitRequest, error) {
 		return waitRequest{}, err
 	}
 	// As get -l: pods by their labels, with its short keys (deployment=NAME).
-	parse := parseSelector
-	if kind == kindPod {
-		parse = parseContainerSelector
-	}
-	sel, err := parse(o.selector)
+	sel, err := kindByName(kind).selectorParser()(o.selector)
 	if err != nil {
 		return waitRequest{}, err
 	}
@@ -277,42 +273,7 @@ func (w *waiter) targets(req waitRequest) []waitTarget {
 		return out
 	}
 	inScope := func(ns string) bool { return req.allNamespaces || ns == w.g.namespace }
-	snap := w.snap
-	switch req.kind {
-	case kindDeployment:
-		recs := snap.records
-		if w.cond.delete {
-			for key, r := range snap.deleted {
-				if snap.record(key) == nil && len(snap.containersOf(key)) > 0 {
-					recs = append(recs, r)
-				}
-			}
-		}
-		for _, r := range recs {
-			if inScope(r.NamespaceOrDefault()) && req.sel.Matches(labels.Set(r.Deployment.Metadata.Labels)) {
-				out = append(out, waitTarget{kind: kindDeployment, namespace: r.NamespaceOrDefault(), name: r.Name, created: r.CreatedAt})
-			}
-		}
-	case kindPod:
-		// One target per name: the live pod, when a terminating one has
-		// its name too.
-		at := map[string]int{}
-		for _, e := range snap.allPods() {
-			if !inScope(e.Namespace) || !req.sel.Matches(labels.Set(e.labels())) {
-				continue
-			}
-			t := waitTarget{kind: kindPod, namespace: e.Namespace, name: e.Name, uid: e.uid()}
-			key := e.Namespace + "/" + e.Name
-			if i, ok := at[key]; ok {
-				if !e.Terminating {
-					out[i] = t
-				}
-				continue
-			}
-			at[key] = len(out)
-			out = append(out, t)
-		}
-	}
+	out = kindByName(req.kind).wait.selected(w, req, inScope)
 	sort.SliceStable(out, func(i, j int) bool {
 		if out[i].namespace != out[j].namespace {
 			return out[i].namespace < out[j].namespace
@@ -327,31 +288,7 @@ func (w *waiter) targets(req waitRequest) []waitTarget {
 // one that is not is an error, as kubectl's lookup of the object; for
 // --for=delete it is already met.
 func (w *waiter) present(t *waitTarget) (bool, error) {
-	snap, key := w.snap, store.Key(t.namespace, t.name)
-	if w.cond.delete {
-		if t.kind == kindDeployment {
-			if r := cmp.Or(snap.record(key), snap.deleted[key]); r != nil && t.created.IsZero() {
-				t.created = r.CreatedAt
-			}
-			return !gone(snap, *t), nil
-		}
-		if t.uid == "" {
-			e, err := snap.pod(w.g, t.namespace, t.name)
-			if err != nil {
-				return false, nil
-			}
-			t.uid = e.uid()
-		}
-		return !gone(snap, *t), nil
-	}
-	if t.kind == kindDeployment {
-		if snap.record(key) == nil {
-			return false, snap.missing(w.g, t.namespace, t.name)
-		}
-		return true, nil
-	}
-	_, err := snap.pod(w.g, t.namespace, t.name)
-	return err == nil, err
+	return kindByName(t.kind).wait.present(w, t)
 }
 
 // await looks at t on each change until it is done: the condition met,
@@ -384,33 +321,9 @@ func (w *waiter) done(t waitTarget) (bool, error) {
 	if w.cond.delete {
 		return gone(w.snap, t), nil
 	}
-	var obj any
-	if t.kind == kindDeployment {
-		r := w.snap.record(store.Key(t.namespace, t.name))
-		if r == nil {
-			return false, nil
-		}
-		d := w.snap.deploymentObject(r)
-		if !w.snap.controllerRunning {
-			// docs/design.md §1: what only the controller knows is unknown
-			// when stale: no controller runs to keep its conditions true.
-			conds := slices.Clone(d.Status.Conditions)
-			for i := range conds {
-				conds[i].Status = "Unknown"
-			}
-			d.Status.Conditions = conds
-		}
-		obj = d
-	} else {
-		e, err := w.snap.pod(w.g, t.namespace, t.name)
-		if err != nil {
-			return false, nil
-		}
-		pod, err := e.podObject(w.snap)
-		if err != nil {
-			return false, err
-		}
-		obj = pod
+	obj, ok, err := kindByName(t.kind).wait.object(w, t)
+	if !ok || err != nil {
+		return false, err
 	}
 	// What get -o json prints, as JSON decodes it.
 	objs, err := genericObjects([]row{{object: func() (any, error) { return obj, nil }}})
@@ -437,19 +350,141 @@ func (w *waiter) noController() string {
 // first one's deletion); a pod no longer there (another under its name is
 // not it).
 func gone(snap *snapshot, t waitTarget) bool {
-	if t.kind == kindDeployment {
+	return kindByName(t.kind).wait.gone(snap, t)
+}
+
+// waitOps is how wait finds and judges the objects of one kind.
+type waitOps struct {
+	// selected are the targets -l or --all selects (req.sel, in the
+	// namespaces inScope).
+	selected func(w *waiter, req waitRequest, inScope func(ns string) bool) []waitTarget
+	// present is waiter.present of a target of the kind.
+	present func(w *waiter, t *waitTarget) (bool, error)
+	// object is the target as get -o json shows it; ok false when it is
+	// not there.
+	object func(w *waiter, t waitTarget) (obj any, ok bool, err error)
+	// gone is gone of a target of the kind.
+	gone func(snap *snapshot, t waitTarget) bool
+}
+
+// deploymentWait waits for deployments: by their records, and when
+// deleted for their containers too.
+var deploymentWait = waitOps{
+	selected: func(w *waiter, req waitRequest, inScope func(ns string) bool) []waitTarget {
+		var out []waitTarget
+		snap := w.snap
+		recs := snap.records
+		if w.cond.delete {
+			for key, r := range snap.deleted {
+				if snap.record(key) == nil && len(snap.containersOf(key)) > 0 {
+					recs = append(recs, r)
+				}
+			}
+		}
+		for _, r := range recs {
+			if inScope(r.NamespaceOrDefault()) && req.sel.Matches(labels.Set(r.Deployment.Metadata.Labels)) {
+				out = append(out, waitTarget{kind: kindDeployment, namespace: r.NamespaceOrDefault(), name: r.Name, created: r.CreatedAt})
+			}
+		}
+		return out
+	},
+	present: func(w *waiter, t *waitTarget) (bool, error) {
+		snap, key := w.snap, store.Key(t.namespace, t.name)
+		if w.cond.delete {
+			if r := cmp.Or(snap.record(key), snap.deleted[key]); r != nil && t.created.IsZero() {
+				t.created = r.CreatedAt
+			}
+			return !gone(snap, *t), nil
+		}
+		if snap.record(key) == nil {
+			return false, snap.missing(w.g, t.namespace, t.name)
+		}
+		return true, nil
+	},
+	object: func(w *waiter, t waitTarget) (any, bool, error) {
+		r := w.snap.record(store.Key(t.namespace, t.name))
+		if r == nil {
+			return nil, false, nil
+		}
+		d := w.snap.deploymentObject(r)
+		if !w.snap.controllerRunning {
+			// docs/design.md §1: what only the controller knows is unknown
+			// when stale: no controller runs to keep its conditions true.
+			conds := slices.Clone(d.Status.Conditions)
+			for i := range conds {
+				conds[i].Status = "Unknown"
+			}
+			d.Status.Conditions = conds
+		}
+		return d, true, nil
+	},
+	gone: func(snap *snapshot, t waitTarget) bool {
 		key := store.Key(t.namespace, t.name)
 		if r := snap.record(key); r != nil {
 			return !t.created.IsZero() && !r.CreatedAt.Equal(t.created)
 		}
 		return len(snap.containersOf(key)) == 0
-	}
-	for _, e := range snap.podsNamed(t.namespace, t.name) {
-		if e.uid() == t.uid {
-			return false
+	},
+}
+
+// podWait waits for pods: from Docker, one by its uid when deleted.
+var podWait = waitOps{
+	selected: func(w *waiter, req waitRequest, inScope func(ns string) bool) []waitTarget {
+		var out []waitTarget
+		// One target per name: the live pod, when a terminating one has
+		// its name too.
+		at := map[string]int{}
+		for _, e := range w.snap.allPods() {
+			if !inScope(e.Namespace) || !req.sel.Matches(labels.Set(e.labels())) {
+				continue
+			}
+			t := waitTarget{kind: kindPod, namespace: e.Namespace, name: e.Name, uid: e.uid()}
+			key := e.Namespace + "/" + e.Name
+			if i, ok := at[key]; ok {
+				if !e.Terminating {
+					out[i] = t
+				}
+				continue
+			}
+			at[key] = len(out)
+			out = append(out, t)
 		}
-	}
-	return true
+		return out
+	},
+	present: func(w *waiter, t *waitTarget) (bool, error) {
+		snap := w.snap
+		if w.cond.delete {
+			if t.uid == "" {
+				e, err := snap.pod(w.g, t.namespace, t.name)
+				if err != nil {
+					return false, nil
+				}
+				t.uid = e.uid()
+			}
+			return !gone(snap, *t), nil
+		}
+		_, err := snap.pod(w.g, t.namespace, t.name)
+		return err == nil, err
+	},
+	object: func(w *waiter, t waitTarget) (any, bool, error) {
+		e, err := w.snap.pod(w.g, t.namespace, t.name)
+		if err != nil {
+			return nil, false, nil
+		}
+		pod, err := e.podObject(w.snap)
+		if err != nil {
+			return nil, false, err
+		}
+		return pod, true, nil
+	},
+	gone: func(snap *snapshot, t waitTarget) bool {
+		for _, e := range snap.podsNamed(t.namespace, t.name) {
+			if e.uid() == t.uid {
+				return false
+			}
+		}
+		return true
+	},
 }
 
 // next waits for a change (or waitResync without one) and takes a new
