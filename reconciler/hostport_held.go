@@ -7,6 +7,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/dockctl/dockctl/dockerx"
@@ -22,7 +23,7 @@ import (
 // kube-proxy, which logs "can't open port, skipping it" for a nodePort it
 // cannot open and keeps the Service's other rules. A try replaces the
 // proxy, so it is not made while the controller still reaches a listener
-// on that port.
+// on that port (for UDP: while its bind is still refused).
 
 // hostProcessOwner is the holder a PortConflict names.
 const hostProcessOwner = "a process of the host"
@@ -149,9 +150,23 @@ func (s *services) hostHolders(ctx context.Context) ([]portHolder, time.Duration
 	return out, next
 }
 
-// listening reports whether the controller reaches a listener on a TCP
-// host port (never for UDP, which has none to find: it is tried).
+// listening reports whether a held host port is still taken: for TCP,
+// whether the controller reaches a listener there; for UDP, which has no
+// listener to reach, whether its bind is refused (EADDRINUSE) — else a
+// try would tear down the running proxy at every backoff for a start
+// Docker refuses again.
 func (s *services) listening(ctx context.Context, hp hostPort) bool {
+	if hp.Protocol == manifests.ProtocolUDP {
+		bind := s.hostBind
+		if bind == nil {
+			bind = bindHost
+		}
+		ip := hp.IP
+		if ip == "" {
+			ip = "0.0.0.0"
+		}
+		return errors.Is(bind("udp", net.JoinHostPort(ip, strconv.Itoa(int(hp.Port)))), syscall.EADDRINUSE)
+	}
 	if hp.Protocol != manifests.ProtocolTCP {
 		return false
 	}
@@ -167,6 +182,15 @@ func (s *services) listening(ctx context.Context, hp hostPort) bool {
 		dial = dialHost
 	}
 	return dial(ctx, "tcp", net.JoinHostPort(ip, strconv.Itoa(int(hp.Port)))) == nil
+}
+
+// bindHost binds a UDP address and closes the socket.
+func bindHost(network, addr string) error {
+	c, err := net.ListenPacket(network, addr)
+	if err != nil {
+		return err
+	}
+	return c.Close()
 }
 
 // dialHost connects to addr and closes the connection.

@@ -115,6 +115,9 @@ type services struct {
 	// hostDial connects to a host port and closes the connection at once
 	// (tests substitute it): whether something still listens there.
 	hostDial func(ctx context.Context, network, addr string) error
+	// hostBind binds a host address and closes the socket at once
+	// (nil: a real bind); tests fake it.
+	hostBind func(network, addr string) error
 	// envWait bounds a create's wait for a Service's address
 	// (serviceEnvWait; serviceenv.go).
 	envWait time.Duration
