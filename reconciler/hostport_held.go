@@ -11,7 +11,6 @@ import (
 	"time"
 
 	"github.com/dockctl/dockctl/dockerx"
-	"github.com/dockctl/dockctl/manifests"
 )
 
 // Host ports a process of the host holds. No list shows them (they are
@@ -23,7 +22,7 @@ import (
 // kube-proxy, which logs "can't open port, skipping it" for a nodePort it
 // cannot open and keeps the Service's other rules. A try replaces the
 // proxy, so it is not made while the controller still reaches a listener
-// on that port (for UDP: while its bind is still refused).
+// on that port (or, with none to reach, while its bind is still refused).
 
 // hostProcessOwner is the holder a PortConflict names.
 const hostProcessOwner = "a process of the host"
@@ -150,47 +149,58 @@ func (s *services) hostHolders(ctx context.Context) ([]portHolder, time.Duration
 	return out, next
 }
 
-// listening reports whether a held host port is still taken: for TCP,
-// whether the controller reaches a listener there; for UDP, which has no
-// listener to reach, whether its bind is refused (EADDRINUSE) — else a
-// try would tear down the running proxy at every backoff for a start
-// Docker refuses again.
+// listening reports whether a held host port is still taken: whether
+// the controller reaches a listener there (TCP), or else whether its bind
+// is refused (EADDRINUSE) — a UDP port has no listener to reach, and a
+// TCP listener may be on another address of the host than the one
+// dialled. Else a try would tear down the running proxy at every backoff
+// for a start Docker refuses again.
 func (s *services) listening(ctx context.Context, hp hostPort) bool {
-	if hp.Protocol == manifests.ProtocolUDP {
-		bind := s.hostBind
-		if bind == nil {
-			bind = bindHost
-		}
-		ip := hp.IP
-		if ip == "" {
-			ip = "0.0.0.0"
-		}
-		return errors.Is(bind("udp", net.JoinHostPort(ip, strconv.Itoa(int(hp.Port)))), syscall.EADDRINUSE)
-	}
-	if hp.Protocol != manifests.ProtocolTCP {
+	network := strings.ToLower(hp.Protocol)
+	if network != "tcp" && network != "udp" {
 		return false
 	}
+	if network == "tcp" {
+		ip := hp.IP
+		switch ip {
+		case "", "0.0.0.0":
+			ip = "127.0.0.1"
+		case "::":
+			ip = "::1"
+		}
+		dial := s.hostDial
+		if dial == nil {
+			dial = dialHost
+		}
+		if dial(ctx, "tcp", net.JoinHostPort(ip, strconv.Itoa(int(hp.Port)))) == nil {
+			return true
+		}
+	}
+	bind := s.hostBind
+	if bind == nil {
+		bind = bindHost
+	}
 	ip := hp.IP
-	switch ip {
-	case "", "0.0.0.0":
-		ip = "127.0.0.1"
-	case "::":
-		ip = "::1"
+	if ip == "" {
+		ip = "0.0.0.0"
 	}
-	dial := s.hostDial
-	if dial == nil {
-		dial = dialHost
-	}
-	return dial(ctx, "tcp", net.JoinHostPort(ip, strconv.Itoa(int(hp.Port)))) == nil
+	return errors.Is(bind(network, net.JoinHostPort(ip, strconv.Itoa(int(hp.Port)))), syscall.EADDRINUSE)
 }
 
-// bindHost binds a UDP address and closes the socket.
+// bindHost binds a TCP or UDP address and closes the socket.
 func bindHost(network, addr string) error {
-	c, err := net.ListenPacket(network, addr)
+	if network == "udp" {
+		c, err := net.ListenPacket(network, addr)
+		if err != nil {
+			return err
+		}
+		return c.Close()
+	}
+	l, err := net.Listen(network, addr)
 	if err != nil {
 		return err
 	}
-	return c.Close()
+	return l.Close()
 }
 
 // dialHost connects to addr and closes the connection.

@@ -915,6 +915,12 @@ func TestServiceHostPortHeldByAHostProcess(t *testing.T) {
 				}
 				return syscall.ECONNREFUSED
 			}
+			r.ctrl.svc.hostBind = func(network, addr string) error {
+				if listening {
+					return syscall.EADDRINUSE
+				}
+				return nil
+			}
 			r.feed(webPods(2, 2))
 			web := webService("NodePort", 30080)
 			web.Service.Spec.Ports = append(web.Service.Spec.Ports, manifests.ServicePort{Name: "admin", Port: 81, NodePort: 30081, TargetPort: intstr.FromString("http")})
@@ -1122,89 +1128,105 @@ func TestProxyStartFailureReportedAsCreateFailure(t *testing.T) {
 	}
 }
 
-// TestServiceUDPHostPortHeldIsNotTriedWhileBound: a UDP port a process of
-// the host holds has no listener to dial, but its bind is still refused
-// (EADDRINUSE). While it is, a try would only tear down the running proxy
-// — cutting the ClusterIP and every other port of the Service — for a
-// start Docker refuses again; so the proxy is left alone, as for a TCP
-// port that still answers. kube-proxy, likewise, keeps a Service's rules
-// and only logs the nodePort it cannot open ("can't open port, skipping
-// it").
-func TestServiceUDPHostPortHeldIsNotTriedWhileBound(t *testing.T) {
-	r := newSvcRig(t)
-	now := t0
-	var mu sync.Mutex
-	clock := func() time.Time { mu.Lock(); defer mu.Unlock(); return now }
-	msg := "failed to set up container networking: driver failed programming external connectivity on endpoint i_web.default_svc (8d1c): failed to bind host port for %s:10.222.8.1:53/udp: address already in use"
-	d := &hostHeldDocker{helperEngine: r.docker, msg: msg, held: map[int]bool{30053: true}, reqs: map[string]dockerx.HelperRequest{}}
-	r.ctrl = New(dockerfake.New(), r.deps, Options{Instance: "i", ServiceDocker: d, ServiceStore: r.svcs, Now: clock,
-		ServiceAddress: "127.0.0.1", Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
-	r.tracker = r.ctrl.tracker
-	t.Cleanup(r.ctrl.svc.loop.queue.ShutDown)
-	r.ctrl.svc.hostDial = func(ctx context.Context, network, addr string) error {
-		t.Errorf("dialled %s %s: a UDP port has no listener to dial", network, addr)
-		return syscall.ECONNREFUSED
+// TestServiceHostPortHeldIsNotTriedWhileBound: a port a process of the
+// host holds may have no listener the controller can dial — a UDP port,
+// or a TCP one the process listens on at another address of the host
+// than the one dialled — but its bind is still refused (EADDRINUSE).
+// While it is, a try would only tear down the running proxy — cutting
+// the ClusterIP and every other port of the Service — for a start Docker
+// refuses again; so the proxy is left alone, as for a TCP port that still
+// answers. kube-proxy, likewise, keeps a Service's rules and only logs the
+// nodePort it cannot open ("can't open port, skipping it").
+func TestServiceHostPortHeldIsNotTriedWhileBound(t *testing.T) {
+	cases := []struct {
+		name     string
+		protocol string
+		bindNet  string
+		suffix   string
+	}{
+		{"udp", manifests.ProtocolUDP, "udp", "udp"},
+		{"tcp listened on at another address", manifests.ProtocolTCP, "tcp", "tcp"},
 	}
-	r.ctrl.svc.hostBind = func(network, addr string) error {
-		if network != "udp" || addr != "127.0.0.1:30053" {
-			t.Errorf("bind probe of %s %s", network, addr)
-		}
-		d.mu.Lock()
-		defer d.mu.Unlock()
-		if d.held[30053] {
-			return syscall.EADDRINUSE
-		}
-		return nil
-	}
-	r.feed(webPods(2, 2))
-	web := webService("NodePort", 30080)
-	web.Service.Spec.Ports = append(web.Service.Spec.Ports, manifests.ServicePort{Name: "dns", Protocol: manifests.ProtocolUDP, Port: 53, NodePort: 30053, TargetPort: intstr.FromInt(53)})
-	r.svcs.put(web)
-	publishing := func() (string, string) {
-		for _, c := range r.docker.Snapshot() {
-			if c.Name == "i_web.default_svc" && c.State == dockerx.StateRunning {
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			r := newSvcRig(t)
+			now := t0
+			var mu sync.Mutex
+			clock := func() time.Time { mu.Lock(); defer mu.Unlock(); return now }
+			msg := "failed to set up container networking: driver failed programming external connectivity on endpoint i_web.default_svc (8d1c): failed to bind host port for %s:10.222.8.1:53/" + tc.suffix + ": address already in use"
+			d := &hostHeldDocker{helperEngine: r.docker, msg: msg, held: map[int]bool{30053: true}, reqs: map[string]dockerx.HelperRequest{}}
+			r.ctrl = New(dockerfake.New(), r.deps, Options{Instance: "i", ServiceDocker: d, ServiceStore: r.svcs, Now: clock,
+				ServiceAddress: "127.0.0.1", Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+			r.tracker = r.ctrl.tracker
+			t.Cleanup(r.ctrl.svc.loop.queue.ShutDown)
+			r.ctrl.svc.hostDial = func(ctx context.Context, network, addr string) error {
+				if tc.protocol == manifests.ProtocolUDP {
+					t.Errorf("dialled %s %s: a UDP port has no listener to dial", network, addr)
+				}
+				return syscall.ECONNREFUSED
+			}
+			r.ctrl.svc.hostBind = func(network, addr string) error {
+				if network != tc.bindNet || addr != "127.0.0.1:30053" {
+					t.Errorf("bind probe of %s %s", network, addr)
+				}
 				d.mu.Lock()
 				defer d.mu.Unlock()
-				return c.ID, fmt.Sprint(d.reqs[c.ID].Ports)
+				if d.held[30053] {
+					return syscall.EADDRINUSE
+				}
+				return nil
 			}
-		}
-		return "", "no running proxy"
-	}
-	syncUntil := func(want string) string {
-		t.Helper()
-		for range 5 {
-			r.reconcile("default/web")
-			r.docker.FinishRemovals()
-			if id, got := publishing(); got == want {
-				return id
+			r.feed(webPods(2, 2))
+			web := webService("NodePort", 30080)
+			web.Service.Spec.Ports = append(web.Service.Spec.Ports, manifests.ServicePort{Name: "dns", Protocol: tc.protocol, Port: 53, NodePort: 30053, TargetPort: intstr.FromInt(53)})
+			r.svcs.put(web)
+			publishing := func() (string, string) {
+				for _, c := range r.docker.Snapshot() {
+					if c.Name == "i_web.default_svc" && c.State == dockerx.StateRunning {
+						d.mu.Lock()
+						defer d.mu.Unlock()
+						return c.ID, fmt.Sprint(d.reqs[c.ID].Ports)
+					}
+				}
+				return "", "no running proxy"
 			}
-		}
-		_, got := publishing()
-		t.Fatalf("proxy publishes %s, want %s", got, want)
-		return ""
-	}
-	id := syncUntil("[{127.0.0.1 30080 80 TCP}]")
+			syncUntil := func(want string) string {
+				t.Helper()
+				for range 5 {
+					r.reconcile("default/web")
+					r.docker.FinishRemovals()
+					if id, got := publishing(); got == want {
+						return id
+					}
+				}
+				_, got := publishing()
+				t.Fatalf("proxy publishes %s, want %s", got, want)
+				return ""
+			}
+			id := syncUntil("[{127.0.0.1 30080 80 TCP}]")
 
-	// Due, the port still bound by the host's process: not tried.
-	for range 3 {
-		mu.Lock()
-		now = now.Add(time.Hour)
-		mu.Unlock()
-		r.reconcile("default/web")
-		r.docker.FinishRemovals()
-		if again, got := publishing(); again != id {
-			t.Fatalf("the running proxy was replaced (now %q publishing %s) while 30053/UDP is still held", again, got)
-		}
-	}
-	st := r.svcs.status("default/web")
-	if c := findCondition(st.Conditions, ServicePortConflict); c == nil || !strings.Contains(c.Message, "30053/UDP is held by a process of the host") {
-		t.Errorf("conditions %+v, want PortConflict for 30053/UDP", st.Conditions)
-	}
+			// Due, the port still bound by the host's process: not tried.
+			for range 3 {
+				mu.Lock()
+				now = now.Add(time.Hour)
+				mu.Unlock()
+				r.reconcile("default/web")
+				r.docker.FinishRemovals()
+				if again, got := publishing(); again != id {
+					t.Fatalf("the running proxy was replaced (now %q publishing %s) while 30053 is still held", again, got)
+				}
+			}
+			st := r.svcs.status("default/web")
+			if c := findCondition(st.Conditions, ServicePortConflict); c == nil || !strings.Contains(c.Message, "30053/"+strings.ToUpper(tc.suffix)+" is held by a process of the host") {
+				t.Errorf("conditions %+v, want PortConflict for 30053", st.Conditions)
+			}
 
-	// Freed: published at the next try.
-	d.free(30053)
-	mu.Lock()
-	now = now.Add(time.Hour)
-	mu.Unlock()
-	syncUntil("[{127.0.0.1 30080 80 TCP} {127.0.0.1 30053 53 UDP}]")
+			// Freed: published at the next try.
+			d.free(30053)
+			mu.Lock()
+			now = now.Add(time.Hour)
+			mu.Unlock()
+			syncUntil("[{127.0.0.1 30080 80 TCP} {127.0.0.1 30053 53 " + strings.ToUpper(tc.suffix) + "}]")
+		})
+	}
 }
