@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"maps"
+	"regexp"
 	"slices"
 	"sort"
 	"strconv"
@@ -691,13 +692,19 @@ func (e *startError) Unwrap() error { return e.err }
 // a new CRI container (kuberuntime's computePodActions). A network
 // endpoint of its name that "already exists" is not one: seen after such a
 // restart too, dockerd clears it and a retry starts.
+//
+// Only the runtime's own objects count ("task X: already exists",
+// "container X: already exists"): another "already exists" — an
+// iptables chain a firewall reload raced dockerd for — is no leftover of
+// the container's, and a retry starts.
 func neverStarts(startErr string) bool {
 	msg := strings.ToLower(startErr)
-	if strings.Contains(msg, "endpoint with name") {
-		return false
-	}
-	return strings.Contains(msg, "already exists") || strings.Contains(msg, "container with id exists")
+	return runtimeLeftover.MatchString(msg) || strings.Contains(msg, "container with id exists")
 }
+
+// runtimeLeftover is containerd's refusal of a task or container it still
+// holds under that ID.
+var runtimeLeftover = regexp.MustCompile(`\b(task|container) [^ :]+: already exists`)
 
 // markNeverStarting returns cs with each container that can never be
 // started again (neverStarts) shown as dead: the planner then replaces it

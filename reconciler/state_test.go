@@ -154,11 +154,15 @@ func TestNeverStarts(t *testing.T) {
 		{"task 0123abcd: already exists: unknown", true},
 		{"OCI runtime create failed: container with id exists: 0123abcd: unknown", true},
 		{"container 0123abcd: already exists", true},
+		{`failed to create task for container: container "0123abcd": already exists: unknown`, true},
 		// Seen after a daemon restart too, but dockerd clears it: a retry starts.
 		{"endpoint with name web-0 already exists in network dockctl_i", false},
 		{`OCI runtime create failed: exec: "nope": executable file not found in $PATH`, false},
 		{"failed to update store for object type *libnetwork.endpoint: open : no such file or directory", false},
 		{"driver failed programming external connectivity: port is already allocated", false},
+		// A firewall reload racing dockerd's rules: no leftover of the
+		// container's own, a retry starts.
+		{"driver failed programming external connectivity on endpoint web-0 (8d1c): (iptables failed: iptables --wait -t nat -N DOCKER: iptables: Chain already exists. (exit status 1))", false},
 		{"", false},
 	}
 	for _, tt := range tests {
