@@ -392,13 +392,19 @@ func allocateClusterIP(in allocInput, prev string) (ip string, usable bool, prob
 //
 // A nodePort it publishes stays its own when a deployment declares it as
 // a hostPort afterwards (the older claim keeps it); one never allocated
-// is never one a holder names, whatever its protocol or address.
+// is never one a holder names, whatever its protocol or address. One a
+// process of the host holds stays its own too (a PortConflict, tried
+// again): as on Kubernetes, where the apiserver allocates a nodePort once
+// and kube-proxy failing to open it on a node never changes it.
 func keptNodePort(prev []store.NodePortStatus, p manifests.ServicePort, used map[int32]bool, in allocInput, proto string) int32 {
-	free := func(n int32, since time.Time) bool {
+	free := func(n int32, since time.Time, kept bool) bool {
 		if used[n] {
 			return false
 		}
 		for _, h := range in.Holders {
+			if kept && h.Owner == hostProcessOwner {
+				continue
+			}
 			if h.Port.Port == n && !claimedBefore(since, h.Since) {
 				return false
 			}
@@ -406,12 +412,12 @@ func keptNodePort(prev []store.NodePortStatus, p manifests.ServicePort, used map
 		return true
 	}
 	for _, np := range prev {
-		if np.Port == p.Port && np.Protocol == proto && np.NodePort >= manifests.NodePortMin && np.NodePort <= manifests.NodePortMax && free(np.NodePort, np.Since) {
+		if np.Port == p.Port && np.Protocol == proto && np.NodePort >= manifests.NodePortMin && np.NodePort <= manifests.NodePortMax && free(np.NodePort, np.Since, true) {
 			return np.NodePort
 		}
 	}
 	for n := int32(manifests.NodePortMin); n <= manifests.NodePortMax; n++ {
-		if free(n, time.Time{}) {
+		if free(n, time.Time{}, false) {
 			return n
 		}
 	}

@@ -1230,3 +1230,55 @@ func TestServiceHostPortHeldIsNotTriedWhileBound(t *testing.T) {
 		})
 	}
 }
+
+// TestServiceAllocatedNodePortHeldByAHostProcessIsKept: a nodePort the
+// Service was allocated (none given) and published, found held by a
+// process of the host when its proxy starts again (the process took it
+// while the daemon restarted), stays the Service's: reported as a
+// PortConflict and tried again, not moved to another number, which would
+// silently break every client of the old one. On Kubernetes the
+// apiserver allocates a nodePort once; kube-proxy failing to open it on a
+// node never changes it.
+func TestServiceAllocatedNodePortHeldByAHostProcessIsKept(t *testing.T) {
+	r := newSvcRig(t)
+	now := t0
+	var mu sync.Mutex
+	clock := func() time.Time { mu.Lock(); defer mu.Unlock(); return now }
+	msg := "failed to set up container networking: driver failed programming external connectivity on endpoint i_web.default_svc (8d1c): failed to bind host port for %s:10.222.8.1:80/tcp: address already in use"
+	d := &hostHeldDocker{helperEngine: r.docker, msg: msg, held: map[int]bool{}, reqs: map[string]dockerx.HelperRequest{}}
+	r.ctrl = New(dockerfake.New(), r.deps, Options{Instance: "i", ServiceDocker: d, ServiceStore: r.svcs, Now: clock,
+		ServiceAddress: "127.0.0.1", Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	r.tracker = r.ctrl.tracker
+	t.Cleanup(r.ctrl.svc.loop.queue.ShutDown)
+	r.ctrl.svc.hostDial = func(ctx context.Context, network, addr string) error { return nil }
+	r.ctrl.svc.hostBind = func(network, addr string) error { return syscall.EADDRINUSE }
+	r.feed(webPods(2, 2))
+	r.svcs.put(webService("NodePort", 0))
+	r.reconcile("default/web")
+	st := r.svcs.status("default/web")
+	if len(st.NodePorts) != 1 || st.NodePorts[0].NodePort == 0 {
+		t.Fatalf("nodePorts %+v", st.NodePorts)
+	}
+	np := st.NodePorts[0].NodePort
+
+	// The daemon restarts: the proxy stops, a process of the host takes
+	// its nodePort, the proxy's start is refused.
+	id, _ := r.docker.serving("i_web.default_svc", &struct{}{})
+	if err := r.docker.StopContainer(context.Background(), id, 0); err != nil {
+		t.Fatal(err)
+	}
+	d.mu.Lock()
+	d.held[int(np)] = true
+	d.mu.Unlock()
+	for range 5 {
+		r.reconcile("default/web")
+		r.docker.FinishRemovals()
+	}
+	st = r.svcs.status("default/web")
+	if len(st.NodePorts) != 1 || st.NodePorts[0].NodePort != np {
+		t.Errorf("nodePorts %+v, want %d kept", st.NodePorts, np)
+	}
+	if c := findCondition(st.Conditions, ServicePortConflict); c == nil || !strings.Contains(c.Message, "held by a process of the host") {
+		t.Errorf("conditions %+v, want PortConflict for %d held by a process of the host", st.Conditions, np)
+	}
+}
