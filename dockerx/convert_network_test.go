@@ -39,7 +39,7 @@ func inNamespace(req CreateRequest) CreateRequest {
 }
 
 // networkGoldenCases are the golden files of containers on the instance
-// network (DESIGN §10.1): what Network and Namespace add, beside the
+// network (docs/design.md §10): what Network and Namespace add, beside the
 // goldens of today's containers, which they leave unchanged when unset.
 func networkGoldenCases() []goldenCase {
 	// A replica whose template names an additional network.

@@ -231,7 +231,7 @@ func TestAttachHelper(t *testing.T) {
 // — NET_RAW (raw sockets: sniff and forge the pod's traffic in its
 // namespace), NET_BIND_SERVICE, CHOWN, DAC_OVERRIDE, SETUID, SETGID, … —
 // privilege escalation allowed, and a writable root: BuildHelperConfig
-// drops them all. DESIGN §8 asks for small helpers: the helper container
+// drops them all. docs/design.md §10 asks for small helpers: the helper container
 // must not get more than it needs.
 func TestPortForwardHelperDropsWhatItDoesNotNeed(t *testing.T) {
 	req := HelperRequest{Instance: "i", Namespace: "shop", Name: "i_web-abc-0.shop_pf-1a2b3c", Role: RolePortForward, Image: "img",

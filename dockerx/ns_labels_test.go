@@ -7,7 +7,7 @@ import (
 )
 
 // Every container and volume dockctl creates says its namespace, default
-// included (DESIGN §8): CreateRequest.Namespace, else the deployment's.
+// included (docs/design.md §4): CreateRequest.Namespace, else the deployment's.
 func TestNamespaceLabel(t *testing.T) {
 	tests := []struct {
 		name        string

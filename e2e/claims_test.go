@@ -16,7 +16,7 @@ import (
 	"github.com/docker/docker/api/types/volume"
 )
 
-// PersistentVolumeClaims (issue 11 item 4, DESIGN §11), end to end: what
+// PersistentVolumeClaims (docs/design.md §12), end to end: what
 // Docker shows — the claim's labelled named volume, the files in it — not
 // dockctl's own view.
 

@@ -23,7 +23,8 @@ import (
 )
 
 // TestDaemonRestart restarts the Docker daemon under a running controller
-// (issue 4, item 2). The daemon is a private one (DESIGN §7); the controller
+// with --live-restore. The daemon is a private one (docs/development.md, the
+// end-to-end tests); the controller
 // runs on the host against it. While the daemon is down /readyz must say
 // not-ready, and one replica's process is killed: a death no event reports.
 // After the daemon is back the controller must reconnect, find that death

@@ -19,7 +19,7 @@ import (
 	"github.com/docker/docker/pkg/stdcopy"
 )
 
-// File volumes (issue 11 item 3, DESIGN §11), end to end: the controller
+// File volumes (docs/design.md §11), end to end: the controller
 // runs in a container, no host path is shared with it, and the tests read
 // the files as the pod's containers see them (`workload stat` exec'd in
 // the member), and Docker's own export and diff of the containers.

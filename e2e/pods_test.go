@@ -25,7 +25,7 @@ import (
 	"github.com/dockctl/dockctl/manifests"
 )
 
-// Pods of several containers (issue 9, DESIGN §9), end to end: the
+// Pods of several containers (docs/design.md §9), end to end: the
 // controller runs as a container, creates the holder image with ImageLoad,
 // and the tests look at what Docker shows — containers grouped by their
 // io.dockctl.pod-uid label, volumes, images — not at dockctl's own view.

@@ -25,7 +25,7 @@ import (
 	"google.golang.org/grpc/metadata"
 )
 
-// privateDockerd is a Docker daemon of the test's own, started as DESIGN §7
+// privateDockerd is a Docker daemon of the test's own, started in docs/development.md's end-to-end tests
 // recommends, so that a test can stop and restart a daemon without touching
 // the machine's: its own network namespace (it cannot see or change the
 // host's docker0 or iptables), data root, exec root, socket and pidfile, and

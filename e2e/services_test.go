@@ -28,7 +28,7 @@ import (
 	"github.com/dockctl/dockctl/manifests"
 )
 
-// Services, namespaces and DNS (issue 10, DESIGN §10), end to end: the
+// Services, namespaces and DNS (docs/design.md §10), end to end: the
 // controller runs as a container with its own --subnet and publishes on
 // 127.0.0.1; the tests look from inside the instance network through a
 // client replica (e2e/svcclient, driven with docker exec) and from the host
@@ -83,7 +83,7 @@ func checkNoLeftovers(t *testing.T, instance string, ids []string) {
 	for _, img := range imgs {
 		for _, tag := range img.RepoTags {
 			if strings.HasPrefix(tag, "dockctl-helper:"+instance+"-") || strings.HasPrefix(tag, "dockctl-holder:"+instance+"-") {
-				t.Errorf("left behind: image %s (labels %v): every image dockctl loads must carry its instance label (DESIGN §8)", tag, img.Labels)
+				t.Errorf("left behind: image %s (labels %v): every image dockctl loads must carry its instance label (docs/design.md §4)", tag, img.Labels)
 				_, _ = dockerCli.ImageRemove(ctx, img.ID, image.RemoveOptions{Force: true, PruneChildren: true})
 			}
 		}
@@ -484,7 +484,7 @@ func TestServiceManifestsDecode(t *testing.T) {
 	}
 }
 
-// TestServiceDNS (issue 10 item 3, DESIGN §10.2): from a replica in ns1,
+// TestServiceDNS (docs/design.md §10): from a replica in ns1,
 // web, web.ns1, web.ns1.svc and web.ns1.svc.cluster.local all resolve to
 // ns1's ClusterIP; the same short name from default resolves to default's
 // Service; a missing name under cluster.local fails as not found. And the
@@ -808,7 +808,7 @@ func TestServiceControllerRestart(t *testing.T) {
 	}
 }
 
-// TestServiceUpgradeInPlace (issue 10 item 3, DESIGN §8 upgrades): replicas
+// TestServiceUpgradeInPlace (docs/design.md §16): replicas
 // that are not on the instance network — as a release before issue 10 made
 // them — are connected to it in place by the controller: same container,
 // never restarted, and reachable through the Service.

@@ -487,7 +487,7 @@ func TestValidateConfigBuiltInCode(t *testing.T) {
 // dockctl): decodePVC records them as ignored paths, so that apply and
 // diff warn, and a claim asking for `fast-ssd` storage does not silently
 // get a plain local volume. The rule for fields accepted only to be
-// ignored (DESIGN §8, the README's "never silently") is one Warning line
+// ignored (docs/design.md §1, the README's "never silently") is one Warning line
 // per apply naming them.
 func TestIgnoredClaimFieldsAreWarnedAbout(t *testing.T) {
 	in := "apiVersion: v1\nkind: PersistentVolumeClaim\nmetadata: {name: data}\n" +

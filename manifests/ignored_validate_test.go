@@ -9,7 +9,7 @@ import "testing"
 // priorityClassName are DNS subdomains; a toleration's
 // operator is Exists or Equal, and Exists takes no value; nodeSelector keys
 // are qualified names; preemptionPolicy is PreemptLowerPriority or Never).
-// DESIGN §8: whatever dockctl accepts, a cluster accepts too.
+// docs/design.md §1: whatever dockctl accepts, a cluster accepts too.
 func TestIgnoredFieldsValidatedAsKubernetes(t *testing.T) {
 	tests := []struct{ name, input string }{
 		{"terminationMessagePolicy", edit(t, "        image: nginx:1.25\n", "        image: nginx:1.25\n        terminationMessagePolicy: Sometimes\n")},

@@ -19,7 +19,7 @@ import (
 	sigsyaml "sigs.k8s.io/yaml"
 )
 
-// TestAcceptedManifestsDecodeStrictlyIntoKubernetesTypes holds DESIGN §8:
+// TestAcceptedManifestsDecodeStrictlyIntoKubernetesTypes holds docs/design.md §1:
 // whatever dockctl accepts, a cluster accepts too. Every manifest dockctl
 // accepts here (the examples, the golden hash templates, the test
 // manifests, pods of several containers, Services and Namespaces) is

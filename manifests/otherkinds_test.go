@@ -17,7 +17,7 @@ spec:
       containers: [{name: web, image: nginx:1.27}]
 `
 
-// TestOtherKinds: a bundle's objects of other kinds (DESIGN §10.6) — the
+// TestOtherKinds: a bundle's objects of other kinds (docs/manifests.md, Supported manifest subset) — the
 // ones that grant nothing and mean nothing on one host are skipped with a
 // warning naming them, in files and in Lists; any other kind refuses the
 // whole input, naming the object, unless SkipUnsupported skips it too.

@@ -51,7 +51,7 @@ func strictInputs(t *testing.T) map[string][]byte {
 	return inputs
 }
 
-// TestEveryKindDecodesStrictlyIntoKubernetesTypes holds DESIGN §8 for every
+// TestEveryKindDecodesStrictlyIntoKubernetesTypes holds docs/design.md §1 for every
 // object of every kind in strictInputs, including the kinds dockctl skips
 // (RBAC, disruption budgets, autoscalers) and the List that `get -o yaml`
 // prints: each is decoded strictly (unknown and duplicate fields are

@@ -59,7 +59,7 @@ func TestNonStringMappingKeysMeanTheSameAsOnACluster(t *testing.T) {
 // refuses it in a string field: "json: cannot unmarshal bool into Go
 // struct field ConfigMap.data of type string". dockctl's walker reads YAML
 // 1.2 (yaml.v3), where they are strings: accepting them would let a bundle
-// apply here that fails on a cluster (DESIGN §8). ConfigMap data and
+// apply here that fails on a cluster (docs/design.md §1). ConfigMap data and
 // Secret stringData are where such values live (FEATURE_X: on). A
 // round-trip through sigsyaml.UnmarshalStrict does not show it, because
 // that converts with the target type, which kubectl does not. (The same

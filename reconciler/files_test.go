@@ -350,7 +350,7 @@ func applyConfigMap(t *testing.T, st *store.Store, ns, name string, data map[str
 
 // TestFilesMissingConfigMapCreatesNothing: a Deployment whose configMap
 // volume names a ConfigMap that does not exist must create nothing of
-// that revision (DESIGN §11, as for env and claims; the kubelet keeps such
+// that revision (docs/design.md §11, as for env and claims; the kubelet keeps such
 // a pod in ContainerCreating) and say so in ReplicaFailure.
 func TestFilesMissingConfigMapCreatesNothing(t *testing.T) {
 	h, _ := filesHarness(t)

@@ -210,7 +210,7 @@ func TestComputePlan(t *testing.T) {
 
 // Plans applied one after another must converge, whatever the starting
 // point: the last plan is empty. This is the idempotence contract of
-// DESIGN §1, and it exercises a full rolling update.
+// docs/design.md §1, and it exercises a full rolling update.
 func TestComputePlanConverges(t *testing.T) {
 	const H = "aaaa"
 	for replicas := int32(0); replicas <= 5; replicas++ {

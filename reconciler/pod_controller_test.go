@@ -167,7 +167,7 @@ func TestPodLifecycle(t *testing.T) {
 }
 
 // TestPodStopOrder scales a pod with a native sidecar to zero and checks
-// the order of the stop signals (DESIGN §8): app containers first, then
+// the order of the stop signals (docs/design.md §8): app containers first, then
 // the sidecar, then the holder.
 func TestPodStopOrder(t *testing.T) {
 	h := newHarness(t, Options{})

@@ -463,7 +463,7 @@ func TestPodDeadInitContainerIsRepaired(t *testing.T) {
 // (docker stop of the holder, say) while the app containers run. The pod
 // is replaced, and its running app containers must be stopped with the
 // pod's grace, not removed with none (SIGKILL) because the holder does not
-// run (graceFor). DESIGN §8 (Stopping): a replica is stopped with its stop
+// run (graceFor). docs/design.md §8: a replica is stopped with its stop
 // signal, then killed after terminationGracePeriodSeconds; the kubelet,
 // when a pod's sandbox died, kills its containers with the pod's grace
 // period too (killPodWithSyncResult → killContainer with the pod's

@@ -103,7 +103,7 @@ type mainDocker struct {
 
 const mainInstance = "upgrade-7c1d"
 
-// Upgrade (DESIGN §8), the contract of namespaces: the state directory and
+// Upgrade (docs/design.md §16), the contract of namespaces: the state directory and
 // the containers main made keep running under this release without one
 // Docker call that writes — nothing recreated, renamed or relabelled — and
 // a deployment of the same name in another namespace runs next to them.

@@ -19,7 +19,7 @@ import (
 // with a second revision from a rollout restart) and checks that this
 // release computes the same template hash for every stored template, and
 // that the records pass today's validation. The controller refuses a
-// record whose template does not hash to its recorded revision (DESIGN §8,
+// record whose template does not hash to its recorded revision (docs/design.md §16,
 // Upgrades), so a change of the hash, or of how a stored template decodes,
 // would freeze every deployment on upgrade. Never regenerate these files:
 // add new ones next to them.
@@ -69,7 +69,7 @@ const mainState = "testdata/main-state"
 
 const mainInstance = "upgrade-7c1d"
 
-// Upgrade (DESIGN §8): a state directory of main keeps working in place —
+// Upgrade (docs/design.md §16): a state directory of main keeps working in place —
 // no file moves, none is rewritten by opening it or by re-applying its
 // manifests, every record and status reads as main wrote it, in the
 // default namespace — and takes objects of other namespaces alongside.

@@ -69,7 +69,7 @@ func TestApplySelectorWarnsOnlyOfObjectsItApplies(t *testing.T) {
 
 // A flag error is kubectl's templater FlagErrorFunc everywhere: "See
 // 'kubectl CMD --help' for usage." (root.go's flagError, and every other
-// dockctl command). diff keeps its exit status 2 (DESIGN §5: errors of diff
+// dockctl command). diff keeps its exit status 2 (docs/design.md §15: errors of diff
 // are >1), and words the hint as the others do, not as a usage error ("See
 // 'dockctl diff -h' for help and examples"), which kubectl diff never
 // prints for a flag.

@@ -35,7 +35,7 @@ func TestGetAllInKindList(t *testing.T) {
 // failure to take it is shared too: when Docker cannot be reached, `get
 // all` says so once, not once per kind (nor, with a daemon that hangs,
 // waits out the ping's timeout once per kind). kubectl says once that the
-// server cannot be reached; DESIGN §5: "one line per error".
+// server cannot be reached; docs/design.md §15: "one line per error".
 func TestGetAllDockerDownSaidOnce(t *testing.T) {
 	_, base, _ := waitInstance(t)
 	t.Setenv("DOCKER_HOST", "unix:///nonexistent/docker.sock")

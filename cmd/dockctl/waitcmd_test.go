@@ -441,7 +441,7 @@ func TestWaitTimeoutZeroChecksOnce(t *testing.T) {
 // (apps/v1 DeploymentStatus: replicas, updatedReplicas, readyReplicas,
 // availableReplicas are all omitempty), so with kubectl that line waits
 // for a first ready replica. dockctl's deployment object always carries
-// the counts, 0 included (DESIGN §5 requires them in status): decided, the
+// the counts, 0 included (docs/design.md §15 requires them in status): decided, the
 // existence form is met at once, as it is on any object that has the
 // field (the README's wait row says so). The value form behaves as
 // kubectl's: `=0` is met on a deployment with no replica ready, `=3` is
@@ -574,7 +574,7 @@ func TestWaitInterruptedExitsOne(t *testing.T) {
 	}
 }
 
-// DESIGN §5: a deployment's counts come from Docker, "so they are right
+// docs/design.md §15: a deployment's counts come from Docker, "so they are right
 // even when no controller runs; controller-only fields show as unknown when
 // stale". wait --for=condition=Available must not judge the conditions the
 // controller last recorded when no controller runs: with the controller

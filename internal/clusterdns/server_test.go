@@ -161,7 +161,7 @@ func resolveSearch(t *testing.T, addr, name string, search []string, ndots int) 
 	return "", nil
 }
 
-// TestSearchPathForms checks every form a pod uses (DESIGN §10.2) through
+// TestSearchPathForms checks every form a pod uses (docs/design.md §10) through
 // the expansion its resolver does with the search list dockctl gives pods.
 func TestSearchPathForms(t *testing.T) {
 	up := startUpstream(t)
