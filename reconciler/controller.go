@@ -15,6 +15,7 @@ import (
 
 	"github.com/dockctl/dockctl/dockerx"
 	"github.com/dockctl/dockctl/manifests"
+	"github.com/dockctl/dockctl/reconciler/podruntime"
 	"github.com/dockctl/dockctl/store"
 )
 
@@ -125,7 +126,7 @@ type Options struct {
 	NetworkDocker NetworkDocker
 	// Config reads ConfigMaps, Secrets and claims (configstore.go); nil:
 	// every reference to one is missing.
-	Config ConfigStore
+	Config podruntime.ConfigStore
 	// FilesDocker writes the file volumes of pods (files.go); nil: pods
 	// with file volumes cannot be created.
 	FilesDocker FilesDocker
