@@ -13,6 +13,7 @@ import (
 
 	"github.com/dockctl/dockctl/dockerx"
 	"github.com/dockctl/dockctl/manifests"
+	"github.com/dockctl/dockctl/reconciler/podruntime"
 	"github.com/dockctl/dockctl/store"
 )
 
@@ -119,20 +120,6 @@ func writeState(st *store.Status, s deploymentState) error {
 	return nil
 }
 
-// ContainerView is how the read commands present one container's
-// controller-side facts.
-type ContainerView struct {
-	Ready            bool
-	Available        bool
-	Restarts         int
-	CrashLoopBackOff bool
-	// Terminating is set while dockctl stops it to remove it.
-	Terminating bool
-	// StopDeadline is when a terminating container is killed, as recorded
-	// (zero when unknown): a pod's metadata.deletionTimestamp.
-	StopDeadline time.Time
-}
-
 // View computes a deployment's status counts and per-container facts the
 // way the controller does, from what Docker reports, what the controller
 // recorded (st may be nil: then from Docker alone) and the pending
@@ -140,7 +127,7 @@ type ContainerView struct {
 // terminating from the request on, its stop begun or not). Each container
 // is judged by its own revision's template (rec.Revisions), not the
 // desired one.
-func View(rec *store.Record, st *store.Status, dels []store.PodDeletion, cs []dockerx.Container, now time.Time) (manifests.DeploymentStatus, map[string]ContainerView) {
+func View(rec *store.Record, st *store.Status, dels []store.PodDeletion, cs []dockerx.Container, now time.Time) (manifests.DeploymentStatus, map[string]podruntime.ContainerView) {
 	v := view(rec, st, dels, cs, now)
 	return v.status, v.containers
 }
@@ -148,8 +135,8 @@ func View(rec *store.Record, st *store.Status, dels []store.PodDeletion, cs []do
 // viewed is one deployment as the read commands see it.
 type viewed struct {
 	status     manifests.DeploymentStatus
-	containers map[string]ContainerView // by container ID
-	units      map[string]ContainerView // by unit ID (a pod)
+	containers map[string]podruntime.ContainerView // by container ID
+	units      map[string]podruntime.ContainerView // by unit ID (a pod)
 	observed   observedPods
 	state      deploymentState
 	templates  func(string) *manifests.PodTemplateSpec
@@ -173,8 +160,8 @@ func view(rec *store.Record, st *store.Status, dels []store.PodDeletion, cs []do
 	s.addTerminating(in.Terminating, ready)
 	deleted := in.unready(ready)
 	avail, _ := availability(d, o.units, ready, s.Containers, settle, now)
-	facts := func(c *dockerx.Container) ContainerView {
-		v := ContainerView{Ready: ready[c.ID], Available: avail[c.ID], Terminating: deleted[c.ID]}
+	facts := func(c *dockerx.Container) podruntime.ContainerView {
+		v := podruntime.ContainerView{Ready: ready[c.ID], Available: avail[c.ID], Terminating: deleted[c.ID]}
 		if cst := s.Containers[c.ID]; cst != nil {
 			v.Restarts = cst.Restarts
 			// A container that cannot start stays `created`: it is in the
@@ -189,7 +176,7 @@ func view(rec *store.Record, st *store.Status, dels []store.PodDeletion, cs []do
 		}
 		return v
 	}
-	out := viewed{containers: map[string]ContainerView{}, units: map[string]ContainerView{}, observed: o, state: s, templates: templates}
+	out := viewed{containers: map[string]podruntime.ContainerView{}, units: map[string]podruntime.ContainerView{}, observed: o, state: s, templates: templates}
 	for i := range o.all {
 		c := &o.all[i]
 		v := facts(c)
@@ -216,45 +203,15 @@ func view(rec *store.Record, st *store.Status, dels []store.PodDeletion, cs []do
 	return out
 }
 
-// PodView is one replica as `get pods` shows it.
-type PodView struct {
-	Name       string // the pod's name (its hostname)
-	Namespace  string // its deployment's, "default" included
-	Deployment string
-	Hash       string
-	Holder     *dockerx.Container // nil for a pod of one container
-	// Containers are the template's containers, init containers first,
-	// with what Docker shows of each (Container nil: not created).
-	Containers []PodContainer
-	// Ready and Total count app containers and sidecars (kubectl's READY).
-	Ready, Total int
-	Status       string // as kubectl shows it: Running, Init:1/2, CrashLoopBackOff…
-	Restarts     int
-	Created      time.Time
-	Available    bool
-	Terminating  bool
-	// StopDeadline is when a terminating pod is killed, as recorded (zero
-	// when unknown).
-	StopDeadline time.Time
-}
-
-// PodContainer is one container of a PodView.
-type PodContainer struct {
-	Name          string
-	Init, Sidecar bool
-	Container     *dockerx.Container
-	View          ContainerView
-}
-
 // Pods presents a deployment's replicas as pods, sorted by name; dels
 // are as View's.
-func Pods(rec *store.Record, st *store.Status, dels []store.PodDeletion, cs []dockerx.Container, now time.Time) []PodView {
+func Pods(rec *store.Record, st *store.Status, dels []store.PodDeletion, cs []dockerx.Container, now time.Time) []podruntime.PodView {
 	v := view(rec, st, dels, cs, now)
-	var out []PodView
+	var out []podruntime.PodView
 	for i := range v.observed.units {
 		u := &v.observed.units[i]
 		t := v.templates(u.TemplateHash)
-		pv := PodView{Namespace: rec.NamespaceOrDefault(), Deployment: rec.Name, Hash: u.TemplateHash, Created: u.Created,
+		pv := podruntime.PodView{Namespace: rec.NamespaceOrDefault(), Owner: podruntime.OwnerRef{Kind: manifests.Kind, Name: rec.Name}, Hash: u.TemplateHash, Created: u.Created,
 			Available: v.units[u.ID].Available, Terminating: v.units[u.ID].Terminating, StopDeadline: v.units[u.ID].StopDeadline}
 		if p := v.observed.pods[u.ID]; p != nil {
 			pv.Name, pv.Holder = p.name, p.holder
@@ -265,9 +222,9 @@ func Pods(rec *store.Record, st *store.Status, dels []store.PodDeletion, cs []do
 			if tc := templateContainer(t, u); tc != nil {
 				name = tc.Name
 			}
-			pv.Containers = []PodContainer{{Name: name, Container: u, View: v.containers[u.ID]}}
+			pv.Containers = []podruntime.PodContainer{{Name: name, Container: u, View: v.containers[u.ID]}}
 		}
-		initializing := !podInitialized(pv.Containers)
+		initializing := !pv.Initialized()
 		for _, pc := range pv.Containers {
 			// kubectl's RESTARTS: while initializing, the init
 			// containers'; afterwards the app containers' and sidecars'.
@@ -284,7 +241,7 @@ func Pods(rec *store.Record, st *store.Status, dels []store.PodDeletion, cs []do
 		if h := pv.Holder; h != nil && (h.State != dockerx.StateRunning || u.State == dockerx.StateDead) || pv.Holder == nil && u.State == dockerx.StateDead {
 			pv.Ready = 0 // its namespaces are gone: nothing in it serves
 		}
-		pv.Status = podStatus(pv, t, u.State)
+		pv.Status = podruntime.StatusWord(pv, t, u.State)
 		out = append(out, pv)
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
@@ -307,50 +264,16 @@ func podName(deployment string, c *dockerx.Container) string {
 	return c.Name
 }
 
-// hasApp reports whether any app container of the pod exists.
-func hasApp(pcs []PodContainer) bool {
-	for _, pc := range pcs {
-		if !pc.Init && pc.Container != nil {
-			return true
-		}
-	}
-	return false
-}
-
-// podInitialized reports whether a pod's init containers are done, as
-// kubectl's printer judges it: an app container exists, or every init
-// container completed (a sidecar: runs).
-func podInitialized(pcs []PodContainer) bool {
-	if hasApp(pcs) {
-		return true
-	}
-	for _, pc := range pcs {
-		if !pc.Init {
-			continue
-		}
-		c := pc.Container
-		switch {
-		case c == nil:
-			return false
-		case pc.Sidecar && c.State != dockerx.StateRunning:
-			return false
-		case !pc.Sidecar && (c.State != dockerx.StateExited || c.ExitCode != 0):
-			return false
-		}
-	}
-	return true
-}
-
 // podContainers lists a holder pod's containers in template order; members
 // the template does not know (an unknown revision) follow by name.
-func podContainers(t *manifests.PodTemplateSpec, p *pod, views map[string]ContainerView) []PodContainer {
-	var out []PodContainer
+func podContainers(t *manifests.PodTemplateSpec, p *pod, views map[string]podruntime.ContainerView) []podruntime.PodContainer {
+	var out []podruntime.PodContainer
 	seen := map[string]bool{}
 	if t != nil {
 		for i := range t.Spec.InitContainers {
 			ic := &t.Spec.InitContainers[i]
 			m := p.members[ic.Name]
-			pc := PodContainer{Name: ic.Name, Init: true, Sidecar: ic.IsSidecar(), Container: m}
+			pc := podruntime.PodContainer{Name: ic.Name, Init: true, Sidecar: ic.IsSidecar(), Container: m}
 			if m != nil {
 				pc.View = views[m.ID]
 			}
@@ -360,7 +283,7 @@ func podContainers(t *manifests.PodTemplateSpec, p *pod, views map[string]Contai
 		for i := range t.Spec.Containers {
 			c := &t.Spec.Containers[i]
 			m := p.members[c.Name]
-			pc := PodContainer{Name: c.Name, Container: m}
+			pc := podruntime.PodContainer{Name: c.Name, Container: m}
 			if m != nil {
 				pc.View = views[m.ID]
 			}
@@ -370,110 +293,10 @@ func podContainers(t *manifests.PodTemplateSpec, p *pod, views map[string]Contai
 	}
 	for _, c := range p.containers() {
 		if c != p.holder && !seen[c.ContainerName] {
-			out = append(out, PodContainer{Name: c.ContainerName, Container: c, View: views[c.ID]})
+			out = append(out, podruntime.PodContainer{Name: c.ContainerName, Container: c, View: views[c.ID]})
 		}
 	}
 	return out
-}
-
-// podStatus words a pod's state as kubectl's printer does (the first that
-// applies): Terminating; the holder's trouble; Init:Error,
-// Init:CrashLoopBackOff or Init:N/M while initializing (a started sidecar
-// counts as done); PodInitializing; then the worst app container:
-// CrashLoopBackOff, Error, Completed, ContainerCreating; else Running.
-func podStatus(pv PodView, t *manifests.PodTemplateSpec, unitState string) string {
-	if pv.Terminating || unitState == dockerx.StateRemoving {
-		return "Terminating"
-	}
-	if h := pv.Holder; h != nil || unitState == dockerx.StateDead {
-		switch {
-		case h == nil || h.State == dockerx.StateDead || h.State == dockerx.StateExited:
-			return "Error" // its namespaces are gone: the pod is replaced
-		case h.State == dockerx.StateCreated:
-			return "ContainerCreating"
-		}
-	}
-	nInit, done := 0, 0
-	initializing := false
-	for _, pc := range pv.Containers {
-		if !pc.Init {
-			if pc.Container != nil {
-				initializing = false // an app container exists: initialized
-				break
-			}
-			continue
-		}
-		nInit++
-		c := pc.Container
-		switch {
-		case c == nil:
-			initializing = true
-		case pc.Sidecar && c.State == dockerx.StateRunning:
-			done++
-		case !pc.Sidecar && c.State == dockerx.StateExited && c.ExitCode == 0:
-			done++
-		case pc.View.CrashLoopBackOff:
-			return "Init:CrashLoopBackOff"
-		case c.State == dockerx.StateExited:
-			return "Init:Error"
-		default:
-			initializing = true
-		}
-	}
-	if initializing && done < nInit {
-		return fmt.Sprintf("Init:%d/%d", done, nInit)
-	}
-	status, running := "", 0
-	apps := 0
-	for _, pc := range pv.Containers {
-		if pc.Init {
-			continue
-		}
-		apps++
-		c := pc.Container
-		switch {
-		case c == nil || c.State == dockerx.StateCreated && !pc.View.CrashLoopBackOff:
-			if status == "" {
-				status = "ContainerCreating"
-				if nInit > 0 && !hasApp(pv.Containers) {
-					// The kubelet's word for app containers not yet
-					// made after the init containers; one made again in
-					// a pod that ran is ContainerCreating.
-					status = "PodInitializing"
-				}
-			}
-		case pc.View.CrashLoopBackOff:
-			status = "CrashLoopBackOff"
-		case c.State == dockerx.StateExited && c.ExitCode == 0:
-			if status == "" || status == "ContainerCreating" {
-				status = "Completed"
-			}
-		case c.State == dockerx.StateExited || c.State == dockerx.StateDead:
-			if status != "CrashLoopBackOff" {
-				status = "Error"
-			}
-		case c.State == dockerx.StatePaused:
-			if status == "" {
-				status = "Paused"
-			}
-		case c.State == dockerx.StateRunning || c.State == dockerx.StateRestarting:
-			running++
-		}
-	}
-	if status == "Completed" && running > 0 {
-		// kubectl: a container completed while another still runs.
-		if pv.Ready == pv.Total {
-			return "Running"
-		}
-		return "NotReady"
-	}
-	if status != "" {
-		return status
-	}
-	if apps == 0 || running == 0 {
-		return "Unknown"
-	}
-	return "Running"
 }
 
 // templateLookup maps a template hash to its pod template: the desired one

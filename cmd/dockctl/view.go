@@ -14,6 +14,7 @@ import (
 	"github.com/dockctl/dockctl/dockerx"
 	"github.com/dockctl/dockctl/manifests"
 	"github.com/dockctl/dockctl/reconciler"
+	"github.com/dockctl/dockctl/reconciler/podruntime"
 	"github.com/dockctl/dockctl/store"
 )
 
@@ -76,7 +77,7 @@ type snapshot struct {
 // controller computes them.
 type deploymentView struct {
 	status     manifests.DeploymentStatus
-	containers map[string]reconciler.ContainerView
+	containers map[string]podruntime.ContainerView
 }
 
 // view computes (once) what reconciler.View says about a live deployment.
