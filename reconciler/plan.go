@@ -10,6 +10,7 @@ import (
 
 	"github.com/dockctl/dockctl/dockerx"
 	"github.com/dockctl/dockctl/manifests"
+	"github.com/dockctl/dockctl/reconciler/podruntime"
 	"github.com/dockctl/dockctl/store"
 )
 
@@ -705,6 +706,9 @@ func (in PlanInput) reconcileRevision(s *revisionSet, cs []*dockerx.Container, p
 		}
 		switch c.State {
 		case dockerx.StateExited, dockerx.StateCreated:
+			if c.State == dockerx.StateExited && from != nil && !podruntime.ShouldRestart(from.Spec.Template.Spec.RestartPolicy, c.ExitCode) {
+				continue // it ended under the pod's restartPolicy: kept as it is
+			}
 			if nb, ok := in.StartNotBefore[c.ID]; ok && in.Now.Before(nb) {
 				plan.RequeueAfter = minPositive(plan.RequeueAfter, nb.Sub(in.Now))
 				continue

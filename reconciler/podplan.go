@@ -8,6 +8,7 @@ import (
 
 	"github.com/dockctl/dockctl/dockerx"
 	"github.com/dockctl/dockctl/manifests"
+	"github.com/dockctl/dockctl/reconciler/podruntime"
 )
 
 // Planning inside a holder pod, as the kubelet's computePodActions does for
@@ -161,7 +162,11 @@ func (in PlanInput) planPod(p *pod, pp podPlan, plan *Plan) (ops []Op, blocked b
 	}
 	for i := range pp.t.Spec.Containers {
 		c := &pp.t.Spec.Containers[i]
-		tend(c, p.members[c.Name], "container")
+		m := p.members[c.Name]
+		if m != nil && m.State == dockerx.StateExited && !podruntime.ShouldRestart(pp.t.Spec.RestartPolicy, m.ExitCode) {
+			continue // it ended under the pod's restartPolicy: kept as it is
+		}
+		tend(c, m, "container")
 	}
 	// A container no template container claims (a duplicate made by hand
 	// with our labels) is not part of the pod.

@@ -211,7 +211,11 @@ func Pods(rec *store.Record, st *store.Status, dels []store.PodDeletion, cs []do
 	for i := range v.observed.units {
 		u := &v.observed.units[i]
 		t := v.templates(u.TemplateHash)
-		pv := podruntime.PodView{Namespace: rec.NamespaceOrDefault(), Owner: podruntime.OwnerRef{Kind: manifests.Kind, Name: rec.Name}, Hash: u.TemplateHash, Created: u.Created,
+		policy := ""
+		if t != nil {
+			policy = t.Spec.RestartPolicy
+		}
+		pv := podruntime.PodView{Namespace: rec.NamespaceOrDefault(), Owner: podruntime.OwnerRef{Kind: manifests.Kind, Name: rec.Name}, RestartPolicy: policy, Hash: u.TemplateHash, Created: u.Created,
 			Available: v.units[u.ID].Available, Terminating: v.units[u.ID].Terminating, StopDeadline: v.units[u.ID].StopDeadline}
 		if p := v.observed.pods[u.ID]; p != nil {
 			pv.Name, pv.Holder = p.name, p.holder

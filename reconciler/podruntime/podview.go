@@ -29,8 +29,11 @@ type PodView struct {
 	Name      string // the pod's name (its hostname)
 	Namespace string // its owner's, "default" included
 	Owner     OwnerRef
-	Hash      string
-	Holder    *dockerx.Container // nil for a pod of one container
+	// RestartPolicy is the pod's (its template's) restartPolicy; "" is
+	// Always.
+	RestartPolicy string
+	Hash          string
+	Holder        *dockerx.Container // nil for a pod of one container
 	// Containers are the template's containers, init containers first,
 	// with what Docker shows of each (Container nil: not created).
 	Containers []PodContainer
@@ -215,14 +218,23 @@ func initDone(pc PodContainer) bool {
 	return c.State == dockerx.StateExited && c.ExitCode == 0
 }
 
-// Phase is the pod's status.phase. A deployment's pods restart their
-// containers (restartPolicy Always), so they never succeed or fail: a pod
-// is Pending until each app container has been started, then Running, as
-// Kubernetes has it; a holder pod whose holder is gone failed (it is
-// replaced as a whole).
+// Phase is the pod's status.phase, as the kubelet's getPhase has it: a
+// holder pod whose holder is gone failed (it is replaced as a whole); a
+// pod finished under its restartPolicy (FinishedPhase) Succeeded or
+// Failed — never one of restartPolicy Always, a Deployment's; else a pod
+// is Pending until each app container has been started, then Running.
 func (e PodView) Phase() corev1.PodPhase {
 	if e.HasHolder() && (e.Holder == nil || e.Holder.State == dockerx.StateExited || e.Holder.State == dockerx.StateDead) {
 		return corev1.PodFailed
+	}
+	var apps []*dockerx.Container
+	for _, pc := range e.Containers {
+		if !pc.Init {
+			apps = append(apps, pc.Container)
+		}
+	}
+	if phase, finished := FinishedPhase(e.RestartPolicy, apps); finished {
+		return phase
 	}
 	for _, pc := range e.Containers {
 		if pc.Init {
