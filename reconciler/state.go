@@ -162,7 +162,13 @@ func view(rec *store.Record, st *store.Status, dels []store.PodDeletion, cs []do
 	avail, _ := availability(d, o.units, ready, s.Containers, settle, now)
 	facts := func(c *dockerx.Container) podruntime.ContainerView {
 		v := podruntime.ContainerView{Ready: ready[c.ID], Available: avail[c.ID], Terminating: deleted[c.ID]}
+		if v.Ready {
+			v.ReadySince = c.Created // as availability counts it
+		}
 		if cst := s.Containers[c.ID]; cst != nil {
+			if v.Ready && !cst.ReadySince.IsZero() {
+				v.ReadySince = cst.ReadySince
+			}
 			v.Restarts = cst.Restarts
 			// A container that cannot start stays `created`: it is in the
 			// same backoff as one that exits.
@@ -216,7 +222,8 @@ func Pods(rec *store.Record, st *store.Status, dels []store.PodDeletion, cs []do
 			policy = t.Spec.RestartPolicy
 		}
 		pv := podruntime.PodView{Namespace: rec.NamespaceOrDefault(), Owner: podruntime.OwnerRef{Kind: manifests.Kind, Name: rec.Name}, RestartPolicy: policy, Hash: u.TemplateHash, Created: u.Created,
-			Available: v.units[u.ID].Available, Terminating: v.units[u.ID].Terminating, StopDeadline: v.units[u.ID].StopDeadline}
+			Available: v.units[u.ID].Available, Terminating: v.units[u.ID].Terminating, StopDeadline: v.units[u.ID].StopDeadline,
+			ReadySince: v.units[u.ID].ReadySince}
 		if p := v.observed.pods[u.ID]; p != nil {
 			pv.Name, pv.Holder = p.name, p.holder
 			pv.Containers = podContainers(t, p, v.containers)

@@ -210,8 +210,9 @@ func (e *podEntry) podObject(s *snapshot) (*corev1.Pod, error) {
 	p.DeletionTimestamp = e.deletionTimestamp(s)
 	start := metav1.NewTime(e.Created)
 	p.Status.StartTime = &start
-	p.Status.Phase = e.Phase()
-	p.Status.Conditions = e.Conditions()
+	ps := e.PodStatus()
+	p.Status.Phase = ps.Phase
+	p.Status.Conditions = ps.Conditions
 	if s.hostIP != "" {
 		p.Status.HostIP, p.Status.HostIPs = s.hostIP, []corev1.HostIP{{IP: s.hostIP}}
 	}
@@ -219,15 +220,14 @@ func (e *podEntry) podObject(s *snapshot) (*corev1.Pod, error) {
 		p.Status.PodIP, p.Status.PodIPs = ip, []corev1.PodIP{{IP: ip}}
 	}
 	always := corev1.ContainerRestartPolicyAlways
-	for _, pc := range e.Containers {
-		st := corev1.ContainerStatus{Name: pc.DisplayName(), Ready: e.ContainerReady(pc), RestartCount: int32(pc.View.Restarts)}
-		st.State, st.LastTerminationState = e.ContainerState(pc)
+	for i, pc := range e.Containers {
+		cs := ps.Containers[i]
+		st := corev1.ContainerStatus{Name: cs.Name, Ready: cs.Ready, RestartCount: int32(cs.Restarts), State: cs.State, LastTerminationState: cs.LastState}
 		containerTimes(&st.State, &st.LastTerminationState, s.containerDetails(pc.Container))
 		if c := pc.Container; c != nil {
-			st.ContainerID = "docker://" + c.ID
+			st.ContainerID = "docker://" + cs.ContainerID
 			st.ImageID = c.ImageID
-			started := st.State.Running != nil
-			st.Started = &started
+			st.Started = &cs.Started
 		}
 		// podSpec lists the containers in e.Containers' order.
 		if pc.Init {

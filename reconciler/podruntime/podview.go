@@ -22,6 +22,9 @@ type ContainerView struct {
 	// StopDeadline is when a terminating container is killed, as recorded
 	// (zero when unknown): a pod's metadata.deletionTimestamp.
 	StopDeadline time.Time
+	// ReadySince is when it was first seen ready in its current run (its
+	// creation when not recorded); zero while not ready.
+	ReadySince time.Time
 }
 
 // PodView is one replica as `get pods` shows it.
@@ -47,6 +50,9 @@ type PodView struct {
 	// StopDeadline is when a terminating pod is killed, as recorded (zero
 	// when unknown).
 	StopDeadline time.Time
+	// ReadySince is when the pod was first seen ready in its current run;
+	// zero while not ready.
+	ReadySince time.Time
 }
 
 // PodContainer is one container of a PodView.
