@@ -124,7 +124,7 @@ type Options struct {
 	// (network.go, netconnect.go, route.go). Nil: pods stay on Docker's
 	// default bridge, as releases before the instance network left them.
 	NetworkDocker NetworkDocker
-	// Config reads ConfigMaps, Secrets and claims (configstore.go); nil:
+	// Config reads ConfigMaps, Secrets and claims (podruntime.ConfigStore); nil:
 	// every reference to one is missing.
 	Config podruntime.ConfigStore
 	// FilesDocker writes the file volumes of pods (files.go); nil: pods
