@@ -575,7 +575,7 @@ func (c *Controller) syncDeployment(ctx context.Context, key string) (time.Durat
 		c.forgetBlocked(key)
 		c.files.forget(key, nil)
 		c.indexRefs(rec, nil)
-		units, pods := groupPods(observed, templateLookup(nil, "", rec.Revisions), c.diedHolders(key, observed))
+		units, pods := podruntime.GroupPods(observed, templateLookup(nil, "", rec.Revisions), c.diedHolders(key, observed))
 		in := PlanInput{Instance: c.opts.Instance, Namespace: rec.Namespace, Name: name, Containers: units, Pods: pods, Volumes: volumes, Now: now, Revisions: rec.Revisions,
 			Deletions: c.podDeletions(ns, name)}
 		c.stopInputs(&in, deploymentState{}, nil)

@@ -14,6 +14,7 @@ import (
 	"github.com/dockctl/dockctl/dockerx"
 	"github.com/dockctl/dockctl/internal/helperapi"
 	"github.com/dockctl/dockctl/manifests"
+	"github.com/dockctl/dockctl/reconciler/podruntime"
 	"github.com/dockctl/dockctl/store"
 )
 
@@ -121,7 +122,7 @@ func (m *filesMemory) forgetAll() {
 
 // forget drops the pods of deployment dep that are not in keep (all of
 // them for a nil keep).
-func (m *filesMemory) forget(dep string, keep map[string]*pod) {
+func (m *filesMemory) forget(dep string, keep map[string]*podruntime.Pod) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	for k := range m.written[dep] {
@@ -134,8 +135,8 @@ func (m *filesMemory) forget(dep string, keep map[string]*pod) {
 	}
 }
 
-// podUnitKey is a pod's unit key (groupPods) from its reference.
-func podUnitKey(p *dockerx.PodRef) string { return podKeyPrefix + p.Holder + "/" + p.UID }
+// podUnitKey is a pod's unit key (podruntime.GroupPods) from its reference.
+func podUnitKey(p *dockerx.PodRef) string { return podruntime.PodKeyPrefix + p.Holder + "/" + p.UID }
 
 // isPodVolumeRole reports whether a volume of that role belongs to one pod
 // and goes with it.
@@ -231,21 +232,21 @@ func (c *Controller) fileObjectsFor(ns string, t *manifests.PodTemplateSpec, cac
 // podFiles plans where each running holder pod with file volumes stands
 // (PlanInput.Files); nil when the deployment has none. ctx is nil for the
 // sweep's assessment, which must not act.
-func (c *Controller) podFiles(ctx context.Context, cache *lookupCache, d *manifests.Deployment, depKey string, pods map[string]*pod, templates func(string) *manifests.PodTemplateSpec) map[string]PodFiles {
+func (c *Controller) podFiles(ctx context.Context, cache *lookupCache, d *manifests.Deployment, depKey string, pods map[string]*podruntime.Pod, templates func(string) *manifests.PodTemplateSpec) map[string]PodFiles {
 	ns := d.Metadata.NamespaceOrDefault()
 	var out map[string]PodFiles
 	for key, p := range pods {
-		t := templates(p.hash)
-		if t == nil || p.holder == nil || !manifests.NeedsWriter(&t.Spec) {
+		t := templates(p.Hash)
+		if t == nil || p.Holder == nil || !manifests.NeedsWriter(&t.Spec) {
 			continue
 		}
 		if out == nil {
 			out = map[string]PodFiles{}
 		}
-		pf := PodFiles{Have: c.files.get(depKey, key), Pod: p.name}
+		pf := PodFiles{Have: c.files.get(depKey, key), Pod: p.Name}
 		objs, err := c.fileObjectsFor(ns, t, cache)
 		if err == nil {
-			payload, missing := planVolumes(&t.Spec, identityOf(ns, p.name, p.uid, p.hash, t), objs, c.hostResources(ctx))
+			payload, missing := planVolumes(&t.Spec, identityOf(ns, p.Name, p.UID, p.Hash, t), objs, c.hostResources(ctx))
 			if len(payload.Volumes) > 0 || len(missing) == 0 {
 				pf.Want = payloadHash(payload)
 			}
@@ -257,8 +258,8 @@ func (c *Controller) podFiles(ctx context.Context, cache *lookupCache, d *manife
 			}
 		}
 		if err != nil {
-			pf.Missing = fmt.Sprintf("pod %s: %v", p.name, err)
-			if pf.Have == "" && p.holder.State == dockerx.StateRunning && c.filesWrittenBefore(ctx, podOfTemplate(d, t), p.hash, dockerx.PodRef{Name: p.name, UID: p.uid, Holder: p.base}) {
+			pf.Missing = fmt.Sprintf("pod %s: %v", p.Name, err)
+			if pf.Have == "" && p.Holder.State == dockerx.StateRunning && c.filesWrittenBefore(ctx, podOfTemplate(d, t), p.Hash, dockerx.PodRef{Name: p.Name, UID: p.UID, Holder: p.Base}) {
 				pf.Have = filesWrittenEarlier
 				c.files.set(depKey, key, pf.Have)
 			}
@@ -384,13 +385,13 @@ func (c *Controller) writerHolderImage(ctx context.Context) (string, error) {
 // (it never got its files and cannot get them now). hold, when not "",
 // says why no container of the pod may be created or started now, though
 // those that run are tended.
-func (in PlanInput) planPodFiles(p *pod, pp podPlan, ref *dockerx.PodRef, plan *Plan) (write *Op, proceed bool, hold string) {
-	if !manifests.NeedsWriter(&pp.t.Spec) || p.holder == nil || p.holder.State != dockerx.StateRunning {
+func (in PlanInput) planPodFiles(p *podruntime.Pod, pp podPlan, ref *dockerx.PodRef, plan *Plan) (write *Op, proceed bool, hold string) {
+	if !manifests.NeedsWriter(&pp.t.Spec) || p.Holder == nil || p.Holder.State != dockerx.StateRunning {
 		return nil, true, ""
 	}
-	pf := in.Files[p.key]
+	pf := in.Files[p.Key]
 	switch {
-	case pf.Missing != "" && pf.Have == "" && len(p.members) == 0:
+	case pf.Missing != "" && pf.Have == "" && len(p.Members) == 0:
 		// Never started: it waits for its files, as a pod whose volume
 		// cannot be mounted stays ContainerCreating.
 		plan.Blocked = append(plan.Blocked, pf.Missing)
@@ -409,9 +410,9 @@ func (in PlanInput) planPodFiles(p *pod, pp podPlan, ref *dockerx.PodRef, plan *
 		if pf.Have == "" {
 			reason, cause = ReasonFilesUnwritten, "files of its volumes not written by this controller yet"
 		}
-		return &Op{Kind: OpWriteFiles, Name: p.holder.Name, ContainerID: p.holder.ID, Hash: p.hash, From: pp.from, Pod: ref,
-			Reason: reason, Cause: fmt.Sprintf("pod %s: %s", p.name, cause)}, true, ""
-	case pf.Want == "" && pf.Have == "" && len(p.members) == 0:
+		return &Op{Kind: OpWriteFiles, Name: p.Holder.Name, ContainerID: p.Holder.ID, Hash: p.Hash, From: pp.from, Pod: ref,
+			Reason: reason, Cause: fmt.Sprintf("pod %s: %s", p.Name, cause)}, true, ""
+	case pf.Want == "" && pf.Have == "" && len(p.Members) == 0:
 		return nil, false, "" // never started, and nothing to write yet
 	}
 	return nil, true, ""
@@ -469,7 +470,7 @@ func (c *Controller) checkStartSubPaths(ctx context.Context, in PlanInput, id st
 		return nil
 	}
 	for _, p := range in.Pods {
-		for name, m := range p.members {
+		for name, m := range p.Members {
 			if m.ID != id {
 				continue
 			}
@@ -477,7 +478,7 @@ func (c *Controller) checkStartSubPaths(ctx context.Context, in PlanInput, id st
 			if t == nil {
 				return nil
 			}
-			return c.checkSubPaths(ctx, podOfTemplate(in.Desired, t), m.TemplateHash, dockerx.PodRef{Name: p.name, UID: p.uid, Holder: p.base}, name)
+			return c.checkSubPaths(ctx, podOfTemplate(in.Desired, t), m.TemplateHash, dockerx.PodRef{Name: p.Name, UID: p.UID, Holder: p.Base}, name)
 		}
 	}
 	return nil

@@ -7,6 +7,7 @@ import (
 
 	"github.com/dockctl/dockctl/dockerx"
 	"github.com/dockctl/dockctl/manifests"
+	"github.com/dockctl/dockctl/reconciler/podruntime"
 )
 
 // filesDeployment is deployment web with one container "app" mounting a
@@ -31,7 +32,7 @@ func filesDeployment(replicas int32) *manifests.Deployment {
 func TestFilesPlanGolden(t *testing.T) {
 	const H = "aaaa"
 	run, exited := dockerx.StateRunning, dockerx.StateExited
-	key := podKeyPrefix + dockerx.ContainerName("i", "", "web", H, 0) + "/u" + H + "0"
+	key := podruntime.PodKeyPrefix + dockerx.ContainerName("i", "", "web", H, 0) + "/u" + H + "0"
 	withFiles := func(in PlanInput, pf PodFiles) PlanInput {
 		in.Files = map[string]PodFiles{key: pf}
 		return in
@@ -103,7 +104,7 @@ func checkFilesFirst(t *testing.T, plan Plan) {
 func TestPlanPodFilesWithAVolumeMissing(t *testing.T) {
 	const H = "aaaa"
 	run := dockerx.StateRunning
-	key := podKeyPrefix + dockerx.ContainerName("i", "", "web", H, 0) + "/u" + H + "0"
+	key := podruntime.PodKeyPrefix + dockerx.ContainerName("i", "", "web", H, 0) + "/u" + H + "0"
 	const missing = `pod web-aaaa-0: MountVolume.SetUp failed: volume tls: secret "tls" not found`
 	tests := []struct {
 		name        string
@@ -152,7 +153,7 @@ func TestPlanPodFilesWithAVolumeMissing(t *testing.T) {
 // ReplicaFailure; a member that runs is left running.
 func TestPlanPodFilesNotKnownWrittenStartsNothing(t *testing.T) {
 	const H = "aaaa"
-	key := podKeyPrefix + dockerx.ContainerName("i", "", "web", H, 0) + "/u" + H + "0"
+	key := podruntime.PodKeyPrefix + dockerx.ContainerName("i", "", "web", H, 0) + "/u" + H + "0"
 	const missing = `pod web-aaaa-0: MountVolume.SetUp failed: volume tls: secret "tls" not found`
 	tests := []struct {
 		name        string

@@ -9,6 +9,7 @@ import (
 
 	"github.com/dockctl/dockctl/dockerx"
 	"github.com/dockctl/dockctl/manifests"
+	"github.com/dockctl/dockctl/reconciler/podruntime"
 	"github.com/dockctl/dockctl/store"
 )
 
@@ -277,7 +278,7 @@ func (c *Controller) assess(ctx context.Context, rec *store.Record, observed []d
 	for key, p := range o.pods {
 		// A member that exits while its pod is stopped is no crash.
 		if _, ok := a.in.Terminating[key]; ok || a.in.Stopping[key] {
-			for _, ct := range p.containers() {
+			for _, ct := range p.Containers() {
 				o.completed[ct.ID] = true
 			}
 		}
@@ -413,7 +414,7 @@ func (c *Controller) podVolumes(ctx context.Context, rec *store.Record, observed
 	c.mu.Lock()
 	need := c.hasVolumes[rec.Key()] // the last sweep saw some
 	c.mu.Unlock()
-	need = need || rec.Deleted || hasPods(observed) || hasHelpers(rec)
+	need = need || rec.Deleted || podruntime.HasPods(observed) || hasHelpers(rec)
 	if !need {
 		return nil, nil
 	}

@@ -437,8 +437,8 @@ type PlanInput struct {
 	// flight in this process: nothing more is planned for them.
 	Stopping map[string]bool
 	// Pods maps the unit ID of each holder pod in Containers to the pod
-	// (groupPods); Containers then holds units, not containers.
-	Pods map[string]*pod
+	// (podruntime.GroupPods); Containers then holds units, not containers.
+	Pods map[string]*podruntime.Pod
 	// Volumes are the deployment's pod volumes, when it has holder pods
 	// (nil otherwise): a volume whose pod has no container left is removed.
 	Volumes []dockerx.Volume
@@ -533,7 +533,7 @@ func ComputePlan(in PlanInput) Plan {
 			}
 			continue
 		case dockerx.StateDead:
-			if p := in.Pods[c.ID]; p != nil && p.anyRunning() && c.TemplateHash != in.Hash {
+			if p := in.Pods[c.ID]; p != nil && p.AnyRunning() && c.TemplateHash != in.Hash {
 				// A dead pod whose members still run is old pods
 				// running: Recreate waits for them (oldPodsRunning).
 				removingOld++
@@ -684,7 +684,7 @@ func (in PlanInput) reconcileRevision(s *revisionSet, cs []*dockerx.Container, p
 	var needWork []*dockerx.Container
 	for _, c := range current {
 		if p := in.Pods[c.ID]; p != nil {
-			if from == nil || p.holder == nil {
+			if from == nil || p.Holder == nil {
 				continue // an unknown revision's pod is only ever removed
 			}
 			podOps, b := in.planPod(p, podPlan{t: &from.Spec.Template, from: from, refused: refused}, plan)

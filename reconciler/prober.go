@@ -23,6 +23,7 @@ import (
 	"github.com/dockctl/dockctl/internal/grpcprobe"
 	"github.com/dockctl/dockctl/internal/helperapi"
 	"github.com/dockctl/dockctl/manifests"
+	"github.com/dockctl/dockctl/reconciler/podruntime"
 	"github.com/dockctl/dockctl/store"
 )
 
@@ -400,7 +401,7 @@ func (p *prober) sync(ctx context.Context, deployment string, cs []dockerx.Conta
 		if c.State != dockerx.StateRunning {
 			continue
 		}
-		tc := templateContainer(templates(c.TemplateHash), &c)
+		tc := podruntime.TemplateContainer(templates(c.TemplateHash), &c)
 		probes := controllerProbes(tc)
 		if probes.none() {
 			continue
@@ -451,7 +452,7 @@ func (p *prober) missing(cs []dockerx.Container, templates func(hash string) *ma
 		if c.State != dockerx.StateRunning || p.workers[c.ID] != nil {
 			continue
 		}
-		if !controllerProbes(templateContainer(templates(c.TemplateHash), &c)).none() {
+		if !controllerProbes(podruntime.TemplateContainer(templates(c.TemplateHash), &c)).none() {
 			return true
 		}
 	}

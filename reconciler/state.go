@@ -198,7 +198,7 @@ func view(rec *store.Record, st *store.Status, dels []store.PodDeletion, cs []do
 	// A member is available, and terminating, with its pod.
 	for key, p := range o.pods {
 		u := out.units[key]
-		for _, c := range p.containers() {
+		for _, c := range p.Containers() {
 			v := out.containers[c.ID]
 			v.Available = u.Available
 			v.Terminating = v.Terminating || u.Terminating
@@ -225,12 +225,12 @@ func Pods(rec *store.Record, st *store.Status, dels []store.PodDeletion, cs []do
 			Available: v.units[u.ID].Available, Terminating: v.units[u.ID].Terminating, StopDeadline: v.units[u.ID].StopDeadline,
 			ReadySince: v.units[u.ID].ReadySince}
 		if p := v.observed.pods[u.ID]; p != nil {
-			pv.Name, pv.Holder = p.name, p.holder
+			pv.Name, pv.Holder = p.Name, p.Holder
 			pv.Containers = podContainers(t, p, v.containers)
 		} else {
 			pv.Name = podName(rec.Name, u)
 			name := ""
-			if tc := templateContainer(t, u); tc != nil {
+			if tc := podruntime.TemplateContainer(t, u); tc != nil {
 				name = tc.Name
 			}
 			pv.Containers = []podruntime.PodContainer{{Name: name, Container: u, View: v.containers[u.ID]}}
@@ -277,13 +277,13 @@ func podName(deployment string, c *dockerx.Container) string {
 
 // podContainers lists a holder pod's containers in template order; members
 // the template does not know (an unknown revision) follow by name.
-func podContainers(t *manifests.PodTemplateSpec, p *pod, views map[string]podruntime.ContainerView) []podruntime.PodContainer {
+func podContainers(t *manifests.PodTemplateSpec, p *podruntime.Pod, views map[string]podruntime.ContainerView) []podruntime.PodContainer {
 	var out []podruntime.PodContainer
 	seen := map[string]bool{}
 	if t != nil {
 		for i := range t.Spec.InitContainers {
 			ic := &t.Spec.InitContainers[i]
-			m := p.members[ic.Name]
+			m := p.Members[ic.Name]
 			pc := podruntime.PodContainer{Name: ic.Name, Init: true, Sidecar: ic.IsSidecar(), Container: m}
 			if m != nil {
 				pc.View = views[m.ID]
@@ -293,7 +293,7 @@ func podContainers(t *manifests.PodTemplateSpec, p *pod, views map[string]podrun
 		}
 		for i := range t.Spec.Containers {
 			c := &t.Spec.Containers[i]
-			m := p.members[c.Name]
+			m := p.Members[c.Name]
 			pc := podruntime.PodContainer{Name: c.Name, Container: m}
 			if m != nil {
 				pc.View = views[m.ID]
@@ -302,8 +302,8 @@ func podContainers(t *manifests.PodTemplateSpec, p *pod, views map[string]podrun
 			seen[c.Name] = true
 		}
 	}
-	for _, c := range p.containers() {
-		if c != p.holder && !seen[c.ContainerName] {
+	for _, c := range p.Containers() {
+		if c != p.Holder && !seen[c.ContainerName] {
 			out = append(out, podruntime.PodContainer{Name: c.ContainerName, Container: c, View: views[c.ID]})
 		}
 	}
@@ -335,7 +335,7 @@ func templateLookup(d *manifests.Deployment, hash string, revs []store.Revision)
 // revision, and a holder, has none.
 func probed(templates func(string) *manifests.PodTemplateSpec) func(c *dockerx.Container) bool {
 	return func(c *dockerx.Container) bool {
-		return controllerProbes(templateContainer(templates(c.TemplateHash), c)).gatesReadiness()
+		return controllerProbes(podruntime.TemplateContainer(templates(c.TemplateHash), c)).gatesReadiness()
 	}
 }
 

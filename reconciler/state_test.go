@@ -265,7 +265,7 @@ func TestRecordStartFailuresOddCrashCount(t *testing.T) {
 // planner supports: "adopt what exists") are judged ready by their own
 // containers, as a single-container replica of an unknown revision is
 // (Docker's state → IsReady), not never ready because the template is
-// unknown (podReady): else `get pods` shows them READY 2/2 Running while
+// unknown (podruntime.PodReady): else `get pods` shows them READY 2/2 Running while
 // `get deployments` counts 0 ready and 0 available and the Available
 // condition is false. Kubernetes judges a pod's readiness by the pod's own
 // containers, never by its ReplicaSet's template.

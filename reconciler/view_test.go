@@ -8,6 +8,7 @@ import (
 
 	"github.com/dockctl/dockctl/dockerx"
 	"github.com/dockctl/dockctl/manifests"
+	"github.com/dockctl/dockctl/reconciler/podruntime"
 	"github.com/dockctl/dockctl/store"
 )
 
@@ -162,10 +163,10 @@ func TestViewPendingDeletionIsTerminating(t *testing.T) {
 			rec := &store.Record{Name: "web", Deployment: *tt.d}
 			// The same pod, its stop begun (a deadline recorded for its unit).
 			hash := manifests.TemplateHash(&tt.d.Spec.Template)
-			units, pods := groupPods(tt.cs, templateLookup(tt.d, hash, nil), nil)
+			units, pods := podruntime.GroupPods(tt.cs, templateLookup(tt.d, hash, nil), nil)
 			unit := tt.del.Containers[0]
 			for key, p := range pods {
-				if p.uid == tt.del.UID {
+				if p.UID == tt.del.UID {
 					unit = key
 				}
 			}
