@@ -17,18 +17,18 @@
 //     Job is due per decision (the most recent unmet time), never a burst.
 //   - The Job of a scheduled time has a name derived from that time alone
 //     (JobName), so deciding twice never starts the same run twice.
+//   - Time zones come from time.LoadLocation. As the time/tzdata package
+//     says, a library does not embed the IANA database: the program that
+//     serves CronJobs imports time/tzdata, so that a timeZone means the same
+//     on a host without /usr/share/zoneinfo (a scratch image).
 package cronschedule
 
 import (
 	"errors"
 	"fmt"
+	"regexp"
 	"strings"
 	"time"
-	// Time zones are part of a CronJob's meaning: the IANA database is
-	// embedded so that a timeZone accepted (and the times it gives) do not
-	// depend on whether the host, or the container dockctl runs in, ships
-	// /usr/share/zoneinfo.
-	_ "time/tzdata"
 
 	"github.com/robfig/cron/v3"
 )
@@ -81,6 +81,13 @@ func Parse(schedule string, timeZone *string, local *time.Location) (*Schedule, 
 	return s, nil
 }
 
+// Check reports whether schedule parses as Kubernetes parses a CronJob's
+// schedule, with the parser's own error (what the API server reports).
+func Check(schedule string) error {
+	_, err := parseStandard(schedule)
+	return err
+}
+
 // parseStandard is cron.ParseStandard, which panics on some inputs in
 // v3.0.1 (a CRON_TZ= prefix with nothing after it indexes past the end of
 // the fields): a panic is turned into an error, so that no schedule in a
@@ -94,14 +101,24 @@ func parseStandard(text string) (spec cron.Schedule, err error) {
 	return cron.ParseStandard(text)
 }
 
+var timeZonePart = regexp.MustCompile(`^[A-Za-z.\-_0-9+]{1,14}$`)
+
 // LoadTimeZone returns the location of an IANA time zone name, refusing
 // what Kubernetes' validation refuses: the empty name and "Local" (a
 // CronJob's zone must not depend on where the controller runs).
 func LoadTimeZone(name string) (*time.Location, error) {
-	switch {
-	case name == "":
+	if name == "" {
 		return nil, errors.New("timeZone must be nil or non-empty string")
-	case strings.EqualFold(name, "Local"):
+	}
+	// The IANA naming rules Kubernetes checks before loading: no "." or
+	// ".." component (no path out of the database), none starting with
+	// "-", each of at most 14 letters, digits, ".", "-", "_" or "+".
+	for _, part := range strings.Split(name, "/") {
+		if part == "." || part == ".." || strings.HasPrefix(part, "-") || !timeZonePart.MatchString(part) {
+			return nil, fmt.Errorf("unknown time zone %s", name)
+		}
+	}
+	if strings.EqualFold(name, "Local") {
 		return nil, errors.New("timeZone must be an explicit time zone as defined in https://www.iana.org/time-zones")
 	}
 	loc, err := time.LoadLocation(name)

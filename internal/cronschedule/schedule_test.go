@@ -5,6 +5,9 @@ import (
 	"strings"
 	"testing"
 	"time"
+	// The tests read time zones from the embedded database, as the
+	// program serving CronJobs must (package doc), not the host's.
+	_ "time/tzdata"
 )
 
 func utc(s string) time.Time {
@@ -88,6 +91,9 @@ func TestParseRefuses(t *testing.T) {
 		{schedule: "0 3 * * *", timeZone: str(""), want: "must be nil or non-empty"},
 		{schedule: "0 3 * * *", timeZone: str("Local"), want: "explicit time zone"},
 		{schedule: "0 3 * * *", timeZone: str("local"), want: "explicit time zone"},
+		{schedule: "0 3 * * *", timeZone: str("../../etc/passwd"), want: "unknown time zone"},
+		{schedule: "0 3 * * *", timeZone: str("America/-Chicago"), want: "unknown time zone"},
+		{schedule: "0 3 * * *", timeZone: str("Europe/Paris "), want: "unknown time zone"},
 		// An unknown timeZone stops the controller even when the
 		// schedule carries a zone of its own.
 		{schedule: "CRON_TZ=UTC 0 3 * * *", timeZone: str("Mars/Olympus"), want: "unknown time zone"},
