@@ -94,6 +94,9 @@ func (s Skipped) String() string {
 type decodeState struct {
 	opts    LoadOptions
 	skipped []Skipped
+	// workloads: the workload kinds not served yet are decoded
+	// (DecodeWorkloads) instead of refused.
+	workloads bool
 }
 
 // otherKind handles an object of a kind that has no decoder: it is skipped
