@@ -150,8 +150,8 @@ const fallbackKind = Kind
 func decodeObject(file string, n *yaml.Node, base string, st *decodeState) (*Document, ErrorList) {
 	kind, kindLine := scalarField(n, "kind")
 	dec, ok := kinds[kind]
-	if !ok && st.workloads {
-		dec, ok = workloadKinds[kind]
+	if !ok {
+		dec, ok = st.extra[kind]
 	}
 	if !ok && kind != "" {
 		return nil, st.otherKind(file, n, base, kind, kindLine)

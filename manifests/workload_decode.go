@@ -16,25 +16,34 @@ var (
 	jobType         = reflect.TypeOf(Job{})
 	cronJobType     = reflect.TypeOf(CronJob{})
 	podType         = reflect.TypeOf(Pod{})
-
-	k8sStatefulSet = reflect.TypeOf(appsv1.StatefulSet{})
-	k8sDaemonSet   = reflect.TypeOf(appsv1.DaemonSet{})
-	k8sReplicaSet  = reflect.TypeOf(appsv1.ReplicaSet{})
-	k8sJob         = reflect.TypeOf(batchv1.Job{})
-	k8sCronJob     = reflect.TypeOf(batchv1.CronJob{})
-	k8sPod         = reflect.TypeOf(corev1.Pod{})
 )
 
-// workloadKinds are the workload kinds whose controllers do not exist yet:
-// DecodeWorkloads decodes them, apply refuses them (otherkinds.go). A
-// kind's controller landing moves its entry into kinds.
-var workloadKinds = map[string]kindDecoder{
-	KindStatefulSet: {apiVersion: APIVersion, typ: statefulSetType, k8s: k8sStatefulSet, decode: decodeStatefulSet},
-	KindDaemonSet:   {apiVersion: APIVersion, typ: daemonSetType, k8s: k8sDaemonSet, decode: decodeDaemonSet},
-	KindReplicaSet:  {apiVersion: APIVersion, typ: replicaSetType, k8s: k8sReplicaSet, decode: decodeReplicaSet},
-	KindJob:         {apiVersion: BatchAPIVersion, typ: jobType, k8s: k8sJob, decode: decodeJob},
-	KindCronJob:     {apiVersion: BatchAPIVersion, typ: cronJobType, k8s: k8sCronJob, decode: decodeCronJob},
-	KindPod:         {apiVersion: CoreAPIVersion, typ: podType, k8s: k8sPod, decode: decodePod},
+// workloadKinds returns the decoders of the workload kinds whose
+// controllers do not exist yet: DecodeWorkloads decodes them, apply refuses
+// them (otherkinds.go); a kind's controller landing moves its entry into
+// kinds. A function, not a table: a binary that never calls
+// DecodeWorkloads links none of the decoders (nor the cron parser's code
+// behind a CronJob's validation).
+func workloadKinds() map[string]kindDecoder {
+	type decodeFunc func(file string, n *yaml.Node, base string, k8s reflect.Type) (*Document, ErrorList)
+	out := map[string]kindDecoder{}
+	for _, w := range []struct {
+		kind, apiVersion string
+		typ, k8s         reflect.Type
+		decode           decodeFunc
+	}{
+		{KindStatefulSet, APIVersion, statefulSetType, reflect.TypeOf(appsv1.StatefulSet{}), decodeStatefulSet},
+		{KindDaemonSet, APIVersion, daemonSetType, reflect.TypeOf(appsv1.DaemonSet{}), decodeDaemonSet},
+		{KindReplicaSet, APIVersion, replicaSetType, reflect.TypeOf(appsv1.ReplicaSet{}), decodeReplicaSet},
+		{KindJob, BatchAPIVersion, jobType, reflect.TypeOf(batchv1.Job{}), decodeJob},
+		{KindCronJob, BatchAPIVersion, cronJobType, reflect.TypeOf(batchv1.CronJob{}), decodeCronJob},
+		{KindPod, CoreAPIVersion, podType, reflect.TypeOf(corev1.Pod{}), decodePod},
+	} {
+		decode, k8s := w.decode, w.k8s
+		out[w.kind] = kindDecoder{apiVersion: w.apiVersion, typ: w.typ, k8s: k8s,
+			decode: func(file string, n *yaml.Node, base string) (*Document, ErrorList) { return decode(file, n, base, k8s) }}
+	}
+	return out
 }
 
 // DecodeWorkloads is Decode with the workload kinds not served yet
@@ -44,7 +53,7 @@ var workloadKinds = map[string]kindDecoder{
 // field of its kind. It is for their controllers to come and their tests:
 // apply goes through Decode and LoadAll, which still refuse those kinds.
 func DecodeWorkloads(file string, data []byte) ([]*Document, error) {
-	return decodeOrdered(file, data, &decodeState{workloads: true})
+	return decodeOrdered(file, data, &decodeState{extra: workloadKinds()})
 }
 
 // decodeWorkload decodes one object of a workload kind into a new T:
@@ -65,8 +74,8 @@ func decodeWorkload[T any](file string, n *yaml.Node, base string, k8s reflect.T
 	return d, nil
 }
 
-func decodeStatefulSet(file string, n *yaml.Node, base string) (*Document, ErrorList) {
-	return decodeWorkload(file, n, base, k8sStatefulSet, validateStatefulSet, func(s *StatefulSet) {
+func decodeStatefulSet(file string, n *yaml.Node, base string, k8s reflect.Type) (*Document, ErrorList) {
+	return decodeWorkload(file, n, base, k8s, validateStatefulSet, func(s *StatefulSet) {
 		// A claim template's status (kubectl prints one) is the API
 		// server's, as a claim's is.
 		for i := range s.Spec.VolumeClaimTemplates {
@@ -76,28 +85,28 @@ func decodeStatefulSet(file string, n *yaml.Node, base string) (*Document, Error
 	}, func(d *Document, s *StatefulSet) { d.StatefulSet = s })
 }
 
-func decodeDaemonSet(file string, n *yaml.Node, base string) (*Document, ErrorList) {
-	return decodeWorkload(file, n, base, k8sDaemonSet, validateDaemonSet, SetDaemonSetDefaults,
+func decodeDaemonSet(file string, n *yaml.Node, base string, k8s reflect.Type) (*Document, ErrorList) {
+	return decodeWorkload(file, n, base, k8s, validateDaemonSet, SetDaemonSetDefaults,
 		func(d *Document, ds *DaemonSet) { d.DaemonSet = ds })
 }
 
-func decodeReplicaSet(file string, n *yaml.Node, base string) (*Document, ErrorList) {
-	return decodeWorkload(file, n, base, k8sReplicaSet, validateReplicaSet, SetReplicaSetDefaults,
+func decodeReplicaSet(file string, n *yaml.Node, base string, k8s reflect.Type) (*Document, ErrorList) {
+	return decodeWorkload(file, n, base, k8s, validateReplicaSet, SetReplicaSetDefaults,
 		func(d *Document, r *ReplicaSet) { d.ReplicaSet = r })
 }
 
-func decodeJob(file string, n *yaml.Node, base string) (*Document, ErrorList) {
-	return decodeWorkload(file, n, base, k8sJob, validateJob, SetJobDefaults,
+func decodeJob(file string, n *yaml.Node, base string, k8s reflect.Type) (*Document, ErrorList) {
+	return decodeWorkload(file, n, base, k8s, validateJob, SetJobDefaults,
 		func(d *Document, j *Job) { d.Job = j })
 }
 
-func decodeCronJob(file string, n *yaml.Node, base string) (*Document, ErrorList) {
-	return decodeWorkload(file, n, base, k8sCronJob, validateCronJob, SetCronJobDefaults,
+func decodeCronJob(file string, n *yaml.Node, base string, k8s reflect.Type) (*Document, ErrorList) {
+	return decodeWorkload(file, n, base, k8s, validateCronJob, SetCronJobDefaults,
 		func(d *Document, c *CronJob) { d.CronJob = c })
 }
 
-func decodePod(file string, n *yaml.Node, base string) (*Document, ErrorList) {
-	return decodeWorkload(file, n, base, k8sPod, validatePod, SetPodDefaults,
+func decodePod(file string, n *yaml.Node, base string, k8s reflect.Type) (*Document, ErrorList) {
+	return decodeWorkload(file, n, base, k8s, validatePod, SetPodDefaults,
 		func(d *Document, p *Pod) { d.Pod = p })
 }
 

@@ -400,3 +400,28 @@ func validatePod(p *Pod, base string, lines map[string]int) ErrorList {
 	v.podSpec(child(base, "spec"), &p.Spec, 1, restartAny)
 	return v.errs
 }
+
+// ValidateWorkload checks a workload built or changed in code (scale,
+// rollout undo, a Job made from a CronJob) with the rules DecodeWorkloads
+// applies to files, as Validate does for a Deployment. Errors carry field
+// paths but no file or line. The result is nil or an ErrorList.
+func ValidateWorkload(w Workload) error {
+	var errs ErrorList
+	switch o := w.(type) {
+	case *StatefulSet:
+		errs = validateStatefulSet(o, "", nil)
+	case *DaemonSet:
+		errs = validateDaemonSet(o, "", nil)
+	case *ReplicaSet:
+		errs = validateReplicaSet(o, "", nil)
+	case *Job:
+		errs = validateJob(o, "", nil)
+	case *CronJob:
+		errs = validateCronJob(o, "", nil)
+	case *Pod:
+		errs = validatePod(o, "", nil)
+	default:
+		return fmt.Errorf("manifests: no validation for %T", w)
+	}
+	return errs.Err()
+}

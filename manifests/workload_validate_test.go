@@ -259,3 +259,21 @@ func TestWorkloadValidation(t *testing.T) {
 		})
 	}
 }
+
+// A workload changed in code is checked by the rules of the files: a
+// StatefulSet scaled below zero, a Job made to restart Always.
+func TestValidateWorkloadChangedInCode(t *testing.T) {
+	ss := decodeWorkloadsOK(t, "s.yaml", stsBase)[0].StatefulSet
+	if err := ValidateWorkload(ss); err != nil {
+		t.Fatalf("decoded StatefulSet: %v", err)
+	}
+	*ss.Spec.Replicas = -1
+	if err := ValidateWorkload(ss); err == nil || err.Error() != "spec.replicas: must be greater than or equal to 0" {
+		t.Errorf("scaled to -1: %v", err)
+	}
+	job := decodeWorkloadsOK(t, "j.yaml", jobBase)[0].Job
+	job.Spec.Template.Spec.RestartPolicy = RestartAlways
+	if err := ValidateWorkload(job); err == nil || err.Error() != `spec.template.spec.restartPolicy: Required value: valid values: "OnFailure", "Never"` {
+		t.Errorf("Job restarting Always: %v", err)
+	}
+}
