@@ -295,3 +295,31 @@ func FuzzDecodeWorkloads(f *testing.F) {
 		}
 	})
 }
+
+// The revisions of the realistic StatefulSet and DaemonSet are pinned: once
+// their controllers store revisions, a change here would replace every pod
+// of every such workload on upgrade (docs/design.md §7 and §16). Changing
+// a pinned hash is changing the hash rules.
+func TestWorkloadRevisionGolden(t *testing.T) {
+	files := workloadFiles(t)
+	for _, tc := range []struct{ file, want string }{
+		{"postgres-statefulset.yaml", "40afe96edf"},
+		{"node-exporter-daemonset.yaml", "171dba8206"},
+	} {
+		f := filepath.Join("testdata", "workloads", tc.file)
+		for _, d := range decodeWorkloadsOK(t, f, string(files[f])) {
+			var got string
+			switch {
+			case d.StatefulSet != nil:
+				got = d.StatefulSet.TemplateHash()
+			case d.DaemonSet != nil:
+				got = d.DaemonSet.TemplateHash()
+			default:
+				continue
+			}
+			if got != tc.want {
+				t.Errorf("%s: revision %s, pinned %s", tc.file, got, tc.want)
+			}
+		}
+	}
+}

@@ -56,8 +56,9 @@ type Schedule struct {
 
 // Parse parses a CronJob's spec.schedule read in spec.timeZone (nil: the
 // zone local, the controller's own, as Kubernetes reads a schedule without
-// timeZone in kube-controller-manager's). An unknown time zone is an error,
-// as it stops Kubernetes' controller from scheduling (UnknownTimeZone).
+// timeZone in kube-controller-manager's; a nil local is UTC). An unknown
+// time zone is an error, as it stops Kubernetes' controller from
+// scheduling (UnknownTimeZone).
 func Parse(schedule string, timeZone *string, local *time.Location) (*Schedule, error) {
 	if local == nil {
 		local = time.UTC
