@@ -4,17 +4,14 @@ import (
 	corev1 "k8s.io/api/core/v1"
 
 	"github.com/dockctl/dockctl/dockerx"
+	"github.com/dockctl/dockctl/manifests"
 )
 
-// A pod's restartPolicy (Kubernetes' PodSpec.restartPolicy) decides what
+// A pod's restartPolicy (Kubernetes' PodSpec.restartPolicy:
+// manifests.RestartAlways, RestartOnFailure, RestartNever) decides what
 // the runtime does when one of its containers exits. dockctl, not Docker,
 // restarts containers (they are created with Docker's restart policy
 // "no"), so the policy is the runtime's decision alone.
-const (
-	RestartAlways    = "Always"
-	RestartOnFailure = "OnFailure"
-	RestartNever     = "Never"
-)
 
 // ShouldRestart reports whether a container that ran and exited with
 // exitCode is started again under the pod's restartPolicy, as the
@@ -25,9 +22,9 @@ const (
 // which keeps the crash backoff.
 func ShouldRestart(policy string, exitCode int) bool {
 	switch policy {
-	case RestartNever:
+	case manifests.RestartNever:
 		return false
-	case RestartOnFailure:
+	case manifests.RestartOnFailure:
 		return exitCode != 0
 	default:
 		return true

@@ -6,6 +6,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 
 	"github.com/dockctl/dockctl/dockerx"
+	"github.com/dockctl/dockctl/manifests"
 )
 
 // TestRestartPolicyDecidesWhetherAnExitedContainerStartsAgain: as the
@@ -18,16 +19,16 @@ func TestRestartPolicyDecidesWhetherAnExitedContainerStartsAgain(t *testing.T) {
 		exitCode int
 		want     bool
 	}{
-		{RestartAlways, 0, true},
-		{RestartAlways, 1, true},
-		{RestartAlways, 137, true},
+		{manifests.RestartAlways, 0, true},
+		{manifests.RestartAlways, 1, true},
+		{manifests.RestartAlways, 137, true},
 		{"", 0, true},
 		{"", 2, true},
-		{RestartOnFailure, 0, false},
-		{RestartOnFailure, 1, true},
-		{RestartOnFailure, 137, true},
-		{RestartNever, 0, false},
-		{RestartNever, 1, false},
+		{manifests.RestartOnFailure, 0, false},
+		{manifests.RestartOnFailure, 1, true},
+		{manifests.RestartOnFailure, 137, true},
+		{manifests.RestartNever, 0, false},
+		{manifests.RestartNever, 1, false},
 	}
 	for _, tt := range tests {
 		if got := ShouldRestart(tt.policy, tt.exitCode); got != tt.want {
@@ -54,19 +55,19 @@ func TestRestartPolicyFinishesAPod(t *testing.T) {
 		apps   []*dockerx.Container
 		want   corev1.PodPhase // "" for unfinished
 	}{
-		{"always, all exited 0", RestartAlways, []*dockerx.Container{exited(0), exited(0)}, ""},
-		{"always, one failed", RestartAlways, []*dockerx.Container{exited(1)}, ""},
+		{"always, all exited 0", manifests.RestartAlways, []*dockerx.Container{exited(0), exited(0)}, ""},
+		{"always, one failed", manifests.RestartAlways, []*dockerx.Container{exited(1)}, ""},
 		{"unset is always", "", []*dockerx.Container{exited(0)}, ""},
-		{"onfailure, all exited 0", RestartOnFailure, []*dockerx.Container{exited(0), exited(0)}, corev1.PodSucceeded},
-		{"onfailure, a failure restarts", RestartOnFailure, []*dockerx.Container{exited(0), exited(1)}, ""},
-		{"onfailure, one still runs", RestartOnFailure, []*dockerx.Container{exited(0), running}, ""},
-		{"never, all exited 0", RestartNever, []*dockerx.Container{exited(0), exited(0)}, corev1.PodSucceeded},
-		{"never, one failed", RestartNever, []*dockerx.Container{exited(0), exited(3)}, corev1.PodFailed},
-		{"never, one still runs", RestartNever, []*dockerx.Container{exited(1), running}, ""},
-		{"never, one not started yet", RestartNever, []*dockerx.Container{exited(0), created}, ""},
-		{"never, one not created yet", RestartNever, []*dockerx.Container{exited(0), nil}, ""},
-		{"never, dead counts as failed", RestartNever, []*dockerx.Container{{State: dockerx.StateDead}}, corev1.PodFailed},
-		{"no app container", RestartNever, nil, ""},
+		{"onfailure, all exited 0", manifests.RestartOnFailure, []*dockerx.Container{exited(0), exited(0)}, corev1.PodSucceeded},
+		{"onfailure, a failure restarts", manifests.RestartOnFailure, []*dockerx.Container{exited(0), exited(1)}, ""},
+		{"onfailure, one still runs", manifests.RestartOnFailure, []*dockerx.Container{exited(0), running}, ""},
+		{"never, all exited 0", manifests.RestartNever, []*dockerx.Container{exited(0), exited(0)}, corev1.PodSucceeded},
+		{"never, one failed", manifests.RestartNever, []*dockerx.Container{exited(0), exited(3)}, corev1.PodFailed},
+		{"never, one still runs", manifests.RestartNever, []*dockerx.Container{exited(1), running}, ""},
+		{"never, one not started yet", manifests.RestartNever, []*dockerx.Container{exited(0), created}, ""},
+		{"never, one not created yet", manifests.RestartNever, []*dockerx.Container{exited(0), nil}, ""},
+		{"never, dead counts as failed", manifests.RestartNever, []*dockerx.Container{{State: dockerx.StateDead}}, corev1.PodFailed},
+		{"no app container", manifests.RestartNever, nil, ""},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -95,12 +96,12 @@ func TestPodPhaseFollowsRestartPolicy(t *testing.T) {
 		pv   PodView
 		want corev1.PodPhase
 	}{
-		{"always", pod(RestartAlways, 0), corev1.PodRunning},
+		{"always", pod(manifests.RestartAlways, 0), corev1.PodRunning},
 		{"unset", pod("", 1), corev1.PodRunning},
-		{"never, succeeded", pod(RestartNever, 0, 0), corev1.PodSucceeded},
-		{"never, failed", pod(RestartNever, 0, 1), corev1.PodFailed},
-		{"onfailure, succeeded", pod(RestartOnFailure, 0), corev1.PodSucceeded},
-		{"onfailure, restarting", pod(RestartOnFailure, 1), corev1.PodRunning},
+		{"never, succeeded", pod(manifests.RestartNever, 0, 0), corev1.PodSucceeded},
+		{"never, failed", pod(manifests.RestartNever, 0, 1), corev1.PodFailed},
+		{"onfailure, succeeded", pod(manifests.RestartOnFailure, 0), corev1.PodSucceeded},
+		{"onfailure, restarting", pod(manifests.RestartOnFailure, 1), corev1.PodRunning},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -53,5 +53,5 @@ func (s *PodSpec) EffectiveRestartPolicy() string {
 	case s.Template != nil && s.Template.Spec.RestartPolicy != "":
 		return s.Template.Spec.RestartPolicy
 	}
-	return RestartAlways
+	return manifests.RestartAlways
 }

@@ -17,10 +17,10 @@ func TestPodSpecRestartPolicy(t *testing.T) {
 		spec PodSpec
 		want string
 	}{
-		{"nothing set", PodSpec{}, RestartAlways},
-		{"template's", PodSpec{Template: tmpl(RestartNever)}, RestartNever},
-		{"owner's over the template's", PodSpec{Template: tmpl(RestartNever), RestartPolicy: RestartOnFailure}, RestartOnFailure},
-		{"template unset", PodSpec{Template: tmpl("")}, RestartAlways},
+		{"nothing set", PodSpec{}, manifests.RestartAlways},
+		{"template's", PodSpec{Template: tmpl(manifests.RestartNever)}, manifests.RestartNever},
+		{"owner's over the template's", PodSpec{Template: tmpl(manifests.RestartNever), RestartPolicy: manifests.RestartOnFailure}, manifests.RestartOnFailure},
+		{"template unset", PodSpec{Template: tmpl("")}, manifests.RestartAlways},
 	}
 	for _, tt := range tests {
 		if got := tt.spec.EffectiveRestartPolicy(); got != tt.want {
