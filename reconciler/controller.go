@@ -148,12 +148,6 @@ const (
 	DefaultCrashBackoffMax  = 5 * time.Minute
 )
 
-// crashWindow is how long a container must run, since its creation or
-// since dockctl last started it, for its next exit not to count as a crash
-// (see observeContainers); a container dockctl restarted also counts as
-// available only after running this long (see availability).
-const crashWindow = 10 * time.Second
-
 // Controller keeps the instance's containers matching the state directory.
 type Controller struct {
 	docker Docker

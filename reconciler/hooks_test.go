@@ -344,7 +344,7 @@ func TestResumedStopRunsHookThatNeverRan(t *testing.T) {
 	s := newStopper(dockerfake.New(testImage), slog.New(slog.NewTextHandler(io.Discard, nil)), drainer, func(string, error) {}, func(string) {})
 	s.hooks = hooks
 	s.submit("default/web", *op, t0)
-	state := deploymentState{Containers: map[string]*containerState{}}
+	state := deploymentState{Containers: map[string]*podruntime.ContainerState{}}
 	recordStops(&state, plan, t0) // as sync does, right after execute
 	<-drainer.began
 	s.shutdown() // controller restarted mid-drain

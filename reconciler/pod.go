@@ -24,7 +24,7 @@ type observedPods struct {
 
 // judgePods groups the observed containers into pods and judges their
 // readiness: the one way both the controller and `dockctl get` see them.
-func judgePods(observed []dockerx.Container, states map[string]*containerState, templates func(string) *manifests.PodTemplateSpec, died map[string]bool) observedPods {
+func judgePods(observed []dockerx.Container, states map[string]*podruntime.ContainerState, templates func(string) *manifests.PodTemplateSpec, died map[string]bool) observedPods {
 	units, pods := podruntime.GroupPods(observed, templates, died)
 	o := observedPods{units: units, pods: pods, all: units, ready: readiness(observed, states, probed(templates))}
 	if pods == nil {

@@ -29,7 +29,7 @@ type deploymentState struct {
 	Rollout RolloutState `json:"rollout"`
 	// Containers is keyed by container ID: a container recreated under the
 	// same name is a new container with a fresh history.
-	Containers map[string]*containerState `json:"containers,omitempty"`
+	Containers map[string]*podruntime.ContainerState `json:"containers,omitempty"`
 	// Counts are the marks the next sync's progress is judged against
 	// (progressMarks).
 	Counts manifests.DeploymentStatus `json:"counts"`
@@ -39,37 +39,12 @@ type deploymentState struct {
 	Settle *time.Duration `json:"settle,omitempty"`
 }
 
-// containerState is the controller's memory of one container.
-type containerState struct {
-	// Restarts counts how often dockctl started it again after it stopped.
-	Restarts int `json:"restarts,omitempty"`
-	// CrashCount counts consecutive exits within crashWindow of a start.
-	CrashCount int `json:"crashCount,omitempty"`
-	// StartedAt is when dockctl last started it (zero: never restarted).
-	StartedAt time.Time `json:"startedAt,omitzero"`
-	// NotBefore is the earliest next start while in a crash-loop backoff.
-	NotBefore time.Time `json:"notBefore,omitzero"`
-	// ExitCounted is set once the exit after StartedAt was counted.
-	ExitCounted bool `json:"exitCounted,omitempty"`
-	// ReadySince is when it was first seen ready in its current run.
-	ReadySince time.Time `json:"readySince,omitzero"`
-	// ProbeReady is the verdict of a controller-run readiness probe (nil
-	// when the container has none).
-	ProbeReady *bool `json:"probeReady,omitempty"`
-	// StartError is why Docker refused to start it the last time, while it
-	// is still not started (it stays `created`).
-	StartError string `json:"startError,omitempty"`
-	// StopDeadline is set once dockctl sent the stop signal to remove it:
-	// the time it is killed. It stays terminating until it is gone.
-	StopDeadline time.Time `json:"stopDeadline,omitzero"`
-}
-
 // container returns the memory of container id, made empty if there is
 // none yet.
-func (s *deploymentState) container(id string) *containerState {
+func (s *deploymentState) container(id string) *podruntime.ContainerState {
 	cst := s.Containers[id]
 	if cst == nil {
-		cst = &containerState{}
+		cst = &podruntime.ContainerState{}
 		s.Containers[id] = cst
 	}
 	return cst
@@ -101,7 +76,7 @@ func readState(st *store.Status) deploymentState {
 		_ = json.Unmarshal(raw, &s)
 	}
 	if s.Containers == nil {
-		s.Containers = map[string]*containerState{}
+		s.Containers = map[string]*podruntime.ContainerState{}
 	}
 	return s
 }
@@ -143,7 +118,7 @@ type viewed struct {
 }
 
 func view(rec *store.Record, st *store.Status, dels []store.PodDeletion, cs []dockerx.Container, now time.Time) viewed {
-	s := deploymentState{Containers: map[string]*containerState{}}
+	s := deploymentState{Containers: map[string]*podruntime.ContainerState{}}
 	if st != nil {
 		s = readState(st)
 	}
@@ -342,7 +317,7 @@ func probed(templates func(string) *manifests.PodTemplateSpec) func(c *dockerx.C
 // readiness decides which containers are ready: running, healthy if they
 // have a HEALTHCHECK, and passing the controller-run readiness probe if
 // their template container has one (not ready until it has passed once).
-func readiness(cs []dockerx.Container, states map[string]*containerState, probed func(c *dockerx.Container) bool) map[string]bool {
+func readiness(cs []dockerx.Container, states map[string]*podruntime.ContainerState, probed func(c *dockerx.Container) bool) map[string]bool {
 	out := map[string]bool{}
 	for i := range cs {
 		c := cs[i]
@@ -371,12 +346,12 @@ const DefaultSettleTime = 5 * time.Second
 // so that a release whose containers run for a second and then exit never
 // looks available and a rolling update never removes an old replica for it.
 // A container that has exited since it was created (dockctl restarted it)
-// must moreover have run for crashWindow, so that a crash-looping replica
+// must moreover have run for podruntime.CrashWindow, so that a crash-looping replica
 // never looks available between two crashes. It also returns when the next
 // container becomes available, so the sync can requeue for it. A container
 // with no recorded ready time counts from its creation (a view without
 // controller).
-func availability(d *manifests.Deployment, cs []dockerx.Container, ready map[string]bool, states map[string]*containerState, settle time.Duration, now time.Time) (map[string]bool, time.Duration) {
+func availability(d *manifests.Deployment, cs []dockerx.Container, ready map[string]bool, states map[string]*podruntime.ContainerState, settle time.Duration, now time.Time) (map[string]bool, time.Duration) {
 	out := map[string]bool{}
 	var next time.Duration
 	minReady := max(time.Duration(d.Spec.MinReadySeconds)*time.Second, settle)
@@ -390,8 +365,8 @@ func availability(d *manifests.Deployment, cs []dockerx.Container, ready map[str
 			if !cst.ReadySince.IsZero() {
 				since = cst.ReadySince
 			}
-			if cst.Restarts > 0 && need < crashWindow {
-				need = crashWindow
+			if cst.Restarts > 0 && need < podruntime.CrashWindow {
+				need = podruntime.CrashWindow
 			}
 		}
 		if need <= 0 {
@@ -407,73 +382,11 @@ func availability(d *manifests.Deployment, cs []dockerx.Container, ready map[str
 	return out, next
 }
 
-// observeContainers updates the per-container memory from what Docker
-// reports: ready times, the exit that follows a start (crash-loop
-// accounting), and forgets containers that are gone. It returns the crash
-// backoff deadlines for the planner.
-//
-// An init container that exited 0 (completed) did its job: its exit is no
-// crash.
+// observeContainers updates the deployment's per-container memory from
+// what Docker reports (podruntime.ObserveExits) with the configured
+// backoff, and returns the crash backoff deadlines for the planner.
 func (c *Controller) observeContainers(s *deploymentState, cs []dockerx.Container, ready, completed map[string]bool, now time.Time) map[string]time.Time {
-	live := map[string]bool{}
-	notBefore := map[string]time.Time{}
-	for _, ct := range cs {
-		live[ct.ID] = true
-		cst := s.Containers[ct.ID]
-		if cst != nil && (ct.State == dockerx.StateRunning || ct.State == dockerx.StatePaused) {
-			// It started since. (A failed start leaves it `created` on
-			// today's Docker; some versions say `exited`, code 127.)
-			cst.StartError = ""
-		}
-		if ready[ct.ID] {
-			cst = s.container(ct.ID)
-			if cst.ReadySince.IsZero() {
-				cst.ReadySince = now
-			}
-			continue
-		}
-		if cst != nil && !cst.StopDeadline.IsZero() {
-			continue // a terminating container's exit is no crash
-		}
-		if cst != nil {
-			cst.ReadySince = time.Time{}
-			if ct.State == dockerx.StateCreated && !cst.NotBefore.IsZero() {
-				notBefore[ct.ID] = cst.NotBefore // its start failed: backing off
-			}
-		}
-		if ct.State != dockerx.StateExited || completed[ct.ID] {
-			continue
-		}
-		// A first exit is a crash too when the container had not run for
-		// crashWindow since it was created: a release that exits at once
-		// is crash-looping from its first exit, as a pod's is.
-		cst = s.container(ct.ID)
-		if !cst.ExitCounted {
-			started := cst.StartedAt
-			if started.IsZero() {
-				started = ct.Created // never restarted: it ran since it was created
-			}
-			cst.ExitCounted = true
-			if now.Sub(started) < crashWindow {
-				cst.CrashCount++
-			} else {
-				cst.CrashCount = 0
-			}
-			cst.NotBefore = time.Time{}
-			if cst.CrashCount > 0 {
-				cst.NotBefore = now.Add(c.crashDelay(cst.CrashCount))
-			}
-		}
-		if !cst.NotBefore.IsZero() {
-			notBefore[ct.ID] = cst.NotBefore
-		}
-	}
-	for id := range s.Containers {
-		if !live[id] {
-			delete(s.Containers, id)
-		}
-	}
-	return notBefore
+	return podruntime.ObserveExits(s.Containers, cs, ready, completed, now, c.backoff())
 }
 
 // recordStarts notes the containers a plan started again.
@@ -494,15 +407,11 @@ func recordStarts(s *deploymentState, plan Plan, now time.Time) {
 
 // crashDelay is the backoff after the n-th crash in a row (n >= 1):
 // base, 2×base, 4×base… up to the maximum.
-func (c *Controller) crashDelay(n int) time.Duration {
-	// n comes from the status file, which is not trusted: a count below 1
-	// (or one that wrapped around) is a first crash, never a negative shift.
-	n = max(n, 1)
-	delay := c.opts.CrashBackoffBase << (n - 1)
-	if delay > c.opts.CrashBackoffMax || delay <= 0 || n > 62 {
-		delay = c.opts.CrashBackoffMax
-	}
-	return delay
+func (c *Controller) crashDelay(n int) time.Duration { return c.backoff().Delay(n) }
+
+// backoff is the crash-loop backoff the options configure.
+func (c *Controller) backoff() podruntime.Backoff {
+	return podruntime.Backoff{Base: c.opts.CrashBackoffBase, Max: c.opts.CrashBackoffMax}
 }
 
 // startError is a start that Docker refused: the container exists but
@@ -551,7 +460,7 @@ var runtimeLeftover = regexp.MustCompile(`\b(task|container) [^ :]+: already exi
 // other reason is retried with the crash backoff, as before. cs itself is
 // not changed. The second result holds, by ID, the start errors of the
 // containers so shown.
-func markNeverStarting(cs []dockerx.Container, states map[string]*containerState) ([]dockerx.Container, map[string]string) {
+func markNeverStarting(cs []dockerx.Container, states map[string]*podruntime.ContainerState) ([]dockerx.Container, map[string]string) {
 	var out []dockerx.Container
 	var why map[string]string
 	for i, ct := range cs {
