@@ -787,7 +787,7 @@ func (in PlanInput) collectVolumes() []Op {
 // when the caller gave one.
 func (in PlanInput) isReady(c *dockerx.Container) bool {
 	if in.Ready == nil {
-		return IsReady(*c)
+		return podruntime.IsReady(*c)
 	}
 	return in.Ready[c.ID]
 }
@@ -920,12 +920,6 @@ func freeOrdinals(cs []dockerx.Container, blocked map[string]bool, instance, nam
 		}
 	}
 	return out
-}
-
-// IsReady reports whether a container counts as ready: running, and healthy
-// if it has a health check at all.
-func IsReady(c dockerx.Container) bool {
-	return c.State == dockerx.StateRunning && (c.Health == dockerx.HealthNone || c.Health == dockerx.HealthHealthy)
 }
 
 func sortedByName(cs []dockerx.Container) []dockerx.Container {

@@ -70,7 +70,7 @@ func podInput(d *manifests.Deployment, cs []dockerx.Container) PlanInput {
 	units, pods := podruntime.GroupPods(cs, func(string) *manifests.PodTemplateSpec { return &d.Spec.Template }, nil)
 	ready := map[string]bool{}
 	for i := range cs {
-		if IsReady(cs[i]) {
+		if podruntime.IsReady(cs[i]) {
 			ready[cs[i].ID] = true
 		}
 	}

@@ -112,7 +112,7 @@ type viewed struct {
 	status     manifests.DeploymentStatus
 	containers map[string]podruntime.ContainerView // by container ID
 	units      map[string]podruntime.ContainerView // by unit ID (a pod)
-	observed   observedPods
+	observed   podruntime.Observed
 	state      deploymentState
 	templates  func(string) *manifests.PodTemplateSpec
 }
@@ -125,16 +125,16 @@ func view(rec *store.Record, st *store.Status, dels []store.PodDeletion, cs []do
 	d := &rec.Deployment
 	hash := manifests.TemplateHash(&d.Spec.Template)
 	templates := templateLookup(d, hash, rec.Revisions)
-	o := judgePods(cs, s.Containers, templates, nil)
-	ready := o.ready
+	o := podruntime.Judge(cs, s.Containers, templates, nil)
+	ready := o.Ready
 	settle := DefaultSettleTime
 	if s.Settle != nil {
 		settle = *s.Settle
 	}
-	in := PlanInput{Desired: d, Hash: hash, Revisions: rec.Revisions, Containers: o.units, Pods: o.pods, Terminating: map[string]time.Time{}, Deletions: dels}
+	in := PlanInput{Desired: d, Hash: hash, Revisions: rec.Revisions, Containers: o.Units, Pods: o.Pods, Terminating: map[string]time.Time{}, Deletions: dels}
 	s.addTerminating(in.Terminating, ready)
 	deleted := in.unready(ready)
-	avail, _ := availability(d, o.units, ready, s.Containers, settle, now)
+	avail, _ := availability(d, o.Units, ready, s.Containers, settle, now)
 	facts := func(c *dockerx.Container) podruntime.ContainerView {
 		v := podruntime.ContainerView{Ready: ready[c.ID], Available: avail[c.ID], Terminating: deleted[c.ID]}
 		if v.Ready {
@@ -158,10 +158,10 @@ func view(rec *store.Record, st *store.Status, dels []store.PodDeletion, cs []do
 		return v
 	}
 	out := viewed{containers: map[string]podruntime.ContainerView{}, units: map[string]podruntime.ContainerView{}, observed: o, state: s, templates: templates}
-	for i := range o.all {
-		c := &o.all[i]
+	for i := range o.All {
+		c := &o.All[i]
 		v := facts(c)
-		if o.pods[c.ID] != nil {
+		if o.Pods[c.ID] != nil {
 			out.units[c.ID] = v
 			continue
 		}
@@ -171,7 +171,7 @@ func view(rec *store.Record, st *store.Status, dels []store.PodDeletion, cs []do
 		out.containers[c.ID] = v
 	}
 	// A member is available, and terminating, with its pod.
-	for key, p := range o.pods {
+	for key, p := range o.Pods {
 		u := out.units[key]
 		for _, c := range p.Containers() {
 			v := out.containers[c.ID]
@@ -189,8 +189,8 @@ func view(rec *store.Record, st *store.Status, dels []store.PodDeletion, cs []do
 func Pods(rec *store.Record, st *store.Status, dels []store.PodDeletion, cs []dockerx.Container, now time.Time) []podruntime.PodView {
 	v := view(rec, st, dels, cs, now)
 	var out []podruntime.PodView
-	for i := range v.observed.units {
-		u := &v.observed.units[i]
+	for i := range v.observed.Units {
+		u := &v.observed.Units[i]
 		t := v.templates(u.TemplateHash)
 		policy := ""
 		if t != nil {
@@ -199,7 +199,7 @@ func Pods(rec *store.Record, st *store.Status, dels []store.PodDeletion, cs []do
 		pv := podruntime.PodView{Namespace: rec.NamespaceOrDefault(), Owner: podruntime.OwnerRef{Kind: manifests.Kind, Name: rec.Name}, RestartPolicy: policy, Hash: u.TemplateHash, Created: u.Created,
 			Available: v.units[u.ID].Available, Terminating: v.units[u.ID].Terminating, StopDeadline: v.units[u.ID].StopDeadline,
 			ReadySince: v.units[u.ID].ReadySince}
-		if p := v.observed.pods[u.ID]; p != nil {
+		if p := v.observed.Pods[u.ID]; p != nil {
 			pv.Name, pv.Holder = p.Name, p.Holder
 			pv.Containers = podContainers(t, p, v.containers)
 		} else {
@@ -302,37 +302,6 @@ func templateLookup(d *manifests.Deployment, hash string, revs []store.Revision)
 		}
 		return nil
 	}
-}
-
-// probed is the one rule for "is this container readiness-probed by the
-// controller": its own template container, in its own revision's template,
-// has a readiness probe the controller runs. A container of an unknown
-// revision, and a holder, has none.
-func probed(templates func(string) *manifests.PodTemplateSpec) func(c *dockerx.Container) bool {
-	return func(c *dockerx.Container) bool {
-		return controllerProbes(podruntime.TemplateContainer(templates(c.TemplateHash), c)).gatesReadiness()
-	}
-}
-
-// readiness decides which containers are ready: running, healthy if they
-// have a HEALTHCHECK, and passing the controller-run readiness probe if
-// their template container has one (not ready until it has passed once).
-func readiness(cs []dockerx.Container, states map[string]*podruntime.ContainerState, probed func(c *dockerx.Container) bool) map[string]bool {
-	out := map[string]bool{}
-	for i := range cs {
-		c := cs[i]
-		if !IsReady(c) {
-			continue
-		}
-		if probed(&c) {
-			cst := states[c.ID]
-			if cst == nil || cst.ProbeReady == nil || !*cst.ProbeReady {
-				continue
-			}
-		}
-		out[c.ID] = true
-	}
-	return out
 }
 
 // DefaultSettleTime is the settle time when none is configured: Docker

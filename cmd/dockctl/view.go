@@ -315,7 +315,7 @@ func (s *snapshot) containerObject(c dockerx.Container) containerObject {
 	key := containerKey(c)
 	o := containerObject{
 		Name: c.Name, ID: c.ID, Namespace: containerNamespace(c), Deployment: c.Deployment, TemplateHash: c.TemplateHash, Image: c.Image,
-		State: c.State, Phase: containerStatus(c), Health: c.Health, Ready: reconciler.IsReady(c), Status: c.Status, Created: c.Created,
+		State: c.State, Phase: containerStatus(c), Health: c.Health, Ready: podruntime.IsReady(c), Status: c.Status, Created: c.Created,
 		Labels: c.Labels, Ports: portStrings(c.Ports),
 		Pod: s.podOf()[c.ID], Role: c.Role, Container: c.ContainerName,
 	}
