@@ -22,7 +22,8 @@ type ObservedPod struct {
 	Finished time.Time
 }
 
-// Event is one event to record on the Job, as a v1 Event has it.
+// Event is one event to record on the Job (or the CronJob), as a v1
+// Event has it.
 type Event struct {
 	Type    string // corev1.EventTypeNormal or EventTypeWarning
 	Reason  string
