@@ -207,10 +207,11 @@ func (s *syncer) complete() bool {
 
 // endActive stops every active pod of a Job that ends. When it fails,
 // each one stopped counts as failed, as Kubernetes counts every pod not
-// finished when a Job fails.
+// finished when a Job fails — once: a pod whose stop did not happen yet
+// and is asked again next time is not counted twice.
 func (s *syncer) endActive(end *batchv1.JobCondition) {
 	if end.Type != batchv1.JobSuccessCriteriaMet {
-		s.failed += int32(len(s.active))
+		s.failed = max(s.failed, int32(len(s.counted)+len(s.active)))
 	}
 	s.deletePods(s.active)
 	s.active = nil

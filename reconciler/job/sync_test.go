@@ -442,3 +442,14 @@ func TestCountsNeverGoDown(t *testing.T) {
 		t.Fatalf("succeeded %d failed %d after the pods went", d.Status.Succeeded, d.Status.Failed)
 	}
 }
+
+func TestPodsStoppedAsTheJobFailsCountOnce(t *testing.T) {
+	j := newJob(completionsOf(3), parallel(2), backoff(0))
+	pods := []ObservedPod{failedAt("pi-a", t0), running("pi-b")}
+	d := Sync(j, started(), pods, t0)
+	// The stop was not carried out: the pod is still active next time.
+	d = Sync(j, d.Status, pods, t0.Add(time.Second))
+	if d.Status.Failed != 2 || !reflect.DeepEqual(d.Delete, []string{"pi-b"}) {
+		t.Fatalf("failed %d delete %v, want 2 and the pod asked again", d.Status.Failed, d.Delete)
+	}
+}
