@@ -26,6 +26,10 @@ import (
 //
 // A schedule without a time zone (no timeZone, no CRON_TZ=) is read in
 // UTC, the zone of the controller manager of nearly every cluster.
+// cj.Metadata.CreationTimestamp must be set (the store stamps the objects
+// it serves): the first start time considered is the first after it, and
+// a CronJob without one is taken as created now, so before its first run
+// it would never find a start time due.
 func Sync(cj *manifests.CronJob, prev batchv1.CronJobStatus, jobs []ObservedJob, now time.Time) Decision {
 	s := &syncer{cj: cj, now: now, d: Decision{Owner: podruntime.OwnerRef{Kind: manifests.KindCronJob, Name: cj.Metadata.Name}}}
 	st := prev.DeepCopy()

@@ -215,6 +215,9 @@ func TestBackoffLimitPerIndexBacksOffEachIndex(t *testing.T) {
 	if len(got) != 1 || !strings.HasPrefix(got[0], "pi-1-") {
 		t.Fatalf("created %v, want index 1 only (index 0 waits 20 s from its last failure)", got)
 	}
+	if !d.RequeueAt.Equal(t0.Add(15 * time.Second)) {
+		t.Fatalf("requeue %v, want index 0's backoff end", d.RequeueAt)
+	}
 	d = Sync(j, started(), append(pods, withIndex("1", running("pi-1-b"))), t0)
 	if len(d.Create) != 0 || !d.RequeueAt.Equal(t0.Add(15*time.Second)) {
 		t.Fatalf("created %v requeue %v, want index 0 at +15 s", createdNames(d), d.RequeueAt)

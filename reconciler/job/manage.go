@@ -79,9 +79,8 @@ func (s *syncer) pendingIndexes(count int) []int {
 	if s.j.Spec.BackoffLimitPerIndex == nil {
 		return firstPending(count, n, taken)
 	}
-	// Each index waits out its own backoff: look further than count
-	// for indexes ready now, as Kubernetes creates those it can and
-	// comes back for the rest.
+	// Each index waits out its own backoff: those ready now are
+	// created, and the decision comes back when the next one is.
 	var ready []int
 	var soonest time.Duration
 	for _, ix := range firstPending(count, n, taken) {
@@ -94,7 +93,7 @@ func (s *syncer) pendingIndexes(count int) []int {
 		}
 		ready = append(ready, ix)
 	}
-	if len(ready) == 0 && soonest > 0 {
+	if soonest > 0 {
 		s.requeue(s.now.Add(soonest))
 	}
 	return ready
