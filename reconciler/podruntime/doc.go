@@ -11,12 +11,18 @@
 // name, uid).
 //
 // Files: spec.go is what a controller hands in (PodSpec, OwnerRef,
-// Identity); podview.go the pod as observed (PodView, PodContainer,
-// ContainerView) and its kubelet-side judgement (Phase, Conditions,
-// ContainerState, StatusWord); status.go what a controller reads back
-// (PodStatus); restart.go the restartPolicy decisions; envresolve.go and
-// pullsecrets.go what a container is created with, from the ConfigStore
-// (configstore.go).
+// Identity); pod.go groups an owner's containers into pods (a holder and
+// its members, or one container) and judges each (initialized, running,
+// stranded, ready), with judge.go (Judge: readiness, probes, completed
+// init containers) and uptime.go (Docker's uptime wording); podview.go
+// is the pod as observed (PodView, PodContainer, ContainerView) and its
+// kubelet-side judgement (Phase, Conditions, ContainerState, StatusWord);
+// status.go what a controller reads back (PodStatus); restart.go the
+// restartPolicy decisions; backoff.go the per-container memory
+// (ContainerState) and the crash-loop backoff; probes.go which probes
+// the runtime runs; envresolve.go, filesplan.go and pullsecrets.go what a
+// container is created with — environment, file volumes' payload, pull
+// credentials — from the ConfigStore (configstore.go).
 //
 // Who restarts a crashed container: dockctl, not Docker. Containers are
 // created with restart policy "no" and the runtime starts a container that
