@@ -638,7 +638,7 @@ func (s *Store) DeleteObjects(refs []ObjectRef) ([]DeleteResult, error) {
 	var results []DeleteResult
 	err := s.transaction(func() error {
 		results = results[:0]
-		tx := &applyTx{s: s, now: time.Now().UTC()}
+		tx := &applyTx{s: s, now: storeNow()}
 		done := map[ObjectRef]bool{} // tombstoned by this transaction
 		for _, r := range refs {
 			res := DeleteResult{ObjectRef: r}

@@ -3,7 +3,6 @@ package store
 import (
 	"errors"
 	"fmt"
-	"time"
 
 	"github.com/dockctl/dockctl/manifests"
 )
@@ -119,7 +118,7 @@ func (s *Store) UpdateMetadataAs(updater string, ref ObjectRef, fn func(*manifes
 		if err != nil {
 			return err
 		}
-		tx := &applyTx{s: s, now: time.Now().UTC()}
+		tx := &applyTx{s: s, now: storeNow()}
 		results, err := tx.apply(in, ApplyOptions{Updater: updaterName(updater)})
 		if err != nil {
 			return err

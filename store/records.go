@@ -482,7 +482,7 @@ func (s *Store) apply(b Bundle, opts ApplyOptions) ([]ApplyResult, *Bundle, erro
 		tx      *applyTx
 	)
 	run := func() error {
-		tx = &applyTx{s: s, now: time.Now().UTC()}
+		tx = &applyTx{s: s, now: storeNow()}
 		var err error
 		if results, err = tx.apply(in, opts); err != nil || opts.DryRun {
 			return err
@@ -552,7 +552,7 @@ func (s *Store) UpdateRecordAs(updater, ns, name string, fn func(*Record, *manif
 		if err != nil {
 			return fmt.Errorf("deployment %q: %w", name, err)
 		}
-		now := time.Now().UTC()
+		now := storeNow()
 		rec, act, err := plan(old, n, now, s.revisionsInUse(ns, name))
 		if err != nil {
 			return err

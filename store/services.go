@@ -368,7 +368,7 @@ func (s *Store) WriteServiceStatus(ns, name string, st *ServiceStatus) error {
 			return nil
 		}
 		if next.Updated.IsZero() {
-			next.Updated = time.Now().UTC()
+			next.Updated = storeNow()
 		}
 		if err := s.ensureNamespaceDirs(ns); err != nil {
 			return err
