@@ -1,0 +1,169 @@
+package store
+
+import (
+	"encoding/json"
+	"fmt"
+	"sort"
+	"time"
+
+	"github.com/dockctl/dockctl/manifests"
+)
+
+// The stored kinds. Every namespaced kind the store keeps is one
+// registration in storedKinds — ConfigMap, Secret and claim
+// (config.go), Service (services.go), Deployment (records.go) — and the
+// transactions (apply, prune, delete, a namespace's deletion, an update of
+// metadata, commit) iterate the registry: none of them names a kind. A
+// generic kind is an *objectKind[T] (its record an ObjectRecord[T]); a kind
+// whose record carries more (a Deployment's revisions) implements
+// storedKind itself. Namespaces are the scope of the others (whether an
+// object may be stored, what a namespace's deletion takes with it) and
+// stay apart (namespaces.go).
+
+// storedKind is one registered kind.
+type storedKind interface {
+	// Kind is the kind's name, as ObjectRef.Kind says it.
+	Kind() string
+	// subdomainNames tells a kind whose names are DNS-1123 subdomains
+	// (a label otherwise: they become file names either way).
+	subdomainNames() bool
+	// pruneRank orders the pruned objects in Apply's results: lower
+	// first (what refers to others before what is referred to).
+	pruneRank() int
+	// begin returns the kind's part of a transaction, holding the
+	// objects of b, checked and normalized (once refuses a duplicate).
+	begin(b *Bundle, once func(kind, ns, name string) error) (kindTx, error)
+	// liveCopy is a copy of the live object ref names, the metadata in
+	// it, its validation, and a Bundle holding it (UpdateMetadata).
+	liveCopy(s *Store, ref ObjectRef) (*manifests.ObjectMeta, func() error, Bundle, error)
+}
+
+// kindTx is a stored kind's part of one write transaction: the bundle's
+// objects of the kind, the records read, and the records to write.
+type kindTx interface {
+	// load reads the records of the bundle's objects and every record
+	// of the namespaces nss (where a prune looks).
+	load(s *Store, nss []string) error
+	// plan computes the results of storing the bundle's objects.
+	plan(c *planCtx) error
+	// prune tombstones the live records load read that prunable names.
+	prune(c *planCtx, prunable func(ObjectRef, map[string]string, Ownership) bool)
+	// each calls f with every record load read.
+	each(f func(ref ObjectRef, live bool))
+	// namespaces adds the namespaces of the bundle's objects to set.
+	namespaces(set map[string]bool)
+	// remove tombstones the live object ref names, or returns an error
+	// wrapping ErrNotFound.
+	remove(s *Store, ref ObjectRef, now time.Time) error
+	// removeIn tombstones every live object of namespace ns that done
+	// does not hold, and adds them to done (a namespace's deletion).
+	removeIn(s *Store, ns string, now time.Time, done map[ObjectRef]bool) error
+	// touched adds the namespaces of the records to write to set.
+	touched(set map[string]bool)
+	// beforeWrite runs before any record of the transaction is written
+	// (a revived deployment's status goes first).
+	beforeWrite(s *Store) error
+	// write prepares the writes of the records (see applyTx.commit).
+	write(prep func(rel string, data []byte, err error) error) error
+	// setPlanned puts the planned objects into b (Preview).
+	setPlanned(b *Bundle)
+}
+
+// planCtx is what the kinds' plans share in one apply.
+type planCtx struct {
+	s       *Store
+	now     time.Time
+	own     *ownerCheck
+	zeros   map[ObjectRef]map[string]any
+	missing func(kind, ns, name string) error
+	applied map[ObjectRef]bool
+	visited map[string]bool
+	results []ApplyResult
+}
+
+// storedKinds is the registry, in the order Apply stores the kinds: what
+// is referred to before what refers to it, so that a crash between two
+// renames never leaves a pod without its ConfigMap.
+var storedKinds = []storedKind{configMapKind, secretKind, claimKind, serviceKind, deploymentKind}
+
+// kindNamed is the registration of kind, or nil.
+func kindNamed(kind string) storedKind {
+	for _, k := range storedKinds {
+		if k.Kind() == kind {
+			return k
+		}
+	}
+	return nil
+}
+
+// pruneOrder is storedKinds by pruneRank.
+func pruneOrder(txs []kindTx) []kindTx {
+	out := append([]kindTx(nil), txs...)
+	idx := map[kindTx]int{}
+	for i, t := range txs {
+		idx[t] = storedKinds[i].pruneRank()
+	}
+	sort.SliceStable(out, func(i, j int) bool { return idx[out[i]] < idx[out[j]] })
+	return out
+}
+
+// prepareEach checks names, refuses duplicates (once) and normalizes the
+// objects of one kind of a bundle.
+func prepareEach[T, N any](kind string, objs []*T, meta func(*T) *manifests.ObjectMeta, norm func(*T) (N, error), once func(kind, ns, name string) error) ([]N, error) {
+	out := make([]N, 0, len(objs))
+	for i, o := range objs {
+		if o == nil {
+			return nil, fmt.Errorf("%s #%d is nil", lower(kind), i+1)
+		}
+		m := meta(o)
+		if err := checkObject(kind, m.Namespace, m.Name); err != nil {
+			return nil, err
+		}
+		if err := once(kind, m.Namespace, m.Name); err != nil {
+			return nil, err
+		}
+		n, err := norm(o)
+		if err != nil {
+			return nil, fmt.Errorf("%s %q: %w", lower(kind), display(m.Namespace, m.Name), err)
+		}
+		out = append(out, n)
+	}
+	return out, nil
+}
+
+// planOne is what every kind's plan does for one object after merging it:
+// its result, the ownership rules, the last-applied configuration; it
+// returns the record to write, or nil.
+func planOne[R any](c *planCtx, ref ObjectRef, act Action, gen int64, live bool, oldOwn Ownership, old, rec *R, file []byte,
+	own func(*R) *Ownership, applied func(*R) *Applied) *R {
+	c.results = append(c.results, ApplyResult{ObjectRef: ref, Action: act, Generation: gen})
+	rec, write := claim(c.own, ref, live, oldOwn, rec, act, own)
+	if rec, write = remember(c.own.opts, old, rec, write, file, applied); write {
+		return rec
+	}
+	return nil
+}
+
+// fileOf is the file of an object of the bundle: its canonical JSON with
+// the zeros of its manifest (merge.go).
+func (c *planCtx) fileOf(kind, ns, name string, all []byte) (ObjectRef, []byte, error) {
+	if err := c.missing(kind, ns, name); err != nil {
+		return ObjectRef{}, nil, err
+	}
+	ref := ObjectRef{Kind: kind, Namespace: orDefault(ns), Name: name}
+	c.applied[ref], c.visited[ref.Namespace] = true, true
+	file, err := withZeros(all, c.zeros[ref])
+	if err != nil {
+		return ref, nil, fmt.Errorf("%s %q: %w", lower(kind), display(ns, name), err)
+	}
+	return ref, file, nil
+}
+
+// lastApplied is a live record's last-applied configuration (none for a
+// tombstone: a revival is a new object).
+func lastApplied(live bool, a Applied) json.RawMessage {
+	if !live {
+		return nil
+	}
+	return a.LastApplied
+}
