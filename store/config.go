@@ -429,6 +429,31 @@ func (k *objectKind[T]) liveCopy(s *Store, ref ObjectRef) (*manifests.ObjectMeta
 	return k.meta(&o), func() error { return k.validate(&o) }, b, nil
 }
 
+func (k *objectKind[T]) storedObject(r *ObjectRecord[T]) *StoredObject {
+	o := r.Object
+	if k.generation {
+		k.meta(&o).Generation = r.Generation
+	}
+	return &StoredObject{Object: &o, Meta: k.meta(&o), Generation: r.Generation, Created: r.Created, Deleted: r.Deleted, Ownership: r.Ownership}
+}
+
+func (k *objectKind[T]) lookup(s *Store, ns, name string) (*StoredObject, error) {
+	r, err := readObject(s, k, ns, name)
+	if err != nil {
+		return nil, err
+	}
+	return k.storedObject(r), nil
+}
+
+func (k *objectKind[T]) list(s *Store) ([]*StoredObject, []error) {
+	recs, errs := listObjects(s, k)
+	out := make([]*StoredObject, len(recs))
+	for i, r := range recs {
+		out[i] = k.storedObject(r)
+	}
+	return out, errs
+}
+
 // objectApply is a generic kind's part of a transaction (kindTx).
 type objectApply[T any] struct {
 	k       *objectKind[T]

@@ -36,6 +36,9 @@ type storedKind interface {
 	// liveCopy is a copy of the live object ref names, the metadata in
 	// it, its validation, and a Bundle holding it (UpdateMetadata).
 	liveCopy(s *Store, ref ObjectRef) (*manifests.ObjectMeta, func() error, Bundle, error)
+	// lookup and list are LookupObject and ListObjects of the kind.
+	lookup(s *Store, ns, name string) (*StoredObject, error)
+	list(s *Store) ([]*StoredObject, []error)
 }
 
 // kindTx is a stored kind's part of one write transaction: the bundle's
@@ -166,4 +169,67 @@ func lastApplied(live bool, a Applied) json.RawMessage {
 		return nil
 	}
 	return a.LastApplied
+}
+
+// StoredObject is one stored object of any kind, as its record holds it:
+// the object (a pointer to a copy of its manifests type,
+// *manifests.Deployment, *manifests.Service…, metadata.namespace "" for
+// default) and the record's bookkeeping.
+type StoredObject struct {
+	Object any
+	// Meta is Object's metadata.
+	Meta       *manifests.ObjectMeta
+	Generation int64 // 0 for a Namespace
+	Created    time.Time
+	Deleted    bool
+	Ownership
+}
+
+// LookupObject returns the record of the object ref names, of any stored
+// kind, tombstones included (StoredObject.Deleted), or an error wrapping
+// ErrNotFound for one never known: the kind-blind form of Lookup,
+// LookupService, LookupNamespace, LookupConfigMapRecord….
+func (s *Store) LookupObject(ref ObjectRef) (*StoredObject, error) {
+	if ref.Kind == KindNamespace {
+		r, err := s.LookupNamespace(ref.Name)
+		if err != nil {
+			return nil, err
+		}
+		return namespaceObject(r), nil
+	}
+	k := kindNamed(ref.Kind)
+	if k == nil {
+		return nil, fmt.Errorf("unknown kind %q", ref.Kind)
+	}
+	if err := checkObject(ref.Kind, ref.Namespace, ref.Name); err != nil {
+		return nil, err
+	}
+	return k.lookup(s, ref.Namespace, ref.Name)
+}
+
+// ListObjects returns every record of kind, of every namespace, live and
+// tombstoned, sorted by namespace and name; a file that cannot be read
+// yields one error naming it and does not hide the others.
+func (s *Store) ListObjects(kind string) ([]*StoredObject, []error) {
+	if kind == KindNamespace {
+		recs, err := s.ListNamespaces()
+		out := make([]*StoredObject, len(recs))
+		for i, r := range recs {
+			out[i] = namespaceObject(r)
+		}
+		if err != nil {
+			return out, []error{err}
+		}
+		return out, nil
+	}
+	k := kindNamed(kind)
+	if k == nil {
+		return nil, []error{fmt.Errorf("unknown kind %q", kind)}
+	}
+	return k.list(s)
+}
+
+func namespaceObject(r *NamespaceRecord) *StoredObject {
+	n := r.Namespace
+	return &StoredObject{Object: &n, Meta: &n.Metadata, Created: r.Created, Deleted: r.Deleted, Ownership: r.Ownership}
 }

@@ -769,6 +769,30 @@ func (deploymentRegistration) liveCopy(s *Store, ref ObjectRef) (*manifests.Obje
 	return &d.Metadata, func() error { return manifests.Validate(&d) }, b, nil
 }
 
+func deploymentObject(r *Record) *StoredObject {
+	d := r.Deployment.DeepCopy()
+	// As stamp fills them, whatever release wrote the record.
+	d.Status, d.Metadata.Generation = nil, r.Generation
+	return &StoredObject{Object: d, Meta: &d.Metadata, Generation: r.Generation, Created: r.CreatedAt, Deleted: r.Deleted, Ownership: r.Ownership}
+}
+
+func (deploymentRegistration) lookup(s *Store, ns, name string) (*StoredObject, error) {
+	r, err := s.readRecord(ns, name)
+	if err != nil {
+		return nil, err
+	}
+	return deploymentObject(r), nil
+}
+
+func (deploymentRegistration) list(s *Store) ([]*StoredObject, []error) {
+	recs, errs := s.ListAll()
+	out := make([]*StoredObject, len(recs))
+	for i, r := range recs {
+		out[i] = deploymentObject(r)
+	}
+	return out, errs
+}
+
 // deploymentTx is the Deployment's part of a transaction (kindTx).
 type deploymentTx struct {
 	in      []normalized
