@@ -113,6 +113,8 @@ type objectKind[T any] struct {
 	subdomain bool
 	// rank is the kind's pruneRank.
 	rank int
+	// prefix is the kind's watchPrefix.
+	prefix string
 	// file is the kind's file format; nil is objectFile (the record
 	// under "object").
 	file *fileFormat[T]
@@ -151,7 +153,7 @@ func buryMeta(m *manifests.ObjectMeta) {
 
 var (
 	configMapKind = &objectKind[manifests.ConfigMap]{
-		kind: KindConfigMap, dir: configMapsDir, subdomain: true, rank: 2,
+		kind: KindConfigMap, dir: configMapsDir, prefix: configMapPrefix, subdomain: true, rank: 2,
 		bundle:   func(b *Bundle) *[]*manifests.ConfigMap { return &b.ConfigMaps },
 		meta:     func(c *manifests.ConfigMap) *manifests.ObjectMeta { return &c.Metadata },
 		clean:    func(*manifests.ConfigMap) {},
@@ -163,7 +165,7 @@ var (
 		},
 	}
 	secretKind = &objectKind[manifests.Secret]{
-		kind: KindSecret, dir: secretsDir, subdomain: true, rank: 2,
+		kind: KindSecret, dir: secretsDir, prefix: secretPrefix, subdomain: true, rank: 2,
 		bundle:   func(b *Bundle) *[]*manifests.Secret { return &b.Secrets },
 		meta:     func(s *manifests.Secret) *manifests.ObjectMeta { return &s.Metadata },
 		clean:    manifests.SetSecretDefaults,
@@ -175,7 +177,7 @@ var (
 		},
 	}
 	claimKind = &objectKind[manifests.PersistentVolumeClaim]{
-		kind: KindPersistentVolumeClaim, dir: claimsDir, subdomain: true, rank: 2,
+		kind: KindPersistentVolumeClaim, dir: claimsDir, prefix: claimPrefix, subdomain: true, rank: 2,
 		bundle: func(b *Bundle) *[]*manifests.PersistentVolumeClaim { return &b.Claims },
 		meta:   func(p *manifests.PersistentVolumeClaim) *manifests.ObjectMeta { return &p.Metadata },
 		clean: func(p *manifests.PersistentVolumeClaim) {
@@ -406,6 +408,8 @@ func encodeObject[T any](k *objectKind[T], rec *ObjectRecord[T]) ([]byte, error)
 func (k *objectKind[T]) Kind() string         { return k.kind }
 func (k *objectKind[T]) subdomainNames() bool { return k.subdomain }
 func (k *objectKind[T]) pruneRank() int       { return k.rank }
+func (k *objectKind[T]) recordsDir() string   { return k.dir }
+func (k *objectKind[T]) watchPrefix() string  { return k.prefix }
 
 func (k *objectKind[T]) begin(b *Bundle, once func(kind, ns, name string) error) (kindTx, error) {
 	in, err := prepareEach(k.kind, *k.bundle(b), k.meta, func(o *T) (normObject[T], error) { return normalizeObject(k, o) }, once)

@@ -27,6 +27,12 @@ type storedKind interface {
 	// subdomainNames tells a kind whose names are DNS-1123 subdomains
 	// (a label otherwise: they become file names either way).
 	subdomainNames() bool
+	// recordsDir is the directory of a namespace holding the kind's
+	// records, one <name>.json each.
+	recordsDir() string
+	// watchPrefix is what the kind's watch keys start with, before
+	// Key(ns, name) ("" for a Deployment's: the controller's first keys).
+	watchPrefix() string
 	// pruneRank orders the pruned objects in Apply's results: lower
 	// first (what refers to others before what is referred to).
 	pruneRank() int
@@ -98,6 +104,28 @@ func kindNamed(kind string) storedKind {
 	}
 	return nil
 }
+
+// kindDirs are the kinds' record directories, in the registry's order.
+func kindDirs() []string {
+	out := make([]string, len(storedKinds))
+	for i, k := range storedKinds {
+		out[i] = k.recordsDir()
+	}
+	return out
+}
+
+// kindOfDir is the kind whose records dir holds, or nil.
+func kindOfDir(dir string) storedKind {
+	for _, k := range storedKinds {
+		if k.recordsDir() == dir {
+			return k
+		}
+	}
+	return nil
+}
+
+// watchKeyOf is the watch key of object name of kind k in namespace ns.
+func watchKeyOf(k storedKind, ns, name string) string { return k.watchPrefix() + Key(ns, name) }
 
 // pruneOrder is storedKinds by pruneRank.
 func pruneOrder(txs []kindTx) []kindTx {

@@ -743,6 +743,8 @@ type deploymentRegistration struct{}
 
 func (deploymentRegistration) Kind() string         { return KindDeployment }
 func (deploymentRegistration) subdomainNames() bool { return false }
+func (deploymentRegistration) recordsDir() string   { return deploymentsDir }
+func (deploymentRegistration) watchPrefix() string  { return "" }
 
 // pruneRank: a deployment refers to everything else.
 func (deploymentRegistration) pruneRank() int { return 0 }

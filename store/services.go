@@ -105,7 +105,7 @@ type Condition struct {
 // metadata.generation carries the record's, as Kubernetes sets it on a
 // Service.
 var serviceKind = &objectKind[manifests.Service]{
-	kind: KindService, dir: servicesDir, rank: 1,
+	kind: KindService, dir: servicesDir, prefix: servicePrefix, rank: 1,
 	bundle:     func(b *Bundle) *[]*manifests.Service { return &b.Services },
 	meta:       func(s *manifests.Service) *manifests.ObjectMeta { return &s.Metadata },
 	clean:      func(s *manifests.Service) { s.Status = nil },
