@@ -433,6 +433,14 @@ func (k *objectKind[T]) liveCopy(s *Store, ref ObjectRef) (*manifests.ObjectMeta
 	return k.meta(&o), func() error { return k.validate(&o) }, b, nil
 }
 
+func (k *objectKind[T]) metas(b *Bundle) []*manifests.ObjectMeta {
+	return metasOf(*k.bundle(b), k.meta)
+}
+
+func (k *objectKind[T]) filter(b *Bundle, keep func(*manifests.ObjectMeta) bool) {
+	*k.bundle(b) = filterObjects(*k.bundle(b), k.meta, keep)
+}
+
 func (k *objectKind[T]) storedObject(r *ObjectRecord[T]) *StoredObject {
 	o := r.Object
 	if k.generation {

@@ -42,6 +42,10 @@ type storedKind interface {
 	// liveCopy is a copy of the live object ref names, the metadata in
 	// it, its validation, and a Bundle holding it (UpdateMetadata).
 	liveCopy(s *Store, ref ObjectRef) (*manifests.ObjectMeta, func() error, Bundle, error)
+	// metas are the metadata of the kind's objects in b, and filter
+	// keeps those of them keep says (Bundle.Refs, Bundle.Filter).
+	metas(b *Bundle) []*manifests.ObjectMeta
+	filter(b *Bundle, keep func(*manifests.ObjectMeta) bool)
 	// lookup and list are LookupObject and ListObjects of the kind.
 	lookup(s *Store, ns, name string) (*StoredObject, error)
 	list(s *Store) ([]*StoredObject, []error)
@@ -76,6 +80,57 @@ type kindTx interface {
 	write(prep func(rel string, data []byte, err error) error) error
 	// setPlanned puts the planned objects into b (Preview).
 	setPlanned(b *Bundle)
+}
+
+// Refs names b's objects in the order a deletion takes them: the stored
+// kinds by pruneRank (what refers to others first), each in the order of
+// b, then the Namespaces, so that each object is reported deleted by its
+// own line rather than with its namespace. A namespace is as b holds it
+// ("" for default).
+func (b *Bundle) Refs() []ObjectRef {
+	ks := append([]storedKind(nil), storedKinds...)
+	sort.SliceStable(ks, func(i, j int) bool { return ks[i].pruneRank() < ks[j].pruneRank() })
+	var out []ObjectRef
+	for _, k := range ks {
+		for _, m := range k.metas(b) {
+			out = append(out, ObjectRef{Kind: k.Kind(), Namespace: m.Namespace, Name: m.Name})
+		}
+	}
+	for _, n := range b.Namespaces {
+		out = append(out, ObjectRef{Kind: KindNamespace, Name: n.Metadata.Name})
+	}
+	return out
+}
+
+// Len is the number of b's objects, of every kind.
+func (b *Bundle) Len() int { return len(b.Refs()) }
+
+// Filter keeps the objects of b, of every kind, whose metadata keep
+// accepts.
+func (b *Bundle) Filter(keep func(kind string, m *manifests.ObjectMeta) bool) {
+	b.Namespaces = filterObjects(b.Namespaces, func(n *manifests.Namespace) *manifests.ObjectMeta { return &n.Metadata },
+		func(m *manifests.ObjectMeta) bool { return keep(KindNamespace, m) })
+	for _, k := range storedKinds {
+		k.filter(b, func(m *manifests.ObjectMeta) bool { return keep(k.Kind(), m) })
+	}
+}
+
+func filterObjects[T any](in []*T, meta func(*T) *manifests.ObjectMeta, keep func(*manifests.ObjectMeta) bool) []*T {
+	out := in[:0]
+	for _, o := range in {
+		if keep(meta(o)) {
+			out = append(out, o)
+		}
+	}
+	return out
+}
+
+func metasOf[T any](in []*T, meta func(*T) *manifests.ObjectMeta) []*manifests.ObjectMeta {
+	out := make([]*manifests.ObjectMeta, len(in))
+	for i, o := range in {
+		out[i] = meta(o)
+	}
+	return out
 }
 
 // planCtx is what the kinds' plans share in one apply.

@@ -99,3 +99,30 @@ func TestLookupObjectReadsEveryKindAsItsOwnAPI(t *testing.T) {
 		t.Error("an unknown kind is no error")
 	}
 }
+
+// A bundle's objects are named for a deletion what refers to others
+// first and Namespaces last, and Filter keeps, of every kind, those it
+// is told to.
+func TestBundleRefsAndFilterCoverEveryKind(t *testing.T) {
+	b := Bundle{
+		Namespaces:  nss("team"),
+		ConfigMaps:  []*manifests.ConfigMap{cmObj("team", "cfg", nil), cmObj("", "drop", nil)},
+		Secrets:     []*manifests.Secret{secretObj("", "db", "", nil)},
+		Claims:      []*manifests.PersistentVolumeClaim{claimObj("team", "data", "1Gi")},
+		Services:    svcs(svc("team", "web")),
+		Deployments: []*manifests.Deployment{depIn("team", "web")},
+	}
+	want := []ObjectRef{ref(KindDeployment, "team", "web"), ref(KindService, "team", "web"), ref(KindConfigMap, "team", "cfg"),
+		ref(KindConfigMap, "", "drop"), ref(KindSecret, "", "db"), ref(KindPersistentVolumeClaim, "team", "data"), ref(KindNamespace, "", "team")}
+	if got := b.Refs(); !reflect.DeepEqual(got, want) {
+		t.Errorf("Refs = %v, want %v", got, want)
+	}
+	if b.Len() != len(want) {
+		t.Errorf("Len = %d", b.Len())
+	}
+	b.Filter(func(kind string, m *manifests.ObjectMeta) bool { return m.Name != "drop" && kind != KindSecret })
+	want = append(want[:3], want[5:]...)
+	if got := b.Refs(); !reflect.DeepEqual(got, want) {
+		t.Errorf("after Filter, Refs = %v, want %v", got, want)
+	}
+}

@@ -771,6 +771,16 @@ func (deploymentRegistration) liveCopy(s *Store, ref ObjectRef) (*manifests.Obje
 	return &d.Metadata, func() error { return manifests.Validate(&d) }, b, nil
 }
 
+func deploymentMeta(d *manifests.Deployment) *manifests.ObjectMeta { return &d.Metadata }
+
+func (deploymentRegistration) metas(b *Bundle) []*manifests.ObjectMeta {
+	return metasOf(b.Deployments, deploymentMeta)
+}
+
+func (deploymentRegistration) filter(b *Bundle, keep func(*manifests.ObjectMeta) bool) {
+	b.Deployments = filterObjects(b.Deployments, deploymentMeta, keep)
+}
+
 func deploymentObject(r *Record) *StoredObject {
 	d := r.Deployment.DeepCopy()
 	// As stamp fills them, whatever release wrote the record.

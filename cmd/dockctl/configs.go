@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 
-	"k8s.io/apimachinery/pkg/labels"
 	"sigs.k8s.io/yaml"
 
 	"github.com/dockctl/dockctl/manifests"
@@ -14,29 +13,6 @@ import (
 
 // ConfigMaps, Secrets and PersistentVolumeClaims in bundles: apply, diff
 // and delete -f.
-
-// filterConfig keeps the ConfigMaps, Secrets and claims whose labels
-// match sel (see filter).
-func (b *bundle) filterConfig(sel labels.Selector) {
-	b.ConfigMaps = keep(b.ConfigMaps, func(c *manifests.ConfigMap) bool { return sel.Matches(labels.Set(c.Metadata.Labels)) })
-	b.Secrets = keep(b.Secrets, func(s *manifests.Secret) bool { return sel.Matches(labels.Set(s.Metadata.Labels)) })
-	b.Claims = keep(b.Claims, func(p *manifests.PersistentVolumeClaim) bool { return sel.Matches(labels.Set(p.Metadata.Labels)) })
-}
-
-// configRefs names the bundle's ConfigMaps, Secrets and claims (see refs).
-func (b *bundle) configRefs() []store.ObjectRef {
-	var out []store.ObjectRef
-	for _, c := range b.ConfigMaps {
-		out = append(out, store.ObjectRef{Kind: store.KindConfigMap, Namespace: c.Metadata.Namespace, Name: c.Metadata.Name})
-	}
-	for _, s := range b.Secrets {
-		out = append(out, store.ObjectRef{Kind: store.KindSecret, Namespace: s.Metadata.Namespace, Name: s.Metadata.Name})
-	}
-	for _, p := range b.Claims {
-		out = append(out, store.ObjectRef{Kind: store.KindPersistentVolumeClaim, Namespace: p.Metadata.Namespace, Name: p.Metadata.Name})
-	}
-	return out
-}
 
 // diffConfig shows, for runDiff, the difference between the stored and
 // the declared ConfigMaps, Secrets and claims. A Secret's values are

@@ -112,7 +112,7 @@ func newDeleteCommand(g *globalOptions) *cobra.Command {
 				if err != nil {
 					return err
 				}
-				refs = b.refs()
+				refs = b.Refs()
 			case byList:
 				if len(args) == 0 {
 					return fmt.Errorf("at least one resource must be specified to use a selector")
