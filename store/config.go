@@ -437,6 +437,10 @@ func (k *objectKind[T]) metas(b *Bundle) []*manifests.ObjectMeta {
 	return metasOf(*k.bundle(b), k.meta)
 }
 
+func (k *objectKind[T]) each(b *Bundle, f func(kind string, obj any, m *manifests.ObjectMeta) error) error {
+	return eachCopy(k.kind, *k.bundle(b), k.meta, f)
+}
+
 func (k *objectKind[T]) filter(b *Bundle, keep func(*manifests.ObjectMeta) bool) {
 	*k.bundle(b) = filterObjects(*k.bundle(b), k.meta, keep)
 }

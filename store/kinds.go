@@ -45,6 +45,9 @@ type storedKind interface {
 	// metas are the metadata of the kind's objects in b, and filter
 	// keeps those of them keep says (Bundle.Refs, Bundle.Filter).
 	metas(b *Bundle) []*manifests.ObjectMeta
+	// each calls f with a shallow copy of each of the kind's objects in
+	// b (Bundle.Each).
+	each(b *Bundle, f func(kind string, obj any, m *manifests.ObjectMeta) error) error
 	filter(b *Bundle, keep func(*manifests.ObjectMeta) bool)
 	// lookup and list are LookupObject and ListObjects of the kind.
 	lookup(s *Store, ns, name string) (*StoredObject, error)
@@ -100,6 +103,34 @@ func (b *Bundle) Refs() []ObjectRef {
 		out = append(out, ObjectRef{Kind: KindNamespace, Name: n.Metadata.Name})
 	}
 	return out
+}
+
+// Each calls f, until it fails, with every object of b in the order
+// Apply stores them (Namespaces, then storedKinds' order, each kind in the
+// order of b): obj is a shallow copy of the object (a pointer to its
+// manifests type), m its metadata. f may replace the copy's fields,
+// never write into what they point to.
+func (b *Bundle) Each(f func(kind string, obj any, m *manifests.ObjectMeta) error) error {
+	nsMeta := func(n *manifests.Namespace) *manifests.ObjectMeta { return &n.Metadata }
+	if err := eachCopy(KindNamespace, b.Namespaces, nsMeta, f); err != nil {
+		return err
+	}
+	for _, k := range storedKinds {
+		if err := k.each(b, f); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func eachCopy[T any](kind string, in []*T, meta func(*T) *manifests.ObjectMeta, f func(kind string, obj any, m *manifests.ObjectMeta) error) error {
+	for _, o := range in {
+		c := *o
+		if err := f(kind, &c, meta(&c)); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // Len is the number of b's objects, of every kind.

@@ -777,6 +777,10 @@ func (deploymentRegistration) metas(b *Bundle) []*manifests.ObjectMeta {
 	return metasOf(b.Deployments, deploymentMeta)
 }
 
+func (deploymentRegistration) each(b *Bundle, f func(kind string, obj any, m *manifests.ObjectMeta) error) error {
+	return eachCopy(KindDeployment, b.Deployments, deploymentMeta, f)
+}
+
 func (deploymentRegistration) filter(b *Bundle, keep func(*manifests.ObjectMeta) bool) {
 	b.Deployments = filterObjects(b.Deployments, deploymentMeta, keep)
 }

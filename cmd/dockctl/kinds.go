@@ -56,6 +56,11 @@ type kindInfo struct {
 	// describeNoEvents: describe shows no events of it (kubectl's
 	// NamespaceDescriber shows none).
 	describeNoEvents bool
+	// diff renders the stored and the next object for diff (apply.go);
+	// nil: diffYAML. diffName names them in its headers; nil:
+	// KIND/[NAMESPACE/]NAME.
+	diff     objectDiff
+	diffName func(ns, name string) string
 	// storedShape completes the stored object patch and edit show
 	// (patch.go); nil: the record's object as it is. patch, edit and
 	// label act on every kind the store holds.
@@ -103,7 +108,8 @@ func kindTable() []*kindInfo {
 			api:        apiResource{"Deployment", "deployments", "apps", "v1", true},
 			get:        getDeployments,
 			categories: map[string]int{"all": 2}, store: store.KindDeployment, manifest: manifests.Kind, event: "Deployment",
-			describe:       describeDeploymentObject,
+			describe: describeDeploymentObject,
+			diff:     diffDeployment, diffName: diffDeploymentName,
 			delete:         true,
 			podsOf:         podsOfDeployment,
 			wait:           &deploymentWait,
@@ -167,8 +173,8 @@ func kindTable() []*kindInfo {
 			store: store.KindSecret, manifest: manifests.KindSecret, event: "Secret",
 			describe:    describeSecretObject,
 			delete:      true,
-			storedShape: storedSecret,
-			completed:   true, writeOrder: 7},
+			storedShape: storedSecret, diff: diffSecret,
+			completed: true, writeOrder: 7},
 		{name: kindClaim, aliases: []string{"persistentvolumeclaims", "pvc", "pvcs"},
 			api:   apiResource{"PersistentVolumeClaim", "persistentvolumeclaims", "", "v1", true},
 			get:   getClaims,
