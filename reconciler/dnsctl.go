@@ -6,6 +6,7 @@ import (
 
 	"github.com/dockctl/dockctl/dockerx"
 	"github.com/dockctl/dockctl/internal/helperapi"
+	"github.com/dockctl/dockctl/reconciler/reconcile"
 	"github.com/dockctl/dockctl/store"
 )
 
@@ -18,18 +19,18 @@ import (
 // deleting everything leaves the host as it was.
 
 // syncDNS is one observe → plan → execute pass for the DNS server.
-func (s *services) syncDNS(ctx context.Context) (Result, error) {
+func (s *services) syncDNS(ctx context.Context) (reconcile.Result, error) {
 	if !s.tracker.Synced() {
-		return Result{}, nil
+		return reconcile.Result{}, nil
 	}
 	observed, err := s.listHelpers(ctx, dockerx.RoleDNS)
 	if err != nil {
-		return Result{}, err
+		return reconcile.Result{}, err
 	}
 	layout, netErr := s.layout()
 	if layout == nil {
 		s.noteWaiting(dnsKey, netErr)
-		return Result{RequeueAfter: networkRetry}, nil
+		return reconcile.Result{RequeueAfter: networkRetry}, nil
 	}
 	s.mu.Lock()
 	delete(s.waiting, dnsKey)
@@ -98,7 +99,7 @@ func (s *services) syncDNS(ctx context.Context) (Result, error) {
 	}
 	s.mu.Unlock()
 	if wait {
-		return Result{RequeueAfter: nameRetry}, nil
+		return reconcile.Result{RequeueAfter: nameRetry}, nil
 	}
-	return Result{}, err
+	return reconcile.Result{}, err
 }

@@ -10,11 +10,9 @@
 // controller restart or a Docker daemon restart loses nothing: the next
 // sync of that deployment sees the truth.
 //
-// Files, one story each: loop.go is the reconcile contract every kind's
-// loop follows (Request, Result, Reconciler, TerminalError, OwnerMapper) and
-// the loop that runs one (a rate-limited queue, workers, backoff, panic
-// recovery); controller.go is the deployments' Reconciler and wires its
-// sources (events, resyncs and state-directory changes become keys);
+// Files, one story each (the reconcile contract every kind's loop follows,
+// and the loop that runs one, are package reconcile): controller.go is the
+// deployments' reconcile.Reconciler and wires its sources (events, resyncs and state-directory changes become keys);
 // observe.go lists containers, sweeps the instance for work and orphans,
 // and assesses a deployment (observe, then plan); plan.go, rollout.go,
 // bounds.go and surge.go are the pure planner, which also orders the ops

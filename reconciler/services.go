@@ -18,6 +18,7 @@ import (
 	"github.com/dockctl/dockctl/dockerx"
 	"github.com/dockctl/dockctl/internal/helperapi"
 	"github.com/dockctl/dockctl/manifests"
+	"github.com/dockctl/dockctl/reconciler/reconcile"
 	"github.com/dockctl/dockctl/store"
 )
 
@@ -93,7 +94,7 @@ type services struct {
 	docker  ServiceDocker
 	store   ServiceStore
 	tracker *Tracker
-	loop    *loop
+	loop    *reconcile.Loop
 	log     *slog.Logger
 	address string
 	alloc   allocator
@@ -133,32 +134,32 @@ func newServices(c *Controller, docker ServiceDocker, st ServiceStore, address s
 		dnsGen:  c.opts.Now().UnixMilli(),
 		envWait: serviceEnvWait,
 	}
-	s.loop = newLoop(s, loopConfig{
+	s.loop = reconcile.NewLoop(s, reconcile.Config{
 		Name:        "services",
 		KeyAttr:     "service",
 		Workers:     2,
-		RateLimiter: workqueue.NewTypedItemExponentialFailureRateLimiter[Request](200*time.Millisecond, time.Minute),
+		RateLimiter: workqueue.NewTypedItemExponentialFailureRateLimiter[reconcile.Request](200*time.Millisecond, time.Minute),
 		Log:         c.log,
 	})
 	return s
 }
 
 // Reconcile syncs one key of the services loop.
-func (s *services) Reconcile(ctx context.Context, req Request) (Result, error) {
+func (s *services) Reconcile(ctx context.Context, req reconcile.Request) (reconcile.Result, error) {
 	switch req.Key {
 	case serviceSweepKey:
-		return Result{}, s.sweep(ctx)
+		return reconcile.Result{}, s.sweep(ctx)
 	case dnsKey:
 		return s.syncDNS(ctx)
 	}
 	ns, name, ok := strings.Cut(req.Key, "/")
 	if !ok || ns == "" || name == "" {
-		return Result{}, TerminalError(fmt.Errorf("service key %q: not namespace/name", req.Key))
+		return reconcile.Result{}, reconcile.TerminalError(fmt.Errorf("service key %q: not namespace/name", req.Key))
 	}
 	return s.syncService(ctx, req.Key, ns, name)
 }
 
-var _ Reconciler = (*services)(nil)
+var _ reconcile.Reconciler = (*services)(nil)
 
 // serviceKey is a record's key.
 func serviceKey(s *manifests.Service) string {
@@ -190,24 +191,24 @@ func (c *Controller) isSelf(id string) bool {
 func proxyKey(c *dockerx.Container) string { return c.Namespace + "/" + c.Service }
 
 // syncService is one observe → plan → execute pass for one Service.
-func (s *services) syncService(ctx context.Context, key, ns, name string) (Result, error) {
+func (s *services) syncService(ctx context.Context, key, ns, name string) (reconcile.Result, error) {
 	if !s.tracker.Synced() {
-		return Result{}, nil // the first feed queues a sweep, which queues every Service
+		return reconcile.Result{}, nil // the first feed queues a sweep, which queues every Service
 	}
 	rec, err := s.store.LookupService(ns, name)
 	if errors.Is(err, store.ErrNotFound) {
 		// Never known here (or gone for good): its proxies, if any, are
 		// orphans, for the sweep.
 		s.forget(key)
-		s.loop.Add(Request{Key: serviceSweepKey})
-		return Result{}, nil
+		s.loop.Add(reconcile.Request{Key: serviceSweepKey})
+		return reconcile.Result{}, nil
 	}
 	if err != nil {
-		return Result{}, fmt.Errorf("read service %s: %w", key, err) // never taken for "deleted"
+		return reconcile.Result{}, fmt.Errorf("read service %s: %w", key, err) // never taken for "deleted"
 	}
 	all, err := s.listHelpers(ctx, dockerx.RoleProxy)
 	if err != nil {
-		return Result{}, err
+		return reconcile.Result{}, err
 	}
 	var observed []dockerx.Container
 	for _, ct := range all {
@@ -220,7 +221,7 @@ func (s *services) syncService(ctx context.Context, key, ns, name string) (Resul
 		plan := planHelper(helperPlanInput{Observed: observed, Unwanted: "service deleted"})
 		s.logPlan(key, plan)
 		_, err := s.execute(ctx, key, plan, "", nil)
-		return Result{}, err
+		return reconcile.Result{}, err
 	}
 	prev, err := s.store.ReadServiceStatus(ns, name)
 	if err != nil || prev == nil {
@@ -244,7 +245,7 @@ func (s *services) syncService(ctx context.Context, key, ns, name string) (Resul
 	var hostRetry time.Duration // when a port a process of the host holds is tried again
 	if publishes(svc) {
 		if in.Holders, err = s.portHolders(ctx); err != nil {
-			return Result{}, err
+			return reconcile.Result{}, err
 		}
 		var held []portHolder
 		held, hostRetry = s.hostHolders(ctx) // hostport_held.go
@@ -252,7 +253,7 @@ func (s *services) syncService(ctx context.Context, key, ns, name string) (Resul
 	}
 	a := s.alloc.assign(s.store, in)
 	for _, k := range append(a.Displaced, a.Freed...) {
-		s.loop.Add(Request{Key: k})
+		s.loop.Add(reconcile.Request{Key: k})
 	}
 	for _, k := range a.FreedDeployments {
 		s.c.queue.Add(k)
@@ -329,15 +330,15 @@ func (s *services) syncService(ctx context.Context, key, ns, name string) (Resul
 	}
 	s.noteRecord(key, serviceDNSRecord(svc, a.ClusterIP, ready))
 	if execErr != nil {
-		return Result{}, execErr
+		return reconcile.Result{}, execErr
 	}
 	if wait {
-		return Result{RequeueAfter: nameRetry}, nil
+		return reconcile.Result{RequeueAfter: nameRetry}, nil
 	}
 	if netErr != nil && !svc.IsHeadless() {
-		return Result{RequeueAfter: networkRetry}, nil
+		return reconcile.Result{RequeueAfter: networkRetry}, nil
 	}
-	return Result{RequeueAfter: hostRetry}, nil
+	return reconcile.Result{RequeueAfter: hostRetry}, nil
 }
 
 // nextServiceStatus is the status a sync leaves: what was allocated, the
@@ -418,7 +419,7 @@ func (s *services) forget(key string) {
 	s.tracker.forget(key)
 	svcs, deps := s.alloc.release(key)
 	for _, k := range svcs {
-		s.loop.Add(Request{Key: k})
+		s.loop.Add(reconcile.Request{Key: k})
 	}
 	for _, k := range deps {
 		s.c.queue.Add(k)
@@ -446,7 +447,7 @@ func (s *services) noteRecord(key string, r *helperapi.DNSRecord) {
 	}
 	s.mu.Unlock()
 	if old != js || had != (r != nil) {
-		s.loop.Add(Request{Key: dnsKey})
+		s.loop.Add(reconcile.Request{Key: dnsKey})
 	}
 }
 
@@ -788,10 +789,10 @@ func (s *services) sweep(ctx context.Context) error {
 		key := serviceKey(&r.Service)
 		known[key] = true
 		if !r.Deleted || hasProxy[key] {
-			s.loop.Add(Request{Key: key})
+			s.loop.Add(reconcile.Request{Key: key})
 		}
 	}
-	s.loop.Add(Request{Key: dnsKey})
+	s.loop.Add(reconcile.Request{Key: dnsKey})
 	for _, p := range proxies {
 		key := proxyKey(&p)
 		if known[key] {
@@ -814,23 +815,23 @@ func (s *services) handleOrphan(ctx context.Context, ct dockerx.Container) error
 
 // serviceOwners maps a helper's event to its key: a proxy's to its
 // Service (from its name, INSTANCE_NAME.NS_svc: proxyName), the DNS server's to dnsKey.
-func serviceOwners(instance string) OwnerMapper {
-	return func(ev dockerx.Event) []Request {
+func serviceOwners(instance string) reconcile.OwnerMapper {
+	return func(ev dockerx.Event) []reconcile.Request {
 		switch {
 		case ev.Down:
 			return nil
 		case ev.Gap:
-			return []Request{{Key: serviceSweepKey}}
+			return []reconcile.Request{{Key: serviceSweepKey}}
 		case ev.Role == dockerx.RoleDNS:
-			return []Request{{Key: dnsKey}}
+			return []reconcile.Request{{Key: dnsKey}}
 		case ev.Role == dockerx.RoleProxy:
 			rest, ok := strings.CutPrefix(ev.Name, instance+"_")
 			rest, ok2 := strings.CutSuffix(rest, "_svc")
 			name, ns, ok3 := strings.Cut(rest, ".")
 			if ok && ok2 && ok3 && name != "" && ns != "" {
-				return []Request{{Key: ns + "/" + name}}
+				return []reconcile.Request{{Key: ns + "/" + name}}
 			}
-			return []Request{{Key: serviceSweepKey}}
+			return []reconcile.Request{{Key: serviceSweepKey}}
 		}
 		return nil
 	}

@@ -18,6 +18,7 @@ import (
 	"github.com/dockctl/dockctl/dockerx"
 	"github.com/dockctl/dockctl/internal/helperapi"
 	"github.com/dockctl/dockctl/manifests"
+	"github.com/dockctl/dockctl/reconciler/reconcile"
 	"github.com/dockctl/dockctl/store"
 )
 
@@ -312,7 +313,7 @@ func TestServiceKeepsNodePortAgainstYoungerHostPort(t *testing.T) {
 	}
 	// The Service's next syncs keep the port.
 	for range 2 {
-		if _, err := h.ctrl.svc.Reconcile(context.Background(), Request{Key: "default/web"}); err != nil {
+		if _, err := h.ctrl.svc.Reconcile(context.Background(), reconcile.Request{Key: "default/web"}); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/dockctl/dockctl/dockerx"
+	"github.com/dockctl/dockctl/reconciler/reconcile"
 )
 
 // The deployments' sweep never takes a Service's helper for an orphan, even
@@ -35,7 +36,7 @@ func TestDeploymentSweepLeavesHelpers(t *testing.T) {
 	// The deployments' controller runs on the same engine here.
 	r.ctrl.docker = r.docker.Engine
 	for range 2 {
-		if _, err := r.ctrl.Reconcile(ctx, Request{Key: orphanSweepKey}); err != nil {
+		if _, err := r.ctrl.Reconcile(ctx, reconcile.Request{Key: orphanSweepKey}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -55,7 +56,7 @@ func TestDeploymentSweepLeavesHelpers(t *testing.T) {
 	}
 	r.docker.FinishRemovals()
 	r.ctrl.helperImages.Store(true)
-	if _, err := r.ctrl.Reconcile(ctx, Request{Key: orphanSweepKey}); err != nil {
+	if _, err := r.ctrl.Reconcile(ctx, reconcile.Request{Key: orphanSweepKey}); err != nil {
 		t.Fatal(err)
 	}
 	if imgs := r.docker.HelperImages(); len(imgs) != 0 {

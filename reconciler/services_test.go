@@ -18,6 +18,7 @@ import (
 	"github.com/dockctl/dockctl/internal/dockerfake"
 	"github.com/dockctl/dockctl/internal/helperapi"
 	"github.com/dockctl/dockctl/manifests"
+	"github.com/dockctl/dockctl/reconciler/reconcile"
 	"github.com/dockctl/dockctl/store"
 )
 
@@ -55,7 +56,7 @@ func (r *svcRig) restart() {
 	r.ctrl = New(dockerfake.New(), r.deps, Options{Instance: "i", ServiceDocker: r.docker, ServiceStore: r.svcs,
 		ServiceAddress: "127.0.0.1", PruneOrphans: r.prune, Allow: r.allow, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
 	r.tracker = r.ctrl.tracker
-	r.t.Cleanup(r.ctrl.svc.loop.queue.ShutDown)
+	r.t.Cleanup(r.ctrl.svc.loop.ShutDown)
 }
 
 // newWebRig is a rig whose Service default/web (ClusterIP) has a proxy
@@ -75,9 +76,9 @@ func (r *svcRig) feed(pods []PodEndpoint) {
 	r.tracker.markSynced()
 }
 
-func (r *svcRig) reconcile(key string) Result {
+func (r *svcRig) reconcile(key string) reconcile.Result {
 	r.t.Helper()
-	res, err := r.ctrl.svc.Reconcile(context.Background(), Request{Key: key})
+	res, err := r.ctrl.svc.Reconcile(context.Background(), reconcile.Request{Key: key})
 	if err != nil {
 		r.t.Fatalf("Reconcile(%s): %v", key, err)
 	}
@@ -448,11 +449,7 @@ func TestServiceHeadlessAndDNS(t *testing.T) {
 // returns the keys it held.
 func (r *svcRig) queued() map[string]bool {
 	out := map[string]bool{}
-	q := r.ctrl.svc.loop.queue
-	for q.Len() > 0 {
-		req, _ := q.Get()
-		q.Done(req)
-		q.Forget(req)
+	for _, req := range r.ctrl.svc.loop.Queued() {
 		out[req.Key] = true
 	}
 	return out
@@ -552,7 +549,7 @@ func TestServiceDrainOutlastsAFailedPush(t *testing.T) {
 	r.docker.mu.Lock()
 	r.docker.exec = func(string, []string) (int, []byte) { return helperapi.ExitFailed, []byte("push refused") }
 	r.docker.mu.Unlock()
-	if _, err := r.ctrl.svc.Reconcile(context.Background(), Request{Key: "default/web"}); err == nil {
+	if _, err := r.ctrl.svc.Reconcile(context.Background(), reconcile.Request{Key: "default/web"}); err == nil {
 		t.Fatal("a sync whose push failed returned no error")
 	}
 	if got := acked(); got != before {
@@ -904,7 +901,7 @@ func TestServiceHostPortHeldByAHostProcess(t *testing.T) {
 			r.ctrl = New(dockerfake.New(), r.deps, Options{Instance: "i", ServiceDocker: d, ServiceStore: r.svcs, Now: clock,
 				ServiceAddress: "127.0.0.1", Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
 			r.tracker = r.ctrl.tracker
-			t.Cleanup(r.ctrl.svc.loop.queue.ShutDown)
+			t.Cleanup(r.ctrl.svc.loop.ShutDown)
 			listening := true // what the controller's dial to the held port finds
 			r.ctrl.svc.hostDial = func(ctx context.Context, network, addr string) error {
 				if addr != "127.0.0.1:30080" {
@@ -928,9 +925,9 @@ func TestServiceHostPortHeldByAHostProcess(t *testing.T) {
 
 			// syncUntil syncs (freeing removed names between) until the
 			// proxy runs, publishing what want says.
-			syncUntil := func(want string) Result {
+			syncUntil := func(want string) reconcile.Result {
 				t.Helper()
-				var res Result
+				var res reconcile.Result
 				for range 5 {
 					res = r.reconcile("default/web")
 					r.docker.FinishRemovals()
@@ -1051,12 +1048,9 @@ func TestDNSConfigFitsArgvLimit(t *testing.T) {
 
 // drainQueue empties the services loop's queue and returns its keys.
 func drainQueue(r *svcRig) map[string]bool {
-	q := r.ctrl.svc.loop.queue
 	out := map[string]bool{}
-	for q.Len() > 0 {
-		req, _ := q.Get()
+	for _, req := range r.ctrl.svc.loop.Queued() {
 		out[req.Key] = true
-		q.Done(req)
 	}
 	return out
 }
@@ -1111,11 +1105,11 @@ func TestProxyStartFailureReportedAsCreateFailure(t *testing.T) {
 	r.ctrl = New(dockerfake.New(), r.deps, Options{Instance: "i", ServiceDocker: startFails{r.docker}, ServiceStore: r.svcs,
 		ServiceAddress: "127.0.0.1", Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
 	r.tracker = r.ctrl.tracker
-	t.Cleanup(r.ctrl.svc.loop.queue.ShutDown)
+	t.Cleanup(r.ctrl.svc.loop.ShutDown)
 	r.feed(webPods(2, 2))
 	r.svcs.put(webService("NodePort", 30080))
 	for range 2 {
-		if _, err := r.ctrl.svc.Reconcile(context.Background(), Request{Key: "default/web"}); err == nil {
+		if _, err := r.ctrl.svc.Reconcile(context.Background(), reconcile.Request{Key: "default/web"}); err == nil {
 			t.Fatal("sync succeeded with a start that fails")
 		}
 	}
@@ -1158,7 +1152,7 @@ func TestServiceHostPortHeldIsNotTriedWhileBound(t *testing.T) {
 			r.ctrl = New(dockerfake.New(), r.deps, Options{Instance: "i", ServiceDocker: d, ServiceStore: r.svcs, Now: clock,
 				ServiceAddress: "127.0.0.1", Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
 			r.tracker = r.ctrl.tracker
-			t.Cleanup(r.ctrl.svc.loop.queue.ShutDown)
+			t.Cleanup(r.ctrl.svc.loop.ShutDown)
 			r.ctrl.svc.hostDial = func(ctx context.Context, network, addr string) error {
 				if tc.protocol == manifests.ProtocolUDP {
 					t.Errorf("dialled %s %s: a UDP port has no listener to dial", network, addr)
@@ -1249,7 +1243,7 @@ func TestServiceAllocatedNodePortHeldByAHostProcessIsKept(t *testing.T) {
 	r.ctrl = New(dockerfake.New(), r.deps, Options{Instance: "i", ServiceDocker: d, ServiceStore: r.svcs, Now: clock,
 		ServiceAddress: "127.0.0.1", Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
 	r.tracker = r.ctrl.tracker
-	t.Cleanup(r.ctrl.svc.loop.queue.ShutDown)
+	t.Cleanup(r.ctrl.svc.loop.ShutDown)
 	r.ctrl.svc.hostDial = func(ctx context.Context, network, addr string) error { return nil }
 	r.ctrl.svc.hostBind = func(network, addr string) error { return syscall.EADDRINUSE }
 	r.feed(webPods(2, 2))
