@@ -16,6 +16,7 @@ import (
 	"github.com/dockctl/dockctl/dockerx"
 	"github.com/dockctl/dockctl/manifests"
 	"github.com/dockctl/dockctl/reconciler/reconcile"
+	"github.com/dockctl/dockctl/reconciler/services"
 	"github.com/dockctl/dockctl/store"
 )
 
@@ -108,8 +109,8 @@ type Options struct {
 	MaxGracePeriod time.Duration
 	// ServiceDocker and ServiceStore, when both set, run the Service and
 	// DNS reconcilers (services.go) beside the deployments'.
-	ServiceDocker ServiceDocker
-	ServiceStore  ServiceStore
+	ServiceDocker services.ServiceDocker
+	ServiceStore  services.ServiceStore
 	// ServiceAddress is the host address NodePort and LoadBalancer
 	// Services publish on (--service-address; default 0.0.0.0).
 	ServiceAddress string
@@ -196,8 +197,8 @@ type Controller struct {
 	// tracker follows every deployment's pods for the Services (and is
 	// the Drainer the stopper calls); svc runs the Service and DNS
 	// reconcilers, nil when not configured.
-	tracker *Tracker
-	svc     *services
+	tracker *services.Tracker
+	svc     *services.Controller
 	// The instance network (network.go; nil without
 	// Options.NetworkDocker), the Docker calls it needs, and how probes
 	// reach pods on it (route.go).
@@ -291,9 +292,9 @@ func New(docker Docker, st Store, opts Options) *Controller {
 	c.prober = newProber(docker, newDockerProbeRunner(docker, c.netDocker, c.route), c.route, func(name string) { c.queue.Add(name) }, c.log)
 	// The tracker is the stopper's Drainer when Services run, and asks the
 	// stopper whether a drained pod's stop is still in flight.
-	c.tracker = NewTracker(func(key string) {
+	c.tracker = services.NewTracker(func(key string) {
 		if c.svc != nil {
-			c.svc.loop.Add(reconcile.Request{Key: key})
+			c.svc.Loop().Add(reconcile.Request{Key: key})
 		}
 	}, func(unitID string) bool { return c.stopper.stopping(unitID) })
 	drainer := opts.Drainer
@@ -316,8 +317,6 @@ func New(docker Docker, st Store, opts Options) *Controller {
 			c.opts.ServiceAddress = opts.ServiceAddress
 		}
 		c.svc = newServices(c, opts.ServiceDocker, opts.ServiceStore, opts.ServiceAddress)
-		c.tracker.onSynced = func() { c.svc.loop.Add(reconcile.Request{Key: serviceSweepKey}) }
-		c.tracker.stored = c.svc.storedSelectors
 	}
 	return c
 }
@@ -339,7 +338,7 @@ func (c *Controller) Run(ctx context.Context) error {
 
 	c.deployments.Start(ctx)
 	if c.svc != nil {
-		c.svc.loop.Start(ctx)
+		c.svc.Loop().Start(ctx)
 	}
 	c.log.Info("controller started", "resync", c.opts.ResyncPeriod, "pruneOrphans", c.opts.PruneOrphans)
 	c.queue.Add(orphanSweepKey)
@@ -368,14 +367,14 @@ listen:
 			// was down emits none), the next full pass sees it.
 			c.queue.Add(orphanSweepKey)
 			if c.svc != nil {
-				c.svc.loop.Add(reconcile.Request{Key: serviceSweepKey})
+				c.svc.Loop().Add(reconcile.Request{Key: services.SweepKey})
 			}
 		}
 	}
 	c.log.Info("controller stopping: waiting for in-flight syncs; workloads keep running")
 	c.deployments.ShutDown()
 	if c.svc != nil {
-		c.svc.loop.ShutDown()
+		c.svc.Loop().ShutDown()
 	}
 	c.prober.stop()
 	c.stopper.shutdown()
@@ -446,8 +445,8 @@ func (c *Controller) handleEvent(ev dockerx.Event) {
 		c.deployments.Add(req)
 	}
 	if c.svc != nil {
-		for _, req := range serviceOwners(c.opts.Instance)(ev) {
-			c.svc.loop.Add(req)
+		for _, req := range services.Owners(c.opts.Instance)(ev) {
+			c.svc.Loop().Add(req)
 		}
 	}
 }
@@ -462,7 +461,7 @@ func (c *Controller) storeChanged(key string) {
 	case key == "":
 		c.queue.Add(orphanSweepKey)
 		if c.svc != nil {
-			c.svc.loop.Add(reconcile.Request{Key: serviceSweepKey})
+			c.svc.Loop().Add(reconcile.Request{Key: services.SweepKey})
 		}
 	case kind == store.KindDeployment:
 		c.queue.Add(key)
@@ -471,7 +470,7 @@ func (c *Controller) storeChanged(key string) {
 	case kind == store.KindConfigMap || kind == store.KindSecret:
 		c.configChanged(key) // envctl.go
 	case kind == store.KindService && c.svc != nil:
-		c.svc.loop.Add(reconcile.Request{Key: store.Key(ns, name)})
+		c.svc.Loop().Add(reconcile.Request{Key: store.Key(ns, name)})
 	case kind == manifests.KindPersistentVolumeClaim:
 		// The sweep binds or releases its volume, and queues the
 		// deployments a bound claim lets create (claims.go).
@@ -492,7 +491,7 @@ func deploymentOwners(ev dockerx.Event) []reconcile.Request {
 		// readiness and repairs whatever happened meanwhile.
 		return []reconcile.Request{{Key: orphanSweepKey}}
 	case dockerx.IsHelperRole(ev.Role):
-		// A Service's helper: the services loop's (serviceOwners); a
+		// A Service's helper: the services loop's (services.Owners); a
 		// port-forward session's: the CLI's, nobody's here.
 		return nil
 	}

@@ -700,6 +700,7 @@ func TestDeploymentOwners(t *testing.T) {
 		// the services loop's, a port-forward session's the CLI's.
 		{"a port-forward session's helper", dockerx.Event{Action: "destroy", ContainerID: "c7", Role: dockerx.RolePortForward, Namespace: "default"}, nil},
 		{"a Service's proxy", dockerx.Event{Action: "die", ContainerID: "c8", Role: dockerx.RoleProxy, Namespace: "default"}, nil},
+		{"a Service's proxy by its name", dockerx.Event{Role: dockerx.RoleProxy, Name: "i_web.default_svc"}, nil},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
