@@ -46,8 +46,8 @@
 //   - A running pod is drained (out of every Service, acknowledged, within
 //     the bound its stopper gives) before its stop signal; a drain that
 //     fails or does not answer never prevents the stop.
-//   - An address or host port given is the Service's until it is deleted;
-//     two live Services are never given the same one, and between a
-//     Service and a deployment the older claim keeps a host port.
+//   - A cluster IP given is the Service's until it is deleted, never given
+//     to another; two live Services never publish the same host port, and
+//     between a Service and a deployment the older claim keeps a host port.
 //   - An unreadable Service record is never taken to mean "deleted".
 package services
