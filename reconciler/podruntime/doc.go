@@ -22,7 +22,8 @@
 // (ContainerState) and the crash-loop backoff; probes.go which probes
 // the runtime runs; envresolve.go, filesplan.go and pullsecrets.go what a
 // container is created with — environment, file volumes' payload, pull
-// credentials — from the ConfigStore (configstore.go).
+// credentials — from the ConfigStore (configstore.go), and seccomp.go a
+// Localhost seccomp profile from the host.
 //
 // Who restarts a crashed container: dockctl, not Docker. Containers are
 // created with restart policy "no" and the runtime starts a container that
