@@ -16,7 +16,8 @@
 // stranded, ready), with judge.go (Judge: readiness, probes, completed
 // init containers) and uptime.go (Docker's uptime wording); podview.go
 // is the pod as observed (PodView, PodContainer, ContainerView) and its
-// kubelet-side judgement (Phase, Conditions, ContainerState, StatusWord);
+// kubelet-side judgement (Phase, Conditions, ContainerState, StatusWord),
+// which views.go builds for any owner's judged pods (Views);
 // status.go what a controller reads back (PodStatus); restart.go the
 // restartPolicy decisions; backoff.go the per-container memory
 // (ContainerState) and the crash-loop backoff; probes.go which probes
