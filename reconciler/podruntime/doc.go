@@ -64,9 +64,11 @@
 //     min(10 s, its grace period)) before its stop signal; a drain that
 //     fails or does not answer never prevents the stop.
 //
-// The last two, the crash backoff and the execution of pods (holder and
-// members, init order, sidecars, files, claims, probes and hooks) are
-// still carried out by package reconciler (stopper.go, stopdrain.go,
-// state.go, execute.go, prober.go, hooks.go, files.go, claims.go) for the
-// Deployment controller, under these rules.
+// The last two, and the execution of pods (holder and members, init
+// order, sidecars, env, files, claims, probes and hooks, starts with the
+// backoff ObserveExits computes), are still carried out by package
+// reconciler (stopper.go, stopdrain.go, execute.go, podplan.go,
+// prober.go, hooks.go, files.go, claims.go; state.go records starts and
+// refused starts in ContainerState) for the Deployment controller, under
+// these rules.
 package podruntime
