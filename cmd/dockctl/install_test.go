@@ -144,3 +144,19 @@ func TestVersionFromBuildInfo(t *testing.T) {
 		})
 	}
 }
+
+// The controller container install runs carries the instance label but
+// is no pod: get pods and get containers leave it out rather than call it
+// an orphan.
+func TestGetLeavesTheInstalledControllerOut(t *testing.T) {
+	f := startFakeDaemon(t)
+	dir := t.TempDir()
+	f.add(dockerx.ControllerName("t1"), "running", map[string]string{
+		dockerx.LabelInstance: "t1", dockerx.LabelRole: dockerx.RoleController})
+	for _, kind := range []string{"pods", "containers"} {
+		out, _, err := run(t, "", "--state-dir", dir, "--instance", "t1", "get", kind)
+		if err != nil || strings.Contains(out, "controller") {
+			t.Errorf("get %s: %v\n%s", kind, err, out)
+		}
+	}
+}
