@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	cerrdefs "github.com/containerd/errdefs"
 	"github.com/docker/docker/api/types/container"
 	"github.com/docker/docker/api/types/filters"
 	"github.com/docker/docker/api/types/image"
@@ -267,5 +268,82 @@ func TestListInstanceObjectsSelectsByTheInstanceLabelOnly(t *testing.T) {
 	}
 	if err := c.RemoveInstanceObject(context.Background(), want[3]); err != nil || !reflect.DeepEqual(f.removed, []string{"network n1"}) {
 		t.Errorf("remove network: %v, %v", err, f.removed)
+	}
+}
+
+// controllerAPI is a daemon holding at most one container under the
+// controller's name, and recording what EnsureController does to it.
+type controllerAPI struct {
+	fakeAPI
+	current *container.InspectResponse // nil: no such container
+	calls   []string
+}
+
+func (f *controllerAPI) ContainerInspect(_ context.Context, name string) (container.InspectResponse, error) {
+	if f.current == nil {
+		return container.InspectResponse{}, cerrdefs.ErrNotFound.WithMessage("No such container: " + name)
+	}
+	return *f.current, nil
+}
+
+func (f *controllerAPI) ContainerCreate(_ context.Context, cfg *container.Config, _ *container.HostConfig, _ *network.NetworkingConfig, _ *ocispec.Platform, name string) (container.CreateResponse, error) {
+	f.calls = append(f.calls, "create "+name)
+	return container.CreateResponse{ID: "new"}, nil
+}
+
+func (f *controllerAPI) ContainerStart(_ context.Context, id string, _ container.StartOptions) error {
+	f.calls = append(f.calls, "start "+id)
+	return nil
+}
+
+func (f *controllerAPI) ContainerRemove(_ context.Context, id string, o container.RemoveOptions) error {
+	f.calls = append(f.calls, "remove "+id)
+	return nil
+}
+
+// An install of the same configuration leaves the controller container
+// (starting it when stopped), one of another replaces it, and a container
+// of that name that is not the instance's controller is never touched.
+func TestEnsureController(t *testing.T) {
+	spec := controllerSpec()
+	cfg, _, err := ControllerConfig(spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	existing := func(labels map[string]string, running bool) *container.InspectResponse {
+		return &container.InspectResponse{
+			ContainerJSONBase: &container.ContainerJSONBase{ID: "old", State: &container.State{Running: running}},
+			Config:            &container.Config{Labels: labels},
+		}
+	}
+	name := ControllerName("prod")
+	tests := []struct {
+		name       string
+		current    *container.InspectResponse
+		wantAction string
+		wantCalls  []string
+		wantErr    error
+	}{
+		{"none", nil, ControllerCreated, []string{"create " + name, "start new"}, nil},
+		{"same, running", existing(cfg.Labels, true), ControllerUnchanged, nil, nil},
+		{"same, stopped", existing(cfg.Labels, false), ControllerStarted, []string{"start old"}, nil},
+		{"another configuration", existing(map[string]string{LabelInstance: "prod", LabelRole: RoleController, LabelConfigHash: "0"}, true),
+			ControllerReplaced, []string{"remove old", "create " + name, "start new"}, nil},
+		{"another instance's", existing(map[string]string{LabelInstance: "staging", LabelRole: RoleController}, true), "", nil, ErrConflict},
+		{"not dockctl's", existing(nil, true), "", nil, ErrConflict},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			f := &controllerAPI{current: tt.current}
+			c := newFakeClient(&f.fakeAPI)
+			c.api = f
+			_, action, err := c.EnsureController(context.Background(), spec)
+			if !errors.Is(err, tt.wantErr) || (tt.wantErr == nil && err != nil) {
+				t.Fatalf("error %v, want %v", err, tt.wantErr)
+			}
+			if action != tt.wantAction || !reflect.DeepEqual(f.calls, tt.wantCalls) {
+				t.Errorf("action %q calls %q, want %q %q", action, f.calls, tt.wantAction, tt.wantCalls)
+			}
+		})
 	}
 }
