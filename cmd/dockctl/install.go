@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"net"
 	"os"
 	"path/filepath"
@@ -172,7 +173,10 @@ func runInstall(cmd *cobra.Command, g *globalOptions, o *installOptions, args []
 		spec.GroupAdd = []string{strconv.Itoa(gid)}
 	}
 	ctx := cmd.Context()
-	cli, err := g.docker(ctx)
+	// install says itself what it loaded and made: the client's own
+	// notices are for the controller's log, only its warnings show here.
+	quiet := slog.New(slog.NewTextHandler(cmd.ErrOrStderr(), &slog.HandlerOptions{Level: slog.LevelWarn}))
+	cli, err := g.docker(ctx, dockerx.WithLogger(quiet))
 	if err != nil {
 		return err
 	}

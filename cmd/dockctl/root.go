@@ -100,8 +100,8 @@ func (g *globalOptions) readStore() (*store.Store, error) {
 
 // docker connects to the engine and checks that it answers, so that an
 // unreachable daemon is one clear line rather than an error deep in a command.
-func (g *globalOptions) docker(ctx context.Context) (*dockerx.Client, error) {
-	cli, err := dockerx.NewClient()
+func (g *globalOptions) docker(ctx context.Context, opts ...dockerx.Option) (*dockerx.Client, error) {
+	cli, err := dockerx.NewClient(opts...)
 	if err != nil {
 		return nil, err
 	}
