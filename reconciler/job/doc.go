@@ -21,6 +21,9 @@
 //   - Sync is deterministic: equal inputs give equal decisions, pod names
 //     included (a new pod's name is derived from the Job's name, its
 //     index and the first attempt number not taken by an observed pod).
+//     So a pod asked for but not observed yet is asked for again under
+//     the same name, never as a second pod: the names do the work of
+//     Kubernetes' creation expectations.
 //   - A finished pod (Succeeded or Failed) is never deleted nor restarted
 //     by the Job: it is kept for logs until the Job is deleted (after
 //     ttlSecondsAfterFinished, DeleteJob, or by the user).

@@ -453,3 +453,28 @@ func TestPodsStoppedAsTheJobFailsCountOnce(t *testing.T) {
 		t.Fatalf("failed %d delete %v, want 2 and the pod asked again", d.Status.Failed, d.Delete)
 	}
 }
+
+func TestAPodNotObservedYetIsAskedForUnderTheSameName(t *testing.T) {
+	for _, mods := range [][]func(*manifests.Job){
+		{completionsOf(3), parallel(2)},
+		{indexedJob, completionsOf(3), parallel(2)},
+	} {
+		j := newJob(mods...)
+		first := Sync(j, started(), nil, t0)
+		// The first pod shows up, the second not yet: the second is asked
+		// for again, under its name.
+		seen := running(first.Create[0].Name)
+		seen.Annotations = first.Create[0].Template.Metadata.Annotations
+		again := Sync(j, first.Status, []ObservedPod{seen}, t0.Add(time.Second))
+		if !reflect.DeepEqual(createdNames(again), createdNames(first)[1:]) {
+			t.Fatalf("asked for %v after %v", createdNames(again), createdNames(first))
+		}
+	}
+}
+
+func TestPodsRunTheTemplatesRestartPolicy(t *testing.T) {
+	d := Sync(newJob(onFailure), batchv1.JobStatus{}, nil, t0)
+	if p := d.Create[0]; p.RestartPolicy != manifests.RestartOnFailure || p.EffectiveRestartPolicy() != manifests.RestartOnFailure {
+		t.Fatalf("restart policy %q", p.RestartPolicy)
+	}
+}
