@@ -187,8 +187,14 @@ type Controller struct {
 	// helperImages is set while helper images may need collecting: at
 	// start, once a sweep saw a holder, and whenever a holder is created.
 	helperImages atomic.Bool
-	prober       *prober
-	stopper      *stopper
+	// runtime is the pod runtime's half that runs beside the workers
+	// (its prober: probes and postStart hooks); prober is its Prober.
+	runtime *podruntime.Runtime
+	prober  *podruntime.Prober
+	// probeRunner is the prober's runner (prober.go), which reaches pods
+	// as route says.
+	probeRunner *dockerProbeRunner
+	stopper     *stopper
 	// tracker follows every deployment's pods for the Services (and is
 	// the Drainer the stopper calls); svc runs the Service and DNS
 	// reconcilers, nil when not configured.
@@ -284,7 +290,12 @@ func New(docker Docker, st Store, opts Options) *Controller {
 		c.net = newInstanceNetwork(opts.Instance, opts.Subnet, c.netDocker, st, c.log, opts.Observer)
 		c.net.made = func() { c.queue.Add(orphanSweepKey) }
 	}
-	c.prober = newProber(docker, newDockerProbeRunner(docker, c.netDocker, c.route), c.route, func(name string) { c.queue.Add(name) }, c.log)
+	c.probeRunner = newDockerProbeRunner(docker, c.netDocker, c.route)
+	c.runtime = podruntime.NewRuntime(podruntime.RuntimeConfig{Prober: podruntime.ProberConfig{
+		Docker: docker, Runner: c.probeRunner, Network: c.route.networkName,
+		Notify: func(name string) { c.queue.Add(name) }, PodRef: ownerPodRef, Recorder: opts.Recorder, Log: c.log,
+	}})
+	c.prober = c.runtime.Prober()
 	// The tracker is the stopper's Drainer when Services run, and asks the
 	// stopper whether a drained pod's stop is still in flight.
 	c.tracker = services.NewTracker(func(key string) {
@@ -302,8 +313,7 @@ func New(docker Docker, st Store, opts Options) *Controller {
 			return
 		}
 		c.queue.Add(name)
-	}, c.prober.forget)
-	c.prober.events = opts.Recorder
+	}, c.prober.Forget)
 	c.stopper.events = opts.Recorder
 	c.stopper.hooks = c.prober // lifecycle hooks (hooks.go)
 	if opts.ServiceDocker != nil && opts.ServiceStore != nil {
@@ -371,7 +381,7 @@ listen:
 	if c.svc != nil {
 		c.svc.Loop().ShutDown()
 	}
-	c.prober.stop()
+	c.runtime.Stop()
 	c.stopper.shutdown()
 	return nil
 }
@@ -544,7 +554,7 @@ func (c *Controller) syncDeployment(ctx context.Context, key string) (time.Durat
 	rec, err := c.store.Lookup(ns, name)
 	if errors.Is(err, store.ErrNotFound) {
 		// Never known here: its containers, if any, are orphans for the sweep.
-		c.prober.drop(key)
+		c.prober.Drop(key)
 		c.tracker.Delete(key)
 		c.queue.Add(orphanSweepKey)
 		return 0, nil
@@ -565,7 +575,7 @@ func (c *Controller) syncDeployment(ctx context.Context, key string) (time.Durat
 	}
 	now := c.opts.Now()
 	if rec.Deleted {
-		c.prober.drop(key) // its containers are going: so are their probes
+		c.prober.Drop(key) // its containers are going: so are their probes
 		c.forgetBlocked(key)
 		c.files.forget(key, nil)
 		c.indexRefs(rec, nil)

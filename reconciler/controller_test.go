@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/dockctl/dockctl/reconciler/internal/podtest"
 	"io"
 	"log/slog"
 	"os"
@@ -22,7 +23,14 @@ import (
 	"github.com/dockctl/dockctl/store"
 )
 
-const testImage = "img:1"
+const testImage = podtest.Image
+
+// waitFor and the probes of these tests are shared with package
+// podruntime's (reconciler/internal/podtest).
+var (
+	waitFor  = podtest.WaitFor
+	tcpProbe = podtest.TCPProbe
+)
 
 type harness struct {
 	t      *testing.T

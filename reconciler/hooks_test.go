@@ -73,7 +73,7 @@ func TestSetPreStops(t *testing.T) {
 			}
 			plan := ComputePlan(in)
 			var got []string
-			add := func(kind OpKind, h *Hook) {
+			add := func(kind OpKind, h *podruntime.Hook) {
 				got = append(got, fmt.Sprintf("%s %s: %s → %s", kind, h.Name, joinCmd(h.Handler), h.NetOwner))
 			}
 			for _, op := range plan.Ops {
@@ -138,7 +138,7 @@ type orderHooks struct {
 	err  error
 }
 
-func (h orderHooks) runHook(ctx context.Context, hk Hook) error {
+func (h orderHooks) RunHook(ctx context.Context, hk podruntime.Hook) error {
 	h.log.add("preStop " + hk.Name)
 	select {
 	case <-time.After(h.wait):
@@ -176,7 +176,7 @@ func TestPreStopRunsAfterDrainBeforeStop(t *testing.T) {
 			s.events = events
 			defer s.shutdown()
 			s.submit("web", Op{Kind: OpRemove, Name: "c", ContainerID: id, Grace: tc.grace, Drain: &DrainRef{Namespace: "default", Pod: "web-0"},
-				PreStop: &Hook{Name: "c", ID: id, Pod: store.InvolvedObject{Kind: "Pod", Name: "web-0"}}}, t0)
+				PreStop: &podruntime.Hook{Name: "c", ID: id, Pod: store.InvolvedObject{Kind: "Pod", Name: "web-0"}}}, t0)
 			select {
 			case err := <-done:
 				if err != nil {
@@ -195,60 +195,6 @@ func TestPreStopRunsAfterDrainBeforeStop(t *testing.T) {
 			}
 			if got, want := events.has("Pod/web-0 Warning FailedPreStopHook", "PreStopHook failed: boom"), tc.hooks.err != nil; got != want {
 				t.Errorf("FailedPreStopHook recorded: %v, want %v (%s)", got, want, events.dump())
-			}
-		})
-	}
-}
-
-// TestPostStartHook: the hook runs once per run of the container, before
-// it is ready; a failing hook marks it for a restart.
-func TestPostStartHook(t *testing.T) {
-	for _, tc := range []struct {
-		name      string
-		exit      int
-		wantReady bool
-		wantAlive bool
-	}{
-		{"succeeds: ready", 0, true, true},
-		{"fails: restarted, never ready", 1, false, false},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			engine := dockerfake.New(testImage)
-			id, _ := engine.Add(dockerx.Container{Name: "i_web-h-0", State: dockerx.StateRunning, TemplateHash: "h", Labels: map[string]string{}}, "")
-			var mu sync.Mutex
-			runs := 0
-			engine.OnExec = func(_ string, cmd []string) (int, error) {
-				mu.Lock()
-				defer mu.Unlock()
-				if cmd[0] == "warm-up" {
-					runs++
-				}
-				return tc.exit, nil
-			}
-			tmpl := &manifests.PodTemplateSpec{Spec: manifests.PodSpec{Containers: []manifests.Container{{Name: "web", Image: "img:1",
-				Lifecycle: &manifests.Lifecycle{PostStart: &manifests.LifecycleHandler{Exec: &manifests.ExecAction{Command: []string{"warm-up"}}}}}}}}
-			templates := func(string) *manifests.PodTemplateSpec { return tmpl }
-			p := newProber(engine, gateRunner{open: make(chan struct{})}, nil, func(string) {}, slog.New(slog.NewTextHandler(io.Discard, nil)))
-			defer p.stop()
-			ctr := dockerx.Container{ID: id, Name: "i_web-h-0", State: dockerx.StateRunning, TemplateHash: "h"}
-			paused := ctr
-			paused.State = dockerx.StatePaused
-			p.sync(context.Background(), "default/web", []dockerx.Container{ctr}, templates)
-			waitFor(t, func() bool {
-				r := p.results([]dockerx.Container{ctr})[id]
-				return r.Alive == tc.wantAlive && (r.Ready != nil && *r.Ready == tc.wantReady)
-			})
-			// The same run seen again (paused, then running): not run twice.
-			p.sync(context.Background(), "default/web", []dockerx.Container{paused}, templates)
-			p.sync(context.Background(), "default/web", []dockerx.Container{ctr}, templates)
-			waitFor(t, func() bool {
-				r := p.results([]dockerx.Container{ctr})[id]
-				return r.Ready != nil && *r.Ready == tc.wantReady
-			})
-			mu.Lock()
-			defer mu.Unlock()
-			if runs != 1 {
-				t.Errorf("postStart ran %d times, want 1", runs)
 			}
 		})
 	}
@@ -302,7 +248,7 @@ type countHooks struct {
 	n  int
 }
 
-func (h *countHooks) runHook(context.Context, Hook) error {
+func (h *countHooks) RunHook(context.Context, podruntime.Hook) error {
 	h.mu.Lock()
 	h.n++
 	h.mu.Unlock()

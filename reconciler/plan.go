@@ -130,7 +130,7 @@ type Op struct {
 	Drain *DrainRef
 	// PreStop is, for a graceful stop of a running container (not a
 	// holder pod's: see StopTarget), its preStop hook (setPreStops).
-	PreStop *Hook
+	PreStop *podruntime.Hook
 	// Deadline is, for the OpRemove of a container whose stop is in
 	// flight here, the earlier kill time a user's delete gave it (a pod
 	// deleted again with a shorter grace period): the stopper shortens

@@ -339,7 +339,7 @@ type StopTarget struct {
 	// Holder: it runs no workload and exits at once on its stop signal.
 	Holder bool
 	// PreStop is the member's preStop hook, run before its stop signal.
-	PreStop *Hook
+	PreStop *podruntime.Hook
 }
 
 // memberNameBlocked reports whether a container the pod still has to make

@@ -2,6 +2,7 @@ package reconciler
 
 import (
 	"context"
+	"github.com/dockctl/dockctl/reconciler/podruntime"
 	"sync/atomic"
 	"testing"
 
@@ -12,7 +13,7 @@ import (
 // an odd response or setting would.
 type panickingRunner struct{ calls atomic.Int32 }
 
-func (r *panickingRunner) Run(context.Context, probeTarget, *manifests.Probe) error {
+func (r *panickingRunner) Run(context.Context, podruntime.ProbeTarget, *manifests.Probe) error {
 	r.calls.Add(1)
 	panic("probe bug")
 }
@@ -22,7 +23,7 @@ func (r *panickingRunner) Run(context.Context, probeTarget, *manifests.Probe) er
 func TestProbePanicIsAFailedProbe(t *testing.T) {
 	h := newHarness(t, Options{})
 	runner := &panickingRunner{}
-	h.ctrl.prober.runner = runner
+	h.ctrl.prober.SetRunner(runner)
 	probed := testDeployment("web", 1, "x")
 	probed.Spec.Template.Spec.Containers[0].ReadinessProbe = fastProbe()
 	h.apply(probed)
