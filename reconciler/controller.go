@@ -194,7 +194,7 @@ type Controller struct {
 	// probeRunner is the prober's runner (prober.go), which reaches pods
 	// as route says.
 	probeRunner *dockerProbeRunner
-	stopper     *stopper
+	stopper     *podruntime.Stopper
 	// tracker follows every deployment's pods for the Services (and is
 	// the Drainer the stopper calls); svc runs the Service and DNS
 	// reconcilers, nil when not configured.
@@ -302,20 +302,19 @@ func New(docker Docker, st Store, opts Options) *Controller {
 		if c.svc != nil {
 			c.svc.Loop().Add(reconcile.Request{Key: key})
 		}
-	}, func(unitID string) bool { return c.stopper.stopping(unitID) })
+	}, func(unitID string) bool { return c.stopper.Stopping(unitID) })
 	drainer := opts.Drainer
 	if drainer == nil && opts.ServiceDocker != nil && opts.ServiceStore != nil {
 		drainer = c.tracker
 	}
-	c.stopper = newStopper(docker, c.log, drainer, func(name string, err error) {
-		if err != nil {
-			c.queue.AddRateLimited(name)
-			return
-		}
-		c.queue.Add(name)
-	}, c.prober.Forget)
-	c.stopper.events = opts.Recorder
-	c.stopper.hooks = c.prober // lifecycle hooks (hooks.go)
+	c.stopper = podruntime.NewStopper(podruntime.StopperConfig{Docker: docker, Drainer: drainer, Hooks: c.prober, Recorder: opts.Recorder,
+		Done: func(name string, err error) {
+			if err != nil {
+				c.queue.AddRateLimited(name)
+				return
+			}
+			c.queue.Add(name)
+		}, Restarted: c.prober.Forget, Log: c.log})
 	if opts.ServiceDocker != nil && opts.ServiceStore != nil {
 		if opts.ServiceAddress == "" {
 			opts.ServiceAddress = "0.0.0.0"
@@ -382,7 +381,7 @@ listen:
 		c.svc.Loop().ShutDown()
 	}
 	c.runtime.Stop()
-	c.stopper.shutdown()
+	c.stopper.Shutdown()
 	return nil
 }
 
@@ -563,7 +562,7 @@ func (c *Controller) syncDeployment(ctx context.Context, key string) (time.Durat
 		// Unreadable record: never guess, and above all never remove.
 		return 0, fmt.Errorf("read deployment %s: %w", key, err)
 	}
-	c.stopper.listing(key)
+	c.stopper.Listing(key)
 	observed, err := c.list(ctx, ns, name)
 	if err != nil {
 		return 0, err

@@ -319,12 +319,12 @@ func TestInvalidEnvFromKeysRecordedAsPodEvent(t *testing.T) {
 		pod + " Warning InvalidEnvironmentVariableNames: Keys [1st, 2nd] from the EnvFrom configMap default/app were skipped since they are considered invalid environment variable names.",
 		pod + " Warning InvalidEnvironmentVariableNames: Keys [9lives] from the EnvFrom secret default/db were skipped since they are considered invalid environment variable names.",
 	} {
-		if !m.has(want, "") {
-			t.Errorf("no event %q; recorded:\n%s", want, m.dump())
+		if !m.Has(want, "") {
+			t.Errorf("no event %q; recorded:\n%s", want, m.Dump())
 		}
 	}
-	if m.has("", "clean") || strings.Contains(m.dump(), secretValue) {
-		t.Errorf("an event names a source with valid keys only, or a Secret's value:\n%s", m.dump())
+	if m.Has("", "clean") || strings.Contains(m.Dump(), secretValue) {
+		t.Errorf("an event names a source with valid keys only, or a Secret's value:\n%s", m.Dump())
 	}
 }
 

@@ -108,7 +108,7 @@ func (c *Controller) execute(ctx context.Context, in PlanInput, plan Plan) (retF
 			// A graceful stop is handed to the stopper, never holding a
 			// worker; it is done once submitted. After a liveness restart
 			// the stopper gives the new run fresh probes once it started.
-			c.stopper.submit(in.key(), op, in.Now)
+			c.stopper.Submit(in.key(), op.stopRequest(), in.Now)
 			ended(op, nil)
 		}
 		var otherErrs []error

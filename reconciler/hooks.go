@@ -2,11 +2,9 @@ package reconciler
 
 import (
 	"context"
-	"time"
 
 	"github.com/dockctl/dockctl/dockerx"
 	"github.com/dockctl/dockctl/reconciler/podruntime"
-	"github.com/dockctl/dockctl/store"
 )
 
 // Lifecycle hooks (package podruntime's hooks.go states how kubelet runs
@@ -21,60 +19,6 @@ type hookRunner interface {
 }
 
 var _ hookRunner = (*podruntime.Prober)(nil)
-
-// preStop runs op's (or a pod target's) preStop hook, bounded by grace
-// and by a shortening of job's deadline, and returns the grace left for
-// the stop signal: at least minPodGrace (stopContainer holds it to a
-// shortened deadline).
-func (s *stopper) preStop(job string, h *podruntime.Hook, grace time.Duration) time.Duration {
-	if h == nil || s.hooks == nil || grace <= 0 {
-		return grace
-	}
-	jctx, _ := s.wait(job, 0)
-	ctx, cancel := context.WithTimeout(jctx, grace)
-	defer cancel()
-	start := time.Now()
-	done := make(chan error, 1)
-	go func() {
-		done <- guarded(func(Op) error { return s.hooks.RunHook(ctx, *h) }, Op{})
-	}()
-	var err error
-	select {
-	case err = <-done:
-	case <-ctx.Done():
-		err = ctx.Err()
-	}
-	took := time.Since(start)
-	switch {
-	case s.ctx.Err() != nil:
-	case err != nil && jctx.Err() != nil:
-		s.log.Info("preStop hook cut short: the stop's deadline was shortened", "container", h.Name, "took", took)
-	case err != nil:
-		s.log.Warn("preStop hook failed (FailedPreStopHook); stopping anyway", "container", h.Name, "took", took, "err", err)
-		if s.events != nil {
-			Eventf(s.events, h.Pod, store.EventWarning, "FailedPreStopHook", "PreStopHook failed: %v", err)
-		}
-	default:
-		s.log.Info("preStop hook ran", "container", h.Name, "took", took)
-	}
-	return max(grace-took, minPodGrace)
-}
-
-// hasPreStop reports whether a stop runs a preStop hook (its deadline
-// allows for the least grace left after it).
-func (o Op) hasPreStop() bool {
-	if o.PreStop != nil {
-		return true
-	}
-	for _, ph := range o.Phases {
-		for _, t := range ph {
-			if t.PreStop != nil {
-				return true
-			}
-		}
-	}
-	return false
-}
 
 // setPreStops gives the graceful stops of running containers their
 // template container's preStop hook: a replica's removal or restart, each

@@ -2,6 +2,7 @@ package reconciler
 
 import (
 	"fmt"
+	"github.com/dockctl/dockctl/reconciler/internal/podtest"
 	"math/rand"
 	"strings"
 	"testing"
@@ -13,7 +14,7 @@ import (
 	"github.com/dockctl/dockctl/store"
 )
 
-var t0 = time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+var t0 = podtest.T0
 
 func deployment(replicas int32) *manifests.Deployment {
 	d := &manifests.Deployment{

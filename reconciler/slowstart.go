@@ -2,20 +2,15 @@ package reconciler
 
 import (
 	"fmt"
-	"runtime/debug"
+	"github.com/dockctl/dockctl/reconciler/podruntime"
 	"sync"
 )
 
 // guarded runs fn(op), turning a panic into that op's error: a goroutine of
 // an executor cannot be recovered by the sync that started it, and one bad
 // operation must not take the whole controller down.
-func guarded(fn func(Op) error, op Op) (err error) {
-	defer func() {
-		if r := recover(); r != nil {
-			err = fmt.Errorf("%s %s panicked: %v\n%s", op.Kind, op.Name, r, debug.Stack())
-		}
-	}()
-	return fn(op)
+func guarded(fn func(Op) error, op Op) error {
+	return podruntime.Guard(fmt.Sprintf("%s %s", op.Kind, op.Name), func() error { return fn(op) })
 }
 
 // slowStart runs fn for each op with a concurrency window that starts at 1

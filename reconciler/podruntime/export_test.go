@@ -26,3 +26,9 @@ func (p *Prober) HookedLen() int {
 	defer p.mu.Unlock()
 	return len(p.hooked)
 }
+
+// SetHooks makes s run preStop hooks with h.
+func (s *Stopper) SetHooks(h HookRunner) { s.hooks = h }
+
+// SetRecorder makes s record its events in r.
+func (s *Stopper) SetRecorder(r Recorder) { s.events = r }

@@ -10,6 +10,9 @@ package podtest
 import (
 	"context"
 	"errors"
+	"fmt"
+	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -17,7 +20,51 @@ import (
 
 	"github.com/dockctl/dockctl/manifests"
 	"github.com/dockctl/dockctl/reconciler/podruntime"
+	"github.com/dockctl/dockctl/store"
 )
+
+// T0 is the planner's "now" in tests.
+var T0 = time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+
+// MemRecorder records events in memory, as "Kind/name Type Reason:
+// message".
+type MemRecorder struct {
+	mu  sync.Mutex
+	evs []string
+}
+
+// Event records an event.
+func (m *MemRecorder) Event(obj store.InvolvedObject, typ, reason, msg string) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.evs = append(m.evs, fmt.Sprintf("%s/%s %s %s: %s", obj.Kind, obj.Name, typ, reason, msg))
+}
+
+// Has reports whether an event starts with prefix and contains contains.
+func (m *MemRecorder) Has(prefix, contains string) bool {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	for _, e := range m.evs {
+		if strings.HasPrefix(e, prefix) && strings.Contains(e, contains) {
+			return true
+		}
+	}
+	return false
+}
+
+// Dump is every event recorded, one a line.
+func (m *MemRecorder) Dump() string {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return strings.Join(m.evs, "\n")
+}
+
+// Events is a copy of the events recorded so far.
+func (m *MemRecorder) Events() []string {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return append([]string(nil), m.evs...)
+}
 
 // Image is the image the fake engines of these tests hold.
 const Image = "img:1"
