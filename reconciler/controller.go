@@ -187,14 +187,15 @@ type Controller struct {
 	// helperImages is set while helper images may need collecting: at
 	// start, once a sweep saw a holder, and whenever a holder is created.
 	helperImages atomic.Bool
-	// runtime is the pod runtime's half that runs beside the workers
-	// (its prober: probes and postStart hooks); prober is its Prober.
+	// runtime is the pod runtime's half that runs beside the workers:
+	// prober (probes and postStart hooks) and stopper (graceful stops)
+	// are its own.
 	runtime *podruntime.Runtime
 	prober  *podruntime.Prober
+	stopper *podruntime.Stopper
 	// probeRunner is the prober's runner (prober.go), which reaches pods
 	// as route says.
 	probeRunner *dockerProbeRunner
-	stopper     *podruntime.Stopper
 	// tracker follows every deployment's pods for the Services (and is
 	// the Drainer the stopper calls); svc runs the Service and DNS
 	// reconcilers, nil when not configured.
@@ -291,11 +292,6 @@ func New(docker Docker, st Store, opts Options) *Controller {
 		c.net.made = func() { c.queue.Add(orphanSweepKey) }
 	}
 	c.probeRunner = newDockerProbeRunner(docker, c.netDocker, c.route)
-	c.runtime = podruntime.NewRuntime(podruntime.RuntimeConfig{Prober: podruntime.ProberConfig{
-		Docker: docker, Runner: c.probeRunner, Network: c.route.networkName,
-		Notify: func(name string) { c.queue.Add(name) }, PodRef: ownerPodRef, Recorder: opts.Recorder, Log: c.log,
-	}})
-	c.prober = c.runtime.Prober()
 	// The tracker is the stopper's Drainer when Services run, and asks the
 	// stopper whether a drained pod's stop is still in flight.
 	c.tracker = services.NewTracker(func(key string) {
@@ -307,14 +303,21 @@ func New(docker Docker, st Store, opts Options) *Controller {
 	if drainer == nil && opts.ServiceDocker != nil && opts.ServiceStore != nil {
 		drainer = c.tracker
 	}
-	c.stopper = podruntime.NewStopper(podruntime.StopperConfig{Docker: docker, Drainer: drainer, Hooks: c.prober, Recorder: opts.Recorder,
-		Done: func(name string, err error) {
-			if err != nil {
-				c.queue.AddRateLimited(name)
-				return
-			}
-			c.queue.Add(name)
-		}, Restarted: c.prober.Forget, Log: c.log})
+	c.runtime = podruntime.NewRuntime(podruntime.RuntimeConfig{
+		Prober: podruntime.ProberConfig{
+			Docker: docker, Runner: c.probeRunner, Network: c.route.networkName,
+			Notify: func(name string) { c.queue.Add(name) }, PodRef: ownerPodRef, Recorder: opts.Recorder, Log: c.log,
+		},
+		Stopper: podruntime.StopperConfig{Docker: docker, Drainer: drainer, Recorder: opts.Recorder, Log: c.log,
+			Done: func(name string, err error) {
+				if err != nil {
+					c.queue.AddRateLimited(name)
+					return
+				}
+				c.queue.Add(name)
+			}},
+	})
+	c.prober, c.stopper = c.runtime.Prober(), c.runtime.Stopper()
 	if opts.ServiceDocker != nil && opts.ServiceStore != nil {
 		if opts.ServiceAddress == "" {
 			opts.ServiceAddress = "0.0.0.0"
@@ -381,7 +384,6 @@ listen:
 		c.svc.Loop().ShutDown()
 	}
 	c.runtime.Stop()
-	c.stopper.Shutdown()
 	return nil
 }
 

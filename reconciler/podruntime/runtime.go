@@ -1,28 +1,49 @@
 package podruntime
 
 // Runtime is the pod runtime a workload controller holds: the parts of the
-// kubelet that run beside its sync workers, as goroutines of their own. A
-// controller builds one at start and stops it when it stops.
+// kubelet that run beside its sync workers, as goroutines of their own —
+// the Prober (probes, postStart hooks) and the Stopper (graceful stops,
+// their drain and preStop hooks). A controller builds one at start and
+// stops it when it stops.
 //
-// Today it runs the Prober (probes and postStart hooks); the graceful
-// stopper and the executor of a pod's container operations are still
-// package reconciler's (docs/design.md §17).
+// The executor of a pod's creates and starts is still package
+// reconciler's (docs/design.md §17).
 type Runtime struct {
-	prober *Prober
+	prober  *Prober
+	stopper *Stopper
 }
 
-// RuntimeConfig is what a Runtime is built from.
+// RuntimeConfig is what a Runtime is built from. The Stopper runs its
+// preStop hooks with the Prober and gives a restarted container fresh
+// probes (Prober.Forget) unless its config says otherwise.
 type RuntimeConfig struct {
-	Prober ProberConfig
+	Prober  ProberConfig
+	Stopper StopperConfig
 }
 
 // NewRuntime returns a Runtime whose goroutines start as pods are synced.
 func NewRuntime(cfg RuntimeConfig) *Runtime {
-	return &Runtime{prober: NewProber(cfg.Prober)}
+	r := &Runtime{prober: NewProber(cfg.Prober)}
+	if cfg.Stopper.Hooks == nil {
+		cfg.Stopper.Hooks = r.prober
+	}
+	if cfg.Stopper.Restarted == nil {
+		cfg.Stopper.Restarted = r.prober.Forget
+	}
+	r.stopper = NewStopper(cfg.Stopper)
+	return r
 }
 
 // Prober is the runtime's prober.
 func (r *Runtime) Prober() *Prober { return r.prober }
 
-// Stop ends the runtime's goroutines and waits for them.
-func (r *Runtime) Stop() { r.prober.Stop() }
+// Stopper is the runtime's stopper.
+func (r *Runtime) Stopper() *Stopper { return r.stopper }
+
+// Stop ends the runtime's goroutines and waits for them: the probes, then
+// the stops in flight, which are abandoned (their recorded deadlines let
+// the next controller resume them).
+func (r *Runtime) Stop() {
+	r.prober.Stop()
+	r.stopper.Shutdown()
+}
