@@ -210,3 +210,12 @@ func (c *cluster) settle(t *testing.T) Decision {
 	t.Fatal("no steady state after 100 steps")
 	return Decision{}
 }
+
+// observed is the cluster's pods as a sync sees them.
+func (c *cluster) observed() []workload.ObservedPod {
+	var out []workload.ObservedPod
+	for _, p := range c.pods {
+		out = append(out, p)
+	}
+	return out
+}
