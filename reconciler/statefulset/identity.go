@@ -16,20 +16,14 @@ const (
 	PodIndexLabel = "apps.kubernetes.io/pod-index"
 )
 
-// Revision is one revision of a set's pod template: Name is what the
-// controller-revision-hash label and status.currentRevision and
-// updateRevision hold (NAME-HASH, as a ControllerRevision is named), Hash
-// the template hash (docs/design.md §7).
-type Revision struct {
-	Name     string
-	Hash     string
-	Template *manifests.PodTemplateSpec
-}
+// Revision is one revision of the set's pod template. Its Name is what a
+// StatefulSet's pod carries in its controller-revision-hash label and what
+// status.currentRevision and updateRevision hold.
+type Revision = workload.Revision
 
 // RevisionOf is the set's revision as its spec stands: the update revision.
 func RevisionOf(set *manifests.StatefulSet) Revision {
-	h := set.TemplateHash()
-	return Revision{Name: set.Metadata.Name + "-" + h, Hash: h, Template: &set.Spec.Template}
+	return workload.NewRevision(set.Metadata.Name, &set.Spec.Template, set.TemplateHash())
 }
 
 // PodName is NAME-ordinal.

@@ -70,14 +70,13 @@ type syncer struct {
 func Sync(set *manifests.StatefulSet, history []Revision, prev Status, pods []workload.ObservedPod, claims []ObservedClaim, now time.Time) Decision {
 	update := RevisionOf(set)
 	current := update
-	i := slices.IndexFunc(history, func(r Revision) bool { return r.Name == prev.CurrentRevision })
-	if i >= 0 {
-		current = history[i]
+	if r, ok := workload.Find(history, prev.CurrentRevision); ok {
+		current = r
 	}
 	s := &syncer{set: set, current: current, update: update, now: now,
 		monotonic: set.Spec.PodManagementPolicy != manifests.PodManagementParallel,
 		observed:  map[int]*workload.ObservedPod{}, claims: map[string]ObservedClaim{}, creatingClaim: map[string]bool{}}
-	if !slices.ContainsFunc(history, func(r Revision) bool { return r.Name == update.Name }) {
+	if _, ok := workload.Find(history, update.Name); !ok {
 		s.d.NewRevision = &update
 	}
 	var counted []*workload.ObservedPod

@@ -17,17 +17,17 @@ const SuffixLen = 5
 // the API server truncates a generateName base.
 const maxPrefixLen = 63 - SuffixLen - 1
 
-// GenerateNames returns n new names PREFIX-xxxxx (prefix the owner's name),
-// none in taken, derived from the owner's name and uid: the same owner and
-// taken names give the same names. The names are added to taken.
-func GenerateNames(owner, uid string, n int, taken map[string]bool) []string {
+// GenerateNames returns n new names OWNER-xxxxx, none in taken, derived
+// from the owner's name: the same owner and taken names give the same
+// names. The names are added to taken.
+func GenerateNames(owner string, n int, taken map[string]bool) []string {
 	prefix := owner
 	if len(prefix) > maxPrefixLen {
 		prefix = prefix[:maxPrefixLen]
 	}
 	var out []string
 	for seq := 0; len(out) < n; seq++ {
-		sum := sha256.Sum256([]byte(owner + "\x00" + uid + "\x00" + strconv.Itoa(seq)))
+		sum := sha256.Sum256([]byte(owner + "\x00" + strconv.Itoa(seq)))
 		v := binary.BigEndian.Uint64(sum[:8])
 		b := make([]byte, SuffixLen)
 		for i := range b {
