@@ -4,6 +4,7 @@ import (
 	"math"
 	"slices"
 	"strconv"
+	"strings"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -182,12 +183,4 @@ func deletionCost(p *workload.ObservedPod) int32 {
 	return int32(v)
 }
 
-func compareNames(a, b *workload.ObservedPod) int {
-	switch {
-	case a.Name < b.Name:
-		return -1
-	case a.Name > b.Name:
-		return 1
-	}
-	return 0
-}
+func compareNames(a, b *workload.ObservedPod) int { return strings.Compare(a.Name, b.Name) }
