@@ -43,7 +43,11 @@ type slot struct {
 	deleted  bool // deleted by this decision
 }
 
-func (s *slot) healthy() bool { return !s.deleted && s.pod.Healthy() }
+// unavailable is isUnavailable: not running and available for
+// minReadySeconds, or on its way out (a pod still to create included).
+func (s *slot) unavailable(minReadySeconds int32, now time.Time) bool {
+	return s.deleted || !s.pod.Healthy() || !s.pod.Available(minReadySeconds, now)
+}
 
 func (s *slot) terminating() bool { return s.deleted || s.pod.Terminating() }
 
@@ -137,18 +141,18 @@ func (s *syncer) run(replicas, condemned []*slot, st *Status) {
 			return
 		}
 	}
-	// The first unhealthy pod, lowest ordinal first among the replicas
-	// and then among the condemned: the one pod a monotonic scale-down
-	// may remove although it is unhealthy.
+	// The first unavailable pod, lowest ordinal first among the
+	// replicas and then among the condemned: the one pod a monotonic
+	// scale-down may remove although it is unhealthy.
 	var firstUnhealthy *slot
 	for _, sl := range replicas {
-		if !sl.healthy() {
+		if sl.unavailable(s.set.Spec.MinReadySeconds, s.now) {
 			firstUnhealthy = sl
 			break
 		}
 	}
 	for i := len(condemned) - 1; i >= 0 && firstUnhealthy == nil; i-- {
-		if !condemned[i].healthy() {
+		if condemned[i].unavailable(s.set.Spec.MinReadySeconds, s.now) {
 			firstUnhealthy = condemned[i]
 		}
 	}

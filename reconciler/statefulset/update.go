@@ -7,7 +7,8 @@ import (
 // rollingUpdate replaces pods not at the update revision, from the highest
 // ordinal down to the partition. Without maxUnavailable, one at a time:
 // the highest pod to replace is deleted, and nothing more happens while a
-// pod at or above the partition is unhealthy. With maxUnavailable
+// pod at or above the partition is unavailable (not running, ready and
+// available for minReadySeconds, or terminating). With maxUnavailable
 // (updateStatefulSetAfterInvariantEstablished), up to maxUnavailable pods
 // of the whole range may be unavailable, those already unavailable
 // included.
@@ -28,7 +29,7 @@ func (s *syncer) rollingUpdate(replicas []*slot, st *Status) {
 			st.CurrentReplicas--
 			return
 		}
-		if !sl.healthy() {
+		if sl.unavailable(s.set.Spec.MinReadySeconds, s.now) {
 			if outdated(replicas[updateMin:i], s.update.Name) {
 				s.waitUpdate("rolling update waits for pod %s", sl.name)
 			}
@@ -46,7 +47,7 @@ func (s *syncer) rollingUpdateMaxUnavailable(replicas []*slot, updateMin int, mu
 	}
 	unavailable := 0
 	for _, sl := range replicas {
-		if sl.terminating() || sl.pod == nil || !sl.pod.Available(s.set.Spec.MinReadySeconds, s.now) {
+		if sl.unavailable(s.set.Spec.MinReadySeconds, s.now) {
 			unavailable++
 		}
 	}

@@ -2,6 +2,9 @@ package statefulset
 
 import (
 	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
 
 	"github.com/dockctl/dockctl/manifests"
 	"github.com/dockctl/dockctl/reconciler/workload"
@@ -152,5 +155,19 @@ func TestCurrentRevisionAdvancesWhenUpdateCompletes(t *testing.T) {
 				t.Errorf("currentRevision = %q, want %q", d.Status.CurrentRevision, tt.want)
 			}
 		})
+	}
+}
+
+func TestRollingUpdateWaitsForReplacedPodAvailable(t *testing.T) {
+	for _, opts := range [][]setOpt{{minReady(30)}, {minReady(30), parallel}} {
+		set, hist, prev, pods := rolled(3, opts...)
+		pods[2] = pod("web-2", rev(set), corev1.PodRunning, t0.Add(-10*time.Second))
+		d := Sync(set, hist, prev, pods, nil, t0)
+		eq(t, "deleted while web-2 is not available", d.DeletePods, nil)
+		if at := t0.Add(20 * time.Second); !d.RequeueAt.Equal(at) {
+			t.Errorf("RequeueAt = %v, want %v", d.RequeueAt, at)
+		}
+		d = Sync(set, hist, prev, pods, nil, t0.Add(20*time.Second))
+		eq(t, "deleted once available", d.DeletePods, []string{"web-1"})
 	}
 }
