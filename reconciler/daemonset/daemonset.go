@@ -108,15 +108,18 @@ func (s *syncer) manage(pods []*workload.ObservedPod) bool {
 			running = append(running, p)
 		}
 	}
-	if len(running) > 1 {
-		if !s.surge() {
-			// One pod only: the oldest stays.
-			for _, p := range running[1:] {
-				s.delete(p)
-			}
-		} else {
-			s.keepTwo(running)
+	switch {
+	case !s.surge():
+		// One pod only: the oldest stays.
+		for _, p := range running[min(1, len(running)):] {
+			s.delete(p)
 		}
+	case len(running) == 0:
+		// Surging, the host keeps a live pod: its successor does not
+		// wait for a terminating or failed one to be gone.
+		s.create()
+	case len(running) > 1:
+		s.keepTwo(running)
 	}
 	return len(s.d.DeletePods)+len(s.d.CreatePods) > 0
 }

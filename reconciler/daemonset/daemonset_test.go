@@ -115,16 +115,24 @@ func TestManageOnTheHost(t *testing.T) {
 		wantCreate  int
 		wantDelete  []string
 		wantWarning bool
+		opt         dsOpt
 	}{
-		{"one ready pod: nothing", []workload.ObservedPod{ready("agent-a", h, old)}, 0, nil, false},
-		{"a terminating pod: wait for it", []workload.ObservedPod{terminating(ready("agent-a", h, old))}, 0, nil, false},
-		{"a failed pod is deleted", []workload.ObservedPod{pod("agent-a", h, corev1.PodFailed, time.Time{}, old)}, 0, []string{"agent-a"}, true},
-		{"a succeeded pod is deleted", []workload.ObservedPod{pod("agent-a", h, corev1.PodSucceeded, time.Time{}, old)}, 0, []string{"agent-a"}, false},
-		{"two pods: the oldest stays", []workload.ObservedPod{ready("agent-b", h, t0), ready("agent-a", h, old)}, 0, []string{"agent-b"}, false},
+		{"one ready pod: nothing", []workload.ObservedPod{ready("agent-a", h, old)}, 0, nil, false, nil},
+		{"a terminating pod: wait for it", []workload.ObservedPod{terminating(ready("agent-a", h, old))}, 0, nil, false, nil},
+		{"a failed pod is deleted", []workload.ObservedPod{pod("agent-a", h, corev1.PodFailed, time.Time{}, old)}, 0, []string{"agent-a"}, true, nil},
+		{"a succeeded pod is deleted", []workload.ObservedPod{pod("agent-a", h, corev1.PodSucceeded, time.Time{}, old)}, 0, []string{"agent-a"}, false, nil},
+		{"two pods: the oldest stays", []workload.ObservedPod{ready("agent-b", h, t0), ready("agent-a", h, old)}, 0, []string{"agent-b"}, false, nil},
+		{"surge, a terminating pod: its successor starts", []workload.ObservedPod{terminating(ready("agent-a", h, old))}, 1, nil, false, surge(1)},
+		{"surge, a failed pod: deleted and replaced at once", []workload.ObservedPod{pod("agent-a", h, corev1.PodFailed, time.Time{}, old)}, 1, []string{"agent-a"}, true, surge(1)},
+		{"surge, three updated pods: the oldest stays", []workload.ObservedPod{ready("agent-c", h, t0), ready("agent-a", h, old), ready("agent-b", h, t0.Add(-time.Minute))}, 0, []string{"agent-b", "agent-c"}, false, surge(1)},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			d := Sync(newDS(), "host1", nil, tt.pods, t0)
+			var opts []dsOpt
+			if tt.opt != nil {
+				opts = append(opts, tt.opt)
+			}
+			d := Sync(newDS(opts...), "host1", nil, tt.pods, t0)
 			if len(d.CreatePods) != tt.wantCreate {
 				t.Errorf("created %q", names(d.CreatePods))
 			}

@@ -11,8 +11,10 @@
 //     named NAME-xxxxx and labelled controller-revision-hash with the
 //     template hash of the revision it runs. A second one exists only
 //     while maxSurge lets a new pod start beside the old one.
-//   - No pod is created while one exists, terminating ones included: a
-//     replaced pod is gone before its successor starts (maxSurge 0).
+//   - Without maxSurge no pod is created while one exists, terminating
+//     ones included: a replaced pod is gone before its successor starts.
+//     With maxSurge the host keeps a live pod: a successor starts as soon
+//     as none is running.
 //   - A Failed or Succeeded pod is deleted, and a later decision creates
 //     its successor.
 //   - RollingUpdate: an old pod is deleted when maxUnavailable allows
