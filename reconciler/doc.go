@@ -83,11 +83,11 @@
 // crashed container, under which restartPolicy and with which backoff, how
 // a pod is stopped, and how its status is computed are the runtime's
 // rules, stated in its package doc. The files that still carry them out
-// here for the Deployment controller — pod.go, podplan.go, podip.go,
-// prober.go, hooks.go, envctl.go, files.go, filesplan.go, claims.go,
-// claimplan.go, seccomp.go, imageuser.go, stopper.go, stopdrain.go,
-// slowstart.go, startup.go, poddelete.go, and the pod parts of
-// execute.go, state.go and observe.go — follow them.
+// here for the Deployment controller — podplan.go, podip.go, prober.go,
+// hooks.go, envctl.go, files.go, claims.go, claimplan.go, seccomp.go,
+// imageuser.go, stopper.go, stopdrain.go, slowstart.go, startup.go,
+// poddelete.go, and the pod parts of execute.go, state.go and observe.go
+// — follow them.
 //
 // Events (events.go). The write records the event: the executor records
 // each op's outcome once it ended (Created, Started, Killing, Failed), and

@@ -54,7 +54,7 @@ func (c *Controller) waitingRevisions(cache *lookupCache, ns string, d *manifest
 
 // missingRefs says which non-optional references of the pod template
 // cannot be resolved ("" when all can), or why the store could not tell:
-// of its environments (envMissingRefs), its file volumes (planFiles, as
+// of its environments (envMissingRefs), its file volumes (podruntime.PlanFiles, as
 // the kubelet fails a mount) and its claims.
 func (c *Controller) missingRefs(ns string, t *manifests.PodTemplateSpec, cache *lookupCache) string {
 	var parts []string
@@ -64,7 +64,7 @@ func (c *Controller) missingRefs(ns string, t *manifests.PodTemplateSpec, cache 
 	if manifests.NeedsWriter(&t.Spec) {
 		objs, err := c.fileObjectsFor(ns, t, cache)
 		if err == nil {
-			_, err = planFiles(&t.Spec, identityOf(ns, "", "", "", t), objs, hostResources{})
+			_, err = podruntime.PlanFiles(&t.Spec, identityOf(ns, "", "", "", t), objs, podruntime.HostResources{})
 		}
 		if err != nil {
 			parts = append(parts, err.Error())

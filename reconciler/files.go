@@ -148,7 +148,7 @@ func isPodVolumeRole(role string) bool {
 // template hash hash): its labels carry pod-template-hash, as the
 // Deployment controller labels its pods (and as its environment's
 // fieldRef reads them: podIdentity in envctl.go).
-func identityOf(ns, name, uid, hash string, t *manifests.PodTemplateSpec) podIdentity {
+func identityOf(ns, name, uid, hash string, t *manifests.PodTemplateSpec) podruntime.DownwardIdentity {
 	labels := maps.Clone(t.Metadata.Labels)
 	if hash != "" {
 		if labels == nil {
@@ -156,13 +156,13 @@ func identityOf(ns, name, uid, hash string, t *manifests.PodTemplateSpec) podIde
 		}
 		labels["pod-template-hash"] = hash
 	}
-	return podIdentity{Name: name, Namespace: ns, UID: uid, Labels: labels, Annotations: t.Metadata.Annotations}
+	return podruntime.DownwardIdentity{Name: name, Namespace: ns, UID: uid, Labels: labels, Annotations: t.Metadata.Annotations}
 }
 
 // hostResources is what a downward API file reports for a limit its
 // container does not set: the host's capacity (hostInfo). Without ctx (a
 // sweep's assessment) only a capacity already known; a sync knows it.
-func (c *Controller) hostResources(ctx context.Context) hostResources {
+func (c *Controller) hostResources(ctx context.Context) podruntime.HostResources {
 	var h dockerx.HostInfo
 	if ctx != nil {
 		h = c.hostInfo(ctx)
@@ -173,7 +173,7 @@ func (c *Controller) hostResources(ctx context.Context) hostResources {
 		}
 		c.refs.mu.Unlock()
 	}
-	return hostResources{MilliCPU: int64(h.CPUs) * 1000, MemoryBytes: h.Memory}
+	return podruntime.HostResources{MilliCPU: int64(h.CPUs) * 1000, MemoryBytes: h.Memory}
 }
 
 // lookupCache caches one sync's ConfigStore lookups.
@@ -185,9 +185,9 @@ type lookupCache struct {
 // fileObjectsFor looks up what t's file volumes refer to in namespace ns.
 // An object that does not exist maps to nil; any other failure (an
 // unreadable record) is an error.
-func (c *Controller) fileObjectsFor(ns string, t *manifests.PodTemplateSpec, cache *lookupCache) (fileObjects, error) {
-	objs := fileObjects{ConfigMaps: map[string]*manifests.ConfigMap{}, Secrets: map[string]*manifests.Secret{}}
-	cms, ss := fileRefs(&t.Spec)
+func (c *Controller) fileObjectsFor(ns string, t *manifests.PodTemplateSpec, cache *lookupCache) (podruntime.FileObjects, error) {
+	objs := podruntime.FileObjects{ConfigMaps: map[string]*manifests.ConfigMap{}, Secrets: map[string]*manifests.Secret{}}
+	cms, ss := podruntime.FileRefs(&t.Spec)
 	if cache.cms == nil {
 		cache.cms, cache.secrets = map[string]*manifests.ConfigMap{}, map[string]*manifests.Secret{}
 	}
@@ -203,7 +203,7 @@ func (c *Controller) fileObjectsFor(ns string, t *manifests.PodTemplateSpec, cac
 			if errors.Is(err, store.ErrNotFound) {
 				cm = nil
 			} else if err != nil {
-				return fileObjects{}, fmt.Errorf("configmap %s/%s: %w", ns, name, err)
+				return podruntime.FileObjects{}, fmt.Errorf("configmap %s/%s: %w", ns, name, err)
 			}
 		}
 		cache.cms[name], objs.ConfigMaps[name] = cm, cm
@@ -221,7 +221,7 @@ func (c *Controller) fileObjectsFor(ns string, t *manifests.PodTemplateSpec, cac
 				s = nil
 			} else if err != nil {
 				// The store's error names the record, never its values.
-				return fileObjects{}, fmt.Errorf("secret %s/%s: %w", ns, name, err)
+				return podruntime.FileObjects{}, fmt.Errorf("secret %s/%s: %w", ns, name, err)
 			}
 		}
 		cache.secrets[name], objs.Secrets[name] = s, s
@@ -246,12 +246,12 @@ func (c *Controller) podFiles(ctx context.Context, cache *lookupCache, d *manife
 		pf := PodFiles{Have: c.files.get(depKey, key), Pod: p.Name}
 		objs, err := c.fileObjectsFor(ns, t, cache)
 		if err == nil {
-			payload, missing := planVolumes(&t.Spec, identityOf(ns, p.Name, p.UID, p.Hash, t), objs, c.hostResources(ctx))
+			payload, missing := podruntime.PlanVolumes(&t.Spec, identityOf(ns, p.Name, p.UID, p.Hash, t), objs, c.hostResources(ctx))
 			if len(payload.Volumes) > 0 || len(missing) == 0 {
-				pf.Want = payloadHash(payload)
+				pf.Want = podruntime.PayloadHash(payload)
 			}
 			if len(missing) > 0 {
-				err = missingVolumesError(missing)
+				err = podruntime.MissingVolumesError(missing)
 				for _, m := range missing {
 					pf.FailedMount = append(pf.FailedMount, m.Message())
 				}
@@ -336,12 +336,12 @@ func (c *Controller) writePodFiles(ctx context.Context, op Op) error {
 	if err != nil {
 		return fmt.Errorf("write files of pod %s: %w", op.Pod.Name, err)
 	}
-	payload, missing := planVolumes(&t.Spec, identityOf(ns, op.Pod.Name, op.Pod.UID, op.Hash, t), objs, c.hostResources(ctx))
+	payload, missing := podruntime.PlanVolumes(&t.Spec, identityOf(ns, op.Pod.Name, op.Pod.UID, op.Hash, t), objs, c.hostResources(ctx))
 	if len(missing) > 0 && op.Reason != ReasonFilesChanged {
 		// A pod that may never have got its files: nothing of it starts
 		// until every volume can be made, as the kubelet starts no
 		// container before all of the pod's volumes are mounted.
-		return fmt.Errorf("pod %s: %w", op.Pod.Name, missingVolumesError(missing))
+		return fmt.Errorf("pod %s: %w", op.Pod.Name, podruntime.MissingVolumesError(missing))
 	}
 	// Else the volumes that cannot be made keep their last files: the
 	// writer writes the payload's volumes only.
@@ -359,7 +359,7 @@ func (c *Controller) writePodFiles(ctx context.Context, op Op) error {
 	if code != helperapi.ExitOK {
 		return fmt.Errorf("write files of pod %s: the writer exited %d: %s", op.Pod.Name, code, firstLine(out))
 	}
-	c.files.set(store.Key(ns, op.From.Metadata.Name), podUnitKey(op.Pod), payloadHash(payload))
+	c.files.set(store.Key(ns, op.From.Metadata.Name), podUnitKey(op.Pod), podruntime.PayloadHash(payload))
 	return nil
 }
 

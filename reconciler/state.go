@@ -188,50 +188,9 @@ func view(rec *store.Record, st *store.Status, dels []store.PodDeletion, cs []do
 // are as View's.
 func Pods(rec *store.Record, st *store.Status, dels []store.PodDeletion, cs []dockerx.Container, now time.Time) []podruntime.PodView {
 	v := view(rec, st, dels, cs, now)
-	var out []podruntime.PodView
-	for i := range v.observed.Units {
-		u := &v.observed.Units[i]
-		t := v.templates(u.TemplateHash)
-		policy := ""
-		if t != nil {
-			policy = t.Spec.RestartPolicy
-		}
-		pv := podruntime.PodView{Namespace: rec.NamespaceOrDefault(), Owner: podruntime.OwnerRef{Kind: manifests.Kind, Name: rec.Name}, RestartPolicy: policy, Hash: u.TemplateHash, Created: u.Created,
-			Available: v.units[u.ID].Available, Terminating: v.units[u.ID].Terminating, StopDeadline: v.units[u.ID].StopDeadline,
-			ReadySince: v.units[u.ID].ReadySince}
-		if p := v.observed.Pods[u.ID]; p != nil {
-			pv.Name, pv.Holder = p.Name, p.Holder
-			pv.Containers = podContainers(t, p, v.containers)
-		} else {
-			pv.Name = podName(rec.Name, u)
-			name := ""
-			if tc := podruntime.TemplateContainer(t, u); tc != nil {
-				name = tc.Name
-			}
-			pv.Containers = []podruntime.PodContainer{{Name: name, Container: u, View: v.containers[u.ID]}}
-		}
-		initializing := !pv.Initialized()
-		for _, pc := range pv.Containers {
-			// kubectl's RESTARTS: while initializing, the init
-			// containers'; afterwards the app containers' and sidecars'.
-			if initializing && pc.Init || !initializing && (!pc.Init || pc.Sidecar) {
-				pv.Restarts += pc.View.Restarts
-			}
-			if !pc.Init || pc.Sidecar {
-				pv.Total++
-				if pc.View.Ready {
-					pv.Ready++
-				}
-			}
-		}
-		if h := pv.Holder; h != nil && (h.State != dockerx.StateRunning || u.State == dockerx.StateDead) || pv.Holder == nil && u.State == dockerx.StateDead {
-			pv.Ready = 0 // its namespaces are gone: nothing in it serves
-		}
-		pv.Status = podruntime.StatusWord(pv, t, u.State)
-		out = append(out, pv)
-	}
-	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
-	return out
+	owner := podruntime.OwnerRef{Kind: manifests.Kind, Name: rec.Name}
+	return podruntime.Views(v.observed, v.templates, v.units, v.containers, rec.NamespaceOrDefault(), owner,
+		func(c *dockerx.Container) string { return podName(rec.Name, c) })
 }
 
 // podName is the pod name of a single-container replica: its hostname,
@@ -248,41 +207,6 @@ func podName(deployment string, c *dockerx.Container) string {
 		return after
 	}
 	return c.Name
-}
-
-// podContainers lists a holder pod's containers in template order; members
-// the template does not know (an unknown revision) follow by name.
-func podContainers(t *manifests.PodTemplateSpec, p *podruntime.Pod, views map[string]podruntime.ContainerView) []podruntime.PodContainer {
-	var out []podruntime.PodContainer
-	seen := map[string]bool{}
-	if t != nil {
-		for i := range t.Spec.InitContainers {
-			ic := &t.Spec.InitContainers[i]
-			m := p.Members[ic.Name]
-			pc := podruntime.PodContainer{Name: ic.Name, Init: true, Sidecar: ic.IsSidecar(), Container: m}
-			if m != nil {
-				pc.View = views[m.ID]
-			}
-			out = append(out, pc)
-			seen[ic.Name] = true
-		}
-		for i := range t.Spec.Containers {
-			c := &t.Spec.Containers[i]
-			m := p.Members[c.Name]
-			pc := podruntime.PodContainer{Name: c.Name, Container: m}
-			if m != nil {
-				pc.View = views[m.ID]
-			}
-			out = append(out, pc)
-			seen[c.Name] = true
-		}
-	}
-	for _, c := range p.Containers() {
-		if c != p.Holder && !seen[c.ContainerName] {
-			out = append(out, podruntime.PodContainer{Name: c.ContainerName, Container: c, View: views[c.ID]})
-		}
-	}
-	return out
 }
 
 // templateLookup maps a template hash to its pod template: the desired one

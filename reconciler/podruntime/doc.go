@@ -11,12 +11,20 @@
 // name, uid).
 //
 // Files: spec.go is what a controller hands in (PodSpec, OwnerRef,
-// Identity); podview.go the pod as observed (PodView, PodContainer,
-// ContainerView) and its kubelet-side judgement (Phase, Conditions,
-// ContainerState, StatusWord); status.go what a controller reads back
-// (PodStatus); restart.go the restartPolicy decisions; envresolve.go and
-// pullsecrets.go what a container is created with, from the ConfigStore
-// (configstore.go).
+// Identity); pod.go groups an owner's containers into pods (a holder and
+// its members, or one container) and judges each (initialized, running,
+// stranded, ready), with judge.go (Judge: readiness, probes, completed
+// init containers) and uptime.go (Docker's uptime wording); podview.go
+// is the pod as observed (PodView, PodContainer, ContainerView) and its
+// kubelet-side judgement (Phase, Conditions, ContainerState, StatusWord),
+// which views.go builds for any owner's judged pods (Views);
+// status.go what a controller reads back (PodStatus); restart.go the
+// restartPolicy decisions; backoff.go the per-container memory
+// (ContainerState) and the crash-loop backoff; probes.go which probes
+// the runtime runs; envresolve.go, filesplan.go and pullsecrets.go what a
+// container is created with — environment, file volumes' payload, pull
+// credentials — from the ConfigStore (configstore.go), and seccomp.go a
+// Localhost seccomp profile from the host.
 //
 // Who restarts a crashed container: dockctl, not Docker. Containers are
 // created with restart policy "no" and the runtime starts a container that
@@ -56,9 +64,11 @@
 //     min(10 s, its grace period)) before its stop signal; a drain that
 //     fails or does not answer never prevents the stop.
 //
-// The last two, the crash backoff and the execution of pods (holder and
-// members, init order, sidecars, files, claims, probes and hooks) are
-// still carried out by package reconciler (stopper.go, stopdrain.go,
-// state.go, execute.go, prober.go, hooks.go, files.go, claims.go) for the
-// Deployment controller, under these rules.
+// The last two, and the execution of pods (holder and members, init
+// order, sidecars, env, files, claims, probes and hooks, starts with the
+// backoff ObserveExits computes), are still carried out by package
+// reconciler (stopper.go, stopdrain.go, execute.go, podplan.go,
+// prober.go, hooks.go, files.go, claims.go; state.go records starts and
+// refused starts in ContainerState) for the Deployment controller, under
+// these rules.
 package podruntime

@@ -227,7 +227,7 @@ func initDone(pc PodContainer) bool {
 // Phase is the pod's status.phase, as the kubelet's getPhase has it: a
 // holder pod whose holder is gone failed (it is replaced as a whole); a
 // pod finished under its restartPolicy (FinishedPhase) Succeeded or
-// Failed — never one of restartPolicy Always, a Deployment's; else a pod
+// Failed — never one of restartPolicy Always; else a pod
 // is Pending until each app container has been started, then Running.
 func (e PodView) Phase() corev1.PodPhase {
 	if e.HasHolder() && (e.Holder == nil || e.Holder.State == dockerx.StateExited || e.Holder.State == dockerx.StateDead) {

@@ -27,7 +27,7 @@ type PodSpec struct {
 	Template     *manifests.PodTemplateSpec
 	TemplateHash string
 	// RestartPolicy overrides the template's restartPolicy when set (a
-	// Job's pods run OnFailure or Never; a Deployment's Always).
+	// kind whose pods run to completion sets OnFailure or Never).
 	RestartPolicy string
 	Identity      Identity
 }
