@@ -267,3 +267,42 @@ func TestDaemonSetStatus(t *testing.T) {
 		})
 	}
 }
+
+func TestPercentBoundsRoundUpOnOneNode(t *testing.T) {
+	oldHash := newDS().TemplateHash()
+	pct := func(surge, unavailable string) dsOpt {
+		return func(d *manifests.DaemonSet) {
+			s, u := intstr.FromString(surge), intstr.FromString(unavailable)
+			d.Spec.UpdateStrategy.RollingUpdate.MaxSurge, d.Spec.UpdateStrategy.RollingUpdate.MaxUnavailable = &s, &u
+		}
+	}
+	tests := []struct {
+		name       string
+		opt        dsOpt
+		wantCreate int
+		wantDelete []string
+	}{
+		{"maxSurge 10%: one pod beside the old", pct("10%", "0%"), 1, nil},
+		{"maxUnavailable 10%: the old goes first", pct("0%", "10%"), 0, []string{"agent-o"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			ds := newDS(tt.opt, image("agent:2"))
+			d := Sync(ds, "host1", nil, []workload.ObservedPod{ready("agent-o", oldHash, t0.Add(-time.Hour))}, t0)
+			if len(d.CreatePods) != tt.wantCreate {
+				t.Errorf("created %q", names(d.CreatePods))
+			}
+			eq(t, "deleted", d.DeletePods, tt.wantDelete)
+		})
+	}
+}
+
+func TestNewPodNameAvoidsTakenNames(t *testing.T) {
+	oldHash := newDS().TemplateHash()
+	ds := newDS(surge(1), image("agent:2"))
+	first := Sync(ds, "host1", nil, nil, t0).CreatePods[0].Name
+	d := Sync(ds, "host1", nil, []workload.ObservedPod{ready(first, oldHash, t0.Add(-time.Hour))}, t0)
+	if len(d.CreatePods) != 1 || d.CreatePods[0].Name == first {
+		t.Errorf("created %q beside %q: want one pod of another name", names(d.CreatePods), first)
+	}
+}

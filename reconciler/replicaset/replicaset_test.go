@@ -114,6 +114,12 @@ func TestScaleDownDeletesInKubernetesRankOrder(t *testing.T) {
 		{"newer first", []workload.ObservedPod{
 			pod("front-a", corev1.PodRunning, time.Time{}, old, 0),
 			pod("front-b", corev1.PodRunning, time.Time{}, t0.Add(-time.Minute), 0)}, "front-b"},
+		{"an unknown creation time first", []workload.ObservedPod{
+			pod("front-a", corev1.PodRunning, time.Time{}, t0.Add(-time.Minute), 0),
+			pod("front-b", corev1.PodRunning, time.Time{}, time.Time{}, 0)}, "front-b"},
+		{"creation times in one power of two settle by name", []workload.ObservedPod{
+			pod("front-b", corev1.PodRunning, time.Time{}, t0.Add(-70*time.Second), 0),
+			pod("front-a", corev1.PodRunning, time.Time{}, t0.Add(-80*time.Second), 0)}, "front-a"},
 		{"a full tie by name", []workload.ObservedPod{ready("front-b", old), ready("front-a", old)}, "front-a"},
 	}
 	for _, tt := range tests {
