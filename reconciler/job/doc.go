@@ -1,6 +1,7 @@
 // Package job is the Job controller's decision (docs/design.md §17, the
 // workload kinds of ../shared/DESIGN.md §13): a pure function from a
-// batch/v1 Job, its last status and its observed pods to what should
+// batch/v1 Job, its last status and its observed pods (workload.ObservedPod,
+// the type every workload controller observes pods as) to what should
 // happen next — pods to create (as podruntime.PodSpec), pods to delete,
 // the Job's new status, the events to record, when to decide again and
 // whether the Job's time to live is over. It follows Kubernetes' Job

@@ -11,6 +11,7 @@ import (
 
 	"github.com/dockctl/dockctl/manifests"
 	"github.com/dockctl/dockctl/reconciler/podruntime"
+	"github.com/dockctl/dockctl/reconciler/workload"
 )
 
 // A new pod of the Job, as Kubernetes' Job controller makes it from the
@@ -36,7 +37,7 @@ type podNamer struct {
 	taken map[string]bool
 }
 
-func newPodNamer(job string, pods []ObservedPod) *podNamer {
+func newPodNamer(job string, pods []workload.ObservedPod) *podNamer {
 	n := &podNamer{job: job, taken: make(map[string]bool, len(pods))}
 	for i := range pods {
 		n.taken[pods[i].Name] = true
@@ -152,7 +153,7 @@ func copyTemplate(t *manifests.PodTemplateSpec) *manifests.PodTemplateSpec {
 
 // podIndex is the pod's completion index, -1 when it has none that reads
 // as one (Kubernetes' getCompletionIndex, annotation first).
-func podIndex(p *ObservedPod) int {
+func podIndex(p *workload.ObservedPod) int {
 	v, ok := p.Annotations[batchv1.JobCompletionIndexAnnotation]
 	if !ok {
 		v, ok = p.Labels[batchv1.JobCompletionIndexAnnotation]

@@ -1,8 +1,11 @@
 // Package workload holds what the pure workload controllers (packages
-// statefulset, daemonset, replicaset) share: the pod as a controller
-// observes it (ObservedPod), the Kubernetes readiness and availability
-// judgements on it, the events a decision records, revisions of a pod
-// template, and stable generated pod names.
+// job, cronjob, statefulset, daemonset, replicaset) share: the pod as a
+// controller observes it (ObservedPod, one type for every controller, so
+// that an executor builds it once from the pod runtime), the Kubernetes
+// judgements on it (active, finished, ready, available, when it
+// finished), the events a decision records (Event, one type for every
+// controller), revisions of a pod template, and stable generated pod
+// names.
 //
 // Invariants:
 //   - Nothing here reads a clock, a store or Docker: every judgement is a
