@@ -303,11 +303,12 @@ func (s *syncer) event(typ, reason, msg string) {
 	s.d.Events = append(s.d.Events, workload.Event{Type: typ, Reason: reason, Message: msg})
 }
 
-// requeue asks to decide again at t, the earliest asked for winning.
+// requeue asks to decide again at t, the earliest asked for winning
+// (workload.Requeue, as every workload controller keeps it).
 func (s *syncer) requeue(t time.Time) {
-	if s.d.RequeueAt.IsZero() || t.Before(s.d.RequeueAt) {
-		s.d.RequeueAt = t
-	}
+	r := workload.Requeue{At: s.d.RequeueAt}
+	r.Before(t)
+	s.d.RequeueAt = r.At
 }
 
 func (s *syncer) metaNow() *metav1.Time { t := metav1.NewTime(s.now); return &t }

@@ -19,4 +19,8 @@
 //     names already taken: the same observation gives the same name, so
 //     a controller restarted between deciding and creating asks for the same
 //     pod, and no generated name collides with a pod that exists.
+//     GenerateNames serves the controllers whose pods are interchangeable
+//     (ReplicaSet, DaemonSet); the Job controller names its pods by index
+//     and attempt with the same Suffix spelling (see package job), and a
+//     StatefulSet's pods are named by ordinal.
 package workload
