@@ -10,6 +10,7 @@ import (
 	"github.com/dockctl/dockctl/manifests"
 	"github.com/dockctl/dockctl/reconciler/podruntime"
 	"github.com/dockctl/dockctl/reconciler/workload"
+	"github.com/dockctl/dockctl/reconciler/workload/workloadtest"
 )
 
 // t0 is the fake clock's now: every test decides at a fixed time.
@@ -93,10 +94,7 @@ func withIndex(ix string, p workload.ObservedPod) workload.ObservedPod {
 	return p
 }
 
-func terminatingPod(p workload.ObservedPod) workload.ObservedPod {
-	p.Status.Terminating = true
-	return p
-}
+var terminatingPod = workloadtest.Terminating
 
 func started() batchv1.JobStatus {
 	st := metav1.NewTime(t0.Add(-time.Hour))
@@ -111,18 +109,6 @@ func conditionTypes(st batchv1.JobStatus) []string {
 	return out
 }
 
-func reasons(d Decision) []string {
-	var out []string
-	for _, e := range d.Events {
-		out = append(out, e.Reason)
-	}
-	return out
-}
+func reasons(d Decision) []string { return workloadtest.Reasons(d.Events) }
 
-func createdNames(d Decision) []string {
-	var out []string
-	for _, p := range d.Create {
-		out = append(out, p.Name)
-	}
-	return out
-}
+func createdNames(d Decision) []string { return workloadtest.PodNames(d.Create) }
