@@ -25,7 +25,7 @@
 //     So a pod asked for but not observed yet is asked for again under
 //     the same name, never as a second pod: the names do the work of
 //     Kubernetes' creation expectations.
-//     These names are the Job's own, not workload.GenerateNames': an
+//   - These names are the Job's own, not workload.GenerateNames': an
 //     Indexed Job's pod is named JOB-INDEX-xxxxx (Kubernetes'
 //     generateName for an index), and the suffix is drawn per index and
 //     attempt, so that the replacement of a failed index-3 pod is found

@@ -11,10 +11,13 @@
 //   - Nothing here reads a clock, a store or Docker: every judgement is a
 //     function of the observed pod and the now it is given, so a decision
 //     taken twice on the same observation is the same decision.
-//   - Ready is Kubernetes' "running and ready" (phase Running and the Ready
-//     condition true); Available is ready for at least minReadySeconds by
-//     the pod's ReadySince, and a terminating pod is neither healthy nor
-//     counted as an update target.
+//   - Ready is the Ready condition true (podutil.IsPodReady, what the Job,
+//     ReplicaSet and DaemonSet controllers count); RunningAndReady adds
+//     phase Running (the StatefulSet's isRunningAndReady); Available is
+//     ready for at least minReadySeconds by the pod's ReadySince, and a
+//     terminating pod is neither healthy nor counted as an update target.
+//   - Active is Kubernetes' IsPodActive: neither finished (Succeeded or
+//     Failed) nor terminating, whatever the controller.
 //   - A generated pod name is a function of the owner's name and the
 //     names already taken: the same observation gives the same name, so
 //     a controller restarted between deciding and creating asks for the same
