@@ -75,7 +75,6 @@
 //   - A running pod is drained (out of every Service, acknowledged, within
 //     min(10 s, its grace period)) before its stop signal; a drain that
 //     fails or does not answer never prevents the stop.
-//
 //   - A probe or hook that panics, and a stop, drain or preStop hook that
 //     panics (Guard), is a failure of that container, never the end of
 //     the controller.
