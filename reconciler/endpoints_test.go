@@ -2,13 +2,13 @@ package reconciler
 
 import (
 	"fmt"
-	"github.com/dockctl/dockctl/reconciler/podruntime"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/dockctl/dockctl/dockerx"
 	"github.com/dockctl/dockctl/manifests"
+	"github.com/dockctl/dockctl/reconciler/podruntime"
 	"github.com/dockctl/dockctl/store"
 )
 

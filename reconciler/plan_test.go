@@ -2,7 +2,6 @@ package reconciler
 
 import (
 	"fmt"
-	"github.com/dockctl/dockctl/reconciler/internal/podtest"
 	"math/rand"
 	"strings"
 	"testing"
@@ -10,6 +9,7 @@ import (
 
 	"github.com/dockctl/dockctl/dockerx"
 	"github.com/dockctl/dockctl/manifests"
+	"github.com/dockctl/dockctl/reconciler/internal/podtest"
 	"github.com/dockctl/dockctl/reconciler/podruntime"
 	"github.com/dockctl/dockctl/store"
 )

@@ -2,10 +2,10 @@ package reconciler
 
 import (
 	"fmt"
-	"github.com/dockctl/dockctl/reconciler/podruntime"
 	"time"
 
 	"github.com/dockctl/dockctl/dockerx"
+	"github.com/dockctl/dockctl/reconciler/podruntime"
 	"github.com/dockctl/dockctl/store"
 )
 

@@ -1,13 +1,13 @@
 package reconciler
 
 import (
-	"github.com/dockctl/dockctl/reconciler/podruntime"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/dockctl/dockctl/dockerx"
 	"github.com/dockctl/dockctl/manifests"
+	"github.com/dockctl/dockctl/reconciler/podruntime"
 	"github.com/dockctl/dockctl/store"
 )
 

@@ -2,7 +2,6 @@ package reconciler
 
 import (
 	"context"
-	"github.com/dockctl/dockctl/reconciler/podruntime"
 	"net"
 	"reflect"
 	"testing"
@@ -15,6 +14,7 @@ import (
 	"github.com/dockctl/dockctl/internal/dockerfake"
 	"github.com/dockctl/dockctl/internal/helperapi"
 	"github.com/dockctl/dockctl/manifests"
+	"github.com/dockctl/dockctl/reconciler/podruntime"
 )
 
 func TestRelaySpecGRPC(t *testing.T) {

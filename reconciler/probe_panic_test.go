@@ -2,11 +2,11 @@ package reconciler
 
 import (
 	"context"
-	"github.com/dockctl/dockctl/reconciler/podruntime"
 	"sync/atomic"
 	"testing"
 
 	"github.com/dockctl/dockctl/manifests"
+	"github.com/dockctl/dockctl/reconciler/podruntime"
 )
 
 // panickingRunner panics on every probe, as a bug in a probe's handling of

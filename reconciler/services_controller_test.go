@@ -3,7 +3,6 @@ package reconciler
 import (
 	"context"
 	"encoding/json"
-	"github.com/dockctl/dockctl/reconciler/internal/podtest"
 	"io"
 	"log/slog"
 	"maps"
@@ -19,6 +18,7 @@ import (
 	"github.com/dockctl/dockctl/internal/helperapi"
 	"github.com/dockctl/dockctl/manifests"
 	"github.com/dockctl/dockctl/reconciler/internal/helperfake"
+	"github.com/dockctl/dockctl/reconciler/internal/podtest"
 	"github.com/dockctl/dockctl/reconciler/reconcile"
 	"github.com/dockctl/dockctl/reconciler/services"
 	"github.com/dockctl/dockctl/store"

@@ -2,8 +2,9 @@ package reconciler
 
 import (
 	"fmt"
-	"github.com/dockctl/dockctl/reconciler/podruntime"
 	"sync"
+
+	"github.com/dockctl/dockctl/reconciler/podruntime"
 )
 
 // guarded runs fn(op), turning a panic into that op's error: a goroutine of

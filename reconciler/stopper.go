@@ -1,10 +1,10 @@
 package reconciler
 
 import (
-	"github.com/dockctl/dockctl/reconciler/podruntime"
 	"time"
 
 	"github.com/dockctl/dockctl/dockerx"
+	"github.com/dockctl/dockctl/reconciler/podruntime"
 )
 
 // stopInputs fills the planner's view of stopping containers: those whose

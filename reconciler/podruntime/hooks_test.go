@@ -3,8 +3,6 @@ package podruntime_test
 import (
 	"context"
 	"fmt"
-	"github.com/dockctl/dockctl/reconciler/internal/podtest"
-	"github.com/dockctl/dockctl/store"
 	"io"
 	"log/slog"
 	"slices"
@@ -15,7 +13,9 @@ import (
 	"github.com/dockctl/dockctl/dockerx"
 	"github.com/dockctl/dockctl/internal/dockerfake"
 	"github.com/dockctl/dockctl/manifests"
+	"github.com/dockctl/dockctl/reconciler/internal/podtest"
 	"github.com/dockctl/dockctl/reconciler/podruntime"
+	"github.com/dockctl/dockctl/store"
 )
 
 // TestPostStartHook: the hook runs once per run of the container, before

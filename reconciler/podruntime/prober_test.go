@@ -3,7 +3,6 @@ package podruntime_test
 import (
 	"context"
 	"errors"
-	"github.com/dockctl/dockctl/reconciler/internal/podtest"
 	"io"
 	"log/slog"
 	"strconv"
@@ -14,6 +13,7 @@ import (
 	"github.com/dockctl/dockctl/dockerx"
 	"github.com/dockctl/dockctl/internal/dockerfake"
 	"github.com/dockctl/dockctl/manifests"
+	"github.com/dockctl/dockctl/reconciler/internal/podtest"
 	"github.com/dockctl/dockctl/reconciler/podruntime"
 )
 

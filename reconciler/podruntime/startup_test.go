@@ -3,8 +3,6 @@ package podruntime_test
 import (
 	"context"
 	"errors"
-	"github.com/dockctl/dockctl/reconciler/internal/podtest"
-	"github.com/dockctl/dockctl/reconciler/podruntime"
 	"io"
 	"log/slog"
 	"sync"
@@ -16,6 +14,8 @@ import (
 	"github.com/dockctl/dockctl/dockerx"
 	"github.com/dockctl/dockctl/internal/dockerfake"
 	"github.com/dockctl/dockctl/manifests"
+	"github.com/dockctl/dockctl/reconciler/internal/podtest"
+	"github.com/dockctl/dockctl/reconciler/podruntime"
 )
 
 // scriptRunner answers each probe (by identity) from its script, the last

@@ -1,10 +1,11 @@
 package podruntime_test
 
 import (
-	"github.com/dockctl/dockctl/reconciler/internal/podtest"
-	"github.com/dockctl/dockctl/reconciler/podruntime"
 	"testing"
 	"time"
+
+	"github.com/dockctl/dockctl/reconciler/internal/podtest"
+	"github.com/dockctl/dockctl/reconciler/podruntime"
 )
 
 // TestStopDeadlineCoversTheDrain: the kill deadline a stop records (what a

@@ -2,9 +2,6 @@ package podruntime_test
 
 import (
 	"context"
-	"github.com/dockctl/dockctl/dockerx"
-	"github.com/dockctl/dockctl/reconciler/internal/podtest"
-	"github.com/dockctl/dockctl/reconciler/podruntime"
 	"io"
 	"log/slog"
 	"strings"
@@ -12,7 +9,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/dockctl/dockctl/dockerx"
 	"github.com/dockctl/dockctl/internal/dockerfake"
+	"github.com/dockctl/dockctl/reconciler/internal/podtest"
+	"github.com/dockctl/dockctl/reconciler/podruntime"
 )
 
 // panickyDocker panics in StopContainer, as a bug in a client or a fake can.
