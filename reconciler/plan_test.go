@@ -269,37 +269,6 @@ func apply(cs []dockerx.Container, p Plan) []dockerx.Container {
 	return sortedByName(out)
 }
 
-func TestSlowStart(t *testing.T) {
-	ops := make([]Op, 20)
-	t.Run("healthy runs everything and reaches the cap", func(t *testing.T) {
-		var inFlight, peak int
-		var mu = make(chan struct{}, 1)
-		errs := slowStart(ops, 4, func(Op) error {
-			mu <- struct{}{}
-			inFlight++
-			if inFlight > peak {
-				peak = inFlight
-			}
-			<-mu
-			time.Sleep(5 * time.Millisecond)
-			mu <- struct{}{}
-			inFlight--
-			<-mu
-			return nil
-		})
-		if len(errs) != 0 || peak > 4 || peak < 2 {
-			t.Fatalf("errs %v, peak %d (want 2..4)", errs, peak)
-		}
-	})
-	t.Run("failing op stops after the first", func(t *testing.T) {
-		calls := 0
-		errs := slowStart(ops, 8, func(Op) error { calls++; return fmt.Errorf("boom") })
-		if calls != 1 || len(errs) != 1 {
-			t.Fatalf("calls %d errs %d, want 1 and 1", calls, len(errs))
-		}
-	})
-}
-
 // TestComputePlanJudgesAsStatusDoes covers the plans that depend on the
 // controller's own readiness and availability verdicts, which Docker's
 // state alone does not show.
