@@ -21,7 +21,8 @@
 // orders the ops (Op.DependsOn), with poddelete.go for the pods users
 // deleted (`dockctl delete pod`: a request in the state directory, an
 // input of the plan); execute.go carries them out in that order, mapping
-// each op to Docker calls, with slowstart.go and conflict.go (name
+// each op to Docker calls (runs of them: podruntime.SlowStart and
+// Parallel, each op guarded by slowstart.go), with conflict.go (name
 // conflicts), and hands graceful stops (Op.stopRequest, stopper.go) to the
 // pod runtime's Stopper; state.go and status.go keep the controller's
 // memory and compute the status it writes; prober.go is the ProbeRunner
@@ -90,7 +91,7 @@
 // setPreStops) and records their deadlines (stopper.go). The files that
 // still carry out the runtime's rules here for the Deployment controller
 // — podplan.go, podip.go, envctl.go, files.go, claims.go, claimplan.go,
-// seccomp.go, imageuser.go, slowstart.go, poddelete.go, and the pod parts
+// seccomp.go, imageuser.go, poddelete.go, and the pod parts
 // of execute.go, state.go and observe.go — follow them.
 //
 // Events (events.go). The write records the event: the executor records

@@ -23,8 +23,11 @@
 // (ContainerState) and the crash-loop backoff; probes.go which probes
 // the runtime runs; envresolve.go, filesplan.go and pullsecrets.go what a
 // container is created with — environment, file volumes' payload, pull
-// credentials — from the ConfigStore (configstore.go), and seccomp.go a
-// Localhost seccomp profile from the host.
+// credentials — from the ConfigStore (configstore.go), seccomp.go a
+// Localhost seccomp profile from the host, and podip.go which pods get a
+// static address before their create (status.podIP) and which one;
+// slowstart.go is how an executor runs a wave of creates (SlowStart) and
+// other ops (Parallel).
 //
 // The goroutines of the kubelet: runtime.go is the Runtime a workload
 // controller holds and stops, which owns prober.go (Prober: one worker
