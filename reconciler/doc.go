@@ -90,8 +90,8 @@
 // this package plans which stops happen and what they run (setDrains,
 // setPreStops) and records their deadlines (stopper.go). The files that
 // still carry out the runtime's rules here for the Deployment controller
-// — podplan.go, podip.go, envctl.go, files.go, claims.go, claimplan.go,
-// seccomp.go, imageuser.go, poddelete.go, and the pod parts
+// — podplan.go, podip.go, envctl.go, files.go, claims.go (which carries
+// out podruntime.PlanClaims), seccomp.go, imageuser.go, poddelete.go, and the pod parts
 // of execute.go, state.go and observe.go — follow them.
 //
 // Events (events.go). The write records the event: the executor records

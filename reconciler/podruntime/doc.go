@@ -27,7 +27,9 @@
 // Localhost seccomp profile from the host, and podip.go which pods get a
 // static address before their create (status.podIP) and which one;
 // slowstart.go is how an executor runs a wave of creates (SlowStart) and
-// other ops (Parallel).
+// other ops (Parallel); claimplan.go plans the claims' volumes (PlanClaims:
+// bind at once, release once no container mounts them, docs/design.md
+// §12) and says which claims a template and which containers mount.
 //
 // The goroutines of the kubelet: runtime.go is the Runtime a workload
 // controller holds and stops, which owns prober.go (Prober: one worker
