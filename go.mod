@@ -113,7 +113,8 @@ require (
 	sigs.k8s.io/structured-merge-diff/v6 v6.4.0 // indirect
 )
 
-// sigs.k8s.io/gateway-api v1.6.3 (the routing kinds' schema) requires
+// sigs.k8s.io/gateway-api v1.6.3 (the routing kinds' upstream types, which
+// manifests' tests derive testdata/routing_schema.json from) requires
 // k8s.io 0.36, whose API documentation and validation messages differ from
 // 0.34's, which dockctl's explain and error output show: the k8s.io
 // modules stay at 0.34.2 (its API packages compile against them) until

@@ -4,9 +4,6 @@ import (
 	"reflect"
 
 	"gopkg.in/yaml.v3"
-	networkingv1 "k8s.io/api/networking/v1"
-	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
-	gatewayv1beta1 "sigs.k8s.io/gateway-api/apis/v1beta1"
 )
 
 var (
@@ -30,31 +27,35 @@ func init() {
 // routingKinds returns the decoders of the routing kinds, which no
 // controller serves yet: DecodeRouting decodes them, apply refuses them
 // (otherkinds.go). A function, as workloadKinds, so that the decoders and
-// the upstream types they check keys against are reached only from
-// DecodeRouting.
+// the upstream shapes they check keys against (routing_schema.go) are
+// reached only from DecodeRouting.
 func routingKinds() map[string]kindDecoder {
 	return map[string]kindDecoder{
-		KindIngress: {apiVersion: NetworkingAPIVersion, typ: ingressType, k8s: reflect.TypeOf(networkingv1.Ingress{}),
-			decode: routingDecoder(reflect.TypeOf(networkingv1.Ingress{}), validateIngress, SetIngressDefaults, func(d *Document, o *Ingress) { d.Ingress = o })},
-		KindIngressClass: {apiVersion: NetworkingAPIVersion, typ: ingressClassType, k8s: reflect.TypeOf(networkingv1.IngressClass{}),
-			decode: routingDecoder(reflect.TypeOf(networkingv1.IngressClass{}), validateIngressClass, func(c *IngressClass) { c.Metadata.Namespace = "" }, func(d *Document, o *IngressClass) { d.IngressClass = o })},
-		KindGatewayClass: {apiVersion: GatewayAPIVersion, typ: gatewayClassType, k8s: reflect.TypeOf(gatewayv1.GatewayClass{}),
-			decode: routingDecoder(reflect.TypeOf(gatewayv1.GatewayClass{}), validateGatewayClass, func(c *GatewayClass) { c.Metadata.Namespace = "" }, func(d *Document, o *GatewayClass) { d.GatewayClass = o })},
-		KindGateway: {apiVersion: GatewayAPIVersion, typ: gatewayType, k8s: reflect.TypeOf(gatewayv1.Gateway{}),
-			decode: routingDecoder(reflect.TypeOf(gatewayv1.Gateway{}), validateGateway, SetGatewayDefaults, func(d *Document, o *Gateway) { d.Gateway = o })},
-		KindHTTPRoute: {apiVersion: GatewayAPIVersion, typ: httpRouteType, k8s: reflect.TypeOf(gatewayv1.HTTPRoute{}),
-			decode: routingDecoder(reflect.TypeOf(gatewayv1.HTTPRoute{}), validateHTTPRoute, SetHTTPRouteDefaults, func(d *Document, o *HTTPRoute) { d.HTTPRoute = o })},
-		KindReferenceGrant: {apiVersion: GatewayBetaAPIVersion, typ: referenceGrantType, k8s: reflect.TypeOf(gatewayv1beta1.ReferenceGrant{}),
-			decode: routingDecoder(reflect.TypeOf(gatewayv1beta1.ReferenceGrant{}), validateReferenceGrant, func(*ReferenceGrant) {}, func(d *Document, o *ReferenceGrant) { d.ReferenceGrant = o })},
+		KindIngress: routingKind(KindIngress, NetworkingAPIVersion, validateIngress, SetIngressDefaults,
+			func(d *Document, o *Ingress) { d.Ingress = o }),
+		KindIngressClass: routingKind(KindIngressClass, NetworkingAPIVersion, validateIngressClass,
+			func(c *IngressClass) { c.Metadata.Namespace = "" }, func(d *Document, o *IngressClass) { d.IngressClass = o }),
+		KindGatewayClass: routingKind(KindGatewayClass, GatewayAPIVersion, validateGatewayClass,
+			func(c *GatewayClass) { c.Metadata.Namespace = "" }, func(d *Document, o *GatewayClass) { d.GatewayClass = o }),
+		KindGateway: routingKind(KindGateway, GatewayAPIVersion, validateGateway, SetGatewayDefaults,
+			func(d *Document, o *Gateway) { d.Gateway = o }),
+		KindHTTPRoute: routingKind(KindHTTPRoute, GatewayAPIVersion, validateHTTPRoute, SetHTTPRouteDefaults,
+			func(d *Document, o *HTTPRoute) { d.HTTPRoute = o }),
+		KindReferenceGrant: routingKind(KindReferenceGrant, GatewayBetaAPIVersion, validateReferenceGrant,
+			func(*ReferenceGrant) {}, func(d *Document, o *ReferenceGrant) { d.ReferenceGrant = o }),
 	}
 }
 
-// routingDecoder is decodeWorkload for a routing kind: strict against the
-// upstream type k8s, validated as written, then defaulted.
-func routingDecoder[T any](k8s reflect.Type, validate func(*T, string, map[string]int) ErrorList, setDefaults func(*T), put func(*Document, *T)) func(string, *yaml.Node, string) (*Document, ErrorList) {
-	return func(file string, n *yaml.Node, base string) (*Document, ErrorList) {
-		return decodeWorkload(file, n, base, k8s, validate, setDefaults, put)
-	}
+// routingKind is the decoder of a routing kind: strict against the
+// upstream shape, validated as written, then defaulted (decodeWorkload).
+// A cluster-scoped kind's namespace is dropped by its setDefaults, as the
+// API server drops it.
+func routingKind[T any](kind, apiVersion string, validate func(*T, string, map[string]int) ErrorList, setDefaults func(*T), put func(*Document, *T)) kindDecoder {
+	k8s := routingUpstream(kind)
+	return kindDecoder{apiVersion: apiVersion, typ: reflect.TypeFor[T](), k8s: k8s,
+		decode: func(file string, n *yaml.Node, base string) (*Document, ErrorList) {
+			return decodeWorkload(file, n, base, k8s, validate, setDefaults, put)
+		}}
 }
 
 // DecodeRouting is Decode with the routing kinds (Ingress, IngressClass,
