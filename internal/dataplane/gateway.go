@@ -28,7 +28,9 @@ type GatewayOptions struct {
 	ListenAddr func(port int) string
 	// Rand chooses backends and endpoints; nil: a random source. Tests
 	// give a seeded one.
-	Rand        *rand.Rand
+	Rand *rand.Rand
+	// Dial connects to an endpoint; nil: a net.Dialer with keep-alive.
+	Dial        func(ctx context.Context, network, addr string) (net.Conn, error)
 	DialTimeout time.Duration // 0: DefaultDialTimeout
 	Log         *slog.Logger  // nil: discard
 	// AccessLog receives one JSON line per request; nil: discard (the
@@ -120,20 +122,22 @@ func NewGateway(opts GatewayOptions) *Gateway {
 	if rng == nil {
 		rng = rand.New(rand.NewPCG(rand.Uint64(), rand.Uint64()))
 	}
-	g := &Gateway{opts: opts, log: log, access: access, rng: rng, servers: map[int]*gatewayServer{}}
-	dialer := &net.Dialer{Timeout: opts.DialTimeout, KeepAliveConfig: keepAlive}
+	g := &Gateway{log: log, access: access, rng: rng, servers: map[int]*gatewayServer{}}
+	if opts.Dial == nil {
+		opts.Dial = (&net.Dialer{Timeout: opts.DialTimeout, KeepAliveConfig: keepAlive}).DialContext
+	}
 	h1 := &http.Transport{
-		DialContext:           dialer.DialContext,
+		DialContext:           opts.Dial,
 		MaxIdleConnsPerHost:   64,
 		IdleConnTimeout:       90 * time.Second,
 		ResponseHeaderTimeout: 0, // streaming and long polls: no bound
 		ExpectContinueTimeout: time.Second,
 	}
 	// h2c: HTTP/2 with prior knowledge to backends flagged for it (gRPC).
-	h2 := &http.Transport{DialContext: dialer.DialContext, IdleConnTimeout: 90 * time.Second}
+	h2 := &http.Transport{DialContext: opts.Dial, IdleConnTimeout: 90 * time.Second}
 	h2.Protocols = new(http.Protocols)
 	h2.Protocols.SetUnencryptedHTTP2(true)
-	g.h1, g.h2c = h1, h2
+	g.opts, g.h1, g.h2c = opts, h1, h2
 	g.cur.Store(newGatewaySnapshot(helperapi.GatewayConfig{}, nil, nil))
 	return g
 }
@@ -241,9 +245,12 @@ func (g *Gateway) Apply(cfg helperapi.GatewayConfig) error {
 		}
 		if s, ok := g.servers[num]; ok {
 			// The protocol changed: the old server stops accepting
-			// first so that the port can be bound again.
+			// first so that the port can be bound again; its open
+			// connections finish (Shutdown gives them their grace).
 			s.ln.Close()
 			<-s.done
+			delete(g.servers, num)
+			g.old = append(g.old, s)
 		}
 		s, err := g.listen(num, p.Protocol)
 		if err != nil {

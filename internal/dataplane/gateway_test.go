@@ -581,3 +581,58 @@ func TestPathAndHostMatching(t *testing.T) {
 		}
 	}
 }
+
+// Apply returns only once a request that chose an endpoint from the
+// previous config has its connection: once a push removing an endpoint is
+// acknowledged, no new request goes to it.
+func TestGatewayApplyWaitsForChoicesOfThePreviousConfig(t *testing.T) {
+	a, b := newHTTPBackend(t, "a", false), newHTTPBackend(t, "b", false)
+	dialing, release := make(chan struct{}), make(chan struct{})
+	var events testio.Buffer
+	var once sync.Once
+	g, _ := newTestGateway(t, 1)
+	dialer := &net.Dialer{}
+	tr := g.h1.(*http.Transport)
+	tr.DialContext = func(ctx context.Context, network, addr string) (net.Conn, error) {
+		if addr == a.srv.Listener.Addr().String() {
+			once.Do(func() { close(dialing) })
+			<-release
+			fmt.Fprint(&events, "dialled a;")
+		}
+		return dialer.DialContext(ctx, network, addr)
+	}
+	cfg := func(gen int64, be *httpBackend) helperapi.GatewayConfig {
+		return helperapi.GatewayConfig{Generation: gen, Ports: []helperapi.GatewayPort{httpPort(
+			helperapi.GatewayHost{Hostname: "", Routes: []helperapi.GatewayRoute{prefix("/", backendOf(be.name, 1, be.endpoint()))}})}}
+	}
+	mustApplyGateway(t, g, cfg(1, a))
+	base := "http://" + g.Addr(80).String()
+	got := make(chan string, 1)
+	go func() {
+		resp, err := http.Get(base + "/")
+		if err != nil {
+			got <- err.Error()
+			return
+		}
+		resp.Body.Close()
+		got <- resp.Header.Get("X-Backend")
+	}()
+	<-dialing
+	applied := make(chan error, 1)
+	go func() {
+		err := g.Apply(cfg(2, b))
+		fmt.Fprint(&events, "applied;")
+		applied <- err
+	}()
+	waitFor(t, "the new config to be served", func() bool { return g.Generation() == 2 })
+	close(release)
+	if err := <-applied; err != nil {
+		t.Fatal(err)
+	}
+	if e := events.String(); e != "dialled a;applied;" {
+		t.Errorf("events %q: Apply returned before the previous config's dial", e)
+	}
+	if b := <-got; b != "a" {
+		t.Errorf("the request in flight reached %q, want a (chosen before the swap)", b)
+	}
+}
