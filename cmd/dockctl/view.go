@@ -164,6 +164,9 @@ func takeSnapshotWith(ctx context.Context, g *globalOptions, st *store.Store, cl
 		s.hostIP = n.Gateway
 	}
 	for _, c := range cs {
+		if c.Role == dockerx.RoleController {
+			continue // `dockctl install`'s controller: no pod, never an orphan (docs/design.md §4)
+		}
 		if isHelper(c) {
 			s.helpers = append(s.helpers, c)
 		} else {
