@@ -1,13 +1,14 @@
 package manifests
 
-// The routing kinds (issue-free summary: /work/shared/DESIGN.md §14, the
-// gateway): networking.k8s.io/v1 Ingress and IngressClass, and the Gateway
+// The routing kinds (docs/design.md §10, the gateway; the shared design's
+// §14): networking.k8s.io/v1 Ingress and IngressClass, and the Gateway
 // API's gateway.networking.k8s.io/v1 GatewayClass, Gateway and HTTPRoute
 // and v1beta1 ReferenceGrant. As the workload kinds', the types mirror the
-// field names and JSON shape of Kubernetes' types (k8s.io/api/networking/v1
-// and sigs.k8s.io/gateway-api v1.6.3, which the decoder checks every key
-// against) and hold the subset the gateway serves: a field the upstream
-// type has and these lack is refused as unsupported, never dropped.
+// field names and JSON shape of the upstream types (k8s.io/api/networking/v1
+// and sigs.k8s.io/gateway-api v1.6.3, whose shape the decoder checks every
+// key against, routing_schema.go) and hold the subset the gateway serves:
+// a field the upstream type has and these lack is refused as unsupported,
+// never dropped.
 //
 // apply does not serve these kinds yet (they are refused as unsupported,
 // otherkinds.go): DecodeRouting decodes them for the gateway controller to

@@ -31,7 +31,7 @@
 //   - Listeners exist exactly for the ports of the applied config; a failed
 //     bind fails the whole Apply and leaves the previous config serving.
 //
-// Invariants of the gateway (helper gateway, /work/shared/DESIGN.md §14):
+// Invariants of the gateway (helper gateway, docs/design.md §10):
 //   - Its config (ports, virtual hosts, routes, weighted backends with
 //     their ready endpoints, certificates) is an immutable snapshot behind
 //     an atomic.Pointer, read once per request and once per TLS handshake:

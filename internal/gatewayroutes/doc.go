@@ -1,6 +1,6 @@
 // Package gatewayroutes compiles the routing objects the gateway serves
 // (Ingress, and HTTPRoutes attached to Gateways of dockctl's GatewayClass;
-// /work/shared/DESIGN.md §14, docs/design.md's gateway section) into one
+// docs/design.md §10, the gateway; the shared design's §14) into one
 // snapshot for the gateway helper, a helperapi.GatewayConfig, and computes
 // their status conditions. It is pure: no clock, no Docker, no I/O; the
 // controller gives it the objects, the Services' ports, which TLS Secrets
