@@ -636,3 +636,30 @@ func TestGatewayApplyWaitsForChoicesOfThePreviousConfig(t *testing.T) {
 		t.Errorf("the request in flight reached %q, want a (chosen before the swap)", b)
 	}
 }
+
+// On HTTPS the gateway speaks HTTP/2 to clients that offer it (ALPN), as
+// gRPC clients do, and HTTP/1.1 to the others.
+func TestGatewayHTTPSNegotiatesHTTP2(t *testing.T) {
+	a := newHTTPBackend(t, "a", false)
+	g, _ := newTestGateway(t, 1)
+	cert, key := selfSigned(t, 1, "shop.example.com")
+	mustApplyGateway(t, g, helperapi.GatewayConfig{Generation: 1,
+		Certificates: []helperapi.GatewayCertificate{{Name: "web/shop", CertPEM: cert, KeyPEM: key}},
+		Ports: []helperapi.GatewayPort{{Port: 443, Protocol: helperapi.GatewayHTTPS, Certificates: []string{"web/shop"},
+			Hosts: []helperapi.GatewayHost{{Hostname: "shop.example.com", Routes: []helperapi.GatewayRoute{prefix("/", backendOf("a", 1, a.endpoint()))}}}}}})
+	for _, h2 := range []bool{true, false} {
+		tr := &http.Transport{TLSClientConfig: &tls.Config{ServerName: "shop.example.com", InsecureSkipVerify: true}, ForceAttemptHTTP2: h2}
+		if !h2 {
+			tr.TLSNextProto = map[string]func(string, *tls.Conn) http.RoundTripper{}
+		}
+		status, resp, e := get(t, &http.Client{Transport: tr}, "https://"+g.Addr(443).String(), "shop.example.com", "/")
+		tr.CloseIdleConnections()
+		want := "HTTP/1.1"
+		if h2 {
+			want = "HTTP/2.0"
+		}
+		if status != 200 || resp.Proto != want || e.Backend != "a" {
+			t.Errorf("h2 offered %v: %d %s from %q, want 200 %s from a", h2, status, resp.Proto, e.Backend, want)
+		}
+	}
+}

@@ -64,7 +64,7 @@ func (c *compiler) gateways() {
 		for _, lst := range listeners[ref] {
 			ls := ListenerStatus{Name: lst.spec.Name, AttachedRoutes: lst.attached}
 			ls.Conditions = c.listenerConditions(ref, lst)
-			if ls.Conditions[0].Status != "True" {
+			if cond(ls.Conditions, CondAccepted).Status != "True" {
 				allProgrammed = false
 			}
 			st.Listeners = append(st.Listeners, ls)
@@ -81,7 +81,8 @@ func (c *compiler) gateways() {
 	}
 }
 
-// listenerConditions are a listener's Accepted and ResolvedRefs.
+// listenerConditions are a listener's Accepted, ResolvedRefs and
+// Programmed (served by an acknowledged config).
 func (c *compiler) listenerConditions(gw ObjectRef, lst *listener) []Condition {
 	accepted := Condition{CondAccepted, "True", ReasonAccepted, ""}
 	if lst.port == nil {
@@ -96,7 +97,14 @@ func (c *compiler) listenerConditions(gw ObjectRef, lst *listener) []Condition {
 			}
 		}
 	}
-	return []Condition{accepted, resolved}
+	programmed := Condition{CondProgrammed, "True", ReasonProgrammed, ""}
+	switch {
+	case accepted.Status != "True":
+		programmed = Condition{CondProgrammed, "False", ReasonInvalid, "the listener is not accepted"}
+	case !c.in.Programmed[gw]:
+		programmed = Condition{CondProgrammed, "False", ReasonPending, "waiting for the gateway helper to acknowledge its configuration"}
+	}
+	return []Condition{accepted, resolved, programmed}
 }
 
 // certificate resolves a listener's certificateRef to the snapshot's
@@ -262,4 +270,14 @@ func wildcardMatches(pattern, name string) bool {
 		return false
 	}
 	return strings.HasSuffix(name, suffix) && len(strings.TrimPrefix(name, "*")) > len(suffix)
+}
+
+// cond returns the condition of type typ in cs (zero if none).
+func cond(cs []Condition, typ string) Condition {
+	for _, c := range cs {
+		if c.Type == typ {
+			return c
+		}
+	}
+	return Condition{}
 }

@@ -130,15 +130,6 @@ func TestGatewayHostPrecedence(t *testing.T) {
 	}
 }
 
-func cond(cs []Condition, typ string) Condition {
-	for _, c := range cs {
-		if c.Type == typ {
-			return c
-		}
-	}
-	return Condition{}
-}
-
 // An HTTPRoute's conditions per parent: Accepted (or why not) and
 // ResolvedRefs (or the first unresolved reference's reason).
 func TestHTTPRouteStatus(t *testing.T) {
@@ -265,6 +256,15 @@ spec:
 	st = Compile(in, testOpts).Status.Gateways[gw]
 	if c := cond(st.Conditions, CondProgrammed); c.Status != "True" {
 		t.Errorf("Programmed after the acknowledgement = %+v", c)
+	}
+	for _, l := range st.Listeners {
+		want := "True"
+		if l.Name == "clash" {
+			want = "False"
+		}
+		if c := cond(l.Conditions, CondProgrammed); c.Status != want {
+			t.Errorf("listener %s Programmed after the acknowledgement = %+v, want %s", l.Name, c, want)
+		}
 	}
 }
 
