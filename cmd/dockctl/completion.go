@@ -466,7 +466,7 @@ func (g *globalOptions) podContainerNames(name string) []string {
 		return nil
 	}
 	for _, pc := range e.Containers {
-		if n := containerName(pc); n != "" && !slices.Contains(out, n) {
+		if n := pc.DisplayName(); n != "" && !slices.Contains(out, n) {
 			out = append(out, n)
 		}
 	}
