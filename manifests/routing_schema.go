@@ -11,7 +11,7 @@ import (
 )
 
 // The routing kinds' keys are checked against the upstream types
-// (k8s.io/api networking/v1, sigs.k8s.io/gateway-api v1.6.3) through
+// (k8s.io/api networking/v1, sigs.k8s.io/gateway-api v1.4.1) through
 // their shape only: testdata/routing_schema.json holds every JSON field
 // name of each kind, nested as in the upstream types, generated from them
 // by TestRoutingSchemaIsUpstreams (go test -update). At run time the
@@ -19,6 +19,12 @@ import (
 // the walker needs to tell an unknown key from one dockctl does not serve,
 // so no binary links the upstream packages (the gateway helper is
 // dockctl's own binary, docs/design.md §10).
+//
+// v1.4.1 is the newest Gateway API whose module requires k8s.io 0.34
+// (v1.5 requires 0.35): a newer one would move the k8s.io modules, whose
+// API documentation and validation messages explain and error output
+// show, or need replace directives in go.mod, which make the README's
+// `go install github.com/dockctl/dockctl/cmd/dockctl@<version>` fail.
 
 //go:embed testdata/routing_schema.json
 var routingSchemaJSON []byte

@@ -5,7 +5,7 @@ package manifests
 // API's gateway.networking.k8s.io/v1 GatewayClass, Gateway and HTTPRoute
 // and v1beta1 ReferenceGrant. As the workload kinds', the types mirror the
 // field names and JSON shape of the upstream types (k8s.io/api/networking/v1
-// and sigs.k8s.io/gateway-api v1.6.3, whose shape the decoder checks every
+// and sigs.k8s.io/gateway-api v1.4.1, whose shape the decoder checks every
 // key against, routing_schema.go) and hold the subset the gateway serves:
 // a field the upstream type has and these lack is refused as unsupported,
 // never dropped.

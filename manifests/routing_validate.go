@@ -9,7 +9,7 @@ import (
 
 // Validation of the routing kinds: the Ingress rules of the API server
 // (k8s.io/kubernetes pkg/apis/networking/validation) and the Gateway API's
-// CRD schema and CEL rules (sigs.k8s.io/gateway-api v1.6.3), for the
+// CRD schema and CEL rules (sigs.k8s.io/gateway-api v1.4.1), for the
 // fields dockctl serves. The messages follow theirs where they have one.
 
 // Limits of the Gateway API's CRD schema.
