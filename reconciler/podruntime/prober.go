@@ -95,8 +95,7 @@ type ProberConfig struct {
 // Prober keeps one worker per running container that has controller-run
 // probes (ControllerProbes), runs their postStart hooks, and remembers
 // their verdicts. It names an owner by the string its controller queues
-// (the Deployment controller: "namespace/name"); the fields that say
-// "deployment" hold that owner.
+// (the Deployment controller: "namespace/name").
 type Prober struct {
 	runner ProbeRunner
 	// events records probe and hook failures (Unhealthy,
@@ -107,13 +106,13 @@ type Prober struct {
 	clock clock.Clock
 	// network names the instance network, whose address probes target.
 	network func() string
-	notify  func(deployment string)
+	notify  func(owner string)
 	podRef  func(owner string, c *dockerx.Container) store.InvolvedObject
 	log     *slog.Logger
 
 	mu      sync.Mutex
 	workers map[string]*probeWorker // by container ID
-	// probedOnce holds the containers (ID → deployment key) that have
+	// probedOnce holds the containers (ID → owner key) that have
 	// had a worker since this controller started. Only a container's
 	// first worker leaves the recorded verdict standing until it judges:
 	// a later one (the container stopped, paused, restarted in between)
@@ -126,9 +125,9 @@ type Prober struct {
 }
 
 type probeWorker struct {
-	deployment string
-	cancel     context.CancelFunc
-	done       chan struct{}
+	owner  string
+	cancel context.CancelFunc
+	done   chan struct{}
 
 	mu    sync.Mutex
 	ready *bool // nil: no controller-run readiness probe nor startup probe
@@ -190,7 +189,7 @@ func (p *Prober) Workers(owner string) []<-chan struct{} {
 	defer p.mu.Unlock()
 	var out []<-chan struct{}
 	for _, w := range p.workers {
-		if owner == "" || w.deployment == owner {
+		if owner == "" || w.owner == owner {
 			out = append(out, w.done)
 		}
 	}
@@ -206,10 +205,10 @@ type ProbeResult struct {
 	Started bool
 }
 
-// Sync starts workers for the deployment's running containers that need
+// Sync starts workers for the owner's running containers that need
 // one and stops those whose container is gone or no longer running.
 // templates maps a template hash to its pod template.
-func (p *Prober) Sync(ctx context.Context, deployment string, cs []dockerx.Container, templates func(hash string) *manifests.PodTemplateSpec) map[string]ProbeResult {
+func (p *Prober) Sync(ctx context.Context, owner string, cs []dockerx.Container, templates func(hash string) *manifests.PodTemplateSpec) map[string]ProbeResult {
 	results := map[string]ProbeResult{}
 	running, listed := map[string]bool{}, map[string]bool{}
 	holders := holdersByPod(cs)
@@ -236,9 +235,9 @@ func (p *Prober) Sync(ctx context.Context, deployment string, cs []dockerx.Conta
 		w := p.workers[c.ID]
 		if w == nil {
 			_, again := p.probedOnce[c.ID]
-			w = p.start(ctx, deployment, c, netOwner, tc.Ports, probes, again)
+			w = p.start(ctx, owner, c, netOwner, tc.Ports, probes, again)
 			p.workers[c.ID] = w
-			p.probedOnce[c.ID] = deployment
+			p.probedOnce[c.ID] = owner
 		}
 		p.mu.Unlock()
 		results[c.ID] = w.result()
@@ -246,13 +245,13 @@ func (p *Prober) Sync(ctx context.Context, deployment string, cs []dockerx.Conta
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	for id, w := range p.workers {
-		if w.deployment == deployment && !running[id] {
+		if w.owner == owner && !running[id] {
 			w.cancel()
 			delete(p.workers, id)
 		}
 	}
 	for id, d := range p.probedOnce {
-		if d == deployment && !listed[id] {
+		if d == owner && !listed[id] {
 			delete(p.probedOnce, id) // gone: its ID never comes back
 			delete(p.hooked, id)
 		}
@@ -312,19 +311,19 @@ func (p *Prober) Forget(id string) {
 	}
 }
 
-// Drop stops every worker of a deployment that is deleted or unknown: no
+// Drop stops every worker of an owner that is deleted or unknown: no
 // later sync of it will run Prober.Sync to stop them.
-func (p *Prober) Drop(deployment string) {
+func (p *Prober) Drop(owner string) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	for id, w := range p.workers {
-		if w.deployment == deployment {
+		if w.owner == owner {
 			w.cancel()
 			delete(p.workers, id)
 		}
 	}
 	for id, d := range p.probedOnce {
-		if d == deployment {
+		if d == owner {
 			delete(p.probedOnce, id)
 			delete(p.hooked, id)
 		}
@@ -334,7 +333,7 @@ func (p *Prober) Drop(deployment string) {
 // retire drops worker w of container id when it ended on an error of its
 // own (the container could not be inspected), not cancelled: a worker that
 // stays registered but runs nothing would leave the container unstarted
-// and unready for good. The deployment is queued a second later, so that
+// and unready for good. The owner is queued a second later, so that
 // its next sync starts a new worker without hammering a daemon that just
 // failed.
 func (p *Prober) retire(id string, w *probeWorker) {
@@ -345,7 +344,7 @@ func (p *Prober) retire(id string, w *probeWorker) {
 	p.mu.Unlock()
 	go func() {
 		<-p.clock.After(time.Second)
-		p.notify(w.deployment)
+		p.notify(w.owner)
 	}()
 }
 
@@ -381,15 +380,15 @@ func holdersByPod(cs []dockerx.Container) map[string]string {
 // start runs a container's probes. netOwner is the container whose address
 // they go to: the container itself, or a member's holder. again: the
 // container had a worker before in this controller's life.
-func (p *Prober) start(ctx context.Context, deployment string, c dockerx.Container, netOwner string, ports []manifests.ContainerPort, probes Probes, again bool) *probeWorker {
+func (p *Prober) start(ctx context.Context, owner string, c dockerx.Container, netOwner string, ports []manifests.ContainerPort, probes Probes, again bool) *probeWorker {
 	ctx, cancel := context.WithCancel(ctx)
-	w := &probeWorker{deployment: deployment, cancel: cancel, done: make(chan struct{}), alive: true, judged: again,
+	w := &probeWorker{owner: owner, cancel: cancel, done: make(chan struct{}), alive: true, judged: again,
 		started: probes.PostStart == nil && probes.Startup == nil}
 	if probes.GatesReadiness() {
 		notReady := false
 		w.ready = &notReady // not ready until the probe says so, as in Kubernetes
 	}
-	target := ProbeTarget{ContainerID: c.ID, Ports: ports, netOwner: netOwner, ref: p.podRef(deployment, &c)}
+	target := ProbeTarget{ContainerID: c.ID, Ports: ports, netOwner: netOwner, ref: p.podRef(owner, &c)}
 	go func() {
 		defer close(w.done)
 		if err := p.locate(ctx, &target); err != nil {
@@ -410,7 +409,7 @@ func (p *Prober) start(ctx context.Context, deployment string, c dockerx.Contain
 		w.started = true
 		w.mu.Unlock()
 		if first {
-			p.notify(deployment) // a sidecar's successors may start
+			p.notify(owner) // a sidecar's successors may start
 		}
 		setReady := func(ok bool) {
 			w.mu.Lock()
@@ -422,7 +421,7 @@ func (p *Prober) start(ctx context.Context, deployment string, c dockerx.Contain
 				p.log.Info("readiness changed", "container", c.Name, "ready", ok)
 			}
 			if changed || first {
-				p.notify(deployment)
+				p.notify(owner)
 			}
 		}
 		if probes.Readiness == nil && probes.GatesReadiness() {
@@ -500,7 +499,7 @@ func (p *Prober) relocate(ctx context.Context, t *ProbeTarget) {
 
 // run runs one probe. A probe that panics (a bug meeting an odd response
 // or setting) is a failed probe, logged with its stack: one container's
-// probe must never take the controller, and every deployment, down.
+// probe must never take the controller, and every owner, down.
 func (p *Prober) run(ctx context.Context, t ProbeTarget, pr *manifests.Probe) (err error) {
 	defer func() {
 		if r := recover(); r != nil {

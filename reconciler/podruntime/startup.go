@@ -35,7 +35,7 @@ func (p *Prober) startup(ctx context.Context, w *probeWorker, t ProbeTarget, nam
 }
 
 // fail marks the worker's container not alive (to be restarted) and tells
-// its deployment, once.
+// its owner, once.
 func (p *Prober) fail(w *probeWorker, name, why string) {
 	w.mu.Lock()
 	changed := w.alive
@@ -47,6 +47,6 @@ func (p *Prober) fail(w *probeWorker, name, why string) {
 	w.mu.Unlock()
 	if changed {
 		p.log.Warn(why, "container", name)
-		p.notify(w.deployment)
+		p.notify(w.owner)
 	}
 }

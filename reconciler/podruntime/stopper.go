@@ -17,11 +17,10 @@ import (
 // outside the workers. Docker's stop call blocks until the container exits
 // or its grace period ends; made by a worker it would hold that worker for
 // up to the grace period and, with a few such containers, starve every other
-// deployment. Each stop gets a goroutine of its own instead: it mostly
+// owner. Each stop gets a goroutine of its own instead: it mostly
 // waits on Docker, and one container that ignores its stop signal then
 // delays nothing but its own removal. It names an owner by the string its
-// controller queues (the Deployment controller: "namespace/name"); the
-// fields that say "deployment" hold that owner.
+// controller queues (the Deployment controller: "namespace/name").
 type Stopper struct {
 	docker StopDocker
 	log    *slog.Logger
@@ -33,8 +32,8 @@ type Stopper struct {
 	// hooks runs preStop hooks (the Prober); nil: none run.
 	hooks HookRunner
 	// done is called when a job ends (err nil on success), to queue its
-	// deployment again: the container is gone, or restarted.
-	done func(deployment string, err error)
+	// owner again: the container is gone, or restarted.
+	done func(owner string, err error)
 	// restarted is called once a liveness restart has started the
 	// container again, before done: its new run needs fresh probes.
 	restarted func(id string)
@@ -49,21 +48,21 @@ type Stopper struct {
 
 	mu       sync.Mutex
 	inflight map[string]stopJob // by container ID
-	// finished holds jobs that ended after their deployment's last list
+	// finished holds jobs that ended after their owner's last list
 	// began: that list may show the container mid-job (a restart's
 	// container exited), so it stays "in flight" for the planner until a
 	// list taken after the end consumes it. seq numbers the endings;
-	// listed is, per deployment, seq when its last sync began to list.
+	// listed is, per owner, seq when its last sync began to list.
 	finished map[string]stopJob
 	seq      uint64
 	listed   map[string]uint64
 }
 
 type stopJob struct {
-	deployment string
-	kind       StopKind
-	deadline   time.Time // when the container is killed
-	ended      uint64    // seq at its end, for finished jobs
+	owner    string
+	kind     StopKind
+	deadline time.Time // when the container is killed
+	ended    uint64    // seq at its end, for finished jobs
 	// shortened is set once a later sync moved the deadline earlier (a pod
 	// deleted again with a shorter grace period: shorten); killAt is then
 	// that deadline on this process's clock (deadline is the planner's,
@@ -132,12 +131,12 @@ func Guard(what string, fn func() error) (err error) {
 	return fn()
 }
 
-// Submit starts op (StopRemove or StopRestart) of a deployment's container and
+// Submit starts op (StopRemove or StopRestart) of an owner's container and
 // returns at once. It is idempotent: a container whose job is in flight is
 // not stopped twice, so a sync may plan the same removal again. An op with
 // a Deadline only ever shortens the removal in flight (shorten); it starts
 // none.
-func (s *Stopper) Submit(deployment string, op StopRequest, now time.Time) {
+func (s *Stopper) Submit(owner string, op StopRequest, now time.Time) {
 	s.mu.Lock()
 	if job, busy := s.inflight[op.ContainerID]; busy || !op.Deadline.IsZero() || s.ctx.Err() != nil {
 		if busy && !op.Deadline.IsZero() {
@@ -147,7 +146,7 @@ func (s *Stopper) Submit(deployment string, op StopRequest, now time.Time) {
 		return
 	}
 	ctx, cut := context.WithCancel(s.ctx)
-	s.inflight[op.ContainerID] = stopJob{deployment: deployment, kind: op.Kind, deadline: StopDeadline(op, now), ctx: ctx, cut: cut}
+	s.inflight[op.ContainerID] = stopJob{owner: owner, kind: op.Kind, deadline: StopDeadline(op, now), ctx: ctx, cut: cut}
 	s.wg.Add(1)
 	s.mu.Unlock()
 	go func() {
@@ -166,9 +165,9 @@ func (s *Stopper) Submit(deployment string, op StopRequest, now time.Time) {
 			return // shutting down: the next controller resumes
 		}
 		if err != nil {
-			s.log.Error("stop failed; the next sync retries", "deployment", deployment, "container", op.Name, "err", err)
+			s.log.Error("stop failed; the next sync retries", "owner", owner, "container", op.Name, "err", err)
 		}
-		s.done(deployment, err)
+		s.done(owner, err)
 	}()
 }
 
@@ -253,23 +252,23 @@ func (s *Stopper) run(op StopRequest) error {
 	return nil
 }
 
-// Listing is called by a sync just before it lists a deployment's
+// Listing is called by a sync just before it lists an owner's
 // containers: jobs that ended before it are reflected in that list.
-func (s *Stopper) Listing(deployment string) {
+func (s *Stopper) Listing(owner string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.listed[deployment] = s.seq
+	s.listed[owner] = s.seq
 	for id, j := range s.finished {
-		if j.deployment == deployment && j.ended <= s.seq {
+		if j.owner == owner && j.ended <= s.seq {
 			delete(s.finished, id)
 		}
 	}
 }
 
-// InFlight returns a deployment's containers with a job in flight (or
+// InFlight returns an owner's containers with a job in flight (or
 // ended too recently for the last list to show it), and the kill deadlines
 // of those being removed.
-func (s *Stopper) InFlight(deployment string) (busy map[string]bool, removing map[string]time.Time) {
+func (s *Stopper) InFlight(owner string) (busy map[string]bool, removing map[string]time.Time) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	busy, removing = map[string]bool{}, map[string]time.Time{}
@@ -280,12 +279,12 @@ func (s *Stopper) InFlight(deployment string) (busy map[string]bool, removing ma
 		}
 	}
 	for id, j := range s.inflight {
-		if j.deployment == deployment {
+		if j.owner == owner {
 			add(id, j)
 		}
 	}
 	for id, j := range s.finished {
-		if j.deployment == deployment && j.ended > s.listed[deployment] {
+		if j.owner == owner && j.ended > s.listed[owner] {
 			add(id, j)
 		}
 	}
