@@ -29,7 +29,9 @@
 // slowstart.go is how an executor runs a wave of creates (SlowStart) and
 // other ops (Parallel); claimplan.go plans the claims' volumes (PlanClaims:
 // bind at once, release once no container mounts them, docs/design.md
-// §12) and says which claims a template and which containers mount.
+// §12) and says which claims a template and which containers mount;
+// imageuser.go is kubelet's runAsNonRoot check before a revision's
+// creates (CheckRunAsNonRoot).
 //
 // The goroutines of the kubelet: runtime.go is the Runtime a workload
 // controller holds and stops, which owns prober.go (Prober: one worker
