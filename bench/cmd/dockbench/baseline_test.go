@@ -1,8 +1,14 @@
 package main
 
 import (
+	"context"
+	"os"
+	"os/exec"
+	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/dockctl/dockctl/internal/testenv"
 )
 
 // -baseline takes one revision; a value git would read as an option, or
@@ -91,5 +97,68 @@ func TestBaselineRatiosAreAfterOverBefore(t *testing.T) {
 	}
 	if n := len(r.Ratios); n != len(baselineRatios(20)) {
 		t.Errorf("%d ratios, want every one of baselineRatios listed", n)
+	}
+}
+
+// The baseline is built from a worktree of the revision, not from the
+// tree: a main package that prints its revision's word, built from a
+// commit the tree has moved on from; the worktree is gone once built.
+func TestBuildBaselineBuildsTheRevisionAndRemovesItsWorktree(t *testing.T) {
+	if _, err := exec.LookPath("git"); err != nil {
+		testenv.Unavailable(t, "no git: %v", err) // dockbench needs git only with -baseline
+	}
+	root, tmp := t.TempDir(), t.TempDir()
+	git := func(args ...string) string {
+		t.Helper()
+		cmd := exec.Command("git", args...)
+		cmd.Dir = root
+		cmd.Env = append(os.Environ(), "GIT_AUTHOR_NAME=t", "GIT_AUTHOR_EMAIL=t@t", "GIT_COMMITTER_NAME=t", "GIT_COMMITTER_EMAIL=t@t")
+		out, err := cmd.CombinedOutput()
+		if err != nil {
+			t.Fatalf("git %v: %v\n%s", args, err, out)
+		}
+		return strings.TrimSpace(string(out))
+	}
+	write := func(word string) {
+		t.Helper()
+		if err := os.MkdirAll(filepath.Join(root, "cmd", "dockctl"), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		files := map[string]string{
+			"go.mod":              "module example.com/m\n\ngo 1.22\n",
+			"cmd/dockctl/main.go": "package main\n\nfunc main() { println(\"" + word + "\") }\n",
+		}
+		for name, body := range files {
+			if err := os.WriteFile(filepath.Join(root, name), []byte(body), 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	git("init", "-q")
+	write("before")
+	git("add", ".")
+	git("commit", "-q", "-m", "before")
+	rev := git("rev-parse", "--short", "HEAD")
+	write("after")
+	git("commit", "-q", "-am", "after")
+
+	e := &env{root: root, tmp: tmp, cleanups: &cleanupStack{}}
+	b, err := e.buildBaseline(context.Background(), rev)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer e.cleanups.run()
+	out, err := exec.Command(b.bin).CombinedOutput()
+	if err != nil || strings.TrimSpace(string(out)) != "before" {
+		t.Errorf("the baseline binary printed %q (%v), want the revision's \"before\"", out, err)
+	}
+	if _, err := os.Stat(filepath.Join(tmp, "baseline-src")); !os.IsNotExist(err) {
+		t.Errorf("the baseline worktree is still there (%v)", err)
+	}
+	if wt := git("worktree", "list"); strings.Count(wt, "\n") != 0 {
+		t.Errorf("git still lists the baseline worktree:\n%s", wt)
+	}
+	if _, err := e.buildBaseline(context.Background(), "no-such-revision"); err == nil || !strings.Contains(err.Error(), "not a commit") {
+		t.Errorf("an unknown revision: %v, want an error saying it is not a commit", err)
 	}
 }
