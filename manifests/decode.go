@@ -15,8 +15,8 @@ const MaxDepth = 64
 
 // Document is one decoded, validated and defaulted object and where it
 // came from. Each kind has a field of its own for its typed object (see
-// kinds); exactly one of Deployment, Service, Namespace, ConfigMap, Secret
-// and PVC is set.
+// kinds); exactly one of Deployment, Service, Namespace, ConfigMap, Secret,
+// PVC and the workload kinds' fields is set.
 type Document struct {
 	File       string
 	Line       int
@@ -26,6 +26,13 @@ type Document struct {
 	ConfigMap  *ConfigMap
 	Secret     *Secret
 	PVC        *PersistentVolumeClaim
+	// The workload kinds DecodeWorkloads decodes (workload_types.go).
+	StatefulSet *StatefulSet
+	DaemonSet   *DaemonSet
+	ReplicaSet  *ReplicaSet
+	Job         *Job
+	CronJob     *CronJob
+	Pod         *Pod
 	// ReplicasSet tells whether the document set spec.replicas (null is
 	// unset). Deployment is defaulted either way; apply keeps the live count
 	// when it is false, as kubectl apply does, so that re-applying a file
@@ -57,6 +64,9 @@ func (d *Document) Kind() string {
 	case d.ConfigMap != nil, d.Secret != nil, d.PVC != nil:
 		return d.configKind()
 	}
+	if w := d.workload(); w != nil {
+		return w.WorkloadKind()
+	}
 	return Kind
 }
 
@@ -69,6 +79,9 @@ func (d *Document) Meta() *ObjectMeta {
 		return &d.Namespace.Metadata
 	case d.ConfigMap != nil, d.Secret != nil, d.PVC != nil:
 		return d.configMeta()
+	}
+	if w := d.workload(); w != nil {
+		return w.ObjectMeta()
 	}
 	return &d.Deployment.Metadata
 }
@@ -137,6 +150,9 @@ const fallbackKind = Kind
 func decodeObject(file string, n *yaml.Node, base string, st *decodeState) (*Document, ErrorList) {
 	kind, kindLine := scalarField(n, "kind")
 	dec, ok := kinds[kind]
+	if !ok {
+		dec, ok = st.extra[kind]
+	}
 	if !ok && kind != "" {
 		return nil, st.otherKind(file, n, base, kind, kindLine)
 	}

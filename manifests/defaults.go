@@ -54,7 +54,14 @@ func SetDefaults(d *Deployment) {
 			ru.MaxSurge = ptr(intstr.FromString(DefaultMaxSurge))
 		}
 	}
-	ps := &s.Template.Spec
+	setPodSpecDefaults(&s.Template.Spec)
+}
+
+// setPodSpecDefaults defaults a pod spec as Kubernetes' SetDefaults_PodSpec
+// and the container defaults do, for the template of any workload kind:
+// one function, so that a template means, and hashes, the same whichever
+// kind holds it.
+func setPodSpecDefaults(ps *PodSpec) {
 	if ps.RestartPolicy == "" {
 		ps.RestartPolicy = "Always"
 	}

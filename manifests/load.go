@@ -39,7 +39,12 @@ const (
 // Objects of other kinds are handled as LoadAll says, with the default
 // options; the ones skipped are not reported.
 func Decode(file string, data []byte) ([]*Document, error) {
-	st := &decodeState{}
+	return decodeOrdered(file, data, &decodeState{})
+}
+
+// decodeOrdered decodes data with st, refuses duplicates, and returns the
+// documents in the order of Order, or every error found.
+func decodeOrdered(file string, data []byte, st *decodeState) ([]*Document, error) {
 	docs, errs := decodeFile(file, data, st)
 	errs = append(errs, duplicates(docs)...)
 	if len(errs) > 0 {
@@ -278,7 +283,10 @@ func duplicates(docs []*Document) ErrorList {
 // selects (so that its address and DNS name exist when their pods start,
 // and the pods join its endpoints as they become ready). Helm's
 // InstallOrder does the same; kubectl applies in file order.
-var kindOrder = map[string]int{KindNamespace: 0, KindConfigMap: 1, KindSecret: 2, KindPersistentVolumeClaim: 3, KindService: 4, Kind: 5}
+var kindOrder = map[string]int{KindNamespace: 0, KindConfigMap: 1, KindSecret: 2, KindPersistentVolumeClaim: 3, KindService: 4, Kind: 5,
+	// The workload kinds DecodeWorkloads reads: with the Deployments, in
+	// the order read.
+	KindStatefulSet: 5, KindDaemonSet: 5, KindReplicaSet: 5, KindJob: 5, KindCronJob: 5, KindPod: 5}
 
 // Order sorts docs in place so that Namespaces come first, then
 // ConfigMaps, Secrets and PersistentVolumeClaims (what pods refer to),

@@ -94,6 +94,11 @@ func (s Skipped) String() string {
 type decodeState struct {
 	opts    LoadOptions
 	skipped []Skipped
+	// extra are decoders of kinds beyond kinds (DecodeWorkloads: the
+	// workload kinds not served yet). A field, not a reference to their
+	// table, so that a binary that never calls DecodeWorkloads does not
+	// link their decoders.
+	extra map[string]kindDecoder
 }
 
 // otherKind handles an object of a kind that has no decoder: it is skipped

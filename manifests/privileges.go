@@ -117,18 +117,28 @@ func NormalizeCapability(c string) string {
 // system path, as a hostPath (security.go); a field that weakens isolation
 // needs a Privilege here when it is added.
 func Privileges(d *Deployment, h Host) []Privilege {
+	return TemplatePrivileges(&d.Spec.Template, "spec.template", h)
+}
+
+// TemplatePrivileges is Privileges for the pod template t of any workload
+// kind, at path base in its object (spec.template, or
+// spec.jobTemplate.spec.template for a CronJob; "" for a Pod, whose
+// metadata and spec are the template's): every kind's pods pass the same
+// gates (docs/design.md, workload kinds).
+func TemplatePrivileges(t *PodTemplateSpec, base string, h Host) []Privilege {
 	var out []Privilege
-	spec := &d.Spec.Template.Spec
+	spec := &t.Spec
+	specPath := child(base, "spec")
 	if spec.HostNetwork {
-		out = append(out, Privilege{Path: "spec.template.spec.hostNetwork", Flag: FlagAllowHostNamespaces, What: "the host's network namespace"})
+		out = append(out, Privilege{Path: child(specPath, "hostNetwork"), Flag: FlagAllowHostNamespaces, What: "the host's network namespace"})
 	}
 	if spec.HostPID {
-		out = append(out, Privilege{Path: "spec.template.spec.hostPID", Flag: FlagAllowHostNamespaces, What: "the host's process namespace"})
+		out = append(out, Privilege{Path: child(specPath, "hostPID"), Flag: FlagAllowHostNamespaces, What: "the host's process namespace"})
 	}
 	// Validation refuses these values now, but a record stored by an
 	// earlier release may still carry them: they must not bypass the gate.
-	if n, ok := d.Spec.Template.Metadata.Annotations[AnnotationNetwork]; ok {
-		path := "spec.template.metadata.annotations[" + AnnotationNetwork + "]"
+	if n, ok := t.Metadata.Annotations[AnnotationNetwork]; ok {
+		path := key(child(base, "metadata.annotations"), AnnotationNetwork)
 		switch ln := strings.ToLower(strings.TrimSpace(n)); {
 		case ln == "host":
 			out = append(out, Privilege{Path: path, Flag: FlagAllowHostNamespaces, What: "the host's network namespace"})
@@ -150,7 +160,7 @@ func Privileges(d *Deployment, h Host) []Privilege {
 	// A host port is a port of the host, as Pod Security's baseline
 	// level says in forbidding them: one on the loopback can squat a port
 	// a local service trusts. Every container's, hostNetwork or not.
-	for _, pc := range containersWithPaths("spec.template.spec", spec) {
+	for _, pc := range containersWithPaths(specPath, spec) {
 		for j, p := range pc.c.Ports {
 			if p.HostPort == 0 {
 				continue
@@ -168,7 +178,7 @@ func Privileges(d *Deployment, h Host) []Privilege {
 	// address would do, the host's loopback and a cloud's metadata
 	// service included. Pod Security's baseline level forbids it (v1.34,
 	// KEP-4940); the pod's own address is the default.
-	for _, pc := range containersWithPaths("spec.template.spec", spec) {
+	for _, pc := range containersWithPaths(specPath, spec) {
 		c := pc.c
 		for _, h := range []struct {
 			field string
@@ -196,7 +206,7 @@ func Privileges(d *Deployment, h Host) []Privilege {
 	}
 	// Every container of the pod is judged: an init container or a
 	// sidecar runs on the host as much as an app container does.
-	for _, pc := range containersWithPaths("spec.template.spec", spec) {
+	for _, pc := range containersWithPaths(specPath, spec) {
 		sc := pc.c.SecurityContext
 		if sc == nil {
 			continue
@@ -221,7 +231,7 @@ func Privileges(d *Deployment, h Host) []Privilege {
 				Flag: FlagAllowCapabilities, What: what, Value: name})
 		}
 	}
-	out = append(out, securityPrivileges(spec, h)...)
+	out = append(out, securityPrivileges(specPath, spec, h)...)
 	// Host paths are judged per volume, whichever containers mount them
 	// (init containers included), and even when none does: a volume is
 	// part of the pod.
@@ -230,7 +240,7 @@ func Privileges(d *Deployment, h Host) []Privilege {
 		if v.HostPath == nil {
 			continue
 		}
-		path := fmt.Sprintf("spec.template.spec.volumes[%d].hostPath.path", i)
+		path := child(index(child(specPath, "volumes"), i), "hostPath.path")
 		clean := filepath.Clean(v.HostPath.Path)
 		creates := v.HostPath.Type == "DirectoryOrCreate" || v.HostPath.Type == "FileOrCreate"
 		resolved, existing, err := h.resolve(clean, creates)
@@ -375,8 +385,14 @@ type Policy struct {
 // Refused returns the privileges d needs that p does not grant: the
 // controller creates and starts no container of a template with any.
 func (p Policy) Refused(d *Deployment) []Privilege {
+	return p.RefusedTemplate(&d.Spec.Template, "spec.template")
+}
+
+// RefusedTemplate is Refused for the pod template t of any workload kind,
+// at path base in its object (TemplatePrivileges).
+func (p Policy) RefusedTemplate(t *PodTemplateSpec, base string) []Privilege {
 	var out []Privilege
-	for _, pr := range Privileges(d, p.Host) {
+	for _, pr := range TemplatePrivileges(t, base, p.Host) {
 		if !p.allows(pr) {
 			out = append(out, pr)
 		}

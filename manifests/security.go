@@ -167,9 +167,8 @@ func LocalhostProfilePath(localhostProfile string) string {
 // need FlagAllowPrivileged; a Localhost profile is a host file the
 // controller reads, judged as a hostPath (FlagAllowHostPath, and
 // FlagAllowHostRoot for a system path).
-func securityPrivileges(spec *PodSpec, h Host) []Privilege {
+func securityPrivileges(base string, spec *PodSpec, h Host) []Privilege {
 	var out []Privilege
-	const base = "spec.template.spec"
 	seccomp := func(p string, sp *SeccompProfile, whose string) {
 		switch {
 		case sp == nil:

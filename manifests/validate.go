@@ -82,8 +82,18 @@ func validate(d *Deployment, base string, lines map[string]int) ErrorList {
 		v.add(child(s, "progressDeadlineSeconds"), "must be greater than minReadySeconds (%d)", d.Spec.MinReadySeconds)
 	}
 
-	tl := child(s, "template.metadata.labels")
-	switch sel := d.Spec.Selector; {
+	v.selector(s, d.Spec.Selector, d.Spec.Template.Metadata.Labels)
+	v.strategy(child(s, "strategy"), &d.Spec.Strategy)
+	v.template(child(s, "template"), &d.Spec.Template, d.Replicas(), restartAlways)
+	return v.errs
+}
+
+// selector checks the selector of a workload whose spec is at s: required,
+// of matchLabels (the only form dockctl supports), and matching the
+// template's labels, as apps/v1 requires of every controller that selects
+// the pods of its template.
+func (v *validator) selector(s string, sel *LabelSelector, templateLabels map[string]string) {
+	switch {
 	case sel == nil:
 		v.add(child(s, "selector"), "required")
 	case len(sel.MatchLabels) == 0:
@@ -92,45 +102,62 @@ func validate(d *Deployment, base string, lines map[string]int) ErrorList {
 		v.labels(child(s, "selector.matchLabels"), sel.MatchLabels)
 		var missing []string
 		for _, k := range sortedKeys(sel.MatchLabels) {
-			if got, ok := d.Spec.Template.Metadata.Labels[k]; !ok || got != sel.MatchLabels[k] {
+			if got, ok := templateLabels[k]; !ok || got != sel.MatchLabels[k] {
 				missing = append(missing, k+"="+sel.MatchLabels[k])
 			}
 		}
 		if len(missing) > 0 {
-			v.add(tl, "does not match spec.selector.matchLabels (missing %s)", strings.Join(missing, ", "))
+			v.add(child(s, "template.metadata.labels"), "does not match spec.selector.matchLabels (missing %s)", strings.Join(missing, ", "))
 		}
 	}
-	v.strategy(child(s, "strategy"), &d.Spec.Strategy)
-	v.labels(tl, d.Spec.Template.Metadata.Labels)
-	for _, k := range sortedKeys(d.Spec.Template.Metadata.Labels) {
+}
+
+// template checks a pod template at path tp, of any workload kind: its
+// labels and annotations, then its pod spec (podSpec), with the kind's
+// rule for the pod's restartPolicy. replicas is the most pods of it that
+// run at once (a host port allows one).
+func (v *validator) template(tp string, t *PodTemplateSpec, replicas int32, restart restartRule) {
+	v.podLabels(child(tp, "metadata.labels"), t.Metadata.Labels)
+	v.annotations(child(tp, "metadata.annotations"), t.Metadata.Annotations, onTemplate)
+	v.network(child(tp, "metadata.annotations"), t.Metadata.Annotations)
+	v.podSpec(child(tp, "spec"), &t.Spec, replicas, restart)
+}
+
+// podLabels checks the labels a pod's containers get.
+func (v *validator) podLabels(p string, labels map[string]string) {
+	v.labels(p, labels)
+	v.reservedLabels(p, labels)
+}
+
+func (v *validator) reservedLabels(p string, labels map[string]string) {
+	for _, k := range sortedKeys(labels) {
 		// Template labels go on the containers, where dockctl's own say
 		// who owns them and which pod they belong to: a template may
 		// not claim them.
 		if ReservedLabels[k] {
-			v.add(key(tl, k), "label key %s is reserved for dockctl", k)
+			v.add(key(p, k), "label key %s is reserved for dockctl", k)
 		}
 	}
-	v.annotations(child(s, "template.metadata.annotations"), d.Spec.Template.Metadata.Annotations, onTemplate)
-	v.network(child(s, "template.metadata.annotations"), d.Spec.Template.Metadata.Annotations)
-	v.podSpec(child(s, "template.spec"), &d.Spec.Template.Spec, d.Replicas())
-	return v.errs
+}
+
+// restartRule checks a pod's restartPolicy at path p as the API server
+// checks it for the kind that owns the pod.
+type restartRule func(v *validator, p, policy string)
+
+// restartAlways is the rule of the controllers that keep their pods
+// running (Deployment, ReplicaSet, StatefulSet, DaemonSet): Always only.
+func restartAlways(v *validator, p, rp string) {
+	if rp != "" && rp != "Always" {
+		v.add(p, `unsupported value %q: only "Always" is supported`, rp)
+	}
 }
 
 func (v *validator) strategy(p string, st *DeploymentStrategy) {
-	switch st.Type {
-	case "", StrategyRollingUpdate, StrategyRecreate:
-	default:
-		v.add(child(p, "type"), `unsupported value %q: must be "RollingUpdate" or "Recreate"`, st.Type)
-	}
 	ru := st.RollingUpdate
-	if ru == nil {
+	if !v.strategyType(p, st.Type, StrategyRecreate, ru != nil) {
 		return
 	}
 	rp := child(p, "rollingUpdate")
-	if st.Type == StrategyRecreate {
-		v.add(rp, `may not be specified when strategy type is "Recreate"`)
-		return
-	}
 	surgeOK := v.intOrPercent(child(rp, "maxSurge"), ru.MaxSurge, false)
 	unavailOK := v.intOrPercent(child(rp, "maxUnavailable"), ru.MaxUnavailable, true)
 	// Only an explicit pair of zeros is an error: an absent bound defaults
@@ -139,6 +166,26 @@ func (v *validator) strategy(p string, st *DeploymentStrategy) {
 		isZeroIntOrPercent(*ru.MaxSurge) && isZeroIntOrPercent(*ru.MaxUnavailable) {
 		v.add(child(rp, "maxUnavailable"), "may not be 0 when maxSurge is 0")
 	}
+}
+
+// strategyType checks the type of a workload's update strategy at p:
+// RollingUpdate (unset is RollingUpdate) or the kind's other type, which
+// takes no rollingUpdate block. It reports whether there is a
+// rollingUpdate block to check further.
+func (v *validator) strategyType(p, typ, other string, rollingUpdate bool) bool {
+	switch typ {
+	case "", StrategyRollingUpdate, other:
+	default:
+		v.add(child(p, "type"), `unsupported value %q: must be "RollingUpdate" or %q`, typ, other)
+	}
+	if !rollingUpdate {
+		return false
+	}
+	if typ == other {
+		v.add(child(p, "rollingUpdate"), `may not be specified when strategy type is %q`, other)
+		return false
+	}
+	return true
 }
 
 func (v *validator) intOrPercent(p string, x *intstr.IntOrString, atMost100 bool) bool {
@@ -170,10 +217,8 @@ func isZeroIntOrPercent(x intstr.IntOrString) bool {
 	return err == nil && n == 0
 }
 
-func (v *validator) podSpec(p string, ps *PodSpec, replicas int32) {
-	if rp := ps.RestartPolicy; rp != "" && rp != "Always" {
-		v.add(child(p, "restartPolicy"), `unsupported value %q: only "Always" is supported`, rp)
-	}
+func (v *validator) podSpec(p string, ps *PodSpec, replicas int32, restart restartRule) {
+	restart(v, child(p, "restartPolicy"), ps.RestartPolicy)
 	if g := ps.TerminationGracePeriodSeconds; g != nil {
 		v.nonNegative(child(p, "terminationGracePeriodSeconds"), *g)
 	}

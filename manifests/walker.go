@@ -40,6 +40,12 @@ var ignoredKeys = map[reflect.Type]map[string]bool{
 	serviceType:                    {"status": true},
 	namespaceType:                  {"status": true},
 	namespaceSpecType:              {"finalizers": true},
+	statefulSetType:                {"status": true},
+	daemonSetType:                  {"status": true},
+	replicaSetType:                 {"status": true},
+	jobType:                        {"status": true},
+	cronJobType:                    {"status": true},
+	podType:                        {"status": true},
 	reflect.TypeOf(ObjectMeta{}):   serverSet,
 	reflect.TypeOf(TemplateMeta{}): serverSet,
 }

@@ -15,6 +15,8 @@ import (
 
 	"github.com/dockctl/dockctl/dockerx"
 	"github.com/dockctl/dockctl/manifests"
+	"github.com/dockctl/dockctl/reconciler/reconcile"
+	"github.com/dockctl/dockctl/reconciler/services"
 	"github.com/dockctl/dockctl/store"
 )
 
@@ -107,8 +109,8 @@ type Options struct {
 	MaxGracePeriod time.Duration
 	// ServiceDocker and ServiceStore, when both set, run the Service and
 	// DNS reconcilers (services.go) beside the deployments'.
-	ServiceDocker ServiceDocker
-	ServiceStore  ServiceStore
+	ServiceDocker services.ServiceDocker
+	ServiceStore  services.ServiceStore
 	// ServiceAddress is the host address NodePort and LoadBalancer
 	// Services publish on (--service-address; default 0.0.0.0).
 	ServiceAddress string
@@ -164,7 +166,7 @@ type Controller struct {
 	// the controller's own code — the sweep, a sync, the prober, the
 	// stopper — queues into it. Every per-deployment memory below is keyed
 	// the same way.
-	deployments *loop
+	deployments *reconcile.Loop
 	queue       deploymentQueue
 
 	mu      sync.Mutex
@@ -195,8 +197,8 @@ type Controller struct {
 	// tracker follows every deployment's pods for the Services (and is
 	// the Drainer the stopper calls); svc runs the Service and DNS
 	// reconcilers, nil when not configured.
-	tracker *Tracker
-	svc     *services
+	tracker *services.Tracker
+	svc     *services.Controller
 	// The instance network (network.go; nil without
 	// Options.NetworkDocker), the Docker calls it needs, and how probes
 	// reach pods on it (route.go).
@@ -265,14 +267,14 @@ func New(docker Docker, st Store, opts Options) *Controller {
 		log:     opts.Logger.With("instance", opts.Instance),
 		orphans: map[string]bool{},
 	}
-	c.deployments = newLoop(c, loopConfig{
+	c.deployments = reconcile.NewLoop(c, reconcile.Config{
 		Name:    "deployments",
 		KeyAttr: "deployment",
 		Workers: opts.Workers,
 		// Per deployment: a failing sync is retried 200ms, 400ms, … up to 1m.
-		RateLimiter: workqueue.NewTypedItemExponentialFailureRateLimiter[Request](200*time.Millisecond, time.Minute),
+		RateLimiter: workqueue.NewTypedItemExponentialFailureRateLimiter[reconcile.Request](200*time.Millisecond, time.Minute),
 		Metrics:     opts.QueueMetrics,
-		Done: func(req Request, took time.Duration, err error) {
+		Done: func(req reconcile.Request, took time.Duration, err error) {
 			if ns, name, ok := store.SplitKey(req.Key); ok { // the sweep is no deployment's sync
 				opts.Observer.SyncDone(ns, name, took, err)
 			}
@@ -290,9 +292,9 @@ func New(docker Docker, st Store, opts Options) *Controller {
 	c.prober = newProber(docker, newDockerProbeRunner(docker, c.netDocker, c.route), c.route, func(name string) { c.queue.Add(name) }, c.log)
 	// The tracker is the stopper's Drainer when Services run, and asks the
 	// stopper whether a drained pod's stop is still in flight.
-	c.tracker = NewTracker(func(key string) {
+	c.tracker = services.NewTracker(func(key string) {
 		if c.svc != nil {
-			c.svc.loop.Add(Request{Key: key})
+			c.svc.Loop().Add(reconcile.Request{Key: key})
 		}
 	}, func(unitID string) bool { return c.stopper.stopping(unitID) })
 	drainer := opts.Drainer
@@ -315,8 +317,6 @@ func New(docker Docker, st Store, opts Options) *Controller {
 			c.opts.ServiceAddress = opts.ServiceAddress
 		}
 		c.svc = newServices(c, opts.ServiceDocker, opts.ServiceStore, opts.ServiceAddress)
-		c.tracker.onSynced = func() { c.svc.loop.Add(Request{Key: serviceSweepKey}) }
-		c.tracker.stored = c.svc.storedSelectors
 	}
 	return c
 }
@@ -336,9 +336,9 @@ func (c *Controller) Run(ctx context.Context) error {
 		return fmt.Errorf("watch state directory: %w", err)
 	}
 
-	c.deployments.start(ctx)
+	c.deployments.Start(ctx)
 	if c.svc != nil {
-		c.svc.loop.start(ctx)
+		c.svc.Loop().Start(ctx)
 	}
 	c.log.Info("controller started", "resync", c.opts.ResyncPeriod, "pruneOrphans", c.opts.PruneOrphans)
 	c.queue.Add(orphanSweepKey)
@@ -367,14 +367,14 @@ listen:
 			// was down emits none), the next full pass sees it.
 			c.queue.Add(orphanSweepKey)
 			if c.svc != nil {
-				c.svc.loop.Add(Request{Key: serviceSweepKey})
+				c.svc.Loop().Add(reconcile.Request{Key: services.SweepKey})
 			}
 		}
 	}
 	c.log.Info("controller stopping: waiting for in-flight syncs; workloads keep running")
-	c.deployments.shutDown()
+	c.deployments.ShutDown()
 	if c.svc != nil {
-		c.svc.loop.shutDown()
+		c.svc.Loop().ShutDown()
 	}
 	c.prober.stop()
 	c.stopper.shutdown()
@@ -445,8 +445,8 @@ func (c *Controller) handleEvent(ev dockerx.Event) {
 		c.deployments.Add(req)
 	}
 	if c.svc != nil {
-		for _, req := range serviceOwners(c.opts.Instance)(ev) {
-			c.svc.loop.Add(req)
+		for _, req := range services.Owners(c.opts.Instance)(ev) {
+			c.svc.Loop().Add(req)
 		}
 	}
 }
@@ -461,7 +461,7 @@ func (c *Controller) storeChanged(key string) {
 	case key == "":
 		c.queue.Add(orphanSweepKey)
 		if c.svc != nil {
-			c.svc.loop.Add(Request{Key: serviceSweepKey})
+			c.svc.Loop().Add(reconcile.Request{Key: services.SweepKey})
 		}
 	case kind == store.KindDeployment:
 		c.queue.Add(key)
@@ -470,7 +470,7 @@ func (c *Controller) storeChanged(key string) {
 	case kind == store.KindConfigMap || kind == store.KindSecret:
 		c.configChanged(key) // envctl.go
 	case kind == store.KindService && c.svc != nil:
-		c.svc.loop.Add(Request{Key: store.Key(ns, name)})
+		c.svc.Loop().Add(reconcile.Request{Key: store.Key(ns, name)})
 	case kind == manifests.KindPersistentVolumeClaim:
 		// The sweep binds or releases its volume, and queues the
 		// deployments a bound claim lets create (claims.go).
@@ -482,16 +482,16 @@ func (c *Controller) storeChanged(key string) {
 // names its deployment by its labels — deployment, and namespace (absent:
 // default, a container of an earlier release) — as the key
 // "namespace/name"; what names none goes to the sweep.
-func deploymentOwners(ev dockerx.Event) []Request {
+func deploymentOwners(ev dockerx.Event) []reconcile.Request {
 	switch {
 	case ev.Down:
 		return nil // nothing to sync until the daemon is back (a gap says so)
 	case ev.Gap:
 		// A gap means the stream is up again: the sweep's list confirms
 		// readiness and repairs whatever happened meanwhile.
-		return []Request{{Key: orphanSweepKey}}
+		return []reconcile.Request{{Key: orphanSweepKey}}
 	case dockerx.IsHelperRole(ev.Role):
-		// A Service's helper: the services loop's (serviceOwners); a
+		// A Service's helper: the services loop's (services.Owners); a
 		// port-forward session's: the CLI's, nobody's here.
 		return nil
 	}
@@ -499,32 +499,32 @@ func deploymentOwners(ev dockerx.Event) []Request {
 	if _, _, ok := splitDeploymentKey(key); !ok {
 		// No deployment, or one no record can have: an orphan's event,
 		// which only the sweep handles.
-		return []Request{{Key: orphanSweepKey}}
+		return []reconcile.Request{{Key: orphanSweepKey}}
 	}
-	return []Request{{Key: key}}
+	return []reconcile.Request{{Key: key}}
 }
 
-var _ OwnerMapper = deploymentOwners
+var _ reconcile.OwnerMapper = deploymentOwners
 
 // Reconcile syncs one deployment key: the sweep key runs the
 // whole-instance sweep, any other key that deployment's sync. The
-// controller's loop calls it, one key at a time (Reconciler).
-func (c *Controller) Reconcile(ctx context.Context, req Request) (Result, error) {
+// controller's loop calls it, one key at a time (reconcile.Reconciler).
+func (c *Controller) Reconcile(ctx context.Context, req reconcile.Request) (reconcile.Result, error) {
 	if req.Key == orphanSweepKey {
-		return Result{}, c.sweep(ctx)
+		return reconcile.Result{}, c.sweep(ctx)
 	}
 	after, err := c.syncDeployment(ctx, req.Key)
-	return Result{RequeueAfter: after}, err
+	return reconcile.Result{RequeueAfter: after}, err
 }
 
-var _ Reconciler = (*Controller)(nil)
+var _ reconcile.Reconciler = (*Controller)(nil)
 
 // deploymentQueue queues deployment keys ("namespace/name") into the
-// deployments' loop: Request{Key: key}.
-type deploymentQueue struct{ l *loop }
+// deployments' loop: reconcile.Request{Key: key}.
+type deploymentQueue struct{ l *reconcile.Loop }
 
-func (q deploymentQueue) Add(key string)            { q.l.Add(Request{Key: key}) }
-func (q deploymentQueue) AddRateLimited(key string) { q.l.AddRateLimited(Request{Key: key}) }
+func (q deploymentQueue) Add(key string)            { q.l.Add(reconcile.Request{Key: key}) }
+func (q deploymentQueue) AddRateLimited(key string) { q.l.AddRateLimited(reconcile.Request{Key: key}) }
 
 // splitDeploymentKey splits a deployment key into a namespace and a name
 // that a record can have (DNS-1123 labels, as the store requires): a

@@ -2,11 +2,13 @@ package reconciler
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -16,6 +18,7 @@ import (
 	"github.com/dockctl/dockctl/dockerx"
 	"github.com/dockctl/dockctl/internal/dockerfake"
 	"github.com/dockctl/dockctl/manifests"
+	"github.com/dockctl/dockctl/reconciler/reconcile"
 	"github.com/dockctl/dockctl/store"
 )
 
@@ -665,5 +668,93 @@ func TestDeletedDeploymentForgetsDeadHolders(t *testing.T) {
 	h.ctrl.mu.Unlock()
 	if left != 0 {
 		t.Fatalf("deadHolders keeps %d holders of the deleted deployment web, none of which exists", left)
+	}
+}
+
+func quietLog() *slog.Logger { return slog.New(slog.NewTextHandler(io.Discard, nil)) }
+
+// The deployments' owner mapping: a container's event queues its
+// deployment; what names no deployment a record can have, and a gap, queue
+// the sweep; the daemon going down queues nothing.
+func TestDeploymentOwners(t *testing.T) {
+	sweep := []reconcile.Request{{Key: orphanSweepKey}}
+	tests := []struct {
+		name string
+		ev   dockerx.Event
+		want []reconcile.Request
+	}{
+		// Keys are "namespace/name"; a container of an earlier release has
+		// no namespace label: default.
+		{"container of a deployment", dockerx.Event{Action: "die", ContainerID: "c1", Deployment: "web"}, []reconcile.Request{{Key: "default/web"}}},
+		{"container of a deployment of default", dockerx.Event{Action: "die", ContainerID: "c1", Deployment: "web", Namespace: "default"}, []reconcile.Request{{Key: "default/web"}}},
+		{"container of a deployment of team", dockerx.Event{Action: "die", ContainerID: "c1", Deployment: "web", Namespace: "team"}, []reconcile.Request{{Key: "team/web"}}},
+		{"not a namespace name", dockerx.Event{Action: "start", ContainerID: "c5", Deployment: "web", Namespace: "Bad_NS"}, sweep},
+		{"a key as a label", dockerx.Event{Action: "start", ContainerID: "c6", Deployment: "team/web"}, sweep},
+		{"first connection", dockerx.Event{Gap: true}, sweep},
+		{"stream re-established", dockerx.Event{Gap: true, Err: errors.New("EOF")}, sweep},
+		{"daemon down", dockerx.Event{Down: true, Err: errors.New("connection refused")}, nil},
+		{"no deployment label", dockerx.Event{Action: "start", ContainerID: "c2"}, sweep},
+		{"not a deployment name", dockerx.Event{Action: "start", ContainerID: "c3", Deployment: "Bad_Name"}, sweep},
+		{"the sweep key as a label", dockerx.Event{Action: "start", ContainerID: "c4", Deployment: orphanSweepKey}, sweep},
+		// Helpers name no deployment, and are no orphans: a Service's are
+		// the services loop's, a port-forward session's the CLI's.
+		{"a port-forward session's helper", dockerx.Event{Action: "destroy", ContainerID: "c7", Role: dockerx.RolePortForward, Namespace: "default"}, nil},
+		{"a Service's proxy", dockerx.Event{Action: "die", ContainerID: "c8", Role: dockerx.RoleProxy, Namespace: "default"}, nil},
+		{"a Service's proxy by its name", dockerx.Event{Role: dockerx.RoleProxy, Name: "i_web.default_svc"}, nil},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := deploymentOwners(tt.ev); !slices.Equal(got, tt.want) {
+				t.Errorf("deploymentOwners(%+v) = %v, want %v", tt.ev, got, tt.want)
+			}
+		})
+	}
+}
+
+// gapCounter is an Observer that counts event-stream gaps.
+type gapCounter struct {
+	nopObserver
+	gaps atomicCounter
+}
+
+func (g *gapCounter) EventStreamGap() { g.gaps.add() }
+
+// What the controller keeps of an event besides the keys it queues:
+// readiness falls at once when the daemon goes down, and a broken stream
+// (not the first connection) is counted.
+func TestControllerHandleEvent(t *testing.T) {
+	tests := []struct {
+		name      string
+		ev        dockerx.Event
+		wantReady bool
+		wantGaps  int64
+		wantKeys  []string
+	}{
+		{"daemon down", dockerx.Event{Down: true, Err: errors.New("connection refused")}, false, 0, nil},
+		{"first connection", dockerx.Event{Gap: true}, true, 0, []string{orphanSweepKey}},
+		{"stream re-established", dockerx.Event{Gap: true, Err: errors.New("EOF")}, true, 1, []string{orphanSweepKey}},
+		{"container event", dockerx.Event{Action: "die", Deployment: "web"}, true, 0, []string{"default/web"}},
+		{"container event in a namespace", dockerx.Event{Action: "die", Deployment: "web", Namespace: "team"}, true, 0, []string{"team/web"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			obs := &gapCounter{}
+			c := New(dockerfake.New(), nil, Options{Observer: obs, Logger: quietLog()})
+			c.dockerOK.Store(true)
+			c.handleEvent(tt.ev)
+			if c.Ready() != tt.wantReady {
+				t.Errorf("Ready() = %v, want %v", c.Ready(), tt.wantReady)
+			}
+			if n := obs.gaps.get(); n != tt.wantGaps {
+				t.Errorf("%d gaps counted, want %d", n, tt.wantGaps)
+			}
+			var keys []string
+			for _, req := range c.deployments.Queued() {
+				keys = append(keys, req.Key)
+			}
+			if !slices.Equal(keys, tt.wantKeys) {
+				t.Errorf("queued %v, want %v", keys, tt.wantKeys)
+			}
+		})
 	}
 }

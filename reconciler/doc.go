@@ -10,25 +10,27 @@
 // controller restart or a Docker daemon restart loses nothing: the next
 // sync of that deployment sees the truth.
 //
-// Files, one story each: loop.go is the reconcile contract every kind's
-// loop follows (Request, Result, Reconciler, TerminalError, OwnerMapper) and
-// the loop that runs one (a rate-limited queue, workers, backoff, panic
-// recovery); controller.go is the deployments' Reconciler and wires its
-// sources (events, resyncs and state-directory changes become keys);
-// observe.go lists containers, sweeps the instance for work and orphans,
-// and assesses a deployment (observe, then plan); plan.go, rollout.go,
-// bounds.go and surge.go are the pure planner, which also orders the ops
-// (Op.DependsOn), with poddelete.go for the pods users deleted (`dockctl
-// delete pod`: a request in the state directory, an input of the plan); execute.go carries them out in that order, mapping each
-// op to Docker calls, with slowstart.go, stopper.go (graceful stops) and
-// conflict.go (name conflicts); state.go and status.go keep the
+// Files, one story each (the reconcile contract every kind's loop follows,
+// and the loop that runs one, are package reconcile; the Service controller
+// is package services; the instance network's address plan is package
+// netlayout): controller.go is the deployments' reconcile.Reconciler and
+// wires its sources (events, resyncs and state-directory changes become
+// keys); observe.go lists containers, sweeps the instance for work and
+// orphans, and assesses a deployment (observe, then plan); plan.go,
+// rollout.go, bounds.go and surge.go are the pure planner, which also
+// orders the ops (Op.DependsOn), with poddelete.go for the pods users
+// deleted (`dockctl delete pod`: a request in the state directory, an
+// input of the plan); execute.go carries them out in that order, mapping
+// each op to Docker calls, with slowstart.go, stopper.go (graceful stops)
+// and conflict.go (name conflicts); state.go and status.go keep the
 // controller's memory and compute the status it writes; prober.go runs
 // probes; trust.go checks records and privileges; observer.go is the hook
-// for metrics. The instance network (docs/design.md §10): network.go chooses
-// its subnet and ensures it, netconnect.go connects earlier pods to it in
-// place (with the sweep), route.go decides whether probes reach pods
-// directly or through the DNS helper's relay, and stopdrain.go takes a pod
-// out of the Services' endpoints before its graceful stop.
+// for metrics. The instance network (docs/design.md §10): network.go
+// chooses its subnet and ensures it, netconnect.go connects earlier pods
+// to it in place (with the sweep), route.go decides whether probes reach
+// pods directly or through the DNS helper's relay, and stopdrain.go takes
+// a pod out of the Services' endpoints before its graceful stop (drain.go:
+// the Drainer it calls, services.Tracker when Services run).
 //
 // Namespaces: a deployment's key is "namespace/name" (store.Key;
 // "default/web" in the default namespace), and so is every per-deployment
@@ -38,15 +40,13 @@
 // which are default's) name; it is named ContainerName(instance, namespace,
 // …), which keeps the names of earlier releases in default.
 //
-// Services (docs/design.md §10) run on a second loop of the same kind, keyed
-// "ns/name" (plus "dns/" for the DNS server and "*" for their sweep):
-// endpoints.go is the tracker the deployment sync feeds with every pod it
-// judged (readiness as status counts it), which queues the Services a
-// change concerns; drain.go is the Drainer the stopper calls before a
-// graceful stop; ipalloc.go allocates addresses and host ports (pure);
-// serviceplan.go plans a helper container — a Service's proxy, or the DNS
-// server — as pure data; services.go observes, plans, executes and writes
-// a Service's status; dnsrecords.go and dnsctl.go are the DNS server's.
+// Services (docs/design.md §10) run on a second loop, package services'
+// Controller, which services.go wires (newServices): this package gives it
+// narrow views of the deployments' side (the store, instance name,
+// privileges, isSelf, orphan handling, the instance network) and feeds its
+// Tracker with every pod the deployment sync judged (endpoints.go,
+// readiness as status counts it); it asks it for pods' Service
+// environment variables and for the host ports a Service claimed first.
 //
 // Invariants:
 //   - Only containers carrying this instance's label are ever touched, and
@@ -69,9 +69,7 @@
 //     revision; nor is one of a revision whose template does not hash to
 //     its recorded hash, or that is not in the history (trust.go).
 //   - A Service's helpers (role proxy, dns) are never a deployment's
-//     orphans; a proxy is replaced only when what Docker fixes at its
-//     creation changes (config hash), never for an endpoint change, which
-//     is pushed and acknowledged.
+//     orphans (package services states the Services' own invariants).
 //   - A container is removed by a graceful stop (its own revision's
 //     terminationGracePeriodSeconds, bounded by MaxGracePeriod) and counts
 //     toward replicas + maxSurge until it is gone.

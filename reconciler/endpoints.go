@@ -1,361 +1,17 @@
 package reconciler
 
 import (
-	"fmt"
-	"maps"
-	"slices"
 	"sort"
 	"strings"
-	"sync"
 
 	"github.com/dockctl/dockctl/dockerx"
 	"github.com/dockctl/dockctl/manifests"
+	"github.com/dockctl/dockctl/reconciler/services"
 	"github.com/dockctl/dockctl/store"
 )
 
-// The endpoints tracker, after kube-proxy's endpoints change tracker: the
-// deployment sync, which observes and judges pods anyway, hands it every
-// pod of a deployment after each assessment (Update); the tracker keeps
-// the latest view per deployment and queues the Services whose selector
-// covers a pod that changed, before or after the change. A Service sync
-// reads its endpoints from here, never from Docker: the readiness a Service
-// follows is exactly the one the deployment's status counts.
-//
-// Versions: every change bumps the tracker's version. A Service sync reads
-// its endpoints together with the version they reflect and, once its data
-// plane serves them, acknowledges that version (ack). A drain (drain.go)
-// marks a pod terminating at version v and waits until every Service that
-// selected it has acknowledged v or later.
-
-// PodEndpoint is one pod as its deployment's sync observed and judged it.
-type PodEndpoint struct {
-	Namespace, Deployment, Pod, IP string
-	// Labels are the pod's labels: its revision's template labels.
-	Labels map[string]string
-	// Ready is the readiness the deployment's status counts (running,
-	// healthy, readiness probe passed); Terminating: a stop has begun.
-	Ready, Terminating bool
-	// Containers are the pod's serving containers (named ports).
-	Containers []manifests.Container
-	// UnitID is the pod's unit ID in its deployment's plan (the
-	// container's ID, or a holder pod's key): what the stopper knows.
-	UnitID string
-}
-
-// podRef names a pod: pods are named uniquely within a namespace.
-type podRef struct{ namespace, pod string }
-
-// trackedService is a Service whose endpoints the tracker follows.
-type trackedService struct {
-	namespace string
-	selector  map[string]string
-	// publishNotReady: spec.publishNotReadyAddresses. Such a Service keeps
-	// a terminating pod (as Kubernetes' endpoints controllers do), so no
-	// drain waits for it.
-	publishNotReady bool
-}
-
-// trackedServiceOf is what the tracker follows of a Service.
-func trackedServiceOf(svc *manifests.Service) trackedService {
-	return trackedService{namespace: svc.Metadata.NamespaceOrDefault(), selector: maps.Clone(svc.Spec.Selector),
-		publishNotReady: svc.Spec.PublishNotReadyAddresses}
-}
-
-func (s trackedService) selects(p *PodEndpoint) bool {
-	return p.Namespace == s.namespace && manifests.SelectorMatches(s.selector, p.Labels)
-}
-
-// Tracker follows the pods of every deployment for the Services.
-type Tracker struct {
-	enqueue func(serviceKey string)
-	// stopping reports whether a unit's stop is in flight (the stopper's
-	// view): a drained pod stays terminating while it is.
-	stopping func(unitID string) bool
-
-	mu           sync.Mutex
-	version      int64
-	byDeployment map[string]map[string]*PodEndpoint // deployment key → pod name → pod
-	draining     map[podRef]bool
-	services     map[string]trackedService // by Service key
-	acked        map[string]int64          // by Service key: the version its data plane serves
-	// changed is closed (and replaced) whenever an ack or a forget may
-	// have ended a drain's wait.
-	changed  chan struct{}
-	synced   bool
-	onSynced func()
-
-	// stored lists the Services of the store (nil: none). A controller
-	// that just started has synced no Service yet, while the proxies the
-	// previous one left still route to every pod: the first drain, or the
-	// first complete feed, adds each stored Service not yet watched, so a
-	// drain waits for it as for a synced one.
-	stored     func() map[string]trackedService
-	storedOnce sync.Once
-}
-
-// loadStored watches every stored Service no sync has watched yet (once).
-func (t *Tracker) loadStored() {
-	t.storedOnce.Do(func() {
-		if t.stored == nil {
-			return
-		}
-		all := t.stored()
-		t.mu.Lock()
-		defer t.mu.Unlock()
-		for key, s := range all {
-			if _, ok := t.services[key]; !ok {
-				t.services[key] = s
-			}
-		}
-	})
-}
-
-// NewTracker returns an empty tracker. enqueue queues a Service key for a
-// sync (it must not block); stopping may be nil.
-func NewTracker(enqueue func(serviceKey string), stopping func(unitID string) bool) *Tracker {
-	return &Tracker{
-		enqueue: enqueue, stopping: stopping, changed: make(chan struct{}),
-		byDeployment: map[string]map[string]*PodEndpoint{}, draining: map[podRef]bool{},
-		services: map[string]trackedService{}, acked: map[string]int64{},
-	}
-}
-
-// Update replaces the pods of one deployment (key "ns/name") with those
-// its sync just observed, and queues the Services that select a pod that
-// changed (as it was, or as it is). A pod being drained stays terminating
-// while its stop is in flight, whatever a sync that listed before the stop
-// began reports.
-func (t *Tracker) Update(deploymentKey string, pods []PodEndpoint) {
-	t.mu.Lock()
-	old := t.byDeployment[deploymentKey]
-	next := make(map[string]*PodEndpoint, len(pods))
-	for i := range pods {
-		p := pods[i]
-		ref := podRef{p.Namespace, p.Pod}
-		if t.draining[ref] {
-			if p.Terminating || (t.stopping != nil && t.stopping(p.UnitID)) {
-				p.Terminating = true
-			} else {
-				delete(t.draining, ref) // the stop ended (a restart): serve it again
-			}
-		}
-		next[p.Pod] = &p
-	}
-	keys := t.applyLocked(deploymentKey, old, next)
-	t.mu.Unlock()
-	t.queue(keys)
-}
-
-// Delete forgets a deployment's pods (it is gone, with its containers).
-func (t *Tracker) Delete(deploymentKey string) {
-	t.mu.Lock()
-	keys := t.applyLocked(deploymentKey, t.byDeployment[deploymentKey], nil)
-	t.mu.Unlock()
-	t.queue(keys)
-}
-
-// applyLocked installs next as the deployment's pods and returns the keys
-// of the Services a change concerns.
-func (t *Tracker) applyLocked(deploymentKey string, old, next map[string]*PodEndpoint) []string {
-	affected := map[string]bool{}
-	touch := func(p *PodEndpoint) {
-		for key, s := range t.services {
-			if s.selects(p) {
-				affected[key] = true
-			}
-		}
-	}
-	changed := false
-	for name, o := range old {
-		n := next[name]
-		if n != nil && samePod(o, n) {
-			continue
-		}
-		changed = true
-		touch(o)
-		if n != nil {
-			touch(n)
-		}
-		if n == nil {
-			if !t.podElsewhereLocked(deploymentKey, podRef{o.Namespace, o.Pod}) {
-				delete(t.draining, podRef{o.Namespace, o.Pod})
-			}
-		}
-	}
-	for name, n := range next {
-		if old[name] == nil {
-			changed = true
-			touch(n)
-		}
-	}
-	if len(next) == 0 {
-		delete(t.byDeployment, deploymentKey)
-	} else {
-		t.byDeployment[deploymentKey] = next
-	}
-	if !changed {
-		return nil
-	}
-	t.version++
-	return slices.Sorted(maps.Keys(affected))
-}
-
-func (t *Tracker) podElsewhereLocked(deploymentKey string, ref podRef) bool {
-	for dk, pods := range t.byDeployment {
-		if p := pods[ref.pod]; dk != deploymentKey && p != nil && p.Namespace == ref.namespace {
-			return true
-		}
-	}
-	return false
-}
-
-func (t *Tracker) queue(keys []string) {
-	if t.enqueue == nil {
-		return
-	}
-	for _, k := range keys {
-		t.enqueue(k)
-	}
-}
-
-// samePod reports whether nothing a Service sees of the pod changed.
-func samePod(a, b *PodEndpoint) bool {
-	return a.IP == b.IP && a.Ready == b.Ready && a.Terminating == b.Terminating && a.UnitID == b.UnitID &&
-		maps.Equal(a.Labels, b.Labels) && portsKey(a.Containers) == portsKey(b.Containers)
-}
-
-// portsKey sums up the container ports a targetPort may name.
-func portsKey(cs []manifests.Container) string {
-	var b strings.Builder
-	for _, c := range cs {
-		for _, p := range c.Ports {
-			fmt.Fprintf(&b, "%s=%d/%s,", p.Name, p.ContainerPort, p.Protocol)
-		}
-		b.WriteByte(';')
-	}
-	return b.String()
-}
-
-// Endpoints returns a Service's endpoints: every pod of its namespace its
-// selector matches that is not terminating, ready or not, each with the
-// Service's ports resolved on it (a named targetPort the pod does not have
-// leaves that port out; a pod with none of them is left out, as
-// Kubernetes' endpoints controller does). Sorted by pod name.
-//
-// With publishNotReadyAddresses every such pod that has an address is
-// ready, terminating ones included, as Kubernetes publishes them (its
-// endpoints controller keeps terminating pods then, and the EndpointSlice
-// controller marks them ready): the proxy, a headless name and the status
-// all take them.
-func (t *Tracker) Endpoints(svc *manifests.Service) (ready, notReady []store.EndpointStatus) {
-	ready, notReady, _ = t.endpointsAt(defaultService(svc))
-	return ready, notReady
-}
-
-// endpointsAt is Endpoints with the version it reflects.
-func (t *Tracker) endpointsAt(svc *manifests.Service) (ready, notReady []store.EndpointStatus, version int64) {
-	sel := trackedServiceOf(svc)
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	for _, pods := range t.byDeployment {
-		for _, p := range pods {
-			if (p.Terminating && (!sel.publishNotReady || p.IP == "")) || !sel.selects(p) {
-				continue
-			}
-			ep := store.EndpointStatus{Pod: p.Pod, IP: p.IP, Ready: (p.Ready || sel.publishNotReady) && p.IP != ""}
-			for _, sp := range svc.Spec.Ports {
-				if port, ok := manifests.ResolveTargetPort(sp, p.Containers); ok {
-					ep.Ports = append(ep.Ports, store.EndpointPort{Name: sp.Name, Port: port, Protocol: sp.Protocol})
-				}
-			}
-			if len(svc.Spec.Ports) > 0 && len(ep.Ports) == 0 {
-				continue
-			}
-			if ep.Ready {
-				ready = append(ready, ep)
-			} else {
-				notReady = append(notReady, ep)
-			}
-		}
-	}
-	byPod := func(a, b store.EndpointStatus) int { return strings.Compare(a.Pod+"\x00"+a.IP, b.Pod+"\x00"+b.IP) }
-	slices.SortFunc(ready, byPod)
-	slices.SortFunc(notReady, byPod)
-	return ready, notReady, t.version
-}
-
-// watch makes the tracker queue key when a pod its selector covers
-// changes. A Service sync calls it before it reads its endpoints, so that
-// no change falls between the two.
-func (t *Tracker) watch(key string, svc *manifests.Service) {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	t.services[key] = trackedServiceOf(svc)
-}
-
-// forget stops following a Service (deleted, or gone from the store): no
-// drain waits for it any more.
-func (t *Tracker) forget(key string) {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	if _, ok := t.services[key]; !ok {
-		return
-	}
-	delete(t.services, key)
-	delete(t.acked, key)
-	t.broadcastLocked()
-}
-
-// ack records that a Service's data plane serves its endpoints as of
-// version.
-func (t *Tracker) ack(key string, version int64) {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	if version <= t.acked[key] {
-		return
-	}
-	t.acked[key] = version
-	t.broadcastLocked()
-}
-
-func (t *Tracker) broadcastLocked() {
-	close(t.changed)
-	t.changed = make(chan struct{})
-}
-
-// Synced reports whether every live deployment has been fed once (the
-// first sweep after start): before that, an empty tracker means "not
-// known yet", not "no endpoints", and nothing may be pushed from it.
-func (t *Tracker) Synced() bool {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	return t.synced
-}
-
-// markSynced records the first complete feed and runs onSynced once.
-func (t *Tracker) markSynced() {
-	t.loadStored()
-	t.mu.Lock()
-	first := !t.synced
-	t.synced = true
-	fn := t.onSynced
-	t.mu.Unlock()
-	if first && fn != nil {
-		fn()
-	}
-}
-
-// seed feeds a deployment's pods only if the tracker has none of it yet:
-// the sweep fills the tracker at start from its snapshot, and never
-// overwrites what a sync, which lists later, gave.
-func (t *Tracker) seed(deploymentKey string, pods []PodEndpoint) {
-	t.mu.Lock()
-	_, known := t.byDeployment[deploymentKey]
-	t.mu.Unlock()
-	if !known && len(pods) > 0 {
-		t.Update(deploymentKey, pods)
-	}
-}
+// The deployments' side of the endpoints tracker (services.Tracker): every
+// sync hands it the pods it judged, with the readiness its status counts.
 
 // podEndpoints turns one deployment's assessed units into the tracker's
 // pods. ready is the readiness status counts (nil: none ready, for a
@@ -363,10 +19,10 @@ func (t *Tracker) seed(deploymentKey string, pods []PodEndpoint) {
 // host's address on the instance network (its gateway; "" none): a pod on
 // the host's network is an endpoint there, as Kubernetes uses the node's
 // address.
-func podEndpoints(instance, hostIP string, rec *store.Record, in PlanInput, ready map[string]bool, templates func(string) *manifests.PodTemplateSpec, deleted bool) []PodEndpoint {
+func podEndpoints(instance, hostIP string, rec *store.Record, in PlanInput, ready map[string]bool, templates func(string) *manifests.PodTemplateSpec, deleted bool) []services.PodEndpoint {
 	ns := rec.NamespaceOrDefault()
 	network := dockerx.NetworkName(instance)
-	out := make([]PodEndpoint, 0, len(in.Containers))
+	out := make([]services.PodEndpoint, 0, len(in.Containers))
 	requested := in.deleted() // a user's delete: out of the endpoints before its stop begins
 	for i := range in.Containers {
 		u := &in.Containers[i]
@@ -377,7 +33,7 @@ func podEndpoints(instance, hostIP string, rec *store.Record, in PlanInput, read
 			name = podName(rec.Name, u)
 		}
 		_, terminating := in.Terminating[u.ID]
-		ep := PodEndpoint{
+		ep := services.PodEndpoint{
 			Namespace: ns, Deployment: rec.Name, Pod: name, UnitID: u.ID,
 			Ready:       ready[u.ID],
 			Terminating: deleted || requested[u.ID] || terminating || in.Stopping[u.ID] || u.State == dockerx.StateRemoving,
@@ -424,7 +80,7 @@ func podLabels(labels map[string]string) map[string]string {
 func (c *Controller) feedTracker(a *assessment, seed bool) {
 	pods := podEndpoints(c.opts.Instance, c.hostAddress(), a.rec, a.in, a.ready, templateLookup(a.d, a.in.Hash, a.rec.Revisions), false)
 	if seed {
-		c.tracker.seed(a.rec.Key(), pods)
+		c.tracker.Seed(a.rec.Key(), pods)
 		return
 	}
 	c.tracker.Update(a.rec.Key(), pods)

@@ -13,6 +13,7 @@ import (
 
 	"github.com/dockctl/dockctl/dockerx"
 	"github.com/dockctl/dockctl/manifests"
+	"github.com/dockctl/dockctl/reconciler/netlayout"
 	"github.com/dockctl/dockctl/store"
 )
 
@@ -192,7 +193,7 @@ func TestPlanWaitsForConfig(t *testing.T) {
 }
 
 func TestPickPodIP(t *testing.T) {
-	l, err := layoutOf("10.222.0.0/28") // IPRange 10.222.0.0/29: .0-.7, gateway .1
+	l, err := netlayout.Of("10.222.0.0/28") // IPRange 10.222.0.0/29: .0-.7, gateway .1
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -262,3 +262,24 @@ func TestRevisionWaitingForConfigMapKeepsOldReplicas(t *testing.T) {
 	}
 	h.waitReplicas("web", 4)
 }
+
+// TestResolveEnvWithServiceVars: as the kubelet's makeEnvironmentVariables,
+// a Service variable may be referred to as $(NAME) in a value, a variable
+// the container defines itself wins over the Service's, and the Service
+// variables come after the container's own.
+func TestResolveEnvWithServiceVars(t *testing.T) {
+	c := manifests.Container{Name: "web", Env: []manifests.EnvVar{
+		{Name: "URL", Value: "redis://$(REDIS_SERVICE_HOST):$(REDIS_SERVICE_PORT)"},
+		{Name: "REDIS_SERVICE_PORT", Value: "1"},
+	}}
+	ps := &manifests.PodSpec{Containers: []manifests.Container{c}}
+	svc := map[string]string{"REDIS_SERVICE_HOST": "10.222.8.3", "REDIS_SERVICE_PORT": "6379", "REDIS_PORT": "tcp://10.222.8.3:6379"}
+	got, err := resolveEnv(ps, &ps.Containers[0], PodIdentity{}, newFakeConfig(), svc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := "URL=redis://10.222.8.3:6379 | REDIS_SERVICE_PORT=1 | REDIS_PORT=tcp://10.222.8.3:6379 | REDIS_SERVICE_HOST=10.222.8.3"
+	if g := strings.Join(got.Vars, " | "); g != want {
+		t.Errorf("vars:\n got %s\nwant %s", g, want)
+	}
+}

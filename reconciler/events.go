@@ -1,14 +1,12 @@
 package reconciler
 
 import (
-	"cmp"
 	"context"
 	"errors"
 	"fmt"
 	"log/slog"
 	"maps"
 	"slices"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -406,42 +404,6 @@ func (c *Controller) recordConditions(ns, name string, prev, next []manifests.De
 		default:
 			c.opts.Recorder.Event(dep, store.EventNormal, n.Reason, n.Message)
 		}
-	}
-}
-
-// recordServiceStatus records, once a Service's status is written, a
-// condition that turned true (PortConflict, ProxyFailure: Warnings) and a
-// change of its ready endpoints (Normal UpdatedEndpoints), as a proxy
-// reports what it serves.
-func recordServiceStatus(r EventRecorder, ns, name string, prev, next *store.ServiceStatus) {
-	ref := store.InvolvedObject{Kind: "Service", Namespace: ns, Name: name}
-	for _, c := range next.Conditions {
-		if c.Status != "True" {
-			continue
-		}
-		i := slices.IndexFunc(prev.Conditions, func(p store.Condition) bool { return p.Type == c.Type })
-		if i >= 0 && prev.Conditions[i].Status == c.Status && prev.Conditions[i].Reason == c.Reason && prev.Conditions[i].Message == c.Message {
-			continue
-		}
-		r.Event(ref, store.EventWarning, cmp.Or(c.Reason, c.Type), c.Message)
-	}
-	ready := func(eps []store.EndpointStatus) []string {
-		var out []string
-		for _, e := range eps {
-			if e.Ready {
-				out = append(out, e.Pod)
-			}
-		}
-		slices.Sort(out)
-		return out
-	}
-	before, after := ready(prev.Endpoints), ready(next.Endpoints)
-	if !slices.Equal(before, after) {
-		msg := "no ready endpoints"
-		if len(after) > 0 {
-			msg = fmt.Sprintf("%d ready endpoints: %s", len(after), strings.Join(after, ", "))
-		}
-		r.Event(ref, store.EventNormal, "UpdatedEndpoints", msg)
 	}
 }
 

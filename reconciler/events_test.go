@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -270,33 +269,5 @@ func TestSteadySyncsRecordNothing(t *testing.T) {
 	m.mu.Unlock()
 	if len(after) != 0 {
 		t.Fatalf("steady syncs recorded:\n%s", strings.Join(after, "\n"))
-	}
-}
-
-func TestRecordServiceStatus(t *testing.T) {
-	ep := func(pod string, ready bool) store.EndpointStatus { return store.EndpointStatus{Pod: pod, Ready: ready} }
-	conflict := store.Condition{Type: ServicePortConflict, Status: "True", Reason: "PortConflict", Message: "port 80 in use"}
-	for _, tt := range []struct {
-		name       string
-		prev, next store.ServiceStatus
-		want       []string
-	}{
-		{"nothing changed", store.ServiceStatus{Endpoints: []store.EndpointStatus{ep("a", true)}}, store.ServiceStatus{Endpoints: []store.EndpointStatus{ep("a", true)}}, nil},
-		{"an endpoint turned ready", store.ServiceStatus{Endpoints: []store.EndpointStatus{ep("a", true), ep("b", false)}},
-			store.ServiceStatus{Endpoints: []store.EndpointStatus{ep("b", true), ep("a", true)}},
-			[]string{"Service/web Normal UpdatedEndpoints: 2 ready endpoints: a, b"}},
-		{"the last endpoint went", store.ServiceStatus{Endpoints: []store.EndpointStatus{ep("a", true)}}, store.ServiceStatus{},
-			[]string{"Service/web Normal UpdatedEndpoints: no ready endpoints"}},
-		{"a conflict begins", store.ServiceStatus{}, store.ServiceStatus{Conditions: []store.Condition{conflict}},
-			[]string{"Service/web Warning PortConflict: port 80 in use"}},
-		{"a standing conflict is not repeated", store.ServiceStatus{Conditions: []store.Condition{conflict}}, store.ServiceStatus{Conditions: []store.Condition{conflict}}, nil},
-	} {
-		t.Run(tt.name, func(t *testing.T) {
-			m := &memRecorder{}
-			recordServiceStatus(m, "default", "web", &tt.prev, &tt.next)
-			if !slices.Equal(m.evs, tt.want) {
-				t.Errorf("got %q, want %q", m.evs, tt.want)
-			}
-		})
 	}
 }

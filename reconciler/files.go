@@ -499,3 +499,10 @@ func subPathFailure(errs []error) failure {
 	slices.Sort(msgs)
 	return failure{ReasonFailedCreate, strings.Join(msgs, "; ")}
 }
+
+// firstLine is the first line of a helper's trimmed output: what an error
+// message quotes of it.
+func firstLine(b []byte) string {
+	line, _, _ := strings.Cut(strings.TrimSpace(string(b)), "\n")
+	return line
+}

@@ -152,7 +152,7 @@ func (c *Controller) networkWanted() bool {
 
 // wantsNetwork is networkWanted on records (and errs) already read.
 func (c *Controller) wantsNetwork(records []*store.Record, errs []error) bool {
-	if len(errs) > 0 || c.svc.needHelpers(records) {
+	if len(errs) > 0 || c.svc.NeedHelpers(records) {
 		return true
 	}
 	for _, r := range records {

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/dockctl/dockctl/dockerx"
+	"github.com/dockctl/dockctl/reconciler/netlayout"
 	"github.com/dockctl/dockctl/store"
 )
 
@@ -90,9 +91,9 @@ func ParseSubnet(s string) (netip.Prefix, error) {
 
 // networkLayout is the record of a network dockctl makes in subnet: the
 // gateway, Docker's dynamic range and the DNS server's address as the
-// instance network's address plan (layoutOf) places them.
+// instance network's address plan (netlayout.Of) places them.
 func networkLayout(name string, subnet netip.Prefix) (store.NetworkStatus, error) {
-	l, err := layoutOf(subnet.String())
+	l, err := netlayout.Of(subnet.String())
 	if err != nil {
 		return store.NetworkStatus{}, err
 	}

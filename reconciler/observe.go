@@ -135,7 +135,7 @@ func (c *Controller) sweep(ctx context.Context) error {
 	}
 	// Every live deployment was fed from this snapshot (needsSync): the
 	// Services may now trust the tracker.
-	c.tracker.markSynced()
+	c.tracker.MarkSynced()
 	for key, group := range volsByDeployment {
 		if known[key] || len(byDeployment[key]) > 0 {
 			continue
@@ -149,7 +149,7 @@ func (c *Controller) sweep(ctx context.Context) error {
 	}
 	// The holder image goes once no holder is left and no live deployment
 	// may need one soon (a pod being replaced, a deployment scaled to 0).
-	needed := holders || c.svc.needHelpers(records)
+	needed := holders || c.svc.NeedHelpers(records)
 	for _, r := range records {
 		needed = needed || !r.Deleted && hasHelpers(r)
 	}
@@ -290,7 +290,7 @@ func (c *Controller) assess(ctx context.Context, rec *store.Record, observed []d
 		a.in.Refused = c.refusedRevisions(rec, hash, &a.in)
 		a.in.BlockedNames = c.blockedNames(rec.Key())
 		a.in.Waiting = c.waitingRevisions(&lookups, rec.Namespace, a.d, hash, rec.Revisions) // envctl.go
-		a.in.Waiting = c.hostPortWaits(rec, a.in.Waiting)                                    // hostports.go
+		a.in.Waiting = c.hostPortWaits(rec, a.in.Waiting)                                    // services.go
 		a.plan = ComputePlan(a.in)
 		if a.plan.Refused != "" {
 			a.refusal = failure{ReasonFailedCreate, a.plan.Refused}

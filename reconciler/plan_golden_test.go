@@ -1,19 +1,15 @@
 package reconciler
 
 import (
-	"flag"
 	"fmt"
-	"os"
-	"path/filepath"
 	"testing"
 	"time"
 
 	"github.com/dockctl/dockctl/dockerx"
 	"github.com/dockctl/dockctl/manifests"
+	"github.com/dockctl/dockctl/reconciler/internal/golden"
 	"github.com/dockctl/dockctl/store"
 )
-
-var update = flag.Bool("update", false, "rewrite the golden files in testdata/")
 
 // TestPlanGolden compares the rendered plans (Plan.String: ops, their
 // dependencies and what to do when one fails) of a table of inputs with
@@ -78,25 +74,7 @@ func TestPlanGolden(t *testing.T) {
 // (-update rewrites it).
 func checkPlanGolden(t *testing.T, name string, plan Plan) {
 	t.Helper()
-	checkGolden(t, "plan-"+name, plan.String())
-}
-
-// checkGolden compares got with testdata/NAME.golden (-update rewrites it).
-func checkGolden(t *testing.T, name, got string) {
-	t.Helper()
-	path := filepath.Join("testdata", name+".golden")
-	if *update {
-		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (run with -update to create it)", err)
-	}
-	if got != string(want) {
-		t.Errorf("plan differs from %s (run with -update if intended):\ngot:\n%s\nwant:\n%s", path, got, want)
-	}
+	golden.Check(t, "plan-"+name, plan.String())
 }
 
 // checkOrder asserts the order the plan's dependencies give, one rule at a

@@ -7,6 +7,7 @@ import (
 
 	"github.com/dockctl/dockctl/dockerx"
 	"github.com/dockctl/dockctl/manifests"
+	"github.com/dockctl/dockctl/reconciler/netlayout"
 	"github.com/dockctl/dockctl/store"
 )
 
@@ -37,11 +38,11 @@ func readsPodIP(ps *manifests.PodSpec) bool {
 
 // pickPodIP returns the highest address of l's IPRange that is neither
 // the network's, its gateway, nor used; false when none is left.
-func pickPodIP(l NetworkLayout, used map[netip.Addr]bool) (netip.Addr, bool) {
-	first := addrUint(l.IPRange.Masked().Addr())
+func pickPodIP(l netlayout.NetworkLayout, used map[netip.Addr]bool) (netip.Addr, bool) {
+	first := netlayout.AddrUint(l.IPRange.Masked().Addr())
 	last := first + uint32(1)<<(32-l.IPRange.Bits()) - 1
 	for u := last; u > first; u-- {
-		a := uintAddr(u)
+		a := netlayout.UintAddr(u)
 		if a != l.Gateway && !used[a] {
 			return a, true
 		}
@@ -70,7 +71,7 @@ func (c *Controller) assignPodIP(ctx context.Context, in PlanInput, op Op, req *
 	if req.Network.IPv4 != "" {
 		return req.Network.IPv4, release, nil
 	}
-	l, err := layoutFromStatus(network)
+	l, err := netlayout.FromStatus(network)
 	if err != nil {
 		return "", release, fmt.Errorf("create %s: pod address: %w", op.Name, err)
 	}

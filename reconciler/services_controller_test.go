@@ -18,15 +18,18 @@ import (
 	"github.com/dockctl/dockctl/dockerx"
 	"github.com/dockctl/dockctl/internal/helperapi"
 	"github.com/dockctl/dockctl/manifests"
+	"github.com/dockctl/dockctl/reconciler/internal/helperfake"
+	"github.com/dockctl/dockctl/reconciler/reconcile"
+	"github.com/dockctl/dockctl/reconciler/services"
 	"github.com/dockctl/dockctl/store"
 )
 
 // newServiceHarness is a controller running deployments and Services on
 // one fake engine whose helpers serve what they are given, with the
 // instance network in place.
-func newServiceHarness(t *testing.T) (*harness, *helperEngine) {
+func newServiceHarness(t *testing.T) (*harness, *helperfake.Engine) {
 	t.Helper()
-	eng := newHelperEngine(t, testImage)
+	eng := helperfake.New(t, testImage)
 	st, err := store.Open(t.TempDir(), "i")
 	if err != nil {
 		t.Fatal(err)
@@ -46,9 +49,9 @@ func newServiceHarness(t *testing.T) (*harness, *helperEngine) {
 }
 
 // servedPods returns the pods a proxy serves on its first port, by name.
-func servedPods(eng *helperEngine, proxy string) map[string]string {
+func servedPods(eng *helperfake.Engine, proxy string) map[string]string {
 	var cfg helperapi.ProxyConfig
-	if _, ok := eng.serving(proxy, &cfg); !ok || len(cfg.Ports) == 0 {
+	if _, ok := eng.Serving(proxy, &cfg); !ok || len(cfg.Ports) == 0 {
 		return nil
 	}
 	out := map[string]string{}
@@ -84,8 +87,8 @@ func TestServiceController(t *testing.T) {
 	webApp(t, h, 3, nil)
 	h.start()
 
-	h.waitFor("a proxy serving three pods", func() bool { return len(servedPods(eng, proxyName("i", "default", "web"))) == 3 })
-	pods := servedPods(eng, proxyName("i", "default", "web"))
+	h.waitFor("a proxy serving three pods", func() bool { return len(servedPods(eng, "i_web.default_svc")) == 3 })
+	pods := servedPods(eng, "i_web.default_svc")
 	listed, _ := eng.ListContainers(context.Background(), "i") // with their addresses
 	for _, c := range listed {
 		if c.Deployment != "web" {
@@ -95,7 +98,7 @@ func TestServiceController(t *testing.T) {
 			t.Errorf("pod %s (%s) served as %v", c.Name, ip, pods)
 		}
 	}
-	reqs := eng.createdHelpers()
+	reqs := eng.CreatedHelpers()
 	var proxy dockerx.HelperRequest
 	for _, r := range reqs {
 		if r.Role == dockerx.RoleProxy {
@@ -111,7 +114,7 @@ func TestServiceController(t *testing.T) {
 	})
 	h.waitFor("the DNS server", func() bool {
 		var cfg helperapi.DNSConfig
-		_, ok := eng.serving("i_dns", &cfg)
+		_, ok := eng.Serving("i_dns", &cfg)
 		return ok && len(cfg.Records) == 1 && cfg.Records[0].Name == "web.default.svc.cluster.local" && cfg.Records[0].IPs[0] == "10.222.15.254"
 	})
 
@@ -121,11 +124,11 @@ func TestServiceController(t *testing.T) {
 		t.Fatal(err)
 	}
 	h.waitFor("the unready pod pushed out", func() bool {
-		p := servedPods(eng, proxyName("i", "default", "web"))
+		p := servedPods(eng, "i_web.default_svc")
 		_, has := p[podName("web", &victim)]
 		return len(p) == 2 && !has
 	})
-	if n := len(eng.createdHelpers()); n != len(reqs) {
+	if n := len(eng.CreatedHelpers()); n != len(reqs) {
 		t.Errorf("helpers created %d, then %d: an endpoint change recreated one", len(reqs), n)
 	}
 
@@ -143,11 +146,11 @@ func TestServiceController(t *testing.T) {
 		t.Fatal(err)
 	}
 	h.waitFor("one pod left, served alone", func() bool {
-		return len(h.ours("web")) == 1 && len(servedPods(eng, proxyName("i", "default", "web"))) == 1
+		return len(h.ours("web")) == 1 && len(servedPods(eng, "i_web.default_svc")) == 1
 	})
 	served := map[string]bool{} // what the proxy serves, as the journal goes
 	stopped := 0
-	for _, e := range eng.entries() {
+	for _, e := range eng.Entries() {
 		kind, rest, _ := strings.Cut(e, " ")
 		id, config, _ := strings.Cut(rest, " ")
 		switch {
@@ -168,13 +171,13 @@ func TestServiceController(t *testing.T) {
 		}
 	}
 	if stopped != 2 {
-		t.Errorf("%d pods stopped, want 2; journal %q", stopped, eng.entries())
+		t.Errorf("%d pods stopped, want 2; journal %q", stopped, eng.Entries())
 	}
 }
 
 // proxyID is the ID of the web Service's proxy.
-func proxyID(eng *helperEngine) string {
-	id, _ := eng.serving(proxyName("i", "default", "web"), &struct{}{})
+func proxyID(eng *helperfake.Engine) string {
+	id, _ := eng.Serving("i_web.default_svc", &struct{}{})
 	return id
 }
 
@@ -212,7 +215,7 @@ func TestServiceControllerRestart(t *testing.T) {
 	h.ctrl.prober.runner = opened
 	webApp(t, h, 2, fastProbe())
 	h.start()
-	proxy := proxyName("i", "default", "web")
+	proxy := "i_web.default_svc"
 	h.waitFor("a proxy serving both pods", func() bool { return len(servedPods(eng, proxy)) == 2 })
 	h.waitFor("the readiness verdicts recorded", func() bool {
 		st, err := h.store.ReadServiceStatus("default", "web")
@@ -230,7 +233,7 @@ func TestServiceControllerRestart(t *testing.T) {
 	if failing == "" {
 		t.Fatalf("no container for pod %s in %v", pods[1], h.ours("web"))
 	}
-	pushes := len(eng.entries())
+	pushes := len(eng.Entries())
 	gate := gateRunner{open: make(chan struct{}), failed: make(chan struct{}), failID: failing}
 	defer close(gate.open)
 	h.ctrl = New(eng, h.store, h.opts)
@@ -238,7 +241,7 @@ func TestServiceControllerRestart(t *testing.T) {
 	h.start()
 	served := func() [][]string { // the pods of each push to the proxy since the restart
 		var out [][]string
-		for _, e := range eng.entries()[pushes:] {
+		for _, e := range eng.Entries()[pushes:] {
 			var cfg helperapi.ProxyConfig
 			_, config, _ := strings.Cut(strings.TrimPrefix(e, "push "), " ")
 			if strings.HasPrefix(e, "push ") && json.Unmarshal([]byte(config), &cfg) == nil && cfg.Service == "default/web" {
@@ -312,11 +315,12 @@ func TestServiceKeepsNodePortAgainstYoungerHostPort(t *testing.T) {
 	}
 	// The Service's next syncs keep the port.
 	for range 2 {
-		if _, err := h.ctrl.svc.Reconcile(context.Background(), Request{Key: "default/web"}); err != nil {
+		if _, err := h.ctrl.svc.Reconcile(context.Background(), reconcile.Request{Key: "default/web"}); err != nil {
 			t.Fatal(err)
 		}
 	}
-	if st, err := h.store.ReadServiceStatus("default", "web"); err != nil || npString(st.NodePorts) != "[{80 TCP 30000}]" || findCondition(st.Conditions, ServicePortConflict) != nil {
+	if st, err := h.store.ReadServiceStatus("default", "web"); err != nil || len(st.NodePorts) != 1 || st.NodePorts[0].Port != 80 || st.NodePorts[0].Protocol != "TCP" || st.NodePorts[0].NodePort != 30000 ||
+		slices.ContainsFunc(st.Conditions, func(c store.Condition) bool { return c.Type == services.ServicePortConflict }) {
 		t.Fatalf("web's status after a resync %+v, %v: its nodePort must stay 30000, with no conflict", st, err)
 	}
 

@@ -1,19 +1,15 @@
-package reconciler
+package reconcile
 
 import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"log/slog"
 	"slices"
 	"strings"
 	"sync"
 	"testing"
 	"time"
-
-	"github.com/dockctl/dockctl/dockerx"
-	"github.com/dockctl/dockctl/internal/dockerfake"
 )
 
 // outcome is one scripted answer of a Reconcile.
@@ -130,7 +126,8 @@ func (d *doneRecorder) of(key string) []error {
 	return errs
 }
 
-func quietLog() *slog.Logger { return slog.New(slog.NewTextHandler(io.Discard, nil)) }
+// quietLog drops the loop's logs: the tests read its outcomes, not its lines.
+func quietLog() *slog.Logger { return slog.New(slog.DiscardHandler) }
 
 // waitClosed waits (generously) for ch to be closed.
 func waitClosed(t *testing.T, ch <-chan struct{}, what string) {
@@ -202,7 +199,7 @@ func TestLoopOutcomes(t *testing.T) {
 			r := &scripted{script: map[string][]outcome{"a": tt.a}}
 			limiter := newRecordingLimiter()
 			rec := &doneRecorder{}
-			l := newLoop(r, loopConfig{Name: "test", Workers: 1, RateLimiter: limiter, Done: rec.done, Log: quietLog()})
+			l := NewLoop(r, Config{Name: "test", Workers: 1, RateLimiter: limiter, Done: rec.done, Log: quietLog()})
 			cDone := make(chan struct{})
 			r.onCall = func(req Request) {
 				switch req.Key {
@@ -214,9 +211,9 @@ func TestLoopOutcomes(t *testing.T) {
 			}
 			l.Add(Request{Key: "a"})
 			l.Add(Request{Key: "b"})
-			l.start(context.Background())
+			l.Start(context.Background())
 			waitClosed(t, cDone, "c's sync")
-			l.shutDown()
+			l.ShutDown()
 
 			if got := r.called(); !slices.Equal(got, tt.wantCalls) {
 				t.Errorf("syncs %v, want %v", got, tt.wantCalls)
@@ -250,7 +247,7 @@ func TestLoopRequeueAfter(t *testing.T) {
 	const after = 50 * time.Millisecond
 	r := &scripted{script: map[string][]outcome{"a": {{res: Result{RequeueAfter: after}}}}}
 	limiter := newRecordingLimiter()
-	l := newLoop(r, loopConfig{Name: "test", Workers: 2, RateLimiter: limiter, Log: quietLog()})
+	l := NewLoop(r, Config{Name: "test", Workers: 2, RateLimiter: limiter, Log: quietLog()})
 	again := make(chan struct{})
 	var once sync.Once
 	r.onCall = func(Request) {
@@ -259,9 +256,9 @@ func TestLoopRequeueAfter(t *testing.T) {
 		}
 	}
 	l.Add(Request{Key: "a"})
-	l.start(context.Background())
+	l.Start(context.Background())
 	waitClosed(t, again, "a's requeued sync")
-	l.shutDown()
+	l.ShutDown()
 
 	r.mu.Lock()
 	gap := r.at[1].Sub(r.at[0])
@@ -274,7 +271,7 @@ func TestLoopRequeueAfter(t *testing.T) {
 	}
 }
 
-// shutDown waits for the sync in flight and for what was already queued,
+// ShutDown waits for the sync in flight and for what was already queued,
 // takes no new key, and drops the requeues asked for meanwhile.
 func TestLoopShutDownDrains(t *testing.T) {
 	started, release := make(chan struct{}), make(chan struct{})
@@ -289,15 +286,15 @@ func TestLoopShutDownDrains(t *testing.T) {
 		}
 	}
 	rec := &doneRecorder{}
-	l := newLoop(r, loopConfig{Name: "test", Workers: 1, Done: rec.done, Log: quietLog()})
+	l := NewLoop(r, Config{Name: "test", Workers: 1, Done: rec.done, Log: quietLog()})
 	l.Add(Request{Key: "slow"})
-	l.start(context.Background())
+	l.Start(context.Background())
 	waitClosed(t, started, "slow's sync to start")
 	l.Add(Request{Key: "queued"}) // behind slow: the only worker is busy
 
 	stopped := make(chan struct{})
 	go func() {
-		l.shutDown()
+		l.ShutDown()
 		close(stopped)
 	}()
 	deadline := time.Now().Add(30 * time.Second)
@@ -321,93 +318,5 @@ func TestLoopShutDownDrains(t *testing.T) {
 	}
 	if errs := rec.of("slow"); len(errs) != 1 || errs[0] != nil {
 		t.Errorf("slow's syncs ended with %v, want one success", errs)
-	}
-}
-
-// The deployments' owner mapping: a container's event queues its
-// deployment; what names no deployment a record can have, and a gap, queue
-// the sweep; the daemon going down queues nothing.
-func TestDeploymentOwners(t *testing.T) {
-	sweep := []Request{{Key: orphanSweepKey}}
-	tests := []struct {
-		name string
-		ev   dockerx.Event
-		want []Request
-	}{
-		// Keys are "namespace/name"; a container of an earlier release has
-		// no namespace label: default.
-		{"container of a deployment", dockerx.Event{Action: "die", ContainerID: "c1", Deployment: "web"}, []Request{{Key: "default/web"}}},
-		{"container of a deployment of default", dockerx.Event{Action: "die", ContainerID: "c1", Deployment: "web", Namespace: "default"}, []Request{{Key: "default/web"}}},
-		{"container of a deployment of team", dockerx.Event{Action: "die", ContainerID: "c1", Deployment: "web", Namespace: "team"}, []Request{{Key: "team/web"}}},
-		{"not a namespace name", dockerx.Event{Action: "start", ContainerID: "c5", Deployment: "web", Namespace: "Bad_NS"}, sweep},
-		{"a key as a label", dockerx.Event{Action: "start", ContainerID: "c6", Deployment: "team/web"}, sweep},
-		{"first connection", dockerx.Event{Gap: true}, sweep},
-		{"stream re-established", dockerx.Event{Gap: true, Err: errors.New("EOF")}, sweep},
-		{"daemon down", dockerx.Event{Down: true, Err: errors.New("connection refused")}, nil},
-		{"no deployment label", dockerx.Event{Action: "start", ContainerID: "c2"}, sweep},
-		{"not a deployment name", dockerx.Event{Action: "start", ContainerID: "c3", Deployment: "Bad_Name"}, sweep},
-		{"the sweep key as a label", dockerx.Event{Action: "start", ContainerID: "c4", Deployment: orphanSweepKey}, sweep},
-		// Helpers name no deployment, and are no orphans: a Service's are
-		// the services loop's, a port-forward session's the CLI's.
-		{"a port-forward session's helper", dockerx.Event{Action: "destroy", ContainerID: "c7", Role: dockerx.RolePortForward, Namespace: "default"}, nil},
-		{"a Service's proxy", dockerx.Event{Action: "die", ContainerID: "c8", Role: dockerx.RoleProxy, Namespace: "default"}, nil},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			if got := deploymentOwners(tt.ev); !slices.Equal(got, tt.want) {
-				t.Errorf("deploymentOwners(%+v) = %v, want %v", tt.ev, got, tt.want)
-			}
-		})
-	}
-}
-
-// gapCounter is an Observer that counts event-stream gaps.
-type gapCounter struct {
-	nopObserver
-	gaps atomicCounter
-}
-
-func (g *gapCounter) EventStreamGap() { g.gaps.add() }
-
-// What the controller keeps of an event besides the keys it queues:
-// readiness falls at once when the daemon goes down, and a broken stream
-// (not the first connection) is counted.
-func TestControllerHandleEvent(t *testing.T) {
-	tests := []struct {
-		name      string
-		ev        dockerx.Event
-		wantReady bool
-		wantGaps  int64
-		wantKeys  []string
-	}{
-		{"daemon down", dockerx.Event{Down: true, Err: errors.New("connection refused")}, false, 0, nil},
-		{"first connection", dockerx.Event{Gap: true}, true, 0, []string{orphanSweepKey}},
-		{"stream re-established", dockerx.Event{Gap: true, Err: errors.New("EOF")}, true, 1, []string{orphanSweepKey}},
-		{"container event", dockerx.Event{Action: "die", Deployment: "web"}, true, 0, []string{"default/web"}},
-		{"container event in a namespace", dockerx.Event{Action: "die", Deployment: "web", Namespace: "team"}, true, 0, []string{"team/web"}},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			obs := &gapCounter{}
-			c := New(dockerfake.New(), nil, Options{Observer: obs, Logger: quietLog()})
-			c.dockerOK.Store(true)
-			c.handleEvent(tt.ev)
-			if c.Ready() != tt.wantReady {
-				t.Errorf("Ready() = %v, want %v", c.Ready(), tt.wantReady)
-			}
-			if n := obs.gaps.get(); n != tt.wantGaps {
-				t.Errorf("%d gaps counted, want %d", n, tt.wantGaps)
-			}
-			q := c.deployments.queue
-			var keys []string
-			for q.Len() > 0 {
-				req, _ := q.Get()
-				keys = append(keys, req.Key)
-				q.Done(req)
-			}
-			if !slices.Equal(keys, tt.wantKeys) {
-				t.Errorf("queued %v, want %v", keys, tt.wantKeys)
-			}
-		})
 	}
 }

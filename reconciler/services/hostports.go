@@ -1,4 +1,4 @@
-package reconciler
+package services
 
 import (
 	"fmt"
@@ -92,17 +92,15 @@ func (a *allocator) takePortWaitersLocked() []string {
 	return out
 }
 
-// hostPortWaits adds to waiting (template hash → why) the revisions of a
+// HostPortWaits adds to waiting (template hash → why) the revisions of a
 // deployment that declare a host port a Service claimed first; the
-// deployment is synced again when such a Service gives one up.
-func (c *Controller) hostPortWaits(rec *store.Record, waiting map[string]string) map[string]string {
-	if c.svc == nil {
-		return waiting
-	}
-	a := &c.svc.alloc
+// deployment is queued again (Config.QueueDeployment) when such a Service
+// gives one up.
+func (s *Controller) HostPortWaits(rec *store.Record, waiting map[string]string) map[string]string {
+	a := &s.alloc
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	a.loadLocked(c.svc.store)
+	a.loadLocked(s.store)
 	keys := make([]string, 0, len(a.held))
 	for k, h := range a.held {
 		if len(h.Claims) > 0 {

@@ -1,4 +1,4 @@
-package reconciler
+package services
 
 import (
 	"crypto/sha256"

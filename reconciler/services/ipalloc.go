@@ -1,4 +1,4 @@
-package reconciler
+package services
 
 import (
 	"fmt"
@@ -9,6 +9,7 @@ import (
 
 	"github.com/dockctl/dockctl/dockerx"
 	"github.com/dockctl/dockctl/manifests"
+	"github.com/dockctl/dockctl/reconciler/netlayout"
 	"github.com/dockctl/dockctl/store"
 )
 
@@ -29,89 +30,6 @@ import (
 // chosen address is taken from the top of the range down, away from the low
 // addresses users pick (KEP-3070 reserves the bottom of the range for them),
 // so that an explicit address rarely finds itself already chosen.
-
-// NetworkLayout is the address plan of an instance network.
-type NetworkLayout struct {
-	Subnet  netip.Prefix
-	IPRange netip.Prefix // the lower half: Docker's dynamic addresses
-	Gateway netip.Addr   // the subnet's first address
-	DNSIP   netip.Addr   // the DNS server: the first address of the upper half
-	// ServiceFirst..ServiceLast (inclusive) are the ClusterIPs: the upper
-	// half after the DNS address, without the broadcast address.
-	ServiceFirst, ServiceLast netip.Addr
-}
-
-// Subnets of an instance network: IPv4, from /8 (a 2^23-address static
-// range is absurd but harmless) to /28 (six ClusterIPs).
-const (
-	minSubnetBits = 8
-	maxSubnetBits = 28
-)
-
-// layoutOf plans a subnet given as CIDR ("10.222.0.0/20"): the gateway is
-// its first address, Docker's range its lower half, the DNS server the
-// first address of its upper half.
-func layoutOf(subnet string) (NetworkLayout, error) {
-	p, err := netip.ParsePrefix(subnet)
-	if err != nil {
-		return NetworkLayout{}, fmt.Errorf("subnet %q: %w", subnet, err)
-	}
-	if !p.Addr().Is4() || p.Bits() < minSubnetBits || p.Bits() > maxSubnetBits {
-		return NetworkLayout{}, fmt.Errorf("subnet %q: must be an IPv4 CIDR from /%d to /%d", subnet, minSubnetBits, maxSubnetBits)
-	}
-	if p.Masked() != p {
-		return NetworkLayout{}, fmt.Errorf("subnet %q: has host bits set (did you mean %s?)", subnet, p.Masked())
-	}
-	half := uint32(1) << (32 - p.Bits() - 1)
-	base := addrUint(p.Addr())
-	upper := uintAddr(base + half)
-	return NetworkLayout{
-		Subnet:       p,
-		IPRange:      netip.PrefixFrom(p.Addr(), p.Bits()+1),
-		Gateway:      uintAddr(base + 1),
-		DNSIP:        upper,
-		ServiceFirst: uintAddr(base + half + 1),
-		ServiceLast:  uintAddr(base + 2*half - 2),
-	}, nil
-}
-
-// layoutFromStatus is the layout of the network as recorded, with the DNS
-// address the network's owner recorded (the services' range starts after
-// it, and never below the upper half).
-func layoutFromStatus(ns *store.NetworkStatus) (NetworkLayout, error) {
-	if ns == nil || ns.Subnet == "" {
-		return NetworkLayout{}, fmt.Errorf("instance network not known yet")
-	}
-	l, err := layoutOf(ns.Subnet)
-	if err != nil {
-		return NetworkLayout{}, fmt.Errorf("instance network %s: %w", ns.Name, err)
-	}
-	if ns.DNSIP != "" {
-		dns, err := netip.ParseAddr(ns.DNSIP)
-		if err != nil || !l.Subnet.Contains(dns) {
-			return NetworkLayout{}, fmt.Errorf("instance network %s: DNS address %q is not in %s", ns.Name, ns.DNSIP, ns.Subnet)
-		}
-		l.DNSIP = dns
-		if next := dns.Next(); next.Compare(l.ServiceFirst) > 0 {
-			l.ServiceFirst = next
-		}
-	}
-	return l, nil
-}
-
-func addrUint(a netip.Addr) uint32 {
-	b := a.As4()
-	return uint32(b[0])<<24 | uint32(b[1])<<16 | uint32(b[2])<<8 | uint32(b[3])
-}
-
-func uintAddr(u uint32) netip.Addr {
-	return netip.AddrFrom4([4]byte{byte(u >> 24), byte(u >> 16), byte(u >> 8), byte(u)})
-}
-
-// inServiceRange reports whether a is a ClusterIP of the layout.
-func (l NetworkLayout) inServiceRange(a netip.Addr) bool {
-	return a.Is4() && a.Compare(l.ServiceFirst) >= 0 && a.Compare(l.ServiceLast) <= 0
-}
 
 // Condition types and reasons of a Service.
 const (
@@ -192,7 +110,7 @@ type allocInput struct {
 	Prev    *store.ServiceStatus // nil: never allocated
 	// Layout is the instance network's; nil while it is not known: the
 	// previous ClusterIP is kept, unchecked, and no proxy is made.
-	Layout *NetworkLayout
+	Layout *netlayout.NetworkLayout
 	// Address is the host address NodePort and LoadBalancer Services
 	// publish on (--service-address).
 	Address string
@@ -363,14 +281,14 @@ func allocateClusterIP(in allocInput, prev string) (ip string, usable bool, prob
 	if want := s.Spec.ClusterIP; want != "" {
 		a, err := netip.ParseAddr(want)
 		switch {
-		case err != nil || !l.inServiceRange(a):
+		case err != nil || !l.InServiceRange(a):
 			return fail(ReasonClusterIPNotInRange, fmt.Sprintf("spec.clusterIP %s is not in the instance's service range %s-%s", want, l.ServiceFirst, l.ServiceLast))
 		case owner[a] != "":
 			return fail(ReasonClusterIPInUse, fmt.Sprintf("spec.clusterIP %s is the address of service %s", want, owner[a]))
 		}
 		return a.String(), true, nil
 	}
-	if a, err := netip.ParseAddr(prev); err == nil && l.inServiceRange(a) && owner[a] == "" {
+	if a, err := netip.ParseAddr(prev); err == nil && l.InServiceRange(a) && owner[a] == "" {
 		// Kept across restarts and re-applies, even if another Service
 		// names it since: given is given.
 		return a.String(), true, nil

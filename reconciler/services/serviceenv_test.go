@@ -1,16 +1,14 @@
-package reconciler
+package services
 
 import (
 	"context"
+	"log/slog"
 	"maps"
-	"slices"
-	"strings"
-	"sync"
 	"testing"
 	"time"
 
-	"github.com/dockctl/dockctl/dockerx"
 	"github.com/dockctl/dockctl/manifests"
+	"github.com/dockctl/dockctl/reconciler/netlayout"
 	"github.com/dockctl/dockctl/store"
 )
 
@@ -59,121 +57,13 @@ func TestServiceEnvVars(t *testing.T) {
 	}
 }
 
-// TestResolveEnvWithServiceVars: as the kubelet's makeEnvironmentVariables,
-// a Service variable may be referred to as $(NAME) in a value, a variable
-// the container defines itself wins over the Service's, and the Service
-// variables come after the container's own.
-func TestResolveEnvWithServiceVars(t *testing.T) {
-	c := manifests.Container{Name: "web", Env: []manifests.EnvVar{
-		{Name: "URL", Value: "redis://$(REDIS_SERVICE_HOST):$(REDIS_SERVICE_PORT)"},
-		{Name: "REDIS_SERVICE_PORT", Value: "1"},
-	}}
-	ps := &manifests.PodSpec{Containers: []manifests.Container{c}}
-	svc := map[string]string{"REDIS_SERVICE_HOST": "10.222.8.3", "REDIS_SERVICE_PORT": "6379", "REDIS_PORT": "tcp://10.222.8.3:6379"}
-	got, err := resolveEnv(ps, &ps.Containers[0], PodIdentity{}, newFakeConfig(), svc)
-	if err != nil {
-		t.Fatal(err)
-	}
-	want := "URL=redis://10.222.8.3:6379 | REDIS_SERVICE_PORT=1 | REDIS_PORT=tcp://10.222.8.3:6379 | REDIS_SERVICE_HOST=10.222.8.3"
-	if g := strings.Join(got.Vars, " | "); g != want {
-		t.Errorf("vars:\n got %s\nwant %s", g, want)
-	}
-}
-
-// TestControllerSetsServiceEnvVars: every container of a pod gets the
-// variables of each Service of its namespace that has a cluster IP when
-// it is created — one applied with the deployment in the same apply
-// included, as the API server allocates a Service's address before any
-// later pod exists — and not those of another namespace's nor a headless
-// one; enableServiceLinks: false turns them off. The field is not part of
-// the template hash: existing pods are not rolled out by an upgrade.
-func TestControllerSetsServiceEnvVars(t *testing.T) {
-	h, _ := newServiceHarness(t)
-	var (
-		mu   sync.Mutex
-		envs = map[string][]string{}
-	)
-	h.engine.OnCreate = func(req dockerx.CreateRequest) error {
-		mu.Lock()
-		envs[req.Name] = req.Env
-		mu.Unlock()
-		return nil
-	}
-	svc := func(ns, name, clusterIP string, ports ...manifests.ServicePort) *manifests.Service {
-		return &manifests.Service{APIVersion: "v1", Kind: "Service", Metadata: manifests.ObjectMeta{Name: name, Namespace: ns},
-			Spec: manifests.ServiceSpec{Selector: map[string]string{"app": name}, ClusterIP: clusterIP, Ports: ports}}
-	}
-	if _, err := h.store.Apply(store.Bundle{
-		Namespaces: []*manifests.Namespace{{APIVersion: "v1", Kind: "Namespace", Metadata: manifests.ObjectMeta{Name: "team"}}},
-		Services: []*manifests.Service{
-			svc("", "redis-master", "", manifests.ServicePort{Name: "redis", Port: 6379}),
-			svc("", "peers", manifests.ClusterIPNone, manifests.ServicePort{Port: 80}),
-			svc("team", "elsewhere", "", manifests.ServicePort{Port: 80}),
-		}}, store.ApplyOptions{}); err != nil {
-		t.Fatal(err)
-	}
-	h.start()
-	var redisIP string
-	h.waitFor("redis-master's address", func() bool {
-		st, err := h.store.ReadServiceStatus("default", "redis-master")
-		if err == nil && st != nil {
-			redisIP = st.ClusterIP
-		}
-		return redisIP != ""
-	})
-
-	web := testDeployment("web", 1, "x")
-	quiet := testDeployment("quiet", 1, "x")
-	off := false
-	quiet.Spec.Template.Spec.EnableServiceLinks = &off
-	// A Service applied with the deployments: it exists before their pods.
-	if _, err := h.store.Apply(store.Bundle{Services: []*manifests.Service{svc("", "api", "", manifests.ServicePort{Port: 8080})},
-		Deployments: []*manifests.Deployment{web, quiet}}, store.ApplyOptions{}); err != nil {
-		t.Fatal(err)
-	}
-	webPods := h.waitReplicas("web", 1)
-	quietPods := h.waitReplicas("quiet", 1)
-	var apiIP string
-	h.waitFor("api's address in its status", func() bool {
-		st, err := h.store.ReadServiceStatus("default", "api")
-		if err == nil && st != nil {
-			apiIP = st.ClusterIP
-		}
-		return apiIP != ""
-	})
-	mu.Lock()
-	webEnv, quietEnv := envs[webPods[0].Name], envs[quietPods[0].Name]
-	mu.Unlock()
-	for _, want := range []string{
-		"REDIS_MASTER_SERVICE_HOST=" + redisIP, "REDIS_MASTER_SERVICE_PORT=6379", "REDIS_MASTER_SERVICE_PORT_REDIS=6379",
-		"REDIS_MASTER_PORT=tcp://" + redisIP + ":6379", "REDIS_MASTER_PORT_6379_TCP=tcp://" + redisIP + ":6379",
-		"REDIS_MASTER_PORT_6379_TCP_PROTO=tcp", "REDIS_MASTER_PORT_6379_TCP_PORT=6379", "REDIS_MASTER_PORT_6379_TCP_ADDR=" + redisIP,
-		"API_SERVICE_HOST=" + apiIP, "API_SERVICE_PORT=8080", "V=x",
-	} {
-		if !slices.Contains(webEnv, want) {
-			t.Errorf("web's environment lacks %s: %q", want, webEnv)
-		}
-	}
-	for _, kv := range webEnv {
-		if strings.HasPrefix(kv, "PEERS_") || strings.HasPrefix(kv, "ELSEWHERE_") {
-			t.Errorf("web's environment has %s (a headless Service, another namespace's)", kv)
-		}
-	}
-	if !slices.Equal(quietEnv, []string{"V=x"}) {
-		t.Errorf("enableServiceLinks: false, environment %q, want [V=x]", quietEnv)
-	}
-	if got, want := quietPods[0].TemplateHash, manifests.TemplateHash(&testDeployment("quiet", 1, "x").Spec.Template); got != want {
-		t.Errorf("enableServiceLinks changed the template hash: %s, want %s", got, want)
-	}
-}
-
 // TestServiceEnvWaitsForAnAddress: a create does not miss a Service of its
 // namespace the Service reconciler has not synced yet (one applied in the
 // same apply as the deployment): it waits for the address, as the kubelet
 // waits for its Service informer's first sync and as the API server gives
 // a Service its address before a later pod exists.
 func TestServiceEnvWaitsForAnAddress(t *testing.T) {
-	h, _ := newServiceHarness(t)
+	h := newEnvRig(t)
 	if _, err := h.store.Apply(store.Bundle{Services: []*manifests.Service{{APIVersion: "v1", Kind: "Service",
 		Metadata: manifests.ObjectMeta{Name: "api"},
 		Spec:     manifests.ServiceSpec{Selector: map[string]string{"app": "api"}, Ports: []manifests.ServicePort{{Port: 8080}}}}}},
@@ -182,9 +72,9 @@ func TestServiceEnvWaitsForAnAddress(t *testing.T) {
 	}
 	got := make(chan map[string]string, 1)
 	go func() {
-		got <- h.ctrl.serviceEnv(context.Background(), "default", &manifests.PodSpec{})
+		got <- h.svc.Env(context.Background(), "default")
 	}()
-	a := &h.ctrl.svc.alloc
+	a := &h.svc.alloc
 	h.waitFor("the create waiting for api's address", func() bool {
 		a.mu.Lock()
 		defer a.mu.Unlock()
@@ -222,7 +112,7 @@ func TestServiceAddressKnownOnlyWithTheNetwork(t *testing.T) {
 		t.Fatalf("without the network: address %q, known %v", ip, ok)
 	}
 	_, _, wait := a.addressOf(st, "default/api")
-	l, err := layoutFromStatus(&store.NetworkStatus{Name: "dockctl_i", Subnet: "10.222.0.0/20", IPRange: "10.222.0.0/21",
+	l, err := netlayout.FromStatus(&store.NetworkStatus{Name: "dockctl_i", Subnet: "10.222.0.0/20", IPRange: "10.222.0.0/21",
 		Gateway: "10.222.0.1", DNSIP: "10.222.8.0"})
 	if err != nil {
 		t.Fatal(err)
@@ -251,16 +141,16 @@ func applyServices(t *testing.T, st *store.Store, names ...string) {
 	}
 }
 
-// serviceEnvAsync runs serviceEnv as a create would, its result on the
+// serviceEnvAsync runs Env as a create would, its result on the
 // channel.
-func serviceEnvAsync(h *harness, ctx context.Context) <-chan map[string]string {
+func serviceEnvAsync(h *envRig, ctx context.Context) <-chan map[string]string {
 	got := make(chan map[string]string, 1)
-	go func() { got <- h.ctrl.serviceEnv(ctx, "default", &manifests.PodSpec{}) }()
+	go func() { got <- h.svc.Env(ctx, "default") }()
 	return got
 }
 
 // receive waits for the create's environment.
-func receive(h *harness, what string, got <-chan map[string]string) map[string]string {
+func receive(h *envRig, what string, got <-chan map[string]string) map[string]string {
 	h.t.Helper()
 	var env map[string]string
 	h.waitFor(what, func() bool {
@@ -280,8 +170,8 @@ func receive(h *harness, what string, got <-chan map[string]string) map[string]s
 // beyond its informer's first sync, and a create must not hang on the
 // second of two Services that get no address.
 func TestServiceEnvWaitIsBoundedForEveryService(t *testing.T) {
-	h, _ := newServiceHarness(t)
-	h.ctrl.svc.envWait = 20 * time.Millisecond
+	h := newEnvRig(t)
+	h.svc.envWait = 20 * time.Millisecond
 	applyServices(t, h.store, "api", "db") // never synced: no address
 	env := receive(h, "the create to go on without api's and db's variables", serviceEnvAsync(h, context.Background()))
 	if len(env) != 0 {
@@ -295,12 +185,12 @@ func TestServiceEnvWaitIsBoundedForEveryService(t *testing.T) {
 // each slow-start wave in turn); a Service applied later is waited for
 // on its own, and one given its address is seen again.
 func TestServiceEnvWaitsOnceForAServiceWithoutAddress(t *testing.T) {
-	h, _ := newServiceHarness(t)
-	h.ctrl.svc.envWait = 20 * time.Millisecond
+	h := newEnvRig(t)
+	h.svc.envWait = 20 * time.Millisecond
 	applyServices(t, h.store, "api")
 	receive(h, "the first create, after its wait for api", serviceEnvAsync(h, context.Background()))
 
-	h.ctrl.svc.envWait = time.Hour // a create that waited for api again would hang
+	h.svc.envWait = time.Hour // a create that waited for api again would hang
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	if env := receive(h, "a later create, without waiting for api again", serviceEnvAsync(h, ctx)); len(env) != 0 {
@@ -310,7 +200,7 @@ func TestServiceEnvWaitsOnceForAServiceWithoutAddress(t *testing.T) {
 	// api gets its address late, before the next create: that create
 	// has its variables, and waits for db, a new Service, all the same.
 	applyServices(t, h.store, "api", "db")
-	a := &h.ctrl.svc.alloc
+	a := &h.svc.alloc
 	a.mu.Lock()
 	a.held["default/api"] = serviceAllocation{Key: "default/api", ClusterIP: "10.222.8.8"}
 	a.noteAssignedLocked("default/api")
@@ -337,52 +227,52 @@ func TestServiceEnvWaitsOnceForAServiceWithoutAddress(t *testing.T) {
 // for any new one, rather than taking the old one's assignment for its
 // own and leaving its variables out.
 func TestServiceEnvForgetsADeletedService(t *testing.T) {
-	h, _ := newServiceHarness(t)
+	h := newEnvRig(t)
 	applyServices(t, h.store, "api")
-	a := &h.ctrl.svc.alloc
+	a := &h.svc.alloc
 	a.mu.Lock()
 	a.held["default/api"] = serviceAllocation{Key: "default/api", ClusterIP: "10.222.8.9"}
 	a.noteAssignedLocked("default/api")
 	a.mu.Unlock()
-	h.ctrl.svc.forget("default/api") // its deletion's sync
+	h.svc.forget("default/api") // its deletion's sync
 	if ip, ok, _ := a.addressOf(h.store, "default/api"); ok {
 		t.Errorf("a deleted Service still counts as given its address (%q)", ip)
 	}
 }
 
-// noNetworkStore is a ServiceStore whose instance network is never known:
-// the Service reconciler gives no Service an address.
-type noNetworkStore struct{ ServiceStore }
+// envRig is a Service controller whose loop never runs, on a state
+// directory with the instance network recorded: a test gives Services
+// their addresses by hand (the allocator), as their syncs would.
+type envRig struct {
+	t     *testing.T
+	store *store.Store
+	svc   *Controller
+}
 
-func (noNetworkStore) ReadNetwork() (*store.NetworkStatus, error) { return nil, store.ErrNotFound }
-
-// TestServiceEnvWaitHoldsNoPodAddressLock: a create waiting for a
-// Service's address holds no lock other creates need: the assignment of
-// pod addresses (one at a time, for pods that read status.podIP) goes on
-// for other deployments meanwhile.
-func TestServiceEnvWaitHoldsNoPodAddressLock(t *testing.T) {
-	h, eng := newServiceHarness(t)
-	h.opts.ServiceStore = noNetworkStore{h.store}
-	h.ctrl = New(eng, h.store, h.opts)
-	h.ctrl.svc.envWait = time.Hour
-	applyServices(t, h.store, "api")
-	readsIP := func(name string) *manifests.Deployment {
-		d := testDeployment(name, 1, "x")
-		d.Spec.Template.Spec.Containers[0].Env = append(d.Spec.Template.Spec.Containers[0].Env, manifests.EnvVar{Name: "IP",
-			ValueFrom: &manifests.EnvVarSource{FieldRef: &manifests.ObjectFieldSelector{FieldPath: manifests.FieldStatusPodIP}}})
-		return d
+func newEnvRig(t *testing.T) *envRig {
+	t.Helper()
+	st, err := store.Open(t.TempDir(), "i")
+	if err != nil {
+		t.Fatal(err)
 	}
-	h.start()
-	h.apply(readsIP("web")) // its create waits for api's address
-	a := &h.ctrl.svc.alloc
-	h.waitFor("web's create waiting for api's address", func() bool {
-		a.mu.Lock()
-		defer a.mu.Unlock()
-		return a.next != nil
-	})
-	quiet := readsIP("quiet")
-	off := false
-	quiet.Spec.Template.Spec.EnableServiceLinks = &off
-	h.apply(quiet)
-	h.waitReplicas("quiet", 1)
+	if err := st.WriteNetwork(&store.NetworkStatus{Name: "dockctl_i", Subnet: "10.222.0.0/20", IPRange: "10.222.0.0/21",
+		Gateway: "10.222.0.1", DNSIP: "10.222.8.0"}); err != nil {
+		t.Fatal(err)
+	}
+	svc := New(Config{Instance: "i", Address: "127.0.0.1", Store: st, Deployments: st, Tracker: NewTracker(func(string) {}, nil),
+		Log: slog.New(slog.DiscardHandler)})
+	t.Cleanup(svc.Loop().ShutDown)
+	return &envRig{t: t, store: st, svc: svc}
+}
+
+// waitFor waits (generously: the machine may be loaded) for cond.
+func (h *envRig) waitFor(what string, cond func() bool) {
+	h.t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			h.t.Fatalf("timed out waiting for %s", what)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
 }

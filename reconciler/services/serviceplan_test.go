@@ -1,4 +1,4 @@
-package reconciler
+package services
 
 import (
 	"encoding/json"
@@ -9,6 +9,7 @@ import (
 	"github.com/dockctl/dockctl/dockerx"
 	"github.com/dockctl/dockctl/internal/helperapi"
 	"github.com/dockctl/dockctl/manifests"
+	"github.com/dockctl/dockctl/reconciler/internal/golden"
 	"github.com/dockctl/dockctl/store"
 )
 
@@ -101,7 +102,7 @@ func TestHelperPlan(t *testing.T) {
 			if got := strings.Join(ops, " "); got != tt.ops || plan.Serves != tt.serves {
 				t.Errorf("ops %q serves %v, want %q %v", got, plan.Serves, tt.ops, tt.serves)
 			}
-			checkGolden(t, "helper-"+tt.name, plan.String())
+			golden.Check(t, "helper-"+tt.name, plan.String())
 		})
 	}
 }

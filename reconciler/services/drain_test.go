@@ -1,4 +1,4 @@
-package reconciler
+package services
 
 import (
 	"context"
@@ -233,7 +233,7 @@ func TestDrainRightAfterRestartWaitsForStoredServices(t *testing.T) {
 	ctx, stop := context.WithTimeout(context.Background(), time.Minute)
 	defer stop()
 	done := drainAsync(r.tracker, ctx, "default", "web-a-1")
-	r.tracker.markSynced() // the first sweep completes
+	r.tracker.MarkSynced() // the first sweep completes
 	r.reconcile("default/web")
 	if err := <-done; err != nil {
 		t.Fatal(err)

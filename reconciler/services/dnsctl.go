@@ -1,4 +1,4 @@
-package reconciler
+package services
 
 import (
 	"context"
@@ -6,6 +6,7 @@ import (
 
 	"github.com/dockctl/dockctl/dockerx"
 	"github.com/dockctl/dockctl/internal/helperapi"
+	"github.com/dockctl/dockctl/reconciler/reconcile"
 	"github.com/dockctl/dockctl/store"
 )
 
@@ -18,21 +19,21 @@ import (
 // deleting everything leaves the host as it was.
 
 // syncDNS is one observe → plan → execute pass for the DNS server.
-func (s *services) syncDNS(ctx context.Context) (Result, error) {
+func (s *Controller) syncDNS(ctx context.Context) (reconcile.Result, error) {
 	if !s.tracker.Synced() {
-		return Result{}, nil
+		return reconcile.Result{}, nil
 	}
 	observed, err := s.listHelpers(ctx, dockerx.RoleDNS)
 	if err != nil {
-		return Result{}, err
+		return reconcile.Result{}, err
 	}
 	layout, netErr := s.layout()
 	if layout == nil {
-		s.noteWaiting(dnsKey, netErr)
-		return Result{RequeueAfter: networkRetry}, nil
+		s.noteWaiting(DNSKey, netErr)
+		return reconcile.Result{RequeueAfter: networkRetry}, nil
 	}
 	s.mu.Lock()
-	delete(s.waiting, dnsKey)
+	delete(s.waiting, DNSKey)
 	s.mu.Unlock()
 	recs, errs := s.store.ListServices()
 	for _, err := range errs {
@@ -56,7 +57,7 @@ func (s *services) syncDNS(ctx context.Context) (Result, error) {
 	}
 	wanted := live || len(errs) > 0
 	if !wanted {
-		deps, depErrs := s.c.store.ListAll()
+		deps, depErrs := s.cfg.Deployments.ListAll()
 		wanted = len(depErrs) > 0 // never removed on the strength of an unreadable record
 		for _, d := range deps {
 			wanted = wanted || !d.Deleted
@@ -66,8 +67,8 @@ func (s *services) syncDNS(ctx context.Context) (Result, error) {
 	cfg := dnsConfig(records)
 	content, render := renderer(cfg, func(c *helperapi.DNSConfig, g int64) { c.Generation = g })
 	s.mu.Lock()
-	pushed := s.pushed[dnsKey]
-	gen := max(s.dnsGen, s.floor[dnsKey])
+	pushed := s.pushed[DNSKey]
+	gen := max(s.dnsGen, s.floor[DNSKey])
 	if pushed != nil {
 		gen = max(gen, pushed.Generation)
 	}
@@ -75,15 +76,15 @@ func (s *services) syncDNS(ctx context.Context) (Result, error) {
 	s.mu.Unlock()
 	pin := helperPlanInput{Observed: observed, Pushed: pushed, Generation: gen, Unwanted: "no service or deployment left"}
 	if wanted {
-		network := dockerx.NetworkName(s.c.opts.Instance)
+		network := dockerx.NetworkName(s.cfg.Instance)
 		ip := layout.DNSIP.String()
-		pin.Want = &helperWant{Name: dnsName(s.c.opts.Instance), Hash: dnsConfigHash(network, ip), Mode: helperapi.ModeDNS,
+		pin.Want = &helperWant{Name: dnsName(s.cfg.Instance), Hash: dnsConfigHash(network, ip), Mode: helperapi.ModeDNS,
 			Content: content, Render: render, Change: recordChange(before, cfg.Records), Stub: renderStub(dnsConfig(nil)),
-			Request: dockerx.HelperRequest{Instance: s.c.opts.Instance, Role: dockerx.RoleDNS, Network: dockerx.PodNetwork{Name: network, IPv4: ip}}}
+			Request: dockerx.HelperRequest{Instance: s.cfg.Instance, Role: dockerx.RoleDNS, Network: dockerx.PodNetwork{Name: network, IPv4: ip}}}
 	}
 	plan := planHelper(pin)
-	s.logPlan(dnsKey, plan)
-	done, err := s.execute(ctx, dnsKey, plan, content, render)
+	s.logPlan(DNSKey, plan)
+	done, err := s.execute(ctx, DNSKey, plan, content, render)
 	wait := plan.Wait || errors.Is(err, errNameBeingFreed)
 	if wait {
 		err = nil
@@ -94,11 +95,11 @@ func (s *services) syncDNS(ctx context.Context) (Result, error) {
 		s.dnsRecords = cfg.Records
 	}
 	if !wanted && err == nil {
-		delete(s.pushed, dnsKey)
+		delete(s.pushed, DNSKey)
 	}
 	s.mu.Unlock()
 	if wait {
-		return Result{RequeueAfter: nameRetry}, nil
+		return reconcile.Result{RequeueAfter: nameRetry}, nil
 	}
-	return Result{}, err
+	return reconcile.Result{}, err
 }

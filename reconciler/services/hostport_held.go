@@ -1,4 +1,4 @@
-package reconciler
+package services
 
 import (
 	"context"
@@ -85,8 +85,8 @@ func hostPortInUse(err error, bindings []dockerx.PortBinding) (dockerx.PortBindi
 
 // noteHostHeld remembers hp as held by a process of the host: it is left
 // out until its next try, after a backoff that doubles each time.
-func (s *services) noteHostHeld(key string, hp hostPort) {
-	now := s.c.opts.Now()
+func (s *Controller) noteHostHeld(key string, hp hostPort) {
+	now := s.cfg.Now()
 	s.mu.Lock()
 	if s.hostHeld == nil {
 		s.hostHeld = map[hostPort]*heldPort{}
@@ -106,7 +106,7 @@ func (s *services) noteHostHeld(key string, hp hostPort) {
 
 // publishedHostPorts forgets the held marks of the ports a running proxy
 // now publishes.
-func (s *services) publishedHostPorts(bindings []dockerx.PortBinding) {
+func (s *Controller) publishedHostPorts(bindings []dockerx.PortBinding) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	for _, hp := range publishedOf(bindings) {
@@ -118,8 +118,8 @@ func (s *services) publishedHostPorts(bindings []dockerx.PortBinding) {
 // allocation must leave out now, and how soon the earliest is tried
 // again (0: none is held). A port due for a try is left out still while
 // the controller reaches a listener on it.
-func (s *services) hostHolders(ctx context.Context) ([]portHolder, time.Duration) {
-	now := s.c.opts.Now()
+func (s *Controller) hostHolders(ctx context.Context) ([]portHolder, time.Duration) {
+	now := s.cfg.Now()
 	s.mu.Lock()
 	due := map[hostPort]*heldPort{}
 	for hp, h := range s.hostHeld {
@@ -143,7 +143,9 @@ func (s *services) hostHolders(ctx context.Context) ([]portHolder, time.Duration
 		}
 		if now.Before(h.retryAt) {
 			out = append(out, portHolder{Port: hp, Owner: hostProcessOwner})
-			next = minPositive(next, h.retryAt.Sub(now))
+			if wait := h.retryAt.Sub(now); next == 0 || wait < next {
+				next = wait // the soonest retry
+			}
 		}
 	}
 	return out, next
@@ -155,7 +157,7 @@ func (s *services) hostHolders(ctx context.Context) ([]portHolder, time.Duration
 // TCP listener may be on another address of the host than the one
 // dialled. Else a try would tear down the running proxy at every backoff
 // for a start Docker refuses again.
-func (s *services) listening(ctx context.Context, hp hostPort) bool {
+func (s *Controller) listening(ctx context.Context, hp hostPort) bool {
 	network := strings.ToLower(hp.Protocol)
 	if network != "tcp" && network != "udp" {
 		return false

@@ -1,4 +1,4 @@
-package reconciler
+package services
 
 import (
 	"fmt"
@@ -10,61 +10,9 @@ import (
 	"k8s.io/apimachinery/pkg/util/intstr"
 
 	"github.com/dockctl/dockctl/manifests"
+	"github.com/dockctl/dockctl/reconciler/netlayout"
 	"github.com/dockctl/dockctl/store"
 )
-
-func TestLayoutOf(t *testing.T) {
-	tests := []struct {
-		subnet                                        string
-		ipRange, gateway, dns, first, last, wantError string
-	}{
-		{subnet: "10.222.0.0/20", ipRange: "10.222.0.0/21", gateway: "10.222.0.1", dns: "10.222.8.0", first: "10.222.8.1", last: "10.222.15.254"},
-		{subnet: "10.222.16.0/20", ipRange: "10.222.16.0/21", gateway: "10.222.16.1", dns: "10.222.24.0", first: "10.222.24.1", last: "10.222.31.254"},
-		{subnet: "192.168.7.0/24", ipRange: "192.168.7.0/25", gateway: "192.168.7.1", dns: "192.168.7.128", first: "192.168.7.129", last: "192.168.7.254"},
-		{subnet: "172.30.0.16/28", ipRange: "172.30.0.16/29", gateway: "172.30.0.17", dns: "172.30.0.24", first: "172.30.0.25", last: "172.30.0.30"},
-		{subnet: "10.0.0.0/29", wantError: "from /8 to /28"},
-		{subnet: "fd00::/64", wantError: "IPv4"},
-		{subnet: "10.222.0.1/20", wantError: "host bits"},
-		{subnet: "not-a-cidr", wantError: "subnet"},
-	}
-	for _, tt := range tests {
-		t.Run(tt.subnet, func(t *testing.T) {
-			l, err := layoutOf(tt.subnet)
-			if tt.wantError != "" {
-				if err == nil || !strings.Contains(err.Error(), tt.wantError) {
-					t.Fatalf("LayoutOf: %v, want an error containing %q", err, tt.wantError)
-				}
-				return
-			}
-			if err != nil {
-				t.Fatal(err)
-			}
-			got := fmt.Sprintf("%v %v %v %v %v", l.IPRange, l.Gateway, l.DNSIP, l.ServiceFirst, l.ServiceLast)
-			want := strings.Join([]string{tt.ipRange, tt.gateway, tt.dns, tt.first, tt.last}, " ")
-			if got != want {
-				t.Errorf("layout %s, want %s", got, want)
-			}
-			if l.IPRange.Contains(l.DNSIP) || l.IPRange.Contains(l.ServiceFirst) || !l.Subnet.Contains(l.ServiceLast) {
-				t.Errorf("static range overlaps Docker's or leaves the subnet: %+v", l)
-			}
-		})
-	}
-}
-
-func TestLayoutFromStatus(t *testing.T) {
-	l, err := layoutFromStatus(&store.NetworkStatus{Name: "dockctl_i", Subnet: "10.222.0.0/20", DNSIP: "10.222.8.5"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if l.DNSIP.String() != "10.222.8.5" || l.ServiceFirst.String() != "10.222.8.6" {
-		t.Errorf("DNS %s, first ClusterIP %s; want 10.222.8.5 and the address after it", l.DNSIP, l.ServiceFirst)
-	}
-	for _, ns := range []*store.NetworkStatus{nil, {Name: "n"}, {Name: "n", Subnet: "10.222.0.0/20", DNSIP: "10.9.9.9"}} {
-		if _, err := layoutFromStatus(ns); err == nil {
-			t.Errorf("layoutFromStatus(%+v): no error", ns)
-		}
-	}
-}
 
 // svcOf builds a defaulted Service of the default namespace.
 func svcOf(name, typ, clusterIP string, ports ...manifests.ServicePort) *manifests.Service {
@@ -78,9 +26,9 @@ func sport(name string, port, nodePort int32) manifests.ServicePort {
 	return manifests.ServicePort{Name: name, Port: port, NodePort: nodePort}
 }
 
-func testLayout(t *testing.T, subnet string) *NetworkLayout {
+func testLayout(t *testing.T, subnet string) *netlayout.NetworkLayout {
 	t.Helper()
-	l, err := layoutOf(subnet)
+	l, err := netlayout.Of(subnet)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -95,7 +43,7 @@ func TestAllocateClusterIP(t *testing.T) {
 		name      string
 		spec      string
 		prev      string
-		layout    *NetworkLayout
+		layout    *netlayout.NetworkLayout
 		others    []serviceAllocation
 		reserved  []string // named by other Services
 		want      string

@@ -1,4 +1,4 @@
-package reconciler
+package services
 
 import (
 	"context"
@@ -8,7 +8,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/dockctl/dockctl/dockerx"
 	"github.com/dockctl/dockctl/manifests"
 )
 
@@ -76,40 +75,27 @@ func serviceEnvVars(links []serviceLink) map[string]string {
 // envVarName is the kubelet's makeEnvVariableName: upper case, '-' as '_'.
 func envVarName(s string) string { return strings.ToUpper(strings.ReplaceAll(s, "-", "_")) }
 
-// serviceEnv returns the Service variables of a container of pod spec ps
-// in namespace ns (nil when the pod turns them off, or this controller
-// runs no Services): the live Services of the namespace with the address
+// Env returns the Service variables of a container created now in
+// namespace ns: the live Services of the namespace with the address
 // the Service reconciler gave them. One it has not synced yet is waited
 // for, up to serviceEnvWait for them all (awaitAddress).
-func (c *Controller) serviceEnv(ctx context.Context, ns string, ps *manifests.PodSpec) map[string]string {
-	if c.svc == nil || (ps.EnableServiceLinks != nil && !*ps.EnableServiceLinks) {
-		return nil
-	}
-	recs, errs := c.svc.store.ListServices()
+func (s *Controller) Env(ctx context.Context, ns string) map[string]string {
+	recs, errs := s.store.ListServices()
 	if len(errs) > 0 {
-		c.log.Warn("Services unreadable: their environment variables are left out", "namespace", ns, "err", errs[0])
+		s.log.Warn("Services unreadable: their environment variables are left out", "namespace", ns, "err", errs[0])
 	}
 	var links []serviceLink
-	until := time.Now().Add(c.svc.envWait) // one bound for all of them
+	until := time.Now().Add(s.envWait) // one bound for all of them
 	for _, r := range recs {
 		svc := defaultService(&r.Service)
 		if r.Deleted || svc.Metadata.NamespaceOrDefault() != ns || svc.Spec.ClusterIP == manifests.ClusterIPNone {
 			continue
 		}
-		if ip, ok := c.svc.awaitAddress(ctx, serviceKey(svc), until); ok {
+		if ip, ok := s.awaitAddress(ctx, serviceKey(svc), until); ok {
 			links = append(links, serviceLink{Name: svc.Metadata.Name, ClusterIP: ip, Ports: svc.Spec.Ports})
 		}
 	}
 	return serviceEnvVars(links)
-}
-
-// containerServiceEnv is serviceEnv for the container op creates (none
-// for a holder, which runs no workload).
-func (c *Controller) containerServiceEnv(ctx context.Context, in PlanInput, op Op) map[string]string {
-	if op.Role == dockerx.RoleHolder || op.From == nil {
-		return nil
-	}
-	return c.serviceEnv(ctx, in.namespace(), &op.From.Spec.Template.Spec)
 }
 
 // awaitAddress returns a Service's address, waiting for its sync to give
@@ -117,7 +103,7 @@ func (c *Controller) containerServiceEnv(ctx context.Context, in PlanInput, op O
 // waited for it set it. Every create shares that one window — the kubelet
 // waits once, for its informer's first sync — so a Service that gets no
 // address holds up a scale-up once, not each of its creates in turn.
-func (s *services) awaitAddress(ctx context.Context, key string, until time.Time) (string, bool) {
+func (s *Controller) awaitAddress(ctx context.Context, key string, until time.Time) (string, bool) {
 	for {
 		ip, ok, next := s.alloc.addressOf(s.store, key)
 		if ok {
@@ -186,4 +172,17 @@ func (a *allocator) noteAssignedLocked(key string) {
 		close(a.next)
 		a.next = nil
 	}
+}
+
+// SetEnvWait sets how long creates wait for the addresses of their
+// namespace's Services (default serviceEnvWait, as the kubelet waits for
+// its informer's first sync). It must be set before the controller runs.
+func (s *Controller) SetEnvWait(d time.Duration) { s.envWait = d }
+
+// AddressAwaited reports whether a create waits for a Service's address
+// that no sync has given since.
+func (s *Controller) AddressAwaited() bool {
+	s.alloc.mu.Lock()
+	defer s.alloc.mu.Unlock()
+	return s.alloc.next != nil
 }

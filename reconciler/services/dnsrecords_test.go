@@ -1,4 +1,4 @@
-package reconciler
+package services
 
 import (
 	"net"
@@ -33,7 +33,7 @@ func (w *dnsRecorder) Hijack()                   {}
 func (r *svcRig) askServedDNS(name string, qtype uint16) *dns.Msg {
 	r.t.Helper()
 	var cfg helperapi.DNSConfig
-	if _, ok := r.docker.serving("i_dns", &cfg); !ok {
+	if _, ok := r.docker.Serving("i_dns", &cfg); !ok {
 		r.t.Fatal("no DNS server serving a config")
 	}
 	cfg.Upstreams = []string{"127.0.0.1:9"} // never asked: every name here is under cluster.local
@@ -89,7 +89,7 @@ func TestServiceDNSNameFollowsReadyEndpoints(t *testing.T) {
 			}
 			r.svcs.put(rec)
 			r.reconcile("default/web")
-			r.reconcile(dnsKey)
+			r.reconcile(DNSKey)
 			m := r.askServedDNS(tc.qname, tc.qtype)
 			if m.Rcode != tc.wantRcode || len(m.Answer) != tc.wantAnswer {
 				t.Errorf("%s %s: rcode %s with %d answers, want %s with %d:\n%s", tc.qname, dns.TypeToString[tc.qtype],
@@ -111,17 +111,17 @@ func TestHeadlessDNSNameGoesWithItsLastReadyPod(t *testing.T) {
 	rec.Service.Spec.ClusterIP = manifests.ClusterIPNone
 	r.svcs.put(rec)
 	r.reconcile("default/web")
-	r.reconcile(dnsKey)
+	r.reconcile(DNSKey)
 	for i, step := range []struct {
 		ready     int
 		wantRcode int
 	}{{0, dns.RcodeNameError}, {2, dns.RcodeSuccess}, {0, dns.RcodeNameError}} {
 		r.tracker.Update("default/web", webPods(2, step.ready))
 		r.reconcile("default/web")
-		if !drainQueue(r)[dnsKey] {
+		if !drainQueue(r)[DNSKey] {
 			t.Fatalf("step %d: %d ready: the DNS server was not queued", i, step.ready)
 		}
-		r.reconcile(dnsKey)
+		r.reconcile(DNSKey)
 		if m := r.askServedDNS(name, dns.TypeA); m.Rcode != step.wantRcode {
 			t.Errorf("step %d: %d ready: rcode %s, want %s", i, step.ready, dns.RcodeToString[m.Rcode], dns.RcodeToString[step.wantRcode])
 		}

@@ -1,0 +1,427 @@
+package manifests
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/dockctl/dockctl/internal/cronschedule"
+	"k8s.io/apimachinery/pkg/util/validation"
+)
+
+// Validation of the workload kinds, on the object as written (before
+// defaults), following the API server's rules (k8s.io/kubernetes
+// pkg/apis/apps/validation and pkg/apis/batch/validation) for the fields
+// dockctl supports. Every pod template goes through the Deployment's
+// template checks (validator.template), with the kind's restartPolicy rule.
+
+// maxCronJobNameLength is Kubernetes' bound: a CronJob's Jobs are named
+// NAME-<minutes since the epoch> (11 more characters), which must stay a
+// 63-character label.
+const maxCronJobNameLength = 52
+
+// maxPodFailurePolicyRules and the bounds after it are batch/v1's.
+const (
+	maxPodFailurePolicyRules      = 20
+	maxPodFailurePolicyExitCodes  = 255
+	maxParallelismForIndexedJob   = 100000
+	maxFailedIndexesForIndexedJob = 100000
+)
+
+func validateStatefulSet(s *StatefulSet, base string, lines map[string]int) ErrorList {
+	v := &validator{lines: lines}
+	v.meta(child(base, "metadata"), &s.Metadata, KindStatefulSet)
+	sp := child(base, "spec")
+	v.replicas(child(sp, "replicas"), s.Spec.Replicas)
+	v.nonNegative(child(sp, "minReadySeconds"), int64(s.Spec.MinReadySeconds))
+	if r := s.Spec.RevisionHistoryLimit; r != nil {
+		v.nonNegative(child(sp, "revisionHistoryLimit"), int64(*r))
+	}
+	if s.Spec.ServiceName != "" {
+		// The name of a Service: a DNS-1035 label, part of every pod's
+		// DNS name.
+		v.dns1035Label(child(sp, "serviceName"), s.Spec.ServiceName)
+	}
+	switch s.Spec.PodManagementPolicy {
+	case "", PodManagementOrderedReady, PodManagementParallel:
+	default:
+		v.add(child(sp, "podManagementPolicy"), `unsupported value %q: must be "OrderedReady" or "Parallel"`, s.Spec.PodManagementPolicy)
+	}
+	v.statefulSetStrategy(child(sp, "updateStrategy"), &s.Spec.UpdateStrategy)
+	if rp := s.Spec.PersistentVolumeClaimRetentionPolicy; rp != nil {
+		rpp := child(sp, "persistentVolumeClaimRetentionPolicy")
+		for _, f := range []struct{ name, value string }{{"whenDeleted", rp.WhenDeleted}, {"whenScaled", rp.WhenScaled}} {
+			switch f.value {
+			case "", ClaimRetain, ClaimDelete:
+			default:
+				v.add(child(rpp, f.name), `unsupported value %q: must be "Retain" or "Delete"`, f.value)
+			}
+		}
+	}
+	if o := s.Spec.Ordinals; o != nil {
+		v.nonNegative(child(sp, "ordinals.start"), int64(o.Start))
+	}
+	v.selector(sp, s.Spec.Selector, s.Spec.Template.Metadata.Labels)
+	// Each claim template is a claim as a PersistentVolumeClaim object
+	// is one (the controller makes TEMPLATE-NAME-i of it).
+	claims := map[string]bool{}
+	for i := range s.Spec.VolumeClaimTemplates {
+		c := &s.Spec.VolumeClaimTemplates[i]
+		cp := index(child(sp, "volumeClaimTemplates"), i)
+		v.errs = append(v.errs, validatePVC(c, cp, lines)...)
+		if claims[c.Metadata.Name] {
+			v.add(child(cp, "metadata.name"), "duplicate claim template name %q", c.Metadata.Name)
+		}
+		claims[c.Metadata.Name] = true
+	}
+	// The pod is checked as the controller creates it: each claim
+	// template a volume of its own name, in place of a template volume
+	// of that name (as the StatefulSet controller's updateStorage does),
+	// so that containers may mount the claims.
+	t := s.Spec.Template
+	t.Spec.Volumes = withClaimVolumes(t.Spec.Volumes, s.Spec.VolumeClaimTemplates)
+	v.template(child(sp, "template"), &t, s.Replicas(), restartAlways)
+	return v.errs
+}
+
+// withClaimVolumes returns volumes with a claim volume for each claim
+// template: replacing the volume of the same name in place (so that the
+// paths of the others do not move), appended otherwise. volumes is not
+// changed.
+func withClaimVolumes(volumes []Volume, claims []PersistentVolumeClaim) []Volume {
+	out := slices.Clone(volumes)
+	for _, c := range claims {
+		vol := Volume{Name: c.Metadata.Name, PersistentVolumeClaim: &PersistentVolumeClaimVolumeSource{ClaimName: c.Metadata.Name}}
+		if i := slices.IndexFunc(out, func(v Volume) bool { return v.Name == c.Metadata.Name }); i >= 0 {
+			out[i] = vol
+		} else {
+			out = append(out, vol)
+		}
+	}
+	return out
+}
+
+func (v *validator) statefulSetStrategy(p string, st *StatefulSetUpdateStrategy) {
+	ru := st.RollingUpdate
+	if !v.strategyType(p, st.Type, StrategyOnDelete, ru != nil) {
+		return
+	}
+	rp := child(p, "rollingUpdate")
+	if ru.Partition != nil {
+		v.nonNegative(child(rp, "partition"), int64(*ru.Partition))
+	}
+	if mu := ru.MaxUnavailable; mu != nil && v.intOrPercent(child(rp, "maxUnavailable"), mu, true) && isZeroIntOrPercent(*mu) {
+		v.add(child(rp, "maxUnavailable"), "must be greater than 0")
+	}
+}
+
+func validateDaemonSet(d *DaemonSet, base string, lines map[string]int) ErrorList {
+	v := &validator{lines: lines}
+	v.meta(child(base, "metadata"), &d.Metadata, KindDaemonSet)
+	sp := child(base, "spec")
+	v.nonNegative(child(sp, "minReadySeconds"), int64(d.Spec.MinReadySeconds))
+	if r := d.Spec.RevisionHistoryLimit; r != nil {
+		v.nonNegative(child(sp, "revisionHistoryLimit"), int64(*r))
+	}
+	v.selector(sp, d.Spec.Selector, d.Spec.Template.Metadata.Labels)
+	st := &d.Spec.UpdateStrategy
+	p := child(sp, "updateStrategy")
+	if ru := st.RollingUpdate; v.strategyType(p, st.Type, StrategyOnDelete, ru != nil) {
+		rp := child(p, "rollingUpdate")
+		surgeOK := v.intOrPercent(child(rp, "maxSurge"), ru.MaxSurge, true)
+		unavailOK := v.intOrPercent(child(rp, "maxUnavailable"), ru.MaxUnavailable, true)
+		// Unset, maxUnavailable is 1: only an explicit zero with no
+		// surge is an error.
+		if surgeOK && unavailOK && ru.MaxUnavailable != nil && isZeroIntOrPercent(*ru.MaxUnavailable) &&
+			(ru.MaxSurge == nil || isZeroIntOrPercent(*ru.MaxSurge)) {
+			v.add(child(rp, "maxUnavailable"), "may not be 0 when maxSurge is 0")
+		}
+	}
+	// One host, one node: a DaemonSet runs one pod.
+	v.template(child(sp, "template"), &d.Spec.Template, 1, restartAlways)
+	return v.errs
+}
+
+func validateReplicaSet(r *ReplicaSet, base string, lines map[string]int) ErrorList {
+	v := &validator{lines: lines}
+	v.meta(child(base, "metadata"), &r.Metadata, KindReplicaSet)
+	sp := child(base, "spec")
+	v.replicas(child(sp, "replicas"), r.Spec.Replicas)
+	v.nonNegative(child(sp, "minReadySeconds"), int64(r.Spec.MinReadySeconds))
+	v.selector(sp, r.Spec.Selector, r.Spec.Template.Metadata.Labels)
+	v.template(child(sp, "template"), &r.Spec.Template, r.Replicas(), restartAlways)
+	return v.errs
+}
+
+// replicas checks spec.replicas as the Deployment's.
+func (v *validator) replicas(p string, r *int32) {
+	switch {
+	case r == nil:
+	case *r < 0:
+		v.add(p, "must be greater than or equal to 0")
+	case *r > MaxReplicasLimit:
+		v.add(p, "must be less than or equal to %d", MaxReplicasLimit)
+	}
+}
+
+func validateJob(j *Job, base string, lines map[string]int) ErrorList {
+	v := &validator{lines: lines}
+	v.meta(child(base, "metadata"), &j.Metadata, KindJob)
+	sp := &j.Spec
+	// The Indexed Job controller names each pod's hostname NAME-INDEX:
+	// the highest must be a DNS label.
+	if isIndexed(sp) && sp.Completions != nil && *sp.Completions > 0 {
+		if host := fmt.Sprintf("%s-%d", j.Metadata.Name, *sp.Completions-1); len(validation.IsDNS1123Label(host)) > 0 {
+			v.add(child(base, "metadata.name"), "invalid value %q: will not able to create pod with invalid DNS label: %s", j.Metadata.Name, host)
+		}
+	}
+	v.jobSpec(child(base, "spec"), sp)
+	return v.errs
+}
+
+func isIndexed(sp *JobSpec) bool {
+	return sp.CompletionMode != nil && *sp.CompletionMode == CompletionIndexed
+}
+
+// jobSpec checks a Job's spec at path s (a Job's, or a CronJob's
+// jobTemplate), as batch/v1's validateJobSpec.
+func (v *validator) jobSpec(s string, sp *JobSpec) {
+	for _, f := range []struct {
+		name string
+		val  *int32
+	}{
+		{"parallelism", sp.Parallelism}, {"completions", sp.Completions}, {"backoffLimit", sp.BackoffLimit},
+		{"ttlSecondsAfterFinished", sp.TTLSecondsAfterFinished}, {"backoffLimitPerIndex", sp.BackoffLimitPerIndex},
+		{"maxFailedIndexes", sp.MaxFailedIndexes},
+	} {
+		if f.val != nil {
+			v.nonNegative(child(s, f.name), int64(*f.val))
+		}
+	}
+	if ads := sp.ActiveDeadlineSeconds; ads != nil {
+		v.nonNegative(child(s, "activeDeadlineSeconds"), *ads)
+	}
+	if sp.MaxFailedIndexes != nil && sp.BackoffLimitPerIndex == nil {
+		v.add(child(s, "backoffLimitPerIndex"), "Required value: when maxFailedIndexes is specified")
+	}
+	if cm := sp.CompletionMode; cm != nil && *cm != CompletionNonIndexed && *cm != CompletionIndexed {
+		v.add(child(s, "completionMode"), `unsupported value %q: must be "NonIndexed" or "Indexed"`, *cm)
+	}
+	if isIndexed(sp) {
+		if sp.Completions == nil {
+			v.add(child(s, "completions"), "Required value: when completion mode is Indexed")
+		}
+		if sp.Parallelism != nil && *sp.Parallelism > maxParallelismForIndexedJob {
+			v.add(child(s, "parallelism"), "must be less than or equal to %d when completion mode is Indexed", maxParallelismForIndexedJob)
+		}
+		if sp.Completions != nil && sp.MaxFailedIndexes != nil && *sp.MaxFailedIndexes > *sp.Completions {
+			v.add(child(s, "maxFailedIndexes"), "must be less than or equal to completions")
+		}
+		if sp.MaxFailedIndexes != nil && *sp.MaxFailedIndexes > maxFailedIndexesForIndexedJob {
+			v.add(child(s, "maxFailedIndexes"), "must be less than or equal to %d", maxFailedIndexesForIndexedJob)
+		}
+	} else {
+		if sp.BackoffLimitPerIndex != nil {
+			v.add(child(s, "backoffLimitPerIndex"), "requires indexed completion mode")
+		}
+		if sp.MaxFailedIndexes != nil {
+			v.add(child(s, "maxFailedIndexes"), "requires indexed completion mode")
+		}
+	}
+	if pfp := sp.PodFailurePolicy; pfp != nil {
+		v.podFailurePolicy(child(s, "podFailurePolicy"), pfp, sp)
+	}
+	tp := child(s, "template")
+	parallel := int32(1)
+	if sp.Parallelism != nil && *sp.Parallelism > 1 {
+		parallel = *sp.Parallelism
+	}
+	v.template(tp, &sp.Template, parallel, restartJob)
+	if rp := sp.Template.Spec.RestartPolicy; sp.PodFailurePolicy != nil && rp == RestartOnFailure {
+		v.add(child(tp, "spec.restartPolicy"), `invalid value %q: only "Never" is supported when podFailurePolicy is specified`, rp)
+	}
+}
+
+// restartJob is batch/v1's rule: a Job's pods run to completion, so
+// restartPolicy is OnFailure or Never; unset, it would be defaulted to
+// Always, and both are refused with the API server's words.
+func restartJob(v *validator, p, rp string) {
+	switch rp {
+	case RestartOnFailure, RestartNever:
+	case "", RestartAlways:
+		v.add(p, `Required value: valid values: "OnFailure", "Never"`)
+	default:
+		v.add(p, `Unsupported value: %q: supported values: "OnFailure", "Never"`, rp)
+	}
+}
+
+// restartAny is a standalone Pod's rule: any of the three.
+func restartAny(v *validator, p, rp string) {
+	switch rp {
+	case "", RestartAlways, RestartOnFailure, RestartNever:
+	default:
+		v.add(p, `unsupported value %q: must be "Always", "OnFailure" or "Never"`, rp)
+	}
+}
+
+func (v *validator) podFailurePolicy(p string, pfp *PodFailurePolicy, sp *JobSpec) {
+	rulesPath := child(p, "rules")
+	if len(pfp.Rules) > maxPodFailurePolicyRules {
+		v.add(rulesPath, "must have at most %d items", maxPodFailurePolicyRules)
+	}
+	containers := map[string]bool{}
+	for _, c := range sp.Template.Spec.AllContainers() {
+		containers[c.Name] = true
+	}
+	for i, r := range pfp.Rules {
+		rp := index(rulesPath, i)
+		switch r.Action {
+		case PodFailureFailJob, PodFailureIgnore, PodFailureCount:
+		case PodFailureFailIndex:
+			if sp.BackoffLimitPerIndex == nil {
+				v.add(child(rp, "action"), "invalid value %q: requires the backoffLimitPerIndex to be set", r.Action)
+			}
+		case "":
+			v.add(child(rp, "action"), `Required value: valid values: ["Count" "FailIndex" "FailJob" "Ignore"]`)
+		default:
+			v.add(child(rp, "action"), `unsupported value %q: must be "Count", "FailIndex", "FailJob" or "Ignore"`, r.Action)
+		}
+		switch {
+		case r.OnExitCodes != nil && len(r.OnPodConditions) > 0:
+			v.add(rp, "specifying both OnExitCodes and OnPodConditions is not supported")
+		case r.OnExitCodes == nil && len(r.OnPodConditions) == 0:
+			v.add(rp, "specifying one of OnExitCodes and OnPodConditions is required")
+		}
+		if ec := r.OnExitCodes; ec != nil {
+			v.onExitCodes(child(rp, "onExitCodes"), ec, containers)
+		}
+		for j, c := range r.OnPodConditions {
+			cp := index(child(rp, "onPodConditions"), j)
+			if msgs := validation.IsQualifiedName(c.Type); len(msgs) > 0 {
+				v.add(child(cp, "type"), "invalid value %q: %s", c.Type, msgs[0])
+			}
+			switch c.Status {
+			case "", "True", "False", "Unknown":
+			default:
+				v.add(child(cp, "status"), `unsupported value %q: must be "True", "False" or "Unknown"`, c.Status)
+			}
+		}
+	}
+}
+
+// onExitCodes follows batch/v1's validatePodFailurePolicyRuleOnExitCodes.
+func (v *validator) onExitCodes(p string, ec *PodFailurePolicyOnExitCodesRequirement, containers map[string]bool) {
+	if n := ec.ContainerName; n != nil && !containers[*n] {
+		v.add(child(p, "containerName"), "invalid value %q: must be one of the container or initContainer names in the pod template", *n)
+	}
+	switch ec.Operator {
+	case ExitCodesIn, ExitCodesNotIn:
+	case "":
+		v.add(child(p, "operator"), `Required value: valid values: ["In" "NotIn"]`)
+	default:
+		v.add(child(p, "operator"), `unsupported value %q: must be "In" or "NotIn"`, ec.Operator)
+	}
+	vp := child(p, "values")
+	switch {
+	case len(ec.Values) == 0:
+		v.add(vp, "at least one value is required")
+	case len(ec.Values) > maxPodFailurePolicyExitCodes:
+		v.add(vp, "must have at most %d items", maxPodFailurePolicyExitCodes)
+	}
+	for i, c := range ec.Values {
+		switch {
+		case ec.Operator == ExitCodesIn && c == 0:
+			v.add(index(vp, i), "must not be 0 for the In operator")
+		case i > 0 && c == ec.Values[i-1]:
+			v.add(index(vp, i), "duplicate value %d", c)
+		case i > 0 && c < ec.Values[i-1]:
+			v.add(index(vp, i), "must be ordered")
+		}
+	}
+}
+
+func validateCronJob(c *CronJob, base string, lines map[string]int) ErrorList {
+	v := &validator{lines: lines}
+	mp := child(base, "metadata")
+	v.meta(mp, &c.Metadata, KindCronJob)
+	if len(c.Metadata.Name) > maxCronJobNameLength {
+		v.add(child(mp, "name"), "must be no more than %d characters", maxCronJobNameLength)
+	}
+	sp := child(base, "spec")
+	switch sched := c.Spec.Schedule; {
+	case sched == "":
+		v.add(child(sp, "schedule"), "required")
+	default:
+		if err := cronschedule.Check(sched); err != nil {
+			v.add(child(sp, "schedule"), "invalid value %q: %v", sched, err)
+		}
+		// Kubernetes refuses a zone in the schedule on create (it runs
+		// one stored by an earlier release, warning): timeZone says it.
+		if strings.Contains(sched, "TZ") {
+			v.add(child(sp, "schedule"), "invalid value %q: cannot use TZ or CRON_TZ in schedule, use timeZone field instead", sched)
+		}
+	}
+	if tz := c.Spec.TimeZone; tz != nil {
+		if _, err := cronschedule.LoadTimeZone(*tz); err != nil {
+			v.add(child(sp, "timeZone"), "invalid value %q: %v", *tz, err)
+		}
+	}
+	if sds := c.Spec.StartingDeadlineSeconds; sds != nil {
+		v.nonNegative(child(sp, "startingDeadlineSeconds"), *sds)
+	}
+	switch c.Spec.ConcurrencyPolicy {
+	case "", ConcurrencyAllow, ConcurrencyForbid, ConcurrencyReplace:
+	default:
+		v.add(child(sp, "concurrencyPolicy"), `unsupported value %q: must be "Allow", "Forbid" or "Replace"`, c.Spec.ConcurrencyPolicy)
+	}
+	for _, f := range []struct {
+		name string
+		val  *int32
+	}{{"successfulJobsHistoryLimit", c.Spec.SuccessfulJobsHistoryLimit}, {"failedJobsHistoryLimit", c.Spec.FailedJobsHistoryLimit}} {
+		if f.val != nil {
+			v.nonNegative(child(sp, f.name), int64(*f.val))
+		}
+	}
+	jt := child(sp, "jobTemplate")
+	v.labels(child(jt, "metadata.labels"), c.Spec.JobTemplate.Metadata.Labels)
+	v.annotations(child(jt, "metadata.annotations"), c.Spec.JobTemplate.Metadata.Annotations, KindJob)
+	v.jobSpec(child(jt, "spec"), &c.Spec.JobTemplate.Spec)
+	return v.errs
+}
+
+func validatePod(p *Pod, base string, lines map[string]int) ErrorList {
+	v := &validator{lines: lines}
+	// A standalone Pod's own metadata is its template's: its labels go
+	// on its containers, and dockctl.io/ annotations belong there.
+	mp := child(base, "metadata")
+	v.meta(mp, &p.Metadata, onTemplate)
+	v.reservedLabels(child(mp, "labels"), p.Metadata.Labels)
+	v.network(child(mp, "annotations"), p.Metadata.Annotations)
+	v.podSpec(child(base, "spec"), &p.Spec, 1, restartAny)
+	return v.errs
+}
+
+// ValidateWorkload checks a workload built or changed in code (scale,
+// rollout undo, a Job made from a CronJob) with the rules DecodeWorkloads
+// applies to files, as Validate does for a Deployment. Errors carry field
+// paths but no file or line. The result is nil or an ErrorList.
+func ValidateWorkload(w Workload) error {
+	var errs ErrorList
+	switch o := w.(type) {
+	case *StatefulSet:
+		errs = validateStatefulSet(o, "", nil)
+	case *DaemonSet:
+		errs = validateDaemonSet(o, "", nil)
+	case *ReplicaSet:
+		errs = validateReplicaSet(o, "", nil)
+	case *Job:
+		errs = validateJob(o, "", nil)
+	case *CronJob:
+		errs = validateCronJob(o, "", nil)
+	case *Pod:
+		errs = validatePod(o, "", nil)
+	default:
+		return fmt.Errorf("manifests: no validation for %T", w)
+	}
+	return errs.Err()
+}

@@ -1,0 +1,173 @@
+// Package helperfake is internal/dockerfake with Service helpers (proxies,
+// the DNS server) that behave as dockctl's do, for the tests of the
+// reconciler's packages: only _test.go files import it.
+//
+// Invariant: a helper serves the config of its command, then what is pushed
+// to it, and refuses an older generation than the one it holds (ExitStale,
+// with that generation), as `dockctl helper push` does.
+package helperfake
+
+import (
+	"context"
+	"encoding/json"
+	"slices"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/dockctl/dockctl/dockerx"
+	"github.com/dockctl/dockctl/internal/dockerfake"
+	"github.com/dockctl/dockctl/internal/helperapi"
+)
+
+// Engine is internal/dockerfake with helpers that behave as dockctl's do:
+// a helper serves the config of its command, then what is pushed to it,
+// refusing an older generation (ExitStale, with the one it holds) — and,
+// for port conflicts, the daemon's other containers.
+type Engine struct {
+	*dockerfake.Engine
+	mu      sync.Mutex
+	served  map[string]string // container ID → config JSON served
+	creates []dockerx.HelperRequest
+	// exec, when set, answers a push instead of the helper.
+	exec func(id string, cmd []string) (int, []byte)
+	// journal records, in order, every config a helper applied ("push
+	// ID CONFIG") and every stop signal ("stop ID").
+	journal []string
+	// daemon are containers of other owners (ListAllContainers).
+	daemon []dockerx.Container
+}
+
+// New returns an Engine with the images given and the instance network
+// dockctl_i (10.222.0.0/20) of instance "i".
+func New(t testing.TB, images ...string) *Engine {
+	h := &Engine{Engine: dockerfake.New(images...), served: map[string]string{}}
+	h.HandleExecInput(h.handle)
+	if _, err := h.EnsureNetwork(context.Background(), dockerx.NetworkRequest{Instance: "i", Name: "dockctl_i",
+		Subnet: "10.222.0.0/20", IPRange: "10.222.0.0/21", Gateway: "10.222.0.1"}); err != nil {
+		t.Fatal(err)
+	}
+	return h
+}
+
+// CreateHelper creates a helper that serves the config of its command.
+func (h *Engine) CreateHelper(ctx context.Context, req dockerx.HelperRequest) (string, error) {
+	id, err := h.Engine.CreateHelper(ctx, req)
+	if err == nil {
+		h.mu.Lock()
+		h.creates = append(h.creates, req)
+		h.served[id] = req.Cmd[len(req.Cmd)-1]
+		h.mu.Unlock()
+	}
+	return id, err
+}
+
+// StopContainer journals the stop signal.
+func (h *Engine) StopContainer(ctx context.Context, id string, timeout time.Duration) error {
+	h.mu.Lock()
+	h.journal = append(h.journal, "stop "+id)
+	h.mu.Unlock()
+	return h.Engine.StopContainer(ctx, id, timeout)
+}
+
+// Entries returns the journal: every config a helper applied ("push ID
+// CONFIG") and every stop signal ("stop ID"), in order.
+func (h *Engine) Entries() []string {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return slices.Clone(h.journal)
+}
+
+// ListAllContainers lists the instance's containers and the daemon's
+// others (SetDaemon).
+func (h *Engine) ListAllContainers(context.Context) ([]dockerx.Container, error) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return append(h.Snapshot(), h.daemon...), nil
+}
+
+func (h *Engine) handle(id string, cmd []string, stdin []byte) (int, []byte) {
+	h.mu.Lock()
+	exec := h.exec
+	h.mu.Unlock()
+	if exec != nil {
+		// Outside the lock: the hook may replace itself (SetExec).
+		return exec(id, cmd)
+	}
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if len(cmd) != 5 || cmd[1] != "helper" || cmd[2] != helperapi.ModePush || cmd[3] != "--config" {
+		return helperapi.ExitUsage, nil
+	}
+	config := cmd[4]
+	if config == "-" { // as `helper push --config -` reads it
+		config = string(stdin)
+	}
+	var in, held struct{ Generation int64 }
+	if err := json.Unmarshal([]byte(config), &in); err != nil {
+		return helperapi.ExitFailed, nil
+	}
+	_ = json.Unmarshal([]byte(h.served[id]), &held)
+	if in.Generation < held.Generation {
+		ack, _ := json.Marshal(helperapi.Ack{Generation: held.Generation})
+		return helperapi.ExitStale, ack
+	}
+	h.served[id] = config
+	h.journal = append(h.journal, "push "+id+" "+config)
+	ack, _ := json.Marshal(helperapi.Ack{Generation: in.Generation})
+	return helperapi.ExitOK, ack
+}
+
+// Serving returns the ID of the helper of that name and decodes what it
+// serves into v.
+func (h *Engine) Serving(name string, v any) (string, bool) {
+	for _, c := range h.Snapshot() {
+		if c.Name == name {
+			h.mu.Lock()
+			defer h.mu.Unlock()
+			return c.ID, json.Unmarshal([]byte(h.served[c.ID]), v) == nil
+		}
+	}
+	return "", false
+}
+
+// CreatedHelpers returns the requests of every helper created, in order.
+func (h *Engine) CreatedHelpers() []dockerx.HelperRequest {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return slices.Clone(h.creates)
+}
+
+// WriteCount counts the calls that change what Docker runs or serves.
+func (h *Engine) WriteCount() int {
+	return h.WriteCalls() + h.Calls()["exec:output"] + h.Calls()["create:helper"]
+}
+
+// SetExec makes fn answer every push instead of the helpers (nil: the
+// helpers answer again).
+func (h *Engine) SetExec(fn func(id string, cmd []string) (int, []byte)) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.exec = fn
+}
+
+// ExecHooked reports whether a hook answers the pushes (SetExec).
+func (h *Engine) ExecHooked() bool {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.exec != nil
+}
+
+// SetDaemon sets the daemon's containers of other owners.
+func (h *Engine) SetDaemon(cs []dockerx.Container) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.daemon = cs
+}
+
+// SetServed makes the helper id serve config, as if it had been pushed.
+func (h *Engine) SetServed(id, config string) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.served[id] = config
+}

@@ -1,0 +1,1284 @@
+package services
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"k8s.io/apimachinery/pkg/util/intstr"
+
+	"github.com/dockctl/dockctl/dockerx"
+	"github.com/dockctl/dockctl/internal/helperapi"
+	"github.com/dockctl/dockctl/manifests"
+	"github.com/dockctl/dockctl/reconciler/internal/helperfake"
+	"github.com/dockctl/dockctl/reconciler/reconcile"
+	"github.com/dockctl/dockctl/store"
+)
+
+// t0 is the tests' time: Services' and deployments' creations.
+var t0 = time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+
+// deployment is a defaulted Deployment "web" of replicas pods (image
+// img:1) for the deployments' store, whose host ports a test sets.
+func deployment(replicas int32) *manifests.Deployment {
+	d := &manifests.Deployment{APIVersion: manifests.APIVersion, Kind: manifests.Kind, Metadata: manifests.ObjectMeta{Name: "web"}}
+	d.Spec.Replicas = &replicas
+	d.Spec.Template.Spec.Containers = []manifests.Container{{Name: "web", Image: "img:1"}}
+	manifests.SetDefaults(d)
+	return d
+}
+
+// svcRig runs a Controller's Service reconciler by hand (no loop): the
+// test feeds the tracker as the deployment sync would, and calls
+// Reconcile.
+type svcRig struct {
+	t       *testing.T
+	docker  *helperfake.Engine
+	svcs    *fakeSvcStore
+	deps    *store.Store
+	ctrl    *Controller
+	tracker *Tracker
+	prune   bool
+	allow   manifests.Policy // the controller's --allow-… flags
+}
+
+func newSvcRig(t *testing.T) *svcRig {
+	t.Helper()
+	deps, err := store.Open(t.TempDir(), "i")
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := &svcRig{t: t, docker: helperfake.New(t), svcs: newFakeSvcStore(), deps: deps}
+	// Removals end when the test says (FinishRemovals): Docker holds a
+	// name, and an address, while it removes a container.
+	r.docker.HoldRemovals(true)
+	r.restart()
+	return r
+}
+
+// restart builds a fresh controller on the same Docker and stores, as a
+// controller restart does; its tracker is fed again.
+func (r *svcRig) restart() { r.build(r.docker, nil) }
+
+// build makes the Service controller on docker d with clock now (nil:
+// the time), wired as the deployments' controller wires it, with a fresh
+// tracker that queues into its loop.
+func (r *svcRig) build(d ServiceDocker, now func() time.Time) {
+	var c *Controller
+	tracker := NewTracker(func(key string) { c.loop.Add(reconcile.Request{Key: key}) }, nil)
+	c = New(Config{Instance: "i", Address: "127.0.0.1", Docker: d, Store: r.svcs, Deployments: r.deps, Allow: r.allow,
+		Tracker: tracker, Orphan: r.orphan, Now: now, Log: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	r.ctrl, r.tracker = c, tracker
+	r.t.Cleanup(c.loop.ShutDown)
+}
+
+// orphan is the deployments' controller's handling of an orphan, as a
+// proxy's test sees it: left running, or with prune removed.
+func (r *svcRig) orphan(ctx context.Context, ct dockerx.Container, remove func(context.Context, string) error, _, _ string, _ ...any) error {
+	if !r.prune {
+		return nil
+	}
+	if err := remove(ctx, ct.ID); err != nil && !errors.Is(err, dockerx.ErrNotFound) {
+		return fmt.Errorf("remove orphan %s: %w", ct.Name, err)
+	}
+	return nil
+}
+
+// newWebRig is a rig whose Service default/web (ClusterIP) has a proxy
+// serving two ready pods.
+func newWebRig(t *testing.T) *svcRig {
+	r := newSvcRig(t)
+	r.feed(webPods(2, 2))
+	r.svcs.put(webService("", 0))
+	r.reconcile("default/web")
+	return r
+}
+
+// feed gives the tracker the pods of deployment default/web as the
+// deployments' first sweep would, and marks it fed.
+func (r *svcRig) feed(pods []PodEndpoint) {
+	r.tracker.Update("default/web", pods)
+	r.tracker.MarkSynced()
+}
+
+func (r *svcRig) reconcile(key string) reconcile.Result {
+	r.t.Helper()
+	res, err := r.ctrl.Reconcile(context.Background(), reconcile.Request{Key: key})
+	if err != nil {
+		r.t.Fatalf("Reconcile(%s): %v", key, err)
+	}
+	return res
+}
+
+// webPods are n pods of deployment web (app=web, port "http" 8080), the
+// first ready ones ready.
+func webPods(n, ready int) []PodEndpoint {
+	var out []PodEndpoint
+	for i := range n {
+		out = append(out, pe("default", "web", fmt.Sprintf("web-a-%d", i), fmt.Sprintf("10.222.0.%d", i+2), i < ready, app("web"),
+			manifests.ContainerPort{Name: "http", ContainerPort: 8080}))
+	}
+	return out
+}
+
+func webService(typ string, nodePort int32) *store.ServiceRecord {
+	return &store.ServiceRecord{Created: t0, Service: manifests.Service{APIVersion: "v1", Kind: "Service", Metadata: manifests.ObjectMeta{Name: "web"},
+		Spec: manifests.ServiceSpec{Type: typ, Selector: app("web"),
+			Ports: []manifests.ServicePort{{Name: "http", Port: 80, TargetPort: intstr.FromString("http"), NodePort: nodePort}}}}}
+}
+
+// proxyPods returns the pods the proxy of name serves on its first port.
+func (r *svcRig) proxyPods(name string) (string, int64) {
+	r.t.Helper()
+	var cfg helperapi.ProxyConfig
+	if _, ok := r.docker.Serving(name, &cfg); !ok {
+		r.t.Fatalf("no proxy %s serving a config", name)
+	}
+	var pods []string
+	for _, ep := range cfg.Ports[0].Endpoints {
+		pods = append(pods, fmt.Sprintf("%s=%s:%d", ep.Pod, ep.IP, ep.Port))
+	}
+	return strings.Join(pods, " "), cfg.Generation
+}
+
+func TestServiceProxyLifecycle(t *testing.T) {
+	r := newSvcRig(t)
+	r.tracker.Update("default/web", webPods(3, 3))
+	// Before the deployments' first sweep the tracker is not trusted.
+	r.svcs.put(webService("NodePort", 0))
+	r.reconcile("default/web")
+	if r.docker.WriteCount() != 0 {
+		t.Fatal("a Service was synced before the tracker was")
+	}
+	r.tracker.MarkSynced()
+
+	r.reconcile("default/web")
+	if len(r.docker.CreatedHelpers()) != 1 {
+		t.Fatalf("creates: %+v", r.docker.CreatedHelpers())
+	}
+	req := r.docker.CreatedHelpers()[0]
+	if req.Name != "i_web.default_svc" || req.Role != dockerx.RoleProxy || req.Service != "web" || req.Namespace != "default" ||
+		req.Network.IPv4 != "10.222.15.254" || req.Network.Name != "dockctl_i" || req.Image == "" ||
+		fmt.Sprint(req.Ports) != "[{127.0.0.1 30000 80 TCP}]" || req.Cmd[2] != helperapi.ModeProxy {
+		t.Errorf("proxy request %+v", req)
+	}
+	if pods, gen := r.proxyPods("i_web.default_svc"); pods != "web-a-0=10.222.0.2:8080 web-a-1=10.222.0.3:8080 web-a-2=10.222.0.4:8080" || gen != 1 {
+		t.Errorf("proxy serves %s (generation %d)", pods, gen)
+	}
+	st := r.svcs.status("default/web")
+	if st.ClusterIP != "10.222.15.254" || npString(st.NodePorts) != "[{80 TCP 30000}]" || len(st.Endpoints) != 3 || st.PushedGeneration != 1 ||
+		st.ObservedGeneration != 1 || len(st.Conditions) != 0 {
+		t.Errorf("status %+v", st)
+	}
+
+	// Converged: no write to Docker, none to the store.
+	dw, sw := r.docker.WriteCount(), r.svcs.writeCount()
+	r.reconcile("default/web")
+	if r.docker.WriteCount() != dw || r.svcs.writeCount() != sw {
+		t.Errorf("an idle sync wrote: docker %d→%d, store %d→%d", dw, r.docker.WriteCount(), sw, r.svcs.writeCount())
+	}
+
+	// A pod turns unready: pushed without it, no restart.
+	r.tracker.Update("default/web", webPods(3, 2))
+	r.reconcile("default/web")
+	if pods, gen := r.proxyPods("i_web.default_svc"); pods != "web-a-0=10.222.0.2:8080 web-a-1=10.222.0.3:8080" || gen != 2 {
+		t.Errorf("after unready: %s (generation %d)", pods, gen)
+	}
+	if len(r.docker.CreatedHelpers()) != 1 {
+		t.Error("an endpoint change recreated the proxy")
+	}
+	st = r.svcs.status("default/web")
+	if st.PushedGeneration != 2 || len(st.Endpoints) != 3 || st.Endpoints[2].Ready {
+		t.Errorf("status after unready: %+v", st)
+	}
+
+	// A controller restart pushes once, then is idle again; the address
+	// and nodePort are kept.
+	r.restart()
+	r.feed(webPods(3, 2))
+	r.reconcile("default/web")
+	if _, gen := r.proxyPods("i_web.default_svc"); gen != 3 {
+		t.Errorf("after a restart: generation %d, want a re-push (3)", gen)
+	}
+	dw = r.docker.WriteCount()
+	r.reconcile("default/web")
+	if r.docker.WriteCount() != dw || len(r.docker.CreatedHelpers()) != 1 {
+		t.Errorf("the second sync after a restart wrote (%d creates)", len(r.docker.CreatedHelpers()))
+	}
+	if st := r.svcs.status("default/web"); st.ClusterIP != "10.222.15.254" || npString(st.NodePorts) != "[{80 TCP 30000}]" {
+		t.Errorf("allocations not kept: %+v", st)
+	}
+
+	// Removed by hand: created again with the same address, once Docker
+	// has freed the name (and the address).
+	id, _ := r.docker.Serving("i_web.default_svc", &struct{}{})
+	if err := r.docker.RemoveContainer(context.Background(), id); err != nil {
+		t.Fatal(err)
+	}
+	if res := r.reconcile("default/web"); res.RequeueAfter <= 0 || len(r.docker.CreatedHelpers()) != 1 {
+		t.Errorf("while the name is held: %+v, %d creates; want a requeue and no create", res, len(r.docker.CreatedHelpers()))
+	}
+	r.docker.FinishRemovals()
+	r.reconcile("default/web")
+	if len(r.docker.CreatedHelpers()) != 2 || r.docker.CreatedHelpers()[1].Network.IPv4 != "10.222.15.254" {
+		t.Errorf("repair: %+v", r.docker.CreatedHelpers())
+	}
+
+	// Deleted: the proxy goes.
+	rec := webService("NodePort", 0)
+	rec.Deleted = true
+	r.svcs.put(rec)
+	r.reconcile("default/web")
+	r.docker.FinishRemovals()
+	if cs, _ := r.docker.ListContainers(context.Background(), "i"); len(cs) != 0 {
+		t.Errorf("after delete: %v", cs)
+	}
+}
+
+// TestServiceStalePushRetriedSilently: a proxy that holds a newer
+// generation than the status says (a state directory restored from a
+// backup, a lost status) refuses the push and names its generation; the
+// same sync pushes again with the next one. The controller recovers by
+// itself, so nothing is reported: no ProxyFailure, no error, no retry
+// later.
+func TestServiceStalePushRetriedSilently(t *testing.T) {
+	tests := []struct {
+		name string
+		// status is what the state directory holds when the controller
+		// starts; nil: none.
+		status func(st store.ServiceStatus) *store.ServiceStatus
+	}{
+		{name: "status lost", status: func(store.ServiceStatus) *store.ServiceStatus { return nil }},
+		{name: "older state directory restored", status: func(st store.ServiceStatus) *store.ServiceStatus {
+			st.PushedGeneration = 10
+			return &st
+		}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			r := newWebRig(t)
+			// The proxy moved on to generation 50 since.
+			r.svcs.mu.Lock()
+			if st := tt.status(*r.svcs.statuses["default/web"]); st != nil {
+				r.svcs.statuses["default/web"] = st
+			} else {
+				delete(r.svcs.statuses, "default/web")
+			}
+			r.svcs.mu.Unlock()
+			id, _ := r.docker.Serving("i_web.default_svc", &struct{}{})
+			r.docker.SetServed(id, `{"generation":50}`)
+			r.restart()
+			r.feed(webPods(2, 1))
+			writes := r.svcs.writeCount()
+			if res := r.reconcile("default/web"); res.RequeueAfter != 0 {
+				t.Errorf("sync asks to be retried after %v", res.RequeueAfter)
+			}
+			if pods, gen := r.proxyPods("i_web.default_svc"); gen != 51 || pods != "web-a-0=10.222.0.2:8080" {
+				t.Errorf("after a stale push: %s generation %d, want 51", pods, gen)
+			}
+			if st := r.svcs.status("default/web"); st.PushedGeneration != 51 || findCondition(st.Conditions, ServiceProxyFailure) != nil {
+				t.Errorf("status %+v, want generation 51 and no ProxyFailure", st)
+			}
+			if n := r.svcs.writeCount() - writes; n != 1 {
+				t.Errorf("%d status writes, want 1 (no failure written, then cleared)", n)
+			}
+		})
+	}
+}
+
+func findCondition(cs []store.Condition, typ string) *store.Condition {
+	for i := range cs {
+		if cs[i].Type == typ {
+			return &cs[i]
+		}
+	}
+	return nil
+}
+
+func TestServicePortConflicts(t *testing.T) {
+	r := newSvcRig(t)
+	r.allow = manifests.Policy{HostPorts: []manifests.PortRange{{From: 30080, To: 30080}}}
+	r.restart()
+	r.tracker.MarkSynced()
+	db := deployment(1)
+	db.Metadata.Name = "db"
+	db.Spec.Template.Spec.Containers[0].Ports = []manifests.ContainerPort{{ContainerPort: 5432, HostPort: 30080, Protocol: "TCP"}}
+	if _, err := r.deps.Apply(store.Deployments(db), store.ApplyOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	r.docker.SetDaemon([]dockerx.Container{{ID: "x", Name: "someone_else", Ports: []dockerx.Port{{HostIP: "0.0.0.0", HostPort: 8443, Protocol: "tcp"}}}})
+	web := webService("NodePort", 30080)
+	web.Service.Spec.Ports = append(web.Service.Spec.Ports, manifests.ServicePort{Name: "admin", Port: 81, NodePort: 30081})
+	r.svcs.put(web)
+	lb := &store.ServiceRecord{Created: t0, Service: manifests.Service{Metadata: manifests.ObjectMeta{Name: "lb", Namespace: "shop"},
+		Spec: manifests.ServiceSpec{Type: "LoadBalancer", Selector: app("lb"), Ports: []manifests.ServicePort{{Port: 8443}}}}}
+	r.svcs.put(lb)
+	r.reconcile("default/web")
+	r.reconcile("shop/lb")
+
+	st := r.svcs.status("default/web")
+	c := findCondition(st.Conditions, ServicePortConflict)
+	if c == nil || !strings.Contains(c.Message, "127.0.0.1:30080/TCP is published by deployment default/db") {
+		t.Errorf("web conditions %+v", st.Conditions)
+	}
+	if fmt.Sprint(r.docker.CreatedHelpers()[0].Ports) != "[{127.0.0.1 30081 81 TCP}]" {
+		t.Errorf("web publishes %v: the conflicting port must be left out", r.docker.CreatedHelpers()[0].Ports)
+	}
+	st = r.svcs.status("shop/lb")
+	if c := findCondition(st.Conditions, ServicePortConflict); c == nil || !strings.Contains(c.Message, "container someone_else") {
+		t.Errorf("lb conditions %+v", st.Conditions)
+	}
+	if st.ClusterIP != "10.222.15.253" {
+		t.Errorf("lb's ClusterIP %s, want the next free one", st.ClusterIP)
+	}
+	// A standing conflict is no change: nothing is written again.
+	sw, dw := r.svcs.writeCount(), r.docker.WriteCount()
+	r.reconcile("default/web")
+	r.reconcile("shop/lb")
+	if r.svcs.writeCount() != sw || r.docker.WriteCount() != dw {
+		t.Errorf("idle syncs with conflicts wrote: store %d→%d, docker %d→%d", sw, r.svcs.writeCount(), dw, r.docker.WriteCount())
+	}
+}
+
+// A deployment the controller refuses to run (a hostPort without
+// --allow-host-ports, hostNetwork without --allow-host-namespaces) binds
+// no host port: it must not take a Service's port, nor be named in its
+// PortConflict as publishing it. Containers that still run and publish
+// one are seen on the daemon.
+func TestServicePortsNotHeldByARefusedDeployment(t *testing.T) {
+	tests := []struct {
+		name     string
+		allow    manifests.Policy
+		conflict string // in web's PortConflict; "" none
+	}{
+		{"refused", manifests.Policy{}, ""},
+		{"allowed", manifests.Policy{HostPorts: []manifests.PortRange{{From: 30080, To: 30080}}, HostNamespaces: true},
+			"127.0.0.1:30080/TCP is published by deployment default/db; host port 127.0.0.1:30081/TCP is published by deployment default/hostdb"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			r := newSvcRig(t)
+			r.allow = tt.allow
+			r.restart()
+			r.tracker.MarkSynced()
+			db := deployment(1)
+			db.Metadata.Name = "db"
+			db.Spec.Template.Spec.Containers[0].Ports = []manifests.ContainerPort{{ContainerPort: 5432, HostPort: 30080, HostIP: "127.0.0.1"}}
+			hostdb := deployment(1)
+			hostdb.Metadata.Name = "hostdb"
+			hostdb.Spec.Template.Spec.HostNetwork = true
+			hostdb.Spec.Template.Spec.Containers[0].Ports = []manifests.ContainerPort{{ContainerPort: 30081}}
+			if _, err := r.deps.Apply(store.Deployments(db, hostdb), store.ApplyOptions{}); err != nil {
+				t.Fatal(err)
+			}
+			web := webService("NodePort", 30080)
+			web.Service.Spec.Ports = append(web.Service.Spec.Ports, manifests.ServicePort{Name: "admin", Port: 81, NodePort: 30081})
+			r.svcs.put(web)
+			r.reconcile("default/web")
+			c := findCondition(r.svcs.status("default/web").Conditions, ServicePortConflict)
+			switch {
+			case tt.conflict == "" && c != nil:
+				t.Errorf("PortConflict %q: a refused deployment holds no port", c.Message)
+			case tt.conflict != "" && (c == nil || !strings.Contains(c.Message, tt.conflict)):
+				t.Errorf("PortConflict %+v, want %q", c, tt.conflict)
+			}
+		})
+	}
+}
+
+func TestServiceOrphanProxies(t *testing.T) {
+	for _, prune := range []bool{false, true} {
+		t.Run(fmt.Sprint("prune=", prune), func(t *testing.T) {
+			r := newSvcRig(t)
+			r.prune = prune
+			r.restart()
+			r.tracker.MarkSynced()
+			img, _ := r.docker.EnsureHelperImage(context.Background(), "i")
+			if _, err := r.docker.CreateHelper(context.Background(), dockerx.HelperRequest{Instance: "i", Namespace: "default", Name: "i_gone.default_svc",
+				Role: dockerx.RoleProxy, Service: "gone", Image: img, Cmd: []string{"/dockctl", "helper", "proxy", "--config", "{}"},
+				Network: dockerx.PodNetwork{Name: "dockctl_i", IPv4: "10.222.8.50"}}); err != nil {
+				t.Fatal(err)
+			}
+			r.reconcile(SweepKey)
+			r.reconcile("default/gone")
+			r.docker.FinishRemovals()
+			cs, _ := r.docker.ListContainers(context.Background(), "i")
+			if kept := len(cs) == 1; kept == prune {
+				t.Errorf("prune=%v: orphan proxy kept=%v", prune, kept)
+			}
+		})
+	}
+}
+
+func TestServiceHeadlessAndDNS(t *testing.T) {
+	r := newSvcRig(t)
+	r.feed(webPods(3, 2))
+	web := webService("", 0)
+	r.svcs.put(web)
+	headless := webService("", 0)
+	headless.Service.Metadata.Name = "web-pods"
+	headless.Service.Spec.ClusterIP = manifests.ClusterIPNone
+	r.svcs.put(headless)
+	r.reconcile("default/web")
+	r.reconcile("default/web-pods")
+	if len(r.docker.CreatedHelpers()) != 1 {
+		t.Fatalf("creates %+v: a headless Service gets no proxy", r.docker.CreatedHelpers())
+	}
+	if st := r.svcs.status("default/web-pods"); st.ClusterIP != "None" || len(st.Endpoints) != 3 {
+		t.Errorf("headless status %+v", st)
+	}
+	r.reconcile(DNSKey)
+	var cfg helperapi.DNSConfig
+	if _, ok := r.docker.Serving("i_dns", &cfg); !ok {
+		t.Fatal("no DNS server")
+	}
+	req := r.docker.CreatedHelpers()[1]
+	if req.Role != dockerx.RoleDNS || req.Network.IPv4 != "10.222.8.0" || len(req.Ports) != 0 {
+		t.Errorf("DNS request %+v", req)
+	}
+	got, _ := json.Marshal(cfg.Records)
+	want := `[{"name":"web-pods.default.svc.cluster.local","ips":["10.222.0.2","10.222.0.3"],"ports":[{"name":"http","protocol":"TCP","port":8080}]},` +
+		`{"name":"web.default.svc.cluster.local","ips":["10.222.15.254"],"ports":[{"name":"http","protocol":"TCP","port":80}]}]`
+	if string(got) != want || cfg.Domain != "cluster.local" {
+		t.Errorf("records %s\nwant    %s", got, want)
+	}
+	// Readiness moves the headless name; the ClusterIP name stays.
+	r.tracker.Update("default/web", webPods(3, 3))
+	r.reconcile("default/web-pods")
+	r.reconcile(DNSKey)
+	r.docker.Serving("i_dns", &cfg)
+	if fmt.Sprint(cfg.Records[0].IPs) != "[10.222.0.2 10.222.0.3 10.222.0.4]" {
+		t.Errorf("headless after readiness: %v", cfg.Records[0].IPs)
+	}
+	// Idle: nothing written.
+	dw := r.docker.WriteCount()
+	r.reconcile(DNSKey)
+	if r.docker.WriteCount() != dw {
+		t.Error("an idle DNS sync wrote")
+	}
+	// Nothing left: the DNS server goes too.
+	for _, rec := range []*store.ServiceRecord{web, headless} {
+		rec.Deleted = true
+		r.svcs.put(rec)
+	}
+	r.reconcile(DNSKey)
+	r.docker.FinishRemovals()
+	if _, ok := r.docker.Serving("i_dns", &cfg); ok {
+		t.Error("DNS server left with nothing to serve")
+	}
+}
+
+// queued empties the Service loop's queue (nothing runs it in a rig) and
+// returns the keys it held.
+func (r *svcRig) queued() map[string]bool {
+	out := map[string]bool{}
+	for _, req := range r.ctrl.loop.Queued() {
+		out[req.Key] = true
+	}
+	return out
+}
+
+// TestServiceHeadlessReadinessQueuesDNS: a headless Service's name answers
+// with its ready pods (the Kubernetes DNS specification: one A record per
+// ready endpoint), so a change of their readiness queues the DNS server at
+// once, not at the next resync; a sync that changes no record queues
+// nothing.
+func TestServiceHeadlessReadinessQueuesDNS(t *testing.T) {
+	r := newSvcRig(t)
+	r.feed(webPods(3, 2))
+	headless := webService("", 0)
+	headless.Service.Metadata.Name = "web-pods"
+	headless.Service.Spec.ClusterIP = manifests.ClusterIPNone
+	r.svcs.put(headless)
+	r.reconcile("default/web-pods")
+	r.reconcile(DNSKey)
+	steps := []struct {
+		name    string
+		ready   int
+		wantDNS bool
+		wantIPs string
+	}{
+		{"a pod turns ready", 3, true, "[10.222.0.2 10.222.0.3 10.222.0.4]"},
+		{"nothing changes", 3, false, "[10.222.0.2 10.222.0.3 10.222.0.4]"},
+		{"two pods turn not ready", 1, true, "[10.222.0.2]"},
+	}
+	for _, st := range steps {
+		r.queued()
+		r.tracker.Update("default/web", webPods(3, st.ready))
+		r.reconcile("default/web-pods")
+		if got := r.queued()[DNSKey]; got != st.wantDNS {
+			t.Fatalf("%s: DNS server queued %v, want %v", st.name, got, st.wantDNS)
+		}
+		r.reconcile(DNSKey)
+		var cfg helperapi.DNSConfig
+		if _, ok := r.docker.Serving("i_dns", &cfg); !ok || len(cfg.Records) != 1 {
+			t.Fatalf("%s: DNS server serves %+v", st.name, cfg.Records)
+		}
+		if got := fmt.Sprint(cfg.Records[0].IPs); got != st.wantIPs {
+			t.Errorf("%s: web-pods answers %s, want %s", st.name, got, st.wantIPs)
+		}
+	}
+}
+
+// TestServiceDrain: Drain returns once the proxy has acknowledged a
+// config without the pod, as a Service sync pushes it.
+func TestServiceDrain(t *testing.T) {
+	r := newSvcRig(t)
+	r.feed(webPods(3, 3))
+	r.svcs.put(webService("", 0))
+	r.reconcile("default/web")
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	done := drainAsync(r.tracker, ctx, "default", "web-a-2")
+	// Once Drain has marked the pod (and queued the Service), its sync
+	// pushes.
+	svc := defaultService(&webService("", 0).Service)
+	for ready, _ := r.tracker.Endpoints(svc); len(ready) == 3; ready, _ = r.tracker.Endpoints(svc) {
+		time.Sleep(time.Millisecond)
+	}
+	r.reconcile("default/web")
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	if pods, _ := r.proxyPods("i_web.default_svc"); pods != "web-a-0=10.222.0.2:8080 web-a-1=10.222.0.3:8080" {
+		t.Errorf("proxy serves %s after the drain", pods)
+	}
+}
+
+// TestServiceDrainOutlastsAFailedPush: a drain ends only once the proxy
+// serves a config without the pod; a push of that config that fails
+// leaves the proxy forwarding to the pod, so the drain goes on waiting
+// (the pod must stay up while traffic still reaches it, as a Kubernetes
+// endpoint is removed before its pod is stopped), and ends with the next
+// push that succeeds.
+func TestServiceDrainOutlastsAFailedPush(t *testing.T) {
+	r := newSvcRig(t)
+	r.feed(webPods(3, 3))
+	r.svcs.put(webService("", 0))
+	r.reconcile("default/web")
+	acked := func() int64 {
+		r.tracker.mu.Lock()
+		defer r.tracker.mu.Unlock()
+		return r.tracker.acked["default/web"]
+	}
+	before := acked()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	done := drainAsync(r.tracker, ctx, "default", "web-a-2")
+	svc := defaultService(&webService("", 0).Service)
+	for ready, _ := r.tracker.Endpoints(svc); len(ready) == 3; ready, _ = r.tracker.Endpoints(svc) {
+		time.Sleep(time.Millisecond)
+	}
+	r.docker.SetExec(func(string, []string) (int, []byte) { return helperapi.ExitFailed, []byte("push refused") })
+	if _, err := r.ctrl.Reconcile(context.Background(), reconcile.Request{Key: "default/web"}); err == nil {
+		t.Fatal("a sync whose push failed returned no error")
+	}
+	if got := acked(); got != before {
+		t.Fatalf("the failed push was acknowledged: version %d, was %d", got, before)
+	}
+	select {
+	case err := <-done:
+		t.Fatalf("the drain ended (%v) though the proxy still serves the pod", err)
+	default:
+	}
+	if pods, _ := r.proxyPods("i_web.default_svc"); !strings.Contains(pods, "web-a-2") {
+		t.Fatalf("the proxy serves %s: the failed push took effect", pods)
+	}
+
+	r.docker.SetExec(nil)
+	r.reconcile("default/web")
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	if pods, _ := r.proxyPods("i_web.default_svc"); pods != "web-a-0=10.222.0.2:8080 web-a-1=10.222.0.3:8080" {
+		t.Errorf("proxy serves %s after the drain", pods)
+	}
+}
+
+func TestServiceWaitsForTheNetwork(t *testing.T) {
+	r := newSvcRig(t)
+	r.svcs.network = nil
+	r.tracker.MarkSynced()
+	r.svcs.put(webService("", 0))
+	if res := r.reconcile("default/web"); res.RequeueAfter <= 0 {
+		t.Errorf("no requeue while the network is unknown: %+v", res)
+	}
+	if len(r.docker.CreatedHelpers()) != 0 {
+		t.Error("a proxy made without a network")
+	}
+	if res := r.reconcile(DNSKey); res.RequeueAfter <= 0 || len(r.docker.CreatedHelpers()) != 0 {
+		t.Errorf("DNS without a network: %+v, %d creates", res, len(r.docker.CreatedHelpers()))
+	}
+}
+
+func TestServiceOwners(t *testing.T) {
+	m := Owners("my_inst")
+	tests := []struct {
+		ev   dockerx.Event
+		want string
+	}{
+		{dockerx.Event{Role: dockerx.RoleProxy, Name: "my_inst_web.shop_svc"}, "shop/web"},
+		{dockerx.Event{Role: dockerx.RoleProxy, Name: "other_web.shop_svc"}, "*"},
+		{dockerx.Event{Role: dockerx.RoleDNS, Name: "my_inst_dns"}, "dns/"},
+		{dockerx.Event{Gap: true}, "*"},
+		{dockerx.Event{Down: true}, ""},
+		{dockerx.Event{Role: dockerx.RoleReplica, Deployment: "web"}, ""},
+		{dockerx.Event{Role: dockerx.RolePortForward, Name: "my_inst_web-abc-0.shop_pf-1a2b3c", Namespace: "shop"}, ""},
+	}
+	for _, tt := range tests {
+		var keys []string
+		for _, r := range m(tt.ev) {
+			keys = append(keys, r.Key)
+		}
+		if strings.Join(keys, ",") != tt.want {
+			t.Errorf("%+v → %v, want %q", tt.ev, keys, tt.want)
+		}
+	}
+}
+
+// A proxy started by a sync (stopped by hand) is pushed to once its
+// control socket answers: the sync waits a little rather than failing.
+func TestServicePushAfterStart(t *testing.T) {
+	r := newWebRig(t)
+	id, _ := r.docker.Serving("i_web.default_svc", &struct{}{})
+	if err := r.docker.KillSilently(id); err != nil { // stopped, as by hand
+		t.Fatal(err)
+	}
+	r.restart() // what it serves is unknown: a start, then a push
+	r.feed(webPods(2, 2))
+	refused := 0
+	r.docker.SetExec(func(id string, cmd []string) (int, []byte) {
+		if refused < 2 {
+			refused++
+			return helperapi.ExitFailed, nil // not listening yet
+		}
+		r.docker.SetExec(nil)
+		return helperapi.ExitOK, []byte(`{"generation":2}`)
+	})
+	r.reconcile("default/web")
+	if refused != 2 || r.docker.ExecHooked() {
+		t.Errorf("pushes refused %d, handler left %v: want two refusals, then the ack", refused, r.docker.ExecHooked())
+	}
+	if st := r.svcs.status("default/web"); st.PushedGeneration != 2 || len(st.Conditions) != 0 {
+		t.Errorf("status %+v", st)
+	}
+}
+
+// TestServiceLargeConfigPushedAfterCreate: a proxy whose config exceeds
+// what a command carries starts from the stub and serves every endpoint
+// after the push that follows; the next sync has nothing to do.
+func TestServiceLargeConfigPushedAfterCreate(t *testing.T) {
+	r := newSvcRig(t)
+	r.feed(manyPods(3000))
+	r.svcs.put(webService("", 0))
+	r.reconcile("default/web")
+	var cfg helperapi.ProxyConfig
+	_, ok := r.docker.Serving("i_web.default_svc", &cfg)
+	if !ok || len(cfg.Ports) != 1 {
+		t.Fatalf("proxy serves %+v", cfg.Ports)
+	}
+	if cfg.Generation != 1 || len(cfg.Ports[0].Endpoints) != 3000 {
+		t.Fatalf("proxy serves generation %d with %d endpoints, want 1 with 3000", cfg.Generation, len(cfg.Ports[0].Endpoints))
+	}
+	if st := r.svcs.status("default/web"); st.PushedGeneration != 1 || len(st.Conditions) != 0 {
+		t.Errorf("status: pushed %d, conditions %+v", st.PushedGeneration, st.Conditions)
+	}
+	writes := r.docker.WriteCount()
+	r.reconcile("default/web")
+	if r.docker.WriteCount() != writes {
+		t.Errorf("a converged Service wrote to Docker again")
+	}
+}
+
+// TestServiceFreedClusterIPRetaken: b asks for the ClusterIP a holds
+// (ClusterIPInUse); when a moves to another address, b is queued at once
+// and takes it.
+func TestServiceFreedClusterIPRetaken(t *testing.T) {
+	r := newSvcRig(t)
+	r.feed(webPods(2, 2))
+	a, b := webService("", 0), webService("", 0)
+	a.Service.Metadata.Name, b.Service.Metadata.Name = "a", "b"
+	a.Service.Spec.ClusterIP, b.Service.Spec.ClusterIP = "10.222.8.9", "10.222.8.9"
+	b.Created = a.Created.Add(time.Minute)
+	r.svcs.put(a)
+	r.reconcile("default/a")
+	r.svcs.put(b)
+	r.reconcile("default/b")
+	if c := findCondition(r.svcs.status("default/b").Conditions, ServiceProxyFailure); c == nil || c.Reason != ReasonClusterIPInUse {
+		t.Fatalf("b: want ClusterIPInUse, status %+v", r.svcs.status("default/b"))
+	}
+	drainQueue(r)
+	a.Service.Spec.ClusterIP = "10.222.8.10"
+	r.svcs.put(a)
+	r.reconcile("default/a")
+	if q := drainQueue(r); !q["default/b"] {
+		t.Fatalf("a left 10.222.8.9; queued %v, without b", q)
+	}
+	r.reconcile("default/b")
+	if st := r.svcs.status("default/b"); st.ClusterIP != "10.222.8.9" || len(st.Conditions) != 0 {
+		t.Errorf("b after a moved: %+v", st)
+	}
+}
+
+// TestServiceDrainAfterRestartEndsOnAck: after a controller restart, a
+// drain waits for the stored Service (TestDrainAfterRestartWaitsForProxies)
+// and ends once its first sync pushed a config without the pod.
+func TestServiceDrainAfterRestartEndsOnAck(t *testing.T) {
+	r := newWebRig(t)
+	r.restart()
+	r.feed(webPods(2, 2))
+	done := make(chan error, 1)
+	go func() { done <- r.tracker.Drain(context.Background(), "default", "web-a-1") }()
+	// The drain marks the pod terminating before it waits: sync until the
+	// proxy serves without it.
+	deadline := time.Now().Add(time.Minute)
+	for {
+		r.reconcile("default/web")
+		if pods, _ := r.proxyPods("i_web.default_svc"); pods == "web-a-0=10.222.0.2:8080" {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the proxy never served without the drained pod")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Errorf("Drain = %v", err)
+		}
+	case <-time.After(time.Minute):
+		t.Fatal("Drain did not end after the push")
+	}
+}
+
+// TestServiceLoadBalancerPublishesGivenNodePort: a LoadBalancer's given
+// nodePort is published as a NodePort Service's is (in Kubernetes a
+// LoadBalancer Service is a NodePort Service too), and stays its own
+// after a controller restart: a younger Service asking for it is told it
+// is taken.
+func TestServiceLoadBalancerPublishesGivenNodePort(t *testing.T) {
+	r := newSvcRig(t)
+	r.tracker.MarkSynced()
+	lb := webService("LoadBalancer", 30080)
+	lb.Service.Spec.Ports[0].Port = 8080
+	r.svcs.put(lb)
+	r.reconcile("default/web")
+	if got := fmt.Sprint(r.docker.CreatedHelpers()[0].Ports); got != "[{127.0.0.1 8080 8080 TCP} {127.0.0.1 30080 8080 TCP}]" {
+		t.Errorf("the LoadBalancer's proxy publishes %s, want its port and its nodePort", got)
+	}
+	if st := r.svcs.status("default/web"); npString(st.NodePorts) != "[{8080 TCP 30080}]" {
+		t.Errorf("status nodePorts %v", st.NodePorts)
+	}
+
+	r.restart()
+	r.tracker.MarkSynced()
+	younger := &store.ServiceRecord{Created: t0.Add(time.Minute), Service: manifests.Service{Metadata: manifests.ObjectMeta{Name: "np"},
+		Spec: manifests.ServiceSpec{Type: "NodePort", Selector: app("np"), Ports: []manifests.ServicePort{{Port: 80, NodePort: 30080}}}}}
+	r.svcs.put(younger)
+	r.reconcile("default/np")
+	st := r.svcs.status("default/np")
+	if c := findCondition(st.Conditions, ServicePortConflict); c == nil || !strings.Contains(c.Message, "127.0.0.1:30080/TCP is published by service default/web") {
+		t.Errorf("the younger Service's conditions %+v: the LoadBalancer's nodePort must stay its own", st.Conditions)
+	}
+}
+
+// TestServicePortChangePushedNotReplaced: adding, renaming or removing a
+// port of a ClusterIP Service changes nothing Docker fixes when it creates
+// the proxy (no port is published): the new ports are pushed, as endpoint
+// changes are, and the proxy keeps running, so connections open on the
+// ports that stayed are not cut (Kubernetes: kube-proxy updates its rules
+// for a Service's new ports; established connections keep their path).
+// A NodePort Service's new port is published, which Docker fixes at
+// creation: that proxy is replaced.
+func TestServicePortChangePushedNotReplaced(t *testing.T) {
+	tests := []struct {
+		name     string
+		typ      string
+		change   func(ps []manifests.ServicePort) []manifests.ServicePort
+		replaced bool
+		ports    string // the ports the proxy then serves
+	}{
+		{name: "a port added", change: func(ps []manifests.ServicePort) []manifests.ServicePort {
+			return append(ps, manifests.ServicePort{Name: "metrics", Port: 9100, TargetPort: intstr.FromString("http")})
+		}, ports: "http:80 metrics:9100"},
+		{name: "a port renamed", change: func(ps []manifests.ServicePort) []manifests.ServicePort {
+			ps[0].Name = "web"
+			return ps
+		}, ports: "web:80"},
+		{name: "a port's number changed", change: func(ps []manifests.ServicePort) []manifests.ServicePort {
+			ps[0].Port = 8080
+			return ps
+		}, ports: "http:8080"},
+		{name: "a NodePort's port added is published", typ: "NodePort", change: func(ps []manifests.ServicePort) []manifests.ServicePort {
+			return append(ps, manifests.ServicePort{Name: "metrics", Port: 9100, TargetPort: intstr.FromString("http")})
+		}, replaced: true, ports: "http:80 metrics:9100"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			r := newSvcRig(t)
+			r.feed(webPods(2, 2))
+			web := webService(tt.typ, 0)
+			r.svcs.put(web)
+			r.reconcile("default/web")
+			before, _ := r.docker.Serving("i_web.default_svc", &struct{}{})
+
+			web.Service.Spec.Ports = tt.change(web.Service.Spec.Ports)
+			web.Generation++
+			r.svcs.put(web)
+			r.reconcile("default/web")
+			r.docker.FinishRemovals()
+			r.reconcile("default/web")
+			var cfg helperapi.ProxyConfig
+			after, ok := r.docker.Serving("i_web.default_svc", &cfg)
+			if !ok {
+				t.Fatal("no proxy serving")
+			}
+			if (after != before) != tt.replaced {
+				t.Errorf("proxy %s → %s: replaced %v, want %v", before, after, after != before, tt.replaced)
+			}
+			var got []string
+			for _, p := range cfg.Ports {
+				got = append(got, fmt.Sprintf("%s:%d", p.Name, p.Port))
+				if len(p.Endpoints) != 2 {
+					t.Errorf("port %s serves %d endpoints, want 2", p.Name, len(p.Endpoints))
+				}
+			}
+			if strings.Join(got, " ") != tt.ports {
+				t.Errorf("the proxy serves ports %v, want %s", got, tt.ports)
+			}
+			if st := r.svcs.status("default/web"); findCondition(st.Conditions, ServiceProxyFailure) != nil {
+				t.Errorf("conditions %+v", st.Conditions)
+			}
+		})
+	}
+}
+
+// hostHeldDocker is a Docker on whose host a process outside Docker
+// listens on some ports: a helper publishing one fails to start, as
+// dockerd's start fails, and stays created.
+type hostHeldDocker struct {
+	*helperfake.Engine
+	msg  string // the start error, with %s the host address and port
+	mu   sync.Mutex
+	held map[int]bool
+	reqs map[string]dockerx.HelperRequest
+}
+
+func (d *hostHeldDocker) CreateHelper(ctx context.Context, req dockerx.HelperRequest) (string, error) {
+	id, err := d.Engine.CreateHelper(ctx, req)
+	d.mu.Lock()
+	d.reqs[id] = req
+	d.mu.Unlock()
+	return id, err
+}
+
+func (d *hostHeldDocker) StartContainer(ctx context.Context, id string) error {
+	d.mu.Lock()
+	req := d.reqs[id]
+	for _, p := range req.Ports {
+		if d.held[p.HostPort] {
+			d.mu.Unlock()
+			return fmt.Errorf(d.msg, fmt.Sprintf("%s:%d", p.HostIP, p.HostPort))
+		}
+	}
+	d.mu.Unlock()
+	return d.Engine.StartContainer(ctx, id)
+}
+
+func (d *hostHeldDocker) free(port int) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	delete(d.held, port)
+}
+
+// TestServiceHostPortHeldByAHostProcess: a published port a process of
+// the host holds (not a container: nothing lists it) makes Docker refuse
+// the proxy's start. The Service keeps its ClusterIP — its proxy runs
+// without that port — and reports the port as a PortConflict, not a
+// ProxyFailure; the port is tried again later (not while the controller
+// still reaches a listener there), and published once it is free.
+// Kubernetes' kube-proxy likewise keeps a Service's cluster IP working
+// when it cannot open a nodePort ("can't open port, skipping it").
+func TestServiceHostPortHeldByAHostProcess(t *testing.T) {
+	msgs := map[string]string{
+		"docker 28":          "failed to set up container networking: driver failed programming external connectivity on endpoint i_web.default_svc (8d1c): failed to bind host port for %s:10.222.8.1:80/tcp: address already in use",
+		"docker 25":          "driver failed programming external connectivity on endpoint i_web.default_svc (8d1c): failed to bind port %s/tcp: Error starting userland proxy: listen tcp4 127.0.0.1:30080: bind: address already in use",
+		"userland proxy":     "driver failed programming external connectivity on endpoint i_web.default_svc (8d1c): Error starting userland proxy: listen tcp4 %s: bind: address already in use",
+		"docker's allocator": "driver failed programming external connectivity on endpoint i_web.default_svc (8d1c): Bind for %s failed: port is already allocated",
+	}
+	for name, msg := range msgs {
+		t.Run(name, func(t *testing.T) {
+			r := newSvcRig(t)
+			now := t0
+			var mu sync.Mutex
+			clock := func() time.Time { mu.Lock(); defer mu.Unlock(); return now }
+			d := &hostHeldDocker{Engine: r.docker, msg: msg, held: map[int]bool{30080: true}, reqs: map[string]dockerx.HelperRequest{}}
+			r.build(d, clock)
+			listening := true // what the controller's dial to the held port finds
+			r.ctrl.hostDial = func(ctx context.Context, network, addr string) error {
+				if addr != "127.0.0.1:30080" {
+					t.Errorf("dialled %s", addr)
+				}
+				if listening {
+					return nil
+				}
+				return syscall.ECONNREFUSED
+			}
+			r.ctrl.hostBind = func(network, addr string) error {
+				if listening {
+					return syscall.EADDRINUSE
+				}
+				return nil
+			}
+			r.feed(webPods(2, 2))
+			web := webService("NodePort", 30080)
+			web.Service.Spec.Ports = append(web.Service.Spec.Ports, manifests.ServicePort{Name: "admin", Port: 81, NodePort: 30081, TargetPort: intstr.FromString("http")})
+			r.svcs.put(web)
+
+			// syncUntil syncs (freeing removed names between) until the
+			// proxy runs, publishing what want says.
+			syncUntil := func(want string) reconcile.Result {
+				t.Helper()
+				var res reconcile.Result
+				for range 5 {
+					res = r.reconcile("default/web")
+					r.docker.FinishRemovals()
+					for _, c := range r.docker.Snapshot() {
+						if c.Name == "i_web.default_svc" && c.State == dockerx.StateRunning {
+							d.mu.Lock()
+							got := fmt.Sprint(d.reqs[c.ID].Ports)
+							d.mu.Unlock()
+							if got == want {
+								return res
+							}
+						}
+					}
+				}
+				t.Fatalf("no running proxy publishing %s: %v", want, r.docker.Snapshot())
+				return res
+			}
+			res := syncUntil("[{127.0.0.1 30081 81 TCP}]")
+			if pods, _ := r.proxyPods("i_web.default_svc"); pods != "web-a-0=10.222.0.2:8080 web-a-1=10.222.0.3:8080" {
+				t.Errorf("the proxy serves %q", pods)
+			}
+			st := r.svcs.status("default/web")
+			if c := findCondition(st.Conditions, ServicePortConflict); c == nil || !strings.Contains(c.Message, "host port 127.0.0.1:30080/TCP is held by a process of the host") {
+				t.Errorf("conditions %+v, want PortConflict for 30080 held by a process of the host", st.Conditions)
+			}
+			if c := findCondition(st.Conditions, ServiceProxyFailure); c != nil {
+				t.Errorf("ProxyFailure %+v: the ClusterIP serves", c)
+			}
+			if res.RequeueAfter <= 0 {
+				t.Errorf("sync result %+v: the held port must be tried again", res)
+			}
+
+			// Due, but something still listens there: the running proxy
+			// is left alone.
+			mu.Lock()
+			now = now.Add(time.Hour)
+			mu.Unlock()
+			id, _ := r.docker.Serving("i_web.default_svc", &struct{}{})
+			r.reconcile("default/web")
+			if again, _ := r.docker.Serving("i_web.default_svc", &struct{}{}); again != id {
+				t.Errorf("proxy replaced while the port is still held")
+			}
+
+			// Freed: published at the next try.
+			d.free(30080)
+			listening = false
+			mu.Lock()
+			now = now.Add(time.Hour)
+			mu.Unlock()
+			syncUntil("[{127.0.0.1 30080 80 TCP} {127.0.0.1 30081 81 TCP}]")
+			st = r.svcs.status("default/web")
+			if findCondition(st.Conditions, ServicePortConflict) != nil || findCondition(st.Conditions, ServiceProxyFailure) != nil {
+				t.Errorf("conditions %+v after the port was freed", st.Conditions)
+			}
+		})
+	}
+}
+
+// maxArgStrlen is Linux's MAX_ARG_STRLEN (32 pages): execve(2) fails with
+// E2BIG for any single argv string longer than this, so a helper whose
+// config is longer can neither be started (create) nor be pushed to (exec).
+const maxArgStrlen = 32 * 4096
+
+// manyPods are n ready pods of deployment web (app=web, port http 8080),
+// with pod names as a deployment gives them.
+func manyPods(n int) []PodEndpoint {
+	out := make([]PodEndpoint, 0, n)
+	for i := range n {
+		out = append(out, pe("default", "web", fmt.Sprintf("web-5d8f9c7b6d-%d", i), fmt.Sprintf("10.222.%d.%d", i/250, i%250+2), true, app("web"),
+			manifests.ContainerPort{Name: "http", ContainerPort: 8080}))
+	}
+	return out
+}
+
+// TestProxyConfigFitsArgvLimit: the proxy's config (every endpoint) is
+// handed over in argv, both in the create's Cmd and in `docker exec …
+// helper push`. A Service selecting ~2,500 pods (or 50 ports × 50 pods)
+// makes it larger than MAX_ARG_STRLEN if sent as ONE argv string: the
+// real daemon fails the exec/start with "argument list too long", the
+// Service never gets a proxy, and every later push fails forever. No
+// argument may exceed the limit.
+func TestProxyConfigFitsArgvLimit(t *testing.T) {
+	r := newSvcRig(t)
+	r.feed(manyPods(3000))
+	r.svcs.put(webService("", 0))
+	r.reconcile("default/web")
+	creates := r.docker.CreatedHelpers()
+	if len(creates) != 1 {
+		t.Fatalf("creates %d, want 1", len(creates))
+	}
+	for i, a := range creates[0].Cmd {
+		if len(a) > maxArgStrlen {
+			t.Errorf("proxy Cmd[%d] is %d bytes, over Linux's MAX_ARG_STRLEN %d: execve fails with E2BIG", i, len(a), maxArgStrlen)
+		}
+	}
+}
+
+// TestDNSConfigFitsArgvLimit: the DNS server's config is every record of
+// every Service of the instance (headless ones with every ready pod
+// address); sent as one argv string, one big headless Service would break
+// cluster DNS for every namespace.
+func TestDNSConfigFitsArgvLimit(t *testing.T) {
+	r := newSvcRig(t)
+	r.feed(manyPods(9000))
+	h := webService("", 0)
+	h.Service.Spec.ClusterIP = manifests.ClusterIPNone
+	r.svcs.put(h)
+	r.reconcile("default/web")
+	r.reconcile(DNSKey)
+	for _, c := range r.docker.CreatedHelpers() {
+		for i, a := range c.Cmd {
+			if len(a) > maxArgStrlen {
+				t.Errorf("%s Cmd[%d] is %d bytes, over Linux's MAX_ARG_STRLEN %d: execve fails with E2BIG", c.Name, i, len(a), maxArgStrlen)
+			}
+		}
+	}
+}
+
+// drainQueue empties the services loop's queue and returns its keys.
+func drainQueue(r *svcRig) map[string]bool { return r.queued() }
+
+// TestFreedNodePortRequeuesServiceThatWantsIt: two Services ask for
+// nodePort 30080; the older publishes it, the younger gets PortConflict.
+// When the older is deleted, the younger must be queued at once: allocate
+// reports only the Services it displaces and forget releases the port
+// silently, so without it the younger stays unpublished (PortConflict)
+// until the next resync.
+func TestFreedNodePortRequeuesServiceThatWantsIt(t *testing.T) {
+	r := newSvcRig(t)
+	r.feed(webPods(2, 2))
+	a := webService("NodePort", 30080)
+	a.Service.Metadata.Name = "a"
+	b := webService("NodePort", 30080)
+	b.Service.Metadata.Name = "b"
+	b.Created = a.Created.Add(time.Minute)
+	r.svcs.put(a)
+	r.svcs.put(b)
+	r.reconcile("default/a")
+	r.reconcile("default/b")
+	if findCondition(r.svcs.status("default/b").Conditions, ServicePortConflict) == nil {
+		t.Fatalf("b: want PortConflict, status %+v", r.svcs.status("default/b"))
+	}
+	drainQueue(r)
+	a.Deleted = true
+	r.svcs.put(a)
+	r.reconcile("default/a")
+	if q := drainQueue(r); !q["default/b"] {
+		t.Errorf("service a deleted, freeing nodePort 30080; queued %v: service b, which wants it, is not synced again", q)
+	}
+}
+
+// startFails is a Docker whose helper starts fail for a reason that is
+// no host port's (a port held on the host is a PortConflict, and the
+// proxy is made without it: TestServiceHostPortHeldByAHostProcess).
+type startFails struct{ *helperfake.Engine }
+
+func (s startFails) StartContainer(context.Context, string) error {
+	return fmt.Errorf("OCI runtime create failed: runc create failed: unable to start container process: exec: \"/dockctl\": permission denied")
+}
+
+// TestProxyStartFailureReportedAsCreateFailure: a proxy whose start fails
+// is left created; the next sync plans start + push, and the start fails
+// again. nextServiceStatus must report the start's failure, not
+// ProxyFailure reason PushFailed because the plan merely contains a push:
+// no push was tried, and that status would point the user at the data
+// plane instead of the start.
+func TestProxyStartFailureReportedAsCreateFailure(t *testing.T) {
+	r := newSvcRig(t)
+	r.build(startFails{r.docker}, nil)
+	r.feed(webPods(2, 2))
+	r.svcs.put(webService("NodePort", 30080))
+	for range 2 {
+		if _, err := r.ctrl.Reconcile(context.Background(), reconcile.Request{Key: "default/web"}); err == nil {
+			t.Fatal("sync succeeded with a start that fails")
+		}
+	}
+	if r.docker.Calls()["exec:output"] != 0 {
+		t.Fatalf("a push was tried")
+	}
+	c := findCondition(r.svcs.status("default/web").Conditions, ServiceProxyFailure)
+	if c == nil || c.Reason != ReasonProxyCreateFailed {
+		t.Errorf("condition %+v: the start failed and no push was tried, want reason %s", c, ReasonProxyCreateFailed)
+	}
+}
+
+// TestServiceHostPortHeldIsNotTriedWhileBound: a port a process of the
+// host holds may have no listener the controller can dial — a UDP port,
+// or a TCP one the process listens on at another address of the host
+// than the one dialled — but its bind is still refused (EADDRINUSE).
+// While it is, a try would only tear down the running proxy — cutting
+// the ClusterIP and every other port of the Service — for a start Docker
+// refuses again; so the proxy is left alone, as for a TCP port that still
+// answers. kube-proxy, likewise, keeps a Service's rules and only logs the
+// nodePort it cannot open ("can't open port, skipping it").
+func TestServiceHostPortHeldIsNotTriedWhileBound(t *testing.T) {
+	cases := []struct {
+		name     string
+		protocol string
+		bindNet  string
+		suffix   string
+	}{
+		{"udp", manifests.ProtocolUDP, "udp", "udp"},
+		{"tcp listened on at another address", manifests.ProtocolTCP, "tcp", "tcp"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			r := newSvcRig(t)
+			now := t0
+			var mu sync.Mutex
+			clock := func() time.Time { mu.Lock(); defer mu.Unlock(); return now }
+			msg := "failed to set up container networking: driver failed programming external connectivity on endpoint i_web.default_svc (8d1c): failed to bind host port for %s:10.222.8.1:53/" + tc.suffix + ": address already in use"
+			d := &hostHeldDocker{Engine: r.docker, msg: msg, held: map[int]bool{30053: true}, reqs: map[string]dockerx.HelperRequest{}}
+			r.build(d, clock)
+			r.ctrl.hostDial = func(ctx context.Context, network, addr string) error {
+				if tc.protocol == manifests.ProtocolUDP {
+					t.Errorf("dialled %s %s: a UDP port has no listener to dial", network, addr)
+				}
+				return syscall.ECONNREFUSED
+			}
+			r.ctrl.hostBind = func(network, addr string) error {
+				if network != tc.bindNet || addr != "127.0.0.1:30053" {
+					t.Errorf("bind probe of %s %s", network, addr)
+				}
+				d.mu.Lock()
+				defer d.mu.Unlock()
+				if d.held[30053] {
+					return syscall.EADDRINUSE
+				}
+				return nil
+			}
+			r.feed(webPods(2, 2))
+			web := webService("NodePort", 30080)
+			web.Service.Spec.Ports = append(web.Service.Spec.Ports, manifests.ServicePort{Name: "dns", Protocol: tc.protocol, Port: 53, NodePort: 30053, TargetPort: intstr.FromInt(53)})
+			r.svcs.put(web)
+			publishing := func() (string, string) {
+				for _, c := range r.docker.Snapshot() {
+					if c.Name == "i_web.default_svc" && c.State == dockerx.StateRunning {
+						d.mu.Lock()
+						defer d.mu.Unlock()
+						return c.ID, fmt.Sprint(d.reqs[c.ID].Ports)
+					}
+				}
+				return "", "no running proxy"
+			}
+			syncUntil := func(want string) string {
+				t.Helper()
+				for range 5 {
+					r.reconcile("default/web")
+					r.docker.FinishRemovals()
+					if id, got := publishing(); got == want {
+						return id
+					}
+				}
+				_, got := publishing()
+				t.Fatalf("proxy publishes %s, want %s", got, want)
+				return ""
+			}
+			id := syncUntil("[{127.0.0.1 30080 80 TCP}]")
+
+			// Due, the port still bound by the host's process: not tried.
+			for range 3 {
+				mu.Lock()
+				now = now.Add(time.Hour)
+				mu.Unlock()
+				r.reconcile("default/web")
+				r.docker.FinishRemovals()
+				if again, got := publishing(); again != id {
+					t.Fatalf("the running proxy was replaced (now %q publishing %s) while 30053 is still held", again, got)
+				}
+			}
+			st := r.svcs.status("default/web")
+			if c := findCondition(st.Conditions, ServicePortConflict); c == nil || !strings.Contains(c.Message, "30053/"+strings.ToUpper(tc.suffix)+" is held by a process of the host") {
+				t.Errorf("conditions %+v, want PortConflict for 30053", st.Conditions)
+			}
+
+			// Freed: published at the next try.
+			d.free(30053)
+			mu.Lock()
+			now = now.Add(time.Hour)
+			mu.Unlock()
+			syncUntil("[{127.0.0.1 30080 80 TCP} {127.0.0.1 30053 53 " + strings.ToUpper(tc.suffix) + "}]")
+		})
+	}
+}
+
+// TestServiceAllocatedNodePortHeldByAHostProcessIsKept: a nodePort the
+// Service was allocated (none given) and published, found held by a
+// process of the host when its proxy starts again (the process took it
+// while the daemon restarted), stays the Service's: reported as a
+// PortConflict and tried again, not moved to another number, which would
+// silently break every client of the old one. On Kubernetes the
+// apiserver allocates a nodePort once; kube-proxy failing to open it on a
+// node never changes it.
+func TestServiceAllocatedNodePortHeldByAHostProcessIsKept(t *testing.T) {
+	r := newSvcRig(t)
+	now := t0
+	var mu sync.Mutex
+	clock := func() time.Time { mu.Lock(); defer mu.Unlock(); return now }
+	msg := "failed to set up container networking: driver failed programming external connectivity on endpoint i_web.default_svc (8d1c): failed to bind host port for %s:10.222.8.1:80/tcp: address already in use"
+	d := &hostHeldDocker{Engine: r.docker, msg: msg, held: map[int]bool{}, reqs: map[string]dockerx.HelperRequest{}}
+	r.build(d, clock)
+	r.ctrl.hostDial = func(ctx context.Context, network, addr string) error { return nil }
+	r.ctrl.hostBind = func(network, addr string) error { return syscall.EADDRINUSE }
+	r.feed(webPods(2, 2))
+	r.svcs.put(webService("NodePort", 0))
+	r.reconcile("default/web")
+	st := r.svcs.status("default/web")
+	if len(st.NodePorts) != 1 || st.NodePorts[0].NodePort == 0 {
+		t.Fatalf("nodePorts %+v", st.NodePorts)
+	}
+	np := st.NodePorts[0].NodePort
+
+	// The daemon restarts: the proxy stops, a process of the host takes
+	// its nodePort, the proxy's start is refused.
+	id, _ := r.docker.Serving("i_web.default_svc", &struct{}{})
+	if err := r.docker.StopContainer(context.Background(), id, 0); err != nil {
+		t.Fatal(err)
+	}
+	d.mu.Lock()
+	d.held[int(np)] = true
+	d.mu.Unlock()
+	for range 5 {
+		r.reconcile("default/web")
+		r.docker.FinishRemovals()
+	}
+	st = r.svcs.status("default/web")
+	if len(st.NodePorts) != 1 || st.NodePorts[0].NodePort != np {
+		t.Errorf("nodePorts %+v, want %d kept", st.NodePorts, np)
+	}
+	if c := findCondition(st.Conditions, ServicePortConflict); c == nil || !strings.Contains(c.Message, "held by a process of the host") {
+		t.Errorf("conditions %+v, want PortConflict for %d held by a process of the host", st.Conditions, np)
+	}
+}
