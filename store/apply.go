@@ -14,12 +14,10 @@ import (
 
 // prepared is a bundle checked and normalized, before the store is read.
 type prepared struct {
-	namespaces  []normNamespace
-	configMaps  []normObject[manifests.ConfigMap]
-	secrets     []normObject[manifests.Secret]
-	claims      []normObject[manifests.PersistentVolumeClaim]
-	services    []normService
-	deployments []normalized
+	namespaces []normNamespace
+	// kinds are the bundle's objects of each stored kind, in the order of
+	// storedKinds.
+	kinds []kindTx
 	// zeros are the bundle's (Bundle.Zeros).
 	zeros map[ObjectRef]map[string]any
 }
@@ -67,49 +65,12 @@ func prepare(b Bundle) (*prepared, error) {
 		}
 		p.namespaces = append(p.namespaces, nn)
 	}
-	var err error
-	if p.configMaps, err = prepareObjects(configMapKind, b.ConfigMaps, once); err != nil {
-		return nil, err
-	}
-	if p.secrets, err = prepareObjects(secretKind, b.Secrets, once); err != nil {
-		return nil, err
-	}
-	if p.claims, err = prepareObjects(claimKind, b.Claims, once); err != nil {
-		return nil, err
-	}
-	for i, svc := range b.Services {
-		if svc == nil {
-			return nil, fmt.Errorf("service #%d is nil", i+1)
-		}
-		ns, name := svc.Metadata.Namespace, svc.Metadata.Name
-		if err := checkObject(KindService, ns, name); err != nil {
-			return nil, err
-		}
-		if err := once(KindService, ns, name); err != nil {
-			return nil, err
-		}
-		n, err := normalizeService(svc)
+	for _, k := range storedKinds {
+		t, err := k.begin(&b, once)
 		if err != nil {
-			return nil, fmt.Errorf("service %q: %w", display(ns, name), err)
-		}
-		p.services = append(p.services, n)
-	}
-	for i, d := range b.Deployments {
-		if d == nil {
-			return nil, fmt.Errorf("deployment #%d is nil", i+1)
-		}
-		ns, name := d.Metadata.Namespace, d.Metadata.Name
-		if err := checkObject(KindDeployment, ns, name); err != nil {
 			return nil, err
 		}
-		if err := once(KindDeployment, ns, name); err != nil {
-			return nil, err
-		}
-		n, err := normalize(d)
-		if err != nil {
-			return nil, fmt.Errorf("deployment %q: %w", display(ns, name), err)
-		}
-		p.deployments = append(p.deployments, n)
+		p.kinds = append(p.kinds, t)
 	}
 	return p, nil
 }
@@ -122,14 +83,9 @@ type applyTx struct {
 	s   *Store
 	now time.Time
 
-	namespaces  []*NamespaceRecord // created, revived or changed
-	configMaps  []*ConfigMapRecord
-	secrets     []*SecretRecord
-	claims      []*ClaimRecord
-	services    []*ServiceRecord
-	deployments []*Record
-	// revived deployments start with a fresh status (see Apply).
-	revived []*Record
+	namespaces []*NamespaceRecord // created, revived or changed
+	// kinds are the stored kinds' parts, in the order of storedKinds.
+	kinds []kindTx
 	// deletedNamespaces are tombstoned after their objects.
 	deletedNamespaces []*NamespaceRecord
 	// planned is every applied object as it is stored, merged with the
@@ -137,61 +93,37 @@ type applyTx struct {
 	planned Bundle
 }
 
+// newTx is a transaction of no bundle (a deletion, an update) at now.
+func newTx(s *Store, now time.Time) *applyTx {
+	tx := &applyTx{s: s, now: now}
+	for _, k := range storedKinds {
+		t, _ := k.begin(&Bundle{}, nil) // nothing to check in no bundle
+		tx.kinds = append(tx.kinds, t)
+	}
+	return tx
+}
+
+// kindTx is the part of kind in the transaction.
+func (tx *applyTx) kindTx(kind string) kindTx {
+	for i, k := range storedKinds {
+		if k.Kind() == kind {
+			return tx.kinds[i]
+		}
+	}
+	return nil
+}
+
 // apply computes the results of storing in, and what to write.
 func (tx *applyTx) apply(in *prepared, opts ApplyOptions) ([]ApplyResult, error) {
 	s := tx.s
-	var results []ApplyResult
+	tx.kinds = in.kinds
+	own := &ownerCheck{opts: opts, now: tx.now}
+	c := &planCtx{s: s, now: tx.now, own: own, zeros: in.zeros, applied: map[ObjectRef]bool{}, visited: map[string]bool{}}
 
 	// Namespaces first: they decide whether the others may be stored.
-	stored, err := s.namespaceRecords()
+	stored, exists, err := tx.applyNamespaces(in, c)
 	if err != nil {
 		return nil, err
-	}
-	exists := map[string]bool{manifests.DefaultNamespace: true}
-	for name, r := range stored {
-		exists[name] = exists[name] || !r.Deleted
-	}
-	own := &ownerCheck{opts: opts, now: tx.now}
-	applied := map[ObjectRef]bool{}
-	for _, n := range in.namespaces {
-		name := n.ns.Metadata.Name
-		old := stored[name]
-		// The implicit default has no record, hence no manager.
-		live := old != nil && !old.Deleted
-		if old == nil && name == manifests.DefaultNamespace {
-			old = s.implicitDefault()
-		}
-		ref := ObjectRef{Kind: KindNamespace, Name: name}
-		file, err := withZeros(n.all, in.zeros[ref])
-		if err != nil {
-			return nil, fmt.Errorf("namespace %q: %w", name, err)
-		}
-		var liveNS *manifests.Namespace
-		var last json.RawMessage
-		if live {
-			liveNS, last = &old.Namespace, old.LastApplied
-		}
-		n, err := mergeNormalized(KindNamespace, name, opts, liveNS, last, n, file, normalizeNamespace,
-			func(n normNamespace) []byte { return n.all }, manifests.ValidateNamespace)
-		if err != nil {
-			return nil, err
-		}
-		rec, act, err := planNamespace(old, n, tx.now)
-		if err != nil {
-			return nil, err
-		}
-		exists[name] = true
-		applied[ref] = true
-		results = append(results, ApplyResult{ObjectRef: ref, Action: act})
-		tx.planned.Namespaces = append(tx.planned.Namespaces, &n.ns)
-		var oldOwn Ownership
-		if live {
-			oldOwn = old.Ownership
-		}
-		rec, write := claim(own, ref, live, oldOwn, rec, act, func(r *NamespaceRecord) *Ownership { return &r.Ownership })
-		if rec, write = remember(opts, old, rec, write, file, func(r *NamespaceRecord) *Applied { return &r.Applied }); write {
-			tx.namespaces = append(tx.namespaces, rec)
-		}
 	}
 	pruneNS := bundleNamespaces(in)
 	if opts.PruneOwned {
@@ -205,119 +137,22 @@ func (tx *applyTx) apply(in *prepared, opts ApplyOptions) ([]ApplyResult, error)
 	} else if !opts.Prune {
 		pruneNS = nil
 	}
-	missing := func(kind, ns, name string) error {
+	c.missing = func(kind, ns, name string) error {
 		if exists[orDefault(ns)] {
 			return nil
 		}
 		// kubectl's words, so that scripts and habits carry over.
 		return fmt.Errorf("%s/%s: namespaces %q %w", lower(kind), name, orDefault(ns), ErrNotFound)
 	}
-
-	visited := map[string]bool{}
-
-	// ConfigMaps, Secrets and claims (config.go): what pods refer to.
-	cms := &objectApply[manifests.ConfigMap]{k: configMapKind, in: in.configMaps, own: own, zeros: in.zeros}
-	secs := &objectApply[manifests.Secret]{k: secretKind, in: in.secrets, own: own, zeros: in.zeros}
-	cls := &objectApply[manifests.PersistentVolumeClaim]{k: claimKind, in: in.claims, own: own, zeros: in.zeros}
-	for _, a := range []interface {
-		load(*Store, []string) error
-		plan(time.Time, func(kind, ns, name string) error, map[ObjectRef]bool, map[string]bool, []ApplyResult) ([]ApplyResult, error)
-	}{cms, secs, cls} {
-		if err := a.load(s, pruneNS); err != nil {
+	for _, t := range tx.kinds {
+		if err := t.load(s, pruneNS); err != nil {
 			return nil, err
 		}
-		if results, err = a.plan(tx.now, missing, applied, visited, results); err != nil {
+		if err := t.plan(c); err != nil {
 			return nil, err
 		}
+		t.setPlanned(&tx.planned)
 	}
-
-	// Services.
-	curSvc, err := tx.currentServices(in, pruneNS)
-	if err != nil {
-		return nil, err
-	}
-	for _, n := range in.services {
-		ns, name := n.svc.Metadata.Namespace, n.svc.Metadata.Name
-		if err := missing(KindService, ns, name); err != nil {
-			return nil, err
-		}
-		ref := ObjectRef{Kind: KindService, Namespace: orDefault(ns), Name: name}
-		applied[ref], visited[ref.Namespace] = true, true
-		old := curSvc[ref]
-		live, oldOwn := old != nil && !old.Deleted, Ownership{}
-		file, err := withZeros(n.all, in.zeros[ref])
-		if err != nil {
-			return nil, fmt.Errorf("service %q: %w", display(ns, name), err)
-		}
-		var liveSvc *manifests.Service
-		var last json.RawMessage
-		if live {
-			oldOwn, liveSvc, last = old.Ownership, &old.Service, old.LastApplied
-		}
-		n, err := mergeNormalized(KindService, display(ns, name), opts, liveSvc, last, n, file, normalizeService,
-			func(n normService) []byte { return n.all }, manifests.ValidateService)
-		if err != nil {
-			return nil, err
-		}
-		rec, act, err := planService(old, n, tx.now)
-		if err != nil {
-			return nil, err
-		}
-		results = append(results, ApplyResult{ObjectRef: ref, Action: act, Generation: rec.Generation})
-		tx.planned.Services = append(tx.planned.Services, &n.svc)
-		rec, write := claim(own, ref, live, oldOwn, rec, act, func(r *ServiceRecord) *Ownership { return &r.Ownership })
-		if rec, write = remember(opts, old, rec, write, file, func(r *ServiceRecord) *Applied { return &r.Applied }); write {
-			tx.services = append(tx.services, rec)
-		}
-	}
-
-	// Deployments.
-	curDep, err := tx.currentRecords(in, pruneNS)
-	if err != nil {
-		return nil, err
-	}
-	for _, n := range in.deployments {
-		ns, name := n.d.Metadata.Namespace, n.d.Metadata.Name
-		if err := missing(KindDeployment, ns, name); err != nil {
-			return nil, err
-		}
-		ref := ObjectRef{Kind: KindDeployment, Namespace: orDefault(ns), Name: name}
-		applied[ref], visited[ref.Namespace] = true, true
-		old := curDep[ref]
-		var live *manifests.Deployment
-		if old != nil && !old.Deleted {
-			live = &old.Deployment
-		}
-		file, err := withZeros(n.all, in.zeros[ref])
-		if err != nil {
-			return nil, fmt.Errorf("deployment %q: %w", display(ns, name), err)
-		}
-		d, err := mergeDeployment(live, old, n.d, file, opts)
-		if err != nil {
-			return nil, err
-		}
-		if n, err = normalize(&d); err != nil {
-			return nil, fmt.Errorf("apply: deployment %q: %w", display(ns, name), err)
-		}
-		rec, act, err := plan(old, n, tx.now, s.revisionsInUse(ns, name))
-		if err != nil {
-			return nil, err
-		}
-		results = append(results, ApplyResult{ObjectRef: ref, Action: act, Generation: rec.Generation})
-		tx.planned.Deployments = append(tx.planned.Deployments, &n.d)
-		var oldOwn Ownership
-		if live != nil {
-			oldOwn = old.Ownership
-		}
-		rec, write := claim(own, ref, live != nil, oldOwn, rec, act, func(r *Record) *Ownership { return &r.Ownership })
-		if rec, write = remember(opts, old, rec, write, file, func(r *Record) *Applied { return &r.Applied }); write {
-			tx.deployments = append(tx.deployments, rec)
-		}
-		if old != nil && old.Deleted {
-			tx.revived = append(tx.revived, rec)
-		}
-	}
-
 	if err := own.err(); err != nil {
 		return nil, err
 	}
@@ -326,67 +161,88 @@ func (tx *applyTx) apply(in *prepared, opts ApplyOptions) ([]ApplyResult, error)
 		// Only the applier's objects: `apply --prune` never deletes what
 		// a manifests directory manages, nor a directory what apply made.
 		prunable := func(ref ObjectRef, l map[string]string, o Ownership) bool {
-			ok := !applied[ref] && own.owns(ref, o.Manager())
+			ok := !c.applied[ref] && own.owns(ref, o.Manager())
 			if !opts.PruneOwned {
-				ok = ok && visited[ref.Namespace] && (opts.PruneSelector == nil || opts.PruneSelector.Matches(labels.Set(l)))
+				ok = ok && c.visited[ref.Namespace] && (opts.PruneSelector == nil || opts.PruneSelector.Matches(labels.Set(l)))
 			}
 			pruned[ref] = pruned[ref] || ok
 			return ok
 		}
-		for _, ref := range sortedRefs(curDep) {
-			if rec := curDep[ref]; rec != nil && !rec.Deleted && prunable(ref, rec.Deployment.Metadata.Labels, rec.Ownership) {
-				t := tombstone(rec, tx.now)
-				results = append(results, ApplyResult{ObjectRef: ref, Action: Pruned, Generation: t.Generation})
-				tx.deployments = append(tx.deployments, t)
-			}
+		for _, t := range pruneOrder(tx.kinds) {
+			t.prune(c, prunable)
 		}
-		for _, ref := range sortedRefs(curSvc) {
-			if rec := curSvc[ref]; rec != nil && !rec.Deleted && prunable(ref, rec.Service.Metadata.Labels, rec.Ownership) {
-				t := tombstoneService(rec, tx.now)
-				results = append(results, ApplyResult{ObjectRef: ref, Action: Pruned, Generation: t.Generation})
-				tx.services = append(tx.services, t)
-			}
-		}
-		results = cms.prune(tx.now, prunable, results)
-		results = secs.prune(tx.now, prunable, results)
-		results = cls.prune(tx.now, prunable, results)
 	}
-	tx.configMaps, tx.secrets, tx.claims = cms.written, secs.written, cls.written
-	tx.planned.ConfigMaps, tx.planned.Secrets, tx.planned.Claims = cms.planned, secs.planned, cls.planned
 	if opts.PruneOwned {
-		if results, err = tx.pruneNamespaces(stored, applied, pruned, own, results, curDep, curSvc, cms, secs, cls); err != nil {
+		if err := tx.pruneNamespaces(stored, c, pruned, own); err != nil {
 			return nil, err
 		}
 	}
-	return results, nil
+	return c.results, nil
+}
+
+// applyNamespaces plans the bundle's namespaces, and returns the stored
+// ones and which exist once the bundle is stored.
+func (tx *applyTx) applyNamespaces(in *prepared, c *planCtx) (map[string]*NamespaceRecord, map[string]bool, error) {
+	s, opts := tx.s, c.own.opts
+	stored, err := s.namespaceRecords()
+	if err != nil {
+		return nil, nil, err
+	}
+	exists := map[string]bool{manifests.DefaultNamespace: true}
+	for name, r := range stored {
+		exists[name] = exists[name] || !r.Deleted
+	}
+	for _, n := range in.namespaces {
+		name := n.ns.Metadata.Name
+		old := stored[name]
+		// The implicit default has no record, hence no manager.
+		live := old != nil && !old.Deleted
+		if old == nil && name == manifests.DefaultNamespace {
+			old = s.implicitDefault()
+		}
+		ref := ObjectRef{Kind: KindNamespace, Name: name}
+		file, err := withZeros(n.all, in.zeros[ref])
+		if err != nil {
+			return nil, nil, fmt.Errorf("namespace %q: %w", name, err)
+		}
+		var liveNS *manifests.Namespace
+		var last json.RawMessage
+		var oldOwn Ownership
+		if live {
+			liveNS, last, oldOwn = &old.Namespace, old.LastApplied, old.Ownership
+		}
+		n, err := mergeNormalized(KindNamespace, name, opts, liveNS, last, n, file, normalizeNamespace,
+			func(n normNamespace) []byte { return n.all }, manifests.ValidateNamespace)
+		if err != nil {
+			return nil, nil, err
+		}
+		rec, act, err := planNamespace(old, n, tx.now)
+		if err != nil {
+			return nil, nil, err
+		}
+		exists[name] = true
+		c.applied[ref] = true
+		tx.planned.Namespaces = append(tx.planned.Namespaces, &n.ns)
+		if rec = planOne(c, ref, act, 0, live, oldOwn, old, rec, file,
+			func(r *NamespaceRecord) *Ownership { return &r.Ownership }, func(r *NamespaceRecord) *Applied { return &r.Applied }); rec != nil {
+			tx.namespaces = append(tx.namespaces, rec)
+		}
+	}
+	return stored, exists, nil
 }
 
 // pruneNamespaces tombstones the applier's namespaces that the bundle no
 // longer holds, but one that still holds a live object the apply keeps
 // (another manager's, or one it applies): deleting the namespace would
 // delete it too.
-func (tx *applyTx) pruneNamespaces(stored map[string]*NamespaceRecord, applied, pruned map[ObjectRef]bool, own *ownerCheck, results []ApplyResult,
-	curDep map[ObjectRef]*Record, curSvc map[ObjectRef]*ServiceRecord, cms *objectApply[manifests.ConfigMap], secs *objectApply[manifests.Secret], cls *objectApply[manifests.PersistentVolumeClaim]) ([]ApplyResult, error) {
+func (tx *applyTx) pruneNamespaces(stored map[string]*NamespaceRecord, c *planCtx, pruned map[ObjectRef]bool, own *ownerCheck) error {
 	kept := map[string]bool{}
-	keep := func(ref ObjectRef, live bool) {
-		if (live && !pruned[ref]) || applied[ref] {
-			kept[ref.Namespace] = true
-		}
-	}
-	for ref, r := range curDep {
-		keep(ref, !r.Deleted)
-	}
-	for ref, r := range curSvc {
-		keep(ref, !r.Deleted)
-	}
-	for ref, r := range cms.cur {
-		keep(ref, !r.Deleted)
-	}
-	for ref, r := range secs.cur {
-		keep(ref, !r.Deleted)
-	}
-	for ref, r := range cls.cur {
-		keep(ref, !r.Deleted)
+	for _, t := range tx.kinds {
+		t.each(func(ref ObjectRef, live bool) {
+			if (live && !pruned[ref]) || c.applied[ref] {
+				kept[ref.Namespace] = true
+			}
+		})
 	}
 	names := make([]string, 0, len(stored))
 	for name := range stored {
@@ -396,15 +252,15 @@ func (tx *applyTx) pruneNamespaces(stored map[string]*NamespaceRecord, applied, 
 	for _, name := range names {
 		rec := stored[name]
 		ref := ObjectRef{Kind: KindNamespace, Name: name}
-		if rec.Deleted || applied[ref] || kept[name] || name == manifests.DefaultNamespace || !own.owns(ref, rec.Manager()) {
+		if rec.Deleted || c.applied[ref] || kept[name] || name == manifests.DefaultNamespace || !own.owns(ref, rec.Manager()) {
 			continue
 		}
 		if err := tx.deleteNamespace(name, pruned); err != nil {
-			return nil, err
+			return err
 		}
-		results = append(results, ApplyResult{ObjectRef: ref, Action: Pruned})
+		c.results = append(c.results, ApplyResult{ObjectRef: ref, Action: Pruned})
 	}
-	return results, nil
+	return nil
 }
 
 // claim applies the ownership rules to rec, just planned over a record
@@ -434,33 +290,11 @@ func sortedRefs[T any](m map[ObjectRef]T) []ObjectRef {
 	return refs
 }
 
-// currentRecords returns the stored deployment records (tombstones
-// included) of the applied deployments and, when pruning, of every
-// deployment of the namespaces the bundle visits. A record that cannot be
-// read fails the apply: overwriting it would lose its generation, and
-// pruning past it could leave a deployment running that the user meant to
+// current reads the current records of a kind (kindTx.load): a record
+// that cannot be read fails the apply, as overwriting it would lose its
+// generation, and pruning past it could leave an object the user meant to
 // delete.
-func (tx *applyTx) currentRecords(in *prepared, nss []string) (map[ObjectRef]*Record, error) {
-	refs := make([]ObjectRef, len(in.deployments))
-	for i, n := range in.deployments {
-		refs[i] = ObjectRef{Kind: KindDeployment, Namespace: n.d.Metadata.Namespace, Name: n.d.Metadata.Name}
-	}
-	return current(tx.s.listNamespace, tx.s.readRecord, func(r *Record) ObjectRef {
-		return ObjectRef{Kind: KindDeployment, Namespace: r.NamespaceOrDefault(), Name: r.Name}
-	}, refs, nss)
-}
-
-// currentServices is currentRecords for services.
-func (tx *applyTx) currentServices(in *prepared, nss []string) (map[ObjectRef]*ServiceRecord, error) {
-	refs := make([]ObjectRef, len(in.services))
-	for i, n := range in.services {
-		refs[i] = ObjectRef{Kind: KindService, Namespace: n.svc.Metadata.Namespace, Name: n.svc.Metadata.Name}
-	}
-	return current(tx.s.listServicesIn, tx.s.readService, func(r *ServiceRecord) ObjectRef {
-		return ObjectRef{Kind: KindService, Namespace: r.Service.Metadata.NamespaceOrDefault(), Name: r.Service.Metadata.Name}
-	}, refs, nss)
-}
-
+//
 // current reads the records of refs (those that exist) and every record
 // of the namespaces nss (where a prune looks), keyed by their ObjectRef
 // (namespace "default" for default).
@@ -491,19 +325,13 @@ func current[R any](list func(ns string) ([]R, error), read func(ns, name string
 	return cur, nil
 }
 
-// bundleNamespaces are the namespaces of the bundle's deployments and
-// services: where a prune looks.
+// bundleNamespaces are the namespaces of the bundle's objects (but
+// Namespaces): where a prune looks.
 func bundleNamespaces(in *prepared) []string {
 	set := map[string]bool{}
-	for _, n := range in.services {
-		set[n.svc.Metadata.NamespaceOrDefault()] = true
+	for _, t := range in.kinds {
+		t.namespaces(set)
 	}
-	for _, n := range in.deployments {
-		set[n.d.Metadata.NamespaceOrDefault()] = true
-	}
-	(&objectApply[manifests.ConfigMap]{k: configMapKind, in: in.configMaps}).namespaces(set)
-	(&objectApply[manifests.Secret]{k: secretKind, in: in.secrets}).namespaces(set)
-	(&objectApply[manifests.PersistentVolumeClaim]{k: claimKind, in: in.claims}).namespaces(set)
 	out := make([]string, 0, len(set))
 	for ns := range set {
 		out = append(out, ns)
@@ -515,8 +343,8 @@ func bundleNamespaces(in *prepared) []string {
 // commit writes what the transaction computed (the caller holds the write
 // lock). Every temporary file is written before the first rename, so an
 // error while writing changes nothing; the renames go namespaces first,
-// then services, then deployments, then the tombstones of deleted
-// namespaces, so that a crash in between never leaves an object in a
+// then the stored kinds in the order of storedKinds, then the tombstones
+// of deleted namespaces, so that a crash in between never leaves an object in a
 // namespace that does not exist, nor a live object in a deleted one.
 func (tx *applyTx) commit() error {
 	s := tx.s
@@ -524,26 +352,16 @@ func (tx *applyTx) commit() error {
 	for _, r := range tx.namespaces {
 		dirs[r.Namespace.Metadata.Name] = true
 	}
-	for _, r := range tx.services {
-		dirs[r.Service.Metadata.NamespaceOrDefault()] = true
+	for _, t := range tx.kinds {
+		t.touched(dirs)
 	}
-	for _, r := range tx.deployments {
-		dirs[r.NamespaceOrDefault()] = true
-	}
-	objectNamespaces(configMapKind, tx.configMaps, dirs)
-	objectNamespaces(secretKind, tx.secrets, dirs)
-	objectNamespaces(claimKind, tx.claims, dirs)
 	for ns := range dirs {
 		if err := s.ensureNamespaceDirs(ns); err != nil {
 			return err
 		}
 	}
-	// A revived deployment starts with a fresh status: the old one's
-	// revision sizes would bring the deleted revisions back. Removed
-	// before the records are written, so that a crash in between leaves a
-	// tombstone without status, never a revival with the old.
-	for _, r := range tx.revived {
-		if err := s.resetStatus(r.Namespace, r.Name); err != nil {
+	for _, t := range tx.kinds {
+		if err := t.beforeWrite(s); err != nil {
 			return err
 		}
 	}
@@ -566,24 +384,8 @@ func (tx *applyTx) commit() error {
 			return err
 		}
 	}
-	if err := prepObjects(configMapKind, tx.configMaps, prep); err != nil {
-		return err
-	}
-	if err := prepObjects(secretKind, tx.secrets, prep); err != nil {
-		return err
-	}
-	if err := prepObjects(claimKind, tx.claims, prep); err != nil {
-		return err
-	}
-	for _, r := range tx.services {
-		data, err := encodeService(r)
-		if err := prep(servicePath(r.Service.Metadata.Namespace, r.Service.Metadata.Name), data, err); err != nil {
-			return err
-		}
-	}
-	for _, r := range tx.deployments {
-		data, err := encodeRecord(r)
-		if err := prep(recordPath(r.Namespace, r.Name), data, err); err != nil {
+	for _, t := range tx.kinds {
+		if err := t.write(prep); err != nil {
 			return err
 		}
 	}
@@ -623,11 +425,11 @@ func (s *Store) DeleteObjects(refs []ObjectRef) ([]DeleteResult, error) {
 	}
 	for _, r := range refs {
 		var err error
-		switch r.Kind {
-		case KindDeployment, KindService, KindConfigMap, KindSecret, KindPersistentVolumeClaim:
-			err = checkObject(r.Kind, r.Namespace, r.Name)
-		case KindNamespace:
+		switch {
+		case r.Kind == KindNamespace:
 			err = checkName(KindNamespace, r.Name)
+		case kindNamed(r.Kind) != nil:
+			err = checkObject(r.Kind, r.Namespace, r.Name)
 		default:
 			err = fmt.Errorf("delete: unknown kind %q", r.Kind)
 		}
@@ -638,7 +440,7 @@ func (s *Store) DeleteObjects(refs []ObjectRef) ([]DeleteResult, error) {
 	var results []DeleteResult
 	err := s.transaction(func() error {
 		results = results[:0]
-		tx := &applyTx{s: s, now: time.Now().UTC()}
+		tx := newTx(s, storeNow())
 		done := map[ObjectRef]bool{} // tombstoned by this transaction
 		for _, r := range refs {
 			res := DeleteResult{ObjectRef: r}
@@ -650,30 +452,10 @@ func (s *Store) DeleteObjects(refs []ObjectRef) ([]DeleteResult, error) {
 			switch {
 			case done[res.ObjectRef]:
 				// Already deleted with its namespace, earlier in refs.
-			case r.Kind == KindDeployment:
-				var rec *Record
-				if rec, err = s.Get(r.Namespace, r.Name); err == nil {
-					tx.deployments = append(tx.deployments, tombstone(rec, tx.now))
-					done[res.ObjectRef] = true
-				}
-			case r.Kind == KindService:
-				var rec *ServiceRecord
-				if rec, err = s.readService(r.Namespace, r.Name); err == nil {
-					if rec.Deleted {
-						err = fmt.Errorf("service %q: %w (deleted)", r.Name, ErrNotFound)
-					} else {
-						tx.services = append(tx.services, tombstoneService(rec, tx.now))
-						done[res.ObjectRef] = true
-					}
-				}
-			case r.Kind == KindConfigMap:
-				err = deleteObject(s, configMapKind, r, tx.now, &tx.configMaps)
-			case r.Kind == KindSecret:
-				err = deleteObject(s, secretKind, r, tx.now, &tx.secrets)
-			case r.Kind == KindPersistentVolumeClaim:
-				err = deleteObject(s, claimKind, r, tx.now, &tx.claims)
 			case r.Kind == KindNamespace:
 				err = tx.deleteNamespace(r.Name, done)
+			default:
+				err = tx.kindTx(r.Kind).remove(s, r, tx.now)
 			}
 			if err == nil && r.Kind != KindNamespace {
 				done[res.ObjectRef] = true
@@ -709,36 +491,10 @@ func (tx *applyTx) deleteNamespace(name string, done map[ObjectRef]bool) error {
 	if err != nil {
 		return err
 	}
-	deps, err := tx.s.listNamespace(name)
-	if err != nil {
-		return err
-	}
-	for _, d := range deps {
-		ref := ObjectRef{Kind: KindDeployment, Namespace: name, Name: d.Name}
-		if !d.Deleted && !done[ref] {
-			tx.deployments = append(tx.deployments, tombstone(d, tx.now))
-			done[ref] = true
+	for _, t := range tx.kinds {
+		if err := t.removeIn(tx.s, name, tx.now, done); err != nil {
+			return err
 		}
-	}
-	svcs, err := tx.s.listServicesIn(name)
-	if err != nil {
-		return err
-	}
-	for _, sv := range svcs {
-		ref := ObjectRef{Kind: KindService, Namespace: name, Name: sv.Service.Metadata.Name}
-		if !sv.Deleted && !done[ref] {
-			tx.services = append(tx.services, tombstoneService(sv, tx.now))
-			done[ref] = true
-		}
-	}
-	if err := deleteObjectsIn(tx.s, configMapKind, name, tx.now, done, &tx.configMaps); err != nil {
-		return err
-	}
-	if err := deleteObjectsIn(tx.s, secretKind, name, tx.now, done, &tx.secrets); err != nil {
-		return err
-	}
-	if err := deleteObjectsIn(tx.s, claimKind, name, tx.now, done, &tx.claims); err != nil {
-		return err
 	}
 	t := *rec
 	t.Deleted = true

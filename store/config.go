@@ -81,11 +81,15 @@ type objectFile[T any] struct {
 	ObjectRecord[T]
 }
 
-// objectKind describes one of these kinds to the generic code below.
+// objectKind is the registration of a generic stored kind (kinds.go):
+// its record is an ObjectRecord[T], and these hooks are all that tells
+// one such kind from another.
 type objectKind[T any] struct {
 	kind string
 	dir  string
-	meta func(*T) *manifests.ObjectMeta
+	// bundle is the kind's objects in a Bundle.
+	bundle func(*Bundle) *[]*T
+	meta   func(*T) *manifests.ObjectMeta
 	// clean does to an object what the API server does before storing
 	// it: defaults, and what is not the user's (a status) dropped.
 	clean func(*T)
@@ -98,6 +102,32 @@ type objectKind[T any] struct {
 	// last-applied-configuration annotation, which holds them too) are
 	// gone, as they are from etcd. Nil keeps the object whole.
 	bury func(*T)
+	// spec is the part of an object whose change bumps the generation
+	// (nil: everything but the metadata).
+	spec func(*T) any
+	// generation makes metadata.generation the record's, as Kubernetes
+	// sets it on the kinds that have a spec (a Service); the others have
+	// none.
+	generation bool
+	// subdomain: names are DNS-1123 subdomains, not labels.
+	subdomain bool
+	// rank is the kind's pruneRank.
+	rank int
+	// prefix is the kind's watchPrefix.
+	prefix string
+	// file is the kind's file format; nil is objectFile (the record
+	// under "object").
+	file *fileFormat[T]
+}
+
+// fileFormat is the on-disk form of a kind's records whose files predate
+// ObjectRecord (a Service's names its object "service").
+type fileFormat[T any] struct {
+	// encode is the value whose JSON is rec's file.
+	encode func(rec *ObjectRecord[T]) any
+	// decode returns a value to decode a file into, where its format
+	// version lands, and the record it holds once decoded.
+	decode func() (v any, version *int, rec func() *ObjectRecord[T])
 }
 
 // lastAppliedAnnotation is kubectl's annotation holding the whole applied
@@ -123,7 +153,8 @@ func buryMeta(m *manifests.ObjectMeta) {
 
 var (
 	configMapKind = &objectKind[manifests.ConfigMap]{
-		kind: KindConfigMap, dir: configMapsDir,
+		kind: KindConfigMap, dir: configMapsDir, prefix: configMapPrefix, subdomain: true, rank: 2,
+		bundle:   func(b *Bundle) *[]*manifests.ConfigMap { return &b.ConfigMaps },
 		meta:     func(c *manifests.ConfigMap) *manifests.ObjectMeta { return &c.Metadata },
 		clean:    func(*manifests.ConfigMap) {},
 		validate: manifests.ValidateConfigMap,
@@ -134,7 +165,8 @@ var (
 		},
 	}
 	secretKind = &objectKind[manifests.Secret]{
-		kind: KindSecret, dir: secretsDir,
+		kind: KindSecret, dir: secretsDir, prefix: secretPrefix, subdomain: true, rank: 2,
+		bundle:   func(b *Bundle) *[]*manifests.Secret { return &b.Secrets },
 		meta:     func(s *manifests.Secret) *manifests.ObjectMeta { return &s.Metadata },
 		clean:    manifests.SetSecretDefaults,
 		validate: manifests.ValidateSecret,
@@ -145,8 +177,9 @@ var (
 		},
 	}
 	claimKind = &objectKind[manifests.PersistentVolumeClaim]{
-		kind: KindPersistentVolumeClaim, dir: claimsDir,
-		meta: func(p *manifests.PersistentVolumeClaim) *manifests.ObjectMeta { return &p.Metadata },
+		kind: KindPersistentVolumeClaim, dir: claimsDir, prefix: claimPrefix, subdomain: true, rank: 2,
+		bundle: func(b *Bundle) *[]*manifests.PersistentVolumeClaim { return &b.Claims },
+		meta:   func(p *manifests.PersistentVolumeClaim) *manifests.ObjectMeta { return &p.Metadata },
 		clean: func(p *manifests.PersistentVolumeClaim) {
 			p.Status = nil
 			manifests.SetPVCDefaults(p)
@@ -158,7 +191,8 @@ var (
 
 // isConfigKind tells the kinds whose names are DNS-1123 subdomains.
 func isConfigKind(kind string) bool {
-	return kind == KindConfigMap || kind == KindSecret || kind == KindPersistentVolumeClaim
+	k := kindNamed(kind)
+	return k != nil && k.subdomainNames()
 }
 
 // dnsSubdomainRE is a DNS-1123 subdomain: never "." or "..", never a
@@ -173,29 +207,38 @@ func (k *objectKind[T]) path(ns, name string) string {
 	return filepath.Join(nsRoot(ns), k.dir, name+".json")
 }
 
+func (k *objectKind[T]) decoder() (any, *int, func() *ObjectRecord[T]) {
+	if k.file != nil {
+		return k.file.decode()
+	}
+	f := &objectFile[T]{}
+	return f, &f.Version, func() *ObjectRecord[T] { return &f.ObjectRecord }
+}
+
 // readObject reads the record of name in namespace ns, tombstones
 // included, or an error wrapping ErrNotFound.
 func readObject[T any](s *Store, k *objectKind[T], ns, name string) (*ObjectRecord[T], error) {
 	rel := k.path(ns, name)
-	var f objectFile[T]
-	found, err := s.readState(rel, &f, &f.Version)
+	v, version, recOf := k.decoder()
+	found, err := s.readState(rel, v, version)
 	switch {
 	case !found:
 		return nil, fmt.Errorf("%s %q: %w", lower(k.kind), name, ErrNotFound)
 	case err != nil:
 		return nil, err
 	}
-	m := k.meta(&f.Object)
+	rec := recOf()
+	m := k.meta(&rec.Object)
 	switch {
 	case m.Name != name || m.NamespaceOrDefault() != orDefault(ns):
 		err = fmt.Errorf("%w: records %s %q, expected %q", ErrCorrupt, lower(k.kind), display(m.Namespace, m.Name), display(ns, name))
-	case f.Generation < 1:
-		err = fmt.Errorf("%w: generation %d", ErrCorrupt, f.Generation)
+	case rec.Generation < 1:
+		err = fmt.Errorf("%w: generation %d", ErrCorrupt, rec.Generation)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("state file %s: %w", rel, err)
 	}
-	return &f.ObjectRecord, nil
+	return rec, nil
 }
 
 // lookupLive is the ConfigStore lookup: a live object, checked with the
@@ -258,19 +301,25 @@ type normObject[T any] struct {
 }
 
 func normalizeObject[T any](k *objectKind[T], obj *T) (normObject[T], error) {
-	c, _, all, err := canonical(obj, func(c *T) (*manifests.ObjectMeta, any) {
+	c, spec, all, err := canonical(obj, func(c *T) (*manifests.ObjectMeta, any) {
 		k.clean(c)
+		if k.spec != nil {
+			return k.meta(c), k.spec(c)
+		}
 		return k.meta(c), nil
 	})
 	if err != nil {
 		return normObject[T]{}, fmt.Errorf("%s: %w", lower(k.kind), err)
+	}
+	if k.spec != nil {
+		return normObject[T]{obj: c, spec: spec, all: all}, nil
 	}
 	bare := c
 	if err := roundTrip(&c, &bare); err != nil {
 		return normObject[T]{}, err
 	}
 	*k.meta(&bare) = manifests.ObjectMeta{}
-	spec, err := json.Marshal(bare)
+	spec, err = json.Marshal(bare)
 	if err != nil {
 		return normObject[T]{}, fmt.Errorf("%s: encoding: %w", lower(k.kind), err)
 	}
@@ -339,59 +388,96 @@ func stampObject[T any](k *objectKind[T], rec *ObjectRecord[T]) {
 	created := rec.Created
 	m := k.meta(&rec.Object)
 	m.Generation = 0
+	if k.generation {
+		m.Generation = rec.Generation
+	}
 	m.CreationTimestamp = &created
 }
 
 func encodeObject[T any](k *objectKind[T], rec *ObjectRecord[T]) ([]byte, error) {
-	return encodeState(objectFile[T]{Version: formatVersion, ObjectRecord: *rec}, lower(k.kind), k.meta(&rec.Object).Name)
-}
-
-// prepareObjects checks names, refuses duplicates (once) and normalizes
-// the objects of one kind of a bundle.
-func prepareObjects[T any](k *objectKind[T], objs []*T, once func(kind, ns, name string) error) ([]normObject[T], error) {
-	out := make([]normObject[T], 0, len(objs))
-	for i, o := range objs {
-		if o == nil {
-			return nil, fmt.Errorf("%s #%d is nil", lower(k.kind), i+1)
-		}
-		m := k.meta(o)
-		if err := checkObject(k.kind, m.Namespace, m.Name); err != nil {
-			return nil, err
-		}
-		if err := once(k.kind, m.Namespace, m.Name); err != nil {
-			return nil, err
-		}
-		n, err := normalizeObject(k, o)
-		if err != nil {
-			return nil, fmt.Errorf("%s %q: %w", lower(k.kind), display(m.Namespace, m.Name), err)
-		}
-		out = append(out, n)
+	var v any = objectFile[T]{Version: formatVersion, ObjectRecord: *rec}
+	if k.file != nil {
+		v = k.file.encode(rec)
 	}
-	return out, nil
+	return encodeState(v, lower(k.kind), k.meta(&rec.Object).Name)
 }
 
-// applyObjects plans the objects of one kind of a bundle (see
-// applyTx.apply): their results, the records to write, and, when
-// pruning, the tombstones of the live objects of the visited namespaces
-// that prunable says go.
+// The kind's registration (storedKind) and its part of a transaction
+// (objectApply, a kindTx).
+
+func (k *objectKind[T]) Kind() string         { return k.kind }
+func (k *objectKind[T]) subdomainNames() bool { return k.subdomain }
+func (k *objectKind[T]) pruneRank() int       { return k.rank }
+func (k *objectKind[T]) recordsDir() string   { return k.dir }
+func (k *objectKind[T]) watchPrefix() string  { return k.prefix }
+
+func (k *objectKind[T]) begin(b *Bundle, once func(kind, ns, name string) error) (kindTx, error) {
+	in, err := prepareEach(k.kind, *k.bundle(b), k.meta, func(o *T) (normObject[T], error) { return normalizeObject(k, o) }, once)
+	if err != nil {
+		return nil, err
+	}
+	return &objectApply[T]{k: k, in: in}, nil
+}
+
+func (k *objectKind[T]) liveCopy(s *Store, ref ObjectRef) (*manifests.ObjectMeta, func() error, Bundle, error) {
+	var b Bundle
+	rec, err := lookupLive(s, k, ref.Namespace, ref.Name)
+	if err != nil {
+		return nil, nil, b, err
+	}
+	var o T
+	if err := roundTrip(&rec.Object, &o); err != nil {
+		return nil, nil, b, err
+	}
+	*k.bundle(&b) = []*T{&o}
+	return k.meta(&o), func() error { return k.validate(&o) }, b, nil
+}
+
+func (k *objectKind[T]) metas(b *Bundle) []*manifests.ObjectMeta {
+	return metasOf(*k.bundle(b), k.meta)
+}
+
+func (k *objectKind[T]) each(b *Bundle, f func(kind string, obj any, m *manifests.ObjectMeta) error) error {
+	return eachCopy(k.kind, *k.bundle(b), k.meta, f)
+}
+
+func (k *objectKind[T]) filter(b *Bundle, keep func(*manifests.ObjectMeta) bool) {
+	*k.bundle(b) = filterObjects(*k.bundle(b), k.meta, keep)
+}
+
+func (k *objectKind[T]) storedObject(r *ObjectRecord[T]) *StoredObject {
+	o := r.Object
+	if k.generation {
+		k.meta(&o).Generation = r.Generation
+	}
+	return &StoredObject{Object: &o, Meta: k.meta(&o), Generation: r.Generation, Created: r.Created, Deleted: r.Deleted, Ownership: r.Ownership}
+}
+
+func (k *objectKind[T]) lookup(s *Store, ns, name string) (*StoredObject, error) {
+	r, err := readObject(s, k, ns, name)
+	if err != nil {
+		return nil, err
+	}
+	return k.storedObject(r), nil
+}
+
+func (k *objectKind[T]) list(s *Store) ([]*StoredObject, []error) {
+	recs, errs := listObjects(s, k)
+	out := make([]*StoredObject, len(recs))
+	for i, r := range recs {
+		out[i] = k.storedObject(r)
+	}
+	return out, errs
+}
+
+// objectApply is a generic kind's part of a transaction (kindTx).
 type objectApply[T any] struct {
 	k       *objectKind[T]
 	in      []normObject[T]
 	cur     map[ObjectRef]*ObjectRecord[T]
 	written []*ObjectRecord[T]
-	own     *ownerCheck
-	zeros   map[ObjectRef]map[string]any // the bundle's (Bundle.Zeros)
 	// planned are the objects of in as stored, merged with the live ones.
 	planned []*T
-}
-
-func (a *objectApply[T]) refs() []ObjectRef {
-	refs := make([]ObjectRef, len(a.in))
-	for i := range a.in {
-		m := a.k.meta(&a.in[i].obj)
-		refs[i] = ObjectRef{Kind: a.k.kind, Namespace: m.Namespace, Name: m.Name}
-	}
-	return refs
 }
 
 func (a *objectApply[T]) refOf(r *ObjectRecord[T]) ObjectRef {
@@ -399,122 +485,127 @@ func (a *objectApply[T]) refOf(r *ObjectRecord[T]) ObjectRef {
 	return ObjectRef{Kind: a.k.kind, Namespace: m.NamespaceOrDefault(), Name: m.Name}
 }
 
-// load reads the current records (see current).
 func (a *objectApply[T]) load(s *Store, nss []string) error {
+	refs := make([]ObjectRef, len(a.in))
+	for i := range a.in {
+		m := a.k.meta(&a.in[i].obj)
+		refs[i] = ObjectRef{Kind: a.k.kind, Namespace: m.Namespace, Name: m.Name}
+	}
 	cur, err := current(func(ns string) ([]*ObjectRecord[T], error) { return listObjectsIn(s, a.k, ns) },
 		func(ns, name string) (*ObjectRecord[T], error) { return readObject(s, a.k, ns, name) },
-		a.refOf, a.refs(), nss)
+		a.refOf, refs, nss)
 	a.cur = cur
 	return err
 }
 
-// plan appends the results of storing a.in.
-func (a *objectApply[T]) plan(now time.Time, missing func(kind, ns, name string) error, applied map[ObjectRef]bool, visited map[string]bool, results []ApplyResult) ([]ApplyResult, error) {
+func (a *objectApply[T]) plan(c *planCtx) error {
 	for _, n := range a.in {
 		m := a.k.meta(&n.obj)
-		if err := missing(a.k.kind, m.Namespace, m.Name); err != nil {
-			return nil, err
+		ref, file, err := c.fileOf(a.k.kind, m.Namespace, m.Name, n.all)
+		if err != nil {
+			return err
 		}
-		ref := ObjectRef{Kind: a.k.kind, Namespace: orDefault(m.Namespace), Name: m.Name}
-		applied[ref], visited[ref.Namespace] = true, true
 		old := a.cur[ref]
 		live, oldOwn := old != nil && !old.Deleted, Ownership{}
-		file, err := withZeros(n.all, a.zeros[ref])
-		if err != nil {
-			return nil, fmt.Errorf("%s %q: %w", lower(a.k.kind), display(m.Namespace, m.Name), err)
-		}
 		var liveObj *T
-		var last json.RawMessage
 		if live {
-			oldOwn, liveObj, last = old.Ownership, &old.Object, old.LastApplied
+			oldOwn, liveObj = old.Ownership, &old.Object
 		}
-		opts := a.own.opts
-		n, err := mergeNormalized(a.k.kind, display(m.Namespace, m.Name), opts, liveObj, last, n, file,
+		n, err := mergeNormalized(a.k.kind, display(m.Namespace, m.Name), c.own.opts, liveObj, lastApplied(live, old.appliedOrZero()), n, file,
 			func(x *T) (normObject[T], error) { return normalizeObject(a.k, x) }, func(n normObject[T]) []byte { return n.all }, a.k.validate)
 		if err != nil {
-			return nil, err
+			return err
 		}
-		rec, act, err := planObject(a.k, old, n, now)
+		rec, act, err := planObject(a.k, old, n, c.now)
 		if err != nil {
-			return nil, err
+			return err
 		}
-		results = append(results, ApplyResult{ObjectRef: ref, Action: act, Generation: rec.Generation})
 		a.planned = append(a.planned, &n.obj)
-		rec, write := claim(a.own, ref, live, oldOwn, rec, act, func(r *ObjectRecord[T]) *Ownership { return &r.Ownership })
-		if rec, write = remember(opts, old, rec, write, file, func(r *ObjectRecord[T]) *Applied { return &r.Applied }); write {
+		if rec = planOne(c, ref, act, rec.Generation, live, oldOwn, old, rec, file,
+			func(r *ObjectRecord[T]) *Ownership { return &r.Ownership }, func(r *ObjectRecord[T]) *Applied { return &r.Applied }); rec != nil {
 			a.written = append(a.written, rec)
 		}
 	}
-	return results, nil
+	return nil
 }
 
-// prune tombstones the live records prunable names.
-func (a *objectApply[T]) prune(now time.Time, prunable func(ObjectRef, map[string]string, Ownership) bool, results []ApplyResult) []ApplyResult {
+// appliedOrZero is r's Applied, none for no record.
+func (r *ObjectRecord[T]) appliedOrZero() Applied {
+	if r == nil {
+		return Applied{}
+	}
+	return r.Applied
+}
+
+func (a *objectApply[T]) prune(c *planCtx, prunable func(ObjectRef, map[string]string, Ownership) bool) {
 	for _, ref := range sortedRefs(a.cur) {
 		if rec := a.cur[ref]; rec != nil && !rec.Deleted && prunable(ref, a.k.meta(&rec.Object).Labels, rec.Ownership) {
-			t := tombstoneObject(a.k, rec, now)
-			results = append(results, ApplyResult{ObjectRef: ref, Action: Pruned, Generation: t.Generation})
+			t := tombstoneObject(a.k, rec, c.now)
+			c.results = append(c.results, ApplyResult{ObjectRef: ref, Action: Pruned, Generation: t.Generation})
 			a.written = append(a.written, t)
 		}
 	}
-	return results
 }
 
-// namespaces lists the namespaces of a.in.
+func (a *objectApply[T]) each(f func(ref ObjectRef, live bool)) {
+	for ref, r := range a.cur {
+		f(ref, !r.Deleted)
+	}
+}
+
 func (a *objectApply[T]) namespaces(set map[string]bool) {
 	for i := range a.in {
 		set[a.k.meta(&a.in[i].obj).NamespaceOrDefault()] = true
 	}
 }
 
-// deleteObject tombstones the live object ref names, or returns an error
-// wrapping ErrNotFound.
-func deleteObject[T any](s *Store, k *objectKind[T], ref ObjectRef, now time.Time, out *[]*ObjectRecord[T]) error {
-	rec, err := readObject(s, k, ref.Namespace, ref.Name)
+func (a *objectApply[T]) remove(s *Store, ref ObjectRef, now time.Time) error {
+	rec, err := readObject(s, a.k, ref.Namespace, ref.Name)
 	if err != nil {
 		return err
 	}
 	if rec.Deleted {
-		return fmt.Errorf("%s %q: %w (deleted)", lower(k.kind), ref.Name, ErrNotFound)
+		return fmt.Errorf("%s %q: %w (deleted)", lower(a.k.kind), ref.Name, ErrNotFound)
 	}
-	*out = append(*out, tombstoneObject(k, rec, now))
+	a.written = append(a.written, tombstoneObject(a.k, rec, now))
 	return nil
 }
 
-// deleteObjectsIn tombstones every live object of kind k in namespace ns
-// (a namespace's deletion).
-func deleteObjectsIn[T any](s *Store, k *objectKind[T], ns string, now time.Time, done map[ObjectRef]bool, out *[]*ObjectRecord[T]) error {
-	recs, err := listObjectsIn(s, k, ns)
+func (a *objectApply[T]) removeIn(s *Store, ns string, now time.Time, done map[ObjectRef]bool) error {
+	recs, err := listObjectsIn(s, a.k, ns)
 	if err != nil {
 		return err
 	}
 	for _, r := range recs {
-		ref := ObjectRef{Kind: k.kind, Namespace: ns, Name: k.meta(&r.Object).Name}
+		ref := ObjectRef{Kind: a.k.kind, Namespace: ns, Name: a.k.meta(&r.Object).Name}
 		if !r.Deleted && !done[ref] {
-			*out = append(*out, tombstoneObject(k, r, now))
+			a.written = append(a.written, tombstoneObject(a.k, r, now))
 			done[ref] = true
 		}
 	}
 	return nil
 }
 
-// prepObjects prepares the writes of records of kind k (see commit).
-func prepObjects[T any](k *objectKind[T], recs []*ObjectRecord[T], prep func(rel string, data []byte, err error) error) error {
-	for _, r := range recs {
-		m := k.meta(&r.Object)
-		data, err := encodeObject(k, r)
-		if err := prep(k.path(m.Namespace, m.Name), data, err); err != nil {
+func (a *objectApply[T]) touched(set map[string]bool) {
+	for _, r := range a.written {
+		set[a.k.meta(&r.Object).NamespaceOrDefault()] = true
+	}
+}
+
+func (a *objectApply[T]) beforeWrite(*Store) error { return nil }
+
+func (a *objectApply[T]) write(prep func(rel string, data []byte, err error) error) error {
+	for _, r := range a.written {
+		m := a.k.meta(&r.Object)
+		data, err := encodeObject(a.k, r)
+		if err := prep(a.k.path(m.Namespace, m.Name), data, err); err != nil {
 			return err
 		}
 	}
 	return nil
 }
 
-func objectNamespaces[T any](k *objectKind[T], recs []*ObjectRecord[T], set map[string]bool) {
-	for _, r := range recs {
-		set[k.meta(&r.Object).NamespaceOrDefault()] = true
-	}
-}
+func (a *objectApply[T]) setPlanned(b *Bundle) { *a.k.bundle(b) = a.planned }
 
 // The API of the kinds: the reconciler's ConfigStore (LookupConfigMap,
 // LookupSecret, LookupClaim), and records for the commands.

@@ -106,6 +106,13 @@
 // Pruning and deleting a namespace cover ConfigMaps, Secrets and claims as
 // they cover Services.
 //
+// Kinds. Every namespaced stored kind is one registration of storedKinds
+// (kinds.go), and no transaction names a kind: apply, prune, delete, a
+// namespace's deletion, UpdateMetadata, commit, Watch's keys and the
+// layout's directories walk the registry in its order (the renames'
+// order above). A registration never changes a file's format: the layout
+// golden test (testdata/layout) holds every path, mode and byte.
+//
 // Trust. Whoever can write the state directory decides what the controller
 // runs, so Open (the writers' door) refuses a directory, or any directory
 // of the state in it, owned by another user and makes one of ours that

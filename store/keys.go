@@ -54,34 +54,35 @@ func NamespaceKey(name string) string { return namespacePrefix + name }
 // key "" and for anything Watch does not send.
 func ParseWatchKey(key string) (kind, namespace, name string) {
 	switch {
-	case strings.HasPrefix(key, servicePrefix):
-		if ns, n, ok := SplitKey(strings.TrimPrefix(key, servicePrefix)); ok {
-			return KindService, ns, n
-		}
-	case strings.HasPrefix(key, configMapPrefix):
-		if ns, n, ok := SplitKey(strings.TrimPrefix(key, configMapPrefix)); ok {
-			return KindConfigMap, ns, n
-		}
-	case strings.HasPrefix(key, secretPrefix):
-		if ns, n, ok := SplitKey(strings.TrimPrefix(key, secretPrefix)); ok {
-			return KindSecret, ns, n
-		}
-	case strings.HasPrefix(key, claimPrefix):
-		if ns, n, ok := SplitKey(strings.TrimPrefix(key, claimPrefix)); ok {
-			return KindPersistentVolumeClaim, ns, n
-		}
 	case strings.HasPrefix(key, podDeletionPrefix):
 		if ns, n, ok := SplitKey(strings.TrimPrefix(key, podDeletionPrefix)); ok {
 			return KindPodDeletion, ns, n
 		}
+		return "", "", ""
 	case strings.HasPrefix(key, namespacePrefix):
 		if n := strings.TrimPrefix(key, namespacePrefix); n != "" && !strings.ContainsAny(n, "/:") {
 			return KindNamespace, "", n
 		}
-	default:
-		if ns, n, ok := SplitKey(key); ok {
-			return KindDeployment, ns, n
+		return "", "", ""
+	}
+	// The stored kinds': a Deployment's has no prefix, so it is tried
+	// last.
+	var bare storedKind
+	for _, k := range storedKinds {
+		p := k.watchPrefix()
+		if p == "" {
+			bare = k
+			continue
 		}
+		if strings.HasPrefix(key, p) {
+			if ns, n, ok := SplitKey(strings.TrimPrefix(key, p)); ok {
+				return k.Kind(), ns, n
+			}
+			return "", "", ""
+		}
+	}
+	if ns, n, ok := SplitKey(key); ok && bare != nil {
+		return bare.Kind(), ns, n
 	}
 	return "", "", ""
 }

@@ -24,8 +24,10 @@ const (
 	networkFile      = "network.json"
 )
 
-// nsSubdirs are the directories of one namespace, under its root.
-var nsSubdirs = []string{deploymentsDir, statusDir, servicesDir, serviceStatusDir, configMapsDir, secretsDir, claimsDir, podDeletionsDir}
+// nsSubdirs are the directories of one namespace, under its root: the
+// stored kinds' records, and what the controller and the CLI write next
+// to them.
+var nsSubdirs = append(kindDirs(), statusDir, serviceStatusDir, podDeletionsDir)
 
 // nsRoot is the directory namespace ns's objects live under: the state
 // directory itself for default (where every earlier release kept its

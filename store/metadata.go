@@ -3,7 +3,6 @@ package store
 import (
 	"errors"
 	"fmt"
-	"time"
 
 	"github.com/dockctl/dockctl/manifests"
 )
@@ -39,70 +38,17 @@ func (s *Store) UpdateMetadataAs(updater string, ref ObjectRef, fn func(*manifes
 			b        Bundle
 			meta     *manifests.ObjectMeta
 			validate func() error
+			err      error
 		)
-		notLive := func(deleted bool, err error) error {
-			if err == nil && deleted {
-				err = fmt.Errorf("%s %q: %w (deleted)", lower(ref.Kind), display(ref.Namespace, ref.Name), ErrNotFound)
-			}
-			return err
+		if ref.Kind == KindNamespace {
+			meta, validate, b, err = liveNamespace(s, ref.Name)
+		} else if k := kindNamed(ref.Kind); k != nil {
+			meta, validate, b, err = k.liveCopy(s, ref)
+		} else {
+			err = fmt.Errorf("update: unknown kind %q", ref.Kind)
 		}
-		switch ref.Kind {
-		case KindDeployment:
-			rec, err := s.Get(ref.Namespace, ref.Name)
-			if err != nil {
-				return err
-			}
-			d, err := deepCopy(&rec.Deployment)
-			if err != nil {
-				return err
-			}
-			meta, validate = &d.Metadata, func() error { return manifests.Validate(&d) }
-			b.Deployments = []*manifests.Deployment{&d}
-		case KindService:
-			rec, err := s.readService(ref.Namespace, ref.Name)
-			if err := notLive(err == nil && rec.Deleted, err); err != nil {
-				return err
-			}
-			var svc manifests.Service
-			if err := roundTrip(&rec.Service, &svc); err != nil {
-				return err
-			}
-			meta, validate = &svc.Metadata, func() error { return manifests.ValidateService(&svc) }
-			b.Services = []*manifests.Service{&svc}
-		case KindNamespace:
-			rec, err := s.LookupNamespace(ref.Name)
-			if err := notLive(err == nil && rec.Deleted, err); err != nil {
-				return err
-			}
-			var n manifests.Namespace
-			if err := roundTrip(&rec.Namespace, &n); err != nil {
-				return err
-			}
-			meta, validate = &n.Metadata, func() error { return manifests.ValidateNamespace(&n) }
-			b.Namespaces = []*manifests.Namespace{&n}
-		case KindConfigMap:
-			o, err := liveCopy(s, configMapKind, ref)
-			if err != nil {
-				return err
-			}
-			meta, validate = &o.Metadata, func() error { return manifests.ValidateConfigMap(o) }
-			b.ConfigMaps = []*manifests.ConfigMap{o}
-		case KindSecret:
-			o, err := liveCopy(s, secretKind, ref)
-			if err != nil {
-				return err
-			}
-			meta, validate = &o.Metadata, func() error { return manifests.ValidateSecret(o) }
-			b.Secrets = []*manifests.Secret{o}
-		case KindPersistentVolumeClaim:
-			o, err := liveCopy(s, claimKind, ref)
-			if err != nil {
-				return err
-			}
-			meta, validate = &o.Metadata, func() error { return manifests.ValidatePVC(o) }
-			b.Claims = []*manifests.PersistentVolumeClaim{o}
-		default:
-			return fmt.Errorf("update: unknown kind %q", ref.Kind)
+		if err != nil {
+			return err
 		}
 		name, ns := meta.Name, meta.NamespaceOrDefault()
 		if err := fn(meta); err != nil {
@@ -119,7 +65,7 @@ func (s *Store) UpdateMetadataAs(updater string, ref ObjectRef, fn func(*manifes
 		if err != nil {
 			return err
 		}
-		tx := &applyTx{s: s, now: time.Now().UTC()}
+		tx := &applyTx{s: s, now: storeNow()}
 		results, err := tx.apply(in, ApplyOptions{Updater: updaterName(updater)})
 		if err != nil {
 			return err
@@ -138,15 +84,20 @@ func (s *Store) UpdateMetadataAs(updater string, ref ObjectRef, fn func(*manifes
 	return act, nil
 }
 
-// liveCopy is a copy of the live object ref names of kind k.
-func liveCopy[T any](s *Store, k *objectKind[T], ref ObjectRef) (*T, error) {
-	rec, err := lookupLive(s, k, ref.Namespace, ref.Name)
+// liveNamespace is the storedKind.liveCopy of a Namespace.
+func liveNamespace(s *Store, name string) (*manifests.ObjectMeta, func() error, Bundle, error) {
+	var b Bundle
+	rec, err := s.LookupNamespace(name)
+	if err == nil && rec.Deleted {
+		err = fmt.Errorf("%s %q: %w (deleted)", lower(KindNamespace), name, ErrNotFound)
+	}
 	if err != nil {
-		return nil, err
+		return nil, nil, b, err
 	}
-	var o T
-	if err := roundTrip(&rec.Object, &o); err != nil {
-		return nil, err
+	var n manifests.Namespace
+	if err := roundTrip(&rec.Namespace, &n); err != nil {
+		return nil, nil, b, err
 	}
-	return &o, nil
+	b.Namespaces = []*manifests.Namespace{&n}
+	return &n.Metadata, func() error { return manifests.ValidateNamespace(&n) }, b, nil
 }

@@ -236,8 +236,7 @@ func TestEarlierRecordsAreApplys(t *testing.T) {
 		t.Fatal(err)
 	}
 	rec.ManagedFields = nil
-	tx := &applyTx{s: s, deployments: []*Record{rec}}
-	if err := tx.commit(); err != nil {
+	if err := writeRecords(s, rec); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := s.Apply(deps(dep("api")), ApplyOptions{Prune: true}); err != nil {

@@ -482,7 +482,7 @@ func (s *Store) apply(b Bundle, opts ApplyOptions) ([]ApplyResult, *Bundle, erro
 		tx      *applyTx
 	)
 	run := func() error {
-		tx = &applyTx{s: s, now: time.Now().UTC()}
+		tx = &applyTx{s: s, now: storeNow()}
 		var err error
 		if results, err = tx.apply(in, opts); err != nil || opts.DryRun {
 			return err
@@ -552,7 +552,7 @@ func (s *Store) UpdateRecordAs(updater, ns, name string, fn func(*Record, *manif
 		if err != nil {
 			return fmt.Errorf("deployment %q: %w", name, err)
 		}
-		now := time.Now().UTC()
+		now := storeNow()
 		rec, act, err := plan(old, n, now, s.revisionsInUse(ns, name))
 		if err != nil {
 			return err
@@ -563,14 +563,20 @@ func (s *Store) UpdateRecordAs(updater, ns, name string, fn func(*Record, *manif
 		}
 		rec.Ownership = old.Ownership.updated(updaterName(updater), now)
 		out = rec
-		tx := &applyTx{s: s}
-		tx.deployments = []*Record{rec}
-		return tx.commit()
+		return writeRecords(s, rec)
 	})
 	if err != nil {
 		return nil, err
 	}
 	return out, nil
+}
+
+// writeRecords writes deployment records as they are (the caller holds
+// the write lock).
+func writeRecords(s *Store, recs ...*Record) error {
+	tx := newTx(s, time.Time{}) // the records hold their times
+	tx.kindTx(KindDeployment).(*deploymentTx).written = recs
+	return tx.commit()
 }
 
 // Delete tombstones the live deployment name of namespace ns (see the
@@ -724,3 +730,221 @@ func stamp(rec *Record) {
 	rec.Deployment.Metadata.Generation = rec.Generation
 	rec.Deployment.Metadata.CreationTimestamp = &created
 }
+
+// deploymentKind is the Deployment's registration (kinds.go). Its record
+// is a Record rather than an ObjectRecord: it carries the rollout history,
+// which plan extends (the revision hook: recordRevision, with the
+// revisions the controller still uses kept), and an apply merges it with
+// the rules of mergeDeployment (spec.replicas and spec.paused kept). A
+// revived deployment's status is reset before its record is written.
+var deploymentKind = deploymentRegistration{}
+
+type deploymentRegistration struct{}
+
+func (deploymentRegistration) Kind() string         { return KindDeployment }
+func (deploymentRegistration) subdomainNames() bool { return false }
+func (deploymentRegistration) recordsDir() string   { return deploymentsDir }
+func (deploymentRegistration) watchPrefix() string  { return "" }
+
+// pruneRank: a deployment refers to everything else.
+func (deploymentRegistration) pruneRank() int { return 0 }
+
+func (deploymentRegistration) begin(b *Bundle, once func(kind, ns, name string) error) (kindTx, error) {
+	in, err := prepareEach(KindDeployment, b.Deployments, func(d *manifests.Deployment) *manifests.ObjectMeta { return &d.Metadata }, normalize, once)
+	if err != nil {
+		return nil, err
+	}
+	return &deploymentTx{in: in}, nil
+}
+
+func (deploymentRegistration) liveCopy(s *Store, ref ObjectRef) (*manifests.ObjectMeta, func() error, Bundle, error) {
+	var b Bundle
+	rec, err := s.Get(ref.Namespace, ref.Name)
+	if err != nil {
+		return nil, nil, b, err
+	}
+	d, err := deepCopy(&rec.Deployment)
+	if err != nil {
+		return nil, nil, b, err
+	}
+	b.Deployments = []*manifests.Deployment{&d}
+	return &d.Metadata, func() error { return manifests.Validate(&d) }, b, nil
+}
+
+func deploymentMeta(d *manifests.Deployment) *manifests.ObjectMeta { return &d.Metadata }
+
+func (deploymentRegistration) metas(b *Bundle) []*manifests.ObjectMeta {
+	return metasOf(b.Deployments, deploymentMeta)
+}
+
+func (deploymentRegistration) each(b *Bundle, f func(kind string, obj any, m *manifests.ObjectMeta) error) error {
+	return eachCopy(KindDeployment, b.Deployments, deploymentMeta, f)
+}
+
+func (deploymentRegistration) filter(b *Bundle, keep func(*manifests.ObjectMeta) bool) {
+	b.Deployments = filterObjects(b.Deployments, deploymentMeta, keep)
+}
+
+func deploymentObject(r *Record) *StoredObject {
+	d := r.Deployment.DeepCopy()
+	// As stamp fills them, whatever release wrote the record.
+	d.Status, d.Metadata.Generation = nil, r.Generation
+	return &StoredObject{Object: d, Meta: &d.Metadata, Generation: r.Generation, Created: r.CreatedAt, Deleted: r.Deleted, Ownership: r.Ownership}
+}
+
+func (deploymentRegistration) lookup(s *Store, ns, name string) (*StoredObject, error) {
+	r, err := s.readRecord(ns, name)
+	if err != nil {
+		return nil, err
+	}
+	return deploymentObject(r), nil
+}
+
+func (deploymentRegistration) list(s *Store) ([]*StoredObject, []error) {
+	recs, errs := s.ListAll()
+	out := make([]*StoredObject, len(recs))
+	for i, r := range recs {
+		out[i] = deploymentObject(r)
+	}
+	return out, errs
+}
+
+// deploymentTx is the Deployment's part of a transaction (kindTx).
+type deploymentTx struct {
+	in      []normalized
+	cur     map[ObjectRef]*Record
+	written []*Record
+	// revived deployments start with a fresh status (see Apply).
+	revived []*Record
+	planned []*manifests.Deployment
+}
+
+func deploymentRef(r *Record) ObjectRef {
+	return ObjectRef{Kind: KindDeployment, Namespace: r.NamespaceOrDefault(), Name: r.Name}
+}
+
+// load reads the current records. A record that cannot be read fails
+// the apply: overwriting it would lose its generation, and pruning past it
+// could leave a deployment running that the user meant to delete.
+func (t *deploymentTx) load(s *Store, nss []string) error {
+	refs := make([]ObjectRef, len(t.in))
+	for i, n := range t.in {
+		refs[i] = ObjectRef{Kind: KindDeployment, Namespace: n.d.Metadata.Namespace, Name: n.d.Metadata.Name}
+	}
+	cur, err := current(s.listNamespace, s.readRecord, deploymentRef, refs, nss)
+	t.cur = cur
+	return err
+}
+
+func (t *deploymentTx) plan(c *planCtx) error {
+	for _, n := range t.in {
+		ns, name := n.d.Metadata.Namespace, n.d.Metadata.Name
+		ref, file, err := c.fileOf(KindDeployment, ns, name, n.all)
+		if err != nil {
+			return err
+		}
+		old := t.cur[ref]
+		var live *manifests.Deployment
+		var oldOwn Ownership
+		if old != nil && !old.Deleted {
+			live, oldOwn = &old.Deployment, old.Ownership
+		}
+		d, err := mergeDeployment(live, old, n.d, file, c.own.opts)
+		if err != nil {
+			return err
+		}
+		if n, err = normalize(&d); err != nil {
+			return fmt.Errorf("apply: deployment %q: %w", display(ns, name), err)
+		}
+		rec, act, err := plan(old, n, c.now, c.s.revisionsInUse(ns, name))
+		if err != nil {
+			return err
+		}
+		t.planned = append(t.planned, &n.d)
+		if w := planOne(c, ref, act, rec.Generation, live != nil, oldOwn, old, rec, file,
+			func(r *Record) *Ownership { return &r.Ownership }, func(r *Record) *Applied { return &r.Applied }); w != nil {
+			t.written = append(t.written, w)
+			rec = w
+		}
+		if old != nil && old.Deleted {
+			t.revived = append(t.revived, rec)
+		}
+	}
+	return nil
+}
+
+func (t *deploymentTx) prune(c *planCtx, prunable func(ObjectRef, map[string]string, Ownership) bool) {
+	for _, ref := range sortedRefs(t.cur) {
+		if rec := t.cur[ref]; rec != nil && !rec.Deleted && prunable(ref, rec.Deployment.Metadata.Labels, rec.Ownership) {
+			tb := tombstone(rec, c.now)
+			c.results = append(c.results, ApplyResult{ObjectRef: ref, Action: Pruned, Generation: tb.Generation})
+			t.written = append(t.written, tb)
+		}
+	}
+}
+
+func (t *deploymentTx) each(f func(ref ObjectRef, live bool)) {
+	for ref, r := range t.cur {
+		f(ref, !r.Deleted)
+	}
+}
+
+func (t *deploymentTx) namespaces(set map[string]bool) {
+	for _, n := range t.in {
+		set[n.d.Metadata.NamespaceOrDefault()] = true
+	}
+}
+
+func (t *deploymentTx) remove(s *Store, ref ObjectRef, now time.Time) error {
+	rec, err := s.Get(ref.Namespace, ref.Name)
+	if err == nil {
+		t.written = append(t.written, tombstone(rec, now))
+	}
+	return err
+}
+
+func (t *deploymentTx) removeIn(s *Store, ns string, now time.Time, done map[ObjectRef]bool) error {
+	deps, err := s.listNamespace(ns)
+	if err != nil {
+		return err
+	}
+	for _, d := range deps {
+		ref := ObjectRef{Kind: KindDeployment, Namespace: ns, Name: d.Name}
+		if !d.Deleted && !done[ref] {
+			t.written = append(t.written, tombstone(d, now))
+			done[ref] = true
+		}
+	}
+	return nil
+}
+
+func (t *deploymentTx) touched(set map[string]bool) {
+	for _, r := range t.written {
+		set[r.NamespaceOrDefault()] = true
+	}
+}
+
+// beforeWrite: a revived deployment starts with a fresh status, the old
+// one's revision sizes would bring the deleted revisions back. Removed
+// before the records are written, so that a crash in between leaves a
+// tombstone without status, never a revival with the old.
+func (t *deploymentTx) beforeWrite(s *Store) error {
+	for _, r := range t.revived {
+		if err := s.resetStatus(r.Namespace, r.Name); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (t *deploymentTx) write(prep func(rel string, data []byte, err error) error) error {
+	for _, r := range t.written {
+		data, err := encodeRecord(r)
+		if err := prep(recordPath(r.Namespace, r.Name), data, err); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (t *deploymentTx) setPlanned(b *Bundle) { b.Deployments = t.planned }

@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"sort"
 	"time"
 
 	"github.com/dockctl/dockctl/manifests"
@@ -101,39 +100,50 @@ type Condition struct {
 	LastTransitionTime time.Time `json:"lastTransitionTime,omitzero"`
 }
 
+// serviceKind is the Service's registration (kinds.go). Its file
+// predates ObjectRecord: the object is under "service" (serviceFile), and
+// metadata.generation carries the record's, as Kubernetes sets it on a
+// Service.
+var serviceKind = &objectKind[manifests.Service]{
+	kind: KindService, dir: servicesDir, prefix: servicePrefix, rank: 1,
+	bundle:     func(b *Bundle) *[]*manifests.Service { return &b.Services },
+	meta:       func(s *manifests.Service) *manifests.ObjectMeta { return &s.Metadata },
+	clean:      func(s *manifests.Service) { s.Status = nil },
+	validate:   manifests.ValidateService,
+	update:     manifests.ValidateServiceUpdate,
+	spec:       func(s *manifests.Service) any { return &s.Spec },
+	generation: true,
+	file: &fileFormat[manifests.Service]{
+		encode: func(r *ObjectRecord[manifests.Service]) any {
+			return serviceFile{Version: formatVersion, ServiceRecord: *serviceRecord(r)}
+		},
+		decode: func() (any, *int, func() *ObjectRecord[manifests.Service]) {
+			f := &serviceFile{}
+			return f, &f.Version, func() *ObjectRecord[manifests.Service] {
+				r := f.ServiceRecord
+				return &ObjectRecord[manifests.Service]{Object: r.Service, Generation: r.Generation, Deleted: r.Deleted,
+					Created: r.Created, Updated: r.Updated, Ownership: r.Ownership, Applied: r.Applied}
+			}
+		},
+	},
+}
+
+// serviceRecord is r as the API returns a Service's record.
+func serviceRecord(r *ObjectRecord[manifests.Service]) *ServiceRecord {
+	return &ServiceRecord{Service: r.Object, Generation: r.Generation, Deleted: r.Deleted,
+		Created: r.Created, Updated: r.Updated, Ownership: r.Ownership, Applied: r.Applied}
+}
+
 // ListServices returns every service record of every namespace, live and
 // tombstoned, sorted by namespace and name; a file that cannot be read
 // yields one error naming it and does not hide the others.
 func (s *Store) ListServices() ([]*ServiceRecord, []error) {
-	var recs []*ServiceRecord
-	errs := s.eachObject(servicesDir, KindService, func(ns, name string) error {
-		r, err := s.readService(ns, name)
-		if err == nil {
-			recs = append(recs, r)
-		}
-		return err
-	})
-	sortServices(recs)
-	return recs, errs
-}
-
-func (s *Store) listServicesIn(ns string) ([]*ServiceRecord, error) {
-	var recs []*ServiceRecord
-	errs := s.eachObjectIn(ns, servicesDir, KindService, func(ns, name string) error {
-		r, err := s.readService(ns, name)
-		if err == nil {
-			recs = append(recs, r)
-		}
-		return err
-	})
-	return recs, errors.Join(errs...)
-}
-
-func sortServices(recs []*ServiceRecord) {
-	sort.SliceStable(recs, func(i, j int) bool {
-		a, b := recs[i].Service.Metadata, recs[j].Service.Metadata
-		return lessKey(a.NamespaceOrDefault(), a.Name, b.NamespaceOrDefault(), b.Name)
-	})
+	recs, errs := listObjects(s, serviceKind)
+	out := make([]*ServiceRecord, len(recs))
+	for i, r := range recs {
+		out[i] = serviceRecord(r)
+	}
+	return out, errs
 }
 
 // LookupService returns the record of Service name in namespace ns,
@@ -144,34 +154,17 @@ func (s *Store) LookupService(ns, name string) (*ServiceRecord, error) {
 	if err := checkObject(KindService, ns, name); err != nil {
 		return nil, err
 	}
-	return s.readService(ns, name)
+	r, err := readObject(s, serviceKind, ns, name)
+	if err != nil {
+		return nil, err
+	}
+	return serviceRecord(r), nil
 }
 
 // DeleteService tombstones the live Service name of namespace ns; an
 // error wraps ErrNotFound if there is none.
 func (s *Store) DeleteService(ns, name string) error {
 	return s.deleteOne(ObjectRef{Kind: KindService, Namespace: ns, Name: name})
-}
-
-func (s *Store) readService(ns, name string) (*ServiceRecord, error) {
-	rel := servicePath(ns, name)
-	var f serviceFile
-	found, err := s.readState(rel, &f, &f.Version)
-	switch {
-	case !found:
-		return nil, fmt.Errorf("service %q: %w", name, ErrNotFound)
-	case err != nil:
-		return nil, err
-	case f.Service.Metadata.Name != name || f.Service.Metadata.NamespaceOrDefault() != orDefault(ns):
-		err = fmt.Errorf("%w: records service %q, expected %q", ErrCorrupt,
-			display(f.Service.Metadata.Namespace, f.Service.Metadata.Name), display(ns, name))
-	case f.Generation < 1:
-		err = fmt.Errorf("%w: generation %d", ErrCorrupt, f.Generation)
-	}
-	if err != nil {
-		return nil, fmt.Errorf("state file %s: %w", rel, err)
-	}
-	return &f.ServiceRecord, nil
 }
 
 // readState reads and decodes the state file rel into v, whose format
@@ -244,28 +237,6 @@ func leadingVersion(data []byte) int {
 	return 0
 }
 
-func encodeService(r *ServiceRecord) ([]byte, error) {
-	return encodeState(serviceFile{Version: formatVersion, ServiceRecord: *r}, "service", r.Service.Metadata.Name)
-}
-
-// normService is a Service as the store compares it: a deep copy without
-// what the user does not own, and its canonical encodings.
-type normService struct {
-	svc       manifests.Service
-	spec, all []byte
-}
-
-func normalizeService(svc *manifests.Service) (normService, error) {
-	c, spec, all, err := canonical(svc, func(c *manifests.Service) (*manifests.ObjectMeta, any) {
-		c.Status = nil
-		return &c.Metadata, &c.Spec
-	})
-	if err != nil {
-		return normService{}, fmt.Errorf("service: %w", err)
-	}
-	return normService{svc: c, spec: spec, all: all}, nil
-}
-
 // roundTrip deep-copies in into out through JSON.
 func roundTrip(in, out any) error {
 	b, err := json.Marshal(in)
@@ -276,59 +247,6 @@ func roundTrip(in, out any) error {
 		return fmt.Errorf("copying: %w", err)
 	}
 	return nil
-}
-
-// planService computes the record that storing n over old (nil: never
-// known) gives, with the rules of plan.
-func planService(old *ServiceRecord, n normService, now time.Time) (*ServiceRecord, Action, error) {
-	var rec ServiceRecord
-	var act Action
-	switch {
-	case old == nil:
-		rec = ServiceRecord{Generation: 1, Created: now}
-		act = Created
-	case old.Deleted:
-		rec = ServiceRecord{Generation: old.Generation + 1, Created: now}
-		act = Created
-	default:
-		prev, err := normalizeService(&old.Service)
-		if err != nil {
-			return nil, "", fmt.Errorf("service %q: stored copy: %w", old.Service.Metadata.Name, err)
-		}
-		if bytes.Equal(prev.all, n.all) {
-			return old, Unchanged, nil
-		}
-		if err := manifests.ValidateServiceUpdate(&n.svc, &old.Service); err != nil {
-			// The API server's words: The Service "x" is invalid: …
-			return nil, "", fmt.Errorf("the %s %q is invalid: %w", manifests.KindService, display(old.Service.Metadata.Namespace, old.Service.Metadata.Name), err)
-		}
-		rec = *old
-		if !bytes.Equal(prev.spec, n.spec) {
-			rec.Generation++
-		}
-		act = Configured
-	}
-	rec.Updated = now
-	rec.Service = n.svc
-	stampService(&rec)
-	return &rec, act, nil
-}
-
-func tombstoneService(old *ServiceRecord, now time.Time) *ServiceRecord {
-	rec := *old
-	rec.Applied = Applied{}
-	rec.Deleted = true
-	rec.Updated = now
-	rec.Generation++
-	stampService(&rec)
-	return &rec
-}
-
-func stampService(rec *ServiceRecord) {
-	created := rec.Created
-	rec.Service.Status = nil
-	rec.Service.Metadata.Generation = rec.Generation
-	rec.Service.Metadata.CreationTimestamp = &created
 }
 
 // ReadServiceStatus returns the controller status of Service name in
@@ -368,7 +286,7 @@ func (s *Store) WriteServiceStatus(ns, name string, st *ServiceStatus) error {
 			return nil
 		}
 		if next.Updated.IsZero() {
-			next.Updated = time.Now().UTC()
+			next.Updated = storeNow()
 		}
 		if err := s.ensureNamespaceDirs(ns); err != nil {
 			return err

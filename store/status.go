@@ -83,7 +83,7 @@ func (s *Store) WriteStatus(ns, name string, st *Status) error {
 			}
 		}
 		if next.UpdatedAt.IsZero() {
-			next.UpdatedAt = time.Now().UTC()
+			next.UpdatedAt = storeNow()
 		}
 		if err := s.ensureNamespaceDirs(ns); err != nil {
 			return err

@@ -356,3 +356,8 @@ func (s *Store) readFile(rel string) ([]byte, error) {
 	}
 	return io.ReadAll(f)
 }
+
+// storeNow is the clock of the records' and statuses' time stamps: a
+// variable so that a test can make the state directory's bytes
+// reproducible (the layout golden test).
+var storeNow = func() time.Time { return time.Now().UTC() }

@@ -42,7 +42,7 @@ func (s *Store) Watch(ctx context.Context) (<-chan string, error) {
 
 // recordWatch is what Watch covers: the record directories.
 var recordWatch = watchSpec{
-	top:     []string{deploymentsDir, servicesDir, namespacesDir, configMapsDir, secretsDir, claimsDir, podDeletionsDir},
+	top:     append(kindDirs(), namespacesDir, podDeletionsDir),
 	subdirs: watchedSubdirs,
 	key:     watchKey,
 }
@@ -361,56 +361,42 @@ func (sw *stateWatcher) addNew(rel string, keys *[]string) error {
 func isNamespaceDir(name string) bool { return isDNSLabel(name) && name != manifests.DefaultNamespace }
 
 // watchedSubdirs are a namespace's directories of records.
-var watchedSubdirs = []string{deploymentsDir, servicesDir, configMapsDir, secretsDir, claimsDir, podDeletionsDir}
-
-// objectKeys maps the directories of config.go's kinds to their watch keys.
-var objectKeys = map[string]func(ns, name string) string{
-	configMapsDir: ConfigMapKey, secretsDir: SecretKey, claimsDir: ClaimKey,
-}
+var watchedSubdirs = append(kindDirs(), podDeletionsDir)
 
 // watchKey maps the path of a record file (relative to the state
 // directory) to its watch key, rejecting temporary and foreign files.
 func watchKey(rel string) (string, bool) {
 	parts := strings.Split(rel, string(filepath.Separator))
-	dir := ""
-	if len(parts) >= 2 {
-		dir = parts[len(parts)-2]
+	base := parts[len(parts)-1]
+	if strings.HasPrefix(base, ".") || !strings.HasSuffix(base, ".json") {
+		return "", false
 	}
-	if keyOf, ok := objectKeys[dir]; ok {
-		base := parts[len(parts)-1]
-		if strings.HasPrefix(base, ".") || !strings.HasSuffix(base, ".json") || !isStoredSubdomain(strings.TrimSuffix(base, ".json")) {
+	name := strings.TrimSuffix(base, ".json")
+	var ns string
+	switch {
+	case len(parts) == 2 && parts[0] == namespacesDir:
+		if !isDNSLabel(name) {
 			return "", false
 		}
-		name := strings.TrimSuffix(base, ".json")
-		switch {
-		case len(parts) == 2:
-			return keyOf("", name), true
-		case len(parts) == 4 && parts[0] == namespacesDir && isNamespaceDir(parts[1]):
-			return keyOf(parts[1], name), true
-		}
-		return "", false
-	}
-	name, ok := recordName(parts[len(parts)-1])
-	if !ok {
-		return "", false
-	}
-	switch {
-	case len(parts) == 2 && parts[0] == deploymentsDir:
-		return Key("", name), true
-	case len(parts) == 2 && parts[0] == servicesDir:
-		return ServiceKey("", name), true
-	case len(parts) == 2 && parts[0] == podDeletionsDir:
-		return PodDeletionKey("", name), true
-	case len(parts) == 2 && parts[0] == namespacesDir:
 		return NamespaceKey(name), true
-	case len(parts) == 4 && parts[0] == namespacesDir && isNamespaceDir(parts[1]) && parts[2] == deploymentsDir:
-		return Key(parts[1], name), true
-	case len(parts) == 4 && parts[0] == namespacesDir && isNamespaceDir(parts[1]) && parts[2] == servicesDir:
-		return ServiceKey(parts[1], name), true
-	case len(parts) == 4 && parts[0] == namespacesDir && isNamespaceDir(parts[1]) && parts[2] == podDeletionsDir:
-		return PodDeletionKey(parts[1], name), true
+	case len(parts) == 2:
+	case len(parts) == 4 && parts[0] == namespacesDir && isNamespaceDir(parts[1]):
+		ns = parts[1]
+	default:
+		return "", false
 	}
-	return "", false
+	dir := parts[len(parts)-2]
+	if dir == podDeletionsDir {
+		if !isDNSLabel(name) {
+			return "", false
+		}
+		return PodDeletionKey(ns, name), true
+	}
+	k := kindOfDir(dir)
+	if k == nil || checkName(k.Kind(), name) != nil {
+		return "", false
+	}
+	return watchKeyOf(k, ns, name), true
 }
 
 // recordName maps a record's file name to the object's name.

@@ -292,87 +292,83 @@ func (d *differ) show(name string, live, next []byte) error {
 }
 
 // diffObjects shows, per object of b (as store.Preview returns them: as
-// apply would store them), the stored object next to b's.
+// apply would store them), the stored object next to b's, compared as
+// specs, not bookkeeping: without the server-set metadata, which is never
+// in the files, and with the namespace as the store keeps it ("" for
+// default, as an earlier release may have kept it); rendered by the kind's
+// diff (YAML when it has none), under its diffName.
 func diffObjects(st *store.Store, b *store.Bundle, show func(name string, live, next []byte) error) error {
-	for _, n := range b.Namespaces {
-		var live []byte
-		rec, err := st.LookupNamespace(n.Metadata.Name)
-		if err != nil && !errors.Is(err, store.ErrNotFound) {
-			return err
+	return b.Each(func(kind string, next any, m *manifests.ObjectMeta) error {
+		k := kindByStore(kind)
+		if k == nil {
+			return fmt.Errorf("diff: unknown kind %q", kind)
 		}
-		if err == nil && !rec.Deleted {
-			stored := rec.Namespace
-			stored.Metadata.CreationTimestamp = nil
-			if live, err = yaml.Marshal(stored); err != nil {
-				return err
-			}
+		name := k.name + "/" + diffName(m.Namespace, m.Name)
+		if k.diffName != nil {
+			name = k.diffName(m.Namespace, m.Name)
 		}
-		next, err := yaml.Marshal(n)
-		if err != nil {
-			return err
-		}
-		if err := show("namespace/"+n.Metadata.Name, live, next); err != nil {
-			return err
-		}
-	}
-	if err := diffConfig(st, b, show); err != nil {
-		return err
-	}
-	for _, svc := range b.Services {
-		var live []byte
-		rec, err := st.LookupService(svc.Metadata.Namespace, svc.Metadata.Name)
-		if err != nil && !errors.Is(err, store.ErrNotFound) {
-			return err
-		}
-		if err == nil && !rec.Deleted {
-			stored := rec.Service
-			stored.Metadata.Generation, stored.Metadata.CreationTimestamp = 0, nil
-			if live, err = yaml.Marshal(stored); err != nil {
-				return err
-			}
-		}
-		next := *svc
-		next.Status = nil
-		nb, err := yaml.Marshal(next)
-		if err != nil {
-			return err
-		}
-		if err := show("service/"+diffName(svc.Metadata.Namespace, svc.Metadata.Name), live, nb); err != nil {
-			return err
-		}
-	}
-	for _, d := range b.Deployments {
-		var live []byte
-		rec, err := st.Get(d.Metadata.Namespace, d.Metadata.Name)
-		if err != nil && !errors.Is(err, store.ErrNotFound) {
+		var live any
+		o, err := st.LookupObject(store.ObjectRef{Kind: kind, Namespace: m.Namespace, Name: m.Name})
+		switch {
+		case errors.Is(err, store.ErrNotFound):
+		case err != nil:
 			return err // unreadable: apply would refuse it too
+		case !o.Deleted:
+			live = o.Object
+			diffMeta(o.Meta)
 		}
-		if err == nil {
-			// Compare specs, not bookkeeping: server-set metadata is
-			// never in the files.
-			stored := rec.Deployment.DeepCopy()
-			stored.Metadata.Generation, stored.Metadata.CreationTimestamp = 0, nil
-			if stored.Metadata.Namespace == manifests.DefaultNamespace {
-				stored.Metadata.Namespace = "" // as an earlier release may have kept it
-			}
-			if live, err = manifests.Marshal(stored, "yaml"); err != nil {
-				return err
-			}
+		diffMeta(m) // the copy's own: Each's objects are copies
+		render := k.diff
+		if render == nil {
+			render = diffYAML
 		}
-		next, err := manifests.Marshal(d, "yaml")
+		lb, nb, err := render(live, next)
 		if err != nil {
 			return err
 		}
-		// Deployments keep the names of earlier releases: live/web.
-		if err := show(diffName(d.Metadata.Namespace, d.Metadata.Name), live, next); err != nil {
-			return err
-		}
-	}
-	return nil
+		return show(name, lb, nb)
+	})
 }
 
+// diffMeta clears what diff does not compare of an object's metadata.
+func diffMeta(m *manifests.ObjectMeta) {
+	m.Generation, m.CreationTimestamp = 0, nil
+	if m.Namespace == manifests.DefaultNamespace {
+		m.Namespace = ""
+	}
+}
+
+// objectDiff renders the stored object (nil: none live) and the next one
+// for diff.
+type objectDiff func(live, next any) (lb, nb []byte, err error)
+
+// diffYAML renders both sides as YAML.
+func diffYAML(live, next any) (lb, nb []byte, err error) {
+	if live != nil {
+		if lb, err = yaml.Marshal(live); err != nil {
+			return nil, nil, err
+		}
+	}
+	nb, err = yaml.Marshal(next)
+	return lb, nb, err
+}
+
+// diffDeployment renders deployments as their files are written.
+func diffDeployment(live, next any) (lb, nb []byte, err error) {
+	if live != nil {
+		if lb, err = manifests.Marshal(live.(*manifests.Deployment), "yaml"); err != nil {
+			return nil, nil, err
+		}
+	}
+	nb, err = manifests.Marshal(next.(*manifests.Deployment), "yaml")
+	return lb, nb, err
+}
+
+// diffDeploymentName keeps the names of earlier releases: live/web.
+func diffDeploymentName(ns, name string) string { return diffName(ns, name) }
+
 // prunedYAML is the live object a prune would delete, as the diff shows
-// it: a Secret's values masked as diffSecrets masks them.
+// it: a Secret's values masked as diffSecret masks them.
 func prunedYAML(g *globalOptions, st *store.Store, ref store.ObjectRef) ([]byte, error) {
 	obj, err := storedObject(g, st, ref)
 	if err != nil {

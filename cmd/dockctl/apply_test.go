@@ -108,3 +108,40 @@ func TestDiffReportsWhatApplyRefuses(t *testing.T) {
 		t.Fatalf("diff: err = %v, want exit 2 naming hostPort\n%s", err, out)
 	}
 }
+
+// diff shows each stored kind under its own header, the stored object
+// against the file's: Namespaces and Services as kubectl names them,
+// Deployments under the bare names of earlier releases, a new object
+// whole.
+func TestDiffShowsEveryStoredKind(t *testing.T) {
+	dir := t.TempDir()
+	cli := func(stdin string, args ...string) (string, error) {
+		out, _, err := run(t, stdin, append([]string{"--state-dir", dir}, args...)...)
+		return out, err
+	}
+	if _, err := cli(configBundle, "apply", "-f", "-"); err != nil {
+		t.Fatal(err)
+	}
+	changed := strings.NewReplacer("port: 80", "port: 81", "image: nginx", "image: httpd", "LOG_LEVEL: info", "LOG_LEVEL: debug",
+		"metadata: {name: shop}", "metadata: {name: shop, labels: {team: a}}").Replace(configBundle) +
+		"---\napiVersion: v1\nkind: ConfigMap\nmetadata: {name: extra, namespace: shop}\ndata: {k: v}\n"
+	out, err := cli(changed, "diff", "-f", "-")
+	var exit *exitError
+	if !errors.As(err, &exit) || exit.code != 1 {
+		t.Fatalf("diff: %v, want exit 1", err)
+	}
+	for _, want := range []string{
+		"--- live/namespace/shop\n+++ merged/namespace/shop\n", "+  labels:\n+    team: a\n",
+		"--- live/configmap/shop/web.config\n", "+  LOG_LEVEL: debug\n",
+		"--- live/configmap/shop/extra\n+++ merged/configmap/shop/extra\n", "+  k: v\n",
+		"--- live/service/shop/web\n+++ merged/service/shop/web\n", "-  - port: 80\n", "+  - port: 81\n",
+		"--- live/shop/web\n+++ merged/shop/web\n", "-      - image: nginx\n", "+      - image: httpd\n",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("diff lacks %q:\n%s", want, out)
+		}
+	}
+	if strings.Contains(out, "persistentvolumeclaim/") || strings.Contains(out, "secret/") {
+		t.Errorf("diff shows unchanged objects:\n%s", out)
+	}
+}

@@ -33,7 +33,7 @@ type bundle struct {
 
 // empty reports whether the bundle holds no object.
 func (b *bundle) empty() bool {
-	return len(b.Namespaces)+len(b.Services)+len(b.Deployments)+len(b.ConfigMaps)+len(b.Secrets)+len(b.Claims) == 0
+	return b.Len() == 0
 }
 
 // cmdRef is how a command names deployment name of namespace ns in a hint:
@@ -104,10 +104,7 @@ func (g *globalOptions) placeObject(d *manifests.Document, m *manifests.ObjectMe
 // filter keeps the objects whose metadata.labels match sel, as kubectl
 // apply -l applies only those of the files.
 func (b *bundle) filter(sel labels.Selector) {
-	b.Namespaces = keep(b.Namespaces, func(n *manifests.Namespace) bool { return sel.Matches(labels.Set(n.Metadata.Labels)) })
-	b.filterConfig(sel)
-	b.Services = keep(b.Services, func(s *manifests.Service) bool { return sel.Matches(labels.Set(s.Metadata.Labels)) })
-	b.Deployments = keep(b.Deployments, func(d *manifests.Deployment) bool { return sel.Matches(labels.Set(d.Metadata.Labels)) })
+	b.Filter(func(_ string, m *manifests.ObjectMeta) bool { return sel.Matches(labels.Set(m.Labels)) })
 	// The warning names only what is applied.
 	b.docs = keep(b.docs, func(d *manifests.Document) bool { return sel.Matches(labels.Set(d.Meta().Labels)) })
 	b.ignored = manifests.IgnoredWarning(b.docs)
@@ -119,24 +116,6 @@ func keep[T any](in []T, ok func(T) bool) []T {
 		if ok(v) {
 			out = append(out, v)
 		}
-	}
-	return out
-}
-
-// refs names the bundle's objects for a deletion: what is in a namespace
-// before the namespace, so that each is reported as deleted by its own
-// line rather than with its namespace.
-func (b *bundle) refs() []store.ObjectRef {
-	var out []store.ObjectRef
-	for _, d := range b.Deployments {
-		out = append(out, store.ObjectRef{Kind: store.KindDeployment, Namespace: d.Metadata.Namespace, Name: d.Metadata.Name})
-	}
-	for _, s := range b.Services {
-		out = append(out, store.ObjectRef{Kind: store.KindService, Namespace: s.Metadata.Namespace, Name: s.Metadata.Name})
-	}
-	out = append(out, b.configRefs()...)
-	for _, n := range b.Namespaces {
-		out = append(out, store.ObjectRef{Kind: store.KindNamespace, Name: n.Metadata.Name})
 	}
 	return out
 }

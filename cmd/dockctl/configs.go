@@ -2,146 +2,29 @@ package main
 
 import (
 	"encoding/json"
-	"errors"
 	"fmt"
 
-	"k8s.io/apimachinery/pkg/labels"
 	"sigs.k8s.io/yaml"
 
 	"github.com/dockctl/dockctl/manifests"
-	"github.com/dockctl/dockctl/store"
 )
 
 // ConfigMaps, Secrets and PersistentVolumeClaims in bundles: apply, diff
 // and delete -f.
 
-// filterConfig keeps the ConfigMaps, Secrets and claims whose labels
-// match sel (see filter).
-func (b *bundle) filterConfig(sel labels.Selector) {
-	b.ConfigMaps = keep(b.ConfigMaps, func(c *manifests.ConfigMap) bool { return sel.Matches(labels.Set(c.Metadata.Labels)) })
-	b.Secrets = keep(b.Secrets, func(s *manifests.Secret) bool { return sel.Matches(labels.Set(s.Metadata.Labels)) })
-	b.Claims = keep(b.Claims, func(p *manifests.PersistentVolumeClaim) bool { return sel.Matches(labels.Set(p.Metadata.Labels)) })
-}
-
-// configRefs names the bundle's ConfigMaps, Secrets and claims (see refs).
-func (b *bundle) configRefs() []store.ObjectRef {
-	var out []store.ObjectRef
-	for _, c := range b.ConfigMaps {
-		out = append(out, store.ObjectRef{Kind: store.KindConfigMap, Namespace: c.Metadata.Namespace, Name: c.Metadata.Name})
-	}
-	for _, s := range b.Secrets {
-		out = append(out, store.ObjectRef{Kind: store.KindSecret, Namespace: s.Metadata.Namespace, Name: s.Metadata.Name})
-	}
-	for _, p := range b.Claims {
-		out = append(out, store.ObjectRef{Kind: store.KindPersistentVolumeClaim, Namespace: p.Metadata.Namespace, Name: p.Metadata.Name})
-	}
-	return out
-}
-
-// diffConfig shows, for runDiff, the difference between the stored and
-// the declared ConfigMaps, Secrets and claims. A Secret's values are
-// masked as kubectl diff masks them: "***" where they are equal, "***
-// (before)" and "*** (after)" where they differ, so that a diff shows
-// which keys change and never what they hold; kubectl's
-// last-applied-configuration annotation, a copy of the values, is masked
-// the same way.
-func diffConfig(st *store.Store, b *store.Bundle, show func(name string, live, next []byte) error) error {
-	for _, c := range b.ConfigMaps {
-		ns, name := c.Metadata.Namespace, c.Metadata.Name
-		rec, err := st.LookupConfigMapRecord(ns, name)
-		var live *manifests.ConfigMap
-		if live, err = liveObject(rec, err); err != nil {
-			return err
-		}
-		lb, nb, err := diffPair(live, c, func(c *manifests.ConfigMap) *manifests.ObjectMeta { return &c.Metadata })
-		if err != nil {
-			return err
-		}
-		if err := show("configmap/"+diffName(ns, name), lb, nb); err != nil {
-			return err
-		}
-	}
-	for _, s := range b.Secrets {
-		ns, name := s.Metadata.Namespace, s.Metadata.Name
-		rec, err := st.LookupSecretRecord(ns, name)
-		var live *manifests.Secret
-		if live, err = liveObject(rec, err); err != nil {
-			return err
-		}
-		next := s.DeepCopy()
-		manifests.SetSecretDefaults(next)
-		lb, nb, err := diffSecrets(live, next)
-		if err != nil {
-			return err
-		}
-		if err := show("secret/"+diffName(ns, name), lb, nb); err != nil {
-			return err
-		}
-	}
-	for _, p := range b.Claims {
-		ns, name := p.Metadata.Namespace, p.Metadata.Name
-		rec, err := st.LookupClaimRecord(ns, name)
-		var live *manifests.PersistentVolumeClaim
-		if live, err = liveObject(rec, err); err != nil {
-			return err
-		}
-		lb, nb, err := diffPair(live, p, func(p *manifests.PersistentVolumeClaim) *manifests.ObjectMeta { return &p.Metadata })
-		if err != nil {
-			return err
-		}
-		if err := show("persistentvolumeclaim/"+diffName(ns, name), lb, nb); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
-// liveObject is the object of a live record (nil: none, or a tombstone);
-// a record that cannot be read is an error, as apply would refuse it.
-func liveObject[T any](rec *store.ObjectRecord[T], err error) (*T, error) {
-	switch {
-	case errors.Is(err, store.ErrNotFound):
-		return nil, nil
-	case err != nil:
-		return nil, err
-	case rec.Deleted:
-		return nil, nil
-	}
-	return &rec.Object, nil
-}
-
-// diffPair renders the live object (nil: none) and the next one as YAML,
-// without the server-set metadata and with the namespace as the store
-// keeps it.
-func diffPair[T any](live, next *T, meta func(*T) *manifests.ObjectMeta) (lb, nb []byte, err error) {
-	render := func(o *T) ([]byte, error) {
-		if o == nil {
-			return nil, nil
-		}
-		c := *o
-		m := meta(&c)
-		mc := *m
-		mc.Generation, mc.CreationTimestamp = 0, nil
-		if mc.Namespace == manifests.DefaultNamespace {
-			mc.Namespace = ""
-		}
-		*m = mc
-		return yaml.Marshal(c)
-	}
-	if lb, err = render(live); err != nil {
+// diffSecret renders Secrets for diff, their values masked as kubectl
+// diff masks them: "***" where they are equal, "*** (before)" and "***
+// (after)" where they differ, so that a diff shows which keys change and
+// never what they hold; kubectl's last-applied-configuration annotation, a
+// copy of the values, is masked the same way.
+func diffSecret(live, next any) (lb, nb []byte, err error) {
+	l, _ := live.(*manifests.Secret)
+	n := next.(*manifests.Secret).DeepCopy()
+	manifests.SetSecretDefaults(n)
+	if lb, nb, err = diffYAML(live, n); err != nil {
 		return nil, nil, err
 	}
-	nb, err = render(next)
-	return lb, nb, err
-}
-
-// diffSecrets is diffPair for Secrets, their data masked.
-func diffSecrets(live, next *manifests.Secret) (lb, nb []byte, err error) {
-	lb, nb, err = diffPair(live, next, func(s *manifests.Secret) *manifests.ObjectMeta { return &s.Metadata })
-	if err != nil {
-		return nil, nil, err
-	}
-	return maskSecret(lb, live, nb, next)
+	return maskSecret(lb, l, nb, n)
 }
 
 // maskSecret replaces the data values of the rendered Secrets lb (of

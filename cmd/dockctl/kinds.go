@@ -56,12 +56,15 @@ type kindInfo struct {
 	// describeNoEvents: describe shows no events of it (kubectl's
 	// NamespaceDescriber shows none).
 	describeNoEvents bool
-	// stored reads one stored object for patch, edit and label (patch.go);
-	// nil: those verbs refuse the kind.
-	stored storedReader
-	// metas lists the stored objects' metadata, for delete --all and -l
-	// (mutate.go).
-	metas storedMetas
+	// diff renders the stored and the next object for diff (apply.go);
+	// nil: diffYAML. diffName names them in its headers; nil:
+	// KIND/[NAMESPACE/]NAME.
+	diff     objectDiff
+	diffName func(ns, name string) string
+	// storedShape completes the stored object patch and edit show
+	// (patch.go); nil: the record's object as it is. patch, edit and
+	// label act on every kind the store holds.
+	storedShape storedShape
 	// delete: delete acts on the kind.
 	delete bool
 	// names lists the names of its objects in -n's namespace for shell
@@ -106,8 +109,8 @@ func kindTable() []*kindInfo {
 			get:        getDeployments,
 			categories: map[string]int{"all": 2}, store: store.KindDeployment, manifest: manifests.Kind, event: "Deployment",
 			describe: describeDeploymentObject,
-			delete:   true,
-			stored:   storedDeploymentObject, metas: deploymentMetas,
+			diff:     diffDeployment, diffName: diffDeploymentName,
+			delete:         true,
 			podsOf:         podsOfDeployment,
 			wait:           &deploymentWait,
 			top:            &deploymentTop,
@@ -137,16 +140,16 @@ func kindTable() []*kindInfo {
 			get:   getNamespaces,
 			store: store.KindNamespace, manifest: manifests.KindNamespace, event: "Namespace",
 			describe: describeNamespaceObject, describeNoEvents: true,
-			delete: true,
-			stored: storedNamespaceObject, metas: namespaceMetas,
-			completed: true, writeOrder: 4},
+			delete:      true,
+			storedShape: storedNamespace,
+			completed:   true, writeOrder: 4},
 		{name: kindService, aliases: []string{"services", "svc"},
 			api:        apiResource{"Service", "services", "", "v1", true},
 			get:        getServices,
 			categories: map[string]int{"all": 1}, store: store.KindService, manifest: manifests.KindService, event: "Service",
-			describe: describeServiceObject,
-			delete:   true,
-			stored:   storedServiceObject, metas: serviceMetas,
+			describe:    describeServiceObject,
+			delete:      true,
+			storedShape: storedService,
 			podsOf:      podsOfService,
 			targetPorts: serviceTargetPorts,
 			completed:   true, writeOrder: 3},
@@ -161,25 +164,23 @@ func kindTable() []*kindInfo {
 			api:   apiResource{"ConfigMap", "configmaps", "", "v1", true},
 			get:   getConfigMaps,
 			store: store.KindConfigMap, manifest: manifests.KindConfigMap, event: "ConfigMap",
-			describe: describeConfigMapObject,
-			delete:   true,
-			stored:   storedConfigMapObject, metas: configMapMetas,
+			describe:  describeConfigMapObject,
+			delete:    true,
 			completed: true, writeOrder: 6},
 		{name: kindSecret, aliases: []string{"secrets"},
 			api:   apiResource{"Secret", "secrets", "", "v1", true},
 			get:   getSecrets,
 			store: store.KindSecret, manifest: manifests.KindSecret, event: "Secret",
-			describe: describeSecretObject,
-			delete:   true,
-			stored:   storedSecretObject, metas: secretMetas,
+			describe:    describeSecretObject,
+			delete:      true,
+			storedShape: storedSecret, diff: diffSecret,
 			completed: true, writeOrder: 7},
 		{name: kindClaim, aliases: []string{"persistentvolumeclaims", "pvc", "pvcs"},
 			api:   apiResource{"PersistentVolumeClaim", "persistentvolumeclaims", "", "v1", true},
 			get:   getClaims,
 			store: store.KindPersistentVolumeClaim, manifest: manifests.KindPersistentVolumeClaim, event: "PersistentVolumeClaim",
-			describe: describeClaim,
-			delete:   true,
-			stored:   storedClaimObject, metas: claimMetas,
+			describe:  describeClaim,
+			delete:    true,
 			completed: true, writeOrder: 8},
 		{name: kindManifests, aliases: []string{"manifestssource", "manifestssources"},
 			api:        apiResource{"ManifestsSource", "manifestssources", "dockctl.io", "v1", false},
@@ -305,7 +306,7 @@ func init() {
 	}
 	describeKinds = kindNames(func(k *kindInfo) bool { return k.describe != nil })
 	deleteKinds = writeKindNames(func(k *kindInfo) bool { return k.delete })
-	patchKinds = writeKindNames(func(k *kindInfo) bool { return k.stored != nil })
+	patchKinds = writeKindNames(func(k *kindInfo) bool { return k.store != "" })
 	waitKinds = kindNames(func(k *kindInfo) bool { return k.wait != nil })
 	logsKinds = kindNames(func(k *kindInfo) bool { return k.logs != nil })
 	podTargetKinds = kindNames(func(k *kindInfo) bool { return k.podsOf != nil })

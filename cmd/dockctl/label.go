@@ -74,10 +74,7 @@ func newMetaCommand(g *globalOptions, v metaVerb, example string) *cobra.Command
 			if err != nil {
 				return err
 			}
-			ref := store.ObjectRef{Kind: storeKinds[kind], Namespace: g.namespace, Name: name}
-			if ref.Kind == store.KindNamespace {
-				ref.Namespace = ""
-			}
+			ref := g.ref(kind, name)
 			st, err := g.openStore()
 			if err != nil {
 				return err

@@ -112,7 +112,7 @@ func newDeleteCommand(g *globalOptions) *cobra.Command {
 				if err != nil {
 					return err
 				}
-				refs = b.refs()
+				refs = b.Refs()
 			case byList:
 				if len(args) == 0 {
 					return fmt.Errorf("at least one resource must be specified to use a selector")
@@ -276,83 +276,14 @@ func selectObjects(st *store.Store, kind, ns string, sel labels.Selector) ([]sto
 			refs = append(refs, store.ObjectRef{Kind: kind, Namespace: objNS, Name: m.Name})
 		}
 	}
-	var errs []error
-	if k := kindByStore(kind); k != nil && k.metas != nil {
-		var metas []storedMeta
-		metas, errs = k.metas(st)
-		for _, m := range metas {
-			add(m.deleted, m.meta)
-		}
+	objs, errs := st.ListObjects(kind)
+	for _, o := range objs {
+		add(o.Deleted, o.Meta)
 	}
 	if err := errors.Join(errs...); err != nil {
 		return nil, err
 	}
 	return refs, nil
-}
-
-// storedMeta is the metadata of one stored object, and whether its
-// record is of a deleted one.
-type storedMeta struct {
-	deleted bool
-	meta    *manifests.ObjectMeta
-}
-
-// storedMetas lists the metadata of every stored object of one kind,
-// with the errors of the records it could not read.
-type storedMetas func(st *store.Store) ([]storedMeta, []error)
-
-func deploymentMetas(st *store.Store) ([]storedMeta, []error) {
-	recs, errs := st.ListAll()
-	out := make([]storedMeta, 0, len(recs))
-	for _, r := range recs {
-		out = append(out, storedMeta{r.Deleted, &r.Deployment.Metadata})
-	}
-	return out, errs
-}
-
-func serviceMetas(st *store.Store) ([]storedMeta, []error) {
-	recs, errs := st.ListServices()
-	out := make([]storedMeta, 0, len(recs))
-	for _, r := range recs {
-		out = append(out, storedMeta{r.Deleted, &r.Service.Metadata})
-	}
-	return out, errs
-}
-
-func namespaceMetas(st *store.Store) ([]storedMeta, []error) {
-	recs, err := st.ListNamespaces()
-	out := make([]storedMeta, 0, len(recs))
-	for _, r := range recs {
-		out = append(out, storedMeta{r.Deleted, &r.Namespace.Metadata})
-	}
-	return out, []error{err}
-}
-
-func configMapMetas(st *store.Store) ([]storedMeta, []error) {
-	recs, errs := st.ListConfigMaps()
-	out := make([]storedMeta, 0, len(recs))
-	for _, r := range recs {
-		out = append(out, storedMeta{r.Deleted, &r.Object.Metadata})
-	}
-	return out, errs
-}
-
-func secretMetas(st *store.Store) ([]storedMeta, []error) {
-	recs, errs := st.ListSecrets()
-	out := make([]storedMeta, 0, len(recs))
-	for _, r := range recs {
-		out = append(out, storedMeta{r.Deleted, &r.Object.Metadata})
-	}
-	return out, errs
-}
-
-func claimMetas(st *store.Store) ([]storedMeta, []error) {
-	recs, errs := st.ListClaims()
-	out := make([]storedMeta, 0, len(recs))
-	for _, r := range recs {
-		out = append(out, storedMeta{r.Deleted, &r.Object.Metadata})
-	}
-	return out, errs
 }
 
 // liveKeysIn returns the keys of the live deployments of namespace ns.

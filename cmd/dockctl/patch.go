@@ -134,104 +134,50 @@ func runPatch(out, errOut io.Writer, g *globalOptions, ref store.ObjectRef, typ 
 // storedObject is the stored object ref names in Kubernetes' shape, as `get
 // -o json` shows it less what Docker or the controller report (status,
 // allocated addresses): the spec as applied, with the server-set metadata
-// (namespace, generation, creationTimestamp). An object with no live
-// record is an error wrapping store.ErrNotFound, worded by notFoundIn.
+// (namespace, generation, creationTimestamp), and what the kind's
+// storedShape adds. An object with no live record is an error wrapping
+// store.ErrNotFound, worded by notFoundIn.
 func storedObject(g *globalOptions, st *store.Store, ref store.ObjectRef) (any, error) {
-	gone := func(deleted bool, err error) error {
-		if err == nil && deleted {
-			err = store.ErrNotFound
-		}
-		if err != nil {
-			return notFoundIn(g, ref.Kind, ref.Namespace, ref.Name, err)
-		}
-		return nil
-	}
 	k := kindByStore(ref.Kind)
-	if k == nil || k.stored == nil {
+	if k == nil {
 		return nil, fmt.Errorf("%s cannot be patched", ref.Kind)
 	}
-	obj, deleted, err := k.stored(st, ref.Namespace, ref.Name)
-	if err := gone(deleted, err); err != nil {
-		return nil, err
+	o, err := st.LookupObject(ref)
+	if err == nil && o.Deleted {
+		err = store.ErrNotFound
 	}
-	return obj, nil
+	if err != nil {
+		return nil, notFoundIn(g, ref.Kind, ref.Namespace, ref.Name, err)
+	}
+	if apiResourceOf(ref.Kind).namespaced {
+		o.Meta.Namespace = o.Meta.NamespaceOrDefault()
+	}
+	created := o.Created
+	o.Meta.CreationTimestamp = &created
+	if k.storedShape != nil {
+		k.storedShape(o)
+	}
+	return o.Object, nil
 }
 
-// storedReader reads the stored object name of one kind in namespace ns
-// (ignored for a kind in none) in Kubernetes' shape, as storedObject
-// gives it, and whether its record is of a deleted object.
-type storedReader func(st *store.Store, ns, name string) (obj any, deleted bool, err error)
+// storedShape is what a kind's stored object shows beyond its record
+// (storedObject): what the API server defaults or reports of it.
+type storedShape func(o *store.StoredObject)
 
-func storedDeploymentObject(st *store.Store, ns, name string) (any, bool, error) {
-	rec, err := st.Get(ns, name)
-	if err != nil {
-		return nil, false, err
-	}
-	d := rec.Deployment.DeepCopy()
-	d.Metadata.Namespace = rec.NamespaceOrDefault()
-	d.Metadata.Generation = rec.Generation
-	created := rec.CreatedAt
-	d.Metadata.CreationTimestamp = &created
-	d.Status = nil
-	return d, false, nil
+// storedService adds the defaults and the managers `get -o json` shows.
+func storedService(o *store.StoredObject) {
+	s := o.Object.(*manifests.Service)
+	manifests.SetServiceDefaults(s)
+	s.Metadata.ManagedFields = o.Entries()
 }
 
-func storedServiceObject(st *store.Store, ns, name string) (any, bool, error) {
-	rec, err := st.LookupService(ns, name)
-	if err != nil {
-		return nil, false, err
-	}
-	return serviceEntry{rec: rec}.spec(), rec.Deleted, nil
-}
+// storedNamespace drops the phase a manifest may hold.
+func storedNamespace(o *store.StoredObject) { o.Object.(*manifests.Namespace).Status = nil }
 
-func storedNamespaceObject(st *store.Store, _, name string) (any, bool, error) {
-	rec, err := st.LookupNamespace(name)
-	if err != nil {
-		return nil, false, err
-	}
-	ns := rec.Namespace
-	created := rec.Created
-	ns.Metadata.CreationTimestamp = &created
-	ns.Status = nil
-	return &ns, rec.Deleted, nil
-}
-
-func storedConfigMapObject(st *store.Store, ns, name string) (any, bool, error) {
-	rec, err := st.LookupConfigMapRecord(ns, name)
-	if err != nil {
-		return nil, false, err
-	}
-	c := rec.Object
-	c.Metadata.Namespace = c.Metadata.NamespaceOrDefault()
-	created := rec.Created
-	c.Metadata.CreationTimestamp = &created
-	return &c, rec.Deleted, nil
-}
-
-func storedSecretObject(st *store.Store, ns, name string) (any, bool, error) {
-	rec, err := st.LookupSecretRecord(ns, name)
-	if err != nil {
-		return nil, false, err
-	}
-	s := rec.Object
-	s.Metadata.Namespace = s.Metadata.NamespaceOrDefault()
-	s.Type = secretType(&s)
-	created := rec.Created
-	s.Metadata.CreationTimestamp = &created
-	return &s, rec.Deleted, nil
-}
-
-func storedClaimObject(st *store.Store, ns, name string) (any, bool, error) {
-	rec, err := st.LookupClaimRecord(ns, name)
-	if err != nil {
-		return nil, false, err
-	}
-	c := rec.Object
-	c.Metadata.Namespace = c.Metadata.NamespaceOrDefault()
-	created := rec.Created
-	c.Metadata.CreationTimestamp = &created
-	c.Status = nil
-	return &c, rec.Deleted, nil
+// storedSecret shows the type the API server defaults.
+func storedSecret(o *store.StoredObject) {
+	s := o.Object.(*manifests.Secret)
+	s.Type = secretType(s)
 }
 
 // liveJSON is storedObject as JSON.
