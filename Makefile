@@ -4,7 +4,9 @@
 
 GO             ?= go
 VERSION        ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
-LDFLAGS        := -s -w -X main.version=$(VERSION)
+# The commit `dockctl version` prints (12 hex, -dirty for a modified tree).
+COMMIT         ?= $(shell git rev-parse --short=12 HEAD 2>/dev/null)$(shell git rev-parse --git-dir >/dev/null 2>&1 && { git diff --quiet HEAD 2>/dev/null || echo -dirty; })
+LDFLAGS        := -s -w -X main.version=$(VERSION) -X main.commit=$(COMMIT)
 # grpcnotrace: the gRPC client of grpc probes without golang.org/x/net/trace
 # (9 MB of html/template and friends in a binary that is also the helper image).
 GOTAGS         ?= grpcnotrace
@@ -13,7 +15,8 @@ IMAGE          ?= dockctl:dev
 WORKLOAD_IMAGE ?= dockctl-workload:dev
 DEMO_INSTANCE  ?= demo
 DEMO_STATE     ?= $(BUILD)/demo-state
-DEMO_CONTAINER ?= dockctl-demo-controller
+# The controller container `dockctl install` names after the instance.
+DEMO_CONTAINER := dockctl-$(DEMO_INSTANCE)-controller
 # The demo's Services are published on this host address (the controller's
 # --service-address); web.yaml's LoadBalancer Service on port 8080.
 DEMO_ADDRESS   ?= 127.0.0.1
@@ -28,13 +31,28 @@ E2E_TIMEOUT    ?= 20m
 
 export CGO_ENABLED = 0
 
-.PHONY: all build test unit fuzz e2e vet image workload-image demo demo-down clean
+.PHONY: all build test unit fuzz e2e vet image workload-image demo demo-down clean release demo-announce
 
 all: build
 
 ## build: the dockctl binary in build/bin/dockctl
 build:
 	$(GO) build -trimpath -tags '$(GOTAGS)' -ldflags '$(LDFLAGS)' -o $(BUILD)/bin/dockctl ./cmd/dockctl
+
+## release: static binaries for linux/amd64 and linux/arm64 in build/release/ (dockctl-VERSION-linux-ARCH), with SHA256SUMS; version and commit stamped
+# Not part of `make test`. CGO_ENABLED=0 (exported above): the binary is
+# also the image of the controller and of the helpers, FROM scratch.
+RELEASE_ARCHES ?= amd64 arm64
+release:
+	rm -rf $(BUILD)/release
+	mkdir -p $(BUILD)/release
+	@for arch in $(RELEASE_ARCHES); do \
+	  echo "building dockctl $(VERSION) (commit $(COMMIT)) for linux/$$arch"; \
+	  GOOS=linux GOARCH=$$arch $(GO) build -trimpath -tags '$(GOTAGS)' -ldflags '$(LDFLAGS)' \
+	    -o $(BUILD)/release/dockctl-$(VERSION)-linux-$$arch ./cmd/dockctl || exit 1; \
+	done
+	cd $(BUILD)/release && sha256sum dockctl-$(VERSION)-linux-* > SHA256SUMS
+	@ls -l $(BUILD)/release; cat $(BUILD)/release/SHA256SUMS
 
 ## test: every test — vet, unit (with -race), 15 s of manifest fuzzing, end-to-end against the local Docker daemon
 test: vet unit fuzz e2e
@@ -72,29 +90,20 @@ workload-image:
 	$(GO) build -trimpath -tags '$(GOTAGS)' -ldflags '-s -w' -o $(BUILD)/workload/workload ./cmd/workload
 	docker build -q -t $(WORKLOAD_IMAGE) -f cmd/workload/Dockerfile $(BUILD)/workload
 
-## demo: build the images, run the controller as a container, apply manifests/examples/ (a two-tier app published on 127.0.0.1:8080)
-# The controller runs as the invoking user (with the Docker socket's group),
-# so the state directory stays that user's: the CLI and `make clean` work on
-# it without root. For root this is --user 0:0 and changes nothing. It needs
-# the socket and /state and nothing else: no network (--network none; it
-# reaches Docker through the socket, and its probes reach the replicas from
-# a helper inside the instance network), no published port (the web
+## demo: build dockctl and the test workload, `dockctl install` the controller, apply manifests/examples/ (a two-tier app published on 127.0.0.1:8080)
+# `dockctl install` runs the controller as a container of the binary just
+# built (docs/design.md §15), as the invoking user (with the Docker
+# socket's group), so the state directory stays that user's: the CLI and
+# `make clean` work on it without root. It needs the socket and the state
+# directory and nothing else: no network, no published port (the web
 # Service is published by a proxy container, on --service-address), no
-# capability, no other writable path (--read-only, --cap-drop ALL,
-# no-new-privileges). The Service's proxy takes the endpoints once the
+# capability, no other writable path. The Service's proxy takes the endpoints once the
 # replicas are ready, so the demo waits for the first 200 of the published
 # port (web answers 502 while api has no ready endpoint).
-demo: build image workload-image
+demo: demo-announce build workload-image
 	install -d -m 0700 $(DEMO_STATE)
 	$(MAKE) --no-print-directory demo-controller-rm
-	docker run -d --name $(DEMO_CONTAINER) --restart unless-stopped \
-	  --network none --read-only --cap-drop ALL --security-opt no-new-privileges \
-	  --label io.dockctl.demo=controller \
-	  --user $$(id -u):$$(id -g) --group-add $$(stat -c %g /var/run/docker.sock) \
-	  -v /var/run/docker.sock:/var/run/docker.sock \
-	  -v $(DEMO_STATE):/state \
-	  -e DOCKCTL_INSTANCE=$(DEMO_INSTANCE) \
-	  $(IMAGE) controller --resync-period 10s --service-address $(DEMO_ADDRESS)
+	$(DEMO_CLI) install -- --resync-period 10s --service-address $(DEMO_ADDRESS)
 	$(DEMO_CLI) apply -f manifests/examples/
 	$(DEMO_CLI) rollout status deployment/api --timeout 2m
 	$(DEMO_CLI) rollout status deployment/web --timeout 2m
@@ -123,21 +132,18 @@ demo: build image workload-image
 	@echo "  make demo-down    # removes the demo's controller, containers (proxies and DNS included), pod volumes, network and helper images; keeps its state"
 	@echo "  make clean        # demo-down, then removes build/ (state included) and the demo images"
 
-## demo-down: stop the demo controller and remove the demo's containers, pod volumes, network and helper images (by its instance label)
-# Only objects that carry the demo's instance label, and the controller
-# container by its name and demo label; the network after the containers
-# attached to it, the images after the containers that ran them.
+## demo-down: remove the demo's controller, containers, pod volumes, network and images (`dockctl uninstall`: by its instance label); keeps its state directory
 demo-down: demo-controller-rm
-	-ids=$$(docker ps -aq --filter label=io.dockctl.instance=$(DEMO_INSTANCE)); \
-	  if [ -n "$$ids" ]; then docker rm -f -v $$ids >/dev/null; fi
-	-vols=$$(docker volume ls -q --filter label=io.dockctl.instance=$(DEMO_INSTANCE)); \
-	  if [ -n "$$vols" ]; then docker volume rm $$vols >/dev/null; fi
-	-nets=$$(docker network ls -q --filter label=io.dockctl.instance=$(DEMO_INSTANCE)); \
-	  if [ -n "$$nets" ]; then docker network rm $$nets >/dev/null; fi
-	-imgs=$$(docker images -q --filter label=io.dockctl.instance=$(DEMO_INSTANCE) --filter label=io.dockctl.role=helper-image | sort -u); \
-	  if [ -n "$$imgs" ]; then docker image rm $$imgs >/dev/null; fi
+	-@if [ -x $(BUILD)/bin/dockctl ]; then $(DEMO_CLI) uninstall; fi
 
-# demo-controller-rm: the demo's controller container, if it is one (name and label).
+# demo-announce: what the demo compiles, before it does.
+demo-announce:
+	@echo "make demo: compiling dockctl (./cmd/dockctl) and the test workload (./cmd/workload), static, into build/,"
+	@echo "then a FROM scratch image of the workload. The first build compiles every dependency (Kubernetes' API"
+	@echo "types, the Docker client, gRPC): 6-7 minutes on 2 cores; later builds take seconds."
+
+# demo-controller-rm: a controller container of an earlier `make demo`
+# (docker run, label io.dockctl.demo=controller), if there is one.
 .PHONY: demo-controller-rm
 demo-controller-rm:
 	-@ids=$$(docker ps -aq --filter 'name=^$(DEMO_CONTAINER)$$' --filter label=io.dockctl.demo=controller); \

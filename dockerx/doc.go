@@ -52,6 +52,14 @@
 //     label (LabelNamespace) only when asked (CreateRequest.Namespace,
 //     VolumeRequest.Namespace); reading, its absence is the default
 //     namespace, as on objects of earlier releases.
+//   - The controller container (install.go, docs/design.md §16) is
+//     created from ControllerConfig, which is pure and golden-tested; its
+//     image is the helpers' layer, loaded as theirs. EnsureController
+//     touches only the container named ControllerName that carries the
+//     instance's label and role controller, and replaces it only when its
+//     configuration hash differs. ListInstanceObjects returns only objects
+//     labelled with the instance, checked again after the daemon's filter:
+//     uninstall never reaches anything else.
 //
 // It must work against Engine API 1.41 (Docker 20.10) and newer, so the
 // client negotiates the API version and uses no field newer than 1.41.

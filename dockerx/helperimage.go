@@ -57,17 +57,25 @@ func BuildHelperImage(instance, goarch string, bin []byte) (ImageArchive, error)
 	if err := CheckHelperBinary(bin, goarch); err != nil {
 		return ImageArchive{}, err
 	}
-	runDir := strings.TrimPrefix(path.Dir(helperapi.StateFile), "/")
 	return buildImage(imageSpec{
 		what: "helper image", repository: HelperRepository, instance: instance, goarch: goarch,
-		layer: []tarEntry{
-			{name: strings.TrimPrefix(helperapi.Binary, "/"), mode: 0o755, data: bin},
-			{name: path.Dir(runDir) + "/", mode: 0o755, dir: true},
-			{name: runDir + "/", mode: 0o755, dir: true},
-		},
+		layer:      binaryLayer(bin),
 		createdBy:  "dockctl: Service helpers (dockctl's own binary)",
 		tagByLayer: true,
 	})
+}
+
+// binaryLayer is the one layer of the images that run dockctl's own
+// executable bin (the helpers' and the controller's, which so share it in
+// the daemon's store): bin at helperapi.Binary and the directory of
+// helperapi.StateFile.
+func binaryLayer(bin []byte) []tarEntry {
+	runDir := strings.TrimPrefix(path.Dir(helperapi.StateFile), "/")
+	return []tarEntry{
+		{name: strings.TrimPrefix(helperapi.Binary, "/"), mode: 0o755, data: bin},
+		{name: path.Dir(runDir) + "/", mode: 0o755, dir: true},
+		{name: runDir + "/", mode: 0o755, dir: true},
+	}
 }
 
 // elfArch maps an ELF machine (with its class and byte order) to a GOARCH.

@@ -59,6 +59,9 @@ type ImageArchive struct {
 	// Tar is the archive: blobs/sha256/{config, layer, manifest},
 	// index.json, manifest.json, oci-layout.
 	Tar []byte
+	// role is its LabelRole value: RoleHelperImage, or
+	// RoleControllerImage for the controller's image (install.go).
+	role string
 }
 
 // annotationImageName is the annotation of an index.json manifest that the
@@ -107,6 +110,8 @@ type imageSpec struct {
 	// tagByLayer names the tag after the layer's digest rather than the
 	// config's.
 	tagByLayer bool
+	// role is the image's LabelRole; "" is RoleHelperImage.
+	role string
 }
 
 // buildImage assembles the archive of spec's image: its layer
@@ -122,13 +127,17 @@ func buildImage(spec imageSpec) (ImageArchive, error) {
 	}
 	// The layer is stored uncompressed: its digest is its diff ID.
 	layerDigest := digest.FromBytes(layer)
+	role := spec.role
+	if role == "" {
+		role = RoleHelperImage
+	}
 	created := epoch
 	config, err := json.Marshal(ocispec.Image{
 		Created:  &created,
 		Platform: ocispec.Platform{Architecture: spec.goarch, OS: "linux"},
 		Config: ocispec.ImageConfig{
 			Entrypoint: spec.entrypoint,
-			Labels:     map[string]string{LabelInstance: spec.instance, LabelRole: RoleHelperImage},
+			Labels:     map[string]string{LabelInstance: spec.instance, LabelRole: role},
 		},
 		RootFS:  ocispec.RootFS{Type: "layers", DiffIDs: []digest.Digest{layerDigest}},
 		History: []ocispec.History{{Created: &created, CreatedBy: spec.createdBy}},
@@ -195,7 +204,7 @@ func buildImage(spec imageSpec) (ImageArchive, error) {
 	if err != nil {
 		return fail("archive", err)
 	}
-	return ImageArchive{ID: configDigest.String(), ManifestDigest: manifestDigest.String(), Ref: ref, Tar: archive}, nil
+	return ImageArchive{ID: configDigest.String(), ManifestDigest: manifestDigest.String(), Ref: ref, Tar: archive, role: role}, nil
 }
 
 // blobPath is where an OCI image layout keeps the blob of digest d.
@@ -376,10 +385,14 @@ func (img ImageArchive) check(what, instance string, got taggedImage) error {
 			"%s: tag %s names image %s, not dockctl's %s (or, on the containerd image store, %s); remove that tag",
 			what, img.Ref, got.ID, img.ID, img.ManifestDigest)}
 	}
-	if got.Labels[LabelInstance] != instance || got.Labels[LabelRole] != RoleHelperImage {
+	role := img.role
+	if role == "" {
+		role = RoleHelperImage
+	}
+	if got.Labels[LabelInstance] != instance || got.Labels[LabelRole] != role {
 		return &mappedError{sentinel: ErrConflict, err: fmt.Errorf(
 			"%s: tag %s names image %s with labels %s=%q %s=%q, not dockctl's instance %q %s; remove that tag",
-			what, img.Ref, got.ID, LabelInstance, got.Labels[LabelInstance], LabelRole, got.Labels[LabelRole], instance, RoleHelperImage)}
+			what, img.Ref, got.ID, LabelInstance, got.Labels[LabelInstance], LabelRole, got.Labels[LabelRole], instance, role)}
 	}
 	return nil
 }

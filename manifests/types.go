@@ -135,7 +135,7 @@ type PodSpec struct {
 	DNSPolicy string `json:"dnsPolicy,omitempty"`
 	// ImagePullSecrets name kubernetes.io/dockerconfigjson Secrets of the
 	// pod's namespace whose credentials its image pulls may use
-	// (pullsecrets.go).
+	// (podruntime.PullSecrets).
 	ImagePullSecrets []LocalObjectReference `json:"imagePullSecrets,omitempty"`
 	// EnableServiceLinks: nil or true gives each container the variables
 	// of the Services of its namespace (reconciler/serviceenv.go), as

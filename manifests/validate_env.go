@@ -11,7 +11,7 @@ import (
 // Kubernetes' validateEnvVarValueFrom and validateEnvFrom
 // (pkg/apis/core/validation/validation.go) check them. The values are
 // resolved by the controller when it creates a container
-// (reconciler.ResolveEnv).
+// (podruntime.ResolveEnv).
 
 // Field paths a fieldRef may name in an environment variable, as
 // Kubernetes' validEnvDownwardAPIFieldPathExpressions, plus the subscripted

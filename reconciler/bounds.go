@@ -58,7 +58,7 @@ func (in PlanInput) stopGrace(c *dockerx.Container, seconds *int64) time.Duratio
 		// A holder pod has something to stop while any of its containers
 		// runs — its members even when the holder is gone, as the kubelet
 		// stops the containers of a dead sandbox with the pod's grace.
-		for _, m := range p.containers() {
+		for _, m := range p.Containers() {
 			running = running || m.State == dockerx.StateRunning || m.State == dockerx.StatePaused || m.State == dockerx.StateRestarting
 		}
 	} else {

@@ -15,6 +15,7 @@ import (
 
 	"github.com/dockctl/dockctl/dockerx"
 	"github.com/dockctl/dockctl/manifests"
+	"github.com/dockctl/dockctl/reconciler/podruntime"
 	"github.com/dockctl/dockctl/reconciler/reconcile"
 	"github.com/dockctl/dockctl/reconciler/services"
 	"github.com/dockctl/dockctl/store"
@@ -125,9 +126,9 @@ type Options struct {
 	// (network.go, netconnect.go, route.go). Nil: pods stay on Docker's
 	// default bridge, as releases before the instance network left them.
 	NetworkDocker NetworkDocker
-	// Config reads ConfigMaps, Secrets and claims (configstore.go); nil:
+	// Config reads ConfigMaps, Secrets and claims (podruntime.ConfigStore); nil:
 	// every reference to one is missing.
-	Config ConfigStore
+	Config podruntime.ConfigStore
 	// FilesDocker writes the file volumes of pods (files.go); nil: pods
 	// with file volumes cannot be created.
 	FilesDocker FilesDocker
@@ -148,12 +149,6 @@ const (
 	DefaultCrashBackoffBase = time.Second
 	DefaultCrashBackoffMax  = 5 * time.Minute
 )
-
-// crashWindow is how long a container must run, since its creation or
-// since dockctl last started it, for its next exit not to count as a crash
-// (see observeContainers); a container dockctl restarted also counts as
-// available only after running this long (see availability).
-const crashWindow = 10 * time.Second
 
 // Controller keeps the instance's containers matching the state directory.
 type Controller struct {
@@ -574,7 +569,7 @@ func (c *Controller) syncDeployment(ctx context.Context, key string) (time.Durat
 		c.forgetBlocked(key)
 		c.files.forget(key, nil)
 		c.indexRefs(rec, nil)
-		units, pods := groupPods(observed, templateLookup(nil, "", rec.Revisions), c.diedHolders(key, observed))
+		units, pods := podruntime.GroupPods(observed, templateLookup(nil, "", rec.Revisions), c.diedHolders(key, observed))
 		in := PlanInput{Instance: c.opts.Instance, Namespace: rec.Namespace, Name: name, Containers: units, Pods: pods, Volumes: volumes, Now: now, Revisions: rec.Revisions,
 			Deletions: c.podDeletions(ns, name)}
 		c.stopInputs(&in, deploymentState{}, nil)

@@ -70,24 +70,24 @@
 //     its recorded hash, or that is not in the history (trust.go).
 //   - A Service's helpers (role proxy, dns) are never a deployment's
 //     orphans (package services states the Services' own invariants).
-//   - A container is removed by a graceful stop (its own revision's
-//     terminationGracePeriodSeconds, bounded by MaxGracePeriod) and counts
-//     toward replicas + maxSurge until it is gone.
-//   - A running pod is drained (out of every Service, acknowledged, within
-//     min(10 s, its grace period)) before its stop signal; a drain that
-//     fails or does not answer never prevents the stop.
+//   - A replica being stopped to be removed counts toward replicas +
+//     maxSurge until it is gone. (How a pod stops — graceful, drained
+//     first — is the pod runtime's invariant: package podruntime.)
 //   - Every pod's network owner is on the instance network unless it uses
 //     the host's; a network of that name without this instance's labels
 //     is never used, and pods are then created as before it.
 //
-// Who restarts a crashed container: dockctl, not Docker. Containers are
-// created with restart policy "no" and the controller starts any replica
-// that is not running, whatever stopped it (a crash, `docker stop`, `docker
-// kill`, a daemon restart). One restarter means one backoff, visible in
-// status, that is configurable and never races Docker's own: after the n-th
-// exit in a row within 10 s of its creation or of a start by dockctl (or a
-// start Docker refused), a container waits CrashBackoffBase·2ⁿ⁻¹, capped at
-// CrashBackoffMax, before the next start; a run of 10 s or more resets n.
+// The pod runtime (package podruntime, docs/design.md §17) is the kubelet
+// half: this package's Deployment controller decides which pods exist and
+// reads their status (podruntime.PodView, PodStatus); who restarts a
+// crashed container, under which restartPolicy and with which backoff, how
+// a pod is stopped, and how its status is computed are the runtime's
+// rules, stated in its package doc. The files that still carry them out
+// here for the Deployment controller — podplan.go, podip.go, prober.go,
+// hooks.go, envctl.go, files.go, claims.go, claimplan.go, seccomp.go,
+// imageuser.go, stopper.go, stopdrain.go, slowstart.go, startup.go,
+// poddelete.go, and the pod parts of execute.go, state.go and observe.go
+// — follow them.
 //
 // Events (events.go). The write records the event: the executor records
 // each op's outcome once it ended (Created, Started, Killing, Failed), and

@@ -28,7 +28,7 @@ func podEndpoints(instance, hostIP string, rec *store.Record, in PlanInput, read
 		u := &in.Containers[i]
 		owner, name := u, ""
 		if p := in.Pods[u.ID]; p != nil {
-			owner, name = p.holder, p.name
+			owner, name = p.Holder, p.Name
 		} else {
 			name = podName(rec.Name, u)
 		}

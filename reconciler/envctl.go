@@ -13,6 +13,7 @@ import (
 
 	"github.com/dockctl/dockctl/dockerx"
 	"github.com/dockctl/dockctl/manifests"
+	"github.com/dockctl/dockctl/reconciler/podruntime"
 	"github.com/dockctl/dockctl/store"
 )
 
@@ -53,7 +54,7 @@ func (c *Controller) waitingRevisions(cache *lookupCache, ns string, d *manifest
 
 // missingRefs says which non-optional references of the pod template
 // cannot be resolved ("" when all can), or why the store could not tell:
-// of its environments (envMissingRefs), its file volumes (planFiles, as
+// of its environments (envMissingRefs), its file volumes (podruntime.PlanFiles, as
 // the kubelet fails a mount) and its claims.
 func (c *Controller) missingRefs(ns string, t *manifests.PodTemplateSpec, cache *lookupCache) string {
 	var parts []string
@@ -63,7 +64,7 @@ func (c *Controller) missingRefs(ns string, t *manifests.PodTemplateSpec, cache 
 	if manifests.NeedsWriter(&t.Spec) {
 		objs, err := c.fileObjectsFor(ns, t, cache)
 		if err == nil {
-			_, err = planFiles(&t.Spec, identityOf(ns, "", "", "", t), objs, hostResources{})
+			_, err = podruntime.PlanFiles(&t.Spec, identityOf(ns, "", "", "", t), objs, podruntime.HostResources{})
 		}
 		if err != nil {
 			parts = append(parts, err.Error())
@@ -80,14 +81,14 @@ func (c *Controller) missingRefs(ns string, t *manifests.PodTemplateSpec, cache 
 // envMissingRefs says which non-optional references of the pod's
 // environments cannot be resolved ("" when all can), or why the store
 // could not tell.
-func envMissingRefs(ns string, ps *manifests.PodSpec, cs ConfigStore) string {
+func envMissingRefs(ns string, ps *manifests.PodSpec, cs podruntime.ConfigStore) string {
 	var refs []string
 	for _, ctr := range ps.AllContainers() {
 		if !dockerx.NeedsEnvResolution(ctr) {
 			continue
 		}
-		_, err := ResolveEnv(ps, ctr, PodIdentity{Namespace: ns}, cs)
-		var me *MissingRefsError
+		_, err := podruntime.ResolveEnv(ps, ctr, podruntime.PodIdentity{Namespace: ns}, cs)
+		var me *podruntime.MissingRefsError
 		switch {
 		case errors.As(err, &me):
 			for _, r := range me.Refs {
@@ -121,20 +122,20 @@ func (c *Controller) resolveEnv(ctx context.Context, in PlanInput, op Op, req do
 	if podIP != "" {
 		pod.PodIP = podIP
 	}
-	env, err := resolveEnv(ps, ctr, pod, c.opts.Config, services)
+	env, err := podruntime.ResolveEnvWithServices(ps, ctr, pod, c.opts.Config, services)
 	if err != nil {
 		return nil, fmt.Errorf("create %s: %w", op.Name, err)
 	}
 	// The kubelet reports each envFrom source's skipped keys on the pod,
 	// at each container start.
 	for _, sk := range env.Skipped {
-		c.opts.Recorder.Event(opPodRef(in, op), store.EventWarning, ReasonInvalidEnvNames, sk.Message())
+		c.opts.Recorder.Event(opPodRef(in, op), store.EventWarning, podruntime.ReasonInvalidEnvNames, sk.Message())
 	}
 	return env.Vars, nil
 }
 
 // podIdentity is what fieldRefs read of the pod op belongs to.
-func (c *Controller) podIdentity(ctx context.Context, in PlanInput, op Op, req dockerx.CreateRequest) PodIdentity {
+func (c *Controller) podIdentity(ctx context.Context, in PlanInput, op Op, req dockerx.CreateRequest) podruntime.PodIdentity {
 	t := &op.From.Spec.Template
 	labels := maps.Clone(t.Metadata.Labels)
 	if labels == nil {
@@ -142,7 +143,7 @@ func (c *Controller) podIdentity(ctx context.Context, in PlanInput, op Op, req d
 	}
 	// As the Deployment controller labels its pods.
 	labels["pod-template-hash"] = op.Hash
-	pod := PodIdentity{Name: req.PodName(), Namespace: in.namespace(), Labels: labels, Annotations: t.Metadata.Annotations,
+	pod := podruntime.PodIdentity{Name: req.PodName(), Namespace: in.namespace(), Labels: labels, Annotations: t.Metadata.Annotations,
 		ServiceAccountName: "default", HostIP: c.hostAddress()}
 	if op.Pod != nil {
 		pod.UID = op.Pod.UID

@@ -14,6 +14,7 @@ import (
 	"github.com/dockctl/dockctl/dockerx"
 	"github.com/dockctl/dockctl/internal/helperapi"
 	"github.com/dockctl/dockctl/manifests"
+	"github.com/dockctl/dockctl/reconciler/podruntime"
 	"github.com/dockctl/dockctl/store"
 )
 
@@ -121,7 +122,7 @@ func (m *filesMemory) forgetAll() {
 
 // forget drops the pods of deployment dep that are not in keep (all of
 // them for a nil keep).
-func (m *filesMemory) forget(dep string, keep map[string]*pod) {
+func (m *filesMemory) forget(dep string, keep map[string]*podruntime.Pod) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	for k := range m.written[dep] {
@@ -134,8 +135,8 @@ func (m *filesMemory) forget(dep string, keep map[string]*pod) {
 	}
 }
 
-// podUnitKey is a pod's unit key (groupPods) from its reference.
-func podUnitKey(p *dockerx.PodRef) string { return podKeyPrefix + p.Holder + "/" + p.UID }
+// podUnitKey is a pod's unit key (podruntime.GroupPods) from its reference.
+func podUnitKey(p *dockerx.PodRef) string { return podruntime.PodKeyPrefix + p.Holder + "/" + p.UID }
 
 // isPodVolumeRole reports whether a volume of that role belongs to one pod
 // and goes with it.
@@ -147,7 +148,7 @@ func isPodVolumeRole(role string) bool {
 // template hash hash): its labels carry pod-template-hash, as the
 // Deployment controller labels its pods (and as its environment's
 // fieldRef reads them: podIdentity in envctl.go).
-func identityOf(ns, name, uid, hash string, t *manifests.PodTemplateSpec) podIdentity {
+func identityOf(ns, name, uid, hash string, t *manifests.PodTemplateSpec) podruntime.DownwardIdentity {
 	labels := maps.Clone(t.Metadata.Labels)
 	if hash != "" {
 		if labels == nil {
@@ -155,13 +156,13 @@ func identityOf(ns, name, uid, hash string, t *manifests.PodTemplateSpec) podIde
 		}
 		labels["pod-template-hash"] = hash
 	}
-	return podIdentity{Name: name, Namespace: ns, UID: uid, Labels: labels, Annotations: t.Metadata.Annotations}
+	return podruntime.DownwardIdentity{Name: name, Namespace: ns, UID: uid, Labels: labels, Annotations: t.Metadata.Annotations}
 }
 
 // hostResources is what a downward API file reports for a limit its
 // container does not set: the host's capacity (hostInfo). Without ctx (a
 // sweep's assessment) only a capacity already known; a sync knows it.
-func (c *Controller) hostResources(ctx context.Context) hostResources {
+func (c *Controller) hostResources(ctx context.Context) podruntime.HostResources {
 	var h dockerx.HostInfo
 	if ctx != nil {
 		h = c.hostInfo(ctx)
@@ -172,7 +173,7 @@ func (c *Controller) hostResources(ctx context.Context) hostResources {
 		}
 		c.refs.mu.Unlock()
 	}
-	return hostResources{MilliCPU: int64(h.CPUs) * 1000, MemoryBytes: h.Memory}
+	return podruntime.HostResources{MilliCPU: int64(h.CPUs) * 1000, MemoryBytes: h.Memory}
 }
 
 // lookupCache caches one sync's ConfigStore lookups.
@@ -184,9 +185,9 @@ type lookupCache struct {
 // fileObjectsFor looks up what t's file volumes refer to in namespace ns.
 // An object that does not exist maps to nil; any other failure (an
 // unreadable record) is an error.
-func (c *Controller) fileObjectsFor(ns string, t *manifests.PodTemplateSpec, cache *lookupCache) (fileObjects, error) {
-	objs := fileObjects{ConfigMaps: map[string]*manifests.ConfigMap{}, Secrets: map[string]*manifests.Secret{}}
-	cms, ss := fileRefs(&t.Spec)
+func (c *Controller) fileObjectsFor(ns string, t *manifests.PodTemplateSpec, cache *lookupCache) (podruntime.FileObjects, error) {
+	objs := podruntime.FileObjects{ConfigMaps: map[string]*manifests.ConfigMap{}, Secrets: map[string]*manifests.Secret{}}
+	cms, ss := podruntime.FileRefs(&t.Spec)
 	if cache.cms == nil {
 		cache.cms, cache.secrets = map[string]*manifests.ConfigMap{}, map[string]*manifests.Secret{}
 	}
@@ -202,7 +203,7 @@ func (c *Controller) fileObjectsFor(ns string, t *manifests.PodTemplateSpec, cac
 			if errors.Is(err, store.ErrNotFound) {
 				cm = nil
 			} else if err != nil {
-				return fileObjects{}, fmt.Errorf("configmap %s/%s: %w", ns, name, err)
+				return podruntime.FileObjects{}, fmt.Errorf("configmap %s/%s: %w", ns, name, err)
 			}
 		}
 		cache.cms[name], objs.ConfigMaps[name] = cm, cm
@@ -220,7 +221,7 @@ func (c *Controller) fileObjectsFor(ns string, t *manifests.PodTemplateSpec, cac
 				s = nil
 			} else if err != nil {
 				// The store's error names the record, never its values.
-				return fileObjects{}, fmt.Errorf("secret %s/%s: %w", ns, name, err)
+				return podruntime.FileObjects{}, fmt.Errorf("secret %s/%s: %w", ns, name, err)
 			}
 		}
 		cache.secrets[name], objs.Secrets[name] = s, s
@@ -231,34 +232,34 @@ func (c *Controller) fileObjectsFor(ns string, t *manifests.PodTemplateSpec, cac
 // podFiles plans where each running holder pod with file volumes stands
 // (PlanInput.Files); nil when the deployment has none. ctx is nil for the
 // sweep's assessment, which must not act.
-func (c *Controller) podFiles(ctx context.Context, cache *lookupCache, d *manifests.Deployment, depKey string, pods map[string]*pod, templates func(string) *manifests.PodTemplateSpec) map[string]PodFiles {
+func (c *Controller) podFiles(ctx context.Context, cache *lookupCache, d *manifests.Deployment, depKey string, pods map[string]*podruntime.Pod, templates func(string) *manifests.PodTemplateSpec) map[string]PodFiles {
 	ns := d.Metadata.NamespaceOrDefault()
 	var out map[string]PodFiles
 	for key, p := range pods {
-		t := templates(p.hash)
-		if t == nil || p.holder == nil || !manifests.NeedsWriter(&t.Spec) {
+		t := templates(p.Hash)
+		if t == nil || p.Holder == nil || !manifests.NeedsWriter(&t.Spec) {
 			continue
 		}
 		if out == nil {
 			out = map[string]PodFiles{}
 		}
-		pf := PodFiles{Have: c.files.get(depKey, key), Pod: p.name}
+		pf := PodFiles{Have: c.files.get(depKey, key), Pod: p.Name}
 		objs, err := c.fileObjectsFor(ns, t, cache)
 		if err == nil {
-			payload, missing := planVolumes(&t.Spec, identityOf(ns, p.name, p.uid, p.hash, t), objs, c.hostResources(ctx))
+			payload, missing := podruntime.PlanVolumes(&t.Spec, identityOf(ns, p.Name, p.UID, p.Hash, t), objs, c.hostResources(ctx))
 			if len(payload.Volumes) > 0 || len(missing) == 0 {
-				pf.Want = payloadHash(payload)
+				pf.Want = podruntime.PayloadHash(payload)
 			}
 			if len(missing) > 0 {
-				err = missingVolumesError(missing)
+				err = podruntime.MissingVolumesError(missing)
 				for _, m := range missing {
 					pf.FailedMount = append(pf.FailedMount, m.Message())
 				}
 			}
 		}
 		if err != nil {
-			pf.Missing = fmt.Sprintf("pod %s: %v", p.name, err)
-			if pf.Have == "" && p.holder.State == dockerx.StateRunning && c.filesWrittenBefore(ctx, podOfTemplate(d, t), p.hash, dockerx.PodRef{Name: p.name, UID: p.uid, Holder: p.base}) {
+			pf.Missing = fmt.Sprintf("pod %s: %v", p.Name, err)
+			if pf.Have == "" && p.Holder.State == dockerx.StateRunning && c.filesWrittenBefore(ctx, podOfTemplate(d, t), p.Hash, dockerx.PodRef{Name: p.Name, UID: p.UID, Holder: p.Base}) {
 				pf.Have = filesWrittenEarlier
 				c.files.set(depKey, key, pf.Have)
 			}
@@ -335,12 +336,12 @@ func (c *Controller) writePodFiles(ctx context.Context, op Op) error {
 	if err != nil {
 		return fmt.Errorf("write files of pod %s: %w", op.Pod.Name, err)
 	}
-	payload, missing := planVolumes(&t.Spec, identityOf(ns, op.Pod.Name, op.Pod.UID, op.Hash, t), objs, c.hostResources(ctx))
+	payload, missing := podruntime.PlanVolumes(&t.Spec, identityOf(ns, op.Pod.Name, op.Pod.UID, op.Hash, t), objs, c.hostResources(ctx))
 	if len(missing) > 0 && op.Reason != ReasonFilesChanged {
 		// A pod that may never have got its files: nothing of it starts
 		// until every volume can be made, as the kubelet starts no
 		// container before all of the pod's volumes are mounted.
-		return fmt.Errorf("pod %s: %w", op.Pod.Name, missingVolumesError(missing))
+		return fmt.Errorf("pod %s: %w", op.Pod.Name, podruntime.MissingVolumesError(missing))
 	}
 	// Else the volumes that cannot be made keep their last files: the
 	// writer writes the payload's volumes only.
@@ -358,7 +359,7 @@ func (c *Controller) writePodFiles(ctx context.Context, op Op) error {
 	if code != helperapi.ExitOK {
 		return fmt.Errorf("write files of pod %s: the writer exited %d: %s", op.Pod.Name, code, firstLine(out))
 	}
-	c.files.set(store.Key(ns, op.From.Metadata.Name), podUnitKey(op.Pod), payloadHash(payload))
+	c.files.set(store.Key(ns, op.From.Metadata.Name), podUnitKey(op.Pod), podruntime.PayloadHash(payload))
 	return nil
 }
 
@@ -384,13 +385,13 @@ func (c *Controller) writerHolderImage(ctx context.Context) (string, error) {
 // (it never got its files and cannot get them now). hold, when not "",
 // says why no container of the pod may be created or started now, though
 // those that run are tended.
-func (in PlanInput) planPodFiles(p *pod, pp podPlan, ref *dockerx.PodRef, plan *Plan) (write *Op, proceed bool, hold string) {
-	if !manifests.NeedsWriter(&pp.t.Spec) || p.holder == nil || p.holder.State != dockerx.StateRunning {
+func (in PlanInput) planPodFiles(p *podruntime.Pod, pp podPlan, ref *dockerx.PodRef, plan *Plan) (write *Op, proceed bool, hold string) {
+	if !manifests.NeedsWriter(&pp.t.Spec) || p.Holder == nil || p.Holder.State != dockerx.StateRunning {
 		return nil, true, ""
 	}
-	pf := in.Files[p.key]
+	pf := in.Files[p.Key]
 	switch {
-	case pf.Missing != "" && pf.Have == "" && len(p.members) == 0:
+	case pf.Missing != "" && pf.Have == "" && len(p.Members) == 0:
 		// Never started: it waits for its files, as a pod whose volume
 		// cannot be mounted stays ContainerCreating.
 		plan.Blocked = append(plan.Blocked, pf.Missing)
@@ -409,9 +410,9 @@ func (in PlanInput) planPodFiles(p *pod, pp podPlan, ref *dockerx.PodRef, plan *
 		if pf.Have == "" {
 			reason, cause = ReasonFilesUnwritten, "files of its volumes not written by this controller yet"
 		}
-		return &Op{Kind: OpWriteFiles, Name: p.holder.Name, ContainerID: p.holder.ID, Hash: p.hash, From: pp.from, Pod: ref,
-			Reason: reason, Cause: fmt.Sprintf("pod %s: %s", p.name, cause)}, true, ""
-	case pf.Want == "" && pf.Have == "" && len(p.members) == 0:
+		return &Op{Kind: OpWriteFiles, Name: p.Holder.Name, ContainerID: p.Holder.ID, Hash: p.Hash, From: pp.from, Pod: ref,
+			Reason: reason, Cause: fmt.Sprintf("pod %s: %s", p.Name, cause)}, true, ""
+	case pf.Want == "" && pf.Have == "" && len(p.Members) == 0:
 		return nil, false, "" // never started, and nothing to write yet
 	}
 	return nil, true, ""
@@ -469,7 +470,7 @@ func (c *Controller) checkStartSubPaths(ctx context.Context, in PlanInput, id st
 		return nil
 	}
 	for _, p := range in.Pods {
-		for name, m := range p.members {
+		for name, m := range p.Members {
 			if m.ID != id {
 				continue
 			}
@@ -477,7 +478,7 @@ func (c *Controller) checkStartSubPaths(ctx context.Context, in PlanInput, id st
 			if t == nil {
 				return nil
 			}
-			return c.checkSubPaths(ctx, podOfTemplate(in.Desired, t), m.TemplateHash, dockerx.PodRef{Name: p.name, UID: p.uid, Holder: p.base}, name)
+			return c.checkSubPaths(ctx, podOfTemplate(in.Desired, t), m.TemplateHash, dockerx.PodRef{Name: p.Name, UID: p.UID, Holder: p.Base}, name)
 		}
 	}
 	return nil

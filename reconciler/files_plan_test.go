@@ -1,12 +1,16 @@
 package reconciler
 
 import (
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
 
 	"github.com/dockctl/dockctl/dockerx"
+	"github.com/dockctl/dockctl/internal/dataplane"
 	"github.com/dockctl/dockctl/manifests"
+	"github.com/dockctl/dockctl/reconciler/podruntime"
 )
 
 // filesDeployment is deployment web with one container "app" mounting a
@@ -31,7 +35,7 @@ func filesDeployment(replicas int32) *manifests.Deployment {
 func TestFilesPlanGolden(t *testing.T) {
 	const H = "aaaa"
 	run, exited := dockerx.StateRunning, dockerx.StateExited
-	key := podKeyPrefix + dockerx.ContainerName("i", "", "web", H, 0) + "/u" + H + "0"
+	key := podruntime.PodKeyPrefix + dockerx.ContainerName("i", "", "web", H, 0) + "/u" + H + "0"
 	withFiles := func(in PlanInput, pf PodFiles) PlanInput {
 		in.Files = map[string]PodFiles{key: pf}
 		return in
@@ -103,7 +107,7 @@ func checkFilesFirst(t *testing.T, plan Plan) {
 func TestPlanPodFilesWithAVolumeMissing(t *testing.T) {
 	const H = "aaaa"
 	run := dockerx.StateRunning
-	key := podKeyPrefix + dockerx.ContainerName("i", "", "web", H, 0) + "/u" + H + "0"
+	key := podruntime.PodKeyPrefix + dockerx.ContainerName("i", "", "web", H, 0) + "/u" + H + "0"
 	const missing = `pod web-aaaa-0: MountVolume.SetUp failed: volume tls: secret "tls" not found`
 	tests := []struct {
 		name        string
@@ -152,7 +156,7 @@ func TestPlanPodFilesWithAVolumeMissing(t *testing.T) {
 // ReplicaFailure; a member that runs is left running.
 func TestPlanPodFilesNotKnownWrittenStartsNothing(t *testing.T) {
 	const H = "aaaa"
-	key := podKeyPrefix + dockerx.ContainerName("i", "", "web", H, 0) + "/u" + H + "0"
+	key := podruntime.PodKeyPrefix + dockerx.ContainerName("i", "", "web", H, 0) + "/u" + H + "0"
 	const missing = `pod web-aaaa-0: MountVolume.SetUp failed: volume tls: secret "tls" not found`
 	tests := []struct {
 		name        string
@@ -183,5 +187,41 @@ func TestPlanPodFilesNotKnownWrittenStartsNothing(t *testing.T) {
 				t.Errorf("blocked %v, want %v: %q", blocked, tt.wantBlocked, plan.Blocked)
 			}
 		})
+	}
+}
+
+// TestFilesProjectedSamePathSpelledTwice: a projected volume whose
+// ConfigMap source projects key "a" and whose Secret source maps a key to
+// "./a" is valid (Kubernetes accepts it, and the kubelet's AtomicWriter
+// cleans the paths, one of them winning). dockctl's validation accepts it
+// too, so the writer must take the payload, or the pod never gets its
+// files and never starts.
+func TestFilesProjectedSamePathSpelledTwice(t *testing.T) {
+	d := testDeployment("web", 1, "1")
+	ps := &d.Spec.Template.Spec
+	ps.Volumes = []manifests.Volume{{Name: "all", Projected: &manifests.ProjectedVolumeSource{Sources: []manifests.VolumeProjection{
+		{ConfigMap: &manifests.ConfigMapProjection{Name: "app"}},
+		{Secret: &manifests.SecretProjection{Name: "s", Items: []manifests.KeyToPath{{Key: "x", Path: "./a"}}}},
+	}}}}
+	ps.Containers[0].VolumeMounts = []manifests.VolumeMount{{Name: "all", MountPath: "/etc/all"}}
+	manifests.SetDefaults(d)
+	if err := manifests.Validate(d); err != nil {
+		t.Fatalf("refused at validation (acceptable, but then say so): %v", err)
+	}
+	objs := podruntime.FileObjects{
+		ConfigMaps: map[string]*manifests.ConfigMap{"app": {Data: map[string]string{"a": "from-cm"}}},
+		Secrets:    map[string]*manifests.Secret{"s": {Data: map[string][]byte{"x": []byte("from-secret")}}},
+	}
+	payload, err := podruntime.PlanFiles(ps, podruntime.DownwardIdentity{Name: "p", Namespace: "default"}, objs, podruntime.HostResources{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	root := t.TempDir()
+	os.Mkdir(filepath.Join(root, "all"), 0o755)
+	if _, err := dataplane.WriteFiles(root, payload); err != nil {
+		t.Fatalf("a valid projected volume cannot be written: %v", err)
+	}
+	if _, err := os.ReadFile(filepath.Join(root, "all", "a")); err != nil {
+		t.Errorf("a: %v", err)
 	}
 }

@@ -10,6 +10,7 @@ import (
 
 	"github.com/dockctl/dockctl/dockerx"
 	"github.com/dockctl/dockctl/manifests"
+	"github.com/dockctl/dockctl/reconciler/podruntime"
 	"github.com/dockctl/dockctl/store"
 )
 
@@ -260,21 +261,21 @@ func (o Op) hasPreStop() bool {
 // The resumed stop's grace is what the recorded deadline leaves.
 func (in PlanInput) setPreStops(ops []Op) {
 	var units map[string]*dockerx.Container
-	var podOf map[string]*pod
+	var podOf map[string]*podruntime.Pod
 	hook := func(c *dockerx.Container, netOwner string) *Hook {
 		if c == nil || c.State != dockerx.StateRunning {
 			return nil
 		}
-		tc := templateContainer(in.templateOf(c.TemplateHash), c)
+		tc := podruntime.TemplateContainer(in.templateOf(c.TemplateHash), c)
 		if tc == nil || tc.Lifecycle == nil || tc.Lifecycle.PreStop == nil {
 			return nil
 		}
 		return &Hook{Handler: tc.Lifecycle.PreStop, ID: c.ID, Name: c.Name, NetOwner: netOwner, Ports: tc.Ports,
 			Pod: containerPodRef(in.namespace(), in.Name, c)}
 	}
-	holderOf := func(p *pod, c *dockerx.Container) string {
-		if p.holder != nil {
-			return p.holder.ID
+	holderOf := func(p *podruntime.Pod, c *dockerx.Container) string {
+		if p.Holder != nil {
+			return p.Holder.ID
 		}
 		return c.ID
 	}
@@ -290,7 +291,7 @@ func (in PlanInput) setPreStops(ops []Op) {
 					if t.Holder {
 						continue
 					}
-					for _, c := range p.containers() {
+					for _, c := range p.Containers() {
 						if c.ID == t.ID {
 							t.PreStop = hook(c, holderOf(p, c))
 						}
@@ -310,15 +311,15 @@ func (in PlanInput) setPreStops(ops []Op) {
 			continue
 		}
 		if podOf == nil {
-			podOf = map[string]*pod{}
+			podOf = map[string]*podruntime.Pod{}
 			for _, p := range in.Pods {
-				for _, c := range p.containers() {
+				for _, c := range p.Containers() {
 					podOf[c.ID] = p
 				}
 			}
 		}
 		if p := podOf[op.ContainerID]; p != nil {
-			for _, c := range p.containers() {
+			for _, c := range p.Containers() {
 				if c.ID == op.ContainerID {
 					op.PreStop = hook(c, holderOf(p, c))
 				}

@@ -13,6 +13,7 @@ import (
 	"github.com/dockctl/dockctl/dockerx"
 	"github.com/dockctl/dockctl/internal/dockerfake"
 	"github.com/dockctl/dockctl/manifests"
+	"github.com/dockctl/dockctl/reconciler/podruntime"
 	"github.com/dockctl/dockctl/store"
 )
 
@@ -68,7 +69,7 @@ func TestSetPreStops(t *testing.T) {
 				in.Hash = manifests.TemplateHash(&in.Desired.Spec.Template)
 			}
 			if in.Pods == nil {
-				in.Containers, in.Pods = groupPods(in.Containers, templateLookup(in.Desired, in.Hash, nil), nil)
+				in.Containers, in.Pods = podruntime.GroupPods(in.Containers, templateLookup(in.Desired, in.Hash, nil), nil)
 			}
 			plan := ComputePlan(in)
 			var got []string
@@ -268,7 +269,7 @@ func TestResumedStopRunsPreStopWithinDeadline(t *testing.T) {
 	in := PlanInput{Instance: "i", Name: "web", Desired: d, Hash: hash, Now: t0,
 		Containers: []dockerx.Container{keep, stopping}, DrainPods: true,
 		Terminating: map[string]time.Time{stopping.ID: recorded}, Stopping: map[string]bool{}}
-	in.Containers, in.Pods = groupPods(in.Containers, templateLookup(in.Desired, in.Hash, nil), nil)
+	in.Containers, in.Pods = podruntime.GroupPods(in.Containers, templateLookup(in.Desired, in.Hash, nil), nil)
 	plan := ComputePlan(in)
 	var op *Op
 	for i := range plan.Ops {
@@ -324,7 +325,7 @@ func TestResumedStopRunsHookThatNeverRan(t *testing.T) {
 	mk := func() PlanInput {
 		in := PlanInput{Instance: "i", Name: "web", Desired: d, Hash: hash, Now: t0,
 			Containers: []dockerx.Container{keep, extra}, DrainPods: true, Terminating: map[string]time.Time{}, Stopping: map[string]bool{}}
-		in.Containers, in.Pods = groupPods(in.Containers, templateLookup(in.Desired, in.Hash, nil), nil)
+		in.Containers, in.Pods = podruntime.GroupPods(in.Containers, templateLookup(in.Desired, in.Hash, nil), nil)
 		return in
 	}
 	// First controller: the scale-down is planned, submitted, recorded.
@@ -343,7 +344,7 @@ func TestResumedStopRunsHookThatNeverRan(t *testing.T) {
 	s := newStopper(dockerfake.New(testImage), slog.New(slog.NewTextHandler(io.Discard, nil)), drainer, func(string, error) {}, func(string) {})
 	s.hooks = hooks
 	s.submit("default/web", *op, t0)
-	state := deploymentState{Containers: map[string]*containerState{}}
+	state := deploymentState{Containers: map[string]*podruntime.ContainerState{}}
 	recordStops(&state, plan, t0) // as sync does, right after execute
 	<-drainer.began
 	s.shutdown() // controller restarted mid-drain

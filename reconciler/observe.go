@@ -9,6 +9,7 @@ import (
 
 	"github.com/dockctl/dockctl/dockerx"
 	"github.com/dockctl/dockctl/manifests"
+	"github.com/dockctl/dockctl/reconciler/podruntime"
 	"github.com/dockctl/dockctl/store"
 )
 
@@ -211,7 +212,7 @@ type assessment struct {
 	availableIn time.Duration
 	prober      struct{ missing bool }
 	// all is every container the per-container memory is kept for: the
-	// units and the containers of holder pods (observedPods.all).
+	// units and the containers of holder pods (podruntime.Observed.all).
 	all []dockerx.Container
 }
 
@@ -261,29 +262,29 @@ func (c *Controller) assess(ctx context.Context, rec *store.Record, observed []d
 	}
 	// A container whose start can never succeed is replaced as a dead one.
 	observed, a.in.NeverStarts = markNeverStarting(observed, a.state.Containers)
-	o := judgePods(observed, a.state.Containers, templates, c.diedHolders(rec.Key(), observed))
-	a.ready = o.ready
+	o := podruntime.Judge(observed, a.state.Containers, templates, c.diedHolders(rec.Key(), observed))
+	a.ready = o.Ready
 	a.in.Ready = a.ready
-	a.in.Containers, a.in.Pods, a.in.Volumes = o.units, o.pods, volumes
+	a.in.Containers, a.in.Pods, a.in.Volumes = o.Units, o.Pods, volumes
 	var lookups lookupCache                                                   // one read of each ConfigMap and Secret per assessment
-	a.in.Files = c.podFiles(ctx, &lookups, a.d, rec.Key(), o.pods, templates) // files.go
+	a.in.Files = c.podFiles(ctx, &lookups, a.d, rec.Key(), o.Pods, templates) // files.go
 	c.stopInputs(&a.in, a.state, a.ready)
 	// A stop in flight that the status does not hold — begun while the
 	// deployment was deleted, before it was applied again — is recorded as
 	// one this sync begins would be: `get` shows it terminating, and a
 	// restarted controller resumes it instead of taking it for a replica.
 	recordInFlight(&a.state, a.in)
-	a.all = o.all
-	for key, p := range o.pods {
+	a.all = o.All
+	for key, p := range o.Pods {
 		// A member that exits while its pod is stopped is no crash.
 		if _, ok := a.in.Terminating[key]; ok || a.in.Stopping[key] {
-			for _, ct := range p.containers() {
-				o.completed[ct.ID] = true
+			for _, ct := range p.Containers() {
+				o.Completed[ct.ID] = true
 			}
 		}
 	}
-	a.in.StartNotBefore = c.observeContainers(&a.state, o.all, a.ready, o.completed, now)
-	a.in.Available, a.availableIn = availability(a.d, o.units, a.ready, a.state.Containers, c.opts.SettleTime, now)
+	a.in.StartNotBefore = c.observeContainers(&a.state, o.All, a.ready, o.Completed, now)
+	a.in.Available, a.availableIn = availability(a.d, o.Units, a.ready, a.state.Containers, c.opts.SettleTime, now)
 	settle := c.opts.SettleTime
 	a.state.Settle = &settle // for `dockctl get`, which has no controller options
 	if a.refusal = c.refused(rec, a.d, hash); a.refusal.reason == "" {
@@ -413,7 +414,7 @@ func (c *Controller) podVolumes(ctx context.Context, rec *store.Record, observed
 	c.mu.Lock()
 	need := c.hasVolumes[rec.Key()] // the last sweep saw some
 	c.mu.Unlock()
-	need = need || rec.Deleted || hasPods(observed) || hasHelpers(rec)
+	need = need || rec.Deleted || podruntime.HasPods(observed) || hasHelpers(rec)
 	if !need {
 		return nil, nil
 	}

@@ -10,6 +10,7 @@ import (
 
 	"github.com/dockctl/dockctl/dockerx"
 	"github.com/dockctl/dockctl/manifests"
+	"github.com/dockctl/dockctl/reconciler/podruntime"
 	"github.com/dockctl/dockctl/store"
 )
 
@@ -436,8 +437,8 @@ type PlanInput struct {
 	// flight in this process: nothing more is planned for them.
 	Stopping map[string]bool
 	// Pods maps the unit ID of each holder pod in Containers to the pod
-	// (groupPods); Containers then holds units, not containers.
-	Pods map[string]*pod
+	// (podruntime.GroupPods); Containers then holds units, not containers.
+	Pods map[string]*podruntime.Pod
 	// Volumes are the deployment's pod volumes, when it has holder pods
 	// (nil otherwise): a volume whose pod has no container left is removed.
 	Volumes []dockerx.Volume
@@ -532,7 +533,7 @@ func ComputePlan(in PlanInput) Plan {
 			}
 			continue
 		case dockerx.StateDead:
-			if p := in.Pods[c.ID]; p != nil && p.anyRunning() && c.TemplateHash != in.Hash {
+			if p := in.Pods[c.ID]; p != nil && p.AnyRunning() && c.TemplateHash != in.Hash {
 				// A dead pod whose members still run is old pods
 				// running: Recreate waits for them (oldPodsRunning).
 				removingOld++
@@ -683,7 +684,7 @@ func (in PlanInput) reconcileRevision(s *revisionSet, cs []*dockerx.Container, p
 	var needWork []*dockerx.Container
 	for _, c := range current {
 		if p := in.Pods[c.ID]; p != nil {
-			if from == nil || p.holder == nil {
+			if from == nil || p.Holder == nil {
 				continue // an unknown revision's pod is only ever removed
 			}
 			podOps, b := in.planPod(p, podPlan{t: &from.Spec.Template, from: from, refused: refused}, plan)
@@ -705,6 +706,9 @@ func (in PlanInput) reconcileRevision(s *revisionSet, cs []*dockerx.Container, p
 		}
 		switch c.State {
 		case dockerx.StateExited, dockerx.StateCreated:
+			if c.State == dockerx.StateExited && from != nil && !podruntime.ShouldRestart(from.Spec.Template.Spec.RestartPolicy, c.ExitCode) {
+				continue // it ended under the pod's restartPolicy: kept as it is
+			}
 			if nb, ok := in.StartNotBefore[c.ID]; ok && in.Now.Before(nb) {
 				plan.RequeueAfter = minPositive(plan.RequeueAfter, nb.Sub(in.Now))
 				continue
@@ -783,7 +787,7 @@ func (in PlanInput) collectVolumes() []Op {
 // when the caller gave one.
 func (in PlanInput) isReady(c *dockerx.Container) bool {
 	if in.Ready == nil {
-		return IsReady(*c)
+		return podruntime.IsReady(*c)
 	}
 	return in.Ready[c.ID]
 }
@@ -916,12 +920,6 @@ func freeOrdinals(cs []dockerx.Container, blocked map[string]bool, instance, nam
 		}
 	}
 	return out
-}
-
-// IsReady reports whether a container counts as ready: running, and healthy
-// if it has a health check at all.
-func IsReady(c dockerx.Container) bool {
-	return c.State == dockerx.StateRunning && (c.Health == dockerx.HealthNone || c.Health == dockerx.HealthHealthy)
 }
 
 func sortedByName(cs []dockerx.Container) []dockerx.Container {

@@ -9,6 +9,7 @@ import (
 
 	"github.com/dockctl/dockctl/dockerx"
 	"github.com/dockctl/dockctl/manifests"
+	"github.com/dockctl/dockctl/reconciler/podruntime"
 	"github.com/dockctl/dockctl/store"
 )
 
@@ -34,7 +35,7 @@ func deployment(replicas int32) *manifests.Deployment {
 func availableIfRunning(cs []dockerx.Container) map[string]bool {
 	out := map[string]bool{}
 	for _, c := range cs {
-		if IsReady(c) {
+		if podruntime.IsReady(c) {
 			out[c.ID] = true
 		}
 	}

@@ -8,6 +8,7 @@ import (
 
 	"github.com/dockctl/dockctl/dockerx"
 	"github.com/dockctl/dockctl/manifests"
+	"github.com/dockctl/dockctl/reconciler/podruntime"
 	"github.com/dockctl/dockctl/store"
 )
 
@@ -66,15 +67,15 @@ func concat(groups ...[]dockerx.Container) []dockerx.Container {
 // podInput groups observed pod containers as the controller does and marks
 // running pods ready and available.
 func podInput(d *manifests.Deployment, cs []dockerx.Container) PlanInput {
-	units, pods := groupPods(cs, func(string) *manifests.PodTemplateSpec { return &d.Spec.Template }, nil)
+	units, pods := podruntime.GroupPods(cs, func(string) *manifests.PodTemplateSpec { return &d.Spec.Template }, nil)
 	ready := map[string]bool{}
 	for i := range cs {
-		if IsReady(cs[i]) {
+		if podruntime.IsReady(cs[i]) {
 			ready[cs[i].ID] = true
 		}
 	}
 	for key, p := range pods {
-		if podReady(p, &d.Spec.Template, ready) {
+		if podruntime.PodReady(p, &d.Spec.Template, ready) {
 			ready[key] = true
 		}
 	}
@@ -228,32 +229,9 @@ func TestStrandedByUptime(t *testing.T) {
 				cs[i].Status = tt.member
 			}
 		}
-		units, _ := groupPods(cs, func(string) *manifests.PodTemplateSpec { return &d.Spec.Template }, nil)
+		units, _ := podruntime.GroupPods(cs, func(string) *manifests.PodTemplateSpec { return &d.Spec.Template }, nil)
 		if got := units[0].State == dockerx.StateDead; got != tt.dead {
 			t.Errorf("holder %q, member %q: unit %s, want dead %v", tt.holder, tt.member, units[0].State, tt.dead)
-		}
-	}
-}
-
-func TestUptimeBounds(t *testing.T) {
-	for _, tt := range []struct {
-		status string
-		lo, hi time.Duration
-		ok     bool
-	}{
-		{"Up Less than a second", 0, time.Second, true},
-		{"Up 1 second", time.Second, 2 * time.Second, true},
-		{"Up 59 seconds", 59 * time.Second, 60 * time.Second, true},
-		{"Up About a minute", time.Minute, 2 * time.Minute, true},
-		{"Up 7 minutes (Paused)", 7 * time.Minute, 8 * time.Minute, true},
-		{"Up About an hour", time.Hour, 90 * time.Minute, true},
-		{"Up 3 hours (unhealthy)", 150 * time.Minute, 210 * time.Minute, true},
-		{"Exited (0) 3 seconds ago", 0, 0, false},
-		{"Up forever", 0, 0, false},
-	} {
-		lo, hi, ok := uptimeBounds(tt.status)
-		if lo != tt.lo || hi != tt.hi || ok != tt.ok {
-			t.Errorf("uptimeBounds(%q) = %v, %v, %v; want %v, %v, %v", tt.status, lo, hi, ok, tt.lo, tt.hi, tt.ok)
 		}
 	}
 }
@@ -310,7 +288,7 @@ func recreateInput(newD *manifests.Deployment, oldHash, newHash string, revs []s
 		}
 		return nil
 	}
-	units, pods := groupPods(cs, tmpl, died)
+	units, pods := podruntime.GroupPods(cs, tmpl, died)
 	return PlanInput{Instance: "i", Name: "web", Desired: newD, Hash: newHash, Revisions: revs, Containers: units, Pods: pods,
 		BlockedNames: blocked,
 		State:        RolloutState{Sizes: map[string]int32{oldHash: 2}, DesiredReplicas: i32(2), MaxReplicas: 2}, Now: t0}
@@ -542,7 +520,7 @@ func TestSidecarStartupProbeGatesNextInit(t *testing.T) {
 	in.Ready, in.Available = map[string]bool{}, map[string]bool{}
 	in.Unstarted = map[string]bool{}
 	for _, p := range in.Pods {
-		if m := p.members["proxy"]; m != nil {
+		if m := p.Members["proxy"]; m != nil {
 			in.Unstarted[m.ID] = true
 		}
 	}

@@ -71,8 +71,8 @@ func (d *deletions) of(in PlanInput, c *dockerx.Container) *store.PodDeletion {
 	}
 	i, ok := d.byContainer[c.ID]
 	if p := in.Pods[c.ID]; p != nil && !ok {
-		i, ok = d.byUID[p.uid] // "" is never indexed
-		for _, m := range p.containers() {
+		i, ok = d.byUID[p.UID] // "" is never indexed
+		for _, m := range p.Containers() {
 			if ok {
 				break
 			}

@@ -112,11 +112,11 @@ func (c *Controller) memberPodIP(in PlanInput, op Op, network string) string {
 		return ip
 	}
 	for _, p := range in.Pods {
-		if p.uid == op.Pod.UID && p.holder != nil {
-			if ip := p.holder.StaticIPv4[network]; ip != "" {
+		if p.UID == op.Pod.UID && p.Holder != nil {
+			if ip := p.Holder.StaticIPv4[network]; ip != "" {
 				return ip
 			}
-			return p.holder.Networks[network]
+			return p.Holder.Networks[network]
 		}
 	}
 	return ""

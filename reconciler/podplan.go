@@ -8,6 +8,7 @@ import (
 
 	"github.com/dockctl/dockctl/dockerx"
 	"github.com/dockctl/dockctl/manifests"
+	"github.com/dockctl/dockctl/reconciler/podruntime"
 )
 
 // Planning inside a holder pod, as the kubelet's computePodActions does for
@@ -30,14 +31,14 @@ type podPlan struct {
 
 // planPod returns the ops that move one holder pod on. blocked reports a
 // refused revision that needed a start or create.
-func (in PlanInput) planPod(p *pod, pp podPlan, plan *Plan) (ops []Op, blocked bool) {
-	if in.Stopping[p.key] {
+func (in PlanInput) planPod(p *podruntime.Pod, pp podPlan, plan *Plan) (ops []Op, blocked bool) {
+	if in.Stopping[p.Key] {
 		return nil, false // the whole pod is being stopped
 	}
-	h := p.holder
-	ref := &dockerx.PodRef{Name: p.name, UID: p.uid, Holder: p.base}
+	h := p.Holder
+	ref := &dockerx.PodRef{Name: p.Name, UID: p.UID, Holder: p.Base}
 	member := func(c *manifests.Container) Op {
-		return Op{Kind: OpCreate, Name: dockerx.MemberName(p.base, c.Name), Hash: p.hash, From: pp.from, Pod: ref, Container: c.Name}
+		return Op{Kind: OpCreate, Name: dockerx.MemberName(p.Base, c.Name), Hash: p.Hash, From: pp.from, Pod: ref, Container: c.Name}
 	}
 	// start plans the start of a stopped container, after its crash
 	// backoff; false when it must wait.
@@ -118,11 +119,11 @@ func (in PlanInput) planPod(p *pod, pp podPlan, plan *Plan) (ops []Op, blocked b
 		}
 	}
 
-	initialized := p.initDone(pp.t)
-	from := p.lastInit(pp.t)
+	initialized := p.InitDone(pp.t)
+	from := p.LastInit(pp.t)
 	for i := range pp.t.Spec.InitContainers {
 		ic := &pp.t.Spec.InitContainers[i]
-		m := p.members[ic.Name]
+		m := p.Members[ic.Name]
 		if ic.IsSidecar() {
 			tend(ic, m, "sidecar")
 			if !initialized && (m == nil || m.State != dockerx.StateRunning || in.Unstarted[m.ID]) {
@@ -161,16 +162,20 @@ func (in PlanInput) planPod(p *pod, pp podPlan, plan *Plan) (ops []Op, blocked b
 	}
 	for i := range pp.t.Spec.Containers {
 		c := &pp.t.Spec.Containers[i]
-		tend(c, p.members[c.Name], "container")
+		m := p.Members[c.Name]
+		if m != nil && m.State == dockerx.StateExited && !podruntime.ShouldRestart(pp.t.Spec.RestartPolicy, m.ExitCode) {
+			continue // it ended under the pod's restartPolicy: kept as it is
+		}
+		tend(c, m, "container")
 	}
 	// A container no template container claims (a duplicate made by hand
 	// with our labels) is not part of the pod.
-	for _, x := range p.extra {
+	for _, x := range p.Extra {
 		if !in.Stopping[x.ID] {
 			ops = append(ops, Op{Kind: OpRemove, Name: x.Name, ContainerID: x.ID, Reason: ReasonNoHash, Cause: "not a container of the pod's template"})
 		}
 	}
-	for name, m := range p.members {
+	for name, m := range p.Members {
 		if pp.t.Spec.FindContainer(name) == nil && !in.Stopping[m.ID] {
 			ops = append(ops, Op{Kind: OpRemove, Name: m.Name, ContainerID: m.ID, Reason: ReasonNoHash, Cause: "not a container of the pod's template"})
 		}
@@ -260,11 +265,11 @@ func (in PlanInput) expandPods(ops []Op) []Op {
 		case op.Kind == OpRemove && in.Pods[op.ContainerID] != nil:
 			p := in.Pods[op.ContainerID]
 			if op.Grace > 0 {
-				op.Phases = stopPhases(p, in.templateOf(p.hash))
+				op.Phases = stopPhases(p, in.templateOf(p.Hash))
 				out = append(out, op)
 				continue
 			}
-			for _, c := range p.containers() {
+			for _, c := range p.Containers() {
 				if in.Stopping[c.ID] || c.State == dockerx.StateRemoving {
 					continue
 				}
@@ -295,7 +300,7 @@ func firstStep(t *manifests.PodTemplateSpec) []*manifests.Container {
 // in reverse order (Kubernetes stops sidecars after the app containers, last
 // started first), then the holder; init containers that are not running and
 // containers the template does not know go with the app containers.
-func stopPhases(p *pod, t *manifests.PodTemplateSpec) [][]StopTarget {
+func stopPhases(p *podruntime.Pod, t *manifests.PodTemplateSpec) [][]StopTarget {
 	var apps []StopTarget
 	var sidecars [][]StopTarget
 	isSidecar := map[string]bool{}
@@ -306,13 +311,13 @@ func stopPhases(p *pod, t *manifests.PodTemplateSpec) [][]StopTarget {
 				continue
 			}
 			isSidecar[ic.Name] = true
-			if m := p.members[ic.Name]; m != nil {
+			if m := p.Members[ic.Name]; m != nil {
 				sidecars = append(sidecars, []StopTarget{{ID: m.ID, Name: m.Name}})
 			}
 		}
 	}
-	for _, c := range p.containers() {
-		if c == p.holder || isSidecar[c.ContainerName] && p.members[c.ContainerName] == c {
+	for _, c := range p.Containers() {
+		if c == p.Holder || isSidecar[c.ContainerName] && p.Members[c.ContainerName] == c {
 			continue
 		}
 		apps = append(apps, StopTarget{ID: c.ID, Name: c.Name})
@@ -322,8 +327,8 @@ func stopPhases(p *pod, t *manifests.PodTemplateSpec) [][]StopTarget {
 		phases = append(phases, apps)
 	}
 	phases = append(phases, sidecars...)
-	if p.holder != nil {
-		phases = append(phases, []StopTarget{{ID: p.holder.ID, Name: p.holder.Name, Holder: true}})
+	if p.Holder != nil {
+		phases = append(phases, []StopTarget{{ID: p.Holder.ID, Name: p.Holder.Name, Holder: true}})
 	}
 	return phases
 }
@@ -341,16 +346,16 @@ type StopTarget struct {
 // cannot get its name (held by a container this deployment does not own):
 // the pod can never be completed under its name, so it is replaced by one
 // under the next free ordinal, as a replica's create would move on.
-func (in PlanInput) memberNameBlocked(p *pod) bool {
+func (in PlanInput) memberNameBlocked(p *podruntime.Pod) bool {
 	if len(in.BlockedNames) == 0 {
 		return false
 	}
-	t := in.templateOf(p.hash)
+	t := in.templateOf(p.Hash)
 	if t == nil {
 		return false
 	}
 	for _, c := range t.Spec.AllContainers() {
-		if p.members[c.Name] == nil && in.BlockedNames[dockerx.MemberName(p.base, c.Name)] {
+		if p.Members[c.Name] == nil && in.BlockedNames[dockerx.MemberName(p.Base, c.Name)] {
 			return true
 		}
 	}

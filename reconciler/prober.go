@@ -23,6 +23,7 @@ import (
 	"github.com/dockctl/dockctl/internal/grpcprobe"
 	"github.com/dockctl/dockctl/internal/helperapi"
 	"github.com/dockctl/dockctl/manifests"
+	"github.com/dockctl/dockctl/reconciler/podruntime"
 	"github.com/dockctl/dockctl/store"
 )
 
@@ -35,27 +36,6 @@ import (
 // own timing fields. Docker never restarts an unhealthy container, so a
 // failing liveness probe is acted on by the controller: it restarts the
 // container.
-
-// controllerProbes returns the probes of a template container that the
-// controller runs (as opposed to the HEALTHCHECK that Docker runs). A nil
-// container (a holder, or unknown) has none. A startup probe is always
-// the controller's (startup.go): until it succeeds the container is not
-// ready, whatever its HEALTHCHECK says, and its liveness probe does not run.
-// A postStart hook is the controller's too (hooks.go): the container is
-// not ready until it has run.
-func controllerProbes(c *manifests.Container) containerProbes {
-	if c == nil {
-		return containerProbes{}
-	}
-	out := containerProbes{liveness: c.LivenessProbe, startup: c.StartupProbe}
-	if p := c.ReadinessProbe; p != nil && p.Exec == nil {
-		out.readiness = p
-	}
-	if lc := c.Lifecycle; lc != nil {
-		out.postStart = lc.PostStart
-	}
-	return out
-}
 
 // probeTarget is where a probe goes.
 type probeTarget struct {
@@ -400,9 +380,9 @@ func (p *prober) sync(ctx context.Context, deployment string, cs []dockerx.Conta
 		if c.State != dockerx.StateRunning {
 			continue
 		}
-		tc := templateContainer(templates(c.TemplateHash), &c)
-		probes := controllerProbes(tc)
-		if probes.none() {
+		tc := podruntime.TemplateContainer(templates(c.TemplateHash), &c)
+		probes := podruntime.ControllerProbes(tc)
+		if probes.None() {
 			continue
 		}
 		netOwner := c.ID
@@ -451,7 +431,7 @@ func (p *prober) missing(cs []dockerx.Container, templates func(hash string) *ma
 		if c.State != dockerx.StateRunning || p.workers[c.ID] != nil {
 			continue
 		}
-		if !controllerProbes(templateContainer(templates(c.TemplateHash), &c)).none() {
+		if !podruntime.ControllerProbes(podruntime.TemplateContainer(templates(c.TemplateHash), &c)).None() {
 			return true
 		}
 	}
@@ -563,11 +543,11 @@ func holdersByPod(cs []dockerx.Container) map[string]string {
 // start runs a container's probes. netOwner is the container whose address
 // they go to: the container itself, or a member's holder. again: the
 // container had a worker before in this controller's life.
-func (p *prober) start(ctx context.Context, deployment string, c dockerx.Container, netOwner string, ports []manifests.ContainerPort, probes containerProbes, again bool) *probeWorker {
+func (p *prober) start(ctx context.Context, deployment string, c dockerx.Container, netOwner string, ports []manifests.ContainerPort, probes podruntime.Probes, again bool) *probeWorker {
 	ctx, cancel := context.WithCancel(ctx)
 	w := &probeWorker{deployment: deployment, cancel: cancel, done: make(chan struct{}), alive: true, judged: again,
-		started: probes.postStart == nil && probes.startup == nil}
-	if probes.gatesReadiness() {
+		started: probes.PostStart == nil && probes.Startup == nil}
+	if probes.GatesReadiness() {
 		notReady := false
 		w.ready = &notReady // not ready until the probe says so, as in Kubernetes
 	}
@@ -582,10 +562,10 @@ func (p *prober) start(ctx context.Context, deployment string, c dockerx.Contain
 			}
 			return
 		}
-		if probes.postStart != nil && !p.postStart(ctx, w, target, c.Name, probes.postStart) {
+		if probes.PostStart != nil && !p.postStart(ctx, w, target, c.Name, probes.PostStart) {
 			return // failed (the container is restarted) or cancelled
 		}
-		if probes.startup != nil && !p.startup(ctx, w, target, c.Name, probes.startup) {
+		if probes.Startup != nil && !p.startup(ctx, w, target, c.Name, probes.Startup) {
 			return // failed (the container is restarted) or cancelled
 		}
 		w.mu.Lock()
@@ -608,28 +588,28 @@ func (p *prober) start(ctx context.Context, deployment string, c dockerx.Contain
 				p.notify(deployment)
 			}
 		}
-		if probes.readiness == nil && probes.gatesReadiness() {
+		if probes.Readiness == nil && probes.GatesReadiness() {
 			// Started (and its postStart hook run), and no readiness probe
 			// of the controller's: ready (an exec readiness probe is
 			// Docker's HEALTHCHECK, still judged alongside).
 			setReady(true)
 		}
 		var wg sync.WaitGroup
-		if probes.readiness != nil {
+		if probes.Readiness != nil {
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
-				p.loop(ctx, target, "Readiness", probes.readiness, func(ok bool) bool {
+				p.loop(ctx, target, "Readiness", probes.Readiness, func(ok bool) bool {
 					setReady(ok)
 					return true
 				})
 			}()
 		}
-		if probes.liveness != nil {
+		if probes.Liveness != nil {
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
-				p.loop(ctx, target, "Liveness", probes.liveness, func(ok bool) bool {
+				p.loop(ctx, target, "Liveness", probes.Liveness, func(ok bool) bool {
 					if !ok {
 						p.fail(w, c.Name, "liveness probe failed")
 					}

@@ -18,6 +18,7 @@ import (
 	"github.com/dockctl/dockctl/dockerx"
 	"github.com/dockctl/dockctl/internal/dockerfake"
 	"github.com/dockctl/dockctl/manifests"
+	"github.com/dockctl/dockctl/reconciler/podruntime"
 )
 
 func TestDockerProbeRunner(t *testing.T) {
@@ -267,7 +268,7 @@ func TestLivenessRestartsBackOff(t *testing.T) {
 	// poll sees it running, and the hour-long backoff then keeps it down.
 	h.waitFor("the replica to be created", func() bool { return len(h.ours("web")) == 1 })
 	c := h.ours("web")[0]
-	var v ContainerView
+	var v podruntime.ContainerView
 	h.waitFor("a backoff, or a third liveness restart", func() bool {
 		st, err := h.store.ReadStatus("", "web")
 		if err != nil || st == nil {

@@ -8,6 +8,7 @@ import (
 
 	"github.com/dockctl/dockctl/dockerx"
 	"github.com/dockctl/dockctl/manifests"
+	"github.com/dockctl/dockctl/reconciler/podruntime"
 )
 
 // Tests of promises the README makes that nothing else pins down: the 10 s
@@ -45,7 +46,7 @@ func TestAvailabilityAfterRestart(t *testing.T) {
 			d := testDeployment("web", 1, "x")
 			d.Spec.MinReadySeconds = tc.minReady
 			c := dockerx.Container{ID: "c1", Name: "web-0", State: dockerx.StateRunning, Created: p0.Add(-time.Hour)}
-			states := map[string]*containerState{"c1": {Restarts: tc.restarts, ReadySince: p0.Add(-tc.readyFor)}}
+			states := map[string]*podruntime.ContainerState{"c1": {Restarts: tc.restarts, ReadySince: p0.Add(-tc.readyFor)}}
 			avail, next := availability(d, []dockerx.Container{c}, map[string]bool{"c1": true}, states, tc.settle, p0)
 			if avail["c1"] != tc.wantAvail || next != tc.wantNext {
 				t.Fatalf("available %v, next %v; want %v, %v", avail["c1"], next, tc.wantAvail, tc.wantNext)
@@ -59,7 +60,7 @@ func TestAvailabilityAfterRestart(t *testing.T) {
 // it.
 func TestCrashBackoffCapAndReset(t *testing.T) {
 	c := &Controller{opts: Options{CrashBackoffBase: time.Second, CrashBackoffMax: 8 * time.Second}}
-	s := deploymentState{Containers: map[string]*containerState{}}
+	s := deploymentState{Containers: map[string]*podruntime.ContainerState{}}
 	now := p0
 	exited := []dockerx.Container{{ID: "c1", Name: "web-0", State: dockerx.StateExited}}
 	// run starts the container at now, lets it run for d, then observes

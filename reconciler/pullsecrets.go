@@ -1,60 +1,10 @@
 package reconciler
 
 import (
-	"errors"
-	"fmt"
-
 	"github.com/dockctl/dockctl/dockerx"
 	"github.com/dockctl/dockctl/manifests"
-	"github.com/dockctl/dockctl/store"
+	"github.com/dockctl/dockctl/reconciler/podruntime"
 )
-
-// pullSecrets reads the credentials of a pod's imagePullSecrets, in their
-// order, as the kubelet builds its keyring from them. What cannot be used
-// is skipped with a reason, never a failure: the kubelet pulls without a
-// missing pull secret (warning FailedToRetrieveImagePullSecret) and
-// ignores one of another type. The reasons name the Secret, never a value.
-func pullSecrets(cfg ConfigStore, namespace string, refs []manifests.LocalObjectReference) (creds []dockerx.RegistryCredential, skipped []string) {
-	for _, ref := range refs {
-		if ref.Name == "" {
-			skipped = append(skipped, "an imagePullSecrets entry has no name")
-			continue
-		}
-		source := "secret " + namespace + "/" + ref.Name
-		if cfg == nil {
-			skipped = append(skipped, source+": not found")
-			continue
-		}
-		s, err := cfg.LookupSecret(namespace, ref.Name)
-		if err != nil {
-			if errors.Is(err, store.ErrNotFound) {
-				skipped = append(skipped, source+": not found")
-			} else {
-				skipped = append(skipped, fmt.Sprintf("%s: cannot read it: %v", source, err))
-			}
-			continue
-		}
-		var got []dockerx.RegistryCredential
-		switch s.Type {
-		case manifests.SecretTypeDockerConfigJSON:
-			got, err = dockerx.ParseDockerConfigJSON(s.Data[manifests.DockerConfigJSONKey], source)
-		case manifests.SecretTypeDockercfg:
-			got, err = dockerx.ParseDockercfg(s.Data[dockercfgKey], source)
-		default:
-			skipped = append(skipped, fmt.Sprintf("%s: of type %q, not %s", source, s.Type, manifests.SecretTypeDockerConfigJSON))
-			continue
-		}
-		if err != nil {
-			skipped = append(skipped, err.Error())
-			continue
-		}
-		creds = append(creds, got...)
-	}
-	return creds, skipped
-}
-
-// dockercfgKey is the key of a legacy kubernetes.io/dockercfg Secret.
-const dockercfgKey = ".dockercfg"
 
 // templatePullSecrets returns the pull secrets of d's pod template in
 // namespace ns, logging what it skipped.
@@ -63,7 +13,7 @@ func (c *Controller) templatePullSecrets(ns string, d *manifests.Deployment) []d
 	if len(refs) == 0 {
 		return nil
 	}
-	creds, skipped := pullSecrets(c.opts.Config, ns, refs)
+	creds, skipped := podruntime.PullSecrets(c.opts.Config, ns, refs)
 	for _, why := range skipped {
 		c.log.Warn("image pull secret not used", "deployment", ns+"/"+d.Metadata.Name, "reason", why)
 	}

@@ -10,6 +10,7 @@ import (
 
 	"github.com/dockctl/dockctl/dockerx"
 	"github.com/dockctl/dockctl/manifests"
+	"github.com/dockctl/dockctl/reconciler/podruntime"
 	"github.com/dockctl/dockctl/store"
 )
 
@@ -285,7 +286,7 @@ func TestCrashingReleaseKeepsOldReplicas(t *testing.T) {
 		}
 		return n
 	}
-	view := func() (manifests.DeploymentStatus, map[string]ContainerView) {
+	view := func() (manifests.DeploymentStatus, map[string]podruntime.ContainerView) {
 		st, _ := h.store.ReadStatus("", "web")
 		return View(rec, st, nil, h.ours("web"), clock.Now())
 	}

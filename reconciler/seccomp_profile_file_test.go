@@ -14,9 +14,10 @@ import (
 
 // A Localhost seccomp profile that is a FIFO (anything a hostPath volume
 // allowed under the same --allow-host-path prefix can create in the
-// seccomp directory) must not hang the create: readProfile opens it with
-// a blocking open(2), which waits for a writer forever, holding the
-// deployment's sync and its worker. A profile must be a regular file.
+// seccomp directory) must not hang the create: podruntime.ReadSeccompProfile
+// opens it with a blocking open(2), which waits for a writer forever,
+// holding the deployment's sync and its worker. A profile must be a
+// regular file.
 func TestLocalhostProfileFIFOIsRefused(t *testing.T) {
 	root := t.TempDir()
 	old := profilePath

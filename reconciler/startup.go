@@ -17,23 +17,6 @@ import (
 // one, and until it succeeds the container's recorded readiness stands (a
 // first worker's rule, see probeWorker.judged).
 
-// containerProbes are the probes of one container the controller runs,
-// and its postStart hook.
-type containerProbes struct {
-	readiness, liveness, startup *manifests.Probe
-	postStart                    *manifests.LifecycleHandler
-}
-
-func (c containerProbes) none() bool {
-	return c.readiness == nil && c.liveness == nil && c.startup == nil && c.postStart == nil
-}
-
-// gatesReadiness: the controller judges the container's readiness (its
-// readiness probe, its startup probe, its postStart hook).
-func (c containerProbes) gatesReadiness() bool {
-	return c.readiness != nil || c.startup != nil || c.postStart != nil
-}
-
 // startup runs the startup probe until it succeeds (true) or reaches its
 // failureThreshold (false: the container is marked not alive, to be
 // restarted) or ctx ends (false).

@@ -13,6 +13,7 @@ import (
 
 	"github.com/dockctl/dockctl/dockerx"
 	"github.com/dockctl/dockctl/manifests"
+	"github.com/dockctl/dockctl/reconciler/podruntime"
 	"github.com/dockctl/dockctl/store"
 )
 
@@ -28,7 +29,7 @@ type deploymentState struct {
 	Rollout RolloutState `json:"rollout"`
 	// Containers is keyed by container ID: a container recreated under the
 	// same name is a new container with a fresh history.
-	Containers map[string]*containerState `json:"containers,omitempty"`
+	Containers map[string]*podruntime.ContainerState `json:"containers,omitempty"`
 	// Counts are the marks the next sync's progress is judged against
 	// (progressMarks).
 	Counts manifests.DeploymentStatus `json:"counts"`
@@ -38,37 +39,12 @@ type deploymentState struct {
 	Settle *time.Duration `json:"settle,omitempty"`
 }
 
-// containerState is the controller's memory of one container.
-type containerState struct {
-	// Restarts counts how often dockctl started it again after it stopped.
-	Restarts int `json:"restarts,omitempty"`
-	// CrashCount counts consecutive exits within crashWindow of a start.
-	CrashCount int `json:"crashCount,omitempty"`
-	// StartedAt is when dockctl last started it (zero: never restarted).
-	StartedAt time.Time `json:"startedAt,omitzero"`
-	// NotBefore is the earliest next start while in a crash-loop backoff.
-	NotBefore time.Time `json:"notBefore,omitzero"`
-	// ExitCounted is set once the exit after StartedAt was counted.
-	ExitCounted bool `json:"exitCounted,omitempty"`
-	// ReadySince is when it was first seen ready in its current run.
-	ReadySince time.Time `json:"readySince,omitzero"`
-	// ProbeReady is the verdict of a controller-run readiness probe (nil
-	// when the container has none).
-	ProbeReady *bool `json:"probeReady,omitempty"`
-	// StartError is why Docker refused to start it the last time, while it
-	// is still not started (it stays `created`).
-	StartError string `json:"startError,omitempty"`
-	// StopDeadline is set once dockctl sent the stop signal to remove it:
-	// the time it is killed. It stays terminating until it is gone.
-	StopDeadline time.Time `json:"stopDeadline,omitzero"`
-}
-
 // container returns the memory of container id, made empty if there is
 // none yet.
-func (s *deploymentState) container(id string) *containerState {
+func (s *deploymentState) container(id string) *podruntime.ContainerState {
 	cst := s.Containers[id]
 	if cst == nil {
-		cst = &containerState{}
+		cst = &podruntime.ContainerState{}
 		s.Containers[id] = cst
 	}
 	return cst
@@ -100,7 +76,7 @@ func readState(st *store.Status) deploymentState {
 		_ = json.Unmarshal(raw, &s)
 	}
 	if s.Containers == nil {
-		s.Containers = map[string]*containerState{}
+		s.Containers = map[string]*podruntime.ContainerState{}
 	}
 	return s
 }
@@ -119,20 +95,6 @@ func writeState(st *store.Status, s deploymentState) error {
 	return nil
 }
 
-// ContainerView is how the read commands present one container's
-// controller-side facts.
-type ContainerView struct {
-	Ready            bool
-	Available        bool
-	Restarts         int
-	CrashLoopBackOff bool
-	// Terminating is set while dockctl stops it to remove it.
-	Terminating bool
-	// StopDeadline is when a terminating container is killed, as recorded
-	// (zero when unknown): a pod's metadata.deletionTimestamp.
-	StopDeadline time.Time
-}
-
 // View computes a deployment's status counts and per-container facts the
 // way the controller does, from what Docker reports, what the controller
 // recorded (st may be nil: then from Docker alone) and the pending
@@ -140,7 +102,7 @@ type ContainerView struct {
 // terminating from the request on, its stop begun or not). Each container
 // is judged by its own revision's template (rec.Revisions), not the
 // desired one.
-func View(rec *store.Record, st *store.Status, dels []store.PodDeletion, cs []dockerx.Container, now time.Time) (manifests.DeploymentStatus, map[string]ContainerView) {
+func View(rec *store.Record, st *store.Status, dels []store.PodDeletion, cs []dockerx.Container, now time.Time) (manifests.DeploymentStatus, map[string]podruntime.ContainerView) {
 	v := view(rec, st, dels, cs, now)
 	return v.status, v.containers
 }
@@ -148,34 +110,40 @@ func View(rec *store.Record, st *store.Status, dels []store.PodDeletion, cs []do
 // viewed is one deployment as the read commands see it.
 type viewed struct {
 	status     manifests.DeploymentStatus
-	containers map[string]ContainerView // by container ID
-	units      map[string]ContainerView // by unit ID (a pod)
-	observed   observedPods
+	containers map[string]podruntime.ContainerView // by container ID
+	units      map[string]podruntime.ContainerView // by unit ID (a pod)
+	observed   podruntime.Observed
 	state      deploymentState
 	templates  func(string) *manifests.PodTemplateSpec
 }
 
 func view(rec *store.Record, st *store.Status, dels []store.PodDeletion, cs []dockerx.Container, now time.Time) viewed {
-	s := deploymentState{Containers: map[string]*containerState{}}
+	s := deploymentState{Containers: map[string]*podruntime.ContainerState{}}
 	if st != nil {
 		s = readState(st)
 	}
 	d := &rec.Deployment
 	hash := manifests.TemplateHash(&d.Spec.Template)
 	templates := templateLookup(d, hash, rec.Revisions)
-	o := judgePods(cs, s.Containers, templates, nil)
-	ready := o.ready
+	o := podruntime.Judge(cs, s.Containers, templates, nil)
+	ready := o.Ready
 	settle := DefaultSettleTime
 	if s.Settle != nil {
 		settle = *s.Settle
 	}
-	in := PlanInput{Desired: d, Hash: hash, Revisions: rec.Revisions, Containers: o.units, Pods: o.pods, Terminating: map[string]time.Time{}, Deletions: dels}
+	in := PlanInput{Desired: d, Hash: hash, Revisions: rec.Revisions, Containers: o.Units, Pods: o.Pods, Terminating: map[string]time.Time{}, Deletions: dels}
 	s.addTerminating(in.Terminating, ready)
 	deleted := in.unready(ready)
-	avail, _ := availability(d, o.units, ready, s.Containers, settle, now)
-	facts := func(c *dockerx.Container) ContainerView {
-		v := ContainerView{Ready: ready[c.ID], Available: avail[c.ID], Terminating: deleted[c.ID]}
+	avail, _ := availability(d, o.Units, ready, s.Containers, settle, now)
+	facts := func(c *dockerx.Container) podruntime.ContainerView {
+		v := podruntime.ContainerView{Ready: ready[c.ID], Available: avail[c.ID], Terminating: deleted[c.ID]}
+		if v.Ready {
+			v.ReadySince = c.Created // as availability counts it
+		}
 		if cst := s.Containers[c.ID]; cst != nil {
+			if v.Ready && !cst.ReadySince.IsZero() {
+				v.ReadySince = cst.ReadySince
+			}
 			v.Restarts = cst.Restarts
 			// A container that cannot start stays `created`: it is in the
 			// same backoff as one that exits.
@@ -189,11 +157,11 @@ func view(rec *store.Record, st *store.Status, dels []store.PodDeletion, cs []do
 		}
 		return v
 	}
-	out := viewed{containers: map[string]ContainerView{}, units: map[string]ContainerView{}, observed: o, state: s, templates: templates}
-	for i := range o.all {
-		c := &o.all[i]
+	out := viewed{containers: map[string]podruntime.ContainerView{}, units: map[string]podruntime.ContainerView{}, observed: o, state: s, templates: templates}
+	for i := range o.All {
+		c := &o.All[i]
 		v := facts(c)
-		if o.pods[c.ID] != nil {
+		if o.Pods[c.ID] != nil {
 			out.units[c.ID] = v
 			continue
 		}
@@ -203,9 +171,9 @@ func view(rec *store.Record, st *store.Status, dels []store.PodDeletion, cs []do
 		out.containers[c.ID] = v
 	}
 	// A member is available, and terminating, with its pod.
-	for key, p := range o.pods {
+	for key, p := range o.Pods {
 		u := out.units[key]
-		for _, c := range p.containers() {
+		for _, c := range p.Containers() {
 			v := out.containers[c.ID]
 			v.Available = u.Available
 			v.Terminating = v.Terminating || u.Terminating
@@ -216,79 +184,13 @@ func view(rec *store.Record, st *store.Status, dels []store.PodDeletion, cs []do
 	return out
 }
 
-// PodView is one replica as `get pods` shows it.
-type PodView struct {
-	Name       string // the pod's name (its hostname)
-	Namespace  string // its deployment's, "default" included
-	Deployment string
-	Hash       string
-	Holder     *dockerx.Container // nil for a pod of one container
-	// Containers are the template's containers, init containers first,
-	// with what Docker shows of each (Container nil: not created).
-	Containers []PodContainer
-	// Ready and Total count app containers and sidecars (kubectl's READY).
-	Ready, Total int
-	Status       string // as kubectl shows it: Running, Init:1/2, CrashLoopBackOff…
-	Restarts     int
-	Created      time.Time
-	Available    bool
-	Terminating  bool
-	// StopDeadline is when a terminating pod is killed, as recorded (zero
-	// when unknown).
-	StopDeadline time.Time
-}
-
-// PodContainer is one container of a PodView.
-type PodContainer struct {
-	Name          string
-	Init, Sidecar bool
-	Container     *dockerx.Container
-	View          ContainerView
-}
-
 // Pods presents a deployment's replicas as pods, sorted by name; dels
 // are as View's.
-func Pods(rec *store.Record, st *store.Status, dels []store.PodDeletion, cs []dockerx.Container, now time.Time) []PodView {
+func Pods(rec *store.Record, st *store.Status, dels []store.PodDeletion, cs []dockerx.Container, now time.Time) []podruntime.PodView {
 	v := view(rec, st, dels, cs, now)
-	var out []PodView
-	for i := range v.observed.units {
-		u := &v.observed.units[i]
-		t := v.templates(u.TemplateHash)
-		pv := PodView{Namespace: rec.NamespaceOrDefault(), Deployment: rec.Name, Hash: u.TemplateHash, Created: u.Created,
-			Available: v.units[u.ID].Available, Terminating: v.units[u.ID].Terminating, StopDeadline: v.units[u.ID].StopDeadline}
-		if p := v.observed.pods[u.ID]; p != nil {
-			pv.Name, pv.Holder = p.name, p.holder
-			pv.Containers = podContainers(t, p, v.containers)
-		} else {
-			pv.Name = podName(rec.Name, u)
-			name := ""
-			if tc := templateContainer(t, u); tc != nil {
-				name = tc.Name
-			}
-			pv.Containers = []PodContainer{{Name: name, Container: u, View: v.containers[u.ID]}}
-		}
-		initializing := !podInitialized(pv.Containers)
-		for _, pc := range pv.Containers {
-			// kubectl's RESTARTS: while initializing, the init
-			// containers'; afterwards the app containers' and sidecars'.
-			if initializing && pc.Init || !initializing && (!pc.Init || pc.Sidecar) {
-				pv.Restarts += pc.View.Restarts
-			}
-			if !pc.Init || pc.Sidecar {
-				pv.Total++
-				if pc.View.Ready {
-					pv.Ready++
-				}
-			}
-		}
-		if h := pv.Holder; h != nil && (h.State != dockerx.StateRunning || u.State == dockerx.StateDead) || pv.Holder == nil && u.State == dockerx.StateDead {
-			pv.Ready = 0 // its namespaces are gone: nothing in it serves
-		}
-		pv.Status = podStatus(pv, t, u.State)
-		out = append(out, pv)
-	}
-	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
-	return out
+	owner := podruntime.OwnerRef{Kind: manifests.Kind, Name: rec.Name}
+	return podruntime.Views(v.observed, v.templates, v.units, v.containers, rec.NamespaceOrDefault(), owner,
+		func(c *dockerx.Container) string { return podName(rec.Name, c) })
 }
 
 // podName is the pod name of a single-container replica: its hostname,
@@ -305,175 +207,6 @@ func podName(deployment string, c *dockerx.Container) string {
 		return after
 	}
 	return c.Name
-}
-
-// hasApp reports whether any app container of the pod exists.
-func hasApp(pcs []PodContainer) bool {
-	for _, pc := range pcs {
-		if !pc.Init && pc.Container != nil {
-			return true
-		}
-	}
-	return false
-}
-
-// podInitialized reports whether a pod's init containers are done, as
-// kubectl's printer judges it: an app container exists, or every init
-// container completed (a sidecar: runs).
-func podInitialized(pcs []PodContainer) bool {
-	if hasApp(pcs) {
-		return true
-	}
-	for _, pc := range pcs {
-		if !pc.Init {
-			continue
-		}
-		c := pc.Container
-		switch {
-		case c == nil:
-			return false
-		case pc.Sidecar && c.State != dockerx.StateRunning:
-			return false
-		case !pc.Sidecar && (c.State != dockerx.StateExited || c.ExitCode != 0):
-			return false
-		}
-	}
-	return true
-}
-
-// podContainers lists a holder pod's containers in template order; members
-// the template does not know (an unknown revision) follow by name.
-func podContainers(t *manifests.PodTemplateSpec, p *pod, views map[string]ContainerView) []PodContainer {
-	var out []PodContainer
-	seen := map[string]bool{}
-	if t != nil {
-		for i := range t.Spec.InitContainers {
-			ic := &t.Spec.InitContainers[i]
-			m := p.members[ic.Name]
-			pc := PodContainer{Name: ic.Name, Init: true, Sidecar: ic.IsSidecar(), Container: m}
-			if m != nil {
-				pc.View = views[m.ID]
-			}
-			out = append(out, pc)
-			seen[ic.Name] = true
-		}
-		for i := range t.Spec.Containers {
-			c := &t.Spec.Containers[i]
-			m := p.members[c.Name]
-			pc := PodContainer{Name: c.Name, Container: m}
-			if m != nil {
-				pc.View = views[m.ID]
-			}
-			out = append(out, pc)
-			seen[c.Name] = true
-		}
-	}
-	for _, c := range p.containers() {
-		if c != p.holder && !seen[c.ContainerName] {
-			out = append(out, PodContainer{Name: c.ContainerName, Container: c, View: views[c.ID]})
-		}
-	}
-	return out
-}
-
-// podStatus words a pod's state as kubectl's printer does (the first that
-// applies): Terminating; the holder's trouble; Init:Error,
-// Init:CrashLoopBackOff or Init:N/M while initializing (a started sidecar
-// counts as done); PodInitializing; then the worst app container:
-// CrashLoopBackOff, Error, Completed, ContainerCreating; else Running.
-func podStatus(pv PodView, t *manifests.PodTemplateSpec, unitState string) string {
-	if pv.Terminating || unitState == dockerx.StateRemoving {
-		return "Terminating"
-	}
-	if h := pv.Holder; h != nil || unitState == dockerx.StateDead {
-		switch {
-		case h == nil || h.State == dockerx.StateDead || h.State == dockerx.StateExited:
-			return "Error" // its namespaces are gone: the pod is replaced
-		case h.State == dockerx.StateCreated:
-			return "ContainerCreating"
-		}
-	}
-	nInit, done := 0, 0
-	initializing := false
-	for _, pc := range pv.Containers {
-		if !pc.Init {
-			if pc.Container != nil {
-				initializing = false // an app container exists: initialized
-				break
-			}
-			continue
-		}
-		nInit++
-		c := pc.Container
-		switch {
-		case c == nil:
-			initializing = true
-		case pc.Sidecar && c.State == dockerx.StateRunning:
-			done++
-		case !pc.Sidecar && c.State == dockerx.StateExited && c.ExitCode == 0:
-			done++
-		case pc.View.CrashLoopBackOff:
-			return "Init:CrashLoopBackOff"
-		case c.State == dockerx.StateExited:
-			return "Init:Error"
-		default:
-			initializing = true
-		}
-	}
-	if initializing && done < nInit {
-		return fmt.Sprintf("Init:%d/%d", done, nInit)
-	}
-	status, running := "", 0
-	apps := 0
-	for _, pc := range pv.Containers {
-		if pc.Init {
-			continue
-		}
-		apps++
-		c := pc.Container
-		switch {
-		case c == nil || c.State == dockerx.StateCreated && !pc.View.CrashLoopBackOff:
-			if status == "" {
-				status = "ContainerCreating"
-				if nInit > 0 && !hasApp(pv.Containers) {
-					// The kubelet's word for app containers not yet
-					// made after the init containers; one made again in
-					// a pod that ran is ContainerCreating.
-					status = "PodInitializing"
-				}
-			}
-		case pc.View.CrashLoopBackOff:
-			status = "CrashLoopBackOff"
-		case c.State == dockerx.StateExited && c.ExitCode == 0:
-			if status == "" || status == "ContainerCreating" {
-				status = "Completed"
-			}
-		case c.State == dockerx.StateExited || c.State == dockerx.StateDead:
-			if status != "CrashLoopBackOff" {
-				status = "Error"
-			}
-		case c.State == dockerx.StatePaused:
-			if status == "" {
-				status = "Paused"
-			}
-		case c.State == dockerx.StateRunning || c.State == dockerx.StateRestarting:
-			running++
-		}
-	}
-	if status == "Completed" && running > 0 {
-		// kubectl: a container completed while another still runs.
-		if pv.Ready == pv.Total {
-			return "Running"
-		}
-		return "NotReady"
-	}
-	if status != "" {
-		return status
-	}
-	if apps == 0 || running == 0 {
-		return "Unknown"
-	}
-	return "Running"
 }
 
 // templateLookup maps a template hash to its pod template: the desired one
@@ -495,37 +228,6 @@ func templateLookup(d *manifests.Deployment, hash string, revs []store.Revision)
 	}
 }
 
-// probed is the one rule for "is this container readiness-probed by the
-// controller": its own template container, in its own revision's template,
-// has a readiness probe the controller runs. A container of an unknown
-// revision, and a holder, has none.
-func probed(templates func(string) *manifests.PodTemplateSpec) func(c *dockerx.Container) bool {
-	return func(c *dockerx.Container) bool {
-		return controllerProbes(templateContainer(templates(c.TemplateHash), c)).gatesReadiness()
-	}
-}
-
-// readiness decides which containers are ready: running, healthy if they
-// have a HEALTHCHECK, and passing the controller-run readiness probe if
-// their template container has one (not ready until it has passed once).
-func readiness(cs []dockerx.Container, states map[string]*containerState, probed func(c *dockerx.Container) bool) map[string]bool {
-	out := map[string]bool{}
-	for i := range cs {
-		c := cs[i]
-		if !IsReady(c) {
-			continue
-		}
-		if probed(&c) {
-			cst := states[c.ID]
-			if cst == nil || cst.ProbeReady == nil || !*cst.ProbeReady {
-				continue
-			}
-		}
-		out[c.ID] = true
-	}
-	return out
-}
-
 // DefaultSettleTime is the settle time when none is configured: Docker
 // Swarm's default --update-monitor.
 const DefaultSettleTime = 5 * time.Second
@@ -537,12 +239,12 @@ const DefaultSettleTime = 5 * time.Second
 // so that a release whose containers run for a second and then exit never
 // looks available and a rolling update never removes an old replica for it.
 // A container that has exited since it was created (dockctl restarted it)
-// must moreover have run for crashWindow, so that a crash-looping replica
+// must moreover have run for podruntime.CrashWindow, so that a crash-looping replica
 // never looks available between two crashes. It also returns when the next
 // container becomes available, so the sync can requeue for it. A container
 // with no recorded ready time counts from its creation (a view without
 // controller).
-func availability(d *manifests.Deployment, cs []dockerx.Container, ready map[string]bool, states map[string]*containerState, settle time.Duration, now time.Time) (map[string]bool, time.Duration) {
+func availability(d *manifests.Deployment, cs []dockerx.Container, ready map[string]bool, states map[string]*podruntime.ContainerState, settle time.Duration, now time.Time) (map[string]bool, time.Duration) {
 	out := map[string]bool{}
 	var next time.Duration
 	minReady := max(time.Duration(d.Spec.MinReadySeconds)*time.Second, settle)
@@ -556,8 +258,8 @@ func availability(d *manifests.Deployment, cs []dockerx.Container, ready map[str
 			if !cst.ReadySince.IsZero() {
 				since = cst.ReadySince
 			}
-			if cst.Restarts > 0 && need < crashWindow {
-				need = crashWindow
+			if cst.Restarts > 0 && need < podruntime.CrashWindow {
+				need = podruntime.CrashWindow
 			}
 		}
 		if need <= 0 {
@@ -573,73 +275,11 @@ func availability(d *manifests.Deployment, cs []dockerx.Container, ready map[str
 	return out, next
 }
 
-// observeContainers updates the per-container memory from what Docker
-// reports: ready times, the exit that follows a start (crash-loop
-// accounting), and forgets containers that are gone. It returns the crash
-// backoff deadlines for the planner.
-//
-// An init container that exited 0 (completed) did its job: its exit is no
-// crash.
+// observeContainers updates the deployment's per-container memory from
+// what Docker reports (podruntime.ObserveExits) with the configured
+// backoff, and returns the crash backoff deadlines for the planner.
 func (c *Controller) observeContainers(s *deploymentState, cs []dockerx.Container, ready, completed map[string]bool, now time.Time) map[string]time.Time {
-	live := map[string]bool{}
-	notBefore := map[string]time.Time{}
-	for _, ct := range cs {
-		live[ct.ID] = true
-		cst := s.Containers[ct.ID]
-		if cst != nil && (ct.State == dockerx.StateRunning || ct.State == dockerx.StatePaused) {
-			// It started since. (A failed start leaves it `created` on
-			// today's Docker; some versions say `exited`, code 127.)
-			cst.StartError = ""
-		}
-		if ready[ct.ID] {
-			cst = s.container(ct.ID)
-			if cst.ReadySince.IsZero() {
-				cst.ReadySince = now
-			}
-			continue
-		}
-		if cst != nil && !cst.StopDeadline.IsZero() {
-			continue // a terminating container's exit is no crash
-		}
-		if cst != nil {
-			cst.ReadySince = time.Time{}
-			if ct.State == dockerx.StateCreated && !cst.NotBefore.IsZero() {
-				notBefore[ct.ID] = cst.NotBefore // its start failed: backing off
-			}
-		}
-		if ct.State != dockerx.StateExited || completed[ct.ID] {
-			continue
-		}
-		// A first exit is a crash too when the container had not run for
-		// crashWindow since it was created: a release that exits at once
-		// is crash-looping from its first exit, as a pod's is.
-		cst = s.container(ct.ID)
-		if !cst.ExitCounted {
-			started := cst.StartedAt
-			if started.IsZero() {
-				started = ct.Created // never restarted: it ran since it was created
-			}
-			cst.ExitCounted = true
-			if now.Sub(started) < crashWindow {
-				cst.CrashCount++
-			} else {
-				cst.CrashCount = 0
-			}
-			cst.NotBefore = time.Time{}
-			if cst.CrashCount > 0 {
-				cst.NotBefore = now.Add(c.crashDelay(cst.CrashCount))
-			}
-		}
-		if !cst.NotBefore.IsZero() {
-			notBefore[ct.ID] = cst.NotBefore
-		}
-	}
-	for id := range s.Containers {
-		if !live[id] {
-			delete(s.Containers, id)
-		}
-	}
-	return notBefore
+	return podruntime.ObserveExits(s.Containers, cs, ready, completed, now, c.backoff())
 }
 
 // recordStarts notes the containers a plan started again.
@@ -660,15 +300,11 @@ func recordStarts(s *deploymentState, plan Plan, now time.Time) {
 
 // crashDelay is the backoff after the n-th crash in a row (n >= 1):
 // base, 2×base, 4×base… up to the maximum.
-func (c *Controller) crashDelay(n int) time.Duration {
-	// n comes from the status file, which is not trusted: a count below 1
-	// (or one that wrapped around) is a first crash, never a negative shift.
-	n = max(n, 1)
-	delay := c.opts.CrashBackoffBase << (n - 1)
-	if delay > c.opts.CrashBackoffMax || delay <= 0 || n > 62 {
-		delay = c.opts.CrashBackoffMax
-	}
-	return delay
+func (c *Controller) crashDelay(n int) time.Duration { return c.backoff().Delay(n) }
+
+// backoff is the crash-loop backoff the options configure.
+func (c *Controller) backoff() podruntime.Backoff {
+	return podruntime.Backoff{Base: c.opts.CrashBackoffBase, Max: c.opts.CrashBackoffMax}
 }
 
 // startError is a start that Docker refused: the container exists but
@@ -717,7 +353,7 @@ var runtimeLeftover = regexp.MustCompile(`\b(task|container) [^ :]+: already exi
 // other reason is retried with the crash backoff, as before. cs itself is
 // not changed. The second result holds, by ID, the start errors of the
 // containers so shown.
-func markNeverStarting(cs []dockerx.Container, states map[string]*containerState) ([]dockerx.Container, map[string]string) {
+func markNeverStarting(cs []dockerx.Container, states map[string]*podruntime.ContainerState) ([]dockerx.Container, map[string]string) {
 	var out []dockerx.Container
 	var why map[string]string
 	for i, ct := range cs {

@@ -10,6 +10,7 @@ import (
 
 	"github.com/dockctl/dockctl/dockerx"
 	"github.com/dockctl/dockctl/manifests"
+	"github.com/dockctl/dockctl/reconciler/podruntime"
 	"github.com/dockctl/dockctl/store"
 )
 
@@ -30,8 +31,8 @@ func TestGracefulStopExitIsNoCrash(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			h := newHarness(t, Options{})
-			c := ctr("aaaa", 0, dockerx.StateExited, time.Second) // ran 1s: within crashWindow
-			s := deploymentState{Containers: map[string]*containerState{}}
+			c := ctr("aaaa", 0, dockerx.StateExited, time.Second) // ran 1s: within podruntime.CrashWindow
+			s := deploymentState{Containers: map[string]*podruntime.ContainerState{}}
 			if tc.stopping {
 				s.container(c.ID).StopDeadline = t0.Add(30 * time.Second)
 			}
@@ -181,21 +182,21 @@ func TestMarkNeverStarting(t *testing.T) {
 	tests := []struct {
 		name  string
 		state string
-		cst   containerState
+		cst   podruntime.ContainerState
 		dead  bool
 	}{
-		{name: "created", state: dockerx.StateCreated, cst: containerState{StartError: stuck, NotBefore: now.Add(-time.Second)}, dead: true},
-		{name: "exited", state: dockerx.StateExited, cst: containerState{StartError: stuck}, dead: true},
-		{name: "created, in a long backoff", state: dockerx.StateCreated, cst: containerState{StartError: stuck, NotBefore: now.Add(5 * time.Minute)}, dead: true},
-		{name: "running", state: dockerx.StateRunning, cst: containerState{StartError: stuck}},
-		{name: "another refusal", state: dockerx.StateCreated, cst: containerState{StartError: "exec: not found"}},
+		{name: "created", state: dockerx.StateCreated, cst: podruntime.ContainerState{StartError: stuck, NotBefore: now.Add(-time.Second)}, dead: true},
+		{name: "exited", state: dockerx.StateExited, cst: podruntime.ContainerState{StartError: stuck}, dead: true},
+		{name: "created, in a long backoff", state: dockerx.StateCreated, cst: podruntime.ContainerState{StartError: stuck, NotBefore: now.Add(5 * time.Minute)}, dead: true},
+		{name: "running", state: dockerx.StateRunning, cst: podruntime.ContainerState{StartError: stuck}},
+		{name: "another refusal", state: dockerx.StateCreated, cst: podruntime.ContainerState{StartError: "exec: not found"}},
 		{name: "no start error", state: dockerx.StateCreated},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			cs := []dockerx.Container{{ID: "a", State: tt.state}}
 			cst := tt.cst
-			out, why := markNeverStarting(cs, map[string]*containerState{"a": &cst})
+			out, why := markNeverStarting(cs, map[string]*podruntime.ContainerState{"a": &cst})
 			if got := out[0].State == dockerx.StateDead; got != tt.dead {
 				t.Fatalf("state %s, want dead %v", out[0].State, tt.dead)
 			}
@@ -225,7 +226,7 @@ func TestCrashDelayToleratesCrashCountFromStatusFile(t *testing.T) {
 				t.Errorf("crashDelay(%d) = %v, want within [base, max]", n, d)
 			}
 		}()
-		s := deploymentState{Containers: map[string]*containerState{"x": {CrashCount: n - 1}}}
+		s := deploymentState{Containers: map[string]*podruntime.ContainerState{"x": {CrashCount: n - 1}}}
 		func() {
 			defer func() {
 				if r := recover(); r != nil {
@@ -245,7 +246,7 @@ func TestCrashDelayToleratesCrashCountFromStatusFile(t *testing.T) {
 func TestRecordStartFailuresOddCrashCount(t *testing.T) {
 	c := &Controller{opts: Options{CrashBackoffBase: time.Second, CrashBackoffMax: time.Minute}}
 	for _, n := range []int{-1, -5, int(^uint(0) >> 1)} {
-		s := deploymentState{Containers: map[string]*containerState{"id": {CrashCount: n}}}
+		s := deploymentState{Containers: map[string]*podruntime.ContainerState{"id": {CrashCount: n}}}
 		func() {
 			defer func() {
 				if r := recover(); r != nil {
@@ -265,7 +266,7 @@ func TestRecordStartFailuresOddCrashCount(t *testing.T) {
 // planner supports: "adopt what exists") are judged ready by their own
 // containers, as a single-container replica of an unknown revision is
 // (Docker's state → IsReady), not never ready because the template is
-// unknown (podReady): else `get pods` shows them READY 2/2 Running while
+// unknown (podruntime.PodReady): else `get pods` shows them READY 2/2 Running while
 // `get deployments` counts 0 ready and 0 available and the Available
 // condition is false. Kubernetes judges a pod's readiness by the pod's own
 // containers, never by its ReplicaSet's template.
@@ -302,7 +303,7 @@ func TestPodRestartsCountAsKubectl(t *testing.T) {
 	cs := podOf(hash, 0, dockerx.StateRunning, members)
 	migrate := "id-" + dockerx.MemberName(dockerx.ContainerName("i", "", "web", hash, 0), "migrate")
 	st := &store.Status{}
-	if err := writeState(st, deploymentState{Containers: map[string]*containerState{migrate: {Restarts: 2}}}); err != nil {
+	if err := writeState(st, deploymentState{Containers: map[string]*podruntime.ContainerState{migrate: {Restarts: 2}}}); err != nil {
 		t.Fatal(err)
 	}
 	rec := &store.Record{Name: "web", Deployment: *d}

@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/dockctl/dockctl/dockerx"
+	"github.com/dockctl/dockctl/reconciler/podruntime"
 )
 
 // Drain before stop (docs/design.md §8, §10): a pod leaves the endpoints of
@@ -57,7 +58,7 @@ func (in PlanInput) setDrains(ops []Op) {
 		return
 	}
 	var units map[string]*dockerx.Container
-	var podOf map[string]*pod // member or holder ID → pod
+	var podOf map[string]*podruntime.Pod // member or holder ID → pod
 	for i := range ops {
 		op := &ops[i]
 		if op.Grace <= 0 || (op.Kind != OpRemove && op.Kind != OpRestart) {
@@ -65,7 +66,7 @@ func (in PlanInput) setDrains(ops []Op) {
 		}
 		if p := in.Pods[op.ContainerID]; p != nil {
 			if podServing(p) {
-				op.Drain = &DrainRef{Namespace: in.namespace(), Pod: p.name}
+				op.Drain = &DrainRef{Namespace: in.namespace(), Pod: p.Name}
 			}
 			continue
 		}
@@ -82,22 +83,22 @@ func (in PlanInput) setDrains(ops []Op) {
 			continue
 		}
 		if podOf == nil {
-			podOf = map[string]*pod{}
+			podOf = map[string]*podruntime.Pod{}
 			for _, p := range in.Pods {
-				for _, c := range p.containers() {
+				for _, c := range p.Containers() {
 					podOf[c.ID] = p
 				}
 			}
 		}
 		if p := podOf[op.ContainerID]; p != nil && podServing(p) {
-			op.Drain = &DrainRef{Namespace: in.namespace(), Pod: p.name}
+			op.Drain = &DrainRef{Namespace: in.namespace(), Pod: p.Name}
 		}
 	}
 }
 
 // podServing reports whether any container of a holder pod runs.
-func podServing(p *pod) bool {
-	for _, c := range p.containers() {
+func podServing(p *podruntime.Pod) bool {
+	for _, c := range p.Containers() {
 		if c.State == dockerx.StateRunning {
 			return true
 		}

@@ -13,6 +13,7 @@ import (
 	"github.com/dockctl/dockctl/dockerx"
 	"github.com/dockctl/dockctl/internal/dockerfake"
 	"github.com/dockctl/dockctl/manifests"
+	"github.com/dockctl/dockctl/reconciler/podruntime"
 )
 
 // TestSetDrains: the plan marks exactly the graceful stops of running
@@ -90,7 +91,7 @@ func TestSetDrains(t *testing.T) {
 				in.Hash = manifests.TemplateHash(&in.Desired.Spec.Template)
 			}
 			if in.Pods == nil {
-				in.Containers, in.Pods = groupPods(in.Containers, templateLookup(in.Desired, in.Hash, nil), nil)
+				in.Containers, in.Pods = podruntime.GroupPods(in.Containers, templateLookup(in.Desired, in.Hash, nil), nil)
 			}
 			plan := ComputePlan(in)
 			var got []string

@@ -32,7 +32,7 @@ func createsSafeDespite(in PlanInput, plan Plan, failed map[string]bool) bool {
 	if len(in.Pods) > 0 {
 		unitOf := map[string]string{}
 		for key, p := range in.Pods {
-			for _, c := range p.containers() {
+			for _, c := range p.Containers() {
 				unitOf[c.ID] = key
 			}
 		}

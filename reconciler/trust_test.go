@@ -15,6 +15,7 @@ import (
 
 	"github.com/dockctl/dockctl/dockerx"
 	"github.com/dockctl/dockctl/manifests"
+	"github.com/dockctl/dockctl/reconciler/podruntime"
 	"github.com/dockctl/dockctl/store"
 )
 
@@ -465,7 +466,7 @@ func TestControllerStartFailureBacksOff(t *testing.T) {
 		c := h.condition("web", manifests.ConditionReplicaFailure)
 		return c != nil && c.Reason == ReasonRunContainerError && strings.Contains(c.Message, "executable file not found")
 	})
-	view := func() (dockerx.Container, ContainerView) {
+	view := func() (dockerx.Container, podruntime.ContainerView) {
 		st, err := h.store.ReadStatus("", "web")
 		if err != nil {
 			t.Fatal(err)

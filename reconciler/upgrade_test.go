@@ -42,7 +42,7 @@ func addMainReplicas(t *testing.T, h *harness, d *manifests.Deployment, n int) [
 // main container is left alone (control case). But main copied every
 // template label onto its containers, and did not reserve dockctl's label
 // keys; a template label io.dockctl.pod-uid (or io.dockctl.pod) that main
-// accepted and put on its containers makes this branch's groupPods read a
+// accepted and put on its containers makes this branch's podruntime.GroupPods read a
 // single-container replica as a member of a holder pod without holder: the
 // pod is "dead" and the replica is removed and re-created. Pod membership
 // is judged by the container's own template, which needs no holder.

@@ -8,6 +8,7 @@ import (
 
 	"github.com/dockctl/dockctl/dockerx"
 	"github.com/dockctl/dockctl/manifests"
+	"github.com/dockctl/dockctl/reconciler/podruntime"
 	"github.com/dockctl/dockctl/store"
 )
 
@@ -48,7 +49,7 @@ func TestViewJudgesEachRevisionByItsOwnTemplate(t *testing.T) {
 
 // Issue 8 item 1: the settle rule. Every container must have been ready
 // for max(minReadySeconds, settle) before it counts as available; one that
-// dockctl restarted, for crashWindow at least.
+// dockctl restarted, for podruntime.CrashWindow at least.
 func TestAvailabilitySettleRule(t *testing.T) {
 	tests := []struct {
 		name      string
@@ -65,14 +66,14 @@ func TestAvailabilitySettleRule(t *testing.T) {
 		{"minReadySeconds longer than the settle time wins", 8, 5 * time.Second, 6 * time.Second, 0, false, 2 * time.Second},
 		{"settle time longer than minReadySeconds wins", 2, 5 * time.Second, 3 * time.Second, 0, false, 2 * time.Second},
 		{"settle rule off: Kubernetes' behaviour", 0, 0, 0, 0, true, 0},
-		{"restarted: crashWindow", 0, 5 * time.Second, 6 * time.Second, 1, false, 4 * time.Second},
+		{"restarted: podruntime.CrashWindow", 0, 5 * time.Second, 6 * time.Second, 1, false, 4 * time.Second},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			d := deployment(1)
 			d.Spec.MinReadySeconds = tt.minReady
 			c := ctr("aaaa", 0, dockerx.StateRunning, time.Hour)
-			states := map[string]*containerState{c.ID: {ReadySince: t0.Add(-tt.readyFor), Restarts: tt.restarts}}
+			states := map[string]*podruntime.ContainerState{c.ID: {ReadySince: t0.Add(-tt.readyFor), Restarts: tt.restarts}}
 			avail, next := availability(d, []dockerx.Container{c}, map[string]bool{c.ID: true}, states, tt.settle, t0)
 			if avail[c.ID] != tt.want || next != tt.wantAfter {
 				t.Fatalf("available %v, requeue %v; want %v, %v", avail[c.ID], next, tt.want, tt.wantAfter)
@@ -81,13 +82,13 @@ func TestAvailabilitySettleRule(t *testing.T) {
 	}
 }
 
-// A container dockctl created that exits within crashWindow is crash-looping
+// A container dockctl created that exits within podruntime.CrashWindow is crash-looping
 // from its first exit: its restart is backed off and `get` shows
 // CrashLoopBackOff, although dockctl never restarted it.
 func TestFirstQuickExitIsACrash(t *testing.T) {
 	h := newHarness(t, Options{})
 	c := ctr("aaaa", 0, dockerx.StateExited, time.Second)
-	s := deploymentState{Containers: map[string]*containerState{}}
+	s := deploymentState{Containers: map[string]*podruntime.ContainerState{}}
 	notBefore := h.ctrl.observeContainers(&s, []dockerx.Container{c}, map[string]bool{}, nil, t0)
 	if nb, ok := notBefore[c.ID]; !ok || !nb.After(t0) {
 		t.Fatalf("no backoff after a first exit 1s after creation: %v", notBefore)
@@ -162,10 +163,10 @@ func TestViewPendingDeletionIsTerminating(t *testing.T) {
 			rec := &store.Record{Name: "web", Deployment: *tt.d}
 			// The same pod, its stop begun (a deadline recorded for its unit).
 			hash := manifests.TemplateHash(&tt.d.Spec.Template)
-			units, pods := groupPods(tt.cs, templateLookup(tt.d, hash, nil), nil)
+			units, pods := podruntime.GroupPods(tt.cs, templateLookup(tt.d, hash, nil), nil)
 			unit := tt.del.Containers[0]
 			for key, p := range pods {
-				if p.uid == tt.del.UID {
+				if p.UID == tt.del.UID {
 					unit = key
 				}
 			}
@@ -173,7 +174,7 @@ func TestViewPendingDeletionIsTerminating(t *testing.T) {
 				t.Fatalf("units %s", summary(units))
 			}
 			stopping := &store.Status{}
-			if err := writeState(stopping, deploymentState{Containers: map[string]*containerState{unit: {StopDeadline: t0.Add(time.Minute)}}}); err != nil {
+			if err := writeState(stopping, deploymentState{Containers: map[string]*podruntime.ContainerState{unit: {StopDeadline: t0.Add(time.Minute)}}}); err != nil {
 				t.Fatal(err)
 			}
 			dels := []store.PodDeletion{tt.del}

@@ -124,7 +124,7 @@ func registerCompletions(root *cobra.Command, g *globalOptions) {
 				sub.ValidArgsFunction = g.nameOfKind(kindAliases[sub.Name()])
 				_ = sub.RegisterFlagCompletionFunc("sort-by", cobra.FixedCompletions([]string{"cpu", "memory"}, cobra.ShellCompDirectiveNoFileComp))
 			}
-		case "version", "controller", "diff", "apply":
+		case "version", "controller", "diff", "apply", "install", "uninstall":
 			cmd.ValidArgsFunction = cobra.NoFileCompletions
 		}
 	}
@@ -466,7 +466,7 @@ func (g *globalOptions) podContainerNames(name string) []string {
 		return nil
 	}
 	for _, pc := range e.Containers {
-		if n := containerName(pc); n != "" && !slices.Contains(out, n) {
+		if n := pc.DisplayName(); n != "" && !slices.Contains(out, n) {
 			out = append(out, n)
 		}
 	}

@@ -138,7 +138,7 @@ func (o *deletePodsOptions) run(ctx context.Context, g *globalOptions, out, errO
 	var deleted []store.PodDeletion
 	for _, e := range pods {
 		req := podDeletionOf(e, grace, time.Now())
-		if err := st.RequestPodDeletions(e.Namespace, e.Deployment, []store.PodDeletion{req}); err != nil {
+		if err := st.RequestPodDeletions(e.Namespace, e.Owner.Name, []store.PodDeletion{req}); err != nil {
 			errs = append(errs, fmt.Errorf("deleting pod %q: %w", e.Name, err))
 			continue
 		}

@@ -19,7 +19,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/dockctl/dockctl/manifests"
-	"github.com/dockctl/dockctl/reconciler"
+	"github.com/dockctl/dockctl/reconciler/podruntime"
 	"github.com/dockctl/dockctl/store"
 )
 
@@ -318,7 +318,7 @@ func describePod(w io.Writer, snap *snapshot, e podEntry) {
 	p(0, "Name", e.Name)
 	p(0, "Namespace", e.Namespace)
 	p(0, "Instance", snap.instance)
-	dep := e.Deployment
+	dep := e.Owner.Name
 	switch {
 	case e.orphan:
 		dep += " (unknown to this instance: an orphan)"
@@ -353,7 +353,7 @@ func describePod(w io.Writer, snap *snapshot, e podEntry) {
 	}
 	multi("Labels", e.labels())
 	multi("Annotations", e.annotations())
-	status := string(e.phase())
+	status := string(e.Phase())
 	if e.Status != status {
 		status += " (" + e.statusWord() + ")"
 	}
@@ -368,7 +368,7 @@ func describePod(w io.Writer, snap *snapshot, e podEntry) {
 	}
 	if h := e.Holder; h != nil {
 		p(0, "Holder", fmt.Sprintf("%s (%s, %s)", h.Name, shortID(h.ID), containerStatus(*h)))
-	} else if e.hasHolder() {
+	} else if e.HasHolder() {
 		p(0, "Holder", "<none>: gone, the pod is replaced")
 	}
 	for _, sec := range []struct {
@@ -389,7 +389,7 @@ func describePod(w io.Writer, snap *snapshot, e podEntry) {
 	}
 	fmt.Fprintln(tw, "Conditions:")
 	fmt.Fprintln(tw, "  Type\tStatus")
-	for _, c := range e.conditions() {
+	for _, c := range e.Conditions() {
 		fmt.Fprintf(tw, "  %s\t%s\n", c.Type, c.Status)
 	}
 	var volumes []manifests.Volume
@@ -471,9 +471,9 @@ func describeVolumes(tw io.Writer, volumes []manifests.Volume) {
 
 // describePodContainer prints one container of a pod: its Docker identity,
 // image, state (and last state), readiness and restarts.
-func describePodContainer(tw io.Writer, snap *snapshot, e *podEntry, pc reconciler.PodContainer) {
+func describePodContainer(tw io.Writer, snap *snapshot, e *podEntry, pc podruntime.PodContainer) {
 	p := func(indent int, k, v string) { fmt.Fprintf(tw, "%s%s:\t%s\n", strings.Repeat(" ", indent), k, v) }
-	fmt.Fprintf(tw, "  %s:\n", containerName(pc))
+	fmt.Fprintf(tw, "  %s:\n", pc.DisplayName())
 	tc := e.templateContainer(pc)
 	c := pc.Container
 	if c != nil {
@@ -501,13 +501,13 @@ func describePodContainer(tw io.Writer, snap *snapshot, e *podEntry, pc reconcil
 			}
 		}
 	}
-	state, last := e.containerState(pc)
+	state, last := e.ContainerState(pc)
 	containerTimes(&state, &last, snap.containerDetails(c))
 	describeState(tw, "State", state)
 	if last.Terminated != nil {
 		describeState(tw, "Last State", last)
 	}
-	p(4, "Ready", boolWord(containerReady(e, pc)))
+	p(4, "Ready", boolWord(e.ContainerReady(pc)))
 	p(4, "Restart Count", fmt.Sprint(pc.View.Restarts))
 	if tc != nil {
 		describeLimitsAndProbes(tw, templateKube(tc))

@@ -93,7 +93,7 @@ func runExec(cmd *cobra.Command, g *globalOptions, o *execOptions, target podTar
 	if err != nil {
 		return err
 	}
-	if pod.phase() == corev1.PodFailed {
+	if pod.Phase() == corev1.PodFailed {
 		return fmt.Errorf("cannot exec into a container in a completed pod; current phase is Failed")
 	}
 	pc, notice, err := runningContainer(pod, o.container)
@@ -109,7 +109,7 @@ func runExec(cmd *cobra.Command, g *globalOptions, o *execOptions, target podTar
 	if o.stdin {
 		in = cmd.InOrStdin()
 	}
-	where := fmt.Sprintf("container %q of pod %q", containerName(pc), pod.Name)
+	where := fmt.Sprintf("container %q of pod %q", pc.DisplayName(), pod.Name)
 	s, err := cli.ExecAttach(ctx, pc.Container.ID, dockerx.ExecConfig{Cmd: command, Stdin: o.stdin, TTY: t.tty, Size: t.size()})
 	var startErr *dockerx.ExecStartError
 	switch {

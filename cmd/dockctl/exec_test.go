@@ -15,7 +15,7 @@ import (
 
 	"github.com/dockctl/dockctl/dockerx"
 	"github.com/dockctl/dockctl/manifests"
-	"github.com/dockctl/dockctl/reconciler"
+	"github.com/dockctl/dockctl/reconciler/podruntime"
 	"github.com/dockctl/dockctl/store"
 	"golang.org/x/sys/unix"
 )
@@ -60,9 +60,9 @@ func TestExecArgs(t *testing.T) {
 
 // testPodEntry is a single-container pod for attachable's order.
 func testPodEntry(name string, state string, ready bool, restarts int, age time.Duration, terminating bool) podEntry {
-	pv := reconciler.PodView{Name: name, Namespace: "default", Deployment: "web", Total: 1, Created: now.Add(-age), Terminating: terminating,
-		Containers: []reconciler.PodContainer{{Name: "web", Container: &dockerx.Container{ID: name, Name: name, State: state},
-			View: reconciler.ContainerView{Ready: ready, Restarts: restarts}}}}
+	pv := podruntime.PodView{Name: name, Namespace: "default", Owner: podruntime.OwnerRef{Kind: manifests.Kind, Name: "web"}, Total: 1, Created: now.Add(-age), Terminating: terminating,
+		Containers: []podruntime.PodContainer{{Name: "web", Container: &dockerx.Container{ID: name, Name: name, State: state},
+			View: podruntime.ContainerView{Ready: ready, Restarts: restarts}}}}
 	if ready {
 		pv.Ready = 1
 	}
@@ -168,7 +168,7 @@ func TestRunningContainer(t *testing.T) {
 				}
 				return
 			}
-			if err != nil || containerName(pc) != tt.want || pc.Container == nil || pc.Container.State != dockerx.StateRunning || notice != tt.notice {
+			if err != nil || pc.DisplayName() != tt.want || pc.Container == nil || pc.Container.State != dockerx.StateRunning || notice != tt.notice {
 				t.Errorf("runningContainer = %+v, %q, %v; want %s running, %q", pc, notice, err, tt.want, tt.notice)
 			}
 		})

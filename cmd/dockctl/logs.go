@@ -14,7 +14,7 @@ import (
 	"k8s.io/apimachinery/pkg/labels"
 
 	"github.com/dockctl/dockctl/dockerx"
-	"github.com/dockctl/dockctl/reconciler"
+	"github.com/dockctl/dockctl/reconciler/podruntime"
 )
 
 type logsOptions struct {
@@ -89,7 +89,7 @@ var deploymentLogs = logsOps{
 	pods: func(g *globalOptions, snap *snapshot, name string) ([]podEntry, error) {
 		var pods []podEntry
 		for _, e := range snap.allPods() {
-			if e.Namespace == g.namespace && e.Deployment == name {
+			if e.Namespace == g.namespace && e.Owner.Name == name {
 				pods = append(pods, e)
 			}
 		}
@@ -285,11 +285,11 @@ func logStreams(g *globalOptions, snap *snapshot, kind, name string, o *logsOpti
 	if err != nil || len(pods) == 0 {
 		return nil, err
 	}
-	prefix := func(e podEntry, pc reconciler.PodContainer) string {
+	prefix := func(e podEntry, pc podruntime.PodContainer) string {
 		if !o.prefixed(kind) {
 			return ""
 		}
-		return logPrefix(e.Name, containerName(pc))
+		return logPrefix(e.Name, pc.DisplayName())
 	}
 	var out []logStream
 	if o.allContainers {
@@ -365,11 +365,11 @@ func followRequests(streams []logStream) int {
 
 // notCreated words why a pod's container that pickContainer chose has no
 // Docker container to read.
-func notCreated(e podEntry, pc reconciler.PodContainer) error {
-	if state, _ := e.containerState(pc); state.Waiting != nil {
-		return fmt.Errorf("container %q in pod %q is waiting to start: %s", containerName(pc), e.Name, state.Waiting.Reason)
+func notCreated(e podEntry, pc podruntime.PodContainer) error {
+	if state, _ := e.ContainerState(pc); state.Waiting != nil {
+		return fmt.Errorf("container %q in pod %q is waiting to start: %s", pc.DisplayName(), e.Name, state.Waiting.Reason)
 	}
-	return fmt.Errorf("container %q of pod %q was removed after it completed: its logs went with it", containerName(pc), e.Name)
+	return fmt.Errorf("container %q of pod %q was removed after it completed: its logs went with it", pc.DisplayName(), e.Name)
 }
 
 // firstErr keeps the first of the errors met.
@@ -388,20 +388,20 @@ var errContainerNotFound = errors.New("container not found")
 // the one the pod's kubectl.kubernetes.io/default-container annotation
 // names; else its first app container — with a notice naming the choices
 // when the pod has more than one container.
-func pickContainer(e podEntry, name string) (reconciler.PodContainer, string, error) {
-	find := func(n string) (reconciler.PodContainer, bool) {
+func pickContainer(e podEntry, name string) (podruntime.PodContainer, string, error) {
+	find := func(n string) (podruntime.PodContainer, bool) {
 		for _, pc := range e.Containers {
-			if containerName(pc) == n {
+			if pc.DisplayName() == n {
 				return pc, true
 			}
 		}
-		return reconciler.PodContainer{}, false
+		return podruntime.PodContainer{}, false
 	}
 	if name != "" {
 		if pc, ok := find(name); ok {
 			return pc, "", nil
 		}
-		return reconciler.PodContainer{}, "", fmt.Errorf("%w: no container %q in pod %q (it has: %s)", errContainerNotFound, name, e.Name, strings.Join(allNames(e), ", "))
+		return podruntime.PodContainer{}, "", fmt.Errorf("%w: no container %q in pod %q (it has: %s)", errContainerNotFound, name, e.Name, strings.Join(allNames(e), ", "))
 	}
 	if def := e.annotations()[AnnotationDefaultContainer]; def != "" {
 		if pc, ok := find(def); ok {
@@ -409,23 +409,23 @@ func pickContainer(e podEntry, name string) (reconciler.PodContainer, string, er
 		}
 	}
 	var apps, inits []string
-	var first *reconciler.PodContainer
+	var first *podruntime.PodContainer
 	for i, pc := range e.Containers {
 		if pc.Init {
-			inits = append(inits, containerName(pc)+" (init)")
+			inits = append(inits, pc.DisplayName()+" (init)")
 			continue
 		}
-		apps = append(apps, containerName(pc))
+		apps = append(apps, pc.DisplayName())
 		if first == nil {
 			first = &e.Containers[i]
 		}
 	}
 	if first == nil {
-		return reconciler.PodContainer{}, "", fmt.Errorf("pod %q has no app container", e.Name)
+		return podruntime.PodContainer{}, "", fmt.Errorf("pod %q has no app container", e.Name)
 	}
 	notice := ""
 	if len(apps)+len(inits) > 1 {
-		notice = fmt.Sprintf("Defaulted container %q out of: %s", containerName(*first), strings.Join(append(apps, inits...), ", "))
+		notice = fmt.Sprintf("Defaulted container %q out of: %s", first.DisplayName(), strings.Join(append(apps, inits...), ", "))
 	}
 	return *first, notice, nil
 }
@@ -434,7 +434,7 @@ func pickContainer(e podEntry, name string) (reconciler.PodContainer, string, er
 func allNames(e podEntry) []string {
 	out := make([]string, 0, len(e.Containers))
 	for _, pc := range e.Containers {
-		out = append(out, containerName(pc))
+		out = append(out, pc.DisplayName())
 	}
 	return out
 }

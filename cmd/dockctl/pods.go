@@ -1,7 +1,6 @@
 package main
 
 import (
-	"fmt"
 	"maps"
 	"sort"
 	"strings"
@@ -14,6 +13,7 @@ import (
 	"github.com/dockctl/dockctl/dockerx"
 	"github.com/dockctl/dockctl/manifests"
 	"github.com/dockctl/dockctl/reconciler"
+	"github.com/dockctl/dockctl/reconciler/podruntime"
 	"github.com/dockctl/dockctl/store"
 )
 
@@ -24,7 +24,7 @@ import (
 
 // podEntry is one pod as the read commands show it.
 type podEntry struct {
-	reconciler.PodView
+	podruntime.PodView
 	// rec is its deployment's record: a live one, a tombstone, or a
 	// stand-in that has only a name (its deployment is unknown).
 	rec *store.Record
@@ -131,20 +131,6 @@ func templateOf(rec *store.Record, hash string) *manifests.PodTemplateSpec {
 	return nil
 }
 
-// hasHolder reports whether the pod is a pod with a holder (whether or not
-// its holder still exists).
-func (e *podEntry) hasHolder() bool {
-	if e.Holder != nil {
-		return true
-	}
-	for _, pc := range e.Containers {
-		if pc.Container != nil && pc.Container.PodUID != "" {
-			return true
-		}
-	}
-	return false
-}
-
 // uid is the pod's UID: the one its containers carry (a pod with a
 // holder), or for a pod of one container that container's ID. A pod
 // deleted and created again under its name has another.
@@ -165,17 +151,8 @@ func (e *podEntry) uid() string {
 	return ""
 }
 
-// containerName is how the pod calls one of its containers: its template
-// name; for a container no template names (an orphan), its Docker name.
-func containerName(pc reconciler.PodContainer) string {
-	if pc.Name == "" && pc.Container != nil {
-		return pc.Container.Name
-	}
-	return pc.Name
-}
-
 // templateContainer returns pc's container in the pod's template, or nil.
-func (e *podEntry) templateContainer(pc reconciler.PodContainer) *manifests.Container {
+func (e *podEntry) templateContainer(pc podruntime.PodContainer) *manifests.Container {
 	if e.template == nil || pc.Name == "" {
 		return nil
 	}
@@ -214,142 +191,6 @@ func (e *podEntry) annotations() map[string]string {
 	return maps.Clone(e.template.Metadata.Annotations)
 }
 
-// initialized reports whether the pod has run its init containers: an app
-// container exists (a pod does not initialize again), or every regular
-// init container exited 0 and every sidecar runs.
-func (e *podEntry) initialized() bool {
-	if e.ran() {
-		return true
-	}
-	for _, pc := range e.Containers {
-		if pc.Init && !initDone(pc) {
-			return false
-		}
-	}
-	return true
-}
-
-// initDone reports whether an init container did its part: a regular one
-// exited 0, a sidecar started.
-func initDone(pc reconciler.PodContainer) bool {
-	c := pc.Container
-	if c == nil {
-		return false
-	}
-	if pc.Sidecar {
-		return c.State == dockerx.StateRunning
-	}
-	return c.State == dockerx.StateExited && c.ExitCode == 0
-}
-
-// phase is the pod's status.phase. A deployment's pods restart their
-// containers (restartPolicy Always), so they never succeed or fail: a pod
-// is Pending until each app container has been started, then Running, as
-// Kubernetes has it; a holder pod whose holder is gone failed (it is
-// replaced as a whole).
-func (e *podEntry) phase() corev1.PodPhase {
-	if e.hasHolder() && (e.Holder == nil || e.Holder.State == dockerx.StateExited || e.Holder.State == dockerx.StateDead) {
-		return corev1.PodFailed
-	}
-	for _, pc := range e.Containers {
-		if pc.Init {
-			continue
-		}
-		c := pc.Container
-		if c == nil || c.State == dockerx.StateCreated && pc.View.Restarts == 0 && !pc.View.CrashLoopBackOff {
-			return corev1.PodPending
-		}
-	}
-	return corev1.PodRunning
-}
-
-// conditions are the pod's Initialized, Ready, ContainersReady and
-// PodScheduled conditions, as Kubernetes computes them (a pod is on the
-// one host from its start).
-func (e *podEntry) conditions() []corev1.PodCondition {
-	b := func(v bool) corev1.ConditionStatus {
-		if v {
-			return corev1.ConditionTrue
-		}
-		return corev1.ConditionFalse
-	}
-	containersReady := e.Total > 0 && e.Ready == e.Total
-	holderUp := !e.hasHolder() || e.Holder != nil && e.Holder.State == dockerx.StateRunning
-	return []corev1.PodCondition{
-		{Type: corev1.PodInitialized, Status: b(e.initialized())},
-		{Type: corev1.PodReady, Status: b(containersReady && holderUp && !e.Terminating)},
-		{Type: corev1.ContainersReady, Status: b(containersReady)},
-		{Type: corev1.PodScheduled, Status: corev1.ConditionTrue},
-	}
-}
-
-// containerState is one container's state and last state, as a
-// ContainerStatus words them.
-func (e *podEntry) containerState(pc reconciler.PodContainer) (state, last corev1.ContainerState) {
-	c := pc.Container
-	terminated := func() *corev1.ContainerStateTerminated {
-		reason := "Error"
-		if c.ExitCode == 0 {
-			reason = "Completed"
-		}
-		return &corev1.ContainerStateTerminated{ExitCode: int32(c.ExitCode), Reason: reason}
-	}
-	switch {
-	case c == nil && pc.Init && !pc.Sidecar && e.ran():
-		// Removed after the pod ran its app containers: it completed
-		// (it is never run again), and its logs went with it.
-		state.Terminated = &corev1.ContainerStateTerminated{Reason: "Completed", Message: "container removed after it completed"}
-	case c == nil:
-		reason := "ContainerCreating"
-		if !e.ran() && (pc.Init || hasInit(e.Containers)) {
-			reason = "PodInitializing"
-		}
-		state.Waiting = &corev1.ContainerStateWaiting{Reason: reason}
-	case pc.View.CrashLoopBackOff:
-		state.Waiting = &corev1.ContainerStateWaiting{Reason: "CrashLoopBackOff",
-			Message: fmt.Sprintf("back-off restarting failed container %s in pod %s", containerName(pc), e.Name)}
-		if c.State != dockerx.StateCreated {
-			last.Terminated = terminated()
-		}
-	case c.State == dockerx.StateCreated:
-		state.Waiting = &corev1.ContainerStateWaiting{Reason: "ContainerCreating"}
-	case c.State == dockerx.StateExited || c.State == dockerx.StateDead || c.State == dockerx.StateRemoving:
-		state.Terminated = terminated()
-	default: // running, paused, restarting
-		state.Running = &corev1.ContainerStateRunning{}
-	}
-	return state, last
-}
-
-func hasInit(pcs []reconciler.PodContainer) bool {
-	for _, pc := range pcs {
-		if pc.Init {
-			return true
-		}
-	}
-	return false
-}
-
-// ran reports whether an app container of the pod exists: its init
-// containers have run, and never run again.
-func (e *podEntry) ran() bool {
-	for _, pc := range e.Containers {
-		if !pc.Init && pc.Container != nil {
-			return true
-		}
-	}
-	return false
-}
-
-// containerReady is a container's ready flag: its readiness, or for a
-// regular init container, that it completed (as the kubelet reports it).
-func containerReady(e *podEntry, pc reconciler.PodContainer) bool {
-	if pc.Init && !pc.Sidecar {
-		return initDone(pc) || pc.Container == nil && e.ran()
-	}
-	return pc.View.Ready
-}
-
 // podObject is the pod as `get pods -o json|yaml` shows it: a v1 Pod with
 // what dockctl knows: its spec (podSpec), node and addresses, its
 // conditions and its containers' states, with their start times when
@@ -369,8 +210,9 @@ func (e *podEntry) podObject(s *snapshot) (*corev1.Pod, error) {
 	p.DeletionTimestamp = e.deletionTimestamp(s)
 	start := metav1.NewTime(e.Created)
 	p.Status.StartTime = &start
-	p.Status.Phase = e.phase()
-	p.Status.Conditions = e.conditions()
+	ps := e.PodStatus()
+	p.Status.Phase = ps.Phase
+	p.Status.Conditions = ps.Conditions
 	if s.hostIP != "" {
 		p.Status.HostIP, p.Status.HostIPs = s.hostIP, []corev1.HostIP{{IP: s.hostIP}}
 	}
@@ -378,15 +220,14 @@ func (e *podEntry) podObject(s *snapshot) (*corev1.Pod, error) {
 		p.Status.PodIP, p.Status.PodIPs = ip, []corev1.PodIP{{IP: ip}}
 	}
 	always := corev1.ContainerRestartPolicyAlways
-	for _, pc := range e.Containers {
-		st := corev1.ContainerStatus{Name: containerName(pc), Ready: containerReady(e, pc), RestartCount: int32(pc.View.Restarts)}
-		st.State, st.LastTerminationState = e.containerState(pc)
+	for i, pc := range e.Containers {
+		cs := ps.Containers[i]
+		st := corev1.ContainerStatus{Name: cs.Name, Ready: cs.Ready, RestartCount: int32(cs.Restarts), State: cs.State, LastTerminationState: cs.LastState}
 		containerTimes(&st.State, &st.LastTerminationState, s.containerDetails(pc.Container))
 		if c := pc.Container; c != nil {
-			st.ContainerID = "docker://" + c.ID
+			st.ContainerID = "docker://" + cs.ContainerID
 			st.ImageID = c.ImageID
-			started := st.State.Running != nil
-			st.Started = &started
+			st.Started = &cs.Started
 		}
 		// podSpec lists the containers in e.Containers' order.
 		if pc.Init {
@@ -443,7 +284,7 @@ func (e *podEntry) appContainerNames() []string {
 	var out []string
 	for _, pc := range e.Containers {
 		if !pc.Init {
-			out = append(out, containerName(pc))
+			out = append(out, pc.DisplayName())
 		}
 	}
 	return out

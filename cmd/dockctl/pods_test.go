@@ -223,7 +223,7 @@ func TestRenderPods(t *testing.T) {
 		snap := podsFixture(t)
 		var pods []podEntry
 		for _, e := range snap.allPods() {
-			if e.Deployment == "shop" || e.Name == dockerx.Hostname("web", e.Hash, 2) {
+			if e.Owner.Name == "shop" || e.Name == dockerx.Hostname("web", e.Hash, 2) {
 				pods = append(pods, e)
 			}
 		}
@@ -304,12 +304,12 @@ func TestRemovedCompletedInitContainer(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, pc := range e.Containers {
-		if containerName(pc) != "migrate" {
+		if pc.DisplayName() != "migrate" {
 			continue
 		}
-		state, _ := e.containerState(pc)
-		if state.Terminated == nil || state.Terminated.Reason != "Completed" || !containerReady(&e, pc) {
-			t.Errorf("removed completed init container: state %+v ready %v, want terminated Completed and ready", state, containerReady(&e, pc))
+		state, _ := e.ContainerState(pc)
+		if state.Terminated == nil || state.Terminated.Reason != "Completed" || !e.ContainerReady(pc) {
+			t.Errorf("removed completed init container: state %+v ready %v, want terminated Completed and ready", state, e.ContainerReady(pc))
 		}
 	}
 	_, err = logStreams(testGlobal, snap, kindPod, name, &logsOptions{container: "migrate"})

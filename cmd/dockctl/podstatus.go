@@ -173,9 +173,9 @@ func (e *podEntry) podSpec(s *snapshot) (corev1.PodSpec, error) {
 	}
 	spec.InitContainers, spec.Containers = nil, nil
 	for _, pc := range e.Containers {
-		c, ok := byName[containerName(pc)]
+		c, ok := byName[pc.DisplayName()]
 		if !ok {
-			c = corev1.Container{Name: containerName(pc)}
+			c = corev1.Container{Name: pc.DisplayName()}
 			if pc.Container != nil {
 				c.Image = pc.Container.Image
 			}

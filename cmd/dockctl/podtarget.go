@@ -12,7 +12,7 @@ import (
 
 	"github.com/dockctl/dockctl/dockerx"
 	"github.com/dockctl/dockctl/manifests"
-	"github.com/dockctl/dockctl/reconciler"
+	"github.com/dockctl/dockctl/reconciler/podruntime"
 	"github.com/dockctl/dockctl/store"
 )
 
@@ -70,7 +70,7 @@ func podsOfDeployment(snap *snapshot, g *globalOptions, ns, name string) ([]podE
 	}
 	var out []podEntry
 	for _, e := range snap.allPods() {
-		if e.Namespace == ns && e.Deployment == name && !e.deleted {
+		if e.Namespace == ns && e.Owner.Name == name && !e.deleted {
 			out = append(out, e)
 		}
 	}
@@ -112,7 +112,7 @@ func attachable(pods []podEntry) (podEntry, bool) {
 
 // betterPod reports whether a comes before b in attachable's order.
 func betterPod(a, b *podEntry) bool {
-	if ra, rb := a.phase() == corev1.PodRunning, b.phase() == corev1.PodRunning; ra != rb {
+	if ra, rb := a.Phase() == corev1.PodRunning, b.Phase() == corev1.PodRunning; ra != rb {
 		return ra
 	}
 	if ra, rb := a.ready(), b.ready(); ra != rb {
@@ -137,7 +137,7 @@ func betterPod(a, b *podEntry) bool {
 
 // ready is the pod's Ready condition.
 func (e *podEntry) ready() bool {
-	for _, c := range e.conditions() {
+	for _, c := range e.Conditions() {
 		if c.Type == corev1.PodReady {
 			return c.Status == corev1.ConditionTrue
 		}
@@ -194,23 +194,23 @@ func (g *globalOptions) attachablePod(ctx context.Context, st *store.Store, cli 
 // runningContainer returns the container of pod e that exec acts on —
 // the one named, else the pod's default (pickContainer, with its notice)
 // — when it runs.
-func runningContainer(e podEntry, name string) (reconciler.PodContainer, string, error) {
+func runningContainer(e podEntry, name string) (podruntime.PodContainer, string, error) {
 	pc, notice, err := pickContainer(e, name)
 	if err != nil {
 		return pc, "", err
 	}
 	switch c := pc.Container; {
 	case c == nil:
-		state, _ := e.containerState(pc)
+		state, _ := e.ContainerState(pc)
 		reason := "not created"
 		if state.Waiting != nil {
 			reason = "waiting to start: " + state.Waiting.Reason
 		} else if state.Terminated != nil {
 			reason = "completed"
 		}
-		return pc, notice, fmt.Errorf("container %q in pod %q is %s", containerName(pc), e.Name, reason)
+		return pc, notice, fmt.Errorf("container %q in pod %q is %s", pc.DisplayName(), e.Name, reason)
 	case c.State != dockerx.StateRunning:
-		return pc, notice, fmt.Errorf("container %q in pod %q is not running (%s)", containerName(pc), e.Name, c.State)
+		return pc, notice, fmt.Errorf("container %q in pod %q is not running (%s)", pc.DisplayName(), e.Name, c.State)
 	}
 	return pc, notice, nil
 }
@@ -221,7 +221,7 @@ func (e *podEntry) networkOwner() *dockerx.Container {
 	if e.Holder != nil {
 		return e.Holder
 	}
-	if e.hasHolder() {
+	if e.HasHolder() {
 		return nil // its holder is gone: the pod failed
 	}
 	var owner *dockerx.Container

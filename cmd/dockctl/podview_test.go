@@ -15,7 +15,7 @@ import (
 
 	"github.com/dockctl/dockctl/dockerx"
 	"github.com/dockctl/dockctl/manifests"
-	"github.com/dockctl/dockctl/reconciler"
+	"github.com/dockctl/dockctl/reconciler/podruntime"
 	"github.com/dockctl/dockctl/store"
 )
 
@@ -264,7 +264,7 @@ func TestPodIP(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			e := podEntry{template: tt.template}
 			e.Holder = tt.holder
-			e.Containers = []reconciler.PodContainer{{Name: "app", Container: tt.c}}
+			e.Containers = []podruntime.PodContainer{{Name: "app", Container: tt.c}}
 			snap := &snapshot{instance: "default", hostIP: "10.222.0.1"}
 			if got := e.podIP(snap); got != tt.want {
 				t.Errorf("podIP %q, want %q", got, tt.want)

@@ -357,7 +357,7 @@ func runPortForward(cmd *cobra.Command, g *globalOptions, o *portForwardOptions,
 		return err
 	}
 	owner := pod.networkOwner()
-	if phase := pod.phase(); phase != corev1.PodRunning || owner == nil || owner.State != dockerx.StateRunning {
+	if phase := pod.Phase(); phase != corev1.PodRunning || owner == nil || owner.State != dockerx.StateRunning {
 		return fmt.Errorf("unable to forward port because pod is not running. Current status=%v", phase)
 	}
 	helper, err := startPortForwardHelper(ctx, cli, g.instance, pod, owner, cmd.ErrOrStderr())

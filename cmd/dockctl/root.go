@@ -69,6 +69,7 @@ func newRootCommand() *cobra.Command {
 		newSetCommand(g), newLabelCommand(g), newAnnotateCommand(g), newCompletionCommand(),
 		newPatchCommand(g), newEditCommand(g), newEventsCommand(g), newWaitCommand(g),
 		newTopCommand(g), newExplainCommand(), newExecCommand(g), newPortForwardCommand(g),
+		newInstallCommand(g), newUninstallCommand(g),
 	)
 	registerCompletions(root, g)
 	return root
@@ -99,8 +100,8 @@ func (g *globalOptions) readStore() (*store.Store, error) {
 
 // docker connects to the engine and checks that it answers, so that an
 // unreachable daemon is one clear line rather than an error deep in a command.
-func (g *globalOptions) docker(ctx context.Context) (*dockerx.Client, error) {
-	cli, err := dockerx.NewClient()
+func (g *globalOptions) docker(ctx context.Context, opts ...dockerx.Option) (*dockerx.Client, error) {
+	cli, err := dockerx.NewClient(opts...)
 	if err != nil {
 		return nil, err
 	}

@@ -253,7 +253,7 @@ func (o *topOptions) topDeployments(g *globalOptions, snap *snapshot, sel labels
 		}
 		obj := topObject{namespace: ns, name: r.Name, created: r.CreatedAt}
 		for _, e := range snap.allPods() {
-			if !e.orphan && !e.deleted && e.Namespace == ns && e.Deployment == r.Name {
+			if !e.orphan && !e.deleted && e.Namespace == ns && e.Owner.Name == r.Name {
 				obj.members = append(obj.members, podMembers(e)...)
 			}
 		}
@@ -273,7 +273,7 @@ func podMembers(e podEntry) []topMember {
 	var out []topMember
 	for _, pc := range e.Containers {
 		if c := pc.Container; c != nil && (c.State == dockerx.StateRunning || c.State == dockerx.StatePaused) {
-			out = append(out, topMember{name: containerName(pc), c: *c})
+			out = append(out, topMember{name: pc.DisplayName(), c: *c})
 		}
 	}
 	return out

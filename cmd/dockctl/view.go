@@ -14,6 +14,7 @@ import (
 	"github.com/dockctl/dockctl/dockerx"
 	"github.com/dockctl/dockctl/manifests"
 	"github.com/dockctl/dockctl/reconciler"
+	"github.com/dockctl/dockctl/reconciler/podruntime"
 	"github.com/dockctl/dockctl/store"
 )
 
@@ -76,7 +77,7 @@ type snapshot struct {
 // controller computes them.
 type deploymentView struct {
 	status     manifests.DeploymentStatus
-	containers map[string]reconciler.ContainerView
+	containers map[string]podruntime.ContainerView
 }
 
 // view computes (once) what reconciler.View says about a live deployment.
@@ -164,6 +165,9 @@ func takeSnapshotWith(ctx context.Context, g *globalOptions, st *store.Store, cl
 		s.hostIP = n.Gateway
 	}
 	for _, c := range cs {
+		if c.Role == dockerx.RoleController {
+			continue // `dockctl install`'s controller: no pod, never an orphan (docs/design.md §4)
+		}
 		if isHelper(c) {
 			s.helpers = append(s.helpers, c)
 		} else {
@@ -314,7 +318,7 @@ func (s *snapshot) containerObject(c dockerx.Container) containerObject {
 	key := containerKey(c)
 	o := containerObject{
 		Name: c.Name, ID: c.ID, Namespace: containerNamespace(c), Deployment: c.Deployment, TemplateHash: c.TemplateHash, Image: c.Image,
-		State: c.State, Phase: containerStatus(c), Health: c.Health, Ready: reconciler.IsReady(c), Status: c.Status, Created: c.Created,
+		State: c.State, Phase: containerStatus(c), Health: c.Health, Ready: podruntime.IsReady(c), Status: c.Status, Created: c.Created,
 		Labels: c.Labels, Ports: portStrings(c.Ports),
 		Pod: s.podOf()[c.ID], Role: c.Role, Container: c.ContainerName,
 	}

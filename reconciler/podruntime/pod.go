@@ -1,4 +1,4 @@
-package reconciler
+package podruntime
 
 import (
 	"sort"
@@ -13,51 +13,52 @@ import (
 // pod whose template needs a holder (manifests.NeedsHolder) is several
 // containers — the holder, which owns the shared namespaces, and one member
 // per template container — tied together by the io.dockctl.pod and
-// io.dockctl.pod-uid labels. The revision planner (rollout sizes, surge,
-// ranking, status) counts pods, never containers: each holder pod is
-// presented to it as one synthetic container, its unit, whose ID is the
-// pod's key and whose state sums the pod up. What happens inside a pod —
-// init containers in order, a crashed sidecar restarted in place — is
-// planPod's.
+// io.dockctl.pod-uid labels. A workload controller's planner (a
+// Deployment's rollout sizes, surge, ranking, status) counts pods, never
+// containers: each holder pod is presented to it as one synthetic
+// container, its unit, whose ID is the pod's key and whose state sums the
+// pod up. What happens inside a pod — init containers in order, a crashed
+// sidecar restarted in place — is the pod planner's (planPod, in package
+// reconciler today).
 
-// pod is one replica of a template that needs a holder, as observed.
-type pod struct {
-	key     string // the unit's ID: podKeyPrefix + base + "/" + uid
-	base    string // the holder's container name (ContainerName)
-	name    string // the pod's name: its hostname
-	uid     string
-	hash    string
-	holder  *dockerx.Container
-	members map[string]*dockerx.Container // by template container name
-	// extra are members that no template container claims: a second
+// Pod is one replica of a template that needs a holder, as observed.
+type Pod struct {
+	Key     string // the unit's ID: PodKeyPrefix + base + "/" + uid
+	Base    string // the holder's container name (ContainerName)
+	Name    string // the pod's name: its hostname
+	UID     string
+	Hash    string
+	Holder  *dockerx.Container
+	Members map[string]*dockerx.Container // by template container name
+	// Extra are members that no template container claims: a second
 	// container under one name, or one with no container label.
-	extra []*dockerx.Container
-	// holderDied: a die event of the holder was seen (it may run again).
-	holderDied bool
+	Extra []*dockerx.Container
+	// HolderDied: a die event of the holder was seen (it may run again).
+	HolderDied bool
 }
 
-// podKeyPrefix starts a holder pod's unit ID. Docker container IDs are
+// PodKeyPrefix starts a holder pod's unit ID. Docker container IDs are
 // hexadecimal, so no unit ID of a pod without holder can start with it.
-const podKeyPrefix = "pod:"
+const PodKeyPrefix = "pod:"
 
-// isPodKey reports whether a unit ID names a holder pod.
-func isPodKey(id string) bool { return strings.HasPrefix(id, podKeyPrefix) }
+// IsPodKey reports whether a unit ID names a holder pod.
+func IsPodKey(id string) bool { return strings.HasPrefix(id, PodKeyPrefix) }
 
 // containers returns the pod's containers, holder last, members by name.
-func (p *pod) containers() []*dockerx.Container {
-	out := make([]*dockerx.Container, 0, len(p.members)+len(p.extra)+1)
-	for _, m := range p.members {
+func (p *Pod) Containers() []*dockerx.Container {
+	out := make([]*dockerx.Container, 0, len(p.Members)+len(p.Extra)+1)
+	for _, m := range p.Members {
 		out = append(out, m)
 	}
-	out = append(out, p.extra...)
+	out = append(out, p.Extra...)
 	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
-	if p.holder != nil {
-		out = append(out, p.holder)
+	if p.Holder != nil {
+		out = append(out, p.Holder)
 	}
 	return out
 }
 
-// groupPods splits a deployment's observed containers into units for the
+// GroupPods splits an owner's observed containers into units for the
 // revision planner: a container without pod labels is a unit by itself
 // (its ID and name unchanged); the containers of one holder pod become one
 // synthetic unit (see podUnit). pods maps a unit ID to its pod.
@@ -69,13 +70,13 @@ func (p *pod) containers() []*dockerx.Container {
 //
 // died holds holders known to have died since they started (nil: none
 // known): their pods are dead whatever the list shows.
-func groupPods(cs []dockerx.Container, templates func(hash string) *manifests.PodTemplateSpec, died map[string]bool) (units []dockerx.Container, pods map[string]*pod) {
-	if !hasPods(cs) {
+func GroupPods(cs []dockerx.Container, templates func(hash string) *manifests.PodTemplateSpec, died map[string]bool) (units []dockerx.Container, pods map[string]*Pod) {
+	if !HasPods(cs) {
 		return cs, nil // pods of one container: units are the containers, uncopied
 	}
 	for i := range cs {
 		c := &cs[i]
-		if !inHolderPod(c, templates) {
+		if !InHolderPod(c, templates) {
 			units = append(units, *c)
 			continue
 		}
@@ -83,22 +84,22 @@ func groupPods(cs []dockerx.Container, templates func(hash string) *manifests.Po
 		if c.Role != dockerx.RoleHolder {
 			base = strings.TrimSuffix(c.Name, "."+c.ContainerName)
 		}
-		key := podKeyPrefix + base + "/" + c.PodUID
+		key := PodKeyPrefix + base + "/" + c.PodUID
 		if pods == nil {
-			pods = map[string]*pod{}
+			pods = map[string]*Pod{}
 		}
 		p := pods[key]
 		if p == nil {
-			p = &pod{key: key, base: base, name: c.Pod, uid: c.PodUID, hash: c.TemplateHash, members: map[string]*dockerx.Container{}}
+			p = &Pod{Key: key, Base: base, Name: c.Pod, UID: c.PodUID, Hash: c.TemplateHash, Members: map[string]*dockerx.Container{}}
 			pods[key] = p
 		}
 		switch {
-		case c.Role == dockerx.RoleHolder && p.holder == nil:
-			p.holder = c
-		case c.Role != dockerx.RoleHolder && c.ContainerName != "" && p.members[c.ContainerName] == nil:
-			p.members[c.ContainerName] = c
+		case c.Role == dockerx.RoleHolder && p.Holder == nil:
+			p.Holder = c
+		case c.Role != dockerx.RoleHolder && c.ContainerName != "" && p.Members[c.ContainerName] == nil:
+			p.Members[c.ContainerName] = c
 		default:
-			p.extra = append(p.extra, c)
+			p.Extra = append(p.Extra, c)
 		}
 	}
 	keys := make([]string, 0, len(pods))
@@ -108,8 +109,8 @@ func groupPods(cs []dockerx.Container, templates func(hash string) *manifests.Po
 	sort.Strings(keys)
 	for _, k := range keys {
 		p := pods[k]
-		p.holderDied = p.holder != nil && died[p.holder.ID]
-		units = append(units, p.unit(templates(p.hash)))
+		p.HolderDied = p.Holder != nil && died[p.Holder.ID]
+		units = append(units, p.Unit(templates(p.Hash)))
 	}
 	return units, pods
 }
@@ -126,23 +127,23 @@ func groupPods(cs []dockerx.Container, templates func(hash string) *manifests.Po
 //   - created otherwise: initializing, or a member to repair, which
 //     planPod does in place — and which ranks it before running pods on a
 //     scale-down, as Kubernetes ranks a pending pod.
-func (p *pod) unit(t *manifests.PodTemplateSpec) dockerx.Container {
-	u := dockerx.Container{ID: p.key, Name: p.base, TemplateHash: p.hash, Role: dockerx.RoleHolder, Pod: p.name, PodUID: p.uid}
+func (p *Pod) Unit(t *manifests.PodTemplateSpec) dockerx.Container {
+	u := dockerx.Container{ID: p.Key, Name: p.Base, TemplateHash: p.Hash, Role: dockerx.RoleHolder, Pod: p.Name, PodUID: p.UID}
 	first := true
-	for _, c := range p.containers() {
+	for _, c := range p.Containers() {
 		if first || c.Created.Before(u.Created) {
 			u.Created = c.Created
 			u.Instance, u.Deployment, u.Labels, u.Image = c.Instance, c.Deployment, c.Labels, c.Image
 			first = false
 		}
 	}
-	h := p.holder
+	h := p.Holder
 	switch {
 	case h != nil && h.State == dockerx.StateRemoving:
 		u.State = dockerx.StateRemoving
-	case h == nil || h.State == dockerx.StateExited || h.State == dockerx.StateDead || p.stranded():
+	case h == nil || h.State == dockerx.StateExited || h.State == dockerx.StateDead || p.Stranded():
 		u.State = dockerx.StateDead
-	case h.State == dockerx.StateRunning && p.running(t):
+	case h.State == dockerx.StateRunning && p.Running(t):
 		u.State = dockerx.StateRunning
 	default:
 		u.State = dockerx.StateCreated
@@ -152,8 +153,8 @@ func (p *pod) unit(t *manifests.PodTemplateSpec) dockerx.Container {
 
 // anyRunning reports whether any of the pod's containers runs (or is
 // paused): something of it is still serving or holding resources.
-func (p *pod) anyRunning() bool {
-	for _, c := range p.containers() {
+func (p *Pod) AnyRunning() bool {
+	for _, c := range p.Containers() {
 		if c.State == dockerx.StateRunning || c.State == dockerx.StatePaused || c.State == dockerx.StateRestarting {
 			return true
 		}
@@ -164,12 +165,12 @@ func (p *pod) anyRunning() bool {
 // running reports whether every container that should run does: the app
 // containers and sidecars of t, or, with no template, every member that
 // did not complete.
-func (p *pod) running(t *manifests.PodTemplateSpec) bool {
+func (p *Pod) Running(t *manifests.PodTemplateSpec) bool {
 	if t == nil {
-		if len(p.members) == 0 {
+		if len(p.Members) == 0 {
 			return false
 		}
-		for _, m := range p.members {
+		for _, m := range p.Members {
 			if m.State != dockerx.StateRunning && !(m.State == dockerx.StateExited && m.ExitCode == 0) {
 				return false
 			}
@@ -178,13 +179,13 @@ func (p *pod) running(t *manifests.PodTemplateSpec) bool {
 	}
 	for i := range t.Spec.InitContainers {
 		if ic := &t.Spec.InitContainers[i]; ic.IsSidecar() {
-			if m := p.members[ic.Name]; m == nil || m.State != dockerx.StateRunning {
+			if m := p.Members[ic.Name]; m == nil || m.State != dockerx.StateRunning {
 				return false
 			}
 		}
 	}
 	for i := range t.Spec.Containers {
-		if m := p.members[t.Spec.Containers[i].Name]; m == nil || m.State != dockerx.StateRunning {
+		if m := p.Members[t.Spec.Containers[i].Name]; m == nil || m.State != dockerx.StateRunning {
 			return false
 		}
 	}
@@ -198,19 +199,19 @@ func (p *pod) running(t *manifests.PodTemplateSpec) bool {
 // holder). The list API has no start times, only Docker's "Up …" status;
 // its wording is monotonic in the uptime, so a holder whose uptime is
 // certainly shorter than a member's was started after it.
-func (p *pod) stranded() bool {
-	h := p.holder
+func (p *Pod) Stranded() bool {
+	h := p.Holder
 	if h == nil || h.State != dockerx.StateRunning {
 		return false
 	}
-	if p.holderDied {
+	if p.HolderDied {
 		return true
 	}
 	_, holderMax, ok := uptimeBounds(h.Status)
 	if !ok {
 		return false
 	}
-	for _, m := range p.members {
+	for _, m := range p.Members {
 		if m.State != dockerx.StateRunning {
 			continue
 		}
@@ -227,16 +228,16 @@ func (p *pod) stranded() bool {
 // sidecar runs and the last regular init container that exists is the
 // template's last one and exited 0 — earlier ones that were removed since
 // had done their job.
-func (p *pod) initDone(t *manifests.PodTemplateSpec) bool {
+func (p *Pod) InitDone(t *manifests.PodTemplateSpec) bool {
 	for i := range t.Spec.Containers {
-		if p.members[t.Spec.Containers[i].Name] != nil {
+		if p.Members[t.Spec.Containers[i].Name] != nil {
 			return true
 		}
 	}
-	from := p.lastInit(t)
+	from := p.LastInit(t)
 	for i := range t.Spec.InitContainers {
 		ic := &t.Spec.InitContainers[i]
-		m := p.members[ic.Name]
+		m := p.Members[ic.Name]
 		if ic.IsSidecar() {
 			if m == nil || m.State != dockerx.StateRunning {
 				return false
@@ -256,57 +257,57 @@ func (p *pod) initDone(t *manifests.PodTemplateSpec) bool {
 // lastInit is the index of the last regular init container of t that
 // exists (0 when none does): where initialization stands. Those before it
 // ran to completion, as the kubelet's findNextInitContainerToRun assumes.
-func (p *pod) lastInit(t *manifests.PodTemplateSpec) int {
+func (p *Pod) LastInit(t *manifests.PodTemplateSpec) int {
 	for i := len(t.Spec.InitContainers) - 1; i >= 0; i-- {
 		ic := &t.Spec.InitContainers[i]
-		if !ic.IsSidecar() && p.members[ic.Name] != nil {
+		if !ic.IsSidecar() && p.Members[ic.Name] != nil {
 			return i
 		}
 	}
 	return 0
 }
 
-// podReady decides a holder pod's readiness as Kubernetes' PodReady: its
+// PodReady decides a holder pod's readiness as Kubernetes' PodReady: its
 // holder runs, it is initialized, and every app container and every
 // sidecar is ready (memberReady: running, healthy, passing its readiness
 // probe). A pod of an unknown revision is never ready.
-func podReady(p *pod, t *manifests.PodTemplateSpec, memberReady map[string]bool) bool {
-	if p.holder == nil || p.holder.State != dockerx.StateRunning || p.stranded() {
+func PodReady(p *Pod, t *manifests.PodTemplateSpec, memberReady map[string]bool) bool {
+	if p.Holder == nil || p.Holder.State != dockerx.StateRunning || p.Stranded() {
 		return false
 	}
 	if t == nil {
 		// An unknown revision (a state directory that lost it) is judged
 		// by its containers alone, as Kubernetes judges a pod: every
 		// member ready, or completed.
-		for _, m := range p.members {
+		for _, m := range p.Members {
 			if !memberReady[m.ID] && !(m.State == dockerx.StateExited && m.ExitCode == 0) {
 				return false
 			}
 		}
-		return len(p.members) > 0
+		return len(p.Members) > 0
 	}
-	if !p.initDone(t) {
+	if !p.InitDone(t) {
 		return false
 	}
 	for i := range t.Spec.InitContainers {
 		if ic := &t.Spec.InitContainers[i]; ic.IsSidecar() {
-			if m := p.members[ic.Name]; m == nil || !memberReady[m.ID] {
+			if m := p.Members[ic.Name]; m == nil || !memberReady[m.ID] {
 				return false
 			}
 		}
 	}
 	for i := range t.Spec.Containers {
-		if m := p.members[t.Spec.Containers[i].Name]; m == nil || !memberReady[m.ID] {
+		if m := p.Members[t.Spec.Containers[i].Name]; m == nil || !memberReady[m.ID] {
 			return false
 		}
 	}
 	return true
 }
 
-// templateContainer returns the template container a container runs: a
+// TemplateContainer returns the template container a container runs: a
 // member's by its name, a pod without holder's only one. Nil for a holder,
 // or when the template does not have it.
-func templateContainer(t *manifests.PodTemplateSpec, c *dockerx.Container) *manifests.Container {
+func TemplateContainer(t *manifests.PodTemplateSpec, c *dockerx.Container) *manifests.Container {
 	if t == nil || c.Role == dockerx.RoleHolder {
 		return nil
 	}
@@ -319,8 +320,8 @@ func templateContainer(t *manifests.PodTemplateSpec, c *dockerx.Container) *mani
 	return t.Spec.FindContainer(c.ContainerName)
 }
 
-// inHolderPod reports whether c is the holder or a member of a holder pod.
-func inHolderPod(c *dockerx.Container, templates func(hash string) *manifests.PodTemplateSpec) bool {
+// InHolderPod reports whether c is the holder or a member of a holder pod.
+func InHolderPod(c *dockerx.Container, templates func(hash string) *manifests.PodTemplateSpec) bool {
 	if c.PodUID == "" {
 		return false
 	}
@@ -330,61 +331,12 @@ func inHolderPod(c *dockerx.Container, templates func(hash string) *manifests.Po
 	return true
 }
 
-func hasPods(cs []dockerx.Container) bool {
+// HasPods reports whether any of cs belongs to a holder pod.
+func HasPods(cs []dockerx.Container) bool {
 	for i := range cs {
 		if cs[i].PodUID != "" {
 			return true
 		}
 	}
 	return false
-}
-
-// observedPods is a deployment's containers judged as pods.
-type observedPods struct {
-	units []dockerx.Container // what the revision planner counts
-	pods  map[string]*pod     // holder pods by unit ID
-	// all is units followed by the containers of holder pods: what the
-	// per-container memory (restarts, crash backoff) is kept for.
-	all []dockerx.Container
-	// ready holds the ready containers (by container ID) and the ready
-	// units (a holder pod by its unit ID: podReady).
-	ready map[string]bool
-	// completed holds the containers whose exit is no crash: init
-	// containers (not sidecars) that exited 0, and (filled by the caller)
-	// the containers of pods being stopped.
-	completed map[string]bool
-}
-
-// judgePods groups the observed containers into pods and judges their
-// readiness: the one way both the controller and `dockctl get` see them.
-func judgePods(observed []dockerx.Container, states map[string]*containerState, templates func(string) *manifests.PodTemplateSpec, died map[string]bool) observedPods {
-	units, pods := groupPods(observed, templates, died)
-	o := observedPods{units: units, pods: pods, all: units, ready: readiness(observed, states, probed(templates))}
-	if pods == nil {
-		return o
-	}
-	o.all = make([]dockerx.Container, 0, len(units)+len(observed))
-	o.all = append(o.all, units...)
-	for _, c := range observed {
-		if inHolderPod(&c, templates) {
-			o.all = append(o.all, c)
-		}
-	}
-	o.completed = map[string]bool{}
-	for key, p := range pods {
-		t := templates(p.hash)
-		if podReady(p, t, o.ready) {
-			o.ready[key] = true
-		}
-		if t == nil {
-			continue
-		}
-		for i := range t.Spec.InitContainers {
-			ic := &t.Spec.InitContainers[i]
-			if m := p.members[ic.Name]; m != nil && !ic.IsSidecar() && m.State == dockerx.StateExited && m.ExitCode == 0 {
-				o.completed[m.ID] = true
-			}
-		}
-	}
-	return o
 }

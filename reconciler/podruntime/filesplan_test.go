@@ -1,16 +1,13 @@
-package reconciler
+package podruntime
 
 import (
 	"errors"
 	"fmt"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 
 	"k8s.io/apimachinery/pkg/api/resource"
 
-	"github.com/dockctl/dockctl/internal/dataplane"
 	"github.com/dockctl/dockctl/internal/helperapi"
 	"github.com/dockctl/dockctl/manifests"
 )
@@ -33,7 +30,7 @@ func renderFiles(p helperapi.FilesPayload) string {
 }
 
 func TestPlanFiles(t *testing.T) {
-	objs := fileObjects{
+	objs := FileObjects{
 		ConfigMaps: map[string]*manifests.ConfigMap{
 			"app": {Data: map[string]string{"app.conf": "port=80", "log.conf": "level=info"}, BinaryData: map[string][]byte{"logo.bin": {0, 1, 2}}},
 		},
@@ -41,13 +38,13 @@ func TestPlanFiles(t *testing.T) {
 			"db": {Data: map[string][]byte{"password": []byte("hunter2"), "user": []byte("admin")}},
 		},
 	}
-	id := podIdentity{Name: "web-abc-0", Namespace: "shop", UID: "0a1b2c3d",
+	id := DownwardIdentity{Name: "web-abc-0", Namespace: "shop", UID: "0a1b2c3d",
 		Labels: map[string]string{"app": "web", "tier": "front"}, Annotations: map[string]string{"note": `say "hi"`}}
 	container := manifests.Container{Name: "web", Resources: manifests.ResourceRequirements{
 		Limits:   map[string]resource.Quantity{"memory": resource.MustParse("64Mi"), "cpu": resource.MustParse("500m")},
 		Requests: map[string]resource.Quantity{"cpu": resource.MustParse("250m")},
 	}}
-	host := hostResources{MilliCPU: 4000, MemoryBytes: 8 << 30}
+	host := HostResources{MilliCPU: 4000, MemoryBytes: 8 << 30}
 	fsGroup := int64(2000)
 	tests := []struct {
 		name    string
@@ -106,9 +103,9 @@ func TestPlanFiles(t *testing.T) {
 			if tt.fsGroup != nil {
 				ps.SecurityContext = &manifests.PodSecurityContext{FSGroup: tt.fsGroup}
 			}
-			p, err := planFiles(ps, id, objs, host)
+			p, err := PlanFiles(ps, id, objs, host)
 			if len(tt.missing) > 0 {
-				var me *missingRefError
+				var me *VolumeRefsError
 				if !errors.As(err, &me) {
 					t.Fatalf("error %v, want a missing reference", err)
 				}
@@ -128,8 +125,8 @@ func TestPlanFiles(t *testing.T) {
 			if got := renderFiles(p); got != tt.want {
 				t.Errorf("payload:\n%s\nwant:\n%s", got, tt.want)
 			}
-			again, _ := planFiles(ps, id, objs, host)
-			if payloadHash(again) != payloadHash(p) {
+			again, _ := PlanFiles(ps, id, objs, host)
+			if PayloadHash(again) != PayloadHash(p) {
 				t.Error("the same input gave another payload hash")
 			}
 		})
@@ -139,21 +136,21 @@ func TestPlanFiles(t *testing.T) {
 func TestPayloadHashFollowsContent(t *testing.T) {
 	ps := &manifests.PodSpec{Containers: []manifests.Container{{Name: "a"}},
 		Volumes: []manifests.Volume{{Name: "cfg", ConfigMap: &manifests.ConfigMapVolumeSource{Name: "app"}}}}
-	objs := func(v string) fileObjects {
-		return fileObjects{ConfigMaps: map[string]*manifests.ConfigMap{"app": {Data: map[string]string{"k": v}}}}
+	objs := func(v string) FileObjects {
+		return FileObjects{ConfigMaps: map[string]*manifests.ConfigMap{"app": {Data: map[string]string{"k": v}}}}
 	}
-	a, _ := planFiles(ps, podIdentity{}, objs("1"), hostResources{})
-	b, _ := planFiles(ps, podIdentity{}, objs("2"), hostResources{})
-	if payloadHash(a) == payloadHash(b) {
+	a, _ := PlanFiles(ps, DownwardIdentity{}, objs("1"), HostResources{})
+	b, _ := PlanFiles(ps, DownwardIdentity{}, objs("2"), HostResources{})
+	if PayloadHash(a) == PayloadHash(b) {
 		t.Error("two contents, one hash")
 	}
-	cms, ss := fileRefs(&manifests.PodSpec{Volumes: []manifests.Volume{
+	cms, ss := FileRefs(&manifests.PodSpec{Volumes: []manifests.Volume{
 		{Name: "a", ConfigMap: &manifests.ConfigMapVolumeSource{Name: "x"}},
 		{Name: "b", Projected: &manifests.ProjectedVolumeSource{Sources: []manifests.VolumeProjection{
 			{ConfigMap: &manifests.ConfigMapProjection{Name: "x"}}, {Secret: &manifests.SecretProjection{Name: "s"}}}}},
 	}})
 	if strings.Join(cms, ",") != "x" || strings.Join(ss, ",") != "s" {
-		t.Errorf("fileRefs: %v %v", cms, ss)
+		t.Errorf("FileRefs: %v %v", cms, ss)
 	}
 }
 
@@ -168,7 +165,7 @@ func boolp(b bool) *bool { return &b }
 // projected volume's source included) is left out with the kubelet's
 // FailedMount message, and the others are planned as when all resolve.
 func TestPlanVolumesEachOnItsOwn(t *testing.T) {
-	objs := fileObjects{
+	objs := FileObjects{
 		ConfigMaps: map[string]*manifests.ConfigMap{"app": {Data: map[string]string{"k": "v"}}},
 		Secrets:    map[string]*manifests.Secret{"db": {Data: map[string][]byte{"password": []byte("hunter2")}}},
 	}
@@ -201,7 +198,7 @@ func TestPlanVolumesEachOnItsOwn(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			ps := &manifests.PodSpec{Containers: []manifests.Container{{Name: "web"}}, Volumes: tt.vols}
-			p, missing := planVolumes(ps, podIdentity{Name: "web-abc-0"}, objs, hostResources{})
+			p, missing := PlanVolumes(ps, DownwardIdentity{Name: "web-abc-0"}, objs, HostResources{})
 			if got := renderFiles(p); got != tt.want {
 				t.Errorf("payload:\n%s\nwant:\n%s", got, tt.want)
 			}
@@ -213,41 +210,5 @@ func TestPlanVolumesEachOnItsOwn(t *testing.T) {
 				t.Errorf("failed mounts %q, want %q", msgs, tt.failedMount)
 			}
 		})
-	}
-}
-
-// TestFilesProjectedSamePathSpelledTwice: a projected volume whose
-// ConfigMap source projects key "a" and whose Secret source maps a key to
-// "./a" is valid (Kubernetes accepts it, and the kubelet's AtomicWriter
-// cleans the paths, one of them winning). dockctl's validation accepts it
-// too, so the writer must take the payload, or the pod never gets its
-// files and never starts.
-func TestFilesProjectedSamePathSpelledTwice(t *testing.T) {
-	d := testDeployment("web", 1, "1")
-	ps := &d.Spec.Template.Spec
-	ps.Volumes = []manifests.Volume{{Name: "all", Projected: &manifests.ProjectedVolumeSource{Sources: []manifests.VolumeProjection{
-		{ConfigMap: &manifests.ConfigMapProjection{Name: "app"}},
-		{Secret: &manifests.SecretProjection{Name: "s", Items: []manifests.KeyToPath{{Key: "x", Path: "./a"}}}},
-	}}}}
-	ps.Containers[0].VolumeMounts = []manifests.VolumeMount{{Name: "all", MountPath: "/etc/all"}}
-	manifests.SetDefaults(d)
-	if err := manifests.Validate(d); err != nil {
-		t.Fatalf("refused at validation (acceptable, but then say so): %v", err)
-	}
-	objs := fileObjects{
-		ConfigMaps: map[string]*manifests.ConfigMap{"app": {Data: map[string]string{"a": "from-cm"}}},
-		Secrets:    map[string]*manifests.Secret{"s": {Data: map[string][]byte{"x": []byte("from-secret")}}},
-	}
-	payload, err := planFiles(ps, podIdentity{Name: "p", Namespace: "default"}, objs, hostResources{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	root := t.TempDir()
-	os.Mkdir(filepath.Join(root, "all"), 0o755)
-	if _, err := dataplane.WriteFiles(root, payload); err != nil {
-		t.Fatalf("a valid projected volume cannot be written: %v", err)
-	}
-	if _, err := os.ReadFile(filepath.Join(root, "all", "a")); err != nil {
-		t.Errorf("a: %v", err)
 	}
 }

@@ -1,4 +1,4 @@
-package reconciler
+package podruntime
 
 import (
 	"crypto/sha256"
@@ -21,81 +21,81 @@ import (
 // The files of a pod's file volumes (configMap, secret, projected,
 // downwardAPI), planned as pure data: what the kubelet's volume plugins
 // would project for the pod, given the objects it refers to. The
-// controller looks the objects up (files.go), this plans the payload, and
-// the writer in the pod's holder makes it the volumes' content atomically
-// (`dockctl helper files`, package atomicfiles).
+// controller looks the objects up (reconciler's files.go), this plans the
+// payload, and the writer in the pod's holder makes it the volumes'
+// content atomically (`dockctl helper files`, package atomicfiles).
 
-// podIdentity is what the downward API tells a pod about itself.
-type podIdentity struct {
+// DownwardIdentity is what the downward API tells a pod about itself.
+type DownwardIdentity struct {
 	Name, Namespace, UID string
 	Labels, Annotations  map[string]string
 }
 
-// fileObjects are the ConfigMaps and Secrets of one namespace a pod's
+// FileObjects are the ConfigMaps and Secrets of one namespace a pod's
 // volumes refer to, by name; a name mapped to nil does not exist.
-type fileObjects struct {
+type FileObjects struct {
 	ConfigMaps map[string]*manifests.ConfigMap
 	Secrets    map[string]*manifests.Secret
 }
 
-// hostResources is the host's capacity: what a resourceFieldRef to a limit
+// HostResources is the host's capacity: what a resourceFieldRef to a limit
 // the container does not set reports (Kubernetes reports the node's
 // allocatable). Zero: unknown, reported as 0.
-type hostResources struct {
+type HostResources struct {
 	MilliCPU    int64
 	MemoryBytes int64
 }
 
-// missingRefError says what a pod's volumes refer to that does not exist.
+// VolumeRefsError says what a pod's volumes refer to that does not exist.
 // Its message names objects and keys, never a value.
-type missingRefError struct{ what []string }
+type VolumeRefsError struct{ what []string }
 
-func (e *missingRefError) Error() string {
+func (e *VolumeRefsError) Error() string {
 	return "MountVolume.SetUp failed: " + strings.Join(e.what, "; ")
 }
 
-// planFiles returns the payload of every file volume of ps for the pod id,
-// in the volumes' order, or a *missingRefError naming every non-optional
+// PlanFiles returns the payload of every file volume of ps for the pod id,
+// in the volumes' order, or a *VolumeRefsError naming every non-optional
 // reference that does not resolve (as the kubelet fails a pod's mount).
-func planFiles(ps *manifests.PodSpec, id podIdentity, objs fileObjects, host hostResources) (helperapi.FilesPayload, error) {
-	p, missing := planVolumes(ps, id, objs, host)
+func PlanFiles(ps *manifests.PodSpec, id DownwardIdentity, objs FileObjects, host HostResources) (helperapi.FilesPayload, error) {
+	p, missing := PlanVolumes(ps, id, objs, host)
 	if len(missing) > 0 {
-		return helperapi.FilesPayload{}, missingVolumesError(missing)
+		return helperapi.FilesPayload{}, MissingVolumesError(missing)
 	}
 	return p, nil
 }
 
-// missingVolumesError names every reason of every volume that cannot be made.
-func missingVolumesError(missing []volumeMissing) *missingRefError {
+// MissingVolumesError names every reason of every volume that cannot be made.
+func MissingVolumesError(missing []VolumeMissing) *VolumeRefsError {
 	var what []string
 	for _, m := range missing {
 		for _, r := range m.Reasons {
 			what = append(what, fmt.Sprintf("volume %s: %s", m.Volume, r))
 		}
 	}
-	return &missingRefError{what: what}
+	return &VolumeRefsError{what: what}
 }
 
-// volumeMissing is a file volume that cannot be made now, and why (names
+// VolumeMissing is a file volume that cannot be made now, and why (names
 // of objects and keys, never a value).
-type volumeMissing struct {
+type VolumeMissing struct {
 	Volume  string
 	Reasons []string
 }
 
 // Message is the kubelet's message of the FailedMount event of the volume
 // (its operation generator's "MountVolume.SetUp failed for volume %q : err").
-func (m volumeMissing) Message() string {
+func (m VolumeMissing) Message() string {
 	return fmt.Sprintf("MountVolume.SetUp failed for volume %q : %s", m.Volume, strings.Join(m.Reasons, "; "))
 }
 
-// planVolumes plans each file volume of ps on its own, as the kubelet sets
+// PlanVolumes plans each file volume of ps on its own, as the kubelet sets
 // up each volume of a pod on its own: the payload of the volumes that can
 // be made, in the volumes' order, and the volumes that cannot (a
 // non-optional reference that does not resolve), which it leaves out.
-func planVolumes(ps *manifests.PodSpec, id podIdentity, objs fileObjects, host hostResources) (helperapi.FilesPayload, []volumeMissing) {
+func PlanVolumes(ps *manifests.PodSpec, id DownwardIdentity, objs FileObjects, host HostResources) (helperapi.FilesPayload, []VolumeMissing) {
 	var p helperapi.FilesPayload
-	var missing []volumeMissing
+	var missing []VolumeMissing
 	for i := range ps.Volumes {
 		v := &ps.Volumes[i]
 		if !v.IsFileVolume() {
@@ -147,7 +147,7 @@ func planVolumes(ps *manifests.PodSpec, id podIdentity, objs fileObjects, host h
 			}
 		}
 		if len(reasons) > 0 {
-			missing = append(missing, volumeMissing{Volume: v.Name, Reasons: reasons})
+			missing = append(missing, VolumeMissing{Volume: v.Name, Reasons: reasons})
 			continue
 		}
 		fv := helperapi.FilesVolume{Name: v.Name, Files: make([]helperapi.FileItem, 0, len(files))}
@@ -177,7 +177,7 @@ func mapKeys[V any](m map[string]V) func(func(string) bool) {
 // (and projected source) does: every key of data and binaryData without
 // items, else the listed keys; a missing object or key is an error unless
 // optional.
-func configMapFiles(name string, items []manifests.KeyToPath, defMode *int32, optional bool, objs fileObjects,
+func configMapFiles(name string, items []manifests.KeyToPath, defMode *int32, optional bool, objs FileObjects,
 	add func(string, int32, []byte), miss func(string, ...any)) {
 	cm := objs.ConfigMaps[name]
 	if cm == nil {
@@ -216,7 +216,7 @@ func configMapFiles(name string, items []manifests.KeyToPath, defMode *int32, op
 
 // secretFiles is configMapFiles for a Secret (data only: stringData was
 // merged into it when the Secret was decoded).
-func secretFiles(name string, items []manifests.KeyToPath, defMode *int32, optional bool, objs fileObjects,
+func secretFiles(name string, items []manifests.KeyToPath, defMode *int32, optional bool, objs FileObjects,
 	add func(string, int32, []byte), miss func(string, ...any)) {
 	s := objs.Secrets[name]
 	if s == nil {
@@ -245,7 +245,7 @@ func secretFiles(name string, items []manifests.KeyToPath, defMode *int32, optio
 
 // downwardAPIValue is one downward API file's content, as the kubelet
 // writes it: labels and annotations as sorted key="value" lines.
-func downwardAPIValue(f manifests.DownwardAPIVolumeFile, ps *manifests.PodSpec, id podIdentity, host hostResources) ([]byte, error) {
+func downwardAPIValue(f manifests.DownwardAPIVolumeFile, ps *manifests.PodSpec, id DownwardIdentity, host HostResources) ([]byte, error) {
 	if r := f.FieldRef; r != nil {
 		if field, key, ok := manifests.SplitFieldPath(r.FieldPath); ok {
 			m := id.Labels
@@ -301,7 +301,7 @@ func formatMap(m map[string]string) string {
 // the container does not set is the host's capacity; a request it does
 // not set is its limit when set (the API server's defaulting), else 0;
 // the value is divided by the divisor (default 1) and rounded up.
-func resourceValue(c *manifests.Container, res string, divisor *resource.Quantity, host hostResources) (string, error) {
+func resourceValue(c *manifests.Container, res string, divisor *resource.Quantity, host HostResources) (string, error) {
 	div := resource.MustParse("1")
 	if divisor != nil && divisor.Sign() > 0 {
 		div = *divisor
@@ -353,18 +353,18 @@ func resourceValue(c *manifests.Container, res string, divisor *resource.Quantit
 	return "", fmt.Errorf("unsupported resource %q", res)
 }
 
-// payloadHash identifies a payload's content, to tell whether a pod's
+// PayloadHash identifies a payload's content, to tell whether a pod's
 // volumes hold it without reading them back. It is kept in memory only:
 // it is derived from Secret values.
-func payloadHash(p helperapi.FilesPayload) string {
+func PayloadHash(p helperapi.FilesPayload) string {
 	b, _ := json.Marshal(p)
 	sum := sha256.Sum256(b)
 	return hex.EncodeToString(sum[:])
 }
 
-// fileRefs lists the ConfigMaps and Secrets the pod's file volumes refer
+// FileRefs lists the ConfigMaps and Secrets the pod's file volumes refer
 // to, each once, sorted.
-func fileRefs(ps *manifests.PodSpec) (configMaps, secrets []string) {
+func FileRefs(ps *manifests.PodSpec) (configMaps, secrets []string) {
 	cms, ss := map[string]bool{}, map[string]bool{}
 	for i := range ps.Volumes {
 		v := &ps.Volumes[i]

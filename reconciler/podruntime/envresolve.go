@@ -1,4 +1,4 @@
-package reconciler
+package podruntime
 
 import (
 	"errors"
@@ -134,14 +134,15 @@ func (s SkippedKeys) Message() string {
 // error is a *MissingRefsError when only references are missing, else a
 // store failure (never with a value).
 func ResolveEnv(ps *manifests.PodSpec, c *manifests.Container, pod PodIdentity, cs ConfigStore) (ResolvedEnv, error) {
-	return resolveEnv(ps, c, pod, cs, nil)
+	return ResolveEnvWithServices(ps, c, pod, cs, nil)
 }
 
-// resolveEnv is ResolveEnv with the pod's Service variables (serviceenv.go),
+// ResolveEnvWithServices is ResolveEnv with the pod's Service variables
+// (the Service controller computes them: docs/design.md §10),
 // as the kubelet's makeEnvironmentVariables adds them: a $(VAR) reference
 // may name one, a variable the container defines wins over one, and the
 // others follow the container's own, sorted by name.
-func resolveEnv(ps *manifests.PodSpec, c *manifests.Container, pod PodIdentity, cs ConfigStore, services map[string]string) (ResolvedEnv, error) {
+func ResolveEnvWithServices(ps *manifests.PodSpec, c *manifests.Container, pod PodIdentity, cs ConfigStore, services map[string]string) (ResolvedEnv, error) {
 	r := &envResolver{ps: ps, c: c, pod: pod, cs: cs, index: map[string]int{}, services: services,
 		cms: map[string]*manifests.ConfigMap{}, secrets: map[string]*manifests.Secret{}}
 	if r.pod.Namespace == "" {

@@ -1,0 +1,162 @@
+package main
+
+import (
+	"reflect"
+	"runtime/debug"
+	"strings"
+	"testing"
+
+	"github.com/dockctl/dockctl/dockerx"
+	"github.com/dockctl/dockctl/internal/helperapi"
+)
+
+// The controller's flags after `--` are parsed as `dockctl controller`
+// parses them, written back once each, sorted, as --name=value, with the
+// --manifests paths absolute; the probe follows --metrics-addr.
+func TestParseControllerFlags(t *testing.T) {
+	readyz := func(host string, port int) *helperapi.ProbeSpec {
+		return &helperapi.ProbeSpec{Kind: "http", Address: host, Port: port, Scheme: "HTTP", Path: "/readyz", TimeoutMillis: 2000}
+	}
+	tests := []struct {
+		name          string
+		args          []string
+		wantArgs      []string
+		wantManifests []string
+		wantProbe     *helperapi.ProbeSpec
+		wantErr       string
+	}{
+		{name: "none", wantProbe: readyz("127.0.0.1", 9477)},
+		{name: "sorted, one form",
+			args:     []string{"--service-address", "127.0.0.1", "--resync-period=10s", "--prune-orphans"},
+			wantArgs: []string{"--prune-orphans=true", "--resync-period=10s", "--service-address=127.0.0.1"}, wantProbe: readyz("127.0.0.1", 9477)},
+		{name: "manifests made absolute, lists once per value",
+			args:          []string{"--manifests", "k8s", "--manifests=/srv/other/", "--allow-host-path=/srv/data,/srv/logs"},
+			wantArgs:      []string{"--allow-host-path=/srv/data", "--allow-host-path=/srv/logs", "--manifests=/home/me/k8s", "--manifests=/srv/other"},
+			wantManifests: []string{"/home/me/k8s", "/srv/other"}, wantProbe: readyz("127.0.0.1", 9477)},
+		{name: "metrics on every address: probed on loopback",
+			args: []string{"--metrics-addr", ":9464"}, wantArgs: []string{"--metrics-addr=:9464"}, wantProbe: readyz("127.0.0.1", 9464)},
+		{name: "no metrics: no probe", args: []string{"--metrics-addr="}, wantArgs: []string{"--metrics-addr="}},
+		{name: "unknown flag", args: []string{"--instance", "x"}, wantErr: "unknown flag: --instance"},
+		{name: "argument", args: []string{"--allow-host-path", "/srv/data"}, wantErr: `unexpected argument "/srv/data"`},
+		{name: "bad value", args: []string{"--resync-period", "often"}, wantErr: "invalid argument"},
+		{name: "metrics port 0", args: []string{"--metrics-addr", "127.0.0.1:0"}, wantErr: "fixed port"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, err := parseControllerFlags(tt.args, "/home/me")
+			if tt.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
+					t.Fatalf("error %v, want %q", err, tt.wantErr)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !reflect.DeepEqual(got.args, tt.wantArgs) || !reflect.DeepEqual(got.manifests, tt.wantManifests) || !reflect.DeepEqual(got.probe, tt.wantProbe) {
+				t.Errorf("got %q %q %+v\nwant %q %q %+v", got.args, got.manifests, got.probe, tt.wantArgs, tt.wantManifests, tt.wantProbe)
+			}
+		})
+	}
+}
+
+// install takes no argument before `--`, and names the way to pass
+// controller flags; it refuses a daemon it cannot give a socket.
+func TestInstallArguments(t *testing.T) {
+	_, _, err := run(t, "", "install", "--service-address", "127.0.0.1")
+	if err == nil || !strings.Contains(err.Error(), "unknown flag: --service-address") {
+		t.Errorf("a controller flag before --: %v", err)
+	}
+	_, _, err = run(t, "", "install", "extra")
+	if err == nil || !strings.Contains(err.Error(), "the controller's flags follow --") {
+		t.Errorf("an argument: %v", err)
+	}
+	for host, want := range map[string]string{
+		"":                         "/var/run/docker.sock",
+		"unix:///run/user/1000/ds": "/run/user/1000/ds",
+		"tcp://10.0.0.1:2375":      "",
+	} {
+		got, err := hostSocket(host)
+		if got != want || (err == nil) != (want != "") {
+			t.Errorf("hostSocket(%q) = %q, %v; want %q", host, got, err, want)
+		}
+	}
+}
+
+// uninstall removes every object of the instance ListInstanceObjects
+// returns, the volumes only without --keep-data.
+func TestUninstallSelection(t *testing.T) {
+	objs := []dockerx.InstanceObject{
+		{Kind: dockerx.KindContainer, ID: "c", Name: "dockctl-a-controller", Role: dockerx.RoleController},
+		{Kind: dockerx.KindNetwork, ID: "n", Name: "dockctl_a"},
+		{Kind: dockerx.KindImage, ID: "i", Name: "dockctl:a-1"},
+		{Kind: dockerx.KindVolume, ID: "v", Name: "a-claim"},
+	}
+	remove, keep := uninstallSelection(objs, false)
+	if !reflect.DeepEqual(remove, objs) || keep != nil {
+		t.Errorf("without --keep-data: remove %v keep %v", remove, keep)
+	}
+	remove, keep = uninstallSelection(objs, true)
+	if !reflect.DeepEqual(remove, objs[:3]) || !reflect.DeepEqual(keep, objs[3:]) {
+		t.Errorf("with --keep-data: remove %v keep %v", remove, keep)
+	}
+}
+
+// version says what the linker stamped, else what the go command
+// recorded: a `go install …@v1.2.3` build its module version, a
+// pseudo-version's commit, a build of a clone its VCS revision.
+func TestVersionFromBuildInfo(t *testing.T) {
+	info := func(version string, settings ...string) *debug.BuildInfo {
+		bi := &debug.BuildInfo{Main: debug.Module{Path: "github.com/dockctl/dockctl", Version: version}}
+		for i := 0; i+1 < len(settings); i += 2 {
+			bi.Settings = append(bi.Settings, debug.BuildSetting{Key: settings[i], Value: settings[i+1]})
+		}
+		return bi
+	}
+	tests := []struct {
+		name            string
+		stamped, commit string
+		info            *debug.BuildInfo
+		want            buildVersion
+		line            string
+	}{
+		{"stamped by make", "v1.2.3", "0123456789ab", info("(devel)", "vcs.revision", "ffffffffffffffffffff", "CGO_ENABLED", "0"),
+			buildVersion{version: "v1.2.3", commit: "0123456789ab"}, "dockctl v1.2.3 (commit 0123456789ab, "},
+		{"go install of a tag", "dev", "", info("v1.2.3", "CGO_ENABLED", "0"),
+			buildVersion{version: "v1.2.3"}, "dockctl v1.2.3 ("},
+		{"go install of a commit", "dev", "", info("v0.0.0-20261206213000-0123456789ab", "CGO_ENABLED", "0"),
+			buildVersion{version: "v0.0.0-20261206213000-0123456789ab", commit: "0123456789ab"}, "dockctl v0.0.0-20261206213000-0123456789ab (commit 0123456789ab, "},
+		{"go install after a tag", "dev", "", info("v1.2.4-0.20261206213000-0123456789ab"),
+			buildVersion{version: "v1.2.4-0.20261206213000-0123456789ab", commit: "0123456789ab"}, "dockctl v1.2.4-0.20261206213000-0123456789ab (commit 0123456789ab, "},
+		{"go build in a modified clone", "dev", "", info("(devel)", "vcs.revision", "0123456789abcdef0123", "vcs.modified", "true", "CGO_ENABLED", "1"),
+			buildVersion{version: "dev", commit: "0123456789ab-dirty", cgo: true}, "dockctl dev (commit 0123456789ab-dirty, "},
+		{"no build information", "dev", "", nil, buildVersion{version: "dev"}, "dockctl dev (go"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got := versionOf(tt.stamped, tt.commit, tt.info)
+			if got != tt.want {
+				t.Errorf("got %+v, want %+v", got, tt.want)
+			}
+			if line := got.line(); !strings.HasPrefix(line, tt.line) {
+				t.Errorf("line %q, want it to begin with %q", line, tt.line)
+			}
+		})
+	}
+}
+
+// The controller container install runs carries the instance label but
+// is no pod: get pods and get containers leave it out rather than call it
+// an orphan.
+func TestGetLeavesTheInstalledControllerOut(t *testing.T) {
+	f := startFakeDaemon(t)
+	dir := t.TempDir()
+	f.add(dockerx.ControllerName("t1"), "running", map[string]string{
+		dockerx.LabelInstance: "t1", dockerx.LabelRole: dockerx.RoleController})
+	for _, kind := range []string{"pods", "containers"} {
+		out, _, err := run(t, "", "--state-dir", dir, "--instance", "t1", "get", kind)
+		if err != nil || strings.Contains(out, "controller") {
+			t.Errorf("get %s: %v\n%s", kind, err, out)
+		}
+	}
+}

@@ -1,0 +1,349 @@
+package dockerx
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"path/filepath"
+	"reflect"
+	"runtime"
+	"strings"
+	"testing"
+
+	cerrdefs "github.com/containerd/errdefs"
+	"github.com/docker/docker/api/types/container"
+	"github.com/docker/docker/api/types/filters"
+	"github.com/docker/docker/api/types/image"
+	"github.com/docker/docker/api/types/network"
+	"github.com/docker/docker/api/types/volume"
+	ocispec "github.com/opencontainers/image-spec/specs-go/v1"
+
+	"github.com/dockctl/dockctl/internal/helperapi"
+)
+
+// controllerSpec is a full spec: a state directory, a manifests
+// directory, the socket's group and a probe.
+func controllerSpec() ControllerSpec {
+	return ControllerSpec{
+		Instance: "prod", Image: "dockctl:prod-0123456789ab", Version: "v1.2.3",
+		Args:     []string{"--manifests=/srv/k8s", "--service-address=127.0.0.1"},
+		StateDir: "/var/lib/dockctl", ReadOnly: []string{"/srv/k8s"},
+		Socket: "/var/run/docker.sock", User: "0:0", GroupAdd: []string{"998"},
+		Probe: &helperapi.ProbeSpec{Kind: "http", Address: "127.0.0.1", Port: 9477, Scheme: "HTTP", Path: "/readyz", TimeoutMillis: 2000},
+	}
+}
+
+// The controller container's configuration, as the golden files show it:
+// the hardening of the README's hand-written command, the state
+// directory at its own path (a volume at /state), the manifests
+// read-only, the probe of /readyz as the health check.
+func TestControllerConfigGolden(t *testing.T) {
+	vol := controllerSpec()
+	vol.StateDir, vol.StateVolume, vol.ReadOnly, vol.Probe, vol.GroupAdd = "", "dockctl-prod-state", nil, nil, nil
+	vol.Args = nil
+	for name, spec := range map[string]ControllerSpec{"state-dir": controllerSpec(), "state-volume": vol} {
+		t.Run(name, func(t *testing.T) {
+			cfg, hc, err := ControllerConfig(spec)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got, err := json.MarshalIndent(struct {
+				Config     *container.Config
+				HostConfig *container.HostConfig
+			}{cfg, hc}, "", "  ")
+			if err != nil {
+				t.Fatal(err)
+			}
+			compareGolden(t, "ControllerConfig", filepath.Join("testdata", "controller-"+name+".golden.json"), append(got, '\n'))
+			// The promises, one by one, so that -update cannot accept a
+			// regression.
+			if hc.RestartPolicy.Name != container.RestartPolicyUnlessStopped || !hc.ReadonlyRootfs ||
+				!reflect.DeepEqual([]string(hc.CapDrop), []string{"ALL"}) || !reflect.DeepEqual(hc.SecurityOpt, []string{"no-new-privileges"}) ||
+				hc.NetworkMode != network.NetworkNone || hc.Privileged {
+				t.Errorf("not hardened: %+v", hc)
+			}
+			if cfg.Labels[LabelInstance] != "prod" || cfg.Labels[LabelRole] != RoleController || cfg.Labels[LabelConfigHash] == "" {
+				t.Errorf("labels %v", cfg.Labels)
+			}
+			if cfg.Cmd[0] != "controller" || cfg.Entrypoint[0] != helperapi.Binary {
+				t.Errorf("command %v %v", cfg.Entrypoint, cfg.Cmd)
+			}
+		})
+	}
+}
+
+// The configuration hash changes with anything that changes the
+// container, the image (a new binary) and the flags included, and only
+// then: the same spec gives the same hash.
+func TestControllerConfigHash(t *testing.T) {
+	hash := func(mod func(*ControllerSpec)) string {
+		s := controllerSpec()
+		if mod != nil {
+			mod(&s)
+		}
+		cfg, _, err := ControllerConfig(s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return cfg.Labels[LabelConfigHash]
+	}
+	base := hash(nil)
+	if hash(nil) != base {
+		t.Fatal("the same spec gave two hashes")
+	}
+	for name, mod := range map[string]func(*ControllerSpec){
+		"image":     func(s *ControllerSpec) { s.Image = "dockctl:prod-ba9876543210" },
+		"flags":     func(s *ControllerSpec) { s.Args = append(s.Args, "--prune-orphans=true") },
+		"state":     func(s *ControllerSpec) { s.StateDir = "/srv/state" },
+		"read-only": func(s *ControllerSpec) { s.ReadOnly = nil },
+		"user":      func(s *ControllerSpec) { s.User = "1000:1000" },
+		"probe":     func(s *ControllerSpec) { s.Probe = nil },
+	} {
+		if hash(mod) == base {
+			t.Errorf("a change of %s keeps the hash", name)
+		}
+	}
+}
+
+func TestControllerConfigErrors(t *testing.T) {
+	for name, mod := range map[string]func(*ControllerSpec){
+		"no image":         func(s *ControllerSpec) { s.Image = "" },
+		"no socket":        func(s *ControllerSpec) { s.Socket = "" },
+		"two states":       func(s *ControllerSpec) { s.StateVolume = "v" },
+		"no state at all":  func(s *ControllerSpec) { s.StateDir = "" },
+		"no instance name": func(s *ControllerSpec) { s.Instance = "" },
+	} {
+		s := controllerSpec()
+		mod(&s)
+		if _, _, err := ControllerConfig(s); err == nil {
+			t.Errorf("%s: no error", name)
+		}
+	}
+}
+
+// The controller image is the helper image's layer (stored once by the
+// daemon) with dockctl as the entrypoint, its own role and repository.
+func TestBuildControllerImage(t *testing.T) {
+	static, dynamic, _, noCgo := helperBinaries(t)
+	img, err := BuildControllerImage("inst", runtime.GOARCH, static)
+	if err != nil {
+		t.Fatal(err)
+	}
+	helper, err := BuildHelperImage("inst", runtime.GOARCH, static)
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, h := readHolderArchive(t, img.Tar), readHolderArchive(t, helper.Tar)
+	if a.docker[0].Layers[0] != h.docker[0].Layers[0] {
+		t.Errorf("layer %s, the helper image's %s", a.docker[0].Layers[0], h.docker[0].Layers[0])
+	}
+	layer := a.files[a.docker[0].Layers[0]]
+	if want := "dockctl:inst-" + sha(layer)[:12]; img.Ref != want {
+		t.Errorf("Ref %s, want %s", img.Ref, want)
+	}
+	var cfg ocispec.Image
+	if err := json.Unmarshal(a.files[a.docker[0].Config], &cfg); err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(cfg.Config.Entrypoint, []string{helperapi.Binary}) ||
+		!reflect.DeepEqual(cfg.Config.Labels, map[string]string{LabelInstance: "inst", LabelRole: RoleControllerImage}) {
+		t.Errorf("config %+v", cfg.Config)
+	}
+	again, _ := BuildControllerImage("inst", runtime.GOARCH, static)
+	if again.ID != img.ID || string(again.Tar) != string(img.Tar) {
+		t.Error("the same binary gave two images")
+	}
+	// As the helpers: another architecture, or a binary built with cgo,
+	// is refused with what to build instead.
+	other := "arm64"
+	if runtime.GOARCH == "arm64" {
+		other = "amd64"
+	}
+	if _, err := BuildControllerImage("inst", other, static); err == nil || !strings.Contains(err.Error(), "GOARCH="+other) {
+		t.Errorf("another architecture: %v", err)
+	}
+	if noCgo != "" {
+		t.Log(noCgo)
+		return
+	}
+	if _, err := BuildControllerImage("inst", runtime.GOARCH, dynamic); err == nil || !strings.Contains(err.Error(), "CGO_ENABLED=0") {
+		t.Errorf("a cgo binary: %v", err)
+	}
+}
+
+// instanceAPI is a daemon of several instances' objects that ignores list
+// filters (records them instead): what ListInstanceObjects returns must
+// hold only the instance's objects even then.
+type instanceAPI struct {
+	fakeAPI
+	containers []container.Summary
+	networks   []network.Summary
+	images     []image.Summary
+	volumes    []*volume.Volume
+	filters    []filters.Args
+	removed    []string
+}
+
+func (f *instanceAPI) ContainerList(_ context.Context, o container.ListOptions) ([]container.Summary, error) {
+	f.filters = append(f.filters, o.Filters)
+	if !o.All {
+		return nil, errors.New("stopped containers left out")
+	}
+	return f.containers, nil
+}
+
+func (f *instanceAPI) NetworkList(_ context.Context, o network.ListOptions) ([]network.Summary, error) {
+	f.filters = append(f.filters, o.Filters)
+	return f.networks, nil
+}
+
+func (f *instanceAPI) ImageList(_ context.Context, o image.ListOptions) ([]image.Summary, error) {
+	f.filters = append(f.filters, o.Filters)
+	return f.images, nil
+}
+
+func (f *instanceAPI) VolumeList(_ context.Context, o volume.ListOptions) (volume.ListResponse, error) {
+	f.filters = append(f.filters, o.Filters)
+	return volume.ListResponse{Volumes: f.volumes}, nil
+}
+
+func (f *instanceAPI) NetworkRemove(_ context.Context, id string) error {
+	f.removed = append(f.removed, "network "+id)
+	return nil
+}
+
+func TestListInstanceObjectsSelectsByTheInstanceLabelOnly(t *testing.T) {
+	of := func(instance, role string) map[string]string {
+		l := map[string]string{LabelRole: role}
+		if instance != "" {
+			l[LabelInstance] = instance
+		}
+		return l
+	}
+	f := &instanceAPI{
+		containers: []container.Summary{
+			{ID: "c1", Names: []string{"/a_web-1"}, Labels: of("a", RoleReplica)},
+			{ID: "c2", Names: []string{"/b_web-1"}, Labels: of("b", RoleReplica)},
+			{ID: "c3", Names: []string{"/dockctl-a-controller"}, Labels: of("a", RoleController)},
+			{ID: "c4", Names: []string{"/hand-made"}, Labels: of("", RoleReplica)},
+			{ID: "c5", Names: []string{"/a_dns"}, Labels: of("a", RoleDNS)},
+		},
+		networks: []network.Summary{{ID: "n1", Name: "dockctl_a", Labels: of("a", RoleNetwork)}, {ID: "n2", Name: "dockctl_b", Labels: of("b", RoleNetwork)}, {ID: "n3", Name: "bridge"}},
+		images: []image.Summary{
+			{ID: "sha256:i1", RepoTags: []string{"dockctl-helper:a-1"}, Labels: of("a", RoleHelperImage)},
+			{ID: "sha256:i2", RepoTags: []string{"docker.io/library/dockctl:a-2"}, Labels: of("a", RoleControllerImage)},
+			{ID: "sha256:i3", RepoTags: []string{"nginx:1"}},
+			{ID: "sha256:i4", RepoTags: []string{"dockctl:b-2"}, Labels: of("b", RoleControllerImage)},
+		},
+		volumes: []*volume.Volume{{Name: "a-claim", Labels: of("a", RoleClaim)}, {Name: "b-claim", Labels: of("b", RoleClaim)}, {Name: "other"}, nil},
+	}
+	c := newFakeClient(&f.fakeAPI)
+	c.api = f
+	got, err := c.ListInstanceObjects(context.Background(), "a")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []InstanceObject{
+		{KindContainer, "c3", "dockctl-a-controller", RoleController},
+		{KindContainer, "c5", "a_dns", RoleDNS},
+		{KindContainer, "c1", "a_web-1", RoleReplica},
+		{KindNetwork, "n1", "dockctl_a", RoleNetwork},
+		{KindImage, "sha256:i1", "dockctl-helper:a-1", RoleHelperImage},
+		{KindImage, "sha256:i2", "dockctl:a-2", RoleControllerImage},
+		{KindVolume, "a-claim", "a-claim", RoleClaim},
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("got  %v\nwant %v", got, want)
+	}
+	if len(f.filters) != 4 {
+		t.Fatalf("%d list calls, want 4", len(f.filters))
+	}
+	for _, args := range f.filters {
+		if got := args.Get("label"); !reflect.DeepEqual(got, []string{LabelInstance + "=a"}) {
+			t.Errorf("list filtered on %v, want the instance label", got)
+		}
+	}
+	if _, err := c.ListInstanceObjects(context.Background(), ""); err == nil {
+		t.Error("no instance: no error")
+	}
+	if err := c.RemoveInstanceObject(context.Background(), want[3]); err != nil || !reflect.DeepEqual(f.removed, []string{"network n1"}) {
+		t.Errorf("remove network: %v, %v", err, f.removed)
+	}
+}
+
+// controllerAPI is a daemon holding at most one container under the
+// controller's name, and recording what EnsureController does to it.
+type controllerAPI struct {
+	fakeAPI
+	current *container.InspectResponse // nil: no such container
+	calls   []string
+}
+
+func (f *controllerAPI) ContainerInspect(_ context.Context, name string) (container.InspectResponse, error) {
+	if f.current == nil {
+		return container.InspectResponse{}, cerrdefs.ErrNotFound.WithMessage("No such container: " + name)
+	}
+	return *f.current, nil
+}
+
+func (f *controllerAPI) ContainerCreate(_ context.Context, cfg *container.Config, _ *container.HostConfig, _ *network.NetworkingConfig, _ *ocispec.Platform, name string) (container.CreateResponse, error) {
+	f.calls = append(f.calls, "create "+name)
+	return container.CreateResponse{ID: "new"}, nil
+}
+
+func (f *controllerAPI) ContainerStart(_ context.Context, id string, _ container.StartOptions) error {
+	f.calls = append(f.calls, "start "+id)
+	return nil
+}
+
+func (f *controllerAPI) ContainerRemove(_ context.Context, id string, o container.RemoveOptions) error {
+	f.calls = append(f.calls, "remove "+id)
+	return nil
+}
+
+// An install of the same configuration leaves the controller container
+// (starting it when stopped), one of another replaces it, and a container
+// of that name that is not the instance's controller is never touched.
+func TestEnsureController(t *testing.T) {
+	spec := controllerSpec()
+	cfg, _, err := ControllerConfig(spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	existing := func(labels map[string]string, running bool) *container.InspectResponse {
+		return &container.InspectResponse{
+			ContainerJSONBase: &container.ContainerJSONBase{ID: "old", State: &container.State{Running: running}},
+			Config:            &container.Config{Labels: labels},
+		}
+	}
+	name := ControllerName("prod")
+	tests := []struct {
+		name       string
+		current    *container.InspectResponse
+		wantAction string
+		wantCalls  []string
+		wantErr    error
+	}{
+		{"none", nil, ControllerCreated, []string{"create " + name, "start new"}, nil},
+		{"same, running", existing(cfg.Labels, true), ControllerUnchanged, nil, nil},
+		{"same, stopped", existing(cfg.Labels, false), ControllerStarted, []string{"start old"}, nil},
+		{"another configuration", existing(map[string]string{LabelInstance: "prod", LabelRole: RoleController, LabelConfigHash: "0"}, true),
+			ControllerReplaced, []string{"remove old", "create " + name, "start new"}, nil},
+		{"another instance's", existing(map[string]string{LabelInstance: "staging", LabelRole: RoleController}, true), "", nil, ErrConflict},
+		{"not dockctl's", existing(nil, true), "", nil, ErrConflict},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			f := &controllerAPI{current: tt.current}
+			c := newFakeClient(&f.fakeAPI)
+			c.api = f
+			_, action, err := c.EnsureController(context.Background(), spec)
+			if !errors.Is(err, tt.wantErr) || (tt.wantErr == nil && err != nil) {
+				t.Fatalf("error %v, want %v", err, tt.wantErr)
+			}
+			if action != tt.wantAction || !reflect.DeepEqual(f.calls, tt.wantCalls) {
+				t.Errorf("action %q calls %q, want %q %q", action, f.calls, tt.wantAction, tt.wantCalls)
+			}
+		})
+	}
+}

@@ -1,0 +1,74 @@
+// Package podruntime is dockctl's kubelet: it makes the pods a workload
+// controller decided should exist real on Docker and reads back their
+// status (docs/design.md §17).
+//
+// The seam: a workload controller (the Deployment controller in package
+// reconciler today; StatefulSet, Job, DaemonSet… later) decides which pods
+// should exist — namespace, name, template, owner, restart policy, identity
+// — and reads their status; the pod runtime makes each pod real and keeps
+// it healthy. No workload controller creates a container itself, and no
+// code of this package knows a workload kind: a pod's owner is data (kind,
+// name, uid).
+//
+// Files: spec.go is what a controller hands in (PodSpec, OwnerRef,
+// Identity); pod.go groups an owner's containers into pods (a holder and
+// its members, or one container) and judges each (initialized, running,
+// stranded, ready), with judge.go (Judge: readiness, probes, completed
+// init containers) and uptime.go (Docker's uptime wording); podview.go
+// is the pod as observed (PodView, PodContainer, ContainerView) and its
+// kubelet-side judgement (Phase, Conditions, ContainerState, StatusWord),
+// which views.go builds for any owner's judged pods (Views);
+// status.go what a controller reads back (PodStatus); restart.go the
+// restartPolicy decisions; backoff.go the per-container memory
+// (ContainerState) and the crash-loop backoff; probes.go which probes
+// the runtime runs; envresolve.go, filesplan.go and pullsecrets.go what a
+// container is created with — environment, file volumes' payload, pull
+// credentials — from the ConfigStore (configstore.go), and seccomp.go a
+// Localhost seccomp profile from the host.
+//
+// Who restarts a crashed container: dockctl, not Docker. Containers are
+// created with restart policy "no" and the runtime starts a container that
+// is not running, whatever stopped it (a crash, `docker stop`, `docker
+// kill`, a daemon restart), as the pod's restartPolicy says (ShouldRestart:
+// Always whatever the exit, OnFailure after a non-zero exit, Never not at
+// all; a container that never started is started once). One restarter
+// means one backoff, visible in status, that is configurable and never
+// races Docker's own: after the n-th exit in a row within 10 s of its
+// creation or of a start by dockctl (or a start Docker refused), a
+// container waits CrashBackoffBase·2ⁿ⁻¹, capped at CrashBackoffMax, before
+// the next start; a run of 10 s or more resets n. A pod whose app
+// containers all ended and will not be started again is finished
+// (FinishedPhase): kept, Succeeded or Failed, never a crash to repair.
+//
+// Invariants:
+//   - A Secret's value never reaches an error, a log line, an event or a
+//     status: what the resolvers return as an error or a skip reason is
+//     built from names, keys and types.
+//   - Resolving a pod's environment or pull credentials reads the
+//     ConfigStore and nothing else: it is a pure function of the template,
+//     the store and the pod's identity, so the planner may call it to
+//     judge a revision without creating anything.
+//   - A reference a template makes to a ConfigMap or Secret that does not
+//     exist is either optional (skipped, as the kubelet skips it) or keeps
+//     the pod from being created (MissingRefsError), never half applied.
+//   - A pod's status is computed from what Docker shows of its containers
+//     and the runtime's per-container memory (restarts, backoff, ready
+//     since), never stored as such: a restarted controller, and `dockctl
+//     get` without one, read the same status.
+//   - A pod of restartPolicy Always never finishes; a finished pod
+//     (FinishedPhase) is never started again nor replaced.
+//   - A container is removed by a graceful stop (its own revision's
+//     terminationGracePeriodSeconds, bounded by MaxGracePeriod): preStop
+//     hooks, then the stop signal, then the kill at the recorded deadline.
+//   - A running pod is drained (out of every Service, acknowledged, within
+//     min(10 s, its grace period)) before its stop signal; a drain that
+//     fails or does not answer never prevents the stop.
+//
+// The last two, and the execution of pods (holder and members, init
+// order, sidecars, env, files, claims, probes and hooks, starts with the
+// backoff ObserveExits computes), are still carried out by package
+// reconciler (stopper.go, stopdrain.go, execute.go, podplan.go,
+// prober.go, hooks.go, files.go, claims.go; state.go records starts and
+// refused starts in ContainerState) for the Deployment controller, under
+// these rules.
+package podruntime

@@ -1,0 +1,109 @@
+package statefulset
+
+import (
+	"maps"
+	"testing"
+
+	"github.com/dockctl/dockctl/manifests"
+	"github.com/dockctl/dockctl/reconciler/workload"
+)
+
+func TestClaimsCreatedBeforeTheirPod(t *testing.T) {
+	s := newSet(2, parallel, claimTemplate("data"), claimTemplate("logs"))
+	d := Sync(s, nil, Status{}, nil, []ObservedClaim{{Name: "logs-web-1"}}, t0)
+	eq(t, "claims", claimNames(d.CreateClaims), []string{"data-web-0", "logs-web-0", "data-web-1"})
+	eq(t, "pods", podNames(d.CreatePods), []string{"web-0", "web-1"})
+	c := d.CreateClaims[0]
+	if c.Claim.Metadata.Namespace != "shop" || c.Claim.Kind != "PersistentVolumeClaim" || c.Claim.APIVersion != "v1" {
+		t.Errorf("claim = %+v, want a v1 PersistentVolumeClaim in namespace shop", c.Claim)
+	}
+	if want := map[string]string{"tier": "db", "app": "web"}; !maps.Equal(c.Claim.Metadata.Labels, want) {
+		t.Errorf("claim labels = %v, want the template's and the selector's %v", c.Claim.Metadata.Labels, want)
+	}
+	if c.Owner.Kind != manifests.KindStatefulSet || c.Owner.Name != "web" {
+		t.Errorf("claim owner = %+v, want StatefulSet web", c.Owner)
+	}
+	if s.Spec.VolumeClaimTemplates[0].Metadata.Labels["app"] != "" {
+		t.Error("the set's claim template was changed")
+	}
+}
+
+func TestPodWaitsForTerminatingClaim(t *testing.T) {
+	s := newSet(2, claimTemplate("data"))
+	r := rev(s)
+	d := Sync(s, history(s), Status{CurrentRevision: r}, []workload.ObservedPod{ready("web-0", r)},
+		[]ObservedClaim{{Name: "data-web-0"}, {Name: "data-web-1", Terminating: true}}, t0)
+	if len(d.CreatePods)+len(d.CreateClaims) != 0 {
+		t.Errorf("created pods %q, claims %q while data-web-1 is being deleted", podNames(d.CreatePods), claimNames(d.CreateClaims))
+	}
+	if d.Waiting == "" {
+		t.Error("no reason given for the wait")
+	}
+}
+
+func TestPendingPodGetsItsMissingClaimBack(t *testing.T) {
+	s := newSet(1, claimTemplate("data"))
+	r := rev(s)
+	p := notReady("web-0", r)
+	p.Status.Phase = "Pending"
+	d := Sync(s, history(s), Status{CurrentRevision: r}, []workload.ObservedPod{p}, nil, t0)
+	eq(t, "claims", claimNames(d.CreateClaims), []string{"data-web-0"})
+}
+
+func TestClaimsRetainedOnScaleDownByDefault(t *testing.T) {
+	s := newSet(1, claimTemplate("data"))
+	r := rev(s)
+	claims := []ObservedClaim{{Name: "data-web-0"}, {Name: "data-web-1"}, {Name: "data-web-2"}}
+	for _, pods := range [][]workload.ObservedPod{
+		{ready("web-0", r), ready("web-1", r), ready("web-2", r)},
+		{ready("web-0", r)},
+	} {
+		d := Sync(s, history(s), Status{CurrentRevision: r}, pods, claims, t0)
+		eq(t, "claims deleted", d.DeleteClaims, nil)
+	}
+}
+
+func TestClaimsDeletedOnScaleDownWhenScaledDelete(t *testing.T) {
+	s := newSet(1, claimTemplate("data"), retention(manifests.ClaimRetain, manifests.ClaimDelete))
+	r := rev(s)
+	claims := []ObservedClaim{{Name: "data-web-0"}, {Name: "data-web-1"}, {Name: "data-web-2"}, {Name: "data-db-1"}, {Name: "other"}}
+	// While pod web-2 exists its claim stays (it goes with the pod);
+	// web-1 is already gone, so its claim goes now.
+	d := Sync(s, history(s), Status{CurrentRevision: r}, []workload.ObservedPod{ready("web-0", r), ready("web-2", r)}, claims, t0)
+	eq(t, "pods deleted", d.DeletePods, []string{"web-2"})
+	eq(t, "claims deleted", d.DeleteClaims, []string{"data-web-1"})
+	d = Sync(s, history(s), Status{CurrentRevision: r}, []workload.ObservedPod{ready("web-0", r)}, claims, t0)
+	eq(t, "claims deleted once the pods are gone", d.DeleteClaims, []string{"data-web-1", "data-web-2"})
+}
+
+func TestClaimSurvivesPodReplacement(t *testing.T) {
+	s := newSet(2, claimTemplate("data"), retention(manifests.ClaimDelete, manifests.ClaimDelete))
+	r := rev(s)
+	claims := []ObservedClaim{{Name: "data-web-0"}, {Name: "data-web-1"}}
+	d := Sync(s, history(s), Status{CurrentRevision: r}, []workload.ObservedPod{ready("web-0", r)}, claims, t0)
+	eq(t, "pods created", podNames(d.CreatePods), []string{"web-1"})
+	eq(t, "claims created", claimNames(d.CreateClaims), nil)
+	eq(t, "claims deleted", d.DeleteClaims, nil)
+}
+
+func TestTeardownFollowsWhenDeleted(t *testing.T) {
+	pods := []string{"web-0", "web-1", "web-x", "db-0"}
+	claims := []ObservedClaim{{Name: "data-web-0"}, {Name: "data-web-1"}, {Name: "data-web-3"}, {Name: "data-web-4", Terminating: true}, {Name: "data-db-0"}}
+	tests := []struct {
+		name                    string
+		whenDeleted, whenScaled string
+		wantClaims              []string
+	}{
+		{"retain both", manifests.ClaimRetain, manifests.ClaimRetain, nil},
+		{"delete when deleted", manifests.ClaimDelete, manifests.ClaimRetain, []string{"data-web-0", "data-web-1", "data-web-3"}},
+		{"delete when scaled only", manifests.ClaimRetain, manifests.ClaimDelete, []string{"data-web-3"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			s := newSet(2, claimTemplate("data"), retention(tt.whenDeleted, tt.whenScaled))
+			dp, dc := Teardown(s, pods, claims)
+			eq(t, "pods", dp, []string{"web-0", "web-1"})
+			eq(t, "claims", dc, tt.wantClaims)
+		})
+	}
+}
