@@ -14,6 +14,7 @@ import (
 	"github.com/dockctl/dockctl/manifests"
 	"github.com/dockctl/dockctl/reconciler/job"
 	"github.com/dockctl/dockctl/reconciler/podruntime"
+	"github.com/dockctl/dockctl/reconciler/workload"
 )
 
 // Sync decides what to do about CronJob cj (defaulted:
@@ -185,7 +186,7 @@ func (s *syncer) ref(name string) corev1.ObjectReference {
 }
 
 func (s *syncer) event(typ, reason, msg string) {
-	s.d.Events = append(s.d.Events, Event{Type: typ, Reason: reason, Message: msg})
+	s.d.Events = append(s.d.Events, workload.Event{Type: typ, Reason: reason, Message: msg})
 }
 
 func finishedType(st batchv1.JobStatus) batchv1.JobConditionType {

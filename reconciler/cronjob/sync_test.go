@@ -13,6 +13,7 @@ import (
 
 	"github.com/dockctl/dockctl/internal/cronschedule"
 	"github.com/dockctl/dockctl/manifests"
+	"github.com/dockctl/dockctl/reconciler/workload/workloadtest"
 )
 
 // t0 is the fake clock's reference: a whole hour.
@@ -93,13 +94,7 @@ func activeNames(st batchv1.CronJobStatus) []string {
 	return out
 }
 
-func reasons(d Decision) []string {
-	var out []string
-	for _, e := range d.Events {
-		out = append(out, e.Reason)
-	}
-	return out
-}
+func reasons(d Decision) []string { return workloadtest.Reasons(d.Events) }
 
 func TestDueScheduleCreatesTheJobNamedForItsTime(t *testing.T) {
 	now := t0.Add(30 * time.Second)

@@ -6,8 +6,8 @@ import (
 	batchv1 "k8s.io/api/batch/v1"
 
 	"github.com/dockctl/dockctl/manifests"
-	"github.com/dockctl/dockctl/reconciler/job"
 	"github.com/dockctl/dockctl/reconciler/podruntime"
+	"github.com/dockctl/dockctl/reconciler/workload"
 )
 
 // ObservedJob is a Job the CronJob owns, as stored, with the status the
@@ -17,10 +17,6 @@ type ObservedJob struct {
 	Annotations map[string]string
 	Status      batchv1.JobStatus
 }
-
-// Event is one event to record on the CronJob: the Job controller's
-// shape, one for both.
-type Event = job.Event
 
 // Decision is what Sync decided.
 type Decision struct {
@@ -36,7 +32,7 @@ type Decision struct {
 	Delete []string
 	// Events are to be recorded on the CronJob once the decision is
 	// carried out.
-	Events []Event
+	Events []workload.Event
 	// RequeueAt is when to decide again though nothing changes: the
 	// next start time plus NextScheduleDelta; zero for never.
 	RequeueAt time.Time

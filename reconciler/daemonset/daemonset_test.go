@@ -13,6 +13,7 @@ import (
 	"github.com/dockctl/dockctl/manifests"
 	"github.com/dockctl/dockctl/reconciler/podruntime"
 	"github.com/dockctl/dockctl/reconciler/workload"
+	"github.com/dockctl/dockctl/reconciler/workload/workloadtest"
 )
 
 var t0 = time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
@@ -47,37 +48,21 @@ func newDS(opts ...dsOpt) *manifests.DaemonSet {
 }
 
 func pod(name, hash string, phase corev1.PodPhase, readySince, created time.Time) workload.ObservedPod {
-	cond := corev1.ConditionFalse
-	if !readySince.IsZero() {
-		cond = corev1.ConditionTrue
-	}
-	return workload.ObservedPod{Name: name, Labels: map[string]string{workload.RevisionLabel: hash}, Created: created,
-		Status: podruntime.PodStatus{Phase: phase, ReadySince: readySince, Conditions: []corev1.PodCondition{{Type: corev1.PodReady, Status: cond}}}}
+	p := workloadtest.Pod(name, phase, readySince)
+	p.Labels, p.Created = map[string]string{workload.RevisionLabel: hash}, created
+	return p
 }
 
 func ready(name, hash string, created time.Time) workload.ObservedPod {
 	return pod(name, hash, corev1.PodRunning, created.Add(time.Second), created)
 }
 
-func terminating(p workload.ObservedPod) workload.ObservedPod {
-	p.Status.Terminating = true
-	return p
-}
+var terminating = workloadtest.Terminating
 
-func eq(t *testing.T, what string, got, want []string) {
-	t.Helper()
-	if !slices.Equal(got, want) {
-		t.Errorf("%s = %q, want %q", what, got, want)
-	}
-}
-
-func names(ps []podruntime.PodSpec) []string {
-	var out []string
-	for _, p := range ps {
-		out = append(out, p.Name)
-	}
-	return out
-}
+var (
+	eq    = workloadtest.Equal
+	names = workloadtest.PodNames
+)
 
 func TestCreatesTheHostsPodWhenThereIsNone(t *testing.T) {
 	ds := newDS()

@@ -1,6 +1,10 @@
 package job
 
-import "time"
+import (
+	"time"
+
+	"github.com/dockctl/dockctl/reconciler/workload"
+)
 
 // The pod failure backoff, as Kubernetes' Job controller computes it
 // (backoff_utils.go) but from the pods themselves, which dockctl keeps
@@ -40,16 +44,16 @@ func (r failureRun) remaining(now time.Time) time.Duration {
 
 // runOf returns the failures that finished after the last success among
 // the given finished pods (counted failures and successes).
-func runOf(failures, successes []*ObservedPod) failureRun {
+func runOf(failures, successes []*workload.ObservedPod) failureRun {
 	var lastSuccess time.Time
 	for _, p := range successes {
-		if t := p.finishedAt(); t.After(lastSuccess) {
+		if t := p.FinishTime(); t.After(lastSuccess) {
 			lastSuccess = t
 		}
 	}
 	var r failureRun
 	for _, p := range failures {
-		t := p.finishedAt()
+		t := p.FinishTime()
 		if !lastSuccess.IsZero() && !t.After(lastSuccess) {
 			continue
 		}

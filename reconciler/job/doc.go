@@ -1,6 +1,7 @@
 // Package job is the Job controller's decision (docs/design.md §17, the
 // workload kinds of ../shared/DESIGN.md §13): a pure function from a
-// batch/v1 Job, its last status and its observed pods to what should
+// batch/v1 Job, its last status and its observed pods (workload.ObservedPod,
+// the type every workload controller observes pods as) to what should
 // happen next — pods to create (as podruntime.PodSpec), pods to delete,
 // the Job's new status, the events to record, when to decide again and
 // whether the Job's time to live is over. It follows Kubernetes' Job
@@ -24,6 +25,13 @@
 //     So a pod asked for but not observed yet is asked for again under
 //     the same name, never as a second pod: the names do the work of
 //     Kubernetes' creation expectations.
+//   - These names are the Job's own, not workload.GenerateNames': an
+//     Indexed Job's pod is named JOB-INDEX-xxxxx (Kubernetes'
+//     generateName for an index), and the suffix is drawn per index and
+//     attempt, so that the replacement of a failed index-3 pod is found
+//     among index 3's names whatever other indexes do. They share the
+//     suffix alphabet and the generateName bound (workload.Suffix,
+//     workload.MaxGenerateNameLen).
 //   - A finished pod (Succeeded or Failed) is never deleted nor restarted
 //     by the Job: it is kept for logs until the Job is deleted (after
 //     ttlSecondsAfterFinished, DeleteJob, or by the user).

@@ -7,6 +7,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 
 	"github.com/dockctl/dockctl/manifests"
+	"github.com/dockctl/dockctl/reconciler/workload"
 )
 
 // Which failures count, as Kubernetes' Job controller judges them.
@@ -24,7 +25,7 @@ func onlyReplaceFailed(j *manifests.Job) bool { return j.Spec.PodFailurePolicy !
 // keeps no record of who deleted it, so such a pod is only replaced,
 // never counted (a pod the Job stops because the Job failed is counted
 // when it is stopped, see endActive).
-func failed(p *ObservedPod) bool { return p.Status.Phase == corev1.PodFailed }
+func failed(p *workload.ObservedPod) bool { return p.Status.Phase == corev1.PodFailed }
 
 // verdict is what the podFailurePolicy makes of a failed pod.
 type verdict struct {
@@ -40,7 +41,7 @@ type verdict struct {
 // terminated containers with a non-zero exit, app containers before init
 // containers; a condition rule against the pod's conditions (e.g. a
 // DisruptionTarget the runtime sets).
-func judge(j *manifests.Job, p *ObservedPod) verdict {
+func judge(j *manifests.Job, p *workload.ObservedPod) verdict {
 	pfp := j.Spec.PodFailurePolicy
 	if pfp == nil {
 		return verdict{count: true}
@@ -76,7 +77,7 @@ func judge(j *manifests.Job, p *ObservedPod) verdict {
 	return verdict{count: true}
 }
 
-func matchExitCodes(p *ObservedPod, req *manifests.PodFailurePolicyOnExitCodesRequirement) (string, int32, bool) {
+func matchExitCodes(p *workload.ObservedPod, req *manifests.PodFailurePolicyOnExitCodesRequirement) (string, int32, bool) {
 	for _, init := range []bool{false, true} {
 		for _, c := range p.Status.Containers {
 			t := c.State.Terminated
@@ -95,7 +96,7 @@ func matchExitCodes(p *ObservedPod, req *manifests.PodFailurePolicyOnExitCodesRe
 	return "", 0, false
 }
 
-func matchConditions(p *ObservedPod, pats []manifests.PodFailurePolicyOnPodConditionsPattern) (corev1.PodConditionType, bool) {
+func matchConditions(p *workload.ObservedPod, pats []manifests.PodFailurePolicyOnPodConditionsPattern) (corev1.PodConditionType, bool) {
 	for _, c := range p.Status.Conditions {
 		for _, pat := range pats {
 			status := pat.Status
@@ -114,14 +115,14 @@ func matchConditions(p *ObservedPod, pats []manifests.PodFailurePolicyOnPodCondi
 // container is restarted in place and its pod never fails, so Kubernetes
 // counts the restarts of the pods still pending or running against
 // backoffLimit (any restart with a limit of 0).
-func pastBackoffLimitOnFailure(j *manifests.Job, pods []ObservedPod) bool {
+func pastBackoffLimitOnFailure(j *manifests.Job, pods []workload.ObservedPod) bool {
 	if j.Spec.Template.Spec.RestartPolicy != manifests.RestartOnFailure {
 		return false
 	}
 	var n int32
 	for i := range pods {
-		if p := &pods[i]; !p.terminal() {
-			n += p.restarts()
+		if p := &pods[i]; !p.Finished() {
+			n += restarts(p)
 		}
 	}
 	limit := backoffLimit(j)

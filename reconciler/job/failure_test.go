@@ -13,6 +13,7 @@ import (
 
 	"github.com/dockctl/dockctl/manifests"
 	"github.com/dockctl/dockctl/reconciler/podruntime"
+	"github.com/dockctl/dockctl/reconciler/workload"
 )
 
 func policy(rules ...manifests.PodFailurePolicyRule) func(*manifests.Job) {
@@ -27,7 +28,7 @@ func onCondition(action, cond string) manifests.PodFailurePolicyRule {
 	return manifests.PodFailurePolicyRule{Action: action, OnPodConditions: []manifests.PodFailurePolicyOnPodConditionsPattern{{Type: cond}}}
 }
 
-func disrupted(p ObservedPod) ObservedPod {
+func disrupted(p workload.ObservedPod) workload.ObservedPod {
 	p.Status.Conditions = append(p.Status.Conditions, corev1.PodCondition{Type: "DisruptionTarget", Status: corev1.ConditionTrue})
 	return p
 }
@@ -36,13 +37,13 @@ func TestPodFailurePolicyIgnoreDoesNotCount(t *testing.T) {
 	for _, tc := range []struct {
 		name string
 		rule manifests.PodFailurePolicyRule
-		pod  ObservedPod
+		pod  workload.ObservedPod
 	}{
 		{"pod condition", onCondition(manifests.PodFailureIgnore, "DisruptionTarget"), disrupted(failedAt("pi-a", t0.Add(-time.Minute)))},
 		{"exit code", onExit(manifests.PodFailureIgnore, manifests.ExitCodesIn, 137), exited("pi-a", corev1.PodFailed, 137, t0.Add(-time.Minute))},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			d := Sync(newJob(backoff(0), policy(tc.rule)), started(), []ObservedPod{tc.pod}, t0)
+			d := Sync(newJob(backoff(0), policy(tc.rule)), started(), []workload.ObservedPod{tc.pod}, t0)
 			if len(d.Status.Conditions) != 0 || d.Status.Failed != 0 {
 				t.Fatalf("an ignored failure counted: conditions %v failed %d", conditionTypes(d.Status), d.Status.Failed)
 			}
@@ -57,7 +58,7 @@ func TestPodFailurePolicyFailJobFailsAtOnce(t *testing.T) {
 	j := newJob(completionsOf(2), parallel(2), policy(
 		onCondition(manifests.PodFailureIgnore, "DisruptionTarget"),
 		onExit(manifests.PodFailureFailJob, manifests.ExitCodesIn, 42)))
-	pods := []ObservedPod{exited("pi-a", corev1.PodFailed, 42, t0), running("pi-b")}
+	pods := []workload.ObservedPod{exited("pi-a", corev1.PodFailed, 42, t0), running("pi-b")}
 	d := Sync(j, started(), pods, t0)
 	if want := []string{"FailureTarget=True/PodFailurePolicy"}; !reflect.DeepEqual(conditionTypes(d.Status), want) {
 		t.Fatalf("conditions %v, want %v", conditionTypes(d.Status), want)
@@ -80,7 +81,7 @@ func TestPodFailurePolicyRulesMatchInOrder(t *testing.T) {
 	for _, tc := range []struct {
 		name  string
 		rules []manifests.PodFailurePolicyRule
-		pod   ObservedPod
+		pod   workload.ObservedPod
 		want  verdict
 	}{
 		{"no rule matches: counted", []manifests.PodFailurePolicyRule{onExit(manifests.PodFailureFailJob, manifests.ExitCodesIn, 3)},
@@ -97,7 +98,7 @@ func TestPodFailurePolicyRulesMatchInOrder(t *testing.T) {
 			OnExitCodes: &manifests.PodFailurePolicyOnExitCodesRequirement{ContainerName: &sidecarName, Operator: manifests.ExitCodesIn, Values: []int32{1}}}},
 			exited("p", corev1.PodFailed, 1, t0), verdict{count: true}},
 		{"condition False does not match True", []manifests.PodFailurePolicyRule{onCondition(manifests.PodFailureIgnore, "DisruptionTarget")},
-			func() ObservedPod {
+			func() workload.ObservedPod {
 				p := failedAt("p", t0)
 				p.Status.Conditions = []corev1.PodCondition{{Type: "DisruptionTarget", Status: corev1.ConditionFalse}}
 				return p
@@ -128,12 +129,12 @@ func TestPodFailurePolicyMatchesInitContainersAfterAppContainers(t *testing.T) {
 
 func TestPodFailurePolicyWaitsForTerminatingPodsBeforeReplacing(t *testing.T) {
 	j := newJob(completionsOf(2), parallel(2), policy(onExit(manifests.PodFailureFailJob, manifests.ExitCodesIn, 42)))
-	d := Sync(j, started(), []ObservedPod{running("pi-a"), terminatingPod(running("pi-b"))}, t0)
+	d := Sync(j, started(), []workload.ObservedPod{running("pi-a"), terminatingPod(running("pi-b"))}, t0)
 	if len(d.Create) != 0 {
 		t.Fatalf("created %v while a pod still stops", createdNames(d))
 	}
 	// Without a podFailurePolicy the stopping pod holds no place.
-	d = Sync(newJob(completionsOf(2), parallel(2)), started(), []ObservedPod{running("pi-a"), terminatingPod(running("pi-b"))}, t0)
+	d = Sync(newJob(completionsOf(2), parallel(2)), started(), []workload.ObservedPod{running("pi-a"), terminatingPod(running("pi-b"))}, t0)
 	if len(d.Create) != 1 || *d.Status.Terminating != 1 {
 		t.Fatalf("created %v terminating %d", createdNames(d), *d.Status.Terminating)
 	}
@@ -145,7 +146,7 @@ func perIndex(limit int32) func(*manifests.Job) {
 
 func TestBackoffLimitPerIndexFailsOnlyThatIndex(t *testing.T) {
 	j := newJob(indexedJob, completionsOf(3), parallel(3), perIndex(1))
-	pods := []ObservedPod{
+	pods := []workload.ObservedPod{
 		withIndex("0", failedAt("pi-0-a", t0.Add(-time.Hour))), withIndex("0", failedAt("pi-0-b", t0.Add(-30*time.Minute))),
 		withIndex("1", failedAt("pi-1-a", t0.Add(-time.Hour))),
 		withIndex("2", running("pi-2-a")),
@@ -178,7 +179,7 @@ func TestBackoffLimitPerIndexFailsOnlyThatIndex(t *testing.T) {
 
 func TestMaxFailedIndexesExceededFailsTheJob(t *testing.T) {
 	j := newJob(indexedJob, completionsOf(4), parallel(4), perIndex(0), func(j *manifests.Job) { j.Spec.MaxFailedIndexes = i32(1) })
-	pods := []ObservedPod{withIndex("0", failedAt("pi-0-a", t0)), withIndex("3", failedAt("pi-3-a", t0)), withIndex("1", running("pi-1-a"))}
+	pods := []workload.ObservedPod{withIndex("0", failedAt("pi-0-a", t0)), withIndex("3", failedAt("pi-3-a", t0)), withIndex("1", running("pi-1-a"))}
 	d := Sync(j, started(), pods, t0)
 	if want := []string{"FailureTarget=True/MaxFailedIndexesExceeded"}; !reflect.DeepEqual(conditionTypes(d.Status), want) || !reflect.DeepEqual(d.Delete, []string{"pi-1-a"}) {
 		t.Fatalf("conditions %v delete %v", conditionTypes(d.Status), d.Delete)
@@ -190,7 +191,7 @@ func TestMaxFailedIndexesExceededFailsTheJob(t *testing.T) {
 
 func TestPodFailurePolicyFailIndexFailsTheIndexAtOnce(t *testing.T) {
 	j := newJob(indexedJob, completionsOf(3), parallel(3), perIndex(5), policy(onExit(manifests.PodFailureFailIndex, manifests.ExitCodesIn, 3)))
-	d := Sync(j, started(), []ObservedPod{withIndex("1", exited("pi-1-a", corev1.PodFailed, 3, t0))}, t0)
+	d := Sync(j, started(), []workload.ObservedPod{withIndex("1", exited("pi-1-a", corev1.PodFailed, 3, t0))}, t0)
 	if *d.Status.FailedIndexes != "1" {
 		t.Fatalf("failedIndexes %q", *d.Status.FailedIndexes)
 	}
@@ -206,7 +207,7 @@ func TestPodFailurePolicyFailIndexFailsTheIndexAtOnce(t *testing.T) {
 
 func TestBackoffLimitPerIndexBacksOffEachIndex(t *testing.T) {
 	j := newJob(indexedJob, completionsOf(2), parallel(2), perIndex(5))
-	pods := []ObservedPod{
+	pods := []workload.ObservedPod{
 		withIndex("0", failedAt("pi-0-a", t0.Add(-25*time.Second))), withIndex("0", failedAt("pi-0-b", t0.Add(-5*time.Second))),
 		withIndex("1", failedAt("pi-1-a", t0.Add(-11*time.Second))),
 	}

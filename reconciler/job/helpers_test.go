@@ -9,6 +9,8 @@ import (
 
 	"github.com/dockctl/dockctl/manifests"
 	"github.com/dockctl/dockctl/reconciler/podruntime"
+	"github.com/dockctl/dockctl/reconciler/workload"
+	"github.com/dockctl/dockctl/reconciler/workload/workloadtest"
 )
 
 // t0 is the fake clock's now: every test decides at a fixed time.
@@ -56,44 +58,43 @@ func suspend(v bool) func(*manifests.Job) {
 }
 
 // pod builders: a pod of the Job in a phase, created a minute before t0.
-func pod(name string, phase corev1.PodPhase) ObservedPod {
-	return ObservedPod{Name: name, Created: t0.Add(-time.Minute),
+func pod(name string, phase corev1.PodPhase) workload.ObservedPod {
+	return workload.ObservedPod{Name: name, Created: t0.Add(-time.Minute),
 		Status: podruntime.PodStatus{Phase: phase, Containers: []podruntime.ContainerStatus{{Name: "main"}}}}
 }
 
-func running(name string) ObservedPod { return ready(pod(name, corev1.PodRunning)) }
+func running(name string) workload.ObservedPod { return ready(pod(name, corev1.PodRunning)) }
 
-func pending(name string) ObservedPod { return pod(name, corev1.PodPending) }
+func pending(name string) workload.ObservedPod { return pod(name, corev1.PodPending) }
 
-func ready(p ObservedPod) ObservedPod {
+func ready(p workload.ObservedPod) workload.ObservedPod {
 	p.Status.Conditions = append(p.Status.Conditions, corev1.PodCondition{Type: corev1.PodReady, Status: corev1.ConditionTrue})
 	p.Status.ReadySince = p.Created
 	return p
 }
 
-func exited(name string, phase corev1.PodPhase, code int32, at time.Time) ObservedPod {
+func exited(name string, phase corev1.PodPhase, code int32, at time.Time) workload.ObservedPod {
 	p := pod(name, phase)
-	p.Finished = at
+	p.FinishedAt = at
 	p.Status.Containers[0].State = corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{ExitCode: code, FinishedAt: metav1.NewTime(at)}}
 	return p
 }
 
-func succeeded(name string, at time.Time) ObservedPod {
+func succeeded(name string, at time.Time) workload.ObservedPod {
 	return exited(name, corev1.PodSucceeded, 0, at)
 }
 
-func failedAt(name string, at time.Time) ObservedPod { return exited(name, corev1.PodFailed, 1, at) }
+func failedAt(name string, at time.Time) workload.ObservedPod {
+	return exited(name, corev1.PodFailed, 1, at)
+}
 
-func withIndex(ix string, p ObservedPod) ObservedPod {
+func withIndex(ix string, p workload.ObservedPod) workload.ObservedPod {
 	p.Annotations = map[string]string{batchv1.JobCompletionIndexAnnotation: ix}
 	p.Labels = map[string]string{batchv1.JobCompletionIndexAnnotation: ix}
 	return p
 }
 
-func terminatingPod(p ObservedPod) ObservedPod {
-	p.Status.Terminating = true
-	return p
-}
+var terminatingPod = workloadtest.Terminating
 
 func started() batchv1.JobStatus {
 	st := metav1.NewTime(t0.Add(-time.Hour))
@@ -108,18 +109,6 @@ func conditionTypes(st batchv1.JobStatus) []string {
 	return out
 }
 
-func reasons(d Decision) []string {
-	var out []string
-	for _, e := range d.Events {
-		out = append(out, e.Reason)
-	}
-	return out
-}
+func reasons(d Decision) []string { return workloadtest.Reasons(d.Events) }
 
-func createdNames(d Decision) []string {
-	var out []string
-	for _, p := range d.Create {
-		out = append(out, p.Name)
-	}
-	return out
-}
+func createdNames(d Decision) []string { return workloadtest.PodNames(d.Create) }

@@ -7,6 +7,8 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+
+	"github.com/dockctl/dockctl/reconciler/workload"
 )
 
 // How many pods run, as Kubernetes' manageJob decides: none while
@@ -70,7 +72,7 @@ func (s *syncer) pendingIndexes(count int) []int {
 	var held []int
 	for i := range s.pods {
 		p := &s.pods[i]
-		if ix := podIndex(p); ix >= 0 && (p.active() || (p.terminating() && onlyReplaceFailed(s.j))) {
+		if ix := podIndex(p); ix >= 0 && (p.Active() || (terminating(p) && onlyReplaceFailed(s.j))) {
 			held = append(held, ix)
 		}
 	}
@@ -104,19 +106,19 @@ func (s *syncer) create(names *podNamer, ix int) {
 	s.d.Create = append(s.d.Create, podSpec(s.j, name, ix, s.ixCounted[ix], s.ixIgnored[ix]))
 	s.event(corev1.EventTypeNormal, "SuccessfulCreate", "Created pod: "+name)
 	// A pod created is active from now on (Kubernetes counts it so).
-	s.active = append(s.active, &ObservedPod{Name: name})
+	s.active = append(s.active, &workload.ObservedPod{Name: name})
 }
 
 // deletePods stops pods: they are terminating from now on.
-func (s *syncer) deletePods(ps []*ObservedPod) {
+func (s *syncer) deletePods(ps []*workload.ObservedPod) {
 	for _, p := range ps {
 		s.d.Delete = append(s.d.Delete, p.Name)
 		s.event(corev1.EventTypeNormal, "SuccessfulDelete", "Deleted pod: "+p.Name)
-		if p.ready() {
+		if p.Ready() {
 			s.ready--
 		}
 		s.terminating++
-		s.active = slices.DeleteFunc(s.active, func(a *ObservedPod) bool { return a == p })
+		s.active = slices.DeleteFunc(s.active, func(a *workload.ObservedPod) bool { return a == p })
 	}
 }
 
@@ -125,10 +127,10 @@ func (s *syncer) deletePods(ps []*ObservedPod) {
 // index and all but one of each repeated index; then those least along,
 // in the order of Kubernetes' ActivePods (pending before running, not
 // ready before ready, ready the shortest, restarted the most, newest).
-func (s *syncer) forRemoval(n int) []*ObservedPod {
-	var rm, left []*ObservedPod
+func (s *syncer) forRemoval(n int) []*workload.ObservedPod {
+	var rm, left []*workload.ObservedPod
 	if s.indexed {
-		byIx := map[int][]*ObservedPod{}
+		byIx := map[int][]*workload.ObservedPod{}
 		for _, p := range s.active {
 			ix := podIndex(p)
 			if ix < 0 || ix >= int(completions(s.j)) {
@@ -159,8 +161,8 @@ func (s *syncer) forRemoval(n int) []*ObservedPod {
 }
 
 // removeFirst orders pods the first to delete first.
-func removeFirst(a, b *ObservedPod) int {
-	rank := func(p *ObservedPod) int {
+func removeFirst(a, b *workload.ObservedPod) int {
+	rank := func(p *workload.ObservedPod) int {
 		if p.Status.Phase == corev1.PodRunning {
 			return 1
 		}
@@ -169,7 +171,7 @@ func removeFirst(a, b *ObservedPod) int {
 	if c := cmp.Compare(rank(a), rank(b)); c != 0 {
 		return c
 	}
-	if ra, rb := a.ready(), b.ready(); ra != rb {
+	if ra, rb := a.Ready(), b.Ready(); ra != rb {
 		if !ra {
 			return -1
 		}
@@ -178,7 +180,7 @@ func removeFirst(a, b *ObservedPod) int {
 	if c := b.Status.ReadySince.Compare(a.Status.ReadySince); c != 0 {
 		return c
 	}
-	if c := cmp.Compare(b.restarts(), a.restarts()); c != 0 {
+	if c := cmp.Compare(restarts(b), restarts(a)); c != 0 {
 		return c
 	}
 	if c := b.Created.Compare(a.Created); c != 0 {

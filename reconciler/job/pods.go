@@ -11,6 +11,7 @@ import (
 
 	"github.com/dockctl/dockctl/manifests"
 	"github.com/dockctl/dockctl/reconciler/podruntime"
+	"github.com/dockctl/dockctl/reconciler/workload"
 )
 
 // A new pod of the Job, as Kubernetes' Job controller makes it from the
@@ -18,25 +19,19 @@ import (
 // index (annotation and label, the JOB_COMPLETION_INDEX variable read
 // from the label, hostname NAME-INDEX).
 
-// maxGeneratedNameLength is Kubernetes' bound on a generateName prefix,
-// leaving room for its five-character suffix in a 63-character name.
-const maxGeneratedNameLength = 58
-
-// suffixAlphabet is the one Kubernetes' generated names use: no vowels
-// (no words), no characters that read alike.
-const suffixAlphabet = "bcdfghjklmnpqrstvwxz2456789"
-
 // podNamer hands out names of new pods: JOB-<suffix>, for an Indexed Job
 // JOB-<index>-<suffix> (DESIGN §13). Kubernetes' suffix is random; this
 // one is derived from the Job's name, the index and an attempt number,
 // and the first not taken by an observed or already named pod is used, so
-// that one state always gives one name.
+// that one state always gives one name. It shares the suffix's spelling
+// and the generateName bound with workload.GenerateNames, not its
+// derivation (why: the package doc).
 type podNamer struct {
 	job   string
 	taken map[string]bool
 }
 
-func newPodNamer(job string, pods []ObservedPod) *podNamer {
+func newPodNamer(job string, pods []workload.ObservedPod) *podNamer {
 	n := &podNamer{job: job, taken: make(map[string]bool, len(pods))}
 	for i := range pods {
 		n.taken[pods[i].Name] = true
@@ -46,13 +41,13 @@ func newPodNamer(job string, pods []ObservedPod) *podNamer {
 
 func (n *podNamer) name(index int) string {
 	prefix := n.job + "-"
-	if len(prefix) > maxGeneratedNameLength {
-		prefix = prefix[:maxGeneratedNameLength]
+	if len(prefix) > workload.MaxGenerateNameLen {
+		prefix = prefix[:workload.MaxGenerateNameLen]
 	}
 	if index >= 0 {
 		ix := "-" + strconv.Itoa(index) + "-"
-		if prefix = n.job + ix; len(prefix) > maxGeneratedNameLength {
-			prefix = prefix[:maxGeneratedNameLength-len(ix)] + ix
+		if prefix = n.job + ix; len(prefix) > workload.MaxGenerateNameLen {
+			prefix = prefix[:workload.MaxGenerateNameLen-len(ix)] + ix
 		}
 	}
 	for attempt := 0; ; attempt++ {
@@ -67,13 +62,7 @@ func (n *podNamer) name(index int) string {
 func suffix(job string, index, attempt int) string {
 	h := fnv.New64a()
 	fmt.Fprintf(h, "%s\x00%d\x00%d", job, index, attempt)
-	v := h.Sum64()
-	b := make([]byte, 5)
-	for i := range b {
-		b[i] = suffixAlphabet[v%uint64(len(suffixAlphabet))]
-		v /= uint64(len(suffixAlphabet))
-	}
-	return string(b)
+	return workload.Suffix(h.Sum64())
 }
 
 // podSpec is the pod named name of index (-1: NonIndexed); failures and
@@ -152,7 +141,7 @@ func copyTemplate(t *manifests.PodTemplateSpec) *manifests.PodTemplateSpec {
 
 // podIndex is the pod's completion index, -1 when it has none that reads
 // as one (Kubernetes' getCompletionIndex, annotation first).
-func podIndex(p *ObservedPod) int {
+func podIndex(p *workload.ObservedPod) int {
 	v, ok := p.Annotations[batchv1.JobCompletionIndexAnnotation]
 	if !ok {
 		v, ok = p.Labels[batchv1.JobCompletionIndexAnnotation]

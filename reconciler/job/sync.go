@@ -11,6 +11,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/dockctl/dockctl/manifests"
+	"github.com/dockctl/dockctl/reconciler/workload"
 )
 
 // syncer holds one decision being made.
@@ -20,15 +21,15 @@ type syncer struct {
 	st  batchv1.JobStatus
 	d   Decision
 
-	pods        []ObservedPod
+	pods        []workload.ObservedPod
 	indexed     bool
-	active      []*ObservedPod
+	active      []*workload.ObservedPod
 	terminating int32
 	ready       int32
 	// succeededPods and failedPods are the finished pods that count
 	// (valid index for an Indexed Job); counted are the failures a
 	// podFailurePolicy does not ignore.
-	succeededPods, failedPods, counted []*ObservedPod
+	succeededPods, failedPods, counted []*workload.ObservedPod
 	succeeded, failed                  int32
 	failJob                            string
 	completed, failedIx                indexSet
@@ -45,7 +46,7 @@ type syncer struct {
 // activeDeadlineSeconds, failed indexes) and if so stop its active pods,
 // else keep the wanted number running (manageJob) and see whether it
 // completed.
-func Sync(j *manifests.Job, prev batchv1.JobStatus, pods []ObservedPod, now time.Time) Decision {
+func Sync(j *manifests.Job, prev batchv1.JobStatus, pods []workload.ObservedPod, now time.Time) Decision {
 	s := &syncer{j: j, now: now, st: *prev.DeepCopy(), indexed: isIndexed(j)}
 	if c := finishedCondition(s.st); c != nil {
 		s.d.Status = s.st
@@ -53,7 +54,7 @@ func Sync(j *manifests.Job, prev batchv1.JobStatus, pods []ObservedPod, now time
 		return s.d
 	}
 	s.pods = slices.Clone(pods)
-	slices.SortFunc(s.pods, func(a, b ObservedPod) int { return strings.Compare(a.Name, b.Name) })
+	slices.SortFunc(s.pods, func(a, b workload.ObservedPod) int { return strings.Compare(a.Name, b.Name) })
 	s.observe()
 	if s.st.StartTime == nil && !suspended(j) {
 		s.st.StartTime = s.metaNow()
@@ -135,13 +136,13 @@ func (s *syncer) observe() {
 	for i := range s.pods {
 		p := &s.pods[i]
 		switch {
-		case p.active():
+		case p.Active():
 			s.active = append(s.active, p)
-			if p.ready() {
+			if p.Ready() {
 				s.ready++
 			}
 			continue
-		case p.terminating():
+		case terminating(p):
 			s.terminating++
 			continue
 		}
@@ -173,7 +174,7 @@ func (s *syncer) observe() {
 			} else {
 				s.ixIgnored[ix]++
 			}
-			if t := p.finishedAt(); t.After(s.ixLast[ix]) {
+			if t := p.FinishTime(); t.After(s.ixLast[ix]) {
 				s.ixLast[ix] = t
 			}
 			if lim := j.Spec.BackoffLimitPerIndex; lim != nil && (v.action == manifests.PodFailureFailIndex || (v.count && s.ixCounted[ix] > int(*lim))) {
@@ -299,14 +300,15 @@ func (s *syncer) condition(t batchv1.JobConditionType, reason, msg string) *batc
 }
 
 func (s *syncer) event(typ, reason, msg string) {
-	s.d.Events = append(s.d.Events, Event{Type: typ, Reason: reason, Message: msg})
+	s.d.Events = append(s.d.Events, workload.Event{Type: typ, Reason: reason, Message: msg})
 }
 
-// requeue asks to decide again at t, the earliest asked for winning.
+// requeue asks to decide again at t, the earliest asked for winning
+// (workload.Requeue, as every workload controller keeps it).
 func (s *syncer) requeue(t time.Time) {
-	if s.d.RequeueAt.IsZero() || t.Before(s.d.RequeueAt) {
-		s.d.RequeueAt = t
-	}
+	r := workload.Requeue{At: s.d.RequeueAt}
+	r.Before(t)
+	s.d.RequeueAt = r.At
 }
 
 func (s *syncer) metaNow() *metav1.Time { t := metav1.NewTime(s.now); return &t }

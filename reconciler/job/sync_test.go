@@ -13,13 +13,14 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/dockctl/dockctl/manifests"
+	"github.com/dockctl/dockctl/reconciler/workload"
 )
 
 func TestNewJobStartsParallelismPodsBoundedByCompletions(t *testing.T) {
 	for _, tc := range []struct {
 		name       string
 		mods       []func(*manifests.Job)
-		pods       []ObservedPod
+		pods       []workload.ObservedPod
 		prev       batchv1.JobStatus
 		wantCreate int
 		wantActive int32
@@ -27,12 +28,12 @@ func TestNewJobStartsParallelismPodsBoundedByCompletions(t *testing.T) {
 		{"defaults run one pod", nil, nil, batchv1.JobStatus{}, 1, 1},
 		{"parallelism below completions", []func(*manifests.Job){completionsOf(5), parallel(2)}, nil, batchv1.JobStatus{}, 2, 2},
 		{"completions left below parallelism", []func(*manifests.Job){completionsOf(3), parallel(5)},
-			[]ObservedPod{succeeded("pi-a", t0.Add(-time.Minute))}, started(), 2, 2},
+			[]workload.ObservedPod{succeeded("pi-a", t0.Add(-time.Minute))}, started(), 2, 2},
 		{"running pods are kept", []func(*manifests.Job){completionsOf(5), parallel(3)},
-			[]ObservedPod{running("pi-a"), pending("pi-b")}, started(), 1, 3},
+			[]workload.ObservedPod{running("pi-a"), pending("pi-b")}, started(), 1, 3},
 		{"work queue runs parallelism", []func(*manifests.Job){parallel(3)}, nil, batchv1.JobStatus{}, 3, 3},
 		{"work queue starts none once one succeeded", []func(*manifests.Job){parallel(3)},
-			[]ObservedPod{succeeded("pi-a", t0.Add(-time.Minute)), running("pi-b")}, started(), 0, 1},
+			[]workload.ObservedPod{succeeded("pi-a", t0.Add(-time.Minute)), running("pi-b")}, started(), 0, 1},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			d := Sync(newJob(tc.mods...), tc.prev, tc.pods, t0)
@@ -71,7 +72,7 @@ func TestExcessActivePodsAreDeletedLeastAlongFirst(t *testing.T) {
 	old := running("pi-old")
 	old.Created = t0.Add(-time.Hour)
 	old.Status.ReadySince = old.Created
-	d := Sync(j, started(), []ObservedPod{running("pi-new"), old, pending("pi-pending"), succeeded("pi-done", t0.Add(-time.Minute))}, t0)
+	d := Sync(j, started(), []workload.ObservedPod{running("pi-new"), old, pending("pi-pending"), succeeded("pi-done", t0.Add(-time.Minute))}, t0)
 	if want := []string{"pi-pending", "pi-new"}; !reflect.DeepEqual(d.Delete, want) {
 		t.Fatalf("deleted %v, want %v", d.Delete, want)
 	}
@@ -85,7 +86,7 @@ func TestExcessActivePodsAreDeletedLeastAlongFirst(t *testing.T) {
 
 func TestJobCompletesWhenCompletionsSucceed(t *testing.T) {
 	j := newJob(completionsOf(2), parallel(2))
-	pods := []ObservedPod{succeeded("pi-a", t0.Add(-2*time.Second)), succeeded("pi-b", t0.Add(-time.Second))}
+	pods := []workload.ObservedPod{succeeded("pi-a", t0.Add(-2*time.Second)), succeeded("pi-b", t0.Add(-time.Second))}
 	d := Sync(j, started(), pods, t0)
 	if want := []string{"SuccessCriteriaMet=True/CompletionsReached", "Complete=True/CompletionsReached"}; !reflect.DeepEqual(conditionTypes(d.Status), want) {
 		t.Fatalf("conditions %v, want %v", conditionTypes(d.Status), want)
@@ -108,11 +109,11 @@ func TestJobCompletesWhenCompletionsSucceed(t *testing.T) {
 
 func TestWorkQueueJobCompletesOnceAPodSucceededAndNoneRuns(t *testing.T) {
 	j := newJob(parallel(2))
-	d := Sync(j, started(), []ObservedPod{succeeded("pi-a", t0), running("pi-b")}, t0)
+	d := Sync(j, started(), []workload.ObservedPod{succeeded("pi-a", t0), running("pi-b")}, t0)
 	if finishedCondition(d.Status) != nil || len(d.Create) != 0 {
 		t.Fatalf("finished or created while a pod runs: %v %v", conditionTypes(d.Status), createdNames(d))
 	}
-	d = Sync(j, d.Status, []ObservedPod{succeeded("pi-a", t0), failedAt("pi-b", t0)}, t0)
+	d = Sync(j, d.Status, []workload.ObservedPod{succeeded("pi-a", t0), failedAt("pi-b", t0)}, t0)
 	if !Succeeded(d.Status) {
 		t.Fatalf("conditions %v, want Complete", conditionTypes(d.Status))
 	}
@@ -120,7 +121,7 @@ func TestWorkQueueJobCompletesOnceAPodSucceededAndNoneRuns(t *testing.T) {
 
 func TestCompletionWaitsForTerminatingPods(t *testing.T) {
 	j := newJob(completionsOf(1))
-	pods := []ObservedPod{succeeded("pi-a", t0), terminatingPod(running("pi-b"))}
+	pods := []workload.ObservedPod{succeeded("pi-a", t0), terminatingPod(running("pi-b"))}
 	d := Sync(j, started(), pods, t0)
 	if want := []string{"SuccessCriteriaMet=True/CompletionsReached"}; !reflect.DeepEqual(conditionTypes(d.Status), want) || len(d.Events) != 0 {
 		t.Fatalf("conditions %v events %v, want only the interim condition", conditionTypes(d.Status), reasons(d))
@@ -133,7 +134,7 @@ func TestCompletionWaitsForTerminatingPods(t *testing.T) {
 
 func TestIndexedJobCreatesOnePodPerMissingIndex(t *testing.T) {
 	j := newJob(indexedJob, completionsOf(5), parallel(3))
-	pods := []ObservedPod{withIndex("1", succeeded("pi-1-aaaaa", t0)), withIndex("2", running("pi-2-aaaaa"))}
+	pods := []workload.ObservedPod{withIndex("1", succeeded("pi-1-aaaaa", t0)), withIndex("2", running("pi-2-aaaaa"))}
 	d := Sync(j, started(), pods, t0)
 	if len(d.Create) != 2 {
 		t.Fatalf("created %v, want indexes 0 and 3", createdNames(d))
@@ -168,7 +169,7 @@ func TestIndexedJobKeepsOnePodPerIndex(t *testing.T) {
 	older := withIndex("0", running("pi-0-old"))
 	older.Created = t0.Add(-time.Hour)
 	older.Status.ReadySince = older.Created
-	pods := []ObservedPod{older, withIndex("0", running("pi-0-new")), withIndex("7", running("pi-7-x")), running("pi-noindex"), withIndex("1", running("pi-1-x"))}
+	pods := []workload.ObservedPod{older, withIndex("0", running("pi-0-new")), withIndex("7", running("pi-7-x")), running("pi-noindex"), withIndex("1", running("pi-1-x"))}
 	d := Sync(j, started(), pods, t0)
 	slices.Sort(d.Delete)
 	if want := []string{"pi-0-new", "pi-7-x", "pi-noindex"}; !reflect.DeepEqual(d.Delete, want) {
@@ -177,7 +178,7 @@ func TestIndexedJobKeepsOnePodPerIndex(t *testing.T) {
 	if len(d.Create) != 0 {
 		t.Fatal("created in a sync that deletes")
 	}
-	d = Sync(j, started(), []ObservedPod{older, withIndex("1", running("pi-1-x"))}, t0)
+	d = Sync(j, started(), []workload.ObservedPod{older, withIndex("1", running("pi-1-x"))}, t0)
 	if got := createdNames(d); len(got) != 1 || !strings.HasPrefix(got[0], "pi-2-") {
 		t.Fatalf("created %v, want index 2", got)
 	}
@@ -188,7 +189,7 @@ func TestIndexedJobCompletesWhenEveryIndexSucceeded(t *testing.T) {
 	prev := started()
 	prev.CompletedIndexes = "0,1"
 	// Index 0's pod is gone; its completion is remembered.
-	d := Sync(j, prev, []ObservedPod{withIndex("1", succeeded("pi-1-a", t0)), withIndex("2", succeeded("pi-2-a", t0))}, t0)
+	d := Sync(j, prev, []workload.ObservedPod{withIndex("1", succeeded("pi-1-a", t0)), withIndex("2", succeeded("pi-2-a", t0))}, t0)
 	if !Succeeded(d.Status) || d.Status.CompletedIndexes != "0-2" || d.Status.Succeeded != 3 {
 		t.Fatalf("conditions %v completedIndexes %q succeeded %d", conditionTypes(d.Status), d.Status.CompletedIndexes, d.Status.Succeeded)
 	}
@@ -196,7 +197,7 @@ func TestIndexedJobCompletesWhenEveryIndexSucceeded(t *testing.T) {
 
 func TestBackoffLimitExceededFailsTheJob(t *testing.T) {
 	j := newJob(completionsOf(3), parallel(2), backoff(1))
-	pods := []ObservedPod{failedAt("pi-a", t0.Add(-time.Minute)), failedAt("pi-b", t0.Add(-time.Second)), running("pi-c")}
+	pods := []workload.ObservedPod{failedAt("pi-a", t0.Add(-time.Minute)), failedAt("pi-b", t0.Add(-time.Second)), running("pi-c")}
 	d := Sync(j, started(), pods, t0)
 	if want := []string{"FailureTarget=True/BackoffLimitExceeded"}; !reflect.DeepEqual(conditionTypes(d.Status), want) {
 		t.Fatalf("conditions %v, want %v", conditionTypes(d.Status), want)
@@ -221,7 +222,7 @@ func TestBackoffLimitExceededFailsTheJob(t *testing.T) {
 }
 
 func TestBackoffLimitZeroFailsOnFirstFailure(t *testing.T) {
-	d := Sync(newJob(backoff(0)), started(), []ObservedPod{failedAt("pi-a", t0)}, t0)
+	d := Sync(newJob(backoff(0)), started(), []workload.ObservedPod{failedAt("pi-a", t0)}, t0)
 	if want := []string{"FailureTarget=True/BackoffLimitExceeded", "Failed=True/BackoffLimitExceeded"}; !reflect.DeepEqual(conditionTypes(d.Status), want) {
 		t.Fatalf("conditions %v, want %v", conditionTypes(d.Status), want)
 	}
@@ -229,7 +230,7 @@ func TestBackoffLimitZeroFailsOnFirstFailure(t *testing.T) {
 
 func TestFailedPodIsKeptAndReplacedAfterTheBackoff(t *testing.T) {
 	j := newJob(completionsOf(1))
-	pods := []ObservedPod{failedAt("pi-a", t0.Add(-4*time.Second))}
+	pods := []workload.ObservedPod{failedAt("pi-a", t0.Add(-4*time.Second))}
 	d := Sync(j, started(), pods, t0)
 	if len(d.Create) != 0 || len(d.Delete) != 0 || !d.RequeueAt.Equal(t0.Add(6*time.Second)) {
 		t.Fatalf("create %v delete %v requeue %v: want nothing until the 10 s backoff ends", createdNames(d), d.Delete, d.RequeueAt)
@@ -258,12 +259,12 @@ func TestPodFailureBackoffCountsFailuresSinceTheLastSuccess(t *testing.T) {
 	j := newJob(completionsOf(5), parallel(1), backoff(10))
 	for _, tc := range []struct {
 		name string
-		pods []ObservedPod
+		pods []workload.ObservedPod
 		want time.Time // requeue; zero: create now
 	}{
-		{"three failures wait 40 s from the last", []ObservedPod{failedAt("pi-a", t0.Add(-30*time.Second)), failedAt("pi-b", t0.Add(-20*time.Second)), failedAt("pi-c", t0.Add(-10*time.Second))}, t0.Add(30 * time.Second)},
-		{"a success resets the count", []ObservedPod{failedAt("pi-a", t0.Add(-30*time.Second)), failedAt("pi-b", t0.Add(-20*time.Second)), succeeded("pi-s", t0.Add(-15*time.Second)), failedAt("pi-c", t0.Add(-5*time.Second))}, t0.Add(5 * time.Second)},
-		{"the backoff is over", []ObservedPod{failedAt("pi-a", t0.Add(-11*time.Second))}, time.Time{}},
+		{"three failures wait 40 s from the last", []workload.ObservedPod{failedAt("pi-a", t0.Add(-30*time.Second)), failedAt("pi-b", t0.Add(-20*time.Second)), failedAt("pi-c", t0.Add(-10*time.Second))}, t0.Add(30 * time.Second)},
+		{"a success resets the count", []workload.ObservedPod{failedAt("pi-a", t0.Add(-30*time.Second)), failedAt("pi-b", t0.Add(-20*time.Second)), succeeded("pi-s", t0.Add(-15*time.Second)), failedAt("pi-c", t0.Add(-5*time.Second))}, t0.Add(5 * time.Second)},
+		{"the backoff is over", []workload.ObservedPod{failedAt("pi-a", t0.Add(-11*time.Second))}, time.Time{}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			d := Sync(j, started(), tc.pods, t0)
@@ -290,7 +291,7 @@ func TestOnFailureRestartsCountTowardsBackoffLimit(t *testing.T) {
 			p := running("pi-a")
 			p.Status.Containers[0].Restarts = tc.restarts
 			p.Status.Restarts = tc.restarts
-			d := Sync(newJob(onFailure, backoff(tc.limit)), started(), []ObservedPod{p}, t0)
+			d := Sync(newJob(onFailure, backoff(tc.limit)), started(), []workload.ObservedPod{p}, t0)
 			failing := findCondition(d.Status, batchv1.JobFailureTarget) != nil
 			if failing != tc.wantFail {
 				t.Fatalf("failing = %v, want %v (conditions %v)", failing, tc.wantFail, conditionTypes(d.Status))
@@ -308,11 +309,11 @@ func TestOnFailureRestartsCountTowardsBackoffLimit(t *testing.T) {
 func TestActiveDeadlineFailsTheJob(t *testing.T) {
 	j := newJob(func(j *manifests.Job) { j.Spec.ActiveDeadlineSeconds = i64(60) })
 	start := metav1.NewTime(t0.Add(-30 * time.Second))
-	d := Sync(j, batchv1.JobStatus{StartTime: &start}, []ObservedPod{running("pi-a")}, t0)
+	d := Sync(j, batchv1.JobStatus{StartTime: &start}, []workload.ObservedPod{running("pi-a")}, t0)
 	if !d.RequeueAt.Equal(t0.Add(30*time.Second)) || finishedCondition(d.Status) != nil {
 		t.Fatalf("requeue %v, want the deadline", d.RequeueAt)
 	}
-	d = Sync(j, d.Status, []ObservedPod{running("pi-a")}, t0.Add(30*time.Second))
+	d = Sync(j, d.Status, []workload.ObservedPod{running("pi-a")}, t0.Add(30*time.Second))
 	if want := []string{"FailureTarget=True/DeadlineExceeded"}; !reflect.DeepEqual(conditionTypes(d.Status), want) || !reflect.DeepEqual(d.Delete, []string{"pi-a"}) {
 		t.Fatalf("conditions %v delete %v", conditionTypes(d.Status), d.Delete)
 	}
@@ -324,7 +325,7 @@ func TestActiveDeadlineFailsTheJob(t *testing.T) {
 
 func TestSuspendDeletesActivePodsAndResumeRestartsTheClock(t *testing.T) {
 	ads := func(j *manifests.Job) { j.Spec.ActiveDeadlineSeconds = i64(100) }
-	pods := []ObservedPod{running("pi-a"), failedAt("pi-f", t0.Add(-time.Hour)), succeeded("pi-s", t0.Add(-time.Hour))}
+	pods := []workload.ObservedPod{running("pi-a"), failedAt("pi-f", t0.Add(-time.Hour)), succeeded("pi-s", t0.Add(-time.Hour))}
 	d := Sync(newJob(completionsOf(4), parallel(2), suspend(true), ads), started(), pods, t0)
 	if !reflect.DeepEqual(d.Delete, []string{"pi-a"}) || len(d.Create) != 0 {
 		t.Fatalf("deleted %v created %v: want the running pod only", d.Delete, createdNames(d))
@@ -356,7 +357,7 @@ func TestJobCreatedSuspendedHasNoStartTime(t *testing.T) {
 
 func TestTTLAfterFinishedDeletesTheJob(t *testing.T) {
 	j := newJob(func(j *manifests.Job) { j.Spec.TTLSecondsAfterFinished = i32(100) })
-	d := Sync(j, started(), []ObservedPod{succeeded("pi-a", t0)}, t0)
+	d := Sync(j, started(), []workload.ObservedPod{succeeded("pi-a", t0)}, t0)
 	if !Succeeded(d.Status) || d.DeleteJob || !d.RequeueAt.Equal(t0.Add(100*time.Second)) {
 		t.Fatalf("deleteJob %v requeue %v", d.DeleteJob, d.RequeueAt)
 	}
@@ -364,19 +365,19 @@ func TestTTLAfterFinishedDeletesTheJob(t *testing.T) {
 		at     time.Time
 		delete bool
 	}{{t0.Add(99 * time.Second), false}, {t0.Add(100 * time.Second), true}} {
-		again := Sync(j, d.Status, []ObservedPod{succeeded("pi-a", t0)}, tc.at)
+		again := Sync(j, d.Status, []workload.ObservedPod{succeeded("pi-a", t0)}, tc.at)
 		if again.DeleteJob != tc.delete || len(again.Delete) != 0 {
 			t.Fatalf("at %v: deleteJob %v delete %v, want %v and no pod deleted", tc.at, again.DeleteJob, again.Delete, tc.delete)
 		}
 	}
 	zero := newJob(func(j *manifests.Job) { j.Spec.TTLSecondsAfterFinished = i32(0) })
-	if d := Sync(zero, started(), []ObservedPod{succeeded("pi-a", t0)}, t0); !d.DeleteJob {
+	if d := Sync(zero, started(), []workload.ObservedPod{succeeded("pi-a", t0)}, t0); !d.DeleteJob {
 		t.Fatal("ttlSecondsAfterFinished 0 does not delete the Job as it finishes")
 	}
 }
 
 func TestFinishedPodsAreNeverDeleted(t *testing.T) {
-	finished := []ObservedPod{succeeded("pi-s", t0.Add(-time.Minute)), failedAt("pi-f", t0.Add(-time.Hour))}
+	finished := []workload.ObservedPod{succeeded("pi-s", t0.Add(-time.Minute)), failedAt("pi-f", t0.Add(-time.Hour))}
 	for _, tc := range []struct {
 		name string
 		job  *manifests.Job
@@ -403,7 +404,7 @@ func TestPodNamesAreDeterministicAndNeverTaken(t *testing.T) {
 		t.Fatalf("two syncs of one state named pods %v and %v", createdNames(a), createdNames(b))
 	}
 	taken := failedAt(createdNames(a)[0], t0.Add(-time.Hour))
-	c := Sync(j, started(), []ObservedPod{taken}, t0)
+	c := Sync(j, started(), []workload.ObservedPod{taken}, t0)
 	if slices.Contains(createdNames(c), taken.Name) || len(c.Create) != 4 {
 		t.Fatalf("created %v next to %q", createdNames(c), taken.Name)
 	}
@@ -445,7 +446,7 @@ func TestCountsNeverGoDown(t *testing.T) {
 
 func TestPodsStoppedAsTheJobFailsCountOnce(t *testing.T) {
 	j := newJob(completionsOf(3), parallel(2), backoff(0))
-	pods := []ObservedPod{failedAt("pi-a", t0), running("pi-b")}
+	pods := []workload.ObservedPod{failedAt("pi-a", t0), running("pi-b")}
 	d := Sync(j, started(), pods, t0)
 	// The stop was not carried out: the pod is still active next time.
 	d = Sync(j, d.Status, pods, t0.Add(time.Second))
@@ -465,7 +466,7 @@ func TestAPodNotObservedYetIsAskedForUnderTheSameName(t *testing.T) {
 		// for again, under its name.
 		seen := running(first.Create[0].Name)
 		seen.Annotations = first.Create[0].Template.Metadata.Annotations
-		again := Sync(j, first.Status, []ObservedPod{seen}, t0.Add(time.Second))
+		again := Sync(j, first.Status, []workload.ObservedPod{seen}, t0.Add(time.Second))
 		if !reflect.DeepEqual(createdNames(again), createdNames(first)[1:]) {
 			t.Fatalf("asked for %v after %v", createdNames(again), createdNames(first))
 		}

@@ -4,31 +4,10 @@ import (
 	"time"
 
 	batchv1 "k8s.io/api/batch/v1"
-	corev1 "k8s.io/api/core/v1"
 
 	"github.com/dockctl/dockctl/reconciler/podruntime"
+	"github.com/dockctl/dockctl/reconciler/workload"
 )
-
-// ObservedPod is one pod of the Job as the pod runtime shows it.
-type ObservedPod struct {
-	Name string
-	// Labels and Annotations are the pod's; an Indexed Job's pod carries
-	// its index in both (batchv1.JobCompletionIndexAnnotation).
-	Labels, Annotations map[string]string
-	Status              podruntime.PodStatus
-	Created             time.Time
-	// Finished is when the pod's last container ended (zero: running, or
-	// unknown — then the containers' own finish times are read).
-	Finished time.Time
-}
-
-// Event is one event to record on the Job (or the CronJob), as a v1
-// Event has it.
-type Event struct {
-	Type    string // corev1.EventTypeNormal or EventTypeWarning
-	Reason  string
-	Message string
-}
 
 // Decision is what Sync decided.
 type Decision struct {
@@ -40,7 +19,7 @@ type Decision struct {
 	Delete []string
 	// Events are to be recorded on the Job once the decision is carried
 	// out.
-	Events []Event
+	Events []workload.Event
 	// RequeueAt is when to decide again though nothing changes (a
 	// backoff, activeDeadlineSeconds, the time to live); zero for never.
 	RequeueAt time.Time
@@ -68,47 +47,14 @@ const (
 	LegacyJobNameLabel = "job-name"
 )
 
-func (p *ObservedPod) terminal() bool {
-	return p.Status.Phase == corev1.PodSucceeded || p.Status.Phase == corev1.PodFailed
-}
+// terminating: being stopped before it finished (Kubernetes counts such
+// a pod in status.terminating, not as active).
+func terminating(p *workload.ObservedPod) bool { return !p.Finished() && p.Terminating() }
 
-// active: neither finished nor being stopped (Kubernetes'
-// FilterActivePods).
-func (p *ObservedPod) active() bool { return !p.terminal() && !p.Status.Terminating }
-
-// terminating: being stopped before it finished.
-func (p *ObservedPod) terminating() bool { return !p.terminal() && p.Status.Terminating }
-
-func (p *ObservedPod) ready() bool {
-	for _, c := range p.Status.Conditions {
-		if c.Type == corev1.PodReady {
-			return c.Status == corev1.ConditionTrue
-		}
-	}
-	return false
-}
-
-// finishedAt is when the pod finished, as Kubernetes' getFinishedTime
-// estimates it: the recorded time, else the latest container exit, else
-// its creation.
-func (p *ObservedPod) finishedAt() time.Time {
-	if !p.Finished.IsZero() {
-		return p.Finished
-	}
-	var last time.Time
-	for _, c := range p.Status.Containers {
-		if t := c.State.Terminated; t != nil && t.FinishedAt.After(last) {
-			last = t.FinishedAt.Time
-		}
-	}
-	if !last.IsZero() {
-		return last
-	}
-	return p.Created
-}
-
-// restarts sums its containers' restarts, init containers included.
-func (p *ObservedPod) restarts() int32 {
+// restarts sums its containers' restarts, init containers included (the
+// Job controller's OnFailure count; workload.ObservedPod.MaxRestarts is
+// the highest single one, another figure).
+func restarts(p *workload.ObservedPod) int32 {
 	var n int32
 	for _, c := range p.Status.Containers {
 		n += int32(c.Restarts)

@@ -45,7 +45,7 @@ func Sync(rs *manifests.ReplicaSet, pods []workload.ObservedPod, now time.Time) 
 	taken := map[string]bool{}
 	for i := range pods {
 		taken[pods[i].Name] = true
-		if !pods[i].Finished() && !pods[i].Terminating() {
+		if pods[i].Active() {
 			active = append(active, &pods[i])
 		}
 	}

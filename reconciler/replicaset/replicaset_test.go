@@ -12,6 +12,7 @@ import (
 	"github.com/dockctl/dockctl/manifests"
 	"github.com/dockctl/dockctl/reconciler/podruntime"
 	"github.com/dockctl/dockctl/reconciler/workload"
+	"github.com/dockctl/dockctl/reconciler/workload/workloadtest"
 )
 
 var t0 = time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
@@ -30,14 +31,10 @@ func newRS(n int32) *manifests.ReplicaSet {
 // pod builds an observed pod: phase, ready since (zero: not ready),
 // created, restarts.
 func pod(name string, phase corev1.PodPhase, readySince, created time.Time, restarts int) workload.ObservedPod {
-	cond := corev1.ConditionFalse
-	if !readySince.IsZero() {
-		cond = corev1.ConditionTrue
-	}
-	return workload.ObservedPod{Name: name, Labels: map[string]string{"app": "front", "tier": "web"}, Created: created,
-		Status: podruntime.PodStatus{Phase: phase, ReadySince: readySince,
-			Conditions: []corev1.PodCondition{{Type: corev1.PodReady, Status: cond}},
-			Containers: []podruntime.ContainerStatus{{Name: "c", Restarts: restarts}}}}
+	p := workloadtest.Pod(name, phase, readySince)
+	p.Labels, p.Created = map[string]string{"app": "front", "tier": "web"}, created
+	p.Status.Containers = []podruntime.ContainerStatus{{Name: "c", Restarts: restarts}}
+	return p
 }
 
 func ready(name string, since time.Time) workload.ObservedPod {

@@ -1,7 +1,6 @@
 package statefulset
 
 import (
-	"slices"
 	"testing"
 	"time"
 
@@ -9,8 +8,8 @@ import (
 	"k8s.io/apimachinery/pkg/util/intstr"
 
 	"github.com/dockctl/dockctl/manifests"
-	"github.com/dockctl/dockctl/reconciler/podruntime"
 	"github.com/dockctl/dockctl/reconciler/workload"
+	"github.com/dockctl/dockctl/reconciler/workload/workloadtest"
 )
 
 // t0 is the fake clock's start: no test reads the real clock.
@@ -75,19 +74,11 @@ func newSet(n int32, opts ...setOpt) *manifests.StatefulSet {
 	return s
 }
 
-func readyCond(ready bool) []corev1.PodCondition {
-	st := corev1.ConditionFalse
-	if ready {
-		st = corev1.ConditionTrue
-	}
-	return []corev1.PodCondition{{Type: corev1.PodReady, Status: st}}
-}
-
 // pod is an observed pod NAME of revision rev in phase, ready since
 // readySince when that is not zero.
 func pod(name, rev string, phase corev1.PodPhase, readySince time.Time) workload.ObservedPod {
-	p := workload.ObservedPod{Name: name, Labels: map[string]string{workload.RevisionLabel: rev},
-		Status: podruntime.PodStatus{Phase: phase, Conditions: readyCond(!readySince.IsZero()), ReadySince: readySince}}
+	p := workloadtest.Pod(name, phase, readySince)
+	p.Labels = map[string]string{workload.RevisionLabel: rev}
 	return p
 }
 
@@ -100,10 +91,7 @@ func notReady(name, rev string) workload.ObservedPod {
 	return pod(name, rev, corev1.PodRunning, time.Time{})
 }
 
-func terminating(p workload.ObservedPod) workload.ObservedPod {
-	p.Status.Terminating = true
-	return p
-}
+var terminating = workloadtest.Terminating
 
 func rev(s *manifests.StatefulSet) string { return RevisionOf(s).Name }
 
@@ -116,13 +104,7 @@ func history(sets ...*manifests.StatefulSet) []Revision {
 	return h
 }
 
-func podNames(ps []podruntime.PodSpec) []string {
-	var out []string
-	for _, p := range ps {
-		out = append(out, p.Name)
-	}
-	return out
-}
+var podNames = workloadtest.PodNames
 
 func claimNames(cs []Claim) []string {
 	var out []string
@@ -132,12 +114,7 @@ func claimNames(cs []Claim) []string {
 	return out
 }
 
-func eq(t *testing.T, what string, got, want []string) {
-	t.Helper()
-	if !slices.Equal(got, want) {
-		t.Errorf("%s = %q, want %q", what, got, want)
-	}
-}
+var eq = workloadtest.Equal
 
 // cluster plays the executor and the pod runtime on the fake clock: a
 // created pod runs and is ready readyAfter later, a deleted pod is gone

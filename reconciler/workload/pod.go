@@ -18,6 +18,10 @@ type ObservedPod struct {
 	Annotations map[string]string
 	Created     time.Time
 	Status      podruntime.PodStatus
+	// FinishedAt is when the pod's last container ended, when the runtime
+	// recorded it (zero: running, or unknown — then FinishTime reads the
+	// containers' own finish times). Only the Job controller reads it.
+	FinishedAt time.Time
 }
 
 // Exists is whether the pod has been created: a pod the runtime reports
@@ -32,6 +36,29 @@ func (p *ObservedPod) Terminating() bool { return p != nil && p.Status.Terminati
 // run again by itself.
 func (p *ObservedPod) Finished() bool {
 	return p != nil && (p.Status.Phase == corev1.PodFailed || p.Status.Phase == corev1.PodSucceeded)
+}
+
+// Active is Kubernetes' IsPodActive (FilterActivePods): neither finished
+// nor being stopped.
+func (p *ObservedPod) Active() bool { return p != nil && !p.Finished() && !p.Terminating() }
+
+// FinishTime is when a finished pod finished, as Kubernetes' Job
+// controller estimates it (getFinishedTime): the recorded FinishedAt,
+// else the latest container exit, else the pod's creation.
+func (p *ObservedPod) FinishTime() time.Time {
+	if !p.FinishedAt.IsZero() {
+		return p.FinishedAt
+	}
+	var last time.Time
+	for _, c := range p.Status.Containers {
+		if t := c.State.Terminated; t != nil && t.FinishedAt.After(last) {
+			last = t.FinishedAt.Time
+		}
+	}
+	if !last.IsZero() {
+		return last
+	}
+	return p.Created
 }
 
 // Ready is the pod's Ready condition (podutil.IsPodReady).

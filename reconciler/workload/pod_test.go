@@ -5,6 +5,7 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/dockctl/dockctl/reconciler/podruntime"
 )
@@ -71,5 +72,52 @@ func TestRequeueKeepsTheEarliest(t *testing.T) {
 	r.Before(t0.Add(time.Hour))
 	if !r.At.Equal(t0) {
 		t.Errorf("At = %v, want %v", r.At, t0)
+	}
+}
+
+func TestActiveIsNeitherFinishedNorTerminating(t *testing.T) {
+	tests := []struct {
+		name        string
+		phase       corev1.PodPhase
+		terminating bool
+		want        bool
+	}{
+		{"running", corev1.PodRunning, false, true},
+		{"pending", corev1.PodPending, false, true},
+		{"running, being stopped", corev1.PodRunning, true, false},
+		{"succeeded", corev1.PodSucceeded, false, false},
+		{"failed", corev1.PodFailed, false, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			p := &ObservedPod{Status: podruntime.PodStatus{Phase: tt.phase, Terminating: tt.terminating}}
+			if got := p.Active(); got != tt.want {
+				t.Errorf("Active = %v, want %v", got, tt.want)
+			}
+		})
+	}
+}
+
+func TestFinishTimePrefersTheRecordedThenTheLastContainerExit(t *testing.T) {
+	exit := func(at time.Time) podruntime.ContainerStatus {
+		return podruntime.ContainerStatus{State: corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{FinishedAt: metav1.NewTime(at)}}}
+	}
+	tests := []struct {
+		name string
+		pod  ObservedPod
+		want time.Time
+	}{
+		{"recorded", ObservedPod{Created: t0, FinishedAt: t0.Add(time.Hour),
+			Status: podruntime.PodStatus{Containers: []podruntime.ContainerStatus{exit(t0.Add(2 * time.Hour))}}}, t0.Add(time.Hour)},
+		{"latest container exit", ObservedPod{Created: t0,
+			Status: podruntime.PodStatus{Containers: []podruntime.ContainerStatus{exit(t0.Add(2 * time.Minute)), exit(t0.Add(time.Minute)), {}}}}, t0.Add(2 * time.Minute)},
+		{"creation", ObservedPod{Created: t0}, t0},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := tt.pod.FinishTime(); !got.Equal(tt.want) {
+				t.Errorf("FinishTime = %v, want %v", got, tt.want)
+			}
+		})
 	}
 }
