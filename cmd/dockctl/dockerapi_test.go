@@ -484,7 +484,10 @@ func (d *dockerAPI) inspect(w http.ResponseWriter, id string) {
 	}
 	writeJSON(w, 200, map[string]any{
 		"Id": c.summary.ID, "Name": c.summary.Names[0], "Image": c.summary.Image,
-		"State":  map[string]any{"Status": c.summary.State, "Running": c.summary.State == "running", "StartedAt": started},
+		// A restarting container is Running as well, as Docker reports it
+		// (its State.SetRestarting), between two runs of a restart policy.
+		"State": map[string]any{"Status": c.summary.State, "Running": c.summary.State == "running" || c.summary.State == "restarting",
+			"Restarting": c.summary.State == "restarting", "StartedAt": started},
 		"Config": map[string]any{"Labels": c.summary.Labels, "Image": c.summary.Image},
 	})
 }
@@ -796,4 +799,21 @@ func (c *callCounter) reset() {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.counts = map[string]int{}
+}
+
+// stateOf is the state of the container named name ("" for none).
+func (d *dockerAPI) stateOf(name string) string {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if c := d.find(name); c != nil {
+		return c.summary.State
+	}
+	return ""
+}
+
+// setStateOf sets the state of the container named name.
+func (d *dockerAPI) setStateOf(name, state string) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	d.find(name).summary.State = state
 }

@@ -1,10 +1,12 @@
 package main
 
 import (
+	"context"
 	"reflect"
 	"runtime/debug"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/dockctl/dockctl/dockerx"
 	"github.com/dockctl/dockctl/internal/helperapi"
@@ -158,5 +160,35 @@ func TestGetLeavesTheInstalledControllerOut(t *testing.T) {
 		if err != nil || strings.Contains(out, "controller") {
 			t.Errorf("get %s: %v\n%s", kind, err, out)
 		}
+	}
+}
+
+// A controller that exits is restarted by its policy (unless-stopped),
+// and Docker reports it as Running and Restarting meanwhile: install
+// fails at once with its last log lines, as for one that stopped, and
+// stops it rather than leave it restarting forever; it does not wait out
+// --timeout and then blame another controller's lock.
+func TestInstallFailsAtOnceOnARestartingController(t *testing.T) {
+	f := startFakeDaemon(t)
+	name := dockerx.ControllerName("t1")
+	id := f.add(name, "restarting", map[string]string{dockerx.LabelInstance: "t1", dockerx.LabelRole: dockerx.RoleController},
+		"error: open state directory: permission denied")
+	cli, err := dockerx.NewClient()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cli.Close()
+	probe := &helperapi.ProbeSpec{Kind: "http", Address: "127.0.0.1", Port: 9477, Scheme: "HTTP", Path: "/readyz", TimeoutMillis: 2000}
+	for _, p := range []*helperapi.ProbeSpec{probe, nil} {
+		// The timeout only bounds the wait of a wrong implementation.
+		err = waitControllerReady(context.Background(), cli, id, name, p, 3*time.Second)
+		if err == nil || strings.Contains(err.Error(), "did not report ready") ||
+			!strings.Contains(err.Error(), "restarting") || !strings.Contains(err.Error(), "permission denied") {
+			t.Errorf("probe %v: error %v, want one at once naming the restarts and the log", p != nil, err)
+		}
+		if st := f.stateOf(name); st != "exited" {
+			t.Errorf("probe %v: the controller container is left %s, want it stopped", p != nil, st)
+		}
+		f.setStateOf(name, "restarting")
 	}
 }
