@@ -271,11 +271,15 @@ func (c *Client) EnsureController(ctx context.Context, spec ControllerSpec) (id,
 }
 
 // ControllerState is what install waits on: whether the container runs,
-// and if it has stopped, its exit code.
+// and if it has stopped, its exit code. Docker reports a container its
+// restart policy is about to restart as Running and Restarting, and counts
+// the restarts: a controller that exited shows in Restarting or a grown
+// RestartCount, never as stopped.
 type ControllerState struct {
-	Running  bool
-	ExitCode int
-	Status   string
+	Running, Restarting bool
+	RestartCount        int
+	ExitCode            int
+	Status              string
 }
 
 // InspectController returns the state of the container id.
@@ -289,7 +293,8 @@ func (c *Client) InspectController(ctx context.Context, id string) (ControllerSt
 	if insp.ContainerJSONBase == nil || insp.State == nil {
 		return ControllerState{}, nil
 	}
-	return ControllerState{Running: insp.State.Running, ExitCode: insp.State.ExitCode, Status: insp.State.Status}, nil
+	return ControllerState{Running: insp.State.Running, Restarting: insp.State.Restarting, RestartCount: insp.RestartCount,
+		ExitCode: insp.State.ExitCode, Status: insp.State.Status}, nil
 }
 
 // EnsureStateVolume creates the instance's state volume name (labelled

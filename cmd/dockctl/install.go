@@ -263,7 +263,10 @@ const installPoll = 250 * time.Millisecond
 // container, whose network namespace holds the address. /readyz answers
 // once the controller holds the state directory's lock and reaches the
 // daemon. A container that stops meanwhile fails at once, with its last
-// log lines.
+// log lines; so does one that exited and that its restart policy runs
+// again (Restarting, or a RestartCount grown since the first look), which
+// is stopped first: a controller that cannot start would otherwise
+// restart forever.
 func waitControllerReady(ctx context.Context, cli *dockerx.Client, id, name string, probe *helperapi.ProbeSpec, timeout time.Duration) error {
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
@@ -275,12 +278,25 @@ func waitControllerReady(ctx context.Context, cli *dockerx.Client, id, name stri
 		}
 		probeCmd = []string{helperapi.Binary, "helper", helperapi.ModeProbe, "--spec", p}
 	}
+	firstCount := -1
 	for {
 		st, err := cli.InspectController(ctx, id)
+		if err == nil && firstCount < 0 {
+			firstCount = st.RestartCount
+		}
 		switch {
 		case err != nil && ctx.Err() == nil:
 			return err
-		case err == nil && !st.Running && st.Status != "created" && st.Status != "restarting":
+		case err == nil && (st.Restarting || st.RestartCount > firstCount):
+			// It exited and its restart policy runs it again: as a
+			// controller that stopped, but stopped here, so that it does
+			// not restart forever (unless-stopped keeps it stopped).
+			logs := lastLogs(cli, id)
+			if err := cli.StopContainer(context.WithoutCancel(ctx), id, 10*time.Second); err != nil {
+				return fmt.Errorf("controller container %s exited and is restarting (exit code %d), and stopping it failed: %w:\n%s", name, st.ExitCode, err, logs)
+			}
+			return fmt.Errorf("controller container %s exited and was restarting (exit code %d); install stopped it (docker start %s after the fix, or install again):\n%s", name, st.ExitCode, name, logs)
+		case err == nil && !st.Running && st.Status != "created":
 			return fmt.Errorf("controller container %s stopped (%s, exit code %d):\n%s", name, st.Status, st.ExitCode, lastLogs(cli, id))
 		case err == nil && st.Running && probeCmd == nil:
 			return nil
