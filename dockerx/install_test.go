@@ -347,3 +347,35 @@ func TestEnsureController(t *testing.T) {
 		})
 	}
 }
+
+// Two mounts at one path (a --manifests path that is the state directory,
+// or the socket) are Docker's "Duplicate mount point" error at create
+// time, after a re-install removed the running controller: refused while
+// the configuration is built, before anything is touched.
+func TestControllerConfigRefusesTwoMountsAtOnePath(t *testing.T) {
+	for name, mod := range map[string]func(*ControllerSpec){
+		"manifests at the state directory": func(s *ControllerSpec) { s.ReadOnly = append(s.ReadOnly, s.StateDir) },
+		"manifests at the socket":          func(s *ControllerSpec) { s.ReadOnly = append(s.ReadOnly, containerSocket) },
+		"manifests twice":                  func(s *ControllerSpec) { s.ReadOnly = append(s.ReadOnly, s.ReadOnly[0]) },
+		"volume and manifests at /state": func(s *ControllerSpec) {
+			s.StateDir, s.StateVolume, s.ReadOnly = "", "v", []string{ControllerStateMount}
+		},
+	} {
+		t.Run(name, func(t *testing.T) {
+			spec := controllerSpec()
+			mod(&spec)
+			if _, _, err := ControllerConfig(spec); err == nil {
+				t.Error("no error")
+			}
+			f := &controllerAPI{current: &container.InspectResponse{
+				ContainerJSONBase: &container.ContainerJSONBase{ID: "old", State: &container.State{Running: true}},
+				Config:            &container.Config{Labels: map[string]string{LabelInstance: "prod", LabelRole: RoleController, LabelConfigHash: "0"}},
+			}}
+			c := newFakeClient(&f.fakeAPI)
+			c.api = f
+			if _, _, err := c.EnsureController(context.Background(), spec); err == nil || len(f.calls) != 0 {
+				t.Errorf("EnsureController: %v, calls %q; want an error and the running controller untouched", err, f.calls)
+			}
+		})
+	}
+}
