@@ -163,6 +163,15 @@ func ControllerConfig(spec ControllerSpec) (*container.Config, *container.HostCo
 	for _, p := range spec.ReadOnly {
 		mounts = append(mounts, mount.Mount{Type: mount.TypeBind, Source: p, Target: p, ReadOnly: true})
 	}
+	// Docker refuses two mounts at one path only at create, when a
+	// re-install has already removed the running controller.
+	at := map[string]bool{}
+	for _, m := range mounts {
+		if at[m.Target] {
+			return nil, nil, fmt.Errorf("controller container: two mounts at %s (a --manifests path is the state directory, the Docker socket, %s or given twice)", m.Target, ControllerStateMount)
+		}
+		at[m.Target] = true
+	}
 	cfg := &container.Config{
 		Image:      spec.Image,
 		Entrypoint: []string{helperapi.Binary},
