@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"path/filepath"
 	"reflect"
 	"runtime/debug"
 	"strings"
@@ -190,5 +191,22 @@ func TestInstallFailsAtOnceOnARestartingController(t *testing.T) {
 			t.Errorf("probe %v: the controller container is left %s, want it stopped", p != nil, st)
 		}
 		f.setStateOf(name, "restarting")
+	}
+}
+
+// A --manifests path that does not exist cannot be mounted: Docker
+// refuses it only at create, after a re-install removed the running
+// controller. install refuses it first and leaves the controller running.
+func TestInstallRefusesAMissingManifestsPathBeforeTouchingTheController(t *testing.T) {
+	f := startFakeDaemon(t)
+	name := dockerx.ControllerName("t1")
+	f.add(name, "running", map[string]string{dockerx.LabelInstance: "t1", dockerx.LabelRole: dockerx.RoleController})
+	missing := filepath.Join(t.TempDir(), "k8s")
+	_, _, err := run(t, "", "--state-dir", t.TempDir(), "--instance", "t1", "install", "--", "--manifests", missing)
+	if err == nil || !strings.Contains(err.Error(), missing) {
+		t.Errorf("error %v, want one naming %s", err, missing)
+	}
+	if st := f.stateOf(name); st != "running" {
+		t.Errorf("the running controller is left %q", st)
 	}
 }
