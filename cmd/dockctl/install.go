@@ -161,6 +161,13 @@ func runInstall(cmd *cobra.Command, g *globalOptions, o *installOptions, args []
 	if err != nil {
 		return err
 	}
+	// Docker refuses a missing bind source only at create, when a
+	// re-install has already removed the running controller.
+	for _, p := range cf.manifests {
+		if _, err := os.Stat(p); err != nil {
+			return fmt.Errorf("controller flags: --manifests %s cannot be mounted: %w", p, err)
+		}
+	}
 	socket, err := hostSocket(os.Getenv("DOCKER_HOST"))
 	if err != nil {
 		return err
