@@ -58,6 +58,9 @@ type dockerAPI struct {
 	// execs by ID; exec runs each (fakeExec).
 	execs map[string]*fakeExecState
 	exec  fakeExec
+	// onRemove, when set (setOnRemove), runs after a container named
+	// name is removed, before the answer.
+	onRemove func(name string)
 }
 
 type fakeCtr struct {
@@ -159,12 +162,20 @@ func (d *dockerAPI) serve(w http.ResponseWriter, r *http.Request) {
 		if ok {
 			d.emit(events.ActionDestroy, c)
 		}
+		onRemove := d.onRemove
 		d.mu.Unlock()
 		if !ok {
 			writeJSON(w, 404, map[string]string{"message": "No such container: " + parts[1]})
 			return
 		}
+		if onRemove != nil {
+			onRemove(strings.TrimPrefix(c.summary.Names[0], "/"))
+		}
 		w.WriteHeader(204)
+	case path == "/images/json":
+		writeJSON(w, 200, []any{})
+	case path == "/volumes" && r.Method == http.MethodGet:
+		writeJSON(w, 200, map[string]any{"Volumes": []any{}})
 	case strings.HasPrefix(path, "/images/") && strings.HasSuffix(path, "/json"):
 		ref := strings.TrimSuffix(strings.TrimPrefix(path, "/images/"), "/json")
 		d.mu.Lock()
@@ -816,4 +827,11 @@ func (d *dockerAPI) setStateOf(name, state string) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	d.find(name).summary.State = state
+}
+
+// setOnRemove sets what runs after each container removal.
+func (d *dockerAPI) setOnRemove(f func(name string)) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	d.onRemove = f
 }

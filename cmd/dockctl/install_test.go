@@ -210,3 +210,33 @@ func TestInstallRefusesAMissingManifestsPathBeforeTouchingTheController(t *testi
 		t.Errorf("the running controller is left %q", st)
 	}
 }
+
+// The controller acts until it is removed: a replica it creates between
+// uninstall's listing and its removal (an in-flight create, a replacement)
+// is the instance's too, and uninstall removes it rather than leave it
+// behind and report everything removed.
+func TestUninstallRemovesWhatTheControllerMadeBeforeItWasRemoved(t *testing.T) {
+	f := startFakeDaemon(t)
+	ctrl := dockerx.ControllerName("t1")
+	f.add(ctrl, "running", map[string]string{dockerx.LabelInstance: "t1", dockerx.LabelRole: dockerx.RoleController})
+	f.addContainer("t1_web-abc-1", "t1", "web", nil)
+	f.addContainer("t2_web-abc-1", "t2", "web", nil)
+	f.setOnRemove(func(name string) {
+		if name == ctrl {
+			f.addContainer("t1_web-abc-2", "t1", "web", nil)
+		}
+	})
+	out, _, err := run(t, "", "--state-dir", t.TempDir(), "--instance", "t1", "uninstall")
+	if err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	if n := f.running(dockerx.LabelInstance, "t1"); n != 0 {
+		t.Errorf("%d containers of the instance left:\n%s", n, out)
+	}
+	if n := f.running(dockerx.LabelInstance, "t2"); n != 1 {
+		t.Errorf("another instance's container removed:\n%s", out)
+	}
+	if !strings.Contains(out, "container t1_web-abc-2 removed") {
+		t.Errorf("output:\n%s", out)
+	}
+}
