@@ -395,9 +395,37 @@ func runUninstall(cmd *cobra.Command, g *globalOptions, o *uninstallOptions) err
 	if err != nil {
 		return err
 	}
-	remove, keep := uninstallSelection(objs, o.keepData)
 	var errs []error
+	found := len(objs) > 0
+	// attempted are the controllers removed (or not) before the others.
+	attempted := map[string]bool{}
+	if !o.dryRun {
+		// The controller acts until it is gone: what it made between the
+		// listing and its removal is found by listing again after it.
+		var stopped bool
+		for _, obj := range objs {
+			if obj.Kind != dockerx.KindContainer || obj.Role != dockerx.RoleController {
+				continue
+			}
+			attempted[obj.ID] = true
+			if err := cli.RemoveInstanceObject(ctx, obj); err != nil {
+				errs = append(errs, err)
+				continue
+			}
+			fmt.Fprintf(out, "%s %s removed\n", obj.Kind, obj.Name)
+			stopped = true
+		}
+		if stopped {
+			if objs, err = cli.ListInstanceObjects(ctx, g.instance); err != nil {
+				return errors.Join(append(errs, err)...)
+			}
+		}
+	}
+	remove, keep := uninstallSelection(objs, o.keepData)
 	for _, obj := range remove {
+		if attempted[obj.ID] {
+			continue
+		}
 		if o.dryRun {
 			fmt.Fprintf(out, "%s %s would be removed (dry run)\n", obj.Kind, obj.Name)
 			continue
@@ -411,7 +439,7 @@ func runUninstall(cmd *cobra.Command, g *globalOptions, o *uninstallOptions) err
 	for _, obj := range keep {
 		fmt.Fprintf(out, "%s %s kept (--keep-data)\n", obj.Kind, obj.Name)
 	}
-	if len(objs) == 0 {
+	if !found {
 		fmt.Fprintf(out, "No Docker object carries the label %s=%s\n", dockerx.LabelInstance, g.instance)
 	}
 	return errors.Join(errs...)
