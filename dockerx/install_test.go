@@ -379,3 +379,55 @@ func TestControllerConfigRefusesTwoMountsAtOnePath(t *testing.T) {
 		})
 	}
 }
+
+func (f *instanceAPI) ImageRemove(_ context.Context, id string, _ image.RemoveOptions) ([]image.DeleteResponse, error) {
+	f.removed = append(f.removed, "image "+id)
+	return nil, nil
+}
+
+// Labels are inherited: an image built FROM a dockctl image, and a
+// container run from one, carry its io.dockctl.instance and role. Neither
+// is dockctl's: uninstall lists, and a re-install removes, only images
+// tagged in dockctl's repositories for the instance (or untagged) and
+// containers whose role is not an image's.
+func TestInstanceObjectsLeaveWhatInheritedTheLabels(t *testing.T) {
+	of := func(role string) map[string]string { return map[string]string{LabelInstance: "a", LabelRole: role} }
+	f := &instanceAPI{
+		containers: []container.Summary{
+			{ID: "c1", Names: []string{"/a_web-1"}, Labels: of(RoleReplica)},
+			{ID: "c2", Names: []string{"/debug"}, Labels: of(RoleControllerImage)},
+			{ID: "c3", Names: []string{"/shell"}, Labels: of(RoleHelperImage)},
+		},
+		images: []image.Summary{
+			{ID: "sha256:keep", RepoTags: []string{"dockctl:a-new"}, Labels: of(RoleControllerImage)},
+			{ID: "sha256:old", RepoTags: []string{"docker.io/library/dockctl:a-old"}, Labels: of(RoleControllerImage)},
+			{ID: "sha256:untagged", RepoTags: []string{"<none>:<none>"}, Labels: of(RoleControllerImage)},
+			{ID: "sha256:mine", RepoTags: []string{"registry.example/me/dockctl-with-ca:1"}, Labels: of(RoleControllerImage)},
+			{ID: "sha256:retagged", RepoTags: []string{"dockctl:a-older", "dockctl:pinned"}, Labels: of(RoleControllerImage)},
+			{ID: "sha256:other", RepoTags: []string{"dockctl:b-old"}, Labels: of(RoleControllerImage)},
+			{ID: "sha256:helper", RepoTags: []string{"dockctl-helper:a-1"}, Labels: of(RoleHelperImage)},
+			{ID: "sha256:myhelper", RepoTags: []string{"myproxy:1"}, Labels: of(RoleHelperImage)},
+		},
+	}
+	c := newFakeClient(&f.fakeAPI)
+	c.api = f
+	got, err := c.ListInstanceObjects(context.Background(), "a")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, o := range got {
+		names = append(names, o.Kind+" "+o.Name)
+	}
+	want := []string{"container a_web-1", "image dockctl-helper:a-1", "image dockctl:a-new", "image dockctl:a-old", "image untagged"}
+	if !reflect.DeepEqual(names, want) {
+		t.Errorf("listed %q\nwant   %q", names, want)
+	}
+	removed, err := c.RemoveOtherControllerImages(context.Background(), "a", "dockctl:a-new")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := []string{"image sha256:old", "image sha256:untagged"}; !reflect.DeepEqual(f.removed, want) {
+		t.Errorf("re-install removed %q (%q), want %q", f.removed, removed, want)
+	}
+}
