@@ -341,7 +341,7 @@ func (c *Client) RemoveOtherControllerImages(ctx context.Context, instance, keep
 	}
 	var removed []string
 	for _, img := range list {
-		if img.Labels[LabelInstance] != instance || containsRef(img.RepoTags, keep) {
+		if !instanceImage(img, instance) || img.Labels[LabelRole] != RoleControllerImage || containsRef(img.RepoTags, keep) {
 			continue
 		}
 		if err := c.RemoveImage(ctx, img.ID); err != nil {
@@ -350,6 +350,36 @@ func (c *Client) RemoveOtherControllerImages(ctx context.Context, instance, keep
 		removed = append(removed, imageName(img.ID, img.RepoTags))
 	}
 	return removed, nil
+}
+
+// instanceImage tells whether img is one dockctl loaded for instance:
+// labelled so, and tagged only in dockctl's repositories with the
+// instance's tags (REPOSITORY:INSTANCE-DIGEST, docs/design.md §3), or not
+// at all. Labels are inherited: an image built FROM a dockctl image
+// carries them too, under its own tag, and is not dockctl's.
+func instanceImage(img image.Summary, instance string) bool {
+	if img.Labels[LabelInstance] != instance {
+		return false
+	}
+	for _, t := range img.RepoTags {
+		if t == "<none>:<none>" {
+			continue
+		}
+		repo, tag, _ := strings.Cut(strings.TrimPrefix(t, dockerHubLibrary), ":")
+		if repo != ControllerRepository && repo != HelperRepository && repo != HolderRepository ||
+			!strings.HasPrefix(tag, instance+"-") {
+			return false
+		}
+	}
+	return true
+}
+
+// instanceContainer tells whether a container labelled with the instance
+// is one dockctl made: a container run from a dockctl image (or one built
+// FROM it) inherits the image's labels, its role an image's.
+func instanceContainer(labels map[string]string, instance string) bool {
+	role := labels[LabelRole]
+	return labels[LabelInstance] == instance && role != RoleHelperImage && role != RoleControllerImage
 }
 
 // containsRef tells whether tags hold ref, in either store's spelling
@@ -395,7 +425,8 @@ const (
 // ListInstanceObjects returns every container (running or not), network,
 // image and volume labelled io.dockctl.instance=instance, as the daemon
 // filters them and checked again here (an object without the label is
-// never returned). Containers come first, the controller's before the
+// never returned), less what only inherited the label from a dockctl
+// image: instanceImage, instanceContainer. Containers come first, the controller's before the
 // others (so that no controller re-creates what is being removed), then
 // networks, images and volumes, each sorted by name.
 func (c *Client) ListInstanceObjects(ctx context.Context, instance string) ([]InstanceObject, error) {
@@ -413,7 +444,7 @@ func (c *Client) ListInstanceObjects(ctx context.Context, instance string) ([]In
 		return nil, mapErr("list containers of instance "+instance, err)
 	}
 	for _, ct := range clist {
-		if mine(ct.Labels) {
+		if instanceContainer(ct.Labels, instance) {
 			name := ct.ID
 			if len(ct.Names) > 0 {
 				name = strings.TrimPrefix(ct.Names[0], "/")
@@ -435,7 +466,7 @@ func (c *Client) ListInstanceObjects(ctx context.Context, instance string) ([]In
 		return nil, mapErr("list images of instance "+instance, err)
 	}
 	for _, img := range ilist {
-		if mine(img.Labels) {
+		if instanceImage(img, instance) {
 			imgs = append(imgs, InstanceObject{Kind: KindImage, ID: img.ID, Name: imageName(img.ID, img.RepoTags), Role: img.Labels[LabelRole]})
 		}
 	}
