@@ -431,3 +431,29 @@ func TestInstanceObjectsLeaveWhatInheritedTheLabels(t *testing.T) {
 		t.Errorf("re-install removed %q (%q), want %q", f.removed, removed, want)
 	}
 }
+
+// A read-only bind mount is read-only only at its top before Engine API
+// 1.44 (Docker 25 on Linux 5.12 makes it recursively read-only): a
+// submount under a --manifests directory would be writable in the
+// controller container. The manifests are mounted non-recursively, so no
+// submount shows there at all; the state directory, which the
+// controller writes, keeps Docker's default.
+func TestControllerManifestsMountHasNoWritableSubmount(t *testing.T) {
+	_, hc, err := ControllerConfig(controllerSpec())
+	if err != nil {
+		t.Fatal(err)
+	}
+	var n int
+	for _, m := range hc.Mounts {
+		if !m.ReadOnly {
+			continue
+		}
+		n++
+		if m.BindOptions == nil || !m.BindOptions.NonRecursive {
+			t.Errorf("read-only mount %s: bind options %+v, want non-recursive", m.Target, m.BindOptions)
+		}
+	}
+	if n != 1 {
+		t.Errorf("%d read-only mounts, want the manifests' one", n)
+	}
+}
