@@ -161,7 +161,10 @@ func ControllerConfig(spec ControllerSpec) (*container.Config, *container.HostCo
 		mounts = append(mounts, mount.Mount{Type: mount.TypeVolume, Source: spec.StateVolume, Target: ControllerStateMount})
 	}
 	for _, p := range spec.ReadOnly {
-		mounts = append(mounts, mount.Mount{Type: mount.TypeBind, Source: p, Target: p, ReadOnly: true})
+		// Before API 1.44 read-only holds for the top mount only, and a
+		// submount would be writable: none is mounted (API 1.40).
+		mounts = append(mounts, mount.Mount{Type: mount.TypeBind, Source: p, Target: p, ReadOnly: true,
+			BindOptions: &mount.BindOptions{NonRecursive: true}})
 	}
 	// Docker refuses two mounts at one path only at create, when a
 	// re-install has already removed the running controller.
