@@ -134,6 +134,12 @@ func parseControllerFlags(args []string, cwd string) (controllerFlags, error) {
 	return cf, nil
 }
 
+// readOnlyMounts are the host paths mounted read-only in the controller
+// container, each at its own path: the --manifests paths.
+func readOnlyMounts(cf controllerFlags, stateDir, socket string) []string {
+	return cf.manifests
+}
+
 // hostSocket is the Docker socket install mounts into the controller: the
 // one DOCKER_HOST names, else Docker's default. A daemon reached over TCP
 // or SSH has no socket here to give the controller.
@@ -174,7 +180,7 @@ func runInstall(cmd *cobra.Command, g *globalOptions, o *installOptions, args []
 	}
 	spec := dockerx.ControllerSpec{
 		Instance: g.instance, Version: currentVersion().version, Args: cf.args,
-		ReadOnly: cf.manifests, Socket: socket, Probe: cf.probe,
+		Socket: socket, Probe: cf.probe,
 	}
 	if gid, ok := fileGroup(socket); ok {
 		spec.GroupAdd = []string{strconv.Itoa(gid)}
@@ -214,6 +220,7 @@ func runInstall(cmd *cobra.Command, g *globalOptions, o *installOptions, args []
 		spec.User = fmt.Sprintf("%d:%d", os.Getuid(), os.Getgid())
 		where = fmt.Sprintf("state directory %s", dir)
 	}
+	spec.ReadOnly = readOnlyMounts(cf, spec.StateDir, socket)
 	ref, err := cli.EnsureControllerImage(ctx, g.instance)
 	if err != nil {
 		return err
