@@ -240,3 +240,27 @@ func TestUninstallRemovesWhatTheControllerMadeBeforeItWasRemoved(t *testing.T) {
 		t.Errorf("output:\n%s", out)
 	}
 }
+
+// The controller judges a hostPath by resolving it under an
+// --allow-host-path prefix on its own filesystem, and refuses what it
+// cannot resolve: in its container the prefixes must be there, at their
+// own paths, or `install -- --allow-host-path=/srv/data` allows nothing.
+// Each prefix that exists on the host is mounted read-only, once, unless
+// it is already mounted (the state directory, the socket, a --manifests
+// path) or cannot be (/, the kernel's /proc, /sys and /dev, /state under
+// a state volume).
+func TestInstallMountsTheAllowedHostPathPrefixes(t *testing.T) {
+	data, k8s, state := t.TempDir(), t.TempDir(), t.TempDir()
+	missing := filepath.Join(data, "missing")
+	prefixes := strings.Join([]string{data, missing, "/", "/proc", "/sys/fs", "/dev", k8s, state, "/var/run/docker.sock", "/state", data}, ",")
+	cf, err := parseControllerFlags([]string{"--manifests", k8s, "--allow-host-path=" + prefixes}, "/")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := readOnlyMounts(cf, state, "/var/run/docker.sock"), []string{k8s, data}; !reflect.DeepEqual(got, want) {
+		t.Errorf("state directory: read-only mounts %q, want %q", got, want)
+	}
+	if got, want := readOnlyMounts(cf, "", "/var/run/docker.sock"), []string{k8s, data, state}; !reflect.DeepEqual(got, want) {
+		t.Errorf("state volume: read-only mounts %q, want %q", got, want)
+	}
+}
