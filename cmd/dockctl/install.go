@@ -74,6 +74,8 @@ type controllerFlags struct {
 	args []string
 	// manifests are the --manifests paths, absolute: mounted read-only.
 	manifests []string
+	// hostPaths are the --allow-host-path prefixes (readOnlyMounts).
+	hostPaths []string
 	// probe is the controller's /readyz as seen inside its container;
 	// nil when --metrics-addr is empty.
 	probe *helperapi.ProbeSpec
@@ -102,6 +104,7 @@ func parseControllerFlags(args []string, cwd string) (controllerFlags, error) {
 		o.manifests[i] = filepath.Clean(p)
 	}
 	cf.manifests = o.manifests
+	cf.hostPaths = o.allow.hostPaths
 	fs.Visit(func(f *pflag.Flag) {
 		if f.Name == "manifests" {
 			for _, p := range cf.manifests {
@@ -135,9 +138,37 @@ func parseControllerFlags(args []string, cwd string) (controllerFlags, error) {
 }
 
 // readOnlyMounts are the host paths mounted read-only in the controller
-// container, each at its own path: the --manifests paths.
+// container, each at its own path: the --manifests paths, then the
+// --allow-host-path prefixes that exist here. The controller judges a
+// hostPath by resolving it on its own filesystem and refuses what it
+// cannot resolve, so a prefix absent from its container allows nothing.
+// A prefix already mounted (the state directory, the socket, a manifests
+// path) is not mounted twice, and one that cannot be mounted over the
+// container's own (/, /proc, /sys, /dev, /state for a state volume) is
+// left out: nothing below it is allowed, as the controller warns.
 func readOnlyMounts(cf controllerFlags, stateDir, socket string) []string {
-	return cf.manifests
+	out := append([]string(nil), cf.manifests...)
+	taken := map[string]bool{socket: true}
+	if stateDir != "" {
+		taken[stateDir] = true
+	} else {
+		taken[dockerx.ControllerStateMount] = true
+	}
+	for _, p := range cf.manifests {
+		taken[p] = true
+	}
+	for _, p := range cf.hostPaths {
+		p = filepath.Clean(p)
+		if taken[p] || !filepath.IsAbs(p) || p == "/" || within(p, "/proc") || within(p, "/sys") || within(p, "/dev") {
+			continue
+		}
+		if _, err := os.Stat(p); err != nil {
+			continue
+		}
+		taken[p] = true
+		out = append(out, p)
+	}
+	return out
 }
 
 // hostSocket is the Docker socket install mounts into the controller: the
