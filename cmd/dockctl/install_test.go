@@ -264,3 +264,26 @@ func TestInstallMountsTheAllowedHostPathPrefixes(t *testing.T) {
 		t.Errorf("state volume: read-only mounts %q, want %q", got, want)
 	}
 }
+
+// What `dockctl controller` refuses as it starts, install refuses before
+// it touches anything: in a container the mistake would be a controller
+// that exits at once, and a re-install would have replaced a good one.
+func TestParseControllerFlagsRefusesWhatTheControllerRefusesAtStart(t *testing.T) {
+	for _, tt := range []struct{ args, want string }{
+		{"--workers=0", "--workers 0"},
+		{"--resync-period=0s", "--resync-period"},
+		{"--max-replicas=0", "--max-replicas"},
+		{"--service-address=localhost", "not an IP address"},
+		{"--log-format=xml", "--log-format"},
+		{"--allow-host-path=srv/data", "absolute"},
+		{"--allow-host-ports=http", "http"},
+		{"--container-log-max-size=10m", "--container-log-max-size"},
+		{"--container-log-max-files=0", "--container-log-max-files"},
+		{"--subnet=10.0.0.0", "10.0.0.0"},
+		{"--manifests=/srv/k8s,/srv/k8s/apps", "overlap"},
+	} {
+		if _, err := parseControllerFlags(strings.Split(tt.args, " "), "/"); err == nil || !strings.Contains(err.Error(), tt.want) {
+			t.Errorf("%s: error %v, want one naming %q", tt.args, err, tt.want)
+		}
+	}
+}
