@@ -103,6 +103,11 @@ func parseControllerFlags(args []string, cwd string) (controllerFlags, error) {
 		}
 		o.manifests[i] = filepath.Clean(p)
 	}
+	// What the controller would refuse as it starts: in a container, an
+	// exit at once.
+	if err := o.check(); err != nil {
+		return controllerFlags{}, fmt.Errorf("controller flags: %w", err)
+	}
 	cf.manifests = o.manifests
 	cf.hostPaths = o.allow.hostPaths
 	fs.Visit(func(f *pflag.Flag) {

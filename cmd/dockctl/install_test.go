@@ -280,7 +280,7 @@ func TestParseControllerFlagsRefusesWhatTheControllerRefusesAtStart(t *testing.T
 		{"--container-log-max-size=10m", "--container-log-max-size"},
 		{"--container-log-max-files=0", "--container-log-max-files"},
 		{"--subnet=10.0.0.0", "10.0.0.0"},
-		{"--manifests=/srv/k8s,/srv/k8s/apps", "overlap"},
+		{"--manifests=/srv/k8s --manifests=/srv/k8s/apps", "overlap"},
 	} {
 		if _, err := parseControllerFlags(strings.Split(tt.args, " "), "/"); err == nil || !strings.Contains(err.Error(), tt.want) {
 			t.Errorf("%s: error %v, want one naming %q", tt.args, err, tt.want)
