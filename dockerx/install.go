@@ -128,6 +128,9 @@ type ControllerSpec struct {
 	// User is "uid:gid"; GroupAdd the extra groups (the socket's).
 	User     string
 	GroupAdd []string
+	// UsernsHost runs the container in the host's user namespace (a
+	// userns-remap daemon), so that User is the host's user.
+	UsernsHost bool
 	// Probe is the controller's /readyz (its --metrics-addr, as the
 	// container reaches it), the health check's; nil: none.
 	Probe *helperapi.ProbeSpec
@@ -281,6 +284,12 @@ func (c *Client) EnsureController(ctx context.Context, spec ControllerSpec) (id,
 	}
 	return resp.ID, action, nil
 }
+
+// UserNamespace is how the daemon maps a container's users onto the
+// host's: Rootless (container root is the user running the daemon) or
+// Remapped (userns-remap: every container user is shifted into a
+// subordinate range), as its SecurityOptions say.
+type UserNamespace struct{ Rootless, Remapped bool }
 
 // ControllerState is what install waits on: whether the container runs,
 // and if it has stopped, its exit code. Docker reports a container its

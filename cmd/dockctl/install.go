@@ -142,6 +142,21 @@ func parseControllerFlags(args []string, cwd string) (controllerFlags, error) {
 	return cf, nil
 }
 
+// controllerIdentity is the user the controller container runs as, its
+// extra groups and whether it needs the host's user namespace: with a
+// state volume root (the volume's owner), else the invoking user (the
+// state directory's), with the socket's group.
+func controllerIdentity(ns dockerx.UserNamespace, stateVolume bool, uid, gid, socketGID int, socketGroup bool) (user string, groups []string, usernsHost bool) {
+	user = fmt.Sprintf("%d:%d", uid, gid)
+	if stateVolume {
+		user = "0:0"
+	}
+	if socketGroup {
+		groups = []string{strconv.Itoa(socketGID)}
+	}
+	return user, groups, false
+}
+
 // readOnlyMounts are the host paths mounted read-only in the controller
 // container, each at its own path: the --manifests paths, then the
 // --allow-host-path prefixes that exist here. The controller judges a
@@ -218,9 +233,7 @@ func runInstall(cmd *cobra.Command, g *globalOptions, o *installOptions, args []
 		Instance: g.instance, Version: currentVersion().version, Args: cf.args,
 		Socket: socket, Probe: cf.probe,
 	}
-	if gid, ok := fileGroup(socket); ok {
-		spec.GroupAdd = []string{strconv.Itoa(gid)}
-	}
+	socketGID, socketGroup := fileGroup(socket)
 	ctx := cmd.Context()
 	// install says itself what it loaded and made: the client's own
 	// notices are for the controller's log, only its warnings show here.
@@ -238,7 +251,7 @@ func runInstall(cmd *cobra.Command, g *globalOptions, o *installOptions, args []
 		if err := cli.EnsureStateVolume(ctx, g.instance, o.stateVolume); err != nil {
 			return err
 		}
-		spec.StateVolume, spec.User = o.stateVolume, "0:0"
+		spec.StateVolume = o.stateVolume
 		where = fmt.Sprintf("state volume %s", o.stateVolume)
 	} else {
 		dir, err := filepath.Abs(g.stateDir)
@@ -253,9 +266,10 @@ func runInstall(cmd *cobra.Command, g *globalOptions, o *installOptions, args []
 			return err
 		}
 		spec.StateDir = dir
-		spec.User = fmt.Sprintf("%d:%d", os.Getuid(), os.Getgid())
 		where = fmt.Sprintf("state directory %s", dir)
 	}
+	spec.User, spec.GroupAdd, spec.UsernsHost = controllerIdentity(dockerx.UserNamespace{}, spec.StateVolume != "",
+		os.Getuid(), os.Getgid(), socketGID, socketGroup)
 	spec.ReadOnly = readOnlyMounts(cf, spec.StateDir, socket)
 	ref, err := cli.EnsureControllerImage(ctx, g.instance)
 	if err != nil {
