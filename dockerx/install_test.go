@@ -15,6 +15,7 @@ import (
 	"github.com/docker/docker/api/types/filters"
 	"github.com/docker/docker/api/types/image"
 	"github.com/docker/docker/api/types/network"
+	"github.com/docker/docker/api/types/system"
 	"github.com/docker/docker/api/types/volume"
 	ocispec "github.com/opencontainers/image-spec/specs-go/v1"
 
@@ -455,5 +456,43 @@ func TestControllerManifestsMountHasNoWritableSubmount(t *testing.T) {
 	}
 	if n != 1 {
 		t.Errorf("%d read-only mounts, want the manifests' one", n)
+	}
+}
+
+// userAPI is a daemon whose Info reports security options.
+type userAPI struct {
+	fakeAPI
+	options []string
+}
+
+func (f *userAPI) Info(context.Context) (system.Info, error) {
+	return system.Info{SecurityOptions: f.options}, nil
+}
+
+// The daemon's user namespace is read from its security options, and a
+// controller that needs the host's runs in it (UsernsMode host), only
+// then (the golden configurations keep theirs).
+func TestControllerUserNamespace(t *testing.T) {
+	for _, tt := range []struct {
+		options []string
+		want    UserNamespace
+	}{
+		{[]string{"name=seccomp,profile=default"}, UserNamespace{}},
+		{[]string{"name=seccomp,profile=default", "name=rootless", "name=cgroupns"}, UserNamespace{Rootless: true}},
+		{[]string{"name=apparmor", "name=userns"}, UserNamespace{Remapped: true}},
+	} {
+		f := &userAPI{options: tt.options}
+		c := newFakeClient(&f.fakeAPI)
+		c.api = f
+		got, err := c.UserNamespace(context.Background())
+		if err != nil || got != tt.want {
+			t.Errorf("%q: %+v, %v; want %+v", tt.options, got, err, tt.want)
+		}
+	}
+	spec := controllerSpec()
+	spec.UsernsHost = true
+	_, hc, err := ControllerConfig(spec)
+	if err != nil || hc.UsernsMode != "host" {
+		t.Errorf("UsernsHost: mode %q, %v", hc.UsernsMode, err)
 	}
 }

@@ -287,3 +287,31 @@ func TestParseControllerFlagsRefusesWhatTheControllerRefusesAtStart(t *testing.T
 		}
 	}
 }
+
+// The controller must write the state directory and reach the socket as
+// their owner. A rootless daemon maps container root onto the user who
+// runs it (and container uid 1000 onto a subordinate uid, which owns
+// neither); a userns-remap daemon shifts every container user, root
+// included, so only the host's user namespace gives the invoking user.
+func TestControllerIdentityFollowsTheDaemonsUserNamespace(t *testing.T) {
+	for _, tt := range []struct {
+		name        string
+		ns          dockerx.UserNamespace
+		stateVolume bool
+		wantUser    string
+		wantGroups  []string
+		wantHost    bool
+	}{
+		{"plain, state directory", dockerx.UserNamespace{}, false, "1000:1000", []string{"998"}, false},
+		{"plain, state volume", dockerx.UserNamespace{}, true, "0:0", []string{"998"}, false},
+		{"rootless, state directory", dockerx.UserNamespace{Rootless: true}, false, "0:0", nil, false},
+		{"rootless, state volume", dockerx.UserNamespace{Rootless: true}, true, "0:0", nil, false},
+		{"userns-remap, state directory", dockerx.UserNamespace{Remapped: true}, false, "1000:1000", []string{"998"}, true},
+		{"userns-remap, state volume", dockerx.UserNamespace{Remapped: true}, true, "0:0", []string{"998"}, true},
+	} {
+		user, groups, host := controllerIdentity(tt.ns, tt.stateVolume, 1000, 1000, 998, true)
+		if user != tt.wantUser || !reflect.DeepEqual(groups, tt.wantGroups) || host != tt.wantHost {
+			t.Errorf("%s: %s %v host namespace %v; want %s %v %v", tt.name, user, groups, host, tt.wantUser, tt.wantGroups, tt.wantHost)
+		}
+	}
+}
