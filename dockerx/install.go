@@ -211,6 +211,9 @@ func ControllerConfig(spec ControllerSpec) (*container.Config, *container.HostCo
 		GroupAdd:       spec.GroupAdd,
 		Mounts:         mounts,
 	}
+	if spec.UsernsHost {
+		hc.UsernsMode = "host"
+	}
 	b, err := json.Marshal(struct {
 		C *container.Config
 		H *container.HostConfig
@@ -293,7 +296,24 @@ type UserNamespace struct{ Rootless, Remapped bool }
 
 // UserNamespace asks the daemon how it maps container users.
 func (c *Client) UserNamespace(ctx context.Context) (UserNamespace, error) {
-	return UserNamespace{}, nil
+	ctx, cancel := c.callCtx(ctx)
+	defer cancel()
+	info, err := c.api.Info(ctx)
+	if err != nil {
+		return UserNamespace{}, mapErr("daemon information", err)
+	}
+	var ns UserNamespace
+	for _, o := range info.SecurityOptions {
+		// "name=userns", "name=rootless", "name=seccomp,profile=default"
+		name, _, _ := strings.Cut(strings.TrimPrefix(o, "name="), ",")
+		switch name {
+		case "rootless":
+			ns.Rootless = true
+		case "userns":
+			ns.Remapped = true
+		}
+	}
+	return ns, nil
 }
 
 // ControllerState is what install waits on: whether the container runs,

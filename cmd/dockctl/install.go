@@ -145,8 +145,15 @@ func parseControllerFlags(args []string, cwd string) (controllerFlags, error) {
 // controllerIdentity is the user the controller container runs as, its
 // extra groups and whether it needs the host's user namespace: with a
 // state volume root (the volume's owner), else the invoking user (the
-// state directory's), with the socket's group.
+// state directory's), with the socket's group. A rootless daemon maps
+// container root onto the user running it, who owns the socket and the
+// state directory (any other container uid is a subordinate one, owning
+// neither); a userns-remap daemon shifts every container user, so the
+// controller runs in the host's user namespace.
 func controllerIdentity(ns dockerx.UserNamespace, stateVolume bool, uid, gid, socketGID int, socketGroup bool) (user string, groups []string, usernsHost bool) {
+	if ns.Rootless {
+		return "0:0", nil, false
+	}
 	user = fmt.Sprintf("%d:%d", uid, gid)
 	if stateVolume {
 		user = "0:0"
@@ -154,7 +161,7 @@ func controllerIdentity(ns dockerx.UserNamespace, stateVolume bool, uid, gid, so
 	if socketGroup {
 		groups = []string{strconv.Itoa(socketGID)}
 	}
-	return user, groups, false
+	return user, groups, ns.Remapped
 }
 
 // readOnlyMounts are the host paths mounted read-only in the controller
@@ -268,7 +275,11 @@ func runInstall(cmd *cobra.Command, g *globalOptions, o *installOptions, args []
 		spec.StateDir = dir
 		where = fmt.Sprintf("state directory %s", dir)
 	}
-	spec.User, spec.GroupAdd, spec.UsernsHost = controllerIdentity(dockerx.UserNamespace{}, spec.StateVolume != "",
+	ns, err := cli.UserNamespace(ctx)
+	if err != nil {
+		return err
+	}
+	spec.User, spec.GroupAdd, spec.UsernsHost = controllerIdentity(ns, spec.StateVolume != "",
 		os.Getuid(), os.Getgid(), socketGID, socketGroup)
 	spec.ReadOnly = readOnlyMounts(cf, spec.StateDir, socket)
 	ref, err := cli.EnsureControllerImage(ctx, g.instance)
