@@ -33,6 +33,13 @@ type Document struct {
 	Job         *Job
 	CronJob     *CronJob
 	Pod         *Pod
+	// The routing kinds DecodeRouting decodes (routing_types.go).
+	Ingress        *Ingress
+	IngressClass   *IngressClass
+	GatewayClass   *GatewayClass
+	Gateway        *Gateway
+	HTTPRoute      *HTTPRoute
+	ReferenceGrant *ReferenceGrant
 	// ReplicasSet tells whether the document set spec.replicas (null is
 	// unset). Deployment is defaulted either way; apply keeps the live count
 	// when it is false, as kubectl apply does, so that re-applying a file
@@ -67,6 +74,9 @@ func (d *Document) Kind() string {
 	if w := d.workload(); w != nil {
 		return w.WorkloadKind()
 	}
+	if k, _ := d.routing(); k != "" {
+		return k
+	}
 	return Kind
 }
 
@@ -82,6 +92,9 @@ func (d *Document) Meta() *ObjectMeta {
 	}
 	if w := d.workload(); w != nil {
 		return w.ObjectMeta()
+	}
+	if _, m := d.routing(); m != nil {
+		return m
 	}
 	return &d.Deployment.Metadata
 }

@@ -31,6 +31,27 @@
 //   - Listeners exist exactly for the ports of the applied config; a failed
 //     bind fails the whole Apply and leaves the previous config serving.
 //
+// Invariants of the gateway (helper gateway, docs/design.md §10):
+//   - Its config (ports, virtual hosts, routes, weighted backends with
+//     their ready endpoints, certificates) is an immutable snapshot behind
+//     an atomic.Pointer, read once per request and once per TLS handshake:
+//     an Apply swaps it in one store, so a new route, a removed endpoint or
+//     a renewed certificate applies to the next request or handshake, and
+//     open connections, WebSockets and TLS sessions are never cut by it.
+//   - As the proxy's, Apply returns only once requests that chose an
+//     endpoint from the previous snapshot have their connection to it (or
+//     gave up, bounded by the dial timeout), so an acknowledged removal
+//     receives no new request.
+//   - Routes are matched in the config's order (the route table's,
+//     internal/gatewayroutes), the first match wins: no route is 404, no
+//     endpoint 503, no backend or an unresolved one 500 (the Gateway API's
+//     rule). Requests and responses stream (no buffering); Upgrade
+//     (WebSockets) and HTTP/2 (h2 by ALPN, h2c to flagged backends, gRPC
+//     with trailers) pass through; X-Forwarded-For/-Proto/-Host are set;
+//     one JSON access log line per request goes to stdout.
+//   - Private keys are never in an error, a log line or argv: the config
+//     comes on stdin (--config -) or by push.
+//
 // Invariants of the control server (generic over Target, so the proxy and
 // the DNS server share it):
 //   - Pushes are applied one at a time, and only if their generation is not

@@ -27,6 +27,8 @@ const usage = `usage: dockctl helper MODE [flags]   (run by dockctl in its helpe
 modes:
   proxy --config JSON   serve a Service proxy (helperapi.ProxyConfig)
   dns   --config JSON   serve the instance's DNS (helperapi.DNSConfig)
+  gateway --config JSON serve the instance's HTTP(S) gateway (helperapi.GatewayConfig;
+                        --config -: read it from stdin, as it may hold TLS keys)
   push  --config JSON   push a config to the helper serving in this container
                         (--config -: read it from stdin, for configs over an argument's 128 KiB)
   probe --spec JSON     run one probe (helperapi.ProbeSpec); exit 0 success, 1 failure, 4 timeout
@@ -56,6 +58,8 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		return runProxy(ctx, args[1:], stderr)
 	case helperapi.ModeDNS:
 		return runDNS(ctx, args[1:], stderr)
+	case helperapi.ModeGateway: // gateway.go
+		return runGateway(ctx, args[1:], stdin, os.Stdout, stderr)
 	case helperapi.ModePush:
 		return runPush(args[1:], stdin, stdout, stderr)
 	case helperapi.ModeProbe:
@@ -245,13 +249,9 @@ func runPush(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	if code, ok := parse(fs, args, stderr, "config"); !ok {
 		return code
 	}
-	raw := []byte(*config)
-	if *config == "-" {
-		var err error
-		if raw, err = io.ReadAll(io.LimitReader(stdin, maxConfig+1)); err != nil || len(raw) > maxConfig {
-			fmt.Fprintln(stderr, "error: reading the config from stdin:", cmp.Or(err, fmt.Errorf("over %d bytes", maxConfig)))
-			return helperapi.ExitUsage
-		}
+	raw, ok := configArg(*config, stdin, stderr)
+	if !ok {
+		return helperapi.ExitUsage
 	}
 	ack, code, err := Push(*socket, raw, *timeout)
 	if code == helperapi.ExitOK || code == helperapi.ExitStale {
@@ -278,4 +278,19 @@ func runProbe(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	r := Probe(ctx, spec)
 	fmt.Fprintln(stdout, r.Message)
 	return r.Exit
+}
+
+// configArg is a --config value: the JSON itself, or "-" for stdin (a
+// config over an argument's 128 KiB, or one holding TLS keys, which must
+// never be in argv). ok false: the error is written to stderr.
+func configArg(config string, stdin io.Reader, stderr io.Writer) ([]byte, bool) {
+	if config != "-" {
+		return []byte(config), true
+	}
+	raw, err := io.ReadAll(io.LimitReader(stdin, maxConfig+1))
+	if err != nil || len(raw) > maxConfig {
+		fmt.Fprintln(stderr, "error: reading the config from stdin:", cmp.Or(err, fmt.Errorf("over %d bytes", maxConfig)))
+		return nil, false
+	}
+	return raw, true
 }

@@ -202,3 +202,139 @@ type FilesVolumeResult struct {
 	Changed bool   `json:"changed"`
 	Version string `json:"version"`
 }
+
+// ModeGateway runs the instance's HTTP(S) gateway: helper gateway --config
+// JSON (a GatewayConfig; pushes reach it as they reach a proxy). Its
+// config may hold TLS private keys: it travels on stdin only (`helper push
+// --config -`), and the gateway keeps its state file on a tmpfs
+// (--state-file), never in an argument, a log or an image layer.
+const ModeGateway = "gateway"
+
+// GatewayConfig is the gateway's complete desired state: what each port
+// serves and the certificates its HTTPS ports present.
+type GatewayConfig struct {
+	Generation int64         `json:"generation"`
+	Ports      []GatewayPort `json:"ports"`
+	// Certificates are the certificates any HTTPS port may present, by
+	// name ("namespace/secret", for logs and for GatewayPort.Certificates).
+	Certificates []GatewayCertificate `json:"certificates,omitempty"`
+}
+
+// Gateway port protocols.
+const (
+	GatewayHTTP  = "HTTP"
+	GatewayHTTPS = "HTTPS"
+)
+
+// GatewayPort is one listening port with its virtual hosts.
+type GatewayPort struct {
+	Port     int    `json:"port"`
+	Protocol string `json:"protocol"` // GatewayHTTP or GatewayHTTPS
+	// Certificates names the entries of GatewayConfig.Certificates this
+	// port presents, chosen per connection by SNI (the first when no name
+	// matches the client's).
+	Certificates []string `json:"certificates,omitempty"`
+	// Hosts are tried in order; the first whose Hostname matches the
+	// request's host serves it. A host's routes are tried in order, the
+	// first match wins; with none matching, the catch-all host (Hostname
+	// "") is tried, then the answer is 404.
+	Hosts []GatewayHost `json:"hosts"`
+}
+
+// GatewayHost is one virtual host.
+type GatewayHost struct {
+	// Hostname is exact ("a.example.com"), a wildcard ("*.example.com"),
+	// or "" (any host).
+	Hostname string `json:"hostname"`
+	// SingleLabel makes a wildcard match exactly one label, as an
+	// Ingress's does ("*.example.com" matches "a.example.com", not
+	// "a.b.example.com"); the Gateway API's wildcards match any number.
+	SingleLabel bool           `json:"singleLabel,omitempty"`
+	Routes      []GatewayRoute `json:"routes"`
+}
+
+// GatewayRoute is one matcher with what it does to a matching request.
+type GatewayRoute struct {
+	Source      string              `json:"source,omitempty"` // "HTTPRoute ns/name rule 0", for the access log
+	Path        GatewayPathMatch    `json:"path"`
+	Method      string              `json:"method,omitempty"`
+	Headers     []GatewayValueMatch `json:"headers,omitempty"` // all must match (names case-insensitive)
+	QueryParams []GatewayValueMatch `json:"queryParams,omitempty"`
+	Filters     GatewayFilters      `json:"filters,omitempty"`
+	Backends    []GatewayBackend    `json:"backends,omitempty"` // none (and no redirect): 500, as the Gateway API says
+}
+
+// Path match types of a GatewayRoute.
+const (
+	PathExact  = "Exact"
+	PathPrefix = "Prefix" // element-wise: "/foo" matches "/foo" and "/foo/bar", not "/foobar"
+)
+
+type GatewayPathMatch struct {
+	Type  string `json:"type"`
+	Value string `json:"value"`
+}
+
+type GatewayValueMatch struct {
+	Name  string `json:"name"`
+	Value string `json:"value"`
+}
+
+// GatewayFilters are the Gateway API filters of a route, applied in this
+// order: redirect (which answers), request headers, rewrite, response
+// headers.
+type GatewayFilters struct {
+	RequestHeaders  *GatewayHeaderModifier `json:"requestHeaders,omitempty"`
+	ResponseHeaders *GatewayHeaderModifier `json:"responseHeaders,omitempty"`
+	Redirect        *GatewayRedirect       `json:"redirect,omitempty"`
+	Rewrite         *GatewayRewrite        `json:"rewrite,omitempty"`
+}
+
+type GatewayHeaderModifier struct {
+	Set    []GatewayValueMatch `json:"set,omitempty"`
+	Add    []GatewayValueMatch `json:"add,omitempty"`
+	Remove []string            `json:"remove,omitempty"`
+}
+
+// GatewayPathModifier replaces the full path, or the prefix the route's
+// Prefix match matched.
+type GatewayPathModifier struct {
+	ReplaceFullPath    *string `json:"replaceFullPath,omitempty"`
+	ReplacePrefixMatch *string `json:"replacePrefixMatch,omitempty"`
+}
+
+type GatewayRedirect struct {
+	Scheme     string               `json:"scheme,omitempty"`
+	Hostname   string               `json:"hostname,omitempty"`
+	Port       int                  `json:"port,omitempty"`
+	Path       *GatewayPathModifier `json:"path,omitempty"`
+	StatusCode int                  `json:"statusCode,omitempty"` // 0: 302
+}
+
+type GatewayRewrite struct {
+	Hostname string               `json:"hostname,omitempty"`
+	Path     *GatewayPathModifier `json:"path,omitempty"`
+}
+
+// GatewayBackend is one weighted backend of a route: a Service port, and
+// its ready endpoints, dialled directly.
+type GatewayBackend struct {
+	Service string `json:"service"` // "namespace/name:port", for the access log
+	Weight  int32  `json:"weight"`
+	// H2C: the backend speaks HTTP/2 without TLS (appProtocol
+	// kubernetes.io/h2c, gRPC); else HTTP/1.1.
+	H2C bool `json:"h2c,omitempty"`
+	// Invalid: a reference the Gateway API counts as unresolved (no such
+	// Service or port, not permitted, not a Service): its share of the
+	// requests is answered 500, as the specification requires.
+	Invalid   bool       `json:"invalid,omitempty"`
+	Endpoints []Endpoint `json:"endpoints"` // ready only; none: 503
+}
+
+// GatewayCertificate is one certificate chain and its key, PEM. Only on
+// stdin and in memory or a tmpfs (see ModeGateway).
+type GatewayCertificate struct {
+	Name    string `json:"name"`
+	CertPEM []byte `json:"certPEM"`
+	KeyPEM  []byte `json:"keyPEM"`
+}

@@ -1,0 +1,400 @@
+package dataplane
+
+import (
+	"context"
+	"crypto/tls"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"math/rand/v2"
+	"net"
+	"net/http"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/dockctl/dockctl/internal/helperapi"
+)
+
+// GatewayOptions configure a Gateway; the zero value is the helper's.
+type GatewayOptions struct {
+	// ListenAddr gives the address a port listens on; nil: "0.0.0.0:PORT".
+	ListenAddr func(port int) string
+	// Rand chooses backends and endpoints; nil: a random source. Tests
+	// give a seeded one.
+	Rand *rand.Rand
+	// Dial connects to an endpoint; nil: a net.Dialer with keep-alive.
+	Dial        func(ctx context.Context, network, addr string) (net.Conn, error)
+	DialTimeout time.Duration // 0: DefaultDialTimeout
+	Log         *slog.Logger  // nil: discard
+	// AccessLog receives one JSON line per request; nil: discard (the
+	// helper gives its stdout).
+	AccessLog io.Writer
+}
+
+// Gateway is the instance's HTTP(S) gateway: one server per port of its
+// config, each routing requests by host and path to the ready endpoints
+// of the routes' backends. See the package doc for its invariants.
+type Gateway struct {
+	opts   GatewayOptions
+	log    *slog.Logger
+	access *slog.Logger
+
+	cur atomic.Pointer[gatewaySnapshot] // never nil
+
+	rngMu sync.Mutex
+	rng   *rand.Rand
+
+	h1, h2c http.RoundTripper
+
+	mu      sync.Mutex // serialises Apply and Shutdown
+	servers map[int]*gatewayServer
+	old     []*gatewayServer // of ports no longer served: Shutdown gives their connections their grace
+	closed  bool
+}
+
+// gatewaySnapshot is one applied config, immutable once published, with
+// the pin count of requests whose endpoint was chosen from it and whose
+// connection to it is not yet made (Apply waits for them, as the proxy's
+// snapshot, so that an acknowledged removal receives no new request).
+type gatewaySnapshot struct {
+	cfg   helperapi.GatewayConfig
+	ports map[int]*helperapi.GatewayPort
+	certs map[int][]tls.Certificate
+
+	inflight atomic.Int64
+	retired  atomic.Bool
+	drained  chan struct{}
+	once     sync.Once
+}
+
+func (s *gatewaySnapshot) release() {
+	if s.inflight.Add(-1) == 0 && s.retired.Load() {
+		s.once.Do(func() { close(s.drained) })
+	}
+}
+
+func (s *gatewaySnapshot) retire(timeout time.Duration) {
+	s.retired.Store(true)
+	if s.inflight.Load() == 0 {
+		s.once.Do(func() { close(s.drained) })
+	}
+	// A dial is bounded by the dial timeout; a request that never gets a
+	// connection (its client left) must not hold a push forever.
+	t := time.NewTimer(timeout)
+	defer t.Stop()
+	select {
+	case <-s.drained:
+	case <-t.C:
+	}
+}
+
+type gatewayServer struct {
+	protocol string
+	ln       net.Listener
+	srv      *http.Server
+	done     chan struct{} // closed when Serve returned
+}
+
+// NewGateway returns a gateway serving nothing until its first Apply.
+func NewGateway(opts GatewayOptions) *Gateway {
+	if opts.ListenAddr == nil {
+		opts.ListenAddr = func(port int) string { return net.JoinHostPort("0.0.0.0", strconv.Itoa(port)) }
+	}
+	if opts.DialTimeout <= 0 {
+		opts.DialTimeout = DefaultDialTimeout
+	}
+	log := opts.Log
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	access := slog.New(slog.DiscardHandler)
+	if opts.AccessLog != nil {
+		access = slog.New(slog.NewJSONHandler(opts.AccessLog, nil))
+	}
+	rng := opts.Rand
+	if rng == nil {
+		rng = rand.New(rand.NewPCG(rand.Uint64(), rand.Uint64()))
+	}
+	g := &Gateway{log: log, access: access, rng: rng, servers: map[int]*gatewayServer{}}
+	if opts.Dial == nil {
+		opts.Dial = (&net.Dialer{Timeout: opts.DialTimeout, KeepAliveConfig: keepAlive}).DialContext
+	}
+	h1 := &http.Transport{
+		DialContext:           opts.Dial,
+		MaxIdleConnsPerHost:   64,
+		IdleConnTimeout:       90 * time.Second,
+		ResponseHeaderTimeout: 0, // streaming and long polls: no bound
+		ExpectContinueTimeout: time.Second,
+	}
+	// h2c: HTTP/2 with prior knowledge to backends flagged for it (gRPC).
+	h2 := &http.Transport{DialContext: opts.Dial, IdleConnTimeout: 90 * time.Second}
+	h2.Protocols = new(http.Protocols)
+	h2.Protocols.SetUnencryptedHTTP2(true)
+	g.opts, g.h1, g.h2c = opts, h1, h2
+	g.cur.Store(newGatewaySnapshot(helperapi.GatewayConfig{}, nil, nil))
+	return g
+}
+
+func newGatewaySnapshot(cfg helperapi.GatewayConfig, ports map[int]*helperapi.GatewayPort, certs map[int][]tls.Certificate) *gatewaySnapshot {
+	return &gatewaySnapshot{cfg: cfg, ports: ports, certs: certs, drained: make(chan struct{})}
+}
+
+// Generation is the generation of the served config (0 before any).
+func (g *Gateway) Generation() int64 { return g.cur.Load().cfg.Generation }
+
+// Addr is the address a port listens on, nil if it has no server.
+func (g *Gateway) Addr(port int) net.Addr {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if s, ok := g.servers[port]; ok {
+		return s.ln.Addr()
+	}
+	return nil
+}
+
+// acquire returns the served snapshot, pinned (see proxy's acquire).
+func (g *Gateway) acquire() *gatewaySnapshot {
+	for {
+		s := g.cur.Load()
+		s.inflight.Add(1)
+		if g.cur.Load() == s {
+			return s
+		}
+		s.release()
+	}
+}
+
+// compileGateway validates a config and parses its certificates.
+func compileGateway(cfg helperapi.GatewayConfig) (map[int]*helperapi.GatewayPort, map[int][]tls.Certificate, error) {
+	byName := map[string]tls.Certificate{}
+	for _, c := range cfg.Certificates {
+		pair, err := tls.X509KeyPair(c.CertPEM, c.KeyPEM)
+		if err != nil {
+			// The error names the certificate, never its content.
+			return nil, nil, fmt.Errorf("certificate %s: %w", c.Name, err)
+		}
+		byName[c.Name] = pair
+	}
+	ports := map[int]*helperapi.GatewayPort{}
+	certs := map[int][]tls.Certificate{}
+	for i := range cfg.Ports {
+		p := &cfg.Ports[i]
+		if p.Port < 1 || p.Port > 65535 {
+			return nil, nil, fmt.Errorf("port %d: out of range", p.Port)
+		}
+		if _, dup := ports[p.Port]; dup {
+			return nil, nil, fmt.Errorf("port %d: listed twice", p.Port)
+		}
+		switch p.Protocol {
+		case helperapi.GatewayHTTP:
+		case helperapi.GatewayHTTPS:
+			for _, n := range p.Certificates {
+				c, ok := byName[n]
+				if !ok {
+					return nil, nil, fmt.Errorf("port %d: no certificate %q in the config", p.Port, n)
+				}
+				certs[p.Port] = append(certs[p.Port], c)
+			}
+		default:
+			return nil, nil, fmt.Errorf("port %d: unsupported protocol %q (HTTP or HTTPS)", p.Port, p.Protocol)
+		}
+		for _, h := range p.Hosts {
+			for _, rt := range h.Routes {
+				switch rt.Path.Type {
+				case helperapi.PathExact, helperapi.PathPrefix:
+				default:
+					return nil, nil, fmt.Errorf("port %d host %q: unsupported path match %q", p.Port, h.Hostname, rt.Path.Type)
+				}
+				if !strings.HasPrefix(rt.Path.Value, "/") {
+					return nil, nil, fmt.Errorf("port %d host %q: path %q is not absolute", p.Port, h.Hostname, rt.Path.Value)
+				}
+			}
+		}
+		ports[p.Port] = p
+	}
+	return ports, certs, nil
+}
+
+// Apply serves cfg: servers for new ports are started, the snapshot is
+// swapped (new requests and TLS handshakes use it at once, open
+// connections and WebSockets are left alone), requests that chose an
+// endpoint from the previous one have their connection, and servers of
+// removed ports stop accepting. On error nothing changes.
+func (g *Gateway) Apply(cfg helperapi.GatewayConfig) error {
+	ports, certs, err := compileGateway(cfg)
+	if err != nil {
+		return err
+	}
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if g.closed {
+		return errors.New("gateway: shut down")
+	}
+	// Bind first: a port that cannot be bound fails the whole Apply.
+	started := map[int]*gatewayServer{}
+	for num, p := range ports {
+		if s, ok := g.servers[num]; ok && s.protocol == p.Protocol {
+			continue
+		}
+		if s, ok := g.servers[num]; ok {
+			// The protocol changed: the old server stops accepting
+			// first so that the port can be bound again; its open
+			// connections finish (Shutdown gives them their grace).
+			s.ln.Close()
+			<-s.done
+			delete(g.servers, num)
+			g.old = append(g.old, s)
+		}
+		s, err := g.listen(num, p.Protocol)
+		if err != nil {
+			for _, s := range started {
+				s.ln.Close()
+			}
+			return err
+		}
+		started[num] = s
+	}
+	old := g.cur.Swap(newGatewaySnapshot(cfg, ports, certs))
+	for num, s := range started {
+		g.servers[num] = s
+		go g.serve(s)
+	}
+	for num, s := range g.servers {
+		if _, ok := ports[num]; !ok {
+			s.ln.Close() // open connections finish; Shutdown waits for them
+			delete(g.servers, num)
+			g.old = append(g.old, s)
+		}
+	}
+	old.retire(g.opts.DialTimeout + time.Second)
+	return nil
+}
+
+// listen binds port and makes its server (not yet serving).
+func (g *Gateway) listen(port int, protocol string) (*gatewayServer, error) {
+	ln, err := net.Listen("tcp", g.opts.ListenAddr(port))
+	if err != nil {
+		return nil, fmt.Errorf("port %d: %w", port, err)
+	}
+	srv := &http.Server{
+		Handler:           g.handler(port),
+		ReadHeaderTimeout: 30 * time.Second,
+		IdleTimeout:       2 * time.Minute,
+		ErrorLog:          slog.NewLogLogger(g.log.Handler(), slog.LevelDebug),
+	}
+	// HTTP/1.1 and HTTP/2 on TLS (ALPN), and h2c with prior knowledge on
+	// plain HTTP for gRPC clients.
+	srv.Protocols = new(http.Protocols)
+	srv.Protocols.SetHTTP1(true)
+	srv.Protocols.SetHTTP2(true)
+	if protocol == helperapi.GatewayHTTPS {
+		srv.TLSConfig = &tls.Config{
+			MinVersion:     tls.VersionTLS12,
+			NextProtos:     []string{"h2", "http/1.1"},
+			GetCertificate: func(hello *tls.ClientHelloInfo) (*tls.Certificate, error) { return g.certificate(port, hello) },
+		}
+		ln = tls.NewListener(ln, srv.TLSConfig)
+	} else {
+		srv.Protocols.SetUnencryptedHTTP2(true)
+	}
+	return &gatewayServer{protocol: protocol, ln: ln, srv: srv, done: make(chan struct{})}, nil
+}
+
+func (g *Gateway) serve(s *gatewayServer) {
+	defer close(s.done)
+	if err := s.srv.Serve(s.ln); err != nil && !errors.Is(err, http.ErrServerClosed) && !errors.Is(err, net.ErrClosed) {
+		g.log.Error("gateway port stopped serving", "addr", s.ln.Addr().String(), "err", err)
+	}
+}
+
+// certificate chooses, per TLS handshake, from the certificates of the
+// snapshot served at that moment: the first that the client's SNI name
+// (and algorithms) fit, one naming it exactly first, else the first. A swap takes effect at the next
+// handshake; established TLS connections keep theirs.
+func (g *Gateway) certificate(port int, hello *tls.ClientHelloInfo) (*tls.Certificate, error) {
+	certs := g.cur.Load().certs[port]
+	if len(certs) == 0 {
+		return nil, fmt.Errorf("port %d: no certificate", port)
+	}
+	if hello.ServerName != "" {
+		// A certificate naming the host exactly wins over a wildcard
+		// that covers it too, whatever their order.
+		name := strings.ToLower(hello.ServerName)
+		for _, exact := range []bool{true, false} {
+			for i := range certs {
+				if exact && (certs[i].Leaf == nil || !slices.Contains(certs[i].Leaf.DNSNames, name)) {
+					continue
+				}
+				if hello.SupportsCertificate(&certs[i]) == nil {
+					return &certs[i], nil
+				}
+			}
+		}
+	}
+	return &certs[0], nil
+}
+
+// Shutdown stops accepting on every port and waits, until ctx is done,
+// for open requests to finish (hijacked connections, WebSockets, are the
+// clients' to close).
+func (g *Gateway) Shutdown(ctx context.Context) error {
+	g.mu.Lock()
+	g.closed = true
+	servers := append([]*gatewayServer{}, g.old...)
+	for _, s := range g.servers {
+		servers = append(servers, s)
+	}
+	g.mu.Unlock()
+	var errs []error
+	for _, s := range servers {
+		if err := s.srv.Shutdown(ctx); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// gatewayTarget is the gateway as a control server's Target.
+type gatewayTarget struct{ g *Gateway }
+
+func (t gatewayTarget) Generation() int64 { return t.g.Generation() }
+
+func (t gatewayTarget) Apply(raw json.RawMessage) (int64, error) {
+	var cfg helperapi.GatewayConfig
+	if err := decodeStrict(raw, &cfg); err != nil {
+		// encoding/json's errors name a field, a type or one character,
+		// never a value: no key material reaches the log.
+		return 0, fmt.Errorf("gateway config: %w", err)
+	}
+	return cfg.Generation, t.g.Apply(cfg)
+}
+
+// runGateway serves the gateway; its access log goes to accessLog (the
+// container's stdout), its own log to stderr.
+func runGateway(ctx context.Context, args []string, stdin io.Reader, accessLog, stderr io.Writer) int {
+	var host *string
+	f, log, code, ok := parseServe(helperapi.ModeGateway, args, stderr, func(fs *flag.FlagSet) {
+		host = fs.String("listen-host", "0.0.0.0", "address the gateway's ports listen on")
+	})
+	if !ok {
+		return code
+	}
+	raw, ok := configArg(f.config, stdin, stderr)
+	if !ok {
+		return helperapi.ExitUsage
+	}
+	f.config = string(raw)
+	g := NewGateway(GatewayOptions{
+		ListenAddr: func(port int) string { return net.JoinHostPort(*host, strconv.Itoa(port)) },
+		Log:        log,
+		AccessLog:  accessLog,
+	})
+	return serve(ctx, f, log, gatewayTarget{g}, nil, g.Shutdown)
+}

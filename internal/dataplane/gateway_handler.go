@@ -1,0 +1,257 @@
+package dataplane
+
+import (
+	"log/slog"
+	"net"
+	"net/http"
+	"net/http/httptrace"
+	"net/http/httputil"
+	"net/url"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/dockctl/dockctl/internal/helperapi"
+)
+
+// handler serves one port's requests from the snapshot current when each
+// request arrives.
+func (g *Gateway) handler(port int) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		start := time.Now()
+		rec := &recorder{ResponseWriter: w}
+		a := g.route(port, rec, r)
+		g.access.LogAttrs(r.Context(), slog.LevelInfo, "request",
+			slog.String("method", r.Method), slog.String("host", r.Host), slog.String("path", r.URL.RequestURI()),
+			slog.String("proto", r.Proto), slog.Int("status", rec.statusOr200()), slog.Int64("bytes", rec.bytes),
+			slog.Int64("duration_us", time.Since(start).Microseconds()), slog.String("client", r.RemoteAddr),
+			slog.String("route", a.route), slog.String("backend", a.backend), slog.String("upstream", a.upstream))
+	})
+}
+
+// accessInfo is what the access log says of a request's routing.
+type accessInfo struct{ route, backend, upstream string }
+
+func (g *Gateway) route(port int, w http.ResponseWriter, r *http.Request) accessInfo {
+	snap := g.acquire()
+	var once sync.Once
+	release := func() { once.Do(snap.release) }
+	defer release()
+	p := snap.ports[port]
+	if p == nil {
+		http.Error(w, "no route", http.StatusNotFound)
+		return accessInfo{}
+	}
+	rt := MatchGatewayRoute(p, r)
+	if rt == nil {
+		http.Error(w, "no route", http.StatusNotFound)
+		return accessInfo{}
+	}
+	info := accessInfo{route: rt.Source}
+	if rd := rt.Filters.Redirect; rd != nil {
+		release()
+		redirect(w, r, rt, rd, p.Protocol)
+		return info
+	}
+	be, ep, ok := g.pick(rt.Backends)
+	switch {
+	case be == nil:
+		// No backend, or all of weight 0: the Gateway API answers 500.
+		http.Error(w, "no backend", http.StatusInternalServerError)
+		return info
+	case be.Invalid:
+		info.backend = be.Service
+		http.Error(w, "backend not resolved", http.StatusInternalServerError)
+		return info
+	case !ok:
+		info.backend = be.Service
+		http.Error(w, "no ready endpoint", http.StatusServiceUnavailable)
+		return info
+	}
+	info.backend, info.upstream = be.Service, ep
+	transport := g.h1
+	if be.H2C {
+		transport = g.h2c
+	}
+	// The snapshot stays pinned until this request has its connection to
+	// the chosen endpoint (or fails), as a proxy's dial does.
+	ctx := httptrace.WithClientTrace(r.Context(), &httptrace.ClientTrace{GotConn: func(httptrace.GotConnInfo) { release() }})
+	rp := &httputil.ReverseProxy{
+		Transport:     transport,
+		FlushInterval: -1, // stream: every write is flushed (SSE, gRPC, long polls)
+		Rewrite: func(pr *httputil.ProxyRequest) {
+			pr.SetURL(&url.URL{Scheme: "http", Host: ep})
+			// X-Forwarded-For: the client appended to what it sent, as
+			// proxies chain it; -Host as asked; -Proto https when TLS
+			// ended here.
+			pr.Out.Header["X-Forwarded-For"] = pr.In.Header["X-Forwarded-For"]
+			pr.SetXForwarded()
+			pr.Out.Host = pr.In.Host // backends see the name they were asked by
+			if m := rt.Filters.RequestHeaders; m != nil {
+				modifyHeaders(pr.Out.Header, m)
+			}
+			if rw := rt.Filters.Rewrite; rw != nil {
+				if rw.Hostname != "" {
+					pr.Out.Host = rw.Hostname
+				}
+				if rw.Path != nil {
+					pr.Out.URL.Path = rewritePath(rt.Path, pr.In.URL.Path, rw.Path)
+					pr.Out.URL.RawPath = ""
+				}
+			}
+		},
+		ModifyResponse: func(resp *http.Response) error {
+			if m := rt.Filters.ResponseHeaders; m != nil {
+				modifyHeaders(resp.Header, m)
+			}
+			return nil
+		},
+		ErrorHandler: func(w http.ResponseWriter, r *http.Request, err error) {
+			release()
+			if r.Context().Err() == nil {
+				g.log.Debug("backend request failed", "backend", be.Service, "endpoint", ep, "err", err)
+			}
+			w.WriteHeader(http.StatusBadGateway)
+		},
+	}
+	rp.ServeHTTP(w, r.WithContext(ctx))
+	return info
+}
+
+// pick chooses a backend by weight, then one of its endpoints at random;
+// ok is false when the backend has no endpoint.
+func (g *Gateway) pick(bes []helperapi.GatewayBackend) (*helperapi.GatewayBackend, string, bool) {
+	var total int64
+	for _, b := range bes {
+		total += int64(max(b.Weight, 0))
+	}
+	if total == 0 {
+		return nil, "", false
+	}
+	g.rngMu.Lock()
+	n := g.rng.Int64N(total)
+	var be *helperapi.GatewayBackend
+	for i := range bes {
+		if n -= int64(max(bes[i].Weight, 0)); n < 0 {
+			be = &bes[i]
+			break
+		}
+	}
+	var idx int
+	if len(be.Endpoints) > 0 {
+		idx = g.rng.IntN(len(be.Endpoints))
+	}
+	g.rngMu.Unlock()
+	if be.Invalid || len(be.Endpoints) == 0 {
+		return be, "", false
+	}
+	e := be.Endpoints[idx]
+	return be, net.JoinHostPort(e.IP, strconv.Itoa(e.Port)), true
+}
+
+// modifyHeaders applies a header modifier: set, then add, then remove.
+func modifyHeaders(h http.Header, m *helperapi.GatewayHeaderModifier) {
+	for _, s := range m.Set {
+		h.Set(s.Name, s.Value)
+	}
+	for _, a := range m.Add {
+		h.Add(a.Name, a.Value)
+	}
+	for _, name := range m.Remove {
+		h.Del(name)
+	}
+}
+
+// rewritePath applies a path modifier to path, which match matched: the
+// full path replaced, or the matched prefix replaced by another.
+func rewritePath(match helperapi.GatewayPathMatch, path string, m *helperapi.GatewayPathModifier) string {
+	if m.ReplaceFullPath != nil {
+		return *m.ReplaceFullPath
+	}
+	if m.ReplacePrefixMatch == nil {
+		return path
+	}
+	rest := strings.TrimPrefix(path, strings.TrimSuffix(match.Value, "/"))
+	repl := *m.ReplacePrefixMatch
+	switch {
+	case rest == "":
+		return repl
+	case strings.HasSuffix(repl, "/"):
+		return repl + strings.TrimPrefix(rest, "/")
+	}
+	return repl + rest
+}
+
+// redirect answers a RequestRedirect: the request's URL with the filter's
+// scheme, hostname, port and path; the port is left out when it is the
+// scheme's default (the Gateway API's rule).
+func redirect(w http.ResponseWriter, r *http.Request, rt *helperapi.GatewayRoute, rd *helperapi.GatewayRedirect, protocol string) {
+	scheme := "http"
+	if protocol == helperapi.GatewayHTTPS {
+		scheme = "https"
+	}
+	host, port := requestHost(r.Host), ""
+	if _, p, err := net.SplitHostPort(r.Host); err == nil {
+		port = p
+	}
+	if rd.Scheme != "" && rd.Scheme != scheme {
+		scheme = rd.Scheme
+		port = "" // a scheme change without a port: the scheme's default
+	}
+	if rd.Hostname != "" {
+		host = rd.Hostname
+	}
+	if rd.Port != 0 {
+		port = strconv.Itoa(rd.Port)
+	}
+	if scheme == "http" && port == "80" || scheme == "https" && port == "443" {
+		port = ""
+	}
+	u := url.URL{Scheme: scheme, Host: host, Path: r.URL.Path, RawQuery: r.URL.RawQuery}
+	if port != "" {
+		u.Host = net.JoinHostPort(host, port)
+	}
+	if rd.Path != nil {
+		u.Path = rewritePath(rt.Path, r.URL.Path, rd.Path)
+	}
+	code := rd.StatusCode
+	if code == 0 {
+		code = http.StatusFound
+	}
+	w.Header().Set("Location", u.String())
+	w.WriteHeader(code)
+}
+
+// recorder counts a response's status and bytes for the access log; it
+// unwraps for http.ResponseController (flushes, WebSocket hijacks).
+type recorder struct {
+	http.ResponseWriter
+	status int
+	bytes  int64
+}
+
+func (r *recorder) WriteHeader(code int) {
+	if r.status == 0 {
+		r.status = code
+	}
+	r.ResponseWriter.WriteHeader(code)
+}
+
+func (r *recorder) Write(b []byte) (int, error) {
+	if r.status == 0 {
+		r.status = http.StatusOK
+	}
+	n, err := r.ResponseWriter.Write(b)
+	r.bytes += int64(n)
+	return n, err
+}
+
+func (r *recorder) Unwrap() http.ResponseWriter { return r.ResponseWriter }
+
+func (r *recorder) statusOr200() int {
+	if r.status == 0 {
+		return http.StatusOK
+	}
+	return r.status
+}
