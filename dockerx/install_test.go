@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"reflect"
 	"runtime"
+	"slices"
 	"strings"
 	"testing"
 
@@ -494,5 +495,29 @@ func TestControllerUserNamespace(t *testing.T) {
 	_, hc, err := ControllerConfig(spec)
 	if err != nil || hc.UsernsMode != "host" {
 		t.Errorf("UsernsHost: mode %q, %v", hc.UsernsMode, err)
+	}
+}
+
+// The controller protects the Docker socket DOCKER_HOST names from
+// hostPath mounts (docs/design.md §13), judged on the host's paths. A
+// socket elsewhere than Docker's default is therefore mounted at its own
+// path and named in DOCKER_HOST, as the state directory is mounted at its
+// own: otherwise the installed controller protects only
+// /var/run/docker.sock and lets a pod mount the real socket.
+func TestControllerSeesTheSocketAtItsHostPath(t *testing.T) {
+	spec := controllerSpec()
+	spec.Socket = "/srv/docker/docker.sock"
+	cfg, hc, err := ControllerConfig(spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var mounted bool
+	for _, m := range hc.Mounts {
+		if m.Source == spec.Socket {
+			mounted = m.Target == spec.Socket
+		}
+	}
+	if !mounted || !slices.Contains(cfg.Env, "DOCKER_HOST=unix:///srv/docker/docker.sock") {
+		t.Errorf("mounts %+v env %q: want the socket at %s and DOCKER_HOST naming it", hc.Mounts, cfg.Env, spec.Socket)
 	}
 }
