@@ -122,8 +122,8 @@ type ControllerSpec struct {
 	// ReadOnly are host paths mounted read-only at their own paths (the
 	// controller's --manifests).
 	ReadOnly []string
-	// Socket is the host path of the Docker socket, mounted at
-	// /var/run/docker.sock.
+	// Socket is the host path of the Docker socket, mounted at its own
+	// path (named in DOCKER_HOST when it is not /var/run/docker.sock).
 	Socket string
 	// User is "uid:gid"; GroupAdd the extra groups (the socket's).
 	User     string
@@ -156,7 +156,16 @@ func ControllerConfig(spec ControllerSpec) (*container.Config, *container.HostCo
 		return nil, nil, fmt.Errorf("controller container: exactly one of a state directory and a state volume is required")
 	}
 	stateDir := spec.StateDir
-	mounts := []mount.Mount{{Type: mount.TypeBind, Source: spec.Socket, Target: containerSocket}}
+	// The controller protects DOCKER_HOST's socket from hostPath mounts,
+	// by its host path: a socket elsewhere than the default is mounted at
+	// its own path and named, as the state directory is mounted at its own.
+	sock := containerSocket
+	var env []string
+	if spec.Socket != containerSocket {
+		sock = spec.Socket
+		env = append(env, "DOCKER_HOST=unix://"+sock)
+	}
+	mounts := []mount.Mount{{Type: mount.TypeBind, Source: spec.Socket, Target: sock}}
 	if spec.StateDir != "" {
 		mounts = append(mounts, mount.Mount{Type: mount.TypeBind, Source: spec.StateDir, Target: spec.StateDir})
 	} else {
@@ -182,7 +191,7 @@ func ControllerConfig(spec ControllerSpec) (*container.Config, *container.HostCo
 		Image:      spec.Image,
 		Entrypoint: []string{helperapi.Binary},
 		Cmd:        append([]string{"controller"}, spec.Args...),
-		Env:        []string{"DOCKCTL_INSTANCE=" + spec.Instance, "DOCKCTL_STATE_DIR=" + stateDir},
+		Env:        append([]string{"DOCKCTL_INSTANCE=" + spec.Instance, "DOCKCTL_STATE_DIR=" + stateDir}, env...),
 		User:       spec.User,
 		Labels: map[string]string{
 			LabelInstance: spec.Instance,
