@@ -142,6 +142,12 @@ func parseControllerFlags(args []string, cwd string) (controllerFlags, error) {
 	return cf, nil
 }
 
+// resolveMountPaths are the state directory ("" for none) and the socket
+// as install mounts them.
+func resolveMountPaths(stateDir, socket string) (string, string) {
+	return stateDir, socket
+}
+
 // controllerIdentity is the user the controller container runs as, its
 // extra groups and whether it needs the host's user namespace: with a
 // state volume root (the volume's owner), else the invoking user (the
@@ -281,7 +287,8 @@ func runInstall(cmd *cobra.Command, g *globalOptions, o *installOptions, args []
 	}
 	spec.User, spec.GroupAdd, spec.UsernsHost = controllerIdentity(ns, spec.StateVolume != "",
 		os.Getuid(), os.Getgid(), socketGID, socketGroup)
-	spec.ReadOnly = readOnlyMounts(cf, spec.StateDir, socket)
+	spec.StateDir, spec.Socket = resolveMountPaths(spec.StateDir, spec.Socket)
+	spec.ReadOnly = readOnlyMounts(cf, spec.StateDir, spec.Socket)
 	ref, err := cli.EnsureControllerImage(ctx, g.instance)
 	if err != nil {
 		return err

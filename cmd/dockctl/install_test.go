@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"os"
 	"path/filepath"
 	"reflect"
 	"runtime/debug"
@@ -313,5 +314,37 @@ func TestControllerIdentityFollowsTheDaemonsUserNamespace(t *testing.T) {
 		if user != tt.wantUser || !reflect.DeepEqual(groups, tt.wantGroups) || host != tt.wantHost {
 			t.Errorf("%s: %s %v host namespace %v; want %s %v %v", tt.name, user, groups, host, tt.wantUser, tt.wantGroups, tt.wantHost)
 		}
+	}
+}
+
+// The controller protects the state directory and DOCKER_HOST's socket
+// from hostPath mounts by the paths it sees. Mounted at a symbolic link's
+// path, they are plain paths in its container, and a pod could mount the
+// link's target (reachable through an allowed prefix) unprotected; so both
+// are mounted at their resolved paths. Docker's default socket stays
+// where the client looks for it.
+func TestInstallMountsTheStateDirectoryAndSocketAtTheirResolvedPaths(t *testing.T) {
+	real, links := t.TempDir(), t.TempDir()
+	real, err := filepath.EvalSymlinks(real) // a temporary directory may itself be under a link
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Mkdir(filepath.Join(real, "state"), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(real, "docker.sock"), nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range []string{"state", "docker.sock"} {
+		if err := os.Symlink(filepath.Join(real, name), filepath.Join(links, name)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	dir, sock := resolveMountPaths(filepath.Join(links, "state"), filepath.Join(links, "docker.sock"))
+	if dir != filepath.Join(real, "state") || sock != filepath.Join(real, "docker.sock") {
+		t.Errorf("got %s %s, want the links' targets under %s", dir, sock, real)
+	}
+	if dir, sock := resolveMountPaths("", "/var/run/docker.sock"); dir != "" || sock != "/var/run/docker.sock" {
+		t.Errorf("state volume, default socket: got %q %q", dir, sock)
 	}
 }
