@@ -143,8 +143,23 @@ func parseControllerFlags(args []string, cwd string) (controllerFlags, error) {
 }
 
 // resolveMountPaths are the state directory ("" for none) and the socket
-// as install mounts them.
+// as install mounts them: with their symbolic links resolved, since the
+// controller protects them from hostPath mounts by the paths it sees, and
+// in its container a link's path is a plain one, its target unprotected.
+// Docker's default socket stays where the client looks for it (/var/run
+// is a system path, protected whole). A path that cannot be resolved is
+// left as it is: mounting it fails as it would have.
 func resolveMountPaths(stateDir, socket string) (string, string) {
+	if stateDir != "" {
+		if r, err := filepath.EvalSymlinks(stateDir); err == nil {
+			stateDir = r
+		}
+	}
+	if socket != "/var/run/docker.sock" {
+		if r, err := filepath.EvalSymlinks(socket); err == nil {
+			socket = r
+		}
+	}
 	return stateDir, socket
 }
 
