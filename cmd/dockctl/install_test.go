@@ -348,3 +348,31 @@ func TestInstallMountsTheStateDirectoryAndSocketAtTheirResolvedPaths(t *testing.
 		t.Errorf("state volume, default socket: got %q %q", dir, sock)
 	}
 }
+
+// Docker mounts a bind source with its links resolved: an allowed prefix
+// that is (or passes through) a symbolic link would show in the
+// controller's container as a plain directory at the link's path, hiding
+// where its paths lead (the state directory, say) from the gate. Such a
+// prefix is not mounted: nothing below it is allowed, as before.
+func TestInstallDoesNotMountAnAllowedPrefixThroughALink(t *testing.T) {
+	real, err := filepath.EvalSymlinks(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	state, link, data := filepath.Join(real, "state"), filepath.Join(real, "link"), filepath.Join(real, "data")
+	for _, d := range []string{state, data} {
+		if err := os.Mkdir(d, 0o700); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.Symlink(state, link); err != nil {
+		t.Fatal(err)
+	}
+	cf, err := parseControllerFlags([]string{"--allow-host-path=" + link + "," + filepath.Join(link, "sub") + "," + data}, "/")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := readOnlyMounts(cf, state, "/var/run/docker.sock"), []string{data}; !reflect.DeepEqual(got, want) {
+		t.Errorf("read-only mounts %q, want %q", got, want)
+	}
+}
