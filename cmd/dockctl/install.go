@@ -192,8 +192,9 @@ func controllerIdentity(ns dockerx.UserNamespace, stateVolume bool, uid, gid, so
 // cannot resolve, so a prefix absent from its container allows nothing.
 // A prefix already mounted (the state directory, the socket, a manifests
 // path) is not mounted twice, and one that cannot be mounted over the
-// container's own (/, /proc, /sys, /dev, /state for a state volume) is
-// left out: nothing below it is allowed, as the controller warns.
+// container's own (/, /proc, /sys, /dev, /state for a state volume) or
+// that passes through a symbolic link is left out: nothing below it is
+// allowed, as the controller warns.
 func readOnlyMounts(cf controllerFlags, stateDir, socket string) []string {
 	out := append([]string(nil), cf.manifests...)
 	taken := map[string]bool{socket: true}
@@ -210,7 +211,10 @@ func readOnlyMounts(cf controllerFlags, stateDir, socket string) []string {
 		if taken[p] || !filepath.IsAbs(p) || p == "/" || within(p, "/proc") || within(p, "/sys") || within(p, "/dev") {
 			continue
 		}
-		if _, err := os.Stat(p); err != nil {
+		// Docker resolves a bind source's links; the target would be a
+		// plain directory at the link's path, hiding from the gate where
+		// its paths lead. Such a prefix is not mounted (nor one missing).
+		if r, err := filepath.EvalSymlinks(p); err != nil || r != p {
 			continue
 		}
 		taken[p] = true
