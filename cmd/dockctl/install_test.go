@@ -376,3 +376,22 @@ func TestInstallDoesNotMountAnAllowedPrefixThroughALink(t *testing.T) {
 		t.Errorf("read-only mounts %q, want %q", got, want)
 	}
 }
+
+// uninstall --dry-run names what it would remove, the controller
+// included, and removes nothing: not even the controller, which the real
+// run removes before listing again.
+func TestUninstallDryRunRemovesNothing(t *testing.T) {
+	f := startFakeDaemon(t)
+	ctrl := dockerx.ControllerName("t1")
+	f.add(ctrl, "running", map[string]string{dockerx.LabelInstance: "t1", dockerx.LabelRole: dockerx.RoleController})
+	f.addContainer("t1_web-abc-1", "t1", "web", nil)
+	f.setOnRemove(func(name string) { t.Errorf("container %s removed by a dry run", name) })
+	out, _, err := run(t, "", "--state-dir", t.TempDir(), "--instance", "t1", "uninstall", "--dry-run")
+	if err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	want := "container " + ctrl + " would be removed (dry run)\ncontainer t1_web-abc-1 would be removed (dry run)\n"
+	if out != want || f.running(dockerx.LabelInstance, "t1") != 2 {
+		t.Errorf("output %q, want %q; %d running", out, want, f.running(dockerx.LabelInstance, "t1"))
+	}
+}
