@@ -521,3 +521,47 @@ func TestControllerSeesTheSocketAtItsHostPath(t *testing.T) {
 		t.Errorf("mounts %+v env %q: want the socket at %s and DOCKER_HOST naming it", hc.Mounts, cfg.Env, spec.Socket)
 	}
 }
+
+// volumeAPI is a daemon holding one volume.
+type volumeAPI struct {
+	fakeAPI
+	vol     *volume.Volume
+	created []string
+}
+
+func (f *volumeAPI) VolumeInspect(_ context.Context, name string) (volume.Volume, error) {
+	if f.vol == nil || f.vol.Name != name {
+		return volume.Volume{}, cerrdefs.ErrNotFound.WithMessage("no such volume")
+	}
+	return *f.vol, nil
+}
+
+func (f *volumeAPI) VolumeCreate(_ context.Context, o volume.CreateOptions) (volume.Volume, error) {
+	f.created = append(f.created, o.Name)
+	return volume.Volume{Name: o.Name, Labels: o.Labels}, nil
+}
+
+// The state volume is the instance's volume of role state, or a new one:
+// another of the instance's volumes (a claim's data, a pod's volume) is
+// not taken for the controller's state, which would write into it.
+func TestEnsureStateVolumeTakesOnlyTheInstancesStateVolume(t *testing.T) {
+	for _, tt := range []struct {
+		name    string
+		vol     *volume.Volume
+		wantErr bool
+	}{
+		{"none: created", nil, false},
+		{"the state volume", &volume.Volume{Name: "v", Labels: map[string]string{LabelInstance: "a", LabelRole: RoleState}}, false},
+		{"a claim's", &volume.Volume{Name: "v", Labels: map[string]string{LabelInstance: "a", LabelRole: RoleClaim}}, true},
+		{"another instance's", &volume.Volume{Name: "v", Labels: map[string]string{LabelInstance: "b", LabelRole: RoleState}}, true},
+		{"nobody's", &volume.Volume{Name: "v"}, true},
+	} {
+		f := &volumeAPI{vol: tt.vol}
+		c := newFakeClient(&f.fakeAPI)
+		c.api = f
+		err := c.EnsureStateVolume(context.Background(), "a", "v")
+		if (err != nil) != tt.wantErr || (err != nil && !errors.Is(err, ErrConflict)) {
+			t.Errorf("%s: error %v, want one wrapping ErrConflict: %v", tt.name, err, tt.wantErr)
+		}
+	}
+}
