@@ -354,8 +354,8 @@ func (c *Client) InspectController(ctx context.Context, id string) (ControllerSt
 
 // EnsureStateVolume creates the instance's state volume name (labelled
 // with the instance and role state) unless it exists; an existing volume
-// of that name that is not the instance's is not used: an error wrapping
-// ErrConflict.
+// of that name that is not the instance's state volume is not used: an
+// error wrapping ErrConflict.
 func (c *Client) EnsureStateVolume(ctx context.Context, instance, name string) error {
 	ctx, cancel := c.callCtx(ctx)
 	defer cancel()
@@ -367,9 +367,11 @@ func (c *Client) EnsureStateVolume(ctx context.Context, instance, name string) e
 		return mapErr("create volume "+name, err)
 	case err != nil:
 		return mapErr("inspect volume "+name, err)
-	case v.Labels[LabelInstance] != instance:
+	case v.Labels[LabelInstance] != instance || v.Labels[LabelRole] != RoleState:
+		// Another of the instance's volumes (a claim's data) is not
+		// written into either.
 		return &mappedError{sentinel: ErrConflict, err: fmt.Errorf(
-			"volume %s exists and is not instance %q's (labels %v): choose another --state-volume", name, instance, v.Labels)}
+			"volume %s exists and is not instance %q's state volume (labels %v): choose another --state-volume", name, instance, v.Labels)}
 	}
 	return nil
 }
