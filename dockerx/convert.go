@@ -82,11 +82,11 @@ const (
 //
 // The restart policy is always "no": dockctl restarts containers itself.
 func BuildConfig(req CreateRequest) (*container.Config, *container.HostConfig, *network.NetworkingConfig, error) {
-	d := req.Deployment
+	d := req.From
 	if d == nil {
 		return nil, nil, nil, errors.New("build config: no deployment")
 	}
-	if ns := d.Metadata.NamespaceOrDefault(); req.Namespace != "" && req.Namespace != ns {
+	if ns := d.NamespaceOrDefault(); req.Namespace != "" && req.Namespace != ns {
 		return nil, nil, nil, fmt.Errorf("build config %s: namespace %q is not the deployment's %q", req.Name, req.Namespace, ns)
 	}
 	if err := checkSeccomp(req); err != nil { // convert_security.go
@@ -123,8 +123,8 @@ func BuildConfig(req CreateRequest) (*container.Config, *container.HostConfig, *
 // buildReplica builds the only container of a pod without holder: today's
 // replica.
 func buildReplica(req CreateRequest) (*container.Config, *container.HostConfig, *network.NetworkingConfig, error) {
-	d := req.Deployment
-	ps := &d.Spec.Template.Spec
+	d := req.From
+	ps := &d.Template.Spec
 	if len(ps.Containers) != 1 || len(ps.InitContainers) != 0 {
 		return nil, nil, nil, fmt.Errorf("a pod without holder has exactly one container, the template has %d (and %d init containers)",
 			len(ps.Containers), len(ps.InitContainers))
@@ -172,7 +172,7 @@ func buildHolder(req CreateRequest) (*container.Config, *container.HostConfig, *
 	if req.Container != "" {
 		return nil, nil, nil, fmt.Errorf("a holder runs no template container (asked for %q)", req.Container)
 	}
-	ps := &req.Deployment.Spec.Template.Spec
+	ps := &req.From.Template.Spec
 	if err := checkPIDSharing(ps); err != nil {
 		return nil, nil, nil, err
 	}
@@ -220,7 +220,7 @@ func buildMember(req CreateRequest) (*container.Config, *container.HostConfig, *
 	if err := checkPod(req); err != nil {
 		return nil, nil, nil, err
 	}
-	ps := &req.Deployment.Spec.Template.Spec
+	ps := &req.From.Template.Spec
 	if err := checkPIDSharing(ps); err != nil {
 		return nil, nil, nil, err
 	}
@@ -295,7 +295,7 @@ func findContainer(ps *manifests.PodSpec, name string) *manifests.Container {
 // starts empty.
 func podVolumeMount(req CreateRequest, v *manifests.Volume, target string, readOnly bool) mount.Mount {
 	p := req.Pod
-	vr := PodVolumeRequest(req.Instance, req.TemplateHash, req.Deployment, *p, v)
+	vr := PodVolumeRequest(req.Instance, req.TemplateHash, req.From, *p, v)
 	vr.Namespace = req.namespace()
 	opts := &mount.VolumeOptions{NoCopy: true, Labels: VolumeLabels(vr)}
 	// Should the volume be gone (a `docker volume prune` between its
@@ -314,11 +314,11 @@ func podVolumeMount(req CreateRequest, v *manifests.Volume, target string, readO
 // PodVolumeRequest is the volume request of emptyDir v of a pod: what the
 // reconciler creates, and what a mount re-creates should the volume be
 // gone. Its Namespace is the deployment's, as the containers' label.
-func PodVolumeRequest(instance, hash string, d *manifests.Deployment, p PodRef, v *manifests.Volume) VolumeRequest {
-	req := VolumeRequest{Instance: instance, Deployment: d.Metadata.Name, Namespace: d.Metadata.NamespaceOrDefault(), TemplateHash: hash, Pod: p, Volume: v.Name,
+func PodVolumeRequest(instance, hash string, d *PodTemplate, p PodRef, v *manifests.Volume) VolumeRequest {
+	req := VolumeRequest{Instance: instance, Deployment: d.Owner, Namespace: d.NamespaceOrDefault(), TemplateHash: hash, Pod: p, Volume: v.Name,
 		Memory: v.EmptyDir != nil && v.EmptyDir.Medium == "Memory"}
 	if req.Memory {
-		req.SizeBytes = EmptyDirSize(&d.Spec.Template.Spec, v)
+		req.SizeBytes = EmptyDirSize(&d.Template.Spec, v)
 	}
 	if v.IsFileVolume() {
 		// Always a tmpfs: a Secret's files never touch a disk.
@@ -332,7 +332,7 @@ func PodVolumeRequest(instance, hash string, d *manifests.Deployment, p PodRef, 
 // health check, grace period and log rotation. Network, ports and mounts
 // are the caller's.
 func containerConfig(req CreateRequest, c *manifests.Container, labels map[string]string) (*container.Config, *container.HostConfig) {
-	ps := &req.Deployment.Spec.Template.Spec
+	ps := &req.From.Template.Spec
 	cfg := &container.Config{
 		Image:      c.Image,
 		Entrypoint: c.Command,
@@ -372,10 +372,10 @@ func containerConfig(req CreateRequest, c *manifests.Container, labels map[strin
 // possibly stored by an earlier release) keeps its meaning, which no
 // second network can have.
 func setNetwork(req CreateRequest, host string, cfg *container.Config, hc *container.HostConfig) *network.NetworkingConfig {
-	d := req.Deployment
+	d := req.From
 	nc := &network.NetworkingConfig{}
-	switch netName := d.Spec.Template.Metadata.Annotations[manifests.AnnotationNetwork]; {
-	case d.Spec.Template.Spec.HostNetwork:
+	switch netName := d.Template.Metadata.Annotations[manifests.AnnotationNetwork]; {
+	case d.Template.Spec.HostNetwork:
 		// Docker rejects a hostname in the host's network namespace.
 		hc.NetworkMode = "host"
 	case req.Network != nil && !isNetworkMode(netName):
@@ -383,10 +383,10 @@ func setNetwork(req CreateRequest, host string, cfg *container.Config, hc *conta
 		hc.NetworkMode = container.NetworkMode(pn.Name)
 		cfg.Hostname = host
 		aliases := slices.Clone(pn.Aliases)
-		if netName == pn.Name && !slices.Contains(aliases, d.Metadata.Name) {
+		if netName == pn.Name && !slices.Contains(aliases, d.Owner) {
 			// The annotation named the instance network itself: its
 			// alias stays, there being no other network to carry it.
-			aliases = append(aliases, d.Metadata.Name)
+			aliases = append(aliases, d.Owner)
 		}
 		ep := &network.EndpointSettings{Aliases: aliases}
 		if pn.IPv4 != "" {
@@ -401,14 +401,14 @@ func setNetwork(req CreateRequest, host string, cfg *container.Config, hc *conta
 			// The deployment name as an alias lets peers on the same
 			// network reach any replica by name, as a Service would.
 			nc.EndpointsConfig = map[string]*network.EndpointSettings{
-				netName: {Aliases: []string{d.Metadata.Name}},
+				netName: {Aliases: []string{d.Owner}},
 			}
 		}
 	default:
 		hc.NetworkMode = network.NetworkBridge
 		cfg.Hostname = host
 	}
-	setPodOwner(&d.Spec.Template.Spec, hc) // convert_security.go
+	setPodOwner(&d.Template.Spec, hc) // convert_security.go
 	return nc
 }
 
@@ -442,17 +442,17 @@ type NetworkAttachment struct {
 // where Docker allows no alias). Members, hostNetwork pods, and requests
 // without req.Network join nothing more. It is pure, as BuildConfig.
 func ExtraNetworks(req CreateRequest) []NetworkAttachment {
-	d := req.Deployment
-	if req.Network == nil || d == nil || d.Spec.Template.Spec.HostNetwork || (req.Pod != nil && req.Role != RoleHolder) {
+	d := req.From
+	if req.Network == nil || d == nil || d.Template.Spec.HostNetwork || (req.Pod != nil && req.Role != RoleHolder) {
 		return nil
 	}
-	netName := d.Spec.Template.Metadata.Annotations[manifests.AnnotationNetwork]
+	netName := d.Template.Metadata.Annotations[manifests.AnnotationNetwork]
 	if netName == "" || netName == req.Network.Name || isNetworkMode(netName) {
 		return nil
 	}
 	var ep EndpointSettings
 	if container.NetworkMode(netName).IsUserDefined() {
-		ep.Aliases = []string{d.Metadata.Name}
+		ep.Aliases = []string{d.Owner}
 	}
 	return []NetworkAttachment{{Network: netName, Endpoint: ep}}
 }
@@ -464,7 +464,7 @@ func ExtraNetworks(req CreateRequest) []NetworkAttachment {
 // namespace and helper labels are dropped, so that no container claims a
 // pod, a namespace or a helper's place it does not have.
 func containerLabels(req CreateRequest, role, containerName string) map[string]string {
-	tl := req.Deployment.Spec.Template.Metadata.Labels
+	tl := req.From.Template.Metadata.Labels
 	l := make(map[string]string, len(tl)+7)
 	for k, v := range tl {
 		switch k {
@@ -474,7 +474,7 @@ func containerLabels(req CreateRequest, role, containerName string) map[string]s
 		l[k] = v
 	}
 	l[LabelInstance] = req.Instance
-	l[LabelDeployment] = req.Deployment.Metadata.Name
+	l[LabelDeployment] = req.From.Owner
 	l[LabelNamespace] = req.namespace()
 	l[LabelTemplateHash] = req.TemplateHash
 	l[LabelRole] = role
@@ -499,7 +499,7 @@ func hostname(req CreateRequest) string {
 			ordinal = n
 		}
 	}
-	return Hostname(req.Deployment.Metadata.Name, req.TemplateHash, ordinal)
+	return Hostname(req.From.Owner, req.TemplateHash, ordinal)
 }
 
 // EmptyDirSize returns the size of a memory emptyDir (a tmpfs) of a pod:

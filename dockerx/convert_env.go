@@ -47,10 +47,10 @@ func setEnv(req CreateRequest, c *manifests.Container, cfg *container.Config) {
 // resolving (valueFrom, envFrom) from a request that does not carry it:
 // the variables would silently be empty.
 func checkEnv(req CreateRequest) error {
-	if req.Env != nil || req.Role == RoleHolder || req.Deployment == nil {
+	if req.Env != nil || req.Role == RoleHolder || req.From == nil {
 		return nil
 	}
-	ps := &req.Deployment.Spec.Template.Spec
+	ps := &req.From.Template.Spec
 	var c *manifests.Container
 	switch {
 	case req.Container != "":

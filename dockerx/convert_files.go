@@ -104,11 +104,11 @@ func subPathBind(req CreateRequest, m mount.Mount, vm manifests.VolumeMount) (st
 // req needs (its subPath mounts of file volumes), for
 // CreateRequest.VolumeMountpoints.
 func SubPathVolumes(req CreateRequest) []string {
-	d := req.Deployment
+	d := req.From
 	if d == nil || req.Pod == nil || req.Role == RoleHolder {
 		return nil
 	}
-	ps := &d.Spec.Template.Spec
+	ps := &d.Template.Spec
 	c := findContainer(ps, req.Container)
 	if c == nil {
 		return nil

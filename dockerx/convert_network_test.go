@@ -32,7 +32,7 @@ func testPodNetwork() *PodNetwork {
 // inNamespace puts the request's deployment in namespace shop, on the
 // instance network.
 func inNamespace(req CreateRequest) CreateRequest {
-	req.Deployment.Metadata.Namespace = "shop"
+	req.From.Namespace = "shop"
 	req.Namespace = "shop"
 	req.Network = testPodNetwork()
 	return req
@@ -172,7 +172,7 @@ func TestBuildConfigNamespace(t *testing.T) {
 	}
 	// The default namespace is "" or "default" on the deployment.
 	d := deployment("web", nil)
-	if _, _, _, err := BuildConfig(CreateRequest{Instance: "i", Name: "i_web-h-0", TemplateHash: "h", Deployment: d, Namespace: "default"}); err != nil {
+	if _, _, _, err := BuildConfig(CreateRequest{Instance: "i", Name: "i_web-h-0", TemplateHash: "h", From: TemplateOf(d), Namespace: "default"}); err != nil {
 		t.Errorf("namespace default of a deployment without one: %v", err)
 	}
 	for _, tt := range []struct {
@@ -180,9 +180,9 @@ func TestBuildConfigNamespace(t *testing.T) {
 		req  CreateRequest
 		want string
 	}{
-		{"namespace not the deployment's", CreateRequest{Instance: "i", Name: "n", Deployment: deployment("web", claims), Namespace: "default"},
+		{"namespace not the deployment's", CreateRequest{Instance: "i", Name: "n", From: TemplateOf(deployment("web", claims)), Namespace: "default"},
 			`namespace "default" is not the deployment's "shop"`},
-		{"pod network without a name", CreateRequest{Instance: "i", Name: "n", Deployment: d, Network: &PodNetwork{IPv4: "10.0.0.1"}},
+		{"pod network without a name", CreateRequest{Instance: "i", Name: "n", From: TemplateOf(d), Network: &PodNetwork{IPv4: "10.0.0.1"}},
 			"the pod network has no name"},
 	} {
 		if _, _, _, err := BuildConfig(tt.req); err == nil || !strings.Contains(err.Error(), tt.want) {

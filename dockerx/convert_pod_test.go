@@ -467,7 +467,7 @@ func mountsEqual(a, b []mount.Mount) bool { return reflect.DeepEqual(a, b) }
 // volume (size > 0) the tmpfs driver options.
 func podVolumeOptions(req CreateRequest, volume string, size int64) *mount.VolumeOptions {
 	o := &mount.VolumeOptions{NoCopy: true, Labels: map[string]string{
-		LabelInstance: req.Instance, LabelDeployment: req.Deployment.Metadata.Name, LabelNamespace: "default", LabelTemplateHash: req.TemplateHash,
+		LabelInstance: req.Instance, LabelDeployment: req.From.Owner, LabelNamespace: "default", LabelTemplateHash: req.TemplateHash,
 		LabelRole: RoleEmptyDir, LabelPod: req.Pod.Name, LabelPodUID: req.Pod.UID,
 	}}
 	if size > 0 {

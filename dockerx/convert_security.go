@@ -174,7 +174,7 @@ func checkSeccomp(req CreateRequest) error {
 	if req.Role == RoleHolder {
 		return nil
 	}
-	ps := &req.Deployment.Spec.Template.Spec
+	ps := &req.From.Template.Spec
 	c := findContainer(ps, req.Container)
 	if req.Container == "" && len(ps.Containers) > 0 {
 		c = &ps.Containers[0]

@@ -188,14 +188,14 @@ func TestBuildConfigSecurity(t *testing.T) {
 			{manifests.DNSNone, []string{"10.222.8.1", "1.1.1.1", "9.9.9.9"}, []string{"example.com", "cluster.local"}, []string{"ndots:2", "edns0"}},
 		} {
 			req := cases[1].req
-			d := *req.Deployment
-			d.Spec.Template.Spec.DNSPolicy = tt.policy
-			req.Deployment = &d
+			from, d := *req.From, *req.From.Template
+			d.Spec.DNSPolicy = tt.policy
+			from.Template, req.From = &d, &from
 			_, hc := build(req)
 			if !slices.Equal(hc.DNS, tt.dns) || !slices.Equal(hc.DNSSearch, tt.search) || !slices.Equal(hc.DNSOptions, tt.options) {
 				t.Errorf("%s: DNS %v search %v options %v, want %v %v %v", tt.policy, hc.DNS, hc.DNSSearch, hc.DNSOptions, tt.dns, tt.search, tt.options)
 			}
-			d.Spec.Template.Spec.DNSConfig = &manifests.PodDNSConfig{Nameservers: []string{"192.0.2.53"}}
+			d.Spec.DNSConfig = &manifests.PodDNSConfig{Nameservers: []string{"192.0.2.53"}}
 			_, hc = build(req)
 			if tt.policy == manifests.DNSDefault && len(hc.DNS)+len(hc.DNSSearch)+len(hc.DNSOptions) != 1 {
 				t.Errorf("Default: DNS %v search %v options %v, want the pod's one nameserver on the host's resolver", hc.DNS, hc.DNSSearch, hc.DNSOptions)
@@ -203,9 +203,9 @@ func TestBuildConfigSecurity(t *testing.T) {
 		}
 		// Without dnsConfig, Default is Docker's own resolver settings.
 		req := cases[1].req
-		d := *req.Deployment
-		d.Spec.Template.Spec.DNSPolicy, d.Spec.Template.Spec.DNSConfig = manifests.DNSDefault, nil
-		req.Deployment = &d
+		from, d := *req.From, *req.From.Template
+		d.Spec.DNSPolicy, d.Spec.DNSConfig = manifests.DNSDefault, nil
+		from.Template, req.From = &d, &from
 		if _, hc := build(req); len(hc.DNS)+len(hc.DNSSearch)+len(hc.DNSOptions) != 0 {
 			t.Errorf("Default without dnsConfig: DNS %v search %v options %v, want none (the host's)", hc.DNS, hc.DNSSearch, hc.DNSOptions)
 		}

@@ -53,7 +53,7 @@ func request(d *manifests.Deployment) CreateRequest {
 		Instance:     "default",
 		Name:         ContainerName("default", "", d.Metadata.Name, "5d8f7c9b6", 0),
 		TemplateHash: "5d8f7c9b6",
-		Deployment:   d,
+		From:         TemplateOf(d),
 	}
 }
 
@@ -251,7 +251,7 @@ func TestHostname(t *testing.T) {
 	seen := map[string]bool{}
 	for _, tt := range tests {
 		d := deployment(tt.deployment, nil)
-		req := CreateRequest{Instance: tt.instance, Name: ContainerName(tt.instance, "", tt.deployment, tt.hash, tt.ordinal), TemplateHash: tt.hash, Deployment: d}
+		req := CreateRequest{Instance: tt.instance, Name: ContainerName(tt.instance, "", tt.deployment, tt.hash, tt.ordinal), TemplateHash: tt.hash, From: TemplateOf(d)}
 		cfg, _, _, err := BuildConfig(req)
 		if err != nil {
 			t.Fatal(err)

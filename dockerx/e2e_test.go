@@ -174,7 +174,7 @@ func TestE2EContainerLifecycle(t *testing.T) {
 			PeriodSeconds: 1, TimeoutSeconds: 1, FailureThreshold: 3,
 		}
 	})
-	req := CreateRequest{Instance: instance, Name: ContainerName(instance, "", "web", "abc123", 0), TemplateHash: "abc123", Deployment: d}
+	req := CreateRequest{Instance: instance, Name: ContainerName(instance, "", "web", "abc123", 0), TemplateHash: "abc123", From: TemplateOf(d)}
 	id, err := c.CreateContainer(ctx, req)
 	if err != nil {
 		t.Fatalf("CreateContainer: %v", err)
@@ -321,7 +321,7 @@ func TestE2EContainerLifecycle(t *testing.T) {
 		ctr.Args = []string{"--require-file=/nonexistent"} // exits 1 at once
 	})
 	for i := range 5 {
-		req := CreateRequest{Instance: instance, Name: ContainerName(instance, "", "crash", "abc123", i), TemplateHash: "abc123", Deployment: crash}
+		req := CreateRequest{Instance: instance, Name: ContainerName(instance, "", "crash", "abc123", i), TemplateHash: "abc123", From: TemplateOf(crash)}
 		id, err := c.CreateContainer(ctx, req)
 		if err != nil {
 			t.Fatalf("CreateContainer: %v", err)
@@ -356,7 +356,7 @@ func TestE2EContainerLifecycle(t *testing.T) {
 	}
 
 	// So are pause and unpause (emitted before the list is updated too).
-	req = CreateRequest{Instance: instance, Name: ContainerName(instance, "", "pause", "abc123", 0), TemplateHash: "abc123", Deployment: d}
+	req = CreateRequest{Instance: instance, Name: ContainerName(instance, "", "pause", "abc123", 0), TemplateHash: "abc123", From: TemplateOf(d)}
 	id, err = c.CreateContainer(ctx, req)
 	if err != nil {
 		t.Fatalf("CreateContainer: %v", err)

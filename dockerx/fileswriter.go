@@ -62,10 +62,10 @@ func BuildFilesWriterConfig(req FilesWriterRequest) (*container.Config, *contain
 	switch {
 	case p.Instance == "" || p.Image == "":
 		return nil, nil, errors.New("files writer: instance and image are required")
-	case p.Deployment == nil || p.Pod == nil:
+	case p.From == nil || p.Pod == nil:
 		return nil, nil, errors.New("files writer: no pod to write the files of")
 	}
-	ps := &p.Deployment.Spec.Template.Spec
+	ps := &p.From.Template.Spec
 	// No deployment or pod label: a writer is no container of the pod
 	// (its name says whose it is).
 	labels := map[string]string{LabelInstance: p.Instance, LabelRole: RoleFilesWriter, LabelNamespace: p.namespace()}

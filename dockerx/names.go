@@ -122,8 +122,8 @@ func PortForwardHelperPod(instance, namespace, name string) string {
 // namespace is the namespace req's containers get: req.Namespace, else
 // the deployment's own.
 func (req CreateRequest) namespace() string {
-	if req.Namespace == "" && req.Deployment != nil {
-		return req.Deployment.Metadata.NamespaceOrDefault()
+	if req.Namespace == "" && req.From != nil {
+		return req.From.NamespaceOrDefault()
 	}
 	return orDefault(req.Namespace)
 }

@@ -171,7 +171,7 @@ func TestE2ENetwork(t *testing.T) {
 	// place with a static address.
 	req := request(deployment("web", nil))
 	req.Instance, req.Name = instance, ContainerName(instance, "", "web", "5d8f7c9b6", 0)
-	req.Deployment.Spec.Template.Spec.Containers[0].Image = tag
+	req.From.Template.Spec.Containers[0].Image = tag
 	id, err := c.CreateContainer(ctx, req)
 	if err != nil {
 		t.Fatal(err)
@@ -452,7 +452,7 @@ func TestE2EPodNetwork(t *testing.T) {
 			d.Spec.Template.Metadata.Annotations = map[string]string{manifests.AnnotationNetwork: extra}
 			d.Spec.Template.Spec.Containers[0].Image = tag
 		})
-		req := CreateRequest{Instance: instance, Name: instance + "_" + name + ".shop-5d8f7c9b6-0", TemplateHash: "5d8f7c9b6", Deployment: d,
+		req := CreateRequest{Instance: instance, Name: instance + "_" + name + ".shop-5d8f7c9b6-0", TemplateHash: "5d8f7c9b6", From: TemplateOf(d),
 			Namespace: "shop", Network: &PodNetwork{Name: n.Name, IPv4: ip, Aliases: aliases,
 				// The instance's DNS server would be here; the embedded DNS
 				// answers the aliases before forwarding anything to it.

@@ -42,7 +42,7 @@ func TestNamespaceLabel(t *testing.T) {
 			if got := ParseNamespace(cfg.Labels, req.Name); got != tt.want {
 				t.Errorf("ParseNamespace of what was created = %q, want %q", got, tt.want)
 			}
-			vr := PodVolumeRequest(req.Instance, req.TemplateHash, d, PodRef{Name: "p", UID: "u", Holder: req.Name}, &manifests.Volume{Name: "v", EmptyDir: &manifests.EmptyDirVolumeSource{}})
+			vr := PodVolumeRequest(req.Instance, req.TemplateHash, TemplateOf(d), PodRef{Name: "p", UID: "u", Holder: req.Name}, &manifests.Volume{Name: "v", EmptyDir: &manifests.EmptyDirVolumeSource{}})
 			if got := VolumeLabels(vr)[LabelNamespace]; got != tt.wantVolume {
 				t.Errorf("volume label %q, want %q", got, tt.wantVolume)
 			}

@@ -95,7 +95,7 @@ func TestE2EPodHolderAndMembers(t *testing.T) {
 		}
 	}
 
-	holderID, err := c.CreateContainer(ctx, CreateRequest{Instance: instance, Name: base, TemplateHash: hash, Deployment: d,
+	holderID, err := c.CreateContainer(ctx, CreateRequest{Instance: instance, Name: base, TemplateHash: hash, From: TemplateOf(d),
 		Role: RoleHolder, Pod: pod, Image: holderTag})
 	if err != nil {
 		t.Fatalf("create holder: %v", err)
@@ -106,7 +106,7 @@ func TestE2EPodHolderAndMembers(t *testing.T) {
 	ids := map[string]string{}
 	for _, name := range []string{"app", "side"} {
 		id, err := c.CreateContainer(ctx, CreateRequest{Instance: instance, Name: MemberName(base, name), TemplateHash: hash,
-			Deployment: d, Pod: pod, Container: name})
+			From: TemplateOf(d), Pod: pod, Container: name})
 		if err != nil {
 			t.Fatalf("create member %s: %v", name, err)
 		}

@@ -53,7 +53,7 @@ func TestE2EStopKillsAfterTimeout(t *testing.T) {
 		ctr.Image = tag
 		ctr.Args = []string{"--ignore-sigterm"}
 	})
-	id, err := c.CreateContainer(ctx, CreateRequest{Instance: instance, Name: ContainerName(instance, "", "stubborn", "abc123", 0), TemplateHash: "abc123", Deployment: d})
+	id, err := c.CreateContainer(ctx, CreateRequest{Instance: instance, Name: ContainerName(instance, "", "stubborn", "abc123", 0), TemplateHash: "abc123", From: TemplateOf(d)})
 	if err != nil {
 		t.Fatalf("CreateContainer: %v", err)
 	}

@@ -159,6 +159,30 @@ type Event struct {
 	Err         error // with Gap: why the stream broke, nil for the first connection; with Down: why it failed
 }
 
+// PodTemplate is what a pod's containers are created from, kind-free
+// (docs/design.md §17): the defaulted pod template, and the namespace and
+// name of the owner that labels (LabelDeployment), names (the hostname)
+// and aliases (on the template's network) them. Containers of a
+// Deployment's pod are created from TemplateOf(deployment); the config
+// built is the same whoever the owner is.
+type PodTemplate struct {
+	Namespace string // the owner's namespace ("": default)
+	Owner     string // the owner's name
+	Template  *manifests.PodTemplateSpec
+}
+
+// TemplateOf returns the pod template of Deployment d (nil for nil): the
+// one its pods are created from.
+func TemplateOf(d *manifests.Deployment) *PodTemplate {
+	if d == nil {
+		return nil
+	}
+	return &PodTemplate{Namespace: d.Metadata.NamespaceOrDefault(), Owner: d.Metadata.Name, Template: &d.Spec.Template}
+}
+
+// NamespaceOrDefault is t's namespace, reading "" as the default one.
+func (t *PodTemplate) NamespaceOrDefault() string { return orDefault(t.Namespace) }
+
 // CreateRequest is everything needed to create one replica.
 type CreateRequest struct {
 	Instance string
@@ -167,7 +191,9 @@ type CreateRequest struct {
 	// everything created ("": the deployment's metadata.namespace).
 	Namespace    string
 	TemplateHash string
-	Deployment   *manifests.Deployment // defaulted
+	// From is the pod template the container is created from, with its
+	// owner (a Deployment's: TemplateOf).
+	From *PodTemplate
 	// Role is RoleReplica ("" means the same) or RoleHolder.
 	Role string
 	// Pod is nil for a pod without holder (one container, built as every

@@ -104,7 +104,7 @@ func TestInstrumentDocker(t *testing.T) {
 		{
 			name: "create", method: "CreateContainer",
 			call: func(d reconciler.Docker, _ string) error {
-				_, err := d.CreateContainer(ctx, dockerx.CreateRequest{Instance: "i", Name: "i_web-1", Deployment: testDeployment("web", 1)})
+				_, err := d.CreateContainer(ctx, dockerx.CreateRequest{Instance: "i", Name: "i_web-1", From: dockerx.TemplateOf(testDeployment("web", 1))})
 				return err
 			},
 		},
@@ -114,7 +114,7 @@ func TestInstrumentDocker(t *testing.T) {
 				return addContainer(t, e, "i_web-1", dockerx.StateRunning)
 			},
 			call: func(d reconciler.Docker, _ string) error {
-				_, err := d.CreateContainer(ctx, dockerx.CreateRequest{Instance: "i", Name: "i_web-1", Deployment: testDeployment("web", 1)})
+				_, err := d.CreateContainer(ctx, dockerx.CreateRequest{Instance: "i", Name: "i_web-1", From: dockerx.TemplateOf(testDeployment("web", 1))})
 				return err
 			},
 			wantErr: true,

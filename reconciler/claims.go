@@ -8,7 +8,6 @@ import (
 	"slices"
 
 	"github.com/dockctl/dockctl/dockerx"
-	"github.com/dockctl/dockctl/manifests"
 	"github.com/dockctl/dockctl/reconciler/podruntime"
 	"github.com/dockctl/dockctl/store"
 )
@@ -135,7 +134,7 @@ func (c *Controller) noteClaimVolume(n podruntime.ClaimNote, msg string) {
 // calls done, once the creates that mount it ended: a sweep must not
 // release a claim deleted meanwhile under a create it let go, which Docker
 // would give a new, empty volume of the claim's name.
-func (c *Controller) ensureClaims(ctx context.Context, ns string, templates map[string]*manifests.Deployment) (blocked map[string]bool, fail failure, done func(), err error) {
+func (c *Controller) ensureClaims(ctx context.Context, ns string, templates map[string]*dockerx.PodTemplate) (blocked map[string]bool, fail failure, done func(), err error) {
 	blocked = map[string]bool{}
 	var errs []error
 	ensured := map[string]error{}
@@ -150,7 +149,7 @@ func (c *Controller) ensureClaims(ctx context.Context, ns string, templates map[
 		}
 	}
 	for _, hash := range slices.Sorted(maps.Keys(templates)) {
-		for _, claim := range podruntime.TemplateClaims(&templates[hash].Spec.Template.Spec) {
+		for _, claim := range podruntime.TemplateClaims(&templates[hash].Template.Spec) {
 			err, seen := ensured[claim]
 			if !seen {
 				err = c.ensureClaim(ctx, ns, claim)

@@ -110,7 +110,7 @@ func (c *Controller) resolveEnv(ctx context.Context, in PlanInput, op Op, req do
 	if op.Role == dockerx.RoleHolder || op.From == nil {
 		return nil, nil
 	}
-	ps := &op.From.Spec.Template.Spec
+	ps := &op.From.Template.Spec
 	ctr := ps.FindContainer(op.Container)
 	if op.Container == "" && len(ps.Containers) > 0 {
 		ctr = &ps.Containers[0]
@@ -136,7 +136,7 @@ func (c *Controller) resolveEnv(ctx context.Context, in PlanInput, op Op, req do
 
 // podIdentity is what fieldRefs read of the pod op belongs to.
 func (c *Controller) podIdentity(ctx context.Context, in PlanInput, op Op, req dockerx.CreateRequest) podruntime.PodIdentity {
-	t := &op.From.Spec.Template
+	t := op.From.Template
 	labels := maps.Clone(t.Metadata.Labels)
 	if labels == nil {
 		labels = map[string]string{}

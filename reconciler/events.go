@@ -261,11 +261,11 @@ func opContainer(in PlanInput, op Op) string {
 			return c.ContainerName
 		}
 		if from == nil {
-			from = in.Desired // one container: its name rarely changes across revisions
+			from = dockerx.TemplateOf(in.Desired) // one container: its name rarely changes across revisions
 		}
 	}
-	if from != nil && len(from.Spec.Template.Spec.Containers) == 1 {
-		return from.Spec.Template.Spec.Containers[0].Name
+	if from != nil && len(from.Template.Spec.Containers) == 1 {
+		return from.Template.Spec.Containers[0].Name
 	}
 	return op.Name
 }

@@ -232,7 +232,7 @@ func (c *Controller) runCreates(ctx context.Context, in PlanInput, creates []Op,
 		// trusts no plan, so that nothing is ever created from a template
 		// that was not checked.
 		for h, d := range templates {
-			if msg := c.templateRefusal(h, &d.Spec.Template); msg != "" {
+			if msg := c.templateRefusal(h, d.Template); msg != "" {
 				err = fmt.Errorf("create from %s", msg)
 			}
 		}
@@ -317,10 +317,10 @@ func opIDs(ops []Op) string {
 	return idRanges(ids)
 }
 
-// templatesOf returns, per template hash to create, the deployment the
+// templatesOf returns, per template hash to create, the pod template the
 // plan creates it from.
-func templatesOf(creates []Op) (map[string]*manifests.Deployment, error) {
-	out := map[string]*manifests.Deployment{}
+func templatesOf(creates []Op) (map[string]*dockerx.PodTemplate, error) {
+	out := map[string]*dockerx.PodTemplate{}
 	for _, op := range creates {
 		if op.From == nil {
 			return nil, fmt.Errorf("create %s: the plan names no template to create it from", op.Name)
@@ -333,17 +333,17 @@ func templatesOf(creates []Op) (map[string]*manifests.Deployment, error) {
 // ensureImages makes sure every image to create from is present, pulling
 // as each template's imagePullPolicy says. It returns the template hashes
 // whose image is missing, with the failure to report for them.
-func (c *Controller) ensureImages(ctx context.Context, namespace string, templates map[string]*manifests.Deployment) (map[string]bool, failure, error) {
+func (c *Controller) ensureImages(ctx context.Context, namespace string, templates map[string]*dockerx.PodTemplate) (map[string]bool, failure, error) {
 	missing := map[string]bool{}
 	var fail failure
 	var errs []error
 	for _, hash := range slices.Sorted(maps.Keys(templates)) {
 		secrets := c.templatePullSecrets(namespace, templates[hash]) // pullsecrets.go
-		for _, ctr := range templates[hash].Spec.Template.Spec.AllContainers() {
+		for _, ctr := range templates[hash].Template.Spec.AllContainers() {
 			if err := c.docker.EnsureImage(ctx, ctr.Image, ctr.ImagePullPolicy, secrets); err != nil {
 				missing[hash] = true
 				// kubelet's Failed event; the pod is not made yet, so it is the deployment's.
-				Eventf(c.opts.Recorder, deploymentRef(namespace, templates[hash].Metadata.Name), store.EventWarning, "Failed", "Failed to pull image %q: %v", ctr.Image, err)
+				Eventf(c.opts.Recorder, deploymentRef(namespace, templates[hash].Owner), store.EventWarning, "Failed", "Failed to pull image %q: %v", ctr.Image, err)
 				if fail.reason == "" {
 					fail = failure{ReasonErrImagePull, fmt.Sprintf("image %s: %v", ctr.Image, err)}
 				}
@@ -382,12 +382,12 @@ func (c *Controller) ensureHolderImage(ctx context.Context, creates []Op) (strin
 // setting, never part of the template hash or the plan.
 func (c *Controller) create(ctx context.Context, in PlanInput, op Op, holderImage string, network *store.NetworkStatus) error {
 	req := dockerx.CreateRequest{
-		Instance: in.Instance, Namespace: in.namespace(), Name: op.Name, TemplateHash: op.Hash, Deployment: op.From,
+		Instance: in.Instance, Namespace: in.namespace(), Name: op.Name, TemplateHash: op.Hash, From: op.From,
 		Role: op.Role, Pod: op.Pod, Container: op.Container,
 	}
 	if op.Role == dockerx.RoleHolder {
 		req.Image = holderImage
-		if manifests.NeedsWriter(&op.From.Spec.Template.Spec) {
+		if manifests.NeedsWriter(&op.From.Template.Spec) {
 			img, err := c.writerHolderImage(ctx) // files.go
 			if err != nil {
 				return fmt.Errorf("create %s: %w", op.Name, err)
@@ -395,7 +395,7 @@ func (c *Controller) create(ctx context.Context, in PlanInput, op Op, holderImag
 			req.Image = img
 		}
 	}
-	if (op.Pod == nil || op.Role == dockerx.RoleHolder) && !op.From.Spec.Template.Spec.HostNetwork {
+	if (op.Pod == nil || op.Role == dockerx.RoleHolder) && !op.From.Template.Spec.HostNetwork {
 		req.Network = podNetwork(network, in.namespace())
 	}
 	// Before the pod address: a wait for a Service's address must not

@@ -286,12 +286,12 @@ const filesWrittenEarlier = "written-earlier"
 // its last files and keep being repaired, as the kubelet keeps a mounted
 // volume — not be taken for a pod that never got its files. Asked only
 // then, and only by a sync (ctx): once per pod, as the answer is kept.
-func (c *Controller) filesWrittenBefore(ctx context.Context, d *manifests.Deployment, hash string, ref dockerx.PodRef) bool {
+func (c *Controller) filesWrittenBefore(ctx context.Context, d *dockerx.PodTemplate, hash string, ref dockerx.PodRef) bool {
 	if c.opts.FilesDocker == nil || ctx == nil {
 		return false
 	}
 	var names []string
-	for _, v := range d.Spec.Template.Spec.Volumes {
+	for _, v := range d.Template.Spec.Volumes {
 		if v.IsFileVolume() {
 			names = append(names, v.Name)
 		}
@@ -300,23 +300,23 @@ func (c *Controller) filesWrittenBefore(ctx context.Context, d *manifests.Deploy
 	return err == nil && code == helperapi.ExitOK
 }
 
-// podOfTemplate is d with the pod template t of one of its revisions: what
-// a writer mounts the volumes of.
-func podOfTemplate(d *manifests.Deployment, t *manifests.PodTemplateSpec) *manifests.Deployment {
-	out := &manifests.Deployment{APIVersion: d.APIVersion, Kind: d.Kind, Metadata: d.Metadata}
-	out.Spec.Template = *t
+// podOfTemplate is the pod template t of one of d's revisions, owned by
+// d: what a writer mounts the volumes of.
+func podOfTemplate(d *manifests.Deployment, t *manifests.PodTemplateSpec) *dockerx.PodTemplate {
+	out := dockerx.TemplateOf(d)
+	out.Template = t
 	return out
 }
 
 // runFilesWriter runs `helper files ARGS` for the pod ref of d's template
 // in a writer container of its own (dockerx.RunFilesWriter).
-func (c *Controller) runFilesWriter(ctx context.Context, d *manifests.Deployment, hash string, ref dockerx.PodRef, args []string, readOnly bool, stdin []byte) (int, []byte, error) {
+func (c *Controller) runFilesWriter(ctx context.Context, d *dockerx.PodTemplate, hash string, ref dockerx.PodRef, args []string, readOnly bool, stdin []byte) (int, []byte, error) {
 	img, err := c.writerHolderImage(ctx)
 	if err != nil {
 		return 0, nil, err
 	}
 	req := dockerx.FilesWriterRequest{Args: args, ReadOnly: readOnly, Pod: dockerx.CreateRequest{
-		Instance: c.opts.Instance, Namespace: d.Metadata.NamespaceOrDefault(), Deployment: d, TemplateHash: hash, Pod: &ref, Image: img}}
+		Instance: c.opts.Instance, Namespace: d.NamespaceOrDefault(), From: d, TemplateHash: hash, Pod: &ref, Image: img}}
 	return c.opts.FilesDocker.RunFilesWriter(ctx, req, stdin, filesTimeout)
 }
 
@@ -330,8 +330,8 @@ func (c *Controller) writePodFiles(ctx context.Context, op Op) error {
 	if c.opts.FilesDocker == nil {
 		return fmt.Errorf("write files of pod %s: this controller has no writer (Options.FilesDocker)", op.Pod.Name)
 	}
-	ns := op.From.Metadata.NamespaceOrDefault()
-	t := &op.From.Spec.Template
+	ns := op.From.NamespaceOrDefault()
+	t := op.From.Template
 	objs, err := c.fileObjectsFor(ns, t, &lookupCache{})
 	if err != nil {
 		return fmt.Errorf("write files of pod %s: %w", op.Pod.Name, err)
@@ -359,7 +359,7 @@ func (c *Controller) writePodFiles(ctx context.Context, op Op) error {
 	if code != helperapi.ExitOK {
 		return fmt.Errorf("write files of pod %s: the writer exited %d: %s", op.Pod.Name, code, firstLine(out))
 	}
-	c.files.set(store.Key(ns, op.From.Metadata.Name), podUnitKey(op.Pod), podruntime.PayloadHash(payload))
+	c.files.set(store.Key(ns, op.From.Owner), podUnitKey(op.Pod), podruntime.PayloadHash(payload))
 	return nil
 }
 
@@ -430,8 +430,8 @@ func (e *subPathError) Error() string { return e.msg }
 // leads out of the volume — whatever put it there — must never reach a
 // create or a start, as the kubelet refuses such a subPath
 // (CVE-2017-1002101). Only a container that has such a bind costs a run.
-func (c *Controller) checkSubPaths(ctx context.Context, d *manifests.Deployment, hash string, ref dockerx.PodRef, name string) error {
-	ps := &d.Spec.Template.Spec
+func (c *Controller) checkSubPaths(ctx context.Context, d *dockerx.PodTemplate, hash string, ref dockerx.PodRef, name string) error {
+	ps := &d.Template.Spec
 	tc := ps.FindContainer(name)
 	if tc == nil {
 		return nil

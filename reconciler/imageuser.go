@@ -19,10 +19,10 @@ const ReasonCreateContainerConfigError = "CreateContainerConfigError"
 // its containers is created; the refusal, worded as kubelet's, becomes the
 // ReplicaFailure condition (CreateContainerConfigError, or FailedCreate
 // when an image could not be inspected).
-func (c *Controller) checkRunAsNonRoot(ctx context.Context, creates []Op, templates map[string]*manifests.Deployment, blocked map[string]bool) (failure, error) {
+func (c *Controller) checkRunAsNonRoot(ctx context.Context, creates []Op, templates map[string]*dockerx.PodTemplate, blocked map[string]bool) (failure, error) {
 	tmpls := make(map[string]*manifests.PodTemplateSpec, len(templates))
 	for hash, d := range templates {
-		tmpls[hash] = &d.Spec.Template
+		tmpls[hash] = d.Template
 	}
 	r, err := podruntime.CheckRunAsNonRoot(ctx, c.docker, tmpls, func(hash string) string { return firstPodName(creates, hash) }, blocked)
 	if err == nil {
@@ -56,7 +56,7 @@ func (c *Controller) setImageUser(ctx context.Context, req *dockerx.CreateReques
 	if op.Role == dockerx.RoleHolder || op.From == nil {
 		return nil
 	}
-	ps := &op.From.Spec.Template.Spec
+	ps := &op.From.Template.Spec
 	ctr := ps.FindContainer(op.Container)
 	if op.Container == "" && len(ps.Containers) > 0 {
 		ctr = &ps.Containers[0]

@@ -105,11 +105,12 @@ type Op struct {
 	// terminationGracePeriodSeconds, bounded (see graceFor). The plan
 	// decides it so that the executor only maps the op to Docker calls.
 	Grace time.Duration
-	// From is, for OpCreate, the deployment to create the container from:
-	// the desired one, or the desired one with an old revision's template
-	// for a replica of that revision. The plan decides it so that the
-	// executor looks no template up.
-	From *manifests.Deployment
+	// From is, for OpCreate, the pod template to create the container
+	// from, kind-free (docs/design.md §17): the desired deployment's, or
+	// an old revision's for a replica of that revision, owned by the
+	// deployment. The plan decides it so that the executor looks no
+	// template up.
+	From *dockerx.PodTemplate
 	// Pod is, for the creates of a holder pod (holder and members) and the
 	// graceful removal of one, the pod; Role says whether a create makes
 	// its holder (dockerx.RoleHolder) and Container which template
@@ -670,13 +671,13 @@ func (in PlanInput) reconcileRevision(s *revisionSet, cs []*dockerx.Container, p
 	}
 	refusal, refused := in.Refused[s.hash]
 	blocked := false
-	from := in.Desired
+	from := dockerx.TemplateOf(in.Desired)
 	if s.hash != in.Hash {
 		if rev := store.FindRevision(in.Revisions, s.hash); rev != nil {
 			// A replica of an old revision (one removed by hand
 			// mid-rollout) is made from that revision's template.
-			from = in.Desired.DeepCopy()
-			from.Spec.Template = rev.Template
+			t := rev.Template
+			from.Template = &t
 		} else {
 			from = nil // unknown: it cannot be made again
 		}
@@ -687,7 +688,7 @@ func (in PlanInput) reconcileRevision(s *revisionSet, cs []*dockerx.Container, p
 			if from == nil || p.Holder == nil {
 				continue // an unknown revision's pod is only ever removed
 			}
-			podOps, b := in.planPod(p, podPlan{t: &from.Spec.Template, from: from, refused: refused}, plan)
+			podOps, b := in.planPod(p, podPlan{t: from.Template, from: from, refused: refused}, plan)
 			ops = append(ops, podOps...)
 			blocked = blocked || b
 			continue
@@ -706,7 +707,7 @@ func (in PlanInput) reconcileRevision(s *revisionSet, cs []*dockerx.Container, p
 		}
 		switch c.State {
 		case dockerx.StateExited, dockerx.StateCreated:
-			if c.State == dockerx.StateExited && from != nil && !podruntime.ShouldRestart(from.Spec.Template.Spec.RestartPolicy, c.ExitCode) {
+			if c.State == dockerx.StateExited && from != nil && !podruntime.ShouldRestart(from.Template.Spec.RestartPolicy, c.ExitCode) {
 				continue // it ended under the pod's restartPolicy: kept as it is
 			}
 			if nb, ok := in.StartNotBefore[c.ID]; ok && in.Now.Before(nb) {
@@ -740,8 +741,8 @@ func (in PlanInput) reconcileRevision(s *revisionSet, cs []*dockerx.Container, p
 		// made again; the rollout carries on without it.
 		return ops
 	}
-	holder := manifests.NeedsHolder(&from.Spec.Template.Spec)
-	for _, ord := range freeOrdinals(in.Containers, in.BlockedNames, in.Instance, in.Namespace, in.Name, s.hash, int(missing), memberNames(&from.Spec.Template)) {
+	holder := manifests.NeedsHolder(&from.Template.Spec)
+	for _, ord := range freeOrdinals(in.Containers, in.BlockedNames, in.Instance, in.Namespace, in.Name, s.hash, int(missing), memberNames(from.Template)) {
 		name := dockerx.ContainerName(in.Instance, in.Namespace, in.Name, s.hash, ord)
 		cause := fmt.Sprintf("missing: %d of %d replicas exist", len(current), s.size)
 		if s.hash != in.Hash {

@@ -462,12 +462,12 @@ func TestPlanCreatesFrom(t *testing.T) {
 		seen[op.Hash] = true
 		switch op.Hash {
 		case H:
-			if op.From != d {
-				t.Errorf("%v: created from %p, want the desired deployment %p", op, op.From, d)
+			if op.From == nil || op.From.Template != &d.Spec.Template || op.From.Owner != "web" {
+				t.Errorf("%v: created from %+v, want the desired deployment's template %p", op, op.From, &d.Spec.Template)
 			}
 		case "old":
-			if op.From == nil || op.From == d || op.From.Container().Image != "img:0" || op.From.Metadata.Name != "web" {
-				t.Errorf("%v: created from %+v, want the desired deployment with the old template", op, op.From)
+			if op.From == nil || op.From.Template == &d.Spec.Template || op.From.Template.Spec.Containers[0].Image != "img:0" || op.From.Owner != "web" {
+				t.Errorf("%v: created from %+v, want the old template, owned by the desired deployment", op, op.From)
 			}
 		}
 	}

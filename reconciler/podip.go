@@ -23,7 +23,7 @@ import (
 // never pick one address.
 func (c *Controller) assignPodIP(ctx context.Context, in PlanInput, op Op, req *dockerx.CreateRequest, network *store.NetworkStatus) (ip string, release func(), err error) {
 	release = func() {}
-	ps := &op.From.Spec.Template.Spec
+	ps := &op.From.Template.Spec
 	if ps.HostNetwork || network == nil || !podruntime.ReadsPodIP(ps) {
 		return "", release, nil
 	}

@@ -24,7 +24,7 @@ import (
 // podPlan is what planPod needs besides the pod.
 type podPlan struct {
 	t    *manifests.PodTemplateSpec
-	from *manifests.Deployment // what members are created from (Op.From)
+	from *dockerx.PodTemplate // what members are created from (Op.From)
 	// refused: the revision may not be started or created (PlanInput.Refused).
 	refused bool
 }
@@ -222,7 +222,7 @@ func (in PlanInput) expandPods(ops []Op) []Op {
 	for _, op := range ops {
 		switch {
 		case op.Kind == OpCreate && op.Role == dockerx.RoleHolder:
-			t := &op.From.Spec.Template
+			t := op.From.Template
 			var vols []OpID
 			for i := range t.Spec.Volumes {
 				v := &t.Spec.Volumes[i]

@@ -20,7 +20,7 @@ func (c *Controller) createInputs(ctx context.Context, req *dockerx.CreateReques
 	if op.Role == dockerx.RoleHolder || op.From == nil {
 		return nil
 	}
-	ps := &op.From.Spec.Template.Spec
+	ps := &op.From.Template.Spec
 	ctr := ps.FindContainer(op.Container)
 	if op.Container == "" && len(ps.Containers) > 0 {
 		ctr = &ps.Containers[0]

@@ -34,7 +34,7 @@ func TestLocalhostProfileFIFOIsRefused(t *testing.T) {
 	done := make(chan error, 1)
 	go func() {
 		var req dockerx.CreateRequest
-		done <- c.createInputs(t.Context(), &req, Op{Kind: OpCreate, Name: "web-1", From: d})
+		done <- c.createInputs(t.Context(), &req, Op{Kind: OpCreate, Name: "web-1", From: dockerx.TemplateOf(d)})
 	}()
 	select {
 	case err := <-done:
@@ -78,8 +78,8 @@ func TestLocalhostProfileKeywordIsNotUnconfined(t *testing.T) {
 	d.Spec.Template.Spec.Containers[0].SecurityContext = &manifests.SecurityContext{
 		SeccompProfile: &manifests.SeccompProfile{Type: manifests.SeccompLocalhost, LocalhostProfile: &name}}
 	c := &Controller{}
-	req := dockerx.CreateRequest{Instance: "t", Name: "web-1", TemplateHash: "v1", Deployment: d}
-	if err := c.createInputs(t.Context(), &req, Op{Kind: OpCreate, Name: "web-1", From: d}); err != nil {
+	req := dockerx.CreateRequest{Instance: "t", Name: "web-1", TemplateHash: "v1", From: dockerx.TemplateOf(d)}
+	if err := c.createInputs(t.Context(), &req, Op{Kind: OpCreate, Name: "web-1", From: dockerx.TemplateOf(d)}); err != nil {
 		return // refused: fine
 	}
 	_, hc, _, err := dockerx.BuildConfig(req)

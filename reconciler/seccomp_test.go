@@ -32,7 +32,7 @@ func TestCreateInputsReadsLocalhostProfile(t *testing.T) {
 		d := testDeployment("web", 1, "v1")
 		d.Spec.Template.Spec.Containers[0].SecurityContext = &manifests.SecurityContext{
 			SeccompProfile: &manifests.SeccompProfile{Type: manifests.SeccompLocalhost, LocalhostProfile: &name}}
-		return Op{Kind: OpCreate, Name: "web-1", From: d}
+		return Op{Kind: OpCreate, Name: "web-1", From: dockerx.TemplateOf(d)}
 	}
 	c := &Controller{}
 	var req dockerx.CreateRequest
@@ -47,7 +47,7 @@ func TestCreateInputsReadsLocalhostProfile(t *testing.T) {
 	}
 	// No profile, no read.
 	req = dockerx.CreateRequest{}
-	if err := c.createInputs(t.Context(), &req, Op{Kind: OpCreate, Name: "x", From: testDeployment("web", 1, "v1")}); err != nil || req.SeccompProfile != "" {
+	if err := c.createInputs(t.Context(), &req, Op{Kind: OpCreate, Name: "x", From: dockerx.TemplateOf(testDeployment("web", 1, "v1"))}); err != nil || req.SeccompProfile != "" {
 		t.Errorf("without a Localhost profile: %v %q", err, req.SeccompProfile)
 	}
 }

@@ -64,7 +64,7 @@ func (c *Controller) containerServiceEnv(ctx context.Context, in PlanInput, op O
 	if op.Role == dockerx.RoleHolder || op.From == nil {
 		return nil
 	}
-	return c.serviceEnv(ctx, in.namespace(), &op.From.Spec.Template.Spec)
+	return c.serviceEnv(ctx, in.namespace(), &op.From.Template.Spec)
 }
 
 // hostPortWaits adds to waiting (template hash → why) the revisions of a

@@ -192,7 +192,7 @@ func TestControllerRecoversPanickingSync(t *testing.T) {
 				obs.boom = "boom"
 			} else {
 				h.engine.OnCreate = func(req dockerx.CreateRequest) error {
-					if req.Deployment.Metadata.Name == "boom" {
+					if req.From.Owner == "boom" {
 						obs.panics.add()
 						panic("injected")
 					}

@@ -341,7 +341,7 @@ func TestWrittenWithAnEmptyDir(t *testing.T) {
 				}}}}
 	manifests.SetDefaults(d)
 	holder := dockerx.ContainerName("i", "", "web", "abc", 0)
-	req := dockerx.CreateRequest{Instance: "i", Name: holder, TemplateHash: "abc", Deployment: d, Role: dockerx.RoleHolder,
+	req := dockerx.CreateRequest{Instance: "i", Name: holder, TemplateHash: "abc", From: dockerx.TemplateOf(d), Role: dockerx.RoleHolder,
 		Image: "helper:1", Pod: &dockerx.PodRef{Name: "web-abc-0", UID: "0123abcd", Holder: holder}}
 	_, hc, _, err := dockerx.BuildConfig(req)
 	if err != nil {

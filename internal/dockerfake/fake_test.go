@@ -40,7 +40,7 @@ func deployment(name string, mutate func(*manifests.Deployment)) *manifests.Depl
 
 func create(t *testing.T, e *Engine, name string) string {
 	t.Helper()
-	id, err := e.CreateContainer(context.Background(), dockerx.CreateRequest{Instance: "i", Name: name, TemplateHash: "h", Deployment: deployment("web", nil)})
+	id, err := e.CreateContainer(context.Background(), dockerx.CreateRequest{Instance: "i", Name: name, TemplateHash: "h", From: dockerx.TemplateOf(deployment("web", nil))})
 	if err != nil {
 		t.Fatalf("create %s: %v", name, err)
 	}
@@ -105,7 +105,7 @@ func TestFakeRemovalPassesThroughRemoving(t *testing.T) {
 				t.Fatalf("after remove: listed=%v state=%q, want it listed as removing", ok, st)
 			}
 			// The name is still taken while the removal runs.
-			if _, err := e.CreateContainer(ctx, dockerx.CreateRequest{Instance: "i", Name: "web-0", TemplateHash: "h", Deployment: deployment("web", nil)}); !errors.Is(err, dockerx.ErrConflict) {
+			if _, err := e.CreateContainer(ctx, dockerx.CreateRequest{Instance: "i", Name: "web-0", TemplateHash: "h", From: dockerx.TemplateOf(deployment("web", nil))}); !errors.Is(err, dockerx.ErrConflict) {
 				t.Fatalf("create of a name being removed: %v, want ErrConflict", err)
 			}
 			// A second removal meanwhile succeeds (already in progress).
@@ -146,7 +146,7 @@ func TestFakeRemovalCanLeaveDead(t *testing.T) {
 	if st, _ := state(t, e, id); st != dockerx.StateDead {
 		t.Fatalf("state after a failed removal: %q, want dead", st)
 	}
-	if _, err := e.CreateContainer(ctx, dockerx.CreateRequest{Instance: "i", Name: "web-0", TemplateHash: "h", Deployment: deployment("web", nil)}); !errors.Is(err, dockerx.ErrConflict) {
+	if _, err := e.CreateContainer(ctx, dockerx.CreateRequest{Instance: "i", Name: "web-0", TemplateHash: "h", From: dockerx.TemplateOf(deployment("web", nil))}); !errors.Is(err, dockerx.ErrConflict) {
 		t.Fatalf("create of a dead container's name: %v, want ErrConflict", err)
 	}
 	busy = false
@@ -185,8 +185,8 @@ func TestFakeCreateBuildsTheRealConfig(t *testing.T) {
 	bad := deployment("web", func(d *manifests.Deployment) {
 		d.Spec.Template.Spec.Containers = append(d.Spec.Template.Spec.Containers, manifests.Container{Name: "second", Image: img})
 	})
-	_, err := e.CreateContainer(context.Background(), dockerx.CreateRequest{Instance: "i", Name: "web-0", TemplateHash: "h", Deployment: bad})
-	if _, _, _, want := dockerx.BuildConfig(dockerx.CreateRequest{Instance: "i", Name: "web-0", TemplateHash: "h", Deployment: bad}); want == nil || err == nil || err.Error() != want.Error() {
+	_, err := e.CreateContainer(context.Background(), dockerx.CreateRequest{Instance: "i", Name: "web-0", TemplateHash: "h", From: dockerx.TemplateOf(bad)})
+	if _, _, _, want := dockerx.BuildConfig(dockerx.CreateRequest{Instance: "i", Name: "web-0", TemplateHash: "h", From: dockerx.TemplateOf(bad)}); want == nil || err == nil || err.Error() != want.Error() {
 		t.Fatalf("create of a configuration BuildConfig refuses: %v, want %v", err, want)
 	}
 	if n := len(e.Snapshot()); n != 0 {
@@ -197,7 +197,7 @@ func TestFakeCreateBuildsTheRealConfig(t *testing.T) {
 	d := deployment("web", func(d *manifests.Deployment) {
 		d.Spec.Template.Metadata.Labels[dockerx.LabelInstance] = "other"
 	})
-	if _, err := e.CreateContainer(context.Background(), dockerx.CreateRequest{Instance: "i", Name: "web-0", TemplateHash: "h", Deployment: d}); err != nil {
+	if _, err := e.CreateContainer(context.Background(), dockerx.CreateRequest{Instance: "i", Name: "web-0", TemplateHash: "h", From: dockerx.TemplateOf(d)}); err != nil {
 		t.Fatal(err)
 	}
 	if got := e.Snapshot()[0].Labels[dockerx.LabelInstance]; got != "i" {

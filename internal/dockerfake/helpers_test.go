@@ -171,7 +171,7 @@ func TestFakeEventsNamespace(t *testing.T) {
 	old := create(t, e, "old") // no namespace label: an earlier release's
 	d := deployment("web", nil)
 	d.Metadata.Namespace = "shop"
-	shop, err := e.CreateContainer(ctx, dockerx.CreateRequest{Instance: "i", Name: "i_web.shop-h-0", TemplateHash: "h", Deployment: d, Namespace: "shop"})
+	shop, err := e.CreateContainer(ctx, dockerx.CreateRequest{Instance: "i", Name: "i_web.shop-h-0", TemplateHash: "h", From: dockerx.TemplateOf(d), Namespace: "shop"})
 	if err != nil {
 		t.Fatal(err)
 	}

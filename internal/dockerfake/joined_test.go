@@ -34,14 +34,14 @@ func createPod(t *testing.T, e *Engine, name string, mutate func(ps *manifests.P
 	base := dockerx.ContainerName("i", "", name, "h", 0)
 	p := pod{members: map[string]string{}, ref: dockerx.PodRef{Name: dockerx.Hostname(name, "h", 0), UID: "0123abcd", Holder: base}}
 	var err error
-	p.holder, err = e.CreateContainer(ctx, dockerx.CreateRequest{Instance: "i", Name: base, TemplateHash: "h", Deployment: d,
+	p.holder, err = e.CreateContainer(ctx, dockerx.CreateRequest{Instance: "i", Name: base, TemplateHash: "h", From: dockerx.TemplateOf(d),
 		Role: dockerx.RoleHolder, Pod: &p.ref, Image: holderImg})
 	if err != nil {
 		t.Fatalf("create holder: %v", err)
 	}
 	for _, c := range []string{"app", "side"} {
 		p.members[c], err = e.CreateContainer(ctx, dockerx.CreateRequest{Instance: "i", Name: dockerx.MemberName(base, c), TemplateHash: "h",
-			Deployment: d, Pod: &p.ref, Container: c})
+			From: dockerx.TemplateOf(d), Pod: &p.ref, Container: c})
 		if err != nil {
 			t.Fatalf("create member %s: %v", c, err)
 		}
@@ -107,9 +107,9 @@ func TestJoinedStartNeedsItsRunningHolder(t *testing.T) {
 	waitGone(t, e, p.holder)
 	// A new holder under the same name is another container.
 	again, err := e.CreateContainer(ctx, dockerx.CreateRequest{Instance: "i", Name: p.ref.Holder, TemplateHash: "h",
-		Deployment: deployment("web", func(d *manifests.Deployment) {
+		From: dockerx.TemplateOf(deployment("web", func(d *manifests.Deployment) {
 			d.Spec.Template.Spec.Containers = []manifests.Container{{Name: "app", Image: img}, {Name: "side", Image: img}}
-		}), Role: dockerx.RoleHolder, Pod: &p.ref, Image: holderImg})
+		})), Role: dockerx.RoleHolder, Pod: &p.ref, Image: holderImg})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -127,7 +127,7 @@ func TestJoinedCreateOfAMissingHolder(t *testing.T) {
 		d.Spec.Template.Spec.Containers = []manifests.Container{{Name: "app", Image: img}, {Name: "side", Image: img}}
 	})
 	ref := dockerx.PodRef{Name: "web-h-0", UID: "0123abcd", Holder: "i_web-h-0"}
-	_, err := e.CreateContainer(ctx, dockerx.CreateRequest{Instance: "i", Name: "i_web-h-0.app", TemplateHash: "h", Deployment: d, Pod: &ref, Container: "app"})
+	_, err := e.CreateContainer(ctx, dockerx.CreateRequest{Instance: "i", Name: "i_web-h-0.app", TemplateHash: "h", From: dockerx.TemplateOf(d), Pod: &ref, Container: "app"})
 	// Docker answers 400: neither "not found" nor a conflict to retry.
 	if err == nil || !strings.Contains(err.Error(), "No such container: i_web-h-0") ||
 		errors.Is(err, dockerx.ErrNotFound) || errors.Is(err, dockerx.ErrConflict) {

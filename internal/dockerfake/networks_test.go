@@ -32,7 +32,7 @@ func ensureNet(t *testing.T, e *Engine) dockerx.Network {
 func onNet(t *testing.T, e *Engine, name, ip string, mutate func(*manifests.Deployment)) (string, error) {
 	t.Helper()
 	d := deployment(name, mutate)
-	return e.CreateContainer(context.Background(), dockerx.CreateRequest{Instance: "i", Name: "i_" + name + "-h-0", TemplateHash: "h", Deployment: d,
+	return e.CreateContainer(context.Background(), dockerx.CreateRequest{Instance: "i", Name: "i_" + name + "-h-0", TemplateHash: "h", From: dockerx.TemplateOf(d),
 		Namespace: "default", Network: &dockerx.PodNetwork{Name: "dockctl_i", IPv4: ip, Aliases: []string{name + "-h-0"}}})
 }
 
@@ -181,7 +181,7 @@ func TestFakeNetworkAddresses(t *testing.T) {
 	}
 
 	// A network that does not exist: created, not started.
-	id, err := e.CreateContainer(ctx, dockerx.CreateRequest{Instance: "i", Name: "i_lost-h-0", TemplateHash: "h", Deployment: deployment("lost", nil),
+	id, err := e.CreateContainer(ctx, dockerx.CreateRequest{Instance: "i", Name: "i_lost-h-0", TemplateHash: "h", From: dockerx.TemplateOf(deployment("lost", nil)),
 		Network: &dockerx.PodNetwork{Name: "missing"}})
 	if err != nil {
 		t.Fatalf("create on a missing network: %v (Docker creates it)", err)

@@ -33,7 +33,7 @@ func TestStartFaultIsAtomic(t *testing.T) {
 	for _, tc := range []struct{ name, state, health string }{
 		{"exits", dockerx.StateExited, ""}, {"sick", dockerx.StateRunning, dockerx.HealthUnhealthy}, {"fine", dockerx.StateRunning, ""},
 	} {
-		id, err := e.CreateContainer(ctx, dockerx.CreateRequest{Instance: "i", Name: tc.name, TemplateHash: "h", Deployment: fakeDeployment("web")})
+		id, err := e.CreateContainer(ctx, dockerx.CreateRequest{Instance: "i", Name: tc.name, TemplateHash: "h", From: dockerx.TemplateOf(fakeDeployment("web"))})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -61,7 +61,7 @@ func TestPeakContainers(t *testing.T) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			id, err := e.CreateContainer(ctx, dockerx.CreateRequest{Instance: "i", Name: "web-" + string(rune('a'+i)), Deployment: fakeDeployment("web")})
+			id, err := e.CreateContainer(ctx, dockerx.CreateRequest{Instance: "i", Name: "web-" + string(rune('a'+i)), From: dockerx.TemplateOf(fakeDeployment("web"))})
 			if err != nil {
 				t.Error(err)
 			}
@@ -69,7 +69,7 @@ func TestPeakContainers(t *testing.T) {
 		}()
 	}
 	wg.Wait()
-	if _, err := e.CreateContainer(ctx, dockerx.CreateRequest{Instance: "i", Name: "api-0", Deployment: fakeDeployment("api")}); err != nil {
+	if _, err := e.CreateContainer(ctx, dockerx.CreateRequest{Instance: "i", Name: "api-0", From: dockerx.TemplateOf(fakeDeployment("api"))}); err != nil {
 		t.Fatal(err)
 	}
 	if p := e.PeakContainers("web"); p != 10 {
