@@ -18,12 +18,14 @@
 // keys); observe.go lists containers, sweeps the instance for work and
 // orphans, and assesses a deployment (observe, then plan); plan.go,
 // rollout.go, bounds.go and surge.go are the pure planner, which also
-// orders the ops (Op.DependsOn), with poddelete.go for the pods users
+// orders the ops (Op.DependsOn; the ops are the pod runtime's,
+// podruntime.Op, each create naming the kind-free dockerx.PodTemplate it
+// is made from), with poddelete.go for the pods users
 // deleted (`dockctl delete pod`: a request in the state directory, an
 // input of the plan); execute.go carries them out in that order, mapping
 // each op to Docker calls (runs of them: podruntime.SlowStart and
 // Parallel, each op guarded by slowstart.go), with conflict.go (name
-// conflicts), and hands graceful stops (Op.stopRequest, stopper.go) to the
+// conflicts), and hands graceful stops (Op.StopRequest, stopper.go) to the
 // pod runtime's Stopper; state.go and status.go keep the controller's
 // memory and compute the status it writes; prober.go is the ProbeRunner
 // through which the pod runtime's Prober reaches pods; trust.go checks

@@ -18,7 +18,7 @@ func (c *Controller) logPlan(name string, plan Plan) {
 	for _, op := range plan.Ops {
 		attrs := []any{"deployment", name, "op", op.Kind, "container", op.Name, "reason", op.Reason, "cause", op.Cause, "id", op.ID}
 		if len(op.DependsOn) > 0 {
-			attrs = append(attrs, "after", idRanges(op.DependsOn))
+			attrs = append(attrs, "after", podruntime.IDRanges(op.DependsOn))
 		}
 		c.log.Info("planned", attrs...)
 	}
@@ -109,7 +109,7 @@ func (c *Controller) execute(ctx context.Context, in PlanInput, plan Plan) (retF
 			// A graceful stop is handed to the stopper, never holding a
 			// worker; it is done once submitted. After a liveness restart
 			// the stopper gives the new run fresh probes once it started.
-			c.stopper.Submit(in.key(), op.stopRequest(), in.Now)
+			c.stopper.Submit(in.key(), op.StopRequest(), in.Now)
 			ended(op, nil)
 		}
 		var otherErrs []error
@@ -314,7 +314,7 @@ func opIDs(ops []Op) string {
 	for i, op := range ops {
 		ids[i] = op.ID
 	}
-	return idRanges(ids)
+	return podruntime.IDRanges(ids)
 }
 
 // templatesOf returns, per template hash to create, the pod template the

@@ -46,18 +46,6 @@ import (
 //   - The payload and its hash never reach a log, an error, an event or a
 //     status: the hash is kept in memory only.
 
-const (
-	// OpWriteFiles writes the files of a pod's file volumes through its
-	// holder (Name, ContainerID; "" for a holder created in the same plan).
-	OpWriteFiles OpKind = "write-files"
-	// ReasonFilesUnwritten: the pod's files were never written by this
-	// controller (a new pod, or a controller restart) (OpWriteFiles).
-	ReasonFilesUnwritten OpReason = "FilesUnwritten"
-	// ReasonFilesChanged: a ConfigMap or Secret the pod's volumes project
-	// changed (OpWriteFiles).
-	ReasonFilesChanged OpReason = "FilesChanged"
-)
-
 // filesTimeout bounds one write of a pod's files.
 const filesTimeout = 30 * time.Second
 

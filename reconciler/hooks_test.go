@@ -190,7 +190,7 @@ func TestResumedStopRunsHookThatNeverRan(t *testing.T) {
 	drainer := blockDrainer{began: make(chan struct{}, 1)}
 	s := podruntime.NewStopper(podruntime.StopperConfig{Docker: dockerfake.New(testImage), Log: slog.New(slog.NewTextHandler(io.Discard, nil)),
 		Drainer: drainer, Hooks: hooks, Done: func(string, error) {}, Restarted: func(string) {}})
-	s.Submit("default/web", op.stopRequest(), t0)
+	s.Submit("default/web", op.StopRequest(), t0)
 	state := deploymentState{Containers: map[string]*podruntime.ContainerState{}}
 	recordStops(&state, plan, t0) // as sync does, right after execute
 	<-drainer.began

@@ -374,7 +374,7 @@ func TestComputePlanJudgesAsStatusDoes(t *testing.T) {
 }
 
 // TestPlanReasons checks the typed reason of every kind of op: restart
-// counting (countsAsRestart) acts on it, never on the human Cause.
+// counting (Op.CountsAsRestart) acts on it, never on the human Cause.
 func TestPlanReasons(t *testing.T) {
 	const H = "aaaa"
 	running := dockerx.StateRunning
@@ -430,8 +430,8 @@ func TestPlanReasons(t *testing.T) {
 					t.Errorf("op %v has no reason", op)
 				}
 				got[op.Name] = op.Reason
-				if op.countsAsRestart() != tt.restart[op.Name] {
-					t.Errorf("op %v (reason %s): countsAsRestart = %v, want %v", op, op.Reason, op.countsAsRestart(), tt.restart[op.Name])
+				if op.CountsAsRestart() != tt.restart[op.Name] {
+					t.Errorf("op %v (reason %s): CountsAsRestart = %v, want %v", op, op.Reason, op.CountsAsRestart(), tt.restart[op.Name])
 				}
 			}
 			for n, want := range tt.want {

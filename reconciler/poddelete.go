@@ -32,9 +32,6 @@ import (
 // existed — the plan reports it done (Plan.DeletionsDone) and the
 // controller clears it.
 
-// ReasonPodDeleted: a user deleted the pod (OpRemove).
-const ReasonPodDeleted OpReason = "PodDeleted"
-
 // causePodDeleted is the Cause of a ReasonPodDeleted removal.
 const causePodDeleted = "deleted by user"
 

@@ -67,7 +67,7 @@ func (in PlanInput) planPod(p *podruntime.Pod, pp podPlan, plan *Plan) (ops []Op
 			return
 		}
 		if awaitFiles != "" && (op.Kind == OpCreate || op.Kind == OpStart) {
-			op.awaitFiles = awaitFiles
+			op.AwaitFiles = awaitFiles
 		}
 		ops = append(ops, op)
 	}
@@ -208,7 +208,7 @@ func podUID(base string, now time.Time) string {
 func (in PlanInput) expandPods(ops []Op) []Op {
 	expanded := false
 	for i := range ops {
-		if (ops[i].Kind == OpCreate && ops[i].Role == dockerx.RoleHolder) || (ops[i].Kind == OpRemove && in.Pods[ops[i].ContainerID] != nil) || ops[i].awaitFiles != "" {
+		if (ops[i].Kind == OpCreate && ops[i].Role == dockerx.RoleHolder) || (ops[i].Kind == OpRemove && in.Pods[ops[i].ContainerID] != nil) || ops[i].AwaitFiles != "" {
 			expanded = true
 			break
 		}
@@ -257,8 +257,8 @@ func (in PlanInput) expandPods(ops []Op) []Op {
 		case op.Kind == OpWriteFiles && op.Pod != nil:
 			writes[op.Pod.Holder] = id()
 			out = append(out, op)
-		case op.awaitFiles != "":
-			if w, ok := writes[op.awaitFiles]; ok {
+		case op.AwaitFiles != "":
+			if w, ok := writes[op.AwaitFiles]; ok {
 				op.Needs = append(slices.Clip(op.Needs), w)
 			}
 			out = append(out, op)

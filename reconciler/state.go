@@ -285,7 +285,7 @@ func (c *Controller) observeContainers(s *deploymentState, cs []dockerx.Containe
 // recordStarts notes the containers a plan started again.
 func recordStarts(s *deploymentState, plan Plan, now time.Time) {
 	for _, op := range plan.Ops {
-		if !op.countsAsRestart() {
+		if !op.CountsAsRestart() {
 			continue
 		}
 		cst := s.container(op.ContainerID)
@@ -403,7 +403,7 @@ func startErrors(err error) []*startError {
 func (c *Controller) recordStartFailures(s *deploymentState, plan Plan, execErr error, now time.Time) {
 	counted := map[string]bool{}
 	for _, op := range plan.Ops {
-		if op.countsAsRestart() {
+		if op.CountsAsRestart() {
 			counted[op.ContainerID] = true
 		}
 	}

@@ -31,7 +31,7 @@ func recordStops(s *deploymentState, plan Plan, now time.Time) {
 			continue
 		}
 		cst := s.container(op.ContainerID)
-		if d := podruntime.StopDeadline(op.stopRequest(), now); cst.StopDeadline.IsZero() || d.Before(cst.StopDeadline) {
+		if d := podruntime.StopDeadline(op.StopRequest(), now); cst.StopDeadline.IsZero() || d.Before(cst.StopDeadline) {
 			cst.StopDeadline = d
 		}
 	}
@@ -69,15 +69,4 @@ func liveContainers(in PlanInput) []dockerx.Container {
 		}
 	}
 	return out
-}
-
-// stopRequest is a graceful stop op (OpRemove, OpRestart) as the pod
-// runtime's stopper takes it.
-func (o Op) stopRequest() podruntime.StopRequest {
-	kind := podruntime.StopRemove
-	if o.Kind == OpRestart {
-		kind = podruntime.StopRestart
-	}
-	return podruntime.StopRequest{Kind: kind, ContainerID: o.ContainerID, Name: o.Name, Grace: o.Grace,
-		Phases: o.Phases, Drain: o.Drain, PreStop: o.PreStop, Deadline: o.Deadline}
 }

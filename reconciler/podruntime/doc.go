@@ -31,7 +31,10 @@
 // bind at once, release once no container mounts them, docs/design.md
 // §12) and says which claims a template and which containers mount;
 // imageuser.go is kubelet's runAsNonRoot check before a revision's
-// creates (CheckRunAsNonRoot).
+// creates (CheckRunAsNonRoot); op.go is what a plan of a pod's
+// containers is made of (Op: its kinds, reasons, order and printed Line,
+// the StopRequest of a graceful stop), the ops a workload controller's
+// plan holds and an executor carries out.
 //
 // The goroutines of the kubelet: runtime.go is the Runtime a workload
 // controller holds and stops, which owns prober.go (Prober: one worker
