@@ -474,7 +474,14 @@ func containerLabels(req CreateRequest, role, containerName string) map[string]s
 		l[k] = v
 	}
 	l[LabelInstance] = req.Instance
-	l[LabelDeployment] = req.From.Owner
+	if k := req.From.OwnerKind; k != "" {
+		// Not a Deployment's: a template's deployment label must not
+		// hand it one either.
+		delete(l, LabelDeployment)
+		l[LabelOwnerKind], l[LabelOwner] = k, req.From.Owner
+	} else {
+		l[LabelDeployment] = req.From.Owner
+	}
 	l[LabelNamespace] = req.namespace()
 	l[LabelTemplateHash] = req.TemplateHash
 	l[LabelRole] = role
@@ -493,6 +500,9 @@ func containerLabels(req CreateRequest, role, containerName string) map[string]s
 // (tests, fakes) falls back to ordinal 0. Hostnames are fixed at create
 // time and are not part of the template hash.
 func hostname(req CreateRequest) string {
+	if h := req.From.Hostname; h != "" {
+		return h
+	}
 	ordinal := 0
 	if i := strings.LastIndexByte(req.Name, '-'); i >= 0 {
 		if n, err := strconv.Atoi(req.Name[i+1:]); err == nil && n >= 0 {

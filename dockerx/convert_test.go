@@ -447,3 +447,31 @@ func TestBuildConfigContract(t *testing.T) {
 		}
 	})
 }
+
+// TestPodOfAnyOwnerIsLabelledWithItsOwner: a pod whose owner is no
+// Deployment (PodTemplate.OwnerKind) is named by PodContainerName,
+// labelled with its owner's kind and name and never a deployment (not
+// even one its template labels), and has its pod's name as hostname
+// (docs/design.md §3, §17).
+func TestPodOfAnyOwnerIsLabelledWithItsOwner(t *testing.T) {
+	d := deployment("ignored", func(d *manifests.Deployment) {
+		d.Spec.Template.Metadata.Labels = map[string]string{"app": "batch", LabelDeployment: "web"}
+	})
+	from := &PodTemplate{Namespace: "shop", Owner: "batch", OwnerKind: "TestOwner", Hostname: "batch-x7k2p", Template: &d.Spec.Template}
+	name := PodContainerName("i", "shop", "batch-x7k2p")
+	if name != "i_batch-x7k2p.shop_pod" || PodContainerName("i", "", "p") != "i_p.default_pod" {
+		t.Fatalf("PodContainerName = %q, want i_batch-x7k2p.shop_pod (and the default namespace spelled)", name)
+	}
+	cfg, _, _, err := BuildConfig(CreateRequest{Instance: "i", Name: name, TemplateHash: "h", From: from})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]string{"app": "batch", LabelInstance: "i", LabelOwnerKind: "TestOwner", LabelOwner: "batch", LabelNamespace: "shop",
+		LabelTemplateHash: "h", LabelRole: RoleReplica}
+	if !maps.Equal(cfg.Labels, want) {
+		t.Errorf("labels %v, want %v", cfg.Labels, want)
+	}
+	if cfg.Hostname != "batch-x7k2p" {
+		t.Errorf("hostname %q, want the pod's name", cfg.Hostname)
+	}
+}

@@ -26,6 +26,18 @@ func ContainerName(instance, namespace, deployment, hash string, ordinal int) st
 	return holderPrefix(instance, namespace, deployment) + hash + "-" + strconv.Itoa(ordinal)
 }
 
+// PodContainerName returns the Docker name of the container of a pod that
+// its owner names itself (a pod of any owner but a Deployment, run by
+// the pod runtime's Sync): "{instance}_{pod}.{namespace}_pod", the
+// namespace always spelled. Pod names are unique per namespace
+// (docs/design.md §17), and the "_pod" suffix keeps the name apart from
+// every Deployment's (no "_" after the instance) and every helper's
+// ("_svc", "_pf-…", "_files-…"); a member of such a pod adds
+// ".CONTAINER" (MemberName) as a Deployment's does.
+func PodContainerName(instance, namespace, pod string) string {
+	return instance + "_" + pod + "." + orDefault(namespace) + "_pod"
+}
+
 // holderPrefix is what every name of a deployment's containers and
 // volumes starts with: ContainerName up to the hash.
 func holderPrefix(instance, namespace, deployment string) string {

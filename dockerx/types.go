@@ -34,6 +34,12 @@ const (
 	// a push.
 	LabelService    = "io.dockctl.service"
 	LabelConfigHash = "io.dockctl.config-hash"
+	// LabelOwnerKind and LabelOwner name the owner of a pod's containers
+	// when it is not a Deployment (PodTemplate.OwnerKind): its kind, as
+	// data, and its name. A Deployment's containers carry LabelDeployment
+	// instead, as in every earlier release, and these never.
+	LabelOwnerKind = "io.dockctl.owner-kind"
+	LabelOwner     = "io.dockctl.owner"
 )
 
 // Roles (LabelRole values).
@@ -168,7 +174,15 @@ type Event struct {
 type PodTemplate struct {
 	Namespace string // the owner's namespace ("": default)
 	Owner     string // the owner's name
-	Template  *manifests.PodTemplateSpec
+	// OwnerKind is the owner's kind when it is not a Deployment (""): its
+	// containers are then labelled LabelOwnerKind and LabelOwner, never
+	// LabelDeployment, so that no Deployment takes them for its own.
+	OwnerKind string
+	// Hostname is the pod's hostname when its owner names its pods
+	// itself (PodContainerName); "": a Deployment's replica's, Hostname
+	// of the owner, hash and ordinal.
+	Hostname string
+	Template *manifests.PodTemplateSpec
 }
 
 // TemplateOf returns the pod template of Deployment d (nil for nil): the

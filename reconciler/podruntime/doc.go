@@ -34,7 +34,11 @@
 // creates (CheckRunAsNonRoot); op.go is what a plan of a pod's
 // containers is made of (Op: its kinds, reasons, order and printed Line,
 // the StopRequest of a graceful stop), the ops a workload controller's
-// plan holds and an executor carries out.
+// plan holds and an executor carries out; sync.go is Runtime.Sync, the
+// entry point of a workload controller of any kind: its pods made real
+// (created under dockerx.PodContainerName, started, restarted per
+// restartPolicy with the backoff, stopped and removed once unwanted) and
+// their PodStatus read back — pods of one container for now.
 //
 // The goroutines of the kubelet: runtime.go is the Runtime a workload
 // controller holds and stops, which owns prober.go (Prober: one worker
@@ -89,8 +93,8 @@
 //     panics (Guard), is a failure of that container, never the end of
 //     the controller.
 //
-// The execution of pods' creates and starts (holder and members, init
-// order, sidecars, env, files, claims, starts with the backoff
+// The execution of holder pods' creates and starts (holder and members,
+// init order, sidecars, env, files, claims, starts with the backoff
 // ObserveExits computes) is still carried out by package reconciler
 // (execute.go, podplan.go, files.go, claims.go, podip.go, imageuser.go;
 // state.go records starts and refused starts in ContainerState) for the

@@ -1,16 +1,23 @@
 package podruntime
 
+import "time"
+
 // Runtime is the pod runtime a workload controller holds: the parts of the
 // kubelet that run beside its sync workers, as goroutines of their own —
 // the Prober (probes, postStart hooks) and the Stopper (graceful stops,
 // their drain and preStop hooks). A controller builds one at start and
 // stops it when it stops.
 //
-// The executor of a pod's creates and starts is still package
-// reconciler's (docs/design.md §17).
+// Sync (sync.go) runs the pods of any owner; the executor of a Deployment's
+// pods' creates and starts is still package reconciler's
+// (docs/design.md §17).
 type Runtime struct {
 	prober  *Prober
 	stopper *Stopper
+	// backoff and memory serve Sync (sync.go): the crash-loop backoff
+	// and the per-container memory of the owners it runs.
+	backoff Backoff
+	memory  syncMemory
 }
 
 // RuntimeConfig is what a Runtime is built from. The Stopper runs its
@@ -19,11 +26,21 @@ type Runtime struct {
 type RuntimeConfig struct {
 	Prober  ProberConfig
 	Stopper StopperConfig
+	// Backoff is Sync's crash-loop backoff (zero: DefaultBackoff).
+	Backoff Backoff
 }
+
+// DefaultBackoff is the crash-loop backoff the Deployment controller
+// defaults to (--crash-backoff-base and --crash-backoff-max): 1 s,
+// doubling, capped at 5 minutes.
+var DefaultBackoff = Backoff{Base: time.Second, Max: 5 * time.Minute}
 
 // NewRuntime returns a Runtime whose goroutines start as pods are synced.
 func NewRuntime(cfg RuntimeConfig) *Runtime {
-	r := &Runtime{prober: NewProber(cfg.Prober)}
+	r := &Runtime{prober: NewProber(cfg.Prober), backoff: cfg.Backoff}
+	if r.backoff.Base <= 0 || r.backoff.Max <= 0 {
+		r.backoff = DefaultBackoff
+	}
 	if cfg.Stopper.Hooks == nil {
 		cfg.Stopper.Hooks = r.prober
 	}
