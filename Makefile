@@ -156,13 +156,13 @@ clean: demo-down
 	  if docker image inspect $$img >/dev/null 2>&1; then docker image rm $$img >/dev/null; fi; \
 	done
 
-## bench: dockctl vs the Docker API and Swarm, side by side (BENCH_QUICK=1: about 3–4 min, no Swarm; BENCH_SWARM=1; BENCH_JSON=PATH); see BENCHMARKS.md
+## bench: dockctl vs the Docker API and Swarm, side by side (BENCH_QUICK=1: about 3–4 min, no Swarm; BENCH_SWARM=1; BENCH_JSON=PATH; BENCH_BASELINE=REV: also dockctl of that git revision, after/before ratios); see BENCHMARKS.md
 # The harness leaves any swarm it initialised itself (deferred, and on
 # signals); the shell trap covers a harness killed outright: the marker file
 # exists only while the harness owns a swarm.
 .PHONY: bench
 bench:
-	@echo "command: make bench BENCH_QUICK=$(BENCH_QUICK) BENCH_SWARM=$(BENCH_SWARM) BENCH_JSON=$(BENCH_JSON)"
+	@echo "command: make bench BENCH_QUICK=$(BENCH_QUICK) BENCH_SWARM=$(BENCH_SWARM) BENCH_JSON=$(BENCH_JSON) BENCH_BASELINE=$(BENCH_BASELINE)"
 	@echo "machine: nproc $$(nproc), $$(docker version -f 'Docker client {{.Client.Version}}, Engine {{.Server.Version}} (API {{.Server.APIVersion}})')"
 	@mkdir -p $(BUILD)/bench
 	$(GO) build -o $(BUILD)/bench/dockbench ./bench/cmd/dockbench
@@ -173,7 +173,7 @@ bench:
 	  rm -f $$marker; fi; }; \
 	trap leave EXIT INT TERM; \
 	BENCH_QUICK=$(BENCH_QUICK) BENCH_SWARM=$(BENCH_SWARM) BENCH_JSON=$(BENCH_JSON) \
-	  $(BUILD)/bench/dockbench -swarm-marker $$marker
+	  $(BUILD)/bench/dockbench -swarm-marker $$marker $(if $(BENCH_BASELINE),-baseline '$(BENCH_BASELINE)')
 	$(GO) test -run '^$$' -bench . -benchmem $(if $(filter 1,$(BENCH_QUICK)),-benchtime 100ms) ./bench/...
 
 ## chaos: the chaos run alone — random disruptions for CHAOS_DURATION (default 2m), then exact convergence; CHAOS_SEED=N replays a run (its seed is printed first)

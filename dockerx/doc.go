@@ -58,8 +58,12 @@
 //     touches only the container named ControllerName that carries the
 //     instance's label and role controller, and replaces it only when its
 //     configuration hash differs. ListInstanceObjects returns only objects
-//     labelled with the instance, checked again after the daemon's filter:
-//     uninstall never reaches anything else.
+//     labelled with the instance, checked again after the daemon's filter,
+//     and of those neither an image tagged outside dockctl's repositories
+//     for the instance nor a container whose role is an image's (labels
+//     inherited from a dockctl image): uninstall never reaches anything
+//     else. ControllerConfig refuses two mounts at one path, which Docker
+//     would refuse only after the running controller was removed.
 //
 // It must work against Engine API 1.41 (Docker 20.10) and newer, so the
 // client negotiates the API version and uses no field newer than 1.41.

@@ -122,12 +122,15 @@ type ControllerSpec struct {
 	// ReadOnly are host paths mounted read-only at their own paths (the
 	// controller's --manifests).
 	ReadOnly []string
-	// Socket is the host path of the Docker socket, mounted at
-	// /var/run/docker.sock.
+	// Socket is the host path of the Docker socket, mounted at its own
+	// path (named in DOCKER_HOST when it is not /var/run/docker.sock).
 	Socket string
 	// User is "uid:gid"; GroupAdd the extra groups (the socket's).
 	User     string
 	GroupAdd []string
+	// UsernsHost runs the container in the host's user namespace (a
+	// userns-remap daemon), so that User is the host's user.
+	UsernsHost bool
 	// Probe is the controller's /readyz (its --metrics-addr, as the
 	// container reaches it), the health check's; nil: none.
 	Probe *helperapi.ProbeSpec
@@ -153,7 +156,16 @@ func ControllerConfig(spec ControllerSpec) (*container.Config, *container.HostCo
 		return nil, nil, fmt.Errorf("controller container: exactly one of a state directory and a state volume is required")
 	}
 	stateDir := spec.StateDir
-	mounts := []mount.Mount{{Type: mount.TypeBind, Source: spec.Socket, Target: containerSocket}}
+	// The controller protects DOCKER_HOST's socket from hostPath mounts,
+	// by its host path: a socket elsewhere than the default is mounted at
+	// its own path and named, as the state directory is mounted at its own.
+	sock := containerSocket
+	var env []string
+	if spec.Socket != containerSocket {
+		sock = spec.Socket
+		env = append(env, "DOCKER_HOST=unix://"+sock)
+	}
+	mounts := []mount.Mount{{Type: mount.TypeBind, Source: spec.Socket, Target: sock}}
 	if spec.StateDir != "" {
 		mounts = append(mounts, mount.Mount{Type: mount.TypeBind, Source: spec.StateDir, Target: spec.StateDir})
 	} else {
@@ -161,13 +173,25 @@ func ControllerConfig(spec ControllerSpec) (*container.Config, *container.HostCo
 		mounts = append(mounts, mount.Mount{Type: mount.TypeVolume, Source: spec.StateVolume, Target: ControllerStateMount})
 	}
 	for _, p := range spec.ReadOnly {
-		mounts = append(mounts, mount.Mount{Type: mount.TypeBind, Source: p, Target: p, ReadOnly: true})
+		// Before API 1.44 read-only holds for the top mount only, and a
+		// submount would be writable: none is mounted (API 1.40).
+		mounts = append(mounts, mount.Mount{Type: mount.TypeBind, Source: p, Target: p, ReadOnly: true,
+			BindOptions: &mount.BindOptions{NonRecursive: true}})
+	}
+	// Docker refuses two mounts at one path only at create, when a
+	// re-install has already removed the running controller.
+	at := map[string]bool{}
+	for _, m := range mounts {
+		if at[m.Target] {
+			return nil, nil, fmt.Errorf("controller container: two mounts at %s (a --manifests path is the state directory, the Docker socket, %s or given twice)", m.Target, ControllerStateMount)
+		}
+		at[m.Target] = true
 	}
 	cfg := &container.Config{
 		Image:      spec.Image,
 		Entrypoint: []string{helperapi.Binary},
 		Cmd:        append([]string{"controller"}, spec.Args...),
-		Env:        []string{"DOCKCTL_INSTANCE=" + spec.Instance, "DOCKCTL_STATE_DIR=" + stateDir},
+		Env:        append([]string{"DOCKCTL_INSTANCE=" + spec.Instance, "DOCKCTL_STATE_DIR=" + stateDir}, env...),
 		User:       spec.User,
 		Labels: map[string]string{
 			LabelInstance: spec.Instance,
@@ -195,6 +219,9 @@ func ControllerConfig(spec ControllerSpec) (*container.Config, *container.HostCo
 		SecurityOpt:    []string{"no-new-privileges"},
 		GroupAdd:       spec.GroupAdd,
 		Mounts:         mounts,
+	}
+	if spec.UsernsHost {
+		hc.UsernsMode = "host"
 	}
 	b, err := json.Marshal(struct {
 		C *container.Config
@@ -270,12 +297,44 @@ func (c *Client) EnsureController(ctx context.Context, spec ControllerSpec) (id,
 	return resp.ID, action, nil
 }
 
+// UserNamespace is how the daemon maps a container's users onto the
+// host's: Rootless (container root is the user running the daemon) or
+// Remapped (userns-remap: every container user is shifted into a
+// subordinate range), as its SecurityOptions say.
+type UserNamespace struct{ Rootless, Remapped bool }
+
+// UserNamespace asks the daemon how it maps container users.
+func (c *Client) UserNamespace(ctx context.Context) (UserNamespace, error) {
+	ctx, cancel := c.callCtx(ctx)
+	defer cancel()
+	info, err := c.api.Info(ctx)
+	if err != nil {
+		return UserNamespace{}, mapErr("daemon information", err)
+	}
+	var ns UserNamespace
+	for _, o := range info.SecurityOptions {
+		// "name=userns", "name=rootless", "name=seccomp,profile=default"
+		name, _, _ := strings.Cut(strings.TrimPrefix(o, "name="), ",")
+		switch name {
+		case "rootless":
+			ns.Rootless = true
+		case "userns":
+			ns.Remapped = true
+		}
+	}
+	return ns, nil
+}
+
 // ControllerState is what install waits on: whether the container runs,
-// and if it has stopped, its exit code.
+// and if it has stopped, its exit code. Docker reports a container its
+// restart policy is about to restart as Running and Restarting, and counts
+// the restarts: a controller that exited shows in Restarting or a grown
+// RestartCount, never as stopped.
 type ControllerState struct {
-	Running  bool
-	ExitCode int
-	Status   string
+	Running, Restarting bool
+	RestartCount        int
+	ExitCode            int
+	Status              string
 }
 
 // InspectController returns the state of the container id.
@@ -289,13 +348,14 @@ func (c *Client) InspectController(ctx context.Context, id string) (ControllerSt
 	if insp.ContainerJSONBase == nil || insp.State == nil {
 		return ControllerState{}, nil
 	}
-	return ControllerState{Running: insp.State.Running, ExitCode: insp.State.ExitCode, Status: insp.State.Status}, nil
+	return ControllerState{Running: insp.State.Running, Restarting: insp.State.Restarting, RestartCount: insp.RestartCount,
+		ExitCode: insp.State.ExitCode, Status: insp.State.Status}, nil
 }
 
 // EnsureStateVolume creates the instance's state volume name (labelled
 // with the instance and role state) unless it exists; an existing volume
-// of that name that is not the instance's is not used: an error wrapping
-// ErrConflict.
+// of that name that is not the instance's state volume is not used: an
+// error wrapping ErrConflict.
 func (c *Client) EnsureStateVolume(ctx context.Context, instance, name string) error {
 	ctx, cancel := c.callCtx(ctx)
 	defer cancel()
@@ -307,9 +367,11 @@ func (c *Client) EnsureStateVolume(ctx context.Context, instance, name string) e
 		return mapErr("create volume "+name, err)
 	case err != nil:
 		return mapErr("inspect volume "+name, err)
-	case v.Labels[LabelInstance] != instance:
+	case v.Labels[LabelInstance] != instance || v.Labels[LabelRole] != RoleState:
+		// Another of the instance's volumes (a claim's data) is not
+		// written into either.
 		return &mappedError{sentinel: ErrConflict, err: fmt.Errorf(
-			"volume %s exists and is not instance %q's (labels %v): choose another --state-volume", name, instance, v.Labels)}
+			"volume %s exists and is not instance %q's state volume (labels %v): choose another --state-volume", name, instance, v.Labels)}
 	}
 	return nil
 }
@@ -327,7 +389,7 @@ func (c *Client) RemoveOtherControllerImages(ctx context.Context, instance, keep
 	}
 	var removed []string
 	for _, img := range list {
-		if img.Labels[LabelInstance] != instance || containsRef(img.RepoTags, keep) {
+		if !instanceImage(img, instance) || img.Labels[LabelRole] != RoleControllerImage || containsRef(img.RepoTags, keep) {
 			continue
 		}
 		if err := c.RemoveImage(ctx, img.ID); err != nil {
@@ -336,6 +398,36 @@ func (c *Client) RemoveOtherControllerImages(ctx context.Context, instance, keep
 		removed = append(removed, imageName(img.ID, img.RepoTags))
 	}
 	return removed, nil
+}
+
+// instanceImage tells whether img is one dockctl loaded for instance:
+// labelled so, and tagged only in dockctl's repositories with the
+// instance's tags (REPOSITORY:INSTANCE-DIGEST, docs/design.md §3), or not
+// at all. Labels are inherited: an image built FROM a dockctl image
+// carries them too, under its own tag, and is not dockctl's.
+func instanceImage(img image.Summary, instance string) bool {
+	if img.Labels[LabelInstance] != instance {
+		return false
+	}
+	for _, t := range img.RepoTags {
+		if t == "<none>:<none>" {
+			continue
+		}
+		repo, tag, _ := strings.Cut(strings.TrimPrefix(t, dockerHubLibrary), ":")
+		if repo != ControllerRepository && repo != HelperRepository && repo != HolderRepository ||
+			!strings.HasPrefix(tag, instance+"-") {
+			return false
+		}
+	}
+	return true
+}
+
+// instanceContainer tells whether a container labelled with the instance
+// is one dockctl made: a container run from a dockctl image (or one built
+// FROM it) inherits the image's labels, its role an image's.
+func instanceContainer(labels map[string]string, instance string) bool {
+	role := labels[LabelRole]
+	return labels[LabelInstance] == instance && role != RoleHelperImage && role != RoleControllerImage
 }
 
 // containsRef tells whether tags hold ref, in either store's spelling
@@ -381,7 +473,8 @@ const (
 // ListInstanceObjects returns every container (running or not), network,
 // image and volume labelled io.dockctl.instance=instance, as the daemon
 // filters them and checked again here (an object without the label is
-// never returned). Containers come first, the controller's before the
+// never returned), less what only inherited the label from a dockctl
+// image: instanceImage, instanceContainer. Containers come first, the controller's before the
 // others (so that no controller re-creates what is being removed), then
 // networks, images and volumes, each sorted by name.
 func (c *Client) ListInstanceObjects(ctx context.Context, instance string) ([]InstanceObject, error) {
@@ -399,7 +492,7 @@ func (c *Client) ListInstanceObjects(ctx context.Context, instance string) ([]In
 		return nil, mapErr("list containers of instance "+instance, err)
 	}
 	for _, ct := range clist {
-		if mine(ct.Labels) {
+		if instanceContainer(ct.Labels, instance) {
 			name := ct.ID
 			if len(ct.Names) > 0 {
 				name = strings.TrimPrefix(ct.Names[0], "/")
@@ -421,7 +514,7 @@ func (c *Client) ListInstanceObjects(ctx context.Context, instance string) ([]In
 		return nil, mapErr("list images of instance "+instance, err)
 	}
 	for _, img := range ilist {
-		if mine(img.Labels) {
+		if instanceImage(img, instance) {
 			imgs = append(imgs, InstanceObject{Kind: KindImage, ID: img.ID, Name: imageName(img.ID, img.RepoTags), Role: img.Labels[LabelRole]})
 		}
 	}

@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"reflect"
 	"runtime"
+	"slices"
 	"strings"
 	"testing"
 
@@ -15,6 +16,7 @@ import (
 	"github.com/docker/docker/api/types/filters"
 	"github.com/docker/docker/api/types/image"
 	"github.com/docker/docker/api/types/network"
+	"github.com/docker/docker/api/types/system"
 	"github.com/docker/docker/api/types/volume"
 	ocispec "github.com/opencontainers/image-spec/specs-go/v1"
 
@@ -345,5 +347,221 @@ func TestEnsureController(t *testing.T) {
 				t.Errorf("action %q calls %q, want %q %q", action, f.calls, tt.wantAction, tt.wantCalls)
 			}
 		})
+	}
+}
+
+// Two mounts at one path (a --manifests path that is the state directory,
+// or the socket) are Docker's "Duplicate mount point" error at create
+// time, after a re-install removed the running controller: refused while
+// the configuration is built, before anything is touched.
+func TestControllerConfigRefusesTwoMountsAtOnePath(t *testing.T) {
+	for name, mod := range map[string]func(*ControllerSpec){
+		"manifests at the state directory": func(s *ControllerSpec) { s.ReadOnly = append(s.ReadOnly, s.StateDir) },
+		"manifests at the socket":          func(s *ControllerSpec) { s.ReadOnly = append(s.ReadOnly, containerSocket) },
+		"manifests twice":                  func(s *ControllerSpec) { s.ReadOnly = append(s.ReadOnly, s.ReadOnly[0]) },
+		"volume and manifests at /state": func(s *ControllerSpec) {
+			s.StateDir, s.StateVolume, s.ReadOnly = "", "v", []string{ControllerStateMount}
+		},
+	} {
+		t.Run(name, func(t *testing.T) {
+			spec := controllerSpec()
+			mod(&spec)
+			if _, _, err := ControllerConfig(spec); err == nil {
+				t.Error("no error")
+			}
+			f := &controllerAPI{current: &container.InspectResponse{
+				ContainerJSONBase: &container.ContainerJSONBase{ID: "old", State: &container.State{Running: true}},
+				Config:            &container.Config{Labels: map[string]string{LabelInstance: "prod", LabelRole: RoleController, LabelConfigHash: "0"}},
+			}}
+			c := newFakeClient(&f.fakeAPI)
+			c.api = f
+			if _, _, err := c.EnsureController(context.Background(), spec); err == nil || len(f.calls) != 0 {
+				t.Errorf("EnsureController: %v, calls %q; want an error and the running controller untouched", err, f.calls)
+			}
+		})
+	}
+}
+
+func (f *instanceAPI) ImageRemove(_ context.Context, id string, _ image.RemoveOptions) ([]image.DeleteResponse, error) {
+	f.removed = append(f.removed, "image "+id)
+	return nil, nil
+}
+
+// Labels are inherited: an image built FROM a dockctl image, and a
+// container run from one, carry its io.dockctl.instance and role. Neither
+// is dockctl's: uninstall lists, and a re-install removes, only images
+// tagged in dockctl's repositories for the instance (or untagged) and
+// containers whose role is not an image's.
+func TestInstanceObjectsLeaveWhatInheritedTheLabels(t *testing.T) {
+	of := func(role string) map[string]string { return map[string]string{LabelInstance: "a", LabelRole: role} }
+	f := &instanceAPI{
+		containers: []container.Summary{
+			{ID: "c1", Names: []string{"/a_web-1"}, Labels: of(RoleReplica)},
+			{ID: "c2", Names: []string{"/debug"}, Labels: of(RoleControllerImage)},
+			{ID: "c3", Names: []string{"/shell"}, Labels: of(RoleHelperImage)},
+		},
+		images: []image.Summary{
+			{ID: "sha256:keep", RepoTags: []string{"dockctl:a-new"}, Labels: of(RoleControllerImage)},
+			{ID: "sha256:old", RepoTags: []string{"docker.io/library/dockctl:a-old"}, Labels: of(RoleControllerImage)},
+			{ID: "sha256:untagged", RepoTags: []string{"<none>:<none>"}, Labels: of(RoleControllerImage)},
+			{ID: "sha256:mine", RepoTags: []string{"registry.example/me/dockctl-with-ca:1"}, Labels: of(RoleControllerImage)},
+			{ID: "sha256:retagged", RepoTags: []string{"dockctl:a-older", "dockctl:pinned"}, Labels: of(RoleControllerImage)},
+			{ID: "sha256:other", RepoTags: []string{"dockctl:b-old"}, Labels: of(RoleControllerImage)},
+			{ID: "sha256:helper", RepoTags: []string{"dockctl-helper:a-1"}, Labels: of(RoleHelperImage)},
+			{ID: "sha256:myhelper", RepoTags: []string{"myproxy:1"}, Labels: of(RoleHelperImage)},
+		},
+	}
+	c := newFakeClient(&f.fakeAPI)
+	c.api = f
+	got, err := c.ListInstanceObjects(context.Background(), "a")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, o := range got {
+		names = append(names, o.Kind+" "+o.Name)
+	}
+	want := []string{"container a_web-1", "image dockctl-helper:a-1", "image dockctl:a-new", "image dockctl:a-old", "image untagged"}
+	if !reflect.DeepEqual(names, want) {
+		t.Errorf("listed %q\nwant   %q", names, want)
+	}
+	removed, err := c.RemoveOtherControllerImages(context.Background(), "a", "dockctl:a-new")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := []string{"image sha256:old", "image sha256:untagged"}; !reflect.DeepEqual(f.removed, want) {
+		t.Errorf("re-install removed %q (%q), want %q", f.removed, removed, want)
+	}
+}
+
+// A read-only bind mount is read-only only at its top before Engine API
+// 1.44 (Docker 25 on Linux 5.12 makes it recursively read-only): a
+// submount under a --manifests directory would be writable in the
+// controller container. The manifests are mounted non-recursively, so no
+// submount shows there at all; the state directory, which the
+// controller writes, keeps Docker's default.
+func TestControllerManifestsMountHasNoWritableSubmount(t *testing.T) {
+	_, hc, err := ControllerConfig(controllerSpec())
+	if err != nil {
+		t.Fatal(err)
+	}
+	var n int
+	for _, m := range hc.Mounts {
+		if !m.ReadOnly {
+			continue
+		}
+		n++
+		if m.BindOptions == nil || !m.BindOptions.NonRecursive {
+			t.Errorf("read-only mount %s: bind options %+v, want non-recursive", m.Target, m.BindOptions)
+		}
+	}
+	if n != 1 {
+		t.Errorf("%d read-only mounts, want the manifests' one", n)
+	}
+}
+
+// userAPI is a daemon whose Info reports security options.
+type userAPI struct {
+	fakeAPI
+	options []string
+}
+
+func (f *userAPI) Info(context.Context) (system.Info, error) {
+	return system.Info{SecurityOptions: f.options}, nil
+}
+
+// The daemon's user namespace is read from its security options, and a
+// controller that needs the host's runs in it (UsernsMode host), only
+// then (the golden configurations keep theirs).
+func TestControllerUserNamespace(t *testing.T) {
+	for _, tt := range []struct {
+		options []string
+		want    UserNamespace
+	}{
+		{[]string{"name=seccomp,profile=default"}, UserNamespace{}},
+		{[]string{"name=seccomp,profile=default", "name=rootless", "name=cgroupns"}, UserNamespace{Rootless: true}},
+		{[]string{"name=apparmor", "name=userns"}, UserNamespace{Remapped: true}},
+	} {
+		f := &userAPI{options: tt.options}
+		c := newFakeClient(&f.fakeAPI)
+		c.api = f
+		got, err := c.UserNamespace(context.Background())
+		if err != nil || got != tt.want {
+			t.Errorf("%q: %+v, %v; want %+v", tt.options, got, err, tt.want)
+		}
+	}
+	spec := controllerSpec()
+	spec.UsernsHost = true
+	_, hc, err := ControllerConfig(spec)
+	if err != nil || hc.UsernsMode != "host" {
+		t.Errorf("UsernsHost: mode %q, %v", hc.UsernsMode, err)
+	}
+}
+
+// The controller protects the Docker socket DOCKER_HOST names from
+// hostPath mounts (docs/design.md §13), judged on the host's paths. A
+// socket elsewhere than Docker's default is therefore mounted at its own
+// path and named in DOCKER_HOST, as the state directory is mounted at its
+// own: otherwise the installed controller protects only
+// /var/run/docker.sock and lets a pod mount the real socket.
+func TestControllerSeesTheSocketAtItsHostPath(t *testing.T) {
+	spec := controllerSpec()
+	spec.Socket = "/srv/docker/docker.sock"
+	cfg, hc, err := ControllerConfig(spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var mounted bool
+	for _, m := range hc.Mounts {
+		if m.Source == spec.Socket {
+			mounted = m.Target == spec.Socket
+		}
+	}
+	if !mounted || !slices.Contains(cfg.Env, "DOCKER_HOST=unix:///srv/docker/docker.sock") {
+		t.Errorf("mounts %+v env %q: want the socket at %s and DOCKER_HOST naming it", hc.Mounts, cfg.Env, spec.Socket)
+	}
+}
+
+// volumeAPI is a daemon holding one volume.
+type volumeAPI struct {
+	fakeAPI
+	vol     *volume.Volume
+	created []string
+}
+
+func (f *volumeAPI) VolumeInspect(_ context.Context, name string) (volume.Volume, error) {
+	if f.vol == nil || f.vol.Name != name {
+		return volume.Volume{}, cerrdefs.ErrNotFound.WithMessage("no such volume")
+	}
+	return *f.vol, nil
+}
+
+func (f *volumeAPI) VolumeCreate(_ context.Context, o volume.CreateOptions) (volume.Volume, error) {
+	f.created = append(f.created, o.Name)
+	return volume.Volume{Name: o.Name, Labels: o.Labels}, nil
+}
+
+// The state volume is the instance's volume of role state, or a new one:
+// another of the instance's volumes (a claim's data, a pod's volume) is
+// not taken for the controller's state, which would write into it.
+func TestEnsureStateVolumeTakesOnlyTheInstancesStateVolume(t *testing.T) {
+	for _, tt := range []struct {
+		name    string
+		vol     *volume.Volume
+		wantErr bool
+	}{
+		{"none: created", nil, false},
+		{"the state volume", &volume.Volume{Name: "v", Labels: map[string]string{LabelInstance: "a", LabelRole: RoleState}}, false},
+		{"a claim's", &volume.Volume{Name: "v", Labels: map[string]string{LabelInstance: "a", LabelRole: RoleClaim}}, true},
+		{"another instance's", &volume.Volume{Name: "v", Labels: map[string]string{LabelInstance: "b", LabelRole: RoleState}}, true},
+		{"nobody's", &volume.Volume{Name: "v"}, true},
+	} {
+		f := &volumeAPI{vol: tt.vol}
+		c := newFakeClient(&f.fakeAPI)
+		c.api = f
+		err := c.EnsureStateVolume(context.Background(), "a", "v")
+		if (err != nil) != tt.wantErr || (err != nil && !errors.Is(err, ErrConflict)) {
+			t.Errorf("%s: error %v, want one wrapping ErrConflict: %v", tt.name, err, tt.wantErr)
+		}
 	}
 }

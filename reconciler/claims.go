@@ -6,10 +6,10 @@ import (
 	"fmt"
 	"maps"
 	"slices"
-	"strings"
 
 	"github.com/dockctl/dockctl/dockerx"
 	"github.com/dockctl/dockctl/manifests"
+	"github.com/dockctl/dockctl/reconciler/podruntime"
 	"github.com/dockctl/dockctl/store"
 )
 
@@ -23,7 +23,7 @@ type claimLister interface {
 
 // claimInputs reads every claim record. ok is false when there is no
 // lister (no claims to sync).
-func (c *Controller) claimInputs() (claims []ClaimInput, ok bool) {
+func (c *Controller) claimInputs() (claims []podruntime.ClaimInput, ok bool) {
 	l, ok := c.opts.Config.(claimLister)
 	if !ok {
 		return nil, false
@@ -35,7 +35,7 @@ func (c *Controller) claimInputs() (claims []ClaimInput, ok bool) {
 		c.log.Error("unreadable persistentvolumeclaim record", "err", err)
 	}
 	for _, r := range recs {
-		claims = append(claims, ClaimInput{Namespace: r.Object.Metadata.NamespaceOrDefault(), Name: r.Object.Metadata.Name, Deleted: r.Deleted})
+		claims = append(claims, podruntime.ClaimInput{Namespace: r.Object.Metadata.NamespaceOrDefault(), Name: r.Object.Metadata.Name, Deleted: r.Deleted})
 	}
 	return claims, true
 }
@@ -46,8 +46,8 @@ func (c *Controller) claimInputs() (claims []ClaimInput, ok bool) {
 // and retried at the next sweep; a removal Docker refuses because some
 // container (perhaps not dockctl's) uses the volume is pvc-protection
 // working, not an error.
-func (c *Controller) syncClaims(ctx context.Context, claims []ClaimInput, cs []dockerx.Container, vols []dockerx.Volume) error {
-	plan := PlanClaims(ClaimPlanInput{Instance: c.opts.Instance, Claims: claims, Volumes: vols, Users: ClaimUsers(c.opts.Instance, cs)})
+func (c *Controller) syncClaims(ctx context.Context, claims []podruntime.ClaimInput, cs []dockerx.Container, vols []dockerx.Volume) error {
+	plan := podruntime.PlanClaims(podruntime.ClaimPlanInput{Instance: c.opts.Instance, Claims: claims, Volumes: vols, Users: podruntime.ClaimUsers(c.opts.Instance, cs)})
 	for _, n := range plan.Unknown {
 		c.noteClaimVolume(n, "claim volume left in place: dockctl never removes a volume whose claim it never knew")
 	}
@@ -59,22 +59,22 @@ func (c *Controller) syncClaims(ctx context.Context, claims []ClaimInput, cs []d
 	for _, op := range plan.Ops {
 		name := op.Volume.Name()
 		switch op.Kind {
-		case OpBindClaim:
+		case podruntime.OpBindClaim:
 			c.log.Info("binding persistentvolumeclaim", "volume", name, "cause", op.Cause)
 			if _, err := c.docker.CreateClaimVolume(ctx, op.Volume); err != nil {
 				// A foreign volume of that name: reported once per
 				// message, the claim stays Pending.
-				c.noteClaimVolume(ClaimNote{name, err.Error()}, "persistentvolumeclaim cannot be bound")
+				c.noteClaimVolume(podruntime.ClaimNote{Volume: name, Why: err.Error()}, "persistentvolumeclaim cannot be bound")
 				if !errors.Is(err, dockerx.ErrConflict) {
 					errs = append(errs, fmt.Errorf("bind %s: %w", op.Cause, err))
 				}
 			}
-		case OpReleaseClaim:
+		case podruntime.OpReleaseClaim:
 			if err := c.releaseClaim(ctx, op); err != nil {
 				if errors.Is(err, dockerx.ErrConflict) {
 					// In use by a container the instance's list does not
 					// show (another instance's, a hand-made one).
-					c.noteClaimVolume(ClaimNote{name, err.Error()}, "volume of a deleted persistentvolumeclaim kept while containers use it")
+					c.noteClaimVolume(podruntime.ClaimNote{Volume: name, Why: err.Error()}, "volume of a deleted persistentvolumeclaim kept while containers use it")
 					continue
 				}
 				errs = append(errs, fmt.Errorf("release %s: %w", op.Cause, err))
@@ -89,7 +89,7 @@ func (c *Controller) syncClaims(ctx context.Context, claims []ClaimInput, cs []d
 // included, is then the live claim's again (README: "Applying the claim
 // again before the volume is gone binds the same volume"). It holds
 // claimsMu, as ensureClaim does.
-func (c *Controller) releaseClaim(ctx context.Context, op ClaimOp) error {
+func (c *Controller) releaseClaim(ctx context.Context, op podruntime.ClaimOp) error {
 	c.claimsMu.Lock()
 	defer c.claimsMu.Unlock()
 	name := op.Volume.Name()
@@ -113,7 +113,7 @@ func (c *Controller) releaseClaim(ctx context.Context, op ClaimOp) error {
 }
 
 // noteClaimVolume logs a volume left in place once per distinct reason.
-func (c *Controller) noteClaimVolume(n ClaimNote, msg string) {
+func (c *Controller) noteClaimVolume(n podruntime.ClaimNote, msg string) {
 	key := "claim:" + n.Volume + ":" + n.Why
 	c.mu.Lock()
 	first := !c.orphans[key]
@@ -150,7 +150,7 @@ func (c *Controller) ensureClaims(ctx context.Context, ns string, templates map[
 		}
 	}
 	for _, hash := range slices.Sorted(maps.Keys(templates)) {
-		for _, claim := range templateClaims(&templates[hash].Spec.Template.Spec) {
+		for _, claim := range podruntime.TemplateClaims(&templates[hash].Spec.Template.Spec) {
 			err, seen := ensured[claim]
 			if !seen {
 				err = c.ensureClaim(ctx, ns, claim)
@@ -221,7 +221,7 @@ func (c *Controller) ensureClaim(ctx context.Context, ns, claim string) error {
 // protected volumes, so that the sync which sees the last of them gone
 // queues the sweep that releases the volume (claimUsersGone), rather than
 // leaving it to the next periodic resync.
-func (c *Controller) awaitClaimUsers(protected []ClaimNote, cs []dockerx.Container) {
+func (c *Controller) awaitClaimUsers(protected []podruntime.ClaimNote, cs []dockerx.Container) {
 	keep := map[string]bool{}
 	for _, n := range protected {
 		keep[n.Volume] = true
@@ -243,7 +243,7 @@ func (c *Controller) awaitClaimUsers(protected []ClaimNote, cs []dockerx.Contain
 // volume of a deleted claim, has no container left that mounts a claim.
 func (c *Controller) claimUsersGone(key string, observed []dockerx.Container) {
 	c.mu.Lock()
-	gone := c.claimWaiters[key] && !mountsClaims(c.opts.Instance, observed)
+	gone := c.claimWaiters[key] && !podruntime.MountsClaims(c.opts.Instance, observed)
 	if gone {
 		delete(c.claimWaiters, key)
 	}
@@ -251,21 +251,6 @@ func (c *Controller) claimUsersGone(key string, observed []dockerx.Container) {
 	if gone {
 		c.queue.Add(orphanSweepKey)
 	}
-}
-
-// mountsClaims reports whether any of cs mounts a claim's volume: once
-// such containers are removed, the sweep may release a deleted claim's
-// volume.
-func mountsClaims(instance string, cs []dockerx.Container) bool {
-	prefix := dockerx.ClaimVolumePrefix(instance)
-	for _, ct := range cs {
-		for _, v := range ct.Volumes {
-			if strings.HasPrefix(v, prefix) {
-				return true
-			}
-		}
-	}
-	return false
 }
 
 // The store is the claims' lister the controller is given (Options.Config).

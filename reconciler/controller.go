@@ -195,8 +195,15 @@ type Controller struct {
 	// helperImages is set while helper images may need collecting: at
 	// start, once a sweep saw a holder, and whenever a holder is created.
 	helperImages atomic.Bool
-	prober       *prober
-	stopper      *stopper
+	// runtime is the pod runtime's half that runs beside the workers:
+	// prober (probes and postStart hooks) and stopper (graceful stops)
+	// are its own.
+	runtime *podruntime.Runtime
+	prober  *podruntime.Prober
+	stopper *podruntime.Stopper
+	// probeRunner is the prober's runner (prober.go), which reaches pods
+	// as route says.
+	probeRunner *dockerProbeRunner
 	// tracker follows every deployment's pods for the Services (and is
 	// the Drainer the stopper calls); svc runs the Service and DNS
 	// reconcilers, nil when not configured.
@@ -295,28 +302,33 @@ func New(docker Docker, st Store, opts Options) *Controller {
 		c.net = newInstanceNetwork(opts.Instance, opts.Subnet, c.netDocker, st, c.log, opts.Observer)
 		c.net.made = func() { c.queue.Add(orphanSweepKey) }
 	}
-	c.prober = newProber(docker, newDockerProbeRunner(docker, c.netDocker, c.route), c.route, func(name string) { c.queue.Add(name) }, c.log)
+	c.probeRunner = newDockerProbeRunner(docker, c.netDocker, c.route)
 	// The tracker is the stopper's Drainer when Services run, and asks the
 	// stopper whether a drained pod's stop is still in flight.
 	c.tracker = services.NewTracker(func(key string) {
 		if c.svc != nil {
 			c.svc.Loop().Add(reconcile.Request{Key: key})
 		}
-	}, func(unitID string) bool { return c.stopper.stopping(unitID) })
+	}, func(unitID string) bool { return c.stopper.Stopping(unitID) })
 	drainer := opts.Drainer
 	if drainer == nil && opts.ServiceDocker != nil && opts.ServiceStore != nil {
 		drainer = c.tracker
 	}
-	c.stopper = newStopper(docker, c.log, drainer, func(name string, err error) {
-		if err != nil {
-			c.queue.AddRateLimited(name)
-			return
-		}
-		c.queue.Add(name)
-	}, c.prober.forget)
-	c.prober.events = opts.Recorder
-	c.stopper.events = opts.Recorder
-	c.stopper.hooks = c.prober // lifecycle hooks (hooks.go)
+	c.runtime = podruntime.NewRuntime(podruntime.RuntimeConfig{
+		Prober: podruntime.ProberConfig{
+			Docker: docker, Runner: c.probeRunner, Network: c.route.networkName,
+			Notify: func(name string) { c.queue.Add(name) }, PodRef: ownerPodRef, Recorder: opts.Recorder, Log: c.log,
+		},
+		Stopper: podruntime.StopperConfig{Docker: docker, Drainer: drainer, Recorder: opts.Recorder, Log: c.log,
+			Done: func(name string, err error) {
+				if err != nil {
+					c.queue.AddRateLimited(name)
+					return
+				}
+				c.queue.Add(name)
+			}},
+	})
+	c.prober, c.stopper = c.runtime.Prober(), c.runtime.Stopper()
 	if opts.ServiceDocker != nil && opts.ServiceStore != nil {
 		if opts.ServiceAddress == "" {
 			opts.ServiceAddress = "0.0.0.0"
@@ -382,8 +394,7 @@ listen:
 	if c.svc != nil {
 		c.svc.Loop().ShutDown()
 	}
-	c.prober.stop()
-	c.stopper.shutdown()
+	c.runtime.Stop()
 	return nil
 }
 
@@ -555,7 +566,7 @@ func (c *Controller) syncDeployment(ctx context.Context, key string) (time.Durat
 	rec, err := c.store.Lookup(ns, name)
 	if errors.Is(err, store.ErrNotFound) {
 		// Never known here: its containers, if any, are orphans for the sweep.
-		c.prober.drop(key)
+		c.prober.Drop(key)
 		c.tracker.Delete(key)
 		c.queue.Add(orphanSweepKey)
 		return 0, nil
@@ -564,7 +575,7 @@ func (c *Controller) syncDeployment(ctx context.Context, key string) (time.Durat
 		// Unreadable record: never guess, and above all never remove.
 		return 0, fmt.Errorf("read deployment %s: %w", key, err)
 	}
-	c.stopper.listing(key)
+	c.stopper.Listing(key)
 	observed, err := c.list(ctx, ns, name)
 	if err != nil {
 		return 0, err
@@ -576,7 +587,7 @@ func (c *Controller) syncDeployment(ctx context.Context, key string) (time.Durat
 	}
 	now := c.opts.Now()
 	if rec.Deleted {
-		c.prober.drop(key) // its containers are going: so are their probes
+		c.prober.Drop(key) // its containers are going: so are their probes
 		c.forgetBlocked(key)
 		c.files.forget(key, nil)
 		c.indexRefs(rec, nil)

@@ -18,11 +18,19 @@ import (
 	"github.com/dockctl/dockctl/dockerx"
 	"github.com/dockctl/dockctl/internal/dockerfake"
 	"github.com/dockctl/dockctl/manifests"
+	"github.com/dockctl/dockctl/reconciler/internal/podtest"
 	"github.com/dockctl/dockctl/reconciler/reconcile"
 	"github.com/dockctl/dockctl/store"
 )
 
-const testImage = "img:1"
+const testImage = podtest.Image
+
+// waitFor and the probes of these tests are shared with package
+// podruntime's (reconciler/internal/podtest).
+var (
+	waitFor  = podtest.WaitFor
+	tcpProbe = podtest.TCPProbe
+)
 
 type harness struct {
 	t      *testing.T

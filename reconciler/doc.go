@@ -21,11 +21,13 @@
 // orders the ops (Op.DependsOn), with poddelete.go for the pods users
 // deleted (`dockctl delete pod`: a request in the state directory, an
 // input of the plan); execute.go carries them out in that order, mapping
-// each op to Docker calls, with slowstart.go, stopper.go (graceful stops)
-// and conflict.go (name conflicts); state.go and status.go keep the
-// controller's memory and compute the status it writes; prober.go runs
-// probes; trust.go checks records and privileges; observer.go is the hook
-// for metrics. The instance network (docs/design.md §10): network.go
+// each op to Docker calls (runs of them: podruntime.SlowStart and
+// Parallel, each op guarded by slowstart.go), with conflict.go (name
+// conflicts), and hands graceful stops (Op.stopRequest, stopper.go) to the
+// pod runtime's Stopper; state.go and status.go keep the controller's
+// memory and compute the status it writes; prober.go is the ProbeRunner
+// through which the pod runtime's Prober reaches pods; trust.go checks
+// records and privileges; observer.go is the hook for metrics. The instance network (docs/design.md §10): network.go
 // chooses its subnet and ensures it, netconnect.go connects earlier pods
 // to it in place (with the sweep), route.go decides whether probes reach
 // pods directly or through the DNS helper's relay, and stopdrain.go takes
@@ -60,8 +62,8 @@
 //     no Docker call that writes.
 //   - The work queue never runs one deployment's sync twice at once, so a
 //     sync needs no expectations: it sees its own previous writes when it
-//     lists. The one exception is the graceful stop (stopper.go), which
-//     runs outside the workers: a stop in flight, or one that ended after
+//     lists. The one exception is the graceful stop (the pod runtime's
+//     Stopper), which runs outside the workers: a stop in flight, or one that ended after
 //     the list began, is handed to the planner as such, so a sync never
 //     mistakes a stopping container for a live replica or a crash.
 //   - No container of a template that needs a privilege the controller was
@@ -82,12 +84,16 @@
 // reads their status (podruntime.PodView, PodStatus); who restarts a
 // crashed container, under which restartPolicy and with which backoff, how
 // a pod is stopped, and how its status is computed are the runtime's
-// rules, stated in its package doc. The files that still carry them out
-// here for the Deployment controller — podplan.go, podip.go, prober.go,
-// hooks.go, envctl.go, files.go, claims.go, claimplan.go, seccomp.go,
-// imageuser.go, stopper.go, stopdrain.go, slowstart.go, startup.go,
-// poddelete.go, and the pod parts of execute.go, state.go and observe.go
-// — follow them.
+// rules, stated in its package doc. The controller holds a
+// podruntime.Runtime, whose Prober runs probes and postStart hooks and
+// whose Stopper carries out graceful stops (drain, preStop hooks, phases);
+// this package plans which stops happen and what they run (setDrains,
+// setPreStops) and records their deadlines (stopper.go). The files that
+// still carry out the runtime's rules here for the Deployment controller
+// — podplan.go, podip.go, envctl.go, files.go, claims.go (which carries
+// out podruntime.PlanClaims), seccomp.go, imageuser.go, poddelete.go,
+// and the pod parts of execute.go, state.go and observe.go — follow
+// them.
 //
 // Events (events.go). The write records the event: the executor records
 // each op's outcome once it ended (Created, Started, Killing, Failed), and

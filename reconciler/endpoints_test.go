@@ -8,6 +8,7 @@ import (
 
 	"github.com/dockctl/dockctl/dockerx"
 	"github.com/dockctl/dockctl/manifests"
+	"github.com/dockctl/dockctl/reconciler/podruntime"
 	"github.com/dockctl/dockctl/store"
 )
 
@@ -93,7 +94,7 @@ func TestForceDeletedPodLeavesEndpointsFirst(t *testing.T) {
 	// the least grace period of 2 s.
 	stopped := false
 	for _, op := range plan.Ops {
-		if op.Kind == OpRemove && op.ContainerID == c1.ID && op.Grace == minPodGrace {
+		if op.Kind == OpRemove && op.ContainerID == c1.ID && op.Grace == podruntime.MinPodGrace {
 			stopped = true
 		}
 	}

@@ -70,7 +70,7 @@ func (c *Controller) missingRefs(ns string, t *manifests.PodTemplateSpec, cache 
 			parts = append(parts, err.Error())
 		}
 	}
-	for _, claim := range templateClaims(&t.Spec) {
+	for _, claim := range podruntime.TemplateClaims(&t.Spec) {
 		if err := c.claimUsable(ns, claim); err != nil {
 			parts = append(parts, err.Error())
 		}

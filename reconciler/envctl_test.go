@@ -3,7 +3,6 @@ package reconciler
 import (
 	"context"
 	"encoding/json"
-	"net/netip"
 	"slices"
 	"strings"
 	"sync"
@@ -14,7 +13,7 @@ import (
 
 	"github.com/dockctl/dockctl/dockerx"
 	"github.com/dockctl/dockctl/manifests"
-	"github.com/dockctl/dockctl/reconciler/netlayout"
+	"github.com/dockctl/dockctl/reconciler/podruntime"
 	"github.com/dockctl/dockctl/store"
 )
 
@@ -193,33 +192,12 @@ func TestPlanWaitsForConfig(t *testing.T) {
 	}
 }
 
-func TestPickPodIP(t *testing.T) {
-	l, err := netlayout.Of("10.222.0.0/28") // IPRange 10.222.0.0/29: .0-.7, gateway .1
-	if err != nil {
-		t.Fatal(err)
-	}
-	used := map[netip.Addr]bool{}
-	var got []string
-	for {
-		a, ok := pickPodIP(l, used)
-		if !ok {
-			break
-		}
-		used[a] = true
-		got = append(got, a.String())
-	}
-	want := []string{"10.222.0.7", "10.222.0.6", "10.222.0.5", "10.222.0.4", "10.222.0.3", "10.222.0.2"}
-	if !slices.Equal(got, want) {
-		t.Errorf("picked %q, want %q (top down, never the network nor the gateway)", got, want)
-	}
-}
-
 func TestReadsPodIP(t *testing.T) {
 	d := testDeployment("web", 1, "x")
-	if readsPodIP(&d.Spec.Template.Spec) {
+	if podruntime.ReadsPodIP(&d.Spec.Template.Spec) {
 		t.Error("a template without fieldRefs reads its address")
 	}
-	if !readsPodIP(&envDeployment().Spec.Template.Spec) {
+	if !podruntime.ReadsPodIP(&envDeployment().Spec.Template.Spec) {
 		t.Error("status.podIP not seen")
 	}
 }
@@ -319,12 +297,12 @@ func TestInvalidEnvFromKeysRecordedAsPodEvent(t *testing.T) {
 		pod + " Warning InvalidEnvironmentVariableNames: Keys [1st, 2nd] from the EnvFrom configMap default/app were skipped since they are considered invalid environment variable names.",
 		pod + " Warning InvalidEnvironmentVariableNames: Keys [9lives] from the EnvFrom secret default/db were skipped since they are considered invalid environment variable names.",
 	} {
-		if !m.has(want, "") {
-			t.Errorf("no event %q; recorded:\n%s", want, m.dump())
+		if !m.Has(want, "") {
+			t.Errorf("no event %q; recorded:\n%s", want, m.Dump())
 		}
 	}
-	if m.has("", "clean") || strings.Contains(m.dump(), secretValue) {
-		t.Errorf("an event names a source with valid keys only, or a Secret's value:\n%s", m.dump())
+	if m.Has("", "clean") || strings.Contains(m.Dump(), secretValue) {
+		t.Errorf("an event names a source with valid keys only, or a Secret's value:\n%s", m.Dump())
 	}
 }
 

@@ -234,6 +234,13 @@ func opHash(in PlanInput, op Op) string {
 	return ""
 }
 
+// ownerPodRef is containerPodRef for a deployment's key
+// ("namespace/name"), as the prober names its owners.
+func ownerPodRef(key string, c *dockerx.Container) store.InvolvedObject {
+	ns, name, _ := store.SplitKey(key)
+	return containerPodRef(ns, name, c)
+}
+
 func containerPodRef(ns, deployment string, c *dockerx.Container) store.InvolvedObject {
 	name := c.Pod
 	if name == "" {

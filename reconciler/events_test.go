@@ -12,44 +12,19 @@ import (
 
 	"github.com/dockctl/dockctl/dockerx"
 	"github.com/dockctl/dockctl/manifests"
+	"github.com/dockctl/dockctl/reconciler/internal/podtest"
 	"github.com/dockctl/dockctl/store"
 )
 
-// memRecorder keeps every event, for tests of what the controller records.
-type memRecorder struct {
-	mu  sync.Mutex
-	evs []string // "Kind/name Type Reason: message"
-}
-
-func (m *memRecorder) Event(obj store.InvolvedObject, typ, reason, msg string) {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	m.evs = append(m.evs, fmt.Sprintf("%s/%s %s %s: %s", obj.Kind, obj.Name, typ, reason, msg))
-}
-
-func (m *memRecorder) has(prefix, contains string) bool {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	for _, e := range m.evs {
-		if strings.HasPrefix(e, prefix) && strings.Contains(e, contains) {
-			return true
-		}
-	}
-	return false
-}
-
-func (m *memRecorder) dump() string {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	return strings.Join(m.evs, "\n")
-}
+// memRecorder records events in memory (podtest.MemRecorder).
+type memRecorder = podtest.MemRecorder
 
 func waitEvent(t *testing.T, h *harness, m *memRecorder, prefix, contains string) {
 	t.Helper()
 	deadline := time.Now().Add(30 * time.Second)
-	for !m.has(prefix, contains) {
+	for !m.Has(prefix, contains) {
 		if time.Now().After(deadline) {
-			t.Fatalf("no event %q containing %q; recorded:\n%s", prefix, contains, m.dump())
+			t.Fatalf("no event %q containing %q; recorded:\n%s", prefix, contains, m.Dump())
 		}
 		time.Sleep(5 * time.Millisecond)
 	}
@@ -256,17 +231,13 @@ func TestSteadySyncsRecordNothing(t *testing.T) {
 	h.start()
 	h.waitReplicas("web", 2)
 	waitEvent(t, h, m, "Deployment/web Normal NewReplicaSetAvailable", "")
-	m.mu.Lock()
-	before := len(m.evs)
-	m.mu.Unlock()
+	before := len(m.Events())
 	for i := range 5 {
 		n := syncs.n.Load()
 		h.ctrl.queue.Add(store.Key("", "web"))
 		h.waitFor(fmt.Sprintf("resync %d", i), func() bool { return syncs.n.Load() > n })
 	}
-	m.mu.Lock()
-	after := m.evs[before:]
-	m.mu.Unlock()
+	after := m.Events()[before:]
 	if len(after) != 0 {
 		t.Fatalf("steady syncs recorded:\n%s", strings.Join(after, "\n"))
 	}

@@ -10,6 +10,7 @@ import (
 
 	"github.com/dockctl/dockctl/dockerx"
 	"github.com/dockctl/dockctl/manifests"
+	"github.com/dockctl/dockctl/reconciler/podruntime"
 	"github.com/dockctl/dockctl/store"
 )
 
@@ -108,7 +109,7 @@ func (c *Controller) execute(ctx context.Context, in PlanInput, plan Plan) (retF
 			// A graceful stop is handed to the stopper, never holding a
 			// worker; it is done once submitted. After a liveness restart
 			// the stopper gives the new run fresh probes once it started.
-			c.stopper.submit(in.key(), op, in.Now)
+			c.stopper.Submit(in.key(), op.stopRequest(), in.Now)
 			ended(op, nil)
 		}
 		var otherErrs []error
@@ -119,11 +120,11 @@ func (c *Controller) execute(ctx context.Context, in PlanInput, plan Plan) (retF
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
-				otherErrs = parallel(others, c.opts.MaxCreatesInFlight, func(op Op) error {
+				otherErrs = podruntime.Parallel(others, c.opts.MaxCreatesInFlight, guard(func(op Op) error {
 					err := c.runOp(ctx, in, op)
 					ended(op, err)
 					return err
-				})
+				}))
 			}()
 		}
 		var createErrs []error
@@ -281,14 +282,14 @@ func (c *Controller) runCreates(ctx context.Context, in PlanInput, creates []Op,
 			ready = append(ready, op)
 		}
 	}
-	failed, reached := slowStartFrom(ready, c.opts.MaxCreatesInFlight, *window, func(op Op) error {
+	failed, reached := podruntime.SlowStart(ready, c.opts.MaxCreatesInFlight, *window, guard(func(op Op) error {
 		err := c.create(ctx, in, op, holderImage, network)
 		mu.Lock()
 		ran[op.ID] = true
 		mu.Unlock()
 		ended(op, err)
 		return err
-	})
+	}))
 	for _, op := range creates {
 		if !ran[op.ID] {
 			ended(op, errNotRun) // image missing, or slow start stopped

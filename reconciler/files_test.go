@@ -105,9 +105,9 @@ func TestFilesVolumesUpdateEachOnItsOwn(t *testing.T) {
 		t.Errorf("volume b holds %q, want its last files b1", got)
 	}
 	want := "Pod/" + pod + ` Warning FailedMount: MountVolume.SetUp failed for volume "b" : configmap "other" not found`
-	h.waitFor("the missing ConfigMap reported on the pod", func() bool { return m.has(want, "") })
-	if m.has("", `volume "a"`) {
-		t.Errorf("volume a, which updates, is reported:\n%s", m.dump())
+	h.waitFor("the missing ConfigMap reported on the pod", func() bool { return m.Has(want, "") })
+	if m.Has("", `volume "a"`) {
+		t.Errorf("volume a, which updates, is reported:\n%s", m.Dump())
 	}
 
 	applyConfigMap(t, h.store, "", "other", map[string]string{"k": "b2"})

@@ -14,7 +14,6 @@ import (
 	"github.com/dockctl/dockctl/internal/dockerfake"
 	"github.com/dockctl/dockctl/manifests"
 	"github.com/dockctl/dockctl/reconciler/podruntime"
-	"github.com/dockctl/dockctl/store"
 )
 
 func withPreStop(d *manifests.Deployment, names ...string) *manifests.Deployment {
@@ -73,7 +72,7 @@ func TestSetPreStops(t *testing.T) {
 			}
 			plan := ComputePlan(in)
 			var got []string
-			add := func(kind OpKind, h *Hook) {
+			add := func(kind OpKind, h *podruntime.Hook) {
 				got = append(got, fmt.Sprintf("%s %s: %s → %s", kind, h.Name, joinCmd(h.Handler), h.NetOwner))
 			}
 			for _, op := range plan.Ops {
@@ -100,158 +99,6 @@ func joinCmd(h *manifests.LifecycleHandler) string {
 		return "?"
 	}
 	return fmt.Sprint(h.Exec.Command[0], " ", h.Exec.Command[1])
-}
-
-// hookStopDocker records stops, with the grace each got.
-type hookStopDocker struct {
-	*dockerfake.Engine
-	log *orderLog
-}
-
-type orderLog struct {
-	mu     sync.Mutex
-	events []string
-	grace  time.Duration
-}
-
-func (l *orderLog) add(e string) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	l.events = append(l.events, e)
-}
-
-func (d hookStopDocker) StopContainer(ctx context.Context, id string, grace time.Duration) error {
-	d.log.mu.Lock()
-	d.log.grace = grace
-	d.log.mu.Unlock()
-	d.log.add("stop")
-	return d.Engine.StopContainer(ctx, id, grace)
-}
-
-type orderDrainer struct{ log *orderLog }
-
-func (d orderDrainer) Drain(context.Context, string, string) error { d.log.add("drain"); return nil }
-
-type orderHooks struct {
-	log  *orderLog
-	wait time.Duration
-	err  error
-}
-
-func (h orderHooks) runHook(ctx context.Context, hk Hook) error {
-	h.log.add("preStop " + hk.Name)
-	select {
-	case <-time.After(h.wait):
-	case <-ctx.Done():
-		return ctx.Err()
-	}
-	return h.err
-}
-
-// TestPreStopRunsAfterDrainBeforeStop: the stopper drains, runs the hook,
-// then sends the stop signal with the grace the hook left (at least
-// minPodGrace); a failed or overlong hook does not prevent the stop.
-func TestPreStopRunsAfterDrainBeforeStop(t *testing.T) {
-	for _, tc := range []struct {
-		name      string
-		hooks     orderHooks
-		grace     time.Duration
-		maxGrace  time.Duration
-		wantGrace time.Duration // at least
-	}{
-		{"quick hook", orderHooks{wait: 200 * time.Millisecond}, 10 * time.Second, 9900 * time.Millisecond, 9 * time.Second},
-		{"failing hook", orderHooks{err: fmt.Errorf("boom")}, 10 * time.Second, 10 * time.Second, 9 * time.Second},
-		{"hook longer than the grace: cut, minimum grace left", orderHooks{wait: time.Hour}, 500 * time.Millisecond, minPodGrace, minPodGrace},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			log := &orderLog{}
-			engine := dockerfake.New(testImage)
-			id, _ := engine.Add(dockerx.Container{Name: "c", State: dockerx.StateRunning, Labels: map[string]string{}}, "")
-			done := make(chan error, 1)
-			s := newStopper(hookStopDocker{engine, log}, slog.New(slog.NewTextHandler(io.Discard, nil)), orderDrainer{log},
-				func(_ string, err error) { done <- err }, func(string) {})
-			tc.hooks.log = log
-			s.hooks = tc.hooks
-			events := &memRecorder{}
-			s.events = events
-			defer s.shutdown()
-			s.submit("web", Op{Kind: OpRemove, Name: "c", ContainerID: id, Grace: tc.grace, Drain: &DrainRef{Namespace: "default", Pod: "web-0"},
-				PreStop: &Hook{Name: "c", ID: id, Pod: store.InvolvedObject{Kind: "Pod", Name: "web-0"}}}, t0)
-			select {
-			case err := <-done:
-				if err != nil {
-					t.Fatal(err)
-				}
-			case <-time.After(30 * time.Second):
-				t.Fatal("the stop never ended")
-			}
-			log.mu.Lock()
-			defer log.mu.Unlock()
-			if want := []string{"drain", "preStop c", "stop"}; !slices.Equal(log.events, want) {
-				t.Fatalf("order %q, want %q", log.events, want)
-			}
-			if log.grace < tc.wantGrace || log.grace > tc.maxGrace {
-				t.Errorf("stop signal with grace %v, want between %v and %v", log.grace, tc.wantGrace, tc.maxGrace)
-			}
-			if got, want := events.has("Pod/web-0 Warning FailedPreStopHook", "PreStopHook failed: boom"), tc.hooks.err != nil; got != want {
-				t.Errorf("FailedPreStopHook recorded: %v, want %v (%s)", got, want, events.dump())
-			}
-		})
-	}
-}
-
-// TestPostStartHook: the hook runs once per run of the container, before
-// it is ready; a failing hook marks it for a restart.
-func TestPostStartHook(t *testing.T) {
-	for _, tc := range []struct {
-		name      string
-		exit      int
-		wantReady bool
-		wantAlive bool
-	}{
-		{"succeeds: ready", 0, true, true},
-		{"fails: restarted, never ready", 1, false, false},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			engine := dockerfake.New(testImage)
-			id, _ := engine.Add(dockerx.Container{Name: "i_web-h-0", State: dockerx.StateRunning, TemplateHash: "h", Labels: map[string]string{}}, "")
-			var mu sync.Mutex
-			runs := 0
-			engine.OnExec = func(_ string, cmd []string) (int, error) {
-				mu.Lock()
-				defer mu.Unlock()
-				if cmd[0] == "warm-up" {
-					runs++
-				}
-				return tc.exit, nil
-			}
-			tmpl := &manifests.PodTemplateSpec{Spec: manifests.PodSpec{Containers: []manifests.Container{{Name: "web", Image: "img:1",
-				Lifecycle: &manifests.Lifecycle{PostStart: &manifests.LifecycleHandler{Exec: &manifests.ExecAction{Command: []string{"warm-up"}}}}}}}}
-			templates := func(string) *manifests.PodTemplateSpec { return tmpl }
-			p := newProber(engine, gateRunner{open: make(chan struct{})}, nil, func(string) {}, slog.New(slog.NewTextHandler(io.Discard, nil)))
-			defer p.stop()
-			ctr := dockerx.Container{ID: id, Name: "i_web-h-0", State: dockerx.StateRunning, TemplateHash: "h"}
-			paused := ctr
-			paused.State = dockerx.StatePaused
-			p.sync(context.Background(), "default/web", []dockerx.Container{ctr}, templates)
-			waitFor(t, func() bool {
-				r := p.results([]dockerx.Container{ctr})[id]
-				return r.Alive == tc.wantAlive && (r.Ready != nil && *r.Ready == tc.wantReady)
-			})
-			// The same run seen again (paused, then running): not run twice.
-			p.sync(context.Background(), "default/web", []dockerx.Container{paused}, templates)
-			p.sync(context.Background(), "default/web", []dockerx.Container{ctr}, templates)
-			waitFor(t, func() bool {
-				r := p.results([]dockerx.Container{ctr})[id]
-				return r.Ready != nil && *r.Ready == tc.wantReady
-			})
-			mu.Lock()
-			defer mu.Unlock()
-			if runs != 1 {
-				t.Errorf("postStart ran %d times, want 1", runs)
-			}
-		})
-	}
 }
 
 // TestResumedStopRunsPreStopWithinDeadline: a controller that restarts
@@ -302,7 +149,7 @@ type countHooks struct {
 	n  int
 }
 
-func (h *countHooks) runHook(context.Context, Hook) error {
+func (h *countHooks) RunHook(context.Context, podruntime.Hook) error {
 	h.mu.Lock()
 	h.n++
 	h.mu.Unlock()
@@ -311,7 +158,7 @@ func (h *countHooks) runHook(context.Context, Hook) error {
 
 // TestResumedStopRunsHookThatNeverRan: the status records a stop's
 // deadline as soon as the plan is executed (recordStops, after submit),
-// while the stopper still drains (up to maxDrain) before the preStop hook.
+// while the stopper still drains (up to the drain's bound) before the preStop hook.
 // A controller shut down during the drain abandons the job (run: "shutting
 // down: the next controller resumes the stop"): the hook never ran. The
 // next controller sees the recorded deadline (Terminating) and must plan
@@ -341,13 +188,13 @@ func TestResumedStopRunsHookThatNeverRan(t *testing.T) {
 	}
 	hooks := &countHooks{}
 	drainer := blockDrainer{began: make(chan struct{}, 1)}
-	s := newStopper(dockerfake.New(testImage), slog.New(slog.NewTextHandler(io.Discard, nil)), drainer, func(string, error) {}, func(string) {})
-	s.hooks = hooks
-	s.submit("default/web", *op, t0)
+	s := podruntime.NewStopper(podruntime.StopperConfig{Docker: dockerfake.New(testImage), Log: slog.New(slog.NewTextHandler(io.Discard, nil)),
+		Drainer: drainer, Hooks: hooks, Done: func(string, error) {}, Restarted: func(string) {}})
+	s.Submit("default/web", op.stopRequest(), t0)
 	state := deploymentState{Containers: map[string]*podruntime.ContainerState{}}
 	recordStops(&state, plan, t0) // as sync does, right after execute
 	<-drainer.began
-	s.shutdown() // controller restarted mid-drain
+	s.Shutdown() // controller restarted mid-drain
 	hooks.mu.Lock()
 	ran := hooks.n
 	hooks.mu.Unlock()

@@ -2,13 +2,11 @@ package reconciler
 
 import (
 	"context"
-	"errors"
 	"fmt"
-	"maps"
-	"slices"
 
 	"github.com/dockctl/dockctl/dockerx"
 	"github.com/dockctl/dockctl/manifests"
+	"github.com/dockctl/dockctl/reconciler/podruntime"
 )
 
 // ReasonCreateContainerConfigError is kubelet's reason for a container it
@@ -16,61 +14,24 @@ import (
 // the image's user (checkRunAsNonRoot).
 const ReasonCreateContainerConfigError = "CreateContainerConfigError"
 
-// checkRunAsNonRoot is kubelet's verifyRunAsNonRoot, run before any create
-// of a revision: for every container (init containers and sidecars
-// included) whose effective securityContext has runAsNonRoot, the user it
-// would run as — its runAsUser, else its image's USER — must be a uid
-// other than 0. A revision that breaks it is added to blocked and none of
-// its containers is created (kubelet leaves such a pod waiting, nothing of
-// it running); the failure, worded as kubelet's, becomes the ReplicaFailure
-// condition. The images are present (ensureImages ran); a revision whose
-// image is missing is skipped.
+// checkRunAsNonRoot runs podruntime.CheckRunAsNonRoot for the revisions a
+// plan creates: a revision that breaks it is added to blocked and none of
+// its containers is created; the refusal, worded as kubelet's, becomes the
+// ReplicaFailure condition (CreateContainerConfigError, or FailedCreate
+// when an image could not be inspected).
 func (c *Controller) checkRunAsNonRoot(ctx context.Context, creates []Op, templates map[string]*manifests.Deployment, blocked map[string]bool) (failure, error) {
-	var fail failure
-	var errs []error
-	users := map[string]string{} // image → its User, inspected once
-	for _, hash := range slices.Sorted(maps.Keys(templates)) {
-		if blocked[hash] {
-			continue
-		}
-		ps := &templates[hash].Spec.Template.Spec
-		for _, ctr := range ps.AllContainers() {
-			e := manifests.EffectiveSecurityContext(ps, ctr)
-			if e.RunAsNonRoot == nil || !*e.RunAsNonRoot {
-				continue
-			}
-			user := ""
-			if e.RunAsUser == nil {
-				u, ok := users[ctr.Image]
-				if !ok {
-					var err error
-					if u, err = c.docker.ImageUser(ctx, ctr.Image); err != nil {
-						blocked[hash] = true
-						err = fmt.Errorf("inspect image %s of container %s: %w", ctr.Image, ctr.Name, err)
-						if fail.reason == "" {
-							fail = failure{ReasonFailedCreate, err.Error()}
-						}
-						errs = append(errs, err)
-						break
-					}
-					users[ctr.Image] = u
-				}
-				user = u
-			}
-			if err := dockerx.VerifyRunAsNonRoot(e, user, firstPodName(creates, hash), ctr.Name); err != nil {
-				blocked[hash] = true
-				if fail.reason == "" {
-					fail = failure{ReasonCreateContainerConfigError, err.Error()}
-				}
-				errs = append(errs, err)
-				break
-			}
-		}
+	tmpls := make(map[string]*manifests.PodTemplateSpec, len(templates))
+	for hash, d := range templates {
+		tmpls[hash] = &d.Spec.Template
 	}
-	if len(errs) == 0 {
+	r, err := podruntime.CheckRunAsNonRoot(ctx, c.docker, tmpls, func(hash string) string { return firstPodName(creates, hash) }, blocked)
+	if err == nil {
 		return failure{}, nil
 	}
-	return fail, errors.Join(errs...)
+	if r.ConfigError {
+		return failure{ReasonCreateContainerConfigError, r.Message}, err
+	}
+	return failure{ReasonFailedCreate, r.Message}, err
 }
 
 // firstPodName names, for a message, the first pod of revision hash the creates

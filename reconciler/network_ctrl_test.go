@@ -335,7 +335,7 @@ func TestProbesRelayedThroughTheDNSHelper(t *testing.T) {
 	// the route is decided).
 	unreachable := &scriptedDial{err: &net.OpError{Op: "dial", Net: "tcp", Err: syscall.ENETUNREACH}}
 	h.ctrl.route.dial = unreachable.dial
-	h.ctrl.prober.runner.(*dockerProbeRunner).dial = unreachable.dial
+	h.ctrl.probeRunner.dial = unreachable.dial
 	helper := addDNSHelper(h)
 	var mu sync.Mutex
 	var specs []helperapi.ProbeSpec
@@ -387,7 +387,7 @@ func TestProbesDirectOnTheInstanceNetwork(t *testing.T) {
 	defer srv.Close()
 	var mu sync.Mutex
 	var dialed []string
-	h.ctrl.prober.runner.(*dockerProbeRunner).dial = func(ctx context.Context, network, addr string) (net.Conn, error) {
+	h.ctrl.probeRunner.dial = func(ctx context.Context, network, addr string) (net.Conn, error) {
 		mu.Lock()
 		dialed = append(dialed, addr)
 		mu.Unlock()

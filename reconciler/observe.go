@@ -237,12 +237,12 @@ func (c *Controller) assess(ctx context.Context, rec *store.Record, observed []d
 		Desired: a.d, Hash: hash, Revisions: rec.Revisions, State: a.state.Rollout, LivenessFailed: map[string]bool{},
 		Deletions: c.podDeletions(rec.Namespace, rec.Name)}
 	templates := templateLookup(a.d, hash, rec.Revisions)
-	var probes map[string]probeResult
+	var probes map[string]podruntime.ProbeResult
 	if ctx != nil {
-		probes = c.prober.sync(ctx, rec.Key(), observed, templates)
+		probes = c.prober.Sync(ctx, rec.Key(), observed, templates)
 	} else {
-		a.prober.missing = c.prober.missing(observed, templates)
-		probes = c.prober.results(observed)
+		a.prober.missing = c.prober.Missing(observed, templates)
+		probes = c.prober.Results(observed)
 	}
 	for id, r := range probes {
 		if r.Ready != nil {

@@ -122,15 +122,15 @@ type Op struct {
 	// Phases is, for the graceful removal of a holder pod (ContainerID is
 	// then the pod's unit ID), its containers in stop order: each phase is
 	// stopped together, after the previous one is gone (stopPhases).
-	Phases [][]StopTarget
+	Phases [][]podruntime.StopTarget
 	// Drain is, for a graceful stop (OpRemove with Grace, OpRestart) of a
 	// running replica or pod, the pod the stopper takes out of every
 	// Service's endpoints before the stop signal (setDrains); nil: nothing
 	// to drain.
-	Drain *DrainRef
+	Drain *podruntime.DrainRef
 	// PreStop is, for a graceful stop of a running container (not a
-	// holder pod's: see StopTarget), its preStop hook (setPreStops).
-	PreStop *Hook
+	// holder pod's: see podruntime.StopTarget), its preStop hook (setPreStops).
+	PreStop *podruntime.Hook
 	// Deadline is, for the OpRemove of a container whose stop is in
 	// flight here, the earlier kill time a user's delete gave it (a pod
 	// deleted again with a shorter grace period): the stopper shortens

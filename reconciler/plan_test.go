@@ -9,11 +9,12 @@ import (
 
 	"github.com/dockctl/dockctl/dockerx"
 	"github.com/dockctl/dockctl/manifests"
+	"github.com/dockctl/dockctl/reconciler/internal/podtest"
 	"github.com/dockctl/dockctl/reconciler/podruntime"
 	"github.com/dockctl/dockctl/store"
 )
 
-var t0 = time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+var t0 = podtest.T0
 
 func deployment(replicas int32) *manifests.Deployment {
 	d := &manifests.Deployment{
@@ -266,37 +267,6 @@ func apply(cs []dockerx.Container, p Plan) []dockerx.Container {
 		out = append(out, c)
 	}
 	return sortedByName(out)
-}
-
-func TestSlowStart(t *testing.T) {
-	ops := make([]Op, 20)
-	t.Run("healthy runs everything and reaches the cap", func(t *testing.T) {
-		var inFlight, peak int
-		var mu = make(chan struct{}, 1)
-		errs := slowStart(ops, 4, func(Op) error {
-			mu <- struct{}{}
-			inFlight++
-			if inFlight > peak {
-				peak = inFlight
-			}
-			<-mu
-			time.Sleep(5 * time.Millisecond)
-			mu <- struct{}{}
-			inFlight--
-			<-mu
-			return nil
-		})
-		if len(errs) != 0 || peak > 4 || peak < 2 {
-			t.Fatalf("errs %v, peak %d (want 2..4)", errs, peak)
-		}
-	})
-	t.Run("failing op stops after the first", func(t *testing.T) {
-		calls := 0
-		errs := slowStart(ops, 8, func(Op) error { calls++; return fmt.Errorf("boom") })
-		if calls != 1 || len(errs) != 1 {
-			t.Fatalf("calls %d errs %d, want 1 and 1", calls, len(errs))
-		}
-	})
 }
 
 // TestComputePlanJudgesAsStatusDoes covers the plans that depend on the

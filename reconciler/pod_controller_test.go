@@ -350,52 +350,6 @@ func TestHolderStartFailureIsReported(t *testing.T) {
 	}
 }
 
-// TestSlowStartCarriesItsWindow: a later wave of creates (a pod's members
-// after their holders) starts at the window the previous wave reached,
-// instead of ramping up from one again; a failure resets nothing of it but
-// what it returns.
-func TestSlowStartCarriesItsWindow(t *testing.T) {
-	ops := make([]Op, 4)
-	var mu sync.Mutex
-	inFlight, peak := 0, 0
-	release := make(chan struct{})
-	done := make(chan []error)
-	go func() {
-		errs, _ := slowStartFrom(ops, 8, 4, func(Op) error {
-			mu.Lock()
-			inFlight++
-			peak = max(peak, inFlight)
-			mu.Unlock()
-			<-release
-			mu.Lock()
-			inFlight--
-			mu.Unlock()
-			return nil
-		})
-		done <- errs
-	}()
-	deadline := time.Now().Add(30 * time.Second)
-	for {
-		mu.Lock()
-		n := inFlight
-		mu.Unlock()
-		if n == 4 {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("%d in flight, want all 4 at once with a window of 4", n)
-		}
-		time.Sleep(time.Millisecond)
-	}
-	close(release)
-	if errs := <-done; errs != nil {
-		t.Fatal(errs)
-	}
-	if _, reached := slowStartFrom(ops, 8, 1, func(Op) error { return nil }); reached != 5 {
-		t.Fatalf("window reached %d after 4 successes from 1, want 5", reached)
-	}
-}
-
 // TestPodDeleteCollectsImage deletes a deployment of pods, with and
 // without emptyDir volumes, and no periodic resync to help: the syncs of
 // the deletion remove the pods and their volumes, and the last one brings

@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/dockctl/dockctl/dockerx"
+	"github.com/dockctl/dockctl/reconciler/podruntime"
 	"github.com/dockctl/dockctl/store"
 )
 
@@ -108,7 +109,7 @@ func (d *deletions) done() []store.PodDeletion {
 // kubelet stops a force-deleted pod: the API object is gone at once (here
 // the pod leaves its Services' endpoints in the same sync: podEndpoints),
 // but the containers still get their stop signal and the least grace the
-// kubelet gives (minimumGracePeriodInSeconds, 2 s: minPodGrace), after
+// kubelet gives (minimumGracePeriodInSeconds, 2 s: podruntime.MinPodGrace), after
 // their drain and preStop hooks, never a bare kill.
 //
 // A stop already in flight here is shortened, never lengthened, when the
@@ -119,7 +120,7 @@ func (d *deletions) done() []store.PodDeletion {
 func (in PlanInput) deleteOp(c *dockerx.Container, req *store.PodDeletion) (Op, bool) {
 	seconds, cause := req.GracePeriodSeconds, causePodDeleted
 	if seconds != nil && *seconds <= 0 {
-		least := int64(minPodGrace / time.Second)
+		least := int64(podruntime.MinPodGrace / time.Second)
 		seconds, cause = &least, causePodDeleted+" with --force: stopped within the least grace period"
 	}
 	grace := in.stopGrace(c, seconds)
@@ -145,7 +146,7 @@ func (in PlanInput) requestedDeadline(c *dockerx.Container) time.Time {
 	}
 	seconds := req.GracePeriodSeconds
 	if seconds != nil && *seconds <= 0 {
-		least := int64(minPodGrace / time.Second)
+		least := int64(podruntime.MinPodGrace / time.Second)
 		seconds = &least
 	}
 	return req.RequestedAt.Add(in.stopGrace(c, seconds))

@@ -7,6 +7,7 @@ import (
 
 	"github.com/dockctl/dockctl/dockerx"
 	"github.com/dockctl/dockctl/manifests"
+	"github.com/dockctl/dockctl/reconciler/podruntime"
 	"github.com/dockctl/dockctl/store"
 )
 
@@ -92,7 +93,7 @@ func TestControllerPodDeletionRequests(t *testing.T) {
 		// It ignores its stop signal: killed when a stop of a few seconds
 		// ends, never within the test by the first one.
 		stops := ignoreStops(h, func(d time.Duration) <-chan time.Time {
-			if d <= minPodGrace {
+			if d <= podruntime.MinPodGrace {
 				return time.After(d)
 			}
 			return nil

@@ -6,49 +6,14 @@ import (
 	"net/netip"
 
 	"github.com/dockctl/dockctl/dockerx"
-	"github.com/dockctl/dockctl/manifests"
 	"github.com/dockctl/dockctl/reconciler/netlayout"
+	"github.com/dockctl/dockctl/reconciler/podruntime"
 	"github.com/dockctl/dockctl/store"
 )
 
-// status.podIP in a container's environment: Docker gives a container its
-// address when it starts, after its environment is fixed, so a pod whose
-// environment reads status.podIP (or podIPs) gets an address dockctl
-// assigns in the instance network before the create: a static one
-// (IPAMConfig), which it then keeps across restarts, so the variable stays
-// true. It is taken from the top of Docker's dynamic range (IPRange)
-// downwards — Docker hands out dynamic addresses from the bottom — and
-// skips every address a container of the instance holds or has
-// configured. Other pods keep Docker's dynamic addresses, as before.
-
-// readsPodIP reports whether a container of the pod reads its address.
-func readsPodIP(ps *manifests.PodSpec) bool {
-	for _, c := range ps.AllContainers() {
-		for _, e := range c.Env {
-			if e.ValueFrom != nil && e.ValueFrom.FieldRef != nil {
-				switch e.ValueFrom.FieldRef.FieldPath {
-				case manifests.FieldStatusPodIP, manifests.FieldStatusPodIPs:
-					return true
-				}
-			}
-		}
-	}
-	return false
-}
-
-// pickPodIP returns the highest address of l's IPRange that is neither
-// the network's, its gateway, nor used; false when none is left.
-func pickPodIP(l netlayout.NetworkLayout, used map[netip.Addr]bool) (netip.Addr, bool) {
-	first := netlayout.AddrUint(l.IPRange.Masked().Addr())
-	last := first + uint32(1)<<(32-l.IPRange.Bits()) - 1
-	for u := last; u > first; u-- {
-		a := netlayout.UintAddr(u)
-		if a != l.Gateway && !used[a] {
-			return a, true
-		}
-	}
-	return netip.Addr{}, false
-}
+// status.podIP in a container's environment (podruntime's podip.go says
+// why and which address): this file assigns that address to a pod the
+// Deployment executor creates, and remembers it.
 
 // assignPodIP gives the network owner of a pod that reads its address (a
 // replica without holder, or a holder) a static address in the instance
@@ -59,7 +24,7 @@ func pickPodIP(l netlayout.NetworkLayout, used map[netip.Addr]bool) (netip.Addr,
 func (c *Controller) assignPodIP(ctx context.Context, in PlanInput, op Op, req *dockerx.CreateRequest, network *store.NetworkStatus) (ip string, release func(), err error) {
 	release = func() {}
 	ps := &op.From.Spec.Template.Spec
-	if ps.HostNetwork || network == nil || !readsPodIP(ps) {
+	if ps.HostNetwork || network == nil || !podruntime.ReadsPodIP(ps) {
 		return "", release, nil
 	}
 	if op.Pod != nil && op.Role != dockerx.RoleHolder {
@@ -90,7 +55,7 @@ func (c *Controller) assignPodIP(ctx context.Context, in PlanInput, op Op, req *
 			}
 		}
 	}
-	a, ok := pickPodIP(l, used)
+	a, ok := podruntime.PickPodIP(l, used)
 	if !ok {
 		release()
 		return "", func() {}, fmt.Errorf("create %s: pod address: no free address left in %s", op.Name, l.IPRange)

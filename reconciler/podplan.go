@@ -300,9 +300,9 @@ func firstStep(t *manifests.PodTemplateSpec) []*manifests.Container {
 // in reverse order (Kubernetes stops sidecars after the app containers, last
 // started first), then the holder; init containers that are not running and
 // containers the template does not know go with the app containers.
-func stopPhases(p *podruntime.Pod, t *manifests.PodTemplateSpec) [][]StopTarget {
-	var apps []StopTarget
-	var sidecars [][]StopTarget
+func stopPhases(p *podruntime.Pod, t *manifests.PodTemplateSpec) [][]podruntime.StopTarget {
+	var apps []podruntime.StopTarget
+	var sidecars [][]podruntime.StopTarget
 	isSidecar := map[string]bool{}
 	if t != nil {
 		for i := len(t.Spec.InitContainers) - 1; i >= 0; i-- {
@@ -312,7 +312,7 @@ func stopPhases(p *podruntime.Pod, t *manifests.PodTemplateSpec) [][]StopTarget 
 			}
 			isSidecar[ic.Name] = true
 			if m := p.Members[ic.Name]; m != nil {
-				sidecars = append(sidecars, []StopTarget{{ID: m.ID, Name: m.Name}})
+				sidecars = append(sidecars, []podruntime.StopTarget{{ID: m.ID, Name: m.Name}})
 			}
 		}
 	}
@@ -320,26 +320,17 @@ func stopPhases(p *podruntime.Pod, t *manifests.PodTemplateSpec) [][]StopTarget 
 		if c == p.Holder || isSidecar[c.ContainerName] && p.Members[c.ContainerName] == c {
 			continue
 		}
-		apps = append(apps, StopTarget{ID: c.ID, Name: c.Name})
+		apps = append(apps, podruntime.StopTarget{ID: c.ID, Name: c.Name})
 	}
-	var phases [][]StopTarget
+	var phases [][]podruntime.StopTarget
 	if len(apps) > 0 {
 		phases = append(phases, apps)
 	}
 	phases = append(phases, sidecars...)
 	if p.Holder != nil {
-		phases = append(phases, []StopTarget{{ID: p.Holder.ID, Name: p.Holder.Name, Holder: true}})
+		phases = append(phases, []podruntime.StopTarget{{ID: p.Holder.ID, Name: p.Holder.Name, Holder: true}})
 	}
 	return phases
-}
-
-// StopTarget is one container of a pod's graceful stop.
-type StopTarget struct {
-	ID, Name string
-	// Holder: it runs no workload and exits at once on its stop signal.
-	Holder bool
-	// PreStop is the member's preStop hook, run before its stop signal.
-	PreStop *Hook
 }
 
 // memberNameBlocked reports whether a container the pod still has to make

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/dockctl/dockctl/dockerx"
+	"github.com/dockctl/dockctl/reconciler/podruntime"
 	"github.com/dockctl/dockctl/store"
 )
 
@@ -70,7 +71,7 @@ func filesWriterRef(instance string, ct dockerx.Container) store.InvolvedObject 
 	if name == "" {
 		name = ct.Name
 	}
-	return store.InvolvedObject{Kind: "Pod", Namespace: orDefaultNS(ct.Namespace), Name: name}
+	return store.InvolvedObject{Kind: "Pod", Namespace: podruntime.OrDefaultNamespace(ct.Namespace), Name: name}
 }
 
 // portForwardRef is the pod a port-forward helper forwarded to, by its
@@ -80,5 +81,5 @@ func portForwardRef(instance string, ct dockerx.Container) store.InvolvedObject 
 	if name == "" {
 		name = ct.Name
 	}
-	return store.InvolvedObject{Kind: "Pod", Namespace: orDefaultNS(ct.Namespace), Name: name}
+	return store.InvolvedObject{Kind: "Pod", Namespace: podruntime.OrDefaultNamespace(ct.Namespace), Name: name}
 }

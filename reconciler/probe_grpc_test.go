@@ -14,10 +14,11 @@ import (
 	"github.com/dockctl/dockctl/internal/dockerfake"
 	"github.com/dockctl/dockctl/internal/helperapi"
 	"github.com/dockctl/dockctl/manifests"
+	"github.com/dockctl/dockctl/reconciler/podruntime"
 )
 
 func TestRelaySpecGRPC(t *testing.T) {
-	target := probeTarget{ContainerID: "c", Address: "10.222.0.7"}
+	target := podruntime.ProbeTarget{ContainerID: "c", Address: "10.222.0.7"}
 	svc := "ready"
 	got, err := relaySpec(target, &manifests.Probe{GRPC: &manifests.GRPCAction{Port: 9090, Service: &svc}}, 2*time.Second)
 	want := helperapi.ProbeSpec{Kind: "grpc", Address: "10.222.0.7", Port: 9090, Service: "ready", TimeoutMillis: 2000}
@@ -40,7 +41,7 @@ func TestDockerProbeRunnerGRPC(t *testing.T) {
 	defer srv.Stop()
 	port := int32(ln.Addr().(*net.TCPAddr).Port)
 	runner := newDockerProbeRunner(dockerfake.New(testImage), nil, nil)
-	target := probeTarget{ContainerID: "c", Address: "127.0.0.1"}
+	target := podruntime.ProbeTarget{ContainerID: "c", Address: "127.0.0.1"}
 	for _, tc := range []struct {
 		service string
 		ok      bool

@@ -6,13 +6,14 @@ import (
 	"testing"
 
 	"github.com/dockctl/dockctl/manifests"
+	"github.com/dockctl/dockctl/reconciler/podruntime"
 )
 
 // panickingRunner panics on every probe, as a bug in a probe's handling of
 // an odd response or setting would.
 type panickingRunner struct{ calls atomic.Int32 }
 
-func (r *panickingRunner) Run(context.Context, probeTarget, *manifests.Probe) error {
+func (r *panickingRunner) Run(context.Context, podruntime.ProbeTarget, *manifests.Probe) error {
 	r.calls.Add(1)
 	panic("probe bug")
 }
@@ -22,7 +23,7 @@ func (r *panickingRunner) Run(context.Context, probeTarget, *manifests.Probe) er
 func TestProbePanicIsAFailedProbe(t *testing.T) {
 	h := newHarness(t, Options{})
 	runner := &panickingRunner{}
-	h.ctrl.prober.runner = runner
+	h.ctrl.prober.SetRunner(runner)
 	probed := testDeployment("web", 1, "x")
 	probed.Spec.Template.Spec.Containers[0].ReadinessProbe = fastProbe()
 	h.apply(probed)

@@ -13,6 +13,7 @@ import (
 
 	"github.com/dockctl/dockctl/dockerx"
 	"github.com/dockctl/dockctl/internal/helperapi"
+	"github.com/dockctl/dockctl/reconciler/podruntime"
 	"github.com/dockctl/dockctl/store"
 )
 
@@ -53,11 +54,6 @@ const (
 	// probe's own timeout.
 	relayMargin = 5 * time.Second
 )
-
-// errNoVerdict marks a probe attempt that could not be made (the relay is
-// missing or broken): it counts neither as a success nor as a failure, so
-// that trouble in the probing path never restarts or unreadies a pod.
-var errNoVerdict = errors.New("probe not run")
 
 // probeRoute decides and remembers how probes reach pods.
 type probeRoute struct {
@@ -125,7 +121,7 @@ func (r *probeRoute) judgeDirect(err error) error {
 	r.mu.Unlock()
 	var op *net.OpError
 	if undecided && errors.As(err, &op) && op.Op == "dial" && !errors.Is(err, syscall.ECONNREFUSED) {
-		return fmt.Errorf("%w: the instance network may not be reachable from here (probe route undecided): %v", errNoVerdict, err)
+		return fmt.Errorf("%w: the instance network may not be reachable from here (probe route undecided): %v", podruntime.ErrNoVerdict, err)
 	}
 	return err
 }
@@ -278,5 +274,5 @@ func relayVerdict(code int, out []byte, timeout time.Duration) error {
 	case helperapi.ExitTimeout:
 		return fmt.Errorf("probe timed out after %v (run in the DNS helper): %s", timeout, reason)
 	}
-	return fmt.Errorf("%w: the probe relay exited %d: %s", errNoVerdict, code, reason)
+	return fmt.Errorf("%w: the probe relay exited %d: %s", podruntime.ErrNoVerdict, code, reason)
 }

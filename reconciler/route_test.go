@@ -21,6 +21,7 @@ import (
 	"github.com/dockctl/dockctl/dockerx"
 	"github.com/dockctl/dockctl/internal/helperapi"
 	"github.com/dockctl/dockctl/manifests"
+	"github.com/dockctl/dockctl/reconciler/podruntime"
 	"github.com/dockctl/dockctl/store"
 )
 
@@ -43,8 +44,8 @@ func TestRelayVerdict(t *testing.T) {
 		switch {
 		case tt.ok && err != nil, !tt.ok && err == nil:
 			t.Errorf("exit %d: %v, want ok=%v", tt.code, err, tt.ok)
-		case err != nil && errors.Is(err, errNoVerdict) != tt.noVerdict:
-			t.Errorf("exit %d: %v; no verdict = %v, want %v", tt.code, err, errors.Is(err, errNoVerdict), tt.noVerdict)
+		case err != nil && errors.Is(err, podruntime.ErrNoVerdict) != tt.noVerdict:
+			t.Errorf("exit %d: %v; no verdict = %v, want %v", tt.code, err, errors.Is(err, podruntime.ErrNoVerdict), tt.noVerdict)
 		case err != nil && !strings.Contains(err.Error(), tt.says):
 			t.Errorf("exit %d: %q does not say %q", tt.code, err, tt.says)
 		}
@@ -53,7 +54,7 @@ func TestRelayVerdict(t *testing.T) {
 
 func TestRelaySpec(t *testing.T) {
 	ports := []manifests.ContainerPort{{Name: "http", ContainerPort: 8080}}
-	target := probeTarget{ContainerID: "c", Address: "10.222.0.7", Ports: ports}
+	target := podruntime.ProbeTarget{ContainerID: "c", Address: "10.222.0.7", Ports: ports}
 	tests := []struct {
 		name string
 		p    *manifests.Probe
@@ -271,8 +272,8 @@ func TestDockerProbeRunnerRelays(t *testing.T) {
 	d := &scriptedDial{}
 	runner := newDockerProbeRunner(nil, nd, r)
 	runner.dial = d.dial
-	target := probeTarget{ContainerID: "c", Address: "10.222.0.7", Ports: []manifests.ContainerPort{{Name: "http", ContainerPort: 8080}},
-		located: "dockctl_i", onNetwork: true}
+	target := podruntime.ProbeTarget{ContainerID: "c", Address: "10.222.0.7", Ports: []manifests.ContainerPort{{Name: "http", ContainerPort: 8080}},
+		OnNetwork: true}
 	httpOK := &manifests.Probe{HTTPGet: &manifests.HTTPGetAction{Path: "/", Port: intstr.FromString("http")}, TimeoutSeconds: 1}
 	tcpBad := &manifests.Probe{TCPSocket: &manifests.TCPSocketAction{Port: intstr.FromInt32(9)}, TimeoutSeconds: 1}
 	ctx := context.Background()
@@ -280,7 +281,7 @@ func TestDockerProbeRunnerRelays(t *testing.T) {
 	if err := runner.Run(ctx, target, httpOK); err != nil {
 		t.Fatalf("relayed httpGet: %v", err)
 	}
-	if err := runner.Run(ctx, target, tcpBad); err == nil || errors.Is(err, errNoVerdict) || !strings.Contains(err.Error(), "connection refused") {
+	if err := runner.Run(ctx, target, tcpBad); err == nil || errors.Is(err, podruntime.ErrNoVerdict) || !strings.Contains(err.Error(), "connection refused") {
 		t.Fatalf("relayed tcpSocket to a closed port: %v, want a failure with the relay's reason", err)
 	}
 	if len(nd.ids) != 2 || nd.ids[0] != "dns1" || d.count() != 0 {
@@ -289,8 +290,8 @@ func TestDockerProbeRunnerRelays(t *testing.T) {
 	// A pod not connected yet (its address is on another network): no
 	// verdict, nothing relayed.
 	off := target
-	off.onNetwork, off.Address = false, "172.17.0.5"
-	if err := runner.Run(ctx, off, httpOK); !errors.Is(err, errNoVerdict) || len(nd.ids) != 2 {
+	off.OnNetwork, off.Address = false, "172.17.0.5"
+	if err := runner.Run(ctx, off, httpOK); !errors.Is(err, podruntime.ErrNoVerdict) || len(nd.ids) != 2 {
 		t.Fatalf("a pod off the network: %v after %d execs; want no verdict and no exec", err, len(nd.ids))
 	}
 	// Host network: the relay's loopback is its own; dialed directly.
@@ -305,13 +306,13 @@ func TestDockerProbeRunnerRelays(t *testing.T) {
 	nd.answer = func(helperapi.ProbeSpec) (int, string, error) {
 		return 0, "", fmt.Errorf("exec in dns1: %w", dockerx.ErrNotFound)
 	}
-	if err := runner.Run(ctx, target, httpOK); !errors.Is(err, errNoVerdict) {
+	if err := runner.Run(ctx, target, httpOK); !errors.Is(err, podruntime.ErrNoVerdict) {
 		t.Fatalf("relay gone: %v, want no verdict", err)
 	}
 	if helper, _ := r.via(); helper != "" {
 		t.Fatalf("the lost helper %q is still used", helper)
 	}
-	if err := runner.Run(ctx, target, httpOK); !errors.Is(err, errNoVerdict) || len(nd.ids) != 3 {
+	if err := runner.Run(ctx, target, httpOK); !errors.Is(err, podruntime.ErrNoVerdict) || len(nd.ids) != 3 {
 		t.Fatalf("no helper: %v after %d execs, want no verdict without an exec", err, len(nd.ids))
 	}
 }
@@ -341,7 +342,7 @@ func TestJudgeDirect(t *testing.T) {
 		r := newProbeRoute("i", quietLog(), nil, func() {})
 		r.mode, r.network = tt.mode, tt.network
 		got := r.judgeDirect(tt.err)
-		if got == nil || errors.Is(got, errNoVerdict) != tt.noVerdict {
+		if got == nil || errors.Is(got, podruntime.ErrNoVerdict) != tt.noVerdict {
 			t.Errorf("%s on %q, %v: %v; want no verdict = %v", tt.mode, tt.network, tt.err, got, tt.noVerdict)
 		}
 	}
@@ -374,7 +375,7 @@ func TestDirectHTTPSProbeSkipsVerification(t *testing.T) {
 	p, _ := strconv.Atoi(port)
 	runner := newDockerProbeRunner(nil, nil, nil)
 	probe := &manifests.Probe{HTTPGet: &manifests.HTTPGetAction{Path: "/", Port: intstr.FromInt32(int32(p)), Scheme: "HTTPS"}, TimeoutSeconds: 5}
-	if err := runner.Run(context.Background(), probeTarget{ContainerID: "c", Address: host}, probe); err != nil {
+	if err := runner.Run(context.Background(), podruntime.ProbeTarget{ContainerID: "c", Address: host}, probe); err != nil {
 		t.Fatalf("HTTPS probe of a self-signed server: %v", err)
 	}
 }
@@ -400,15 +401,15 @@ func TestUndecidedRouteDialTimeoutGivesNoVerdict(t *testing.T) {
 	r.mode, r.network = ProbeUndecided, "dockctl_i"
 	runner := newDockerProbeRunner(nil, &execRecorder{}, r)
 	runner.dial = blackholeDial
-	target := probeTarget{ContainerID: "c", Address: "10.222.0.7",
-		Ports: []manifests.ContainerPort{{Name: "http", ContainerPort: 8080}}, located: "dockctl_i", onNetwork: true}
+	target := podruntime.ProbeTarget{ContainerID: "c", Address: "10.222.0.7",
+		Ports: []manifests.ContainerPort{{Name: "http", ContainerPort: 8080}}, OnNetwork: true}
 	probes := map[string]*manifests.Probe{
 		"tcpSocket": {TCPSocket: &manifests.TCPSocketAction{Port: intstr.FromInt32(8080)}, TimeoutSeconds: 1},
 		"httpGet":   {HTTPGet: &manifests.HTTPGetAction{Path: "/", Port: intstr.FromString("http")}, TimeoutSeconds: 1},
 	}
 	for _, kind := range []string{"tcpSocket", "httpGet"} {
 		err := runner.Run(context.Background(), target, probes[kind])
-		if !errors.Is(err, errNoVerdict) {
+		if !errors.Is(err, podruntime.ErrNoVerdict) {
 			t.Errorf("%s probe whose dial timed out while the route is undecided: %v; want no verdict (it would count towards a restart)", kind, err)
 		}
 	}

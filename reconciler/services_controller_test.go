@@ -3,7 +3,6 @@ package reconciler
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"io"
 	"log/slog"
 	"maps"
@@ -19,6 +18,7 @@ import (
 	"github.com/dockctl/dockctl/internal/helperapi"
 	"github.com/dockctl/dockctl/manifests"
 	"github.com/dockctl/dockctl/reconciler/internal/helperfake"
+	"github.com/dockctl/dockctl/reconciler/internal/podtest"
 	"github.com/dockctl/dockctl/reconciler/reconcile"
 	"github.com/dockctl/dockctl/reconciler/services"
 	"github.com/dockctl/dockctl/store"
@@ -181,28 +181,6 @@ func proxyID(eng *helperfake.Engine) string {
 	return id
 }
 
-// gateRunner's probes succeed once it is opened; until then they wait,
-// except those of container failID, which fail once failed is closed.
-type gateRunner struct {
-	open, failed chan struct{}
-	failID       string
-}
-
-func (g gateRunner) Run(ctx context.Context, t probeTarget, _ *manifests.Probe) error {
-	failed := g.failed
-	if t.ContainerID != g.failID {
-		failed = nil // never
-	}
-	select {
-	case <-g.open:
-		return nil
-	case <-failed:
-		return errors.New("probe failed")
-	case <-ctx.Done():
-		return ctx.Err()
-	}
-}
-
 // TestServiceControllerRestart: a restarted controller pushes to the
 // proxy with the pods that were ready — never an empty set while the
 // readiness probes of its new workers have not run yet — and holds each
@@ -210,9 +188,9 @@ func (g gateRunner) Run(ctx context.Context, t probeTarget, _ *manifests.Probe) 
 // whose probe then fails leaves the Service, the other stays.
 func TestServiceControllerRestart(t *testing.T) {
 	h, eng := newServiceHarness(t)
-	opened := gateRunner{open: make(chan struct{})}
-	close(opened.open)
-	h.ctrl.prober.runner = opened
+	opened := podtest.GateRunner{Open: make(chan struct{})}
+	close(opened.Open)
+	h.ctrl.prober.SetRunner(opened)
 	webApp(t, h, 2, fastProbe())
 	h.start()
 	proxy := "i_web.default_svc"
@@ -234,10 +212,10 @@ func TestServiceControllerRestart(t *testing.T) {
 		t.Fatalf("no container for pod %s in %v", pods[1], h.ours("web"))
 	}
 	pushes := len(eng.Entries())
-	gate := gateRunner{open: make(chan struct{}), failed: make(chan struct{}), failID: failing}
-	defer close(gate.open)
+	gate := podtest.GateRunner{Open: make(chan struct{}), Failed: make(chan struct{}), FailID: failing}
+	defer close(gate.Open)
 	h.ctrl = New(eng, h.store, h.opts)
-	h.ctrl.prober.runner = gate // no verdict until told
+	h.ctrl.prober.SetRunner(gate) // no verdict until told
 	h.start()
 	served := func() [][]string { // the pods of each push to the proxy since the restart
 		var out [][]string
@@ -256,11 +234,9 @@ func TestServiceControllerRestart(t *testing.T) {
 	}
 	h.waitFor("the first push after the restart", func() bool { return len(served()) > 0 })
 	h.waitFor("probe workers for both pods", func() bool {
-		h.ctrl.prober.mu.Lock()
-		defer h.ctrl.prober.mu.Unlock()
-		return len(h.ctrl.prober.workers) == 2
+		return len(h.ctrl.prober.Workers("")) == 2
 	})
-	close(gate.failed)
+	close(gate.Failed)
 	h.waitFor("the proxy serving only "+pods[0], func() bool {
 		p := servedPods(eng, proxy)
 		return len(p) == 1 && p[pods[0]] != ""

@@ -355,7 +355,7 @@ func TestGracefulStopDoesNotHoldWorker(t *testing.T) {
 	t.Run("liveness restart", func(t *testing.T) {
 		h := newHarness(t, Options{Workers: 1})
 		runner := &switchRunner{fail: map[string]bool{}}
-		h.ctrl.prober.runner = runner
+		h.ctrl.prober.SetRunner(runner)
 		rec := ignoreStops(h, never, "slow")
 		d := withGrace(testDeployment("slow", 1, "x"), 3600)
 		d.Spec.Template.Spec.Containers[0].LivenessProbe = fastProbe()

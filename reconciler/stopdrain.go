@@ -1,52 +1,9 @@
 package reconciler
 
 import (
-	"context"
-	"time"
-
 	"github.com/dockctl/dockctl/dockerx"
 	"github.com/dockctl/dockctl/reconciler/podruntime"
 )
-
-// Drain before stop (docs/design.md §8, §10): a pod leaves the endpoints of
-// every Service, and the data plane has acknowledged it, before its graceful
-// stop begins — for a scale-down, a rollout, a deletion and a liveness
-// restart alike, since each of them is a graceful stop carried out by the
-// stopper. The planner says which stops drain (setDrains, pure); the stopper
-// calls the Drainer in the stop's own goroutine, never in a worker, bounded
-// by maxDrain and by the stop's grace period: a Service data plane that does
-// not answer delays a stop, it never blocks one. A stop of a container that
-// is not running drains nothing: it serves no traffic.
-
-// DrainRef names the pod a stop drains first.
-type DrainRef struct {
-	Namespace string
-	Pod       string // the pod's name, as `get pods` shows it (its hostname)
-}
-
-// maxDrain bounds a drain: min(maxDrain, the stop's grace period).
-const maxDrain = 10 * time.Second
-
-// drainBound is how long a stop with this grace waits for its drain.
-func drainBound(grace time.Duration) time.Duration {
-	return min(maxDrain, max(grace, 0))
-}
-
-// stopDeadline is when a stop begun now kills its container at the
-// latest: its drain's bound, then its grace period; or the op's Deadline,
-// for a stop in flight shortened.
-func stopDeadline(op Op, now time.Time) time.Time {
-	if !op.Deadline.IsZero() {
-		return op.Deadline
-	}
-	if op.Drain != nil {
-		now = now.Add(drainBound(op.Grace))
-	}
-	if op.hasPreStop() {
-		now = now.Add(minPodGrace) // the least grace a preStop hook leaves
-	}
-	return now.Add(op.Grace)
-}
 
 // setDrains marks the graceful stops of running pods with the pod to
 // drain: a replica's removal or liveness restart, a pod's removal (any of
@@ -66,7 +23,7 @@ func (in PlanInput) setDrains(ops []Op) {
 		}
 		if p := in.Pods[op.ContainerID]; p != nil {
 			if podServing(p) {
-				op.Drain = &DrainRef{Namespace: in.namespace(), Pod: p.Name}
+				op.Drain = &podruntime.DrainRef{Namespace: in.namespace(), Pod: p.Name}
 			}
 			continue
 		}
@@ -78,7 +35,7 @@ func (in PlanInput) setDrains(ops []Op) {
 		}
 		if c := units[op.ContainerID]; c != nil {
 			if c.State == dockerx.StateRunning {
-				op.Drain = &DrainRef{Namespace: in.namespace(), Pod: podName(c.Deployment, c)}
+				op.Drain = &podruntime.DrainRef{Namespace: in.namespace(), Pod: podName(c.Deployment, c)}
 			}
 			continue
 		}
@@ -91,7 +48,7 @@ func (in PlanInput) setDrains(ops []Op) {
 			}
 		}
 		if p := podOf[op.ContainerID]; p != nil && podServing(p) {
-			op.Drain = &DrainRef{Namespace: in.namespace(), Pod: p.Name}
+			op.Drain = &podruntime.DrainRef{Namespace: in.namespace(), Pod: p.Name}
 		}
 	}
 }
@@ -104,44 +61,4 @@ func podServing(p *podruntime.Pod) bool {
 		}
 	}
 	return false
-}
-
-// drain takes op's pod out of the Services' endpoints, bounded, and
-// reports whether the stop may go on (false: the controller is stopping,
-// and the stop is abandoned as any stop in flight is). A failed or
-// timed-out drain is logged; the stop proceeds.
-func (s *stopper) drain(op Op) bool {
-	if op.Drain == nil || s.drainer == nil {
-		return true
-	}
-	bound := drainBound(op.Grace)
-	job, _ := s.wait(op.ContainerID, 0)
-	ctx, cancel := context.WithTimeout(job, bound)
-	defer cancel()
-	start := time.Now()
-	done := make(chan error, 1)
-	go func() {
-		// Its own goroutine: a Drainer that ignores its context cannot
-		// hold the stop past the bound (it is left to return on its own).
-		done <- guarded(func(op Op) error { return s.drainer.Drain(ctx, op.Drain.Namespace, op.Drain.Pod) }, op)
-	}()
-	var err error
-	select {
-	case err = <-done:
-	case <-ctx.Done():
-		err = ctx.Err()
-	}
-	switch {
-	case s.ctx.Err() != nil:
-		return false
-	case err != nil && job.Err() != nil:
-		s.log.Info("drain cut short: the stop's deadline was shortened", "pod", op.Drain.Pod, "namespace", op.Drain.Namespace, "took", time.Since(start))
-		return true
-	case err != nil:
-		s.log.Warn("drain before stop failed; stopping anyway", "pod", op.Drain.Pod, "namespace", op.Drain.Namespace,
-			"container", op.Name, "bound", bound, "took", time.Since(start), "err", err)
-		return true
-	}
-	s.log.Info("drained before stop", "pod", op.Drain.Pod, "namespace", op.Drain.Namespace, "took", time.Since(start))
-	return true
 }

@@ -112,29 +112,6 @@ func deleted(in PlanInput) PlanInput {
 	return in
 }
 
-// TestStopDeadlineCoversTheDrain: the kill deadline a stop records (what a
-// restarted controller resumes from) includes the drain's bound.
-func TestStopDeadlineCoversTheDrain(t *testing.T) {
-	tests := []struct {
-		grace time.Duration
-		drain bool
-		want  time.Duration
-	}{
-		{30 * time.Second, true, 40 * time.Second},
-		{3 * time.Second, true, 6 * time.Second},
-		{30 * time.Second, false, 30 * time.Second},
-	}
-	for _, tt := range tests {
-		op := Op{Kind: OpRemove, Grace: tt.grace}
-		if tt.drain {
-			op.Drain = &DrainRef{Namespace: "default", Pod: "p"}
-		}
-		if got := stopDeadline(op, t0).Sub(t0); got != tt.want {
-			t.Errorf("grace %v drain %v: deadline in %v, want %v", tt.grace, tt.drain, got, tt.want)
-		}
-	}
-}
-
 // seqLog is one ordered record of drains and stops.
 type seqLog struct {
 	mu     sync.Mutex

@@ -275,7 +275,7 @@ func TestControllerGatesEveryRevision(t *testing.T) {
 			// cannot scale the old revision down: it must be recreated.
 			d := testDeployment("web", 1, "x")
 			d.Spec.Template.Spec.Containers[0].ReadinessProbe = fastProbe()
-			h.ctrl.prober.runner = neverReady{}
+			h.ctrl.prober.SetRunner(neverReady{})
 			h.apply(d)
 			h.start()
 			h.waitReplicas("web", 1)
@@ -285,7 +285,7 @@ func TestControllerGatesEveryRevision(t *testing.T) {
 			// one replica to (re)create.
 			h.editStatus("web", func(s *deploymentState) { s.Rollout.Sizes[tt.hash] = 1 })
 			h2 := &harness{t: t, engine: h.engine, store: h.store, ctrl: New(h.engine, h.store, h.ctrl.opts)}
-			h2.ctrl.prober.runner = neverReady{}
+			h2.ctrl.prober.SetRunner(neverReady{})
 			h2.start()
 			if tt.want == "" {
 				h2.waitFor("the allowed old revision to be created", func() bool {
@@ -342,7 +342,7 @@ func TestControllerDoesNotRestartRefusedRevision(t *testing.T) {
 	opts := h.ctrl.opts
 	opts.Allow = manifests.Policy{}
 	h2 := &harness{t: t, engine: h.engine, store: h.store, ctrl: New(h.engine, h.store, opts)}
-	h2.ctrl.prober.runner = neverReady{}
+	h2.ctrl.prober.SetRunner(neverReady{})
 	h2.start()
 	h2.waitFor("a ReplicaFailure naming the refused revision", func() bool {
 		c := h.condition("web", manifests.ConditionReplicaFailure)
@@ -357,30 +357,15 @@ func TestControllerDoesNotRestartRefusedRevision(t *testing.T) {
 func TestDeleteStopsProbes(t *testing.T) {
 	h := newHarness(t, Options{})
 	runner := &switchRunner{fail: map[string]bool{}}
-	h.ctrl.prober.runner = runner
+	h.ctrl.prober.SetRunner(runner)
 	d := testDeployment("web", 2, "x")
 	d.Spec.Template.Spec.Containers[0].ReadinessProbe = fastProbe()
 	h.apply(d)
 	h.start()
 	h.waitReplicas("web", 2)
-	workers := func() int {
-		h.ctrl.prober.mu.Lock()
-		defer h.ctrl.prober.mu.Unlock()
-		n := 0
-		for _, w := range h.ctrl.prober.workers {
-			if w.deployment == "default/web" {
-				n++
-			}
-		}
-		return n
-	}
+	workers := func() int { return len(h.ctrl.prober.Workers("default/web")) }
 	h.waitFor("two probe workers", func() bool { return workers() == 2 })
-	h.ctrl.prober.mu.Lock()
-	var running []*probeWorker
-	for _, w := range h.ctrl.prober.workers {
-		running = append(running, w)
-	}
-	h.ctrl.prober.mu.Unlock()
+	running := h.ctrl.prober.Workers("")
 	if err := h.store.Delete("", "web"); err != nil {
 		t.Fatal(err)
 	}
@@ -388,7 +373,7 @@ func TestDeleteStopsProbes(t *testing.T) {
 	h.waitFor("no probe workers of web", func() bool { return workers() == 0 })
 	for _, w := range running {
 		select {
-		case <-w.done: // the goroutines ended, not only the map entry
+		case <-w: // the goroutines ended, not only the map entry
 		case <-time.After(30 * time.Second):
 			t.Fatal("a probe worker of the deleted deployment is still running")
 		}
@@ -444,7 +429,7 @@ func (f *failCounter) SyncDone(_, _ string, _ time.Duration, err error) {
 // neverReady fails every probe.
 type neverReady struct{}
 
-func (neverReady) Run(context.Context, probeTarget, *manifests.Probe) error {
+func (neverReady) Run(context.Context, podruntime.ProbeTarget, *manifests.Probe) error {
 	return errors.New("not ready")
 }
 

@@ -138,7 +138,7 @@ func TestUpgradeMainStateAndContainers(t *testing.T) {
 	}
 	opts := Options{Instance: mainInstance, ResyncPeriod: 20 * time.Millisecond, SettleTime: 20 * time.Millisecond, Logger: quietLog()}
 	h := &harness{t: t, engine: engine, store: st, opts: opts, ctrl: New(engine, st, opts)}
-	h.ctrl.prober.runner = &switchRunner{fail: map[string]bool{}} // every probe passes, as under main
+	h.ctrl.prober.SetRunner(&switchRunner{fail: map[string]bool{}}) // every probe passes, as under main
 	h.start()
 	h.waitResyncs(10)
 	if n := engine.WriteCalls(); n != 0 {

@@ -157,7 +157,10 @@ func newControllerCommandWith(g *globalOptions, o *controllerOptions) *cobra.Com
 	return cmd
 }
 
-func runController(g *globalOptions, o *controllerOptions) error {
+// check refuses the flags the controller cannot run with, before
+// anything starts; install makes the same checks (parseControllerFlags),
+// so that a mistake is its error rather than a container that exits.
+func (o *controllerOptions) check() error {
 	if o.maxReplicas < 1 || o.maxReplicas > manifests.MaxReplicasLimit {
 		return fmt.Errorf("--max-replicas %d: must be between 1 and %d", o.maxReplicas, manifests.MaxReplicasLimit)
 	}
@@ -195,32 +198,16 @@ func runController(g *globalOptions, o *controllerOptions) error {
 	if err := checkManifestPaths(o.manifests); err != nil {
 		return err
 	}
-	for i, p := range o.manifests {
-		// The path names the manager its objects record: one spelling.
-		o.manifests[i] = filepath.Clean(p)
-	}
 	if err := o.checkServiceNetwork(); err != nil {
 		return err
 	}
-	var handler slog.Handler
-	switch o.logFormat {
-	case "text":
-		handler = slog.NewTextHandler(os.Stderr, nil)
-	case "json":
-		handler = slog.NewJSONHandler(os.Stderr, nil)
-	default:
+	if o.logFormat != "text" && o.logFormat != "json" {
 		return fmt.Errorf("--log-format %q: must be text or json", o.logFormat)
 	}
-	log := slog.New(handler)
-
-	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT)
-	defer stop()
-
-	if err := checkAllowedPaths(log, o.allow.hostPaths); err != nil {
+	if err := checkAllowedPaths(slog.New(slog.DiscardHandler), o.allow.hostPaths); err != nil {
 		return err
 	}
-	logMaxSize, err := parseLogMaxSize(o.containerLogMaxSize)
-	if err != nil {
+	if _, err := parseLogMaxSize(o.containerLogMaxSize); err != nil {
 		return err
 	}
 	if o.containerLogMaxFiles < 1 {
@@ -230,6 +217,38 @@ func runController(g *globalOptions, o *controllerOptions) error {
 		if _, err := reconciler.ParseSubnet(o.subnet); err != nil {
 			return err
 		}
+	}
+	return nil
+}
+
+func runController(g *globalOptions, o *controllerOptions) error {
+	if err := o.check(); err != nil {
+		return err
+	}
+	for i, p := range o.manifests {
+		// The path names the manager its objects record: one spelling.
+		o.manifests[i] = filepath.Clean(p)
+	}
+	var handler slog.Handler
+	switch o.logFormat {
+	case "text":
+		handler = slog.NewTextHandler(os.Stderr, nil)
+	case "json":
+		handler = slog.NewJSONHandler(os.Stderr, nil)
+	}
+	log := slog.New(handler)
+
+	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT)
+	defer stop()
+
+	// Its warnings, now that there is a log (check refused a relative
+	// prefix already).
+	if err := checkAllowedPaths(log, o.allow.hostPaths); err != nil {
+		return err
+	}
+	logMaxSize, err := parseLogMaxSize(o.containerLogMaxSize)
+	if err != nil {
+		return err
 	}
 	st, err := g.openStore()
 	if err != nil {

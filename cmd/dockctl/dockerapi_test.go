@@ -58,6 +58,9 @@ type dockerAPI struct {
 	// execs by ID; exec runs each (fakeExec).
 	execs map[string]*fakeExecState
 	exec  fakeExec
+	// onRemove, when set (setOnRemove), runs after a container named
+	// name is removed, before the answer.
+	onRemove func(name string)
 }
 
 type fakeCtr struct {
@@ -159,12 +162,20 @@ func (d *dockerAPI) serve(w http.ResponseWriter, r *http.Request) {
 		if ok {
 			d.emit(events.ActionDestroy, c)
 		}
+		onRemove := d.onRemove
 		d.mu.Unlock()
 		if !ok {
 			writeJSON(w, 404, map[string]string{"message": "No such container: " + parts[1]})
 			return
 		}
+		if onRemove != nil {
+			onRemove(strings.TrimPrefix(c.summary.Names[0], "/"))
+		}
 		w.WriteHeader(204)
+	case path == "/images/json":
+		writeJSON(w, 200, []any{})
+	case path == "/volumes" && r.Method == http.MethodGet:
+		writeJSON(w, 200, map[string]any{"Volumes": []any{}})
 	case strings.HasPrefix(path, "/images/") && strings.HasSuffix(path, "/json"):
 		ref := strings.TrimSuffix(strings.TrimPrefix(path, "/images/"), "/json")
 		d.mu.Lock()
@@ -484,7 +495,10 @@ func (d *dockerAPI) inspect(w http.ResponseWriter, id string) {
 	}
 	writeJSON(w, 200, map[string]any{
 		"Id": c.summary.ID, "Name": c.summary.Names[0], "Image": c.summary.Image,
-		"State":  map[string]any{"Status": c.summary.State, "Running": c.summary.State == "running", "StartedAt": started},
+		// A restarting container is Running as well, as Docker reports it
+		// (its State.SetRestarting), between two runs of a restart policy.
+		"State": map[string]any{"Status": c.summary.State, "Running": c.summary.State == "running" || c.summary.State == "restarting",
+			"Restarting": c.summary.State == "restarting", "StartedAt": started},
 		"Config": map[string]any{"Labels": c.summary.Labels, "Image": c.summary.Image},
 	})
 }
@@ -796,4 +810,28 @@ func (c *callCounter) reset() {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.counts = map[string]int{}
+}
+
+// stateOf is the state of the container named name ("" for none).
+func (d *dockerAPI) stateOf(name string) string {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if c := d.find(name); c != nil {
+		return c.summary.State
+	}
+	return ""
+}
+
+// setStateOf sets the state of the container named name.
+func (d *dockerAPI) setStateOf(name, state string) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	d.find(name).summary.State = state
+}
+
+// setOnRemove sets what runs after each container removal.
+func (d *dockerAPI) setOnRemove(f func(name string)) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	d.onRemove = f
 }

@@ -74,6 +74,8 @@ type controllerFlags struct {
 	args []string
 	// manifests are the --manifests paths, absolute: mounted read-only.
 	manifests []string
+	// hostPaths are the --allow-host-path prefixes (readOnlyMounts).
+	hostPaths []string
 	// probe is the controller's /readyz as seen inside its container;
 	// nil when --metrics-addr is empty.
 	probe *helperapi.ProbeSpec
@@ -101,7 +103,13 @@ func parseControllerFlags(args []string, cwd string) (controllerFlags, error) {
 		}
 		o.manifests[i] = filepath.Clean(p)
 	}
+	// What the controller would refuse as it starts: in a container, an
+	// exit at once.
+	if err := o.check(); err != nil {
+		return controllerFlags{}, fmt.Errorf("controller flags: %w", err)
+	}
 	cf.manifests = o.manifests
+	cf.hostPaths = o.allow.hostPaths
 	fs.Visit(func(f *pflag.Flag) {
 		if f.Name == "manifests" {
 			for _, p := range cf.manifests {
@@ -134,6 +142,87 @@ func parseControllerFlags(args []string, cwd string) (controllerFlags, error) {
 	return cf, nil
 }
 
+// resolveMountPaths are the state directory ("" for none) and the socket
+// as install mounts them: with their symbolic links resolved, since the
+// controller protects them from hostPath mounts by the paths it sees, and
+// in its container a link's path is a plain one, its target unprotected.
+// Docker's default socket stays where the client looks for it (/var/run
+// is a system path, protected whole). A path that cannot be resolved is
+// left as it is: mounting it fails as it would have.
+func resolveMountPaths(stateDir, socket string) (string, string) {
+	if stateDir != "" {
+		if r, err := filepath.EvalSymlinks(stateDir); err == nil {
+			stateDir = r
+		}
+	}
+	if socket != "/var/run/docker.sock" {
+		if r, err := filepath.EvalSymlinks(socket); err == nil {
+			socket = r
+		}
+	}
+	return stateDir, socket
+}
+
+// controllerIdentity is the user the controller container runs as, its
+// extra groups and whether it needs the host's user namespace: with a
+// state volume root (the volume's owner), else the invoking user (the
+// state directory's), with the socket's group. A rootless daemon maps
+// container root onto the user running it, who owns the socket and the
+// state directory (any other container uid is a subordinate one, owning
+// neither); a userns-remap daemon shifts every container user, so the
+// controller runs in the host's user namespace.
+func controllerIdentity(ns dockerx.UserNamespace, stateVolume bool, uid, gid, socketGID int, socketGroup bool) (user string, groups []string, usernsHost bool) {
+	if ns.Rootless {
+		return "0:0", nil, false
+	}
+	user = fmt.Sprintf("%d:%d", uid, gid)
+	if stateVolume {
+		user = "0:0"
+	}
+	if socketGroup {
+		groups = []string{strconv.Itoa(socketGID)}
+	}
+	return user, groups, ns.Remapped
+}
+
+// readOnlyMounts are the host paths mounted read-only in the controller
+// container, each at its own path: the --manifests paths, then the
+// --allow-host-path prefixes that exist here. The controller judges a
+// hostPath by resolving it on its own filesystem and refuses what it
+// cannot resolve, so a prefix absent from its container allows nothing.
+// A prefix already mounted (the state directory, the socket, a manifests
+// path) is not mounted twice, and one that cannot be mounted over the
+// container's own (/, /proc, /sys, /dev, /state for a state volume) or
+// that passes through a symbolic link is left out: nothing below it is
+// allowed, as the controller warns.
+func readOnlyMounts(cf controllerFlags, stateDir, socket string) []string {
+	out := append([]string(nil), cf.manifests...)
+	taken := map[string]bool{socket: true}
+	if stateDir != "" {
+		taken[stateDir] = true
+	} else {
+		taken[dockerx.ControllerStateMount] = true
+	}
+	for _, p := range cf.manifests {
+		taken[p] = true
+	}
+	for _, p := range cf.hostPaths {
+		p = filepath.Clean(p)
+		if taken[p] || !filepath.IsAbs(p) || p == "/" || within(p, "/proc") || within(p, "/sys") || within(p, "/dev") {
+			continue
+		}
+		// Docker resolves a bind source's links; the target would be a
+		// plain directory at the link's path, hiding from the gate where
+		// its paths lead. Such a prefix is not mounted (nor one missing).
+		if r, err := filepath.EvalSymlinks(p); err != nil || r != p {
+			continue
+		}
+		taken[p] = true
+		out = append(out, p)
+	}
+	return out
+}
+
 // hostSocket is the Docker socket install mounts into the controller: the
 // one DOCKER_HOST names, else Docker's default. A daemon reached over TCP
 // or SSH has no socket here to give the controller.
@@ -161,17 +250,22 @@ func runInstall(cmd *cobra.Command, g *globalOptions, o *installOptions, args []
 	if err != nil {
 		return err
 	}
+	// Docker refuses a missing bind source only at create, when a
+	// re-install has already removed the running controller.
+	for _, p := range cf.manifests {
+		if _, err := os.Stat(p); err != nil {
+			return fmt.Errorf("controller flags: --manifests %s cannot be mounted: %w", p, err)
+		}
+	}
 	socket, err := hostSocket(os.Getenv("DOCKER_HOST"))
 	if err != nil {
 		return err
 	}
 	spec := dockerx.ControllerSpec{
 		Instance: g.instance, Version: currentVersion().version, Args: cf.args,
-		ReadOnly: cf.manifests, Socket: socket, Probe: cf.probe,
+		Socket: socket, Probe: cf.probe,
 	}
-	if gid, ok := fileGroup(socket); ok {
-		spec.GroupAdd = []string{strconv.Itoa(gid)}
-	}
+	socketGID, socketGroup := fileGroup(socket)
 	ctx := cmd.Context()
 	// install says itself what it loaded and made: the client's own
 	// notices are for the controller's log, only its warnings show here.
@@ -189,7 +283,7 @@ func runInstall(cmd *cobra.Command, g *globalOptions, o *installOptions, args []
 		if err := cli.EnsureStateVolume(ctx, g.instance, o.stateVolume); err != nil {
 			return err
 		}
-		spec.StateVolume, spec.User = o.stateVolume, "0:0"
+		spec.StateVolume = o.stateVolume
 		where = fmt.Sprintf("state volume %s", o.stateVolume)
 	} else {
 		dir, err := filepath.Abs(g.stateDir)
@@ -204,9 +298,16 @@ func runInstall(cmd *cobra.Command, g *globalOptions, o *installOptions, args []
 			return err
 		}
 		spec.StateDir = dir
-		spec.User = fmt.Sprintf("%d:%d", os.Getuid(), os.Getgid())
 		where = fmt.Sprintf("state directory %s", dir)
 	}
+	ns, err := cli.UserNamespace(ctx)
+	if err != nil {
+		return err
+	}
+	spec.User, spec.GroupAdd, spec.UsernsHost = controllerIdentity(ns, spec.StateVolume != "",
+		os.Getuid(), os.Getgid(), socketGID, socketGroup)
+	spec.StateDir, spec.Socket = resolveMountPaths(spec.StateDir, spec.Socket)
+	spec.ReadOnly = readOnlyMounts(cf, spec.StateDir, spec.Socket)
 	ref, err := cli.EnsureControllerImage(ctx, g.instance)
 	if err != nil {
 		return err
@@ -263,7 +364,10 @@ const installPoll = 250 * time.Millisecond
 // container, whose network namespace holds the address. /readyz answers
 // once the controller holds the state directory's lock and reaches the
 // daemon. A container that stops meanwhile fails at once, with its last
-// log lines.
+// log lines; so does one that exited and that its restart policy runs
+// again (Restarting, or a RestartCount grown since the first look), which
+// is stopped first: a controller that cannot start would otherwise
+// restart forever.
 func waitControllerReady(ctx context.Context, cli *dockerx.Client, id, name string, probe *helperapi.ProbeSpec, timeout time.Duration) error {
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
@@ -275,12 +379,25 @@ func waitControllerReady(ctx context.Context, cli *dockerx.Client, id, name stri
 		}
 		probeCmd = []string{helperapi.Binary, "helper", helperapi.ModeProbe, "--spec", p}
 	}
+	firstCount := -1
 	for {
 		st, err := cli.InspectController(ctx, id)
+		if err == nil && firstCount < 0 {
+			firstCount = st.RestartCount
+		}
 		switch {
 		case err != nil && ctx.Err() == nil:
 			return err
-		case err == nil && !st.Running && st.Status != "created" && st.Status != "restarting":
+		case err == nil && (st.Restarting || st.RestartCount > firstCount):
+			// It exited and its restart policy runs it again: as a
+			// controller that stopped, but stopped here, so that it does
+			// not restart forever (unless-stopped keeps it stopped).
+			logs := lastLogs(cli, id)
+			if err := cli.StopContainer(context.WithoutCancel(ctx), id, 10*time.Second); err != nil {
+				return fmt.Errorf("controller container %s exited and is restarting (exit code %d), and stopping it failed: %w:\n%s", name, st.ExitCode, err, logs)
+			}
+			return fmt.Errorf("controller container %s exited and was restarting (exit code %d); install stopped it (docker start %s after the fix, or install again):\n%s", name, st.ExitCode, name, logs)
+		case err == nil && !st.Running && st.Status != "created":
 			return fmt.Errorf("controller container %s stopped (%s, exit code %d):\n%s", name, st.Status, st.ExitCode, lastLogs(cli, id))
 		case err == nil && st.Running && probeCmd == nil:
 			return nil
@@ -372,9 +489,37 @@ func runUninstall(cmd *cobra.Command, g *globalOptions, o *uninstallOptions) err
 	if err != nil {
 		return err
 	}
-	remove, keep := uninstallSelection(objs, o.keepData)
 	var errs []error
+	found := len(objs) > 0
+	// attempted are the controllers removed (or not) before the others.
+	attempted := map[string]bool{}
+	if !o.dryRun {
+		// The controller acts until it is gone: what it made between the
+		// listing and its removal is found by listing again after it.
+		var stopped bool
+		for _, obj := range objs {
+			if obj.Kind != dockerx.KindContainer || obj.Role != dockerx.RoleController {
+				continue
+			}
+			attempted[obj.ID] = true
+			if err := cli.RemoveInstanceObject(ctx, obj); err != nil {
+				errs = append(errs, err)
+				continue
+			}
+			fmt.Fprintf(out, "%s %s removed\n", obj.Kind, obj.Name)
+			stopped = true
+		}
+		if stopped {
+			if objs, err = cli.ListInstanceObjects(ctx, g.instance); err != nil {
+				return errors.Join(append(errs, err)...)
+			}
+		}
+	}
+	remove, keep := uninstallSelection(objs, o.keepData)
 	for _, obj := range remove {
+		if attempted[obj.ID] {
+			continue
+		}
 		if o.dryRun {
 			fmt.Fprintf(out, "%s %s would be removed (dry run)\n", obj.Kind, obj.Name)
 			continue
@@ -388,7 +533,7 @@ func runUninstall(cmd *cobra.Command, g *globalOptions, o *uninstallOptions) err
 	for _, obj := range keep {
 		fmt.Fprintf(out, "%s %s kept (--keep-data)\n", obj.Kind, obj.Name)
 	}
-	if len(objs) == 0 {
+	if !found {
 		fmt.Fprintf(out, "No Docker object carries the label %s=%s\n", dockerx.LabelInstance, g.instance)
 	}
 	return errors.Join(errs...)

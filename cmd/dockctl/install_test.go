@@ -1,10 +1,14 @@
 package main
 
 import (
+	"context"
+	"os"
+	"path/filepath"
 	"reflect"
 	"runtime/debug"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/dockctl/dockctl/dockerx"
 	"github.com/dockctl/dockctl/internal/helperapi"
@@ -158,5 +162,236 @@ func TestGetLeavesTheInstalledControllerOut(t *testing.T) {
 		if err != nil || strings.Contains(out, "controller") {
 			t.Errorf("get %s: %v\n%s", kind, err, out)
 		}
+	}
+}
+
+// A controller that exits is restarted by its policy (unless-stopped),
+// and Docker reports it as Running and Restarting meanwhile: install
+// fails at once with its last log lines, as for one that stopped, and
+// stops it rather than leave it restarting forever; it does not wait out
+// --timeout and then blame another controller's lock.
+func TestInstallFailsAtOnceOnARestartingController(t *testing.T) {
+	f := startFakeDaemon(t)
+	name := dockerx.ControllerName("t1")
+	id := f.add(name, "restarting", map[string]string{dockerx.LabelInstance: "t1", dockerx.LabelRole: dockerx.RoleController},
+		"error: open state directory: permission denied")
+	cli, err := dockerx.NewClient()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cli.Close()
+	probe := &helperapi.ProbeSpec{Kind: "http", Address: "127.0.0.1", Port: 9477, Scheme: "HTTP", Path: "/readyz", TimeoutMillis: 2000}
+	for _, p := range []*helperapi.ProbeSpec{probe, nil} {
+		// The timeout only bounds the wait of a wrong implementation.
+		err = waitControllerReady(context.Background(), cli, id, name, p, 3*time.Second)
+		if err == nil || strings.Contains(err.Error(), "did not report ready") ||
+			!strings.Contains(err.Error(), "restarting") || !strings.Contains(err.Error(), "permission denied") {
+			t.Errorf("probe %v: error %v, want one at once naming the restarts and the log", p != nil, err)
+		}
+		if st := f.stateOf(name); st != "exited" {
+			t.Errorf("probe %v: the controller container is left %s, want it stopped", p != nil, st)
+		}
+		f.setStateOf(name, "restarting")
+	}
+}
+
+// A --manifests path that does not exist cannot be mounted: Docker
+// refuses it only at create, after a re-install removed the running
+// controller. install refuses it first and leaves the controller running.
+func TestInstallRefusesAMissingManifestsPathBeforeTouchingTheController(t *testing.T) {
+	f := startFakeDaemon(t)
+	name := dockerx.ControllerName("t1")
+	f.add(name, "running", map[string]string{dockerx.LabelInstance: "t1", dockerx.LabelRole: dockerx.RoleController})
+	missing := filepath.Join(t.TempDir(), "k8s")
+	_, _, err := run(t, "", "--state-dir", t.TempDir(), "--instance", "t1", "install", "--", "--manifests", missing)
+	if err == nil || !strings.Contains(err.Error(), missing) {
+		t.Errorf("error %v, want one naming %s", err, missing)
+	}
+	if st := f.stateOf(name); st != "running" {
+		t.Errorf("the running controller is left %q", st)
+	}
+}
+
+// The controller acts until it is removed: a replica it creates between
+// uninstall's listing and its removal (an in-flight create, a replacement)
+// is the instance's too, and uninstall removes it rather than leave it
+// behind and report everything removed.
+func TestUninstallRemovesWhatTheControllerMadeBeforeItWasRemoved(t *testing.T) {
+	f := startFakeDaemon(t)
+	ctrl := dockerx.ControllerName("t1")
+	f.add(ctrl, "running", map[string]string{dockerx.LabelInstance: "t1", dockerx.LabelRole: dockerx.RoleController})
+	f.addContainer("t1_web-abc-1", "t1", "web", nil)
+	f.addContainer("t2_web-abc-1", "t2", "web", nil)
+	f.setOnRemove(func(name string) {
+		if name == ctrl {
+			f.addContainer("t1_web-abc-2", "t1", "web", nil)
+		}
+	})
+	out, _, err := run(t, "", "--state-dir", t.TempDir(), "--instance", "t1", "uninstall")
+	if err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	if n := f.running(dockerx.LabelInstance, "t1"); n != 0 {
+		t.Errorf("%d containers of the instance left:\n%s", n, out)
+	}
+	if n := f.running(dockerx.LabelInstance, "t2"); n != 1 {
+		t.Errorf("another instance's container removed:\n%s", out)
+	}
+	if !strings.Contains(out, "container t1_web-abc-2 removed") {
+		t.Errorf("output:\n%s", out)
+	}
+}
+
+// The controller judges a hostPath by resolving it under an
+// --allow-host-path prefix on its own filesystem, and refuses what it
+// cannot resolve: in its container the prefixes must be there, at their
+// own paths, or `install -- --allow-host-path=/srv/data` allows nothing.
+// Each prefix that exists on the host is mounted read-only, once, unless
+// it is already mounted (the state directory, the socket, a --manifests
+// path) or cannot be (/, the kernel's /proc, /sys and /dev, /state under
+// a state volume).
+func TestInstallMountsTheAllowedHostPathPrefixes(t *testing.T) {
+	data, k8s, state := t.TempDir(), t.TempDir(), t.TempDir()
+	missing := filepath.Join(data, "missing")
+	prefixes := strings.Join([]string{data, missing, "/", "/proc", "/sys/fs", "/dev", k8s, state, "/var/run/docker.sock", "/state", data}, ",")
+	cf, err := parseControllerFlags([]string{"--manifests", k8s, "--allow-host-path=" + prefixes}, "/")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := readOnlyMounts(cf, state, "/var/run/docker.sock"), []string{k8s, data}; !reflect.DeepEqual(got, want) {
+		t.Errorf("state directory: read-only mounts %q, want %q", got, want)
+	}
+	if got, want := readOnlyMounts(cf, "", "/var/run/docker.sock"), []string{k8s, data, state}; !reflect.DeepEqual(got, want) {
+		t.Errorf("state volume: read-only mounts %q, want %q", got, want)
+	}
+}
+
+// What `dockctl controller` refuses as it starts, install refuses before
+// it touches anything: in a container the mistake would be a controller
+// that exits at once, and a re-install would have replaced a good one.
+func TestParseControllerFlagsRefusesWhatTheControllerRefusesAtStart(t *testing.T) {
+	for _, tt := range []struct{ args, want string }{
+		{"--workers=0", "--workers 0"},
+		{"--resync-period=0s", "--resync-period"},
+		{"--max-replicas=0", "--max-replicas"},
+		{"--service-address=localhost", "not an IP address"},
+		{"--log-format=xml", "--log-format"},
+		{"--allow-host-path=srv/data", "absolute"},
+		{"--allow-host-ports=http", "http"},
+		{"--container-log-max-size=10m", "--container-log-max-size"},
+		{"--container-log-max-files=0", "--container-log-max-files"},
+		{"--subnet=10.0.0.0", "10.0.0.0"},
+		{"--manifests=/srv/k8s --manifests=/srv/k8s/apps", "overlap"},
+	} {
+		if _, err := parseControllerFlags(strings.Split(tt.args, " "), "/"); err == nil || !strings.Contains(err.Error(), tt.want) {
+			t.Errorf("%s: error %v, want one naming %q", tt.args, err, tt.want)
+		}
+	}
+}
+
+// The controller must write the state directory and reach the socket as
+// their owner. A rootless daemon maps container root onto the user who
+// runs it (and container uid 1000 onto a subordinate uid, which owns
+// neither); a userns-remap daemon shifts every container user, root
+// included, so only the host's user namespace gives the invoking user.
+func TestControllerIdentityFollowsTheDaemonsUserNamespace(t *testing.T) {
+	for _, tt := range []struct {
+		name        string
+		ns          dockerx.UserNamespace
+		stateVolume bool
+		wantUser    string
+		wantGroups  []string
+		wantHost    bool
+	}{
+		{"plain, state directory", dockerx.UserNamespace{}, false, "1000:1000", []string{"998"}, false},
+		{"plain, state volume", dockerx.UserNamespace{}, true, "0:0", []string{"998"}, false},
+		{"rootless, state directory", dockerx.UserNamespace{Rootless: true}, false, "0:0", nil, false},
+		{"rootless, state volume", dockerx.UserNamespace{Rootless: true}, true, "0:0", nil, false},
+		{"userns-remap, state directory", dockerx.UserNamespace{Remapped: true}, false, "1000:1000", []string{"998"}, true},
+		{"userns-remap, state volume", dockerx.UserNamespace{Remapped: true}, true, "0:0", []string{"998"}, true},
+	} {
+		user, groups, host := controllerIdentity(tt.ns, tt.stateVolume, 1000, 1000, 998, true)
+		if user != tt.wantUser || !reflect.DeepEqual(groups, tt.wantGroups) || host != tt.wantHost {
+			t.Errorf("%s: %s %v host namespace %v; want %s %v %v", tt.name, user, groups, host, tt.wantUser, tt.wantGroups, tt.wantHost)
+		}
+	}
+}
+
+// The controller protects the state directory and DOCKER_HOST's socket
+// from hostPath mounts by the paths it sees. Mounted at a symbolic link's
+// path, they are plain paths in its container, and a pod could mount the
+// link's target (reachable through an allowed prefix) unprotected; so both
+// are mounted at their resolved paths. Docker's default socket stays
+// where the client looks for it.
+func TestInstallMountsTheStateDirectoryAndSocketAtTheirResolvedPaths(t *testing.T) {
+	real, links := t.TempDir(), t.TempDir()
+	real, err := filepath.EvalSymlinks(real) // a temporary directory may itself be under a link
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Mkdir(filepath.Join(real, "state"), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(real, "docker.sock"), nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range []string{"state", "docker.sock"} {
+		if err := os.Symlink(filepath.Join(real, name), filepath.Join(links, name)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	dir, sock := resolveMountPaths(filepath.Join(links, "state"), filepath.Join(links, "docker.sock"))
+	if dir != filepath.Join(real, "state") || sock != filepath.Join(real, "docker.sock") {
+		t.Errorf("got %s %s, want the links' targets under %s", dir, sock, real)
+	}
+	if dir, sock := resolveMountPaths("", "/var/run/docker.sock"); dir != "" || sock != "/var/run/docker.sock" {
+		t.Errorf("state volume, default socket: got %q %q", dir, sock)
+	}
+}
+
+// Docker mounts a bind source with its links resolved: an allowed prefix
+// that is (or passes through) a symbolic link would show in the
+// controller's container as a plain directory at the link's path, hiding
+// where its paths lead (the state directory, say) from the gate. Such a
+// prefix is not mounted: nothing below it is allowed, as before.
+func TestInstallDoesNotMountAnAllowedPrefixThroughALink(t *testing.T) {
+	real, err := filepath.EvalSymlinks(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	state, link, data := filepath.Join(real, "state"), filepath.Join(real, "link"), filepath.Join(real, "data")
+	for _, d := range []string{state, data} {
+		if err := os.Mkdir(d, 0o700); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.Symlink(state, link); err != nil {
+		t.Fatal(err)
+	}
+	cf, err := parseControllerFlags([]string{"--allow-host-path=" + link + "," + filepath.Join(link, "sub") + "," + data}, "/")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := readOnlyMounts(cf, state, "/var/run/docker.sock"), []string{data}; !reflect.DeepEqual(got, want) {
+		t.Errorf("read-only mounts %q, want %q", got, want)
+	}
+}
+
+// uninstall --dry-run names what it would remove, the controller
+// included, and removes nothing: not even the controller, which the real
+// run removes before listing again.
+func TestUninstallDryRunRemovesNothing(t *testing.T) {
+	f := startFakeDaemon(t)
+	ctrl := dockerx.ControllerName("t1")
+	f.add(ctrl, "running", map[string]string{dockerx.LabelInstance: "t1", dockerx.LabelRole: dockerx.RoleController})
+	f.addContainer("t1_web-abc-1", "t1", "web", nil)
+	f.setOnRemove(func(name string) { t.Errorf("container %s removed by a dry run", name) })
+	out, _, err := run(t, "", "--state-dir", t.TempDir(), "--instance", "t1", "uninstall", "--dry-run")
+	if err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	want := "container " + ctrl + " would be removed (dry run)\ncontainer t1_web-abc-1 would be removed (dry run)\n"
+	if out != want || f.running(dockerx.LabelInstance, "t1") != 2 {
+		t.Errorf("output %q, want %q; %d running", out, want, f.running(dockerx.LabelInstance, "t1"))
 	}
 }

@@ -282,6 +282,12 @@ func (e *Engine) Add(c dockerx.Container, op string) (string, error) {
 // add creates a container with the given namespaces that mounts the named
 // volumes (see mountVolumesLocked).
 func (e *Engine) add(c dockerx.Container, op string, ns *namespaces, volumes []mountedVolume) (string, error) {
+	return e.addWithID(c, "", op, ns, volumes)
+}
+
+// addWithID is add keeping the given ID (Restore: a container captured on
+// a real daemon), or giving the next one when id is "".
+func (e *Engine) addWithID(c dockerx.Container, id, op string, ns *namespaces, volumes []mountedVolume) (string, error) {
 	e.mu.Lock()
 	if op != "" {
 		e.calls[op]++
@@ -300,8 +306,11 @@ func (e *Engine) add(c dockerx.Container, op string, ns *namespaces, volumes []m
 		e.mu.Unlock()
 		return "", fmt.Errorf("create container %s: %w", c.Name, err)
 	}
-	e.nextID++
-	c.ID = fmt.Sprintf("%064x", e.nextID)
+	if _, taken := e.containers[id]; id == "" || taken {
+		e.nextID++
+		id = fmt.Sprintf("%064x", e.nextID)
+	}
+	c.ID = id
 	c.Instance = c.Labels[dockerx.LabelInstance]
 	c.Deployment = c.Labels[dockerx.LabelDeployment]
 	c.TemplateHash = c.Labels[dockerx.LabelTemplateHash]

@@ -23,8 +23,27 @@
 // (ContainerState) and the crash-loop backoff; probes.go which probes
 // the runtime runs; envresolve.go, filesplan.go and pullsecrets.go what a
 // container is created with — environment, file volumes' payload, pull
-// credentials — from the ConfigStore (configstore.go), and seccomp.go a
-// Localhost seccomp profile from the host.
+// credentials — from the ConfigStore (configstore.go), seccomp.go a
+// Localhost seccomp profile from the host, and podip.go which pods get a
+// static address before their create (status.podIP) and which one;
+// slowstart.go is how an executor runs a wave of creates (SlowStart) and
+// other ops (Parallel); claimplan.go plans the claims' volumes (PlanClaims:
+// bind at once, release once no container mounts them, docs/design.md
+// §12) and says which claims a template and which containers mount;
+// imageuser.go is kubelet's runAsNonRoot check before a revision's
+// creates (CheckRunAsNonRoot).
+//
+// The goroutines of the kubelet: runtime.go is the Runtime a workload
+// controller holds and stops, which owns prober.go (Prober: one worker
+// per running container with probes the runtime runs, through a
+// ProbeRunner its controller gives it, which knows how to reach pods),
+// startup.go (startup probes) and hooks.go (lifecycle hooks: postStart in
+// the probe worker, RunHook for the stopper's preStop), and stopper.go
+// (Stopper: each graceful stop, a StopRequest, in a goroutine of its own)
+// with stopdrain.go (the drain out of the Services before the stop
+// signal, through a Drainer, and the deadline a stop records,
+// StopDeadline). An owner is named to them by the string its controller
+// queues; they call back with it (Notify, Done).
 //
 // Who restarts a crashed container: dockctl, not Docker. Containers are
 // created with restart policy "no" and the runtime starts a container that
@@ -63,12 +82,14 @@
 //   - A running pod is drained (out of every Service, acknowledged, within
 //     min(10 s, its grace period)) before its stop signal; a drain that
 //     fails or does not answer never prevents the stop.
+//   - A probe or hook that panics, and a stop, drain or preStop hook that
+//     panics (Guard), is a failure of that container, never the end of
+//     the controller.
 //
-// The last two, and the execution of pods (holder and members, init
-// order, sidecars, env, files, claims, probes and hooks, starts with the
-// backoff ObserveExits computes), are still carried out by package
-// reconciler (stopper.go, stopdrain.go, execute.go, podplan.go,
-// prober.go, hooks.go, files.go, claims.go; state.go records starts and
-// refused starts in ContainerState) for the Deployment controller, under
-// these rules.
+// The execution of pods' creates and starts (holder and members, init
+// order, sidecars, env, files, claims, starts with the backoff
+// ObserveExits computes) is still carried out by package reconciler
+// (execute.go, podplan.go, files.go, claims.go, podip.go, imageuser.go;
+// state.go records starts and refused starts in ContainerState) for the
+// Deployment controller, under these rules.
 package podruntime

@@ -21,6 +21,7 @@ import (
 // instance and state directory.
 type controller struct {
 	e           *env
+	bin         string // the dockctl binary it runs, also for its CLI
 	name        string
 	instance    string
 	stateDir    string
@@ -39,7 +40,7 @@ func (e *env) startController(ctx context.Context, name string, resync time.Dura
 		return nil, err
 	}
 	c := &controller{
-		e: e, name: name,
+		e: e, bin: e.dockctlBin, name: name,
 		instance:    "bench-" + e.runID + "-" + name,
 		stateDir:    filepath.Join(e.tmp, "state-"+name),
 		metricsAddr: fmt.Sprintf("127.0.0.1:%d", port),
@@ -51,7 +52,7 @@ func (e *env) startController(ctx context.Context, name string, resync time.Dura
 	if err != nil {
 		return nil, err
 	}
-	c.cmd = exec.Command(e.dockctlBin, append([]string{"--instance", c.instance, "--state-dir", c.stateDir,
+	c.cmd = exec.Command(c.bin, append([]string{"--instance", c.instance, "--state-dir", c.stateDir,
 		"controller", "--metrics-addr", c.metricsAddr, "--resync-period", resync.String()}, extra...)...)
 	c.cmd.Stdout, c.cmd.Stderr = logFile, logFile
 	c.cmd.Env = os.Environ()
@@ -139,7 +140,7 @@ func (c *controller) dockctl(ctx context.Context, stdin string, args ...string) 
 // dockctlOutput is dockctl returning what the command printed.
 func (c *controller) dockctlOutput(ctx context.Context, stdin string, args ...string) (string, error) {
 	full := append([]string{"--instance", c.instance, "--state-dir", c.stateDir}, args...)
-	cmd := exec.CommandContext(ctx, c.e.dockctlBin, full...)
+	cmd := exec.CommandContext(ctx, c.bin, full...)
 	cmd.Stdin = strings.NewReader(stdin)
 	var out bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &out

@@ -172,8 +172,14 @@ func (e *env) buildImage(ctx context.Context, tag, dir, dockerfile string) error
 }
 
 func (e *env) goBuild(ctx context.Context, pkg, out, ldflags string) error {
+	return goBuildIn(ctx, e.root, pkg, out, ldflags)
+}
+
+// goBuildIn builds pkg of the module checked out at dir, as make build
+// does (static, trimmed, tag grpcnotrace).
+func goBuildIn(ctx context.Context, dir, pkg, out, ldflags string) error {
 	cmd := exec.CommandContext(ctx, "go", "build", "-trimpath", "-tags", "grpcnotrace", "-ldflags", ldflags, "-o", out, pkg)
-	cmd.Dir = e.root
+	cmd.Dir = dir
 	cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
 	if b, err := cmd.CombinedOutput(); err != nil {
 		return fmt.Errorf("go build %s: %v\n%s", pkg, err, b)

@@ -11,6 +11,8 @@
 // Settings come from the environment so that `make bench` can pass them
 // through: BENCH_QUICK=1 (a run under three minutes), BENCH_SWARM=1 (the Swarm
 // figures even when quick), BENCH_JSON=PATH (also write the results as JSON).
+// The flag -baseline REV (BENCH_BASELINE=REV) also measures dockctl built
+// from that revision beside the tree's (baseline.go).
 package main
 
 import (
@@ -138,16 +140,46 @@ func loadSettings() settings {
 	return s
 }
 
+// options are the command line's.
+type options struct {
+	swarmMarker string
+	// baseline is a revision of this repository whose dockctl is measured
+	// beside the tree's (baseline.go); "" none.
+	baseline string
+}
+
+func parseFlags(args []string) (options, error) {
+	var o options
+	fs := flag.NewFlagSet("dockbench", flag.ContinueOnError)
+	fs.StringVar(&o.swarmMarker, "swarm-marker", "", "file written while this run owns a swarm (make bench's trap leaves the swarm if it is still there)")
+	fs.StringVar(&o.baseline, "baseline", "", "also build dockctl from this git revision and measure repair, scale and idle cost for both, side by side (after/before ratios)")
+	if err := fs.Parse(args); err != nil {
+		return options{}, err
+	}
+	if fs.NArg() > 0 {
+		return options{}, fmt.Errorf("unexpected arguments: %s", strings.Join(fs.Args(), " "))
+	}
+	if o.baseline != "" {
+		if err := checkRevision(o.baseline); err != nil {
+			return options{}, err
+		}
+	}
+	return o, nil
+}
+
 func main() {
-	swarmMarker := flag.String("swarm-marker", "", "file written while this run owns a swarm (make bench's trap leaves the swarm if it is still there)")
-	flag.Parse()
-	if err := run(*swarmMarker); err != nil {
+	o, err := parseFlags(os.Args[1:])
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "dockbench:", err)
+		os.Exit(2)
+	}
+	if err := run(o); err != nil {
 		fmt.Fprintln(os.Stderr, "dockbench:", err)
 		os.Exit(1)
 	}
 }
 
-func run(swarmMarker string) (err error) {
+func run(o options) (err error) {
 	s := loadSettings()
 	ctx, cancel := context.WithTimeout(context.Background(), s.Deadline)
 	defer cancel()
@@ -193,12 +225,19 @@ func run(swarmMarker string) (err error) {
 	if err != nil {
 		return err
 	}
-	e.swarmMarker = swarmMarker
+	e.swarmMarker = o.swarmMarker
 	rep := newReport(e, s)
+	rep.Baseline = o.baseline
 	rep.printHeader(os.Stdout)
 
 	if err := e.build(ctx); err != nil {
 		return err
+	}
+	var base baseline
+	if o.baseline != "" {
+		if base, err = e.buildBaseline(ctx, o.baseline); err != nil {
+			return err
+		}
 	}
 
 	// Each section records its figures, or the reason it has none, and the
@@ -207,6 +246,13 @@ func run(swarmMarker string) (err error) {
 		name string
 		fn   func(context.Context, *env, settings, *report) error
 	}{
+		// Only with -baseline (BENCH_SECTIONS=baseline runs it alone).
+		{"baseline", func(ctx context.Context, e *env, s settings, rep *report) error {
+			if o.baseline == "" {
+				return nil
+			}
+			return benchBaseline(ctx, e, s, rep, base)
+		}},
 		{"repair", benchRepair},
 		{"scale", benchScale},
 		{"rolling", benchRollingDockctl},
@@ -231,6 +277,9 @@ func run(swarmMarker string) (err error) {
 	}
 	var failed []string
 	for _, sec := range sections {
+		if sec.name == "baseline" && o.baseline == "" {
+			continue
+		}
 		if len(only) > 0 && !only[sec.name] {
 			rep.note("%s: not run (BENCH_SECTIONS=%s)", sec.name, os.Getenv("BENCH_SECTIONS"))
 			continue

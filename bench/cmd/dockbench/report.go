@@ -62,6 +62,7 @@ type report struct {
 	Duration string            `json:"duration"`
 	Machine  machine           `json:"machine"`
 	Settings settings          `json:"settings"`
+	Baseline string            `json:"baseline,omitempty"` // -baseline: the revision compared against
 	Figures  []figure          `json:"figures"`
 	Ratios   []ratio           `json:"ratios"`
 	Notes    []string          `json:"notes"`
@@ -69,7 +70,7 @@ type report struct {
 
 func newReport(e *env, s settings) *report {
 	r := &report{RunID: e.runID, Command: os.Args, Started: time.Now(), Settings: s, Env: map[string]string{}}
-	for _, k := range []string{"BENCH_QUICK", "BENCH_SWARM", "BENCH_JSON", "BENCH_SECTIONS", "BENCH_DEADLINE", "DOCKER_HOST"} {
+	for _, k := range []string{"BENCH_QUICK", "BENCH_SWARM", "BENCH_JSON", "BENCH_SECTIONS", "BENCH_DEADLINE", "BENCH_BASELINE", "DOCKER_HOST"} {
 		if v, ok := os.LookupEnv(k); ok {
 			r.Env[k] = v
 		}
@@ -125,7 +126,11 @@ func (r *report) printHeader(w io.Writer) {
 	fmt.Fprintln(w)
 	fmt.Fprintf(w, "machine:  nproc %d, %s, %s RAM, kernel %s, load average %s\n", m.NProc, m.CPU, m.MemTotal, m.Kernel, m.LoadAvgStart)
 	fmt.Fprintf(w, "docker:   Engine %s (API %s), storage %s, cgroup driver %s; %s\n", m.DockerVersion, m.DockerAPI, m.StorageDriver, m.CgroupDriver, m.Go)
-	fmt.Fprintf(w, "mode:     quick=%t swarm=%t\n\n", r.Settings.Quick, r.Settings.Swarm)
+	fmt.Fprintf(w, "mode:     quick=%t swarm=%t", r.Settings.Quick, r.Settings.Swarm)
+	if r.Baseline != "" {
+		fmt.Fprintf(w, " baseline=%s", r.Baseline)
+	}
+	fmt.Fprint(w, "\n\n")
 }
 
 func (r *report) add(f figure) {

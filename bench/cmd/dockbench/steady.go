@@ -25,21 +25,26 @@ import (
 // reports them (dockctl_docker_api_calls_total, when exported) and as
 // counted independently by a proxy in front of the Docker socket.
 func benchSteady(ctx context.Context, e *env, s settings, rep *report) error {
-	const section = "steady state"
-	total := s.SteadyDeploys * s.SteadyReplicas
 	rep.note("steady state: %d deployments × %d replicas, idle window %s, controller --resync-period %s",
 		s.SteadyDeploys, s.SteadyReplicas, s.SteadyIdle, s.SteadyResync)
+	return measureSteady(ctx, e, s, rep, "steady state", "steady")
+}
 
+// measureSteady is benchSteady's measurement, its figures recorded under
+// section, with a controller of that name (the baseline comparison runs it
+// once per binary).
+func measureSteady(ctx context.Context, e *env, s settings, rep *report, section, name string) error {
+	total := s.SteadyDeploys * s.SteadyReplicas
 	proxy, err := startCountingProxy(e)
 	if err != nil {
-		rep.note("steady state: no API-call proxy (%v): proxy counts are n/a", err)
+		rep.note("%s: no API-call proxy (%v): proxy counts are n/a", section, err)
 	}
 	dockerHost := ""
 	if proxy != nil {
 		defer proxy.close()
 		dockerHost = "unix://" + proxy.sock
 	}
-	c, err := e.startController(ctx, "steady", s.SteadyResync, dockerHost)
+	c, err := e.startController(ctx, name, s.SteadyResync, dockerHost)
 	if err != nil {
 		return err
 	}

@@ -1,4 +1,4 @@
-package reconciler
+package podruntime
 
 import (
 	"fmt"
@@ -16,7 +16,7 @@ import (
 // is deleted and no container uses it any more (Kubernetes' pvc-protection).
 // A volume whose claim this state directory never knew is never removed, not
 // even with --prune-orphans: it is data. This file is the pure planner;
-// claims.go observes and executes.
+// package reconciler's claims.go observes and executes.
 
 // ClaimInput is one claim record as the state directory holds it.
 type ClaimInput struct {
@@ -88,7 +88,7 @@ func PlanClaims(in ClaimPlanInput) ClaimPlan {
 	}
 	known := map[string]bool{}
 	for _, cl := range in.Claims {
-		r := dockerx.ClaimVolumeRequest{Instance: in.Instance, Namespace: orDefaultNS(cl.Namespace), Claim: cl.Name}
+		r := dockerx.ClaimVolumeRequest{Instance: in.Instance, Namespace: OrDefaultNamespace(cl.Namespace), Claim: cl.Name}
 		name := r.Name()
 		known[name] = true
 		v, exists := observed[name]
@@ -125,11 +125,11 @@ func PlanClaims(in ClaimPlanInput) ClaimPlan {
 
 // claimRef names a claim as Kubernetes' messages do.
 func claimRef(cl ClaimInput) string {
-	return fmt.Sprintf("persistentvolumeclaim %q of namespace %q", cl.Name, orDefaultNS(cl.Namespace))
+	return fmt.Sprintf("persistentvolumeclaim %q of namespace %q", cl.Name, OrDefaultNamespace(cl.Namespace))
 }
 
-// orDefaultNS reads "" as the default namespace.
-func orDefaultNS(ns string) string {
+// OrDefaultNamespace reads "" as the default namespace.
+func OrDefaultNamespace(ns string) string {
 	if ns == "" {
 		return manifests.DefaultNamespace
 	}
@@ -151,9 +151,9 @@ func ClaimUsers(instance string, cs []dockerx.Container) map[string][]string {
 	return out
 }
 
-// templateClaims returns the claims a pod template mounts, in volume order,
+// TemplateClaims returns the claims a pod template mounts, in volume order,
 // each once.
-func templateClaims(ps *manifests.PodSpec) []string {
+func TemplateClaims(ps *manifests.PodSpec) []string {
 	var out []string
 	for _, v := range ps.Volumes {
 		if src := v.PersistentVolumeClaim; src != nil && !slices.Contains(out, src.ClaimName) {
@@ -161,4 +161,19 @@ func templateClaims(ps *manifests.PodSpec) []string {
 		}
 	}
 	return out
+}
+
+// MountsClaims reports whether any of cs mounts a claim's volume: once
+// such containers are removed, the sweep may release a deleted claim's
+// volume.
+func MountsClaims(instance string, cs []dockerx.Container) bool {
+	prefix := dockerx.ClaimVolumePrefix(instance)
+	for _, ct := range cs {
+		for _, v := range ct.Volumes {
+			if strings.HasPrefix(v, prefix) {
+				return true
+			}
+		}
+	}
+	return false
 }

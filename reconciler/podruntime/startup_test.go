@@ -1,4 +1,4 @@
-package reconciler
+package podruntime_test
 
 import (
 	"context"
@@ -9,12 +9,13 @@ import (
 	"testing"
 	"time"
 
-	"k8s.io/apimachinery/pkg/util/intstr"
 	clocktesting "k8s.io/utils/clock/testing"
 
 	"github.com/dockctl/dockctl/dockerx"
 	"github.com/dockctl/dockctl/internal/dockerfake"
 	"github.com/dockctl/dockctl/manifests"
+	"github.com/dockctl/dockctl/reconciler/internal/podtest"
+	"github.com/dockctl/dockctl/reconciler/podruntime"
 )
 
 // scriptRunner answers each probe (by identity) from its script, the last
@@ -27,7 +28,7 @@ type scriptRunner struct {
 	called  chan string
 }
 
-func (r *scriptRunner) Run(_ context.Context, _ probeTarget, p *manifests.Probe) error {
+func (r *scriptRunner) Run(_ context.Context, _ podruntime.ProbeTarget, p *manifests.Probe) error {
 	r.mu.Lock()
 	name := r.names[p]
 	r.calls = append(r.calls, name)
@@ -42,10 +43,6 @@ func (r *scriptRunner) Run(_ context.Context, _ probeTarget, p *manifests.Probe)
 		return errors.New(name + " failed")
 	}
 	return nil
-}
-
-func tcpProbe(period, failures int32) *manifests.Probe {
-	return &manifests.Probe{TCPSocket: &manifests.TCPSocketAction{Port: intstr.FromInt32(80)}, PeriodSeconds: period, TimeoutSeconds: 1, SuccessThreshold: 1, FailureThreshold: failures}
 }
 
 // TestStartupProbeStateMachine drives a worker with a fake clock: the
@@ -103,30 +100,30 @@ func TestStartupProbeStateMachine(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			engine := dockerfake.New(testImage)
+			engine := dockerfake.New(podtest.Image)
 			id, _ := engine.Add(dockerx.Container{Name: "i_web-h-0", State: dockerx.StateRunning, TemplateHash: "h", Labels: map[string]string{}}, "")
-			startup := tcpProbe(2, 3)
+			startup := podtest.TCPProbe(2, 3)
 			c := manifests.Container{Name: "web", Image: "img:1", StartupProbe: startup}
 			runner := &scriptRunner{names: map[*manifests.Probe]string{startup: "startup"}, scripts: map[*manifests.Probe][]bool{startup: tt.startup}, called: make(chan string, 16)}
 			if tt.readiness {
-				c.ReadinessProbe = tcpProbe(10, 3)
+				c.ReadinessProbe = podtest.TCPProbe(10, 3)
 				runner.names[c.ReadinessProbe], runner.scripts[c.ReadinessProbe] = "readiness", tt.readyScript
 			}
 			if tt.liveness {
-				c.LivenessProbe = tcpProbe(10, 3)
+				c.LivenessProbe = podtest.TCPProbe(10, 3)
 				runner.names[c.LivenessProbe], runner.scripts[c.LivenessProbe] = "liveness", []bool{true}
 			}
 			tmpl := &manifests.PodTemplateSpec{Spec: manifests.PodSpec{Containers: []manifests.Container{c}}}
 			templates := func(string) *manifests.PodTemplateSpec { return tmpl }
 			clk := clocktesting.NewFakeClock(time.Unix(0, 0))
-			p := newProber(engine, runner, nil, func(string) {}, slog.New(slog.NewTextHandler(io.Discard, nil)))
-			p.clock = clk
-			defer p.stop()
+			p := podruntime.NewProber(podruntime.ProberConfig{Docker: engine, Runner: runner, Notify: func(string) {}, Log: slog.New(slog.NewTextHandler(io.Discard, nil))})
+			p.SetClock(clk)
+			defer p.Stop()
 			ctr := dockerx.Container{ID: id, Name: "i_web-h-0", State: dockerx.StateRunning, TemplateHash: "h"}
 			// A later worker (again): not ready until judged, rather than
 			// "no verdict".
-			p.probedOnce[id] = "default/web"
-			res := p.sync(context.Background(), "default/web", []dockerx.Container{ctr}, templates)[id]
+			p.MarkProbedOnce(id, "default/web")
+			res := p.Sync(context.Background(), "default/web", []dockerx.Container{ctr}, templates)[id]
 			if res.Ready == nil || *res.Ready {
 				t.Fatalf("before any probe: ready %v, want false", fmtBool(res.Ready))
 			}
@@ -148,8 +145,8 @@ func TestStartupProbeStateMachine(t *testing.T) {
 				case <-time.After(10 * time.Second):
 					t.Fatalf("step %d: no probe ran, want %s", i, s.want)
 				}
-				waitFor(t, func() bool {
-					r := p.results([]dockerx.Container{ctr})[id]
+				podtest.WaitFor(t, func() bool {
+					r := p.Results([]dockerx.Container{ctr})[id]
 					return r.Alive == s.alive && (s.ready == nil || r.Ready != nil && *r.Ready == *s.ready)
 				})
 				if s.checkNone {
@@ -167,8 +164,8 @@ func TestStartupProbeStateMachine(t *testing.T) {
 			// Started once the startup probe passed, never if it failed.
 			passed := tt.startup[len(tt.startup)-1]
 			if passed {
-				waitFor(t, func() bool { return p.results([]dockerx.Container{ctr})[id].Started })
-			} else if p.results([]dockerx.Container{ctr})[id].Started {
+				podtest.WaitFor(t, func() bool { return p.Results([]dockerx.Container{ctr})[id].Started })
+			} else if p.Results([]dockerx.Container{ctr})[id].Started {
 				t.Error("started, though its startup probe failed")
 			}
 		})
@@ -177,16 +174,5 @@ func TestStartupProbeStateMachine(t *testing.T) {
 
 func waitWaiters(t *testing.T, clk *clocktesting.FakeClock) {
 	t.Helper()
-	waitFor(t, clk.HasWaiters)
-}
-
-func waitFor(t *testing.T, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatal("condition not met within 10s")
-		}
-		time.Sleep(time.Millisecond)
-	}
+	podtest.WaitFor(t, clk.HasWaiters)
 }

@@ -1,4 +1,4 @@
-package reconciler
+package podruntime
 
 import (
 	"reflect"
@@ -116,7 +116,7 @@ func TestClaimUsers(t *testing.T) {
 	if got := ClaimUsers("i", cs); !reflect.DeepEqual(got, want) {
 		t.Errorf("ClaimUsers = %v, want %v", got, want)
 	}
-	if !mountsClaims("i", cs[:1]) || mountsClaims("i", cs[3:]) {
+	if !MountsClaims("i", cs[:1]) || MountsClaims("i", cs[3:]) {
 		t.Error("mountsClaims: wrong answer")
 	}
 }
@@ -132,7 +132,7 @@ func TestClaimUsersIgnoresPodVolumes(t *testing.T) {
 	if got := ClaimUsers("i", []dockerx.Container{member}); len(got) != 0 {
 		t.Errorf("ClaimUsers = %v: an emptyDir volume taken for a claim's", got)
 	}
-	if mountsClaims("i", []dockerx.Container{member}) {
+	if MountsClaims("i", []dockerx.Container{member}) {
 		t.Errorf("mountsClaims: a pod mounting only an emptyDir is said to mount a claim")
 	}
 }

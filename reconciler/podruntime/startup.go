@@ -1,4 +1,4 @@
-package reconciler
+package podruntime
 
 import (
 	"context"
@@ -20,7 +20,7 @@ import (
 // startup runs the startup probe until it succeeds (true) or reaches its
 // failureThreshold (false: the container is marked not alive, to be
 // restarted) or ctx ends (false).
-func (p *prober) startup(ctx context.Context, w *probeWorker, t probeTarget, name string, pr *manifests.Probe) bool {
+func (p *Prober) startup(ctx context.Context, w *probeWorker, t ProbeTarget, name string, pr *manifests.Probe) bool {
 	started := false
 	p.loop(ctx, t, "Startup", pr, func(ok bool) bool {
 		if ok {
@@ -35,8 +35,8 @@ func (p *prober) startup(ctx context.Context, w *probeWorker, t probeTarget, nam
 }
 
 // fail marks the worker's container not alive (to be restarted) and tells
-// its deployment, once.
-func (p *prober) fail(w *probeWorker, name, why string) {
+// its owner, once.
+func (p *Prober) fail(w *probeWorker, name, why string) {
 	w.mu.Lock()
 	changed := w.alive
 	w.alive = false
@@ -47,6 +47,6 @@ func (p *prober) fail(w *probeWorker, name, why string) {
 	w.mu.Unlock()
 	if changed {
 		p.log.Warn(why, "container", name)
-		p.notify(w.deployment)
+		p.notify(w.owner)
 	}
 }

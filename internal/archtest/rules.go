@@ -1,0 +1,67 @@
+package archtest
+
+// m is a pattern of the module: m("store") is Module+"/store".
+func m(path string) string { return Module + "/" + path }
+
+// Rules are dockctl's architecture rules (see the package doc).
+var Rules = []Rule{
+	{
+		// The model is shared by every layer; whatever it imported, every
+		// layer would import.
+		Name:   "manifests imports no package of the module but internal helpers",
+		From:   []string{m("manifests/...")},
+		Forbid: []string{m("...")},
+		Allow:  []string{m("internal/...")},
+	},
+	{
+		Name:   "store reaches no controller, Docker client or command",
+		From:   []string{m("store/...")},
+		Forbid: []string{m("reconciler/..."), m("dockerx/..."), m("cmd/...")},
+	},
+	{
+		Name:   "dockerx reaches no store or controller",
+		From:   []string{m("dockerx/...")},
+		Forbid: []string{m("store/..."), m("reconciler/...")},
+	},
+	{
+		Name:   "nothing imports cmd/...",
+		From:   []string{m("...")},
+		Forbid: []string{m("cmd/...")},
+		Direct: true,
+	},
+	{
+		// Package reconciler is the Deployment controller and the wiring of
+		// the others (New, Options); its subpackages and every other
+		// package stay below it, so only what starts a controller imports
+		// it. Its subpackages are not matched: m("reconciler") is exact.
+		Name:   "only the wiring imports package reconciler",
+		From:   []string{m("...")},
+		Except: []string{m("cmd/..."), m("metrics"), m("bench/...")},
+		Forbid: []string{m("reconciler")},
+		Direct: true,
+	},
+	{
+		// One package speaks to Docker, so the API version it negotiates and
+		// the errors it maps are decided in one place. The fake of it (it
+		// returns the SDK's types), the end-to-end tests and the benchmark
+		// harness (they drive Docker beside dockctl) are the exceptions.
+		Name:   "only dockerx imports the Docker SDK",
+		From:   []string{m("...")},
+		Except: []string{m("dockerx/..."), m("internal/dockerfake"), m("e2e/..."), m("bench/...")},
+		Forbid: []string{"github.com/docker/docker/...", "github.com/docker/cli/..."},
+		Direct: true,
+	},
+	{
+		// What runs inside the Service helpers (`dockctl helper …`: proxy,
+		// DNS server, probe relay, push client, holder) and the workload
+		// image: a helper holds no controller state and never speaks to
+		// Docker (docs/design.md §10).
+		Name: "helper and workload code reaches no store, controller or Docker client",
+		From: []string{
+			m("internal/dataplane"), m("internal/clusterdns"), m("internal/holder"),
+			m("internal/helperapi"), m("internal/grpcprobe"), m("internal/atomicfiles"),
+			m("internal/standinapi"), m("cmd/workload"),
+		},
+		Forbid: []string{m("store/..."), m("reconciler/..."), m("dockerx/..."), "github.com/docker/docker/...", "github.com/docker/cli/..."},
+	},
+}
