@@ -371,6 +371,10 @@ func TestE2EContainerLifecycle(t *testing.T) {
 		}{{"pause", StatePaused, api.ContainerPause}, {"unpause", StateRunning, c.UnpauseContainer}} {
 			// As a user's docker pause: the list is made on the event, not
 			// once the call has returned.
+			// Docker may report one pause or unpause twice (its API call and
+			// containerd's event each log it); a second one, settled late,
+			// belongs to the previous round, not to this call.
+			called := time.Now()
 			errc := make(chan error, 1)
 			go func() { errc <- step.call(ctx, id) }()
 			timeout := time.After(15 * time.Second)
@@ -378,7 +382,7 @@ func TestE2EContainerLifecycle(t *testing.T) {
 			for {
 				select {
 				case ev := <-evs:
-					if ev.ContainerID == id && ev.Action == step.action {
+					if ev.ContainerID == id && ev.Action == step.action && !ev.Time.Before(called) {
 						break waitStep
 					}
 				case <-timeout:

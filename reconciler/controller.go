@@ -136,6 +136,11 @@ type Options struct {
 	// helper that is not running is removed by the sweep (portforward.go;
 	// default DefaultStalePortForwardAfter).
 	StalePortForwardAfter time.Duration
+	// ReservedNameWindow is how long a container name that Docker reserves
+	// without showing its container counts as a replica in flight of the
+	// deployment whose create met it (conflict.go; default
+	// DefaultReservedNameWindow). Past it, the name is blocked.
+	ReservedNameWindow time.Duration
 }
 
 // orphanSweepKey is queued for a whole-instance pass: it finds orphans and
@@ -168,6 +173,9 @@ type Controller struct {
 	orphans map[string]bool            // container IDs already reported
 	invalid map[string]string          // deployment key → invalid record problems already logged
 	blocked map[string]map[string]bool // deployment key → names held by others
+	// reserved holds, by deployment key and name, the names Docker
+	// reserves without showing a container: creates in flight (conflict.go).
+	reserved map[string]map[string]reservation
 	// hasVolumes holds the deployments the last sweep saw pod volumes of.
 	hasVolumes map[string]bool
 	// claimWaiters holds the deployments whose containers keep a deleted
@@ -243,6 +251,9 @@ func New(docker Docker, st Store, opts Options) *Controller {
 	}
 	if opts.StalePortForwardAfter <= 0 {
 		opts.StalePortForwardAfter = DefaultStalePortForwardAfter
+	}
+	if opts.ReservedNameWindow <= 0 {
+		opts.ReservedNameWindow = DefaultReservedNameWindow
 	}
 	if opts.Logger == nil {
 		opts.Logger = slog.Default()

@@ -390,9 +390,11 @@ func TestControllerMissingImage(t *testing.T) {
 }
 
 // A create that fails with a conflict (a name still held by a container
-// being removed) is retried, not fatal.
+// being removed) is retried, not fatal. Docker shows no container under
+// the name, so it first counts as a create in flight (conflict.go): a short
+// window keeps the test quick.
 func TestControllerRetriesConflicts(t *testing.T) {
-	h := newHarness(t, Options{})
+	h := newHarness(t, Options{ReservedNameWindow: 20 * time.Millisecond})
 	var failures atomic.Int32
 	h.engine.OnCreate = func(req dockerx.CreateRequest) error {
 		if failures.Add(1) <= 2 {

@@ -289,6 +289,7 @@ func (c *Controller) assess(ctx context.Context, rec *store.Record, observed []d
 	a.state.Settle = &settle // for `dockctl get`, which has no controller options
 	if a.refusal = c.refused(rec, a.d, hash); a.refusal.reason == "" {
 		a.in.Refused = c.refusedRevisions(rec, hash, &a.in)
+		a.in.InFlight = c.reservedNames(ctx, a.in, observed) // conflict.go; before the blocked names it may add to
 		a.in.BlockedNames = c.blockedNames(rec.Key())
 		a.in.Waiting = c.waitingRevisions(&lookups, rec.Namespace, a.d, hash, rec.Revisions) // envctl.go
 		a.in.Waiting = c.hostPortWaits(rec, a.in.Waiting)                                    // services.go

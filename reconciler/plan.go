@@ -230,8 +230,13 @@ type PlanInput struct {
 	Now   time.Time
 	// BlockedNames are container names held by containers this deployment
 	// does not own (made by hand, another instance's, or reserved by
-	// Docker): their ordinals are skipped.
+	// Docker past ReservedNameWindow): their ordinals are skipped.
 	BlockedNames map[string]bool
+	// InFlight are container names Docker reserves for a create still in
+	// flight (conflict.go): taken, and, when the name is a replica's,
+	// counted toward its revision's replicas until the container shows or
+	// the window ends (then it is in BlockedNames instead).
+	InFlight map[string]InFlightName
 	// Refused maps the template hashes whose containers may not be created
 	// or started (an old revision needing a privilege this controller does
 	// not grant, or whose template does not match its hash, or a hash that
@@ -550,7 +555,7 @@ func (in PlanInput) reconcileRevision(s *revisionSet, cs []*dockerx.Container, p
 			}
 		}
 	}
-	missing := s.size - int32(len(current))
+	missing := s.size - int32(len(current)) - in.inFlightReplicas(s.hash, plan)
 	if refused && (blocked || missing > 0) {
 		plan.Blocked = append(plan.Blocked, refusal)
 	}
@@ -564,7 +569,7 @@ func (in PlanInput) reconcileRevision(s *revisionSet, cs []*dockerx.Container, p
 		return ops
 	}
 	holder := manifests.NeedsHolder(&from.Template.Spec)
-	for _, ord := range freeOrdinals(in.Containers, in.BlockedNames, in.Instance, in.Namespace, in.Name, s.hash, int(missing), memberNames(from.Template)) {
+	for _, ord := range freeOrdinals(in.Containers, in.takenNames(), in.Instance, in.Namespace, in.Name, s.hash, int(missing), memberNames(from.Template)) {
 		name := dockerx.ContainerName(in.Instance, in.Namespace, in.Name, s.hash, ord)
 		cause := fmt.Sprintf("missing: %d of %d replicas exist", len(current), s.size)
 		if s.hash != in.Hash {
@@ -714,6 +719,47 @@ func rankForRemoval(cs []*dockerx.Container, ready func(*dockerx.Container) bool
 	out := make([]*dockerx.Container, len(keys))
 	for i := range keys {
 		out[i] = keys[i].c
+	}
+	return out
+}
+
+// inFlightReplicas counts the replicas of the revision hash whose create
+// is still in flight (InFlight) and that the list does not show yet: they
+// count as existing, as the kube-controller-manager's expectations count a
+// create it sent until its informer sees the pod, so that no replacement is
+// made under another ordinal. The plan is requeued for when the first
+// window ends.
+func (in PlanInput) inFlightReplicas(hash string, plan *Plan) int32 {
+	if len(in.InFlight) == 0 {
+		return 0
+	}
+	listed := map[string]bool{}
+	for _, c := range in.Containers {
+		listed[c.Name] = true
+	}
+	var n int32
+	for name, f := range in.InFlight {
+		if f.Hash != hash || !f.Replica || listed[name] {
+			continue
+		}
+		n++
+		plan.RequeueAfter = minPositive(plan.RequeueAfter, f.Until.Sub(in.Now))
+	}
+	return n
+}
+
+// takenNames are the names no create may use besides the observed
+// containers': the blocked ones and those of creates in flight.
+func (in PlanInput) takenNames() map[string]bool {
+	if len(in.InFlight) == 0 {
+		return in.BlockedNames
+	}
+	out := maps.Clone(in.BlockedNames)
+	if out == nil {
+		out = map[string]bool{}
+	}
+	for name := range in.InFlight {
+		out[name] = true
 	}
 	return out
 }

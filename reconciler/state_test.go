@@ -164,6 +164,9 @@ func TestNeverStarts(t *testing.T) {
 		// A firewall reload racing dockerd's rules: no leftover of the
 		// container's own, a retry starts.
 		{"driver failed programming external connectivity on endpoint web-0 (8d1c): (iptables failed: iptables --wait -t nat -N DOCKER: iptables: Chain already exists. (exit status 1))", false},
+		// A listed container dockerd is still registering (a create a
+		// killed client sent): a retry starts it.
+		{"start i_web-3: Error response from daemon: No such container: 0123abcd: not found", false},
 		{"", false},
 	}
 	for _, tt := range tests {

@@ -612,7 +612,10 @@ func TestControllerSkipsNamesHeldByOthers(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			h := newHarness(t, Options{ResyncPeriod: 20 * time.Millisecond})
+			// A name Docker reserves without showing a container is a
+			// create in flight for ReservedNameWindow (conflict.go)
+			// before it is blocked: a short one keeps the test quick.
+			h := newHarness(t, Options{ResyncPeriod: 20 * time.Millisecond, ReservedNameWindow: 20 * time.Millisecond})
 			rec := &statusRecorder{Store: h.store}
 			h.ctrl = New(h.engine, rec, h.ctrl.opts)
 			tt.setup(h)
