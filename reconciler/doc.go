@@ -72,6 +72,9 @@
 //     not granted (Options.Allow) is created or started, whatever its
 //     revision; nor is one of a revision whose template does not hash to
 //     its recorded hash, or that is not in the history (trust.go).
+//   - A container of a pod of another owner than a Deployment
+//     (io.dockctl.owner-kind: the pod runtime's Sync runs it) is never a
+//     deployment's orphan.
 //   - A Service's helpers (role proxy, dns) are never a deployment's
 //     orphans (package services states the Services' own invariants).
 //   - A replica being stopped to be removed counts toward replicas +

@@ -81,6 +81,12 @@ func (c *Controller) sweep(ctx context.Context) error {
 			holders = true
 			continue
 		}
+		if ct.Labels[dockerx.LabelOwnerKind] != "" {
+			// A pod of another owner than a Deployment (the pod
+			// runtime's Sync runs it, docs/design.md §17): its
+			// controller's, never a deployment's orphan.
+			continue
+		}
 		k := store.Key(ct.Namespace, ct.Deployment)
 		byDeployment[k] = append(byDeployment[k], ct)
 		holders = holders || ct.Role == dockerx.RoleHolder
