@@ -96,9 +96,10 @@
 // setPreStops) and records their deadlines (stopper.go). The files that
 // still carry out the runtime's rules here for the Deployment controller
 // — podplan.go, podip.go, envctl.go, files.go, claims.go (which carries
-// out podruntime.PlanClaims), seccomp.go, imageuser.go, poddelete.go,
+// out podruntime.PlanClaims), imageuser.go (the runAsNonRoot refusal
+// as this controller reports it), poddelete.go,
 // and the pod parts of execute.go, state.go and observe.go — follow
-// them.
+// them; seccomp.go only hands a create to podruntime.CreateInputs.
 //
 // Events (events.go). The write records the event: the executor records
 // each op's outcome once it ended (Created, Started, Killing, Failed), and

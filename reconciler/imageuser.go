@@ -2,7 +2,6 @@ package reconciler
 
 import (
 	"context"
-	"fmt"
 
 	"github.com/dockctl/dockctl/dockerx"
 	"github.com/dockctl/dockctl/manifests"
@@ -47,31 +46,4 @@ func firstPodName(creates []Op, hash string) string {
 		return op.Name
 	}
 	return hash
-}
-
-// setImageUser gives a create the user of its image when the template
-// container sets runAsGroup without runAsUser (dockerx.NeedsImageUser):
-// Docker takes a group only with a user, and kubelet takes the image's.
-func (c *Controller) setImageUser(ctx context.Context, req *dockerx.CreateRequest, op Op) error {
-	if op.Role == dockerx.RoleHolder || op.From == nil {
-		return nil
-	}
-	ps := &op.From.Template.Spec
-	ctr := ps.FindContainer(op.Container)
-	if op.Container == "" && len(ps.Containers) > 0 {
-		ctr = &ps.Containers[0]
-	}
-	if ctr == nil {
-		return nil // BuildConfig reports it
-	}
-	e := manifests.EffectiveSecurityContext(ps, ctr)
-	if e.RunAsUser != nil || e.RunAsGroup == nil {
-		return nil
-	}
-	u, err := c.docker.ImageUser(ctx, ctr.Image)
-	if err != nil {
-		return fmt.Errorf("create %s: inspect image %s: %w", op.Name, ctr.Image, err)
-	}
-	req.ImageUser = u
-	return nil
 }

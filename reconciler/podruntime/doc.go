@@ -31,7 +31,9 @@
 // bind at once, release once no container mounts them, docs/design.md
 // §12) and says which claims a template and which containers mount;
 // imageuser.go is kubelet's runAsNonRoot check before a revision's
-// creates (CheckRunAsNonRoot); op.go is what a plan of a pod's
+// creates (CheckRunAsNonRoot) and createinputs.go what a create needs
+// from outside the template (CreateInputs: the image's user, a Localhost
+// seccomp profile); op.go is what a plan of a pod's
 // containers is made of (Op: its kinds, reasons, order and printed Line,
 // the StopRequest of a graceful stop), the ops a workload controller's
 // plan holds and an executor carries out; sync.go is Runtime.Sync, the
@@ -96,7 +98,7 @@
 // The execution of holder pods' creates and starts (holder and members,
 // init order, sidecars, env, files, claims, starts with the backoff
 // ObserveExits computes) is still carried out by package reconciler
-// (execute.go, podplan.go, files.go, claims.go, podip.go, imageuser.go;
+// (execute.go, podplan.go, files.go, claims.go, podip.go;
 // state.go records starts and refused starts in ContainerState) for the
 // Deployment controller, under these rules.
 package podruntime
