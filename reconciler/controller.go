@@ -217,8 +217,8 @@ type Controller struct {
 	route     *probeRoute
 	// refs indexes the ConfigMaps and Secrets deployments refer to
 	// (envctl.go).
-	refs    configRefs
-	podIPMu sync.Mutex // one pod address assigned at a time (podip.go)
+	refs   configRefs
+	podIPs podruntime.PodIPs // pods' status.podIP addresses (podip.go)
 	// files remembers what was written into pods' file volumes (files.go).
 	files filesMemory
 }

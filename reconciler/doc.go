@@ -95,11 +95,12 @@
 // this package plans which stops happen and what they run (setDrains,
 // setPreStops) and records their deadlines (stopper.go). The files that
 // still carry out the runtime's rules here for the Deployment controller
-// — podplan.go, podip.go, envctl.go, files.go, claims.go (which carries
+// — podplan.go, envctl.go, files.go, claims.go (which carries
 // out podruntime.PlanClaims), imageuser.go (the runAsNonRoot refusal
 // as this controller reports it), poddelete.go,
 // and the pod parts of execute.go, state.go and observe.go — follow
-// them; seccomp.go only hands a create to podruntime.CreateInputs.
+// them; seccomp.go and podip.go only hand a create to
+// podruntime.CreateInputs and PodIPs.Assign.
 //
 // Events (events.go). The write records the event: the executor records
 // each op's outcome once it ended (Created, Started, Killing, Failed), and

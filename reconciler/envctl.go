@@ -201,9 +201,6 @@ type configRefs struct {
 	host   *dockerx.HostInfo
 	// hostFailed is when the host information last could not be had.
 	hostFailed time.Time
-	// podIPs holds the addresses assigned to holders, by pod UID, for
-	// their members' status.podIP (podip.go).
-	podIPs map[string]string
 }
 
 // set records the watch keys deployment key refers to.

@@ -25,7 +25,8 @@
 // container is created with — environment, file volumes' payload, pull
 // credentials — from the ConfigStore (configstore.go), seccomp.go a
 // Localhost seccomp profile from the host, and podip.go which pods get a
-// static address before their create (status.podIP) and which one;
+// static address before their create (status.podIP) and which one,
+// which podipassign.go assigns (PodIPs);
 // slowstart.go is how an executor runs a wave of creates (SlowStart) and
 // other ops (Parallel); claimplan.go plans the claims' volumes (PlanClaims:
 // bind at once, release once no container mounts them, docs/design.md
@@ -98,7 +99,7 @@
 // The execution of holder pods' creates and starts (holder and members,
 // init order, sidecars, env, files, claims, starts with the backoff
 // ObserveExits computes) is still carried out by package reconciler
-// (execute.go, podplan.go, files.go, claims.go, podip.go;
+// (execute.go, podplan.go, files.go, claims.go;
 // state.go records starts and refused starts in ContainerState) for the
 // Deployment controller, under these rules.
 package podruntime
