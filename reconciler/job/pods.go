@@ -20,7 +20,7 @@ import (
 // from the label, hostname NAME-INDEX).
 
 // podNamer hands out names of new pods: JOB-<suffix>, for an Indexed Job
-// JOB-<index>-<suffix> (DESIGN §13). Kubernetes' suffix is random; this
+// JOB-<index>-<suffix> (docs/design.md §17: pod names are unique per namespace). Kubernetes' suffix is random; this
 // one is derived from the Job's name, the index and an attempt number,
 // and the first not taken by an observed or already named pod is used, so
 // that one state always gives one name. It shares the suffix's spelling
