@@ -265,6 +265,10 @@ func runController(g *globalOptions, o *controllerOptions) error {
 	}
 	defer release()
 	log.Info("controller lock acquired", "stateDir", st.Dir(), "instance", g.instance)
+	// Only the acting controller beats (docs/design.md §5); a standby does
+	// not, so that `apply` never counts on one that acts on nothing.
+	stopHeartbeat := startHeartbeat(st, g.instance, log) // heartbeat.go
+	defer stopHeartbeat()
 
 	cli, err := dockerx.NewClient(dockerx.WithLogger(log), dockerx.WithContainerLogs(logMaxSize, o.containerLogMaxFiles))
 	if err != nil {

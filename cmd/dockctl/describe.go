@@ -54,6 +54,9 @@ func newDescribeCommand(g *globalOptions) *cobra.Command {
 			}
 			// As kubectl: each object found, a blank line between two,
 			// then a NotFound for each missing one.
+			if st, err := g.readStore(); err == nil {
+				warnNoController(cmd.ErrOrStderr(), st, g.instance, noControllerRead, time.Now()) // heartbeat.go
+			}
 			out := cmd.OutOrStdout()
 			var errs []error
 			described := 0
