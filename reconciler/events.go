@@ -13,6 +13,7 @@ import (
 
 	"github.com/dockctl/dockctl/dockerx"
 	"github.com/dockctl/dockctl/manifests"
+	"github.com/dockctl/dockctl/reconciler/podruntime"
 	"github.com/dockctl/dockctl/store"
 )
 
@@ -273,6 +274,16 @@ func opContainer(in PlanInput, op Op) string {
 // recordOp records the outcome of one op as kubelet would: called by the
 // executor once the op ended, err nil on success.
 func (c *Controller) recordOp(in PlanInput, op Op, err error) {
+	var we *waitError
+	if errors.As(err, &we) {
+		// Not attempted, for a reason the pod shows (waiting.go): the
+		// kubelet's "Error: ErrImagePull" on the pod; a pod not yet tried
+		// has no event.
+		if we.reason != podruntime.WaitContainerCreating {
+			Eventf(c.opts.Recorder, opPodRef(in, op), store.EventWarning, "Failed", "Error: %s", we.reason)
+		}
+		return
+	}
 	if err == errNotRun || op.Role == dockerx.RoleHolder {
 		return // not carried out; a holder is the pod's sandbox, not a container of it
 	}
