@@ -244,7 +244,11 @@ func (c *Controller) runCreates(ctx context.Context, in PlanInput, creates []Op,
 		}
 		return failure{ReasonFailedCreate, err.Error()}, []error{err}, true
 	}
-	missing, imageFail, err := c.ensureImages(ctx, in.namespace(), templates)
+	// imagePullPolicy Always fallen back to a local copy: each pod created
+	// from it says so (a Warning event), not only the log.
+	var fellBack sync.Map // image ref → the pull's error
+	pullCtx := dockerx.WithPullFallback(ctx, func(ref string, err error) { fellBack.Store(ref, err) })
+	missing, imageFail, err := c.ensureImages(pullCtx, in.namespace(), templates)
 	if err != nil {
 		fail = imageFail
 		errs = append(errs, err)
@@ -285,6 +289,9 @@ func (c *Controller) runCreates(ctx context.Context, in PlanInput, creates []Op,
 	}
 	failed, reached := podruntime.SlowStart(ready, c.opts.MaxCreatesInFlight, *window, guard(func(op Op) error {
 		err := c.create(ctx, in, op, holderImage, network)
+		if err == nil {
+			c.recordPullFallback(in, op, &fellBack) // events.go
+		}
 		mu.Lock()
 		ran[op.ID] = true
 		mu.Unlock()

@@ -9,6 +9,7 @@ import (
 	"github.com/dockctl/dockctl/dockerx"
 	"github.com/dockctl/dockctl/manifests"
 	"github.com/dockctl/dockctl/reconciler/podruntime"
+	"github.com/dockctl/dockctl/store"
 )
 
 // The pods a deployment wants but could not create, with the kubelet's
@@ -100,6 +101,14 @@ func (c *Controller) waitingPods(a *assessment, created []podruntime.WaitingPod,
 		w := podruntime.WaitingPod{Name: u.Name, Hash: u.Hash, Reason: podruntime.WaitContainerCreating, Message: a.in.Waiting[u.Hash]}
 		if t != nil {
 			w.Reason = c.unmadeReason(a.rec.NamespaceOrDefault(), t)
+		}
+		// The kubelet's event on the pod, repeated (counted) at each try.
+		ref := store.InvolvedObject{Kind: "Pod", Namespace: a.rec.NamespaceOrDefault(), Name: w.Name}
+		switch w.Reason {
+		case podruntime.WaitPending:
+			Eventf(c.opts.Recorder, ref, store.EventWarning, "FailedScheduling", "%s", w.Message)
+		case podruntime.WaitCreateContainerConfigError:
+			Eventf(c.opts.Recorder, ref, store.EventWarning, "Failed", "Error: %s", w.Message)
 		}
 		out = append(out, w)
 	}

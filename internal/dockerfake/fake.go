@@ -771,8 +771,11 @@ func (e *Engine) EnsureImage(ctx context.Context, ref, policy string, secrets []
 		}
 		return pull()
 	case manifests.PullAlways:
-		if err := pull(); err != nil && !e.images[ref] {
-			return err
+		if err := pull(); err != nil {
+			if !e.images[ref] {
+				return err
+			}
+			dockerx.ReportPullFallback(ctx, ref, err)
 		}
 		return nil
 	default:
