@@ -52,6 +52,27 @@ func newClaim(set *manifests.StatefulSet, ct *manifests.PersistentVolumeClaim, o
 	return Claim{Claim: c, Owner: Owner(set)}
 }
 
+// StoredClaim is claim c, which a decision creates, as the store keeps
+// it: the PersistentVolumeClaim, owned by the set (uid: the set's) only
+// when whenDeleted is Delete, as Kubernetes' StatefulSet controller makes
+// it (updateClaimOwnerRefForSetAndPod: a controller reference to the set
+// for a pod in range, where every created claim's pod is), so that the
+// garbage collector takes it with the set and a retained one outlives it.
+// whenScaled Delete owns no claim of a pod in range: the decision deletes
+// it once its pod is gone past the range (scaledClaims). The pod mounts
+// it as its template's volume of the claim template's name (newPod), by
+// the runtime's claim path (docs/design.md §12).
+func StoredClaim(set *manifests.StatefulSet, uid string, c Claim) manifests.PersistentVolumeClaim {
+	pvc := c.Claim
+	pvc.Metadata.OwnerReferences = nil
+	if policy(set).WhenDeleted == manifests.ClaimDelete {
+		yes := true
+		pvc.Metadata.OwnerReferences = []manifests.OwnerReference{{APIVersion: manifests.APIVersion, Kind: c.Owner.Kind, Name: c.Owner.Name,
+			UID: uid, Controller: &yes, BlockOwnerDeletion: &yes}}
+	}
+	return pvc
+}
+
 // claimOrdinal is the ordinal of a claim TEMPLATE-NAME-i of the set.
 func claimOrdinal(set *manifests.StatefulSet, name string) (int, bool) {
 	for _, ct := range set.Spec.VolumeClaimTemplates {
