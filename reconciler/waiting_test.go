@@ -45,6 +45,14 @@ func TestFailedCreatesShowAsWaitingPods(t *testing.T) {
 			message: "mode",
 		},
 		{
+			name: "a claim that does not exist",
+			setup: func(h *harness, d *manifests.Deployment) {
+				d.Spec.Template.Spec = claimTestDeployment("web", "data", 2).Spec.Template.Spec
+			},
+			reasons: []string{podruntime.WaitPending},
+			message: `"data"`,
+		},
+		{
 			name: "Docker refusing the create",
 			setup: func(h *harness, d *manifests.Deployment) {
 				h.engine.OnCreate = func(dockerx.CreateRequest) error { return errors.New("invalid mount config") }
@@ -88,9 +96,15 @@ func TestFailedCreatesShowAsWaitingPods(t *testing.T) {
 				if p.Ready != 0 || p.Total != 1 {
 					t.Errorf("pod %s: READY %d/%d, want 0/1", p.Name, p.Ready, p.Total)
 				}
+				// Pending is the pod's (not admitted): its container is
+				// not yet being created.
+				want := p.Status
+				if want == podruntime.WaitPending {
+					want = podruntime.WaitContainerCreating
+				}
 				state, _ := p.ContainerState(p.Containers[0])
-				if state.Waiting == nil || state.Waiting.Reason != p.Status {
-					t.Errorf("pod %s: container state %+v, want waiting %s", p.Name, state, p.Status)
+				if state.Waiting == nil || state.Waiting.Reason != want {
+					t.Errorf("pod %s: container state %+v, want waiting %s", p.Name, state, want)
 				}
 			}
 			if len(names) != 2 {
