@@ -73,7 +73,8 @@ type ObjectMeta struct {
 	ManagedFields []ManagedFieldsEntry `json:"managedFields,omitempty"`
 	// OwnerReferences name the objects this one depends on, as
 	// Kubernetes' garbage collector reads them: a Job a CronJob created
-	// names the CronJob, and goes with it (docs/design.md §17).
+	// names the CronJob, and goes with it (docs/design.md §17). Set by
+	// dockctl's controllers; ignored on input (serverSet).
 	OwnerReferences []OwnerReference `json:"ownerReferences,omitempty"`
 }
 

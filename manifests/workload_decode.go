@@ -60,11 +60,6 @@ func init() {
 	for _, k := range servedWorkloadKinds {
 		kinds[k] = w[k]
 	}
-	// A workload's status is its controller's: `kubectl get -o yaml`
-	// prints one, and what it prints applies again.
-	for _, t := range []reflect.Type{statefulSetType, daemonSetType, replicaSetType, jobType, cronJobType, podType} {
-		ignoredKeys[t] = map[string]bool{"status": true}
-	}
 }
 
 // DecodeWorkloads is Decode with every workload kind (StatefulSet,

@@ -12,11 +12,6 @@ kind: Job
 metadata:
   name: migrate
   namespace: default
-  ownerReferences:
-  - apiVersion: batch/v1
-    kind: CronJob
-    name: nightly
-    controller: true
 spec:
   template:
     spec:
@@ -45,6 +40,9 @@ func decodeBundle(t *testing.T, in string) Bundle {
 	for _, d := range docs {
 		switch {
 		case d.Job != nil:
+			// As the CronJob controller stores a Job it creates.
+			yes := true
+			d.Job.Metadata.OwnerReferences = []manifests.OwnerReference{{APIVersion: "batch/v1", Kind: "CronJob", Name: "nightly", Controller: &yes}}
 			b.Jobs = append(b.Jobs, d.Job)
 		case d.Pod != nil:
 			b.Pods = append(b.Pods, d.Pod)

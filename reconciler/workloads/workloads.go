@@ -96,6 +96,11 @@ type Config struct {
 	Docker   Docker
 	Store    Store
 	Kinds    []Kind
+	// Allow is what the controller was started to allow: a template
+	// needing more runs no pod (the Deployment controller's gate,
+	// manifests.Policy), and its owner gets a FailedCreate event saying
+	// which flag would allow it.
+	Allow manifests.Policy
 	// Runtime runs the pods (nil: a runtime of the frame's own).
 	Runtime *podruntime.Runtime
 	// ResyncPeriod is the period of the full pass (default 30 s).
@@ -283,6 +288,19 @@ func (c *Controller) Reconcile(ctx context.Context, req reconcile.Request) (reco
 		return reconcile.Result{}, err
 	}
 	tmpl := k.template(obj.Object)
+	if w, ok := obj.Object.(manifests.Workload); ok {
+		_, base := w.PodTemplate()
+		if refused := c.cfg.Allow.RefusedTemplate(tmpl, base); len(refused) > 0 {
+			msgs := make([]string, len(refused))
+			for i, p := range refused {
+				msgs[i] = p.String()
+			}
+			// As the Deployment controller: no container of such a
+			// template is created or started.
+			c.record(ref, []workload.Event{workload.Warning("FailedCreate", "%s", strings.Join(msgs, "; "))}, now)
+			return reconcile.Result{}, nil
+		}
+	}
 	keep := func(pod string) podruntime.PodSpec {
 		return podruntime.PodSpec{Namespace: ns, Name: pod, Owner: in.Owner, Template: tmpl, RestartPolicy: tmpl.Spec.RestartPolicy}
 	}

@@ -284,9 +284,32 @@ spec:
 	if err := f.d.RemoveContainer(context.Background(), cs[0].ID); err != nil {
 		t.Fatal(err)
 	}
+	// The fake removes in the background, as Docker may: wait until the
+	// list no longer shows it.
+	for len(f.owned(store.KindReplicaSet, "web")) != 1 {
+		time.Sleep(time.Millisecond)
+	}
 	f.advance(time.Second)
 	f.sync(key)
 	if n := len(f.running(store.KindReplicaSet, "web")); n != 2 {
 		t.Errorf("%d replicas after a container was removed, want 2 again", n)
+	}
+}
+
+func TestPrivilegedTemplateRunsNoPod(t *testing.T) {
+	f := newFrame(t)
+	f.apply(`apiVersion: v1
+kind: Pod
+metadata:
+  name: root
+spec:
+  hostNetwork: true
+  containers:
+  - name: t
+    image: busybox
+`)
+	f.sync(Key(store.KindPod, "default", "root"))
+	if cs := f.owned(store.KindPod, "root"); len(cs) != 0 {
+		t.Errorf("a pod needing host namespaces runs without --allow-host-namespaces: %+v", cs)
 	}
 }
