@@ -1,6 +1,7 @@
 package workloads
 
 import (
+	appsv1 "k8s.io/api/apps/v1"
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 
@@ -34,9 +35,11 @@ func JobKind() Kind {
 // replicaset).
 func ReplicaSetKind() Kind {
 	return For(manifests.KindReplicaSet, func(rs *manifests.ReplicaSet) *manifests.PodTemplateSpec { return &rs.Spec.Template },
-		func(env Env, rs *manifests.ReplicaSet, _ replicaset.Status, pods []workload.ObservedPod) (Outcome, error) {
+		func(env Env, rs *manifests.ReplicaSet, _ appsv1.ReplicaSetStatus, pods []workload.ObservedPod) (Outcome, error) {
 			d := replicaset.Sync(rs, pods, env.Now)
-			return Outcome{Status: d.Status, Create: d.CreatePods, Delete: d.DeletePods, Events: d.Events, RequeueAt: d.RequeueAt}, nil
+			st := appsv1.ReplicaSetStatus{ObservedGeneration: d.Status.ObservedGeneration, Replicas: d.Status.Replicas,
+				FullyLabeledReplicas: d.Status.FullyLabeledReplicas, ReadyReplicas: d.Status.ReadyReplicas, AvailableReplicas: d.Status.AvailableReplicas}
+			return Outcome{Status: st, Create: d.CreatePods, Delete: d.DeletePods, Events: d.Events, RequeueAt: d.RequeueAt}, nil
 		})
 }
 
@@ -45,9 +48,13 @@ func ReplicaSetKind() Kind {
 // current revision only.
 func DaemonSetKind() Kind {
 	return For(manifests.KindDaemonSet, func(ds *manifests.DaemonSet) *manifests.PodTemplateSpec { return &ds.Spec.Template },
-		func(env Env, ds *manifests.DaemonSet, _ daemonset.Status, pods []workload.ObservedPod) (Outcome, error) {
+		func(env Env, ds *manifests.DaemonSet, _ appsv1.DaemonSetStatus, pods []workload.ObservedPod) (Outcome, error) {
 			d := daemonset.Sync(ds, Node, []workload.Revision{daemonset.RevisionOf(ds)}, pods, env.Now)
-			return Outcome{Status: d.Status, Create: d.CreatePods, Delete: d.DeletePods, Events: d.Events, RequeueAt: d.RequeueAt}, nil
+			s := d.Status
+			st := appsv1.DaemonSetStatus{ObservedGeneration: s.ObservedGeneration, DesiredNumberScheduled: s.DesiredNumberScheduled,
+				CurrentNumberScheduled: s.CurrentNumberScheduled, NumberMisscheduled: s.NumberMisscheduled, NumberReady: s.NumberReady,
+				NumberAvailable: s.NumberAvailable, NumberUnavailable: s.NumberUnavailable, UpdatedNumberScheduled: s.UpdatedNumberScheduled}
+			return Outcome{Status: st, Create: d.CreatePods, Delete: d.DeletePods, Events: d.Events, RequeueAt: d.RequeueAt}, nil
 		})
 }
 
