@@ -100,23 +100,16 @@ var (
 		}}
 )
 
-// jobStatusWord is kubectl's STATUS column of a Job.
+// jobStatusWord is kubectl's STATUS column of a Job: the final
+// condition first (a Job keeps its SuccessCriteriaMet or FailureTarget
+// beside its Complete or Failed), then the interim ones, else Running.
 func jobStatusWord(st *batchv1.JobStatus) string {
-	for _, c := range st.Conditions {
-		if c.Status != "True" {
-			continue
-		}
-		switch c.Type {
-		case batchv1.JobComplete:
-			return "Complete"
-		case batchv1.JobFailed:
-			return "Failed"
-		case batchv1.JobSuspended:
-			return "Suspended"
-		case batchv1.JobFailureTarget:
-			return "FailureTarget"
-		case batchv1.JobSuccessCriteriaMet:
-			return "SuccessCriteriaMet"
+	for _, typ := range []batchv1.JobConditionType{batchv1.JobComplete, batchv1.JobFailed,
+		batchv1.JobSuccessCriteriaMet, batchv1.JobFailureTarget, batchv1.JobSuspended} {
+		for _, c := range st.Conditions {
+			if c.Type == typ && c.Status == "True" {
+				return string(typ)
+			}
 		}
 	}
 	return "Running"

@@ -82,7 +82,8 @@ func TestWorkloadKindsApplyGetDescribeDelete(t *testing.T) {
 	}
 	start := metav1.NewTime(time.Now().Add(-time.Minute))
 	js := batchv1.JobStatus{Succeeded: 2, StartTime: &start,
-		Conditions: []batchv1.JobCondition{{Type: batchv1.JobComplete, Status: corev1.ConditionTrue}}}
+		Conditions: []batchv1.JobCondition{{Type: batchv1.JobSuccessCriteriaMet, Status: corev1.ConditionTrue},
+			{Type: batchv1.JobComplete, Status: corev1.ConditionTrue}}}
 	if err := st.WriteWorkloadStatus(ref, obj.Created, 1, js); err != nil {
 		t.Fatal(err)
 	}
