@@ -2,7 +2,7 @@
 // kustomize DIR` does (kustomize's krusty, with kubectl's defaults: the
 // load restrictor LoadRestrictionsRootOnly, no plugins, no Helm), for
 // `dockctl kustomize`, `apply|diff|delete -k` and a manifests directory
-// that holds a kustomization (docs/design.md §kustomize).
+// that holds a kustomization (docs/design.md §14).
 //
 // Invariants:
 //   - Local only. Nothing is fetched: a remote base, component or file (a
