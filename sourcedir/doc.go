@@ -36,4 +36,8 @@
 //     sync MaxDebounce forces only creates and changes.
 //   - Read-only. Nothing is ever written under a path: a read-only mount is
 //     fine.
+//   - Kustomizations are units. A path that holds a kustomization file is
+//     its kustomize build (as `dockctl kustomize PATH`, as Flux renders
+//     one), one "file" that is good or refused whole; its other files are
+//     kustomize's inputs and are not read as objects.
 package sourcedir

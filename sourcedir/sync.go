@@ -12,6 +12,7 @@ import (
 
 	"k8s.io/utils/clock"
 
+	"github.com/dockctl/dockctl/internal/kustomize"
 	"github.com/dockctl/dockctl/manifests"
 	"github.com/dockctl/dockctl/store"
 )
@@ -117,6 +118,10 @@ func (s *Syncer) read(path string) *source {
 		src.unreadable = err
 		return src
 	}
+	if kustomize.File(real) != "" {
+		s.readKustomization(src, real)
+		return src
+	}
 	files, refused, unreadable, err := list(path, real)
 	if err != nil {
 		src.unreadable = err
@@ -181,24 +186,29 @@ func (s *Syncer) read(path string) *source {
 			src.bad[name] = fmt.Errorf("%s: %w", name, err)
 			continue
 		}
-		docs, skipped, err := manifests.DecodeAll(name, data, manifests.LoadOptions{SkipUnsupported: s.opts.SkipUnsupported})
-		if err == nil {
-			var p *Placed
-			if p, err = Place(docs, manifests.DefaultNamespace, false); err == nil {
-				src.good[name] = p
-				src.objects += len(docs)
-				for _, s := range skipped {
-					if s.Unsupported {
-						s.File = name
-						src.skipped = append(src.skipped, s)
-					}
-				}
-				continue
-			}
-		}
-		src.bad[name] = err
+		s.decode(src, name, data)
 	}
 	return src
+}
+
+// decode adds the objects of one file's data to src, or refuses the file.
+func (s *Syncer) decode(src *source, name string, data []byte) {
+	docs, skipped, err := manifests.DecodeAll(name, data, manifests.LoadOptions{SkipUnsupported: s.opts.SkipUnsupported})
+	if err == nil {
+		var p *Placed
+		if p, err = Place(docs, manifests.DefaultNamespace, false); err == nil {
+			src.good[name] = p
+			src.objects += len(docs)
+			for _, s := range skipped {
+				if s.Unsupported {
+					s.File = name
+					src.skipped = append(src.skipped, s)
+				}
+			}
+			return
+		}
+	}
+	src.bad[name] = err
 }
 
 // Plan is what one read of the paths would apply.

@@ -20,7 +20,7 @@ import (
 )
 
 type applyOptions struct {
-	files    []string
+	in       input
 	skip     bool // --skip-unsupported
 	dryRun   string
 	prune    bool
@@ -57,13 +57,13 @@ func newApplyCommand(g *globalOptions) *cobra.Command {
 			if len(args) > 0 {
 				return usageErrorf(cmd, "Unexpected args: %v", args)
 			}
-			if len(o.files) == 0 {
+			if !o.in.given() {
 				return errNoFilename
 			}
 			return runApply(cmd, g, o)
 		},
 	}
-	cmd.Flags().StringSliceVarP(&o.files, "filename", "f", nil, "manifest file, directory or - (repeatable)")
+	o.in.addFlags(cmd, "manifest file, directory or - (repeatable)")
 	addSkipUnsupported(cmd, &o.skip)
 	cmd.Flags().StringVar(&o.dryRun, "dry-run", "none", "validate and print without storing (none|client)")
 	cmd.Flags().Lookup("dry-run").NoOptDefVal = "client"
@@ -77,11 +77,11 @@ func newApplyCommand(g *globalOptions) *cobra.Command {
 }
 
 // errNoFilename and errNoDiffInput are kubectl's error of apply and diff
-// without -f ("must specify one of -f and -k"), naming the flags dockctl
-// has: it has no -k, and diff also reads --manifests.
+// without -f or -k, naming the flags dockctl has: diff also reads
+// --manifests.
 var (
-	errNoFilename  = errors.New("must specify -f")
-	errNoDiffInput = errors.New("must specify one of -f and --manifests")
+	errNoFilename  = errors.New("must specify one of -f and -k")
+	errNoDiffInput = errors.New("must specify one of -f, -k and --manifests")
 )
 
 // addSkipUnsupported adds --skip-unsupported to a command that reads
@@ -114,7 +114,7 @@ func runApply(cmd *cobra.Command, g *globalOptions, o *applyOptions) error {
 		}
 		opts.PruneSelector = sel
 	}
-	b, err := g.loadBundle(o.files, cmd.InOrStdin(), o.skip, cmd.ErrOrStderr())
+	b, err := g.loadBundle(&o.in, cmd.InOrStdin(), o.skip, cmd.ErrOrStderr())
 	if err != nil {
 		return err
 	}
@@ -122,7 +122,7 @@ func runApply(cmd *cobra.Command, g *globalOptions, o *applyOptions) error {
 	if sel != nil {
 		// kubectl applies only the objects of the files that match -l.
 		if b.filter(sel); b.empty() {
-			return fmt.Errorf("no deployments, services, namespaces, configmaps, secrets or claims in %v match the selector %q", o.files, o.selector)
+			return fmt.Errorf("no deployments, services, namespaces, configmaps, secrets or claims in %v match the selector %q", &o.in, o.selector)
 		}
 	}
 	warnIgnored(cmd.ErrOrStderr(), b)
@@ -186,7 +186,7 @@ func (g *globalOptions) storeFor(dry bool) (*store.Store, error) {
 
 func newDiffCommand(g *globalOptions) *cobra.Command {
 	var (
-		files []string
+		in    input
 		dirs  []string
 		skip  bool
 		force bool
@@ -213,15 +213,15 @@ func newDiffCommand(g *globalOptions) *cobra.Command {
 			switch {
 			case len(args) > 0:
 				return &exitError{code: 2, err: usageErrorf(cmd, "Unexpected args: %v", args)}
-			case len(files) > 0 && len(dirs) > 0:
-				return &exitError{code: 2, err: errors.New("-f and --manifests cannot be used together")}
+			case in.given() && len(dirs) > 0:
+				return &exitError{code: 2, err: errors.New("-f or -k and --manifests cannot be used together")}
 			case len(dirs) > 0:
 				n, err = runDiffManifests(cmd.OutOrStdout(), cmd.ErrOrStderr(), g, dirs, skip)
-			case len(files) == 0:
+			case !in.given():
 				// Not MarkFlagRequired: cobra's own check would exit 1.
 				return &exitError{code: 2, err: errNoDiffInput}
 			default:
-				n, err = runDiff(cmd.InOrStdin(), cmd.OutOrStdout(), cmd.ErrOrStderr(), g, files, skip, force)
+				n, err = runDiff(cmd.InOrStdin(), cmd.OutOrStdout(), cmd.ErrOrStderr(), g, &in, skip, force)
 			}
 			if err != nil {
 				return &exitError{code: 2, err: err}
@@ -232,7 +232,7 @@ func newDiffCommand(g *globalOptions) *cobra.Command {
 			return nil
 		},
 	}
-	cmd.Flags().StringSliceVarP(&files, "filename", "f", nil, "manifest file, directory or - (required, unless --manifests)")
+	in.addFlags(cmd, "manifest file, directory or - (one of -f, -k and --manifests is required)")
 	cmd.Flags().StringArrayVar(&dirs, "manifests", nil, "preview `dockctl controller --manifests` with these paths, as the controller sees them (repeatable): what it would create, change and delete")
 	addSkipUnsupported(cmd, &skip)
 	cmd.Flags().BoolVar(&force, "force-conflicts", false, "with -f: preview apply --force-conflicts (an object a manifests directory manages is a conflict, an error, without it)")
@@ -246,8 +246,8 @@ func newDiffCommand(g *globalOptions) *cobra.Command {
 
 // runDiff prints a unified diff per object between what is stored and what
 // the files declare, and returns how many differ.
-func runDiff(stdin io.Reader, out, warn io.Writer, g *globalOptions, files []string, skip, force bool) (int, error) {
-	b, err := g.loadBundle(files, stdin, skip, warn)
+func runDiff(stdin io.Reader, out, warn io.Writer, g *globalOptions, in *input, skip, force bool) (int, error) {
+	b, err := g.loadBundle(in, stdin, skip, warn)
 	if err != nil {
 		return 0, err
 	}

@@ -8,9 +8,8 @@ import (
 )
 
 // A command run without its files says which flag gives them, naming only
-// flags the command has: kubectl's "must specify one of -f and -k" names
-// its kustomize flag, which dockctl's apply and diff do not have, so a
-// user following the message would get "unknown shorthand flag: 'k'".
+// flags the command has: a message naming a flag the command lacks would
+// send its user to "unknown shorthand flag".
 func TestNoFilenameErrorNamesOnlyFlagsTheCommandHas(t *testing.T) {
 	flagRE := regexp.MustCompile(`(?:^|[\s(])(--?[a-zA-Z][a-zA-Z-]*)`)
 	for _, args := range [][]string{{"apply"}, {"diff"}} {

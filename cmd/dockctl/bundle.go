@@ -61,14 +61,20 @@ func loadFiles(paths []string, stdin io.Reader, opts manifests.LoadOptions) ([]*
 	if len(missing) > 0 {
 		return nil, nil, errors.Join(missing...)
 	}
+	if err := kustomizationHint(paths); err != nil {
+		return nil, nil, err
+	}
 	return manifests.LoadAll(paths, stdin, opts)
 }
 
-// loadBundle loads the objects of paths. Every object skipped is named on
+// loadBundle loads the objects of in. Every object skipped is named on
 // warn, one line each, as kubectl warns. An object that names a namespace
 // other than the one -n gives explicitly is an error, as kubectl's.
-func (g *globalOptions) loadBundle(paths []string, stdin io.Reader, skip bool, warn io.Writer) (*bundle, error) {
-	docs, skipped, err := loadManifests(paths, stdin, manifests.LoadOptions{SkipUnsupported: skip})
+func (g *globalOptions) loadBundle(in *input, stdin io.Reader, skip bool, warn io.Writer) (*bundle, error) {
+	if err := in.check(); err != nil {
+		return nil, err
+	}
+	docs, skipped, err := in.load(stdin, manifests.LoadOptions{SkipUnsupported: skip})
 	if err != nil {
 		return nil, err
 	}
@@ -80,7 +86,7 @@ func (g *globalOptions) loadBundle(paths []string, stdin io.Reader, skip bool, w
 		return nil, err
 	}
 	if b.empty() {
-		return nil, fmt.Errorf("no objects found in %v", paths)
+		return nil, fmt.Errorf("no objects found in %v", in)
 	}
 	return b, nil
 }

@@ -10,13 +10,14 @@ import (
 	"github.com/dockctl/dockctl/store"
 )
 
-// newCreateCommand is kubectl's `create namespace NAME`: the one object
-// worth creating without a file.
+// newCreateCommand is kubectl's `create namespace NAME`, and its
+// imperative creates of a configmap, a secret and a deployment
+// (create_objects.go).
 func newCreateCommand(g *globalOptions) *cobra.Command {
 	var dryRun string
 	cmd := &cobra.Command{
-		Use:   "create namespace NAME [--dry-run]",
-		Short: "Create a namespace",
+		Use:   "create namespace|configmap|secret|deployment NAME [flags]",
+		Short: "Create a namespace, configmap, secret or deployment from the command line",
 		Example: `  # Create namespace team
   dockctl create namespace team
 
@@ -64,5 +65,6 @@ func newCreateCommand(g *globalOptions) *cobra.Command {
 	}
 	cmd.Flags().StringVar(&dryRun, "dry-run", "none", "print without storing (none|client)")
 	cmd.Flags().Lookup("dry-run").NoOptDefVal = "client"
+	cmd.AddCommand(newCreateConfigMapCommand(g), newCreateSecretCommand(g), newCreateDeploymentCommand(g))
 	return cmd
 }

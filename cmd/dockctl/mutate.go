@@ -46,7 +46,7 @@ func newScaleCommand(g *globalOptions) *cobra.Command {
 func newDeleteCommand(g *globalOptions) *cobra.Command {
 	var (
 		skip           bool
-		files          []string
+		in             input
 		wait           bool
 		timeout        time.Duration
 		all            bool
@@ -57,7 +57,7 @@ func newDeleteCommand(g *globalOptions) *cobra.Command {
 		now, force     bool
 	)
 	cmd := &cobra.Command{
-		Use:   "delete KIND NAME | delete KIND --all | delete KIND -l SELECTOR | delete -f PATH",
+		Use:   "delete KIND NAME | delete KIND --all | delete KIND -l SELECTOR | delete -f PATH | delete -k DIR",
 		Short: "Delete deployments, pods, services, configmaps, secrets, claims or namespaces (with everything in them); the controller then removes their containers",
 		Long: "Delete objects of the state directory; the controller then removes their containers.\n\n" +
 			"Deleting a pod restarts a replica, as a ReplicaSet does: the pod is Terminating at once, the controller\n" +
@@ -101,14 +101,14 @@ func newDeleteCommand(g *globalOptions) *cobra.Command {
 			// for -f with --all or -l, which kubectl takes as a filter
 			// of the files.
 			switch {
-			case len(files) > 0 && len(args) > 0:
+			case in.given() && len(args) > 0:
 				return fmt.Errorf("when paths, URLs, or stdin is provided as input, you may not specify resource arguments as well")
-			case len(files) > 0 && byList:
-				return fmt.Errorf("give either -f or --all/-l, not both")
+			case in.given() && byList:
+				return fmt.Errorf("give either -f or -k, or --all/-l, not both")
 			case all && selector != "":
 				return fmt.Errorf("cannot set --all and --selector at the same time")
-			case len(files) > 0:
-				b, err := g.loadBundle(files, cmd.InOrStdin(), skip, cmd.ErrOrStderr())
+			case in.given():
+				b, err := g.loadBundle(&in, cmd.InOrStdin(), skip, cmd.ErrOrStderr())
 				if err != nil {
 					return err
 				}
@@ -240,7 +240,7 @@ func newDeleteCommand(g *globalOptions) *cobra.Command {
 			return errors.Join(errs...)
 		},
 	}
-	cmd.Flags().StringSliceVarP(&files, "filename", "f", nil, "delete the objects named in these manifests")
+	in.addFlags(cmd, "delete the objects named in these manifests")
 	addSkipUnsupported(cmd, &skip)
 	cmd.Flags().BoolVar(&wait, "wait", false, "wait until their containers are gone (needs a running controller; for pods the default while one runs)")
 	cmd.Flags().IntVar(&gracePeriod, "grace-period", -1, "pods: seconds given to stop before the kill, in place of the pod's terminationGracePeriodSeconds (-1: the pod's; 0 with --force: the kubelet's least, 2s, without waiting)")

@@ -65,7 +65,7 @@ func newRootCommand() *cobra.Command {
 	root.AddCommand(
 		newApplyCommand(g), newDiffCommand(g), newGetCommand(g), newDescribeCommand(g),
 		newScaleCommand(g), newDeleteCommand(g), newLogsCommand(g), newControllerCommand(g),
-		newVersionCommand(g), newRolloutCommand(g), newCreateCommand(g), newHelperCommand(),
+		newVersionCommand(g), newRolloutCommand(g), newCreateCommand(g), newKustomizeCommand(), newExposeCommand(g), newRunCommand(g), newHelperCommand(),
 		newSetCommand(g), newLabelCommand(g), newAnnotateCommand(g), newCompletionCommand(),
 		newPatchCommand(g), newEditCommand(g), newEventsCommand(g), newWaitCommand(g),
 		newTopCommand(g), newExplainCommand(), newExecCommand(g), newPortForwardCommand(g),
