@@ -168,8 +168,12 @@ type Event struct {
 	Deployment  string // from the container's labels; "" if unlabelled
 	Namespace   string // ParseNamespace of the container's labels and name
 	Role        string // LabelRole of the container ("" if unlabelled)
-	Time        time.Time
-	Err         error // with Gap: why the stream broke, nil for the first connection; with Down: why it failed
+	// OwnerKind and Owner name the owner of a pod's container when it is
+	// not a Deployment (LabelOwnerKind, LabelOwner; "" otherwise).
+	OwnerKind string
+	Owner     string
+	Time      time.Time
+	Err       error // with Gap: why the stream broke, nil for the first connection; with Down: why it failed
 }
 
 // PodTemplate is what a pod's containers are created from, kind-free

@@ -71,6 +71,21 @@ type ObjectMeta struct {
 	// depends on it) and filled on output; ignored on input, as the API
 	// server ignores what a client sends there.
 	ManagedFields []ManagedFieldsEntry `json:"managedFields,omitempty"`
+	// OwnerReferences name the objects this one depends on, as
+	// Kubernetes' garbage collector reads them: a Job a CronJob created
+	// names the CronJob, and goes with it (docs/design.md §17). Set by
+	// dockctl's controllers; ignored on input (serverSet).
+	OwnerReferences []OwnerReference `json:"ownerReferences,omitempty"`
+}
+
+// OwnerReference is metav1.OwnerReference.
+type OwnerReference struct {
+	APIVersion         string `json:"apiVersion"`
+	Kind               string `json:"kind"`
+	Name               string `json:"name"`
+	UID                string `json:"uid,omitempty"`
+	Controller         *bool  `json:"controller,omitempty"`
+	BlockOwnerDeletion *bool  `json:"blockOwnerDeletion,omitempty"`
 }
 
 // ManagedFieldsEntry is one writer of an object, as in Kubernetes'

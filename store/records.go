@@ -432,6 +432,14 @@ type Bundle struct {
 	Claims      []*manifests.PersistentVolumeClaim
 	Services    []*manifests.Service
 	Deployments []*manifests.Deployment
+	// The workload kinds beyond Deployment (workloads.go), stored after
+	// the Deployments.
+	CronJobs     []*manifests.CronJob
+	Jobs         []*manifests.Job
+	StatefulSets []*manifests.StatefulSet
+	DaemonSets   []*manifests.DaemonSet
+	ReplicaSets  []*manifests.ReplicaSet
+	Pods         []*manifests.Pod
 	// Zeros are, per object, the boolean and integer fields its file
 	// set to false or 0 (manifests.Document.Zeros): the typed objects'
 	// JSON leaves them out, and an apply stores them over the live

@@ -40,6 +40,11 @@ type SyncInput struct {
 	// Stopper().Listing(Key)).
 	Observed []dockerx.Container
 	Now      time.Time
+	// Config, when set, resolves a created container's environment from
+	// ConfigMaps, Secrets and the pod (ResolveEnv: a Job's
+	// JOB_COMPLETION_INDEX from its index label); nil leaves it literal,
+	// and a template whose environment needs resolving is refused.
+	Config ConfigStore
 }
 
 // SyncResult is what the owner reads back.
@@ -153,7 +158,17 @@ func (r *Runtime) createPod(ctx context.Context, d SyncDocker, in SyncInput, spe
 		host = spec.Name
 	}
 	from := &dockerx.PodTemplate{Namespace: in.Namespace, Owner: in.Owner.Name, OwnerKind: in.Owner.Kind, Hostname: host, Template: t}
-	id, err := d.CreateContainer(ctx, dockerx.CreateRequest{Instance: in.Instance, Namespace: in.Namespace, Name: name, TemplateHash: hash, From: from})
+	req := dockerx.CreateRequest{Instance: in.Instance, Namespace: in.Namespace, Name: name, TemplateHash: hash, From: from}
+	if in.Config != nil && len(t.Spec.Containers) > 0 {
+		pod := PodIdentity{Name: spec.Name, Namespace: OrDefaultNamespace(in.Namespace), Labels: t.Metadata.Labels,
+			Annotations: t.Metadata.Annotations, ServiceAccountName: "default"}
+		env, err := ResolveEnv(&t.Spec, &t.Spec.Containers[0], pod, in.Config)
+		if err != nil {
+			return nil, fmt.Errorf("environment of %s: %w", name, err)
+		}
+		req.Env = env.Vars
+	}
+	id, err := d.CreateContainer(ctx, req)
 	if err != nil {
 		return nil, fmt.Errorf("create %s: %w", name, err)
 	}
