@@ -531,12 +531,24 @@ func domainname(req CreateRequest) string {
 }
 
 // hostname is the pod's hostname: its owner's name for it, else the
-// template's spec.hostname, else the replica's Hostname. The ordinal is read back from the
-// container name (ContainerName ends in -HASH-N); a name of another form
-// (tests, fakes) falls back to ordinal 0. Hostnames are fixed at create
-// time and are not part of the template hash.
+// template's spec.hostname, else the replica's name (replicaName).
+// Hostnames are fixed at create time and are not part of the template
+// hash.
 func hostname(req CreateRequest) string {
 	if h := namedHost(req, ""); h != "" {
+		return h
+	}
+	return replicaName(req)
+}
+
+// replicaName is the name of a pod without a holder: its owner's name for
+// it, else Hostname of the owner, hash and ordinal, never the template's
+// spec.hostname, which names the pod's host and not the pod (Kubernetes'
+// metadata.name). The ordinal is read back from the container name
+// (ContainerName ends in -HASH-N); a name of another form (tests, fakes)
+// falls back to ordinal 0.
+func replicaName(req CreateRequest) string {
+	if h := req.From.Hostname; h != "" {
 		return h
 	}
 	ordinal := 0

@@ -79,11 +79,12 @@ func NeedsEnvResolution(c *manifests.Container) bool {
 }
 
 // PodName is the name of the pod the request's container belongs to, as
-// Kubernetes' metadata.name and the pod's hostname: its PodRef's for a pod
-// with a holder, else the replica's hostname.
+// Kubernetes' metadata.name (the pod's hostname too unless its template
+// sets spec.hostname): its PodRef's for a pod with a holder, else the
+// replica's name.
 func (req CreateRequest) PodName() string {
 	if req.Pod != nil {
 		return req.Pod.Name
 	}
-	return hostname(req)
+	return replicaName(req)
 }

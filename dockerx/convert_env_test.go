@@ -94,13 +94,33 @@ func TestBuildConfigEnv(t *testing.T) {
 }
 
 func TestPodName(t *testing.T) {
-	d := deployment("web", nil)
-	req := request(d)
-	if got, want := req.PodName(), Hostname("web", "5d8f7c9b6", 0); got != want {
-		t.Errorf("PodName = %q, want %q", got, want)
+	// metadata.name is the pod's name whatever hostname the pod gives
+	// itself: Kubernetes' spec.hostname changes the hostname only.
+	withHostname := func(d *manifests.Deployment) {
+		d.Spec.Template.Spec.Hostname, d.Spec.Template.Spec.Subdomain = "db", "peers"
 	}
-	req.Pod = &PodRef{Name: "web-5d8f7c9b6-3", UID: "u", Holder: req.Name}
-	if got := req.PodName(); got != "web-5d8f7c9b6-3" {
-		t.Errorf("PodName of a pod = %q", got)
+	tests := []struct {
+		name   string
+		mutate func(*manifests.Deployment)
+		pod    *PodRef
+		want   string
+	}{
+		{"a replica is named by its deployment, hash and ordinal", nil, nil, Hostname("web", "5d8f7c9b6", 0)},
+		{"a pod with a holder is its PodRef's", nil, &PodRef{Name: "web-5d8f7c9b6-3", UID: "u"}, "web-5d8f7c9b6-3"},
+		{"a replica with spec.hostname keeps its own name", withHostname, nil, Hostname("web", "5d8f7c9b6", 0)},
+		{"a pod with a holder and spec.hostname keeps its PodRef's", withHostname, &PodRef{Name: "web-5d8f7c9b6-3", UID: "u"}, "web-5d8f7c9b6-3"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			req := request(deployment("web", tt.mutate))
+			if tt.pod != nil {
+				p := *tt.pod
+				p.Holder = req.Name
+				req.Pod = &p
+			}
+			if got := req.PodName(); got != tt.want {
+				t.Errorf("PodName = %q, want %q", got, tt.want)
+			}
+		})
 	}
 }

@@ -186,7 +186,11 @@ func (e *podEntry) podSpec(s *snapshot) (corev1.PodSpec, error) {
 			spec.Containers = append(spec.Containers, c)
 		}
 	}
-	spec.Hostname = e.Name
+	if spec.Hostname == "" {
+		// The hostname dockctl gives a pod whose template names none
+		// (a template's spec.hostname is its containers' hostname).
+		spec.Hostname = e.Name
+	}
 	spec.NodeName = s.nodeName()
 	spec.RestartPolicy = corev1.RestartPolicyAlways // a deployment's pods always restart their containers
 	return spec, nil

@@ -850,8 +850,8 @@ func TestPodNamesBelowAHeadlessService(t *testing.T) {
 		{"a pod name that is none", "db-2.db.default.svc.cluster.local.", dns.TypeA, dns.RcodeNameError, nil},
 		{"below a pod's name", "x.db-0.db.default.svc.cluster.local.", dns.TypeA, dns.RcodeNameError, nil},
 		{"a pod's name has no SRV", "db-0.db.default.svc.cluster.local.", dns.TypeSRV, dns.RcodeSuccess, nil},
-		{"PTR: the Service's and the pod's names", "5.0.222.10.in-addr.arpa.", dns.TypePTR, dns.RcodeSuccess,
-			[]string{"PTR db-0.db.default.svc.cluster.local.", "PTR db.default.svc.cluster.local."}},
+		{"PTR: the pod's name, not its Service's", "5.0.222.10.in-addr.arpa.", dns.TypePTR, dns.RcodeSuccess,
+			[]string{"PTR db-0.db.default.svc.cluster.local."}},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			r := query(t, "udp", addr, tt.qname, tt.qtype, 0)
@@ -878,5 +878,50 @@ func TestPodNamesBelowAHeadlessService(t *testing.T) {
 	}
 	if got := up.queries(); len(got) != 0 {
 		t.Errorf("upstream saw %q, want nothing: every name is the cluster's", got)
+	}
+}
+
+// TestPTROfANamedPodIsItsName: the reverse name of a pod that has a name
+// of its own below a headless Service (HOSTNAME.SERVICE.NS.svc.cluster.local)
+// is that name alone, as CoreDNS's kubernetes plugin answers an endpoint's
+// address with its endpoint's name and never the Service's; whatever the
+// names' order, so that a client taking the first PTR (getnameinfo)
+// always gets the pod's name. Names of an address none of which is below
+// another (a pod behind two headless Services) each keep their PTR, a
+// pod's own names first.
+func TestPTROfANamedPodIsItsName(t *testing.T) {
+	up := startUpstream(t)
+	for _, tt := range []struct {
+		name    string
+		records []helperapi.DNSRecord
+		want    []string
+	}{
+		{"the Service's name sorts before the pod's", []helperapi.DNSRecord{
+			{Name: "a.default.svc.cluster.local", IPs: []string{"10.222.0.5"}},
+			{Name: "zk-0.a.default.svc.cluster.local", IPs: []string{"10.222.0.5"}},
+		}, []string{"PTR zk-0.a.default.svc.cluster.local."}},
+		{"two Services, the pod named in one", []helperapi.DNSRecord{
+			{Name: "a.default.svc.cluster.local", IPs: []string{"10.222.0.5"}},
+			{Name: "zk-0.a.default.svc.cluster.local", IPs: []string{"10.222.0.5"}},
+			{Name: "b.default.svc.cluster.local", IPs: []string{"10.222.0.5"}},
+		}, []string{"PTR zk-0.a.default.svc.cluster.local.", "PTR b.default.svc.cluster.local."}},
+		{"two Services naming no pod", []helperapi.DNSRecord{
+			{Name: "a.default.svc.cluster.local", IPs: []string{"10.222.0.5"}},
+			{Name: "b.default.svc.cluster.local", IPs: []string{"10.222.0.5"}},
+		}, []string{"PTR a.default.svc.cluster.local.", "PTR b.default.svc.cluster.local."}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			_, addr := newTestServer(t, helperapi.DNSConfig{Generation: 1, Domain: "cluster.local", Upstreams: []string{up.addr}, Records: tt.records})
+			r := query(t, "udp", addr, "5.0.222.10.in-addr.arpa.", dns.TypePTR, 0)
+			var got []string // in the answer's order (answers sorts)
+			for _, rr := range r.Answer {
+				if p, ok := rr.(*dns.PTR); ok {
+					got = append(got, "PTR "+p.Ptr)
+				}
+			}
+			if r.Rcode != dns.RcodeSuccess || !slices.Equal(got, tt.want) {
+				t.Errorf("PTR: rcode %s answer %q, want %q", dns.RcodeToString[r.Rcode], got, tt.want)
+			}
+		})
 	}
 }

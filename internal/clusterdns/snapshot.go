@@ -111,8 +111,7 @@ func build(cfg helperapi.DNSConfig, resolvConf string, log *slog.Logger) (*snaps
 	for rev, names := range ptrNames {
 		// Several records may share an address (a pod behind two headless
 		// Services): one PTR each, in a stable order.
-		slices.Sort(names)
-		for _, n := range slices.Compact(names) {
+		for _, n := range ptrTargets(names) {
 			s.ptr[rev] = append(s.ptr[rev], &dns.PTR{
 				Hdr: dns.RR_Header{Name: rev, Rrtype: dns.TypePTR, Class: dns.ClassINET, Ttl: ttl},
 				Ptr: n,
@@ -147,6 +146,26 @@ func build(cfg helperapi.DNSConfig, resolvConf string, log *slog.Logger) (*snaps
 		s.upstreams = ups
 	}
 	return s, nil
+}
+
+// ptrTargets are the names a reverse name answers of the record names
+// that have its address: each once, without a name that another one is
+// below (a headless Service's, when the pod has its own name
+// HOSTNAME.SERVICE.NS.svc.cluster.local: CoreDNS answers an endpoint's
+// address with the endpoint's name, never the Service's), the deepest
+// first (a pod's own names before the Services' it is behind, so that a
+// client taking the first PTR gets the pod's), then by name.
+func ptrTargets(names []string) []string {
+	slices.Sort(names)
+	names = slices.Compact(names)
+	out := names[:0:0]
+	for _, n := range names {
+		if !slices.ContainsFunc(names, func(o string) bool { return strings.HasSuffix(o, "."+n) }) {
+			out = append(out, n)
+		}
+	}
+	slices.SortStableFunc(out, func(a, b string) int { return dns.CountLabel(b) - dns.CountLabel(a) })
+	return out
 }
 
 func normalizeDomain(d string) (string, error) {

@@ -229,3 +229,43 @@ func TestPodDNSNameFollowsReadiness(t *testing.T) {
 		}
 	}
 }
+
+// TestPodHostnameNotADNSLabelNamesNothing: a pod's hostname is a name only
+// when it is a DNS-1123 label, as Kubernetes' API validates an Endpoints
+// address's hostname (the pod runtime's owners name pods it never
+// validated as a template's spec.hostname). Any other hostname gets no
+// name, and above all never makes the DNS server refuse the whole
+// config: the Service's own name and its valid pods' names still answer.
+func TestPodHostnameNotADNSLabelNamesNothing(t *testing.T) {
+	const zone = ".web.default.svc.cluster.local"
+	long := strings.Repeat("a", 62) + "-10" // a 63-character set name's pod "…-10"
+	for _, tc := range []struct{ name, hostname string }{
+		{"longer than 63 characters", long},
+		{"with a dot", "db.web-0"},
+		{"upper case, beside its lower-case twin", "Web-0"},
+		{"starting with a dash", "-web"},
+		{"with an underscore", "web_0"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			p := pe("default", "", "web-0", "10.222.0.2", true, app("web"), manifests.ContainerPort{Name: "http", ContainerPort: 8080})
+			p.Hostname, p.Subdomain = "web-0", "web"
+			q := pe("default", "", "bad", "10.222.0.3", true, app("web"), manifests.ContainerPort{Name: "http", ContainerPort: 8080})
+			q.Hostname, q.Subdomain = tc.hostname, "web"
+			r := newSvcRig(t)
+			r.feed([]PodEndpoint{p, q})
+			rec := webService("", 0)
+			rec.Service.Spec.ClusterIP = manifests.ClusterIPNone
+			r.svcs.put(rec)
+			r.reconcile("default/web")
+			r.reconcile(DNSKey)
+			if m := r.askServedDNS("web-0"+zone, dns.TypeA); m.Rcode != dns.RcodeSuccess || len(m.Answer) != 1 {
+				t.Errorf("web-0%s: rcode %s, %d answers, want the pod's address", zone, dns.RcodeToString[m.Rcode], len(m.Answer))
+			}
+			if strings.ToLower(tc.hostname) == tc.hostname && len(tc.hostname) <= 253-len(zone) {
+				if m := r.askServedDNS(tc.hostname+zone, dns.TypeA); m.Rcode != dns.RcodeNameError {
+					t.Errorf("%s%s: rcode %s, want NXDOMAIN", tc.hostname, zone, dns.RcodeToString[m.Rcode])
+				}
+			}
+		})
+	}
+}

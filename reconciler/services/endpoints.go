@@ -7,6 +7,8 @@ import (
 	"strings"
 	"sync"
 
+	"k8s.io/apimachinery/pkg/util/validation"
+
 	"github.com/dockctl/dockctl/dockerx"
 	"github.com/dockctl/dockctl/manifests"
 	"github.com/dockctl/dockctl/store"
@@ -270,10 +272,15 @@ func (t *Tracker) endpointsAt(svc *manifests.Service) (ready, notReady []store.E
 				continue
 			}
 			ep := store.EndpointStatus{Pod: p.Pod, IP: p.IP, Ready: (p.Ready || sel.publishNotReady) && p.IP != ""}
-			if p.Hostname != "" && p.Subdomain == svc.Metadata.Name {
+			if p.Hostname != "" && p.Subdomain == svc.Metadata.Name && len(validation.IsDNS1123Label(p.Hostname)) == 0 {
 				// Kubernetes' ShouldSetHostname: the pod names its
 				// hostname, and this Service by its subdomain (the
-				// namespace is the selector's).
+				// namespace is the selector's). The hostname must be a
+				// DNS-1123 label, as Kubernetes' API validates an
+				// Endpoints address's: an owner's name for its pod
+				// (NAME-ORDINAL of a 63-character name) may be longer,
+				// and a name that is no label would make the DNS server
+				// refuse every record, or name a deeper or duplicate one.
 				ep.Hostname = p.Hostname
 			}
 			for _, sp := range svc.Spec.Ports {
