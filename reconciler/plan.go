@@ -679,7 +679,7 @@ func hasRemoving(cs []dockerx.Container, hash string) bool {
 }
 
 // causeStopped is the Cause of a ReasonStopped start.
-const causeStopped = "stopped"
+const causeStopped = podruntime.CauseStopped
 
 // rankForRemoval orders containers least valuable first, as Kubernetes ranks
 // pods for scale-down: not running before running, not ready before ready,
