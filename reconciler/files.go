@@ -2,7 +2,6 @@ package reconciler
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"slices"
@@ -44,9 +43,6 @@ import (
 //   - The payload and its hash never reach a log, an error, an event or a
 //     status: the hash is kept in memory only.
 
-// filesTimeout bounds one write of a pod's files.
-const filesTimeout = 30 * time.Second
-
 // FilesDocker is what the writer of file volumes needs from Docker: the
 // helper image holders and writers run, and a run of the writer in a
 // container of its own (never in a namespace of the pod: a pod's
@@ -67,10 +63,8 @@ type filesMemory = podruntime.FilesMemory
 func podUnitKey(p *dockerx.PodRef) string { return podruntime.PodKeyPrefix + p.Holder + "/" + p.UID }
 
 // isPodVolumeRole reports whether a volume of that role belongs to one pod
-// and goes with it.
-func isPodVolumeRole(role string) bool {
-	return role == dockerx.RoleEmptyDir || role == dockerx.RoleFiles
-}
+// and goes with it (podruntime.IsPodVolumeRole).
+func isPodVolumeRole(role string) bool { return podruntime.IsPodVolumeRole(role) }
 
 func identityOf(ns, name, uid, hash string, t *manifests.PodTemplateSpec) podruntime.DownwardIdentity {
 	return podruntime.PodDownwardIdentity(ns, name, uid, hash, t)
@@ -232,9 +226,7 @@ func (c *Controller) runFilesWriter(ctx context.Context, d *dockerx.PodTemplate,
 	if err != nil {
 		return 0, nil, err
 	}
-	req := dockerx.FilesWriterRequest{Args: args, ReadOnly: readOnly, Pod: dockerx.CreateRequest{
-		Instance: c.opts.Instance, Namespace: d.NamespaceOrDefault(), From: d, TemplateHash: hash, Pod: &ref, Image: img}}
-	return c.opts.FilesDocker.RunFilesWriter(ctx, req, stdin, filesTimeout)
+	return podruntime.RunFilesWriter(ctx, c.opts.FilesDocker, podruntime.FilesRun{Instance: c.opts.Instance, Image: img, From: d, Hash: hash, Pod: ref}, args, readOnly, stdin)
 }
 
 // writePodFiles carries out an OpWriteFiles: the payload is planned again
@@ -254,30 +246,12 @@ func (c *Controller) writePodFiles(ctx context.Context, op Op) error {
 		return fmt.Errorf("write files of pod %s: %w", op.Pod.Name, err)
 	}
 	payload, missing := podruntime.PlanVolumes(&t.Spec, identityOf(ns, op.Pod.Name, op.Pod.UID, op.Hash, t), objs, c.hostResources(ctx))
-	if len(missing) > 0 && op.Reason != ReasonFilesChanged {
-		// A pod that may never have got its files: nothing of it starts
-		// until every volume can be made, as the kubelet starts no
-		// container before all of the pod's volumes are mounted.
-		return fmt.Errorf("pod %s: %w", op.Pod.Name, podruntime.MissingVolumesError(missing))
+	run := podruntime.FilesRun{Instance: c.opts.Instance, From: op.From, Hash: op.Hash, Pod: *op.Pod}
+	hash, err := podruntime.WritePodFiles(ctx, c.opts.FilesDocker, run, c.writerHolderImage, op.Reason, payload, missing)
+	if hash != "" {
+		c.files.Set(store.Key(ns, op.From.Owner), podUnitKey(op.Pod), hash)
 	}
-	// Else the volumes that cannot be made keep their last files: the
-	// writer writes the payload's volumes only.
-	if len(payload.Volumes) == 0 {
-		return nil
-	}
-	raw, err := json.Marshal(payload)
-	if err != nil {
-		return fmt.Errorf("write files of pod %s: encode", op.Pod.Name)
-	}
-	code, out, err := c.runFilesWriter(ctx, op.From, op.Hash, *op.Pod, nil, false, raw)
-	if err != nil {
-		return fmt.Errorf("write files of pod %s: %w", op.Pod.Name, err)
-	}
-	if code != helperapi.ExitOK {
-		return fmt.Errorf("write files of pod %s: the writer exited %d: %s", op.Pod.Name, code, podruntime.FirstLine(out))
-	}
-	c.files.Set(store.Key(ns, op.From.Owner), podUnitKey(op.Pod), podruntime.PayloadHash(payload))
-	return nil
+	return err
 }
 
 // writerHolderImage is the image of the holder of a pod with file volumes
@@ -298,47 +272,17 @@ func (c *Controller) writerHolderImage(ctx context.Context) (string, error) {
 
 // subPathError is a container whose subPath bind would lead out of its
 // volume: refused, and named in the deployment's ReplicaFailure.
-type subPathError struct{ msg string }
+type subPathError = podruntime.SubPathError
 
-func (e *subPathError) Error() string { return e.msg }
-
-// checkSubPaths resolves, in a read-only writer, each subPath of a file
-// volume that container name of pod ref binds (dockerx/convert_files.go):
-// the daemon follows links in a bind's source on the host, so one that
-// leads out of the volume — whatever put it there — must never reach a
-// create or a start, as the kubelet refuses such a subPath
-// (CVE-2017-1002101). Only a container that has such a bind costs a run.
+// checkSubPaths resolves the subPaths of file volumes that container name
+// of pod ref binds (podruntime.CheckSubPaths), in a writer of the helper
+// image.
 func (c *Controller) checkSubPaths(ctx context.Context, d *dockerx.PodTemplate, hash string, ref dockerx.PodRef, name string) error {
-	ps := &d.Template.Spec
-	tc := ps.FindContainer(name)
-	if tc == nil {
-		return nil
+	var w podruntime.FilesWriter
+	if c.opts.FilesDocker != nil {
+		w = c.opts.FilesDocker
 	}
-	var args []string
-	for _, vm := range tc.VolumeMounts {
-		if vm.SubPath == "" {
-			continue
-		}
-		for i := range ps.Volumes {
-			if v := &ps.Volumes[i]; v.Name == vm.Name && v.IsFileVolume() {
-				args = append(args, "--subpath", vm.Name+":"+vm.SubPath)
-			}
-		}
-	}
-	if len(args) == 0 {
-		return nil
-	}
-	if c.opts.FilesDocker == nil {
-		return fmt.Errorf("container %q of pod %s: its subPath mounts cannot be checked: this controller has no writer (Options.FilesDocker)", name, ref.Name)
-	}
-	code, out, err := c.runFilesWriter(ctx, d, hash, ref, args, true, nil)
-	switch {
-	case err != nil:
-		return fmt.Errorf("container %q of pod %s: checking its subPath mounts: %w", name, ref.Name, err)
-	case code != helperapi.ExitOK:
-		return &subPathError{msg: fmt.Sprintf("container %q of pod %s: refused: %s", name, ref.Name, podruntime.FirstLine(out))}
-	}
-	return nil
+	return podruntime.CheckSubPaths(ctx, w, podruntime.FilesRun{Instance: c.opts.Instance, From: d, Hash: hash, Pod: ref}, c.writerHolderImage, name)
 }
 
 // checkStartSubPaths is checkSubPaths for the start of container id, when

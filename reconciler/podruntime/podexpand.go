@@ -3,6 +3,7 @@ package podruntime
 import (
 	"fmt"
 	"slices"
+	"sort"
 
 	"github.com/dockctl/dockctl/dockerx"
 	"github.com/dockctl/dockctl/manifests"
@@ -182,4 +183,35 @@ func StopPhases(p *Pod, t *manifests.PodTemplateSpec) [][]StopTarget {
 		phases = append(phases, []StopTarget{{ID: p.Holder.ID, Name: p.Holder.Name, Holder: true}})
 	}
 	return phases
+}
+
+// IsPodVolumeRole reports whether a volume of that role belongs to one pod
+// and goes with it: an emptyDir or a file volume (never a claim's).
+func IsPodVolumeRole(role string) bool {
+	return role == dockerx.RoleEmptyDir || role == dockerx.RoleFiles
+}
+
+// CollectVolumes removes the pod volumes whose pod has no container left
+// among containers (removed by dockctl, or by hand with docker rm -f). A
+// volume still mounted somewhere fails to go and is tried again at the
+// next sync.
+func CollectVolumes(volumes []dockerx.Volume, containers []dockerx.Container) []Op {
+	if len(volumes) == 0 {
+		return nil
+	}
+	live := map[string]bool{}
+	for _, c := range containers {
+		if c.PodUID != "" {
+			live[c.PodUID] = true
+		}
+	}
+	var ops []Op
+	for _, v := range volumes {
+		if !IsPodVolumeRole(v.Role) || v.PodUID == "" || live[v.PodUID] {
+			continue
+		}
+		ops = append(ops, Op{Kind: OpRemoveVolume, Name: v.Name, Reason: ReasonPodGone, Cause: fmt.Sprintf("pod %s is gone", v.Pod)})
+	}
+	sort.Slice(ops, func(i, j int) bool { return ops[i].Name < ops[j].Name })
+	return ops
 }
