@@ -177,20 +177,7 @@ func (c *Controller) ensureClaims(ctx context.Context, ns string, templates map[
 // it may): it does not exist, or is being deleted, or its record cannot be
 // read.
 func (c *Controller) claimUsable(ns, claim string) error {
-	if c.opts.Config == nil {
-		return fmt.Errorf("persistentvolumeclaim %q not found", claim)
-	}
-	_, deleted, err := c.opts.Config.LookupClaim(ns, claim)
-	switch {
-	case errors.Is(err, store.ErrNotFound):
-		return fmt.Errorf("persistentvolumeclaim %q not found", claim)
-	case err != nil:
-		return fmt.Errorf("persistentvolumeclaim %q: %w", claim, err)
-	case deleted:
-		// As the kubelet: no new pod may use a claim being deleted.
-		return fmt.Errorf("persistentvolumeclaim %q is being deleted", claim)
-	}
-	return nil
+	return podruntime.ClaimUsable(c.opts.Config, ns, claim)
 }
 
 // ensureClaim checks that claim of namespace ns is live and creates its

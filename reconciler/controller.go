@@ -458,7 +458,7 @@ func (c *Controller) handleEvent(ev dockerx.Event) {
 		// again (a daemon restart restarts it) with a fresh, empty tmpfs.
 		// Every pod's files are written once more; a write of what a
 		// volume holds already changes nothing (atomicfiles).
-		c.files.forgetAll()
+		c.files.ForgetAll()
 	}
 	for _, req := range deploymentOwners(ev) {
 		c.deployments.Add(req)
@@ -591,7 +591,7 @@ func (c *Controller) syncDeployment(ctx context.Context, key string) (time.Durat
 	if rec.Deleted {
 		c.prober.Drop(key) // its containers are going: so are their probes
 		c.forgetBlocked(key)
-		c.files.forget(key, nil)
+		c.files.Forget(key, nil)
 		c.indexRefs(rec, nil)
 		units, pods := podruntime.GroupPods(observed, templateLookup(nil, "", rec.Revisions), c.diedHolders(key, observed))
 		in := PlanInput{Instance: c.opts.Instance, Namespace: rec.Namespace, Name: name, Containers: units, Pods: pods, Volumes: volumes, Now: now, Revisions: rec.Revisions,

@@ -93,13 +93,17 @@
 // podruntime.Runtime, whose Prober runs probes and postStart hooks and
 // whose Stopper carries out graceful stops (drain, preStop hooks, phases);
 // this package plans which stops happen and what they run (setDrains,
-// setPreStops) and records their deadlines (stopper.go). The files that
-// still carry out the runtime's rules here for the Deployment controller
-// — podplan.go, envctl.go, files.go, claims.go (which carries
-// out podruntime.PlanClaims), imageuser.go (the runAsNonRoot refusal
-// as this controller reports it), poddelete.go,
-// and the pod parts of execute.go, state.go and observe.go — follow
-// them; seccomp.go and podip.go only hand a create to
+// setPreStops) and records their deadlines (stopper.go). The ops inside
+// a pod are the runtime's (podruntime.PlanPodSteps, ExpandPodOps):
+// podplan.go only decides which template a pod runs and asks for them.
+// The files that still carry out the runtime's rules here for the
+// Deployment controller — envctl.go, files.go (which plans each pod's
+// payload and runs podruntime.WritePodFiles, CheckSubPaths and
+// RunFilesWriter), claims.go
+// (which carries out podruntime.PlanClaims and checks claims with
+// ClaimUsable), imageuser.go (the runAsNonRoot refusal as this controller
+// reports it), poddelete.go, and the pod parts of execute.go, state.go and
+// observe.go — follow them; seccomp.go and podip.go only hand a create to
 // podruntime.CreateInputs and PodIPs.Assign.
 //
 // Events (events.go). The write records the event: the executor records

@@ -2,13 +2,10 @@ package reconciler
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
-	"maps"
 	"slices"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/dockctl/dockctl/dockerx"
@@ -46,9 +43,6 @@ import (
 //   - The payload and its hash never reach a log, an error, an event or a
 //     status: the hash is kept in memory only.
 
-// filesTimeout bounds one write of a pod's files.
-const filesTimeout = 30 * time.Second
-
 // FilesDocker is what the writer of file volumes needs from Docker: the
 // helper image holders and writers run, and a run of the writer in a
 // container of its own (never in a namespace of the pod: a pod's
@@ -59,92 +53,21 @@ type FilesDocker interface {
 }
 
 // PodFiles is where one holder pod's files stand, for the planner.
-type PodFiles struct {
-	// Want is the hash of the payload the pod should have ("": it cannot
-	// be made now, Missing says why).
-	Want string
-	// Have is the hash of the payload this controller last wrote into
-	// the pod ("": none, or unknown since a restart).
-	Have    string
-	Missing string
-	// Pod is the pod's name, and FailedMount the kubelet's message for
-	// each of its volumes that cannot be made now: Want is the payload of
-	// the other volumes, which a pod that has its files is updated to.
-	Pod         string
-	FailedMount []string
-}
+type PodFiles = podruntime.PodFiles
 
 // filesMemory holds, per deployment (its key) and pod (its unit key), the
-// hash of the payload last written into the pod. A sync (never the
-// sweep's assessment) forgets the pods it no longer observes, and a
-// deleted deployment's are forgotten with it.
-type filesMemory struct {
-	mu      sync.Mutex
-	written map[string]map[string]string
-}
-
-func (m *filesMemory) get(dep, pod string) string {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	return m.written[dep][pod]
-}
-
-func (m *filesMemory) set(dep, pod, hash string) {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	if m.written == nil {
-		m.written = map[string]map[string]string{}
-	}
-	if m.written[dep] == nil {
-		m.written[dep] = map[string]string{}
-	}
-	m.written[dep][pod] = hash
-}
-
-// forgetAll drops every pod: their files are written again.
-func (m *filesMemory) forgetAll() {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	m.written = nil
-}
-
-// forget drops the pods of deployment dep that are not in keep (all of
-// them for a nil keep).
-func (m *filesMemory) forget(dep string, keep map[string]*podruntime.Pod) {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	for k := range m.written[dep] {
-		if keep[k] == nil {
-			delete(m.written[dep], k)
-		}
-	}
-	if len(m.written[dep]) == 0 {
-		delete(m.written, dep)
-	}
-}
+// hash of the payload last written into the pod (podruntime.FilesMemory).
+type filesMemory = podruntime.FilesMemory
 
 // podUnitKey is a pod's unit key (podruntime.GroupPods) from its reference.
 func podUnitKey(p *dockerx.PodRef) string { return podruntime.PodKeyPrefix + p.Holder + "/" + p.UID }
 
 // isPodVolumeRole reports whether a volume of that role belongs to one pod
-// and goes with it.
-func isPodVolumeRole(role string) bool {
-	return role == dockerx.RoleEmptyDir || role == dockerx.RoleFiles
-}
+// and goes with it (podruntime.IsPodVolumeRole).
+func isPodVolumeRole(role string) bool { return podruntime.IsPodVolumeRole(role) }
 
-// identityOf is what the downward API tells pod p of template t (of
-// template hash hash): its labels carry pod-template-hash, as the
-// Deployment controller labels its pods (and as its environment's
-// fieldRef reads them: podIdentity in envctl.go).
 func identityOf(ns, name, uid, hash string, t *manifests.PodTemplateSpec) podruntime.DownwardIdentity {
-	labels := maps.Clone(t.Metadata.Labels)
-	if hash != "" {
-		if labels == nil {
-			labels = map[string]string{}
-		}
-		labels["pod-template-hash"] = hash
-	}
-	return podruntime.DownwardIdentity{Name: name, Namespace: ns, UID: uid, Labels: labels, Annotations: t.Metadata.Annotations}
+	return podruntime.PodDownwardIdentity(ns, name, uid, hash, t)
 }
 
 // hostResources is what a downward API file reports for a limit its
@@ -231,7 +154,7 @@ func (c *Controller) podFiles(ctx context.Context, cache *lookupCache, d *manife
 		if out == nil {
 			out = map[string]PodFiles{}
 		}
-		pf := PodFiles{Have: c.files.get(depKey, key), Pod: p.Name}
+		pf := PodFiles{Have: c.files.Get(depKey, key), Pod: p.Name}
 		objs, err := c.fileObjectsFor(ns, t, cache)
 		if err == nil {
 			payload, missing := podruntime.PlanVolumes(&t.Spec, identityOf(ns, p.Name, p.UID, p.Hash, t), objs, c.hostResources(ctx))
@@ -249,7 +172,7 @@ func (c *Controller) podFiles(ctx context.Context, cache *lookupCache, d *manife
 			pf.Missing = fmt.Sprintf("pod %s: %v", p.Name, err)
 			if pf.Have == "" && p.Holder.State == dockerx.StateRunning && c.filesWrittenBefore(ctx, podOfTemplate(d, t), p.Hash, dockerx.PodRef{Name: p.Name, UID: p.UID, Holder: p.Base}) {
 				pf.Have = filesWrittenEarlier
-				c.files.set(depKey, key, pf.Have)
+				c.files.Set(depKey, key, pf.Have)
 			}
 		}
 		out[key] = pf
@@ -258,7 +181,7 @@ func (c *Controller) podFiles(ctx context.Context, cache *lookupCache, d *manife
 		// Only a sync forgets: its list follows every write its earlier
 		// syncs made. The sweep's assessment (no ctx) works from a list
 		// that may predate a pod a sync just created and wrote.
-		c.files.forget(depKey, pods)
+		c.files.Forget(depKey, pods)
 	}
 	return out
 }
@@ -303,9 +226,7 @@ func (c *Controller) runFilesWriter(ctx context.Context, d *dockerx.PodTemplate,
 	if err != nil {
 		return 0, nil, err
 	}
-	req := dockerx.FilesWriterRequest{Args: args, ReadOnly: readOnly, Pod: dockerx.CreateRequest{
-		Instance: c.opts.Instance, Namespace: d.NamespaceOrDefault(), From: d, TemplateHash: hash, Pod: &ref, Image: img}}
-	return c.opts.FilesDocker.RunFilesWriter(ctx, req, stdin, filesTimeout)
+	return podruntime.RunFilesWriter(ctx, c.opts.FilesDocker, podruntime.FilesRun{Instance: c.opts.Instance, Image: img, From: d, Hash: hash, Pod: ref}, args, readOnly, stdin)
 }
 
 // writePodFiles carries out an OpWriteFiles: the payload is planned again
@@ -325,30 +246,12 @@ func (c *Controller) writePodFiles(ctx context.Context, op Op) error {
 		return fmt.Errorf("write files of pod %s: %w", op.Pod.Name, err)
 	}
 	payload, missing := podruntime.PlanVolumes(&t.Spec, identityOf(ns, op.Pod.Name, op.Pod.UID, op.Hash, t), objs, c.hostResources(ctx))
-	if len(missing) > 0 && op.Reason != ReasonFilesChanged {
-		// A pod that may never have got its files: nothing of it starts
-		// until every volume can be made, as the kubelet starts no
-		// container before all of the pod's volumes are mounted.
-		return fmt.Errorf("pod %s: %w", op.Pod.Name, podruntime.MissingVolumesError(missing))
+	run := podruntime.FilesRun{Instance: c.opts.Instance, From: op.From, Hash: op.Hash, Pod: *op.Pod}
+	hash, err := podruntime.WritePodFiles(ctx, c.opts.FilesDocker, run, c.writerHolderImage, op.Reason, payload, missing)
+	if hash != "" {
+		c.files.Set(store.Key(ns, op.From.Owner), podUnitKey(op.Pod), hash)
 	}
-	// Else the volumes that cannot be made keep their last files: the
-	// writer writes the payload's volumes only.
-	if len(payload.Volumes) == 0 {
-		return nil
-	}
-	raw, err := json.Marshal(payload)
-	if err != nil {
-		return fmt.Errorf("write files of pod %s: encode", op.Pod.Name)
-	}
-	code, out, err := c.runFilesWriter(ctx, op.From, op.Hash, *op.Pod, nil, false, raw)
-	if err != nil {
-		return fmt.Errorf("write files of pod %s: %w", op.Pod.Name, err)
-	}
-	if code != helperapi.ExitOK {
-		return fmt.Errorf("write files of pod %s: the writer exited %d: %s", op.Pod.Name, code, firstLine(out))
-	}
-	c.files.set(store.Key(ns, op.From.Owner), podUnitKey(op.Pod), podruntime.PayloadHash(payload))
-	return nil
+	return err
 }
 
 // writerHolderImage is the image of the holder of a pod with file volumes
@@ -367,88 +270,19 @@ func (c *Controller) writerHolderImage(ctx context.Context) (string, error) {
 	return ref, nil
 }
 
-// planPodFiles is planPod's step for a running holder pod with file
-// volumes: a write when its files are not (known to be) what they should
-// be. proceed false: the pod's containers must not be created or started
-// (it never got its files and cannot get them now). hold, when not "",
-// says why no container of the pod may be created or started now, though
-// those that run are tended.
-func (in PlanInput) planPodFiles(p *podruntime.Pod, pp podPlan, ref *dockerx.PodRef, plan *Plan) (write *Op, proceed bool, hold string) {
-	if !manifests.NeedsWriter(&pp.t.Spec) || p.Holder == nil || p.Holder.State != dockerx.StateRunning {
-		return nil, true, ""
-	}
-	pf := in.Files[p.Key]
-	switch {
-	case pf.Missing != "" && pf.Have == "" && len(p.Members) == 0:
-		// Never started: it waits for its files, as a pod whose volume
-		// cannot be mounted stays ContainerCreating.
-		plan.Blocked = append(plan.Blocked, pf.Missing)
-		return nil, false, ""
-	case pf.Missing != "" && pf.Have == "":
-		// Containers of a pod whose files are not known to be written
-		// (a restarted controller's check, filesWrittenBefore, said no or
-		// failed): no partial write, which is kept for pods known to have
-		// had every volume written; those that run go on, but none is
-		// created or started on volumes that may be empty, as the kubelet
-		// starts no container of a pod before all of its volumes are
-		// mounted. The check is asked again at the next sync.
-		return nil, true, pf.Missing
-	case pf.Want != "" && pf.Want != pf.Have:
-		reason, cause := ReasonFilesChanged, "files of its volumes changed"
-		if pf.Have == "" {
-			reason, cause = ReasonFilesUnwritten, "files of its volumes not written by this controller yet"
-		}
-		return &Op{Kind: OpWriteFiles, Name: p.Holder.Name, ContainerID: p.Holder.ID, Hash: p.Hash, From: pp.from, Pod: ref,
-			Reason: reason, Cause: fmt.Sprintf("pod %s: %s", p.Name, cause)}, true, ""
-	case pf.Want == "" && pf.Have == "" && len(p.Members) == 0:
-		return nil, false, "" // never started, and nothing to write yet
-	}
-	return nil, true, ""
-}
-
 // subPathError is a container whose subPath bind would lead out of its
 // volume: refused, and named in the deployment's ReplicaFailure.
-type subPathError struct{ msg string }
+type subPathError = podruntime.SubPathError
 
-func (e *subPathError) Error() string { return e.msg }
-
-// checkSubPaths resolves, in a read-only writer, each subPath of a file
-// volume that container name of pod ref binds (dockerx/convert_files.go):
-// the daemon follows links in a bind's source on the host, so one that
-// leads out of the volume — whatever put it there — must never reach a
-// create or a start, as the kubelet refuses such a subPath
-// (CVE-2017-1002101). Only a container that has such a bind costs a run.
+// checkSubPaths resolves the subPaths of file volumes that container name
+// of pod ref binds (podruntime.CheckSubPaths), in a writer of the helper
+// image.
 func (c *Controller) checkSubPaths(ctx context.Context, d *dockerx.PodTemplate, hash string, ref dockerx.PodRef, name string) error {
-	ps := &d.Template.Spec
-	tc := ps.FindContainer(name)
-	if tc == nil {
-		return nil
+	var w podruntime.FilesWriter
+	if c.opts.FilesDocker != nil {
+		w = c.opts.FilesDocker
 	}
-	var args []string
-	for _, vm := range tc.VolumeMounts {
-		if vm.SubPath == "" {
-			continue
-		}
-		for i := range ps.Volumes {
-			if v := &ps.Volumes[i]; v.Name == vm.Name && v.IsFileVolume() {
-				args = append(args, "--subpath", vm.Name+":"+vm.SubPath)
-			}
-		}
-	}
-	if len(args) == 0 {
-		return nil
-	}
-	if c.opts.FilesDocker == nil {
-		return fmt.Errorf("container %q of pod %s: its subPath mounts cannot be checked: this controller has no writer (Options.FilesDocker)", name, ref.Name)
-	}
-	code, out, err := c.runFilesWriter(ctx, d, hash, ref, args, true, nil)
-	switch {
-	case err != nil:
-		return fmt.Errorf("container %q of pod %s: checking its subPath mounts: %w", name, ref.Name, err)
-	case code != helperapi.ExitOK:
-		return &subPathError{msg: fmt.Sprintf("container %q of pod %s: refused: %s", name, ref.Name, firstLine(out))}
-	}
-	return nil
+	return podruntime.CheckSubPaths(ctx, w, podruntime.FilesRun{Instance: c.opts.Instance, From: d, Hash: hash, Pod: ref}, c.writerHolderImage, name)
 }
 
 // checkStartSubPaths is checkSubPaths for the start of container id, when
@@ -487,11 +321,4 @@ func subPathFailure(errs []error) failure {
 	}
 	slices.Sort(msgs)
 	return failure{ReasonFailedCreate, strings.Join(msgs, "; ")}
-}
-
-// firstLine is the first line of a helper's trimmed output: what an error
-// message quotes of it.
-func firstLine(b []byte) string {
-	line, _, _ := strings.Cut(strings.TrimSpace(string(b)), "\n")
-	return line
 }

@@ -31,9 +31,7 @@ func TestFilesMemoryKeptBySweepOfOlderSnapshot(t *testing.T) {
 	h.apply(configMapVolumeDeployment("web", "app"))
 	h.start()
 	remembered := func() int {
-		h.ctrl.files.mu.Lock()
-		defer h.ctrl.files.mu.Unlock()
-		return len(h.ctrl.files.written[store.Key("", "web")])
+		return h.ctrl.files.Pods(store.Key("", "web"))
 	}
 	h.waitFor("the files written and remembered", func() bool {
 		w.mu.Lock()
@@ -557,12 +555,7 @@ func TestFilesMemoryForgetsGonePods(t *testing.T) {
 		})
 	}
 	time.Sleep(300 * time.Millisecond)
-	h.ctrl.files.mu.Lock()
-	n := 0
-	for _, pods := range h.ctrl.files.written {
-		n += len(pods)
-	}
-	h.ctrl.files.mu.Unlock()
+	n := h.ctrl.files.Total()
 	if n != 1 {
 		t.Errorf("the files memory holds %d pods after 4 rollouts of a 1-replica deployment; want 1 (the live pod)", n)
 	}

@@ -600,27 +600,9 @@ func (in PlanInput) reconcileRevision(s *revisionSet, cs []*dockerx.Container, p
 }
 
 // collectVolumes removes the pod volumes whose pod has no container left
-// (removed by dockctl, or by hand with docker rm -f). A volume still
-// mounted somewhere fails to go and is tried again at the next sync.
+// (podruntime.CollectVolumes).
 func (in PlanInput) collectVolumes() []Op {
-	if len(in.Volumes) == 0 {
-		return nil
-	}
-	live := map[string]bool{}
-	for _, c := range in.Containers {
-		if c.PodUID != "" {
-			live[c.PodUID] = true
-		}
-	}
-	var ops []Op
-	for _, v := range in.Volumes {
-		if !isPodVolumeRole(v.Role) || v.PodUID == "" || live[v.PodUID] {
-			continue
-		}
-		ops = append(ops, Op{Kind: OpRemoveVolume, Name: v.Name, Reason: ReasonPodGone, Cause: fmt.Sprintf("pod %s is gone", v.Pod)})
-	}
-	sort.Slice(ops, func(i, j int) bool { return ops[i].Name < ops[j].Name })
-	return ops
+	return podruntime.CollectVolumes(in.Volumes, in.Containers)
 }
 
 // isReady judges readiness as status does: by the controller's verdict
@@ -691,7 +673,7 @@ func hasRemoving(cs []dockerx.Container, hash string) bool {
 }
 
 // causeStopped is the Cause of a ReasonStopped start.
-const causeStopped = "stopped"
+const causeStopped = podruntime.CauseStopped
 
 // rankForRemoval orders containers least valuable first, as Kubernetes ranks
 // pods for scale-down: not running before running, not ready before ready,

@@ -444,8 +444,5 @@ func startFailure(s deploymentState, observed []dockerx.Container) failure {
 
 // deadCause is the cause of the removal of a container (what) seen dead.
 func (in PlanInput) deadCause(id, what string) string {
-	if msg, ok := in.NeverStarts[id]; ok {
-		return what + " can never be started again (" + msg + "): replaced"
-	}
-	return what + " is dead"
+	return podruntime.DeadCause(in.NeverStarts, id, what)
 }

@@ -37,11 +37,21 @@
 // seccomp profile); op.go is what a plan of a pod's
 // containers is made of (Op: its kinds, reasons, order and printed Line,
 // the StopRequest of a graceful stop), the ops a workload controller's
-// plan holds and an executor carries out; sync.go is Runtime.Sync, the
-// entry point of a workload controller of any kind: its pods made real
-// (created under dockerx.PodContainerName, started, restarted per
-// restartPolicy with the backoff, stopped and removed once unwanted) and
-// their PodStatus read back — pods of one container for now.
+// plan holds and an executor carries out; podsteps.go plans the steps
+// inside one holder pod (PlanPodSteps: holder, files, init containers in
+// order, sidecars, app containers, strays) and podexpand.go expands a
+// pod's create (volumes, holder, file write, first step) and graceful
+// removal (StopPhases) into container ops (ExpandPodOps), for every
+// owner's planner; podfiles.go writes a pod's files through the files
+// writer (WritePodFiles, RunFilesWriter), checks its subPath binds
+// (CheckSubPaths) and remembers what each pod got
+// (FilesMemory); sync.go is Runtime.Sync, the entry point of a workload
+// controller of any kind: its pods made real (created under
+// dockerx.PodContainerName, started, restarted per restartPolicy with the
+// backoff, stopped and removed once unwanted) and their PodStatus read
+// back, with syncpod.go for pods that need a holder (the same steps, each
+// op run once the ops it needs succeeded; env from the ConfigStore and
+// the Service variables, images pulled, claims checked: ClaimUsable).
 //
 // The goroutines of the kubelet: runtime.go is the Runtime a workload
 // controller holds and stops, which owns prober.go (Prober: one worker
@@ -96,10 +106,8 @@
 //     panics (Guard), is a failure of that container, never the end of
 //     the controller.
 //
-// The execution of holder pods' creates and starts (holder and members,
-// init order, sidecars, env, files, claims, starts with the backoff
-// ObserveExits computes) is still carried out by package reconciler
-// (execute.go, podplan.go, files.go, claims.go;
-// state.go records starts and refused starts in ContainerState) for the
-// Deployment controller, under these rules.
+// The Deployment controller's executor (package reconciler: execute.go,
+// files.go, claims.go; state.go records starts and refused starts in
+// ContainerState) still carries out its own plans' Docker calls, with the
+// ops this package plans for each pod, under these rules.
 package podruntime

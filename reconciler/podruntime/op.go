@@ -122,7 +122,7 @@ type Op struct {
 	Volume *dockerx.VolumeRequest
 	// Phases is, for the graceful removal of a holder pod (ContainerID is
 	// then the pod's unit ID), its containers in stop order: each phase is
-	// stopped together, after the previous one is gone (stopPhases).
+	// stopped together, after the previous one is gone (StopPhases).
 	Phases [][]StopTarget
 	// Drain is, for a graceful stop (OpRemove with Grace, OpRestart) of a
 	// running replica or pod, the pod the stopper takes out of every

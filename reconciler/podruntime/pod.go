@@ -18,8 +18,7 @@ import (
 // containers: each holder pod is presented to it as one synthetic
 // container, its unit, whose ID is the pod's key and whose state sums the
 // pod up. What happens inside a pod — init containers in order, a crashed
-// sidecar restarted in place — is the pod planner's (planPod, in package
-// reconciler today).
+// sidecar restarted in place — is the pod planner's (PlanPodSteps).
 
 // Pod is one replica of a template that needs a holder, as observed.
 type Pod struct {
@@ -125,7 +124,7 @@ func GroupPods(cs []dockerx.Container, templates func(hash string) *manifests.Po
 //   - running when its holder and every app container and sidecar run
 //     (t nil, an unknown revision: every member runs or completed);
 //   - created otherwise: initializing, or a member to repair, which
-//     planPod does in place — and which ranks it before running pods on a
+//     PlanPodSteps does in place — and which ranks it before running pods on a
 //     scale-down, as Kubernetes ranks a pending pod.
 func (p *Pod) Unit(t *manifests.PodTemplateSpec) dockerx.Container {
 	u := dockerx.Container{ID: p.Key, Name: p.Base, TemplateHash: p.Hash, Role: dockerx.RoleHolder, Pod: p.Name, PodUID: p.UID}

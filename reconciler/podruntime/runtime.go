@@ -8,9 +8,9 @@ import "time"
 // their drain and preStop hooks). A controller builds one at start and
 // stops it when it stops.
 //
-// Sync (sync.go) runs the pods of any owner; the executor of a Deployment's
-// pods' creates and starts is still package reconciler's
-// (docs/design.md §17).
+// Sync (sync.go, syncpod.go) runs the pods of any owner, holder pods
+// included; the Deployment controller's executor still carries out its
+// own plans, with the pod steps this package plans (docs/design.md §17).
 type Runtime struct {
 	prober  *Prober
 	stopper *Stopper
@@ -18,6 +18,12 @@ type Runtime struct {
 	// and the per-container memory of the owners it runs.
 	backoff Backoff
 	memory  syncMemory
+	// config, serviceEnv and files serve Sync's holder pods (syncpod.go):
+	// what their environment and files are made from, and the hash of
+	// the files last written into each.
+	config     ConfigStore
+	serviceEnv func(namespace string) map[string]string
+	files      FilesMemory
 }
 
 // RuntimeConfig is what a Runtime is built from. The Stopper runs its
@@ -28,6 +34,13 @@ type RuntimeConfig struct {
 	Stopper StopperConfig
 	// Backoff is Sync's crash-loop backoff (zero: DefaultBackoff).
 	Backoff Backoff
+	// Config is what Sync resolves its pods' environment, files and
+	// claims from (nil: none exists).
+	Config ConfigStore
+	// ServiceEnv returns the Service variables of a namespace
+	// (SERVICE_HOST, SERVICE_PORT…) Sync gives its pods' containers, as
+	// the kubelet does (nil: none).
+	ServiceEnv func(namespace string) map[string]string
 }
 
 // DefaultBackoff is the crash-loop backoff the Deployment controller
@@ -37,7 +50,7 @@ var DefaultBackoff = Backoff{Base: time.Second, Max: 5 * time.Minute}
 
 // NewRuntime returns a Runtime whose goroutines start as pods are synced.
 func NewRuntime(cfg RuntimeConfig) *Runtime {
-	r := &Runtime{prober: NewProber(cfg.Prober), backoff: cfg.Backoff}
+	r := &Runtime{prober: NewProber(cfg.Prober), backoff: cfg.Backoff, config: cfg.Config, serviceEnv: cfg.ServiceEnv}
 	if r.backoff.Base <= 0 || r.backoff.Max <= 0 {
 		r.backoff = DefaultBackoff
 	}

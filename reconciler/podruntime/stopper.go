@@ -297,7 +297,7 @@ func (s *Stopper) Shutdown() {
 	s.wg.Wait()
 }
 
-// runPod stops a holder pod gracefully, phase after phase (stopPhases: app
+// runPod stops a holder pod gracefully, phase after phase (StopPhases: app
 // containers, sidecars, the holder), every phase within what is left of the
 // pod's one grace period, as the kubelet gives a pod one grace period for
 // all its containers. A container already gone is no error. The pod's

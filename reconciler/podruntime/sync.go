@@ -42,9 +42,13 @@ type SyncInput struct {
 	Now      time.Time
 	// Config, when set, resolves a created container's environment from
 	// ConfigMaps, Secrets and the pod (ResolveEnv: a Job's
-	// JOB_COMPLETION_INDEX from its index label); nil leaves it literal,
-	// and a template whose environment needs resolving is refused.
+	// JOB_COMPLETION_INDEX from its index label); nil: the Runtime's
+	// RuntimeConfig.Config. With neither, it is left literal.
 	Config ConfigStore
+	// Volumes are the owner's pod volumes as listed (emptyDirs and file
+	// volumes of its holder pods); one whose pod has no container left in
+	// Observed is removed (CollectVolumes). nil: none is collected.
+	Volumes []dockerx.Volume
 }
 
 // SyncResult is what the owner reads back.
@@ -84,19 +88,28 @@ func (m *syncMemory) of(key string) map[string]*ContainerState {
 // a container of no wanted pod is handed to the Stopper (a graceful stop,
 // then its removal). It returns each wanted pod's status.
 //
-// Sync runs pods of one container (no holder: manifests.NeedsHolder
-// false); a pod that needs a holder is refused with an error, as its
-// creates (volumes, init order, files) are still the Deployment
-// controller's executor's. One owner's Syncs must not overlap (a work
-// queue's guarantee).
+// A pod of one container is that container; a pod that needs a holder
+// (manifests.NeedsHolder) is made through the steps the Deployment
+// controller's pods take (syncpod.go: its volumes, holder, files, init
+// containers in order, sidecars, app containers, env from the
+// RuntimeConfig's Config and ServiceEnv, claims). One owner's Syncs must
+// not overlap (a work queue's guarantee).
 func (r *Runtime) Sync(ctx context.Context, d SyncDocker, in SyncInput) (SyncResult, error) {
 	states := r.memory.of(in.Key)
-	notBefore := ObserveExits(states, in.Observed, nil, nil, in.Now, r.backoff)
+	templates := wantedTemplates(in)
+	_, pods := GroupPods(in.Observed, func(hash string) *manifests.PodTemplateSpec { return templates[hash] }, nil)
+	notBefore := ObserveExits(states, in.Observed, nil, completedInits(pods, templates), in.Now, r.backoff)
 	busy, _ := r.stopper.InFlight(in.Key)
 	byName := make(map[string]*dockerx.Container, len(in.Observed))
 	for i := range in.Observed {
 		c := &in.Observed[i]
 		byName[c.Name] = c
+	}
+	podByBase := make(map[string]*Pod, len(pods))
+	for _, p := range pods {
+		if p.Holder != nil || podByBase[p.Base] == nil {
+			podByBase[p.Base] = p
+		}
 	}
 	res := SyncResult{Pods: make(map[string]PodStatus, len(in.Pods))}
 	wanted := map[string]bool{}
@@ -105,8 +118,21 @@ func (r *Runtime) Sync(ctx context.Context, d SyncDocker, in SyncInput) (SyncRes
 		spec := &in.Pods[i]
 		name := dockerx.PodContainerName(in.Instance, in.Namespace, spec.Name)
 		wanted[name] = true
-		if spec.Template == nil || manifests.NeedsHolder(&spec.Template.Spec) {
-			errs = append(errs, fmt.Errorf("pod %s: only a pod of one container runs outside a Deployment yet", spec.Name))
+		if spec.Template == nil {
+			errs = append(errs, fmt.Errorf("pod %s: no template", spec.Name))
+			continue
+		}
+		if manifests.NeedsHolder(&spec.Template.Spec) {
+			hp := r.holderPodOf(in, spec, name, podByBase[name])
+			if p := hp.pod; p != nil && busy[p.Key] {
+				res.Pods[spec.Name] = hp.status(in, states, notBefore)
+				continue // being stopped: the Stopper's, until its job ends
+			}
+			st, err := r.syncHolderPod(ctx, d, in, hp, notBefore, &res)
+			if err != nil {
+				errs = append(errs, fmt.Errorf("pod %s: %w", spec.Name, err))
+			}
+			res.Pods[spec.Name] = st
 			continue
 		}
 		c := byName[name]
@@ -130,18 +156,98 @@ func (r *Runtime) Sync(ctx context.Context, d SyncDocker, in SyncInput) (SyncRes
 		}
 		res.Pods[spec.Name] = podStatusOf(in, spec, c, states, notBefore)
 	}
+	r.removeUnwanted(in, pods, templates, wanted, busy)
+	errs = append(errs, collectVolumes(ctx, d, in))
+	return res, errors.Join(errs...)
+}
+
+// removeUnwanted hands the owner's containers and holder pods that are no
+// pod it wants to the Stopper: a graceful stop (a holder pod's in its
+// phases, StopPhases), then their removal.
+func (r *Runtime) removeUnwanted(in SyncInput, pods map[string]*Pod, templates map[string]*manifests.PodTemplateSpec, wanted, busy map[string]bool) {
+	inPod := map[string]bool{}
+	for _, p := range pods {
+		for _, c := range p.Containers() {
+			inPod[c.ID] = true
+		}
+		if wanted[p.Base] || busy[p.Key] {
+			continue
+		}
+		r.stopper.Submit(in.Key, StopRequest{Kind: StopRemove, ContainerID: p.Key, Name: p.Base, Grace: DefaultGracePeriod,
+			Phases: StopPhases(p, templates[p.Hash])}, in.Now)
+	}
 	for i := range in.Observed {
 		c := &in.Observed[i]
-		if wanted[c.Name] || busy[c.ID] {
+		if wanted[c.Name] || busy[c.ID] || inPod[c.ID] {
 			continue
 		}
 		r.stopper.Submit(in.Key, StopRequest{Kind: StopRemove, ContainerID: c.ID, Name: c.Name, Grace: DefaultGracePeriod}, in.Now)
 	}
-	return res, errors.Join(errs...)
 }
 
-// createPod creates and starts the container of a pod of one container.
-func (r *Runtime) createPod(ctx context.Context, d SyncDocker, in SyncInput, spec *PodSpec, name string) (*dockerx.Container, error) {
+// collectVolumes removes the owner's pod volumes whose pod is gone.
+func collectVolumes(ctx context.Context, d SyncDocker, in SyncInput) error {
+	ops := CollectVolumes(in.Volumes, in.Observed)
+	if len(ops) == 0 {
+		return nil
+	}
+	hd, ok := d.(HolderDocker)
+	if !ok {
+		return errors.New("this runtime's Docker cannot remove volumes")
+	}
+	var errs []error
+	for _, op := range ops {
+		if err := hd.RemoveVolume(ctx, op.Name); err != nil {
+			errs = append(errs, fmt.Errorf("remove volume %s: %w", op.Name, err))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// wantedTemplates are the templates of the wanted pods, by hash.
+func wantedTemplates(in SyncInput) map[string]*manifests.PodTemplateSpec {
+	out := map[string]*manifests.PodTemplateSpec{}
+	for i := range in.Pods {
+		if in.Pods[i].Template != nil {
+			t, hash, _ := runTemplate(in, &in.Pods[i])
+			out[hash] = t
+		}
+	}
+	return out
+}
+
+// completedInits are the init containers of holder pods that ran to their
+// successful exit: no crash to back off.
+func completedInits(pods map[string]*Pod, templates map[string]*manifests.PodTemplateSpec) map[string]bool {
+	out := map[string]bool{}
+	for _, p := range pods {
+		t := templates[p.Hash]
+		if t == nil {
+			continue
+		}
+		for i := range t.Spec.InitContainers {
+			ic := &t.Spec.InitContainers[i]
+			if m := p.Members[ic.Name]; m != nil && !ic.IsSidecar() && m.State == dockerx.StateExited && m.ExitCode == 0 {
+				out[m.ID] = true
+			}
+		}
+	}
+	return out
+}
+
+// holderPodOf is wanted pod spec, whose holder is named base, with what
+// Docker shows of it (p; nil: nothing).
+func (r *Runtime) holderPodOf(in SyncInput, spec *PodSpec, base string, p *Pod) holderPod {
+	t, hash, from := runTemplate(in, spec)
+	cp := *spec
+	cp.TemplateHash = hash
+	return holderPod{spec: &cp, t: t, from: from, base: base, pod: p}
+}
+
+// runTemplate is the template wanted pod spec runs (its restartPolicy
+// applied), its hash (the spec's, else computed) and what its containers
+// are created from.
+func runTemplate(in SyncInput, spec *PodSpec) (*manifests.PodTemplateSpec, string, *dockerx.PodTemplate) {
 	t := spec.Template
 	if spec.RestartPolicy != "" && spec.RestartPolicy != t.Spec.RestartPolicy {
 		cp := *t
@@ -157,12 +263,26 @@ func (r *Runtime) createPod(ctx context.Context, d SyncDocker, in SyncInput, spe
 	if host == "" {
 		host = spec.Name
 	}
-	from := &dockerx.PodTemplate{Namespace: in.Namespace, Owner: in.Owner.Name, OwnerKind: in.Owner.Kind, Hostname: host, Template: t}
+	return t, hash, &dockerx.PodTemplate{Namespace: in.Namespace, Owner: in.Owner.Name, OwnerKind: in.Owner.Kind, Hostname: host, Template: t}
+}
+
+// configOf is the config store a Sync resolves environments with: the
+// owner's, else the Runtime's.
+func (r *Runtime) configOf(in SyncInput) ConfigStore {
+	if in.Config != nil {
+		return in.Config
+	}
+	return r.config
+}
+
+// createPod creates and starts the container of a pod of one container.
+func (r *Runtime) createPod(ctx context.Context, d SyncDocker, in SyncInput, spec *PodSpec, name string) (*dockerx.Container, error) {
+	t, hash, from := runTemplate(in, spec)
 	req := dockerx.CreateRequest{Instance: in.Instance, Namespace: in.Namespace, Name: name, TemplateHash: hash, From: from}
-	if in.Config != nil && len(t.Spec.Containers) > 0 {
+	if cfg := r.configOf(in); cfg != nil && len(t.Spec.Containers) > 0 {
 		pod := PodIdentity{Name: spec.Name, Namespace: OrDefaultNamespace(in.Namespace), Labels: t.Metadata.Labels,
 			Annotations: t.Metadata.Annotations, ServiceAccountName: "default"}
-		env, err := ResolveEnv(&t.Spec, &t.Spec.Containers[0], pod, in.Config)
+		env, err := ResolveEnv(&t.Spec, &t.Spec.Containers[0], pod, cfg)
 		if err != nil {
 			return nil, fmt.Errorf("environment of %s: %w", name, err)
 		}

@@ -2,7 +2,12 @@ package podruntime_test
 
 import (
 	"context"
+	"encoding/base64"
+	"fmt"
 	"log/slog"
+	"slices"
+	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -12,6 +17,7 @@ import (
 	"github.com/dockctl/dockctl/internal/dockerfake"
 	"github.com/dockctl/dockctl/manifests"
 	"github.com/dockctl/dockctl/reconciler/podruntime"
+	"github.com/dockctl/dockctl/store"
 )
 
 // TestRuntimeRunsPodsOfAnyOwner: an owner no workload package knows
@@ -131,6 +137,243 @@ func TestRuntimeRunsPodsOfAnyOwner(t *testing.T) {
 	}
 	if _, ok := byPod()[name("fails")]; !ok {
 		t.Errorf("the failed Never pod was not kept")
+	}
+}
+
+// syncConfig is the ConfigStore of a Sync test: ConfigMaps and live claims
+// by "namespace/name".
+type syncConfig struct {
+	cms    map[string]*manifests.ConfigMap
+	claims map[string]bool
+}
+
+func (s syncConfig) LookupConfigMap(ns, name string) (*manifests.ConfigMap, error) {
+	if cm, ok := s.cms[store.Key(ns, name)]; ok {
+		return cm, nil
+	}
+	return nil, fmt.Errorf("configmap %s/%s: %w", ns, name, store.ErrNotFound)
+}
+
+func (s syncConfig) LookupSecret(ns, name string) (*manifests.Secret, error) {
+	return nil, fmt.Errorf("secret %s/%s: %w", ns, name, store.ErrNotFound)
+}
+
+func (s syncConfig) LookupClaim(ns, name string) (*manifests.PersistentVolumeClaim, bool, error) {
+	if s.claims[store.Key(ns, name)] {
+		return &manifests.PersistentVolumeClaim{Metadata: manifests.ObjectMeta{Name: name, Namespace: ns}}, false, nil
+	}
+	return nil, false, fmt.Errorf("claim %s/%s: %w", ns, name, store.ErrNotFound)
+}
+
+// TestRuntimeRunsHolderPodsOfAnyOwner: a pod that needs a holder, of an
+// owner no workload package knows (kind "TestOwner"), runs through Sync
+// as the Deployment controller's pods do (docs/design.md §9, §11, §12,
+// §17): its holder and file volume first, its files written, its init
+// container run to its successful exit before any app container is
+// created, its app containers created with their environment from a
+// ConfigMap, a missing image pulled and the claim's volume made; under restartPolicy OnFailure a
+// container that failed is restarted after its backoff and one that
+// succeeded is kept, and the pod's phase goes Pending, Running, Succeeded;
+// once the owner no longer wants it, the pod is stopped and removed, and
+// its file volume with it.
+func TestRuntimeRunsHolderPodsOfAnyOwner(t *testing.T) {
+	const instance, ns, img, key = "t", "shop", "img:1", "TestOwner/batch"
+	e := dockerfake.New(img)
+	var mu sync.Mutex
+	var created []string         // member containers, in create order
+	env := map[string][]string{} // by template container
+	var written []string         // files payloads the writer got
+	e.OnCreate = func(req dockerx.CreateRequest) error {
+		mu.Lock()
+		defer mu.Unlock()
+		if req.Role != dockerx.RoleHolder {
+			created = append(created, req.Container)
+			env[req.Container] = req.Env
+		}
+		return nil
+	}
+	e.HandleExecInput(func(_ string, _ []string, stdin []byte) (int, []byte) {
+		mu.Lock()
+		defer mu.Unlock()
+		written = append(written, string(stdin))
+		return 0, nil
+	})
+	cfg := syncConfig{
+		cms:    map[string]*manifests.ConfigMap{store.Key(ns, "app"): {Metadata: manifests.ObjectMeta{Name: "app", Namespace: ns}, Data: map[string]string{"mode": "fast", "app.conf": "level=3"}}},
+		claims: map[string]bool{store.Key(ns, "data"): true},
+	}
+	backoff := podruntime.Backoff{Base: time.Minute, Max: time.Hour}
+	stopped := make(chan error, 1)
+	rt := podruntime.NewRuntime(podruntime.RuntimeConfig{Backoff: backoff, Config: cfg,
+		Stopper: podruntime.StopperConfig{Docker: e, Log: slog.New(slog.DiscardHandler), Done: func(_ string, err error) { stopped <- err }}})
+	defer rt.Stop()
+	owner := podruntime.OwnerRef{Kind: "TestOwner", Name: "batch", UID: "u1"}
+	const remote = "registry.example/report:1" // pulled at its create
+	e.AddRemoteImage(remote)
+	app := func(name, image string) manifests.Container {
+		return manifests.Container{Name: name, Image: image, ImagePullPolicy: manifests.PullIfNotPresent,
+			Env:          []manifests.EnvVar{{Name: "MODE", ValueFrom: &manifests.EnvVarSource{ConfigMapKeyRef: &manifests.ConfigMapKeySelector{Name: "app", Key: "mode"}}}},
+			VolumeMounts: []manifests.VolumeMount{{Name: "cfg", MountPath: "/etc/app"}, {Name: "data", MountPath: "/data"}}}
+	}
+	tmpl := &manifests.PodTemplateSpec{Spec: manifests.PodSpec{
+		InitContainers: []manifests.Container{{Name: "setup", Image: img}},
+		Containers:     []manifests.Container{app("work", img), app("report", remote)},
+		Volumes: []manifests.Volume{{Name: "cfg", ConfigMap: &manifests.ConfigMapVolumeSource{Name: "app"}},
+			{Name: "data", PersistentVolumeClaim: &manifests.PersistentVolumeClaimVolumeSource{ClaimName: "data"}}},
+	}}
+	specs := []podruntime.PodSpec{{Namespace: ns, Name: "job-0", Owner: owner, Template: tmpl, TemplateHash: manifests.TemplateHash(tmpl),
+		RestartPolicy: manifests.RestartOnFailure}}
+	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	now := t0
+	e.SetNow(func() time.Time { return now })
+	ctx := context.Background()
+	sync := func(at time.Duration) podruntime.PodStatus {
+		t.Helper()
+		now = t0.Add(at)
+		rt.Stopper().Listing(key)
+		cs, err := e.ListContainers(ctx, instance)
+		if err != nil {
+			t.Fatal(err)
+		}
+		res, err := rt.Sync(ctx, e, podruntime.SyncInput{Instance: instance, Key: key, Namespace: ns, Owner: owner, Pods: specs, Observed: cs, Now: now})
+		if err != nil {
+			t.Fatalf("sync at %s: %v", at, err)
+		}
+		return res.Pods["job-0"]
+	}
+	holder := dockerx.PodContainerName(instance, ns, "job-0")
+	member := func(name string) dockerx.Container {
+		for _, c := range e.Snapshot() {
+			if c.Name == dockerx.MemberName(holder, name) {
+				return c
+			}
+		}
+		return dockerx.Container{}
+	}
+	createdNow := func() []string {
+		mu.Lock()
+		defer mu.Unlock()
+		return slices.Clone(created)
+	}
+
+	if st := sync(0); st.Phase != corev1.PodPending {
+		t.Errorf("new pod: phase %s, want Pending", st.Phase)
+	}
+	var h dockerx.Container
+	for _, c := range e.Snapshot() {
+		if c.Name == holder {
+			h = c
+		}
+	}
+	if h.Role != dockerx.RoleHolder || h.State != dockerx.StateRunning || h.Labels[dockerx.LabelOwnerKind] != "TestOwner" || h.Labels[dockerx.LabelOwner] != "batch" {
+		t.Fatalf("holder %+v, want a running holder of TestOwner/batch", h)
+	}
+	if got := createdNow(); !slices.Equal(got, []string{"setup"}) {
+		t.Fatalf("members created with the pod: %v, want the init container alone", got)
+	}
+	mu.Lock()
+	if len(written) != 1 || !strings.Contains(written[0], base64.StdEncoding.EncodeToString([]byte("level=3"))) {
+		t.Errorf("files written %q, want one write holding the ConfigMap's app.conf", written)
+	}
+	mu.Unlock()
+
+	// The init container still runs: nothing else is created.
+	if st := sync(time.Second); st.Phase != corev1.PodPending || len(createdNow()) != 1 {
+		t.Errorf("while the init container runs: phase %s, members %v; want Pending, the init container alone", st.Phase, createdNow())
+	}
+	if err := e.Exit(member("setup").ID, 0); err != nil {
+		t.Fatal(err)
+	}
+	sync(2 * time.Second)
+	if got := createdNow(); !slices.Equal(got, []string{"setup", "work", "report"}) {
+		t.Fatalf("members created %v, want the init container, then the app containers in order", got)
+	}
+	mu.Lock()
+	for _, c := range []string{"work", "report"} {
+		if !slices.Contains(env[c], "MODE=fast") {
+			t.Errorf("container %s: env %v, want MODE=fast from the ConfigMap", c, env[c])
+		}
+	}
+	mu.Unlock()
+	if calls := e.Calls(); calls["pull"] != 1 {
+		t.Errorf("%d pulls, want one of %s, the image missing", calls["pull"], remote)
+	}
+	claimVolume := dockerx.ClaimVolumeName(instance, ns, "data")
+	if !slices.ContainsFunc(e.Volumes(), func(v dockerx.Volume) bool { return v.Name == claimVolume }) {
+		t.Errorf("volumes %v, want the claim's %s", e.Volumes(), claimVolume)
+	}
+	if st := sync(3 * time.Second); st.Phase != corev1.PodRunning {
+		t.Errorf("app containers running: phase %s, want Running", st.Phase)
+	}
+
+	// OnFailure: "work" fails and is restarted after its backoff; "report"
+	// succeeds and is kept.
+	if err := e.Exit(member("work").ID, 1); err != nil {
+		t.Fatal(err)
+	}
+	if err := e.Exit(member("report").ID, 0); err != nil {
+		t.Fatal(err)
+	}
+	sync(4 * time.Second)
+	if c := member("work"); c.State != dockerx.StateExited {
+		t.Errorf("failed container within its backoff: %s, want exited", c.State)
+	}
+	st := sync(4*time.Second + backoff.Base)
+	if c := member("work"); c.State != dockerx.StateRunning {
+		t.Errorf("failed container after its backoff: %s, want running", c.State)
+	}
+	if c := member("report"); c.State != dockerx.StateExited {
+		t.Errorf("succeeded container under OnFailure: %s, want kept exited", c.State)
+	}
+	if st.Phase != corev1.PodRunning {
+		t.Errorf("a container restarting: phase %s, want Running", st.Phase)
+	}
+	if err := e.Exit(member("work").ID, 0); err != nil {
+		t.Fatal(err)
+	}
+	if st := sync(5*time.Second + backoff.Base); st.Phase != corev1.PodSucceeded || st.Restarts != 1 {
+		t.Errorf("every app container succeeded: phase %s with %d restarts, want Succeeded, 1", st.Phase, st.Restarts)
+	}
+	if got := createdNow(); len(got) != 3 {
+		t.Errorf("members created %v: a finished pod is kept, nothing made again", got)
+	}
+
+	// The owner no longer wants the pod: stopped as a pod, then removed.
+	specs = nil
+	e.HoldRemovals(true) // the test, not a timer, ends the removals
+	sync(6*time.Second + backoff.Base)
+	if err := <-stopped; err != nil {
+		t.Fatalf("stop of the pod: %v", err)
+	}
+	if n := e.FinishRemovals(); n != 4 {
+		t.Errorf("%d removals in progress once the stop ended, want the pod's 4 containers'", n)
+	}
+	// Its file volume goes with it at the next sync; the claim's stays.
+	vols, err := e.ListVolumes(ctx, instance)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.ContainsFunc(vols, func(v dockerx.Volume) bool { return v.Role == dockerx.RoleFiles }) {
+		t.Fatalf("volumes %v: the pod's file volume is missing before its collection", vols)
+	}
+	cs, err := e.ListContainers(ctx, instance)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := rt.Sync(ctx, e, podruntime.SyncInput{Instance: instance, Key: key, Namespace: ns, Owner: owner, Observed: cs, Volumes: vols, Now: now}); err != nil {
+		t.Fatalf("sync collecting the volumes: %v", err)
+	}
+	var left []string
+	for _, v := range e.Volumes() {
+		left = append(left, v.Name)
+	}
+	if !slices.Equal(left, []string{claimVolume}) {
+		t.Errorf("volumes %v once the pod is gone, want the claim's %s alone", left, claimVolume)
+	}
+	for _, c := range e.Snapshot() {
+		if c.Name == holder || c.Pod == "job-0" {
+			t.Errorf("container %s (%s) of the pod no longer wanted is left", c.Name, c.State)
+		}
 	}
 }
 
