@@ -16,8 +16,9 @@ import (
 // replica's preStop hook (an httpGet, routed as probes are: directly or
 // through the DNS helper) reaches it before its stop signal does.
 func TestPreStopHookBeforeSIGTERMOnRollout(t *testing.T) {
+	independent(t)
 	e := newEnv(t)
-	e.startController()
+	e.startController(settleFast)
 	d := testDeployment{name: "hooks", replicas: 1, value: "one",
 		extra: "        ports:\n        - containerPort: 8080\n        lifecycle:\n          preStop:\n            httpGet: {path: /prestop, port: 8080}\n"}
 	e.apply(d.manifest())
@@ -63,6 +64,7 @@ func TestPreStopHookBeforeSIGTERMOnRollout(t *testing.T) {
 // SERVING: two deployments alike but for --ready-after, probed alike; by
 // the time the serving one is ready, the other, running, is not.
 func TestGRPCProbeGatesReadiness(t *testing.T) {
+	independent(t)
 	e := newEnv(t)
 	e.startController()
 	probe := "        ports:\n        - containerPort: 8080\n        readinessProbe:\n          grpc: {port: 9090, service: ready}\n          periodSeconds: 1\n"

@@ -12,11 +12,13 @@ package e2e
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"sync"
 	"testing"
 	"time"
 
@@ -85,14 +87,15 @@ func run(m *testing.M) (int, error) {
 	workloadCtx := filepath.Join(tmp, "workload")
 	clientCtx := filepath.Join(tmp, "client")
 	dockctlBin = filepath.Join(imageCtx, "dockctl")
-	if err := goBuild(root, "./cmd/dockctl", dockctlBin, "-tags", "grpcnotrace"); err != nil {
-		return 0, err
-	}
 	workloadBin = filepath.Join(workloadCtx, "workload")
-	if err := goBuild(root, "./cmd/workload", workloadBin, "-tags", "grpcnotrace"); err != nil {
-		return 0, err
-	}
-	if err := goBuild(root, "./e2e/svcclient", filepath.Join(clientCtx, "svcclient"), "-tags", "e2e"); err != nil {
+	// The three builds at once: each ends in a link that uses one core,
+	// and most of their packages are shared (the go command's cache
+	// serialises the compiles they share).
+	if err := goBuildAll(root,
+		goBuildSpec{"./cmd/dockctl", dockctlBin, []string{"-tags", "grpcnotrace"}},
+		goBuildSpec{"./cmd/workload", workloadBin, []string{"-tags", "grpcnotrace"}},
+		goBuildSpec{"./e2e/svcclient", filepath.Join(clientCtx, "svcclient"), []string{"-tags", "e2e"}},
+	); err != nil {
 		return 0, err
 	}
 	// The Dockerfiles live in the repository; copy each next to its binary
@@ -111,13 +114,26 @@ func run(m *testing.M) (int, error) {
 		return 0, err
 	}
 	defer provider.Close()
-	for _, b := range []struct{ dir, repo string }{{imageCtx, "dockctl"}, {workloadCtx, "dockctl-workload"}, {clientCtx, "dockctl-e2e-client"}} {
-		req := &testcontainers.ContainerRequest{FromDockerfile: testcontainers.FromDockerfile{
-			Context: b.dir, Dockerfile: "Dockerfile", Repo: b.repo, Tag: imageTag, KeepImage: true,
-		}}
-		if _, err := provider.BuildImage(ctx, req); err != nil {
-			return 0, fmt.Errorf("build %s:%s: %w", b.repo, imageTag, err)
-		}
+	// The three images at once too: each is a FROM scratch copy of one
+	// binary, and the daemon builds them independently.
+	builds := []struct{ dir, repo string }{{imageCtx, "dockctl"}, {workloadCtx, "dockctl-workload"}, {clientCtx, "dockctl-e2e-client"}}
+	buildErrs := make([]error, len(builds))
+	var wg sync.WaitGroup
+	for i, b := range builds {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			req := &testcontainers.ContainerRequest{FromDockerfile: testcontainers.FromDockerfile{
+				Context: b.dir, Dockerfile: "Dockerfile", Repo: b.repo, Tag: imageTag, KeepImage: true,
+			}}
+			if _, err := provider.BuildImage(ctx, req); err != nil {
+				buildErrs[i] = fmt.Errorf("build %s:%s: %w", b.repo, imageTag, err)
+			}
+		}()
+	}
+	wg.Wait()
+	if err := errors.Join(buildErrs...); err != nil {
+		return 0, err
 	}
 	code := m.Run()
 	// The images are this suite's own; containers were removed by each
@@ -148,6 +164,27 @@ func goBuild(root, pkg, out string, flags ...string) error {
 		return fmt.Errorf("go build %s: %v\n%s", pkg, err, b)
 	}
 	return nil
+}
+
+// goBuildSpec is one goBuild: package, output and flags.
+type goBuildSpec struct {
+	pkg, out string
+	flags    []string
+}
+
+// goBuildAll runs the builds concurrently and joins their errors.
+func goBuildAll(root string, specs ...goBuildSpec) error {
+	errs := make([]error, len(specs))
+	var wg sync.WaitGroup
+	for i, s := range specs {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			errs[i] = goBuild(root, s.pkg, s.out, s.flags...)
+		}()
+	}
+	wg.Wait()
+	return errors.Join(errs...)
 }
 
 func repoRoot() (string, error) {

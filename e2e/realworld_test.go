@@ -6,11 +6,13 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -130,6 +132,7 @@ func buildStandins(t *testing.T, docs []*manifests.Document) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	var tars [][]byte
 	for _, img := range standin.ForBundle(docs) {
 		if _, err := dockerCli.ImageInspect(ctx, img.Ref()); err == nil {
 			t.Fatalf("image %s exists on this host: a stand-in would replace it", img.Ref())
@@ -141,9 +144,24 @@ func buildStandins(t *testing.T, docs []*manifests.Document) {
 			t.Fatal(err)
 		}
 		built = append(built, img.Ref())
-		if err := buildImage(ctx, tar, img.Ref()); err != nil {
-			t.Fatalf("build the stand-in for %s: %v", img.Ref(), err)
-		}
+		tars = append(tars, tar)
+	}
+	// The builds at once: each is its own context and tag, and most of a
+	// build is the daemon copying the workload binary into layers.
+	errs := make([]error, len(built))
+	var wg sync.WaitGroup
+	for i := range built {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if err := buildImage(ctx, tars[i], built[i]); err != nil {
+				errs[i] = fmt.Errorf("build the stand-in for %s: %w", built[i], err)
+			}
+		}()
+	}
+	wg.Wait()
+	if err := errors.Join(errs...); err != nil {
+		t.Fatal(err)
 	}
 }
 
