@@ -91,11 +91,15 @@ func run(m *testing.M) (int, error) {
 	// The three builds at once: each ends in a link that uses one core,
 	// and most of their packages are shared (the go command's cache
 	// serialises the compiles they share).
-	if err := goBuildAll(root,
-		goBuildSpec{"./cmd/dockctl", dockctlBin, []string{"-tags", "grpcnotrace"}},
-		goBuildSpec{"./cmd/workload", workloadBin, []string{"-tags", "grpcnotrace"}},
-		goBuildSpec{"./e2e/svcclient", filepath.Join(clientCtx, "svcclient"), []string{"-tags", "e2e"}},
-	); err != nil {
+	gos := []struct {
+		pkg, out string
+		flags    []string
+	}{
+		{"./cmd/dockctl", dockctlBin, []string{"-tags", "grpcnotrace"}},
+		{"./cmd/workload", workloadBin, []string{"-tags", "grpcnotrace"}},
+		{"./e2e/svcclient", filepath.Join(clientCtx, "svcclient"), []string{"-tags", "e2e"}},
+	}
+	if err := concurrently(len(gos), func(i int) error { return goBuild(root, gos[i].pkg, gos[i].out, gos[i].flags...) }); err != nil {
 		return 0, err
 	}
 	// The Dockerfiles live in the repository; copy each next to its binary
@@ -117,22 +121,16 @@ func run(m *testing.M) (int, error) {
 	// The three images at once too: each is a FROM scratch copy of one
 	// binary, and the daemon builds them independently.
 	builds := []struct{ dir, repo string }{{imageCtx, "dockctl"}, {workloadCtx, "dockctl-workload"}, {clientCtx, "dockctl-e2e-client"}}
-	buildErrs := make([]error, len(builds))
-	var wg sync.WaitGroup
-	for i, b := range builds {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			req := &testcontainers.ContainerRequest{FromDockerfile: testcontainers.FromDockerfile{
-				Context: b.dir, Dockerfile: "Dockerfile", Repo: b.repo, Tag: imageTag, KeepImage: true,
-			}}
-			if _, err := provider.BuildImage(ctx, req); err != nil {
-				buildErrs[i] = fmt.Errorf("build %s:%s: %w", b.repo, imageTag, err)
-			}
-		}()
-	}
-	wg.Wait()
-	if err := errors.Join(buildErrs...); err != nil {
+	err = concurrently(len(builds), func(i int) error {
+		req := &testcontainers.ContainerRequest{FromDockerfile: testcontainers.FromDockerfile{
+			Context: builds[i].dir, Dockerfile: "Dockerfile", Repo: builds[i].repo, Tag: imageTag, KeepImage: true,
+		}}
+		if _, err := provider.BuildImage(ctx, req); err != nil {
+			return fmt.Errorf("build %s:%s: %w", builds[i].repo, imageTag, err)
+		}
+		return nil
+	})
+	if err != nil {
 		return 0, err
 	}
 	code := m.Run()
@@ -166,21 +164,15 @@ func goBuild(root, pkg, out string, flags ...string) error {
 	return nil
 }
 
-// goBuildSpec is one goBuild: package, output and flags.
-type goBuildSpec struct {
-	pkg, out string
-	flags    []string
-}
-
-// goBuildAll runs the builds concurrently and joins their errors.
-func goBuildAll(root string, specs ...goBuildSpec) error {
-	errs := make([]error, len(specs))
+// concurrently runs f(0) to f(n-1) at once and joins their errors.
+func concurrently(n int, f func(i int) error) error {
+	errs := make([]error, n)
 	var wg sync.WaitGroup
-	for i, s := range specs {
+	for i := range n {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			errs[i] = goBuild(root, s.pkg, s.out, s.flags...)
+			errs[i] = f(i)
 		}()
 	}
 	wg.Wait()

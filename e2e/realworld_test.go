@@ -6,13 +6,11 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -148,19 +146,13 @@ func buildStandins(t *testing.T, docs []*manifests.Document) {
 	}
 	// The builds at once: each is its own context and tag, and most of a
 	// build is the daemon copying the workload binary into layers.
-	errs := make([]error, len(built))
-	var wg sync.WaitGroup
-	for i := range built {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			if err := buildImage(ctx, tars[i], built[i]); err != nil {
-				errs[i] = fmt.Errorf("build the stand-in for %s: %w", built[i], err)
-			}
-		}()
-	}
-	wg.Wait()
-	if err := errors.Join(errs...); err != nil {
+	err = concurrently(len(built), func(i int) error {
+		if err := buildImage(ctx, tars[i], built[i]); err != nil {
+			return fmt.Errorf("build the stand-in for %s: %w", built[i], err)
+		}
+		return nil
+	})
+	if err != nil {
 		t.Fatal(err)
 	}
 }
