@@ -16,9 +16,8 @@ import (
 // replica's preStop hook (an httpGet, routed as probes are: directly or
 // through the DNS helper) reaches it before its stop signal does.
 func TestPreStopHookBeforeSIGTERMOnRollout(t *testing.T) {
-	independent(t)
 	e := newEnv(t)
-	e.startController(settleFast)
+	e.startController()
 	d := testDeployment{name: "hooks", replicas: 1, value: "one",
 		extra: "        ports:\n        - containerPort: 8080\n        lifecycle:\n          preStop:\n            httpGet: {path: /prestop, port: 8080}\n"}
 	e.apply(d.manifest())
