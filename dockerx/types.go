@@ -40,6 +40,13 @@ const (
 	// instead, as in every earlier release, and these never.
 	LabelOwnerKind = "io.dockctl.owner-kind"
 	LabelOwner     = "io.dockctl.owner"
+	// LabelHostname and LabelSubdomain are a pod's spec.hostname and
+	// spec.subdomain, on its containers when it sets them (an owner's
+	// identity, or the template's): what the Service controller names it
+	// by in the cluster DNS (docs/design.md §10). Absent on every pod
+	// that sets neither, so no earlier container's labels change.
+	LabelHostname  = "io.dockctl.hostname"
+	LabelSubdomain = "io.dockctl.subdomain"
 )
 
 // Roles (LabelRole values).
@@ -179,8 +186,13 @@ type PodTemplate struct {
 	// LabelDeployment, so that no Deployment takes them for its own.
 	OwnerKind string
 	// Hostname is the pod's hostname when its owner names its pods
-	// itself (PodContainerName); "": a Deployment's replica's, Hostname
-	// of the owner, hash and ordinal.
+	// itself (PodContainerName); "": a Deployment's replica's, the
+	// template's spec.hostname, else Hostname of the owner, hash and
+	// ordinal. The template's spec.hostname and spec.subdomain (an owner
+	// that gives its pods an identity sets them in the template it hands
+	// over, as Kubernetes sets them in the pod) are labelled
+	// LabelHostname and LabelSubdomain; with a subdomain the container's
+	// domain is SUBDOMAIN.NS.svc.cluster.local.
 	Hostname string
 	Template *manifests.PodTemplateSpec
 }

@@ -130,6 +130,14 @@ type PodSpec struct {
 	SecurityContext *PodSecurityContext `json:"securityContext,omitempty"`
 	HostAliases     []HostAlias         `json:"hostAliases,omitempty"`
 	DNSConfig       *PodDNSConfig       `json:"dnsConfig,omitempty"`
+	// Hostname and Subdomain are the pod's identity in the cluster DNS
+	// (docs/design.md §10): its containers' hostname is Hostname (else
+	// the pod's name) and, with a Subdomain, its fully qualified name
+	// HOSTNAME.SUBDOMAIN.NS.svc.cluster.local, which the cluster DNS
+	// answers while a headless Service named Subdomain selects it, as
+	// Kubernetes' DNS specification says.
+	Hostname  string `json:"hostname,omitempty"`
+	Subdomain string `json:"subdomain,omitempty"`
 	// DNSPolicy is "" (ClusterFirst, stored unset: SetDefaults), Default
 	// (the host's resolver) or None (dnsConfig alone).
 	DNSPolicy string `json:"dnsPolicy,omitempty"`
