@@ -749,7 +749,6 @@ func TestPodRollingUpdate(t *testing.T) {
 // instance is left: no container, no volume, and — at the sweep the end of
 // the deletion brings, once the last holder is gone — no holder image.
 func TestPodDeleteLeavesHostClean(t *testing.T) {
-	independent(t)
 	e := newEnv(t)
 	// No periodic resync comes to the rescue: the deletion's own syncs
 	// must leave the host clean.
