@@ -124,6 +124,7 @@ func (e *env) replicaFailure(name string) string {
 // deployment's deletion; every later replica finds it (--require-file
 // exits 1 without it).
 func TestClaimDataSurvives(t *testing.T) {
+	independent(t)
 	e := newEnv(t)
 	e.startController()
 	e.apply(claimManifest("data") + "---\n" + claimDeploymentManifest("db", "data", "--message=first", "--write-file=/data/first"))
@@ -190,6 +191,7 @@ func TestClaimDataSurvives(t *testing.T) {
 // is never adopted; a deleted claim's volume stays while a container uses
 // it and goes once none does.
 func TestClaimProtection(t *testing.T) {
+	independent(t)
 	e := newEnv(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()

@@ -14,6 +14,7 @@ import (
 // default) until the pod's container is gone, a new pod replaces it, and
 // the kubelet's Killing event names the pod.
 func TestDeletePod(t *testing.T) {
+	independent(t)
 	e := newEnv(t)
 	e.apply(testDeployment{name: "web", replicas: 2}.manifest())
 	e.startController()

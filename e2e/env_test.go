@@ -22,6 +22,7 @@ import (
 // with the node and the host's address — and the Secret's value nowhere in
 // what dockctl prints or logs.
 func TestEnvFromConfigMapAndSecret(t *testing.T) {
+	independent(t)
 	const secret = "e2e-s3cr3t-Zq7"
 	e := newEnv(t)
 	deployment := testDeployment{name: "web", replicas: 1, extra: `        env:

@@ -11,6 +11,7 @@ import (
 // TestEvents: the controller records what it does in the state directory,
 // and the CLI shows it, as kubectl shows a cluster's events.
 func TestEvents(t *testing.T) {
+	independent(t)
 	e := newEnv(t)
 	e.apply(webManifest(2, "one"))
 	e.startController()

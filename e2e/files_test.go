@@ -89,6 +89,7 @@ func cat(t *testing.T, id, path string) string {
 }
 
 func TestFileVolumes(t *testing.T) {
+	independent(t)
 	e := newEnv(t)
 	e.apply(filesBundle("port=80") + "---\n" + podManifest("files", 1, "", filesSpec))
 	e.startController()
@@ -249,6 +250,7 @@ func describeVolumes(vs []volume.Volume) string {
 // subPath, as the kubelet refuses a subPath leading out of its volume
 // (CVE-2017-1002101).
 func TestFileVolumesWriterOutsideThePod(t *testing.T) {
+	independent(t)
 	const spec = `      shareProcessNamespace: true
       volumes:
       - name: cfg
@@ -374,6 +376,7 @@ func TestFileVolumesWriterOutsideThePod(t *testing.T) {
 // with a ReplicaFailure naming the subPath, as the kubelet refuses a
 // subPath that leaves its volume on the way (CVE-2017-1002101).
 func TestFileVolumesSubPathNeverReachesAnotherVolume(t *testing.T) {
+	independent(t)
 	victim := "dkx-victim-" + randomSuffix() // a DNS label: also the pod's volume name
 	const marker = "ANOTHER-APPS-VOLUME-dockctl-e2e"
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)

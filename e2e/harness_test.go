@@ -135,6 +135,30 @@ func randomSuffix() string {
 	return hex.EncodeToString(b)
 }
 
+// settleFast is the controller flag of the tests whose subject is not the
+// settle rule (docs/user-guide.md: a new container counts as available, and
+// a rollout removes an old one for it, once it has been ready for the
+// settle time, 5 s by default). Every step of a rollout waits it out, so a
+// 6-replica rollout spent 30 s on it alone; at 1 s each step still waits
+// for readiness and then the settle time, as in the Service tests. The
+// tests of the rule itself (settle_test.go, the chaos run) keep the default.
+const settleFast = "--settle-time=1s"
+
+// independent runs the test in parallel with the other independent ones
+// (go test -parallel: GOMAXPROCS by default), once the package's
+// sequential tests are done; those still run alone. Only a test that is
+// independent of every other by construction calls it: its own instance,
+// state directory and objects (named after the instance, or at random),
+// no host port, no subnet picked from what the daemon holds at the time,
+// no private daemon, no look at the machine's processes; and whose
+// assertions are bounds a busier machine cannot break (no kill that must
+// land mid-operation, no request that must not fail under load, no time
+// it must take less than).
+func independent(t *testing.T) {
+	t.Helper()
+	t.Parallel()
+}
+
 // startController runs `dockctl controller` as a container, as users do,
 // with the Docker socket and the state directory mounted.
 func (e *env) startController(extraArgs ...string) {

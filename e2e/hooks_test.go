@@ -63,6 +63,7 @@ func TestPreStopHookBeforeSIGTERMOnRollout(t *testing.T) {
 // SERVING: two deployments alike but for --ready-after, probed alike; by
 // the time the serving one is ready, the other, running, is not.
 func TestGRPCProbeGatesReadiness(t *testing.T) {
+	independent(t)
 	e := newEnv(t)
 	e.startController()
 	probe := "        ports:\n        - containerPort: 8080\n        readinessProbe:\n          grpc: {port: 9090, service: ready}\n          periodSeconds: 1\n"

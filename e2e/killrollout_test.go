@@ -17,7 +17,7 @@ func TestControllerKilledMidRollout(t *testing.T) {
 	sel := []string{"io.dockctl.instance=" + e.instance, "io.dockctl.deployment=web"}
 	sampler := startCountSampler(t, dockerCli, 100*time.Millisecond, replicas+1, sel...)
 
-	c1 := e.startHostController(nil)
+	c1 := e.startHostController(nil, settleFast)
 	e.apply(rolloutManifest("web", replicas, surge1, "one", nil, ""))
 	old := e.waitRunning("web", replicas, "")[0].Labels["io.dockctl.template-hash"]
 	e.apply(rolloutManifest("web", replicas, surge1, "two", nil, ""))
@@ -48,7 +48,7 @@ func TestControllerKilledMidRollout(t *testing.T) {
 	t.Logf("SIGKILL mid-rollout with %d old and %d new containers", oldN, newN)
 
 	restarted := time.Now()
-	e.startHostController(nil)
+	e.startHostController(nil, settleFast)
 	out := e.mustDockctl("", "rollout", "status", "deployment/web", "--timeout", "3m")
 	t.Logf("rollout resumed and completed %s after the restart: %s", time.Since(restarted).Round(time.Millisecond), out)
 	after := e.waitRunning("web", replicas, "")

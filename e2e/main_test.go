@@ -12,11 +12,13 @@ package e2e
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"sync"
 	"testing"
 	"time"
 
@@ -85,14 +87,19 @@ func run(m *testing.M) (int, error) {
 	workloadCtx := filepath.Join(tmp, "workload")
 	clientCtx := filepath.Join(tmp, "client")
 	dockctlBin = filepath.Join(imageCtx, "dockctl")
-	if err := goBuild(root, "./cmd/dockctl", dockctlBin, "-tags", "grpcnotrace"); err != nil {
-		return 0, err
-	}
 	workloadBin = filepath.Join(workloadCtx, "workload")
-	if err := goBuild(root, "./cmd/workload", workloadBin, "-tags", "grpcnotrace"); err != nil {
-		return 0, err
+	// The three builds at once: each ends in a link that uses one core,
+	// and most of their packages are shared (the go command's cache
+	// serialises the compiles they share).
+	gos := []struct {
+		pkg, out string
+		flags    []string
+	}{
+		{"./cmd/dockctl", dockctlBin, []string{"-tags", "grpcnotrace"}},
+		{"./cmd/workload", workloadBin, []string{"-tags", "grpcnotrace"}},
+		{"./e2e/svcclient", filepath.Join(clientCtx, "svcclient"), []string{"-tags", "e2e"}},
 	}
-	if err := goBuild(root, "./e2e/svcclient", filepath.Join(clientCtx, "svcclient"), "-tags", "e2e"); err != nil {
+	if err := concurrently(len(gos), func(i int) error { return goBuild(root, gos[i].pkg, gos[i].out, gos[i].flags...) }); err != nil {
 		return 0, err
 	}
 	// The Dockerfiles live in the repository; copy each next to its binary
@@ -111,13 +118,20 @@ func run(m *testing.M) (int, error) {
 		return 0, err
 	}
 	defer provider.Close()
-	for _, b := range []struct{ dir, repo string }{{imageCtx, "dockctl"}, {workloadCtx, "dockctl-workload"}, {clientCtx, "dockctl-e2e-client"}} {
+	// The three images at once too: each is a FROM scratch copy of one
+	// binary, and the daemon builds them independently.
+	builds := []struct{ dir, repo string }{{imageCtx, "dockctl"}, {workloadCtx, "dockctl-workload"}, {clientCtx, "dockctl-e2e-client"}}
+	err = concurrently(len(builds), func(i int) error {
 		req := &testcontainers.ContainerRequest{FromDockerfile: testcontainers.FromDockerfile{
-			Context: b.dir, Dockerfile: "Dockerfile", Repo: b.repo, Tag: imageTag, KeepImage: true,
+			Context: builds[i].dir, Dockerfile: "Dockerfile", Repo: builds[i].repo, Tag: imageTag, KeepImage: true,
 		}}
 		if _, err := provider.BuildImage(ctx, req); err != nil {
-			return 0, fmt.Errorf("build %s:%s: %w", b.repo, imageTag, err)
+			return fmt.Errorf("build %s:%s: %w", builds[i].repo, imageTag, err)
 		}
+		return nil
+	})
+	if err != nil {
+		return 0, err
 	}
 	code := m.Run()
 	// The images are this suite's own; containers were removed by each
@@ -148,6 +162,21 @@ func goBuild(root, pkg, out string, flags ...string) error {
 		return fmt.Errorf("go build %s: %v\n%s", pkg, err, b)
 	}
 	return nil
+}
+
+// concurrently runs f(0) to f(n-1) at once and joins their errors.
+func concurrently(n int, f func(i int) error) error {
+	errs := make([]error, n)
+	var wg sync.WaitGroup
+	for i := range n {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			errs[i] = f(i)
+		}()
+	}
+	wg.Wait()
+	return errors.Join(errs...)
 }
 
 func repoRoot() (string, error) {

@@ -19,6 +19,7 @@ import (
 // a git checkout would be: a changed file rolls its deployment out, a
 // removed file takes its containers away, and apply's objects stay.
 func TestManifestsDirectory(t *testing.T) {
+	independent(t)
 	e := newEnv(t)
 	dir := t.TempDir()
 	if err := os.Chmod(dir, 0o755); err != nil {
@@ -46,7 +47,7 @@ func TestManifestsDirectory(t *testing.T) {
 			prev(hc)
 			hc.Binds = append(hc.Binds, dir+":/manifests:ro")
 		}
-	}, "--manifests", "/manifests")
+	}, "--manifests", "/manifests", settleFast)
 
 	e.waitRunning("web", 2, hashOf(t, one))
 	e.waitRunning("cli", 1, "")

@@ -33,6 +33,7 @@ func inNamespace(cs []container.Summary, ns string) []container.Summary {
 // of their own; `get -A` shows both; deleting team's removes its containers
 // only.
 func TestNamespaceSideBySide(t *testing.T) {
+	independent(t)
 	e := newEnv(t)
 	e.startController()
 	if out := e.mustDockctl("", "create", "namespace", "team"); out != "namespace/team created\n" {

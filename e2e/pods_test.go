@@ -569,6 +569,7 @@ func TestPodSidecar(t *testing.T) {
 // order, each to its exit, before the app container; they share the pod's
 // emptyDir, which is one labelled volume.
 func TestPodInitContainersInOrder(t *testing.T) {
+	independent(t)
 	e := newEnv(t)
 	// Each step follows the exit of the one before: the exit's event must
 	// bring it, not the periodic resync, which is only a safety net.
@@ -639,6 +640,7 @@ func volumeNames(vs []volume.Volume) string {
 // retried with the crash backoff and holds the app container back; a fixed
 // template then rolls out.
 func TestPodFailingInitBlocks(t *testing.T) {
+	independent(t)
 	e := newEnv(t)
 	// The retries follow the crash backoff (200ms doubling), not the resync.
 	e.startController("--resync-period", "10m")
@@ -691,10 +693,11 @@ func TestPodFailingInitBlocks(t *testing.T) {
 // pods replaces every pod within maxSurge, and collects the old pods'
 // volumes.
 func TestPodRollingUpdate(t *testing.T) {
+	independent(t)
 	e := newEnv(t)
 	// Each step of the rollout follows events (readiness, settle time,
 	// removals), not the periodic resync.
-	e.startController("--resync-period", "10m")
+	e.startController("--resync-period", "10m", settleFast)
 	want := podWant{running: []string{"app", "side"}}
 	e.apply(podManifest("two", 2, surge1, twoContainerSpec("one")))
 	before := e.waitPods("two", 2, "", want)

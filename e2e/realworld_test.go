@@ -130,6 +130,7 @@ func buildStandins(t *testing.T, docs []*manifests.Document) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	var tars [][]byte
 	for _, img := range standin.ForBundle(docs) {
 		if _, err := dockerCli.ImageInspect(ctx, img.Ref()); err == nil {
 			t.Fatalf("image %s exists on this host: a stand-in would replace it", img.Ref())
@@ -141,9 +142,18 @@ func buildStandins(t *testing.T, docs []*manifests.Document) {
 			t.Fatal(err)
 		}
 		built = append(built, img.Ref())
-		if err := buildImage(ctx, tar, img.Ref()); err != nil {
-			t.Fatalf("build the stand-in for %s: %v", img.Ref(), err)
+		tars = append(tars, tar)
+	}
+	// The builds at once: each is its own context and tag, and most of a
+	// build is the daemon copying the workload binary into layers.
+	err = concurrently(len(built), func(i int) error {
+		if err := buildImage(ctx, tars[i], built[i]); err != nil {
+			return fmt.Errorf("build the stand-in for %s: %w", built[i], err)
 		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
 	}
 }
 

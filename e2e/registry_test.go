@@ -22,6 +22,9 @@ import (
 	"github.com/google/go-containerregistry/pkg/authn"
 	"github.com/google/go-containerregistry/pkg/name"
 	ggcrregistry "github.com/google/go-containerregistry/pkg/registry"
+	v1 "github.com/google/go-containerregistry/pkg/v1"
+	"github.com/google/go-containerregistry/pkg/v1/empty"
+	"github.com/google/go-containerregistry/pkg/v1/mutate"
 	"github.com/google/go-containerregistry/pkg/v1/remote"
 	"github.com/google/go-containerregistry/pkg/v1/tarball"
 	"github.com/testcontainers/testcontainers-go"
@@ -86,7 +89,11 @@ func pushWorkload(t *testing.T, refs ...string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	img, err := tarball.ImageFromPath(path, &tag)
+	saved, err := tarball.ImageFromPath(path, &tag)
+	if err != nil {
+		t.Fatal(err)
+	}
+	img, err := compressedOnce(saved)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -102,8 +109,38 @@ func pushWorkload(t *testing.T, refs ...string) {
 	}
 }
 
-// removeImageRefs removes each of refs (a tag on the workload image once
-// pulled) by its exact reference, leaving the image's other tags.
+// compressedOnce is img with each layer gzipped once, at the fastest
+// level, and kept: a layer of `docker save` is uncompressed, and the
+// image read from it gzips it anew for its digest and for every push, at
+// the default level — under -race, 50 s of the test's two pushes on a
+// 2-core machine. The layers (their content, hence the diff IDs) and the
+// config's settings are the workload's; the config is written anew, so
+// the pulled image is one of its own with the workload's layers.
+func compressedOnce(img v1.Image) (v1.Image, error) {
+	cfg, err := img.ConfigFile()
+	if err != nil {
+		return nil, err
+	}
+	layers, err := img.Layers()
+	if err != nil {
+		return nil, err
+	}
+	out := empty.Image
+	for _, l := range layers {
+		cl, err := tarball.LayerFromOpener(l.Uncompressed, tarball.WithCompressedCaching)
+		if err != nil {
+			return nil, fmt.Errorf("layer of %s: %w", workloadImage, err)
+		}
+		if out, err = mutate.AppendLayers(out, cl); err != nil {
+			return nil, err
+		}
+	}
+	return mutate.ConfigFile(out, cfg)
+}
+
+// removeImageRefs removes each of refs (the tags of the image pulled from
+// the registry stand-ins) by its exact reference, leaving the image's
+// other tags; the last one's removal removes the image.
 func removeImageRefs(t *testing.T, refs ...string) {
 	for _, r := range refs {
 		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)

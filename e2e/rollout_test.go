@@ -79,8 +79,9 @@ func (s *sampler) finish() *sampler {
 }
 
 func TestRollingUpdateHoldsBounds(t *testing.T) {
+	independent(t)
 	e := newEnv(t)
-	e.startController()
+	e.startController(settleFast)
 	e.apply(rolloutManifest("web", 6, surge1, "one", nil, ""))
 	before := e.waitRunning("web", 6, "")
 	s := startSampler(e, "web")
@@ -113,8 +114,9 @@ func TestRollingUpdateHoldsBounds(t *testing.T) {
 }
 
 func TestRecreateNeverShowsTwoRevisions(t *testing.T) {
+	independent(t)
 	e := newEnv(t)
-	e.startController()
+	e.startController(settleFast)
 	recreate := "    type: Recreate"
 	e.apply(rolloutManifest("web", 3, recreate, "one", nil, ""))
 	e.waitRunning("web", 3, "")
@@ -128,8 +130,9 @@ func TestRecreateNeverShowsTwoRevisions(t *testing.T) {
 }
 
 func TestUndoRestoresPreviousTemplate(t *testing.T) {
+	independent(t)
 	e := newEnv(t)
-	e.startController()
+	e.startController(settleFast)
 	e.apply(rolloutManifest("web", 2, surge1, "one", nil, ""))
 	first := e.waitRunning("web", 2, "")[0].Labels["io.dockctl.template-hash"]
 	e.apply(rolloutManifest("web", 2, surge1, "two", nil, ""))
@@ -149,6 +152,7 @@ func TestUndoRestoresPreviousTemplate(t *testing.T) {
 // A revision that crashes stalls within the maxUnavailable budget while
 // the old replicas keep serving, and `rollout status` fails at the deadline.
 func TestCrashingRevisionStalls(t *testing.T) {
+	independent(t)
 	e := newEnv(t)
 	e.startController()
 	strategy := `    type: RollingUpdate
@@ -189,8 +193,9 @@ func TestCrashingRevisionStalls(t *testing.T) {
 // A readiness probe gates the rollout: old replicas go only once new ones
 // pass it.
 func TestReadinessGatedRollout(t *testing.T) {
+	independent(t)
 	e := newEnv(t)
-	e.startController()
+	e.startController(settleFast)
 	probe := `        readinessProbe:
           exec: {command: ["/workload", "probe", "http://127.0.0.1:8080/readyz"]}
           periodSeconds: 1
@@ -224,6 +229,7 @@ func TestReadinessGatedRollout(t *testing.T) {
 // A failing liveness probe gets the container restarted: Docker does not
 // restart unhealthy containers by itself.
 func TestLivenessFailureRestarts(t *testing.T) {
+	independent(t)
 	e := newEnv(t)
 	e.startController()
 	probe := `        livenessProbe:

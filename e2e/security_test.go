@@ -74,6 +74,7 @@ spec:
 // refuse them on a member); a root image under runAsNonRoot is refused
 // with kubelet's message and nothing of it is created.
 func TestSecurityContextReachesDocker(t *testing.T) {
+	independent(t)
 	e := newEnv(t)
 	e.startController()
 

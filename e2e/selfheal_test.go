@@ -15,6 +15,7 @@ import (
 // true through every kind of manual interference, and nothing outside the
 // instance is ever touched.
 func TestSelfHealing(t *testing.T) {
+	independent(t)
 	e := newEnv(t)
 	// Containers dockctl must leave alone throughout: one with no dockctl
 	// label at all, and one of another instance with the same deployment name.
@@ -180,6 +181,7 @@ func TestSelfHealing(t *testing.T) {
 // directory must not wipe the instance's containers: they are orphans,
 // reported and left running.
 func TestEmptyStateDirLeavesOrphans(t *testing.T) {
+	independent(t)
 	e := newEnv(t)
 	e.startController()
 	e.apply(webManifest(2, "one"))
@@ -209,6 +211,7 @@ func TestEmptyStateDirLeavesOrphans(t *testing.T) {
 // TestBadManifestStoresNothing: one invalid document in a set means nothing
 // is stored, and the error names file, line and field.
 func TestBadManifestStoresNothing(t *testing.T) {
+	independent(t)
 	e := newEnv(t)
 	good := webManifest(1, "x")
 	bad := strings.Replace(webManifest(1, "x"), "name: web\nspec", "name: api\nspec", 1)

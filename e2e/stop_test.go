@@ -13,6 +13,7 @@ import (
 // gets its stop signal and is killed only when its grace period has
 // passed; meanwhile `get containers` shows it as Terminating.
 func TestGracefulStop(t *testing.T) {
+	independent(t)
 	e := newEnv(t)
 	e.startController()
 	const grace = 15 * time.Second

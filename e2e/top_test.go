@@ -14,6 +14,7 @@ import (
 // 20.10, cgroup v1: 11.3 MiB used, 9.4 MiB of it inactive page cache), so
 // each pod shows at least 1Mi, and the deployment their sum.
 func TestTop(t *testing.T) {
+	independent(t)
 	e := newEnv(t)
 	e.apply(testDeployment{name: "web", replicas: 2}.manifest())
 	e.startController()

@@ -19,6 +19,7 @@ import (
 // -w does, and an interrupt (Ctrl-C) ends it with status 1, as kubectl's
 // interrupt handler ends it.
 func TestGetWatch(t *testing.T) {
+	independent(t)
 	e := newEnv(t)
 	e.apply(webManifest(1, "one"))
 	e.startController()

@@ -329,8 +329,10 @@ func (e *startError) Unwrap() error { return e.err }
 // can succeed: the runtime still holds something under the container's own
 // identity that Docker no longer tracks — containerd's task ("task <id>:
 // already exists") or container, runc's state ("container with id
-// exists") — as a daemon restart without live-restore leaves when a start
-// raced the daemon's restore. Only a new container, with a new ID, can
+// exists") or the shim's bundle directory of the task ("failed to start
+// shim: mkdir …/io.containerd.runtime.v2.task/<ns>/<id>: file exists") —
+// as a daemon restart without live-restore leaves when a start raced the
+// daemon's restore. Only a new container, with a new ID, can
 // run; the kubelet never meets this, since every restart of a container is
 // a new CRI container (kuberuntime's computePodActions). A network
 // endpoint of its name that "already exists" is not one: seen after such a
@@ -342,8 +344,13 @@ func (e *startError) Unwrap() error { return e.err }
 // the container's, and a retry starts.
 func neverStarts(startErr string) bool {
 	msg := strings.ToLower(startErr)
-	return runtimeLeftover.MatchString(msg) || strings.Contains(msg, "container with id exists")
+	return runtimeLeftover.MatchString(msg) || shimBundleLeftover.MatchString(msg) ||
+		strings.Contains(msg, "container with id exists")
 }
+
+// shimBundleLeftover is containerd's refusal to start a shim whose bundle
+// directory, named after the task's ID, is still there.
+var shimBundleLeftover = regexp.MustCompile(`failed to start shim: mkdir [^ :]*/io\.containerd\.runtime\.v2\.task/[^ :]+: file exists`)
 
 // runtimeLeftover is containerd's refusal of a task or container it still
 // holds under that ID.

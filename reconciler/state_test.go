@@ -156,6 +156,11 @@ func TestNeverStarts(t *testing.T) {
 		{"OCI runtime create failed: container with id exists: 0123abcd: unknown", true},
 		{"container 0123abcd: already exists", true},
 		{`failed to create task for container: container "0123abcd": already exists: unknown`, true},
+		// The shim's bundle directory of the task, left under the
+		// container's ID (seen at every retry of such a start, for minutes).
+		{"failed to start shim: mkdir /tmp/dkx-1/exec/containerd/daemon/io.containerd.runtime.v2.task/moby/0123abcd: file exists: unknown", true},
+		// Another directory that exists: no leftover of the task's.
+		{"error while creating mount source path '/srv/data': mkdir /srv/data: file exists", false},
 		// Seen after a daemon restart too, but dockerd clears it: a retry starts.
 		{"endpoint with name web-0 already exists in network dockctl_i", false},
 		{`OCI runtime create failed: exec: "nope": executable file not found in $PATH`, false},
