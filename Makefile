@@ -28,6 +28,9 @@ CURL           := $(shell command -v curl 2>/dev/null)
 FETCH          := $(if $(CURL),curl -sS --max-time 5,wget -qO- --content-on-error -T 5)
 FETCH_OK       := $(if $(CURL),curl -fs -o /dev/null --max-time 5,wget -q -O /dev/null -T 5)
 E2E_TIMEOUT    ?= 20m
+# How many of the e2e tests marked independent (e2e/harness_test.go) run
+# at once; 1 runs every test alone.
+E2E_PARALLEL   ?= 2
 
 export CGO_ENABLED = 0
 
@@ -69,7 +72,7 @@ unit:
 
 ## e2e: end-to-end tests against the real Docker daemon (builds its own images)
 e2e:
-	CGO_ENABLED=1 $(GO) test -race -count=1 -p 1 -tags e2e -timeout $(E2E_TIMEOUT) ./dockerx/ ./e2e/
+	CGO_ENABLED=1 $(GO) test -race -count=1 -p 1 -parallel $(E2E_PARALLEL) -tags e2e -timeout $(E2E_TIMEOUT) ./dockerx/ ./e2e/
 
 ## vet: gofmt and go vet, including the e2e build tag
 vet:
