@@ -253,9 +253,18 @@ func (c *Controller) runCreates(ctx context.Context, in PlanInput, creates []Op,
 		fail = imageFail
 		errs = append(errs, err)
 	}
-	if f, err := c.checkRunAsNonRoot(ctx, creates, templates, missing); err != nil { // imageuser.go
-		fail = f
-		errs = append(errs, err)
+	// Checked revision by revision, so that each pod refused shows its
+	// own revision's refusal (waiting.go).
+	refusedAsRoot := map[string]failure{}
+	for _, hash := range slices.Sorted(maps.Keys(templates)) {
+		one := map[string]*dockerx.PodTemplate{hash: templates[hash]}
+		if f, err := c.checkRunAsNonRoot(ctx, creates, one, missing); err != nil { // imageuser.go
+			if len(refusedAsRoot) == 0 {
+				fail = f
+			}
+			refusedAsRoot[hash] = f
+			errs = append(errs, err)
+		}
 	}
 	unbound, claimFail, claimsDone, err := c.ensureClaims(ctx, in.namespace(), templates) // claims.go
 	defer claimsDone()
@@ -303,6 +312,14 @@ func (c *Controller) runCreates(ctx context.Context, in PlanInput, creates []Op,
 		case ran[op.ID]:
 		case missing[op.Hash] && pullErrs[op.Hash] != "":
 			ended(op, &waitError{podruntime.WaitErrImagePull, pullErrs[op.Hash]}) // waiting.go
+		case refusedAsRoot[op.Hash].reason != "":
+			// The kubelet's verifyRunAsNonRoot fails the container's
+			// config; an image it could not inspect, its create.
+			r, reason := refusedAsRoot[op.Hash], podruntime.WaitCreateContainerError
+			if r.reason == ReasonCreateContainerConfigError {
+				reason = podruntime.WaitCreateContainerConfigError
+			}
+			ended(op, &waitError{reason, r.message})
 		case unbound[op.Hash] && claimFail.reason != "":
 			ended(op, &waitError{podruntime.WaitPending, claimFail.message})
 		case op.Role == dockerx.RoleHolder || op.Pod == nil:

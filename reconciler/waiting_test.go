@@ -57,6 +57,18 @@ func TestFailedCreatesShowAsWaitingPods(t *testing.T) {
 			message: `"data"`,
 		},
 		{
+			// The kubelet's verifyRunAsNonRoot fails the container's
+			// config: CreateContainerConfigError, never a pod that only
+			// waits its turn.
+			name: "runAsNonRoot with an image that runs as root",
+			setup: func(h *harness, d *manifests.Deployment) {
+				yes := true
+				d.Spec.Template.Spec.SecurityContext = &manifests.PodSecurityContext{RunAsNonRoot: &yes}
+			},
+			reasons: []string{podruntime.WaitCreateContainerConfigError},
+			message: "runAsNonRoot",
+		},
+		{
 			name: "Docker refusing the create",
 			setup: func(h *harness, d *manifests.Deployment) {
 				h.engine.OnCreate = func(dockerx.CreateRequest) error { return errors.New("invalid mount config") }
