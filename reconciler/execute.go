@@ -248,14 +248,23 @@ func (c *Controller) runCreates(ctx context.Context, in PlanInput, creates []Op,
 	// from it says so (a Warning event), not only the log.
 	var fellBack sync.Map // image ref → the pull's error
 	pullCtx := dockerx.WithPullFallback(ctx, func(ref string, err error) { fellBack.Store(ref, err) })
-	missing, imageFail, err := c.ensureImages(pullCtx, in.namespace(), templates)
+	missing, pullErrs, imageFail, err := c.ensureImages(pullCtx, in.namespace(), templates)
 	if err != nil {
 		fail = imageFail
 		errs = append(errs, err)
 	}
-	if f, err := c.checkRunAsNonRoot(ctx, creates, templates, missing); err != nil { // imageuser.go
-		fail = f
-		errs = append(errs, err)
+	// Checked revision by revision, so that each pod refused shows its
+	// own revision's refusal (waiting.go).
+	refusedAsRoot := map[string]failure{}
+	for _, hash := range slices.Sorted(maps.Keys(templates)) {
+		one := map[string]*dockerx.PodTemplate{hash: templates[hash]}
+		if f, err := c.checkRunAsNonRoot(ctx, creates, one, missing); err != nil { // imageuser.go
+			if len(refusedAsRoot) == 0 {
+				fail = f
+			}
+			refusedAsRoot[hash] = f
+			errs = append(errs, err)
+		}
 	}
 	unbound, claimFail, claimsDone, err := c.ensureClaims(ctx, in.namespace(), templates) // claims.go
 	defer claimsDone()
@@ -301,8 +310,16 @@ func (c *Controller) runCreates(ctx context.Context, in PlanInput, creates []Op,
 	for _, op := range creates {
 		switch {
 		case ran[op.ID]:
-		case missing[op.Hash] && imageFail.reason != "":
-			ended(op, &waitError{podruntime.WaitErrImagePull, imageFail.message}) // waiting.go
+		case missing[op.Hash] && pullErrs[op.Hash] != "":
+			ended(op, &waitError{podruntime.WaitErrImagePull, pullErrs[op.Hash]}) // waiting.go
+		case refusedAsRoot[op.Hash].reason != "":
+			// The kubelet's verifyRunAsNonRoot fails the container's
+			// config; an image it could not inspect, its create.
+			r, reason := refusedAsRoot[op.Hash], podruntime.WaitCreateContainerError
+			if r.reason == ReasonCreateContainerConfigError {
+				reason = podruntime.WaitCreateContainerConfigError
+			}
+			ended(op, &waitError{reason, r.message})
 		case unbound[op.Hash] && claimFail.reason != "":
 			ended(op, &waitError{podruntime.WaitPending, claimFail.message})
 		case op.Role == dockerx.RoleHolder || op.Pod == nil:
@@ -350,9 +367,12 @@ func templatesOf(creates []Op) (map[string]*dockerx.PodTemplate, error) {
 
 // ensureImages makes sure every image to create from is present, pulling
 // as each template's imagePullPolicy says. It returns the template hashes
-// whose image is missing, with the failure to report for them.
-func (c *Controller) ensureImages(ctx context.Context, namespace string, templates map[string]*dockerx.PodTemplate) (map[string]bool, failure, error) {
+// whose image is missing, each with why (the pull of its own image: the
+// pods of one revision never show another's), and the failure to report
+// for the deployment (the first).
+func (c *Controller) ensureImages(ctx context.Context, namespace string, templates map[string]*dockerx.PodTemplate) (map[string]bool, map[string]string, failure, error) {
 	missing := map[string]bool{}
+	why := map[string]string{}
 	var fail failure
 	var errs []error
 	for _, hash := range slices.Sorted(maps.Keys(templates)) {
@@ -360,16 +380,20 @@ func (c *Controller) ensureImages(ctx context.Context, namespace string, templat
 		for _, ctr := range templates[hash].Template.Spec.AllContainers() {
 			if err := c.docker.EnsureImage(ctx, ctr.Image, ctr.ImagePullPolicy, secrets); err != nil {
 				missing[hash] = true
+				msg := fmt.Sprintf("image %s: %v", ctr.Image, err)
+				if why[hash] == "" {
+					why[hash] = msg
+				}
 				// kubelet's Failed event; the pod is not made yet, so it is the deployment's.
 				Eventf(c.opts.Recorder, deploymentRef(namespace, templates[hash].Owner), store.EventWarning, "Failed", "Failed to pull image %q: %v", ctr.Image, err)
 				if fail.reason == "" {
-					fail = failure{ReasonErrImagePull, fmt.Sprintf("image %s: %v", ctr.Image, err)}
+					fail = failure{ReasonErrImagePull, msg}
 				}
 				errs = append(errs, fmt.Errorf("ensure image %s: %w", ctr.Image, err))
 			}
 		}
 	}
-	return missing, fail, errors.Join(errs...)
+	return missing, why, fail, errors.Join(errs...)
 }
 
 // ensureHolderImage makes the holder image present when the wave creates a

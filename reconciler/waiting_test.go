@@ -1,12 +1,16 @@
 package reconciler
 
 import (
+	"context"
 	"errors"
+	"io"
+	"log/slog"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/dockctl/dockctl/dockerx"
+	"github.com/dockctl/dockctl/internal/dockerfake"
 	"github.com/dockctl/dockctl/manifests"
 	"github.com/dockctl/dockctl/reconciler/podruntime"
 	"github.com/dockctl/dockctl/store"
@@ -51,6 +55,18 @@ func TestFailedCreatesShowAsWaitingPods(t *testing.T) {
 			},
 			reasons: []string{podruntime.WaitPending},
 			message: `"data"`,
+		},
+		{
+			// The kubelet's verifyRunAsNonRoot fails the container's
+			// config: CreateContainerConfigError, never a pod that only
+			// waits its turn.
+			name: "runAsNonRoot with an image that runs as root",
+			setup: func(h *harness, d *manifests.Deployment) {
+				yes := true
+				d.Spec.Template.Spec.SecurityContext = &manifests.PodSecurityContext{RunAsNonRoot: &yes}
+			},
+			reasons: []string{podruntime.WaitCreateContainerConfigError},
+			message: "runAsNonRoot",
 		},
 		{
 			name: "Docker refusing the create",
@@ -111,5 +127,43 @@ func TestFailedCreatesShowAsWaitingPods(t *testing.T) {
 				t.Errorf("pods %v, want two of distinct names", names)
 			}
 		})
+	}
+}
+
+// Each pod that waits for its image names its own: a wave that creates
+// pods of two revisions whose images both fail to pull (a rollout whose
+// old pods are made again while the new image is missing too) shows on
+// each pod, and in its events, the pull of its revision's image, as the
+// kubelet reports each pod's own pull.
+func TestImagePullWaitNamesEachRevisionsOwnImage(t *testing.T) {
+	st, err := store.Open(t.TempDir(), "i")
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := New(dockerfake.New(testImage), st, Options{Instance: "i", Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	images := map[string]string{} // hash → image
+	var ops []Op
+	for i, image := range []string{"gone:0", "absent:1"} {
+		d := deployment(1)
+		d.Spec.Template.Spec.Containers[0].Image = image
+		hash := manifests.TemplateHash(&d.Spec.Template)
+		images[hash] = image
+		ops = append(ops, Op{ID: OpID(i + 1), Kind: OpCreate, Name: "i_web-" + hash + "-0", Hash: hash, From: dockerx.TemplateOf(d)})
+	}
+	in := PlanInput{Instance: "i", Name: "web", Now: t0}
+	_, _ = c.execute(context.Background(), in, Plan{Ops: ops}) // the pulls' failures show in the waits
+	waits := c.takeWaits(in.key())
+	if len(waits) != 2 {
+		t.Fatalf("waits %+v, want one per pod", waits)
+	}
+	for _, w := range waits {
+		own := images[w.Hash]
+		other := "gone:0"
+		if own == other {
+			other = "absent:1"
+		}
+		if w.Reason != podruntime.WaitErrImagePull || !strings.Contains(w.Message, own) || strings.Contains(w.Message, other) {
+			t.Errorf("pod %s (image %s): %s %q, want ErrImagePull naming its own image only", w.Name, own, w.Reason, w.Message)
+		}
 	}
 }

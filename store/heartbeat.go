@@ -37,7 +37,11 @@ type Heartbeat struct {
 // Staleness says why no controller can be counted on at now ("" when the
 // heartbeat is fresh): none ever beat here, the last one stopped, or its
 // last beat is older than HeartbeatMisses intervals. A beat from the
-// future (a clock stepped back) counts as fresh.
+// future (a clock stepped back) counts as fresh as long as a running
+// controller would not yet have beaten again on the new clock: further
+// ahead, it was left by a controller that has not beaten since — one that
+// crashed before the step — and trusting it would hide the crash until the
+// clock caught up.
 func (h *Heartbeat) Staleness(now time.Time) string {
 	switch {
 	case h == nil:
@@ -49,8 +53,12 @@ func (h *Heartbeat) Staleness(now time.Time) string {
 	if interval <= 0 {
 		interval = DefaultHeartbeatInterval
 	}
-	if since := now.Sub(h.Beat); since > HeartbeatMisses*interval {
+	since := now.Sub(h.Beat)
+	switch {
+	case since > HeartbeatMisses*interval:
 		return fmt.Sprintf("the controller was last seen %s ago", age(since))
+	case -since > HeartbeatMisses*interval:
+		return fmt.Sprintf("the controller's last beat is %s in the future, and none came since", age(-since))
 	}
 	return ""
 }

@@ -25,6 +25,10 @@ func TestHeartbeatFreshness(t *testing.T) {
 		{"older than three intervals", beat(t0), t0.Add(31 * time.Second), "last seen 31s ago"},
 		{"stopped cleanly", stopped, t0.Add(2 * time.Second), "stopped"},
 		{"a clock stepped back counts as fresh", beat(t0), t0.Add(-5 * time.Second), ""},
+		// A running controller beats again within an interval of the
+		// step, on the new clock: a beat further ahead than the misses
+		// allowed was left by one that has not beaten since — crashed.
+		{"a beat far in the future was left by a controller gone since", beat(t0), t0.Add(-time.Hour), "1h0m0s in the future"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			got := tc.hb.Staleness(tc.now)

@@ -69,9 +69,13 @@ func startHeartbeat(st *store.Store, instance string, log *slog.Logger) (stop fu
 // controllerWarning says why nothing may act on what the state directory
 // holds ("" when a controller's heartbeat is fresh at now). A held
 // controller lock with no heartbeat ever written is a controller of a
-// release before heartbeats: taken for running.
+// release before heartbeats: taken for running. So is a held lock over a
+// heartbeat marked stopped: the controller that marked it let the lock go
+// after, so another holds it now (of a release before heartbeats, or one
+// that took over and has yet to beat). A held lock over a beat gone stale
+// is no such sign: it is how a hung controller looks.
 func controllerWarning(instance string, hb *store.Heartbeat, lockHeld bool, now time.Time) string {
-	if hb == nil && lockHeld {
+	if lockHeld && (hb == nil || !hb.Stopped.IsZero()) {
 		return ""
 	}
 	why := hb.Staleness(now)

@@ -69,6 +69,7 @@ func TestKeepHeartbeatBeatsAtEachTickAndMarksTheStop(t *testing.T) {
 func TestControllerWarning(t *testing.T) {
 	t0 := time.Date(2026, 12, 1, 8, 0, 0, 0, time.UTC)
 	fresh := &store.Heartbeat{Beat: t0, Interval: 10 * time.Second}
+	stopped := &store.Heartbeat{Beat: t0, Interval: 10 * time.Second, Stopped: t0.Add(time.Second)}
 	for _, tc := range []struct {
 		name     string
 		hb       *store.Heartbeat
@@ -79,6 +80,11 @@ func TestControllerWarning(t *testing.T) {
 		{"fresh heartbeat", fresh, true, t0.Add(5 * time.Second), ""},
 		{"never ran", nil, false, t0, `no controller is running for instance "web" (no controller has run for this state directory)`},
 		{"a controller of a release before heartbeats holds the lock", nil, true, t0, ""},
+		// The controller that marked it stopped let the lock go after:
+		// another one holds it now (one of a release before heartbeats, or
+		// one that took over and has yet to beat).
+		{"the heartbeat says stopped but another controller holds the lock", stopped, true, t0.Add(time.Hour), ""},
+		{"the heartbeat says stopped and no one holds the lock", stopped, false, t0.Add(time.Minute), `no controller is running for instance "web" (the controller stopped 59s ago)`},
 		{"heartbeat too old although the lock is held", fresh, true, t0.Add(time.Minute), `no controller is running for instance "web" (the controller was last seen 1m0s ago)`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

@@ -140,8 +140,11 @@ func progressOf(rec *store.Record, status *store.Status, dels []store.PodDeletio
 			p.crashLooping++
 		}
 	}
+	// Only a pod of the revision rolled out holds the rollout back: an
+	// old one's reason is not why it waits.
+	current := shortHash(d)
 	for _, pv := range reconciler.Pods(rec, status, dels, mine, now) {
-		if w := pv.Waiting; w != nil && w.Reason != podruntime.WaitContainerCreating {
+		if w := pv.Waiting; w != nil && w.Hash == current && w.Reason != podruntime.WaitContainerCreating {
 			p.waiting = w.Reason + ": " + w.Message
 			break
 		}

@@ -3,11 +3,15 @@ package main
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"io"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/dockctl/dockctl/dockerx"
+	"github.com/dockctl/dockctl/manifests"
+	"github.com/dockctl/dockctl/reconciler/podruntime"
 	"github.com/dockctl/dockctl/store"
 )
 
@@ -150,4 +154,46 @@ func appliedWeb(t *testing.T) (string, *store.Store, *store.Record) {
 		t.Fatal(err)
 	}
 	return dir, st, rec
+}
+
+// rollout status ends its waiting line with why the rollout waits: the
+// reason of a pod of the revision rolled out, never that of a pod of an
+// older one, which does not hold the rollout back (its pods are being
+// replaced).
+func TestRolloutStatusGivesTheNewRevisionsReason(t *testing.T) {
+	snap := waitingFixture(t)
+	rec := snap.records[0]
+	oldHash := rec.Revisions[0].Hash
+	// Revision 2 changes the image; the pods of revision 1 are the ones
+	// whose image cannot be pulled.
+	rec.Deployment.Spec.Template.Spec.Containers[0].Image = "nginx:1.28"
+	rec.Generation = 2
+	newHash := manifests.TemplateHash(&rec.Deployment.Spec.Template)
+	rec.Revisions = append(rec.Revisions, store.Revision{Number: 2, Hash: newHash, Template: rec.Deployment.Spec.Template})
+	st := snap.statuses["default/web"]
+	st.ObservedGeneration, st.Conditions = 2, nil
+	for _, tc := range []struct {
+		name    string
+		waiting []podruntime.WaitingPod
+		want    string
+	}{
+		{"only an old pod waits", []podruntime.WaitingPod{
+			{Name: dockerx.Hostname("web", oldHash, 0), Hash: oldHash, Reason: podruntime.WaitImagePullBackOff, Message: "image nginx:1.27: not found", Since: now},
+		}, `Waiting for deployment "web" rollout to finish: 0 out of 2 new replicas have been updated...`},
+		{"an old and a new pod wait", []podruntime.WaitingPod{
+			{Name: dockerx.Hostname("web", oldHash, 0), Hash: oldHash, Reason: podruntime.WaitImagePullBackOff, Message: "image nginx:1.27: not found", Since: now},
+			{Name: dockerx.Hostname("web", newHash, 0), Hash: newHash, Reason: podruntime.WaitErrImagePull, Message: "image nginx:1.28: not found", Since: now},
+		}, `Waiting for deployment "web" rollout to finish: 0 out of 2 new replicas have been updated... (ErrImagePull: image nginx:1.28: not found)`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			state, err := json.Marshal(map[string]any{"rollout": map[string]any{}, "waiting": tc.waiting})
+			if err != nil {
+				t.Fatal(err)
+			}
+			st.Extra = map[string]json.RawMessage{"controller": state}
+			if got := progressOf(rec, st, nil, nil, now).message(); got != tc.want {
+				t.Errorf("rollout status says\n%s\nwant\n%s", got, tc.want)
+			}
+		})
+	}
 }
