@@ -54,11 +54,15 @@ func Place(docs []*manifests.Document, namespace string, explicit bool) (*Placed
 				b.KeepPaused[store.Key(d.Deployment.Metadata.Namespace, d.Deployment.Metadata.Name)] = true
 			}
 			b.Deployments = append(b.Deployments, d.Deployment)
+		default:
+			if err := placeRouting(&b.Bundle, d, namespace, explicit); err != nil {
+				return nil, err
+			}
 		}
 		if len(d.Zeros) > 0 {
 			m := d.Meta()
 			ref := store.ObjectRef{Kind: d.Kind(), Namespace: m.NamespaceOrDefault(), Name: m.Name}
-			if d.Namespace != nil {
+			if manifests.ClusterScoped(d.Kind()) {
 				ref.Namespace = ""
 			}
 			if b.Zeros == nil {

@@ -87,7 +87,7 @@ func newControllerCommandWith(g *globalOptions, o *controllerOptions) *cobra.Com
   # Keep the state matching a git checkout (read-only is fine): what its files hold is applied, what leaves them deleted
   dockctl controller --manifests /srv/k8s
 
-  # The same, skipping the kinds dockctl does not run (an Ingress) instead of refusing their files
+  # The same, skipping the kinds dockctl does not run (a NetworkPolicy) instead of refusing their files
   dockctl controller --manifests /srv/k8s --skip-unsupported
 
   # Preview what it would change
@@ -134,7 +134,7 @@ func newControllerCommandWith(g *globalOptions, o *controllerOptions) *cobra.Com
 	f.BoolVar(&o.allowEmpty, "allow-empty", false, "with --manifests: a directory that became empty or unreadable as a whole deletes its objects (after --allow-empty-after); without it, it deletes nothing. A subdirectory or file that cannot be read never deletes anything")
 	f.DurationVar(&o.allowEmptyAfter, "allow-empty-after", time.Minute, "with --allow-empty: how long a directory must stay empty or unreadable before its objects are deleted")
 	f.BoolVar(&o.forceConflicts, "force-conflicts", false, "with --manifests: take over the objects the directories declare that another manager (apply) manages, instead of reporting a conflict and leaving them")
-	f.BoolVar(&o.skipUnsupported, "skip-unsupported", false, "with --manifests: skip objects of kinds dockctl does not support (an Ingress, a CronJob), with a warning, an event and a note in get manifests, as apply --skip-unsupported does; without it, a file holding one is refused, and while any file is refused nothing is deleted")
+	f.BoolVar(&o.skipUnsupported, "skip-unsupported", false, "with --manifests: skip objects of kinds dockctl does not support (a NetworkPolicy, a CronJob), with a warning, an event and a note in get manifests, as apply --skip-unsupported does; without it, a file holding one is refused, and while any file is refused nothing is deleted")
 	f.DurationVar(&o.stalePortForward, "stale-port-forward-after", reconciler.DefaultStalePortForwardAfter,
 		"remove a port-forward helper that is not running (its CLI stopped before starting it) this long after its creation, with or without --prune-orphans")
 	a := &o.allow
