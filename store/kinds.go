@@ -312,6 +312,7 @@ func (s *Store) LookupObject(ref ObjectRef) (*StoredObject, error) {
 		}
 		return namespaceObject(r), nil
 	}
+	ref = unscoped(ref)
 	k := kindNamed(ref.Kind)
 	if k == nil {
 		return nil, fmt.Errorf("unknown kind %q", ref.Kind)

@@ -101,6 +101,24 @@ func checkClusterScoped(kind, ns string) error {
 	return nil
 }
 
+// unscoped is ref without a namespace when its kind is cluster-scoped: a
+// command names such an object with whatever -n says, as kubectl ignores
+// the namespace of a cluster-scoped kind.
+func unscoped(ref ObjectRef) ObjectRef {
+	if manifests.ClusterScoped(ref.Kind) && ref.Kind != KindNamespace {
+		ref.Namespace = ""
+	}
+	return ref
+}
+
+func unscopedRefs(refs []ObjectRef) []ObjectRef {
+	out := make([]ObjectRef, len(refs))
+	for i, r := range refs {
+		out[i] = unscoped(r)
+	}
+	return out
+}
+
 // routingStatusFile is the on-disk form of a routing object's status.
 type routingStatusFile struct {
 	Version int             `json:"version"`
@@ -140,6 +158,7 @@ func isRoutingKind(k storedKind) bool {
 // the routing object ref names (the JSON of the kind's status field),
 // nil when none was written.
 func (s *Store) ReadRoutingStatus(ref ObjectRef) (json.RawMessage, error) {
+	ref = unscoped(ref)
 	if err := checkRoutingRef(ref); err != nil {
 		return nil, err
 	}

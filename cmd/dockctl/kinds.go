@@ -103,7 +103,7 @@ type kindInfo struct {
 var kinds []*kindInfo
 
 func kindTable() []*kindInfo {
-	return []*kindInfo{
+	return append([]*kindInfo{
 		{name: kindDeployment, aliases: []string{"deployments", "deploy", "deployment.apps", "deployments.apps"}, // deployments.apps: what get -o name prints, as kubectl
 			api:        apiResource{"Deployment", "deployments", "apps", "v1", true},
 			get:        getDeployments,
@@ -190,7 +190,7 @@ func kindTable() []*kindInfo {
 			api:        apiResource{"Event", "events", "", "v1", true},
 			get:        getEvents,
 			writeOrder: 10},
-	}
+	}, routingKindInfos()...) // routing_cli.go
 }
 
 // kindNames are the CLI's words of the kinds for which has holds, in
