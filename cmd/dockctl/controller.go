@@ -46,6 +46,8 @@ type controllerOptions struct {
 	containerLogMaxFiles int
 	// serviceAddress is where published Services bind (docs/design.md §10).
 	serviceAddress string
+	// gateway is the gateway's flags (gateway_flags.go).
+	gateway gatewayOptions
 	// subnet is the instance network's subnet when the controller creates
 	// it; "" chooses a free one.
 	subnet string
@@ -125,6 +127,7 @@ func newControllerCommandWith(g *globalOptions, o *controllerOptions) *cobra.Com
 		"log files kept per replica, the current one included (with --container-log-max-size)")
 	f.StringVar(&o.serviceAddress, "service-address", "0.0.0.0",
 		"the host address NodePort and LoadBalancer Services publish their ports on (e.g. 127.0.0.1 to keep them local)")
+	o.gateway.addFlags(f)
 	f.StringVar(&o.subnet, "subnet", "",
 		fmt.Sprintf("subnet of the instance network (%s) when the controller creates it, an IPv4 CIDR of /%d or larger (default: the first of 10.222.0.0/20, 10.222.16.0/20, … that overlaps no Docker network); an existing network keeps its own",
 			dockerx.NetworkName("INSTANCE"), reconciler.MaxSubnetPrefix))
@@ -188,6 +191,9 @@ func (o *controllerOptions) check() error {
 		return fmt.Errorf("--stale-port-forward-after %v: must be positive", o.stalePortForward)
 	}
 	if _, err := manifests.ParsePortRanges(o.allow.hostPorts); err != nil {
+		return err
+	}
+	if err := o.gateway.check(); err != nil {
 		return err
 	}
 	for _, n := range o.allow.networks {
@@ -287,6 +293,7 @@ func runController(g *globalOptions, o *controllerOptions) error {
 	defer func() { stopEvents(); <-eventsDone }()
 	ctrl := reconciler.New(m.InstrumentDocker(cli), st, reconciler.Options{
 		Instance:         g.instance,
+		Gateway:          o.gateway.controller(st, events, o.serviceAddress, log),
 		ResyncPeriod:     o.resync,
 		PruneOrphans:     o.pruneOrphans,
 		Workers:          o.workers,
