@@ -3,6 +3,7 @@ package store
 import (
 	"encoding/json"
 	"testing"
+	"time"
 
 	"github.com/dockctl/dockctl/manifests"
 )
@@ -188,5 +189,34 @@ func TestRoutingStatusRoundTrip(t *testing.T) {
 	none, err := s.ReadRoutingStatus(ObjectRef{Kind: KindHTTPRoute, Namespace: "apps", Name: "b"})
 	if none != nil || err != nil {
 		t.Errorf("status never written = %s, %v, want none", none, err)
+	}
+}
+
+// A routing object's change is reported by Watch under its kind's key,
+// so that the gateway controller is queued; a cluster-scoped one's as of
+// default (the root's directory holds it).
+func TestRoutingChangesAreWatched(t *testing.T) {
+	s := openTemp(t)
+	ch, err := s.Watch(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Apply(routingBundle(t), ApplyOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]bool{"namespace:apps": true, "ingressclass:default/dockctl": true, "gatewayclass:default/dockctl": true,
+		"ingress:apps/web": true, "gateway:apps/edge": true, "httproute:apps/b": true, "referencegrant:apps/allow": true}
+	deadline := time.After(time.Minute)
+	for len(want) > 0 {
+		select {
+		case k := <-ch:
+			delete(want, k)
+			kind, _, _ := ParseWatchKey(k)
+			if k != "" && kind == "" {
+				t.Errorf("key %q names no kind", k)
+			}
+		case <-deadline:
+			t.Fatalf("never reported: %v", want)
+		}
 	}
 }
