@@ -19,6 +19,15 @@ func (c *Controller) startGateway(ctx context.Context) {
 		return
 	}
 	c.gateway = reconcile.NewLoop(c.opts.Gateway, reconcile.Config{Name: "gateway", KeyAttr: "gateway", Metrics: c.opts.QueueMetrics, Log: c.log})
+	if g, ok := c.opts.Gateway.(interface {
+		SetDataPlane(gateway.DataPlane, func())
+	}); ok && c.svc != nil {
+		// The gateway helper is run by the Service controller, beside
+		// the proxies, from the same tracker: an acknowledged table
+		// queues the gateway again to report it Programmed.
+		loop := c.gateway
+		g.SetDataPlane(c.svc, func() { loop.Add(reconcile.Request{Key: gateway.Key}) })
+	}
 	c.gateway.Start(ctx)
 	c.gateway.Add(reconcile.Request{Key: gateway.Key})
 }

@@ -53,6 +53,27 @@ type Config struct {
 	Now func() time.Time
 }
 
+// DataPlane is the gateway helper's side (package services, which runs
+// it as it runs the Services' proxies): it is handed every compiled table
+// and says which table generation the helper acknowledged.
+type DataPlane interface {
+	// ServeGateway hands it the table of generation gen; notify is called
+	// once the helper acknowledged a new table generation.
+	ServeGateway(t *gatewayroutes.Table, gen int64, notify func())
+	GatewayProgrammed(gen int64) bool
+}
+
+// SetDataPlane connects the data plane; notify queues this controller's
+// sync (its loop is the caller's). Called before the loop starts.
+func (c *Controller) SetDataPlane(dp DataPlane, notify func()) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.dp, c.notify = dp, notify
+	if c.cfg.Programmed == nil {
+		c.cfg.Programmed = dp.GatewayProgrammed
+	}
+}
+
 // Controller compiles the routing objects and writes their status.
 type Controller struct {
 	cfg Config
@@ -63,6 +84,10 @@ type Controller struct {
 	// gen counts the configs compiled, as the generation pushed.
 	gen  int64
 	last []byte
+	// dp serves the compiled tables (nil: no data plane); notify queues
+	// a sync once it acknowledged one.
+	dp     DataPlane
+	notify func()
 }
 
 // New returns a controller of cfg.
@@ -97,6 +122,11 @@ func (c *Controller) Reconcile(ctx context.Context, req reconcile.Request) (reco
 	if !slices.Equal(cfgJSON, c.last) {
 		c.gen++
 		c.last = cfgJSON
+	}
+	if c.dp != nil {
+		// Every sync hands the table over: a Secret's new content or an
+		// endpoint is resolved there, not compiled here.
+		c.dp.ServeGateway(table, c.gen, c.notify)
 	}
 	programmed := c.cfg.Programmed != nil && c.cfg.Programmed(c.gen)
 	if programmed {
