@@ -47,8 +47,9 @@ func (o *gatewayOptions) check() error {
 }
 
 // controller is the gateway controller of these flags. It compiles the
-// routing objects and reports their status; no data plane acknowledges
-// a config yet, so nothing is reported Programmed (docs/design.md §10).
+// routing objects and reports their status; package reconciler connects
+// it to the Service controller, which runs the gateway helper
+// (docs/design.md §10).
 func (o *gatewayOptions) controller(st *store.Store, events reconciler.EventRecorder, address string, log *slog.Logger) *gateway.Controller {
 	return gateway.New(gateway.Config{Store: st, Recorder: events, Logger: log, Address: address,
 		Routes: gatewayroutes.Options{IngressClasses: o.ingressClasses, HTTPPort: o.httpPort, HTTPSPort: o.httpsPort}})

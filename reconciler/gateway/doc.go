@@ -16,9 +16,10 @@
 //     (metav1.Condition), and carries the generation it observed.
 //   - Nothing is reported Programmed, and no address is given, before the
 //     gateway's data plane acknowledged the config of that generation
-//     (Config.Programmed): until then nothing answers there. The data plane
-//     (the gateway helper container, its pushes and drains) is not built
-//     yet.
+//     (Config.Programmed, or the DataPlane's GatewayProgrammed): until
+//     then nothing answers there. The data plane (the gateway helper, its
+//     pushes and drains) is the Service controller's (SetDataPlane), which
+//     every sync hands the compiled table.
 //   - Another controller's GatewayClass, and its Gateways, get no status.
 //   - An unreadable record fails the sync (retried): compiling without it
 //     could drop a route that exists.
