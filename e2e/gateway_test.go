@@ -66,8 +66,9 @@ func gatewayGet(client *http.Client, scheme, addr, host, path string) (string, e
 }
 
 // TestGateway: two apps behind one gateway helper on 127.0.0.1 — an
-// Ingress for host a.test and an HTTPRoute for b.test/b on a Gateway of
-// dockctl's class — each request reaching its backend by Host header, and
+// Ingress for host a.test and an HTTPRoute for b.test/b (rewritten to /,
+// the workload's page) on a Gateway of dockctl's class — each request
+// reaching its backend by Host header, and
 // an HTTPS request with SNI a.test answered with the certificate of the
 // Ingress's kubernetes.io/tls Secret. The Ingress and the Gateway report
 // the address once the helper acknowledged.
@@ -126,6 +127,10 @@ spec:
   rules:
   - matches:
     - path: {type: PathPrefix, value: /b}
+    filters:
+    - type: URLRewrite
+      urlRewrite:
+        path: {type: ReplacePrefixMatch, replacePrefixMatch: /}
     backendRefs:
     - name: b
       port: 80

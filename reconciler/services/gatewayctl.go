@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 
@@ -172,8 +173,11 @@ func (s *Controller) syncGateway(ctx context.Context) (reconcile.Result, error) 
 		gen = max(gen, pushed.Generation)
 	}
 	s.mu.Unlock()
-	if table == nil && len(observed) == 0 {
-		return reconcile.Result{}, nil // no table yet: nothing to judge, nothing runs
+	if table == nil {
+		// No table handed yet (a controller that just started): what
+		// runs is left as it is, serving its last config, until the
+		// gateway controller's first sync says what to serve.
+		return reconcile.Result{}, nil
 	}
 
 	watched := map[string]trackedService{}
@@ -197,6 +201,11 @@ func (s *Controller) syncGateway(ctx context.Context) (reconcile.Result, error) 
 		} else {
 			pin.Unwanted = "ports refused: " + strings.Join(refused, ", ")
 		}
+	}
+	resolved := maps.Clone(watched)
+	if pin.Want == nil {
+		// No gateway routes to any pod: no drain is to wait for it.
+		clear(watched)
 	}
 	plan := planHelper(pin)
 	s.logPlan(GatewayKey, plan)
@@ -236,8 +245,11 @@ func (s *Controller) syncGateway(ctx context.Context) (reconcile.Result, error) 
 		s.log.Warn("gateway not run: a port below 1024 is a privileged host port", "refused", s.gw.refused)
 	}
 	for k := range old {
-		if _, ok := watched[GatewayKey+k]; !ok {
-			s.tracker.forget(GatewayKey + k)
+		resolved[GatewayKey+k] = trackedService{}
+	}
+	for k := range resolved {
+		if _, ok := watched[k]; !ok {
+			s.tracker.forget(k)
 		}
 	}
 	if execErr == nil && !wait && plan.Serves {
