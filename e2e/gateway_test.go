@@ -3,44 +3,18 @@
 package e2e
 
 import (
-	"crypto/ecdsa"
-	"crypto/elliptic"
-	"crypto/rand"
 	"crypto/tls"
 	"crypto/x509"
-	"crypto/x509/pkix"
 	"encoding/base64"
-	"encoding/pem"
 	"fmt"
-	"io"
-	"math/big"
 	"net/http"
 	"strconv"
 	"strings"
 	"testing"
 	"time"
-)
 
-// selfSignedTLS makes a self-signed certificate for host, PEM.
-func selfSignedTLS(t *testing.T, host string) (certPEM, keyPEM []byte) {
-	t.Helper()
-	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	if err != nil {
-		t.Fatal(err)
-	}
-	tmpl := &x509.Certificate{SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: host}, DNSNames: []string{host},
-		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(24 * time.Hour),
-		KeyUsage: x509.KeyUsageDigitalSignature, ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth}}
-	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
-	if err != nil {
-		t.Fatal(err)
-	}
-	kder, err := x509.MarshalECPrivateKey(key)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}), pem.EncodeToMemory(&pem.Block{Type: "EC PRIVATE KEY", Bytes: kder})
-}
+	"github.com/dockctl/dockctl/internal/testcerts"
+)
 
 // gatewayGet GETs path from addr with the Host header host (over TLS with
 // SNI host when client is a TLS client) and returns the body of a 200.
@@ -50,19 +24,7 @@ func gatewayGet(client *http.Client, scheme, addr, host, path string) (string, e
 		return "", err
 	}
 	req.Host = host
-	resp, err := client.Do(req)
-	if err != nil {
-		return "", err
-	}
-	defer resp.Body.Close()
-	b, err := io.ReadAll(resp.Body)
-	if err != nil {
-		return "", err
-	}
-	if resp.StatusCode != http.StatusOK {
-		return "", fmt.Errorf("GET %s Host %s: %s: %s", path, host, resp.Status, b)
-	}
-	return string(b), nil
+	return bodyOf(client, req)
 }
 
 // TestGateway: two apps behind one gateway helper on 127.0.0.1 — an
@@ -79,7 +41,7 @@ func TestGateway(t *testing.T) {
 		httpsPort = freePort(t)
 	}
 	e.startSvcController(testSubnet(t), "--gateway-http-port", strconv.Itoa(httpPort), "--gateway-https-port", strconv.Itoa(httpsPort))
-	certPEM, keyPEM := selfSignedTLS(t, "a.test")
+	certPEM, keyPEM := testcerts.SelfSigned(t, 1, "a.test")
 	b64 := base64.StdEncoding.EncodeToString
 	e.apply(bundle(
 		svcDeployment{name: "a", app: "a", replicas: 1, probePath: "/readyz", args: []string{"--message=app-a"}}.manifest(),
