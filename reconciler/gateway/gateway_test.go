@@ -3,6 +3,7 @@ package gateway
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"path/filepath"
 	"sync"
 	"testing"
@@ -254,5 +255,45 @@ spec:
 	}
 	if len(lost) != 1 || lost[0].obj.Name != "young" {
 		t.Errorf("conflict events %+v, want one on young", lost)
+	}
+}
+
+// fakePlane is a DataPlane that acknowledges when told.
+type fakePlane struct {
+	tables []int64 // the generations handed, in order
+	acked  int64
+}
+
+func (p *fakePlane) ServeGateway(t *gatewayroutes.Table, gen int64, notify func()) {
+	p.tables = append(p.tables, gen)
+}
+func (p *fakePlane) GatewayProgrammed(gen int64) bool { return gen > 0 && p.acked >= gen }
+
+// Every sync hands the compiled table to the data plane (so that an
+// endpoint or a certificate is resolved there), under a generation that
+// changes only with the table; the Gateway is Programmed, with the
+// service address, once the data plane acknowledged that generation.
+func TestDataPlaneHandedEveryTable(t *testing.T) {
+	st := fixture(t)
+	c := New(Config{Store: st, Address: "127.0.0.1", Routes: gatewayroutes.Options{HTTPPort: 80, HTTPSPort: 443}})
+	dp := &fakePlane{}
+	c.SetDataPlane(dp, func() {})
+	sync := func() manifests.GatewayStatus {
+		t.Helper()
+		if _, err := c.Reconcile(context.Background(), reconcile.Request{Key: Key}); err != nil {
+			t.Fatal(err)
+		}
+		gw, _ := readStatus[manifests.GatewayStatus](t, st, store.ObjectRef{Kind: store.KindGateway, Namespace: "default", Name: "edge"})
+		return gw
+	}
+	if gw := sync(); condStatus(gw.Conditions, "Programmed") != "False" || len(gw.Addresses) != 0 {
+		t.Errorf("before the ack: %+v", gw)
+	}
+	dp.acked = 1
+	if gw := sync(); condStatus(gw.Conditions, "Programmed") != "True" || len(gw.Addresses) != 1 || gw.Addresses[0].Value != "127.0.0.1" {
+		t.Errorf("after the ack: %+v", gw)
+	}
+	if fmt.Sprint(dp.tables) != "[1 1]" {
+		t.Errorf("tables handed %v, want generation 1 twice (the table did not change)", dp.tables)
 	}
 }
