@@ -186,7 +186,9 @@ func New(cfg Config) *Controller {
 		// A generation the DNS server cannot have seen: it has no status
 		// file to keep one in, and a previous controller counted up from
 		// its own start, earlier.
-		dnsGen:  cfg.Now().UnixMilli(),
+		dnsGen: cfg.Now().UnixMilli(),
+		// The same for the gateway, whose state file is on a tmpfs.
+		gw:      gatewayState{gen: cfg.Now().UnixMilli()},
 		envWait: serviceEnvWait,
 	}
 	s.loop = reconcile.NewLoop(s, reconcile.Config{
