@@ -210,7 +210,7 @@ func buildHolder(req CreateRequest) (*container.Config, *container.HostConfig, *
 		hc.Mounts = append(hc.Mounts, podVolumeMount(req, v, "/volumes/"+v.Name, false))
 	}
 	holderFiles(req, ps, cfg, hc) // convert_files.go
-	nc := setNetwork(req, req.Pod.Name, cfg, hc)
+	nc := setNetwork(req, namedHost(req, req.Pod.Name), cfg, hc)
 	return cfg, hc, nc, nil
 }
 
@@ -381,7 +381,7 @@ func setNetwork(req CreateRequest, host string, cfg *container.Config, hc *conta
 	case req.Network != nil && !isNetworkMode(netName):
 		pn := req.Network
 		hc.NetworkMode = container.NetworkMode(pn.Name)
-		cfg.Hostname = host
+		cfg.Hostname, cfg.Domainname = host, domainname(req)
 		aliases := slices.Clone(pn.Aliases)
 		if netName == pn.Name && !slices.Contains(aliases, d.Owner) {
 			// The annotation named the instance network itself: its
@@ -396,7 +396,7 @@ func setNetwork(req CreateRequest, host string, cfg *container.Config, hc *conta
 		setResolver(*pn, hc)
 	case netName != "":
 		hc.NetworkMode = container.NetworkMode(netName)
-		cfg.Hostname = host
+		cfg.Hostname, cfg.Domainname = host, domainname(req)
 		if hc.NetworkMode.IsUserDefined() {
 			// The deployment name as an alias lets peers on the same
 			// network reach any replica by name, as a Service would.
@@ -406,7 +406,7 @@ func setNetwork(req CreateRequest, host string, cfg *container.Config, hc *conta
 		}
 	default:
 		hc.NetworkMode = network.NetworkBridge
-		cfg.Hostname = host
+		cfg.Hostname, cfg.Domainname = host, domainname(req)
 	}
 	setPodOwner(&d.Template.Spec, hc) // convert_security.go
 	return nc
@@ -468,7 +468,7 @@ func containerLabels(req CreateRequest, role, containerName string) map[string]s
 	l := make(map[string]string, len(tl)+7)
 	for k, v := range tl {
 		switch k {
-		case LabelPod, LabelPodUID, LabelContainer, LabelNamespace, LabelService, LabelConfigHash:
+		case LabelPod, LabelPodUID, LabelContainer, LabelNamespace, LabelService, LabelConfigHash, LabelHostname, LabelSubdomain:
 			continue
 		}
 		l[k] = v
@@ -492,15 +492,51 @@ func containerLabels(req CreateRequest, role, containerName string) map[string]s
 	if containerName != "" {
 		l[LabelContainer] = containerName
 	}
+	if h := req.From.Template.Spec.Hostname; h != "" {
+		l[LabelHostname] = h
+	}
+	if s := req.From.Template.Spec.Subdomain; s != "" {
+		l[LabelSubdomain] = s
+	}
 	return l
 }
 
-// hostname is the replica's Hostname. The ordinal is read back from the
+// namedHost is the hostname the pod's owner or template names (the
+// owner's name for the pod, else spec.hostname), else def.
+func namedHost(req CreateRequest, def string) string {
+	if h := req.From.Hostname; h != "" {
+		return h
+	}
+	if h := req.From.Template.Spec.Hostname; h != "" {
+		return h
+	}
+	return def
+}
+
+// clusterDomain is the domain of the instance's DNS server
+// (docs/design.md §10; services.ClusterDomain).
+const clusterDomain = "cluster.local"
+
+// domainname is the container's domain: with a spec.subdomain,
+// SUBDOMAIN.NS.svc.cluster.local, which Docker writes into the pod's
+// /etc/hosts after its hostname, so that the pod's fully qualified name
+// is HOSTNAME.SUBDOMAIN.NS.svc.cluster.local as the kubelet's hosts file
+// makes it; "" without one.
+func domainname(req CreateRequest) string {
+	s := req.From.Template.Spec.Subdomain
+	if s == "" {
+		return ""
+	}
+	return s + "." + req.namespace() + ".svc." + clusterDomain
+}
+
+// hostname is the pod's hostname: its owner's name for it, else the
+// template's spec.hostname, else the replica's Hostname. The ordinal is read back from the
 // container name (ContainerName ends in -HASH-N); a name of another form
 // (tests, fakes) falls back to ordinal 0. Hostnames are fixed at create
 // time and are not part of the template hash.
 func hostname(req CreateRequest) string {
-	if h := req.From.Hostname; h != "" {
+	if h := namedHost(req, ""); h != "" {
 		return h
 	}
 	ordinal := 0

@@ -475,3 +475,78 @@ func TestPodOfAnyOwnerIsLabelledWithItsOwner(t *testing.T) {
 		t.Errorf("hostname %q, want the pod's name", cfg.Hostname)
 	}
 }
+
+// TestPodHostnameAndSubdomain: a pod's spec.hostname is its hostname, and
+// with a spec.subdomain its domain is SUBDOMAIN.NS.svc.cluster.local, so
+// that its /etc/hosts names it by its fully qualified name (`hostname -f`)
+// as the kubelet's does; both are labelled (LabelHostname, LabelSubdomain)
+// for the Service controller's DNS records (docs/design.md §4, §10). A
+// template with neither gets what every earlier release gave it.
+func TestPodHostnameAndSubdomain(t *testing.T) {
+	named := func(h, s string) func(*manifests.Deployment) {
+		return func(d *manifests.Deployment) { d.Spec.Template.Spec.Hostname, d.Spec.Template.Spec.Subdomain = h, s }
+	}
+	onNetwork := func(req CreateRequest) CreateRequest {
+		req.Network = testPodNetwork()
+		return inNamespace(req)
+	}
+	ownerPod := func(mutate func(*manifests.Deployment)) CreateRequest {
+		d := deployment("db", mutate)
+		return CreateRequest{Instance: "i", Name: PodContainerName("i", "shop", "db-0"), TemplateHash: "h",
+			From: &PodTemplate{Namespace: "shop", Owner: "db", OwnerKind: "TestOwner", Hostname: "db-0", Template: &d.Spec.Template}}
+	}
+	for _, tt := range []struct {
+		name            string
+		req             CreateRequest
+		host, domain    string
+		hostLbl, subLbl string // "" not labelled
+	}{
+		{name: "a deployment's template without them keeps its replica hostname",
+			req: onNetwork(request(deployment("web", nil))), host: "web-5d8f7c9b6-0"},
+		{name: "a deployment's template with both", req: onNetwork(request(deployment("web", named("front", "web")))),
+			host: "front", domain: "web.shop.svc.cluster.local", hostLbl: "front", subLbl: "web"},
+		{name: "a hostname alone: no domain", req: onNetwork(request(deployment("web", named("front", "")))),
+			host: "front", hostLbl: "front"},
+		{name: "a subdomain alone: the replica's hostname in the subdomain", req: onNetwork(request(deployment("web", named("", "web")))),
+			host: "web-5d8f7c9b6-0", domain: "web.shop.svc.cluster.local", subLbl: "web"},
+		{name: "a holder carries them", req: onNetwork(podRequest(podDeployment("web", named("front", "web")), RoleHolder, "")),
+			host: "front", domain: "web.shop.svc.cluster.local", hostLbl: "front", subLbl: "web"},
+		{name: "a pod of another owner with them in its spec", req: ownerPod(named("db-0", "db")),
+			host: "db-0", domain: "db.shop.svc.cluster.local", hostLbl: "db-0", subLbl: "db"},
+		{name: "a pod of another owner without them: its name, unlabelled", req: ownerPod(nil), host: "db-0"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			cfg, _, _, err := BuildConfig(tt.req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if cfg.Hostname != tt.host || cfg.Domainname != tt.domain {
+				t.Errorf("hostname %q domain %q, want %q %q", cfg.Hostname, cfg.Domainname, tt.host, tt.domain)
+			}
+			h, hok := cfg.Labels[LabelHostname]
+			s, sok := cfg.Labels[LabelSubdomain]
+			if h != tt.hostLbl || s != tt.subLbl || hok != (tt.hostLbl != "") || sok != (tt.subLbl != "") {
+				t.Errorf("labels hostname %q subdomain %q, want %q %q", h, s, tt.hostLbl, tt.subLbl)
+			}
+		})
+	}
+}
+
+// TestTemplateCannotForgeItsDNSIdentity: a template's own hostname and
+// subdomain labels are dropped, as the pod and helper labels are: only
+// the pod's spec names it in the cluster DNS.
+func TestTemplateCannotForgeItsDNSIdentity(t *testing.T) {
+	d := deployment("web", func(d *manifests.Deployment) {
+		d.Spec.Template.Metadata.Labels = map[string]string{"app": "web", LabelHostname: "db-0", LabelSubdomain: "db"}
+	})
+	cfg, _, _, err := BuildConfig(request(d))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := cfg.Labels[LabelHostname]; ok {
+		t.Errorf("labels %v carry the template's hostname label", cfg.Labels)
+	}
+	if _, ok := cfg.Labels[LabelSubdomain]; ok {
+		t.Errorf("labels %v carry the template's subdomain label", cfg.Labels)
+	}
+}

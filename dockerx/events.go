@@ -194,6 +194,8 @@ func fromMessage(m events.Message) Event {
 		Deployment:  m.Actor.Attributes[LabelDeployment],
 		Namespace:   ParseNamespace(m.Actor.Attributes, m.Actor.Attributes["name"]),
 		Role:        m.Actor.Attributes[LabelRole],
+		OwnerKind:   m.Actor.Attributes[LabelOwnerKind],
+		Owner:       m.Actor.Attributes[LabelOwner],
 		Time:        t,
 	}
 }

@@ -53,6 +53,7 @@ func (c *Client) EnsureImage(ctx context.Context, ref, pullPolicy string, secret
 		}
 		if present, err := c.imagePresent(ctx, ref); err == nil && present {
 			c.log.Warn("image pull failed; using the local copy", "image", ref, "err", pullErr)
+			ReportPullFallback(ctx, ref, pullErr)
 			return nil
 		}
 		return pullErr
@@ -161,5 +162,23 @@ func readPullStream(r io.Reader) error {
 		if m.Error != "" {
 			return errors.New(m.Error)
 		}
+	}
+}
+
+type pullFallbackKey struct{}
+
+// WithPullFallback returns ctx carrying report, which EnsureImage calls
+// when imagePullPolicy Always fell back to the local copy of ref after a
+// failed pull: a success for the caller, which can still tell its users
+// (a Warning event on the pods created from it).
+func WithPullFallback(ctx context.Context, report func(ref string, pullErr error)) context.Context {
+	return context.WithValue(ctx, pullFallbackKey{}, report)
+}
+
+// ReportPullFallback calls the report ctx carries (WithPullFallback), if
+// any: for EnsureImage, and for the fakes that stand in for it.
+func ReportPullFallback(ctx context.Context, ref string, pullErr error) {
+	if report, ok := ctx.Value(pullFallbackKey{}).(func(string, error)); ok && report != nil {
+		report(ref, pullErr)
 	}
 }

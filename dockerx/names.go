@@ -147,3 +147,13 @@ func orDefault(namespace string) string {
 	}
 	return namespace
 }
+
+// PodOfContainerName is the pod whose container PodContainerName named
+// name, in namespace of instance (ok false for a name of another form).
+func PodOfContainerName(instance, namespace, name string) (string, bool) {
+	prefix, suffix := instance+"_", "."+orDefault(namespace)+"_pod"
+	if !strings.HasPrefix(name, prefix) || !strings.HasSuffix(name, suffix) || len(name) <= len(prefix)+len(suffix) {
+		return "", false
+	}
+	return name[len(prefix) : len(name)-len(suffix)], true
+}

@@ -40,6 +40,13 @@ const (
 	// instead, as in every earlier release, and these never.
 	LabelOwnerKind = "io.dockctl.owner-kind"
 	LabelOwner     = "io.dockctl.owner"
+	// LabelHostname and LabelSubdomain are a pod's spec.hostname and
+	// spec.subdomain, on its containers when it sets them (an owner's
+	// identity, or the template's): what the Service controller names it
+	// by in the cluster DNS (docs/design.md §10). Absent on every pod
+	// that sets neither, so no earlier container's labels change.
+	LabelHostname  = "io.dockctl.hostname"
+	LabelSubdomain = "io.dockctl.subdomain"
 )
 
 // Roles (LabelRole values).
@@ -162,8 +169,12 @@ type Event struct {
 	Deployment  string // from the container's labels; "" if unlabelled
 	Namespace   string // ParseNamespace of the container's labels and name
 	Role        string // LabelRole of the container ("" if unlabelled)
-	Time        time.Time
-	Err         error // with Gap: why the stream broke, nil for the first connection; with Down: why it failed
+	// OwnerKind and Owner name the owner of a pod's container when it is
+	// not a Deployment (LabelOwnerKind, LabelOwner; "" otherwise).
+	OwnerKind string
+	Owner     string
+	Time      time.Time
+	Err       error // with Gap: why the stream broke, nil for the first connection; with Down: why it failed
 }
 
 // PodTemplate is what a pod's containers are created from, kind-free
@@ -180,8 +191,13 @@ type PodTemplate struct {
 	// LabelDeployment, so that no Deployment takes them for its own.
 	OwnerKind string
 	// Hostname is the pod's hostname when its owner names its pods
-	// itself (PodContainerName); "": a Deployment's replica's, Hostname
-	// of the owner, hash and ordinal.
+	// itself (PodContainerName); "": a Deployment's replica's, the
+	// template's spec.hostname, else Hostname of the owner, hash and
+	// ordinal. The template's spec.hostname and spec.subdomain (an owner
+	// that gives its pods an identity sets them in the template it hands
+	// over, as Kubernetes sets them in the pod) are labelled
+	// LabelHostname and LabelSubdomain; with a subdomain the container's
+	// domain is SUBDOMAIN.NS.svc.cluster.local.
 	Hostname string
 	Template *manifests.PodTemplateSpec
 }

@@ -83,7 +83,7 @@ func TestAcceptedFieldsAreWhatTheWalkTakes(t *testing.T) {
 			meta = append(meta, f.Name)
 		}
 	}
-	if got := strings.Join(meta, " "); got != "creationTimestamp generation managedFields resourceVersion selfLink uid" {
+	if got := strings.Join(meta, " "); got != "creationTimestamp generation managedFields ownerReferences resourceVersion selfLink uid" {
 		t.Errorf("template metadata skipped: %s", got)
 	}
 }

@@ -138,6 +138,9 @@ func (st *decodeState) otherKind(file string, n *yaml.Node, base, kind string, k
 		st.skipped = append(st.skipped, s)
 		return nil
 	}
+	if why, ok := notServedWhy[kind]; ok && !st.opts.SkipUnsupported {
+		return fail(kindLine, "kind", "unsupported kind %q: %s; --skip-unsupported applies the rest without it", kind, why)
+	}
 	if st.opts.SkipUnsupported {
 		s.Unsupported = true
 		st.skipped = append(st.skipped, s)

@@ -115,6 +115,15 @@ func TestSecurityValidation(t *testing.T) {
 			`t.yaml:27: spec.template.spec.securityContext.sysctls[4].name: duplicate value "kernel.shm_rmid_forced"`,
 			"t.yaml:28: spec.template.spec.securityContext.sysctls[5].name: required",
 		}},
+		{"hostname and subdomain name the pod in the cluster DNS", podBase(`      hostname: web-0
+      subdomain: web
+`), nil},
+		{"hostname and subdomain are DNS labels", podBase(`      hostname: Web_0
+      subdomain: a.b
+`), []string{
+			`t.yaml:20: spec.template.spec.hostname: invalid value "Web_0": a lowercase RFC 1123 label must consist of lower case alphanumeric characters or '-', and must start and end with an alphanumeric character (e.g. 'my-name',  or '123-abc', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?')`,
+			`t.yaml:21: spec.template.spec.subdomain: invalid value "a.b": must not contain dots`,
+		}},
 		{"hostAliases and dnsConfig", podBase(`      hostAliases:
       - ip: not-an-ip
         hostnames: [Bad_Host]

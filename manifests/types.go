@@ -71,6 +71,21 @@ type ObjectMeta struct {
 	// depends on it) and filled on output; ignored on input, as the API
 	// server ignores what a client sends there.
 	ManagedFields []ManagedFieldsEntry `json:"managedFields,omitempty"`
+	// OwnerReferences name the objects this one depends on, as
+	// Kubernetes' garbage collector reads them: a Job a CronJob created
+	// names the CronJob, and goes with it (docs/design.md §17). Set by
+	// dockctl's controllers; ignored on input (serverSet).
+	OwnerReferences []OwnerReference `json:"ownerReferences,omitempty"`
+}
+
+// OwnerReference is metav1.OwnerReference.
+type OwnerReference struct {
+	APIVersion         string `json:"apiVersion"`
+	Kind               string `json:"kind"`
+	Name               string `json:"name"`
+	UID                string `json:"uid,omitempty"`
+	Controller         *bool  `json:"controller,omitempty"`
+	BlockOwnerDeletion *bool  `json:"blockOwnerDeletion,omitempty"`
 }
 
 // ManagedFieldsEntry is one writer of an object, as in Kubernetes'
@@ -130,6 +145,14 @@ type PodSpec struct {
 	SecurityContext *PodSecurityContext `json:"securityContext,omitempty"`
 	HostAliases     []HostAlias         `json:"hostAliases,omitempty"`
 	DNSConfig       *PodDNSConfig       `json:"dnsConfig,omitempty"`
+	// Hostname and Subdomain are the pod's identity in the cluster DNS
+	// (docs/design.md §10): its containers' hostname is Hostname (else
+	// the pod's name) and, with a Subdomain, its fully qualified name
+	// HOSTNAME.SUBDOMAIN.NS.svc.cluster.local, which the cluster DNS
+	// answers while a headless Service named Subdomain selects it, as
+	// Kubernetes' DNS specification says.
+	Hostname  string `json:"hostname,omitempty"`
+	Subdomain string `json:"subdomain,omitempty"`
 	// DNSPolicy is "" (ClusterFirst, stored unset: SetDefaults), Default
 	// (the host's resolver) or None (dnsConfig alone).
 	DNSPolicy string `json:"dnsPolicy,omitempty"`

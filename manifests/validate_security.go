@@ -42,8 +42,8 @@ var sysctlName = regexp.MustCompile(`^([a-z0-9]([-_a-z0-9]*[a-z0-9])?[\./])*[a-z
 
 const sysctlMaxLength = 253
 
-// podSecurity checks the pod's securityContext, hostAliases and
-// dnsConfig.
+// podSecurity checks the pod's securityContext, hostAliases, hostname,
+// subdomain and dnsConfig.
 func (v *validator) podSecurity(p string, ps *PodSpec) {
 	if sc := ps.SecurityContext; sc != nil {
 		sp := child(p, "securityContext")
@@ -68,6 +68,13 @@ func (v *validator) podSecurity(p string, ps *PodSpec) {
 				v.add(index(child(hp, "hostnames"), j), "invalid value %q: %s", h, strings.Join(msgs, "; "))
 			}
 		}
+	}
+	// Kubernetes' ValidatePodSpec: each a DNS-1123 label.
+	if ps.Hostname != "" {
+		v.dnsLabel(child(p, "hostname"), ps.Hostname)
+	}
+	if ps.Subdomain != "" {
+		v.dnsLabel(child(p, "subdomain"), ps.Subdomain)
 	}
 	v.dnsPolicy(p, ps)
 	if dc := ps.DNSConfig; dc != nil {

@@ -32,6 +32,9 @@ var (
 var serverSet = map[string]bool{
 	"uid": true, "resourceVersion": true, "generation": true,
 	"creationTimestamp": true, "managedFields": true, "selfLink": true,
+	// Set by dockctl's controllers (a CronJob's Jobs name it), as
+	// Kubernetes' controllers set them (docs/design.md §17).
+	"ownerReferences": true,
 }
 
 // ignoredKeys lists, per Go type, the keys the walk skips without error.

@@ -18,12 +18,10 @@ var (
 	podType         = reflect.TypeOf(Pod{})
 )
 
-// workloadKinds returns the decoders of the workload kinds whose
-// controllers do not exist yet: DecodeWorkloads decodes them, apply refuses
-// them (otherkinds.go); a kind's controller landing moves its entry into
-// kinds. A function, not a table: a binary that never calls
-// DecodeWorkloads links none of the decoders (nor the cron parser's code
-// behind a CronJob's validation).
+// workloadKinds returns the decoders of the workload kinds beyond
+// Deployment. The kinds whose controllers run (servedWorkloadKinds) are
+// also in kinds, which apply reads; the others only DecodeWorkloads
+// decodes, and apply refuses them (otherkinds.go).
 func workloadKinds() map[string]kindDecoder {
 	type decodeFunc func(file string, n *yaml.Node, base string, k8s reflect.Type) (*Document, ErrorList)
 	out := map[string]kindDecoder{}
@@ -46,12 +44,30 @@ func workloadKinds() map[string]kindDecoder {
 	return out
 }
 
-// DecodeWorkloads is Decode with the workload kinds not served yet
-// (StatefulSet, DaemonSet, ReplicaSet, Job, CronJob, Pod) decoded too,
-// strictly against k8s.io/api's types, validated as the API server
-// validates them and defaulted as it defaults them; each in the Document
-// field of its kind. It is for their controllers to come and their tests:
-// apply goes through Decode and LoadAll, which still refuse those kinds.
+// servedWorkloadKinds are the workload kinds whose controllers run
+// (reconciler/workloads): apply accepts them. A StatefulSet is decoded by
+// DecodeWorkloads only until its controller is wired; apply refuses it
+// with notServedWhy.
+var servedWorkloadKinds = []string{KindDaemonSet, KindReplicaSet, KindJob, KindCronJob, KindPod}
+
+// notServedWhy says why apply refuses a workload kind it decodes.
+var notServedWhy = map[string]string{
+	KindStatefulSet: "dockctl does not run StatefulSets yet (its controller is not wired)",
+}
+
+func init() {
+	w := workloadKinds()
+	for _, k := range servedWorkloadKinds {
+		kinds[k] = w[k]
+	}
+}
+
+// DecodeWorkloads is Decode with every workload kind (StatefulSet,
+// DaemonSet, ReplicaSet, Job, CronJob, Pod) decoded, strictly against
+// k8s.io/api's types, validated as the API server validates them and
+// defaulted as it defaults them; each in the Document field of its kind.
+// Decode and LoadAll, which apply reads, decode the served ones
+// (servedWorkloadKinds) and refuse the others.
 func DecodeWorkloads(file string, data []byte) ([]*Document, error) {
 	return decodeOrdered(file, data, &decodeState{extra: workloadKinds()})
 }

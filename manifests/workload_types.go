@@ -12,8 +12,8 @@ import (
 // never dropped), and every pod template is the Deployment's PodTemplateSpec,
 // validated, defaulted, gated and hashed by the same code.
 //
-// apply does not serve these kinds yet (they are refused as unsupported,
-// otherkinds.go): DecodeWorkloads decodes them for the controllers to come.
+// apply serves them but a StatefulSet (servedWorkloadKinds, refused as
+// unsupported until its controller is wired: otherkinds.go).
 
 const (
 	BatchAPIVersion = "batch/v1"

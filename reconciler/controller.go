@@ -161,9 +161,11 @@ const (
 // Controller keeps the instance's containers matching the state directory.
 type Controller struct {
 	docker Docker
-	store  Store
-	opts   Options
-	log    *slog.Logger
+	// waits are the failed creates of the syncs in progress (waiting.go).
+	waits createWaits
+	store Store
+	opts  Options
+	log   *slog.Logger
 	// deployments is the loop that syncs deployment keys (store.Key:
 	// "namespace/name", or orphanSweepKey) through Reconcile; queue is how
 	// the controller's own code — the sweep, a sync, the prober, the
@@ -648,6 +650,7 @@ func (c *Controller) syncDeployment(ctx context.Context, key string) (time.Durat
 		}
 	}
 	c.clearPodDeletions(ns, name, a.plan.DeletionsDone)
+	a.state.Waiting = c.waitingPods(a, c.takeWaits(key), a.state.Waiting, now) // waiting.go
 	recordStarts(&a.state, a.plan, now)
 	recordStops(&a.state, a.plan, now)
 	if ctx.Err() == nil { // a start cut short by shutdown is no crash

@@ -2,7 +2,6 @@ package reconciler
 
 import (
 	"sort"
-	"strings"
 
 	"github.com/dockctl/dockctl/dockerx"
 	"github.com/dockctl/dockctl/manifests"
@@ -40,37 +39,19 @@ func podEndpoints(instance, hostIP string, rec *store.Record, in PlanInput, read
 		}
 		if owner != nil {
 			ep.IP = owner.Networks[network]
-			if onHostNetwork(owner) {
+			if services.OnHostNetwork(owner) {
 				ep.IP = hostIP
 			}
+			ep.Hostname, ep.Subdomain = owner.Labels[dockerx.LabelHostname], owner.Labels[dockerx.LabelSubdomain]
 		}
 		if t := templates(u.TemplateHash); t != nil {
 			ep.Labels, ep.Containers = t.Metadata.Labels, t.Spec.ServingContainers()
 		} else if owner != nil {
-			ep.Labels = podLabels(owner.Labels)
+			ep.Labels = services.PodLabels(owner.Labels)
 		}
 		out = append(out, ep)
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Pod < out[j].Pod })
-	return out
-}
-
-// onHostNetwork reports whether a pod's network owner shares the host's
-// network namespace.
-func onHostNetwork(owner *dockerx.Container) bool {
-	_, host := owner.Networks["host"]
-	return host || owner.NetworkMode == "host"
-}
-
-// podLabels are a container's labels without dockctl's own: the template
-// labels it was made with, for a revision no longer known.
-func podLabels(labels map[string]string) map[string]string {
-	out := map[string]string{}
-	for k, v := range labels {
-		if !strings.HasPrefix(k, "io.dockctl.") {
-			out[k] = v
-		}
-	}
 	return out
 }
 

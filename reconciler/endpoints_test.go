@@ -43,6 +43,29 @@ func TestPodEndpointsFromAssessment(t *testing.T) {
 	}
 }
 
+// TestDeploymentPodEndpointsCarryTheirHostname: a Deployment's pod whose
+// template names its hostname and subdomain is an endpoint with both, read
+// from its container's labels (docs/design.md §4), so that a headless
+// Service named by the subdomain gives it a DNS name; one without has
+// neither.
+func TestDeploymentPodEndpointsCarryTheirHostname(t *testing.T) {
+	d := deployment(2)
+	d.Spec.Template.Metadata.Labels = map[string]string{"app": "web"}
+	rec := recordOf(d)
+	const H = "aaaa"
+	c0, c1 := ctr(H, 0, "running", 0), ctr(H, 1, "running", 0)
+	c0.Labels = map[string]string{"app": "web", dockerx.LabelHostname: "front", dockerx.LabelSubdomain: "web"}
+	in := PlanInput{Name: "web", Containers: []dockerx.Container{c0, c1}, Terminating: map[string]time.Time{}, Stopping: map[string]bool{}}
+	pods := podEndpoints("i", "", rec, in, map[string]bool{c0.ID: true, c1.ID: true}, templateLookup(d, H, nil), false)
+	var got []string
+	for _, p := range pods {
+		got = append(got, fmt.Sprintf("%s host=%s sub=%s", p.Pod, p.Hostname, p.Subdomain))
+	}
+	if want := "web-aaaa-0 host=front sub=web|web-aaaa-1 host= sub="; strings.Join(got, "|") != want {
+		t.Errorf("endpoints %q, want %q", strings.Join(got, "|"), want)
+	}
+}
+
 // TestHostNetworkPodIsAnEndpointAtTheGateway: a ready hostNetwork pod
 // selected by a Service gets no address on the instance network, yet it
 // must be a ready endpoint, or the Service silently has no backend and

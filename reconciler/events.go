@@ -13,6 +13,7 @@ import (
 
 	"github.com/dockctl/dockctl/dockerx"
 	"github.com/dockctl/dockctl/manifests"
+	"github.com/dockctl/dockctl/reconciler/podruntime"
 	"github.com/dockctl/dockctl/store"
 )
 
@@ -273,6 +274,24 @@ func opContainer(in PlanInput, op Op) string {
 // recordOp records the outcome of one op as kubelet would: called by the
 // executor once the op ended, err nil on success.
 func (c *Controller) recordOp(in PlanInput, op Op, err error) {
+	var we *waitError
+	if errors.As(err, &we) {
+		// Not attempted, for a reason the pod shows (waiting.go): the
+		// kubelet's "Error: ErrImagePull" on the pod; a pod not yet tried
+		// has no event.
+		ref := opPodRef(in, op)
+		switch we.reason {
+		case podruntime.WaitContainerCreating:
+		case podruntime.WaitPending:
+			Eventf(c.opts.Recorder, ref, store.EventWarning, "FailedScheduling", "%s", we.message)
+		case podruntime.WaitErrImagePull:
+			Eventf(c.opts.Recorder, ref, store.EventWarning, "Failed", "Failed to pull %s", we.message)
+			Eventf(c.opts.Recorder, ref, store.EventWarning, "Failed", "Error: %s", we.reason)
+		default:
+			Eventf(c.opts.Recorder, ref, store.EventWarning, "Failed", "Error: %s", we.reason)
+		}
+		return
+	}
 	if err == errNotRun || op.Role == dockerx.RoleHolder {
 		return // not carried out; a holder is the pod's sandbox, not a container of it
 	}
@@ -421,4 +440,27 @@ func unionSizes(a, b map[string]int32) map[string]int32 {
 	}
 	maps.Copy(out, b)
 	return out
+}
+
+// ReasonPullFallback is the Warning event of a pod created from the local
+// copy of an image whose imagePullPolicy Always pull failed (a host
+// without registry access): the kubelet would have failed the pod with
+// ErrImagePull; dockctl runs it, and says so on the pod.
+const ReasonPullFallback = "PullFallback"
+
+// recordPullFallback records ReasonPullFallback on op's pod for each image
+// of the containers op created that fellBack holds.
+func (c *Controller) recordPullFallback(in PlanInput, op Op, fellBack *sync.Map) {
+	if op.From == nil || op.Role == dockerx.RoleHolder {
+		return
+	}
+	for _, ctr := range op.From.Template.Spec.AllContainers() {
+		if op.Container != "" && ctr.Name != op.Container {
+			continue
+		}
+		if err, ok := fellBack.Load(ctr.Image); ok {
+			Eventf(c.opts.Recorder, opPodRef(in, op), store.EventWarning, ReasonPullFallback,
+				"Failed to pull image %q: %v; using the image present on the host (imagePullPolicy: Always)", ctr.Image, err)
+		}
+	}
 }

@@ -242,3 +242,18 @@ func TestSteadySyncsRecordNothing(t *testing.T) {
 		t.Fatalf("steady syncs recorded:\n%s", strings.Join(after, "\n"))
 	}
 }
+
+// imagePullPolicy Always whose pull fails, the image present on the host:
+// the pod runs the local copy and says so with a Warning event on the pod,
+// where `describe pod` shows it, not only in the controller's log.
+func TestAlwaysPullFallbackRecordsWarningOnThePod(t *testing.T) {
+	m := &memRecorder{}
+	h := newHarness(t, Options{Recorder: m})
+	d := testDeployment("web", 1, "x")
+	d.Spec.Template.Spec.Containers[0].ImagePullPolicy = manifests.PullAlways
+	h.apply(d)
+	h.start()
+	pods := h.waitReplicas("web", 1)
+	pod := podName("web", &pods[0])
+	waitEvent(t, h, m, "Pod/"+pod+" Warning "+ReasonPullFallback, "using the image present on the host")
+}

@@ -51,7 +51,8 @@ func (c *Controller) execute(ctx context.Context, in PlanInput, plan Plan) (retF
 		mu.Lock()
 		outcome[op.ID] = err
 		mu.Unlock()
-		c.recordOp(in, op, err) // events.go: the outcome is known here
+		c.recordOp(in, op, err)   // events.go: the outcome is known here
+		c.noteCreate(in, op, err) // waiting.go: a failed create shows on its pod
 	}
 	defer func() { c.recordPlan(in, plan, retErr, retFail) }()
 	// createsSafe is judged once per set of dependencies: every create of
@@ -243,19 +244,23 @@ func (c *Controller) runCreates(ctx context.Context, in PlanInput, creates []Op,
 		}
 		return failure{ReasonFailedCreate, err.Error()}, []error{err}, true
 	}
-	missing, f, err := c.ensureImages(ctx, in.namespace(), templates)
+	// imagePullPolicy Always fallen back to a local copy: each pod created
+	// from it says so (a Warning event), not only the log.
+	var fellBack sync.Map // image ref → the pull's error
+	pullCtx := dockerx.WithPullFallback(ctx, func(ref string, err error) { fellBack.Store(ref, err) })
+	missing, imageFail, err := c.ensureImages(pullCtx, in.namespace(), templates)
 	if err != nil {
-		fail = f
+		fail = imageFail
 		errs = append(errs, err)
 	}
 	if f, err := c.checkRunAsNonRoot(ctx, creates, templates, missing); err != nil { // imageuser.go
 		fail = f
 		errs = append(errs, err)
 	}
-	unbound, f, claimsDone, err := c.ensureClaims(ctx, in.namespace(), templates) // claims.go
+	unbound, claimFail, claimsDone, err := c.ensureClaims(ctx, in.namespace(), templates) // claims.go
 	defer claimsDone()
 	if err != nil {
-		fail = f
+		fail = claimFail
 		errs = append(errs, err)
 	}
 	holderImage, err := c.ensureHolderImage(ctx, creates)
@@ -284,6 +289,9 @@ func (c *Controller) runCreates(ctx context.Context, in PlanInput, creates []Op,
 	}
 	failed, reached := podruntime.SlowStart(ready, c.opts.MaxCreatesInFlight, *window, guard(func(op Op) error {
 		err := c.create(ctx, in, op, holderImage, network)
+		if err == nil {
+			c.recordPullFallback(in, op, &fellBack) // events.go
+		}
 		mu.Lock()
 		ran[op.ID] = true
 		mu.Unlock()
@@ -291,8 +299,18 @@ func (c *Controller) runCreates(ctx context.Context, in PlanInput, creates []Op,
 		return err
 	}))
 	for _, op := range creates {
-		if !ran[op.ID] {
-			ended(op, errNotRun) // image missing, or slow start stopped
+		switch {
+		case ran[op.ID]:
+		case missing[op.Hash] && imageFail.reason != "":
+			ended(op, &waitError{podruntime.WaitErrImagePull, imageFail.message}) // waiting.go
+		case unbound[op.Hash] && claimFail.reason != "":
+			ended(op, &waitError{podruntime.WaitPending, claimFail.message})
+		case op.Role == dockerx.RoleHolder || op.Pod == nil:
+			// Slow start stopped after a failure: the pod waits for the
+			// next sync's attempt (waiting.go).
+			ended(op, &waitError{podruntime.WaitContainerCreating, "waiting for an earlier create to succeed"})
+		default:
+			ended(op, errNotRun)
 		}
 	}
 	for _, err := range failed {
@@ -408,7 +426,7 @@ func (c *Controller) create(ctx context.Context, in PlanInput, op Op, holderImag
 	defer release()
 	env, err := c.resolveEnv(ctx, in, op, req, podIP, svcEnv) // envctl.go
 	if err != nil {
-		return err
+		return &configError{err} // waiting.go: the kubelet's CreateContainerConfigError
 	}
 	req.Env = env
 	if err := c.createInputs(ctx, &req, op); err != nil { // seccomp.go

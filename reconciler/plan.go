@@ -172,6 +172,15 @@ type Plan struct {
 	// gone (removed, or replaced before the request was read): the
 	// controller clears them.
 	DeletionsDone []store.PodDeletion
+	// Unmade are the pods a waiting revision (PlanInput.Waiting) needs
+	// but the plan does not create, under the names it would create them
+	// with: the controller's status shows them waiting (waiting.go).
+	Unmade []UnmadePod
+}
+
+// UnmadePod is a pod the plan wants but does not create.
+type UnmadePod struct {
+	Name, Hash string
 }
 
 // key is the deployment's key, "namespace/name": how the controller's
@@ -561,6 +570,9 @@ func (in PlanInput) reconcileRevision(s *revisionSet, cs []*dockerx.Container, p
 	}
 	if wait, ok := in.Waiting[s.hash]; ok && missing > 0 && !refused && from != nil {
 		plan.Blocked = append(plan.Blocked, wait)
+		for _, ord := range freeOrdinals(in.Containers, in.takenNames(), in.Instance, in.Namespace, in.Name, s.hash, int(missing), memberNames(from.Template)) {
+			plan.Unmade = append(plan.Unmade, UnmadePod{Name: dockerx.Hostname(in.Name, s.hash, ord), Hash: s.hash})
+		}
 		return ops
 	}
 	if missing <= 0 || refused || from == nil {

@@ -37,6 +37,9 @@ type deploymentState struct {
 	// last synced, so that `dockctl get` judges availability as it does.
 	// Nil: the default.
 	Settle *time.Duration `json:"settle,omitempty"`
+	// Waiting are the pods the deployment wants but could not create, with
+	// the kubelet's reason (waiting.go), for the read commands.
+	Waiting []podruntime.WaitingPod `json:"waiting,omitempty"`
 }
 
 // container returns the memory of container id, made empty if there is
@@ -189,8 +192,12 @@ func view(rec *store.Record, st *store.Status, dels []store.PodDeletion, cs []do
 func Pods(rec *store.Record, st *store.Status, dels []store.PodDeletion, cs []dockerx.Container, now time.Time) []podruntime.PodView {
 	v := view(rec, st, dels, cs, now)
 	owner := podruntime.OwnerRef{Kind: manifests.Kind, Name: rec.Name}
-	return podruntime.Views(v.observed, v.templates, v.units, v.containers, rec.NamespaceOrDefault(), owner,
+	views := podruntime.Views(v.observed, v.templates, v.units, v.containers, rec.NamespaceOrDefault(), owner,
 		func(c *dockerx.Container) string { return podName(rec.Name, c) })
+	if rec.Deleted {
+		return views // nothing more is made of a deleted deployment
+	}
+	return podruntime.WithWaiting(views, v.state.Waiting, v.templates, rec.NamespaceOrDefault(), owner)
 }
 
 // podName is the pod name of a single-container replica: its hostname,

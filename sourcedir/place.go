@@ -54,6 +54,11 @@ func Place(docs []*manifests.Document, namespace string, explicit bool) (*Placed
 				b.KeepPaused[store.Key(d.Deployment.Metadata.Namespace, d.Deployment.Metadata.Name)] = true
 			}
 			b.Deployments = append(b.Deployments, d.Deployment)
+		case d.Job != nil || d.CronJob != nil || d.Pod != nil || d.ReplicaSet != nil || d.DaemonSet != nil || d.StatefulSet != nil:
+			if err := PlaceObject(d, d.Meta(), namespace, explicit); err != nil {
+				return nil, err
+			}
+			placeWorkload(&b.Bundle, d)
 		default:
 			if err := placeRouting(&b.Bundle, d, namespace, explicit); err != nil {
 				return nil, err
@@ -108,5 +113,23 @@ func (b *Placed) Add(o *Placed) {
 			b.Zeros = map[store.ObjectRef]map[string]any{}
 		}
 		b.Zeros[ref] = z
+	}
+}
+
+// placeWorkload adds the object of a workload kind of d to b.
+func placeWorkload(b *store.Bundle, d *manifests.Document) {
+	switch {
+	case d.Job != nil:
+		b.Jobs = append(b.Jobs, d.Job)
+	case d.CronJob != nil:
+		b.CronJobs = append(b.CronJobs, d.CronJob)
+	case d.Pod != nil:
+		b.Pods = append(b.Pods, d.Pod)
+	case d.ReplicaSet != nil:
+		b.ReplicaSets = append(b.ReplicaSets, d.ReplicaSet)
+	case d.DaemonSet != nil:
+		b.DaemonSets = append(b.DaemonSets, d.DaemonSet)
+	case d.StatefulSet != nil:
+		b.StatefulSets = append(b.StatefulSets, d.StatefulSet)
 	}
 }

@@ -179,7 +179,8 @@ type planCtx struct {
 // storedKinds is the registry, in the order Apply stores the kinds: what
 // is referred to before what refers to it, so that a crash between two
 // renames never leaves a pod without its ConfigMap.
-var storedKinds = append([]storedKind{configMapKind, secretKind, claimKind, serviceKind, deploymentKind},
+var storedKinds = append([]storedKind{configMapKind, secretKind, claimKind, serviceKind, deploymentKind,
+	cronJobKind, jobKind, statefulSetKind, daemonSetKind, replicaSetKind, podKind},
 	routingKinds...) // routing.go
 
 // kindNamed is the registration of kind, or nil.

@@ -380,7 +380,7 @@ func TestDeleteObjects(t *testing.T) {
 	if r, _ := s.Lookup("team", "web"); r == nil || r.Generation != 2 {
 		t.Errorf("team/web = %+v: want tombstoned once (generation 2)", r)
 	}
-	if _, err := s.DeleteObjects([]ObjectRef{ref("Pod", "", "x")}); err == nil {
+	if _, err := s.DeleteObjects([]ObjectRef{ref("Widget", "", "x")}); err == nil {
 		t.Error("deleting an unknown kind succeeded")
 	}
 }

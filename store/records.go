@@ -432,6 +432,14 @@ type Bundle struct {
 	Claims      []*manifests.PersistentVolumeClaim
 	Services    []*manifests.Service
 	Deployments []*manifests.Deployment
+	// The workload kinds beyond Deployment (workloads.go), stored after
+	// the Deployments.
+	CronJobs     []*manifests.CronJob
+	Jobs         []*manifests.Job
+	StatefulSets []*manifests.StatefulSet
+	DaemonSets   []*manifests.DaemonSet
+	ReplicaSets  []*manifests.ReplicaSet
+	Pods         []*manifests.Pod
 	// The routing kinds (routing.go), stored after what they refer to.
 	IngressClasses  []*manifests.IngressClass
 	GatewayClasses  []*manifests.GatewayClass

@@ -77,10 +77,15 @@ type NodePortStatus struct {
 
 // EndpointStatus is one pod behind a Service.
 type EndpointStatus struct {
-	Pod   string         `json:"pod"`
-	IP    string         `json:"ip"`
-	Ready bool           `json:"ready"`
-	Ports []EndpointPort `json:"ports,omitempty"`
+	Pod   string `json:"pod"`
+	IP    string `json:"ip"`
+	Ready bool   `json:"ready"`
+	// Hostname is the pod's spec.hostname when its spec.subdomain names
+	// this Service (an Endpoints address's hostname, as Kubernetes'
+	// endpoints controllers set it): a headless Service gives the pod
+	// the DNS name HOSTNAME.SERVICE.NS.svc.cluster.local.
+	Hostname string         `json:"hostname,omitempty"`
+	Ports    []EndpointPort `json:"ports,omitempty"`
 }
 
 // EndpointPort is one port of an endpoint.

@@ -67,8 +67,8 @@ const ManifestsStatusKey = "manifests:"
 // manifests.json), the status directories, and namespaces/ to see new
 // namespaces' directories appear.
 var statusWatch = watchSpec{
-	top:     []string{"", statusDir, serviceStatusDir, namespacesDir},
-	subdirs: []string{statusDir, serviceStatusDir},
+	top:     []string{"", statusDir, serviceStatusDir, workloadStatusDir, namespacesDir},
+	subdirs: []string{statusDir, serviceStatusDir, workloadStatusDir},
 	key:     statusKey,
 }
 
@@ -78,7 +78,16 @@ func statusKey(rel string) (string, bool) {
 		return ManifestsStatusKey, true
 	}
 	parts := strings.Split(rel, string(filepath.Separator))
-	name, ok := recordName(parts[len(parts)-1])
+	base := parts[len(parts)-1]
+	kindWord := ""
+	if len(parts) >= 2 && parts[len(parts)-2] == workloadStatusDir {
+		// <kind>.<name>.json
+		var ok bool
+		if kindWord, base, ok = strings.Cut(base, "."); !ok {
+			return "", false
+		}
+	}
+	name, ok := recordName(base)
 	if !ok {
 		return "", false
 	}
@@ -94,6 +103,8 @@ func statusKey(rel string) (string, bool) {
 		return Key(ns, name), true
 	case serviceStatusDir:
 		return ServiceKey(ns, name), true
+	case workloadStatusDir:
+		return workloadStatusKey(ns, kindWord+"."+name)
 	}
 	return "", false
 }

@@ -100,7 +100,9 @@ func TestApplyWarnsAboutHostPrivileges(t *testing.T) {
 // dockctl.io/network needs no flag, and apply does not warn.
 func TestApplyDoesNotWarnAboutTheInstanceNetwork(t *testing.T) {
 	src := strings.Replace(webYAML, "      labels: {app: web}\n    spec:", "      labels: {app: web}\n      annotations: {dockctl.io/network: dockctl_t}\n    spec:", 1)
-	out, errOut, err := run(t, src, "--state-dir", t.TempDir(), "--instance", "t", "apply", "-f", "-")
+	dir := t.TempDir()
+	controllerBeating(t, dir, "t")
+	out, errOut, err := run(t, src, "--state-dir", dir, "--instance", "t", "apply", "-f", "-")
 	if err != nil || out != "deployment/web created\n" || errOut != "" {
 		t.Fatalf("apply: %v %q %q", err, out, errOut)
 	}

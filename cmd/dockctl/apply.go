@@ -140,6 +140,9 @@ func runApply(cmd *cobra.Command, g *globalOptions, o *applyOptions) error {
 	if err != nil {
 		return err
 	}
+	if !dry {
+		warnNoController(cmd.ErrOrStderr(), st, g.instance, noControllerApply, time.Now()) // heartbeat.go
+	}
 	out := cmd.OutOrStdout()
 	for _, r := range results {
 		suffix := ""

@@ -267,7 +267,7 @@ func zeroFields(t reflect.Type) []zeroField {
 			for i := 0; i < t.NumField(); i++ {
 				name, _, _ := strings.Cut(t.Field(i).Tag.Get("json"), ",")
 				switch name {
-				case "", "-", "status", "generation", "managedFields", "creationTimestamp":
+				case "", "-", "status", "generation", "managedFields", "creationTimestamp", "ownerReferences":
 					continue
 				}
 				p := name

@@ -18,6 +18,7 @@ func TestApplyBundleOfOtherKinds(t *testing.T) {
 	ing := "apiVersion: networking.k8s.io/v1\nkind: NetworkPolicy\nmetadata: {name: web}\nspec: {defaultBackend: {service: {name: web, port: {number: 80}}}}\n---\n"
 	svc := "apiVersion: v1\nkind: Service\nmetadata: {name: web}\nspec: {selector: {app: web}, ports: [{port: 80}]}\n---\n"
 	dir := t.TempDir()
+	controllerBeating(t, dir, "default")
 
 	out, errOut, err := run(t, sa+webYAML, "--state-dir", dir, "apply", "-f", "-")
 	if err != nil || out != "deployment/web created\n" || strings.TrimSpace(errOut) != `Warning: <stdin>:1: skipped ServiceAccount "web": no API server on one host: nothing uses its credentials` {

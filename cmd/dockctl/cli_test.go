@@ -374,6 +374,13 @@ func TestProgressMessages(t *testing.T) {
 		{progress{name: "web", observed: true, desired: 3, updated: 3, total: 3, available: 2}, `Waiting for deployment "web" rollout to finish: 2 of 3 updated replicas are available...`},
 		{progress{name: "web", observed: true, desired: 3, updated: 3, total: 3, available: 3, complete: true}, `deployment "web" successfully rolled out`},
 		{progress{name: "web", observed: true, deadlineExceeded: true}, `deployment "web" exceeded its progress deadline`},
+		// Why, when the controller recorded it: a pod's waiting reason
+		// first, else the ReplicaFailure condition.
+		{progress{name: "web", observed: true, desired: 2, total: 0, waiting: "ImagePullBackOff: image absent:1: not found", failure: "ErrImagePull: image absent:1: not found"},
+			`Waiting for deployment "web" rollout to finish: 0 out of 2 new replicas have been updated... (ImagePullBackOff: image absent:1: not found)`},
+		{progress{name: "web", observed: true, desired: 2, updated: 2, total: 2, available: 1, failure: "FailedCreate: revision 5d8f: ConfigMap default/app not found"},
+			`Waiting for deployment "web" rollout to finish: 1 of 2 updated replicas are available... (FailedCreate: revision 5d8f: ConfigMap default/app not found)`},
+		{progress{name: "web", observed: true, desired: 3, updated: 3, total: 3, available: 3, complete: true, failure: "FailedCreate: x"}, `deployment "web" successfully rolled out`},
 	}
 	for _, tt := range tests {
 		if got := tt.p.message(); got != tt.want {

@@ -20,6 +20,7 @@ import (
 	"github.com/dockctl/dockctl/manifests"
 	"github.com/dockctl/dockctl/metrics"
 	"github.com/dockctl/dockctl/reconciler"
+	"github.com/dockctl/dockctl/reconciler/workloads"
 	"github.com/dockctl/dockctl/sourcedir"
 	"github.com/dockctl/dockctl/store"
 )
@@ -271,6 +272,10 @@ func runController(g *globalOptions, o *controllerOptions) error {
 	}
 	defer release()
 	log.Info("controller lock acquired", "stateDir", st.Dir(), "instance", g.instance)
+	// Only the acting controller beats (docs/design.md §5); a standby does
+	// not, so that `apply` never counts on one that acts on nothing.
+	stopHeartbeat := startHeartbeat(st, g.instance, log) // heartbeat.go
+	defer stopHeartbeat()
 
 	cli, err := dockerx.NewClient(dockerx.WithLogger(log), dockerx.WithContainerLogs(logMaxSize, o.containerLogMaxFiles))
 	if err != nil {
@@ -321,6 +326,21 @@ func runController(g *globalOptions, o *controllerOptions) error {
 		// ConfigMaps, Secrets and claims, as pods refer to them.
 		Config: st,
 	})
+
+	// The workload kinds beyond Deployment (Job, ReplicaSet, DaemonSet,
+	// Pod): one controller frame beside the Deployment controller, with
+	// the same allow policy (docs/design.md §17.1).
+	wl := workloads.New(workloads.Config{Instance: g.instance, Docker: m.InstrumentDocker(cli), Store: st,
+		Kinds: workloads.Kinds(), Allow: o.allow.policy(st.Dir()), ResyncPeriod: o.resync, Log: log})
+	wlCtx, stopWorkloads := context.WithCancel(ctx)
+	wlDone := make(chan error, 1)
+	go func() { wlDone <- wl.Run(wlCtx) }()
+	defer func() {
+		stopWorkloads() // also when the Deployment controller returns an error
+		if err := <-wlDone; err != nil {
+			log.Error("workload controllers", "err", err)
+		}
+	}()
 
 	if o.metricsAddr != "" {
 		// Its own context, so that the server also stops when Run returns

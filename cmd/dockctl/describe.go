@@ -54,6 +54,9 @@ func newDescribeCommand(g *globalOptions) *cobra.Command {
 			}
 			// As kubectl: each object found, a blank line between two,
 			// then a NotFound for each missing one.
+			if st, err := g.readStore(); err == nil {
+				warnNoController(cmd.ErrOrStderr(), st, g.instance, noControllerRead, time.Now()) // heartbeat.go
+			}
 			out := cmd.OutOrStdout()
 			var errs []error
 			described := 0
@@ -358,6 +361,10 @@ func describePod(w io.Writer, snap *snapshot, e podEntry) {
 		status += " (" + e.statusWord() + ")"
 	}
 	p(0, "Status", status)
+	if w := e.Waiting; w != nil && w.Reason == podruntime.WaitPending {
+		// Not admitted, as a pod that cannot be scheduled: why, at pod level.
+		p(0, "Message", w.Message)
+	}
 	ip := e.podIP(snap)
 	p(0, "IP", ip)
 	if ip == "" {

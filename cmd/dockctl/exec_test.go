@@ -270,6 +270,7 @@ func shopApplied(t *testing.T) (*dockerAPI, []string, *manifests.Deployment) {
 	api := startDockerAPI(t)
 	t.Setenv("DOCKER_HOST", api.host)
 	dir := t.TempDir()
+	controllerBeating(t, dir, "t1")
 	base := []string{"--state-dir", dir, "--instance", "t1"}
 	if _, _, err := run(t, shopYAML, append(base, "apply", "-f", "-")...); err != nil {
 		t.Fatal(err)

@@ -36,7 +36,7 @@ func TestExplainGolden(t *testing.T) {
 }
 
 func TestExplainErrors(t *testing.T) {
-	kinds := "deployments, services, namespaces, configmaps, secrets, persistentvolumeclaims, ingresses, ingressclasses, gatewayclasses, gateways, httproutes, referencegrants"
+	kinds := "deployments, services, namespaces, configmaps, secrets, persistentvolumeclaims, daemonsets, replicasets, statefulsets, cronjobs, jobs, ingresses, ingressclasses, gatewayclasses, gateways, httproutes, referencegrants"
 	for _, tc := range []struct{ args, err string }{
 		{"deployment.spec.nope", `field "nope" does not exist`},
 		{"deployment.spec.replicas.x", `field "x" does not exist`},
@@ -44,8 +44,8 @@ func TestExplainErrors(t *testing.T) {
 		{"deployment.spec.template.spec.runtimeClassName", `field "runtimeClassName" does not exist`},
 		{"pods", "explain covers the kinds of manifests (" + kinds + "), not pods"},
 		{"po.spec", "explain covers the kinds of manifests (" + kinds + "), not po"},
-		{"jobs", `the server doesn't have a resource type "jobs"`},
-		{"Jobs.spec", `the server doesn't have a resource type "Jobs"`},
+		{"widgets", `the server doesn't have a resource type "widgets"`},
+		{"Widgets.spec", `the server doesn't have a resource type "Widgets"`},
 		{"deployment..spec", `invalid field path "deployment..spec": a field name is empty`},
 		{"", `You must specify the type of resource to explain. Use "dockctl explain --help" for a complete list of supported resources.`},
 		{"deployments services", "We accept only this format: explain RESOURCE"},

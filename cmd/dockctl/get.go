@@ -350,6 +350,7 @@ func (o *getOptions) listing(cmd *cobra.Command, g *globalOptions, parse func(st
 	for _, err := range snap.recordErrs {
 		fmt.Fprintln(cmd.ErrOrStderr(), "warning:", err)
 	}
+	warnNoController(cmd.ErrOrStderr(), snap.st, g.instance, noControllerRead, snap.now) // heartbeat.go
 	if o.combined {
 		o.snap = snap
 	}

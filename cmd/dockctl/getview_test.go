@@ -152,6 +152,7 @@ func TestPrintKinds(t *testing.T) {
 func TestGetAll(t *testing.T) {
 	d := startFakeDaemon(t)
 	dir := t.TempDir()
+	controllerBeating(t, dir, "t1")
 	base := []string{"--state-dir", dir, "--instance", "t1"}
 	const services = `apiVersion: v1
 kind: Service

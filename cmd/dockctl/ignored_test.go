@@ -15,6 +15,7 @@ func TestApplyWarnsOnceAboutIgnoredFields(t *testing.T) {
 		return strings.Replace(src, "    spec:\n      containers:", "    spec:\n      serviceAccountName: robot\n      nodeSelector: {disk: ssd}\n      tolerations: [{key: k, operator: Exists}]\n      dnsPolicy: ClusterFirst\n      containers:", 1)
 	}
 	dir := t.TempDir()
+	controllerBeating(t, dir, "default")
 	bundle := withIgnored("web") + "---\n" + withIgnored("api")
 	out, errOut, err := run(t, bundle, "--state-dir", dir, "apply", "-f", "-")
 	if err != nil || out != "deployment/web created\ndeployment/api created\n" {

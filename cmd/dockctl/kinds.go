@@ -25,6 +25,12 @@ const (
 	// Argo source shows whether the last sync applied it.
 	kindManifests = "manifests"
 	kindEvent     = "event"
+	// The workload kinds beyond Deployment (workloads_cli.go).
+	kindDaemonSet   = "daemonset"
+	kindReplicaSet  = "replicaset"
+	kindStatefulSet = "statefulset"
+	kindCronJob     = "cronjob"
+	kindJob         = "job"
 )
 
 // kindInfo is one kind of the CLI, as kubectl's RESTMapper knows a kind:
@@ -107,7 +113,7 @@ func kindTable() []*kindInfo {
 		{name: kindDeployment, aliases: []string{"deployments", "deploy", "deployment.apps", "deployments.apps"}, // deployments.apps: what get -o name prints, as kubectl
 			api:        apiResource{"Deployment", "deployments", "apps", "v1", true},
 			get:        getDeployments,
-			categories: map[string]int{"all": 2}, store: store.KindDeployment, manifest: manifests.Kind, event: "Deployment",
+			categories: map[string]int{"all": 3}, store: store.KindDeployment, manifest: manifests.Kind, event: "Deployment",
 			describe: describeDeploymentObject,
 			diff:     diffDeployment, diffName: diffDeploymentName,
 			delete:         true,
@@ -182,6 +188,16 @@ func kindTable() []*kindInfo {
 			describe:  describeClaim,
 			delete:    true,
 			completed: true, writeOrder: 8},
+		workloadKindInfo(&daemonSetView, kindDaemonSet, []string{"daemonsets", "ds", "daemonset.apps", "daemonsets.apps"},
+			apiResource{"DaemonSet", "daemonsets", "apps", "v1", true}, 2, 11),
+		workloadKindInfo(&replicaSetView, kindReplicaSet, []string{"replicasets", "rs", "replicaset.apps", "replicasets.apps"},
+			apiResource{"ReplicaSet", "replicasets", "apps", "v1", true}, 4, 12),
+		workloadKindInfo(&statefulSetView, kindStatefulSet, []string{"statefulsets", "sts", "statefulset.apps", "statefulsets.apps"},
+			apiResource{"StatefulSet", "statefulsets", "apps", "v1", true}, 5, 13),
+		workloadKindInfo(&cronJobView, kindCronJob, []string{"cronjobs", "cj", "cronjob.batch", "cronjobs.batch"},
+			apiResource{"CronJob", "cronjobs", "batch", "v1", true}, 6, 14),
+		workloadKindInfo(&jobView, kindJob, []string{"jobs", "job.batch", "jobs.batch"},
+			apiResource{"Job", "jobs", "batch", "v1", true}, 7, 15),
 		{name: kindManifests, aliases: []string{"manifestssource", "manifestssources"},
 			api:        apiResource{"ManifestsSource", "manifestssources", "dockctl.io", "v1", false},
 			get:        getManifests,
@@ -191,6 +207,15 @@ func kindTable() []*kindInfo {
 			get:        getEvents,
 			writeOrder: 10},
 	}, routingKindInfos()...) // routing_cli.go
+}
+
+// workloadKindInfo is the entry of a workload kind beyond Deployment:
+// stored, listed by get (and get all at place all), described, deleted,
+// patched and labelled as any stored kind.
+func workloadKindInfo(v *workloadView, name string, aliases []string, api apiResource, all, writeOrder int) *kindInfo {
+	return &kindInfo{name: name, aliases: aliases, api: api,
+		get: v.getter(), categories: map[string]int{"all": all}, store: v.kind, manifest: v.kind, event: v.kind,
+		describe: v.describer(), delete: true, completed: true, writeOrder: writeOrder}
 }
 
 // kindNames are the CLI's words of the kinds for which has holds, in

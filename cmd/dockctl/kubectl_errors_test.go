@@ -211,7 +211,9 @@ exit 2`, why: "dockctl's validation names the file and line of each problem"},
 // what each prints and exits with in testdata/kubectl-errors.golden.
 func TestKubectlErrors(t *testing.T) {
 	startFakeDaemon(t)
-	t.Setenv("DOCKCTL_STATE_DIR", t.TempDir())
+	stateDir := t.TempDir()
+	controllerBeating(t, stateDir, "default")
+	t.Setenv("DOCKCTL_STATE_DIR", stateDir)
 	t.Setenv("DOCKCTL_INSTANCE", "")
 	if code, out, errOut := runMain(t, errorsFixture, "apply", "-f", "-"); code != 0 {
 		t.Fatalf("fixture: exit %d\n%s%s", code, out, errOut)
@@ -295,7 +297,9 @@ type kubectlErrorCase struct {
 func checkKubectlErrors(t *testing.T, cases []kubectlErrorCase) {
 	t.Helper()
 	startFakeDaemon(t)
-	t.Setenv("DOCKCTL_STATE_DIR", t.TempDir())
+	stateDir := t.TempDir()
+	controllerBeating(t, stateDir, "default")
+	t.Setenv("DOCKCTL_STATE_DIR", stateDir)
 	t.Setenv("DOCKCTL_INSTANCE", "")
 	if code, out, errOut := runMain(t, errorsFixture, "apply", "-f", "-"); code != 0 {
 		t.Fatalf("fixture: exit %d\n%s%s", code, out, errOut)

@@ -229,6 +229,7 @@ func fakeInstance(t *testing.T) (*dockerAPI, []string, *store.Store) {
 	t.Helper()
 	api := startFakeDaemon(t)
 	dir := t.TempDir()
+	controllerBeating(t, dir, "t1")
 	st, err := store.Open(dir, "t1")
 	if err != nil {
 		t.Fatal(err)

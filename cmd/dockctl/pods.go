@@ -50,6 +50,13 @@ func (s *snapshot) allPods() []podEntry {
 	for _, c := range s.containers {
 		keys[containerKey(c)] = true
 	}
+	for _, r := range s.records {
+		// A deployment without containers may have pods it could not
+		// create, recorded in its status (reconciler.Pods shows them).
+		if s.statuses[r.Key()] != nil {
+			keys[r.Key()] = true
+		}
+	}
 	out := []podEntry{}
 	for key := range keys {
 		rec, orphan, deleted := s.record(key), false, false
@@ -175,7 +182,17 @@ func (e *podEntry) labels() map[string]string {
 		}
 	}
 	if base == nil {
-		return nil
+		// Not created (its controller records why): the labels it would
+		// have, its template's with pod-template-hash, as a pending pod's.
+		if e.template == nil {
+			return nil
+		}
+		l := maps.Clone(e.template.Metadata.Labels)
+		if l == nil {
+			l = map[string]string{}
+		}
+		l["pod-template-hash"] = e.Hash // as Kubernetes labels a ReplicaSet's pods
+		return l
 	}
 	l := maps.Clone(base.Labels)
 	delete(l, dockerx.LabelRole)

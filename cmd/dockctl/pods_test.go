@@ -13,6 +13,7 @@ import (
 
 	"github.com/dockctl/dockctl/dockerx"
 	"github.com/dockctl/dockctl/manifests"
+	"github.com/dockctl/dockctl/reconciler/podruntime"
 	"github.com/dockctl/dockctl/store"
 )
 
@@ -343,5 +344,60 @@ func TestGetPodsTerminatingHasDeletionTimestamp(t *testing.T) {
 	}
 	if !seen {
 		t.Fatal("the fixture has no Terminating pod")
+	}
+}
+
+// waitingFixture is a snapshot of deployment web (2 replicas) whose
+// controller could not create its pods, as it records them in its status:
+// one whose image cannot be pulled, one waiting its turn (slow start).
+func waitingFixture(t *testing.T) *snapshot {
+	t.Helper()
+	d := mustDecode(t, webYAML)
+	two := int32(2)
+	d.Spec.Replicas = &two
+	hash := manifests.TemplateHash(&d.Spec.Template)
+	rec := &store.Record{Name: "web", Generation: 1, CreatedAt: now.Add(-time.Minute), Deployment: *d,
+		Revisions: []store.Revision{{Number: 1, Hash: hash, Template: d.Spec.Template}}}
+	state, err := json.Marshal(map[string]any{"rollout": map[string]any{}, "waiting": []podruntime.WaitingPod{
+		{Name: dockerx.Hostname("web", hash, 0), Hash: hash, Reason: podruntime.WaitImagePullBackOff,
+			Message: "image nginx:1.27: pull access denied, repository does not exist or may require authorization", Since: now.Add(-50 * time.Second)},
+		{Name: dockerx.Hostname("web", hash, 1), Hash: hash, Reason: podruntime.WaitContainerCreating,
+			Message: "waiting for an earlier create to succeed", Since: now.Add(-50 * time.Second)},
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	st := &store.Status{ObservedGeneration: 1, Extra: map[string]json.RawMessage{"controller": state}, Conditions: []manifests.DeploymentCondition{
+		{Type: manifests.ConditionReplicaFailure, Status: "True", Reason: "ImagePullBackOff", Message: "image nginx:1.27: pull access denied"}}}
+	return &snapshot{instance: "default", controllerRunning: true, records: []*store.Record{rec},
+		statuses: map[string]*store.Status{"default/web": st}, tombstones: map[string]bool{}, now: now}
+}
+
+// A pod its controller could not create is listed with kubectl's status
+// (ImagePullBackOff, ContainerCreating), and describe says why in its
+// container's state; rollout status ends its waiting line with the reason.
+func TestPodsTheControllerCouldNotCreate(t *testing.T) {
+	snap := waitingFixture(t)
+	pods := snap.allPods()
+	if len(pods) != 2 {
+		t.Fatalf("%d pods, want the 2 waiting ones", len(pods))
+	}
+	var buf bytes.Buffer
+	if err := renderPods(&buf, snap, pods, pr(t, ""), false, false); err != nil {
+		t.Fatal(err)
+	}
+	buf.WriteString("---\n")
+	describePod(&buf, snap, pods[0])
+	golden(t, "pods-waiting", buf.Bytes())
+	// kubectl's describe words a waiting state by its reason; the message
+	// is in the pod's events (the controller's Failed event).
+	for _, want := range []string{"ImagePullBackOff", "ContainerCreating", "Reason:"} {
+		if !strings.Contains(buf.String(), want) {
+			t.Errorf("output lacks %q", want)
+		}
+	}
+	p := progressOf(snap.records[0], snap.statuses["default/web"], nil, nil, now)
+	if want := `Waiting for deployment "web" rollout to finish: 0 out of 2 new replicas have been updated... (ImagePullBackOff: image nginx:1.27: pull access denied, repository does not exist or may require authorization)`; p.message() != want {
+		t.Errorf("rollout status says\n%s\nwant\n%s", p.message(), want)
 	}
 }

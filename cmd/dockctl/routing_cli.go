@@ -146,17 +146,17 @@ func routingKindInfos() []*kindInfo {
 	const net, gw = "networking.k8s.io", manifests.GatewayGroup
 	return []*kindInfo{
 		entry(kindIngress, []string{"ingresses", "ing", "ingress.networking.k8s.io", "ingresses.networking.k8s.io"},
-			apiResource{"Ingress", "ingresses", net, "v1", true}, store.KindIngress, getIngresses, 11),
+			apiResource{"Ingress", "ingresses", net, "v1", true}, store.KindIngress, getIngresses, 16),
 		entry(kindIngressClass, []string{"ingressclasses", "ingressclass.networking.k8s.io", "ingressclasses.networking.k8s.io"},
-			apiResource{"IngressClass", "ingressclasses", net, "v1", false}, store.KindIngressClass, getIngressClasses, 12),
+			apiResource{"IngressClass", "ingressclasses", net, "v1", false}, store.KindIngressClass, getIngressClasses, 17),
 		entry(kindGatewayClass, []string{"gatewayclasses", "gc", "gatewayclass.gateway.networking.k8s.io", "gatewayclasses.gateway.networking.k8s.io"},
-			apiResource{"GatewayClass", "gatewayclasses", gw, "v1", false}, store.KindGatewayClass, getGatewayClasses, 13),
+			apiResource{"GatewayClass", "gatewayclasses", gw, "v1", false}, store.KindGatewayClass, getGatewayClasses, 18),
 		entry(kindGateway, []string{"gateways", "gtw", "gateway.gateway.networking.k8s.io", "gateways.gateway.networking.k8s.io"},
-			apiResource{"Gateway", "gateways", gw, "v1", true}, store.KindGateway, getGateways, 14),
+			apiResource{"Gateway", "gateways", gw, "v1", true}, store.KindGateway, getGateways, 19),
 		entry(kindHTTPRoute, []string{"httproutes", "httproute.gateway.networking.k8s.io", "httproutes.gateway.networking.k8s.io"},
-			apiResource{"HTTPRoute", "httproutes", gw, "v1", true}, store.KindHTTPRoute, getHTTPRoutes, 15),
+			apiResource{"HTTPRoute", "httproutes", gw, "v1", true}, store.KindHTTPRoute, getHTTPRoutes, 20),
 		entry(kindReferenceGrant, []string{"referencegrants", "refgrant", "referencegrant.gateway.networking.k8s.io", "referencegrants.gateway.networking.k8s.io"},
-			apiResource{"ReferenceGrant", "referencegrants", gw, "v1beta1", true}, store.KindReferenceGrant, getReferenceGrants, 16),
+			apiResource{"ReferenceGrant", "referencegrants", gw, "v1beta1", true}, store.KindReferenceGrant, getReferenceGrants, 21),
 	}
 }
 

@@ -308,7 +308,7 @@ func (s *snapshot) endpointsObject(e serviceEntry) *corev1.Endpoints {
 			bySet[key.String()] = ss
 			keys = append(keys, key.String())
 		}
-		addr := corev1.EndpointAddress{IP: ep.IP, TargetRef: &corev1.ObjectReference{Kind: "Pod", Namespace: e.namespace(), Name: ep.Pod}}
+		addr := corev1.EndpointAddress{IP: ep.IP, Hostname: ep.Hostname, TargetRef: &corev1.ObjectReference{Kind: "Pod", Namespace: e.namespace(), Name: ep.Pod}}
 		if ep.Ready {
 			ss.Addresses = append(ss.Addresses, addr)
 		} else {

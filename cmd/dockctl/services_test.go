@@ -656,3 +656,29 @@ func TestShortNames(t *testing.T) {
 		}
 	}
 }
+
+// TestEndpointsNameTheirPodsHostname: an endpoint whose pod names its
+// hostname in the Service's subdomain shows it in the Endpoints object
+// (`get endpoints -o yaml`), as Kubernetes' endpoints controller sets an
+// address's hostname.
+func TestEndpointsNameTheirPodsHostname(t *testing.T) {
+	rec := &store.ServiceRecord{Service: manifests.Service{APIVersion: "v1", Kind: "Service", Metadata: manifests.ObjectMeta{Name: "db"},
+		Spec: manifests.ServiceSpec{ClusterIP: manifests.ClusterIPNone, Selector: map[string]string{"app": "db"}}}}
+	st := &store.ServiceStatus{Endpoints: []store.EndpointStatus{
+		{Pod: "db-0", IP: "10.222.0.5", Ready: true, Hostname: "db-0"},
+		{Pod: "other", IP: "10.222.0.6", Ready: true},
+	}}
+	out := (&snapshot{}).endpointsObject(serviceEntry{rec: rec, status: st})
+	if len(out.Subsets) != 1 || len(out.Subsets[0].Addresses) != 2 {
+		t.Fatalf("subsets %+v, want one of two addresses", out.Subsets)
+	}
+	for _, a := range out.Subsets[0].Addresses {
+		want := ""
+		if a.TargetRef.Name == "db-0" {
+			want = "db-0"
+		}
+		if a.Hostname != want {
+			t.Errorf("address of %s: hostname %q, want %q", a.TargetRef.Name, a.Hostname, want)
+		}
+	}
+}

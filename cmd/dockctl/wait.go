@@ -14,6 +14,7 @@ import (
 	"github.com/dockctl/dockctl/dockerx"
 	"github.com/dockctl/dockctl/manifests"
 	"github.com/dockctl/dockctl/reconciler"
+	"github.com/dockctl/dockctl/reconciler/podruntime"
 	"github.com/dockctl/dockctl/store"
 )
 
@@ -34,7 +35,10 @@ type progress struct {
 	// condition's reason and message, and replicas in a crash loop.
 	failure      string
 	crashLooping int
-	paused       bool // spec.paused: nothing rolls out until a resume
+	// waiting is the first pod the controller could not create, with its
+	// reason and message (podruntime.WaitingPod); "" when none.
+	waiting string
+	paused  bool // spec.paused: nothing rolls out until a resume
 }
 
 // stuck says what holds a rollout back, or "".
@@ -52,8 +56,23 @@ func (p progress) stuck() string {
 	return strings.Join(why, "; ")
 }
 
-// message words the state as `kubectl rollout status` does.
+// message words the state as `kubectl rollout status` does; a waiting
+// line ends with why, when the controller recorded it: a pod's waiting
+// reason, else the ReplicaFailure condition.
 func (p progress) message() string {
+	msg := p.line()
+	why := p.waiting
+	if why == "" {
+		why = p.failure
+	}
+	if why != "" && strings.HasPrefix(msg, "Waiting for deployment") {
+		msg += " (" + why + ")"
+	}
+	return msg
+}
+
+// line is kubectl's line for the state.
+func (p progress) line() string {
 	switch {
 	case p.gone:
 		return fmt.Sprintf("deployment %q deleted: all containers removed", p.name)
@@ -119,6 +138,12 @@ func progressOf(rec *store.Record, status *store.Status, dels []store.PodDeletio
 	for _, v := range views {
 		if v.CrashLoopBackOff {
 			p.crashLooping++
+		}
+	}
+	for _, pv := range reconciler.Pods(rec, status, dels, mine, now) {
+		if w := pv.Waiting; w != nil && w.Reason != podruntime.WaitContainerCreating {
+			p.waiting = w.Reason + ": " + w.Message
+			break
 		}
 	}
 	recordedComplete := false

@@ -819,3 +819,64 @@ func (w *recorder) Close() error              { return nil }
 func (w *recorder) TsigStatus() error         { return nil }
 func (w *recorder) TsigTimersOnly(bool)       {}
 func (w *recorder) Hijack()                   {}
+
+// TestPodNamesBelowAHeadlessService: the records of a headless Service's
+// pods (HOSTNAME.SERVICE.NS.svc.cluster.local, which the Service
+// controller gives each ready pod whose hostname and subdomain name the
+// Service) are answered beside the Service's own name, in any record
+// order, with the shorter forms a pod's search list expands and a PTR
+// per name of the address.
+func TestPodNamesBelowAHeadlessService(t *testing.T) {
+	up := startUpstream(t)
+	cfg := helperapi.DNSConfig{Generation: 1, Domain: "cluster.local", Upstreams: []string{up.addr}, Records: []helperapi.DNSRecord{
+		// The pods' names first: their parent, the Service's name, is
+		// made an empty non-terminal, then given its own addresses.
+		{Name: "db-0.db.default.svc.cluster.local", IPs: []string{"10.222.0.5"}},
+		{Name: "db-1.db.default.svc.cluster.local", IPs: []string{"10.222.0.6"}},
+		{Name: "db.default.svc.cluster.local", IPs: []string{"10.222.0.5", "10.222.0.6"},
+			Ports: []helperapi.SRVPort{{Name: "pg", Protocol: "TCP", Port: 5432}}},
+	}}
+	_, addr := newTestServer(t, cfg)
+	for _, tt := range []struct {
+		name   string
+		qname  string
+		qtype  uint16
+		rcode  int
+		answer []string
+	}{
+		{"a pod's name", "db-0.db.default.svc.cluster.local.", dns.TypeA, dns.RcodeSuccess, []string{"A 10.222.0.5"}},
+		{"another pod's name", "DB-1.db.default.svc.cluster.local.", dns.TypeA, dns.RcodeSuccess, []string{"A 10.222.0.6"}},
+		{"the Service's name", "db.default.svc.cluster.local.", dns.TypeA, dns.RcodeSuccess, []string{"A 10.222.0.5", "A 10.222.0.6"}},
+		{"a pod name that is none", "db-2.db.default.svc.cluster.local.", dns.TypeA, dns.RcodeNameError, nil},
+		{"below a pod's name", "x.db-0.db.default.svc.cluster.local.", dns.TypeA, dns.RcodeNameError, nil},
+		{"a pod's name has no SRV", "db-0.db.default.svc.cluster.local.", dns.TypeSRV, dns.RcodeSuccess, nil},
+		{"PTR: the Service's and the pod's names", "5.0.222.10.in-addr.arpa.", dns.TypePTR, dns.RcodeSuccess,
+			[]string{"PTR db-0.db.default.svc.cluster.local.", "PTR db.default.svc.cluster.local."}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			r := query(t, "udp", addr, tt.qname, tt.qtype, 0)
+			got := answers(r.Answer)
+			slices.Sort(got) // the server rotates its answers
+			if r.Rcode != tt.rcode || !slices.Equal(got, tt.answer) {
+				t.Errorf("%s: rcode %s answer %q, want %s %q", tt.qname, dns.RcodeToString[r.Rcode], got, dns.RcodeToString[tt.rcode], tt.answer)
+			}
+		})
+	}
+	for _, tt := range []struct{ ns, name, fqdn string }{
+		{"default", "db-0.db", "db-0.db.default.svc.cluster.local."},
+		{"default", "db-0.db.default", "db-0.db.default.svc.cluster.local."},
+		{"default", "db-0.db.default.svc", "db-0.db.default.svc.cluster.local."},
+		{"other", "db-0.db.default", "db-0.db.default.svc.cluster.local."},
+	} {
+		t.Run("search "+tt.ns+"/"+tt.name, func(t *testing.T) {
+			search := []string{tt.ns + ".svc.cluster.local", "svc.cluster.local", "cluster.local"}
+			fqdn, ips := resolveSearch(t, addr, tt.name, search, 5)
+			if fqdn != tt.fqdn || !slices.Equal(ips, []string{"A 10.222.0.5"}) {
+				t.Errorf("got %s %q, want %s [A 10.222.0.5]", fqdn, ips, tt.fqdn)
+			}
+		})
+	}
+	if got := up.queries(); len(got) != 0 {
+		t.Errorf("upstream saw %q, want nothing: every name is the cluster's", got)
+	}
+}

@@ -771,8 +771,11 @@ func (e *Engine) EnsureImage(ctx context.Context, ref, policy string, secrets []
 		}
 		return pull()
 	case manifests.PullAlways:
-		if err := pull(); err != nil && !e.images[ref] {
-			return err
+		if err := pull(); err != nil {
+			if !e.images[ref] {
+				return err
+			}
+			dockerx.ReportPullFallback(ctx, ref, err)
 		}
 		return nil
 	default:
@@ -914,7 +917,8 @@ func (e *Engine) CutEvents() {
 
 func (e *Engine) emitLocked(c *dockerx.Container, action string) {
 	ev := dockerx.Event{Action: action, ContainerID: c.ID, Name: c.Name, Deployment: c.Labels[dockerx.LabelDeployment],
-		Namespace: dockerx.ParseNamespace(c.Labels, c.Name), Role: c.Labels[dockerx.LabelRole], Time: e.now()}
+		Namespace: dockerx.ParseNamespace(c.Labels, c.Name), Role: c.Labels[dockerx.LabelRole],
+		OwnerKind: c.Labels[dockerx.LabelOwnerKind], Owner: c.Labels[dockerx.LabelOwner], Time: e.now()}
 	for _, s := range e.subs {
 		if c.Labels[dockerx.LabelInstance] != s.instance {
 			continue

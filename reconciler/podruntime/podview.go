@@ -53,6 +53,10 @@ type PodView struct {
 	// ReadySince is when the pod was first seen ready in its current run;
 	// zero while not ready.
 	ReadySince time.Time
+	// Waiting is why its controller could not create it (or a container
+	// of it), as recorded in its status (WithWaiting); nil: no such
+	// failure.
+	Waiting *WaitingPod
 }
 
 // PodContainer is one container of a PodView.
@@ -290,6 +294,12 @@ func (e PodView) ContainerState(pc PodContainer) (state, last corev1.ContainerSt
 		// Removed after the pod ran its app containers: it completed
 		// (it is never run again), and its logs went with it.
 		state.Terminated = &corev1.ContainerStateTerminated{Reason: "Completed", Message: "container removed after it completed"}
+	case c == nil && e.Waiting != nil:
+		if reason, msg, ok := e.waitingState(pc); ok {
+			state.Waiting = &corev1.ContainerStateWaiting{Reason: reason, Message: msg}
+			break
+		}
+		state.Waiting = &corev1.ContainerStateWaiting{Reason: "ContainerCreating"}
 	case c == nil:
 		reason := "ContainerCreating"
 		if !e.Ran() && (pc.Init || hasInit(e.Containers)) {

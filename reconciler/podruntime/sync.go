@@ -40,6 +40,11 @@ type SyncInput struct {
 	// Stopper().Listing(Key)).
 	Observed []dockerx.Container
 	Now      time.Time
+	// Config, when set, resolves a created container's environment from
+	// ConfigMaps, Secrets and the pod (ResolveEnv: a Job's
+	// JOB_COMPLETION_INDEX from its index label); nil leaves it literal,
+	// and a template whose environment needs resolving is refused.
+	Config ConfigStore
 }
 
 // SyncResult is what the owner reads back.
@@ -143,16 +148,27 @@ func (r *Runtime) createPod(ctx context.Context, d SyncDocker, in SyncInput, spe
 		cp.Spec.RestartPolicy = spec.RestartPolicy
 		t = &cp
 	}
-	host := spec.Identity.Hostname
-	if host == "" {
-		host = spec.Name
-	}
 	hash := spec.TemplateHash
 	if hash == "" {
 		hash = manifests.TemplateHash(t)
 	}
+	t = withIdentity(t, spec.Identity)
+	host := t.Spec.Hostname
+	if host == "" {
+		host = spec.Name
+	}
 	from := &dockerx.PodTemplate{Namespace: in.Namespace, Owner: in.Owner.Name, OwnerKind: in.Owner.Kind, Hostname: host, Template: t}
-	id, err := d.CreateContainer(ctx, dockerx.CreateRequest{Instance: in.Instance, Namespace: in.Namespace, Name: name, TemplateHash: hash, From: from})
+	req := dockerx.CreateRequest{Instance: in.Instance, Namespace: in.Namespace, Name: name, TemplateHash: hash, From: from}
+	if in.Config != nil && len(t.Spec.Containers) > 0 {
+		pod := PodIdentity{Name: spec.Name, Namespace: OrDefaultNamespace(in.Namespace), Labels: t.Metadata.Labels,
+			Annotations: t.Metadata.Annotations, ServiceAccountName: "default"}
+		env, err := ResolveEnv(&t.Spec, &t.Spec.Containers[0], pod, in.Config)
+		if err != nil {
+			return nil, fmt.Errorf("environment of %s: %w", name, err)
+		}
+		req.Env = env.Vars
+	}
+	id, err := d.CreateContainer(ctx, req)
 	if err != nil {
 		return nil, fmt.Errorf("create %s: %w", name, err)
 	}
@@ -210,4 +226,24 @@ func minPositive(a, b time.Duration) time.Duration {
 		return b
 	}
 	return a
+}
+
+// withIdentity is t with the identity's hostname and subdomain as its
+// spec.hostname and spec.subdomain, as Kubernetes' controllers set them in
+// the pods they create (the template's own stand where the identity sets
+// none): what the container's hostname, domain and DNS labels come from
+// (dockerx.PodTemplate). t itself, the owner's, is left as it is; the
+// hash the pod is labelled with is the owner's template's.
+func withIdentity(t *manifests.PodTemplateSpec, id Identity) *manifests.PodTemplateSpec {
+	if (id.Hostname == "" || id.Hostname == t.Spec.Hostname) && (id.Subdomain == "" || id.Subdomain == t.Spec.Subdomain) {
+		return t
+	}
+	cp := *t
+	if id.Hostname != "" {
+		cp.Spec.Hostname = id.Hostname
+	}
+	if id.Subdomain != "" {
+		cp.Spec.Subdomain = id.Subdomain
+	}
+	return &cp
 }

@@ -133,3 +133,79 @@ func TestRuntimeRunsPodsOfAnyOwner(t *testing.T) {
 		t.Errorf("the failed Never pod was not kept")
 	}
 }
+
+// recordingDocker keeps the create requests Sync makes.
+type recordingDocker struct {
+	*dockerfake.Engine
+	reqs map[string]dockerx.CreateRequest
+}
+
+func (r *recordingDocker) CreateContainer(ctx context.Context, req dockerx.CreateRequest) (string, error) {
+	r.reqs[req.Name] = req
+	return r.Engine.CreateContainer(ctx, req)
+}
+
+// TestSyncGivesPodsTheirIdentity: a pod's hostname is its identity's,
+// else its template's spec.hostname, else its name; an identity's
+// subdomain (a StatefulSet's serviceName) or the template's gives it the
+// domain SUBDOMAIN.NS.svc.cluster.local; and its container is labelled
+// with the hostname and subdomain its spec names, which the Service
+// controller reads (docs/design.md §4, §10, §17).
+func TestSyncGivesPodsTheirIdentity(t *testing.T) {
+	const instance, ns, img = "t", "shop", "img:1"
+	tmpl := func(host, sub string) *manifests.PodTemplateSpec {
+		return &manifests.PodTemplateSpec{Spec: manifests.PodSpec{Hostname: host, Subdomain: sub,
+			Containers: []manifests.Container{{Name: "main", Image: img}}}}
+	}
+	owner := podruntime.OwnerRef{Kind: "TestOwner", Name: "db", UID: "u1"}
+	for _, tt := range []struct {
+		name                string
+		spec                podruntime.PodSpec
+		host, domain        string
+		hostLabel, subLabel string
+	}{
+		{name: "an identity's hostname and subdomain", spec: podruntime.PodSpec{Name: "db-0", Template: tmpl("", ""),
+			Identity: podruntime.Identity{Ordinal: 0, HasOrdinal: true, Hostname: "db-0", Subdomain: "db"}},
+			host: "db-0", domain: "db.shop.svc.cluster.local", hostLabel: "db-0", subLabel: "db"},
+		{name: "an identity's hostname alone: the template's subdomain", spec: podruntime.PodSpec{Name: "job-3-abcde", Template: tmpl("", "workers"),
+			Identity: podruntime.Identity{Hostname: "job-3"}},
+			host: "job-3", domain: "workers.shop.svc.cluster.local", hostLabel: "job-3", subLabel: "workers"},
+		{name: "the template's hostname and subdomain", spec: podruntime.PodSpec{Name: "p-x7k2p", Template: tmpl("front", "web")},
+			host: "front", domain: "web.shop.svc.cluster.local", hostLabel: "front", subLabel: "web"},
+		{name: "neither: its name, unlabelled", spec: podruntime.PodSpec{Name: "p-x7k2p", Template: tmpl("", "")}, host: "p-x7k2p"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			e := &recordingDocker{Engine: dockerfake.New(img), reqs: map[string]dockerx.CreateRequest{}}
+			rt := podruntime.NewRuntime(podruntime.RuntimeConfig{Backoff: podruntime.Backoff{Base: time.Minute, Max: time.Hour},
+				Stopper: podruntime.StopperConfig{Docker: e, Log: slog.New(slog.DiscardHandler)}})
+			defer rt.Stop()
+			spec := tt.spec
+			spec.Namespace, spec.Owner, spec.TemplateHash = ns, owner, manifests.TemplateHash(spec.Template)
+			before := manifests.TemplateHash(spec.Template)
+			if _, err := rt.Sync(context.Background(), e, podruntime.SyncInput{Instance: instance, Key: "TestOwner/db", Namespace: ns, Owner: owner,
+				Pods: []podruntime.PodSpec{spec}, Now: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)}); err != nil {
+				t.Fatal(err)
+			}
+			if manifests.TemplateHash(spec.Template) != before {
+				t.Errorf("Sync changed the owner's template")
+			}
+			req, ok := e.reqs[dockerx.PodContainerName(instance, ns, spec.Name)]
+			if !ok {
+				t.Fatalf("no create of pod %s among %v", spec.Name, e.reqs)
+			}
+			if req.TemplateHash != spec.TemplateHash {
+				t.Errorf("created with hash %s, want the spec's %s", req.TemplateHash, spec.TemplateHash)
+			}
+			cfg, _, _, err := dockerx.BuildConfig(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if cfg.Hostname != tt.host || cfg.Domainname != tt.domain {
+				t.Errorf("hostname %q domain %q, want %q %q", cfg.Hostname, cfg.Domainname, tt.host, tt.domain)
+			}
+			if h, s := cfg.Labels[dockerx.LabelHostname], cfg.Labels[dockerx.LabelSubdomain]; h != tt.hostLabel || s != tt.subLabel {
+				t.Errorf("labels hostname %q subdomain %q, want %q %q", h, s, tt.hostLabel, tt.subLabel)
+			}
+		})
+	}
+}

@@ -51,9 +51,7 @@ func (s *Controller) syncDNS(ctx context.Context) (reconcile.Result, error) {
 		if svc.IsHeadless() {
 			ready, _, _ = s.tracker.endpointsAt(svc)
 		}
-		if rec := serviceDNSRecord(svc, s.alloc.clusterIP(s.store, serviceKey(svc)), ready); rec != nil {
-			records = append(records, *rec)
-		}
+		records = append(records, serviceDNSRecords(svc, s.alloc.clusterIP(s.store, serviceKey(svc)), ready)...)
 	}
 	wanted := live || len(errs) > 0
 	if !wanted {

@@ -1,6 +1,7 @@
 package services
 
 import (
+	"maps"
 	"net/netip"
 	"slices"
 	"strings"
@@ -14,7 +15,12 @@ import (
 // one name per live Service, NAME.NS.svc.cluster.local, answering its
 // ClusterIP, or for a headless Service the addresses of its ready pods
 // (so that a name follows readiness as the proxy does); named ports get
-// SRV records.
+// SRV records. A headless Service also names each ready pod that names
+// its hostname and this Service as its subdomain (an endpoint's
+// Hostname): HOSTNAME.NAME.NS.svc.cluster.local, the pod's stable name in
+// Kubernetes' DNS specification (§2.4.1), which a StatefulSet's pods get
+// from its serviceName. The shorter forms (HOSTNAME.NAME,
+// HOSTNAME.NAME.NS) are the resolver's, through the pods' search list.
 
 // ClusterDomain is the domain the DNS server answers for itself.
 const ClusterDomain = "cluster.local"
@@ -22,6 +28,41 @@ const ClusterDomain = "cluster.local"
 // serviceDNSName is a Service's fully qualified name, without the final dot.
 func serviceDNSName(namespace, name string) string {
 	return name + "." + namespace + ".svc." + ClusterDomain
+}
+
+// serviceDNSRecords are a Service's records: its own (serviceDNSRecord)
+// and, if headless, one per hostname of its ready endpoints, answering the
+// addresses of the pods of that hostname (pods may share one, as a
+// Deployment's replicas with spec.hostname do), sorted by name.
+func serviceDNSRecords(svc *manifests.Service, clusterIP string, ready []store.EndpointStatus) []helperapi.DNSRecord {
+	own := serviceDNSRecord(svc, clusterIP, ready)
+	if own == nil {
+		return nil
+	}
+	out := []helperapi.DNSRecord{*own}
+	if !svc.IsHeadless() {
+		return out
+	}
+	byHost := map[string]*helperapi.DNSRecord{}
+	for _, ep := range ready {
+		if ep.Hostname == "" || ep.IP == "" {
+			continue
+		}
+		r := byHost[ep.Hostname]
+		if r == nil {
+			r = &helperapi.DNSRecord{Name: ep.Hostname + "." + own.Name}
+			byHost[ep.Hostname] = r
+		}
+		if !slices.Contains(r.IPs, ep.IP) {
+			r.IPs = append(r.IPs, ep.IP)
+		}
+	}
+	for _, h := range slices.Sorted(maps.Keys(byHost)) {
+		r := byHost[h]
+		slices.SortFunc(r.IPs, compareIPs)
+		out = append(out, *r)
+	}
+	return out
 }
 
 // serviceDNSRecord is a Service's record: its ClusterIP ("" none yet: the

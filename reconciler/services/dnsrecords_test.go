@@ -2,6 +2,8 @@ package services
 
 import (
 	"net"
+	"slices"
+	"strings"
 	"testing"
 
 	"github.com/miekg/dns"
@@ -124,6 +126,106 @@ func TestHeadlessDNSNameGoesWithItsLastReadyPod(t *testing.T) {
 		r.reconcile(DNSKey)
 		if m := r.askServedDNS(name, dns.TypeA); m.Rcode != step.wantRcode {
 			t.Errorf("step %d: %d ready: rcode %s, want %s", i, step.ready, dns.RcodeToString[m.Rcode], dns.RcodeToString[step.wantRcode])
+		}
+	}
+}
+
+// TestPodDNSNamesOfAHeadlessService: a pod with hostname H and subdomain
+// S in namespace N, selected by a headless Service S, is
+// H.S.N.svc.cluster.local while it is ready (or published not ready), as
+// Kubernetes' DNS specification (§2.4.1, "hostname" of an endpoint) and
+// CoreDNS answer; a pod of another subdomain, one without a hostname and
+// the endpoints of a ClusterIP Service have no such name.
+func TestPodDNSNamesOfAHeadlessService(t *testing.T) {
+	const zone = ".default.svc.cluster.local"
+	pod := func(name, ip string, ready bool, host, sub string) PodEndpoint {
+		p := pe("default", "", name, ip, ready, app("web"), manifests.ContainerPort{Name: "http", ContainerPort: 8080})
+		p.Hostname, p.Subdomain = host, sub
+		return p
+	}
+	pods := []PodEndpoint{
+		pod("web-0", "10.222.0.2", true, "web-0", "web"),
+		pod("web-1", "10.222.0.3", false, "web-1", "web"),
+		pod("x", "10.222.0.4", true, "x", "other"),
+		pod("y", "10.222.0.5", true, "", "web"),
+		pod("twin-a", "10.222.0.6", true, "twin", "web"),
+		pod("twin-b", "10.222.0.7", true, "twin", "web"),
+	}
+	for _, tc := range []struct {
+		name     string
+		headless bool
+		publish  bool
+		qname    string
+		want     string // the A answers, or "NXDOMAIN"
+	}{
+		{name: "a ready pod is its hostname in its subdomain", headless: true, qname: "web-0.web" + zone, want: "10.222.0.2"},
+		{name: "a pod not ready has no name", headless: true, qname: "web-1.web" + zone, want: "NXDOMAIN"},
+		{name: "publishNotReadyAddresses: a pod not ready has its name", headless: true, publish: true, qname: "web-1.web" + zone, want: "10.222.0.3"},
+		{name: "a pod of another subdomain has no name here", headless: true, qname: "x.web" + zone, want: "NXDOMAIN"},
+		{name: "a pod without a hostname has no name", headless: true, qname: "y.web" + zone, want: "NXDOMAIN"},
+		{name: "pods sharing a hostname share its name", headless: true, qname: "twin.web" + zone, want: "10.222.0.6 10.222.0.7"},
+		{name: "the Service's own name still answers every ready pod", headless: true, qname: "web" + zone,
+			want: "10.222.0.2 10.222.0.4 10.222.0.5 10.222.0.6 10.222.0.7"},
+		{name: "a ClusterIP Service names no pod", qname: "web-0.web" + zone, want: "NXDOMAIN"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			r := newSvcRig(t)
+			r.feed(pods)
+			rec := webService("", 0)
+			if tc.headless {
+				rec.Service.Spec.ClusterIP = manifests.ClusterIPNone
+			}
+			rec.Service.Spec.PublishNotReadyAddresses = tc.publish
+			r.svcs.put(rec)
+			r.reconcile("default/web")
+			r.reconcile(DNSKey)
+			m := r.askServedDNS(tc.qname, dns.TypeA)
+			got := dns.RcodeToString[m.Rcode]
+			if m.Rcode == dns.RcodeSuccess {
+				var ips []string
+				for _, a := range m.Answer {
+					ips = append(ips, a.(*dns.A).A.String())
+				}
+				slices.Sort(ips) // the server rotates its answers
+				got = strings.Join(ips, " ")
+			}
+			if got != tc.want {
+				t.Errorf("%s A: %s, want %s", tc.qname, got, tc.want)
+			}
+		})
+	}
+}
+
+// TestPodDNSNameFollowsReadiness: a pod's name comes and goes with its
+// readiness, the change queueing the DNS server.
+func TestPodDNSNameFollowsReadiness(t *testing.T) {
+	const name = "web-0.web.default.svc.cluster.local"
+	pods := func(ready bool) []PodEndpoint {
+		p := pe("default", "", "web-0", "10.222.0.2", ready, app("web"), manifests.ContainerPort{Name: "http", ContainerPort: 8080})
+		q := pe("default", "", "web-1", "10.222.0.3", true, app("web"), manifests.ContainerPort{Name: "http", ContainerPort: 8080})
+		p.Hostname, p.Subdomain = "web-0", "web"
+		return []PodEndpoint{p, q}
+	}
+	r := newSvcRig(t)
+	r.feed(pods(true))
+	rec := webService("", 0)
+	rec.Service.Spec.ClusterIP = manifests.ClusterIPNone
+	r.svcs.put(rec)
+	r.reconcile("default/web")
+	r.reconcile(DNSKey)
+	for i, ready := range []bool{false, true} {
+		r.tracker.Update("default/web", pods(ready))
+		r.reconcile("default/web")
+		if !drainQueue(r)[DNSKey] {
+			t.Fatalf("step %d: the DNS server was not queued", i)
+		}
+		r.reconcile(DNSKey)
+		want := dns.RcodeNameError
+		if ready {
+			want = dns.RcodeSuccess
+		}
+		if m := r.askServedDNS(name, dns.TypeA); m.Rcode != want {
+			t.Errorf("step %d: ready %v: rcode %s, want %s", i, ready, dns.RcodeToString[m.Rcode], dns.RcodeToString[want])
 		}
 	}
 }

@@ -4,8 +4,9 @@
 // status; and it runs the instance's DNS server, another helper. Package
 // reconciler (the Deployment controller) wires it through Config — narrow
 // views of the deployments' side, never the deployments' controller — and
-// feeds its Tracker with every pod it judged; this package never imports
-// reconciler.
+// feeds its Tracker with every pod it judged, as the controllers of other
+// workloads feed it the pods the pod runtime runs for them
+// (OwnedPodEndpoints); this package never imports reconciler.
 //
 // It follows the reconcile contract (package reconcile) on its own Loop,
 // keyed "namespace/name" for a Service, DNSKey for the DNS server,

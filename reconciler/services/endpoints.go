@@ -7,14 +7,17 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/dockctl/dockctl/dockerx"
 	"github.com/dockctl/dockctl/manifests"
 	"github.com/dockctl/dockctl/store"
 )
 
 // The endpoints tracker, after kube-proxy's endpoints change tracker: the
 // deployment sync, which observes and judges pods anyway, hands it every
-// pod of a deployment after each assessment (Update); the tracker keeps
-// the latest view per deployment and queues the Services whose selector
+// pod of a deployment after each assessment (Update), and so does the
+// controller of any other owner whose pods the pod runtime runs
+// (OwnedPodEndpoints, keyed OwnerKey); the tracker keeps the latest view
+// per owner and queues the Services whose selector
 // covers a pod that changed, before or after the change. A Service sync
 // reads its endpoints from here, never from Docker: the readiness a Service
 // follows is exactly the one the deployment's status counts.
@@ -38,6 +41,11 @@ type PodEndpoint struct {
 	// UnitID is the pod's unit ID in its deployment's plan (the
 	// container's ID, or a holder pod's key): what the stopper knows.
 	UnitID string
+	// Hostname and Subdomain are the pod's spec.hostname and
+	// spec.subdomain (its containers' dockerx.LabelHostname and
+	// LabelSubdomain): a headless Service named Subdomain gives it a DNS
+	// name (dnsrecords.go).
+	Hostname, Subdomain string
 }
 
 // podRef names a pod: pods are named uniquely within a namespace.
@@ -219,6 +227,7 @@ func (t *Tracker) queue(keys []string) {
 // samePod reports whether nothing a Service sees of the pod changed.
 func samePod(a, b *PodEndpoint) bool {
 	return a.IP == b.IP && a.Ready == b.Ready && a.Terminating == b.Terminating && a.UnitID == b.UnitID &&
+		a.Hostname == b.Hostname && a.Subdomain == b.Subdomain &&
 		maps.Equal(a.Labels, b.Labels) && portsKey(a.Containers) == portsKey(b.Containers)
 }
 
@@ -261,6 +270,12 @@ func (t *Tracker) endpointsAt(svc *manifests.Service) (ready, notReady []store.E
 				continue
 			}
 			ep := store.EndpointStatus{Pod: p.Pod, IP: p.IP, Ready: (p.Ready || sel.publishNotReady) && p.IP != ""}
+			if p.Hostname != "" && p.Subdomain == svc.Metadata.Name {
+				// Kubernetes' ShouldSetHostname: the pod names its
+				// hostname, and this Service by its subdomain (the
+				// namespace is the selector's).
+				ep.Hostname = p.Hostname
+			}
 			for _, sp := range svc.Spec.Ports {
 				if port, ok := manifests.ResolveTargetPort(sp, p.Containers); ok {
 					ep.Ports = append(ep.Ports, store.EndpointPort{Name: sp.Name, Port: port, Protocol: sp.Protocol})
@@ -360,4 +375,73 @@ func (t *Tracker) Seed(deploymentKey string, pods []PodEndpoint) {
 	if !known && len(pods) > 0 {
 		t.Update(deploymentKey, pods)
 	}
+}
+
+// OwnerKey is the tracker's key of the pods of an owner that is no
+// Deployment (a Deployment's is "namespace/name"): "Kind:namespace/name",
+// which no Deployment key can be.
+func OwnerKey(kind, namespace, name string) string {
+	return kind + ":" + manifests.ObjectMeta{Namespace: namespace}.NamespaceOrDefault() + "/" + name
+}
+
+// OwnedPod is a pod the pod runtime runs for an owner that is no
+// Deployment (docs/design.md §17), as its controller sees it.
+type OwnedPod struct {
+	Namespace, Name string
+	// Template is the pod's template (its named ports); Container its
+	// container as listed (nil: not created yet).
+	Template  *manifests.PodTemplateSpec
+	Container *dockerx.Container
+	// Ready is the pod's Ready condition (podruntime.PodStatus);
+	// Terminating: its stop has begun.
+	Ready, Terminating bool
+}
+
+// OwnedPodEndpoints turns an owner's pods into the tracker's (Update with
+// OwnerKey). Their labels, hostname and subdomain are their container's
+// (labels without dockctl's own: the template's as the pod got them, a
+// StatefulSet's statefulset.kubernetes.io/pod-name included); their
+// address is the one on the instance network, or hostIP (the host's
+// address there) for a pod on the host's network. A pod not created yet
+// is no endpoint.
+func OwnedPodEndpoints(instance, hostIP string, pods []OwnedPod) []PodEndpoint {
+	network := dockerx.NetworkName(instance)
+	var out []PodEndpoint
+	for _, p := range pods {
+		c := p.Container
+		if c == nil {
+			continue
+		}
+		ep := PodEndpoint{Namespace: manifests.ObjectMeta{Namespace: p.Namespace}.NamespaceOrDefault(), Pod: p.Name, IP: c.Networks[network], UnitID: c.ID,
+			Ready: p.Ready, Terminating: p.Terminating || c.State == dockerx.StateRemoving,
+			Labels: PodLabels(c.Labels), Hostname: c.Labels[dockerx.LabelHostname], Subdomain: c.Labels[dockerx.LabelSubdomain]}
+		if OnHostNetwork(c) {
+			ep.IP = hostIP
+		}
+		if p.Template != nil {
+			ep.Containers = p.Template.Spec.ServingContainers()
+		}
+		out = append(out, ep)
+	}
+	slices.SortFunc(out, func(a, b PodEndpoint) int { return strings.Compare(a.Pod, b.Pod) })
+	return out
+}
+
+// OnHostNetwork reports whether a pod's network owner shares the host's
+// network namespace.
+func OnHostNetwork(owner *dockerx.Container) bool {
+	_, host := owner.Networks["host"]
+	return host || owner.NetworkMode == "host"
+}
+
+// PodLabels are a container's labels without dockctl's own: the template
+// labels it was made with.
+func PodLabels(labels map[string]string) map[string]string {
+	out := map[string]string{}
+	for k, v := range labels {
+		if !strings.HasPrefix(k, "io.dockctl.") {
+			out[k] = v
+		}
+	}
+	return out
 }

@@ -9,6 +9,7 @@ import (
 
 	"k8s.io/apimachinery/pkg/util/intstr"
 
+	"github.com/dockctl/dockctl/dockerx"
 	"github.com/dockctl/dockctl/internal/helperapi"
 	"github.com/dockctl/dockctl/manifests"
 	"github.com/dockctl/dockctl/store"
@@ -237,4 +238,93 @@ func TestPublishNotReadyAddressesReachesProxyAndDNS(t *testing.T) {
 		}
 	}
 	t.Errorf("no record of the headless Service: %+v", cfg.Records)
+}
+
+// TestEndpointHostnameIsItsSubdomainService's: an endpoint carries its
+// pod's hostname only for the Service its subdomain names, in its
+// namespace, and only when the pod names its hostname (Kubernetes'
+// endpoints controllers, ShouldSetHostname).
+func TestEndpointHostnameIsItsSubdomainService(t *testing.T) {
+	named := func(pod, ip, host, sub string) PodEndpoint {
+		p := pe("default", "", pod, ip, true, app("db"))
+		p.Hostname, p.Subdomain = host, sub
+		return p
+	}
+	tr := NewTracker(nil, nil)
+	tr.Update("StatefulSet:default/db", []PodEndpoint{
+		named("db-0", "10.0.0.2", "db-0", "db"),
+		named("db-1", "10.0.0.3", "db-1", "other"),
+		named("db-2", "10.0.0.4", "", "db"),
+	})
+	for _, tc := range []struct{ service, want string }{
+		{"db", "db-0=db-0 db-1= db-2="},
+		{"other", "db-0= db-1=db-1 db-2="},
+	} {
+		ready, _ := tr.Endpoints(watched(tr, "", tc.service, app("db")))
+		var got []string
+		for _, ep := range ready {
+			got = append(got, ep.Pod+"="+ep.Hostname)
+		}
+		if strings.Join(got, " ") != tc.want {
+			t.Errorf("Service %s: hostnames %q, want %q", tc.service, strings.Join(got, " "), tc.want)
+		}
+	}
+}
+
+// TestTrackerFollowsPodsOfAnyOwner: pods a workload controller runs
+// through the pod runtime (labelled io.dockctl.owner-kind, not
+// io.dockctl.deployment) are endpoints as a Deployment's are, keyed by
+// their owner (OwnerKey), with their labels, hostname and subdomain read
+// from their container; a Service selecting the statefulset.kubernetes.io
+// /pod-name label selects one pod.
+func TestTrackerFollowsPodsOfAnyOwner(t *testing.T) {
+	const instance = "i"
+	network := dockerx.NetworkName(instance)
+	tmpl := &manifests.PodTemplateSpec{Spec: manifests.PodSpec{Containers: []manifests.Container{{Name: "db",
+		Ports: []manifests.ContainerPort{{Name: "sql", ContainerPort: 5432}}}}}}
+	ctr := func(pod, ip string) *dockerx.Container {
+		return &dockerx.Container{ID: "id-" + pod, Name: dockerx.PodContainerName(instance, "shop", pod), State: dockerx.StateRunning,
+			Networks: map[string]string{network: ip},
+			Labels: map[string]string{"app": "db", "statefulset.kubernetes.io/pod-name": pod, dockerx.LabelInstance: instance,
+				dockerx.LabelOwnerKind: "StatefulSet", dockerx.LabelOwner: "db", dockerx.LabelNamespace: "shop",
+				dockerx.LabelHostname: pod, dockerx.LabelSubdomain: "db"}}
+	}
+	pods := OwnedPodEndpoints(instance, "", []OwnedPod{
+		{Namespace: "shop", Name: "db-0", Template: tmpl, Container: ctr("db-0", "10.222.0.2"), Ready: true},
+		{Namespace: "shop", Name: "db-1", Template: tmpl, Container: ctr("db-1", "10.222.0.3"), Ready: true, Terminating: true},
+		{Namespace: "shop", Name: "db-2", Template: tmpl}, // not created yet: no endpoint
+	})
+	if len(pods) != 2 {
+		t.Fatalf("endpoints %+v, want the two created pods", pods)
+	}
+	want := PodEndpoint{Namespace: "shop", Pod: "db-0", IP: "10.222.0.2", Ready: true, UnitID: "id-db-0", Hostname: "db-0", Subdomain: "db",
+		Labels: map[string]string{"app": "db", "statefulset.kubernetes.io/pod-name": "db-0"}, Containers: tmpl.Spec.ServingContainers()}
+	if !samePod(&pods[0], &want) || pods[0].Hostname != want.Hostname || pods[0].Subdomain != want.Subdomain {
+		t.Errorf("endpoint %+v\nwant     %+v", pods[0], want)
+	}
+	if !pods[1].Terminating {
+		t.Errorf("a pod being stopped is not terminating: %+v", pods[1])
+	}
+
+	var rec keyRecorder
+	tr := NewTracker(rec.add, nil)
+	one := watched(tr, "shop", "db-0", map[string]string{"statefulset.kubernetes.io/pod-name": "db-0"},
+		manifests.ServicePort{Port: 5432, TargetPort: intstr.FromString("sql")})
+	all := watched(tr, "shop", "db", app("db"), manifests.ServicePort{Port: 5432, TargetPort: intstr.FromString("sql")})
+	key := OwnerKey("StatefulSet", "shop", "db")
+	tr.Update(key, pods)
+	if got := rec.take(); got != "shop/db shop/db-0" {
+		t.Errorf("queued %q, want both Services", got)
+	}
+	if ready, _ := tr.Endpoints(one); render(ready) != "db-0@10.222.0.2:=5432/TCP" {
+		t.Errorf("the pod-name Service: %s, want db-0 alone", render(ready))
+	}
+	if ready, _ := tr.Endpoints(all); render(ready) != "db-0@10.222.0.2:=5432/TCP" {
+		t.Errorf("the set's Service: %s, want db-0 (db-1 terminating)", render(ready))
+	}
+	// The owner deleted: its pods go.
+	tr.Delete(key)
+	if ready, notReady := tr.Endpoints(all); len(ready)+len(notReady) != 0 {
+		t.Errorf("after the owner's delete: %s / %s", render(ready), render(notReady))
+	}
 }

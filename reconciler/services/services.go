@@ -397,7 +397,7 @@ func (s *Controller) syncService(ctx context.Context, key, ns, name string) (rec
 			recordServiceStatus(s.cfg.Recorder, ns, name, prev, next) // events.go
 		}
 	}
-	s.noteRecord(key, serviceDNSRecord(svc, a.ClusterIP, ready))
+	s.noteRecord(key, serviceDNSRecords(svc, a.ClusterIP, ready))
 	if execErr != nil {
 		return reconcile.Result{}, execErr
 	}
@@ -500,8 +500,8 @@ func (s *Controller) forget(key string) {
 	s.noteRecord(key, nil)
 }
 
-// noteRecord queues the DNS server when a Service's record changed.
-func (s *Controller) noteRecord(key string, r *helperapi.DNSRecord) {
+// noteRecord queues the DNS server when a Service's records changed.
+func (s *Controller) noteRecord(key string, r []helperapi.DNSRecord) {
 	var js string
 	if r != nil {
 		b, _ := json.Marshal(r)

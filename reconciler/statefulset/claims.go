@@ -52,6 +52,28 @@ func newClaim(set *manifests.StatefulSet, ct *manifests.PersistentVolumeClaim, o
 	return Claim{Claim: c, Owner: Owner(set)}
 }
 
+// StoredClaim is claim c, which a decision creates, as the store keeps
+// it, and the owner it names: the set (with the set's uid) as its
+// controller only when whenDeleted is Delete, as Kubernetes' StatefulSet
+// controller makes it (updateClaimOwnerRefForSetAndPod: a controller
+// reference to the set for a pod in range, where every created claim's
+// pod is), so that the garbage collector takes it with the set; nil
+// otherwise, a retained claim outliving the set. The caller writes the
+// owner as the claim's ownerReferences entry (apps/v1, controller and
+// blockOwnerDeletion true). whenScaled Delete owns no claim of a pod in
+// range: the decision deletes it once its pod is gone past the range
+// (scaledClaims). The pod mounts it as its template's volume of the claim
+// template's name (newPod), by the runtime's claim path (docs/design.md
+// §12).
+func StoredClaim(set *manifests.StatefulSet, uid string, c Claim) (manifests.PersistentVolumeClaim, *podruntime.OwnerRef) {
+	if policy(set).WhenDeleted != manifests.ClaimDelete {
+		return c.Claim, nil
+	}
+	owner := c.Owner
+	owner.UID = uid
+	return c.Claim, &owner
+}
+
 // claimOrdinal is the ordinal of a claim TEMPLATE-NAME-i of the set.
 func claimOrdinal(set *manifests.StatefulSet, name string) (int, bool) {
 	for _, ct := range set.Spec.VolumeClaimTemplates {

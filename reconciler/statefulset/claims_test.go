@@ -4,7 +4,10 @@ import (
 	"maps"
 	"testing"
 
+	"k8s.io/apimachinery/pkg/api/resource"
+
 	"github.com/dockctl/dockctl/manifests"
+	"github.com/dockctl/dockctl/reconciler/podruntime"
 	"github.com/dockctl/dockctl/reconciler/workload"
 )
 
@@ -104,6 +107,58 @@ func TestTeardownFollowsWhenDeleted(t *testing.T) {
 			dp, dc := Teardown(s, pods, claims)
 			eq(t, "pods", dp, []string{"web-0", "web-1"})
 			eq(t, "claims", dc, tt.wantClaims)
+		})
+	}
+}
+
+// TestStoredClaimFollowsTheRetentionPolicy: the claim a decision creates
+// becomes the store's PersistentVolumeClaim as Kubernetes' StatefulSet
+// controller creates it: named TEMPLATE-NAME-i in the set's namespace,
+// labelled with its template's and the set's selector labels, valid as
+// the store checks it, and owned by the set (its controller reference,
+// so the garbage collector takes it with the set) only when whenDeleted
+// is Delete (updateClaimOwnerRefForSetAndPod, for a pod in range); a
+// claim the policy retains has no owner and outlives the set.
+func TestStoredClaimFollowsTheRetentionPolicy(t *testing.T) {
+	for _, tc := range []struct {
+		name        string
+		whenDeleted string
+		whenScaled  string
+		owned       bool
+	}{
+		{name: "retained by default: no owner"},
+		{name: "whenDeleted Delete: owned by the set", whenDeleted: manifests.ClaimDelete, owned: true},
+		{name: "whenScaled Delete alone: no owner while its pod is in range", whenScaled: manifests.ClaimDelete},
+		{name: "both Delete: owned by the set", whenDeleted: manifests.ClaimDelete, whenScaled: manifests.ClaimDelete, owned: true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			opts := []setOpt{claimTemplate("data")}
+			if tc.whenDeleted != "" || tc.whenScaled != "" {
+				opts = append(opts, retention(tc.whenDeleted, tc.whenScaled))
+			}
+			s := newSet(1, opts...)
+			// As validation makes every claim template: with its size.
+			s.Spec.VolumeClaimTemplates[0].Spec.Resources.Requests = map[string]resource.Quantity{"storage": resource.MustParse("1Gi")}
+			d := Sync(s, nil, Status{}, nil, nil, t0)
+			if len(d.CreateClaims) != 1 {
+				t.Fatalf("claims %q, want data-web-0", claimNames(d.CreateClaims))
+			}
+			pvc, owner := StoredClaim(s, "uid-1", d.CreateClaims[0])
+			if pvc.Metadata.Name != "data-web-0" || pvc.Metadata.Namespace != "shop" || pvc.Kind != "PersistentVolumeClaim" {
+				t.Errorf("claim %s/%s of kind %s, want shop/data-web-0 PersistentVolumeClaim", pvc.Metadata.Namespace, pvc.Metadata.Name, pvc.Kind)
+			}
+			if want := map[string]string{"tier": "db", "app": "web"}; !maps.Equal(pvc.Metadata.Labels, want) {
+				t.Errorf("labels %v, want %v", pvc.Metadata.Labels, want)
+			}
+			if err := manifests.ValidatePVC(&pvc); err != nil {
+				t.Errorf("the store refuses it: %v", err)
+			}
+			switch {
+			case !tc.owned && owner != nil:
+				t.Errorf("owner %+v, want none", *owner)
+			case tc.owned && (owner == nil || *owner != podruntime.OwnerRef{Kind: manifests.KindStatefulSet, Name: "web", UID: "uid-1"}):
+				t.Errorf("owner %v, want the set web (uid-1)", owner)
+			}
 		})
 	}
 }

@@ -1,0 +1,127 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"io"
+	"log/slog"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/dockctl/dockctl/store"
+)
+
+// beats records the heartbeats written, in order.
+type beats struct {
+	mu  sync.Mutex
+	got []store.Heartbeat
+	c   chan struct{}
+}
+
+func (b *beats) WriteHeartbeat(h store.Heartbeat) error {
+	b.mu.Lock()
+	b.got = append(b.got, h)
+	b.mu.Unlock()
+	b.c <- struct{}{}
+	return nil
+}
+
+func TestKeepHeartbeatBeatsAtEachTickAndMarksTheStop(t *testing.T) {
+	t0 := time.Date(2026, 12, 1, 8, 0, 0, 0, time.UTC)
+	var mu sync.Mutex
+	clock := t0
+	now := func() time.Time { mu.Lock(); defer mu.Unlock(); return clock }
+	advance := func(d time.Duration) { mu.Lock(); clock = clock.Add(d); mu.Unlock() }
+	w := &beats{c: make(chan struct{}, 8)}
+	ticks := make(chan time.Time)
+	ctx, cancel := context.WithCancel(t.Context())
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		keepHeartbeat(ctx, w, store.Heartbeat{PID: 1, Started: t0, Interval: 10 * time.Second}, now, ticks, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	}()
+	<-w.c // the first beat, at once
+	advance(10 * time.Second)
+	ticks <- t0
+	<-w.c
+	cancel()
+	<-w.c
+	<-done
+	want := []time.Time{t0, t0.Add(10 * time.Second), t0.Add(10 * time.Second)}
+	if len(w.got) != len(want) {
+		t.Fatalf("%d beats written, want %d: %+v", len(w.got), len(want), w.got)
+	}
+	for i, h := range w.got {
+		if !h.Beat.Equal(want[i]) {
+			t.Errorf("beat %d at %v, want %v", i, h.Beat, want[i])
+		}
+		if stopped := !h.Stopped.IsZero(); stopped != (i == len(want)-1) {
+			t.Errorf("beat %d stopped = %v", i, stopped)
+		}
+	}
+	if msg := w.got[2].Staleness(t0.Add(11 * time.Second)); !strings.Contains(msg, "stopped") {
+		t.Errorf("the last beat reads %q, want it stopped", msg)
+	}
+}
+
+func TestControllerWarning(t *testing.T) {
+	t0 := time.Date(2026, 12, 1, 8, 0, 0, 0, time.UTC)
+	fresh := &store.Heartbeat{Beat: t0, Interval: 10 * time.Second}
+	for _, tc := range []struct {
+		name     string
+		hb       *store.Heartbeat
+		lockHeld bool
+		now      time.Time
+		want     string
+	}{
+		{"fresh heartbeat", fresh, true, t0.Add(5 * time.Second), ""},
+		{"never ran", nil, false, t0, `no controller is running for instance "web" (no controller has run for this state directory)`},
+		{"a controller of a release before heartbeats holds the lock", nil, true, t0, ""},
+		{"heartbeat too old although the lock is held", fresh, true, t0.Add(time.Minute), `no controller is running for instance "web" (the controller was last seen 1m0s ago)`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := controllerWarning("web", tc.hb, tc.lockHeld, tc.now); got != tc.want {
+				t.Errorf("controllerWarning = %q, want %q", got, tc.want)
+			}
+		})
+	}
+}
+
+func TestWarnNoControllerReadsTheStateDirectory(t *testing.T) {
+	dir := t.TempDir()
+	st, err := store.Open(dir, "default")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t0 := time.Date(2026, 12, 1, 8, 0, 0, 0, time.UTC)
+	var buf bytes.Buffer
+	warnNoController(&buf, st, "default", noControllerApply, t0)
+	if want := "Warning: no controller is running for instance \"default\" (no controller has run for this state directory): " + noControllerApply + "\n"; buf.String() != want {
+		t.Errorf("warning\n%q, want\n%q", buf.String(), want)
+	}
+	if err := st.WriteHeartbeat(store.Heartbeat{Beat: t0, Interval: 10 * time.Second}); err != nil {
+		t.Fatal(err)
+	}
+	buf.Reset()
+	warnNoController(&buf, st, "default", noControllerApply, t0.Add(time.Second))
+	if buf.Len() != 0 {
+		t.Errorf("warned with a fresh heartbeat: %q", buf.String())
+	}
+}
+
+// controllerBeating gives state directory dir (of instance) the heartbeat
+// of a running controller, fresh for the whole test (it beats daily): for
+// the tests of output that a missing controller would add a warning to.
+func controllerBeating(t *testing.T, dir, instance string) {
+	t.Helper()
+	st, err := store.Open(dir, instance)
+	if err != nil {
+		t.Fatal(err)
+	}
+	now := time.Now()
+	if err := st.WriteHeartbeat(store.Heartbeat{Instance: instance, PID: 1, Started: now, Beat: now, Interval: 24 * time.Hour}); err != nil {
+		t.Fatal(err)
+	}
+}

@@ -1,0 +1,24 @@
+// Package workloads is the one controller frame of the workload kinds
+// beyond Deployment (docs/design.md §17.1), in controller-runtime's shape:
+// a Controller is built For a set of kind registrations (Kind), each owning
+// pods (its containers labelled io.dockctl.owner-kind/owner). Its keys are
+// the store's watch keys of those kinds ("job:namespace/name"), fed by the
+// store watch, by the Docker events of the owned containers and by a
+// periodic resync. A sync reads the owner from the store, lists its
+// containers, has the pod runtime (podruntime.Runtime.Sync) keep the pods
+// it has and report their PodStatus, hands the observed pods to the kind's
+// pure decision (package job, replicaset…), carries the decision out
+// through the runtime (creates, deletions), writes the status the decision
+// computed with the events it records, and requeues when the decision
+// asks.
+//
+// Invariants:
+//   - An owner that is deleted (a tombstone or no record) has no wanted
+//     pod: its containers are stopped and removed (the garbage collector's
+//     background cascade).
+//   - The frame names no kind: what tells a Job from a Pod is its Kind
+//     registration (kinds.go).
+//   - A create the runtime refuses (a pod needing a holder, which only the
+//     Deployment executor runs yet) is a Warning event FailedCreate on the
+//     owner naming why, never a silent failure.
+package workloads

@@ -1,0 +1,104 @@
+package workloads
+
+import (
+	appsv1 "k8s.io/api/apps/v1"
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+
+	"github.com/dockctl/dockctl/manifests"
+	"github.com/dockctl/dockctl/reconciler/daemonset"
+	"github.com/dockctl/dockctl/reconciler/job"
+	"github.com/dockctl/dockctl/reconciler/podruntime"
+	"github.com/dockctl/dockctl/reconciler/replicaset"
+	"github.com/dockctl/dockctl/reconciler/workload"
+)
+
+// Node is the name of the one node a DaemonSet runs on: this host.
+const Node = "dockctl"
+
+// Kinds are the registrations of the workload kinds the frame runs:
+// Job, ReplicaSet, DaemonSet and the standalone Pod (docs/design.md §17.1).
+func Kinds() []Kind {
+	return []Kind{JobKind(), ReplicaSetKind(), DaemonSetKind(), PodKind()}
+}
+
+// JobKind runs a Job with the Job controller's decision (package job).
+func JobKind() Kind {
+	return For(manifests.KindJob, func(j *manifests.Job) *manifests.PodTemplateSpec { return &j.Spec.Template },
+		func(env Env, j *manifests.Job, prev batchv1.JobStatus, pods []workload.ObservedPod) (Outcome, error) {
+			d := job.Sync(j, prev, pods, env.Now)
+			return Outcome{Status: d.Status, Create: d.Create, Delete: d.Delete, Events: d.Events, RequeueAt: d.RequeueAt, DeleteOwner: d.DeleteJob}, nil
+		})
+}
+
+// ReplicaSetKind keeps a standalone ReplicaSet's replicas (package
+// replicaset).
+func ReplicaSetKind() Kind {
+	return For(manifests.KindReplicaSet, func(rs *manifests.ReplicaSet) *manifests.PodTemplateSpec { return &rs.Spec.Template },
+		func(env Env, rs *manifests.ReplicaSet, _ appsv1.ReplicaSetStatus, pods []workload.ObservedPod) (Outcome, error) {
+			d := replicaset.Sync(rs, pods, env.Now)
+			st := appsv1.ReplicaSetStatus{ObservedGeneration: d.Status.ObservedGeneration, Replicas: d.Status.Replicas,
+				FullyLabeledReplicas: d.Status.FullyLabeledReplicas, ReadyReplicas: d.Status.ReadyReplicas, AvailableReplicas: d.Status.AvailableReplicas}
+			return Outcome{Status: st, Create: d.CreatePods, Delete: d.DeletePods, Events: d.Events, RequeueAt: d.RequeueAt}, nil
+		})
+}
+
+// DaemonSetKind runs a DaemonSet's one pod on this host (package
+// daemonset). Its revision history is not kept yet: every sync sees the
+// current revision only.
+func DaemonSetKind() Kind {
+	return For(manifests.KindDaemonSet, func(ds *manifests.DaemonSet) *manifests.PodTemplateSpec { return &ds.Spec.Template },
+		func(env Env, ds *manifests.DaemonSet, _ appsv1.DaemonSetStatus, pods []workload.ObservedPod) (Outcome, error) {
+			d := daemonset.Sync(ds, Node, []workload.Revision{daemonset.RevisionOf(ds)}, pods, env.Now)
+			s := d.Status
+			st := appsv1.DaemonSetStatus{ObservedGeneration: s.ObservedGeneration, DesiredNumberScheduled: s.DesiredNumberScheduled,
+				CurrentNumberScheduled: s.CurrentNumberScheduled, NumberMisscheduled: s.NumberMisscheduled, NumberReady: s.NumberReady,
+				NumberAvailable: s.NumberAvailable, NumberUnavailable: s.NumberUnavailable, UpdatedNumberScheduled: s.UpdatedNumberScheduled}
+			return Outcome{Status: st, Create: d.CreatePods, Delete: d.DeletePods, Events: d.Events, RequeueAt: d.RequeueAt}, nil
+		})
+}
+
+// PodStatus is a standalone Pod's stored status, as v1 PodStatus words
+// it.
+type PodStatus struct {
+	Phase      corev1.PodPhase         `json:"phase,omitempty"`
+	Conditions []corev1.PodCondition   `json:"conditions,omitempty"`
+	Containers []corev1.ContainerState `json:"containerStates,omitempty"`
+	Restarts   int                     `json:"restarts,omitempty"`
+	// Ran: the pod's container was created once; a Pod runs once, and
+	// is not created again once it finished (the kubelet never
+	// re-creates a finished pod).
+	Ran bool `json:"ran,omitempty"`
+}
+
+// PodKind runs a standalone Pod once with its restartPolicy: the pod is
+// the object itself, named as it is.
+func PodKind() Kind {
+	tmpl := func(p *manifests.Pod) *manifests.PodTemplateSpec { t, _ := p.PodTemplate(); return t }
+	return For(manifests.KindPod, tmpl,
+		func(env Env, p *manifests.Pod, prev PodStatus, pods []workload.ObservedPod) (Outcome, error) {
+			var out Outcome
+			st := prev
+			for i := range pods {
+				if pods[i].Name != p.Metadata.Name {
+					out.Delete = append(out.Delete, pods[i].Name)
+					continue
+				}
+				ps := pods[i].Status
+				st.Phase, st.Conditions, st.Restarts, st.Ran = ps.Phase, ps.Conditions, ps.Restarts, true
+				st.Containers = st.Containers[:0]
+				for _, c := range ps.Containers {
+					st.Containers = append(st.Containers, c.State)
+				}
+			}
+			if !st.Ran {
+				t := tmpl(p)
+				out.Create = []podruntime.PodSpec{{Namespace: p.Metadata.Namespace, Name: p.Metadata.Name,
+					Owner: podruntime.OwnerRef{Kind: manifests.KindPod, Name: p.Metadata.Name}, Template: t,
+					TemplateHash: manifests.TemplateHash(t)}}
+				st.Phase = corev1.PodPending
+			}
+			out.Status = st
+			return out, nil
+		})
+}

@@ -1,0 +1,386 @@
+package workloads
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"strings"
+	"time"
+
+	"github.com/dockctl/dockctl/dockerx"
+	"github.com/dockctl/dockctl/manifests"
+	"github.com/dockctl/dockctl/reconciler/podruntime"
+	"github.com/dockctl/dockctl/reconciler/reconcile"
+	"github.com/dockctl/dockctl/reconciler/workload"
+	"github.com/dockctl/dockctl/store"
+)
+
+// Docker is what the frame needs of Docker: the instance's containers,
+// and what the pod runtime's Sync and Stopper need.
+type Docker interface {
+	ListContainers(ctx context.Context, instance string) ([]dockerx.Container, error)
+	Events(ctx context.Context, instance string) <-chan dockerx.Event
+	podruntime.SyncDocker
+	podruntime.StopDocker
+	podruntime.ProbeDocker
+}
+
+// Store is what the frame needs of the state directory.
+type Store interface {
+	LookupObject(ref store.ObjectRef) (*store.StoredObject, error)
+	ListObjects(kind string) ([]*store.StoredObject, []error)
+	ReadWorkloadStatus(ref store.ObjectRef, created time.Time, into any) (int64, error)
+	WriteWorkloadStatus(ref store.ObjectRef, created time.Time, gen int64, status any) error
+	DeleteObjects(refs []store.ObjectRef) ([]store.DeleteResult, error)
+	Apply(b store.Bundle, opts store.ApplyOptions) ([]store.ApplyResult, error)
+	RecordEvents(evs []store.Event) error
+	Watch(ctx context.Context) (<-chan string, error)
+	podruntime.ConfigStore
+}
+
+// Outcome is what a kind's decision asks of the frame.
+type Outcome struct {
+	// Status is the kind's status to store (batchv1.JobStatus…).
+	Status any
+	// Create are pods to create, Delete the names of pods to stop and
+	// remove; every other pod the owner has is kept.
+	Create []podruntime.PodSpec
+	Delete []string
+	Events []workload.Event
+	// RequeueAt is when to decide again though nothing changes.
+	RequeueAt time.Time
+	// DeleteOwner: the owner is to be deleted (a Job's TTL ran out).
+	DeleteOwner bool
+}
+
+// Env is what a decision may read beside its object and pods: the store
+// (a CronJob reads and writes its Jobs) and the key of the sync.
+type Env struct {
+	Store Store
+	Ref   store.ObjectRef
+	Now   time.Time
+}
+
+// Kind is one kind's registration on the frame.
+type Kind struct {
+	// Name is the store's kind (store.KindJob…).
+	Name string
+	// template is the owner's pod template (the spec of the pods it has).
+	template func(obj any) *manifests.PodTemplateSpec
+	// decide takes the decision on obj, its stored status read by
+	// status.
+	decide func(env Env, obj *store.StoredObject, status func(into any) error, pods []workload.ObservedPod) (Outcome, error)
+}
+
+// For registers a kind whose objects are *T and whose status is S:
+// template gives an object's pod template, decide its decision.
+func For[T, S any](kind string, template func(*T) *manifests.PodTemplateSpec,
+	decide func(env Env, obj *T, prev S, pods []workload.ObservedPod) (Outcome, error)) Kind {
+	return Kind{
+		Name:     kind,
+		template: func(obj any) *manifests.PodTemplateSpec { return template(obj.(*T)) },
+		decide: func(env Env, so *store.StoredObject, status func(any) error, pods []workload.ObservedPod) (Outcome, error) {
+			var prev S
+			if err := status(&prev); err != nil {
+				return Outcome{}, err
+			}
+			return decide(env, so.Object.(*T), prev, pods)
+		},
+	}
+}
+
+// Config is what a Controller is built from.
+type Config struct {
+	Instance string
+	Docker   Docker
+	Store    Store
+	Kinds    []Kind
+	// Allow is what the controller was started to allow: a template
+	// needing more runs no pod (the Deployment controller's gate,
+	// manifests.Policy), and its owner gets a FailedCreate event saying
+	// which flag would allow it.
+	Allow manifests.Policy
+	// Runtime runs the pods (nil: a runtime of the frame's own).
+	Runtime *podruntime.Runtime
+	// ResyncPeriod is the period of the full pass (default 30 s).
+	ResyncPeriod time.Duration
+	Workers      int
+	Now          func() time.Time
+	Log          *slog.Logger
+}
+
+// Controller is the frame: one loop for every registered kind.
+type Controller struct {
+	cfg     Config
+	kinds   map[string]Kind
+	loop    *reconcile.Loop
+	runtime *podruntime.Runtime
+	own     bool
+}
+
+// New returns a controller of cfg's kinds; Run runs it.
+func New(cfg Config) *Controller {
+	if cfg.Instance == "" {
+		cfg.Instance = "default"
+	}
+	if cfg.ResyncPeriod <= 0 {
+		cfg.ResyncPeriod = 30 * time.Second
+	}
+	if cfg.Workers <= 0 {
+		cfg.Workers = 2
+	}
+	if cfg.Now == nil {
+		cfg.Now = time.Now
+	}
+	if cfg.Log == nil {
+		cfg.Log = slog.Default()
+	}
+	c := &Controller{cfg: cfg, kinds: map[string]Kind{}}
+	for _, k := range cfg.Kinds {
+		c.kinds[k.Name] = k
+	}
+	c.loop = reconcile.NewLoop(c, reconcile.Config{Name: "workloads", KeyAttr: "workload", Workers: cfg.Workers, Log: cfg.Log})
+	c.runtime = cfg.Runtime
+	if c.runtime == nil {
+		c.own = true
+		c.runtime = podruntime.NewRuntime(podruntime.RuntimeConfig{
+			Prober: podruntime.ProberConfig{Docker: cfg.Docker, Notify: func(key string) { c.loop.Add(reconcile.Request{Key: key}) }, Log: cfg.Log},
+			Stopper: podruntime.StopperConfig{Docker: cfg.Docker, Log: cfg.Log, Done: func(key string, err error) {
+				if err != nil {
+					c.loop.AddRateLimited(reconcile.Request{Key: key})
+					return
+				}
+				c.loop.Add(reconcile.Request{Key: key})
+			}},
+		})
+	}
+	return c
+}
+
+// Loop is the frame's work queue.
+func (c *Controller) Loop() *reconcile.Loop { return c.loop }
+
+// Key is the key of the workload of kind: its store watch key,
+// "<kind>:namespace/name".
+func Key(kind, ns, name string) string { return strings.ToLower(kind) + ":" + store.Key(ns, name) }
+
+// StoreChanged queues what a store watch key names, when it is one of the
+// frame's kinds; "" (anything may have changed) queues every object.
+func (c *Controller) StoreChanged(key string) {
+	if key == "" {
+		c.Resync()
+		return
+	}
+	if kind, _, _ := store.ParseWatchKey(key); kind != "" {
+		if _, ok := c.kinds[kind]; ok {
+			c.loop.Add(reconcile.Request{Key: key})
+		}
+	}
+}
+
+// Event queues the owner of a container an event is about; a gap in the
+// stream queues every object.
+func (c *Controller) Event(ev dockerx.Event) {
+	switch {
+	case ev.Down:
+	case ev.Gap:
+		c.Resync()
+	case ev.OwnerKind != "" && ev.Owner != "":
+		if _, ok := c.kinds[ev.OwnerKind]; ok {
+			c.loop.Add(reconcile.Request{Key: Key(ev.OwnerKind, ev.Namespace, ev.Owner)})
+		}
+	}
+}
+
+// Resync queues every stored object of the frame's kinds, tombstones
+// included (their pods go).
+func (c *Controller) Resync() {
+	for _, k := range c.cfg.Kinds {
+		objs, errs := c.cfg.Store.ListObjects(k.Name)
+		for _, err := range errs {
+			c.cfg.Log.Warn("listing workloads", "kind", k.Name, "err", err)
+		}
+		for _, o := range objs {
+			c.loop.Add(reconcile.Request{Key: Key(k.Name, o.Meta.NamespaceOrDefault(), o.Meta.Name)})
+		}
+	}
+}
+
+// Run syncs until ctx ends: the store watch, the Docker events of the
+// instance and the resync feed the loop.
+func (c *Controller) Run(ctx context.Context) error {
+	events := c.cfg.Docker.Events(ctx, c.cfg.Instance)
+	changes, err := c.cfg.Store.Watch(ctx)
+	if err != nil {
+		return fmt.Errorf("workloads: watch state directory: %w", err)
+	}
+	c.loop.Start(ctx)
+	c.Resync()
+	tick := time.NewTicker(c.cfg.ResyncPeriod)
+	defer tick.Stop()
+	for done := false; !done; {
+		select {
+		case <-ctx.Done():
+			done = true
+		case ev, ok := <-events:
+			if !ok {
+				events = nil
+				continue
+			}
+			c.Event(ev)
+		case key, ok := <-changes:
+			if !ok {
+				changes = nil
+				continue
+			}
+			c.StoreChanged(key)
+		case <-tick.C:
+			c.Resync()
+		}
+	}
+	c.loop.ShutDown()
+	if c.own {
+		c.runtime.Stop()
+	}
+	return nil
+}
+
+// Reconcile syncs one workload key (reconcile.Reconciler).
+func (c *Controller) Reconcile(ctx context.Context, req reconcile.Request) (reconcile.Result, error) {
+	kind, ns, name := store.ParseWatchKey(req.Key)
+	k, ok := c.kinds[kind]
+	if !ok {
+		return reconcile.Result{}, nil
+	}
+	ref := store.ObjectRef{Kind: kind, Namespace: ns, Name: name}
+	obj, err := c.cfg.Store.LookupObject(ref)
+	if err != nil && !errors.Is(err, store.ErrNotFound) {
+		return reconcile.Result{}, err
+	}
+	now := c.cfg.Now()
+	c.runtime.Stopper().Listing(req.Key)
+	all, err := c.cfg.Docker.ListContainers(ctx, c.cfg.Instance)
+	if err != nil {
+		return reconcile.Result{}, fmt.Errorf("listing containers: %w", err)
+	}
+	in := podruntime.SyncInput{Instance: c.cfg.Instance, Key: req.Key, Namespace: ns,
+		Owner: podruntime.OwnerRef{Kind: kind, Name: name}, Now: now, Config: c.cfg.Store}
+	var podNames []string
+	nsName := ns
+	if nsName == "" {
+		nsName = manifests.DefaultNamespace
+	}
+	for _, ct := range all {
+		if ct.Labels[dockerx.LabelOwnerKind] != kind || ct.Labels[dockerx.LabelOwner] != name || dockerx.ParseNamespace(ct.Labels, ct.Name) != nsName {
+			continue
+		}
+		pod, ok := dockerx.PodOfContainerName(c.cfg.Instance, ns, ct.Name)
+		if !ok {
+			continue
+		}
+		in.Observed = append(in.Observed, ct)
+		podNames = append(podNames, pod)
+	}
+	if obj == nil || obj.Deleted {
+		// The owner is gone: so are its pods (background cascade).
+		_, err := c.runtime.Sync(ctx, c.cfg.Docker, in)
+		return reconcile.Result{}, err
+	}
+	tmpl := k.template(obj.Object)
+	if w, ok := obj.Object.(manifests.Workload); ok {
+		_, base := w.PodTemplate()
+		if refused := c.cfg.Allow.RefusedTemplate(tmpl, base); len(refused) > 0 {
+			msgs := make([]string, len(refused))
+			for i, p := range refused {
+				msgs[i] = p.String()
+			}
+			// As the Deployment controller: no container of such a
+			// template is created or started.
+			c.record(ref, []workload.Event{workload.Warning("FailedCreate", "%s", strings.Join(msgs, "; "))}, now)
+			return reconcile.Result{}, nil
+		}
+	}
+	keep := func(pod string) podruntime.PodSpec {
+		return podruntime.PodSpec{Namespace: ns, Name: pod, Owner: in.Owner, Template: tmpl, RestartPolicy: tmpl.Spec.RestartPolicy}
+	}
+	for _, p := range podNames {
+		in.Pods = append(in.Pods, keep(p))
+	}
+	// First pass: the pods the owner has, kept (restarted as their
+	// policy says) and observed.
+	res, syncErr := c.runtime.Sync(ctx, c.cfg.Docker, in)
+	busy, _ := c.runtime.Stopper().InFlight(req.Key)
+	pods := make([]workload.ObservedPod, len(in.Observed))
+	for i, ct := range in.Observed {
+		st := res.Pods[podNames[i]]
+		st.Terminating = busy[ct.ID]
+		pods[i] = workload.ObservedPod{Name: podNames[i], Labels: ct.Labels, Created: ct.Created, Status: st}
+	}
+	env := Env{Store: c.cfg.Store, Ref: ref, Now: now}
+	out, err := k.decide(env, obj, func(into any) error {
+		_, err := c.cfg.Store.ReadWorkloadStatus(ref, obj.Created, into)
+		return err
+	}, pods)
+	if err != nil {
+		return reconcile.Result{}, err
+	}
+	// Second pass: what the decision wants.
+	del := map[string]bool{}
+	for _, n := range out.Delete {
+		del[n] = true
+	}
+	wanted := in.Pods[:0:0]
+	for _, p := range in.Pods {
+		if !del[p.Name] {
+			wanted = append(wanted, p)
+		}
+	}
+	wanted = append(wanted, out.Create...)
+	in.Pods = wanted
+	res2, err2 := c.runtime.Sync(ctx, c.cfg.Docker, in)
+	events := out.Events
+	if err2 != nil {
+		// Say why on the owner (a pod the runtime cannot run yet).
+		events = append(events, workload.Warning("FailedCreate", "%v", err2))
+	}
+	if err := c.cfg.Store.WriteWorkloadStatus(ref, obj.Created, obj.Generation, out.Status); err != nil {
+		return reconcile.Result{}, err
+	}
+	c.record(ref, events, now)
+	if out.DeleteOwner {
+		if _, err := c.cfg.Store.DeleteObjects([]store.ObjectRef{ref}); err != nil {
+			return reconcile.Result{}, err
+		}
+	}
+	after := res.RequeueAfter
+	if res2.RequeueAfter > 0 && (after == 0 || res2.RequeueAfter < after) {
+		after = res2.RequeueAfter
+	}
+	if !out.RequeueAt.IsZero() {
+		d := max(out.RequeueAt.Sub(now), time.Millisecond)
+		if after == 0 || d < after {
+			after = d
+		}
+	}
+	if syncErr != nil {
+		c.cfg.Log.Warn("workload pods", "workload", req.Key, "err", syncErr)
+	}
+	return reconcile.Result{RequeueAfter: after}, nil
+}
+
+// record records the decision's events on the owner.
+func (c *Controller) record(ref store.ObjectRef, evs []workload.Event, now time.Time) {
+	if len(evs) == 0 {
+		return
+	}
+	out := make([]store.Event, len(evs))
+	for i, e := range evs {
+		out[i] = store.Event{Type: e.Type, Reason: e.Reason, Message: e.Message, Source: "dockctl-controller", Count: 1,
+			FirstTimestamp: now, LastTimestamp: now,
+			InvolvedObject: store.InvolvedObject{Kind: ref.Kind, Namespace: ref.Namespace, Name: ref.Name}}
+	}
+	if err := c.cfg.Store.RecordEvents(out); err != nil {
+		c.cfg.Log.Warn("recording events", "workload", ref.String(), "err", err)
+	}
+}

@@ -1,0 +1,214 @@
+package store
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/dockctl/dockctl/manifests"
+)
+
+// The workload kinds beyond Deployment (docs/design.md §17): each a
+// generic objectKind, stored per namespace in its own directory
+// (jobs/<name>.json…) with the rules of a Service's record (a generation
+// on metadata, bumped by a change of the spec). Their status is what
+// their controller writes (WriteWorkloadStatus), beside the record in
+// workload-status/<kind>.<name>.json, as a deployment's is: the record is
+// the user's, the status the controller's.
+const (
+	KindStatefulSet = manifests.KindStatefulSet
+	KindDaemonSet   = manifests.KindDaemonSet
+	KindReplicaSet  = manifests.KindReplicaSet
+	KindJob         = manifests.KindJob
+	KindCronJob     = manifests.KindCronJob
+	KindPod         = manifests.KindPod
+
+	workloadStatusDir = "workload-status"
+)
+
+// workloadKind is the registration of one workload kind: its record
+// directory and watch prefix are its lower-case plural and name.
+func workloadKind[T any](kind, plural string, bundle func(*Bundle) *[]*T, meta func(*T) *manifests.ObjectMeta,
+	clean func(*T), spec func(*T) any, w func(*T) manifests.Workload) *objectKind[T] {
+	return &objectKind[T]{
+		kind: kind, dir: plural, prefix: lower(kind) + ":", rank: 0,
+		bundle:   bundle,
+		meta:     meta,
+		clean:    clean,
+		validate: func(o *T) error { return manifests.ValidateWorkload(w(o)) },
+		// Kubernetes refuses some changes of a live workload (a Job's
+		// template, a StatefulSet's selector); dockctl's controllers
+		// act on the stored spec whatever it became, so an update is
+		// validated as a whole object only.
+		update:     func(next, _ *T) error { return manifests.ValidateWorkload(w(next)) },
+		spec:       spec,
+		generation: true,
+	}
+}
+
+var (
+	statefulSetKind = workloadKind(KindStatefulSet, "statefulsets",
+		func(b *Bundle) *[]*manifests.StatefulSet { return &b.StatefulSets },
+		func(o *manifests.StatefulSet) *manifests.ObjectMeta { return &o.Metadata },
+		manifests.SetStatefulSetDefaults,
+		func(o *manifests.StatefulSet) any { return &o.Spec },
+		func(o *manifests.StatefulSet) manifests.Workload { return o })
+	daemonSetKind = workloadKind(KindDaemonSet, "daemonsets",
+		func(b *Bundle) *[]*manifests.DaemonSet { return &b.DaemonSets },
+		func(o *manifests.DaemonSet) *manifests.ObjectMeta { return &o.Metadata },
+		manifests.SetDaemonSetDefaults,
+		func(o *manifests.DaemonSet) any { return &o.Spec },
+		func(o *manifests.DaemonSet) manifests.Workload { return o })
+	replicaSetKind = workloadKind(KindReplicaSet, "replicasets",
+		func(b *Bundle) *[]*manifests.ReplicaSet { return &b.ReplicaSets },
+		func(o *manifests.ReplicaSet) *manifests.ObjectMeta { return &o.Metadata },
+		manifests.SetReplicaSetDefaults,
+		func(o *manifests.ReplicaSet) any { return &o.Spec },
+		func(o *manifests.ReplicaSet) manifests.Workload { return o })
+	jobKind = workloadKind(KindJob, "jobs",
+		func(b *Bundle) *[]*manifests.Job { return &b.Jobs },
+		func(o *manifests.Job) *manifests.ObjectMeta { return &o.Metadata },
+		manifests.SetJobDefaults,
+		func(o *manifests.Job) any { return &o.Spec },
+		func(o *manifests.Job) manifests.Workload { return o })
+	cronJobKind = workloadKind(KindCronJob, "cronjobs",
+		func(b *Bundle) *[]*manifests.CronJob { return &b.CronJobs },
+		func(o *manifests.CronJob) *manifests.ObjectMeta { return &o.Metadata },
+		manifests.SetCronJobDefaults,
+		func(o *manifests.CronJob) any { return &o.Spec },
+		func(o *manifests.CronJob) manifests.Workload { return o })
+	podKind = workloadKind(KindPod, "pods",
+		func(b *Bundle) *[]*manifests.Pod { return &b.Pods },
+		func(o *manifests.Pod) *manifests.ObjectMeta { return &o.Metadata },
+		manifests.SetPodDefaults,
+		func(o *manifests.Pod) any { return &o.Spec },
+		func(o *manifests.Pod) manifests.Workload { return o })
+)
+
+// WorkloadKinds are the workload kinds the store keeps beside
+// Deployment, in the registry's order.
+func WorkloadKinds() []string {
+	return []string{KindCronJob, KindJob, KindStatefulSet, KindDaemonSet, KindReplicaSet, KindPod}
+}
+
+// isWorkloadKind tells the kinds WriteWorkloadStatus serves.
+func isWorkloadKind(kind string) bool {
+	for _, k := range WorkloadKinds() {
+		if k == kind {
+			return true
+		}
+	}
+	return false
+}
+
+// WorkloadStatusKey is the key WatchStatus sends when the status of a
+// workload of kind changed: "<kind>-status:namespace/name".
+func WorkloadStatusKey(kind, ns, name string) string {
+	return lower(kind) + "-status:" + Key(ns, name)
+}
+
+func workloadStatusPath(kind, ns, name string) string {
+	return filepath.Join(nsRoot(ns), workloadStatusDir, lower(kind)+"."+name+".json")
+}
+
+// WorkloadStatus is what the controller of a workload kind writes about
+// one object: the status in its Kubernetes shape (batchv1.JobStatus…),
+// and the record generation it acted on.
+type WorkloadStatus struct {
+	Version int `json:"version"`
+	// ObjectCreated is the creation of the object the status is of (its
+	// record's Created): a name deleted and applied again is another
+	// object.
+	ObjectCreated time.Time `json:"objectCreated"`
+	// ObservedGeneration is the record generation the status is of.
+	ObservedGeneration int64           `json:"observedGeneration,omitempty"`
+	Status             json.RawMessage `json:"status,omitempty"`
+	UpdatedAt          time.Time       `json:"updatedAt"`
+}
+
+// ReadWorkloadStatus decodes the status the controller wrote for the
+// workload ref names, created at created (StoredObject.Created), into
+// into, and returns the generation it was of; into is left as it is when
+// none was written for that object (a status of an earlier object of the
+// same name, deleted since, is none: a new Job starts afresh).
+func (s *Store) ReadWorkloadStatus(ref ObjectRef, created time.Time, into any) (int64, error) {
+	st, err := s.readWorkloadStatus(ref)
+	if err != nil || st == nil || len(st.Status) == 0 || !st.ObjectCreated.Equal(created) {
+		return 0, err
+	}
+	if err := json.Unmarshal(st.Status, into); err != nil {
+		return 0, fmt.Errorf("status of %s %q: %w", lower(ref.Kind), display(ref.Namespace, ref.Name), err)
+	}
+	return st.ObservedGeneration, nil
+}
+
+func (s *Store) readWorkloadStatus(ref ObjectRef) (*WorkloadStatus, error) {
+	if !isWorkloadKind(ref.Kind) {
+		return nil, fmt.Errorf("no workload status of kind %q", ref.Kind)
+	}
+	if err := checkObject(ref.Kind, ref.Namespace, ref.Name); err != nil {
+		return nil, err
+	}
+	rel := workloadStatusPath(ref.Kind, ref.Namespace, ref.Name)
+	data, err := s.readFile(rel)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("state file %s: %w", rel, err)
+	}
+	var st WorkloadStatus
+	if err := decodeVersioned(data, &st, &st.Version); err != nil {
+		return nil, fmt.Errorf("state file %s: %w", rel, err)
+	}
+	return &st, nil
+}
+
+// WriteWorkloadStatus stores status (the kind's status type) as the
+// status of the workload ref names, created at created and of record
+// generation gen; as
+// WriteStatus, it writes nothing when only the time would change, so an
+// idle controller writes nothing.
+func (s *Store) WriteWorkloadStatus(ref ObjectRef, created time.Time, gen int64, status any) error {
+	if s.readOnly {
+		return ErrReadOnly
+	}
+	raw, err := json.Marshal(status)
+	if err != nil {
+		return fmt.Errorf("status of %s %q: %w", lower(ref.Kind), display(ref.Namespace, ref.Name), err)
+	}
+	return s.transaction(func() error {
+		old, err := s.readWorkloadStatus(ref)
+		if err != nil && !errors.Is(err, ErrCorrupt) {
+			return err // a corrupt status is simply replaced
+		}
+		next := WorkloadStatus{Version: formatVersion, ObjectCreated: created, ObservedGeneration: gen, Status: raw}
+		if old != nil && sameExceptTime(old, &next, func(x *WorkloadStatus) { x.UpdatedAt = time.Time{} }) {
+			return nil
+		}
+		next.UpdatedAt = storeNow()
+		if err := s.ensureNamespaceDirs(ref.Namespace); err != nil {
+			return err
+		}
+		return s.writeJSON(workloadStatusPath(ref.Kind, ref.Namespace, ref.Name), next)
+	})
+}
+
+// workloadStatusKey maps the name of a file of workload-status to its
+// key.
+func workloadStatusKey(ns, file string) (string, bool) {
+	kind, name, ok := strings.Cut(file, ".")
+	if !ok {
+		return "", false
+	}
+	for _, k := range WorkloadKinds() {
+		if lower(k) == kind {
+			return WorkloadStatusKey(k, ns, name), true
+		}
+	}
+	return "", false
+}
