@@ -49,10 +49,14 @@ type PortBinding struct {
 // file of the helper image and of no pod.
 const attachedHelperUser = "65534:65534"
 
+// gatewayStateDir is the directory of the gateway helper's state file
+// (helperapi.StateFile), a tmpfs.
+const gatewayStateDir = "/run/dockctl"
+
 // helperRoles are the roles a helper container may have: the others name
 // what CreateContainer, CreateVolume and the image and network calls
 // make.
-var helperRoles = map[string]bool{RoleProxy: true, RoleDNS: true, RolePortForward: true}
+var helperRoles = map[string]bool{RoleProxy: true, RoleDNS: true, RoleGateway: true, RolePortForward: true}
 
 // IsHelperRole reports whether a container of that role is one of
 // dockctl's helpers: no replica of a deployment, never an orphan.
@@ -72,7 +76,7 @@ func BuildHelperConfig(req HelperRequest, logs ContainerLogs) (*container.Config
 	case req.Instance == "" || req.Name == "" || req.Image == "":
 		return fail("instance, name and image are required, have %q, %q, %q", req.Instance, req.Name, req.Image)
 	case !helperRoles[req.Role]:
-		return fail("role %q is not a helper's (%s, %s or %s)", req.Role, RoleProxy, RoleDNS, RolePortForward)
+		return fail("role %q is not a helper's (%s, %s, %s or %s)", req.Role, RoleProxy, RoleDNS, RoleGateway, RolePortForward)
 	case len(req.Cmd) == 0:
 		return fail("no command: the helper image has no entrypoint")
 	case req.Network.Name == "" && join == "":
@@ -110,6 +114,15 @@ func BuildHelperConfig(req HelperRequest, logs ContainerLogs) (*container.Config
 		hc.CapDrop = []string{"ALL"}
 		hc.SecurityOpt = []string{securityOptNoNewPrivileges}
 		hc.ReadonlyRootfs = true
+	}
+	if req.Role == RoleGateway {
+		// The gateway holds TLS keys: its state file lives on a tmpfs
+		// (never in an image layer), and it needs no capability but to
+		// bind its ports (docs/design.md §10, the gateway).
+		hc.Tmpfs = map[string]string{gatewayStateDir: "rw,noexec,nosuid,size=16m,mode=0700"}
+		hc.CapDrop = []string{"ALL"}
+		hc.CapAdd = []string{"NET_BIND_SERVICE"}
+		hc.SecurityOpt = []string{securityOptNoNewPrivileges}
 	}
 	setLogs(logs, hc)
 	if req.JoinNetwork != "" {

@@ -58,6 +58,7 @@ const (
 	RoleHelperImage = "helper-image" // the image helpers run
 	RoleProxy       = "proxy"        // a Service's proxy (a helper container)
 	RoleDNS         = "dns"          // the instance's DNS server (a helper container)
+	RoleGateway     = "gateway"      // the instance's HTTP(S) gateway (a helper container)
 	RolePortForward = "port-forward" // a `dockctl port-forward` session's relay (a helper container of the CLI's)
 	RoleFilesWriter = "files-writer" // one write of a pod's file volumes (fileswriter.go)
 	RoleNetwork     = "network"      // the instance's network

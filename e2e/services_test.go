@@ -389,8 +389,17 @@ func jsonInts(t *testing.T, doc, key string) []int {
 // hostGet GETs url from the host on a new connection (the proxy balances
 // connections, not requests): the body of a 200 answer, or an error.
 func hostGet(url string) (string, error) {
-	c := &http.Client{Timeout: 5 * time.Second, Transport: &http.Transport{DisableKeepAlives: true}}
-	resp, err := c.Get(url)
+	req, err := http.NewRequest(http.MethodGet, url, nil)
+	if err != nil {
+		return "", err
+	}
+	return bodyOf(&http.Client{Timeout: 5 * time.Second, Transport: &http.Transport{DisableKeepAlives: true}}, req)
+}
+
+// bodyOf sends req and returns the body of a 200 answer; another status
+// is an error with the body.
+func bodyOf(c *http.Client, req *http.Request) (string, error) {
+	resp, err := c.Do(req)
 	if err != nil {
 		return "", err
 	}
@@ -400,7 +409,7 @@ func hostGet(url string) (string, error) {
 		return "", err
 	}
 	if resp.StatusCode != http.StatusOK {
-		return "", fmt.Errorf("GET %s: %s", url, resp.Status)
+		return "", fmt.Errorf("%s %s (Host %s): %s: %s", req.Method, req.URL, req.Host, resp.Status, b)
 	}
 	return string(b), nil
 }

@@ -13,8 +13,7 @@ import (
 // budgets and autoscalers beside it; on one host those grant nothing and
 // mean nothing, so they are skipped with a warning and the rest applies. A
 // kind whose absence would change security or behaviour — a NetworkPolicy
-// that would isolate, a Job that would run, an Ingress that would route, any
-// kind not listed — is an error naming the object, unless the user asks to
+// that would isolate, a Job that would run, any kind not listed — is an error naming the object, unless the user asks to
 // skip it (LoadOptions.SkipUnsupported). The kinds dockctl runs (kinds:
 // Deployment, Service, Namespace) are never skipped.
 

@@ -27,7 +27,7 @@ func TestOtherKinds(t *testing.T) {
 		"apiVersion: rbac.authorization.k8s.io/v1\nkind: RoleBinding\nmetadata: {name: web-read}\nroleRef: {kind: Role, name: r}\n---\n"
 	pdb := "apiVersion: policy/v1\nkind: PodDisruptionBudget\nmetadata: {name: web}\nspec: {minAvailable: 1}\n---\n"
 	svc := "apiVersion: v1\nkind: Service\nmetadata: {name: web}\nspec: {ports: [{port: 80}]}\n---\n"
-	ing := "apiVersion: networking.k8s.io/v1\nkind: Ingress\nmetadata: {name: web}\n---\n"
+	ing := "apiVersion: networking.k8s.io/v1\nkind: NetworkPolicy\nmetadata: {name: web}\n---\n"
 	list := "apiVersion: v1\nkind: List\nitems:\n- apiVersion: autoscaling/v2\n  kind: HorizontalPodAutoscaler\n  metadata: {name: web}\n- apiVersion: networking.k8s.io/v1\n  kind: NetworkPolicy\n  metadata: {name: deny}\n---\n"
 	tests := []struct {
 		name    string
@@ -44,13 +44,13 @@ func TestOtherKinds(t *testing.T) {
 		}, ""},
 		{"a Service is decoded with the Deployment", svc + bundleDeployment, false, 2, nil, ""},
 		{"a Service is decoded, not skipped, under --skip-unsupported", svc + bundleDeployment, true, 2, nil, ""},
-		{"an Ingress refuses the input", ing + svc + bundleDeployment, false, 0, nil,
-			`b.yaml:2: kind: unsupported kind "Ingress" (Ingress "web"): dockctl runs ConfigMap, CronJob, DaemonSet, Deployment, Job, Namespace, PersistentVolumeClaim, Pod, ReplicaSet, Secret, Service; --skip-unsupported applies the rest without it`},
-		{"an Ingress skipped on request", ing + svc + bundleDeployment, true, 2, []string{
-			`b.yaml:1: skipped Ingress "web": not supported by dockctl (--skip-unsupported); the application may behave differently without it`,
+		{"a NetworkPolicy refuses the input", ing + svc + bundleDeployment, false, 0, nil,
+			`b.yaml:2: kind: unsupported kind "NetworkPolicy" (NetworkPolicy "web"): dockctl runs ConfigMap, CronJob, DaemonSet, Deployment, Gateway, GatewayClass, HTTPRoute, Ingress, IngressClass, Job, Namespace, PersistentVolumeClaim, Pod, ReferenceGrant, ReplicaSet, Secret, Service; --skip-unsupported applies the rest without it`},
+		{"a NetworkPolicy skipped on request", ing + svc + bundleDeployment, true, 2, []string{
+			`b.yaml:1: skipped NetworkPolicy "web": not supported by dockctl (--skip-unsupported); the application may behave differently without it`,
 		}, ""},
 		{"in a List: the autoscaler skipped, the policy refused", list + bundleDeployment, false, 0, nil,
-			`b.yaml:8: items[1].kind: unsupported kind "NetworkPolicy" (NetworkPolicy "deny"): dockctl runs ConfigMap, CronJob, DaemonSet, Deployment, Job, Namespace, PersistentVolumeClaim, Pod, ReplicaSet, Secret, Service; --skip-unsupported applies the rest without it`},
+			`b.yaml:8: items[1].kind: unsupported kind "NetworkPolicy" (NetworkPolicy "deny"): dockctl runs ConfigMap, CronJob, DaemonSet, Deployment, Gateway, GatewayClass, HTTPRoute, Ingress, IngressClass, Job, Namespace, PersistentVolumeClaim, Pod, ReferenceGrant, ReplicaSet, Secret, Service; --skip-unsupported applies the rest without it`},
 		{"in a List, on request", list + bundleDeployment, true, 1, []string{
 			`b.yaml:4: skipped HorizontalPodAutoscaler "web": dockctl does not autoscale: replicas are what the Deployment says`,
 			`b.yaml:7: skipped NetworkPolicy "deny": not supported by dockctl (--skip-unsupported); the application may behave differently without it`,

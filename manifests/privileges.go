@@ -382,6 +382,13 @@ type Policy struct {
 	Host Host
 }
 
+// AllowsHostPort reports whether the controller may publish host port
+// port (FlagAllowHostPorts): the gate a hostPort passes, which the
+// gateway's ports below 1024 pass too.
+func (p Policy) AllowsHostPort(port int) bool {
+	return p.allows(Privilege{Flag: FlagAllowHostPorts, Value: strconv.Itoa(port)})
+}
+
 // Refused returns the privileges d needs that p does not grant: the
 // controller creates and starts no container of a template with any.
 func (p Policy) Refused(d *Deployment) []Privilege {

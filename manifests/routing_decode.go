@@ -16,6 +16,13 @@ var (
 )
 
 func init() {
+	// apply reads the routing kinds, served by the gateway controller
+	// (docs/design.md §10), after every kind they refer to (Services,
+	// Secrets), as Helm installs an Ingress after the Deployments.
+	for k, d := range routingKinds() {
+		kinds[k] = d
+		kindOrder[k] = 6
+	}
 	// A printed object's status is its controller's (the load balancer
 	// address, the route's conditions): skipped, so that `get -o yaml`
 	// applies again, as for the other kinds.
@@ -24,11 +31,8 @@ func init() {
 	}
 }
 
-// routingKinds returns the decoders of the routing kinds, which no
-// controller serves yet: DecodeRouting decodes them, apply refuses them
-// (otherkinds.go). A function, as workloadKinds, so that the decoders and
-// the upstream shapes they check keys against (routing_schema.go) are
-// reached only from DecodeRouting.
+// routingKinds returns the decoders of the routing kinds, which init
+// adds to the kinds apply reads.
 func routingKinds() map[string]kindDecoder {
 	return map[string]kindDecoder{
 		KindIngress: routingKind(KindIngress, NetworkingAPIVersion, validateIngress, SetIngressDefaults,
@@ -62,9 +66,9 @@ func routingKind[T any](kind, apiVersion string, validate func(*T, string, map[s
 // GatewayClass, Gateway, HTTPRoute, ReferenceGrant) decoded too, strictly
 // against the upstream types, validated as the API server and the Gateway
 // API's CRD validation rules do for the fields dockctl serves, and
-// defaulted as they default; each in the Document field of its kind. It is
-// for the gateway controller to come: apply goes through Decode and
-// LoadAll, which still refuse those kinds.
+// defaulted as they default; each in the Document field of its kind.
+// Decode and LoadAll read them too; DecodeRouting stays for the callers
+// (the gateway's tests) that name what they decode.
 func DecodeRouting(file string, data []byte) ([]*Document, error) {
 	return decodeOrdered(file, data, &decodeState{extra: routingKinds()})
 }
@@ -190,3 +194,25 @@ func SetHTTPRouteDefaults(r *HTTPRoute) {
 }
 
 func ptrTo[T any](v T) *T { return &v }
+
+// ValidateIngress, ValidateIngressClass, ValidateGatewayClass,
+// ValidateGateway, ValidateHTTPRoute and ValidateReferenceGrant validate a
+// stored object of the routing kinds as the decoder does (no file, no
+// lines): the store checks a record with them before trusting it.
+func ValidateIngress(o *Ingress) error { return validateIngress(o, "", nil).Err() }
+
+func ValidateIngressClass(o *IngressClass) error { return validateIngressClass(o, "", nil).Err() }
+
+func ValidateGatewayClass(o *GatewayClass) error { return validateGatewayClass(o, "", nil).Err() }
+
+func ValidateGateway(o *Gateway) error { return validateGateway(o, "", nil).Err() }
+
+func ValidateHTTPRoute(o *HTTPRoute) error { return validateHTTPRoute(o, "", nil).Err() }
+
+func ValidateReferenceGrant(o *ReferenceGrant) error { return validateReferenceGrant(o, "", nil).Err() }
+
+// ClusterScoped tells the kinds whose objects belong to no namespace
+// (IngressClass, GatewayClass; a Namespace itself).
+func ClusterScoped(kind string) bool {
+	return kind == KindIngressClass || kind == KindGatewayClass || kind == KindNamespace
+}

@@ -3,6 +3,7 @@ package manifests
 import (
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -26,26 +27,52 @@ func routingFiles(t *testing.T) map[string][]byte {
 	return out
 }
 
-// The routing kinds stay refused by what apply reads (Decode, DecodeAll)
-// until the gateway controller exists: nothing a user sees changes.
-func TestRoutingKindsAreStillRefusedByApply(t *testing.T) {
+// apply reads the routing kinds (Decode, DecodeAll): the gateway
+// controller serves them, so they are neither refused nor skipped.
+func TestRoutingKindsAreDecodedByApply(t *testing.T) {
 	for f, b := range routingFiles(t) {
-		_, err := Decode(f, b)
-		if err == nil || !strings.Contains(err.Error(), "unsupported kind") {
-			t.Errorf("Decode(%s) = %v, want unsupported kind", f, err)
-		}
-		docs, skipped, err := DecodeAll(f, b, LoadOptions{SkipUnsupported: true})
+		docs, err := Decode(f, b)
 		if err != nil {
-			t.Errorf("DecodeAll(%s, skip) = %v", f, err)
+			t.Errorf("Decode(%s) = %v", f, err)
 		}
-		for _, d := range docs {
-			if k, _ := d.routing(); k != "" {
-				t.Errorf("DecodeAll(%s) returned a %s", f, k)
-			}
+		want, err := DecodeRouting(f, b)
+		if err != nil {
+			t.Fatalf("DecodeRouting(%s) = %v", f, err)
 		}
-		if len(skipped) == 0 {
-			t.Errorf("DecodeAll(%s, skip) skipped nothing", f)
+		if got, w := kindsOf(docs), kindsOf(want); !slices.Equal(got, w) {
+			t.Errorf("Decode(%s) kinds = %v, want %v", f, got, w)
 		}
+		_, skipped, err := DecodeAll(f, b, LoadOptions{SkipUnsupported: true})
+		if err != nil || len(skipped) != 0 {
+			t.Errorf("DecodeAll(%s, skip) = %v, skipped %v", f, err, skipped)
+		}
+	}
+}
+
+// The routing objects come after what they refer to (the Services, the
+// Secrets of their certificates), as Helm's install order puts an
+// Ingress after the Deployments.
+func TestRoutingKindsAreOrderedLast(t *testing.T) {
+	docs, err := Decode("x.yaml", []byte(`apiVersion: networking.k8s.io/v1
+kind: Ingress
+metadata: {name: web}
+spec:
+  defaultBackend: {service: {name: web, port: {number: 80}}}
+---
+apiVersion: v1
+kind: Namespace
+metadata: {name: apps}
+---
+apiVersion: v1
+kind: Service
+metadata: {name: web}
+spec: {ports: [{port: 80}]}
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := kindsOf(docs), []string{KindNamespace, KindService, KindIngress}; !slices.Equal(got, want) {
+		t.Errorf("order = %v, want %v", got, want)
 	}
 }
 

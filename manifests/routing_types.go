@@ -10,9 +10,8 @@ package manifests
 // a field the upstream type has and these lack is refused as unsupported,
 // never dropped.
 //
-// apply does not serve these kinds yet (they are refused as unsupported,
-// otherkinds.go): DecodeRouting decodes them for the gateway controller to
-// come.
+// apply stores them and the gateway controller (reconciler/gateway)
+// serves them.
 
 const (
 	NetworkingAPIVersion = "networking.k8s.io/v1"

@@ -70,6 +70,9 @@ type Store interface {
 type Options struct {
 	Instance     string
 	ResyncPeriod time.Duration // default 30s
+	// Gateway, when set, is the gateway controller (package
+	// reconciler/gateway), run on its own loop (gatewayctl.go).
+	Gateway reconcile.Reconciler
 	// PruneOrphans removes containers whose deployment this state directory
 	// never knew. Off by default so that a wrong or empty state directory
 	// can never wipe a host.
@@ -211,6 +214,8 @@ type Controller struct {
 	// reconcilers, nil when not configured.
 	tracker *services.Tracker
 	svc     *services.Controller
+	// gateway is the gateway controller's loop; nil without one.
+	gateway *reconcile.Loop
 	// The instance network (network.go; nil without
 	// Options.NetworkDocker), the Docker calls it needs, and how probes
 	// reach pods on it (route.go).
@@ -360,6 +365,7 @@ func (c *Controller) Run(ctx context.Context) error {
 	if c.svc != nil {
 		c.svc.Loop().Start(ctx)
 	}
+	c.startGateway(ctx)
 	c.log.Info("controller started", "resync", c.opts.ResyncPeriod, "pruneOrphans", c.opts.PruneOrphans)
 	c.queue.Add(orphanSweepKey)
 	ticker := time.NewTicker(c.opts.ResyncPeriod)
@@ -389,12 +395,16 @@ listen:
 			if c.svc != nil {
 				c.svc.Loop().Add(reconcile.Request{Key: services.SweepKey})
 			}
+			c.gatewayChanged("")
 		}
 	}
 	c.log.Info("controller stopping: waiting for in-flight syncs; workloads keep running")
 	c.deployments.ShutDown()
 	if c.svc != nil {
 		c.svc.Loop().ShutDown()
+	}
+	if c.gateway != nil {
+		c.gateway.ShutDown()
 	}
 	c.runtime.Stop()
 	return nil
@@ -476,6 +486,7 @@ func (c *Controller) handleEvent(ev dockerx.Event) {
 // Namespace's deletion reaches its objects as their own tombstones.
 func (c *Controller) storeChanged(key string) {
 	kind, ns, name := store.ParseWatchKey(key)
+	c.gatewayChanged(kind)
 	switch {
 	case key == "":
 		c.queue.Add(orphanSweepKey)

@@ -37,6 +37,7 @@ func newServices(c *Controller, docker services.ServiceDocker, st services.Servi
 			return err
 		},
 		Orphan:   c.orphan,
+		Secrets:  secretsOf(st),
 		Recorder: c.opts.Recorder,
 		Now:      c.opts.Now,
 		Log:      c.log,
@@ -75,4 +76,15 @@ func (c *Controller) hostPortWaits(rec *store.Record, waiting map[string]string)
 		return waiting
 	}
 	return c.svc.HostPortWaits(rec, waiting)
+}
+
+// secretsOf is the Secret reader of a store of Services that has one
+// (*store.Store): the gateway's certificates.
+func secretsOf(st services.ServiceStore) func(ns, name string) (*manifests.Secret, error) {
+	if r, ok := st.(interface {
+		LookupSecret(ns, name string) (*manifests.Secret, error)
+	}); ok {
+		return r.LookupSecret
+	}
+	return nil
 }

@@ -59,11 +59,15 @@ func Place(docs []*manifests.Document, namespace string, explicit bool) (*Placed
 				return nil, err
 			}
 			placeWorkload(&b.Bundle, d)
+		default:
+			if err := placeRouting(&b.Bundle, d, namespace, explicit); err != nil {
+				return nil, err
+			}
 		}
 		if len(d.Zeros) > 0 {
 			m := d.Meta()
 			ref := store.ObjectRef{Kind: d.Kind(), Namespace: m.NamespaceOrDefault(), Name: m.Name}
-			if d.Namespace != nil {
+			if manifests.ClusterScoped(d.Kind()) {
 				ref.Namespace = ""
 			}
 			if b.Zeros == nil {

@@ -538,7 +538,7 @@ func TestSyncHoldingDeletes(t *testing.T) {
 // status at every sync, warned about (event) when it appears.
 func TestSkipUnsupported(t *testing.T) {
 	dir := t.TempDir()
-	ingress := "apiVersion: networking.k8s.io/v1\nkind: Ingress\nmetadata:\n  name: web\n"
+	ingress := "apiVersion: networking.k8s.io/v1\nkind: NetworkPolicy\nmetadata:\n  name: web\n"
 	write(t, filepath.Join(dir, "web.yaml"), deployment("web", "web:1")+"---\n"+ingress)
 	write(t, filepath.Join(dir, "api.yaml"), deployment("api", "api:1"))
 	f := newFixture(t, Options{Paths: []string{dir}, SkipUnsupported: true})
@@ -550,7 +550,7 @@ func TestSkipUnsupported(t *testing.T) {
 	if got, want := f.live(), map[string]string{"web": "web:1 " + store.DirectoryManager(dir)}; !reflect.DeepEqual(got, want) {
 		t.Errorf("live %v, want %v", got, want)
 	}
-	want := filepath.Join(dir, "web.yaml") + `:16: skipped Ingress "web": not supported by dockctl (--skip-unsupported)`
+	want := filepath.Join(dir, "web.yaml") + `:16: skipped NetworkPolicy "web": not supported by dockctl (--skip-unsupported)`
 	if st := f.status()[0]; !st.Ready || st.Reason != "Synced" || !strings.Contains(st.Message, want) {
 		t.Errorf("status %+v, want a message with %q", st, want)
 	}

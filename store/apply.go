@@ -423,6 +423,7 @@ func (s *Store) DeleteObjects(refs []ObjectRef) ([]DeleteResult, error) {
 	if s.readOnly {
 		return nil, ErrReadOnly
 	}
+	refs = unscopedRefs(refs)
 	for _, r := range refs {
 		var err error
 		switch {

@@ -179,8 +179,9 @@ type planCtx struct {
 // storedKinds is the registry, in the order Apply stores the kinds: what
 // is referred to before what refers to it, so that a crash between two
 // renames never leaves a pod without its ConfigMap.
-var storedKinds = []storedKind{configMapKind, secretKind, claimKind, serviceKind, deploymentKind,
-	cronJobKind, jobKind, statefulSetKind, daemonSetKind, replicaSetKind, podKind}
+var storedKinds = append([]storedKind{configMapKind, secretKind, claimKind, serviceKind, deploymentKind,
+	cronJobKind, jobKind, statefulSetKind, daemonSetKind, replicaSetKind, podKind},
+	routingKinds...) // routing.go
 
 // kindNamed is the registration of kind, or nil.
 func kindNamed(kind string) storedKind {
@@ -312,6 +313,7 @@ func (s *Store) LookupObject(ref ObjectRef) (*StoredObject, error) {
 		}
 		return namespaceObject(r), nil
 	}
+	ref = unscoped(ref)
 	k := kindNamed(ref.Kind)
 	if k == nil {
 		return nil, fmt.Errorf("unknown kind %q", ref.Kind)

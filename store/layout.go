@@ -27,7 +27,7 @@ const (
 // nsSubdirs are the directories of one namespace, under its root: the
 // stored kinds' records, and what the controller and the CLI write next
 // to them.
-var nsSubdirs = append(kindDirs(), statusDir, serviceStatusDir, workloadStatusDir, podDeletionsDir)
+var nsSubdirs = append(kindDirs(), statusDir, serviceStatusDir, workloadStatusDir, podDeletionsDir, routingStatusDir)
 
 // nsRoot is the directory namespace ns's objects live under: the state
 // directory itself for default (where every earlier release kept its

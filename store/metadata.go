@@ -25,6 +25,7 @@ func (s *Store) UpdateMetadataAs(updater string, ref ObjectRef, fn func(*manifes
 	if s.readOnly {
 		return "", ErrReadOnly
 	}
+	ref = unscoped(ref)
 	if ref.Kind == KindNamespace {
 		if err := checkName(KindNamespace, ref.Name); err != nil {
 			return "", err

@@ -440,6 +440,13 @@ type Bundle struct {
 	DaemonSets   []*manifests.DaemonSet
 	ReplicaSets  []*manifests.ReplicaSet
 	Pods         []*manifests.Pod
+	// The routing kinds (routing.go), stored after what they refer to.
+	IngressClasses  []*manifests.IngressClass
+	GatewayClasses  []*manifests.GatewayClass
+	ReferenceGrants []*manifests.ReferenceGrant
+	Gateways        []*manifests.Gateway
+	Ingresses       []*manifests.Ingress
+	HTTPRoutes      []*manifests.HTTPRoute
 	// Zeros are, per object, the boolean and integer fields its file
 	// set to false or 0 (manifests.Document.Zeros): the typed objects'
 	// JSON leaves them out, and an apply stores them over the live

@@ -15,7 +15,7 @@ import (
 // deleted with the rest.
 func TestApplyBundleOfOtherKinds(t *testing.T) {
 	sa := "apiVersion: v1\nkind: ServiceAccount\nmetadata: {name: web}\n---\n"
-	ing := "apiVersion: networking.k8s.io/v1\nkind: Ingress\nmetadata: {name: web}\nspec: {defaultBackend: {service: {name: web, port: {number: 80}}}}\n---\n"
+	ing := "apiVersion: networking.k8s.io/v1\nkind: NetworkPolicy\nmetadata: {name: web}\nspec: {defaultBackend: {service: {name: web, port: {number: 80}}}}\n---\n"
 	svc := "apiVersion: v1\nkind: Service\nmetadata: {name: web}\nspec: {selector: {app: web}, ports: [{port: 80}]}\n---\n"
 	dir := t.TempDir()
 	controllerBeating(t, dir, "default")
@@ -26,12 +26,12 @@ func TestApplyBundleOfOtherKinds(t *testing.T) {
 	}
 
 	_, errOut, err = run(t, ing+svc+webYAML, "--state-dir", dir, "apply", "-f", "-")
-	if err == nil || !strings.Contains(err.Error(), `unsupported kind "Ingress" (Ingress "web")`) || !strings.Contains(err.Error(), "--skip-unsupported") {
-		t.Fatalf("apply with an Ingress: %v %q, want the Ingress refused by name", err, errOut)
+	if err == nil || !strings.Contains(err.Error(), `unsupported kind "NetworkPolicy" (NetworkPolicy "web")`) || !strings.Contains(err.Error(), "--skip-unsupported") {
+		t.Fatalf("apply with a NetworkPolicy: %v %q, want the Ingress refused by name", err, errOut)
 	}
 
 	out, errOut, err = run(t, ing+svc+webYAML, "--state-dir", dir, "apply", "-f", "-", "--skip-unsupported")
-	if err != nil || out != "service/web created\ndeployment/web unchanged\n" || !strings.Contains(errOut, `Warning: <stdin>:1: skipped Ingress "web": not supported by dockctl (--skip-unsupported)`) {
+	if err != nil || out != "service/web created\ndeployment/web unchanged\n" || !strings.Contains(errOut, `Warning: <stdin>:1: skipped NetworkPolicy "web": not supported by dockctl (--skip-unsupported)`) {
 		t.Fatalf("apply --skip-unsupported: %v %q %q", err, out, errOut)
 	}
 

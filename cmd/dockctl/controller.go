@@ -47,6 +47,8 @@ type controllerOptions struct {
 	containerLogMaxFiles int
 	// serviceAddress is where published Services bind (docs/design.md §10).
 	serviceAddress string
+	// gateway is the gateway's flags (gateway_flags.go).
+	gateway gatewayOptions
 	// subnet is the instance network's subnet when the controller creates
 	// it; "" chooses a free one.
 	subnet string
@@ -88,7 +90,7 @@ func newControllerCommandWith(g *globalOptions, o *controllerOptions) *cobra.Com
   # Keep the state matching a git checkout (read-only is fine): what its files hold is applied, what leaves them deleted
   dockctl controller --manifests /srv/k8s
 
-  # The same, skipping the kinds dockctl does not run (an Ingress) instead of refusing their files
+  # The same, skipping the kinds dockctl does not run (a NetworkPolicy) instead of refusing their files
   dockctl controller --manifests /srv/k8s --skip-unsupported
 
   # Preview what it would change
@@ -126,6 +128,7 @@ func newControllerCommandWith(g *globalOptions, o *controllerOptions) *cobra.Com
 		"log files kept per replica, the current one included (with --container-log-max-size)")
 	f.StringVar(&o.serviceAddress, "service-address", "0.0.0.0",
 		"the host address NodePort and LoadBalancer Services publish their ports on (e.g. 127.0.0.1 to keep them local)")
+	o.gateway.addFlags(f)
 	f.StringVar(&o.subnet, "subnet", "",
 		fmt.Sprintf("subnet of the instance network (%s) when the controller creates it, an IPv4 CIDR of /%d or larger (default: the first of 10.222.0.0/20, 10.222.16.0/20, … that overlaps no Docker network); an existing network keeps its own",
 			dockerx.NetworkName("INSTANCE"), reconciler.MaxSubnetPrefix))
@@ -135,7 +138,7 @@ func newControllerCommandWith(g *globalOptions, o *controllerOptions) *cobra.Com
 	f.BoolVar(&o.allowEmpty, "allow-empty", false, "with --manifests: a directory that became empty or unreadable as a whole deletes its objects (after --allow-empty-after); without it, it deletes nothing. A subdirectory or file that cannot be read never deletes anything")
 	f.DurationVar(&o.allowEmptyAfter, "allow-empty-after", time.Minute, "with --allow-empty: how long a directory must stay empty or unreadable before its objects are deleted")
 	f.BoolVar(&o.forceConflicts, "force-conflicts", false, "with --manifests: take over the objects the directories declare that another manager (apply) manages, instead of reporting a conflict and leaving them")
-	f.BoolVar(&o.skipUnsupported, "skip-unsupported", false, "with --manifests: skip objects of kinds dockctl does not support (an Ingress, a CronJob), with a warning, an event and a note in get manifests, as apply --skip-unsupported does; without it, a file holding one is refused, and while any file is refused nothing is deleted")
+	f.BoolVar(&o.skipUnsupported, "skip-unsupported", false, "with --manifests: skip objects of kinds dockctl does not support (a NetworkPolicy, a CronJob), with a warning, an event and a note in get manifests, as apply --skip-unsupported does; without it, a file holding one is refused, and while any file is refused nothing is deleted")
 	f.DurationVar(&o.stalePortForward, "stale-port-forward-after", reconciler.DefaultStalePortForwardAfter,
 		"remove a port-forward helper that is not running (its CLI stopped before starting it) this long after its creation, with or without --prune-orphans")
 	a := &o.allow
@@ -189,6 +192,9 @@ func (o *controllerOptions) check() error {
 		return fmt.Errorf("--stale-port-forward-after %v: must be positive", o.stalePortForward)
 	}
 	if _, err := manifests.ParsePortRanges(o.allow.hostPorts); err != nil {
+		return err
+	}
+	if err := o.gateway.check(); err != nil {
 		return err
 	}
 	for _, n := range o.allow.networks {
@@ -292,6 +298,7 @@ func runController(g *globalOptions, o *controllerOptions) error {
 	defer func() { stopEvents(); <-eventsDone }()
 	ctrl := reconciler.New(m.InstrumentDocker(cli), st, reconciler.Options{
 		Instance:         g.instance,
+		Gateway:          o.gateway.controller(st, events, o.serviceAddress, log),
 		ResyncPeriod:     o.resync,
 		PruneOrphans:     o.pruneOrphans,
 		Workers:          o.workers,

@@ -57,7 +57,7 @@ func TestControllerSkipsUnsupportedKindsAsDiffPreviews(t *testing.T) {
 		t.Fatal(err)
 	}
 	const ingress = `apiVersion: networking.k8s.io/v1
-kind: Ingress
+kind: NetworkPolicy
 metadata:
   name: web
 spec:

@@ -36,7 +36,7 @@ func TestExplainGolden(t *testing.T) {
 }
 
 func TestExplainErrors(t *testing.T) {
-	kinds := "deployments, services, namespaces, configmaps, secrets, persistentvolumeclaims, daemonsets, replicasets, statefulsets, cronjobs, jobs"
+	kinds := "deployments, services, namespaces, configmaps, secrets, persistentvolumeclaims, daemonsets, replicasets, statefulsets, cronjobs, jobs, ingresses, ingressclasses, gatewayclasses, gateways, httproutes, referencegrants"
 	for _, tc := range []struct{ args, err string }{
 		{"deployment.spec.nope", `field "nope" does not exist`},
 		{"deployment.spec.replicas.x", `field "x" does not exist`},

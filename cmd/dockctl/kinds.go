@@ -109,7 +109,7 @@ type kindInfo struct {
 var kinds []*kindInfo
 
 func kindTable() []*kindInfo {
-	return []*kindInfo{
+	return append([]*kindInfo{
 		{name: kindDeployment, aliases: []string{"deployments", "deploy", "deployment.apps", "deployments.apps"}, // deployments.apps: what get -o name prints, as kubectl
 			api:        apiResource{"Deployment", "deployments", "apps", "v1", true},
 			get:        getDeployments,
@@ -206,7 +206,7 @@ func kindTable() []*kindInfo {
 			api:        apiResource{"Event", "events", "", "v1", true},
 			get:        getEvents,
 			writeOrder: 10},
-	}
+	}, routingKindInfos()...) // routing_cli.go
 }
 
 // workloadKindInfo is the entry of a workload kind beyond Deployment:

@@ -76,13 +76,13 @@ func TestDiffManifestsWarnsSkipped(t *testing.T) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	ingress := "apiVersion: networking.k8s.io/v1\nkind: Ingress\nmetadata:\n  name: web\n"
+	ingress := "apiVersion: networking.k8s.io/v1\nkind: NetworkPolicy\nmetadata:\n  name: web\n"
 	if err := os.WriteFile(filepath.Join(dir, "web.yaml"), []byte(webYAML+"---\n"+ingress), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	out, errOut, err := run(t, "", "--state-dir", t.TempDir(), "diff", "--manifests", dir, "--skip-unsupported")
 	want := "Warning: " + filepath.Join(dir, "web.yaml") + `:`
-	if exitCode(err) != 1 || !strings.Contains(out, "+++ merged/web") || !strings.Contains(errOut, want) || !strings.Contains(errOut, `skipped Ingress "web": not supported by dockctl`) {
+	if exitCode(err) != 1 || !strings.Contains(out, "+++ merged/web") || !strings.Contains(errOut, want) || !strings.Contains(errOut, `skipped NetworkPolicy "web": not supported by dockctl`) {
 		t.Errorf("diff --manifests --skip-unsupported: exit %d (%v)\n%s%s", exitCode(err), err, out, errOut)
 	}
 }

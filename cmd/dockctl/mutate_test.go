@@ -153,7 +153,7 @@ func TestDeleteAllSelectorIgnoreNotFound(t *testing.T) {
 		{name: "--all with a name", args: []string{"delete", "cm", "cfg", "--all"}, wantErr: "name cannot be provided when a selector is specified"},
 		{name: "--all with kind/name", args: []string{"delete", "cm/cfg", "--all"}, wantErr: "selectors and the all flag cannot be used when passing resource/name arguments"},
 		{name: "--all of a kind delete does not delete", args: []string{"delete", "endpoints", "--all"},
-			wantErr: "endpoints are not supported here: expected deployments, pods, services, namespaces, configmaps, secrets, persistentvolumeclaims, daemonsets, replicasets, statefulsets, cronjobs or jobs"},
+			wantErr: "endpoints are not supported here: expected deployments, pods, services, namespaces, configmaps, secrets, persistentvolumeclaims, daemonsets, replicasets, statefulsets, cronjobs, jobs, ingresses, ingressclasses, gatewayclasses, gateways, httproutes or referencegrants"},
 		{name: "--all of an unknown kind", args: []string{"delete", "nopes", "--all"}, wantErr: `the server doesn't have a resource type "nopes"`},
 		{name: "bad selector", args: []string{"delete", "cm", "-l", "a=(b"},
 			wantErr: `Unable to find "/v1, Resource=configmaps" that match label selector "a=(b", field selector "": unable to parse requirement: found '(', expected: identifier`},

@@ -3,17 +3,10 @@ package dataplane
 import (
 	"bufio"
 	"context"
-	"crypto/ecdsa"
-	"crypto/elliptic"
-	"crypto/rand"
 	"crypto/tls"
-	"crypto/x509"
-	"crypto/x509/pkix"
 	"encoding/json"
-	"encoding/pem"
 	"fmt"
 	"io"
-	"math/big"
 	mrand "math/rand/v2"
 	"net"
 	"net/http"
@@ -26,6 +19,7 @@ import (
 	"time"
 
 	"github.com/dockctl/dockctl/internal/helperapi"
+	"github.com/dockctl/dockctl/internal/testcerts"
 	"github.com/dockctl/dockctl/internal/testio"
 )
 
@@ -379,25 +373,7 @@ func TestGatewayWebSocketSurvivesSwap(t *testing.T) {
 
 // selfSigned makes a certificate for names, PEM encoded.
 func selfSigned(t *testing.T, serial int64, names ...string) (certPEM, keyPEM []byte) {
-	t.Helper()
-	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	if err != nil {
-		t.Fatal(err)
-	}
-	tmpl := &x509.Certificate{
-		SerialNumber: big.NewInt(serial), Subject: pkix.Name{CommonName: names[0]}, DNSNames: names,
-		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(time.Hour),
-		KeyUsage: x509.KeyUsageDigitalSignature, ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
-	}
-	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
-	if err != nil {
-		t.Fatal(err)
-	}
-	kder, err := x509.MarshalECPrivateKey(key)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}), pem.EncodeToMemory(&pem.Block{Type: "EC PRIVATE KEY", Bytes: kder})
+	return testcerts.SelfSigned(t, serial, names...)
 }
 
 // HTTPS: the certificate is chosen by SNI from the pushed set; a swap

@@ -9,7 +9,9 @@
 // (OwnedPodEndpoints); this package never imports reconciler.
 //
 // It follows the reconcile contract (package reconcile) on its own Loop,
-// keyed "namespace/name" for a Service, DNSKey for the DNS server and
+// keyed "namespace/name" for a Service, DNSKey for the DNS server,
+// GatewayKey (and GatewayKey+"namespace/name" for a backend's pods) for
+// the gateway and
 // SweepKey for the sweep (at start, after an event-stream gap and every
 // resync period; Owners maps helpers' events to keys). A Service is synced
 // from scratch: its record and status are read, its endpoints taken from
@@ -25,7 +27,8 @@
 // claim keeps one) and hostport_held.go (a host port a process outside
 // Docker holds); serviceplan.go plans a helper container — a Service's
 // proxy, or the DNS server — as pure data; dnsrecords.go and dnsctl.go are
-// the DNS server's; serviceenv.go gives pods' containers their Service
+// the DNS server's; gatewayctl.go runs the gateway's helper from the
+// gateway controller's tables; serviceenv.go gives pods' containers their Service
 // environment variables (Env); events.go records a status's changes.
 //
 // Invariants:

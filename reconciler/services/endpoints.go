@@ -304,6 +304,13 @@ func (t *Tracker) endpointsAt(svc *manifests.Service) (ready, notReady []store.E
 	return ready, notReady, t.version
 }
 
+// currentVersion is the version of the pods the tracker knows.
+func (t *Tracker) currentVersion() int64 {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.version
+}
+
 // watch makes the tracker queue key when a pod its selector covers
 // changes. A Service sync calls it before it reads its endpoints, so that
 // no change falls between the two.

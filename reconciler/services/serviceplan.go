@@ -52,6 +52,7 @@ const (
 	HelperNewContainer  HelperReason = "NewContainer"   // another container than the one last pushed to: push
 	HelperChanged       HelperReason = "Changed"        // what it must serve changed: push
 	HelperTooLarge      HelperReason = "ConfigTooLarge" // created with a stub config (the config exceeds an argument): push
+	HelperSecret        HelperReason = "ConfigSecret"   // created with a stub config (the config holds keys): push
 )
 
 // maxCommandConfig is the largest config a create puts in the helper's
@@ -161,6 +162,10 @@ type helperWant struct {
 	// Stub is the config with nothing to serve (no endpoints, no records)
 	// at generation 0: a create's command when the config is too large.
 	Stub string
+	// StubAlways: the create's command always carries the Stub, and the
+	// config follows on the push's stdin, never in an argument (the
+	// gateway's holds TLS keys; docs/design.md §10).
+	StubAlways bool
 	// Change says what changed since the last push, for the cause.
 	Change string
 }
@@ -236,7 +241,7 @@ func planHelper(in helperPlanInput) HelperPlan {
 		req.Cmd = []string{helperapi.Binary, "helper", w.Mode, "--config", plan.Config}
 		create := HelperOp{Kind: HelperCreate, Name: w.Name, Reason: HelperMissing, Cause: "no " + w.Mode + " helper runs",
 			Generation: gen, Request: &req}
-		if len(plan.Config) <= maxCommandConfig || w.Stub == "" {
+		if !w.StubAlways && (len(plan.Config) <= maxCommandConfig || w.Stub == "") {
 			add(create)
 			plan.Serves = true
 			return plan
@@ -244,8 +249,11 @@ func planHelper(in helperPlanInput) HelperPlan {
 		req.Cmd[len(req.Cmd)-1] = w.Stub
 		create.Generation, create.Stub = 0, true
 		add(create)
-		add(HelperOp{Kind: HelperPush, Name: w.Name, Reason: HelperTooLarge, Generation: gen, Config: plan.Config,
-			Cause: fmt.Sprintf("config of %d bytes, over the %d a command carries: pushed on stdin after the create", len(plan.Config), maxCommandConfig)})
+		reason, cause := HelperTooLarge, fmt.Sprintf("config of %d bytes, over the %d a command carries: pushed on stdin after the create", len(plan.Config), maxCommandConfig)
+		if w.StubAlways {
+			reason, cause = HelperSecret, "the config holds keys: pushed on stdin after the create, never in an argument"
+		}
+		add(HelperOp{Kind: HelperPush, Name: w.Name, Reason: reason, Generation: gen, Config: plan.Config, Cause: cause})
 		plan.Serves = true
 		return plan
 	}

@@ -102,6 +102,9 @@ type Config struct {
 	// Orphan reports, or with PruneOrphans removes, a proxy of a Service
 	// this state directory never knew, as the deployments' orphans are.
 	Orphan func(ctx context.Context, ct dockerx.Container, remove func(context.Context, string) error, what, owner string, attrs ...any) error
+	// Secrets reads a Secret (store.Store.LookupSecret): the gateway's
+	// certificates (nil: the gateway presents none).
+	Secrets func(ns, name string) (*manifests.Secret, error)
 	// Recorder receives the Services' events (default: none recorded).
 	Recorder EventRecorder
 	Now      func() time.Time
@@ -144,6 +147,8 @@ type Controller struct {
 	// hostBind binds a host address and closes the socket at once
 	// (nil: a real bind); tests fake it.
 	hostBind func(network, addr string) error
+	// gw is the gateway's data plane (gatewayctl.go), under mu.
+	gw gatewayState
 	// envWait bounds a create's wait for a Service's address
 	// (serviceEnvWait; serviceenv.go).
 	envWait time.Duration
@@ -181,7 +186,9 @@ func New(cfg Config) *Controller {
 		// A generation the DNS server cannot have seen: it has no status
 		// file to keep one in, and a previous controller counted up from
 		// its own start, earlier.
-		dnsGen:  cfg.Now().UnixMilli(),
+		dnsGen: cfg.Now().UnixMilli(),
+		// The same for the gateway, whose state file is on a tmpfs.
+		gw:      gatewayState{gen: cfg.Now().UnixMilli()},
 		envWait: serviceEnvWait,
 	}
 	s.loop = reconcile.NewLoop(s, reconcile.Config{
@@ -213,6 +220,11 @@ func (s *Controller) Reconcile(ctx context.Context, req reconcile.Request) (reco
 		return reconcile.Result{}, s.sweep(ctx)
 	case DNSKey:
 		return s.syncDNS(ctx)
+	}
+	if strings.HasPrefix(req.Key, GatewayKey) {
+		// The gateway, or one of its backends whose pods changed
+		// (gatewayctl.go): the one helper is synced either way.
+		return s.syncGateway(ctx)
 	}
 	ns, name, ok := strings.Cut(req.Key, "/")
 	if !ok || ns == "" || name == "" {
@@ -852,6 +864,7 @@ func (s *Controller) sweep(ctx context.Context) error {
 		}
 	}
 	s.loop.Add(reconcile.Request{Key: DNSKey})
+	s.loop.Add(reconcile.Request{Key: GatewayKey})
 	for _, p := range proxies {
 		key := proxyKey(&p)
 		if known[key] {
@@ -883,6 +896,8 @@ func Owners(instance string) reconcile.OwnerMapper {
 			return []reconcile.Request{{Key: SweepKey}}
 		case ev.Role == dockerx.RoleDNS:
 			return []reconcile.Request{{Key: DNSKey}}
+		case ev.Role == dockerx.RoleGateway:
+			return []reconcile.Request{{Key: GatewayKey}}
 		case ev.Role == dockerx.RoleProxy:
 			rest, ok := strings.CutPrefix(ev.Name, instance+"_")
 			rest, ok2 := strings.CutSuffix(rest, "_svc")

@@ -1,0 +1,268 @@
+package gateway
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/dockctl/dockctl/internal/gatewayroutes"
+	"github.com/dockctl/dockctl/manifests"
+	"github.com/dockctl/dockctl/reconciler/reconcile"
+	"github.com/dockctl/dockctl/store"
+)
+
+// Key is the one key of the gateway's loop: every routing object, Service
+// and Secret of the instance feeds one compiled table, so any change of
+// them syncs the whole table again (it is pure and cheap).
+const Key = "gateway"
+
+// Store is what the controller reads and writes of the state directory.
+type Store interface {
+	ListObjects(kind string) ([]*store.StoredObject, []error)
+	ListServices() ([]*store.ServiceRecord, []error)
+	ListSecrets() ([]*store.SecretRecord, []error)
+	ListNamespaces() ([]*store.NamespaceRecord, error)
+	ReadRoutingStatus(ref store.ObjectRef) (json.RawMessage, error)
+	WriteRoutingStatus(ref store.ObjectRef, status json.RawMessage) error
+}
+
+// Recorder records events (reconciler.EventRecorder).
+type Recorder interface {
+	Event(obj store.InvolvedObject, eventType, reason, message string)
+}
+
+// Config is the controller's settings.
+type Config struct {
+	Store    Store
+	Recorder Recorder
+	Logger   *slog.Logger
+	// Address is where the gateway publishes (--service-address).
+	Address string
+	// Routes are the compile options: controller name, served ingress
+	// classes (--ingress-class), HTTP and HTTPS ports.
+	Routes gatewayroutes.Options
+	// Programmed tells whether the gateway helper acknowledged the
+	// config of generation gen; nil: never (no data plane).
+	Programmed func(gen int64) bool
+	// Now is the clock (time.Now when nil).
+	Now func() time.Time
+}
+
+// DataPlane is the gateway helper's side (package services, which runs
+// it as it runs the Services' proxies): it is handed every compiled table
+// and says which table generation the helper acknowledged.
+type DataPlane interface {
+	// ServeGateway hands it the table of generation gen; notify is called
+	// once the helper acknowledged a new table generation.
+	ServeGateway(t *gatewayroutes.Table, gen int64, notify func())
+	GatewayProgrammed(gen int64) bool
+}
+
+// SetDataPlane connects the data plane; notify queues this controller's
+// sync (its loop is the caller's). Called before the loop starts.
+func (c *Controller) SetDataPlane(dp DataPlane, notify func()) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.dp, c.notify = dp, notify
+	if c.cfg.Programmed == nil {
+		c.cfg.Programmed = dp.GatewayProgrammed
+	}
+}
+
+// Controller compiles the routing objects and writes their status.
+type Controller struct {
+	cfg Config
+	mu  sync.Mutex
+	// reported are the problems last reported per object, so that a
+	// resync records no event again for what did not change.
+	reported map[store.ObjectRef][]event
+	// gen counts the configs compiled, as the generation pushed.
+	gen  int64
+	last []byte
+	// dp serves the compiled tables (nil: no data plane); notify queues
+	// a sync once it acknowledged one.
+	dp     DataPlane
+	notify func()
+}
+
+// New returns a controller of cfg.
+func New(cfg Config) *Controller {
+	if cfg.Now == nil {
+		cfg.Now = time.Now
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.Default()
+	}
+	return &Controller{cfg: cfg, reported: map[store.ObjectRef][]event{}}
+}
+
+// Reconcile syncs the gateway (reconcile.Reconciler): reads every routing
+// object, compiles the table, writes the statuses that changed and
+// records the problems that are new.
+func (c *Controller) Reconcile(ctx context.Context, req reconcile.Request) (reconcile.Result, error) {
+	if req.Key != Key {
+		return reconcile.Result{}, reconcile.TerminalError(fmt.Errorf("gateway: unknown key %q", req.Key))
+	}
+	in, err := c.input()
+	if err != nil {
+		return reconcile.Result{}, err
+	}
+	table := gatewayroutes.Compile(in, c.cfg.Routes)
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	cfgJSON, err := json.Marshal(table.Config)
+	if err != nil {
+		return reconcile.Result{}, fmt.Errorf("gateway config: %w", err)
+	}
+	if !slices.Equal(cfgJSON, c.last) {
+		c.gen++
+		c.last = cfgJSON
+	}
+	if c.dp != nil {
+		// Every sync hands the table over: a Secret's new content or an
+		// endpoint is resolved there, not compiled here.
+		c.dp.ServeGateway(table, c.gen, c.notify)
+	}
+	programmed := c.cfg.Programmed != nil && c.cfg.Programmed(c.gen)
+	if programmed {
+		// The Gateways' Programmed condition: the helper serves this
+		// table (the config does not depend on it).
+		in.Programmed = map[gatewayroutes.ObjectRef]bool{}
+		for _, gw := range in.Gateways {
+			in.Programmed[gatewayroutes.ObjectRef{Namespace: gw.Metadata.NamespaceOrDefault(), Name: gw.Metadata.Name}] = true
+		}
+		table = gatewayroutes.Compile(in, c.cfg.Routes)
+	}
+	prev := map[store.ObjectRef]json.RawMessage{}
+	for _, kind := range []string{store.KindGatewayClass, store.KindGateway, store.KindHTTPRoute, store.KindIngress} {
+		objs, _ := c.cfg.Store.ListObjects(kind)
+		for _, o := range objs {
+			ref := refOf(kind, o)
+			if raw, err := c.cfg.Store.ReadRoutingStatus(ref); err == nil && raw != nil {
+				prev[ref] = raw
+			}
+		}
+	}
+	statuses := statusesOf(in, table, c.cfg.Address, programmed, prev, c.cfg.Now())
+	var errs []error
+	for _, ref := range sortedRefs(statuses) {
+		st := statuses[ref]
+		raw, err := encodeStatus(ref, st.status)
+		if err == nil {
+			err = c.cfg.Store.WriteRoutingStatus(ref, raw)
+		}
+		if err != nil {
+			errs = append(errs, err)
+		}
+		c.report(ref, st.problems)
+	}
+	for ref := range c.reported {
+		if _, ok := statuses[ref]; !ok {
+			delete(c.reported, ref) // gone: a new one reports again
+		}
+	}
+	return reconcile.Result{}, errors.Join(errs...)
+}
+
+// report records the problems of ref that were not reported at the last
+// sync, as Warning events.
+func (c *Controller) report(ref store.ObjectRef, problems []event) {
+	old := c.reported[ref]
+	for _, p := range problems {
+		if !slices.Contains(old, p) && c.cfg.Recorder != nil {
+			c.cfg.Recorder.Event(store.InvolvedObject{Kind: ref.Kind, Namespace: ref.Namespace, Name: ref.Name}, "Warning", p.reason, p.message)
+		}
+	}
+	if len(problems) == 0 {
+		delete(c.reported, ref)
+		return
+	}
+	c.reported[ref] = problems
+}
+
+func refOf(kind string, o *store.StoredObject) store.ObjectRef {
+	ns := o.Meta.NamespaceOrDefault()
+	if manifests.ClusterScoped(kind) {
+		ns = ""
+	}
+	return store.ObjectRef{Kind: kind, Namespace: ns, Name: o.Meta.Name}
+}
+
+// input reads what the compile depends on: the live routing objects, the
+// Services' ports, the kubernetes.io/tls Secrets and the namespaces'
+// labels. An unreadable record fails the sync (it is retried): compiling
+// without it could drop a route that exists.
+func (c *Controller) input() (gatewayroutes.Input, error) {
+	in := gatewayroutes.Input{
+		Services:        map[gatewayroutes.ObjectRef]gatewayroutes.Service{},
+		TLSSecrets:      map[gatewayroutes.ObjectRef]bool{},
+		NamespaceLabels: map[string]map[string]string{},
+	}
+	var errs []error
+	list := func(kind string) []*store.StoredObject {
+		objs, es := c.cfg.Store.ListObjects(kind)
+		errs = append(errs, es...)
+		var live []*store.StoredObject
+		for _, o := range objs {
+			if !o.Deleted {
+				live = append(live, o)
+			}
+		}
+		return live
+	}
+	for _, o := range list(store.KindIngress) {
+		in.Ingresses = append(in.Ingresses, o.Object.(*manifests.Ingress))
+	}
+	for _, o := range list(store.KindIngressClass) {
+		in.IngressClasses = append(in.IngressClasses, o.Object.(*manifests.IngressClass))
+	}
+	for _, o := range list(store.KindGatewayClass) {
+		in.GatewayClasses = append(in.GatewayClasses, o.Object.(*manifests.GatewayClass))
+	}
+	for _, o := range list(store.KindGateway) {
+		in.Gateways = append(in.Gateways, o.Object.(*manifests.Gateway))
+	}
+	for _, o := range list(store.KindHTTPRoute) {
+		in.HTTPRoutes = append(in.HTTPRoutes, o.Object.(*manifests.HTTPRoute))
+	}
+	for _, o := range list(store.KindReferenceGrant) {
+		in.ReferenceGrants = append(in.ReferenceGrants, o.Object.(*manifests.ReferenceGrant))
+	}
+	svcs, es := c.cfg.Store.ListServices()
+	errs = append(errs, es...)
+	for _, r := range svcs {
+		if r.Deleted {
+			continue
+		}
+		var s gatewayroutes.Service
+		for _, p := range r.Service.Spec.Ports {
+			s.Ports = append(s.Ports, gatewayroutes.ServicePort{Name: p.Name, Port: p.Port, AppProtocol: p.AppProtocol})
+		}
+		in.Services[gatewayroutes.ObjectRef{Namespace: r.Service.Metadata.NamespaceOrDefault(), Name: r.Service.Metadata.Name}] = s
+	}
+	secs, es := c.cfg.Store.ListSecrets()
+	errs = append(errs, es...)
+	for _, r := range secs {
+		if !r.Deleted && r.Object.Type == manifests.SecretTypeTLS {
+			in.TLSSecrets[gatewayroutes.ObjectRef{Namespace: r.Object.Metadata.NamespaceOrDefault(), Name: r.Object.Metadata.Name}] = true
+		}
+	}
+	nss, err := c.cfg.Store.ListNamespaces()
+	if err != nil {
+		errs = append(errs, err)
+	}
+	for _, n := range nss {
+		if !n.Deleted {
+			in.NamespaceLabels[n.Namespace.Metadata.Name] = n.Namespace.Metadata.Labels
+		}
+	}
+	if _, ok := in.NamespaceLabels[manifests.DefaultNamespace]; !ok {
+		in.NamespaceLabels[manifests.DefaultNamespace] = nil
+	}
+	return in, errors.Join(errs...)
+}

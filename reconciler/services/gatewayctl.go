@@ -1,0 +1,282 @@
+package services
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"maps"
+	"slices"
+	"strings"
+
+	"github.com/dockctl/dockctl/dockerx"
+	"github.com/dockctl/dockctl/internal/gatewayroutes"
+	"github.com/dockctl/dockctl/internal/helperapi"
+	"github.com/dockctl/dockctl/manifests"
+	"github.com/dockctl/dockctl/reconciler/reconcile"
+)
+
+// The gateway's data plane (docs/design.md §10, the gateway): one gateway
+// helper per instance (INSTANCE_gateway, role gateway), a helper like a
+// proxy (serviceplan.go), publishing the ports of the compiled table on
+// the service address. The gateway controller (reconciler/gateway) hands
+// it each compiled table (ServeGateway); this side resolves the table's
+// backends to the ready endpoints of their Services straight from the
+// Tracker (no hop through the Services' proxies) and its certificate
+// names to kubernetes.io/tls Secrets, and pushes the result. The helper
+// runs while the table serves a route, and is removed once none is left.
+//
+// The gateway follows each backend Service under a key of its own,
+// GatewayKey+"ns/name", in the Tracker: a change of a backend's pods
+// queues it (and a sync re-pushes), and a pod's drain waits until the
+// gateway acknowledged a config without it, as it waits for proxies.
+//
+// The config holds TLS keys: the helper is created with the stub config
+// (nothing to serve) and every config travels on the push's stdin only.
+
+// GatewayKey is the gateway's key on the services loop, and the prefix
+// of its backends' keys in the Tracker (":" is in no namespace, so no
+// Service key can take either form).
+const GatewayKey = "gateway:"
+
+// gatewayName is the container name of the instance's gateway helper.
+func gatewayName(instance string) string { return instance + "_gateway" }
+
+// gatewayState is what the controller knows of the gateway.
+type gatewayState struct {
+	table    *gatewayroutes.Table // nil: none handed yet
+	tableGen int64                // the table's generation (the gateway controller's)
+	acked    int64                // the table generation the helper acknowledged last; 0: none
+	gen      int64                // the helper's config generation
+	backends map[string]bool      // Service keys the last table names
+	refused  string               // why no helper runs though routes exist ("": none refused)
+	notify   func()               // called after an ack of a new table generation
+}
+
+// ServeGateway hands the gateway's data plane a compiled table of
+// generation gen and queues its sync; notify is called (outside any lock)
+// once the helper acknowledged a table generation for the first time, so
+// that the gateway controller reports it Programmed.
+func (s *Controller) ServeGateway(t *gatewayroutes.Table, gen int64, notify func()) {
+	s.mu.Lock()
+	s.gw.table, s.gw.tableGen, s.gw.notify = t, gen, notify
+	s.mu.Unlock()
+	s.loop.Add(reconcile.Request{Key: GatewayKey})
+}
+
+// GatewayProgrammed reports whether the gateway helper serves the table of
+// generation gen (or a later one).
+func (s *Controller) GatewayProgrammed(gen int64) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return gen > 0 && s.gw.acked >= gen
+}
+
+// GatewayRefused says why no gateway helper runs although routes exist
+// ("": none refused): a port below 1024 without --allow-host-ports.
+func (s *Controller) GatewayRefused() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.gw.refused
+}
+
+// servesRoutes reports whether a table serves any route.
+func servesRoutes(t *gatewayroutes.Table) bool {
+	if t == nil {
+		return false
+	}
+	for _, p := range t.Config.Ports {
+		for _, h := range p.Hosts {
+			if len(h.Routes) > 0 {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// gatewayBindings publishes each port of the table on the service
+// address. A port below 1024 passes the host-port gate first (§13,
+// --allow-host-ports), as a host port does: refused names the ports that
+// did not.
+func (s *Controller) gatewayBindings(cfg helperapi.GatewayConfig) (bindings []dockerx.PortBinding, refused []string) {
+	for _, p := range cfg.Ports {
+		if p.Port < 1024 && !s.cfg.Allow.AllowsHostPort(p.Port) {
+			refused = append(refused, fmt.Sprintf("port %d needs %s", p.Port, manifests.FlagAllowHostPorts))
+			continue
+		}
+		bindings = append(bindings, dockerx.PortBinding{HostIP: s.address, HostPort: p.Port, ContainerPort: p.Port, Protocol: helperapi.TCP})
+	}
+	return bindings, refused
+}
+
+// gatewayEndpoints resolves a backend to the ready endpoints of its
+// Service's port, from the Tracker; it also watches the Service under the
+// gateway's key, before reading, so that no change falls between.
+func (s *Controller) gatewayEndpoints(watched map[string]trackedService) func(gatewayroutes.BackendRef) []helperapi.Endpoint {
+	return func(ref gatewayroutes.BackendRef) []helperapi.Endpoint {
+		rec, err := s.store.LookupService(ref.Namespace, ref.Name)
+		if err != nil || rec.Deleted {
+			return []helperapi.Endpoint{}
+		}
+		svc := defaultService(&rec.Service)
+		key := GatewayKey + serviceKey(svc)
+		s.tracker.watch(key, svc)
+		watched[key] = trackedServiceOf(svc)
+		idx := slices.IndexFunc(svc.Spec.Ports, func(p manifests.ServicePort) bool { return p.Port == ref.Port })
+		if idx < 0 {
+			return []helperapi.Endpoint{}
+		}
+		sp := svc.Spec.Ports[idx]
+		ready, _, _ := s.tracker.endpointsAt(svc)
+		eps := []helperapi.Endpoint{}
+		for _, ep := range ready {
+			for _, p := range ep.Ports {
+				if p.Name == sp.Name && p.Protocol == sp.Protocol {
+					eps = append(eps, helperapi.Endpoint{IP: ep.IP, Port: int(p.Port), Pod: ep.Pod})
+				}
+			}
+		}
+		return eps
+	}
+}
+
+// gatewayCertificate reads a kubernetes.io/tls Secret's chain and key.
+func (s *Controller) gatewayCertificate(ref gatewayroutes.ObjectRef) ([]byte, []byte, bool) {
+	if s.cfg.Secrets == nil {
+		return nil, nil, false
+	}
+	sec, err := s.cfg.Secrets(ref.Namespace, ref.Name)
+	if err != nil || sec == nil || sec.Type != manifests.SecretTypeTLS {
+		return nil, nil, false
+	}
+	cert, key := sec.Data[manifests.SecretTLSCertKey], sec.Data[manifests.SecretTLSPrivateKeyKey]
+	if len(cert) == 0 || len(key) == 0 {
+		return nil, nil, false
+	}
+	return cert, key, true
+}
+
+// syncGateway is one observe → plan → execute pass for the gateway helper.
+func (s *Controller) syncGateway(ctx context.Context) (reconcile.Result, error) {
+	if !s.tracker.Synced() {
+		return reconcile.Result{}, nil // the first feed queues a sweep, which queues the gateway
+	}
+	observed, err := s.listHelpers(ctx, dockerx.RoleGateway)
+	if err != nil {
+		return reconcile.Result{}, err
+	}
+	s.mu.Lock()
+	table, tableGen := s.gw.table, s.gw.tableGen
+	pushed := s.pushed[GatewayKey]
+	gen := max(s.gw.gen, s.floor[GatewayKey])
+	if pushed != nil {
+		gen = max(gen, pushed.Generation)
+	}
+	s.mu.Unlock()
+	if table == nil {
+		// No table handed yet (a controller that just started): what
+		// runs is left as it is, serving its last config, until the
+		// gateway controller's first sync says what to serve.
+		return reconcile.Result{}, nil
+	}
+
+	watched := map[string]trackedService{}
+	pin := helperPlanInput{Observed: observed, Pushed: pushed, Generation: gen, Unwanted: "no route is served"}
+	var refused []string
+	var version int64
+	if servesRoutes(table) {
+		// The version before the endpoints are read: an ack covers it.
+		version = s.tracker.currentVersion()
+		cfg := table.Resolve(0, gatewayroutes.Resolver{Endpoints: s.gatewayEndpoints(watched), Certificate: s.gatewayCertificate})
+		var bindings []dockerx.PortBinding
+		bindings, refused = s.gatewayBindings(cfg)
+		if len(refused) == 0 {
+			network := dockerx.NetworkName(s.cfg.Instance)
+			content, render := renderer(cfg, func(c *helperapi.GatewayConfig, g int64) { c.Generation = g })
+			pin.Want = &helperWant{Name: gatewayName(s.cfg.Instance), Hash: gatewayConfigHash(network, bindings), Mode: helperapi.ModeGateway,
+				Content: content, Render: render, Change: "routes, endpoints or certificates changed",
+				Stub: renderStub(helperapi.GatewayConfig{Ports: []helperapi.GatewayPort{}}), StubAlways: true,
+				Request: dockerx.HelperRequest{Instance: s.cfg.Instance, Role: dockerx.RoleGateway,
+					Network: dockerx.PodNetwork{Name: network}, Ports: bindings}}
+		} else {
+			pin.Unwanted = "ports refused: " + strings.Join(refused, ", ")
+		}
+	}
+	resolved := maps.Clone(watched)
+	if pin.Want == nil {
+		// No gateway routes to any pod: no drain is to wait for it.
+		clear(watched)
+	}
+	plan := planHelper(pin)
+	s.logPlan(GatewayKey, plan)
+	var content string
+	var render func(int64) string
+	if pin.Want != nil {
+		content, render = pin.Want.Content, pin.Want.Render
+	}
+	done, execErr := s.execute(ctx, GatewayKey, plan, content, render)
+	wait := plan.Wait || errors.Is(execErr, errNameBeingFreed)
+	if wait {
+		execErr = nil
+	}
+	s.mu.Lock()
+	var notify func()
+	if done != nil {
+		s.gw.gen = max(s.gw.gen, done.Generation)
+	}
+	if execErr == nil && !wait && plan.Serves && tableGen > s.gw.acked {
+		s.gw.acked, notify = tableGen, s.gw.notify
+	}
+	if pin.Want == nil && execErr == nil {
+		delete(s.pushed, GatewayKey)
+		if s.gw.acked != 0 {
+			s.gw.acked, notify = 0, s.gw.notify // nothing serves: no longer Programmed
+		}
+	}
+	wasRefused := s.gw.refused
+	s.gw.refused = strings.Join(refused, ", ")
+	old := s.gw.backends
+	s.gw.backends = map[string]bool{}
+	for k := range watched {
+		s.gw.backends[strings.TrimPrefix(k, GatewayKey)] = true
+	}
+	s.mu.Unlock()
+	if s.gw.refused != "" && s.gw.refused != wasRefused {
+		s.log.Warn("gateway not run: a port below 1024 is a privileged host port", "refused", s.gw.refused)
+	}
+	for k := range old {
+		resolved[GatewayKey+k] = trackedService{}
+	}
+	for k := range resolved {
+		if _, ok := watched[k]; !ok {
+			s.tracker.forget(k)
+		}
+	}
+	if execErr == nil && !wait && plan.Serves {
+		for k := range watched {
+			s.tracker.ack(k, version)
+		}
+	}
+	if notify != nil {
+		notify()
+	}
+	if wait {
+		return reconcile.Result{RequeueAfter: nameRetry}, nil
+	}
+	if execErr != nil {
+		return reconcile.Result{}, fmt.Errorf("gateway: %w", execErr)
+	}
+	return reconcile.Result{}, nil
+}
+
+// gatewayConfigHash covers what the gateway helper is created with and
+// cannot change while it runs: its network, its published ports and the
+// helper protocol. Not its routes, endpoints or certificates: pushed.
+func gatewayConfigHash(network string, bindings []dockerx.PortBinding) string {
+	return configHash(struct {
+		Protocol int
+		Role     string
+		Network  string
+		Bindings []dockerx.PortBinding
+	}{Protocol: helperProtocolVersion, Role: dockerx.RoleGateway, Network: network, Bindings: bindings})
+}

@@ -1,0 +1,191 @@
+package services
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/dockctl/dockctl/dockerx"
+	"github.com/dockctl/dockctl/internal/gatewayroutes"
+	"github.com/dockctl/dockctl/internal/helperapi"
+	"github.com/dockctl/dockctl/manifests"
+)
+
+// gatewayTable is a compiled table serving host a.test on an HTTP port
+// and an HTTPS port (certificate default/tls), both to default/web:80.
+func gatewayTable(httpPort, httpsPort int) *gatewayroutes.Table {
+	host := []helperapi.GatewayHost{{Hostname: "a.test", Routes: []helperapi.GatewayRoute{{
+		Path:     helperapi.GatewayPathMatch{Type: helperapi.PathPrefix, Value: "/"},
+		Backends: []helperapi.GatewayBackend{{Service: "default/web:80", Weight: 1}},
+	}}}}
+	return &gatewayroutes.Table{Config: helperapi.GatewayConfig{Ports: []helperapi.GatewayPort{
+		{Port: httpPort, Protocol: helperapi.GatewayHTTP, Hosts: host},
+		{Port: httpsPort, Protocol: helperapi.GatewayHTTPS, Certificates: []string{"default/tls"}, Hosts: host},
+	}}}
+}
+
+// gatewayServes returns the endpoints the gateway helper serves for its
+// first route, and its certificates' names.
+func (r *svcRig) gatewayServes() (string, string) {
+	r.t.Helper()
+	var cfg helperapi.GatewayConfig
+	if _, ok := r.docker.Serving("i_gateway", &cfg); !ok {
+		r.t.Fatal("no gateway helper serving a config")
+	}
+	if len(cfg.Ports) == 0 {
+		return "", ""
+	}
+	var eps, certs []string
+	for _, ep := range cfg.Ports[0].Hosts[0].Routes[0].Backends[0].Endpoints {
+		eps = append(eps, fmt.Sprintf("%s=%s:%d", ep.Pod, ep.IP, ep.Port))
+	}
+	for _, c := range cfg.Certificates {
+		certs = append(certs, c.Name+"/"+string(c.KeyPEM))
+	}
+	return strings.Join(eps, " "), strings.Join(certs, " ")
+}
+
+// gatewayHelpers are the gateway helpers Docker has, not being removed.
+func (r *svcRig) gatewayHelpers() []dockerx.Container {
+	var out []dockerx.Container
+	for _, c := range r.docker.Snapshot() {
+		if c.Role == dockerx.RoleGateway && c.State != dockerx.StateRemoving {
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
+// TestGatewayHelperLifecycle: the gateway helper is created with the first
+// served route (its command carrying no config, the config with its key
+// pushed on stdin), serves the ready endpoints of the backend Service
+// from the tracker, is pushed again when they change (queued under the
+// gateway's key by the tracker, not replaced), is reported Programmed
+// once it acknowledged, and is removed with the last route.
+func TestGatewayHelperLifecycle(t *testing.T) {
+	r := newSvcRig(t)
+	r.ctrl.cfg.Secrets = func(ns, name string) (*manifests.Secret, error) {
+		return &manifests.Secret{Type: manifests.SecretTypeTLS, Data: map[string][]byte{
+			manifests.SecretTLSCertKey: []byte("CERT"), manifests.SecretTLSPrivateKeyKey: []byte("KEY-" + ns + "-" + name)}}, nil
+	}
+	r.feed(webPods(3, 2))
+	r.svcs.put(webService("", 0))
+	r.reconcile("default/web")
+
+	notified := 0
+	r.ctrl.ServeGateway(gatewayTable(18080, 18443), 1, func() { notified++ })
+	if r.ctrl.GatewayProgrammed(1) {
+		t.Fatal("Programmed before any helper acknowledged")
+	}
+	r.reconcile(GatewayKey)
+	creates := r.docker.CreatedHelpers()
+	gw := creates[len(creates)-1]
+	if gw.Name != "i_gateway" || gw.Role != dockerx.RoleGateway {
+		t.Fatalf("created %s (role %s), want i_gateway (role gateway)", gw.Name, gw.Role)
+	}
+	if got := fmt.Sprint(gw.Ports); got != "[{127.0.0.1 18080 18080 TCP} {127.0.0.1 18443 18443 TCP}]" {
+		t.Errorf("published %s, want both ports on the service address", got)
+	}
+	if cmd := strings.Join(gw.Cmd, " "); strings.Contains(cmd, "KEY") || strings.Contains(cmd, "a.test") {
+		t.Errorf("the create's command carries the config: %s", cmd)
+	}
+	eps, certs := r.gatewayServes()
+	if eps != "web-a-0=10.222.0.2:8080 web-a-1=10.222.0.3:8080" || certs != "default/tls/KEY-default-tls" {
+		t.Errorf("gateway serves %q with certificates %q", eps, certs)
+	}
+	if !r.ctrl.GatewayProgrammed(1) || notified != 1 {
+		t.Errorf("after the ack: Programmed(1)=%v, notified %d times; want true, once", r.ctrl.GatewayProgrammed(1), notified)
+	}
+
+	// A pod becomes ready: the tracker queues the gateway's key of the
+	// Service, whose sync pushes (no new helper).
+	r.tracker.Update("default/web", webPods(3, 3))
+	if q := r.queued(); !q[GatewayKey+"default/web"] {
+		t.Fatalf("an endpoint change queued %v, want %s", q, GatewayKey+"default/web")
+	}
+	r.reconcile(GatewayKey + "default/web")
+	if eps, _ := r.gatewayServes(); eps != "web-a-0=10.222.0.2:8080 web-a-1=10.222.0.3:8080 web-a-2=10.222.0.4:8080" {
+		t.Errorf("after the change the gateway serves %q", eps)
+	}
+	if n := len(r.docker.CreatedHelpers()); n != len(creates) {
+		t.Errorf("an endpoint change created a helper (%d creates, want %d)", n, len(creates))
+	}
+	if n := len(r.gatewayHelpers()); n != 1 {
+		t.Fatalf("%d gateway helpers, want 1", n)
+	}
+
+	// The last route goes: the helper is removed, nothing is Programmed.
+	r.ctrl.ServeGateway(&gatewayroutes.Table{}, 2, func() { notified++ })
+	r.reconcile(GatewayKey)
+	if n := len(r.gatewayHelpers()); n != 0 {
+		t.Errorf("%d gateway helpers with no route, want 0", n)
+	}
+	if r.ctrl.GatewayProgrammed(1) || r.ctrl.GatewayProgrammed(2) {
+		t.Error("Programmed with no helper")
+	}
+}
+
+// TestGatewayPrivilegedPortGate: a port below 1024 is published only with
+// --allow-host-ports covering it, as a hostPort; without, no helper runs
+// and the refusal says which flag is missing.
+func TestGatewayPrivilegedPortGate(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		allow   []manifests.PortRange
+		helpers int
+		refused string
+	}{
+		{name: "no gate", helpers: 0, refused: "port 80 needs --allow-host-ports, port 443 needs --allow-host-ports"},
+		{name: "one port allowed", allow: []manifests.PortRange{{From: 80, To: 80}}, helpers: 0, refused: "port 443 needs --allow-host-ports"},
+		{name: "both allowed", allow: []manifests.PortRange{{From: 1, To: 1023}}, helpers: 1},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			r := newSvcRig(t)
+			r.allow = manifests.Policy{HostPorts: tc.allow}
+			r.restart()
+			r.feed(webPods(1, 1))
+			r.svcs.put(webService("", 0))
+			r.ctrl.ServeGateway(gatewayTable(80, 443), 1, nil)
+			r.reconcile(GatewayKey)
+			if n := len(r.gatewayHelpers()); n != tc.helpers {
+				t.Errorf("%d gateway helpers, want %d", n, tc.helpers)
+			}
+			if got := r.ctrl.GatewayRefused(); got != tc.refused {
+				t.Errorf("refused %q, want %q", got, tc.refused)
+			}
+			if got := r.ctrl.GatewayProgrammed(1); got != (tc.helpers == 1) {
+				t.Errorf("Programmed %v with %d helpers", got, tc.helpers)
+			}
+		})
+	}
+}
+
+// TestGatewayDrainWaitsForTheGateway: a pod the gateway routes to is
+// drained only once the gateway acknowledged a config without it.
+func TestGatewayDrainWaitsForTheGateway(t *testing.T) {
+	r := newSvcRig(t)
+	r.feed(webPods(2, 2))
+	r.svcs.put(webService("", 0))
+	r.reconcile("default/web")
+	r.ctrl.ServeGateway(gatewayTable(18080, 18443), 1, nil)
+	r.reconcile(GatewayKey)
+	ctx := t.Context()
+	done := drainAsync(r.tracker, ctx, "default", "web-a-1")
+	for !r.queued()[GatewayKey+"default/web"] {
+		time.Sleep(time.Millisecond) // Drain marks the pod and queues its keys
+	}
+	r.reconcile("default/web") // the proxy's side acknowledges
+	select {
+	case err := <-done:
+		t.Fatalf("drain ended (%v) before the gateway acknowledged", err)
+	default:
+	}
+	r.reconcile(GatewayKey + "default/web")
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	if eps, _ := r.gatewayServes(); eps != "web-a-0=10.222.0.2:8080" {
+		t.Errorf("after the drain the gateway serves %q", eps)
+	}
+}
