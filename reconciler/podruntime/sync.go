@@ -157,7 +157,7 @@ func (r *Runtime) createPod(ctx context.Context, d SyncDocker, in SyncInput, spe
 	if host == "" {
 		host = spec.Name
 	}
-	from := &dockerx.PodTemplate{Namespace: in.Namespace, Owner: in.Owner.Name, OwnerKind: in.Owner.Kind, Hostname: host, Template: t}
+	from := &dockerx.PodTemplate{Namespace: in.Namespace, Owner: in.Owner.Name, OwnerKind: in.Owner.Kind, OwnerUID: in.Owner.UID, Hostname: host, Template: t}
 	req := dockerx.CreateRequest{Instance: in.Instance, Namespace: in.Namespace, Name: name, TemplateHash: hash, From: from}
 	if in.Config != nil && len(t.Spec.Containers) > 0 {
 		pod := PodIdentity{Name: spec.Name, Namespace: OrDefaultNamespace(in.Namespace), Labels: t.Metadata.Labels,

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"strconv"
 	"strings"
 	"time"
 
@@ -271,6 +272,11 @@ func (c *Controller) Reconcile(ctx context.Context, req reconcile.Request) (reco
 	if nsName == "" {
 		nsName = manifests.DefaultNamespace
 	}
+	live := obj != nil && !obj.Deleted
+	if live {
+		in.Owner.UID = ownerUID(obj)
+	}
+	var stale []dockerx.Container
 	for _, ct := range all {
 		if ct.Labels[dockerx.LabelOwnerKind] != kind || ct.Labels[dockerx.LabelOwner] != name || dockerx.ParseNamespace(ct.Labels, ct.Name) != nsName {
 			continue
@@ -279,13 +285,26 @@ func (c *Controller) Reconcile(ctx context.Context, req reconcile.Request) (reco
 		if !ok {
 			continue
 		}
+		if u := ct.Labels[dockerx.LabelOwnerUID]; live && u != "" && u != in.Owner.UID {
+			// A pod of an earlier object of this name, deleted while
+			// no sync saw it: that object's, not this one's.
+			stale = append(stale, ct)
+			continue
+		}
 		in.Observed = append(in.Observed, ct)
 		podNames = append(podNames, pod)
 	}
-	if obj == nil || obj.Deleted {
-		// The owner is gone: so are its pods (background cascade).
-		_, err := c.runtime.Sync(ctx, c.cfg.Docker, in)
-		return reconcile.Result{}, err
+	if !live || len(stale) > 0 {
+		// The owner is gone: so are its pods (background cascade). A
+		// new owner of the name waits until its predecessor's pods are
+		// gone, as a pod name is free again only then; the stopper's
+		// completion queues the key again.
+		gone := in
+		if live {
+			gone.Observed, gone.Pods = stale, nil
+		}
+		res, err := c.runtime.Sync(ctx, c.cfg.Docker, gone)
+		return reconcile.Result{RequeueAfter: res.RequeueAfter}, err
 	}
 	tmpl := k.template(obj.Object)
 	if w, ok := obj.Object.(manifests.Workload); ok {
@@ -367,6 +386,13 @@ func (c *Controller) Reconcile(ctx context.Context, req reconcile.Request) (reco
 		c.cfg.Log.Warn("workload pods", "workload", req.Key, "err", syncErr)
 	}
 	return reconcile.Result{RequeueAfter: after}, nil
+}
+
+// ownerUID is the incarnation of obj its pods are labelled with
+// (dockerx.LabelOwnerUID): its creation, which a name deleted and applied
+// again does not share.
+func ownerUID(obj *store.StoredObject) string {
+	return strconv.FormatInt(obj.Created.UnixNano(), 36)
 }
 
 // record records the decision's events on the owner.

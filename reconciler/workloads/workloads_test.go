@@ -313,3 +313,66 @@ spec:
 		t.Errorf("a pod needing host namespaces runs without --allow-host-namespaces: %+v", cs)
 	}
 }
+
+// A name deleted and applied again is another object (Kubernetes tells
+// them apart by uid): the new one adopts none of the old one's pods, even
+// when the controller saw no sync between the delete and the apply.
+func TestObjectAppliedAgainAfterDeleteAdoptsNoOldPod(t *testing.T) {
+	for _, tc := range []struct {
+		name, kind, yaml string
+	}{
+		{"job", store.KindJob, jobYAML("again", "  completions: 1")},
+		{"pod", store.KindPod, `apiVersion: v1
+kind: Pod
+metadata:
+  name: again
+spec:
+  restartPolicy: Never
+  containers:
+  - name: t
+    image: busybox
+`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			f := newFrame(t)
+			f.apply(tc.yaml)
+			key := Key(tc.kind, "default", "again")
+			f.sync(key)
+			if n := f.exitAll(tc.kind, "again", 0); n != 1 {
+				t.Fatalf("%d containers ran, want 1", n)
+			}
+			f.advance(time.Second)
+			f.sync(key)
+			old := f.owned(tc.kind, "again")
+			if len(old) != 1 {
+				t.Fatalf("containers after the first run: %+v", old)
+			}
+			// Deleted and applied again between two syncs.
+			if _, err := f.st.DeleteObjects([]store.ObjectRef{{Kind: tc.kind, Namespace: "default", Name: "again"}}); err != nil {
+				t.Fatal(err)
+			}
+			f.advance(time.Second)
+			f.apply(tc.yaml)
+			// The old container goes in the background (the stopper):
+			// sync until the new object runs a pod of its own.
+			for round := 0; round < 10000 && len(f.running(tc.kind, "again")) == 0; round++ {
+				f.advance(time.Second)
+				f.sync(key)
+				time.Sleep(time.Millisecond)
+			}
+			for _, c := range f.owned(tc.kind, "again") {
+				if c.ID == old[0].ID {
+					t.Errorf("the deleted object's container %s is still there, adopted by the new one", c.Name)
+				}
+			}
+			if n := len(f.running(tc.kind, "again")); n != 1 {
+				t.Errorf("%d containers of the new object run, want 1: it must run again", n)
+			}
+			if tc.kind == store.KindJob {
+				if st := f.jobStatus("again"); hasCondition(st, batchv1.JobComplete) || st.Succeeded != 0 {
+					t.Errorf("the new Job's status = %d succeeded, %+v: the old Job's pods counted", st.Succeeded, st.Conditions)
+				}
+			}
+		})
+	}
+}
