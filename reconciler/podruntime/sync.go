@@ -82,7 +82,8 @@ func (m *syncMemory) of(key string) map[string]*ContainerState {
 // restartPolicy says (ShouldRestart) once its crash-loop backoff
 // (ObserveExits) has passed, and a finished pod (FinishedPhase) is kept;
 // a container of no wanted pod is handed to the Stopper (a graceful stop,
-// then its removal). It returns each wanted pod's status.
+// then its removal). The first create that fails ends the pass's creates
+// (the rest wait for the next Sync). It returns each wanted pod's status.
 //
 // Sync runs pods of one container (no holder: manifests.NeedsHolder
 // false); a pod that needs a holder is refused with an error, as its
@@ -101,6 +102,11 @@ func (r *Runtime) Sync(ctx context.Context, d SyncDocker, in SyncInput) (SyncRes
 	res := SyncResult{Pods: make(map[string]PodStatus, len(in.Pods))}
 	wanted := map[string]bool{}
 	var errs []error
+	// The first create that fails stops the pass's creates, as
+	// Kubernetes' slowStartBatch and the Deployment controller's
+	// SlowStart stop theirs: a broken image or a full disk costs one
+	// Docker call, not one per wanted pod; the next Sync tries again.
+	createFailed := false
 	for i := range in.Pods {
 		spec := &in.Pods[i]
 		name := dockerx.PodContainerName(in.Instance, in.Namespace, spec.Name)
@@ -112,8 +118,10 @@ func (r *Runtime) Sync(ctx context.Context, d SyncDocker, in SyncInput) (SyncRes
 		c := byName[name]
 		var err error
 		switch {
+		case c == nil && createFailed:
 		case c == nil:
 			c, err = r.createPod(ctx, d, in, spec, name)
+			createFailed = err != nil
 		case busy[c.ID]:
 			// Being stopped: the Stopper's, until its job ends.
 		case c.State == dockerx.StateCreated && notBefore[c.ID].IsZero():

@@ -70,6 +70,8 @@ func (f *frame) apply(yaml string) {
 			b.Pods = append(b.Pods, d.Pod)
 		case d.ReplicaSet != nil:
 			b.ReplicaSets = append(b.ReplicaSets, d.ReplicaSet)
+		case d.DaemonSet != nil:
+			b.DaemonSets = append(b.DaemonSets, d.DaemonSet)
 		}
 	}
 	if _, err := f.st.Apply(b, store.ApplyOptions{}); err != nil {
@@ -374,5 +376,59 @@ spec:
 				}
 			}
 		})
+	}
+}
+
+// Every gate of docs/design.md §13 refuses every kind's template as it
+// refuses a Deployment's: no container is created.
+func TestEveryPrivilegeGateRefusesEveryKind(t *testing.T) {
+	gates := map[string]struct{ pod, container string }{
+		"hostNetwork":  {pod: "hostNetwork: true"},
+		"hostPID":      {pod: "hostPID: true"},
+		"hostPath":     {pod: "volumes: [{name: h, hostPath: {path: /tmp}}]", container: "volumeMounts: [{name: h, mountPath: /h}]"},
+		"privileged":   {container: "securityContext: {privileged: true}"},
+		"capabilities": {container: "securityContext: {capabilities: {add: [SYS_ADMIN]}}"},
+		"hostPort":     {container: "ports: [{containerPort: 80, hostPort: 8080}]"},
+		"unconfined":   {pod: "securityContext: {seccompProfile: {type: Unconfined}}"},
+		"sysctl":       {pod: "securityContext: {sysctls: [{name: kernel.msgmax, value: '1'}]}"},
+		"network":      {},
+		"none":         {}, // the control: runs
+	}
+	kinds := map[string]func(podExtra, containerExtra, annotations string) string{
+		store.KindJob: func(p, c, a string) string {
+			return "apiVersion: batch/v1\nkind: Job\nmetadata: {name: x}\nspec:\n  template:\n    metadata: {annotations: {" + a + "}}\n    spec:\n      restartPolicy: Never\n      " + p + "\n      containers:\n      - name: t\n        image: busybox\n        " + c + "\n"
+		},
+		store.KindReplicaSet: func(p, c, a string) string {
+			return "apiVersion: apps/v1\nkind: ReplicaSet\nmetadata: {name: x}\nspec:\n  replicas: 1\n  selector: {matchLabels: {app: x}}\n  template:\n    metadata: {labels: {app: x}, annotations: {" + a + "}}\n    spec:\n      " + p + "\n      containers:\n      - name: t\n        image: busybox\n        " + c + "\n"
+		},
+		store.KindDaemonSet: func(p, c, a string) string {
+			return "apiVersion: apps/v1\nkind: DaemonSet\nmetadata: {name: x}\nspec:\n  selector: {matchLabels: {app: x}}\n  template:\n    metadata: {labels: {app: x}, annotations: {" + a + "}}\n    spec:\n      " + p + "\n      containers:\n      - name: t\n        image: busybox\n        " + c + "\n"
+		},
+		store.KindPod: func(p, c, a string) string {
+			return "apiVersion: v1\nkind: Pod\nmetadata: {name: x, annotations: {" + a + "}}\nspec:\n  " + p + "\n  containers:\n  - name: t\n    image: busybox\n    " + c + "\n"
+		},
+	}
+	for kind, yaml := range kinds {
+		for gate, g := range gates {
+			t.Run(kind+"/"+gate, func(t *testing.T) {
+				f := newFrame(t)
+				ann := ""
+				if gate == "network" {
+					ann = "dockctl.io/network: other"
+				}
+				f.apply(yaml(g.pod, g.container, ann))
+				f.sync(Key(kind, "default", "x"))
+				cs := f.owned(kind, "x")
+				if gate == "none" {
+					if len(cs) == 0 {
+						t.Errorf("a %s template needing no flag runs no pod", kind)
+					}
+					return
+				}
+				if len(cs) != 0 {
+					t.Errorf("a %s template with %s runs without its allow flag: %+v", kind, gate, cs)
+				}
+			})
+		}
 	}
 }
