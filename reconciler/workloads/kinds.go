@@ -24,23 +24,34 @@ func Kinds() []Kind {
 
 // JobKind runs a Job with the Job controller's decision (package job).
 func JobKind() Kind {
-	return For(manifests.KindJob, func(j *manifests.Job) *manifests.PodTemplateSpec { return &j.Spec.Template },
+	return WithPods(For(manifests.KindJob, func(j *manifests.Job) *manifests.PodTemplateSpec { return &j.Spec.Template },
 		func(env Env, j *manifests.Job, prev batchv1.JobStatus, pods []workload.ObservedPod) (Outcome, error) {
 			d := job.Sync(j, prev, pods, env.Now)
 			return Outcome{Status: d.Status, Create: d.Create, Delete: d.Delete, Events: d.Events, RequeueAt: d.RequeueAt, DeleteOwner: d.DeleteJob}, nil
-		})
+		}), "parallelism", func(j *manifests.Job) int32 {
+		// Kubernetes' Job runs at most parallelism pods, and no more
+		// than its completions (parallelism defaults to 1).
+		n := int32(1)
+		if p := j.Spec.Parallelism; p != nil {
+			n = *p
+		}
+		if c := j.Spec.Completions; c != nil {
+			n = min(n, *c)
+		}
+		return n
+	})
 }
 
 // ReplicaSetKind keeps a standalone ReplicaSet's replicas (package
 // replicaset).
 func ReplicaSetKind() Kind {
-	return For(manifests.KindReplicaSet, func(rs *manifests.ReplicaSet) *manifests.PodTemplateSpec { return &rs.Spec.Template },
+	return WithPods(For(manifests.KindReplicaSet, func(rs *manifests.ReplicaSet) *manifests.PodTemplateSpec { return &rs.Spec.Template },
 		func(env Env, rs *manifests.ReplicaSet, _ appsv1.ReplicaSetStatus, pods []workload.ObservedPod) (Outcome, error) {
 			d := replicaset.Sync(rs, pods, env.Now)
 			st := appsv1.ReplicaSetStatus{ObservedGeneration: d.Status.ObservedGeneration, Replicas: d.Status.Replicas,
 				FullyLabeledReplicas: d.Status.FullyLabeledReplicas, ReadyReplicas: d.Status.ReadyReplicas, AvailableReplicas: d.Status.AvailableReplicas}
 			return Outcome{Status: st, Create: d.CreatePods, Delete: d.DeletePods, Events: d.Events, RequeueAt: d.RequeueAt}, nil
-		})
+		}), "replicas", (*manifests.ReplicaSet).Replicas)
 }
 
 // DaemonSetKind runs a DaemonSet's one pod on this host (package

@@ -42,7 +42,10 @@ func (f *frame) advance(d time.Duration) {
 	f.now = f.now.Add(d)
 }
 
-func newFrame(t *testing.T) *frame {
+func newFrame(t *testing.T) *frame { t.Helper(); return newFrameWith(t, nil) }
+
+// newFrameWith is newFrame with cfg changed by change.
+func newFrameWith(t *testing.T, change func(*Config)) *frame {
 	t.Helper()
 	st, err := store.Open(t.TempDir(), instance)
 	if err != nil {
@@ -50,7 +53,11 @@ func newFrame(t *testing.T) *frame {
 	}
 	f := &frame{t: t, d: dockerfake.New("busybox"), st: st, now: time.Date(2026, 1, 2, 3, 4, 0, 0, time.UTC)}
 	f.d.SetNow(f.clock)
-	f.c = New(Config{Instance: instance, Docker: f.d, Store: st, Kinds: Kinds(), Now: f.clock})
+	cfg := Config{Instance: instance, Docker: f.d, Store: st, Kinds: Kinds(), Now: f.clock}
+	if change != nil {
+		change(&cfg)
+	}
+	f.c = New(cfg)
 	t.Cleanup(f.c.runtime.Stop)
 	return f
 }
@@ -430,5 +437,48 @@ func TestEveryPrivilegeGateRefusesEveryKind(t *testing.T) {
 				}
 			})
 		}
+	}
+}
+
+// The controller's replica cap (--max-replicas) bounds every kind's pods
+// as it bounds a Deployment's replicas: a ReplicaSet of more replicas, or
+// a Job of more parallelism, is refused with a Warning naming the cap, and
+// scales nothing (one host runs out of memory and PIDs long before).
+func TestReplicaCapRefusesEveryKind(t *testing.T) {
+	rs := func(n string) string {
+		return "apiVersion: apps/v1\nkind: ReplicaSet\nmetadata: {name: x}\nspec:\n  replicas: " + n + "\n  selector: {matchLabels: {app: x}}\n  template:\n    metadata: {labels: {app: x}}\n    spec:\n      containers:\n      - name: t\n        image: busybox\n"
+	}
+	for _, tc := range []struct {
+		name, kind, yaml string
+		want             int
+	}{
+		{"replicaset over the cap", store.KindReplicaSet, rs("5"), 0},
+		{"replicaset at the cap", store.KindReplicaSet, rs("3"), 3},
+		{"job over the cap", store.KindJob, jobYAML("x", "  parallelism: 1000000"), 0},
+		{"job at the cap", store.KindJob, jobYAML("x", "  parallelism: 3\n  completions: 10"), 3},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			f := newFrameWith(t, func(c *Config) { c.MaxPods = 3 })
+			f.now = time.Now() // the store hides events older than its TTL on read
+			f.apply(tc.yaml)
+			f.sync(Key(tc.kind, "default", "x"))
+			if n := len(f.owned(tc.kind, "x")); n != tc.want {
+				t.Errorf("%d pods, want %d (cap 3)", n, tc.want)
+			}
+			if tc.want > 0 {
+				return
+			}
+			evs, err := f.st.Events("default", true)
+			if err != nil {
+				t.Fatal(err)
+			}
+			found := false
+			for _, e := range evs {
+				found = found || (e.Reason == "FailedCreate" && strings.Contains(e.Message, "--max-replicas"))
+			}
+			if !found {
+				t.Errorf("no FailedCreate event names the cap: %+v", evs)
+			}
+		})
 	}
 }
