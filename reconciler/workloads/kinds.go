@@ -1,6 +1,9 @@
 package workloads
 
 import (
+	"slices"
+	"strconv"
+
 	appsv1 "k8s.io/api/apps/v1"
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -22,12 +25,28 @@ func Kinds() []Kind {
 	return []Kind{JobKind(), ReplicaSetKind(), DaemonSetKind(), PodKind()}
 }
 
+// JobStatus is a Job's stored status: v1 JobStatus, and the pods counted
+// in its succeeded count.
+type JobStatus struct {
+	batchv1.JobStatus
+	// CountedSucceeded are the succeeded pods (name@creation: the Job's
+	// pod namer gives a removed pod's name again) of a Job not
+	// Indexed that succeeded counts (an Indexed Job counts its
+	// completedIndexes): a pod whose container is removed (`docker
+	// container prune`) keeps its share, and one that succeeds after it
+	// adds to it, as Kubernetes counts each pod once (its
+	// uncountedTerminatedPods and finalizers).
+	CountedSucceeded []string `json:"countedSucceededPods,omitempty"`
+}
+
 // JobKind runs a Job with the Job controller's decision (package job).
 func JobKind() Kind {
 	return WithPods(For(manifests.KindJob, func(j *manifests.Job) *manifests.PodTemplateSpec { return &j.Spec.Template },
-		func(env Env, j *manifests.Job, prev batchv1.JobStatus, pods []workload.ObservedPod) (Outcome, error) {
-			d := job.Sync(j, prev, pods, env.Now)
-			return Outcome{Status: d.Status, Create: d.Create, Delete: d.Delete, Events: d.Events, RequeueAt: d.RequeueAt, DeleteOwner: d.DeleteJob}, nil
+		func(env Env, j *manifests.Job, prev JobStatus, pods []workload.ObservedPod) (Outcome, error) {
+			counted := countSucceeded(j, &prev, pods)
+			d := job.Sync(j, prev.JobStatus, pods, env.Now)
+			st := JobStatus{JobStatus: d.Status, CountedSucceeded: counted}
+			return Outcome{Status: st, Create: d.Create, Delete: d.Delete, Events: d.Events, RequeueAt: d.RequeueAt, DeleteOwner: d.DeleteJob}, nil
 		}), "parallelism", func(j *manifests.Job) int32 {
 		// Kubernetes' Job runs at most parallelism pods, and no more
 		// than its completions (parallelism defaults to 1).
@@ -40,6 +59,35 @@ func JobKind() Kind {
 		}
 		return n
 	})
+}
+
+// countSucceeded sets prev's succeeded count to the pods it counted plus
+// the succeeded pods among pods it did not count yet (the Job decision
+// keeps the larger of that and the succeeded pods it sees), and returns
+// the names counted now. A status of an earlier release names none: its
+// count stays the decision's.
+func countSucceeded(j *manifests.Job, prev *JobStatus, pods []workload.ObservedPod) []string {
+	if j.Spec.CompletionMode != nil && *j.Spec.CompletionMode == string(batchv1.IndexedCompletion) {
+		return nil
+	}
+	legacy := prev.Succeeded > 0 && len(prev.CountedSucceeded) == 0
+	counted := slices.Clone(prev.CountedSucceeded)
+	seen := make(map[string]bool, len(counted))
+	for _, n := range counted {
+		seen[n] = true
+	}
+	for i := range pods {
+		p := &pods[i]
+		id := p.Name + "@" + strconv.FormatInt(p.Created.UnixNano(), 36)
+		if !p.Active() && p.Status.Phase == corev1.PodSucceeded && !seen[id] {
+			seen[id] = true
+			counted = append(counted, id)
+			if !legacy {
+				prev.Succeeded++
+			}
+		}
+	}
+	return counted
 }
 
 // ReplicaSetKind keeps a standalone ReplicaSet's replicas (package

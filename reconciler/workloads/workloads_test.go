@@ -482,3 +482,42 @@ func TestReplicaCapRefusesEveryKind(t *testing.T) {
 		})
 	}
 }
+
+// A finished pod's container removed by hand (`docker container prune`)
+// keeps its share of the Job's succeeded count, and the pods that succeed
+// after it add to it: Kubernetes counts every pod once (its
+// uncountedTerminatedPods and finalizers), never runs more than
+// completions pods to success, and succeeded never goes down.
+func TestJobCountsASucceededPodOnceAfterItsContainerIsRemoved(t *testing.T) {
+	f := newFrame(t)
+	f.apply(jobYAML("prune", "  completions: 3\n  parallelism: 1"))
+	key := Key(store.KindJob, "default", "prune")
+	f.sync(key)
+	runs := 0
+	for round := 0; round < 8 && !hasCondition(f.jobStatus("prune"), batchv1.JobComplete); round++ {
+		runs += f.exitAll(store.KindJob, "prune", 0)
+		f.advance(time.Second)
+		f.sync(key)
+		before := f.jobStatus("prune").Succeeded
+		// Prune every finished container.
+		for _, c := range f.owned(store.KindJob, "prune") {
+			if c.State != dockerx.StateRunning {
+				if err := f.d.RemoveContainer(context.Background(), c.ID); err != nil {
+					t.Fatal(err)
+				}
+			}
+		}
+		for len(f.owned(store.KindJob, "prune")) != len(f.running(store.KindJob, "prune")) {
+			time.Sleep(time.Millisecond)
+		}
+		f.advance(time.Second)
+		f.sync(key)
+		if after := f.jobStatus("prune").Succeeded; after < before {
+			t.Fatalf("succeeded went down from %d to %d", before, after)
+		}
+	}
+	st := f.jobStatus("prune")
+	if !hasCondition(st, batchv1.JobComplete) || st.Succeeded != 3 || runs != 3 {
+		t.Errorf("%d pods ran to success, status %d succeeded, %+v; want 3, Complete", runs, st.Succeeded, st.Conditions)
+	}
+}
