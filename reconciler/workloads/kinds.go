@@ -26,26 +26,34 @@ func Kinds() []Kind {
 }
 
 // JobStatus is a Job's stored status: v1 JobStatus, and the pods counted
-// in its succeeded count.
+// in its succeeded and failed counts.
 type JobStatus struct {
 	batchv1.JobStatus
-	// CountedSucceeded are the succeeded pods (name@creation: the Job's
-	// pod namer gives a removed pod's name again) of a Job not
-	// Indexed that succeeded counts (an Indexed Job counts its
-	// completedIndexes): a pod whose container is removed (`docker
-	// container prune`) keeps its share, and one that succeeds after it
-	// adds to it, as Kubernetes counts each pod once (its
-	// uncountedTerminatedPods and finalizers).
+	// CountedSucceeded and CountedFailed are the finished pods
+	// (name@creation: the Job's pod namer gives a removed pod's name
+	// again) of a Job not Indexed that succeeded and failed count (an
+	// Indexed Job counts its completedIndexes; failed is counted so only
+	// without a podFailurePolicy, which may ignore a failure): a pod
+	// whose container is removed (`docker container prune`) keeps its
+	// share, and one that finishes after it adds to it, as Kubernetes
+	// counts each pod once (its uncountedTerminatedPods and finalizers).
 	CountedSucceeded []string `json:"countedSucceededPods,omitempty"`
+	CountedFailed    []string `json:"countedFailedPods,omitempty"`
 }
 
 // JobKind runs a Job with the Job controller's decision (package job).
 func JobKind() Kind {
 	return WithPods(For(manifests.KindJob, func(j *manifests.Job) *manifests.PodTemplateSpec { return &j.Spec.Template },
 		func(env Env, j *manifests.Job, prev JobStatus, pods []workload.ObservedPod) (Outcome, error) {
-			counted := countSucceeded(j, &prev, pods)
+			var st JobStatus
+			if j.Spec.CompletionMode == nil || *j.Spec.CompletionMode != string(batchv1.IndexedCompletion) {
+				st.CountedSucceeded = countFinished(&prev.Succeeded, prev.CountedSucceeded, pods, corev1.PodSucceeded)
+				if j.Spec.PodFailurePolicy == nil {
+					st.CountedFailed = countFinished(&prev.Failed, prev.CountedFailed, pods, corev1.PodFailed)
+				}
+			}
 			d := job.Sync(j, prev.JobStatus, pods, env.Now)
-			st := JobStatus{JobStatus: d.Status, CountedSucceeded: counted}
+			st.JobStatus = d.Status
 			return Outcome{Status: st, Create: d.Create, Delete: d.Delete, Events: d.Events, RequeueAt: d.RequeueAt, DeleteOwner: d.DeleteJob}, nil
 		}), "parallelism", func(j *manifests.Job) int32 {
 		// Kubernetes' Job runs at most parallelism pods, and no more
@@ -61,17 +69,13 @@ func JobKind() Kind {
 	})
 }
 
-// countSucceeded sets prev's succeeded count to the pods it counted plus
-// the succeeded pods among pods it did not count yet (the Job decision
-// keeps the larger of that and the succeeded pods it sees), and returns
-// the names counted now. A status of an earlier release names none: its
-// count stays the decision's.
-func countSucceeded(j *manifests.Job, prev *JobStatus, pods []workload.ObservedPod) []string {
-	if j.Spec.CompletionMode != nil && *j.Spec.CompletionMode == string(batchv1.IndexedCompletion) {
-		return nil
-	}
-	legacy := prev.Succeeded > 0 && len(prev.CountedSucceeded) == 0
-	counted := slices.Clone(prev.CountedSucceeded)
+// countFinished adds to *count the pods in phase not in counted yet and
+// returns the pods counted now (the Job decision keeps the larger of
+// *count and the finished pods it sees). A status of an earlier release
+// names none: its count stays the decision's.
+func countFinished(count *int32, counted []string, pods []workload.ObservedPod, phase corev1.PodPhase) []string {
+	legacy := *count > 0 && len(counted) == 0
+	counted = slices.Clone(counted)
 	seen := make(map[string]bool, len(counted))
 	for _, n := range counted {
 		seen[n] = true
@@ -79,11 +83,11 @@ func countSucceeded(j *manifests.Job, prev *JobStatus, pods []workload.ObservedP
 	for i := range pods {
 		p := &pods[i]
 		id := p.Name + "@" + strconv.FormatInt(p.Created.UnixNano(), 36)
-		if !p.Active() && p.Status.Phase == corev1.PodSucceeded && !seen[id] {
+		if !p.Active() && p.Status.Phase == phase && !seen[id] {
 			seen[id] = true
 			counted = append(counted, id)
 			if !legacy {
-				prev.Succeeded++
+				*count++
 			}
 		}
 	}

@@ -521,3 +521,34 @@ func TestJobCountsASucceededPodOnceAfterItsContainerIsRemoved(t *testing.T) {
 		t.Errorf("%d pods ran to success, status %d succeeded, %+v; want 3, Complete", runs, st.Succeeded, st.Conditions)
 	}
 }
+
+// As succeeded, failed counts each failed pod once when its container
+// is removed by hand: the Job reaches its backoffLimit.
+func TestJobCountsAFailedPodOnceAfterItsContainerIsRemoved(t *testing.T) {
+	f := newFrame(t)
+	f.apply(jobYAML("fprune", "  backoffLimit: 1"))
+	key := Key(store.KindJob, "default", "fprune")
+	f.sync(key)
+	runs := 0
+	for round := 0; round < 8 && !hasCondition(f.jobStatus("fprune"), batchv1.JobFailed); round++ {
+		runs += f.exitAll(store.KindJob, "fprune", 1)
+		f.advance(time.Hour) // past the pod failure backoff
+		f.sync(key)
+		for _, c := range f.owned(store.KindJob, "fprune") {
+			if c.State != dockerx.StateRunning {
+				if err := f.d.RemoveContainer(context.Background(), c.ID); err != nil {
+					t.Fatal(err)
+				}
+			}
+		}
+		for len(f.owned(store.KindJob, "fprune")) != len(f.running(store.KindJob, "fprune")) {
+			time.Sleep(time.Millisecond)
+		}
+		f.advance(time.Hour)
+		f.sync(key)
+	}
+	st := f.jobStatus("fprune")
+	if !hasCondition(st, batchv1.JobFailed) || st.Failed != 2 || runs != 2 {
+		t.Errorf("%d pods failed, status %d failed, %+v; want 2, Failed (backoffLimit 1)", runs, st.Failed, st.Conditions)
+	}
+}
