@@ -484,71 +484,53 @@ func TestReplicaCapRefusesEveryKind(t *testing.T) {
 }
 
 // A finished pod's container removed by hand (`docker container prune`)
-// keeps its share of the Job's succeeded count, and the pods that succeed
-// after it add to it: Kubernetes counts every pod once (its
+// keeps its share of the Job's succeeded or failed count, and the pods
+// that finish after it add to it: Kubernetes counts every pod once (its
 // uncountedTerminatedPods and finalizers), never runs more than
-// completions pods to success, and succeeded never goes down.
-func TestJobCountsASucceededPodOnceAfterItsContainerIsRemoved(t *testing.T) {
-	f := newFrame(t)
-	f.apply(jobYAML("prune", "  completions: 3\n  parallelism: 1"))
-	key := Key(store.KindJob, "default", "prune")
-	f.sync(key)
-	runs := 0
-	for round := 0; round < 8 && !hasCondition(f.jobStatus("prune"), batchv1.JobComplete); round++ {
-		runs += f.exitAll(store.KindJob, "prune", 0)
-		f.advance(time.Second)
-		f.sync(key)
-		before := f.jobStatus("prune").Succeeded
-		// Prune every finished container.
-		for _, c := range f.owned(store.KindJob, "prune") {
-			if c.State != dockerx.StateRunning {
-				if err := f.d.RemoveContainer(context.Background(), c.ID); err != nil {
-					t.Fatal(err)
+// completions pods to success, reaches backoffLimit, and a count never
+// goes down.
+func TestJobCountsAFinishedPodOnceAfterItsContainerIsRemoved(t *testing.T) {
+	for _, tc := range []struct {
+		name, spec string
+		exit       int
+		done       batchv1.JobConditionType
+		count      func(batchv1.JobStatus) int32
+		want       int
+	}{
+		{"succeeded", "  completions: 3\n  parallelism: 1", 0, batchv1.JobComplete, func(s batchv1.JobStatus) int32 { return s.Succeeded }, 3},
+		{"failed", "  backoffLimit: 1", 1, batchv1.JobFailed, func(s batchv1.JobStatus) int32 { return s.Failed }, 2},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			f := newFrame(t)
+			f.apply(jobYAML("prune", tc.spec))
+			key := Key(store.KindJob, "default", "prune")
+			f.sync(key)
+			runs := 0
+			for round := 0; round < 8 && !hasCondition(f.jobStatus("prune"), tc.done); round++ {
+				runs += f.exitAll(store.KindJob, "prune", tc.exit)
+				f.advance(time.Hour) // past the pod failure backoff
+				f.sync(key)
+				before := tc.count(f.jobStatus("prune"))
+				for _, c := range f.owned(store.KindJob, "prune") {
+					if c.State != dockerx.StateRunning {
+						if err := f.d.RemoveContainer(context.Background(), c.ID); err != nil {
+							t.Fatal(err)
+						}
+					}
+				}
+				for len(f.owned(store.KindJob, "prune")) != len(f.running(store.KindJob, "prune")) {
+					time.Sleep(time.Millisecond)
+				}
+				f.advance(time.Hour)
+				f.sync(key)
+				if after := tc.count(f.jobStatus("prune")); after < before {
+					t.Fatalf("the count went down from %d to %d", before, after)
 				}
 			}
-		}
-		for len(f.owned(store.KindJob, "prune")) != len(f.running(store.KindJob, "prune")) {
-			time.Sleep(time.Millisecond)
-		}
-		f.advance(time.Second)
-		f.sync(key)
-		if after := f.jobStatus("prune").Succeeded; after < before {
-			t.Fatalf("succeeded went down from %d to %d", before, after)
-		}
-	}
-	st := f.jobStatus("prune")
-	if !hasCondition(st, batchv1.JobComplete) || st.Succeeded != 3 || runs != 3 {
-		t.Errorf("%d pods ran to success, status %d succeeded, %+v; want 3, Complete", runs, st.Succeeded, st.Conditions)
-	}
-}
-
-// As succeeded, failed counts each failed pod once when its container
-// is removed by hand: the Job reaches its backoffLimit.
-func TestJobCountsAFailedPodOnceAfterItsContainerIsRemoved(t *testing.T) {
-	f := newFrame(t)
-	f.apply(jobYAML("fprune", "  backoffLimit: 1"))
-	key := Key(store.KindJob, "default", "fprune")
-	f.sync(key)
-	runs := 0
-	for round := 0; round < 8 && !hasCondition(f.jobStatus("fprune"), batchv1.JobFailed); round++ {
-		runs += f.exitAll(store.KindJob, "fprune", 1)
-		f.advance(time.Hour) // past the pod failure backoff
-		f.sync(key)
-		for _, c := range f.owned(store.KindJob, "fprune") {
-			if c.State != dockerx.StateRunning {
-				if err := f.d.RemoveContainer(context.Background(), c.ID); err != nil {
-					t.Fatal(err)
-				}
+			st := f.jobStatus("prune")
+			if !hasCondition(st, tc.done) || tc.count(st) != int32(tc.want) || runs != tc.want {
+				t.Errorf("%d pods ran, status count %d, %+v; want %d, %s", runs, tc.count(st), st.Conditions, tc.want, tc.done)
 			}
-		}
-		for len(f.owned(store.KindJob, "fprune")) != len(f.running(store.KindJob, "fprune")) {
-			time.Sleep(time.Millisecond)
-		}
-		f.advance(time.Hour)
-		f.sync(key)
-	}
-	st := f.jobStatus("fprune")
-	if !hasCondition(st, batchv1.JobFailed) || st.Failed != 2 || runs != 2 {
-		t.Errorf("%d pods failed, status %d failed, %+v; want 2, Failed (backoffLimit 1)", runs, st.Failed, st.Conditions)
+		})
 	}
 }
