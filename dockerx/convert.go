@@ -479,6 +479,9 @@ func containerLabels(req CreateRequest, role, containerName string) map[string]s
 		// hand it one either.
 		delete(l, LabelDeployment)
 		l[LabelOwnerKind], l[LabelOwner] = k, req.From.Owner
+		if u := req.From.OwnerUID; u != "" {
+			l[LabelOwnerUID] = u
+		}
 	} else {
 		l[LabelDeployment] = req.From.Owner
 	}

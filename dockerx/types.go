@@ -40,6 +40,11 @@ const (
 	// instead, as in every earlier release, and these never.
 	LabelOwnerKind = "io.dockctl.owner-kind"
 	LabelOwner     = "io.dockctl.owner"
+	// LabelOwnerUID tells one incarnation of an owner from another of the
+	// same name (PodTemplate.OwnerUID), as an ownerReference's uid does
+	// in Kubernetes: an object deleted and applied again adopts none of
+	// the pods of the one before.
+	LabelOwnerUID = "io.dockctl.owner-uid"
 	// LabelHostname and LabelSubdomain are a pod's spec.hostname and
 	// spec.subdomain, on its containers when it sets them (an owner's
 	// identity, or the template's): what the Service controller names it
@@ -190,6 +195,8 @@ type PodTemplate struct {
 	// containers are then labelled LabelOwnerKind and LabelOwner, never
 	// LabelDeployment, so that no Deployment takes them for its own.
 	OwnerKind string
+	// OwnerUID is the owner's incarnation (LabelOwnerUID; "": unlabelled).
+	OwnerUID string
 	// Hostname is the pod's hostname when its owner names its pods
 	// itself (PodContainerName); "": a Deployment's replica's, the
 	// template's spec.hostname, else Hostname of the owner, hash and

@@ -119,7 +119,7 @@ func newControllerCommandWith(g *globalOptions, o *controllerOptions) *cobra.Com
 	f.DurationVar(&o.settle, "settle-time", reconciler.DefaultSettleTime, "how long a new container must be ready before it counts as available and a rollout removes an old one for it (the settle rule; 0 turns it off)")
 	f.StringVar(&o.logFormat, "log-format", "text", "log format: text|json")
 	f.Int32Var(&o.maxReplicas, "max-replicas", reconciler.DefaultMaxReplicas,
-		fmt.Sprintf("refuse deployments with more replicas than this (at most %d)", manifests.MaxReplicasLimit))
+		fmt.Sprintf("refuse deployments and ReplicaSets with more replicas, and Jobs with more parallelism, than this (at most %d)", manifests.MaxReplicasLimit))
 	f.DurationVar(&o.maxGrace, "max-grace-period", reconciler.DefaultMaxGracePeriod,
 		"longest terminationGracePeriodSeconds honoured: a replica is killed this long after its stop signal at the latest")
 	f.StringVar(&o.containerLogMaxSize, "container-log-max-size", resource.NewQuantity(dockerx.DefaultContainerLogMaxSize, resource.BinarySI).String(),
@@ -331,7 +331,7 @@ func runController(g *globalOptions, o *controllerOptions) error {
 	// Pod): one controller frame beside the Deployment controller, with
 	// the same allow policy (docs/design.md §17.1).
 	wl := workloads.New(workloads.Config{Instance: g.instance, Docker: m.InstrumentDocker(cli), Store: st,
-		Kinds: workloads.Kinds(), Allow: o.allow.policy(st.Dir()), ResyncPeriod: o.resync, Log: log})
+		Kinds: workloads.Kinds(), Allow: o.allow.policy(st.Dir()), MaxPods: o.maxReplicas, ResyncPeriod: o.resync, Log: log})
 	wlCtx, stopWorkloads := context.WithCancel(ctx)
 	wlDone := make(chan error, 1)
 	go func() { wlDone <- wl.Run(wlCtx) }()

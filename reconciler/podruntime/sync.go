@@ -86,7 +86,8 @@ func (m *syncMemory) of(key string) map[string]*ContainerState {
 // restartPolicy says (ShouldRestart) once its crash-loop backoff
 // (ObserveExits) has passed, and a finished pod (FinishedPhase) is kept;
 // a container of no wanted pod is handed to the Stopper (a graceful stop,
-// then its removal). It returns each wanted pod's status.
+// then its removal). The first create that fails ends the pass's creates
+// (the rest wait for the next Sync). It returns each wanted pod's status.
 //
 // A pod of one container is that container; a pod that needs a holder
 // (manifests.NeedsHolder) is made through the steps the Deployment
@@ -114,6 +115,11 @@ func (r *Runtime) Sync(ctx context.Context, d SyncDocker, in SyncInput) (SyncRes
 	res := SyncResult{Pods: make(map[string]PodStatus, len(in.Pods))}
 	wanted := map[string]bool{}
 	var errs []error
+	// The first create that fails stops the pass's creates, as
+	// Kubernetes' slowStartBatch and the Deployment controller's
+	// SlowStart stop theirs: a broken image or a full disk costs one
+	// Docker call, not one per wanted pod; the next Sync tries again.
+	createFailed := false
 	for i := range in.Pods {
 		spec := &in.Pods[i]
 		name := dockerx.PodContainerName(in.Instance, in.Namespace, spec.Name)
@@ -128,9 +134,14 @@ func (r *Runtime) Sync(ctx context.Context, d SyncDocker, in SyncInput) (SyncRes
 				res.Pods[spec.Name] = hp.status(in, states, notBefore)
 				continue // being stopped: the Stopper's, until its job ends
 			}
+			if hp.pod == nil && createFailed {
+				res.Pods[spec.Name] = hp.status(in, states, notBefore)
+				continue // the pass's creates ended at a refused one
+			}
 			st, err := r.syncHolderPod(ctx, d, in, hp, notBefore, &res)
 			if err != nil {
 				errs = append(errs, fmt.Errorf("pod %s: %w", spec.Name, err))
+				createFailed = createFailed || hp.pod == nil
 			}
 			res.Pods[spec.Name] = st
 			continue
@@ -138,8 +149,10 @@ func (r *Runtime) Sync(ctx context.Context, d SyncDocker, in SyncInput) (SyncRes
 		c := byName[name]
 		var err error
 		switch {
+		case c == nil && createFailed:
 		case c == nil:
 			c, err = r.createPod(ctx, d, in, spec, name)
+			createFailed = err != nil
 		case busy[c.ID]:
 			// Being stopped: the Stopper's, until its job ends.
 		case c.State == dockerx.StateCreated && notBefore[c.ID].IsZero():
@@ -263,7 +276,7 @@ func runTemplate(in SyncInput, spec *PodSpec) (*manifests.PodTemplateSpec, strin
 	if host == "" {
 		host = spec.Name
 	}
-	return t, hash, &dockerx.PodTemplate{Namespace: in.Namespace, Owner: in.Owner.Name, OwnerKind: in.Owner.Kind, Hostname: host, Template: t}
+	return t, hash, &dockerx.PodTemplate{Namespace: in.Namespace, Owner: in.Owner.Name, OwnerKind: in.Owner.Kind, OwnerUID: in.Owner.UID, Hostname: host, Template: t}
 }
 
 // configOf is the config store a Sync resolves environments with: the

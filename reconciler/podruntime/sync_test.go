@@ -3,11 +3,13 @@ package podruntime_test
 import (
 	"context"
 	"encoding/base64"
+	"errors"
 	"fmt"
 	"log/slog"
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -450,5 +452,31 @@ func TestSyncGivesPodsTheirIdentity(t *testing.T) {
 				t.Errorf("labels hostname %q subdomain %q, want %q %q", h, s, tt.hostLabel, tt.subLabel)
 			}
 		})
+	}
+}
+
+// A create Docker refuses (a full disk, an engine limit) stops the pass's
+// creates, as Kubernetes' slowStartBatch and the Deployment controller's
+// SlowStart do: 400 wanted pods cost one failed Docker call, not 400; the
+// next Sync tries again.
+func TestSyncStopsCreatingAtTheFirstRefusedCreate(t *testing.T) {
+	const instance, ns, img = "t", "default", "img:1"
+	e := dockerfake.New(img)
+	var creates atomic.Int32
+	e.OnCreate = func(dockerx.CreateRequest) error { creates.Add(1); return errors.New("no space left on device") }
+	rt := podruntime.NewRuntime(podruntime.RuntimeConfig{Stopper: podruntime.StopperConfig{Docker: e, Log: slog.New(slog.DiscardHandler)}})
+	defer rt.Stop()
+	owner := podruntime.OwnerRef{Kind: "TestOwner", Name: "many"}
+	tmpl := &manifests.PodTemplateSpec{Spec: manifests.PodSpec{Containers: []manifests.Container{{Name: "main", Image: img}}}}
+	var specs []podruntime.PodSpec
+	for i := range 400 {
+		specs = append(specs, podruntime.PodSpec{Namespace: ns, Name: fmt.Sprintf("many-%d", i), Owner: owner, Template: tmpl})
+	}
+	_, err := rt.Sync(context.Background(), e, podruntime.SyncInput{Instance: instance, Key: "TestOwner/many", Namespace: ns, Owner: owner, Pods: specs, Now: time.Now()})
+	if err == nil {
+		t.Fatal("Sync reported no error though every create failed")
+	}
+	if n := creates.Load(); n != 1 {
+		t.Errorf("%d create calls after the first failed, want 1", n)
 	}
 }

@@ -1,6 +1,9 @@
 package workloads
 
 import (
+	"slices"
+	"strconv"
+
 	appsv1 "k8s.io/api/apps/v1"
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -22,25 +25,85 @@ func Kinds() []Kind {
 	return []Kind{JobKind(), ReplicaSetKind(), DaemonSetKind(), PodKind()}
 }
 
+// JobStatus is a Job's stored status: v1 JobStatus, and the pods counted
+// in its succeeded and failed counts.
+type JobStatus struct {
+	batchv1.JobStatus
+	// CountedSucceeded and CountedFailed are the finished pods
+	// (name@creation: the Job's pod namer gives a removed pod's name
+	// again) of a Job not Indexed that succeeded and failed count (an
+	// Indexed Job counts its completedIndexes; failed is counted so only
+	// without a podFailurePolicy, which may ignore a failure): a pod
+	// whose container is removed (`docker container prune`) keeps its
+	// share, and one that finishes after it adds to it, as Kubernetes
+	// counts each pod once (its uncountedTerminatedPods and finalizers).
+	CountedSucceeded []string `json:"countedSucceededPods,omitempty"`
+	CountedFailed    []string `json:"countedFailedPods,omitempty"`
+}
+
 // JobKind runs a Job with the Job controller's decision (package job).
 func JobKind() Kind {
-	return For(manifests.KindJob, func(j *manifests.Job) *manifests.PodTemplateSpec { return &j.Spec.Template },
-		func(env Env, j *manifests.Job, prev batchv1.JobStatus, pods []workload.ObservedPod) (Outcome, error) {
-			d := job.Sync(j, prev, pods, env.Now)
-			return Outcome{Status: d.Status, Create: d.Create, Delete: d.Delete, Events: d.Events, RequeueAt: d.RequeueAt, DeleteOwner: d.DeleteJob}, nil
-		})
+	return WithPods(For(manifests.KindJob, func(j *manifests.Job) *manifests.PodTemplateSpec { return &j.Spec.Template },
+		func(env Env, j *manifests.Job, prev JobStatus, pods []workload.ObservedPod) (Outcome, error) {
+			var st JobStatus
+			if j.Spec.CompletionMode == nil || *j.Spec.CompletionMode != string(batchv1.IndexedCompletion) {
+				st.CountedSucceeded = countFinished(&prev.Succeeded, prev.CountedSucceeded, pods, corev1.PodSucceeded)
+				if j.Spec.PodFailurePolicy == nil {
+					st.CountedFailed = countFinished(&prev.Failed, prev.CountedFailed, pods, corev1.PodFailed)
+				}
+			}
+			d := job.Sync(j, prev.JobStatus, pods, env.Now)
+			st.JobStatus = d.Status
+			return Outcome{Status: st, Create: d.Create, Delete: d.Delete, Events: d.Events, RequeueAt: d.RequeueAt, DeleteOwner: d.DeleteJob}, nil
+		}), "parallelism", func(j *manifests.Job) int32 {
+		// Kubernetes' Job runs at most parallelism pods, and no more
+		// than its completions (parallelism defaults to 1).
+		n := int32(1)
+		if p := j.Spec.Parallelism; p != nil {
+			n = *p
+		}
+		if c := j.Spec.Completions; c != nil {
+			n = min(n, *c)
+		}
+		return n
+	})
+}
+
+// countFinished adds to *count the pods in phase not in counted yet and
+// returns the pods counted now (the Job decision keeps the larger of
+// *count and the finished pods it sees). A status of an earlier release
+// names none: its count stays the decision's.
+func countFinished(count *int32, counted []string, pods []workload.ObservedPod, phase corev1.PodPhase) []string {
+	legacy := *count > 0 && len(counted) == 0
+	counted = slices.Clone(counted)
+	seen := make(map[string]bool, len(counted))
+	for _, n := range counted {
+		seen[n] = true
+	}
+	for i := range pods {
+		p := &pods[i]
+		id := p.Name + "@" + strconv.FormatInt(p.Created.UnixNano(), 36)
+		if !p.Active() && p.Status.Phase == phase && !seen[id] {
+			seen[id] = true
+			counted = append(counted, id)
+			if !legacy {
+				*count++
+			}
+		}
+	}
+	return counted
 }
 
 // ReplicaSetKind keeps a standalone ReplicaSet's replicas (package
 // replicaset).
 func ReplicaSetKind() Kind {
-	return For(manifests.KindReplicaSet, func(rs *manifests.ReplicaSet) *manifests.PodTemplateSpec { return &rs.Spec.Template },
+	return WithPods(For(manifests.KindReplicaSet, func(rs *manifests.ReplicaSet) *manifests.PodTemplateSpec { return &rs.Spec.Template },
 		func(env Env, rs *manifests.ReplicaSet, _ appsv1.ReplicaSetStatus, pods []workload.ObservedPod) (Outcome, error) {
 			d := replicaset.Sync(rs, pods, env.Now)
 			st := appsv1.ReplicaSetStatus{ObservedGeneration: d.Status.ObservedGeneration, Replicas: d.Status.Replicas,
 				FullyLabeledReplicas: d.Status.FullyLabeledReplicas, ReadyReplicas: d.Status.ReadyReplicas, AvailableReplicas: d.Status.AvailableReplicas}
 			return Outcome{Status: st, Create: d.CreatePods, Delete: d.DeletePods, Events: d.Events, RequeueAt: d.RequeueAt}, nil
-		})
+		}), "replicas", (*manifests.ReplicaSet).Replicas)
 }
 
 // DaemonSetKind runs a DaemonSet's one pod on this host (package

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"strconv"
 	"strings"
 	"time"
 
@@ -71,6 +72,20 @@ type Kind struct {
 	// decide takes the decision on obj, its stored status read by
 	// status.
 	decide func(env Env, obj *store.StoredObject, status func(into any) error, pods []workload.ObservedPod) (Outcome, error)
+	// pods is the most pods obj asks for at once, and the field that
+	// says so (nil: one pod).
+	pods func(obj any) (int32, string)
+}
+
+// DefaultMaxPods is the replica cap of a Config without one: the
+// Deployment controller's default (--max-replicas).
+const DefaultMaxPods = 1000
+
+// WithPods is k whose objects ask for pods(obj) pods at once, said by
+// field: what the replica cap judges.
+func WithPods[T any](k Kind, field string, pods func(*T) int32) Kind {
+	k.pods = func(obj any) (int32, string) { return pods(obj.(*T)), field }
+	return k
 }
 
 // For registers a kind whose objects are *T and whose status is S:
@@ -101,6 +116,11 @@ type Config struct {
 	// manifests.Policy), and its owner gets a FailedCreate event saying
 	// which flag would allow it.
 	Allow manifests.Policy
+	// MaxPods is the controller's replica cap (--max-replicas; 0:
+	// DefaultMaxPods): an owner asking for more pods at once (a
+	// ReplicaSet's replicas, a Job's parallelism) is refused, as a
+	// Deployment of more replicas is, and scales nothing.
+	MaxPods int32
 	// Runtime runs the pods (nil: a runtime of the frame's own).
 	Runtime *podruntime.Runtime
 	// ResyncPeriod is the period of the full pass (default 30 s).
@@ -126,6 +146,9 @@ func New(cfg Config) *Controller {
 	}
 	if cfg.ResyncPeriod <= 0 {
 		cfg.ResyncPeriod = 30 * time.Second
+	}
+	if cfg.MaxPods <= 0 {
+		cfg.MaxPods = DefaultMaxPods
 	}
 	if cfg.Workers <= 0 {
 		cfg.Workers = 2
@@ -271,6 +294,11 @@ func (c *Controller) Reconcile(ctx context.Context, req reconcile.Request) (reco
 	if nsName == "" {
 		nsName = manifests.DefaultNamespace
 	}
+	live := obj != nil && !obj.Deleted
+	if live {
+		in.Owner.UID = ownerUID(obj)
+	}
+	var stale []dockerx.Container
 	for _, ct := range all {
 		if ct.Labels[dockerx.LabelOwnerKind] != kind || ct.Labels[dockerx.LabelOwner] != name || dockerx.ParseNamespace(ct.Labels, ct.Name) != nsName {
 			continue
@@ -279,13 +307,26 @@ func (c *Controller) Reconcile(ctx context.Context, req reconcile.Request) (reco
 		if !ok {
 			continue
 		}
+		if u := ct.Labels[dockerx.LabelOwnerUID]; live && u != "" && u != in.Owner.UID {
+			// A pod of an earlier object of this name, deleted while
+			// no sync saw it: that object's, not this one's.
+			stale = append(stale, ct)
+			continue
+		}
 		in.Observed = append(in.Observed, ct)
 		podNames = append(podNames, pod)
 	}
-	if obj == nil || obj.Deleted {
-		// The owner is gone: so are its pods (background cascade).
-		_, err := c.runtime.Sync(ctx, c.cfg.Docker, in)
-		return reconcile.Result{}, err
+	if !live || len(stale) > 0 {
+		// The owner is gone: so are its pods (background cascade). A
+		// new owner of the name waits until its predecessor's pods are
+		// gone, as a pod name is free again only then; the stopper's
+		// completion queues the key again.
+		gone := in
+		if live {
+			gone.Observed, gone.Pods = stale, nil
+		}
+		res, err := c.runtime.Sync(ctx, c.cfg.Docker, gone)
+		return reconcile.Result{RequeueAfter: res.RequeueAfter}, err
 	}
 	tmpl := k.template(obj.Object)
 	if w, ok := obj.Object.(manifests.Workload); ok {
@@ -298,6 +339,15 @@ func (c *Controller) Reconcile(ctx context.Context, req reconcile.Request) (reco
 			// As the Deployment controller: no container of such a
 			// template is created or started.
 			c.record(ref, []workload.Event{workload.Warning("FailedCreate", "%s", strings.Join(msgs, "; "))}, now)
+			return reconcile.Result{}, nil
+		}
+	}
+	if k.pods != nil {
+		if n, field := k.pods(obj.Object); n > c.cfg.MaxPods {
+			// As the Deployment controller's replica cap: nothing is
+			// scaled, and the owner says why.
+			c.record(ref, []workload.Event{workload.Warning("FailedCreate",
+				"%s %d exceeds the controller's cap of %d (--max-replicas); nothing was scaled", field, n, c.cfg.MaxPods)}, now)
 			return reconcile.Result{}, nil
 		}
 	}
@@ -367,6 +417,13 @@ func (c *Controller) Reconcile(ctx context.Context, req reconcile.Request) (reco
 		c.cfg.Log.Warn("workload pods", "workload", req.Key, "err", syncErr)
 	}
 	return reconcile.Result{RequeueAfter: after}, nil
+}
+
+// ownerUID is the incarnation of obj its pods are labelled with
+// (dockerx.LabelOwnerUID): its creation, which a name deleted and applied
+// again does not share.
+func ownerUID(obj *store.StoredObject) string {
+	return strconv.FormatInt(obj.Created.UnixNano(), 36)
 }
 
 // record records the decision's events on the owner.

@@ -42,7 +42,10 @@ func (f *frame) advance(d time.Duration) {
 	f.now = f.now.Add(d)
 }
 
-func newFrame(t *testing.T) *frame {
+func newFrame(t *testing.T) *frame { t.Helper(); return newFrameWith(t, nil) }
+
+// newFrameWith is newFrame with cfg changed by change.
+func newFrameWith(t *testing.T, change func(*Config)) *frame {
 	t.Helper()
 	st, err := store.Open(t.TempDir(), instance)
 	if err != nil {
@@ -50,7 +53,11 @@ func newFrame(t *testing.T) *frame {
 	}
 	f := &frame{t: t, d: dockerfake.New("busybox"), st: st, now: time.Date(2026, 1, 2, 3, 4, 0, 0, time.UTC)}
 	f.d.SetNow(f.clock)
-	f.c = New(Config{Instance: instance, Docker: f.d, Store: st, Kinds: Kinds(), Now: f.clock})
+	cfg := Config{Instance: instance, Docker: f.d, Store: st, Kinds: Kinds(), Now: f.clock}
+	if change != nil {
+		change(&cfg)
+	}
+	f.c = New(cfg)
 	t.Cleanup(f.c.runtime.Stop)
 	return f
 }
@@ -70,6 +77,8 @@ func (f *frame) apply(yaml string) {
 			b.Pods = append(b.Pods, d.Pod)
 		case d.ReplicaSet != nil:
 			b.ReplicaSets = append(b.ReplicaSets, d.ReplicaSet)
+		case d.DaemonSet != nil:
+			b.DaemonSets = append(b.DaemonSets, d.DaemonSet)
 		}
 	}
 	if _, err := f.st.Apply(b, store.ApplyOptions{}); err != nil {
@@ -311,5 +320,217 @@ spec:
 	f.sync(Key(store.KindPod, "default", "root"))
 	if cs := f.owned(store.KindPod, "root"); len(cs) != 0 {
 		t.Errorf("a pod needing host namespaces runs without --allow-host-namespaces: %+v", cs)
+	}
+}
+
+// A name deleted and applied again is another object (Kubernetes tells
+// them apart by uid): the new one adopts none of the old one's pods, even
+// when the controller saw no sync between the delete and the apply.
+func TestObjectAppliedAgainAfterDeleteAdoptsNoOldPod(t *testing.T) {
+	for _, tc := range []struct {
+		name, kind, yaml string
+	}{
+		{"job", store.KindJob, jobYAML("again", "  completions: 1")},
+		{"pod", store.KindPod, `apiVersion: v1
+kind: Pod
+metadata:
+  name: again
+spec:
+  restartPolicy: Never
+  containers:
+  - name: t
+    image: busybox
+`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			f := newFrame(t)
+			f.apply(tc.yaml)
+			key := Key(tc.kind, "default", "again")
+			f.sync(key)
+			if n := f.exitAll(tc.kind, "again", 0); n != 1 {
+				t.Fatalf("%d containers ran, want 1", n)
+			}
+			f.advance(time.Second)
+			f.sync(key)
+			old := f.owned(tc.kind, "again")
+			if len(old) != 1 {
+				t.Fatalf("containers after the first run: %+v", old)
+			}
+			// Deleted and applied again between two syncs.
+			if _, err := f.st.DeleteObjects([]store.ObjectRef{{Kind: tc.kind, Namespace: "default", Name: "again"}}); err != nil {
+				t.Fatal(err)
+			}
+			f.advance(time.Second)
+			f.apply(tc.yaml)
+			// The old container goes in the background (the stopper):
+			// sync until the new object runs a pod of its own.
+			for round := 0; round < 10000 && len(f.running(tc.kind, "again")) == 0; round++ {
+				f.advance(time.Second)
+				f.sync(key)
+				time.Sleep(time.Millisecond)
+			}
+			for _, c := range f.owned(tc.kind, "again") {
+				if c.ID == old[0].ID {
+					t.Errorf("the deleted object's container %s is still there, adopted by the new one", c.Name)
+				}
+			}
+			if n := len(f.running(tc.kind, "again")); n != 1 {
+				t.Errorf("%d containers of the new object run, want 1: it must run again", n)
+			}
+			if tc.kind == store.KindJob {
+				if st := f.jobStatus("again"); hasCondition(st, batchv1.JobComplete) || st.Succeeded != 0 {
+					t.Errorf("the new Job's status = %d succeeded, %+v: the old Job's pods counted", st.Succeeded, st.Conditions)
+				}
+			}
+		})
+	}
+}
+
+// Every gate of docs/design.md §13 refuses every kind's template as it
+// refuses a Deployment's: no container is created.
+func TestEveryPrivilegeGateRefusesEveryKind(t *testing.T) {
+	gates := map[string]struct{ pod, container string }{
+		"hostNetwork":  {pod: "hostNetwork: true"},
+		"hostPID":      {pod: "hostPID: true"},
+		"hostPath":     {pod: "volumes: [{name: h, hostPath: {path: /tmp}}]", container: "volumeMounts: [{name: h, mountPath: /h}]"},
+		"privileged":   {container: "securityContext: {privileged: true}"},
+		"capabilities": {container: "securityContext: {capabilities: {add: [SYS_ADMIN]}}"},
+		"hostPort":     {container: "ports: [{containerPort: 80, hostPort: 8080}]"},
+		"unconfined":   {pod: "securityContext: {seccompProfile: {type: Unconfined}}"},
+		"sysctl":       {pod: "securityContext: {sysctls: [{name: kernel.msgmax, value: '1'}]}"},
+		"network":      {},
+		"none":         {}, // the control: runs
+	}
+	kinds := map[string]func(podExtra, containerExtra, annotations string) string{
+		store.KindJob: func(p, c, a string) string {
+			return "apiVersion: batch/v1\nkind: Job\nmetadata: {name: x}\nspec:\n  template:\n    metadata: {annotations: {" + a + "}}\n    spec:\n      restartPolicy: Never\n      " + p + "\n      containers:\n      - name: t\n        image: busybox\n        " + c + "\n"
+		},
+		store.KindReplicaSet: func(p, c, a string) string {
+			return "apiVersion: apps/v1\nkind: ReplicaSet\nmetadata: {name: x}\nspec:\n  replicas: 1\n  selector: {matchLabels: {app: x}}\n  template:\n    metadata: {labels: {app: x}, annotations: {" + a + "}}\n    spec:\n      " + p + "\n      containers:\n      - name: t\n        image: busybox\n        " + c + "\n"
+		},
+		store.KindDaemonSet: func(p, c, a string) string {
+			return "apiVersion: apps/v1\nkind: DaemonSet\nmetadata: {name: x}\nspec:\n  selector: {matchLabels: {app: x}}\n  template:\n    metadata: {labels: {app: x}, annotations: {" + a + "}}\n    spec:\n      " + p + "\n      containers:\n      - name: t\n        image: busybox\n        " + c + "\n"
+		},
+		store.KindPod: func(p, c, a string) string {
+			return "apiVersion: v1\nkind: Pod\nmetadata: {name: x, annotations: {" + a + "}}\nspec:\n  " + p + "\n  containers:\n  - name: t\n    image: busybox\n    " + c + "\n"
+		},
+	}
+	for kind, yaml := range kinds {
+		for gate, g := range gates {
+			t.Run(kind+"/"+gate, func(t *testing.T) {
+				f := newFrame(t)
+				ann := ""
+				if gate == "network" {
+					ann = "dockctl.io/network: other"
+				}
+				f.apply(yaml(g.pod, g.container, ann))
+				f.sync(Key(kind, "default", "x"))
+				cs := f.owned(kind, "x")
+				if gate == "none" {
+					if len(cs) == 0 {
+						t.Errorf("a %s template needing no flag runs no pod", kind)
+					}
+					return
+				}
+				if len(cs) != 0 {
+					t.Errorf("a %s template with %s runs without its allow flag: %+v", kind, gate, cs)
+				}
+			})
+		}
+	}
+}
+
+// The controller's replica cap (--max-replicas) bounds every kind's pods
+// as it bounds a Deployment's replicas: a ReplicaSet of more replicas, or
+// a Job of more parallelism, is refused with a Warning naming the cap, and
+// scales nothing (one host runs out of memory and PIDs long before).
+func TestReplicaCapRefusesEveryKind(t *testing.T) {
+	rs := func(n string) string {
+		return "apiVersion: apps/v1\nkind: ReplicaSet\nmetadata: {name: x}\nspec:\n  replicas: " + n + "\n  selector: {matchLabels: {app: x}}\n  template:\n    metadata: {labels: {app: x}}\n    spec:\n      containers:\n      - name: t\n        image: busybox\n"
+	}
+	for _, tc := range []struct {
+		name, kind, yaml string
+		want             int
+	}{
+		{"replicaset over the cap", store.KindReplicaSet, rs("5"), 0},
+		{"replicaset at the cap", store.KindReplicaSet, rs("3"), 3},
+		{"job over the cap", store.KindJob, jobYAML("x", "  parallelism: 1000000"), 0},
+		{"job at the cap", store.KindJob, jobYAML("x", "  parallelism: 3\n  completions: 10"), 3},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			f := newFrameWith(t, func(c *Config) { c.MaxPods = 3 })
+			f.now = time.Now() // the store hides events older than its TTL on read
+			f.apply(tc.yaml)
+			f.sync(Key(tc.kind, "default", "x"))
+			if n := len(f.owned(tc.kind, "x")); n != tc.want {
+				t.Errorf("%d pods, want %d (cap 3)", n, tc.want)
+			}
+			if tc.want > 0 {
+				return
+			}
+			evs, err := f.st.Events("default", true)
+			if err != nil {
+				t.Fatal(err)
+			}
+			found := false
+			for _, e := range evs {
+				found = found || (e.Reason == "FailedCreate" && strings.Contains(e.Message, "--max-replicas"))
+			}
+			if !found {
+				t.Errorf("no FailedCreate event names the cap: %+v", evs)
+			}
+		})
+	}
+}
+
+// A finished pod's container removed by hand (`docker container prune`)
+// keeps its share of the Job's succeeded or failed count, and the pods
+// that finish after it add to it: Kubernetes counts every pod once (its
+// uncountedTerminatedPods and finalizers), never runs more than
+// completions pods to success, reaches backoffLimit, and a count never
+// goes down.
+func TestJobCountsAFinishedPodOnceAfterItsContainerIsRemoved(t *testing.T) {
+	for _, tc := range []struct {
+		name, spec string
+		exit       int
+		done       batchv1.JobConditionType
+		count      func(batchv1.JobStatus) int32
+		want       int
+	}{
+		{"succeeded", "  completions: 3\n  parallelism: 1", 0, batchv1.JobComplete, func(s batchv1.JobStatus) int32 { return s.Succeeded }, 3},
+		{"failed", "  backoffLimit: 1", 1, batchv1.JobFailed, func(s batchv1.JobStatus) int32 { return s.Failed }, 2},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			f := newFrame(t)
+			f.apply(jobYAML("prune", tc.spec))
+			key := Key(store.KindJob, "default", "prune")
+			f.sync(key)
+			runs := 0
+			for round := 0; round < 8 && !hasCondition(f.jobStatus("prune"), tc.done); round++ {
+				runs += f.exitAll(store.KindJob, "prune", tc.exit)
+				f.advance(time.Hour) // past the pod failure backoff
+				f.sync(key)
+				before := tc.count(f.jobStatus("prune"))
+				for _, c := range f.owned(store.KindJob, "prune") {
+					if c.State != dockerx.StateRunning {
+						if err := f.d.RemoveContainer(context.Background(), c.ID); err != nil {
+							t.Fatal(err)
+						}
+					}
+				}
+				for len(f.owned(store.KindJob, "prune")) != len(f.running(store.KindJob, "prune")) {
+					time.Sleep(time.Millisecond)
+				}
+				f.advance(time.Hour)
+				f.sync(key)
+				if after := tc.count(f.jobStatus("prune")); after < before {
+					t.Fatalf("the count went down from %d to %d", before, after)
+				}
+			}
+			st := f.jobStatus("prune")
+			if !hasCondition(st, tc.done) || tc.count(st) != int32(tc.want) || runs != tc.want {
+				t.Errorf("%d pods ran, status count %d, %+v; want %d, %s", runs, tc.count(st), st.Conditions, tc.want, tc.done)
+			}
+		})
 	}
 }
