@@ -101,6 +101,11 @@ type Config struct {
 	// manifests.Policy), and its owner gets a FailedCreate event saying
 	// which flag would allow it.
 	Allow manifests.Policy
+	// Endpoints, when set, is fed every owner's pods after each sync so
+	// that Services select them (endpoints.go); HostIP is the host's
+	// address on the instance network (a host-network pod's address).
+	Endpoints Endpoints
+	HostIP    func() string
 	// Runtime runs the pods (nil: a runtime of the frame's own).
 	Runtime *podruntime.Runtime
 	// ResyncPeriod is the period of the full pass (default 30 s).
@@ -283,7 +288,9 @@ func (c *Controller) Reconcile(ctx context.Context, req reconcile.Request) (reco
 		podNames = append(podNames, pod)
 	}
 	if obj == nil || obj.Deleted {
-		// The owner is gone: so are its pods (background cascade).
+		// The owner is gone: so are its pods (background cascade), and
+		// from every Service that selected them.
+		c.dropEndpoints(in)
 		_, err := c.runtime.Sync(ctx, c.cfg.Docker, in)
 		return reconcile.Result{}, err
 	}
@@ -336,6 +343,9 @@ func (c *Controller) Reconcile(ctx context.Context, req reconcile.Request) (reco
 			wanted = append(wanted, p)
 		}
 	}
+	// The tracker gets the pods as judged, before those the decision
+	// deletes are stopped (a Service stops routing to them first).
+	c.feedEndpoints(in, pods, del)
 	wanted = append(wanted, out.Create...)
 	in.Pods = wanted
 	res2, err2 := c.runtime.Sync(ctx, c.cfg.Docker, in)
