@@ -17,9 +17,10 @@ import (
 const Node = "dockctl"
 
 // Kinds are the registrations of the workload kinds the frame runs:
-// Job, ReplicaSet, DaemonSet and the standalone Pod (docs/design.md §17.1).
+// Job, ReplicaSet, DaemonSet, StatefulSet and the standalone Pod
+// (docs/design.md §17.1).
 func Kinds() []Kind {
-	return []Kind{JobKind(), ReplicaSetKind(), DaemonSetKind(), PodKind()}
+	return []Kind{JobKind(), ReplicaSetKind(), DaemonSetKind(), StatefulSetKind(), PodKind()}
 }
 
 // JobKind runs a Job with the Job controller's decision (package job).

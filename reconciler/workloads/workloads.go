@@ -71,6 +71,9 @@ type Kind struct {
 	// decide takes the decision on obj, its stored status read by
 	// status.
 	decide func(env Env, obj *store.StoredObject, status func(into any) error, pods []workload.ObservedPod) (Outcome, error)
+	// teardown, when set, removes what the deleted owner obj owns beside
+	// its pods (a StatefulSet's claims), given its pods' names.
+	teardown func(env Env, obj any, pods []string) error
 }
 
 // For registers a kind whose objects are *T and whose status is S:
@@ -291,6 +294,11 @@ func (c *Controller) Reconcile(ctx context.Context, req reconcile.Request) (reco
 		// The owner is gone: so are its pods (background cascade), and
 		// from every Service that selected them.
 		c.dropEndpoints(in)
+		if obj != nil && obj.Object != nil && k.teardown != nil {
+			if err := k.teardown(Env{Store: c.cfg.Store, Ref: ref, Now: now}, obj.Object, podNames); err != nil {
+				return reconcile.Result{}, err
+			}
+		}
 		_, err := c.runtime.Sync(ctx, c.cfg.Docker, in)
 		return reconcile.Result{}, err
 	}
