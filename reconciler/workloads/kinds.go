@@ -17,10 +17,10 @@ import (
 const Node = "dockctl"
 
 // Kinds are the registrations of the workload kinds the frame runs:
-// Job, ReplicaSet, DaemonSet, StatefulSet and the standalone Pod
+// Job, CronJob, ReplicaSet, DaemonSet, StatefulSet and the standalone Pod
 // (docs/design.md §17.1).
 func Kinds() []Kind {
-	return []Kind{JobKind(), ReplicaSetKind(), DaemonSetKind(), StatefulSetKind(), PodKind()}
+	return []Kind{JobKind(), CronJobKind(), ReplicaSetKind(), DaemonSetKind(), StatefulSetKind(), PodKind()}
 }
 
 // JobKind runs a Job with the Job controller's decision (package job).

@@ -70,6 +70,8 @@ func (f *frame) apply(yaml string) {
 			b.Pods = append(b.Pods, d.Pod)
 		case d.ReplicaSet != nil:
 			b.ReplicaSets = append(b.ReplicaSets, d.ReplicaSet)
+		case d.CronJob != nil:
+			b.CronJobs = append(b.CronJobs, d.CronJob)
 		case d.StatefulSet != nil:
 			b.StatefulSets = append(b.StatefulSets, d.StatefulSet)
 		}
