@@ -129,7 +129,7 @@ func TestDecodeInvalid(t *testing.T) {
 			[]string{`t.yaml:1: apiVersion: must be "apps/v1", got "v1"`}},
 		{"wrong kind",
 			func(t *testing.T) string { return edit(t, "kind: Deployment", "kind: NetworkPolicy") },
-			[]string{`t.yaml:2: kind: unsupported kind "NetworkPolicy" (NetworkPolicy "web"): dockctl runs ConfigMap, CronJob, DaemonSet, Deployment, Gateway, GatewayClass, HTTPRoute, Ingress, IngressClass, Job, Namespace, PersistentVolumeClaim, Pod, ReferenceGrant, ReplicaSet, Secret, Service; --skip-unsupported applies the rest without it`}},
+			[]string{`t.yaml:2: kind: unsupported kind "NetworkPolicy" (NetworkPolicy "web"): dockctl runs ConfigMap, CronJob, DaemonSet, Deployment, Gateway, GatewayClass, HTTPRoute, Ingress, IngressClass, Job, Namespace, PersistentVolumeClaim, Pod, ReferenceGrant, ReplicaSet, Secret, Service, StatefulSet; --skip-unsupported applies the rest without it`}},
 		{"a kind of dockctl's under another kind's apiVersion",
 			func(t *testing.T) string { return edit(t, "kind: Deployment", "kind: Service") },
 			[]string{`t.yaml:1: apiVersion: must be "v1", got "apps/v1"`}},

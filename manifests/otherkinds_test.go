@@ -45,12 +45,12 @@ func TestOtherKinds(t *testing.T) {
 		{"a Service is decoded with the Deployment", svc + bundleDeployment, false, 2, nil, ""},
 		{"a Service is decoded, not skipped, under --skip-unsupported", svc + bundleDeployment, true, 2, nil, ""},
 		{"a NetworkPolicy refuses the input", ing + svc + bundleDeployment, false, 0, nil,
-			`b.yaml:2: kind: unsupported kind "NetworkPolicy" (NetworkPolicy "web"): dockctl runs ConfigMap, CronJob, DaemonSet, Deployment, Gateway, GatewayClass, HTTPRoute, Ingress, IngressClass, Job, Namespace, PersistentVolumeClaim, Pod, ReferenceGrant, ReplicaSet, Secret, Service; --skip-unsupported applies the rest without it`},
+			`b.yaml:2: kind: unsupported kind "NetworkPolicy" (NetworkPolicy "web"): dockctl runs ConfigMap, CronJob, DaemonSet, Deployment, Gateway, GatewayClass, HTTPRoute, Ingress, IngressClass, Job, Namespace, PersistentVolumeClaim, Pod, ReferenceGrant, ReplicaSet, Secret, Service, StatefulSet; --skip-unsupported applies the rest without it`},
 		{"a NetworkPolicy skipped on request", ing + svc + bundleDeployment, true, 2, []string{
 			`b.yaml:1: skipped NetworkPolicy "web": not supported by dockctl (--skip-unsupported); the application may behave differently without it`,
 		}, ""},
 		{"in a List: the autoscaler skipped, the policy refused", list + bundleDeployment, false, 0, nil,
-			`b.yaml:8: items[1].kind: unsupported kind "NetworkPolicy" (NetworkPolicy "deny"): dockctl runs ConfigMap, CronJob, DaemonSet, Deployment, Gateway, GatewayClass, HTTPRoute, Ingress, IngressClass, Job, Namespace, PersistentVolumeClaim, Pod, ReferenceGrant, ReplicaSet, Secret, Service; --skip-unsupported applies the rest without it`},
+			`b.yaml:8: items[1].kind: unsupported kind "NetworkPolicy" (NetworkPolicy "deny"): dockctl runs ConfigMap, CronJob, DaemonSet, Deployment, Gateway, GatewayClass, HTTPRoute, Ingress, IngressClass, Job, Namespace, PersistentVolumeClaim, Pod, ReferenceGrant, ReplicaSet, Secret, Service, StatefulSet; --skip-unsupported applies the rest without it`},
 		{"in a List, on request", list + bundleDeployment, true, 1, []string{
 			`b.yaml:4: skipped HorizontalPodAutoscaler "web": dockctl does not autoscale: replicas are what the Deployment says`,
 			`b.yaml:7: skipped NetworkPolicy "deny": not supported by dockctl (--skip-unsupported); the application may behave differently without it`,

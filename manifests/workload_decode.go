@@ -45,15 +45,13 @@ func workloadKinds() map[string]kindDecoder {
 }
 
 // servedWorkloadKinds are the workload kinds whose controllers run
-// (reconciler/workloads): apply accepts them. A StatefulSet is decoded by
-// DecodeWorkloads only until its controller is wired; apply refuses it
-// with notServedWhy.
-var servedWorkloadKinds = []string{KindDaemonSet, KindReplicaSet, KindJob, KindCronJob, KindPod}
+// (reconciler/workloads): apply accepts them. A kind decoded whose
+// controller is not wired would be refused with notServedWhy.
+var servedWorkloadKinds = []string{KindStatefulSet, KindDaemonSet, KindReplicaSet, KindJob, KindCronJob, KindPod}
 
-// notServedWhy says why apply refuses a workload kind it decodes.
-var notServedWhy = map[string]string{
-	KindStatefulSet: "dockctl does not run StatefulSets yet (its controller is not wired)",
-}
+// notServedWhy says why apply refuses a workload kind it decodes (none
+// now: every workload kind runs).
+var notServedWhy = map[string]string{}
 
 func init() {
 	w := workloadKinds()

@@ -42,26 +42,15 @@ func decodeWorkloadsOK(t *testing.T, file, in string) []*Document {
 	return docs
 }
 
-// What apply reads (Decode, DecodeAll, LoadAll) decodes the served
-// workload kinds as DecodeWorkloads does, and refuses a StatefulSet, whose
-// controller is not wired, saying so.
-func TestApplyDecodesServedWorkloadKindsAndRefusesStatefulSet(t *testing.T) {
+// What apply reads (Decode, DecodeAll, LoadAll) decodes every workload
+// kind, StatefulSet included, as DecodeWorkloads does.
+func TestApplyDecodesEveryWorkloadKind(t *testing.T) {
 	for f, b := range workloadFiles(t) {
 		want, err := DecodeWorkloads(f, b)
 		if err != nil {
 			t.Fatalf("DecodeWorkloads(%s): %v", f, err)
 		}
-		sts := false
-		for _, d := range want {
-			sts = sts || d.StatefulSet != nil
-		}
 		docs, err := Decode(f, b)
-		if sts {
-			if err == nil || !strings.Contains(err.Error(), `unsupported kind "StatefulSet": dockctl does not run StatefulSets yet`) {
-				t.Errorf("Decode(%s) = %v, want the StatefulSet refused", f, err)
-			}
-			continue
-		}
 		if err != nil || len(docs) != len(want) {
 			t.Errorf("Decode(%s) = %d docs, %v; want %d", f, len(docs), err, len(want))
 			continue

@@ -12,8 +12,7 @@ import (
 // never dropped), and every pod template is the Deployment's PodTemplateSpec,
 // validated, defaulted, gated and hashed by the same code.
 //
-// apply serves them but a StatefulSet (servedWorkloadKinds, refused as
-// unsupported until its controller is wired: otherkinds.go).
+// apply serves every one of them (servedWorkloadKinds).
 
 const (
 	BatchAPIVersion = "batch/v1"

@@ -66,3 +66,11 @@ func (c *Controller) feedTracker(a *assessment, seed bool) {
 	}
 	c.tracker.Update(a.rec.Key(), pods)
 }
+
+// Endpoints is the Services' endpoints tracker, which the controllers of
+// the other workload kinds feed with their pods (docs/design.md §17.1).
+func (c *Controller) Endpoints() *services.Tracker { return c.tracker }
+
+// HostAddress is the host's address on the instance network ("" while
+// none is known): a host-network pod's endpoint address.
+func (c *Controller) HostAddress() string { return c.hostAddress() }

@@ -329,9 +329,11 @@ func runController(g *globalOptions, o *controllerOptions) error {
 
 	// The workload kinds beyond Deployment (Job, ReplicaSet, DaemonSet,
 	// Pod): one controller frame beside the Deployment controller, with
-	// the same allow policy (docs/design.md §17.1).
+	// the same allow policy (docs/design.md §17.1), feeding the Services'
+	// endpoints tracker with their pods.
 	wl := workloads.New(workloads.Config{Instance: g.instance, Docker: m.InstrumentDocker(cli), Store: st,
-		Kinds: workloads.Kinds(), Allow: o.allow.policy(st.Dir()), MaxPods: o.maxReplicas, ResyncPeriod: o.resync, Log: log})
+		Kinds: workloads.Kinds(), Allow: o.allow.policy(st.Dir()), MaxPods: o.maxReplicas, ResyncPeriod: o.resync, Log: log,
+		Endpoints: ctrl.Endpoints(), HostIP: ctrl.HostAddress})
 	wlCtx, stopWorkloads := context.WithCancel(ctx)
 	wlDone := make(chan error, 1)
 	go func() { wlDone <- wl.Run(wlCtx) }()

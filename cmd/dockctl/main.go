@@ -10,6 +10,10 @@ import (
 	"io"
 	"os"
 	"strings"
+	// The CronJob controller reads timeZone with time.LoadLocation: the
+	// embedded database makes a zone mean the same on a host without
+	// /usr/share/zoneinfo (internal/cronschedule).
+	_ "time/tzdata"
 
 	"github.com/spf13/cobra"
 )

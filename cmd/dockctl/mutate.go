@@ -55,6 +55,7 @@ func newDeleteCommand(g *globalOptions) *cobra.Command {
 		ignoreNotFound bool
 		gracePeriod    int
 		now, force     bool
+		cascade        string
 	)
 	cmd := &cobra.Command{
 		Use:   "delete KIND NAME | delete KIND --all | delete KIND -l SELECTOR | delete -f PATH | delete -k DIR",
@@ -87,6 +88,9 @@ func newDeleteCommand(g *globalOptions) *cobra.Command {
   # Delete the objects of a manifest; one that is already gone is no error
   dockctl delete -f app.yaml --ignore-not-found`,
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := checkCascade(cascade); err != nil {
+				return err
+			}
 			byList := all || selector != ""
 			var refs []store.ObjectRef
 			grace, err := resolveGrace(gracePeriod, now, force, cmd.ErrOrStderr())
@@ -255,6 +259,7 @@ func newDeleteCommand(g *globalOptions) *cobra.Command {
 	cmd.Flags().StringVarP(&selector, "selector", "l", "", "delete the objects of the kind whose metadata.labels match (=, ==, !=, in, notin, KEY, !KEY)")
 	cmd.Flags().BoolVarP(&allNamespaces, "all-namespaces", "A", false, "with --all or -l: in every namespace")
 	cmd.Flags().BoolVar(&ignoreNotFound, "ignore-not-found", false, "an object that does not exist is no error (the default with --all and -l)")
+	cmd.Flags().StringVar(&cascade, "cascade", "background", `"background" or "foreground": what the object owns is deleted with it (its pods, a CronJob's Jobs); "orphan" is refused`)
 	return cmd
 }
 
@@ -328,4 +333,20 @@ func hostPortConflict(d *manifests.Deployment) error {
 		}
 	}
 	return nil
+}
+
+// checkCascade accepts kubectl's --cascade values that dockctl carries
+// out: background and foreground both delete what the object owns (its
+// pods, a CronJob's Jobs, a StatefulSet's claims under its retention
+// policy) once it is gone, which is what either ends with. orphan (and
+// kubectl's deprecated false) is refused rather than silently cascading:
+// dockctl's controllers do not yet hand an owner's pods over to nobody.
+func checkCascade(v string) error {
+	switch v {
+	case "background", "foreground", "true":
+		return nil
+	case "orphan", "false":
+		return fmt.Errorf("--cascade=orphan is not supported: deleting an object deletes what it owns (its pods, a CronJob's Jobs); use --cascade=background")
+	}
+	return fmt.Errorf(`invalid cascade value (%s). Must be "background", "foreground", or "orphan".`, v)
 }

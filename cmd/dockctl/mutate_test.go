@@ -355,3 +355,34 @@ func TestDeleteFileContinuesPastMissing(t *testing.T) {
 		t.Fatalf("aa after delete -f: %v, want deleted (output %q, err %v)", gerr, out, err)
 	}
 }
+
+func TestDeleteCascade(t *testing.T) {
+	for _, tc := range []struct {
+		name, cascade, wantErr, wantOut string
+	}{
+		{"background deletes", "background", "", "deployment/web deleted\n"},
+		{"foreground deletes", "foreground", "", "deployment/web deleted\n"},
+		{"orphan is refused, nothing deleted", "orphan", "--cascade=orphan is not supported", ""},
+		{"false is orphan", "false", "--cascade=orphan is not supported", ""},
+		{"an unknown value is kubectl's error", "sideways", `invalid cascade value (sideways). Must be "background", "foreground", or "orphan".`, ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			base := []string{"--state-dir", t.TempDir(), "--instance", "t1"}
+			runner(t, base)(mutateFixture, "apply", "-f", "-")
+			out, _, err := runArgs(t, base, "delete", "deployment", "web", "--cascade="+tc.cascade)
+			switch {
+			case tc.wantErr != "" && (err == nil || !strings.Contains(err.Error(), tc.wantErr)):
+				t.Errorf("err %v, want %q", err, tc.wantErr)
+			case tc.wantErr == "" && err != nil:
+				t.Errorf("err %v", err)
+			case !strings.HasPrefix(out, tc.wantOut) || tc.wantOut == "" && out != "":
+				t.Errorf("out %q, want %q", out, tc.wantOut)
+			}
+			if tc.wantErr != "" {
+				if got, _, _ := runArgs(t, base, "get", "deployment", "web", "-o", "name"); got != "deployment.apps/web\n" {
+					t.Errorf("after a refused delete: get %q, want the deployment kept", got)
+				}
+			}
+		})
+	}
+}

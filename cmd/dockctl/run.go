@@ -4,16 +4,17 @@ import (
 	"fmt"
 
 	"github.com/spf13/cobra"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
 // newRunCommand is kubectl run NAME --image: kubectl makes one Pod
-// labeled run=NAME. Pods are not objects dockctl stores on their own (a
-// pod is a replica of a deployment), so run makes the nearest object that
-// keeps such a pod running: a Deployment of one replica whose pods are
-// labeled run=NAME, the container named NAME. A pod that must not be
-// restarted (--restart=Never or OnFailure: a Pod, or a Job, in kubectl) has
-// no such object, so it is refused rather than made into one that
-// restarts it.
+// labeled run=NAME, the container named NAME. With --restart=Never or
+// OnFailure it is that Pod, stored and run once by the workload
+// controller with its restartPolicy (docs/design.md §17.1). With Always
+// (the default) dockctl makes the nearest object that keeps such a pod
+// running across controller restarts and container removals: a Deployment
+// of one replica whose pods are labeled run=NAME.
 func newRunCommand(g *globalOptions) *cobra.Command {
 	var (
 		out     createOutput
@@ -25,9 +26,12 @@ func newRunCommand(g *globalOptions) *cobra.Command {
 	)
 	cmd := &cobra.Command{
 		Use:   "run NAME --image=image [--port=port] [--env=KEY=VALUE] [--labels=key=value,...] [--dry-run=client] [-o yaml] [-- COMMAND [args...]]",
-		Short: "Run an image: a deployment of one replica (as kubectl run's pod, restarted when it exits)",
+		Short: "Run an image: a pod run once (--restart=Never|OnFailure), or a deployment of one replica (restarted when it exits)",
 		Example: `  # Run nginx, listening on port 80
   dockctl run web --image=nginx --port=80
+
+  # Run a pod once, not restarted when it exits
+  dockctl run once --image=busybox --restart=Never -- echo hello
 
   # Print what it would store
   dockctl run web --image=nginx --dry-run=client -o yaml`,
@@ -39,9 +43,7 @@ func newRunCommand(g *globalOptions) *cobra.Command {
 				return usageErrorf(cmd, "--image is required")
 			}
 			switch restart {
-			case "Always":
-			case "Never", "OnFailure":
-				return fmt.Errorf("--restart=%s: a pod that is not restarted is not something dockctl runs (it runs pods as replicas of a deployment, restarted when they exit); use --restart=Always", restart)
+			case "Always", "Never", "OnFailure":
 			default:
 				return fmt.Errorf("invalid restart policy: %s", restart)
 			}
@@ -63,12 +65,17 @@ func newRunCommand(g *globalOptions) *cobra.Command {
 				}
 				c.Env = append(c.Env, k8sEnv(k, v))
 			}
+			if restart != "Always" {
+				pod := &corev1.Pod{TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "Pod"}, ObjectMeta: g.objectMeta(name, l),
+					Spec: corev1.PodSpec{RestartPolicy: corev1.RestartPolicy(restart), Containers: []corev1.Container{*c}}}
+				return createObject(cmd, g, &out, kindPod, name, pod)
+			}
 			return createObject(cmd, g, &out, kindDeployment, name, d)
 		},
 	}
 	cmd.Flags().StringVar(&image, "image", "", "the image of the container")
 	cmd.Flags().Int32Var(&port, "port", -1, "the port the container exposes")
-	cmd.Flags().StringVar(&restart, "restart", "Always", "Always only: Never and OnFailure (a pod not restarted) are refused")
+	cmd.Flags().StringVar(&restart, "restart", "Always", "Always: a deployment of one replica; Never or OnFailure: a Pod with that restartPolicy")
 	cmd.Flags().StringToStringVarP(&labels, "labels", "l", nil, "labels of the pods (default run=NAME)")
 	cmd.Flags().StringArrayVar(&env, "env", nil, "an environment variable of the container (KEY=VALUE), repeatable")
 	out.addFlags(cmd)

@@ -9,8 +9,10 @@
 // it has and report their PodStatus, hands the observed pods to the kind's
 // pure decision (package job, replicaset…), carries the decision out
 // through the runtime (creates, deletions), writes the status the decision
-// computed with the events it records, and requeues when the decision
-// asks.
+// computed with the events it records, hands the Services' endpoints
+// tracker the owner's pods (endpoints.go), and requeues when the decision
+// asks. A kind owning more than pods (a CronJob's Jobs, a StatefulSet's
+// claims) stores and deletes those objects in its decision and teardown.
 //
 // Invariants:
 //   - An owner that is deleted (a tombstone or no record) has no wanted

@@ -20,9 +20,10 @@ import (
 const Node = "dockctl"
 
 // Kinds are the registrations of the workload kinds the frame runs:
-// Job, ReplicaSet, DaemonSet and the standalone Pod (docs/design.md §17.1).
+// Job, CronJob, ReplicaSet, DaemonSet, StatefulSet and the standalone Pod
+// (docs/design.md §17.1).
 func Kinds() []Kind {
-	return []Kind{JobKind(), ReplicaSetKind(), DaemonSetKind(), PodKind()}
+	return []Kind{JobKind(), CronJobKind(), ReplicaSetKind(), DaemonSetKind(), StatefulSetKind(), PodKind()}
 }
 
 // JobStatus is a Job's stored status: v1 JobStatus, and the pods counted

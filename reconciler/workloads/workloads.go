@@ -75,6 +75,9 @@ type Kind struct {
 	// pods is the most pods obj asks for at once, and the field that
 	// says so (nil: one pod).
 	pods func(obj any) (int32, string)
+	// teardown, when set, removes what the deleted owner obj owns beside
+	// its pods (a StatefulSet's claims), given its pods' names.
+	teardown func(env Env, obj any, pods []string) error
 }
 
 // DefaultMaxPods is the replica cap of a Config without one: the
@@ -121,6 +124,11 @@ type Config struct {
 	// ReplicaSet's replicas, a Job's parallelism) is refused, as a
 	// Deployment of more replicas is, and scales nothing.
 	MaxPods int32
+	// Endpoints, when set, is fed every owner's pods after each sync so
+	// that Services select them (endpoints.go); HostIP is the host's
+	// address on the instance network (a host-network pod's address).
+	Endpoints Endpoints
+	HostIP    func() string
 	// Runtime runs the pods (nil: a runtime of the frame's own).
 	Runtime *podruntime.Runtime
 	// ResyncPeriod is the period of the full pass (default 30 s).
@@ -317,13 +325,22 @@ func (c *Controller) Reconcile(ctx context.Context, req reconcile.Request) (reco
 		podNames = append(podNames, pod)
 	}
 	if !live || len(stale) > 0 {
-		// The owner is gone: so are its pods (background cascade). A
-		// new owner of the name waits until its predecessor's pods are
-		// gone, as a pod name is free again only then; the stopper's
-		// completion queues the key again.
+		// The owner is gone: so are its pods (background cascade), and
+		// from every Service that selected them; what it owns beside
+		// them goes by its kind's teardown. A new owner of the name
+		// waits until its predecessor's pods are gone, as a pod name is
+		// free again only then; the stopper's completion queues the key
+		// again.
 		gone := in
 		if live {
 			gone.Observed, gone.Pods = stale, nil
+		} else {
+			c.dropEndpoints(in)
+			if obj != nil && obj.Object != nil && k.teardown != nil {
+				if err := k.teardown(Env{Store: c.cfg.Store, Ref: ref, Now: now}, obj.Object, podNames); err != nil {
+					return reconcile.Result{}, err
+				}
+			}
 		}
 		res, err := c.runtime.Sync(ctx, c.cfg.Docker, gone)
 		return reconcile.Result{RequeueAfter: res.RequeueAfter}, err
@@ -386,6 +403,9 @@ func (c *Controller) Reconcile(ctx context.Context, req reconcile.Request) (reco
 			wanted = append(wanted, p)
 		}
 	}
+	// The tracker gets the pods as judged, before those the decision
+	// deletes are stopped (a Service stops routing to them first).
+	c.feedEndpoints(in, pods, del)
 	wanted = append(wanted, out.Create...)
 	in.Pods = wanted
 	res2, err2 := c.runtime.Sync(ctx, c.cfg.Docker, in)

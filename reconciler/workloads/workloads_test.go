@@ -79,6 +79,10 @@ func (f *frame) apply(yaml string) {
 			b.ReplicaSets = append(b.ReplicaSets, d.ReplicaSet)
 		case d.DaemonSet != nil:
 			b.DaemonSets = append(b.DaemonSets, d.DaemonSet)
+		case d.CronJob != nil:
+			b.CronJobs = append(b.CronJobs, d.CronJob)
+		case d.StatefulSet != nil:
+			b.StatefulSets = append(b.StatefulSets, d.StatefulSet)
 		}
 	}
 	if _, err := f.st.Apply(b, store.ApplyOptions{}); err != nil {

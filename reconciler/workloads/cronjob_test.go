@@ -1,0 +1,129 @@
+package workloads
+
+import (
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/dockctl/dockctl/manifests"
+	"github.com/dockctl/dockctl/store"
+)
+
+func cronYAML(extra string) string {
+	return `apiVersion: batch/v1
+kind: CronJob
+metadata:
+  name: tick
+spec:
+  schedule: "* * * * *"
+` + extra + `
+  jobTemplate:
+    spec:
+      template:
+        spec:
+          restartPolicy: Never
+          containers:
+          - name: work
+            image: busybox
+`
+}
+
+// jobs are the names of the live Jobs the CronJob tick controls, sorted.
+func (f *frame) cronJobs() []string {
+	objs, errs := f.st.ListObjects(store.KindJob)
+	if len(errs) > 0 {
+		f.t.Fatal(errs)
+	}
+	var out []string
+	for _, o := range objs {
+		if !o.Deleted && ownedBy(o.Meta, manifests.KindCronJob, "tick") {
+			out = append(out, o.Meta.Name)
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
+// toNextMinute sets the fake clock 1 s past the first minute after the
+// CronJob's creation (the store stamps it with the real time).
+func (f *frame) toNextMinute() {
+	obj, err := f.st.LookupObject(store.ObjectRef{Kind: store.KindCronJob, Namespace: "default", Name: "tick"})
+	if err != nil {
+		f.t.Fatal(err)
+	}
+	f.mu.Lock()
+	f.now = obj.Created.Truncate(time.Minute).Add(time.Minute + time.Second)
+	f.mu.Unlock()
+}
+
+func TestCronJobCreatesAnOwnedJobAtTheDueMinuteAndForbidSkipsWhileActive(t *testing.T) {
+	f := newFrame(t)
+	f.apply(cronYAML("  concurrencyPolicy: Forbid"))
+	f.toNextMinute()
+	key := Key(store.KindCronJob, "default", "tick")
+	f.sync(key)
+	jobs := f.cronJobs()
+	if len(jobs) != 1 {
+		t.Fatalf("jobs %v, want one at the due minute", jobs)
+	}
+	// The frame runs the Job's pod; it is still active a minute later.
+	f.sync(Key(store.KindJob, "default", jobs[0]))
+	if n := len(f.running(store.KindJob, jobs[0])); n != 1 {
+		t.Fatalf("job %s runs %d pods, want 1", jobs[0], n)
+	}
+	f.sync(Key(store.KindJob, "default", jobs[0]))
+	f.advance(time.Minute)
+	f.sync(key)
+	if got := f.cronJobs(); !slices.Equal(got, jobs) {
+		t.Errorf("jobs %v under Forbid while %s is active, want it alone", got, jobs[0])
+	}
+}
+
+func TestCronJobDeletesFinishedJobsBeyondItsHistoryLimit(t *testing.T) {
+	f := newFrame(t)
+	f.apply(cronYAML("  successfulJobsHistoryLimit: 1"))
+	f.toNextMinute()
+	key := Key(store.KindCronJob, "default", "tick")
+	for range 3 {
+		f.sync(key)
+		for _, j := range f.cronJobs() {
+			jk := Key(store.KindJob, "default", j)
+			f.sync(jk)
+			f.exitAll(store.KindJob, j, 0)
+			f.sync(jk)
+			f.sync(jk) // Complete once no pod is terminating
+		}
+		f.advance(time.Minute)
+	}
+	f.sync(key)
+	got := f.cronJobs()
+	// The newest finished Job is kept (limit 1), plus the one the last
+	// sync created.
+	if len(got) != 2 {
+		t.Errorf("jobs %v, want the newest finished one and the new one", got)
+	}
+	for _, j := range got {
+		if !strings.HasPrefix(j, "tick-") {
+			t.Errorf("job %s not named for its schedule time", j)
+		}
+	}
+}
+
+func TestDeletingACronJobDeletesItsJobs(t *testing.T) {
+	f := newFrame(t)
+	f.apply(cronYAML(""))
+	f.toNextMinute()
+	key := Key(store.KindCronJob, "default", "tick")
+	f.sync(key)
+	if len(f.cronJobs()) != 1 {
+		t.Fatalf("jobs %v, want one", f.cronJobs())
+	}
+	if _, err := f.st.DeleteObjects([]store.ObjectRef{{Kind: store.KindCronJob, Namespace: "default", Name: "tick"}}); err != nil {
+		t.Fatal(err)
+	}
+	f.sync(key)
+	if got := f.cronJobs(); len(got) != 0 {
+		t.Errorf("jobs %v after the CronJob's delete, want none", got)
+	}
+}

@@ -1,0 +1,100 @@
+package workloads
+
+import (
+	"fmt"
+
+	appsv1 "k8s.io/api/apps/v1"
+
+	"github.com/dockctl/dockctl/manifests"
+	"github.com/dockctl/dockctl/reconciler/statefulset"
+	"github.com/dockctl/dockctl/reconciler/workload"
+	"github.com/dockctl/dockctl/store"
+)
+
+// ManagerStatefulSet is the store manager of the claims a StatefulSet's
+// volumeClaimTemplates make (kube-controller-manager's field manager).
+const ManagerStatefulSet = "statefulset-controller"
+
+// StatefulSetKind runs a StatefulSet with the StatefulSet controller's
+// decision (package statefulset): its claims are stored as
+// PersistentVolumeClaims before the pods that mount them are created (the
+// runtime's claim path makes their volumes, docs/design.md §12), and
+// deleting the set removes its claims as persistentVolumeClaimRetentionPolicy
+// says (Teardown). Its revision history is not kept yet: every sync sees
+// the current revision only, as the DaemonSet's.
+func StatefulSetKind() Kind {
+	k := For(manifests.KindStatefulSet, func(s *manifests.StatefulSet) *manifests.PodTemplateSpec { return &s.Spec.Template },
+		func(env Env, set *manifests.StatefulSet, prev appsv1.StatefulSetStatus, pods []workload.ObservedPod) (Outcome, error) {
+			claims, err := setClaims(env.Store, set.Metadata.NamespaceOrDefault())
+			if err != nil {
+				return Outcome{}, err
+			}
+			last := statefulset.Status{CurrentRevision: prev.CurrentRevision, UpdateRevision: prev.UpdateRevision}
+			if prev.CollisionCount != nil {
+				last.CollisionCount = *prev.CollisionCount
+			}
+			d := statefulset.Sync(set, []workload.Revision{statefulset.RevisionOf(set)}, last, pods, claims, env.Now)
+			for _, c := range d.CreateClaims {
+				pvc, owner := statefulset.StoredClaim(set, "", c) // objects have no uid in the store yet
+				if owner != nil {
+					yes := true
+					pvc.Metadata.OwnerReferences = []manifests.OwnerReference{{APIVersion: "apps/v1", Kind: owner.Kind,
+						Name: owner.Name, UID: owner.UID, Controller: &yes, BlockOwnerDeletion: &yes}}
+				}
+				if _, err := env.Store.Apply(store.Bundle{Claims: []*manifests.PersistentVolumeClaim{&pvc}},
+					store.ApplyOptions{Manager: ManagerStatefulSet}); err != nil {
+					return Outcome{}, fmt.Errorf("creating claim %s: %w", pvc.Metadata.Name, err)
+				}
+			}
+			if err := deleteClaims(env.Store, set.Metadata.Namespace, d.DeleteClaims); err != nil {
+				return Outcome{}, err
+			}
+			s := d.Status
+			cc := s.CollisionCount
+			st := appsv1.StatefulSetStatus{ObservedGeneration: s.ObservedGeneration, Replicas: s.Replicas, ReadyReplicas: s.ReadyReplicas,
+				AvailableReplicas: s.AvailableReplicas, CurrentReplicas: s.CurrentReplicas, UpdatedReplicas: s.UpdatedReplicas,
+				CurrentRevision: s.CurrentRevision, UpdateRevision: s.UpdateRevision, CollisionCount: &cc}
+			return Outcome{Status: st, Create: d.CreatePods, Delete: d.DeletePods, Events: d.Events, RequeueAt: d.RequeueAt}, nil
+		})
+	k.teardown = func(env Env, obj any, pods []string) error {
+		set := obj.(*manifests.StatefulSet)
+		claims, err := setClaims(env.Store, set.Metadata.NamespaceOrDefault())
+		if err != nil {
+			return err
+		}
+		_, del := statefulset.Teardown(set, pods, claims)
+		return deleteClaims(env.Store, set.Metadata.Namespace, del)
+	}
+	return k
+}
+
+// setClaims are the live claims of namespace ns. A deleted claim is
+// absent: storing it again makes it anew.
+func setClaims(st Store, ns string) ([]statefulset.ObservedClaim, error) {
+	objs, errs := st.ListObjects(store.KindPersistentVolumeClaim)
+	if len(errs) > 0 {
+		return nil, fmt.Errorf("listing claims: %w", errs[0])
+	}
+	var out []statefulset.ObservedClaim
+	for _, o := range objs {
+		if o.Deleted || o.Meta.NamespaceOrDefault() != ns {
+			continue
+		}
+		out = append(out, statefulset.ObservedClaim{Name: o.Meta.Name})
+	}
+	return out, nil
+}
+
+func deleteClaims(st Store, ns string, names []string) error {
+	if len(names) == 0 {
+		return nil
+	}
+	refs := make([]store.ObjectRef, len(names))
+	for i, n := range names {
+		refs[i] = store.ObjectRef{Kind: store.KindPersistentVolumeClaim, Namespace: ns, Name: n}
+	}
+	if _, err := st.DeleteObjects(refs); err != nil {
+		return fmt.Errorf("deleting claims: %w", err)
+	}
+	return nil
+}

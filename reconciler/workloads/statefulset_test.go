@@ -1,0 +1,137 @@
+package workloads
+
+import (
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/dockctl/dockctl/dockerx"
+	"github.com/dockctl/dockctl/store"
+)
+
+func setYAML(replicas, policy, retention string) string {
+	return `apiVersion: apps/v1
+kind: StatefulSet
+metadata:
+  name: db
+spec:
+  serviceName: db
+  replicas: ` + replicas + `
+  podManagementPolicy: ` + policy + `
+` + retention + `
+  selector:
+    matchLabels: {app: db}
+  template:
+    metadata:
+      labels: {app: db}
+    spec:
+      containers:
+      - name: db
+        image: busybox
+        volumeMounts:
+        - {name: data, mountPath: /data}
+  volumeClaimTemplates:
+  - metadata:
+      name: data
+    spec:
+      accessModes: [ReadWriteOnce]
+      resources:
+        requests: {storage: 1Gi}
+`
+}
+
+// pods are the names of the running pods of the set, sorted.
+func (f *frame) setPods(name string) []string {
+	var out []string
+	for _, c := range f.running(store.KindStatefulSet, name) {
+		if p, ok := dockerx.PodOfContainerName(instance, "", c.Name); ok && !slices.Contains(out, p) {
+			out = append(out, p)
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
+// claims are the names of the live claims of the default namespace.
+func (f *frame) claims() []string {
+	objs, errs := f.st.ListObjects(store.KindPersistentVolumeClaim)
+	if len(errs) > 0 {
+		f.t.Fatal(errs)
+	}
+	var out []string
+	for _, o := range objs {
+		if !o.Deleted {
+			out = append(out, o.Meta.Name)
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
+func TestOrderedReadyStatefulSetCreatesOrdinalZeroAndItsClaimFirst(t *testing.T) {
+	f := newFrame(t)
+	f.apply(setYAML("3", "OrderedReady", ""))
+	key := Key(store.KindStatefulSet, "default", "db")
+	f.sync(key)
+	f.sync(key)
+	// db-0 is not ready yet (a pod is Ready once the runtime judges it
+	// so): db-1 waits for it, as the StatefulSet controller's
+	// OrderedReady does.
+	if got := f.setPods("db"); strings.Join(got, " ") != "db-0" {
+		t.Errorf("pods %v, want db-0 alone", got)
+	}
+	if got := f.claims(); strings.Join(got, " ") != "data-db-0" {
+		t.Errorf("claims %v, want data-db-0", got)
+	}
+}
+
+func TestParallelStatefulSetScaleDownRemovesTheHighestOrdinalAndRetainsItsClaim(t *testing.T) {
+	f := newFrame(t)
+	f.apply(setYAML("3", "Parallel", ""))
+	key := Key(store.KindStatefulSet, "default", "db")
+	f.sync(key)
+	f.sync(key)
+	if got := f.setPods("db"); strings.Join(got, " ") != "db-0 db-1 db-2" {
+		t.Fatalf("pods %v, want db-0 db-1 db-2", got)
+	}
+	if got := f.claims(); strings.Join(got, " ") != "data-db-0 data-db-1 data-db-2" {
+		t.Fatalf("claims %v, want one per pod", got)
+	}
+	f.apply(setYAML("2", "Parallel", ""))
+	f.sync(key)
+	for len(f.setPods("db")) == 3 { // the stopper removes in the background
+		f.sync(key)
+	}
+	if got := f.setPods("db"); strings.Join(got, " ") != "db-0 db-1" {
+		t.Errorf("pods after scale down %v, want db-0 db-1", got)
+	}
+	if got := f.claims(); strings.Join(got, " ") != "data-db-0 data-db-1 data-db-2" {
+		t.Errorf("claims after scale down %v, want data-db-2 retained", got)
+	}
+}
+
+func TestDeletingAStatefulSetFollowsItsClaimRetentionPolicy(t *testing.T) {
+	for _, tc := range []struct {
+		name, retention, want string
+	}{
+		{"retain keeps the claims", "", "data-db-0 data-db-1"},
+		{"whenDeleted Delete removes them", "  persistentVolumeClaimRetentionPolicy: {whenDeleted: Delete}", ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			f := newFrame(t)
+			f.apply(setYAML("2", "Parallel", tc.retention))
+			key := Key(store.KindStatefulSet, "default", "db")
+			f.sync(key)
+			if got := f.claims(); len(got) != 2 {
+				t.Fatalf("claims %v, want 2", got)
+			}
+			if _, err := f.st.DeleteObjects([]store.ObjectRef{{Kind: store.KindStatefulSet, Namespace: "default", Name: "db"}}); err != nil {
+				t.Fatal(err)
+			}
+			f.sync(key)
+			if got := f.claims(); strings.Join(got, " ") != tc.want {
+				t.Errorf("claims after delete %v, want %q", got, tc.want)
+			}
+		})
+	}
+}
