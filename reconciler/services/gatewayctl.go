@@ -49,6 +49,7 @@ type gatewayState struct {
 	gen      int64                // the helper's config generation
 	backends map[string]bool      // Service keys the last table names
 	refused  string               // why no helper runs though routes exist ("": none refused)
+	taken    string               // the ports left out, another publishing them ("": none)
 	notify   func()               // called after an ack of a new table generation
 }
 
@@ -97,16 +98,25 @@ func servesRoutes(t *gatewayroutes.Table) bool {
 // gatewayBindings publishes each port of the table on the service
 // address. A port below 1024 passes the host-port gate first (§13,
 // --allow-host-ports), as a host port does: refused names the ports that
-// did not.
-func (s *Controller) gatewayBindings(cfg helperapi.GatewayConfig) (bindings []dockerx.PortBinding, refused []string) {
+// did not. A port another already publishes there (a Service's proxy, a
+// deployment's hostPort, any container of the daemon: holders) is left
+// out, named in taken: the one that publishes it first keeps it, as
+// between Services, and Docker would refuse the whole helper for it
+// ("port is already allocated"), the gateway's other ports with it.
+func (s *Controller) gatewayBindings(cfg helperapi.GatewayConfig, holders []portHolder) (bindings []dockerx.PortBinding, refused, taken []string) {
 	for _, p := range cfg.Ports {
 		if p.Port < 1024 && !s.cfg.Allow.AllowsHostPort(p.Port) {
 			refused = append(refused, fmt.Sprintf("port %d needs %s", p.Port, manifests.FlagAllowHostPorts))
 			continue
 		}
+		hp := hostPort{IP: s.address, Port: int32(p.Port), Protocol: helperapi.TCP}
+		if i := slices.IndexFunc(holders, func(h portHolder) bool { return h.Port.overlaps(hp) }); i >= 0 {
+			taken = append(taken, fmt.Sprintf("host port %s is published by %s", hp, holders[i].Owner))
+			continue
+		}
 		bindings = append(bindings, dockerx.PortBinding{HostIP: s.address, HostPort: p.Port, ContainerPort: p.Port, Protocol: helperapi.TCP})
 	}
-	return bindings, refused
+	return bindings, refused, taken
 }
 
 // gatewayEndpoints resolves a backend to the ready endpoints of its
@@ -182,14 +192,20 @@ func (s *Controller) syncGateway(ctx context.Context) (reconcile.Result, error) 
 
 	watched := map[string]trackedService{}
 	pin := helperPlanInput{Observed: observed, Pushed: pushed, Generation: gen, Unwanted: "no route is served"}
-	var refused []string
+	var refused, taken []string
 	var version int64
 	if servesRoutes(table) {
+		// Every other publisher of the daemon, this gateway excepted
+		// (this instance's proxies included: a Service's port is its own).
+		holders, err := s.portHolders(ctx, dockerx.RoleGateway)
+		if err != nil {
+			return reconcile.Result{}, fmt.Errorf("gateway: %w", err)
+		}
 		// The version before the endpoints are read: an ack covers it.
 		version = s.tracker.currentVersion()
 		cfg := table.Resolve(0, gatewayroutes.Resolver{Endpoints: s.gatewayEndpoints(watched), Certificate: s.gatewayCertificate})
 		var bindings []dockerx.PortBinding
-		bindings, refused = s.gatewayBindings(cfg)
+		bindings, refused, taken = s.gatewayBindings(cfg, holders)
 		if len(refused) == 0 {
 			network := dockerx.NetworkName(s.cfg.Instance)
 			content, render := renderer(cfg, func(c *helperapi.GatewayConfig, g int64) { c.Generation = g })
@@ -233,8 +249,10 @@ func (s *Controller) syncGateway(ctx context.Context) (reconcile.Result, error) 
 			s.gw.acked, notify = 0, s.gw.notify // nothing serves: no longer Programmed
 		}
 	}
-	wasRefused := s.gw.refused
+	wasRefused, wasTaken := s.gw.refused, s.gw.taken
 	s.gw.refused = strings.Join(refused, ", ")
+	s.gw.taken = strings.Join(taken, "; ")
+	nowTaken := s.gw.taken
 	old := s.gw.backends
 	s.gw.backends = map[string]bool{}
 	for k := range watched {
@@ -243,6 +261,9 @@ func (s *Controller) syncGateway(ctx context.Context) (reconcile.Result, error) 
 	s.mu.Unlock()
 	if s.gw.refused != "" && s.gw.refused != wasRefused {
 		s.log.Warn("gateway not run: a port below 1024 is a privileged host port", "refused", s.gw.refused)
+	}
+	if nowTaken != "" && nowTaken != wasTaken {
+		s.log.Warn("gateway ports not published: another publishes them", "taken", nowTaken)
 	}
 	for k := range old {
 		resolved[GatewayKey+k] = trackedService{}
