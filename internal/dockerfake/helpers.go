@@ -5,8 +5,8 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
-	"strings"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/dockctl/dockctl/dockerx"
