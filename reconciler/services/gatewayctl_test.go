@@ -155,6 +155,9 @@ func TestGatewayPrivilegedPortGate(t *testing.T) {
 			if got := r.ctrl.GatewayRefused(); got != tc.refused {
 				t.Errorf("refused %q, want %q", got, tc.refused)
 			}
+			if u := r.ctrl.GatewayUnavailable(); tc.refused != "" && u[443] != "port 443 needs --allow-host-ports" {
+				t.Errorf("unavailable %v, want 443 refused", u)
+			}
 			if got := r.ctrl.GatewayProgrammed(1); got != (tc.helpers == 1) {
 				t.Errorf("Programmed %v with %d helpers", got, tc.helpers)
 			}
@@ -231,6 +234,9 @@ func TestGatewayLeavesPortsOthersPublish(t *testing.T) {
 			}
 			if got := strings.Join(published, " "); got != "127.0.0.1:18443" {
 				t.Errorf("gateway publishes %q, want only 127.0.0.1:18443 (18080 is another's)", got)
+			}
+			if u := r.ctrl.GatewayUnavailable(); len(u) != 1 || !strings.Contains(u[18080], "127.0.0.1:18080/TCP is published by") {
+				t.Errorf("unavailable %v, want 18080 named as published by another", u)
 			}
 			if tc.lb {
 				r.reconcile("shop/lb")
