@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"fmt"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/dockctl/dockctl/dockerx"
@@ -26,7 +27,13 @@ func (e *Engine) CreateHelper(ctx context.Context, req dockerx.HelperRequest) (s
 		return "", err
 	}
 	ns := &namespaces{network: string(hc.NetworkMode), endpoints: endpointsOf(hc, nc), restartAlways: true}
-	return e.add(dockerx.Container{Name: req.Name, Image: cfg.Image, Labels: cfg.Labels, State: dockerx.StateCreated}, "create:helper", ns, nil)
+	// The ports it publishes, as a list answer shows them: what another
+	// publisher's conflict check reads.
+	var ports []dockerx.Port
+	for _, b := range req.Ports {
+		ports = append(ports, dockerx.Port{HostIP: b.HostIP, HostPort: uint16(b.HostPort), ContainerPort: uint16(b.ContainerPort), Protocol: strings.ToLower(b.Protocol)})
+	}
+	return e.add(dockerx.Container{Name: req.Name, Image: cfg.Image, Labels: cfg.Labels, State: dockerx.StateCreated, Ports: ports}, "create:helper", ns, nil)
 }
 
 // HelperImageRef returns the reference EnsureHelperImage gives the

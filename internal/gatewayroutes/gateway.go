@@ -87,6 +87,8 @@ func (c *compiler) listenerConditions(gw ObjectRef, lst *listener) []Condition {
 	accepted := Condition{CondAccepted, "True", ReasonAccepted, ""}
 	if lst.port == nil {
 		accepted = Condition{CondAccepted, "False", ReasonPortUnavailable, errorf("port %d serves another protocol", lst.spec.Port)}
+	} else if why := c.in.Unavailable[int(lst.spec.Port)]; why != "" {
+		accepted = Condition{CondAccepted, "False", ReasonPortUnavailable, why}
 	}
 	resolved := Condition{CondResolvedRefs, "True", ReasonResolvedRefs, ""}
 	if lst.spec.TLS != nil {

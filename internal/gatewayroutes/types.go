@@ -60,6 +60,11 @@ type Input struct {
 	// Programmed are the Gateways the gateway helper has acknowledged a
 	// config for (its Programmed condition).
 	Programmed map[ObjectRef]bool
+	// Unavailable are the ports the gateway helper could not publish,
+	// with why (a privileged port without --allow-host-ports, a port
+	// another publishes): their listeners are not Accepted
+	// (PortUnavailable). The config does not depend on it.
+	Unavailable map[int]string
 }
 
 // BackendRef is a snapshot backend's Service port, as

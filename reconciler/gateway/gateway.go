@@ -61,6 +61,9 @@ type DataPlane interface {
 	// once the helper acknowledged a new table generation.
 	ServeGateway(t *gatewayroutes.Table, gen int64, notify func())
 	GatewayProgrammed(gen int64) bool
+	// GatewayUnavailable are the ports it could not publish, with why;
+	// notify is called when they change too.
+	GatewayUnavailable() map[int]string
 }
 
 // SetDataPlane connects the data plane; notify queues this controller's
@@ -129,12 +132,18 @@ func (c *Controller) Reconcile(ctx context.Context, req reconcile.Request) (reco
 		c.dp.ServeGateway(table, c.gen, c.notify)
 	}
 	programmed := c.cfg.Programmed != nil && c.cfg.Programmed(c.gen)
-	if programmed {
+	if c.dp != nil {
+		// Listener conditions only: the config does not depend on it.
+		in.Unavailable = c.dp.GatewayUnavailable()
+	}
+	if programmed || len(in.Unavailable) > 0 {
 		// The Gateways' Programmed condition: the helper serves this
 		// table (the config does not depend on it).
-		in.Programmed = map[gatewayroutes.ObjectRef]bool{}
-		for _, gw := range in.Gateways {
-			in.Programmed[gatewayroutes.ObjectRef{Namespace: gw.Metadata.NamespaceOrDefault(), Name: gw.Metadata.Name}] = true
+		if programmed {
+			in.Programmed = map[gatewayroutes.ObjectRef]bool{}
+			for _, gw := range in.Gateways {
+				in.Programmed[gatewayroutes.ObjectRef{Namespace: gw.Metadata.NamespaceOrDefault(), Name: gw.Metadata.Name}] = true
+			}
 		}
 		table = gatewayroutes.Compile(in, c.cfg.Routes)
 	}

@@ -260,9 +260,12 @@ spec:
 
 // fakePlane is a DataPlane that acknowledges when told.
 type fakePlane struct {
-	tables []int64 // the generations handed, in order
-	acked  int64
+	tables      []int64 // the generations handed, in order
+	acked       int64
+	unavailable map[int]string // GatewayUnavailable's answer
 }
+
+func (p *fakePlane) GatewayUnavailable() map[int]string { return p.unavailable }
 
 func (p *fakePlane) ServeGateway(t *gatewayroutes.Table, gen int64, notify func()) {
 	p.tables = append(p.tables, gen)
@@ -295,5 +298,31 @@ func TestDataPlaneHandedEveryTable(t *testing.T) {
 	}
 	if fmt.Sprint(dp.tables) != "[1 1]" {
 		t.Errorf("tables handed %v, want generation 1 twice (the table did not change)", dp.tables)
+	}
+}
+
+// TestUnpublishedListenerIsNotAccepted: a listener whose port the data
+// plane could not publish (below 1024 without --allow-host-ports, or
+// another publishes it) is reported Accepted=False, PortUnavailable,
+// with why, and not Programmed: not "waiting for the gateway helper"
+// while none will run for it.
+func TestUnpublishedListenerIsNotAccepted(t *testing.T) {
+	st := fixture(t)
+	c := New(Config{Store: st, Address: "127.0.0.1", Routes: gatewayroutes.Options{HTTPPort: 80, HTTPSPort: 443}})
+	dp := &fakePlane{unavailable: map[int]string{80: "port 80 needs --allow-host-ports"}}
+	c.SetDataPlane(dp, func() {})
+	if _, err := c.Reconcile(context.Background(), reconcile.Request{Key: Key}); err != nil {
+		t.Fatal(err)
+	}
+	gw, _ := readStatus[manifests.GatewayStatus](t, st, store.ObjectRef{Kind: store.KindGateway, Namespace: "default", Name: "edge"})
+	if len(gw.Listeners) != 1 {
+		t.Fatalf("listeners %+v", gw.Listeners)
+	}
+	acc := manifests.FindCondition(gw.Listeners[0].Conditions, "Accepted")
+	if acc == nil || acc.Status != "False" || acc.Reason != "PortUnavailable" || acc.Message != "port 80 needs --allow-host-ports" {
+		t.Errorf("listener Accepted %+v, want False PortUnavailable naming the flag", acc)
+	}
+	if got := condStatus(gw.Listeners[0].Conditions, "Programmed"); got != "False" {
+		t.Errorf("listener Programmed %s", got)
 	}
 }

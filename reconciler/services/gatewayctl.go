@@ -43,13 +43,15 @@ func gatewayName(instance string) string { return instance + "_gateway" }
 
 // gatewayState is what the controller knows of the gateway.
 type gatewayState struct {
-	table    *gatewayroutes.Table // nil: none handed yet
-	tableGen int64                // the table's generation (the gateway controller's)
-	acked    int64                // the table generation the helper acknowledged last; 0: none
-	gen      int64                // the helper's config generation
-	backends map[string]bool      // Service keys the last table names
-	refused  string               // why no helper runs though routes exist ("": none refused)
-	notify   func()               // called after an ack of a new table generation
+	table       *gatewayroutes.Table // nil: none handed yet
+	tableGen    int64                // the table's generation (the gateway controller's)
+	acked       int64                // the table generation the helper acknowledged last; 0: none
+	gen         int64                // the helper's config generation
+	backends    map[string]bool      // Service keys the last table names
+	refused     string               // why no helper runs though routes exist ("": none refused)
+	taken       string               // the ports left out, another publishing them ("": none)
+	unavailable map[int]string       // each port left out (refused or taken): why
+	notify      func()               // called after an ack of a new table generation
 }
 
 // ServeGateway hands the gateway's data plane a compiled table of
@@ -79,6 +81,15 @@ func (s *Controller) GatewayRefused() string {
 	return s.gw.refused
 }
 
+// GatewayUnavailable are the ports the gateway helper does not publish,
+// with why: below 1024 without --allow-host-ports (then no helper runs),
+// or published by another.
+func (s *Controller) GatewayUnavailable() map[int]string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return maps.Clone(s.gw.unavailable)
+}
+
 // servesRoutes reports whether a table serves any route.
 func servesRoutes(t *gatewayroutes.Table) bool {
 	if t == nil {
@@ -97,16 +108,29 @@ func servesRoutes(t *gatewayroutes.Table) bool {
 // gatewayBindings publishes each port of the table on the service
 // address. A port below 1024 passes the host-port gate first (§13,
 // --allow-host-ports), as a host port does: refused names the ports that
-// did not.
-func (s *Controller) gatewayBindings(cfg helperapi.GatewayConfig) (bindings []dockerx.PortBinding, refused []string) {
+// did not. A port another already publishes there (a Service's proxy, a
+// deployment's hostPort, any container of the daemon: holders) is left
+// out, named in taken: the one that publishes it first keeps it, as
+// between Services, and Docker would refuse the whole helper for it
+// ("port is already allocated"), the gateway's other ports with it.
+// unavailable maps each port left out to why, for its listeners' status.
+func (s *Controller) gatewayBindings(cfg helperapi.GatewayConfig, holders []portHolder) (bindings []dockerx.PortBinding, refused, taken []string, unavailable map[int]string) {
+	unavailable = map[int]string{}
 	for _, p := range cfg.Ports {
 		if p.Port < 1024 && !s.cfg.Allow.AllowsHostPort(p.Port) {
 			refused = append(refused, fmt.Sprintf("port %d needs %s", p.Port, manifests.FlagAllowHostPorts))
+			unavailable[p.Port] = refused[len(refused)-1]
+			continue
+		}
+		hp := hostPort{IP: s.address, Port: int32(p.Port), Protocol: helperapi.TCP}
+		if i := slices.IndexFunc(holders, func(h portHolder) bool { return h.Port.overlaps(hp) }); i >= 0 {
+			taken = append(taken, fmt.Sprintf("host port %s is published by %s", hp, holders[i].Owner))
+			unavailable[p.Port] = taken[len(taken)-1]
 			continue
 		}
 		bindings = append(bindings, dockerx.PortBinding{HostIP: s.address, HostPort: p.Port, ContainerPort: p.Port, Protocol: helperapi.TCP})
 	}
-	return bindings, refused
+	return bindings, refused, taken, unavailable
 }
 
 // gatewayEndpoints resolves a backend to the ready endpoints of its
@@ -182,14 +206,21 @@ func (s *Controller) syncGateway(ctx context.Context) (reconcile.Result, error) 
 
 	watched := map[string]trackedService{}
 	pin := helperPlanInput{Observed: observed, Pushed: pushed, Generation: gen, Unwanted: "no route is served"}
-	var refused []string
+	var refused, taken []string
+	var unavailable map[int]string
 	var version int64
 	if servesRoutes(table) {
+		// Every other publisher of the daemon, this gateway excepted
+		// (this instance's proxies included: a Service's port is its own).
+		holders, err := s.portHolders(ctx, dockerx.RoleGateway)
+		if err != nil {
+			return reconcile.Result{}, fmt.Errorf("gateway: %w", err)
+		}
 		// The version before the endpoints are read: an ack covers it.
 		version = s.tracker.currentVersion()
 		cfg := table.Resolve(0, gatewayroutes.Resolver{Endpoints: s.gatewayEndpoints(watched), Certificate: s.gatewayCertificate})
 		var bindings []dockerx.PortBinding
-		bindings, refused = s.gatewayBindings(cfg)
+		bindings, refused, taken, unavailable = s.gatewayBindings(cfg, holders)
 		if len(refused) == 0 {
 			network := dockerx.NetworkName(s.cfg.Instance)
 			content, render := renderer(cfg, func(c *helperapi.GatewayConfig, g int64) { c.Generation = g })
@@ -233,8 +264,14 @@ func (s *Controller) syncGateway(ctx context.Context) (reconcile.Result, error) 
 			s.gw.acked, notify = 0, s.gw.notify // nothing serves: no longer Programmed
 		}
 	}
-	wasRefused := s.gw.refused
+	wasRefused, wasTaken := s.gw.refused, s.gw.taken
 	s.gw.refused = strings.Join(refused, ", ")
+	s.gw.taken = strings.Join(taken, "; ")
+	nowTaken := s.gw.taken
+	if !maps.Equal(unavailable, s.gw.unavailable) {
+		// The listeners' status changes: the gateway controller reports it.
+		s.gw.unavailable, notify = unavailable, s.gw.notify
+	}
 	old := s.gw.backends
 	s.gw.backends = map[string]bool{}
 	for k := range watched {
@@ -243,6 +280,9 @@ func (s *Controller) syncGateway(ctx context.Context) (reconcile.Result, error) 
 	s.mu.Unlock()
 	if s.gw.refused != "" && s.gw.refused != wasRefused {
 		s.log.Warn("gateway not run: a port below 1024 is a privileged host port", "refused", s.gw.refused)
+	}
+	if nowTaken != "" && nowTaken != wasTaken {
+		s.log.Warn("gateway ports not published: another publishes them", "taken", nowTaken)
 	}
 	for k := range old {
 		resolved[GatewayKey+k] = trackedService{}

@@ -10,6 +10,7 @@ import (
 	"github.com/dockctl/dockctl/internal/gatewayroutes"
 	"github.com/dockctl/dockctl/internal/helperapi"
 	"github.com/dockctl/dockctl/manifests"
+	"github.com/dockctl/dockctl/store"
 )
 
 // gatewayTable is a compiled table serving host a.test on an HTTP port
@@ -154,6 +155,9 @@ func TestGatewayPrivilegedPortGate(t *testing.T) {
 			if got := r.ctrl.GatewayRefused(); got != tc.refused {
 				t.Errorf("refused %q, want %q", got, tc.refused)
 			}
+			if u := r.ctrl.GatewayUnavailable(); tc.refused != "" && u[443] != "port 443 needs --allow-host-ports" {
+				t.Errorf("unavailable %v, want 443 refused", u)
+			}
 			if got := r.ctrl.GatewayProgrammed(1); got != (tc.helpers == 1) {
 				t.Errorf("Programmed %v with %d helpers", got, tc.helpers)
 			}
@@ -187,5 +191,59 @@ func TestGatewayDrainWaitsForTheGateway(t *testing.T) {
 	}
 	if eps, _ := r.gatewayServes(); eps != "web-a-0=10.222.0.2:8080" {
 		t.Errorf("after the drain the gateway serves %q", eps)
+	}
+}
+
+// TestGatewayLeavesPortsOthersPublish: a listener's port that a
+// LoadBalancer Service of the instance, or another container of the
+// daemon, already publishes on the service address is not published by
+// the gateway (Docker would refuse the whole helper: "port is already
+// allocated"): the older publisher keeps it, the gateway serves its other
+// ports, and the Service sees no conflict of the gateway's making.
+func TestGatewayLeavesPortsOthersPublish(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		lb     bool
+		daemon []dockerx.Container
+	}{
+		{name: "a LoadBalancer Service's port", lb: true},
+		{name: "another container's port", daemon: []dockerx.Container{{ID: "x", Name: "someone_else",
+			Ports: []dockerx.Port{{HostIP: "0.0.0.0", HostPort: 18080, Protocol: "tcp"}}}}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			r := newSvcRig(t)
+			r.docker.SetDaemon(tc.daemon)
+			r.feed(webPods(1, 1))
+			r.svcs.put(webService("", 0))
+			r.reconcile("default/web")
+			if tc.lb {
+				r.svcs.put(&store.ServiceRecord{Created: t0, Service: manifests.Service{Metadata: manifests.ObjectMeta{Name: "lb", Namespace: "shop"},
+					Spec: manifests.ServiceSpec{Type: "LoadBalancer", Selector: app("lb"), Ports: []manifests.ServicePort{{Port: 18080}}}}})
+				r.reconcile("shop/lb")
+			}
+			r.ctrl.ServeGateway(gatewayTable(18080, 18443), 1, nil)
+			r.reconcile(GatewayKey)
+			helpers := r.gatewayHelpers()
+			if len(helpers) != 1 {
+				t.Fatalf("%d gateway helpers, want 1 serving the free port", len(helpers))
+			}
+			creates := r.docker.CreatedHelpers()
+			var published []string
+			for _, p := range creates[len(creates)-1].Ports {
+				published = append(published, fmt.Sprintf("%s:%d", p.HostIP, p.HostPort))
+			}
+			if got := strings.Join(published, " "); got != "127.0.0.1:18443" {
+				t.Errorf("gateway publishes %q, want only 127.0.0.1:18443 (18080 is another's)", got)
+			}
+			if u := r.ctrl.GatewayUnavailable(); len(u) != 1 || !strings.Contains(u[18080], "127.0.0.1:18080/TCP is published by") {
+				t.Errorf("unavailable %v, want 18080 named as published by another", u)
+			}
+			if tc.lb {
+				r.reconcile("shop/lb")
+				if c := findCondition(r.svcs.status("shop/lb").Conditions, ServicePortConflict); c != nil {
+					t.Errorf("the older LoadBalancer lost its port to the gateway: %+v", c)
+				}
+			}
+		})
 	}
 }

@@ -313,7 +313,9 @@ func (s *Controller) syncService(ctx context.Context, key, ns, name string) (rec
 	in := allocInput{Key: key, Service: svc, Created: rec.Created, Prev: prev, Layout: layout, Address: s.address, Now: s.cfg.Now()}
 	var hostRetry time.Duration // when a port a process of the host holds is tried again
 	if publishes(svc) {
-		if in.Holders, err = s.portHolders(ctx); err != nil {
+		// This instance's proxies are left out: its Services settle among
+		// themselves (allocate, the older wins).
+		if in.Holders, err = s.portHolders(ctx, dockerx.RoleProxy); err != nil {
 			return reconcile.Result{}, err
 		}
 		var held []portHolder
@@ -523,8 +525,8 @@ func (s *Controller) noteRecord(key string, r []helperapi.DNSRecord) {
 // portHolders lists the host ports held by others than this instance's
 // Services: the hostPorts (and host-network ports) of the deployments it
 // runs, and every container of the daemon that publishes one (when the
-// client can list them), this instance's proxies excepted.
-func (s *Controller) portHolders(ctx context.Context) ([]portHolder, error) {
+// client can list them), this instance's helpers of role skip excepted.
+func (s *Controller) portHolders(ctx context.Context, skip string) ([]portHolder, error) {
 	var out []portHolder
 	recs, _ := s.cfg.Deployments.ListAll()
 	for _, r := range recs {
@@ -548,8 +550,8 @@ func (s *Controller) portHolders(ctx context.Context) ([]portHolder, error) {
 		return nil, fmt.Errorf("list the daemon's containers: %w", err)
 	}
 	for _, c := range cs {
-		if c.Instance == s.cfg.Instance && c.Role == dockerx.RoleProxy {
-			continue // this instance's Services: the older one wins (allocate)
+		if c.Instance == s.cfg.Instance && c.Role == skip {
+			continue
 		}
 		for _, p := range c.Ports {
 			if p.HostPort != 0 {
