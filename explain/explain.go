@@ -257,6 +257,9 @@ func typeName(t, k reflect.Type) string {
 	case reflect.Map:
 		return "map[string]" + typeName(t.Elem(), kElem)
 	case reflect.Struct:
+		if u, ok := manifests.UpstreamDocOf(k); ok {
+			return u.Name
+		}
 		if k != nil && k.Kind() == reflect.Struct {
 			return k.Name()
 		}
@@ -285,6 +288,11 @@ func docs(t reflect.Type) map[string]string {
 	}
 	if d, ok := reflect.Zero(t).Interface().(swaggerDoc); ok {
 		return d.SwaggerDoc()
+	}
+	// A routing kind's shape stands for an upstream type the binary does
+	// not link (manifests/routing_schema.go): its docs were taken from it.
+	if u, ok := manifests.UpstreamDocOf(t); ok {
+		return u.Docs
 	}
 	return nil
 }

@@ -216,3 +216,32 @@ stringData: {a: b}
 		}
 	}
 }
+
+// The routing kinds, whose upstream types the binary does not link, are
+// described by those types' own documentation: k8s.io/api's SwaggerDoc for
+// Ingress, the Gateway API module's generated OpenAPI for HTTPRoute.
+func TestRoutingKindsHaveTheirUpstreamDescriptions(t *testing.T) {
+	for _, tc := range []struct {
+		kind string
+		path []string
+		want []string
+	}{
+		{"Ingress", []string{"spec", "rules"}, []string{"FIELD: rules <[]IngressRule>",
+			"IngressRule represents the rules mapping the paths", "http\t<HTTPIngressRuleValue>"}},
+		{"HTTPRoute", []string{"spec", "rules", "matches"}, []string{"FIELD: matches <[]HTTPRouteMatch>",
+			"Matches define conditions used for matching the rule", "path\t<HTTPPathMatch>"}},
+		{"Gateway", []string{"metadata"}, []string{"FIELD: metadata <ObjectMeta>", "Standard object's metadata."}},
+	} {
+		t.Run(tc.kind, func(t *testing.T) {
+			var b strings.Builder
+			if err := Explain(&b, tc.kind, tc.path, false); err != nil {
+				t.Fatal(err)
+			}
+			for _, w := range tc.want {
+				if !strings.Contains(b.String(), w) {
+					t.Errorf("no %q in\n%s", w, b.String())
+				}
+			}
+		})
+	}
+}

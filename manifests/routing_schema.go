@@ -7,6 +7,7 @@ import (
 	"reflect"
 	"sort"
 	"strconv"
+	"strings"
 	"sync"
 )
 
@@ -29,31 +30,69 @@ import (
 //go:embed testdata/routing_schema.json
 var routingSchemaJSON []byte
 
-// schemaNode is one object of the upstream shape: its fields, each
-// another object or, with no fields, a scalar, list of scalars or map.
+// routingSchema is testdata/routing_schema.json: each kind's shape, and
+// the upstream documentation of every object type in them (the type's
+// description under "", each field's under its JSON name), for explain:
+// k8s.io/api's SwaggerDoc, and for the Gateway API's types, which have
+// none, the descriptions of the module's own generated OpenAPI
+// definitions (sigs.k8s.io/gateway-api/pkg/generated/openapi), which
+// kubectl explain prints from a cluster with its CRDs.
+type routingSchema struct {
+	Kinds map[string]*schemaNode       `json:"kinds"`
+	Docs  map[string]map[string]string `json:"docs"`
+}
+
+// schemaNode is one object of the upstream shape: its upstream type
+// (package path and name) and its fields, each another object or, with no
+// fields, a scalar, list of scalars or map.
 type schemaNode struct {
+	Type   string                 `json:"type,omitempty"`
 	Fields map[string]*schemaNode `json:"fields,omitempty"`
 }
 
 var (
 	routingSchemaOnce  sync.Once
 	routingSchemaTypes map[string]reflect.Type
+	// upstreamDocs are the docs of each struct type structType built.
+	upstreamDocs map[reflect.Type]UpstreamDoc
 )
+
+// UpstreamDoc is the documentation of an upstream type the binary does
+// not link, which a routing kind's shape stands for.
+type UpstreamDoc struct {
+	// Name is the upstream type's name (HTTPRouteRule).
+	Name string
+	// Docs is its description under "" and each field's by JSON name, as
+	// a k8s.io/api type's SwaggerDoc.
+	Docs map[string]string
+}
+
+// UpstreamDocOf returns the documentation of the upstream type a shape
+// struct (an AcceptedField's K8s or Owner of a routing kind) stands for.
+func UpstreamDocOf(t reflect.Type) (UpstreamDoc, bool) {
+	if t == nil {
+		return UpstreamDoc{}, false
+	}
+	routingUpstream("")
+	d, ok := upstreamDocs[t]
+	return d, ok
+}
 
 // routingUpstream returns the upstream shape of kind as a struct type.
 func routingUpstream(kind string) reflect.Type {
 	routingSchemaOnce.Do(func() {
-		var kinds map[string]*schemaNode
-		if err := json.Unmarshal(routingSchemaJSON, &kinds); err != nil {
+		var schema routingSchema
+		if err := json.Unmarshal(routingSchemaJSON, &schema); err != nil {
 			panic(fmt.Sprintf("manifests: routing schema: %v", err))
 		}
 		routingSchemaTypes = map[string]reflect.Type{}
-		for k, n := range kinds {
-			routingSchemaTypes[k] = n.structType()
+		upstreamDocs = map[reflect.Type]UpstreamDoc{}
+		for k, n := range schema.Kinds {
+			routingSchemaTypes[k] = n.structType(schema.Docs)
 		}
 	})
 	t, ok := routingSchemaTypes[kind]
-	if !ok {
+	if !ok && kind != "" {
 		panic("manifests: no routing schema for " + kind)
 	}
 	return t
@@ -61,8 +100,11 @@ func routingUpstream(kind string) reflect.Type {
 
 var scalarType = reflect.TypeOf("")
 
-// structType builds a struct with one field per name, in name order.
-func (n *schemaNode) structType() reflect.Type {
+// structType builds a struct with one field per name, in name order, and
+// records its upstream type's docs. A last field, never a JSON key, names
+// the upstream type, so that two upstream types of the same field names
+// stay two struct types with their own docs.
+func (n *schemaNode) structType(docs map[string]map[string]string) reflect.Type {
 	names := make([]string, 0, len(n.Fields))
 	for name := range n.Fields {
 		names = append(names, name)
@@ -72,9 +114,13 @@ func (n *schemaNode) structType() reflect.Type {
 	for i, name := range names {
 		typ := scalarType
 		if c := n.Fields[name]; c != nil && len(c.Fields) > 0 {
-			typ = c.structType()
+			typ = c.structType(docs)
 		}
 		fields[i] = reflect.StructField{Name: "F" + strconv.Itoa(i), Type: typ, Tag: reflect.StructTag(`json:"` + name + `,omitempty"`)}
 	}
-	return reflect.StructOf(fields)
+	fields = append(fields, reflect.StructField{Name: "Upstream", Type: reflect.TypeFor[struct{}](),
+		Tag: reflect.StructTag(`json:"-" upstream:` + strconv.Quote(n.Type))})
+	t := reflect.StructOf(fields)
+	upstreamDocs[t] = UpstreamDoc{Name: n.Type[strings.LastIndex(n.Type, ".")+1:], Docs: docs[n.Type]}
+	return t
 }

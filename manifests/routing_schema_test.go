@@ -9,8 +9,11 @@ import (
 	"testing"
 
 	networkingv1 "k8s.io/api/networking/v1"
+	metav1beta1 "k8s.io/apimachinery/pkg/apis/meta/v1beta1"
+	"k8s.io/kube-openapi/pkg/validation/spec"
 	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
 	gatewayv1beta1 "sigs.k8s.io/gateway-api/apis/v1beta1"
+	gatewayopenapi "sigs.k8s.io/gateway-api/pkg/generated/openapi"
 )
 
 // upstreamRoutingTypes are the types the routing kinds mirror.
@@ -28,22 +31,72 @@ var (
 	textUnmarshaler = reflect.TypeFor[interface{ UnmarshalText([]byte) error }]()
 )
 
+// gatewayDefinitions are the Gateway API module's generated OpenAPI
+// definitions, the descriptions of its types, which have no SwaggerDoc.
+var gatewayDefinitions = gatewayopenapi.GetOpenAPIDefinitions(func(path string) spec.Ref {
+	return spec.MustCreateRef("#/definitions/" + path)
+})
+
+// docsOfUpstream is the documentation of upstream type t: its SwaggerDoc
+// with its inlined types' (TypeMeta's apiVersion and kind), else its
+// generated OpenAPI definition's descriptions.
+func docsOfUpstream(t reflect.Type) map[string]string {
+	out := map[string]string{}
+	if d, ok := reflect.Zero(t).Interface().(interface{ SwaggerDoc() map[string]string }); ok {
+		for k, v := range d.SwaggerDoc() {
+			out[k] = v
+		}
+		for i := 0; i < t.NumField(); i++ {
+			if f := t.Field(i); f.Anonymous && strings.Split(f.Tag.Get("json"), ",")[0] == "" {
+				for k, v := range docsOfUpstream(f.Type) {
+					if _, dup := out[k]; !dup && k != "" {
+						out[k] = v
+					}
+				}
+			}
+		}
+		return out
+	}
+	def, ok := gatewayDefinitions[t.PkgPath()+"."+t.Name()]
+	if !ok {
+		return out
+	}
+	if def.Schema.Description != "" {
+		out[""] = def.Schema.Description
+	}
+	for name, p := range def.Schema.Properties {
+		if p.Description != "" {
+			out[name] = p.Description
+		}
+	}
+	if _, ok := def.Schema.Properties["metadata"]; ok && out["metadata"] == "" {
+		// A CRD's metadata has no description of its own: the API server
+		// publishes PartialObjectMetadata's (apiextensions-apiserver's
+		// OpenAPI builder), which is what kubectl explain prints.
+		out["metadata"] = metav1beta1.PartialObjectMetadata{}.SwaggerDoc()["metadata"]
+	}
+	return out
+}
+
 // shapeOf is the JSON shape of an upstream type: objects with their field
 // names, down to the scalars (a type with its own JSON decoding, such as a
-// time or a quantity, is a scalar).
-func shapeOf(t reflect.Type) *schemaNode {
+// time or a quantity, is a scalar); docs gets each object type's docs.
+func shapeOf(t reflect.Type, docs map[string]map[string]string) *schemaNode {
 	for t.Kind() == reflect.Pointer || t.Kind() == reflect.Slice {
 		t = t.Elem()
 	}
 	if t.Kind() != reflect.Struct || reflect.PointerTo(t).Implements(jsonUnmarshaler) || reflect.PointerTo(t).Implements(textUnmarshaler) {
 		return &schemaNode{}
 	}
-	n := &schemaNode{Fields: map[string]*schemaNode{}}
-	addFields(t, n)
+	n := &schemaNode{Type: t.PkgPath() + "." + t.Name(), Fields: map[string]*schemaNode{}}
+	if _, done := docs[n.Type]; !done {
+		docs[n.Type] = docsOfUpstream(t)
+	}
+	addFields(t, n, docs)
 	return n
 }
 
-func addFields(t reflect.Type, n *schemaNode) {
+func addFields(t reflect.Type, n *schemaNode, docs map[string]map[string]string) {
 	for i := 0; i < t.NumField(); i++ {
 		f := t.Field(i)
 		name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
@@ -51,23 +104,30 @@ func addFields(t reflect.Type, n *schemaNode) {
 			continue
 		}
 		if f.Anonymous && name == "" {
-			addFields(f.Type, n) // inline (TypeMeta)
+			addFields(f.Type, n, docs) // inline (TypeMeta)
 			continue
 		}
 		if name == "" {
 			name = f.Name
 		}
-		n.Fields[name] = shapeOf(f.Type)
+		c := shapeOf(f.Type, docs)
+		n.Fields[name] = c
+		if d := docs[n.Type]; d[name] == "" && c.Type != "" && docs[c.Type][""] != "" {
+			// A field without a comment of its own is described by its
+			// type, as the published OpenAPI (and so kubectl explain)
+			// describes it.
+			d[name] = docs[c.Type][""]
+		}
 	}
 }
 
 func routingSchemaFromUpstream(t *testing.T) []byte {
 	t.Helper()
-	kinds := map[string]*schemaNode{}
+	schema := routingSchema{Kinds: map[string]*schemaNode{}, Docs: map[string]map[string]string{}}
 	for k, typ := range upstreamRoutingTypes {
-		kinds[k] = shapeOf(typ)
+		schema.Kinds[k] = shapeOf(typ, schema.Docs)
 	}
-	b, err := json.MarshalIndent(kinds, "", " ")
+	b, err := json.MarshalIndent(schema, "", " ")
 	if err != nil {
 		t.Fatal(err)
 	}
