@@ -324,7 +324,9 @@ func runController(g *globalOptions, o *controllerOptions) error {
 	// Pod): one controller frame beside the Deployment controller, with
 	// the same allow policy (docs/design.md §17.1).
 	wl := workloads.New(workloads.Config{Instance: g.instance, Docker: m.InstrumentDocker(cli), Store: st,
-		Kinds: workloads.Kinds(), Allow: o.allow.policy(st.Dir()), ResyncPeriod: o.resync, Log: log})
+		Kinds: workloads.Kinds(), Allow: o.allow.policy(st.Dir()), ResyncPeriod: o.resync, Log: log,
+		// Their pods are probed as the Deployment controller's are.
+		ProbeRunner: ctrl.ProbeRunner(), ProbeNetwork: ctrl.ProbeNetwork, Recorder: events})
 	wlCtx, stopWorkloads := context.WithCancel(ctx)
 	wlDone := make(chan error, 1)
 	go func() { wlDone <- wl.Run(wlCtx) }()
