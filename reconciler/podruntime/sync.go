@@ -126,6 +126,20 @@ func (r *Runtime) Sync(ctx context.Context, d SyncDocker, in SyncInput) (SyncRes
 		}
 		if manifests.NeedsHolder(&spec.Template.Spec) {
 			hp := r.holderPodOf(in, spec, name, podByBase[name])
+			if hp.lostHolder() {
+				// Its namespaces are gone: the pod is removed as a whole
+				// and made again by a later sync, as the Deployment
+				// controller replaces a dead pod and the kubelet a pod
+				// whose sandbox died. Pending meanwhile, as a new pod.
+				if !busy[hp.pod.Key] {
+					r.stopper.Submit(in.Key, StopRequest{Kind: StopRemove, ContainerID: hp.pod.Key, Name: hp.base, Grace: gracePeriod(hp.t),
+						Phases: StopPhases(hp.pod, hp.t)}, in.Now)
+				}
+				gone := hp
+				gone.pod = nil
+				res.Pods[spec.Name] = gone.status(in, states, notBefore, probes.ready)
+				continue
+			}
 			if p := hp.pod; p != nil && busy[p.Key] {
 				res.Pods[spec.Name] = hp.status(in, states, notBefore, probes.ready)
 				continue // being stopped: the Stopper's, until its job ends

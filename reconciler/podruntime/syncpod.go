@@ -46,6 +46,18 @@ type holderPod struct {
 }
 
 // syncHolderPod moves one holder pod on, and returns its status.
+// lostHolder reports whether the pod lost its holder — removed, exited,
+// or started again after a member that runs (Pod.Unit: dead) — and is to
+// be replaced: not under restartPolicy Never once something of it ran,
+// as the kubelet makes no new sandbox for such a pod (it is Failed).
+func (hp holderPod) lostHolder() bool {
+	p := hp.pod
+	if p == nil || p.Unit(hp.t).State != dockerx.StateDead {
+		return false
+	}
+	return hp.spec.EffectiveRestartPolicy() != manifests.RestartNever || len(p.Members) == 0 && len(p.Extra) == 0
+}
+
 // syncFacts is what Sync observed of an owner's containers, shared by
 // its pods.
 type syncFacts struct {

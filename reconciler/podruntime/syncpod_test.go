@@ -118,3 +118,62 @@ func TestSyncFailsAPodWhoseInitContainerFailed(t *testing.T) {
 		})
 	}
 }
+
+// TestSyncReplacesAHolderPodWhoseHolderIsGone: a holder pod whose holder
+// died or was removed while its members remain has lost its namespaces;
+// as the Deployment controller's pods (and the kubelet's pod whose
+// sandbox died), its members are removed and the pod is made again, under
+// a new uid, Pending meanwhile — under restartPolicy Never it is Failed
+// and kept, as the kubelet makes no new sandbox for a pod that ran.
+func TestSyncReplacesAHolderPodWhoseHolderIsGone(t *testing.T) {
+	tmpl := &manifests.PodTemplateSpec{Spec: manifests.PodSpec{
+		Containers: []manifests.Container{{Name: "web", Image: "img:1"}, {Name: "side", Image: "img:1"}},
+	}}
+	for _, tc := range []struct {
+		name, policy string
+		lose         func(e *dockerfake.Engine, id string) error
+		wantPhase    corev1.PodPhase
+		replaced     bool
+	}{
+		{"holder removed", manifests.RestartAlways, func(e *dockerfake.Engine, id string) error {
+			err := e.Remove(id)
+			e.FinishRemovals()
+			return err
+		}, corev1.PodPending, true},
+		{"holder died", manifests.RestartOnFailure, (*dockerfake.Engine).Kill, corev1.PodPending, true},
+		{"holder died under Never", manifests.RestartNever, (*dockerfake.Engine).Kill, corev1.PodFailed, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			h := newHolderHarness(t, tc.policy, tmpl)
+			h.sync(0)
+			holder, web := h.member(""), h.member("web")
+			if holder.State != dockerx.StateRunning || web.State != dockerx.StateRunning {
+				t.Fatalf("holder %+v, web %+v: want both running", holder, web)
+			}
+			if err := tc.lose(h.e, holder.ID); err != nil {
+				t.Fatal(err)
+			}
+			if st := h.sync(time.Second); st.Phase != tc.wantPhase {
+				t.Errorf("holder gone: phase %s, want %s", st.Phase, tc.wantPhase)
+			}
+			if !tc.replaced {
+				if got := h.member("web"); got.ID != web.ID {
+					t.Errorf("web %+v, want the member kept", got)
+				}
+				return
+			}
+			if err := <-h.stopped; err != nil {
+				t.Fatalf("removal of the pod: %v", err)
+			}
+			h.e.FinishRemovals()
+			h.sync(2 * time.Second)
+			nh, nw := h.member(""), h.member("web")
+			if nh.ID == "" || nh.ID == holder.ID || nh.State != dockerx.StateRunning || nh.PodUID == holder.PodUID {
+				t.Errorf("holder after the replacement %+v, want a new running holder under a new uid", nh)
+			}
+			if nw.ID == "" || nw.ID == web.ID || nw.PodUID != nh.PodUID {
+				t.Errorf("web after the replacement %+v, want a new member of the new pod", nw)
+			}
+		})
+	}
+}
