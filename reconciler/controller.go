@@ -349,6 +349,16 @@ func New(docker Docker, st Store, opts Options) *Controller {
 // Ready reports whether the last contact with Docker succeeded.
 func (c *Controller) Ready() bool { return c.dockerOK.Load() }
 
+// ProbeRunner is the runner this controller's prober reaches pods with,
+// directly or through the DNS helper's relay (route.go): the one the
+// other workload controllers of the instance probe their pods with
+// (docs/design.md §17).
+func (c *Controller) ProbeRunner() podruntime.ProbeRunner { return c.probeRunner }
+
+// ProbeNetwork names the instance network whose address probes target
+// ("": none yet), for a prober sharing ProbeRunner.
+func (c *Controller) ProbeNetwork() string { return c.route.networkName() }
+
 // Run reconciles until ctx is cancelled. It returns after in-flight syncs
 // finish; it never stops or removes workloads on the way out.
 func (c *Controller) Run(ctx context.Context) error {

@@ -333,7 +333,9 @@ func runController(g *globalOptions, o *controllerOptions) error {
 	// endpoints tracker with their pods.
 	wl := workloads.New(workloads.Config{Instance: g.instance, Docker: m.InstrumentDocker(cli), Store: st,
 		Kinds: workloads.Kinds(), Allow: o.allow.policy(st.Dir()), MaxPods: o.maxReplicas, ResyncPeriod: o.resync, Log: log,
-		Endpoints: ctrl.Endpoints(), HostIP: ctrl.HostAddress})
+		Endpoints: ctrl.Endpoints(), HostIP: ctrl.HostAddress,
+		// Their pods are probed as the Deployment controller's are.
+		ProbeRunner: ctrl.ProbeRunner(), ProbeNetwork: ctrl.ProbeNetwork, Recorder: events})
 	wlCtx, stopWorkloads := context.WithCancel(ctx)
 	wlDone := make(chan error, 1)
 	go func() { wlDone <- wl.Run(wlCtx) }()

@@ -292,9 +292,13 @@ func (s *podStepper) initStep(ic *manifests.Container, m *dockerx.Container, i i
 		op := s.member(ic)
 		op.Reason, op.Cause = ReasonMissing, fmt.Sprintf("%s (%d of %d) not run yet", what, i+1, len(s.in.Template.Spec.InitContainers))
 		s.add(op)
+	case m.State == dockerx.StateExited && !ShouldRestart(s.in.Template.Spec.RestartPolicy, m.ExitCode):
+		// Under restartPolicy Never a failed init container fails the
+		// pod (the kubelet's getPhase): nothing of it runs again.
 	case m.State == dockerx.StateExited || m.State == dockerx.StateCreated:
 		// A failed init container is run again, with the crash
-		// backoff, as the kubelet does under restartPolicy Always.
+		// backoff, as the kubelet does under restartPolicy Always and
+		// OnFailure.
 		s.start(m, what)
 	case m.State == dockerx.StatePaused:
 		s.add(Op{Kind: OpUnpause, Name: m.Name, ContainerID: m.ID, Reason: ReasonPaused, Cause: what + " paused"})

@@ -231,7 +231,8 @@ func initDone(pc PodContainer) bool {
 // Phase is the pod's status.phase, as the kubelet's getPhase has it: a
 // holder pod whose holder is gone failed (it is replaced as a whole); a
 // pod finished under its restartPolicy (FinishedPhase) Succeeded or
-// Failed — never one of restartPolicy Always; else a pod
+// Failed — never one of restartPolicy Always —, as is one of
+// restartPolicy Never whose init container failed; else a pod
 // is Pending until each app container has been started, then Running.
 func (e PodView) Phase() corev1.PodPhase {
 	if e.HasHolder() && (e.Holder == nil || e.Holder.State == dockerx.StateExited || e.Holder.State == dockerx.StateDead) {
@@ -245,6 +246,13 @@ func (e PodView) Phase() corev1.PodPhase {
 	}
 	if phase, finished := FinishedPhase(e.RestartPolicy, apps); finished {
 		return phase
+	}
+	if e.RestartPolicy == manifests.RestartNever && !e.Ran() {
+		for _, pc := range e.Containers {
+			if c := pc.Container; pc.Init && !pc.Sidecar && c != nil && c.State == dockerx.StateExited && c.ExitCode != 0 {
+				return corev1.PodFailed // its initialization failed, never to be retried
+			}
+		}
 	}
 	for _, pc := range e.Containers {
 		if pc.Init {

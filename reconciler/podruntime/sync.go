@@ -98,8 +98,10 @@ func (m *syncMemory) of(key string) map[string]*ContainerState {
 func (r *Runtime) Sync(ctx context.Context, d SyncDocker, in SyncInput) (SyncResult, error) {
 	states := r.memory.of(in.Key)
 	templates := wantedTemplates(in)
-	_, pods := GroupPods(in.Observed, func(hash string) *manifests.PodTemplateSpec { return templates[hash] }, nil)
-	notBefore := ObserveExits(states, in.Observed, nil, completedInits(pods, templates), in.Now, r.backoff)
+	lookup := func(hash string) *manifests.PodTemplateSpec { return templates[hash] }
+	probes := r.probe(ctx, in, states, lookup)
+	_, pods := GroupPods(in.Observed, lookup, nil)
+	notBefore := ObserveExits(states, in.Observed, probes.ready, completedInits(pods, templates), in.Now, r.backoff)
 	busy, _ := r.stopper.InFlight(in.Key)
 	byName := make(map[string]*dockerx.Container, len(in.Observed))
 	for i := range in.Observed {
@@ -130,15 +132,29 @@ func (r *Runtime) Sync(ctx context.Context, d SyncDocker, in SyncInput) (SyncRes
 		}
 		if manifests.NeedsHolder(&spec.Template.Spec) {
 			hp := r.holderPodOf(in, spec, name, podByBase[name])
+			if hp.lostHolder() {
+				// Its namespaces are gone: the pod is removed as a whole
+				// and made again by a later sync, as the Deployment
+				// controller replaces a dead pod and the kubelet a pod
+				// whose sandbox died. Pending meanwhile, as a new pod.
+				if !busy[hp.pod.Key] {
+					r.stopper.Submit(in.Key, StopRequest{Kind: StopRemove, ContainerID: hp.pod.Key, Name: hp.base, Grace: gracePeriod(hp.t),
+						Phases: StopPhases(hp.pod, hp.t)}, in.Now)
+				}
+				gone := hp
+				gone.pod = nil
+				res.Pods[spec.Name] = gone.status(in, states, notBefore, probes.ready)
+				continue
+			}
 			if p := hp.pod; p != nil && busy[p.Key] {
-				res.Pods[spec.Name] = hp.status(in, states, notBefore)
+				res.Pods[spec.Name] = hp.status(in, states, notBefore, probes.ready)
 				continue // being stopped: the Stopper's, until its job ends
 			}
 			if hp.pod == nil && createFailed {
-				res.Pods[spec.Name] = hp.status(in, states, notBefore)
+				res.Pods[spec.Name] = hp.status(in, states, notBefore, probes.ready)
 				continue // the pass's creates ended at a refused one
 			}
-			st, err := r.syncHolderPod(ctx, d, in, hp, notBefore, &res)
+			st, err := r.syncHolderPod(ctx, d, in, hp, syncFacts{notBefore: notBefore, busy: busy, probes: probes}, &res)
 			if err != nil {
 				errs = append(errs, fmt.Errorf("pod %s: %w", spec.Name, err))
 				createFailed = createFailed || hp.pod == nil
@@ -163,11 +179,19 @@ func (r *Runtime) Sync(ctx context.Context, d SyncDocker, in SyncInput) (SyncRes
 				break
 			}
 			err = r.start(ctx, d, states, c, in.Now, true)
+		case c.State == dockerx.StateRunning && probes.livenessFailed[c.ID]:
+			// Its liveness (or startup) probe or postStart hook failed:
+			// stopped gracefully, then started again by a later sync as
+			// its restartPolicy says, after its backoff (the kubelet's
+			// kill of an unhealthy container).
+			t, _, _ := runTemplate(in, spec)
+			r.stopper.Submit(in.Key, StopRequest{Kind: StopRestart, ContainerID: c.ID, Name: c.Name, Grace: gracePeriod(t),
+				PreStop: preStopHook(TemplateContainer(t, c), c, c.ID)}, in.Now)
 		}
 		if err != nil {
 			errs = append(errs, fmt.Errorf("pod %s: %w", spec.Name, err))
 		}
-		res.Pods[spec.Name] = podStatusOf(in, spec, c, states, notBefore)
+		res.Pods[spec.Name] = podStatusOf(in, spec, c, states, notBefore, probes.ready)
 	}
 	r.removeUnwanted(in, pods, templates, wanted, busy)
 	errs = append(errs, collectVolumes(ctx, d, in))
@@ -317,6 +341,7 @@ func (r *Runtime) start(ctx context.Context, d SyncDocker, states map[string]*Co
 	if again {
 		cst.Restarts++
 		cst.StartedAt, cst.ExitCounted, cst.ReadySince, cst.StartError = now, false, time.Time{}, ""
+		cst.ProbeReady = nil // the new run is judged by its own probes
 	}
 	if err := d.StartContainer(ctx, c.ID); err != nil {
 		if !again {
@@ -334,7 +359,7 @@ func (r *Runtime) start(ctx context.Context, d SyncDocker, states map[string]*Co
 
 // podStatusOf is the status of a pod of one container c (nil: not
 // created).
-func podStatusOf(in SyncInput, spec *PodSpec, c *dockerx.Container, states map[string]*ContainerState, notBefore map[string]time.Time) PodStatus {
+func podStatusOf(in SyncInput, spec *PodSpec, c *dockerx.Container, states map[string]*ContainerState, notBefore map[string]time.Time, ready map[string]bool) PodStatus {
 	pv := PodView{Name: spec.Name, Namespace: OrDefaultNamespace(in.Namespace), Owner: in.Owner, RestartPolicy: spec.EffectiveRestartPolicy(),
 		Hash: spec.TemplateHash}
 	pc := PodContainer{Container: c}
@@ -343,14 +368,80 @@ func podStatusOf(in SyncInput, spec *PodSpec, c *dockerx.Container, states map[s
 	}
 	if c != nil {
 		pv.Created = c.Created
-		if cst := states[c.ID]; cst != nil {
-			pc.View.Restarts = cst.Restarts
-			pv.Restarts = cst.Restarts
-		}
-		pc.View.CrashLoopBackOff = notBefore[c.ID].After(in.Now) && c.State != dockerx.StateRunning
+		pc.View = containerView(in, c, states, notBefore, ready)
+		pv.ReadySince = pc.View.ReadySince
 	}
 	pv.Containers = []PodContainer{pc}
+	pv.tally()
 	return pv.PodStatus()
+}
+
+// containerView is what Sync knows of container c: its restarts, its
+// backoff, and its readiness (ready: Readiness's verdicts, the Prober's
+// included).
+func containerView(in SyncInput, c *dockerx.Container, states map[string]*ContainerState, notBefore map[string]time.Time, ready map[string]bool) ContainerView {
+	v := ContainerView{CrashLoopBackOff: notBefore[c.ID].After(in.Now) && c.State != dockerx.StateRunning, Ready: ready[c.ID]}
+	if cst := states[c.ID]; cst != nil {
+		v.Restarts = cst.Restarts
+		if v.Ready {
+			v.ReadySince = cst.ReadySince
+		}
+	}
+	return v
+}
+
+// syncProbes is what the Prober says of an owner's containers, as Sync
+// reads it.
+type syncProbes struct {
+	// ready holds the ready containers (Readiness: running, healthy,
+	// and passing the readiness probe the runtime runs).
+	ready map[string]bool
+	// livenessFailed holds the running containers to restart (a failed
+	// liveness or startup probe, or postStart hook); unstarted those
+	// whose postStart hook or startup probe is not done (a sidecar's
+	// successors wait for them).
+	livenessFailed, unstarted map[string]bool
+}
+
+// probe registers the owner's running containers with the Prober (and
+// stops the workers of those gone), as the Deployment controller does:
+// its verdicts are recorded in the owner's memory (ProbeReady), and a
+// change of one queues the owner (ProberConfig.Notify with in.Key).
+func (r *Runtime) probe(ctx context.Context, in SyncInput, states map[string]*ContainerState, templates func(string) *manifests.PodTemplateSpec) syncProbes {
+	out := syncProbes{livenessFailed: map[string]bool{}, unstarted: map[string]bool{}}
+	for id, pr := range r.prober.Sync(ctx, in.Key, in.Observed, templates) {
+		if pr.Ready != nil {
+			v := *pr.Ready
+			stateOf(states, id).ProbeReady = &v
+		}
+		if !pr.Alive {
+			out.livenessFailed[id] = true
+		}
+		if !pr.Started {
+			out.unstarted[id] = true
+		}
+	}
+	out.ready = Readiness(in.Observed, states, Probed(templates))
+	return out
+}
+
+// gracePeriod is the grace of a graceful stop of a pod of template t:
+// its terminationGracePeriodSeconds, else Kubernetes' default.
+func gracePeriod(t *manifests.PodTemplateSpec) time.Duration {
+	if g := t.Spec.TerminationGracePeriodSeconds; g != nil && *g >= 0 {
+		return time.Duration(*g) * time.Second
+	}
+	return DefaultGracePeriod
+}
+
+// preStopHook is the preStop hook of running container c (template
+// container tc), run before its stop signal; netOwner is the container
+// whose address an httpGet hook goes to. nil: none.
+func preStopHook(tc *manifests.Container, c *dockerx.Container, netOwner string) *Hook {
+	if tc == nil || tc.Lifecycle == nil || tc.Lifecycle.PreStop == nil || c.State != dockerx.StateRunning {
+		return nil
+	}
+	return &Hook{Handler: tc.Lifecycle.PreStop, ID: c.ID, Name: c.Name, NetOwner: netOwner, Ports: tc.Ports}
 }
 
 // minPositive is the smaller of a and b, a zero a being none.

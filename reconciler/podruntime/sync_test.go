@@ -14,10 +14,12 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	clocktesting "k8s.io/utils/clock/testing"
 
 	"github.com/dockctl/dockctl/dockerx"
 	"github.com/dockctl/dockctl/internal/dockerfake"
 	"github.com/dockctl/dockctl/manifests"
+	"github.com/dockctl/dockctl/reconciler/internal/podtest"
 	"github.com/dockctl/dockctl/reconciler/podruntime"
 	"github.com/dockctl/dockctl/store"
 )
@@ -478,5 +480,167 @@ func TestSyncStopsCreatingAtTheFirstRefusedCreate(t *testing.T) {
 	}
 	if n := creates.Load(); n != 1 {
 		t.Errorf("%d create calls after the first failed, want 1", n)
+	}
+}
+
+// verdictRunner is a ProbeRunner whose attempts at a container wait for
+// the verdict the test posts for it (pass, fail); with the Prober's fake
+// clock no later attempt is made.
+type verdictRunner struct {
+	mu       sync.Mutex
+	verdicts map[string]chan error
+}
+
+func (r *verdictRunner) ch(id string) chan error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.verdicts == nil {
+		r.verdicts = map[string]chan error{}
+	}
+	if r.verdicts[id] == nil {
+		r.verdicts[id] = make(chan error, 1)
+	}
+	return r.verdicts[id]
+}
+
+func (r *verdictRunner) Run(ctx context.Context, t podruntime.ProbeTarget, _ *manifests.Probe) error {
+	select {
+	case err := <-r.ch(t.ContainerID):
+		return err
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+func podReady(st podruntime.PodStatus) (ready, containersReady bool) {
+	for _, c := range st.Conditions {
+		switch c.Type {
+		case corev1.PodReady:
+			ready = c.Status == corev1.ConditionTrue
+		case corev1.ContainersReady:
+			containersReady = c.Status == corev1.ConditionTrue
+		}
+	}
+	return ready, containersReady
+}
+
+// TestSyncJudgesPodsByTheirProbes: Sync registers its pods' running
+// containers with the Prober, as the Deployment controller does
+// (docs/design.md §17): a pod of one container, or a holder pod, whose
+// container has a readinessProbe is not Ready until its probe passes,
+// and its owner is queued (the Prober's Notify, with SyncInput.Key) when
+// the verdict comes; a pod without probes is Ready once it runs; a failed
+// livenessProbe stops the container, and a later sync starts it again
+// after its backoff, as restartPolicy Always says.
+func TestSyncJudgesPodsByTheirProbes(t *testing.T) {
+	const instance, ns, key = "t", "shop", "TestOwner/web"
+	e := dockerfake.New(podtest.Image)
+	runner := &verdictRunner{}
+	notified := make(chan string, 64)
+	stopped := make(chan error, 4)
+	backoff := podruntime.Backoff{Base: time.Minute, Max: time.Hour}
+	log := slog.New(slog.DiscardHandler)
+	rt := podruntime.NewRuntime(podruntime.RuntimeConfig{Backoff: backoff,
+		Prober: podruntime.ProberConfig{Docker: e, Runner: runner, Log: log, Notify: func(k string) {
+			select {
+			case notified <- k:
+			default:
+			}
+		}},
+		Stopper: podruntime.StopperConfig{Docker: e, Log: log, Done: func(_ string, err error) { stopped <- err }}})
+	defer rt.Stop()
+	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	rt.Prober().SetClock(clocktesting.NewFakeClock(t0)) // one attempt per probe: the test's verdict
+	now := t0
+	e.SetNow(func() time.Time { return now })
+	owner := podruntime.OwnerRef{Kind: "TestOwner", Name: "web", UID: "u1"}
+	pod := func(name string, cs ...manifests.Container) podruntime.PodSpec {
+		tmpl := &manifests.PodTemplateSpec{Spec: manifests.PodSpec{Containers: cs}}
+		return podruntime.PodSpec{Namespace: ns, Name: name, Owner: owner, Template: tmpl, TemplateHash: manifests.TemplateHash(tmpl),
+			RestartPolicy: manifests.RestartAlways}
+	}
+	web := manifests.Container{Name: "web", Image: podtest.Image, ReadinessProbe: podtest.FastProbe()}
+	specs := []podruntime.PodSpec{
+		pod("probed", web),
+		pod("plain", manifests.Container{Name: "web", Image: podtest.Image}),
+		pod("live", manifests.Container{Name: "web", Image: podtest.Image, LivenessProbe: podtest.TCPProbe(1, 1)}),
+		pod("duo", web, manifests.Container{Name: "side", Image: podtest.Image}),
+	}
+	ctx := context.Background()
+	sync := func(at time.Duration) map[string]podruntime.PodStatus {
+		t.Helper()
+		now = t0.Add(at)
+		rt.Stopper().Listing(key)
+		cs, err := e.ListContainers(ctx, instance)
+		if err != nil {
+			t.Fatal(err)
+		}
+		res, err := rt.Sync(ctx, e, podruntime.SyncInput{Instance: instance, Key: key, Namespace: ns, Owner: owner, Pods: specs, Observed: cs, Now: now})
+		if err != nil {
+			t.Fatalf("sync at %s: %v", at, err)
+		}
+		return res.Pods
+	}
+	id := func(name string) string {
+		for _, c := range e.Snapshot() {
+			if c.Name == name {
+				return c.ID
+			}
+		}
+		t.Fatalf("no container %s", name)
+		return ""
+	}
+	awaitNotify := func(n int) {
+		t.Helper()
+		for range n {
+			select {
+			case k := <-notified:
+				if k != key {
+					t.Fatalf("prober queued %q, want the Sync's key %q", k, key)
+				}
+			case <-time.After(30 * time.Second): // a bound on a hang, not a timing assertion
+				t.Fatal("the owner was never queued by the prober")
+			}
+		}
+	}
+	wantReady := func(pods map[string]podruntime.PodStatus, want map[string]bool) {
+		t.Helper()
+		for name, w := range want {
+			ready, cready := podReady(pods[name])
+			if ready != w || cready != w {
+				t.Errorf("pod %s: Ready %v, ContainersReady %v, want %v (%+v)", name, ready, cready, w, pods[name])
+			}
+		}
+	}
+
+	sync(0)
+	// The containers run: the probes begin.
+	wantReady(sync(time.Second), map[string]bool{"probed": false, "plain": true, "live": true, "duo": false})
+	probed := id(dockerx.PodContainerName(instance, ns, "probed"))
+	duoWeb := id(dockerx.MemberName(dockerx.PodContainerName(instance, ns, "duo"), "web"))
+	runner.ch(probed) <- nil
+	runner.ch(duoWeb) <- nil
+	awaitNotify(2)
+	wantReady(sync(2*time.Second), map[string]bool{"probed": true, "plain": true, "live": true, "duo": true})
+
+	// The liveness probe fails: the container is stopped, then started
+	// again once its backoff passed.
+	live := id(dockerx.PodContainerName(instance, ns, "live"))
+	runner.ch(live) <- errors.New("connection refused")
+	awaitNotify(1)
+	sync(3 * time.Second)
+	if err := <-stopped; err != nil {
+		t.Fatalf("liveness restart: %v", err)
+	}
+	sync(4 * time.Second) // its exit seen: it backs off
+	pods := sync(4*time.Second + backoff.Base)
+	var c dockerx.Container
+	for _, x := range e.Snapshot() {
+		if x.ID == live {
+			c = x
+		}
+	}
+	if c.State != dockerx.StateRunning || pods["live"].Restarts != 1 {
+		t.Errorf("after its liveness probe failed: %s with %d restarts, want running again, restarted once", c.State, pods["live"].Restarts)
 	}
 }

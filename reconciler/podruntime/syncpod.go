@@ -46,7 +46,28 @@ type holderPod struct {
 }
 
 // syncHolderPod moves one holder pod on, and returns its status.
-func (r *Runtime) syncHolderPod(ctx context.Context, d SyncDocker, in SyncInput, hp holderPod, notBefore map[string]time.Time, res *SyncResult) (PodStatus, error) {
+// lostHolder reports whether the pod lost its holder — removed, exited,
+// or started again after a member that runs (Pod.Unit: dead) — and is to
+// be replaced: not under restartPolicy Never once something of it ran,
+// as the kubelet makes no new sandbox for such a pod (it is Failed).
+func (hp holderPod) lostHolder() bool {
+	p := hp.pod
+	if p == nil || p.Unit(hp.t).State != dockerx.StateDead {
+		return false
+	}
+	return hp.spec.EffectiveRestartPolicy() != manifests.RestartNever || len(p.Members) == 0 && len(p.Extra) == 0
+}
+
+// syncFacts is what Sync observed of an owner's containers, shared by
+// its pods.
+type syncFacts struct {
+	notBefore map[string]time.Time
+	busy      map[string]bool
+	probes    syncProbes
+}
+
+func (r *Runtime) syncHolderPod(ctx context.Context, d SyncDocker, in SyncInput, hp holderPod, f syncFacts, res *SyncResult) (PodStatus, error) {
+	notBefore := f.notBefore
 	hd, ok := d.(HolderDocker)
 	if !ok {
 		return PodStatus{}, errors.New("this runtime's Docker cannot make holder pods")
@@ -61,7 +82,8 @@ func (r *Runtime) syncHolderPod(ctx context.Context, d SyncDocker, in SyncInput,
 	} else {
 		steps := PodSteps{}
 		PlanPodSteps(hp.pod, PodStepsInput{Now: in.Now, Template: hp.t, From: hp.from, Files: r.podFiles(ctx, hd, in, hp),
-			LivenessGrace: DefaultGracePeriod, StartNotBefore: notBefore}, &steps)
+			LivenessGrace: gracePeriod(hp.t), StartNotBefore: notBefore, Stopping: f.busy, LivenessFailed: f.probes.livenessFailed,
+			Unstarted: f.probes.unstarted}, &steps)
 		if steps.RequeueAfter > 0 {
 			res.RequeueAfter = minPositive(res.RequeueAfter, steps.RequeueAfter)
 		}
@@ -71,7 +93,7 @@ func (r *Runtime) syncHolderPod(ctx context.Context, d SyncDocker, in SyncInput,
 		}
 	}
 	err := r.runPodOps(ctx, hd, in, hp, ops, states)
-	return hp.status(in, states, notBefore), errors.Join(append(blocked, err)...)
+	return hp.status(in, states, notBefore, f.probes.ready), errors.Join(append(blocked, err)...)
 }
 
 // runPodOps carries out one pod's ops in order; an op whose needs did not
@@ -264,7 +286,7 @@ func (r *Runtime) memberEnv(in SyncInput, hp holderPod, op Op) ([]string, error)
 
 // status is the pod's status as observed at the start of the sync (a pod
 // created by it is Pending).
-func (hp holderPod) status(in SyncInput, states map[string]*ContainerState, notBefore map[string]time.Time) PodStatus {
+func (hp holderPod) status(in SyncInput, states map[string]*ContainerState, notBefore map[string]time.Time, ready map[string]bool) PodStatus {
 	pv := PodView{Name: hp.spec.Name, Namespace: OrDefaultNamespace(in.Namespace), Owner: in.Owner, RestartPolicy: hp.spec.EffectiveRestartPolicy(),
 		Hash: hp.spec.TemplateHash}
 	if hp.pod == nil {
@@ -274,22 +296,16 @@ func (hp holderPod) status(in SyncInput, states map[string]*ContainerState, notB
 	}
 	views := map[string]ContainerView{}
 	for _, c := range hp.pod.Containers() {
-		v := ContainerView{CrashLoopBackOff: notBefore[c.ID].After(in.Now) && c.State != dockerx.StateRunning}
-		if cst := states[c.ID]; cst != nil {
-			v.Restarts = cst.Restarts
-		}
-		views[c.ID] = v
+		views[c.ID] = containerView(in, c, states, notBefore, ready)
 	}
 	pv.Holder = hp.pod.Holder
 	if hp.pod.Holder != nil {
 		pv.Created = hp.pod.Holder.Created
 	}
 	pv.Containers = podContainers(hp.t, hp.pod, views)
-	initializing := !pv.Initialized()
-	for _, pc := range pv.Containers {
-		if initializing && pc.Init || !initializing && (!pc.Init || pc.Sidecar) {
-			pv.Restarts += pc.View.Restarts
-		}
+	pv.tally()
+	if h := hp.pod.Holder; h == nil || h.State != dockerx.StateRunning || hp.pod.Stranded() {
+		pv.Ready = 0 // its namespaces are gone: nothing in it serves (as Views)
 	}
 	return pv.PodStatus()
 }

@@ -37,20 +37,7 @@ func Views(o Observed, templates func(string) *manifests.PodTemplateSpec, units,
 			}
 			pv.Containers = []PodContainer{{Name: name, Container: u, View: containers[u.ID]}}
 		}
-		initializing := !pv.Initialized()
-		for _, pc := range pv.Containers {
-			// kubectl's RESTARTS: while initializing, the init
-			// containers'; afterwards the app containers' and sidecars'.
-			if initializing && pc.Init || !initializing && (!pc.Init || pc.Sidecar) {
-				pv.Restarts += pc.View.Restarts
-			}
-			if !pc.Init || pc.Sidecar {
-				pv.Total++
-				if pc.View.Ready {
-					pv.Ready++
-				}
-			}
-		}
+		pv.tally()
 		if h := pv.Holder; h != nil && (h.State != dockerx.StateRunning || u.State == dockerx.StateDead) || pv.Holder == nil && u.State == dockerx.StateDead {
 			pv.Ready = 0 // its namespaces are gone: nothing in it serves
 		}
@@ -94,4 +81,23 @@ func podContainers(t *manifests.PodTemplateSpec, p *Pod, views map[string]Contai
 		}
 	}
 	return out
+}
+
+// tally counts the pod's kubectl RESTARTS and READY from its containers'
+// views: RESTARTS while initializing the init containers', afterwards
+// the app containers' and sidecars'; READY the ready app containers and
+// sidecars of them all.
+func (pv *PodView) tally() {
+	initializing := !pv.Initialized()
+	for _, pc := range pv.Containers {
+		if initializing && pc.Init || !initializing && (!pc.Init || pc.Sidecar) {
+			pv.Restarts += pc.View.Restarts
+		}
+		if !pc.Init || pc.Sidecar {
+			pv.Total++
+			if pc.View.Ready {
+				pv.Ready++
+			}
+		}
+	}
 }

@@ -131,6 +131,16 @@ type Config struct {
 	HostIP    func() string
 	// Runtime runs the pods (nil: a runtime of the frame's own).
 	Runtime *podruntime.Runtime
+	// ProbeRunner runs the probes and httpGet/tcpSocket hooks of the
+	// frame's own runtime (the Deployment controller's, which reaches
+	// pods directly or through the DNS helper's relay), and ProbeNetwork
+	// names the instance network they target (nil: none). Without a
+	// runner every probe attempt fails.
+	ProbeRunner  podruntime.ProbeRunner
+	ProbeNetwork func() string
+	// Recorder records the Prober's and Stopper's pod events (Unhealthy,
+	// FailedPostStartHook…; nil: none).
+	Recorder podruntime.Recorder
 	// ResyncPeriod is the period of the full pass (default 30 s).
 	ResyncPeriod time.Duration
 	Workers      int
@@ -176,8 +186,10 @@ func New(cfg Config) *Controller {
 	if c.runtime == nil {
 		c.own = true
 		c.runtime = podruntime.NewRuntime(podruntime.RuntimeConfig{
-			Prober: podruntime.ProberConfig{Docker: cfg.Docker, Notify: func(key string) { c.loop.Add(reconcile.Request{Key: key}) }, Log: cfg.Log},
-			Stopper: podruntime.StopperConfig{Docker: cfg.Docker, Log: cfg.Log, Done: func(key string, err error) {
+			// A probe verdict that changes queues the owner: its Sync key.
+			Prober: podruntime.ProberConfig{Docker: cfg.Docker, Runner: cfg.ProbeRunner, Network: cfg.ProbeNetwork, Recorder: cfg.Recorder,
+				Notify: func(key string) { c.loop.Add(reconcile.Request{Key: key}) }, Log: cfg.Log},
+			Stopper: podruntime.StopperConfig{Docker: cfg.Docker, Log: cfg.Log, Recorder: cfg.Recorder, Done: func(key string, err error) {
 				if err != nil {
 					c.loop.AddRateLimited(reconcile.Request{Key: key})
 					return
