@@ -72,16 +72,21 @@ func TestOrderedReadyStatefulSetCreatesOrdinalZeroAndItsClaimFirst(t *testing.T)
 	f := newFrame(t)
 	f.apply(setYAML("3", "OrderedReady", ""))
 	key := Key(store.KindStatefulSet, "default", "db")
-	f.sync(key)
-	f.sync(key)
-	// db-0 is not ready yet (a pod is Ready once the runtime judges it
-	// so): db-1 waits for it, as the StatefulSet controller's
-	// OrderedReady does.
-	if got := f.setPods("db"); strings.Join(got, " ") != "db-0" {
-		t.Errorf("pods %v, want db-0 alone", got)
-	}
-	if got := f.claims(); strings.Join(got, " ") != "data-db-0" {
-		t.Errorf("claims %v, want data-db-0", got)
+	// Each sync sees the pods the previous one made; a pod without a
+	// readiness probe is Ready once running (the kubelet's rule), so
+	// OrderedReady adds one ordinal per sync, each with its claim first.
+	for i, want := range []struct{ pods, claims string }{
+		{"db-0", "data-db-0"},
+		{"db-0 db-1", "data-db-0 data-db-1"},
+		{"db-0 db-1 db-2", "data-db-0 data-db-1 data-db-2"},
+	} {
+		f.sync(key)
+		if got := f.setPods("db"); strings.Join(got, " ") != want.pods {
+			t.Errorf("after sync %d: pods %v, want %s", i+1, got, want.pods)
+		}
+		if got := f.claims(); strings.Join(got, " ") != want.claims {
+			t.Errorf("after sync %d: claims %v, want %s", i+1, got, want.claims)
+		}
 	}
 }
 
