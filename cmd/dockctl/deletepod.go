@@ -10,6 +10,7 @@ import (
 	"k8s.io/apimachinery/pkg/labels"
 
 	"github.com/dockctl/dockctl/dockerx"
+	"github.com/dockctl/dockctl/manifests"
 	"github.com/dockctl/dockctl/store"
 )
 
@@ -138,6 +139,15 @@ func (o *deletePodsOptions) run(ctx context.Context, g *globalOptions, out, errO
 	var deleted []store.PodDeletion
 	for _, e := range pods {
 		req := podDeletionOf(e, grace, time.Now())
+		if e.Owner.Kind != manifests.Kind {
+			if err := deleteWorkloadPod(ctx, st, cli, e, o.grace); err != nil {
+				errs = append(errs, fmt.Errorf("deleting pod %q: %w", e.Name, err))
+				continue
+			}
+			fmt.Fprintf(out, "pod %q %s\n", e.Name, done)
+			deleted = append(deleted, req)
+			continue
+		}
 		if err := st.RequestPodDeletions(e.Namespace, e.Owner.Name, []store.PodDeletion{req}); err != nil {
 			errs = append(errs, fmt.Errorf("deleting pod %q: %w", e.Name, err))
 			continue
@@ -159,6 +169,52 @@ func (o *deletePodsOptions) run(ctx context.Context, g *globalOptions, out, errO
 		}
 	}
 	return errors.Join(errs...)
+}
+
+// podRemover is what deleteWorkloadPod asks of Docker.
+type podRemover interface {
+	StopContainer(ctx context.Context, id string, timeout time.Duration) error
+	RemoveContainer(ctx context.Context, id string) error
+}
+
+// deleteWorkloadPod deletes a pod of the generic workload controller's
+// owners (docs/design.md §17). A standalone Pod is its own pod: deleting
+// it deletes the Pod object, as kubectl's delete of a bare pod does (its
+// controller then stops and removes the container). Any other owner's
+// pod is stopped over its grace period (grace -1: the template's) and
+// removed, members before the holder; the owner replaces it if it wants
+// it (a ReplicaSet's or StatefulSet's is re-created, a Job's counted as
+// gone). That controller keeps no record of delete requests, so there is
+// no request to leave for it, and its next sync sees the pod gone.
+func deleteWorkloadPod(ctx context.Context, st *store.Store, d podRemover, e podEntry, grace int) error {
+	if e.Owner.Kind == manifests.KindPod {
+		_, err := st.DeleteObjects([]store.ObjectRef{{Kind: manifests.KindPod, Namespace: e.Namespace, Name: e.Owner.Name}})
+		return err
+	}
+	if grace < 0 {
+		grace = manifests.DefaultTerminationGracePeriodSeconds
+		if e.template != nil && e.template.Spec.TerminationGracePeriodSeconds != nil {
+			grace = int(*e.template.Spec.TerminationGracePeriodSeconds)
+		}
+	}
+	var ids []string
+	for _, pc := range e.Containers {
+		if pc.Container != nil {
+			ids = append(ids, pc.Container.ID)
+		}
+	}
+	if e.Holder != nil {
+		ids = append(ids, e.Holder.ID)
+	}
+	for _, id := range ids {
+		if err := d.StopContainer(ctx, id, time.Duration(grace)*time.Second); err != nil && !errors.Is(err, dockerx.ErrNotFound) {
+			return fmt.Errorf("stopping container %s: %w", shortID(id), err)
+		}
+		if err := d.RemoveContainer(ctx, id); err != nil && !errors.Is(err, dockerx.ErrNotFound) {
+			return fmt.Errorf("removing container %s: %w", shortID(id), err)
+		}
+	}
+	return nil
 }
 
 // podDeletionOf is the request for pod e as observed: its containers

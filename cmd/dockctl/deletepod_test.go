@@ -1,10 +1,12 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/dockctl/dockctl/dockerx"
 	"github.com/dockctl/dockctl/manifests"
@@ -262,5 +264,51 @@ func TestDeletePodShowsItTerminatingAtOnce(t *testing.T) {
 		case f[0] == "web-abc-1" && f[2] != "Running":
 			t.Errorf("the pod not deleted shows as %s, want Running:\n%s", f[2], out)
 		}
+	}
+}
+
+// fakeRemover records the stops and removals deleteWorkloadPod asks.
+type fakeRemover struct{ calls []string }
+
+func (f *fakeRemover) StopContainer(_ context.Context, id string, timeout time.Duration) error {
+	f.calls = append(f.calls, fmt.Sprintf("stop %s %s", id, timeout))
+	return nil
+}
+
+func (f *fakeRemover) RemoveContainer(_ context.Context, id string) error {
+	f.calls = append(f.calls, "remove "+id)
+	return nil
+}
+
+// delete pod of a Job's pod stops its container over the pod's grace
+// period and removes it: the workload controller keeps no delete
+// requests, and its owner replaces the pod if it wants one.
+func TestDeleteWorkloadPodRemovesItsContainer(t *testing.T) {
+	name := dockerx.PodContainerName("default", "default", "migrate-abcde")
+	c := dockerx.Container{ID: "c1", Name: name, Namespace: "default", State: dockerx.StateRunning, Created: now.Add(-time.Minute),
+		Labels: map[string]string{dockerx.LabelOwnerKind: manifests.KindJob, dockerx.LabelOwner: "migrate"}}
+	snap := &snapshot{instance: "default", statuses: map[string]*store.Status{}, tombstones: map[string]bool{},
+		containers: []dockerx.Container{c}, now: now}
+	e, err := snap.pod(testGlobal, "default", "migrate-abcde")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name  string
+		grace int
+		want  []string
+	}{
+		{"its own grace period", -1, []string{"stop c1 30s", "remove c1"}},
+		{"the grace given", 5, []string{"stop c1 5s", "remove c1"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			f := &fakeRemover{}
+			if err := deleteWorkloadPod(context.Background(), nil, f, e, tc.grace); err != nil {
+				t.Fatal(err)
+			}
+			if !slices.Equal(f.calls, tc.want) {
+				t.Errorf("calls %q, want %q", f.calls, tc.want)
+			}
+		})
 	}
 }

@@ -323,12 +323,17 @@ func describePod(w io.Writer, snap *snapshot, e podEntry) {
 	p(0, "Instance", snap.instance)
 	dep := e.Owner.Name
 	switch {
+	case e.Owner.Kind != manifests.Kind:
+		// A workload's pod: kubectl's line for its controller.
+		p(0, "Controlled By", e.Owner.Kind+"/"+e.Owner.Name)
 	case e.orphan:
 		dep += " (unknown to this instance: an orphan)"
 	case e.deleted:
 		dep += " (deleted)"
 	}
-	p(0, "Deployment", orNone(dep))
+	if e.Owner.Kind == manifests.Kind {
+		p(0, "Deployment", orNone(dep))
+	}
 	revision := orNone(e.Hash)
 	if r := e.rec.Revision(e.Hash); r != nil {
 		revision = fmt.Sprintf("%d (%s)", r.Number, e.Hash)

@@ -467,7 +467,7 @@ func renderPods(out io.Writer, snap *snapshot, pods []podEntry, p *printer, sing
 		t.rows = append(t.rows, row{namespace: e.Namespace, name: e.Name, labels: e.labels(), id: e.uid(),
 			cells: []string{e.Name, fmt.Sprintf("%d/%d", e.Ready, e.Total), e.statusWord(), fmt.Sprint(e.Restarts), age(snap.now.Sub(e.Created))},
 			wide: []string{orNone(e.podIP(snap)), orNone(node), "<none>", "<none>",
-				orNone(e.Owner.Name), orNone(e.Hash), joinOrNone(e.appContainerNames())},
+				orNone(e.deploymentName()), orNone(e.Hash), joinOrNone(e.appContainerNames())},
 			object: func() (any, error) { inspect(); return e.podObject(snap) }})
 	}
 	return p.print(out, t, single, allNamespaces)

@@ -215,7 +215,8 @@ func kindTable() []*kindInfo {
 func workloadKindInfo(v *workloadView, name string, aliases []string, api apiResource, all, writeOrder int) *kindInfo {
 	return &kindInfo{name: name, aliases: aliases, api: api,
 		get: v.getter(), categories: map[string]int{"all": all}, store: v.kind, manifest: v.kind, event: v.kind,
-		describe: v.describer(), delete: true, completed: true, writeOrder: writeOrder}
+		describe: v.describer(), delete: true, completed: true, writeOrder: writeOrder,
+		podsOf: podsOfWorkload(v.kind), logs: workloadLogs(v.kind)}
 }
 
 // kindNames are the CLI's words of the kinds for which has holds, in

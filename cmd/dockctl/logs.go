@@ -14,6 +14,7 @@ import (
 	"k8s.io/apimachinery/pkg/labels"
 
 	"github.com/dockctl/dockctl/dockerx"
+	"github.com/dockctl/dockctl/manifests"
 	"github.com/dockctl/dockctl/reconciler/podruntime"
 )
 
@@ -89,7 +90,7 @@ var deploymentLogs = logsOps{
 	pods: func(g *globalOptions, snap *snapshot, name string) ([]podEntry, error) {
 		var pods []podEntry
 		for _, e := range snap.allPods() {
-			if e.Namespace == g.namespace && e.Owner.Name == name {
+			if e.Namespace == g.namespace && e.ownedBy(manifests.Kind, name) {
 				pods = append(pods, e)
 			}
 		}
@@ -102,6 +103,23 @@ var deploymentLogs = logsOps{
 		return pods, nil
 	},
 	replicas: true,
+}
+
+// workloadLogs reads a workload's logs as kubectl does: those of its
+// first pod (attachable's choice), not of every pod.
+func workloadLogs(kind string) *logsOps {
+	selector := podsOfWorkload(kind)
+	return &logsOps{pods: func(g *globalOptions, snap *snapshot, name string) ([]podEntry, error) {
+		pods, err := selector(snap, g, g.namespace, name)
+		if err != nil {
+			return nil, err
+		}
+		e, ok := attachable(pods)
+		if !ok {
+			return nil, fmt.Errorf("%s %q has no pods in %s", strings.ToLower(kind), name, g.where(g.namespace))
+		}
+		return []podEntry{e}, nil
+	}}
 }
 
 // logPrefix is kubectl's --prefix for a container of a pod.

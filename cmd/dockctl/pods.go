@@ -48,6 +48,9 @@ func (s *snapshot) allPods() []podEntry {
 	}
 	keys := map[string]bool{}
 	for _, c := range s.containers {
+		if c.Labels[dockerx.LabelOwnerKind] != "" {
+			continue // another owner's pod: workloadPods below
+		}
 		keys[containerKey(c)] = true
 	}
 	for _, r := range s.records {
@@ -80,6 +83,7 @@ func (s *snapshot) allPods() []podEntry {
 			out = append(out, e)
 		}
 	}
+	out = append(out, s.workloadPods()...)
 	sort.SliceStable(out, func(i, j int) bool {
 		if out[i].Namespace != out[j].Namespace {
 			return out[i].Namespace < out[j].Namespace
@@ -91,6 +95,102 @@ func (s *snapshot) allPods() []podEntry {
 	})
 	s.pods = out
 	return out
+}
+
+// workloadPods are the pods of the owners the generic workload controller
+// runs (Job, ReplicaSet, DaemonSet, StatefulSet, a standalone Pod;
+// docs/design.md §17): containers labelled with their owner's kind and
+// name and named after their pod (dockerx.PodContainerName), judged as
+// the pod runtime judges them against the owner's pod template. Their
+// owner, not a deployment, keeps them: none is an orphan.
+func (s *snapshot) workloadPods() []podEntry {
+	type ownerKey struct{ ns, kind, name string }
+	byOwner := map[ownerKey][]dockerx.Container{}
+	for _, c := range s.containers {
+		if k := c.Labels[dockerx.LabelOwnerKind]; k != "" {
+			o := ownerKey{c.Namespace, k, c.Labels[dockerx.LabelOwner]}
+			byOwner[o] = append(byOwner[o], c)
+		}
+	}
+	var out []podEntry
+	for o, cs := range byOwner {
+		tmpl := s.workloadTemplate(o.kind, o.ns, o.name)
+		// The owner has one template: its pods are judged by it whatever
+		// their hash (its pods of an earlier template are replaced by it).
+		templates := func(h string) *manifests.PodTemplateSpec { return tmpl }
+		obs := podruntime.Judge(cs, nil, templates, nil)
+		units, views := map[string]podruntime.ContainerView{}, map[string]podruntime.ContainerView{}
+		for _, c := range obs.All {
+			v := podruntime.ContainerView{Ready: obs.Ready[c.ID]}
+			if obs.Pods[c.ID] != nil || c.PodUID == "" {
+				units[c.ID] = v
+			}
+			if obs.Pods[c.ID] == nil {
+				views[c.ID] = v
+			}
+		}
+		for id, p := range obs.Pods {
+			for _, c := range p.Containers() {
+				v := views[c.ID]
+				v.Terminating = units[id].Terminating
+				views[c.ID] = v
+			}
+		}
+		rec := &store.Record{Name: o.name, Namespace: o.ns}
+		owner := podruntime.OwnerRef{Kind: o.kind, Name: o.name}
+		podName := func(c *dockerx.Container) string {
+			if n, ok := dockerx.PodOfContainerName(s.instance, o.ns, c.Name); ok {
+				return n
+			}
+			return c.Name
+		}
+		for _, pv := range podruntime.Views(obs, templates, units, views, o.ns, owner, podName) {
+			out = append(out, podEntry{PodView: pv, rec: rec, template: tmpl})
+		}
+	}
+	return out
+}
+
+// workloadTemplate is the pod template of the stored workload kind/ns/name;
+// nil when unknown (no state directory, or the object is gone: its pods
+// are being removed).
+func (s *snapshot) workloadTemplate(kind, ns, name string) *manifests.PodTemplateSpec {
+	if s.st == nil {
+		return nil
+	}
+	obj, err := s.st.LookupObject(store.ObjectRef{Kind: kind, Namespace: ns, Name: name})
+	if err != nil || obj.Object == nil {
+		return nil
+	}
+	w, ok := obj.Object.(manifests.Workload)
+	if !ok {
+		return nil
+	}
+	t, _ := w.PodTemplate()
+	return t
+}
+
+// ownedBy says whether the pod is one of the owner kind/name (a
+// Deployment's: manifests.Kind).
+func (e *podEntry) ownedBy(kind, name string) bool {
+	return e.Owner.Kind == kind && e.Owner.Name == name
+}
+
+// deploymentName is the name of the pod's deployment, "" for a
+// workload's pod.
+func (e *podEntry) deploymentName() string {
+	if e.Owner.Kind != manifests.Kind {
+		return ""
+	}
+	return e.Owner.Name
+}
+
+// ownerAPIVersion is the apiVersion of a workload kind's ownerReference.
+func ownerAPIVersion(kind string) string {
+	if kind == manifests.KindJob || kind == manifests.KindCronJob {
+		return manifests.BatchAPIVersion
+	}
+	return manifests.APIVersion
 }
 
 // podsNamed returns the pods of that name in namespace ns: usually one;
@@ -223,6 +323,13 @@ func (e *podEntry) podObject(s *snapshot) (*corev1.Pod, error) {
 	p.Labels = e.labels()
 	p.Annotations = e.annotations()
 	p.CreationTimestamp = metav1.NewTime(e.Created)
+	if k := e.Owner.Kind; k != manifests.Kind && k != manifests.KindPod {
+		// A workload's pod names its owner, as the API server's does (a
+		// standalone Pod is its own, and a Deployment's pods keep their
+		// form).
+		ctrl := true
+		p.OwnerReferences = []metav1.OwnerReference{{APIVersion: ownerAPIVersion(k), Kind: k, Name: e.Owner.Name, Controller: &ctrl}}
+	}
 	p.UID = types.UID(e.uid())
 	p.DeletionTimestamp = e.deletionTimestamp(s)
 	start := metav1.NewTime(e.Created)

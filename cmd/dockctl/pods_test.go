@@ -401,3 +401,36 @@ func TestPodsTheControllerCouldNotCreate(t *testing.T) {
 		t.Errorf("rollout status says\n%s\nwant\n%s", p.message(), want)
 	}
 }
+
+// A pod the generic workload controller runs (a Job's, docs/design.md
+// §17) is listed under its own name with its owner, never as an orphan
+// of a deployment of no name; describe, logs, exec and delete find it.
+func TestWorkloadPodListedUnderItsName(t *testing.T) {
+	name := dockerx.PodContainerName("default", "default", "migrate-abcde")
+	c := dockerx.Container{ID: testID(name), Name: name, Namespace: "default", Image: "migrate:1",
+		State: dockerx.StateRunning, Created: now.Add(-time.Minute),
+		Labels: map[string]string{dockerx.LabelOwnerKind: manifests.KindJob, dockerx.LabelOwner: "migrate", "job-name": "migrate"}}
+	snap := &snapshot{instance: "default", controllerRunning: true, statuses: map[string]*store.Status{},
+		tombstones: map[string]bool{}, containers: []dockerx.Container{c}, now: now}
+	pods := snap.allPods()
+	if len(pods) != 1 {
+		t.Fatalf("%d pods, want 1: %+v", len(pods), pods)
+	}
+	e := pods[0]
+	if e.Name != "migrate-abcde" || e.orphan || e.Status != "Running" || e.Owner.Kind != manifests.KindJob || e.Owner.Name != "migrate" {
+		t.Errorf("pod %q status %q orphan %v owner %+v, want migrate-abcde Running of Job migrate", e.Name, e.statusWord(), e.orphan, e.Owner)
+	}
+	if _, err := snap.pod(testGlobal, "default", "migrate-abcde"); err != nil {
+		t.Errorf("pod lookup: %v", err)
+	}
+	if got, err := snap.podsOf(testGlobal, "default", podTarget{kind: kindJob, name: "migrate"}); err != nil || len(got) != 1 {
+		t.Errorf("job/migrate selects %d pods, %v; want its one", len(got), err)
+	}
+	var buf bytes.Buffer
+	if err := renderPods(&buf, snap, pods, pr(t, "yaml"), false, false); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(buf.String(), "ownerReferences:") || !strings.Contains(buf.String(), "kind: Job") || !strings.Contains(buf.String(), "name: migrate\n") {
+		t.Errorf("-o yaml lacks the Job's ownerReference:\n%s", buf.String())
+	}
+}

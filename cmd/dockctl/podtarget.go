@@ -70,11 +70,31 @@ func podsOfDeployment(snap *snapshot, g *globalOptions, ns, name string) ([]podE
 	}
 	var out []podEntry
 	for _, e := range snap.allPods() {
-		if e.Namespace == ns && e.Owner.Name == name && !e.deleted {
+		if e.Namespace == ns && e.ownedBy(manifests.Kind, name) && !e.deleted {
 			out = append(out, e)
 		}
 	}
 	return out, nil
+}
+
+// podsOfWorkload selects the pods of a workload of the store's kind (a
+// Job's, a ReplicaSet's…), as kubectl's attachablePodForObject does by
+// the owner's selector; a workload that does not exist is an error.
+func podsOfWorkload(kind string) podSelector {
+	return func(snap *snapshot, g *globalOptions, ns, name string) ([]podEntry, error) {
+		var out []podEntry
+		for _, e := range snap.allPods() {
+			if e.Namespace == ns && e.ownedBy(kind, name) {
+				out = append(out, e)
+			}
+		}
+		if len(out) == 0 && snap.st != nil {
+			if _, err := snap.st.LookupObject(store.ObjectRef{Kind: kind, Namespace: ns, Name: name}); err != nil {
+				return nil, notFoundIn(g, strings.ToLower(kind), ns, name, err)
+			}
+		}
+		return out, nil
+	}
 }
 
 func podsOfService(snap *snapshot, g *globalOptions, ns, name string) ([]podEntry, error) {

@@ -16,6 +16,7 @@ import (
 	"k8s.io/apimachinery/pkg/labels"
 
 	"github.com/dockctl/dockctl/dockerx"
+	"github.com/dockctl/dockctl/manifests"
 	"github.com/dockctl/dockctl/store"
 )
 
@@ -253,7 +254,7 @@ func (o *topOptions) topDeployments(g *globalOptions, snap *snapshot, sel labels
 		}
 		obj := topObject{namespace: ns, name: r.Name, created: r.CreatedAt}
 		for _, e := range snap.allPods() {
-			if !e.orphan && !e.deleted && e.Namespace == ns && e.Owner.Name == r.Name {
+			if !e.orphan && !e.deleted && e.Namespace == ns && e.ownedBy(manifests.Kind, r.Name) {
 				obj.members = append(obj.members, podMembers(e)...)
 			}
 		}
