@@ -305,3 +305,25 @@ func TestServiceKeepsNodePortAgainstYoungerHostPort(t *testing.T) {
 	}
 	h.waitReplicas("db", 1)
 }
+
+// TestDNSServerGoesWithTheLastDeployment: a deployment alone (no Service)
+// has the DNS server run for its pods; deleting it removes the server by
+// the deletion's own syncs, never waiting for a periodic resync (the
+// harness's is an hour), so `delete --wait` leaves the host clean.
+func TestDNSServerGoesWithTheLastDeployment(t *testing.T) {
+	h, eng := newServiceHarness(t)
+	h.apply(deployment(1))
+	h.start()
+	h.waitFor("the DNS server", func() bool {
+		_, ok := eng.Serving("i_dns", &helperapi.DNSConfig{})
+		return ok
+	})
+	h.waitReplicas("web", 1)
+	if err := h.store.Delete("default", "web"); err != nil {
+		t.Fatal(err)
+	}
+	h.waitFor("no container of the instance left", func() bool {
+		cs, err := eng.ListContainers(context.Background(), "i")
+		return err == nil && len(cs) == 0
+	})
+}

@@ -15,8 +15,10 @@ import (
 // record for every live Service (dnsrecords.go). It is a helper like a
 // proxy (serviceplan.go): created with its config, then pushed to. It
 // runs while anything of the instance may resolve through it — a live
-// Service or deployment — and is removed once nothing is left, so that
-// deleting everything leaves the host as it was.
+// Service or deployment, or any pod the tracker holds, whatever its owner
+// — and is removed once nothing is left, so that deleting everything
+// leaves the host as it was. The tracker queues it when its first pod
+// comes and when its last one goes: a deletion needs no resync to end.
 
 // syncDNS is one observe → plan → execute pass for the DNS server.
 func (s *Controller) syncDNS(ctx context.Context) (reconcile.Result, error) {
@@ -53,7 +55,9 @@ func (s *Controller) syncDNS(ctx context.Context) (reconcile.Result, error) {
 		}
 		records = append(records, serviceDNSRecords(svc, s.alloc.clusterIP(s.store, serviceKey(svc)), ready)...)
 	}
-	wanted := live || len(errs) > 0
+	// A pod still stopping (a deleted deployment's, draining) or one of a
+	// workload with no Service resolves through the server too.
+	wanted := live || len(errs) > 0 || s.tracker.HasPods()
 	if !wanted {
 		deps, depErrs := s.cfg.Deployments.ListAll()
 		wanted = len(depErrs) > 0 // never removed on the strength of an unreadable record

@@ -166,6 +166,7 @@ func (t *Tracker) Delete(deploymentKey string) {
 // of the Services a change concerns.
 func (t *Tracker) applyLocked(deploymentKey string, old, next map[string]*PodEndpoint) []string {
 	affected := map[string]bool{}
+	hadPods := len(t.byDeployment) > 0
 	touch := func(p *PodEndpoint) {
 		for key, s := range t.services {
 			if s.selects(p) {
@@ -205,7 +206,20 @@ func (t *Tracker) applyLocked(deploymentKey string, old, next map[string]*PodEnd
 		return nil
 	}
 	t.version++
+	if hadPods != (len(t.byDeployment) > 0) {
+		// The DNS server runs while any pod may resolve through it
+		// (dnsctl.go): the first pod and the last one's leaving decide.
+		affected[DNSKey] = true
+	}
 	return slices.Sorted(maps.Keys(affected))
+}
+
+// HasPods reports whether any owner has a pod tracked: a running,
+// starting or stopping one, which resolves names through the DNS server.
+func (t *Tracker) HasPods() bool {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return len(t.byDeployment) > 0
 }
 
 func (t *Tracker) podElsewhereLocked(deploymentKey string, ref podRef) bool {

@@ -84,8 +84,9 @@ func TestTrackerEndpoints(t *testing.T) {
 	})
 	tr.Update("default/db", []PodEndpoint{pe("default", "db", "db-c-0", "10.0.0.5", true, app("db"))})
 	tr.Update("shop/web", []PodEndpoint{pe("shop", "web", "web-d-0", "10.0.0.6", true, app("web"))})
-	if got := rec.take(); got != "default/web shop/web" {
-		t.Errorf("queued %q, want the Services that select the new pods", got)
+	// The first pod also queues the DNS server, which runs while any does.
+	if got := rec.take(); got != "default/web dns/ shop/web" {
+		t.Errorf("queued %q, want the Services that select the new pods, and the DNS server", got)
 	}
 
 	ready, notReady := tr.Endpoints(web)
@@ -313,8 +314,8 @@ func TestTrackerFollowsPodsOfAnyOwner(t *testing.T) {
 	all := watched(tr, "shop", "db", app("db"), manifests.ServicePort{Port: 5432, TargetPort: intstr.FromString("sql")})
 	key := OwnerKey("StatefulSet", "shop", "db")
 	tr.Update(key, pods)
-	if got := rec.take(); got != "shop/db shop/db-0" {
-		t.Errorf("queued %q, want both Services", got)
+	if got := rec.take(); got != "dns/ shop/db shop/db-0" {
+		t.Errorf("queued %q, want both Services and the DNS server (the first pod)", got)
 	}
 	if ready, _ := tr.Endpoints(one); render(ready) != "db-0@10.222.0.2:=5432/TCP" {
 		t.Errorf("the pod-name Service: %s, want db-0 alone", render(ready))
@@ -326,5 +327,34 @@ func TestTrackerFollowsPodsOfAnyOwner(t *testing.T) {
 	tr.Delete(key)
 	if ready, notReady := tr.Endpoints(all); len(ready)+len(notReady) != 0 {
 		t.Errorf("after the owner's delete: %s / %s", render(ready), render(notReady))
+	}
+}
+
+// TestTrackerQueuesDNSAtFirstAndLastPod: the DNS server runs while any pod
+// is tracked, so the tracker queues it when the first pod comes and when
+// the last one goes, and not for the changes between.
+func TestTrackerQueuesDNSAtFirstAndLastPod(t *testing.T) {
+	var rec keyRecorder
+	tr := NewTracker(rec.add, nil)
+	steps := []struct {
+		name  string
+		apply func()
+		want  string
+		pods  bool
+	}{
+		{"first pod", func() { tr.Update("default/a", []PodEndpoint{pe("default", "a", "a-0", "10.0.0.2", true, app("a"))}) }, "dns/", true},
+		{"second owner", func() { tr.Update("default/b", []PodEndpoint{pe("default", "b", "b-0", "10.0.0.3", true, app("b"))}) }, "", true},
+		{"one owner gone", func() { tr.Delete("default/a") }, "", true},
+		{"last pod gone", func() { tr.Update("default/b", nil) }, "dns/", false},
+		{"nothing again", func() { tr.Delete("default/b") }, "", false},
+	}
+	for _, s := range steps {
+		s.apply()
+		if got := rec.take(); got != s.want {
+			t.Errorf("%s: queued %q, want %q", s.name, got, s.want)
+		}
+		if got := tr.HasPods(); got != s.pods {
+			t.Errorf("%s: HasPods %v, want %v", s.name, got, s.pods)
+		}
 	}
 }

@@ -464,11 +464,18 @@ func TestServiceHeadlessAndDNS(t *testing.T) {
 	if r.docker.WriteCount() != dw {
 		t.Error("an idle DNS sync wrote")
 	}
-	// Nothing left: the DNS server goes too.
+	// No Service left, but pods still run: they resolve through the
+	// server, which stays.
 	for _, rec := range []*store.ServiceRecord{web, headless} {
 		rec.Deleted = true
 		r.svcs.put(rec)
 	}
+	r.reconcile(DNSKey)
+	if _, ok := r.docker.Serving("i_dns", &cfg); !ok {
+		t.Error("DNS server removed while pods still resolve through it")
+	}
+	// Nothing left: the DNS server goes too.
+	r.tracker.Delete("default/web")
 	r.reconcile(DNSKey)
 	r.docker.FinishRemovals()
 	if _, ok := r.docker.Serving("i_dns", &cfg); ok {
