@@ -41,6 +41,10 @@ type env struct {
 	// created names every container of the instance created while the
 	// test ran, for the network cleanup (forceRemoveNetwork).
 	created *createdNames
+	// bin is the dockctl binary the CLI runs ("": the one built for the
+	// suite); cliEnv, when set, is its whole environment.
+	bin    string
+	cliEnv []string
 }
 
 func newEnv(t *testing.T) *env {
@@ -223,7 +227,12 @@ func (e *env) controllerLog() string {
 func (e *env) dockctl(stdin string, args ...string) (string, error) {
 	e.t.Helper()
 	full := append([]string{"--instance", e.instance, "--state-dir", e.stateDir}, args...)
-	cmd := exec.Command(dockctlBin, full...)
+	bin := dockctlBin
+	if e.bin != "" {
+		bin = e.bin
+	}
+	cmd := exec.Command(bin, full...)
+	cmd.Env = e.cliEnv
 	cmd.Stdin = strings.NewReader(stdin)
 	var out bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &out
