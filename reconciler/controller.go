@@ -197,6 +197,9 @@ type Controller struct {
 	deadHolders map[string]string
 
 	dockerOK atomic.Bool
+	// lastPass is when the last whole-instance sweep that listed Docker
+	// returned (unix nanoseconds; 0: none yet): LastPass.
+	lastPass atomic.Int64
 	// helperImages is set while helper images may need collecting: at
 	// start, once a sweep saw a holder, and whenever a holder is created.
 	helperImages atomic.Bool
@@ -348,6 +351,18 @@ func New(docker Docker, st Store, opts Options) *Controller {
 
 // Ready reports whether the last contact with Docker succeeded.
 func (c *Controller) Ready() bool { return c.dockerOK.Load() }
+
+// LastPass is when the controller last finished a whole-instance pass
+// over Docker (the sweep every resync runs); zero before the first. The
+// heartbeat carries it, so that a controller whose loop is wedged — a
+// Docker call that never returns — is told from one making progress, as
+// the kubelet's PLEG health check tells a stuck relist (docs/design.md §5).
+func (c *Controller) LastPass() time.Time {
+	if n := c.lastPass.Load(); n != 0 {
+		return time.Unix(0, n)
+	}
+	return time.Time{}
+}
 
 // ProbeRunner is the runner this controller's prober reaches pods with,
 // directly or through the DNS helper's relay (route.go): the one the

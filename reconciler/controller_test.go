@@ -768,3 +768,27 @@ func TestControllerHandleEvent(t *testing.T) {
 		})
 	}
 }
+
+// TestLastPassFollowsTheSweep: LastPass is zero until a whole-instance
+// sweep has listed Docker and returned, then the time that sweep ended;
+// the heartbeat carries it so that a wedged loop shows (docs/design.md §5).
+func TestLastPassFollowsTheSweep(t *testing.T) {
+	var mu sync.Mutex
+	now := time.Date(2026, 12, 1, 8, 0, 0, 0, time.UTC)
+	h := newHarness(t, Options{Now: func() time.Time { mu.Lock(); defer mu.Unlock(); return now }})
+	if got := h.ctrl.LastPass(); !got.IsZero() {
+		t.Fatalf("LastPass before any sweep: %v", got)
+	}
+	for i := range 2 {
+		if _, err := h.ctrl.Reconcile(context.Background(), reconcile.Request{Key: orphanSweepKey}); err != nil {
+			t.Fatal(err)
+		}
+		mu.Lock()
+		want := now
+		now = now.Add(time.Minute)
+		mu.Unlock()
+		if got := h.ctrl.LastPass(); !got.Equal(want) {
+			t.Errorf("sweep %d: LastPass %v, want %v", i, got, want)
+		}
+	}
+}

@@ -65,6 +65,9 @@ func (c *Controller) sweep(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	// The pass counts once it returns, whatever it meets after the list:
+	// one that hangs in a Docker call never does (LastPass).
+	defer func() { c.lastPass.Store(c.opts.Now().UnixNano()) }()
 	// The instance network first: ensured (re-created if removed by hand)
 	// and every pod connected to it. Its failure is the sweep's error once
 	// everything else is done.

@@ -32,6 +32,39 @@ type Heartbeat struct {
 	// Stopped is when it shut down cleanly; zero while it runs (or after
 	// a crash, which the age of Beat tells).
 	Stopped time.Time `json:"stopped,omitzero"`
+	// LastPass is when the controller last finished a whole pass over
+	// Docker (zero: none yet), and PassEvery how often it starts one (its
+	// resync period; zero: a controller of a release that did not say).
+	// A beat says the process runs; these say its loop makes progress.
+	LastPass  time.Time     `json:"lastPass,omitzero"`
+	PassEvery time.Duration `json:"passEvery,omitempty"`
+}
+
+// MinStallThreshold is the least time a running controller may go
+// without finishing a pass before it is taken for wedged: the kubelet's
+// PLEG is judged unhealthy after three minutes without a relist.
+const MinStallThreshold = 3 * time.Minute
+
+// Stall says why a controller whose heartbeat is fresh cannot be counted
+// on at now ("" when its loop makes progress): it has finished no pass
+// over Docker for HeartbeatMisses of its resync periods (at least
+// MinStallThreshold) — since it started, when it has finished none.
+// Call it only on a heartbeat Staleness finds fresh.
+func (h *Heartbeat) Stall(now time.Time) string {
+	if h == nil || h.PassEvery <= 0 {
+		return ""
+	}
+	threshold := max(HeartbeatMisses*h.PassEvery, MinStallThreshold)
+	if h.LastPass.IsZero() {
+		if since := now.Sub(h.Started); since > threshold {
+			return fmt.Sprintf("it has finished no pass over Docker in the %s since it started (Docker may not be answering)", age(since))
+		}
+		return ""
+	}
+	if since := now.Sub(h.LastPass); since > threshold {
+		return fmt.Sprintf("its last pass over Docker ended %s ago, and it starts one every %s (Docker may not be answering)", age(since), h.PassEvery)
+	}
+	return ""
 }
 
 // Staleness says why no controller can be counted on at now ("" when the

@@ -71,3 +71,33 @@ func TestHeartbeatRoundTripAndStop(t *testing.T) {
 		t.Errorf("a stopped controller's heartbeat reads as fresh: %+v", got)
 	}
 }
+
+// TestHeartbeatStall: a fresh heartbeat whose loop has finished no pass
+// over Docker for three resync periods, and at least three minutes (the
+// kubelet's PLEG threshold), is a wedged controller; one of a release
+// that did not report passes is never called wedged.
+func TestHeartbeatStall(t *testing.T) {
+	t0 := time.Date(2026, 12, 1, 8, 0, 0, 0, time.UTC)
+	for _, tc := range []struct {
+		name string
+		hb   Heartbeat
+		now  time.Time
+		want string
+	}{
+		{"a recent pass", Heartbeat{Started: t0, PassEvery: 30 * time.Second, LastPass: t0.Add(time.Minute)}, t0.Add(2 * time.Minute), ""},
+		{"three minutes at least, whatever the resync", Heartbeat{Started: t0, PassEvery: 10 * time.Second, LastPass: t0}, t0.Add(2 * time.Minute), ""},
+		{"past the threshold", Heartbeat{Started: t0, PassEvery: 30 * time.Second, LastPass: t0}, t0.Add(3*time.Minute + time.Second),
+			"its last pass over Docker ended 3m1s ago, and it starts one every 30s (Docker may not be answering)"},
+		{"three resyncs when longer than three minutes", Heartbeat{Started: t0, PassEvery: 10 * time.Minute, LastPass: t0}, t0.Add(29 * time.Minute), ""},
+		{"no pass yet, just started", Heartbeat{Started: t0, PassEvery: 30 * time.Second}, t0.Add(time.Minute), ""},
+		{"no pass since the start", Heartbeat{Started: t0, PassEvery: 30 * time.Second}, t0.Add(5 * time.Minute),
+			"it has finished no pass over Docker in the 5m0s since it started (Docker may not be answering)"},
+		{"a release that did not report passes", Heartbeat{Started: t0}, t0.Add(time.Hour), ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := tc.hb.Stall(tc.now); got != tc.want {
+				t.Errorf("Stall = %q, want %q", got, tc.want)
+			}
+		})
+	}
+}

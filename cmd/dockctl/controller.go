@@ -274,7 +274,7 @@ func runController(g *globalOptions, o *controllerOptions) error {
 	log.Info("controller lock acquired", "stateDir", st.Dir(), "instance", g.instance)
 	// Only the acting controller beats (docs/design.md §5); a standby does
 	// not, so that `apply` never counts on one that acts on nothing.
-	stopHeartbeat := startHeartbeat(st, g.instance, log) // heartbeat.go
+	setLastPass, stopHeartbeat := startHeartbeat(st, g.instance, o.resync, log) // heartbeat.go
 	defer stopHeartbeat()
 
 	cli, err := dockerx.NewClient(dockerx.WithLogger(log), dockerx.WithContainerLogs(logMaxSize, o.containerLogMaxFiles))
@@ -326,6 +326,7 @@ func runController(g *globalOptions, o *controllerOptions) error {
 		// ConfigMaps, Secrets and claims, as pods refer to them.
 		Config: st,
 	})
+	setLastPass(ctrl.LastPass)
 
 	// The workload kinds beyond Deployment (Job, ReplicaSet, DaemonSet,
 	// Pod): one controller frame beside the Deployment controller, with

@@ -6,6 +6,7 @@ import (
 	"io"
 	"log/slog"
 	"os"
+	"sync/atomic"
 	"time"
 
 	"github.com/dockctl/dockctl/store"
@@ -23,11 +24,16 @@ type heartbeatWriter interface {
 }
 
 // keepHeartbeat writes hb at once, again at every tick, and marked stopped
-// once ctx is done; it returns then. A failed write is logged and tried at
-// the next tick: a controller does not stop for it.
-func keepHeartbeat(ctx context.Context, w heartbeatWriter, hb store.Heartbeat, now func() time.Time, ticks <-chan time.Time, log *slog.Logger) {
+// once ctx is done; it returns then. Each beat carries the loop's last
+// finished pass, as lastPass reports it (nil: none to report). A failed
+// write is logged and tried at the next tick: a controller does not stop
+// for it.
+func keepHeartbeat(ctx context.Context, w heartbeatWriter, hb store.Heartbeat, now func() time.Time, ticks <-chan time.Time, lastPass func() time.Time, log *slog.Logger) {
 	beat := func() {
 		hb.Beat = now()
+		if lastPass != nil {
+			hb.LastPass = lastPass()
+		}
 		if err := w.WriteHeartbeat(hb); err != nil {
 			log.Warn("write heartbeat", "err", err)
 		}
@@ -46,20 +52,30 @@ func keepHeartbeat(ctx context.Context, w heartbeatWriter, hb store.Heartbeat, n
 }
 
 // startHeartbeat runs keepHeartbeat for the controller of instance on st
-// every store.DefaultHeartbeatInterval; the returned stop marks the
-// heartbeat stopped and waits for that write.
-func startHeartbeat(st *store.Store, instance string, log *slog.Logger) (stop func()) {
+// every store.DefaultHeartbeatInterval, the loop passing every passEvery;
+// the loop's progress is read from what setLastPass is given once the
+// loop exists. The returned stop marks the heartbeat stopped and waits for
+// that write.
+func startHeartbeat(st *store.Store, instance string, passEvery time.Duration, log *slog.Logger) (setLastPass func(func() time.Time), stop func()) {
 	host, _ := os.Hostname()
 	now := time.Now
-	hb := store.Heartbeat{Instance: instance, PID: os.Getpid(), Host: host, Started: now(), Interval: store.DefaultHeartbeatInterval}
+	hb := store.Heartbeat{Instance: instance, PID: os.Getpid(), Host: host, Started: now(), Interval: store.DefaultHeartbeatInterval, PassEvery: passEvery}
 	ticker := time.NewTicker(hb.Interval)
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
+	var progress atomic.Pointer[func() time.Time]
+	lastPass := func() time.Time {
+		if f := progress.Load(); f != nil {
+			return (*f)()
+		}
+		return time.Time{}
+	}
 	go func() {
 		defer close(done)
-		keepHeartbeat(ctx, st, hb, now, ticker.C, log)
+		keepHeartbeat(ctx, st, hb, now, ticker.C, lastPass, log)
 	}()
-	return func() {
+	setLastPass = func(f func() time.Time) { progress.Store(&f) }
+	return setLastPass, func() {
 		ticker.Stop()
 		cancel()
 		<-done
@@ -80,6 +96,9 @@ func controllerWarning(instance string, hb *store.Heartbeat, lockHeld bool, now 
 	}
 	why := hb.Staleness(now)
 	if why == "" {
+		if stall := hb.Stall(now); stall != "" {
+			return fmt.Sprintf("the controller of instance %q runs, but %s", instance, stall)
+		}
 		return ""
 	}
 	return fmt.Sprintf("no controller is running for instance %q (%s)", instance, why)
@@ -97,6 +116,9 @@ func warnNoController(w io.Writer, st *store.Store, instance, consequence string
 	}
 	held, _ := st.ControllerRunning()
 	if msg := controllerWarning(instance, hb, held, now); msg != "" {
+		if hb != nil && hb.Staleness(now) == "" {
+			consequence = noControllerProgress // it runs, wedged
+		}
 		fmt.Fprintf(w, "Warning: %s: %s\n", msg, consequence)
 	}
 }
@@ -105,4 +127,6 @@ func warnNoController(w io.Writer, st *store.Store, instance, consequence string
 const (
 	noControllerApply = "the objects are stored, but nothing acts on them until `dockctl controller` runs"
 	noControllerRead  = "status and conditions may be stale"
+	// A controller that runs but finishes no pass, for every command.
+	noControllerProgress = "what is stored may not be acted on, and status and conditions may be stale"
 )

@@ -40,7 +40,7 @@ func TestKeepHeartbeatBeatsAtEachTickAndMarksTheStop(t *testing.T) {
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		keepHeartbeat(ctx, w, store.Heartbeat{PID: 1, Started: t0, Interval: 10 * time.Second}, now, ticks, slog.New(slog.NewTextHandler(io.Discard, nil)))
+		keepHeartbeat(ctx, w, store.Heartbeat{PID: 1, Started: t0, Interval: 10 * time.Second}, now, ticks, nil, slog.New(slog.NewTextHandler(io.Discard, nil)))
 	}()
 	<-w.c // the first beat, at once
 	advance(10 * time.Second)
@@ -66,6 +66,36 @@ func TestKeepHeartbeatBeatsAtEachTickAndMarksTheStop(t *testing.T) {
 	}
 }
 
+// TestKeepHeartbeatCarriesTheLastPass: every beat carries what the loop
+// reports as its last finished pass, read at that beat.
+func TestKeepHeartbeatCarriesTheLastPass(t *testing.T) {
+	t0 := time.Date(2026, 12, 1, 8, 0, 0, 0, time.UTC)
+	var mu sync.Mutex
+	var pass time.Time // none yet
+	lastPass := func() time.Time { mu.Lock(); defer mu.Unlock(); return pass }
+	w := &beats{c: make(chan struct{}, 8)}
+	ticks := make(chan time.Time)
+	ctx, cancel := context.WithCancel(t.Context())
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		keepHeartbeat(ctx, w, store.Heartbeat{PID: 1, Started: t0, Interval: 10 * time.Second, PassEvery: 30 * time.Second},
+			func() time.Time { return t0 }, ticks, lastPass, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	}()
+	<-w.c
+	mu.Lock()
+	pass = t0.Add(5 * time.Second)
+	mu.Unlock()
+	ticks <- t0
+	<-w.c
+	cancel()
+	<-w.c
+	<-done
+	if !w.got[0].LastPass.IsZero() || !w.got[1].LastPass.Equal(t0.Add(5*time.Second)) || w.got[1].PassEvery != 30*time.Second {
+		t.Errorf("beats carry passes %v, %v (every %v); want none, then %v every 30s", w.got[0].LastPass, w.got[1].LastPass, w.got[1].PassEvery, t0.Add(5*time.Second))
+	}
+}
+
 func TestControllerWarning(t *testing.T) {
 	t0 := time.Date(2026, 12, 1, 8, 0, 0, 0, time.UTC)
 	fresh := &store.Heartbeat{Beat: t0, Interval: 10 * time.Second}
@@ -86,6 +116,10 @@ func TestControllerWarning(t *testing.T) {
 		{"the heartbeat says stopped but another controller holds the lock", stopped, true, t0.Add(time.Hour), ""},
 		{"the heartbeat says stopped and no one holds the lock", stopped, false, t0.Add(time.Minute), `no controller is running for instance "web" (the controller stopped 59s ago)`},
 		{"heartbeat too old although the lock is held", fresh, true, t0.Add(time.Minute), `no controller is running for instance "web" (the controller was last seen 1m0s ago)`},
+		// Beating, but its loop finishes no pass: wedged in a Docker call.
+		{"fresh beat, the last pass long ago", &store.Heartbeat{Beat: t0, Interval: 10 * time.Second, PassEvery: 30 * time.Second, LastPass: t0.Add(-4 * time.Minute)}, true, t0.Add(time.Second),
+			`the controller of instance "web" runs, but its last pass over Docker ended 4m1s ago, and it starts one every 30s (Docker may not be answering)`},
+		{"fresh beat, a recent pass", &store.Heartbeat{Beat: t0, Interval: 10 * time.Second, PassEvery: 30 * time.Second, LastPass: t0.Add(-time.Minute)}, true, t0.Add(time.Second), ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			if got := controllerWarning("web", tc.hb, tc.lockHeld, tc.now); got != tc.want {
