@@ -5,7 +5,6 @@ package e2e
 import (
 	"context"
 	"fmt"
-	"io"
 	"strings"
 	"testing"
 	"time"
@@ -25,18 +24,7 @@ func TestInstallRunsTheControllerAndUninstallRemovesEverything(t *testing.T) {
 	// Registered after newEnv's: runs first, so that the controller is
 	// gone before its workloads are removed by label (it would re-create
 	// them).
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-		defer cancel()
-		if t.Failed() {
-			if rc, err := dockerCli.ContainerLogs(ctx, controllerName, container.LogsOptions{ShowStdout: true, ShowStderr: true, Tail: "50"}); err == nil {
-				b, _ := io.ReadAll(rc)
-				rc.Close()
-				t.Logf("controller log:\n%s", b)
-			}
-		}
-		_ = dockerCli.ContainerRemove(ctx, controllerName, container.RemoveOptions{Force: true})
-	})
+	t.Cleanup(func() { removeInstalledController(t, controllerName) })
 	ctrlArgs := []string{"--", "--service-address", "127.0.0.1", "--subnet", testSubnet(t),
 		"--resync-period", "2s", "--settle-time", "1s"}
 

@@ -16,7 +16,6 @@ import (
 	"time"
 
 	"github.com/docker/docker/api/types/container"
-	"github.com/docker/docker/api/types/network"
 
 	"github.com/dockctl/dockctl/manifests"
 )
@@ -144,18 +143,9 @@ data:
 	if !strings.HasPrefix(out, "container "+controllerName+" removed\n") {
 		t.Errorf("uninstall did not remove the controller first:\n%s", out)
 	}
-	label := "io.dockctl.instance=" + e.instance
-	if cs := containers(t, label); len(cs) > 0 {
-		t.Errorf("containers left after uninstall: %s", describe(cs))
-	}
-	if vs := volumes(t, label); len(vs) > 0 {
-		t.Errorf("volumes left after uninstall: %s", volumeNames(vs))
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
-	if nets, err := dockerCli.NetworkList(ctx, network.ListOptions{Filters: labelFilter(label)}); err != nil || len(nets) > 0 {
-		t.Errorf("networks left after uninstall: %d (%v)", len(nets), err)
-	}
+	// Right after uninstall, not only at the cleanup (which removes by
+	// label first).
+	checkNoLeftovers(t, e.instance, e.created.containerIDs())
 }
 
 // releaseArtefact runs `make release` for this machine's architecture
