@@ -55,7 +55,8 @@ type Options struct {
 	ProjectName string
 	// Environ is the environment interpolation reads (os.Environ()).
 	Environ []string
-	// Namespace is set on every object when not empty.
+	// Namespace is set on every object when not empty, and the
+	// Namespace object is made.
 	Namespace string
 	// ClaimSize is each claim's storage request (DefaultClaimSize).
 	ClaimSize string
@@ -204,6 +205,12 @@ func ConvertProject(p *types.Project, opts Options) (*Result, error) {
 		return nil, err
 	}
 	c.projectVolumes()
+	if opts.Namespace != "" {
+		// apply refuses objects of a namespace that does not exist, as
+		// the API server does: the namespace comes with them.
+		c.add(manifests.KindNamespace, opts.Namespace, &manifests.Namespace{APIVersion: manifests.CoreAPIVersion, Kind: manifests.KindNamespace,
+			Metadata: manifests.ObjectMeta{Name: opts.Namespace}})
+	}
 	for _, key := range []string{"networks", "configs", "models"} {
 		c.projectLevel(key)
 	}
@@ -219,7 +226,7 @@ func ConvertProject(p *types.Project, opts Options) (*Result, error) {
 
 // kindOrder is manifests.Order's: what an object refers to comes first.
 var kindOrder = map[string]int{
-	manifests.KindConfigMap: 1, manifests.KindSecret: 2, manifests.KindPersistentVolumeClaim: 3,
+	manifests.KindNamespace: 0, manifests.KindConfigMap: 1, manifests.KindSecret: 2, manifests.KindPersistentVolumeClaim: 3,
 	manifests.KindService: 4, manifests.Kind: 5, "Pod": 6,
 }
 

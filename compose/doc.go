@@ -11,7 +11,7 @@
 //   - Deterministic: the same files and environment give the same objects
 //     in the same order, byte for byte: services, volumes and secrets are
 //     visited in name order, and the objects come in manifests.Order's
-//     kind order (ConfigMaps, Secrets, claims, Services, then workloads),
+//     kind order (the Namespace, ConfigMaps, Secrets, claims, Services, then workloads),
 //     each kind in name order.
 //   - Nothing is dropped silently: every key of a service that is not
 //     converted, or converted with a different meaning, is a Warning
