@@ -103,10 +103,26 @@ func (c *converter) service(s types.ServiceConfig) error {
 		}
 		d := &manifests.Deployment{APIVersion: manifests.APIVersion, Kind: manifests.Kind, Metadata: c.meta(name, s.Name),
 			Spec: manifests.DeploymentSpec{Replicas: ptr(int32(replicas)), Selector: &manifests.LabelSelector{MatchLabels: c.selector(s.Name)}, Template: tmpl}}
+		if usesClaim(&tmpl.Spec) {
+			// A rolling update would run the new pod beside the old one
+			// on the same volume (two databases on one data directory);
+			// Compose stops the old container before it starts the new
+			// one, and so does Recreate (kompose does the same).
+			d.Spec.Strategy.Type = manifests.StrategyRecreate
+		}
 		c.privileges(s.Name, &d.Spec.Template, "spec.template")
 		c.add(manifests.Kind, name, d)
 	}
 	return nil
+}
+
+func usesClaim(ps *manifests.PodSpec) bool {
+	for _, v := range ps.Volumes {
+		if v.PersistentVolumeClaim != nil {
+			return true
+		}
+	}
+	return false
 }
 
 // podMeta is a Pod's metadata: its labels are the selector, so that its
