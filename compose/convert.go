@@ -163,8 +163,9 @@ type converter struct {
 	names map[string]string
 	// claims are the named volumes used, by claim name.
 	claims map[string]bool
-	// secrets are the Compose secrets used, by Compose name.
-	secrets map[string]bool
+	// secrets and configs are the Compose secrets and configs used, by
+	// Compose name.
+	secrets, configs map[string]bool
 }
 
 // ConvertProject converts a loaded project.
@@ -182,7 +183,7 @@ func ConvertProject(p *types.Project, opts Options) (*Result, error) {
 		opts.WaitCommand = DefaultWaitCommand
 	}
 	c := &converter{p: p, opts: opts, res: &Result{Project: p.Name},
-		names: map[string]string{}, claims: map[string]bool{}, secrets: map[string]bool{}}
+		names: map[string]string{}, claims: map[string]bool{}, secrets: map[string]bool{}, configs: map[string]bool{}}
 	for _, name := range slices.Sorted(maps.Keys(p.DisabledServices)) {
 		c.warn(name, "profiles", "not converted: none of its profiles %v is active (--profile)", p.DisabledServices[name].Profiles)
 	}
@@ -204,6 +205,9 @@ func ConvertProject(p *types.Project, opts Options) (*Result, error) {
 	if err := c.projectSecrets(); err != nil {
 		return nil, err
 	}
+	if err := c.projectConfigs(); err != nil {
+		return nil, err
+	}
 	c.projectVolumes()
 	if opts.Namespace != "" {
 		// apply refuses objects of a namespace that does not exist, as
@@ -211,8 +215,16 @@ func ConvertProject(p *types.Project, opts Options) (*Result, error) {
 		c.add(manifests.KindNamespace, opts.Namespace, &manifests.Namespace{APIVersion: manifests.CoreAPIVersion, Kind: manifests.KindNamespace,
 			Metadata: manifests.ObjectMeta{Name: opts.Namespace}})
 	}
-	for _, key := range []string{"networks", "configs", "models"} {
+	for _, key := range []string{"networks", "models"} {
 		c.projectLevel(key)
+	}
+	seen := map[string]bool{}
+	for _, o := range c.res.Objects {
+		k := o.Kind + "/" + o.Name
+		if seen[k] {
+			return nil, fmt.Errorf("two objects would be %s (names are made DNS-1123, ConfigMaps of configs share names with the services' NAME-env): rename one", k)
+		}
+		seen[k] = true
 	}
 	sort.SliceStable(c.res.Objects, func(i, j int) bool {
 		a, b := c.res.Objects[i], c.res.Objects[j]
@@ -292,7 +304,7 @@ var serviceKeys = map[string]bool{
 	"read_only": true, "privileged": true, "working_dir": true, "network_mode": true,
 	"networks": true, "tty": true, "stdin_open": true, "hostname": true, "stop_grace_period": true,
 	"pull_policy": true, "mem_limit": true, "cpus": true, "extra_hosts": true, "tmpfs": true,
-	"build": true, "profiles": true, "container_name": true, "mem_reservation": true,
+	"build": true, "profiles": true, "container_name": true, "mem_reservation": true, "configs": true,
 }
 
 // unconverted warns each key of s that is set and not in serviceKeys.

@@ -73,6 +73,7 @@ func TestConvertGolden(t *testing.T) {
 		{name: "ports-published-and-exposed", file: "ports.yaml"},
 		{name: "volumes-claims-hostpath-emptydir", file: "volumes.yaml"},
 		{name: "secrets-mounted-under-run-secrets", file: "secrets.yaml"},
+		{name: "configs-mounted-from-configmaps", file: "configs.yaml"},
 		{name: "healthcheck-is-the-readiness-probe", file: "healthcheck.yaml"},
 		{name: "depends-on-waits-in-init-containers", file: "depends_on.yaml"},
 		{name: "depends-on-wait-image-and-command", file: "depends_on.yaml",
@@ -170,6 +171,10 @@ func TestConvertErrors(t *testing.T) {
 	if err := os.WriteFile(missing, []byte("name: n\nservices:\n  a:\n    image: a\n    secrets: [s]\nsecrets:\n  s:\n    file: ./nothing\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
+	clash := filepath.Join(dir, "clash.yaml")
+	if err := os.WriteFile(clash, []byte("name: n\nservices:\n  web:\n    image: a\n    environment: {A: b}\n    configs: [web-env]\nconfigs:\n  web-env:\n    content: x\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	for _, tt := range []struct {
 		name string
 		opts Options
@@ -178,6 +183,7 @@ func TestConvertErrors(t *testing.T) {
 		{"no file", Options{}, "no Compose file given"},
 		{"stdin", Options{Files: []string{"-"}}, "standard input is not supported"},
 		{"secret file missing", Options{Files: []string{missing}}, "secrets.s: read:"},
+		{"two objects of one name", Options{Files: []string{clash}}, "two objects would be ConfigMap/web-env"},
 		{"bad claim size", Options{Files: []string{"testdata/volumes.yaml"}, ClaimSize: "lots"}, `claim size "lots"`},
 	} {
 		t.Run(tt.name, func(t *testing.T) {

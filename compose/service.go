@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/compose-spec/compose-go/v2/types"
 	"k8s.io/apimachinery/pkg/api/resource"
@@ -57,6 +58,9 @@ func (c *converter) service(s types.ServiceConfig) error {
 	c.healthcheck(s, &ctr)
 	c.volumes(s, &ps, &ctr)
 	if err := c.serviceSecrets(s, &ps, &ctr); err != nil {
+		return err
+	}
+	if err := c.serviceConfigs(s, &ps, &ctr); err != nil {
 		return err
 	}
 	c.network(s, &ps)
@@ -607,6 +611,95 @@ func (c *converter) serviceSecrets(s types.ServiceConfig, ps *manifests.PodSpec,
 	return nil
 }
 
+// serviceConfigs mounts each config at its target, /NAME by default (a
+// relative target is under /), as Compose does: a ConfigMap volume with
+// the config's one key, by subPath.
+func (c *converter) serviceConfigs(s types.ServiceConfig, ps *manifests.PodSpec, ctr *manifests.Container) error {
+	for i, ref := range s.Configs {
+		key := fmt.Sprintf("configs[%d]", i)
+		cfg, ok := c.p.Configs[ref.Source]
+		if !ok {
+			return fmt.Errorf("%s: config %q is not defined", key, ref.Source)
+		}
+		c.configs[ref.Source] = true
+		target := ref.Target
+		if target == "" {
+			target = ref.Source
+		}
+		if !path.IsAbs(target) {
+			target = "/" + target
+		}
+		name := dns1123(ref.Source)
+		if cfg.External && cfg.Name != "" {
+			name = dns1123(cfg.Name)
+		}
+		vol := manifests.Volume{Name: fmt.Sprintf("config-%d", i), ConfigMap: &manifests.ConfigMapVolumeSource{Name: name}}
+		if ref.Mode != nil {
+			vol.ConfigMap.DefaultMode = ptr(int32(*ref.Mode))
+		}
+		if ref.UID != "" || ref.GID != "" {
+			c.warn(s.Name, key, "uid and gid not converted: the file is root's")
+		}
+		ps.Volumes = append(ps.Volumes, vol)
+		ctr.VolumeMounts = append(ctr.VolumeMounts, manifests.VolumeMount{Name: vol.Name, MountPath: target, SubPath: secretKey(ref.Source), ReadOnly: true})
+	}
+	return nil
+}
+
+// projectConfigs makes a ConfigMap of each config used, from its file,
+// its environment variable or its content; an external one must exist.
+func (c *converter) projectConfigs() error {
+	for _, name := range slices.Sorted(maps.Keys(c.p.Configs)) {
+		cfg := c.p.Configs[name]
+		if !c.configs[name] {
+			continue
+		}
+		key := "configs." + name
+		if cfg.External {
+			c.warn("", key, "external: no ConfigMap is made; create ConfigMap %q with key %q before the pods start", dns1123(cmpOr(cfg.Name, name)), secretKey(name))
+			continue
+		}
+		data, err := c.fileObject(key, types.FileObjectConfig(cfg))
+		if err != nil {
+			return err
+		}
+		n := dns1123(name)
+		cm := &manifests.ConfigMap{APIVersion: manifests.CoreAPIVersion, Kind: manifests.KindConfigMap, Metadata: c.meta(n, "")}
+		if utf8.Valid(data) {
+			cm.Data = map[string]string{secretKey(name): string(data)}
+		} else {
+			cm.BinaryData = map[string][]byte{secretKey(name): data}
+		}
+		c.add(manifests.KindConfigMap, n, cm)
+	}
+	return nil
+}
+
+// fileObject is the content of a secret or config: its file, its
+// environment variable or its inline content.
+func (c *converter) fileObject(key string, cfg types.FileObjectConfig) ([]byte, error) {
+	if cfg.Driver != "" || cfg.TemplateDriver != "" {
+		c.warn("", key, "driver and template_driver not converted")
+	}
+	switch {
+	case cfg.File != "":
+		b, err := readFile(cfg.File)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", key, err)
+		}
+		return b, nil
+	case cfg.Environment != "":
+		v, ok := c.p.Environment[cfg.Environment]
+		if !ok {
+			return nil, fmt.Errorf("%s: environment variable %s is not set", key, cfg.Environment)
+		}
+		return []byte(v), nil
+	case cfg.Content != "":
+		return []byte(cfg.Content), nil
+	}
+	return nil, fmt.Errorf("%s: no file, environment or content", key)
+}
+
 func (c *converter) secretName(name string) string {
 	cfg := c.p.Secrets[name]
 	if cfg.External && cfg.Name != "" {
@@ -639,27 +732,9 @@ func (c *converter) projectSecrets() error {
 			c.warn("", key, "external: no Secret is made; create Secret %q with key %q before the pods start", c.secretName(name), secretKey(name))
 			continue
 		}
-		var data []byte
-		switch {
-		case cfg.File != "":
-			b, err := readFile(cfg.File)
-			if err != nil {
-				return fmt.Errorf("%s: %w", key, err)
-			}
-			data = b
-		case cfg.Environment != "":
-			v, ok := c.p.Environment[cfg.Environment]
-			if !ok {
-				return fmt.Errorf("%s: environment variable %s is not set", key, cfg.Environment)
-			}
-			data = []byte(v)
-		case cfg.Content != "":
-			data = []byte(cfg.Content)
-		default:
-			return fmt.Errorf("%s: no file, environment or content", key)
-		}
-		if cfg.Driver != "" || cfg.TemplateDriver != "" {
-			c.warn("", key, "driver and template_driver not converted")
+		data, err := c.fileObject(key, types.FileObjectConfig(cfg))
+		if err != nil {
+			return err
 		}
 		n := dns1123(name)
 		sec := &manifests.Secret{APIVersion: manifests.CoreAPIVersion, Kind: manifests.KindSecret, Metadata: c.meta(n, ""),
@@ -697,10 +772,6 @@ func (c *converter) projectLevel(key string) {
 			if n != "default" {
 				c.warn("", "networks."+n, "not converted: every pod is on the instance network")
 			}
-		}
-	case "configs":
-		for _, n := range slices.Sorted(maps.Keys(c.p.Configs)) {
-			c.warn("", "configs."+n, "not converted: make a ConfigMap and mount it (docs/user-guide.md)")
 		}
 	case "models":
 		for _, n := range slices.Sorted(maps.Keys(c.p.Models)) {
