@@ -100,7 +100,7 @@ func (c *converter) service(s types.ServiceConfig) error {
 		}
 		tmpl.Spec.RestartPolicy = policy
 		c.privileges(s.Name, &tmpl, "")
-		c.add("Pod", name, &manifests.Pod{APIVersion: manifests.CoreAPIVersion, Kind: "Pod", Metadata: c.podMeta(name, s.Name), Spec: tmpl.Spec})
+		c.add("Pod", name, &manifests.Pod{APIVersion: manifests.CoreAPIVersion, Kind: "Pod", Metadata: c.meta(name, s.Name), Spec: tmpl.Spec})
 	default:
 		if strings.HasPrefix(restart, types.RestartPolicyOnFailure+":") {
 			c.warn(s.Name, "restart", "%s: a Deployment restarts its pods always; the retry limit is not kept", restart)
@@ -127,12 +127,6 @@ func usesClaim(ps *manifests.PodSpec) bool {
 		}
 	}
 	return false
-}
-
-// podMeta is a Pod's metadata: its labels are the selector, so that its
-// Services find it.
-func (c *converter) podMeta(name, service string) manifests.ObjectMeta {
-	return c.meta(name, service)
 }
 
 // privileges warns each setting the controller refuses without a flag.
