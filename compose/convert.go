@@ -239,7 +239,7 @@ func ConvertProject(p *types.Project, opts Options) (*Result, error) {
 // kindOrder is manifests.Order's: what an object refers to comes first.
 var kindOrder = map[string]int{
 	manifests.KindNamespace: 0, manifests.KindConfigMap: 1, manifests.KindSecret: 2, manifests.KindPersistentVolumeClaim: 3,
-	manifests.KindService: 4, manifests.Kind: 5, "Pod": 6,
+	manifests.KindService: 4, manifests.Kind: 5, manifests.KindPod: 6,
 }
 
 func (c *converter) warn(service, key, format string, args ...any) {

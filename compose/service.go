@@ -25,7 +25,8 @@ func (c *converter) service(s types.ServiceConfig) error {
 	ctr := manifests.Container{Name: name, Image: s.Image}
 	if s.Build != nil {
 		if s.Image == "" {
-			ctr.Image = c.p.Name + "-" + s.Name
+			// Compose's name for the image it builds.
+			ctr.Image = strings.ToLower(c.p.Name + "-" + s.Name)
 			c.warn(s.Name, "build", "not converted: dockctl runs images, it does not build them; build it (docker compose build) and the manifest runs the image %q", ctr.Image)
 		} else {
 			c.warn(s.Name, "build", "not converted: dockctl runs images, it does not build them; the manifest runs image %q, build and tag it first", s.Image)
@@ -86,6 +87,10 @@ func (c *converter) service(s types.ServiceConfig) error {
 		restart = map[string]string{"none": types.RestartPolicyNo, "on-failure": types.RestartPolicyOnFailure, "any": types.RestartPolicyAlways}[s.Deploy.RestartPolicy.Condition]
 	}
 	replicas := s.GetScale()
+	if r, retries, ok := strings.Cut(restart, ":"); ok && r == types.RestartPolicyOnFailure {
+		c.warn(s.Name, "restart", "%s: the retry limit %s is not kept: the pod is restarted until it succeeds", restart, retries)
+		restart = r
+	}
 	switch restart {
 	case types.RestartPolicyNo, types.RestartPolicyOnFailure:
 		// A Deployment always restarts its pods: a service Compose runs
@@ -100,11 +105,8 @@ func (c *converter) service(s types.ServiceConfig) error {
 		}
 		tmpl.Spec.RestartPolicy = policy
 		c.privileges(s.Name, &tmpl, "")
-		c.add("Pod", name, &manifests.Pod{APIVersion: manifests.CoreAPIVersion, Kind: "Pod", Metadata: c.meta(name, s.Name), Spec: tmpl.Spec})
+		c.add(manifests.KindPod, name, &manifests.Pod{APIVersion: manifests.CoreAPIVersion, Kind: manifests.KindPod, Metadata: c.meta(name, s.Name), Spec: tmpl.Spec})
 	default:
-		if strings.HasPrefix(restart, types.RestartPolicyOnFailure+":") {
-			c.warn(s.Name, "restart", "%s: a Deployment restarts its pods always; the retry limit is not kept", restart)
-		}
 		d := &manifests.Deployment{APIVersion: manifests.APIVersion, Kind: manifests.Kind, Metadata: c.meta(name, s.Name),
 			Spec: manifests.DeploymentSpec{Replicas: ptr(int32(replicas)), Selector: &manifests.LabelSelector{MatchLabels: c.selector(s.Name)}, Template: tmpl}}
 		if usesClaim(&tmpl.Spec) {
