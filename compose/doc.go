@@ -24,7 +24,8 @@
 //   - The objects are dockctl's own manifest types, so that what Convert
 //     returns is what `dockctl apply -f` accepts (the package's tests decode
 //     every golden output with manifests.Decode).
-//   - Pure but for reading: the Compose files, env files and secret files
-//     are read; nothing else on the host is looked at, and the process
-//     environment is what Options.Environ gives.
+//   - Pure but for reading: the Compose files, env files, secret and
+//     config files are read; nothing is written, nothing asked of Docker.
+//     Interpolation sees the environment Options.Environ gives (compose-go
+//     itself still reads COMPOSE_DISABLE_ENV_FILE from the process).
 package compose
