@@ -12,6 +12,7 @@ import (
 	"github.com/compose-spec/compose-go/v2/types"
 	"k8s.io/apimachinery/pkg/api/resource"
 	"k8s.io/apimachinery/pkg/util/intstr"
+	"k8s.io/apimachinery/pkg/util/validation"
 
 	"github.com/dockctl/dockctl/manifests"
 )
@@ -105,10 +106,13 @@ func (c *converter) service(s types.ServiceConfig) error {
 		}
 		tmpl.Spec.RestartPolicy = policy
 		c.privileges(s.Name, &tmpl, "")
-		c.add(manifests.KindPod, name, &manifests.Pod{APIVersion: manifests.CoreAPIVersion, Kind: manifests.KindPod, Metadata: c.meta(name, s.Name), Spec: tmpl.Spec})
+		meta := c.meta(name, s.Name)
+		meta.Annotations = c.annotations(s)
+		c.add(manifests.KindPod, name, &manifests.Pod{APIVersion: manifests.CoreAPIVersion, Kind: manifests.KindPod, Metadata: meta, Spec: tmpl.Spec})
 	default:
 		d := &manifests.Deployment{APIVersion: manifests.APIVersion, Kind: manifests.Kind, Metadata: c.meta(name, s.Name),
 			Spec: manifests.DeploymentSpec{Replicas: ptr(int32(replicas)), Selector: &manifests.LabelSelector{MatchLabels: c.selector(s.Name)}, Template: tmpl}}
+		d.Metadata.Annotations = c.annotations(s)
 		if usesClaim(&tmpl.Spec) {
 			// A rolling update would run the new pod beside the old one
 			// on the same volume (two databases on one data directory);
@@ -120,6 +124,26 @@ func (c *converter) service(s types.ServiceConfig) error {
 		c.add(manifests.Kind, name, d)
 	}
 	return nil
+}
+
+// annotations are the service's labels, as kompose keeps them: on the
+// workload's own metadata, not its pod template, so that a change of them
+// is no rollout. A key that is no annotation key, or one dockctl reserves
+// (dockctl.io/), is warned instead.
+func (c *converter) annotations(s types.ServiceConfig) map[string]string {
+	out := map[string]string{}
+	for _, k := range slices.Sorted(maps.Keys(s.Labels)) {
+		lk := strings.ToLower(k)
+		if msgs := validation.IsQualifiedName(lk); len(msgs) > 0 || strings.HasPrefix(lk, manifests.DockerAnnotationPrefix) {
+			c.warn(s.Name, "labels."+k, "not converted: not an annotation key dockctl accepts")
+			continue
+		}
+		out[k] = s.Labels[k]
+	}
+	if len(out) == 0 {
+		return nil
+	}
+	return out
 }
 
 func usesClaim(ps *manifests.PodSpec) bool {
