@@ -2,7 +2,8 @@
 // in containers. It is built static (CGO_ENABLED=0) into an image FROM
 // scratch, so it also carries its own probe client ("workload probe URL"):
 // there is no shell or curl for exec probes and HEALTHCHECKs to call. For
-// the same reason "workload cat FILE" prints a file, for `docker exec`.
+// the same reason "workload cat FILE" prints a file, for `docker exec`, and
+// "workload wait HOST:PORT" waits until a port accepts connections.
 //
 // With DOCKCTL_STANDIN set it stands in for another image (standin.go).
 //
@@ -62,10 +63,46 @@ func main() {
 	if len(os.Args) > 1 && os.Args[1] == "cat" {
 		os.Exit(catCmd(os.Args[2:], os.Stdout, os.Stderr))
 	}
+	if len(os.Args) > 1 && os.Args[1] == "wait" {
+		os.Exit(waitCmd(os.Args[2:], os.Stderr, tcpDial, time.Sleep))
+	}
 	if len(os.Args) > 1 && os.Args[1] == "procs" {
 		os.Exit(procsCmd(os.Args[2:], os.Stdout, os.Stderr))
 	}
 	os.Exit(run(os.Args[1:]))
+}
+
+// waitCmd implements "workload wait HOST:PORT": it dials HOST:PORT once a
+// second until a connection is accepted, then exits 0. It is the init
+// container `dockctl convert` makes for a Compose depends_on, run from
+// this image (--wait-image) where no image with nc can be pulled.
+func waitCmd(args []string, stderr io.Writer, dial func(string) error, sleep func(time.Duration)) int {
+	if len(args) != 1 {
+		fmt.Fprintln(stderr, "usage: workload wait HOST:PORT")
+		return 2
+	}
+	if _, _, err := net.SplitHostPort(args[0]); err != nil {
+		fmt.Fprintln(stderr, "workload wait:", err)
+		return 2
+	}
+	for {
+		err := dial(args[0])
+		if err == nil {
+			fmt.Fprintf(stderr, "workload wait: %s answers\n", args[0])
+			return 0
+		}
+		fmt.Fprintf(stderr, "workload wait: %s: %v\n", args[0], err)
+		sleep(time.Second)
+	}
+}
+
+// tcpDial connects to addr and closes the connection.
+func tcpDial(addr string) error {
+	c, err := net.DialTimeout("tcp", addr, 2*time.Second)
+	if err != nil {
+		return err
+	}
+	return c.Close()
 }
 
 // procsCmd implements "workload procs STOPFILE PATTERN": until STOPFILE

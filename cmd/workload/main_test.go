@@ -2,8 +2,10 @@ package main
 
 import (
 	"bytes"
+	"errors"
 	"io"
 	"log"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -345,5 +347,42 @@ func TestRunFiles(t *testing.T) {
 		if b, err := os.ReadFile(path); err != nil || string(b) != want {
 			t.Errorf("%s = %q, %v; want %q", path, b, err, want)
 		}
+	}
+}
+
+// wait dials until the address accepts a connection, once a second, and
+// exits 0; a bad argument is a usage error.
+func TestWaitDialsUntilAccepted(t *testing.T) {
+	failures := 2
+	var slept []time.Duration
+	dial := func(addr string) error {
+		if addr != "db:5432" {
+			t.Fatalf("dialed %q", addr)
+		}
+		if failures > 0 {
+			failures--
+			return errors.New("connection refused")
+		}
+		return nil
+	}
+	var errOut bytes.Buffer
+	if code := waitCmd([]string{"db:5432"}, &errOut, dial, func(d time.Duration) { slept = append(slept, d) }); code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut.String())
+	}
+	if len(slept) != 2 || slept[0] != time.Second || !strings.Contains(errOut.String(), "db:5432 answers") {
+		t.Fatalf("slept %v, stderr %q", slept, errOut.String())
+	}
+	for _, args := range [][]string{nil, {"db"}, {"db:1", "extra"}} {
+		if code := waitCmd(args, io.Discard, dial, func(time.Duration) { t.Fatal("slept on a usage error") }); code != 2 {
+			t.Errorf("%v: exit %d, want 2", args, code)
+		}
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	if err := tcpDial(ln.Addr().String()); err != nil {
+		t.Fatalf("tcpDial of a listening port: %v", err)
 	}
 }

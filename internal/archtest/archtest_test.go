@@ -92,7 +92,8 @@ func TestEachRuleCatchesAViolation(t *testing.T) {
 			m("metrics"):              {m("reconciler")},
 			m("bench/cmd/dockbench"):  {m("dockerx"), "github.com/docker/docker/client"},
 			m("e2e"):                  {"github.com/docker/docker/client"},
-			m("cmd/dockctl"):          {m("reconciler"), m("store"), m("internal/dataplane")},
+			m("compose"):              {m("manifests"), "github.com/compose-spec/compose-go/v2/cli"},
+			m("cmd/dockctl"):          {m("reconciler"), m("store"), m("internal/dataplane"), m("compose")},
 		}
 	}
 	if vs := Check(clean(), Rules); len(vs) != 0 {
@@ -158,6 +159,16 @@ func TestEachRuleCatchesAViolation(t *testing.T) {
 			"the workload links the store",
 			m("cmd/workload"), m("store"),
 			Violation{Rules[6].Name, []string{m("cmd/workload"), m("store")}},
+		},
+		{
+			"the conversion reaches the store",
+			m("compose"), m("store"),
+			Violation{Rules[7].Name, []string{m("compose"), m("store")}},
+		},
+		{
+			"a command reads Compose files itself",
+			m("cmd/dockctl"), "github.com/compose-spec/compose-go/v2/types",
+			Violation{Rules[8].Name, []string{m("cmd/dockctl"), "github.com/compose-spec/compose-go/v2/types"}},
 		},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

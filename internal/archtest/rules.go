@@ -64,4 +64,19 @@ var Rules = []Rule{
 		},
 		Forbid: []string{m("store/..."), m("reconciler/..."), m("dockerx/..."), "github.com/docker/docker/...", "github.com/docker/cli/..."},
 	},
+	{
+		// Converting a Compose project is a pure translation into
+		// manifests: it stores nothing and asks Docker nothing (the
+		// package's doc). compose-go is the only one that reads Compose.
+		Name:   "compose reaches no store, controller or Docker client",
+		From:   []string{m("compose/...")},
+		Forbid: []string{m("store/..."), m("reconciler/..."), m("dockerx/..."), "github.com/docker/docker/...", "github.com/docker/cli/..."},
+	},
+	{
+		Name:   "only the compose package reads Compose files",
+		From:   []string{m("...")},
+		Except: []string{m("compose/...")},
+		Forbid: []string{"github.com/compose-spec/..."},
+		Direct: true,
+	},
 }

@@ -1,0 +1,808 @@
+package compose
+
+import (
+	"fmt"
+	"maps"
+	"path"
+	"slices"
+	"strconv"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/compose-spec/compose-go/v2/types"
+	"k8s.io/apimachinery/pkg/api/resource"
+	"k8s.io/apimachinery/pkg/util/intstr"
+	"k8s.io/apimachinery/pkg/util/validation"
+
+	"github.com/dockctl/dockctl/manifests"
+)
+
+// service converts one Compose service into its objects.
+func (c *converter) service(s types.ServiceConfig) error {
+	if err := c.unconverted(s); err != nil {
+		return err
+	}
+	name := c.names[s.Name]
+	ctr := manifests.Container{Name: name, Image: s.Image}
+	if s.Build != nil {
+		if s.Image == "" {
+			// Compose's name for the image it builds.
+			ctr.Image = strings.ToLower(c.p.Name + "-" + s.Name)
+			c.warn(s.Name, "build", "not converted: dockctl runs images, it does not build them; build it (docker compose build) and the manifest runs the image %q", ctr.Image)
+		} else {
+			c.warn(s.Name, "build", "not converted: dockctl runs images, it does not build them; the manifest runs image %q, build and tag it first", s.Image)
+		}
+	}
+	if s.ContainerName != "" {
+		c.warn(s.Name, "container_name", "not converted: pod and container names are dockctl's; the service is reached by its name %q", name)
+	}
+	ps := manifests.PodSpec{}
+	// Entrypoint is the image's ENTRYPOINT, command its CMD: Kubernetes'
+	// command and args, with $( kept literal.
+	if s.Entrypoint != nil {
+		if len(s.Entrypoint) == 0 {
+			c.warn(s.Name, "entrypoint", "an empty entrypoint (clear the image's) cannot be said in a manifest: the image's entrypoint runs")
+		}
+		ctr.Command = escapeK8s(s.Entrypoint)
+	}
+	if s.Command != nil {
+		if len(s.Command) == 0 && s.Entrypoint == nil {
+			c.warn(s.Name, "command", "an empty command (clear the image's) cannot be said in a manifest: the image's command runs")
+		}
+		ctr.Args = escapeK8s(s.Command)
+	}
+	ctr.WorkingDir = s.WorkingDir
+	ctr.TTY, ctr.Stdin = s.Tty, s.StdinOpen
+	c.pullPolicy(s, &ctr)
+	c.environment(s, &ctr)
+	c.security(s, &ctr)
+	c.resources(s, &ctr)
+	c.healthcheck(s, &ctr)
+	c.volumes(s, &ps, &ctr)
+	if err := c.serviceSecrets(s, &ps, &ctr); err != nil {
+		return err
+	}
+	if err := c.serviceConfigs(s, &ps, &ctr); err != nil {
+		return err
+	}
+	c.network(s, &ps)
+	if s.Hostname != "" {
+		ps.Hostname = s.Hostname
+	}
+	if s.StopGracePeriod != nil {
+		ps.TerminationGracePeriodSeconds = ptr(int64(seconds(s.StopGracePeriod)))
+	}
+	for _, h := range slices.Sorted(maps.Keys(s.ExtraHosts)) {
+		ps.HostAliases = append(ps.HostAliases, manifests.HostAlias{IP: s.ExtraHosts[h][0], Hostnames: []string{h}})
+		if len(s.ExtraHosts[h]) > 1 {
+			c.warn(s.Name, "extra_hosts", "%s: only the first address %s is kept", h, s.ExtraHosts[h][0])
+		}
+	}
+	c.services(s, &ctr)
+	c.dependsOn(s, &ps)
+	ps.Containers = []manifests.Container{ctr}
+
+	tmpl := manifests.PodTemplateSpec{Metadata: manifests.TemplateMeta{Labels: c.selector(s.Name)}, Spec: ps}
+	restart := s.Restart
+	if s.Deploy != nil && s.Deploy.RestartPolicy != nil && restart == "" {
+		restart = map[string]string{"none": types.RestartPolicyNo, "on-failure": types.RestartPolicyOnFailure, "any": types.RestartPolicyAlways}[s.Deploy.RestartPolicy.Condition]
+	}
+	replicas := s.GetScale()
+	if r, retries, ok := strings.Cut(restart, ":"); ok && r == types.RestartPolicyOnFailure {
+		c.warn(s.Name, "restart", "%s: the retry limit %s is not kept: the pod is restarted until it succeeds", restart, retries)
+		restart = r
+	}
+	switch restart {
+	case types.RestartPolicyNo, types.RestartPolicyOnFailure:
+		// A Deployment always restarts its pods: a service Compose runs
+		// once is a Pod, which the workload controller runs once
+		// (docs/design.md §17.1), as kompose makes one.
+		policy := "Never"
+		if restart == types.RestartPolicyOnFailure {
+			policy = "OnFailure"
+		}
+		if replicas != 1 {
+			c.warn(s.Name, "deploy.replicas", "restart: %s makes one Pod, not %d", restart, replicas)
+		}
+		tmpl.Spec.RestartPolicy = policy
+		c.privileges(s.Name, &tmpl, "")
+		meta := c.meta(name, s.Name)
+		meta.Annotations = c.annotations(s)
+		c.add(manifests.KindPod, name, &manifests.Pod{APIVersion: manifests.CoreAPIVersion, Kind: manifests.KindPod, Metadata: meta, Spec: tmpl.Spec})
+	default:
+		d := &manifests.Deployment{APIVersion: manifests.APIVersion, Kind: manifests.Kind, Metadata: c.meta(name, s.Name),
+			Spec: manifests.DeploymentSpec{Replicas: ptr(int32(replicas)), Selector: &manifests.LabelSelector{MatchLabels: c.selector(s.Name)}, Template: tmpl}}
+		d.Metadata.Annotations = c.annotations(s)
+		if usesClaim(&tmpl.Spec) {
+			// A rolling update would run the new pod beside the old one
+			// on the same volume (two databases on one data directory);
+			// Compose stops the old container before it starts the new
+			// one, and so does Recreate (kompose does the same).
+			d.Spec.Strategy.Type = manifests.StrategyRecreate
+		}
+		c.privileges(s.Name, &d.Spec.Template, "spec.template")
+		c.add(manifests.Kind, name, d)
+	}
+	return nil
+}
+
+// annotations are the service's labels, as kompose keeps them: on the
+// workload's own metadata, not its pod template, so that a change of them
+// is no rollout. A key that is no annotation key, or one dockctl reserves
+// (dockctl.io/), is warned instead.
+func (c *converter) annotations(s types.ServiceConfig) map[string]string {
+	out := map[string]string{}
+	for _, k := range slices.Sorted(maps.Keys(s.Labels)) {
+		lk := strings.ToLower(k)
+		if msgs := validation.IsQualifiedName(lk); len(msgs) > 0 || strings.HasPrefix(lk, manifests.DockerAnnotationPrefix) {
+			c.warn(s.Name, "labels."+k, "not converted: not an annotation key dockctl accepts")
+			continue
+		}
+		out[k] = s.Labels[k]
+	}
+	if len(out) == 0 {
+		return nil
+	}
+	return out
+}
+
+func usesClaim(ps *manifests.PodSpec) bool {
+	for _, v := range ps.Volumes {
+		if v.PersistentVolumeClaim != nil {
+			return true
+		}
+	}
+	return false
+}
+
+// privileges warns each setting the controller refuses without a flag.
+// base is the template's path in its object ("" for a Pod).
+func (c *converter) privileges(service string, t *manifests.PodTemplateSpec, base string) {
+	for _, p := range manifests.TemplatePrivileges(t, base, manifests.Host{}) {
+		c.warn(service, keyOfPrivilege(p.Path), "%s", p.String())
+	}
+}
+
+// keyOfPrivilege names the Compose key behind a privilege's field path.
+func keyOfPrivilege(p string) string {
+	switch {
+	case strings.Contains(p, "hostPath"):
+		return "volumes"
+	case strings.Contains(p, "capabilities"):
+		return "cap_add"
+	case strings.Contains(p, "privileged"):
+		return "privileged"
+	case strings.Contains(p, "hostNetwork"):
+		return "network_mode"
+	case strings.Contains(p, "hostPID"):
+		return "pid"
+	}
+	return p
+}
+
+func (c *converter) pullPolicy(s types.ServiceConfig, ctr *manifests.Container) {
+	switch s.PullPolicy {
+	case "":
+	case types.PullPolicyAlways, types.PullPolicyRefresh:
+		ctr.ImagePullPolicy = manifests.PullAlways
+	case types.PullPolicyNever:
+		ctr.ImagePullPolicy = manifests.PullNever
+	case types.PullPolicyMissing, types.PullPolicyIfNotPresent:
+		ctr.ImagePullPolicy = manifests.PullIfNotPresent
+	default:
+		c.warn(s.Name, "pull_policy", "%q not converted: the image is pulled if not present", s.PullPolicy)
+	}
+}
+
+// environment puts the service's environment (env_file merged in by the
+// loader) in a ConfigMap NAME-env the container takes whole (envFrom), as
+// its environment, keys in order. A variable without a value is unset, as
+// Compose leaves it.
+func (c *converter) environment(s types.ServiceConfig, ctr *manifests.Container) {
+	data := map[string]string{}
+	for k, v := range s.Environment {
+		if v != nil {
+			data[k] = *v
+		}
+	}
+	if len(data) == 0 {
+		return
+	}
+	name := c.names[s.Name] + "-env"
+	cm := &manifests.ConfigMap{APIVersion: manifests.CoreAPIVersion, Kind: manifests.KindConfigMap, Metadata: c.meta(name, s.Name), Data: data}
+	c.add(manifests.KindConfigMap, name, cm)
+	ctr.EnvFrom = append(ctr.EnvFrom, manifests.EnvFromSource{ConfigMapRef: &manifests.ConfigMapEnvSource{Name: name}})
+}
+
+func (c *converter) security(s types.ServiceConfig, ctr *manifests.Container) {
+	sc := &manifests.SecurityContext{}
+	set := false
+	if s.User != "" {
+		u, g, _ := strings.Cut(s.User, ":")
+		uid, err := strconv.ParseInt(u, 10, 64)
+		if err != nil {
+			c.warn(s.Name, "user", "%q not converted: a manifest names a numeric user (runAsUser); use the uid", s.User)
+		} else {
+			sc.RunAsUser, set = ptr(uid), true
+			if g != "" {
+				gid, err := strconv.ParseInt(g, 10, 64)
+				if err != nil {
+					c.warn(s.Name, "user", "group %q not converted: a manifest names a numeric group (runAsGroup)", g)
+				} else {
+					sc.RunAsGroup = ptr(gid)
+				}
+			}
+		}
+	}
+	if len(s.CapAdd) > 0 || len(s.CapDrop) > 0 {
+		sc.Capabilities, set = &manifests.Capabilities{Add: normalizeCaps(s.CapAdd), Drop: normalizeCaps(s.CapDrop)}, true
+	}
+	if s.ReadOnly {
+		sc.ReadOnlyRootFilesystem, set = ptr(true), true
+	}
+	if s.Privileged {
+		sc.Privileged, set = ptr(true), true
+	}
+	if set {
+		ctr.SecurityContext = sc
+	}
+}
+
+func normalizeCaps(cs []string) []string {
+	var out []string
+	for _, c := range cs {
+		out = append(out, manifests.NormalizeCapability(c))
+	}
+	return out
+}
+
+// resources maps deploy.resources (and the older mem_limit, cpus):
+// limits to limits, reservations to requests.
+func (c *converter) resources(s types.ServiceConfig, ctr *manifests.Container) {
+	limits, requests := manifests.ResourceList{}, manifests.ResourceList{}
+	if s.MemLimit != 0 {
+		limits["memory"] = *resource.NewQuantity(int64(s.MemLimit), resource.BinarySI)
+	}
+	if s.MemReservation != 0 {
+		requests["memory"] = *resource.NewQuantity(int64(s.MemReservation), resource.BinarySI)
+	}
+	if s.CPUS != 0 {
+		limits["cpu"] = *resource.NewMilliQuantity(int64(s.CPUS*1000), resource.DecimalSI)
+	}
+	if s.Deploy != nil {
+		r := s.Deploy.Resources
+		put := func(into manifests.ResourceList, res *types.Resource, key string) {
+			if res == nil {
+				return
+			}
+			if res.MemoryBytes != 0 {
+				into["memory"] = *resource.NewQuantity(int64(res.MemoryBytes), resource.BinarySI)
+			}
+			if res.NanoCPUs != 0 {
+				into["cpu"] = *resource.NewMilliQuantity(int64(float64(res.NanoCPUs)*1000), resource.DecimalSI)
+			}
+			if res.Pids != 0 || len(res.Devices) > 0 || len(res.GenericResources) > 0 {
+				c.warn(s.Name, "deploy.resources."+key, "pids, devices and generic_resources not converted")
+			}
+		}
+		put(limits, r.Limits, "limits")
+		put(requests, r.Reservations, "reservations")
+		d := s.Deploy
+		for key, set := range map[string]bool{
+			"mode": d.Mode != "" && d.Mode != "replicated", "labels": len(d.Labels) > 0,
+			"update_config": d.UpdateConfig != nil, "rollback_config": d.RollbackConfig != nil,
+			"placement":     len(d.Placement.Constraints)+len(d.Placement.Preferences) > 0 || d.Placement.MaxReplicas != 0,
+			"endpoint_mode": d.EndpointMode != "",
+		} {
+			if set {
+				c.warn(s.Name, "deploy."+key, "not converted: dockctl has no equivalent")
+			}
+		}
+		if rp := d.RestartPolicy; rp != nil && (rp.Delay != nil || rp.MaxAttempts != nil || rp.Window != nil) {
+			c.warn(s.Name, "deploy.restart_policy", "delay, max_attempts and window not converted")
+		}
+	}
+	if len(limits) > 0 {
+		ctr.Resources.Limits = limits
+	}
+	if len(requests) > 0 {
+		ctr.Resources.Requests = requests
+	}
+}
+
+// healthcheck makes the readiness probe. Compose's healthcheck gates
+// depends_on (service_healthy) and never restarts a container that turns
+// unhealthy, which is a readiness probe's meaning, not a liveness probe's
+// (a failing liveness probe restarts the container).
+func (c *converter) healthcheck(s types.ServiceConfig, ctr *manifests.Container) {
+	h := s.HealthCheck
+	if h == nil || h.Disable || len(h.Test) == 0 || h.Test[0] == "NONE" {
+		return
+	}
+	var cmd []string
+	switch h.Test[0] {
+	case "CMD":
+		cmd = h.Test[1:]
+	case "CMD-SHELL":
+		cmd = []string{"/bin/sh", "-c", strings.Join(h.Test[1:], " ")}
+	default:
+		c.warn(s.Name, "healthcheck.test", "%q not converted: test must start with CMD, CMD-SHELL or NONE", h.Test[0])
+		return
+	}
+	// Docker's defaults (interval 30s, timeout 30s, retries 3) when
+	// unset, so that the probe checks as the healthcheck did.
+	p := &manifests.Probe{Exec: &manifests.ExecAction{Command: cmd}, PeriodSeconds: 30, TimeoutSeconds: 30, FailureThreshold: 3}
+	if h.Interval != nil {
+		p.PeriodSeconds = max(seconds(h.Interval), 1)
+	}
+	if h.Timeout != nil {
+		p.TimeoutSeconds = max(seconds(h.Timeout), 1)
+	}
+	if h.Retries != nil {
+		p.FailureThreshold = int32(max(min(*h.Retries, 1<<31-1), 1))
+	}
+	if h.StartPeriod != nil {
+		p.InitialDelaySeconds = seconds(h.StartPeriod)
+	}
+	if h.StartInterval != nil {
+		c.warn(s.Name, "healthcheck.start_interval", "not converted: probes run every interval from the start")
+	}
+	ctr.ReadinessProbe = p
+}
+
+// network maps network_mode and networks. All services share the
+// instance network (docs/design.md §10): Compose networks do not isolate.
+func (c *converter) network(s types.ServiceConfig, ps *manifests.PodSpec) {
+	switch nm := s.NetworkMode; {
+	case nm == "" || nm == "bridge" || nm == "default":
+	case nm == "host":
+		ps.HostNetwork = true
+	case strings.HasPrefix(nm, "service:") || strings.HasPrefix(nm, "container:"):
+		c.warn(s.Name, "network_mode", "%q not converted: the service gets its own network namespace; make its container a second container of that service's pod by hand to share one", nm)
+	default:
+		c.warn(s.Name, "network_mode", "%q not converted: the service joins the instance network", nm)
+	}
+	for _, n := range slices.Sorted(maps.Keys(s.Networks)) {
+		if n != "default" {
+			c.warn(s.Name, "networks", "%s: not converted: every pod is on the instance network, reachable from every other (no isolation between Compose networks)", n)
+		}
+		if cfg := s.Networks[n]; cfg != nil && (len(cfg.Aliases) > 0 || cfg.Ipv4Address != "" || cfg.Ipv6Address != "") {
+			c.warn(s.Name, "networks."+n, "aliases and fixed addresses not converted")
+		}
+	}
+}
+
+// port is one port of a service's Services.
+type port struct {
+	published int32 // 0: not published
+	target    int32
+	protocol  string
+}
+
+// services makes the service's Services, named so that other services
+// reach it as in Compose, where the service's name resolves to its
+// containers and every port of theirs answers:
+//
+//   - NAME is headless (clusterIP: None): its name resolves to the ready
+//     pods' addresses (docs/design.md §10), any port reaching them as in
+//     Compose; it lists the ports and expose ports. Its name resolving is
+//     also what a depends_on wait waits for (dependsOn), since a cluster
+//     IP's proxy accepts connections before any endpoint is ready.
+//   - NAME-published is a LoadBalancer Service of the published ports,
+//     which dockctl publishes on the host (--service-address), port
+//     published, targetPort the container's.
+//
+// It returns the target ports (for dependsOn waits).
+func (c *converter) services(s types.ServiceConfig, ctr *manifests.Container) []port {
+	name := c.names[s.Name]
+	var ports []port
+	seen := map[string]bool{}
+	addTarget := func(p port) {
+		k := fmt.Sprintf("%d/%s", p.target, p.protocol)
+		if !seen[k] {
+			seen[k] = true
+			ctr.Ports = append(ctr.Ports, manifests.ContainerPort{ContainerPort: p.target, Protocol: p.protocol})
+		}
+	}
+	for i, sp := range s.Ports {
+		proto := strings.ToUpper(sp.Protocol)
+		if proto == "" {
+			proto = manifests.ProtocolTCP
+		}
+		if proto != manifests.ProtocolTCP && proto != manifests.ProtocolUDP && proto != manifests.ProtocolSCTP {
+			c.warn(s.Name, fmt.Sprintf("ports[%d]", i), "protocol %q not converted", sp.Protocol)
+			continue
+		}
+		p := port{target: int32(sp.Target), protocol: proto}
+		switch pub := sp.Published; {
+		case pub == "":
+			// Docker picks a free host port; a LoadBalancer port is
+			// fixed, so it is the container's, as kompose makes it.
+			p.published = p.target
+			c.warn(s.Name, fmt.Sprintf("ports[%d]", i), "no published port (Docker would pick one): published on %d", p.target)
+		default:
+			first, _, isRange := strings.Cut(pub, "-")
+			n, err := strconv.ParseInt(first, 10, 32)
+			if err != nil {
+				c.warn(s.Name, fmt.Sprintf("ports[%d]", i), "published %q not converted", pub)
+				continue
+			}
+			if isRange {
+				c.warn(s.Name, fmt.Sprintf("ports[%d]", i), "published range %q: only %d is published", pub, n)
+			}
+			p.published = int32(n)
+		}
+		if sp.HostIP != "" && sp.HostIP != "0.0.0.0" && sp.HostIP != "::" {
+			c.warn(s.Name, fmt.Sprintf("ports[%d]", i), "host_ip %s not converted: a LoadBalancer Service is published on the controller's --service-address", sp.HostIP)
+		}
+		if sp.Mode == "host" {
+			c.warn(s.Name, fmt.Sprintf("ports[%d]", i), "mode host not converted: published through the Service's proxy")
+		}
+		ports = append(ports, p)
+		addTarget(port{target: p.target, protocol: p.protocol})
+	}
+	for i, e := range s.Expose {
+		num, proto, _ := strings.Cut(e, "/")
+		n, err := strconv.ParseInt(num, 10, 32)
+		if err != nil {
+			c.warn(s.Name, fmt.Sprintf("expose[%d]", i), "%q not converted (a range or not a number)", e)
+			continue
+		}
+		proto = strings.ToUpper(proto)
+		if proto == "" {
+			proto = manifests.ProtocolTCP
+		}
+		addTarget(port{target: int32(n), protocol: proto})
+	}
+	var targets []port
+	headless := &manifests.Service{APIVersion: manifests.CoreAPIVersion, Kind: manifests.KindService, Metadata: c.meta(name, s.Name),
+		Spec: manifests.ServiceSpec{ClusterIP: manifests.ClusterIPNone, Selector: c.selector(s.Name)}}
+	for _, cp := range ctr.Ports {
+		targets = append(targets, port{target: cp.ContainerPort, protocol: cp.Protocol})
+		headless.Spec.Ports = append(headless.Spec.Ports, manifests.ServicePort{Name: portName(cp.Protocol, cp.ContainerPort), Protocol: cp.Protocol, Port: cp.ContainerPort, TargetPort: intstr.FromInt32(cp.ContainerPort)})
+	}
+	c.add(manifests.KindService, name, headless)
+	if len(ports) == 0 {
+		return targets
+	}
+	pubName := name + "-published"
+	if len(pubName) > 63 {
+		pubName = strings.TrimRight(name[:63-len("-published")], "-") + "-published"
+	}
+	lb := &manifests.Service{APIVersion: manifests.CoreAPIVersion, Kind: manifests.KindService, Metadata: c.meta(pubName, s.Name),
+		Spec: manifests.ServiceSpec{Type: manifests.ServiceTypeLoadBalancer, Selector: c.selector(s.Name)}}
+	used := map[string]bool{}
+	for i, p := range ports {
+		k := fmt.Sprintf("%d/%s", p.published, p.protocol)
+		if used[k] {
+			c.warn(s.Name, fmt.Sprintf("ports[%d]", i), "%s is published twice: only the first is kept", k)
+			continue
+		}
+		used[k] = true
+		lb.Spec.Ports = append(lb.Spec.Ports, manifests.ServicePort{Name: portName(p.protocol, p.published), Protocol: p.protocol, Port: p.published, TargetPort: intstr.FromInt32(p.target)})
+	}
+	c.add(manifests.KindService, pubName, lb)
+	return targets
+}
+
+// portName is PROTO-PORT in lower case: a valid port name (it has a
+// letter), unique per Service.
+func portName(proto string, p int32) string {
+	return strings.ToLower(proto) + "-" + strconv.Itoa(int(p))
+}
+
+// dependsOn makes one init container per dependency that waits until the
+// dependency's name resolves to a ready pod answering on its first port:
+// service_healthy is ready (its healthcheck is the readiness probe);
+// service_started waits for the same, a little more than Compose.
+func (c *converter) dependsOn(s types.ServiceConfig, ps *manifests.PodSpec) {
+	for _, dep := range slices.Sorted(maps.Keys(s.DependsOn)) {
+		d := s.DependsOn[dep]
+		key := "depends_on." + dep
+		if s.NetworkMode == "service:"+dep {
+			// Compose's own dependency of network_mode, warned there.
+			continue
+		}
+		switch d.Condition {
+		case types.ServiceConditionHealthy, types.ServiceConditionStarted, "":
+		case types.ServiceConditionCompletedSuccessfully:
+			c.warn(s.Name, key, "condition %s not converted: the service starts without waiting for %s to complete", d.Condition, dep)
+			continue
+		default:
+			c.warn(s.Name, key, "condition %q not converted", d.Condition)
+			continue
+		}
+		if d.Restart {
+			c.warn(s.Name, key+".restart", "not converted: the service is not restarted when %s is", dep)
+		}
+		depSvc, ok := c.p.Services[dep]
+		if !ok {
+			c.warn(s.Name, key, "not converted: %s is not converted (not in an active profile)", dep)
+			continue
+		}
+		port := firstPort(depSvc)
+		if port == 0 {
+			c.warn(s.Name, key, "not converted: %s has no ports or expose to wait on (add expose)", dep)
+			continue
+		}
+		host := c.names[dep]
+		repl := strings.NewReplacer("{host}", host, "{port}", strconv.Itoa(int(port)))
+		var cmd []string
+		for _, a := range c.opts.WaitCommand {
+			cmd = append(cmd, repl.Replace(a))
+		}
+		ps.InitContainers = append(ps.InitContainers, manifests.Container{Name: "wait-for-" + host, Image: c.opts.WaitImage, Command: escapeK8s(cmd)})
+	}
+}
+
+// firstPort is the first TCP target port of a service's ports, then of
+// its expose.
+func firstPort(s types.ServiceConfig) int32 {
+	for _, p := range s.Ports {
+		if p.Protocol == "" || strings.EqualFold(p.Protocol, "tcp") {
+			return int32(p.Target)
+		}
+	}
+	for _, e := range s.Expose {
+		num, proto, _ := strings.Cut(e, "/")
+		if n, err := strconv.ParseInt(num, 10, 32); err == nil && (proto == "" || strings.EqualFold(proto, "tcp")) {
+			return int32(n)
+		}
+	}
+	return 0
+}
+
+// volumes maps the service's mounts: a named volume to its claim, a bind
+// mount to a hostPath (which the controller gates), an anonymous volume
+// to an emptyDir (Compose makes a new one per container too), tmpfs to a
+// memory emptyDir.
+func (c *converter) volumes(s types.ServiceConfig, ps *manifests.PodSpec, ctr *manifests.Container) {
+	add := func(v manifests.Volume, target string, ro bool) {
+		v.Name = fmt.Sprintf("vol-%d", len(ps.Volumes))
+		ps.Volumes = append(ps.Volumes, v)
+		ctr.VolumeMounts = append(ctr.VolumeMounts, manifests.VolumeMount{Name: v.Name, MountPath: target, ReadOnly: ro})
+	}
+	for i, v := range s.Volumes {
+		key := fmt.Sprintf("volumes[%d]", i)
+		switch v.Type {
+		case types.VolumeTypeVolume:
+			if v.Source == "" {
+				add(manifests.Volume{EmptyDir: &manifests.EmptyDirVolumeSource{}}, v.Target, v.ReadOnly)
+				continue
+			}
+			claim := c.claimName(v.Source, s.Name)
+			add(manifests.Volume{PersistentVolumeClaim: &manifests.PersistentVolumeClaimVolumeSource{ClaimName: claim}}, v.Target, v.ReadOnly)
+			if vv := v.Volume; vv != nil && (vv.NoCopy || vv.Subpath != "") {
+				c.warn(s.Name, key, "volume.nocopy and volume.subpath not converted")
+			}
+		case types.VolumeTypeBind:
+			add(manifests.Volume{HostPath: &manifests.HostPathVolumeSource{Path: v.Source}}, v.Target, v.ReadOnly)
+			if b := v.Bind; b != nil && (b.Propagation != "" && b.Propagation != "rprivate" || b.SELinux != "") {
+				c.warn(s.Name, key, "bind.propagation and bind.selinux not converted")
+			}
+		case types.VolumeTypeTmpfs:
+			ed := &manifests.EmptyDirVolumeSource{Medium: "Memory"}
+			if v.Tmpfs != nil && v.Tmpfs.Size != 0 {
+				ed.SizeLimit = resource.NewQuantity(int64(v.Tmpfs.Size), resource.BinarySI)
+			}
+			add(manifests.Volume{EmptyDir: ed}, v.Target, v.ReadOnly)
+		default:
+			c.warn(s.Name, key, "type %s not converted", v.Type)
+		}
+	}
+	for _, t := range s.Tmpfs {
+		target, _, _ := strings.Cut(t, ":")
+		add(manifests.Volume{EmptyDir: &manifests.EmptyDirVolumeSource{Medium: "Memory"}}, target, false)
+	}
+}
+
+// claimName is the claim of a named volume, made once (projectVolumes).
+func (c *converter) claimName(volume, service string) string {
+	c.claims[volume] = true
+	return dns1123(volume)
+}
+
+// serviceSecrets mounts each secret at its target, /run/secrets/NAME by
+// default (a relative target is under /run/secrets), as Compose does.
+func (c *converter) serviceSecrets(s types.ServiceConfig, ps *manifests.PodSpec, ctr *manifests.Container) error {
+	for i, ref := range s.Secrets {
+		key := fmt.Sprintf("secrets[%d]", i)
+		if _, ok := c.p.Secrets[ref.Source]; !ok {
+			return fmt.Errorf("%s: secret %q is not defined", key, ref.Source)
+		}
+		c.secrets[ref.Source] = true
+		target := ref.Target
+		if target == "" {
+			target = ref.Source
+		}
+		if !path.IsAbs(target) {
+			target = "/run/secrets/" + target
+		}
+		vol := manifests.Volume{Name: fmt.Sprintf("secret-%d", i), Secret: &manifests.SecretVolumeSource{SecretName: c.secretName(ref.Source)}}
+		if ref.Mode != nil {
+			vol.Secret.DefaultMode = ptr(int32(*ref.Mode))
+		}
+		if ref.UID != "" || ref.GID != "" {
+			c.warn(s.Name, key, "uid and gid not converted: the file is root's")
+		}
+		ps.Volumes = append(ps.Volumes, vol)
+		ctr.VolumeMounts = append(ctr.VolumeMounts, manifests.VolumeMount{Name: vol.Name, MountPath: target, SubPath: secretKey(ref.Source), ReadOnly: true})
+	}
+	return nil
+}
+
+// serviceConfigs mounts each config at its target, /NAME by default (a
+// relative target is under /), as Compose does: a ConfigMap volume with
+// the config's one key, by subPath.
+func (c *converter) serviceConfigs(s types.ServiceConfig, ps *manifests.PodSpec, ctr *manifests.Container) error {
+	for i, ref := range s.Configs {
+		key := fmt.Sprintf("configs[%d]", i)
+		cfg, ok := c.p.Configs[ref.Source]
+		if !ok {
+			return fmt.Errorf("%s: config %q is not defined", key, ref.Source)
+		}
+		c.configs[ref.Source] = true
+		target := ref.Target
+		if target == "" {
+			target = ref.Source
+		}
+		if !path.IsAbs(target) {
+			target = "/" + target
+		}
+		name := dns1123(ref.Source)
+		if cfg.External && cfg.Name != "" {
+			name = dns1123(cfg.Name)
+		}
+		vol := manifests.Volume{Name: fmt.Sprintf("config-%d", i), ConfigMap: &manifests.ConfigMapVolumeSource{Name: name}}
+		if ref.Mode != nil {
+			vol.ConfigMap.DefaultMode = ptr(int32(*ref.Mode))
+		}
+		if ref.UID != "" || ref.GID != "" {
+			c.warn(s.Name, key, "uid and gid not converted: the file is root's")
+		}
+		ps.Volumes = append(ps.Volumes, vol)
+		ctr.VolumeMounts = append(ctr.VolumeMounts, manifests.VolumeMount{Name: vol.Name, MountPath: target, SubPath: secretKey(ref.Source), ReadOnly: true})
+	}
+	return nil
+}
+
+// projectConfigs makes a ConfigMap of each config used, from its file,
+// its environment variable or its content; an external one must exist.
+func (c *converter) projectConfigs() error {
+	for _, name := range slices.Sorted(maps.Keys(c.p.Configs)) {
+		cfg := c.p.Configs[name]
+		if !c.configs[name] {
+			continue
+		}
+		key := "configs." + name
+		if cfg.External {
+			c.warn("", key, "external: no ConfigMap is made; create ConfigMap %q with key %q before the pods start", dns1123(cmpOr(cfg.Name, name)), secretKey(name))
+			continue
+		}
+		data, err := c.fileObject(key, types.FileObjectConfig(cfg))
+		if err != nil {
+			return err
+		}
+		n := dns1123(name)
+		cm := &manifests.ConfigMap{APIVersion: manifests.CoreAPIVersion, Kind: manifests.KindConfigMap, Metadata: c.meta(n, "")}
+		if utf8.Valid(data) {
+			cm.Data = map[string]string{secretKey(name): string(data)}
+		} else {
+			cm.BinaryData = map[string][]byte{secretKey(name): data}
+		}
+		c.add(manifests.KindConfigMap, n, cm)
+	}
+	return nil
+}
+
+// fileObject is the content of a secret or config: its file, its
+// environment variable or its inline content.
+func (c *converter) fileObject(key string, cfg types.FileObjectConfig) ([]byte, error) {
+	if cfg.Driver != "" || cfg.TemplateDriver != "" {
+		c.warn("", key, "driver and template_driver not converted")
+	}
+	switch {
+	case cfg.File != "":
+		b, err := readFile(cfg.File)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", key, err)
+		}
+		return b, nil
+	case cfg.Environment != "":
+		v, ok := c.p.Environment[cfg.Environment]
+		if !ok {
+			return nil, fmt.Errorf("%s: environment variable %s is not set", key, cfg.Environment)
+		}
+		return []byte(v), nil
+	case cfg.Content != "":
+		return []byte(cfg.Content), nil
+	}
+	return nil, fmt.Errorf("%s: no file, environment or content", key)
+}
+
+func (c *converter) secretName(name string) string {
+	cfg := c.p.Secrets[name]
+	if cfg.External && cfg.Name != "" {
+		return dns1123(cfg.Name)
+	}
+	return dns1123(name)
+}
+
+// secretKey is the Secret's one key: the Compose name where it is a valid
+// key, else its DNS-1123 form.
+func secretKey(name string) string {
+	for _, r := range name {
+		if !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '-' || r == '_' || r == '.') {
+			return dns1123(name)
+		}
+	}
+	return name
+}
+
+// projectSecrets makes a Secret of each secret used, from its file, its
+// environment variable or its content; an external one must exist.
+func (c *converter) projectSecrets() error {
+	for _, name := range slices.Sorted(maps.Keys(c.p.Secrets)) {
+		cfg := c.p.Secrets[name]
+		if !c.secrets[name] {
+			continue
+		}
+		key := "secrets." + name
+		if cfg.External {
+			c.warn("", key, "external: no Secret is made; create Secret %q with key %q before the pods start", c.secretName(name), secretKey(name))
+			continue
+		}
+		data, err := c.fileObject(key, types.FileObjectConfig(cfg))
+		if err != nil {
+			return err
+		}
+		n := dns1123(name)
+		sec := &manifests.Secret{APIVersion: manifests.CoreAPIVersion, Kind: manifests.KindSecret, Metadata: c.meta(n, ""),
+			Type: manifests.SecretTypeOpaque, Data: map[string][]byte{secretKey(name): data}}
+		c.add(manifests.KindSecret, n, sec)
+	}
+	return nil
+}
+
+// projectVolumes makes a claim of each named volume used.
+func (c *converter) projectVolumes() {
+	for _, name := range slices.Sorted(maps.Keys(c.claims)) {
+		cfg := c.p.Volumes[name]
+		key := "volumes." + name
+		if cfg.External {
+			c.warn("", key, "external: a new claim is made; the existing Docker volume %q is not used", cmpOr(cfg.Name, name))
+		}
+		if cfg.Driver != "" && cfg.Driver != "local" || len(cfg.DriverOpts) > 0 {
+			c.warn("", key, "driver and driver_opts not converted: a claim is a local Docker volume")
+		}
+		n := dns1123(name)
+		pvc := &manifests.PersistentVolumeClaim{APIVersion: manifests.CoreAPIVersion, Kind: manifests.KindPersistentVolumeClaim, Metadata: c.meta(n, ""),
+			Spec: manifests.PersistentVolumeClaimSpec{AccessModes: []string{"ReadWriteOnce"},
+				Resources: manifests.VolumeResourceRequirements{Requests: map[string]resource.Quantity{"storage": resource.MustParse(c.opts.ClaimSize)}}}}
+		c.add(manifests.KindPersistentVolumeClaim, n, pvc)
+	}
+}
+
+// projectLevel warns a top-level key with entries no service conversion
+// used.
+func (c *converter) projectLevel(key string) {
+	switch key {
+	case "networks":
+		for _, n := range slices.Sorted(maps.Keys(c.p.Networks)) {
+			if n != "default" {
+				c.warn("", "networks."+n, "not converted: every pod is on the instance network")
+			}
+		}
+	case "models":
+		for _, n := range slices.Sorted(maps.Keys(c.p.Models)) {
+			c.warn("", "models."+n, "not converted: dockctl has no equivalent")
+		}
+	}
+}
+
+func cmpOr(a, b string) string {
+	if a != "" {
+		return a
+	}
+	return b
+}
