@@ -20,16 +20,17 @@ import (
 	"github.com/dockctl/dockctl/manifests"
 )
 
-// TestReleasedBinaryInstallsAndTakesKustomize walks the README's path from
+// TestReleasedBinaryTakesKustomizeAndCompose walks the README's path from
 // the `make release` artefact alone, as on a clean machine with Docker and
 // nothing else (no Go, no clone, no PATH): `dockctl version` names the
 // build, `dockctl install` runs the controller from the binary itself,
 // `apply -k` of an overlay laid over a base shaped like kustomize's
 // helloWorld example (commonLabels, a ConfigMap read through $(VAR)
 // expansion, namePrefix, replicas, a strategic-merge and a JSON patch)
-// answers on its published port, and `dockctl uninstall` leaves no Docker
-// object of the instance (docs/design.md §15).
-func TestReleasedBinaryInstallsAndTakesKustomize(t *testing.T) {
+// answers on its published port, so does `convert` of a five-service
+// Compose application once applied, and `dockctl uninstall` leaves no
+// Docker object of the instance (docs/design.md §15).
+func TestReleasedBinaryTakesKustomizeAndCompose(t *testing.T) {
 	independent(t)
 	root, err := repoRoot()
 	if err != nil {
@@ -139,6 +140,8 @@ data:
 		t.Errorf("no greeter container runs with the overlay's patched ConfigMap ($(ENABLE_RISKY) = true) and the base's greeting:\n%s", strings.Join(seen, "\n"))
 	}
 
+	convertAndApplyCompose(t, e, root)
+
 	out = e.mustDockctl("", "uninstall")
 	if !strings.HasPrefix(out, "container "+controllerName+" removed\n") {
 		t.Errorf("uninstall did not remove the controller first:\n%s", out)
@@ -146,6 +149,64 @@ data:
 	// Right after uninstall, not only at the cleanup (which removes by
 	// label first).
 	checkNoLeftovers(t, e.instance, e.created.containerIDs())
+}
+
+// convertAndApplyCompose converts the five-service Compose application of
+// e2e/testdata/release/shop with an env file of free ports (Compose's own
+// interpolation), applies what it wrote, and waits until every published
+// port answers: the API only once its database is healthy, through the
+// init container convert gives each `depends_on` (run here by the local
+// workload's wait mode, since busybox cannot be pulled).
+func convertAndApplyCompose(t *testing.T, e *env, root string) {
+	t.Helper()
+	dir := t.TempDir()
+	ports := map[string]int{"WEB_PORT": freePort(t), "API_PORT": freePort(t), "DB_PORT": freePort(t), "CACHE_PORT": freePort(t)}
+	envFile := "DB_PASSWORD=s3cret\n"
+	for k, p := range ports {
+		envFile += fmt.Sprintf("%s=%d\n", k, p)
+	}
+	writeFiles(t, dir, map[string]string{"shop.env": envFile})
+	out := filepath.Join(dir, "k8s")
+	start := time.Now()
+	e.mustDockctl("", "convert", "-f", filepath.Join(root, "e2e", "testdata", "release", "shop", "compose.yaml"),
+		"--env-file", filepath.Join(dir, "shop.env"), "-o", out,
+		"--wait-image", workloadImage, "--wait-command", "/workload", "--wait-command", "wait", "--wait-command", "{host}:{port}")
+	docs, err := manifests.Load([]string{out}, nil)
+	if err != nil {
+		t.Fatalf("what convert wrote does not load: %v", err)
+	}
+	// Stand-ins for the application's images; the wait containers run the
+	// local workload itself.
+	var waits int
+	for _, d := range docs {
+		if d.Deployment == nil {
+			continue
+		}
+		ps := &d.Deployment.Spec.Template.Spec
+		waits += len(ps.InitContainers)
+		ps.InitContainers = slices.DeleteFunc(ps.InitContainers, func(c manifests.Container) bool { return c.Image == workloadImage })
+	}
+	if waits != 4 { // api on db and cache, web on api, worker on cache
+		t.Errorf("convert made %d wait init containers, want 4", waits)
+	}
+	buildStandins(t, docs)
+	e.mustDockctl("", "apply", "-f", out)
+	for name, image := range map[string]string{"WEB_PORT": "example.org/shop-web:1", "API_PORT": "example.org/shop-api:1",
+		"DB_PORT": "example.org/postgres:16", "CACHE_PORT": "example.org/redis:7"} {
+		url := fmt.Sprintf("http://127.0.0.1:%d/", ports[name])
+		eventually(t, 2*time.Minute, "the Compose service answers on "+url, func() (bool, string) {
+			body := httpBody(url)
+			return strings.Contains(body, "stand-in for "+image), body
+		})
+	}
+	t.Logf("convert + apply of a 5-service Compose file to every published port answering: %s", time.Since(start).Round(time.Millisecond))
+	pods := e.mustDockctl("", "get", "pods", "--no-headers")
+	if n := strings.Count(pods, "worker-"); n != 2 {
+		t.Errorf("want the worker's deploy.replicas of 2, got %d:\n%s", n, pods)
+	}
+	if strings.Contains(pods, "admin") {
+		t.Errorf("the ops profile's admin service runs without --profile ops:\n%s", pods)
+	}
 }
 
 // releaseArtefact runs `make release` for this machine's architecture
