@@ -3,16 +3,14 @@ package compose
 import (
 	"bytes"
 	"context"
-	"flag"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
+	goldenfile "github.com/dockctl/dockctl/internal/golden"
 	"github.com/dockctl/dockctl/manifests"
 )
-
-var update = flag.Bool("update", false, "rewrite golden files")
 
 // testEnviron is the process environment of every conversion here, so
 // that the machine's variables play no part.
@@ -42,19 +40,7 @@ func render(t *testing.T, res *Result) []byte {
 
 func golden(t *testing.T, name string, got []byte) {
 	t.Helper()
-	path := filepath.Join("testdata", name+".golden")
-	if *update {
-		if err := os.WriteFile(path, got, 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (run go test -update)", err)
-	}
-	if !bytes.Equal(got, want) {
-		t.Errorf("%s differs from %s:\n--- got\n%s\n--- want\n%s", name, path, got, want)
-	}
+	goldenfile.Check(t, filepath.Join("testdata", name+".golden"), got)
 }
 
 // Each Compose file of testdata converts to its golden manifests and

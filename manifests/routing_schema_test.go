@@ -14,6 +14,8 @@ import (
 	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
 	gatewayv1beta1 "sigs.k8s.io/gateway-api/apis/v1beta1"
 	gatewayopenapi "sigs.k8s.io/gateway-api/pkg/generated/openapi"
+
+	goldenfile "github.com/dockctl/dockctl/internal/golden"
 )
 
 // upstreamRoutingTypes are the types the routing kinds mirror.
@@ -139,7 +141,7 @@ func routingSchemaFromUpstream(t *testing.T) []byte {
 func TestRoutingSchemaIsUpstreams(t *testing.T) {
 	want := routingSchemaFromUpstream(t)
 	const file = "testdata/routing_schema.json"
-	if *update {
+	if *goldenfile.Update {
 		if err := os.WriteFile(file, want, 0o644); err != nil {
 			t.Fatal(err)
 		}

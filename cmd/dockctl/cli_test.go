@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
-	"flag"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -14,11 +13,10 @@ import (
 	"time"
 
 	"github.com/dockctl/dockctl/dockerx"
+	goldenfile "github.com/dockctl/dockctl/internal/golden"
 	"github.com/dockctl/dockctl/manifests"
 	"github.com/dockctl/dockctl/store"
 )
-
-var update = flag.Bool("update", false, "rewrite golden files")
 
 var now = time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
 
@@ -108,19 +106,7 @@ func fixture(t *testing.T) (*snapshot, []*store.Record) {
 
 func golden(t *testing.T, name string, got []byte) {
 	t.Helper()
-	path := filepath.Join("testdata", name+".golden")
-	if *update {
-		if err := os.WriteFile(path, got, 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (run go test -update)", err)
-	}
-	if !bytes.Equal(got, want) {
-		t.Errorf("%s differs from %s:\n--- got\n%s\n--- want\n%s", name, path, got, want)
-	}
+	goldenfile.Check(t, filepath.Join("testdata", name+".golden"), got)
 }
 
 func TestRenderDeployments(t *testing.T) {
