@@ -5,7 +5,9 @@ import (
 
 	appsv1 "k8s.io/api/apps/v1"
 
+	"github.com/dockctl/dockctl/dockerx"
 	"github.com/dockctl/dockctl/manifests"
+	"github.com/dockctl/dockctl/reconciler/podruntime"
 	"github.com/dockctl/dockctl/reconciler/statefulset"
 	"github.com/dockctl/dockctl/reconciler/workload"
 	"github.com/dockctl/dockctl/store"
@@ -25,7 +27,7 @@ const ManagerStatefulSet = "statefulset-controller"
 func StatefulSetKind() Kind {
 	k := For(manifests.KindStatefulSet, func(s *manifests.StatefulSet) *manifests.PodTemplateSpec { return &s.Spec.Template },
 		func(env Env, set *manifests.StatefulSet, prev appsv1.StatefulSetStatus, pods []workload.ObservedPod) (Outcome, error) {
-			claims, err := setClaims(env.Store, set.Metadata.NamespaceOrDefault())
+			claims, err := setClaims(env, set.Metadata.NamespaceOrDefault())
 			if err != nil {
 				return Outcome{}, err
 			}
@@ -58,7 +60,7 @@ func StatefulSetKind() Kind {
 		})
 	k.teardown = func(env Env, obj any, pods []string) error {
 		set := obj.(*manifests.StatefulSet)
-		claims, err := setClaims(env.Store, set.Metadata.NamespaceOrDefault())
+		claims, err := setClaims(env, set.Metadata.NamespaceOrDefault())
 		if err != nil {
 			return err
 		}
@@ -68,21 +70,57 @@ func StatefulSetKind() Kind {
 	return k
 }
 
-// setClaims are the live claims of namespace ns. A deleted claim is
-// absent: storing it again makes it anew.
-func setClaims(st Store, ns string) ([]statefulset.ObservedClaim, error) {
-	objs, errs := st.ListObjects(store.KindPersistentVolumeClaim)
+// setClaims are the claims of namespace ns: the live ones, and the
+// deleted ones whose volume is still there (kept while a container mounts
+// it, docs/design.md §12), Terminating — as Kubernetes' claim stays,
+// Terminating, under its pvc-protection finalizer, and the StatefulSet
+// controller neither creates it again nor makes a pod on it until it is
+// gone. A deleted claim whose volume is gone is absent: storing it again
+// makes it anew. Without env.Volumes (a teardown) deleted claims are
+// absent.
+func setClaims(env Env, ns string) ([]statefulset.ObservedClaim, error) {
+	objs, errs := env.Store.ListObjects(store.KindPersistentVolumeClaim)
 	if len(errs) > 0 {
 		return nil, fmt.Errorf("listing claims: %w", errs[0])
 	}
+	var vols []dockerx.Volume
+	listed := false
 	var out []statefulset.ObservedClaim
 	for _, o := range objs {
-		if o.Deleted || o.Meta.NamespaceOrDefault() != ns {
+		if o.Meta.NamespaceOrDefault() != ns {
 			continue
 		}
-		out = append(out, statefulset.ObservedClaim{Name: o.Meta.Name})
+		if !o.Deleted {
+			out = append(out, statefulset.ObservedClaim{Name: o.Meta.Name})
+			continue
+		}
+		if env.Volumes == nil {
+			continue
+		}
+		if !listed {
+			var err error
+			if vols, err = env.Volumes(); err != nil {
+				return nil, err
+			}
+			listed = true
+		}
+		if claimVolumeExists(vols, o.Meta.Name, ns) {
+			out = append(out, statefulset.ObservedClaim{Name: o.Meta.Name, Terminating: true})
+		}
 	}
 	return out, nil
+}
+
+// claimVolumeExists reports whether the instance's volume of claim (of
+// namespace ns) is among vols.
+func claimVolumeExists(vols []dockerx.Volume, claim, ns string) bool {
+	for _, v := range vols {
+		if v.Labels[dockerx.LabelRole] == dockerx.RoleClaim && v.Labels[dockerx.LabelClaim] == claim &&
+			podruntime.OrDefaultNamespace(v.Labels[dockerx.LabelNamespace]) == ns {
+			return true
+		}
+	}
+	return false
 }
 
 func deleteClaims(st Store, ns string, names []string) error {

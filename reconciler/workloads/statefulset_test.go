@@ -1,6 +1,7 @@
 package workloads
 
 import (
+	"context"
 	"slices"
 	"strings"
 	"testing"
@@ -138,5 +139,58 @@ func TestDeletingAStatefulSetFollowsItsClaimRetentionPolicy(t *testing.T) {
 				t.Errorf("claims after delete %v, want %q", got, tc.want)
 			}
 		})
+	}
+}
+
+func TestClaimDeletedWhileItsVolumeExistsStaysTerminatingAndIsNotCreatedAgain(t *testing.T) {
+	f := newFrame(t)
+	f.apply(setYAML("1", "Parallel", ""))
+	key := Key(store.KindStatefulSet, "default", "db")
+	f.sync(key)
+	if got := f.setPods("db"); strings.Join(got, " ") != "db-0" {
+		t.Fatalf("pods %v, want db-0", got)
+	}
+	if _, err := f.st.DeleteObjects([]store.ObjectRef{{Kind: store.KindPersistentVolumeClaim, Namespace: "default", Name: "data-db-0"}}); err != nil {
+		t.Fatal(err)
+	}
+	deleted := func() bool {
+		t.Helper()
+		_, deleted, err := f.st.LookupClaim("default", "data-db-0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		return deleted
+	}
+	// The pod goes while its claim is being deleted; the claim's volume is
+	// still there (released by the claims sweep once no container uses
+	// it): the claim is Terminating (pvc-protection), and the StatefulSet
+	// controller neither stores it again nor makes the pod on it
+	// (createPersistentVolumeClaims: "pvc is being deleted").
+	for _, c := range f.owned(store.KindStatefulSet, "db") {
+		if err := f.d.Remove(c.ID); err != nil {
+			t.Fatal(err)
+		}
+	}
+	f.sync(key)
+	f.sync(key)
+	if !deleted() {
+		t.Fatalf("claim data-db-0 was stored again while its volume is still there; want it Terminating")
+	}
+	if got := f.setPods("db"); len(got) != 0 {
+		t.Errorf("pods %v made on a Terminating claim, want none", got)
+	}
+	// Its volume released, the claim is gone: the pod's claim is made
+	// anew, and the pod with it.
+	vol := dockerx.ClaimVolumeName(instance, "default", "data-db-0")
+	if err := f.d.RemoveVolume(context.Background(), vol); err != nil {
+		t.Fatal(err)
+	}
+	f.sync(key)
+	f.sync(key)
+	if deleted() {
+		t.Errorf("claim data-db-0 still deleted once its volume is gone; want it made anew")
+	}
+	if got := f.setPods("db"); strings.Join(got, " ") != "db-0" {
+		t.Errorf("pods %v, want db-0 on its new claim", got)
 	}
 }

@@ -22,6 +22,9 @@ import (
 type Docker interface {
 	ListContainers(ctx context.Context, instance string) ([]dockerx.Container, error)
 	Events(ctx context.Context, instance string) <-chan dockerx.Event
+	// ListVolumes lists the instance's volumes: a deleted claim whose
+	// volume is still there is Terminating (a StatefulSet's pod waits).
+	ListVolumes(ctx context.Context, instance string) ([]dockerx.Volume, error)
 	podruntime.SyncDocker
 	podruntime.StopDocker
 	podruntime.ProbeDocker
@@ -61,6 +64,10 @@ type Env struct {
 	Store Store
 	Ref   store.ObjectRef
 	Now   time.Time
+	// Volumes lists the instance's volumes (a StatefulSet's claims':
+	// a deleted claim is Terminating while its volume is there); nil in
+	// a teardown.
+	Volumes func() ([]dockerx.Volume, error)
 }
 
 // Kind is one kind's registration on the frame.
@@ -396,7 +403,13 @@ func (c *Controller) Reconcile(ctx context.Context, req reconcile.Request) (reco
 		st.Terminating = busy[ct.ID]
 		pods[i] = workload.ObservedPod{Name: podNames[i], Labels: ct.Labels, Created: ct.Created, Status: st}
 	}
-	env := Env{Store: c.cfg.Store, Ref: ref, Now: now}
+	env := Env{Store: c.cfg.Store, Ref: ref, Now: now, Volumes: func() ([]dockerx.Volume, error) {
+		vols, err := c.cfg.Docker.ListVolumes(ctx, c.cfg.Instance)
+		if err != nil {
+			return nil, fmt.Errorf("listing volumes: %w", err)
+		}
+		return vols, nil
+	}}
 	out, err := k.decide(env, obj, func(into any) error {
 		_, err := c.cfg.Store.ReadWorkloadStatus(ref, obj.Created, into)
 		return err
