@@ -68,6 +68,10 @@ type Env struct {
 	// a deleted claim is Terminating while its volume is there); nil in
 	// a teardown.
 	Volumes func() ([]dockerx.Volume, error)
+	// OwnerUID is the object's uid (ownerUID): what the objects it
+	// creates name in their ownerReferences, so that an object of the
+	// same name applied again adopts none of them.
+	OwnerUID string
 }
 
 // Kind is one kind's registration on the frame.
@@ -356,7 +360,7 @@ func (c *Controller) Reconcile(ctx context.Context, req reconcile.Request) (reco
 		} else {
 			c.dropEndpoints(in)
 			if obj != nil && obj.Object != nil && k.teardown != nil {
-				if err := k.teardown(Env{Store: c.cfg.Store, Ref: ref, Now: now}, obj.Object, podNames); err != nil {
+				if err := k.teardown(Env{Store: c.cfg.Store, Ref: ref, Now: now, OwnerUID: ownerUID(obj)}, obj.Object, podNames); err != nil {
 					return reconcile.Result{}, err
 				}
 			}
@@ -403,7 +407,7 @@ func (c *Controller) Reconcile(ctx context.Context, req reconcile.Request) (reco
 		st.Terminating = busy[ct.ID]
 		pods[i] = workload.ObservedPod{Name: podNames[i], Labels: ct.Labels, Created: ct.Created, Status: st}
 	}
-	env := Env{Store: c.cfg.Store, Ref: ref, Now: now, Volumes: func() ([]dockerx.Volume, error) {
+	env := Env{Store: c.cfg.Store, Ref: ref, Now: now, OwnerUID: in.Owner.UID, Volumes: func() ([]dockerx.Volume, error) {
 		vols, err := c.cfg.Docker.ListVolumes(ctx, c.cfg.Instance)
 		if err != nil {
 			return nil, fmt.Errorf("listing volumes: %w", err)
