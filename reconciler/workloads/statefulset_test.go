@@ -5,6 +5,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/dockctl/dockctl/dockerx"
 	"github.com/dockctl/dockctl/store"
@@ -170,6 +171,9 @@ func TestClaimDeletedWhileItsVolumeExistsStaysTerminatingAndIsNotCreatedAgain(t 
 		if err := f.d.Remove(c.ID); err != nil {
 			t.Fatal(err)
 		}
+	}
+	for len(f.owned(store.KindStatefulSet, "db")) != 0 { // the fake removes in the background
+		time.Sleep(time.Millisecond)
 	}
 	f.sync(key)
 	f.sync(key)
