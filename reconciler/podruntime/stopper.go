@@ -265,6 +265,26 @@ func (s *Stopper) Listing(owner string) {
 	}
 }
 
+// Forget drops what the stopper keeps of owner (its last list, its ended
+// jobs) and reports true, unless a job of owner is in flight (false): an
+// owner with nothing left is forgotten, as owners come and go.
+func (s *Stopper) Forget(owner string) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, j := range s.inflight {
+		if j.owner == owner {
+			return false
+		}
+	}
+	for id, j := range s.finished {
+		if j.owner == owner {
+			delete(s.finished, id)
+		}
+	}
+	delete(s.listed, owner)
+	return true
+}
+
 // InFlight returns an owner's containers with a job in flight (or
 // ended too recently for the last list to show it), and the kill deadlines
 // of those being removed.
