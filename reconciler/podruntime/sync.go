@@ -7,6 +7,8 @@ import (
 	"sync"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
+
 	"github.com/dockctl/dockctl/dockerx"
 	"github.com/dockctl/dockctl/manifests"
 )
@@ -151,6 +153,18 @@ func (r *Runtime) Sync(ctx context.Context, d SyncDocker, in SyncInput) (SyncRes
 			if p := hp.pod; p != nil && busy[p.Key] {
 				res.Pods[spec.Name] = hp.status(in, states, notBefore, probes.ready)
 				continue // being stopped: the Stopper's, until its job ends
+			}
+			if st := hp.status(in, states, notBefore, probes.ready); hp.pod != nil && (st.Phase == corev1.PodSucceeded || st.Phase == corev1.PodFailed) {
+				// A terminal pod: nothing of it runs again. As the
+				// kubelet stops the sandbox of a terminal pod and kills
+				// its sidecars, what still runs of it is stopped —
+				// holder included — and kept for its logs.
+				if hp.pod.AnyRunning() {
+					r.stopper.Submit(in.Key, StopRequest{Kind: StopHalt, ContainerID: hp.pod.Key, Name: hp.base, Grace: gracePeriod(hp.t),
+						Phases: StopPhases(hp.pod, hp.t)}, in.Now)
+				}
+				res.Pods[spec.Name] = st
+				continue
 			}
 			if hp.pod == nil && createFailed {
 				res.Pods[spec.Name] = hp.status(in, states, notBefore, probes.ready)

@@ -341,6 +341,16 @@ func TestRuntimeRunsHolderPodsOfAnyOwner(t *testing.T) {
 	if got := createdNow(); len(got) != 3 {
 		t.Errorf("members created %v: a finished pod is kept, nothing made again", got)
 	}
+	// Finished, its holder is stopped (the kubelet stops the sandbox of
+	// a terminal pod), its containers kept.
+	if err := <-stopped; err != nil {
+		t.Fatalf("stop of the finished pod's holder: %v", err)
+	}
+	for _, c := range e.Snapshot() {
+		if (c.Name == holder || c.Pod == "job-0") && c.State != dockerx.StateExited {
+			t.Errorf("container %s of the finished pod: %s, want kept, exited", c.Name, c.State)
+		}
+	}
 
 	// The owner no longer wants the pod: stopped as a pod, then removed.
 	specs = nil
