@@ -7,7 +7,10 @@ import (
 	"testing"
 	"time"
 
+	appsv1 "k8s.io/api/apps/v1"
+
 	"github.com/dockctl/dockctl/dockerx"
+	"github.com/dockctl/dockctl/reconciler/workload"
 	"github.com/dockctl/dockctl/store"
 )
 
@@ -196,5 +199,103 @@ func TestClaimDeletedWhileItsVolumeExistsStaysTerminatingAndIsNotCreatedAgain(t 
 	}
 	if got := f.setPods("db"); strings.Join(got, " ") != "db-0" {
 		t.Errorf("pods %v, want db-0 on its new claim", got)
+	}
+}
+
+func partitionedSetYAML(version string) string {
+	return `apiVersion: apps/v1
+kind: StatefulSet
+metadata:
+  name: db
+spec:
+  serviceName: db
+  replicas: 2
+  podManagementPolicy: Parallel
+  updateStrategy:
+    type: RollingUpdate
+    rollingUpdate: {partition: 1}
+  selector:
+    matchLabels: {app: db}
+  template:
+    metadata:
+      labels: {app: db}
+    spec:
+      containers:
+      - name: db
+        image: busybox
+        env:
+        - {name: VERSION, value: "` + version + `"}
+`
+}
+
+// setStatus is the stored status of StatefulSet db.
+func (f *frame) setStatus() appsv1.StatefulSetStatus {
+	f.t.Helper()
+	ref := store.ObjectRef{Kind: store.KindStatefulSet, Namespace: "default", Name: "db"}
+	obj, err := f.st.LookupObject(ref)
+	if err != nil {
+		f.t.Fatal(err)
+	}
+	var st appsv1.StatefulSetStatus
+	if _, err := f.st.ReadWorkloadStatus(ref, obj.Created, &st); err != nil {
+		f.t.Fatal(err)
+	}
+	return st
+}
+
+// podRevision is the revision label of the running container of pod.
+func (f *frame) podRevision(pod string) string {
+	for _, c := range f.running(store.KindStatefulSet, "db") {
+		if p, ok := dockerx.PodOfContainerName(instance, "", c.Name); ok && p == pod {
+			return c.Labels[workload.RevisionLabel]
+		}
+	}
+	return ""
+}
+
+func TestPartitionedStatefulSetKeepsAndRecreatesPodsBelowThePartitionAtTheCurrentRevision(t *testing.T) {
+	f := newFrame(t)
+	f.apply(partitionedSetYAML("1"))
+	key := Key(store.KindStatefulSet, "default", "db")
+	f.sync(key)
+	f.sync(key)
+	old := f.setStatus().UpdateRevision
+	if f.podRevision("db-0") != old || f.podRevision("db-1") != old {
+		t.Fatalf("pods at %q, %q, want both at %s", f.podRevision("db-0"), f.podRevision("db-1"), old)
+	}
+	f.apply(partitionedSetYAML("2"))
+	// db-1, at the partition, is replaced; db-0, below it, is not.
+	for i := 0; f.podRevision("db-1") == old || f.podRevision("db-1") == ""; i++ {
+		if i > 100 {
+			t.Fatalf("db-1 never replaced: at %q", f.podRevision("db-1"))
+		}
+		f.sync(key)
+	}
+	f.sync(key)
+	st := f.setStatus()
+	if st.CurrentRevision != old || st.UpdateRevision == old || st.CurrentReplicas != 1 || st.UpdatedReplicas != 1 {
+		t.Errorf("status current %s (%d), update %s (%d); want current %s with db-0, update with db-1",
+			st.CurrentRevision, st.CurrentReplicas, st.UpdateRevision, st.UpdatedReplicas, old)
+	}
+	if got := f.podRevision("db-0"); got != old {
+		t.Errorf("db-0 at %q, want kept at %s below the partition", got, old)
+	}
+	// db-0 is deleted: made again at the current revision, from its
+	// template (newVersionedStatefulSetPod), not the update's.
+	for _, c := range f.owned(store.KindStatefulSet, "db") {
+		if p, _ := dockerx.PodOfContainerName(instance, "", c.Name); p == "db-0" {
+			if err := f.d.Remove(c.ID); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	for i := 0; f.podRevision("db-0") == ""; i++ {
+		if i > 100 {
+			t.Fatal("db-0 never made again")
+		}
+		f.sync(key)
+	}
+	if got := f.podRevision("db-0"); got != old {
+		t.Errorf("db-0 made again at %q, want the current revision %s", got, old)
 	}
 }

@@ -86,6 +86,12 @@ type Kind struct {
 	// pods is the most pods obj asks for at once, and the field that
 	// says so (nil: one pod).
 	pods func(obj any) (int32, string)
+	// keep, when set, is the spec the runtime keeps pod (whose holder,
+	// or one container, is ct) of obj with, obj's stored status read by
+	// status (ok false: the owner's template, as any kind's): a
+	// StatefulSet's pod of an earlier revision runs its revision's
+	// template.
+	keep func(obj any, status func(into any) error, pod string, ct dockerx.Container) (podruntime.PodSpec, bool)
 	// teardown, when set, removes what the deleted owner obj owns beside
 	// its pods (a StatefulSet's claims), given its pods' names.
 	teardown func(env Env, obj any, pods []string) error
@@ -415,7 +421,18 @@ func (c *Controller) Reconcile(ctx context.Context, req reconcile.Request) (reco
 	keep := func(pod string) podruntime.PodSpec {
 		return podruntime.PodSpec{Namespace: ns, Name: pod, Owner: in.Owner, Template: tmpl, RestartPolicy: tmpl.Spec.RestartPolicy}
 	}
-	for _, p := range podNames {
+	readStatus := func(into any) error {
+		_, err := c.cfg.Store.ReadWorkloadStatus(ref, obj.Created, into)
+		return err
+	}
+	for i, p := range podNames {
+		if k.keep != nil {
+			if spec, ok := k.keep(obj.Object, readStatus, p, in.Observed[units[i].ct]); ok {
+				spec.Owner, spec.Namespace = in.Owner, ns
+				in.Pods = append(in.Pods, spec)
+				continue
+			}
+		}
 		in.Pods = append(in.Pods, keep(p))
 	}
 	// First pass: the pods the owner has, kept (restarted as their
@@ -444,10 +461,7 @@ func (c *Controller) Reconcile(ctx context.Context, req reconcile.Request) (reco
 		}
 		return vols, nil
 	}}
-	out, err := k.decide(env, obj, func(into any) error {
-		_, err := c.cfg.Store.ReadWorkloadStatus(ref, obj.Created, into)
-		return err
-	}, pods)
+	out, err := k.decide(env, obj, readStatus, pods)
 	if err != nil {
 		return reconcile.Result{}, err
 	}
