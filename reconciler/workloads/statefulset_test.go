@@ -10,6 +10,8 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 
 	"github.com/dockctl/dockctl/dockerx"
+	"github.com/dockctl/dockctl/manifests"
+	"github.com/dockctl/dockctl/reconciler/statefulset"
 	"github.com/dockctl/dockctl/reconciler/workload"
 	"github.com/dockctl/dockctl/store"
 )
@@ -297,5 +299,42 @@ func TestPartitionedStatefulSetKeepsAndRecreatesPodsBelowThePartitionAtTheCurren
 	}
 	if got := f.podRevision("db-0"); got != old {
 		t.Errorf("db-0 made again at %q, want the current revision %s", got, old)
+	}
+}
+
+func TestStatefulSetPodIsKeptAtItsRevisionOnlyWhenItsTemplateHashIsThatRevisions(t *testing.T) {
+	decode := func(yaml string) *manifests.StatefulSet {
+		docs, err := manifests.Decode("t.yaml", []byte(yaml))
+		if err != nil || len(docs) != 1 || docs[0].StatefulSet == nil {
+			t.Fatalf("decode: %v", err)
+		}
+		return docs[0].StatefulSet
+	}
+	old, set := decode(partitionedSetYAML("1")), decode(partitionedSetYAML("2"))
+	oldRev, update := statefulset.RevisionOf(old), statefulset.RevisionOf(set)
+	stored := StatefulSetStatus{Revisions: []SetRevision{{Name: oldRev.Name, Hash: oldRev.Hash, Template: *oldRev.Template}}}
+	status := func(into any) error { *into.(*StatefulSetStatus) = stored; return nil }
+	keep := StatefulSetKind().keep
+	for _, tc := range []struct {
+		name, label, hash, want string
+	}{
+		{"its own revision", oldRev.Name, oldRev.Hash, oldRev.Hash},
+		{"a label naming a revision it was not made from", oldRev.Name, "0000000000", update.Hash},
+		{"an unknown revision", "db-gone", oldRev.Hash, update.Hash},
+		{"the update revision", update.Name, update.Hash, update.Hash},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			ct := dockerx.Container{TemplateHash: tc.hash, Labels: map[string]string{workload.RevisionLabel: tc.label}}
+			spec, ok := keep(set, status, "db-0", ct)
+			if !ok {
+				t.Fatal("db-0 not kept as the set's pod")
+			}
+			if spec.TemplateHash != tc.want || spec.Template.Metadata.Labels[workload.RevisionLabel] == "" {
+				t.Errorf("kept at hash %s (labels %v), want %s", spec.TemplateHash, spec.Template.Metadata.Labels, tc.want)
+			}
+			if spec.Identity.Hostname != "db-0" {
+				t.Errorf("kept with identity %+v, want hostname db-0", spec.Identity)
+			}
+		})
 	}
 }
