@@ -3,6 +3,7 @@ package job
 import (
 	"time"
 
+	"github.com/dockctl/dockctl/reconciler/podruntime"
 	"github.com/dockctl/dockctl/reconciler/workload"
 )
 
@@ -11,20 +12,19 @@ import (
 // when they finish: the failures since the last success, and the last
 // one's time, decide how long a new pod waits.
 
+// podFailureBackoff is the Job controller's pod failure backoff in the
+// pod runtime's one implementation of a doubling backoff
+// (podruntime.Backoff): PodFailureBackoff doubled per failure, capped at
+// MaxPodFailureBackoff.
+var podFailureBackoff = podruntime.Backoff{Base: PodFailureBackoff, Max: MaxPodFailureBackoff}
+
 // backoffDelay is the wait after n failures in a row: PodFailureBackoff
 // doubled n-1 times, capped at MaxPodFailureBackoff; none for n = 0.
 func backoffDelay(n int) time.Duration {
 	if n <= 0 {
 		return 0
 	}
-	d := PodFailureBackoff
-	for i := 1; i < n; i++ {
-		d *= 2
-		if d >= MaxPodFailureBackoff {
-			return MaxPodFailureBackoff
-		}
-	}
-	return d
+	return podFailureBackoff.Delay(n)
 }
 
 // failureRun is a run of failures: how many since the last success and

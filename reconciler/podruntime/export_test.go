@@ -32,3 +32,18 @@ func (s *Stopper) SetHooks(h HookRunner) { s.hooks = h }
 
 // SetRecorder makes s record its events in r.
 func (s *Stopper) SetRecorder(r Recorder) { s.events = r }
+
+// OwnersRemembered is how many owners r keeps memory of, map by map: its
+// containers' states, its files, the stopper's lists and ended stops.
+func (r *Runtime) OwnersRemembered() map[string]int {
+	r.memory.mu.Lock()
+	states := len(r.memory.states)
+	r.memory.mu.Unlock()
+	r.files.mu.Lock()
+	files := len(r.files.written)
+	r.files.mu.Unlock()
+	s := r.stopper
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return map[string]int{"states": states, "files": files, "listed": len(s.listed), "finished": len(s.finished), "inflight": len(s.inflight)}
+}

@@ -101,8 +101,10 @@ func StatusWord(pv PodView, t *manifests.PodTemplateSpec, unitState string) stri
 	if pv.Terminating || unitState == dockerx.StateRemoving {
 		return "Terminating"
 	}
-	if h := pv.Holder; h != nil || unitState == dockerx.StateDead {
-		switch {
+	// A finished pod's holder is stopped with it (StopHalt): it is
+	// worded by its containers, Completed or Error.
+	if _, finished := pv.Terminal(); !finished && (pv.Holder != nil || unitState == dockerx.StateDead) {
+		switch h := pv.Holder; {
 		case h == nil || h.State == dockerx.StateDead || h.State == dockerx.StateExited:
 			return "Error" // its namespaces are gone: the pod is replaced
 		case h.State == dockerx.StateCreated:
@@ -235,24 +237,13 @@ func initDone(pc PodContainer) bool {
 // restartPolicy Never whose init container failed; else a pod
 // is Pending until each app container has been started, then Running.
 func (e PodView) Phase() corev1.PodPhase {
-	if e.HasHolder() && (e.Holder == nil || e.Holder.State == dockerx.StateExited || e.Holder.State == dockerx.StateDead) {
-		return corev1.PodFailed
-	}
-	var apps []*dockerx.Container
-	for _, pc := range e.Containers {
-		if !pc.Init {
-			apps = append(apps, pc.Container)
-		}
-	}
-	if phase, finished := FinishedPhase(e.RestartPolicy, apps); finished {
+	if phase, finished := e.Terminal(); finished {
+		// Whatever its holder: the runtime stops the holder of a
+		// finished pod, as the kubelet its sandbox (StopHalt).
 		return phase
 	}
-	if e.RestartPolicy == manifests.RestartNever && !e.Ran() {
-		for _, pc := range e.Containers {
-			if c := pc.Container; pc.Init && !pc.Sidecar && c != nil && c.State == dockerx.StateExited && c.ExitCode != 0 {
-				return corev1.PodFailed // its initialization failed, never to be retried
-			}
-		}
+	if e.HasHolder() && (e.Holder == nil || e.Holder.State == dockerx.StateExited || e.Holder.State == dockerx.StateDead) {
+		return corev1.PodFailed
 	}
 	for _, pc := range e.Containers {
 		if pc.Init {
@@ -264,6 +255,30 @@ func (e PodView) Phase() corev1.PodPhase {
 		}
 	}
 	return corev1.PodRunning
+}
+
+// Terminal is the phase of a pod that reached a terminal one by its
+// containers: its app containers ended under its restartPolicy
+// (FinishedPhase), or, under restartPolicy Never, an init container failed
+// before any app container ran.
+func (e PodView) Terminal() (corev1.PodPhase, bool) {
+	var apps []*dockerx.Container
+	for _, pc := range e.Containers {
+		if !pc.Init {
+			apps = append(apps, pc.Container)
+		}
+	}
+	if phase, finished := FinishedPhase(e.RestartPolicy, apps); finished {
+		return phase, true
+	}
+	if e.RestartPolicy == manifests.RestartNever && !e.Ran() {
+		for _, pc := range e.Containers {
+			if c := pc.Container; pc.Init && !pc.Sidecar && c != nil && c.State == dockerx.StateExited && c.ExitCode != 0 {
+				return corev1.PodFailed, true // its initialization failed, never to be retried
+			}
+		}
+	}
+	return "", false
 }
 
 // Conditions are the pod's Initialized, Ready, ContainersReady and

@@ -236,6 +236,9 @@ func (s *Stopper) run(op StopRequest) error {
 		}
 		return fmt.Errorf("stop %s: %w", op.Name, err)
 	}
+	if op.Kind == StopHalt {
+		return nil // kept, stopped, for its logs
+	}
 	if op.Kind == StopRestart {
 		// The stopped container is started again by a sync, as any
 		// exited replica is: a run that ended within the crash window of
@@ -263,6 +266,26 @@ func (s *Stopper) Listing(owner string) {
 			delete(s.finished, id)
 		}
 	}
+}
+
+// Forget drops what the stopper keeps of owner (its last list, its ended
+// jobs) and reports true, unless a job of owner is in flight (false): an
+// owner with nothing left is forgotten, as owners come and go.
+func (s *Stopper) Forget(owner string) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, j := range s.inflight {
+		if j.owner == owner {
+			return false
+		}
+	}
+	for id, j := range s.finished {
+		if j.owner == owner {
+			delete(s.finished, id)
+		}
+	}
+	delete(s.listed, owner)
+	return true
 }
 
 // InFlight returns an owner's containers with a job in flight (or
@@ -323,7 +346,7 @@ func (s *Stopper) runPod(op StopRequest) error {
 					grace = MinPodGrace
 				}
 				grace = s.preStop(op.ContainerID, t.PreStop, grace)
-				errs[i] = s.stopAndRemove(op.ContainerID, t, grace)
+				errs[i] = s.stopAndRemove(op.ContainerID, t, grace, op.Kind != StopHalt)
 			}()
 		}
 		wg.Wait()
@@ -338,12 +361,17 @@ func (s *Stopper) runPod(op StopRequest) error {
 // the kubelet's minimumGracePeriodInSeconds.
 const MinPodGrace = 2 * time.Second
 
-func (s *Stopper) stopAndRemove(job string, t StopTarget, grace time.Duration) error {
+// stopAndRemove stops container t of job within grace, then removes it
+// unless remove is false (a halt).
+func (s *Stopper) stopAndRemove(job string, t StopTarget, grace time.Duration, remove bool) error {
 	if err := s.stopContainer(job, t.ID, grace); err != nil {
 		if errors.Is(err, dockerx.ErrNotFound) {
 			return nil
 		}
 		return fmt.Errorf("stop %s: %w", t.Name, err)
+	}
+	if !remove {
+		return nil
 	}
 	if err := s.docker.RemoveContainer(s.ctx, t.ID); err != nil {
 		return fmt.Errorf("remove %s: %w", t.Name, err)
@@ -448,6 +476,11 @@ const (
 	// it again with the crash-loop backoff: Docker does not restart
 	// unhealthy containers by itself.
 	StopRestart StopKind = "restart"
+	// StopHalt stops the containers of a holder pod that reached a
+	// terminal phase (Succeeded, Failed), phase by phase, and keeps them
+	// for their logs: the kubelet stops the sandbox of a terminal pod and
+	// kills its sidecars. Not a removal: the pod is not Terminating.
+	StopHalt StopKind = "halt"
 )
 
 // StopRequest is a graceful stop a workload controller asks of the

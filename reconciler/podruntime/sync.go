@@ -7,6 +7,8 @@ import (
 	"sync"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
+
 	"github.com/dockctl/dockctl/dockerx"
 	"github.com/dockctl/dockctl/manifests"
 )
@@ -67,6 +69,8 @@ type syncMemory struct {
 	states map[string]map[string]*ContainerState
 }
 
+// of is owner key's memory, made empty if there is none (forget drops it
+// once the owner has nothing left).
 func (m *syncMemory) of(key string) map[string]*ContainerState {
 	m.mu.Lock()
 	defer m.mu.Unlock()
@@ -150,6 +154,18 @@ func (r *Runtime) Sync(ctx context.Context, d SyncDocker, in SyncInput) (SyncRes
 				res.Pods[spec.Name] = hp.status(in, states, notBefore, probes.ready)
 				continue // being stopped: the Stopper's, until its job ends
 			}
+			if st := hp.status(in, states, notBefore, probes.ready); hp.pod != nil && (st.Phase == corev1.PodSucceeded || st.Phase == corev1.PodFailed) {
+				// A terminal pod: nothing of it runs again. As the
+				// kubelet stops the sandbox of a terminal pod and kills
+				// its sidecars, what still runs of it is stopped —
+				// holder included — and kept for its logs.
+				if hp.pod.AnyRunning() {
+					r.stopper.Submit(in.Key, StopRequest{Kind: StopHalt, ContainerID: hp.pod.Key, Name: hp.base, Grace: gracePeriod(hp.t),
+						Phases: StopPhases(hp.pod, hp.t)}, in.Now)
+				}
+				res.Pods[spec.Name] = st
+				continue
+			}
 			if hp.pod == nil && createFailed {
 				res.Pods[spec.Name] = hp.status(in, states, notBefore, probes.ready)
 				continue // the pass's creates ended at a refused one
@@ -195,7 +211,25 @@ func (r *Runtime) Sync(ctx context.Context, d SyncDocker, in SyncInput) (SyncRes
 	}
 	r.removeUnwanted(in, pods, templates, wanted, busy)
 	errs = append(errs, collectVolumes(ctx, d, in))
+	if len(in.Pods) == 0 && len(in.Observed) == 0 {
+		r.forget(in.Key)
+	}
 	return res, errors.Join(errs...)
+}
+
+// forget drops the runtime's memory of owner key, which wants no pod and
+// has no container left (a deleted Job's key is never synced again): its
+// containers' states, its files, the stopper's record of its lists — not
+// while a stop of it is in flight, whose end queues it again. Owners come
+// and go (a CronJob's Jobs): what is keyed by owner must go with them.
+func (r *Runtime) forget(key string) {
+	if !r.stopper.Forget(key) {
+		return
+	}
+	r.memory.mu.Lock()
+	delete(r.memory.states, key)
+	r.memory.mu.Unlock()
+	r.files.Forget(key, nil)
 }
 
 // removeUnwanted hands the owner's containers and holder pods that are no

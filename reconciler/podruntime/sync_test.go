@@ -341,6 +341,16 @@ func TestRuntimeRunsHolderPodsOfAnyOwner(t *testing.T) {
 	if got := createdNow(); len(got) != 3 {
 		t.Errorf("members created %v: a finished pod is kept, nothing made again", got)
 	}
+	// Finished, its holder is stopped (the kubelet stops the sandbox of
+	// a terminal pod), its containers kept.
+	if err := <-stopped; err != nil {
+		t.Fatalf("stop of the finished pod's holder: %v", err)
+	}
+	for _, c := range e.Snapshot() {
+		if (c.Name == holder || c.Pod == "job-0") && c.State != dockerx.StateExited {
+			t.Errorf("container %s of the finished pod: %s, want kept, exited", c.Name, c.State)
+		}
+	}
 
 	// The owner no longer wants the pod: stopped as a pod, then removed.
 	specs = nil
@@ -642,5 +652,77 @@ func TestSyncJudgesPodsByTheirProbes(t *testing.T) {
 	}
 	if c.State != dockerx.StateRunning || pods["live"].Restarts != 1 {
 		t.Errorf("after its liveness probe failed: %s with %d restarts, want running again, restarted once", c.State, pods["live"].Restarts)
+	}
+}
+
+// TestRuntimeForgetsOwnersWithNothingLeft: owners come and go (Jobs of a
+// CronJob); once an owner has no pod wanted and no container left, the
+// runtime keeps no memory of it, so its maps do not grow with every owner
+// there ever was.
+func TestRuntimeForgetsOwnersWithNothingLeft(t *testing.T) {
+	const instance, ns, img = "t", "shop", "img:1"
+	e := dockerfake.New(img)
+	done := make(chan string, 256)
+	rt := podruntime.NewRuntime(podruntime.RuntimeConfig{
+		Stopper: podruntime.StopperConfig{Docker: e, Log: slog.New(slog.DiscardHandler), Done: func(owner string, _ error) { done <- owner }}})
+	defer rt.Stop()
+	ctx := context.Background()
+	now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	e.SetNow(func() time.Time { return now })
+	tmpl := &manifests.PodTemplateSpec{Spec: manifests.PodSpec{Containers: []manifests.Container{{Name: "main", Image: img}}}}
+	sync := func(owner string, pods []podruntime.PodSpec) {
+		t.Helper()
+		rt.Stopper().Listing(owner)
+		all, err := e.ListContainers(ctx, instance)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var cs []dockerx.Container
+		for _, c := range all {
+			if c.Labels[dockerx.LabelOwner] == owner {
+				cs = append(cs, c)
+			}
+		}
+		if _, err := rt.Sync(ctx, e, podruntime.SyncInput{Instance: instance, Key: owner, Namespace: ns,
+			Owner: podruntime.OwnerRef{Kind: "Job", Name: owner}, Pods: pods, Observed: cs, Now: now}); err != nil {
+			t.Fatalf("sync %s: %v", owner, err)
+		}
+	}
+	left := func(owner string) int {
+		n := 0
+		for _, c := range e.Snapshot() {
+			if c.Labels[dockerx.LabelOwner] == owner {
+				n++
+			}
+		}
+		return n
+	}
+	const owners = 40
+	for i := range owners {
+		owner := fmt.Sprintf("job-%d", i)
+		sync(owner, []podruntime.PodSpec{{Namespace: ns, Name: owner + "-x", Owner: podruntime.OwnerRef{Kind: "Job", Name: owner},
+			Template: tmpl, TemplateHash: manifests.TemplateHash(tmpl), RestartPolicy: manifests.RestartNever}})
+		now = now.Add(time.Second)
+		sync(owner, nil) // deleted: its pod is stopped and removed
+		<-done
+		// The fake removes in the background, as Docker may: the
+		// stopper's completion queues the owner until its list is empty.
+		for left(owner) > 0 {
+			time.Sleep(time.Millisecond)
+		}
+		sync(owner, nil)
+	}
+	// Every stop has ended (a second one of a container already gone
+	// included); a last sync of each owner sees nothing left.
+	for rt.OwnersRemembered()["inflight"] > 0 {
+		time.Sleep(time.Millisecond)
+	}
+	for i := range owners {
+		sync(fmt.Sprintf("job-%d", i), nil)
+	}
+	for what, n := range rt.OwnersRemembered() {
+		if n != 0 {
+			t.Errorf("%s remembers %d entries after %d owners came and went, want 0", what, n, owners)
+		}
 	}
 }

@@ -52,10 +52,22 @@ type holderPod struct {
 // as the kubelet makes no new sandbox for such a pod (it is Failed).
 func (hp holderPod) lostHolder() bool {
 	p := hp.pod
-	if p == nil || p.Unit(hp.t).State != dockerx.StateDead {
-		return false
+	if p == nil || p.Unit(hp.t).State != dockerx.StateDead || hp.terminal() {
+		return false // a finished pod's holder is stopped with it (StopHalt)
 	}
 	return hp.spec.EffectiveRestartPolicy() != manifests.RestartNever || len(p.Members) == 0 && len(p.Extra) == 0
+}
+
+// terminal reports whether the pod reached a terminal phase by its
+// containers (PodView.Terminal): nothing of it runs again, whatever its
+// holder.
+func (hp holderPod) terminal() bool {
+	if hp.pod == nil {
+		return false
+	}
+	pv := PodView{RestartPolicy: hp.spec.EffectiveRestartPolicy(), Containers: podContainers(hp.t, hp.pod, nil)}
+	_, ok := pv.Terminal()
+	return ok
 }
 
 // syncFacts is what Sync observed of an owner's containers, shared by

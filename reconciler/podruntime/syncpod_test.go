@@ -2,7 +2,9 @@ package podruntime_test
 
 import (
 	"context"
+	"fmt"
 	"log/slog"
+	"sync"
 	"testing"
 	"time"
 
@@ -21,8 +23,12 @@ type holderHarness struct {
 	e       *dockerfake.Engine
 	rt      *podruntime.Runtime
 	spec    podruntime.PodSpec
-	t0, now time.Time
+	t0      time.Time
 	stopped chan error
+	// now is the fake clock, read by the engine from the stopper's
+	// goroutines too.
+	mu  sync.Mutex
+	now time.Time
 }
 
 const (
@@ -32,7 +38,7 @@ const (
 func newHolderHarness(t *testing.T, policy string, tmpl *manifests.PodTemplateSpec) *holderHarness {
 	h := &holderHarness{t: t, e: dockerfake.New("img:1"), t0: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC), stopped: make(chan error, 4)}
 	h.now = h.t0
-	h.e.SetNow(func() time.Time { return h.now })
+	h.e.SetNow(func() time.Time { h.mu.Lock(); defer h.mu.Unlock(); return h.now })
 	h.rt = podruntime.NewRuntime(podruntime.RuntimeConfig{Backoff: podruntime.Backoff{Base: time.Minute, Max: time.Hour},
 		Stopper: podruntime.StopperConfig{Docker: h.e, Log: slog.New(slog.DiscardHandler), Done: func(_ string, err error) { h.stopped <- err }}})
 	t.Cleanup(h.rt.Stop)
@@ -44,7 +50,10 @@ func newHolderHarness(t *testing.T, policy string, tmpl *manifests.PodTemplateSp
 // sync syncs the pod at t0+at and returns its status.
 func (h *holderHarness) sync(at time.Duration) podruntime.PodStatus {
 	h.t.Helper()
-	h.now = h.t0.Add(at)
+	now := h.t0.Add(at)
+	h.mu.Lock()
+	h.now = now
+	h.mu.Unlock()
 	ctx := context.Background()
 	h.rt.Stopper().Listing(hhKey)
 	cs, err := h.e.ListContainers(ctx, hhInstance)
@@ -52,7 +61,7 @@ func (h *holderHarness) sync(at time.Duration) podruntime.PodStatus {
 		h.t.Fatal(err)
 	}
 	res, err := h.rt.Sync(ctx, h.e, podruntime.SyncInput{Instance: hhInstance, Key: hhKey, Namespace: hhNS, Owner: h.spec.Owner,
-		Pods: []podruntime.PodSpec{h.spec}, Observed: cs, Now: h.now})
+		Pods: []podruntime.PodSpec{h.spec}, Observed: cs, Now: now})
 	if err != nil {
 		h.t.Fatalf("sync at %s: %v", at, err)
 	}
@@ -173,6 +182,68 @@ func TestSyncReplacesAHolderPodWhoseHolderIsGone(t *testing.T) {
 			}
 			if nw.ID == "" || nw.ID == web.ID || nw.PodUID != nh.PodUID {
 				t.Errorf("web after the replacement %+v, want a new member of the new pod", nw)
+			}
+		})
+	}
+}
+
+// TestSyncStopsTheHolderOfAFinishedPod: as the kubelet stops the sandbox
+// (and kills the sidecars) of a pod that reached a terminal phase, a
+// holder pod whose app containers ended under its restartPolicy has its
+// holder and sidecars stopped — not removed: its containers are kept for
+// their logs and the pod keeps its phase, never replaced.
+func TestSyncStopsTheHolderOfAFinishedPod(t *testing.T) {
+	tmpl := &manifests.PodTemplateSpec{Spec: manifests.PodSpec{
+		InitContainers: []manifests.Container{{Name: "proxy", Image: "img:1", RestartPolicy: manifests.ContainerRestartPolicyAlways}},
+		Containers:     []manifests.Container{{Name: "work", Image: "img:1"}},
+	}}
+	for _, tc := range []struct {
+		policy    string
+		exit      int
+		wantPhase corev1.PodPhase
+	}{
+		{manifests.RestartNever, 1, corev1.PodFailed},
+		{manifests.RestartNever, 0, corev1.PodSucceeded},
+		{manifests.RestartOnFailure, 0, corev1.PodSucceeded},
+	} {
+		t.Run(fmt.Sprintf("%s exit %d", tc.policy, tc.exit), func(t *testing.T) {
+			h := newHolderHarness(t, tc.policy, tmpl)
+			for i := range 3 { // holder, sidecar, app container
+				h.sync(time.Duration(i) * time.Second)
+			}
+			holder, proxy, work := h.member(""), h.member("proxy"), h.member("work")
+			if holder.State != dockerx.StateRunning || proxy.State != dockerx.StateRunning || work.State != dockerx.StateRunning {
+				t.Fatalf("holder %s, proxy %s, work %s: want all running", holder.State, proxy.State, work.State)
+			}
+			if err := h.e.Exit(work.ID, tc.exit); err != nil {
+				t.Fatal(err)
+			}
+			if st := h.sync(10 * time.Second); st.Phase != tc.wantPhase {
+				t.Errorf("app container exited %d: phase %s, want %s", tc.exit, st.Phase, tc.wantPhase)
+			}
+			if busy, _ := h.rt.Stopper().InFlight(hhKey); len(busy) == 0 {
+				t.Fatalf("no stop of the finished pod: holder %s, sidecar %s", h.member("").State, h.member("proxy").State)
+			}
+			if err := <-h.stopped; err != nil {
+				t.Fatalf("stop of the finished pod: %v", err)
+			}
+			for _, name := range []string{"", "proxy", "work"} {
+				c := h.member(name)
+				if c.ID == "" || c.State != dockerx.StateExited {
+					t.Errorf("container %q of the finished pod: %+v, want kept, exited", name, c)
+				}
+			}
+			// Later syncs keep it as it is: its phase, nothing started
+			// again, nothing replaced.
+			st := h.sync(time.Hour)
+			if st.Phase != tc.wantPhase {
+				t.Errorf("later: phase %s, want %s", st.Phase, tc.wantPhase)
+			}
+			if got := h.member(""); got.ID != holder.ID || got.State != dockerx.StateExited {
+				t.Errorf("holder later %+v, want the same one, stopped", got)
+			}
+			if got := h.member("proxy"); got.ID != proxy.ID || got.State != dockerx.StateExited {
+				t.Errorf("sidecar later %+v, want the same one, stopped", got)
 			}
 		})
 	}

@@ -71,6 +71,12 @@ func revisionFor(set *manifests.StatefulSet, current, update Revision, ordinal i
 	return update
 }
 
+// PodAt is pod ordinal of the set at revision rev (newPod): how a pod
+// the set has is kept by the runtime, from its own revision.
+func PodAt(set *manifests.StatefulSet, rev Revision, ordinal int) podruntime.PodSpec {
+	return newPod(set, rev, ordinal)
+}
+
 // newPod is pod ordinal of the set at revision rev: the revision's
 // template with the pod's identity labels and a volume per
 // volumeClaimTemplate naming the pod's claim (newStatefulSetPod,

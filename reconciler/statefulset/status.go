@@ -47,12 +47,16 @@ func countPods(st *Status, set *manifests.StatefulSet, pods []*workload.Observed
 }
 
 // completeRollingUpdate advances the current revision to the update
-// revision once every replica is updated and ready (RollingUpdate only:
-// under OnDelete the current revision is the one pods were last replaced
-// from, and only a rollout by hand moves them).
+// revision once spec.replicas pods exist, every one updated and ready —
+// compared with spec.replicas, as Kubernetes' completeRollingUpdate does:
+// a set still scaling up to its replicas, its pods so far updated, has
+// not completed its update (RollingUpdate only: under OnDelete the
+// current revision is the one pods were last replaced from, and only a
+// rollout by hand moves them).
 func completeRollingUpdate(set *manifests.StatefulSet, st *Status) {
+	want := set.Replicas()
 	if set.Spec.UpdateStrategy.Type != manifests.StrategyOnDelete &&
-		st.UpdatedReplicas == st.Replicas && st.ReadyReplicas == st.Replicas {
+		st.UpdatedReplicas == want && st.ReadyReplicas == want && st.Replicas == want {
 		st.CurrentReplicas = st.UpdatedReplicas
 		st.CurrentRevision = st.UpdateRevision
 	}

@@ -38,3 +38,20 @@ func TestUnknownCurrentRevisionStartsAtTheUpdateRevision(t *testing.T) {
 		t.Errorf("currentRevision = %q, want %q", d.Status.CurrentRevision, rev(s))
 	}
 }
+
+func TestRollingUpdateCompletesOnlyWhenSpecReplicasAreUpdated(t *testing.T) {
+	old := newSet(3)
+	s := newSet(3, image("nginx:2"))
+	o, u := rev(old), rev(s)
+	// Two of three replicas exist, both updated and ready: the update is
+	// not complete while web-2 is still to be made (completeRollingUpdate
+	// compares with spec.replicas, not with the pods there are).
+	d := Sync(s, history(old, s), Status{CurrentRevision: o}, []workload.ObservedPod{ready("web-0", u), ready("web-1", u)}, nil, t0)
+	if d.Status.CurrentRevision != o || d.Status.CurrentReplicas != 0 || d.Status.UpdatedReplicas != 2 {
+		t.Errorf("status %+v, want currentRevision %s with 0 current, 2 updated", d.Status, o)
+	}
+	d = Sync(s, history(old, s), Status{CurrentRevision: o}, []workload.ObservedPod{ready("web-0", u), ready("web-1", u), ready("web-2", u)}, nil, t0)
+	if d.Status.CurrentRevision != u || d.Status.CurrentReplicas != 3 {
+		t.Errorf("status %+v, want currentRevision %s with 3 current once all are updated", d.Status, u)
+	}
+}

@@ -144,9 +144,10 @@ func TestCurrentRevisionAdvancesWhenUpdateCompletes(t *testing.T) {
 		{"all updated and ready", []workload.ObservedPod{ready("web-0", up), ready("web-1", up)}, up},
 		{"one not ready", []workload.ObservedPod{ready("web-0", up), notReady("web-1", up)}, prev.CurrentRevision},
 		{"one still old", []workload.ObservedPod{ready("web-0", up), ready("web-1", prev.CurrentRevision)}, prev.CurrentRevision},
-		// Kubernetes compares with the pods that exist (status.replicas),
-		// not spec.replicas: a missing pod does not hold the revision back.
-		{"one missing", []workload.ObservedPod{ready("web-0", up)}, up},
+		// Kubernetes compares with spec.replicas (completeRollingUpdate:
+		// updated, ready and existing replicas all equal to it): a pod
+		// still missing holds the revision back.
+		{"one missing", []workload.ObservedPod{ready("web-0", up)}, prev.CurrentRevision},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

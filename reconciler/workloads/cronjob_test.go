@@ -127,3 +127,46 @@ func TestDeletingACronJobDeletesItsJobs(t *testing.T) {
 		t.Errorf("jobs %v after the CronJob's delete, want none", got)
 	}
 }
+
+func TestCronJobAppliedAgainAfterDeleteAdoptsNoJobOfTheOldOne(t *testing.T) {
+	f := newFrame(t)
+	f.apply(cronYAML("  concurrencyPolicy: Forbid"))
+	f.toNextMinute()
+	key := Key(store.KindCronJob, "default", "tick")
+	f.sync(key)
+	old := f.cronJobs()
+	if len(old) != 1 {
+		t.Fatalf("jobs %v, want one at the due minute", old)
+	}
+	f.sync(Key(store.KindJob, "default", old[0]))
+	// Deleted and applied again before any sync saw the delete: the new
+	// CronJob (another uid) owns none of the old one's Jobs, which the
+	// garbage collector deletes as their owner is gone.
+	if _, err := f.st.DeleteObjects([]store.ObjectRef{{Kind: store.KindCronJob, Namespace: "default", Name: "tick"}}); err != nil {
+		t.Fatal(err)
+	}
+	f.apply(cronYAML("  concurrencyPolicy: Forbid"))
+	f.toNextMinute()
+	f.advance(time.Minute)
+	f.sync(key)
+	got := f.cronJobs()
+	if slices.Contains(got, old[0]) {
+		t.Errorf("jobs %v: the old CronJob's job %s is still there, adopted by the new one", got, old[0])
+	}
+	if len(got) != 1 {
+		t.Errorf("jobs %v, want the new CronJob's own one (Forbid counts no Job of the old one)", got)
+	}
+	obj, err := f.st.LookupObject(store.ObjectRef{Kind: store.KindCronJob, Namespace: "default", Name: "tick"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, j := range got {
+		jo, err := f.st.LookupObject(store.ObjectRef{Kind: store.KindJob, Namespace: "default", Name: j})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if refs := jo.Meta.OwnerReferences; len(refs) != 1 || refs[0].UID != ownerUID(obj) {
+			t.Errorf("job %s ownerReferences %+v, want the CronJob's uid %s", j, refs, ownerUID(obj))
+		}
+	}
+}

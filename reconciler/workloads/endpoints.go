@@ -1,6 +1,7 @@
 package workloads
 
 import (
+	"github.com/dockctl/dockctl/dockerx"
 	"github.com/dockctl/dockctl/reconciler/podruntime"
 	"github.com/dockctl/dockctl/reconciler/services"
 	"github.com/dockctl/dockctl/reconciler/workload"
@@ -17,10 +18,10 @@ type Endpoints interface {
 }
 
 // feedEndpoints hands the tracker the owner's listed pods (pods[i] is the
-// pod of in.Observed[i]) with the readiness the decision judged, a pod the
+// pod whose holder, or one container, is cts[i]) with the readiness the decision judged, a pod the
 // decision deletes terminating. A pod created by this sync is fed by the
 // next one, which the Docker event of its start queues.
-func (c *Controller) feedEndpoints(in podruntime.SyncInput, pods []workload.ObservedPod, deleting map[string]bool) {
+func (c *Controller) feedEndpoints(in podruntime.SyncInput, cts []dockerx.Container, pods []workload.ObservedPod, deleting map[string]bool) {
 	if c.cfg.Endpoints == nil {
 		return
 	}
@@ -31,7 +32,7 @@ func (c *Controller) feedEndpoints(in podruntime.SyncInput, pods []workload.Obse
 	owned := make([]services.OwnedPod, len(pods))
 	for i := range pods {
 		p := &pods[i]
-		owned[i] = services.OwnedPod{Namespace: in.Namespace, Name: p.Name, Container: &in.Observed[i],
+		owned[i] = services.OwnedPod{Namespace: in.Namespace, Name: p.Name, Container: &cts[i],
 			Ready: p.Ready(), Terminating: p.Terminating() || deleting[p.Name]}
 		if s := templates[p.Name]; s != nil {
 			owned[i].Template = s.Template

@@ -4,9 +4,12 @@ import (
 	"slices"
 	"sync"
 	"testing"
+	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
 
+	"github.com/dockctl/dockctl/dockerx"
+	"github.com/dockctl/dockctl/reconciler/podruntime"
 	"github.com/dockctl/dockctl/reconciler/services"
 	"github.com/dockctl/dockctl/store"
 )
@@ -126,5 +129,52 @@ spec:
 	pods, _ := rec.of(services.OwnerKey(store.KindPod, "default", "db"))
 	if len(pods) != 1 || pods[0].Hostname != "db-main" || pods[0].Subdomain != "dbs" || pods[0].Labels["app"] != "db" {
 		t.Errorf("tracker has %+v, want pod db with hostname db-main, subdomain dbs, app=db", pods)
+	}
+}
+
+func TestLivenessRestartKeepsThePodNotTerminating(t *testing.T) {
+	f := newFrame(t)
+	var rec endpointsRecorder
+	f.c.cfg.Endpoints = &rec
+	f.apply(`apiVersion: apps/v1
+kind: ReplicaSet
+metadata:
+  name: web
+spec:
+  replicas: 1
+  selector:
+    matchLabels: {app: web}
+  template:
+    metadata:
+      labels: {app: web}
+    spec:
+      containers:
+      - name: w
+        image: busybox
+`)
+	key := Key(store.KindReplicaSet, "default", "web")
+	f.sync(key)
+	cs := f.running(store.KindReplicaSet, "web")
+	if len(cs) != 1 {
+		t.Fatalf("%d pods, want 1", len(cs))
+	}
+	// A liveness restart in flight: the container ignores its stop
+	// signal until the test lets the kill come.
+	release := make(chan time.Time)
+	f.d.IgnoresStop = func(dockerx.Container) bool { return true }
+	f.d.After = func(time.Duration) <-chan time.Time { return release }
+	t.Cleanup(func() { close(release) })
+	f.c.runtime.Stopper().Submit(key, podruntime.StopRequest{Kind: podruntime.StopRestart, ContainerID: cs[0].ID, Name: cs[0].Name,
+		Grace: 30 * time.Second}, f.clock())
+	f.sync(key)
+	// The kubelet restarts a container in place: its pod is no
+	// Terminating pod, so the ReplicaSet makes no replacement and the
+	// Services keep it (not ready, not terminating).
+	if n := len(f.owned(store.KindReplicaSet, "web")); n != 1 {
+		t.Errorf("%d pods during a liveness restart, want the one pod (no replacement)", n)
+	}
+	eps, _ := rec.of(services.OwnerKey(store.KindReplicaSet, "default", "web"))
+	if len(eps) != 1 || eps[0].Terminating {
+		t.Errorf("endpoints %+v during a liveness restart, want the pod, not terminating", eps)
 	}
 }

@@ -1,11 +1,18 @@
 package workloads
 
 import (
+	"context"
 	"slices"
 	"strings"
 	"testing"
+	"time"
+
+	appsv1 "k8s.io/api/apps/v1"
 
 	"github.com/dockctl/dockctl/dockerx"
+	"github.com/dockctl/dockctl/manifests"
+	"github.com/dockctl/dockctl/reconciler/statefulset"
+	"github.com/dockctl/dockctl/reconciler/workload"
 	"github.com/dockctl/dockctl/store"
 )
 
@@ -136,6 +143,197 @@ func TestDeletingAStatefulSetFollowsItsClaimRetentionPolicy(t *testing.T) {
 			f.sync(key)
 			if got := f.claims(); strings.Join(got, " ") != tc.want {
 				t.Errorf("claims after delete %v, want %q", got, tc.want)
+			}
+		})
+	}
+}
+
+func TestClaimDeletedWhileItsVolumeExistsStaysTerminatingAndIsNotCreatedAgain(t *testing.T) {
+	f := newFrame(t)
+	f.apply(setYAML("1", "Parallel", ""))
+	key := Key(store.KindStatefulSet, "default", "db")
+	f.sync(key)
+	if got := f.setPods("db"); strings.Join(got, " ") != "db-0" {
+		t.Fatalf("pods %v, want db-0", got)
+	}
+	if _, err := f.st.DeleteObjects([]store.ObjectRef{{Kind: store.KindPersistentVolumeClaim, Namespace: "default", Name: "data-db-0"}}); err != nil {
+		t.Fatal(err)
+	}
+	deleted := func() bool {
+		t.Helper()
+		_, deleted, err := f.st.LookupClaim("default", "data-db-0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		return deleted
+	}
+	// The pod goes while its claim is being deleted; the claim's volume is
+	// still there (released by the claims sweep once no container uses
+	// it): the claim is Terminating (pvc-protection), and the StatefulSet
+	// controller neither stores it again nor makes the pod on it
+	// (createPersistentVolumeClaims: "pvc is being deleted").
+	for _, c := range f.owned(store.KindStatefulSet, "db") {
+		if err := f.d.Remove(c.ID); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for len(f.owned(store.KindStatefulSet, "db")) != 0 { // the fake removes in the background
+		time.Sleep(time.Millisecond)
+	}
+	f.sync(key)
+	f.sync(key)
+	if !deleted() {
+		t.Fatalf("claim data-db-0 was stored again while its volume is still there; want it Terminating")
+	}
+	if got := f.setPods("db"); len(got) != 0 {
+		t.Errorf("pods %v made on a Terminating claim, want none", got)
+	}
+	// Its volume released, the claim is gone: the pod's claim is made
+	// anew, and the pod with it.
+	vol := dockerx.ClaimVolumeName(instance, "default", "data-db-0")
+	if err := f.d.RemoveVolume(context.Background(), vol); err != nil {
+		t.Fatal(err)
+	}
+	f.sync(key)
+	f.sync(key)
+	if deleted() {
+		t.Errorf("claim data-db-0 still deleted once its volume is gone; want it made anew")
+	}
+	if got := f.setPods("db"); strings.Join(got, " ") != "db-0" {
+		t.Errorf("pods %v, want db-0 on its new claim", got)
+	}
+}
+
+func partitionedSetYAML(version string) string {
+	return `apiVersion: apps/v1
+kind: StatefulSet
+metadata:
+  name: db
+spec:
+  serviceName: db
+  replicas: 2
+  podManagementPolicy: Parallel
+  updateStrategy:
+    type: RollingUpdate
+    rollingUpdate: {partition: 1}
+  selector:
+    matchLabels: {app: db}
+  template:
+    metadata:
+      labels: {app: db}
+    spec:
+      containers:
+      - name: db
+        image: busybox
+        env:
+        - {name: VERSION, value: "` + version + `"}
+`
+}
+
+// setStatus is the stored status of StatefulSet db.
+func (f *frame) setStatus() appsv1.StatefulSetStatus {
+	f.t.Helper()
+	ref := store.ObjectRef{Kind: store.KindStatefulSet, Namespace: "default", Name: "db"}
+	obj, err := f.st.LookupObject(ref)
+	if err != nil {
+		f.t.Fatal(err)
+	}
+	var st appsv1.StatefulSetStatus
+	if _, err := f.st.ReadWorkloadStatus(ref, obj.Created, &st); err != nil {
+		f.t.Fatal(err)
+	}
+	return st
+}
+
+// podRevision is the revision label of the running container of pod.
+func (f *frame) podRevision(pod string) string {
+	for _, c := range f.running(store.KindStatefulSet, "db") {
+		if p, ok := dockerx.PodOfContainerName(instance, "", c.Name); ok && p == pod {
+			return c.Labels[workload.RevisionLabel]
+		}
+	}
+	return ""
+}
+
+func TestPartitionedStatefulSetKeepsAndRecreatesPodsBelowThePartitionAtTheCurrentRevision(t *testing.T) {
+	f := newFrame(t)
+	f.apply(partitionedSetYAML("1"))
+	key := Key(store.KindStatefulSet, "default", "db")
+	f.sync(key)
+	f.sync(key)
+	old := f.setStatus().UpdateRevision
+	if f.podRevision("db-0") != old || f.podRevision("db-1") != old {
+		t.Fatalf("pods at %q, %q, want both at %s", f.podRevision("db-0"), f.podRevision("db-1"), old)
+	}
+	f.apply(partitionedSetYAML("2"))
+	// db-1, at the partition, is replaced; db-0, below it, is not.
+	for i := 0; f.podRevision("db-1") == old || f.podRevision("db-1") == ""; i++ {
+		if i > 100 {
+			t.Fatalf("db-1 never replaced: at %q", f.podRevision("db-1"))
+		}
+		f.sync(key)
+	}
+	f.sync(key)
+	st := f.setStatus()
+	if st.CurrentRevision != old || st.UpdateRevision == old || st.CurrentReplicas != 1 || st.UpdatedReplicas != 1 {
+		t.Errorf("status current %s (%d), update %s (%d); want current %s with db-0, update with db-1",
+			st.CurrentRevision, st.CurrentReplicas, st.UpdateRevision, st.UpdatedReplicas, old)
+	}
+	if got := f.podRevision("db-0"); got != old {
+		t.Errorf("db-0 at %q, want kept at %s below the partition", got, old)
+	}
+	// db-0 is deleted: made again at the current revision, from its
+	// template (newVersionedStatefulSetPod), not the update's.
+	for _, c := range f.owned(store.KindStatefulSet, "db") {
+		if p, _ := dockerx.PodOfContainerName(instance, "", c.Name); p == "db-0" {
+			if err := f.d.Remove(c.ID); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	for i := 0; f.podRevision("db-0") == ""; i++ {
+		if i > 100 {
+			t.Fatal("db-0 never made again")
+		}
+		f.sync(key)
+	}
+	if got := f.podRevision("db-0"); got != old {
+		t.Errorf("db-0 made again at %q, want the current revision %s", got, old)
+	}
+}
+
+func TestStatefulSetPodIsKeptAtItsRevisionOnlyWhenItsTemplateHashIsThatRevisions(t *testing.T) {
+	decode := func(yaml string) *manifests.StatefulSet {
+		docs, err := manifests.Decode("t.yaml", []byte(yaml))
+		if err != nil || len(docs) != 1 || docs[0].StatefulSet == nil {
+			t.Fatalf("decode: %v", err)
+		}
+		return docs[0].StatefulSet
+	}
+	old, set := decode(partitionedSetYAML("1")), decode(partitionedSetYAML("2"))
+	oldRev, update := statefulset.RevisionOf(old), statefulset.RevisionOf(set)
+	stored := StatefulSetStatus{Revisions: []SetRevision{{Name: oldRev.Name, Hash: oldRev.Hash, Template: *oldRev.Template}}}
+	status := func(into any) error { *into.(*StatefulSetStatus) = stored; return nil }
+	keep := StatefulSetKind().keep
+	for _, tc := range []struct {
+		name, label, hash, want string
+	}{
+		{"its own revision", oldRev.Name, oldRev.Hash, oldRev.Hash},
+		{"a label naming a revision it was not made from", oldRev.Name, "0000000000", update.Hash},
+		{"an unknown revision", "db-gone", oldRev.Hash, update.Hash},
+		{"the update revision", update.Name, update.Hash, update.Hash},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			ct := dockerx.Container{TemplateHash: tc.hash, Labels: map[string]string{workload.RevisionLabel: tc.label}}
+			spec, ok := keep(set, status, "db-0", ct)
+			if !ok {
+				t.Fatal("db-0 not kept as the set's pod")
+			}
+			if spec.TemplateHash != tc.want || spec.Template.Metadata.Labels[workload.RevisionLabel] == "" {
+				t.Errorf("kept at hash %s (labels %v), want %s", spec.TemplateHash, spec.Template.Metadata.Labels, tc.want)
+			}
+			if spec.Identity.Hostname != "db-0" {
+				t.Errorf("kept with identity %+v, want hostname db-0", spec.Identity)
 			}
 		})
 	}

@@ -22,6 +22,9 @@ import (
 type Docker interface {
 	ListContainers(ctx context.Context, instance string) ([]dockerx.Container, error)
 	Events(ctx context.Context, instance string) <-chan dockerx.Event
+	// ListVolumes lists the instance's volumes: a deleted claim whose
+	// volume is still there is Terminating (a StatefulSet's pod waits).
+	ListVolumes(ctx context.Context, instance string) ([]dockerx.Volume, error)
 	podruntime.SyncDocker
 	podruntime.StopDocker
 	podruntime.ProbeDocker
@@ -61,6 +64,14 @@ type Env struct {
 	Store Store
 	Ref   store.ObjectRef
 	Now   time.Time
+	// Volumes lists the instance's volumes (a StatefulSet's claims':
+	// a deleted claim is Terminating while its volume is there); nil in
+	// a teardown.
+	Volumes func() ([]dockerx.Volume, error)
+	// OwnerUID is the object's uid (ownerUID): what the objects it
+	// creates name in their ownerReferences, so that an object of the
+	// same name applied again adopts none of them.
+	OwnerUID string
 }
 
 // Kind is one kind's registration on the frame.
@@ -75,6 +86,12 @@ type Kind struct {
 	// pods is the most pods obj asks for at once, and the field that
 	// says so (nil: one pod).
 	pods func(obj any) (int32, string)
+	// keep, when set, is the spec the runtime keeps pod (whose holder,
+	// or one container, is ct) of obj with, obj's stored status read by
+	// status (ok false: the owner's template, as any kind's): a
+	// StatefulSet's pod of an earlier revision runs its revision's
+	// template.
+	keep func(obj any, status func(into any) error, pod string, ct dockerx.Container) (podruntime.PodSpec, bool)
 	// teardown, when set, removes what the deleted owner obj owns beside
 	// its pods (a StatefulSet's claims), given its pods' names.
 	teardown func(env Env, obj any, pods []string) error
@@ -319,11 +336,18 @@ func (c *Controller) Reconcile(ctx context.Context, req reconcile.Request) (reco
 		in.Owner.UID = ownerUID(obj)
 	}
 	var stale []dockerx.Container
+	// A pod is one container, or a holder and its members: observed
+	// whole, by its holder (its unit's container: labels, creation,
+	// address), never as whichever of its containers the list shows
+	// first.
+	var units []podUnit
+	unitOf := map[string]int{}
 	for _, ct := range all {
 		if ct.Labels[dockerx.LabelOwnerKind] != kind || ct.Labels[dockerx.LabelOwner] != name || dockerx.ParseNamespace(ct.Labels, ct.Name) != nsName {
 			continue
 		}
-		pod, ok := dockerx.PodOfContainerName(c.cfg.Instance, ns, ct.Name)
+		base := podBase(ct)
+		pod, ok := dockerx.PodOfContainerName(c.cfg.Instance, ns, base)
 		if !ok {
 			continue
 		}
@@ -334,7 +358,21 @@ func (c *Controller) Reconcile(ctx context.Context, req reconcile.Request) (reco
 			continue
 		}
 		in.Observed = append(in.Observed, ct)
-		podNames = append(podNames, pod)
+		i, seen := unitOf[pod]
+		if !seen {
+			i = len(units)
+			unitOf[pod] = i
+			units = append(units, podUnit{name: pod, ct: len(in.Observed) - 1})
+			podNames = append(podNames, pod)
+		}
+		u := &units[i]
+		u.ids = append(u.ids, ct.ID)
+		if ct.Role == dockerx.RoleHolder && in.Observed[u.ct].Role != dockerx.RoleHolder {
+			u.ct = len(in.Observed) - 1
+		}
+		if ct.PodUID != "" {
+			u.ids = append(u.ids, podruntime.PodKeyPrefix+base+"/"+ct.PodUID)
+		}
 	}
 	if !live || len(stale) > 0 {
 		// The owner is gone: so are its pods (background cascade), and
@@ -349,7 +387,7 @@ func (c *Controller) Reconcile(ctx context.Context, req reconcile.Request) (reco
 		} else {
 			c.dropEndpoints(in)
 			if obj != nil && obj.Object != nil && k.teardown != nil {
-				if err := k.teardown(Env{Store: c.cfg.Store, Ref: ref, Now: now}, obj.Object, podNames); err != nil {
+				if err := k.teardown(Env{Store: c.cfg.Store, Ref: ref, Now: now, OwnerUID: ownerUID(obj)}, obj.Object, podNames); err != nil {
 					return reconcile.Result{}, err
 				}
 			}
@@ -383,24 +421,47 @@ func (c *Controller) Reconcile(ctx context.Context, req reconcile.Request) (reco
 	keep := func(pod string) podruntime.PodSpec {
 		return podruntime.PodSpec{Namespace: ns, Name: pod, Owner: in.Owner, Template: tmpl, RestartPolicy: tmpl.Spec.RestartPolicy}
 	}
-	for _, p := range podNames {
+	readStatus := func(into any) error {
+		_, err := c.cfg.Store.ReadWorkloadStatus(ref, obj.Created, into)
+		return err
+	}
+	for i, p := range podNames {
+		if k.keep != nil {
+			if spec, ok := k.keep(obj.Object, readStatus, p, in.Observed[units[i].ct]); ok {
+				spec.Owner, spec.Namespace = in.Owner, ns
+				in.Pods = append(in.Pods, spec)
+				continue
+			}
+		}
 		in.Pods = append(in.Pods, keep(p))
 	}
 	// First pass: the pods the owner has, kept (restarted as their
 	// policy says) and observed.
 	res, syncErr := c.runtime.Sync(ctx, c.cfg.Docker, in)
-	busy, _ := c.runtime.Stopper().InFlight(req.Key)
-	pods := make([]workload.ObservedPod, len(in.Observed))
-	for i, ct := range in.Observed {
-		st := res.Pods[podNames[i]]
-		st.Terminating = busy[ct.ID]
-		pods[i] = workload.ObservedPod{Name: podNames[i], Labels: ct.Labels, Created: ct.Created, Status: st}
+	// Terminating is a removal in flight, never a liveness restart (the
+	// kubelet restarts a container in place: its pod stays).
+	_, removing := c.runtime.Stopper().InFlight(req.Key)
+	pods := make([]workload.ObservedPod, len(units))
+	unitCts := make([]dockerx.Container, len(units))
+	for i, u := range units {
+		ct := in.Observed[u.ct]
+		unitCts[i] = ct
+		st := res.Pods[u.name]
+		for _, id := range u.ids {
+			if _, ok := removing[id]; ok {
+				st.Terminating = true
+			}
+		}
+		pods[i] = workload.ObservedPod{Name: u.name, Labels: ct.Labels, Created: ct.Created, Status: st}
 	}
-	env := Env{Store: c.cfg.Store, Ref: ref, Now: now}
-	out, err := k.decide(env, obj, func(into any) error {
-		_, err := c.cfg.Store.ReadWorkloadStatus(ref, obj.Created, into)
-		return err
-	}, pods)
+	env := Env{Store: c.cfg.Store, Ref: ref, Now: now, OwnerUID: in.Owner.UID, Volumes: func() ([]dockerx.Volume, error) {
+		vols, err := c.cfg.Docker.ListVolumes(ctx, c.cfg.Instance)
+		if err != nil {
+			return nil, fmt.Errorf("listing volumes: %w", err)
+		}
+		return vols, nil
+	}}
+	out, err := k.decide(env, obj, readStatus, pods)
 	if err != nil {
 		return reconcile.Result{}, err
 	}
@@ -417,7 +478,7 @@ func (c *Controller) Reconcile(ctx context.Context, req reconcile.Request) (reco
 	}
 	// The tracker gets the pods as judged, before those the decision
 	// deletes are stopped (a Service stops routing to them first).
-	c.feedEndpoints(in, pods, del)
+	c.feedEndpoints(in, unitCts, pods, del)
 	wanted = append(wanted, out.Create...)
 	in.Pods = wanted
 	res2, err2 := c.runtime.Sync(ctx, c.cfg.Docker, in)
@@ -449,6 +510,26 @@ func (c *Controller) Reconcile(ctx context.Context, req reconcile.Request) (reco
 		c.cfg.Log.Warn("workload pods", "workload", req.Key, "err", syncErr)
 	}
 	return reconcile.Result{RequeueAfter: after}, nil
+}
+
+// podUnit is one observed pod of an owner: its name, the index in
+// SyncInput.Observed of the container that stands for it (its holder, or
+// its one container), and the IDs a stop of it is known by (its
+// containers', its holder pod's unit key).
+type podUnit struct {
+	name string
+	ct   int
+	ids  []string
+}
+
+// podBase is the name of the holder (or the one container) of the pod
+// container ct is of: a member is named after its holder
+// (dockerx.MemberName).
+func podBase(ct dockerx.Container) string {
+	if ct.Role != dockerx.RoleHolder && ct.ContainerName != "" {
+		return strings.TrimSuffix(ct.Name, "."+ct.ContainerName)
+	}
+	return ct.Name
 }
 
 // ownerUID is the incarnation of obj its pods are labelled with

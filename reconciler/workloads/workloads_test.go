@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	appsv1 "k8s.io/api/apps/v1"
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 
@@ -536,5 +537,69 @@ func TestJobCountsAFinishedPodOnceAfterItsContainerIsRemoved(t *testing.T) {
 				t.Errorf("%d pods ran, status count %d, %+v; want %d, %s", runs, tc.count(st), st.Conditions, tc.want, tc.done)
 			}
 		})
+	}
+}
+
+func TestPodOfSeveralContainersIsObservedWhole(t *testing.T) {
+	f := newFrame(t)
+	f.apply(`apiVersion: apps/v1
+kind: ReplicaSet
+metadata:
+  name: web
+spec:
+  replicas: 1
+  selector:
+    matchLabels: {app: web}
+  template:
+    metadata:
+      labels: {app: web}
+    spec:
+      initContainers:
+      - name: proxy
+        image: busybox
+        restartPolicy: Always
+      containers:
+      - name: app
+        image: busybox
+      - name: log
+        image: busybox
+`)
+	key := Key(store.KindReplicaSet, "default", "web")
+	for range 4 { // the holder, the sidecar, the app containers
+		f.sync(key)
+		f.advance(time.Second)
+	}
+	// The holder and its three members, made once each.
+	if n := len(f.owned(store.KindReplicaSet, "web")); n != 4 {
+		t.Errorf("%d containers, want the holder and its 3 members", n)
+	}
+	read := func() appsv1.ReplicaSetStatus {
+		t.Helper()
+		ref := store.ObjectRef{Kind: store.KindReplicaSet, Namespace: "default", Name: "web"}
+		obj, err := f.st.LookupObject(ref)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var st appsv1.ReplicaSetStatus
+		if _, err := f.st.ReadWorkloadStatus(ref, obj.Created, &st); err != nil {
+			t.Fatal(err)
+		}
+		return st
+	}
+	if st := read(); st.Replicas != 1 || st.ReadyReplicas != 1 {
+		t.Errorf("status replicas %d ready %d, want 1 pod of 4 containers, ready", st.Replicas, st.ReadyReplicas)
+	}
+	// One container of the pod exits: the pod is not ready, whichever
+	// container the list shows first.
+	for _, c := range f.running(store.KindReplicaSet, "web") {
+		if strings.HasSuffix(c.Name, ".log") {
+			if err := f.d.Exit(c.ID, 1); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	f.sync(key)
+	if st := read(); st.Replicas != 1 || st.ReadyReplicas != 0 {
+		t.Errorf("status replicas %d ready %d after a member exited, want 1 pod, not ready", st.Replicas, st.ReadyReplicas)
 	}
 }
