@@ -669,20 +669,13 @@ func (c *converter) serviceConfigs(s types.ServiceConfig, ps *manifests.PodSpec,
 // projectConfigs makes a ConfigMap of each config used, from its file,
 // its environment variable or its content; an external one must exist.
 func (c *converter) projectConfigs() error {
-	for _, name := range slices.Sorted(maps.Keys(c.p.Configs)) {
-		cfg := c.p.Configs[name]
-		if !c.configs[name] {
-			continue
-		}
-		key := "configs." + name
-		if cfg.External {
-			c.warn("", key, "external: no ConfigMap is made; create ConfigMap %q with key %q before the pods start", dns1123(cmpOr(cfg.Name, name)), secretKey(name))
-			continue
-		}
-		data, err := c.fileObject(key, types.FileObjectConfig(cfg))
-		if err != nil {
-			return err
-		}
+	all := map[string]types.FileObjectConfig{}
+	for name, cfg := range c.p.Configs {
+		all[name] = types.FileObjectConfig(cfg)
+	}
+	return c.projectFileObjects("configs", all, c.configs, func(name string, cfg types.FileObjectConfig) string {
+		return fmt.Sprintf("external: no ConfigMap is made; create ConfigMap %q with key %q before the pods start", dns1123(cmpOr(cfg.Name, name)), secretKey(name))
+	}, func(name string, data []byte) {
 		n := dns1123(name)
 		cm := &manifests.ConfigMap{APIVersion: manifests.CoreAPIVersion, Kind: manifests.KindConfigMap, Metadata: c.meta(n, "")}
 		if utf8.Valid(data) {
@@ -691,6 +684,29 @@ func (c *converter) projectConfigs() error {
 			cm.BinaryData = map[string][]byte{secretKey(name): data}
 		}
 		c.add(manifests.KindConfigMap, n, cm)
+	})
+}
+
+// projectFileObjects makes an object of each secret or config (all, of
+// the top-level section) a service uses, in name order, with emit; an
+// external one is warned, with what its warning says, and made of nothing.
+func (c *converter) projectFileObjects(section string, all map[string]types.FileObjectConfig, used map[string]bool,
+	external func(name string, cfg types.FileObjectConfig) string, emit func(name string, data []byte)) error {
+	for _, name := range slices.Sorted(maps.Keys(all)) {
+		cfg := all[name]
+		if !used[name] {
+			continue
+		}
+		key := section + "." + name
+		if cfg.External {
+			c.warn("", key, "%s", external(name, cfg))
+			continue
+		}
+		data, err := c.fileObject(key, cfg)
+		if err != nil {
+			return err
+		}
+		emit(name, data)
 	}
 	return nil
 }
@@ -742,26 +758,17 @@ func secretKey(name string) string {
 // projectSecrets makes a Secret of each secret used, from its file, its
 // environment variable or its content; an external one must exist.
 func (c *converter) projectSecrets() error {
-	for _, name := range slices.Sorted(maps.Keys(c.p.Secrets)) {
-		cfg := c.p.Secrets[name]
-		if !c.secrets[name] {
-			continue
-		}
-		key := "secrets." + name
-		if cfg.External {
-			c.warn("", key, "external: no Secret is made; create Secret %q with key %q before the pods start", c.secretName(name), secretKey(name))
-			continue
-		}
-		data, err := c.fileObject(key, types.FileObjectConfig(cfg))
-		if err != nil {
-			return err
-		}
-		n := dns1123(name)
-		sec := &manifests.Secret{APIVersion: manifests.CoreAPIVersion, Kind: manifests.KindSecret, Metadata: c.meta(n, ""),
-			Type: manifests.SecretTypeOpaque, Data: map[string][]byte{secretKey(name): data}}
-		c.add(manifests.KindSecret, n, sec)
+	all := map[string]types.FileObjectConfig{}
+	for name, cfg := range c.p.Secrets {
+		all[name] = types.FileObjectConfig(cfg)
 	}
-	return nil
+	return c.projectFileObjects("secrets", all, c.secrets, func(name string, _ types.FileObjectConfig) string {
+		return fmt.Sprintf("external: no Secret is made; create Secret %q with key %q before the pods start", c.secretName(name), secretKey(name))
+	}, func(name string, data []byte) {
+		n := dns1123(name)
+		c.add(manifests.KindSecret, n, &manifests.Secret{APIVersion: manifests.CoreAPIVersion, Kind: manifests.KindSecret, Metadata: c.meta(n, ""),
+			Type: manifests.SecretTypeOpaque, Data: map[string][]byte{secretKey(name): data}})
+	})
 }
 
 // projectVolumes makes a claim of each named volume used.
