@@ -197,7 +197,7 @@ func newGetCommand(g *globalOptions) *cobra.Command {
 			return errors.Join(missingNames(g, kind, names, p.printed)...)
 		},
 	}
-	cmd.Flags().StringVarP(&o.output, "output", "o", "table", "output format: table|wide|json|yaml|name|jsonpath=TEMPLATE|jsonpath-as-json=TEMPLATE|custom-columns=HEADER:PATH,…|custom-columns-file=FILE")
+	cmd.Flags().StringVarP(&o.output, "output", "o", "table", "output format: table|wide|json|yaml|name|jsonpath=TEMPLATE|jsonpath-as-json=TEMPLATE|custom-columns=HEADER:PATH,…|custom-columns-file=FILE|go-template=TEMPLATE|go-template-file=FILE")
 	cmd.Flags().BoolVar(&o.showLabels, "show-labels", false, "table and wide output: a last LABELS column with each object's labels")
 	cmd.Flags().StringSliceVarP(&o.labelColumns, "label-columns", "L", nil, "table and wide output: a column for each label key given (KEY[,KEY…]), headed by the key upper-cased")
 	cmd.Flags().BoolVar(&o.noHeaders, "no-headers", false, "table, wide and custom-columns output: no header line (with -w, never one)")
