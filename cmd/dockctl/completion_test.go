@@ -114,7 +114,7 @@ func TestCompletion(t *testing.T) {
 		{[]string{"get", "nope", ""}, "", nofile},
 		{[]string{"get", "-n", ""}, "default team", nofile},
 		{[]string{"get", "--namespace", "t"}, "team", nofile},
-		{[]string{"get", "-o", ""}, "table wide json yaml name jsonpath= jsonpath-as-json= custom-columns= custom-columns-file=", nofile},
+		{[]string{"get", "-o", ""}, "table wide json yaml name jsonpath= jsonpath-as-json= custom-columns= custom-columns-file= go-template= go-template-file=", nofile},
 		{[]string{"get", "-o", "j"}, "json jsonpath= jsonpath-as-json=", nofile},
 		{[]string{"get", "-o", "jsonp"}, "jsonpath= jsonpath-as-json=", nospace},
 		{[]string{"get", "-o", "custom"}, "custom-columns= custom-columns-file=", nospace},

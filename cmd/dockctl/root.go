@@ -69,7 +69,7 @@ func newRootCommand() *cobra.Command {
 		newSetCommand(g), newLabelCommand(g), newAnnotateCommand(g), newCompletionCommand(),
 		newPatchCommand(g), newEditCommand(g), newEventsCommand(g), newWaitCommand(g),
 		newTopCommand(g), newExplainCommand(), newExecCommand(g), newPortForwardCommand(g),
-		newInstallCommand(g), newUninstallCommand(g),
+		newInstallCommand(g), newUninstallCommand(g), newAPIResourcesCommand(),
 	)
 	registerCompletions(root, g)
 	return root
@@ -320,9 +320,9 @@ func flagError(cmd *cobra.Command, err error) error {
 	return &hintError{err: err, hint: fmt.Sprintf("See '%s --help' for usage.", cmd.CommandPath())}
 }
 
-// suggestAPIResources is kubectl's pointer to the list of the kinds;
-// dockctl has no api-resources, so until it has one it points at the
-// command's help, which names its kinds.
+// suggestAPIResources is kubectl's pointer to the list of the kinds
+// (api-resources; a root without it, as some tests build, points at the
+// command's help, which names its kinds).
 func suggestAPIResources(cmd *cobra.Command) string {
 	if siblingExists(cmd.Root(), "api-resources") {
 		return fmt.Sprintf("Use \"%s api-resources\" for a complete list of supported resources.", cmd.Root().Name())
