@@ -82,7 +82,8 @@ func newGetCommand(g *globalOptions) *cobra.Command {
 	o := &getOptions{}
 	cmd := &cobra.Command{
 		Use:   "get all|deployments|pods|containers|namespaces|services|endpoints|configmaps|secrets|pvc|events|manifests [NAME] [-l SELECTOR] [-n NAMESPACE | -A] [-w | --watch-only]",
-		Short: "List deployments, pods, containers, namespaces, services, endpoints, configmaps or secrets with their live status",
+		Short: "List objects of any kind (deployments, statefulsets, daemonsets, jobs, cronjobs, pods, services, ingresses, gateways…) with their live status",
+		Long:  "List objects with their live status, as kubectl get. " + kindsSentence(getKinds),
 		Example: `  # List the deployments of the default namespace
   dockctl get deployments
 

@@ -2,6 +2,7 @@ package main
 
 import (
 	"sort"
+	"strings"
 
 	"k8s.io/apimachinery/pkg/labels"
 
@@ -389,4 +390,11 @@ func (k *kindInfo) selectorParser() func(string) (labels.Selector, error) {
 		return k.parseSelector
 	}
 	return parseSelector
+}
+
+// kindsSentence is the sentence of a command's help that lists the kinds
+// it acts on (plurals, from the kind table), so that its help names every
+// kind the moment the table has it.
+func kindsSentence(plurals []string) string {
+	return "Kinds: " + strings.Join(plurals, ", ") + "."
 }
