@@ -546,12 +546,20 @@ var kindRefusals = map[string]func(r apiResource, name string) string{
 	"rollout resume": func(r apiResource, name string) string {
 		return fmt.Sprintf("%s %q resuming is not supported", r.qualified(), name)
 	},
+	"set env":       notTemplated,
+	"set resources": notTemplated,
 	"set image": func(r apiResource, name string) string {
 		if r.kind == "Pod" {
 			return "" // kubectl sets a pod's image; dockctl's pods are its deployments'
 		}
 		return fmt.Sprintf("%s/%s the object is not a pod or does not have a pod template: *v1.%s", r.resource, name, r.kind)
 	},
+}
+
+// notTemplated is kubectl set's refusal of an object without a pod
+// template.
+func notTemplated(r apiResource, name string) string {
+	return fmt.Sprintf("%s/%s the object is not a pod or does not have a pod template: *v1.%s", r.resource, name, r.kind)
 }
 
 // refuseKind words a kindError of cmd as kubectl's cmd does
