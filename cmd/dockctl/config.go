@@ -248,7 +248,7 @@ func newConfigViewCommand() *cobra.Command {
 
   # The configuration, as JSON
   dockctl config view -o json`,
-		Args:  cobra.NoArgs,
+		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			c, _, err := loadConfig()
 			if err != nil {
@@ -275,7 +275,7 @@ func newConfigCurrentContextCommand() *cobra.Command {
 		Short: "Print the name of the current context",
 		Example: `  # The current context's name
   dockctl config current-context`,
-		Args:  cobra.NoArgs,
+		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			c, _, err := loadConfig()
 			if err != nil {
@@ -296,7 +296,7 @@ func newConfigUseContextCommand() *cobra.Command {
 		Short: "Make a context the current one",
 		Example: `  # Switch to context ci
   dockctl config use-context ci`,
-		Args:  cobra.ExactArgs(1),
+		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			c, p, err := loadConfig()
 			if err != nil {
@@ -321,7 +321,7 @@ func newConfigGetContextsCommand() *cobra.Command {
 		Short: "List the contexts, the current one marked *",
 		Example: `  # Every context, with its namespace and instance
   dockctl config get-contexts`,
-		Args:  cobra.NoArgs,
+		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			c, _, err := loadConfig()
 			if err != nil {
