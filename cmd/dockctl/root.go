@@ -83,7 +83,7 @@ func newRootCommand() *cobra.Command {
 		newSetCommand(g), newLabelCommand(g), newAnnotateCommand(g), newCompletionCommand(),
 		newPatchCommand(g), newEditCommand(g), newEventsCommand(g), newWaitCommand(g),
 		newTopCommand(g), newExplainCommand(), newExecCommand(g), newPortForwardCommand(g),
-		newInstallCommand(g), newUninstallCommand(g), newAPIResourcesCommand(), newConfigCommand(),
+		newInstallCommand(g), newUninstallCommand(g), newAPIResourcesCommand(), newConfigCommand(), newCpCommand(g),
 	)
 	registerCompletions(root, g)
 	return root
