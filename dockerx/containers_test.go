@@ -257,6 +257,7 @@ func TestCreateContainerLogRotation(t *testing.T) {
 		})
 	}
 }
+
 // logsAPI records the options of each logs request.
 type logsAPI struct {
 	dockerAPI
