@@ -154,7 +154,7 @@ func setField(c map[string]any, field string, v any, empty bool) error {
 func newSetEnvCommand(g *globalOptions) *cobra.Command {
 	var (
 		containers, prefix string
-		from               []string
+		from, envFlags     []string
 		keys               []string
 		list, overwrite    bool
 	)
@@ -179,6 +179,17 @@ func newSetEnvCommand(g *globalOptions) *cobra.Command {
 			var resources []string
 			var env []corev1.EnvVar
 			var remove []string
+			// -e KEY=VALUE is kubectl's flag form of an argument KEY=VALUE.
+			for _, e := range envFlags {
+				k, v, ok := strings.Cut(e, "=")
+				if !ok {
+					return fmt.Errorf("environment variables must be of the form key=value: %s", e)
+				}
+				if err := validEnvName(k); err != nil {
+					return err
+				}
+				env = append(env, corev1.EnvVar{Name: k, Value: v})
+			}
 			for _, a := range args {
 				switch {
 				case strings.Contains(a, "="):
@@ -267,6 +278,7 @@ func newSetEnvCommand(g *globalOptions) *cobra.Command {
 		},
 	}
 	cmd.Flags().StringVarP(&containers, "containers", "c", "*", "the names of containers to change (a glob: * all, web-*)")
+	cmd.Flags().StringArrayVarP(&envFlags, "env", "e", nil, "a variable to set, KEY=VALUE (repeatable), as an argument KEY=VALUE")
 	cmd.Flags().StringArrayVar(&from, "from", nil, "a ConfigMap or Secret (configmap/NAME, secret/NAME): a variable per key, a reference to it (repeatable)")
 	cmd.Flags().StringSliceVar(&keys, "keys", nil, "with --from, only these keys")
 	cmd.Flags().StringVar(&prefix, "prefix", "", "prefix of the names of the variables set")

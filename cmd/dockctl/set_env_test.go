@@ -106,6 +106,7 @@ func TestSetEnvArguments(t *testing.T) {
 		{"from a configmap with a prefix", []string{"--from=configmap/app", "--prefix=APP_"}, "warning: key log.level transferred to LOG_LEVEL\n"},
 		{"from some keys of a secret", []string{"--from=secret/db", "--keys=password"}, "warning: key password transferred to PASSWORD\n"},
 		{"one container", []string{"X=1", "-c", "sidecar"}, ""},
+		{"a variable given with -e", []string{"-e", "B=two", "--env=D=4"}, ""},
 		{"a glob of containers and init containers", []string{"X=1", "-c", "[ms]*"}, ""},
 	} {
 		t.Run(tt.situation, func(t *testing.T) {
