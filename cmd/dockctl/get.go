@@ -81,9 +81,9 @@ func (o *getOptions) scope(g *globalOptions) string {
 func newGetCommand(g *globalOptions) *cobra.Command {
 	o := &getOptions{}
 	cmd := &cobra.Command{
-		Use:   "get all|deployments|pods|containers|namespaces|services|endpoints|configmaps|secrets|pvc|events|manifests [NAME] [-l SELECTOR] [-n NAMESPACE | -A] [-w | --watch-only]",
+		Use:   "get (all | KIND[,KIND…] [NAME…] | KIND/NAME…) [-l SELECTOR] [-n NAMESPACE | -A] [-w | --watch-only]",
 		Short: "List objects of any kind (deployments, statefulsets, daemonsets, jobs, cronjobs, pods, services, ingresses, gateways…) with their live status",
-		Long:  "List objects with their live status, as kubectl get. " + kindsSentence(getKinds),
+		Long:  "List objects with their live status, as kubectl get (all: the kinds of get all). " + kindsSentence(pluralsOf(kindNames(func(k *kindInfo) bool { return k.get != nil }))),
 		Example: `  # List the deployments of the default namespace
   dockctl get deployments
 
