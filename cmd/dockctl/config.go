@@ -41,27 +41,34 @@ type contextDetails struct {
 	Instance  string `json:"instance,omitempty"`
 }
 
-// configPath is where the configuration file is.
-func configPath() (string, error) {
+// configPath is where the configuration file is; "" when there is no
+// home to hold it ($HOME unset, as in the controller's FROM scratch
+// container, docs/cli.md install): then there is none, and every command
+// but config's works without.
+func configPath() string {
 	if p := os.Getenv("DOCKCTL_CONFIG"); p != "" {
-		return p, nil
+		return p
 	}
 	dir := os.Getenv("XDG_CONFIG_HOME")
 	if dir == "" {
 		home, err := os.UserHomeDir()
-		if err != nil {
-			return "", fmt.Errorf("locating the configuration file: %w (set DOCKCTL_CONFIG)", err)
+		if err != nil || home == "" {
+			return ""
 		}
 		dir = filepath.Join(home, ".config")
 	}
-	return filepath.Join(dir, "dockctl", "config.yaml"), nil
+	return filepath.Join(dir, "dockctl", "config.yaml")
 }
 
-// loadConfig reads the configuration file; a missing one is empty.
+// errNoConfigPath is config's error when there is no file to change.
+var errNoConfigPath = errors.New("no configuration file: set DOCKCTL_CONFIG, XDG_CONFIG_HOME or HOME")
+
+// loadConfig reads the configuration file; a missing one (or none, with
+// no home) is empty.
 func loadConfig() (*cliConfig, string, error) {
-	p, err := configPath()
-	if err != nil {
-		return nil, "", err
+	p := configPath()
+	if p == "" {
+		return &cliConfig{}, "", nil
 	}
 	b, err := os.ReadFile(p)
 	if errors.Is(err, fs.ErrNotExist) {
@@ -80,6 +87,9 @@ func loadConfig() (*cliConfig, string, error) {
 // save writes c to p, whole and atomically (a rename), creating its
 // directory.
 func (c *cliConfig) save(p string) error {
+	if p == "" {
+		return errNoConfigPath
+	}
 	b, err := yaml.Marshal(c)
 	if err != nil {
 		return err

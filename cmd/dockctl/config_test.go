@@ -153,3 +153,20 @@ func TestConfigErrors(t *testing.T) {
 		t.Errorf("a refused change wrote the configuration: %v", err)
 	}
 }
+
+// Without a home (the controller's FROM scratch container has no $HOME)
+// there is no configuration: commands work with the defaults, and only a
+// change of the configuration is refused.
+func TestNoHomeMeansNoConfiguration(t *testing.T) {
+	t.Setenv("DOCKCTL_CONFIG", "")
+	t.Setenv("XDG_CONFIG_HOME", "")
+	t.Setenv("HOME", "")
+	t.Setenv("DOCKCTL_NAMESPACE", "")
+	t.Setenv("DOCKCTL_INSTANCE", "")
+	if out, errOut, err := run(t, "", "--state-dir", t.TempDir(), "get", "ns", "-o", "name"); err != nil || out != "namespace/default\n" {
+		t.Errorf("get without a home: %q %v %s", out, err, errOut)
+	}
+	if _, _, err := run(t, "", "config", "set-context", "--current", "--namespace=team"); err == nil || err.Error() != errNoConfigPath.Error() {
+		t.Errorf("set-context without a home: %v, want %v", err, errNoConfigPath)
+	}
+}
