@@ -631,6 +631,9 @@ type LogsOptions struct {
 	Tail   string // "all", "" (all) or a line count
 	// Since, when set, leaves out the lines written before it.
 	Since time.Time
+	// Until, when set, leaves out the lines written at or after it (a
+	// container's earlier runs: logs --previous).
+	Until time.Time
 	// Timestamps prefixes each line with its RFC 3339 time (nanoseconds).
 	Timestamps bool
 }
@@ -646,6 +649,10 @@ func (c *Client) LogsWith(ctx context.Context, id string, o LogsOptions) (io.Rea
 		// The engine takes Unix seconds with a fraction.
 		since = fmt.Sprintf("%d.%09d", o.Since.Unix(), o.Since.Nanosecond())
 	}
+	var until string
+	if !o.Until.IsZero() {
+		until = fmt.Sprintf("%d.%09d", o.Until.Unix(), o.Until.Nanosecond())
+	}
 	copyLogs, err := c.logsCopier(ctx, id)
 	if err != nil {
 		return nil, err
@@ -654,7 +661,7 @@ func (c *Client) LogsWith(ctx context.Context, id string, o LogsOptions) (io.Rea
 	timer := time.AfterFunc(c.timeout, cancel)
 	rc, err := c.api.ContainerLogs(ctx, id, container.LogsOptions{
 		ShowStdout: true, ShowStderr: true, Follow: follow, Tail: tail,
-		Since: since, Timestamps: o.Timestamps,
+		Since: since, Until: until, Timestamps: o.Timestamps,
 	})
 	if !timer.Stop() && err == nil {
 		err = fmt.Errorf("opening the stream took longer than %s: %w", c.timeout, context.DeadlineExceeded)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"maps"
 	"reflect"
 	"strings"
@@ -254,5 +255,42 @@ func TestCreateContainerLogRotation(t *testing.T) {
 				t.Errorf("%d Info calls for two creates, want at most 1", f.infoCalls)
 			}
 		})
+	}
+}
+
+// logsAPI records the options of each logs request.
+type logsAPI struct {
+	dockerAPI
+	got []container.LogsOptions
+}
+
+func (f *logsAPI) ContainerInspect(context.Context, string) (container.InspectResponse, error) {
+	return container.InspectResponse{Config: &container.Config{Tty: true}}, nil
+}
+
+func (f *logsAPI) ContainerLogs(_ context.Context, _ string, o container.LogsOptions) (io.ReadCloser, error) {
+	f.got = append(f.got, o)
+	return io.NopCloser(strings.NewReader("")), nil
+}
+
+// LogsWith hands since and until to the Engine as Unix seconds with
+// nanoseconds (logs --since and --previous), and leaves them out unset.
+func TestLogsWithPassesSinceAndUntil(t *testing.T) {
+	api := &logsAPI{}
+	c := &Client{api: api, timeout: time.Second}
+	at := time.Unix(1700000000, 5)
+	for _, o := range []LogsOptions{{Since: at, Until: at.Add(time.Second)}, {}} {
+		rc, err := c.LogsWith(context.Background(), "id", o)
+		if err != nil {
+			t.Fatal(err)
+		}
+		io.Copy(io.Discard, rc)
+		rc.Close()
+	}
+	if g := api.got[0]; g.Since != "1700000000.000000005" || g.Until != "1700000001.000000005" {
+		t.Errorf("since %q until %q", g.Since, g.Until)
+	}
+	if g := api.got[1]; g.Since != "" || g.Until != "" {
+		t.Errorf("unset: since %q until %q", g.Since, g.Until)
 	}
 }

@@ -285,3 +285,24 @@ func (n *negotiating) Events(ctx context.Context, o events.ListOptions) (<-chan 
 	}
 	return n.Client.Events(ctx, o)
 }
+
+func (n *negotiating) ContainerStatPath(ctx context.Context, id, path string) (container.PathStat, error) {
+	if err := n.negotiate(ctx); err != nil {
+		return container.PathStat{}, err
+	}
+	return n.Client.ContainerStatPath(ctx, id, path)
+}
+
+func (n *negotiating) CopyFromContainer(ctx context.Context, id, path string) (io.ReadCloser, container.PathStat, error) {
+	if err := n.negotiate(ctx); err != nil {
+		return nil, container.PathStat{}, err
+	}
+	return n.Client.CopyFromContainer(ctx, id, path)
+}
+
+func (n *negotiating) CopyToContainer(ctx context.Context, id, path string, content io.Reader, o container.CopyToContainerOptions) error {
+	if err := n.negotiate(ctx); err != nil {
+		return err
+	}
+	return n.Client.CopyToContainer(ctx, id, path, content, o)
+}

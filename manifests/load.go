@@ -107,7 +107,7 @@ func LoadAll(paths []string, stdin io.Reader, opts LoadOptions) ([]*Document, []
 			add(StdinName, data)
 			continue
 		}
-		files, err := expand(p)
+		files, err := expand(p, opts.TopLevelOnly)
 		if err != nil {
 			errs = append(errs, &FieldError{File: p, Msg: err.Error()})
 		}
@@ -135,6 +135,11 @@ func LoadAll(paths []string, stdin io.Reader, opts LoadOptions) ([]*Document, []
 // directory below path that cannot be listed is returned in unreadable
 // (its path, why), beside the files found elsewhere: a partial list.
 func ExpandPath(path string) (files []string, unreadable map[string]error, err error) {
+	return expandPath(path, false)
+}
+
+// expandPath is ExpandPath, of path's own files only when topOnly.
+func expandPath(path string, topOnly bool) (files []string, unreadable map[string]error, err error) {
 	fi, err := os.Stat(path)
 	if err != nil {
 		return nil, nil, statErr(path, err)
@@ -152,6 +157,9 @@ func ExpandPath(path string) (files []string, unreadable map[string]error, err e
 				unreadable[p] = pathErr(werr)
 			}
 			return nil
+		}
+		if d.IsDir() && topOnly && p != path {
+			return fs.SkipDir
 		}
 		if d.IsDir() || !isManifestName(p) {
 			return nil
@@ -183,8 +191,8 @@ func ExpandPath(path string) (files []string, unreadable map[string]error, err e
 
 // expand turns a path into the files it names. A directory that cannot be
 // fully walked still yields the files found, alongside the error.
-func expand(p string) ([]string, error) {
-	files, unreadable, err := ExpandPath(p)
+func expand(p string, topOnly bool) ([]string, error) {
+	files, unreadable, err := expandPath(p, topOnly)
 	if err != nil {
 		return nil, err
 	}

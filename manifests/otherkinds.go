@@ -62,6 +62,10 @@ type LoadOptions struct {
 	// with a warning, instead of refusing the whole input
 	// (--skip-unsupported).
 	SkipUnsupported bool
+	// TopLevelOnly reads only a directory's own files, not those of its
+	// subdirectories: kubectl's -f DIR without -R (dockctl's -f DIR
+	// recurses unless --recursive=false is given, as it always has).
+	TopLevelOnly bool
 }
 
 // Skipped is an object that was read but is not applied.

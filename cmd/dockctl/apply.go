@@ -35,7 +35,7 @@ func newApplyCommand(g *globalOptions) *cobra.Command {
 	o := &applyOptions{}
 	cmd := &cobra.Command{
 		Use:   "apply -f PATH [-f PATH…] [--prune --all|-l SELECTOR]",
-		Short: "Record the desired state of deployments, services, namespaces, configmaps, secrets and claims from manifest files",
+		Short: "Record the desired state of the objects of manifest files (deployments, statefulsets, jobs, services, ingresses…)",
 		Example: `  # Apply a manifest, and wait until its deployments are rolled out
   dockctl apply -f web.yaml --wait
 
@@ -49,9 +49,10 @@ func newApplyCommand(g *globalOptions) *cobra.Command {
   # Apply a directory and delete what it no longer declares, among the objects labeled app=web
   dockctl apply -f k8s/ --prune -l app=web`,
 		Long: "Validate every document of every file first; if any is invalid nothing is stored.\n" +
-			"PATH is a file, a directory (recursively: *.yaml, *.yml, *.json) or - for standard input.\n" +
+			"PATH is a file, a directory (with its subdirectories, -R, unless --recursive=false: *.yaml, *.yml, *.json) or - for standard input.\n" +
 			"Namespaces are stored first, then configmaps, secrets and claims, then services, then deployments, as one unit. An object that names\n" +
-			"no namespace goes to -n's (default \"default\"); one that names another than -n given is refused.",
+			"no namespace goes to -n's (default \"default\"); one that names another than -n given is refused.\n\n" +
+			kindsSentence(pluralsOf(kindNames(func(k *kindInfo) bool { return k.manifest != "" }))),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			// kubectl's words.
 			if len(args) > 0 {

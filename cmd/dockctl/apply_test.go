@@ -2,6 +2,8 @@ package main
 
 import (
 	"errors"
+	"os"
+	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
@@ -142,5 +144,45 @@ func TestDiffShowsEveryStoredKind(t *testing.T) {
 	}
 	if strings.Contains(out, "persistentvolumeclaim/") || strings.Contains(out, "secret/") {
 		t.Errorf("diff shows unchanged objects:\n%s", out)
+	}
+}
+
+// apply -f DIR reads DIR's subdirectories too, as dockctl always has;
+// -R says so explicitly, and --recursive=false reads DIR's own files only
+// (kubectl's default). diff and delete -f read the same files.
+func TestApplyRecursiveFlag(t *testing.T) {
+	dir := t.TempDir()
+	if err := os.MkdirAll(filepath.Join(dir, "sub"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for p, name := range map[string]string{"a.yaml": "top", "sub/b.yaml": "nested"} {
+		doc := "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: " + name + "}\n"
+		if err := os.WriteFile(filepath.Join(dir, p), []byte(doc), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, tt := range []struct {
+		flags []string
+		want  string
+	}{
+		{nil, "configmap/top created (dry run)\nconfigmap/nested created (dry run)\n"},
+		{[]string{"-R"}, "configmap/top created (dry run)\nconfigmap/nested created (dry run)\n"},
+		{[]string{"--recursive=true"}, "configmap/top created (dry run)\nconfigmap/nested created (dry run)\n"},
+		{[]string{"--recursive=false"}, "configmap/top created (dry run)\n"},
+	} {
+		t.Run(strings.Join(append([]string{"apply"}, tt.flags...), " "), func(t *testing.T) {
+			out, errOut, err := run(t, "", append([]string{"--state-dir", t.TempDir(), "apply", "-f", dir, "--dry-run"}, tt.flags...)...)
+			if err != nil || out != tt.want {
+				t.Errorf("%q %v %s, want %q", out, err, errOut, tt.want)
+			}
+		})
+	}
+	state := t.TempDir()
+	if _, errOut, err := run(t, "", "--state-dir", state, "apply", "-f", dir); err != nil {
+		t.Fatalf("%v %s", err, errOut)
+	}
+	out, errOut, err := run(t, "", "--state-dir", state, "delete", "-f", dir, "--recursive=false")
+	if err != nil || !strings.Contains(out, "top") || strings.Contains(out, "nested") {
+		t.Errorf("delete -f --recursive=false: %q %v %s, want top deleted only", out, err, errOut)
 	}
 }

@@ -64,7 +64,7 @@ const completionDockerTimeout = 1500 * time.Millisecond
 
 // outputFormats are what get's -o accepts (newPrinter); the ones that take
 // a value end with "=".
-var outputFormats = []string{"table", "wide", "json", "yaml", "name", "jsonpath=", "jsonpath-as-json=", "custom-columns=", "custom-columns-file="}
+var outputFormats = []string{"table", "wide", "json", "yaml", "name", "jsonpath=", "jsonpath-as-json=", "custom-columns=", "custom-columns-file=", "go-template=", "go-template-file="}
 
 // registerCompletions gives the commands of root their completions of
 // arguments and flags. It never fails a completion: what cannot be read is

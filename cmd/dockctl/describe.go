@@ -25,8 +25,10 @@ import (
 
 func newDescribeCommand(g *globalOptions) *cobra.Command {
 	return &cobra.Command{
-		Use:   "describe deployment NAME | describe pod NAME | describe service NAME | describe endpoints NAME | describe namespace NAME | describe configmap NAME | describe secret NAME | describe pvc NAME",
-		Short: "Show a deployment's spec, status, conditions and containers, a pod's containers and their states, a service's ports, endpoints and conditions, or a namespace",
+		Use:   "describe KIND NAME… | KIND/NAME…",
+		Short: "Show an object in detail: spec, status, conditions, its pods' containers and states, and its events",
+		Long: "Show an object in detail, as kubectl describe: a deployment's spec, status, conditions and containers, a pod's\n" +
+			"containers and their states, a service's ports, endpoints and conditions… and the events about it. " + kindsSentence(descKinds),
 		Example: `  # Describe deployment web
   dockctl describe deployment web
 

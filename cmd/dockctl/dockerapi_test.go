@@ -67,6 +67,13 @@ type fakeCtr struct {
 	summary container.Summary
 	logs    []logLine
 	stats   fakeStats
+	// files are the container's filesystem for the archive endpoints
+	// (cp): by absolute path, a directory's entry ending the path with
+	// nothing (dirs holds it). archive, when set, is what a GET of any
+	// path answers, as it is (a test's crafted tar).
+	files   map[string][]byte
+	dirs    map[string]bool
+	archive []byte
 }
 
 // fakeStats is the usage the stats endpoint reports for a container: CPU
@@ -155,6 +162,8 @@ func (d *dockerAPI) serve(w http.ResponseWriter, r *http.Request) {
 		d.inspect(w, parts[1])
 	case len(parts) == 3 && parts[0] == "containers" && parts[2] == "stats":
 		d.stats(w, r, parts[1])
+	case len(parts) == 3 && parts[0] == "containers" && parts[2] == "archive":
+		d.archive(w, r, parts[1])
 	case len(parts) == 2 && parts[0] == "containers" && r.Method == http.MethodDelete:
 		d.mu.Lock()
 		c, ok := d.ctrs[parts[1]]

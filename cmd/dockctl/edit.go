@@ -18,12 +18,12 @@ import (
 func newEditCommand(g *globalOptions) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "edit KIND NAME",
-		Short: "Edit a stored object (deployments, services, namespaces, configmaps, secrets, pvc) in your editor",
+		Short: "Edit a stored object (deployments, statefulsets, services, ingresses…) in your editor",
 		Long: "Write the object as `get -o yaml` shows it (less the status Docker reports; a Secret's data base64, as kubectl shows\n" +
 			"it) to a temporary file and open it in $KUBE_EDITOR, else $EDITOR, else vi. On save the object is stored as `apply -f`\n" +
 			"of it would: validated in full, a changed pod template rolled out, a change of metadata alone not. An invalid object\n" +
 			"reopens the file with the errors at the top; saving it again unchanged gives up (exit 1). Saving the file unchanged,\n" +
-			"or empty, cancels the edit.",
+			"or empty, cancels the edit.\n\n" + kindsSentence(storeKindWords),
 		Example: `  # Edit deployment web
   dockctl edit deployment web
 

@@ -33,7 +33,10 @@ func newExplainCommand() *cobra.Command {
 			// kubectl explain's Validate.
 			switch len(args) {
 			case 0:
-				return fmt.Errorf("You must specify the type of resource to explain. %s", suggestAPIResources(cmd))
+				// kubectl's words, pointing at explain's help rather than
+				// api-resources: explain covers the kinds manifests hold,
+				// fewer than api-resources lists.
+				return fmt.Errorf("You must specify the type of resource to explain. Use \"%s --help\" for a complete list of supported resources.", cmd.CommandPath())
 			case 1:
 				return nil
 			}

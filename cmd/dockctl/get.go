@@ -81,8 +81,9 @@ func (o *getOptions) scope(g *globalOptions) string {
 func newGetCommand(g *globalOptions) *cobra.Command {
 	o := &getOptions{}
 	cmd := &cobra.Command{
-		Use:   "get all|deployments|pods|containers|namespaces|services|endpoints|configmaps|secrets|pvc|events|manifests [NAME] [-l SELECTOR] [-n NAMESPACE | -A] [-w | --watch-only]",
-		Short: "List deployments, pods, containers, namespaces, services, endpoints, configmaps or secrets with their live status",
+		Use:   "get (all | KIND[,KIND…] [NAME…] | KIND/NAME…) [-l SELECTOR] [-n NAMESPACE | -A] [-w | --watch-only]",
+		Short: "List objects of any kind (deployments, statefulsets, daemonsets, jobs, cronjobs, pods, services, ingresses, gateways…) with their live status",
+		Long:  "List objects with their live status, as kubectl get (all: the kinds of get all). " + kindsSentence(pluralsOf(kindNames(func(k *kindInfo) bool { return k.get != nil }))),
 		Example: `  # List the deployments of the default namespace
   dockctl get deployments
 
@@ -197,7 +198,7 @@ func newGetCommand(g *globalOptions) *cobra.Command {
 			return errors.Join(missingNames(g, kind, names, p.printed)...)
 		},
 	}
-	cmd.Flags().StringVarP(&o.output, "output", "o", "table", "output format: table|wide|json|yaml|name|jsonpath=TEMPLATE|jsonpath-as-json=TEMPLATE|custom-columns=HEADER:PATH,…|custom-columns-file=FILE")
+	cmd.Flags().StringVarP(&o.output, "output", "o", "table", "output format: table|wide|json|yaml|name|jsonpath=TEMPLATE|jsonpath-as-json=TEMPLATE|custom-columns=HEADER:PATH,…|custom-columns-file=FILE|go-template=TEMPLATE|go-template-file=FILE")
 	cmd.Flags().BoolVar(&o.showLabels, "show-labels", false, "table and wide output: a last LABELS column with each object's labels")
 	cmd.Flags().StringSliceVarP(&o.labelColumns, "label-columns", "L", nil, "table and wide output: a column for each label key given (KEY[,KEY…]), headed by the key upper-cased")
 	cmd.Flags().BoolVar(&o.noHeaders, "no-headers", false, "table, wide and custom-columns output: no header line (with -w, never one)")

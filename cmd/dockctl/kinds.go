@@ -2,6 +2,7 @@ package main
 
 import (
 	"sort"
+	"strings"
 
 	"k8s.io/apimachinery/pkg/labels"
 
@@ -97,6 +98,11 @@ type kindInfo struct {
 	targetPorts func(snap *snapshot, g *globalOptions, name string, specs []string, p podPorts) ([]string, error)
 	// completed: the shell completion of get offers it.
 	completed bool
+	// podTemplate is the path of the pod template in the stored object
+	// (spec.template; a CronJob's spec.jobTemplate.spec.template), which
+	// set env and set resources change (set_env.go); "": the kind has
+	// none, and they refuse it.
+	podTemplate []string
 	// writeOrder places the kind in the lists of the verbs that change
 	// objects (delete, label, patch, edit, explain), which kubectl's
 	// messages and completions give in another order than get's and
@@ -122,6 +128,7 @@ func kindTable() []*kindInfo {
 			top:            &deploymentTop,
 			logs:           &deploymentLogs,
 			containerNames: (*globalOptions).deploymentContainerNames,
+			podTemplate:    specTemplate,
 			completed:      true, writeOrder: 0},
 		{name: kindPod, aliases: []string{"pods", "po"},
 			api:        apiResource{"Pod", "pods", "", "v1", true},
@@ -189,15 +196,15 @@ func kindTable() []*kindInfo {
 			delete:    true,
 			completed: true, writeOrder: 8},
 		workloadKindInfo(&daemonSetView, kindDaemonSet, []string{"daemonsets", "ds", "daemonset.apps", "daemonsets.apps"},
-			apiResource{"DaemonSet", "daemonsets", "apps", "v1", true}, 2, 11),
+			apiResource{"DaemonSet", "daemonsets", "apps", "v1", true}, specTemplate, 2, 11),
 		workloadKindInfo(&replicaSetView, kindReplicaSet, []string{"replicasets", "rs", "replicaset.apps", "replicasets.apps"},
-			apiResource{"ReplicaSet", "replicasets", "apps", "v1", true}, 4, 12),
+			apiResource{"ReplicaSet", "replicasets", "apps", "v1", true}, specTemplate, 4, 12),
 		workloadKindInfo(&statefulSetView, kindStatefulSet, []string{"statefulsets", "sts", "statefulset.apps", "statefulsets.apps"},
-			apiResource{"StatefulSet", "statefulsets", "apps", "v1", true}, 5, 13),
+			apiResource{"StatefulSet", "statefulsets", "apps", "v1", true}, specTemplate, 5, 13),
 		workloadKindInfo(&cronJobView, kindCronJob, []string{"cronjobs", "cj", "cronjob.batch", "cronjobs.batch"},
-			apiResource{"CronJob", "cronjobs", "batch", "v1", true}, 6, 14),
+			apiResource{"CronJob", "cronjobs", "batch", "v1", true}, []string{"spec", "jobTemplate", "spec", "template"}, 6, 14),
 		workloadKindInfo(&jobView, kindJob, []string{"jobs", "job.batch", "jobs.batch"},
-			apiResource{"Job", "jobs", "batch", "v1", true}, 7, 15),
+			apiResource{"Job", "jobs", "batch", "v1", true}, specTemplate, 7, 15),
 		{name: kindManifests, aliases: []string{"manifestssource", "manifestssources"},
 			api:        apiResource{"ManifestsSource", "manifestssources", "dockctl.io", "v1", false},
 			get:        getManifests,
@@ -212,12 +219,15 @@ func kindTable() []*kindInfo {
 // workloadKindInfo is the entry of a workload kind beyond Deployment:
 // stored, listed by get (and get all at place all), described, deleted,
 // patched and labelled as any stored kind.
-func workloadKindInfo(v *workloadView, name string, aliases []string, api apiResource, all, writeOrder int) *kindInfo {
-	return &kindInfo{name: name, aliases: aliases, api: api,
+func workloadKindInfo(v *workloadView, name string, aliases []string, api apiResource, podTemplate []string, all, writeOrder int) *kindInfo {
+	return &kindInfo{name: name, aliases: aliases, api: api, podTemplate: podTemplate,
 		get: v.getter(), categories: map[string]int{"all": all}, store: v.kind, manifest: v.kind, event: v.kind,
 		describe: v.describer(), delete: true, completed: true, writeOrder: writeOrder,
 		podsOf: podsOfWorkload(v.kind), logs: workloadLogs(v.kind)}
 }
+
+// specTemplate is the path of the pod template of most workload kinds.
+var specTemplate = []string{"spec", "template"}
 
 // kindNames are the CLI's words of the kinds for which has holds, in
 // kinds' order.
@@ -290,6 +300,8 @@ var (
 	logsKinds []string
 	// podTargetKinds are the kinds of exec and port-forward's KIND/NAME.
 	podTargetKinds []string
+	// templateKinds are the kinds set env and set resources change.
+	templateKinds []string
 )
 
 // The kinds each command completes, in kubectl's plural spelling.
@@ -336,6 +348,7 @@ func init() {
 	waitKinds = kindNames(func(k *kindInfo) bool { return k.wait != nil })
 	logsKinds = kindNames(func(k *kindInfo) bool { return k.logs != nil })
 	podTargetKinds = kindNames(func(k *kindInfo) bool { return k.podsOf != nil })
+	templateKinds = kindNames(func(k *kindInfo) bool { return k.podTemplate != nil })
 
 	getKinds = pluralsOf(kindNames(func(k *kindInfo) bool { return k.completed }))
 	storeKindWords = pluralsOf(patchKinds)
@@ -389,4 +402,11 @@ func (k *kindInfo) selectorParser() func(string) (labels.Selector, error) {
 		return k.parseSelector
 	}
 	return parseSelector
+}
+
+// kindsSentence is the sentence of a command's help that lists the kinds
+// it acts on (plurals, from the kind table), so that its help names every
+// kind the moment the table has it.
+func kindsSentence(plurals []string) string {
+	return "Kinds: " + strings.Join(plurals, ", ") + "."
 }

@@ -83,10 +83,8 @@ var kubectlCases = []kubectlCase{
 error: Required resource not specified.
 Use "kubectl explain <resource>" for a detailed description of that resource (e.g. kubectl explain pods).
 See 'kubectl get -h' for help and examples
-exit 1`, why: "dockctl has no api-resources (until it has, the command's help lists the kinds); explain covers the kinds dockctl accepts from files, so its example names deployments, not pods"},
-	{situation: "describe without a kind", args: []string{"describe"},
-		kubectl: `error: You must specify the type of resource to describe. Use "kubectl api-resources" for a complete list of supported resources.
-exit 1`, why: "dockctl has no api-resources"},
+exit 1`, why: "explain covers the kinds dockctl accepts from files, so its example names deployments, not pods"},
+	{situation: "describe without a kind", args: []string{"describe"}},
 	{situation: "describe of a kind without a name", args: []string{"describe", "deployments"},
 		kubectl: "(describes every deployment of the namespace)", why: "dockctl describes named objects only"},
 	{situation: "delete of nothing", args: []string{"delete"}},

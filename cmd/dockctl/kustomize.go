@@ -6,6 +6,7 @@ import (
 	"io"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 
 	"github.com/dockctl/dockctl/internal/kustomize"
 	"github.com/dockctl/dockctl/manifests"
@@ -17,11 +18,20 @@ import (
 type input struct {
 	files     []string
 	kustomize string
+	// recursive is -R: a directory of -f is read with its
+	// subdirectories. It is dockctl's default (as it has always been);
+	// kubectl's, reading a directory's own files only, is
+	// --recursive=false (recursiveFlag tells whether it was given).
+	recursive     bool
+	recursiveFlag *pflag.Flag
 }
 
 // addFlags adds -f (described by fileUsage) and -k.
 func (in *input) addFlags(cmd *cobra.Command, fileUsage string) {
 	cmd.Flags().StringSliceVarP(&in.files, "filename", "f", nil, fileUsage)
+	cmd.Flags().BoolVarP(&in.recursive, "recursive", "R", true,
+		"read the directories of -f with their subdirectories (dockctl's default; --recursive=false: a directory's own files only, kubectl's default)")
+	in.recursiveFlag = cmd.Flags().Lookup("recursive")
 	cmd.Flags().StringVarP(&in.kustomize, "kustomize", "k", "", "a kustomization directory: its kustomize build (generators run, transformers applied, as kubectl -k); cannot be used with -f")
 }
 
@@ -47,6 +57,7 @@ func (in *input) String() string {
 // load decodes the input's documents: -k's kustomize build, or -f's files.
 func (in *input) load(stdin io.Reader, opts manifests.LoadOptions) ([]*manifests.Document, []manifests.Skipped, error) {
 	if in.kustomize == "" {
+		opts.TopLevelOnly = in.recursiveFlag != nil && in.recursiveFlag.Changed && !in.recursive
 		return loadManifests(in.files, stdin, opts)
 	}
 	data, err := kustomize.Build(in.kustomize)

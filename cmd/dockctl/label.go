@@ -51,8 +51,10 @@ func newMetaCommand(g *globalOptions, v metaVerb, example string) *cobra.Command
 	var overwrite bool
 	cmd := &cobra.Command{
 		Use: v.verb + " KIND NAME KEY=VAL… [KEY-…] [--overwrite]",
-		Short: fmt.Sprintf("Add, change (--overwrite) or remove (KEY-) %ss of an object's metadata (deployments, services, namespaces, configmaps, secrets, pvc)",
+		Short: fmt.Sprintf("Add, change (--overwrite) or remove (KEY-) %ss of a stored object's metadata (deployments, statefulsets, services, ingresses…)",
 			v.noun),
+		Long: fmt.Sprintf("Add, change (--overwrite) or remove (KEY-) %ss of a stored object's metadata, as kubectl %s. ", v.noun, v.verb) +
+			kindsSentence(storeKindWords),
 		Example: example,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			var resource, pairs []string

@@ -38,6 +38,9 @@ type logsOptions struct {
 	// ignoreErrors prints a stream's error as a line and goes on with
 	// the others.
 	ignoreErrors bool
+	// previous is -p: the lines of the container's runs before its
+	// current one (previousRun).
+	previous bool
 }
 
 // selectorTail is kubectl's --tail when a selector picks the pods and
@@ -240,6 +243,8 @@ func newLogsCommand(g *globalOptions) *cobra.Command {
 	cmd.Flags().BoolVar(&o.prefix, "prefix", false, "prefix each line with its source, [pod/NAME/CONTAINER] "+
 		"(default for a deployment's replicas and --all-containers; --prefix=false turns it off)")
 	cmd.Flags().IntVar(&o.maxLogRequests, "max-log-requests", defaultMaxLogRequests, "the most log streams -f follows at once, of -l or of one pod's --all-containers; a deployment's replicas count as one pod (more is an error, as in kubectl)")
+	cmd.Flags().BoolVarP(&o.previous, "previous", "p", false, "the lines of the container's runs before its current one: of a container waiting to restart its exited run; "+
+		"of one that restarted the runs before the current one (all of them: Docker keeps one log per container); none: an error, as kubectl")
 	cmd.Flags().BoolVar(&o.ignoreErrors, "ignore-errors", false, "print a container's log error as an \"error: …\" line and go on with the others, instead of stopping")
 	return cmd
 }
@@ -271,6 +276,49 @@ type logStream struct {
 	// container is not there): reported at its turn, as kubectl reports
 	// the API server's refusal of that one stream.
 	err error
+	// previous, for -p, are the lines of the container's earlier runs.
+	previous *logWindow
+}
+
+// logWindow is a part of a container's log by the time of its lines:
+// those written at or after since (zero: from the first) and before
+// until (zero: to the last).
+type logWindow struct{ since, until time.Time }
+
+// previousRun is -p's part of container pc of pod e: the lines of its
+// runs before the current one. A dockctl container restarts in place
+// (docs/design.md §8: the controller starts the exited container again),
+// and Docker keeps one log for every run of a container, so these are
+// there: of a container waiting to restart (kubectl's last state
+// terminated), its exited run's, from its start; of a running container
+// that restarted, those written before its current run started — every
+// earlier run's when it restarted more than once (notice says so), where
+// kubectl's kubelet keeps the one before only. A container that never
+// restarted, or was made anew (its log gone with the one it replaced),
+// has none: kubectl's error.
+func previousRun(snap *snapshot, e podEntry, pc podruntime.PodContainer) (*logWindow, string, error) {
+	c := pc.Container
+	var d *dockerx.ContainerDetails
+	if c != nil {
+		snap.inspect([]podEntry{e})
+		d = snap.containerDetails(c)
+	}
+	if d != nil && !d.StartedAt.IsZero() {
+		state, last := e.ContainerState(pc)
+		switch {
+		case last.Terminated != nil:
+			return &logWindow{since: d.StartedAt}, "", nil
+		case state.Running != nil && pc.View.Restarts > 0:
+			notice := ""
+			if pc.View.Restarts > 1 {
+				notice = fmt.Sprintf("container %q in pod %q restarted %d times: its previous logs are those of every earlier run (Docker keeps one log per container)",
+					pc.DisplayName(), e.Name, pc.View.Restarts)
+			}
+			return &logWindow{until: d.StartedAt}, notice, nil
+		}
+	}
+	// kubectl's words.
+	return nil, "", fmt.Errorf("previous terminated container %q in pod %q not found", pc.DisplayName(), e.Name)
 }
 
 // logPods returns the pods whose logs `logs` prints: the one named, the
@@ -314,7 +362,15 @@ func logStreams(g *globalOptions, snap *snapshot, kind, name string, o *logsOpti
 		for _, e := range pods {
 			for _, pc := range e.Containers {
 				if c := pc.Container; c != nil {
-					out = append(out, logStream{id: c.ID, name: c.Name, prefix: prefix(e, pc), replica: replicaOf(kind, e)})
+					s := logStream{id: c.ID, name: c.Name, prefix: prefix(e, pc), replica: replicaOf(kind, e)}
+					if o.previous {
+						w, notice, err := previousRun(snap, e, pc)
+						if err != nil {
+							return nil, err
+						}
+						s.previous, s.notice = w, notice
+					}
+					out = append(out, s)
 				}
 			}
 		}
@@ -331,6 +387,22 @@ func logStreams(g *globalOptions, snap *snapshot, kind, name string, o *logsOpti
 			err, missing = notCreated(e, pc), true
 		}
 		switch {
+		case err == nil && o.previous:
+			w, pnotice, perr := previousRun(snap, e, pc)
+			if perr != nil {
+				if kind == "" {
+					out = append(out, logStream{name: e.Name, err: perr})
+					continue
+				}
+				return nil, perr
+			}
+			c := pc.Container
+			if notice == "" {
+				notice = pnotice
+			} else if pnotice != "" {
+				notice += "\n" + pnotice
+			}
+			out = append(out, logStream{id: c.ID, name: c.Name, prefix: prefix(e, pc), notice: notice, replica: replicaOf(kind, e), previous: w})
 		case err == nil:
 			c := pc.Container
 			out = append(out, logStream{id: c.ID, name: c.Name, prefix: prefix(e, pc), notice: notice, replica: replicaOf(kind, e)})
@@ -462,6 +534,19 @@ type logSource interface {
 	LogsWith(ctx context.Context, id string, o dockerx.LogsOptions) (io.ReadCloser, error)
 }
 
+// options are the Docker options of s's lines: opts, within its previous
+// window for -p, not followed (the run is over).
+func (s logStream) options(opts dockerx.LogsOptions) dockerx.LogsOptions {
+	if w := s.previous; w != nil {
+		opts.Follow = false
+		if w.since.After(opts.Since) {
+			opts.Since = w.since
+		}
+		opts.Until = w.until
+	}
+	return opts
+}
+
 // printLogs prints the streams' logs. Without -f one after the other, in
 // order, as kubectl prints a pod's containers; with -f all at once, lines
 // interleaved but each whole, at most --max-log-requests of kubectl's
@@ -492,7 +577,7 @@ func printLogs(ctx context.Context, cli logSource, streams []logStream, o *logsO
 		if s.err != nil {
 			return nil, s.err
 		}
-		rc, err := cli.LogsWith(ctx, s.id, opts)
+		rc, err := cli.LogsWith(ctx, s.id, s.options(opts))
 		if err != nil {
 			return nil, fmt.Errorf("logs %s: %w", s.name, err)
 		}

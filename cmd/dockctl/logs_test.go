@@ -532,3 +532,108 @@ func TestLogsFollowOfADeploymentNotLimitedByMaxLogRequests(t *testing.T) {
 		t.Errorf("printed %d replicas' lines, want 6:\n%s", n, out)
 	}
 }
+
+// timedLogs serves each container's lines by the time Docker recorded
+// them, within the options' since and until, as Docker's logs endpoint;
+// it records the options of each request.
+type timedLogs struct {
+	lines map[string][]timedLine
+	opts  []dockerx.LogsOptions
+}
+
+type timedLine struct {
+	at   time.Time
+	text string
+}
+
+func (l *timedLogs) LogsWith(_ context.Context, id string, o dockerx.LogsOptions) (io.ReadCloser, error) {
+	l.opts = append(l.opts, o)
+	var b strings.Builder
+	for _, line := range l.lines[id] {
+		if (!o.Since.IsZero() && line.at.Before(o.Since)) || (!o.Until.IsZero() && !line.at.Before(o.Until)) {
+			continue
+		}
+		b.WriteString(line.text + "\n")
+	}
+	return io.NopCloser(strings.NewReader(b.String())), nil
+}
+
+// logs -p prints a container's earlier runs, which Docker keeps in the
+// container's one log (dockctl restarts a container in place): of a
+// container waiting to restart its exited run, of a running one that
+// restarted what it wrote before its current run started (every earlier
+// run's when it restarted more than once, with a notice); a container
+// that never restarted has none, and -p is kubectl's error, not its
+// current log.
+func TestLogsPreviousPrintsEarlierRunsOrKubectlsError(t *testing.T) {
+	shopHash := manifests.TemplateHash(&mustDecode(t, shopYAML).Spec.Template)
+	jobsHash := manifests.TemplateHash(&mustDecode(t, jobsYAML).Spec.Template)
+	shop0, jobs4, jobs0 := dockerx.Hostname("shop", shopHash, 0), dockerx.Hostname("jobs", jobsHash, 4), dockerx.Hostname("jobs", jobsHash, 0)
+	id := func(dep, hash string, ord int, c string) string {
+		return testID(dockerx.ContainerName("default", "", dep, hash, ord) + "." + c)
+	}
+	// shop-0 was made 2h ago, its current run started a second later;
+	// jobs-4's work, made 10m ago, exited 5s after its start.
+	shopStart, jobsStart := now.Add(-2*time.Hour+time.Second), now.Add(-10*time.Minute+time.Second)
+	src := &timedLogs{lines: map[string][]timedLine{
+		id("shop", shopHash, 0, "web"):  {{shopStart.Add(-time.Hour), "web: run 1"}, {shopStart.Add(-time.Minute), "web: run 1 crashed"}, {shopStart.Add(time.Second), "web: current run"}},
+		id("jobs", jobsHash, 4, "work"): {{jobsStart.Add(-time.Hour), "work: run 4"}, {jobsStart.Add(time.Second), "work: run 5"}, {jobsStart.Add(4 * time.Second), "work: exit 2"}},
+		id("shop", shopHash, 0, "log"):  {{shopStart.Add(time.Second), "log: current run"}},
+	}}
+	for _, tt := range []struct {
+		situation      string
+		restartsOfWeb  int
+		pod, container string
+		want, notice   string
+		err            string
+		since, until   time.Time
+	}{
+		{situation: "a running container that restarted once: its run before", restartsOfWeb: 1, pod: shop0, container: "web",
+			want: "web: run 1\nweb: run 1 crashed\n", until: shopStart},
+		{situation: "a running container that restarted 3 times: every earlier run, said", restartsOfWeb: 3, pod: shop0, container: "web",
+			want: "web: run 1\nweb: run 1 crashed\n", until: shopStart,
+			notice: `container "web" in pod "` + shop0 + `" restarted 3 times: its previous logs are those of every earlier run (Docker keeps one log per container)`},
+		{situation: "a container waiting to restart: its exited run", restartsOfWeb: 1, pod: jobs4, container: "work",
+			want: "work: run 5\nwork: exit 2\n", since: jobsStart},
+		{situation: "a running container that never restarted: kubectl's error", restartsOfWeb: 1, pod: shop0, container: "log",
+			err: `previous terminated container "log" in pod "` + shop0 + `" not found`},
+		{situation: "a container not created yet: kubectl's error", restartsOfWeb: 1, pod: dockerx.Hostname("jobs", jobsHash, 6), container: "work",
+			err: `container "work" in pod "` + dockerx.Hostname("jobs", jobsHash, 6) + `" is waiting to start: PodInitializing`},
+		{situation: "a container that exited once and is not restarted: kubectl's error", restartsOfWeb: 1, pod: jobs0, container: "migrate",
+			err: `previous terminated container "migrate" in pod "` + jobs0 + `" not found`},
+	} {
+		t.Run(tt.situation, func(t *testing.T) {
+			snap := podsFixture(t)
+			if tt.restartsOfWeb != 1 {
+				b, _ := json.Marshal(map[string]any{"rollout": map[string]any{}, "containers": map[string]any{id("shop", shopHash, 0, "web"): map[string]any{"restarts": tt.restartsOfWeb}}})
+				snap.statuses["default/shop"].Extra["controller"] = b
+			}
+			src.opts = nil
+			o := &logsOptions{container: tt.container, previous: true, tail: "all", follow: true, maxLogRequests: defaultMaxLogRequests}
+			streams, err := logStreams(testGlobal, snap, kindPod, tt.pod, o)
+			if tt.err != "" {
+				if err == nil || err.Error() != tt.err {
+					t.Fatalf("err %v, want %q", err, tt.err)
+				}
+				return
+			}
+			if err != nil || len(streams) != 1 {
+				t.Fatalf("%d streams, %v", len(streams), err)
+			}
+			if streams[0].notice != tt.notice {
+				t.Errorf("notice %q, want %q", streams[0].notice, tt.notice)
+			}
+			var out bytes.Buffer
+			if err := printLogs(context.Background(), src, streams, o, &out); err != nil {
+				t.Fatal(err)
+			}
+			if out.String() != tt.want {
+				t.Errorf("printed %q, want %q", out.String(), tt.want)
+			}
+			// -f ends with the run: a previous run is over.
+			if got := src.opts[0]; got.Follow || !got.Since.Equal(tt.since) || !got.Until.Equal(tt.until) {
+				t.Errorf("asked Docker for %+v, want since %v until %v, not followed", got, tt.since, tt.until)
+			}
+		})
+	}
+}

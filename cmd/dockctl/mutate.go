@@ -59,14 +59,14 @@ func newDeleteCommand(g *globalOptions) *cobra.Command {
 	)
 	cmd := &cobra.Command{
 		Use:   "delete KIND NAME | delete KIND --all | delete KIND -l SELECTOR | delete -f PATH | delete -k DIR",
-		Short: "Delete deployments, pods, services, configmaps, secrets, claims or namespaces (with everything in them); the controller then removes their containers",
+		Short: "Delete objects (deployments, statefulsets, jobs, pods, services…, namespaces with everything in them); the controller then removes their containers",
 		Long: "Delete objects of the state directory; the controller then removes their containers.\n\n" +
 			"Deleting a pod restarts a replica, as a ReplicaSet does: the pod is Terminating at once, the controller\n" +
 			"stops it as a scale-down would (out of its Services, preStop hooks, stop signal, kill after its grace\n" +
 			"period: --grace-period, --now) and its deployment gets a new pod at once, within replicas + maxSurge.\n" +
 			"--grace-period=0 --force does not wait, and the pod gets the kubelet's least grace of 2 seconds, even\n" +
 			"one whose stop is under way. For pods --wait is the default, as kubectl's, while a controller runs;\n" +
-			"--timeout is 0 by default (a week), as kubectl's.",
+			"--timeout is 0 by default (a week), as kubectl's.\n\n" + kindsSentence(deleteKindWords),
 		Example: `  # Delete a deployment, and wait until its containers are gone
   dockctl delete deployment web --wait
 

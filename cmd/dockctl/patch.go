@@ -21,14 +21,14 @@ func newPatchCommand(g *globalOptions) *cobra.Command {
 	var typ, patch, patchFile string
 	cmd := &cobra.Command{
 		Use:   "patch KIND NAME (-p PATCH | --patch-file FILE) [--type merge|json]",
-		Short: "Change a stored object (deployments, services, namespaces, configmaps, secrets, pvc) with a JSON merge patch or a JSON patch",
+		Short: "Change a stored object (deployments, statefulsets, services, ingresses…) with a JSON merge patch or a JSON patch",
 		Long: "Apply a patch to the object as the state directory holds it (`get -o json` without the status Docker reports), then\n" +
 			"store the result as `apply -f` of it would: validated in full (an invalid result changes nothing), a changed pod template\n" +
 			"rolled out, a change of metadata alone not, status and server-set fields ignored. The result is stored whole: a field\n" +
 			"the patch removes is removed (spec.paused: resumed; spec.replicas: back to 1), nothing is merged with the stored object.\n\n" +
 			"--type merge (the default here) is an RFC 7386 JSON merge patch: lists are replaced whole. --type json is an RFC 6902\n" +
 			"JSON patch (a list of operations). kubectl's default, strategic, is refused: dockctl has no strategic merge metadata\n" +
-			"(which lists merge by which key), so use merge, or json to change one item of a list.",
+			"(which lists merge by which key), so use merge, or json to change one item of a list.\n\n" + kindsSentence(storeKindWords),
 		Example: `  # Scale deployment web with a merge patch
   dockctl patch deployment web -p '{"spec":{"replicas":3}}'
 

@@ -13,6 +13,7 @@ import (
 	"sort"
 	"strings"
 	"text/tabwriter"
+	"text/template"
 	"time"
 
 	"k8s.io/apimachinery/pkg/labels"
@@ -37,13 +38,15 @@ type printFlags struct {
 
 // allowedFormats are the -o formats, as kubectl lists them (table, this
 // CLI's name for the default, is accepted too).
-const allowedFormats = "custom-columns,custom-columns-file,json,jsonpath,jsonpath-as-json,name,wide,yaml"
+const allowedFormats = "custom-columns,custom-columns-file,go-template,go-template-file,json,jsonpath,jsonpath-as-json,name,template,templatefile,wide,yaml"
 
 // printer prints listings in one output format.
 type printer struct {
 	format string // table, wide, json, yaml, name, jsonpath, custom-columns
 	// jp is -o jsonpath's (and jsonpath-as-json's) template.
 	jp *jsonpath.JSONPath
+	// tmpl is -o go-template's (and go-template-file's).
+	tmpl *template.Template
 	// columns are -o custom-columns'.
 	columns      []customColumn
 	showLabels   bool
@@ -92,6 +95,23 @@ func newPrinter(f printFlags) (*printer, error) {
 		}
 		p.jp.EnableJSONOutput(format == "jsonpath-as-json")
 		p.format = "jsonpath"
+	case "go-template", "template", "go-template-file", "templatefile":
+		if value == "" {
+			return nil, fmt.Errorf("template format specified but no template given")
+		}
+		text := value
+		if format == "go-template-file" || format == "templatefile" {
+			b, err := os.ReadFile(value)
+			if err != nil {
+				return nil, fmt.Errorf("error reading --template %s, %v", value, err)
+			}
+			text = string(b)
+		}
+		t, err := newGoTemplate(text)
+		if err != nil {
+			return nil, fmt.Errorf("error parsing template %s, %v", text, err)
+		}
+		p.tmpl, p.format = t, "go-template"
 	case "custom-columns":
 		cols, err := parseCustomColumns(value)
 		if err != nil {
@@ -314,6 +334,8 @@ func (p *printer) output(out io.Writer, t *table, rows []row, objs []any, single
 		return err
 	case "custom-columns":
 		return p.printColumns(out, objs)
+	case "go-template":
+		return p.printGoTemplate(out, rows, single)
 	}
 	return unknownFormat(p.format)
 }

@@ -151,7 +151,7 @@ func TestPrinterErrors(t *testing.T) {
 		flags printFlags
 		want  string
 	}{
-		{printFlags{output: "bogus"}, `unable to match a printer suitable for the output format "bogus", allowed formats are: custom-columns,custom-columns-file,json,jsonpath,jsonpath-as-json,name,wide,yaml`},
+		{printFlags{output: "bogus"}, `unable to match a printer suitable for the output format "bogus", allowed formats are: ` + allowedFormats},
 		{printFlags{output: "json=x"}, `unable to match a printer suitable for the output format "json=x"`},
 		{printFlags{output: "jsonpath"}, "template format specified but no template given"},
 		{printFlags{output: "jsonpath="}, "template format specified but no template given"},

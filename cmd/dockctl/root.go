@@ -49,19 +49,33 @@ func newRootCommand() *cobra.Command {
   # See what runs, in every namespace
   dockctl get pods -A`,
 	}
+	// A flag wins over its variable, which wins over the current
+	// context of the configuration file (config.go), which wins over the
+	// default: resolved here, so that completions see the same values.
+	// A configuration that cannot be read fails every command but config's.
+	cfg, _, cfgErr := loadConfig()
+	ctx := cfg.current()
 	root.PersistentFlags().StringVar(&g.stateDir, "state-dir", envOr("DOCKCTL_STATE_DIR", store.DefaultDir()), "state directory (env DOCKCTL_STATE_DIR)")
-	root.PersistentFlags().StringVar(&g.instance, "instance", envOr("DOCKCTL_INSTANCE", "default"), "controller instance (env DOCKCTL_INSTANCE)")
-	// As kubectl's: on every command, "default" unless given; no variable
-	// (kubectl's comes from a kubeconfig context, which dockctl has not).
-	root.PersistentFlags().StringVarP(&g.namespace, "namespace", "n", manifests.DefaultNamespace,
-		"namespace of the objects named, and of the objects of files that name none")
+	root.PersistentFlags().StringVar(&g.instance, "instance", resolveSetting("DOCKCTL_INSTANCE", ctx.Instance, "default"),
+		"controller instance (env DOCKCTL_INSTANCE, then the current context's: dockctl config)")
+	// As kubectl's -n: on every command; unless given, the variable's or
+	// the current context's (kubectl's comes from its kubeconfig context),
+	// else "default". Only the flag makes it explicit (nsGiven), as
+	// kubectl enforces -n's namespace only.
+	root.PersistentFlags().StringVarP(&g.namespace, "namespace", "n", resolveSetting("DOCKCTL_NAMESPACE", ctx.Namespace, manifests.DefaultNamespace),
+		"namespace of the objects named, and of the objects of files that name none (env DOCKCTL_NAMESPACE, then the current context's: dockctl config)")
 	g.nsGiven = func() bool { return root.PersistentFlags().Changed("namespace") }
 	// As kubectl: an unknown flag or a flag's bad value, then where to
 	// read about the command's flags. The unknown command's error is
 	// cobra's (execute prints its suggestions as kubectl does).
 	root.SetFlagErrorFunc(flagError)
 	root.SuggestionsMinimumDistance = 2
-	root.PersistentPreRunE = func(*cobra.Command, []string) error { return validNamespace(g.namespace) }
+	root.PersistentPreRunE = func(cmd *cobra.Command, _ []string) error {
+		if cfgErr != nil && !isConfigCommand(cmd) {
+			return cfgErr
+		}
+		return validNamespace(g.namespace)
+	}
 	root.AddCommand(
 		newApplyCommand(g), newDiffCommand(g), newGetCommand(g), newDescribeCommand(g),
 		newScaleCommand(g), newDeleteCommand(g), newLogsCommand(g), newControllerCommand(g),
@@ -69,10 +83,21 @@ func newRootCommand() *cobra.Command {
 		newSetCommand(g), newLabelCommand(g), newAnnotateCommand(g), newCompletionCommand(),
 		newPatchCommand(g), newEditCommand(g), newEventsCommand(g), newWaitCommand(g),
 		newTopCommand(g), newExplainCommand(), newExecCommand(g), newPortForwardCommand(g),
-		newInstallCommand(g), newUninstallCommand(g), newConvertCommand(g),
+		newInstallCommand(g), newUninstallCommand(g), newConvertCommand(g), newAPIResourcesCommand(), newConfigCommand(), newCpCommand(g),
 	)
 	registerCompletions(root, g)
 	return root
+}
+
+// isConfigCommand tells whether cmd is config or one of its
+// subcommands, which work on a configuration the others cannot read.
+func isConfigCommand(cmd *cobra.Command) bool {
+	for c := cmd; c != nil; c = c.Parent() {
+		if c.Name() == "config" && c.Parent() == cmd.Root() {
+			return true
+		}
+	}
+	return false
 }
 
 func envOr(key, def string) string {
@@ -320,9 +345,9 @@ func flagError(cmd *cobra.Command, err error) error {
 	return &hintError{err: err, hint: fmt.Sprintf("See '%s --help' for usage.", cmd.CommandPath())}
 }
 
-// suggestAPIResources is kubectl's pointer to the list of the kinds;
-// dockctl has no api-resources, so until it has one it points at the
-// command's help, which names its kinds.
+// suggestAPIResources is kubectl's pointer to the list of the kinds
+// (api-resources; a root without it, as some tests build, points at the
+// command's help, which names its kinds).
 func suggestAPIResources(cmd *cobra.Command) string {
 	if siblingExists(cmd.Root(), "api-resources") {
 		return fmt.Sprintf("Use \"%s api-resources\" for a complete list of supported resources.", cmd.Root().Name())
@@ -546,12 +571,20 @@ var kindRefusals = map[string]func(r apiResource, name string) string{
 	"rollout resume": func(r apiResource, name string) string {
 		return fmt.Sprintf("%s %q resuming is not supported", r.qualified(), name)
 	},
+	"set env":       notTemplated,
+	"set resources": notTemplated,
 	"set image": func(r apiResource, name string) string {
 		if r.kind == "Pod" {
 			return "" // kubectl sets a pod's image; dockctl's pods are its deployments'
 		}
 		return fmt.Sprintf("%s/%s the object is not a pod or does not have a pod template: *v1.%s", r.resource, name, r.kind)
 	},
+}
+
+// notTemplated is kubectl set's refusal of an object without a pod
+// template.
+func notTemplated(r apiResource, name string) string {
+	return fmt.Sprintf("%s/%s the object is not a pod or does not have a pod template: *v1.%s", r.resource, name, r.kind)
 }
 
 // refuseKind words a kindError of cmd as kubectl's cmd does

@@ -26,7 +26,7 @@ func newRunCommand(g *globalOptions) *cobra.Command {
 	)
 	cmd := &cobra.Command{
 		Use:   "run NAME --image=image [--port=port] [--env=KEY=VALUE] [--labels=key=value,...] [--dry-run=client] [-o yaml] [-- COMMAND [args...]]",
-		Short: "Run an image: a pod run once (--restart=Never|OnFailure), or a deployment of one replica (restarted when it exits)",
+		Short: "Run an image: a deployment of one replica (--restart=Always, the default: restarted whenever it exits), or a pod (--restart=Never: run once; OnFailure: restarted until it succeeds)",
 		Example: `  # Run nginx, listening on port 80
   dockctl run web --image=nginx --port=80
 

@@ -554,7 +554,7 @@ func TestServiceCommands(t *testing.T) {
 		{[]string{"get", "svc", "web", "-A"}, "", "cannot be retrieved by name across all namespaces"},
 		{[]string{"get", "svc", "web", "-l", "a=b"}, "", "name cannot be provided when a selector is specified"},
 		{[]string{"get", "svc", "-o", "table", "-l", "nope"}, `^$`, ""},
-		{[]string{"get", "svc", "-o", "bogus"}, "", `unable to match a printer suitable for the output format "bogus", allowed formats are: custom-columns,custom-columns-file,json,jsonpath,jsonpath-as-json,name,wide,yaml`},
+		{[]string{"get", "svc", "-o", "bogus"}, "", `unable to match a printer suitable for the output format "bogus", allowed formats are: ` + allowedFormats},
 		// No controller runs here: what it recorded may be stale.
 		{[]string{"get", "endpoints"}, `^NAME +ENDPOINTS +AGE\n` + row("api", `10\.222\.0\.20:3000,10\.222\.0\.20:9090,10\.222\.0\.22:9090 \(stale\?\)`, `\d+s`) +
 			row("db", `10\.222\.0\.30:5432 \(stale\?\)`, `\d+s`) + row("lb", `10\.222\.0\.5:8080 \(stale\?\)`, `\d+s`) + row("lb-new", "<unknown>", `\d+s`) +

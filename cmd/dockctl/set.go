@@ -14,13 +14,13 @@ import (
 
 func newSetCommand(g *globalOptions) *cobra.Command {
 	cmd := &cobra.Command{
-		Use:   "set image deployment/NAME CONTAINER=IMAGE…",
-		Short: "Change fields of stored objects (set image)",
+		Use:   "set image|env|resources KIND/NAME …",
+		Short: "Change fields of stored objects (set image, set env, set resources)",
 		Example: `  # Roll out a new image of container web of deployment web
   dockctl set image deployment/web web=registry.example/web:1.2`,
 		RunE: subcommandsOnly(false), // kubectl set's help goes to stderr
 	}
-	cmd.AddCommand(newSetImageCommand(g))
+	cmd.AddCommand(newSetImageCommand(g), newSetEnvCommand(g), newSetResourcesCommand(g))
 	return cmd
 }
 

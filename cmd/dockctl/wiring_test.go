@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"syscall"
 	"testing"
@@ -23,6 +24,18 @@ func TestMain(m *testing.M) {
 	if os.Getenv(runAsDockctlEnv) == "1" {
 		main()
 		os.Exit(0)
+	}
+	// No test reads the configuration file of the user running it
+	// (config.go): tests that need one point DOCKCTL_CONFIG at theirs.
+	if os.Getenv("DOCKCTL_CONFIG") == "" {
+		dir, err := os.MkdirTemp("", "dockctl-test-config")
+		if err != nil {
+			panic(err)
+		}
+		os.Setenv("DOCKCTL_CONFIG", filepath.Join(dir, "absent", "config.yaml"))
+		code := m.Run()
+		os.RemoveAll(dir)
+		os.Exit(code)
 	}
 	os.Exit(m.Run())
 }

@@ -1,0 +1,65 @@
+package main
+
+import (
+	"bytes"
+	"encoding/base64"
+	"encoding/json"
+	"fmt"
+	"io"
+	"text/template"
+)
+
+// get -o go-template and go-template-file, as kubectl's GoTemplatePrinter:
+// the template runs over the object as encoding/json decodes it (maps,
+// slices, strings, float64 numbers: {{.spec.replicas}} prints 3), a get
+// of one name over that object, any other over a List of items; a
+// missing key prints "<no value>", as kubectl's default
+// --allow-missing-template-keys.
+
+// newGoTemplate parses text with kubectl's template function
+// base64decode (a Secret's data).
+func newGoTemplate(text string) (*template.Template, error) {
+	return template.New("output").Funcs(template.FuncMap{
+		"base64decode": func(s string) (string, error) {
+			b, err := base64.StdEncoding.DecodeString(s)
+			if err != nil {
+				return "", fmt.Errorf("base64 decode failed: %v", err)
+			}
+			return string(b), nil
+		},
+	}).Parse(text)
+}
+
+// printGoTemplate runs p's template over rows' objects (one alone when
+// single).
+func (p *printer) printGoTemplate(out io.Writer, rows []row, single bool) error {
+	items := make([]any, 0, len(rows))
+	for _, r := range rows {
+		obj, err := r.object()
+		if err != nil {
+			return err
+		}
+		items = append(items, obj)
+	}
+	var data any = map[string]any{"apiVersion": "v1", "kind": "List", "items": items}
+	if single && len(items) == 1 {
+		data = items[0]
+	}
+	b, err := json.Marshal(data)
+	if err != nil {
+		return err
+	}
+	var v any
+	if err := json.Unmarshal(b, &v); err != nil {
+		return err
+	}
+	// Executed into a buffer first: a failing template prints nothing
+	// (kubectl prints what ran before the error; a partial line is of no
+	// use to a script).
+	var buf bytes.Buffer
+	if err := p.tmpl.Execute(&buf, v); err != nil {
+		return fmt.Errorf("error executing template %q: %v", p.tmpl.Root.String(), err)
+	}
+	_, err = out.Write(buf.Bytes())
+	return err
+}
