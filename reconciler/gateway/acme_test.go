@@ -425,25 +425,37 @@ spec:
 	}
 }
 
+// refusingCA is an ACME directory that refuses every request (403, which
+// the client does not retry), counting them; with gate, each answer
+// waits until gate is closed.
+func refusingCA(t *testing.T, gate <-chan struct{}) (*httptest.Server, func() int) {
+	t.Helper()
+	var (
+		mu sync.Mutex
+		n  int
+	)
+	ca := httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		n++
+		mu.Unlock()
+		if gate != nil {
+			<-gate
+		}
+		w.Header().Set("Content-Type", "application/problem+json")
+		w.WriteHeader(http.StatusForbidden)
+		_, _ = io.WriteString(w, `{"type":"urn:ietf:params:acme:error:unauthorized","detail":"refused for the test"}`)
+	}))
+	t.Cleanup(ca.Close)
+	return ca, func() int { mu.Lock(); defer mu.Unlock(); return n }
+}
+
 // A failed order is reported on its Ingress (a Warning event, once per
 // failure) and retried with a doubling backoff on the controller's
 // clock, while the sync returns when to come back.
 func TestACMEFailureIsReportedAndRetriedWithBackoff(t *testing.T) {
 	st := openStore(t)
 	applyYAML(t, st, acmeIngressYAML)
-	var (
-		mu       sync.Mutex
-		requests int
-	)
-	ca := httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		mu.Lock()
-		requests++
-		mu.Unlock()
-		w.Header().Set("Content-Type", "application/problem+json")
-		w.WriteHeader(http.StatusForbidden) // not retried by the client
-		_, _ = io.WriteString(w, `{"type":"urn:ietf:params:acme:error:unauthorized","detail":"refused for the test"}`)
-	}))
-	t.Cleanup(ca.Close)
+	ca, requests := refusingCA(t, nil)
 	now := time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
 	var clockMu sync.Mutex
 	clock := func() time.Time { clockMu.Lock(); defer clockMu.Unlock(); return now }
@@ -484,18 +496,14 @@ func TestACMEFailureIsReportedAndRetriedWithBackoff(t *testing.T) {
 		!strings.Contains(evs[0].m, "shop.example.test") || !strings.Contains(evs[0].m, "retried at 2026-03-01T12:01:00Z") {
 		t.Fatalf("failure events %+v", evs)
 	}
-	mu.Lock()
-	first := requests
-	mu.Unlock()
+	first := requests()
 	// Within the backoff: no new order, no new event.
 	if res := sync(); res.RequeueAfter != time.Minute || len(failures()) != 1 {
 		t.Errorf("within the backoff: requeue %v, %d events", res.RequeueAfter, len(failures()))
 	}
-	mu.Lock()
-	if requests != first {
-		t.Errorf("the CA was asked again within the backoff (%d, then %d requests)", first, requests)
+	if n := requests(); n != first {
+		t.Errorf("the CA was asked again within the backoff (%d, then %d requests)", first, n)
 	}
-	mu.Unlock()
 	clockMu.Lock()
 	now = now.Add(time.Minute)
 	clockMu.Unlock()
@@ -507,11 +515,9 @@ func TestACMEFailureIsReportedAndRetriedWithBackoff(t *testing.T) {
 	if evs := failures(); len(evs) != 2 || !strings.Contains(evs[1].m, "failure 2") {
 		t.Errorf("failure events %+v, want a second one", evs)
 	}
-	mu.Lock()
-	if requests == first {
+	if requests() == first {
 		t.Errorf("no new order after the backoff")
 	}
-	mu.Unlock()
 }
 
 // Without ACME configured nothing changes: no challenge, no certificate
@@ -542,5 +548,54 @@ func TestNoACMEFlagChangesNothing(t *testing.T) {
 	}
 	if sec, err := st.LookupSecret("default", "shop-tls"); err == nil {
 		t.Errorf("a Secret was written: %+v", sec.Metadata)
+	}
+}
+
+// An opted-in Gateway's condition dockctl.io/ACMECertificates says how
+// its certificates stand: Unknown (Pending) while ordered, False
+// (ACMEFailed, with why) once the order failed.
+func TestACMEGatewayCondition(t *testing.T) {
+	st := openStore(t)
+	applyYAML(t, st, `apiVersion: gateway.networking.k8s.io/v1
+kind: GatewayClass
+metadata: {name: dockctl}
+spec: {controllerName: dockctl.io/gateway}
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: Gateway
+metadata:
+  name: edge
+  annotations: {dockctl.io/acme: "true"}
+spec:
+  gatewayClassName: dockctl
+  listeners:
+  - {name: https, port: 443, protocol: HTTPS, hostname: g.example.test, tls: {certificateRefs: [{name: edge-cert}]}}
+`)
+	gate := make(chan struct{})
+	ca, _ := refusingCA(t, gate)
+	var once sync.Once
+	release := func() { once.Do(func() { close(gate) }) }
+	t.Cleanup(release) // before the CA's Close, which waits for its handlers
+	c := New(Config{Store: st, Routes: gatewayroutes.Options{HTTPPort: 80, HTTPSPort: 443},
+		ACME: &ACMEConfig{Email: "ops@example.test", DirectoryURL: ca.URL + "/dir", HTTPClient: ca.Client(),
+			AccountKeyFile: filepath.Join(t.TempDir(), "account.key"), WriteSecret: writeSecretTo(st)}})
+	ended := make(chan struct{}, 16)
+	c.SetDataPlane(&fakePlane{}, func() { ended <- struct{}{} })
+	t.Cleanup(c.Close)
+	cond := func() *manifests.Condition {
+		t.Helper()
+		if _, err := c.Reconcile(context.Background(), reconcile.Request{Key: Key}); err != nil {
+			t.Fatal(err)
+		}
+		gw, _ := readStatus[manifests.GatewayStatus](t, st, store.ObjectRef{Kind: store.KindGateway, Namespace: "default", Name: "edge"})
+		return manifests.FindCondition(gw.Conditions, CondACMECertificates)
+	}
+	if got := cond(); got == nil || got.Status != "Unknown" || got.Reason != gatewayroutes.ReasonPending {
+		t.Errorf("while ordering: %+v, want Unknown Pending", got)
+	}
+	release() // the CA answers: the order fails
+	<-ended
+	if got := cond(); got == nil || got.Status != "False" || got.Reason != ReasonACMEFailed || !strings.Contains(got.Message, "refused for the test") {
+		t.Errorf("after the failure: %+v, want False ACMEFailed with why", got)
 	}
 }
