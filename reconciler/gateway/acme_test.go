@@ -599,3 +599,59 @@ spec:
 		t.Errorf("after the failure: %+v, want False ACMEFailed with why", got)
 	}
 }
+
+// dockctl's stored certificate is renewed on the sync that finds a third
+// of its lifetime left, on the controller's clock, and not before.
+func TestACMERenewsOnTheSyncDueByTheClock(t *testing.T) {
+	st := openStore(t)
+	applyYAML(t, st, acmeIngressYAML)
+	issued := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	if err := writeSecretTo(st)(&manifests.Secret{APIVersion: "v1", Kind: "Secret", Type: manifests.SecretTypeTLS,
+		Metadata: manifests.ObjectMeta{Name: "shop-tls", Namespace: "default", Labels: map[string]string{ACMEManagedByLabel: ACMEManagedBy}},
+		Data:     map[string][]byte{"tls.crt": certPEM(t, issued, 90*24*time.Hour, "shop.example.test"), "tls.key": []byte("KEY")}}); err != nil {
+		t.Fatal(err)
+	}
+	gate := make(chan struct{}) // holds the order's first request, so that it is seen running
+	ca, requests := refusingCA(t, gate)
+	var once sync.Once
+	release := func() { once.Do(func() { close(gate) }) }
+	t.Cleanup(release)
+	now := issued.Add(60*24*time.Hour - time.Second)
+	var clockMu sync.Mutex
+	clock := func() time.Time { clockMu.Lock(); defer clockMu.Unlock(); return now }
+	c := New(Config{Store: st, Now: clock, Routes: gatewayroutes.Options{HTTPPort: 80, HTTPSPort: 443},
+		ACME: &ACMEConfig{Email: "ops@example.test", DirectoryURL: ca.URL + "/dir", HTTPClient: ca.Client(),
+			AccountKeyFile: filepath.Join(t.TempDir(), "account.key"), WriteSecret: writeSecretTo(st)}})
+	ended := make(chan struct{}, 16)
+	c.SetDataPlane(&fakePlane{}, func() { ended <- struct{}{} })
+	t.Cleanup(c.Close)
+	sync := func() {
+		t.Helper()
+		if _, err := c.Reconcile(context.Background(), reconcile.Request{Key: Key}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	running := func() bool {
+		c.acme.mu.Lock()
+		defer c.acme.mu.Unlock()
+		st := c.acme.certs[gatewayroutes.ObjectRef{Namespace: "default", Name: "shop-tls"}]
+		return st != nil && st.running
+	}
+	sync()
+	// An order starts within the sync (plan marks it running at once).
+	if running() {
+		t.Fatalf("an order a second before renewal is due")
+	}
+	clockMu.Lock()
+	now = now.Add(time.Second)
+	clockMu.Unlock()
+	sync()
+	if !running() {
+		t.Fatalf("no order when renewal was due")
+	}
+	release()
+	<-ended
+	if requests() == 0 {
+		t.Errorf("the CA was not asked")
+	}
+}
