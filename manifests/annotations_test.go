@@ -67,3 +67,31 @@ func TestDockctlAnnotations(t *testing.T) {
 		t.Fatalf("Validate: %v", err)
 	}
 }
+
+// dockctl.io/acme is the one dockctl.io annotation of a routing object:
+// "true" or "false" on an Ingress or a Gateway (docs/design.md §10,
+// ACME), unknown on any other kind.
+func TestACMEAnnotationOnRoutingObjects(t *testing.T) {
+	ingress := func(v string) string {
+		return "apiVersion: networking.k8s.io/v1\nkind: Ingress\nmetadata:\n  name: web\n  annotations: {dockctl.io/acme: \"" + v + "\"}\nspec:\n  defaultBackend: {service: {name: web, port: {number: 80}}}\n"
+	}
+	for _, tc := range []struct {
+		name, input, want string // want "": valid
+	}{
+		{"true on an Ingress", ingress("true"), ""},
+		{"false on an Ingress", ingress("false"), ""},
+		{"true on a Gateway", "apiVersion: gateway.networking.k8s.io/v1\nkind: Gateway\nmetadata:\n  name: edge\n  annotations: {dockctl.io/acme: \"true\"}\nspec:\n  gatewayClassName: dockctl\n  listeners: [{name: http, port: 80, protocol: HTTP}]\n", ""},
+		{"another value", ingress("yes"), `metadata.annotations[dockctl.io/acme]: must be "true" or "false"`},
+		{"on a Service", "apiVersion: v1\nkind: Service\nmetadata:\n  name: web\n  annotations: {dockctl.io/acme: \"true\"}\nspec: {ports: [{port: 80}]}\n", "dockctl defines none on a Service"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := Decode("t.yaml", []byte(tc.input))
+			switch {
+			case tc.want == "" && err != nil:
+				t.Errorf("Decode: %v", err)
+			case tc.want != "" && (err == nil || !strings.Contains(err.Error(), tc.want)):
+				t.Errorf("Decode: %v, want %q", err, tc.want)
+			}
+		})
+	}
+}

@@ -695,6 +695,11 @@ func (v *validator) meta(p string, m *ObjectMeta, kind string) {
 	v.annotations(child(p, "annotations"), m.Annotations, kind)
 }
 
+// ACMEAnnotation ("true") on an Ingress or a Gateway asks for
+// certificates by ACME for its TLS hosts (docs/design.md §10, ACME): the
+// one dockctl.io annotation of a routing object.
+const ACMEAnnotation = "dockctl.io/acme"
+
 // annotations checks annotation keys and size; on is onTemplate for a pod
 // template's, or the kind whose own metadata they are, for the dockctl.io/
 // keys (all of which belong on a pod template).
@@ -711,6 +716,10 @@ func (v *validator) annotations(p string, ann map[string]string, on string) {
 			continue
 		}
 		switch {
+		case k == ACMEAnnotation && (on == KindIngress || on == KindGateway):
+			if ann[k] != "true" && ann[k] != "false" {
+				v.add(key(p, k), "must be \"true\" or \"false\"")
+			}
 		case on != onTemplate && on != Kind:
 			v.add(key(p, k), "unknown dockctl.io annotation: dockctl defines none on a %s", on)
 		case !TemplateAnnotations[k]:

@@ -39,6 +39,9 @@ func (g *Gateway) route(port int, w http.ResponseWriter, r *http.Request) access
 	release := func() { once.Do(snap.release) }
 	defer release()
 	p := snap.ports[port]
+	if p != nil && p.Protocol == helperapi.GatewayHTTP && acmeChallenge(snap.cfg.ACMEChallenges, w, r) {
+		return accessInfo{route: "acme-challenge"}
+	}
 	if p == nil {
 		http.Error(w, "no route", http.StatusNotFound)
 		return accessInfo{}
@@ -254,4 +257,24 @@ func (r *recorder) statusOr200() int {
 		return http.StatusOK
 	}
 	return r.status
+}
+
+// acmeChallenge answers an HTTP-01 challenge of the config for the
+// request's host (docs/design.md §10, ACME) before any route, as the CA
+// requires the key authorization at that path whatever the host routes;
+// false: not one of them, routed as usual.
+func acmeChallenge(chs []helperapi.GatewayACMEChallenge, w http.ResponseWriter, r *http.Request) bool {
+	token, ok := strings.CutPrefix(r.URL.Path, helperapi.ACMEChallengePath)
+	if !ok || token == "" || len(chs) == 0 {
+		return false
+	}
+	host := requestHost(r.Host)
+	for _, c := range chs {
+		if c.Token == token && strings.EqualFold(c.Host, host) {
+			w.Header().Set("Content-Type", "text/plain")
+			_, _ = w.Write([]byte(c.KeyAuthorization))
+			return true
+		}
+	}
+	return false
 }

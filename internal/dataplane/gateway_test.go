@@ -639,3 +639,38 @@ func TestGatewayHTTPSNegotiatesHTTP2(t *testing.T) {
 		}
 	}
 }
+
+// An HTTP port answers a pending ACME HTTP-01 challenge of its host before
+// any route (docs/design.md §10, ACME); another host's, or an unknown
+// token, is routed as usual.
+func TestGatewayAnswersACMEChallengeBeforeRouting(t *testing.T) {
+	a := newHTTPBackend(t, "a", false)
+	g, _ := newTestGateway(t, 1)
+	mustApplyGateway(t, g, helperapi.GatewayConfig{Generation: 1, Ports: []helperapi.GatewayPort{httpPort(
+		helperapi.GatewayHost{Hostname: "shop.example.com", Routes: []helperapi.GatewayRoute{prefix("/", backendOf("a", 1, a.endpoint()))}},
+	)}, ACMEChallenges: []helperapi.GatewayACMEChallenge{{Host: "shop.example.com", Token: "tok1", KeyAuthorization: "tok1.thumb"}}})
+	base := "http://" + g.Addr(80).String()
+	for _, tc := range []struct {
+		host, path string
+		status     int
+		body       string // "" : the backend answered
+	}{
+		{"shop.example.com", "/.well-known/acme-challenge/tok1", 200, "tok1.thumb"},
+		{"SHOP.example.com:80", "/.well-known/acme-challenge/tok1", 200, "tok1.thumb"},
+		{"shop.example.com", "/.well-known/acme-challenge/other", 200, ""},
+		{"other.example.com", "/.well-known/acme-challenge/tok1", 404, "no route\n"},
+	} {
+		req, _ := http.NewRequest("GET", base+tc.path, nil)
+		req.Host = tc.host
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatalf("GET %s%s: %v", tc.host, tc.path, err)
+		}
+		body, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		fromBackend := resp.Header.Get("X-Backend") != ""
+		if resp.StatusCode != tc.status || (tc.body == "") != fromBackend || tc.body != "" && string(body) != tc.body {
+			t.Errorf("%s%s: %d %q (backend %v), want %d %q", tc.host, tc.path, resp.StatusCode, body, fromBackend, tc.status, tc.body)
+		}
+	}
+}

@@ -218,6 +218,23 @@ type GatewayConfig struct {
 	// Certificates are the certificates any HTTPS port may present, by
 	// name ("namespace/secret", for logs and for GatewayPort.Certificates).
 	Certificates []GatewayCertificate `json:"certificates,omitempty"`
+	// ACMEChallenges are the HTTP-01 key authorizations the controller's
+	// ACME client awaits validation of (docs/design.md §10, ACME): every
+	// HTTP port answers GET /.well-known/acme-challenge/TOKEN for the
+	// challenge's host before routing. They are not secret (the CA
+	// fetches them over plain HTTP).
+	ACMEChallenges []GatewayACMEChallenge `json:"acmeChallenges,omitempty"`
+}
+
+// ACMEChallengePath is the path prefix of HTTP-01 challenges (RFC 8555
+// §8.3).
+const ACMEChallengePath = "/.well-known/acme-challenge/"
+
+// GatewayACMEChallenge is one pending HTTP-01 challenge.
+type GatewayACMEChallenge struct {
+	Host             string `json:"host"` // lower case, no port
+	Token            string `json:"token"`
+	KeyAuthorization string `json:"keyAuthorization"`
 }
 
 // Gateway port protocols.

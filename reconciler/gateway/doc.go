@@ -7,7 +7,8 @@
 // routing object, Service, Secret or Namespace and by every resync.
 //
 // Files: gateway.go reads the objects, compiles and writes; status.go
-// maps the compiled status onto the API's status types.
+// maps the compiled status onto the API's status types; acme.go runs
+// automatic HTTPS (docs/design.md §10, ACME) when Config.ACME is set.
 //
 // Invariants:
 //   - A sync writes only statuses that changed (the store compares), and
@@ -23,4 +24,9 @@
 //   - Another controller's GatewayClass, and its Gateways, get no status.
 //   - An unreadable record fails the sync (retried): compiling without it
 //     could drop a route that exists.
+//   - Without Config.ACME the table is the compile's, untouched. With it,
+//     only opted-in objects' hosts are ordered, a Secret dockctl did not
+//     make is never written, the CA validates a challenge only once the
+//     gateway acknowledged a config carrying it, and no order runs inside
+//     a sync (each has its goroutine; a failure backs off that one only).
 package gateway

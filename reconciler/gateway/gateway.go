@@ -51,6 +51,8 @@ type Config struct {
 	Programmed func(gen int64) bool
 	// Now is the clock (time.Now when nil).
 	Now func() time.Time
+	// ACME enables automatic HTTPS (acme.go); nil: none.
+	ACME *ACMEConfig
 }
 
 // DataPlane is the gateway helper's side (package services, which runs
@@ -75,6 +77,11 @@ func (c *Controller) SetDataPlane(dp DataPlane, notify func()) {
 	if c.cfg.Programmed == nil {
 		c.cfg.Programmed = dp.GatewayProgrammed
 	}
+	if c.acme != nil {
+		c.acme.mu.Lock()
+		c.acme.notify, c.acme.programmed = notify, c.cfg.Programmed
+		c.acme.mu.Unlock()
+	}
 }
 
 // Controller compiles the routing objects and writes their status.
@@ -91,6 +98,8 @@ type Controller struct {
 	// a sync once it acknowledged one.
 	dp     DataPlane
 	notify func()
+	// acme runs the ACME orders (nil without Config.ACME).
+	acme *acmeManager
 }
 
 // New returns a controller of cfg.
@@ -101,7 +110,12 @@ func New(cfg Config) *Controller {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.Default()
 	}
-	return &Controller{cfg: cfg, reported: map[store.ObjectRef][]event{}}
+	c := &Controller{cfg: cfg, reported: map[store.ObjectRef][]event{}}
+	if cfg.ACME != nil {
+		c.acme = newACMEManager(*cfg.ACME, cfg.Now, cfg.Logger)
+		c.acme.programmed = cfg.Programmed
+	}
+	return c
 }
 
 // Reconcile syncs the gateway (reconcile.Reconciler): reads every routing
@@ -111,11 +125,23 @@ func (c *Controller) Reconcile(ctx context.Context, req reconcile.Request) (reco
 	if req.Key != Key {
 		return reconcile.Result{}, reconcile.TerminalError(fmt.Errorf("gateway: unknown key %q", req.Key))
 	}
-	in, err := c.input()
+	in, secrets, err := c.input()
 	if err != nil {
 		return reconcile.Result{}, err
 	}
 	table := gatewayroutes.Compile(in, c.cfg.Routes)
+	var (
+		wants        []certWant
+		acmeProblems map[store.ObjectRef][]event
+		retry        time.Duration
+	)
+	if c.acme != nil {
+		// docs/design.md §10, ACME: orders start (or renew) here, and
+		// their challenges and certificates join the config.
+		wants = acmeWants(in, table, secrets)
+		acmeProblems, retry = c.acme.plan(wants, secrets, c.cfg.Now())
+		addACME(&table.Config, c.cfg.Routes, wants, in.TLSSecrets, c.acme.pending())
+	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	cfgJSON, err := json.Marshal(table.Config)
@@ -130,6 +156,9 @@ func (c *Controller) Reconcile(ctx context.Context, req reconcile.Request) (reco
 		// Every sync hands the table over: a Secret's new content or an
 		// endpoint is resolved there, not compiled here.
 		c.dp.ServeGateway(table, c.gen, c.notify)
+	}
+	if c.acme != nil {
+		c.acme.served(table.Config.ACMEChallenges, c.gen)
 	}
 	programmed := c.cfg.Programmed != nil && c.cfg.Programmed(c.gen)
 	if c.dp != nil {
@@ -158,6 +187,23 @@ func (c *Controller) Reconcile(ctx context.Context, req reconcile.Request) (reco
 		}
 	}
 	statuses := statusesOf(in, table, c.cfg.Address, programmed, prev, c.cfg.Now())
+	if c.acme != nil {
+		for ref, ps := range acmeProblems {
+			if st, ok := statuses[ref]; ok {
+				st.problems = append(st.problems, ps...)
+				statuses[ref] = st
+			}
+		}
+		gens, prevConds := map[store.ObjectRef]int64{}, map[store.ObjectRef][]manifests.Condition{}
+		for _, gw := range in.Gateways {
+			ref := store.ObjectRef{Kind: store.KindGateway, Namespace: gw.Metadata.NamespaceOrDefault(), Name: gw.Metadata.Name}
+			gens[ref] = gw.Metadata.Generation
+			var old manifests.GatewayStatus
+			_ = json.Unmarshal(prev[ref], &old)
+			prevConds[ref] = old.Conditions
+		}
+		c.acme.acmeGatewayConditions(statuses, wants, secrets, gens, prevConds, c.cfg.Now())
+	}
 	var errs []error
 	for _, ref := range sortedRefs(statuses) {
 		st := statuses[ref]
@@ -175,7 +221,7 @@ func (c *Controller) Reconcile(ctx context.Context, req reconcile.Request) (reco
 			delete(c.reported, ref) // gone: a new one reports again
 		}
 	}
-	return reconcile.Result{}, errors.Join(errs...)
+	return reconcile.Result{RequeueAfter: retry}, errors.Join(errs...)
 }
 
 // report records the problems of ref that were not reported at the last
@@ -206,12 +252,15 @@ func refOf(kind string, o *store.StoredObject) store.ObjectRef {
 // Services' ports, the kubernetes.io/tls Secrets and the namespaces'
 // labels. An unreadable record fails the sync (it is retried): compiling
 // without it could drop a route that exists.
-func (c *Controller) input() (gatewayroutes.Input, error) {
+func (c *Controller) input() (gatewayroutes.Input, map[gatewayroutes.ObjectRef]*manifests.Secret, error) {
 	in := gatewayroutes.Input{
 		Services:        map[gatewayroutes.ObjectRef]gatewayroutes.Service{},
 		TLSSecrets:      map[gatewayroutes.ObjectRef]bool{},
 		NamespaceLabels: map[string]map[string]string{},
 	}
+	// secrets are the live kubernetes.io/tls Secrets, whose certificates
+	// ACME renews (the compile needs only their names).
+	secrets := map[gatewayroutes.ObjectRef]*manifests.Secret{}
 	var errs []error
 	list := func(kind string) []*store.StoredObject {
 		objs, es := c.cfg.Store.ListObjects(kind)
@@ -258,7 +307,9 @@ func (c *Controller) input() (gatewayroutes.Input, error) {
 	errs = append(errs, es...)
 	for _, r := range secs {
 		if !r.Deleted && r.Object.Type == manifests.SecretTypeTLS {
-			in.TLSSecrets[gatewayroutes.ObjectRef{Namespace: r.Object.Metadata.NamespaceOrDefault(), Name: r.Object.Metadata.Name}] = true
+			ref := gatewayroutes.ObjectRef{Namespace: r.Object.Metadata.NamespaceOrDefault(), Name: r.Object.Metadata.Name}
+			in.TLSSecrets[ref] = true
+			secrets[ref] = &r.Object
 		}
 	}
 	nss, err := c.cfg.Store.ListNamespaces()
@@ -273,5 +324,5 @@ func (c *Controller) input() (gatewayroutes.Input, error) {
 	if _, ok := in.NamespaceLabels[manifests.DefaultNamespace]; !ok {
 		in.NamespaceLabels[manifests.DefaultNamespace] = nil
 	}
-	return in, errors.Join(errs...)
+	return in, secrets, errors.Join(errs...)
 }

@@ -315,8 +315,15 @@ func (s *Controller) syncGateway(ctx context.Context) (reconcile.Result, error) 
 func gatewayConfigHash(network string, bindings []dockerx.PortBinding) string {
 	return configHash(struct {
 		Protocol int
+		Gateway  int
 		Role     string
 		Network  string
 		Bindings []dockerx.PortBinding
-	}{Protocol: helperProtocolVersion, Role: dockerx.RoleGateway, Network: network, Bindings: bindings})
+	}{Protocol: helperProtocolVersion, Gateway: gatewayProtocolVersion, Role: dockerx.RoleGateway, Network: network, Bindings: bindings})
 }
+
+// gatewayProtocolVersion is the gateway helper's own part of the helper
+// protocol (helperProtocolVersion): bumped when only its config's meaning
+// changes, so that only the gateway is replaced. 2: it answers ACME
+// HTTP-01 challenges (GatewayConfig.ACMEChallenges, docs/design.md §10).
+const gatewayProtocolVersion = 2
