@@ -216,7 +216,7 @@ func workloadKindInfo(v *workloadView, name string, aliases []string, api apiRes
 	return &kindInfo{name: name, aliases: aliases, api: api,
 		get: v.getter(), categories: map[string]int{"all": all}, store: v.kind, manifest: v.kind, event: v.kind,
 		describe: v.describer(), delete: true, completed: true, writeOrder: writeOrder,
-		podsOf: podsOfWorkload(v.kind), logs: workloadLogs(v.kind)}
+		podsOf: podsOfWorkload(v.kind), logs: workloadLogs(v.kind), wait: workloadWait(v)}
 }
 
 // kindNames are the CLI's words of the kinds for which has holds, in
