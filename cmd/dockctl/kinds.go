@@ -86,6 +86,9 @@ type kindInfo struct {
 	parseSelector func(string) (labels.Selector, error)
 	// top is top's subcommand of the kind (top.go); nil: none.
 	top *topOps
+	// rollout is how rollout acts on it (rollout.go); nil: rollout
+	// refuses the kind.
+	rollout *rolloutOps
 	// logs is how logs reads its objects (logs.go); nil: logs refuses
 	// the kind.
 	logs *logsOps
@@ -118,6 +121,7 @@ func kindTable() []*kindInfo {
 			diff:     diffDeployment, diffName: diffDeploymentName,
 			delete:         true,
 			podsOf:         podsOfDeployment,
+			rollout:        &deploymentRollout,
 			wait:           &deploymentWait,
 			top:            &deploymentTop,
 			logs:           &deploymentLogs,
@@ -188,12 +192,12 @@ func kindTable() []*kindInfo {
 			describe:  describeClaim,
 			delete:    true,
 			completed: true, writeOrder: 8},
-		workloadKindInfo(&daemonSetView, kindDaemonSet, []string{"daemonsets", "ds", "daemonset.apps", "daemonsets.apps"},
-			apiResource{"DaemonSet", "daemonsets", "apps", "v1", true}, 2, 11),
+		withRollout(workloadKindInfo(&daemonSetView, kindDaemonSet, []string{"daemonsets", "ds", "daemonset.apps", "daemonsets.apps"},
+			apiResource{"DaemonSet", "daemonsets", "apps", "v1", true}, 2, 11), workloadRollout(&daemonSetView)),
 		workloadKindInfo(&replicaSetView, kindReplicaSet, []string{"replicasets", "rs", "replicaset.apps", "replicasets.apps"},
 			apiResource{"ReplicaSet", "replicasets", "apps", "v1", true}, 4, 12),
-		workloadKindInfo(&statefulSetView, kindStatefulSet, []string{"statefulsets", "sts", "statefulset.apps", "statefulsets.apps"},
-			apiResource{"StatefulSet", "statefulsets", "apps", "v1", true}, 5, 13),
+		withRollout(workloadKindInfo(&statefulSetView, kindStatefulSet, []string{"statefulsets", "sts", "statefulset.apps", "statefulsets.apps"},
+			apiResource{"StatefulSet", "statefulsets", "apps", "v1", true}, 5, 13), workloadRollout(&statefulSetView)),
 		workloadKindInfo(&cronJobView, kindCronJob, []string{"cronjobs", "cj", "cronjob.batch", "cronjobs.batch"},
 			apiResource{"CronJob", "cronjobs", "batch", "v1", true}, 6, 14),
 		workloadKindInfo(&jobView, kindJob, []string{"jobs", "job.batch", "jobs.batch"},
@@ -217,6 +221,12 @@ func workloadKindInfo(v *workloadView, name string, aliases []string, api apiRes
 		get: v.getter(), categories: map[string]int{"all": all}, store: v.kind, manifest: v.kind, event: v.kind,
 		describe: v.describer(), delete: true, completed: true, writeOrder: writeOrder,
 		podsOf: podsOfWorkload(v.kind), logs: workloadLogs(v.kind), wait: workloadWait(v)}
+}
+
+// withRollout is k, rolled out by r (rollout_workloads.go).
+func withRollout(k *kindInfo, r *rolloutOps) *kindInfo {
+	k.rollout = r
+	return k
 }
 
 // kindNames are the CLI's words of the kinds for which has holds, in
