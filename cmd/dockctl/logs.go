@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"sort"
 	"strings"
 	"sync"
 	"time"
@@ -38,6 +39,9 @@ type logsOptions struct {
 	// ignoreErrors prints a stream's error as a line and goes on with
 	// the others.
 	ignoreErrors bool
+	// allPods is kubectl's --all-pods: every pod of the object named, not
+	// its first (logsOps.every), each line prefixed.
+	allPods bool
 }
 
 // selectorTail is kubectl's --tail when a selector picks the pods and
@@ -56,7 +60,17 @@ func (o *logsOptions) prefixed(kind string) bool {
 	if o.prefixSet {
 		return o.prefix
 	}
-	return replicas(kind) || o.allContainers
+	return o.replicas(kind) || o.allContainers
+}
+
+// replicas says whether o prints every pod of an object of kind: a
+// deployment's always, another's under --all-pods.
+func (o *logsOptions) replicas(kind string) bool {
+	if replicas(kind) {
+		return true
+	}
+	k := kindByName(kind)
+	return o.allPods && k != nil && k.logs != nil && k.logs.every != nil
 }
 
 // logsOps is how logs reads the objects of one kind.
@@ -67,6 +81,9 @@ type logsOps struct {
 	// default, and one lacking the container skipped (kubectl's
 	// --all-pods).
 	replicas bool
+	// every are all the pods of the object, for --all-pods; nil: pods
+	// are all of them already, or the kind has one pod (a pod).
+	every func(g *globalOptions, snap *snapshot, name string) ([]podEntry, error)
 }
 
 // replicas says whether kind's pods are replicas (logsOps.replicas);
@@ -119,6 +136,16 @@ func workloadLogs(kind string) *logsOps {
 			return nil, fmt.Errorf("%s %q has no pods in %s", strings.ToLower(kind), name, g.where(g.namespace))
 		}
 		return []podEntry{e}, nil
+	}, every: func(g *globalOptions, snap *snapshot, name string) ([]podEntry, error) {
+		pods, err := selector(snap, g, g.namespace, name)
+		if err != nil {
+			return nil, err
+		}
+		if len(pods) == 0 {
+			return nil, fmt.Errorf("%s %q has no pods in %s", strings.ToLower(kind), name, g.where(g.namespace))
+		}
+		sort.SliceStable(pods, func(i, j int) bool { return pods[i].Name < pods[j].Name })
+		return pods, nil
 	}}
 }
 
@@ -240,6 +267,7 @@ func newLogsCommand(g *globalOptions) *cobra.Command {
 	cmd.Flags().BoolVar(&o.prefix, "prefix", false, "prefix each line with its source, [pod/NAME/CONTAINER] "+
 		"(default for a deployment's replicas and --all-containers; --prefix=false turns it off)")
 	cmd.Flags().IntVar(&o.maxLogRequests, "max-log-requests", defaultMaxLogRequests, "the most log streams -f follows at once, of -l or of one pod's --all-containers; a deployment's replicas count as one pod (more is an error, as in kubectl)")
+	cmd.Flags().BoolVar(&o.allPods, "all-pods", false, "every pod of the job, statefulset, daemonset… named, not its first, each line prefixed (a deployment's are all printed anyway)")
 	cmd.Flags().BoolVar(&o.ignoreErrors, "ignore-errors", false, "print a container's log error as an \"error: …\" line and go on with the others, instead of stopping")
 	return cmd
 }
@@ -276,10 +304,15 @@ type logStream struct {
 // logPods returns the pods whose logs `logs` prints: the one named, the
 // replicas of a deployment, or (kind "") those of -n's namespace the
 // selector matches, none being no error.
-func logPods(g *globalOptions, snap *snapshot, kind, name, selector string) ([]podEntry, error) {
+func logPods(g *globalOptions, snap *snapshot, kind, name string, o *logsOptions) ([]podEntry, error) {
 	if kind != "" {
-		return kindByName(kind).logs.pods(g, snap, name)
+		ops := kindByName(kind).logs
+		if o.allPods && ops.every != nil {
+			return ops.every(g, snap, name)
+		}
+		return ops.pods(g, snap, name)
 	}
+	selector := o.selector
 	var pods []podEntry
 	sel, err := parseContainerSelector(selector)
 	if err != nil {
@@ -299,7 +332,7 @@ func logPods(g *globalOptions, snap *snapshot, kind, name, selector string) ([]p
 // every container that exists, init containers first. A holder is never
 // one of them: it logs nothing. Prefixes: see prefixed.
 func logStreams(g *globalOptions, snap *snapshot, kind, name string, o *logsOptions) ([]logStream, error) {
-	pods, err := logPods(g, snap, kind, name, o.selector)
+	pods, err := logPods(g, snap, kind, name, o)
 	if err != nil || len(pods) == 0 {
 		return nil, err
 	}
@@ -314,7 +347,7 @@ func logStreams(g *globalOptions, snap *snapshot, kind, name string, o *logsOpti
 		for _, e := range pods {
 			for _, pc := range e.Containers {
 				if c := pc.Container; c != nil {
-					out = append(out, logStream{id: c.ID, name: c.Name, prefix: prefix(e, pc), replica: replicaOf(kind, e)})
+					out = append(out, logStream{id: c.ID, name: c.Name, prefix: prefix(e, pc), replica: o.replicaOf(kind, e)})
 				}
 			}
 		}
@@ -333,8 +366,8 @@ func logStreams(g *globalOptions, snap *snapshot, kind, name string, o *logsOpti
 		switch {
 		case err == nil:
 			c := pc.Container
-			out = append(out, logStream{id: c.ID, name: c.Name, prefix: prefix(e, pc), notice: notice, replica: replicaOf(kind, e)})
-		case replicas(kind) && missing:
+			out = append(out, logStream{id: c.ID, name: c.Name, prefix: prefix(e, pc), notice: notice, replica: o.replicaOf(kind, e)})
+		case o.replicas(kind) && missing:
 			// A replica of another revision may lack it, or not have
 			// created it yet: the others say.
 			skipped = firstErr(skipped, err)
@@ -350,9 +383,10 @@ func logStreams(g *globalOptions, snap *snapshot, kind, name string, o *logsOpti
 	return out, nil
 }
 
-// replicaOf is a stream's replica: its pod when kind is a deployment's.
-func replicaOf(kind string, e podEntry) string {
-	if !replicas(kind) {
+// replicaOf is a stream's replica: its pod when o prints every pod of
+// an object of kind (a deployment's, --all-pods).
+func (o *logsOptions) replicaOf(kind string, e podEntry) string {
+	if !o.replicas(kind) {
 		return ""
 	}
 	return e.Name
