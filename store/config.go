@@ -68,6 +68,12 @@ type ObjectRecord[T any] struct {
 	Ownership
 	// Applied is what its applier last applied (merge.go).
 	Applied
+	// Revisions is the pod template history of a kind that keeps one
+	// (objectKind.revision: a StatefulSet's, a DaemonSet's), as
+	// Record.Revisions is a Deployment's: oldest first, the last current
+	// (workloads.go). Absent on the other kinds, and on records written
+	// before it was kept.
+	Revisions []Revision `json:"revisions,omitempty"`
 }
 
 type (
@@ -118,6 +124,10 @@ type objectKind[T any] struct {
 	// file is the kind's file format; nil is objectFile (the record
 	// under "object").
 	file *fileFormat[T]
+	// revision is the pod template an object of a kind that keeps a
+	// revision history is rolled out from (ObjectRecord.Revisions);
+	// nil: the kind keeps none.
+	revision func(*T) revisionSource
 }
 
 // fileFormat is the on-disk form of a kind's records whose files predate
@@ -358,6 +368,15 @@ func planObject[T any](k *objectKind[T], old *ObjectRecord[T], n normObject[T], 
 		}
 		act = Configured
 	}
+	if k.revision != nil {
+		rec.Revisions = append([]Revision(nil), rec.Revisions...)
+		if old != nil && !old.Deleted && len(rec.Revisions) == 0 {
+			// A record of a release that kept no history: its template is
+			// the first revision.
+			recordObjectRevision(&rec.Revisions, k.revision(&old.Object), old.Updated)
+		}
+		recordObjectRevision(&rec.Revisions, k.revision(&n.obj), now)
+	}
 	rec.Updated = now
 	rec.Object = n.obj
 	stampObject(k, &rec)
@@ -450,7 +469,8 @@ func (k *objectKind[T]) storedObject(r *ObjectRecord[T]) *StoredObject {
 	if k.generation {
 		k.meta(&o).Generation = r.Generation
 	}
-	return &StoredObject{Object: &o, Meta: k.meta(&o), Generation: r.Generation, Created: r.Created, Deleted: r.Deleted, Ownership: r.Ownership}
+	return &StoredObject{Object: &o, Meta: k.meta(&o), Generation: r.Generation, Created: r.Created, Deleted: r.Deleted, Ownership: r.Ownership,
+		Revisions: r.Revisions}
 }
 
 func (k *objectKind[T]) lookup(s *Store, ns, name string) (*StoredObject, error) {

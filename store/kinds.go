@@ -299,6 +299,10 @@ type StoredObject struct {
 	Created    time.Time
 	Deleted    bool
 	Ownership
+	// Revisions is the pod template history of a StatefulSet or a
+	// DaemonSet (ObjectRecord.Revisions), oldest first; nil for the other
+	// kinds.
+	Revisions []Revision
 }
 
 // LookupObject returns the record of the object ref names, of any stored

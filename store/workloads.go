@@ -50,6 +50,56 @@ func workloadKind[T any](kind, plural string, bundle func(*Bundle) *[]*T, meta f
 	}
 }
 
+// revisionSource is what a revision of a workload is recorded from: its
+// pod template and hash, its change cause, and how many old revisions its
+// revisionHistoryLimit keeps (nil: Kubernetes' default, 10).
+type revisionSource struct {
+	template    manifests.PodTemplateSpec
+	hash        string
+	changeCause string
+	limit       *int32
+}
+
+// recordObjectRevision appends src's template to revs when it is not the
+// current one, as Kubernetes' controllers create a ControllerRevision for
+// a StatefulSet's or DaemonSet's new template: a template that comes back
+// (an undo) moves to the end with the next number, numbers only grow, and
+// the history is trimmed, oldest first, to the limit's old revisions plus
+// the current one. Kubernetes also keeps the revisions live pods still
+// run; the store does not see pods, and the controller rolls every pod to
+// the current template whatever the history holds (docs/design.md §17.2).
+func recordObjectRevision(revs *[]Revision, src revisionSource, now time.Time) {
+	if n := len(*revs); n > 0 && (*revs)[n-1].Hash == src.hash {
+		(*revs)[n-1].ChangeCause = src.changeCause
+		return
+	}
+	var next int64 = 1
+	out := make([]Revision, 0, len(*revs)+1)
+	for _, r := range *revs {
+		next = max(next, r.Number+1)
+		if r.Hash != src.hash {
+			out = append(out, r)
+		}
+	}
+	out = append(out, Revision{Number: next, Hash: src.hash, Template: src.template, ChangeCause: src.changeCause, CreatedAt: now})
+	keep := 10
+	if src.limit != nil {
+		keep = int(*src.limit)
+	}
+	if excess := len(out) - (keep + 1); excess > 0 {
+		out = out[excess:]
+	}
+	*revs = out
+}
+
+func workloadRevision(m *manifests.ObjectMeta, t *manifests.PodTemplateSpec, limit *int32) revisionSource {
+	var c manifests.PodTemplateSpec
+	if b, err := json.Marshal(t); err == nil {
+		_ = json.Unmarshal(b, &c) // a copy: the record's template is the object's own
+	}
+	return revisionSource{template: c, hash: manifests.TemplateHash(t), changeCause: m.Annotations[manifests.AnnotationChangeCause], limit: limit}
+}
+
 var (
 	statefulSetKind = workloadKind(KindStatefulSet, "statefulsets",
 		func(b *Bundle) *[]*manifests.StatefulSet { return &b.StatefulSets },
@@ -88,6 +138,17 @@ var (
 		func(o *manifests.Pod) any { return &o.Spec },
 		func(o *manifests.Pod) manifests.Workload { return o })
 )
+
+func init() {
+	// StatefulSets and DaemonSets keep a revision history, as Kubernetes
+	// keeps their ControllerRevisions (rollout history and undo).
+	statefulSetKind.revision = func(o *manifests.StatefulSet) revisionSource {
+		return workloadRevision(&o.Metadata, &o.Spec.Template, o.Spec.RevisionHistoryLimit)
+	}
+	daemonSetKind.revision = func(o *manifests.DaemonSet) revisionSource {
+		return workloadRevision(&o.Metadata, &o.Spec.Template, o.Spec.RevisionHistoryLimit)
+	}
+}
 
 // WorkloadKinds are the workload kinds the store keeps beside
 // Deployment, in the registry's order.

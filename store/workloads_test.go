@@ -1,6 +1,8 @@
 package store
 
 import (
+	"fmt"
+	"slices"
 	"testing"
 	"time"
 
@@ -95,5 +97,83 @@ func TestWorkloadKindsAreStoredWithTheirControllersStatus(t *testing.T) {
 	}
 	if p, err := s.LookupObject(ObjectRef{Kind: KindPod, Namespace: "default", Name: "probe"}); err != nil || !p.Deleted {
 		t.Errorf("pod after delete = %+v, %v; want a tombstone", p, err)
+	}
+}
+
+// stsWith is StatefulSet web of image, with annotations ann and a
+// revisionHistoryLimit (nil: the default).
+func stsWith(image string, ann map[string]string, limit *int32) *manifests.StatefulSet {
+	return &manifests.StatefulSet{APIVersion: "apps/v1", Kind: manifests.KindStatefulSet,
+		Metadata: manifests.ObjectMeta{Name: "web", Annotations: ann},
+		Spec: manifests.StatefulSetSpec{
+			Selector:             &manifests.LabelSelector{MatchLabels: map[string]string{"app": "web"}},
+			RevisionHistoryLimit: limit,
+			Template: manifests.PodTemplateSpec{Metadata: manifests.TemplateMeta{Labels: map[string]string{"app": "web"}},
+				Spec: manifests.PodSpec{Containers: []manifests.Container{{Name: "w", Image: image}}}},
+		}}
+}
+
+// A StatefulSet's (and a DaemonSet's) record keeps its template history as
+// its ControllerRevisions would: one revision per distinct template, the
+// last current, a template coming back moving to the end with the next
+// number, the change cause following the object's annotation, trimmed to
+// revisionHistoryLimit old revisions; a re-created object starts afresh.
+func TestWorkloadRevisionHistory(t *testing.T) {
+	two := int32(2)
+	cause := func(c string) map[string]string { return map[string]string{manifests.AnnotationChangeCause: c} }
+	tests := []struct {
+		name    string
+		applies []*manifests.StatefulSet
+		deleted bool // deleted and applied again before the last apply
+		want    []string
+		causes  []string
+	}{
+		{name: "first apply is revision 1", applies: []*manifests.StatefulSet{stsWith("a", nil, nil)}, want: []string{"1:a"}},
+		{name: "a new template is a new revision", applies: []*manifests.StatefulSet{stsWith("a", nil, nil), stsWith("b", nil, nil)}, want: []string{"1:a", "2:b"}},
+		{name: "a metadata change is no revision but sets the cause",
+			applies: []*manifests.StatefulSet{stsWith("a", nil, nil), stsWith("a", cause("bump"), nil)}, want: []string{"1:a"}, causes: []string{"bump"}},
+		{name: "a template coming back moves to the end",
+			applies: []*manifests.StatefulSet{stsWith("a", nil, nil), stsWith("b", nil, nil), stsWith("a", nil, nil)}, want: []string{"2:b", "3:a"}},
+		{name: "the limit keeps that many old revisions",
+			applies: []*manifests.StatefulSet{stsWith("a", nil, &two), stsWith("b", nil, &two), stsWith("c", nil, &two), stsWith("d", nil, &two)},
+			want:    []string{"2:b", "3:c", "4:d"}},
+		{name: "a re-created object starts afresh",
+			applies: []*manifests.StatefulSet{stsWith("a", nil, nil), stsWith("b", nil, nil)}, deleted: true, want: []string{"1:b"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			s := openTemp(t)
+			ref := ObjectRef{Kind: KindStatefulSet, Namespace: "default", Name: "web"}
+			for i, o := range tt.applies {
+				if tt.deleted && i == len(tt.applies)-1 {
+					if _, err := s.DeleteObjects([]ObjectRef{ref}); err != nil {
+						t.Fatal(err)
+					}
+				}
+				if _, err := s.Apply(Bundle{StatefulSets: []*manifests.StatefulSet{o}}, ApplyOptions{}); err != nil {
+					t.Fatal(err)
+				}
+			}
+			obj, err := s.LookupObject(ref)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var got, causes []string
+			for _, r := range obj.Revisions {
+				got = append(got, fmt.Sprintf("%d:%s", r.Number, r.Template.Spec.Containers[0].Image))
+				if r.Hash != manifests.TemplateHash(&r.Template) {
+					t.Errorf("revision %d hash %s, its template's is %s", r.Number, r.Hash, manifests.TemplateHash(&r.Template))
+				}
+				if r.ChangeCause != "" {
+					causes = append(causes, r.ChangeCause)
+				}
+			}
+			if !slices.Equal(got, tt.want) || !slices.Equal(causes, tt.causes) {
+				t.Errorf("revisions %v causes %v, want %v %v", got, causes, tt.want, tt.causes)
+			}
+			if cur := obj.Object.(*manifests.StatefulSet); obj.Revisions[len(obj.Revisions)-1].Hash != cur.TemplateHash() {
+				t.Errorf("the last revision is not the stored template")
+			}
+		})
 	}
 }

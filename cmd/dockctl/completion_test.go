@@ -157,7 +157,7 @@ func TestCompletion(t *testing.T) {
 		{[]string{"port-forward", ""}, "deployment/web", nofile},
 		{[]string{"port-forward", "service/"}, "service/web", nofile},
 		{[]string{"port-forward", "svc/web", ""}, "", nofile},
-		{[]string{"create", ""}, "configmap deployment secret service namespace", nofile},
+		{[]string{"create", ""}, "configmap deployment job secret service namespace", nofile},
 		{[]string{"explain", ""}, "deployments services namespaces configmaps secrets persistentvolumeclaims daemonsets replicasets statefulsets cronjobs jobs ingresses ingressclasses gatewayclasses gateways httproutes referencegrants", nofile},
 		{[]string{"explain", "s"}, "services secrets statefulsets", nofile},
 		{[]string{"explain", "sv"}, "svc", nofile},

@@ -16,8 +16,8 @@ import (
 func newCreateCommand(g *globalOptions) *cobra.Command {
 	var dryRun string
 	cmd := &cobra.Command{
-		Use:   "create namespace|configmap|secret|deployment|service NAME [flags]",
-		Short: "Create a namespace, configmap, secret, deployment or service from the command line",
+		Use:   "create namespace|configmap|secret|deployment|service|job NAME [flags]",
+		Short: "Create a namespace, configmap, secret, deployment, service or job from the command line",
 		Example: `  # Create namespace team
   dockctl create namespace team
 
@@ -65,6 +65,6 @@ func newCreateCommand(g *globalOptions) *cobra.Command {
 	}
 	cmd.Flags().StringVar(&dryRun, "dry-run", "none", "print without storing (none|client)")
 	cmd.Flags().Lookup("dry-run").NoOptDefVal = "client"
-	cmd.AddCommand(newCreateConfigMapCommand(g), newCreateSecretCommand(g), newCreateDeploymentCommand(g), newCreateServiceCommand(g))
+	cmd.AddCommand(newCreateConfigMapCommand(g), newCreateSecretCommand(g), newCreateDeploymentCommand(g), newCreateServiceCommand(g), newCreateJobCommand(g))
 	return cmd
 }

@@ -450,12 +450,13 @@ func getPods(cmd *cobra.Command, g *globalOptions, o *getOptions, name string) e
 // renderPods prints pods in one of the output formats (golden-tested): the
 // table as kubectl's; -o wide with kubectl's wide columns (IP, NODE — the
 // Docker host —, NOMINATED NODE and READINESS GATES, which a host never
-// has), then dockctl's: the deployment, revision and app containers; -o
+// has), then dockctl's: the deployment, revision, app containers and the
+// owner (KIND/NAME, as describe's Controlled By); -o
 // json|yaml as v1 Pods; -o name as pod/NAME. Only what shows the node or
 // the containers' start times asks Docker for them (podstatus.go).
 func renderPods(out io.Writer, snap *snapshot, pods []podEntry, p *printer, single, allNamespaces bool) error {
 	t := &table{kind: "pod", columns: []string{"NAME", "READY", "STATUS", "RESTARTS", "AGE"},
-		wide: []string{"IP", "NODE", "NOMINATED NODE", "READINESS GATES", "DEPLOYMENT", "REVISION", "CONTAINERS"}}
+		wide: []string{"IP", "NODE", "NOMINATED NODE", "READINESS GATES", "DEPLOYMENT", "REVISION", "CONTAINERS", "OWNER"}}
 	node := ""
 	if p.format == "wide" {
 		node = snap.nodeName()
@@ -468,7 +469,7 @@ func renderPods(out io.Writer, snap *snapshot, pods []podEntry, p *printer, sing
 		t.rows = append(t.rows, row{namespace: e.Namespace, name: e.Name, labels: e.labels(), id: e.uid(),
 			cells: []string{e.Name, fmt.Sprintf("%d/%d", e.Ready, e.Total), e.statusWord(), fmt.Sprint(e.Restarts), age(snap.now.Sub(e.Created))},
 			wide: []string{orNone(e.podIP(snap)), orNone(node), "<none>", "<none>",
-				orNone(e.deploymentName()), orNone(e.Hash), joinOrNone(e.appContainerNames())},
+				orNone(e.deploymentName()), orNone(e.Hash), joinOrNone(e.appContainerNames()), orNone(e.ownerName())},
 			object: func() (any, error) { inspect(); return e.podObject(snap) }})
 	}
 	return p.print(out, t, single, allNamespaces)

@@ -87,6 +87,9 @@ type kindInfo struct {
 	parseSelector func(string) (labels.Selector, error)
 	// top is top's subcommand of the kind (top.go); nil: none.
 	top *topOps
+	// rollout is how rollout acts on it (rollout.go); nil: rollout
+	// refuses the kind.
+	rollout *rolloutOps
 	// logs is how logs reads its objects (logs.go); nil: logs refuses
 	// the kind.
 	logs *logsOps
@@ -124,6 +127,7 @@ func kindTable() []*kindInfo {
 			diff:     diffDeployment, diffName: diffDeploymentName,
 			delete:         true,
 			podsOf:         podsOfDeployment,
+			rollout:        &deploymentRollout,
 			wait:           &deploymentWait,
 			top:            &deploymentTop,
 			logs:           &deploymentLogs,
@@ -195,12 +199,12 @@ func kindTable() []*kindInfo {
 			describe:  describeClaim,
 			delete:    true,
 			completed: true, writeOrder: 8},
-		workloadKindInfo(&daemonSetView, kindDaemonSet, []string{"daemonsets", "ds", "daemonset.apps", "daemonsets.apps"},
-			apiResource{"DaemonSet", "daemonsets", "apps", "v1", true}, specTemplate, 2, 11),
+		withRollout(workloadKindInfo(&daemonSetView, kindDaemonSet, []string{"daemonsets", "ds", "daemonset.apps", "daemonsets.apps"},
+			apiResource{"DaemonSet", "daemonsets", "apps", "v1", true}, specTemplate, 2, 11), workloadRollout(&daemonSetView)),
 		workloadKindInfo(&replicaSetView, kindReplicaSet, []string{"replicasets", "rs", "replicaset.apps", "replicasets.apps"},
 			apiResource{"ReplicaSet", "replicasets", "apps", "v1", true}, specTemplate, 4, 12),
-		workloadKindInfo(&statefulSetView, kindStatefulSet, []string{"statefulsets", "sts", "statefulset.apps", "statefulsets.apps"},
-			apiResource{"StatefulSet", "statefulsets", "apps", "v1", true}, specTemplate, 5, 13),
+		withRollout(workloadKindInfo(&statefulSetView, kindStatefulSet, []string{"statefulsets", "sts", "statefulset.apps", "statefulsets.apps"},
+			apiResource{"StatefulSet", "statefulsets", "apps", "v1", true}, specTemplate, 5, 13), workloadRollout(&statefulSetView)),
 		workloadKindInfo(&cronJobView, kindCronJob, []string{"cronjobs", "cj", "cronjob.batch", "cronjobs.batch"},
 			apiResource{"CronJob", "cronjobs", "batch", "v1", true}, []string{"spec", "jobTemplate", "spec", "template"}, 6, 14),
 		workloadKindInfo(&jobView, kindJob, []string{"jobs", "job.batch", "jobs.batch"},
@@ -223,7 +227,13 @@ func workloadKindInfo(v *workloadView, name string, aliases []string, api apiRes
 	return &kindInfo{name: name, aliases: aliases, api: api, podTemplate: podTemplate,
 		get: v.getter(), categories: map[string]int{"all": all}, store: v.kind, manifest: v.kind, event: v.kind,
 		describe: v.describer(), delete: true, completed: true, writeOrder: writeOrder,
-		podsOf: podsOfWorkload(v.kind), logs: workloadLogs(v.kind)}
+		podsOf: podsOfWorkload(v.kind), logs: workloadLogs(v.kind), wait: workloadWait(v)}
+}
+
+// withRollout is k, rolled out by r (rollout_workloads.go).
+func withRollout(k *kindInfo, r *rolloutOps) *kindInfo {
+	k.rollout = r
+	return k
 }
 
 // specTemplate is the path of the pod template of most workload kinds.

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"sort"
 	"strings"
 	"sync"
 	"time"
@@ -41,6 +42,9 @@ type logsOptions struct {
 	// previous is -p: the lines of the container's runs before its
 	// current one (previousRun).
 	previous bool
+	// allPods is kubectl's --all-pods: every pod of the object named, not
+	// its first (logsOps.every), each line prefixed.
+	allPods bool
 }
 
 // selectorTail is kubectl's --tail when a selector picks the pods and
@@ -59,7 +63,17 @@ func (o *logsOptions) prefixed(kind string) bool {
 	if o.prefixSet {
 		return o.prefix
 	}
-	return replicas(kind) || o.allContainers
+	return o.replicas(kind) || o.allContainers
+}
+
+// replicas says whether o prints every pod of an object of kind: a
+// deployment's always, another's under --all-pods.
+func (o *logsOptions) replicas(kind string) bool {
+	if replicas(kind) {
+		return true
+	}
+	k := kindByName(kind)
+	return o.allPods && k != nil && k.logs != nil && k.logs.every != nil
 }
 
 // logsOps is how logs reads the objects of one kind.
@@ -70,6 +84,9 @@ type logsOps struct {
 	// default, and one lacking the container skipped (kubectl's
 	// --all-pods).
 	replicas bool
+	// every are all the pods of the object, for --all-pods; nil: pods
+	// are all of them already, or the kind has one pod (a pod).
+	every func(g *globalOptions, snap *snapshot, name string) ([]podEntry, error)
 }
 
 // replicas says whether kind's pods are replicas (logsOps.replicas);
@@ -122,6 +139,16 @@ func workloadLogs(kind string) *logsOps {
 			return nil, fmt.Errorf("%s %q has no pods in %s", strings.ToLower(kind), name, g.where(g.namespace))
 		}
 		return []podEntry{e}, nil
+	}, every: func(g *globalOptions, snap *snapshot, name string) ([]podEntry, error) {
+		pods, err := selector(snap, g, g.namespace, name)
+		if err != nil {
+			return nil, err
+		}
+		if len(pods) == 0 {
+			return nil, fmt.Errorf("%s %q has no pods in %s", strings.ToLower(kind), name, g.where(g.namespace))
+		}
+		sort.SliceStable(pods, func(i, j int) bool { return pods[i].Name < pods[j].Name })
+		return pods, nil
 	}}
 }
 
@@ -245,6 +272,7 @@ func newLogsCommand(g *globalOptions) *cobra.Command {
 	cmd.Flags().IntVar(&o.maxLogRequests, "max-log-requests", defaultMaxLogRequests, "the most log streams -f follows at once, of -l or of one pod's --all-containers; a deployment's replicas count as one pod (more is an error, as in kubectl)")
 	cmd.Flags().BoolVarP(&o.previous, "previous", "p", false, "the lines of the container's runs before its current one: of a container waiting to restart its exited run; "+
 		"of one that restarted the runs before the current one (all of them: Docker keeps one log per container); none: an error, as kubectl")
+	cmd.Flags().BoolVar(&o.allPods, "all-pods", false, "every pod of the job, statefulset, daemonset… named, not its first, each line prefixed (a deployment's are all printed anyway)")
 	cmd.Flags().BoolVar(&o.ignoreErrors, "ignore-errors", false, "print a container's log error as an \"error: …\" line and go on with the others, instead of stopping")
 	return cmd
 }
@@ -324,10 +352,15 @@ func previousRun(snap *snapshot, e podEntry, pc podruntime.PodContainer) (*logWi
 // logPods returns the pods whose logs `logs` prints: the one named, the
 // replicas of a deployment, or (kind "") those of -n's namespace the
 // selector matches, none being no error.
-func logPods(g *globalOptions, snap *snapshot, kind, name, selector string) ([]podEntry, error) {
+func logPods(g *globalOptions, snap *snapshot, kind, name string, o *logsOptions) ([]podEntry, error) {
 	if kind != "" {
-		return kindByName(kind).logs.pods(g, snap, name)
+		ops := kindByName(kind).logs
+		if o.allPods && ops.every != nil {
+			return ops.every(g, snap, name)
+		}
+		return ops.pods(g, snap, name)
 	}
+	selector := o.selector
 	var pods []podEntry
 	sel, err := parseContainerSelector(selector)
 	if err != nil {
@@ -347,7 +380,7 @@ func logPods(g *globalOptions, snap *snapshot, kind, name, selector string) ([]p
 // every container that exists, init containers first. A holder is never
 // one of them: it logs nothing. Prefixes: see prefixed.
 func logStreams(g *globalOptions, snap *snapshot, kind, name string, o *logsOptions) ([]logStream, error) {
-	pods, err := logPods(g, snap, kind, name, o.selector)
+	pods, err := logPods(g, snap, kind, name, o)
 	if err != nil || len(pods) == 0 {
 		return nil, err
 	}
@@ -362,7 +395,7 @@ func logStreams(g *globalOptions, snap *snapshot, kind, name string, o *logsOpti
 		for _, e := range pods {
 			for _, pc := range e.Containers {
 				if c := pc.Container; c != nil {
-					s := logStream{id: c.ID, name: c.Name, prefix: prefix(e, pc), replica: replicaOf(kind, e)}
+					s := logStream{id: c.ID, name: c.Name, prefix: prefix(e, pc), replica: o.replicaOf(kind, e)}
 					if o.previous {
 						w, notice, err := previousRun(snap, e, pc)
 						if err != nil {
@@ -402,11 +435,11 @@ func logStreams(g *globalOptions, snap *snapshot, kind, name string, o *logsOpti
 			} else if pnotice != "" {
 				notice += "\n" + pnotice
 			}
-			out = append(out, logStream{id: c.ID, name: c.Name, prefix: prefix(e, pc), notice: notice, replica: replicaOf(kind, e), previous: w})
+			out = append(out, logStream{id: c.ID, name: c.Name, prefix: prefix(e, pc), notice: notice, replica: o.replicaOf(kind, e), previous: w})
 		case err == nil:
 			c := pc.Container
-			out = append(out, logStream{id: c.ID, name: c.Name, prefix: prefix(e, pc), notice: notice, replica: replicaOf(kind, e)})
-		case replicas(kind) && missing:
+			out = append(out, logStream{id: c.ID, name: c.Name, prefix: prefix(e, pc), notice: notice, replica: o.replicaOf(kind, e)})
+		case o.replicas(kind) && missing:
 			// A replica of another revision may lack it, or not have
 			// created it yet: the others say.
 			skipped = firstErr(skipped, err)
@@ -422,9 +455,10 @@ func logStreams(g *globalOptions, snap *snapshot, kind, name string, o *logsOpti
 	return out, nil
 }
 
-// replicaOf is a stream's replica: its pod when kind is a deployment's.
-func replicaOf(kind string, e podEntry) string {
-	if !replicas(kind) {
+// replicaOf is a stream's replica: its pod when o prints every pod of
+// an object of kind (a deployment's, --all-pods).
+func (o *logsOptions) replicaOf(kind string, e podEntry) string {
+	if !o.replicas(kind) {
 		return ""
 	}
 	return e.Name

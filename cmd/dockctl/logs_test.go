@@ -17,6 +17,7 @@ import (
 
 	"github.com/dockctl/dockctl/dockerx"
 	"github.com/dockctl/dockctl/manifests"
+	"github.com/dockctl/dockctl/store"
 )
 
 // logs picks a pod's container as kubectl does, never a holder.
@@ -633,6 +634,53 @@ func TestLogsPreviousPrintsEarlierRunsOrKubectlsError(t *testing.T) {
 			// -f ends with the run: a previous run is over.
 			if got := src.opts[0]; got.Follow || !got.Since.Equal(tt.since) || !got.Until.Equal(tt.until) {
 				t.Errorf("asked Docker for %+v, want since %v until %v, not followed", got, tt.since, tt.until)
+			}
+		})
+	}
+}
+
+// logs of a workload reads its first pod, as kubectl's; --all-pods reads
+// every pod of it, each line prefixed as kubectl's --all-pods sets
+// --prefix (unless --prefix=false).
+func TestLogsAllPodsOfAWorkload(t *testing.T) {
+	var cs []dockerx.Container
+	for i, pod := range []string{"migrate-bbbbb", "migrate-aaaaa"} {
+		name := dockerx.PodContainerName("default", "default", pod)
+		cs = append(cs, dockerx.Container{ID: testID(name), Name: name, Namespace: "default", Image: "migrate:1",
+			State: dockerx.StateRunning, Created: now.Add(-time.Duration(i+1) * time.Minute),
+			Labels: map[string]string{dockerx.LabelOwnerKind: manifests.KindJob, dockerx.LabelOwner: "migrate", "job-name": "migrate"}})
+	}
+	snap := &snapshot{instance: "default", controllerRunning: true, statuses: map[string]*store.Status{},
+		tombstones: map[string]bool{}, containers: cs, now: now}
+	a, b := dockerx.PodContainerName("default", "default", "migrate-aaaaa"), dockerx.PodContainerName("default", "default", "migrate-bbbbb")
+	for _, tc := range []struct {
+		name string
+		o    logsOptions
+		want []string // prefix+container of each stream
+	}{
+		{"the first pod by default", logsOptions{}, nil},
+		{"--all-pods: every pod, prefixed, by name", logsOptions{allPods: true},
+			// No stored Job to name the container from: its Docker name.
+			[]string{"[pod/migrate-aaaaa/" + a + "] " + a, "[pod/migrate-bbbbb/" + b + "] " + b}},
+		{"--all-pods --prefix=false", logsOptions{allPods: true, prefixSet: true}, []string{a, b}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got, err := logStreams(testGlobal, snap, kindJob, "migrate", &tc.o)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var names []string
+			for _, s := range got {
+				names = append(names, s.prefix+s.name)
+			}
+			if tc.want == nil {
+				if len(got) != 1 || got[0].prefix != "" {
+					t.Errorf("streams %q, want the one pod unprefixed", names)
+				}
+				return
+			}
+			if strings.Join(names, " | ") != strings.Join(tc.want, " | ") {
+				t.Errorf("streams %q, want %q", names, tc.want)
 			}
 		})
 	}

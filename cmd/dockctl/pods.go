@@ -185,6 +185,16 @@ func (e *podEntry) deploymentName() string {
 	return e.Owner.Name
 }
 
+// ownerName is the pod's owner as -o wide's OWNER shows it, KIND/NAME
+// (describe's Controlled By): "" for a standalone Pod, which is its own
+// object, and for an orphan, whose deployment is gone.
+func (e *podEntry) ownerName() string {
+	if e.orphan || e.Owner.Kind == "" || e.Owner.Kind == manifests.KindPod || e.Owner.Name == "" {
+		return ""
+	}
+	return e.Owner.Kind + "/" + e.Owner.Name
+}
+
 // ownerAPIVersion is the apiVersion of a workload kind's ownerReference.
 func ownerAPIVersion(kind string) string {
 	if kind == manifests.KindJob || kind == manifests.KindCronJob {

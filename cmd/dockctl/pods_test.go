@@ -433,4 +433,11 @@ func TestWorkloadPodListedUnderItsName(t *testing.T) {
 	if !strings.Contains(buf.String(), "ownerReferences:") || !strings.Contains(buf.String(), "kind: Job") || !strings.Contains(buf.String(), "name: migrate\n") {
 		t.Errorf("-o yaml lacks the Job's ownerReference:\n%s", buf.String())
 	}
+	buf.Reset()
+	if err := renderPods(&buf, snap, pods, pr(t, "wide"), false, false); err != nil {
+		t.Fatal(err)
+	}
+	if lines := strings.Split(buf.String(), "\n"); !strings.HasSuffix(strings.TrimSpace(lines[0]), "OWNER") || !strings.HasSuffix(strings.TrimSpace(lines[1]), " Job/migrate") {
+		t.Errorf("-o wide does not end with the pod's owner:\n%s", buf.String())
+	}
 }

@@ -37,7 +37,7 @@ func newWaitCommand(g *globalOptions) *cobra.Command {
 	o := &waitOptions{}
 	cmd := &cobra.Command{
 		Use:   "wait (TYPE/NAME… | TYPE NAME… | TYPE -l SELECTOR | TYPE --all) --for=delete|condition=TYPE[=VALUE]|jsonpath='{EXPR}'[=VALUE] [-n NS | -A] [--timeout 30s]",
-		Short: "Wait until pods or deployments meet a condition or a JSONPath value, or are deleted, as kubectl wait",
+		Short: "Wait until pods, deployments or other workloads meet a condition or a JSONPath value, or are deleted, as kubectl wait",
 		Example: `  # Wait until the pods labeled app=web are ready, a minute at most
   dockctl wait --for=condition=Ready pod -l app=web --timeout=60s
 
@@ -49,6 +49,9 @@ func newWaitCommand(g *globalOptions) *cobra.Command {
 
   # Wait until deployment web has three ready replicas
   dockctl wait --for=jsonpath='{.status.readyReplicas}'=3 deployment/web
+
+  # Wait until job migrate completes, five minutes at most
+  dockctl wait --for=condition=complete job/migrate --timeout 5m
 
   # Wait until every pod of namespace team runs
   dockctl wait --for=jsonpath='{.status.phase}'=Running pods --all -n team
@@ -67,13 +70,14 @@ func newWaitCommand(g *globalOptions) *cobra.Command {
 		"or jsonpath='{EXPR}'[=VALUE] (on the object get -o json prints; without VALUE, that EXPR finds a value)")
 	cmd.Flags().DurationVar(&o.timeout, "timeout", 30*time.Second, "give up after this long (exit 1); 0 checks once and does not wait, negative waits a week")
 	cmd.Flags().StringVarP(&o.selector, "selector", "l", "", "label selector (=, ==, !=, in, notin, KEY, !KEY) of the objects of TYPE to wait for, "+
-		"deployments by their metadata.labels, pods by their labels: those it selects when wait starts")
+		"deployments and other workloads by their metadata.labels, pods by their labels: those it selects when wait starts")
 	cmd.Flags().BoolVar(&o.all, "all", false, "wait for every object of TYPE in the namespace, those there when wait starts")
 	cmd.Flags().BoolVarP(&o.allNamespaces, "all-namespaces", "A", false, "with -l or --all, select in every namespace")
 	cmd.ValidArgsFunction = g.kindThenName(pluralsOf(waitKinds), 2)
 	_ = cmd.RegisterFlagCompletionFunc("for", cobra.FixedCompletions([]string{
 		"condition=Available", "condition=Progressing", "condition=ReplicaFailure",
 		"condition=Ready", "condition=ContainersReady", "condition=Initialized", "condition=PodScheduled",
+		"condition=Complete", "condition=Failed",
 		"jsonpath=", "delete"}, cobra.ShellCompDirectiveNoFileComp|cobra.ShellCompDirectiveNoSpace))
 	return cmd
 }

@@ -212,7 +212,7 @@ func TestWaitRequest(t *testing.T) {
 		{args: []string{"pod/a"}, o: waitOptions{all: true}, wantErr: "selectors and the all flag cannot be used when passing resource/name arguments"},
 		{args: []string{"pods"}, o: waitOptions{all: true, selector: "app=web"}, wantErr: "setting 'all' parameter but found a non empty selector."},
 		{args: []string{"pods"}, o: waitOptions{selector: "app in (a"}, wantErr: `Unable to find "/v1, Resource=pods" that match label selector "app in (a"`},
-		{args: []string{"svc/web"}, wantErr: "services are not supported here: expected deployments or pods"},
+		{args: []string{"svc/web"}, wantErr: "services are not supported here: expected deployments, pods, daemonsets, replicasets, statefulsets, cronjobs or jobs"},
 		{args: []string{"web"}, wantErr: `the server doesn't have a resource type "web"`},
 		{args: []string{"deploy/"}, wantErr: "arguments in resource/name form must have a single resource and name"},
 		{args: nil, wantErr: "You must provide one or more resources"},
