@@ -54,21 +54,6 @@ func TestCronLatenessIsEachJobsStartAfterItsScheduledMinute(t *testing.T) {
 	}
 }
 
-func TestReportLatenciesGiveNearestRankP50AndMax(t *testing.T) {
-	rep := &report{}
-	var samples []time.Duration
-	for _, ms := range []int{900, 100, 500, 300, 700} {
-		samples = append(samples, time.Duration(ms)*time.Millisecond)
-	}
-	rep.latencies("s", "late", samples)
-	want := map[string]float64{"s/late p50": 500, "s/late p90": 900, "s/late max of 5": 900}
-	for key, v := range want {
-		if got := rep.lookup(key); got == nil || *got != v {
-			t.Errorf("%s = %v, want %v", key, got, v)
-		}
-	}
-}
-
 func TestParseStatusReadsWhatTheSectionWaitsOn(t *testing.T) {
 	tests := []struct {
 		name      string
@@ -116,24 +101,52 @@ func TestCallsInWindowCountsOnlyWhatHappenedInIt(t *testing.T) {
 	}
 }
 
-// The section's manifests are decoded as apply decodes them: a field
-// dockctl does not know would make the measurement fail at run time.
+// The section's manifests are decoded as apply decodes them (a field
+// dockctl does not know would fail the measurement at run time), with the
+// settings the figures are named after and the run label on the pods.
 func TestWorkloadManifestsDecode(t *testing.T) {
 	e := &env{runID: "b0", image: "dockctl-workload:bench-b0"}
 	probe := "        readinessProbe:\n          httpGet: {path: /readyz, port: 8080}\n          periodSeconds: 1\n"
-	for name, doc := range map[string]string{
-		"statefulset": e.statefulSetYAML(wlStatefulSet, 3, probe),
-		"job":         e.jobYAML(wlJob, 100, 10),
-		"cronjob":     e.cronJobYAML(wlCronPrefix+"-00", "* * * * *"),
-	} {
-		t.Run(name, func(t *testing.T) {
-			docs, err := manifests.Decode("bench.yaml", []byte(doc))
-			if err != nil {
-				t.Fatal(err)
-			}
-			if len(docs) != 1 {
-				t.Fatalf("%d documents, want 1", len(docs))
-			}
-		})
+	decode := func(t *testing.T, doc string) *manifests.Document {
+		t.Helper()
+		docs, err := manifests.Decode("bench.yaml", []byte(doc))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(docs) != 1 {
+			t.Fatalf("%d documents, want 1", len(docs))
+		}
+		return docs[0]
 	}
+	t.Run("statefulset", func(t *testing.T) {
+		s := decode(t, e.statefulSetYAML(wlStatefulSet, 3, probe)).StatefulSet
+		if s == nil || s.Spec.PodManagementPolicy != "OrderedReady" || s.Spec.Replicas == nil || *s.Spec.Replicas != 3 {
+			t.Fatalf("decoded %+v, want a StatefulSet of 3, OrderedReady", s)
+		}
+		c := s.Spec.Template.Spec.Containers[0]
+		if c.ReadinessProbe == nil || c.ReadinessProbe.HTTPGet == nil || c.ReadinessProbe.HTTPGet.Path != "/readyz" {
+			t.Errorf("readinessProbe %+v, want httpGet /readyz", c.ReadinessProbe)
+		}
+		if s.Spec.Template.Metadata.Labels[benchLabel] != "b0" {
+			t.Errorf("template labels %v lack the run label", s.Spec.Template.Metadata.Labels)
+		}
+	})
+	t.Run("job", func(t *testing.T) {
+		j := decode(t, e.jobYAML(wlJob, 100, 10)).Job
+		if j == nil || j.Spec.Completions == nil || *j.Spec.Completions != 100 || j.Spec.Parallelism == nil || *j.Spec.Parallelism != 10 {
+			t.Fatalf("decoded %+v, want 100 completions at parallelism 10", j)
+		}
+		if args := j.Spec.Template.Spec.Containers[0].Args; len(args) != 2 || args[1] != "--exit-after="+wlJobExitAfter {
+			t.Errorf("args %v, want the short-lived workload", args)
+		}
+	})
+	t.Run("cronjob", func(t *testing.T) {
+		cj := decode(t, e.cronJobYAML(wlCronPrefix+"-00", "* * * * *")).CronJob
+		if cj == nil || cj.Spec.Schedule != "* * * * *" {
+			t.Fatalf("decoded %+v, want schedule every minute", cj)
+		}
+		if l := cj.Spec.JobTemplate.Spec.Template.Metadata.Labels; l[benchLabel] != "b0" {
+			t.Errorf("pod labels %v lack the run label", l)
+		}
+	})
 }
