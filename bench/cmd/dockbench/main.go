@@ -57,7 +57,17 @@ type settings struct {
 	DNSLookups      int           `json:"dnsLookups"`
 	SvcScaleCycle   bool          `json:"serviceScaleCycle"`
 	SwarmMeshOnly   bool          `json:"swarmMeshOnly,omitempty"` // BENCH_SECTIONS=swarm-mesh
-	Deadline        time.Duration `json:"deadlineNs"`
+	// The workloads section (workloads.go): a Job's completions and
+	// parallelism, the CronJobs firing at the same minute and how many
+	// minutes they fire, the CronJobs of the idle measurement and its
+	// window.
+	JobCompletions int           `json:"jobCompletions"`
+	JobParallelism int           `json:"jobParallelism"`
+	CronJobs       int           `json:"cronJobsPerMinute"`
+	CronFirings    int           `json:"cronFirings"`
+	IdleCronJobs   int           `json:"idleCronJobs"`
+	CronIdle       time.Duration `json:"cronIdleWindowNs"`
+	Deadline       time.Duration `json:"deadlineNs"`
 }
 
 // scaleCase is one 0 → N → 0 measurement and the concurrencies at which
@@ -98,10 +108,21 @@ func loadSettings() settings {
 		LoadRounds:      2,
 		DNSLookups:      5,
 		SvcScaleCycle:   true,
+		// 100 short-lived pods, 10 at a time; ten CronJobs firing at the
+		// same minute, three minutes in a row (≈ 3 min of the run); an
+		// idle controller with 20 CronJobs beside one with none.
+		JobCompletions: 100,
+		JobParallelism: 10,
+		CronJobs:       10,
+		CronFirings:    3,
+		IdleCronJobs:   20,
+		CronIdle:       60 * time.Second,
 		// 14 min measured on a 2-core machine whose engine does ~2
 		// create+start/s, before the pods section (~4 min more there) and
-		// the user-network bounds and services section (~5 min more).
-		Deadline: 26 * time.Minute,
+		// the user-network bounds and services section (~5 min more),
+		// plus ≈ 8 min for the workloads section (3 of them CronJob
+		// firings, 1 the idle window, 200 short-lived containers).
+		Deadline: 35 * time.Minute,
 	}
 	if quick {
 		// Sizes cut so that the services section and the user-network bounds
@@ -124,10 +145,16 @@ func loadSettings() settings {
 		// Shorter than the idle window so that the window holds at least
 		// one resync: an idle figure without one would flatter dockctl.
 		s.SteadyResync = 5 * time.Second
+		s.JobCompletions = 20
+		s.JobParallelism = 5
+		s.CronFirings = 1
+		s.CronIdle = 30 * time.Second
 		// About 95 s for the first four sections, 25 s for pods, 60 s
 		// for services, on a 2-core machine at load 6–10; a run at load
 		// 8–12 took 194 s, so the bound leaves room above that.
-		s.Deadline = 300 * time.Second
+		// The workloads section adds up to a minute of waiting for the
+		// CronJobs' minute, a 30 s idle window and ≈ 1 min of containers.
+		s.Deadline = 300*time.Second + 3*time.Minute
 		if s.Swarm {
 			// Swarm's default 5 s restart delay alone costs half a minute.
 			s.Deadline += 2 * time.Minute
@@ -260,6 +287,7 @@ func run(o options) (err error) {
 		{"pods", benchPods},
 		{"services", benchServices},
 		{"realworld", benchRealworld},
+		{"workloads", benchWorkloads},
 		{"swarm", benchSwarm},
 	}
 	// BENCH_SECTIONS (comma-separated names) runs only some sections: a

@@ -215,13 +215,21 @@ type countingProxy struct {
 }
 
 func startCountingProxy(e *env) (*countingProxy, error) {
+	return startCountingProxyAt(e, "docker-proxy.sock")
+}
+
+// startCountingProxyAt is startCountingProxy on a socket of the given file
+// name in the run's temporary directory, so that several controllers
+// measured in the same window (the workloads section's idle cost) each
+// have their own count.
+func startCountingProxyAt(e *env, file string) (*countingProxy, error) {
 	host := e.cli.DaemonHost()
 	u, err := url.Parse(host)
 	if err != nil || u.Scheme != "unix" {
 		return nil, fmt.Errorf("DOCKER_HOST %q is not a unix socket", host)
 	}
 	upstream := u.Path
-	p := &countingProxy{sock: filepath.Join(e.tmp, "docker-proxy.sock"), counts: map[string]int64{}}
+	p := &countingProxy{sock: filepath.Join(e.tmp, file), counts: map[string]int64{}}
 	ln, err := net.Listen("unix", p.sock)
 	if err != nil {
 		return nil, err
