@@ -30,9 +30,27 @@ func newRolloutCommand(g *globalOptions) *cobra.Command {
 
 func newRolloutStatusCommand(g *globalOptions) *cobra.Command {
 	var timeout time.Duration
-	cmd := deploymentCommand("status deployment NAME", "Wait until the rollout finishes (exit 0) or exceeds its progress deadline or --timeout (exit 1)", func(cmd *cobra.Command, name string) error {
+	cmd := deploymentCommand("status deployment|daemonset|statefulset NAME", "Wait until the rollout finishes (exit 0) or exceeds its progress deadline or --timeout (exit 1)", nil)
+	// A DaemonSet's and a StatefulSet's too (kubectl's status viewers,
+	// rollout_status.go): deploymentCommand's checks with those kinds.
+	cmd.RunE = func(cmd *cobra.Command, args []string) error {
+		if len(args) == 0 {
+			return errors.New("required resource not specified") // kubectl rollout's words
+		}
+		kind, name, err := resourceArg(args, kindDeployment, kindDaemonSet, kindStatefulSet)
+		if err != nil {
+			return refuseKind(cmd, err)
+		}
 		st, err := g.readStore()
 		if err != nil {
+			return err
+		}
+		if kind != kindDeployment {
+			ref := store.ObjectRef{Kind: kindByName(kind).store, Namespace: g.namespace, Name: name}
+			err := waitWorkloadRollout(cmd.Context(), st, ref, max(timeout, 0), cmd.OutOrStdout())
+			if errors.Is(err, store.ErrNotFound) {
+				return notFoundIn(g, ref.Kind, g.namespace, name, err)
+			}
 			return err
 		}
 		if _, err := st.Get(g.namespace, name); err != nil {
@@ -45,9 +63,13 @@ func newRolloutStatusCommand(g *globalOptions) *cobra.Command {
 			return &exitError{code: 1}
 		}
 		return err
-	})
+	}
 	cmd.Example = `  # Wait until deployment web is rolled out
   dockctl rollout status deployment/web
+
+  # Wait until daemonset agent or statefulset db is rolled out
+  dockctl rollout status daemonset/agent
+  dockctl rollout status sts db
 
   # Give up after two minutes (exit 1)
   dockctl rollout status deploy web --timeout 2m`
