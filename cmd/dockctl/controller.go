@@ -335,7 +335,10 @@ func runController(g *globalOptions, o *controllerOptions) error {
 		Kinds: workloads.Kinds(), Allow: o.allow.policy(st.Dir()), MaxPods: o.maxReplicas, ResyncPeriod: o.resync, Log: log,
 		Endpoints: ctrl.Endpoints(), HostIP: ctrl.HostAddress,
 		// Their pods are probed as the Deployment controller's are.
-		ProbeRunner: ctrl.ProbeRunner(), ProbeNetwork: ctrl.ProbeNetwork, Recorder: events})
+		ProbeRunner: ctrl.ProbeRunner(), ProbeNetwork: ctrl.ProbeNetwork, Recorder: events,
+		// Created on the instance network with its resolver, as the
+		// Deployment controller's pods are (docs/design.md §10).
+		PodNetwork: ctrl.PodNetwork})
 	wlCtx, stopWorkloads := context.WithCancel(ctx)
 	wlDone := make(chan error, 1)
 	go func() { wlDone <- wl.Run(wlCtx) }()
