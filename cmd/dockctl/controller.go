@@ -331,7 +331,7 @@ func runController(g *globalOptions, o *controllerOptions) error {
 	// Pod): one controller frame beside the Deployment controller, with
 	// the same allow policy (docs/design.md §17.1), feeding the Services'
 	// endpoints tracker with their pods.
-	wl := workloads.New(workloads.Config{Instance: g.instance, Docker: m.InstrumentDocker(cli), Store: st,
+	wl := workloads.New(workloads.Config{Instance: g.instance, Docker: workloadDocker{m.InstrumentDocker(cli), cli}, Store: st,
 		Kinds: workloads.Kinds(), Allow: o.allow.policy(st.Dir()), MaxPods: o.maxReplicas, ResyncPeriod: o.resync, Log: log,
 		Endpoints: ctrl.Endpoints(), HostIP: ctrl.HostAddress,
 		// Their pods are probed as the Deployment controller's are.
@@ -568,4 +568,14 @@ func selfContainerIDFrom(mountinfo string) string {
 		}
 	}
 	return ""
+}
+
+// workloadDocker is the workload frame's Docker: the calls the metrics
+// count, and the files writer's (the helper image, the writer's runs),
+// which the Deployment controller takes uncounted as its FilesDocker.
+// Without these a holder pod — two containers, a file or emptyDir
+// volume — cannot be made (podruntime.HolderDocker: docs/design.md §17).
+type workloadDocker struct {
+	reconciler.Docker
+	reconciler.FilesDocker
 }
