@@ -693,3 +693,40 @@ func TestSyncCreatesPodsOnTheNetwork(t *testing.T) {
 		}
 	}
 }
+
+// A holder pod's file volumes come from the owner's config store,
+// SyncInput.Config, as its environment does: the workload frame's
+// runtime has none of its own, and a StatefulSet's configMap volume was
+// "not found" while its env from the same store resolved.
+func TestSyncWritesFilesFromTheOwnersConfigStore(t *testing.T) {
+	const instance, ns, img = "t", "shop", "img:1"
+	e := dockerfake.New(img)
+	var mu sync.Mutex
+	var written []string
+	e.HandleExecInput(func(_ string, _ []string, stdin []byte) (int, []byte) {
+		mu.Lock()
+		defer mu.Unlock()
+		written = append(written, string(stdin))
+		return 0, nil
+	})
+	cfg := syncConfig{cms: map[string]*manifests.ConfigMap{store.Key(ns, "app"): {Metadata: manifests.ObjectMeta{Name: "app", Namespace: ns},
+		Data: map[string]string{"app.conf": "level=3"}}}}
+	rt := podruntime.NewRuntime(podruntime.RuntimeConfig{Backoff: podruntime.Backoff{Base: time.Minute, Max: time.Hour},
+		Stopper: podruntime.StopperConfig{Docker: e, Log: slog.New(slog.DiscardHandler)}})
+	defer rt.Stop()
+	owner := podruntime.OwnerRef{Kind: "TestOwner", Name: "db", UID: "u1"}
+	tmpl := &manifests.PodTemplateSpec{Spec: manifests.PodSpec{
+		Containers: []manifests.Container{{Name: "main", Image: img, VolumeMounts: []manifests.VolumeMount{{Name: "cfg", MountPath: "/etc/app"}}}},
+		Volumes:    []manifests.Volume{{Name: "cfg", ConfigMap: &manifests.ConfigMapVolumeSource{Name: "app"}}},
+	}}
+	specs := []podruntime.PodSpec{{Namespace: ns, Name: "db-0", Owner: owner, Template: tmpl, TemplateHash: manifests.TemplateHash(tmpl)}}
+	if _, err := rt.Sync(context.Background(), e, podruntime.SyncInput{Instance: instance, Key: "TestOwner/db", Namespace: ns, Owner: owner,
+		Pods: specs, Now: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC), Config: cfg}); err != nil {
+		t.Fatal(err)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if len(written) != 1 || !strings.Contains(written[0], base64.StdEncoding.EncodeToString([]byte("level=3"))) {
+		t.Errorf("files written %q, want one write holding the ConfigMap's app.conf", written)
+	}
+}
