@@ -140,13 +140,11 @@ spec:
 `)
 }
 
-// setPods returns the running containers of StatefulSet web by pod name.
+// setPods returns the containers of StatefulSet web by pod name, any
+// state (a pod stopped is there until it is removed).
 func (e *env) setPods() map[string]container.Summary {
 	out := map[string]container.Summary{}
 	for _, c := range containers(e.t, "io.dockctl.instance="+e.instance, "io.dockctl.owner-kind=StatefulSet", "io.dockctl.owner=web") {
-		if c.State != "running" {
-			continue
-		}
 		name := strings.TrimPrefix(strings.TrimPrefix(c.Names[0], "/"), e.instance+"_")
 		pod, _, _ := strings.Cut(name, ".")
 		out[pod] = c
@@ -154,22 +152,22 @@ func (e *env) setPods() map[string]container.Summary {
 	return out
 }
 
-// waitSet waits until StatefulSet web runs exactly the pods of version
-// given (their claims' files say so) and its status counts them all
-// ready and updated.
+// waitSet waits until StatefulSet web has exactly the pods given, running
+// version (their args say so), every other one removed, and its status
+// counts them all ready and updated.
 func (e *env) waitSet(version string, pods ...string) map[string]container.Summary {
 	e.t.Helper()
 	var cs map[string]container.Summary
 	eventually(e.t, 90*time.Second, fmt.Sprintf("pods %v of web at %s, ready and updated", pods, version), func() (bool, string) {
 		cs = e.setPods()
-		state := fmt.Sprintf("%d running pods", len(cs))
+		state := fmt.Sprintf("%d pods", len(cs))
 		if len(cs) != len(pods) {
 			return false, state
 		}
 		for _, p := range pods {
 			c, ok := cs[p]
-			if !ok {
-				return false, state + ", not " + p
+			if !ok || c.State != "running" {
+				return false, state + ", not " + p + " running"
 			}
 			info := inspect(e.t, c.ID)
 			if !strings.Contains(strings.Join(info.Args, " "), "$(POD_NAME) "+version) && !strings.Contains(strings.Join(info.Args, " "), p+" "+version) {
