@@ -12,6 +12,7 @@ import (
 
 	"github.com/dockctl/dockctl/dockerx"
 	"github.com/dockctl/dockctl/reconciler/netlayout"
+	"github.com/dockctl/dockctl/reconciler/podruntime"
 	"github.com/dockctl/dockctl/store"
 )
 
@@ -432,6 +433,26 @@ func (c *Controller) podNetworkStatus(ctx context.Context) (*store.NetworkStatus
 		return nil, fmt.Errorf("instance network: %w", err)
 	}
 	return st, nil
+}
+
+// PodNetwork is the create-time network of the pods of namespace ns
+// (podNetwork of the instance network in use; nil while there is none),
+// for the workload controllers' pods (docs/design.md §17), created as
+// the Deployment controller's are. nil too while nothing wants the
+// network (networkWanted: no deployment, no Service): the sweep removes
+// it then, even under a pod being created on it, whose start would fail
+// on the network made again; such a pod is created as before and
+// connected by the sweep (netconnect.go), and with no Service there is
+// no name for it to resolve.
+func (c *Controller) PodNetwork(ctx context.Context, ns string) (*dockerx.PodNetwork, error) {
+	if c.net == nil || !c.networkWanted() {
+		return nil, nil
+	}
+	st, err := c.podNetworkStatus(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return podNetwork(st, podruntime.OrDefaultNamespace(ns)), nil
 }
 
 // podNetwork is the create-time network of a pod's network owner in

@@ -223,3 +223,21 @@ func TestDuplicateInstanceNetworkNameIsAConflict(t *testing.T) {
 		t.Fatalf("two networks named dockctl_i (one not ours): pods are put on %+v, conflict reported %v; want no network used and the conflict reported", st, n.conflict)
 	}
 }
+
+// TestPodNetworkOnlyWhileWanted: the workload controllers' pods are
+// created on the instance network only while something wants it (a
+// deployment, a Service): with nothing, the sweep removes it, even under
+// a pod being created on it, whose start then fails for good on the
+// network made again.
+func TestPodNetworkOnlyWhileWanted(t *testing.T) {
+	h := newHarness(t, Options{})
+	ctx := context.Background()
+	if pn, err := h.ctrl.PodNetwork(ctx, ""); err != nil || pn != nil {
+		t.Fatalf("with nothing applied: PodNetwork = %+v, %v; want none", pn, err)
+	}
+	h.apply(testDeployment("web", 1, "x"))
+	pn, err := h.ctrl.PodNetwork(ctx, "")
+	if err != nil || pn == nil || pn.Name != "dockctl_i" || len(pn.DNSSearch) == 0 || pn.DNSSearch[0] != "default.svc.cluster.local" {
+		t.Fatalf("with a deployment: PodNetwork = %+v, %v; want dockctl_i resolving default's names", pn, err)
+	}
+}

@@ -332,11 +332,14 @@ func runController(g *globalOptions, o *controllerOptions) error {
 	// Pod): one controller frame beside the Deployment controller, with
 	// the same allow policy (docs/design.md §17.1), feeding the Services'
 	// endpoints tracker with their pods.
-	wl := workloads.New(workloads.Config{Instance: g.instance, Docker: m.InstrumentDocker(cli), Store: st,
+	wl := workloads.New(workloads.Config{Instance: g.instance, Docker: workloadDocker{m.InstrumentDocker(cli), cli}, Store: st,
 		Kinds: workloads.Kinds(), Allow: o.allow.policy(st.Dir()), MaxPods: o.maxReplicas, ResyncPeriod: o.resync, Log: log,
 		Endpoints: ctrl.Endpoints(), HostIP: ctrl.HostAddress,
 		// Their pods are probed as the Deployment controller's are.
-		ProbeRunner: ctrl.ProbeRunner(), ProbeNetwork: ctrl.ProbeNetwork, Recorder: events})
+		ProbeRunner: ctrl.ProbeRunner(), ProbeNetwork: ctrl.ProbeNetwork, Recorder: events,
+		// Created on the instance network with its resolver, as the
+		// Deployment controller's pods are (docs/design.md §10).
+		PodNetwork: ctrl.PodNetwork})
 	wlCtx, stopWorkloads := context.WithCancel(ctx)
 	wlDone := make(chan error, 1)
 	go func() { wlDone <- wl.Run(wlCtx) }()
@@ -566,4 +569,14 @@ func selfContainerIDFrom(mountinfo string) string {
 		}
 	}
 	return ""
+}
+
+// workloadDocker is the workload frame's Docker: the calls the metrics
+// count, and the files writer's (the helper image, the writer's runs),
+// which the Deployment controller takes uncounted as its FilesDocker.
+// Without these a holder pod — two containers, a file or emptyDir
+// volume — cannot be made (podruntime.HolderDocker: docs/design.md §17).
+type workloadDocker struct {
+	reconciler.Docker
+	reconciler.FilesDocker
 }

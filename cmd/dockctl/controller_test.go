@@ -7,6 +7,10 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/dockctl/dockctl/internal/dockerfake"
+	"github.com/dockctl/dockctl/metrics"
+	"github.com/dockctl/dockctl/reconciler/podruntime"
+	"github.com/dockctl/dockctl/reconciler/workloads"
 	"github.com/dockctl/dockctl/sourcedir"
 	"github.com/dockctl/dockctl/store"
 )
@@ -141,5 +145,17 @@ func TestControllerRefusesMeaninglessFlags(t *testing.T) {
 		if err := cmd.Execute(); err == nil || !strings.Contains(err.Error(), args[0]) {
 			t.Errorf("%v: err = %v, want a refusal naming %s", args, err, args[0])
 		}
+	}
+}
+
+// The workload frame's Docker, as the controller builds it, makes holder
+// pods: the metrics' decorator alone lacks the files writer's calls, and
+// every StatefulSet or Job pod with a configMap volume or two containers
+// failed with "this runtime's Docker cannot make holder pods".
+func TestWorkloadDockerMakesHolderPods(t *testing.T) {
+	fake := dockerfake.New()
+	var d workloads.Docker = workloadDocker{metrics.New().InstrumentDocker(fake), fake}
+	if _, ok := d.(podruntime.HolderDocker); !ok {
+		t.Fatalf("%T is no podruntime.HolderDocker", d)
 	}
 }

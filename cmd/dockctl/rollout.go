@@ -72,6 +72,10 @@ func newRolloutStatusCommand(g *globalOptions) *cobra.Command {
 	cmd.Example = `  # Wait until deployment web is rolled out
   dockctl rollout status deployment/web
 
+  # Wait until daemonset agent or statefulset db is rolled out
+  dockctl rollout status daemonset/agent
+  dockctl rollout status sts db
+
   # Give up after two minutes (exit 1)
   dockctl rollout status deploy web --timeout 2m
 

@@ -53,76 +53,55 @@ type Image struct {
 // Ref is the image reference to tag the stand-in with.
 func (i Image) Ref() string { return i.Config.Image }
 
-// ForBundle returns a stand-in per image the bundle's Deployments name, in
-// reference order.
-func ForBundle(docs []*manifests.Document) []Image {
-	type acc struct {
-		ports   map[string]bool
-		paths   map[string]bool
-		init    [][]string
-		nonRoot bool
+// imageAcc is what a bundle's containers need of one image.
+type imageAcc struct {
+	ports   map[string]bool
+	paths   map[string]bool
+	init    [][]string
+	nonRoot bool
+}
+
+// podSpecs are the pod templates of a document of a workload kind, and
+// whether its pods run to completion (a Job's, a CronJob's, a Pod's
+// under restartPolicy Never or OnFailure): the app containers of those
+// play their part by exiting 0, as the init containers do.
+func podSpecs(d *manifests.Document) (specs []*manifests.PodSpec, complete bool) {
+	switch {
+	case d.Deployment != nil:
+		return []*manifests.PodSpec{&d.Deployment.Spec.Template.Spec}, false
+	case d.StatefulSet != nil:
+		return []*manifests.PodSpec{&d.StatefulSet.Spec.Template.Spec}, false
+	case d.DaemonSet != nil:
+		return []*manifests.PodSpec{&d.DaemonSet.Spec.Template.Spec}, false
+	case d.ReplicaSet != nil:
+		return []*manifests.PodSpec{&d.ReplicaSet.Spec.Template.Spec}, false
+	case d.Job != nil:
+		return []*manifests.PodSpec{&d.Job.Spec.Template.Spec}, true
+	case d.CronJob != nil:
+		return []*manifests.PodSpec{&d.CronJob.Spec.JobTemplate.Spec.Template.Spec}, true
+	case d.Pod != nil:
+		rp := d.Pod.Spec.RestartPolicy
+		return []*manifests.PodSpec{&d.Pod.Spec}, rp == "Never" || rp == "OnFailure"
 	}
-	byRef := map[string]*acc{}
-	get := func(ref string) *acc {
+	return nil, false
+}
+
+// ForBundle returns a stand-in per image the pod templates of the
+// bundle's workloads name, in reference order.
+func ForBundle(docs []*manifests.Document) []Image {
+	byRef := map[string]*imageAcc{}
+	get := func(ref string) *imageAcc {
 		a := byRef[ref]
 		if a == nil {
-			a = &acc{ports: map[string]bool{}, paths: map[string]bool{}}
+			a = &imageAcc{ports: map[string]bool{}, paths: map[string]bool{}}
 			byRef[ref] = a
 		}
 		return a
 	}
 	for _, d := range docs {
-		if d.Deployment == nil {
-			continue
-		}
-		ps := &d.Deployment.Spec.Template.Spec
-		podNonRoot := ps.SecurityContext != nil && ps.SecurityContext.RunAsNonRoot != nil && *ps.SecurityContext.RunAsNonRoot
-		podUser := ps.SecurityContext != nil && ps.SecurityContext.RunAsUser != nil
-		for _, c := range ps.AllContainers() {
-			a := get(c.Image)
-			isInit := false
-			for i := range ps.InitContainers {
-				if &ps.InitContainers[i] == c && !c.IsSidecar() {
-					isInit = true
-				}
-			}
-			if isInit {
-				a.init = append(a.init, argv(c))
-			}
-			for _, p := range c.Ports {
-				a.ports[portSpec(p.ContainerPort, p.Protocol)] = true
-			}
-			for _, p := range []*manifests.Probe{c.ReadinessProbe, c.LivenessProbe, c.StartupProbe} {
-				if p == nil {
-					continue
-				}
-				if port := probePort(p); port > 0 {
-					a.ports[portSpec(port, "TCP")] = true
-				}
-				if p.Exec != nil {
-					addPath(a.paths, p.Exec.Command, c.WorkingDir)
-				}
-			}
-			if c.Lifecycle != nil {
-				for _, h := range []*manifests.LifecycleHandler{c.Lifecycle.PostStart, c.Lifecycle.PreStop} {
-					if h == nil {
-						continue
-					}
-					if h.Exec != nil {
-						addPath(a.paths, h.Exec.Command, c.WorkingDir)
-					}
-					if h.HTTPGet != nil && h.HTTPGet.Port.IntValue() > 0 {
-						a.ports[portSpec(int32(h.HTTPGet.Port.IntValue()), "TCP")] = true
-					}
-				}
-			}
-			addPath(a.paths, c.Command, c.WorkingDir)
-			sc := c.SecurityContext
-			nonRoot := podNonRoot || sc != nil && sc.RunAsNonRoot != nil && *sc.RunAsNonRoot
-			user := podUser || sc != nil && sc.RunAsUser != nil
-			if nonRoot && !user {
-				a.nonRoot = true
-			}
+		specs, complete := podSpecs(d)
+		for _, ps := range specs {
+			addPodSpec(get, ps, complete)
 		}
 	}
 	refs := make([]string, 0, len(byRef))
@@ -137,6 +116,72 @@ func ForBundle(docs []*manifests.Document) []Image {
 		out = append(out, img)
 	}
 	return out
+}
+
+// addPodSpec records what the containers of ps need of their images:
+// ports, executable paths, the command lines that exit at once (init
+// containers, and app containers of a pod that runs to completion), the
+// user.
+func addPodSpec(get func(ref string) *imageAcc, ps *manifests.PodSpec, complete bool) {
+	podNonRoot := ps.SecurityContext != nil && ps.SecurityContext.RunAsNonRoot != nil && *ps.SecurityContext.RunAsNonRoot
+	podUser := ps.SecurityContext != nil && ps.SecurityContext.RunAsUser != nil
+	for _, c := range ps.AllContainers() {
+		a := get(c.Image)
+		isInit := false
+		for i := range ps.InitContainers {
+			if &ps.InitContainers[i] == c && !c.IsSidecar() {
+				isInit = true
+			}
+		}
+		if isInit || complete && !isSidecarOrInit(ps, c) {
+			a.init = append(a.init, argv(c))
+		}
+		for _, p := range c.Ports {
+			a.ports[portSpec(p.ContainerPort, p.Protocol)] = true
+		}
+		for _, p := range []*manifests.Probe{c.ReadinessProbe, c.LivenessProbe, c.StartupProbe} {
+			if p == nil {
+				continue
+			}
+			if port := probePort(p); port > 0 {
+				a.ports[portSpec(port, "TCP")] = true
+			}
+			if p.Exec != nil {
+				addPath(a.paths, p.Exec.Command, c.WorkingDir)
+			}
+		}
+		if c.Lifecycle != nil {
+			for _, h := range []*manifests.LifecycleHandler{c.Lifecycle.PostStart, c.Lifecycle.PreStop} {
+				if h == nil {
+					continue
+				}
+				if h.Exec != nil {
+					addPath(a.paths, h.Exec.Command, c.WorkingDir)
+				}
+				if h.HTTPGet != nil && h.HTTPGet.Port.IntValue() > 0 {
+					a.ports[portSpec(int32(h.HTTPGet.Port.IntValue()), "TCP")] = true
+				}
+			}
+		}
+		addPath(a.paths, c.Command, c.WorkingDir)
+		sc := c.SecurityContext
+		nonRoot := podNonRoot || sc != nil && sc.RunAsNonRoot != nil && *sc.RunAsNonRoot
+		user := podUser || sc != nil && sc.RunAsUser != nil
+		if nonRoot && !user {
+			a.nonRoot = true
+		}
+	}
+}
+
+// isSidecarOrInit reports whether c is one of ps's init containers
+// (native sidecars included).
+func isSidecarOrInit(ps *manifests.PodSpec, c *manifests.Container) bool {
+	for i := range ps.InitContainers {
+		if &ps.InitContainers[i] == c {
+			return true
+		}
+	}
+	return false
 }
 
 // argv is a container's command line as its main process sees it: the

@@ -116,3 +116,63 @@ spec:
 		t.Errorf("context files: %v", files)
 	}
 }
+
+// The pod templates of every workload kind name stand-ins, not only
+// Deployments'; the app containers of a Job's and a CronJob's pods run to
+// completion, so their command lines exit 0 at once as an init
+// container's do, while a StatefulSet's serve.
+func TestForBundleWorkloadKinds(t *testing.T) {
+	in := `apiVersion: apps/v1
+kind: StatefulSet
+metadata: {name: db}
+spec:
+  serviceName: db
+  selector: {matchLabels: {app: db}}
+  template:
+    metadata: {labels: {app: db}}
+    spec:
+      containers:
+      - name: db
+        image: db:1
+        command: [db-server]
+        ports: [{containerPort: 6379}]
+---
+apiVersion: batch/v1
+kind: Job
+metadata: {name: migrate}
+spec:
+  template:
+    spec:
+      restartPolicy: Never
+      containers:
+      - name: migrate
+        image: db:1
+        command: [/bin/sh, -c, "db-cli ping"]
+---
+apiVersion: batch/v1
+kind: CronJob
+metadata: {name: backup}
+spec:
+  schedule: "0 * * * *"
+  jobTemplate:
+    spec:
+      template:
+        spec:
+          restartPolicy: OnFailure
+          containers:
+          - {name: backup, image: tools:2, args: [--all]}
+`
+	docs, err := manifests.Decode("kinds.yaml", []byte(in))
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := ForBundle(docs)
+	want := []Image{
+		{Config: Config{Image: "db:1", Ports: []string{"6379"}, Init: [][]string{{"/bin/sh", "-c", "db-cli ping"}}},
+			Paths: []string{"/bin/sh", "/usr/local/bin/db-server"}},
+		{Config: Config{Image: "tools:2", Init: [][]string{{"/workload", "--all"}}}},
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("got\n%+v\nwant\n%+v", got, want)
+	}
+}

@@ -133,19 +133,22 @@ func (r *Runtime) filesPayload(in SyncInput, t *manifests.PodTemplateSpec, name,
 	ns := OrDefaultNamespace(in.Namespace)
 	objs := FileObjects{ConfigMaps: map[string]*manifests.ConfigMap{}, Secrets: map[string]*manifests.Secret{}}
 	cms, ss := FileRefs(&t.Spec)
+	// The owner's config store, as its environment's (configOf): the
+	// workload frame hands its own in SyncInput.Config.
+	config := r.configOf(in)
 	for _, n := range cms {
-		if r.config == nil {
+		if config == nil {
 			break
 		}
-		if cm, err := r.config.LookupConfigMap(ns, n); err == nil {
+		if cm, err := config.LookupConfigMap(ns, n); err == nil {
 			objs.ConfigMaps[n] = cm
 		}
 	}
 	for _, n := range ss {
-		if r.config == nil {
+		if config == nil {
 			break
 		}
-		if s, err := r.config.LookupSecret(ns, n); err == nil {
+		if s, err := config.LookupSecret(ns, n); err == nil {
 			objs.Secrets[n] = s
 		}
 	}

@@ -51,6 +51,14 @@ type SyncInput struct {
 	// volumes of its holder pods); one whose pod has no container left in
 	// Observed is removed (CollectVolumes). nil: none is collected.
 	Volumes []dockerx.Volume
+	// Network, when set, is the network a created pod's network owner
+	// (its container, or its holder) joins at its create, with its
+	// resolver settings: the instance network, resolving through
+	// dockctl's DNS server (docs/design.md §10), as a Deployment's pods
+	// are created. nil: Docker's default network (a pod connected to the
+	// instance network later keeps Docker's resolver, as DNS settings
+	// are fixed at the create).
+	Network *dockerx.PodNetwork
 }
 
 // SyncResult is what the owner reads back.
@@ -350,6 +358,9 @@ func (r *Runtime) configOf(in SyncInput) ConfigStore {
 func (r *Runtime) createPod(ctx context.Context, d SyncDocker, in SyncInput, spec *PodSpec, name string) (*dockerx.Container, error) {
 	t, hash, from := runTemplate(in, spec)
 	req := dockerx.CreateRequest{Instance: in.Instance, Namespace: in.Namespace, Name: name, TemplateHash: hash, From: from}
+	if !t.Spec.HostNetwork {
+		req.Network = in.Network
+	}
 	if cfg := r.configOf(in); cfg != nil && len(t.Spec.Containers) > 0 {
 		pod := PodIdentity{Name: spec.Name, Namespace: OrDefaultNamespace(in.Namespace), Labels: t.Metadata.Labels,
 			Annotations: t.Metadata.Annotations, ServiceAccountName: "default"}

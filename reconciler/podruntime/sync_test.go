@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"maps"
 	"slices"
 	"strings"
 	"sync"
@@ -724,5 +725,90 @@ func TestRuntimeForgetsOwnersWithNothingLeft(t *testing.T) {
 		if n != 0 {
 			t.Errorf("%s remembers %d entries after %d owners came and went, want 0", what, n, owners)
 		}
+	}
+}
+
+// A pod is created on SyncInput.Network with its resolver, as the
+// Deployment controller creates its pods (docs/design.md §10, §17): its
+// container, or its holder (the members join the holder's network); a
+// host-network pod keeps the host's.
+func TestSyncCreatesPodsOnTheNetwork(t *testing.T) {
+	const instance, ns, img = "t", "shop", "img:1"
+	pn := &dockerx.PodNetwork{Name: "dockctl_t", DNS: []string{"10.0.0.2"}, DNSSearch: []string{"shop.svc.cluster.local"}, DNSOptions: []string{"ndots:5"}}
+	owner := podruntime.OwnerRef{Kind: "TestOwner", Name: "db", UID: "u1"}
+	one := &manifests.PodTemplateSpec{Spec: manifests.PodSpec{Containers: []manifests.Container{{Name: "main", Image: img}}}}
+	host := &manifests.PodTemplateSpec{Spec: manifests.PodSpec{HostNetwork: true, Containers: []manifests.Container{{Name: "main", Image: img}}}}
+	two := &manifests.PodTemplateSpec{Spec: manifests.PodSpec{Containers: []manifests.Container{{Name: "a", Image: img}, {Name: "b", Image: img}}}}
+	e := &recordingDocker{Engine: dockerfake.New(img), reqs: map[string]dockerx.CreateRequest{}}
+	if err := e.AddNetwork(dockerx.Network{ID: "n1", Name: pn.Name, Subnet: "10.0.0.0/24"}); err != nil {
+		t.Fatal(err)
+	}
+	rt := podruntime.NewRuntime(podruntime.RuntimeConfig{Backoff: podruntime.Backoff{Base: time.Minute, Max: time.Hour},
+		Stopper: podruntime.StopperConfig{Docker: e, Log: slog.New(slog.DiscardHandler)}})
+	defer rt.Stop()
+	var pods []podruntime.PodSpec
+	for name, tmpl := range map[string]*manifests.PodTemplateSpec{"one": one, "host": host, "two": two} {
+		pods = append(pods, podruntime.PodSpec{Name: name, Namespace: ns, Owner: owner, Template: tmpl, TemplateHash: manifests.TemplateHash(tmpl)})
+	}
+	in := podruntime.SyncInput{Instance: instance, Key: "TestOwner/db", Namespace: ns, Owner: owner, Pods: pods,
+		Now: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC), Network: pn}
+	if _, err := rt.Sync(context.Background(), e, in); err != nil {
+		t.Fatal(err)
+	}
+	for name, want := range map[string]*dockerx.PodNetwork{
+		dockerx.PodContainerName(instance, ns, "one"):  pn,
+		dockerx.PodContainerName(instance, ns, "host"): nil,
+		dockerx.PodContainerName(instance, ns, "two"):  pn, // the holder
+	} {
+		req, ok := e.reqs[name]
+		if !ok {
+			t.Errorf("no create of %s among %v", name, slices.Collect(maps.Keys(e.reqs)))
+			continue
+		}
+		if req.Network != want {
+			t.Errorf("%s created on network %+v, want %+v", name, req.Network, want)
+		}
+	}
+	for name, req := range e.reqs {
+		if req.Role != dockerx.RoleHolder && req.Pod != nil && req.Network != nil {
+			t.Errorf("member %s created on network %+v: it joins its holder's", name, req.Network)
+		}
+	}
+}
+
+// A holder pod's file volumes come from the owner's config store,
+// SyncInput.Config, as its environment does: the workload frame's
+// runtime has none of its own, and a StatefulSet's configMap volume was
+// "not found" while its env from the same store resolved.
+func TestSyncWritesFilesFromTheOwnersConfigStore(t *testing.T) {
+	const instance, ns, img = "t", "shop", "img:1"
+	e := dockerfake.New(img)
+	var mu sync.Mutex
+	var written []string
+	e.HandleExecInput(func(_ string, _ []string, stdin []byte) (int, []byte) {
+		mu.Lock()
+		defer mu.Unlock()
+		written = append(written, string(stdin))
+		return 0, nil
+	})
+	cfg := syncConfig{cms: map[string]*manifests.ConfigMap{store.Key(ns, "app"): {Metadata: manifests.ObjectMeta{Name: "app", Namespace: ns},
+		Data: map[string]string{"app.conf": "level=3"}}}}
+	rt := podruntime.NewRuntime(podruntime.RuntimeConfig{Backoff: podruntime.Backoff{Base: time.Minute, Max: time.Hour},
+		Stopper: podruntime.StopperConfig{Docker: e, Log: slog.New(slog.DiscardHandler)}})
+	defer rt.Stop()
+	owner := podruntime.OwnerRef{Kind: "TestOwner", Name: "db", UID: "u1"}
+	tmpl := &manifests.PodTemplateSpec{Spec: manifests.PodSpec{
+		Containers: []manifests.Container{{Name: "main", Image: img, VolumeMounts: []manifests.VolumeMount{{Name: "cfg", MountPath: "/etc/app"}}}},
+		Volumes:    []manifests.Volume{{Name: "cfg", ConfigMap: &manifests.ConfigMapVolumeSource{Name: "app"}}},
+	}}
+	specs := []podruntime.PodSpec{{Namespace: ns, Name: "db-0", Owner: owner, Template: tmpl, TemplateHash: manifests.TemplateHash(tmpl)}}
+	if _, err := rt.Sync(context.Background(), e, podruntime.SyncInput{Instance: instance, Key: "TestOwner/db", Namespace: ns, Owner: owner,
+		Pods: specs, Now: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC), Config: cfg}); err != nil {
+		t.Fatal(err)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if len(written) != 1 || !strings.Contains(written[0], base64.StdEncoding.EncodeToString([]byte("level=3"))) {
+		t.Errorf("files written %q, want one write holding the ConfigMap's app.conf", written)
 	}
 }

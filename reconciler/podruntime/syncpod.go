@@ -173,6 +173,10 @@ func (r *Runtime) createMember(ctx context.Context, d HolderDocker, in SyncInput
 		Role: op.Role, Pod: op.Pod, Container: op.Container}
 	var err error
 	if op.Role == dockerx.RoleHolder {
+		// The holder owns the pod's network; its members join it.
+		if !hp.t.Spec.HostNetwork {
+			req.Network = in.Network
+		}
 		req.Image, err = r.holderImage(ctx, d, in, hp.t)
 	} else {
 		err = r.ensureImage(ctx, d, in, hp.t, op.Container)

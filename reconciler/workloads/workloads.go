@@ -155,6 +155,12 @@ type Config struct {
 	// runner every probe attempt fails.
 	ProbeRunner  podruntime.ProbeRunner
 	ProbeNetwork func() string
+	// PodNetwork, when set, is the network the pods of namespace ns are
+	// created on, with their resolver (podruntime.SyncInput.Network): the
+	// instance network and dockctl's DNS server, as a Deployment's pods
+	// are created, so that they resolve Services and each other's names
+	// (docs/design.md §10, §17). nil, or nil returned: Docker's default.
+	PodNetwork func(ctx context.Context, ns string) (*dockerx.PodNetwork, error)
 	// Recorder records the Prober's and Stopper's pod events (Unhealthy,
 	// FailedPostStartHook…; nil: none).
 	Recorder podruntime.Recorder
@@ -326,6 +332,13 @@ func (c *Controller) Reconcile(ctx context.Context, req reconcile.Request) (reco
 	}
 	in := podruntime.SyncInput{Instance: c.cfg.Instance, Key: req.Key, Namespace: ns,
 		Owner: podruntime.OwnerRef{Kind: kind, Name: name}, Now: now, Config: c.cfg.Store}
+	if c.cfg.PodNetwork != nil {
+		pn, err := c.cfg.PodNetwork(ctx, ns)
+		if err != nil {
+			return reconcile.Result{}, fmt.Errorf("pod network: %w", err)
+		}
+		in.Network = pn
+	}
 	var podNames []string
 	nsName := ns
 	if nsName == "" {

@@ -14,6 +14,7 @@ import (
 	"github.com/dockctl/dockctl/dockerx"
 	"github.com/dockctl/dockctl/internal/dockerfake"
 	"github.com/dockctl/dockctl/manifests"
+	"github.com/dockctl/dockctl/reconciler/podruntime"
 	"github.com/dockctl/dockctl/reconciler/reconcile"
 	"github.com/dockctl/dockctl/store"
 )
@@ -601,5 +602,42 @@ spec:
 	f.sync(key)
 	if st := read(); st.Replicas != 1 || st.ReadyReplicas != 0 {
 		t.Errorf("status replicas %d ready %d after a member exited, want 1 pod, not ready", st.Replicas, st.ReadyReplicas)
+	}
+}
+
+// The frame's pods are created on Config.PodNetwork of their namespace,
+// with its resolver, as a Deployment's pods are (docs/design.md §10, §17):
+// a StatefulSet's pods resolve each other's names through dockctl's DNS
+// server.
+func TestPodsAreCreatedOnThePodNetwork(t *testing.T) {
+	pn := &dockerx.PodNetwork{Name: "dockctl_wl", DNS: []string{"10.1.0.2"}, DNSSearch: []string{"default.svc.cluster.local"}}
+	var asked []string
+	f := newFrameWith(t, func(c *Config) {
+		c.PodNetwork = func(_ context.Context, ns string) (*dockerx.PodNetwork, error) {
+			asked = append(asked, ns)
+			return pn, nil
+		}
+	})
+	if err := f.d.AddNetwork(dockerx.Network{ID: "n1", Name: pn.Name, Subnet: "10.1.0.0/24"}); err != nil {
+		t.Fatal(err)
+	}
+	var got []*dockerx.PodNetwork
+	f.d.OnCreate = func(req dockerx.CreateRequest) error {
+		got = append(got, req.Network)
+		return nil
+	}
+	f.apply(`apiVersion: v1
+kind: Pod
+metadata: {name: p}
+spec:
+  containers:
+  - {name: t, image: busybox}
+`)
+	f.sync(Key(store.KindPod, "default", "p"))
+	if len(got) != 1 || got[0] != pn {
+		t.Errorf("created on networks %+v, want one create on %+v", got, pn)
+	}
+	if len(asked) == 0 || podruntime.OrDefaultNamespace(asked[0]) != "default" {
+		t.Errorf("PodNetwork asked for namespaces %v, want default", asked)
 	}
 }
