@@ -75,6 +75,27 @@ type SyncResult struct {
 type syncMemory struct {
 	mu     sync.Mutex
 	states map[string]map[string]*ContainerState
+	// windows is each owner's slow-start window as its last creates
+	// left it (createPods; absent: 1).
+	windows map[string]int
+}
+
+// window is owner key's slow-start window to begin its next creates with.
+func (m *syncMemory) window(key string) int {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return max(m.windows[key], 1)
+}
+
+// setWindow records the window owner key's creates reached: 1 again after
+// a failed one, as a first wave.
+func (m *syncMemory) setWindow(key string, w int) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.windows == nil {
+		m.windows = map[string]int{}
+	}
+	m.windows[key] = w
 }
 
 // of is owner key's memory, made empty if there is none (forget drops it
@@ -97,6 +118,8 @@ func (m *syncMemory) of(key string) map[string]*ContainerState {
 // and name) and started; a container that exited is started again as its
 // restartPolicy says (ShouldRestart) once its crash-loop backoff
 // (ObserveExits) has passed, and a finished pod (FinishedPhase) is kept;
+// the missing pods of one container are created together with slow
+// start (createPods);
 // a container of no wanted pod is handed to the Stopper (a graceful stop,
 // then its removal). The first create that fails ends the pass's creates
 // (the rest wait for the next Sync). It returns each wanted pod's status.
@@ -134,6 +157,7 @@ func (r *Runtime) Sync(ctx context.Context, d SyncDocker, in SyncInput) (SyncRes
 	// SlowStart stop theirs: a broken image or a full disk costs one
 	// Docker call, not one per wanted pod; the next Sync tries again.
 	createFailed := false
+	var creates []podCreate
 	for i := range in.Pods {
 		spec := &in.Pods[i]
 		name := dockerx.PodContainerName(in.Instance, in.Namespace, spec.Name)
@@ -191,8 +215,10 @@ func (r *Runtime) Sync(ctx context.Context, d SyncDocker, in SyncInput) (SyncRes
 		switch {
 		case c == nil && createFailed:
 		case c == nil:
-			c, err = r.createPod(ctx, d, in, spec, name)
-			createFailed = err != nil
+			// Created with the pass's other missing pods, at once
+			// (below).
+			creates = append(creates, podCreate{spec: spec, name: name})
+			continue
 		case busy[c.ID]:
 			// Being stopped: the Stopper's, until its job ends.
 		case c.State == dockerx.StateCreated && notBefore[c.ID].IsZero():
@@ -217,6 +243,10 @@ func (r *Runtime) Sync(ctx context.Context, d SyncDocker, in SyncInput) (SyncRes
 		}
 		res.Pods[spec.Name] = podStatusOf(in, spec, c, states, notBefore, probes.ready)
 	}
+	errs = append(errs, r.createPods(ctx, d, in, creates, createFailed)...)
+	for _, pc := range creates {
+		res.Pods[pc.spec.Name] = podStatusOf(in, pc.spec, pc.c, states, notBefore, probes.ready)
+	}
 	r.removeUnwanted(in, pods, templates, wanted, busy)
 	errs = append(errs, collectVolumes(ctx, d, in))
 	if len(in.Pods) == 0 && len(in.Observed) == 0 {
@@ -236,6 +266,7 @@ func (r *Runtime) forget(key string) {
 	}
 	r.memory.mu.Lock()
 	delete(r.memory.states, key)
+	delete(r.memory.windows, key)
 	r.memory.mu.Unlock()
 	r.files.Forget(key, nil)
 }
@@ -355,7 +386,55 @@ func (r *Runtime) configOf(in SyncInput) ConfigStore {
 }
 
 // createPod creates and starts the container of a pod of one container.
-func (r *Runtime) createPod(ctx context.Context, d SyncDocker, in SyncInput, spec *PodSpec, name string) (*dockerx.Container, error) {
+// MaxCreatesInFlight caps the creates of one owner's Sync in flight at
+// once, as the Deployment controller's default does.
+const MaxCreatesInFlight = 8
+
+// podCreate is a pod of one container a Sync creates, and the container
+// made (nil: not created).
+type podCreate struct {
+	spec *PodSpec
+	name string
+	c    *dockerx.Container
+}
+
+// createPods creates and starts the pass's missing pods of one container
+// (none when an earlier create of the pass failed) with slow start
+// (SlowStart), as Kubernetes' controllers batch pod creation: pods that
+// finished together (a Job's wave) are replaced together, not one
+// create+start after the other, while a broken image costs one call. The
+// window begins where the owner's last creates left it, so that a Job
+// refilling a slot at a time keeps its parallelism in flight; a failure
+// brings it back to 1.
+func (r *Runtime) createPods(ctx context.Context, d SyncDocker, in SyncInput, creates []podCreate, failedBefore bool) []error {
+	if len(creates) == 0 || failedBefore {
+		return nil
+	}
+	var mu sync.Mutex
+	errs, reached := SlowStart(creates, MaxCreatesInFlight, r.memory.window(in.Key), func(pc podCreate) error {
+		c, err := r.createPod(ctx, d, in, pc.spec, pc.name, &mu)
+		mu.Lock()
+		defer mu.Unlock()
+		for i := range creates {
+			if creates[i].name == pc.name {
+				creates[i].c = c
+			}
+		}
+		if err != nil {
+			return fmt.Errorf("pod %s: %w", pc.spec.Name, err)
+		}
+		return nil
+	})
+	if len(errs) > 0 {
+		reached = 1
+	}
+	r.memory.setWindow(in.Key, reached)
+	return errs
+}
+
+// createPod creates and starts pod spec's container name; mu guards the
+// owner's memory, which creates running at once share.
+func (r *Runtime) createPod(ctx context.Context, d SyncDocker, in SyncInput, spec *PodSpec, name string, mu *sync.Mutex) (*dockerx.Container, error) {
 	t, hash, from := runTemplate(in, spec)
 	req := dockerx.CreateRequest{Instance: in.Instance, Namespace: in.Namespace, Name: name, TemplateHash: hash, From: from}
 	if !t.Spec.HostNetwork {
@@ -375,7 +454,10 @@ func (r *Runtime) createPod(ctx context.Context, d SyncDocker, in SyncInput, spe
 		return nil, fmt.Errorf("create %s: %w", name, err)
 	}
 	c := &dockerx.Container{ID: id, Name: name, TemplateHash: hash, State: dockerx.StateCreated, Created: in.Now}
-	return c, r.start(ctx, d, r.memory.of(in.Key), c, in.Now, false)
+	err = d.StartContainer(ctx, c.ID)
+	mu.Lock()
+	defer mu.Unlock()
+	return c, r.started(r.memory.of(in.Key), c, in.Now, false, err)
 }
 
 // start starts container c, recording it in the runtime's memory as the
@@ -388,7 +470,13 @@ func (r *Runtime) start(ctx context.Context, d SyncDocker, states map[string]*Co
 		cst.StartedAt, cst.ExitCounted, cst.ReadySince, cst.StartError = now, false, time.Time{}, ""
 		cst.ProbeReady = nil // the new run is judged by its own probes
 	}
-	if err := d.StartContainer(ctx, c.ID); err != nil {
+	return r.started(states, c, now, again, d.StartContainer(ctx, c.ID))
+}
+
+// started records the start of c that Docker answered with err.
+func (r *Runtime) started(states map[string]*ContainerState, c *dockerx.Container, now time.Time, again bool, err error) error {
+	cst := stateOf(states, c.ID)
+	if err != nil {
 		if !again {
 			cst.Restarts++
 		}

@@ -641,3 +641,133 @@ spec:
 		t.Errorf("PodNetwork asked for namespaces %v, want default", asked)
 	}
 }
+
+// A Job pod's exit is answered by one sync of the Job: the die event
+// queues the Job's key, and that one sync counts the finished pod and
+// creates and starts its replacement (Kubernetes' Job controller creates
+// replacements as soon as it observes a finished pod), with no requeue or
+// second pass in between.
+func TestJobPodExitIsReplacedInTheSyncItsDieEventQueues(t *testing.T) {
+	f := newFrame(t)
+	f.apply(jobYAML("steady", "  completions: 6\n  parallelism: 2"))
+	key := Key(store.KindJob, "default", "steady")
+	f.sync(key)
+	for step := 0; step < 4; step++ {
+		run := f.running(store.KindJob, "steady")
+		if len(run) != 2 {
+			t.Fatalf("step %d: %d pods running, want parallelism 2", step, len(run))
+		}
+		f.advance(time.Second)
+		ctx, cancel := context.WithCancel(context.Background())
+		events := f.d.Events(ctx, instance)
+		if ev := <-events; !ev.Gap {
+			t.Fatalf("first event %+v, want the subscription's gap", ev)
+		}
+		if err := f.d.Exit(run[0].ID, 0); err != nil {
+			t.Fatal(err)
+		}
+		f.c.Event(<-events)
+		cancel()
+		queued := f.c.Loop().Queued()
+		if len(queued) != 1 || queued[0].Key != key {
+			t.Fatalf("step %d: the die event queued %+v, want the Job's key %s", step, queued, key)
+		}
+		f.d.ResetCalls()
+		f.sync(key)
+		calls := f.d.Calls()
+		if n := len(f.running(store.KindJob, "steady")); n != 2 {
+			t.Fatalf("step %d: %d pods running after the sync the exit queued, want its replacement running (2)", step, n)
+		}
+		if calls["create"] != 1 || calls["start"] != 1 {
+			t.Errorf("step %d: the sync made %d creates and %d starts, want the replacement's 1 and 1", step, calls["create"], calls["start"])
+		}
+		if got := f.jobStatus("steady").Succeeded; got != int32(step+1) {
+			t.Errorf("step %d: status says %d succeeded, want %d", step, got, step+1)
+		}
+	}
+}
+
+// gatedCreates is the fake Engine whose creates, once armed, each wait
+// until want of them are in flight at once: a sync that creates pods one
+// after the other never gets past its first.
+type gatedCreates struct {
+	*dockerfake.Engine
+	mu       sync.Mutex
+	want     int
+	inFlight int
+	peak     int
+	all      chan struct{}
+	// watchdog ends a wait that can never end (creates made one at a
+	// time) so that the test fails on peak instead of hanging.
+	watchdog <-chan struct{}
+}
+
+func (g *gatedCreates) arm(want int, watchdog <-chan struct{}) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	g.want, g.inFlight, g.peak, g.all, g.watchdog = want, 0, 0, make(chan struct{}), watchdog
+}
+
+func (g *gatedCreates) CreateContainer(ctx context.Context, req dockerx.CreateRequest) (string, error) {
+	g.mu.Lock()
+	if g.want > 0 {
+		g.inFlight++
+		g.peak = max(g.peak, g.inFlight)
+		all, watchdog := g.all, g.watchdog
+		if g.inFlight == g.want {
+			close(all)
+		}
+		g.mu.Unlock()
+		select {
+		case <-all:
+		case <-watchdog:
+		}
+		g.mu.Lock()
+		g.inFlight--
+	}
+	g.mu.Unlock()
+	return g.Engine.CreateContainer(ctx, req)
+}
+
+// The replacements of pods that finished together are created at once,
+// not one after the other: the pod runtime's creates of one sync run with
+// slow start (podruntime.SlowStart), and an owner whose creates succeeded
+// keeps the window it reached for its next sync, as the direct API run
+// keeps every slot busy.
+func TestJobReplacesPodsThatFinishedTogetherWithCreatesInFlightAtOnce(t *testing.T) {
+	var g *gatedCreates
+	f := newFrameWith(t, func(c *Config) {
+		g = &gatedCreates{Engine: c.Docker.(*dockerfake.Engine)}
+		c.Docker = g
+	})
+	f.apply(jobYAML("wave", "  completions: 6\n  parallelism: 3"))
+	key := Key(store.KindJob, "default", "wave")
+	f.sync(key)
+	if n := len(f.running(store.KindJob, "wave")); n != 3 {
+		t.Fatalf("%d pods running after the first sync, want parallelism 3", n)
+	}
+	f.advance(time.Second)
+	if n := f.exitAll(store.KindJob, "wave", 0); n != 3 {
+		t.Fatalf("%d pods exited, want 3", n)
+	}
+	// Not a timed assertion: the watchdog only turns creates made one at
+	// a time (which would wait for ever) into a failure on peak.
+	watchdog := make(chan struct{})
+	stop := time.AfterFunc(30*time.Second, func() { close(watchdog) })
+	defer stop.Stop()
+	g.arm(3, watchdog)
+	f.d.ResetCalls()
+	f.sync(key)
+	g.mu.Lock()
+	peak := g.peak
+	g.mu.Unlock()
+	if peak != 3 {
+		t.Errorf("%d creates in flight at once at most, want the 3 replacements together", peak)
+	}
+	if calls := f.d.Calls(); calls["create"] != 3 || calls["start"] != 3 {
+		t.Errorf("the sync made %d creates and %d starts, want 3 and 3", calls["create"], calls["start"])
+	}
+	if n := len(f.running(store.KindJob, "wave")); n != 3 {
+		t.Errorf("%d pods running after the sync, want the 3 replacements", n)
+	}
+}
