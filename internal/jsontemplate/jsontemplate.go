@@ -17,7 +17,10 @@
 //     "<no value>"; a JSON null is a nil interface until a pipeline ends,
 //     where it too becomes the invalid value.
 //   - Errors carry text/template's wording and location prefix
-//     ("template: NAME:LINE:COL: executing ..."), where feasible.
+//     ("template: NAME:LINE:COL: executing ..."), but for len of the
+//     invalid value (text/template reports the reflect panic it recovers)
+//     and a caller's Func's own errors (prefixed "error calling NAME:"
+//     where text/template would report a wrong argument type).
 //   - Functions are text/template's builtins that apply to JSON data plus
 //     those the caller gives (Funcs); call always fails, as JSON holds no
 //     functions.
@@ -633,9 +636,22 @@ func (s *state) evalFunction(dot val, node *parse.IdentifierNode, cmd parse.Node
 		return plain(fmt.Sprintln(vs...))
 	case "printf":
 		want(1, true)
+		if len(args) > 0 {
+			switch a := args[0].(type) {
+			case *parse.BoolNode, *parse.NumberNode:
+				s.at(a)
+				s.errorf("expected string; found %s", a)
+			case *parse.NilNode:
+				s.at(a)
+				s.errorf("cannot assign nil to string")
+			}
+		}
 		vs := evalAll()
 		f, ok := vs[0].unbox().v.(string)
-		if !ok || !vs[0].ok {
+		if !vs[0].ok {
+			s.errorf("invalid value; expected string")
+		}
+		if !ok {
 			s.errorf("wrong type for value; expected string; got %s", argType(vs[0]))
 		}
 		return plain(fmt.Sprintf(f, ifaces(vs[1:])...))
@@ -948,10 +964,13 @@ func eq(a val, bs []val) (bool, error) {
 			if !aNil || !bNil {
 				// Maps and slices are not comparable; text/template
 				// reports them so.
-				if aNil || bNil {
+				switch {
+				case aNil || bNil:
 					truth = false
-				} else {
+				case typeOf(a.v) != typeOf(b.v):
 					return false, fmt.Errorf("non-comparable types %v: %s, %s: %v", a.v, typeOf(a.v), typeOf(b.v), b.v)
+				default:
+					return false, fmt.Errorf("non-comparable type %v: %s", b.v, typeOf(b.v))
 				}
 			} else {
 				truth = true
@@ -1036,8 +1055,8 @@ func evalArgs(args []any) string {
 }
 
 // htmlEscapeString and jsEscapeString are text/template's HTMLEscapeString
-// and JSEscapeString (importing text/template would not link its executor,
-// but the package's init does more than these need).
+// and JSEscapeString, adapted from Go's source (BSD-style licence), so that
+// the package never imports text/template.
 func htmlEscapeString(s string) string {
 	if !strings.ContainsAny(s, "'\"&<>\000") {
 		return s
