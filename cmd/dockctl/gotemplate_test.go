@@ -51,6 +51,8 @@ func TestGoTemplateErrors(t *testing.T) {
 		{"missing file", "go-template-file=" + filepath.Join(t.TempDir(), "nope"), "error reading --template ", false},
 		{"undefined function", "go-template={{nope .}}", `error parsing template {{nope .}}, template: output:1: function "nope" not defined`, false},
 		{"bad base64", `go-template={{base64decode .metadata.name}}`, `error executing template "{{base64decode .metadata.name}}"`, true},
+		{"base64decode of a number", `go-template={{base64decode .spec.replicas}}`, `error executing template "{{base64decode .spec.replicas}}"`, true},
+		{"field of a string", `go-template={{.metadata.name.x}}`, `error executing template "{{.metadata.name.x}}": template: output:1:11: executing "output" at <.metadata.name.x>: can't evaluate field x in type interface {}`, true},
 	} {
 		t.Run(tt.situation, func(t *testing.T) {
 			p, err := newPrinter(printFlags{output: tt.output})

@@ -13,9 +13,9 @@ import (
 	"sort"
 	"strings"
 	"text/tabwriter"
-	"text/template"
 	"time"
 
+	"github.com/dockctl/dockctl/internal/jsontemplate"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/client-go/util/jsonpath"
 )
@@ -46,7 +46,7 @@ type printer struct {
 	// jp is -o jsonpath's (and jsonpath-as-json's) template.
 	jp *jsonpath.JSONPath
 	// tmpl is -o go-template's (and go-template-file's).
-	tmpl *template.Template
+	tmpl *jsontemplate.Template
 	// columns are -o custom-columns'.
 	columns      []customColumn
 	showLabels   bool
