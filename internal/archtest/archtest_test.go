@@ -170,6 +170,11 @@ func TestEachRuleCatchesAViolation(t *testing.T) {
 			m("cmd/dockctl"), "github.com/compose-spec/compose-go/v2/types",
 			Violation{Rules[8].Name, []string{m("cmd/dockctl"), "github.com/compose-spec/compose-go/v2/types"}},
 		},
+		{
+			"a printer links text/template's executor",
+			m("cmd/dockctl"), "text/template",
+			Violation{Rules[9].Name, []string{m("cmd/dockctl"), "text/template"}},
+		},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			g := clean()
