@@ -15,7 +15,8 @@ import (
 // key-value store (e2e/testdata/helm/kv-rendered.yaml: the "# Source:"
 // comments, helm.sh/chart and app.kubernetes.io/managed-by: Helm labels,
 // a Secret and a ConfigMap the pods read through their environment and a
-// ConfigMap volume, a headless and a ClusterIP Service, a StatefulSet of
+// ConfigMap volume, a volume-permissions init container on the claim, a
+// headless and a ClusterIP Service, a StatefulSet of
 // two with a volumeClaimTemplate, and a pre-install hook Job) applied as
 // it is, every image played by a stand-in: the hook Job completes, the
 // StatefulSet rolls out ready, and its Service and each pod's stable name
