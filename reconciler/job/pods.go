@@ -105,6 +105,21 @@ func podSpec(j *manifests.Job, name string, index int, failures, ignored int) po
 	return spec
 }
 
+// KeptPod is the spec of the Job's existing pod name, labelled labels,
+// as podSpec made it: an Indexed Job's pod keeps its index (label,
+// JOB_COMPLETION_INDEX, hostname NAME-INDEX), read from its index label,
+// so that what the runtime creates of it later (a holder pod's app
+// containers, after its init containers) is the pod's, not the bare
+// template's. The failure-count annotations of backoffLimitPerIndex,
+// which no container records, are not restored.
+func KeptPod(j *manifests.Job, name string, labels map[string]string) podruntime.PodSpec {
+	ix := -1
+	if isIndexed(j) {
+		ix = podIndex(&workload.ObservedPod{Labels: labels})
+	}
+	return podSpec(j, name, ix, 0, 0)
+}
+
 // addIndexEnv gives each container JOB_COMPLETION_INDEX from the pod's
 // index label, unless it sets the variable itself (Kubernetes'
 // addCompletionIndexEnvVariable).

@@ -8,6 +8,7 @@ import (
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 
+	"github.com/dockctl/dockctl/dockerx"
 	"github.com/dockctl/dockctl/manifests"
 	"github.com/dockctl/dockctl/reconciler/daemonset"
 	"github.com/dockctl/dockctl/reconciler/job"
@@ -44,7 +45,7 @@ type JobStatus struct {
 
 // JobKind runs a Job with the Job controller's decision (package job).
 func JobKind() Kind {
-	return WithPods(For(manifests.KindJob, func(j *manifests.Job) *manifests.PodTemplateSpec { return &j.Spec.Template },
+	k := WithPods(For(manifests.KindJob, func(j *manifests.Job) *manifests.PodTemplateSpec { return &j.Spec.Template },
 		func(env Env, j *manifests.Job, prev JobStatus, pods []workload.ObservedPod) (Outcome, error) {
 			var st JobStatus
 			if j.Spec.CompletionMode == nil || *j.Spec.CompletionMode != string(batchv1.IndexedCompletion) {
@@ -68,6 +69,18 @@ func JobKind() Kind {
 		}
 		return n
 	})
+	// A pod the Job has is kept as the Job made it (job.KeptPod): an
+	// Indexed Job's with its index, and with the hash its containers
+	// carry (a Job's template does not change), so that a holder pod's
+	// later members are of the same pod.
+	k.keep = func(obj any, _ func(into any) error, pod string, ct dockerx.Container) (podruntime.PodSpec, bool) {
+		spec := job.KeptPod(obj.(*manifests.Job), pod, ct.Labels)
+		if ct.TemplateHash != "" {
+			spec.TemplateHash = ct.TemplateHash
+		}
+		return spec, true
+	}
+	return k
 }
 
 // countFinished adds to *count the pods in phase not in counted yet and

@@ -4,6 +4,7 @@ import (
 	"context"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -336,5 +337,132 @@ func TestStatefulSetPodIsKeptAtItsRevisionOnlyWhenItsTemplateHashIsThatRevisions
 				t.Errorf("kept with identity %+v, want hostname db-0", spec.Identity)
 			}
 		})
+	}
+}
+
+// holderSetYAML is a set of 2 whose pods need a holder: an init
+// container before the app, and a ConfigMap volume beside the claim
+// template's.
+const holderSetYAML = `apiVersion: v1
+kind: ConfigMap
+metadata: {name: db-conf}
+data: {db.conf: "port 6379"}
+---
+apiVersion: apps/v1
+kind: StatefulSet
+metadata: {name: db}
+spec:
+  serviceName: db
+  replicas: 2
+  selector: {matchLabels: {app: db}}
+  template:
+    metadata: {labels: {app: db}}
+    spec:
+      initContainers:
+      - {name: setup, image: busybox, volumeMounts: [{name: data, mountPath: /data}]}
+      containers:
+      - name: main
+        image: busybox
+        volumeMounts:
+        - {name: data, mountPath: /data}
+        - {name: conf, mountPath: /etc/db}
+      volumes:
+      - name: conf
+        configMap: {name: db-conf}
+  volumeClaimTemplates:
+  - metadata: {name: data}
+    spec:
+      accessModes: [ReadWriteOnce]
+      resources: {requests: {storage: 1Gi}}
+`
+
+// A StatefulSet's holder pod gets its members in later syncs than its
+// holder (the init container, then the app once it exited): each member
+// is created once, from the pod's own spec — its claim's volume, its
+// identity — never from the bare template, which has no volume of the
+// claim template's name (newStatefulSetPod, updateIdentity,
+// updateStorage: the pod's spec is the revision's template plus its
+// identity and storage, whether it is being created or kept).
+func TestStatefulSetHolderPodsMembersAreCreatedOnceWithTheirClaimAndIdentity(t *testing.T) {
+	f := newFrame(t)
+	var mu sync.Mutex
+	creates := map[string]int{}
+	reqs := map[string]dockerx.CreateRequest{}
+	f.d.OnCreate = func(req dockerx.CreateRequest) error {
+		mu.Lock()
+		defer mu.Unlock()
+		creates[req.Name]++
+		reqs[req.Name] = req
+		return nil
+	}
+	f.apply(holderSetYAML)
+	key := Key(store.KindStatefulSet, "default", "db")
+	for range 50 {
+		if f.setStatus().ReadyReplicas == 2 {
+			break
+		}
+		f.sync(key)
+		for _, c := range f.running(store.KindStatefulSet, "db") {
+			if c.ContainerName == "setup" {
+				if err := f.d.Exit(c.ID, 0); err != nil {
+					t.Fatal(err)
+				}
+			}
+		}
+		f.advance(time.Second)
+	}
+	if st := f.setStatus(); st.ReadyReplicas != 2 {
+		t.Fatalf("status %+v, want 2 ready replicas", st)
+	}
+	// Steady: more syncs create nothing.
+	for range 3 {
+		f.sync(key)
+		f.advance(time.Second)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	members := map[string]bool{}
+	for name, n := range creates {
+		if n != 1 {
+			t.Errorf("container %s created %d times, want once", name, n)
+		}
+		req := reqs[name]
+		if req.Container == "" {
+			continue
+		}
+		pod := req.Pod.Name
+		members[pod+"/"+req.Container] = true
+		claim := ""
+		for _, v := range req.From.Template.Spec.Volumes {
+			if v.Name == "data" && v.PersistentVolumeClaim != nil {
+				claim = v.PersistentVolumeClaim.ClaimName
+			}
+		}
+		if want := "data-" + pod; claim != want {
+			t.Errorf("member %s created with volumes %+v, want data from claim %s", name, req.From.Template.Spec.Volumes, want)
+		}
+		if l := req.From.Template.Metadata.Labels[statefulset.PodNameLabel]; l != pod {
+			t.Errorf("member %s created with pod-name label %q, want %s", name, l, pod)
+		}
+	}
+	for _, want := range []string{"db-0/setup", "db-0/main", "db-1/setup", "db-1/main"} {
+		if !members[want] {
+			t.Errorf("member %s never created; created %v", want, members)
+		}
+	}
+	for _, c := range f.running(store.KindStatefulSet, "db") {
+		pod, _ := dockerx.PodOfContainerName(instance, "", podBase(c))
+		if c.Labels[dockerx.LabelHostname] != pod || c.Labels[dockerx.LabelSubdomain] != "db" {
+			t.Errorf("container %s hostname %q, subdomain %q; want %s, db", c.Name, c.Labels[dockerx.LabelHostname], c.Labels[dockerx.LabelSubdomain], pod)
+		}
+	}
+	evs, err := f.st.Events("default", true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range evs {
+		if strings.Contains(e.Message, "no volume of that name") {
+			t.Errorf("event %s: %s", e.Reason, e.Message)
+		}
 	}
 }

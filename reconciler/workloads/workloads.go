@@ -339,54 +339,13 @@ func (c *Controller) Reconcile(ctx context.Context, req reconcile.Request) (reco
 		}
 		in.Network = pn
 	}
-	var podNames []string
-	nsName := ns
-	if nsName == "" {
-		nsName = manifests.DefaultNamespace
-	}
 	live := obj != nil && !obj.Deleted
 	if live {
 		in.Owner.UID = ownerUID(obj)
 	}
-	var stale []dockerx.Container
-	// A pod is one container, or a holder and its members: observed
-	// whole, by its holder (its unit's container: labels, creation,
-	// address), never as whichever of its containers the list shows
-	// first.
-	var units []podUnit
-	unitOf := map[string]int{}
-	for _, ct := range all {
-		if ct.Labels[dockerx.LabelOwnerKind] != kind || ct.Labels[dockerx.LabelOwner] != name || dockerx.ParseNamespace(ct.Labels, ct.Name) != nsName {
-			continue
-		}
-		base := podBase(ct)
-		pod, ok := dockerx.PodOfContainerName(c.cfg.Instance, ns, base)
-		if !ok {
-			continue
-		}
-		if u := ct.Labels[dockerx.LabelOwnerUID]; live && u != "" && u != in.Owner.UID {
-			// A pod of an earlier object of this name, deleted while
-			// no sync saw it: that object's, not this one's.
-			stale = append(stale, ct)
-			continue
-		}
-		in.Observed = append(in.Observed, ct)
-		i, seen := unitOf[pod]
-		if !seen {
-			i = len(units)
-			unitOf[pod] = i
-			units = append(units, podUnit{name: pod, ct: len(in.Observed) - 1})
-			podNames = append(podNames, pod)
-		}
-		u := &units[i]
-		u.ids = append(u.ids, ct.ID)
-		if ct.Role == dockerx.RoleHolder && in.Observed[u.ct].Role != dockerx.RoleHolder {
-			u.ct = len(in.Observed) - 1
-		}
-		if ct.PodUID != "" {
-			u.ids = append(u.ids, podruntime.PodKeyPrefix+base+"/"+ct.PodUID)
-		}
-	}
+	seen := c.observe(all, kind, name, ns, live, in.Owner.UID)
+	in.Observed = seen.observed
+	units, podNames, stale := seen.units, seen.podNames, seen.stale
 	if !live || len(stale) > 0 {
 		// The owner is gone: so are its pods (background cascade), and
 		// from every Service that selected them; what it owns beside
@@ -438,6 +397,7 @@ func (c *Controller) Reconcile(ctx context.Context, req reconcile.Request) (reco
 		_, err := c.cfg.Store.ReadWorkloadStatus(ref, obj.Created, into)
 		return err
 	}
+	holders := false
 	for i, p := range podNames {
 		if k.keep != nil {
 			if spec, ok := k.keep(obj.Object, readStatus, p, in.Observed[units[i].ct]); ok {
@@ -447,6 +407,11 @@ func (c *Controller) Reconcile(ctx context.Context, req reconcile.Request) (reco
 			}
 		}
 		in.Pods = append(in.Pods, keep(p))
+	}
+	for i := range in.Pods {
+		if t := in.Pods[i].Template; t != nil && manifests.NeedsHolder(&t.Spec) {
+			holders = true
+		}
 	}
 	// First pass: the pods the owner has, kept (restarted as their
 	// policy says) and observed.
@@ -493,6 +458,17 @@ func (c *Controller) Reconcile(ctx context.Context, req reconcile.Request) (reco
 	// deletes are stopped (a Service stops routing to them first).
 	c.feedEndpoints(in, unitCts, pods, del)
 	wanted = append(wanted, out.Create...)
+	if holders {
+		// The first pass may have created a holder pod's next member
+		// (its app containers once its init containers exited): the
+		// second works on what Docker has now, or it would create that
+		// member again under a name already in use.
+		all, err := c.cfg.Docker.ListContainers(ctx, c.cfg.Instance)
+		if err != nil {
+			return reconcile.Result{}, fmt.Errorf("listing containers: %w", err)
+		}
+		in.Observed = c.observe(all, kind, name, ns, live, in.Owner.UID).observed
+	}
 	in.Pods = wanted
 	res2, err2 := c.runtime.Sync(ctx, c.cfg.Docker, in)
 	events := out.Events
@@ -523,6 +499,67 @@ func (c *Controller) Reconcile(ctx context.Context, req reconcile.Request) (reco
 		c.cfg.Log.Warn("workload pods", "workload", req.Key, "err", syncErr)
 	}
 	return reconcile.Result{RequeueAfter: after}, nil
+}
+
+// observation is what a list of the instance's containers shows of one
+// owner's pods.
+type observation struct {
+	// observed are the owner's containers (SyncInput.Observed).
+	observed []dockerx.Container
+	// units are its pods, observed whole, and podNames their names in
+	// the same order.
+	units    []podUnit
+	podNames []string
+	// stale are the containers of an earlier object of the owner's name.
+	stale []dockerx.Container
+}
+
+// observe is what all shows of the pods of owner name of kind in
+// namespace ns; live says the owner exists, with incarnation uid.
+func (c *Controller) observe(all []dockerx.Container, kind, name, ns string, live bool, uid string) observation {
+	var o observation
+	nsName := ns
+	if nsName == "" {
+		nsName = manifests.DefaultNamespace
+	}
+	// A pod is one container, or a holder and its members: observed
+	// whole, by its holder (its unit's container: labels, creation,
+	// address), never as whichever of its containers the list shows
+	// first.
+	unitOf := map[string]int{}
+	for _, ct := range all {
+		if ct.Labels[dockerx.LabelOwnerKind] != kind || ct.Labels[dockerx.LabelOwner] != name || dockerx.ParseNamespace(ct.Labels, ct.Name) != nsName {
+			continue
+		}
+		base := podBase(ct)
+		pod, ok := dockerx.PodOfContainerName(c.cfg.Instance, ns, base)
+		if !ok {
+			continue
+		}
+		if u := ct.Labels[dockerx.LabelOwnerUID]; live && u != "" && u != uid {
+			// A pod of an earlier object of this name, deleted while
+			// no sync saw it: that object's, not this one's.
+			o.stale = append(o.stale, ct)
+			continue
+		}
+		o.observed = append(o.observed, ct)
+		i, seen := unitOf[pod]
+		if !seen {
+			i = len(o.units)
+			unitOf[pod] = i
+			o.units = append(o.units, podUnit{name: pod, ct: len(o.observed) - 1})
+			o.podNames = append(o.podNames, pod)
+		}
+		u := &o.units[i]
+		u.ids = append(u.ids, ct.ID)
+		if ct.Role == dockerx.RoleHolder && o.observed[u.ct].Role != dockerx.RoleHolder {
+			u.ct = len(o.observed) - 1
+		}
+		if ct.PodUID != "" {
+			u.ids = append(u.ids, podruntime.PodKeyPrefix+base+"/"+ct.PodUID)
+		}
+	}
+	return o
 }
 
 // podUnit is one observed pod of an owner: its name, the index in

@@ -2,6 +2,7 @@ package workloads
 
 import (
 	"context"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -14,6 +15,7 @@ import (
 	"github.com/dockctl/dockctl/dockerx"
 	"github.com/dockctl/dockctl/internal/dockerfake"
 	"github.com/dockctl/dockctl/manifests"
+	"github.com/dockctl/dockctl/reconciler/job"
 	"github.com/dockctl/dockctl/reconciler/podruntime"
 	"github.com/dockctl/dockctl/reconciler/reconcile"
 	"github.com/dockctl/dockctl/store"
@@ -85,6 +87,8 @@ func (f *frame) apply(yaml string) {
 			b.CronJobs = append(b.CronJobs, d.CronJob)
 		case d.StatefulSet != nil:
 			b.StatefulSets = append(b.StatefulSets, d.StatefulSet)
+		case d.ConfigMap != nil:
+			b.ConfigMaps = append(b.ConfigMaps, d.ConfigMap)
 		}
 	}
 	if _, err := f.st.Apply(b, store.ApplyOptions{}); err != nil {
@@ -236,6 +240,87 @@ func TestIndexedJobSetsCompletionIndexEnv(t *testing.T) {
 	}
 	if !got["0"] || !got["1"] {
 		t.Errorf("completion indexes %v, want 0 and 1", got)
+	}
+}
+
+// An Indexed Job's pod with an init container gets its app container in
+// a later sync than its holder: it is created once, with the pod's index
+// (JOB_COMPLETION_INDEX from the index label, hostname NAME-INDEX) as
+// the Job controller made the pod, not from the bare template; the Job
+// then completes.
+func TestIndexedJobHolderPodsAppContainerHasItsIndex(t *testing.T) {
+	f := newFrame(t)
+	var mu sync.Mutex
+	creates := map[string]int{}
+	reqs := map[string]dockerx.CreateRequest{}
+	f.d.OnCreate = func(req dockerx.CreateRequest) error {
+		mu.Lock()
+		defer mu.Unlock()
+		creates[req.Name]++
+		reqs[req.Name] = req
+		return nil
+	}
+	f.apply(`apiVersion: batch/v1
+kind: Job
+metadata: {name: idx}
+spec:
+  completions: 2
+  parallelism: 2
+  completionMode: Indexed
+  template:
+    spec:
+      restartPolicy: Never
+      initContainers:
+      - {name: setup, image: busybox}
+      containers:
+      - {name: work, image: busybox}
+`)
+	key := Key(store.KindJob, "default", "idx")
+	for range 50 {
+		if hasCondition(f.jobStatus("idx"), batchv1.JobComplete) {
+			break
+		}
+		f.sync(key)
+		for _, c := range f.running(store.KindJob, "idx") {
+			if c.ContainerName == "setup" || c.ContainerName == "work" {
+				if err := f.d.Exit(c.ID, 0); err != nil {
+					t.Fatal(err)
+				}
+			}
+		}
+		f.advance(time.Second)
+	}
+	if st := f.jobStatus("idx"); !hasCondition(st, batchv1.JobComplete) || st.Succeeded != 2 {
+		t.Fatalf("status %d succeeded, conditions %+v; want Complete with 2", st.Succeeded, st.Conditions)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	works := map[string]bool{}
+	for name, n := range creates {
+		if n != 1 {
+			t.Errorf("container %s created %d times, want once", name, n)
+		}
+		req := reqs[name]
+		if req.Container == "" {
+			continue
+		}
+		ix := req.From.Template.Metadata.Labels[batchv1.JobCompletionIndexAnnotation]
+		if ix == "" {
+			t.Errorf("member %s created without its index label: %v", name, req.From.Template.Metadata.Labels)
+			continue
+		}
+		if !slices.Contains(req.Env, job.CompletionIndexEnv+"="+ix) {
+			t.Errorf("member %s of index %s created with env %v, want %s=%s", name, ix, req.Env, job.CompletionIndexEnv, ix)
+		}
+		if want := "idx-" + ix; req.From.Hostname != want && req.From.Template.Spec.Hostname != want {
+			t.Errorf("member %s created with hostname %q, want %s", name, req.From.Template.Spec.Hostname, want)
+		}
+		if req.Container == "work" {
+			works[ix] = true
+		}
+	}
+	if !works["0"] || !works["1"] {
+		t.Errorf("app containers created for indexes %v, want 0 and 1", works)
 	}
 }
 
