@@ -135,18 +135,9 @@ func jobFromCronJob(g *globalOptions, name, from string) (*manifests.Job, error)
 // the decoder drops ownerReferences, which the controllers set and which
 // create job --from sets as kubectl does.
 func createJob(cmd *cobra.Command, g *globalOptions, o *createOutput, j *manifests.Job) error {
-	dry, err := parseDryRun(o.dryRun)
+	dry, p, err := o.parse()
 	if err != nil {
 		return err
-	}
-	var p *printer
-	if o.output != "" {
-		if p, err = newPrinter(printFlags{output: o.output}); err != nil {
-			return err
-		}
-		if p.format != "yaml" && p.format != "json" && p.format != "name" {
-			return fmt.Errorf("unable to match a printer suitable for the output format %q, allowed formats are: json,name,yaml", o.output)
-		}
 	}
 	name := j.Metadata.Name
 	stored := *j

@@ -41,21 +41,31 @@ func (o *createOutput) addFlags(cmd *cobra.Command) {
 	cmd.Flags().StringVarP(&o.output, "output", "o", "", "print the object: yaml, json or name (as kubectl; without -o: kind/NAME created)")
 }
 
+// parse reads o's --dry-run and -o: whether to store nothing, and the
+// printer -o asks for (nil: kubectl's "kind/NAME created"), which create
+// limits to yaml, json and name as kubectl's create does.
+func (o *createOutput) parse() (dry bool, p *printer, err error) {
+	if dry, err = parseDryRun(o.dryRun); err != nil {
+		return false, nil, err
+	}
+	if o.output == "" {
+		return dry, nil, nil
+	}
+	if p, err = newPrinter(printFlags{output: o.output}); err != nil {
+		return false, nil, err
+	}
+	if p.format != "yaml" && p.format != "json" && p.format != "name" {
+		return false, nil, fmt.Errorf("unable to match a printer suitable for the output format %q, allowed formats are: json,name,yaml", o.output)
+	}
+	return dry, p, nil
+}
+
 // createObject stores obj (a k8s.io/api object of kind, a CLI kind word)
 // and prints it: as -o asks, else kubectl's "kind/NAME created".
 func createObject(cmd *cobra.Command, g *globalOptions, o *createOutput, kind, name string, obj any) error {
-	dry, err := parseDryRun(o.dryRun)
+	dry, p, err := o.parse()
 	if err != nil {
 		return err
-	}
-	var p *printer
-	if o.output != "" {
-		if p, err = newPrinter(printFlags{output: o.output}); err != nil {
-			return err
-		}
-		if p.format != "yaml" && p.format != "json" && p.format != "name" {
-			return fmt.Errorf("unable to match a printer suitable for the output format %q, allowed formats are: json,name,yaml", o.output)
-		}
 	}
 	data, err := yaml.Marshal(obj)
 	if err != nil {
