@@ -41,6 +41,9 @@ import (
 // gateway then answers HTTPS for that host with a certificate issued by
 // pebble's CA, stored as the Secret NAME-tls.
 func TestACMECertificateThroughTheGateway(t *testing.T) {
+	// Its pebble, ports and instance are its own: it runs beside others,
+	// and the pebble build overlaps them.
+	independent(t)
 	e := newSvcEnv(t)
 	httpPort, httpsPort := freePort(t), freePort(t)
 	for httpsPort == httpPort {
