@@ -136,22 +136,7 @@ func TestLivenessRestartKeepsThePodNotTerminating(t *testing.T) {
 	f := newFrame(t)
 	var rec endpointsRecorder
 	f.c.cfg.Endpoints = &rec
-	f.apply(`apiVersion: apps/v1
-kind: ReplicaSet
-metadata:
-  name: web
-spec:
-  replicas: 1
-  selector:
-    matchLabels: {app: web}
-  template:
-    metadata:
-      labels: {app: web}
-    spec:
-      containers:
-      - name: w
-        image: busybox
-`)
+	f.apply(replicaSetWeb(1))
 	key := Key(store.KindReplicaSet, "default", "web")
 	f.sync(key)
 	cs := f.running(store.KindReplicaSet, "web")

@@ -2,6 +2,7 @@ package workloads
 
 import (
 	"context"
+	"fmt"
 	"slices"
 	"strings"
 	"sync"
@@ -359,22 +360,7 @@ spec:
 
 func TestReplicaSetKeepsReplicasAfterAContainerIsRemoved(t *testing.T) {
 	f := newFrame(t)
-	f.apply(`apiVersion: apps/v1
-kind: ReplicaSet
-metadata:
-  name: web
-spec:
-  replicas: 2
-  selector:
-    matchLabels: {app: web}
-  template:
-    metadata:
-      labels: {app: web}
-    spec:
-      containers:
-      - name: w
-        image: busybox
-`)
+	f.apply(replicaSetWeb(2))
 	key := Key(store.KindReplicaSet, "default", "web")
 	f.sync(key)
 	cs := f.running(store.KindReplicaSet, "web")
@@ -855,4 +841,25 @@ func TestJobReplacesPodsThatFinishedTogetherWithCreatesInFlightAtOnce(t *testing
 	if n := len(f.running(store.KindJob, "wave")); n != 3 {
 		t.Errorf("%d pods running after the sync, want the 3 replacements", n)
 	}
+}
+
+// replicaSetWeb is ReplicaSet web (app=web) of replicas one-container
+// pods, the fixture of the frame's tests of pod life.
+func replicaSetWeb(replicas int) string {
+	return fmt.Sprintf(`apiVersion: apps/v1
+kind: ReplicaSet
+metadata:
+  name: web
+spec:
+  replicas: %d
+  selector:
+    matchLabels: {app: web}
+  template:
+    metadata:
+      labels: {app: web}
+    spec:
+      containers:
+      - name: w
+        image: busybox
+`, replicas)
 }
