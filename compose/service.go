@@ -442,17 +442,12 @@ func (c *converter) services(s types.ServiceConfig, ctr *manifests.Container) []
 		addTarget(port{target: p.target, protocol: p.protocol})
 	}
 	for i, e := range s.Expose {
-		num, proto, _ := strings.Cut(e, "/")
-		n, err := strconv.ParseInt(num, 10, 32)
-		if err != nil {
-			c.warn(s.Name, fmt.Sprintf("expose[%d]", i), "%q not converted (a range or not a number)", e)
+		p, ok := exposed(e)
+		if !ok {
+			c.warn(s.Name, fmt.Sprintf("expose[%d]", i), "%q not converted (a range, not a port number from 1 to 65535, or a protocol other than tcp, udp and sctp)", e)
 			continue
 		}
-		proto = strings.ToUpper(proto)
-		if proto == "" {
-			proto = manifests.ProtocolTCP
-		}
-		addTarget(port{target: int32(n), protocol: proto})
+		addTarget(p)
 	}
 	var targets []port
 	headless := &manifests.Service{APIVersion: manifests.CoreAPIVersion, Kind: manifests.KindService, Metadata: c.meta(name, s.Name),
@@ -544,12 +539,30 @@ func firstPort(s types.ServiceConfig) int32 {
 		}
 	}
 	for _, e := range s.Expose {
-		num, proto, _ := strings.Cut(e, "/")
-		if n, err := strconv.ParseInt(num, 10, 32); err == nil && (proto == "" || strings.EqualFold(proto, "tcp")) {
-			return int32(n)
+		if p, ok := exposed(e); ok && p.protocol == manifests.ProtocolTCP {
+			return p.target
 		}
 	}
 	return 0
+}
+
+// exposed parses an expose entry, "PORT[/PROTOCOL]" (tcp by default), as
+// a port Kubernetes accepts: a number from 1 to 65535 and TCP, UDP or
+// SCTP; ok is false for anything else (a range among them).
+func exposed(e string) (p port, ok bool) {
+	num, proto, _ := strings.Cut(e, "/")
+	n, err := strconv.ParseInt(num, 10, 32)
+	if err != nil || n < 1 || n > 65535 {
+		return port{}, false
+	}
+	switch proto = strings.ToUpper(proto); proto {
+	case "":
+		proto = manifests.ProtocolTCP
+	case manifests.ProtocolTCP, manifests.ProtocolUDP, manifests.ProtocolSCTP:
+	default:
+		return port{}, false
+	}
+	return port{target: int32(n), protocol: proto}, true
 }
 
 // volumes maps the service's mounts: a named volume to its claim, a bind

@@ -1,0 +1,79 @@
+package compose
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/dockctl/dockctl/manifests"
+)
+
+func convertText(t *testing.T, text string) (*Result, error) {
+	t.Helper()
+	file := filepath.Join(t.TempDir(), "compose.yaml")
+	if err := os.WriteFile(file, []byte(text), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return Convert(context.Background(), Options{Files: []string{file}, Environ: testEnviron})
+}
+
+// Every converted Service has ports Kubernetes accepts: protocol TCP, UDP
+// or SCTP and numbers in 1..65535; otherwise the conversion warns and
+// drops the port, or fails.
+func TestConvertedServicePortsAreValid(t *testing.T) {
+	for _, tt := range []struct{ name, text string }{
+		{"expose with unknown protocol", "name: n\nservices:\n  web:\n    image: a\n    expose: [\"80/foo\"]\n"},
+		{"expose out of range", "name: n\nservices:\n  web:\n    image: a\n    expose: [\"99999\"]\n"},
+		{"published out of range", "name: n\nservices:\n  web:\n    image: a\n    ports: [\"70000:80\"]\n"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			res, err := convertText(t, tt.text)
+			if err != nil {
+				return // refusing is fine
+			}
+			for _, o := range res.Objects {
+				svc, ok := o.Value.(*manifests.Service)
+				if !ok {
+					continue
+				}
+				for _, p := range svc.Spec.Ports {
+					if p.Protocol != "TCP" && p.Protocol != "UDP" && p.Protocol != "SCTP" {
+						t.Errorf("Service %s port %s: protocol %q", o.Name, p.Name, p.Protocol)
+					}
+					if p.Port < 1 || p.Port > 65535 {
+						t.Errorf("Service %s port %s: port %d", o.Name, p.Name, p.Port)
+					}
+					if len(p.Name) > 15 || strings.ToLower(p.Name) != p.Name {
+						t.Errorf("Service %s: invalid port name %q", o.Name, p.Name)
+					}
+				}
+			}
+		})
+	}
+}
+
+// Two services whose objects would share a name are refused, not merged.
+func TestServiceNameCollisionsAreRefused(t *testing.T) {
+	for _, tt := range []struct{ name, text string }{
+		{"web published and web-published", "name: n\nservices:\n  web:\n    image: a\n    ports: [\"80:80\"]\n  web-published:\n    image: b\n"},
+		{"web_1 and web-1", "name: n\nservices:\n  web_1:\n    image: a\n  web-1:\n    image: b\n"},
+		{"web env and web-env config", "name: n\nservices:\n  web:\n    image: a\n    environment: {A: b}\n  web-env:\n    image: b\n    environment: {A: b}\n"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			res, err := convertText(t, tt.text)
+			if err != nil {
+				return
+			}
+			seen := map[string]bool{}
+			for _, o := range res.Objects {
+				k := o.Kind + "/" + o.Name
+				if seen[k] {
+					t.Errorf("two objects %s", k)
+				}
+				seen[k] = true
+			}
+		})
+	}
+}
