@@ -167,6 +167,9 @@ func untar(r io.Reader, dir, from, rename string, warn io.Writer) error {
 		if err != nil {
 			return fmt.Errorf("reading the archive: %w", err)
 		}
+		if h.Typeflag == tar.TypeDir && path.Clean(h.Name) == "." {
+			continue // the archive's root ("./", as tar -C DIR . writes it): the destination itself
+		}
 		name, ok := entryName(h.Name, from, rename)
 		if !ok {
 			fmt.Fprintf(warn, "warning: file %q is outside target destination, skipping\n", h.Name)

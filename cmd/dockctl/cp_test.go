@@ -308,3 +308,49 @@ func TestCpArchiveCannotEscapeDestination(t *testing.T) {
 		})
 	}
 }
+
+// Odd but legitimate archive entries extract as tar(1) extracts them.
+func TestUntarTakesOddButLegitimateEntries(t *testing.T) {
+	long := strings.Repeat("d", 120) + "/" + strings.Repeat("f", 200)
+	type ent struct {
+		name string
+		typ  byte
+		body string
+	}
+	for _, tt := range []struct {
+		name    string
+		entries []ent
+		want    map[string]string // file -> content
+	}{
+		{"old-style regular file (TypeRegA)", []ent{{"a", '\x00', "x"}}, map[string]string{"a": "x"}},
+		{"duplicate entry: last wins", []ent{{"a", tar.TypeReg, "1"}, {"a", tar.TypeReg, "2"}}, map[string]string{"a": "2"}},
+		{"long name", []ent{{long, tar.TypeReg, "x"}}, map[string]string{long: "x"}},
+		{"dot directory entry then file", []ent{{"./", tar.TypeDir, ""}, {"./a", tar.TypeReg, "x"}}, map[string]string{"a": "x"}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			var buf bytes.Buffer
+			tw := tar.NewWriter(&buf)
+			for _, e := range tt.entries {
+				if err := tw.WriteHeader(&tar.Header{Typeflag: e.typ, Name: e.name, Mode: 0o644, Size: int64(len(e.body)), Format: tar.FormatPAX}); err != nil {
+					t.Fatal(err)
+				}
+				tw.Write([]byte(e.body))
+			}
+			tw.Close()
+			d := t.TempDir()
+			var warn bytes.Buffer
+			if err := untar(&buf, d, "", "", &warn); err != nil {
+				t.Fatalf("untar: %v", err)
+			}
+			if warn.Len() != 0 {
+				t.Errorf("warnings %q", warn.String())
+			}
+			for f, want := range tt.want {
+				b, err := os.ReadFile(filepath.Join(d, f))
+				if err != nil || string(b) != want {
+					t.Errorf("%s: %q %v, want %q", f, b, err, want)
+				}
+			}
+		})
+	}
+}
