@@ -698,11 +698,23 @@ func (s *state) evalFunction(dot val, node *parse.IdentifierNode, cmd parse.Node
 	if !ok {
 		s.errorf("%q is not a defined function", name)
 	}
-	v, err := f(ifaces(evalAll()))
+	v, err := callFunc(f, ifaces(evalAll()))
 	if err != nil {
 		fail(err)
 	}
 	return plain(v)
+}
+
+// callFunc calls a caller's function, its panic an error, as text/template
+// recovers a function's panic into "error calling NAME: …": a template
+// never takes the process down.
+func callFunc(f Func, args []any) (v any, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			err = fmt.Errorf("%v", r)
+		}
+	}()
+	return f(args)
 }
 
 func argType(v val) string {

@@ -198,3 +198,26 @@ func TestExecuteMatchesTextTemplate(t *testing.T) {
 		})
 	}
 }
+
+// text/template turns a panic in a caller's function into an execution
+// error ("error calling f: ..."); the evaluator must not crash the CLI.
+func TestCallerFuncPanicIsAnError(t *testing.T) {
+	tpl, err := Parse("output", `{{boom .}}`, map[string]Func{"boom": func([]any) (any, error) { panic("kaboom") }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var perr any
+	func() {
+		defer func() { perr = recover() }()
+		err = tpl.Execute(new(strings.Builder), map[string]any{})
+	}()
+	if perr != nil {
+		t.Fatalf("Execute panicked: %v; text/template returns an error", perr)
+	}
+	if err == nil {
+		t.Fatal("no error; text/template returns \"error calling boom: kaboom\"")
+	}
+	if want := "error calling boom: kaboom"; !strings.Contains(err.Error(), want) {
+		t.Errorf("error %q, want it to say %q as text/template does", err, want)
+	}
+}
