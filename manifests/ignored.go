@@ -36,6 +36,14 @@ var ignoredFields = map[reflect.Type]map[string]ignoredField{
 		"terminationMessagePath":   {},
 		"terminationMessagePolicy": {},
 	},
+	// A pod template's name: Kubernetes accepts it and names the pods a
+	// workload makes by their controller's rules, never by it
+	// (ValidatePodTemplateSpec checks only the template's labels and
+	// annotations); Helm charts set it. Never stored, it leaves the
+	// template hash of every template as it was.
+	reflect.TypeOf(TemplateMeta{}): {
+		"name": {},
+	},
 }
 
 // ignore handles key name of a mapping of Go type t (Kubernetes' type k8s)

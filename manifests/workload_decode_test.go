@@ -321,3 +321,50 @@ func TestWorkloadRevisionGolden(t *testing.T) {
 		}
 	}
 }
+
+// A pod template's metadata.name (Helm charts set it) applies, as
+// Kubernetes accepts it (ValidatePodTemplateSpec checks only labels and
+// annotations) and names no pod by it: it is ignored and named in apply's
+// warning, and the template hash is that of the same template without it.
+func TestTemplateNameIsAcceptedAndIgnored(t *testing.T) {
+	template := func(name string) string {
+		return "  template:\n    metadata:\n" + name + "      labels: {app: web}\n    spec:\n      containers: [{name: web, image: nginx:1.27}]\n"
+	}
+	withName := "      name: web-pod\n"
+	tests := []struct{ kind, head string }{
+		{"Deployment", "apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: web}\nspec:\n  selector: {matchLabels: {app: web}}\n"},
+		{"StatefulSet", "apiVersion: apps/v1\nkind: StatefulSet\nmetadata: {name: web}\nspec:\n  serviceName: web\n  selector: {matchLabels: {app: web}}\n"},
+		{"DaemonSet", "apiVersion: apps/v1\nkind: DaemonSet\nmetadata: {name: web}\nspec:\n  selector: {matchLabels: {app: web}}\n"},
+		{"ReplicaSet", "apiVersion: apps/v1\nkind: ReplicaSet\nmetadata: {name: web}\nspec:\n  selector: {matchLabels: {app: web}}\n"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.kind, func(t *testing.T) {
+			named, err := DecodeWorkloads("t.yaml", []byte(tt.head+template(withName)))
+			if err != nil {
+				t.Fatalf("refused: %v", err)
+			}
+			plain, err := DecodeWorkloads("t.yaml", []byte(tt.head+template("")))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if h, wh := TemplateHash(docTemplate(named[0])), TemplateHash(docTemplate(plain[0])); h != wh {
+				t.Errorf("template hash %s, without the name %s", h, wh)
+			}
+			if warn := IgnoredWarning(named); !strings.Contains(warn, "/web (name)") {
+				t.Errorf("warning %q names no ignored template name", warn)
+			}
+		})
+	}
+	if _, err := Decode("t.yaml", []byte(tests[0].head+template("      name: [web]\n"))); err == nil {
+		t.Error("a template name that is no string applied; Kubernetes' type refuses it")
+	}
+}
+
+// docTemplate is the pod template of d's Deployment or workload.
+func docTemplate(d *Document) *PodTemplateSpec {
+	if d.Deployment != nil {
+		return &d.Deployment.Spec.Template
+	}
+	t, _ := d.workload().PodTemplate()
+	return t
+}
