@@ -339,7 +339,9 @@ func normalizeObject[T any](k *objectKind[T], obj *T) (normObject[T], error) {
 // planObject computes the record that storing n over old (nil: never
 // known) gives, refusing what Kubernetes refuses on an update (an
 // immutable object's data, a Secret's type, a claim's spec).
-func planObject[T any](k *objectKind[T], old *ObjectRecord[T], n normObject[T], now time.Time) (*ObjectRecord[T], Action, error) {
+// inUse tells the revisions the history keeps past its limit
+// (recordObjectRevision).
+func planObject[T any](k *objectKind[T], old *ObjectRecord[T], n normObject[T], now time.Time, inUse func(hash string) bool) (*ObjectRecord[T], Action, error) {
 	var rec ObjectRecord[T]
 	var act Action
 	switch {
@@ -373,9 +375,9 @@ func planObject[T any](k *objectKind[T], old *ObjectRecord[T], n normObject[T], 
 		if old != nil && !old.Deleted && len(rec.Revisions) == 0 {
 			// A record of a release that kept no history: its template is
 			// the first revision.
-			recordObjectRevision(&rec.Revisions, k.revision(&old.Object), old.Updated)
+			recordObjectRevision(&rec.Revisions, k.revision(&old.Object), old.Updated, inUse)
 		}
-		recordObjectRevision(&rec.Revisions, k.revision(&n.obj), now)
+		recordObjectRevision(&rec.Revisions, k.revision(&n.obj), now, inUse)
 	}
 	rec.Updated = now
 	rec.Object = n.obj
@@ -536,7 +538,11 @@ func (a *objectApply[T]) plan(c *planCtx) error {
 		if err != nil {
 			return err
 		}
-		rec, act, err := planObject(a.k, old, n, c.now)
+		inUse := func(string) bool { return false }
+		if live && a.k.revision != nil {
+			inUse = c.s.workloadRevisionsInUse(ref, old.Created)
+		}
+		rec, act, err := planObject(a.k, old, n, c.now, inUse)
 		if err != nil {
 			return err
 		}

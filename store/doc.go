@@ -147,6 +147,10 @@
 // History. Revisions are trimmed to revisionHistoryLimit, oldest first, but
 // a revision the controller's status still lists in its rollout sizes (it
 // has containers) is never trimmed: the controller may need its template.
+// A StatefulSet's and a DaemonSet's record keeps its revisions the same
+// way (their one copy: the controller reads them from the record), and a
+// StatefulSet's revision its status names as currentRevision or
+// updateRevision is never trimmed.
 //
 // Generations follow Kubernetes: 1 on creation, +1 on every spec change and
 // on deletion; a change of labels or annotations alone keeps the generation.

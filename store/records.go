@@ -95,41 +95,8 @@ func (r *Record) CurrentRevision() *Revision {
 // may run over the limit until their containers are gone.
 func recordRevision(rec *Record, now time.Time, inUse func(hash string) bool) {
 	d := &rec.Deployment
-	hash := manifests.TemplateHash(&d.Spec.Template)
-	cause := d.Metadata.Annotations[manifests.AnnotationChangeCause]
-	if cur := rec.CurrentRevision(); cur != nil && cur.Hash == hash {
-		cur.ChangeCause = cause
-		return
-	}
-	var next int64 = 1
-	revs := make([]Revision, 0, len(rec.Revisions)+1)
-	for _, r := range rec.Revisions {
-		if r.Number >= next {
-			next = r.Number + 1
-		}
-		if r.Hash != hash {
-			revs = append(revs, r)
-		}
-	}
-	revs = append(revs, Revision{Number: next, Hash: hash, Template: d.Spec.Template, ChangeCause: cause, CreatedAt: now})
-	keep := 10
-	if d.Spec.RevisionHistoryLimit != nil {
-		keep = int(*d.Spec.RevisionHistoryLimit)
-	}
-	excess := len(revs) - (keep + 1)
-	if excess <= 0 {
-		rec.Revisions = revs
-		return
-	}
-	kept := make([]Revision, 0, len(revs))
-	for i, r := range revs {
-		if excess > 0 && i < len(revs)-1 && !inUse(r.Hash) {
-			excess--
-			continue
-		}
-		kept = append(kept, r)
-	}
-	rec.Revisions = kept
+	recordObjectRevision(&rec.Revisions, revisionSource{template: d.Spec.Template, hash: manifests.TemplateHash(&d.Spec.Template),
+		changeCause: d.Metadata.Annotations[manifests.AnnotationChangeCause], limit: d.Spec.RevisionHistoryLimit}, now, inUse)
 }
 
 // controllerStateKey is where the controller keeps its per-deployment state

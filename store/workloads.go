@@ -62,13 +62,16 @@ type revisionSource struct {
 
 // recordObjectRevision appends src's template to revs when it is not the
 // current one, as Kubernetes' controllers create a ControllerRevision for
-// a StatefulSet's or DaemonSet's new template: a template that comes back
-// (an undo) moves to the end with the next number, numbers only grow, and
-// the history is trimmed, oldest first, to the limit's old revisions plus
-// the current one. Kubernetes also keeps the revisions live pods still
-// run; the store does not see pods, and the controller rolls every pod to
-// the current template whatever the history holds (docs/design.md §17.2).
-func recordObjectRevision(revs *[]Revision, src revisionSource, now time.Time) {
+// a StatefulSet's or DaemonSet's new template (and a Deployment's
+// ReplicaSet): a template that comes back (an undo) moves to the end with
+// the next number, numbers only grow, and the history is trimmed, oldest
+// first, to the limit's old revisions plus the current one, skipping those
+// inUse: as Kubernetes' truncateHistory keeps the revisions still in use
+// (a StatefulSet's currentRevision and updateRevision, a Deployment's
+// ReplicaSets with replicas), the history may run over the limit until
+// they are not. The store sees no pods: a pod of a revision trimmed away
+// is kept from its set's current template (docs/design.md §17.1).
+func recordObjectRevision(revs *[]Revision, src revisionSource, now time.Time, inUse func(hash string) bool) {
 	if n := len(*revs); n > 0 && (*revs)[n-1].Hash == src.hash {
 		(*revs)[n-1].ChangeCause = src.changeCause
 		return
@@ -86,10 +89,41 @@ func recordObjectRevision(revs *[]Revision, src revisionSource, now time.Time) {
 	if src.limit != nil {
 		keep = int(*src.limit)
 	}
-	if excess := len(out) - (keep + 1); excess > 0 {
-		out = out[excess:]
+	excess := len(out) - (keep + 1)
+	if excess <= 0 {
+		*revs = out
+		return
 	}
-	*revs = out
+	kept := make([]Revision, 0, len(out))
+	for i, r := range out {
+		if excess > 0 && i < len(out)-1 && !inUse(r.Hash) {
+			excess--
+			continue
+		}
+		kept = append(kept, r)
+	}
+	*revs = kept
+}
+
+// workloadRevisionsInUse tells which revisions of workload ref (created
+// at created) its controller's status names as its currentRevision or
+// updateRevision (NAME-HASH, a StatefulSet's: apps/v1
+// StatefulSetStatus): the pods of the current revision are made again
+// from its template, so the history keeps it. A DaemonSet's status names
+// none. A status that cannot be read keeps every revision: a long history
+// is harmless, a template the controller still needs is not.
+func (s *Store) workloadRevisionsInUse(ref ObjectRef, created time.Time) func(hash string) bool {
+	var st struct {
+		CurrentRevision string `json:"currentRevision"`
+		UpdateRevision  string `json:"updateRevision"`
+	}
+	if _, err := s.ReadWorkloadStatus(ref, created, &st); err != nil {
+		return func(string) bool { return true }
+	}
+	return func(hash string) bool {
+		name := ref.Name + "-" + hash
+		return name == st.CurrentRevision || name == st.UpdateRevision
+	}
 }
 
 func workloadRevision(m *manifests.ObjectMeta, t *manifests.PodTemplateSpec, limit *int32) revisionSource {

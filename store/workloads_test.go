@@ -117,16 +117,21 @@ func stsWith(image string, ann map[string]string, limit *int32) *manifests.State
 // its ControllerRevisions would: one revision per distinct template, the
 // last current, a template coming back moving to the end with the next
 // number, the change cause following the object's annotation, trimmed to
-// revisionHistoryLimit old revisions; a re-created object starts afresh.
+// revisionHistoryLimit old revisions but for those its controller's
+// status names as current or update revision (Kubernetes' truncateHistory
+// keeps them); a re-created object starts afresh.
 func TestWorkloadRevisionHistory(t *testing.T) {
-	two := int32(2)
+	two, zero := int32(2), int32(0)
 	cause := func(c string) map[string]string { return map[string]string{manifests.AnnotationChangeCause: c} }
 	tests := []struct {
 		name    string
 		applies []*manifests.StatefulSet
 		deleted bool // deleted and applied again before the last apply
-		want    []string
-		causes  []string
+		// status: the images of the current and update revisions the
+		// controller's status names before the last apply.
+		status [2]string
+		want   []string
+		causes []string
 	}{
 		{name: "first apply is revision 1", applies: []*manifests.StatefulSet{stsWith("a", nil, nil)}, want: []string{"1:a"}},
 		{name: "a new template is a new revision", applies: []*manifests.StatefulSet{stsWith("a", nil, nil), stsWith("b", nil, nil)}, want: []string{"1:a", "2:b"}},
@@ -137,6 +142,12 @@ func TestWorkloadRevisionHistory(t *testing.T) {
 		{name: "the limit keeps that many old revisions",
 			applies: []*manifests.StatefulSet{stsWith("a", nil, &two), stsWith("b", nil, &two), stsWith("c", nil, &two), stsWith("d", nil, &two)},
 			want:    []string{"2:b", "3:c", "4:d"}},
+		{name: "the revisions the status names are kept past the limit",
+			applies: []*manifests.StatefulSet{stsWith("a", nil, &zero), stsWith("b", nil, &zero), stsWith("c", nil, &zero)},
+			status:  [2]string{"b", "b"}, want: []string{"2:b", "3:c"}},
+		{name: "a status naming other revisions keeps no old revision",
+			applies: []*manifests.StatefulSet{stsWith("a", nil, &zero), stsWith("b", nil, &zero), stsWith("c", nil, &zero)},
+			status:  [2]string{"a", "c"}, want: []string{"3:c"}},
 		{name: "a re-created object starts afresh",
 			applies: []*manifests.StatefulSet{stsWith("a", nil, nil), stsWith("b", nil, nil)}, deleted: true, want: []string{"1:b"}},
 	}
@@ -147,6 +158,24 @@ func TestWorkloadRevisionHistory(t *testing.T) {
 			for i, o := range tt.applies {
 				if tt.deleted && i == len(tt.applies)-1 {
 					if _, err := s.DeleteObjects([]ObjectRef{ref}); err != nil {
+						t.Fatal(err)
+					}
+				}
+				if tt.status[0] != "" && i == len(tt.applies)-1 {
+					live, err := s.LookupObject(ref)
+					if err != nil {
+						t.Fatal(err)
+					}
+					name := func(image string) string { // as stored, defaulted
+						for _, r := range live.Revisions {
+							if r.Template.Spec.Containers[0].Image == image {
+								return "web-" + r.Hash
+							}
+						}
+						return "web-gone"
+					}
+					st := map[string]string{"currentRevision": name(tt.status[0]), "updateRevision": name(tt.status[1])}
+					if err := s.WriteWorkloadStatus(ref, live.Created, live.Generation, st); err != nil {
 						t.Fatal(err)
 					}
 				}
