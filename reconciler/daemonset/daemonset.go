@@ -223,17 +223,24 @@ func (s *syncer) surge() bool {
 	return s.ds.Spec.UpdateStrategy.Type != manifests.StrategyOnDelete && n > 0
 }
 
-func (s *syncer) create() {
-	name := workload.GenerateNames(s.ds.Metadata.Name, 1, s.taken)[0]
-	t := *s.rev.Template
+// PodAt is pod name of ds at revision rev: the revision's template
+// labelled with its hash (controller-revision-hash, as Kubernetes labels a
+// daemon pod), of that hash. A pod is made so and kept so while it lives.
+func PodAt(ds *manifests.DaemonSet, rev workload.Revision, name string) podruntime.PodSpec {
+	t := *rev.Template
 	t.Metadata.Labels = maps.Clone(t.Metadata.Labels)
 	if t.Metadata.Labels == nil {
 		t.Metadata.Labels = map[string]string{}
 	}
-	t.Metadata.Labels[workload.RevisionLabel] = s.rev.Hash
-	s.d.CreatePods = append(s.d.CreatePods, podruntime.PodSpec{Namespace: s.ds.Metadata.Namespace, Name: name,
-		Owner:    podruntime.OwnerRef{Kind: manifests.KindDaemonSet, Name: s.ds.Metadata.Name},
-		Template: &t, TemplateHash: s.rev.Hash})
+	t.Metadata.Labels[workload.RevisionLabel] = rev.Hash
+	return podruntime.PodSpec{Namespace: ds.Metadata.Namespace, Name: name,
+		Owner:    podruntime.OwnerRef{Kind: manifests.KindDaemonSet, Name: ds.Metadata.Name},
+		Template: &t, TemplateHash: rev.Hash}
+}
+
+func (s *syncer) create() {
+	name := workload.GenerateNames(s.ds.Metadata.Name, 1, s.taken)[0]
+	s.d.CreatePods = append(s.d.CreatePods, PodAt(s.ds, s.rev, name))
 	s.d.Events = append(s.d.Events, workload.Normal("SuccessfulCreate", "Created pod: %s", name))
 }
 

@@ -291,3 +291,113 @@ func TestNewPodNameAvoidsTakenNames(t *testing.T) {
 		t.Errorf("created %q beside %q: want one pod of another name", names(d.CreatePods), first)
 	}
 }
+
+// The rolling update judges every pod whose template hash is not the
+// set's as old, whichever earlier revision it is of (Kubernetes'
+// findUpdatedPodsOnNode and podsShouldBeOnNode compare with the current
+// hash only): pods of two older revisions (a second template change
+// before the first rollout ended) are both replaced, an old pod that is
+// not ready is replaced without waiting, and an undo's pods carry the
+// hash the restored revision's pods had.
+func TestRollingUpdateReplacesPodsOfAnyOlderRevision(t *testing.T) {
+	a, b := newDS().TemplateHash(), newDS(image("agent:2")).TemplateHash()
+	notReady := func(name, hash string, created time.Time) workload.ObservedPod {
+		return pod(name, hash, corev1.PodRunning, time.Time{}, created)
+	}
+	for _, tt := range []struct {
+		name string
+		opts []dsOpt
+		pods []workload.ObservedPod
+		want []string
+		// wantBy is how many steps the replacement may take at most.
+		wantBy int
+	}{
+		{"maxSurge: the surged pod of the middle revision goes, then the oldest is replaced",
+			[]dsOpt{surge(1), minReady(5)},
+			[]workload.ObservedPod{ready("agent-aaaaa", a, t0.Add(-time.Hour)), notReady("agent-bbbbb", b, t0.Add(-time.Second))},
+			[]string{"delete b", "create c", "delete a"}, 20},
+		{"maxUnavailable: both old pods go, the newer first, then the new one comes",
+			nil,
+			[]workload.ObservedPod{ready("agent-aaaaa", a, t0.Add(-time.Hour)), ready("agent-bbbbb", b, t0.Add(-time.Minute))},
+			[]string{"delete b", "delete a", "create c"}, 20},
+		{"maxSurge: an old pod that is not ready goes once its successor runs, before it is available",
+			[]dsOpt{surge(1), minReady(30)},
+			[]workload.ObservedPod{notReady("agent-aaaaa", a, t0.Add(-time.Hour))},
+			[]string{"create c", "delete a"}, 3},
+		{"maxUnavailable: an old pod that is not ready goes first",
+			nil,
+			[]workload.ObservedPod{notReady("agent-bbbbb", b, t0.Add(-time.Hour))},
+			[]string{"delete b", "create c"}, 3},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			ds := newDS(append(tt.opts, image("agent:3"))...)
+			h := &host{ds: ds, now: t0, pods: tt.pods}
+			var d Decision
+			steps := 0
+			for range 60 {
+				if d = h.step(); len(h.log) < len(tt.want) {
+					steps++
+				}
+			}
+			r := strings.NewReplacer(a[:4], "a", b[:4], "b", ds.TemplateHash()[:4], "c")
+			var got []string
+			for _, l := range h.log {
+				got = append(got, r.Replace(l))
+			}
+			eq(t, "steps", got, tt.want)
+			if steps >= tt.wantBy {
+				t.Errorf("replaced in %d steps, want fewer than %d", steps+1, tt.wantBy)
+			}
+			if len(h.pods) != 1 || d.Status.UpdatedNumberScheduled != 1 {
+				t.Errorf("pods %d, status %+v; want one updated pod", len(h.pods), d.Status)
+			}
+		})
+	}
+}
+
+// An undo (the set's template back to an earlier revision's) rolls the
+// host to that revision's hash, the one its pods had before; the
+// revision is the history's, not a new one (Kubernetes' constructHistory
+// finds the matching ControllerRevision and reuses its hash).
+func TestUndoReusesTheEarlierRevisionsHash(t *testing.T) {
+	first := newDS()
+	second := newDS(image("agent:2"))
+	history := []workload.Revision{RevisionOf(first), RevisionOf(second)}
+	undone := newDS() // rollout undo writes revision 1's template back
+	d := Sync(undone, "host1", history, []workload.ObservedPod{ready("agent-bbbbb", second.TemplateHash(), t0.Add(-time.Hour))}, t0)
+	eq(t, "deleted", d.DeletePods, []string{"agent-bbbbb"})
+	if d.NewRevision != nil {
+		t.Errorf("NewRevision %+v, want none: the first revision is the history's", d.NewRevision)
+	}
+	d = Sync(undone, "host1", history, nil, t0)
+	if len(d.CreatePods) != 1 || d.CreatePods[0].TemplateHash != first.TemplateHash() ||
+		d.CreatePods[0].Template.Metadata.Labels[workload.RevisionLabel] != first.TemplateHash() {
+		t.Errorf("created %+v, want one pod of the first revision's hash %s", d.CreatePods, first.TemplateHash())
+	}
+}
+
+// OnDelete replaces only a pod that is gone, whichever revision the
+// kept ones are of; a surplus pod goes as under any strategy.
+func TestOnDeleteReplacesOnlyDeletedPods(t *testing.T) {
+	a, b := newDS().TemplateHash(), newDS(image("agent:2")).TemplateHash()
+	ds := newDS(onDelete, image("agent:3"))
+	for _, tt := range []struct {
+		name       string
+		pods       []workload.ObservedPod
+		wantCreate int
+		wantDelete []string
+	}{
+		{"a pod two revisions old is kept", []workload.ObservedPod{ready("agent-aaaaa", a, t0.Add(-time.Hour))}, 0, nil},
+		{"a terminating old pod: wait for it", []workload.ObservedPod{terminating(ready("agent-aaaaa", a, t0.Add(-time.Hour)))}, 0, nil},
+		{"the host's pod is gone: made at the update revision", nil, 1, nil},
+		{"two old pods: the oldest stays, whatever its revision", []workload.ObservedPod{ready("agent-bbbbb", b, t0.Add(-time.Minute)), ready("agent-aaaaa", a, t0.Add(-time.Hour))}, 0, []string{"agent-bbbbb"}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			d := Sync(ds, "host1", nil, tt.pods, t0)
+			if len(d.CreatePods) != tt.wantCreate || tt.wantCreate == 1 && d.CreatePods[0].TemplateHash != ds.TemplateHash() {
+				t.Errorf("created %+v, want %d at %s", d.CreatePods, tt.wantCreate, ds.TemplateHash())
+			}
+			eq(t, "deleted", d.DeletePods, tt.wantDelete)
+		})
+	}
+}

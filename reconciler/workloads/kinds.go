@@ -73,7 +73,7 @@ func JobKind() Kind {
 	// Indexed Job's with its index, and with the hash its containers
 	// carry (a Job's template does not change), so that a holder pod's
 	// later members are of the same pod.
-	k.keep = func(obj any, _ func(into any) error, pod string, ct dockerx.Container) (podruntime.PodSpec, bool) {
+	k.keep = func(obj any, _ []workload.Revision, pod string, ct dockerx.Container) (podruntime.PodSpec, bool) {
 		spec := job.KeptPod(obj.(*manifests.Job), pod, ct.Labels)
 		if ct.TemplateHash != "" {
 			spec.TemplateHash = ct.TemplateHash
@@ -121,18 +121,30 @@ func ReplicaSetKind() Kind {
 }
 
 // DaemonSetKind runs a DaemonSet's one pod on this host (package
-// daemonset). Its revision history is not kept yet: every sync sees the
-// current revision only.
+// daemonset), from its record's revisions (Env.History, its
+// ControllerRevisions): a pod of an earlier revision is kept, judged and
+// restarted from its own revision's template until the rollout (or, under
+// OnDelete, a deletion) replaces it, as the kubelet runs the spec a pod
+// was made with.
 func DaemonSetKind() Kind {
-	return For(manifests.KindDaemonSet, func(ds *manifests.DaemonSet) *manifests.PodTemplateSpec { return &ds.Spec.Template },
+	k := For(manifests.KindDaemonSet, func(ds *manifests.DaemonSet) *manifests.PodTemplateSpec { return &ds.Spec.Template },
 		func(env Env, ds *manifests.DaemonSet, _ appsv1.DaemonSetStatus, pods []workload.ObservedPod) (Outcome, error) {
-			d := daemonset.Sync(ds, Node, []workload.Revision{daemonset.RevisionOf(ds)}, pods, env.Now)
+			d := daemonset.Sync(ds, Node, withCurrent(daemonset.RevisionOf(ds), env.History), pods, env.Now)
 			s := d.Status
 			st := appsv1.DaemonSetStatus{ObservedGeneration: s.ObservedGeneration, DesiredNumberScheduled: s.DesiredNumberScheduled,
 				CurrentNumberScheduled: s.CurrentNumberScheduled, NumberMisscheduled: s.NumberMisscheduled, NumberReady: s.NumberReady,
 				NumberAvailable: s.NumberAvailable, NumberUnavailable: s.NumberUnavailable, UpdatedNumberScheduled: s.UpdatedNumberScheduled}
 			return Outcome{Status: st, Create: d.CreatePods, Delete: d.DeletePods, Events: d.Events, RequeueAt: d.RequeueAt}, nil
 		})
+	k.keep = func(obj any, recorded []workload.Revision, pod string, ct dockerx.Container) (podruntime.PodSpec, bool) {
+		ds := obj.(*manifests.DaemonSet)
+		rev, ok := madeFrom(withCurrent(daemonset.RevisionOf(ds), recorded), ct)
+		if !ok {
+			return podruntime.PodSpec{}, false // the set's template
+		}
+		return daemonset.PodAt(ds, rev, pod), true
+	}
+	return k
 }
 
 // PodStatus is a standalone Pod's stored status, as v1 PodStatus words

@@ -1,9 +1,11 @@
 package workloads
 
 import (
+	"slices"
 	"testing"
 	"time"
 
+	"github.com/dockctl/dockctl/dockerx"
 	"github.com/dockctl/dockctl/manifests"
 	"github.com/dockctl/dockctl/store"
 )
@@ -82,5 +84,74 @@ func TestDaemonSetUndoRollsItsPodBackToTheEarlierTemplate(t *testing.T) {
 	}
 	if n := len(o.Revisions); n != 2 || o.Revisions[1].Hash != first || o.Revisions[1].Number != 3 {
 		t.Errorf("revisions after undo %+v, want the first template as revision 3", o.Revisions)
+	}
+}
+
+// onDeleteAgentYAML is DaemonSet agent under OnDelete whose pod runs
+// containers (busybox each).
+func onDeleteAgentYAML(containers ...string) string {
+	y := `apiVersion: apps/v1
+kind: DaemonSet
+metadata: {name: agent}
+spec:
+  updateStrategy: {type: OnDelete}
+  selector: {matchLabels: {app: agent}}
+  template:
+    metadata: {labels: {app: agent}}
+    spec:
+      containers:
+`
+	for _, c := range containers {
+		y += "      - {name: " + c + ", image: busybox}\n"
+	}
+	return y
+}
+
+// A DaemonSet's pod of an earlier revision is kept from its own
+// revision's template (the record's revisions, as Kubernetes' pod keeps
+// the spec it was made from): under OnDelete a template change replaces
+// nothing, and no container of the new template is added to the old pod
+// nor is the old pod made again.
+func TestDaemonSetPodOfAnEarlierRevisionIsKeptAtItsOwnTemplate(t *testing.T) {
+	for _, tc := range []struct {
+		name       string
+		before     []string
+		after      []string
+		containers int
+	}{
+		{"one container, then two", []string{"a"}, []string{"a", "b"}, 1},
+		{"two containers, then three", []string{"a", "b"}, []string{"a", "b", "c"}, 3}, // a holder and its two members
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			f := newFrame(t)
+			key := Key(store.KindDaemonSet, "default", "agent")
+			f.apply(onDeleteAgentYAML(tc.before...))
+			for range 5 {
+				f.sync(key)
+				f.advance(time.Second)
+			}
+			before := f.owned(store.KindDaemonSet, "agent")
+			if len(before) != tc.containers {
+				t.Fatalf("%d containers before the change, want %d: %+v", len(before), tc.containers, before)
+			}
+			f.apply(onDeleteAgentYAML(tc.after...))
+			for range 10 {
+				f.sync(key)
+				f.advance(time.Second)
+				time.Sleep(time.Millisecond) // the fake removes in the background
+			}
+			after := f.owned(store.KindDaemonSet, "agent")
+			ids := func(cs []dockerx.Container) []string {
+				var out []string
+				for _, c := range cs {
+					out = append(out, c.ID+"@"+c.TemplateHash+"/"+string(c.State))
+				}
+				slices.Sort(out)
+				return out
+			}
+			if got, want := ids(after), ids(before); !slices.Equal(got, want) {
+				t.Errorf("containers after the template change %q, want the old pod's untouched %q", got, want)
+			}
+		})
 	}
 }

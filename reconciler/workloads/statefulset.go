@@ -17,67 +17,22 @@ import (
 // volumeClaimTemplates make (kube-controller-manager's field manager).
 const ManagerStatefulSet = "statefulset-controller"
 
-// StatefulSetStatus is a StatefulSet's stored status: v1
-// StatefulSetStatus, and the revisions of its pod template its pods and
-// status name (Kubernetes' ControllerRevisions of the set): a pod of an
-// earlier revision is kept, judged and made again from its own revision's
-// template, and currentRevision outlives an edit of the spec.
-type StatefulSetStatus struct {
-	appsv1.StatefulSetStatus
-	Revisions []SetRevision `json:"revisions,omitempty"`
-}
-
-// SetRevision is one stored revision of a StatefulSet's pod template.
-type SetRevision struct {
-	Name     string                    `json:"name"`
-	Hash     string                    `json:"hash"`
-	Template manifests.PodTemplateSpec `json:"template"`
-}
-
-// setHistory is the set's revisions: the stored ones and the set's own
-// (the update revision), which is added when missing.
-func setHistory(set *manifests.StatefulSet, stored []SetRevision) []workload.Revision {
-	update := statefulset.RevisionOf(set)
-	out := []workload.Revision{update}
-	for i := range stored {
-		r := &stored[i]
-		if r.Name != update.Name {
-			out = append(out, workload.Revision{Name: r.Name, Hash: r.Hash, Template: &r.Template})
-		}
-	}
-	return out
-}
-
-// keptRevisions are the revisions of history still named: by the
-// status's current and update revisions, or by a pod's revision label.
-// The others go, as Kubernetes truncates the history it no longer needs.
-func keptRevisions(history []workload.Revision, st appsv1.StatefulSetStatus, pods []workload.ObservedPod) []SetRevision {
-	named := map[string]bool{st.CurrentRevision: true, st.UpdateRevision: true}
-	for i := range pods {
-		named[pods[i].Revision()] = true
-	}
-	var out []SetRevision
-	for _, r := range history {
-		if named[r.Name] && r.Template != nil {
-			out = append(out, SetRevision{Name: r.Name, Hash: r.Hash, Template: *r.Template})
-		}
-	}
-	return out
-}
-
 // StatefulSetKind runs a StatefulSet with the StatefulSet controller's
 // decision (package statefulset): its claims are stored as
 // PersistentVolumeClaims before the pods that mount them are created (the
 // runtime's claim path makes their volumes, docs/design.md §12), and
 // deleting the set removes its claims as persistentVolumeClaimRetentionPolicy
-// says (Teardown). Its revision history is kept in its stored status
-// (StatefulSetStatus): a pod is kept, judged (its probes, its readiness)
-// and made again from the template of its own revision — when its
-// template hash is that revision's — and below a partition a deleted pod
-// comes back at the current revision.
+// says (Teardown). Its revisions are its record's (Env.History, as its
+// ControllerRevisions are their own objects in Kubernetes); its status is
+// v1 StatefulSetStatus, naming the current and update revisions: a pod is
+// kept, judged (its probes, its readiness) and made again from the
+// template of its own revision — when its template hash is that
+// revision's — and below a partition a deleted pod comes back at the
+// current revision. A status file of an earlier release that kept the
+// revisions too is read, that field ignored.
 func StatefulSetKind() Kind {
 	k := For(manifests.KindStatefulSet, func(s *manifests.StatefulSet) *manifests.PodTemplateSpec { return &s.Spec.Template },
-		func(env Env, set *manifests.StatefulSet, prev StatefulSetStatus, pods []workload.ObservedPod) (Outcome, error) {
+		func(env Env, set *manifests.StatefulSet, prev appsv1.StatefulSetStatus, pods []workload.ObservedPod) (Outcome, error) {
 			claims, err := setClaims(env, set.Metadata.NamespaceOrDefault())
 			if err != nil {
 				return Outcome{}, err
@@ -86,7 +41,7 @@ func StatefulSetKind() Kind {
 			if prev.CollisionCount != nil {
 				last.CollisionCount = *prev.CollisionCount
 			}
-			history := setHistory(set, prev.Revisions)
+			history := withCurrent(statefulset.RevisionOf(set), env.History)
 			d := statefulset.Sync(set, history, last, pods, claims, env.Now)
 			for _, c := range d.CreateClaims {
 				pvc, owner := statefulset.StoredClaim(set, "", c) // objects have no uid in the store yet
@@ -108,26 +63,19 @@ func StatefulSetKind() Kind {
 			st := appsv1.StatefulSetStatus{ObservedGeneration: s.ObservedGeneration, Replicas: s.Replicas, ReadyReplicas: s.ReadyReplicas,
 				AvailableReplicas: s.AvailableReplicas, CurrentReplicas: s.CurrentReplicas, UpdatedReplicas: s.UpdatedReplicas,
 				CurrentRevision: s.CurrentRevision, UpdateRevision: s.UpdateRevision, CollisionCount: &cc}
-			return Outcome{Status: StatefulSetStatus{StatefulSetStatus: st, Revisions: keptRevisions(history, st, pods)},
-				Create: d.CreatePods, Delete: d.DeletePods, Events: d.Events, RequeueAt: d.RequeueAt}, nil
+			return Outcome{Status: st, Create: d.CreatePods, Delete: d.DeletePods, Events: d.Events, RequeueAt: d.RequeueAt}, nil
 		})
-	k.keep = func(obj any, status func(into any) error, pod string, ct dockerx.Container) (podruntime.PodSpec, bool) {
+	k.keep = func(obj any, recorded []workload.Revision, pod string, ct dockerx.Container) (podruntime.PodSpec, bool) {
 		set := obj.(*manifests.StatefulSet)
 		ordinal, ok := statefulset.Ordinal(set, pod)
 		if !ok {
 			return podruntime.PodSpec{}, false
 		}
-		var prev StatefulSetStatus
-		if err := status(&prev); err != nil {
-			prev = StatefulSetStatus{} // unreadable: the set's own revision
-		}
-		history := setHistory(set, prev.Revisions)
-		rev := history[0]
-		// Its own revision's template, but only when the pod was made
-		// from it (its template hash is that revision's): a label
-		// edited by hand names no template of the pod.
-		if r, ok := workload.Find(history, ct.Labels[workload.RevisionLabel]); ok && r.Hash == ct.TemplateHash {
-			rev = r
+		// Its own revision's template when it was made from one the
+		// record holds, else the set's (update) revision.
+		rev, ok := madeFrom(recorded, ct)
+		if !ok {
+			rev = statefulset.RevisionOf(set)
 		}
 		return statefulset.PodAt(set, rev, ordinal), true
 	}

@@ -2,6 +2,7 @@ package workloads
 
 import (
 	"context"
+	"encoding/json"
 	"slices"
 	"strings"
 	"sync"
@@ -313,8 +314,7 @@ func TestStatefulSetPodIsKeptAtItsRevisionOnlyWhenItsTemplateHashIsThatRevisions
 	}
 	old, set := decode(partitionedSetYAML("1")), decode(partitionedSetYAML("2"))
 	oldRev, update := statefulset.RevisionOf(old), statefulset.RevisionOf(set)
-	stored := StatefulSetStatus{Revisions: []SetRevision{{Name: oldRev.Name, Hash: oldRev.Hash, Template: *oldRev.Template}}}
-	status := func(into any) error { *into.(*StatefulSetStatus) = stored; return nil }
+	recorded := []workload.Revision{oldRev, update} // the record's revisions, oldest first
 	keep := StatefulSetKind().keep
 	for _, tc := range []struct {
 		name, label, hash, want string
@@ -326,7 +326,7 @@ func TestStatefulSetPodIsKeptAtItsRevisionOnlyWhenItsTemplateHashIsThatRevisions
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			ct := dockerx.Container{TemplateHash: tc.hash, Labels: map[string]string{workload.RevisionLabel: tc.label}}
-			spec, ok := keep(set, status, "db-0", ct)
+			spec, ok := keep(set, recorded, "db-0", ct)
 			if !ok {
 				t.Fatal("db-0 not kept as the set's pod")
 			}
@@ -464,5 +464,42 @@ func TestStatefulSetHolderPodsMembersAreCreatedOnceWithTheirClaimAndIdentity(t *
 		if strings.Contains(e.Message, "no volume of that name") {
 			t.Errorf("event %s: %s", e.Reason, e.Message)
 		}
+	}
+}
+
+// A StatefulSet's revisions are its record's (as its ControllerRevisions
+// are their own objects), and its status is v1 StatefulSetStatus only: a
+// status file of an earlier release that kept the revisions there too is
+// read (that field ignored) and the controller's next status names the
+// revisions without a copy of them.
+func TestStatefulSetStatusOfAnEarlierReleaseWithRevisionsIsReadAndTheRevisionsLeftOut(t *testing.T) {
+	f := newFrame(t)
+	f.apply(partitionedSetYAML("1"))
+	ref := store.ObjectRef{Kind: store.KindStatefulSet, Namespace: "default", Name: "db"}
+	obj, err := f.st.LookupObject(ref)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rev := "db-" + obj.Object.(*manifests.StatefulSet).TemplateHash()
+	earlier := map[string]any{"replicas": 2, "currentRevision": rev, "updateRevision": rev,
+		"revisions": []map[string]any{{"name": rev, "hash": "0123456789", "template": map[string]any{"metadata": map[string]any{}}}}}
+	if err := f.st.WriteWorkloadStatus(ref, obj.Created, obj.Generation, earlier); err != nil {
+		t.Fatal(err)
+	}
+	key := Key(store.KindStatefulSet, "default", "db")
+	f.sync(key)
+	f.sync(key)
+	if st := f.setStatus(); st.CurrentRevision != rev || st.UpdateRevision != rev || st.Replicas != 2 {
+		t.Errorf("status current %s update %s replicas %d, want both %s and 2", st.CurrentRevision, st.UpdateRevision, st.Replicas, rev)
+	}
+	var raw map[string]json.RawMessage
+	if _, err := f.st.ReadWorkloadStatus(ref, obj.Created, &raw); err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := raw["revisions"]; ok {
+		t.Errorf("status still holds the revisions: %s", raw["revisions"])
+	}
+	if got := f.podRevision("db-0"); got != rev {
+		t.Errorf("db-0 at %q, want %s", got, rev)
 	}
 }

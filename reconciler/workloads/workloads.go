@@ -72,6 +72,10 @@ type Env struct {
 	// creates name in their ownerReferences, so that an object of the
 	// same name applied again adopts none of them.
 	OwnerUID string
+	// History is the object's recorded revisions (recordedHistory):
+	// what Kubernetes' ControllerRevisions of a StatefulSet or DaemonSet
+	// hold, their one source (docs/design.md §17.1).
+	History []workload.Revision
 }
 
 // Kind is one kind's registration on the frame.
@@ -87,11 +91,11 @@ type Kind struct {
 	// says so (nil: one pod).
 	pods func(obj any) (int32, string)
 	// keep, when set, is the spec the runtime keeps pod (whose holder,
-	// or one container, is ct) of obj with, obj's stored status read by
-	// status (ok false: the owner's template, as any kind's): a
-	// StatefulSet's pod of an earlier revision runs its revision's
-	// template.
-	keep func(obj any, status func(into any) error, pod string, ct dockerx.Container) (podruntime.PodSpec, bool)
+	// or one container, is ct) of obj with, obj's recorded revisions
+	// history (ok false: the owner's template, as any kind's): a
+	// StatefulSet's or DaemonSet's pod of an earlier revision runs its
+	// revision's template.
+	keep func(obj any, history []workload.Revision, pod string, ct dockerx.Container) (podruntime.PodSpec, bool)
 	// teardown, when set, removes what the deleted owner obj owns beside
 	// its pods (a StatefulSet's claims), given its pods' names.
 	teardown func(env Env, obj any, pods []string) error
@@ -397,10 +401,11 @@ func (c *Controller) Reconcile(ctx context.Context, req reconcile.Request) (reco
 		_, err := c.cfg.Store.ReadWorkloadStatus(ref, obj.Created, into)
 		return err
 	}
+	history := recordedHistory(obj)
 	holders := false
 	for i, p := range podNames {
 		if k.keep != nil {
-			if spec, ok := k.keep(obj.Object, readStatus, p, in.Observed[units[i].ct]); ok {
+			if spec, ok := k.keep(obj.Object, history, p, in.Observed[units[i].ct]); ok {
 				spec.Owner, spec.Namespace = in.Owner, ns
 				in.Pods = append(in.Pods, spec)
 				continue
@@ -432,7 +437,7 @@ func (c *Controller) Reconcile(ctx context.Context, req reconcile.Request) (reco
 		}
 		pods[i] = workload.ObservedPod{Name: u.name, Labels: ct.Labels, Created: ct.Created, Status: st}
 	}
-	env := Env{Store: c.cfg.Store, Ref: ref, Now: now, OwnerUID: in.Owner.UID, Volumes: func() ([]dockerx.Volume, error) {
+	env := Env{Store: c.cfg.Store, Ref: ref, Now: now, OwnerUID: in.Owner.UID, History: history, Volumes: func() ([]dockerx.Volume, error) {
 		vols, err := c.cfg.Docker.ListVolumes(ctx, c.cfg.Instance)
 		if err != nil {
 			return nil, fmt.Errorf("listing volumes: %w", err)
@@ -587,6 +592,47 @@ func podBase(ct dockerx.Container) string {
 // again does not share.
 func ownerUID(obj *store.StoredObject) string {
 	return strconv.FormatInt(obj.Created.UnixNano(), 36)
+}
+
+// recordedHistory is obj's recorded revisions (StoredObject.Revisions: a
+// StatefulSet's or DaemonSet's, oldest first), named OWNER-HASH as
+// Kubernetes names a ControllerRevision; none for the other kinds.
+func recordedHistory(obj *store.StoredObject) []workload.Revision {
+	out := make([]workload.Revision, len(obj.Revisions))
+	for i := range obj.Revisions {
+		r := &obj.Revisions[i]
+		out[i] = workload.NewRevision(obj.Meta.Name, &r.Template, r.Hash)
+	}
+	return out
+}
+
+// withCurrent is history with cur, the owner's revision as its spec
+// stands, first: it is recorded with every template change, but a record
+// of a release that kept no history has none.
+func withCurrent(cur workload.Revision, history []workload.Revision) []workload.Revision {
+	out := make([]workload.Revision, 0, len(history)+1)
+	out = append(out, cur)
+	for _, r := range history {
+		if r.Name != cur.Name {
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
+// madeFrom is the revision of history the pod of container ct (its
+// holder, or its one container) was made from: the one its revision label
+// names (a StatefulSet's pods carry the revision's name, a DaemonSet's
+// its hash) whose hash is the pod's template hash — a label edited by
+// hand names no template of the pod.
+func madeFrom(history []workload.Revision, ct dockerx.Container) (workload.Revision, bool) {
+	label := ct.Labels[workload.RevisionLabel]
+	for _, r := range history {
+		if (r.Name == label || r.Hash == label) && r.Hash == ct.TemplateHash && r.Template != nil {
+			return r, true
+		}
+	}
+	return workload.Revision{}, false
 }
 
 // record records the decision's events on the owner.
