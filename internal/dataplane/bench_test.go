@@ -4,6 +4,8 @@ import (
 	"context"
 	"io"
 	"net"
+	"net/http"
+	"net/http/httptest"
 	"testing"
 
 	"github.com/dockctl/dockctl/internal/helperapi"
@@ -89,5 +91,44 @@ func BenchmarkProxyTCP(b *testing.B) {
 				}
 			})
 		}
+	}
+}
+
+// BenchmarkGatewayHTTP compares a keep-alive GET on loopback answered by
+// the backend directly and through the gateway (its access log encoded
+// and discarded, as the helper writes one line per request): run with
+// -bench GatewayHTTP and read direct/… next to gateway/….
+func BenchmarkGatewayHTTP(b *testing.B) {
+	backend := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		_, _ = io.WriteString(w, "hello from workload\n")
+	}))
+	b.Cleanup(backend.Close)
+	g := NewGateway(GatewayOptions{ListenAddr: func(int) string { return "127.0.0.1:0" }, AccessLog: io.Discard})
+	b.Cleanup(func() { g.Shutdown(context.Background()) })
+	cfg := helperapi.GatewayConfig{Generation: 1, Ports: []helperapi.GatewayPort{{Port: 80, Protocol: helperapi.GatewayHTTP,
+		Hosts: []helperapi.GatewayHost{{Routes: []helperapi.GatewayRoute{{Path: helperapi.GatewayPathMatch{Type: helperapi.PathPrefix, Value: "/"},
+			Backends: []helperapi.GatewayBackend{{Service: "default/web:80", Weight: 1, Endpoints: []helperapi.Endpoint{endpointOf(backend.Listener.Addr())}}}}}}}}}}
+	if err := g.Apply(cfg); err != nil {
+		b.Fatal(err)
+	}
+	for _, tg := range []struct{ name, url string }{
+		{"direct", backend.URL + "/"},
+		{"gateway", "http://" + g.Addr(80).String() + "/"},
+	} {
+		b.Run(tg.name, func(b *testing.B) {
+			c := &http.Client{Transport: &http.Transport{}}
+			defer c.CloseIdleConnections()
+			for b.Loop() {
+				resp, err := c.Get(tg.url)
+				if err != nil {
+					b.Fatal(err)
+				}
+				_, _ = io.Copy(io.Discard, resp.Body)
+				resp.Body.Close()
+				if resp.StatusCode != http.StatusOK {
+					b.Fatalf("status %d", resp.StatusCode)
+				}
+			}
+		})
 	}
 }
