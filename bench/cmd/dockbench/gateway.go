@@ -46,6 +46,9 @@ func benchGateway(ctx context.Context, e *env, s settings, rep *report) error {
 		}
 	}
 	gw, err := startDockctlGateway(ctx, e, rep)
+	if gw != nil {
+		defer gw.c.stop()
+	}
 	if err != nil {
 		errs = append(errs, fmt.Errorf("dockctl: %w", err))
 		why := firstLine(err.Error())
@@ -58,7 +61,6 @@ func benchGateway(ctx context.Context, e *env, s settings, rep *report) error {
 		errs = append(errs, measureOverhead(ctx, s, rep, gatewaySection, targets))
 		return errors.Join(errs...)
 	}
-	defer gw.c.stop()
 	targets = append(targets, loadTarget{pathGateway, gw.addr})
 	errs = append(errs, measureOverhead(ctx, s, rep, gatewaySection, targets))
 	pre := gatewaySection + "/proxy overhead "
@@ -79,7 +81,8 @@ type dockctlGateway struct {
 // startDockctlGateway starts a controller whose gateway publishes on
 // 127.0.0.1 (ports of its own: 80 and 443 need --allow-host-ports),
 // applies the Deployment and Service and waits for the rollout, then
-// applies the Ingress and records how long its first answer took.
+// applies the Ingress and records how long its first answer took. Once
+// the controller runs, gw is returned with any error: the caller stops it.
 func startDockctlGateway(ctx context.Context, e *env, rep *report) (*dockctlGateway, error) {
 	help, _ := exec.CommandContext(ctx, e.dockctlBin, "controller", "--help").CombinedOutput()
 	if !strings.Contains(string(help), "--gateway-http-port") {
@@ -101,36 +104,26 @@ func startDockctlGateway(ctx context.Context, e *env, rep *report) (*dockctlGate
 	if err != nil {
 		return nil, err
 	}
-	ok := false
-	defer func() {
-		if !ok {
-			c.stop()
-		}
-	}()
 	gw := &dockctlGateway{c: c, addr: net.JoinHostPort("127.0.0.1", strconv.Itoa(httpPort))}
 	if err := c.apply(ctx, e.gatewayBackendBundle(gwName)); err != nil {
-		return nil, err
+		return gw, err
 	}
 	if err := gw.waitBackend(ctx); err != nil {
-		return nil, fmt.Errorf("%w\ncontroller log:\n%s", err, c.logTail())
+		return gw, fmt.Errorf("%w\ncontroller log:\n%s", err, c.logTail())
 	}
 	time.Sleep(settle)
 	t0 := time.Now()
 	if err := c.apply(ctx, gatewayIngress(gwName)); err != nil {
-		return nil, err
+		return gw, err
 	}
 	took, err := firstAnswer(ctx, gw.addr, 2*time.Minute)
 	if err != nil {
-		return nil, fmt.Errorf("%w\ncontroller log:\n%s", err, c.logTail())
+		return gw, fmt.Errorf("%w\ncontroller log:\n%s", err, c.logTail())
 	}
 	rep.duration(gatewaySection, "time from apply of an Ingress to its first answered request", took)
 	logf("  Ingress applied at %s, first 200 through %s after %s", t0.Format("15:04:05.000"), gw.addr, took.Round(time.Millisecond))
 	rep.note("gateway: the time to the first answer includes the gateway helper's creation: no route was served before the Ingress")
-	if err := waitHTTP(ctx, gw.addr, 10, time.Minute); err != nil {
-		return nil, err
-	}
-	ok = true
-	return gw, nil
+	return gw, waitHTTP(ctx, gw.addr, 10, time.Minute)
 }
 
 // waitBackend waits until the backend's replica runs and is ready.
@@ -207,11 +200,7 @@ spec:
   ports:
   - {name: http, port: 80, targetPort: 8080}
 ---
-`, name) + e.deploymentYAML(name, 1, "", `        ports: [{name: http, containerPort: 8080}]
-        readinessProbe:
-          httpGet: {path: /readyz, port: 8080}
-          periodSeconds: 1
-`)
+`, name) + e.deploymentYAML(name, 1, "", readyHTTPContainer)
 }
 
 // gatewayIngress routes every host's / to the Service name: the

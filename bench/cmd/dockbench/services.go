@@ -575,12 +575,17 @@ spec:
   ports:
   - {name: http, port: %[2]d, targetPort: 8080}
 ---
-`, name, port) + e.deploymentYAML(name, replicas, "", `        ports: [{name: http, containerPort: 8080}]
+`, name, port) + e.deploymentYAML(name, replicas, "", readyHTTPContainer)
+}
+
+// readyHTTPContainer is the workload container's port 8080 and
+// readinessProbe (GET /readyz every second) in the Deployments behind a
+// Service or the gateway.
+const readyHTTPContainer = `        ports: [{name: http, containerPort: 8080}]
         readinessProbe:
           httpGet: {path: /readyz, port: 8080}
           periodSeconds: 1
-`)
-}
+`
 
 // naDockctlServices reports every dockctl figure of the section as not
 // measured, with the reason.
