@@ -19,8 +19,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/docker/docker/api/types/container"
-	"github.com/docker/docker/pkg/stdcopy"
 	"golang.org/x/net/websocket"
 
 	"github.com/dockctl/dockctl/internal/testcerts"
@@ -283,17 +281,7 @@ spec:
 		// signal shows there ("signal received").
 		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 		defer cancel()
-		rc, err := dockerCli.ContainerLogs(ctx, oldID, container.LogsOptions{ShowStdout: true, ShowStderr: true, Follow: true})
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer rc.Close()
-		var oldLog syncBuffer
-		logEnded := make(chan struct{})
-		go func() {
-			defer close(logEnded)
-			_, _ = stdcopy.StdCopy(&oldLog, &oldLog, rc)
-		}()
+		oldLog, logEnded := followLogs(t, ctx, oldID)
 
 		l := startLoadAs(t, "http://"+plainAddr+"/", "a.test")
 		l.waitRequests(t, 20)
