@@ -30,6 +30,7 @@ var loadModeNames = [2]string{"new connection per request", "keep-alive"}
 
 type loadGen struct {
 	url             string
+	host            string // the Host header; "" the URL's
 	ok, failed      [2]atomic.Int64
 	mu              sync.Mutex
 	errs            []string // the first failures, with their time
@@ -61,7 +62,14 @@ const loadWorkers = 2
 
 func startLoad(t *testing.T, url string) *loadGen {
 	t.Helper()
-	l := &loadGen{url: url, done: make(chan struct{}), markAt: time.Now()}
+	return startLoadAs(t, url, "")
+}
+
+// startLoadAs is startLoad with the Host header host (a gateway routes by
+// it); "" keeps the URL's.
+func startLoadAs(t *testing.T, url, host string) *loadGen {
+	t.Helper()
+	l := &loadGen{url: url, host: host, done: make(chan struct{}), markAt: time.Now()}
 	for mode := range 2 {
 		for range loadWorkers {
 			l.wg.Add(1)
@@ -98,7 +106,14 @@ func (l *loadGen) worker(mode int) {
 }
 
 func (l *loadGen) get(c *http.Client) error {
-	resp, err := c.Get(l.url)
+	req, err := http.NewRequest(http.MethodGet, l.url, nil)
+	if err != nil {
+		return err
+	}
+	if l.host != "" {
+		req.Host = l.host
+	}
+	resp, err := c.Do(req)
 	if err != nil {
 		return err
 	}

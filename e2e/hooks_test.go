@@ -7,9 +7,6 @@ import (
 	"strings"
 	"testing"
 	"time"
-
-	"github.com/docker/docker/api/types/container"
-	"github.com/docker/docker/pkg/stdcopy"
 )
 
 // TestPreStopHookBeforeSIGTERMOnRollout: during a rollout, the old
@@ -26,17 +23,7 @@ func TestPreStopHookBeforeSIGTERMOnRollout(t *testing.T) {
 	// Follow the old replica's log until it is removed.
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	rc, err := dockerCli.ContainerLogs(ctx, old.ID, container.LogsOptions{ShowStdout: true, ShowStderr: true, Follow: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer rc.Close()
-	var logs syncBuffer
-	ended := make(chan struct{})
-	go func() {
-		defer close(ended)
-		_, _ = stdcopy.StdCopy(&logs, &logs, rc)
-	}()
+	logs, ended := followLogs(t, ctx, old.ID)
 
 	d.value = "two"
 	e.apply(d.manifest())

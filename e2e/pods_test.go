@@ -21,6 +21,7 @@ import (
 	"github.com/docker/docker/api/types/image"
 	"github.com/docker/docker/api/types/volume"
 	"github.com/docker/docker/errdefs"
+	"github.com/docker/docker/pkg/stdcopy"
 
 	"github.com/dockctl/dockctl/manifests"
 )
@@ -374,6 +375,24 @@ func containerLogs(t *testing.T, id string) string {
 	defer rc.Close()
 	b, _ := io.ReadAll(rc)
 	return string(b)
+}
+
+// followLogs follows a container's log (stdout and stderr) into a buffer
+// until the container is removed or ctx ends; ended is closed then.
+func followLogs(t *testing.T, ctx context.Context, id string) (log *syncBuffer, ended <-chan struct{}) {
+	t.Helper()
+	rc, err := dockerCli.ContainerLogs(ctx, id, container.LogsOptions{ShowStdout: true, ShowStderr: true, Follow: true})
+	if err != nil {
+		t.Fatalf("follow the log of %s: %v", id[:12], err)
+	}
+	t.Cleanup(func() { rc.Close() })
+	log = &syncBuffer{}
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		_, _ = stdcopy.StdCopy(log, log, rc)
+	}()
+	return log, done
 }
 
 // dockerTime parses a time of docker inspect (RFC 3339).

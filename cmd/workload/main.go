@@ -13,7 +13,9 @@
 // The text served at / is --message, else the GREETING environment variable,
 // else "hello from workload"; it is logged at startup, so a manifest's env
 // shows in `dockctl logs`. /whoami answers the hostname alone (the pod's
-// name), so that a test can count which replica answered.
+// name), so that a test can count which replica answered. /ws is a
+// WebSocket that echoes each message prefixed with the hostname and a
+// space, so that a test through a gateway sees which replica holds it.
 //
 // With --backend URL (repeatable) it is the front end of a two-tier
 // application: GET / also calls each back end and adds its answer, or
@@ -26,6 +28,9 @@
 // for --drain-delay (the preStop sleep of Kubernetes manifests); then
 // http.Server.Shutdown closes the listener and the idle connections and
 // waits for the requests in flight, for at most --shutdown-timeout.
+// Shutdown does not wait for a WebSocket (a hijacked connection): it
+// lives through the drain and ends when the process exits, as a pod's
+// WebSockets end when its container stops after its grace period.
 package main
 
 import (
@@ -48,6 +53,7 @@ import (
 	"time"
 
 	"github.com/dockctl/dockctl/internal/standinapi"
+	"golang.org/x/net/websocket"
 )
 
 func main() {
@@ -420,6 +426,9 @@ func (s *server) routes() http.Handler {
 	mux.HandleFunc("/unhealthy", s.handleUnhealthy)
 	mux.HandleFunc("GET /whoami", s.handleWhoami)
 	mux.HandleFunc("GET /prestop", s.handlePreStop)
+	// No Handshake: any Origin is accepted (websocket.Handler refuses a
+	// request without one), as a test client's may have none.
+	mux.Handle("GET /ws", websocket.Server{Handler: s.handleWebSocket})
 	return s.closeWhileDraining(mux)
 }
 
@@ -515,6 +524,21 @@ func (s *server) get(ctx context.Context, u string) (string, error) {
 		return "", fmt.Errorf("answered %s: %s", resp.Status, text)
 	}
 	return text, nil
+}
+
+// handleWebSocket echoes every text message of a WebSocket as
+// "HOSTNAME MESSAGE" until the client closes it or the process exits.
+func (s *server) handleWebSocket(ws *websocket.Conn) {
+	defer ws.Close()
+	for {
+		var msg string
+		if err := websocket.Message.Receive(ws, &msg); err != nil {
+			return
+		}
+		if err := websocket.Message.Send(ws, s.hostname+" "+msg); err != nil {
+			return
+		}
+	}
 }
 
 func (s *server) handleWhoami(w http.ResponseWriter, _ *http.Request) {

@@ -15,6 +15,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"golang.org/x/net/websocket"
 )
 
 // fakeClock is advanced by the tests; the server reads it under a lock
@@ -150,6 +152,45 @@ func TestHandlers(t *testing.T) {
 				}
 				if got := rec.get(); len(got) != len(st.wantExit) || (len(got) > 0 && got[0] != st.wantExit[0]) {
 					t.Errorf("step %d %s: exits %v, want %v", i, st.path, got, st.wantExit)
+				}
+			}
+		})
+	}
+}
+
+// A WebSocket at /ws echoes each message with the replica's hostname, and
+// an open one keeps echoing once the server drains (a stop signal): only
+// new requests are told to close their connection.
+func TestWebSocketEchoesWithHostname(t *testing.T) {
+	for _, tt := range []struct {
+		name           string
+		drainAfterOpen bool
+	}{
+		{name: "serving"},
+		{name: "draining after it opened", drainAfterOpen: true},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			s := newServer(config{}, time.Now, func(int) {})
+			ts := httptest.NewServer(s.routes())
+			defer ts.Close()
+			ws, err := websocket.Dial("ws"+strings.TrimPrefix(ts.URL, "http")+"/ws", "", ts.URL)
+			if err != nil {
+				t.Fatalf("dial /ws: %v", err)
+			}
+			defer ws.Close()
+			if tt.drainAfterOpen {
+				s.draining.Store(true)
+			}
+			for _, msg := range []string{"one", "two"} {
+				if err := websocket.Message.Send(ws, msg); err != nil {
+					t.Fatalf("send %q: %v", msg, err)
+				}
+				var got string
+				if err := websocket.Message.Receive(ws, &got); err != nil {
+					t.Fatalf("receive the echo of %q: %v", msg, err)
+				}
+				if want := s.hostname + " " + msg; got != want {
+					t.Errorf("echo of %q = %q, want %q", msg, got, want)
 				}
 			}
 		})

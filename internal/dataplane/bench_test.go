@@ -4,6 +4,9 @@ import (
 	"context"
 	"io"
 	"net"
+	"net/http"
+	"net/http/httptest"
+	"runtime"
 	"testing"
 
 	"github.com/dockctl/dockctl/internal/helperapi"
@@ -89,5 +92,51 @@ func BenchmarkProxyTCP(b *testing.B) {
 				}
 			})
 		}
+	}
+}
+
+// BenchmarkGatewayHTTP compares keep-alive GETs on loopback from 8
+// clients answered by the backend directly and through the gateway (its access log encoded
+// and discarded, as the helper writes one line per request): run with
+// -bench GatewayHTTP and read direct/… next to gateway/….
+func BenchmarkGatewayHTTP(b *testing.B) {
+	backend := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		_, _ = io.WriteString(w, "hello from workload\n")
+	}))
+	b.Cleanup(backend.Close)
+	g := NewGateway(GatewayOptions{ListenAddr: func(int) string { return "127.0.0.1:0" }, AccessLog: io.Discard})
+	b.Cleanup(func() { g.Shutdown(context.Background()) })
+	cfg := helperapi.GatewayConfig{Generation: 1, Ports: []helperapi.GatewayPort{{Port: 80, Protocol: helperapi.GatewayHTTP,
+		Hosts: []helperapi.GatewayHost{{Routes: []helperapi.GatewayRoute{{Path: helperapi.GatewayPathMatch{Type: helperapi.PathPrefix, Value: "/"},
+			Backends: []helperapi.GatewayBackend{{Service: "default/web:80", Weight: 1, Endpoints: []helperapi.Endpoint{endpointOf(backend.Listener.Addr())}}}}}}}}}}
+	if err := g.Apply(cfg); err != nil {
+		b.Fatal(err)
+	}
+	for _, tg := range []struct{ name, url string }{
+		{"direct", backend.URL + "/"},
+		{"gateway", "http://" + g.Addr(80).String() + "/"},
+	} {
+		b.Run(tg.name, func(b *testing.B) {
+			c := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 8}}
+			defer c.CloseIdleConnections()
+			// 8 keep-alive clients at once (on 2 cores), as dockbench's
+			// gateway section loads it.
+			b.SetParallelism(max(1, 8/runtime.GOMAXPROCS(0)))
+			b.RunParallel(func(pb *testing.PB) {
+				for pb.Next() {
+					resp, err := c.Get(tg.url)
+					if err != nil {
+						b.Error(err)
+						return
+					}
+					_, _ = io.Copy(io.Discard, resp.Body)
+					resp.Body.Close()
+					if resp.StatusCode != http.StatusOK {
+						b.Errorf("status %d", resp.StatusCode)
+						return
+					}
+				}
+			})
+		})
 	}
 }

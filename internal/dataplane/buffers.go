@@ -12,6 +12,9 @@ import (
 var (
 	tcpBuffers = newBufferPool(32 << 10)
 	udpBuffers = newBufferPool(maxDatagram)
+	// httpBuffers are the gateway's response copy buffers (the size
+	// httputil.ReverseProxy allocates when it has no pool).
+	httpBuffers = newBufferPool(32 << 10)
 )
 
 type bufferPool struct {
@@ -34,6 +37,16 @@ func (p *bufferPool) put(b *[]byte) {
 	p.pool.Put(b)
 	p.out.Add(-1)
 }
+
+// reverseProxyPool is p as an httputil.BufferPool: without one the
+// ReverseProxy allocates a 32 KiB buffer for every response it copies,
+// which at thousands of requests a second is most of the gateway's
+// garbage.
+type reverseProxyPool struct{ p *bufferPool }
+
+func (r reverseProxyPool) Get() []byte { return *r.p.get() }
+
+func (r reverseProxyPool) Put(b []byte) { r.p.put(&b) }
 
 // read waits until rc has data (or EOF, or an error) and reads it into a
 // buffer of p, which the caller puts back; on error there is no buffer.

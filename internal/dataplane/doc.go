@@ -45,7 +45,8 @@
 //   - Routes are matched in the config's order (the route table's,
 //     internal/gatewayroutes), the first match wins: no route is 404, no
 //     endpoint 503, no backend or an unresolved one 500 (the Gateway API's
-//     rule). Requests and responses stream (no buffering); Upgrade
+//     rule). Requests and responses stream (no buffering; a response is
+//     copied through a pooled 32 KiB buffer held while it streams); Upgrade
 //     (WebSockets) and HTTP/2 (h2 by ALPN, h2c to flagged backends, gRPC
 //     with trailers) pass through; X-Forwarded-For/-Proto/-Host are set;
 //     one JSON access log line per request goes to stdout.

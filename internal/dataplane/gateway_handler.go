@@ -82,6 +82,7 @@ func (g *Gateway) route(port int, w http.ResponseWriter, r *http.Request) access
 	ctx := httptrace.WithClientTrace(r.Context(), &httptrace.ClientTrace{GotConn: func(httptrace.GotConnInfo) { release() }})
 	rp := &httputil.ReverseProxy{
 		Transport:     transport,
+		BufferPool:    reverseProxyPool{httpBuffers},
 		FlushInterval: -1, // stream: every write is flushed (SSE, gRPC, long polls)
 		Rewrite: func(pr *httputil.ProxyRequest) {
 			pr.SetURL(&url.URL{Scheme: "http", Host: ep})

@@ -2,6 +2,7 @@ package dataplane
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"crypto/tls"
 	"encoding/json"
@@ -194,6 +195,56 @@ func TestGatewayRoutesByHostAndPath(t *testing.T) {
 	if line["status"] != float64(200) || line["route"] != "test /api" || line["backend"] != "default/b:80" || line["path"] != "/api/users" || line["upstream"] != b.srv.Listener.Addr().String() {
 		t.Errorf("access log line %v", line)
 	}
+}
+
+// A response is copied through a buffer of the gateway's pool, held while
+// the body streams and given back when it ends, and arrives intact
+// however many buffers long it is.
+func TestGatewayCopiesResponsesThroughPooledBuffers(t *testing.T) {
+	body := bytes.Repeat([]byte("0123456789abcdef"), 5<<10) // 80 KiB: several buffers
+	half := make(chan struct{})
+	release := make(chan struct{})
+	backend := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Length", strconv.Itoa(len(body)))
+		_, _ = w.Write(body[:len(body)/2])
+		if r.URL.Path == "/slow" {
+			http.NewResponseController(w).Flush()
+			close(half)
+			<-release
+		}
+		_, _ = w.Write(body[len(body)/2:])
+	}))
+	t.Cleanup(backend.Close)
+	var releaseOnce sync.Once
+	unblock := func() { releaseOnce.Do(func() { close(release) }) }
+	t.Cleanup(unblock) // before backend.Close, which waits for the handler
+	g, _ := newTestGateway(t, 1)
+	mustApplyGateway(t, g, helperapi.GatewayConfig{Generation: 1, Ports: []helperapi.GatewayPort{httpPort(
+		helperapi.GatewayHost{Routes: []helperapi.GatewayRoute{prefix("/", backendOf("big", 1, endpointOf(backend.Listener.Addr())))}},
+	)}})
+	base := "http://" + g.Addr(80).String()
+	check := func(path string) {
+		resp, err := http.Get(base + path)
+		if err != nil {
+			t.Errorf("GET %s: %v", path, err)
+			return
+		}
+		defer resp.Body.Close()
+		got, err := io.ReadAll(resp.Body)
+		if err != nil || !bytes.Equal(got, body) {
+			t.Errorf("GET %s: %d bytes (%v), want the backend's %d intact", path, len(got), err, len(body))
+		}
+	}
+	for _, path := range []string{"/a", "/b"} {
+		check(path)
+	}
+	done := make(chan struct{})
+	go func() { defer close(done); check("/slow") }()
+	<-half
+	waitFor(t, "the streaming response to hold a pooled buffer", func() bool { return httpBuffers.out.Load() == 1 })
+	unblock()
+	<-done
+	waitFor(t, "the buffers to be given back", func() bool { return httpBuffers.out.Load() == 0 })
 }
 
 // Backends are chosen by weight: over many requests each gets its share

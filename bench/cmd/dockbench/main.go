@@ -121,8 +121,9 @@ func loadSettings() settings {
 		// create+start/s, before the pods section (~4 min more there) and
 		// the user-network bounds and services section (~5 min more),
 		// plus ≈ 8 min for the workloads section (3 of them CronJob
-		// firings, 1 the idle window, 200 short-lived containers).
-		Deadline: 35 * time.Minute,
+		// firings, 1 the idle window, 200 short-lived containers), and
+		// ≈ 1 min for the gateway section.
+		Deadline: 36 * time.Minute,
 	}
 	if quick {
 		// Sizes cut so that the services section and the user-network bounds
@@ -154,7 +155,9 @@ func loadSettings() settings {
 		// 8–12 took 194 s, so the bound leaves room above that.
 		// The workloads section adds up to a minute of waiting for the
 		// CronJobs' minute, a 30 s idle window and ≈ 1 min of containers.
-		s.Deadline = 300*time.Second + 3*time.Minute
+		// The gateway section adds ≈ 40 s (a controller, one replica
+		// and its rollout, 2 s of load).
+		s.Deadline = 300*time.Second + 4*time.Minute
 		if s.Swarm {
 			// Swarm's default 5 s restart delay alone costs half a minute.
 			s.Deadline += 2 * time.Minute
@@ -286,6 +289,7 @@ func run(o options) (err error) {
 		{"steady", benchSteady},
 		{"pods", benchPods},
 		{"services", benchServices},
+		{"gateway", benchGateway},
 		{"realworld", benchRealworld},
 		{"workloads", benchWorkloads},
 		{"swarm", benchSwarm},

@@ -62,4 +62,34 @@ func TestManifestsDecode(t *testing.T) {
 			t.Errorf("service %+v, want a LoadBalancer on 40123 → 8080 selecting app=svcweb", svc)
 		}
 	})
+	t.Run("gateway bundle", func(t *testing.T) {
+		// The harness's requests say "Host: dockbench": the Ingress must
+		// route every host's / to the Service, port 80 → the replica's 8080.
+		docs, err := manifests.Decode("bench.yaml", []byte(e.gatewayBackendBundle("gwweb")+"---\n"+gatewayIngress("gwweb")))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var svc *manifests.Service
+		var ing *manifests.Ingress
+		for _, d := range docs {
+			if d.Service != nil {
+				svc = d.Service
+			}
+			if d.Ingress != nil {
+				ing = d.Ingress
+			}
+		}
+		if svc == nil || svc.Spec.Type == manifests.ServiceTypeLoadBalancer || len(svc.Spec.Ports) != 1 ||
+			svc.Spec.Ports[0].Port != 80 || svc.Spec.Ports[0].TargetPort.IntValue() != 8080 || svc.Spec.Selector["app"] != "gwweb" {
+			t.Errorf("service %+v, want a ClusterIP Service 80 → 8080 selecting app=gwweb", svc)
+		}
+		if ing == nil || len(ing.Spec.Rules) != 1 || ing.Spec.Rules[0].Host != "" || ing.Spec.Rules[0].HTTP == nil ||
+			len(ing.Spec.Rules[0].HTTP.Paths) != 1 {
+			t.Fatalf("ingress %+v, want one rule of any host with one path", ing)
+		}
+		p := ing.Spec.Rules[0].HTTP.Paths[0]
+		if p.Path != "/" || p.PathType != "Prefix" || p.Backend.Service == nil || p.Backend.Service.Name != "gwweb" || p.Backend.Service.Port.Number != 80 {
+			t.Errorf("ingress path %+v, want Prefix / → gwweb:80", p)
+		}
+	})
 }

@@ -101,13 +101,13 @@ func benchServices(ctx context.Context, e *env, s settings, rep *report) error {
 	dk, err := startDockctlServices(ctx, e)
 	if err != nil {
 		fail("dockctl", err)
-		fail("proxy overhead", measureOverhead(ctx, s, rep, targets))
+		fail("proxy overhead", measureOverhead(ctx, s, rep, servicesSection, targets))
 		naDockctlServices(rep, s, err)
 		recordOverheadRatios(rep)
 		return errors.Join(errs...)
 	}
 	defer dk.c.stop()
-	fail("proxy overhead", measureOverhead(ctx, s, rep, append(targets, dk.targets...)))
+	fail("proxy overhead", measureOverhead(ctx, s, rep, servicesSection, append(targets, dk.targets...)))
 	recordOverheadRatios(rep)
 	fail("DNS from a replica", measureDNSFromReplica(ctx, e, s, rep, dk))
 	fail("dockctl failures", measureDockctlFailures(ctx, e, s, rep, dk))
@@ -197,8 +197,8 @@ func (e *env) ipOn(ctx context.Context, id, network string) (string, error) {
 // measureOverhead loads each path with s.LoadConcurrency keep-alive
 // clients for s.LoadDuration in all, split into s.LoadRounds rounds that
 // visit the paths in turn, so that a change in the machine's load during
-// the run affects every path alike.
-func measureOverhead(ctx context.Context, s settings, rep *report, targets []loadTarget) error {
+// the run affects every path alike. The figures go to section.
+func measureOverhead(ctx context.Context, s settings, rep *report, section string, targets []loadTarget) error {
 	if len(targets) == 0 {
 		return nil
 	}
@@ -224,7 +224,7 @@ func measureOverhead(ctx context.Context, s settings, rep *report, targets []loa
 	for i, t := range targets {
 		name := "proxy overhead " + t.label
 		if failed[i] != nil {
-			rep.na(servicesSection, name, failed[i].Error())
+			rep.na(section, name, failed[i].Error())
 			errs = append(errs, fmt.Errorf("%s: %w", t.label, failed[i]))
 			continue
 		}
@@ -235,9 +235,9 @@ func measureOverhead(ctx context.Context, s settings, rep *report, targets []loa
 		if r.Failed > 0 {
 			detail += fmt.Sprintf(", %d failed", r.Failed)
 		}
-		rep.count(servicesSection, name+" p50", us(percentile(r.Latencies, 0.50)), "µs", "")
-		rep.count(servicesSection, name+" p99", us(percentile(r.Latencies, 0.99)), "µs", "")
-		rep.count(servicesSection, name+" throughput", float64(n)/r.Elapsed.Seconds(), "req/s", detail)
+		rep.count(section, name+" p50", us(percentile(r.Latencies, 0.50)), "µs", "")
+		rep.count(section, name+" p99", us(percentile(r.Latencies, 0.99)), "µs", "")
+		rep.count(section, name+" throughput", float64(n)/r.Elapsed.Seconds(), "req/s", detail)
 		logf("  %s: p50 %s p99 %s, %.0f req/s", t.label, percentile(r.Latencies, 0.5), percentile(r.Latencies, 0.99), float64(n)/r.Elapsed.Seconds())
 	}
 	return errors.Join(errs...)
@@ -575,12 +575,17 @@ spec:
   ports:
   - {name: http, port: %[2]d, targetPort: 8080}
 ---
-`, name, port) + e.deploymentYAML(name, replicas, "", `        ports: [{name: http, containerPort: 8080}]
+`, name, port) + e.deploymentYAML(name, replicas, "", readyHTTPContainer)
+}
+
+// readyHTTPContainer is the workload container's port 8080 and
+// readinessProbe (GET /readyz every second) in the Deployments behind a
+// Service or the gateway.
+const readyHTTPContainer = `        ports: [{name: http, containerPort: 8080}]
         readinessProbe:
           httpGet: {path: /readyz, port: 8080}
           periodSeconds: 1
-`)
-}
+`
 
 // naDockctlServices reports every dockctl figure of the section as not
 // measured, with the reason.
