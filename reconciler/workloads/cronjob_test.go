@@ -165,8 +165,8 @@ func TestCronJobAppliedAgainAfterDeleteAdoptsNoJobOfTheOldOne(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if refs := jo.Meta.OwnerReferences; len(refs) != 1 || refs[0].UID != ownerUID(obj) {
-			t.Errorf("job %s ownerReferences %+v, want the CronJob's uid %s", j, refs, ownerUID(obj))
+		if refs := jo.Meta.OwnerReferences; len(refs) != 1 || refs[0].UID != obj.UID() {
+			t.Errorf("job %s ownerReferences %+v, want the CronJob's uid %s", j, refs, obj.UID())
 		}
 	}
 }
