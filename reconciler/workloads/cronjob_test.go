@@ -170,3 +170,33 @@ func TestCronJobAppliedAgainAfterDeleteAdoptsNoJobOfTheOldOne(t *testing.T) {
 		}
 	}
 }
+
+// delete --cascade=orphan of a CronJob leaves its Jobs, without the
+// ownerReference naming it, and their pods running; the CronJob's
+// teardown deletes none of them.
+func TestOrphaningACronJobLeavesItsJobsAndTheirPods(t *testing.T) {
+	f := newFrame(t)
+	f.apply(cronYAML(""))
+	f.toNextMinute()
+	key := Key(store.KindCronJob, "default", "tick")
+	f.sync(key)
+	jobs := f.cronJobs()
+	if len(jobs) != 1 {
+		t.Fatalf("jobs %v, want one", jobs)
+	}
+	pods := f.runPods(store.KindJob, jobs[0], 1)
+	ref := store.ObjectRef{Kind: store.KindCronJob, Namespace: "default", Name: "tick"}
+	if _, err := f.st.DeleteObjectsWith([]store.ObjectRef{ref}, store.DeleteOptions{Orphan: true}); err != nil {
+		t.Fatal(err)
+	}
+	f.settle(key)
+	f.settle(Key(store.KindJob, "default", jobs[0]))
+	jo, err := f.st.LookupObject(store.ObjectRef{Kind: store.KindJob, Namespace: "default", Name: jobs[0]})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if jo.Deleted || len(jo.Meta.OwnerReferences) != 0 {
+		t.Errorf("job %s: deleted %v, ownerReferences %+v; want it kept without owner", jobs[0], jo.Deleted, jo.Meta.OwnerReferences)
+	}
+	f.untouched(store.KindJob, jobs[0], pods, "after the CronJob's orphaning delete")
+}

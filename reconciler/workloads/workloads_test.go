@@ -967,6 +967,22 @@ func TestOrphaningDeletionLeavesThePodsRunningUntouched(t *testing.T) {
 			if got := f.claims(); !slices.Equal(got, claims) {
 				t.Errorf("claims %v after the orphaning delete, want %v kept", got, claims)
 			}
+			// delete pod of an orphan (the CLI stops and removes its
+			// container): nothing replaces it.
+			for id := range pods {
+				if err := f.d.RemoveContainer(context.Background(), id); err != nil {
+					t.Fatal(err)
+				}
+				for len(f.owned(tc.kind, tc.owner)) != tc.pods-1 {
+					time.Sleep(time.Millisecond) // the fake removes in the background
+				}
+				break
+			}
+			f.d.ResetCalls()
+			f.settle(key)
+			if n, w := len(f.owned(tc.kind, tc.owner)), f.d.WriteCalls(); n != tc.pods-1 || w != 0 {
+				t.Errorf("after an orphan's removal: %d containers, %d Docker writes; want %d, none (not replaced)", n, w, tc.pods-1)
+			}
 		})
 	}
 }
