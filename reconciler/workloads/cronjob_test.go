@@ -185,11 +185,7 @@ func TestOrphaningACronJobLeavesItsJobsAndTheirPods(t *testing.T) {
 		t.Fatalf("jobs %v, want one", jobs)
 	}
 	pods := f.runPods(store.KindJob, jobs[0], 1)
-	ref := store.ObjectRef{Kind: store.KindCronJob, Namespace: "default", Name: "tick"}
-	if _, err := f.st.DeleteObjectsWith([]store.ObjectRef{ref}, store.DeleteOptions{Orphan: true}); err != nil {
-		t.Fatal(err)
-	}
-	f.settle(key)
+	f.settle(f.orphanDelete(store.KindCronJob, "tick"))
 	f.settle(Key(store.KindJob, "default", jobs[0]))
 	jo, err := f.st.LookupObject(store.ObjectRef{Kind: store.KindJob, Namespace: "default", Name: jobs[0]})
 	if err != nil {

@@ -476,11 +476,7 @@ func TestStatefulSetAppliedAgainLeavesOrphansItsSelectorMisses(t *testing.T) {
 	f.now = time.Now() // events older than their time to live are not read back
 	f.apply(setYAML("2", "Parallel", ""))
 	pods := f.runPods(store.KindStatefulSet, "db", 2)
-	ref := store.ObjectRef{Kind: store.KindStatefulSet, Namespace: "default", Name: "db"}
-	if _, err := f.st.DeleteObjectsWith([]store.ObjectRef{ref}, store.DeleteOptions{Orphan: true}); err != nil {
-		t.Fatal(err)
-	}
-	key := Key(store.KindStatefulSet, "default", "db")
+	key := f.orphanDelete(store.KindStatefulSet, "db")
 	f.sync(key)
 	f.advance(time.Second)
 	f.d.ResetCalls()

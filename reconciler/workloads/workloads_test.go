@@ -918,6 +918,17 @@ func (f *frame) untouched(kind, name string, want map[string]dockerx.Container, 
 	}
 }
 
+// orphanDelete deletes kind/name of the default namespace with
+// --cascade=orphan, and returns its key.
+func (f *frame) orphanDelete(kind, name string) string {
+	f.t.Helper()
+	ref := store.ObjectRef{Kind: kind, Namespace: "default", Name: name}
+	if _, err := f.st.DeleteObjectsWith([]store.ObjectRef{ref}, store.DeleteOptions{Orphan: true}); err != nil {
+		f.t.Fatal(err)
+	}
+	return Key(kind, "default", name)
+}
+
 // restart replaces the controller by a new one on the same store and
 // Docker, as a controller process started again: it remembers nothing.
 func (f *frame) restart() {
@@ -950,11 +961,7 @@ func TestOrphaningDeletionLeavesThePodsRunningUntouched(t *testing.T) {
 			f.apply(tc.yaml)
 			pods := f.runPods(tc.kind, tc.owner, tc.pods)
 			claims := f.claims()
-			ref := store.ObjectRef{Kind: tc.kind, Namespace: "default", Name: tc.owner}
-			if _, err := f.st.DeleteObjectsWith([]store.ObjectRef{ref}, store.DeleteOptions{Orphan: true}); err != nil {
-				t.Fatal(err)
-			}
-			key := Key(tc.kind, "default", tc.owner)
+			key := f.orphanDelete(tc.kind, tc.owner)
 			f.d.ResetCalls()
 			f.settle(key)
 			f.untouched(tc.kind, tc.owner, pods, "after the orphaning delete")
@@ -999,11 +1006,7 @@ func TestObjectAppliedAgainAdoptsTheOrphansItsSelectorMatches(t *testing.T) {
 			f := newFrame(t)
 			f.apply(tc.yaml)
 			pods := f.runPods(tc.kind, tc.owner, tc.pods)
-			ref := store.ObjectRef{Kind: tc.kind, Namespace: "default", Name: tc.owner}
-			if _, err := f.st.DeleteObjectsWith([]store.ObjectRef{ref}, store.DeleteOptions{Orphan: true}); err != nil {
-				t.Fatal(err)
-			}
-			key := Key(tc.kind, "default", tc.owner)
+			key := f.orphanDelete(tc.kind, tc.owner)
 			f.sync(key)
 			f.advance(time.Second)
 			f.d.ResetCalls()
@@ -1030,7 +1033,7 @@ func TestObjectAppliedAgainAdoptsTheOrphansItsSelectorMatches(t *testing.T) {
 				}
 			}
 			// The background cascade takes what the object owns.
-			if _, err := f.st.DeleteObjects([]store.ObjectRef{ref}); err != nil {
+			if _, err := f.st.DeleteObjects([]store.ObjectRef{{Kind: tc.kind, Namespace: "default", Name: tc.owner}}); err != nil {
 				t.Fatal(err)
 			}
 			for range 50 {
