@@ -211,7 +211,8 @@ func copyInto(t *testing.T, id, dir, name, content string) {
 // with `docker rm -f` comes back on the same claim with its data; a
 // template change rolls out from the highest ordinal down, and
 // re-applying the earlier manifest rolls back to it; scaling down to 1
-// removes web-2, then web-1, and keeps their claims.
+// removes web-2, then web-1, and keeps their claims; deleted with
+// --cascade=orphan and applied again, it adopts web-0 as it runs.
 func TestStatefulSetLifecycle(t *testing.T) {
 	independent(t)
 	e := newSvcEnv(t)
@@ -315,6 +316,29 @@ func TestStatefulSetLifecycle(t *testing.T) {
 			t.Errorf("the volume of claim data-%s is gone after the scale down", p)
 		}
 	}
+
+	// delete --cascade=orphan: the set goes, web-0 keeps running without
+	// owner; the set applied again adopts it (its selector matches) and
+	// re-creates nothing, the classic way to change what an update may
+	// not (docs/design.md §17.1).
+	kept := e.setPods()["web-0"].ID
+	mark = len(ev.events())
+	e.mustDockctl("", "delete", "statefulset", "web", "--cascade=orphan")
+	eventually(t, 30*time.Second, "web-0 listed without owner", func() (bool, string) {
+		out, err := e.dockctl("", "get", "pod", "web-0", "-o", "jsonpath={.metadata.ownerReferences}")
+		return err == nil && out == "", out
+	})
+	e.apply(statefulSetManifest(1, "v1"))
+	if pods = e.waitSet("v1", "web-0"); pods["web-0"].ID != kept {
+		t.Errorf("web-0 was re-created (%s, was %s): the set applied again must adopt it", pods["web-0"].ID[:12], kept[:12])
+	}
+	if got := e.mustDockctl("", "get", "pod", "web-0", "-o", "jsonpath={.metadata.ownerReferences[0].kind}/{.metadata.ownerReferences[0].name}"); got != "StatefulSet/web" {
+		t.Errorf("web-0's owner after the apply %q, want StatefulSet/web", got)
+	}
+	if orphaned := ev.events()[mark:]; len(podsOf(orphaned, "destroy"))+len(podsOf(orphaned, "create"))+len(podsOf(orphaned, "start")) > 0 {
+		t.Errorf("the orphaning delete and the adoption touched pods: %v", orphaned)
+	}
+	assertMountsClaim(t, kept, e.instance+"_pvc_default.data-web-0")
 
 	t.Logf("done %s after apply", time.Since(start).Round(time.Millisecond))
 }

@@ -418,8 +418,15 @@ type DeleteResult struct {
 // as Kubernetes deletes a namespace's content with it. Results come in the
 // order of refs, one each. An object that has no live record does not stop
 // the others (kubectl delete -f reports it and goes on); an error reading
-// the state does, and then nothing is written.
+// the state does, and then nothing is written. What the objects own goes
+// with them (the garbage collector's background cascade); see
+// DeleteObjectsWith for orphaning it.
 func (s *Store) DeleteObjects(refs []ObjectRef) ([]DeleteResult, error) {
+	return s.DeleteObjectsWith(refs, DeleteOptions{})
+}
+
+// DeleteObjectsWith is DeleteObjects with opts (orphans.go).
+func (s *Store) DeleteObjectsWith(refs []ObjectRef, opts DeleteOptions) ([]DeleteResult, error) {
 	if s.readOnly {
 		return nil, ErrReadOnly
 	}
@@ -456,7 +463,10 @@ func (s *Store) DeleteObjects(refs []ObjectRef) ([]DeleteResult, error) {
 			case r.Kind == KindNamespace:
 				err = tx.deleteNamespace(r.Name, done)
 			default:
-				err = tx.kindTx(r.Kind).remove(s, r, tx.now)
+				err = tx.kindTx(r.Kind).remove(s, r, tx.now, opts.Orphan)
+				if err == nil && opts.Orphan {
+					err = tx.release(res.ObjectRef, done)
+				}
 			}
 			if err == nil && r.Kind != KindNamespace {
 				done[res.ObjectRef] = true

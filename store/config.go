@@ -74,6 +74,12 @@ type ObjectRecord[T any] struct {
 	// (workloads.go). Absent on the other kinds, and on records written
 	// before it was kept.
 	Revisions []Revision `json:"revisions,omitempty"`
+	// Orphaned are the incarnations of this kind and name (their uids,
+	// OwnerUID) whose pods a deletion with --cascade=orphan left running
+	// ownerless (orphans.go): set on the tombstone of such a deletion,
+	// carried by the object applied again over it, which adopts those of
+	// them its selector matches. Absent on the kinds that own no pods.
+	Orphaned []string `json:"orphaned,omitempty"`
 }
 
 type (
@@ -128,6 +134,12 @@ type objectKind[T any] struct {
 	// revision history is rolled out from (ObjectRecord.Revisions);
 	// nil: the kind keeps none.
 	revision func(*T) revisionSource
+	// orphans, when set, makes the kind's objects own pods that a
+	// deletion with --cascade=orphan leaves running
+	// (ObjectRecord.Orphaned), and gives the labels an object adopts an
+	// orphan by (nil: it adopts none, as a Job whose selector is the one
+	// the Job controller generates from its uid).
+	orphans *orphanPolicy[T]
 }
 
 // fileFormat is the on-disk form of a kind's records whose files predate
@@ -349,7 +361,9 @@ func planObject[T any](k *objectKind[T], old *ObjectRecord[T], n normObject[T], 
 		rec = ObjectRecord[T]{Generation: 1, Created: now}
 		act = Created
 	case old.Deleted:
-		rec = ObjectRecord[T]{Generation: old.Generation + 1, Created: now}
+		// A new object; the pods its predecessors left are its to adopt
+		// (orphans.go).
+		rec = ObjectRecord[T]{Generation: old.Generation + 1, Created: now, Orphaned: old.Orphaned}
 		act = Created
 	default:
 		m := k.meta(&old.Object)
@@ -471,8 +485,12 @@ func (k *objectKind[T]) storedObject(r *ObjectRecord[T]) *StoredObject {
 	if k.generation {
 		k.meta(&o).Generation = r.Generation
 	}
-	return &StoredObject{Object: &o, Meta: k.meta(&o), Generation: r.Generation, Created: r.Created, Deleted: r.Deleted, Ownership: r.Ownership,
-		Revisions: r.Revisions}
+	so := &StoredObject{Object: &o, Meta: k.meta(&o), Generation: r.Generation, Created: r.Created, Deleted: r.Deleted, Ownership: r.Ownership,
+		Revisions: r.Revisions, Orphaned: r.Orphaned}
+	if k.orphans != nil && k.orphans.selector != nil {
+		so.adopts = k.orphans.selector(&o)
+	}
+	return so
 }
 
 func (k *objectKind[T]) lookup(s *Store, ns, name string) (*StoredObject, error) {
@@ -585,7 +603,7 @@ func (a *objectApply[T]) namespaces(set map[string]bool) {
 	}
 }
 
-func (a *objectApply[T]) remove(s *Store, ref ObjectRef, now time.Time) error {
+func (a *objectApply[T]) remove(s *Store, ref ObjectRef, now time.Time, orphan bool) error {
 	rec, err := readObject(s, a.k, ref.Namespace, ref.Name)
 	if err != nil {
 		return err
@@ -593,7 +611,11 @@ func (a *objectApply[T]) remove(s *Store, ref ObjectRef, now time.Time) error {
 	if rec.Deleted {
 		return fmt.Errorf("%s %q: %w (deleted)", lower(a.k.kind), ref.Name, ErrNotFound)
 	}
-	a.written = append(a.written, tombstoneObject(a.k, rec, now))
+	t := tombstoneObject(a.k, rec, now)
+	if orphan && a.k.orphans != nil {
+		t.Orphaned = orphanedBy(t.Orphaned, rec.Created)
+	}
+	a.written = append(a.written, t)
 	return nil
 }
 

@@ -143,6 +143,10 @@
 // a Secret keeps no value (data, binaryData, stringData and kubectl's
 // last-applied-configuration annotation are dropped): a deleted Secret's
 // values leave the state directory with it.
+// The tombstone of a workload deleted with --cascade=orphan
+// (DeleteObjectsWith) lists the incarnation whose pods it left running
+// (ObjectRecord.Orphaned), carried by the object applied again over it
+// (orphans.go).
 //
 // History. Revisions are trimmed to revisionHistoryLimit, oldest first, but
 // a revision the controller's status still lists in its rollout sizes (it

@@ -69,8 +69,14 @@ type kindTx interface {
 	// namespaces adds the namespaces of the bundle's objects to set.
 	namespaces(set map[string]bool)
 	// remove tombstones the live object ref names, or returns an error
-	// wrapping ErrNotFound.
-	remove(s *Store, ref ObjectRef, now time.Time) error
+	// wrapping ErrNotFound; orphan: its pods are left running ownerless
+	// (--cascade=orphan, orphans.go).
+	remove(s *Store, ref ObjectRef, now time.Time, orphan bool) error
+	// release drops, from the live objects of namespace ns that done
+	// does not hold, the ownerReferences naming owner (of uid, or
+	// without one): the garbage collector's orphaning of an owner's
+	// dependents.
+	release(s *Store, ns string, owner ObjectRef, uid string, now time.Time, done map[ObjectRef]bool) error
 	// removeIn tombstones every live object of namespace ns that done
 	// does not hold, and adds them to done (a namespace's deletion).
 	removeIn(s *Store, ns string, now time.Time, done map[ObjectRef]bool) error
@@ -303,6 +309,12 @@ type StoredObject struct {
 	// DaemonSet (ObjectRecord.Revisions), oldest first; nil for the other
 	// kinds.
 	Revisions []Revision
+	// Orphaned are the incarnations whose pods were left ownerless
+	// (ObjectRecord.Orphaned); PodOwner reads it.
+	Orphaned []string
+	// adopts are the labels an orphan must carry to be adopted (the
+	// object's selector; nil: it adopts none).
+	adopts map[string]string
 }
 
 // LookupObject returns the record of the object ref names, of any stored

@@ -877,7 +877,10 @@ func (t *deploymentTx) namespaces(set map[string]bool) {
 	}
 }
 
-func (t *deploymentTx) remove(s *Store, ref ObjectRef, now time.Time) error {
+func (t *deploymentTx) remove(s *Store, ref ObjectRef, now time.Time, orphan bool) error {
+	if orphan {
+		return fmt.Errorf("deployment %q: %w", display(ref.Namespace, ref.Name), ErrOrphanUnsupported)
+	}
 	rec, err := s.Get(ref.Namespace, ref.Name)
 	if err == nil {
 		t.written = append(t.written, tombstone(rec, now))
@@ -897,6 +900,11 @@ func (t *deploymentTx) removeIn(s *Store, ns string, now time.Time, done map[Obj
 			done[ref] = true
 		}
 	}
+	return nil
+}
+
+// release: no stored object names a deployment its owner.
+func (t *deploymentTx) release(*Store, string, ObjectRef, string, time.Time, map[ObjectRef]bool) error {
 	return nil
 }
 

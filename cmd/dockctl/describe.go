@@ -325,6 +325,9 @@ func describePod(w io.Writer, snap *snapshot, e podEntry) {
 	p(0, "Instance", snap.instance)
 	dep := e.Owner.Name
 	switch {
+	case e.ownerless:
+		// Left by its owner's deletion with --cascade=orphan: no
+		// controller, as kubectl shows a pod without ownerReferences.
 	case e.Owner.Kind != manifests.Kind:
 		// A workload's pod: kubectl's line for its controller.
 		p(0, "Controlled By", e.Owner.Kind+"/"+e.Owner.Name)

@@ -88,7 +88,8 @@ func newDeleteCommand(g *globalOptions) *cobra.Command {
   # Delete the objects of a manifest; one that is already gone is no error
   dockctl delete -f app.yaml --ignore-not-found`,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if err := checkCascade(cascade); err != nil {
+			orphan, err := checkCascade(cascade)
+			if err != nil {
 				return err
 			}
 			byList := all || selector != ""
@@ -210,7 +211,11 @@ func newDeleteCommand(g *globalOptions) *cobra.Command {
 					}
 				}
 			}
-			results, err := st.DeleteObjects(refs)
+			results, err := st.DeleteObjectsWith(refs, store.DeleteOptions{Orphan: orphan})
+			if errors.Is(err, store.ErrOrphanUnsupported) {
+				return fmt.Errorf("%w: a deployment's pods are the Deployment controller's, which has no ReplicaSets to leave them to "+
+					"and stops every pod of a deleted deployment; nothing was deleted (use --cascade=background)", err)
+			}
 			if err != nil {
 				return err
 			}
@@ -259,7 +264,7 @@ func newDeleteCommand(g *globalOptions) *cobra.Command {
 	cmd.Flags().StringVarP(&selector, "selector", "l", "", "delete the objects of the kind whose metadata.labels match (=, ==, !=, in, notin, KEY, !KEY)")
 	cmd.Flags().BoolVarP(&allNamespaces, "all-namespaces", "A", false, "with --all or -l: in every namespace")
 	cmd.Flags().BoolVar(&ignoreNotFound, "ignore-not-found", false, "an object that does not exist is no error (the default with --all and -l)")
-	cmd.Flags().StringVar(&cascade, "cascade", "background", `"background" or "foreground": what the object owns is deleted with it (its pods, a CronJob's Jobs); "orphan" is refused`)
+	cmd.Flags().StringVar(&cascade, "cascade", "background", `"background" or "foreground": what the object owns is deleted with it (its pods, a CronJob's Jobs); "orphan": it is left, pods running without owner (not for deployments)`)
 	return cmd
 }
 
@@ -335,18 +340,18 @@ func hostPortConflict(d *manifests.Deployment) error {
 	return nil
 }
 
-// checkCascade accepts kubectl's --cascade values that dockctl carries
-// out: background and foreground both delete what the object owns (its
-// pods, a CronJob's Jobs, a StatefulSet's claims under its retention
-// policy) once it is gone, which is what either ends with. orphan (and
-// kubectl's deprecated false) is refused rather than silently cascading:
-// dockctl's controllers do not yet hand an owner's pods over to nobody.
-func checkCascade(v string) error {
+// checkCascade reads kubectl's --cascade values, reporting whether the
+// deletion orphans: background and foreground both delete what the object
+// owns (its pods, a CronJob's Jobs, a StatefulSet's claims under its
+// retention policy) once it is gone, which is what either ends with;
+// orphan (and kubectl's deprecated false) leaves it, the pods running
+// without owner (store.DeleteOptions, docs/design.md §17.1).
+func checkCascade(v string) (orphan bool, err error) {
 	switch v {
 	case "background", "foreground", "true":
-		return nil
+		return false, nil
 	case "orphan", "false":
-		return fmt.Errorf("--cascade=orphan is not supported: deleting an object deletes what it owns (its pods, a CronJob's Jobs); use --cascade=background")
+		return true, nil
 	}
-	return fmt.Errorf(`invalid cascade value (%s). Must be "background", "foreground", or "orphan".`, v)
+	return false, fmt.Errorf(`invalid cascade value (%s). Must be "background", "foreground", or "orphan".`, v)
 }

@@ -2,9 +2,11 @@ package main
 
 import (
 	"errors"
+	"slices"
 	"strings"
 	"testing"
 
+	"github.com/dockctl/dockctl/dockerx"
 	"github.com/dockctl/dockctl/store"
 )
 
@@ -362,8 +364,8 @@ func TestDeleteCascade(t *testing.T) {
 	}{
 		{"background deletes", "background", "", "deployment/web deleted\n"},
 		{"foreground deletes", "foreground", "", "deployment/web deleted\n"},
-		{"orphan is refused, nothing deleted", "orphan", "--cascade=orphan is not supported", ""},
-		{"false is orphan", "false", "--cascade=orphan is not supported", ""},
+		{"orphan of a deployment is refused, nothing deleted", "orphan", "--cascade=orphan is not supported for deployments", ""},
+		{"false is orphan", "false", "--cascade=orphan is not supported for deployments", ""},
 		{"an unknown value is kubectl's error", "sideways", `invalid cascade value (sideways). Must be "background", "foreground", or "orphan".`, ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -384,5 +386,79 @@ func TestDeleteCascade(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+const orphanSetYAML = `apiVersion: apps/v1
+kind: StatefulSet
+metadata: {name: web}
+spec:
+  replicas: 2
+  selector: {matchLabels: {app: web}}
+  template:
+    metadata: {labels: {app: web}}
+    spec:
+      containers: [{name: w, image: busybox}]
+`
+
+// delete statefulset --cascade=orphan deletes the object only: its pods
+// run on without owner (OWNER <none>, no ownerReferences, no Controlled
+// By), as kubectl shows pods the garbage collector orphaned, and delete
+// pod removes one (nothing replaces it). A deployment is refused, with
+// nothing deleted.
+func TestDeleteCascadeOrphanLeavesThePodsWithoutOwner(t *testing.T) {
+	api := startFakeDaemon(t)
+	dir := t.TempDir()
+	base := []string{"--state-dir", dir, "--instance", "t1"}
+	run := runner(t, base)
+	run(orphanSetYAML, "apply", "-f", "-")
+	st, err := store.OpenReadOnly(dir, "t1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	set, err := st.LookupObject(store.ObjectRef{Kind: store.KindStatefulSet, Namespace: "default", Name: "web"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ids := map[string]string{}
+	for _, pod := range []string{"web-0", "web-1"} {
+		ids[pod] = api.add(dockerx.PodContainerName("t1", "default", pod), "running", map[string]string{
+			dockerx.LabelInstance: "t1", dockerx.LabelNamespace: "default", dockerx.LabelRole: dockerx.RoleReplica,
+			dockerx.LabelOwnerKind: store.KindStatefulSet, dockerx.LabelOwner: "web", dockerx.LabelOwnerUID: set.UID(),
+			dockerx.LabelTemplateHash: "abc", "app": "web"})
+	}
+	owners := func() []string {
+		var out []string
+		for _, l := range strings.Split(strings.TrimSpace(run("", "get", "pods", "-o", "wide")), "\n")[1:] {
+			f := strings.Fields(l)
+			out = append(out, f[0]+" "+f[len(f)-1])
+		}
+		return out
+	}
+	if got := owners(); !slices.Equal(got, []string{"web-0 StatefulSet/web", "web-1 StatefulSet/web"}) {
+		t.Fatalf("owners before the delete %q", got)
+	}
+	if out, _, err := runArgs(t, base, "delete", "statefulset", "web", "--cascade=orphan"); err != nil || out != "statefulset/web deleted\n" {
+		t.Fatalf("delete --cascade=orphan: %q %v", out, err)
+	}
+	if got := owners(); !slices.Equal(got, []string{"web-0 <none>", "web-1 <none>"}) {
+		t.Errorf("owners after the orphaning delete %q, want <none>", got)
+	}
+	if y := run("", "get", "pod", "web-0", "-o", "yaml"); strings.Contains(y, "ownerReferences") {
+		t.Errorf("an orphan's -o yaml names an owner:\n%s", y)
+	}
+	if d := run("", "describe", "pod", "web-0"); strings.Contains(d, "Controlled By") {
+		t.Errorf("an orphan's describe names a controller:\n%s", d)
+	}
+	if out := run("", "delete", "pod", "web-0", "--grace-period=1"); out != "pod \"web-0\" deleted\n" {
+		t.Errorf("delete pod: %q", out)
+	}
+	if api.exists(ids["web-0"]) || !api.exists(ids["web-1"]) {
+		t.Errorf("after delete pod web-0: web-0 exists %v, web-1 exists %v; want web-0 gone, web-1 kept", api.exists(ids["web-0"]), api.exists(ids["web-1"]))
+	}
+	run(mutateFixture, "apply", "-f", "-")
+	_, _, err = runArgs(t, base, "delete", "deployment", "web", "--cascade=orphan")
+	if !errors.Is(err, store.ErrOrphanUnsupported) || !strings.Contains(err.Error(), "nothing was deleted") {
+		t.Errorf("delete deployment --cascade=orphan: %v, want refused", err)
 	}
 }

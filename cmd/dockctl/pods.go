@@ -33,6 +33,12 @@ type podEntry struct {
 	template *manifests.PodTemplateSpec
 	orphan   bool // no deployment of the instance claims it
 	deleted  bool // its deployment was deleted: the controller removes it
+	// ownerless: a workload's pod left by a deletion with
+	// --cascade=orphan and adopted by none (store.PodOrphan): shown
+	// without owner, as Kubernetes shows a pod without ownerReferences;
+	// Owner still names the kind and name its containers are labelled
+	// with.
+	ownerless bool
 }
 
 // AnnotationDefaultContainer names the container `logs` picks when none
@@ -114,7 +120,8 @@ func (s *snapshot) workloadPods() []podEntry {
 	}
 	var out []podEntry
 	for o, cs := range byOwner {
-		tmpl := s.workloadTemplate(o.kind, o.ns, o.name)
+		obj := s.workloadObject(o.kind, o.ns, o.name)
+		tmpl := workloadTemplate(obj)
 		// The owner has one template: its pods are judged by it whatever
 		// their hash (its pods of an earlier template are replaced by it).
 		templates := func(h string) *manifests.PodTemplateSpec { return tmpl }
@@ -145,21 +152,34 @@ func (s *snapshot) workloadPods() []podEntry {
 			return c.Name
 		}
 		for _, pv := range podruntime.Views(obs, templates, units, views, o.ns, owner, podName) {
-			out = append(out, podEntry{PodView: pv, rec: rec, template: tmpl})
+			e := podEntry{PodView: pv, rec: rec, template: tmpl}
+			if obj != nil {
+				l := e.labels()
+				e.ownerless = obj.PodOwner(l[dockerx.LabelOwnerUID], l) == store.PodOrphan
+			}
+			out = append(out, e)
 		}
 	}
 	return out
 }
 
-// workloadTemplate is the pod template of the stored workload kind/ns/name;
-// nil when unknown (no state directory, or the object is gone: its pods
-// are being removed).
-func (s *snapshot) workloadTemplate(kind, ns, name string) *manifests.PodTemplateSpec {
+// workloadObject is the record (live or tombstone) of the stored workload
+// kind/ns/name; nil when unknown (no state directory, or never stored).
+func (s *snapshot) workloadObject(kind, ns, name string) *store.StoredObject {
 	if s.st == nil {
 		return nil
 	}
 	obj, err := s.st.LookupObject(store.ObjectRef{Kind: kind, Namespace: ns, Name: name})
 	if err != nil || obj.Object == nil {
+		return nil
+	}
+	return obj
+}
+
+// workloadTemplate is the pod template of the stored workload obj (its
+// tombstone's for a deleted one); nil when unknown.
+func workloadTemplate(obj *store.StoredObject) *manifests.PodTemplateSpec {
+	if obj == nil {
 		return nil
 	}
 	w, ok := obj.Object.(manifests.Workload)
@@ -171,9 +191,9 @@ func (s *snapshot) workloadTemplate(kind, ns, name string) *manifests.PodTemplat
 }
 
 // ownedBy says whether the pod is one of the owner kind/name (a
-// Deployment's: manifests.Kind).
+// Deployment's: manifests.Kind); an ownerless pod is nobody's.
 func (e *podEntry) ownedBy(kind, name string) bool {
-	return e.Owner.Kind == kind && e.Owner.Name == name
+	return !e.ownerless && e.Owner.Kind == kind && e.Owner.Name == name
 }
 
 // deploymentName is the name of the pod's deployment, "" for a
@@ -187,9 +207,10 @@ func (e *podEntry) deploymentName() string {
 
 // ownerName is the pod's owner as -o wide's OWNER shows it, KIND/NAME
 // (describe's Controlled By): "" for a standalone Pod, which is its own
-// object, and for an orphan, whose deployment is gone.
+// object, for an orphan, whose deployment is gone, and for a pod its
+// owner's deletion left ownerless.
 func (e *podEntry) ownerName() string {
-	if e.orphan || e.Owner.Kind == "" || e.Owner.Kind == manifests.KindPod || e.Owner.Name == "" {
+	if e.orphan || e.ownerless || e.Owner.Kind == "" || e.Owner.Kind == manifests.KindPod || e.Owner.Name == "" {
 		return ""
 	}
 	return e.Owner.Kind + "/" + e.Owner.Name
@@ -333,7 +354,7 @@ func (e *podEntry) podObject(s *snapshot) (*corev1.Pod, error) {
 	p.Labels = e.labels()
 	p.Annotations = e.annotations()
 	p.CreationTimestamp = metav1.NewTime(e.Created)
-	if k := e.Owner.Kind; k != manifests.Kind && k != manifests.KindPod {
+	if k := e.Owner.Kind; k != manifests.Kind && k != manifests.KindPod && !e.ownerless {
 		// A workload's pod names its owner, as the API server's does (a
 		// standalone Pod is its own, and a Deployment's pods keep their
 		// form).

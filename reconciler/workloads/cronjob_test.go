@@ -165,8 +165,34 @@ func TestCronJobAppliedAgainAfterDeleteAdoptsNoJobOfTheOldOne(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if refs := jo.Meta.OwnerReferences; len(refs) != 1 || refs[0].UID != ownerUID(obj) {
-			t.Errorf("job %s ownerReferences %+v, want the CronJob's uid %s", j, refs, ownerUID(obj))
+		if refs := jo.Meta.OwnerReferences; len(refs) != 1 || refs[0].UID != obj.UID() {
+			t.Errorf("job %s ownerReferences %+v, want the CronJob's uid %s", j, refs, obj.UID())
 		}
 	}
+}
+
+// delete --cascade=orphan of a CronJob leaves its Jobs, without the
+// ownerReference naming it, and their pods running; the CronJob's
+// teardown deletes none of them.
+func TestOrphaningACronJobLeavesItsJobsAndTheirPods(t *testing.T) {
+	f := newFrame(t)
+	f.apply(cronYAML(""))
+	f.toNextMinute()
+	key := Key(store.KindCronJob, "default", "tick")
+	f.sync(key)
+	jobs := f.cronJobs()
+	if len(jobs) != 1 {
+		t.Fatalf("jobs %v, want one", jobs)
+	}
+	pods := f.runPods(store.KindJob, jobs[0], 1)
+	f.settle(f.orphanDelete(store.KindCronJob, "tick"))
+	f.settle(Key(store.KindJob, "default", jobs[0]))
+	jo, err := f.st.LookupObject(store.ObjectRef{Kind: store.KindJob, Namespace: "default", Name: jobs[0]})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if jo.Deleted || len(jo.Meta.OwnerReferences) != 0 {
+		t.Errorf("job %s: deleted %v, ownerReferences %+v; want it kept without owner", jobs[0], jo.Deleted, jo.Meta.OwnerReferences)
+	}
+	f.untouched(store.KindJob, jobs[0], pods, "after the CronJob's orphaning delete")
 }

@@ -79,6 +79,7 @@ func StatefulSetKind() Kind {
 		}
 		return statefulset.PodAt(set, rev, ordinal), true
 	}
+	k.stableNames = true
 	k.teardown = func(env Env, obj any, pods []string) error {
 		set := obj.(*manifests.StatefulSet)
 		claims, err := setClaims(env, set.Metadata.NamespaceOrDefault())

@@ -503,3 +503,33 @@ func TestStatefulSetStatusOfAnEarlierReleaseWithRevisionsIsReadAndTheRevisionsLe
 		t.Errorf("db-0 at %q, want %s", got, rev)
 	}
 }
+
+// A StatefulSet applied again over orphans its selector does not match
+// leaves them running and, as the StatefulSet controller fails on a pod
+// of its name it cannot adopt, creates no pod under their names: it says
+// why in a FailedCreate event (pod names are a set's identity).
+func TestStatefulSetAppliedAgainLeavesOrphansItsSelectorMisses(t *testing.T) {
+	f := newFrame(t)
+	f.now = time.Now() // events older than their time to live are not read back
+	f.apply(setYAML("2", "Parallel", ""))
+	pods := f.runPods(store.KindStatefulSet, "db", 2)
+	key := f.orphanDelete(store.KindStatefulSet, "db")
+	f.sync(key)
+	f.advance(time.Second)
+	f.d.ResetCalls()
+	f.apply(strings.ReplaceAll(setYAML("2", "Parallel", ""), "{app: db}", "{app: db2}"))
+	f.settle(key)
+	f.untouched(store.KindStatefulSet, "db", pods, "after the apply")
+	if n := len(f.owned(store.KindStatefulSet, "db")); n != 2 {
+		t.Errorf("%d containers, want the 2 orphans and no pod of their names", n)
+	}
+	evs, err := f.st.Events("default", true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.ContainsFunc(evs, func(e store.Event) bool {
+		return e.Reason == "FailedCreate" && strings.Contains(e.Message, "pod db-0 exists and is not controlled by StatefulSet db")
+	}) {
+		t.Errorf("no FailedCreate event naming db-0: %+v", evs)
+	}
+}

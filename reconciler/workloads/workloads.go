@@ -5,7 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"strconv"
+	"maps"
 	"strings"
 	"time"
 
@@ -68,7 +68,7 @@ type Env struct {
 	// a deleted claim is Terminating while its volume is there); nil in
 	// a teardown.
 	Volumes func() ([]dockerx.Volume, error)
-	// OwnerUID is the object's uid (ownerUID): what the objects it
+	// OwnerUID is the object's uid (StoredObject.UID): what the objects it
 	// creates name in their ownerReferences, so that an object of the
 	// same name applied again adopts none of them.
 	OwnerUID string
@@ -99,6 +99,9 @@ type Kind struct {
 	// teardown, when set, removes what the deleted owner obj owns beside
 	// its pods (a StatefulSet's claims), given its pods' names.
 	teardown func(env Env, obj any, pods []string) error
+	// stableNames: a pod's name is its identity (a StatefulSet's
+	// NAME-ORDINAL), never replaced by another (orphanNames).
+	stableNames bool
 }
 
 // DefaultMaxPods is the replica cap of a Config without one: the
@@ -345,9 +348,9 @@ func (c *Controller) Reconcile(ctx context.Context, req reconcile.Request) (reco
 	}
 	live := obj != nil && !obj.Deleted
 	if live {
-		in.Owner.UID = ownerUID(obj)
+		in.Owner.UID = obj.UID()
 	}
-	seen := c.observe(all, kind, name, ns, live, in.Owner.UID)
+	seen := c.observe(all, kind, name, ns, obj)
 	in.Observed = seen.observed
 	units, podNames, stale := seen.units, seen.podNames, seen.stale
 	if !live || len(stale) > 0 {
@@ -356,14 +359,17 @@ func (c *Controller) Reconcile(ctx context.Context, req reconcile.Request) (reco
 		// them goes by its kind's teardown. A new owner of the name
 		// waits until its predecessor's pods are gone, as a pod name is
 		// free again only then; the stopper's completion queues the key
-		// again.
+		// again. Pods an orphaning deletion left are not observed
+		// (observe): they keep running, untouched, and so does what the
+		// owner had beside them (its claims), as the garbage collector
+		// orphans every dependent (docs/design.md §17.1).
 		gone := in
 		if live {
 			gone.Observed, gone.Pods = stale, nil
 		} else {
 			c.dropEndpoints(in)
-			if obj != nil && obj.Object != nil && k.teardown != nil {
-				if err := k.teardown(Env{Store: c.cfg.Store, Ref: ref, Now: now, OwnerUID: ownerUID(obj)}, obj.Object, podNames); err != nil {
+			if obj != nil && obj.Object != nil && k.teardown != nil && !obj.OrphanedOnDeletion() {
+				if err := k.teardown(Env{Store: c.cfg.Store, Ref: ref, Now: now, OwnerUID: obj.UID()}, obj.Object, podNames); err != nil {
 					return reconcile.Result{}, err
 				}
 			}
@@ -462,7 +468,12 @@ func (c *Controller) Reconcile(ctx context.Context, req reconcile.Request) (reco
 	// The tracker gets the pods as judged, before those the decision
 	// deletes are stopped (a Service stops routing to them first).
 	c.feedEndpoints(in, unitCts, pods, del)
-	wanted = append(wanted, out.Create...)
+	creates, held := orphanNames(out.Create, seen.orphans, podNames, k.stableNames)
+	for _, n := range held {
+		out.Events = append(out.Events, workload.Warning("FailedCreate",
+			"pod %s exists and is not controlled by %s %s (an orphan its selector does not match): delete it to let the pod be created", n, kind, name))
+	}
+	wanted = append(wanted, creates...)
 	if holders {
 		// The first pass may have created a holder pod's next member
 		// (its app containers once its init containers exited): the
@@ -472,7 +483,7 @@ func (c *Controller) Reconcile(ctx context.Context, req reconcile.Request) (reco
 		if err != nil {
 			return reconcile.Result{}, fmt.Errorf("listing containers: %w", err)
 		}
-		in.Observed = c.observe(all, kind, name, ns, live, in.Owner.UID).observed
+		in.Observed = c.observe(all, kind, name, ns, obj).observed
 	}
 	in.Pods = wanted
 	res2, err2 := c.runtime.Sync(ctx, c.cfg.Docker, in)
@@ -517,12 +528,21 @@ type observation struct {
 	podNames []string
 	// stale are the containers of an earlier object of the owner's name.
 	stale []dockerx.Container
+	// orphans are the names of the pods of its kind and name it does not
+	// own (store.PodOrphan): names a new pod must not take.
+	orphans map[string]bool
 }
 
 // observe is what all shows of the pods of owner name of kind in
-// namespace ns; live says the owner exists, with incarnation uid.
-func (c *Controller) observe(all []dockerx.Container, kind, name, ns string, live bool, uid string) observation {
+// namespace ns, whose record is obj (nil: none, every pod goes). Its pods
+// are those obj owns (store.PodOwner: its own incarnation's, and the
+// orphans of an earlier one it adopts); an orphan it does not own is
+// nobody's and not observed at all, as Kubernetes' controllers leave a
+// pod no selector of theirs claims; any other is an earlier
+// incarnation's, stale while obj is live.
+func (c *Controller) observe(all []dockerx.Container, kind, name, ns string, obj *store.StoredObject) observation {
 	var o observation
+	live := obj != nil && !obj.Deleted
 	nsName := ns
 	if nsName == "" {
 		nsName = manifests.DefaultNamespace
@@ -541,11 +561,23 @@ func (c *Controller) observe(all []dockerx.Container, kind, name, ns string, liv
 		if !ok {
 			continue
 		}
-		if u := ct.Labels[dockerx.LabelOwnerUID]; live && u != "" && u != uid {
-			// A pod of an earlier object of this name, deleted while
-			// no sync saw it: that object's, not this one's.
-			o.stale = append(o.stale, ct)
-			continue
+		if obj != nil {
+			switch obj.PodOwner(ct.Labels[dockerx.LabelOwnerUID], ct.Labels) {
+			case store.PodOrphan:
+				if o.orphans == nil {
+					o.orphans = map[string]bool{}
+				}
+				o.orphans[pod] = true
+				continue
+			case store.PodStale:
+				if live {
+					// A pod of an earlier object of this name, deleted
+					// while no sync saw it: that object's, not this
+					// one's.
+					o.stale = append(o.stale, ct)
+					continue
+				}
+			}
 		}
 		o.observed = append(o.observed, ct)
 		i, seen := unitOf[pod]
@@ -567,6 +599,41 @@ func (c *Controller) observe(all []dockerx.Container, kind, name, ns string, liv
 	return o
 }
 
+// orphanNames are the pods of creates whose names no orphan holds: pod
+// names are unique in a namespace, and Kubernetes' generated names never
+// meet an orphan's, where the controllers' derived ones here would (a Job
+// applied again over its orphans names its pods as they were named). A
+// generated name an orphan holds gives way to the next one derived from
+// it (workload.GenerateNames, none owned or held); a stable one
+// (stableNames: a StatefulSet's NAME-ORDINAL) is not created and returned
+// in held, as the StatefulSet controller fails on a pod of its name it
+// cannot adopt.
+func orphanNames(creates []podruntime.PodSpec, orphans map[string]bool, owned []string, stableNames bool) (out []podruntime.PodSpec, held []string) {
+	if len(orphans) == 0 {
+		return creates, nil
+	}
+	taken := maps.Clone(orphans)
+	for _, n := range owned {
+		taken[n] = true
+	}
+	for _, p := range creates {
+		taken[p.Name] = true
+	}
+	for _, p := range creates {
+		if !orphans[p.Name] {
+			out = append(out, p)
+			continue
+		}
+		if stableNames {
+			held = append(held, p.Name)
+			continue
+		}
+		p.Name = workload.GenerateNames(p.Name, 1, taken)[0]
+		out = append(out, p)
+	}
+	return out, held
+}
+
 // podUnit is one observed pod of an owner: its name, the index in
 // SyncInput.Observed of the container that stands for it (its holder, or
 // its one container), and the IDs a stop of it is known by (its
@@ -585,13 +652,6 @@ func podBase(ct dockerx.Container) string {
 		return strings.TrimSuffix(ct.Name, "."+ct.ContainerName)
 	}
 	return ct.Name
-}
-
-// ownerUID is the incarnation of obj its pods are labelled with
-// (dockerx.LabelOwnerUID): its creation, which a name deleted and applied
-// again does not share.
-func ownerUID(obj *store.StoredObject) string {
-	return strconv.FormatInt(obj.Created.UnixNano(), 36)
 }
 
 // recordedHistory is obj's recorded revisions (StoredObject.Revisions: a

@@ -863,3 +863,204 @@ spec:
         image: busybox
 `, replicas)
 }
+
+// orphanKinds are the kinds whose pods a deletion with --cascade=orphan
+// leaves: each fixture runs pods pods; adopts says whether the object
+// applied again takes them back (a Job does not: its selector is
+// generated from its uid).
+var orphanKinds = []struct {
+	name, kind, owner, yaml string
+	pods                    int
+	adopts                  bool
+}{
+	{"statefulset", store.KindStatefulSet, "db", setYAML("2", "Parallel", ""), 2, true},
+	{"replicaset", store.KindReplicaSet, "web", replicaSetWeb(2), 2, true},
+	{"daemonset", store.KindDaemonSet, "agent", agentYAML("1"), 1, true},
+	{"job", store.KindJob, "batch", jobYAML("batch", "  parallelism: 2\n  completions: 4"), 2, false},
+}
+
+// runPods syncs the owner until it runs n pods, and returns their
+// containers, by ID.
+func (f *frame) runPods(kind, name string, n int) map[string]dockerx.Container {
+	f.t.Helper()
+	key := Key(kind, "default", name)
+	for range 50 {
+		f.sync(key)
+		if run := f.running(kind, name); len(run) == n {
+			out := map[string]dockerx.Container{}
+			for _, c := range run {
+				out[c.ID] = c
+			}
+			return out
+		}
+		f.advance(time.Second)
+	}
+	f.t.Fatalf("%s %s never ran %d pods: %+v", kind, name, n, f.owned(kind, name))
+	return nil
+}
+
+// untouched fails unless every container of want still runs as it was:
+// same ID, running, created when it was.
+func (f *frame) untouched(kind, name string, want map[string]dockerx.Container, when string) {
+	f.t.Helper()
+	got := map[string]dockerx.Container{}
+	for _, c := range f.owned(kind, name) {
+		got[c.ID] = c
+	}
+	for id, w := range want {
+		c, ok := got[id]
+		switch {
+		case !ok:
+			f.t.Errorf("%s: container %s of %s %s is gone", when, w.Name, kind, name)
+		case c.State != dockerx.StateRunning || !c.Created.Equal(w.Created):
+			f.t.Errorf("%s: container %s was touched: %+v, was %+v", when, w.Name, c, w)
+		}
+	}
+}
+
+// orphanDelete deletes kind/name of the default namespace with
+// --cascade=orphan, and returns its key.
+func (f *frame) orphanDelete(kind, name string) string {
+	f.t.Helper()
+	ref := store.ObjectRef{Kind: kind, Namespace: "default", Name: name}
+	if _, err := f.st.DeleteObjectsWith([]store.ObjectRef{ref}, store.DeleteOptions{Orphan: true}); err != nil {
+		f.t.Fatal(err)
+	}
+	return Key(kind, "default", name)
+}
+
+// restart replaces the controller by a new one on the same store and
+// Docker, as a controller process started again: it remembers nothing.
+func (f *frame) restart() {
+	f.c.runtime.Stop()
+	f.c = New(Config{Instance: instance, Docker: f.d, Store: f.st, Kinds: Kinds(), Now: f.clock})
+	f.t.Cleanup(f.c.runtime.Stop)
+}
+
+// settle syncs key a few times, the clock moving, failing if any sync
+// hands a container of it to the stopper.
+func (f *frame) settle(key string) {
+	f.t.Helper()
+	for range 5 {
+		f.sync(key)
+		if busy, _ := f.c.runtime.Stopper().InFlight(key); len(busy) > 0 {
+			f.t.Errorf("sync of %s stops %v", key, busy)
+		}
+		f.advance(time.Minute)
+	}
+}
+
+// Deleting an owner with --cascade=orphan leaves its pods running,
+// untouched, through any number of syncs and a controller restart, as
+// the garbage collector's orphan propagation leaves the dependents;
+// a StatefulSet's claims stay too (docs/design.md §17.1).
+func TestOrphaningDeletionLeavesThePodsRunningUntouched(t *testing.T) {
+	for _, tc := range orphanKinds {
+		t.Run(tc.name, func(t *testing.T) {
+			f := newFrame(t)
+			f.apply(tc.yaml)
+			pods := f.runPods(tc.kind, tc.owner, tc.pods)
+			claims := f.claims()
+			key := f.orphanDelete(tc.kind, tc.owner)
+			f.d.ResetCalls()
+			f.settle(key)
+			f.untouched(tc.kind, tc.owner, pods, "after the orphaning delete")
+			f.restart()
+			f.settle(key)
+			f.untouched(tc.kind, tc.owner, pods, "after a controller restart")
+			if n := f.d.WriteCalls(); n != 0 {
+				t.Errorf("%d Docker writes (%v) after the orphaning delete, want none", n, f.d.Calls())
+			}
+			if got := f.claims(); !slices.Equal(got, claims) {
+				t.Errorf("claims %v after the orphaning delete, want %v kept", got, claims)
+			}
+			// delete pod of an orphan (the CLI stops and removes its
+			// container): nothing replaces it.
+			for id := range pods {
+				if err := f.d.RemoveContainer(context.Background(), id); err != nil {
+					t.Fatal(err)
+				}
+				for len(f.owned(tc.kind, tc.owner)) != tc.pods-1 {
+					time.Sleep(time.Millisecond) // the fake removes in the background
+				}
+				break
+			}
+			f.d.ResetCalls()
+			f.settle(key)
+			if n, w := len(f.owned(tc.kind, tc.owner)), f.d.WriteCalls(); n != tc.pods-1 || w != 0 {
+				t.Errorf("after an orphan's removal: %d containers, %d Docker writes; want %d, none (not replaced)", n, w, tc.pods-1)
+			}
+		})
+	}
+}
+
+// An object applied again over an orphaning deletion adopts the orphans
+// its selector matches, as Kubernetes' ControllerRefManager does: they
+// are its pods (kept as they run, not created again, counted in its
+// status), across a controller restart, and go with it when it is deleted
+// in the background. A Job adopts none: its orphans keep running beside
+// its own pods, and stay when it goes.
+func TestObjectAppliedAgainAdoptsTheOrphansItsSelectorMatches(t *testing.T) {
+	for _, tc := range orphanKinds {
+		t.Run(tc.name, func(t *testing.T) {
+			f := newFrame(t)
+			f.apply(tc.yaml)
+			pods := f.runPods(tc.kind, tc.owner, tc.pods)
+			key := f.orphanDelete(tc.kind, tc.owner)
+			f.sync(key)
+			f.advance(time.Second)
+			f.d.ResetCalls()
+			f.apply(tc.yaml)
+			want := tc.pods
+			if !tc.adopts {
+				want = 2 * tc.pods // the orphans, and the new Job's own
+			}
+			f.runPods(tc.kind, tc.owner, want)
+			f.settle(key)
+			f.untouched(tc.kind, tc.owner, pods, "after the apply")
+			f.restart()
+			f.settle(key)
+			f.untouched(tc.kind, tc.owner, pods, "after a controller restart")
+			if n := len(f.running(tc.kind, tc.owner)); n != want {
+				t.Errorf("%d pods run, want %d", n, want)
+			}
+			if n := f.d.WriteCalls(); tc.adopts && n != 0 {
+				t.Errorf("%d Docker writes (%v) adopting the pods, want none: nothing is created again", n, f.d.Calls())
+			}
+			if tc.kind == store.KindStatefulSet {
+				if st := f.setStatus(); st.Replicas != 2 || st.ReadyReplicas != 2 {
+					t.Errorf("status replicas %d ready %d, want the 2 adopted pods counted", st.Replicas, st.ReadyReplicas)
+				}
+			}
+			// The background cascade takes what the object owns.
+			if _, err := f.st.DeleteObjects([]store.ObjectRef{{Kind: tc.kind, Namespace: "default", Name: tc.owner}}); err != nil {
+				t.Fatal(err)
+			}
+			for range 50 {
+				if len(f.owned(tc.kind, tc.owner)) == len(pods)*boolInt(!tc.adopts) {
+					break
+				}
+				f.sync(key)
+				f.advance(time.Minute)
+				time.Sleep(time.Millisecond)
+			}
+			if tc.adopts {
+				if left := f.owned(tc.kind, tc.owner); len(left) != 0 {
+					t.Errorf("containers left after the background delete: %+v", left)
+				}
+				return
+			}
+			if n := len(f.owned(tc.kind, tc.owner)); n != tc.pods {
+				t.Errorf("%d containers left after the background delete, want the %d orphans", n, tc.pods)
+			}
+			f.untouched(tc.kind, tc.owner, pods, "after the new Job's background delete")
+		})
+	}
+}
+
+func boolInt(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}

@@ -1,0 +1,152 @@
+package store
+
+import (
+	"errors"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/dockctl/dockctl/manifests"
+)
+
+const orphansSetYAML = `apiVersion: apps/v1
+kind: StatefulSet
+metadata:
+  name: web
+spec:
+  replicas: 1
+  selector: {matchLabels: {app: web}}
+  template:
+    metadata: {labels: {app: web}}
+    spec:
+      containers:
+      - name: w
+        image: busybox
+`
+
+func applySet(t *testing.T, s *Store) *StoredObject {
+	t.Helper()
+	docs, err := manifests.Decode("s.yaml", []byte(orphansSetYAML))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Apply(Bundle{StatefulSets: []*manifests.StatefulSet{docs[0].StatefulSet}}, ApplyOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	return lookupSet(t, s)
+}
+
+func lookupSet(t *testing.T, s *Store) *StoredObject {
+	t.Helper()
+	o, err := s.LookupObject(ObjectRef{Kind: KindStatefulSet, Namespace: "default", Name: "web"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return o
+}
+
+// The incarnations a pod of a StatefulSet's name may be labelled with,
+// across delete --cascade=orphan, apply, delete: the tombstone of an
+// orphaning deletion makes its pods nobody's, the object applied over it
+// adopts those its selector matches, and a background deletion takes
+// what it adopted and leaves the orphans it did not.
+func TestPodOwnerAcrossOrphaningDeleteAndApply(t *testing.T) {
+	s := openTemp(t)
+	first := applySet(t, s)
+	ref := ObjectRef{Kind: KindStatefulSet, Namespace: "default", Name: "web"}
+	if _, err := s.DeleteObjectsWith([]ObjectRef{ref}, DeleteOptions{Orphan: true}); err != nil {
+		t.Fatal(err)
+	}
+	orphaned := lookupSet(t, s)
+	if !orphaned.Deleted || !slices.Equal(orphaned.Orphaned, []string{first.UID()}) || !orphaned.OrphanedOnDeletion() {
+		t.Fatalf("tombstone deleted %v orphaned %v, want the first incarnation %s", orphaned.Deleted, orphaned.Orphaned, first.UID())
+	}
+	time.Sleep(time.Millisecond) // another creation time, another uid
+	second := applySet(t, s)
+	if second.UID() == first.UID() || !slices.Equal(second.Orphaned, orphaned.Orphaned) {
+		t.Fatalf("applied again: uid %s orphaned %v, want a new uid carrying %v", second.UID(), second.Orphaned, orphaned.Orphaned)
+	}
+	if _, err := s.DeleteObjects([]ObjectRef{ref}); err != nil {
+		t.Fatal(err)
+	}
+	gone := lookupSet(t, s)
+	match, other := map[string]string{"app": "web"}, map[string]string{"app": "old"}
+	for _, tc := range []struct {
+		name   string
+		obj    *StoredObject
+		uid    string
+		labels map[string]string
+		want   PodOwnership
+	}{
+		{"its own pod", first, first.UID(), match, PodOwned},
+		{"a pod labelled before uids is its own", first, "", match, PodOwned},
+		{"an earlier incarnation's pod is stale", second, "0", match, PodStale},
+		{"after the orphaning delete its pod is nobody's", orphaned, first.UID(), match, PodOrphan},
+		{"after the orphaning delete an unlabelled pod is nobody's", orphaned, "", match, PodOrphan},
+		{"the next incarnation adopts a matching orphan", second, first.UID(), match, PodOwned},
+		{"the next incarnation leaves an orphan its selector misses", second, first.UID(), other, PodOrphan},
+		{"its background deletion takes what it adopted", gone, first.UID(), match, PodOwned},
+		{"its background deletion leaves what it did not adopt", gone, first.UID(), other, PodOrphan},
+		{"its background deletion takes its own", gone, second.UID(), match, PodOwned},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := tc.obj.PodOwner(tc.uid, tc.labels); got != tc.want {
+				t.Errorf("PodOwner(%q, %v) = %d, want %d", tc.uid, tc.labels, got, tc.want)
+			}
+		})
+	}
+}
+
+// An orphaning deletion of a CronJob leaves its Jobs without the
+// ownerReference naming it, as the garbage collector removes it from the
+// dependents it orphans; a Job is not a pod owner of the CronJob's kind,
+// and a deployment is refused with nothing deleted.
+func TestOrphaningDeletionReleasesStoredDependents(t *testing.T) {
+	s := openTemp(t)
+	b := decodeBundle(t, workloadsYAML) // Job migrate, controlled by CronJob nightly
+	docs, err := manifests.Decode("c.yaml", []byte(`apiVersion: batch/v1
+kind: CronJob
+metadata: {name: nightly}
+spec:
+  schedule: "0 3 * * *"
+  jobTemplate:
+    spec:
+      template:
+        spec:
+          restartPolicy: Never
+          containers: [{name: m, image: busybox}]
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	b.CronJobs = []*manifests.CronJob{docs[0].CronJob}
+	b.Deployments = []*manifests.Deployment{{APIVersion: "apps/v1", Kind: "Deployment", Metadata: manifests.ObjectMeta{Name: "web"},
+		Spec: manifests.DeploymentSpec{Selector: &manifests.LabelSelector{MatchLabels: map[string]string{"app": "web"}},
+			Template: manifests.PodTemplateSpec{Metadata: manifests.TemplateMeta{Labels: map[string]string{"app": "web"}},
+				Spec: manifests.PodSpec{Containers: []manifests.Container{{Name: "w", Image: "busybox"}}}}}}}
+	if _, err := s.Apply(b, ApplyOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	cron := ObjectRef{Kind: KindCronJob, Namespace: "default", Name: "nightly"}
+	dep := ObjectRef{Kind: KindDeployment, Namespace: "default", Name: "web"}
+	if _, err := s.DeleteObjectsWith([]ObjectRef{cron, dep}, DeleteOptions{Orphan: true}); !errors.Is(err, ErrOrphanUnsupported) {
+		t.Fatalf("orphaning a deployment: err %v, want ErrOrphanUnsupported", err)
+	}
+	if o, err := s.LookupObject(cron); err != nil || o.Deleted {
+		t.Fatalf("after the refused deletion the CronJob is %+v (%v), want it kept", o, err)
+	}
+	res, err := s.DeleteObjectsWith([]ObjectRef{cron}, DeleteOptions{Orphan: true})
+	if err != nil || res[0].Err != nil {
+		t.Fatalf("orphaning delete: %v %+v", err, res)
+	}
+	job, err := s.LookupObject(ObjectRef{Kind: KindJob, Namespace: "default", Name: "migrate"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if job.Deleted || len(job.Meta.OwnerReferences) != 0 {
+		t.Errorf("job after its CronJob's orphaning delete: deleted %v, ownerReferences %+v; want live, none", job.Deleted, job.Meta.OwnerReferences)
+	}
+	if cj, _ := s.LookupObject(cron); len(cj.Orphaned) != 0 {
+		t.Errorf("the CronJob's tombstone lists orphaned pods %v: it owns none", cj.Orphaned)
+	}
+}
