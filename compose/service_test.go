@@ -77,3 +77,54 @@ func TestServiceNameCollisionsAreRefused(t *testing.T) {
 		})
 	}
 }
+
+// decodes fails the test unless the converted objects are what `dockctl
+// apply -f` accepts: manifests.DecodeAll validates them as the API server
+// would.
+func decodes(t *testing.T, res *Result) {
+	t.Helper()
+	y, err := res.YAML()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := manifests.DecodeAll("converted.yaml", y, manifests.LoadOptions{}); err != nil {
+		t.Fatalf("converted manifests are refused: %v\n%s", err, y)
+	}
+}
+
+// warned fails the test unless a warning of service about key contains
+// want.
+func warned(t *testing.T, res *Result, service, key, want string) {
+	t.Helper()
+	for _, w := range res.Warnings {
+		if w.Service == service && w.Key == key && strings.Contains(w.Msg, want) {
+			return
+		}
+	}
+	t.Fatalf("no warning of service %q, key %q containing %q in %v", service, key, want, res.Warnings)
+}
+
+// A variable whose name Kubernetes does not take from a ConfigMap (no
+// ConfigMap key, or no variable name the kubelet passes from envFrom) is
+// warned and left out, never a ConfigMap the API server refuses nor a
+// variable the kubelet skips unsaid.
+func TestEnvironmentNamesKubernetesRefusesAreWarned(t *testing.T) {
+	for _, tt := range []struct{ name, variable string }{
+		{"a space in the name", "A B"},
+		{"a digit first", "1BAD"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			res, err := convertText(t, "name: n\nservices:\n  a:\n    image: x\n    environment:\n      - \""+tt.variable+"=v\"\n      - GOOD=v\n")
+			if err != nil {
+				t.Fatal(err)
+			}
+			decodes(t, res)
+			warned(t, res, "a", "environment", tt.variable)
+			for _, o := range res.Objects {
+				if cm, ok := o.Value.(*manifests.ConfigMap); ok && cm.Data["GOOD"] != "v" {
+					t.Errorf("ConfigMap %s lost GOOD: %v", o.Name, cm.Data)
+				}
+			}
+		})
+	}
+}
