@@ -197,13 +197,22 @@ func (c *converter) pullPolicy(s types.ServiceConfig, ctr *manifests.Container) 
 // environment puts the service's environment (env_file merged in by the
 // loader) in a ConfigMap NAME-env the container takes whole (envFrom), as
 // its environment, keys in order. A variable without a value is unset, as
-// Compose leaves it.
+// Compose leaves it. A name that is no ConfigMap key (the API server
+// refuses the ConfigMap) or no variable name (the kubelet skips it from
+// envFrom, with an InvalidEnvironmentVariableNames event) is warned and
+// left out: Docker passes any name.
 func (c *converter) environment(s types.ServiceConfig, ctr *manifests.Container) {
 	data := map[string]string{}
-	for k, v := range s.Environment {
-		if v != nil {
-			data[k] = *v
+	for _, k := range slices.Sorted(maps.Keys(s.Environment)) {
+		v := s.Environment[k]
+		if v == nil {
+			continue
 		}
+		if msgs := append(validation.IsConfigMapKey(k), validation.IsEnvVarName(k)...); len(msgs) > 0 {
+			c.warn(s.Name, "environment", "%q not converted: Kubernetes refuses the name (%s)", k, msgs[0])
+			continue
+		}
+		data[k] = *v
 	}
 	if len(data) == 0 {
 		return
