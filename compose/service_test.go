@@ -128,3 +128,23 @@ func TestEnvironmentNamesKubernetesRefusesAreWarned(t *testing.T) {
 		})
 	}
 }
+
+// Each depends_on wait is an init container whose name Kubernetes takes:
+// a DNS-1123 label of at most 63 characters, unique among the pod's
+// containers, whatever the services are called.
+func TestDependsOnWaitContainerNamesAreValidAndUnique(t *testing.T) {
+	long := strings.Repeat("d", 60)
+	for _, tt := range []struct{ name, text string }{
+		{"a dependency with a long name", "name: n\nservices:\n  " + long + ":\n    image: x\n    expose: [\"80\"]\n  b:\n    image: x\n    depends_on: [" + long + "]\n"},
+		{"two long dependencies alike but their ends", "name: n\nservices:\n  " + long + "1:\n    image: x\n    expose: [\"80\"]\n  " + long + "2:\n    image: x\n    expose: [\"80\"]\n  b:\n    image: x\n    depends_on: [" + long + "1, " + long + "2]\n"},
+		{"the service named as its wait", "name: n\nservices:\n  db:\n    image: x\n    expose: [\"80\"]\n  wait-for-db:\n    image: x\n    depends_on: [db]\n"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			res, err := convertText(t, tt.text)
+			if err != nil {
+				t.Fatal(err)
+			}
+			decodes(t, res)
+		})
+	}
+}
