@@ -500,6 +500,10 @@ func portName(proto string, p int32) string {
 // service_healthy is ready (its healthcheck is the readiness probe);
 // service_started waits for the same, a little more than Compose.
 func (c *converter) dependsOn(s types.ServiceConfig, ps *manifests.PodSpec) {
+	// Container names are DNS-1123 labels unique among all the pod's
+	// containers, init containers included (Kubernetes' validateContainers):
+	// wait-for-HOST is shortened and numbered where it must be.
+	taken := map[string]bool{c.names[s.Name]: true}
 	for _, dep := range slices.Sorted(maps.Keys(s.DependsOn)) {
 		d := s.DependsOn[dep]
 		key := "depends_on." + dep
@@ -535,8 +539,21 @@ func (c *converter) dependsOn(s types.ServiceConfig, ps *manifests.PodSpec) {
 		for _, a := range c.opts.WaitCommand {
 			cmd = append(cmd, repl.Replace(a))
 		}
-		ps.InitContainers = append(ps.InitContainers, manifests.Container{Name: "wait-for-" + host, Image: c.opts.WaitImage, Command: escapeK8s(cmd)})
+		ps.InitContainers = append(ps.InitContainers, manifests.Container{Name: uniqueLabel("wait-for-"+host, taken), Image: c.opts.WaitImage, Command: escapeK8s(cmd)})
 	}
+}
+
+// uniqueLabel is base as a DNS-1123 label (dns1123), with -2, -3, ...
+// where that is taken; the name returned is taken from then on.
+func uniqueLabel(base string, taken map[string]bool) string {
+	n := dns1123(base)
+	for i := 2; taken[n]; i++ {
+		suffix := "-" + strconv.Itoa(i)
+		n = dns1123(base)
+		n = strings.TrimRight(n[:min(len(n), 63-len(suffix))], "-") + suffix
+	}
+	taken[n] = true
+	return n
 }
 
 // firstPort is the first TCP target port of a service's ports, then of
