@@ -148,3 +148,28 @@ func TestDependsOnWaitContainerNamesAreValidAndUnique(t *testing.T) {
 		})
 	}
 }
+
+// An extra_hosts entry becomes a hostAlias only with an IP address, which
+// Kubernetes requires, for a DNS-1123 host name; Docker's host-gateway (the
+// daemon's own address), a name for the address or another host name is
+// warned.
+func TestExtraHostsWithoutAnIPAreWarned(t *testing.T) {
+	for _, tt := range []struct{ name, entry, host string }{
+		{"host-gateway", "host.docker.internal:host-gateway", "host.docker.internal"},
+		{"a name, not an address", "db.local=db.example.com", "db.local"},
+		{"a host name that is no DNS-1123 subdomain", "My_Host=10.0.0.2", "My_Host"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			res, err := convertText(t, "name: n\nservices:\n  a:\n    image: x\n    extra_hosts:\n      - \""+tt.entry+"\"\n      - \"ok.local=10.0.0.1\"\n")
+			if err != nil {
+				t.Fatal(err)
+			}
+			decodes(t, res)
+			warned(t, res, "a", "extra_hosts", tt.host)
+			d := res.Objects[len(res.Objects)-1].Value.(*manifests.Deployment)
+			if ha := d.Spec.Template.Spec.HostAliases; len(ha) != 1 || ha[0].IP != "10.0.0.1" {
+				t.Errorf("hostAliases %+v, want ok.local's alone", ha)
+			}
+		})
+	}
+}
