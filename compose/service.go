@@ -3,6 +3,7 @@ package compose
 import (
 	"fmt"
 	"maps"
+	"net"
 	"path"
 	"slices"
 	"strconv"
@@ -73,6 +74,17 @@ func (c *converter) service(s types.ServiceConfig) error {
 		ps.TerminationGracePeriodSeconds = ptr(int64(seconds(s.StopGracePeriod)))
 	}
 	for _, h := range slices.Sorted(maps.Keys(s.ExtraHosts)) {
+		// Kubernetes' hostAliases take an IP address for a DNS-1123
+		// subdomain; Docker also takes host-gateway, resolved by the
+		// daemon to its own address, which a manifest cannot say.
+		if net.ParseIP(s.ExtraHosts[h][0]) == nil {
+			c.warn(s.Name, "extra_hosts", "%s=%s not converted: a hostAlias needs an IP address", h, s.ExtraHosts[h][0])
+			continue
+		}
+		if msgs := validation.IsDNS1123Subdomain(h); len(msgs) > 0 {
+			c.warn(s.Name, "extra_hosts", "%s not converted: a hostAlias's host name is a lower-case DNS-1123 subdomain", h)
+			continue
+		}
 		ps.HostAliases = append(ps.HostAliases, manifests.HostAlias{IP: s.ExtraHosts[h][0], Hostnames: []string{h}})
 		if len(s.ExtraHosts[h]) > 1 {
 			c.warn(s.Name, "extra_hosts", "%s: only the first address %s is kept", h, s.ExtraHosts[h][0])
