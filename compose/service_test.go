@@ -173,3 +173,28 @@ func TestExtraHostsWithoutAnIPAreWarned(t *testing.T) {
 		})
 	}
 }
+
+// A hostname becomes the pod's only when Kubernetes takes it (a DNS-1123
+// label); a name with dots or capitals, which Docker takes, is warned.
+func TestHostnameKubernetesRefusesIsWarned(t *testing.T) {
+	for _, tt := range []struct{ name, hostname, want string }{
+		{"a fully qualified name", "web.example.com", ""},
+		{"capitals and an underscore", "My_Host", ""},
+		{"a DNS-1123 label", "web-1", "web-1"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			res, err := convertText(t, "name: n\nservices:\n  a:\n    image: x\n    hostname: "+tt.hostname+"\n")
+			if err != nil {
+				t.Fatal(err)
+			}
+			decodes(t, res)
+			d := res.Objects[len(res.Objects)-1].Value.(*manifests.Deployment)
+			if got := d.Spec.Template.Spec.Hostname; got != tt.want {
+				t.Errorf("hostname %q, want %q", got, tt.want)
+			}
+			if tt.want == "" {
+				warned(t, res, "a", "hostname", tt.hostname)
+			}
+		})
+	}
+}
