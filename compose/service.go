@@ -68,7 +68,13 @@ func (c *converter) service(s types.ServiceConfig) error {
 	}
 	c.network(s, &ps)
 	if s.Hostname != "" {
-		ps.Hostname = s.Hostname
+		// Kubernetes' ValidatePodSpec takes a DNS-1123 label only;
+		// Docker takes any name, dots included.
+		if msgs := validation.IsDNS1123Label(s.Hostname); len(msgs) > 0 {
+			c.warn(s.Name, "hostname", "%q not converted: a pod's hostname is a lower-case DNS-1123 label without dots; the pod's name is its hostname", s.Hostname)
+		} else {
+			ps.Hostname = s.Hostname
+		}
 	}
 	if s.StopGracePeriod != nil {
 		ps.TerminationGracePeriodSeconds = ptr(int64(seconds(s.StopGracePeriod)))
