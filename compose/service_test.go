@@ -198,3 +198,25 @@ func TestHostnameKubernetesRefusesIsWarned(t *testing.T) {
 		})
 	}
 }
+
+// A healthcheck's zero interval, timeout or retries means Docker's default
+// (the Engine API: "0 means inherit"), so the probe has Docker's 30s, 30s
+// and 3, not a check every second that fails after one.
+func TestHealthcheckZeroMeansDockersDefault(t *testing.T) {
+	for _, tt := range []struct{ name, hc string }{
+		{"all zero", "      interval: 0s\n      timeout: 0s\n      retries: 0\n"},
+		{"unset", ""},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			res, err := convertText(t, "name: n\nservices:\n  a:\n    image: x\n    healthcheck:\n      test: [\"CMD\", \"true\"]\n"+tt.hc)
+			if err != nil {
+				t.Fatal(err)
+			}
+			d := res.Objects[len(res.Objects)-1].Value.(*manifests.Deployment)
+			p := d.Spec.Template.Spec.Containers[0].ReadinessProbe
+			if p == nil || p.PeriodSeconds != 30 || p.TimeoutSeconds != 30 || p.FailureThreshold != 3 {
+				t.Fatalf("probe %+v, want period 30, timeout 30, failureThreshold 3", p)
+			}
+		})
+	}
+}
