@@ -357,15 +357,16 @@ func (c *converter) healthcheck(s types.ServiceConfig, ctr *manifests.Container)
 		return
 	}
 	// Docker's defaults (interval 30s, timeout 30s, retries 3) when
-	// unset, so that the probe checks as the healthcheck did.
+	// unset or zero (the Engine API's HealthConfig: "0 means inherit"),
+	// so that the probe checks as the healthcheck did.
 	p := &manifests.Probe{Exec: &manifests.ExecAction{Command: cmd}, PeriodSeconds: 30, TimeoutSeconds: 30, FailureThreshold: 3}
-	if h.Interval != nil {
+	if h.Interval != nil && *h.Interval != 0 {
 		p.PeriodSeconds = max(seconds(h.Interval), 1)
 	}
-	if h.Timeout != nil {
+	if h.Timeout != nil && *h.Timeout != 0 {
 		p.TimeoutSeconds = max(seconds(h.Timeout), 1)
 	}
-	if h.Retries != nil {
+	if h.Retries != nil && *h.Retries != 0 {
 		p.FailureThreshold = int32(max(min(*h.Retries, 1<<31-1), 1))
 	}
 	if h.StartPeriod != nil {
