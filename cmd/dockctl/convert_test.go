@@ -146,3 +146,43 @@ func TestConvertFlags(t *testing.T) {
 		}
 	}
 }
+
+// -o DIR writes a Secret's file readable by its owner only: it holds the
+// secret's value, read from a file the owner may keep private (0600), and
+// an earlier conversion's file is made private too.
+func TestConvertOutputDirKeepsSecretsPrivate(t *testing.T) {
+	for _, tt := range []struct {
+		name  string
+		prior os.FileMode // of db-password-secret.yaml before, 0: none
+	}{
+		{"a new directory", 0},
+		{"a secret file of an earlier conversion, readable by all", 0o644},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			file := convertProject(t)
+			out := filepath.Join(t.TempDir(), "k8s")
+			secret := filepath.Join(out, "db-password-secret.yaml")
+			if tt.prior != 0 {
+				if err := os.MkdirAll(out, 0o755); err != nil {
+					t.Fatal(err)
+				}
+				if err := os.WriteFile(secret, []byte("old\n"), tt.prior); err != nil {
+					t.Fatal(err)
+				}
+				if err := os.Chmod(secret, tt.prior); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if _, errOut, err := run(t, "", "convert", "-f", file, "-o", out); err != nil {
+				t.Fatalf("convert: %v %s", err, errOut)
+			}
+			fi, err := os.Stat(secret)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := fi.Mode().Perm(); got&0o077 != 0 {
+				t.Errorf("%s: mode %v, want no access but the owner's", secret, got)
+			}
+		})
+	}
+}
