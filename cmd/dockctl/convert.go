@@ -10,6 +10,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/dockctl/dockctl/compose"
+	"github.com/dockctl/dockctl/manifests"
 )
 
 // newConvertCommand is `dockctl convert -f compose.yaml`: the manifests of
@@ -76,7 +77,8 @@ func newConvertCommand(g *globalOptions) *cobra.Command {
 
 // writeConverted writes each object to DIR/NAME-KIND.yaml and names the
 // files written, as kompose does. A file already there is replaced: the
-// directory is the conversion's output.
+// directory is the conversion's output. A Secret's file is its owner's
+// only (writeObjectFile).
 func writeConverted(out io.Writer, res *compose.Result, dir string) error {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return fmt.Errorf("output directory: %w", err)
@@ -89,11 +91,36 @@ func writeConverted(out io.Writer, res *compose.Result, dir string) error {
 			return err
 		}
 		p := filepath.Join(dir, o.FileName())
-		if err := os.WriteFile(p, y, 0o644); err != nil {
+		if err := writeObjectFile(p, y, o.Kind == manifests.KindSecret); err != nil {
 			errs = append(errs, fmt.Errorf("write %s: %w", p, err))
 			continue
 		}
 		fmt.Fprintf(out, "%s\n", p)
 	}
 	return errors.Join(errs...)
+}
+
+// writeObjectFile writes one object's file: 0644, but a Secret's 0600,
+// since it holds the secret's value (read from a file its owner may keep
+// private). The mode is set before the data is written, so that a file
+// of an earlier conversion, whatever its mode, never shows the value to
+// others (os.WriteFile keeps an existing file's mode).
+func writeObjectFile(p string, data []byte, private bool) error {
+	mode := os.FileMode(0o644)
+	if private {
+		mode = 0o600
+	}
+	f, err := os.OpenFile(p, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, mode)
+	if err != nil {
+		return err
+	}
+	if err := f.Chmod(mode); err != nil {
+		f.Close()
+		return err
+	}
+	if _, err := f.Write(data); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
 }
