@@ -220,3 +220,44 @@ func TestHealthcheckZeroMeansDockersDefault(t *testing.T) {
 		})
 	}
 }
+
+// A tmpfs mount's size is the emptyDir's sizeLimit, in the short syntax
+// (tmpfs: /run:size=64m) as in the long one; an option an emptyDir has no
+// equivalent of (mode, uid, noexec...) is warned, never dropped unsaid.
+func TestTmpfsOptionsAreKeptOrWarned(t *testing.T) {
+	for _, tt := range []struct {
+		name, mounts string
+		size         string // the sizeLimit wanted, "" for none
+		key, warn    string // the warning wanted, "" for none
+	}{
+		{"short syntax size", "    tmpfs: /run:size=64m\n", "64Mi", "", ""},
+		{"short syntax mode", "    tmpfs: /run:mode=1777\n", "", "tmpfs", "mode=1777"},
+		{"short syntax size and noexec", "    tmpfs: [\"/run:size=1g,noexec\"]\n", "1Gi", "tmpfs", "noexec"},
+		{"long syntax mode", "    volumes:\n      - type: tmpfs\n        target: /run\n        tmpfs:\n          size: 1024\n          mode: 0o1777\n", "1Ki", "volumes[0]", "mode"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			res, err := convertText(t, "name: n\nservices:\n  a:\n    image: x\n"+tt.mounts)
+			if err != nil {
+				t.Fatal(err)
+			}
+			decodes(t, res)
+			d := res.Objects[len(res.Objects)-1].Value.(*manifests.Deployment)
+			vols := d.Spec.Template.Spec.Volumes
+			if len(vols) != 1 || vols[0].EmptyDir == nil || vols[0].EmptyDir.Medium != "Memory" {
+				t.Fatalf("volumes %+v, want one memory emptyDir", vols)
+			}
+			got := ""
+			if q := vols[0].EmptyDir.SizeLimit; q != nil {
+				got = q.String()
+			}
+			if got != tt.size {
+				t.Errorf("sizeLimit %q, want %q", got, tt.size)
+			}
+			if tt.warn != "" {
+				warned(t, res, "a", tt.key, tt.warn)
+			} else if len(res.Warnings) > 0 {
+				t.Errorf("warnings %v", res.Warnings)
+			}
+		})
+	}
+}
