@@ -11,6 +11,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/compose-spec/compose-go/v2/types"
+	units "github.com/docker/go-units"
 	"k8s.io/apimachinery/pkg/api/resource"
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/apimachinery/pkg/util/validation"
@@ -643,14 +644,32 @@ func (c *converter) volumes(s types.ServiceConfig, ps *manifests.PodSpec, ctr *m
 			if v.Tmpfs != nil && v.Tmpfs.Size != 0 {
 				ed.SizeLimit = resource.NewQuantity(int64(v.Tmpfs.Size), resource.BinarySI)
 			}
+			if v.Tmpfs != nil && v.Tmpfs.Mode != 0 {
+				c.warn(s.Name, key, "tmpfs.mode %#o not converted: an emptyDir's mode is the runtime's", v.Tmpfs.Mode)
+			}
 			add(manifests.Volume{EmptyDir: ed}, v.Target, v.ReadOnly)
 		default:
 			c.warn(s.Name, key, "type %s not converted", v.Type)
 		}
 	}
 	for _, t := range s.Tmpfs {
-		target, _, _ := strings.Cut(t, ":")
-		add(manifests.Volume{EmptyDir: &manifests.EmptyDirVolumeSource{Medium: "Memory"}}, target, false)
+		// Docker's --tmpfs PATH[:OPTIONS]: size=N is the sizeLimit; the
+		// other mount options have no emptyDir equivalent.
+		target, options, _ := strings.Cut(t, ":")
+		ed := &manifests.EmptyDirVolumeSource{Medium: "Memory"}
+		for _, o := range strings.Split(options, ",") {
+			if o == "" {
+				continue
+			}
+			if v, ok := strings.CutPrefix(o, "size="); ok {
+				if n, err := units.RAMInBytes(v); err == nil && n > 0 {
+					ed.SizeLimit = resource.NewQuantity(n, resource.BinarySI)
+					continue
+				}
+			}
+			c.warn(s.Name, "tmpfs", "%s: option %s not converted: an emptyDir takes only a size", target, o)
+		}
+		add(manifests.Volume{EmptyDir: ed}, target, false)
 	}
 }
 
