@@ -4,6 +4,7 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -255,6 +256,38 @@ func TestTmpfsOptionsAreKeptOrWarned(t *testing.T) {
 			}
 			if tt.warn != "" {
 				warned(t, res, "a", tt.key, tt.warn)
+			} else if len(res.Warnings) > 0 {
+				t.Errorf("warnings %v", res.Warnings)
+			}
+		})
+	}
+}
+
+// An empty entrypoint clears the image's, so that Docker runs the command
+// itself: Kubernetes' command (which replaces ENTRYPOINT and drops CMD) is
+// that command. Only without a command is nothing left to say it.
+func TestEmptyEntrypointRunsTheCommand(t *testing.T) {
+	for _, tt := range []struct {
+		name, keys      string
+		command, args   []string
+		warnKey, warned string
+	}{
+		{"empty entrypoint and a command", "    entrypoint: []\n    command: [\"/bin/app\", \"-v\"]\n", []string{"/bin/app", "-v"}, nil, "", ""},
+		{"empty entrypoint as a string and a command", "    entrypoint: \"\"\n    command: /bin/app -v\n", []string{"/bin/app", "-v"}, nil, "", ""},
+		{"empty entrypoint alone", "    entrypoint: []\n", nil, nil, "entrypoint", "empty entrypoint"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			res, err := convertText(t, "name: n\nservices:\n  a:\n    image: x\n"+tt.keys)
+			if err != nil {
+				t.Fatal(err)
+			}
+			d := res.Objects[len(res.Objects)-1].Value.(*manifests.Deployment)
+			ctr := d.Spec.Template.Spec.Containers[0]
+			if !slices.Equal(ctr.Command, tt.command) || !slices.Equal(ctr.Args, tt.args) {
+				t.Errorf("command %q args %q, want %q %q", ctr.Command, ctr.Args, tt.command, tt.args)
+			}
+			if tt.warned != "" {
+				warned(t, res, "a", tt.warnKey, tt.warned)
 			} else if len(res.Warnings) > 0 {
 				t.Errorf("warnings %v", res.Warnings)
 			}
