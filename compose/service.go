@@ -40,18 +40,26 @@ func (c *converter) service(s types.ServiceConfig) error {
 	}
 	ps := manifests.PodSpec{}
 	// Entrypoint is the image's ENTRYPOINT, command its CMD: Kubernetes'
-	// command and args, with $( kept literal.
-	if s.Entrypoint != nil {
-		if len(s.Entrypoint) == 0 {
-			c.warn(s.Name, "entrypoint", "an empty entrypoint (clear the image's) cannot be said in a manifest: the image's entrypoint runs")
+	// command and args, with $( kept literal. An empty entrypoint clears
+	// the image's, and Docker runs the command as the process: that is
+	// Kubernetes' command alone, which replaces the ENTRYPOINT and drops
+	// the CMD. Only without a command is an empty entrypoint unsayable.
+	switch {
+	case s.Entrypoint != nil && len(s.Entrypoint) == 0 && len(s.Command) > 0:
+		ctr.Command = escapeK8s(s.Command)
+	default:
+		if s.Entrypoint != nil {
+			if len(s.Entrypoint) == 0 {
+				c.warn(s.Name, "entrypoint", "an empty entrypoint (clear the image's) without a command cannot be said in a manifest: the image's entrypoint runs")
+			}
+			ctr.Command = escapeK8s(s.Entrypoint)
 		}
-		ctr.Command = escapeK8s(s.Entrypoint)
-	}
-	if s.Command != nil {
-		if len(s.Command) == 0 && s.Entrypoint == nil {
-			c.warn(s.Name, "command", "an empty command (clear the image's) cannot be said in a manifest: the image's command runs")
+		if s.Command != nil {
+			if len(s.Command) == 0 && s.Entrypoint == nil {
+				c.warn(s.Name, "command", "an empty command (clear the image's) cannot be said in a manifest: the image's command runs")
+			}
+			ctr.Args = escapeK8s(s.Command)
 		}
-		ctr.Args = escapeK8s(s.Command)
 	}
 	ctr.WorkingDir = s.WorkingDir
 	ctr.TTY, ctr.Stdin = s.Tty, s.StdinOpen
