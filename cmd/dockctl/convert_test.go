@@ -186,3 +186,44 @@ func TestConvertOutputDirKeepsSecretsPrivate(t *testing.T) {
 		})
 	}
 }
+
+// -o DIR writes inside DIR only: a symbolic link where an object's file
+// goes (a checked-out repository's k8s/ may hold one) is refused, never
+// followed to replace or create a file elsewhere.
+func TestConvertOutputDirNeverWritesThroughASymlink(t *testing.T) {
+	for _, tt := range []struct {
+		name   string
+		exists bool // the link's target exists
+	}{
+		{"a link to a file outside", true},
+		{"a dangling link to a path outside", false},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			file := convertProject(t)
+			out := filepath.Join(t.TempDir(), "k8s")
+			if err := os.MkdirAll(out, 0o755); err != nil {
+				t.Fatal(err)
+			}
+			victim := filepath.Join(t.TempDir(), "victim")
+			if tt.exists {
+				if err := os.WriteFile(victim, []byte("mine\n"), 0o600); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if err := os.Symlink(victim, filepath.Join(out, "web-deployment.yaml")); err != nil {
+				t.Fatal(err)
+			}
+			_, errOut, err := run(t, "", "convert", "-f", file, "-o", out)
+			if err == nil || !strings.Contains(err.Error()+errOut, "web-deployment.yaml") {
+				t.Errorf("convert: err %v, stderr %s; want a refusal naming web-deployment.yaml", err, errOut)
+			}
+			b, rerr := os.ReadFile(victim)
+			switch {
+			case tt.exists && string(b) != "mine\n":
+				t.Errorf("the file outside was written: %q", b)
+			case !tt.exists && rerr == nil:
+				t.Errorf("a file outside was created: %q", b)
+			}
+		})
+	}
+}
