@@ -83,6 +83,15 @@ func writeConverted(out io.Writer, res *compose.Result, dir string) error {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return fmt.Errorf("output directory: %w", err)
 	}
+	// Files are opened in DIR as an os.Root, which refuses a symbolic
+	// link leading out of it: DIR may be a checked-out repository's, and
+	// a link there must not make convert replace or create a file
+	// elsewhere.
+	root, err := os.OpenRoot(dir)
+	if err != nil {
+		return fmt.Errorf("output directory: %w", err)
+	}
+	defer root.Close()
 	var errs []error
 	for _, o := range res.Objects {
 		one := &compose.Result{Objects: []compose.Object{o}}
@@ -91,7 +100,7 @@ func writeConverted(out io.Writer, res *compose.Result, dir string) error {
 			return err
 		}
 		p := filepath.Join(dir, o.FileName())
-		if err := writeObjectFile(p, y, o.Kind == manifests.KindSecret); err != nil {
+		if err := writeObjectFile(root, o.FileName(), y, o.Kind == manifests.KindSecret); err != nil {
 			errs = append(errs, fmt.Errorf("write %s: %w", p, err))
 			continue
 		}
@@ -105,12 +114,12 @@ func writeConverted(out io.Writer, res *compose.Result, dir string) error {
 // private). The mode is set before the data is written, so that a file
 // of an earlier conversion, whatever its mode, never shows the value to
 // others (os.WriteFile keeps an existing file's mode).
-func writeObjectFile(p string, data []byte, private bool) error {
+func writeObjectFile(root *os.Root, name string, data []byte, private bool) error {
 	mode := os.FileMode(0o644)
 	if private {
 		mode = 0o600
 	}
-	f, err := os.OpenFile(p, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, mode)
+	f, err := root.OpenFile(name, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, mode)
 	if err != nil {
 		return err
 	}
