@@ -117,6 +117,9 @@ func TestNamesBecomeDNS1123(t *testing.T) {
 		{"db.primary", "db-primary"},
 		{"1st", "x-1st"},
 		{"_x_", "x"},
+		{"_", "x"},
+		{"--", "x"},
+		{"__", "x"},
 		{strings.Repeat("a", 70), strings.Repeat("a", 63)},
 	} {
 		if got := dns1123(tt.in); got != tt.want {

@@ -294,3 +294,22 @@ func TestEmptyEntrypointRunsTheCommand(t *testing.T) {
 		})
 	}
 }
+
+// A Compose name without a letter or digit (a service, volume, secret or
+// config called "_" or "--") still makes names Kubernetes takes.
+func TestNamesWithoutAlphanumericsMakeValidObjects(t *testing.T) {
+	for _, tt := range []struct{ name, text string }{
+		{"service", "name: n\nservices:\n  _:\n    image: x\n"},
+		{"volume", "name: n\nservices:\n  a:\n    image: x\n    volumes: [\"__:/data\"]\nvolumes:\n  __: {}\n"},
+		{"secret", "name: n\nservices:\n  a:\n    image: x\n    secrets: [\"_\"]\nsecrets:\n  _:\n    environment: PATH\n"},
+		{"config", "name: n\nservices:\n  a:\n    image: x\n    configs: [\"--\"]\nconfigs:\n  \"--\":\n    content: x\n"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			res, err := convertText(t, tt.text)
+			if err != nil {
+				t.Fatal(err)
+			}
+			decodes(t, res)
+		})
+	}
+}
