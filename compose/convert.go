@@ -286,7 +286,10 @@ func dns1123(s string) string {
 		}
 	}
 	out := strings.Trim(string(b), "-")
-	if out == "" || out[0] >= '0' && out[0] <= '9' {
+	switch {
+	case out == "":
+		out = "x"
+	case out[0] >= '0' && out[0] <= '9':
 		out = "x-" + out
 	}
 	if len(out) > 63 {
