@@ -313,3 +313,22 @@ func TestNamesWithoutAlphanumericsMakeValidObjects(t *testing.T) {
 		})
 	}
 }
+
+// A secret's or config's mode beyond the permission bits (setuid, sticky)
+// is warned and the permission bits kept: Kubernetes' defaultMode takes
+// 0 to 0777 only.
+func TestFileModeBeyondPermissionsIsWarned(t *testing.T) {
+	for _, tt := range []struct{ name, text, key string }{
+		{"secret", "name: n\nservices:\n  a:\n    image: x\n    secrets:\n      - source: s\n        mode: 0o4755\nsecrets:\n  s:\n    environment: PATH\n", "secrets[0]"},
+		{"config", "name: n\nservices:\n  a:\n    image: x\n    configs:\n      - source: c\n        mode: 0o1777\nconfigs:\n  c:\n    content: x\n", "configs[0]"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			res, err := convertText(t, tt.text)
+			if err != nil {
+				t.Fatal(err)
+			}
+			decodes(t, res)
+			warned(t, res, "a", tt.key, "mode")
+		})
+	}
+}
