@@ -705,7 +705,7 @@ func (c *converter) serviceSecrets(s types.ServiceConfig, ps *manifests.PodSpec,
 		}
 		vol := manifests.Volume{Name: fmt.Sprintf("secret-%d", i), Secret: &manifests.SecretVolumeSource{SecretName: c.secretName(ref.Source)}}
 		if ref.Mode != nil {
-			vol.Secret.DefaultMode = ptr(int32(*ref.Mode))
+			vol.Secret.DefaultMode = ptr(c.fileMode(s.Name, key, *ref.Mode))
 		}
 		if ref.UID != "" || ref.GID != "" {
 			c.warn(s.Name, key, "uid and gid not converted: the file is root's")
@@ -714,6 +714,16 @@ func (c *converter) serviceSecrets(s types.ServiceConfig, ps *manifests.PodSpec,
 		ctr.VolumeMounts = append(ctr.VolumeMounts, manifests.VolumeMount{Name: vol.Name, MountPath: target, SubPath: secretKey(ref.Source), ReadOnly: true})
 	}
 	return nil
+}
+
+// fileMode is a secret's or config's mode as a defaultMode, which
+// Kubernetes takes from 0 to 0777: other bits (setuid, setgid, sticky)
+// are warned and left out.
+func (c *converter) fileMode(service, key string, mode types.FileMode) int32 {
+	if mode&^0o777 != 0 {
+		c.warn(service, key, "mode %#o: only the permission bits %#o are converted (a defaultMode is 0 to 0777)", int64(mode), int64(mode&0o777))
+	}
+	return int32(mode & 0o777)
 }
 
 // serviceConfigs mounts each config at its target, /NAME by default (a
@@ -740,7 +750,7 @@ func (c *converter) serviceConfigs(s types.ServiceConfig, ps *manifests.PodSpec,
 		}
 		vol := manifests.Volume{Name: fmt.Sprintf("config-%d", i), ConfigMap: &manifests.ConfigMapVolumeSource{Name: name}}
 		if ref.Mode != nil {
-			vol.ConfigMap.DefaultMode = ptr(int32(*ref.Mode))
+			vol.ConfigMap.DefaultMode = ptr(c.fileMode(s.Name, key, *ref.Mode))
 		}
 		if ref.UID != "" || ref.GID != "" {
 			c.warn(s.Name, key, "uid and gid not converted: the file is root's")
