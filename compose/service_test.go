@@ -332,3 +332,52 @@ func TestFileModeBeyondPermissionsIsWarned(t *testing.T) {
 		})
 	}
 }
+
+// A secret's or config's file outside the project directory (an absolute
+// path, ../, or a link leading out) is read, as Compose reads it, and
+// warned: its content is copied into the manifest and the store, where
+// Compose only mounts the file.
+func TestFileObjectsOutsideTheProjectAreWarned(t *testing.T) {
+	outside := filepath.Join(t.TempDir(), "id_key")
+	if err := os.WriteFile(outside, []byte("private\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for _, tt := range []struct {
+		name, file string
+		link       bool // file is a link in the project to outside
+		warn       bool
+	}{
+		{"an absolute path outside", outside, false, true},
+		{"a link in the project leading out", "./key", true, true},
+		{"a file in the project", "./key", false, false},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			dir := t.TempDir()
+			switch {
+			case tt.link:
+				if err := os.Symlink(outside, filepath.Join(dir, "key")); err != nil {
+					t.Fatal(err)
+				}
+			default:
+				if err := os.WriteFile(filepath.Join(dir, "key"), []byte("k\n"), 0o600); err != nil {
+					t.Fatal(err)
+				}
+			}
+			file := filepath.Join(dir, "compose.yaml")
+			text := "name: n\nservices:\n  a:\n    image: x\n    secrets: [s]\n    configs: [c]\nsecrets:\n  s:\n    file: " + tt.file + "\nconfigs:\n  c:\n    file: " + tt.file + "\n"
+			if err := os.WriteFile(file, []byte(text), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			res, err := Convert(context.Background(), Options{Files: []string{file}, Environ: testEnviron})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if tt.warn {
+				warned(t, res, "", "secrets.s", "outside the project directory")
+				warned(t, res, "", "configs.c", "outside the project directory")
+			} else if len(res.Warnings) > 0 {
+				t.Errorf("warnings %v", res.Warnings)
+			}
+		})
+	}
+}
