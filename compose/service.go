@@ -5,6 +5,7 @@ import (
 	"maps"
 	"net"
 	"path"
+	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -818,6 +819,12 @@ func (c *converter) fileObject(key string, cfg types.FileObjectConfig) ([]byte, 
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", key, err)
 		}
+		if !c.inProject(cfg.File) {
+			// Compose mounts the file where it is; the manifest holds
+			// its content, and so will the store and -o DIR: a file the
+			// project did not bring (a key in $HOME) deserves a word.
+			c.warn("", key, "file %s is outside the project directory %s: its content is copied into the manifest", cfg.File, c.p.WorkingDir)
+		}
 		return b, nil
 	case cfg.Environment != "":
 		v, ok := c.p.Environment[cfg.Environment]
@@ -829,6 +836,21 @@ func (c *converter) fileObject(key string, cfg types.FileObjectConfig) ([]byte, 
 		return []byte(cfg.Content), nil
 	}
 	return nil, fmt.Errorf("%s: no file, environment or content", key)
+}
+
+// inProject says whether file, its links followed, is in the project's
+// directory, its links followed too.
+func (c *converter) inProject(file string) bool {
+	dir, err := filepath.EvalSymlinks(c.p.WorkingDir)
+	if err != nil {
+		return false
+	}
+	f, err := filepath.EvalSymlinks(file)
+	if err != nil {
+		return false
+	}
+	rel, err := filepath.Rel(dir, f)
+	return err == nil && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator))
 }
 
 func (c *converter) secretName(name string) string {
