@@ -381,3 +381,22 @@ func TestFileObjectsOutsideTheProjectAreWarned(t *testing.T) {
 		})
 	}
 }
+
+// A port's name and app_protocol (long syntax) have no place in the
+// converted Services (their port names are PROTO-PORT, and dockctl has no
+// appProtocol): each is warned, never dropped unsaid.
+func TestPortNameAndAppProtocolAreWarned(t *testing.T) {
+	for _, tt := range []struct{ name, port, want string }{
+		{"name", "      - name: web-interface\n        target: 80\n        published: \"8080\"\n", "web-interface"},
+		{"app_protocol", "      - target: 80\n        published: \"8080\"\n        app_protocol: http\n", "http"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			res, err := convertText(t, "name: n\nservices:\n  a:\n    image: x\n    ports:\n"+tt.port)
+			if err != nil {
+				t.Fatal(err)
+			}
+			decodes(t, res)
+			warned(t, res, "a", "ports[0]", tt.want)
+		})
+	}
+}
