@@ -473,6 +473,9 @@ func (c *converter) services(s types.ServiceConfig, ctr *manifests.Container) []
 		if sp.HostIP != "" && sp.HostIP != "0.0.0.0" && sp.HostIP != "::" {
 			c.warn(s.Name, fmt.Sprintf("ports[%d]", i), "host_ip %s not converted: a LoadBalancer Service is published on the controller's --service-address", sp.HostIP)
 		}
+		if sp.Name != "" || sp.AppProtocol != "" {
+			c.warn(s.Name, fmt.Sprintf("ports[%d]", i), "name %q and app_protocol %q not converted: the Services' port names are PROTO-PORT", sp.Name, sp.AppProtocol)
+		}
 		if sp.Mode == "host" {
 			c.warn(s.Name, fmt.Sprintf("ports[%d]", i), "mode host not converted: published through the Service's proxy")
 		}
