@@ -400,3 +400,20 @@ func TestPortNameAndAppProtocolAreWarned(t *testing.T) {
 		})
 	}
 }
+
+// A healthcheck test that names no command (["CMD"]) makes no probe, which
+// Kubernetes would refuse without a command: it is warned.
+func TestHealthcheckWithoutACommandIsWarned(t *testing.T) {
+	for _, tt := range []struct{ name, test string }{
+		{"CMD alone", "[\"CMD\"]"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			res, err := convertText(t, "name: n\nservices:\n  a:\n    image: x\n    healthcheck:\n      test: "+tt.test+"\n")
+			if err != nil {
+				t.Fatal(err)
+			}
+			decodes(t, res)
+			warned(t, res, "a", "healthcheck.test", "no command")
+		})
+	}
+}
