@@ -360,6 +360,11 @@ func (c *converter) healthcheck(s types.ServiceConfig, ctr *manifests.Container)
 	switch h.Test[0] {
 	case "CMD":
 		cmd = h.Test[1:]
+		if len(cmd) == 0 {
+			// An exec probe needs a command (Kubernetes' validation).
+			c.warn(s.Name, "healthcheck.test", "[CMD] names no command: no readiness probe is made")
+			return
+		}
 	case "CMD-SHELL":
 		cmd = []string{"/bin/sh", "-c", strings.Join(h.Test[1:], " ")}
 	default:
