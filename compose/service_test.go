@@ -417,3 +417,22 @@ func TestHealthcheckWithoutACommandIsWarned(t *testing.T) {
 		})
 	}
 }
+
+// A numeric user or group outside Kubernetes' 0..2147483647 is warned,
+// not a runAsUser or runAsGroup the API server refuses.
+func TestUserOutOfRangeIsWarned(t *testing.T) {
+	for _, tt := range []struct{ name, user string }{
+		{"a negative uid", "-5"},
+		{"a uid past 2^31-1", "4294967295"},
+		{"a negative gid", "1000:-1"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			res, err := convertText(t, "name: n\nservices:\n  a:\n    image: x\n    user: \""+tt.user+"\"\n")
+			if err != nil {
+				t.Fatal(err)
+			}
+			decodes(t, res)
+			warned(t, res, "a", "user", "not converted")
+		})
+	}
+}
