@@ -256,15 +256,15 @@ func (c *converter) security(s types.ServiceConfig, ctr *manifests.Container) {
 	set := false
 	if s.User != "" {
 		u, g, _ := strings.Cut(s.User, ":")
-		uid, err := strconv.ParseInt(u, 10, 64)
-		if err != nil {
-			c.warn(s.Name, "user", "%q not converted: a manifest names a numeric user (runAsUser); use the uid", s.User)
+		uid, ok := numericID(u)
+		if !ok {
+			c.warn(s.Name, "user", "%q not converted: a manifest names a numeric user from 0 to 2147483647 (runAsUser); use the uid", s.User)
 		} else {
 			sc.RunAsUser, set = ptr(uid), true
 			if g != "" {
-				gid, err := strconv.ParseInt(g, 10, 64)
-				if err != nil {
-					c.warn(s.Name, "user", "group %q not converted: a manifest names a numeric group (runAsGroup)", g)
+				gid, ok := numericID(g)
+				if !ok {
+					c.warn(s.Name, "user", "group %q not converted: a manifest names a numeric group from 0 to 2147483647 (runAsGroup)", g)
 				} else {
 					sc.RunAsGroup = ptr(gid)
 				}
@@ -283,6 +283,12 @@ func (c *converter) security(s types.ServiceConfig, ctr *manifests.Container) {
 	if set {
 		ctr.SecurityContext = sc
 	}
+}
+
+// numericID is a uid or gid as Kubernetes takes it: 0 to 2147483647.
+func numericID(s string) (int64, bool) {
+	n, err := strconv.ParseInt(s, 10, 32)
+	return n, err == nil && n >= 0
 }
 
 func normalizeCaps(cs []string) []string {
