@@ -436,3 +436,28 @@ func TestUserOutOfRangeIsWarned(t *testing.T) {
 		})
 	}
 }
+
+// In the host's network (network_mode: host) Docker discards published
+// ports: the container's ports are the host's. No LoadBalancer Service is
+// made for them (its proxy would take the host port the container binds);
+// each is warned.
+func TestHostNetworkPortsAreNotPublished(t *testing.T) {
+	for _, tt := range []struct{ name, ports string }{
+		{"same port", "[\"80:80\"]"},
+		{"another port", "[\"8080:80\"]"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			res, err := convertText(t, "name: n\nservices:\n  a:\n    image: x\n    network_mode: host\n    ports: "+tt.ports+"\n")
+			if err != nil {
+				t.Fatal(err)
+			}
+			decodes(t, res)
+			for _, o := range res.Objects {
+				if svc, ok := o.Value.(*manifests.Service); ok && svc.Spec.Type == manifests.ServiceTypeLoadBalancer {
+					t.Errorf("LoadBalancer Service %s made for a host-network service", o.Name)
+				}
+			}
+			warned(t, res, "a", "ports[0]", "host")
+		})
+	}
+}
