@@ -463,6 +463,15 @@ func (c *converter) services(s types.ServiceConfig, ctr *manifests.Container) []
 			continue
 		}
 		p := port{target: int32(sp.Target), protocol: proto}
+		if s.NetworkMode == "host" {
+			// Docker discards published ports in the host's network
+			// ("Published ports are discarded when using host network
+			// mode"): the container binds the host's ports itself, and
+			// a LoadBalancer's proxy on them would take them first.
+			c.warn(s.Name, fmt.Sprintf("ports[%d]", i), "not published: in the host's network (network_mode: host) the container's port %d is the host's, as Docker discards published ports", p.target)
+			addTarget(p)
+			continue
+		}
 		switch pub := sp.Published; {
 		case pub == "":
 			// Docker picks a free host port; a LoadBalancer port is
