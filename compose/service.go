@@ -331,14 +331,18 @@ func (c *converter) resources(s types.ServiceConfig, ctr *manifests.Container) {
 		put(limits, r.Limits, "limits")
 		put(requests, r.Reservations, "reservations")
 		d := s.Deploy
-		for key, set := range map[string]bool{
-			"mode": d.Mode != "" && d.Mode != "replicated", "labels": len(d.Labels) > 0,
-			"update_config": d.UpdateConfig != nil, "rollback_config": d.RollbackConfig != nil,
-			"placement":     len(d.Placement.Constraints)+len(d.Placement.Preferences) > 0 || d.Placement.MaxReplicas != 0,
-			"endpoint_mode": d.EndpointMode != "",
+		// A slice, not a map: the warnings' order is the output's.
+		for _, k := range []struct {
+			key string
+			set bool
+		}{
+			{"mode", d.Mode != "" && d.Mode != "replicated"}, {"labels", len(d.Labels) > 0},
+			{"update_config", d.UpdateConfig != nil}, {"rollback_config", d.RollbackConfig != nil},
+			{"placement", len(d.Placement.Constraints)+len(d.Placement.Preferences) > 0 || d.Placement.MaxReplicas != 0},
+			{"endpoint_mode", d.EndpointMode != ""},
 		} {
-			if set {
-				c.warn(s.Name, "deploy."+key, "not converted: dockctl has no equivalent")
+			if k.set {
+				c.warn(s.Name, "deploy."+k.key, "not converted: dockctl has no equivalent")
 			}
 		}
 		if rp := d.RestartPolicy; rp != nil && (rp.Delay != nil || rp.MaxAttempts != nil || rp.Window != nil) {
