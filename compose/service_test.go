@@ -1,6 +1,7 @@
 package compose
 
 import (
+	"bytes"
 	"context"
 	"os"
 	"path/filepath"
@@ -458,6 +459,32 @@ func TestHostNetworkPortsAreNotPublished(t *testing.T) {
 				}
 			}
 			warned(t, res, "a", "ports[0]", "host")
+		})
+	}
+}
+
+// A secret or config larger than a Secret or ConfigMap holds (1 MiB, the
+// API server's limit) is refused by name at conversion, with the way out
+// (a bind mount), not made into an object apply refuses.
+func TestFileObjectsOverTheSizeLimitAreRefused(t *testing.T) {
+	for _, tt := range []struct{ name, section, key string }{
+		{"secret", "secrets", "secrets.big"},
+		{"config", "configs", "configs.big"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			dir := t.TempDir()
+			if err := os.WriteFile(filepath.Join(dir, "big.bin"), bytes.Repeat([]byte("a"), manifests.MaxConfigSize+1), 0o600); err != nil {
+				t.Fatal(err)
+			}
+			file := filepath.Join(dir, "compose.yaml")
+			text := "name: n\nservices:\n  a:\n    image: x\n    " + tt.section + ": [big]\n" + tt.section + ":\n  big:\n    file: ./big.bin\n"
+			if err := os.WriteFile(file, []byte(text), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			_, err := Convert(context.Background(), Options{Files: []string{file}, Environ: testEnviron})
+			if err == nil || !strings.Contains(err.Error(), tt.key) || !strings.Contains(err.Error(), "bind mount") {
+				t.Fatalf("err %v, want a refusal naming %s and the bind mount", err, tt.key)
+			}
 		})
 	}
 }
