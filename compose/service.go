@@ -829,6 +829,12 @@ func (c *converter) projectFileObjects(section string, all map[string]types.File
 		if err != nil {
 			return err
 		}
+		if len(data) > manifests.MaxConfigSize {
+			// The API server's limit of a Secret or ConfigMap: apply
+			// would refuse the object, and with it the whole set.
+			return fmt.Errorf("%s: %d bytes, more than a %s holds (%d): mount the file with a bind mount (volumes: - ./FILE:/TARGET:ro) instead",
+				key, len(data), map[string]string{"secrets": "Secret", "configs": "ConfigMap"}[section], manifests.MaxConfigSize)
+		}
 		emit(name, data)
 	}
 	return nil
