@@ -488,3 +488,22 @@ func TestFileObjectsOverTheSizeLimitAreRefused(t *testing.T) {
 		})
 	}
 }
+
+// A reservation above the limit (Compose runs it: Docker applies no CPU
+// reservation outside a swarm) is warned and left out: Kubernetes refuses
+// a request above the limit, and a request left out defaults to the limit.
+func TestReservationAboveTheLimitIsWarned(t *testing.T) {
+	for _, tt := range []struct{ name, resources, resource string }{
+		{"cpus", "        limits: {cpus: \"0.5\"}\n        reservations: {cpus: \"2\"}\n", "cpu"},
+		{"memory", "        limits: {memory: 100M}\n        reservations: {memory: 200M}\n", "memory"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			res, err := convertText(t, "name: n\nservices:\n  a:\n    image: x\n    deploy:\n      resources:\n"+tt.resources)
+			if err != nil {
+				t.Fatal(err)
+			}
+			decodes(t, res)
+			warned(t, res, "a", "deploy.resources.reservations", tt.resource)
+		})
+	}
+}
