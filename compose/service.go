@@ -349,6 +349,15 @@ func (c *converter) resources(s types.ServiceConfig, ctr *manifests.Container) {
 			c.warn(s.Name, "deploy.restart_policy", "delay, max_attempts and window not converted")
 		}
 	}
+	// Kubernetes refuses a request above its limit (ValidateResourceRequirements);
+	// one left out defaults to the limit.
+	for _, r := range slices.Sorted(maps.Keys(requests)) {
+		q, l := requests[r], limits[r]
+		if _, ok := limits[r]; ok && q.Cmp(l) > 0 {
+			c.warn(s.Name, "deploy.resources.reservations", "%s %s not converted: above the limit %s (the request is the limit)", r, q.String(), l.String())
+			delete(requests, r)
+		}
+	}
 	if len(limits) > 0 {
 		ctr.Resources.Limits = limits
 	}
