@@ -507,3 +507,31 @@ func TestReservationAboveTheLimitIsWarned(t *testing.T) {
 		})
 	}
 }
+
+// pid: host is Kubernetes' hostPID, as kompose maps it, which the
+// controller's gate refuses without its flag (warned); another pid mode
+// has no equivalent and is warned.
+func TestPidHostIsHostPID(t *testing.T) {
+	for _, tt := range []struct {
+		name, pid string
+		hostPID   bool
+		warn      string
+	}{
+		{"host", "host", true, "--allow-host-namespaces"},
+		{"a service's", "service:b", false, "not converted"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			res, err := convertText(t, "name: n\nservices:\n  a:\n    image: x\n    pid: \""+tt.pid+"\"\n  b:\n    image: x\n")
+			if err != nil {
+				t.Fatal(err)
+			}
+			decodes(t, res)
+			for _, o := range res.Objects {
+				if d, ok := o.Value.(*manifests.Deployment); ok && o.Name == "a" && d.Spec.Template.Spec.HostPID != tt.hostPID {
+					t.Errorf("hostPID %v, want %v", d.Spec.Template.Spec.HostPID, tt.hostPID)
+				}
+			}
+			warned(t, res, "a", "pid", tt.warn)
+		})
+	}
+}
