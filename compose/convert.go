@@ -308,7 +308,7 @@ var serviceKeys = map[string]bool{
 	"networks": true, "tty": true, "stdin_open": true, "hostname": true, "stop_grace_period": true,
 	"pull_policy": true, "mem_limit": true, "cpus": true, "extra_hosts": true, "tmpfs": true,
 	"build": true, "profiles": true, "container_name": true, "mem_reservation": true, "configs": true,
-	"labels": true,
+	"labels": true, "pid": true,
 }
 
 // unconverted warns each key of s that is set and not in serviceKeys.

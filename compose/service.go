@@ -415,6 +415,16 @@ func (c *converter) healthcheck(s types.ServiceConfig, ctr *manifests.Container)
 // network maps network_mode and networks. All services share the
 // instance network (docs/design.md §10): Compose networks do not isolate.
 func (c *converter) network(s types.ServiceConfig, ps *manifests.PodSpec) {
+	// pid: host is hostPID (kompose maps it so too), which the
+	// controller gates; a service's or container's namespace needs one
+	// pod (shareProcessNamespace), a change of the app's shape.
+	switch s.Pid {
+	case "":
+	case "host":
+		ps.HostPID = true
+	default:
+		c.warn(s.Name, "pid", "%q not converted: the service gets its own process namespace", s.Pid)
+	}
 	switch nm := s.NetworkMode; {
 	case nm == "" || nm == "bridge" || nm == "default":
 	case nm == "host":
