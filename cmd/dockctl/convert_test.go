@@ -227,3 +227,35 @@ func TestConvertOutputDirNeverWritesThroughASymlink(t *testing.T) {
 		})
 	}
 }
+
+// -o DIR names on stderr each manifest file already in DIR that this
+// conversion did not write (a service since removed, a file of one's
+// own): `apply -f DIR` would apply it with the others.
+func TestConvertOutputDirNamesFilesItDidNotWrite(t *testing.T) {
+	for _, tt := range []struct {
+		name, file string
+		warned     bool
+	}{
+		{"a manifest of a removed service", "old-deployment.yaml", true},
+		{"a JSON manifest", "extra.json", true},
+		{"a file apply does not read", "README.md", false},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			file := convertProject(t)
+			out := filepath.Join(t.TempDir(), "k8s")
+			if err := os.MkdirAll(out, 0o755); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(filepath.Join(out, tt.file), []byte("{}\n"), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			_, errOut, err := run(t, "", "convert", "-f", file, "-o", out)
+			if err != nil {
+				t.Fatalf("convert: %v %s", err, errOut)
+			}
+			if got := strings.Contains(errOut, "Warning: "+filepath.Join(out, tt.file)); got != tt.warned {
+				t.Errorf("warned about %s: %v, want %v; stderr:\n%s", tt.file, got, tt.warned, errOut)
+			}
+		})
+	}
+}
