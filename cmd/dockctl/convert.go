@@ -60,7 +60,7 @@ func newConvertCommand(g *globalOptions) *cobra.Command {
 				_, err = cmd.OutOrStdout().Write(y)
 				return err
 			}
-			return writeConverted(cmd.OutOrStdout(), res, outDir)
+			return writeConverted(cmd.OutOrStdout(), cmd.ErrOrStderr(), res, outDir)
 		},
 	}
 	f := cmd.Flags()
@@ -78,8 +78,10 @@ func newConvertCommand(g *globalOptions) *cobra.Command {
 // writeConverted writes each object to DIR/NAME-KIND.yaml and names the
 // files written, as kompose does. A file already there is replaced: the
 // directory is the conversion's output. A Secret's file is its owner's
-// only (writeObjectFile).
-func writeConverted(out io.Writer, res *compose.Result, dir string) error {
+// only (writeObjectFile). A manifest file already in DIR that this
+// conversion did not write is named on errOut: apply -f DIR reads it too
+// (a service removed since an earlier conversion would come back).
+func writeConverted(out, errOut io.Writer, res *compose.Result, dir string) error {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return fmt.Errorf("output directory: %w", err)
 	}
@@ -93,6 +95,7 @@ func writeConverted(out io.Writer, res *compose.Result, dir string) error {
 	}
 	defer root.Close()
 	var errs []error
+	written := map[string]bool{}
 	for _, o := range res.Objects {
 		one := &compose.Result{Objects: []compose.Object{o}}
 		y, err := one.YAML()
@@ -104,7 +107,18 @@ func writeConverted(out io.Writer, res *compose.Result, dir string) error {
 			errs = append(errs, fmt.Errorf("write %s: %w", p, err))
 			continue
 		}
+		written[p] = true
 		fmt.Fprintf(out, "%s\n", p)
+	}
+	// The files apply -f DIR reads (manifests.ExpandPath), less ours.
+	files, _, err := manifests.ExpandPath(dir)
+	if err != nil {
+		errs = append(errs, fmt.Errorf("list %s: %w", dir, err))
+	}
+	for _, f := range files {
+		if !written[f] {
+			fmt.Fprintf(errOut, "Warning: %s: not written by this conversion; apply -f %s applies it too\n", f, dir)
+		}
 	}
 	return errors.Join(errs...)
 }
