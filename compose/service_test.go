@@ -535,3 +535,26 @@ func TestPidHostIsHostPID(t *testing.T) {
 		})
 	}
 }
+
+// A service run by a provider (provider:, no image: Docker Model Runner,
+// a cloud resource) has no container to convert: it is warned and makes
+// no workload, never a Deployment without an image that apply refuses.
+func TestProviderServicesAreWarnedNotConverted(t *testing.T) {
+	for _, tt := range []struct{ name, text string }{
+		{"a model provider", "name: n\nservices:\n  ai:\n    provider:\n      type: model\n      options:\n        model: ai/smollm2\n  app:\n    image: x\n    depends_on: [ai]\n"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			res, err := convertText(t, tt.text)
+			if err != nil {
+				t.Fatal(err)
+			}
+			decodes(t, res)
+			warned(t, res, "ai", "provider", "not converted")
+			for _, o := range res.Objects {
+				if o.Name == "ai" && (o.Kind == manifests.Kind || o.Kind == manifests.KindPod) {
+					t.Errorf("%s/%s made for a provider service", o.Kind, o.Name)
+				}
+			}
+		})
+	}
+}
