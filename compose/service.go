@@ -22,6 +22,12 @@ import (
 
 // service converts one Compose service into its objects.
 func (c *converter) service(s types.ServiceConfig) error {
+	if s.Provider != nil {
+		// Compose asks the provider (Docker Model Runner, a cloud
+		// plugin) to run it: there is no image, no container to make.
+		c.warn(s.Name, "provider", "type %s not converted: a provider runs this service, not a container; no workload is made", s.Provider.Type)
+		return nil
+	}
 	if err := c.unconverted(s); err != nil {
 		return err
 	}
