@@ -558,3 +558,23 @@ func TestProviderServicesAreWarnedNotConverted(t *testing.T) {
 		})
 	}
 }
+
+// Two services published on one host port collide: Compose picks a free
+// port for a port without a published one, the converted LoadBalancer
+// takes the container's. The second service's port is warned, naming the
+// first.
+func TestHostPortPublishedTwiceIsWarned(t *testing.T) {
+	for _, tt := range []struct{ name, a, b string }{
+		{"two ports without a published one", "[\"80\"]", "[\"80\"]"},
+		{"an explicit and an implicit one", "[\"8080:80\"]", "[\"8080\"]"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			res, err := convertText(t, "name: n\nservices:\n  a:\n    image: x\n    ports: "+tt.a+"\n  b:\n    image: x\n    ports: "+tt.b+"\n")
+			if err != nil {
+				t.Fatal(err)
+			}
+			decodes(t, res)
+			warned(t, res, "b", "ports[0]", "also published by service a")
+		})
+	}
+}
