@@ -166,6 +166,9 @@ type converter struct {
 	// secrets and configs are the Compose secrets and configs used, by
 	// Compose name.
 	secrets, configs map[string]bool
+	// published are the host ports (PORT/PROTOCOL) the LoadBalancer
+	// Services made so far publish, by Compose service.
+	published map[string]string
 }
 
 // ConvertProject converts a loaded project.
@@ -183,7 +186,8 @@ func ConvertProject(p *types.Project, opts Options) (*Result, error) {
 		opts.WaitCommand = DefaultWaitCommand
 	}
 	c := &converter{p: p, opts: opts, res: &Result{Project: p.Name},
-		names: map[string]string{}, claims: map[string]bool{}, secrets: map[string]bool{}, configs: map[string]bool{}}
+		names: map[string]string{}, claims: map[string]bool{}, secrets: map[string]bool{}, configs: map[string]bool{},
+		published: map[string]string{}}
 	for _, name := range slices.Sorted(maps.Keys(p.DisabledServices)) {
 		c.warn(name, "profiles", "not converted: none of its profiles %v is active (--profile)", p.DisabledServices[name].Profiles)
 	}

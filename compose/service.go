@@ -453,6 +453,7 @@ func (c *converter) network(s types.ServiceConfig, ps *manifests.PodSpec) {
 // port is one port of a service's Services.
 type port struct {
 	published int32 // 0: not published
+	index     int   // in the service's ports, for warnings
 	target    int32
 	protocol  string
 }
@@ -491,7 +492,7 @@ func (c *converter) services(s types.ServiceConfig, ctr *manifests.Container) []
 			c.warn(s.Name, fmt.Sprintf("ports[%d]", i), "protocol %q not converted", sp.Protocol)
 			continue
 		}
-		p := port{target: int32(sp.Target), protocol: proto}
+		p := port{target: int32(sp.Target), protocol: proto, index: i}
 		if s.NetworkMode == "host" {
 			// Docker discards published ports in the host's network
 			// ("Published ports are discarded when using host network
@@ -557,13 +558,21 @@ func (c *converter) services(s types.ServiceConfig, ctr *manifests.Container) []
 	lb := &manifests.Service{APIVersion: manifests.CoreAPIVersion, Kind: manifests.KindService, Metadata: c.meta(pubName, s.Name),
 		Spec: manifests.ServiceSpec{Type: manifests.ServiceTypeLoadBalancer, Selector: c.selector(s.Name)}}
 	used := map[string]bool{}
-	for i, p := range ports {
+	for _, p := range ports {
 		k := fmt.Sprintf("%d/%s", p.published, p.protocol)
 		if used[k] {
-			c.warn(s.Name, fmt.Sprintf("ports[%d]", i), "%s is published twice: only the first is kept", k)
+			c.warn(s.Name, fmt.Sprintf("ports[%d]", p.index), "%s is published twice: only the first is kept", k)
 			continue
 		}
 		used[k] = true
+		// Every LoadBalancer port is a port of the one host: Compose
+		// picks a free one where none is published, the manifest takes
+		// the container's, so two services may now want the same.
+		if other, ok := c.published[k]; ok {
+			c.warn(s.Name, fmt.Sprintf("ports[%d]", p.index), "%s is also published by service %s: one host port serves one LoadBalancer; publish another", k, other)
+		} else {
+			c.published[k] = s.Name
+		}
 		lb.Spec.Ports = append(lb.Spec.Ports, manifests.ServicePort{Name: portName(p.protocol, p.published), Protocol: p.protocol, Port: p.published, TargetPort: intstr.FromInt32(p.target)})
 	}
 	c.add(manifests.KindService, pubName, lb)
