@@ -578,3 +578,29 @@ func TestHostPortPublishedTwiceIsWarned(t *testing.T) {
 		})
 	}
 }
+
+// service_healthy on a dependency without a healthcheck in the Compose
+// file waits, in Compose, for the image's HEALTHCHECK, which no manifest
+// sees: the wait is then only for the port, and that is warned.
+func TestServiceHealthyWithoutHealthcheckIsWarned(t *testing.T) {
+	for _, tt := range []struct {
+		name, db string
+		warn     bool
+	}{
+		{"no healthcheck: the image's", "    image: db\n    expose: [\"5432\"]\n", true},
+		{"a healthcheck", "    image: db\n    expose: [\"5432\"]\n    healthcheck:\n      test: [\"CMD\", \"true\"]\n", false},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			res, err := convertText(t, "name: n\nservices:\n  db:\n"+tt.db+"  app:\n    image: x\n    depends_on:\n      db:\n        condition: service_healthy\n")
+			if err != nil {
+				t.Fatal(err)
+			}
+			decodes(t, res)
+			if tt.warn {
+				warned(t, res, "app", "depends_on.db", "HEALTHCHECK")
+			} else if len(res.Warnings) > 0 {
+				t.Errorf("warnings %v", res.Warnings)
+			}
+		})
+	}
+}
