@@ -618,6 +618,11 @@ func (c *converter) dependsOn(s types.ServiceConfig, ps *manifests.PodSpec) {
 			c.warn(s.Name, key, "not converted: %s is not converted (not in an active profile)", dep)
 			continue
 		}
+		if d.Condition == types.ServiceConditionHealthy && (depSvc.HealthCheck == nil || depSvc.HealthCheck.Disable) {
+			// Compose then waits on the image's HEALTHCHECK, which only
+			// the image knows: no probe is made of it.
+			c.warn(s.Name, key, "condition service_healthy: %s has no healthcheck in the Compose file; its image's HEALTHCHECK, if any, is not converted, so the wait is for its port only", dep)
+		}
 		port := firstPort(depSvc)
 		if port == 0 {
 			c.warn(s.Name, key, "not converted: %s has no ports or expose to wait on (add expose)", dep)
