@@ -94,6 +94,18 @@ func decodes(t *testing.T, res *Result) {
 	}
 }
 
+// convertAccepted converts text, failing the test unless that succeeds
+// and the objects are what `dockctl apply -f` accepts (decodes).
+func convertAccepted(t *testing.T, text string) *Result {
+	t.Helper()
+	res, err := convertText(t, text)
+	if err != nil {
+		t.Fatal(err)
+	}
+	decodes(t, res)
+	return res
+}
+
 // warned fails the test unless a warning of service about key contains
 // want.
 func warned(t *testing.T, res *Result, service, key, want string) {
@@ -116,11 +128,7 @@ func TestEnvironmentNamesKubernetesRefusesAreWarned(t *testing.T) {
 		{"a digit first", "1BAD"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			res, err := convertText(t, "name: n\nservices:\n  a:\n    image: x\n    environment:\n      - \""+tt.variable+"=v\"\n      - GOOD=v\n")
-			if err != nil {
-				t.Fatal(err)
-			}
-			decodes(t, res)
+			res := convertAccepted(t, "name: n\nservices:\n  a:\n    image: x\n    environment:\n      - \""+tt.variable+"=v\"\n      - GOOD=v\n")
 			warned(t, res, "a", "environment", tt.variable)
 			for _, o := range res.Objects {
 				if cm, ok := o.Value.(*manifests.ConfigMap); ok && cm.Data["GOOD"] != "v" {
@@ -131,22 +139,24 @@ func TestEnvironmentNamesKubernetesRefusesAreWarned(t *testing.T) {
 	}
 }
 
-// Each depends_on wait is an init container whose name Kubernetes takes:
-// a DNS-1123 label of at most 63 characters, unique among the pod's
-// containers, whatever the services are called.
-func TestDependsOnWaitContainerNamesAreValidAndUnique(t *testing.T) {
+// Every name made is one Kubernetes takes, whatever the Compose names: a
+// depends_on wait's init container is a DNS-1123 label of at most 63
+// characters, unique among the pod's containers; a service, volume,
+// secret or config without a letter or digit ("_", "--") still names a
+// valid object.
+func TestConvertedNamesAreValid(t *testing.T) {
 	long := strings.Repeat("d", 60)
 	for _, tt := range []struct{ name, text string }{
 		{"a dependency with a long name", "name: n\nservices:\n  " + long + ":\n    image: x\n    expose: [\"80\"]\n  b:\n    image: x\n    depends_on: [" + long + "]\n"},
 		{"two long dependencies alike but their ends", "name: n\nservices:\n  " + long + "1:\n    image: x\n    expose: [\"80\"]\n  " + long + "2:\n    image: x\n    expose: [\"80\"]\n  b:\n    image: x\n    depends_on: [" + long + "1, " + long + "2]\n"},
+		{"a service called _", "name: n\nservices:\n  _:\n    image: x\n"},
+		{"a volume called __", "name: n\nservices:\n  a:\n    image: x\n    volumes: [\"__:/data\"]\nvolumes:\n  __: {}\n"},
+		{"a secret called _", "name: n\nservices:\n  a:\n    image: x\n    secrets: [\"_\"]\nsecrets:\n  _:\n    environment: PATH\n"},
+		{"a config called --", "name: n\nservices:\n  a:\n    image: x\n    configs: [\"--\"]\nconfigs:\n  \"--\":\n    content: x\n"},
 		{"the service named as its wait", "name: n\nservices:\n  db:\n    image: x\n    expose: [\"80\"]\n  wait-for-db:\n    image: x\n    depends_on: [db]\n"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			res, err := convertText(t, tt.text)
-			if err != nil {
-				t.Fatal(err)
-			}
-			decodes(t, res)
+			convertAccepted(t, tt.text)
 		})
 	}
 }
@@ -162,11 +172,7 @@ func TestExtraHostsWithoutAnIPAreWarned(t *testing.T) {
 		{"a host name that is no DNS-1123 subdomain", "My_Host=10.0.0.2", "My_Host"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			res, err := convertText(t, "name: n\nservices:\n  a:\n    image: x\n    extra_hosts:\n      - \""+tt.entry+"\"\n      - \"ok.local=10.0.0.1\"\n")
-			if err != nil {
-				t.Fatal(err)
-			}
-			decodes(t, res)
+			res := convertAccepted(t, "name: n\nservices:\n  a:\n    image: x\n    extra_hosts:\n      - \""+tt.entry+"\"\n      - \"ok.local=10.0.0.1\"\n")
 			warned(t, res, "a", "extra_hosts", tt.host)
 			d := res.Objects[len(res.Objects)-1].Value.(*manifests.Deployment)
 			if ha := d.Spec.Template.Spec.HostAliases; len(ha) != 1 || ha[0].IP != "10.0.0.1" {
@@ -185,11 +191,7 @@ func TestHostnameKubernetesRefusesIsWarned(t *testing.T) {
 		{"a DNS-1123 label", "web-1", "web-1"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			res, err := convertText(t, "name: n\nservices:\n  a:\n    image: x\n    hostname: "+tt.hostname+"\n")
-			if err != nil {
-				t.Fatal(err)
-			}
-			decodes(t, res)
+			res := convertAccepted(t, "name: n\nservices:\n  a:\n    image: x\n    hostname: "+tt.hostname+"\n")
 			d := res.Objects[len(res.Objects)-1].Value.(*manifests.Deployment)
 			if got := d.Spec.Template.Spec.Hostname; got != tt.want {
 				t.Errorf("hostname %q, want %q", got, tt.want)
@@ -238,11 +240,7 @@ func TestTmpfsOptionsAreKeptOrWarned(t *testing.T) {
 		{"long syntax mode", "    volumes:\n      - type: tmpfs\n        target: /run\n        tmpfs:\n          size: 1024\n          mode: 0o1777\n", "1Ki", "volumes[0]", "mode"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			res, err := convertText(t, "name: n\nservices:\n  a:\n    image: x\n"+tt.mounts)
-			if err != nil {
-				t.Fatal(err)
-			}
-			decodes(t, res)
+			res := convertAccepted(t, "name: n\nservices:\n  a:\n    image: x\n"+tt.mounts)
 			d := res.Objects[len(res.Objects)-1].Value.(*manifests.Deployment)
 			vols := d.Spec.Template.Spec.Volumes
 			if len(vols) != 1 || vols[0].EmptyDir == nil || vols[0].EmptyDir.Medium != "Memory" {
@@ -296,44 +294,6 @@ func TestEmptyEntrypointRunsTheCommand(t *testing.T) {
 	}
 }
 
-// A Compose name without a letter or digit (a service, volume, secret or
-// config called "_" or "--") still makes names Kubernetes takes.
-func TestNamesWithoutAlphanumericsMakeValidObjects(t *testing.T) {
-	for _, tt := range []struct{ name, text string }{
-		{"service", "name: n\nservices:\n  _:\n    image: x\n"},
-		{"volume", "name: n\nservices:\n  a:\n    image: x\n    volumes: [\"__:/data\"]\nvolumes:\n  __: {}\n"},
-		{"secret", "name: n\nservices:\n  a:\n    image: x\n    secrets: [\"_\"]\nsecrets:\n  _:\n    environment: PATH\n"},
-		{"config", "name: n\nservices:\n  a:\n    image: x\n    configs: [\"--\"]\nconfigs:\n  \"--\":\n    content: x\n"},
-	} {
-		t.Run(tt.name, func(t *testing.T) {
-			res, err := convertText(t, tt.text)
-			if err != nil {
-				t.Fatal(err)
-			}
-			decodes(t, res)
-		})
-	}
-}
-
-// A secret's or config's mode beyond the permission bits (setuid, sticky)
-// is warned and the permission bits kept: Kubernetes' defaultMode takes
-// 0 to 0777 only.
-func TestFileModeBeyondPermissionsIsWarned(t *testing.T) {
-	for _, tt := range []struct{ name, text, key string }{
-		{"secret", "name: n\nservices:\n  a:\n    image: x\n    secrets:\n      - source: s\n        mode: 0o4755\nsecrets:\n  s:\n    environment: PATH\n", "secrets[0]"},
-		{"config", "name: n\nservices:\n  a:\n    image: x\n    configs:\n      - source: c\n        mode: 0o1777\nconfigs:\n  c:\n    content: x\n", "configs[0]"},
-	} {
-		t.Run(tt.name, func(t *testing.T) {
-			res, err := convertText(t, tt.text)
-			if err != nil {
-				t.Fatal(err)
-			}
-			decodes(t, res)
-			warned(t, res, "a", tt.key, "mode")
-		})
-	}
-}
-
 // A secret's or config's file outside the project directory (an absolute
 // path, ../, or a link leading out) is read, as Compose reads it, and
 // warned: its content is copied into the manifest and the store, where
@@ -383,61 +343,6 @@ func TestFileObjectsOutsideTheProjectAreWarned(t *testing.T) {
 	}
 }
 
-// A port's name and app_protocol (long syntax) have no place in the
-// converted Services (their port names are PROTO-PORT, and dockctl has no
-// appProtocol): each is warned, never dropped unsaid.
-func TestPortNameAndAppProtocolAreWarned(t *testing.T) {
-	for _, tt := range []struct{ name, port, want string }{
-		{"name", "      - name: web-interface\n        target: 80\n        published: \"8080\"\n", "web-interface"},
-		{"app_protocol", "      - target: 80\n        published: \"8080\"\n        app_protocol: http\n", "http"},
-	} {
-		t.Run(tt.name, func(t *testing.T) {
-			res, err := convertText(t, "name: n\nservices:\n  a:\n    image: x\n    ports:\n"+tt.port)
-			if err != nil {
-				t.Fatal(err)
-			}
-			decodes(t, res)
-			warned(t, res, "a", "ports[0]", tt.want)
-		})
-	}
-}
-
-// A healthcheck test that names no command (["CMD"]) makes no probe, which
-// Kubernetes would refuse without a command: it is warned.
-func TestHealthcheckWithoutACommandIsWarned(t *testing.T) {
-	for _, tt := range []struct{ name, test string }{
-		{"CMD alone", "[\"CMD\"]"},
-	} {
-		t.Run(tt.name, func(t *testing.T) {
-			res, err := convertText(t, "name: n\nservices:\n  a:\n    image: x\n    healthcheck:\n      test: "+tt.test+"\n")
-			if err != nil {
-				t.Fatal(err)
-			}
-			decodes(t, res)
-			warned(t, res, "a", "healthcheck.test", "no command")
-		})
-	}
-}
-
-// A numeric user or group outside Kubernetes' 0..2147483647 is warned,
-// not a runAsUser or runAsGroup the API server refuses.
-func TestUserOutOfRangeIsWarned(t *testing.T) {
-	for _, tt := range []struct{ name, user string }{
-		{"a negative uid", "-5"},
-		{"a uid past 2^31-1", "4294967295"},
-		{"a negative gid", "1000:-1"},
-	} {
-		t.Run(tt.name, func(t *testing.T) {
-			res, err := convertText(t, "name: n\nservices:\n  a:\n    image: x\n    user: \""+tt.user+"\"\n")
-			if err != nil {
-				t.Fatal(err)
-			}
-			decodes(t, res)
-			warned(t, res, "a", "user", "not converted")
-		})
-	}
-}
-
 // In the host's network (network_mode: host) Docker discards published
 // ports: the container's ports are the host's. No LoadBalancer Service is
 // made for them (its proxy would take the host port the container binds);
@@ -448,11 +353,7 @@ func TestHostNetworkPortsAreNotPublished(t *testing.T) {
 		{"another port", "[\"8080:80\"]"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			res, err := convertText(t, "name: n\nservices:\n  a:\n    image: x\n    network_mode: host\n    ports: "+tt.ports+"\n")
-			if err != nil {
-				t.Fatal(err)
-			}
-			decodes(t, res)
+			res := convertAccepted(t, "name: n\nservices:\n  a:\n    image: x\n    network_mode: host\n    ports: "+tt.ports+"\n")
 			for _, o := range res.Objects {
 				if svc, ok := o.Value.(*manifests.Service); ok && svc.Spec.Type == manifests.ServiceTypeLoadBalancer {
 					t.Errorf("LoadBalancer Service %s made for a host-network service", o.Name)
@@ -489,25 +390,6 @@ func TestFileObjectsOverTheSizeLimitAreRefused(t *testing.T) {
 	}
 }
 
-// A reservation above the limit (Compose runs it: Docker applies no CPU
-// reservation outside a swarm) is warned and left out: Kubernetes refuses
-// a request above the limit, and a request left out defaults to the limit.
-func TestReservationAboveTheLimitIsWarned(t *testing.T) {
-	for _, tt := range []struct{ name, resources, resource string }{
-		{"cpus", "        limits: {cpus: \"0.5\"}\n        reservations: {cpus: \"2\"}\n", "cpu"},
-		{"memory", "        limits: {memory: 100M}\n        reservations: {memory: 200M}\n", "memory"},
-	} {
-		t.Run(tt.name, func(t *testing.T) {
-			res, err := convertText(t, "name: n\nservices:\n  a:\n    image: x\n    deploy:\n      resources:\n"+tt.resources)
-			if err != nil {
-				t.Fatal(err)
-			}
-			decodes(t, res)
-			warned(t, res, "a", "deploy.resources.reservations", tt.resource)
-		})
-	}
-}
-
 // pid: host is Kubernetes' hostPID, as kompose maps it, which the
 // controller's gate refuses without its flag (warned); another pid mode
 // has no equivalent and is warned.
@@ -521,11 +403,7 @@ func TestPidHostIsHostPID(t *testing.T) {
 		{"a service's", "service:b", false, "not converted"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			res, err := convertText(t, "name: n\nservices:\n  a:\n    image: x\n    pid: \""+tt.pid+"\"\n  b:\n    image: x\n")
-			if err != nil {
-				t.Fatal(err)
-			}
-			decodes(t, res)
+			res := convertAccepted(t, "name: n\nservices:\n  a:\n    image: x\n    pid: \""+tt.pid+"\"\n  b:\n    image: x\n")
 			for _, o := range res.Objects {
 				if d, ok := o.Value.(*manifests.Deployment); ok && o.Name == "a" && d.Spec.Template.Spec.HostPID != tt.hostPID {
 					t.Errorf("hostPID %v, want %v", d.Spec.Template.Spec.HostPID, tt.hostPID)
@@ -544,11 +422,7 @@ func TestProviderServicesAreWarnedNotConverted(t *testing.T) {
 		{"a model provider", "name: n\nservices:\n  ai:\n    provider:\n      type: model\n      options:\n        model: ai/smollm2\n  app:\n    image: x\n    depends_on: [ai]\n"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			res, err := convertText(t, tt.text)
-			if err != nil {
-				t.Fatal(err)
-			}
-			decodes(t, res)
+			res := convertAccepted(t, tt.text)
 			warned(t, res, "ai", "provider", "not converted")
 			for _, o := range res.Objects {
 				if o.Name == "ai" && (o.Kind == manifests.Kind || o.Kind == manifests.KindPod) {
@@ -569,11 +443,7 @@ func TestHostPortPublishedTwiceIsWarned(t *testing.T) {
 		{"an explicit and an implicit one", "[\"8080:80\"]", "[\"8080\"]"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			res, err := convertText(t, "name: n\nservices:\n  a:\n    image: x\n    ports: "+tt.a+"\n  b:\n    image: x\n    ports: "+tt.b+"\n")
-			if err != nil {
-				t.Fatal(err)
-			}
-			decodes(t, res)
+			res := convertAccepted(t, "name: n\nservices:\n  a:\n    image: x\n    ports: "+tt.a+"\n  b:\n    image: x\n    ports: "+tt.b+"\n")
 			warned(t, res, "b", "ports[0]", "also published by service a")
 		})
 	}
@@ -591,16 +461,44 @@ func TestServiceHealthyWithoutHealthcheckIsWarned(t *testing.T) {
 		{"a healthcheck", "    image: db\n    expose: [\"5432\"]\n    healthcheck:\n      test: [\"CMD\", \"true\"]\n", false},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			res, err := convertText(t, "name: n\nservices:\n  db:\n"+tt.db+"  app:\n    image: x\n    depends_on:\n      db:\n        condition: service_healthy\n")
-			if err != nil {
-				t.Fatal(err)
-			}
-			decodes(t, res)
+			res := convertAccepted(t, "name: n\nservices:\n  db:\n"+tt.db+"  app:\n    image: x\n    depends_on:\n      db:\n        condition: service_healthy\n")
 			if tt.warn {
 				warned(t, res, "app", "depends_on.db", "HEALTHCHECK")
 			} else if len(res.Warnings) > 0 {
 				t.Errorf("warnings %v", res.Warnings)
 			}
+		})
+	}
+}
+
+// A value Kubernetes refuses, or has no place for, is warned naming the
+// key, and the rest converts to objects apply accepts:
+//   - a secret's or config's mode beyond the permission bits (setuid,
+//     sticky): defaultMode takes 0 to 0777, the permission bits are kept;
+//   - a port's name and app_protocol: the Services' port names are
+//     PROTO-PORT, and dockctl has no appProtocol;
+//   - a healthcheck test naming no command (["CMD"]): an exec probe needs
+//     one, so no probe is made;
+//   - a numeric user or group outside 0..2147483647 (runAsUser's range);
+//   - a reservation above its limit (Compose runs it: Docker applies no
+//     CPU reservation outside a swarm): Kubernetes refuses a request above
+//     the limit, and one left out defaults to the limit.
+func TestValuesKubernetesRefusesAreWarned(t *testing.T) {
+	const svc = "name: n\nservices:\n  a:\n    image: x\n"
+	for _, tt := range []struct{ name, text, key, want string }{
+		{"a secret's setuid mode", svc + "    secrets:\n      - source: s\n        mode: 0o4755\nsecrets:\n  s:\n    environment: PATH\n", "secrets[0]", "mode"},
+		{"a config's sticky mode", svc + "    configs:\n      - source: c\n        mode: 0o1777\nconfigs:\n  c:\n    content: x\n", "configs[0]", "mode"},
+		{"a port's name", svc + "    ports:\n      - name: web-interface\n        target: 80\n        published: \"8080\"\n", "ports[0]", "web-interface"},
+		{"a port's app_protocol", svc + "    ports:\n      - target: 80\n        published: \"8080\"\n        app_protocol: http\n", "ports[0]", "http"},
+		{"a healthcheck of CMD alone", svc + "    healthcheck:\n      test: [\"CMD\"]\n", "healthcheck.test", "no command"},
+		{"a negative uid", svc + "    user: \"-5\"\n", "user", "not converted"},
+		{"a uid past 2^31-1", svc + "    user: \"4294967295\"\n", "user", "not converted"},
+		{"a negative gid", svc + "    user: \"1000:-1\"\n", "user", "not converted"},
+		{"cpus reserved above the limit", svc + "    deploy:\n      resources:\n        limits: {cpus: \"0.5\"}\n        reservations: {cpus: \"2\"}\n", "deploy.resources.reservations", "cpu"},
+		{"memory reserved above the limit", svc + "    deploy:\n      resources:\n        limits: {memory: 100M}\n        reservations: {memory: 200M}\n", "deploy.resources.reservations", "memory"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			warned(t, convertAccepted(t, tt.text), "a", tt.key, tt.want)
 		})
 	}
 }
