@@ -502,3 +502,28 @@ func TestValuesKubernetesRefusesAreWarned(t *testing.T) {
 		})
 	}
 }
+
+// A variable whose value is not UTF-8 (an env_file in Latin-1) is warned:
+// a ConfigMap holds text, and the bytes Docker would pass as they are
+// would reach the container as U+FFFD.
+func TestEnvironmentValuesNotUTF8AreWarned(t *testing.T) {
+	for _, tt := range []struct{ name, value string }{
+		{"Latin-1", "caf\xe9"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			dir := t.TempDir()
+			if err := os.WriteFile(filepath.Join(dir, "app.env"), []byte("NAME="+tt.value+"\n"), 0o600); err != nil {
+				t.Fatal(err)
+			}
+			file := filepath.Join(dir, "compose.yaml")
+			if err := os.WriteFile(file, []byte("name: n\nservices:\n  a:\n    image: x\n    env_file: app.env\n"), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			res, err := Convert(context.Background(), Options{Files: []string{file}, Environ: testEnviron})
+			if err != nil {
+				t.Fatal(err)
+			}
+			warned(t, res, "a", "environment", "NAME")
+		})
+	}
+}
