@@ -246,6 +246,11 @@ func (c *converter) environment(s types.ServiceConfig, ctr *manifests.Container)
 			c.warn(s.Name, "environment", "%q not converted: Kubernetes refuses the name (%s)", k, msgs[0])
 			continue
 		}
+		if !utf8.ValidString(*v) {
+			// A ConfigMap's data is text (JSON strings): the bytes that
+			// are not UTF-8 would become U+FFFD.
+			c.warn(s.Name, "environment", "%q: the value is not UTF-8; a ConfigMap holds text, so its invalid bytes become U+FFFD", k)
+		}
 		data[k] = *v
 	}
 	if len(data) == 0 {
