@@ -527,3 +527,18 @@ func TestEnvironmentValuesNotUTF8AreWarned(t *testing.T) {
 		})
 	}
 }
+
+// A dependency Compose runs once (restart: "no" or on-failure, a Pod) is
+// ready only while it runs: a wait for it that starts after it has ended
+// never ends. That is warned, naming the dependency.
+func TestWaitForARunOnceDependencyIsWarned(t *testing.T) {
+	for _, tt := range []struct{ name, restart string }{
+		{"restart no", "\"no\""},
+		{"restart on-failure", "on-failure"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			res := convertAccepted(t, "name: n\nservices:\n  init:\n    image: x\n    restart: "+tt.restart+"\n    expose: [\"80\"]\n  app:\n    image: x\n    depends_on: [init]\n")
+			warned(t, res, "app", "depends_on.init", "runs once")
+		})
+	}
+}
