@@ -117,10 +117,7 @@ func (c *converter) service(s types.ServiceConfig) error {
 	ps.Containers = []manifests.Container{ctr}
 
 	tmpl := manifests.PodTemplateSpec{Metadata: manifests.TemplateMeta{Labels: c.selector(s.Name)}, Spec: ps}
-	restart := s.Restart
-	if s.Deploy != nil && s.Deploy.RestartPolicy != nil && restart == "" {
-		restart = map[string]string{"none": types.RestartPolicyNo, "on-failure": types.RestartPolicyOnFailure, "any": types.RestartPolicyAlways}[s.Deploy.RestartPolicy.Condition]
-	}
+	restart := restartOf(s)
 	replicas := s.GetScale()
 	if r, retries, ok := strings.Cut(restart, ":"); ok && r == types.RestartPolicyOnFailure {
 		c.warn(s.Name, "restart", "%s: the retry limit %s is not kept: the pod is restarted until it succeeds", restart, retries)
@@ -158,6 +155,22 @@ func (c *converter) service(s types.ServiceConfig) error {
 		c.add(manifests.Kind, name, d)
 	}
 	return nil
+}
+
+// restartOf is the service's restart policy: restart, else
+// deploy.restart_policy's condition in restart's words.
+func restartOf(s types.ServiceConfig) string {
+	if s.Restart == "" && s.Deploy != nil && s.Deploy.RestartPolicy != nil {
+		return map[string]string{"none": types.RestartPolicyNo, "on-failure": types.RestartPolicyOnFailure, "any": types.RestartPolicyAlways}[s.Deploy.RestartPolicy.Condition]
+	}
+	return s.Restart
+}
+
+// runsOnce says whether the service becomes a Pod that runs until it
+// succeeds or once (restart no or on-failure), not a Deployment.
+func runsOnce(s types.ServiceConfig) bool {
+	r, _, _ := strings.Cut(restartOf(s), ":")
+	return r == types.RestartPolicyNo || r == types.RestartPolicyOnFailure
 }
 
 // annotations are the service's labels, as kompose keeps them: on the
@@ -632,6 +645,11 @@ func (c *converter) dependsOn(s types.ServiceConfig, ps *manifests.PodSpec) {
 		if port == 0 {
 			c.warn(s.Name, key, "not converted: %s has no ports or expose to wait on (add expose)", dep)
 			continue
+		}
+		if runsOnce(depSvc) {
+			// Its pod leaves the headless name when it ends: a wait that
+			// starts after that never ends, where Compose would start.
+			c.warn(s.Name, key, "%s runs once (a Pod): it is ready only while it runs, so a wait that starts after it has ended never ends", dep)
 		}
 		host := c.names[dep]
 		repl := strings.NewReplacer("{host}", host, "{port}", strconv.Itoa(int(port)))
