@@ -542,3 +542,42 @@ func TestWaitForARunOnceDependencyIsWarned(t *testing.T) {
 		})
 	}
 }
+
+// An env_file outside the project directory (an absolute path, ../, or a
+// link leading out) is read, as Compose reads it, and warned: its
+// variables are copied into the NAME-env ConfigMap, text anyone who reads
+// ConfigMaps can read. A missing optional one is nothing to say.
+func TestEnvFilesOutsideTheProjectAreWarned(t *testing.T) {
+	outside := filepath.Join(t.TempDir(), "secrets.env")
+	if err := os.WriteFile(outside, []byte("TOKEN=t\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for _, tt := range []struct {
+		name, envFile string
+		warn          bool
+	}{
+		{"an absolute path outside", outside, true},
+		{"a file in the project", "./app.env", false},
+		{"a missing optional file", "{path: ./none.env, required: false}", false},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			dir := t.TempDir()
+			if err := os.WriteFile(filepath.Join(dir, "app.env"), []byte("A=b\n"), 0o600); err != nil {
+				t.Fatal(err)
+			}
+			file := filepath.Join(dir, "compose.yaml")
+			if err := os.WriteFile(file, []byte("name: n\nservices:\n  a:\n    image: x\n    env_file: ["+tt.envFile+"]\n"), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			res, err := Convert(context.Background(), Options{Files: []string{file}, Environ: testEnviron})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if tt.warn {
+				warned(t, res, "a", "env_file", "outside the project directory")
+			} else if len(res.Warnings) > 0 {
+				t.Errorf("warnings %v", res.Warnings)
+			}
+		})
+	}
+}
