@@ -131,9 +131,6 @@ func Load(ctx context.Context, opts Options) (*types.Project, error) {
 		cli.WithEnvFiles(opts.EnvFiles...),
 		cli.WithDotEnv,
 		cli.WithProfiles(opts.Profiles),
-		// env_file contents are merged into environment, so that the
-		// ConfigMap holds what the container would see.
-		cli.WithDiscardEnvFile,
 	)
 	if err != nil {
 		return nil, fmt.Errorf("compose options: %w", err)
@@ -312,7 +309,7 @@ var serviceKeys = map[string]bool{
 	"networks": true, "tty": true, "stdin_open": true, "hostname": true, "stop_grace_period": true,
 	"pull_policy": true, "mem_limit": true, "cpus": true, "extra_hosts": true, "tmpfs": true,
 	"build": true, "profiles": true, "container_name": true, "mem_reservation": true, "configs": true,
-	"labels": true, "pid": true,
+	"labels": true, "pid": true, "env_file": true,
 }
 
 // unconverted warns each key of s that is set and not in serviceKeys.

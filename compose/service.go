@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"maps"
 	"net"
+	"os"
 	"path"
 	"path/filepath"
 	"slices"
@@ -249,6 +250,15 @@ func (c *converter) pullPolicy(s types.ServiceConfig, ctr *manifests.Container) 
 // envFrom, with an InvalidEnvironmentVariableNames event) is warned and
 // left out: Docker passes any name.
 func (c *converter) environment(s types.ServiceConfig, ctr *manifests.Container) {
+	// The loader merged env_file contents into environment already, with
+	// Compose's precedence: the ConfigMap holds what the container would
+	// see. A file the project did not bring deserves a word, as a
+	// secret's does (fileObject).
+	for _, f := range s.EnvFiles {
+		if _, err := os.Stat(f.Path); err == nil && !c.inProject(f.Path) {
+			c.warn(s.Name, "env_file", "%s is outside the project directory %s: its variables are copied into ConfigMap %s-env", f.Path, c.p.WorkingDir, c.names[s.Name])
+		}
+	}
 	data := map[string]string{}
 	for _, k := range slices.Sorted(maps.Keys(s.Environment)) {
 		v := s.Environment[k]
