@@ -14,11 +14,22 @@ import (
 
 func convertText(t *testing.T, text string) (*Result, error) {
 	t.Helper()
-	file := filepath.Join(t.TempDir(), "compose.yaml")
-	if err := os.WriteFile(file, []byte(text), 0o644); err != nil {
+	return convertIn(t, t.TempDir(), text)
+}
+
+// convertIn converts text as dir/compose.yaml: dir is the project
+// directory, where a test puts the files the project reads.
+func convertIn(t *testing.T, dir, text string) (*Result, error) {
+	t.Helper()
+	writeFile(t, filepath.Join(dir, "compose.yaml"), []byte(text))
+	return Convert(context.Background(), Options{Files: []string{filepath.Join(dir, "compose.yaml")}, Environ: testEnviron})
+}
+
+func writeFile(t *testing.T, path string, data []byte) {
+	t.Helper()
+	if err := os.WriteFile(path, data, 0o600); err != nil {
 		t.Fatal(err)
 	}
-	return Convert(context.Background(), Options{Files: []string{file}, Environ: testEnviron})
 }
 
 // Every converted Service has ports Kubernetes accepts: protocol TCP, UDP
@@ -300,9 +311,7 @@ func TestEmptyEntrypointRunsTheCommand(t *testing.T) {
 // Compose only mounts the file.
 func TestFileObjectsOutsideTheProjectAreWarned(t *testing.T) {
 	outside := filepath.Join(t.TempDir(), "id_key")
-	if err := os.WriteFile(outside, []byte("private\n"), 0o600); err != nil {
-		t.Fatal(err)
-	}
+	writeFile(t, outside, []byte("private\n"))
 	for _, tt := range []struct {
 		name, file string
 		link       bool // file is a link in the project to outside
@@ -320,16 +329,9 @@ func TestFileObjectsOutsideTheProjectAreWarned(t *testing.T) {
 					t.Fatal(err)
 				}
 			default:
-				if err := os.WriteFile(filepath.Join(dir, "key"), []byte("k\n"), 0o600); err != nil {
-					t.Fatal(err)
-				}
+				writeFile(t, filepath.Join(dir, "key"), []byte("k\n"))
 			}
-			file := filepath.Join(dir, "compose.yaml")
-			text := "name: n\nservices:\n  a:\n    image: x\n    secrets: [s]\n    configs: [c]\nsecrets:\n  s:\n    file: " + tt.file + "\nconfigs:\n  c:\n    file: " + tt.file + "\n"
-			if err := os.WriteFile(file, []byte(text), 0o644); err != nil {
-				t.Fatal(err)
-			}
-			res, err := Convert(context.Background(), Options{Files: []string{file}, Environ: testEnviron})
+			res, err := convertIn(t, dir, "name: n\nservices:\n  a:\n    image: x\n    secrets: [s]\n    configs: [c]\nsecrets:\n  s:\n    file: "+tt.file+"\nconfigs:\n  c:\n    file: "+tt.file+"\n")
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -374,15 +376,8 @@ func TestFileObjectsOverTheSizeLimitAreRefused(t *testing.T) {
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			dir := t.TempDir()
-			if err := os.WriteFile(filepath.Join(dir, "big.bin"), bytes.Repeat([]byte("a"), manifests.MaxConfigSize+1), 0o600); err != nil {
-				t.Fatal(err)
-			}
-			file := filepath.Join(dir, "compose.yaml")
-			text := "name: n\nservices:\n  a:\n    image: x\n    " + tt.section + ": [big]\n" + tt.section + ":\n  big:\n    file: ./big.bin\n"
-			if err := os.WriteFile(file, []byte(text), 0o644); err != nil {
-				t.Fatal(err)
-			}
-			_, err := Convert(context.Background(), Options{Files: []string{file}, Environ: testEnviron})
+			writeFile(t, filepath.Join(dir, "big.bin"), bytes.Repeat([]byte("a"), manifests.MaxConfigSize+1))
+			_, err := convertIn(t, dir, "name: n\nservices:\n  a:\n    image: x\n    "+tt.section+": [big]\n"+tt.section+":\n  big:\n    file: ./big.bin\n")
 			if err == nil || !strings.Contains(err.Error(), tt.key) || !strings.Contains(err.Error(), "bind mount") {
 				t.Fatalf("err %v, want a refusal naming %s and the bind mount", err, tt.key)
 			}
@@ -512,14 +507,8 @@ func TestEnvironmentValuesNotUTF8AreWarned(t *testing.T) {
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			dir := t.TempDir()
-			if err := os.WriteFile(filepath.Join(dir, "app.env"), []byte("NAME="+tt.value+"\n"), 0o600); err != nil {
-				t.Fatal(err)
-			}
-			file := filepath.Join(dir, "compose.yaml")
-			if err := os.WriteFile(file, []byte("name: n\nservices:\n  a:\n    image: x\n    env_file: app.env\n"), 0o644); err != nil {
-				t.Fatal(err)
-			}
-			res, err := Convert(context.Background(), Options{Files: []string{file}, Environ: testEnviron})
+			writeFile(t, filepath.Join(dir, "app.env"), []byte("NAME="+tt.value+"\n"))
+			res, err := convertIn(t, dir, "name: n\nservices:\n  a:\n    image: x\n    env_file: app.env\n")
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -549,9 +538,7 @@ func TestWaitForARunOnceDependencyIsWarned(t *testing.T) {
 // ConfigMaps can read. A missing optional one is nothing to say.
 func TestEnvFilesOutsideTheProjectAreWarned(t *testing.T) {
 	outside := filepath.Join(t.TempDir(), "secrets.env")
-	if err := os.WriteFile(outside, []byte("TOKEN=t\n"), 0o600); err != nil {
-		t.Fatal(err)
-	}
+	writeFile(t, outside, []byte("TOKEN=t\n"))
 	for _, tt := range []struct {
 		name, envFile string
 		warn          bool
@@ -562,14 +549,8 @@ func TestEnvFilesOutsideTheProjectAreWarned(t *testing.T) {
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			dir := t.TempDir()
-			if err := os.WriteFile(filepath.Join(dir, "app.env"), []byte("A=b\n"), 0o600); err != nil {
-				t.Fatal(err)
-			}
-			file := filepath.Join(dir, "compose.yaml")
-			if err := os.WriteFile(file, []byte("name: n\nservices:\n  a:\n    image: x\n    env_file: ["+tt.envFile+"]\n"), 0o644); err != nil {
-				t.Fatal(err)
-			}
-			res, err := Convert(context.Background(), Options{Files: []string{file}, Environ: testEnviron})
+			writeFile(t, filepath.Join(dir, "app.env"), []byte("A=b\n"))
+			res, err := convertIn(t, dir, "name: n\nservices:\n  a:\n    image: x\n    env_file: ["+tt.envFile+"]\n")
 			if err != nil {
 				t.Fatal(err)
 			}
