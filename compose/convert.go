@@ -131,9 +131,6 @@ func Load(ctx context.Context, opts Options) (*types.Project, error) {
 		cli.WithEnvFiles(opts.EnvFiles...),
 		cli.WithDotEnv,
 		cli.WithProfiles(opts.Profiles),
-		// env_file contents are merged into environment, so that the
-		// ConfigMap holds what the container would see.
-		cli.WithDiscardEnvFile,
 	)
 	if err != nil {
 		return nil, fmt.Errorf("compose options: %w", err)
@@ -166,6 +163,9 @@ type converter struct {
 	// secrets and configs are the Compose secrets and configs used, by
 	// Compose name.
 	secrets, configs map[string]bool
+	// published are the host ports (PORT/PROTOCOL) the LoadBalancer
+	// Services made so far publish, by Compose service.
+	published map[string]string
 }
 
 // ConvertProject converts a loaded project.
@@ -183,7 +183,8 @@ func ConvertProject(p *types.Project, opts Options) (*Result, error) {
 		opts.WaitCommand = DefaultWaitCommand
 	}
 	c := &converter{p: p, opts: opts, res: &Result{Project: p.Name},
-		names: map[string]string{}, claims: map[string]bool{}, secrets: map[string]bool{}, configs: map[string]bool{}}
+		names: map[string]string{}, claims: map[string]bool{}, secrets: map[string]bool{}, configs: map[string]bool{},
+		published: map[string]string{}}
 	for _, name := range slices.Sorted(maps.Keys(p.DisabledServices)) {
 		c.warn(name, "profiles", "not converted: none of its profiles %v is active (--profile)", p.DisabledServices[name].Profiles)
 	}
@@ -286,7 +287,10 @@ func dns1123(s string) string {
 		}
 	}
 	out := strings.Trim(string(b), "-")
-	if out == "" || out[0] >= '0' && out[0] <= '9' {
+	switch {
+	case out == "":
+		out = "x"
+	case out[0] >= '0' && out[0] <= '9':
 		out = "x-" + out
 	}
 	if len(out) > 63 {
@@ -305,7 +309,7 @@ var serviceKeys = map[string]bool{
 	"networks": true, "tty": true, "stdin_open": true, "hostname": true, "stop_grace_period": true,
 	"pull_policy": true, "mem_limit": true, "cpus": true, "extra_hosts": true, "tmpfs": true,
 	"build": true, "profiles": true, "container_name": true, "mem_reservation": true, "configs": true,
-	"labels": true,
+	"labels": true, "pid": true, "env_file": true,
 }
 
 // unconverted warns each key of s that is set and not in serviceKeys.

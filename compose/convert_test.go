@@ -117,6 +117,9 @@ func TestNamesBecomeDNS1123(t *testing.T) {
 		{"db.primary", "db-primary"},
 		{"1st", "x-1st"},
 		{"_x_", "x"},
+		{"_", "x"},
+		{"--", "x"},
+		{"__", "x"},
 		{strings.Repeat("a", 70), strings.Repeat("a", 63)},
 	} {
 		if got := dns1123(tt.in); got != tt.want {
@@ -177,6 +180,33 @@ func TestConvertErrors(t *testing.T) {
 			_, err := Convert(context.Background(), tt.opts)
 			if err == nil || !strings.Contains(err.Error(), tt.want) {
 				t.Fatalf("err %v, want %q", err, tt.want)
+			}
+		})
+	}
+}
+
+// The warnings come in the same order on every run too: they are part of
+// the output (stderr, the golden files), so no map order may show.
+func TestWarningsAreDeterministic(t *testing.T) {
+	for _, tt := range []struct{ name, text string }{
+		{"deploy keys not converted", "name: n\nservices:\n  a:\n    image: x\n    deploy:\n      mode: global\n      labels: {a: b}\n      endpoint_mode: dnsrr\n      update_config: {parallelism: 2}\n      rollback_config: {parallelism: 2}\n      placement:\n        constraints: [node.role==manager]\n"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			var first string
+			for i := range 20 {
+				res, err := convertText(t, tt.text)
+				if err != nil {
+					t.Fatal(err)
+				}
+				var b strings.Builder
+				for _, w := range res.Warnings {
+					b.WriteString(w.String() + "\n")
+				}
+				if i == 0 {
+					first = b.String()
+				} else if b.String() != first {
+					t.Fatalf("run %d warns in another order:\n%s---\n%s", i, b.String(), first)
+				}
 			}
 		})
 	}

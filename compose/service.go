@@ -3,13 +3,17 @@ package compose
 import (
 	"fmt"
 	"maps"
+	"net"
+	"os"
 	"path"
+	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
 	"unicode/utf8"
 
 	"github.com/compose-spec/compose-go/v2/types"
+	units "github.com/docker/go-units"
 	"k8s.io/apimachinery/pkg/api/resource"
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/apimachinery/pkg/util/validation"
@@ -19,6 +23,12 @@ import (
 
 // service converts one Compose service into its objects.
 func (c *converter) service(s types.ServiceConfig) error {
+	if s.Provider != nil {
+		// Compose asks the provider (Docker Model Runner, a cloud
+		// plugin) to run it: there is no image, no container to make.
+		c.warn(s.Name, "provider", "type %s not converted: a provider runs this service, not a container; no workload is made", s.Provider.Type)
+		return nil
+	}
 	if err := c.unconverted(s); err != nil {
 		return err
 	}
@@ -38,18 +48,26 @@ func (c *converter) service(s types.ServiceConfig) error {
 	}
 	ps := manifests.PodSpec{}
 	// Entrypoint is the image's ENTRYPOINT, command its CMD: Kubernetes'
-	// command and args, with $( kept literal.
-	if s.Entrypoint != nil {
-		if len(s.Entrypoint) == 0 {
-			c.warn(s.Name, "entrypoint", "an empty entrypoint (clear the image's) cannot be said in a manifest: the image's entrypoint runs")
+	// command and args, with $( kept literal. An empty entrypoint clears
+	// the image's, and Docker runs the command as the process: that is
+	// Kubernetes' command alone, which replaces the ENTRYPOINT and drops
+	// the CMD. Only without a command is an empty entrypoint unsayable.
+	switch {
+	case s.Entrypoint != nil && len(s.Entrypoint) == 0 && len(s.Command) > 0:
+		ctr.Command = escapeK8s(s.Command)
+	default:
+		if s.Entrypoint != nil {
+			if len(s.Entrypoint) == 0 {
+				c.warn(s.Name, "entrypoint", "an empty entrypoint (clear the image's) without a command cannot be said in a manifest: the image's entrypoint runs")
+			}
+			ctr.Command = escapeK8s(s.Entrypoint)
 		}
-		ctr.Command = escapeK8s(s.Entrypoint)
-	}
-	if s.Command != nil {
-		if len(s.Command) == 0 && s.Entrypoint == nil {
-			c.warn(s.Name, "command", "an empty command (clear the image's) cannot be said in a manifest: the image's command runs")
+		if s.Command != nil {
+			if len(s.Command) == 0 && s.Entrypoint == nil {
+				c.warn(s.Name, "command", "an empty command (clear the image's) cannot be said in a manifest: the image's command runs")
+			}
+			ctr.Args = escapeK8s(s.Command)
 		}
-		ctr.Args = escapeK8s(s.Command)
 	}
 	ctr.WorkingDir = s.WorkingDir
 	ctr.TTY, ctr.Stdin = s.Tty, s.StdinOpen
@@ -67,12 +85,29 @@ func (c *converter) service(s types.ServiceConfig) error {
 	}
 	c.network(s, &ps)
 	if s.Hostname != "" {
-		ps.Hostname = s.Hostname
+		// Kubernetes' ValidatePodSpec takes a DNS-1123 label only;
+		// Docker takes any name, dots included.
+		if msgs := validation.IsDNS1123Label(s.Hostname); len(msgs) > 0 {
+			c.warn(s.Name, "hostname", "%q not converted: a pod's hostname is a lower-case DNS-1123 label without dots; the pod's name is its hostname", s.Hostname)
+		} else {
+			ps.Hostname = s.Hostname
+		}
 	}
 	if s.StopGracePeriod != nil {
 		ps.TerminationGracePeriodSeconds = ptr(int64(seconds(s.StopGracePeriod)))
 	}
 	for _, h := range slices.Sorted(maps.Keys(s.ExtraHosts)) {
+		// Kubernetes' hostAliases take an IP address for a DNS-1123
+		// subdomain; Docker also takes host-gateway, resolved by the
+		// daemon to its own address, which a manifest cannot say.
+		if net.ParseIP(s.ExtraHosts[h][0]) == nil {
+			c.warn(s.Name, "extra_hosts", "%s=%s not converted: a hostAlias needs an IP address", h, s.ExtraHosts[h][0])
+			continue
+		}
+		if msgs := validation.IsDNS1123Subdomain(h); len(msgs) > 0 {
+			c.warn(s.Name, "extra_hosts", "%s not converted: a hostAlias's host name is a lower-case DNS-1123 subdomain", h)
+			continue
+		}
 		ps.HostAliases = append(ps.HostAliases, manifests.HostAlias{IP: s.ExtraHosts[h][0], Hostnames: []string{h}})
 		if len(s.ExtraHosts[h]) > 1 {
 			c.warn(s.Name, "extra_hosts", "%s: only the first address %s is kept", h, s.ExtraHosts[h][0])
@@ -83,10 +118,7 @@ func (c *converter) service(s types.ServiceConfig) error {
 	ps.Containers = []manifests.Container{ctr}
 
 	tmpl := manifests.PodTemplateSpec{Metadata: manifests.TemplateMeta{Labels: c.selector(s.Name)}, Spec: ps}
-	restart := s.Restart
-	if s.Deploy != nil && s.Deploy.RestartPolicy != nil && restart == "" {
-		restart = map[string]string{"none": types.RestartPolicyNo, "on-failure": types.RestartPolicyOnFailure, "any": types.RestartPolicyAlways}[s.Deploy.RestartPolicy.Condition]
-	}
+	restart := restartOf(s)
 	replicas := s.GetScale()
 	if r, retries, ok := strings.Cut(restart, ":"); ok && r == types.RestartPolicyOnFailure {
 		c.warn(s.Name, "restart", "%s: the retry limit %s is not kept: the pod is restarted until it succeeds", restart, retries)
@@ -124,6 +156,22 @@ func (c *converter) service(s types.ServiceConfig) error {
 		c.add(manifests.Kind, name, d)
 	}
 	return nil
+}
+
+// restartOf is the service's restart policy: restart, else
+// deploy.restart_policy's condition in restart's words.
+func restartOf(s types.ServiceConfig) string {
+	if s.Restart == "" && s.Deploy != nil && s.Deploy.RestartPolicy != nil {
+		return map[string]string{"none": types.RestartPolicyNo, "on-failure": types.RestartPolicyOnFailure, "any": types.RestartPolicyAlways}[s.Deploy.RestartPolicy.Condition]
+	}
+	return s.Restart
+}
+
+// runsOnce says whether the service becomes a Pod that runs until it
+// succeeds or once (restart no or on-failure), not a Deployment.
+func runsOnce(s types.ServiceConfig) bool {
+	r, _, _ := strings.Cut(restartOf(s), ":")
+	return r == types.RestartPolicyNo || r == types.RestartPolicyOnFailure
 }
 
 // annotations are the service's labels, as kompose keeps them: on the
@@ -197,13 +245,36 @@ func (c *converter) pullPolicy(s types.ServiceConfig, ctr *manifests.Container) 
 // environment puts the service's environment (env_file merged in by the
 // loader) in a ConfigMap NAME-env the container takes whole (envFrom), as
 // its environment, keys in order. A variable without a value is unset, as
-// Compose leaves it.
+// Compose leaves it. A name that is no ConfigMap key (the API server
+// refuses the ConfigMap) or no variable name (the kubelet skips it from
+// envFrom, with an InvalidEnvironmentVariableNames event) is warned and
+// left out: Docker passes any name.
 func (c *converter) environment(s types.ServiceConfig, ctr *manifests.Container) {
-	data := map[string]string{}
-	for k, v := range s.Environment {
-		if v != nil {
-			data[k] = *v
+	// The loader merged env_file contents into environment already, with
+	// Compose's precedence: the ConfigMap holds what the container would
+	// see. A file the project did not bring deserves a word, as a
+	// secret's does (fileObject).
+	for _, f := range s.EnvFiles {
+		if _, err := os.Stat(f.Path); err == nil && !c.inProject(f.Path) {
+			c.warn(s.Name, "env_file", "%s is outside the project directory %s: its variables are copied into ConfigMap %s-env", f.Path, c.p.WorkingDir, c.names[s.Name])
 		}
+	}
+	data := map[string]string{}
+	for _, k := range slices.Sorted(maps.Keys(s.Environment)) {
+		v := s.Environment[k]
+		if v == nil {
+			continue
+		}
+		if msgs := append(validation.IsConfigMapKey(k), validation.IsEnvVarName(k)...); len(msgs) > 0 {
+			c.warn(s.Name, "environment", "%q not converted: Kubernetes refuses the name (%s)", k, msgs[0])
+			continue
+		}
+		if !utf8.ValidString(*v) {
+			// A ConfigMap's data is text (JSON strings): the bytes that
+			// are not UTF-8 would become U+FFFD.
+			c.warn(s.Name, "environment", "%q: the value is not UTF-8; a ConfigMap holds text, so its invalid bytes become U+FFFD", k)
+		}
+		data[k] = *v
 	}
 	if len(data) == 0 {
 		return
@@ -219,15 +290,15 @@ func (c *converter) security(s types.ServiceConfig, ctr *manifests.Container) {
 	set := false
 	if s.User != "" {
 		u, g, _ := strings.Cut(s.User, ":")
-		uid, err := strconv.ParseInt(u, 10, 64)
-		if err != nil {
-			c.warn(s.Name, "user", "%q not converted: a manifest names a numeric user (runAsUser); use the uid", s.User)
+		uid, ok := numericID(u)
+		if !ok {
+			c.warn(s.Name, "user", "%q not converted: a manifest names a numeric user from 0 to 2147483647 (runAsUser); use the uid", s.User)
 		} else {
 			sc.RunAsUser, set = ptr(uid), true
 			if g != "" {
-				gid, err := strconv.ParseInt(g, 10, 64)
-				if err != nil {
-					c.warn(s.Name, "user", "group %q not converted: a manifest names a numeric group (runAsGroup)", g)
+				gid, ok := numericID(g)
+				if !ok {
+					c.warn(s.Name, "user", "group %q not converted: a manifest names a numeric group from 0 to 2147483647 (runAsGroup)", g)
 				} else {
 					sc.RunAsGroup = ptr(gid)
 				}
@@ -246,6 +317,12 @@ func (c *converter) security(s types.ServiceConfig, ctr *manifests.Container) {
 	if set {
 		ctr.SecurityContext = sc
 	}
+}
+
+// numericID is a uid or gid as Kubernetes takes it: 0 to 2147483647.
+func numericID(s string) (int64, bool) {
+	n, err := strconv.ParseInt(s, 10, 32)
+	return n, err == nil && n >= 0
 }
 
 func normalizeCaps(cs []string) []string {
@@ -288,18 +365,31 @@ func (c *converter) resources(s types.ServiceConfig, ctr *manifests.Container) {
 		put(limits, r.Limits, "limits")
 		put(requests, r.Reservations, "reservations")
 		d := s.Deploy
-		for key, set := range map[string]bool{
-			"mode": d.Mode != "" && d.Mode != "replicated", "labels": len(d.Labels) > 0,
-			"update_config": d.UpdateConfig != nil, "rollback_config": d.RollbackConfig != nil,
-			"placement":     len(d.Placement.Constraints)+len(d.Placement.Preferences) > 0 || d.Placement.MaxReplicas != 0,
-			"endpoint_mode": d.EndpointMode != "",
+		// A slice, not a map: the warnings' order is the output's.
+		for _, k := range []struct {
+			key string
+			set bool
+		}{
+			{"mode", d.Mode != "" && d.Mode != "replicated"}, {"labels", len(d.Labels) > 0},
+			{"update_config", d.UpdateConfig != nil}, {"rollback_config", d.RollbackConfig != nil},
+			{"placement", len(d.Placement.Constraints)+len(d.Placement.Preferences) > 0 || d.Placement.MaxReplicas != 0},
+			{"endpoint_mode", d.EndpointMode != ""},
 		} {
-			if set {
-				c.warn(s.Name, "deploy."+key, "not converted: dockctl has no equivalent")
+			if k.set {
+				c.warn(s.Name, "deploy."+k.key, "not converted: dockctl has no equivalent")
 			}
 		}
 		if rp := d.RestartPolicy; rp != nil && (rp.Delay != nil || rp.MaxAttempts != nil || rp.Window != nil) {
 			c.warn(s.Name, "deploy.restart_policy", "delay, max_attempts and window not converted")
+		}
+	}
+	// Kubernetes refuses a request above its limit (ValidateResourceRequirements);
+	// one left out defaults to the limit.
+	for _, r := range slices.Sorted(maps.Keys(requests)) {
+		q, l := requests[r], limits[r]
+		if _, ok := limits[r]; ok && q.Cmp(l) > 0 {
+			c.warn(s.Name, "deploy.resources.reservations", "%s %s not converted: above the limit %s (the request is the limit)", r, q.String(), l.String())
+			delete(requests, r)
 		}
 	}
 	if len(limits) > 0 {
@@ -323,6 +413,11 @@ func (c *converter) healthcheck(s types.ServiceConfig, ctr *manifests.Container)
 	switch h.Test[0] {
 	case "CMD":
 		cmd = h.Test[1:]
+		if len(cmd) == 0 {
+			// An exec probe needs a command (Kubernetes' validation).
+			c.warn(s.Name, "healthcheck.test", "[CMD] names no command: no readiness probe is made")
+			return
+		}
 	case "CMD-SHELL":
 		cmd = []string{"/bin/sh", "-c", strings.Join(h.Test[1:], " ")}
 	default:
@@ -330,15 +425,16 @@ func (c *converter) healthcheck(s types.ServiceConfig, ctr *manifests.Container)
 		return
 	}
 	// Docker's defaults (interval 30s, timeout 30s, retries 3) when
-	// unset, so that the probe checks as the healthcheck did.
+	// unset or zero (the Engine API's HealthConfig: "0 means inherit"),
+	// so that the probe checks as the healthcheck did.
 	p := &manifests.Probe{Exec: &manifests.ExecAction{Command: cmd}, PeriodSeconds: 30, TimeoutSeconds: 30, FailureThreshold: 3}
-	if h.Interval != nil {
+	if h.Interval != nil && *h.Interval != 0 {
 		p.PeriodSeconds = max(seconds(h.Interval), 1)
 	}
-	if h.Timeout != nil {
+	if h.Timeout != nil && *h.Timeout != 0 {
 		p.TimeoutSeconds = max(seconds(h.Timeout), 1)
 	}
-	if h.Retries != nil {
+	if h.Retries != nil && *h.Retries != 0 {
 		p.FailureThreshold = int32(max(min(*h.Retries, 1<<31-1), 1))
 	}
 	if h.StartPeriod != nil {
@@ -353,6 +449,16 @@ func (c *converter) healthcheck(s types.ServiceConfig, ctr *manifests.Container)
 // network maps network_mode and networks. All services share the
 // instance network (docs/design.md §10): Compose networks do not isolate.
 func (c *converter) network(s types.ServiceConfig, ps *manifests.PodSpec) {
+	// pid: host is hostPID (kompose maps it so too), which the
+	// controller gates; a service's or container's namespace needs one
+	// pod (shareProcessNamespace), a change of the app's shape.
+	switch s.Pid {
+	case "":
+	case "host":
+		ps.HostPID = true
+	default:
+		c.warn(s.Name, "pid", "%q not converted: the service gets its own process namespace", s.Pid)
+	}
 	switch nm := s.NetworkMode; {
 	case nm == "" || nm == "bridge" || nm == "default":
 	case nm == "host":
@@ -375,6 +481,7 @@ func (c *converter) network(s types.ServiceConfig, ps *manifests.PodSpec) {
 // port is one port of a service's Services.
 type port struct {
 	published int32 // 0: not published
+	index     int   // in the service's ports, for warnings
 	target    int32
 	protocol  string
 }
@@ -413,7 +520,16 @@ func (c *converter) services(s types.ServiceConfig, ctr *manifests.Container) []
 			c.warn(s.Name, fmt.Sprintf("ports[%d]", i), "protocol %q not converted", sp.Protocol)
 			continue
 		}
-		p := port{target: int32(sp.Target), protocol: proto}
+		p := port{target: int32(sp.Target), protocol: proto, index: i}
+		if s.NetworkMode == "host" {
+			// Docker discards published ports in the host's network
+			// ("Published ports are discarded when using host network
+			// mode"): the container binds the host's ports itself, and
+			// a LoadBalancer's proxy on them would take them first.
+			c.warn(s.Name, fmt.Sprintf("ports[%d]", i), "not published: in the host's network (network_mode: host) the container's port %d is the host's, as Docker discards published ports", p.target)
+			addTarget(p)
+			continue
+		}
 		switch pub := sp.Published; {
 		case pub == "":
 			// Docker picks a free host port; a LoadBalancer port is
@@ -434,6 +550,9 @@ func (c *converter) services(s types.ServiceConfig, ctr *manifests.Container) []
 		}
 		if sp.HostIP != "" && sp.HostIP != "0.0.0.0" && sp.HostIP != "::" {
 			c.warn(s.Name, fmt.Sprintf("ports[%d]", i), "host_ip %s not converted: a LoadBalancer Service is published on the controller's --service-address", sp.HostIP)
+		}
+		if sp.Name != "" || sp.AppProtocol != "" {
+			c.warn(s.Name, fmt.Sprintf("ports[%d]", i), "name %q and app_protocol %q not converted: the Services' port names are PROTO-PORT", sp.Name, sp.AppProtocol)
 		}
 		if sp.Mode == "host" {
 			c.warn(s.Name, fmt.Sprintf("ports[%d]", i), "mode host not converted: published through the Service's proxy")
@@ -467,13 +586,21 @@ func (c *converter) services(s types.ServiceConfig, ctr *manifests.Container) []
 	lb := &manifests.Service{APIVersion: manifests.CoreAPIVersion, Kind: manifests.KindService, Metadata: c.meta(pubName, s.Name),
 		Spec: manifests.ServiceSpec{Type: manifests.ServiceTypeLoadBalancer, Selector: c.selector(s.Name)}}
 	used := map[string]bool{}
-	for i, p := range ports {
+	for _, p := range ports {
 		k := fmt.Sprintf("%d/%s", p.published, p.protocol)
 		if used[k] {
-			c.warn(s.Name, fmt.Sprintf("ports[%d]", i), "%s is published twice: only the first is kept", k)
+			c.warn(s.Name, fmt.Sprintf("ports[%d]", p.index), "%s is published twice: only the first is kept", k)
 			continue
 		}
 		used[k] = true
+		// Every LoadBalancer port is a port of the one host: Compose
+		// picks a free one where none is published, the manifest takes
+		// the container's, so two services may now want the same.
+		if other, ok := c.published[k]; ok {
+			c.warn(s.Name, fmt.Sprintf("ports[%d]", p.index), "%s is also published by service %s: one host port serves one LoadBalancer; publish another", k, other)
+		} else {
+			c.published[k] = s.Name
+		}
 		lb.Spec.Ports = append(lb.Spec.Ports, manifests.ServicePort{Name: portName(p.protocol, p.published), Protocol: p.protocol, Port: p.published, TargetPort: intstr.FromInt32(p.target)})
 	}
 	c.add(manifests.KindService, pubName, lb)
@@ -491,6 +618,10 @@ func portName(proto string, p int32) string {
 // service_healthy is ready (its healthcheck is the readiness probe);
 // service_started waits for the same, a little more than Compose.
 func (c *converter) dependsOn(s types.ServiceConfig, ps *manifests.PodSpec) {
+	// Container names are DNS-1123 labels unique among all the pod's
+	// containers, init containers included (Kubernetes' validateContainers):
+	// wait-for-HOST is shortened and numbered where it must be.
+	taken := map[string]bool{c.names[s.Name]: true}
 	for _, dep := range slices.Sorted(maps.Keys(s.DependsOn)) {
 		d := s.DependsOn[dep]
 		key := "depends_on." + dep
@@ -515,10 +646,20 @@ func (c *converter) dependsOn(s types.ServiceConfig, ps *manifests.PodSpec) {
 			c.warn(s.Name, key, "not converted: %s is not converted (not in an active profile)", dep)
 			continue
 		}
+		if d.Condition == types.ServiceConditionHealthy && (depSvc.HealthCheck == nil || depSvc.HealthCheck.Disable) {
+			// Compose then waits on the image's HEALTHCHECK, which only
+			// the image knows: no probe is made of it.
+			c.warn(s.Name, key, "condition service_healthy: %s has no healthcheck in the Compose file; its image's HEALTHCHECK, if any, is not converted, so the wait is for its port only", dep)
+		}
 		port := firstPort(depSvc)
 		if port == 0 {
 			c.warn(s.Name, key, "not converted: %s has no ports or expose to wait on (add expose)", dep)
 			continue
+		}
+		if runsOnce(depSvc) {
+			// Its pod leaves the headless name when it ends: a wait that
+			// starts after that never ends, where Compose would start.
+			c.warn(s.Name, key, "%s runs once (a Pod): it is ready only while it runs, so a wait that starts after it has ended never ends", dep)
 		}
 		host := c.names[dep]
 		repl := strings.NewReplacer("{host}", host, "{port}", strconv.Itoa(int(port)))
@@ -526,8 +667,21 @@ func (c *converter) dependsOn(s types.ServiceConfig, ps *manifests.PodSpec) {
 		for _, a := range c.opts.WaitCommand {
 			cmd = append(cmd, repl.Replace(a))
 		}
-		ps.InitContainers = append(ps.InitContainers, manifests.Container{Name: "wait-for-" + host, Image: c.opts.WaitImage, Command: escapeK8s(cmd)})
+		ps.InitContainers = append(ps.InitContainers, manifests.Container{Name: uniqueLabel("wait-for-"+host, taken), Image: c.opts.WaitImage, Command: escapeK8s(cmd)})
 	}
+}
+
+// uniqueLabel is base as a DNS-1123 label (dns1123), with -2, -3, ...
+// where that is taken; the name returned is taken from then on.
+func uniqueLabel(base string, taken map[string]bool) string {
+	n := dns1123(base)
+	for i := 2; taken[n]; i++ {
+		suffix := "-" + strconv.Itoa(i)
+		n = dns1123(base)
+		n = strings.TrimRight(n[:min(len(n), 63-len(suffix))], "-") + suffix
+	}
+	taken[n] = true
+	return n
 }
 
 // firstPort is the first TCP target port of a service's ports, then of
@@ -598,14 +752,32 @@ func (c *converter) volumes(s types.ServiceConfig, ps *manifests.PodSpec, ctr *m
 			if v.Tmpfs != nil && v.Tmpfs.Size != 0 {
 				ed.SizeLimit = resource.NewQuantity(int64(v.Tmpfs.Size), resource.BinarySI)
 			}
+			if v.Tmpfs != nil && v.Tmpfs.Mode != 0 {
+				c.warn(s.Name, key, "tmpfs.mode %#o not converted: an emptyDir's mode is the runtime's", v.Tmpfs.Mode)
+			}
 			add(manifests.Volume{EmptyDir: ed}, v.Target, v.ReadOnly)
 		default:
 			c.warn(s.Name, key, "type %s not converted", v.Type)
 		}
 	}
 	for _, t := range s.Tmpfs {
-		target, _, _ := strings.Cut(t, ":")
-		add(manifests.Volume{EmptyDir: &manifests.EmptyDirVolumeSource{Medium: "Memory"}}, target, false)
+		// Docker's --tmpfs PATH[:OPTIONS]: size=N is the sizeLimit; the
+		// other mount options have no emptyDir equivalent.
+		target, options, _ := strings.Cut(t, ":")
+		ed := &manifests.EmptyDirVolumeSource{Medium: "Memory"}
+		for _, o := range strings.Split(options, ",") {
+			if o == "" {
+				continue
+			}
+			if v, ok := strings.CutPrefix(o, "size="); ok {
+				if n, err := units.RAMInBytes(v); err == nil && n > 0 {
+					ed.SizeLimit = resource.NewQuantity(n, resource.BinarySI)
+					continue
+				}
+			}
+			c.warn(s.Name, "tmpfs", "%s: option %s not converted: an emptyDir takes only a size", target, o)
+		}
+		add(manifests.Volume{EmptyDir: ed}, target, false)
 	}
 }
 
@@ -633,7 +805,7 @@ func (c *converter) serviceSecrets(s types.ServiceConfig, ps *manifests.PodSpec,
 		}
 		vol := manifests.Volume{Name: fmt.Sprintf("secret-%d", i), Secret: &manifests.SecretVolumeSource{SecretName: c.secretName(ref.Source)}}
 		if ref.Mode != nil {
-			vol.Secret.DefaultMode = ptr(int32(*ref.Mode))
+			vol.Secret.DefaultMode = ptr(c.fileMode(s.Name, key, *ref.Mode))
 		}
 		if ref.UID != "" || ref.GID != "" {
 			c.warn(s.Name, key, "uid and gid not converted: the file is root's")
@@ -642,6 +814,16 @@ func (c *converter) serviceSecrets(s types.ServiceConfig, ps *manifests.PodSpec,
 		ctr.VolumeMounts = append(ctr.VolumeMounts, manifests.VolumeMount{Name: vol.Name, MountPath: target, SubPath: secretKey(ref.Source), ReadOnly: true})
 	}
 	return nil
+}
+
+// fileMode is a secret's or config's mode as a defaultMode, which
+// Kubernetes takes from 0 to 0777: other bits (setuid, setgid, sticky)
+// are warned and left out.
+func (c *converter) fileMode(service, key string, mode types.FileMode) int32 {
+	if mode&^0o777 != 0 {
+		c.warn(service, key, "mode %#o: only the permission bits %#o are converted (a defaultMode is 0 to 0777)", int64(mode), int64(mode&0o777))
+	}
+	return int32(mode & 0o777)
 }
 
 // serviceConfigs mounts each config at its target, /NAME by default (a
@@ -668,7 +850,7 @@ func (c *converter) serviceConfigs(s types.ServiceConfig, ps *manifests.PodSpec,
 		}
 		vol := manifests.Volume{Name: fmt.Sprintf("config-%d", i), ConfigMap: &manifests.ConfigMapVolumeSource{Name: name}}
 		if ref.Mode != nil {
-			vol.ConfigMap.DefaultMode = ptr(int32(*ref.Mode))
+			vol.ConfigMap.DefaultMode = ptr(c.fileMode(s.Name, key, *ref.Mode))
 		}
 		if ref.UID != "" || ref.GID != "" {
 			c.warn(s.Name, key, "uid and gid not converted: the file is root's")
@@ -719,6 +901,12 @@ func (c *converter) projectFileObjects(section string, all map[string]types.File
 		if err != nil {
 			return err
 		}
+		if len(data) > manifests.MaxConfigSize {
+			// The API server's limit of a Secret or ConfigMap: apply
+			// would refuse the object, and with it the whole set.
+			return fmt.Errorf("%s: %d bytes, more than a %s holds (%d): mount the file with a bind mount (volumes: - ./FILE:/TARGET:ro) instead",
+				key, len(data), map[string]string{"secrets": "Secret", "configs": "ConfigMap"}[section], manifests.MaxConfigSize)
+		}
 		emit(name, data)
 	}
 	return nil
@@ -736,6 +924,12 @@ func (c *converter) fileObject(key string, cfg types.FileObjectConfig) ([]byte, 
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", key, err)
 		}
+		if !c.inProject(cfg.File) {
+			// Compose mounts the file where it is; the manifest holds
+			// its content, and so will the store and -o DIR: a file the
+			// project did not bring (a key in $HOME) deserves a word.
+			c.warn("", key, "file %s is outside the project directory %s: its content is copied into the manifest", cfg.File, c.p.WorkingDir)
+		}
 		return b, nil
 	case cfg.Environment != "":
 		v, ok := c.p.Environment[cfg.Environment]
@@ -747,6 +941,21 @@ func (c *converter) fileObject(key string, cfg types.FileObjectConfig) ([]byte, 
 		return []byte(cfg.Content), nil
 	}
 	return nil, fmt.Errorf("%s: no file, environment or content", key)
+}
+
+// inProject says whether file, its links followed, is in the project's
+// directory, its links followed too.
+func (c *converter) inProject(file string) bool {
+	dir, err := filepath.EvalSymlinks(c.p.WorkingDir)
+	if err != nil {
+		return false
+	}
+	f, err := filepath.EvalSymlinks(file)
+	if err != nil {
+		return false
+	}
+	rel, err := filepath.Rel(dir, f)
+	return err == nil && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator))
 }
 
 func (c *converter) secretName(name string) string {

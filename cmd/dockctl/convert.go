@@ -10,6 +10,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/dockctl/dockctl/compose"
+	"github.com/dockctl/dockctl/manifests"
 )
 
 // newConvertCommand is `dockctl convert -f compose.yaml`: the manifests of
@@ -59,7 +60,7 @@ func newConvertCommand(g *globalOptions) *cobra.Command {
 				_, err = cmd.OutOrStdout().Write(y)
 				return err
 			}
-			return writeConverted(cmd.OutOrStdout(), res, outDir)
+			return writeConverted(cmd.OutOrStdout(), cmd.ErrOrStderr(), res, outDir)
 		},
 	}
 	f := cmd.Flags()
@@ -76,12 +77,25 @@ func newConvertCommand(g *globalOptions) *cobra.Command {
 
 // writeConverted writes each object to DIR/NAME-KIND.yaml and names the
 // files written, as kompose does. A file already there is replaced: the
-// directory is the conversion's output.
-func writeConverted(out io.Writer, res *compose.Result, dir string) error {
+// directory is the conversion's output. A Secret's file is its owner's
+// only (writeObjectFile). A manifest file already in DIR that this
+// conversion did not write is named on errOut: apply -f DIR reads it too
+// (a service removed since an earlier conversion would come back).
+func writeConverted(out, errOut io.Writer, res *compose.Result, dir string) error {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return fmt.Errorf("output directory: %w", err)
 	}
+	// Files are opened in DIR as an os.Root, which refuses a symbolic
+	// link leading out of it: DIR may be a checked-out repository's, and
+	// a link there must not make convert replace or create a file
+	// elsewhere.
+	root, err := os.OpenRoot(dir)
+	if err != nil {
+		return fmt.Errorf("output directory: %w", err)
+	}
+	defer root.Close()
 	var errs []error
+	written := map[string]bool{}
 	for _, o := range res.Objects {
 		one := &compose.Result{Objects: []compose.Object{o}}
 		y, err := one.YAML()
@@ -89,11 +103,47 @@ func writeConverted(out io.Writer, res *compose.Result, dir string) error {
 			return err
 		}
 		p := filepath.Join(dir, o.FileName())
-		if err := os.WriteFile(p, y, 0o644); err != nil {
+		if err := writeObjectFile(root, o.FileName(), y, o.Kind == manifests.KindSecret); err != nil {
 			errs = append(errs, fmt.Errorf("write %s: %w", p, err))
 			continue
 		}
+		written[p] = true
 		fmt.Fprintf(out, "%s\n", p)
 	}
+	// The files apply -f DIR reads (manifests.ExpandPath), less ours.
+	files, _, err := manifests.ExpandPath(dir)
+	if err != nil {
+		errs = append(errs, fmt.Errorf("list %s: %w", dir, err))
+	}
+	for _, f := range files {
+		if !written[f] {
+			fmt.Fprintf(errOut, "Warning: %s: not written by this conversion; apply -f %s applies it too\n", f, dir)
+		}
+	}
 	return errors.Join(errs...)
+}
+
+// writeObjectFile writes one object's file: 0644, but a Secret's 0600,
+// since it holds the secret's value (read from a file its owner may keep
+// private). The mode is set before the data is written, so that a file
+// of an earlier conversion, whatever its mode, never shows the value to
+// others (os.WriteFile keeps an existing file's mode).
+func writeObjectFile(root *os.Root, name string, data []byte, private bool) error {
+	mode := os.FileMode(0o644)
+	if private {
+		mode = 0o600
+	}
+	f, err := root.OpenFile(name, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, mode)
+	if err != nil {
+		return err
+	}
+	if err := f.Chmod(mode); err != nil {
+		f.Close()
+		return err
+	}
+	if _, err := f.Write(data); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
 }

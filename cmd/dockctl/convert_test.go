@@ -146,3 +146,116 @@ func TestConvertFlags(t *testing.T) {
 		}
 	}
 }
+
+// -o DIR writes a Secret's file readable by its owner only: it holds the
+// secret's value, read from a file the owner may keep private (0600), and
+// an earlier conversion's file is made private too.
+func TestConvertOutputDirKeepsSecretsPrivate(t *testing.T) {
+	for _, tt := range []struct {
+		name  string
+		prior os.FileMode // of db-password-secret.yaml before, 0: none
+	}{
+		{"a new directory", 0},
+		{"a secret file of an earlier conversion, readable by all", 0o644},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			file := convertProject(t)
+			out := filepath.Join(t.TempDir(), "k8s")
+			secret := filepath.Join(out, "db-password-secret.yaml")
+			if tt.prior != 0 {
+				if err := os.MkdirAll(out, 0o755); err != nil {
+					t.Fatal(err)
+				}
+				if err := os.WriteFile(secret, []byte("old\n"), tt.prior); err != nil {
+					t.Fatal(err)
+				}
+				if err := os.Chmod(secret, tt.prior); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if _, errOut, err := run(t, "", "convert", "-f", file, "-o", out); err != nil {
+				t.Fatalf("convert: %v %s", err, errOut)
+			}
+			fi, err := os.Stat(secret)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := fi.Mode().Perm(); got&0o077 != 0 {
+				t.Errorf("%s: mode %v, want no access but the owner's", secret, got)
+			}
+		})
+	}
+}
+
+// -o DIR writes inside DIR only: a symbolic link where an object's file
+// goes (a checked-out repository's k8s/ may hold one) is refused, never
+// followed to replace or create a file elsewhere.
+func TestConvertOutputDirNeverWritesThroughASymlink(t *testing.T) {
+	for _, tt := range []struct {
+		name   string
+		exists bool // the link's target exists
+	}{
+		{"a link to a file outside", true},
+		{"a dangling link to a path outside", false},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			file := convertProject(t)
+			out := filepath.Join(t.TempDir(), "k8s")
+			if err := os.MkdirAll(out, 0o755); err != nil {
+				t.Fatal(err)
+			}
+			victim := filepath.Join(t.TempDir(), "victim")
+			if tt.exists {
+				if err := os.WriteFile(victim, []byte("mine\n"), 0o600); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if err := os.Symlink(victim, filepath.Join(out, "web-deployment.yaml")); err != nil {
+				t.Fatal(err)
+			}
+			_, errOut, err := run(t, "", "convert", "-f", file, "-o", out)
+			if err == nil || !strings.Contains(err.Error()+errOut, "web-deployment.yaml") {
+				t.Errorf("convert: err %v, stderr %s; want a refusal naming web-deployment.yaml", err, errOut)
+			}
+			b, rerr := os.ReadFile(victim)
+			switch {
+			case tt.exists && string(b) != "mine\n":
+				t.Errorf("the file outside was written: %q", b)
+			case !tt.exists && rerr == nil:
+				t.Errorf("a file outside was created: %q", b)
+			}
+		})
+	}
+}
+
+// -o DIR names on stderr each manifest file already in DIR that this
+// conversion did not write (a service since removed, a file of one's
+// own): `apply -f DIR` would apply it with the others.
+func TestConvertOutputDirNamesFilesItDidNotWrite(t *testing.T) {
+	for _, tt := range []struct {
+		name, file string
+		warned     bool
+	}{
+		{"a manifest of a removed service", "old-deployment.yaml", true},
+		{"a JSON manifest", "extra.json", true},
+		{"a file apply does not read", "README.md", false},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			file := convertProject(t)
+			out := filepath.Join(t.TempDir(), "k8s")
+			if err := os.MkdirAll(out, 0o755); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(filepath.Join(out, tt.file), []byte("{}\n"), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			_, errOut, err := run(t, "", "convert", "-f", file, "-o", out)
+			if err != nil {
+				t.Fatalf("convert: %v %s", err, errOut)
+			}
+			if got := strings.Contains(errOut, "Warning: "+filepath.Join(out, tt.file)); got != tt.warned {
+				t.Errorf("warned about %s: %v, want %v; stderr:\n%s", tt.file, got, tt.warned, errOut)
+			}
+		})
+	}
+}

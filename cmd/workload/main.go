@@ -87,8 +87,15 @@ func waitCmd(args []string, stderr io.Writer, dial func(string) error, sleep fun
 		fmt.Fprintln(stderr, "usage: workload wait HOST:PORT")
 		return 2
 	}
-	if _, _, err := net.SplitHostPort(args[0]); err != nil {
+	_, portName, err := net.SplitHostPort(args[0])
+	if err != nil {
 		fmt.Fprintln(stderr, "workload wait:", err)
+		return 2
+	}
+	// A port no dial can reach would make the init container wait
+	// forever: refuse it at once (a name is looked up as Dial does).
+	if port, err := net.LookupPort("tcp", portName); err != nil || port < 1 || port > 65535 {
+		fmt.Fprintf(stderr, "workload wait: %s: no port from 1 to 65535\n", args[0])
 		return 2
 	}
 	for {

@@ -427,3 +427,22 @@ func TestWaitDialsUntilAccepted(t *testing.T) {
 		t.Fatalf("tcpDial of a listening port: %v", err)
 	}
 }
+
+// An address no dial could ever reach (no port, port 0 or past 65535, an
+// unknown service name) is a usage error, exit 2 at once, not a
+// wait that never ends in an init container.
+func TestWaitRefusesAnAddressThatNeverAnswers(t *testing.T) {
+	for _, tt := range []struct{ name, addr string }{
+		{"no port", "db:"},
+		{"port 0", "db:0"},
+		{"port past 65535", "db:70000"},
+		{"an unknown service name", "db:no-such-service-name"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			dial := func(string) error { t.Fatal("dialed"); return nil }
+			if code := waitCmd([]string{tt.addr}, io.Discard, dial, func(time.Duration) { t.Fatal("slept on a usage error") }); code != 2 {
+				t.Errorf("%s: exit %d, want 2", tt.addr, code)
+			}
+		})
+	}
+}
