@@ -33,7 +33,7 @@ import (
 // base64decode (a Secret's data).
 func newGoTemplate(text string) (*jsontemplate.Template, error) {
 	return jsontemplate.Parse("output", text, map[string]jsontemplate.Func{
-		"base64decode": base64decode,
+		"base64decode": {Params: []jsontemplate.Param{jsontemplate.Any}, Call: base64decode},
 	})
 }
 
