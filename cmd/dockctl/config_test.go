@@ -183,7 +183,7 @@ func TestBrokenConfigSparesCommandsThatDoNotReadIt(t *testing.T) {
 		{"completion", "bash"},
 		{"help"},
 		{"help", "get"},
-		{"explain", "pods"},
+		{"explain", "deployments"},
 		{"api-resources"},
 	} {
 		t.Run(strings.Join(args, " "), func(t *testing.T) {
