@@ -658,6 +658,8 @@ func TestLogsPreviousOfAContainerThatExitedAfterRestarts(t *testing.T) {
 	} {
 		t.Run(tt.situation, func(t *testing.T) {
 			snap := podsFixture(t)
+			b, _ := json.Marshal(map[string]any{"rollout": map[string]any{}, "containers": map[string]any{migrate: map[string]any{"restarts": tt.restarts}}})
+			snap.statuses["default/jobs"].Extra["controller"] = b
 			snap.inspect(snap.allPods())
 			d, ok := snap.started[migrate]
 			if !ok || d.StartedAt.IsZero() {
@@ -665,8 +667,6 @@ func TestLogsPreviousOfAContainerThatExitedAfterRestarts(t *testing.T) {
 			}
 			src := &timedLogs{lines: map[string][]timedLine{migrate: {
 				{d.StartedAt.Add(-time.Minute), "migrate: run 1 failed"}, {d.StartedAt.Add(time.Second), "migrate: last run done"}}}}
-			b, _ := json.Marshal(map[string]any{"rollout": map[string]any{}, "containers": map[string]any{migrate: map[string]any{"restarts": tt.restarts}}})
-			snap.statuses["default/jobs"].Extra["controller"] = b
 			o := &logsOptions{container: "migrate", previous: true, tail: "all", maxLogRequests: defaultMaxLogRequests}
 			streams, err := logStreams(testGlobal, snap, kindPod, jobs0, o)
 			if tt.err != "" {
