@@ -48,21 +48,32 @@ const MinStallThreshold = 3 * time.Minute
 // Stall says why a controller whose heartbeat is fresh cannot be counted
 // on at now ("" when its loop makes progress): it has finished no pass
 // over Docker for HeartbeatMisses of its resync periods (at least
-// MinStallThreshold) — since it started, when it has finished none.
+// MinStallThreshold) — since it started, when it has finished none —
+// or its last pass (start) is further than that in the future.
 // Call it only on a heartbeat Staleness finds fresh.
 func (h *Heartbeat) Stall(now time.Time) string {
 	if h == nil || h.PassEvery <= 0 {
 		return ""
 	}
 	threshold := max(HeartbeatMisses*h.PassEvery, MinStallThreshold)
+	// A time further in the future than the threshold (a clock stepped
+	// back) is, as Staleness's beat from the future, one a loop that
+	// makes progress would have replaced on the new clock: it has ended
+	// no pass since, wedged before the step.
 	if h.LastPass.IsZero() {
-		if since := now.Sub(h.Started); since > threshold {
+		switch since := now.Sub(h.Started); {
+		case since > threshold:
 			return fmt.Sprintf("it has finished no pass over Docker in the %s since it started (Docker may not be answering)", age(since))
+		case -since > threshold:
+			return fmt.Sprintf("it has finished no pass over Docker since it started %s in the future (Docker may not be answering)", age(-since))
 		}
 		return ""
 	}
-	if since := now.Sub(h.LastPass); since > threshold {
+	switch since := now.Sub(h.LastPass); {
+	case since > threshold:
 		return fmt.Sprintf("its last pass over Docker ended %s ago, and it starts one every %s (Docker may not be answering)", age(since), h.PassEvery)
+	case -since > threshold:
+		return fmt.Sprintf("its last pass over Docker ended %s in the future, and none ended since (Docker may not be answering)", age(-since))
 	}
 	return ""
 }

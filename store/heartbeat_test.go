@@ -93,6 +93,15 @@ func TestHeartbeatStall(t *testing.T) {
 		{"no pass since the start", Heartbeat{Started: t0, PassEvery: 30 * time.Second}, t0.Add(5 * time.Minute),
 			"it has finished no pass over Docker in the 5m0s since it started (Docker may not be answering)"},
 		{"a release that did not report passes", Heartbeat{Started: t0}, t0.Add(time.Hour), ""},
+		{"a clock stepped back a little: the last pass is recent", Heartbeat{Started: t0, PassEvery: 30 * time.Second, LastPass: t0}, t0.Add(-5 * time.Second), ""},
+		// As Staleness's beat from the future: a loop that makes progress
+		// ends a pass on the new clock within a resync of the step; a last
+		// pass further ahead than the threshold was left by a loop that
+		// has ended none since, wedged before the step.
+		{"a last pass far in the future, none since: wedged before a clock stepped back", Heartbeat{Started: t0.Add(-time.Hour), PassEvery: 30 * time.Second, LastPass: t0},
+			t0.Add(-time.Hour), "its last pass over Docker ended 1h0m0s in the future, and none ended since (Docker may not be answering)"},
+		{"no pass since a start far in the future", Heartbeat{Started: t0, PassEvery: 30 * time.Second}, t0.Add(-time.Hour),
+			"it has finished no pass over Docker since it started 1h0m0s in the future (Docker may not be answering)"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			if got := tc.hb.Stall(tc.now); got != tc.want {

@@ -170,3 +170,27 @@ func TestNoHomeMeansNoConfiguration(t *testing.T) {
 		t.Errorf("set-context without a home: %v, want %v", err, errNoConfigPath)
 	}
 }
+
+// A configuration that cannot be read spares the commands that never
+// read it, as kubectl's broken kubeconfig spares completion, version
+// --client, explain's and api-resources' offline cousins and help: they
+// use no namespace, instance or state.
+func TestBrokenConfigSparesCommandsThatDoNotReadIt(t *testing.T) {
+	withConfig(t, "current-context: [\n")
+	t.Setenv("DOCKER_HOST", "unix://"+filepath.Join(t.TempDir(), "no.sock"))
+	for _, args := range [][]string{
+		{"version"},
+		{"completion", "bash"},
+		{"help"},
+		{"help", "get"},
+		{"explain", "deployments"},
+		{"api-resources"},
+	} {
+		t.Run(strings.Join(args, " "), func(t *testing.T) {
+			out, errOut, err := run(t, "", args...)
+			if err != nil || out == "" {
+				t.Errorf("%v with a broken configuration: %v (stdout %d bytes, stderr %q); it reads no configuration", args, err, len(out), errOut)
+			}
+		})
+	}
+}

@@ -175,6 +175,13 @@ func untar(r io.Reader, dir, from, rename string, warn io.Writer) error {
 			fmt.Fprintf(warn, "warning: file %q is outside target destination, skipping\n", h.Name)
 			continue
 		}
+		if !inCopiedPath(h.Name, from) {
+			// The Engine's archive of a path holds that path's name and
+			// what is under it, nothing else: another entry would land
+			// beside the copy (~/.bashrc of cp POD:/data ~). kubectl
+			// refuses such an archive whole.
+			return fmt.Errorf("tar contents corrupted: %q is not under %q", h.Name, from)
+		}
 		mode := fs.FileMode(h.Mode).Perm()
 		switch h.Typeflag {
 		case tar.TypeDir:
@@ -234,6 +241,17 @@ func entryName(name, from, rename string) (string, bool) {
 		return "", false
 	}
 	return clean, true
+}
+
+// inCopiedPath tells whether archive entry name (one entryName took) is
+// the copied path from or under it; any is when from names no single
+// entry ("", "." or "/": the archive of a root).
+func inCopiedPath(name, from string) bool {
+	if from == "" || from == "." || from == "/" {
+		return true
+	}
+	first, _, _ := strings.Cut(path.Clean(name), "/")
+	return first == from
 }
 
 // copyToContainer copies local src to path dest of container id: into

@@ -354,3 +354,49 @@ func TestUntarTakesOddButLegitimateEntries(t *testing.T) {
 		})
 	}
 }
+
+// Every entry of an archive of a copied path starts with that path's
+// name (the Engine's archive of /srv/site holds site/…): an entry that
+// does not is kubectl's "tar contents corrupted", refused before it
+// lands beside the copy (cp POD:/srv/site ~ must never write ~/.bashrc).
+func TestUntarRefusesEntriesOutsideTheCopiedPath(t *testing.T) {
+	for _, tt := range []struct {
+		situation    string
+		from, rename string
+		names        []string
+	}{
+		{"into a directory: a file beside the copy", "site", "", []string{"site/ok", ".bashrc"}},
+		{"into a directory: a directory beside the copy", "site", "", []string{"site/ok", "other/evil"}},
+		{"to a new name: a file beside the copy", "site", "out", []string{"site/ok", "evil"}},
+		{"to a new name: a directory beside the copy", "site", "out", []string{"site/ok", "other/evil"}},
+		{"a name that only starts like the copy's", "site", "out", []string{"site/ok", "site2/evil"}},
+		{"a file copied to a new name, then another", "app.conf", "copy.conf", []string{"app.conf", "evil"}},
+	} {
+		t.Run(tt.situation, func(t *testing.T) {
+			var buf bytes.Buffer
+			tw := tar.NewWriter(&buf)
+			for _, n := range tt.names {
+				if err := tw.WriteHeader(&tar.Header{Typeflag: tar.TypeReg, Name: n, Mode: 0o644, Size: 1}); err != nil {
+					t.Fatal(err)
+				}
+				tw.Write([]byte("x"))
+			}
+			tw.Close()
+			d := t.TempDir()
+			var warn bytes.Buffer
+			err := untar(&buf, d, tt.from, tt.rename, &warn)
+			if err == nil || !strings.Contains(err.Error(), "tar contents corrupted") {
+				t.Errorf("untar: %v, want kubectl's tar contents corrupted", err)
+			}
+			copied := tt.rename
+			if copied == "" {
+				copied = tt.from
+			}
+			for f := range readTree(t, d) {
+				if f != copied && !strings.HasPrefix(f, copied+"/") {
+					t.Errorf("wrote %s beside the copy %s", f, copied)
+				}
+			}
+		})
+	}
+}

@@ -29,29 +29,68 @@ import (
 // tests), so the output stays the one kubectl's scripts read
 // (docs/design.md §15).
 
-// newGoTemplate parses text with kubectl's template function
-// base64decode (a Secret's data).
+// newGoTemplate parses text with kubectl's template functions
+// (k8s.io/cli-runtime's GoTemplatePrinter): base64decode (a Secret's
+// data) and exists, declared with kubectl's Go signatures so that a call
+// is checked as kubectl's text/template checks it.
 func newGoTemplate(text string) (*jsontemplate.Template, error) {
 	return jsontemplate.Parse("output", text, map[string]jsontemplate.Func{
-		"base64decode": base64decode,
+		// func base64decode(v string) (string, error)
+		"base64decode": {Params: []jsontemplate.Param{jsontemplate.String}, Call: base64decode},
+		// func exists(item interface{}, indices ...interface{}) bool
+		"exists": {Params: []jsontemplate.Param{jsontemplate.Any, jsontemplate.Any}, Variadic: true, Call: exists},
 	})
 }
 
-// base64decode is kubectl's: one string argument, decoded from standard
+// base64decode is kubectl's: its string argument decoded from standard
 // base64.
 func base64decode(args []any) (any, error) {
-	if len(args) != 1 {
-		return nil, fmt.Errorf("wrong number of args: want 1 got %d", len(args))
-	}
-	s, ok := args[0].(string)
-	if !ok {
-		return nil, fmt.Errorf("wrong type for value; expected string; got %T", args[0])
-	}
-	b, err := base64.StdEncoding.DecodeString(s)
+	b, err := base64.StdEncoding.DecodeString(args[0].(string))
 	if err != nil {
 		return nil, fmt.Errorf("base64 decode failed: %v", err)
 	}
 	return string(b), nil
+}
+
+// exists is kubectl's: whether index could be called with these
+// arguments and reach a value that is not null. A list or string takes
+// an integer index in range (a JSON number is a float64, which kubectl's
+// refuses too), a map a string key (nil is the key ""); the item alone,
+// with no indexes, always exists, as kubectl's.
+func exists(args []any) (any, error) {
+	v := args[0]
+	for _, ix := range args[1:] {
+		var i int
+		switch n := ix.(type) {
+		case int:
+			i = n
+		case uint8:
+			i = int(n)
+		default:
+			i = -1
+		}
+		switch x := v.(type) {
+		case []any:
+			if i < 0 || i >= len(x) {
+				return false, nil
+			}
+			v = x[i]
+		case string:
+			if i < 0 || i >= len(x) {
+				return false, nil
+			}
+			v = x[i]
+		case map[string]any:
+			key, ok := ix.(string)
+			if !ok && ix != nil {
+				return false, nil
+			}
+			v = x[key]
+		default:
+			return false, nil
+		}
+	}
+	return len(args) == 1 || v != nil, nil
 }
 
 // printGoTemplate runs p's template over rows' objects (one alone when

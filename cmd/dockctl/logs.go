@@ -319,7 +319,8 @@ type logWindow struct{ since, until time.Time }
 // and Docker keeps one log for every run of a container, so these are
 // there: of a container waiting to restart (kubectl's last state
 // terminated), its exited run's, from its start; of a running container
-// that restarted, those written before its current run started — every
+// that restarted, or one that exited after it restarted, those written
+// before its current (last) run started — every
 // earlier run's when it restarted more than once (notice says so), where
 // kubectl's kubelet keeps the one before only. A container that never
 // restarted, or was made anew (its log gone with the one it replaced),
@@ -336,7 +337,10 @@ func previousRun(snap *snapshot, e podEntry, pc podruntime.PodContainer) (*logWi
 		switch {
 		case last.Terminated != nil:
 			return &logWindow{since: d.StartedAt}, "", nil
-		case state.Running != nil && pc.View.Restarts > 0:
+		case (state.Running != nil || state.Terminated != nil) && pc.View.Restarts > 0:
+			// Running or exited after a restart (an init container run
+			// again, then completed): kubelet's last state is the run
+			// before; Docker's log holds it before the last run's start.
 			notice := ""
 			if pc.View.Restarts > 1 {
 				notice = fmt.Sprintf("container %q in pod %q restarted %d times: its previous logs are those of every earlier run (Docker keeps one log per container)",

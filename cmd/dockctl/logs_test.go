@@ -639,6 +639,56 @@ func TestLogsPreviousPrintsEarlierRunsOrKubectlsError(t *testing.T) {
 	}
 }
 
+// A container that exited after it restarted (an init container that
+// failed, was run again and completed; a Job's OnFailure container that
+// at last succeeded) has kubectl's last state terminated: -p prints the
+// runs before its last one, as kubelet's previous instance, not
+// kubectl's "not found".
+func TestLogsPreviousOfAContainerThatExitedAfterRestarts(t *testing.T) {
+	jobsHash := manifests.TemplateHash(&mustDecode(t, jobsYAML).Spec.Template)
+	jobs0 := dockerx.Hostname("jobs", jobsHash, 0)
+	migrate := testID(dockerx.ContainerName("default", "", "jobs", jobsHash, 0) + ".migrate")
+	for _, tt := range []struct {
+		situation string
+		restarts  int
+		want, err string
+	}{
+		{situation: "restarted twice, then completed: the runs before its last", restarts: 2, want: "migrate: run 1 failed\n"},
+		{situation: "never restarted: kubectl's error", restarts: 0, err: `previous terminated container "migrate" in pod "` + jobs0 + `" not found`},
+	} {
+		t.Run(tt.situation, func(t *testing.T) {
+			snap := podsFixture(t)
+			b, _ := json.Marshal(map[string]any{"rollout": map[string]any{}, "containers": map[string]any{migrate: map[string]any{"restarts": tt.restarts}}})
+			snap.statuses["default/jobs"].Extra["controller"] = b
+			snap.inspect(snap.allPods())
+			d, ok := snap.started[migrate]
+			if !ok || d.StartedAt.IsZero() {
+				t.Fatalf("no start time for %s in the fixture", migrate)
+			}
+			src := &timedLogs{lines: map[string][]timedLine{migrate: {
+				{d.StartedAt.Add(-time.Minute), "migrate: run 1 failed"}, {d.StartedAt.Add(time.Second), "migrate: last run done"}}}}
+			o := &logsOptions{container: "migrate", previous: true, tail: "all", maxLogRequests: defaultMaxLogRequests}
+			streams, err := logStreams(testGlobal, snap, kindPod, jobs0, o)
+			if tt.err != "" {
+				if err == nil || err.Error() != tt.err {
+					t.Fatalf("err %v, want %q", err, tt.err)
+				}
+				return
+			}
+			if err != nil || len(streams) != 1 {
+				t.Fatalf("%d streams, %v; want the runs before the last", len(streams), err)
+			}
+			var out bytes.Buffer
+			if err := printLogs(context.Background(), src, streams, o, &out); err != nil {
+				t.Fatal(err)
+			}
+			if out.String() != tt.want {
+				t.Errorf("printed %q, want %q", out.String(), tt.want)
+			}
+		})
+	}
+}
+
 // logs of a workload reads its first pod, as kubectl's; --all-pods reads
 // every pod of it, each line prefixed as kubectl's --all-pods sets
 // --prefix (unless --prefix=false).

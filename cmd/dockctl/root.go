@@ -52,7 +52,8 @@ func newRootCommand() *cobra.Command {
 	// A flag wins over its variable, which wins over the current
 	// context of the configuration file (config.go), which wins over the
 	// default: resolved here, so that completions see the same values.
-	// A configuration that cannot be read fails every command but config's.
+	// A configuration that cannot be read fails every command but those
+	// that never read it (readsConfig).
 	cfg, _, cfgErr := loadConfig()
 	ctx := cfg.current()
 	root.PersistentFlags().StringVar(&g.stateDir, "state-dir", envOr("DOCKCTL_STATE_DIR", store.DefaultDir()), "state directory (env DOCKCTL_STATE_DIR)")
@@ -71,7 +72,7 @@ func newRootCommand() *cobra.Command {
 	root.SetFlagErrorFunc(flagError)
 	root.SuggestionsMinimumDistance = 2
 	root.PersistentPreRunE = func(cmd *cobra.Command, _ []string) error {
-		if cfgErr != nil && !isConfigCommand(cmd) {
+		if cfgErr != nil && readsConfig(cmd) {
 			return cfgErr
 		}
 		return validNamespace(g.namespace)
@@ -89,15 +90,22 @@ func newRootCommand() *cobra.Command {
 	return root
 }
 
-// isConfigCommand tells whether cmd is config or one of its
-// subcommands, which work on a configuration the others cannot read.
-func isConfigCommand(cmd *cobra.Command) bool {
-	for c := cmd; c != nil; c = c.Parent() {
-		if c.Name() == "config" && c.Parent() == cmd.Root() {
-			return true
-		}
+// readsConfig tells whether cmd uses what the configuration file sets
+// (the namespace, the instance and with it the state): a file that
+// cannot be read fails those commands only, as a broken kubeconfig fails
+// only the kubectl commands that load it, never completion, version
+// --client or help. config's own commands read the file themselves and
+// name what is wrong with it.
+func readsConfig(cmd *cobra.Command) bool {
+	top := cmd
+	for top.HasParent() && top.Parent() != cmd.Root() {
+		top = top.Parent()
 	}
-	return false
+	switch top.Name() {
+	case "config", "version", "completion", "help", "explain", "api-resources", "kustomize", "helper":
+		return top == cmd.Root()
+	}
+	return true
 }
 
 func envOr(key, def string) string {

@@ -233,7 +233,7 @@ func newSetEnvCommand(g *globalOptions) *cobra.Command {
 					return err
 				}
 				if len(cs) == 0 {
-					fmt.Fprintf(cmd.ErrOrStderr(), "warning: %s/%s does not have any containers matching %q\n", o.kind.api.kind, o.ref.Name, containers)
+					fmt.Fprintf(cmd.ErrOrStderr(), "Warning: %s/%s does not have any containers matching %q\n", o.kind.api.kind, o.ref.Name, containers) // kubectl's WarningPrinter
 					continue
 				}
 				for _, c := range cs {
@@ -335,7 +335,7 @@ func envFrom(errOut io.Writer, g *globalOptions, st *store.Store, from, keys []s
 		for _, k := range ks {
 			n := strings.ToUpper(invalidEnvChars.ReplaceAllString(k, "_"))
 			if n != k {
-				fmt.Fprintf(errOut, "warning: key %s transferred to %s\n", k, n)
+				fmt.Fprintf(errOut, "Warning: key %s transferred to %s\n", k, n) // kubectl's WarningPrinter
 			}
 			src := &corev1.EnvVarSource{}
 			if kind == kindSecret {
@@ -453,13 +453,16 @@ func newSetResourcesCommand(g *globalOptions) *cobra.Command {
 			if err != nil {
 				return err
 			}
+			// As kubectl's: an object none of whose containers -c names
+			// is an error, after the others are changed.
+			var missing []error
 			for _, o := range objs {
 				cs, err := o.containers(containers)
 				if err != nil {
 					return err
 				}
 				if len(cs) == 0 {
-					fmt.Fprintf(cmd.ErrOrStderr(), "warning: unable to find container named %s\n", containers)
+					missing = append(missing, fmt.Errorf("unable to find container named %s", containers))
 					continue
 				}
 				for _, c := range cs {
@@ -481,7 +484,7 @@ func newSetResourcesCommand(g *globalOptions) *cobra.Command {
 					fmt.Fprintf(cmd.OutOrStdout(), "%s resource requirements updated\n", o.displayName())
 				}
 			}
-			return nil
+			return errors.Join(missing...)
 		},
 	}
 	cmd.Flags().StringVarP(&containers, "containers", "c", "*", "the names of containers to change (a glob: * all, web-*)")

@@ -103,8 +103,8 @@ func TestSetEnvArguments(t *testing.T) {
 		stderr    string
 	}{
 		{"set replace and remove", []string{"B=two", "A-", "C=3"}, ""},
-		{"from a configmap with a prefix", []string{"--from=configmap/app", "--prefix=APP_"}, "warning: key log.level transferred to LOG_LEVEL\n"},
-		{"from some keys of a secret", []string{"--from=secret/db", "--keys=password"}, "warning: key password transferred to PASSWORD\n"},
+		{"from a configmap with a prefix", []string{"--from=configmap/app", "--prefix=APP_"}, "Warning: key log.level transferred to LOG_LEVEL\n"},
+		{"from some keys of a secret", []string{"--from=secret/db", "--keys=password"}, "Warning: key password transferred to PASSWORD\n"},
 		{"one container", []string{"X=1", "-c", "sidecar"}, ""},
 		{"a variable given with -e", []string{"-e", "B=two", "--env=D=4"}, ""},
 		{"a glob of containers and init containers", []string{"X=1", "-c", "[ms]*"}, ""},
@@ -157,12 +157,23 @@ func TestSetEnvAndResourcesErrors(t *testing.T) {
 			}
 		})
 	}
-	// A container selector that matches none warns, as kubectl, and
-	// changes nothing.
-	for _, verb := range [][]string{{"env", "deployment/api", "A=2"}, {"resources", "deployment/api", "--limits=cpu=1"}} {
-		out, errOut, err := runArgs(t, base, append(append([]string{"set"}, verb...), "-c", "nope")...)
-		if err != nil || out != "" || !strings.HasPrefix(errOut, "warning: ") {
-			t.Errorf("set %s -c nope: %q %v %q, want a warning", verb[0], out, err, errOut)
+	// A container selector that matches none changes nothing: set env
+	// warns as kubectl's WarningPrinter ("Warning: "), set resources
+	// fails as kubectl's ("unable to find container named NAME").
+	for _, tt := range []struct {
+		verb           []string
+		wantErr, warns string
+	}{
+		{[]string{"env", "deployment/api", "A=2"}, "", `Warning: Deployment/api does not have any containers matching "nope"` + "\n"},
+		{[]string{"resources", "deployment/api", "--limits=cpu=1"}, "unable to find container named nope", ""},
+	} {
+		out, errOut, err := runArgs(t, base, append(append([]string{"set"}, tt.verb...), "-c", "nope")...)
+		gotErr := ""
+		if err != nil {
+			gotErr = err.Error()
+		}
+		if gotErr != tt.wantErr || out != "" || errOut != tt.warns {
+			t.Errorf("set %s -c nope: %q %v %q, want error %q and stderr %q", tt.verb[0], out, err, errOut, tt.wantErr, tt.warns)
 		}
 	}
 	if got, _, _ := runArgs(t, base, "get", "deployment/api", "-o", `jsonpath={.spec.template.spec.containers[0].env[0].value}`); got != "1" {

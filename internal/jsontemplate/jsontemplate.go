@@ -17,10 +17,9 @@
 //     "<no value>"; a JSON null is a nil interface until a pipeline ends,
 //     where it too becomes the invalid value.
 //   - Errors carry text/template's wording and location prefix
-//     ("template: NAME:LINE:COL: executing ..."), but for len of the
-//     invalid value (text/template reports the reflect panic it recovers)
-//     and a caller's Func's own errors (prefixed "error calling NAME:"
-//     where text/template would report a wrong argument type).
+//     ("template: NAME:LINE:COL: executing ..."), a caller's function's
+//     number and types of arguments checked as text/template checks a Go
+//     function's (see Func).
 //   - Functions are text/template's builtins that apply to JSON data plus
 //     those the caller gives (Funcs); call always fails, as JSON holds no
 //     functions.
@@ -38,10 +37,29 @@ import (
 	"unicode/utf8"
 )
 
-// Func is a caller's template function: it gets the evaluated arguments
-// (nil for text/template's invalid value) and returns a value of the
-// package's data model.
-type Func func(args []any) (any, error)
+// Param is the type of a caller's function's parameter, as text/template
+// checks an argument against a Go function's parameter: Any is
+// interface{} (the invalid value arrives as nil), String is string
+// (anything else fails with text/template's "wrong type for value",
+// "invalid value" or "expected string" errors).
+type Param int
+
+const (
+	Any Param = iota
+	String
+)
+
+// Func is a caller's template function, declared with its Go signature
+// as text/template would see it: Params, the last of them repeated when
+// Variadic (Go's ...T), so that a call is checked for its number of
+// arguments and their types before Call runs, in text/template's words.
+// Call gets the evaluated arguments (nil for text/template's invalid
+// value) and returns a value of the package's data model.
+type Func struct {
+	Params   []Param
+	Variadic bool
+	Call     func(args []any) (any, error)
+}
 
 // Template is a parsed template and the templates it defines.
 type Template struct {
@@ -564,13 +582,7 @@ func (s *state) evalFunction(dot val, node *parse.IdentifierNode, cmd parse.Node
 		numIn++
 	}
 	want := func(fixed int, variadic bool) {
-		if variadic {
-			if numIn < fixed {
-				s.errorf("wrong number of args for %s: want at least %d got %d", name, fixed, len(args))
-			}
-		} else if numIn != fixed {
-			s.errorf("wrong number of args for %s: want %d got %d", name, fixed, numIn)
-		}
+		s.arity(name, len(args), numIn, fixed, variadic)
 	}
 	evalAll := func() []val {
 		vs := make([]val, 0, numIn)
@@ -635,26 +647,9 @@ func (s *state) evalFunction(dot val, node *parse.IdentifierNode, cmd parse.Node
 		}
 		return plain(fmt.Sprintln(vs...))
 	case "printf":
-		want(1, true)
-		if len(args) > 0 {
-			switch a := args[0].(type) {
-			case *parse.BoolNode, *parse.NumberNode:
-				s.at(a)
-				s.errorf("expected string; found %s", a)
-			case *parse.NilNode:
-				s.at(a)
-				s.errorf("cannot assign nil to string")
-			}
-		}
-		vs := evalAll()
-		f, ok := vs[0].unbox().v.(string)
-		if !vs[0].ok {
-			s.errorf("invalid value; expected string")
-		}
-		if !ok {
-			s.errorf("wrong type for value; expected string; got %s", argType(vs[0]))
-		}
-		return plain(fmt.Sprintf(f, ifaces(vs[1:])...))
+		// fmt.Sprintf(format string, a ...any), as text/template calls it.
+		vs := s.callArgs(dot, name, printfParams, true, args, final, hasFinal)
+		return plain(fmt.Sprintf(vs[0].(string), vs[1:]...))
 	case "html":
 		want(0, true)
 		return plain(htmlEscapeString(evalArgs(ifaces(evalAll()))))
@@ -698,30 +693,100 @@ func (s *state) evalFunction(dot val, node *parse.IdentifierNode, cmd parse.Node
 	if !ok {
 		s.errorf("%q is not a defined function", name)
 	}
-	v, err := callFunc(f, ifaces(evalAll()))
+	v, err := callFunc(f.Call, s.callArgs(dot, name, f.Params, f.Variadic, args, final, hasFinal))
 	if err != nil {
 		fail(err)
 	}
 	return plain(v)
 }
 
+var printfParams = []Param{String, Any}
+
+// arity fails a call of name with nArgs arguments (numIn with the
+// pipeline's value) as text/template's evalCall does for a function of
+// fixed parameters, the last repeated when variadic (whose "got" counts
+// the arguments alone, as text/template's does).
+func (s *state) arity(name string, nArgs, numIn, fixed int, variadic bool) {
+	if variadic {
+		if numIn < fixed {
+			s.errorf("wrong number of args for %s: want at least %d got %d", name, fixed, nArgs)
+		}
+	} else if numIn != fixed {
+		s.errorf("wrong number of args for %s: want %d got %d", name, fixed, numIn)
+	}
+}
+
+// callArgs evaluates a call's arguments as text/template's evalCall does
+// for a Go function of params (the last repeated when variadic): the
+// number of arguments first, then each argument in order, checked against
+// its parameter as it is evaluated (so an error names the node text/template
+// names), the pipeline's value last.
+func (s *state) callArgs(dot val, name string, params []Param, variadic bool, args []parse.Node, final val, hasFinal bool) []any {
+	numIn := len(args)
+	if hasFinal {
+		numIn++
+	}
+	numFixed := len(params)
+	if variadic {
+		numFixed--
+	}
+	s.arity(name, len(args), numIn, numFixed, variadic)
+	param := func(i int) Param {
+		if i >= numFixed {
+			return params[len(params)-1]
+		}
+		return params[i]
+	}
+	out := make([]any, 0, numIn)
+	for i, a := range args {
+		if param(i) == String {
+			s.at(a)
+			switch a.(type) {
+			case *parse.BoolNode, *parse.NumberNode:
+				s.errorf("expected string; found %s", a)
+			case *parse.NilNode:
+				s.errorf("cannot assign nil to string")
+			}
+		}
+		out = append(out, s.checkParam(param(i), s.evalArg(dot, a)))
+	}
+	if hasFinal {
+		out = append(out, s.checkParam(param(len(args)), final))
+	}
+	return out
+}
+
+// checkParam is text/template's validateType of v for a parameter p.
+func (s *state) checkParam(p Param, v val) any {
+	if p == Any {
+		return v.iface()
+	}
+	if !v.ok {
+		s.errorf("invalid value; expected string")
+	}
+	str, ok := v.v.(string)
+	if !ok {
+		// A value still in its interface{} is taken out of it before the
+		// check, but for a nil one.
+		got := typeOf(v.v)
+		if v.v == nil {
+			got = v.typeName()
+		}
+		s.errorf("wrong type for value; expected string; got %s", got)
+	}
+	return str
+}
+
 // callFunc calls a caller's function, its panic an error, as text/template
 // recovers a function's panic into "error calling NAME: …": a template
 // never takes the process down.
-func callFunc(f Func, args []any) (v any, err error) {
+func callFunc(f func([]any) (any, error), args []any) (v any, err error) {
 	defer func() {
 		if r := recover(); r != nil {
 			err = fmt.Errorf("%v", r)
 		}
 	}()
 	return f(args)
-}
-
-func argType(v val) string {
-	if !v.ok {
-		return "<nil>"
-	}
-	return typeOf(v.v)
 }
 
 func ifaces(vs []val) []any {
@@ -785,7 +850,9 @@ func length(v val) (int, error) {
 		return len(x), nil
 	}
 	if !v.ok {
-		return 0, errors.New("len of invalid value")
+		// text/template's len asks the invalid value's type and reports
+		// reflect's panic.
+		return 0, errors.New("reflect: call of reflect.Value.Type on zero Value")
 	}
 	return 0, fmt.Errorf("len of type %s", typeOf(v.v))
 }
@@ -877,6 +944,11 @@ func slice(item val, indexes []val) (val, error) {
 		idx[1] = len(x)
 	}
 	for i, ix := range indexes {
+		if ix.boxed {
+			// text/template's slice, unlike index, does not take an
+			// index out of its interface{}.
+			return invalid, errors.New("cannot index slice/array with type interface {}")
+		}
 		x, err := indexArg(ix, n)
 		if err != nil {
 			return invalid, err

@@ -54,7 +54,7 @@ func upper(args []any) (any, error) {
 	return strings.ToUpper(s), nil
 }
 
-func upperStd(s any) (string, error) {
+func upperStd(s string) (string, error) {
 	v, err := upper([]any{s})
 	if err != nil {
 		return "", err
@@ -62,11 +62,30 @@ func upperStd(s any) (string, error) {
 	return v.(string), nil
 }
 
+// join is a variadic caller's function: a string, then any values.
+func join(args []any) (any, error) {
+	return fmt.Sprint(args...), nil
+}
+
+func joinStd(sep string, items ...any) string {
+	v, _ := join(append([]any{sep}, items...))
+	return v.(string)
+}
+
+// ownFuncs and stdFuncs are the caller's functions in both packages' forms.
+var (
+	ownFuncs = map[string]Func{
+		"upper": {Params: []Param{String}, Call: upper},
+		"join":  {Params: []Param{String, Any}, Variadic: true, Call: join},
+	}
+	stdFuncs = template.FuncMap{"upper": upperStd, "join": joinStd}
+)
+
 // run executes text over data with this package and with text/template.
 func run(t *testing.T, text string, data any) (got, want string, gotErr, wantErr error) {
 	t.Helper()
-	std, stdParseErr := template.New("output").Funcs(template.FuncMap{"upper": upperStd}).Parse(text)
-	own, ownParseErr := Parse("output", text, map[string]Func{"upper": upper})
+	std, stdParseErr := template.New("output").Funcs(stdFuncs).Parse(text)
+	own, ownParseErr := Parse("output", text, ownFuncs)
 	if (stdParseErr == nil) != (ownParseErr == nil) || stdParseErr != nil && stdParseErr.Error() != ownParseErr.Error() {
 		t.Fatalf("parse error %v, text/template's %v", ownParseErr, stdParseErr)
 	}
@@ -155,7 +174,11 @@ func TestExecuteMatchesTextTemplate(t *testing.T) {
 		{"len", dep, `{{len .metadata.labels}} {{len .status.conditions}} {{len .kind}} {{len .empty}} {{len .none}}`, true},
 		{"len of a number fails", dep, `{{len .spec.replicas}}`, true},
 		{"len of null fails", dep, `{{len .metadata.annotations}}`, true},
-		{"len of a missing key fails", dep, `{{len .nope}}`, false},
+		{"len of a missing key fails", dep, `{{len .nope}}`, true},
+		{"len of null through a pipeline fails", dep, `{{.metadata.annotations | len}} {{len (index .metadata "annotations")}}`, true},
+		{"slice with a null index fails", dep, `{{slice .kind .metadata.annotations}}`, true},
+		{"slice with a list index fails", dep, `{{slice .status.conditions .none}}`, true},
+		{"slice with a missing index fails", dep, `{{slice .kind .nope}}`, true},
 		{"and or not", dep, `{{and .kind .spec.replicas}} {{and .nope .kind}} {{or .nope .empty .kind}} {{or .nope .none}} {{not .nope}} {{not .kind}} {{and 1 0 2}}`, true},
 		{"and short-circuits", dep, `{{and .nope (index .kind 99)}} {{or .kind (index .kind 99)}}`, true},
 		{"and does not short-circuit on truth", dep, `{{and .kind (index .kind 99)}}`, true},
@@ -165,6 +188,21 @@ func TestExecuteMatchesTextTemplate(t *testing.T) {
 		{"call of a missing key fails", dep, `{{call .nope}}`, true},
 		{"caller's function", dep, `{{upper .metadata.name}} {{.kind | upper}}`, true},
 		{"caller's function's error", dep, `{{upper .spec.replicas}}`, true},
+		{"caller's function without its argument fails", dep, `{{upper}}`, true},
+		{"caller's function with an argument too many fails", dep, `{{upper .kind .kind}}`, true},
+		{"caller's function given an argument and the pipeline fails", dep, `{{"a" | upper "b"}}`, true},
+		{"caller's string parameter given a number fails", dep, `{{upper .spec.replicas}} {{upper 3}}`, true},
+		{"caller's string parameter given a missing key fails", dep, `{{upper .nope}}`, true},
+		{"caller's string parameter given null fails", dep, `{{upper .metadata.annotations}}`, true},
+		{"caller's string parameter given nil fails", dep, `{{upper nil}}`, true},
+		{"caller's string parameter given a bool fails", dep, `{{upper true}}`, true},
+		{"caller's string parameter given a piped number fails", dep, `{{len .kind | upper}}`, true},
+		{"caller's string parameter given a null range element fails", list, `{{range .items}}{{upper .}}{{end}}`, true},
+		{"caller's variadic function", dep, `{{join "a" .kind 1 .nope}} {{join "x"}} {{.kind | join "y"}} {{"z" | join}}`, true},
+		{"caller's variadic function without its fixed argument fails", dep, `{{join}}`, true},
+		{"caller's variadic function's fixed string given a number fails", dep, `{{join 1 2}} {{.spec.replicas | join}}`, true},
+		{"printf given only the pipeline", dep, `{{"%s!" | printf}} {{.kind | printf "%s."}}`, true},
+		{"printf given a piped number fails", dep, `{{.spec.replicas | printf}}`, true},
 		{"whitespace trim", dep, "a  {{- .kind -}}  \n b {{- /* a comment */ -}} c", true},
 		{"comments", dep, `{{/* nothing */}}x{{- /* trimmed */}}`, true},
 		{"constants", dep, `{{1}} {{1.0}} {{0x10}} {{'a'}} {{1e3}} {{-2}} {{true}} {{"s"}} {{1i}} {{0x1p4}}`, true},
@@ -202,7 +240,7 @@ func TestExecuteMatchesTextTemplate(t *testing.T) {
 // text/template turns a panic in a caller's function into an execution
 // error ("error calling f: ..."); the evaluator must not crash the CLI.
 func TestCallerFuncPanicIsAnError(t *testing.T) {
-	tpl, err := Parse("output", `{{boom .}}`, map[string]Func{"boom": func([]any) (any, error) { panic("kaboom") }})
+	tpl, err := Parse("output", `{{boom .}}`, map[string]Func{"boom": {Params: []Param{Any}, Call: func([]any) (any, error) { panic("kaboom") }}})
 	if err != nil {
 		t.Fatal(err)
 	}
