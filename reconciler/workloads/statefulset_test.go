@@ -466,3 +466,63 @@ func TestStatefulSetHolderPodsMembersAreCreatedOnceWithTheirClaimAndIdentity(t *
 		}
 	}
 }
+
+// The gates judge every revision a pod is made or started from, not the
+// set's template alone (docs/design.md §13: "whatever its revision"): a
+// pod kept below the partition at an earlier revision that needs a flag
+// the controller no longer has is neither made again nor started again.
+func TestStatefulSetEarlierRevisionNeedingAFlagRunsNoPodWithoutIt(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		// lose is what happens to db-0's container under the controller
+		// without the flag.
+		lose func(f *frame, c dockerx.Container) error
+	}{
+		{"removed", func(f *frame, c dockerx.Container) error { return f.d.Remove(c.ID) }},
+		{"exited", func(f *frame, c dockerx.Container) error { return f.d.Exit(c.ID, 1) }},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			f := newFrameWith(t, func(c *Config) { c.Allow.Privileged = true })
+			privileged := strings.Replace(partitionedSetYAML("1"), "        env:\n", "        securityContext: {privileged: true}\n        env:\n", 1)
+			if privileged == partitionedSetYAML("1") {
+				t.Fatal("fixture: no securityContext added")
+			}
+			f.apply(privileged)
+			key := Key(store.KindStatefulSet, "default", "db")
+			for i := 0; len(f.setPods("db")) != 2; i++ {
+				if i > 100 {
+					t.Fatalf("pods %v, want 2 under --allow-privileged", f.setPods("db"))
+				}
+				f.sync(key)
+			}
+			old := f.setStatus().UpdateRevision
+			// The controller restarts without --allow-privileged; the set
+			// is updated to an unprivileged template, db-0 stays below the
+			// partition at the privileged revision.
+			f.c.runtime.Stop()
+			f.c = New(Config{Instance: instance, Docker: f.d, Store: f.st, Kinds: Kinds(), Now: f.clock})
+			t.Cleanup(f.c.runtime.Stop)
+			f.apply(partitionedSetYAML("2"))
+			for i := 0; f.podRevision("db-1") == old || f.podRevision("db-1") == ""; i++ {
+				if i > 100 {
+					t.Fatalf("db-1 never replaced: at %q", f.podRevision("db-1"))
+				}
+				f.sync(key)
+			}
+			for _, c := range f.owned(store.KindStatefulSet, "db") {
+				if p, _ := dockerx.PodOfContainerName(instance, "", c.Name); p == "db-0" {
+					if err := tc.lose(f, c); err != nil {
+						t.Fatal(err)
+					}
+				}
+			}
+			for range 20 {
+				f.sync(key)
+				f.advance(time.Minute)
+			}
+			if got := f.podRevision("db-0"); got != "" {
+				t.Errorf("db-0 runs at revision %s (privileged) under a controller without --allow-privileged", got)
+			}
+		})
+	}
+}
