@@ -368,18 +368,15 @@ func (c *Controller) Reconcile(ctx context.Context, req reconcile.Request) (reco
 		return reconcile.Result{RequeueAfter: res.RequeueAfter}, err
 	}
 	tmpl := k.template(obj.Object)
+	base := "spec.template"
 	if w, ok := obj.Object.(manifests.Workload); ok {
-		_, base := w.PodTemplate()
-		if refused := c.cfg.Allow.RefusedTemplate(tmpl, base); len(refused) > 0 {
-			msgs := make([]string, len(refused))
-			for i, p := range refused {
-				msgs[i] = p.String()
-			}
-			// As the Deployment controller: no container of such a
-			// template is created or started.
-			c.record(ref, []workload.Event{workload.Warning("FailedCreate", "%s", strings.Join(msgs, "; "))}, now)
-			return reconcile.Result{}, nil
-		}
+		_, base = w.PodTemplate()
+	}
+	if refused := c.refused(tmpl, base); refused != "" {
+		// As the Deployment controller: no container of such a
+		// template is created or started.
+		c.record(ref, []workload.Event{workload.Warning("FailedCreate", "%s", refused)}, now)
+		return reconcile.Result{}, nil
 	}
 	if k.pods != nil {
 		if n, field := k.pods(obj.Object); n > c.cfg.MaxPods {
@@ -413,6 +410,7 @@ func (c *Controller) Reconcile(ctx context.Context, req reconcile.Request) (reco
 			holders = true
 		}
 	}
+	c.gate(in.Pods, base)
 	// First pass: the pods the owner has, kept (restarted as their
 	// policy says) and observed.
 	res, syncErr := c.runtime.Sync(ctx, c.cfg.Docker, in)
@@ -457,6 +455,7 @@ func (c *Controller) Reconcile(ctx context.Context, req reconcile.Request) (reco
 	// The tracker gets the pods as judged, before those the decision
 	// deletes are stopped (a Service stops routing to them first).
 	c.feedEndpoints(in, unitCts, pods, del)
+	c.gate(out.Create, base)
 	wanted = append(wanted, out.Create...)
 	if holders {
 		// The first pass may have created a holder pod's next member
@@ -499,6 +498,29 @@ func (c *Controller) Reconcile(ctx context.Context, req reconcile.Request) (reco
 		c.cfg.Log.Warn("workload pods", "workload", req.Key, "err", syncErr)
 	}
 	return reconcile.Result{RequeueAfter: after}, nil
+}
+
+// refused says why the controller's allow policy refuses template t, at
+// path base in its object ("": it does not).
+func (c *Controller) refused(t *manifests.PodTemplateSpec, base string) string {
+	refused := c.cfg.Allow.RefusedTemplate(t, base)
+	msgs := make([]string, len(refused))
+	for i, p := range refused {
+		msgs[i] = p.String()
+	}
+	return strings.Join(msgs, "; ")
+}
+
+// gate marks the pods whose own template the allow policy refuses: the
+// gates judge every revision a pod is made or started from, not the
+// owner's template alone (docs/design.md §13, "whatever its revision": a
+// StatefulSet's pod kept below its partition at an earlier revision).
+func (c *Controller) gate(pods []podruntime.PodSpec, base string) {
+	for i := range pods {
+		if t := pods[i].Template; t != nil {
+			pods[i].Refused = c.refused(t, base)
+		}
+	}
 }
 
 // observation is what a list of the instance's containers shows of one
