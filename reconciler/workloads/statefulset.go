@@ -76,7 +76,7 @@ func keptRevisions(history []workload.Revision, st appsv1.StatefulSetStatus, pod
 // template hash is that revision's — and below a partition a deleted pod
 // comes back at the current revision.
 func StatefulSetKind() Kind {
-	k := For(manifests.KindStatefulSet, func(s *manifests.StatefulSet) *manifests.PodTemplateSpec { return &s.Spec.Template },
+	k := WithPods(For(manifests.KindStatefulSet, func(s *manifests.StatefulSet) *manifests.PodTemplateSpec { return &s.Spec.Template },
 		func(env Env, set *manifests.StatefulSet, prev StatefulSetStatus, pods []workload.ObservedPod) (Outcome, error) {
 			claims, err := setClaims(env, set.Metadata.NamespaceOrDefault())
 			if err != nil {
@@ -110,7 +110,7 @@ func StatefulSetKind() Kind {
 				CurrentRevision: s.CurrentRevision, UpdateRevision: s.UpdateRevision, CollisionCount: &cc}
 			return Outcome{Status: StatefulSetStatus{StatefulSetStatus: st, Revisions: keptRevisions(history, st, pods)},
 				Create: d.CreatePods, Delete: d.DeletePods, Events: d.Events, RequeueAt: d.RequeueAt}, nil
-		})
+		}), "replicas", (*manifests.StatefulSet).Replicas) // the controller's cap, as a ReplicaSet's
 	k.keep = func(obj any, status func(into any) error, pod string, ct dockerx.Container) (podruntime.PodSpec, bool) {
 		set := obj.(*manifests.StatefulSet)
 		ordinal, ok := statefulset.Ordinal(set, pod)
