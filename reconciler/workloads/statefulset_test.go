@@ -526,3 +526,56 @@ func TestStatefulSetEarlierRevisionNeedingAFlagRunsNoPodWithoutIt(t *testing.T) 
 		})
 	}
 }
+
+// A deleted set's claims go once, as the garbage collector deletes what
+// the set owned: a claim applied later under one of their names — a new
+// claim, no set's — outlives every later sync of the deleted set's
+// tombstone (a resync, a controller restart).
+func TestDeletedStatefulSetsLaterSyncsKeepAClaimAppliedAfterItsDelete(t *testing.T) {
+	for _, tc := range []struct{ name, retention string }{
+		{"whenDeleted Delete", "  persistentVolumeClaimRetentionPolicy: {whenDeleted: Delete}"},
+		{"whenScaled Delete past the range", "  persistentVolumeClaimRetentionPolicy: {whenScaled: Delete}"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			f := newFrame(t)
+			f.apply(setYAML("2", "Parallel", tc.retention))
+			key := Key(store.KindStatefulSet, "default", "db")
+			f.sync(key)
+			if got := f.claims(); len(got) != 2 {
+				t.Fatalf("claims %v, want 2", got)
+			}
+			if tc.name != "whenDeleted Delete" {
+				// Scaled to 1 by hand in the store, its pod db-1 gone:
+				// data-db-1 is past the range.
+				f.apply(strings.Replace(setYAML("2", "Parallel", tc.retention), "replicas: 2", "replicas: 1", 1))
+				for i := 0; slices.Contains(f.claims(), "data-db-1"); i++ {
+					if i > 100 {
+						t.Fatalf("claims %v, want data-db-1 gone", f.claims())
+					}
+					f.sync(key)
+					time.Sleep(time.Millisecond)
+				}
+			}
+			if _, err := f.st.DeleteObjects([]store.ObjectRef{{Kind: store.KindStatefulSet, Namespace: "default", Name: "db"}}); err != nil {
+				t.Fatal(err)
+			}
+			f.sync(key)
+			f.advance(time.Minute)
+			f.apply(`apiVersion: v1
+kind: PersistentVolumeClaim
+metadata: {name: data-db-1}
+spec:
+  accessModes: [ReadWriteOnce]
+  resources: {requests: {storage: 1Gi}}
+`)
+			if !slices.Contains(f.claims(), "data-db-1") {
+				t.Fatalf("claims %v: fixture: data-db-1 not applied", f.claims())
+			}
+			f.advance(time.Minute)
+			f.sync(key) // the tombstone's resync
+			if !slices.Contains(f.claims(), "data-db-1") {
+				t.Errorf("claims %v: the claim data-db-1 applied after the set's delete was deleted by the set's tombstone", f.claims())
+			}
+		})
+	}
+}

@@ -90,6 +90,8 @@ func (f *frame) apply(yaml string) {
 			b.StatefulSets = append(b.StatefulSets, d.StatefulSet)
 		case d.ConfigMap != nil:
 			b.ConfigMaps = append(b.ConfigMaps, d.ConfigMap)
+		case d.PVC != nil:
+			b.Claims = append(b.Claims, d.PVC)
 		}
 	}
 	if _, err := f.st.Apply(b, store.ApplyOptions{}); err != nil {
