@@ -469,8 +469,8 @@ func (k *objectKind[T]) storedObject(r *ObjectRecord[T]) *StoredObject {
 	if k.generation {
 		k.meta(&o).Generation = r.Generation
 	}
-	return &StoredObject{Object: &o, Meta: k.meta(&o), Generation: r.Generation, Created: r.Created, Deleted: r.Deleted, Ownership: r.Ownership,
-		Revisions: r.Revisions}
+	return &StoredObject{Object: &o, Meta: k.meta(&o), Generation: r.Generation, Created: r.Created, Deleted: r.Deleted, Updated: r.Updated,
+		Ownership: r.Ownership, Revisions: r.Revisions}
 }
 
 func (k *objectKind[T]) lookup(s *Store, ns, name string) (*StoredObject, error) {

@@ -160,7 +160,10 @@ func setClaims(env Env, ns string) ([]statefulset.ObservedClaim, error) {
 	listed := false
 	var out []statefulset.ObservedClaim
 	for _, o := range objs {
-		if o.Meta.NamespaceOrDefault() != ns {
+		if o.Meta.NamespaceOrDefault() != ns || !env.DeletedAt.IsZero() && o.Created.After(env.DeletedAt) {
+			// A teardown's claims are those of the set when it was
+			// deleted: a claim applied later under one of their names
+			// is not its.
 			continue
 		}
 		if !o.Deleted {

@@ -72,6 +72,11 @@ type Env struct {
 	// creates name in their ownerReferences, so that an object of the
 	// same name applied again adopts none of them.
 	OwnerUID string
+	// DeletedAt is, in a teardown, when the owner was deleted: what it
+	// owns is what existed then, as the garbage collector deletes the
+	// objects that name the deleted owner; one made later under a name
+	// it used is no object of it (zero: not a teardown).
+	DeletedAt time.Time
 }
 
 // Kind is one kind's registration on the frame.
@@ -359,7 +364,7 @@ func (c *Controller) Reconcile(ctx context.Context, req reconcile.Request) (reco
 		} else {
 			c.dropEndpoints(in)
 			if obj != nil && obj.Object != nil && k.teardown != nil {
-				if err := k.teardown(Env{Store: c.cfg.Store, Ref: ref, Now: now, OwnerUID: ownerUID(obj)}, obj.Object, podNames); err != nil {
+				if err := k.teardown(Env{Store: c.cfg.Store, Ref: ref, Now: now, OwnerUID: ownerUID(obj), DeletedAt: obj.Updated}, obj.Object, podNames); err != nil {
 					return reconcile.Result{}, err
 				}
 			}
