@@ -79,6 +79,37 @@ func TestClaimsDeletedOnScaleDownWhenScaledDelete(t *testing.T) {
 	eq(t, "claims deleted once the pods are gone", d.DeleteClaims, []string{"data-web-1", "data-web-2"})
 }
 
+// whenScaled Delete takes the claims of the pods a scale-down condemns
+// (Kubernetes makes each such claim owned by its condemned pod), never a
+// claim past the range whose pod was gone before: one retained by an
+// earlier scale-down under Retain (KEP-1847: a policy changed to Delete
+// owns only the claims of a scale-down in progress), or one made ahead of
+// a scale-up.
+func TestWhenScaledDeleteTakesOnlyTheClaimsOfCondemnedPods(t *testing.T) {
+	s := newSet(1, claimTemplate("data"), retention(manifests.ClaimRetain, manifests.ClaimDelete))
+	r := rev(s)
+	for _, tc := range []struct {
+		name       string
+		pods       []workload.ObservedPod
+		claims     []ObservedClaim
+		wantClaims []string
+	}{
+		{"a claim whose pod was gone before", []workload.ObservedPod{ready("web-0", r)},
+			[]ObservedClaim{{Name: "data-web-0"}, {Name: "data-web-1"}}, nil},
+		{"a claim made ahead of a scale-up", []workload.ObservedPod{ready("web-0", r)},
+			[]ObservedClaim{{Name: "data-web-0"}, {Name: "data-web-5"}}, nil},
+		{"the claim of the pod condemned now", []workload.ObservedPod{ready("web-0", r), ready("web-1", r)},
+			[]ObservedClaim{{Name: "data-web-0"}, {Name: "data-web-1"}}, []string{"data-web-1"}},
+		{"the claim of a condemned pod terminating", []workload.ObservedPod{ready("web-0", r), terminating(ready("web-1", r))},
+			[]ObservedClaim{{Name: "data-web-0"}, {Name: "data-web-1"}}, []string{"data-web-1"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			d := Sync(s, history(s), Status{CurrentRevision: r}, tc.pods, tc.claims, t0)
+			eq(t, "claims deleted", d.DeleteClaims, tc.wantClaims)
+		})
+	}
+}
+
 func TestClaimSurvivesPodReplacement(t *testing.T) {
 	s := newSet(2, claimTemplate("data"), retention(manifests.ClaimDelete, manifests.ClaimDelete))
 	r := rev(s)
@@ -99,7 +130,8 @@ func TestTeardownFollowsWhenDeleted(t *testing.T) {
 	}{
 		{"retain both", manifests.ClaimRetain, manifests.ClaimRetain, nil},
 		{"delete when deleted", manifests.ClaimDelete, manifests.ClaimRetain, []string{"data-web-0", "data-web-1", "data-web-3"}},
-		{"delete when scaled only", manifests.ClaimRetain, manifests.ClaimDelete, []string{"data-web-3"}},
+		// data-web-3's pod is gone: its claim was not a condemned pod's.
+		{"delete when scaled only", manifests.ClaimRetain, manifests.ClaimDelete, nil},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
