@@ -70,13 +70,14 @@ func TestClaimsDeletedOnScaleDownWhenScaledDelete(t *testing.T) {
 	s := newSet(1, claimTemplate("data"), retention(manifests.ClaimRetain, manifests.ClaimDelete))
 	r := rev(s)
 	claims := []ObservedClaim{{Name: "data-web-0"}, {Name: "data-web-1"}, {Name: "data-web-2"}, {Name: "data-db-1"}, {Name: "other"}}
-	// While pod web-2 exists its claim stays (it goes with the pod);
-	// web-1 is already gone, so its claim goes now.
+	// Pod web-2 is condemned: its claim goes with it (its volume stays
+	// while the container mounts it); web-1 was gone before, no pod of
+	// this scale-down, so its claim stays.
 	d := Sync(s, history(s), Status{CurrentRevision: r}, []workload.ObservedPod{ready("web-0", r), ready("web-2", r)}, claims, t0)
 	eq(t, "pods deleted", d.DeletePods, []string{"web-2"})
-	eq(t, "claims deleted", d.DeleteClaims, []string{"data-web-1"})
+	eq(t, "claims deleted", d.DeleteClaims, []string{"data-web-2"})
 	d = Sync(s, history(s), Status{CurrentRevision: r}, []workload.ObservedPod{ready("web-0", r)}, claims, t0)
-	eq(t, "claims deleted once the pods are gone", d.DeleteClaims, []string{"data-web-1", "data-web-2"})
+	eq(t, "claims deleted once the pods are gone", d.DeleteClaims, nil)
 }
 
 // whenScaled Delete takes the claims of the pods a scale-down condemns
