@@ -1,8 +1,12 @@
 package workloads
 
 import (
+	"errors"
+	"sync"
 	"testing"
 	"time"
+
+	batchv1 "k8s.io/api/batch/v1"
 
 	"github.com/dockctl/dockctl/manifests"
 	"github.com/dockctl/dockctl/store"
@@ -82,5 +86,73 @@ func TestDaemonSetUndoRollsItsPodBackToTheEarlierTemplate(t *testing.T) {
 	}
 	if n := len(o.Revisions); n != 2 || o.Revisions[1].Hash != first || o.Revisions[1].Number != 3 {
 		t.Errorf("revisions after undo %+v, want the first template as revision 3", o.Revisions)
+	}
+}
+
+// A Job that fails counts the pods it stops then as failed (Kubernetes
+// counts every pod not finished when a Job fails), once: the stopped pod
+// showing up exited afterwards — its removal not done yet, or failed —
+// adds nothing to it.
+func TestFailedJobCountsThePodsItStopsOnce(t *testing.T) {
+	for _, tc := range []struct {
+		name, spec string
+		removes    bool // the stopped pod's removal succeeds
+		// code is the stopped pod's exit code, as its process answered
+		// SIGTERM (-1: the fake's own, 0).
+		code int
+	}{
+		{"removal held, the stopped pod exits 0", "", false, 0},
+		{"removal held, the stopped pod exits 143", "", false, 143},
+		{"removal done", "", true, -1},
+		{"indexed, removal held, the stopped pod exits 0", "  completions: 2\n  completionMode: Indexed\n", false, 0},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			f := newFrame(t)
+			var mu sync.Mutex
+			hold := !tc.removes
+			f.d.OnRemove = func(string) error {
+				mu.Lock()
+				defer mu.Unlock()
+				if hold {
+					return errors.New("held by the test")
+				}
+				return nil
+			}
+			f.apply(jobYAML("pair", tc.spec+"  parallelism: 2\n  backoffLimit: 0"))
+			key := Key(store.KindJob, "default", "pair")
+			f.sync(key)
+			run := f.running(store.KindJob, "pair")
+			if len(run) != 2 {
+				t.Fatalf("%d pods running, want 2", len(run))
+			}
+			if err := f.d.Exit(run[0].ID, 1); err != nil {
+				t.Fatal(err)
+			}
+			for i := 0; ; i++ {
+				if i > 200 {
+					t.Fatalf("the Job's other pod never stopped: %+v", f.owned(store.KindJob, "pair"))
+				}
+				f.sync(key)
+				if len(f.running(store.KindJob, "pair")) == 0 {
+					if tc.code >= 0 {
+						if err := f.d.Exit(run[1].ID, tc.code); err != nil {
+							t.Fatal(err)
+						}
+					}
+					break
+				}
+				f.advance(time.Second)
+				time.Sleep(time.Millisecond)
+			}
+			for range 5 {
+				f.advance(time.Minute)
+				f.sync(key)
+				time.Sleep(time.Millisecond)
+			}
+			st := f.jobStatus("pair")
+			if !hasCondition(st, batchv1.JobFailed) || st.Failed != 2 || st.Succeeded != 0 || st.CompletedIndexes != "" {
+				t.Errorf("status %d failed, %d succeeded, %+v; want Failed with 2 failed: the failed pod and the one it stopped", st.Failed, st.Succeeded, st.Conditions)
+			}
+		})
 	}
 }
