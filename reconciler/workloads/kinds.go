@@ -47,8 +47,10 @@ type JobStatus struct {
 func JobKind() Kind {
 	k := WithPods(For(manifests.KindJob, func(j *manifests.Job) *manifests.PodTemplateSpec { return &j.Spec.Template },
 		func(env Env, j *manifests.Job, prev JobStatus, pods []workload.ObservedPod) (Outcome, error) {
-			var st JobStatus
-			if j.Spec.CompletionMode == nil || *j.Spec.CompletionMode != string(batchv1.IndexedCompletion) {
+			st := JobStatus{CountedSucceeded: prev.CountedSucceeded, CountedFailed: prev.CountedFailed}
+			// A failing Job counted the pods it stopped as failed when it
+			// began to fail (job.Failing): their exits add nothing.
+			if !job.Failing(prev.JobStatus) && (j.Spec.CompletionMode == nil || *j.Spec.CompletionMode != string(batchv1.IndexedCompletion)) {
 				st.CountedSucceeded = countFinished(&prev.Succeeded, prev.CountedSucceeded, pods, corev1.PodSucceeded)
 				if j.Spec.PodFailurePolicy == nil {
 					st.CountedFailed = countFinished(&prev.Failed, prev.CountedFailed, pods, corev1.PodFailed)
