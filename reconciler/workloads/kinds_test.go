@@ -7,6 +7,7 @@ import (
 	"time"
 
 	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
 
 	"github.com/dockctl/dockctl/manifests"
 	"github.com/dockctl/dockctl/store"
@@ -152,6 +153,70 @@ func TestFailedJobCountsThePodsItStopsOnce(t *testing.T) {
 			st := f.jobStatus("pair")
 			if !hasCondition(st, batchv1.JobFailed) || st.Failed != 2 || st.Succeeded != 0 || st.CompletedIndexes != "" {
 				t.Errorf("status %d failed, %d succeeded, %+v; want Failed with 2 failed: the failed pod and the one it stopped", st.Failed, st.Succeeded, st.Conditions)
+			}
+		})
+	}
+}
+
+// A standalone Pod whose container is removed out of band while it runs
+// (docker rm -f, a prune) is not finished: under restartPolicy Always or
+// OnFailure it runs again, as the kubelet starts a pod's missing
+// container again; under Never it is Failed (the kubelet's
+// ContainerStatusUnknown), never reported Running without a container. A
+// pod that finished stays finished whatever becomes of its container.
+func TestStandalonePodWhoseContainerIsRemovedFollowsItsRestartPolicy(t *testing.T) {
+	for _, tc := range []struct {
+		name, policy string
+		exit         int // -1: removed while running
+		wantRunning  bool
+		wantPhase    corev1.PodPhase
+	}{
+		{"Always, removed while running", "Always", -1, true, corev1.PodRunning},
+		{"OnFailure, removed while running", "OnFailure", -1, true, corev1.PodRunning},
+		{"Never, removed while running", "Never", -1, false, corev1.PodFailed},
+		{"OnFailure, removed once succeeded", "OnFailure", 0, false, corev1.PodSucceeded},
+		{"Never, removed once failed", "Never", 1, false, corev1.PodFailed},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			f := newFrame(t)
+			f.apply("apiVersion: v1\nkind: Pod\nmetadata: {name: solo}\nspec:\n  restartPolicy: " + tc.policy + "\n  containers:\n  - {name: t, image: busybox}\n")
+			key := Key(store.KindPod, "default", "solo")
+			f.sync(key)
+			f.advance(time.Second)
+			f.sync(key) // the running pod observed
+			cs := f.running(store.KindPod, "solo")
+			if len(cs) != 1 {
+				t.Fatalf("%d containers running, want 1", len(cs))
+			}
+			if tc.exit >= 0 {
+				if err := f.d.Exit(cs[0].ID, tc.exit); err != nil {
+					t.Fatal(err)
+				}
+				f.advance(time.Second)
+				f.sync(key)
+			}
+			if err := f.d.Remove(cs[0].ID); err != nil {
+				t.Fatal(err)
+			}
+			for range 20 {
+				f.advance(time.Minute)
+				f.sync(key)
+				time.Sleep(time.Millisecond)
+			}
+			if got := len(f.running(store.KindPod, "solo")) == 1; got != tc.wantRunning {
+				t.Errorf("running again: %v, want %v", got, tc.wantRunning)
+			}
+			ref := store.ObjectRef{Kind: store.KindPod, Namespace: "default", Name: "solo"}
+			obj, err := f.st.LookupObject(ref)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var st PodStatus
+			if _, err := f.st.ReadWorkloadStatus(ref, obj.Created, &st); err != nil {
+				t.Fatal(err)
+			}
+			if st.Phase != tc.wantPhase {
+				t.Errorf("phase %s, want %s", st.Phase, tc.wantPhase)
 			}
 		})
 	}
