@@ -158,16 +158,39 @@ func PodKind() Kind {
 		func(env Env, p *manifests.Pod, prev PodStatus, pods []workload.ObservedPod) (Outcome, error) {
 			var out Outcome
 			st := prev
+			seen := false
 			for i := range pods {
 				if pods[i].Name != p.Metadata.Name {
 					out.Delete = append(out.Delete, pods[i].Name)
 					continue
 				}
+				seen = true
 				ps := pods[i].Status
 				st.Phase, st.Conditions, st.Restarts, st.Ran = ps.Phase, ps.Conditions, ps.Restarts, true
 				st.Containers = st.Containers[:0]
 				for _, c := range ps.Containers {
 					st.Containers = append(st.Containers, c.State)
+				}
+			}
+			if st.Ran && !seen {
+				// Its container was removed out of band: a pod that
+				// finished stays so; one that had not is not finished.
+				// The kubelet starts a missing container of a pod under
+				// Always, or OnFailure short of success; under Never the
+				// pod fails (ContainerStatusUnknown), never Running
+				// without a container.
+				switch rp := tmpl(p).Spec.RestartPolicy; {
+				case rp == manifests.RestartNever && st.Phase != corev1.PodSucceeded:
+					st.Phase, st.Containers = corev1.PodFailed, nil
+					st.Conditions = slices.Clone(st.Conditions)
+					for i, c := range st.Conditions {
+						if c.Type == corev1.PodReady || c.Type == corev1.ContainersReady {
+							st.Conditions[i].Status = corev1.ConditionFalse
+						}
+					}
+				case rp == manifests.RestartOnFailure && st.Phase == corev1.PodSucceeded, rp == manifests.RestartNever:
+				default:
+					st.Ran = false
 				}
 			}
 			if !st.Ran {

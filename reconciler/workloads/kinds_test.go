@@ -218,6 +218,11 @@ func TestStandalonePodWhoseContainerIsRemovedFollowsItsRestartPolicy(t *testing.
 			if st.Phase != tc.wantPhase {
 				t.Errorf("phase %s, want %s", st.Phase, tc.wantPhase)
 			}
+			for _, c := range st.Conditions {
+				if c.Type == corev1.PodReady && c.Status == corev1.ConditionTrue && !tc.wantRunning {
+					t.Errorf("condition Ready true without a running container: %+v", st.Conditions)
+				}
+			}
 		})
 	}
 }
