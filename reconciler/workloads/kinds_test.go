@@ -9,6 +9,7 @@ import (
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 
+	"github.com/dockctl/dockctl/dockerx"
 	"github.com/dockctl/dockctl/manifests"
 	"github.com/dockctl/dockctl/store"
 )
@@ -222,6 +223,83 @@ func TestStandalonePodWhoseContainerIsRemovedFollowsItsRestartPolicy(t *testing.
 				if c.Type == corev1.PodReady && c.Status == corev1.ConditionTrue && !tc.wantRunning {
 					t.Errorf("condition Ready true without a running container: %+v", st.Conditions)
 				}
+			}
+		})
+	}
+}
+
+// The pods a Job removes while it does not fail — all of them when it is
+// suspended, the excess when its parallelism goes down — count neither as
+// failed nor as succeeded, whatever their exit: Kubernetes' Job
+// controller takes their tracking finalizer off before it deletes them
+// (deleteJobPods), so they are never counted.
+func TestPodsAJobRemovesCountNeitherFailedNorSucceeded(t *testing.T) {
+	for _, tc := range []struct {
+		name, spec, change string
+		code               int
+		wantSuspended      bool
+	}{
+		{"suspended, the stopped pods exit 143", "  parallelism: 2\n  completions: 4\n  backoffLimit: 0\n", "  suspend: true\n  parallelism: 2\n  completions: 4\n  backoffLimit: 0\n", 143, true},
+		{"suspended, the stopped pods exit 0", "  parallelism: 2\n  completions: 2\n  backoffLimit: 0\n", "  suspend: true\n  parallelism: 2\n  completions: 2\n  backoffLimit: 0\n", 0, true},
+		{"parallelism lowered, the stopped pod exits 143", "  parallelism: 2\n  completions: 4\n  backoffLimit: 0\n", "  parallelism: 1\n  completions: 4\n  backoffLimit: 0\n", 143, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			f := newFrame(t)
+			var mu sync.Mutex
+			hold := true
+			f.d.OnRemove = func(string) error {
+				mu.Lock()
+				defer mu.Unlock()
+				if hold {
+					return errors.New("held by the test")
+				}
+				return nil
+			}
+			f.apply(jobYAML("q", tc.spec))
+			key := Key(store.KindJob, "default", "q")
+			f.sync(key)
+			before := f.running(store.KindJob, "q")
+			if len(before) != 2 {
+				t.Fatalf("%d pods running, want 2", len(before))
+			}
+			f.apply(jobYAML("q", tc.change))
+			want := 0
+			if !tc.wantSuspended {
+				want = 1
+			}
+			for i := 0; len(f.running(store.KindJob, "q")) != want; i++ {
+				if i > 200 {
+					t.Fatalf("%d pods still running, want %d", len(f.running(store.KindJob, "q")), want)
+				}
+				f.sync(key)
+				f.advance(time.Second)
+				time.Sleep(time.Millisecond)
+			}
+			for _, c := range f.owned(store.KindJob, "q") {
+				if c.State != dockerx.StateRunning {
+					if err := f.d.Exit(c.ID, tc.code); err != nil {
+						t.Fatal(err)
+					}
+				}
+			}
+			for range 3 {
+				f.advance(time.Second)
+				f.sync(key)
+			}
+			mu.Lock()
+			hold = false
+			mu.Unlock()
+			for range 5 {
+				f.advance(time.Minute)
+				f.sync(key)
+				time.Sleep(time.Millisecond)
+			}
+			st := f.jobStatus("q")
+			if st.Failed != 0 || st.Succeeded != 0 || hasCondition(st, batchv1.JobFailed) || hasCondition(st, batchv1.JobComplete) {
+				t.Errorf("status %d failed, %d succeeded, %+v; want neither counted, the Job neither failed nor complete", st.Failed, st.Succeeded, st.Conditions)
+			}
+			if got := hasCondition(st, batchv1.JobSuspended); got != tc.wantSuspended {
+				t.Errorf("suspended %v, want %v: %+v", got, tc.wantSuspended, st.Conditions)
 			}
 		})
 	}
