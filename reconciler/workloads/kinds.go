@@ -41,12 +41,38 @@ type JobStatus struct {
 	// counts each pod once (its uncountedTerminatedPods and finalizers).
 	CountedSucceeded []string `json:"countedSucceededPods,omitempty"`
 	CountedFailed    []string `json:"countedFailedPods,omitempty"`
+	// Discarded are the pods (name@creation) the Job removed while not
+	// failing — on suspend, a lower parallelism, its completions reached
+	// — that still exist: they count neither as failed nor as succeeded,
+	// whatever their exit, as Kubernetes' Job controller takes their
+	// tracking finalizer off before it deletes them (deleteJobPods).
+	Discarded []string `json:"discardedPods,omitempty"`
+}
+
+// podID is how a Job's status names a pod: its name and creation (the
+// Job's pod namer gives a removed pod's name again).
+func podID(p *workload.ObservedPod) string {
+	return p.Name + "@" + strconv.FormatInt(p.Created.UnixNano(), 36)
 }
 
 // JobKind runs a Job with the Job controller's decision (package job).
 func JobKind() Kind {
 	k := WithPods(For(manifests.KindJob, func(j *manifests.Job) *manifests.PodTemplateSpec { return &j.Spec.Template },
 		func(env Env, j *manifests.Job, prev JobStatus, pods []workload.ObservedPod) (Outcome, error) {
+			all := pods
+			// The pods it discarded are out of its view once they
+			// stopped running: nothing of them counts.
+			discarded := map[string]bool{}
+			for _, id := range prev.Discarded {
+				discarded[id] = true
+			}
+			var view []workload.ObservedPod
+			for i := range pods {
+				if !discarded[podID(&pods[i])] || pods[i].Active() {
+					view = append(view, pods[i])
+				}
+			}
+			pods = view
 			st := JobStatus{CountedSucceeded: prev.CountedSucceeded, CountedFailed: prev.CountedFailed}
 			// A failing Job counted the pods it stopped as failed when it
 			// began to fail (job.Failing): their exits add nothing.
@@ -58,7 +84,28 @@ func JobKind() Kind {
 			}
 			d := job.Sync(j, prev.JobStatus, pods, env.Now)
 			st.JobStatus = d.Status
-			return Outcome{Status: st, Create: d.Create, Delete: d.Delete, Events: d.Events, RequeueAt: d.RequeueAt, DeleteOwner: d.DeleteJob}, nil
+			// What it deletes while not failing is discarded (a failing
+			// Job counted its pods failed: job.Failing); the list keeps
+			// the pods that still exist.
+			del := map[string]bool{}
+			if !job.Failing(d.Status) {
+				for _, n := range d.Delete {
+					del[n] = true
+				}
+			}
+			remove := d.Delete
+			for _, p := range all {
+				id := podID(&p)
+				if discarded[id] || del[p.Name] {
+					st.Discarded = append(st.Discarded, id)
+				}
+				if discarded[id] && !p.Active() && !del[p.Name] {
+					// Still there (its removal failed): removed again,
+					// never restarted as a pod of the Job.
+					remove = append(remove, p.Name)
+				}
+			}
+			return Outcome{Status: st, Create: d.Create, Delete: remove, Events: d.Events, RequeueAt: d.RequeueAt, DeleteOwner: d.DeleteJob}, nil
 		}), "parallelism", func(j *manifests.Job) int32 {
 		// Kubernetes' Job runs at most parallelism pods, and no more
 		// than its completions (parallelism defaults to 1).
@@ -98,7 +145,7 @@ func countFinished(count *int32, counted []string, pods []workload.ObservedPod, 
 	}
 	for i := range pods {
 		p := &pods[i]
-		id := p.Name + "@" + strconv.FormatInt(p.Created.UnixNano(), 36)
+		id := podID(p)
 		if !p.Active() && p.Status.Phase == phase && !seen[id] {
 			seen[id] = true
 			counted = append(counted, id)
