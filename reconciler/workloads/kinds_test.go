@@ -304,3 +304,97 @@ func TestPodsAJobRemovesCountNeitherFailedNorSucceeded(t *testing.T) {
 		})
 	}
 }
+
+// rsInit is ReplicaSet web of one pod with an init container (a holder
+// pod), its app container's env V=v.
+func rsInit(v string) string {
+	return `apiVersion: apps/v1
+kind: ReplicaSet
+metadata: {name: web}
+spec:
+  replicas: 1
+  selector: {matchLabels: {app: web}}
+  template:
+    metadata: {labels: {app: web}}
+    spec:
+      initContainers:
+      - {name: setup, image: busybox}
+      containers:
+      - name: w
+        image: busybox
+        env: [{name: V, value: "` + v + `"}]
+`
+}
+
+// A ReplicaSet never changes the pods it has when its template changes
+// (Kubernetes' ReplicaSet controller only creates pods from its template
+// and deletes pods): a pod made from the earlier template keeps running
+// it — a member of it made again is made from that template, never from
+// the new one under the old template's hash, and its probes and hooks
+// are that template's.
+func TestReplicaSetPodKeepsItsOwnTemplateAfterTheTemplateChanges(t *testing.T) {
+	f := newFrame(t)
+	var mu sync.Mutex
+	var reqs []dockerx.CreateRequest
+	f.d.OnCreate = func(r dockerx.CreateRequest) error {
+		mu.Lock()
+		defer mu.Unlock()
+		reqs = append(reqs, r)
+		return nil
+	}
+	f.apply(rsInit("1"))
+	key := Key(store.KindReplicaSet, "default", "web")
+	for i := 0; ; i++ {
+		if i > 50 {
+			t.Fatalf("the pod never ran its app container: %+v", f.owned(store.KindReplicaSet, "web"))
+		}
+		f.sync(key)
+		done := false
+		for _, c := range f.running(store.KindReplicaSet, "web") {
+			if c.ContainerName == "setup" {
+				if err := f.d.Exit(c.ID, 0); err != nil {
+					t.Fatal(err)
+				}
+			}
+			done = done || c.ContainerName == "w"
+		}
+		if done {
+			break
+		}
+		f.advance(time.Second)
+		time.Sleep(time.Millisecond)
+	}
+	f.sync(key)
+	f.apply(rsInit("2"))
+	mu.Lock()
+	reqs = nil
+	mu.Unlock()
+	for _, c := range f.running(store.KindReplicaSet, "web") {
+		if c.ContainerName == "w" {
+			if err := f.d.Remove(c.ID); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	for range 10 {
+		f.sync(key)
+		f.advance(time.Minute)
+		time.Sleep(time.Millisecond)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if len(reqs) == 0 {
+		t.Fatal("the removed member was never made again")
+	}
+	for _, r := range reqs {
+		env := ""
+		for _, c := range r.From.Template.Spec.Containers {
+			for _, e := range c.Env {
+				env += e.Name + "=" + e.Value
+			}
+		}
+		if r.Container == "w" && env != "V=1" {
+			t.Errorf("member %s of the pod of the earlier template made with %s, want its own template's V=1", r.Name, env)
+		}
+	}
+}
