@@ -157,16 +157,61 @@ func countFinished(count *int32, counted []string, pods []workload.ObservedPod, 
 	return counted
 }
 
+// ReplicaSetStatus is a standalone ReplicaSet's stored status: v1
+// ReplicaSetStatus, and the pod templates its pods run, by hash: its own,
+// and each earlier one a pod of it still runs. Kubernetes' ReplicaSet
+// controller never changes a pod it has: a pod made from an earlier
+// template keeps it (its probes and hooks, a member made again), which
+// the frame can only give it from here.
+type ReplicaSetStatus struct {
+	appsv1.ReplicaSetStatus
+	Templates []PodTemplate `json:"templates,omitempty"`
+}
+
+// PodTemplate is one pod template and its manifests.TemplateHash.
+type PodTemplate struct {
+	Hash     string                    `json:"hash"`
+	Template manifests.PodTemplateSpec `json:"template"`
+}
+
 // ReplicaSetKind keeps a standalone ReplicaSet's replicas (package
 // replicaset).
 func ReplicaSetKind() Kind {
-	return WithPods(For(manifests.KindReplicaSet, func(rs *manifests.ReplicaSet) *manifests.PodTemplateSpec { return &rs.Spec.Template },
-		func(env Env, rs *manifests.ReplicaSet, _ appsv1.ReplicaSetStatus, pods []workload.ObservedPod) (Outcome, error) {
+	k := WithPods(For(manifests.KindReplicaSet, func(rs *manifests.ReplicaSet) *manifests.PodTemplateSpec { return &rs.Spec.Template },
+		func(env Env, rs *manifests.ReplicaSet, prev ReplicaSetStatus, pods []workload.ObservedPod) (Outcome, error) {
 			d := replicaset.Sync(rs, pods, env.Now)
-			st := appsv1.ReplicaSetStatus{ObservedGeneration: d.Status.ObservedGeneration, Replicas: d.Status.Replicas,
-				FullyLabeledReplicas: d.Status.FullyLabeledReplicas, ReadyReplicas: d.Status.ReadyReplicas, AvailableReplicas: d.Status.AvailableReplicas}
+			st := ReplicaSetStatus{ReplicaSetStatus: appsv1.ReplicaSetStatus{ObservedGeneration: d.Status.ObservedGeneration, Replicas: d.Status.Replicas,
+				FullyLabeledReplicas: d.Status.FullyLabeledReplicas, ReadyReplicas: d.Status.ReadyReplicas, AvailableReplicas: d.Status.AvailableReplicas}}
+			// Its template, and the earlier ones its pods still run.
+			hash := manifests.TemplateHash(&rs.Spec.Template)
+			st.Templates = []PodTemplate{{Hash: hash, Template: rs.Spec.Template}}
+			used := map[string]bool{}
+			for i := range pods {
+				used[pods[i].Labels[dockerx.LabelTemplateHash]] = true
+			}
+			for _, t := range prev.Templates {
+				if t.Hash != hash && used[t.Hash] {
+					st.Templates = append(st.Templates, t)
+				}
+			}
 			return Outcome{Status: st, Create: d.CreatePods, Delete: d.DeletePods, Events: d.Events, RequeueAt: d.RequeueAt}, nil
 		}), "replicas", (*manifests.ReplicaSet).Replicas)
+	// A pod of an earlier template is kept with it, when it is stored.
+	k.keep = func(obj any, status func(into any) error, pod string, ct dockerx.Container) (podruntime.PodSpec, bool) {
+		rs := obj.(*manifests.ReplicaSet)
+		var prev ReplicaSetStatus
+		if ct.TemplateHash == "" || ct.TemplateHash == manifests.TemplateHash(&rs.Spec.Template) || status(&prev) != nil {
+			return podruntime.PodSpec{}, false
+		}
+		for _, t := range prev.Templates {
+			if t.Hash == ct.TemplateHash {
+				tmpl := t.Template
+				return podruntime.PodSpec{Name: pod, Template: &tmpl, TemplateHash: t.Hash, RestartPolicy: tmpl.Spec.RestartPolicy}, true
+			}
+		}
+		return podruntime.PodSpec{}, false
+	}
+	return k
 }
 
 // DaemonSetKind runs a DaemonSet's one pod on this host (package
