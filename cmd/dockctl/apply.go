@@ -137,6 +137,13 @@ func runApply(cmd *cobra.Command, g *globalOptions, o *applyOptions) error {
 			fmt.Fprintf(cmd.ErrOrStderr(), "Warning: deployment/%s: %s\n", d.Metadata.Name, p)
 		}
 	}
+	// Every workload kind's pods pass the same gates (docs/design.md §13).
+	for _, w := range bundleWorkloads(&b.Bundle) {
+		t, base := w.PodTemplate()
+		for _, p := range manifests.TemplatePrivileges(t, base, hostFor(st)) {
+			fmt.Fprintf(cmd.ErrOrStderr(), "Warning: %s/%s: %s\n", strings.ToLower(w.WorkloadKind()), w.ObjectMeta().Name, p)
+		}
+	}
 	results, err := st.Apply(b.Bundle, opts)
 	if err != nil {
 		return err
@@ -446,4 +453,29 @@ func runDiffManifests(out, warn io.Writer, g *globalOptions, paths []string, ski
 		return d.n, errors.New(strings.Join(problems, "\n"))
 	}
 	return d.n, nil
+}
+
+// bundleWorkloads are b's objects of the workload kinds beyond Deployment,
+// in the bundle's order of kinds.
+func bundleWorkloads(b *store.Bundle) []manifests.Workload {
+	var out []manifests.Workload
+	for _, o := range b.StatefulSets {
+		out = append(out, o)
+	}
+	for _, o := range b.DaemonSets {
+		out = append(out, o)
+	}
+	for _, o := range b.ReplicaSets {
+		out = append(out, o)
+	}
+	for _, o := range b.Jobs {
+		out = append(out, o)
+	}
+	for _, o := range b.CronJobs {
+		out = append(out, o)
+	}
+	for _, o := range b.Pods {
+		out = append(out, o)
+	}
+	return out
 }
