@@ -459,22 +459,16 @@ func runDiffManifests(out, warn io.Writer, g *globalOptions, paths []string, ski
 // in the bundle's order of kinds.
 func bundleWorkloads(b *store.Bundle) []manifests.Workload {
 	var out []manifests.Workload
-	for _, o := range b.StatefulSets {
-		out = append(out, o)
-	}
-	for _, o := range b.DaemonSets {
-		out = append(out, o)
-	}
-	for _, o := range b.ReplicaSets {
-		out = append(out, o)
-	}
-	for _, o := range b.Jobs {
-		out = append(out, o)
-	}
-	for _, o := range b.CronJobs {
-		out = append(out, o)
-	}
-	for _, o := range b.Pods {
+	out = appendWorkloads(out, b.StatefulSets)
+	out = appendWorkloads(out, b.DaemonSets)
+	out = appendWorkloads(out, b.ReplicaSets)
+	out = appendWorkloads(out, b.Jobs)
+	out = appendWorkloads(out, b.CronJobs)
+	return appendWorkloads(out, b.Pods)
+}
+
+func appendWorkloads[T manifests.Workload](out []manifests.Workload, objs []T) []manifests.Workload {
+	for _, o := range objs {
 		out = append(out, o)
 	}
 	return out
