@@ -131,19 +131,7 @@ func runApply(cmd *cobra.Command, g *globalOptions, o *applyOptions) error {
 	if err != nil {
 		return err
 	}
-	// Warn, do not refuse: the controller decides with its own flags.
-	for _, d := range b.Deployments {
-		for _, p := range manifests.Privileges(d, hostFor(st)) {
-			fmt.Fprintf(cmd.ErrOrStderr(), "Warning: deployment/%s: %s\n", d.Metadata.Name, p)
-		}
-	}
-	// Every workload kind's pods pass the same gates (docs/design.md §13).
-	for _, w := range bundleWorkloads(&b.Bundle) {
-		t, base := w.PodTemplate()
-		for _, p := range manifests.TemplatePrivileges(t, base, hostFor(st)) {
-			fmt.Fprintf(cmd.ErrOrStderr(), "Warning: %s/%s: %s\n", strings.ToLower(w.WorkloadKind()), w.ObjectMeta().Name, p)
-		}
-	}
+	warnPrivileges(cmd.ErrOrStderr(), &b.Bundle, st)
 	results, err := st.Apply(b.Bundle, opts)
 	if err != nil {
 		return err
@@ -453,6 +441,24 @@ func runDiffManifests(out, warn io.Writer, g *globalOptions, paths []string, ski
 		return d.n, errors.New(strings.Join(problems, "\n"))
 	}
 	return d.n, nil
+}
+
+// warnPrivileges warns about every setting of b's pod templates that the
+// controller gates (docs/design.md §13): warn, do not refuse, as the
+// controller decides with its own flags. Every workload kind's pods pass
+// the same gates as a Deployment's.
+func warnPrivileges(errOut io.Writer, b *store.Bundle, st *store.Store) {
+	for _, d := range b.Deployments {
+		for _, p := range manifests.Privileges(d, hostFor(st)) {
+			fmt.Fprintf(errOut, "Warning: deployment/%s: %s\n", d.Metadata.Name, p)
+		}
+	}
+	for _, w := range bundleWorkloads(b) {
+		t, base := w.PodTemplate()
+		for _, p := range manifests.TemplatePrivileges(t, base, hostFor(st)) {
+			fmt.Fprintf(errOut, "Warning: %s/%s: %s\n", strings.ToLower(w.WorkloadKind()), w.ObjectMeta().Name, p)
+		}
+	}
 }
 
 // bundleWorkloads are b's objects of the workload kinds beyond Deployment,
