@@ -196,9 +196,18 @@ func TestStandalonePodWhoseContainerIsRemovedFollowsItsRestartPolicy(t *testing.
 				f.advance(time.Second)
 				f.sync(key)
 			}
+			// Docker's removal takes a moment, the container `removing`
+			// meanwhile: syncs see it so first.
+			f.d.HoldRemovals(true)
 			if err := f.d.Remove(cs[0].ID); err != nil {
 				t.Fatal(err)
 			}
+			for range 3 {
+				f.advance(time.Second)
+				f.sync(key)
+			}
+			f.d.HoldRemovals(false)
+			f.d.FinishRemovals()
 			for range 20 {
 				f.advance(time.Minute)
 				f.sync(key)
