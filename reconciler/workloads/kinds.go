@@ -257,6 +257,13 @@ func PodKind() Kind {
 					continue
 				}
 				seen = true
+				if prev.Phase == corev1.PodSucceeded || prev.Phase == corev1.PodFailed {
+					// A pod's phase never leaves Succeeded or Failed
+					// (the API server refuses it): what Docker shows of
+					// it later — its container being removed — changes
+					// nothing.
+					continue
+				}
 				ps := pods[i].Status
 				st.Phase, st.Conditions, st.Restarts, st.Ran = ps.Phase, ps.Conditions, ps.Restarts, true
 				st.Containers = st.Containers[:0]
