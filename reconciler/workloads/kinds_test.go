@@ -91,6 +91,26 @@ func TestDaemonSetUndoRollsItsPodBackToTheEarlierTemplate(t *testing.T) {
 	}
 }
 
+// holdRemoves makes every container removal fail while hold is set
+// (the stopper retries it): the container stays, exited; release lets
+// removals succeed again.
+func (f *frame) holdRemoves(hold bool) (release func()) {
+	var mu sync.Mutex
+	f.d.OnRemove = func(string) error {
+		mu.Lock()
+		defer mu.Unlock()
+		if hold {
+			return errors.New("held by the test")
+		}
+		return nil
+	}
+	return func() {
+		mu.Lock()
+		defer mu.Unlock()
+		hold = false
+	}
+}
+
 // A Job that fails counts the pods it stops then as failed (Kubernetes
 // counts every pod not finished when a Job fails), once: the stopped pod
 // showing up exited afterwards — its removal not done yet, or failed —
@@ -110,16 +130,7 @@ func TestFailedJobCountsThePodsItStopsOnce(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			f := newFrame(t)
-			var mu sync.Mutex
-			hold := !tc.removes
-			f.d.OnRemove = func(string) error {
-				mu.Lock()
-				defer mu.Unlock()
-				if hold {
-					return errors.New("held by the test")
-				}
-				return nil
-			}
+			f.holdRemoves(!tc.removes)
 			f.apply(jobYAML("pair", tc.spec+"  parallelism: 2\n  backoffLimit: 0"))
 			key := Key(store.KindJob, "default", "pair")
 			f.sync(key)
@@ -254,16 +265,7 @@ func TestPodsAJobRemovesCountNeitherFailedNorSucceeded(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			f := newFrame(t)
-			var mu sync.Mutex
-			hold := true
-			f.d.OnRemove = func(string) error {
-				mu.Lock()
-				defer mu.Unlock()
-				if hold {
-					return errors.New("held by the test")
-				}
-				return nil
-			}
+			release := f.holdRemoves(true)
 			f.apply(jobYAML("q", tc.spec))
 			key := Key(store.KindJob, "default", "q")
 			f.sync(key)
@@ -295,9 +297,7 @@ func TestPodsAJobRemovesCountNeitherFailedNorSucceeded(t *testing.T) {
 				f.advance(time.Second)
 				f.sync(key)
 			}
-			mu.Lock()
-			hold = false
-			mu.Unlock()
+			release()
 			for range 5 {
 				f.advance(time.Minute)
 				f.sync(key)
