@@ -485,7 +485,7 @@ func (k *objectKind[T]) storedObject(r *ObjectRecord[T]) *StoredObject {
 	if k.generation {
 		k.meta(&o).Generation = r.Generation
 	}
-	so := &StoredObject{Object: &o, Meta: k.meta(&o), Generation: r.Generation, Created: r.Created, Deleted: r.Deleted, Ownership: r.Ownership,
+	so := &StoredObject{Object: &o, Meta: k.meta(&o), Generation: r.Generation, Created: r.Created, Deleted: r.Deleted, Updated: r.Updated, Ownership: r.Ownership,
 		Revisions: r.Revisions, Orphaned: r.Orphaned}
 	if k.orphans != nil && k.orphans.selector != nil {
 		so.adopts = k.orphans.selector(&o)

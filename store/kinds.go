@@ -304,6 +304,9 @@ type StoredObject struct {
 	Generation int64 // 0 for a Namespace
 	Created    time.Time
 	Deleted    bool
+	// Updated is the record's last write, for a tombstone its deletion
+	// (zero for a Deployment's and a Namespace's record).
+	Updated time.Time
 	Ownership
 	// Revisions is the pod template history of a StatefulSet or a
 	// DaemonSet (ObjectRecord.Revisions), oldest first; nil for the other

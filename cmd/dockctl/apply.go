@@ -131,12 +131,7 @@ func runApply(cmd *cobra.Command, g *globalOptions, o *applyOptions) error {
 	if err != nil {
 		return err
 	}
-	// Warn, do not refuse: the controller decides with its own flags.
-	for _, d := range b.Deployments {
-		for _, p := range manifests.Privileges(d, hostFor(st)) {
-			fmt.Fprintf(cmd.ErrOrStderr(), "Warning: deployment/%s: %s\n", d.Metadata.Name, p)
-		}
-	}
+	warnPrivileges(cmd.ErrOrStderr(), &b.Bundle, st)
 	results, err := st.Apply(b.Bundle, opts)
 	if err != nil {
 		return err
@@ -446,4 +441,41 @@ func runDiffManifests(out, warn io.Writer, g *globalOptions, paths []string, ski
 		return d.n, errors.New(strings.Join(problems, "\n"))
 	}
 	return d.n, nil
+}
+
+// warnPrivileges warns about every setting of b's pod templates that the
+// controller gates (docs/design.md §13): warn, do not refuse, as the
+// controller decides with its own flags. Every workload kind's pods pass
+// the same gates as a Deployment's.
+func warnPrivileges(errOut io.Writer, b *store.Bundle, st *store.Store) {
+	for _, d := range b.Deployments {
+		for _, p := range manifests.Privileges(d, hostFor(st)) {
+			fmt.Fprintf(errOut, "Warning: deployment/%s: %s\n", d.Metadata.Name, p)
+		}
+	}
+	for _, w := range bundleWorkloads(b) {
+		t, base := w.PodTemplate()
+		for _, p := range manifests.TemplatePrivileges(t, base, hostFor(st)) {
+			fmt.Fprintf(errOut, "Warning: %s/%s: %s\n", strings.ToLower(w.WorkloadKind()), w.ObjectMeta().Name, p)
+		}
+	}
+}
+
+// bundleWorkloads are b's objects of the workload kinds beyond Deployment,
+// in the bundle's order of kinds.
+func bundleWorkloads(b *store.Bundle) []manifests.Workload {
+	var out []manifests.Workload
+	out = appendWorkloads(out, b.StatefulSets)
+	out = appendWorkloads(out, b.DaemonSets)
+	out = appendWorkloads(out, b.ReplicaSets)
+	out = appendWorkloads(out, b.Jobs)
+	out = appendWorkloads(out, b.CronJobs)
+	return appendWorkloads(out, b.Pods)
+}
+
+func appendWorkloads[T manifests.Workload](out []manifests.Workload, objs []T) []manifests.Workload {
+	for _, o := range objs {
+		out = append(out, o)
+	}
+	return out
 }

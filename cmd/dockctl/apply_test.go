@@ -186,3 +186,34 @@ func TestApplyRecursiveFlag(t *testing.T) {
 		t.Errorf("delete -f --recursive=false: %q %v %s, want top deleted only", out, err, errOut)
 	}
 }
+
+// apply warns about the gated settings of every workload kind's pod
+// template as it does a Deployment's (docs/design.md §13), each under its
+// path in the object: the controller runs none of them without its flag.
+func TestApplyWarnsAboutHostPrivilegesOfEveryWorkloadKind(t *testing.T) {
+	const pod = "      containers:\n      - name: t\n        image: busybox\n        securityContext: {privileged: true}\n"
+	for _, tc := range []struct{ name, src, want string }{
+		{"statefulset", "apiVersion: apps/v1\nkind: StatefulSet\nmetadata: {name: x}\nspec:\n  serviceName: x\n  selector: {matchLabels: {app: x}}\n  template:\n    metadata: {labels: {app: x}}\n    spec:\n" + pod,
+			"Warning: statefulset/x: spec.template.spec.containers[0].securityContext.privileged"},
+		{"daemonset", "apiVersion: apps/v1\nkind: DaemonSet\nmetadata: {name: x}\nspec:\n  selector: {matchLabels: {app: x}}\n  template:\n    metadata: {labels: {app: x}}\n    spec:\n" + pod,
+			"Warning: daemonset/x: spec.template.spec.containers[0].securityContext.privileged"},
+		{"replicaset", "apiVersion: apps/v1\nkind: ReplicaSet\nmetadata: {name: x}\nspec:\n  selector: {matchLabels: {app: x}}\n  template:\n    metadata: {labels: {app: x}}\n    spec:\n" + pod,
+			"Warning: replicaset/x: spec.template.spec.containers[0].securityContext.privileged"},
+		{"job", "apiVersion: batch/v1\nkind: Job\nmetadata: {name: x}\nspec:\n  template:\n    spec:\n      restartPolicy: Never\n" + pod,
+			"Warning: job/x: spec.template.spec.containers[0].securityContext.privileged"},
+		{"cronjob", "apiVersion: batch/v1\nkind: CronJob\nmetadata: {name: x}\nspec:\n  schedule: '@hourly'\n  jobTemplate:\n    spec:\n      template:\n        spec:\n          restartPolicy: Never\n" + strings.ReplaceAll(pod, "      ", "          "),
+			"Warning: cronjob/x: spec.jobTemplate.spec.template.spec.containers[0].securityContext.privileged"},
+		{"pod", "apiVersion: v1\nkind: Pod\nmetadata: {name: x}\nspec:\n  containers:\n  - name: t\n    image: busybox\n    securityContext: {privileged: true}\n",
+			"Warning: pod/x: spec.containers[0].securityContext.privileged"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, errOut, err := run(t, tc.src, "--state-dir", t.TempDir(), "apply", "-f", "-")
+			if err != nil {
+				t.Fatalf("apply: %v %q", err, errOut)
+			}
+			if !strings.Contains(errOut, tc.want) || !strings.Contains(errOut, "--allow-privileged") {
+				t.Errorf("warnings %q lack %q naming --allow-privileged", errOut, tc.want)
+			}
+		})
+	}
+}

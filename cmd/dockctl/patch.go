@@ -243,11 +243,7 @@ func storeEdited(errOut io.Writer, g *globalOptions, st *store.Store, ref store.
 		return "", fmt.Errorf("%s: no object left to store", kubectlName(ref))
 	}
 	warnIgnored(errOut, b)
-	for _, d := range b.Deployments {
-		for _, p := range manifests.Privileges(d, hostFor(st)) {
-			fmt.Fprintf(errOut, "Warning: deployment/%s: %s\n", d.Metadata.Name, p)
-		}
-	}
+	warnPrivileges(errOut, &b.Bundle, st)
 	// The object is whole, the live one as changed: a field it lacks was
 	// removed (spec.paused: unpaused; spec.replicas: the default), as the
 	// API server takes a patched or edited object.

@@ -186,6 +186,13 @@ func (s *syncer) observe() {
 	// the Job stopped when it failed, keep their share.
 	s.succeeded = max(s.st.Succeeded, int32(len(s.succeededPods)))
 	s.failed = max(s.st.Failed, int32(len(s.counted)))
+	if Failing(s.st) {
+		// The pods finishing now are those the Job stopped when it
+		// began to fail, counted failed then (endActive): whatever
+		// their exit, no success counts, as Kubernetes counts every pod
+		// not finished at the failure as failed, once.
+		s.succeeded, succeededIx = s.st.Succeeded, nil
+	}
 	if s.indexed {
 		s.completed = s.completed.with(succeededIx...)
 		if j.Spec.BackoffLimitPerIndex != nil {
@@ -332,6 +339,14 @@ func findCondition(st batchv1.JobStatus, t batchv1.JobConditionType) *batchv1.Jo
 		}
 	}
 	return nil
+}
+
+// Failing reports whether a Job with this status is failing or failed
+// (its FailureTarget condition is true): the pods it had active then are
+// stopped and counted failed, and nothing finishing later counts.
+func Failing(st batchv1.JobStatus) bool {
+	c := findCondition(st, batchv1.JobFailureTarget)
+	return c != nil && c.Status == corev1.ConditionTrue
 }
 
 // Finished reports whether a Job with this status is finished (Complete

@@ -130,7 +130,7 @@ func StatusWord(pv PodView, t *manifests.PodTemplateSpec, unitState string) stri
 			done++
 		case !pc.Sidecar && c.State == dockerx.StateExited && c.ExitCode == 0:
 			done++
-		case pc.View.CrashLoopBackOff:
+		case pv.backingOff(pc):
 			return "Init:CrashLoopBackOff"
 		case c.State == dockerx.StateExited:
 			return "Init:Error"
@@ -150,7 +150,7 @@ func StatusWord(pv PodView, t *manifests.PodTemplateSpec, unitState string) stri
 		apps++
 		c := pc.Container
 		switch {
-		case c == nil || c.State == dockerx.StateCreated && !pc.View.CrashLoopBackOff:
+		case c == nil || c.State == dockerx.StateCreated && !pv.backingOff(pc):
 			if status == "" {
 				status = "ContainerCreating"
 				if nInit > 0 && !pv.Ran() {
@@ -160,7 +160,7 @@ func StatusWord(pv PodView, t *manifests.PodTemplateSpec, unitState string) stri
 					status = "PodInitializing"
 				}
 			}
-		case pc.View.CrashLoopBackOff:
+		case pv.backingOff(pc):
 			status = "CrashLoopBackOff"
 		case c.State == dockerx.StateExited && c.ExitCode == 0:
 			if status == "" || status == "ContainerCreating" {
@@ -329,7 +329,7 @@ func (e PodView) ContainerState(pc PodContainer) (state, last corev1.ContainerSt
 			reason = "PodInitializing"
 		}
 		state.Waiting = &corev1.ContainerStateWaiting{Reason: reason}
-	case pc.View.CrashLoopBackOff:
+	case e.backingOff(pc):
 		state.Waiting = &corev1.ContainerStateWaiting{Reason: "CrashLoopBackOff",
 			Message: fmt.Sprintf("back-off restarting failed container %s in pod %s", pc.DisplayName(), e.Name)}
 		if c.State != dockerx.StateCreated {
@@ -343,6 +343,16 @@ func (e PodView) ContainerState(pc PodContainer) (state, last corev1.ContainerSt
 		state.Running = &corev1.ContainerStateRunning{}
 	}
 	return state, last
+}
+
+// backingOff reports whether container pc waits out its crash-loop
+// backoff to be started again: the backoff its exit recorded, when the
+// pod's restartPolicy starts it again (a sidecar always). One it never
+// starts again — an app or init container under Never, one that exited 0
+// under OnFailure — is terminated, as the kubelet reports it.
+func (e PodView) backingOff(pc PodContainer) bool {
+	c := pc.Container
+	return pc.View.CrashLoopBackOff && (pc.Sidecar || c == nil || c.State != dockerx.StateExited || ShouldRestart(e.RestartPolicy, c.ExitCode))
 }
 
 func hasInit(pcs []PodContainer) bool {

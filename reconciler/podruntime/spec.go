@@ -30,6 +30,11 @@ type PodSpec struct {
 	// kind whose pods run to completion sets OnFailure or Never).
 	RestartPolicy string
 	Identity      Identity
+	// Refused, when set, says why the pod's template may not be created
+	// or started from (a privilege gate, docs/design.md §13, refuses a
+	// revision it is kept at): what exists of the pod is kept as it is,
+	// nothing of it is created or started, and Sync returns the reason.
+	Refused string
 }
 
 // Identity is what a kind that gives its pods a stable identity sets (a

@@ -213,6 +213,8 @@ func (r *Runtime) Sync(ctx context.Context, d SyncDocker, in SyncInput) (SyncRes
 		c := byName[name]
 		var err error
 		switch {
+		case spec.Refused != "" && (c == nil || c.State == dockerx.StateCreated || c.State == dockerx.StateExited && ShouldRestart(spec.EffectiveRestartPolicy(), c.ExitCode)):
+			err = errors.New(spec.Refused)
 		case c == nil && createFailed:
 		case c == nil:
 			// Created with the pass's other missing pods, at once

@@ -87,13 +87,16 @@ func (r *Runtime) syncHolderPod(ctx context.Context, d SyncDocker, in SyncInput,
 	states := r.memory.of(in.Key)
 	var ops []Op
 	var blocked []error // why containers of the pod were not created or started
-	if hp.pod == nil || hp.pod.Holder == nil {
+	switch {
+	case hp.spec.Refused != "" && (hp.pod == nil || hp.pod.Holder == nil):
+		return hp.status(in, states, notBefore, f.probes.ready), errors.New(hp.spec.Refused)
+	case hp.pod == nil || hp.pod.Holder == nil:
 		ops = ExpandPodOps([]Op{{Kind: OpCreate, Name: hp.base, Hash: hp.spec.TemplateHash, From: hp.from, Role: dockerx.RoleHolder,
 			Pod:    &dockerx.PodRef{Name: hp.spec.Name, UID: NewPodUID(hp.base, in.Now), Holder: hp.base},
 			Reason: ReasonMissing, Cause: fmt.Sprintf("pod %s missing", hp.spec.Name)}}, ExpandInput{Instance: in.Instance})
-	} else {
+	default:
 		steps := PodSteps{}
-		PlanPodSteps(hp.pod, PodStepsInput{Now: in.Now, Template: hp.t, From: hp.from, Files: r.podFiles(ctx, hd, in, hp),
+		PlanPodSteps(hp.pod, PodStepsInput{Now: in.Now, Template: hp.t, From: hp.from, Refused: hp.spec.Refused != "", Files: r.podFiles(ctx, hd, in, hp),
 			LivenessGrace: gracePeriod(hp.t), StartNotBefore: notBefore, Stopping: f.busy, LivenessFailed: f.probes.livenessFailed,
 			Unstarted: f.probes.unstarted}, &steps)
 		if steps.RequeueAfter > 0 {
@@ -102,6 +105,9 @@ func (r *Runtime) syncHolderPod(ctx context.Context, d SyncDocker, in SyncInput,
 		ops = ExpandPodOps(steps.Ops, ExpandInput{Instance: in.Instance})
 		for _, why := range steps.Blocked {
 			blocked = append(blocked, errors.New(why))
+		}
+		if steps.Refused {
+			blocked = append(blocked, errors.New(hp.spec.Refused))
 		}
 	}
 	err := r.runPodOps(ctx, hd, in, hp, ops, states)

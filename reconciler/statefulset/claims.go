@@ -2,6 +2,7 @@ package statefulset
 
 import (
 	"maps"
+	"slices"
 	"strings"
 
 	"github.com/dockctl/dockctl/manifests"
@@ -118,9 +119,14 @@ func (s *syncer) createClaims(cs []Claim, podName string) {
 	}
 }
 
-// scaledClaims deletes, under whenScaled Delete, the claims of ordinals
-// past the end of the range whose pod is gone: Kubernetes makes such a
-// claim owned by its condemned pod, so it goes with the pod.
+// scaledClaims deletes, under whenScaled Delete, the claims of the pods
+// past the end of the range that this decision deletes or that are on
+// their way out: Kubernetes makes such a claim owned by its condemned pod,
+// so it goes with the pod (here at once: its volume stays while a
+// container mounts it, docs/design.md §12). A claim past the range whose
+// pod is gone already is no condemned pod's — retained by a scale-down
+// under Retain (KEP-1847: a policy changed to Delete owns only the claims
+// of a scale-down in progress), or made ahead of a scale-up — and stays.
 func (s *syncer) scaledClaims() {
 	if policy(s.set).WhenScaled != manifests.ClaimDelete {
 		return
@@ -129,10 +135,12 @@ func (s *syncer) scaledClaims() {
 	for _, name := range s.claimNames {
 		c := s.claims[name]
 		i, ok := claimOrdinal(s.set, name)
-		if !ok || c.Terminating || (i >= startOrdinal(s.set) && i < end) || s.observed[i] != nil {
+		if !ok || c.Terminating || (i >= startOrdinal(s.set) && i < end) {
 			continue
 		}
-		s.d.DeleteClaims = append(s.d.DeleteClaims, name)
+		if p := s.observed[i]; p != nil && (p.Terminating() || slices.Contains(s.d.DeletePods, p.Name)) {
+			s.d.DeleteClaims = append(s.d.DeleteClaims, name)
+		}
 	}
 }
 
@@ -152,12 +160,15 @@ func policy(set *manifests.StatefulSet) manifests.StatefulSetPersistentVolumeCla
 // Teardown decides what deleting the set removes, as the garbage
 // collector does for a cascading delete: every pod of the set, and under
 // whenDeleted Delete every claim from its templates (whenScaled Delete
-// also takes the claims past the end of the range). An orphaning delete
-// removes nothing: the executor does not call Teardown.
+// also takes the claims of its pods past the end of the range, which a
+// scale-down condemned: scaledClaims). An orphaning delete removes
+// nothing: the executor does not call Teardown.
 func Teardown(set *manifests.StatefulSet, pods []string, claims []ObservedClaim) (deletePods, deleteClaims []string) {
+	has := map[int]bool{}
 	for _, p := range pods {
-		if _, ok := Ordinal(set, p); ok {
+		if i, ok := Ordinal(set, p); ok {
 			deletePods = append(deletePods, p)
+			has[i] = true
 		}
 	}
 	pol := policy(set)
@@ -168,7 +179,7 @@ func Teardown(set *manifests.StatefulSet, pods []string, claims []ObservedClaim)
 			continue
 		}
 		past := i < startOrdinal(set) || i >= end
-		if pol.WhenDeleted == manifests.ClaimDelete || (pol.WhenScaled == manifests.ClaimDelete && past) {
+		if pol.WhenDeleted == manifests.ClaimDelete || (pol.WhenScaled == manifests.ClaimDelete && past && has[i]) {
 			deleteClaims = append(deleteClaims, c.Name)
 		}
 	}

@@ -70,13 +70,45 @@ func TestClaimsDeletedOnScaleDownWhenScaledDelete(t *testing.T) {
 	s := newSet(1, claimTemplate("data"), retention(manifests.ClaimRetain, manifests.ClaimDelete))
 	r := rev(s)
 	claims := []ObservedClaim{{Name: "data-web-0"}, {Name: "data-web-1"}, {Name: "data-web-2"}, {Name: "data-db-1"}, {Name: "other"}}
-	// While pod web-2 exists its claim stays (it goes with the pod);
-	// web-1 is already gone, so its claim goes now.
+	// Pod web-2 is condemned: its claim goes with it (its volume stays
+	// while the container mounts it); web-1 was gone before, no pod of
+	// this scale-down, so its claim stays.
 	d := Sync(s, history(s), Status{CurrentRevision: r}, []workload.ObservedPod{ready("web-0", r), ready("web-2", r)}, claims, t0)
 	eq(t, "pods deleted", d.DeletePods, []string{"web-2"})
-	eq(t, "claims deleted", d.DeleteClaims, []string{"data-web-1"})
+	eq(t, "claims deleted", d.DeleteClaims, []string{"data-web-2"})
 	d = Sync(s, history(s), Status{CurrentRevision: r}, []workload.ObservedPod{ready("web-0", r)}, claims, t0)
-	eq(t, "claims deleted once the pods are gone", d.DeleteClaims, []string{"data-web-1", "data-web-2"})
+	eq(t, "claims deleted once the pods are gone", d.DeleteClaims, nil)
+}
+
+// whenScaled Delete takes the claims of the pods a scale-down condemns
+// (Kubernetes makes each such claim owned by its condemned pod), never a
+// claim past the range whose pod was gone before: one retained by an
+// earlier scale-down under Retain (KEP-1847: a policy changed to Delete
+// owns only the claims of a scale-down in progress), or one made ahead of
+// a scale-up.
+func TestWhenScaledDeleteTakesOnlyTheClaimsOfCondemnedPods(t *testing.T) {
+	s := newSet(1, claimTemplate("data"), retention(manifests.ClaimRetain, manifests.ClaimDelete))
+	r := rev(s)
+	for _, tc := range []struct {
+		name       string
+		pods       []workload.ObservedPod
+		claims     []ObservedClaim
+		wantClaims []string
+	}{
+		{"a claim whose pod was gone before", []workload.ObservedPod{ready("web-0", r)},
+			[]ObservedClaim{{Name: "data-web-0"}, {Name: "data-web-1"}}, nil},
+		{"a claim made ahead of a scale-up", []workload.ObservedPod{ready("web-0", r)},
+			[]ObservedClaim{{Name: "data-web-0"}, {Name: "data-web-5"}}, nil},
+		{"the claim of the pod condemned now", []workload.ObservedPod{ready("web-0", r), ready("web-1", r)},
+			[]ObservedClaim{{Name: "data-web-0"}, {Name: "data-web-1"}}, []string{"data-web-1"}},
+		{"the claim of a condemned pod terminating", []workload.ObservedPod{ready("web-0", r), terminating(ready("web-1", r))},
+			[]ObservedClaim{{Name: "data-web-0"}, {Name: "data-web-1"}}, []string{"data-web-1"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			d := Sync(s, history(s), Status{CurrentRevision: r}, tc.pods, tc.claims, t0)
+			eq(t, "claims deleted", d.DeleteClaims, tc.wantClaims)
+		})
+	}
 }
 
 func TestClaimSurvivesPodReplacement(t *testing.T) {
@@ -99,7 +131,8 @@ func TestTeardownFollowsWhenDeleted(t *testing.T) {
 	}{
 		{"retain both", manifests.ClaimRetain, manifests.ClaimRetain, nil},
 		{"delete when deleted", manifests.ClaimDelete, manifests.ClaimRetain, []string{"data-web-0", "data-web-1", "data-web-3"}},
-		{"delete when scaled only", manifests.ClaimRetain, manifests.ClaimDelete, []string{"data-web-3"}},
+		// data-web-3's pod is gone: its claim was not a condemned pod's.
+		{"delete when scaled only", manifests.ClaimRetain, manifests.ClaimDelete, nil},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -41,14 +41,42 @@ type JobStatus struct {
 	// counts each pod once (its uncountedTerminatedPods and finalizers).
 	CountedSucceeded []string `json:"countedSucceededPods,omitempty"`
 	CountedFailed    []string `json:"countedFailedPods,omitempty"`
+	// Discarded are the pods (name@creation) the Job removed while not
+	// failing — on suspend, a lower parallelism, its completions reached
+	// — that still exist: they count neither as failed nor as succeeded,
+	// whatever their exit, as Kubernetes' Job controller takes their
+	// tracking finalizer off before it deletes them (deleteJobPods).
+	Discarded []string `json:"discardedPods,omitempty"`
+}
+
+// podID is how a Job's status names a pod: its name and creation (the
+// Job's pod namer gives a removed pod's name again).
+func podID(p *workload.ObservedPod) string {
+	return p.Name + "@" + strconv.FormatInt(p.Created.UnixNano(), 36)
 }
 
 // JobKind runs a Job with the Job controller's decision (package job).
 func JobKind() Kind {
 	k := WithPods(For(manifests.KindJob, func(j *manifests.Job) *manifests.PodTemplateSpec { return &j.Spec.Template },
 		func(env Env, j *manifests.Job, prev JobStatus, pods []workload.ObservedPod) (Outcome, error) {
-			var st JobStatus
-			if j.Spec.CompletionMode == nil || *j.Spec.CompletionMode != string(batchv1.IndexedCompletion) {
+			all := pods
+			// The pods it discarded are out of its view once they
+			// stopped running: nothing of them counts.
+			discarded := map[string]bool{}
+			for _, id := range prev.Discarded {
+				discarded[id] = true
+			}
+			var view []workload.ObservedPod
+			for i := range pods {
+				if !discarded[podID(&pods[i])] || pods[i].Active() {
+					view = append(view, pods[i])
+				}
+			}
+			pods = view
+			st := JobStatus{CountedSucceeded: prev.CountedSucceeded, CountedFailed: prev.CountedFailed}
+			// A failing Job counted the pods it stopped as failed when it
+			// began to fail (job.Failing): their exits add nothing.
+			if !job.Failing(prev.JobStatus) && (j.Spec.CompletionMode == nil || *j.Spec.CompletionMode != string(batchv1.IndexedCompletion)) {
 				st.CountedSucceeded = countFinished(&prev.Succeeded, prev.CountedSucceeded, pods, corev1.PodSucceeded)
 				if j.Spec.PodFailurePolicy == nil {
 					st.CountedFailed = countFinished(&prev.Failed, prev.CountedFailed, pods, corev1.PodFailed)
@@ -56,7 +84,28 @@ func JobKind() Kind {
 			}
 			d := job.Sync(j, prev.JobStatus, pods, env.Now)
 			st.JobStatus = d.Status
-			return Outcome{Status: st, Create: d.Create, Delete: d.Delete, Events: d.Events, RequeueAt: d.RequeueAt, DeleteOwner: d.DeleteJob}, nil
+			// What it deletes while not failing is discarded (a failing
+			// Job counted its pods failed: job.Failing); the list keeps
+			// the pods that still exist.
+			del := map[string]bool{}
+			if !job.Failing(d.Status) {
+				for _, n := range d.Delete {
+					del[n] = true
+				}
+			}
+			remove := d.Delete
+			for _, p := range all {
+				id := podID(&p)
+				if discarded[id] || del[p.Name] {
+					st.Discarded = append(st.Discarded, id)
+				}
+				if discarded[id] && !p.Active() && !del[p.Name] {
+					// Still there (its removal failed): removed again,
+					// never restarted as a pod of the Job.
+					remove = append(remove, p.Name)
+				}
+			}
+			return Outcome{Status: st, Create: d.Create, Delete: remove, Events: d.Events, RequeueAt: d.RequeueAt, DeleteOwner: d.DeleteJob}, nil
 		}), "parallelism", func(j *manifests.Job) int32 {
 		// Kubernetes' Job runs at most parallelism pods, and no more
 		// than its completions (parallelism defaults to 1).
@@ -73,7 +122,7 @@ func JobKind() Kind {
 	// Indexed Job's with its index, and with the hash its containers
 	// carry (a Job's template does not change), so that a holder pod's
 	// later members are of the same pod.
-	k.keep = func(obj any, _ []workload.Revision, pod string, ct dockerx.Container) (podruntime.PodSpec, bool) {
+	k.keep = func(obj any, _ func(into any) error, _ []workload.Revision, pod string, ct dockerx.Container) (podruntime.PodSpec, bool) {
 		spec := job.KeptPod(obj.(*manifests.Job), pod, ct.Labels)
 		if ct.TemplateHash != "" {
 			spec.TemplateHash = ct.TemplateHash
@@ -96,7 +145,7 @@ func countFinished(count *int32, counted []string, pods []workload.ObservedPod, 
 	}
 	for i := range pods {
 		p := &pods[i]
-		id := p.Name + "@" + strconv.FormatInt(p.Created.UnixNano(), 36)
+		id := podID(p)
 		if !p.Active() && p.Status.Phase == phase && !seen[id] {
 			seen[id] = true
 			counted = append(counted, id)
@@ -108,16 +157,61 @@ func countFinished(count *int32, counted []string, pods []workload.ObservedPod, 
 	return counted
 }
 
+// ReplicaSetStatus is a standalone ReplicaSet's stored status: v1
+// ReplicaSetStatus, and the pod templates its pods run, by hash: its own,
+// and each earlier one a pod of it still runs. Kubernetes' ReplicaSet
+// controller never changes a pod it has: a pod made from an earlier
+// template keeps it (its probes and hooks, a member made again), which
+// the frame can only give it from here.
+type ReplicaSetStatus struct {
+	appsv1.ReplicaSetStatus
+	Templates []PodTemplate `json:"templates,omitempty"`
+}
+
+// PodTemplate is one pod template and its manifests.TemplateHash.
+type PodTemplate struct {
+	Hash     string                    `json:"hash"`
+	Template manifests.PodTemplateSpec `json:"template"`
+}
+
 // ReplicaSetKind keeps a standalone ReplicaSet's replicas (package
 // replicaset).
 func ReplicaSetKind() Kind {
-	return WithPods(For(manifests.KindReplicaSet, func(rs *manifests.ReplicaSet) *manifests.PodTemplateSpec { return &rs.Spec.Template },
-		func(env Env, rs *manifests.ReplicaSet, _ appsv1.ReplicaSetStatus, pods []workload.ObservedPod) (Outcome, error) {
+	k := WithPods(For(manifests.KindReplicaSet, func(rs *manifests.ReplicaSet) *manifests.PodTemplateSpec { return &rs.Spec.Template },
+		func(env Env, rs *manifests.ReplicaSet, prev ReplicaSetStatus, pods []workload.ObservedPod) (Outcome, error) {
 			d := replicaset.Sync(rs, pods, env.Now)
-			st := appsv1.ReplicaSetStatus{ObservedGeneration: d.Status.ObservedGeneration, Replicas: d.Status.Replicas,
-				FullyLabeledReplicas: d.Status.FullyLabeledReplicas, ReadyReplicas: d.Status.ReadyReplicas, AvailableReplicas: d.Status.AvailableReplicas}
+			st := ReplicaSetStatus{ReplicaSetStatus: appsv1.ReplicaSetStatus{ObservedGeneration: d.Status.ObservedGeneration, Replicas: d.Status.Replicas,
+				FullyLabeledReplicas: d.Status.FullyLabeledReplicas, ReadyReplicas: d.Status.ReadyReplicas, AvailableReplicas: d.Status.AvailableReplicas}}
+			// Its template, and the earlier ones its pods still run.
+			hash := manifests.TemplateHash(&rs.Spec.Template)
+			st.Templates = []PodTemplate{{Hash: hash, Template: rs.Spec.Template}}
+			used := map[string]bool{}
+			for i := range pods {
+				used[pods[i].Labels[dockerx.LabelTemplateHash]] = true
+			}
+			for _, t := range prev.Templates {
+				if t.Hash != hash && used[t.Hash] {
+					st.Templates = append(st.Templates, t)
+				}
+			}
 			return Outcome{Status: st, Create: d.CreatePods, Delete: d.DeletePods, Events: d.Events, RequeueAt: d.RequeueAt}, nil
 		}), "replicas", (*manifests.ReplicaSet).Replicas)
+	// A pod of an earlier template is kept with it, when it is stored.
+	k.keep = func(obj any, status func(into any) error, _ []workload.Revision, pod string, ct dockerx.Container) (podruntime.PodSpec, bool) {
+		rs := obj.(*manifests.ReplicaSet)
+		var prev ReplicaSetStatus
+		if ct.TemplateHash == "" || ct.TemplateHash == manifests.TemplateHash(&rs.Spec.Template) || status(&prev) != nil {
+			return podruntime.PodSpec{}, false
+		}
+		for _, t := range prev.Templates {
+			if t.Hash == ct.TemplateHash {
+				tmpl := t.Template
+				return podruntime.PodSpec{Name: pod, Template: &tmpl, TemplateHash: t.Hash, RestartPolicy: tmpl.Spec.RestartPolicy}, true
+			}
+		}
+		return podruntime.PodSpec{}, false
+	}
+	return k
 }
 
 // DaemonSetKind runs a DaemonSet's one pod on this host (package
@@ -136,7 +230,7 @@ func DaemonSetKind() Kind {
 				NumberAvailable: s.NumberAvailable, NumberUnavailable: s.NumberUnavailable, UpdatedNumberScheduled: s.UpdatedNumberScheduled}
 			return Outcome{Status: st, Create: d.CreatePods, Delete: d.DeletePods, Events: d.Events, RequeueAt: d.RequeueAt}, nil
 		})
-	k.keep = func(obj any, recorded []workload.Revision, pod string, ct dockerx.Container) (podruntime.PodSpec, bool) {
+	k.keep = func(obj any, _ func(into any) error, recorded []workload.Revision, pod string, ct dockerx.Container) (podruntime.PodSpec, bool) {
 		ds := obj.(*manifests.DaemonSet)
 		rev, ok := madeFrom(withCurrent(daemonset.RevisionOf(ds), recorded), ct)
 		if !ok {
@@ -168,9 +262,18 @@ func PodKind() Kind {
 		func(env Env, p *manifests.Pod, prev PodStatus, pods []workload.ObservedPod) (Outcome, error) {
 			var out Outcome
 			st := prev
+			seen := false
 			for i := range pods {
 				if pods[i].Name != p.Metadata.Name {
 					out.Delete = append(out.Delete, pods[i].Name)
+					continue
+				}
+				seen = true
+				if prev.Phase == corev1.PodSucceeded || prev.Phase == corev1.PodFailed {
+					// A pod's phase never leaves Succeeded or Failed
+					// (the API server refuses it): what Docker shows of
+					// it later — its container being removed — changes
+					// nothing.
 					continue
 				}
 				ps := pods[i].Status
@@ -178,6 +281,27 @@ func PodKind() Kind {
 				st.Containers = st.Containers[:0]
 				for _, c := range ps.Containers {
 					st.Containers = append(st.Containers, c.State)
+				}
+			}
+			if st.Ran && !seen {
+				// Its container was removed out of band: a pod that
+				// finished stays so; one that had not is not finished.
+				// The kubelet starts a missing container of a pod under
+				// Always, or OnFailure short of success; under Never the
+				// pod fails (ContainerStatusUnknown), never Running
+				// without a container.
+				switch rp := tmpl(p).Spec.RestartPolicy; {
+				case rp == manifests.RestartNever && st.Phase != corev1.PodSucceeded:
+					st.Phase, st.Containers = corev1.PodFailed, nil
+					st.Conditions = slices.Clone(st.Conditions)
+					for i, c := range st.Conditions {
+						if c.Type == corev1.PodReady || c.Type == corev1.ContainersReady {
+							st.Conditions[i].Status = corev1.ConditionFalse
+						}
+					}
+				case rp == manifests.RestartOnFailure && st.Phase == corev1.PodSucceeded, rp == manifests.RestartNever:
+				default:
+					st.Ran = false
 				}
 			}
 			if !st.Ran {

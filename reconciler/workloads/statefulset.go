@@ -31,7 +31,7 @@ const ManagerStatefulSet = "statefulset-controller"
 // current revision. A status file of an earlier release that kept the
 // revisions too is read, that field ignored.
 func StatefulSetKind() Kind {
-	k := For(manifests.KindStatefulSet, func(s *manifests.StatefulSet) *manifests.PodTemplateSpec { return &s.Spec.Template },
+	k := WithPods(For(manifests.KindStatefulSet, func(s *manifests.StatefulSet) *manifests.PodTemplateSpec { return &s.Spec.Template },
 		func(env Env, set *manifests.StatefulSet, prev appsv1.StatefulSetStatus, pods []workload.ObservedPod) (Outcome, error) {
 			claims, err := setClaims(env, set.Metadata.NamespaceOrDefault())
 			if err != nil {
@@ -64,8 +64,8 @@ func StatefulSetKind() Kind {
 				AvailableReplicas: s.AvailableReplicas, CurrentReplicas: s.CurrentReplicas, UpdatedReplicas: s.UpdatedReplicas,
 				CurrentRevision: s.CurrentRevision, UpdateRevision: s.UpdateRevision, CollisionCount: &cc}
 			return Outcome{Status: st, Create: d.CreatePods, Delete: d.DeletePods, Events: d.Events, RequeueAt: d.RequeueAt}, nil
-		})
-	k.keep = func(obj any, recorded []workload.Revision, pod string, ct dockerx.Container) (podruntime.PodSpec, bool) {
+		}), "replicas", (*manifests.StatefulSet).Replicas) // the controller's cap, as a ReplicaSet's
+	k.keep = func(obj any, _ func(into any) error, recorded []workload.Revision, pod string, ct dockerx.Container) (podruntime.PodSpec, bool) {
 		set := obj.(*manifests.StatefulSet)
 		ordinal, ok := statefulset.Ordinal(set, pod)
 		if !ok {
@@ -109,7 +109,10 @@ func setClaims(env Env, ns string) ([]statefulset.ObservedClaim, error) {
 	listed := false
 	var out []statefulset.ObservedClaim
 	for _, o := range objs {
-		if o.Meta.NamespaceOrDefault() != ns {
+		if o.Meta.NamespaceOrDefault() != ns || !env.DeletedAt.IsZero() && o.Created.After(env.DeletedAt) {
+			// A teardown's claims are those of the set when it was
+			// deleted: a claim applied later under one of their names
+			// is not its.
 			continue
 		}
 		if !o.Deleted {

@@ -326,7 +326,7 @@ func TestStatefulSetPodIsKeptAtItsRevisionOnlyWhenItsTemplateHashIsThatRevisions
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			ct := dockerx.Container{TemplateHash: tc.hash, Labels: map[string]string{workload.RevisionLabel: tc.label}}
-			spec, ok := keep(set, recorded, "db-0", ct)
+			spec, ok := keep(set, nil, recorded, "db-0", ct)
 			if !ok {
 				t.Fatal("db-0 not kept as the set's pod")
 			}
@@ -531,5 +531,118 @@ func TestStatefulSetAppliedAgainLeavesOrphansItsSelectorMisses(t *testing.T) {
 		return e.Reason == "FailedCreate" && strings.Contains(e.Message, "pod db-0 exists and is not controlled by StatefulSet db")
 	}) {
 		t.Errorf("no FailedCreate event naming db-0: %+v", evs)
+	}
+}
+
+// The gates judge every revision a pod is made or started from, not the
+// set's template alone (docs/design.md §13: "whatever its revision"): a
+// pod kept below the partition at an earlier revision that needs a flag
+// the controller no longer has is neither made again nor started again.
+func TestStatefulSetEarlierRevisionNeedingAFlagRunsNoPodWithoutIt(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		// lose is what happens to db-0's container under the controller
+		// without the flag.
+		lose func(f *frame, c dockerx.Container) error
+	}{
+		{"removed", func(f *frame, c dockerx.Container) error { return f.d.Remove(c.ID) }},
+		{"exited", func(f *frame, c dockerx.Container) error { return f.d.Exit(c.ID, 1) }},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			f := newFrameWith(t, func(c *Config) { c.Allow.Privileged = true })
+			privileged := strings.Replace(partitionedSetYAML("1"), "        env:\n", "        securityContext: {privileged: true}\n        env:\n", 1)
+			if privileged == partitionedSetYAML("1") {
+				t.Fatal("fixture: no securityContext added")
+			}
+			f.apply(privileged)
+			key := Key(store.KindStatefulSet, "default", "db")
+			for i := 0; len(f.setPods("db")) != 2; i++ {
+				if i > 100 {
+					t.Fatalf("pods %v, want 2 under --allow-privileged", f.setPods("db"))
+				}
+				f.sync(key)
+			}
+			old := f.setStatus().UpdateRevision
+			// The controller restarts without --allow-privileged; the set
+			// is updated to an unprivileged template, db-0 stays below the
+			// partition at the privileged revision.
+			f.c.runtime.Stop()
+			f.c = New(Config{Instance: instance, Docker: f.d, Store: f.st, Kinds: Kinds(), Now: f.clock})
+			t.Cleanup(f.c.runtime.Stop)
+			f.apply(partitionedSetYAML("2"))
+			for i := 0; f.podRevision("db-1") == old || f.podRevision("db-1") == ""; i++ {
+				if i > 100 {
+					t.Fatalf("db-1 never replaced: at %q", f.podRevision("db-1"))
+				}
+				f.sync(key)
+			}
+			for _, c := range f.owned(store.KindStatefulSet, "db") {
+				if p, _ := dockerx.PodOfContainerName(instance, "", c.Name); p == "db-0" {
+					if err := tc.lose(f, c); err != nil {
+						t.Fatal(err)
+					}
+				}
+			}
+			for range 20 {
+				f.sync(key)
+				f.advance(time.Minute)
+			}
+			if got := f.podRevision("db-0"); got != "" {
+				t.Errorf("db-0 runs at revision %s (privileged) under a controller without --allow-privileged", got)
+			}
+		})
+	}
+}
+
+// A deleted set's claims go once, as the garbage collector deletes what
+// the set owned: a claim applied later under one of their names — a new
+// claim, no set's — outlives every later sync of the deleted set's
+// tombstone (a resync, a controller restart).
+func TestDeletedStatefulSetsLaterSyncsKeepAClaimAppliedAfterItsDelete(t *testing.T) {
+	for _, tc := range []struct{ name, retention string }{
+		{"whenDeleted Delete", "  persistentVolumeClaimRetentionPolicy: {whenDeleted: Delete}"},
+		{"whenScaled Delete past the range", "  persistentVolumeClaimRetentionPolicy: {whenScaled: Delete}"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			f := newFrame(t)
+			f.apply(setYAML("2", "Parallel", tc.retention))
+			key := Key(store.KindStatefulSet, "default", "db")
+			f.sync(key)
+			if got := f.claims(); len(got) != 2 {
+				t.Fatalf("claims %v, want 2", got)
+			}
+			if tc.name != "whenDeleted Delete" {
+				// Scaled to 1 by hand in the store, its pod db-1 gone:
+				// data-db-1 is past the range.
+				f.apply(strings.Replace(setYAML("2", "Parallel", tc.retention), "replicas: 2", "replicas: 1", 1))
+				for i := 0; slices.Contains(f.claims(), "data-db-1"); i++ {
+					if i > 100 {
+						t.Fatalf("claims %v, want data-db-1 gone", f.claims())
+					}
+					f.sync(key)
+					time.Sleep(time.Millisecond)
+				}
+			}
+			if _, err := f.st.DeleteObjects([]store.ObjectRef{{Kind: store.KindStatefulSet, Namespace: "default", Name: "db"}}); err != nil {
+				t.Fatal(err)
+			}
+			f.sync(key)
+			f.advance(time.Minute)
+			f.apply(`apiVersion: v1
+kind: PersistentVolumeClaim
+metadata: {name: data-db-1}
+spec:
+  accessModes: [ReadWriteOnce]
+  resources: {requests: {storage: 1Gi}}
+`)
+			if !slices.Contains(f.claims(), "data-db-1") {
+				t.Fatalf("claims %v: fixture: data-db-1 not applied", f.claims())
+			}
+			f.advance(time.Minute)
+			f.sync(key) // the tombstone's resync
+			if !slices.Contains(f.claims(), "data-db-1") {
+				t.Errorf("claims %v: the claim data-db-1 applied after the set's delete was deleted by the set's tombstone", f.claims())
+			}
+		})
 	}
 }

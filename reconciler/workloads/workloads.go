@@ -76,6 +76,11 @@ type Env struct {
 	// what Kubernetes' ControllerRevisions of a StatefulSet or DaemonSet
 	// hold, their one source (docs/design.md §17.1).
 	History []workload.Revision
+	// DeletedAt is, in a teardown, when the owner was deleted: what it
+	// owns is what existed then, as the garbage collector deletes the
+	// objects that name the deleted owner; one made later under a name
+	// it used is no object of it (zero: not a teardown).
+	DeletedAt time.Time
 }
 
 // Kind is one kind's registration on the frame.
@@ -91,11 +96,12 @@ type Kind struct {
 	// says so (nil: one pod).
 	pods func(obj any) (int32, string)
 	// keep, when set, is the spec the runtime keeps pod (whose holder,
-	// or one container, is ct) of obj with, obj's recorded revisions
-	// history (ok false: the owner's template, as any kind's): a
-	// StatefulSet's or DaemonSet's pod of an earlier revision runs its
-	// revision's template.
-	keep func(obj any, history []workload.Revision, pod string, ct dockerx.Container) (podruntime.PodSpec, bool)
+	// or one container, is ct) of obj with, given its stored status read
+	// by status and its recorded revisions history (ok false: the owner's
+	// template, as any kind's): a StatefulSet's or DaemonSet's pod of an
+	// earlier revision runs its revision's template, a ReplicaSet's pod
+	// the earlier template its status keeps.
+	keep func(obj any, status func(into any) error, history []workload.Revision, pod string, ct dockerx.Container) (podruntime.PodSpec, bool)
 	// teardown, when set, removes what the deleted owner obj owns beside
 	// its pods (a StatefulSet's claims), given its pods' names.
 	teardown func(env Env, obj any, pods []string) error
@@ -369,7 +375,7 @@ func (c *Controller) Reconcile(ctx context.Context, req reconcile.Request) (reco
 		} else {
 			c.dropEndpoints(in)
 			if obj != nil && obj.Object != nil && k.teardown != nil && !obj.OrphanedOnDeletion() {
-				if err := k.teardown(Env{Store: c.cfg.Store, Ref: ref, Now: now, OwnerUID: obj.UID()}, obj.Object, podNames); err != nil {
+				if err := k.teardown(Env{Store: c.cfg.Store, Ref: ref, Now: now, OwnerUID: obj.UID(), DeletedAt: obj.Updated}, obj.Object, podNames); err != nil {
 					return reconcile.Result{}, err
 				}
 			}
@@ -378,18 +384,15 @@ func (c *Controller) Reconcile(ctx context.Context, req reconcile.Request) (reco
 		return reconcile.Result{RequeueAfter: res.RequeueAfter}, err
 	}
 	tmpl := k.template(obj.Object)
+	base := "spec.template"
 	if w, ok := obj.Object.(manifests.Workload); ok {
-		_, base := w.PodTemplate()
-		if refused := c.cfg.Allow.RefusedTemplate(tmpl, base); len(refused) > 0 {
-			msgs := make([]string, len(refused))
-			for i, p := range refused {
-				msgs[i] = p.String()
-			}
-			// As the Deployment controller: no container of such a
-			// template is created or started.
-			c.record(ref, []workload.Event{workload.Warning("FailedCreate", "%s", strings.Join(msgs, "; "))}, now)
-			return reconcile.Result{}, nil
-		}
+		_, base = w.PodTemplate()
+	}
+	if refused := c.refused(tmpl, base); refused != "" {
+		// As the Deployment controller: no container of such a
+		// template is created or started.
+		c.record(ref, []workload.Event{workload.Warning("FailedCreate", "%s", refused)}, now)
+		return reconcile.Result{}, nil
 	}
 	if k.pods != nil {
 		if n, field := k.pods(obj.Object); n > c.cfg.MaxPods {
@@ -411,7 +414,7 @@ func (c *Controller) Reconcile(ctx context.Context, req reconcile.Request) (reco
 	holders := false
 	for i, p := range podNames {
 		if k.keep != nil {
-			if spec, ok := k.keep(obj.Object, history, p, in.Observed[units[i].ct]); ok {
+			if spec, ok := k.keep(obj.Object, readStatus, history, p, in.Observed[units[i].ct]); ok {
 				spec.Owner, spec.Namespace = in.Owner, ns
 				in.Pods = append(in.Pods, spec)
 				continue
@@ -424,6 +427,7 @@ func (c *Controller) Reconcile(ctx context.Context, req reconcile.Request) (reco
 			holders = true
 		}
 	}
+	c.gate(in.Pods, base)
 	// First pass: the pods the owner has, kept (restarted as their
 	// policy says) and observed.
 	res, syncErr := c.runtime.Sync(ctx, c.cfg.Docker, in)
@@ -473,6 +477,7 @@ func (c *Controller) Reconcile(ctx context.Context, req reconcile.Request) (reco
 		out.Events = append(out.Events, workload.Warning("FailedCreate",
 			"pod %s exists and is not controlled by %s %s (an orphan its selector does not match): delete it to let the pod be created", n, kind, name))
 	}
+	c.gate(creates, base)
 	wanted = append(wanted, creates...)
 	if holders {
 		// The first pass may have created a holder pod's next member
@@ -515,6 +520,29 @@ func (c *Controller) Reconcile(ctx context.Context, req reconcile.Request) (reco
 		c.cfg.Log.Warn("workload pods", "workload", req.Key, "err", syncErr)
 	}
 	return reconcile.Result{RequeueAfter: after}, nil
+}
+
+// refused says why the controller's allow policy refuses template t, at
+// path base in its object ("": it does not).
+func (c *Controller) refused(t *manifests.PodTemplateSpec, base string) string {
+	refused := c.cfg.Allow.RefusedTemplate(t, base)
+	msgs := make([]string, len(refused))
+	for i, p := range refused {
+		msgs[i] = p.String()
+	}
+	return strings.Join(msgs, "; ")
+}
+
+// gate marks the pods whose own template the allow policy refuses: the
+// gates judge every revision a pod is made or started from, not the
+// owner's template alone (docs/design.md §13, "whatever its revision": a
+// StatefulSet's pod kept below its partition at an earlier revision).
+func (c *Controller) gate(pods []podruntime.PodSpec, base string) {
+	for i := range pods {
+		if t := pods[i].Template; t != nil {
+			pods[i].Refused = c.refused(t, base)
+		}
+	}
 }
 
 // observation is what a list of the instance's containers shows of one

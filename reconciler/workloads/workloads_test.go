@@ -90,6 +90,8 @@ func (f *frame) apply(yaml string) {
 			b.StatefulSets = append(b.StatefulSets, d.StatefulSet)
 		case d.ConfigMap != nil:
 			b.ConfigMaps = append(b.ConfigMaps, d.ConfigMap)
+		case d.PVC != nil:
+			b.Claims = append(b.Claims, d.PVC)
 		}
 	}
 	if _, err := f.st.Apply(b, store.ApplyOptions{}); err != nil {
@@ -525,10 +527,16 @@ func TestReplicaCapRefusesEveryKind(t *testing.T) {
 	rs := func(n string) string {
 		return "apiVersion: apps/v1\nkind: ReplicaSet\nmetadata: {name: x}\nspec:\n  replicas: " + n + "\n  selector: {matchLabels: {app: x}}\n  template:\n    metadata: {labels: {app: x}}\n    spec:\n      containers:\n      - name: t\n        image: busybox\n"
 	}
+	// A Parallel set creates all its pods in one sync, with their claims.
+	ss := func(n string) string {
+		return "apiVersion: apps/v1\nkind: StatefulSet\nmetadata: {name: x}\nspec:\n  replicas: " + n + "\n  podManagementPolicy: Parallel\n  serviceName: x\n  selector: {matchLabels: {app: x}}\n  template:\n    metadata: {labels: {app: x}}\n    spec:\n      containers:\n      - name: t\n        image: busybox\n"
+	}
 	for _, tc := range []struct {
 		name, kind, yaml string
 		want             int
 	}{
+		{"statefulset over the cap", store.KindStatefulSet, ss("5"), 0},
+		{"statefulset at the cap", store.KindStatefulSet, ss("3"), 3},
 		{"replicaset over the cap", store.KindReplicaSet, rs("5"), 0},
 		{"replicaset at the cap", store.KindReplicaSet, rs("3"), 3},
 		{"job over the cap", store.KindJob, jobYAML("x", "  parallelism: 1000000"), 0},
