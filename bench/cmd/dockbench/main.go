@@ -61,13 +61,16 @@ type settings struct {
 	// parallelism, the CronJobs firing at the same minute and how many
 	// minutes they fire, the CronJobs of the idle measurement and its
 	// window.
-	JobCompletions int           `json:"jobCompletions"`
-	JobParallelism int           `json:"jobParallelism"`
-	CronJobs       int           `json:"cronJobsPerMinute"`
-	CronFirings    int           `json:"cronFirings"`
-	IdleCronJobs   int           `json:"idleCronJobs"`
-	CronIdle       time.Duration `json:"cronIdleWindowNs"`
-	Deadline       time.Duration `json:"deadlineNs"`
+	JobCompletions int `json:"jobCompletions"`
+	JobParallelism int `json:"jobParallelism"`
+	CronJobs       int `json:"cronJobsPerMinute"`
+	CronFirings    int `json:"cronFirings"`
+	IdleCronJobs   int `json:"idleCronJobs"`
+	// WorkloadsJobOnly runs the workloads section's Job step alone
+	// (BENCH_SECTIONS=workloads-job).
+	WorkloadsJobOnly bool          `json:"workloadsJobOnly,omitempty"`
+	CronIdle         time.Duration `json:"cronIdleWindowNs"`
+	Deadline         time.Duration `json:"deadlineNs"`
 }
 
 // scaleCase is one 0 → N → 0 measurement and the concurrencies at which
@@ -265,6 +268,8 @@ func run(o options) (err error) {
 		if base, err = e.buildBaseline(ctx, o.baseline); err != nil {
 			return err
 		}
+		// The workloads section's Job runs it too (measureJob).
+		e.baselineBin = base.bin
 	}
 
 	// Each section records its figures, or the reason it has none, and the
@@ -302,6 +307,11 @@ func run(o options) (err error) {
 	// alone (it needs the swarm the section initialises).
 	if only["swarm-mesh"] && !only["swarm"] {
 		only["swarm"], s.SwarmMeshOnly = true, true
+	}
+	// "workloads-job" runs the workloads section's Job alone: with
+	// -baseline, the baseline's Job beside this tree's and the direct API.
+	if only["workloads-job"] && !only["workloads"] {
+		only["workloads"], s.WorkloadsJobOnly = true, true
 	}
 	var failed []string
 	for _, sec := range sections {

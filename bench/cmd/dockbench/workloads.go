@@ -66,6 +66,10 @@ func benchWorkloads(ctx context.Context, e *env, s settings, rep *report) error 
 			errs = append(errs, fmt.Errorf("cleanup after %s: %w", name, err))
 		}
 	}
+	if s.WorkloadsJobOnly {
+		step("Job", func() error { return measureJob(ctx, e, s, rep) })
+		return errors.Join(errs...)
+	}
 	step("StatefulSet OrderedReady", func() error { return measureOrderedReady(ctx, e, rep) })
 	step("Job", func() error { return measureJob(ctx, e, s, rep) })
 	step("CronJob lateness", func() error { return measureCronLateness(ctx, e, s, rep) })
@@ -393,53 +397,63 @@ func pollStatus(ctx context.Context, c *controller, kind, name string, timeout t
 
 // ---- Job --------------------------------------------------------------
 
+// jobRun is what one dockctl binary's run of the Job measured.
+type jobRun struct {
+	exit, done time.Duration
+	pods       int
+	// calls are the controller's Docker API calls over the run, by
+	// operation (dockctl_docker_api_calls_total; nil: not exported).
+	calls map[string]float64
+	netw  string
+}
+
 // measureJob runs a Job of s.JobCompletions short-lived pods,
 // s.JobParallelism at a time, to its last pod's exit and to its Complete
 // status, then the same containers through the API with the same
-// parallelism.
+// parallelism. With a baseline binary (-baseline) the baseline's dockctl
+// runs the same Job too, first, so that before, after and the direct
+// anchor come from one run.
 func measureJob(ctx context.Context, e *env, s settings, rep *report) error {
 	n, p := s.JobCompletions, s.JobParallelism
 	figExit := fmt.Sprintf("dockctl Job %d completions, parallelism %d: apply → last pod exits", n, p)
 	figDone := fmt.Sprintf("dockctl Job %d completions, parallelism %d: apply → Complete (status)", n, p)
 	figDirect := fmt.Sprintf("direct API %d containers, %d at a time: first create → last exits", n, p)
-	timeout := time.Duration(n)*3*time.Second + time.Minute
+	figCalls := "dockctl Job: Docker API calls per completion"
 
-	c, err := e.startController(ctx, "wl-job", 30*time.Second, "")
-	if err != nil {
-		return err
-	}
-	defer c.stop()
-	w := e.hub.watch()
-	defer w.close()
-	t0 := time.Now()
-	if err := c.apply(ctx, e.jobYAML(wlJob, n, p)); err != nil {
-		return err
-	}
-	lastExit, err := w.until(ctx, timeout, countEvents(string(events.ActionDie), dockerx.LabelOwner, wlJob, n, exitedZero))
-	if err != nil {
-		return fmt.Errorf("%d pods of the Job exiting 0: %w\ncontroller log:\n%s", n, err, c.logTail())
-	}
-	done, err := pollStatus(ctx, c, "job", wlJob, time.Minute, jobComplete)
-	if err != nil {
-		return err
-	}
-	rep.duration(workloadsSection, figExit, lastExit.Sub(t0))
-	rep.duration(workloadsSection, figDone, done.Sub(t0))
-	pods, err := e.list(ctx, dockerx.LabelOwnerKind+"=Job", dockerx.LabelOwner+"="+wlJob)
-	if err != nil {
-		return err
-	}
-	rep.count(workloadsSection, "dockctl Job: pods created", float64(len(pods)), "", fmt.Sprintf("of %d completions", n))
-	var netw string
-	if len(pods) > 0 {
-		if netw, err = e.anchorNetwork(ctx, pods[0].ID, rep, "Job"); err != nil {
-			return err
+	record := func(section string, r jobRun) {
+		rep.duration(section, figExit, r.exit)
+		rep.duration(section, figDone, r.done)
+		rep.count(section, "dockctl Job: pods created", float64(r.pods), "", fmt.Sprintf("of %d completions", n))
+		if r.calls == nil {
+			rep.na(section, figCalls, "the controller exports no dockctl_docker_api_calls_total")
+			return
 		}
+		total := 0.0
+		var ops []string
+		for op, v := range r.calls {
+			total += v
+			if v > 0 {
+				ops = append(ops, fmt.Sprintf("%s %.1f", op, v/float64(n)))
+			}
+		}
+		sort.Strings(ops)
+		rep.count(section, figCalls, total/float64(n), "", strings.Join(ops, ", ")+" (direct API: create 1, start 1, wait 1)")
 	}
-	c.stop()
-	if err := e.removeAll(ctx); err != nil {
+	if e.baselineBin != "" {
+		after := e.dockctlBin
+		e.dockctlBin = e.baselineBin
+		r, err := runJobDockctl(ctx, e, rep, n, p, "wl-job-before")
+		e.dockctlBin = after
+		if err != nil {
+			return fmt.Errorf("baseline: %w", err)
+		}
+		record(baselineSection(workloadsSection, "before"), r)
+	}
+	r, err := runJobDockctl(ctx, e, rep, n, p, "wl-job")
+	if err != nil {
 		return err
 	}
+	record(workloadsSection, r)
 
 	names := make([]string, n)
 	for i := range names {
@@ -447,9 +461,9 @@ func measureJob(ctx context.Context, e *env, s settings, rep *report) error {
 	}
 	wd := e.hub.watch()
 	defer wd.close()
-	t0 = time.Now()
+	t0 := time.Now()
 	if err := summarize(parallel(names, p, func(name string) error {
-		id, err := e.createStartArgs(ctx, name, e.labels("wl-job"), netw, []string{"--listen=:8080", "--exit-after=" + wlJobExitAfter})
+		id, err := e.createStartArgs(ctx, name, e.labels("wl-job"), r.netw, []string{"--listen=:8080", "--exit-after=" + wlJobExitAfter})
 		if err != nil {
 			return err
 		}
@@ -475,7 +489,58 @@ func measureJob(ctx context.Context, e *env, s settings, rep *report) error {
 		workloadsSection+"/"+figExit, workloadsSection+"/"+figDirect, "≤ 1.2×")
 	rep.ratio(fmt.Sprintf("workloads: Job %d/%d, Complete / direct API %d at a time", n, p, p),
 		workloadsSection+"/"+figDone, workloadsSection+"/"+figDirect, "≤ 1.2×")
+	if e.baselineBin != "" {
+		before := baselineSection(workloadsSection, "before")
+		rep.ratio(fmt.Sprintf("workloads: before: Job %d/%d, last pod exit / direct API %d at a time", n, p, p),
+			before+"/"+figExit, workloadsSection+"/"+figDirect, "")
+		rep.ratio(fmt.Sprintf("workloads: before: Job %d/%d, Complete / direct API %d at a time", n, p, p),
+			before+"/"+figDone, workloadsSection+"/"+figDirect, "")
+		rep.ratio(fmt.Sprintf("after/before: Job %d/%d, last pod exit", n, p),
+			workloadsSection+"/"+figExit, before+"/"+figExit, "")
+	}
 	return nil
+}
+
+// runJobDockctl runs the Job under a controller of its own (name) from the
+// current dockctl binary, and leaves the engine clean.
+func runJobDockctl(ctx context.Context, e *env, rep *report, n, p int, name string) (jobRun, error) {
+	var r jobRun
+	timeout := time.Duration(n)*3*time.Second + time.Minute
+	c, err := e.startController(ctx, name, 30*time.Second, "")
+	if err != nil {
+		return r, err
+	}
+	defer c.stop()
+	w := e.hub.watch()
+	defer w.close()
+	t0 := time.Now()
+	if err := c.apply(ctx, e.jobYAML(wlJob, n, p)); err != nil {
+		return r, err
+	}
+	lastExit, err := w.until(ctx, timeout, countEvents(string(events.ActionDie), dockerx.LabelOwner, wlJob, n, exitedZero))
+	if err != nil {
+		return r, fmt.Errorf("%d pods of the Job exiting 0: %w\ncontroller log:\n%s", n, err, c.logTail())
+	}
+	done, err := pollStatus(ctx, c, "job", wlJob, time.Minute, jobComplete)
+	if err != nil {
+		return r, err
+	}
+	r.exit, r.done = lastExit.Sub(t0), done.Sub(t0)
+	if calls, present, err := c.apiCalls(ctx); err == nil && present {
+		r.calls = calls
+	}
+	pods, err := e.list(ctx, dockerx.LabelOwnerKind+"=Job", dockerx.LabelOwner+"="+wlJob, dockerx.LabelInstance+"="+c.instance)
+	if err != nil {
+		return r, err
+	}
+	r.pods = len(pods)
+	if len(pods) > 0 {
+		if r.netw, err = e.anchorNetwork(ctx, pods[0].ID, rep, "Job"); err != nil {
+			return r, err
+		}
+	}
+	c.stop()
+	return r, e.removeAll(ctx)
 }
 
 func exitedZero(m events.Message) bool { return m.Actor.Attributes["exitCode"] == "0" }
