@@ -97,7 +97,17 @@ func (f *frame) apply(yaml string) {
 	}
 }
 
+// sync syncs key and waits for the pods it created in the background
+// (a Job's) to be made: the next list shows them.
 func (f *frame) sync(key string) reconcile.Result {
+	f.t.Helper()
+	res := f.syncOnly(key)
+	f.c.runtime.WaitCreates()
+	return res
+}
+
+// syncOnly syncs key without waiting for its background creates.
+func (f *frame) syncOnly(key string) reconcile.Result {
 	f.t.Helper()
 	res, err := f.c.Reconcile(context.Background(), reconcile.Request{Key: key})
 	if err != nil {

@@ -1,0 +1,253 @@
+package workloads
+
+import (
+	"errors"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	batchv1 "k8s.io/api/batch/v1"
+
+	"github.com/dockctl/dockctl/dockerx"
+	"github.com/dockctl/dockctl/store"
+)
+
+// heldCreates holds the fake engine's creates, from the from-th on (1:
+// all), until released (or a watchdog fires: a sync that waited for its
+// creates would otherwise hang the test, which then fails on what it saw
+// instead). fail, when set, refuses each create held with that error once
+// released.
+type heldCreates struct {
+	mu      sync.Mutex
+	from    int
+	seen    int
+	held    int
+	release chan struct{}
+	fail    error
+}
+
+func newHeldCreates(t *testing.T, f *frame) *heldCreates { return newHeldCreatesFrom(t, f, 1) }
+
+func newHeldCreatesFrom(t *testing.T, f *frame, from int) *heldCreates {
+	h := &heldCreates{from: from, release: make(chan struct{})}
+	watchdog := time.AfterFunc(30*time.Second, h.open)
+	t.Cleanup(func() { watchdog.Stop(); h.open() })
+	f.d.OnCreate = func(dockerx.CreateRequest) error {
+		h.mu.Lock()
+		h.seen++
+		if h.seen < h.from {
+			h.mu.Unlock()
+			return nil
+		}
+		h.held++
+		release := h.release
+		h.mu.Unlock()
+		<-release
+		h.mu.Lock()
+		defer h.mu.Unlock()
+		return h.fail
+	}
+	return h
+}
+
+func (h *heldCreates) open() {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	select {
+	case <-h.release:
+	default:
+		close(h.release)
+	}
+}
+
+// waitHeld waits until n creates are held.
+func (h *heldCreates) waitHeld(t *testing.T, n int) {
+	t.Helper()
+	for {
+		h.mu.Lock()
+		got, released := h.held, isClosed(h.release)
+		h.mu.Unlock()
+		if got >= n {
+			return
+		}
+		if released {
+			t.Fatalf("%d creates held when the watchdog fired, want %d", got, n)
+		}
+		time.Sleep(time.Millisecond)
+	}
+}
+
+func isClosed(c chan struct{}) bool {
+	select {
+	case <-c:
+		return true
+	default:
+		return false
+	}
+}
+
+// A Job's sync hands its creates to the runtime and returns: a pod that
+// finishes meanwhile is answered at once, not after the creates of the
+// sync before it started. The pods being created count as the Job's
+// (Kubernetes counts a pod it created as active at once, its
+// expectations until its informer shows it): a sync while they are
+// created makes none again, and the status counts them active.
+func TestJobSyncReturnsWhileItsCreatesRunAndCountsThemActive(t *testing.T) {
+	f := newFrame(t)
+	h := newHeldCreates(t, f)
+	f.apply(jobYAML("bg", "  completions: 4\n  parallelism: 2"))
+	key := Key(store.KindJob, "default", "bg")
+	f.syncOnly(key)
+	h.waitHeld(t, 1)
+	if isClosed(h.release) {
+		t.Fatal("the sync returned only once the watchdog released its creates: it waited for them")
+	}
+	for round := range 3 {
+		f.advance(time.Second)
+		f.syncOnly(key)
+		if st := f.jobStatus("bg"); st.Active != 2 {
+			t.Errorf("round %d: status active %d while 2 pods are being created, want 2", round, st.Active)
+		}
+	}
+	h.open()
+	f.c.runtime.WaitCreates()
+	f.advance(time.Second)
+	f.sync(key)
+	if calls := f.d.Calls(); calls["create"] != 2 || calls["start"] != 2 {
+		t.Errorf("%d creates and %d starts, want the 2 pods of parallelism once each", calls["create"], calls["start"])
+	}
+	if n := len(f.running(store.KindJob, "bg")); n != 2 {
+		t.Errorf("%d pods running, want 2", n)
+	}
+}
+
+// An Indexed Job's pod being created holds its index: a decision taken
+// before a list shows it gives that index to no other pod.
+func TestIndexedJobGivesTheIndexOfAPodBeingCreatedToNoOther(t *testing.T) {
+	f := newFrame(t)
+	h := newHeldCreates(t, f)
+	f.apply(jobYAML("ix", "  completions: 3\n  parallelism: 2\n  completionMode: Indexed"))
+	key := Key(store.KindJob, "default", "ix")
+	f.syncOnly(key)
+	h.waitHeld(t, 1)
+	f.advance(time.Second)
+	f.syncOnly(key)
+	h.open()
+	f.c.runtime.WaitCreates()
+	f.sync(key)
+	var indexes []string
+	for _, c := range f.owned(store.KindJob, "ix") {
+		indexes = append(indexes, c.Labels[batchv1.JobCompletionIndexAnnotation])
+	}
+	slices.Sort(indexes)
+	if want := []string{"0", "1"}; !slices.Equal(indexes, want) {
+		t.Errorf("pods of indexes %v, want %v: each index once", indexes, want)
+	}
+}
+
+// A pod the Job deletes while it is being created (the Job suspended) is
+// removed once a list shows it, as Kubernetes deletes a pod its informer
+// shows late.
+func TestJobPodDeletedWhileBeingCreatedIsRemovedOnceListed(t *testing.T) {
+	f := newFrame(t)
+	h := newHeldCreates(t, f)
+	f.apply(jobYAML("susp", "  completions: 2\n  parallelism: 2"))
+	key := Key(store.KindJob, "default", "susp")
+	f.syncOnly(key)
+	h.waitHeld(t, 1)
+	f.apply(jobYAML("susp", "  completions: 2\n  parallelism: 2\n  suspend: true"))
+	f.advance(time.Second)
+	f.syncOnly(key)
+	h.open()
+	f.c.runtime.WaitCreates()
+	// The removal is the stopper's, in the background: sync until it
+	// is done.
+	for round := 0; round < 10000 && len(f.owned(store.KindJob, "susp")) > 0; round++ {
+		f.advance(time.Second)
+		f.sync(key)
+		time.Sleep(time.Millisecond)
+	}
+	if left := f.owned(store.KindJob, "susp"); len(left) > 0 {
+		t.Errorf("%d containers of the suspended Job left, want none: %+v", len(left), left)
+	}
+	if st := f.jobStatus("susp"); st.Active != 0 {
+		t.Errorf("status active %d after the suspension, want 0", st.Active)
+	}
+}
+
+// A Job that fails while one of its pods is being created stops that pod
+// too: the decision deletes its active pods, the one being created
+// included, which is removed once a list shows it (a failed Job keeps
+// nothing running, as Kubernetes' Job controller deletes its active pods).
+func TestJobFailedWhileAPodIsBeingCreatedLeavesNothingRunning(t *testing.T) {
+	f := newFrame(t)
+	// The first pod is made; the second, launched once the first
+	// succeeded (slow start), is held.
+	h := newHeldCreatesFrom(t, f, 2)
+	f.apply(jobYAML("doomed", "  completions: 2\n  parallelism: 2\n  backoffLimit: 0"))
+	key := Key(store.KindJob, "default", "doomed")
+	f.syncOnly(key)
+	h.waitHeld(t, 1)
+	if n := f.exitAll(store.KindJob, "doomed", 1); n != 1 {
+		t.Fatalf("%d pods exited, want the first one", n)
+	}
+	f.advance(time.Second)
+	f.syncOnly(key)
+	if st := f.jobStatus("doomed"); !hasCondition(st, batchv1.JobFailureTarget) {
+		t.Fatalf("status %+v after a pod failed with backoffLimit 0, want FailureTarget", st)
+	}
+	// No pod left to stop: the Job is Failed, and a finished Job's
+	// decision deletes nothing any more, so the pod still being created
+	// is removed as the delete it was given.
+	f.advance(time.Second)
+	f.syncOnly(key)
+	if st := f.jobStatus("doomed"); !hasCondition(st, batchv1.JobFailed) {
+		t.Fatalf("status %+v once its pods were stopped, want Failed", st)
+	}
+	h.open()
+	f.c.runtime.WaitCreates()
+	for round := 0; round < 10000 && len(f.running(store.KindJob, "doomed")) > 0; round++ {
+		f.advance(time.Second)
+		f.sync(key)
+		time.Sleep(time.Millisecond)
+	}
+	if run := f.running(store.KindJob, "doomed"); len(run) > 0 {
+		t.Errorf("%d pods of the failed Job still run, want none: %+v", len(run), run)
+	}
+}
+
+// A create refused in the background is said on the Job (FailedCreate),
+// and the Job makes the pod again at a later sync.
+func TestJobCreateRefusedInTheBackgroundIsReportedAndMadeAgain(t *testing.T) {
+	f := newFrame(t)
+	f.now = time.Now() // the store hides events older than its TTL on read
+	h := newHeldCreates(t, f)
+	h.fail = errors.New("no space left on device")
+	f.apply(jobYAML("full", "  completions: 1"))
+	key := Key(store.KindJob, "default", "full")
+	f.syncOnly(key)
+	h.waitHeld(t, 1)
+	h.open()
+	f.c.runtime.WaitCreates()
+	f.d.OnCreate = nil
+	f.advance(time.Second)
+	f.sync(key)
+	evs, err := f.st.Events("default", true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	found := false
+	for _, e := range evs {
+		found = found || (e.Reason == "FailedCreate" && strings.Contains(e.Message, "no space left on device"))
+	}
+	if !found {
+		t.Errorf("no FailedCreate event says why the create failed: %+v", evs)
+	}
+	f.advance(time.Second)
+	f.sync(key)
+	if n := len(f.running(store.KindJob, "full")); n != 1 {
+		t.Errorf("%d pods running after the engine accepts creates again, want 1", n)
+	}
+}
