@@ -19,8 +19,8 @@ import (
 // kubelet: a Sync hands its missing pods of one container to a goroutine
 // and returns, and until a list begun after a create ended shows it, the
 // pod is the owner's as created (SyncResult.Creating: Pending), never
-// created again nor removed as unwanted. Its end queues the owner
-// (RuntimeConfig.Created).
+// created again nor removed as unwanted. A failed one queues the owner
+// (RuntimeConfig.Created); a pod made is told by its start event.
 
 // bgCreate is one pod of one container created and started in the
 // background, as its owner's memory keeps it.
@@ -130,7 +130,7 @@ func (m *syncMemory) hasCreates(key string) bool {
 // goroutine that creates and starts them with slow start, from the window
 // the owner's last creates reached, as createPods does; the owner's
 // memory keeps them until a list shows them (settleCreates), and each
-// end queues the owner (RuntimeConfig.Created, with the failure). What a
+// failure queues the owner (RuntimeConfig.Created). What a
 // create is made of (its environment from ConfigMaps and Secrets) is
 // resolved here, in the Sync: the first pod that cannot be made ends the
 // pass's creates, with its error, as createPods does.
@@ -177,11 +177,15 @@ func (r *Runtime) createInBackground(ctx context.Context, d SyncDocker, in SyncI
 			r.memory.mu.Lock()
 			bc.done, bc.c, bc.createErr, bc.startErr = true, c, createErr, startErr
 			r.memory.mu.Unlock()
+			// A failure queues the owner; a success is told by the
+			// container's own start event, and a sync the owner gets
+			// meanwhile counts the pod as being created: a second sync
+			// per create would cost a list and a status write each.
 			err := createErr
 			if err == nil {
 				err = startErr
 			}
-			if r.created != nil {
+			if err != nil && r.created != nil {
 				r.created(key, err)
 			}
 			// A refused create ends the batch's launches, as it ends a

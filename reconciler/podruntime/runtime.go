@@ -49,9 +49,9 @@ type RuntimeConfig struct {
 	// the kubelet does (nil: none).
 	ServiceEnv func(namespace string) map[string]string
 	// Created, when set, is told that a create Sync ran in the background
-	// (SyncInput.CreateInBackground) for owner key ended, with the
-	// failure of its create or start: the owner is to be synced again.
-	// It must not block.
+	// (SyncInput.CreateInBackground) for owner key failed (its create or
+	// its start): the owner is to be synced again. A pod made is told by
+	// its container's start event. It must not block.
 	Created func(key string, err error)
 }
 

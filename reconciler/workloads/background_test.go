@@ -251,3 +251,30 @@ func TestJobCreateRefusedInTheBackgroundIsReportedAndMadeAgain(t *testing.T) {
 		t.Errorf("%d pods running after the engine accepts creates again, want 1", n)
 	}
 }
+
+// A Job's pod's create event queues no sync: the create is the frame's
+// own, and its pod counts as being created until the list after its
+// start shows it; its start and die events queue the Job. Another kind's
+// create event queues its owner as before.
+func TestJobPodCreateEventQueuesNoSync(t *testing.T) {
+	tests := []struct {
+		name, kind, action string
+		want               bool
+	}{
+		{"a Job pod's create", store.KindJob, "create", false},
+		{"a Job pod's start", store.KindJob, "start", true},
+		{"a Job pod's die", store.KindJob, "die", true},
+		{"a ReplicaSet pod's create", store.KindReplicaSet, "create", true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			f := newFrame(t)
+			f.c.Event(dockerx.Event{Action: tt.action, ContainerID: "c1", Name: "wl_x-abcde.default_pod",
+				Namespace: "default", OwnerKind: tt.kind, Owner: "x"})
+			queued := f.c.Loop().Queued()
+			if got := len(queued) == 1 && queued[0].Key == Key(tt.kind, "default", "x"); got != tt.want {
+				t.Errorf("queued %+v, want the owner's key queued: %v", queued, tt.want)
+			}
+		})
+	}
+}

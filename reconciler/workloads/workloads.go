@@ -264,7 +264,14 @@ func (c *Controller) Event(ev dockerx.Event) {
 	case ev.Gap:
 		c.Resync()
 	case ev.OwnerKind != "" && ev.Owner != "":
-		if _, ok := c.kinds[ev.OwnerKind]; ok {
+		if k, ok := c.kinds[ev.OwnerKind]; ok {
+			if k.background && ev.Action == "create" {
+				// The frame's own create: its pod is counted as
+				// being created until the list after its start
+				// event shows it, so a sync now would change
+				// nothing and cost a list and a status write.
+				return
+			}
 			c.loop.Add(reconcile.Request{Key: Key(ev.OwnerKind, ev.Namespace, ev.Owner)})
 		}
 	}
