@@ -405,6 +405,8 @@ type jobRun struct {
 	// operation (dockctl_docker_api_calls_total; nil: not exported).
 	calls map[string]float64
 	netw  string
+	trace *jobTrace
+	t0    time.Time
 }
 
 // measureJob runs a Job of s.JobCompletions short-lived pods,
@@ -424,6 +426,7 @@ func measureJob(ctx context.Context, e *env, s settings, rep *report) error {
 		rep.duration(section, figExit, r.exit)
 		rep.duration(section, figDone, r.done)
 		rep.count(section, "dockctl Job: pods created", float64(r.pods), "", fmt.Sprintf("of %d completions", n))
+		r.trace.figures(rep, section, "dockctl Job", r.t0, p)
 		if r.calls == nil {
 			rep.na(section, figCalls, "the controller exports no dockctl_docker_api_calls_total")
 			return
@@ -480,11 +483,13 @@ func measureJob(ctx context.Context, e *env, s settings, rep *report) error {
 	})); err != nil {
 		return err
 	}
-	last, err := wd.until(ctx, time.Minute, countEvents(string(events.ActionDie), setLabel, "wl-job", n, exitedZero))
+	dtrace := &jobTrace{key: setLabel, value: "wl-job"}
+	last, err := wd.until(ctx, time.Minute, dtrace.watch(countEvents(string(events.ActionDie), setLabel, "wl-job", n, exitedZero)))
 	if err != nil {
 		return err
 	}
 	rep.duration(workloadsSection, figDirect, last.Sub(t0))
+	dtrace.figures(rep, workloadsSection, "direct API", t0, p)
 	rep.ratio(fmt.Sprintf("workloads: Job %d/%d, last pod exit / direct API %d at a time", n, p, p),
 		workloadsSection+"/"+figExit, workloadsSection+"/"+figDirect, "≤ 1.2×")
 	rep.ratio(fmt.Sprintf("workloads: Job %d/%d, Complete / direct API %d at a time", n, p, p),
@@ -499,6 +504,51 @@ func measureJob(ctx context.Context, e *env, s settings, rep *report) error {
 			workloadsSection+"/"+figExit, before+"/"+figExit, "")
 	}
 	return nil
+}
+
+// jobTrace records, for one run of the Job's containers (label key =
+// value), the daemon's times of their creates, starts and exits 0: where
+// a run's time goes (jobTrace.figures).
+type jobTrace struct {
+	key, value            string
+	creates, starts, dies []time.Time
+}
+
+// watch wraps done (a predicate of watcher.until) so that each message
+// it sees is recorded first.
+func (t *jobTrace) watch(done func(events.Message) bool) func(events.Message) bool {
+	return func(m events.Message) bool {
+		if m.Actor.Attributes[t.key] == t.value {
+			at := time.Unix(0, m.TimeNano)
+			switch {
+			case m.Action == events.ActionCreate:
+				t.creates = append(t.creates, at)
+			case m.Action == events.ActionStart:
+				t.starts = append(t.starts, at)
+			case m.Action == events.ActionDie && exitedZero(m):
+				t.dies = append(t.dies, at)
+			}
+		}
+		return done(m)
+	}
+}
+
+// figures records the time from t0 to the p-th start (the first wave
+// running) and each slot's refill: the i-th exit to the (p+i)-th create,
+// its replacement's (the harness's p slots and a Job of parallelism p
+// each create one container per exit).
+func (t *jobTrace) figures(rep *report, section, who string, t0 time.Time, p int) {
+	sort.Slice(t.creates, func(i, j int) bool { return t.creates[i].Before(t.creates[j]) })
+	sort.Slice(t.starts, func(i, j int) bool { return t.starts[i].Before(t.starts[j]) })
+	sort.Slice(t.dies, func(i, j int) bool { return t.dies[i].Before(t.dies[j]) })
+	if len(t.starts) >= p {
+		rep.duration(section, fmt.Sprintf("%s: to the %d-th start (first wave running)", who, p), t.starts[p-1].Sub(t0))
+	}
+	var refill []time.Duration
+	for i := 0; i < len(t.dies) && p+i < len(t.creates); i++ {
+		refill = append(refill, t.creates[p+i].Sub(t.dies[i]))
+	}
+	rep.latencies(section, who+": exit → its replacement's create", refill)
 }
 
 // runJobDockctl runs the Job under a controller of its own (name) from the
@@ -517,7 +567,8 @@ func runJobDockctl(ctx context.Context, e *env, rep *report, n, p int, name stri
 	if err := c.apply(ctx, e.jobYAML(wlJob, n, p)); err != nil {
 		return r, err
 	}
-	lastExit, err := w.until(ctx, timeout, countEvents(string(events.ActionDie), dockerx.LabelOwner, wlJob, n, exitedZero))
+	trace := &jobTrace{key: dockerx.LabelOwner, value: wlJob}
+	lastExit, err := w.until(ctx, timeout, trace.watch(countEvents(string(events.ActionDie), dockerx.LabelOwner, wlJob, n, exitedZero)))
 	if err != nil {
 		return r, fmt.Errorf("%d pods of the Job exiting 0: %w\ncontroller log:\n%s", n, err, c.logTail())
 	}
@@ -526,6 +577,7 @@ func runJobDockctl(ctx context.Context, e *env, rep *report, n, p int, name stri
 		return r, err
 	}
 	r.exit, r.done = lastExit.Sub(t0), done.Sub(t0)
+	r.trace, r.t0 = trace, t0
 	if calls, present, err := c.apiCalls(ctx); err == nil && present {
 		r.calls = calls
 	}
