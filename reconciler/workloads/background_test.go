@@ -79,6 +79,33 @@ func (h *heldCreates) waitHeld(t *testing.T, n int) {
 	}
 }
 
+// syncUntil syncs key, a second later each time, until done (the
+// stopper's removals run in the background), for at most 10000 rounds.
+func (f *frame) syncUntil(key string, done func() bool) {
+	f.t.Helper()
+	for round := 0; round < 10000 && !done(); round++ {
+		f.advance(time.Second)
+		f.sync(key)
+		time.Sleep(time.Millisecond)
+	}
+}
+
+// hasEvent reports whether an event of reason whose message holds text
+// was recorded.
+func (f *frame) hasEvent(reason, text string) bool {
+	f.t.Helper()
+	evs, err := f.st.Events("default", true)
+	if err != nil {
+		f.t.Fatal(err)
+	}
+	for _, e := range evs {
+		if e.Reason == reason && strings.Contains(e.Message, text) {
+			return true
+		}
+	}
+	return false
+}
+
 func isClosed(c chan struct{}) bool {
 	select {
 	case <-c:
@@ -164,11 +191,7 @@ func TestJobPodDeletedWhileBeingCreatedIsRemovedOnceListed(t *testing.T) {
 	f.c.runtime.WaitCreates()
 	// The removal is the stopper's, in the background: sync until it
 	// is done.
-	for round := 0; round < 10000 && len(f.owned(store.KindJob, "susp")) > 0; round++ {
-		f.advance(time.Second)
-		f.sync(key)
-		time.Sleep(time.Millisecond)
-	}
+	f.syncUntil(key, func() bool { return len(f.owned(store.KindJob, "susp")) == 0 })
 	if left := f.owned(store.KindJob, "susp"); len(left) > 0 {
 		t.Errorf("%d containers of the suspended Job left, want none: %+v", len(left), left)
 	}
@@ -208,11 +231,7 @@ func TestJobFailedWhileAPodIsBeingCreatedLeavesNothingRunning(t *testing.T) {
 	}
 	h.open()
 	f.c.runtime.WaitCreates()
-	for round := 0; round < 10000 && len(f.running(store.KindJob, "doomed")) > 0; round++ {
-		f.advance(time.Second)
-		f.sync(key)
-		time.Sleep(time.Millisecond)
-	}
+	f.syncUntil(key, func() bool { return len(f.running(store.KindJob, "doomed")) == 0 })
 	if run := f.running(store.KindJob, "doomed"); len(run) > 0 {
 		t.Errorf("%d pods of the failed Job still run, want none: %+v", len(run), run)
 	}
@@ -234,16 +253,8 @@ func TestJobCreateRefusedInTheBackgroundIsReportedAndMadeAgain(t *testing.T) {
 	f.d.OnCreate = nil
 	f.advance(time.Second)
 	f.sync(key)
-	evs, err := f.st.Events("default", true)
-	if err != nil {
-		t.Fatal(err)
-	}
-	found := false
-	for _, e := range evs {
-		found = found || (e.Reason == "FailedCreate" && strings.Contains(e.Message, "no space left on device"))
-	}
-	if !found {
-		t.Errorf("no FailedCreate event says why the create failed: %+v", evs)
+	if !f.hasEvent("FailedCreate", "no space left on device") {
+		t.Error("no FailedCreate event says why the create failed")
 	}
 	f.advance(time.Second)
 	f.sync(key)
@@ -254,26 +265,44 @@ func TestJobCreateRefusedInTheBackgroundIsReportedAndMadeAgain(t *testing.T) {
 
 // A Job's pod's create event queues no sync: the create is the frame's
 // own, and its pod counts as being created until the list after its
-// start shows it; its start and die events queue the Job. Another kind's
-// create event queues its owner as before.
-func TestJobPodCreateEventQueuesNoSync(t *testing.T) {
+// start shows it. Its start queues the Job after PodStartBatchPeriod (as
+// Kubernetes batches a Job's pod events), its die at once. Another
+// kind's create event queues its owner at once, as before.
+func TestJobPodEventsQueueTheJobAsTheyChangeIt(t *testing.T) {
 	tests := []struct {
 		name, kind, action string
-		want               bool
+		now, later         bool
 	}{
-		{"a Job pod's create", store.KindJob, "create", false},
-		{"a Job pod's start", store.KindJob, "start", true},
-		{"a Job pod's die", store.KindJob, "die", true},
-		{"a ReplicaSet pod's create", store.KindReplicaSet, "create", true},
+		{"a Job pod's create", store.KindJob, "create", false, false},
+		{"a Job pod's start, batched", store.KindJob, "start", false, true},
+		{"a Job pod's die", store.KindJob, "die", true, true},
+		{"a ReplicaSet pod's create", store.KindReplicaSet, "create", true, true},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			f := newFrame(t)
+			key := Key(tt.kind, "default", "x")
 			f.c.Event(dockerx.Event{Action: tt.action, ContainerID: "c1", Name: "wl_x-abcde.default_pod",
 				Namespace: "default", OwnerKind: tt.kind, Owner: "x"})
-			queued := f.c.Loop().Queued()
-			if got := len(queued) == 1 && queued[0].Key == Key(tt.kind, "default", "x"); got != tt.want {
-				t.Errorf("queued %+v, want the owner's key queued: %v", queued, tt.want)
+			queued := func() bool {
+				q := f.c.Loop().Queued()
+				return len(q) == 1 && q[0].Key == key
+			}
+			got := queued()
+			if got != tt.now {
+				t.Errorf("queued at once: %v, want %v", got, tt.now)
+			}
+			if got || !tt.later {
+				return
+			}
+			// Not a timed assertion: the bound only ends a wait that
+			// would never end.
+			deadline := time.Now().Add(30 * time.Second)
+			for !queued() {
+				if time.Now().After(deadline) {
+					t.Fatal("the Job was not queued after the batch period")
+				}
+				time.Sleep(10 * time.Millisecond)
 			}
 		})
 	}

@@ -102,6 +102,12 @@ type Kind struct {
 	background bool
 }
 
+// PodStartBatchPeriod is how long the sync a pod's start asks for waits,
+// for a kind whose pods are created in the background (a Job's): the
+// period by which Kubernetes' Job controller batches its pod events
+// (syncJobBatchPeriod).
+const PodStartBatchPeriod = time.Second
+
 // DefaultMaxPods is the replica cap of a Config without one: the
 // Deployment controller's default (--max-replicas).
 const DefaultMaxPods = 1000
@@ -265,11 +271,21 @@ func (c *Controller) Event(ev dockerx.Event) {
 		c.Resync()
 	case ev.OwnerKind != "" && ev.Owner != "":
 		if k, ok := c.kinds[ev.OwnerKind]; ok {
-			if k.background && ev.Action == "create" {
+			switch {
+			case k.background && ev.Action == "create":
 				// The frame's own create: its pod is counted as
 				// being created until the list after its start
 				// event shows it, so a sync now would change
 				// nothing and cost a list and a status write.
+				return
+			case k.background && ev.Action == "start":
+				// A start changes the status only (Pending to
+				// Running, ready): its syncs are batched, as
+				// Kubernetes' Job controller batches its pod
+				// events (enqueueSyncJobBatched, 1 s), so that the
+				// syncs the pods' exits ask for, at once, do not
+				// wait behind one sync per start.
+				c.loop.AddAfter(reconcile.Request{Key: Key(ev.OwnerKind, ev.Namespace, ev.Owner)}, PodStartBatchPeriod)
 				return
 			}
 			c.loop.Add(reconcile.Request{Key: Key(ev.OwnerKind, ev.Namespace, ev.Owner)})

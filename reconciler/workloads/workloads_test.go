@@ -555,16 +555,8 @@ func TestReplicaCapRefusesEveryKind(t *testing.T) {
 			if tc.want > 0 {
 				return
 			}
-			evs, err := f.st.Events("default", true)
-			if err != nil {
-				t.Fatal(err)
-			}
-			found := false
-			for _, e := range evs {
-				found = found || (e.Reason == "FailedCreate" && strings.Contains(e.Message, "--max-replicas"))
-			}
-			if !found {
-				t.Errorf("no FailedCreate event names the cap: %+v", evs)
+			if !f.hasEvent("FailedCreate", "--max-replicas") {
+				t.Error("no FailedCreate event names the cap")
 			}
 		})
 	}
