@@ -28,7 +28,19 @@ type heldCreates struct {
 	fail    error
 }
 
-func newHeldCreates(t *testing.T, f *frame) *heldCreates { return newHeldCreatesFrom(t, f, 1) }
+// startHeldJob applies Job name of spec on a new frame whose creates are
+// held from the from-th on, syncs it once and waits until one create is
+// held.
+func startHeldJob(t *testing.T, name, spec string, from int) (*frame, *heldCreates, string) {
+	t.Helper()
+	f := newFrame(t)
+	h := newHeldCreatesFrom(t, f, from)
+	f.apply(jobYAML(name, spec))
+	key := Key(store.KindJob, "default", name)
+	f.syncOnly(key)
+	h.waitHeld(t, 1)
+	return f, h, key
+}
 
 func newHeldCreatesFrom(t *testing.T, f *frame, from int) *heldCreates {
 	h := &heldCreates{from: from, release: make(chan struct{})}
@@ -122,12 +134,7 @@ func isClosed(c chan struct{}) bool {
 // expectations until its informer shows it): a sync while they are
 // created makes none again, and the status counts them active.
 func TestJobSyncReturnsWhileItsCreatesRunAndCountsThemActive(t *testing.T) {
-	f := newFrame(t)
-	h := newHeldCreates(t, f)
-	f.apply(jobYAML("bg", "  completions: 4\n  parallelism: 2"))
-	key := Key(store.KindJob, "default", "bg")
-	f.syncOnly(key)
-	h.waitHeld(t, 1)
+	f, h, key := startHeldJob(t, "bg", "  completions: 4\n  parallelism: 2", 1)
 	if isClosed(h.release) {
 		t.Fatal("the sync returned only once the watchdog released its creates: it waited for them")
 	}
@@ -153,12 +160,7 @@ func TestJobSyncReturnsWhileItsCreatesRunAndCountsThemActive(t *testing.T) {
 // An Indexed Job's pod being created holds its index: a decision taken
 // before a list shows it gives that index to no other pod.
 func TestIndexedJobGivesTheIndexOfAPodBeingCreatedToNoOther(t *testing.T) {
-	f := newFrame(t)
-	h := newHeldCreates(t, f)
-	f.apply(jobYAML("ix", "  completions: 3\n  parallelism: 2\n  completionMode: Indexed"))
-	key := Key(store.KindJob, "default", "ix")
-	f.syncOnly(key)
-	h.waitHeld(t, 1)
+	f, h, key := startHeldJob(t, "ix", "  completions: 3\n  parallelism: 2\n  completionMode: Indexed", 1)
 	f.advance(time.Second)
 	f.syncOnly(key)
 	h.open()
@@ -178,12 +180,7 @@ func TestIndexedJobGivesTheIndexOfAPodBeingCreatedToNoOther(t *testing.T) {
 // removed once a list shows it, as Kubernetes deletes a pod its informer
 // shows late.
 func TestJobPodDeletedWhileBeingCreatedIsRemovedOnceListed(t *testing.T) {
-	f := newFrame(t)
-	h := newHeldCreates(t, f)
-	f.apply(jobYAML("susp", "  completions: 2\n  parallelism: 2"))
-	key := Key(store.KindJob, "default", "susp")
-	f.syncOnly(key)
-	h.waitHeld(t, 1)
+	f, h, key := startHeldJob(t, "susp", "  completions: 2\n  parallelism: 2", 1)
 	f.apply(jobYAML("susp", "  completions: 2\n  parallelism: 2\n  suspend: true"))
 	f.advance(time.Second)
 	f.syncOnly(key)
@@ -205,14 +202,9 @@ func TestJobPodDeletedWhileBeingCreatedIsRemovedOnceListed(t *testing.T) {
 // included, which is removed once a list shows it (a failed Job keeps
 // nothing running, as Kubernetes' Job controller deletes its active pods).
 func TestJobFailedWhileAPodIsBeingCreatedLeavesNothingRunning(t *testing.T) {
-	f := newFrame(t)
 	// The first pod is made; the second, launched once the first
 	// succeeded (slow start), is held.
-	h := newHeldCreatesFrom(t, f, 2)
-	f.apply(jobYAML("doomed", "  completions: 2\n  parallelism: 2\n  backoffLimit: 0"))
-	key := Key(store.KindJob, "default", "doomed")
-	f.syncOnly(key)
-	h.waitHeld(t, 1)
+	f, h, key := startHeldJob(t, "doomed", "  completions: 2\n  parallelism: 2\n  backoffLimit: 0", 2)
 	if n := f.exitAll(store.KindJob, "doomed", 1); n != 1 {
 		t.Fatalf("%d pods exited, want the first one", n)
 	}
@@ -240,14 +232,13 @@ func TestJobFailedWhileAPodIsBeingCreatedLeavesNothingRunning(t *testing.T) {
 // A create refused in the background is said on the Job (FailedCreate),
 // and the Job makes the pod again at a later sync.
 func TestJobCreateRefusedInTheBackgroundIsReportedAndMadeAgain(t *testing.T) {
-	f := newFrame(t)
+	f, h, key := startHeldJob(t, "full", "  completions: 1", 1)
+	f.mu.Lock()
 	f.now = time.Now() // the store hides events older than its TTL on read
-	h := newHeldCreates(t, f)
+	f.mu.Unlock()
+	h.mu.Lock()
 	h.fail = errors.New("no space left on device")
-	f.apply(jobYAML("full", "  completions: 1"))
-	key := Key(store.KindJob, "default", "full")
-	f.syncOnly(key)
-	h.waitHeld(t, 1)
+	h.mu.Unlock()
 	h.open()
 	f.c.runtime.WaitCreates()
 	f.d.OnCreate = nil

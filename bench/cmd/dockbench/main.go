@@ -61,16 +61,16 @@ type settings struct {
 	// parallelism, the CronJobs firing at the same minute and how many
 	// minutes they fire, the CronJobs of the idle measurement and its
 	// window.
-	JobCompletions int `json:"jobCompletions"`
-	JobParallelism int `json:"jobParallelism"`
-	CronJobs       int `json:"cronJobsPerMinute"`
-	CronFirings    int `json:"cronFirings"`
-	IdleCronJobs   int `json:"idleCronJobs"`
+	JobCompletions int           `json:"jobCompletions"`
+	JobParallelism int           `json:"jobParallelism"`
+	CronJobs       int           `json:"cronJobsPerMinute"`
+	CronFirings    int           `json:"cronFirings"`
+	IdleCronJobs   int           `json:"idleCronJobs"`
+	CronIdle       time.Duration `json:"cronIdleWindowNs"`
+	Deadline       time.Duration `json:"deadlineNs"`
 	// WorkloadsJobOnly runs the workloads section's Job step alone
 	// (BENCH_SECTIONS=workloads-job).
-	WorkloadsJobOnly bool          `json:"workloadsJobOnly,omitempty"`
-	CronIdle         time.Duration `json:"cronIdleWindowNs"`
-	Deadline         time.Duration `json:"deadlineNs"`
+	WorkloadsJobOnly bool `json:"workloadsJobOnly,omitempty"`
 }
 
 // scaleCase is one 0 → N → 0 measurement and the concurrencies at which
