@@ -1,6 +1,9 @@
 package podruntime
 
-import "time"
+import (
+	"sync"
+	"time"
+)
 
 // Runtime is the pod runtime a workload controller holds: the parts of the
 // kubelet that run beside its sync workers, as goroutines of their own —
@@ -24,6 +27,10 @@ type Runtime struct {
 	config     ConfigStore
 	serviceEnv func(namespace string) map[string]string
 	files      FilesMemory
+	// created is told the end of each background create (bgcreate.go),
+	// and bg counts the goroutines running them.
+	created func(key string, err error)
+	bg      sync.WaitGroup
 }
 
 // RuntimeConfig is what a Runtime is built from. The Stopper runs its
@@ -41,6 +48,11 @@ type RuntimeConfig struct {
 	// (SERVICE_HOST, SERVICE_PORT…) Sync gives its pods' containers, as
 	// the kubelet does (nil: none).
 	ServiceEnv func(namespace string) map[string]string
+	// Created, when set, is told that a create Sync ran in the background
+	// (SyncInput.CreateInBackground) for owner key failed (its create or
+	// its start): the owner is to be synced again. A pod made is told by
+	// its container's start event. It must not block.
+	Created func(key string, err error)
 }
 
 // DefaultBackoff is the crash-loop backoff the Deployment controller
@@ -50,7 +62,8 @@ var DefaultBackoff = Backoff{Base: time.Second, Max: 5 * time.Minute}
 
 // NewRuntime returns a Runtime whose goroutines start as pods are synced.
 func NewRuntime(cfg RuntimeConfig) *Runtime {
-	r := &Runtime{prober: NewProber(cfg.Prober), backoff: cfg.Backoff, config: cfg.Config, serviceEnv: cfg.ServiceEnv}
+	r := &Runtime{prober: NewProber(cfg.Prober), backoff: cfg.Backoff, config: cfg.Config, serviceEnv: cfg.ServiceEnv,
+		created: cfg.Created}
 	if r.backoff.Base <= 0 || r.backoff.Max <= 0 {
 		r.backoff = DefaultBackoff
 	}
@@ -70,10 +83,16 @@ func (r *Runtime) Prober() *Prober { return r.prober }
 // Stopper is the runtime's stopper.
 func (r *Runtime) Stopper() *Stopper { return r.stopper }
 
+// WaitCreates waits until the background creates handed over so far
+// (SyncInput.CreateInBackground) have ended.
+func (r *Runtime) WaitCreates() { r.bg.Wait() }
+
 // Stop ends the runtime's goroutines and waits for them: the probes, then
 // the stops in flight, which are abandoned (their recorded deadlines let
-// the next controller resume them).
+// the next controller resume them), then the background creates (their
+// context, the syncs', ends first).
 func (r *Runtime) Stop() {
 	r.prober.Stop()
 	r.stopper.Shutdown()
+	r.bg.Wait()
 }

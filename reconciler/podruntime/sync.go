@@ -59,6 +59,12 @@ type SyncInput struct {
 	// instance network later keeps Docker's resolver, as DNS settings
 	// are fixed at the create).
 	Network *dockerx.PodNetwork
+	// CreateInBackground: the missing pods of one container are created
+	// and started by a goroutine of the runtime, and Sync does not wait
+	// for them (bgcreate.go); until a list shows them they are in
+	// SyncResult.Creating, and the end of each is told to
+	// RuntimeConfig.Created. false: Sync creates them itself.
+	CreateInBackground bool
 }
 
 // SyncResult is what the owner reads back.
@@ -68,6 +74,12 @@ type SyncResult struct {
 	// RequeueAfter, when non-zero, asks for another Sync then: a
 	// container waits out its crash-loop backoff.
 	RequeueAfter time.Duration
+	// Creating are the owner's pods created in the background that no
+	// list has shown yet (CreateInBackground): created, Pending.
+	Creating []CreatingPod
+	// CreateErrors are the background creates and starts that failed,
+	// as this Sync took them in (each is reported once).
+	CreateErrors []error
 }
 
 // syncMemory is the runtime's per-container memory (ContainerState) of
@@ -78,6 +90,9 @@ type syncMemory struct {
 	// windows is each owner's slow-start window as its last creates
 	// left it (createPods; absent: 1).
 	windows map[string]int
+	// creates are each owner's background creates by container name
+	// (bgcreate.go), until a Sync settles them.
+	creates map[string]map[string]*bgCreate
 }
 
 // window is owner key's slow-start window to begin its next creates with.
@@ -132,6 +147,7 @@ func (m *syncMemory) of(key string) map[string]*ContainerState {
 // not overlap (a work queue's guarantee).
 func (r *Runtime) Sync(ctx context.Context, d SyncDocker, in SyncInput) (SyncResult, error) {
 	states := r.memory.of(in.Key)
+	bgInFlight, bgCancelled, bgErrs := r.settleCreates(in.Key, states)
 	templates := wantedTemplates(in)
 	lookup := func(hash string) *manifests.PodTemplateSpec { return templates[hash] }
 	probes := r.probe(ctx, in, states, lookup)
@@ -149,8 +165,16 @@ func (r *Runtime) Sync(ctx context.Context, d SyncDocker, in SyncInput) (SyncRes
 			podByBase[p.Base] = p
 		}
 	}
-	res := SyncResult{Pods: make(map[string]PodStatus, len(in.Pods))}
+	res := SyncResult{Pods: make(map[string]PodStatus, len(in.Pods)), CreateErrors: bgErrs}
 	wanted := map[string]bool{}
+	for name, bc := range bgInFlight {
+		// Being created: the background's until a list shows it, kept
+		// whatever this pass wants (cancelled: removed once listed).
+		wanted[name] = true
+		if !bc.cancelled {
+			res.Creating = append(res.Creating, CreatingPod{Spec: bc.spec})
+		}
+	}
 	var errs []error
 	// The first create that fails stops the pass's creates, as
 	// Kubernetes' slowStartBatch and the Deployment controller's
@@ -161,6 +185,15 @@ func (r *Runtime) Sync(ctx context.Context, d SyncDocker, in SyncInput) (SyncRes
 	for i := range in.Pods {
 		spec := &in.Pods[i]
 		name := dockerx.PodContainerName(in.Instance, in.Namespace, spec.Name)
+		if bgCancelled[name] {
+			// Its owner deleted it while it was being created: removed
+			// as a pod it does not want.
+			continue
+		}
+		if bc := bgInFlight[name]; bc != nil {
+			res.Pods[spec.Name] = podStatusOf(in, spec, byName[name], states, notBefore, probes.ready)
+			continue
+		}
 		wanted[name] = true
 		if spec.Template == nil {
 			errs = append(errs, fmt.Errorf("pod %s: no template", spec.Name))
@@ -245,13 +278,23 @@ func (r *Runtime) Sync(ctx context.Context, d SyncDocker, in SyncInput) (SyncRes
 		}
 		res.Pods[spec.Name] = podStatusOf(in, spec, c, states, notBefore, probes.ready)
 	}
-	errs = append(errs, r.createPods(ctx, d, in, creates, createFailed)...)
+	if in.CreateInBackground {
+		if !createFailed {
+			errs = append(errs, r.createInBackground(ctx, d, in, creates))
+		}
+	} else {
+		errs = append(errs, r.createPods(ctx, d, in, creates, createFailed)...)
+	}
 	for _, pc := range creates {
 		res.Pods[pc.spec.Name] = podStatusOf(in, pc.spec, pc.c, states, notBefore, probes.ready)
 	}
+	for i := range res.Creating {
+		cp := &res.Creating[i]
+		cp.Status = podStatusOf(in, &cp.Spec, nil, states, notBefore, probes.ready)
+	}
 	r.removeUnwanted(in, pods, templates, wanted, busy)
 	errs = append(errs, collectVolumes(ctx, d, in))
-	if len(in.Pods) == 0 && len(in.Observed) == 0 {
+	if len(in.Pods) == 0 && len(in.Observed) == 0 && !r.memory.hasCreates(in.Key) {
 		r.forget(in.Key)
 	}
 	return res, errors.Join(errs...)
@@ -437,6 +480,24 @@ func (r *Runtime) createPods(ctx context.Context, d SyncDocker, in SyncInput, cr
 // createPod creates and starts pod spec's container name; mu guards the
 // owner's memory, which creates running at once share.
 func (r *Runtime) createPod(ctx context.Context, d SyncDocker, in SyncInput, spec *PodSpec, name string, mu *sync.Mutex) (*dockerx.Container, error) {
+	req, err := r.createRequest(in, spec, name)
+	if err != nil {
+		return nil, err
+	}
+	id, err := d.CreateContainer(ctx, req)
+	if err != nil {
+		return nil, fmt.Errorf("create %s: %w", name, err)
+	}
+	c := &dockerx.Container{ID: id, Name: name, TemplateHash: req.TemplateHash, State: dockerx.StateCreated, Created: in.Now}
+	err = d.StartContainer(ctx, c.ID)
+	mu.Lock()
+	defer mu.Unlock()
+	return c, r.started(r.memory.of(in.Key), c, in.Now, false, err)
+}
+
+// createRequest is the create of pod spec's container name: its
+// template, network and environment resolved.
+func (r *Runtime) createRequest(in SyncInput, spec *PodSpec, name string) (dockerx.CreateRequest, error) {
 	t, hash, from := runTemplate(in, spec)
 	req := dockerx.CreateRequest{Instance: in.Instance, Namespace: in.Namespace, Name: name, TemplateHash: hash, From: from}
 	if !t.Spec.HostNetwork {
@@ -447,19 +508,11 @@ func (r *Runtime) createPod(ctx context.Context, d SyncDocker, in SyncInput, spe
 			Annotations: t.Metadata.Annotations, ServiceAccountName: "default"}
 		env, err := ResolveEnv(&t.Spec, &t.Spec.Containers[0], pod, cfg)
 		if err != nil {
-			return nil, fmt.Errorf("environment of %s: %w", name, err)
+			return req, fmt.Errorf("environment of %s: %w", name, err)
 		}
 		req.Env = env.Vars
 	}
-	id, err := d.CreateContainer(ctx, req)
-	if err != nil {
-		return nil, fmt.Errorf("create %s: %w", name, err)
-	}
-	c := &dockerx.Container{ID: id, Name: name, TemplateHash: hash, State: dockerx.StateCreated, Created: in.Now}
-	err = d.StartContainer(ctx, c.ID)
-	mu.Lock()
-	defer mu.Unlock()
-	return c, r.started(r.memory.of(in.Key), c, in.Now, false, err)
+	return req, nil
 }
 
 // start starts container c, recording it in the runtime's memory as the

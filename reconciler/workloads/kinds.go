@@ -129,6 +129,9 @@ func JobKind() Kind {
 		}
 		return spec, true
 	}
+	// Its pods are created in the background: a completion is replaced
+	// while the pods created before it still start (background.go).
+	k.background = true
 	return k
 }
 

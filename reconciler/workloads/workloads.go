@@ -108,7 +108,18 @@ type Kind struct {
 	// stableNames: a pod's name is its identity (a StatefulSet's
 	// NAME-ORDINAL), never replaced by another (orphanNames).
 	stableNames bool
+	// background: the owner's missing pods of one container are created
+	// in the background (podruntime.SyncInput.CreateInBackground), and
+	// its decision counts those being created as its pods
+	// (background.go).
+	background bool
 }
+
+// PodStartBatchPeriod is how long the sync a pod's start asks for waits,
+// for a kind whose pods are created in the background (a Job's): the
+// period by which Kubernetes' Job controller batches its pod events
+// (syncJobBatchPeriod).
+const PodStartBatchPeriod = time.Second
 
 // DefaultMaxPods is the replica cap of a Config without one: the
 // Deployment controller's default (--max-replicas).
@@ -225,16 +236,22 @@ func New(cfg Config) *Controller {
 			// A probe verdict that changes queues the owner: its Sync key.
 			Prober: podruntime.ProberConfig{Docker: cfg.Docker, Runner: cfg.ProbeRunner, Network: cfg.ProbeNetwork, Recorder: cfg.Recorder,
 				Notify: func(key string) { c.loop.Add(reconcile.Request{Key: key}) }, Log: cfg.Log},
-			Stopper: podruntime.StopperConfig{Docker: cfg.Docker, Log: cfg.Log, Recorder: cfg.Recorder, Done: func(key string, err error) {
-				if err != nil {
-					c.loop.AddRateLimited(reconcile.Request{Key: key})
-					return
-				}
-				c.loop.Add(reconcile.Request{Key: key})
-			}},
+			Stopper: podruntime.StopperConfig{Docker: cfg.Docker, Log: cfg.Log, Recorder: cfg.Recorder, Done: c.requeue},
+			Created: c.requeue,
 		})
 	}
 	return c
+}
+
+// requeue queues owner key again once the runtime's work for it ended
+// (a stop, a background create): at once, or after its backoff when it
+// failed.
+func (c *Controller) requeue(key string, err error) {
+	if err != nil {
+		c.loop.AddRateLimited(reconcile.Request{Key: key})
+		return
+	}
+	c.loop.Add(reconcile.Request{Key: key})
 }
 
 // Loop is the frame's work queue.
@@ -266,7 +283,24 @@ func (c *Controller) Event(ev dockerx.Event) {
 	case ev.Gap:
 		c.Resync()
 	case ev.OwnerKind != "" && ev.Owner != "":
-		if _, ok := c.kinds[ev.OwnerKind]; ok {
+		if k, ok := c.kinds[ev.OwnerKind]; ok {
+			switch {
+			case k.background && ev.Action == "create":
+				// The frame's own create: its pod is counted as
+				// being created until the list after its start
+				// event shows it, so a sync now would change
+				// nothing and cost a list and a status write.
+				return
+			case k.background && ev.Action == "start":
+				// A start changes the status only (Pending to
+				// Running, ready): its syncs are batched, as
+				// Kubernetes' Job controller batches its pod
+				// events (enqueueSyncJobBatched, 1 s), so that the
+				// syncs the pods' exits ask for, at once, do not
+				// wait behind one sync per start.
+				c.loop.AddAfter(reconcile.Request{Key: Key(ev.OwnerKind, ev.Namespace, ev.Owner)}, PodStartBatchPeriod)
+				return
+			}
 			c.loop.Add(reconcile.Request{Key: Key(ev.OwnerKind, ev.Namespace, ev.Owner)})
 		}
 	}
@@ -338,13 +372,13 @@ func (c *Controller) Reconcile(ctx context.Context, req reconcile.Request) (reco
 		return reconcile.Result{}, err
 	}
 	now := c.cfg.Now()
-	c.runtime.Stopper().Listing(req.Key)
+	c.runtime.Listing(req.Key)
 	all, err := c.cfg.Docker.ListContainers(ctx, c.cfg.Instance)
 	if err != nil {
 		return reconcile.Result{}, fmt.Errorf("listing containers: %w", err)
 	}
 	in := podruntime.SyncInput{Instance: c.cfg.Instance, Key: req.Key, Namespace: ns,
-		Owner: podruntime.OwnerRef{Kind: kind, Name: name}, Now: now, Config: c.cfg.Store}
+		Owner: podruntime.OwnerRef{Kind: kind, Name: name}, Now: now, Config: c.cfg.Store, CreateInBackground: k.background}
 	if c.cfg.PodNetwork != nil {
 		pn, err := c.cfg.PodNetwork(ctx, ns)
 		if err != nil {
@@ -373,6 +407,9 @@ func (c *Controller) Reconcile(ctx context.Context, req reconcile.Request) (reco
 		if live {
 			gone.Observed, gone.Pods = stale, nil
 		} else {
+			// What is still being created for it is not made, or
+			// removed once listed.
+			c.runtime.CancelCreates(req.Key, nil)
 			c.dropEndpoints(in)
 			if obj != nil && obj.Object != nil && k.teardown != nil && !obj.OrphanedOnDeletion() {
 				if err := k.teardown(Env{Store: c.cfg.Store, Ref: ref, Now: now, OwnerUID: obj.UID(), DeletedAt: obj.Updated}, obj.Object, podNames); err != nil {
@@ -454,9 +491,12 @@ func (c *Controller) Reconcile(ctx context.Context, req reconcile.Request) (reco
 		}
 		return vols, nil
 	}}
-	out, err := k.decide(env, obj, readStatus, pods)
+	out, err := k.decide(env, obj, readStatus, withCreating(pods, res.Creating))
 	if err != nil {
 		return reconcile.Result{}, err
+	}
+	if len(res.Creating) > 0 && len(out.Delete) > 0 {
+		c.runtime.CancelCreates(req.Key, out.Delete)
 	}
 	// Second pass: what the decision wants.
 	del := map[string]bool{}
@@ -493,6 +533,9 @@ func (c *Controller) Reconcile(ctx context.Context, req reconcile.Request) (reco
 	in.Pods = wanted
 	res2, err2 := c.runtime.Sync(ctx, c.cfg.Docker, in)
 	events := out.Events
+	for _, err := range append(res.CreateErrors, res2.CreateErrors...) {
+		events = append(events, workload.Warning("FailedCreate", "%v", err))
+	}
 	if err2 != nil {
 		// Say why on the owner (a pod the runtime cannot run yet).
 		events = append(events, workload.Warning("FailedCreate", "%v", err2))

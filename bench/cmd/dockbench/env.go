@@ -37,12 +37,15 @@ const (
 // env is one run's world: the Docker client, the event hub, the built
 // binaries and image, and what must be cleaned up.
 type env struct {
-	runID       string
-	root, tmp   string
-	cli         *client.Client
-	hub         *hub
-	cleanups    *cleanupStack
-	dockctlBin  string
+	runID      string
+	root, tmp  string
+	cli        *client.Client
+	hub        *hub
+	cleanups   *cleanupStack
+	dockctlBin string
+	// baselineBin is the -baseline revision's dockctl ("" none): the
+	// workloads section's Job runs under it too.
+	baselineBin string
 	image       string // tag given to the workload image for this run
 	imageID     string // sha256:…, what Swarm gets
 	swarmMarker string

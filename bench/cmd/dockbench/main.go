@@ -68,6 +68,9 @@ type settings struct {
 	IdleCronJobs   int           `json:"idleCronJobs"`
 	CronIdle       time.Duration `json:"cronIdleWindowNs"`
 	Deadline       time.Duration `json:"deadlineNs"`
+	// WorkloadsJobOnly runs the workloads section's Job step alone
+	// (BENCH_SECTIONS=workloads-job).
+	WorkloadsJobOnly bool `json:"workloadsJobOnly,omitempty"`
 }
 
 // scaleCase is one 0 → N → 0 measurement and the concurrencies at which
@@ -268,6 +271,8 @@ func run(o options) (err error) {
 		if base, err = e.buildBaseline(ctx, o.baseline); err != nil {
 			return err
 		}
+		// The workloads section's Job runs it too (measureJob).
+		e.baselineBin = base.bin
 	}
 
 	// Each section records its figures, or the reason it has none, and the
@@ -306,6 +311,11 @@ func run(o options) (err error) {
 	// alone (it needs the swarm the section initialises).
 	if only["swarm-mesh"] && !only["swarm"] {
 		only["swarm"], s.SwarmMeshOnly = true, true
+	}
+	// "workloads-job" runs the workloads section's Job alone: with
+	// -baseline, the baseline's Job beside this tree's and the direct API.
+	if only["workloads-job"] && !only["workloads"] {
+		only["workloads"], s.WorkloadsJobOnly = true, true
 	}
 	var failed []string
 	for _, sec := range sections {

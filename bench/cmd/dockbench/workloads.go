@@ -66,6 +66,10 @@ func benchWorkloads(ctx context.Context, e *env, s settings, rep *report) error 
 			errs = append(errs, fmt.Errorf("cleanup after %s: %w", name, err))
 		}
 	}
+	if s.WorkloadsJobOnly {
+		step("Job", func() error { return measureJob(ctx, e, s, rep) })
+		return errors.Join(errs...)
+	}
 	step("StatefulSet OrderedReady", func() error { return measureOrderedReady(ctx, e, rep) })
 	step("Job", func() error { return measureJob(ctx, e, s, rep) })
 	step("CronJob lateness", func() error { return measureCronLateness(ctx, e, s, rep) })
@@ -393,53 +397,66 @@ func pollStatus(ctx context.Context, c *controller, kind, name string, timeout t
 
 // ---- Job --------------------------------------------------------------
 
+// jobRun is what one dockctl binary's run of the Job measured.
+type jobRun struct {
+	exit, done time.Duration
+	pods       int
+	// calls are the controller's Docker API calls over the run, by
+	// operation (dockctl_docker_api_calls_total; nil: not exported).
+	calls map[string]float64
+	netw  string
+	trace *jobTrace
+	t0    time.Time
+}
+
 // measureJob runs a Job of s.JobCompletions short-lived pods,
 // s.JobParallelism at a time, to its last pod's exit and to its Complete
 // status, then the same containers through the API with the same
-// parallelism.
+// parallelism. With a baseline binary (-baseline) the baseline's dockctl
+// runs the same Job too, first, so that before, after and the direct
+// anchor come from one run.
 func measureJob(ctx context.Context, e *env, s settings, rep *report) error {
 	n, p := s.JobCompletions, s.JobParallelism
 	figExit := fmt.Sprintf("dockctl Job %d completions, parallelism %d: apply → last pod exits", n, p)
 	figDone := fmt.Sprintf("dockctl Job %d completions, parallelism %d: apply → Complete (status)", n, p)
 	figDirect := fmt.Sprintf("direct API %d containers, %d at a time: first create → last exits", n, p)
-	timeout := time.Duration(n)*3*time.Second + time.Minute
+	figCalls := "dockctl Job: Docker API calls per completion"
 
-	c, err := e.startController(ctx, "wl-job", 30*time.Second, "")
-	if err != nil {
-		return err
-	}
-	defer c.stop()
-	w := e.hub.watch()
-	defer w.close()
-	t0 := time.Now()
-	if err := c.apply(ctx, e.jobYAML(wlJob, n, p)); err != nil {
-		return err
-	}
-	lastExit, err := w.until(ctx, timeout, countEvents(string(events.ActionDie), dockerx.LabelOwner, wlJob, n, exitedZero))
-	if err != nil {
-		return fmt.Errorf("%d pods of the Job exiting 0: %w\ncontroller log:\n%s", n, err, c.logTail())
-	}
-	done, err := pollStatus(ctx, c, "job", wlJob, time.Minute, jobComplete)
-	if err != nil {
-		return err
-	}
-	rep.duration(workloadsSection, figExit, lastExit.Sub(t0))
-	rep.duration(workloadsSection, figDone, done.Sub(t0))
-	pods, err := e.list(ctx, dockerx.LabelOwnerKind+"=Job", dockerx.LabelOwner+"="+wlJob)
-	if err != nil {
-		return err
-	}
-	rep.count(workloadsSection, "dockctl Job: pods created", float64(len(pods)), "", fmt.Sprintf("of %d completions", n))
-	var netw string
-	if len(pods) > 0 {
-		if netw, err = e.anchorNetwork(ctx, pods[0].ID, rep, "Job"); err != nil {
-			return err
+	record := func(section string, r jobRun) {
+		rep.duration(section, figExit, r.exit)
+		rep.duration(section, figDone, r.done)
+		rep.count(section, "dockctl Job: pods created", float64(r.pods), "", fmt.Sprintf("of %d completions", n))
+		r.trace.figures(rep, section, "dockctl Job", r.t0, p)
+		if r.calls == nil {
+			rep.na(section, figCalls, "the controller exports no dockctl_docker_api_calls_total")
+			return
 		}
+		total := 0.0
+		var ops []string
+		for op, v := range r.calls {
+			total += v
+			if v > 0 {
+				ops = append(ops, fmt.Sprintf("%s %.1f", op, v/float64(n)))
+			}
+		}
+		sort.Strings(ops)
+		rep.count(section, figCalls, total/float64(n), "", strings.Join(ops, ", ")+" (direct API: create 1, start 1, wait 1)")
 	}
-	c.stop()
-	if err := e.removeAll(ctx); err != nil {
+	if e.baselineBin != "" {
+		after := e.dockctlBin
+		e.dockctlBin = e.baselineBin
+		r, err := runJobDockctl(ctx, e, rep, n, p, "wl-job-before")
+		e.dockctlBin = after
+		if err != nil {
+			return fmt.Errorf("baseline: %w", err)
+		}
+		record(baselineSection(workloadsSection, "before"), r)
+	}
+	r, err := runJobDockctl(ctx, e, rep, n, p, "wl-job")
+	if err != nil {
 		return err
 	}
+	record(workloadsSection, r)
 
 	names := make([]string, n)
 	for i := range names {
@@ -447,9 +464,9 @@ func measureJob(ctx context.Context, e *env, s settings, rep *report) error {
 	}
 	wd := e.hub.watch()
 	defer wd.close()
-	t0 = time.Now()
+	t0 := time.Now()
 	if err := summarize(parallel(names, p, func(name string) error {
-		id, err := e.createStartArgs(ctx, name, e.labels("wl-job"), netw, []string{"--listen=:8080", "--exit-after=" + wlJobExitAfter})
+		id, err := e.createStartArgs(ctx, name, e.labels("wl-job"), r.netw, []string{"--listen=:8080", "--exit-after=" + wlJobExitAfter})
 		if err != nil {
 			return err
 		}
@@ -466,16 +483,122 @@ func measureJob(ctx context.Context, e *env, s settings, rep *report) error {
 	})); err != nil {
 		return err
 	}
-	last, err := wd.until(ctx, time.Minute, countEvents(string(events.ActionDie), setLabel, "wl-job", n, exitedZero))
+	dtrace := &jobTrace{key: setLabel, value: "wl-job"}
+	last, err := wd.until(ctx, time.Minute, dtrace.watch(countEvents(string(events.ActionDie), setLabel, "wl-job", n, exitedZero)))
 	if err != nil {
 		return err
 	}
 	rep.duration(workloadsSection, figDirect, last.Sub(t0))
+	dtrace.figures(rep, workloadsSection, "direct API", t0, p)
 	rep.ratio(fmt.Sprintf("workloads: Job %d/%d, last pod exit / direct API %d at a time", n, p, p),
 		workloadsSection+"/"+figExit, workloadsSection+"/"+figDirect, "≤ 1.2×")
 	rep.ratio(fmt.Sprintf("workloads: Job %d/%d, Complete / direct API %d at a time", n, p, p),
 		workloadsSection+"/"+figDone, workloadsSection+"/"+figDirect, "≤ 1.2×")
+	if e.baselineBin != "" {
+		before := baselineSection(workloadsSection, "before")
+		rep.ratio(fmt.Sprintf("workloads: before: Job %d/%d, last pod exit / direct API %d at a time", n, p, p),
+			before+"/"+figExit, workloadsSection+"/"+figDirect, "")
+		rep.ratio(fmt.Sprintf("workloads: before: Job %d/%d, Complete / direct API %d at a time", n, p, p),
+			before+"/"+figDone, workloadsSection+"/"+figDirect, "")
+		rep.ratio(fmt.Sprintf("after/before: Job %d/%d, last pod exit", n, p),
+			workloadsSection+"/"+figExit, before+"/"+figExit, "")
+	}
 	return nil
+}
+
+// jobTrace records, for one run of the Job's containers (label key =
+// value), the daemon's times of their creates, starts and exits 0: where
+// a run's time goes (jobTrace.figures).
+type jobTrace struct {
+	key, value            string
+	creates, starts, dies []time.Time
+}
+
+// watch wraps done (a predicate of watcher.until) so that each message
+// it sees is recorded first.
+func (t *jobTrace) watch(done func(events.Message) bool) func(events.Message) bool {
+	return func(m events.Message) bool {
+		if m.Actor.Attributes[t.key] == t.value {
+			at := time.Unix(0, m.TimeNano)
+			switch {
+			case m.Action == events.ActionCreate:
+				t.creates = append(t.creates, at)
+			case m.Action == events.ActionStart:
+				t.starts = append(t.starts, at)
+			case m.Action == events.ActionDie && exitedZero(m):
+				t.dies = append(t.dies, at)
+			}
+		}
+		return done(m)
+	}
+}
+
+// figures records the time from t0 to the p-th start (the first wave
+// running) and each slot's refill: the i-th exit to the (p+i)-th create,
+// its replacement's (the harness's p slots and a Job of parallelism p
+// each create one container per exit).
+func (t *jobTrace) figures(rep *report, section, who string, t0 time.Time, p int) {
+	sort.Slice(t.creates, func(i, j int) bool { return t.creates[i].Before(t.creates[j]) })
+	sort.Slice(t.starts, func(i, j int) bool { return t.starts[i].Before(t.starts[j]) })
+	sort.Slice(t.dies, func(i, j int) bool { return t.dies[i].Before(t.dies[j]) })
+	if len(t.starts) >= p {
+		rep.duration(section, fmt.Sprintf("%s: to the %d-th start (first wave running)", who, p), t.starts[p-1].Sub(t0))
+	}
+	var refill []time.Duration
+	for i := 0; i < len(t.dies) && p+i < len(t.creates); i++ {
+		refill = append(refill, t.creates[p+i].Sub(t.dies[i]))
+	}
+	rep.latencies(section, who+": exit → its replacement's create", refill)
+}
+
+// runJobDockctl runs the Job under a controller of its own (name) from the
+// current dockctl binary, and leaves the engine clean.
+func runJobDockctl(ctx context.Context, e *env, rep *report, n, p int, name string) (jobRun, error) {
+	var r jobRun
+	timeout := time.Duration(n)*3*time.Second + time.Minute
+	c, err := e.startController(ctx, name, 30*time.Second, "")
+	if err != nil {
+		return r, err
+	}
+	defer c.stop()
+	w := e.hub.watch()
+	defer w.close()
+	t0 := time.Now()
+	if err := c.apply(ctx, e.jobYAML(wlJob, n, p)); err != nil {
+		return r, err
+	}
+	trace := &jobTrace{key: dockerx.LabelOwner, value: wlJob}
+	lastExit, err := w.until(ctx, timeout, trace.watch(countEvents(string(events.ActionDie), dockerx.LabelOwner, wlJob, n, exitedZero)))
+	if err != nil {
+		return r, fmt.Errorf("%d pods of the Job exiting 0: %w\ncontroller log:\n%s", n, err, c.logTail())
+	}
+	done, err := pollStatus(ctx, c, "job", wlJob, time.Minute, jobComplete)
+	if err != nil {
+		return r, err
+	}
+	r.exit, r.done = lastExit.Sub(t0), done.Sub(t0)
+	r.trace, r.t0 = trace, t0
+	if calls, present, err := c.apiCalls(ctx); err == nil && present {
+		r.calls = calls
+	}
+	pods, err := e.list(ctx, dockerx.LabelOwnerKind+"=Job", dockerx.LabelOwner+"="+wlJob, dockerx.LabelInstance+"="+c.instance)
+	if err != nil {
+		return r, err
+	}
+	r.pods = len(pods)
+	if len(pods) > 0 {
+		if r.netw, err = e.anchorNetwork(ctx, pods[0].ID, rep, "Job"); err != nil {
+			return r, err
+		}
+	}
+	c.stop()
+	if err := e.removeAll(ctx); err != nil {
+		// The figures stand (the next controller has an instance of its
+		// own); what is left is said, and the section's cleanup tries
+		// again.
+		rep.note("workloads: cleanup after the Job under %s: %v", name, err)
+	}
+	return r, nil
 }
 
 func exitedZero(m events.Message) bool { return m.Actor.Attributes["exitCode"] == "0" }

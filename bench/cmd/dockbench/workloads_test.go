@@ -1,6 +1,7 @@
 package main
 
 import (
+	"fmt"
 	"reflect"
 	"testing"
 	"time"
@@ -149,4 +150,47 @@ func TestWorkloadManifestsDecode(t *testing.T) {
 			t.Errorf("pod labels %v lack the run label", l)
 		}
 	})
+}
+
+// The Job's trace pairs the i-th exit with the (p+i)-th create, its
+// replacement's, and times the first wave to the p-th start.
+func TestJobTraceTimesEachRefillAndTheFirstWave(t *testing.T) {
+	t0 := time.Date(2026, 12, 7, 7, 0, 0, 0, time.UTC)
+	at := func(ms int) time.Time { return t0.Add(time.Duration(ms) * time.Millisecond) }
+	tests := []struct {
+		name       string
+		trace      jobTrace
+		p          int
+		wantWave   float64
+		wantRefill []float64
+	}{
+		{"two slots, out of order", jobTrace{
+			creates: []time.Time{at(100), at(0), at(1500), at(1300)},
+			starts:  []time.Time{at(300), at(500)},
+			dies:    []time.Time{at(1400), at(1200)},
+		}, 2, 500, []float64{100, 100}},
+		{"more exits than creates after the first wave", jobTrace{
+			creates: []time.Time{at(0), at(1300)},
+			starts:  []time.Time{at(200)},
+			dies:    []time.Time{at(1200), at(2600)},
+		}, 1, 200, []float64{100}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			rep := &report{}
+			tt.trace.figures(rep, "s", "x", t0, tt.p)
+			if got := rep.lookup(fmt.Sprintf("s/x: to the %d-th start (first wave running)", tt.p)); got == nil || *got != tt.wantWave {
+				t.Errorf("first wave %v, want %v ms", got, tt.wantWave)
+			}
+			var samples []float64
+			for _, f := range rep.Figures {
+				if f.Name == "x: exit → its replacement's create p50" {
+					samples = f.Samples
+				}
+			}
+			if !reflect.DeepEqual(samples, tt.wantRefill) {
+				t.Errorf("refills %v, want %v ms", samples, tt.wantRefill)
+			}
+		})
+	}
 }

@@ -1,0 +1,300 @@
+package workloads
+
+import (
+	"errors"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	batchv1 "k8s.io/api/batch/v1"
+
+	"github.com/dockctl/dockctl/dockerx"
+	"github.com/dockctl/dockctl/store"
+)
+
+// heldCreates holds the fake engine's creates, from the from-th on (1:
+// all), until released (or a watchdog fires: a sync that waited for its
+// creates would otherwise hang the test, which then fails on what it saw
+// instead). fail, when set, refuses each create held with that error once
+// released.
+type heldCreates struct {
+	mu      sync.Mutex
+	from    int
+	seen    int
+	held    int
+	release chan struct{}
+	fail    error
+}
+
+// startHeldJob applies Job name of spec on a new frame whose creates are
+// held from the from-th on, syncs it once and waits until one create is
+// held.
+func startHeldJob(t *testing.T, name, spec string, from int) (*frame, *heldCreates, string) {
+	t.Helper()
+	f := newFrame(t)
+	h := newHeldCreatesFrom(t, f, from)
+	f.apply(jobYAML(name, spec))
+	key := Key(store.KindJob, "default", name)
+	f.syncOnly(key)
+	h.waitHeld(t, 1)
+	return f, h, key
+}
+
+func newHeldCreatesFrom(t *testing.T, f *frame, from int) *heldCreates {
+	h := &heldCreates{from: from, release: make(chan struct{})}
+	watchdog := time.AfterFunc(30*time.Second, h.open)
+	t.Cleanup(func() { watchdog.Stop(); h.open() })
+	f.d.OnCreate = func(dockerx.CreateRequest) error {
+		h.mu.Lock()
+		h.seen++
+		if h.seen < h.from {
+			h.mu.Unlock()
+			return nil
+		}
+		h.held++
+		release := h.release
+		h.mu.Unlock()
+		<-release
+		h.mu.Lock()
+		defer h.mu.Unlock()
+		return h.fail
+	}
+	return h
+}
+
+func (h *heldCreates) open() {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	select {
+	case <-h.release:
+	default:
+		close(h.release)
+	}
+}
+
+// waitHeld waits until n creates are held.
+func (h *heldCreates) waitHeld(t *testing.T, n int) {
+	t.Helper()
+	for {
+		h.mu.Lock()
+		got, released := h.held, isClosed(h.release)
+		h.mu.Unlock()
+		if got >= n {
+			return
+		}
+		if released {
+			t.Fatalf("%d creates held when the watchdog fired, want %d", got, n)
+		}
+		time.Sleep(time.Millisecond)
+	}
+}
+
+// syncUntil syncs key, a second later each time, until done (the
+// stopper's removals run in the background), for at most 10000 rounds.
+func (f *frame) syncUntil(key string, done func() bool) {
+	f.t.Helper()
+	for round := 0; round < 10000 && !done(); round++ {
+		f.advance(time.Second)
+		f.sync(key)
+		time.Sleep(time.Millisecond)
+	}
+}
+
+// hasEvent reports whether an event of reason whose message holds text
+// was recorded.
+func (f *frame) hasEvent(reason, text string) bool {
+	f.t.Helper()
+	evs, err := f.st.Events("default", true)
+	if err != nil {
+		f.t.Fatal(err)
+	}
+	for _, e := range evs {
+		if e.Reason == reason && strings.Contains(e.Message, text) {
+			return true
+		}
+	}
+	return false
+}
+
+func isClosed(c chan struct{}) bool {
+	select {
+	case <-c:
+		return true
+	default:
+		return false
+	}
+}
+
+// A Job's sync hands its creates to the runtime and returns: a pod that
+// finishes meanwhile is answered at once, not after the creates of the
+// sync before it started. The pods being created count as the Job's
+// (Kubernetes counts a pod it created as active at once, its
+// expectations until its informer shows it): a sync while they are
+// created makes none again, and the status counts them active.
+func TestJobSyncReturnsWhileItsCreatesRunAndCountsThemActive(t *testing.T) {
+	f, h, key := startHeldJob(t, "bg", "  completions: 4\n  parallelism: 2", 1)
+	if isClosed(h.release) {
+		t.Fatal("the sync returned only once the watchdog released its creates: it waited for them")
+	}
+	for round := range 3 {
+		f.advance(time.Second)
+		f.syncOnly(key)
+		if st := f.jobStatus("bg"); st.Active != 2 {
+			t.Errorf("round %d: status active %d while 2 pods are being created, want 2", round, st.Active)
+		}
+	}
+	h.open()
+	f.c.runtime.WaitCreates()
+	f.advance(time.Second)
+	f.sync(key)
+	if calls := f.d.Calls(); calls["create"] != 2 || calls["start"] != 2 {
+		t.Errorf("%d creates and %d starts, want the 2 pods of parallelism once each", calls["create"], calls["start"])
+	}
+	if n := len(f.running(store.KindJob, "bg")); n != 2 {
+		t.Errorf("%d pods running, want 2", n)
+	}
+}
+
+// An Indexed Job's pod being created holds its index: a decision taken
+// before a list shows it gives that index to no other pod.
+func TestIndexedJobGivesTheIndexOfAPodBeingCreatedToNoOther(t *testing.T) {
+	f, h, key := startHeldJob(t, "ix", "  completions: 3\n  parallelism: 2\n  completionMode: Indexed", 1)
+	f.advance(time.Second)
+	f.syncOnly(key)
+	h.open()
+	f.c.runtime.WaitCreates()
+	f.sync(key)
+	var indexes []string
+	for _, c := range f.owned(store.KindJob, "ix") {
+		indexes = append(indexes, c.Labels[batchv1.JobCompletionIndexAnnotation])
+	}
+	slices.Sort(indexes)
+	if want := []string{"0", "1"}; !slices.Equal(indexes, want) {
+		t.Errorf("pods of indexes %v, want %v: each index once", indexes, want)
+	}
+}
+
+// A pod the Job deletes while it is being created (the Job suspended) is
+// removed once a list shows it, as Kubernetes deletes a pod its informer
+// shows late.
+func TestJobPodDeletedWhileBeingCreatedIsRemovedOnceListed(t *testing.T) {
+	f, h, key := startHeldJob(t, "susp", "  completions: 2\n  parallelism: 2", 1)
+	f.apply(jobYAML("susp", "  completions: 2\n  parallelism: 2\n  suspend: true"))
+	f.advance(time.Second)
+	f.syncOnly(key)
+	h.open()
+	f.c.runtime.WaitCreates()
+	// The removal is the stopper's, in the background: sync until it
+	// is done.
+	f.syncUntil(key, func() bool { return len(f.owned(store.KindJob, "susp")) == 0 })
+	if left := f.owned(store.KindJob, "susp"); len(left) > 0 {
+		t.Errorf("%d containers of the suspended Job left, want none: %+v", len(left), left)
+	}
+	if st := f.jobStatus("susp"); st.Active != 0 {
+		t.Errorf("status active %d after the suspension, want 0", st.Active)
+	}
+}
+
+// A Job that fails while one of its pods is being created stops that pod
+// too: the decision deletes its active pods, the one being created
+// included, which is removed once a list shows it (a failed Job keeps
+// nothing running, as Kubernetes' Job controller deletes its active pods).
+func TestJobFailedWhileAPodIsBeingCreatedLeavesNothingRunning(t *testing.T) {
+	// The first pod is made; the second, launched once the first
+	// succeeded (slow start), is held.
+	f, h, key := startHeldJob(t, "doomed", "  completions: 2\n  parallelism: 2\n  backoffLimit: 0", 2)
+	if n := f.exitAll(store.KindJob, "doomed", 1); n != 1 {
+		t.Fatalf("%d pods exited, want the first one", n)
+	}
+	f.advance(time.Second)
+	f.syncOnly(key)
+	if st := f.jobStatus("doomed"); !hasCondition(st, batchv1.JobFailureTarget) {
+		t.Fatalf("status %+v after a pod failed with backoffLimit 0, want FailureTarget", st)
+	}
+	// No pod left to stop: the Job is Failed, and a finished Job's
+	// decision deletes nothing any more, so the pod still being created
+	// is removed as the delete it was given.
+	f.advance(time.Second)
+	f.syncOnly(key)
+	if st := f.jobStatus("doomed"); !hasCondition(st, batchv1.JobFailed) {
+		t.Fatalf("status %+v once its pods were stopped, want Failed", st)
+	}
+	h.open()
+	f.c.runtime.WaitCreates()
+	f.syncUntil(key, func() bool { return len(f.running(store.KindJob, "doomed")) == 0 })
+	if run := f.running(store.KindJob, "doomed"); len(run) > 0 {
+		t.Errorf("%d pods of the failed Job still run, want none: %+v", len(run), run)
+	}
+}
+
+// A create refused in the background is said on the Job (FailedCreate),
+// and the Job makes the pod again at a later sync.
+func TestJobCreateRefusedInTheBackgroundIsReportedAndMadeAgain(t *testing.T) {
+	f, h, key := startHeldJob(t, "full", "  completions: 1", 1)
+	f.mu.Lock()
+	f.now = time.Now() // the store hides events older than its TTL on read
+	f.mu.Unlock()
+	h.mu.Lock()
+	h.fail = errors.New("no space left on device")
+	h.mu.Unlock()
+	h.open()
+	f.c.runtime.WaitCreates()
+	f.d.OnCreate = nil
+	f.advance(time.Second)
+	f.sync(key)
+	if !f.hasEvent("FailedCreate", "no space left on device") {
+		t.Error("no FailedCreate event says why the create failed")
+	}
+	f.advance(time.Second)
+	f.sync(key)
+	if n := len(f.running(store.KindJob, "full")); n != 1 {
+		t.Errorf("%d pods running after the engine accepts creates again, want 1", n)
+	}
+}
+
+// A Job's pod's create event queues no sync: the create is the frame's
+// own, and its pod counts as being created until the list after its
+// start shows it. Its start queues the Job after PodStartBatchPeriod (as
+// Kubernetes batches a Job's pod events), its die at once. Another
+// kind's create event queues its owner at once, as before.
+func TestJobPodEventsQueueTheJobAsTheyChangeIt(t *testing.T) {
+	tests := []struct {
+		name, kind, action string
+		now, later         bool
+	}{
+		{"a Job pod's create", store.KindJob, "create", false, false},
+		{"a Job pod's start, batched", store.KindJob, "start", false, true},
+		{"a Job pod's die", store.KindJob, "die", true, true},
+		{"a ReplicaSet pod's create", store.KindReplicaSet, "create", true, true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			f := newFrame(t)
+			key := Key(tt.kind, "default", "x")
+			f.c.Event(dockerx.Event{Action: tt.action, ContainerID: "c1", Name: "wl_x-abcde.default_pod",
+				Namespace: "default", OwnerKind: tt.kind, Owner: "x"})
+			queued := func() bool {
+				q := f.c.Loop().Queued()
+				return len(q) == 1 && q[0].Key == key
+			}
+			got := queued()
+			if got != tt.now {
+				t.Errorf("queued at once: %v, want %v", got, tt.now)
+			}
+			if got || !tt.later {
+				return
+			}
+			// Not a timed assertion: the bound only ends a wait that
+			// would never end.
+			deadline := time.Now().Add(30 * time.Second)
+			for !queued() {
+				if time.Now().After(deadline) {
+					t.Fatal("the Job was not queued after the batch period")
+				}
+				time.Sleep(10 * time.Millisecond)
+			}
+		})
+	}
+}
