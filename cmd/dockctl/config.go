@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
+	"syscall"
 	"text/tabwriter"
 
 	"github.com/spf13/cobra"
@@ -115,6 +116,37 @@ func (c *cliConfig) save(p string) error {
 	return nil
 }
 
+// modifyConfig loads the configuration, has change change it and saves
+// it, holding an exclusive lock on PATH.lock throughout, as kubectl's
+// clientcmd.ModifyConfig locks the kubeconfig: two commands changing the
+// file at once (config set-context in two shells, a script's parallel
+// steps) both land, neither saving over the other's change.
+func modifyConfig(change func(c *cliConfig) error) error {
+	p := configPath()
+	if p == "" {
+		return errNoConfigPath
+	}
+	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+		return fmt.Errorf("writing the configuration: %w", err)
+	}
+	lock, err := os.OpenFile(p+".lock", os.O_CREATE|os.O_RDWR, 0o600)
+	if err != nil {
+		return fmt.Errorf("locking the configuration: %w", err)
+	}
+	defer lock.Close() // closing drops the lock
+	if err := syscall.Flock(int(lock.Fd()), syscall.LOCK_EX); err != nil {
+		return fmt.Errorf("locking the configuration: %w", err)
+	}
+	c, p, err := loadConfig()
+	if err != nil {
+		return err
+	}
+	if err := change(c); err != nil {
+		return err
+	}
+	return c.save(p)
+}
+
 // context is the context called name; nil for none.
 func (c *cliConfig) context(name string) *namedContext {
 	for i := range c.Contexts {
@@ -206,34 +238,33 @@ func newConfigSetContextCommand() *cobra.Command {
 					return err
 				}
 			}
-			c, p, err := loadConfig()
-			if err != nil {
-				return err
-			}
-			name := ""
-			if current {
-				name = c.CurrentContext
-				if name == "" {
-					name = manifests.DefaultNamespace
-					c.CurrentContext = name
+			name, verb := "", ""
+			err := modifyConfig(func(c *cliConfig) error {
+				if current {
+					name = c.CurrentContext
+					if name == "" {
+						name = manifests.DefaultNamespace
+						c.CurrentContext = name
+					}
+				} else {
+					name = args[0]
 				}
-			} else {
-				name = args[0]
-			}
-			ctx := c.context(name)
-			verb := "modified"
-			if ctx == nil {
-				c.Contexts = append(c.Contexts, namedContext{Name: name})
-				ctx = &c.Contexts[len(c.Contexts)-1]
-				verb = "created"
-			}
-			if cmd.Flags().Changed("namespace") {
-				ctx.Context.Namespace = namespace
-			}
-			if cmd.Flags().Changed("instance") {
-				ctx.Context.Instance = instance
-			}
-			if err := c.save(p); err != nil {
+				ctx := c.context(name)
+				verb = "modified"
+				if ctx == nil {
+					c.Contexts = append(c.Contexts, namedContext{Name: name})
+					ctx = &c.Contexts[len(c.Contexts)-1]
+					verb = "created"
+				}
+				if cmd.Flags().Changed("namespace") {
+					ctx.Context.Namespace = namespace
+				}
+				if cmd.Flags().Changed("instance") {
+					ctx.Context.Instance = instance
+				}
+				return nil
+			})
+			if err != nil {
 				return err
 			}
 			fmt.Fprintf(cmd.OutOrStdout(), "Context %q %s.\n", name, verb) // kubectl's words
@@ -308,15 +339,14 @@ func newConfigUseContextCommand() *cobra.Command {
   dockctl config use-context ci`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			c, p, err := loadConfig()
+			err := modifyConfig(func(c *cliConfig) error {
+				if c.context(args[0]) == nil {
+					return fmt.Errorf("no context exists with the name: %q", args[0]) // kubectl's words
+				}
+				c.CurrentContext = args[0]
+				return nil
+			})
 			if err != nil {
-				return err
-			}
-			if c.context(args[0]) == nil {
-				return fmt.Errorf("no context exists with the name: %q", args[0]) // kubectl's words
-			}
-			c.CurrentContext = args[0]
-			if err := c.save(p); err != nil {
 				return err
 			}
 			fmt.Fprintf(cmd.OutOrStdout(), "Switched to context %q.\n", args[0])

@@ -2,9 +2,11 @@ package main
 
 import (
 	"bytes"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 )
 
@@ -192,5 +194,39 @@ func TestBrokenConfigSparesCommandsThatDoNotReadIt(t *testing.T) {
 				t.Errorf("%v with a broken configuration: %v (stdout %d bytes, stderr %q); it reads no configuration", args, err, len(out), errOut)
 			}
 		})
+	}
+}
+
+// Commands changing the configuration at once all land (the file is
+// locked around each load-change-save, as kubectl's ModifyConfig locks
+// the kubeconfig): none saves over another's context.
+func TestConfigChangesAtOnceAllLand(t *testing.T) {
+	withConfig(t, "")
+	const n = 16
+	var wg sync.WaitGroup
+	errs := make(chan error, n)
+	for i := range n {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			errs <- modifyConfig(func(c *cliConfig) error {
+				c.Contexts = append(c.Contexts, namedContext{Name: fmt.Sprintf("ctx%02d", i)})
+				return nil
+			})
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	c, _, err := loadConfig()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(c.Contexts) != n {
+		t.Errorf("%d contexts saved, want all %d: %+v", len(c.Contexts), n, c.Contexts)
 	}
 }
