@@ -166,6 +166,8 @@ type converter struct {
 	// published are the host ports (PORT/PROTOCOL) the LoadBalancer
 	// Services made so far publish, by Compose service.
 	published map[string]string
+	// waitImageNamed: the depends_on waits' image was warned of.
+	waitImageNamed bool
 }
 
 // ConvertProject converts a loaded project.

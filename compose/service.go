@@ -668,6 +668,14 @@ func (c *converter) dependsOn(s types.ServiceConfig, ps *manifests.PodSpec) {
 			cmd = append(cmd, repl.Replace(a))
 		}
 		ps.InitContainers = append(ps.InitContainers, manifests.Container{Name: uniqueLabel("wait-for-"+host, taken), Image: c.opts.WaitImage, Command: escapeK8s(cmd)})
+		if !c.waitImageNamed && c.opts.WaitImage == DefaultWaitImage {
+			// The one image convert adds that neither the Compose file
+			// nor the user named: an offline host without it would leave
+			// the waiting pods in ImagePullBackOff with no word from
+			// convert.
+			c.waitImageNamed = true
+			c.warn("", "depends_on", "the waits run in init containers of image %s, which Docker pulls unless it has it (--wait-image and --wait-command choose another)", c.opts.WaitImage)
+		}
 	}
 }
 

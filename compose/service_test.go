@@ -459,8 +459,8 @@ func TestServiceHealthyWithoutHealthcheckIsWarned(t *testing.T) {
 			res := convertAccepted(t, "name: n\nservices:\n  db:\n"+tt.db+"  app:\n    image: x\n    depends_on:\n      db:\n        condition: service_healthy\n")
 			if tt.warn {
 				warned(t, res, "app", "depends_on.db", "HEALTHCHECK")
-			} else if len(res.Warnings) > 0 {
-				t.Errorf("warnings %v", res.Warnings)
+			} else if i := slices.IndexFunc(res.Warnings, func(w Warning) bool { return w.Service != "" }); i >= 0 {
+				t.Errorf("warning %v", res.Warnings[i])
 			}
 		})
 	}
@@ -560,5 +560,23 @@ func TestEnvFilesOutsideTheProjectAreWarned(t *testing.T) {
 				t.Errorf("warnings %v", res.Warnings)
 			}
 		})
+	}
+}
+
+// The depends_on waits' image, the one image convert adds that the user
+// did not name, is warned once, so that an offline host is told what it
+// needs before its pods wait in ImagePullBackOff; an image given with
+// --wait-image is the user's and is not warned.
+func TestDefaultWaitImageIsNamedOnce(t *testing.T) {
+	const project = "name: n\nservices:\n  db:\n    image: db\n    expose: [\"5432\"]\n  a:\n    image: x\n    depends_on: [db]\n  b:\n    image: x\n    depends_on: [db]\n"
+	res := convertAccepted(t, project)
+	n := 0
+	for _, w := range res.Warnings {
+		if w.Key == "depends_on" && strings.Contains(w.Msg, DefaultWaitImage) && strings.Contains(w.Msg, "--wait-image") {
+			n++
+		}
+	}
+	if n != 1 {
+		t.Errorf("%d warnings name the wait image, want 1: %v", n, res.Warnings)
 	}
 }
