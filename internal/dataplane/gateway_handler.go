@@ -15,6 +15,11 @@ import (
 	"github.com/dockctl/dockctl/internal/helperapi"
 )
 
+// gatewayFlushInterval bounds how long bytes of a response of known
+// length wait in the server's write buffer: a trickling download still
+// reaches the client (docs/design.md §10, streaming bodies).
+const gatewayFlushInterval = 100 * time.Millisecond
+
 // handler serves one port's requests from the snapshot current when each
 // request arrives.
 func (g *Gateway) handler(port int) http.Handler {
@@ -81,9 +86,15 @@ func (g *Gateway) route(port int, w http.ResponseWriter, r *http.Request) access
 	// the chosen endpoint (or fails), as a proxy's dial does.
 	ctx := httptrace.WithClientTrace(r.Context(), &httptrace.ClientTrace{GotConn: func(httptrace.GotConnInfo) { release() }})
 	rp := &httputil.ReverseProxy{
-		Transport:     transport,
-		BufferPool:    reverseProxyPool{httpBuffers},
-		FlushInterval: -1, // stream: every write is flushed (SSE, gRPC, long polls)
+		Transport:  transport,
+		BufferPool: reverseProxyPool{httpBuffers},
+		// Responses of unknown length (chunked: long polls, gRPC) and
+		// text/event-stream are flushed at every write, as ReverseProxy
+		// does for them whatever this says; one of known length is
+		// flushed at most gatewayFlushInterval after a write, so that its
+		// headers and a body written at once leave in one write, not one
+		// for the headers (the timer's first flush) and one per body read.
+		FlushInterval: gatewayFlushInterval,
 		Rewrite: func(pr *httputil.ProxyRequest) {
 			pr.SetURL(&url.URL{Scheme: "http", Host: ep})
 			// X-Forwarded-For: the client appended to what it sent, as
