@@ -33,7 +33,8 @@ type GatewayOptions struct {
 	Dial        func(ctx context.Context, network, addr string) (net.Conn, error)
 	DialTimeout time.Duration // 0: DefaultDialTimeout
 	Log         *slog.Logger  // nil: discard
-	// AccessLog receives one JSON line per request; nil: discard (the
+	// AccessLog receives one JSON line per request, asynchronously (see
+	// accessLog; Shutdown writes the pending lines); nil: discard (the
 	// helper gives its stdout).
 	AccessLog io.Writer
 }
@@ -45,6 +46,7 @@ type Gateway struct {
 	opts   GatewayOptions
 	log    *slog.Logger
 	access *slog.Logger
+	lines  *accessLog // nil: no access log
 
 	cur atomic.Pointer[gatewaySnapshot] // never nil
 
@@ -115,14 +117,16 @@ func NewGateway(opts GatewayOptions) *Gateway {
 		log = slog.New(slog.DiscardHandler)
 	}
 	access := slog.New(slog.DiscardHandler)
+	var lines *accessLog
 	if opts.AccessLog != nil {
-		access = slog.New(slog.NewJSONHandler(opts.AccessLog, nil))
+		lines = newAccessLog(opts.AccessLog, log)
+		access = slog.New(slog.NewJSONHandler(lines, nil))
 	}
 	rng := opts.Rand
 	if rng == nil {
 		rng = rand.New(rand.NewPCG(rand.Uint64(), rand.Uint64()))
 	}
-	g := &Gateway{log: log, access: access, rng: rng, servers: map[int]*gatewayServer{}}
+	g := &Gateway{log: log, access: access, lines: lines, rng: rng, servers: map[int]*gatewayServer{}}
 	if opts.Dial == nil {
 		opts.Dial = (&net.Dialer{Timeout: opts.DialTimeout, KeepAliveConfig: keepAlive}).DialContext
 	}
@@ -343,7 +347,7 @@ func (g *Gateway) certificate(port int, hello *tls.ClientHelloInfo) (*tls.Certif
 
 // Shutdown stops accepting on every port and waits, until ctx is done,
 // for open requests to finish (hijacked connections, WebSockets, are the
-// clients' to close).
+// clients' to close), then writes the access log's pending lines.
 func (g *Gateway) Shutdown(ctx context.Context) error {
 	g.mu.Lock()
 	g.closed = true
@@ -357,6 +361,9 @@ func (g *Gateway) Shutdown(ctx context.Context) error {
 		if err := s.srv.Shutdown(ctx); err != nil {
 			errs = append(errs, err)
 		}
+	}
+	if g.lines != nil {
+		g.lines.Close()
 	}
 	return errors.Join(errs...)
 }
