@@ -12,6 +12,7 @@ import (
 	"math/rand/v2"
 	"net"
 	"net/http"
+	"net/http/httputil"
 	"slices"
 	"strconv"
 	"strings"
@@ -53,7 +54,7 @@ type Gateway struct {
 	rngMu sync.Mutex
 	rng   *rand.Rand
 
-	h1, h2c http.RoundTripper
+	proxy, proxyH2C *httputil.ReverseProxy // over HTTP/1.1, over h2c
 
 	mu      sync.Mutex // serialises Apply and Shutdown
 	servers map[int]*gatewayServer
@@ -69,6 +70,9 @@ type gatewaySnapshot struct {
 	cfg   helperapi.GatewayConfig
 	ports map[int]*helperapi.GatewayPort
 	certs map[int][]tls.Certificate
+	// addrs holds "ip:port" of every backend's endpoints, made once per
+	// config rather than once per request.
+	addrs map[*helperapi.GatewayBackend][]string
 
 	inflight atomic.Int64
 	retired  atomic.Bool
@@ -141,14 +145,40 @@ func NewGateway(opts GatewayOptions) *Gateway {
 	h2 := &http.Transport{DialContext: opts.Dial, IdleConnTimeout: 90 * time.Second}
 	h2.Protocols = new(http.Protocols)
 	h2.Protocols.SetUnencryptedHTTP2(true)
-	g.opts, g.h1, g.h2c = opts, h1, h2
+	g.opts = opts
+	g.proxy, g.proxyH2C = g.newReverseProxy(h1), g.newReverseProxy(h2)
 	g.cur.Store(newGatewaySnapshot(helperapi.GatewayConfig{}, nil, nil))
 	return g
 }
 
 func newGatewaySnapshot(cfg helperapi.GatewayConfig, ports map[int]*helperapi.GatewayPort, certs map[int][]tls.Certificate) *gatewaySnapshot {
-	return &gatewaySnapshot{cfg: cfg, ports: ports, certs: certs, drained: make(chan struct{})}
+	addrs := map[*helperapi.GatewayBackend][]string{}
+	for _, p := range ports {
+		for h := range p.Hosts {
+			for r := range p.Hosts[h].Routes {
+				bes := p.Hosts[h].Routes[r].Backends
+				for b := range bes {
+					eps := make([]string, len(bes[b].Endpoints))
+					for i, e := range bes[b].Endpoints {
+						eps[i] = hostPort(e)
+					}
+					addrs[&bes[b]] = eps
+				}
+			}
+		}
+	}
+	return &gatewaySnapshot{cfg: cfg, ports: ports, certs: certs, addrs: addrs, drained: make(chan struct{})}
 }
+
+// endpointAddr is "ip:port" of be's endpoint i.
+func (s *gatewaySnapshot) endpointAddr(be *helperapi.GatewayBackend, i int) string {
+	if eps, ok := s.addrs[be]; ok {
+		return eps[i]
+	}
+	return hostPort(be.Endpoints[i])
+}
+
+func hostPort(e helperapi.Endpoint) string { return net.JoinHostPort(e.IP, strconv.Itoa(e.Port)) }
 
 // Generation is the generation of the served config (0 before any).
 func (g *Gateway) Generation() int64 { return g.cur.Load().cfg.Generation }

@@ -624,7 +624,7 @@ func TestGatewayApplyWaitsForChoicesOfThePreviousConfig(t *testing.T) {
 	var once sync.Once
 	g, _ := newTestGateway(t, 1)
 	dialer := &net.Dialer{}
-	tr := g.h1.(*http.Transport)
+	tr := g.proxy.Transport.(*http.Transport)
 	tr.DialContext = func(ctx context.Context, network, addr string) (net.Conn, error) {
 		if addr == a.srv.Listener.Addr().String() {
 			once.Do(func() { close(dialing) })
