@@ -139,10 +139,14 @@ func NewGateway(opts GatewayOptions) *Gateway {
 		MaxIdleConnsPerHost:   64,
 		IdleConnTimeout:       90 * time.Second,
 		ResponseHeaderTimeout: 0, // streaming and long polls: no bound
+		// Accept-Encoding is the client's: without this the Transport
+		// asks for gzip when the client did not and decompresses the
+		// answer, a response of known length becoming a chunked one.
+		DisableCompression:    true,
 		ExpectContinueTimeout: time.Second,
 	}
 	// h2c: HTTP/2 with prior knowledge to backends flagged for it (gRPC).
-	h2 := &http.Transport{DialContext: opts.Dial, IdleConnTimeout: 90 * time.Second}
+	h2 := &http.Transport{DialContext: opts.Dial, IdleConnTimeout: 90 * time.Second, DisableCompression: true}
 	h2.Protocols = new(http.Protocols)
 	h2.Protocols.SetUnencryptedHTTP2(true)
 	g.opts = opts

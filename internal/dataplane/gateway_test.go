@@ -292,6 +292,33 @@ func TestGatewayWeightedSplitOverHTTP(t *testing.T) {
 	}
 }
 
+// Accept-Encoding reaches the backend as the client sent it: the gateway
+// neither asks for gzip on a client's behalf (to decompress it again,
+// turning a response of known length into a chunked one) nor drops it.
+func TestGatewayPassesAcceptEncodingAsSent(t *testing.T) {
+	a := newHTTPBackend(t, "a", false)
+	g, _ := newTestGateway(t, 1)
+	mustApplyGateway(t, g, helperapi.GatewayConfig{Generation: 1, Ports: []helperapi.GatewayPort{httpPort(
+		helperapi.GatewayHost{Hostname: "", Routes: []helperapi.GatewayRoute{prefix("/", backendOf("a", 1, a.endpoint()))}})}})
+	plain := &http.Client{Transport: &http.Transport{DisableCompression: true}}
+	t.Cleanup(plain.CloseIdleConnections)
+	for _, tc := range []struct {
+		name, sent string
+		hdr        []string
+	}{
+		{name: "none sent, none asked", sent: ""},
+		{name: "gzip sent, gzip asked", sent: "gzip", hdr: []string{"Accept-Encoding", "gzip"}},
+		{name: "br sent, br asked", sent: "br", hdr: []string{"Accept-Encoding", "br"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, _, e := get(t, plain, "http://"+g.Addr(80).String(), "x", "/", tc.hdr...)
+			if got := strings.Join(e.Header.Values("Accept-Encoding"), ","); got != tc.sent {
+				t.Errorf("backend saw Accept-Encoding %q, want %q", got, tc.sent)
+			}
+		})
+	}
+}
+
 func TestGatewayForwardedHeadersAndHost(t *testing.T) {
 	a := newHTTPBackend(t, "a", false)
 	g, _ := newTestGateway(t, 1)
