@@ -139,9 +139,8 @@ func (g *Gateway) newReverseProxy(transport http.RoundTripper) *httputil.Reverse
 		FlushInterval: gatewayFlushInterval,
 		Rewrite: func(pr *httputil.ProxyRequest) {
 			p := proxiedOf(pr.In.Context())
-			// SetURL's effect for a target of no path and no query,
-			// without a url.URL per request: the endpoint, over HTTP.
-			pr.Out.URL.Scheme, pr.Out.URL.Host = "http", p.ep
+			target := url.URL{Scheme: "http", Host: p.ep}
+			pr.SetURL(&target)
 			// X-Forwarded-For: the client appended to what it sent, as
 			// proxies chain it; -Host as asked; -Proto https when TLS
 			// ended here.
