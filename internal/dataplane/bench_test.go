@@ -6,6 +6,7 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"os"
 	"runtime"
 	"testing"
 
@@ -96,25 +97,37 @@ func BenchmarkProxyTCP(b *testing.B) {
 }
 
 // BenchmarkGatewayHTTP compares keep-alive GETs on loopback from 8
-// clients answered by the backend directly and through the gateway (its access log encoded
-// and discarded, as the helper writes one line per request): run with
-// -bench GatewayHTTP and read direct/… next to gateway/….
+// clients answered by the backend directly and through the gateway, its
+// access log (one JSON line per request) discarded or, as in the helper's
+// container, written to a pipe that another goroutine reads (Docker's log
+// driver reads the container's stdout through one): run with -bench
+// GatewayHTTP and read direct/… next to gateway/… and gateway-pipe/….
 func BenchmarkGatewayHTTP(b *testing.B) {
 	backend := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
 		_, _ = io.WriteString(w, "hello from workload\n")
 	}))
 	b.Cleanup(backend.Close)
-	g := NewGateway(GatewayOptions{ListenAddr: func(int) string { return "127.0.0.1:0" }, AccessLog: io.Discard})
-	b.Cleanup(func() { g.Shutdown(context.Background()) })
 	cfg := helperapi.GatewayConfig{Generation: 1, Ports: []helperapi.GatewayPort{{Port: 80, Protocol: helperapi.GatewayHTTP,
 		Hosts: []helperapi.GatewayHost{{Routes: []helperapi.GatewayRoute{{Path: helperapi.GatewayPathMatch{Type: helperapi.PathPrefix, Value: "/"},
 			Backends: []helperapi.GatewayBackend{{Service: "default/web:80", Weight: 1, Endpoints: []helperapi.Endpoint{endpointOf(backend.Listener.Addr())}}}}}}}}}}
-	if err := g.Apply(cfg); err != nil {
+	gateway := func(access io.Writer) string {
+		g := NewGateway(GatewayOptions{ListenAddr: func(int) string { return "127.0.0.1:0" }, AccessLog: access})
+		b.Cleanup(func() { g.Shutdown(context.Background()) })
+		if err := g.Apply(cfg); err != nil {
+			b.Fatal(err)
+		}
+		return "http://" + g.Addr(80).String() + "/"
+	}
+	pr, pw, err := os.Pipe()
+	if err != nil {
 		b.Fatal(err)
 	}
+	b.Cleanup(func() { pw.Close(); pr.Close() })
+	go func() { _, _ = io.Copy(io.Discard, pr) }()
 	for _, tg := range []struct{ name, url string }{
 		{"direct", backend.URL + "/"},
-		{"gateway", "http://" + g.Addr(80).String() + "/"},
+		{"gateway", gateway(io.Discard)},
+		{"gateway-pipe", gateway(pw)},
 	} {
 		b.Run(tg.name, func(b *testing.B) {
 			c := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 8}}

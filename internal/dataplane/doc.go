@@ -49,7 +49,10 @@
 //     copied through a pooled 32 KiB buffer held while it streams); Upgrade
 //     (WebSockets) and HTTP/2 (h2 by ALPN, h2c to flagged backends, gRPC
 //     with trailers) pass through; X-Forwarded-For/-Proto/-Host are set;
-//     one JSON access log line per request goes to stdout.
+//     Accept-Encoding is the client's; one JSON access log line per
+//     request goes to stdout, written asynchronously in order (accessLog:
+//     the request never waits for the log driver), every pending line by
+//     Shutdown.
 //   - Private keys are never in an error, a log line or argv: the config
 //     comes on stdin (--config -) or by push.
 //

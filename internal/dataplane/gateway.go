@@ -12,6 +12,7 @@ import (
 	"math/rand/v2"
 	"net"
 	"net/http"
+	"net/http/httputil"
 	"slices"
 	"strconv"
 	"strings"
@@ -33,7 +34,8 @@ type GatewayOptions struct {
 	Dial        func(ctx context.Context, network, addr string) (net.Conn, error)
 	DialTimeout time.Duration // 0: DefaultDialTimeout
 	Log         *slog.Logger  // nil: discard
-	// AccessLog receives one JSON line per request; nil: discard (the
+	// AccessLog receives one JSON line per request, asynchronously (see
+	// accessLog; Shutdown writes the pending lines); nil: discard (the
 	// helper gives its stdout).
 	AccessLog io.Writer
 }
@@ -45,13 +47,14 @@ type Gateway struct {
 	opts   GatewayOptions
 	log    *slog.Logger
 	access *slog.Logger
+	lines  *accessLog // nil: no access log
 
 	cur atomic.Pointer[gatewaySnapshot] // never nil
 
 	rngMu sync.Mutex
 	rng   *rand.Rand
 
-	h1, h2c http.RoundTripper
+	proxy, proxyH2C *httputil.ReverseProxy // over HTTP/1.1, over h2c
 
 	mu      sync.Mutex // serialises Apply and Shutdown
 	servers map[int]*gatewayServer
@@ -67,6 +70,9 @@ type gatewaySnapshot struct {
 	cfg   helperapi.GatewayConfig
 	ports map[int]*helperapi.GatewayPort
 	certs map[int][]tls.Certificate
+	// addrs holds "ip:port" of every backend's endpoints, made once per
+	// config rather than once per request.
+	addrs map[*helperapi.GatewayBackend][]string
 
 	inflight atomic.Int64
 	retired  atomic.Bool
@@ -115,14 +121,16 @@ func NewGateway(opts GatewayOptions) *Gateway {
 		log = slog.New(slog.DiscardHandler)
 	}
 	access := slog.New(slog.DiscardHandler)
+	var lines *accessLog
 	if opts.AccessLog != nil {
-		access = slog.New(slog.NewJSONHandler(opts.AccessLog, nil))
+		lines = newAccessLog(opts.AccessLog, log)
+		access = slog.New(slog.NewJSONHandler(lines, nil))
 	}
 	rng := opts.Rand
 	if rng == nil {
 		rng = rand.New(rand.NewPCG(rand.Uint64(), rand.Uint64()))
 	}
-	g := &Gateway{log: log, access: access, rng: rng, servers: map[int]*gatewayServer{}}
+	g := &Gateway{log: log, access: access, lines: lines, rng: rng, servers: map[int]*gatewayServer{}}
 	if opts.Dial == nil {
 		opts.Dial = (&net.Dialer{Timeout: opts.DialTimeout, KeepAliveConfig: keepAlive}).DialContext
 	}
@@ -131,20 +139,50 @@ func NewGateway(opts GatewayOptions) *Gateway {
 		MaxIdleConnsPerHost:   64,
 		IdleConnTimeout:       90 * time.Second,
 		ResponseHeaderTimeout: 0, // streaming and long polls: no bound
+		// Accept-Encoding is the client's: without this the Transport
+		// asks for gzip when the client did not and decompresses the
+		// answer, a response of known length becoming a chunked one.
+		DisableCompression:    true,
 		ExpectContinueTimeout: time.Second,
 	}
 	// h2c: HTTP/2 with prior knowledge to backends flagged for it (gRPC).
-	h2 := &http.Transport{DialContext: opts.Dial, IdleConnTimeout: 90 * time.Second}
+	h2 := &http.Transport{DialContext: opts.Dial, IdleConnTimeout: 90 * time.Second, DisableCompression: true}
 	h2.Protocols = new(http.Protocols)
 	h2.Protocols.SetUnencryptedHTTP2(true)
-	g.opts, g.h1, g.h2c = opts, h1, h2
+	g.opts = opts
+	g.proxy, g.proxyH2C = g.newReverseProxy(h1), g.newReverseProxy(h2)
 	g.cur.Store(newGatewaySnapshot(helperapi.GatewayConfig{}, nil, nil))
 	return g
 }
 
 func newGatewaySnapshot(cfg helperapi.GatewayConfig, ports map[int]*helperapi.GatewayPort, certs map[int][]tls.Certificate) *gatewaySnapshot {
-	return &gatewaySnapshot{cfg: cfg, ports: ports, certs: certs, drained: make(chan struct{})}
+	addrs := map[*helperapi.GatewayBackend][]string{}
+	for _, p := range ports {
+		for h := range p.Hosts {
+			for r := range p.Hosts[h].Routes {
+				bes := p.Hosts[h].Routes[r].Backends
+				for b := range bes {
+					eps := make([]string, len(bes[b].Endpoints))
+					for i, e := range bes[b].Endpoints {
+						eps[i] = hostPort(e)
+					}
+					addrs[&bes[b]] = eps
+				}
+			}
+		}
+	}
+	return &gatewaySnapshot{cfg: cfg, ports: ports, certs: certs, addrs: addrs, drained: make(chan struct{})}
 }
+
+// endpointAddr is "ip:port" of be's endpoint i.
+func (s *gatewaySnapshot) endpointAddr(be *helperapi.GatewayBackend, i int) string {
+	if eps, ok := s.addrs[be]; ok {
+		return eps[i]
+	}
+	return hostPort(be.Endpoints[i])
+}
+
+func hostPort(e helperapi.Endpoint) string { return net.JoinHostPort(e.IP, strconv.Itoa(e.Port)) }
 
 // Generation is the generation of the served config (0 before any).
 func (g *Gateway) Generation() int64 { return g.cur.Load().cfg.Generation }
@@ -343,7 +381,7 @@ func (g *Gateway) certificate(port int, hello *tls.ClientHelloInfo) (*tls.Certif
 
 // Shutdown stops accepting on every port and waits, until ctx is done,
 // for open requests to finish (hijacked connections, WebSockets, are the
-// clients' to close).
+// clients' to close), then writes the access log's pending lines.
 func (g *Gateway) Shutdown(ctx context.Context) error {
 	g.mu.Lock()
 	g.closed = true
@@ -357,6 +395,9 @@ func (g *Gateway) Shutdown(ctx context.Context) error {
 		if err := s.srv.Shutdown(ctx); err != nil {
 			errs = append(errs, err)
 		}
+	}
+	if g.lines != nil {
+		g.lines.Close()
 	}
 	return errors.Join(errs...)
 }

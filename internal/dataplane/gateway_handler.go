@@ -1,6 +1,7 @@
 package dataplane
 
 import (
+	"context"
 	"log/slog"
 	"net"
 	"net/http"
@@ -9,11 +10,16 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
-	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/dockctl/dockctl/internal/helperapi"
 )
+
+// gatewayFlushInterval bounds how long bytes of a response of known
+// length wait in the server's write buffer: a trickling download still
+// reaches the client (docs/design.md §10, streaming bodies).
+const gatewayFlushInterval = 100 * time.Millisecond
 
 // handler serves one port's requests from the snapshot current when each
 // request arrives.
@@ -35,9 +41,12 @@ type accessInfo struct{ route, backend, upstream string }
 
 func (g *Gateway) route(port int, w http.ResponseWriter, r *http.Request) accessInfo {
 	snap := g.acquire()
-	var once sync.Once
-	release := func() { once.Do(snap.release) }
-	defer release()
+	pinned := true // until released here or handed to the proxied request
+	defer func() {
+		if pinned {
+			snap.release()
+		}
+	}()
 	p := snap.ports[port]
 	if p != nil && p.Protocol == helperapi.GatewayHTTP && acmeChallenge(snap.cfg.ACMEChallenges, w, r) {
 		return accessInfo{route: "acme-challenge"}
@@ -53,11 +62,12 @@ func (g *Gateway) route(port int, w http.ResponseWriter, r *http.Request) access
 	}
 	info := accessInfo{route: rt.Source}
 	if rd := rt.Filters.Redirect; rd != nil {
-		release()
+		pinned = false
+		snap.release()
 		redirect(w, r, rt, rd, p.Protocol)
 		return info
 	}
-	be, ep, ok := g.pick(rt.Backends)
+	be, idx, ok := g.pick(rt.Backends)
 	switch {
 	case be == nil:
 		// No backend, or all of weight 0: the Gateway API answers 500.
@@ -72,66 +82,110 @@ func (g *Gateway) route(port int, w http.ResponseWriter, r *http.Request) access
 		http.Error(w, "no ready endpoint", http.StatusServiceUnavailable)
 		return info
 	}
+	ep := snap.endpointAddr(be, idx)
 	info.backend, info.upstream = be.Service, ep
-	transport := g.h1
+	rp := g.proxy
 	if be.H2C {
-		transport = g.h2c
+		rp = g.proxyH2C
 	}
 	// The snapshot stays pinned until this request has its connection to
 	// the chosen endpoint (or fails), as a proxy's dial does.
-	ctx := httptrace.WithClientTrace(r.Context(), &httptrace.ClientTrace{GotConn: func(httptrace.GotConnInfo) { release() }})
-	rp := &httputil.ReverseProxy{
-		Transport:     transport,
-		BufferPool:    reverseProxyPool{httpBuffers},
-		FlushInterval: -1, // stream: every write is flushed (SSE, gRPC, long polls)
+	pinned = false
+	pr := &proxied{snap: snap, rt: rt, be: be, ep: ep}
+	pr.trace.GotConn = pr.gotConn
+	defer pr.release()
+	ctx := context.WithValue(httptrace.WithClientTrace(r.Context(), &pr.trace), proxiedKey{}, pr)
+	rp.ServeHTTP(w, r.WithContext(ctx))
+	return info
+}
+
+// proxied is a request's routing as the gateway's ReverseProxy reads it
+// from the request's context: one allocation per request where a
+// ReverseProxy and its closures were several.
+type proxied struct {
+	snap     *gatewaySnapshot
+	released atomic.Bool
+	rt       *helperapi.GatewayRoute
+	be       *helperapi.GatewayBackend
+	ep       string // host:port of the chosen endpoint
+	trace    httptrace.ClientTrace
+}
+
+type proxiedKey struct{}
+
+func proxiedOf(ctx context.Context) *proxied { return ctx.Value(proxiedKey{}).(*proxied) }
+
+// release unpins the snapshot, once.
+func (p *proxied) release() {
+	if p.released.CompareAndSwap(false, true) {
+		p.snap.release()
+	}
+}
+
+func (p *proxied) gotConn(httptrace.GotConnInfo) { p.release() }
+
+// newReverseProxy is the gateway's proxy over transport, shared by every
+// request (its routing comes in the request's context, see proxied).
+func (g *Gateway) newReverseProxy(transport http.RoundTripper) *httputil.ReverseProxy {
+	return &httputil.ReverseProxy{
+		Transport:  transport,
+		BufferPool: reverseProxyPool{httpBuffers},
+		// Responses of unknown length (chunked: long polls, gRPC) and
+		// text/event-stream are flushed at every write, as ReverseProxy
+		// does for them whatever this says; one of known length is
+		// flushed at most gatewayFlushInterval after a write, so that its
+		// headers and a body written at once leave in one write, not one
+		// for the headers (the timer's first flush) and one per body read.
+		FlushInterval: gatewayFlushInterval,
 		Rewrite: func(pr *httputil.ProxyRequest) {
-			pr.SetURL(&url.URL{Scheme: "http", Host: ep})
+			p := proxiedOf(pr.In.Context())
+			target := url.URL{Scheme: "http", Host: p.ep}
+			pr.SetURL(&target)
 			// X-Forwarded-For: the client appended to what it sent, as
 			// proxies chain it; -Host as asked; -Proto https when TLS
 			// ended here.
 			pr.Out.Header["X-Forwarded-For"] = pr.In.Header["X-Forwarded-For"]
 			pr.SetXForwarded()
 			pr.Out.Host = pr.In.Host // backends see the name they were asked by
-			if m := rt.Filters.RequestHeaders; m != nil {
+			if m := p.rt.Filters.RequestHeaders; m != nil {
 				modifyHeaders(pr.Out.Header, m)
 			}
-			if rw := rt.Filters.Rewrite; rw != nil {
+			if rw := p.rt.Filters.Rewrite; rw != nil {
 				if rw.Hostname != "" {
 					pr.Out.Host = rw.Hostname
 				}
 				if rw.Path != nil {
-					pr.Out.URL.Path = rewritePath(rt.Path, pr.In.URL.Path, rw.Path)
+					pr.Out.URL.Path = rewritePath(p.rt.Path, pr.In.URL.Path, rw.Path)
 					pr.Out.URL.RawPath = ""
 				}
 			}
 		},
 		ModifyResponse: func(resp *http.Response) error {
-			if m := rt.Filters.ResponseHeaders; m != nil {
+			if m := proxiedOf(resp.Request.Context()).rt.Filters.ResponseHeaders; m != nil {
 				modifyHeaders(resp.Header, m)
 			}
 			return nil
 		},
 		ErrorHandler: func(w http.ResponseWriter, r *http.Request, err error) {
-			release()
+			p := proxiedOf(r.Context())
+			p.release()
 			if r.Context().Err() == nil {
-				g.log.Debug("backend request failed", "backend", be.Service, "endpoint", ep, "err", err)
+				g.log.Debug("backend request failed", "backend", p.be.Service, "endpoint", p.ep, "err", err)
 			}
 			w.WriteHeader(http.StatusBadGateway)
 		},
 	}
-	rp.ServeHTTP(w, r.WithContext(ctx))
-	return info
 }
 
-// pick chooses a backend by weight, then one of its endpoints at random;
-// ok is false when the backend has no endpoint.
-func (g *Gateway) pick(bes []helperapi.GatewayBackend) (*helperapi.GatewayBackend, string, bool) {
+// pick chooses a backend by weight, then one of its endpoints at random
+// (its index); ok is false when the backend has no endpoint.
+func (g *Gateway) pick(bes []helperapi.GatewayBackend) (*helperapi.GatewayBackend, int, bool) {
 	var total int64
 	for _, b := range bes {
 		total += int64(max(b.Weight, 0))
 	}
 	if total == 0 {
-		return nil, "", false
+		return nil, 0, false
 	}
 	g.rngMu.Lock()
 	n := g.rng.Int64N(total)
@@ -148,10 +202,9 @@ func (g *Gateway) pick(bes []helperapi.GatewayBackend) (*helperapi.GatewayBacken
 	}
 	g.rngMu.Unlock()
 	if be.Invalid || len(be.Endpoints) == 0 {
-		return be, "", false
+		return be, 0, false
 	}
-	e := be.Endpoints[idx]
-	return be, net.JoinHostPort(e.IP, strconv.Itoa(e.Port)), true
+	return be, idx, true
 }
 
 // modifyHeaders applies a header modifier: set, then add, then remove.

@@ -183,8 +183,13 @@ func TestGatewayRoutesByHostAndPath(t *testing.T) {
 			t.Errorf("%s%s: %d from %q, want %d from %q", tc.host, tc.path, status, e.Backend, tc.status, tc.backend)
 		}
 	}
-	// One JSON access log line per request, with the route and backend.
-	lines := strings.Split(strings.TrimSpace(access.String()), "\n")
+	// One JSON access log line per request, with the route and backend,
+	// written asynchronously.
+	var lines []string
+	waitFor(t, "11 access log lines", func() bool {
+		lines = strings.Split(strings.TrimSpace(access.String()), "\n")
+		return len(lines) >= 11
+	})
 	if len(lines) != 11 {
 		t.Fatalf("%d access log lines, want 11:\n%s", len(lines), access.String())
 	}
@@ -284,6 +289,33 @@ func TestGatewayWeightedSplitOverHTTP(t *testing.T) {
 	}
 	if c := counts["canary"]; c < 50 || c > 150 {
 		t.Errorf("canary got %d of 1000, want 100 ± 50 (%v)", c, counts)
+	}
+}
+
+// Accept-Encoding reaches the backend as the client sent it: the gateway
+// neither asks for gzip on a client's behalf (to decompress it again,
+// turning a response of known length into a chunked one) nor drops it.
+func TestGatewayPassesAcceptEncodingAsSent(t *testing.T) {
+	a := newHTTPBackend(t, "a", false)
+	g, _ := newTestGateway(t, 1)
+	mustApplyGateway(t, g, helperapi.GatewayConfig{Generation: 1, Ports: []helperapi.GatewayPort{httpPort(
+		helperapi.GatewayHost{Hostname: "", Routes: []helperapi.GatewayRoute{prefix("/", backendOf("a", 1, a.endpoint()))}})}})
+	plain := &http.Client{Transport: &http.Transport{DisableCompression: true}}
+	t.Cleanup(plain.CloseIdleConnections)
+	for _, tc := range []struct {
+		name, sent string
+		hdr        []string
+	}{
+		{name: "none sent, none asked", sent: ""},
+		{name: "gzip sent, gzip asked", sent: "gzip", hdr: []string{"Accept-Encoding", "gzip"}},
+		{name: "br sent, br asked", sent: "br", hdr: []string{"Accept-Encoding", "br"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, _, e := get(t, plain, "http://"+g.Addr(80).String(), "x", "/", tc.hdr...)
+			if got := strings.Join(e.Header.Values("Accept-Encoding"), ","); got != tc.sent {
+				t.Errorf("backend saw Accept-Encoding %q, want %q", got, tc.sent)
+			}
+		})
 	}
 }
 
@@ -619,7 +651,7 @@ func TestGatewayApplyWaitsForChoicesOfThePreviousConfig(t *testing.T) {
 	var once sync.Once
 	g, _ := newTestGateway(t, 1)
 	dialer := &net.Dialer{}
-	tr := g.h1.(*http.Transport)
+	tr := g.proxy.Transport.(*http.Transport)
 	tr.DialContext = func(ctx context.Context, network, addr string) (net.Conn, error) {
 		if addr == a.srv.Listener.Addr().String() {
 			once.Do(func() { close(dialing) })
@@ -723,5 +755,72 @@ func TestGatewayAnswersACMEChallengeBeforeRouting(t *testing.T) {
 		if resp.StatusCode != tc.status || (tc.body == "") != fromBackend || tc.body != "" && string(body) != tc.body {
 			t.Errorf("%s%s: %d %q (backend %v), want %d %q", tc.host, tc.path, resp.StatusCode, body, fromBackend, tc.status, tc.body)
 		}
+	}
+}
+
+// The access log never holds a request: answers come while its writer
+// (the container's stdout) is stuck; and Shutdown, once the requests it
+// drains are done, writes every line, the drained request's included.
+func TestGatewayShutdownWritesTheAccessLogLinesOfDrainedRequests(t *testing.T) {
+	arrived, finish := make(chan struct{}), make(chan struct{})
+	backend := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/slow" {
+			close(arrived)
+			<-finish
+		}
+		_, _ = io.WriteString(w, r.URL.Path)
+	}))
+	t.Cleanup(backend.Close)
+	stdout := newGatedWriter()
+	t.Cleanup(stdout.open)
+	g := NewGateway(GatewayOptions{ListenAddr: func(int) string { return "127.0.0.1:0" }, Log: testLog(t), AccessLog: stdout})
+	mustApplyGateway(t, g, helperapi.GatewayConfig{Generation: 1, Ports: []helperapi.GatewayPort{httpPort(
+		helperapi.GatewayHost{Routes: []helperapi.GatewayRoute{prefix("/", backendOf("web", 1, endpointOf(backend.Listener.Addr())))}},
+	)}})
+	addr := g.Addr(80).String()
+	for _, path := range []string{"/a", "/b", "/c"} {
+		if status, _, _ := get(t, http.DefaultClient, "http://"+addr, "x", path); status != 200 {
+			t.Fatalf("GET %s: %d", path, status)
+		}
+	}
+	slow := make(chan int, 1)
+	go func() {
+		resp, err := http.Get("http://" + addr + "/slow")
+		if err != nil {
+			t.Errorf("GET /slow: %v", err)
+			slow <- 0
+			return
+		}
+		resp.Body.Close()
+		slow <- resp.StatusCode
+	}()
+	<-arrived
+	stopped := make(chan error, 1)
+	go func() { stopped <- g.Shutdown(context.Background()) }()
+	waitFor(t, "the gateway to stop accepting", func() bool {
+		c, err := net.Dial("tcp", addr)
+		if err == nil {
+			c.Close()
+		}
+		return err != nil
+	})
+	close(finish)
+	if status := <-slow; status != 200 {
+		t.Errorf("the drained request: %d, want 200", status)
+	}
+	stdout.open()
+	if err := <-stopped; err != nil {
+		t.Fatalf("Shutdown: %v", err)
+	}
+	var paths []string
+	for _, l := range strings.Split(strings.TrimSpace(stdout.out.String()), "\n") {
+		var line struct{ Path string }
+		if err := json.Unmarshal([]byte(l), &line); err != nil {
+			t.Fatalf("access log line %q: %v", l, err)
+		}
+		paths = append(paths, line.Path)
+	}
+	if got, want := strings.Join(paths, " "), "/a /b /c /slow"; got != want {
+		t.Errorf("access log paths %q, want %q", got, want)
 	}
 }

@@ -1,0 +1,97 @@
+package dataplane
+
+import (
+	"fmt"
+	"log/slog"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/dockctl/dockctl/internal/testio"
+)
+
+// gatedWriter holds every Write until gate is closed, as a log driver
+// that stopped reading a container's stdout; entered receives when a
+// Write is waiting.
+type gatedWriter struct {
+	entered chan struct{}
+	gate    chan struct{}
+	once    sync.Once
+	out     testio.Buffer
+}
+
+func newGatedWriter() *gatedWriter {
+	return &gatedWriter{entered: make(chan struct{}, 1), gate: make(chan struct{})}
+}
+
+func (w *gatedWriter) Write(p []byte) (int, error) {
+	select {
+	case w.entered <- struct{}{}:
+	default:
+	}
+	<-w.gate
+	return w.out.Write(p)
+}
+
+func (w *gatedWriter) open() { w.once.Do(func() { close(w.gate) }) }
+
+func accessLines(n, from int) string {
+	var b strings.Builder
+	for i := from; i < from+n; i++ {
+		fmt.Fprintf(&b, "line %04d\n", i)
+	}
+	return b.String()
+}
+
+func TestAccessLog(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		// limit of pending bytes; 0: accessLogLimit
+		limit int
+		// lines written while the writer is stuck, then after Close
+		stuck, afterClose int
+		want              string
+		wantLog           string
+	}{
+		{name: "lines written while the writer is stuck are all written by Close, in order",
+			stuck: 100, want: accessLines(101, 0)},
+		{name: "lines beyond the limit are dropped, counted in the gateway's log",
+			limit: 3 * len("line 0000\n"), stuck: 5, want: accessLines(4, 0), wantLog: "lines=2"},
+		{name: "a line after Close is written at once",
+			stuck: 1, afterClose: 2, want: accessLines(4, 0)},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			w := newGatedWriter()
+			var logged testio.Buffer
+			l := newAccessLog(w, slog.New(slog.NewTextHandler(&logged, nil)))
+			if tc.limit > 0 {
+				l.limit = tc.limit
+			}
+			t.Cleanup(func() { w.open(); l.Close() })
+			// The first line is taken by the writing goroutine, which
+			// then waits in the writer: the next ones return at once
+			// (else this test would not end) and wait in the buffer.
+			l.Write([]byte(accessLines(1, 0)))
+			<-w.entered
+			for i := 1; i <= tc.stuck; i++ {
+				if n, err := l.Write([]byte(accessLines(1, i))); n != len("line 0000\n") || err != nil {
+					t.Fatalf("Write: %d, %v", n, err)
+				}
+			}
+			w.open()
+			l.Close()
+			for i := 1 + tc.stuck; i <= tc.stuck+tc.afterClose; i++ {
+				l.Write([]byte(accessLines(1, i)))
+				if got, want := w.out.String(), accessLines(i+1, 0); got != want {
+					t.Fatalf("after a Write following Close:\n%s\nwant\n%s", got, want)
+				}
+			}
+			if got := w.out.String(); got != tc.want {
+				t.Errorf("written:\n%s\nwant\n%s", got, tc.want)
+			}
+			if got := logged.String(); tc.wantLog != "" && !strings.Contains(got, tc.wantLog) || tc.wantLog == "" && got != "" {
+				t.Errorf("gateway log %q, want it to say %q", got, tc.wantLog)
+			}
+		})
+	}
+}
