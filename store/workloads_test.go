@@ -35,21 +35,11 @@ spec:
 
 func decodeBundle(t *testing.T, in string) Bundle {
 	t.Helper()
-	docs, err := manifests.Decode("w.yaml", []byte(in))
-	if err != nil {
-		t.Fatal(err)
-	}
-	var b Bundle
-	for _, d := range docs {
-		switch {
-		case d.Job != nil:
-			// As the CronJob controller stores a Job it creates.
-			yes := true
-			d.Job.Metadata.OwnerReferences = []manifests.OwnerReference{{APIVersion: "batch/v1", Kind: "CronJob", Name: "nightly", Controller: &yes}}
-			b.Jobs = append(b.Jobs, d.Job)
-		case d.Pod != nil:
-			b.Pods = append(b.Pods, d.Pod)
-		}
+	b := workloadBundle(t, in)
+	for _, j := range b.Jobs {
+		// As the CronJob controller stores a Job it creates.
+		yes := true
+		j.Metadata.OwnerReferences = []manifests.OwnerReference{{APIVersion: "batch/v1", Kind: "CronJob", Name: "nightly", Controller: &yes}}
 	}
 	return b
 }
@@ -261,6 +251,8 @@ func workloadBundle(t *testing.T, in string) Bundle {
 			b.DaemonSets = append(b.DaemonSets, d.DaemonSet)
 		case d.Job != nil:
 			b.Jobs = append(b.Jobs, d.Job)
+		case d.Pod != nil:
+			b.Pods = append(b.Pods, d.Pod)
 		}
 	}
 	return b
