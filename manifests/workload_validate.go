@@ -1,6 +1,8 @@
 package manifests
 
 import (
+	"bytes"
+	"encoding/json"
 	"fmt"
 	"slices"
 	"strings"
@@ -424,4 +426,165 @@ func ValidateWorkload(w Workload) error {
 		return fmt.Errorf("manifests: no validation for %T", w)
 	}
 	return errs.Err()
+}
+
+// Updates of a live workload. A stored object is replaced by a valid one
+// only when the API server would accept the change too: apps/v1 and
+// batch/v1 refuse some changes of a live object (pkg/apis/apps/validation
+// ValidateStatefulSetUpdate, the DaemonSet's and ReplicaSet's strategies'
+// ValidateUpdate, pkg/apis/batch/validation ValidateJobSpecUpdate), since
+// their controllers act on pods made from the old spec. Both objects are
+// as the store keeps them (defaulted), so a default never reads as a
+// change. The messages are kubectl's.
+
+// fieldImmutable is apimachinery's FieldImmutableErrorMsg.
+const fieldImmutable = "field is immutable"
+
+// statefulSetForbidden is ValidateStatefulSetUpdate's message (Kubernetes
+// 1.34): revisionHistoryLimit became mutable with 1.31.
+const statefulSetForbidden = "Forbidden: updates to statefulset spec for fields other than 'replicas', 'ordinals', 'template', " +
+	"'updateStrategy', 'revisionHistoryLimit', 'persistentVolumeClaimRetentionPolicy' and 'minReadySeconds' are forbidden"
+
+// ValidateStatefulSetUpdate checks that storing next over live is allowed:
+// next is valid, and its spec differs from live's only in the fields
+// ValidateStatefulSetUpdate lets change. The message names the fields that
+// did change, and the way to change them anyway (docs/design.md §17.1): a
+// deletion with --cascade=orphan leaves the pods and claims running, and
+// the StatefulSet applied again adopts them.
+func ValidateStatefulSetUpdate(next, live *StatefulSet) error {
+	if err := ValidateWorkload(next); err != nil {
+		return err
+	}
+	a := next.Spec
+	a.Replicas, a.Ordinals, a.Template = live.Spec.Replicas, live.Spec.Ordinals, live.Spec.Template
+	a.UpdateStrategy, a.RevisionHistoryLimit = live.Spec.UpdateStrategy, live.Spec.RevisionHistoryLimit
+	a.PersistentVolumeClaimRetentionPolicy, a.MinReadySeconds = live.Spec.PersistentVolumeClaimRetentionPolicy, live.Spec.MinReadySeconds
+	if sameJSON(a, live.Spec) {
+		return nil
+	}
+	v := &validator{}
+	v.add("spec", "%s (changed: %s; to change them, delete the StatefulSet with --cascade=orphan and apply it again: "+
+		"its pods and claims keep running and are adopted)", statefulSetForbidden, strings.Join(changedFields("spec", a, live.Spec), ", "))
+	return v.errs.Err()
+}
+
+// ValidateDaemonSetUpdate checks that storing next over live is allowed:
+// next is valid and keeps its selector, as the DaemonSet strategy's
+// ValidateUpdate requires of apps/v1.
+func ValidateDaemonSetUpdate(next, live *DaemonSet) error {
+	if err := ValidateWorkload(next); err != nil {
+		return err
+	}
+	v := &validator{}
+	v.immutable("spec.selector", next.Spec.Selector, live.Spec.Selector)
+	return v.errs.Err()
+}
+
+// ValidateReplicaSetUpdate is ValidateDaemonSetUpdate for a ReplicaSet
+// (the ReplicaSet strategy's ValidateUpdate).
+func ValidateReplicaSetUpdate(next, live *ReplicaSet) error {
+	if err := ValidateWorkload(next); err != nil {
+		return err
+	}
+	v := &validator{}
+	v.immutable("spec.selector", next.Spec.Selector, live.Spec.Selector)
+	return v.errs.Err()
+}
+
+// ValidateJobUpdate checks that storing next over live is allowed, as
+// ValidateJobSpecUpdate: the template, completionMode, podFailurePolicy
+// and backoffLimitPerIndex are immutable; completions too, except for an
+// Indexed Job whose completions change with its parallelism (an elastic
+// Indexed Job). started tells whether the Job controller has started live
+// (its status.startTime): the template's labels and annotations may change
+// while live is suspended and was never started (the Job strategy's
+// AllowMutableSchedulingDirectives; the scheduling directives it lets
+// change too, nodeSelector, affinity, tolerations, are ignored by dockctl).
+// A Job's selector is generated (dockctl has no manualSelector), so it
+// never changes.
+func ValidateJobUpdate(next, live *Job, started bool) error {
+	if err := ValidateWorkload(next); err != nil {
+		return err
+	}
+	a, b := &next.Spec, &live.Spec
+	v := &validator{}
+	if !isIndexed(a) {
+		v.immutable("spec.completions", a.Completions, b.Completions)
+	} else if a.Completions != nil && !equalPtr(a.Completions, b.Completions) && !equalPtr(a.Completions, a.Parallelism) {
+		v.add("spec.completions", "Invalid value: %d: can only be modified in tandem with spec.parallelism", *a.Completions)
+	}
+	old := b.Template
+	if b.Suspend != nil && *b.Suspend && !started {
+		old.Metadata = a.Template.Metadata
+	}
+	if !sameJSON(a.Template, old) {
+		v.add("spec.template", "Invalid value: %s: %s (changed: %s; a Job runs one template: delete it and create it again to change it)",
+			jsonValue(a.Template), fieldImmutable, strings.Join(changedFields("spec.template", a.Template, old), ", "))
+	}
+	v.immutable("spec.completionMode", a.CompletionMode, b.CompletionMode)
+	v.immutable("spec.podFailurePolicy", a.PodFailurePolicy, b.PodFailurePolicy)
+	v.immutable("spec.backoffLimitPerIndex", a.BackoffLimitPerIndex, b.BackoffLimitPerIndex)
+	return v.errs.Err()
+}
+
+// immutable refuses next at path p unless it is live's, with
+// ValidateImmutableField's words (the value as JSON).
+func (v *validator) immutable(p string, next, live any) {
+	if !sameJSON(next, live) {
+		v.add(p, "Invalid value: %s: %s", jsonValue(next), fieldImmutable)
+	}
+}
+
+func equalPtr[T comparable](a, b *T) bool {
+	return a == b || (a != nil && b != nil && *a == *b)
+}
+
+// sameJSON compares two values by their JSON encoding, which, as the API
+// server's semantic equality, makes nil and empty lists and maps alike
+// (omitempty) and a quantity equal to its canonical form.
+func sameJSON(a, b any) bool {
+	ja, err1 := json.Marshal(a)
+	jb, err2 := json.Marshal(b)
+	return err1 == nil && err2 == nil && bytes.Equal(ja, jb)
+}
+
+func jsonValue(x any) string {
+	b, err := json.Marshal(x)
+	if err != nil {
+		return fmt.Sprintf("%v", x)
+	}
+	return string(b)
+}
+
+// changedFields names the fields whose encodings differ between a and b,
+// two values of one type at path p, descending into objects (not lists):
+// what an error says changed, in order.
+func changedFields(p string, a, b any) []string {
+	var out []string
+	diffJSON(p, []byte(jsonValue(a)), []byte(jsonValue(b)), &out)
+	slices.Sort(out)
+	return out
+}
+
+// mapFields are the fields whose objects are maps: a change in one is the
+// field's, not a key's.
+var mapFields = map[string]bool{"labels": true, "annotations": true, "matchLabels": true, "requests": true, "limits": true}
+
+func diffJSON(p string, a, b []byte, out *[]string) {
+	if bytes.Equal(a, b) {
+		return
+	}
+	var ma, mb map[string]json.RawMessage
+	if mapFields[p[strings.LastIndexByte(p, '.')+1:]] || json.Unmarshal(a, &ma) != nil || json.Unmarshal(b, &mb) != nil || ma == nil || mb == nil {
+		*out = append(*out, p)
+		return
+	}
+	for k, va := range ma {
+		diffJSON(child(p, k), va, mb[k], out)
+	}
+	for k, vb := range mb {
+		if _, ok := ma[k]; !ok {
+			diffJSON(child(p, k), nil, vb, out)
+		}
+	}
 }

@@ -1,6 +1,7 @@
 package manifests
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 )
@@ -275,5 +276,130 @@ func TestValidateWorkloadChangedInCode(t *testing.T) {
 	job.Spec.Template.Spec.RestartPolicy = RestartAlways
 	if err := ValidateWorkload(job); err == nil || err.Error() != `spec.template.spec.restartPolicy: Required value: valid values: "OnFailure", "Never"` {
 		t.Errorf("Job restarting Always: %v", err)
+	}
+}
+
+const stsForbidden = `spec: Forbidden: updates to statefulset spec for fields other than 'replicas', 'ordinals', 'template', ` +
+	`'updateStrategy', 'revisionHistoryLimit', 'persistentVolumeClaimRetentionPolicy' and 'minReadySeconds' are forbidden (changed: %s; ` +
+	`to change them, delete the StatefulSet with --cascade=orphan and apply it again: its pods and claims keep running and are adopted)`
+
+// defaulted decodes the one workload of in with the defaults the store
+// gives it, as an update is validated.
+func defaulted(t *testing.T, in string) Workload {
+	t.Helper()
+	d := decodeWorkloadsOK(t, "w.yaml", in)[0]
+	switch {
+	case d.StatefulSet != nil:
+		SetStatefulSetDefaults(d.StatefulSet)
+		return d.StatefulSet
+	case d.DaemonSet != nil:
+		SetDaemonSetDefaults(d.DaemonSet)
+		return d.DaemonSet
+	case d.ReplicaSet != nil:
+		SetReplicaSetDefaults(d.ReplicaSet)
+		return d.ReplicaSet
+	case d.Job != nil:
+		SetJobDefaults(d.Job)
+		return d.Job
+	case d.CronJob != nil:
+		SetCronJobDefaults(d.CronJob)
+		return d.CronJob
+	}
+	t.Fatalf("no workload in %q", in)
+	return nil
+}
+
+// The changes of a live workload the API server refuses are refused with
+// its words; the others, defaults left out or written, pass.
+func TestValidateWorkloadUpdate(t *testing.T) {
+	indexedJob := with(jobBase, "spec:\n", "spec:\n  completionMode: Indexed\n  completions: 3\n  parallelism: 3\n")
+	suspendedJob := with(jobBase, "spec:\n", "spec:\n  suspend: true\n")
+	for _, tc := range []struct {
+		name      string
+		live, new string
+		started   bool
+		err       string
+	}{
+		{name: "statefulset unchanged", live: stsBase, new: stsBase},
+		{name: "statefulset defaults written out", live: stsBase, new: with(stsBase, "  serviceName: db\n",
+			"  serviceName: db\n  replicas: 1\n  podManagementPolicy: OrderedReady\n  revisionHistoryLimit: 10\n  updateStrategy: {type: RollingUpdate, rollingUpdate: {partition: 0}}\n")},
+		{name: "statefulset scaled, new image, strategy, minReadySeconds, history, retention, ordinals", live: stsBase,
+			new: with(with(stsBase, "image: postgres:17.2", "image: postgres:17.3"), "  serviceName: db\n",
+				"  serviceName: db\n  replicas: 3\n  minReadySeconds: 5\n  revisionHistoryLimit: 2\n  updateStrategy: {type: OnDelete}\n"+
+					"  persistentVolumeClaimRetentionPolicy: {whenDeleted: Delete}\n  ordinals: {start: 1}\n")},
+		{name: "statefulset restarted", live: stsBase,
+			new: with(stsBase, "    metadata: {labels: {app: db}}\n", "    metadata: {labels: {app: db}, annotations: {kubectl.kubernetes.io/restartedAt: '2026-12-07T08:00:00Z'}}\n")},
+		{name: "statefulset serviceName", live: stsBase, new: with(stsBase, "serviceName: db", "serviceName: pg"),
+			err: fmt.Sprintf(stsForbidden, "spec.serviceName")},
+		{name: "statefulset claim size and pod management", live: stsBase,
+			new: with(with(stsBase, "storage: 1Gi", "storage: 2Gi"), "  serviceName: db\n", "  serviceName: db\n  podManagementPolicy: Parallel\n"),
+			err: fmt.Sprintf(stsForbidden, "spec.podManagementPolicy, spec.volumeClaimTemplates")},
+		{name: "statefulset selector", live: stsBase,
+			new: with(with(stsBase, "matchLabels: {app: db}", "matchLabels: {app: db, v: '2'}"), "labels: {app: db}", "labels: {app: db, v: '2'}"),
+			err: fmt.Sprintf(stsForbidden, "spec.selector.matchLabels")},
+		{name: "daemonset new template", live: dsBase, new: with(dsBase, "agent:1", "agent:2")},
+		{name: "daemonset selector", live: dsBase,
+			new: with(with(dsBase, "matchLabels: {app: agent}", "matchLabels: {app: agent2}"), "labels: {app: agent}", "labels: {app: agent2}"),
+			err: `spec.selector: Invalid value: {"matchLabels":{"app":"agent2"}}: field is immutable`},
+		{name: "replicaset scaled and new template", live: rsBase, new: with(with(rsBase, "replicas: 2", "replicas: 4"), "nginx:1.27", "nginx:1.28")},
+		{name: "replicaset selector", live: rsBase,
+			new: with(with(rsBase, "matchLabels: {app: web}", "matchLabels: {app: web2}"), "labels: {app: web}", "labels: {app: web2}"),
+			err: `spec.selector: Invalid value: {"matchLabels":{"app":"web2"}}: field is immutable`},
+
+		{name: "job defaults written out", live: jobBase,
+			new: with(jobBase, "spec:\n", "spec:\n  completions: 1\n  parallelism: 1\n  backoffLimit: 6\n  completionMode: NonIndexed\n  suspend: false\n"), started: true},
+		{name: "job suspended, deadline, ttl, backoffLimit", live: jobBase,
+			new: with(jobBase, "spec:\n", "spec:\n  suspend: true\n  activeDeadlineSeconds: 60\n  ttlSecondsAfterFinished: 10\n  backoffLimit: 2\n"), started: true},
+		{name: "job parallelism", live: jobBase, new: with(jobBase, "spec:\n", "spec:\n  parallelism: 1\n  completions: 1\n"), started: true},
+		{name: "job template image", live: jobBase, new: with(jobBase, "busybox:1.36", "busybox:1.37"), started: true,
+			err: `spec.template: Invalid value: {"spec":{"restartPolicy":"Never","terminationGracePeriodSeconds":30,"containers":[{"name":"c","image":"busybox:1.37","imagePullPolicy":"IfNotPresent"}]}}: field is immutable ` +
+				`(changed: spec.template.spec.containers; a Job runs one template: delete it and create it again to change it)`},
+		{name: "job template labels of a started job", live: suspendedJob, started: true,
+			new: with(suspendedJob, "    spec:\n      restartPolicy", "    metadata: {labels: {team: a}}\n    spec:\n      restartPolicy"),
+			err: `spec.template: Invalid value: {"metadata":{"labels":{"team":"a"}},"spec":{"restartPolicy":"Never","terminationGracePeriodSeconds":30,"containers":[{"name":"c","image":"busybox:1.36","imagePullPolicy":"IfNotPresent"}]}}: field is immutable ` +
+				`(changed: spec.template.metadata; a Job runs one template: delete it and create it again to change it)`},
+		{name: "job template labels of a suspended job never started", live: suspendedJob,
+			new: with(suspendedJob, "    spec:\n      restartPolicy", "    metadata: {labels: {team: a}, annotations: {a: b}}\n    spec:\n      restartPolicy")},
+		{name: "job template image of a suspended job never started", live: suspendedJob, new: with(suspendedJob, "busybox:1.36", "busybox:1.37"),
+			err: `spec.template: Invalid value: {"spec":{"restartPolicy":"Never","terminationGracePeriodSeconds":30,"containers":[{"name":"c","image":"busybox:1.37","imagePullPolicy":"IfNotPresent"}]}}: field is immutable ` +
+				`(changed: spec.template.spec.containers; a Job runs one template: delete it and create it again to change it)`},
+		{name: "job completions", live: jobBase, new: with(jobBase, "spec:\n", "spec:\n  completions: 2\n"), started: true,
+			err: `spec.completions: Invalid value: 2: field is immutable`},
+		{name: "indexed job completions with parallelism", live: indexedJob,
+			new: with(indexedJob, "completions: 3\n  parallelism: 3", "completions: 5\n  parallelism: 5"), started: true},
+		{name: "indexed job completions alone", live: indexedJob, new: with(indexedJob, "completions: 3", "completions: 5"), started: true,
+			err: `spec.completions: Invalid value: 5: can only be modified in tandem with spec.parallelism`},
+		{name: "job completion mode", live: indexedJob, new: with(indexedJob, "completionMode: Indexed", "completionMode: NonIndexed"), started: true,
+			err: `spec.completionMode: Invalid value: "NonIndexed": field is immutable`},
+		{name: "indexed job backoffLimitPerIndex", live: indexedJob, new: with(indexedJob, "parallelism: 3\n", "parallelism: 3\n  backoffLimitPerIndex: 1\n"), started: true,
+			err: "spec.backoffLimitPerIndex: Invalid value: 1: field is immutable"},
+		{name: "job podFailurePolicy", live: jobBase, started: true,
+			new: with(jobBase, "spec:\n", "spec:\n  podFailurePolicy: {rules: [{action: FailJob, onExitCodes: {operator: In, values: [42]}}]}\n"),
+			err: `spec.podFailurePolicy: Invalid value: {"rules":[{"action":"FailJob","onExitCodes":{"operator":"In","values":[42]}}]}: field is immutable`},
+
+		{name: "cronjob new job template", live: cronBase, new: with(with(cronBase, "busybox:1.36", "busybox:1.37"), `"0 3 * * *"`, `"0 4 * * *"`)},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var err error
+			switch live := defaulted(t, tc.live).(type) {
+			case *StatefulSet:
+				err = ValidateStatefulSetUpdate(defaulted(t, tc.new).(*StatefulSet), live)
+			case *DaemonSet:
+				err = ValidateDaemonSetUpdate(defaulted(t, tc.new).(*DaemonSet), live)
+			case *ReplicaSet:
+				err = ValidateReplicaSetUpdate(defaulted(t, tc.new).(*ReplicaSet), live)
+			case *Job:
+				err = ValidateJobUpdate(defaulted(t, tc.new).(*Job), live, tc.started)
+			case *CronJob:
+				err = ValidateWorkload(defaulted(t, tc.new))
+			}
+			got := ""
+			if err != nil {
+				got = err.Error()
+			}
+			if got != tc.err {
+				t.Errorf("error:\n%s\nwant:\n%s", got, tc.err)
+			}
+		})
 	}
 }

@@ -107,8 +107,13 @@ type objectKind[T any] struct {
 	clean func(*T)
 	// validate is the kind's manifests validation (no values in errors).
 	validate func(*T) error
-	// update checks storing next over live (immutability).
-	update func(next, live *T) error
+	// update checks storing next over live (immutability); started is
+	// what the kind's started hook tells of live.
+	update func(next, live *T, started bool) error
+	// started tells whether the controller has started the live object
+	// of ref (created at created): a Job's status.startTime, which some
+	// of a Job's refusals depend on. Nil: never asked, started is false.
+	started func(s *Store, ref ObjectRef, created time.Time) bool
 	// bury drops from an object what its tombstone must not keep: a
 	// deleted ConfigMap's or Secret's values (and kubectl's
 	// last-applied-configuration annotation, which holds them too) are
@@ -180,7 +185,7 @@ var (
 		meta:     func(c *manifests.ConfigMap) *manifests.ObjectMeta { return &c.Metadata },
 		clean:    func(*manifests.ConfigMap) {},
 		validate: manifests.ValidateConfigMap,
-		update:   manifests.ValidateConfigMapUpdate,
+		update:   ignoreStarted(manifests.ValidateConfigMapUpdate),
 		bury: func(c *manifests.ConfigMap) {
 			c.Data, c.BinaryData = nil, nil
 			buryMeta(&c.Metadata)
@@ -192,7 +197,7 @@ var (
 		meta:     func(s *manifests.Secret) *manifests.ObjectMeta { return &s.Metadata },
 		clean:    manifests.SetSecretDefaults,
 		validate: manifests.ValidateSecret,
-		update:   manifests.ValidateSecretUpdate,
+		update:   ignoreStarted(manifests.ValidateSecretUpdate),
 		bury: func(s *manifests.Secret) {
 			s.Data, s.StringData = nil, nil
 			buryMeta(&s.Metadata)
@@ -207,9 +212,15 @@ var (
 			manifests.SetPVCDefaults(p)
 		},
 		validate: manifests.ValidatePVC,
-		update:   manifests.ValidatePVCUpdate,
+		update:   ignoreStarted(manifests.ValidatePVCUpdate),
 	}
 )
+
+// ignoreStarted is the update hook of a kind whose refusals do not depend
+// on its controller's status.
+func ignoreStarted[T any](f func(next, live *T) error) func(next, live *T, started bool) error {
+	return func(next, live *T, _ bool) error { return f(next, live) }
+}
 
 // isConfigKind tells the kinds whose names are DNS-1123 subdomains.
 func isConfigKind(kind string) bool {
@@ -352,8 +363,9 @@ func normalizeObject[T any](k *objectKind[T], obj *T) (normObject[T], error) {
 // known) gives, refusing what Kubernetes refuses on an update (an
 // immutable object's data, a Secret's type, a claim's spec).
 // inUse tells the revisions the history keeps past its limit
-// (recordObjectRevision).
-func planObject[T any](k *objectKind[T], old *ObjectRecord[T], n normObject[T], now time.Time, inUse func(hash string) bool) (*ObjectRecord[T], Action, error) {
+// (recordObjectRevision); started is the kind's started hook's answer
+// for old.
+func planObject[T any](k *objectKind[T], old *ObjectRecord[T], n normObject[T], now time.Time, inUse func(hash string) bool, started bool) (*ObjectRecord[T], Action, error) {
 	var rec ObjectRecord[T]
 	var act Action
 	switch {
@@ -374,7 +386,7 @@ func planObject[T any](k *objectKind[T], old *ObjectRecord[T], n normObject[T], 
 		if bytes.Equal(prev.all, n.all) {
 			return old, Unchanged, nil
 		}
-		if err := k.update(&n.obj, &prev.obj); err != nil {
+		if err := k.update(&n.obj, &prev.obj, started); err != nil {
 			// kubectl's words: The ConfigMap "x" is invalid: …
 			return nil, "", fmt.Errorf("the %s %q is invalid: %w", k.kind, display(m.Namespace, m.Name), err)
 		}
@@ -560,7 +572,11 @@ func (a *objectApply[T]) plan(c *planCtx) error {
 		if live && a.k.revision != nil {
 			inUse = c.s.workloadRevisionsInUse(ref, old.Created)
 		}
-		rec, act, err := planObject(a.k, old, n, c.now, inUse)
+		started := false
+		if live && a.k.started != nil {
+			started = a.k.started(c.s, ref, old.Created)
+		}
+		rec, act, err := planObject(a.k, old, n, c.now, inUse, started)
 		if err != nil {
 			return err
 		}

@@ -54,7 +54,7 @@ func routingKind[T any](kind, dir string, bundle func(*Bundle) *[]*T, meta func(
 		meta:       meta,
 		clean:      func(*T) {},
 		validate:   validate,
-		update:     func(_, _ *T) error { return nil },
+		update:     func(_, _ *T, _ bool) error { return nil },
 		spec:       spec,
 		generation: true,
 	}

@@ -115,7 +115,7 @@ var serviceKind = &objectKind[manifests.Service]{
 	meta:       func(s *manifests.Service) *manifests.ObjectMeta { return &s.Metadata },
 	clean:      func(s *manifests.Service) { s.Status = nil },
 	validate:   manifests.ValidateService,
-	update:     manifests.ValidateServiceUpdate,
+	update:     ignoreStarted(manifests.ValidateServiceUpdate),
 	spec:       func(s *manifests.Service) any { return &s.Spec },
 	generation: true,
 	file: &fileFormat[manifests.Service]{

@@ -40,11 +40,11 @@ func workloadKind[T any](kind, plural string, bundle func(*Bundle) *[]*T, meta f
 		meta:     meta,
 		clean:    clean,
 		validate: func(o *T) error { return manifests.ValidateWorkload(w(o)) },
-		// Kubernetes refuses some changes of a live workload (a Job's
-		// template, a StatefulSet's selector); dockctl's controllers
-		// act on the stored spec whatever it became, so an update is
-		// validated as a whole object only.
-		update:     func(next, _ *T) error { return manifests.ValidateWorkload(w(next)) },
+		// A kind whose updates Kubernetes does not restrict (a CronJob's:
+		// ValidateCronJobUpdate validates the new object only) is
+		// validated as a whole object; the others are given their
+		// manifests.Validate*Update in init.
+		update:     func(next, _ *T, _ bool) error { return manifests.ValidateWorkload(w(next)) },
 		spec:       spec,
 		generation: true,
 	}
@@ -174,6 +174,16 @@ var (
 )
 
 func init() {
+	// The changes of a live workload Kubernetes refuses (a StatefulSet's
+	// spec beyond its replicas, template and update settings, a selector,
+	// a Job's template) are refused too: the controllers act on pods made
+	// from the stored spec, and a Job whose template changed would run
+	// pods of two templates.
+	statefulSetKind.update = ignoreStarted(manifests.ValidateStatefulSetUpdate)
+	daemonSetKind.update = ignoreStarted(manifests.ValidateDaemonSetUpdate)
+	replicaSetKind.update = ignoreStarted(manifests.ValidateReplicaSetUpdate)
+	jobKind.update = manifests.ValidateJobUpdate
+	jobKind.started = (*Store).jobStarted
 	// StatefulSets and DaemonSets keep a revision history, as Kubernetes
 	// keeps their ControllerRevisions (rollout history and undo).
 	statefulSetKind.revision = func(o *manifests.StatefulSet) revisionSource {
@@ -182,6 +192,20 @@ func init() {
 	daemonSetKind.revision = func(o *manifests.DaemonSet) revisionSource {
 		return workloadRevision(&o.Metadata, &o.Spec.Template, o.Spec.RevisionHistoryLimit)
 	}
+}
+
+// jobStarted tells whether the Job controller has started the Job ref
+// (its status has a startTime, which the controller clears while the Job
+// is suspended, as Kubernetes' does). A status that cannot be read counts
+// as started: what a started Job may not change is refused.
+func (s *Store) jobStarted(ref ObjectRef, created time.Time) bool {
+	var st struct {
+		StartTime *string `json:"startTime"`
+	}
+	if _, err := s.ReadWorkloadStatus(ref, created, &st); err != nil {
+		return true
+	}
+	return st.StartTime != nil
 }
 
 // WorkloadKinds are the workload kinds the store keeps beside

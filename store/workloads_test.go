@@ -3,6 +3,7 @@ package store
 import (
 	"fmt"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -34,21 +35,11 @@ spec:
 
 func decodeBundle(t *testing.T, in string) Bundle {
 	t.Helper()
-	docs, err := manifests.Decode("w.yaml", []byte(in))
-	if err != nil {
-		t.Fatal(err)
-	}
-	var b Bundle
-	for _, d := range docs {
-		switch {
-		case d.Job != nil:
-			// As the CronJob controller stores a Job it creates.
-			yes := true
-			d.Job.Metadata.OwnerReferences = []manifests.OwnerReference{{APIVersion: "batch/v1", Kind: "CronJob", Name: "nightly", Controller: &yes}}
-			b.Jobs = append(b.Jobs, d.Job)
-		case d.Pod != nil:
-			b.Pods = append(b.Pods, d.Pod)
-		}
+	b := workloadBundle(t, in)
+	for _, j := range b.Jobs {
+		// As the CronJob controller stores a Job it creates.
+		yes := true
+		j.Metadata.OwnerReferences = []manifests.OwnerReference{{APIVersion: "batch/v1", Kind: "CronJob", Name: "nightly", Controller: &yes}}
 	}
 	return b
 }
@@ -202,6 +193,154 @@ func TestWorkloadRevisionHistory(t *testing.T) {
 			}
 			if cur := obj.Object.(*manifests.StatefulSet); obj.Revisions[len(obj.Revisions)-1].Hash != cur.TemplateHash() {
 				t.Errorf("the last revision is not the stored template")
+			}
+		})
+	}
+}
+
+const immutSTS = `apiVersion: apps/v1
+kind: StatefulSet
+metadata: {name: web}
+spec:
+  serviceName: web
+  selector: {matchLabels: {app: web}}
+  template:
+    metadata: {labels: {app: web}}
+    spec:
+      containers: [{name: w, image: nginx:1.27}]
+  volumeClaimTemplates:
+  - metadata: {name: data}
+    spec: {accessModes: [ReadWriteOnce], resources: {requests: {storage: 1Gi}}}
+`
+
+const immutJob = `apiVersion: batch/v1
+kind: Job
+metadata: {name: once}
+spec:
+  suspend: true
+  template:
+    spec:
+      restartPolicy: Never
+      containers: [{name: c, image: busybox:1.36}]
+`
+
+const immutDS = `apiVersion: apps/v1
+kind: DaemonSet
+metadata: {name: agent}
+spec:
+  selector: {matchLabels: {app: agent}}
+  template:
+    metadata: {labels: {app: agent}}
+    spec:
+      containers: [{name: a, image: agent:1}]
+`
+
+// workloadBundle is the workloads of a manifest, as apply reads them.
+func workloadBundle(t *testing.T, in string) Bundle {
+	t.Helper()
+	docs, err := manifests.Decode("w.yaml", []byte(in))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var b Bundle
+	for _, d := range docs {
+		switch {
+		case d.StatefulSet != nil:
+			b.StatefulSets = append(b.StatefulSets, d.StatefulSet)
+		case d.DaemonSet != nil:
+			b.DaemonSets = append(b.DaemonSets, d.DaemonSet)
+		case d.Job != nil:
+			b.Jobs = append(b.Jobs, d.Job)
+		case d.Pod != nil:
+			b.Pods = append(b.Pods, d.Pod)
+		}
+	}
+	return b
+}
+
+// replaced is in with its first old replaced by new.
+func replaced(t *testing.T, in, old, new string) string {
+	t.Helper()
+	if !strings.Contains(in, old) {
+		t.Fatalf("manifest lacks %q", old)
+	}
+	return strings.Replace(in, old, new, 1)
+}
+
+// Apply (and every update: scale, rollout restart, patch) refuses the
+// changes of a live workload Kubernetes refuses, with kubectl's words,
+// and then writes nothing; a re-apply of the same file is unchanged, and
+// the changes Kubernetes allows are stored.
+func TestApplyRefusesImmutableWorkloadChanges(t *testing.T) {
+	sts := ObjectRef{Kind: KindStatefulSet, Namespace: "default", Name: "web"}
+	job := ObjectRef{Kind: KindJob, Namespace: "default", Name: "once"}
+	ds := ObjectRef{Kind: KindDaemonSet, Namespace: "default", Name: "agent"}
+	for _, tc := range []struct {
+		name      string
+		ref       ObjectRef
+		live, new string
+		updater   string // scale, rollout…: an update, not an apply
+		started   bool   // the Job controller's status has a startTime
+		want      Action
+		err       string
+	}{
+		{name: "statefulset re-applied", ref: sts, live: immutSTS, new: immutSTS, want: Unchanged},
+		{name: "statefulset scaled", ref: sts, live: immutSTS, updater: "scale",
+			new: replaced(t, immutSTS, "  serviceName: web\n", "  serviceName: web\n  replicas: 3\n"), want: Configured},
+		{name: "statefulset restarted", ref: sts, live: immutSTS, updater: "rollout",
+			new:  replaced(t, immutSTS, "metadata: {labels: {app: web}}", "metadata: {labels: {app: web}, annotations: {kubectl.kubernetes.io/restartedAt: '2026-12-07T08:00:00Z'}}"),
+			want: Configured},
+		{name: "statefulset new image", ref: sts, live: immutSTS, new: replaced(t, immutSTS, "nginx:1.27", "nginx:1.28"), want: Configured},
+		{name: "statefulset serviceName", ref: sts, live: immutSTS, new: replaced(t, immutSTS, "serviceName: web", "serviceName: www"),
+			err: `the StatefulSet "web" is invalid: spec: Forbidden: updates to statefulset spec for fields other than 'replicas', 'ordinals', 'template', ` +
+				`'updateStrategy', 'revisionHistoryLimit', 'persistentVolumeClaimRetentionPolicy' and 'minReadySeconds' are forbidden (changed: spec.serviceName; ` +
+				`to change them, delete the StatefulSet with --cascade=orphan and apply it again: its pods and claims keep running and are adopted)`},
+		{name: "statefulset claim template patched", ref: sts, live: immutSTS, updater: "patch", new: replaced(t, immutSTS, "storage: 1Gi", "storage: 2Gi"),
+			err: `the StatefulSet "web" is invalid: spec: Forbidden: updates to statefulset spec for fields other than`},
+		{name: "daemonset selector", ref: ds, live: immutDS,
+			new: replaced(t, replaced(t, immutDS, "matchLabels: {app: agent}", "matchLabels: {app: a2}"), "labels: {app: agent}", "labels: {app: a2}"),
+			err: `the DaemonSet "agent" is invalid: spec.selector: Invalid value: {"matchLabels":{"app":"a2"}}: field is immutable`},
+		{name: "job re-applied", ref: job, live: immutJob, new: immutJob, started: true, want: Unchanged},
+		{name: "job resumed", ref: job, live: immutJob, new: replaced(t, immutJob, "suspend: true", "suspend: false"), started: true, want: Configured},
+		{name: "job template image", ref: job, live: immutJob, new: replaced(t, immutJob, "busybox:1.36", "busybox:1.37"),
+			err: `the Job "once" is invalid: spec.template: Invalid value: `},
+		{name: "suspended job never started relabeled", ref: job, live: immutJob,
+			new: replaced(t, immutJob, "    spec:\n      restartPolicy", "    metadata: {labels: {team: a}}\n    spec:\n      restartPolicy"), want: Configured},
+		{name: "suspended job once started relabeled", ref: job, live: immutJob, started: true,
+			new: replaced(t, immutJob, "    spec:\n      restartPolicy", "    metadata: {labels: {team: a}}\n    spec:\n      restartPolicy"),
+			err: `the Job "once" is invalid: spec.template: Invalid value: `},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s := openTemp(t)
+			if _, err := s.Apply(workloadBundle(t, tc.live), ApplyOptions{}); err != nil {
+				t.Fatal(err)
+			}
+			before, err := s.LookupObject(tc.ref)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if tc.started {
+				st := map[string]any{"startTime": "2026-12-07T08:00:00Z"}
+				if err := s.WriteWorkloadStatus(tc.ref, before.Created, before.Generation, st); err != nil {
+					t.Fatal(err)
+				}
+			}
+			res, err := s.Apply(workloadBundle(t, tc.new), ApplyOptions{Updater: tc.updater})
+			after, lerr := s.LookupObject(tc.ref)
+			if lerr != nil {
+				t.Fatal(lerr)
+			}
+			if tc.err != "" {
+				if err == nil || !strings.HasPrefix(err.Error(), tc.err) {
+					t.Fatalf("apply = %v, %v; want the error %s…", res, err, tc.err)
+				}
+				if after.Generation != before.Generation || !after.Updated.Equal(before.Updated) {
+					t.Errorf("refused apply wrote generation %d at %v, was %d at %v", after.Generation, after.Updated, before.Generation, before.Updated)
+				}
+				return
+			}
+			if err != nil || len(res) != 1 || res[0].Action != tc.want {
+				t.Fatalf("apply = %v, %v; want %s", res, err, tc.want)
 			}
 		})
 	}

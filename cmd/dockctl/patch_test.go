@@ -179,16 +179,16 @@ func TestPatchRemovingPausedUnpauses(t *testing.T) {
 // kind's pod template, as apply does.
 func TestPatchWarnsAboutHostPrivilegesOfAWorkload(t *testing.T) {
 	dir := t.TempDir()
-	job := "apiVersion: batch/v1\nkind: Job\nmetadata: {name: x}\nspec:\n  template:\n    spec:\n      restartPolicy: Never\n      containers:\n      - {name: t, image: busybox}\n"
-	if _, errOut, err := run(t, job, "--state-dir", dir, "apply", "-f", "-"); err != nil {
+	ds := "apiVersion: apps/v1\nkind: DaemonSet\nmetadata: {name: x}\nspec:\n  selector: {matchLabels: {app: x}}\n  template:\n    metadata: {labels: {app: x}}\n    spec:\n      containers:\n      - {name: t, image: busybox}\n"
+	if _, errOut, err := run(t, ds, "--state-dir", dir, "apply", "-f", "-"); err != nil {
 		t.Fatalf("apply: %v %q", err, errOut)
 	}
-	_, errOut, err := run(t, "", "--state-dir", dir, "patch", "job", "x", "--type", "json", "-p",
+	_, errOut, err := run(t, "", "--state-dir", dir, "patch", "daemonset", "x", "--type", "json", "-p",
 		`[{"op":"add","path":"/spec/template/spec/hostNetwork","value":true}]`)
 	if err != nil {
 		t.Fatalf("patch: %v %q", err, errOut)
 	}
-	if want := "Warning: job/x: spec.template.spec.hostNetwork"; !strings.Contains(errOut, want) || !strings.Contains(errOut, "--allow-host-namespaces") {
+	if want := "Warning: daemonset/x: spec.template.spec.hostNetwork"; !strings.Contains(errOut, want) || !strings.Contains(errOut, "--allow-host-namespaces") {
 		t.Errorf("warnings %q lack %q naming --allow-host-namespaces", errOut, want)
 	}
 }

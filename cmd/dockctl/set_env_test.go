@@ -53,8 +53,8 @@ func setFixture(t *testing.T) []string {
 }
 
 // set env and set resources change the pod template of every kind that
-// has one, at its path (a CronJob's is under its jobTemplate), and print
-// kubectl's line.
+// has one and may change it, at its path (a CronJob's is under its
+// jobTemplate), and print kubectl's line.
 func TestSetEnvAndResourcesChangeEveryKindWithAPodTemplate(t *testing.T) {
 	base := setFixture(t)
 	for _, tt := range []struct {
@@ -64,7 +64,6 @@ func TestSetEnvAndResourcesChangeEveryKindWithAPodTemplate(t *testing.T) {
 		{"statefulset/db", "{.spec.template.spec", "statefulset.apps/db"},
 		{"ds/agent", "{.spec.template.spec", "daemonset.apps/agent"},
 		{"rs/web", "{.spec.template.spec", "replicaset.apps/web"},
-		{"job/migrate", "{.spec.template.spec", "job.batch/migrate"},
 		{"cronjob/backup", "{.spec.jobTemplate.spec.template.spec", "cronjob.batch/backup"},
 	} {
 		t.Run(tt.object, func(t *testing.T) {
@@ -89,6 +88,20 @@ func TestSetEnvAndResourcesChangeEveryKindWithAPodTemplate(t *testing.T) {
 				t.Errorf("set env unchanged: %q %v", out, err)
 			}
 		})
+	}
+}
+
+// A Job's template is immutable, as the API server keeps it: set env of a
+// Job is refused with its words and stores nothing.
+func TestSetEnvOfAJobIsRefused(t *testing.T) {
+	base := setFixture(t)
+	_, errOut, err := runArgs(t, base, "set", "env", "job/migrate", "NEW=v")
+	if want := `the Job "migrate" is invalid: spec.template: Invalid value: `; err == nil || !strings.Contains(err.Error()+errOut, want) {
+		t.Fatalf("set env job: %v %s; want %s…", err, errOut, want)
+	}
+	got, _, err := runArgs(t, base, "get", "job/migrate", "-o", `jsonpath={.spec.template.spec.containers[0].env[?(@.name=="NEW")].value}`)
+	if err != nil || got != "" {
+		t.Errorf("stored env NEW after the refusal: %q %v", got, err)
 	}
 }
 
