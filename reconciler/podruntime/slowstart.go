@@ -88,3 +88,71 @@ func Parallel[T any](ops []T, limit int, fn func(T) error) []error {
 	wg.Wait()
 	return errs
 }
+
+// OpenStart runs create and then, when it succeeded, start for each op, at
+// most limit ops at a time (an op holds its place until its start
+// returned). Like SlowStart it launches start ops first (1 for a first
+// wave) and the first refused create stops new launches; unlike it, the
+// first create that succeeds opens the window to limit at once, instead
+// of one more per success. Kubernetes' Job controller creates a Job's pods
+// in slow-start batches (1, 2, 4, …) only so that a refused create stops
+// the rest early (pkg/controller/job, slowStartBatch): one create answered
+// already rules out the quota or admission refusal that would refuse them
+// all, while waiting for its start and for each next round cost a first
+// wave of ten pods four rounds of a create and a start (docs/design.md
+// §17.1). It returns the errors of the creates that failed and the window
+// reached: limit once a create succeeded with none refused.
+func OpenStart[T any](ops []T, limit, start int, create func(T) error, then func(T)) ([]error, int) {
+	if limit < 1 {
+		limit = 1
+	}
+	var (
+		mu       sync.Mutex
+		cond     = sync.NewCond(&mu)
+		window   = min(max(start, 1), limit)
+		inFlight = 0
+		failed   bool
+		errs     []error
+		wg       sync.WaitGroup
+	)
+	for _, op := range ops {
+		mu.Lock()
+		for inFlight >= window && !failed {
+			cond.Wait()
+		}
+		if failed {
+			mu.Unlock()
+			break
+		}
+		inFlight++
+		mu.Unlock()
+
+		wg.Add(1)
+		go func(op T) {
+			defer wg.Done()
+			err := Guard("", func() error { return create(op) })
+			mu.Lock()
+			if err != nil {
+				failed = true
+				errs = append(errs, err)
+				inFlight--
+				cond.Broadcast()
+				mu.Unlock()
+				return
+			}
+			window = limit
+			cond.Broadcast()
+			mu.Unlock()
+			_ = Guard("", func() error { then(op); return nil })
+			mu.Lock()
+			inFlight--
+			cond.Broadcast()
+			mu.Unlock()
+		}(op)
+	}
+	wg.Wait()
+	if failed {
+		return errs, 1
+	}
+	return errs, window
+}
