@@ -245,3 +245,73 @@ func TestFromMessage(t *testing.T) {
 		})
 	}
 }
+
+// TestEventsWithExitsSendsADieAtOnce: a die is sent at once, Unsettled,
+// with its exit code, then again once settled; Events sends only the
+// settled one, and a pause is held back by both.
+func TestEventsWithExitsSendsADieAtOnce(t *testing.T) {
+	die := msg("die", "c1", "web")
+	die.Actor.Attributes["exitCode"] = "3"
+	gate := make(chan struct{})
+	f := &fakeAPI{inspectGate: gate, events: fakeStreams([]stream{{msgs: []events.Message{die, msg("pause", "c2", "web")}}})}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	ch := newFakeClient(f).EventsWithExits(ctx, "default")
+	next := func() Event {
+		t.Helper()
+		select {
+		case ev := <-ch:
+			return ev
+		case <-time.After(5 * time.Second):
+			t.Fatal("timeout")
+		}
+		return Event{}
+	}
+	if ev := next(); !ev.Gap {
+		t.Fatalf("first event %+v, want the Gap", ev)
+	}
+	if ev := next(); ev.Action != "die" || ev.ContainerID != "c1" || !ev.Unsettled || ev.ExitCode != 3 {
+		t.Fatalf("got %+v, want c1's die at once, unsettled, exit code 3", ev)
+	}
+	select {
+	case ev := <-ch:
+		t.Fatalf("got %+v before the changes were settled", ev)
+	case <-time.After(50 * time.Millisecond):
+	}
+	close(gate)
+	got := map[string]string{}
+	for range 2 {
+		ev := next()
+		if ev.Unsettled {
+			t.Errorf("held event %+v is unsettled", ev)
+		}
+		got[ev.ContainerID] = ev.Action
+	}
+	if got["c1"] != "die" || got["c2"] != "pause" {
+		t.Fatalf("held events %v, want c1's die and c2's pause", got)
+	}
+}
+
+// TestFromMessageExitCode: a die carries its exitCode; one unparsable is
+// a failure, never a success.
+func TestFromMessageExitCode(t *testing.T) {
+	for _, tt := range []struct {
+		name string
+		code string
+		want int
+	}{
+		{"success", "0", 0},
+		{"failure", "137", 137},
+		{"unparsable", "", -1},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			m := msg("die", "c1", "web")
+			if tt.code != "" {
+				m.Actor.Attributes["exitCode"] = tt.code
+			}
+			if got := fromMessage(m).ExitCode; got != tt.want {
+				t.Errorf("ExitCode = %d, want %d", got, tt.want)
+			}
+		})
+	}
+}
