@@ -38,12 +38,7 @@ var watchedActions = []string{
 // with the container (see settle), so that a list made on receiving it
 // shows the change; it may therefore arrive after events that followed it.
 func (c *Client) Events(ctx context.Context, instance string) <-chan Event {
-	out := make(chan Event, 64)
-	go func() {
-		defer close(out)
-		c.watchEvents(ctx, instance, out, false)
-	}()
-	return out
+	return c.events(ctx, instance, false)
 }
 
 // EventsWithExits is Events with each "die" also sent at once, Unsettled,
@@ -53,10 +48,15 @@ func (c *Client) Events(ctx context.Context, instance string) <-chan Event {
 // that settles it, and knows a list may still show the container running
 // until the settled die follows (docs/design.md §17.1).
 func (c *Client) EventsWithExits(ctx context.Context, instance string) <-chan Event {
+	return c.events(ctx, instance, true)
+}
+
+// events is Events, with early: EventsWithExits.
+func (c *Client) events(ctx context.Context, instance string, early bool) <-chan Event {
 	out := make(chan Event, 64)
 	go func() {
 		defer close(out)
-		c.watchEvents(ctx, instance, out, true)
+		c.watchEvents(ctx, instance, out, early)
 	}()
 	return out
 }

@@ -52,6 +52,29 @@ func msg(action, id, deployment string) events.Message {
 	}
 }
 
+// nextEvent is the next event of ch, failing t after 5 s.
+func nextEvent(t *testing.T, ch <-chan Event) Event {
+	t.Helper()
+	select {
+	case ev := <-ch:
+		return ev
+	case <-time.After(5 * time.Second):
+		t.Fatal("timeout")
+	}
+	return Event{}
+}
+
+// heldBack fails t if ch sends an event within 50 ms: the events to settle
+// are held back while their inspect waits.
+func heldBack(t *testing.T, ch <-chan Event) {
+	t.Helper()
+	select {
+	case ev := <-ch:
+		t.Fatalf("got %+v before the changes were settled", ev)
+	case <-time.After(50 * time.Millisecond):
+	}
+}
+
 var errUnexpectedEOF = errors.New("unexpected EOF")
 
 func TestEventsReconnectAndGaps(t *testing.T) {
@@ -147,27 +170,14 @@ func TestEventsSettled(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	ch := newFakeClient(f).Events(ctx, "default")
-	next := func() Event {
-		t.Helper()
-		select {
-		case ev := <-ch:
-			return ev
-		case <-time.After(5 * time.Second):
-			t.Fatal("timeout")
-		}
-		return Event{}
-	}
+	next := func() Event { t.Helper(); return nextEvent(t, ch) }
 	if ev := next(); !ev.Gap {
 		t.Fatalf("first event %+v, want the Gap", ev)
 	}
 	if ev := next(); ev.Action != "start" || ev.ContainerID != "c2" {
 		t.Fatalf("got %+v, want c2's start while the others are held", ev)
 	}
-	select {
-	case ev := <-ch:
-		t.Fatalf("got %+v before the changes were settled", ev)
-	case <-time.After(50 * time.Millisecond):
-	}
+	heldBack(t, ch)
 	close(gate)
 	got := map[string]string{}
 	for range 3 {
@@ -257,27 +267,14 @@ func TestEventsWithExitsSendsADieAtOnce(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	ch := newFakeClient(f).EventsWithExits(ctx, "default")
-	next := func() Event {
-		t.Helper()
-		select {
-		case ev := <-ch:
-			return ev
-		case <-time.After(5 * time.Second):
-			t.Fatal("timeout")
-		}
-		return Event{}
-	}
+	next := func() Event { t.Helper(); return nextEvent(t, ch) }
 	if ev := next(); !ev.Gap {
 		t.Fatalf("first event %+v, want the Gap", ev)
 	}
 	if ev := next(); ev.Action != "die" || ev.ContainerID != "c1" || !ev.Unsettled || ev.ExitCode != 3 {
 		t.Fatalf("got %+v, want c1's die at once, unsettled, exit code 3", ev)
 	}
-	select {
-	case ev := <-ch:
-		t.Fatalf("got %+v before the changes were settled", ev)
-	case <-time.After(50 * time.Millisecond):
-	}
+	heldBack(t, ch)
 	close(gate)
 	got := map[string]string{}
 	for range 2 {

@@ -14,48 +14,7 @@ import "sync"
 // also returns, instead of ramping up again. Each fn runs in a goroutine of its own, guarded (Guard): a
 // caller that wants its panics named wraps fn in its own Guard.
 func SlowStart[T any](ops []T, limit, start int, fn func(T) error) ([]error, int) {
-	if limit < 1 {
-		limit = 1
-	}
-	var (
-		mu       sync.Mutex
-		cond     = sync.NewCond(&mu)
-		window   = min(max(start, 1), limit)
-		inFlight = 0
-		failed   bool
-		errs     []error
-		wg       sync.WaitGroup
-	)
-	for _, op := range ops {
-		mu.Lock()
-		for inFlight >= window && !failed {
-			cond.Wait()
-		}
-		if failed {
-			mu.Unlock()
-			break
-		}
-		inFlight++
-		mu.Unlock()
-
-		wg.Add(1)
-		go func(op T) {
-			defer wg.Done()
-			err := Guard("", func() error { return fn(op) })
-			mu.Lock()
-			inFlight--
-			if err != nil {
-				failed = true
-				errs = append(errs, err)
-			} else if window < limit {
-				window++
-			}
-			cond.Broadcast()
-			mu.Unlock()
-		}(op)
-	}
-	wg.Wait()
-	return errs, window
+	return windowed(ops, limit, start, fn, nil, func(w int) int { return w + 1 })
 }
 
 // Parallel runs fn for each op, at most limit at a time, and returns every
@@ -103,6 +62,19 @@ func Parallel[T any](ops []T, limit int, fn func(T) error) []error {
 // §17.1). It returns the errors of the creates that failed and the window
 // reached: limit once a create succeeded with none refused.
 func OpenStart[T any](ops []T, limit, start int, create func(T) error, then func(T)) ([]error, int) {
+	errs, window := windowed(ops, limit, start, create, then, func(int) int { return limit })
+	if len(errs) > 0 {
+		return errs, 1
+	}
+	return errs, window
+}
+
+// windowed runs first for each op, then (when set and first succeeded)
+// then, with at most window ops in flight: window starts at start and
+// each success of first makes it grow(window), up to limit; an op holds
+// its place until its then returned. The first failure stops new
+// launches (SlowStart, OpenStart).
+func windowed[T any](ops []T, limit, start int, first func(T) error, then func(T), grow func(int) int) ([]error, int) {
 	if limit < 1 {
 		limit = 1
 	}
@@ -130,29 +102,25 @@ func OpenStart[T any](ops []T, limit, start int, create func(T) error, then func
 		wg.Add(1)
 		go func(op T) {
 			defer wg.Done()
-			err := Guard("", func() error { return create(op) })
+			err := Guard("", func() error { return first(op) })
 			mu.Lock()
 			if err != nil {
 				failed = true
 				errs = append(errs, err)
-				inFlight--
+			} else {
+				window = min(grow(window), limit)
+			}
+			if err == nil && then != nil {
 				cond.Broadcast()
 				mu.Unlock()
-				return
+				_ = Guard("", func() error { then(op); return nil })
+				mu.Lock()
 			}
-			window = limit
-			cond.Broadcast()
-			mu.Unlock()
-			_ = Guard("", func() error { then(op); return nil })
-			mu.Lock()
 			inFlight--
 			cond.Broadcast()
 			mu.Unlock()
 		}(op)
 	}
 	wg.Wait()
-	if failed {
-		return errs, 1
-	}
 	return errs, window
 }
