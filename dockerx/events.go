@@ -3,6 +3,7 @@ package dockerx
 import (
 	"context"
 	"math/rand/v2"
+	"strconv"
 	"sync"
 	"time"
 
@@ -37,15 +38,30 @@ var watchedActions = []string{
 // with the container (see settle), so that a list made on receiving it
 // shows the change; it may therefore arrive after events that followed it.
 func (c *Client) Events(ctx context.Context, instance string) <-chan Event {
+	return c.events(ctx, instance, false)
+}
+
+// EventsWithExits is Events with each "die" also sent at once, Unsettled,
+// before it is held back until Docker has finished with the container: a
+// consumer that knows what a die means from the event itself (its
+// ExitCode: a Job's pod ended) reacts without waiting for the inspect
+// that settles it, and knows a list may still show the container running
+// until the settled die follows (docs/design.md §17.1).
+func (c *Client) EventsWithExits(ctx context.Context, instance string) <-chan Event {
+	return c.events(ctx, instance, true)
+}
+
+// events is Events, with early: EventsWithExits.
+func (c *Client) events(ctx context.Context, instance string, early bool) <-chan Event {
 	out := make(chan Event, 64)
 	go func() {
 		defer close(out)
-		c.watchEvents(ctx, instance, out)
+		c.watchEvents(ctx, instance, out, early)
 	}()
 	return out
 }
 
-func (c *Client) watchEvents(ctx context.Context, instance string, out chan<- Event) {
+func (c *Client) watchEvents(ctx context.Context, instance string, out chan<- Event, early bool) {
 	// Events held back by pump: out is closed only once they are sent or
 	// dropped (they give up when ctx is done).
 	var held sync.WaitGroup
@@ -84,7 +100,7 @@ func (c *Client) watchEvents(ctx context.Context, instance string, out chan<- Ev
 				return
 			}
 			connected := time.Now()
-			err = c.pump(ctx, msgs, errs, send, &held)
+			err = c.pump(ctx, msgs, errs, send, &held, early)
 			// A stream that lived a while was healthy: start backing off
 			// from scratch next time.
 			if time.Since(connected) > c.eventsMaxBackoff {
@@ -119,8 +135,9 @@ func (c *Client) watchEvents(ctx context.Context, instance string, out chan<- Ev
 
 // pump forwards messages until the stream fails or ends, returning why. An
 // event to settle is sent by a goroutine of its own once settle returns,
-// counted in held, so that the stream is never stalled behind one.
-func (c *Client) pump(ctx context.Context, msgs <-chan events.Message, errs <-chan error, send func(Event) bool, held *sync.WaitGroup) error {
+// counted in held, so that the stream is never stalled behind one; with
+// early, a die is also sent at once, Unsettled.
+func (c *Client) pump(ctx context.Context, msgs <-chan events.Message, errs <-chan error, send func(Event) bool, held *sync.WaitGroup, early bool) error {
 	for {
 		select {
 		case m, ok := <-msgs:
@@ -130,6 +147,13 @@ func (c *Client) pump(ctx context.Context, msgs <-chan events.Message, errs <-ch
 				continue
 			}
 			ev := fromMessage(m)
+			if early && m.Action == events.ActionDie {
+				now := ev
+				now.Unsettled = true
+				if !send(now) {
+					return ctx.Err()
+				}
+			}
 			if settledActions[m.Action] {
 				held.Add(1)
 				go func() {
@@ -187,7 +211,7 @@ func fromMessage(m events.Message) Event {
 	if m.TimeNano == 0 {
 		t = time.Unix(m.Time, 0)
 	}
-	return Event{
+	ev := Event{
 		Action:      string(m.Action),
 		ContainerID: m.Actor.ID,
 		Name:        m.Actor.Attributes["name"],
@@ -198,6 +222,16 @@ func fromMessage(m events.Message) Event {
 		Owner:       m.Actor.Attributes[LabelOwner],
 		Time:        t,
 	}
+	if m.Action == events.ActionDie {
+		// Docker sets it on every die; one unparsable is taken as a
+		// failure, never as a success.
+		code, err := strconv.Atoi(m.Actor.Attributes["exitCode"])
+		if err != nil {
+			code = -1
+		}
+		ev.ExitCode = code
+	}
+	return ev
 }
 
 // jitter spreads reconnects of several controllers over [d/2, d).

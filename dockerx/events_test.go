@@ -52,6 +52,29 @@ func msg(action, id, deployment string) events.Message {
 	}
 }
 
+// nextEvent is the next event of ch, failing t after 5 s.
+func nextEvent(t *testing.T, ch <-chan Event) Event {
+	t.Helper()
+	select {
+	case ev := <-ch:
+		return ev
+	case <-time.After(5 * time.Second):
+		t.Fatal("timeout")
+	}
+	return Event{}
+}
+
+// heldBack fails t if ch sends an event within 50 ms: the events to settle
+// are held back while their inspect waits.
+func heldBack(t *testing.T, ch <-chan Event) {
+	t.Helper()
+	select {
+	case ev := <-ch:
+		t.Fatalf("got %+v before the changes were settled", ev)
+	case <-time.After(50 * time.Millisecond):
+	}
+}
+
 var errUnexpectedEOF = errors.New("unexpected EOF")
 
 func TestEventsReconnectAndGaps(t *testing.T) {
@@ -147,27 +170,14 @@ func TestEventsSettled(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	ch := newFakeClient(f).Events(ctx, "default")
-	next := func() Event {
-		t.Helper()
-		select {
-		case ev := <-ch:
-			return ev
-		case <-time.After(5 * time.Second):
-			t.Fatal("timeout")
-		}
-		return Event{}
-	}
+	next := func() Event { t.Helper(); return nextEvent(t, ch) }
 	if ev := next(); !ev.Gap {
 		t.Fatalf("first event %+v, want the Gap", ev)
 	}
 	if ev := next(); ev.Action != "start" || ev.ContainerID != "c2" {
 		t.Fatalf("got %+v, want c2's start while the others are held", ev)
 	}
-	select {
-	case ev := <-ch:
-		t.Fatalf("got %+v before the changes were settled", ev)
-	case <-time.After(50 * time.Millisecond):
-	}
+	heldBack(t, ch)
 	close(gate)
 	got := map[string]string{}
 	for range 3 {
@@ -241,6 +251,63 @@ func TestFromMessage(t *testing.T) {
 				Actor: events.Actor{ID: "c1", Attributes: tt.attrs}, TimeNano: at.UnixNano()}
 			if got := fromMessage(m); !reflect.DeepEqual(got, tt.want) {
 				t.Errorf("fromMessage =\n%+v\nwant\n%+v", got, tt.want)
+			}
+		})
+	}
+}
+
+// TestEventsWithExitsSendsADieAtOnce: a die is sent at once, Unsettled,
+// with its exit code, then again once settled; Events sends only the
+// settled one, and a pause is held back by both.
+func TestEventsWithExitsSendsADieAtOnce(t *testing.T) {
+	die := msg("die", "c1", "web")
+	die.Actor.Attributes["exitCode"] = "3"
+	gate := make(chan struct{})
+	f := &fakeAPI{inspectGate: gate, events: fakeStreams([]stream{{msgs: []events.Message{die, msg("pause", "c2", "web")}}})}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	ch := newFakeClient(f).EventsWithExits(ctx, "default")
+	next := func() Event { t.Helper(); return nextEvent(t, ch) }
+	if ev := next(); !ev.Gap {
+		t.Fatalf("first event %+v, want the Gap", ev)
+	}
+	if ev := next(); ev.Action != "die" || ev.ContainerID != "c1" || !ev.Unsettled || ev.ExitCode != 3 {
+		t.Fatalf("got %+v, want c1's die at once, unsettled, exit code 3", ev)
+	}
+	heldBack(t, ch)
+	close(gate)
+	got := map[string]string{}
+	for range 2 {
+		ev := next()
+		if ev.Unsettled {
+			t.Errorf("held event %+v is unsettled", ev)
+		}
+		got[ev.ContainerID] = ev.Action
+	}
+	if got["c1"] != "die" || got["c2"] != "pause" {
+		t.Fatalf("held events %v, want c1's die and c2's pause", got)
+	}
+}
+
+// TestFromMessageExitCode: a die carries its exitCode; one unparsable is
+// a failure, never a success.
+func TestFromMessageExitCode(t *testing.T) {
+	for _, tt := range []struct {
+		name string
+		code string
+		want int
+	}{
+		{"success", "0", 0},
+		{"failure", "137", 137},
+		{"unparsable", "", -1},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			m := msg("die", "c1", "web")
+			if tt.code != "" {
+				m.Actor.Attributes["exitCode"] = tt.code
+			}
+			if got := fromMessage(m).ExitCode; got != tt.want {
+				t.Errorf("ExitCode = %d, want %d", got, tt.want)
 			}
 		})
 	}

@@ -179,6 +179,12 @@ type Event struct {
 	OwnerKind string
 	Owner     string
 	Time      time.Time
+	// ExitCode is a "die" event's exit code (its exitCode attribute).
+	ExitCode int
+	// Unsettled: a "die" sent at once, before Docker finished with the
+	// container (EventsWithExits): a list may still show it running.
+	// The same die follows, settled.
+	Unsettled bool
 	Err       error // with Gap: why the stream broke, nil for the first connection; with Down: why it failed
 }
 

@@ -332,7 +332,7 @@ func runController(g *globalOptions, o *controllerOptions) error {
 	// Pod): one controller frame beside the Deployment controller, with
 	// the same allow policy (docs/design.md §17.1), feeding the Services'
 	// endpoints tracker with their pods.
-	wl := workloads.New(workloads.Config{Instance: g.instance, Docker: workloadDocker{m.InstrumentDocker(cli), cli}, Store: st,
+	wl := workloads.New(workloads.Config{Instance: g.instance, Docker: workloadDocker{m.InstrumentDocker(cli), cli, cli.EventsWithExits}, Store: st,
 		Kinds: workloads.Kinds(), Allow: o.allow.policy(st.Dir()), MaxPods: o.maxReplicas, ResyncPeriod: o.resync, Log: log,
 		Endpoints: ctrl.Endpoints(), HostIP: ctrl.HostAddress,
 		// Their pods are probed as the Deployment controller's are.
@@ -579,4 +579,17 @@ func selfContainerIDFrom(mountinfo string) string {
 type workloadDocker struct {
 	reconciler.Docker
 	reconciler.FilesDocker
+	// exits, when set, is the event stream whose dies are also sent at
+	// once, unsettled (dockerx.Client.EventsWithExits): a Job's pod that
+	// ended is replaced without waiting for Docker to list it ended
+	// (docs/design.md §17.1).
+	exits func(ctx context.Context, instance string) <-chan dockerx.Event
+}
+
+// Events is the frame's event stream: exits's when set.
+func (w workloadDocker) Events(ctx context.Context, instance string) <-chan dockerx.Event {
+	if w.exits != nil {
+		return w.exits(ctx, instance)
+	}
+	return w.Docker.Events(ctx, instance)
 }

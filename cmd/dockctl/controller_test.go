@@ -154,7 +154,7 @@ func TestControllerRefusesMeaninglessFlags(t *testing.T) {
 // failed with "this runtime's Docker cannot make holder pods".
 func TestWorkloadDockerMakesHolderPods(t *testing.T) {
 	fake := dockerfake.New()
-	var d workloads.Docker = workloadDocker{metrics.New().InstrumentDocker(fake), fake}
+	var d workloads.Docker = workloadDocker{metrics.New().InstrumentDocker(fake), fake, nil}
 	if _, ok := d.(podruntime.HolderDocker); !ok {
 		t.Fatalf("%T is no podruntime.HolderDocker", d)
 	}

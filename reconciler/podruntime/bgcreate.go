@@ -164,16 +164,9 @@ func (r *Runtime) createInBackground(ctx context.Context, d SyncDocker, in SyncI
 	go func() {
 		defer r.bg.Done()
 		launched := map[*bgCreate]bool{}
-		errs, reached := SlowStart(bcs, MaxCreatesInFlight, window, func(bc *bgCreate) error {
-			r.memory.mu.Lock()
-			launched[bc] = true
-			skip := bc.cancelled
-			r.memory.mu.Unlock()
-			var c *dockerx.Container
-			var createErr, startErr error
-			if !skip {
-				c, createErr, startErr = createStart(ctx, d, bc.req, bc.at)
-			}
+		// The first create that succeeds opens the window (OpenStart):
+		// the rest of a first wave are created while it starts.
+		end := func(bc *bgCreate, c *dockerx.Container, createErr, startErr error) {
 			r.memory.mu.Lock()
 			bc.done, bc.c, bc.createErr, bc.startErr = true, c, createErr, startErr
 			r.memory.mu.Unlock()
@@ -188,9 +181,36 @@ func (r *Runtime) createInBackground(ctx context.Context, d SyncDocker, in SyncI
 			if err != nil && r.created != nil {
 				r.created(key, err)
 			}
-			// A refused create ends the batch's launches, as it ends a
-			// pass's creates.
-			return createErr
+		}
+		made := map[*bgCreate]*dockerx.Container{}
+		errs, reached := OpenStart(bcs, MaxCreatesInFlight, window, func(bc *bgCreate) error {
+			r.memory.mu.Lock()
+			launched[bc] = true
+			skip := bc.cancelled
+			r.memory.mu.Unlock()
+			if skip {
+				end(bc, nil, nil, nil)
+				return nil
+			}
+			c, err := createContainer(ctx, d, bc.req, bc.at)
+			if err != nil {
+				end(bc, nil, err, nil)
+				// A refused create ends the batch's launches, as it
+				// ends a pass's creates.
+				return err
+			}
+			r.memory.mu.Lock()
+			made[bc] = c
+			r.memory.mu.Unlock()
+			return nil
+		}, func(bc *bgCreate) {
+			r.memory.mu.Lock()
+			c := made[bc]
+			r.memory.mu.Unlock()
+			if c == nil {
+				return
+			}
+			end(bc, c, nil, d.StartContainer(ctx, c.ID))
 		})
 		if len(errs) > 0 {
 			reached = 1
@@ -213,16 +233,14 @@ func (r *Runtime) createInBackground(ctx context.Context, d SyncDocker, in SyncI
 	return failed
 }
 
-// createStart creates and starts the container req asks for, as
-// createPod does, without touching the owner's memory of its containers
-// (a Sync of the owner may run meanwhile): the start is recorded when a
-// Sync settles it. It returns the container made (nil: none), why none
-// was, and the start's answer.
-func createStart(ctx context.Context, d SyncDocker, req dockerx.CreateRequest, now time.Time) (*dockerx.Container, error, error) {
+// createContainer creates the container req asks for, as createPod does, without
+// touching the owner's memory of its containers (a Sync of the owner may
+// run meanwhile): its start is recorded when a Sync settles it. It
+// returns the container made.
+func createContainer(ctx context.Context, d SyncDocker, req dockerx.CreateRequest, now time.Time) (*dockerx.Container, error) {
 	id, err := d.CreateContainer(ctx, req)
 	if err != nil {
-		return nil, fmt.Errorf("create %s: %w", req.Name, err), nil
+		return nil, fmt.Errorf("create %s: %w", req.Name, err)
 	}
-	c := &dockerx.Container{ID: id, Name: req.Name, TemplateHash: req.TemplateHash, State: dockerx.StateCreated, Created: now}
-	return c, nil, d.StartContainer(ctx, c.ID)
+	return &dockerx.Container{ID: id, Name: req.Name, TemplateHash: req.TemplateHash, State: dockerx.StateCreated, Created: now}, nil
 }

@@ -202,6 +202,9 @@ type Controller struct {
 	loop    *reconcile.Loop
 	runtime *podruntime.Runtime
 	own     bool
+	// exits are the dies of background kinds' pods seen before Docker
+	// lists them (exits.go).
+	exits exitMemory
 }
 
 // New returns a controller of cfg's kinds; Run runs it.
@@ -281,10 +284,31 @@ func (c *Controller) Event(ev dockerx.Event) {
 	switch {
 	case ev.Down:
 	case ev.Gap:
+		c.exits.reset()
 		c.Resync()
 	case ev.OwnerKind != "" && ev.Owner != "":
+		if ev.ContainerID != "" && (ev.Action == "start" || ev.Action == "destroy") {
+			// Running again, or gone: a die seen unsettled says
+			// nothing of it any more.
+			c.exits.forget(ev.ContainerID)
+		}
 		if k, ok := c.kinds[ev.OwnerKind]; ok {
+			key := Key(ev.OwnerKind, ev.Namespace, ev.Owner)
 			switch {
+			case ev.Unsettled:
+				// A die, sent before Docker lists it: a background
+				// kind's owner is queued at once and its sync takes
+				// the die from the event (exits.go); any other waits
+				// for the settled die.
+				if k.background && ev.Action == "die" && ev.ContainerID != "" {
+					c.exits.saw(ev.ContainerID, key, ev.ExitCode)
+					c.loop.Add(reconcile.Request{Key: key})
+				}
+				return
+			case ev.Action == "die" && ev.ContainerID != "" && c.exits.settled(ev.ContainerID):
+				// A sync took this die before it settled: it has
+				// nothing more to say.
+				return
 			case k.background && ev.Action == "create":
 				// The frame's own create: its pod is counted as
 				// being created until the list after its start
@@ -298,10 +322,10 @@ func (c *Controller) Event(ev dockerx.Event) {
 				// events (enqueueSyncJobBatched, 1 s), so that the
 				// syncs the pods' exits ask for, at once, do not
 				// wait behind one sync per start.
-				c.loop.AddAfter(reconcile.Request{Key: Key(ev.OwnerKind, ev.Namespace, ev.Owner)}, PodStartBatchPeriod)
+				c.loop.AddAfter(reconcile.Request{Key: key}, PodStartBatchPeriod)
 				return
 			}
-			c.loop.Add(reconcile.Request{Key: Key(ev.OwnerKind, ev.Namespace, ev.Owner)})
+			c.loop.Add(reconcile.Request{Key: key})
 		}
 	}
 }
@@ -372,11 +396,19 @@ func (c *Controller) Reconcile(ctx context.Context, req reconcile.Request) (reco
 		return reconcile.Result{}, err
 	}
 	now := c.cfg.Now()
+	// The dies its pods' events told before Docker lists them, taken
+	// before the list (exits.go); only a live owner whose pods never run
+	// again once exited takes them.
+	var exits map[string]int
+	if obj != nil && !obj.Deleted && obj.Object != nil && exitsApply(k, k.template(obj.Object)) {
+		exits = c.exits.take(req.Key)
+	}
 	c.runtime.Listing(req.Key)
 	all, err := c.cfg.Docker.ListContainers(ctx, c.cfg.Instance)
 	if err != nil {
 		return reconcile.Result{}, fmt.Errorf("listing containers: %w", err)
 	}
+	all = withExits(all, exits)
 	in := podruntime.SyncInput{Instance: c.cfg.Instance, Key: req.Key, Namespace: ns,
 		Owner: podruntime.OwnerRef{Kind: kind, Name: name}, Now: now, Config: c.cfg.Store, CreateInBackground: k.background}
 	if c.cfg.PodNetwork != nil {
@@ -528,7 +560,7 @@ func (c *Controller) Reconcile(ctx context.Context, req reconcile.Request) (reco
 		if err != nil {
 			return reconcile.Result{}, fmt.Errorf("listing containers: %w", err)
 		}
-		in.Observed = c.observe(all, kind, name, ns, obj).observed
+		in.Observed = c.observe(withExits(all, exits), kind, name, ns, obj).observed
 	}
 	in.Pods = wanted
 	res2, err2 := c.runtime.Sync(ctx, c.cfg.Docker, in)
