@@ -3,6 +3,7 @@ package reconciler
 import (
 	"context"
 	"encoding/json"
+	"maps"
 	"slices"
 	"strings"
 	"sync"
@@ -16,6 +17,26 @@ import (
 	"github.com/dockctl/dockctl/reconciler/podruntime"
 	"github.com/dockctl/dockctl/store"
 )
+
+// recordCreateEnvs makes h's engine keep the environment of each
+// container created, by name; the function returned copies them.
+func recordCreateEnvs(h *harness) func() map[string][]string {
+	var (
+		mu   sync.Mutex
+		envs = map[string][]string{}
+	)
+	h.engine.OnCreate = func(req dockerx.CreateRequest) error {
+		mu.Lock()
+		envs[req.Name] = req.Env
+		mu.Unlock()
+		return nil
+	}
+	return func() map[string][]string {
+		mu.Lock()
+		defer mu.Unlock()
+		return maps.Clone(envs)
+	}
+}
 
 // envDeployment refers to ConfigMap app, Secret db and the pod.
 func envDeployment() *manifests.Deployment {
@@ -37,16 +58,7 @@ func TestControllerWaitsForConfigThenCreates(t *testing.T) {
 	h := newHarness(t, Options{})
 	h.opts.Config = h.store
 	h.ctrl = New(h.engine, h.store, h.opts)
-	var (
-		mu   sync.Mutex
-		envs = map[string][]string{}
-	)
-	h.engine.OnCreate = func(req dockerx.CreateRequest) error {
-		mu.Lock()
-		envs[req.Name] = req.Env
-		mu.Unlock()
-		return nil
-	}
+	envs := recordCreateEnvs(h)
 	d := envDeployment()
 	h.apply(d)
 	h.start()
@@ -93,9 +105,7 @@ func TestControllerWaitsForConfigThenCreates(t *testing.T) {
 	if b, _ := json.Marshal(st); strings.Contains(string(b), secretValue) {
 		t.Errorf("a Secret's value is in the status: %s", b)
 	}
-	mu.Lock()
-	env := envs[cs[0].Name]
-	mu.Unlock()
+	env := envs()[cs[0].Name]
 	hash := manifests.TemplateHash(&d.Spec.Template)
 	pod := dockerx.Hostname("web", hash, 0)
 	for _, want := range []string{"CFG_level=3", "CFG_mode=fast", "V=x", "MODE=fast", "PW=" + secretValue, "POD=" + pod, "HASH=" + hash} {
@@ -270,16 +280,7 @@ func TestEnvFromKeysNamedByTheRelaxedRuleArePassedWithoutEvent(t *testing.T) {
 	h := newHarness(t, Options{Recorder: m})
 	h.opts.Config = h.store
 	h.ctrl = New(h.engine, h.store, h.opts)
-	var (
-		mu   sync.Mutex
-		envs = map[string][]string{}
-	)
-	h.engine.OnCreate = func(req dockerx.CreateRequest) error {
-		mu.Lock()
-		envs[req.Name] = req.Env
-		mu.Unlock()
-		return nil
-	}
+	envs := recordCreateEnvs(h)
 	if _, err := h.store.Apply(store.Bundle{
 		ConfigMaps: []*manifests.ConfigMap{
 			{APIVersion: "v1", Kind: manifests.KindConfigMap, Metadata: manifests.ObjectMeta{Name: "app"},
@@ -298,12 +299,10 @@ func TestEnvFromKeysNamedByTheRelaxedRuleArePassedWithoutEvent(t *testing.T) {
 	h.apply(d)
 	h.start()
 	pods := h.waitReplicas("web", 1)
-	mu.Lock()
 	var env []string
-	for _, e := range envs {
+	for _, e := range envs() {
 		env = e
 	}
-	mu.Unlock()
 	for _, want := range []string{"1st=y", "log.level=x", "mode=fast", "db-9lives=" + secretValue, "db-user=admin"} {
 		if !slices.Contains(env, want) {
 			t.Errorf("container env lacks %q: %q", want, env)
