@@ -245,10 +245,13 @@ func (c *converter) pullPolicy(s types.ServiceConfig, ctr *manifests.Container) 
 // environment puts the service's environment (env_file merged in by the
 // loader) in a ConfigMap NAME-env the container takes whole (envFrom), as
 // its environment, keys in order. A variable without a value is unset, as
-// Compose leaves it. A name that is no ConfigMap key (the API server
-// refuses the ConfigMap) or no variable name (the kubelet skips it from
-// envFrom, with an InvalidEnvironmentVariableNames event) is warned and
-// left out: Docker passes any name.
+// Compose leaves it. Since Kubernetes 1.34 a variable's name is any
+// printable ASCII but '=' (RelaxedEnvironmentVariableValidation, the API
+// server's IsRelaxedEnvVarName): a name that is no ConfigMap key ("A B",
+// "a:b") is set in the container's env instead, its value's '$' doubled
+// so the kubelet's $(VAR) expansion leaves it as written. Only a name
+// Kubernetes refuses (an '=', a character not printable ASCII) is warned
+// and left out: Docker passes any name.
 func (c *converter) environment(s types.ServiceConfig, ctr *manifests.Container) {
 	// The loader merged env_file contents into environment already, with
 	// Compose's precedence: the ConfigMap holds what the container would
@@ -265,14 +268,18 @@ func (c *converter) environment(s types.ServiceConfig, ctr *manifests.Container)
 		if v == nil {
 			continue
 		}
-		if msgs := append(validation.IsConfigMapKey(k), validation.IsEnvVarName(k)...); len(msgs) > 0 {
+		if msgs := validation.IsRelaxedEnvVarName(k); len(msgs) > 0 {
 			c.warn(s.Name, "environment", "%q not converted: Kubernetes refuses the name (%s)", k, msgs[0])
 			continue
 		}
 		if !utf8.ValidString(*v) {
-			// A ConfigMap's data is text (JSON strings): the bytes that
-			// are not UTF-8 would become U+FFFD.
-			c.warn(s.Name, "environment", "%q: the value is not UTF-8; a ConfigMap holds text, so its invalid bytes become U+FFFD", k)
+			// A manifest is text (JSON strings): the bytes that are not
+			// UTF-8 would become U+FFFD.
+			c.warn(s.Name, "environment", "%q: the value is not UTF-8; a manifest holds text, so its invalid bytes become U+FFFD", k)
+		}
+		if len(validation.IsConfigMapKey(k)) > 0 {
+			ctr.Env = append(ctr.Env, manifests.EnvVar{Name: k, Value: strings.ReplaceAll(*v, "$", "$$")})
+			continue
 		}
 		data[k] = *v
 	}

@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -129,22 +130,68 @@ func warned(t *testing.T, res *Result, service, key, want string) {
 	t.Fatalf("no warning of service %q, key %q containing %q in %v", service, key, want, res.Warnings)
 }
 
-// A variable whose name Kubernetes does not take from a ConfigMap (no
-// ConfigMap key, or no variable name the kubelet passes from envFrom) is
-// warned and left out, never a ConfigMap the API server refuses nor a
-// variable the kubelet skips unsaid.
+// A variable whose name Kubernetes refuses (since 1.34 only a name with
+// '=' or a character that is not printable ASCII) is warned and left out,
+// never a manifest the API server refuses nor a variable dropped unsaid.
 func TestEnvironmentNamesKubernetesRefusesAreWarned(t *testing.T) {
 	for _, tt := range []struct{ name, variable string }{
-		{"a space in the name", "A B"},
-		{"a digit first", "1BAD"},
+		{"a tab in the name", "A\tB"},
+		{"a letter that is not ASCII", "ÉTÉ"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			res := convertAccepted(t, "name: n\nservices:\n  a:\n    image: x\n    environment:\n      - \""+tt.variable+"=v\"\n      - GOOD=v\n")
-			warned(t, res, "a", "environment", tt.variable)
+			res := convertAccepted(t, "name: n\nservices:\n  a:\n    image: x\n    environment:\n      - \""+strings.ReplaceAll(tt.variable, "\t", `\t`)+"=v\"\n      - GOOD=v\n")
+			warned(t, res, "a", "environment", strconv.Quote(tt.variable))
 			for _, o := range res.Objects {
 				if cm, ok := o.Value.(*manifests.ConfigMap); ok && cm.Data["GOOD"] != "v" {
 					t.Errorf("ConfigMap %s lost GOOD: %v", o.Name, cm.Data)
 				}
+			}
+		})
+	}
+}
+
+// TestEnvironmentNamesKubernetesTakesAreConverted: a name Kubernetes 1.34
+// takes (any printable ASCII but '=') is converted, unwarned: a ConfigMap
+// key ("1BAD", "log.level") in the service's ConfigMap, any other name
+// ("A B", "a:b") in the container's env, its '$' doubled so that the
+// kubelet's $(VAR) expansion leaves the value as Compose passes it.
+func TestEnvironmentNamesKubernetesTakesAreConverted(t *testing.T) {
+	for _, tt := range []struct {
+		name, variable, value string
+		inConfigMap           bool
+		envValue              string // the container env's value when not in the ConfigMap
+	}{
+		{"a digit first", "1BAD", "v", true, ""},
+		{"a dot", "log.level", "debug", true, ""},
+		{"a space", "A B", "v", false, "v"},
+		{"a colon, a value with $(VAR)", "a:b", "$(HOME)-$$", false, "$$(HOME)-$$$$"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			res := convertAccepted(t, "name: n\nservices:\n  a:\n    image: x\n    environment:\n      "+strconv.Quote(tt.variable)+": '"+strings.ReplaceAll(tt.value, "$", "$$")+"'\n")
+			for _, w := range res.Warnings {
+				if w.Key == "environment" {
+					t.Errorf("warned: %v", w)
+				}
+			}
+			var cmValue, envValue string
+			var inCM, inEnv bool
+			for _, o := range res.Objects {
+				switch v := o.Value.(type) {
+				case *manifests.ConfigMap:
+					cmValue, inCM = v.Data[tt.variable]
+				case *manifests.Deployment:
+					for _, e := range v.Spec.Template.Spec.Containers[0].Env {
+						if e.Name == tt.variable {
+							envValue, inEnv = e.Value, true
+						}
+					}
+				}
+			}
+			switch {
+			case tt.inConfigMap && (!inCM || cmValue != tt.value || inEnv):
+				t.Errorf("ConfigMap value %q (present %v), in env %v; want %q in the ConfigMap only", cmValue, inCM, inEnv, tt.value)
+			case !tt.inConfigMap && (!inEnv || envValue != tt.envValue || inCM):
+				t.Errorf("env value %q (present %v), in ConfigMap %v; want %q in the env only", envValue, inEnv, inCM, tt.envValue)
 			}
 		})
 	}

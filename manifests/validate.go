@@ -359,7 +359,10 @@ func (v *validator) container(p string, c *Container, init bool, pc *podChecks) 
 		np := child(index(child(p, "env"), i), "name")
 		if e.Name == "" {
 			v.add(np, "required")
-		} else if msgs := validation.IsEnvVarName(e.Name); len(msgs) > 0 {
+		} else if msgs := validation.IsRelaxedEnvVarName(e.Name); len(msgs) > 0 {
+			// Kubernetes 1.34's rule (RelaxedEnvironmentVariableValidation,
+			// GA): any printable ASCII but '=', so "1st", "a.b" and "A B"
+			// are names; Docker passes any name without '='.
 			v.add(np, "invalid value %q: %s", e.Name, strings.Join(msgs, "; "))
 		}
 	}

@@ -101,7 +101,9 @@ func (v *validator) envSources(p string, c *Container, ps *PodSpec) {
 		ef := &c.EnvFrom[i]
 		fp := index(child(p, "envFrom"), i)
 		if ef.Prefix != "" {
-			if msgs := validation.IsEnvVarName(ef.Prefix); len(msgs) > 0 {
+			// The API server checks a prefix as a variable's name, by
+			// the relaxed rule since Kubernetes 1.34 (validate.go, env).
+			if msgs := validation.IsRelaxedEnvVarName(ef.Prefix); len(msgs) > 0 {
 				v.add(child(fp, "prefix"), "invalid value %q: %s", ef.Prefix, strings.Join(msgs, "; "))
 			}
 		}

@@ -125,7 +125,7 @@ func TestEnvSourcesInvalid(t *testing.T) {
 		{"envFrom with a bad prefix and no name",
 			"        envFrom:\n        - prefix: \"1=\"\n          configMapRef: {optional: true}\n",
 			[]string{
-				`t.yaml:21: ` + c0 + `.envFrom[0].prefix: invalid value "1=": a valid environment variable name must consist of alphabetic characters, digits, '_', '-', or '.', and must not start with a digit (e.g. 'my.env-name',  or 'MY_ENV.NAME',  or 'MyEnvName1', regex used for validation is '[-._a-zA-Z][-._a-zA-Z0-9]*')`,
+				`t.yaml:21: ` + c0 + `.envFrom[0].prefix: invalid value "1=": a valid environment variable name must consist only of printable ASCII characters other than '='`,
 				`t.yaml:22: ` + c0 + `.envFrom[0].configMapRef.name: required`,
 			}},
 	}
@@ -137,6 +137,47 @@ func TestEnvSourcesInvalid(t *testing.T) {
 			}
 			if got, want := err.Error(), strings.Join(tt.want, "\n"); got != want {
 				t.Errorf("errors:\n got: %s\nwant: %s", strings.ReplaceAll(got, "\n", "\n      "), strings.ReplaceAll(want, "\n", "\n      "))
+			}
+		})
+	}
+}
+
+// TestEnvNamesFollowKubernetes134RelaxedRule: an env[].name and an
+// envFrom prefix are taken as a Kubernetes 1.34 API server takes them
+// (RelaxedEnvironmentVariableValidation, GA: IsRelaxedEnvVarName): any
+// printable ASCII but '=', so a digit first, a dot, a space or a colon is
+// a name; an '=', a tab or a letter that is not ASCII is refused.
+func TestEnvNamesFollowKubernetes134RelaxedRule(t *testing.T) {
+	const refused = "a valid environment variable name must consist only of printable ASCII characters other than '='"
+	for _, tt := range []struct {
+		name, field, value string // field: "env" or "prefix"; value as YAML
+		ok                 bool
+	}{
+		{"env: a C identifier", "env", `MODE`, true},
+		{"env: a digit first", "env", `1st`, true},
+		{"env: a dot and a dash", "env", `my.env-name`, true},
+		{"env: a space and a colon", "env", `"A B:c"`, true},
+		{"env: punctuation", "env", `"~!@#$%^&*()[]{}|;'<>?,/"`, true},
+		{"env: an =", "env", `A=1`, false},
+		{"env: a tab", "env", `"A\tB"`, false},
+		{"env: a letter that is not ASCII", "env", `ÉTÉ`, false},
+		{"prefix: a digit first and a dash", "prefix", `1st-`, true},
+		{"prefix: a space", "prefix", `"my app "`, true},
+		{"prefix: an =", "prefix", `"x="`, false},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			lines := "        env:\n        - name: " + tt.value + "\n          value: x\n"
+			if tt.field == "prefix" {
+				lines = "        envFrom:\n        - prefix: " + tt.value + "\n          configMapRef: {name: app}\n"
+			}
+			_, err := Decode("t.yaml", []byte(envBase(lines)))
+			switch {
+			case tt.ok && err != nil:
+				t.Errorf("refused: %v", err)
+			case !tt.ok && err == nil:
+				t.Errorf("accepted, want %q", refused)
+			case !tt.ok && !strings.Contains(err.Error(), refused):
+				t.Errorf("error %q, want %q", err, refused)
 			}
 		})
 	}

@@ -3,11 +3,9 @@ package reconciler
 import (
 	"slices"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
-	"github.com/dockctl/dockctl/dockerx"
 	"github.com/dockctl/dockctl/manifests"
 	"github.com/dockctl/dockctl/reconciler/services"
 	"github.com/dockctl/dockctl/store"
@@ -22,16 +20,7 @@ import (
 // the template hash: existing pods are not rolled out by an upgrade.
 func TestControllerSetsServiceEnvVars(t *testing.T) {
 	h, _ := newServiceHarness(t)
-	var (
-		mu   sync.Mutex
-		envs = map[string][]string{}
-	)
-	h.engine.OnCreate = func(req dockerx.CreateRequest) error {
-		mu.Lock()
-		envs[req.Name] = req.Env
-		mu.Unlock()
-		return nil
-	}
+	envs := recordCreateEnvs(h)
 	svc := func(ns, name, clusterIP string, ports ...manifests.ServicePort) *manifests.Service {
 		return &manifests.Service{APIVersion: "v1", Kind: "Service", Metadata: manifests.ObjectMeta{Name: name, Namespace: ns},
 			Spec: manifests.ServiceSpec{Selector: map[string]string{"app": name}, ClusterIP: clusterIP, Ports: ports}}
@@ -74,9 +63,8 @@ func TestControllerSetsServiceEnvVars(t *testing.T) {
 		}
 		return apiIP != ""
 	})
-	mu.Lock()
-	webEnv, quietEnv := envs[webPods[0].Name], envs[quietPods[0].Name]
-	mu.Unlock()
+	got := envs()
+	webEnv, quietEnv := got[webPods[0].Name], got[quietPods[0].Name]
 	for _, want := range []string{
 		"REDIS_MASTER_SERVICE_HOST=" + redisIP, "REDIS_MASTER_SERVICE_PORT=6379", "REDIS_MASTER_SERVICE_PORT_REDIS=6379",
 		"REDIS_MASTER_PORT=tcp://" + redisIP + ":6379", "REDIS_MASTER_PORT_6379_TCP=tcp://" + redisIP + ":6379",

@@ -240,6 +240,10 @@ func parseEnvFile(name string, data []byte) ([][2]string, error) {
 		if !ok {
 			v = os.Getenv(k)
 		}
+		// kubectl's processEnvFileLine checks a key with IsEnvVarName,
+		// not the relaxed rule Kubernetes 1.34 applies to env[].name: an
+		// env file's key must also be a ConfigMap key, which the relaxed
+		// rule does not ensure.
 		if errs := validation.IsEnvVarName(k); len(errs) > 0 {
 			return nil, fmt.Errorf("%q is not a valid key name: %s (%s line %d)", k, strings.Join(errs, ";"), name, i+1)
 		}

@@ -144,6 +144,35 @@ func TestSetEnvArguments(t *testing.T) {
 	}
 }
 
+// set env --from names a variable as kubectl does (upper case, each
+// character but [A-Za-z0-9_] as _, the "transferred to" warning), and
+// since Kubernetes 1.34 takes any printable ASCII name but '=' the name
+// of a key such as "1st-key" is stored: the command no longer fails.
+func TestSetEnvFromKeysNamedAsKubectlAreStored(t *testing.T) {
+	for _, tt := range []struct {
+		key, name, stderr string
+	}{
+		{"1st-key", "1ST_KEY", "Warning: key 1st-key transferred to 1ST_KEY\n"},
+		{"9.lives", "9_LIVES", "Warning: key 9.lives transferred to 9_LIVES\n"},
+		{"TOKEN", "TOKEN", ""},
+	} {
+		t.Run(tt.key, func(t *testing.T) {
+			base := setFixture(t)
+			if _, errOut, err := runArgs(t, base, "create", "secret", "generic", "keys", "--from-literal="+tt.key+"=v"); err != nil {
+				t.Fatalf("create secret: %v %s", err, errOut)
+			}
+			out, errOut, err := runArgs(t, base, "set", "env", "deployment/api", "--from=secret/keys")
+			if err != nil || errOut != tt.stderr || out != "deployment.apps/api env updated\n" {
+				t.Fatalf("set env: %q %v stderr %q, want stderr %q", out, err, errOut, tt.stderr)
+			}
+			got, _, err := runArgs(t, base, "get", "deployment/api", "-o", `jsonpath={.spec.template.spec.containers[0].env[?(@.name=="`+tt.name+`")].valueFrom.secretKeyRef.key}`)
+			if err != nil || got != tt.key {
+				t.Errorf("stored %s from key %q, want %q: %v", tt.name, got, tt.key, err)
+			}
+		})
+	}
+}
+
 // The mistakes are kubectl's errors, and change nothing.
 func TestSetEnvAndResourcesErrors(t *testing.T) {
 	base := setFixture(t)

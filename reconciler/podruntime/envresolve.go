@@ -106,8 +106,14 @@ type ResolvedEnv struct {
 }
 
 // SkippedKeys are the keys of one envFrom source (with its prefix) that
-// are no valid variable name, sorted: the kubelet skips them and reports
-// them in a Warning event of the pod (InvalidEnvironmentVariableNames).
+// are no valid variable name, sorted, reported in a Warning event of the
+// pod (InvalidEnvironmentVariableNames), as kubelets before Kubernetes
+// 1.30 did for names that were no C identifier. Since 1.34 a name is any
+// printable ASCII but '=' (RelaxedEnvironmentVariableValidation, GA): a
+// ConfigMap or Secret key ([-._a-zA-Z0-9]+) behind a prefix the API
+// server accepted always is one, and the kubelet no longer checks. Only a
+// key that escaped validation (an '=' Docker would split the variable at)
+// is still skipped here.
 type SkippedKeys struct {
 	Kind      string // manifests.KindConfigMap or KindSecret
 	Namespace string
@@ -293,7 +299,9 @@ func (r *envResolver) envFrom(ef manifests.EnvFromSource) {
 	var invalid []string
 	for _, k := range keys {
 		n := ef.Prefix + k
-		if len(validation.IsEnvVarName(n)) > 0 {
+		// The API server's rule for a variable's name since 1.34 (see
+		// SkippedKeys): "1st-key" and "log.level" are passed as they are.
+		if len(validation.IsRelaxedEnvVarName(n)) > 0 {
 			invalid = append(invalid, n)
 			continue
 		}

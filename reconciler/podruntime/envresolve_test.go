@@ -51,7 +51,7 @@ const secretValue = "s3cr3t-value"
 func newFakeConfig() *fakeConfig {
 	return &fakeConfig{
 		cms: map[string]*manifests.ConfigMap{
-			"default/app": {Metadata: manifests.ObjectMeta{Name: "app"}, Data: map[string]string{"mode": "fast", "level": "3", "bad key": "x", "1st": "y"},
+			"default/app": {Metadata: manifests.ObjectMeta{Name: "app"}, Data: map[string]string{"mode": "fast", "level": "3", "bad=key": "x", "1st": "y"},
 				BinaryData: map[string][]byte{"blob": []byte("bin")}},
 			"other/app": {Metadata: manifests.ObjectMeta{Name: "app", Namespace: "other"}, Data: map[string]string{"mode": "other-ns"}},
 		},
@@ -95,13 +95,15 @@ func TestResolveEnv(t *testing.T) {
 				{Name: "NS", ValueFrom: &manifests.EnvVarSource{FieldRef: &manifests.ObjectFieldSelector{FieldPath: "metadata.namespace"}}},
 			}},
 			want: "MODE=other-ns | NS=other"},
+		// "bad=key" is no ConfigMap key: only a ConfigMap that escaped
+		// validation has it, and Docker would split the variable at '='.
 		{name: "envFrom with prefix, invalid names skipped, binaryData left out, env overrides in place",
 			c: manifests.Container{
 				EnvFrom: []manifests.EnvFromSource{{ConfigMapRef: &manifests.ConfigMapEnvSource{Name: "app"}}, {Prefix: "DB_", SecretRef: &manifests.SecretEnvSource{Name: "db"}}},
 				Env:     []manifests.EnvVar{{Name: "mode", Value: "slow"}},
 			},
-			want:    "level=3 | mode=slow | DB_password=" + secretValue + " | DB_user=admin",
-			skipped: "Keys [1st, bad key] from the EnvFrom configMap default/app were skipped since they are considered invalid environment variable names."},
+			want:    "1st=y | level=3 | mode=slow | DB_password=" + secretValue + " | DB_user=admin",
+			skipped: "Keys [bad=key] from the EnvFrom configMap default/app were skipped since they are considered invalid environment variable names."},
 		{name: "optional references that are missing are skipped",
 			c: manifests.Container{
 				EnvFrom: []manifests.EnvFromSource{{ConfigMapRef: &manifests.ConfigMapEnvSource{Name: "nope", Optional: ptrBool(true)}},
