@@ -1074,3 +1074,44 @@ func boolInt(b bool) int {
 	}
 	return 0
 }
+
+// A Job applied again over its orphans names its pods as they were named,
+// and a name an orphan holds gives way to a generated one (orphanNames):
+// never to the name of a pod still being created, which a list does not
+// show yet. The Job's pod being created under the name that replaced an
+// orphan's, its parallelism raised: the second pod is created at once,
+// under a name of its own, as Kubernetes' generated names never meet.
+func TestJobOverItsOrphansNamesNoPodAfterOneBeingCreated(t *testing.T) {
+	tests := []struct {
+		name         string
+		before, then string
+		want         int
+	}{
+		{"parallelism raised from 1 to 2", "  parallelism: 1\n  completions: 4", "  parallelism: 2\n  completions: 4", 2},
+		{"parallelism raised from 1 to 3", "  parallelism: 1\n  completions: 4", "  parallelism: 3\n  completions: 4", 3},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			f := newFrame(t)
+			f.apply(jobYAML("batch", tt.before))
+			orphans := f.runPods(store.KindJob, "batch", 1)
+			key := f.orphanDelete(store.KindJob, "batch")
+			f.sync(key)
+			f.advance(time.Second)
+			h := newHeldCreatesFrom(t, f, 1)
+			f.apply(jobYAML("batch", tt.before))
+			f.syncOnly(key)
+			h.waitHeld(t, 1)
+			f.apply(jobYAML("batch", tt.then))
+			f.advance(time.Second)
+			f.syncOnly(key)
+			// Each create the sync asked for is held: wait for them.
+			h.waitHeld(t, tt.want)
+			h.open()
+			f.c.runtime.WaitCreates()
+			if n := len(f.owned(store.KindJob, "batch")); n != len(orphans)+tt.want {
+				t.Errorf("%d containers, want the orphan and %d pods of the Job", n, tt.want)
+			}
+		})
+	}
+}
