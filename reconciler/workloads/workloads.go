@@ -512,7 +512,13 @@ func (c *Controller) Reconcile(ctx context.Context, req reconcile.Request) (reco
 	// The tracker gets the pods as judged, before those the decision
 	// deletes are stopped (a Service stops routing to them first).
 	c.feedEndpoints(in, unitCts, pods, del)
-	creates, held := orphanNames(out.Create, seen.orphans, podNames, k.stableNames)
+	// A generated name must meet no pod of the owner's, those being
+	// created included: no list shows them yet (background.go).
+	owned := podNames
+	for _, cp := range res.Creating {
+		owned = append(owned[:len(owned):len(owned)], cp.Spec.Name)
+	}
+	creates, held := orphanNames(out.Create, seen.orphans, owned, k.stableNames)
 	for _, n := range held {
 		out.Events = append(out.Events, workload.Warning("FailedCreate",
 			"pod %s exists and is not controlled by %s %s (an orphan its selector does not match): delete it to let the pod be created", n, kind, name))
@@ -670,7 +676,8 @@ func (c *Controller) observe(all []dockerx.Container, kind, name, ns string, obj
 	return o
 }
 
-// orphanNames are the pods of creates whose names no orphan holds: pod
+// orphanNames are the pods of creates whose names no orphan holds (owned:
+// the names of the owner's pods, those being created included): pod
 // names are unique in a namespace, and Kubernetes' generated names never
 // meet an orphan's, where the controllers' derived ones here would (a Job
 // applied again over its orphans names its pods as they were named). A

@@ -1087,8 +1087,9 @@ func TestJobOverItsOrphansNamesNoPodAfterOneBeingCreated(t *testing.T) {
 		before, then string
 		want         int
 	}{
-		{"parallelism raised from 1 to 2", "  parallelism: 1\n  completions: 4", "  parallelism: 2\n  completions: 4", 2},
-		{"parallelism raised from 1 to 3", "  parallelism: 1\n  completions: 4", "  parallelism: 3\n  completions: 4", 3},
+		{"NonIndexed: its next name is the orphan's", "  parallelism: 1\n  completions: 4", "  parallelism: 2\n  completions: 4", 2},
+		{"Indexed: its next index's name is no orphan's", "  parallelism: 1\n  completions: 4\n  completionMode: Indexed",
+			"  parallelism: 2\n  completions: 4\n  completionMode: Indexed", 2},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
