@@ -298,3 +298,56 @@ func TestJobPodEventsQueueTheJobAsTheyChangeIt(t *testing.T) {
 		})
 	}
 }
+
+// A Job deleted while its pods are being created leaves nothing behind:
+// the creates not begun are not made, and what a create begun made is
+// removed once a list shows it, as the garbage collector deletes a pod
+// whose owner is gone; applied again meanwhile, the new Job's pods are
+// its own, none of the deleted one's counted as its.
+func TestJobDeletedWhileItsPodsAreBeingCreatedLeavesNoContainer(t *testing.T) {
+	tests := []struct {
+		name    string
+		reapply bool
+	}{
+		{"deleted", false},
+		{"deleted and applied again before a sync", true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			spec := "  completions: 3\n  parallelism: 3"
+			f, h, key := startHeldJob(t, "gone", spec, 1)
+			if _, err := f.st.DeleteObjects([]store.ObjectRef{{Kind: store.KindJob, Namespace: "default", Name: "gone"}}); err != nil {
+				t.Fatal(err)
+			}
+			if tt.reapply {
+				f.advance(time.Second)
+				f.apply(jobYAML("gone", spec))
+			}
+			f.advance(time.Second)
+			f.syncOnly(key)
+			h.open()
+			f.c.runtime.WaitCreates()
+			want := 0
+			if tt.reapply {
+				want = 3
+			}
+			mine := func() int {
+				n := 0
+				obj, err := f.st.LookupObject(store.ObjectRef{Kind: store.KindJob, Namespace: "default", Name: "gone"})
+				if err != nil {
+					t.Fatal(err)
+				}
+				for _, c := range f.owned(store.KindJob, "gone") {
+					if !obj.Deleted && c.Labels[dockerx.LabelOwnerUID] == obj.UID() && c.State == dockerx.StateRunning {
+						n++
+					}
+				}
+				return n
+			}
+			f.syncUntil(key, func() bool { return len(f.owned(store.KindJob, "gone")) == want && mine() == want })
+			if n, m := len(f.owned(store.KindJob, "gone")), mine(); n != want || m != want {
+				t.Errorf("%d containers, %d of them the live Job's running pods; want %d, all of them", n, m, want)
+			}
+		})
+	}
+}
