@@ -1116,3 +1116,73 @@ func TestJobOverItsOrphansNamesNoPodAfterOneBeingCreated(t *testing.T) {
 		})
 	}
 }
+
+// A ReplicaSet applied again over its orphans with another template adopts
+// those its selector matches and keeps them as they run: Kubernetes'
+// ReplicaSet controller never changes nor replaces a pod it has for its
+// template (a Deployment rolls by ReplicaSets), so no pod is created,
+// restarted or removed.
+func TestReplicaSetAdoptsOrphansOfAnotherTemplateUntouched(t *testing.T) {
+	tests := []struct {
+		name  string
+		again string
+	}{
+		{"same template", replicaSetWeb(2)},
+		{"an env var added", strings.Replace(replicaSetWeb(2), "        image: busybox\n", "        image: busybox\n        env: [{name: V, value: \"2\"}]\n", 1)},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			f := newFrame(t)
+			f.apply(replicaSetWeb(2))
+			pods := f.runPods(store.KindReplicaSet, "web", 2)
+			key := f.orphanDelete(store.KindReplicaSet, "web")
+			f.sync(key)
+			f.advance(time.Second)
+			f.d.ResetCalls()
+			f.apply(tt.again)
+			f.settle(key)
+			f.untouched(store.KindReplicaSet, "web", pods, "after the apply")
+			if n := f.d.WriteCalls(); n != 0 {
+				t.Errorf("%d Docker writes (%v) adopting the pods, want none", n, f.d.Calls())
+			}
+		})
+	}
+}
+
+// Pod names are unique in a namespace, object names per kind: a
+// ReplicaSet and a DaemonSet of one name (Kubernetes allows them) each
+// run their pods, as Kubernetes' random suffixes never meet. The derived
+// names here must not either, or the second create fails on the name
+// forever.
+func TestOwnersOfOneNameAndTwoKindsBothRunTheirPods(t *testing.T) {
+	ds := strings.ReplaceAll(agentYAML("1"), "agent", "web")
+	tests := []struct {
+		name  string
+		first string
+	}{
+		{"the ReplicaSet first", "rs"},
+		{"the DaemonSet first", "ds"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			f := newFrame(t)
+			order := []string{store.KindReplicaSet, store.KindDaemonSet}
+			if tt.first == "ds" {
+				order = []string{store.KindDaemonSet, store.KindReplicaSet}
+			}
+			f.apply(replicaSetWeb(1))
+			f.apply(ds)
+			for range 5 {
+				for _, k := range order {
+					f.sync(Key(k, "default", "web"))
+				}
+				f.advance(time.Second)
+			}
+			for _, k := range order {
+				if n := len(f.running(k, "web")); n != 1 {
+					t.Errorf("%s web runs %d pods, want 1", k, n)
+				}
+			}
+		})
+	}
+}
