@@ -1186,3 +1186,47 @@ func TestOwnersOfOneNameAndTwoKindsBothRunTheirPods(t *testing.T) {
 		})
 	}
 }
+
+// A standalone Pod's name is its identity: one another owner's pod holds
+// is not created under another name (it would be no pod of it, deleted
+// and made again at each sync) but fails with FailedCreate, as the API
+// server refuses a pod of a name that exists.
+func TestStandalonePodOfANameAnotherPodHoldsIsNotCreated(t *testing.T) {
+	tests := []struct {
+		name  string
+		syncs int
+	}{
+		{"one sync", 1},
+		{"five syncs", 5},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			f := newFrame(t)
+			f.mu.Lock()
+			f.now = time.Now() // the store hides events older than its TTL on read
+			f.mu.Unlock()
+			f.apply(replicaSetWeb(1))
+			f.sync(Key(store.KindReplicaSet, "default", "web"))
+			rs := f.running(store.KindReplicaSet, "web")
+			if len(rs) != 1 {
+				t.Fatalf("the ReplicaSet runs %d pods, want 1", len(rs))
+			}
+			pod, _ := dockerx.PodOfContainerName(instance, "default", rs[0].Name)
+			f.apply("apiVersion: v1\nkind: Pod\nmetadata: {name: " + pod + "}\nspec:\n  containers: [{name: c, image: busybox}]\n")
+			f.d.ResetCalls()
+			for range tt.syncs {
+				f.sync(Key(store.KindPod, "default", pod))
+				f.advance(time.Second)
+			}
+			if n := len(f.owned(store.KindPod, pod)); n != 0 {
+				t.Errorf("the Pod has %d containers, want none: its name is held", n)
+			}
+			if n := f.d.WriteCalls(); n != 0 {
+				t.Errorf("%d Docker writes (%v), want none", n, f.d.Calls())
+			}
+			if !f.hasEvent("FailedCreate", "pod "+pod+" exists") {
+				t.Error("no FailedCreate event says the name is held")
+			}
+		})
+	}
+}
