@@ -261,7 +261,7 @@ type PodStatus struct {
 // the object itself, named as it is.
 func PodKind() Kind {
 	tmpl := func(p *manifests.Pod) *manifests.PodTemplateSpec { t, _ := p.PodTemplate(); return t }
-	return For(manifests.KindPod, tmpl,
+	k := For(manifests.KindPod, tmpl,
 		func(env Env, p *manifests.Pod, prev PodStatus, pods []workload.ObservedPod) (Outcome, error) {
 			var out Outcome
 			st := prev
@@ -317,4 +317,7 @@ func PodKind() Kind {
 			out.Status = st
 			return out, nil
 		})
+	// Its pod's name is its own name: never another one (orphanNames).
+	k.stableNames = true
+	return k
 }

@@ -106,7 +106,8 @@ type Kind struct {
 	// its pods (a StatefulSet's claims), given its pods' names.
 	teardown func(env Env, obj any, pods []string) error
 	// stableNames: a pod's name is its identity (a StatefulSet's
-	// NAME-ORDINAL), never replaced by another (orphanNames).
+	// NAME-ORDINAL, a standalone Pod's name), never replaced by
+	// another (orphanNames).
 	stableNames bool
 	// background: the owner's missing pods of one container are created
 	// in the background (podruntime.SyncInput.CreateInBackground), and
