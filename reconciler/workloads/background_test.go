@@ -351,3 +351,74 @@ func TestJobDeletedWhileItsPodsAreBeingCreatedLeavesNoContainer(t *testing.T) {
 		})
 	}
 }
+
+// A pod whose background create succeeded but that no list ever shows
+// (its container removed before the Job's next list: Docker lost it) is
+// counted as being created only until that list: the Job then makes it
+// again, never waiting on it forever.
+func TestJobPodCreatedButNeverListedIsMadeAgain(t *testing.T) {
+	tests := []struct {
+		name string
+		spec string
+		want int
+	}{
+		{"NonIndexed", "  completions: 1", 1},
+		{"Indexed, parallelism 2", "  completions: 2\n  parallelism: 2\n  completionMode: Indexed", 2},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			f, h, key := startHeldJob(t, "lost", tt.spec, 1)
+			h.open()
+			f.c.runtime.WaitCreates()
+			for _, c := range f.owned(store.KindJob, "lost") {
+				if err := f.d.Remove(c.ID); err != nil {
+					t.Fatal(err)
+				}
+			}
+			f.syncUntil(key, func() bool { return len(f.running(store.KindJob, "lost")) == tt.want })
+			if n := len(f.running(store.KindJob, "lost")); n != tt.want {
+				t.Errorf("%d pods running after the created ones were lost, want %d made again", n, tt.want)
+			}
+			if st := f.jobStatus("lost"); st.Active != int32(tt.want) {
+				t.Errorf("status active %d, want %d", st.Active, tt.want)
+			}
+		})
+	}
+}
+
+// A Job never runs more pods than its completions, whatever finishes
+// while a pod is being created: the pod being created counts as one of
+// its active pods, so that a completion meanwhile makes no extra one.
+func TestJobRunsNoMorePodsThanCompletionsWhileOneIsBeingCreated(t *testing.T) {
+	tests := []struct {
+		name string
+		spec string
+	}{
+		{"NonIndexed", "  completions: 2\n  parallelism: 2"},
+		{"Indexed", "  completions: 2\n  parallelism: 2\n  completionMode: Indexed"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			// The first pod is made; the second is held.
+			f, h, key := startHeldJob(t, "few", tt.spec, 2)
+			if n := f.exitAll(store.KindJob, "few", 0); n != 1 {
+				t.Fatalf("%d pods exited, want the first one", n)
+			}
+			for range 3 {
+				f.advance(time.Second)
+				f.syncOnly(key)
+			}
+			h.open()
+			f.c.runtime.WaitCreates()
+			f.sync(key)
+			f.exitAll(store.KindJob, "few", 0)
+			f.syncUntil(key, func() bool { return hasCondition(f.jobStatus("few"), batchv1.JobComplete) })
+			if calls := f.d.Calls(); calls["create"] != 2 {
+				t.Errorf("%d creates, want 2: no more pods than completions", calls["create"])
+			}
+			if st := f.jobStatus("few"); st.Succeeded != 2 || !hasCondition(st, batchv1.JobComplete) {
+				t.Errorf("status succeeded %d complete %v, want 2, true", st.Succeeded, hasCondition(st, batchv1.JobComplete))
+			}
+		})
+	}
+}
