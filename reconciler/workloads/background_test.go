@@ -422,3 +422,93 @@ func TestJobRunsNoMorePodsThanCompletionsWhileOneIsBeingCreated(t *testing.T) {
 		})
 	}
 }
+
+// A Job deleted with --cascade=orphan while its pods are being created,
+// then applied again: what the deleted one made is left running, nobody's
+// (a create begun is the deleted Job's pod, as an API write would be), and
+// the new Job runs its own parallelism beside it under names of its own.
+func TestJobOrphanedWhileItsPodsAreBeingCreatedThenAppliedAgain(t *testing.T) {
+	tests := []struct {
+		name        string
+		syncBetween bool
+	}{
+		{"a sync of the tombstone between", true},
+		{"applied again before any sync", false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			spec := "  completions: 4\n  parallelism: 2"
+			f, h, key := startHeldJob(t, "orph", spec, 1)
+			f.orphanDelete(store.KindJob, "orph")
+			if tt.syncBetween {
+				f.advance(time.Second)
+				f.syncOnly(key)
+			}
+			f.advance(time.Second)
+			f.apply(jobYAML("orph", spec))
+			f.advance(time.Second)
+			f.syncOnly(key)
+			h.open()
+			f.c.runtime.WaitCreates()
+			obj, err := f.st.LookupObject(store.ObjectRef{Kind: store.KindJob, Namespace: "default", Name: "orph"})
+			if err != nil {
+				t.Fatal(err)
+			}
+			own := func() int {
+				n := 0
+				for _, c := range f.running(store.KindJob, "orph") {
+					if c.Labels[dockerx.LabelOwnerUID] == obj.UID() {
+						n++
+					}
+				}
+				return n
+			}
+			f.syncUntil(key, func() bool { return own() == 2 })
+			names := map[string]bool{}
+			for _, c := range f.owned(store.KindJob, "orph") {
+				if names[c.Name] {
+					t.Errorf("two containers named %s", c.Name)
+				}
+				names[c.Name] = true
+			}
+			if n := own(); n != 2 {
+				t.Errorf("the new Job runs %d pods, want its parallelism 2", n)
+			}
+			if st := f.jobStatus("orph"); st.Active != 2 {
+				t.Errorf("status active %d, want 2 (the orphans are not its)", st.Active)
+			}
+		})
+	}
+}
+
+// A Job whose parallelism is lowered while its pods are being created
+// ends with no more pods running than its new parallelism: the surplus
+// being created is not made or removed once listed.
+func TestJobParallelismLoweredWhileItsPodsAreBeingCreated(t *testing.T) {
+	tests := []struct {
+		name string
+		from string
+		to   string
+		want int
+	}{
+		{"NonIndexed 3 to 1", "  completions: 6\n  parallelism: 3", "  completions: 6\n  parallelism: 1", 1},
+		{"Indexed 3 to 1", "  completions: 6\n  parallelism: 3\n  completionMode: Indexed", "  completions: 6\n  parallelism: 1\n  completionMode: Indexed", 1},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			f, h, key := startHeldJob(t, "low", tt.from, 2)
+			f.apply(jobYAML("low", tt.to))
+			f.advance(time.Second)
+			f.syncOnly(key)
+			h.open()
+			f.c.runtime.WaitCreates()
+			f.syncUntil(key, func() bool { return len(f.owned(store.KindJob, "low")) == tt.want })
+			if n := len(f.running(store.KindJob, "low")); n != tt.want {
+				t.Errorf("%d pods running, want %d", n, tt.want)
+			}
+			if st := f.jobStatus("low"); st.Active != int32(tt.want) {
+				t.Errorf("status active %d, want %d", st.Active, tt.want)
+			}
+		})
+	}
+}
