@@ -512,3 +512,41 @@ func TestJobParallelismLoweredWhileItsPodsAreBeingCreated(t *testing.T) {
 		})
 	}
 }
+
+// A pod the Job deletes while it is being created (suspended, its
+// parallelism lowered) counts neither as succeeded nor as failed, however
+// it ends before its removal, as Kubernetes' Job controller takes the
+// tracking finalizer off the pods it deletes: only the pods it keeps
+// count.
+func TestJobPodDeletedWhileBeingCreatedCountsNeitherWay(t *testing.T) {
+	tests := []struct {
+		name string
+		then string
+		code int
+	}{
+		{"suspended, exits 0", "  completions: 2\n  parallelism: 2\n  suspend: true", 0},
+		{"suspended, exits 1", "  completions: 2\n  parallelism: 2\n  suspend: true", 1},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			f, h, key := startHeldJob(t, "cnt", "  completions: 2\n  parallelism: 2", 1)
+			f.apply(jobYAML("cnt", tt.then))
+			f.advance(time.Second)
+			f.syncOnly(key)
+			// Its removal waits: the pod made meanwhile ends first.
+			release := f.holdRemoves(true)
+			h.open()
+			f.c.runtime.WaitCreates()
+			f.exitAll(store.KindJob, "cnt", tt.code)
+			for range 3 {
+				f.advance(time.Second)
+				f.sync(key)
+			}
+			release()
+			f.syncUntil(key, func() bool { return len(f.owned(store.KindJob, "cnt")) == 0 })
+			if st := f.jobStatus("cnt"); st.Succeeded != 0 || st.Failed != 0 {
+				t.Errorf("status succeeded %d failed %d, want 0, 0: the pods were the Job's deletes", st.Succeeded, st.Failed)
+			}
+		})
+	}
+}
