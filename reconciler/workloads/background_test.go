@@ -213,19 +213,25 @@ func TestJobFailedWhileAPodIsBeingCreatedLeavesNothingRunning(t *testing.T) {
 	if st := f.jobStatus("doomed"); !hasCondition(st, batchv1.JobFailureTarget) {
 		t.Fatalf("status %+v after a pod failed with backoffLimit 0, want FailureTarget", st)
 	}
-	// No pod left to stop: the Job is Failed, and a finished Job's
-	// decision deletes nothing any more, so the pod still being created
-	// is removed as the delete it was given.
+	// The pod still being created was deleted: terminating until its
+	// create ends and it is removed, and the Job is Failed only then, as
+	// Kubernetes' Job controller adds the terminal condition once its
+	// terminating pods are gone.
 	f.advance(time.Second)
 	f.syncOnly(key)
-	if st := f.jobStatus("doomed"); !hasCondition(st, batchv1.JobFailed) {
-		t.Fatalf("status %+v once its pods were stopped, want Failed", st)
+	if st := f.jobStatus("doomed"); hasCondition(st, batchv1.JobFailed) || st.Terminating == nil || *st.Terminating != 1 {
+		t.Fatalf("status %+v while the deleted pod is being created, want it terminating, not Failed yet", st)
 	}
 	h.open()
 	f.c.runtime.WaitCreates()
-	f.syncUntil(key, func() bool { return len(f.running(store.KindJob, "doomed")) == 0 })
+	f.syncUntil(key, func() bool {
+		return len(f.owned(store.KindJob, "doomed")) == 1 && hasCondition(f.jobStatus("doomed"), batchv1.JobFailed)
+	})
 	if run := f.running(store.KindJob, "doomed"); len(run) > 0 {
 		t.Errorf("%d pods of the failed Job still run, want none: %+v", len(run), run)
+	}
+	if st := f.jobStatus("doomed"); !hasCondition(st, batchv1.JobFailed) {
+		t.Errorf("status %+v once the deleted pod is gone, want Failed", st)
 	}
 }
 
