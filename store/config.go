@@ -78,7 +78,8 @@ type ObjectRecord[T any] struct {
 	// OwnerUID) whose pods a deletion with --cascade=orphan left running
 	// ownerless (orphans.go): set on the tombstone of such a deletion,
 	// carried by the object applied again over it, which adopts those of
-	// them its selector matches. Absent on the kinds that own no pods.
+	// them its selector matches; cleared when its namespace is deleted
+	// (its pods go with it). Absent on the kinds that own no pods.
 	Orphaned []string `json:"orphaned,omitempty"`
 }
 
@@ -642,8 +643,23 @@ func (a *objectApply[T]) removeIn(s *Store, ns string, now time.Time, done map[O
 	}
 	for _, r := range recs {
 		ref := ObjectRef{Kind: a.k.kind, Namespace: ns, Name: a.k.meta(&r.Object).Name}
-		if !r.Deleted && !done[ref] {
-			a.written = append(a.written, tombstoneObject(a.k, r, now))
+		switch {
+		case done[ref]:
+		case !r.Deleted:
+			t := tombstoneObject(a.k, r, now)
+			// Kubernetes' namespace controller deletes every pod of
+			// the namespace, the ownerless ones included: no pod of
+			// the name is an orphan any more (orphans.go), all go.
+			t.Orphaned = nil
+			a.written = append(a.written, t)
+			done[ref] = true
+		case len(r.Orphaned) > 0:
+			// A tombstone whose pods an orphaning deletion left:
+			// they go with the namespace too. When it was deleted
+			// (Updated) stays.
+			t := *r
+			t.Orphaned = nil
+			a.written = append(a.written, &t)
 			done[ref] = true
 		}
 	}

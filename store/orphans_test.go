@@ -150,3 +150,59 @@ spec:
 		t.Errorf("the CronJob's tombstone lists orphaned pods %v: it owns none", cj.Orphaned)
 	}
 }
+
+// Deleting a namespace deletes every pod in it, as Kubernetes' namespace
+// controller deletes all its pods, those an orphaning deletion left
+// ownerless included: no pod of the name's incarnations is nobody's any
+// more, so that the controller removes them.
+func TestNamespaceDeletionTakesTheOrphansInIt(t *testing.T) {
+	tests := []struct {
+		name       string
+		applyAgain bool
+		labels     map[string]string
+	}{
+		{"the orphans of a tombstone", false, map[string]string{"app": "web"}},
+		{"an orphan the object applied again adopted", true, map[string]string{"app": "web"}},
+		{"an orphan the object applied again did not adopt", true, map[string]string{"app": "old"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			s := openTemp(t)
+			docs, err := manifests.Decode("s.yaml", []byte(orphansSetYAML))
+			if err != nil {
+				t.Fatal(err)
+			}
+			set := docs[0].StatefulSet
+			set.Metadata.Namespace = "team"
+			apply := func() {
+				t.Helper()
+				if _, err := s.Apply(Bundle{Namespaces: nss("team"), StatefulSets: []*manifests.StatefulSet{set}}, ApplyOptions{}); err != nil {
+					t.Fatal(err)
+				}
+			}
+			apply()
+			r := ObjectRef{Kind: KindStatefulSet, Namespace: "team", Name: "web"}
+			first, err := s.LookupObject(r)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, err := s.DeleteObjectsWith([]ObjectRef{r}, DeleteOptions{Orphan: true}); err != nil {
+				t.Fatal(err)
+			}
+			if tt.applyAgain {
+				time.Sleep(time.Millisecond) // another creation time, another uid
+				apply()
+			}
+			if _, err := s.DeleteObjects([]ObjectRef{{Kind: KindNamespace, Name: "team"}}); err != nil {
+				t.Fatal(err)
+			}
+			o, err := s.LookupObject(r)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := o.PodOwner(first.UID(), tt.labels); got == PodOrphan {
+				t.Errorf("after the namespace's deletion PodOwner = PodOrphan (left running), want the pod removed with its namespace")
+			}
+		})
+	}
+}

@@ -49,6 +49,10 @@ type bgCreate struct {
 type CreatingPod struct {
 	Spec   PodSpec
 	Status PodStatus
+	// Cancelled: its owner deleted it while it was being created
+	// (CancelCreates): not made, or removed once listed; the owner sees
+	// it terminating, as Kubernetes shows a deleted pod until it is gone.
+	Cancelled bool
 }
 
 // Listing is called by a sync just before it lists an owner's

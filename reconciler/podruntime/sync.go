@@ -171,9 +171,7 @@ func (r *Runtime) Sync(ctx context.Context, d SyncDocker, in SyncInput) (SyncRes
 		// Being created: the background's until a list shows it, kept
 		// whatever this pass wants (cancelled: removed once listed).
 		wanted[name] = true
-		if !bc.cancelled {
-			res.Creating = append(res.Creating, CreatingPod{Spec: bc.spec})
-		}
+		res.Creating = append(res.Creating, CreatingPod{Spec: bc.spec, Cancelled: bc.cancelled})
 	}
 	var errs []error
 	// The first create that fails stops the pass's creates, as

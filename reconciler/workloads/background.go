@@ -31,6 +31,9 @@ func withCreating(pods []workload.ObservedPod, creating []podruntime.CreatingPod
 			continue
 		}
 		p := workload.ObservedPod{Name: cp.Spec.Name, Status: cp.Status}
+		// One the decision deleted is terminating until it is gone
+		// (never made, or removed once listed).
+		p.Status.Terminating = cp.Cancelled
 		if t := cp.Spec.Template; t != nil {
 			p.Labels, p.Annotations = t.Metadata.Labels, t.Metadata.Annotations
 		}

@@ -213,19 +213,25 @@ func TestJobFailedWhileAPodIsBeingCreatedLeavesNothingRunning(t *testing.T) {
 	if st := f.jobStatus("doomed"); !hasCondition(st, batchv1.JobFailureTarget) {
 		t.Fatalf("status %+v after a pod failed with backoffLimit 0, want FailureTarget", st)
 	}
-	// No pod left to stop: the Job is Failed, and a finished Job's
-	// decision deletes nothing any more, so the pod still being created
-	// is removed as the delete it was given.
+	// The pod still being created was deleted: terminating until its
+	// create ends and it is removed, and the Job is Failed only then, as
+	// Kubernetes' Job controller adds the terminal condition once its
+	// terminating pods are gone.
 	f.advance(time.Second)
 	f.syncOnly(key)
-	if st := f.jobStatus("doomed"); !hasCondition(st, batchv1.JobFailed) {
-		t.Fatalf("status %+v once its pods were stopped, want Failed", st)
+	if st := f.jobStatus("doomed"); hasCondition(st, batchv1.JobFailed) || st.Terminating == nil || *st.Terminating != 1 {
+		t.Fatalf("status %+v while the deleted pod is being created, want it terminating, not Failed yet", st)
 	}
 	h.open()
 	f.c.runtime.WaitCreates()
-	f.syncUntil(key, func() bool { return len(f.running(store.KindJob, "doomed")) == 0 })
+	f.syncUntil(key, func() bool {
+		return len(f.owned(store.KindJob, "doomed")) == 1 && hasCondition(f.jobStatus("doomed"), batchv1.JobFailed)
+	})
 	if run := f.running(store.KindJob, "doomed"); len(run) > 0 {
 		t.Errorf("%d pods of the failed Job still run, want none: %+v", len(run), run)
+	}
+	if st := f.jobStatus("doomed"); !hasCondition(st, batchv1.JobFailed) {
+		t.Errorf("status %+v once the deleted pod is gone, want Failed", st)
 	}
 }
 
@@ -294,6 +300,258 @@ func TestJobPodEventsQueueTheJobAsTheyChangeIt(t *testing.T) {
 					t.Fatal("the Job was not queued after the batch period")
 				}
 				time.Sleep(10 * time.Millisecond)
+			}
+		})
+	}
+}
+
+// A Job deleted while its pods are being created leaves nothing behind:
+// the creates not begun are not made, and what a create begun made is
+// removed once a list shows it, as the garbage collector deletes a pod
+// whose owner is gone; applied again meanwhile, the new Job's pods are
+// its own, none of the deleted one's counted as its.
+func TestJobDeletedWhileItsPodsAreBeingCreatedLeavesNoContainer(t *testing.T) {
+	tests := []struct {
+		name    string
+		reapply bool
+	}{
+		{"deleted", false},
+		{"deleted and applied again before a sync", true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			spec := "  completions: 3\n  parallelism: 3"
+			f, h, key := startHeldJob(t, "gone", spec, 1)
+			if _, err := f.st.DeleteObjects([]store.ObjectRef{{Kind: store.KindJob, Namespace: "default", Name: "gone"}}); err != nil {
+				t.Fatal(err)
+			}
+			if tt.reapply {
+				f.advance(time.Second)
+				f.apply(jobYAML("gone", spec))
+			}
+			f.advance(time.Second)
+			f.syncOnly(key)
+			h.open()
+			f.c.runtime.WaitCreates()
+			want := 0
+			if tt.reapply {
+				want = 3
+			}
+			mine := func() int {
+				n := 0
+				obj, err := f.st.LookupObject(store.ObjectRef{Kind: store.KindJob, Namespace: "default", Name: "gone"})
+				if err != nil {
+					t.Fatal(err)
+				}
+				for _, c := range f.owned(store.KindJob, "gone") {
+					if !obj.Deleted && c.Labels[dockerx.LabelOwnerUID] == obj.UID() && c.State == dockerx.StateRunning {
+						n++
+					}
+				}
+				return n
+			}
+			f.syncUntil(key, func() bool { return len(f.owned(store.KindJob, "gone")) == want && mine() == want })
+			if n, m := len(f.owned(store.KindJob, "gone")), mine(); n != want || m != want {
+				t.Errorf("%d containers, %d of them the live Job's running pods; want %d, all of them", n, m, want)
+			}
+		})
+	}
+}
+
+// A pod whose background create succeeded but that no list ever shows
+// (its container removed before the Job's next list: Docker lost it) is
+// counted as being created only until that list: the Job then makes it
+// again, never waiting on it forever.
+func TestJobPodCreatedButNeverListedIsMadeAgain(t *testing.T) {
+	tests := []struct {
+		name string
+		spec string
+		want int
+	}{
+		{"NonIndexed", "  completions: 1", 1},
+		{"Indexed, parallelism 2", "  completions: 2\n  parallelism: 2\n  completionMode: Indexed", 2},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			f, h, key := startHeldJob(t, "lost", tt.spec, 1)
+			h.open()
+			f.c.runtime.WaitCreates()
+			for _, c := range f.owned(store.KindJob, "lost") {
+				if err := f.d.Remove(c.ID); err != nil {
+					t.Fatal(err)
+				}
+			}
+			f.syncUntil(key, func() bool { return len(f.running(store.KindJob, "lost")) == tt.want })
+			if n := len(f.running(store.KindJob, "lost")); n != tt.want {
+				t.Errorf("%d pods running after the created ones were lost, want %d made again", n, tt.want)
+			}
+			if st := f.jobStatus("lost"); st.Active != int32(tt.want) {
+				t.Errorf("status active %d, want %d", st.Active, tt.want)
+			}
+		})
+	}
+}
+
+// A Job never runs more pods than its completions, whatever finishes
+// while a pod is being created: the pod being created counts as one of
+// its active pods, so that a completion meanwhile makes no extra one.
+func TestJobRunsNoMorePodsThanCompletionsWhileOneIsBeingCreated(t *testing.T) {
+	tests := []struct {
+		name string
+		spec string
+	}{
+		{"NonIndexed", "  completions: 2\n  parallelism: 2"},
+		{"Indexed", "  completions: 2\n  parallelism: 2\n  completionMode: Indexed"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			// The first pod is made; the second is held.
+			f, h, key := startHeldJob(t, "few", tt.spec, 2)
+			if n := f.exitAll(store.KindJob, "few", 0); n != 1 {
+				t.Fatalf("%d pods exited, want the first one", n)
+			}
+			for range 3 {
+				f.advance(time.Second)
+				f.syncOnly(key)
+			}
+			h.open()
+			f.c.runtime.WaitCreates()
+			f.sync(key)
+			f.exitAll(store.KindJob, "few", 0)
+			f.syncUntil(key, func() bool { return hasCondition(f.jobStatus("few"), batchv1.JobComplete) })
+			if calls := f.d.Calls(); calls["create"] != 2 {
+				t.Errorf("%d creates, want 2: no more pods than completions", calls["create"])
+			}
+			if st := f.jobStatus("few"); st.Succeeded != 2 || !hasCondition(st, batchv1.JobComplete) {
+				t.Errorf("status succeeded %d complete %v, want 2, true", st.Succeeded, hasCondition(st, batchv1.JobComplete))
+			}
+		})
+	}
+}
+
+// A Job deleted with --cascade=orphan while its pods are being created,
+// then applied again: what the deleted one made is left running, nobody's
+// (a create begun is the deleted Job's pod, as an API write would be), and
+// the new Job runs its own parallelism beside it under names of its own.
+func TestJobOrphanedWhileItsPodsAreBeingCreatedThenAppliedAgain(t *testing.T) {
+	tests := []struct {
+		name        string
+		syncBetween bool
+	}{
+		{"a sync of the tombstone between", true},
+		{"applied again before any sync", false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			spec := "  completions: 4\n  parallelism: 2"
+			f, h, key := startHeldJob(t, "orph", spec, 1)
+			f.orphanDelete(store.KindJob, "orph")
+			if tt.syncBetween {
+				f.advance(time.Second)
+				f.syncOnly(key)
+			}
+			f.advance(time.Second)
+			f.apply(jobYAML("orph", spec))
+			f.advance(time.Second)
+			f.syncOnly(key)
+			h.open()
+			f.c.runtime.WaitCreates()
+			obj, err := f.st.LookupObject(store.ObjectRef{Kind: store.KindJob, Namespace: "default", Name: "orph"})
+			if err != nil {
+				t.Fatal(err)
+			}
+			own := func() int {
+				n := 0
+				for _, c := range f.running(store.KindJob, "orph") {
+					if c.Labels[dockerx.LabelOwnerUID] == obj.UID() {
+						n++
+					}
+				}
+				return n
+			}
+			f.syncUntil(key, func() bool { return own() == 2 })
+			names := map[string]bool{}
+			for _, c := range f.owned(store.KindJob, "orph") {
+				if names[c.Name] {
+					t.Errorf("two containers named %s", c.Name)
+				}
+				names[c.Name] = true
+			}
+			if n := own(); n != 2 {
+				t.Errorf("the new Job runs %d pods, want its parallelism 2", n)
+			}
+			if st := f.jobStatus("orph"); st.Active != 2 {
+				t.Errorf("status active %d, want 2 (the orphans are not its)", st.Active)
+			}
+		})
+	}
+}
+
+// A Job whose parallelism is lowered while its pods are being created
+// ends with no more pods running than its new parallelism: the surplus
+// being created is not made or removed once listed.
+func TestJobParallelismLoweredWhileItsPodsAreBeingCreated(t *testing.T) {
+	tests := []struct {
+		name string
+		from string
+		to   string
+		want int
+	}{
+		{"NonIndexed 3 to 1", "  completions: 6\n  parallelism: 3", "  completions: 6\n  parallelism: 1", 1},
+		{"Indexed 3 to 1", "  completions: 6\n  parallelism: 3\n  completionMode: Indexed", "  completions: 6\n  parallelism: 1\n  completionMode: Indexed", 1},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			f, h, key := startHeldJob(t, "low", tt.from, 2)
+			f.apply(jobYAML("low", tt.to))
+			f.advance(time.Second)
+			f.syncOnly(key)
+			h.open()
+			f.c.runtime.WaitCreates()
+			f.syncUntil(key, func() bool { return len(f.owned(store.KindJob, "low")) == tt.want })
+			if n := len(f.running(store.KindJob, "low")); n != tt.want {
+				t.Errorf("%d pods running, want %d", n, tt.want)
+			}
+			if st := f.jobStatus("low"); st.Active != int32(tt.want) {
+				t.Errorf("status active %d, want %d", st.Active, tt.want)
+			}
+		})
+	}
+}
+
+// A pod the Job deletes while it is being created (suspended, its
+// parallelism lowered) counts neither as succeeded nor as failed, however
+// it ends before its removal, as Kubernetes' Job controller takes the
+// tracking finalizer off the pods it deletes: only the pods it keeps
+// count.
+func TestJobPodDeletedWhileBeingCreatedCountsNeitherWay(t *testing.T) {
+	tests := []struct {
+		name string
+		then string
+		code int
+	}{
+		{"suspended, exits 0", "  completions: 2\n  parallelism: 2\n  suspend: true", 0},
+		{"suspended, exits 1", "  completions: 2\n  parallelism: 2\n  suspend: true", 1},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			f, h, key := startHeldJob(t, "cnt", "  completions: 2\n  parallelism: 2", 1)
+			f.apply(jobYAML("cnt", tt.then))
+			f.advance(time.Second)
+			f.syncOnly(key)
+			// Its removal waits: the pod made meanwhile ends first.
+			release := f.holdRemoves(true)
+			h.open()
+			f.c.runtime.WaitCreates()
+			f.exitAll(store.KindJob, "cnt", tt.code)
+			for range 3 {
+				f.advance(time.Second)
+				f.sync(key)
+			}
+			release()
+			f.syncUntil(key, func() bool { return len(f.owned(store.KindJob, "cnt")) == 0 })
+			if st := f.jobStatus("cnt"); st.Succeeded != 0 || st.Failed != 0 {
+				t.Errorf("status succeeded %d failed %d, want 0, 0: the pods were the Job's deletes", st.Succeeded, st.Failed)
 			}
 		})
 	}

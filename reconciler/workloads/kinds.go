@@ -66,9 +66,16 @@ func JobKind() Kind {
 			for _, id := range prev.Discarded {
 				discarded[id] = true
 			}
+			isDiscarded := func(p *workload.ObservedPod) bool {
+				// A pod deleted while it was being created was
+				// discarded under its name alone (no creation
+				// yet): the one its create made, terminating, is
+				// that pod.
+				return discarded[podID(p)] || p.Terminating() && discarded[podID(&workload.ObservedPod{Name: p.Name})]
+			}
 			var view []workload.ObservedPod
 			for i := range pods {
-				if !discarded[podID(&pods[i])] || pods[i].Active() {
+				if !isDiscarded(&pods[i]) || pods[i].Active() {
 					view = append(view, pods[i])
 				}
 			}
@@ -96,10 +103,11 @@ func JobKind() Kind {
 			remove := d.Delete
 			for _, p := range all {
 				id := podID(&p)
-				if discarded[id] || del[p.Name] {
+				gone := isDiscarded(&p)
+				if gone || del[p.Name] {
 					st.Discarded = append(st.Discarded, id)
 				}
-				if discarded[id] && !p.Active() && !del[p.Name] {
+				if gone && !p.Active() && !del[p.Name] {
 					// Still there (its removal failed): removed again,
 					// never restarted as a pod of the Job.
 					remove = append(remove, p.Name)
@@ -261,7 +269,7 @@ type PodStatus struct {
 // the object itself, named as it is.
 func PodKind() Kind {
 	tmpl := func(p *manifests.Pod) *manifests.PodTemplateSpec { t, _ := p.PodTemplate(); return t }
-	return For(manifests.KindPod, tmpl,
+	k := For(manifests.KindPod, tmpl,
 		func(env Env, p *manifests.Pod, prev PodStatus, pods []workload.ObservedPod) (Outcome, error) {
 			var out Outcome
 			st := prev
@@ -317,4 +325,7 @@ func PodKind() Kind {
 			out.Status = st
 			return out, nil
 		})
+	// Its pod's name is its own name: never another one (orphanNames).
+	k.stableNames = true
+	return k
 }

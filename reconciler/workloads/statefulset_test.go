@@ -646,3 +646,35 @@ spec:
 		})
 	}
 }
+
+// A StatefulSet deleted with --cascade=orphan leaves its claims whatever
+// its persistentVolumeClaimRetentionPolicy says, as the garbage collector
+// orphans every dependent (its claims lose their ownerReference): through
+// later syncs of its tombstone and a controller restart; the set applied
+// again adopts its pods on them.
+func TestStatefulSetOrphanedKeepsItsClaimsWhateverItsRetentionPolicy(t *testing.T) {
+	for _, tc := range []struct{ name, retention string }{
+		{"whenDeleted Delete", "  persistentVolumeClaimRetentionPolicy: {whenDeleted: Delete}"},
+		{"whenDeleted Delete, whenScaled Delete", "  persistentVolumeClaimRetentionPolicy: {whenDeleted: Delete, whenScaled: Delete}"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			f := newFrame(t)
+			f.apply(setYAML("2", "Parallel", tc.retention))
+			pods := f.runPods(store.KindStatefulSet, "db", 2)
+			claims := f.claims()
+			key := f.orphanDelete(store.KindStatefulSet, "db")
+			f.settle(key)
+			f.restart()
+			f.settle(key)
+			if got := f.claims(); !slices.Equal(got, claims) {
+				t.Errorf("claims %v after the orphaning delete, want %v kept", got, claims)
+			}
+			f.apply(setYAML("2", "Parallel", tc.retention))
+			f.settle(key)
+			f.untouched(store.KindStatefulSet, "db", pods, "after the apply")
+			if got := f.claims(); !slices.Equal(got, claims) {
+				t.Errorf("claims %v after the apply, want %v kept", got, claims)
+			}
+		})
+	}
+}

@@ -106,7 +106,8 @@ type Kind struct {
 	// its pods (a StatefulSet's claims), given its pods' names.
 	teardown func(env Env, obj any, pods []string) error
 	// stableNames: a pod's name is its identity (a StatefulSet's
-	// NAME-ORDINAL), never replaced by another (orphanNames).
+	// NAME-ORDINAL, a standalone Pod's name), never replaced by
+	// another (orphanNames).
 	stableNames bool
 	// background: the owner's missing pods of one container are created
 	// in the background (podruntime.SyncInput.CreateInBackground), and
@@ -544,10 +545,28 @@ func (c *Controller) Reconcile(ctx context.Context, req reconcile.Request) (reco
 	// The tracker gets the pods as judged, before those the decision
 	// deletes are stopped (a Service stops routing to them first).
 	c.feedEndpoints(in, unitCts, pods, del)
-	creates, held := orphanNames(out.Create, seen.orphans, podNames, k.stableNames)
+	// A generated name must meet no pod of the owner's, those being
+	// created included: no list shows them yet (background.go).
+	owned := podNames
+	for _, cp := range res.Creating {
+		owned = append(owned[:len(owned):len(owned)], cp.Spec.Name)
+	}
+	taken := seen.orphans
+	if len(out.Create) > 0 {
+		// Names are unique per namespace, not per kind: a pod of
+		// another owner (a DaemonSet's of the name of this
+		// ReplicaSet, whose names derive alike) holds its name as an
+		// orphan does.
+		taken = c.otherPods(all, kind, name, ns, seen.orphans)
+	}
+	creates, held := orphanNames(out.Create, taken, owned, k.stableNames)
 	for _, n := range held {
+		why := "a pod of another owner"
+		if seen.orphans[n] {
+			why = "an orphan its selector does not match"
+		}
 		out.Events = append(out.Events, workload.Warning("FailedCreate",
-			"pod %s exists and is not controlled by %s %s (an orphan its selector does not match): delete it to let the pod be created", n, kind, name))
+			"pod %s exists and is not controlled by %s %s (%s): delete it to let the pod be created", n, kind, name, why))
 	}
 	c.gate(creates, base)
 	wanted = append(wanted, creates...)
@@ -702,7 +721,31 @@ func (c *Controller) observe(all []dockerx.Container, kind, name, ns string, obj
 	return o
 }
 
-// orphanNames are the pods of creates whose names no orphan holds: pod
+// otherPods is orphans and the names of the pods of namespace ns that all
+// shows of any owner but kind/name: names its new pods must not take.
+func (c *Controller) otherPods(all []dockerx.Container, kind, name, ns string, orphans map[string]bool) map[string]bool {
+	out := maps.Clone(orphans)
+	nsName := ns
+	if nsName == "" {
+		nsName = manifests.DefaultNamespace
+	}
+	for _, ct := range all {
+		if ct.Labels[dockerx.LabelOwnerKind] == kind && ct.Labels[dockerx.LabelOwner] == name || dockerx.ParseNamespace(ct.Labels, ct.Name) != nsName {
+			continue
+		}
+		if pod, ok := dockerx.PodOfContainerName(c.cfg.Instance, ns, podBase(ct)); ok {
+			if out == nil {
+				out = map[string]bool{}
+			}
+			out[pod] = true
+		}
+	}
+	return out
+}
+
+// orphanNames are the pods of creates whose names no orphan (nor pod of
+// another owner: otherPods) holds (owned:
+// the names of the owner's pods, those being created included): pod
 // names are unique in a namespace, and Kubernetes' generated names never
 // meet an orphan's, where the controllers' derived ones here would (a Job
 // applied again over its orphans names its pods as they were named). A

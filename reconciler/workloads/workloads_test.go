@@ -1074,3 +1074,159 @@ func boolInt(b bool) int {
 	}
 	return 0
 }
+
+// A Job applied again over its orphans names its pods as they were named,
+// and a name an orphan holds gives way to a generated one (orphanNames):
+// never to the name of a pod still being created, which a list does not
+// show yet. The Job's pod being created under the name that replaced an
+// orphan's, its parallelism raised: the second pod is created at once,
+// under a name of its own, as Kubernetes' generated names never meet.
+func TestJobOverItsOrphansNamesNoPodAfterOneBeingCreated(t *testing.T) {
+	tests := []struct {
+		name         string
+		before, then string
+		want         int
+	}{
+		{"NonIndexed: its next name is the orphan's", "  parallelism: 1\n  completions: 4", "  parallelism: 2\n  completions: 4", 2},
+		{"Indexed: its next index's name is no orphan's", "  parallelism: 1\n  completions: 4\n  completionMode: Indexed",
+			"  parallelism: 2\n  completions: 4\n  completionMode: Indexed", 2},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			f := newFrame(t)
+			f.apply(jobYAML("batch", tt.before))
+			orphans := f.runPods(store.KindJob, "batch", 1)
+			key := f.orphanDelete(store.KindJob, "batch")
+			f.sync(key)
+			f.advance(time.Second)
+			h := newHeldCreatesFrom(t, f, 1)
+			f.apply(jobYAML("batch", tt.before))
+			f.syncOnly(key)
+			h.waitHeld(t, 1)
+			f.apply(jobYAML("batch", tt.then))
+			f.advance(time.Second)
+			f.syncOnly(key)
+			// Each create the sync asked for is held: wait for them.
+			h.waitHeld(t, tt.want)
+			h.open()
+			f.c.runtime.WaitCreates()
+			if n := len(f.owned(store.KindJob, "batch")); n != len(orphans)+tt.want {
+				t.Errorf("%d containers, want the orphan and %d pods of the Job", n, tt.want)
+			}
+		})
+	}
+}
+
+// A ReplicaSet applied again over its orphans with another template adopts
+// those its selector matches and keeps them as they run: Kubernetes'
+// ReplicaSet controller never changes nor replaces a pod it has for its
+// template (a Deployment rolls by ReplicaSets), so no pod is created,
+// restarted or removed.
+func TestReplicaSetAdoptsOrphansOfAnotherTemplateUntouched(t *testing.T) {
+	tests := []struct {
+		name  string
+		again string
+	}{
+		{"same template", replicaSetWeb(2)},
+		{"an env var added", strings.Replace(replicaSetWeb(2), "        image: busybox\n", "        image: busybox\n        env: [{name: V, value: \"2\"}]\n", 1)},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			f := newFrame(t)
+			f.apply(replicaSetWeb(2))
+			pods := f.runPods(store.KindReplicaSet, "web", 2)
+			key := f.orphanDelete(store.KindReplicaSet, "web")
+			f.sync(key)
+			f.advance(time.Second)
+			f.d.ResetCalls()
+			f.apply(tt.again)
+			f.settle(key)
+			f.untouched(store.KindReplicaSet, "web", pods, "after the apply")
+			if n := f.d.WriteCalls(); n != 0 {
+				t.Errorf("%d Docker writes (%v) adopting the pods, want none", n, f.d.Calls())
+			}
+		})
+	}
+}
+
+// Pod names are unique in a namespace, object names per kind: a
+// ReplicaSet and a DaemonSet of one name (Kubernetes allows them) each
+// run their pods, as Kubernetes' random suffixes never meet. The derived
+// names here must not either, or the second create fails on the name
+// forever.
+func TestOwnersOfOneNameAndTwoKindsBothRunTheirPods(t *testing.T) {
+	ds := strings.ReplaceAll(agentYAML("1"), "agent", "web")
+	tests := []struct {
+		name  string
+		first string
+	}{
+		{"the ReplicaSet first", "rs"},
+		{"the DaemonSet first", "ds"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			f := newFrame(t)
+			order := []string{store.KindReplicaSet, store.KindDaemonSet}
+			if tt.first == "ds" {
+				order = []string{store.KindDaemonSet, store.KindReplicaSet}
+			}
+			f.apply(replicaSetWeb(1))
+			f.apply(ds)
+			for range 5 {
+				for _, k := range order {
+					f.sync(Key(k, "default", "web"))
+				}
+				f.advance(time.Second)
+			}
+			for _, k := range order {
+				if n := len(f.running(k, "web")); n != 1 {
+					t.Errorf("%s web runs %d pods, want 1", k, n)
+				}
+			}
+		})
+	}
+}
+
+// A standalone Pod's name is its identity: one another owner's pod holds
+// is not created under another name (it would be no pod of it, deleted
+// and made again at each sync) but fails with FailedCreate, as the API
+// server refuses a pod of a name that exists.
+func TestStandalonePodOfANameAnotherPodHoldsIsNotCreated(t *testing.T) {
+	tests := []struct {
+		name  string
+		syncs int
+	}{
+		{"one sync", 1},
+		{"five syncs", 5},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			f := newFrame(t)
+			f.mu.Lock()
+			f.now = time.Now() // the store hides events older than its TTL on read
+			f.mu.Unlock()
+			f.apply(replicaSetWeb(1))
+			f.sync(Key(store.KindReplicaSet, "default", "web"))
+			rs := f.running(store.KindReplicaSet, "web")
+			if len(rs) != 1 {
+				t.Fatalf("the ReplicaSet runs %d pods, want 1", len(rs))
+			}
+			pod, _ := dockerx.PodOfContainerName(instance, "default", rs[0].Name)
+			f.apply("apiVersion: v1\nkind: Pod\nmetadata: {name: " + pod + "}\nspec:\n  containers: [{name: c, image: busybox}]\n")
+			f.d.ResetCalls()
+			for range tt.syncs {
+				f.sync(Key(store.KindPod, "default", pod))
+				f.advance(time.Second)
+			}
+			if n := len(f.owned(store.KindPod, pod)); n != 0 {
+				t.Errorf("the Pod has %d containers, want none: its name is held", n)
+			}
+			if n := f.d.WriteCalls(); n != 0 {
+				t.Errorf("%d Docker writes (%v), want none", n, f.d.Calls())
+			}
+			if !f.hasEvent("FailedCreate", "pod "+pod+" exists") {
+				t.Error("no FailedCreate event says the name is held")
+			}
+		})
+	}
+}
