@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"slices"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -385,16 +384,7 @@ spec:
 // identity and storage, whether it is being created or kept).
 func TestStatefulSetHolderPodsMembersAreCreatedOnceWithTheirClaimAndIdentity(t *testing.T) {
 	f := newFrame(t)
-	var mu sync.Mutex
-	creates := map[string]int{}
-	reqs := map[string]dockerx.CreateRequest{}
-	f.d.OnCreate = func(req dockerx.CreateRequest) error {
-		mu.Lock()
-		defer mu.Unlock()
-		creates[req.Name]++
-		reqs[req.Name] = req
-		return nil
-	}
+	created := f.recordCreates()
 	f.apply(holderSetYAML)
 	key := Key(store.KindStatefulSet, "default", "db")
 	for range 50 {
@@ -419,14 +409,12 @@ func TestStatefulSetHolderPodsMembersAreCreatedOnceWithTheirClaimAndIdentity(t *
 		f.sync(key)
 		f.advance(time.Second)
 	}
-	mu.Lock()
-	defer mu.Unlock()
 	members := map[string]bool{}
-	for name, n := range creates {
-		if n != 1 {
+	for name, reqs := range created() {
+		if n := len(reqs); n != 1 {
 			t.Errorf("container %s created %d times, want once", name, n)
 		}
-		req := reqs[name]
+		req := reqs[len(reqs)-1]
 		if req.Container == "" {
 			continue
 		}

@@ -263,16 +263,7 @@ func TestIndexedJobSetsCompletionIndexEnv(t *testing.T) {
 // then completes.
 func TestIndexedJobHolderPodsAppContainerHasItsIndex(t *testing.T) {
 	f := newFrame(t)
-	var mu sync.Mutex
-	creates := map[string]int{}
-	reqs := map[string]dockerx.CreateRequest{}
-	f.d.OnCreate = func(req dockerx.CreateRequest) error {
-		mu.Lock()
-		defer mu.Unlock()
-		creates[req.Name]++
-		reqs[req.Name] = req
-		return nil
-	}
+	created := f.recordCreates()
 	f.apply(`apiVersion: batch/v1
 kind: Job
 metadata: {name: idx}
@@ -306,14 +297,12 @@ spec:
 	if st := f.jobStatus("idx"); !hasCondition(st, batchv1.JobComplete) || st.Succeeded != 2 {
 		t.Fatalf("status %d succeeded, conditions %+v; want Complete with 2", st.Succeeded, st.Conditions)
 	}
-	mu.Lock()
-	defer mu.Unlock()
 	works := map[string]bool{}
-	for name, n := range creates {
-		if n != 1 {
+	for name, reqs := range created() {
+		if n := len(reqs); n != 1 {
 			t.Errorf("container %s created %d times, want once", name, n)
 		}
-		req := reqs[name]
+		req := reqs[len(reqs)-1]
 		if req.Container == "" {
 			continue
 		}
@@ -850,6 +839,29 @@ func TestJobReplacesPodsThatFinishedTogetherWithCreatesInFlightAtOnce(t *testing
 	}
 	if n := len(f.running(store.KindJob, "wave")); n != 3 {
 		t.Errorf("%d pods running after the sync, want the 3 replacements", n)
+	}
+}
+
+// recordCreates records the frame's container creates, each name's
+// requests in order; it is the fixture of the tests that a pod's members
+// are created once, from the pod's own spec.
+func (f *frame) recordCreates() (created func() map[string][]dockerx.CreateRequest) {
+	var mu sync.Mutex
+	reqs := map[string][]dockerx.CreateRequest{}
+	f.d.OnCreate = func(req dockerx.CreateRequest) error {
+		mu.Lock()
+		defer mu.Unlock()
+		reqs[req.Name] = append(reqs[req.Name], req)
+		return nil
+	}
+	return func() map[string][]dockerx.CreateRequest {
+		mu.Lock()
+		defer mu.Unlock()
+		out := make(map[string][]dockerx.CreateRequest, len(reqs))
+		for name, rs := range reqs {
+			out[name] = slices.Clone(rs)
+		}
+		return out
 	}
 }
 
