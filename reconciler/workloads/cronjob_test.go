@@ -57,16 +57,26 @@ func (f *frame) toNextMinute() {
 	f.mu.Unlock()
 }
 
-func TestCronJobCreatesAnOwnedJobAtTheDueMinuteAndForbidSkipsWhileActive(t *testing.T) {
-	f := newFrame(t)
-	f.apply(cronYAML("  concurrencyPolicy: Forbid"))
+// dueJob applies CronJob tick with the extra spec lines and syncs it at
+// its first due minute; it returns the CronJob's key and the one Job
+// that sync created.
+func (f *frame) dueJob(extra string) (key, job string) {
+	f.t.Helper()
+	f.apply(cronYAML(extra))
 	f.toNextMinute()
-	key := Key(store.KindCronJob, "default", "tick")
+	key = Key(store.KindCronJob, "default", "tick")
 	f.sync(key)
 	jobs := f.cronJobs()
 	if len(jobs) != 1 {
-		t.Fatalf("jobs %v, want one at the due minute", jobs)
+		f.t.Fatalf("jobs %v, want one at the due minute", jobs)
 	}
+	return key, jobs[0]
+}
+
+func TestCronJobCreatesAnOwnedJobAtTheDueMinuteAndForbidSkipsWhileActive(t *testing.T) {
+	f := newFrame(t)
+	key, job := f.dueJob("  concurrencyPolicy: Forbid")
+	jobs := []string{job}
 	// The frame runs the Job's pod; it is still active a minute later.
 	f.sync(Key(store.KindJob, "default", jobs[0]))
 	if n := len(f.running(store.KindJob, jobs[0])); n != 1 {
@@ -112,13 +122,7 @@ func TestCronJobDeletesFinishedJobsBeyondItsHistoryLimit(t *testing.T) {
 
 func TestDeletingACronJobDeletesItsJobs(t *testing.T) {
 	f := newFrame(t)
-	f.apply(cronYAML(""))
-	f.toNextMinute()
-	key := Key(store.KindCronJob, "default", "tick")
-	f.sync(key)
-	if len(f.cronJobs()) != 1 {
-		t.Fatalf("jobs %v, want one", f.cronJobs())
-	}
+	key, _ := f.dueJob("")
 	if _, err := f.st.DeleteObjects([]store.ObjectRef{{Kind: store.KindCronJob, Namespace: "default", Name: "tick"}}); err != nil {
 		t.Fatal(err)
 	}
@@ -130,14 +134,8 @@ func TestDeletingACronJobDeletesItsJobs(t *testing.T) {
 
 func TestCronJobAppliedAgainAfterDeleteAdoptsNoJobOfTheOldOne(t *testing.T) {
 	f := newFrame(t)
-	f.apply(cronYAML("  concurrencyPolicy: Forbid"))
-	f.toNextMinute()
-	key := Key(store.KindCronJob, "default", "tick")
-	f.sync(key)
-	old := f.cronJobs()
-	if len(old) != 1 {
-		t.Fatalf("jobs %v, want one at the due minute", old)
-	}
+	key, oldJob := f.dueJob("  concurrencyPolicy: Forbid")
+	old := []string{oldJob}
 	f.sync(Key(store.KindJob, "default", old[0]))
 	// Deleted and applied again before any sync saw the delete: the new
 	// CronJob (another uid) owns none of the old one's Jobs, which the
@@ -176,14 +174,8 @@ func TestCronJobAppliedAgainAfterDeleteAdoptsNoJobOfTheOldOne(t *testing.T) {
 // teardown deletes none of them.
 func TestOrphaningACronJobLeavesItsJobsAndTheirPods(t *testing.T) {
 	f := newFrame(t)
-	f.apply(cronYAML(""))
-	f.toNextMinute()
-	key := Key(store.KindCronJob, "default", "tick")
-	f.sync(key)
-	jobs := f.cronJobs()
-	if len(jobs) != 1 {
-		t.Fatalf("jobs %v, want one", jobs)
-	}
+	_, job := f.dueJob("")
+	jobs := []string{job}
 	pods := f.runPods(store.KindJob, jobs[0], 1)
 	f.settle(f.orphanDelete(store.KindCronJob, "tick"))
 	f.settle(Key(store.KindJob, "default", jobs[0]))
