@@ -80,6 +80,11 @@ type SyncResult struct {
 	// CreateErrors are the background creates and starts that failed,
 	// as this Sync took them in (each is reported once).
 	CreateErrors []error
+	// CreatedMembers says this Sync created a container of a holder
+	// pod (its holder, or its next init or app container): the list it
+	// was given does not show it, so a further Sync of the owner before
+	// the next list would create it again.
+	CreatedMembers bool
 }
 
 // syncMemory is the runtime's per-container memory (ContainerState) of

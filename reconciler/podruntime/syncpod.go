@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/dockctl/dockctl/dockerx"
@@ -111,6 +112,7 @@ func (r *Runtime) syncHolderPod(ctx context.Context, d SyncDocker, in SyncInput,
 		}
 	}
 	err := r.runPodOps(ctx, hd, in, hp, ops, states)
+	res.CreatedMembers = res.CreatedMembers || slices.ContainsFunc(ops, func(op Op) bool { return op.Kind == OpCreate })
 	return hp.status(in, states, notBefore, f.probes.ready), errors.Join(append(blocked, err)...)
 }
 

@@ -481,7 +481,6 @@ func (c *Controller) Reconcile(ctx context.Context, req reconcile.Request) (reco
 		return err
 	}
 	history := recordedHistory(obj)
-	holders := false
 	for i, p := range podNames {
 		if k.keep != nil {
 			if spec, ok := k.keep(obj.Object, readStatus, history, p, in.Observed[units[i].ct]); ok {
@@ -491,11 +490,6 @@ func (c *Controller) Reconcile(ctx context.Context, req reconcile.Request) (reco
 			}
 		}
 		in.Pods = append(in.Pods, keep(p))
-	}
-	for i := range in.Pods {
-		if t := in.Pods[i].Template; t != nil && manifests.NeedsHolder(&t.Spec) {
-			holders = true
-		}
 	}
 	c.gate(in.Pods, base)
 	// First pass: the pods the owner has, kept (restarted as their
@@ -570,11 +564,13 @@ func (c *Controller) Reconcile(ctx context.Context, req reconcile.Request) (reco
 	}
 	c.gate(creates, base)
 	wanted = append(wanted, creates...)
-	if holders {
-		// The first pass may have created a holder pod's next member
-		// (its app containers once its init containers exited): the
-		// second works on what Docker has now, or it would create that
-		// member again under a name already in use.
+	if res.CreatedMembers {
+		// The first pass created a holder pod's next member (its app
+		// containers once its init containers exited): the second
+		// works on what Docker has now, or it would create that member
+		// again under a name already in use. Otherwise the first list
+		// serves the second pass, as it does for owners without holder
+		// pods: the first created nothing the second could create again.
 		all, err := c.cfg.Docker.ListContainers(ctx, c.cfg.Instance)
 		if err != nil {
 			return reconcile.Result{}, fmt.Errorf("listing containers: %w", err)

@@ -326,6 +326,61 @@ spec:
 	}
 }
 
+// A holder pod's member a sync creates is listed by a second list before
+// the sync's second pass (or that pass would create it again); a sync
+// that creates none lists containers once, as for pods without a holder.
+func TestHolderPodOwnerSyncListsContainersAgainOnlyAfterCreatingAMember(t *testing.T) {
+	f := newFrame(t)
+	f.apply(`apiVersion: apps/v1
+kind: ReplicaSet
+metadata: {name: init}
+spec:
+  replicas: 1
+  selector:
+    matchLabels: {app: init}
+  template:
+    metadata:
+      labels: {app: init}
+    spec:
+      initContainers:
+      - {name: setup, image: busybox}
+      containers:
+      - {name: main, image: busybox}
+`)
+	key := Key(store.KindReplicaSet, "default", "init")
+	mainRuns := func() bool {
+		return slices.ContainsFunc(f.running(store.KindReplicaSet, "init"), func(c dockerx.Container) bool { return c.ContainerName == "main" })
+	}
+	for range 50 {
+		if mainRuns() {
+			break
+		}
+		f.sync(key)
+		for _, c := range f.running(store.KindReplicaSet, "init") {
+			if c.ContainerName == "setup" {
+				// The next sync creates main: it lists twice.
+				if err := f.d.Exit(c.ID, 0); err != nil {
+					t.Fatal(err)
+				}
+				f.d.ResetCalls()
+				f.sync(key)
+				if n := f.d.Calls()["list"]; n != 2 {
+					t.Errorf("the sync creating the pod's app container listed containers %d times, want 2", n)
+				}
+			}
+		}
+		f.advance(time.Second)
+	}
+	if !mainRuns() {
+		t.Fatal("the pod's app container never ran")
+	}
+	f.d.ResetCalls()
+	f.sync(key)
+	if n := f.d.Calls()["list"]; n != 1 {
+		t.Errorf("a steady sync listed containers %d times, want once", n)
+	}
+}
+
 func TestStandalonePodRunsOnceUnderNever(t *testing.T) {
 	f := newFrame(t)
 	f.apply(`apiVersion: v1
