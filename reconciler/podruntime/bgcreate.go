@@ -237,10 +237,10 @@ func (r *Runtime) createInBackground(ctx context.Context, d SyncDocker, in SyncI
 	return failed
 }
 
-// createContainer creates the container req asks for, as createPod does, without
-// touching the owner's memory of its containers (a Sync of the owner may
-// run meanwhile): its start is recorded when a Sync settles it. It
-// returns the container made.
+// createContainer creates the container req asks for and returns it,
+// without touching the owner's memory of its containers: createPod
+// records its start at once, a background create when a Sync settles it
+// (a Sync of the owner may run meanwhile).
 func createContainer(ctx context.Context, d SyncDocker, req dockerx.CreateRequest, now time.Time) (*dockerx.Container, error) {
 	id, err := d.CreateContainer(ctx, req)
 	if err != nil {

@@ -487,11 +487,10 @@ func (r *Runtime) createPod(ctx context.Context, d SyncDocker, in SyncInput, spe
 	if err != nil {
 		return nil, err
 	}
-	id, err := d.CreateContainer(ctx, req)
+	c, err := createContainer(ctx, d, req, in.Now)
 	if err != nil {
-		return nil, fmt.Errorf("create %s: %w", name, err)
+		return nil, err
 	}
-	c := &dockerx.Container{ID: id, Name: name, TemplateHash: req.TemplateHash, State: dockerx.StateCreated, Created: in.Now}
 	err = d.StartContainer(ctx, c.ID)
 	mu.Lock()
 	defer mu.Unlock()
