@@ -519,11 +519,8 @@ func (c *converter) services(s types.ServiceConfig, ctr *manifests.Container) []
 		}
 	}
 	for i, sp := range s.Ports {
-		proto := strings.ToUpper(sp.Protocol)
-		if proto == "" {
-			proto = manifests.ProtocolTCP
-		}
-		if proto != manifests.ProtocolTCP && proto != manifests.ProtocolUDP && proto != manifests.ProtocolSCTP {
+		proto, ok := protocolOf(sp.Protocol)
+		if !ok {
 			c.warn(s.Name, fmt.Sprintf("ports[%d]", i), "protocol %q not converted", sp.Protocol)
 			continue
 		}
@@ -703,7 +700,7 @@ func uniqueLabel(base string, taken map[string]bool) string {
 // its expose.
 func firstPort(s types.ServiceConfig) int32 {
 	for _, p := range s.Ports {
-		if p.Protocol == "" || strings.EqualFold(p.Protocol, "tcp") {
+		if proto, _ := protocolOf(p.Protocol); proto == manifests.ProtocolTCP {
 			return int32(p.Target)
 		}
 	}
@@ -721,17 +718,27 @@ func firstPort(s types.ServiceConfig) int32 {
 func exposed(e string) (p port, ok bool) {
 	num, proto, _ := strings.Cut(e, "/")
 	n, err := strconv.ParseInt(num, 10, 32)
-	if err != nil || n < 1 || n > 65535 {
+	if err != nil || len(validation.IsValidPortNum(int(n))) > 0 {
 		return port{}, false
 	}
-	switch proto = strings.ToUpper(proto); proto {
-	case "":
-		proto = manifests.ProtocolTCP
-	case manifests.ProtocolTCP, manifests.ProtocolUDP, manifests.ProtocolSCTP:
-	default:
+	proto, ok = protocolOf(proto)
+	if !ok {
 		return port{}, false
 	}
 	return port{target: int32(n), protocol: proto}, true
+}
+
+// protocolOf is a Compose port protocol (ports' protocol, expose's
+// /PROTOCOL) as a Kubernetes one: tcp by default, TCP, UDP or SCTP in
+// any case; ok is false for any other.
+func protocolOf(proto string) (string, bool) {
+	switch proto = strings.ToUpper(proto); proto {
+	case "":
+		return manifests.ProtocolTCP, true
+	case manifests.ProtocolTCP, manifests.ProtocolUDP, manifests.ProtocolSCTP:
+		return proto, true
+	}
+	return proto, false
 }
 
 // volumes maps the service's mounts: a named volume to its claim, a bind
