@@ -297,13 +297,13 @@ func (c *converter) security(s types.ServiceConfig, ctr *manifests.Container) {
 	set := false
 	if s.User != "" {
 		u, g, _ := strings.Cut(s.User, ":")
-		uid, ok := numericID(u)
+		uid, ok := numericID(u, validation.IsValidUserID)
 		if !ok {
 			c.warn(s.Name, "user", "%q not converted: a manifest names a numeric user from 0 to 2147483647 (runAsUser); use the uid", s.User)
 		} else {
 			sc.RunAsUser, set = ptr(uid), true
 			if g != "" {
-				gid, ok := numericID(g)
+				gid, ok := numericID(g, validation.IsValidGroupID)
 				if !ok {
 					c.warn(s.Name, "user", "group %q not converted: a manifest names a numeric group from 0 to 2147483647 (runAsGroup)", g)
 				} else {
@@ -326,10 +326,11 @@ func (c *converter) security(s types.ServiceConfig, ctr *manifests.Container) {
 	}
 }
 
-// numericID is a uid or gid as Kubernetes takes it: 0 to 2147483647.
-func numericID(s string) (int64, bool) {
-	n, err := strconv.ParseInt(s, 10, 32)
-	return n, err == nil && n >= 0
+// numericID is a uid or gid as Kubernetes takes it (valid:
+// validation.IsValidUserID or IsValidGroupID, 0 to 2147483647).
+func numericID(s string, valid func(int64) []string) (int64, bool) {
+	n, err := strconv.ParseInt(s, 10, 64)
+	return n, err == nil && len(valid(n)) == 0
 }
 
 func normalizeCaps(cs []string) []string {
@@ -583,10 +584,7 @@ func (c *converter) services(s types.ServiceConfig, ctr *manifests.Container) []
 	if len(ports) == 0 {
 		return targets
 	}
-	pubName := name + "-published"
-	if len(pubName) > 63 {
-		pubName = strings.TrimRight(name[:63-len("-published")], "-") + "-published"
-	}
+	pubName := withSuffix(name, "-published")
 	lb := &manifests.Service{APIVersion: manifests.CoreAPIVersion, Kind: manifests.KindService, Metadata: c.meta(pubName, s.Name),
 		Spec: manifests.ServiceSpec{Type: manifests.ServiceTypeLoadBalancer, Selector: c.selector(s.Name)}}
 	used := map[string]bool{}
@@ -686,14 +684,19 @@ func (c *converter) dependsOn(s types.ServiceConfig, ps *manifests.PodSpec) {
 // uniqueLabel is base as a DNS-1123 label (dns1123), with -2, -3, ...
 // where that is taken; the name returned is taken from then on.
 func uniqueLabel(base string, taken map[string]bool) string {
-	n := dns1123(base)
+	label := dns1123(base)
+	n := label
 	for i := 2; taken[n]; i++ {
-		suffix := "-" + strconv.Itoa(i)
-		n = dns1123(base)
-		n = strings.TrimRight(n[:min(len(n), 63-len(suffix))], "-") + suffix
+		n = withSuffix(label, "-"+strconv.Itoa(i))
 	}
 	taken[n] = true
 	return n
+}
+
+// withSuffix is label+suffix, label shortened (and any '-' it then ends
+// with trimmed) so that the whole is a DNS-1123 label of at most 63.
+func withSuffix(label, suffix string) string {
+	return strings.TrimRight(label[:min(len(label), 63-len(suffix))], "-") + suffix
 }
 
 // firstPort is the first TCP target port of a service's ports, then of
