@@ -520,9 +520,10 @@ func (c *converter) services(s types.ServiceConfig, ctr *manifests.Container) []
 		}
 	}
 	for i, sp := range s.Ports {
+		at := fmt.Sprintf("ports[%d]", i)
 		proto, ok := protocolOf(sp.Protocol)
 		if !ok {
-			c.warn(s.Name, fmt.Sprintf("ports[%d]", i), "protocol %q not converted", sp.Protocol)
+			c.warn(s.Name, at, "protocol %q not converted", sp.Protocol)
 			continue
 		}
 		p := port{target: int32(sp.Target), protocol: proto, index: i}
@@ -531,7 +532,7 @@ func (c *converter) services(s types.ServiceConfig, ctr *manifests.Container) []
 			// ("Published ports are discarded when using host network
 			// mode"): the container binds the host's ports itself, and
 			// a LoadBalancer's proxy on them would take them first.
-			c.warn(s.Name, fmt.Sprintf("ports[%d]", i), "not published: in the host's network (network_mode: host) the container's port %d is the host's, as Docker discards published ports", p.target)
+			c.warn(s.Name, at, "not published: in the host's network (network_mode: host) the container's port %d is the host's, as Docker discards published ports", p.target)
 			addTarget(p)
 			continue
 		}
@@ -540,27 +541,27 @@ func (c *converter) services(s types.ServiceConfig, ctr *manifests.Container) []
 			// Docker picks a free host port; a LoadBalancer port is
 			// fixed, so it is the container's, as kompose makes it.
 			p.published = p.target
-			c.warn(s.Name, fmt.Sprintf("ports[%d]", i), "no published port (Docker would pick one): published on %d", p.target)
+			c.warn(s.Name, at, "no published port (Docker would pick one): published on %d", p.target)
 		default:
 			first, _, isRange := strings.Cut(pub, "-")
 			n, err := strconv.ParseInt(first, 10, 32)
 			if err != nil {
-				c.warn(s.Name, fmt.Sprintf("ports[%d]", i), "published %q not converted", pub)
+				c.warn(s.Name, at, "published %q not converted", pub)
 				continue
 			}
 			if isRange {
-				c.warn(s.Name, fmt.Sprintf("ports[%d]", i), "published range %q: only %d is published", pub, n)
+				c.warn(s.Name, at, "published range %q: only %d is published", pub, n)
 			}
 			p.published = int32(n)
 		}
 		if sp.HostIP != "" && sp.HostIP != "0.0.0.0" && sp.HostIP != "::" {
-			c.warn(s.Name, fmt.Sprintf("ports[%d]", i), "host_ip %s not converted: a LoadBalancer Service is published on the controller's --service-address", sp.HostIP)
+			c.warn(s.Name, at, "host_ip %s not converted: a LoadBalancer Service is published on the controller's --service-address", sp.HostIP)
 		}
 		if sp.Name != "" || sp.AppProtocol != "" {
-			c.warn(s.Name, fmt.Sprintf("ports[%d]", i), "name %q and app_protocol %q not converted: the Services' port names are PROTO-PORT", sp.Name, sp.AppProtocol)
+			c.warn(s.Name, at, "name %q and app_protocol %q not converted: the Services' port names are PROTO-PORT", sp.Name, sp.AppProtocol)
 		}
 		if sp.Mode == "host" {
-			c.warn(s.Name, fmt.Sprintf("ports[%d]", i), "mode host not converted: published through the Service's proxy")
+			c.warn(s.Name, at, "mode host not converted: published through the Service's proxy")
 		}
 		ports = append(ports, p)
 		addTarget(port{target: p.target, protocol: p.protocol})
