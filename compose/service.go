@@ -523,7 +523,7 @@ func (c *converter) services(s types.ServiceConfig, ctr *manifests.Container) []
 		at := fmt.Sprintf("ports[%d]", i)
 		proto, ok := protocolOf(sp.Protocol)
 		if !ok {
-			c.warn(s.Name, at, "protocol %q not converted", sp.Protocol)
+			c.warn(s.Name, at, "protocol %q not converted: dockctl serves TCP and UDP only", sp.Protocol)
 			continue
 		}
 		p := port{target: int32(sp.Target), protocol: proto, index: i}
@@ -569,7 +569,7 @@ func (c *converter) services(s types.ServiceConfig, ctr *manifests.Container) []
 	for i, e := range s.Expose {
 		p, ok := exposed(e)
 		if !ok {
-			c.warn(s.Name, fmt.Sprintf("expose[%d]", i), "%q not converted (a range, not a port number from 1 to 65535, or a protocol other than tcp, udp and sctp)", e)
+			c.warn(s.Name, fmt.Sprintf("expose[%d]", i), "%q not converted (a range, not a port number from 1 to 65535, or a protocol other than tcp and udp: dockctl serves no other)", e)
 			continue
 		}
 		addTarget(p)
@@ -717,8 +717,8 @@ func firstPort(s types.ServiceConfig) int32 {
 }
 
 // exposed parses an expose entry, "PORT[/PROTOCOL]" (tcp by default), as
-// a port Kubernetes accepts: a number from 1 to 65535 and TCP, UDP or
-// SCTP; ok is false for anything else (a range among them).
+// a port dockctl accepts: a number from 1 to 65535 and TCP or UDP
+// (protocolOf); ok is false for anything else (a range among them).
 func exposed(e string) (p port, ok bool) {
 	num, proto, _ := strings.Cut(e, "/")
 	n, err := strconv.ParseInt(num, 10, 32)
@@ -733,13 +733,16 @@ func exposed(e string) (p port, ok bool) {
 }
 
 // protocolOf is a Compose port protocol (ports' protocol, expose's
-// /PROTOCOL) as a Kubernetes one: tcp by default, TCP, UDP or SCTP in
-// any case; ok is false for any other.
+// /PROTOCOL) as a Kubernetes one: tcp by default, TCP or UDP in any case;
+// ok is false for any other. SCTP is valid on a cluster, but dockctl's
+// validation refuses it on a container port and a Service port (its
+// Service proxy serves TCP and UDP only): the whole converted set would
+// be refused by apply.
 func protocolOf(proto string) (string, bool) {
 	switch proto = strings.ToUpper(proto); proto {
 	case "":
 		return manifests.ProtocolTCP, true
-	case manifests.ProtocolTCP, manifests.ProtocolUDP, manifests.ProtocolSCTP:
+	case manifests.ProtocolTCP, manifests.ProtocolUDP:
 		return proto, true
 	}
 	return proto, false
