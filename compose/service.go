@@ -537,9 +537,11 @@ func (c *converter) services(s types.ServiceConfig, ctr *manifests.Container) []
 			continue
 		}
 		switch pub := sp.Published; {
-		case pub == "":
-			// Docker picks a free host port; a LoadBalancer port is
-			// fixed, so it is the container's, as kompose makes it.
+		case pub == "" || pub == "0":
+			// Docker picks a free host port (for 0 too, as docker run
+			// -p 0:80); a LoadBalancer port is fixed, and 0 is none
+			// Kubernetes takes, so it is the container's, as kompose
+			// makes it.
 			p.published = p.target
 			c.warn(s.Name, at, "no published port (Docker would pick one): published on %d", p.target)
 		default:

@@ -83,6 +83,21 @@ func TestSCTPPortsAreWarned(t *testing.T) {
 	}
 }
 
+// A published port 0 is Docker's "pick a free one", as an absent one is:
+// the LoadBalancer port is the container's, warned, never a port 0 that
+// apply refuses.
+func TestPublishedPortZeroIsPublishedOnTheContainersPort(t *testing.T) {
+	for _, tt := range []struct{ name, ports string }{
+		{"absent", "[\"80\"]"},
+		{"zero", "[\"0:80\"]"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			res := convertAccepted(t, "name: n\nservices:\n  web:\n    image: a\n    ports: "+tt.ports+"\n")
+			warned(t, res, "web", "ports[0]", "no published port (Docker would pick one): published on 80")
+		})
+	}
+}
+
 // Two services whose objects would share a name are refused, not merged.
 func TestServiceNameCollisionsAreRefused(t *testing.T) {
 	for _, tt := range []struct{ name, text string }{
