@@ -297,13 +297,13 @@ func (c *converter) security(s types.ServiceConfig, ctr *manifests.Container) {
 	set := false
 	if s.User != "" {
 		u, g, _ := strings.Cut(s.User, ":")
-		uid, ok := numericID(u)
+		uid, ok := numericID(u, validation.IsValidUserID)
 		if !ok {
 			c.warn(s.Name, "user", "%q not converted: a manifest names a numeric user from 0 to 2147483647 (runAsUser); use the uid", s.User)
 		} else {
 			sc.RunAsUser, set = ptr(uid), true
 			if g != "" {
-				gid, ok := numericID(g)
+				gid, ok := numericID(g, validation.IsValidGroupID)
 				if !ok {
 					c.warn(s.Name, "user", "group %q not converted: a manifest names a numeric group from 0 to 2147483647 (runAsGroup)", g)
 				} else {
@@ -326,10 +326,11 @@ func (c *converter) security(s types.ServiceConfig, ctr *manifests.Container) {
 	}
 }
 
-// numericID is a uid or gid as Kubernetes takes it: 0 to 2147483647.
-func numericID(s string) (int64, bool) {
-	n, err := strconv.ParseInt(s, 10, 32)
-	return n, err == nil && n >= 0
+// numericID is a uid or gid as Kubernetes takes it (valid:
+// validation.IsValidUserID or IsValidGroupID, 0 to 2147483647).
+func numericID(s string, valid func(int64) []string) (int64, bool) {
+	n, err := strconv.ParseInt(s, 10, 64)
+	return n, err == nil && len(valid(n)) == 0
 }
 
 func normalizeCaps(cs []string) []string {
@@ -519,12 +520,10 @@ func (c *converter) services(s types.ServiceConfig, ctr *manifests.Container) []
 		}
 	}
 	for i, sp := range s.Ports {
-		proto := strings.ToUpper(sp.Protocol)
-		if proto == "" {
-			proto = manifests.ProtocolTCP
-		}
-		if proto != manifests.ProtocolTCP && proto != manifests.ProtocolUDP && proto != manifests.ProtocolSCTP {
-			c.warn(s.Name, fmt.Sprintf("ports[%d]", i), "protocol %q not converted", sp.Protocol)
+		at := fmt.Sprintf("ports[%d]", i)
+		proto, ok := protocolOf(sp.Protocol)
+		if !ok {
+			c.warn(s.Name, at, "protocol %q not converted: dockctl serves TCP and UDP only", sp.Protocol)
 			continue
 		}
 		p := port{target: int32(sp.Target), protocol: proto, index: i}
@@ -533,36 +532,38 @@ func (c *converter) services(s types.ServiceConfig, ctr *manifests.Container) []
 			// ("Published ports are discarded when using host network
 			// mode"): the container binds the host's ports itself, and
 			// a LoadBalancer's proxy on them would take them first.
-			c.warn(s.Name, fmt.Sprintf("ports[%d]", i), "not published: in the host's network (network_mode: host) the container's port %d is the host's, as Docker discards published ports", p.target)
+			c.warn(s.Name, at, "not published: in the host's network (network_mode: host) the container's port %d is the host's, as Docker discards published ports", p.target)
 			addTarget(p)
 			continue
 		}
 		switch pub := sp.Published; {
-		case pub == "":
-			// Docker picks a free host port; a LoadBalancer port is
-			// fixed, so it is the container's, as kompose makes it.
+		case pub == "" || pub == "0":
+			// Docker picks a free host port (for 0 too, as docker run
+			// -p 0:80); a LoadBalancer port is fixed, and 0 is none
+			// Kubernetes takes, so it is the container's, as kompose
+			// makes it.
 			p.published = p.target
-			c.warn(s.Name, fmt.Sprintf("ports[%d]", i), "no published port (Docker would pick one): published on %d", p.target)
+			c.warn(s.Name, at, "no published port (Docker would pick one): published on %d", p.target)
 		default:
 			first, _, isRange := strings.Cut(pub, "-")
 			n, err := strconv.ParseInt(first, 10, 32)
 			if err != nil {
-				c.warn(s.Name, fmt.Sprintf("ports[%d]", i), "published %q not converted", pub)
+				c.warn(s.Name, at, "published %q not converted", pub)
 				continue
 			}
 			if isRange {
-				c.warn(s.Name, fmt.Sprintf("ports[%d]", i), "published range %q: only %d is published", pub, n)
+				c.warn(s.Name, at, "published range %q: only %d is published", pub, n)
 			}
 			p.published = int32(n)
 		}
 		if sp.HostIP != "" && sp.HostIP != "0.0.0.0" && sp.HostIP != "::" {
-			c.warn(s.Name, fmt.Sprintf("ports[%d]", i), "host_ip %s not converted: a LoadBalancer Service is published on the controller's --service-address", sp.HostIP)
+			c.warn(s.Name, at, "host_ip %s not converted: a LoadBalancer Service is published on the controller's --service-address", sp.HostIP)
 		}
 		if sp.Name != "" || sp.AppProtocol != "" {
-			c.warn(s.Name, fmt.Sprintf("ports[%d]", i), "name %q and app_protocol %q not converted: the Services' port names are PROTO-PORT", sp.Name, sp.AppProtocol)
+			c.warn(s.Name, at, "name %q and app_protocol %q not converted: the Services' port names are PROTO-PORT", sp.Name, sp.AppProtocol)
 		}
 		if sp.Mode == "host" {
-			c.warn(s.Name, fmt.Sprintf("ports[%d]", i), "mode host not converted: published through the Service's proxy")
+			c.warn(s.Name, at, "mode host not converted: published through the Service's proxy")
 		}
 		ports = append(ports, p)
 		addTarget(port{target: p.target, protocol: p.protocol})
@@ -570,7 +571,7 @@ func (c *converter) services(s types.ServiceConfig, ctr *manifests.Container) []
 	for i, e := range s.Expose {
 		p, ok := exposed(e)
 		if !ok {
-			c.warn(s.Name, fmt.Sprintf("expose[%d]", i), "%q not converted (a range, not a port number from 1 to 65535, or a protocol other than tcp, udp and sctp)", e)
+			c.warn(s.Name, fmt.Sprintf("expose[%d]", i), "%q not converted (a range, not a port number from 1 to 65535, or a protocol other than tcp and udp: dockctl serves no other)", e)
 			continue
 		}
 		addTarget(p)
@@ -586,10 +587,7 @@ func (c *converter) services(s types.ServiceConfig, ctr *manifests.Container) []
 	if len(ports) == 0 {
 		return targets
 	}
-	pubName := name + "-published"
-	if len(pubName) > 63 {
-		pubName = strings.TrimRight(name[:63-len("-published")], "-") + "-published"
-	}
+	pubName := withSuffix(name, "-published")
 	lb := &manifests.Service{APIVersion: manifests.CoreAPIVersion, Kind: manifests.KindService, Metadata: c.meta(pubName, s.Name),
 		Spec: manifests.ServiceSpec{Type: manifests.ServiceTypeLoadBalancer, Selector: c.selector(s.Name)}}
 	used := map[string]bool{}
@@ -689,21 +687,26 @@ func (c *converter) dependsOn(s types.ServiceConfig, ps *manifests.PodSpec) {
 // uniqueLabel is base as a DNS-1123 label (dns1123), with -2, -3, ...
 // where that is taken; the name returned is taken from then on.
 func uniqueLabel(base string, taken map[string]bool) string {
-	n := dns1123(base)
+	label := dns1123(base)
+	n := label
 	for i := 2; taken[n]; i++ {
-		suffix := "-" + strconv.Itoa(i)
-		n = dns1123(base)
-		n = strings.TrimRight(n[:min(len(n), 63-len(suffix))], "-") + suffix
+		n = withSuffix(label, "-"+strconv.Itoa(i))
 	}
 	taken[n] = true
 	return n
+}
+
+// withSuffix is label+suffix, label shortened (and any '-' it then ends
+// with trimmed) so that the whole is a DNS-1123 label of at most 63.
+func withSuffix(label, suffix string) string {
+	return strings.TrimRight(label[:min(len(label), 63-len(suffix))], "-") + suffix
 }
 
 // firstPort is the first TCP target port of a service's ports, then of
 // its expose.
 func firstPort(s types.ServiceConfig) int32 {
 	for _, p := range s.Ports {
-		if p.Protocol == "" || strings.EqualFold(p.Protocol, "tcp") {
+		if proto, _ := protocolOf(p.Protocol); proto == manifests.ProtocolTCP {
 			return int32(p.Target)
 		}
 	}
@@ -716,22 +719,35 @@ func firstPort(s types.ServiceConfig) int32 {
 }
 
 // exposed parses an expose entry, "PORT[/PROTOCOL]" (tcp by default), as
-// a port Kubernetes accepts: a number from 1 to 65535 and TCP, UDP or
-// SCTP; ok is false for anything else (a range among them).
+// a port dockctl accepts: a number from 1 to 65535 and TCP or UDP
+// (protocolOf); ok is false for anything else (a range among them).
 func exposed(e string) (p port, ok bool) {
 	num, proto, _ := strings.Cut(e, "/")
 	n, err := strconv.ParseInt(num, 10, 32)
-	if err != nil || n < 1 || n > 65535 {
+	if err != nil || len(validation.IsValidPortNum(int(n))) > 0 {
 		return port{}, false
 	}
-	switch proto = strings.ToUpper(proto); proto {
-	case "":
-		proto = manifests.ProtocolTCP
-	case manifests.ProtocolTCP, manifests.ProtocolUDP, manifests.ProtocolSCTP:
-	default:
+	proto, ok = protocolOf(proto)
+	if !ok {
 		return port{}, false
 	}
 	return port{target: int32(n), protocol: proto}, true
+}
+
+// protocolOf is a Compose port protocol (ports' protocol, expose's
+// /PROTOCOL) as a Kubernetes one: tcp by default, TCP or UDP in any case;
+// ok is false for any other. SCTP is valid on a cluster, but dockctl's
+// validation refuses it on a container port and a Service port (its
+// Service proxy serves TCP and UDP only): the whole converted set would
+// be refused by apply.
+func protocolOf(proto string) (string, bool) {
+	switch proto = strings.ToUpper(proto); proto {
+	case "":
+		return manifests.ProtocolTCP, true
+	case manifests.ProtocolTCP, manifests.ProtocolUDP:
+		return proto, true
+	}
+	return proto, false
 }
 
 // volumes maps the service's mounts: a named volume to its claim, a bind

@@ -33,9 +33,9 @@ func writeFile(t *testing.T, path string, data []byte) {
 	}
 }
 
-// Every converted Service has ports Kubernetes accepts: protocol TCP, UDP
-// or SCTP and numbers in 1..65535; otherwise the conversion warns and
-// drops the port, or fails.
+// Every converted Service has ports dockctl accepts: protocol TCP or UDP
+// (its Service proxy serves no SCTP) and numbers in 1..65535; otherwise
+// the conversion warns and drops the port, or fails.
 func TestConvertedServicePortsAreValid(t *testing.T) {
 	for _, tt := range []struct{ name, text string }{
 		{"expose with unknown protocol", "name: n\nservices:\n  web:\n    image: a\n    expose: [\"80/foo\"]\n"},
@@ -53,7 +53,7 @@ func TestConvertedServicePortsAreValid(t *testing.T) {
 					continue
 				}
 				for _, p := range svc.Spec.Ports {
-					if p.Protocol != "TCP" && p.Protocol != "UDP" && p.Protocol != "SCTP" {
+					if p.Protocol != "TCP" && p.Protocol != "UDP" {
 						t.Errorf("Service %s port %s: protocol %q", o.Name, p.Name, p.Protocol)
 					}
 					if p.Port < 1 || p.Port > 65535 {
@@ -64,6 +64,36 @@ func TestConvertedServicePortsAreValid(t *testing.T) {
 					}
 				}
 			}
+		})
+	}
+}
+
+// An SCTP port, valid on a cluster, is one dockctl's Service proxy does
+// not serve and apply refuses: it is warned and left out, so that the
+// rest of the set applies.
+func TestSCTPPortsAreWarned(t *testing.T) {
+	for _, tt := range []struct{ name, ports, key, want string }{
+		{"published", "ports: [\"6000:6000/sctp\"]", "ports[0]", "protocol \"sctp\" not converted"},
+		{"exposed", "expose: [\"5000/sctp\"]", "expose[0]", "\"5000/sctp\" not converted"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			res := convertAccepted(t, "name: n\nservices:\n  web:\n    image: a\n    "+tt.ports+"\n")
+			warned(t, res, "web", tt.key, tt.want)
+		})
+	}
+}
+
+// A published port 0 is Docker's "pick a free one", as an absent one is:
+// the LoadBalancer port is the container's, warned, never a port 0 that
+// apply refuses.
+func TestPublishedPortZeroIsPublishedOnTheContainersPort(t *testing.T) {
+	for _, tt := range []struct{ name, ports string }{
+		{"absent", "[\"80\"]"},
+		{"zero", "[\"0:80\"]"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			res := convertAccepted(t, "name: n\nservices:\n  web:\n    image: a\n    ports: "+tt.ports+"\n")
+			warned(t, res, "web", "ports[0]", "no published port (Docker would pick one): published on 80")
 		})
 	}
 }
