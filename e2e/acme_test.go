@@ -26,8 +26,9 @@ import (
 	"time"
 
 	"github.com/docker/docker/api/types/container"
-	"github.com/miekg/dns"
 	"github.com/testcontainers/testcontainers-go"
+
+	"github.com/dockctl/dockctl/internal/pebbletest"
 )
 
 // TestACMECertificateThroughTheGateway: automatic HTTPS against pebble,
@@ -175,7 +176,7 @@ func startPebbleProcess(t *testing.T, httpPort int) *pebbleProcess {
 	pool := x509.NewCertPool()
 	pool.AppendCertsFromPEM(certPEM)
 	p.client = &http.Client{Timeout: 5 * time.Second, Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: pool}}}
-	cmd := exec.Command(bin, "-config", cfgFile, "-dnsserver", startDNSStub(t))
+	cmd := exec.Command(bin, "-config", cfgFile, "-dnsserver", pebbletest.DNSStub(t))
 	cmd.Env = append(os.Environ(), "PEBBLE_VA_NOSLEEP=1", "PEBBLE_WFE_NONCEREJECT=0")
 	cmd.Stdout, cmd.Stderr = p, p
 	if err := cmd.Start(); err != nil {
@@ -236,27 +237,4 @@ func ipCertificate(t *testing.T) (certPEM, keyPEM []byte) {
 		t.Fatal(err)
 	}
 	return pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}), pem.EncodeToMemory(&pem.Block{Type: "EC PRIVATE KEY", Bytes: kder})
-}
-
-// startDNSStub answers every A question with 127.0.0.1 and every other
-// with no record, over TCP (as pebble asks), until the test ends.
-func startDNSStub(t *testing.T) string {
-	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv := &dns.Server{Listener: l, Handler: dns.HandlerFunc(func(w dns.ResponseWriter, r *dns.Msg) {
-		m := new(dns.Msg)
-		m.SetReply(r)
-		for _, q := range r.Question {
-			if q.Qtype == dns.TypeA {
-				m.Answer = append(m.Answer, &dns.A{Hdr: dns.RR_Header{Name: q.Name, Rrtype: dns.TypeA, Class: dns.ClassINET, Ttl: 60}, A: net.IPv4(127, 0, 0, 1)})
-			}
-		}
-		_ = w.WriteMsg(m)
-	})}
-	go func() { _ = srv.ActivateAndServe() }()
-	t.Cleanup(func() { _ = srv.Shutdown() })
-	return l.Addr().String()
 }
