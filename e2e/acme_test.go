@@ -4,17 +4,10 @@ package e2e
 
 import (
 	"bytes"
-	"crypto/ecdsa"
-	"crypto/elliptic"
-	"crypto/rand"
 	"crypto/tls"
 	"crypto/x509"
-	"crypto/x509/pkix"
 	"encoding/json"
-	"encoding/pem"
 	"io"
-	"math/big"
-	"net"
 	"net/http"
 	"os"
 	"os/exec"
@@ -29,6 +22,7 @@ import (
 	"github.com/testcontainers/testcontainers-go"
 
 	"github.com/dockctl/dockctl/internal/pebbletest"
+	"github.com/dockctl/dockctl/internal/testcerts"
 )
 
 // TestACMECertificateThroughTheGateway: automatic HTTPS against pebble,
@@ -146,7 +140,8 @@ func startPebbleProcess(t *testing.T, httpPort int) *pebbleProcess {
 	if err := os.Mkdir(caDir, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	certPEM, keyPEM := ipCertificate(t)
+	// pebble's listener, as the controller dials it.
+	certPEM, keyPEM := testcerts.SelfSigned(t, 1, "127.0.0.1", "localhost")
 	certFile, keyFile := filepath.Join(caDir, "cert.pem"), filepath.Join(dir, "key.pem")
 	if err := os.WriteFile(certFile, certPEM, 0o644); err != nil {
 		t.Fatal(err)
@@ -214,27 +209,4 @@ func (p *pebbleProcess) roots(t *testing.T) *x509.CertPool {
 		t.Fatalf("pebble's root: %s %q", resp.Status, b)
 	}
 	return pool
-}
-
-// ipCertificate is a self-signed certificate for 127.0.0.1 (pebble's
-// listener, as the controller dials it) and its key, PEM.
-func ipCertificate(t *testing.T) (certPEM, keyPEM []byte) {
-	t.Helper()
-	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	if err != nil {
-		t.Fatal(err)
-	}
-	tmpl := &x509.Certificate{SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: "pebble e2e"},
-		IPAddresses: []net.IP{net.IPv4(127, 0, 0, 1)}, DNSNames: []string{"localhost"},
-		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(24 * time.Hour),
-		KeyUsage: x509.KeyUsageDigitalSignature, ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth}}
-	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
-	if err != nil {
-		t.Fatal(err)
-	}
-	kder, err := x509.MarshalECPrivateKey(key)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}), pem.EncodeToMemory(&pem.Block{Type: "EC PRIVATE KEY", Bytes: kder})
 }
