@@ -32,7 +32,6 @@ import (
 	"github.com/dockctl/dockctl/internal/pebbletest"
 	"github.com/dockctl/dockctl/manifests"
 	"github.com/dockctl/dockctl/reconciler/reconcile"
-	"github.com/dockctl/dockctl/sourcedir"
 	"github.com/dockctl/dockctl/store"
 )
 
@@ -55,30 +54,6 @@ spec:
       paths:
       - {path: /, pathType: Prefix, backend: {service: {name: shop, port: {number: 80}}}}
 `
-
-func applyYAML(t *testing.T, st *store.Store, y string) {
-	t.Helper()
-	docs, err := manifests.Decode("f.yaml", []byte(y))
-	if err != nil {
-		t.Fatal(err)
-	}
-	p, err := sourcedir.Place(docs, "", false)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := st.Apply(p.Bundle, store.ApplyOptions{}); err != nil {
-		t.Fatal(err)
-	}
-}
-
-func openStore(t *testing.T) *store.Store {
-	t.Helper()
-	st, err := store.Open(filepath.Join(t.TempDir(), "state"), "default")
-	if err != nil {
-		t.Fatal(err)
-	}
-	return st
-}
 
 // testPebble is an in-process pebble (the ACME test server) whose
 // validation authority resolves every name to 127.0.0.1 (a DNS stub: its

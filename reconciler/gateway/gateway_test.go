@@ -97,13 +97,18 @@ func (r *recorder) Event(obj store.InvolvedObject, typ, reason, msg string) {
 	r.evs = append(r.evs, recorded{obj, typ, reason, msg})
 }
 
+// fixture is a store holding fixtureYAML.
 func fixture(t *testing.T) *store.Store {
 	t.Helper()
-	st, err := store.Open(filepath.Join(t.TempDir(), "state"), "default")
-	if err != nil {
-		t.Fatal(err)
-	}
-	docs, err := manifests.Decode("f.yaml", []byte(fixtureYAML))
+	st := openStore(t)
+	applyYAML(t, st, fixtureYAML)
+	return st
+}
+
+// applyYAML applies the manifests y to st, as `dockctl apply` places them.
+func applyYAML(t *testing.T, st *store.Store, y string) {
+	t.Helper()
+	docs, err := manifests.Decode("f.yaml", []byte(y))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -112,6 +117,15 @@ func fixture(t *testing.T) *store.Store {
 		t.Fatal(err)
 	}
 	if _, err := st.Apply(p.Bundle, store.ApplyOptions{}); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// openStore is an empty store of the default namespace.
+func openStore(t *testing.T) *store.Store {
+	t.Helper()
+	st, err := store.Open(filepath.Join(t.TempDir(), "state"), "default")
+	if err != nil {
 		t.Fatal(err)
 	}
 	return st
