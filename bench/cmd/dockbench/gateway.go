@@ -152,22 +152,10 @@ func (gw *dockctlGateway) measureRollout(ctx context.Context, rep *report) error
 // answers 200 and returns how long that took from now.
 func firstAnswer(ctx context.Context, addr string, timeout time.Duration) (time.Duration, error) {
 	t0 := time.Now()
-	c := newHTTPClient(addr, false)
-	defer c.close()
-	last := ""
-	for time.Since(t0) < timeout {
-		if _, kind := c.do(); kind == "" {
-			return time.Since(t0), nil
-		} else {
-			last = kind
-		}
-		select {
-		case <-ctx.Done():
-			return 0, ctx.Err()
-		case <-time.After(10 * time.Millisecond):
-		}
+	if err := pollHTTP(ctx, addr, 1, timeout, 10*time.Millisecond); err != nil {
+		return 0, err
 	}
-	return 0, fmt.Errorf("%s did not answer 200 within %s (last failure: %s)", addr, timeout, last)
+	return time.Since(t0), nil
 }
 
 // gatewayBackendBundle is the Ingress's backend: a ClusterIP Service
