@@ -272,6 +272,47 @@ spec:
 	}
 }
 
+// countingStore counts the listings of each kind of routing object.
+type countingStore struct {
+	*store.Store
+	mu     sync.Mutex
+	listed map[string]int
+}
+
+func (s *countingStore) ListObjects(kind string) ([]*store.StoredObject, []error) {
+	s.mu.Lock()
+	s.listed[kind]++
+	s.mu.Unlock()
+	return s.Store.ListObjects(kind)
+}
+
+// A sync lists each kind of routing object once: the statuses it keeps
+// the transition times of come from the objects it compiled, whether or
+// not the data plane acknowledged (a second compile then).
+func TestSyncListsEachKindOnce(t *testing.T) {
+	for _, tc := range []struct {
+		name       string
+		programmed bool
+	}{
+		{name: "not programmed"},
+		{name: "programmed", programmed: true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			st := &countingStore{Store: fixture(t), listed: map[string]int{}}
+			c := New(Config{Store: st, Address: "127.0.0.1", Routes: gatewayroutes.Options{HTTPPort: 80, HTTPSPort: 443},
+				Programmed: func(int64) bool { return tc.programmed }})
+			if _, err := c.Reconcile(context.Background(), reconcile.Request{Key: Key}); err != nil {
+				t.Fatal(err)
+			}
+			for _, kind := range []string{store.KindGatewayClass, store.KindGateway, store.KindHTTPRoute, store.KindIngress} {
+				if n := st.listed[kind]; n != 1 {
+					t.Errorf("%s listed %d times in one sync, want 1", kind, n)
+				}
+			}
+		})
+	}
+}
+
 // fakePlane is a DataPlane that acknowledges when told.
 type fakePlane struct {
 	tables      []int64 // the generations handed, in order
