@@ -4,17 +4,10 @@ package e2e
 
 import (
 	"bytes"
-	"crypto/ecdsa"
-	"crypto/elliptic"
-	"crypto/rand"
 	"crypto/tls"
 	"crypto/x509"
-	"crypto/x509/pkix"
 	"encoding/json"
-	"encoding/pem"
 	"io"
-	"math/big"
-	"net"
 	"net/http"
 	"os"
 	"os/exec"
@@ -26,8 +19,10 @@ import (
 	"time"
 
 	"github.com/docker/docker/api/types/container"
-	"github.com/miekg/dns"
 	"github.com/testcontainers/testcontainers-go"
+
+	"github.com/dockctl/dockctl/internal/pebbletest"
+	"github.com/dockctl/dockctl/internal/testcerts"
 )
 
 // TestACMECertificateThroughTheGateway: automatic HTTPS against pebble,
@@ -145,7 +140,8 @@ func startPebbleProcess(t *testing.T, httpPort int) *pebbleProcess {
 	if err := os.Mkdir(caDir, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	certPEM, keyPEM := ipCertificate(t)
+	// pebble's listener, as the controller dials it.
+	certPEM, keyPEM := testcerts.SelfSigned(t, 1, "127.0.0.1", "localhost")
 	certFile, keyFile := filepath.Join(caDir, "cert.pem"), filepath.Join(dir, "key.pem")
 	if err := os.WriteFile(certFile, certPEM, 0o644); err != nil {
 		t.Fatal(err)
@@ -175,7 +171,7 @@ func startPebbleProcess(t *testing.T, httpPort int) *pebbleProcess {
 	pool := x509.NewCertPool()
 	pool.AppendCertsFromPEM(certPEM)
 	p.client = &http.Client{Timeout: 5 * time.Second, Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: pool}}}
-	cmd := exec.Command(bin, "-config", cfgFile, "-dnsserver", startDNSStub(t))
+	cmd := exec.Command(bin, "-config", cfgFile, "-dnsserver", pebbletest.DNSStub(t))
 	cmd.Env = append(os.Environ(), "PEBBLE_VA_NOSLEEP=1", "PEBBLE_WFE_NONCEREJECT=0")
 	cmd.Stdout, cmd.Stderr = p, p
 	if err := cmd.Start(); err != nil {
@@ -213,50 +209,4 @@ func (p *pebbleProcess) roots(t *testing.T) *x509.CertPool {
 		t.Fatalf("pebble's root: %s %q", resp.Status, b)
 	}
 	return pool
-}
-
-// ipCertificate is a self-signed certificate for 127.0.0.1 (pebble's
-// listener, as the controller dials it) and its key, PEM.
-func ipCertificate(t *testing.T) (certPEM, keyPEM []byte) {
-	t.Helper()
-	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	if err != nil {
-		t.Fatal(err)
-	}
-	tmpl := &x509.Certificate{SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: "pebble e2e"},
-		IPAddresses: []net.IP{net.IPv4(127, 0, 0, 1)}, DNSNames: []string{"localhost"},
-		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(24 * time.Hour),
-		KeyUsage: x509.KeyUsageDigitalSignature, ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth}}
-	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
-	if err != nil {
-		t.Fatal(err)
-	}
-	kder, err := x509.MarshalECPrivateKey(key)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}), pem.EncodeToMemory(&pem.Block{Type: "EC PRIVATE KEY", Bytes: kder})
-}
-
-// startDNSStub answers every A question with 127.0.0.1 and every other
-// with no record, over TCP (as pebble asks), until the test ends.
-func startDNSStub(t *testing.T) string {
-	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv := &dns.Server{Listener: l, Handler: dns.HandlerFunc(func(w dns.ResponseWriter, r *dns.Msg) {
-		m := new(dns.Msg)
-		m.SetReply(r)
-		for _, q := range r.Question {
-			if q.Qtype == dns.TypeA {
-				m.Answer = append(m.Answer, &dns.A{Hdr: dns.RR_Header{Name: q.Name, Rrtype: dns.TypeA, Class: dns.ClassINET, Ttl: 60}, A: net.IPv4(127, 0, 0, 1)})
-			}
-		}
-		_ = w.WriteMsg(m)
-	})}
-	go func() { _ = srv.ActivateAndServe() }()
-	t.Cleanup(func() { _ = srv.Shutdown() })
-	return l.Addr().String()
 }

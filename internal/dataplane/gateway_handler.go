@@ -41,12 +41,11 @@ type accessInfo struct{ route, backend, upstream string }
 
 func (g *Gateway) route(port int, w http.ResponseWriter, r *http.Request) accessInfo {
 	snap := g.acquire()
-	pinned := true // until released here or handed to the proxied request
-	defer func() {
-		if pinned {
-			snap.release()
-		}
-	}()
+	// pr pins the snapshot until this request has its connection to the
+	// chosen endpoint (or fails), as a proxy's dial does, or until it is
+	// answered here; released once, whichever comes first.
+	pr := &proxied{snap: snap}
+	defer pr.release()
 	p := snap.ports[port]
 	if p != nil && p.Protocol == helperapi.GatewayHTTP && acmeChallenge(snap.cfg.ACMEChallenges, w, r) {
 		return accessInfo{route: "acme-challenge"}
@@ -62,8 +61,7 @@ func (g *Gateway) route(port int, w http.ResponseWriter, r *http.Request) access
 	}
 	info := accessInfo{route: rt.Source}
 	if rd := rt.Filters.Redirect; rd != nil {
-		pinned = false
-		snap.release()
+		pr.release()
 		redirect(w, r, rt, rd, p.Protocol)
 		return info
 	}
@@ -88,12 +86,8 @@ func (g *Gateway) route(port int, w http.ResponseWriter, r *http.Request) access
 	if be.H2C {
 		rp = g.proxyH2C
 	}
-	// The snapshot stays pinned until this request has its connection to
-	// the chosen endpoint (or fails), as a proxy's dial does.
-	pinned = false
-	pr := &proxied{snap: snap, rt: rt, be: be, ep: ep}
+	pr.rt, pr.be, pr.ep = rt, be, ep
 	pr.trace.GotConn = pr.gotConn
-	defer pr.release()
 	ctx := context.WithValue(httptrace.WithClientTrace(r.Context(), &pr.trace), proxiedKey{}, pr)
 	rp.ServeHTTP(w, r.WithContext(ctx))
 	return info

@@ -26,13 +26,12 @@ import (
 	"github.com/letsencrypt/pebble/v2/db"
 	"github.com/letsencrypt/pebble/v2/va"
 	"github.com/letsencrypt/pebble/v2/wfe"
-	"github.com/miekg/dns"
 
 	"github.com/dockctl/dockctl/internal/gatewayroutes"
 	"github.com/dockctl/dockctl/internal/helperapi"
+	"github.com/dockctl/dockctl/internal/pebbletest"
 	"github.com/dockctl/dockctl/manifests"
 	"github.com/dockctl/dockctl/reconciler/reconcile"
-	"github.com/dockctl/dockctl/sourcedir"
 	"github.com/dockctl/dockctl/store"
 )
 
@@ -56,30 +55,6 @@ spec:
       - {path: /, pathType: Prefix, backend: {service: {name: shop, port: {number: 80}}}}
 `
 
-func applyYAML(t *testing.T, st *store.Store, y string) {
-	t.Helper()
-	docs, err := manifests.Decode("f.yaml", []byte(y))
-	if err != nil {
-		t.Fatal(err)
-	}
-	p, err := sourcedir.Place(docs, "", false)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := st.Apply(p.Bundle, store.ApplyOptions{}); err != nil {
-		t.Fatal(err)
-	}
-}
-
-func openStore(t *testing.T) *store.Store {
-	t.Helper()
-	st, err := store.Open(filepath.Join(t.TempDir(), "state"), "default")
-	if err != nil {
-		t.Fatal(err)
-	}
-	return st
-}
-
 // testPebble is an in-process pebble (the ACME test server) whose
 // validation authority resolves every name to 127.0.0.1 (a DNS stub: its
 // validation stays on) and fetches HTTP-01 challenges on httpPort.
@@ -96,7 +71,7 @@ func startPebble(t *testing.T, httpPort int) *testPebble {
 	logger := log.New(io.Discard, "", 0)
 	d := db.NewMemoryStore()
 	authority := ca.New(logger, d, "", "ecdsa", 0, 1, map[string]ca.Profile{"default": {ValidityPeriod: 90 * 24 * 3600}})
-	v := va.New(logger, httpPort, 0, false, startDNSStub(t), d)
+	v := va.New(logger, httpPort, 0, false, pebbletest.DNSStub(t), d)
 	w := wfe.New(logger, d, v, authority, []string{"pebble.letsencrypt.org"}, false, false, 0, 0)
 	srv := httptest.NewTLSServer(w.Handler())
 	t.Cleanup(srv.Close)
@@ -113,29 +88,6 @@ func (p *testPebble) roots(t *testing.T) *x509.CertPool {
 	}
 	pool.AddCert(root.Cert)
 	return pool
-}
-
-// startDNSStub answers every A question with 127.0.0.1 (over TCP, as
-// pebble asks), and every other with no record.
-func startDNSStub(t *testing.T) string {
-	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv := &dns.Server{Listener: l, Handler: dns.HandlerFunc(func(w dns.ResponseWriter, r *dns.Msg) {
-		m := new(dns.Msg)
-		m.SetReply(r)
-		for _, q := range r.Question {
-			if q.Qtype == dns.TypeA {
-				m.Answer = append(m.Answer, &dns.A{Hdr: dns.RR_Header{Name: q.Name, Rrtype: dns.TypeA, Class: dns.ClassINET, Ttl: 60}, A: net.IPv4(127, 0, 0, 1)})
-			}
-		}
-		_ = w.WriteMsg(m)
-	})}
-	go func() { _ = srv.ActivateAndServe() }()
-	t.Cleanup(func() { _ = srv.Shutdown() })
-	return l.Addr().String()
 }
 
 // servingPlane is a DataPlane that acknowledges every table at once and

@@ -176,16 +176,7 @@ func (c *Controller) Reconcile(ctx context.Context, req reconcile.Request) (reco
 		}
 		table = gatewayroutes.Compile(in, c.cfg.Routes)
 	}
-	prev := map[store.ObjectRef]json.RawMessage{}
-	for _, kind := range []string{store.KindGatewayClass, store.KindGateway, store.KindHTTPRoute, store.KindIngress} {
-		objs, _ := c.cfg.Store.ListObjects(kind)
-		for _, o := range objs {
-			ref := refOf(kind, o)
-			if raw, err := c.cfg.Store.ReadRoutingStatus(ref); err == nil && raw != nil {
-				prev[ref] = raw
-			}
-		}
-	}
+	prev := c.previousStatuses(in)
 	statuses := statusesOf(in, table, c.cfg.Address, programmed, prev, c.cfg.Now())
 	if c.acme != nil {
 		for ref, ps := range acmeProblems {
@@ -240,12 +231,41 @@ func (c *Controller) report(ref store.ObjectRef, problems []event) {
 	c.reported[ref] = problems
 }
 
-func refOf(kind string, o *store.StoredObject) store.ObjectRef {
-	ns := o.Meta.NamespaceOrDefault()
+// refOf is the store's reference to the routing object of kind with
+// metadata m (a cluster-scoped kind has no namespace).
+func refOf(kind string, m *manifests.ObjectMeta) store.ObjectRef {
+	ns := m.NamespaceOrDefault()
 	if manifests.ClusterScoped(kind) {
 		ns = ""
 	}
-	return store.ObjectRef{Kind: kind, Namespace: ns, Name: o.Meta.Name}
+	return store.ObjectRef{Kind: kind, Namespace: ns, Name: m.Name}
+}
+
+// previousStatuses reads the statuses last written for the routing
+// objects of in, the ones statusesOf reports on (a condition keeps its
+// lastTransitionTime while its status stays): from the objects input
+// listed, not from a second listing of the store in the same sync.
+func (c *Controller) previousStatuses(in gatewayroutes.Input) map[store.ObjectRef]json.RawMessage {
+	prev := map[store.ObjectRef]json.RawMessage{}
+	read := func(kind string, m *manifests.ObjectMeta) {
+		ref := refOf(kind, m)
+		if raw, err := c.cfg.Store.ReadRoutingStatus(ref); err == nil && raw != nil {
+			prev[ref] = raw
+		}
+	}
+	for _, o := range in.GatewayClasses {
+		read(store.KindGatewayClass, &o.Metadata)
+	}
+	for _, o := range in.Gateways {
+		read(store.KindGateway, &o.Metadata)
+	}
+	for _, o := range in.HTTPRoutes {
+		read(store.KindHTTPRoute, &o.Metadata)
+	}
+	for _, o := range in.Ingresses {
+		read(store.KindIngress, &o.Metadata)
+	}
+	return prev
 }
 
 // input reads what the compile depends on: the live routing objects, the

@@ -97,13 +97,18 @@ func (r *recorder) Event(obj store.InvolvedObject, typ, reason, msg string) {
 	r.evs = append(r.evs, recorded{obj, typ, reason, msg})
 }
 
+// fixture is a store holding fixtureYAML.
 func fixture(t *testing.T) *store.Store {
 	t.Helper()
-	st, err := store.Open(filepath.Join(t.TempDir(), "state"), "default")
-	if err != nil {
-		t.Fatal(err)
-	}
-	docs, err := manifests.Decode("f.yaml", []byte(fixtureYAML))
+	st := openStore(t)
+	applyYAML(t, st, fixtureYAML)
+	return st
+}
+
+// applyYAML applies the manifests y to st, as `dockctl apply` places them.
+func applyYAML(t *testing.T, st *store.Store, y string) {
+	t.Helper()
+	docs, err := manifests.Decode("f.yaml", []byte(y))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -112,6 +117,15 @@ func fixture(t *testing.T) *store.Store {
 		t.Fatal(err)
 	}
 	if _, err := st.Apply(p.Bundle, store.ApplyOptions{}); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// openStore is an empty store of the default namespace.
+func openStore(t *testing.T) *store.Store {
+	t.Helper()
+	st, err := store.Open(filepath.Join(t.TempDir(), "state"), "default")
+	if err != nil {
 		t.Fatal(err)
 	}
 	return st
@@ -255,6 +269,47 @@ spec:
 	}
 	if len(lost) != 1 || lost[0].obj.Name != "young" {
 		t.Errorf("conflict events %+v, want one on young", lost)
+	}
+}
+
+// countingStore counts the listings of each kind of routing object.
+type countingStore struct {
+	*store.Store
+	mu     sync.Mutex
+	listed map[string]int
+}
+
+func (s *countingStore) ListObjects(kind string) ([]*store.StoredObject, []error) {
+	s.mu.Lock()
+	s.listed[kind]++
+	s.mu.Unlock()
+	return s.Store.ListObjects(kind)
+}
+
+// A sync lists each kind of routing object once: the statuses it keeps
+// the transition times of come from the objects it compiled, whether or
+// not the data plane acknowledged (a second compile then).
+func TestSyncListsEachKindOnce(t *testing.T) {
+	for _, tc := range []struct {
+		name       string
+		programmed bool
+	}{
+		{name: "not programmed"},
+		{name: "programmed", programmed: true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			st := &countingStore{Store: fixture(t), listed: map[string]int{}}
+			c := New(Config{Store: st, Address: "127.0.0.1", Routes: gatewayroutes.Options{HTTPPort: 80, HTTPSPort: 443},
+				Programmed: func(int64) bool { return tc.programmed }})
+			if _, err := c.Reconcile(context.Background(), reconcile.Request{Key: Key}); err != nil {
+				t.Fatal(err)
+			}
+			for _, kind := range []string{store.KindGatewayClass, store.KindGateway, store.KindHTTPRoute, store.KindIngress} {
+				if n := st.listed[kind]; n != 1 {
+					t.Errorf("%s listed %d times in one sync, want 1", kind, n)
+				}
+			}
+		})
 	}
 }
 

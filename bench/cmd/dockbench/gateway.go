@@ -67,7 +67,7 @@ func benchGateway(ctx context.Context, e *env, s settings, rep *report) error {
 	rep.ratio("latency p50 (v) gateway / (ii) -p", pre+pathGateway+" p50", pre+pathPublished+" p50", "")
 	rep.ratio("latency p99 (v) gateway / (ii) -p", pre+pathGateway+" p99", pre+pathPublished+" p99", "")
 	rep.ratio("throughput (v) gateway / (ii) -p", pre+pathGateway+" throughput", pre+pathPublished+" throughput", "")
-	errs = append(errs, gw.measureRollout(ctx, e, rep))
+	errs = append(errs, gw.measureRollout(ctx, rep))
 	return errors.Join(errs...)
 }
 
@@ -108,7 +108,7 @@ func startDockctlGateway(ctx context.Context, e *env, rep *report) (*dockctlGate
 	if err := c.apply(ctx, e.gatewayBackendBundle(gwName)); err != nil {
 		return gw, err
 	}
-	if err := gw.waitBackend(ctx); err != nil {
+	if err := gw.c.waitDeployment(ctx, gwName, 1); err != nil {
 		return gw, fmt.Errorf("%w\ncontroller log:\n%s", err, c.logTail())
 	}
 	time.Sleep(settle)
@@ -126,33 +126,16 @@ func startDockctlGateway(ctx context.Context, e *env, rep *report) (*dockctlGate
 	return gw, waitHTTP(ctx, gw.addr, 10, time.Minute)
 }
 
-// waitBackend waits until the backend's replica runs and is ready.
-func (gw *dockctlGateway) waitBackend(ctx context.Context) error {
-	if _, err := gw.c.e.waitRunning(ctx, 1, 2*time.Minute, "io.dockctl.deployment="+gwName); err != nil {
-		return err
-	}
-	return gw.c.dockctl(ctx, "", "rollout", "status", "deployment", gwName, "--timeout", "2m")
-}
-
 // measureRollout counts the failed requests through the gateway during
 // `rollout restart` of the backend, until the old replica is gone and the
 // new one ready.
-func (gw *dockctlGateway) measureRollout(ctx context.Context, e *env, rep *report) error {
-	sel := "io.dockctl.deployment=" + gwName
+func (gw *dockctlGateway) measureRollout(ctx context.Context, rep *report) error {
 	t0 := time.Now()
 	res, err := measureFailures(ctx, gw.addr, func(ctx context.Context) error {
-		cs, err := e.list(ctx, sel)
-		if err != nil {
+		if err := gw.c.rolloutRestart(ctx, gwName, 1); err != nil {
 			return err
 		}
-		old := running(cs)
-		if err := gw.c.dockctl(ctx, "", "rollout", "restart", "deployment", gwName); err != nil {
-			return err
-		}
-		if err := e.waitReplaced(ctx, sel, old, 1, 3*time.Minute); err != nil {
-			return err
-		}
-		return gw.waitBackend(ctx)
+		return gw.c.waitDeployment(ctx, gwName, 1)
 	})
 	if err != nil {
 		for _, m := range trafficModes {
@@ -169,22 +152,10 @@ func (gw *dockctlGateway) measureRollout(ctx context.Context, e *env, rep *repor
 // answers 200 and returns how long that took from now.
 func firstAnswer(ctx context.Context, addr string, timeout time.Duration) (time.Duration, error) {
 	t0 := time.Now()
-	c := newHTTPClient(addr, false)
-	defer c.close()
-	last := ""
-	for time.Since(t0) < timeout {
-		if _, kind := c.do(); kind == "" {
-			return time.Since(t0), nil
-		} else {
-			last = kind
-		}
-		select {
-		case <-ctx.Done():
-			return 0, ctx.Err()
-		case <-time.After(10 * time.Millisecond):
-		}
+	if err := pollHTTP(ctx, addr, 1, timeout, 10*time.Millisecond); err != nil {
+		return 0, err
 	}
-	return 0, fmt.Errorf("%s did not answer 200 within %s (last failure: %s)", addr, timeout, last)
+	return time.Since(t0), nil
 }
 
 // gatewayBackendBundle is the Ingress's backend: a ClusterIP Service

@@ -534,13 +534,35 @@ func startDockctlServices(ctx context.Context, e *env) (*dockctlServices, error)
 // waitReady waits until n replicas run, the rollout is complete (dockctl's
 // own view: ready replicas) and the published port answers.
 func (dk *dockctlServices) waitReady(ctx context.Context, n int) error {
-	if _, err := dk.c.e.waitRunning(ctx, n, 2*time.Minute, "io.dockctl.deployment="+dk.name); err != nil {
-		return err
-	}
-	if err := dk.c.dockctl(ctx, "", "rollout", "status", "deployment", dk.name, "--timeout", "2m"); err != nil {
+	if err := dk.c.waitDeployment(ctx, dk.name, n); err != nil {
 		return err
 	}
 	return waitHTTP(ctx, dk.addr, 10, time.Minute)
+}
+
+// waitDeployment waits until n replicas of the Deployment name run and
+// its rollout is complete (dockctl's own view: ready replicas).
+func (c *controller) waitDeployment(ctx context.Context, name string, n int) error {
+	if _, err := c.e.waitRunning(ctx, n, 2*time.Minute, "io.dockctl.deployment="+name); err != nil {
+		return err
+	}
+	return c.dockctl(ctx, "", "rollout", "status", "deployment", name, "--timeout", "2m")
+}
+
+// rolloutRestart runs `dockctl rollout restart` of the Deployment name
+// and waits until none of its replicas running before runs and n others
+// do.
+func (c *controller) rolloutRestart(ctx context.Context, name string, n int) error {
+	sel := "io.dockctl.deployment=" + name
+	cs, err := c.e.list(ctx, sel)
+	if err != nil {
+		return err
+	}
+	old := running(cs)
+	if err := c.dockctl(ctx, "", "rollout", "restart", "deployment", name); err != nil {
+		return err
+	}
+	return c.e.waitReplaced(ctx, sel, old, n, 3*time.Minute)
 }
 
 // helper returns the ID of the instance's helper container of a role (and
@@ -641,15 +663,7 @@ func measureDockctlFailures(ctx context.Context, e *env, s settings, rep *report
 		switch op {
 		case opRolloutRestart:
 			fn = func(ctx context.Context) error {
-				cs, err := e.list(ctx, sel)
-				if err != nil {
-					return err
-				}
-				old := running(cs)
-				if err := dk.c.dockctl(ctx, "", "rollout", "restart", "deployment", dk.name); err != nil {
-					return err
-				}
-				if err := e.waitReplaced(ctx, sel, old, svcReplicas, 3*time.Minute); err != nil {
+				if err := dk.c.rolloutRestart(ctx, dk.name, svcReplicas); err != nil {
 					return err
 				}
 				return dk.waitReady(ctx, svcReplicas)

@@ -355,6 +355,11 @@ func percentile(sorted []time.Duration, q float64) time.Duration {
 
 // waitHTTP polls addr until n requests in a row answer 200, or timeout.
 func waitHTTP(ctx context.Context, addr string, n int, timeout time.Duration) error {
+	return pollHTTP(ctx, addr, n, timeout, 100*time.Millisecond)
+}
+
+// pollHTTP is waitHTTP with a pause of every after each failed request.
+func pollHTTP(ctx context.Context, addr string, n int, timeout, every time.Duration) error {
 	deadline := time.Now().Add(timeout)
 	c := newHTTPClient(addr, false)
 	defer c.close()
@@ -372,7 +377,7 @@ func waitHTTP(ctx context.Context, addr string, n int, timeout time.Duration) er
 		select {
 		case <-ctx.Done():
 			return ctx.Err()
-		case <-time.After(100 * time.Millisecond):
+		case <-time.After(every):
 		}
 	}
 	return nil
