@@ -76,10 +76,7 @@ func newRolloutStatusCommand(g *globalOptions) *cobra.Command {
   dockctl rollout status sts db
 
   # Give up after two minutes (exit 1)
-  dockctl rollout status deploy web --timeout 2m
-
-  # Wait until statefulset db has rolled out
-  dockctl rollout status statefulset/db`
+  dockctl rollout status deploy web --timeout 2m`
 	cmd.Flags().DurationVar(&timeout, "timeout", 10*time.Minute, "give up after this long (exit 1); 0 waits forever")
 	return cmd
 }
