@@ -137,9 +137,7 @@ func (s *Store) workloadRevisionsInUse(ref ObjectRef, created time.Time) func(ha
 
 func workloadRevision(m *manifests.ObjectMeta, t *manifests.PodTemplateSpec, limit *int32) revisionSource {
 	var c manifests.PodTemplateSpec
-	if b, err := json.Marshal(t); err == nil {
-		_ = json.Unmarshal(b, &c) // a copy: the record's template is the object's own
-	}
+	_ = roundTrip(t, &c) // a copy: the record's template is the object's own
 	return revisionSource{template: c, hash: manifests.TemplateHash(t), changeCause: m.Annotations[manifests.AnnotationChangeCause], limit: limit}
 }
 
