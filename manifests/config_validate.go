@@ -333,9 +333,7 @@ func ValidatePVCUpdate(next, live *PersistentVolumeClaim) error {
 			a.StorageClassName = nil
 		}
 	}
-	ja, err1 := json.Marshal(a)
-	jb, err2 := json.Marshal(b)
-	if err1 != nil || err2 != nil || !bytes.Equal(ja, jb) {
+	if !sameJSON(a, b) {
 		v.add("spec", "spec is immutable after creation except resources.requests")
 	}
 	nq, nok := next.Spec.Resources.Requests[ResourceStorage]

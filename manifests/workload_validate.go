@@ -472,22 +472,23 @@ func ValidateStatefulSetUpdate(next, live *StatefulSet) error {
 // next is valid and keeps its selector, as the DaemonSet strategy's
 // ValidateUpdate requires of apps/v1.
 func ValidateDaemonSetUpdate(next, live *DaemonSet) error {
-	if err := ValidateWorkload(next); err != nil {
-		return err
-	}
-	v := &validator{}
-	v.immutable("spec.selector", next.Spec.Selector, live.Spec.Selector)
-	return v.errs.Err()
+	return validateSelectorUpdate(next, next.Spec.Selector, live.Spec.Selector)
 }
 
 // ValidateReplicaSetUpdate is ValidateDaemonSetUpdate for a ReplicaSet
 // (the ReplicaSet strategy's ValidateUpdate).
 func ValidateReplicaSetUpdate(next, live *ReplicaSet) error {
+	return validateSelectorUpdate(next, next.Spec.Selector, live.Spec.Selector)
+}
+
+// validateSelectorUpdate checks that next is valid and that its selector
+// (nextSel) is live's (liveSel).
+func validateSelectorUpdate(next Workload, nextSel, liveSel *LabelSelector) error {
 	if err := ValidateWorkload(next); err != nil {
 		return err
 	}
 	v := &validator{}
-	v.immutable("spec.selector", next.Spec.Selector, live.Spec.Selector)
+	v.immutable("spec.selector", nextSel, liveSel)
 	return v.errs.Err()
 }
 

@@ -364,9 +364,9 @@ func normalizeObject[T any](k *objectKind[T], obj *T) (normObject[T], error) {
 // known) gives, refusing what Kubernetes refuses on an update (an
 // immutable object's data, a Secret's type, a claim's spec).
 // inUse tells the revisions the history keeps past its limit
-// (recordObjectRevision); started is the kind's started hook's answer
-// for old.
-func planObject[T any](k *objectKind[T], old *ObjectRecord[T], n normObject[T], now time.Time, inUse func(hash string) bool, started bool) (*ObjectRecord[T], Action, error) {
+// (recordObjectRevision); started gives the kind's started hook's answer
+// for old, asked only of a change.
+func planObject[T any](k *objectKind[T], old *ObjectRecord[T], n normObject[T], now time.Time, inUse func(hash string) bool, started func() bool) (*ObjectRecord[T], Action, error) {
 	var rec ObjectRecord[T]
 	var act Action
 	switch {
@@ -387,7 +387,7 @@ func planObject[T any](k *objectKind[T], old *ObjectRecord[T], n normObject[T], 
 		if bytes.Equal(prev.all, n.all) {
 			return old, Unchanged, nil
 		}
-		if err := k.update(&n.obj, &prev.obj, started); err != nil {
+		if err := k.update(&n.obj, &prev.obj, started()); err != nil {
 			// kubectl's words: The ConfigMap "x" is invalid: …
 			return nil, "", fmt.Errorf("the %s %q is invalid: %w", k.kind, display(m.Namespace, m.Name), err)
 		}
@@ -569,14 +569,13 @@ func (a *objectApply[T]) plan(c *planCtx) error {
 		if err != nil {
 			return err
 		}
+		// The controller's status is read only when planObject asks: an
+		// object applied unchanged (a re-apply's common case) needs none.
 		inUse := func(string) bool { return false }
 		if live && a.k.revision != nil {
 			inUse = c.s.workloadRevisionsInUse(ref, old.Created)
 		}
-		started := false
-		if live && a.k.started != nil {
-			started = a.k.started(c.s, ref, old.Created)
-		}
+		started := func() bool { return live && a.k.started != nil && a.k.started(c.s, ref, old.Created) }
 		rec, act, err := planObject(a.k, old, n, c.now, inUse, started)
 		if err != nil {
 			return err

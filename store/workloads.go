@@ -7,6 +7,7 @@ import (
 	"io/fs"
 	"path/filepath"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/dockctl/dockctl/manifests"
@@ -111,16 +112,24 @@ func recordObjectRevision(revs *[]Revision, src revisionSource, now time.Time, i
 // StatefulSetStatus): the pods of the current revision are made again
 // from its template, so the history keeps it. A DaemonSet's status names
 // none. A status that cannot be read keeps every revision: a long history
-// is harmless, a template the controller still needs is not.
+// is harmless, a template the controller still needs is not. The status
+// is read at the first question, once: a history within its limit asks
+// none.
 func (s *Store) workloadRevisionsInUse(ref ObjectRef, created time.Time) func(hash string) bool {
-	var st struct {
+	type status struct {
 		CurrentRevision string `json:"currentRevision"`
 		UpdateRevision  string `json:"updateRevision"`
 	}
-	if _, err := s.ReadWorkloadStatus(ref, created, &st); err != nil {
-		return func(string) bool { return true }
-	}
+	read := sync.OnceValues(func() (status, error) {
+		var st status
+		_, err := s.ReadWorkloadStatus(ref, created, &st)
+		return st, err
+	})
 	return func(hash string) bool {
+		st, err := read()
+		if err != nil {
+			return true
+		}
 		name := ref.Name + "-" + hash
 		return name == st.CurrentRevision || name == st.UpdateRevision
 	}
@@ -128,9 +137,7 @@ func (s *Store) workloadRevisionsInUse(ref ObjectRef, created time.Time) func(ha
 
 func workloadRevision(m *manifests.ObjectMeta, t *manifests.PodTemplateSpec, limit *int32) revisionSource {
 	var c manifests.PodTemplateSpec
-	if b, err := json.Marshal(t); err == nil {
-		_ = json.Unmarshal(b, &c) // a copy: the record's template is the object's own
-	}
+	_ = roundTrip(t, &c) // a copy: the record's template is the object's own
 	return revisionSource{template: c, hash: manifests.TemplateHash(t), changeCause: m.Annotations[manifests.AnnotationChangeCause], limit: limit}
 }
 

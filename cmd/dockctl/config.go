@@ -85,17 +85,11 @@ func loadConfig() (*cliConfig, string, error) {
 	return c, p, nil
 }
 
-// save writes c to p, whole and atomically (a rename), creating its
-// directory.
+// save writes c to p, whole and atomically (a rename); modifyConfig,
+// its one caller, has made p's directory.
 func (c *cliConfig) save(p string) error {
-	if p == "" {
-		return errNoConfigPath
-	}
 	b, err := yaml.Marshal(c)
 	if err != nil {
-		return err
-	}
-	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
 		return fmt.Errorf("writing the configuration: %w", err)
 	}
 	tmp, err := os.CreateTemp(filepath.Dir(p), ".config-*.yaml")

@@ -29,17 +29,7 @@ func TestGoTemplateOutputGolden(t *testing.T) {
 		{"get-deployments-go-template-file", "deployments", "go-template-file=" + filepath.Join("testdata", "deployments.gotmpl"), false},
 		{"get-deployments-template-alias", "deployments", `template={{len .items}}{{"\n"}}`, false},
 	} {
-		t.Run(tt.golden, func(t *testing.T) {
-			p, err := newPrinter(printFlags{output: tt.output})
-			if err != nil {
-				t.Fatal(err)
-			}
-			var buf bytes.Buffer
-			if err := kindRenderers[tt.kind](t, &buf, p, tt.single); err != nil {
-				t.Fatal(err)
-			}
-			golden(t, tt.golden, buf.Bytes())
-		})
+		t.Run(tt.golden, func(t *testing.T) { printGolden(t, tt.golden, tt.kind, printFlags{output: tt.output}, tt.single) })
 	}
 }
 

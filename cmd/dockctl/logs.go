@@ -326,12 +326,8 @@ type logWindow struct{ since, until time.Time }
 // restarted, or was made anew (its log gone with the one it replaced),
 // has none: kubectl's error.
 func previousRun(snap *snapshot, e podEntry, pc podruntime.PodContainer) (*logWindow, string, error) {
-	c := pc.Container
-	var d *dockerx.ContainerDetails
-	if c != nil {
-		snap.inspect([]podEntry{e})
-		d = snap.containerDetails(c)
-	}
+	// logStreams has inspected the containers of every pod (their starts).
+	d := snap.containerDetails(pc.Container)
 	if d != nil && !d.StartedAt.IsZero() {
 		state, last := e.ContainerState(pc)
 		switch {
@@ -387,6 +383,11 @@ func logStreams(g *globalOptions, snap *snapshot, kind, name string, o *logsOpti
 	pods, err := logPods(g, snap, kind, name, o)
 	if err != nil || len(pods) == 0 {
 		return nil, err
+	}
+	if o.previous {
+		// previousRun reads the containers' starts: one inspecting pass
+		// (one Docker client) for all the pods, not one a pod.
+		snap.inspect(pods)
 	}
 	prefix := func(e podEntry, pc podruntime.PodContainer) string {
 		if !o.prefixed(kind) {

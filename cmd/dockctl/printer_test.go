@@ -126,18 +126,23 @@ func TestGetOutputOptionsGolden(t *testing.T) {
 		{"get-pvc-wide", "pvc", printFlags{output: "wide"}, false},
 		{"get-pvc-custom-columns-sorted", "pvc", printFlags{output: "custom-columns=NAME:.metadata.name,PHASE:.status.phase,VOLUME:.spec.volumeName", sortBy: ".status.phase"}, false},
 	} {
-		t.Run(tt.golden, func(t *testing.T) {
-			p, err := newPrinter(tt.flags)
-			if err != nil {
-				t.Fatal(err)
-			}
-			var buf bytes.Buffer
-			if err := kindRenderers[tt.kind](t, &buf, p, tt.single); err != nil {
-				t.Fatal(err)
-			}
-			golden(t, tt.golden, buf.Bytes())
-		})
+		t.Run(tt.golden, func(t *testing.T) { printGolden(t, tt.golden, tt.kind, tt.flags, tt.single) })
 	}
+}
+
+// printGolden prints the fixture objects of kind (one when single) with
+// flags and compares the output with testdata/NAME.golden.
+func printGolden(t *testing.T, name, kind string, flags printFlags, single bool) {
+	t.Helper()
+	p, err := newPrinter(flags)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var buf bytes.Buffer
+	if err := kindRenderers[kind](t, &buf, p, single); err != nil {
+		t.Fatal(err)
+	}
+	golden(t, name, buf.Bytes())
 }
 
 // The output flags' mistakes are kubectl's errors.

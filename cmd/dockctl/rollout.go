@@ -3,7 +3,6 @@ package main
 import (
 	"errors"
 	"fmt"
-	"text/tabwriter"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -77,10 +76,7 @@ func newRolloutStatusCommand(g *globalOptions) *cobra.Command {
   dockctl rollout status sts db
 
   # Give up after two minutes (exit 1)
-  dockctl rollout status deploy web --timeout 2m
-
-  # Wait until statefulset db has rolled out
-  dockctl rollout status statefulset/db`
+  dockctl rollout status deploy web --timeout 2m`
 	cmd.Flags().DurationVar(&timeout, "timeout", 10*time.Minute, "give up after this long (exit 1); 0 waits forever")
 	return cmd
 }
@@ -130,7 +126,7 @@ func deploymentRolloutHistory(cmd *cobra.Command, g *globalOptions, name string,
 	}
 	out := cmd.OutOrStdout()
 	if revision != 0 {
-		rev := revisionByNumber(rec, revision)
+		rev := findRevision(rec.Revisions, revision)
 		if rev == nil {
 			return errors.New("unable to find the specified revision") // kubectl's words
 		}
@@ -144,14 +140,7 @@ func deploymentRolloutHistory(cmd *cobra.Command, g *globalOptions, name string,
 		_, err = out.Write(b)
 		return err
 	}
-	fmt.Fprintf(out, "deployment/%s\n", name)
-	tw := tabwriter.NewWriter(out, 0, 8, 2, ' ', 0)
-	fmt.Fprintln(tw, "REVISION\tTEMPLATE-HASH\tAGE\tCHANGE-CAUSE")
-	now := time.Now()
-	for _, r := range rec.Revisions {
-		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\n", r.Number, r.Hash, age(now.Sub(r.CreatedAt)), orNone(r.ChangeCause))
-	}
-	return tw.Flush()
+	return printRevisions(out, "deployment", name, rec.Revisions, time.Now())
 }
 
 func newRolloutUndoCommand(g *globalOptions) *cobra.Command {
@@ -179,7 +168,7 @@ func deploymentRolloutUndo(cmd *cobra.Command, g *globalOptions, name string, to
 		var rev *store.Revision
 		switch {
 		case toRevision != 0:
-			rev = revisionByNumber(rec, toRevision)
+			rev = findRevision(rec.Revisions, toRevision)
 			if rev == nil {
 				return plainError(fmt.Sprintf("unable to find specified revision %d in history", toRevision))
 			}
@@ -291,13 +280,4 @@ func deploymentRolloutPause(_ *cobra.Command, g *globalOptions, name string, pau
 		d.Spec.Paused = pause
 		return nil
 	})
-}
-
-func revisionByNumber(rec *store.Record, n int64) *store.Revision {
-	for i := range rec.Revisions {
-		if rec.Revisions[i].Number == n {
-			return &rec.Revisions[i]
-		}
-	}
-	return nil
 }

@@ -168,7 +168,7 @@ func findRevision(revs []store.Revision, n int64) *store.Revision {
 	return nil
 }
 
-// printRevisions is rollout history's table, as a deployment's.
+// printRevisions is rollout history's table, of any kind's revisions.
 func printRevisions(out io.Writer, word, name string, revs []store.Revision, now time.Time) error {
 	fmt.Fprintf(out, "%s/%s\n", word, name)
 	tw := tabwriter.NewWriter(out, 0, 8, 2, ' ', 0)
