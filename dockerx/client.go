@@ -99,6 +99,8 @@ type Client struct {
 	helperBinary string         // WithHelperBinary
 
 	dockerConfigDir string // WithDockerConfig; "" is the docker CLI's choice
+
+	leaves leaveGate // serialises stops and removals on Engines that need it (leavegate.go)
 }
 
 // cachedDriver is the daemon's default log driver, read at most once a

@@ -238,12 +238,27 @@ func (c *Client) StartContainer(ctx context.Context, id string) error {
 }
 
 // StopContainer sends the stop signal and kills after timeout. The call's
-// own deadline is extended by that grace period.
+// own deadline is extended by that grace period. On an Engine that
+// deadlocks on concurrent network leaves it runs through the leave gate
+// (leavegate.go) and returns once Docker has handled the exit.
 func (c *Client) StopContainer(ctx context.Context, id string, timeout time.Duration) error {
 	ctx, cancel := context.WithTimeout(ctx, c.timeout+timeout)
 	defer cancel()
+	release := c.leaves.enter(ctx, c.api, c.timeout)
+	defer release()
+	hold := time.AfterFunc(c.leaves.holdFor(), release)
+	defer hold.Stop()
 	secs := int((timeout + time.Second - 1) / time.Second)
-	return mapErr("stop container "+id, c.api.ContainerStop(ctx, id, container.StopOptions{Timeout: &secs}))
+	err := c.api.ContainerStop(ctx, id, container.StopOptions{Timeout: &secs})
+	if err == nil && c.leaves.serialised() {
+		// Docker reports the stop once the container's state says exited,
+		// before its exit handler has released the network; an inspect
+		// waits for that handler's container lock.
+		ictx, icancel := c.callCtx(ctx)
+		_, _ = c.api.ContainerInspect(ictx, id)
+		icancel()
+	}
+	return mapErr("stop container "+id, err)
 }
 
 // UnpauseContainer resumes a paused container (a manual `docker pause` is
@@ -260,6 +275,10 @@ func (c *Client) UnpauseContainer(ctx context.Context, id string) error {
 func (c *Client) RemoveContainer(ctx context.Context, id string) error {
 	ctx, cancel := c.callCtx(ctx)
 	defer cancel()
+	// A forced removal of a running container is a stop too: through the
+	// leave gate (leavegate.go).
+	release := c.leaves.enter(ctx, c.api, c.timeout)
+	defer release()
 	err := c.api.ContainerRemove(ctx, id, container.RemoveOptions{Force: true, RemoveVolumes: true})
 	switch {
 	case err == nil, cerrdefs.IsNotFound(err):

@@ -277,7 +277,7 @@ func (f *logsAPI) ContainerLogs(_ context.Context, _ string, o container.LogsOpt
 // nanoseconds (logs --since and --previous), and leaves them out unset.
 func TestLogsWithPassesSinceAndUntil(t *testing.T) {
 	api := &logsAPI{}
-	c := &Client{api: api, timeout: time.Second}
+	c := &Client{api: api, timeout: time.Second, leaves: leaveGate{decided: true}}
 	at := time.Unix(1700000000, 5)
 	for _, o := range []LogsOptions{{Since: at, Until: at.Add(time.Second)}, {}} {
 		rc, err := c.LogsWith(context.Background(), "id", o)

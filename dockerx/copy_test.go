@@ -49,7 +49,7 @@ func (f *copyAPI) CopyToContainer(_ context.Context, _, dir string, content io.R
 // ErrNotFound, as every other call maps the Engine's errors.
 func TestCopyMethodsMapMissingPathsToNotFound(t *testing.T) {
 	api := &copyAPI{path: "/etc/f", content: "tar bytes"}
-	c := &Client{api: api, timeout: time.Second}
+	c := &Client{api: api, timeout: time.Second, leaves: leaveGate{decided: true}}
 	ctx := context.Background()
 	s, err := c.StatPath(ctx, "id", "/etc/f")
 	if err != nil || s.Name != "f" || s.Size != 9 {

@@ -12,6 +12,10 @@
 //     30s by default; image pulls use WithPullTimeout, a stop is allowed
 //     its grace period on top, an exec its probe timeout). A hung daemon
 //     therefore stalls one operation, never the controller.
+//   - On an Engine whose libnetwork deadlocks when two containers of one
+//     network leave it at once (before 20.10.27, leavegate.go), stops and
+//     forced removals pass one at a time, each until Docker has handled
+//     the exit or for at most 2 s; on newer Engines they run in parallel.
 //   - Every error that means "no such object", "name already in use" or "the
 //     daemon cannot be reached" satisfies errors.Is with ErrNotFound,
 //     ErrConflict or ErrUnreachable respectively, and carries the operation

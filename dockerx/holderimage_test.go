@@ -549,7 +549,7 @@ func newObjectsClient(f *objectsAPI) *Client {
 	if f.volumes == nil {
 		f.volumes = map[string]volume.Volume{}
 	}
-	return &Client{api: f, timeout: time.Second, log: newFakeClient(&fakeAPI{}).log}
+	return &Client{api: f, timeout: time.Second, log: newFakeClient(&fakeAPI{}).log, leaves: leaveGate{decided: true}}
 }
 
 func TestEnsureHolderImage(t *testing.T) {

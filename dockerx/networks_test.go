@@ -115,7 +115,7 @@ func (f *networksAPI) NetworkRemove(_ context.Context, id string) error {
 }
 
 func newNetworksClient(f *networksAPI) *Client {
-	return &Client{api: f, timeout: DefaultTimeout, log: newFakeClient(&fakeAPI{}).log}
+	return &Client{api: f, timeout: DefaultTimeout, log: newFakeClient(&fakeAPI{}).log, leaves: leaveGate{decided: true}}
 }
 
 var instanceNet = NetworkRequest{Instance: "i", Name: "dockctl_i", Subnet: "10.222.0.0/20", IPRange: "10.222.0.0/21", Gateway: "10.222.0.1"}

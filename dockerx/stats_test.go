@@ -116,7 +116,7 @@ func (f *statsAPI) ContainerStats(_ context.Context, _ string, stream bool) (con
 // one-shot) and maps a vanished container to ErrNotFound.
 func TestClientContainerStats(t *testing.T) {
 	api := &statsAPI{body: sample(t1, t0, 2_250_000_000, 2_000_000_000, 10*mib, `"total_inactive_file":2097152`)}
-	c := &Client{api: api, timeout: time.Second}
+	c := &Client{api: api, timeout: time.Second, leaves: leaveGate{decided: true}}
 	s, err := c.ContainerStats(context.Background(), "abc")
 	if err != nil || s.CPUNanoCores != 250_000_000 || s.MemoryWorkingSet != 8*mib || !s.Complete() {
 		t.Fatalf("got %+v %v", s, err)

@@ -1,0 +1,134 @@
+package dockerx
+
+import (
+	"context"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+)
+
+// leaveGate serialises the calls that make a container leave a network, on
+// an Engine whose libnetwork can deadlock when two containers of one
+// network leave it at once (docs/design.md §1).
+//
+// In Docker 20.10 up to 20.10.26 (and every earlier release) a container
+// leaving a network reads the network's service records holding the
+// network's lock and then takes the network controller's lock
+// (getSvcRecords), while the controller's watch loop, told that another
+// endpoint of the same network was deleted, holds the controller's lock
+// and then takes the network's (processEndpointDelete). Two containers of
+// one network stopping together can therefore wedge the whole daemon: from
+// then on every network call, every stop and every removal hangs until
+// dockerd is restarted (moby/moby#46661, fixed by moby/libnetwork#2679 in
+// 20.10.27 and by moby/moby#42545 in 23.0). dockctl keeps every pod on one
+// instance network and stops them in parallel (a scale-down, a rollout's
+// surge, a deleted namespace), which is exactly that pattern.
+//
+// On such an Engine the gate lets one stop or removal at a time run
+// through its exit and network cleanup: a stop holds it until the
+// container has exited and Docker has finished handling the exit (an
+// inspect waits for the container lock the exit handler holds while it
+// releases the network), a forced removal until Docker has removed the
+// container. A container that takes longer than hold to exit (a workload
+// draining connections within its grace period) releases the gate then,
+// so that a slow stop never delays the others by more than hold; its own
+// exit comes later, at a time of its own choosing, as a crash does.
+// Containers that exit by themselves are outside dockctl's reach. On any
+// other Engine the gate is open and costs nothing.
+type leaveGate struct {
+	mu       sync.Mutex // held by the one gated call in flight
+	decideMu sync.Mutex // guards decided and serial
+	decided  bool
+	serial   bool
+	// hold is how long a stop keeps the gate while its container has not
+	// exited yet.
+	hold time.Duration
+}
+
+// defaultLeaveHold bounds how long one stop keeps the gate: long enough
+// for a workload that exits at once on its stop signal (milliseconds) and
+// for Docker's exit handling under load, short enough that a slow drainer
+// does not make the others wait for its grace period.
+const defaultLeaveHold = 2 * time.Second
+
+// enter takes the gate when the Engine needs it and returns the function
+// that gives it back (safe to call more than once). It asks the Engine's
+// version once; until an answer comes the gate is taken, which is safe.
+func (g *leaveGate) enter(ctx context.Context, api dockerAPI, timeout time.Duration) (release func()) {
+	if !g.needed(ctx, api, timeout) {
+		return func() {}
+	}
+	g.mu.Lock()
+	return sync.OnceFunc(g.mu.Unlock)
+}
+
+// needed reports whether the Engine is one whose libnetwork has the lock
+// order bug; the answer is remembered once the Engine gave its version.
+func (g *leaveGate) needed(ctx context.Context, api dockerAPI, timeout time.Duration) bool {
+	g.decideMu.Lock()
+	defer g.decideMu.Unlock()
+	if g.decided {
+		return g.serial
+	}
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	v, err := api.ServerVersion(ctx)
+	if err != nil {
+		return true // unknown: the call that follows will most likely fail too
+	}
+	g.decided, g.serial = true, leavesDeadlock(v.Version)
+	return g.serial
+}
+
+// leavesDeadlock reports whether Engine version v (as `docker version`
+// prints it: "20.10.24", "20.10.24+dfsg1", "28.2.2") has libnetwork's
+// getSvcRecords/processEndpointDelete lock inversion: every release before
+// 20.10.27, and none from 22.06 on. A version that cannot be read is
+// taken as fixed: an Engine that odd is a development build.
+func leavesDeadlock(v string) bool {
+	parts := strings.SplitN(v, ".", 3)
+	if len(parts) < 2 {
+		return false
+	}
+	num := func(s string) (int, bool) {
+		end := 0
+		for end < len(s) && s[end] >= '0' && s[end] <= '9' {
+			end++
+		}
+		n, err := strconv.Atoi(s[:end])
+		return n, err == nil
+	}
+	major, ok1 := num(parts[0])
+	minor, ok2 := num(parts[1])
+	if !ok1 || !ok2 {
+		return false
+	}
+	switch {
+	case major < 20 || (major == 20 && minor < 10):
+		return true
+	case major == 20 && minor == 10:
+		if len(parts) < 3 {
+			return true
+		}
+		patch, ok := num(parts[2])
+		return !ok || patch < 27
+	}
+	return false
+}
+
+// holdFor is how long a stop may keep the gate before its container exits.
+func (g *leaveGate) holdFor() time.Duration {
+	if g.hold > 0 {
+		return g.hold
+	}
+	return defaultLeaveHold
+}
+
+// serialised reports whether the gate is in force (known once the first
+// gated call asked the Engine).
+func (g *leaveGate) serialised() bool {
+	g.decideMu.Lock()
+	defer g.decideMu.Unlock()
+	return !g.decided || g.serial
+}
