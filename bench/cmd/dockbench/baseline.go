@@ -192,7 +192,7 @@ func benchBaseline(ctx context.Context, e *env, s settings, rep *report, b basel
 		}
 	}
 	for _, q := range baselineRatios(n) {
-		rep.ratio(q.Name, q.Num, q.Den, q.Target)
+		rep.ratio(q.Name, q.Num, q.Den, q.Goal)
 	}
 	return errors.Join(errs...)
 }

@@ -10,7 +10,9 @@
 //
 // Settings come from the environment so that `make bench` can pass them
 // through: BENCH_QUICK=1 (a run under three minutes), BENCH_SWARM=1 (the Swarm
-// figures even when quick), BENCH_JSON=PATH (also write the results as JSON).
+// figures even when quick), BENCH_JSON=PATH (also write the results as JSON),
+// BENCH_GUARD=0 (print the regression guard's verdicts without failing the
+// run on them: guard.go).
 // The flag -baseline REV (BENCH_BASELINE=REV) also measures dockctl built
 // from that revision beside the tree's (baseline.go).
 package main
@@ -36,6 +38,7 @@ import (
 type settings struct {
 	Quick           bool          `json:"quick"`
 	Swarm           bool          `json:"swarm"`
+	Guard           bool          `json:"guard"` // fail the run on a ratio the guard fails (guard.go); BENCH_GUARD=0: print only
 	Kills           int           `json:"repairKills"`
 	SwarmKills      int           `json:"swarmRepairKills"`
 	SwarmSlowKills  int           `json:"swarmDefaultDelayRepairKills"`
@@ -85,6 +88,7 @@ func loadSettings() settings {
 	s := settings{
 		Quick:      quick,
 		Swarm:      !quick || os.Getenv("BENCH_SWARM") == "1",
+		Guard:      guardEnforced(os.Getenv),
 		Kills:      20,
 		SwarmKills: 10,
 		// Swarm's default restart delay makes each kill cost ~6 s and the
@@ -204,11 +208,13 @@ func main() {
 	o, err := parseFlags(os.Args[1:])
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "dockbench:", err)
-		os.Exit(2)
+		os.Exit(exitUsage)
 	}
+	// run has printed the report, written the JSON and removed what it
+	// made before it returns, whatever its error.
 	if err := run(o); err != nil {
 		fmt.Fprintln(os.Stderr, "dockbench:", err)
-		os.Exit(1)
+		os.Exit(exitCode(err))
 	}
 }
 
@@ -351,10 +357,13 @@ func run(o options) (err error) {
 		}
 		fmt.Printf("\nJSON written to %s\n", path)
 	}
+	// The guard judges only after the whole report is out, and its error
+	// returns through the deferred cleanups like any other.
+	guardErr := guardError(rep.Guard, s.Guard)
 	if len(failed) > 0 {
-		return fmt.Errorf("sections with errors: %s", strings.Join(failed, ", "))
+		return errors.Join(fmt.Errorf("sections with errors: %s", strings.Join(failed, ", ")), guardErr)
 	}
-	return nil
+	return guardErr
 }
 
 // cleanupStack runs registered cleanups once each, last registered first,

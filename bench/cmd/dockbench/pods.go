@@ -58,9 +58,9 @@ func benchPods(ctx context.Context, e *env, s settings, rep *report) error {
 	}
 	for _, q := range []string{"p50", "p90"} {
 		rep.ratio("pod member repair "+q+" / single-container repair "+q, podsSection+"/"+podMemberFigure+" "+q,
-			podsSection+"/"+podSingleFigure+" "+q, "")
+			podsSection+"/"+podSingleFigure+" "+q, nil)
 		rep.ratio("pod holder repair "+q+" / single-container repair "+q, podsSection+"/"+podHolderFigure+" "+q,
-			podsSection+"/"+podSingleFigure+" "+q, "")
+			podsSection+"/"+podSingleFigure+" "+q, nil)
 	}
 	if err := e.removeAll(ctx); err != nil {
 		return errors.Join(append(errs, err)...)
@@ -89,9 +89,9 @@ func benchPods(ctx context.Context, e *env, s settings, rep *report) error {
 		rep.duration(podsSection, directDown, down)
 	}
 	rep.ratio(fmt.Sprintf("dockctl 0 → %d pods / direct API c=%d", n, referenceConcurrency),
-		podsSection+"/"+upFigure, podsSection+"/"+directUp, "")
+		podsSection+"/"+upFigure, podsSection+"/"+directUp, nil)
 	rep.ratio(fmt.Sprintf("dockctl %d → 0 pods / direct API c=%d", n, referenceConcurrency),
-		podsSection+"/"+downFigure, podsSection+"/"+directDown, "")
+		podsSection+"/"+downFigure, podsSection+"/"+directDown, nil)
 	return errors.Join(errs...)
 }
 

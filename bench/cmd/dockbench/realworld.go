@@ -131,6 +131,11 @@ func benchRealworld(ctx context.Context, e *env, s settings, rep *report) error 
 	} else {
 		rep.duration(realworldSection, directName, d)
 	}
+	// The bundle's start next to the engine's floor for as many
+	// containers: what the instance network, the DNS helper, the Service
+	// proxies and readiness add.
+	rep.ratio("realworld: bundle start, apply → every Service answering / direct until each answers",
+		realworldSection+"/"+applyName, realworldSection+"/"+directName, atMost(1.2, ""))
 	changes := 5
 	if s.Quick {
 		changes = 2

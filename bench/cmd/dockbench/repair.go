@@ -48,7 +48,7 @@ func benchRepair(ctx context.Context, e *env, s settings, rep *report) error {
 			rep.latencies("repair", "lower bound: reviver on die (rm -f → start)", lbd)
 		}
 		rep.ratio("dockctl repair p50 / lower bound on die p50", "repair/dockctl (rm -f → replacement start) p50",
-			"repair/lower bound: reviver on die (rm -f → start) p50", "")
+			"repair/lower bound: reviver on die (rm -f → start) p50", nil)
 	}
 
 	// The same two bounds on a user-defined bridge network: dockctl's
@@ -79,19 +79,19 @@ func benchRepair(ctx context.Context, e *env, s settings, rep *report) error {
 		noteNetworks(ctx, e, rep, "repair", "io.dockctl.deployment=repair")
 	}
 	rep.ratio("dockctl repair p50 / bare docker run p50", "repair/dockctl (rm -f → replacement start) p50",
-		"repair/bare docker run -d (create+start → start event) p50", "≤ 2 (issue 2)")
+		"repair/bare docker run -d (create+start → start event) p50", atMost(2, "issue 2"))
 	rep.ratio("dockctl repair p50 / lower bound p50", "repair/dockctl (rm -f → replacement start) p50",
-		"repair/lower bound: reviver on destroy (rm -f → start) p50", "≤ 1.15 (issue 5)")
+		"repair/lower bound: reviver on destroy (rm -f → start) p50", atMost(1.15, "issue 5"))
 	rep.ratio("dockctl repair p90 / lower bound p90", "repair/dockctl (rm -f → replacement start) p90",
-		"repair/lower bound: reviver on destroy (rm -f → start) p90", "")
+		"repair/lower bound: reviver on destroy (rm -f → start) p90", nil)
 	rep.ratio("dockctl repair p50 / lower bound on a user network p50", "repair/dockctl (rm -f → replacement start) p50",
-		"repair/"+repairLowerUser+" p50", "≤ 1.15 (issue 5, on the same network)")
+		"repair/"+repairLowerUser+" p50", atMost(1.15, "issue 5, on the same network"))
 	rep.ratio("dockctl repair p90 / lower bound on a user network p90", "repair/dockctl (rm -f → replacement start) p90",
-		"repair/"+repairLowerUser+" p90", "")
+		"repair/"+repairLowerUser+" p90", nil)
 	rep.ratio("start cost, user network / default bridge: bare run p50", "repair/"+repairBareUser+" p50",
-		"repair/bare docker run -d (create+start → start event) p50", "")
+		"repair/bare docker run -d (create+start → start event) p50", nil)
 	rep.ratio("start cost, user network / default bridge: lower bound p50", "repair/"+repairLowerUser+" p50",
-		"repair/lower bound: reviver on destroy (rm -f → start) p50", "")
+		"repair/lower bound: reviver on destroy (rm -f → start) p50", nil)
 	return nil
 }
 

@@ -31,12 +31,17 @@ type figure struct {
 
 func (f figure) key() string { return f.Section + "/" + f.Name }
 
+// ratio is num / den of two figures of the run. Goal, when set, is what
+// the regression guard (guard.go) judges it against; a ratio without one
+// is informational. Target is the goal as printed, kept in the JSON for
+// readers of earlier reports.
 type ratio struct {
 	Name   string   `json:"name"`
 	Num    string   `json:"numerator"`
 	Den    string   `json:"denominator"`
 	Value  *float64 `json:"value"`
 	Target string   `json:"target,omitempty"`
+	Goal   *goal    `json:"goal,omitempty"`
 }
 
 type machine struct {
@@ -65,12 +70,13 @@ type report struct {
 	Baseline string            `json:"baseline,omitempty"` // -baseline: the revision compared against
 	Figures  []figure          `json:"figures"`
 	Ratios   []ratio           `json:"ratios"`
+	Guard    []judgement       `json:"guard"`
 	Notes    []string          `json:"notes"`
 }
 
 func newReport(e *env, s settings) *report {
 	r := &report{RunID: e.runID, Command: os.Args, Started: time.Now(), Settings: s, Env: map[string]string{}}
-	for _, k := range []string{"BENCH_QUICK", "BENCH_SWARM", "BENCH_JSON", "BENCH_SECTIONS", "BENCH_DEADLINE", "BENCH_BASELINE", "DOCKER_HOST"} {
+	for _, k := range []string{"BENCH_QUICK", "BENCH_SWARM", "BENCH_JSON", "BENCH_SECTIONS", "BENCH_DEADLINE", "BENCH_BASELINE", "BENCH_GUARD", "DOCKER_HOST"} {
 		if v, ok := os.LookupEnv(k); ok {
 			r.Env[k] = v
 		}
@@ -179,10 +185,16 @@ func (r *report) latencies(section, name string, samples []time.Duration) {
 	r.add(figure{Section: section, Name: name + fmt.Sprintf(" max of %d", len(samples)), Value: &hi, Unit: "ms"})
 }
 
-func (r *report) ratio(name, num, den, target string) {
+// ratio registers num / den, computed at the end of the run; g is its
+// goal, nil for an informational ratio.
+func (r *report) ratio(name, num, den string, g *goal) {
+	q := ratio{Name: name, Num: num, Den: den, Goal: g}
+	if g != nil {
+		q.Target = g.String()
+	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	r.Ratios = append(r.Ratios, ratio{Name: name, Num: num, Den: den, Target: target})
+	r.Ratios = append(r.Ratios, q)
 }
 
 func (r *report) note(format string, args ...any) {
@@ -201,7 +213,8 @@ func (r *report) lookup(key string) *float64 {
 }
 
 // finish computes the ratios from the figures (a ratio whose parts were
-// not both measured stays empty) and stamps the end of the run.
+// not both measured stays empty), judges those with a goal and stamps the
+// end of the run.
 func (r *report) finish() {
 	r.mu.Lock()
 	defer r.mu.Unlock()
@@ -212,6 +225,7 @@ func (r *report) finish() {
 			r.Ratios[i].Value = &v
 		}
 	}
+	r.Guard = judgeRatios(r.Ratios)
 	r.Machine.LoadAvgEnd = loadavg()
 	r.Duration = time.Since(r.Started).Round(time.Second).String()
 }
@@ -242,6 +256,8 @@ func (r *report) print(w io.Writer) {
 		fmt.Fprintf(tw, "%s\t%s\t%s\n", q.Name, v, q.Target)
 	}
 	tw.Flush()
+	fmt.Fprintln(w)
+	printGuard(w, r.Guard, r.Settings.Guard)
 	if len(r.Notes) > 0 {
 		fmt.Fprintln(w, "\nnotes:")
 		for _, n := range r.Notes {

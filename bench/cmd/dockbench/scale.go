@@ -66,18 +66,18 @@ func benchScale(ctx context.Context, e *env, s settings, rep *report) error {
 			rep.duration(section, fmt.Sprintf("direct API 0 → %d, best (concurrency %d)", n, bestUpC), bestUp)
 			rep.duration(section, fmt.Sprintf("direct API %d → 0, best (concurrency %d)", n, bestDownC), bestDown)
 			rep.ratio(fmt.Sprintf("dockctl 0 → %d / direct API best", n), section+"/"+fmt.Sprintf("dockctl 0 → %d", n),
-				section+"/"+fmt.Sprintf("direct API 0 → %d, best (concurrency %d)", n, bestUpC), "≤ 1.15 (issue 5)")
+				section+"/"+fmt.Sprintf("direct API 0 → %d, best (concurrency %d)", n, bestUpC), atMost(1.15, "issue 5"))
 			rep.ratio(fmt.Sprintf("dockctl %d → 0 / direct API best", n), section+"/"+fmt.Sprintf("dockctl %d → 0", n),
-				section+"/"+fmt.Sprintf("direct API %d → 0, best (concurrency %d)", n, bestDownC), "")
+				section+"/"+fmt.Sprintf("direct API %d → 0, best (concurrency %d)", n, bestDownC), nil)
 		}
-		target := ""
+		var target *goal
 		if n == 50 {
-			target = "≤ 1.5 (issue 2)"
+			target = atMost(1.5, "issue 2")
 		}
 		rep.ratio(fmt.Sprintf("dockctl 0 → %d / direct API c=%d", n, referenceConcurrency), section+"/"+fmt.Sprintf("dockctl 0 → %d", n),
 			section+"/"+fmt.Sprintf("direct API 0 → %d, concurrency %d", n, referenceConcurrency), target)
 		rep.ratio(fmt.Sprintf("dockctl %d → 0 / direct API c=%d", n, referenceConcurrency), section+"/"+fmt.Sprintf("dockctl %d → 0", n),
-			section+"/"+fmt.Sprintf("direct API %d → 0, concurrency %d", n, referenceConcurrency), "")
+			section+"/"+fmt.Sprintf("direct API %d → 0, concurrency %d", n, referenceConcurrency), nil)
 
 		// The direct API on a user-defined network, at the concurrency the
 		// case is compared with (the reference, or the inherited best):
@@ -93,18 +93,18 @@ func benchScale(ctx context.Context, e *env, s settings, rep *report) error {
 		if err := measureDirectScaleUserNet(ctx, e, rep, section, n, c, upName, downName); err != nil {
 			errs = append(errs, err)
 		}
-		userTarget := ""
+		var userTarget *goal
 		if inherited || n == 100 {
-			userTarget = "≤ 1.15 (issue 5, on the same network)"
+			userTarget = atMost(1.15, "issue 5, on the same network")
 		} else if n == 50 {
-			userTarget = "≤ 1.5 (issue 2, on the same network)"
+			userTarget = atMost(1.5, "issue 2, on the same network")
 		}
 		rep.ratio(fmt.Sprintf("dockctl 0 → %d / direct API c=%d on a user network", n, c), section+"/"+fmt.Sprintf("dockctl 0 → %d", n),
 			section+"/"+upName, userTarget)
 		rep.ratio(fmt.Sprintf("dockctl %d → 0 / direct API c=%d on a user network", n, c), section+"/"+fmt.Sprintf("dockctl %d → 0", n),
-			section+"/"+downName, "")
+			section+"/"+downName, nil)
 		rep.ratio(fmt.Sprintf("start cost, user network / default bridge: direct API 0 → %d, c=%d", n, c), section+"/"+upName,
-			section+"/"+fmt.Sprintf("direct API 0 → %d, concurrency %d", n, c), "")
+			section+"/"+fmt.Sprintf("direct API 0 → %d, concurrency %d", n, c), nil)
 	}
 	return errors.Join(errs...)
 }

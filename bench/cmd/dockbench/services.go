@@ -245,22 +245,27 @@ func measureOverhead(ctx context.Context, s settings, rep *report, section strin
 
 func us(d time.Duration) float64 { return float64(d) / float64(time.Microsecond) }
 
+// overheadGoals are the goals of the proxy-overhead ratios, per path and
+// figure (p50, p99, throughput), each over Docker's -p: the published
+// Service's two hops within 1.1× of -p's one (throughput 0.9×), the
+// ClusterIP's one hop within 1.2× at p50 (throughput 0.85×). The bench
+// reaches the ClusterIP from the host, through the same one hop (dockctl
+// proxy → pod) a pod's request crosses. Paths and figures missing here are
+// informational.
+var overheadGoals = map[string]map[string]*goal{
+	pathService:   {"p50": atMost(1.1, ""), "p99": atMost(1.1, ""), "throughput": atLeast(0.9, "")},
+	pathClusterIP: {"p50": atMost(1.2, ""), "throughput": atLeast(0.85, "")},
+}
+
 // recordOverheadRatios compares every path with Docker's own -p.
 func recordOverheadRatios(rep *report) {
 	pre := servicesSection + "/proxy overhead "
 	for _, p := range []string{pathService, pathClusterIP, pathPod, pathDirect} {
 		short := p[:strings.IndexByte(p, ' ')]
-		target := ""
-		if p == pathService {
-			target = "≤ 1.2 (issue 10)"
-		}
-		rep.ratio("latency p50 "+short+" / (ii) -p", pre+p+" p50", pre+pathPublished+" p50", target)
-		rep.ratio("latency p99 "+short+" / (ii) -p", pre+p+" p99", pre+pathPublished+" p99", target)
-		thTarget := ""
-		if p == pathService {
-			thTarget = "≥ 0.83 (1 / 1.2, issue 10)"
-		}
-		rep.ratio("throughput "+short+" / (ii) -p", pre+p+" throughput", pre+pathPublished+" throughput", thTarget)
+		goals := overheadGoals[p]
+		rep.ratio("latency p50 "+short+" / (ii) -p", pre+p+" p50", pre+pathPublished+" p50", goals["p50"])
+		rep.ratio("latency p99 "+short+" / (ii) -p", pre+p+" p99", pre+pathPublished+" p99", goals["p99"])
+		rep.ratio("throughput "+short+" / (ii) -p", pre+p+" throughput", pre+pathPublished+" throughput", goals["throughput"])
 	}
 }
 

@@ -64,8 +64,8 @@ func benchSwarm(ctx context.Context, e *env, s settings, rep *report) error {
 		rep.latencies("repair", label+" (rm -f → replacement start)", lat)
 	}
 	dk := "repair/dockctl (rm -f → replacement start) p50"
-	rep.ratio("swarm default p50 / dockctl p50", "repair/swarm repair, default restart delay (5s) (rm -f → replacement start) p50", dk, "≥ 10 (issue 5)")
-	rep.ratio("swarm --restart-delay 0s p50 / dockctl p50", "repair/swarm repair, --restart-delay 0s (rm -f → replacement start) p50", dk, "> 1 (issue 5)")
+	rep.ratio("swarm default p50 / dockctl p50", "repair/swarm repair, default restart delay (5s) (rm -f → replacement start) p50", dk, atLeast(10, "issue 5"))
+	rep.ratio("swarm --restart-delay 0s p50 / dockctl p50", "repair/swarm repair, --restart-delay 0s (rm -f → replacement start) p50", dk, atLeast(1, "issue 5"))
 
 	n := 0
 	for _, sc := range s.Scale {
@@ -79,7 +79,7 @@ func benchSwarm(ctx context.Context, e *env, s settings, rep *report) error {
 		rep.duration(fmt.Sprintf("scale %d", n), fmt.Sprintf("swarm 0 → %d (service scale → last start)", n), up)
 	}
 	rep.ratio(fmt.Sprintf("dockctl 0 → %d / swarm", n), fmt.Sprintf("scale %d/dockctl 0 → %d", n, n),
-		fmt.Sprintf("scale %d/swarm 0 → %d (service scale → last start)", n, n), "≤ 1 (issue 5)")
+		fmt.Sprintf("scale %d/swarm 0 → %d (service scale → last start)", n, n), atMost(1, "issue 5"))
 
 	// maxSurge 25 % rounds up, as Kubernetes does: 5 of 20, 2 of 8 (quick).
 	par := (s.RollingReplicas + 3) / 4
@@ -92,7 +92,7 @@ func benchSwarm(ctx context.Context, e *env, s settings, rep *report) error {
 		rep.duration(rollingSection, figure, roll)
 	}
 	rep.ratio("dockctl rolling update / swarm", rollingSection+"/"+fmt.Sprintf("dockctl, %d replicas, maxSurge 25%%, maxUnavailable 0", s.RollingReplicas),
-		rollingSection+"/"+figure, "")
+		rollingSection+"/"+figure, nil)
 	if !s.Quick {
 		roll, err := measureSwarmRolling(ctx, e, 10, 3)
 		if err != nil {
@@ -101,7 +101,7 @@ func benchSwarm(ctx context.Context, e *env, s settings, rep *report) error {
 		} else {
 			rep.duration(rollingSection, rolling10SwarmFigure, roll)
 		}
-		rep.ratio("dockctl 10-replica rolling update / swarm", rollingSection+"/"+rolling10Figure, rollingSection+"/"+rolling10SwarmFigure, "(issue 3)")
+		rep.ratio("dockctl 10-replica rolling update / swarm", rollingSection+"/"+rolling10Figure, rollingSection+"/"+rolling10SwarmFigure, nil)
 	}
 	if err := measureSwarmMesh(ctx, e, rep); err != nil {
 		errs = append(errs, err)

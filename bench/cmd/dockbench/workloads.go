@@ -205,11 +205,11 @@ func measureOrderedReady(ctx context.Context, e *env, rep *report) error {
 	rep.duration(workloadsSection, figDirectPar, time.Since(t0))
 
 	rep.ratio("workloads: StatefulSet OrderedReady / direct API one after the other (the anchor OrderedReady implies)",
-		workloadsSection+"/"+figStsDockctl, workloadsSection+"/"+figDirectSeq, "")
+		workloadsSection+"/"+figStsDockctl, workloadsSection+"/"+figDirectSeq, nil)
 	rep.ratio("workloads: Deployment of 3 / direct API 3 at once",
-		workloadsSection+"/"+figDeplDockctl, workloadsSection+"/"+figDirectPar, "")
+		workloadsSection+"/"+figDeplDockctl, workloadsSection+"/"+figDirectPar, nil)
 	rep.ratio("workloads: StatefulSet OrderedReady / Deployment, same template",
-		workloadsSection+"/"+figStsDockctl, workloadsSection+"/"+figDeplDockctl, "")
+		workloadsSection+"/"+figStsDockctl, workloadsSection+"/"+figDeplDockctl, nil)
 	return nil
 }
 
@@ -491,17 +491,17 @@ func measureJob(ctx context.Context, e *env, s settings, rep *report) error {
 	rep.duration(workloadsSection, figDirect, last.Sub(t0))
 	dtrace.figures(rep, workloadsSection, "direct API", t0, p)
 	rep.ratio(fmt.Sprintf("workloads: Job %d/%d, last pod exit / direct API %d at a time", n, p, p),
-		workloadsSection+"/"+figExit, workloadsSection+"/"+figDirect, "≤ 1.2×")
+		workloadsSection+"/"+figExit, workloadsSection+"/"+figDirect, atMost(1.2, ""))
 	rep.ratio(fmt.Sprintf("workloads: Job %d/%d, Complete / direct API %d at a time", n, p, p),
-		workloadsSection+"/"+figDone, workloadsSection+"/"+figDirect, "≤ 1.2×")
+		workloadsSection+"/"+figDone, workloadsSection+"/"+figDirect, atMost(1.2, ""))
 	if e.baselineBin != "" {
 		before := baselineSection(workloadsSection, "before")
 		rep.ratio(fmt.Sprintf("workloads: before: Job %d/%d, last pod exit / direct API %d at a time", n, p, p),
-			before+"/"+figExit, workloadsSection+"/"+figDirect, "")
+			before+"/"+figExit, workloadsSection+"/"+figDirect, nil)
 		rep.ratio(fmt.Sprintf("workloads: before: Job %d/%d, Complete / direct API %d at a time", n, p, p),
-			before+"/"+figDone, workloadsSection+"/"+figDirect, "")
+			before+"/"+figDone, workloadsSection+"/"+figDirect, nil)
 		rep.ratio(fmt.Sprintf("after/before: Job %d/%d, last pod exit", n, p),
-			workloadsSection+"/"+figExit, before+"/"+figExit, "")
+			workloadsSection+"/"+figExit, before+"/"+figExit, nil)
 	}
 	return nil
 }
@@ -770,9 +770,9 @@ func measureCronLateness(ctx context.Context, e *env, s settings, rep *report) e
 	figDirect := fmt.Sprintf("direct API %d containers at once, start after the first create, × %d", s.CronJobs, s.CronFirings)
 	rep.latencies(workloadsSection, figDirect, direct)
 	rep.ratio("workloads: CronJob lateness p50 / direct API, as many at once, p50",
-		workloadsSection+"/"+fig+" p50", workloadsSection+"/"+figDirect+" p50", "")
+		workloadsSection+"/"+fig+" p50", workloadsSection+"/"+figDirect+" p50", nil)
 	rep.ratio("workloads: CronJob lateness max / direct API, as many at once, max",
-		workloadsSection+"/"+fig+fmt.Sprintf(" max of %d", len(late)), workloadsSection+"/"+figDirect+fmt.Sprintf(" max of %d", len(direct)), "")
+		workloadsSection+"/"+fig+fmt.Sprintf(" max of %d", len(late)), workloadsSection+"/"+figDirect+fmt.Sprintf(" max of %d", len(direct)), nil)
 	return nil
 }
 
@@ -885,10 +885,10 @@ func measureCronIdle(ctx context.Context, e *env, s settings, rep *report) error
 	}
 	with, none := sides[0].label, sides[1].label
 	rep.ratio("workloads: idle CPU per minute, "+with+" / "+none,
-		workloadsSection+"/controller CPU per minute, "+with, workloadsSection+"/controller CPU per minute, "+none, "")
+		workloadsSection+"/controller CPU per minute, "+with, workloadsSection+"/controller CPU per minute, "+none, nil)
 	rep.ratio("workloads: idle Docker API calls per minute, "+with+" / "+none,
 		workloadsSection+"/Docker API calls per minute (proxy count), "+with,
-		workloadsSection+"/Docker API calls per minute (proxy count), "+none, "")
+		workloadsSection+"/Docker API calls per minute (proxy count), "+none, nil)
 	return nil
 }
 
