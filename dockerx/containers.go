@@ -276,9 +276,12 @@ func (c *Client) RemoveContainer(ctx context.Context, id string) error {
 	ctx, cancel := c.callCtx(ctx)
 	defer cancel()
 	// A forced removal of a running container is a stop too: through the
-	// leave gate (leavegate.go).
+	// leave gate (leavegate.go), for at most its hold (a container Docker
+	// cannot kill at once must not stop every other removal).
 	release := c.leaves.enter(ctx, c.api, c.timeout)
 	defer release()
+	hold := time.AfterFunc(c.leaves.holdFor(), release)
+	defer hold.Stop()
 	err := c.api.ContainerRemove(ctx, id, container.RemoveOptions{Force: true, RemoveVolumes: true})
 	switch {
 	case err == nil, cerrdefs.IsNotFound(err):

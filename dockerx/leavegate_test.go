@@ -160,3 +160,49 @@ func TestASlowStopGivesTheGateBackAfterItsHold(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// blockingRemoveAPI's removals wait until proceed is closed.
+type blockingRemoveAPI struct {
+	stopAPI
+}
+
+func (b *blockingRemoveAPI) ContainerRemove(ctx context.Context, _ string, _ container.RemoveOptions) error {
+	select {
+	case <-b.proceed:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// A removal Docker does not finish at once (a container it cannot kill)
+// gives the gate back after its hold, as a slow stop does.
+func TestASlowRemovalGivesTheGateBackAfterItsHold(t *testing.T) {
+	c, _ := newStopClient("20.10.24", 10*time.Millisecond)
+	b := &blockingRemoveAPI{stopAPI: stopAPI{version: "20.10.24", proceed: make(chan struct{})}}
+	c.api = b
+	first := make(chan error, 1)
+	go func() { first <- c.RemoveContainer(context.Background(), "stuck") }()
+	second := make(chan error, 1)
+	go func() {
+		stopped := make(chan error, 1)
+		go func() { stopped <- c.StopContainer(context.Background(), "next", time.Second) }()
+		second <- <-stopped
+	}()
+	// The stop waits on proceed too; it must at least have been sent
+	// while the removal still holds on.
+	deadline := time.Now().Add(30 * time.Second)
+	for b.inflight.Load() == 0 && time.Now().Before(deadline) {
+		time.Sleep(time.Millisecond)
+	}
+	if b.inflight.Load() == 0 {
+		t.Fatal("a stop waited for a slow removal beyond the gate's hold")
+	}
+	close(b.proceed)
+	if err := <-first; err != nil {
+		t.Fatal(err)
+	}
+	if err := <-second; err != nil {
+		t.Fatal(err)
+	}
+}
