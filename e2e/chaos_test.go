@@ -351,11 +351,14 @@ type chaosRun struct {
 	transitionTimes [chaosKinds][]time.Duration // template change or scale → converged
 	targeted        map[string]bool             // container IDs the test stopped, killed or removed
 	removed         map[string]bool             // container IDs the test removed
-	strays          int
-	began           time.Time
-	disruptedFor    time.Duration
-	convergence     time.Duration
-	injectErrs      []string
+	// removing is when the test began removing each container it removed:
+	// from then on it no longer counts (overCount).
+	removing     map[string]time.Time
+	strays       int
+	began        time.Time
+	disruptedFor time.Duration
+	convergence  time.Duration
+	injectErrs   []string
 
 	lostReplicas      []string // removed by the controller though the test never touched them
 	restartedReplicas []string // started more than once though the test never touched them
@@ -441,7 +444,7 @@ func (x *chaosRun) draw() chaosKind {
 // disrupt injects disruptions until the deadline, one every 250–750 ms
 // from the start of the previous one (at once if that one took longer).
 func (x *chaosRun) disrupt(deadline time.Time) {
-	x.targeted, x.removed = map[string]bool{}, map[string]bool{}
+	x.targeted, x.removed, x.removing = map[string]bool{}, map[string]bool{}, map[string]time.Time{}
 	x.began = time.Now()
 	next := x.began
 	for {
@@ -558,9 +561,11 @@ func (x *chaosRun) inject(k chaosKind) {
 	var err error
 	switch k {
 	case chaosRemove:
+		began := time.Now()
 		err = dockerCli.ContainerRemove(ctx, victim.ID, container.RemoveOptions{Force: true, RemoveVolumes: true})
 		if err == nil {
 			x.removed[victim.ID] = true
+			x.removing[victim.ID] = began
 		}
 	case chaosStop:
 		timeout := 1
@@ -654,11 +659,22 @@ func (x *chaosRun) endTransitions(settled bool) {
 
 // overCount replays the create and destroy events in order and returns
 // the largest count − bound over every instant and deployment, strays
-// left out (they are the test's doing), and where it was seen.
+// left out (they are the test's doing), and where it was seen. A
+// container the test removed stops counting when the test began removing
+// it: Docker drops a removed container from its list before it stamps
+// the `destroy` event, so a controller that lists in between rightly
+// replaces it, and under load the replacement's `create` can be stamped
+// before the victim's `destroy`. No controller can know of the removal
+// before the test began it, so nothing it did too early is hidden.
 func (x *chaosRun) overCount() (int, string) {
 	x.events.mu.Lock()
 	defer x.events.mu.Unlock()
 	evs := slices.Clone(x.events.counted)
+	for i, ev := range evs {
+		if began, ok := x.removing[ev.id]; ok && ev.delta < 0 && began.Before(ev.at) {
+			evs[i].at = began
+		}
+	}
 	sort.SliceStable(evs, func(i, j int) bool { return evs[i].at.Before(evs[j].at) })
 	count := map[string]int{}
 	worst, where := -1<<30, ""
@@ -1236,6 +1252,7 @@ type chaosCountEvent struct {
 	at    time.Time
 	dep   string
 	delta int
+	id    string // the container's
 }
 
 type chaosHistory struct {
@@ -1297,7 +1314,7 @@ func (w *chaosEvents) record(m events.Message) {
 	case events.ActionCreate:
 		h.created = at
 		if counts {
-			w.counted = append(w.counted, chaosCountEvent{at, h.dep, 1})
+			w.counted = append(w.counted, chaosCountEvent{at, h.dep, 1, m.Actor.ID})
 		}
 	case events.ActionStart:
 		h.starts = append(h.starts, at)
@@ -1306,7 +1323,7 @@ func (w *chaosEvents) record(m events.Message) {
 	case events.ActionDestroy:
 		h.destroyed = at
 		if counts {
-			w.counted = append(w.counted, chaosCountEvent{at, h.dep, -1})
+			w.counted = append(w.counted, chaosCountEvent{at, h.dep, -1, m.Actor.ID})
 		}
 	}
 }
