@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/dockctl/dockctl/dockerx"
 	"github.com/dockctl/dockctl/manifests"
@@ -255,4 +256,47 @@ func orphanSpec(k Kind, obj any, status func(into any) error, history []workload
 	}
 	spec.Name = pod
 	return spec, true
+}
+
+// StatusReader reads a workload's stored status (store.Store).
+type StatusReader interface {
+	ReadWorkloadStatus(ref store.ObjectRef, created time.Time, into any) (int64, error)
+}
+
+// OrphanTemplates are the templates the orphans among cts (containers of
+// the pods of kind's object obj, of its name in namespace ns) were made
+// from, by template hash, as their keeper runs them: what the read
+// commands judge an orphan by (its readiness, its restart policy), not
+// the object's later template. st reads obj's stored status; an orphan
+// whose template is unknown has none here.
+func OrphanTemplates(kind string, obj *store.StoredObject, st StatusReader, instance, ns string, cts []dockerx.Container) map[string]*manifests.PodTemplateSpec {
+	var k Kind
+	for _, r := range Kinds() {
+		if r.Name == kind {
+			k = r
+		}
+	}
+	if k.made == nil || obj == nil || obj.Object == nil || len(obj.Orphaned) == 0 {
+		return nil
+	}
+	ref := store.ObjectRef{Kind: kind, Namespace: ns, Name: obj.Meta.Name}
+	status := func(into any) error {
+		_, err := st.ReadWorkloadStatus(ref, obj.Created, into)
+		return err
+	}
+	history := recordedHistory(obj)
+	out := map[string]*manifests.PodTemplateSpec{}
+	for _, ct := range cts {
+		if _, done := out[ct.TemplateHash]; done || obj.PodOwner(ct.Labels[dockerx.LabelOwnerUID], ct.Labels) != store.PodOrphan {
+			continue
+		}
+		pod, ok := dockerx.PodOfContainerName(instance, ns, podBase(ct))
+		if !ok {
+			continue
+		}
+		if spec, ok := orphanSpec(k, obj.Object, status, history, pod, ct); ok {
+			out[ct.TemplateHash] = spec.Template
+		}
+	}
+	return out
 }

@@ -460,9 +460,10 @@ func (c *Controller) Reconcile(ctx context.Context, req reconcile.Request) (reco
 		// waits until its predecessor's pods are gone, as a pod name is
 		// free again only then; the stopper's completion queues the key
 		// again. Pods an orphaning deletion left are not observed
-		// (observe): they keep running, untouched, and so does what the
-		// owner had beside them (its claims), as the garbage collector
-		// orphans every dependent (docs/design.md §17.1).
+		// (observe): their orphan keeper keeps them (orphans.go), and
+		// what the owner had beside them (its claims) stays, as the
+		// garbage collector orphans every dependent (docs/design.md
+		// §17.1).
 		gone := in
 		if live {
 			gone.Observed, gone.Pods = stale, nil
