@@ -59,10 +59,10 @@ func parseOrphansKey(key string) (kind, ns, name string, ok bool) {
 // orphanMemory is what the orphan keepers remember between syncs.
 type orphanMemory struct {
 	mu sync.Mutex
-	// kept are the keepers whose last sync found the record of their
-	// name listing orphans: the Docker events of their kind and name
-	// queue them, and a keeper that has none any more releases what the
-	// runtime and the tracker hold of it once.
+	// kept are the keepers whose last sync observed orphans: the Docker
+	// events of their kind and name queue them, and a keeper whose
+	// record lists none any more releases what the runtime and the
+	// tracker hold of it once.
 	kept map[string]bool
 	// unknown are the orphan pods (keeper key, pod, creation) whose
 	// template was not found, logged once.
@@ -171,7 +171,6 @@ func (c *Controller) keepOrphans(ctx context.Context, key string, k Kind, ns, na
 		res, err := c.runtime.Sync(ctx, c.cfg.Docker, in)
 		return reconcile.Result{RequeueAfter: res.RequeueAfter}, err
 	}
-	c.orphans.setKept(key, true)
 	c.runtime.Listing(key)
 	all, err := c.cfg.Docker.ListContainers(ctx, c.cfg.Instance)
 	if err != nil {
@@ -185,6 +184,10 @@ func (c *Controller) keepOrphans(ctx context.Context, key string, k Kind, ns, na
 		in.Network = pn
 	}
 	seen := c.observe(all, k.Name, name, ns, obj).orphanPods
+	// Only a keeper that has orphans is queued by the events of its
+	// kind and name's containers (an adopter's record lists the orphans
+	// it adopted).
+	c.orphans.setKept(key, len(seen.units) > 0)
 	readStatus := func(into any) error {
 		_, err := c.cfg.Store.ReadWorkloadStatus(ref, obj.Created, into)
 		return err

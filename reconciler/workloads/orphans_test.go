@@ -13,6 +13,7 @@ import (
 	"github.com/dockctl/dockctl/manifests"
 	"github.com/dockctl/dockctl/reconciler/podruntime"
 	"github.com/dockctl/dockctl/reconciler/services"
+	"github.com/dockctl/dockctl/reconciler/workload"
 	"github.com/dockctl/dockctl/store"
 )
 
@@ -341,5 +342,90 @@ func TestOrphansKeyNamesItsKindAndName(t *testing.T) {
 		if kind != tt.kind || ns != tt.ns || name != tt.name || ok != tt.ok {
 			t.Errorf("parseOrphansKey(%q) = %q %q %q %v, want %q %q %q %v", tt.key, kind, ns, name, ok, tt.kind, tt.ns, tt.name, tt.ok)
 		}
+	}
+}
+
+// An orphan keeper is queued by the store watch of its kind and name
+// (an orphaning deletion, an adoption, its namespace's deletion), and,
+// while it keeps orphans, by their containers' Docker events and the
+// resync; an owner without orphans queues no keeper on its events.
+func TestOrphanKeeperIsQueuedByTheStoreAndItsPodsEvents(t *testing.T) {
+	f := newFrame(t)
+	f.apply(jobYAML("batch", "  parallelism: 1\n  completions: 1"))
+	pods := f.runPods(store.KindJob, "batch", 1)
+	ct := first(pods)
+	key := OrphansKey(store.KindJob, "default", "batch")
+	owner := Key(store.KindJob, "default", "batch")
+	f.queuedKeys() // drain
+	f.c.Event(die("batch", ct, 0, false))
+	if got := f.queuedKeys(); slices.Contains(got, key) {
+		t.Errorf("an owned pod's die queued %v, want no orphan keeper", got)
+	}
+	f.orphanDelete(store.KindJob, "batch")
+	f.c.StoreChanged(owner)
+	if got := f.queuedKeys(); !slices.Contains(got, key) || !slices.Contains(got, owner) {
+		t.Errorf("the store watch of the orphaning delete queued %v, want %s and %s", got, owner, key)
+	}
+	f.sync(key)
+	f.c.Event(die("batch", ct, 0, true))
+	if got := f.queuedKeys(); slices.Contains(got, key) {
+		t.Errorf("an unsettled die queued %v, want the settled one to", got)
+	}
+	f.c.Event(die("batch", ct, 0, false))
+	if got := f.queuedKeys(); !slices.Contains(got, key) {
+		t.Errorf("an orphan's die queued %v, want %s", got, key)
+	}
+	f.c.Resync()
+	if got := f.queuedKeys(); !slices.Contains(got, key) {
+		t.Errorf("the resync queued %v, want %s", got, key)
+	}
+}
+
+// A StatefulSet's orphan below its partition runs its own revision's
+// template (the one its revision label and hash name, recorded with the
+// set), as the kubelet runs the spec a pod was made with: restarted in
+// place after its exit, never made again at the set's update revision.
+func TestStatefulSetOrphanOfAnEarlierRevisionIsKeptAtIt(t *testing.T) {
+	f := newFrame(t)
+	f.apply(partitionedSetYAML("1"))
+	owner := Key(store.KindStatefulSet, "default", "db")
+	f.sync(owner)
+	f.sync(owner)
+	old := f.setStatus().UpdateRevision
+	f.apply(partitionedSetYAML("2"))
+	for i := 0; f.podRevision("db-1") == old || f.podRevision("db-1") == ""; i++ {
+		if i > 100 {
+			t.Fatalf("db-1 never replaced: at %q", f.podRevision("db-1"))
+		}
+		f.sync(owner)
+	}
+	f.sync(f.orphanDelete(store.KindStatefulSet, "db"))
+	key := OrphansKey(store.KindStatefulSet, "default", "db")
+	f.settle(key)
+	var db0 dockerx.Container
+	for _, c := range f.running(store.KindStatefulSet, "db") {
+		if p, _ := dockerx.PodOfContainerName(instance, "", c.Name); p == "db-0" {
+			db0 = c
+		}
+	}
+	if db0.Labels[workload.RevisionLabel] != old {
+		t.Fatalf("db-0 %+v, want it running at %s", db0, old)
+	}
+	if err := f.d.Exit(db0.ID, 1); err != nil {
+		t.Fatal(err)
+	}
+	for range 5 {
+		f.sync(owner)
+		f.sync(key)
+		f.advance(time.Minute)
+	}
+	if got := f.state(store.KindStatefulSet, "db", db0.ID); got != dockerx.StateRunning {
+		t.Errorf("db-0 is %q after its exit, want restarted in place", got)
+	}
+	if got := f.podRevision("db-0"); got != old {
+		t.Errorf("db-0 at %q, want kept at its revision %s", got, old)
+	}
+	if n := len(f.owned(store.KindStatefulSet, "db")); n != 2 {
+		t.Errorf("%d containers, want the 2 orphans", n)
 	}
 }
