@@ -221,18 +221,7 @@ func (c *Controller) keepOrphans(ctx context.Context, key string, k Kind, ns, na
 	c.gate(in.Pods, base)
 	res, syncErr := c.runtime.Sync(ctx, c.cfg.Docker, in)
 	_, removing := c.runtime.Stopper().InFlight(key)
-	pods := make([]workload.ObservedPod, len(units))
-	cts := make([]dockerx.Container, len(units))
-	for i, u := range units {
-		cts[i] = seen.observed[u.ct]
-		st := res.Pods[u.name]
-		for _, id := range u.ids {
-			if _, ok := removing[id]; ok {
-				st.Terminating = true
-			}
-		}
-		pods[i] = workload.ObservedPod{Name: u.name, Labels: cts[i].Labels, Created: cts[i].Created, Status: st}
-	}
+	pods, cts := observedPods(units, seen.observed, res, removing)
 	c.feedEndpointsAs(key, in, cts, pods, nil)
 	if syncErr != nil {
 		c.cfg.Log.Warn("orphan pods", "orphans", key, "err", syncErr)

@@ -32,6 +32,18 @@ func (f *frame) orphanOf(yaml, kind, name string, n int) (map[string]dockerx.Con
 	return pods, key
 }
 
+// rounds syncs keys, in order, n times, the clock moving by step after
+// each round (past a crash backoff: a minute).
+func (f *frame) rounds(n int, step time.Duration, keys ...string) {
+	f.t.Helper()
+	for range n {
+		for _, k := range keys {
+			f.sync(k)
+		}
+		f.advance(step)
+	}
+}
+
 // first is the container of pods of the smallest ID.
 func first(pods map[string]dockerx.Container) dockerx.Container {
 	ids := slices.Sorted(func(yield func(string) bool) {
@@ -79,11 +91,7 @@ func TestOrphanIsRestartedUnderItsRestartPolicy(t *testing.T) {
 				t.Fatal(err)
 			}
 			owner := Key(tt.kind, "default", tt.owner)
-			for range 5 {
-				f.sync(owner)
-				f.sync(key)
-				f.advance(time.Minute) // past the crash backoff
-			}
+			f.rounds(5, time.Minute, owner, key)
 			want := dockerx.StateExited
 			if tt.restarted {
 				want = dockerx.StateRunning
@@ -183,11 +191,7 @@ func TestOrphansAdoptedLeaveTheirKeeperUntouched(t *testing.T) {
 			f.d.ResetCalls()
 			f.apply(tc.yaml)
 			owner := Key(tc.kind, "default", tc.owner)
-			for range 3 {
-				f.sync(owner)
-				f.sync(key)
-				f.advance(time.Second)
-			}
+			f.rounds(3, time.Second, owner, key)
 			f.untouched(tc.kind, tc.owner, pods, "after the adoption")
 			if n := f.d.WriteCalls(); n != 0 {
 				t.Errorf("%d Docker writes (%v) adopting the orphans, want none", n, f.d.Calls())
@@ -263,10 +267,7 @@ func TestOrphanNeedingAFlagIsNotRestartedWithoutIt(t *testing.T) {
 			if err := f.d.Exit(ct.ID, 1); err != nil {
 				t.Fatal(err)
 			}
-			for range 5 {
-				f.sync(key)
-				f.advance(time.Minute)
-			}
+			f.rounds(5, time.Minute, key)
 			want := dockerx.StateExited
 			if allowed {
 				want = dockerx.StateRunning
@@ -302,20 +303,12 @@ func TestOrphanOfAnUnrecordedTemplateIsLeftAsDockerRunsIt(t *testing.T) {
 			pods, key := f.orphanOf(tt.yaml, tt.kind, tt.owner, 1)
 			f.apply(tt.again)
 			owner := Key(tt.kind, "default", tt.owner)
-			for range 3 {
-				f.sync(owner)
-				f.sync(key)
-				f.advance(time.Second)
-			}
+			f.rounds(3, time.Second, owner, key)
 			ct := first(pods)
 			if err := f.d.Exit(ct.ID, 1); err != nil {
 				t.Fatal(err)
 			}
-			for range 5 {
-				f.sync(owner)
-				f.sync(key)
-				f.advance(time.Minute)
-			}
+			f.rounds(5, time.Minute, owner, key)
 			if got := f.state(tt.kind, tt.owner, ct.ID); got != dockerx.StateExited {
 				t.Errorf("orphan of an unrecorded template is %q, want exited and left as it is", got)
 			}
@@ -393,12 +386,7 @@ func TestStatefulSetOrphanOfAnEarlierRevisionIsKeptAtIt(t *testing.T) {
 	f.sync(owner)
 	old := f.setStatus().UpdateRevision
 	f.apply(partitionedSetYAML("2"))
-	for i := 0; f.podRevision("db-1") == old || f.podRevision("db-1") == ""; i++ {
-		if i > 100 {
-			t.Fatalf("db-1 never replaced: at %q", f.podRevision("db-1"))
-		}
-		f.sync(owner)
-	}
+	f.replaceDB1(owner, old)
 	f.sync(f.orphanDelete(store.KindStatefulSet, "db"))
 	key := OrphansKey(store.KindStatefulSet, "default", "db")
 	f.settle(key)
@@ -414,11 +402,7 @@ func TestStatefulSetOrphanOfAnEarlierRevisionIsKeptAtIt(t *testing.T) {
 	if err := f.d.Exit(db0.ID, 1); err != nil {
 		t.Fatal(err)
 	}
-	for range 5 {
-		f.sync(owner)
-		f.sync(key)
-		f.advance(time.Minute)
-	}
+	f.rounds(5, time.Minute, owner, key)
 	if got := f.state(store.KindStatefulSet, "db", db0.ID); got != dockerx.StateRunning {
 		t.Errorf("db-0 is %q after its exit, want restarted in place", got)
 	}

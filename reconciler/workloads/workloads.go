@@ -526,19 +526,7 @@ func (c *Controller) Reconcile(ctx context.Context, req reconcile.Request) (reco
 	// Terminating is a removal in flight, never a liveness restart (the
 	// kubelet restarts a container in place: its pod stays).
 	_, removing := c.runtime.Stopper().InFlight(req.Key)
-	pods := make([]workload.ObservedPod, len(units))
-	unitCts := make([]dockerx.Container, len(units))
-	for i, u := range units {
-		ct := in.Observed[u.ct]
-		unitCts[i] = ct
-		st := res.Pods[u.name]
-		for _, id := range u.ids {
-			if _, ok := removing[id]; ok {
-				st.Terminating = true
-			}
-		}
-		pods[i] = workload.ObservedPod{Name: u.name, Labels: ct.Labels, Created: ct.Created, Status: st}
-	}
+	pods, unitCts := observedPods(units, in.Observed, res, removing)
 	env := Env{Store: c.cfg.Store, Ref: ref, Now: now, OwnerUID: in.Owner.UID, History: history, Volumes: func() ([]dockerx.Volume, error) {
 		vols, err := c.cfg.Docker.ListVolumes(ctx, c.cfg.Instance)
 		if err != nil {
@@ -832,6 +820,27 @@ type podUnit struct {
 	ct   int
 	ids  []string
 	cts  []int
+}
+
+// observedPods are the pods units (of the containers observed) as a
+// runtime Sync reported them in res, a pod with a container being removed
+// (removing: the stopper's work in flight) terminating, and the container
+// that stands for each.
+func observedPods(units []podUnit, observed []dockerx.Container, res podruntime.SyncResult, removing map[string]time.Time) ([]workload.ObservedPod, []dockerx.Container) {
+	pods := make([]workload.ObservedPod, len(units))
+	cts := make([]dockerx.Container, len(units))
+	for i, u := range units {
+		ct := observed[u.ct]
+		cts[i] = ct
+		st := res.Pods[u.name]
+		for _, id := range u.ids {
+			if _, ok := removing[id]; ok {
+				st.Terminating = true
+			}
+		}
+		pods[i] = workload.ObservedPod{Name: u.name, Labels: ct.Labels, Created: ct.Created, Status: st}
+	}
+	return pods, cts
 }
 
 // podBase is the name of the holder (or the one container) of the pod
