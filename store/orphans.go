@@ -78,7 +78,9 @@ const (
 	// live, removed with it once it is deleted.
 	PodOwned PodOwnership = iota
 	// PodOrphan: left ownerless by an orphaning deletion and not
-	// adopted: nobody's; it runs until `delete pod` removes it.
+	// adopted: nobody's; it runs, kept as any pod by the workload
+	// frame's orphan keeper (its restarts, probes, endpoints), until
+	// `delete pod` or its namespace's deletion removes it.
 	PodOrphan
 	// PodStale: an earlier incarnation's, deleted with its pods: to be
 	// removed.

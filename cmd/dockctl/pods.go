@@ -14,6 +14,7 @@ import (
 	"github.com/dockctl/dockctl/manifests"
 	"github.com/dockctl/dockctl/reconciler"
 	"github.com/dockctl/dockctl/reconciler/podruntime"
+	"github.com/dockctl/dockctl/reconciler/workloads"
 	"github.com/dockctl/dockctl/store"
 )
 
@@ -124,7 +125,18 @@ func (s *snapshot) workloadPods() []podEntry {
 		tmpl := workloadTemplate(obj)
 		// The owner has one template: its pods are judged by it whatever
 		// their hash (its pods of an earlier template are replaced by it).
-		templates := func(h string) *manifests.PodTemplateSpec { return tmpl }
+		// An orphan is judged by the template it was made from, which
+		// the controller keeps it by (docs/design.md §17.1).
+		var orphans map[string]*manifests.PodTemplateSpec
+		if s.st != nil {
+			orphans = workloads.OrphanTemplates(o.kind, obj, s.st, s.instance, o.ns, cs)
+		}
+		templates := func(h string) *manifests.PodTemplateSpec {
+			if t := orphans[h]; t != nil {
+				return t
+			}
+			return tmpl
+		}
 		obs := podruntime.Judge(cs, nil, templates, nil)
 		units, views := map[string]podruntime.ContainerView{}, map[string]podruntime.ContainerView{}
 		for _, c := range obs.All {
@@ -152,7 +164,7 @@ func (s *snapshot) workloadPods() []podEntry {
 			return c.Name
 		}
 		for _, pv := range podruntime.Views(obs, templates, units, views, o.ns, owner, podName) {
-			e := podEntry{PodView: pv, rec: rec, template: tmpl}
+			e := podEntry{PodView: pv, rec: rec, template: templates(pv.Hash)}
 			if obj != nil {
 				l := e.labels()
 				e.ownerless = obj.PodOwner(l[dockerx.LabelOwnerUID], l) == store.PodOrphan

@@ -441,3 +441,55 @@ func TestWorkloadPodListedUnderItsName(t *testing.T) {
 		t.Errorf("-o wide does not end with the pod's owner:\n%s", buf.String())
 	}
 }
+
+// An orphan is shown as the template it was made from, which the
+// controller keeps it by (docs/design.md §17.1), not as the deleted
+// owner's later template: a ReplicaSet's pod of an earlier template (kept
+// in its status) shows that template's readiness probe.
+func TestOrphanIsShownByTheTemplateItWasMadeFrom(t *testing.T) {
+	api := startFakeDaemon(t)
+	dir := t.TempDir()
+	base := []string{"--state-dir", dir, "--instance", "t1"}
+	run := runner(t, base)
+	const probed = `apiVersion: apps/v1
+kind: ReplicaSet
+metadata: {name: web}
+spec:
+  replicas: 1
+  selector: {matchLabels: {app: web}}
+  template:
+    metadata: {labels: {app: web}}
+    spec:
+      containers:
+      - name: w
+        image: busybox
+        readinessProbe: {tcpSocket: {port: 8080}}
+`
+	run(probed, "apply", "-f", "-")
+	st, err := store.Open(dir, "t1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ref := store.ObjectRef{Kind: store.KindReplicaSet, Namespace: "default", Name: "web"}
+	rs, err := st.LookupObject(ref)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tmpl, _ := rs.Object.(manifests.Workload).PodTemplate()
+	hash := manifests.TemplateHash(tmpl)
+	// The controller's status keeps the template its pod runs once the
+	// ReplicaSet's template changes.
+	status := map[string]any{"templates": []any{map[string]any{"hash": hash, "template": tmpl}}}
+	if err := st.WriteWorkloadStatus(ref, rs.Created, rs.Generation, status); err != nil {
+		t.Fatal(err)
+	}
+	api.add(dockerx.PodContainerName("t1", "default", "web-abcde"), "running", map[string]string{
+		dockerx.LabelInstance: "t1", dockerx.LabelNamespace: "default", dockerx.LabelRole: dockerx.RoleReplica,
+		dockerx.LabelOwnerKind: store.KindReplicaSet, dockerx.LabelOwner: "web", dockerx.LabelOwnerUID: rs.UID(),
+		dockerx.LabelTemplateHash: hash, "app": "web"})
+	run(strings.Replace(probed, "        readinessProbe: {tcpSocket: {port: 8080}}\n", "", 1), "apply", "-f", "-")
+	run("", "delete", "replicaset", "web", "--cascade=orphan")
+	if d := run("", "describe", "pod", "web-abcde"); !strings.Contains(d, "Readiness:") || strings.Contains(d, "Controlled By") {
+		t.Errorf("describe of the orphan, want its own template's readiness probe and no controller:\n%s", d)
+	}
+}

@@ -11,7 +11,11 @@
 // through the runtime (creates, deletions), writes the status the decision
 // computed with the events it records, hands the Services' endpoints
 // tracker the owner's pods (endpoints.go), and requeues when the decision
-// asks. A kind owning more than pods (a CronJob's Jobs, a StatefulSet's
+// asks. The pods a deletion with --cascade=orphan left are kept by the
+// orphan keeper of their kind and name (orphans.go, key OrphansKey), an
+// owner of the frame whose decision keeps exactly the orphans it
+// observes, each by the template it was made from (Kind.made), and
+// creates none. A kind owning more than pods (a CronJob's Jobs, a StatefulSet's
 // claims) stores and deletes those objects in its decision and teardown.
 //
 // Invariants:
@@ -20,6 +24,9 @@
 //     background cascade).
 //   - The frame names no kind: what tells a Job from a Pod is its Kind
 //     registration (kinds.go).
+//   - An orphan (store.PodOrphan) is kept by the template its containers
+//     were made from, or, that template unknown, left as Docker runs it:
+//     never run from another template, never made again, never renamed.
 //   - A create the runtime refuses (a pod needing a holder, which only the
 //     Deployment executor runs yet) is a Warning event FailedCreate on the
 //     owner naming why, never a silent failure.

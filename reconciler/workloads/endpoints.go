@@ -22,6 +22,13 @@ type Endpoints interface {
 // decision deletes terminating. A pod created by this sync is fed by the
 // next one, which the Docker event of its start queues.
 func (c *Controller) feedEndpoints(in podruntime.SyncInput, cts []dockerx.Container, pods []workload.ObservedPod, deleting map[string]bool) {
+	c.feedEndpointsAs(ownerKey(in), in, cts, pods, deleting)
+}
+
+// feedEndpointsAs is feedEndpoints under the tracker's key key: an
+// orphan keeper's pods are fed under its own key (OrphansKey), beside
+// those of the object of its name.
+func (c *Controller) feedEndpointsAs(key string, in podruntime.SyncInput, cts []dockerx.Container, pods []workload.ObservedPod, deleting map[string]bool) {
 	if c.cfg.Endpoints == nil {
 		return
 	}
@@ -38,13 +45,16 @@ func (c *Controller) feedEndpoints(in podruntime.SyncInput, cts []dockerx.Contai
 			owned[i].Template = s.Template
 		}
 	}
-	c.cfg.Endpoints.Update(ownerKey(in), services.OwnedPodEndpoints(c.cfg.Instance, c.hostIP(), owned))
+	c.cfg.Endpoints.Update(key, services.OwnedPodEndpoints(c.cfg.Instance, c.hostIP(), owned))
 }
 
 // dropEndpoints removes a deleted owner's pods from the tracker.
-func (c *Controller) dropEndpoints(in podruntime.SyncInput) {
+func (c *Controller) dropEndpoints(in podruntime.SyncInput) { c.dropEndpointsKey(ownerKey(in)) }
+
+// dropEndpointsKey removes the pods fed under the tracker's key key.
+func (c *Controller) dropEndpointsKey(key string) {
 	if c.cfg.Endpoints != nil {
-		c.cfg.Endpoints.Delete(ownerKey(in))
+		c.cfg.Endpoints.Delete(key)
 	}
 }
 

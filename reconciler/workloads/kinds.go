@@ -137,6 +137,12 @@ func JobKind() Kind {
 		}
 		return spec, true
 	}
+	// An orphan is kept as the Job made it (the frame checks the hash:
+	// a Job of the name applied again with another template made none
+	// of its orphans).
+	k.made = func(obj any, _ func(into any) error, _ []workload.Revision, pod string, ct dockerx.Container) (podruntime.PodSpec, bool) {
+		return job.KeptPod(obj.(*manifests.Job), pod, ct.Labels), true
+	}
 	// Its pods are created in the background: a completion is replaced
 	// while the pods created before it still start (background.go).
 	k.background = true
@@ -222,6 +228,16 @@ func ReplicaSetKind() Kind {
 		}
 		return podruntime.PodSpec{}, false
 	}
+	// An orphan runs its own template, or the earlier one the status of
+	// the set that made it keeps.
+	keep := k.keep
+	k.made = func(obj any, status func(into any) error, history []workload.Revision, pod string, ct dockerx.Container) (podruntime.PodSpec, bool) {
+		rs := obj.(*manifests.ReplicaSet)
+		if hash := manifests.TemplateHash(&rs.Spec.Template); ct.TemplateHash == hash {
+			return podruntime.PodSpec{Name: pod, Template: &rs.Spec.Template, TemplateHash: hash}, true
+		}
+		return keep(obj, status, history, pod, ct)
+	}
 	return k
 }
 
@@ -249,6 +265,7 @@ func DaemonSetKind() Kind {
 		}
 		return daemonset.PodAt(ds, rev, pod), true
 	}
+	k.made = k.keep
 	return k
 }
 

@@ -79,6 +79,21 @@ func StatefulSetKind() Kind {
 		}
 		return statefulset.PodAt(set, rev, ordinal), true
 	}
+	// An orphan runs its own revision's template only: the one its
+	// revision label and hash name, among the record's revisions and the
+	// set's own.
+	k.made = func(obj any, _ func(into any) error, recorded []workload.Revision, pod string, ct dockerx.Container) (podruntime.PodSpec, bool) {
+		set := obj.(*manifests.StatefulSet)
+		ordinal, ok := statefulset.Ordinal(set, pod)
+		if !ok {
+			return podruntime.PodSpec{}, false
+		}
+		rev, ok := madeFrom(withCurrent(statefulset.RevisionOf(set), recorded), ct)
+		if !ok {
+			return podruntime.PodSpec{}, false
+		}
+		return statefulset.PodAt(set, rev, ordinal), true
+	}
 	k.stableNames = true
 	k.teardown = func(env Env, obj any, pods []string) error {
 		set := obj.(*manifests.StatefulSet)

@@ -231,6 +231,18 @@ spec:
 `
 }
 
+// replaceDB1 syncs set db (its key) until its pod db-1, at the partition,
+// runs a revision other than old.
+func (f *frame) replaceDB1(key, old string) {
+	f.t.Helper()
+	for i := 0; f.podRevision("db-1") == old || f.podRevision("db-1") == ""; i++ {
+		if i > 100 {
+			f.t.Fatalf("db-1 never replaced: at %q", f.podRevision("db-1"))
+		}
+		f.sync(key)
+	}
+}
+
 // setStatus is the stored status of StatefulSet db.
 func (f *frame) setStatus() appsv1.StatefulSetStatus {
 	f.t.Helper()
@@ -268,12 +280,7 @@ func TestPartitionedStatefulSetKeepsAndRecreatesPodsBelowThePartitionAtTheCurren
 	}
 	f.apply(partitionedSetYAML("2"))
 	// db-1, at the partition, is replaced; db-0, below it, is not.
-	for i := 0; f.podRevision("db-1") == old || f.podRevision("db-1") == ""; i++ {
-		if i > 100 {
-			t.Fatalf("db-1 never replaced: at %q", f.podRevision("db-1"))
-		}
-		f.sync(key)
-	}
+	f.replaceDB1(key, old)
 	f.sync(key)
 	st := f.setStatus()
 	if st.CurrentRevision != old || st.UpdateRevision == old || st.CurrentReplicas != 1 || st.UpdatedReplicas != 1 {
@@ -558,12 +565,7 @@ func TestStatefulSetEarlierRevisionNeedingAFlagRunsNoPodWithoutIt(t *testing.T) 
 			f.c = New(Config{Instance: instance, Docker: f.d, Store: f.st, Kinds: Kinds(), Now: f.clock})
 			t.Cleanup(f.c.runtime.Stop)
 			f.apply(partitionedSetYAML("2"))
-			for i := 0; f.podRevision("db-1") == old || f.podRevision("db-1") == ""; i++ {
-				if i > 100 {
-					t.Fatalf("db-1 never replaced: at %q", f.podRevision("db-1"))
-				}
-				f.sync(key)
-			}
+			f.replaceDB1(key, old)
 			for _, c := range f.owned(store.KindStatefulSet, "db") {
 				if p, _ := dockerx.PodOfContainerName(instance, "", c.Name); p == "db-0" {
 					if err := tc.lose(f, c); err != nil {

@@ -102,6 +102,14 @@ type Kind struct {
 	// earlier revision runs its revision's template, a ReplicaSet's pod
 	// the earlier template its status keeps.
 	keep func(obj any, status func(into any) error, history []workload.Revision, pod string, ct dockerx.Container) (podruntime.PodSpec, bool)
+	// made, when set, is the spec pod (whose holder, or one container,
+	// is ct) of obj was made from: the template its containers' template
+	// hash names among obj's own, its recorded revisions (history) and
+	// the earlier templates its stored status keeps (status); ok false
+	// when none is. The frame takes it only when its hash is ct's. A
+	// kind with it can leave orphans (store.PodOrphan), which the orphan
+	// keeper runs by it (orphans.go).
+	made func(obj any, status func(into any) error, history []workload.Revision, pod string, ct dockerx.Container) (podruntime.PodSpec, bool)
 	// teardown, when set, removes what the deleted owner obj owns beside
 	// its pods (a StatefulSet's claims), given its pods' names.
 	teardown func(env Env, obj any, pods []string) error
@@ -206,6 +214,8 @@ type Controller struct {
 	// exits are the dies of background kinds' pods seen before Docker
 	// lists them (exits.go).
 	exits exitMemory
+	// orphans is what the orphan keepers remember (orphans.go).
+	orphans orphanMemory
 }
 
 // New returns a controller of cfg's kinds; Run runs it.
@@ -272,9 +282,13 @@ func (c *Controller) StoreChanged(key string) {
 		c.Resync()
 		return
 	}
-	if kind, _, _ := store.ParseWatchKey(key); kind != "" {
-		if _, ok := c.kinds[kind]; ok {
+	if kind, ns, name := store.ParseWatchKey(key); kind != "" {
+		if k, ok := c.kinds[kind]; ok {
 			c.loop.Add(reconcile.Request{Key: key})
+			// Its record may list orphans now (a deletion with
+			// --cascade=orphan), adopt them, or list none any more
+			// (its namespace deleted).
+			c.queueOrphans(k, ns, name, true)
 		}
 	}
 }
@@ -294,6 +308,12 @@ func (c *Controller) Event(ev dockerx.Event) {
 			c.exits.forget(ev.ContainerID)
 		}
 		if k, ok := c.kinds[ev.OwnerKind]; ok {
+			if !ev.Unsettled {
+				// The container may be an orphan of the name: its
+				// keeper, when it keeps any, looks (a die to restart,
+				// a start, a removal by `delete pod`).
+				c.queueOrphans(k, ev.Namespace, ev.Owner, false)
+			}
 			key := Key(ev.OwnerKind, ev.Namespace, ev.Owner)
 			switch {
 			case ev.Unsettled:
@@ -341,6 +361,7 @@ func (c *Controller) Resync() {
 		}
 		for _, o := range objs {
 			c.loop.Add(reconcile.Request{Key: Key(k.Name, o.Meta.NamespaceOrDefault(), o.Meta.Name)})
+			c.queueOrphans(k, o.Meta.NamespaceOrDefault(), o.Meta.Name, len(o.Orphaned) > 0)
 		}
 	}
 }
@@ -386,6 +407,12 @@ func (c *Controller) Run(ctx context.Context) error {
 
 // Reconcile syncs one workload key (reconcile.Reconciler).
 func (c *Controller) Reconcile(ctx context.Context, req reconcile.Request) (reconcile.Result, error) {
+	if kind, ns, name, ok := parseOrphansKey(req.Key); ok {
+		if k, ok := c.kinds[kind]; ok && k.made != nil {
+			return c.keepOrphans(ctx, req.Key, k, ns, name)
+		}
+		return reconcile.Result{}, nil
+	}
 	kind, ns, name := store.ParseWatchKey(req.Key)
 	k, ok := c.kinds[kind]
 	if !ok {
@@ -433,9 +460,10 @@ func (c *Controller) Reconcile(ctx context.Context, req reconcile.Request) (reco
 		// waits until its predecessor's pods are gone, as a pod name is
 		// free again only then; the stopper's completion queues the key
 		// again. Pods an orphaning deletion left are not observed
-		// (observe): they keep running, untouched, and so does what the
-		// owner had beside them (its claims), as the garbage collector
-		// orphans every dependent (docs/design.md §17.1).
+		// (observe): their orphan keeper keeps them (orphans.go), and
+		// what the owner had beside them (its claims) stays, as the
+		// garbage collector orphans every dependent (docs/design.md
+		// §17.1).
 		gone := in
 		if live {
 			gone.Observed, gone.Pods = stale, nil
@@ -498,19 +526,7 @@ func (c *Controller) Reconcile(ctx context.Context, req reconcile.Request) (reco
 	// Terminating is a removal in flight, never a liveness restart (the
 	// kubelet restarts a container in place: its pod stays).
 	_, removing := c.runtime.Stopper().InFlight(req.Key)
-	pods := make([]workload.ObservedPod, len(units))
-	unitCts := make([]dockerx.Container, len(units))
-	for i, u := range units {
-		ct := in.Observed[u.ct]
-		unitCts[i] = ct
-		st := res.Pods[u.name]
-		for _, id := range u.ids {
-			if _, ok := removing[id]; ok {
-				st.Terminating = true
-			}
-		}
-		pods[i] = workload.ObservedPod{Name: u.name, Labels: ct.Labels, Created: ct.Created, Status: st}
-	}
+	pods, unitCts := observedPods(units, in.Observed, res, removing)
 	env := Env{Store: c.cfg.Store, Ref: ref, Now: now, OwnerUID: in.Owner.UID, History: history, Volumes: func() ([]dockerx.Volume, error) {
 		vols, err := c.cfg.Docker.ListVolumes(ctx, c.cfg.Instance)
 		if err != nil {
@@ -638,26 +654,63 @@ func (c *Controller) gate(pods []podruntime.PodSpec, base string) {
 // observation is what a list of the instance's containers shows of one
 // owner's pods.
 type observation struct {
-	// observed are the owner's containers (SyncInput.Observed).
-	observed []dockerx.Container
-	// units are its pods, observed whole, and podNames their names in
-	// the same order.
-	units    []podUnit
-	podNames []string
+	// podGroup is the owner's pods: observed are its containers
+	// (SyncInput.Observed), units its pods, observed whole, and podNames
+	// their names in the same order.
+	podGroup
 	// stale are the containers of an earlier object of the owner's name.
 	stale []dockerx.Container
 	// orphans are the names of the pods of its kind and name it does not
 	// own (store.PodOrphan): names a new pod must not take.
 	orphans map[string]bool
+	// orphanPods are those pods, observed whole: the pods the orphan
+	// keeper of the name keeps (orphans.go).
+	orphanPods podGroup
+}
+
+// podGroup is a set of pods as a list shows them: a pod is one
+// container, or a holder and its members, observed whole, by its holder
+// (its unit's container: labels, creation, address), never as whichever
+// of its containers the list shows first.
+type podGroup struct {
+	observed []dockerx.Container
+	units    []podUnit
+	podNames []string
+	unitOf   map[string]int
+}
+
+// add adds container ct, of pod pod whose holder (or one container) is
+// named base, to g.
+func (g *podGroup) add(ct dockerx.Container, pod, base string) {
+	g.observed = append(g.observed, ct)
+	i, seen := g.unitOf[pod]
+	if !seen {
+		if g.unitOf == nil {
+			g.unitOf = map[string]int{}
+		}
+		i = len(g.units)
+		g.unitOf[pod] = i
+		g.units = append(g.units, podUnit{name: pod, ct: len(g.observed) - 1})
+		g.podNames = append(g.podNames, pod)
+	}
+	u := &g.units[i]
+	u.ids = append(u.ids, ct.ID)
+	u.cts = append(u.cts, len(g.observed)-1)
+	if ct.Role == dockerx.RoleHolder && g.observed[u.ct].Role != dockerx.RoleHolder {
+		u.ct = len(g.observed) - 1
+	}
+	if ct.PodUID != "" {
+		u.ids = append(u.ids, podruntime.PodKeyPrefix+base+"/"+ct.PodUID)
+	}
 }
 
 // observe is what all shows of the pods of owner name of kind in
 // namespace ns, whose record is obj (nil: none, every pod goes). Its pods
 // are those obj owns (store.PodOwner: its own incarnation's, and the
 // orphans of an earlier one it adopts); an orphan it does not own is
-// nobody's and not observed at all, as Kubernetes' controllers leave a
-// pod no selector of theirs claims; any other is an earlier
-// incarnation's, stale while obj is live.
+// nobody's: not its, but the orphan keeper's of its kind and name
+// (orphanPods), as the kubelet keeps running a pod whatever owns it; any
+// other is an earlier incarnation's, stale while obj is live.
 func (c *Controller) observe(all []dockerx.Container, kind, name, ns string, obj *store.StoredObject) observation {
 	var o observation
 	live := obj != nil && !obj.Deleted
@@ -665,11 +718,6 @@ func (c *Controller) observe(all []dockerx.Container, kind, name, ns string, obj
 	if nsName == "" {
 		nsName = manifests.DefaultNamespace
 	}
-	// A pod is one container, or a holder and its members: observed
-	// whole, by its holder (its unit's container: labels, creation,
-	// address), never as whichever of its containers the list shows
-	// first.
-	unitOf := map[string]int{}
 	for _, ct := range all {
 		if ct.Labels[dockerx.LabelOwnerKind] != kind || ct.Labels[dockerx.LabelOwner] != name || dockerx.ParseNamespace(ct.Labels, ct.Name) != nsName {
 			continue
@@ -686,6 +734,7 @@ func (c *Controller) observe(all []dockerx.Container, kind, name, ns string, obj
 					o.orphans = map[string]bool{}
 				}
 				o.orphans[pod] = true
+				o.orphanPods.add(ct, pod, base)
 				continue
 			case store.PodStale:
 				if live {
@@ -697,22 +746,7 @@ func (c *Controller) observe(all []dockerx.Container, kind, name, ns string, obj
 				}
 			}
 		}
-		o.observed = append(o.observed, ct)
-		i, seen := unitOf[pod]
-		if !seen {
-			i = len(o.units)
-			unitOf[pod] = i
-			o.units = append(o.units, podUnit{name: pod, ct: len(o.observed) - 1})
-			o.podNames = append(o.podNames, pod)
-		}
-		u := &o.units[i]
-		u.ids = append(u.ids, ct.ID)
-		if ct.Role == dockerx.RoleHolder && o.observed[u.ct].Role != dockerx.RoleHolder {
-			u.ct = len(o.observed) - 1
-		}
-		if ct.PodUID != "" {
-			u.ids = append(u.ids, podruntime.PodKeyPrefix+base+"/"+ct.PodUID)
-		}
+		o.add(ct, pod, base)
 	}
 	return o
 }
@@ -778,12 +812,35 @@ func orphanNames(creates []podruntime.PodSpec, orphans map[string]bool, owned []
 
 // podUnit is one observed pod of an owner: its name, the index in
 // SyncInput.Observed of the container that stands for it (its holder, or
-// its one container), and the IDs a stop of it is known by (its
-// containers', its holder pod's unit key).
+// its one container), the IDs a stop of it is known by (its
+// containers', its holder pod's unit key), and the indexes of all its
+// containers.
 type podUnit struct {
 	name string
 	ct   int
 	ids  []string
+	cts  []int
+}
+
+// observedPods are the pods units (of the containers observed) as a
+// runtime Sync reported them in res, a pod with a container being removed
+// (removing: the stopper's work in flight) terminating, and the container
+// that stands for each.
+func observedPods(units []podUnit, observed []dockerx.Container, res podruntime.SyncResult, removing map[string]time.Time) ([]workload.ObservedPod, []dockerx.Container) {
+	pods := make([]workload.ObservedPod, len(units))
+	cts := make([]dockerx.Container, len(units))
+	for i, u := range units {
+		ct := observed[u.ct]
+		cts[i] = ct
+		st := res.Pods[u.name]
+		for _, id := range u.ids {
+			if _, ok := removing[id]; ok {
+				st.Terminating = true
+			}
+		}
+		pods[i] = workload.ObservedPod{Name: u.name, Labels: ct.Labels, Created: ct.Created, Status: st}
+	}
+	return pods, cts
 }
 
 // podBase is the name of the holder (or the one container) of the pod

@@ -76,6 +76,8 @@ func (f *frame) apply(yaml string) {
 	var b store.Bundle
 	for _, d := range docs {
 		switch {
+		case d.Namespace != nil:
+			b.Namespaces = append(b.Namespaces, d.Namespace)
 		case d.Job != nil:
 			b.Jobs = append(b.Jobs, d.Job)
 		case d.Pod != nil:

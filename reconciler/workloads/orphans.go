@@ -1,0 +1,294 @@
+package workloads
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/dockctl/dockctl/dockerx"
+	"github.com/dockctl/dockctl/manifests"
+	"github.com/dockctl/dockctl/reconciler/podruntime"
+	"github.com/dockctl/dockctl/reconciler/reconcile"
+	"github.com/dockctl/dockctl/reconciler/workload"
+	"github.com/dockctl/dockctl/store"
+)
+
+// Orphans (docs/design.md §17.1). A pod a deletion with --cascade=orphan
+// left (store.PodOrphan) is still a pod: the kubelet keeps running it —
+// restarts under its restartPolicy, probes, status — whatever owns it,
+// and the endpoints controller routes a Service to it whenever the
+// Service's selector matches it and it is ready; ownership plays no part.
+// Here a pod's owner is in its containers' labels, so the orphans of one
+// kind and name have an owner of their own in the frame: the orphan
+// keeper of that kind and name, queued under OrphansKey. Its sync reads
+// the record of the name (the tombstone, or the object applied again
+// over it, which adopts those its selector matches: they are its own
+// again and leave the keeper), keeps the orphans it observes with the
+// spec each was made from (Kind.made: the template of the revision its
+// containers carry) through the pod runtime, as a standalone Pod is kept,
+// and feeds their readiness to the Services' endpoints tracker. Its
+// decision (decideOrphans) keeps exactly the orphans it observes and
+// creates none: an orphan removed (`delete pod`, its namespace deleted)
+// is gone for good, and none is ever made again from another template or
+// under another name. An orphan whose template is not found (a record
+// of a release that kept no revisions, a status written over) is left
+// as Docker runs it, as before, and the keeper logs once why.
+
+// orphansPrefix prefixes the key of an orphan keeper: the frame's key of
+// the kind and name whose orphans it keeps.
+const orphansPrefix = "orphans:"
+
+// OrphansKey is the key of the orphan keeper of the pods kind/name of
+// namespace ns left: "orphans:<kind>:namespace/name".
+func OrphansKey(kind, ns, name string) string { return orphansPrefix + Key(kind, ns, name) }
+
+// parseOrphansKey is the kind, namespace and name of an orphan keeper's
+// key; ok false for any other key.
+func parseOrphansKey(key string) (kind, ns, name string, ok bool) {
+	rest, ok := strings.CutPrefix(key, orphansPrefix)
+	if !ok {
+		return "", "", "", false
+	}
+	kind, ns, name = store.ParseWatchKey(rest)
+	return kind, ns, name, kind != ""
+}
+
+// orphanMemory is what the orphan keepers remember between syncs.
+type orphanMemory struct {
+	mu sync.Mutex
+	// kept are the keepers whose last sync observed orphans: the Docker
+	// events of their kind and name queue them, and a keeper whose
+	// record lists none any more releases what the runtime and the
+	// tracker hold of it once.
+	kept map[string]bool
+	// unknown are the orphan pods (keeper key, pod, creation) whose
+	// template was not found, logged once.
+	unknown map[string]bool
+}
+
+// setKept records whether keeper key has orphans to keep, and returns
+// whether it had.
+func (m *orphanMemory) setKept(key string, kept bool) (had bool) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	had = m.kept[key]
+	switch {
+	case kept && m.kept == nil:
+		m.kept = map[string]bool{key: true}
+	case kept:
+		m.kept[key] = true
+	default:
+		delete(m.kept, key)
+	}
+	return had
+}
+
+// isKept reports whether keeper key had orphans at its last sync.
+func (m *orphanMemory) isKept(key string) bool {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.kept[key]
+}
+
+// firstUnknown reports whether the unknown template of pod id is told
+// for the first time.
+func (m *orphanMemory) firstUnknown(id string) bool {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.unknown[id] {
+		return false
+	}
+	if m.unknown == nil {
+		m.unknown = map[string]bool{}
+	}
+	m.unknown[id] = true
+	return true
+}
+
+// queueOrphans queues the orphan keeper of kind/ns/name when kind can
+// leave orphans and always or the keeper has orphans.
+func (c *Controller) queueOrphans(k Kind, ns, name string, always bool) {
+	if k.made == nil {
+		return
+	}
+	key := OrphansKey(k.Name, ns, name)
+	if always || c.orphans.isKept(key) {
+		c.loop.Add(reconcile.Request{Key: key})
+	}
+}
+
+// orphanPlan is the orphan keeper's decision on the orphans it observes:
+// each is kept with the spec it was made from (restarted as its
+// restartPolicy says), or, that spec unknown, left alone; none is created
+// nor deleted — a pod nobody owns is never replaced.
+type orphanPlan struct {
+	// keep are the pods kept, with their units, and unknown the units
+	// of those left alone.
+	keep    []podruntime.PodSpec
+	units   []podUnit
+	unknown []podUnit
+}
+
+// planOrphans decides on the orphans seen of kind k's object obj (its
+// status read by status, its recorded revisions history): a pure
+// function of what it is given.
+func planOrphans(k Kind, obj any, status func(into any) error, history []workload.Revision, seen podGroup) orphanPlan {
+	var p orphanPlan
+	for _, u := range seen.units {
+		spec, ok := orphanSpec(k, obj, status, history, u.name, seen.observed[u.ct])
+		if !ok {
+			p.unknown = append(p.unknown, u)
+			continue
+		}
+		p.keep = append(p.keep, spec)
+		p.units = append(p.units, u)
+	}
+	return p
+}
+
+// keepOrphans syncs the orphan keeper key of kind k's name in namespace
+// ns (see above).
+func (c *Controller) keepOrphans(ctx context.Context, key string, k Kind, ns, name string) (reconcile.Result, error) {
+	ref := store.ObjectRef{Kind: k.Name, Namespace: ns, Name: name}
+	obj, err := c.cfg.Store.LookupObject(ref)
+	if err != nil && !errors.Is(err, store.ErrNotFound) {
+		return reconcile.Result{}, err
+	}
+	now := c.cfg.Now()
+	in := podruntime.SyncInput{Instance: c.cfg.Instance, Key: key, Namespace: ns,
+		Owner: podruntime.OwnerRef{Kind: k.Name, Name: name}, Now: now, Config: c.cfg.Store}
+	if obj == nil || obj.Object == nil || len(obj.Orphaned) == 0 {
+		// No orphan of the name (its namespace deleted: they went as
+		// any pod of it, PodStale): what was kept of them is
+		// released, their pods leave every Service.
+		if !c.orphans.setKept(key, false) {
+			return reconcile.Result{}, nil
+		}
+		c.dropEndpointsKey(key)
+		res, err := c.runtime.Sync(ctx, c.cfg.Docker, in)
+		return reconcile.Result{RequeueAfter: res.RequeueAfter}, err
+	}
+	c.runtime.Listing(key)
+	all, err := c.cfg.Docker.ListContainers(ctx, c.cfg.Instance)
+	if err != nil {
+		return reconcile.Result{}, fmt.Errorf("listing containers: %w", err)
+	}
+	if c.cfg.PodNetwork != nil {
+		pn, err := c.cfg.PodNetwork(ctx, ns)
+		if err != nil {
+			return reconcile.Result{}, fmt.Errorf("pod network: %w", err)
+		}
+		in.Network = pn
+	}
+	seen := c.observe(all, k.Name, name, ns, obj).orphanPods
+	// Only a keeper that has orphans is queued by the events of its
+	// kind and name's containers (an adopter's record lists the orphans
+	// it adopted).
+	c.orphans.setKept(key, len(seen.units) > 0)
+	readStatus := func(into any) error {
+		_, err := c.cfg.Store.ReadWorkloadStatus(ref, obj.Created, into)
+		return err
+	}
+	history := recordedHistory(obj)
+	base := "spec.template"
+	if w, ok := obj.Object.(manifests.Workload); ok {
+		_, base = w.PodTemplate()
+	}
+	plan := planOrphans(k, obj.Object, readStatus, history, seen)
+	for _, u := range plan.unknown {
+		ct := seen.observed[u.ct]
+		if c.orphans.firstUnknown(key + "/" + u.name + "@" + ct.ID) {
+			c.cfg.Log.Warn("orphan pod left as Docker runs it: the template it was made from is not recorded (no restarts, probes or endpoints by dockctl)",
+				"pod", u.name, "namespace", ns, "owner", ref.String(), "templateHash", ct.TemplateHash)
+		}
+	}
+	// Only the orphans kept are in Observed: a container there that no
+	// wanted pod has would be stopped.
+	units := plan.units
+	for i, u := range units {
+		spec := plan.keep[i]
+		spec.Namespace, spec.Owner = ns, in.Owner
+		in.Pods = append(in.Pods, spec)
+		for _, j := range u.cts {
+			in.Observed = append(in.Observed, seen.observed[j])
+		}
+	}
+	// Judged like any pod spec handed to the runtime: one needing a
+	// flag the controller was not started with is not restarted.
+	c.gate(in.Pods, base)
+	res, syncErr := c.runtime.Sync(ctx, c.cfg.Docker, in)
+	_, removing := c.runtime.Stopper().InFlight(key)
+	pods, cts := observedPods(units, seen.observed, res, removing)
+	c.feedEndpointsAs(key, in, cts, pods, nil)
+	if syncErr != nil {
+		c.cfg.Log.Warn("orphan pods", "orphans", key, "err", syncErr)
+	}
+	return reconcile.Result{RequeueAfter: res.RequeueAfter}, nil
+}
+
+// orphanSpec is the spec orphan pod (whose holder, or one container, is
+// ct) of kind k's object obj was made from (Kind.made), when its hash is
+// the one ct carries: an orphan is never run from another template.
+func orphanSpec(k Kind, obj any, status func(into any) error, history []workload.Revision, pod string, ct dockerx.Container) (podruntime.PodSpec, bool) {
+	if ct.TemplateHash == "" {
+		return podruntime.PodSpec{}, false
+	}
+	spec, ok := k.made(obj, status, history, pod, ct)
+	if !ok || spec.Template == nil {
+		return podruntime.PodSpec{}, false
+	}
+	if spec.TemplateHash == "" {
+		spec.TemplateHash = manifests.TemplateHash(spec.Template)
+	}
+	if spec.TemplateHash != ct.TemplateHash {
+		return podruntime.PodSpec{}, false
+	}
+	spec.Name = pod
+	return spec, true
+}
+
+// StatusReader reads a workload's stored status (store.Store).
+type StatusReader interface {
+	ReadWorkloadStatus(ref store.ObjectRef, created time.Time, into any) (int64, error)
+}
+
+// OrphanTemplates are the templates the orphans among cts (containers of
+// the pods of kind's object obj, of its name in namespace ns) were made
+// from, by template hash, as their keeper runs them: what the read
+// commands judge an orphan by (its readiness, its restart policy), not
+// the object's later template. st reads obj's stored status; an orphan
+// whose template is unknown has none here.
+func OrphanTemplates(kind string, obj *store.StoredObject, st StatusReader, instance, ns string, cts []dockerx.Container) map[string]*manifests.PodTemplateSpec {
+	var k Kind
+	for _, r := range Kinds() {
+		if r.Name == kind {
+			k = r
+		}
+	}
+	if k.made == nil || obj == nil || obj.Object == nil || len(obj.Orphaned) == 0 {
+		return nil
+	}
+	ref := store.ObjectRef{Kind: kind, Namespace: ns, Name: obj.Meta.Name}
+	status := func(into any) error {
+		_, err := st.ReadWorkloadStatus(ref, obj.Created, into)
+		return err
+	}
+	history := recordedHistory(obj)
+	out := map[string]*manifests.PodTemplateSpec{}
+	for _, ct := range cts {
+		if _, done := out[ct.TemplateHash]; done || obj.PodOwner(ct.Labels[dockerx.LabelOwnerUID], ct.Labels) != store.PodOrphan {
+			continue
+		}
+		pod, ok := dockerx.PodOfContainerName(instance, ns, podBase(ct))
+		if !ok {
+			continue
+		}
+		if spec, ok := orphanSpec(k, obj.Object, status, history, pod, ct); ok {
+			out[ct.TemplateHash] = spec.Template
+		}
+	}
+	return out
+}

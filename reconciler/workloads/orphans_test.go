@@ -1,0 +1,415 @@
+package workloads
+
+import (
+	"context"
+	"errors"
+	"slices"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/dockctl/dockctl/dockerx"
+	"github.com/dockctl/dockctl/manifests"
+	"github.com/dockctl/dockctl/reconciler/podruntime"
+	"github.com/dockctl/dockctl/reconciler/services"
+	"github.com/dockctl/dockctl/reconciler/workload"
+	"github.com/dockctl/dockctl/store"
+)
+
+// orphanOf runs yaml's owner kind/name until it has n pods, deletes it
+// with --cascade=orphan, syncs its key (which leaves the orphans) and
+// its orphan keeper's a few times; it returns the orphans' containers by
+// ID and the keeper's key.
+func (f *frame) orphanOf(yaml, kind, name string, n int) (map[string]dockerx.Container, string) {
+	f.t.Helper()
+	f.apply(yaml)
+	pods := f.runPods(kind, name, n)
+	f.sync(f.orphanDelete(kind, name))
+	key := OrphansKey(kind, "default", name)
+	f.settle(key)
+	f.untouched(kind, name, pods, "kept by the orphan keeper")
+	return pods, key
+}
+
+// rounds syncs keys, in order, n times, the clock moving by step after
+// each round (past a crash backoff: a minute).
+func (f *frame) rounds(n int, step time.Duration, keys ...string) {
+	f.t.Helper()
+	for range n {
+		for _, k := range keys {
+			f.sync(k)
+		}
+		f.advance(step)
+	}
+}
+
+// first is the container of pods of the smallest ID.
+func first(pods map[string]dockerx.Container) dockerx.Container {
+	ids := slices.Sorted(func(yield func(string) bool) {
+		for id := range pods {
+			if !yield(id) {
+				return
+			}
+		}
+	})
+	return pods[ids[0]]
+}
+
+// state is the state of container id ("" once it is gone).
+func (f *frame) state(kind, name, id string) string {
+	for _, c := range f.owned(kind, name) {
+		if c.ID == id {
+			return c.State
+		}
+	}
+	return ""
+}
+
+// An orphan is still a pod: the kubelet restarts its container as its
+// restartPolicy says, with its crash backoff, whatever owns it.
+func TestOrphanIsRestartedUnderItsRestartPolicy(t *testing.T) {
+	onFailure := strings.Replace(jobYAML("batch", "  parallelism: 2\n  completions: 4"), "restartPolicy: Never", "restartPolicy: OnFailure", 1)
+	tests := []struct {
+		name, kind, owner, yaml string
+		pods, exit              int
+		restarted               bool
+	}{
+		{"statefulset Always after exit 0", store.KindStatefulSet, "db", setYAML("2", "Parallel", ""), 2, 0, true},
+		{"replicaset Always after exit 1", store.KindReplicaSet, "web", replicaSetWeb(2), 2, 1, true},
+		{"daemonset Always after exit 1", store.KindDaemonSet, "agent", agentYAML("1"), 1, 1, true},
+		{"job OnFailure after exit 1", store.KindJob, "batch", onFailure, 2, 1, true},
+		{"job OnFailure after exit 0", store.KindJob, "batch", onFailure, 2, 0, false},
+		{"job Never after exit 1", store.KindJob, "batch", jobYAML("batch", "  parallelism: 2\n  completions: 4"), 2, 1, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			f := newFrame(t)
+			pods, key := f.orphanOf(tt.yaml, tt.kind, tt.owner, tt.pods)
+			ct := first(pods)
+			if err := f.d.Exit(ct.ID, tt.exit); err != nil {
+				t.Fatal(err)
+			}
+			owner := Key(tt.kind, "default", tt.owner)
+			f.rounds(5, time.Minute, owner, key)
+			want := dockerx.StateExited
+			if tt.restarted {
+				want = dockerx.StateRunning
+			}
+			if got := f.state(tt.kind, tt.owner, ct.ID); got != want {
+				t.Errorf("orphan %s is %q after its exit %d, want %q", ct.Name, got, tt.exit, want)
+			}
+			if n := len(f.owned(tt.kind, tt.owner)); n != tt.pods {
+				t.Errorf("%d containers, want the %d orphans and no other", n, tt.pods)
+			}
+		})
+	}
+}
+
+// probeRunner passes or fails every probe attempt, as fail says.
+type probeRunner struct{ fail atomic.Bool }
+
+func (r *probeRunner) Run(context.Context, podruntime.ProbeTarget, *manifests.Probe) error {
+	if r.fail.Load() {
+		return errors.New("connection refused")
+	}
+	return nil
+}
+
+// An orphan's readiness probe runs, and the Services' endpoints follow
+// it: the endpoints controller routes to any ready pod the selector
+// matches, owned or not; a failing probe takes it out.
+func TestOrphanReadinessProbeFeedsTheServicesEndpoints(t *testing.T) {
+	runner := &probeRunner{}
+	var rec endpointsRecorder
+	f := newFrameWith(t, func(c *Config) { c.ProbeRunner, c.Endpoints = runner, &rec })
+	probed := strings.Replace(replicaSetWeb(1), "        image: busybox\n",
+		"        image: busybox\n        readinessProbe: {tcpSocket: {port: 8080}, periodSeconds: 1, failureThreshold: 1}\n", 1)
+	_, key := f.orphanOf(probed, store.KindReplicaSet, "web", 1)
+	if eps, ok := rec.of(services.OwnerKey(store.KindReplicaSet, "default", "web")); ok {
+		t.Errorf("the deleted ReplicaSet still feeds %+v", eps)
+	}
+	ready := func(want bool) {
+		t.Helper()
+		deadline := time.Now().Add(30 * time.Second)
+		for {
+			f.sync(key)
+			eps, _ := rec.of(key)
+			if len(eps) == 1 && eps[0].Ready == want && eps[0].Labels["app"] == "web" {
+				return
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("endpoints of the orphan %+v, want one, ready %v", eps, want)
+			}
+			time.Sleep(10 * time.Millisecond) // the prober's next attempt
+		}
+	}
+	ready(true)
+	runner.fail.Store(true)
+	ready(false)
+}
+
+// `delete pod` of an orphan (the CLI stops and removes its containers)
+// removes it for good: its keeper creates none, nor does the deleted
+// owner's key.
+func TestDeletedOrphanIsNotMadeAgain(t *testing.T) {
+	for _, tc := range orphanKinds {
+		t.Run(tc.name, func(t *testing.T) {
+			f := newFrame(t)
+			pods, key := f.orphanOf(tc.yaml, tc.kind, tc.owner, tc.pods)
+			if err := f.d.RemoveContainer(context.Background(), first(pods).ID); err != nil {
+				t.Fatal(err)
+			}
+			for len(f.owned(tc.kind, tc.owner)) != tc.pods-1 {
+				time.Sleep(time.Millisecond) // the fake removes in the background
+			}
+			f.d.ResetCalls()
+			f.settle(key)
+			f.settle(Key(tc.kind, "default", tc.owner))
+			if n, w := len(f.owned(tc.kind, tc.owner)), f.d.WriteCalls(); n != tc.pods-1 || w != 0 {
+				t.Errorf("after an orphan's removal: %d containers, %d Docker writes (%v); want %d, none", n, w, f.d.Calls(), tc.pods-1)
+			}
+		})
+	}
+}
+
+// The object applied again adopts the orphans its selector matches, as
+// they run (no container restarted or made again): from then on they are
+// its own, and its orphan keeper has none.
+func TestOrphansAdoptedLeaveTheirKeeperUntouched(t *testing.T) {
+	for _, tc := range orphanKinds {
+		if !tc.adopts {
+			continue
+		}
+		t.Run(tc.name, func(t *testing.T) {
+			var rec endpointsRecorder
+			f := newFrameWith(t, func(c *Config) { c.Endpoints = &rec })
+			pods, key := f.orphanOf(tc.yaml, tc.kind, tc.owner, tc.pods)
+			if eps, _ := rec.of(key); len(eps) != tc.pods {
+				t.Fatalf("orphan endpoints %+v, want the %d orphans", eps, tc.pods)
+			}
+			f.d.ResetCalls()
+			f.apply(tc.yaml)
+			owner := Key(tc.kind, "default", tc.owner)
+			f.rounds(3, time.Second, owner, key)
+			f.untouched(tc.kind, tc.owner, pods, "after the adoption")
+			if n := f.d.WriteCalls(); n != 0 {
+				t.Errorf("%d Docker writes (%v) adopting the orphans, want none", n, f.d.Calls())
+			}
+			if eps, _ := rec.of(key); len(eps) != 0 {
+				t.Errorf("the keeper still feeds %+v after the adoption", eps)
+			}
+			if eps, _ := rec.of(services.OwnerKey(tc.kind, "default", tc.owner)); len(eps) != tc.pods {
+				t.Errorf("owner endpoints %+v, want its %d adopted pods", eps, tc.pods)
+			}
+		})
+	}
+}
+
+// Deleting the namespace removes its orphans, as the namespace
+// controller deletes every pod in it, and their keeper lets them go.
+func TestNamespaceDeletionRemovesItsOrphans(t *testing.T) {
+	var rec endpointsRecorder
+	f := newFrameWith(t, func(c *Config) { c.Endpoints = &rec })
+	f.apply("apiVersion: v1\nkind: Namespace\nmetadata: {name: team}\n---\n" +
+		strings.Replace(replicaSetWeb(2), "  name: web\n", "  name: web\n  namespace: team\n", 1))
+	owner := Key(store.KindReplicaSet, "team", "web")
+	for i := 0; len(f.running(store.KindReplicaSet, "web")) != 2; i++ {
+		if i > 50 {
+			t.Fatalf("pods %+v, want 2", f.owned(store.KindReplicaSet, "web"))
+		}
+		f.sync(owner)
+	}
+	ref := store.ObjectRef{Kind: store.KindReplicaSet, Namespace: "team", Name: "web"}
+	if _, err := f.st.DeleteObjectsWith([]store.ObjectRef{ref}, store.DeleteOptions{Orphan: true}); err != nil {
+		t.Fatal(err)
+	}
+	key := OrphansKey(store.KindReplicaSet, "team", "web")
+	f.sync(owner)
+	f.sync(key)
+	if eps, _ := rec.of(key); len(eps) != 2 || len(f.running(store.KindReplicaSet, "web")) != 2 {
+		t.Fatalf("orphans %+v fed %+v, want 2 running and fed", f.owned(store.KindReplicaSet, "web"), eps)
+	}
+	if _, err := f.st.DeleteObjects([]store.ObjectRef{{Kind: store.KindNamespace, Name: "team"}}); err != nil {
+		t.Fatal(err)
+	}
+	for i := 0; len(f.owned(store.KindReplicaSet, "web")) != 0; i++ {
+		if i > 50 {
+			t.Fatalf("containers left after the namespace's deletion: %+v", f.owned(store.KindReplicaSet, "web"))
+		}
+		f.sync(key)
+		f.sync(owner)
+		f.advance(time.Minute)
+		time.Sleep(time.Millisecond) // the fake removes in the background
+	}
+	f.sync(key)
+	if eps, ok := rec.of(key); ok {
+		t.Errorf("the keeper still feeds %+v after the namespace's deletion", eps)
+	}
+}
+
+// An orphan's template is judged like any pod spec handed to the runtime
+// (docs/design.md §13): one needing --allow-privileged is not restarted
+// by a controller started without it, and is by one started with it.
+func TestOrphanNeedingAFlagIsNotRestartedWithoutIt(t *testing.T) {
+	for _, allowed := range []bool{false, true} {
+		t.Run(map[bool]string{false: "without the flag", true: "with the flag"}[allowed], func(t *testing.T) {
+			f := newFrameWith(t, func(c *Config) { c.Allow.Privileged = true })
+			privileged := strings.Replace(replicaSetWeb(1), "        image: busybox\n",
+				"        image: busybox\n        securityContext: {privileged: true}\n", 1)
+			pods, key := f.orphanOf(privileged, store.KindReplicaSet, "web", 1)
+			f.c.runtime.Stop()
+			cfg := Config{Instance: instance, Docker: f.d, Store: f.st, Kinds: Kinds(), Now: f.clock}
+			cfg.Allow.Privileged = allowed
+			f.c = New(cfg)
+			t.Cleanup(f.c.runtime.Stop)
+			ct := first(pods)
+			if err := f.d.Exit(ct.ID, 1); err != nil {
+				t.Fatal(err)
+			}
+			f.rounds(5, time.Minute, key)
+			want := dockerx.StateExited
+			if allowed {
+				want = dockerx.StateRunning
+			}
+			if got := f.state(store.KindReplicaSet, "web", ct.ID); got != want {
+				t.Errorf("privileged orphan is %q, want %q", got, want)
+			}
+		})
+	}
+}
+
+// An orphan whose template is not recorded — the object applied again
+// over it with another template and a selector that does not match it (a
+// Job's never does): a new object, whose record and status know nothing
+// of the deleted one's — is left as Docker runs it, as before: not
+// restarted, not removed, not replaced, and never run from the new
+// template.
+func TestOrphanOfAnUnrecordedTemplateIsLeftAsDockerRunsIt(t *testing.T) {
+	withEnv := func(yaml, image string) string {
+		return strings.Replace(yaml, image, image+"        env: [{name: V, value: \"2\"}]\n", 1)
+	}
+	onFailure := strings.Replace(jobYAML("batch", "  parallelism: 1\n  completions: 1"), "restartPolicy: Never", "restartPolicy: OnFailure", 1)
+	tests := []struct {
+		name, kind, owner, yaml, again string
+	}{
+		{"replicaset", store.KindReplicaSet, "web", replicaSetWeb(1),
+			strings.ReplaceAll(withEnv(replicaSetWeb(1), "        image: busybox\n"), "{app: web}", "{app: web2}")},
+		{"job", store.KindJob, "batch", onFailure, withEnv(onFailure, "        image: busybox\n")},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			f := newFrame(t)
+			pods, key := f.orphanOf(tt.yaml, tt.kind, tt.owner, 1)
+			f.apply(tt.again)
+			owner := Key(tt.kind, "default", tt.owner)
+			f.rounds(3, time.Second, owner, key)
+			ct := first(pods)
+			if err := f.d.Exit(ct.ID, 1); err != nil {
+				t.Fatal(err)
+			}
+			f.rounds(5, time.Minute, owner, key)
+			if got := f.state(tt.kind, tt.owner, ct.ID); got != dockerx.StateExited {
+				t.Errorf("orphan of an unrecorded template is %q, want exited and left as it is", got)
+			}
+			if n := len(f.owned(tt.kind, tt.owner)); n != 2 {
+				t.Errorf("%d containers, want the orphan and the new object's pod", n)
+			}
+		})
+	}
+}
+
+func TestOrphansKeyNamesItsKindAndName(t *testing.T) {
+	tests := []struct {
+		key            string
+		kind, ns, name string
+		ok             bool
+	}{
+		{OrphansKey(store.KindStatefulSet, "team", "db"), store.KindStatefulSet, "team", "db", true},
+		{OrphansKey(store.KindJob, "", "batch"), store.KindJob, "default", "batch", true},
+		{Key(store.KindJob, "default", "batch"), "", "", "", false},
+		{"orphans:nothing", "", "", "", false},
+	}
+	for _, tt := range tests {
+		kind, ns, name, ok := parseOrphansKey(tt.key)
+		if kind != tt.kind || ns != tt.ns || name != tt.name || ok != tt.ok {
+			t.Errorf("parseOrphansKey(%q) = %q %q %q %v, want %q %q %q %v", tt.key, kind, ns, name, ok, tt.kind, tt.ns, tt.name, tt.ok)
+		}
+	}
+}
+
+// An orphan keeper is queued by the store watch of its kind and name
+// (an orphaning deletion, an adoption, its namespace's deletion), and,
+// while it keeps orphans, by their containers' Docker events and the
+// resync; an owner without orphans queues no keeper on its events.
+func TestOrphanKeeperIsQueuedByTheStoreAndItsPodsEvents(t *testing.T) {
+	f := newFrame(t)
+	f.apply(jobYAML("batch", "  parallelism: 1\n  completions: 1"))
+	pods := f.runPods(store.KindJob, "batch", 1)
+	ct := first(pods)
+	key := OrphansKey(store.KindJob, "default", "batch")
+	owner := Key(store.KindJob, "default", "batch")
+	f.queuedKeys() // drain
+	f.c.Event(die("batch", ct, 0, false))
+	if got := f.queuedKeys(); slices.Contains(got, key) {
+		t.Errorf("an owned pod's die queued %v, want no orphan keeper", got)
+	}
+	f.orphanDelete(store.KindJob, "batch")
+	f.c.StoreChanged(owner)
+	if got := f.queuedKeys(); !slices.Contains(got, key) || !slices.Contains(got, owner) {
+		t.Errorf("the store watch of the orphaning delete queued %v, want %s and %s", got, owner, key)
+	}
+	f.sync(key)
+	f.c.Event(die("batch", ct, 0, true))
+	if got := f.queuedKeys(); slices.Contains(got, key) {
+		t.Errorf("an unsettled die queued %v, want the settled one to", got)
+	}
+	f.c.Event(die("batch", ct, 0, false))
+	if got := f.queuedKeys(); !slices.Contains(got, key) {
+		t.Errorf("an orphan's die queued %v, want %s", got, key)
+	}
+	f.c.Resync()
+	if got := f.queuedKeys(); !slices.Contains(got, key) {
+		t.Errorf("the resync queued %v, want %s", got, key)
+	}
+}
+
+// A StatefulSet's orphan below its partition runs its own revision's
+// template (the one its revision label and hash name, recorded with the
+// set), as the kubelet runs the spec a pod was made with: restarted in
+// place after its exit, never made again at the set's update revision.
+func TestStatefulSetOrphanOfAnEarlierRevisionIsKeptAtIt(t *testing.T) {
+	f := newFrame(t)
+	f.apply(partitionedSetYAML("1"))
+	owner := Key(store.KindStatefulSet, "default", "db")
+	f.sync(owner)
+	f.sync(owner)
+	old := f.setStatus().UpdateRevision
+	f.apply(partitionedSetYAML("2"))
+	f.replaceDB1(owner, old)
+	f.sync(f.orphanDelete(store.KindStatefulSet, "db"))
+	key := OrphansKey(store.KindStatefulSet, "default", "db")
+	f.settle(key)
+	var db0 dockerx.Container
+	for _, c := range f.running(store.KindStatefulSet, "db") {
+		if p, _ := dockerx.PodOfContainerName(instance, "", c.Name); p == "db-0" {
+			db0 = c
+		}
+	}
+	if db0.Labels[workload.RevisionLabel] != old {
+		t.Fatalf("db-0 %+v, want it running at %s", db0, old)
+	}
+	if err := f.d.Exit(db0.ID, 1); err != nil {
+		t.Fatal(err)
+	}
+	f.rounds(5, time.Minute, owner, key)
+	if got := f.state(store.KindStatefulSet, "db", db0.ID); got != dockerx.StateRunning {
+		t.Errorf("db-0 is %q after its exit, want restarted in place", got)
+	}
+	if got := f.podRevision("db-0"); got != old {
+		t.Errorf("db-0 at %q, want kept at its revision %s", got, old)
+	}
+	if n := len(f.owned(store.KindStatefulSet, "db")); n != 2 {
+		t.Errorf("%d containers, want the 2 orphans", n)
+	}
+}
