@@ -5,6 +5,7 @@ import (
 	"maps"
 	"slices"
 	"testing"
+	"time"
 
 	"github.com/dockctl/dockctl/dockerx"
 	"github.com/dockctl/dockctl/manifests"
@@ -195,17 +196,19 @@ func TestDeploymentAppliedAgainLeavesOrphansItsSelectorMisses(t *testing.T) {
 	}
 }
 
-// Pods of the orphan's template hold the names a Deployment applied again
-// would give its own when its selector misses them: the next free
-// ordinals are taken instead (ownedPods hands their names to the planner
-// as blocked).
+// ownedPods observes what store.PodOwner gives the record and holds the
+// names of the rest (the planner's blocked names: a new pod takes the
+// next free ordinal), their volumes left alone. A container an earlier
+// release made (no incarnation label) is read by its creation time
+// (store.Record.PodUID).
 func TestOwnedPodsHoldsTheOrphansNames(t *testing.T) {
-	tomb := &store.Record{Name: "web", Deleted: true, Deployment: *testDeployment("web", 1, "one")}
+	tomb := &store.Record{Name: "web", Deleted: true, Deployment: *testDeployment("web", 1, "one"), CreatedAt: t0}
 	tomb.Orphaned = []string{store.OwnerUID(tomb.CreatedAt)}
-	live := &store.Record{Name: "web", Deployment: *selecting(testDeployment("web", 1, "one"), "web-v2"), Orphaned: tomb.Orphaned}
-	live.CreatedAt = tomb.CreatedAt.Add(1e9)
+	live := &store.Record{Name: "web", Deployment: *selecting(testDeployment("web", 1, "one"), "web-v2"), Orphaned: tomb.Orphaned,
+		CreatedAt: t0.Add(time.Hour)}
 	orphan := dockerx.Container{ID: "a", Name: "i-web-abc-0", PodUID: "p", Labels: map[string]string{dockerx.LabelOwnerUID: tomb.Orphaned[0], "app": "web"}}
 	mine := dockerx.Container{ID: "b", Name: "i-web-abc-1", Labels: map[string]string{dockerx.LabelOwnerUID: store.OwnerUID(live.CreatedAt), "app": "web-v2"}}
+	unlabelled := dockerx.Container{ID: "c", Name: "i-web-abc-2", Created: t0.Add(time.Minute), Labels: map[string]string{"app": "web"}}
 	vols := []dockerx.Volume{{Name: "v-orphan", PodUID: "p"}, {Name: "v-other"}}
 	for _, tc := range []struct {
 		name     string
@@ -214,12 +217,12 @@ func TestOwnedPodsHoldsTheOrphansNames(t *testing.T) {
 		wantVols []string
 		wantHeld []string
 	}{
-		{"a tombstone of an orphaning delete observes only a later incarnation's", tomb, []string{"b"}, []string{"v-other"}, []string{"i-web-abc-0"}},
-		{"the deployment applied again observes its own", live, []string{"b"}, []string{"v-other"}, []string{"i-web-abc-0"}},
-		{"a record listing no orphans observes all", &store.Record{Name: "web", Deployment: *testDeployment("web", 1, "one")}, []string{"a", "b"}, []string{"v-orphan", "v-other"}, nil},
+		{"a tombstone of an orphaning delete observes only a later incarnation's", tomb, []string{"b"}, []string{"v-other"}, []string{"i-web-abc-0", "i-web-abc-2"}},
+		{"the deployment applied again observes its own", live, []string{"b"}, []string{"v-other"}, []string{"i-web-abc-0", "i-web-abc-2"}},
+		{"a record listing no orphans observes all", &store.Record{Name: "web", Deployment: *testDeployment("web", 1, "one")}, []string{"a", "b", "c"}, []string{"v-orphan", "v-other"}, nil},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			own, ownVols, held := ownedPods(tc.rec, []dockerx.Container{orphan, mine}, vols)
+			own, ownVols, held := ownedPods(tc.rec, []dockerx.Container{orphan, mine, unlabelled}, vols)
 			var ids, vnames []string
 			for _, c := range own {
 				ids = append(ids, c.ID)
