@@ -47,15 +47,22 @@ func orphanWeb(t *testing.T, d *manifests.Deployment) (*harness, map[string]dock
 	if err := h.ctrl.sweep(t.Context()); err != nil {
 		t.Fatal(err)
 	}
+	untouched(t, h, orphans, "the orphaning delete")
+	return h, orphans
+}
+
+// untouched checks that what happened wrote nothing to Docker and left
+// exactly the orphans, running as they were.
+func untouched(t *testing.T, h *harness, orphans map[string]dockerx.Container, what string) {
+	t.Helper()
 	if n := h.engine.WriteCalls(); n != 0 {
-		t.Fatalf("the orphaning delete made %d Docker writes (%v), want none", n, h.engine.Calls())
+		t.Errorf("%s made %d Docker writes (%v), want none", what, n, h.engine.Calls())
 	}
 	for _, c := range h.ours("web") {
 		if _, ok := orphans[c.ID]; !ok || c.State != dockerx.StateRunning {
-			t.Fatalf("after the orphaning delete: %s, want the orphans running as they were", summary(h.ours("web")))
+			t.Fatalf("after %s: %s, want the orphans running as they were", what, summary(h.ours("web")))
 		}
 	}
-	return h, orphans
 }
 
 // restart runs a new controller on h's engine and store, as
@@ -96,14 +103,7 @@ func TestDeploymentAppliedAgainAdoptsOrphansOfItsTemplate(t *testing.T) {
 	if _, err := h.ctrl.syncDeployment(t.Context(), "default/web"); err != nil {
 		t.Fatal(err)
 	}
-	if n := h.engine.WriteCalls(); n != 0 {
-		t.Errorf("adopting made %d Docker writes (%v), want none", n, h.engine.Calls())
-	}
-	for _, c := range h.ours("web") {
-		if _, ok := orphans[c.ID]; !ok || c.State != dockerx.StateRunning {
-			t.Errorf("after adopting: %s, want the orphans running as they were", summary(h.ours("web")))
-		}
-	}
+	untouched(t, h, orphans, "adopting")
 	rec, err := h.store.Get("", "web")
 	if err != nil {
 		t.Fatal(err)
