@@ -479,11 +479,14 @@ func containerLabels(req CreateRequest, role, containerName string) map[string]s
 		// hand it one either.
 		delete(l, LabelDeployment)
 		l[LabelOwnerKind], l[LabelOwner] = k, req.From.Owner
-		if u := req.From.OwnerUID; u != "" {
-			l[LabelOwnerUID] = u
-		}
 	} else {
 		l[LabelDeployment] = req.From.Owner
+	}
+	if u := req.From.OwnerUID; u != "" {
+		// A Deployment's too: its pods outlive it when it is deleted
+		// with --cascade=orphan, and the one applied again over them
+		// must tell them from its own (store.PodOwner).
+		l[LabelOwnerUID] = u
 	}
 	l[LabelNamespace] = req.namespace()
 	l[LabelTemplateHash] = req.TemplateHash

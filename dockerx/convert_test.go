@@ -476,6 +476,33 @@ func TestPodOfAnyOwnerIsLabelledWithItsOwner(t *testing.T) {
 	}
 }
 
+// A pod is labelled with its owner's incarnation whoever the owner is: a
+// Deployment's too, whose pods outlive it when it is deleted with
+// --cascade=orphan (docs/design.md §4, §17.1); a template without one
+// (the controller of an earlier release's) labels none.
+func TestPodIsLabelledWithItsOwnersIncarnation(t *testing.T) {
+	d := deployment("web", nil)
+	for _, tc := range []struct {
+		name string
+		from *PodTemplate
+		want string
+	}{
+		{"a deployment's pod", &PodTemplate{Owner: "web", OwnerUID: "u1", Template: &d.Spec.Template}, "u1"},
+		{"a workload's pod", &PodTemplate{Owner: "web", OwnerKind: "TestOwner", OwnerUID: "u2", Template: &d.Spec.Template}, "u2"},
+		{"no incarnation", TemplateOf(d), ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			cfg, _, _, err := BuildConfig(CreateRequest{Instance: "i", Name: ContainerName("i", "", "web", "h", 0), TemplateHash: "h", From: tc.from})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got, ok := cfg.Labels[LabelOwnerUID]; got != tc.want || ok != (tc.want != "") {
+				t.Errorf("%s = %q (set %v), want %q", LabelOwnerUID, got, ok, tc.want)
+			}
+		})
+	}
+}
+
 // TestPodHostnameAndSubdomain: a pod's spec.hostname is its hostname, and
 // with a spec.subdomain its domain is SUBDOMAIN.NS.svc.cluster.local, so
 // that its /etc/hosts names it by its fully qualified name (`hostname -f`)

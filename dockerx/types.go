@@ -43,7 +43,9 @@ const (
 	// LabelOwnerUID tells one incarnation of an owner from another of the
 	// same name (PodTemplate.OwnerUID), as an ownerReference's uid does
 	// in Kubernetes: an object deleted and applied again adopts none of
-	// the pods of the one before.
+	// the pods of the one before but those an orphaning deletion left
+	// (store.PodOwner). A Deployment's containers carry it too, since
+	// deployments can orphan; those made before do not.
 	LabelOwnerUID = "io.dockctl.owner-uid"
 	// LabelHostname and LabelSubdomain are a pod's spec.hostname and
 	// spec.subdomain, on its containers when it sets them (an owner's

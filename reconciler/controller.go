@@ -625,6 +625,9 @@ func (c *Controller) syncDeployment(ctx context.Context, key string) (time.Durat
 	}
 	now := c.opts.Now()
 	if rec.Deleted {
+		// What an orphaning deletion left is nobody's: neither stopped
+		// nor observed (orphans.go).
+		observed, volumes, _ = ownedPods(rec, observed, volumes)
 		c.prober.Drop(key) // its containers are going: so are their probes
 		c.forgetBlocked(key)
 		c.files.Forget(key, nil)

@@ -16,7 +16,9 @@
 // netlayout): controller.go is the deployments' reconcile.Reconciler and
 // wires its sources (events, resyncs and state-directory changes become
 // keys); observe.go lists containers, sweeps the instance for work and
-// orphans, and assesses a deployment (observe, then plan); plan.go,
+// orphans, and assesses a deployment (observe, then plan), observing only
+// the pods the deployment owns (orphans.go: those a deletion with
+// --cascade=orphan left are nobody's, store.PodOwner); plan.go,
 // rollout.go, bounds.go and surge.go are the pure planner, which also
 // orders the ops (Op.DependsOn; the ops are the pod runtime's,
 // podruntime.Op, each create naming the kind-free dockerx.PodTemplate it
@@ -57,7 +59,9 @@
 //     never the controller's own container.
 //   - Containers of a deployment the state directory never knew (orphans)
 //     are left running unless PruneOrphans is set; containers of a deleted
-//     deployment (a tombstone) are removed.
+//     deployment (a tombstone) are removed, but for the pods a deletion
+//     with --cascade=orphan left and no deployment adopted
+//     (store.PodOrphan), which are never touched.
 //   - An unreadable deployment record stops that deployment's sync; it is
 //     never taken to mean "deleted".
 //   - A converged deployment plans no operation, so an idle controller makes

@@ -423,8 +423,16 @@ func (c *Controller) ensureHolderImage(ctx context.Context, creates []Op) (strin
 // network (nil: none to use) unless it shares the host's: a create-time
 // setting, never part of the template hash or the plan.
 func (c *Controller) create(ctx context.Context, in PlanInput, op Op, holderImage string, network *store.NetworkStatus) error {
+	if op.From == nil {
+		return fmt.Errorf("create %s: the plan names no template to create it from", op.Name)
+	}
+	from := *op.From
+	// Labelled with the deployment's incarnation, so that the one applied
+	// again after an orphaning deletion tells its pods from its own
+	// (orphans.go).
+	from.OwnerUID = in.OwnerUID
 	req := dockerx.CreateRequest{
-		Instance: in.Instance, Namespace: in.namespace(), Name: op.Name, TemplateHash: op.Hash, From: op.From,
+		Instance: in.Instance, Namespace: in.namespace(), Name: op.Name, TemplateHash: op.Hash, From: &from,
 		Role: op.Role, Pod: op.Pod, Container: op.Container,
 	}
 	if op.Role == dockerx.RoleHolder {

@@ -134,7 +134,10 @@ func (c *Controller) sweep(ctx context.Context) error {
 		known[key] = true
 		observed := byDeployment[key]
 		if r.Deleted {
-			if len(observed) > 0 || len(volsByDeployment[key]) > 0 {
+			// The pods an orphaning deletion left are nobody's: no
+			// sync of the tombstone is owed for them (orphans.go).
+			observed, vols, _ := ownedPods(r, observed, volsByDeployment[key])
+			if len(observed) > 0 || len(vols) > 0 {
 				c.queue.Add(key)
 			}
 			continue
@@ -230,6 +233,9 @@ type assessment struct {
 // sweep) it only reads the verdicts of those already running.
 func (c *Controller) assess(ctx context.Context, rec *store.Record, observed []dockerx.Container, volumes []dockerx.Volume, now time.Time) *assessment {
 	a := &assessment{rec: rec}
+	// The pods of the name it does not own are not observed; their names
+	// are taken (orphans.go).
+	observed, volumes, held := ownedPods(rec, observed, volumes)
 	prev, err := c.store.ReadStatus(rec.Namespace, rec.Name)
 	if err != nil || prev == nil {
 		// A garbled status only costs the controller's memory; the
@@ -242,7 +248,7 @@ func (c *Controller) assess(ctx context.Context, rec *store.Record, observed []d
 	a.d = &d
 	hash := manifests.TemplateHash(&d.Spec.Template)
 	c.indexRefs(rec, a.d)
-	a.in = PlanInput{Instance: c.opts.Instance, Namespace: rec.Namespace, Name: rec.Name, Containers: observed, Now: now,
+	a.in = PlanInput{Instance: c.opts.Instance, Namespace: rec.Namespace, Name: rec.Name, OwnerUID: store.OwnerUID(rec.CreatedAt), Containers: observed, Now: now,
 		Desired: a.d, Hash: hash, Revisions: rec.Revisions, State: a.state.Rollout, LivenessFailed: map[string]bool{},
 		Deletions: c.podDeletions(rec.Namespace, rec.Name)}
 	templates := templateLookup(a.d, hash, rec.Revisions)
@@ -300,6 +306,12 @@ func (c *Controller) assess(ctx context.Context, rec *store.Record, observed []d
 		a.in.Refused = c.refusedRevisions(rec, hash, &a.in)
 		a.in.InFlight = c.reservedNames(ctx, a.in, observed) // conflict.go; before the blocked names it may add to
 		a.in.BlockedNames = c.blockedNames(rec.Key())
+		for name := range held {
+			if a.in.BlockedNames == nil {
+				a.in.BlockedNames = map[string]bool{}
+			}
+			a.in.BlockedNames[name] = true
+		}
 		a.in.Waiting = c.waitingRevisions(&lookups, rec.Namespace, a.d, hash, rec.Revisions) // envctl.go
 		a.in.Waiting = c.hostPortWaits(rec, a.in.Waiting)                                    // services.go
 		a.plan = ComputePlan(a.in)

@@ -203,6 +203,9 @@ type PlanInput struct {
 	// namespace); they make its container names (dockerx.ContainerName).
 	Namespace string
 	Name      string
+	// OwnerUID is the deployment's incarnation (store.OwnerUID): what the
+	// containers it creates are labelled with (dockerx.LabelOwnerUID).
+	OwnerUID string
 	// Desired is the defaulted deployment, or nil when it was deleted: every
 	// container is then removed.
 	Desired *manifests.Deployment

@@ -55,6 +55,19 @@ func TestPlanGolden(t *testing.T) {
 		{"crash-backoff", PlanInput{Desired: deployment(3),
 			Containers:     []dockerx.Container{ctr(H, 0, exited, time.Hour), ctr(H, 1, exited, time.Hour), ctr(H, 2, running, time.Hour)},
 			StartNotBefore: map[string]time.Time{"id-" + dockerx.ContainerName("i", "", "web", H, 0): t0.Add(40 * time.Second)}}},
+		// A deployment applied again over the orphans of another template
+		// it adopts (orphans.go): a fresh history and rollout state, so
+		// their revision is unknown, its size adopted from what runs, and
+		// scaled down by the strategy as the new one grows.
+		{"adopted-orphans-rollout", PlanInput{Desired: withStrategy(deployment(3), manifests.StrategyRollingUpdate, 1, 0),
+			Revisions:  []store.Revision{{Number: 1, Hash: H, Template: deployment(3).Spec.Template}},
+			Containers: []dockerx.Container{ctr("0rph", 0, running, time.Hour), ctr("0rph", 1, running, time.Hour), ctr("0rph", 2, running, time.Hour)},
+			Available:  availableIfRunning([]dockerx.Container{ctr("0rph", 0, running, time.Hour), ctr("0rph", 1, running, time.Hour), ctr("0rph", 2, running, time.Hour)}),
+			Refused:    map[string]string{"0rph": "not in the history"}}},
+		// The orphans of its template it does not adopt hold their names
+		// (ownedPods: blocked): its pods take the next ordinals.
+		{"orphan-names-held", PlanInput{Desired: deployment(2), BlockedNames: map[string]bool{
+			dockerx.ContainerName("i", "", "web", H, 0): true, dockerx.ContainerName("i", "", "web", H, 1): true}}},
 		{"dead-paused-stopped-missing", PlanInput{Desired: deployment(4),
 			Containers: []dockerx.Container{ctr(H, 0, dockerx.StateDead, time.Hour), ctr(H, 1, dockerx.StatePaused, time.Hour),
 				ctr(H, 2, exited, time.Hour)}}},

@@ -145,8 +145,8 @@
 // values leave the state directory with it.
 // The tombstone of a workload deleted with --cascade=orphan
 // (DeleteObjectsWith) lists the incarnation whose pods it left running
-// (ObjectRecord.Orphaned), carried by the object applied again over it
-// (orphans.go).
+// (ObjectRecord.Orphaned; a Deployment's Record.Orphaned), carried by the
+// object applied again over it (orphans.go).
 //
 // History. Revisions are trimmed to revisionHistoryLimit, oldest first, but
 // a revision the controller's status still lists in its rollout sizes (it

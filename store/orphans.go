@@ -1,7 +1,6 @@
 package store
 
 import (
-	"errors"
 	"fmt"
 	"slices"
 	"strconv"
@@ -35,19 +34,14 @@ import (
 // about a single pod: an orphan deleted by `delete pod` is simply gone,
 // and a pod adopted is its adopter's by its labels, whatever restarts.
 
-// ErrOrphanUnsupported is the error of an orphaning deletion of a kind
-// whose dependents cannot be left ownerless: a Deployment's pods are the
-// Deployment controller's (reconciler), which has no ReplicaSets to
-// leave, and which stops every container of a deleted deployment.
-var ErrOrphanUnsupported = errors.New("--cascade=orphan is not supported for deployments")
-
 // DeleteOptions say how DeleteObjectsWith deletes.
 type DeleteOptions struct {
 	// Orphan leaves what the objects own (kubectl's --cascade=orphan):
 	// their pods keep running ownerless, the stored objects naming them
 	// as owner lose that ownerReference. A Namespace's content is
 	// deleted with it whatever this says, as the namespace controller
-	// deletes it; a deployment is refused (ErrOrphanUnsupported).
+	// deletes it. A Deployment's pods are left as a workload's are:
+	// Kubernetes orphans its ReplicaSets, which keep them.
 	Orphan bool
 }
 
@@ -202,4 +196,31 @@ func (a *objectApply[T]) release(s *Store, ns string, owner ObjectRef, uid strin
 		a.written = append(a.written, &c)
 	}
 	return nil
+}
+
+// PodUID is the incarnation of r's name a container of its pods was made
+// under, for PodOwner: its owner-uid label. A Deployment's containers
+// were labelled only once deployments could orphan: one without the
+// label (label "") made before r's incarnation was created is an earlier
+// incarnation's, the latest listed in Orphaned created at or before it
+// (an unlabelled pod can only have been orphaned after the upgrade, by
+// the deletion of the incarnation it ran under). Any other unlabelled
+// container is r's, as PodOwner reads "".
+func (r *Record) PodUID(label string, created time.Time) string {
+	if label != "" || len(r.Orphaned) == 0 || created.IsZero() || !created.Before(r.CreatedAt.Truncate(time.Second)) {
+		return label
+	}
+	uid, at := "", time.Time{}
+	for _, o := range r.Orphaned {
+		n, err := strconv.ParseInt(o, 36, 64)
+		if err != nil {
+			continue
+		}
+		// Docker's creation times may be whole seconds.
+		t := time.Unix(0, n)
+		if !t.Truncate(time.Second).After(created) && (uid == "" || t.After(at)) {
+			uid, at = o, t
+		}
+	}
+	return uid
 }

@@ -1,8 +1,9 @@
 package store
 
 import (
-	"errors"
 	"slices"
+	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -99,8 +100,8 @@ func TestPodOwnerAcrossOrphaningDeleteAndApply(t *testing.T) {
 
 // An orphaning deletion of a CronJob leaves its Jobs without the
 // ownerReference naming it, as the garbage collector removes it from the
-// dependents it orphans; a Job is not a pod owner of the CronJob's kind,
-// and a deployment is refused with nothing deleted.
+// dependents it orphans; a Job is not a pod owner of the CronJob's kind.
+// A deployment deleted in the same call orphans its pods.
 func TestOrphaningDeletionReleasesStoredDependents(t *testing.T) {
 	s := openTemp(t)
 	b := decodeBundle(t, workloadsYAML) // Job migrate, controlled by CronJob nightly
@@ -129,15 +130,12 @@ spec:
 	}
 	cron := ObjectRef{Kind: KindCronJob, Namespace: "default", Name: "nightly"}
 	dep := ObjectRef{Kind: KindDeployment, Namespace: "default", Name: "web"}
-	if _, err := s.DeleteObjectsWith([]ObjectRef{cron, dep}, DeleteOptions{Orphan: true}); !errors.Is(err, ErrOrphanUnsupported) {
-		t.Fatalf("orphaning a deployment: err %v, want ErrOrphanUnsupported", err)
-	}
-	if o, err := s.LookupObject(cron); err != nil || o.Deleted {
-		t.Fatalf("after the refused deletion the CronJob is %+v (%v), want it kept", o, err)
-	}
-	res, err := s.DeleteObjectsWith([]ObjectRef{cron}, DeleteOptions{Orphan: true})
-	if err != nil || res[0].Err != nil {
+	res, err := s.DeleteObjectsWith([]ObjectRef{cron, dep}, DeleteOptions{Orphan: true})
+	if err != nil || len(res) != 2 || res[0].Err != nil || res[1].Err != nil {
 		t.Fatalf("orphaning delete: %v %+v", err, res)
+	}
+	if d, err := s.LookupObject(dep); err != nil || !d.OrphanedOnDeletion() {
+		t.Fatalf("the deployment's tombstone %+v (%v): want it deleted with --cascade=orphan", d, err)
 	}
 	job, err := s.LookupObject(ObjectRef{Kind: KindJob, Namespace: "default", Name: "migrate"})
 	if err != nil {
@@ -202,6 +200,154 @@ func TestNamespaceDeletionTakesTheOrphansInIt(t *testing.T) {
 			}
 			if got := o.PodOwner(first.UID(), tt.labels); got == PodOrphan {
 				t.Errorf("after the namespace's deletion PodOwner = PodOrphan (left running), want the pod removed with its namespace")
+			}
+		})
+	}
+}
+
+// orphansDeploymentYAML is orphansSetYAML's pods under a Deployment.
+var orphansDeploymentYAML = strings.Replace(orphansSetYAML, "kind: StatefulSet", "kind: Deployment", 1)
+
+func applyDeployment(t *testing.T, s *Store, ns string) *Record {
+	t.Helper()
+	docs, err := manifests.Decode("d.yaml", []byte(orphansDeploymentYAML))
+	if err != nil {
+		t.Fatal(err)
+	}
+	d := docs[0].Deployment
+	d.Metadata.Namespace = ns
+	b := Bundle{Deployments: []*manifests.Deployment{d}}
+	if ns != "" {
+		b.Namespaces = nss(ns)
+	}
+	if _, err := s.Apply(b, ApplyOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	return lookupDeployment(t, s, ns)
+}
+
+func lookupDeployment(t *testing.T, s *Store, ns string) *Record {
+	t.Helper()
+	r, err := s.Lookup(ns, "web")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r
+}
+
+// A Deployment orphans as the generic kinds do (Kubernetes orphans its
+// ReplicaSets, which keep the pods): the tombstone lists the deleted
+// incarnation, written with it; the deployment applied again over it
+// carries the list and adopts the pods its selector matches; a
+// background deletion of the adopter takes what it adopted.
+func TestDeploymentPodOwnerAcrossOrphaningDeleteAndApply(t *testing.T) {
+	s := openTemp(t)
+	first := applyDeployment(t, s, "")
+	if len(first.Orphaned) != 0 {
+		t.Fatalf("a new deployment lists orphaned incarnations %v", first.Orphaned)
+	}
+	ref := ObjectRef{Kind: KindDeployment, Namespace: "default", Name: "web"}
+	if _, err := s.DeleteObjectsWith([]ObjectRef{ref}, DeleteOptions{Orphan: true}); err != nil {
+		t.Fatal(err)
+	}
+	tomb := lookupDeployment(t, s, "")
+	uid := OwnerUID(first.CreatedAt)
+	if !tomb.Deleted || !slices.Equal(tomb.Orphaned, []string{uid}) || !tomb.Stored().OrphanedOnDeletion() {
+		t.Fatalf("tombstone deleted %v orphaned %v, want the first incarnation %s", tomb.Deleted, tomb.Orphaned, uid)
+	}
+	time.Sleep(time.Millisecond) // another creation time, another uid
+	second := applyDeployment(t, s, "")
+	if second.CreatedAt.Equal(first.CreatedAt) || !slices.Equal(second.Orphaned, tomb.Orphaned) {
+		t.Fatalf("applied again: created %v orphaned %v, want a new incarnation carrying %v", second.CreatedAt, second.Orphaned, tomb.Orphaned)
+	}
+	if _, err := s.DeleteObjects([]ObjectRef{ref}); err != nil {
+		t.Fatal(err)
+	}
+	gone := lookupDeployment(t, s, "")
+	if !slices.Equal(gone.Orphaned, tomb.Orphaned) || gone.Stored().OrphanedOnDeletion() {
+		t.Fatalf("background tombstone orphaned %v, orphaned on deletion %v; want the list kept, not orphaned", gone.Orphaned, gone.Stored().OrphanedOnDeletion())
+	}
+	own := OwnerUID(second.CreatedAt)
+	match, other := map[string]string{"app": "web"}, map[string]string{"app": "old"}
+	for _, tc := range []struct {
+		name   string
+		rec    *Record
+		uid    string
+		labels map[string]string
+		want   PodOwnership
+	}{
+		{"its own pod", first, uid, match, PodOwned},
+		{"a pod made before deployments' pods were labelled is its own", first, "", match, PodOwned},
+		{"after the orphaning delete its pod is nobody's", tomb, uid, match, PodOrphan},
+		{"after the orphaning delete an unlabelled pod is nobody's", tomb, "", match, PodOrphan},
+		{"the next incarnation adopts a matching orphan", second, uid, match, PodOwned},
+		{"the next incarnation leaves an orphan its selector misses", second, uid, other, PodOrphan},
+		{"the next incarnation's own pod", second, own, match, PodOwned},
+		{"its background deletion takes what it adopted", gone, uid, match, PodOwned},
+		{"its background deletion leaves what it did not adopt", gone, uid, other, PodOrphan},
+		{"its background deletion takes its own", gone, own, match, PodOwned},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := tc.rec.Stored().PodOwner(tc.uid, tc.labels); got != tc.want {
+				t.Errorf("PodOwner(%q, %v) = %d, want %d", tc.uid, tc.labels, got, tc.want)
+			}
+		})
+	}
+}
+
+// Deleting a namespace takes the orphans a deployment of it left, as the
+// namespace controller deletes every pod in it: no list survives.
+func TestNamespaceDeletionTakesADeploymentsOrphans(t *testing.T) {
+	for _, applyAgain := range []bool{false, true} {
+		t.Run("applied again "+strconv.FormatBool(applyAgain), func(t *testing.T) {
+			s := openTemp(t)
+			applyDeployment(t, s, "team")
+			ref := ObjectRef{Kind: KindDeployment, Namespace: "team", Name: "web"}
+			if _, err := s.DeleteObjectsWith([]ObjectRef{ref}, DeleteOptions{Orphan: true}); err != nil {
+				t.Fatal(err)
+			}
+			if applyAgain {
+				time.Sleep(time.Millisecond)
+				applyDeployment(t, s, "team")
+			}
+			if _, err := s.DeleteObjects([]ObjectRef{{Kind: KindNamespace, Name: "team"}}); err != nil {
+				t.Fatal(err)
+			}
+			if r := lookupDeployment(t, s, "team"); !r.Deleted || len(r.Orphaned) != 0 {
+				t.Errorf("after the namespace's deletion: deleted %v orphaned %v, want a tombstone listing none", r.Deleted, r.Orphaned)
+			}
+		})
+	}
+}
+
+// A Deployment's container made by a release that did not label its
+// pods with their incarnation is read as the incarnation it was made
+// under: the record's own when made since it was created, else the
+// latest orphaned incarnation created before it.
+func TestRecordPodUIDOfUnlabelledContainers(t *testing.T) {
+	t0 := time.Date(2026, 1, 1, 10, 0, 0, 0, time.UTC)
+	t1, t2 := t0.Add(time.Hour), t0.Add(2*time.Hour)
+	u0, u1 := OwnerUID(t0), OwnerUID(t1)
+	live := &Record{CreatedAt: t2.Add(time.Hour), Orphaned: []string{u0, u1}}
+	for _, tc := range []struct {
+		name    string
+		rec     *Record
+		label   string
+		created time.Time
+		want    string
+	}{
+		{"a label is the incarnation", live, "abc", t0, "abc"},
+		{"a record listing no orphans owns an unlabelled container", &Record{CreatedAt: t2}, "", t0, ""},
+		{"made since the record was created: its own", live, "", live.CreatedAt.Add(time.Minute), ""},
+		{"made in the second the record was created: its own", live, "", live.CreatedAt.Truncate(time.Second), ""},
+		{"made under the first orphaned incarnation", live, "", t0.Add(time.Minute), u0},
+		{"made under the second orphaned incarnation", live, "", t2, u1},
+		{"made before any listed incarnation: the record's", live, "", t0.Add(-time.Minute), ""},
+		{"no creation time: the record's", live, "", time.Time{}, ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := tc.rec.PodUID(tc.label, tc.created); got != tc.want {
+				t.Errorf("PodUID(%q, %v) = %q, want %q", tc.label, tc.created, got, tc.want)
 			}
 		})
 	}

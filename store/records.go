@@ -46,6 +46,13 @@ type Record struct {
 	Ownership
 	// Applied is what its applier last applied (merge.go).
 	Applied
+	// Orphaned are the incarnations of this deployment's name (their
+	// uids, OwnerUID) whose pods a deletion with --cascade=orphan left
+	// running ownerless, as ObjectRecord.Orphaned is a generic kind's
+	// (orphans.go): set on the tombstone, carried by the deployment
+	// applied again over it, cleared with its namespace. Absent on
+	// records written before deployments could orphan: nothing was.
+	Orphaned []string `json:"orphaned,omitempty"`
 }
 
 // Revision is one pod template of a deployment's history, kept so that
@@ -635,7 +642,8 @@ func plan(old *Record, n normalized, now time.Time, inUse func(hash string) bool
 		// rollout) but the generation continues, so that a status
 		// observed before the deletion never looks current. Apply resets
 		// the status file too.
-		rec = Record{Name: old.Name, Namespace: old.Namespace, Generation: old.Generation + 1, CreatedAt: now}
+		// The pods its predecessors left are its to adopt (orphans.go).
+		rec = Record{Name: old.Name, Namespace: old.Namespace, Generation: old.Generation + 1, CreatedAt: now, Orphaned: old.Orphaned}
 		act = Created
 	default:
 		prev, err := normalize(&old.Deployment)
@@ -771,8 +779,13 @@ func deploymentObject(r *Record) *StoredObject {
 	d := r.Deployment.DeepCopy()
 	// As stamp fills them, whatever release wrote the record.
 	d.Status, d.Metadata.Generation = nil, r.Generation
-	return &StoredObject{Object: d, Meta: &d.Metadata, Generation: r.Generation, Created: r.CreatedAt, Deleted: r.Deleted, Ownership: r.Ownership}
+	return &StoredObject{Object: d, Meta: &d.Metadata, Generation: r.Generation, Created: r.CreatedAt, Deleted: r.Deleted, Ownership: r.Ownership,
+		Orphaned: r.Orphaned, adopts: matchLabels(d.Spec.Selector)}
 }
+
+// Stored is r as a StoredObject: what the Deployment controller and the
+// commands ask PodOwner about a deployment's pod.
+func (r *Record) Stored() *StoredObject { return deploymentObject(r) }
 
 func (deploymentRegistration) lookup(s *Store, ns, name string) (*StoredObject, error) {
 	r, err := s.readRecord(ns, name)
@@ -878,14 +891,19 @@ func (t *deploymentTx) namespaces(set map[string]bool) {
 }
 
 func (t *deploymentTx) remove(s *Store, ref ObjectRef, now time.Time, orphan bool) error {
-	if orphan {
-		return fmt.Errorf("deployment %q: %w", display(ref.Namespace, ref.Name), ErrOrphanUnsupported)
-	}
 	rec, err := s.Get(ref.Namespace, ref.Name)
-	if err == nil {
-		t.written = append(t.written, tombstone(rec, now))
+	if err != nil {
+		return err
 	}
-	return err
+	tb := tombstone(rec, now)
+	if orphan {
+		// Kubernetes orphans the Deployment's ReplicaSets, which keep
+		// their pods; there are none here, so its pods are left
+		// ownerless themselves (orphans.go), in the tombstone's write.
+		tb.Orphaned = orphanedBy(tb.Orphaned, rec.CreatedAt)
+	}
+	t.written = append(t.written, tb)
+	return nil
 }
 
 func (t *deploymentTx) removeIn(s *Store, ns string, now time.Time, done map[ObjectRef]bool) error {
@@ -895,8 +913,21 @@ func (t *deploymentTx) removeIn(s *Store, ns string, now time.Time, done map[Obj
 	}
 	for _, d := range deps {
 		ref := ObjectRef{Kind: KindDeployment, Namespace: ns, Name: d.Name}
-		if !d.Deleted && !done[ref] {
-			t.written = append(t.written, tombstone(d, now))
+		switch {
+		case done[ref]:
+		case !d.Deleted:
+			tb := tombstone(d, now)
+			// The namespace controller deletes every pod of the
+			// namespace, the ownerless ones included (orphans.go).
+			tb.Orphaned = nil
+			t.written = append(t.written, tb)
+			done[ref] = true
+		case len(d.Orphaned) > 0:
+			// A tombstone whose pods an orphaning deletion left: they
+			// go with the namespace too.
+			tb := *d
+			tb.Orphaned = nil
+			t.written = append(t.written, &tb)
 			done[ref] = true
 		}
 	}

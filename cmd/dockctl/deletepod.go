@@ -139,7 +139,9 @@ func (o *deletePodsOptions) run(ctx context.Context, g *globalOptions, out, errO
 	var deleted []store.PodDeletion
 	for _, e := range pods {
 		req := podDeletionOf(e, grace, time.Now())
-		if e.Owner.Kind != manifests.Kind {
+		if e.Owner.Kind != manifests.Kind || e.ownerless {
+			// A workload's pod, or one an orphaning deletion left: no
+			// deployment's controller observes it (store.PodOwner).
 			if err := deleteWorkloadPod(ctx, st, cli, e, o.grace); err != nil {
 				errs = append(errs, fmt.Errorf("deleting pod %q: %w", e.Name, err))
 				continue
@@ -185,7 +187,9 @@ type podRemover interface {
 // removed, members before the holder; the owner replaces it if it wants
 // it (a ReplicaSet's or StatefulSet's is re-created, a Job's counted as
 // gone). That controller keeps no record of delete requests, so there is
-// no request to leave for it, and its next sync sees the pod gone.
+// no request to leave for it, and its next sync sees the pod gone. A pod
+// a deletion with --cascade=orphan left and nobody adopted (a
+// Deployment's too) is removed so, and nothing replaces it.
 func deleteWorkloadPod(ctx context.Context, st *store.Store, d podRemover, e podEntry, grace int) error {
 	if e.Owner.Kind == manifests.KindPod {
 		_, err := st.DeleteObjects([]store.ObjectRef{{Kind: manifests.KindPod, Namespace: e.Namespace, Name: e.Owner.Name}})

@@ -233,7 +233,7 @@ func describe(w io.Writer, snap *snapshot, d *manifests.Deployment, haveStatus b
 		conditionTable(w, rows)
 	}
 	fmt.Fprintln(w, "Containers:")
-	cs := snap.containersOf(store.Key(d.Metadata.Namespace, d.Metadata.Name))
+	cs := snap.ownedContainersOf(store.Key(d.Metadata.Namespace, d.Metadata.Name))
 	sort.Slice(cs, func(i, j int) bool { return cs[i].Name < cs[j].Name })
 	if len(cs) == 0 {
 		fmt.Fprintln(w, "  <none>")
@@ -327,7 +327,9 @@ func describePod(w io.Writer, snap *snapshot, e podEntry) {
 	switch {
 	case e.ownerless:
 		// Left by its owner's deletion with --cascade=orphan: no
-		// controller, as kubectl shows a pod without ownerReferences.
+		// controller, as kubectl shows a pod without ownerReferences
+		// (a Deployment's: no deployment).
+		dep = ""
 	case e.Owner.Kind != manifests.Kind:
 		// A workload's pod: kubectl's line for its controller.
 		p(0, "Controlled By", e.Owner.Kind+"/"+e.Owner.Name)

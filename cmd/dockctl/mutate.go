@@ -212,10 +212,6 @@ func newDeleteCommand(g *globalOptions) *cobra.Command {
 				}
 			}
 			results, err := st.DeleteObjectsWith(refs, store.DeleteOptions{Orphan: orphan})
-			if errors.Is(err, store.ErrOrphanUnsupported) {
-				return fmt.Errorf("%w: a deployment's pods are the Deployment controller's, which has no ReplicaSets to leave them to "+
-					"and stops every pod of a deleted deployment; nothing was deleted (use --cascade=background)", err)
-			}
 			if err != nil {
 				return err
 			}

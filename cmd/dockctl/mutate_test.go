@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/dockctl/dockctl/dockerx"
+	"github.com/dockctl/dockctl/manifests"
 	"github.com/dockctl/dockctl/store"
 )
 
@@ -364,8 +365,8 @@ func TestDeleteCascade(t *testing.T) {
 	}{
 		{"background deletes", "background", "", "deployment/web deleted\n"},
 		{"foreground deletes", "foreground", "", "deployment/web deleted\n"},
-		{"orphan of a deployment is refused, nothing deleted", "orphan", "--cascade=orphan is not supported for deployments", ""},
-		{"false is orphan", "false", "--cascade=orphan is not supported for deployments", ""},
+		{"orphan deletes the deployment, leaving its pods", "orphan", "", "deployment/web deleted\n"},
+		{"false is orphan", "false", "", "deployment/web deleted\n"},
 		{"an unknown value is kubectl's error", "sideways", `invalid cascade value (sideways). Must be "background", "foreground", or "orphan".`, ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -379,11 +380,6 @@ func TestDeleteCascade(t *testing.T) {
 				t.Errorf("err %v", err)
 			case !strings.HasPrefix(out, tc.wantOut) || tc.wantOut == "" && out != "":
 				t.Errorf("out %q, want %q", out, tc.wantOut)
-			}
-			if tc.wantErr != "" {
-				if got, _, _ := runArgs(t, base, "get", "deployment", "web", "-o", "name"); got != "deployment.apps/web\n" {
-					t.Errorf("after a refused delete: get %q, want the deployment kept", got)
-				}
 			}
 		})
 	}
@@ -404,8 +400,7 @@ spec:
 // delete statefulset --cascade=orphan deletes the object only: its pods
 // run on without owner (OWNER <none>, no ownerReferences, no Controlled
 // By), as kubectl shows pods the garbage collector orphaned, and delete
-// pod removes one (nothing replaces it). A deployment is refused, with
-// nothing deleted.
+// pod removes one (nothing replaces it).
 func TestDeleteCascadeOrphanLeavesThePodsWithoutOwner(t *testing.T) {
 	api := startFakeDaemon(t)
 	dir := t.TempDir()
@@ -456,9 +451,93 @@ func TestDeleteCascadeOrphanLeavesThePodsWithoutOwner(t *testing.T) {
 	if api.exists(ids["web-0"]) || !api.exists(ids["web-1"]) {
 		t.Errorf("after delete pod web-0: web-0 exists %v, web-1 exists %v; want web-0 gone, web-1 kept", api.exists(ids["web-0"]), api.exists(ids["web-1"]))
 	}
-	run(mutateFixture, "apply", "-f", "-")
-	_, _, err = runArgs(t, base, "delete", "deployment", "web", "--cascade=orphan")
-	if !errors.Is(err, store.ErrOrphanUnsupported) || !strings.Contains(err.Error(), "nothing was deleted") {
-		t.Errorf("delete deployment --cascade=orphan: %v, want refused", err)
+}
+
+// orphanDeploymentYAML is orphanSetYAML's pods under a Deployment.
+var orphanDeploymentYAML = strings.Replace(orphanSetYAML, "kind: StatefulSet", "kind: Deployment", 1)
+
+// delete deployment --cascade=orphan deletes the deployment only: its
+// pods run on without owner (-o wide's DEPLOYMENT and OWNER <none>, no
+// Deployment in describe, not Terminating), --wait does not wait for
+// them, and get deployment no longer counts them; the deployment applied
+// again adopts them (its owner again); delete pod removes an orphan for
+// good.
+func TestDeleteDeploymentCascadeOrphanLeavesItsPodsWithoutOwner(t *testing.T) {
+	api := startFakeDaemon(t)
+	dir := t.TempDir()
+	base := []string{"--state-dir", dir, "--instance", "t1"}
+	run := runner(t, base)
+	run(orphanDeploymentYAML, "apply", "-f", "-")
+	st, err := store.OpenReadOnly(dir, "t1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	rec, err := st.Get("default", "web")
+	if err != nil {
+		t.Fatal(err)
+	}
+	hash := manifests.TemplateHash(&rec.Deployment.Spec.Template)
+	ids := map[string]string{}
+	for ord := range 2 {
+		name := dockerx.ContainerName("t1", "default", "web", hash, ord)
+		ids[name] = api.add(name, "running", map[string]string{
+			dockerx.LabelInstance: "t1", dockerx.LabelNamespace: "default", dockerx.LabelRole: dockerx.RoleReplica,
+			dockerx.LabelDeployment: "web", dockerx.LabelOwnerUID: store.OwnerUID(rec.CreatedAt),
+			dockerx.LabelTemplateHash: hash, "app": "web"})
+	}
+	// NAME, STATUS, DEPLOYMENT and OWNER of every pod.
+	pods := func() []string {
+		var out []string
+		lines := strings.Split(strings.TrimSpace(run("", "get", "pods", "-o", "wide")), "\n")
+		for _, l := range lines[1:] {
+			f := strings.Fields(l)
+			out = append(out, strings.Join([]string{f[0], f[2], f[len(f)-4], f[len(f)-1]}, " "))
+		}
+		return out
+	}
+	before := pods()
+	if len(before) != 2 || !strings.HasSuffix(before[0], "Running web Deployment/web") {
+		t.Fatalf("pods before the delete %q", before)
+	}
+	if out, _, err := runArgs(t, base, "delete", "deployment", "web", "--cascade=orphan", "--wait", "--timeout", "30s"); err != nil || !strings.HasPrefix(out, "deployment/web deleted\n") {
+		t.Fatalf("delete --cascade=orphan --wait: %q %v", out, err)
+	}
+	pod := strings.Fields(before[0])[0]
+	for _, p := range pods() {
+		if !strings.HasSuffix(p, "Running <none> <none>") {
+			t.Errorf("pods after the orphaning delete %q, want running without deployment or owner", pods())
+			break
+		}
+	}
+	if d := run("", "describe", "pod", pod); !strings.Contains(d, "Deployment:") || strings.Contains(d, "Deployment:    web") || strings.Contains(d, "(deleted)") {
+		t.Errorf("an orphan's describe names its deployment:\n%s", d)
+	}
+	if _, _, err := runArgs(t, base, "get", "deployment", "web"); err == nil {
+		t.Errorf("get deployment web after its deletion: no error, want not found")
+	}
+	run(orphanDeploymentYAML, "apply", "-f", "-")
+	for _, p := range pods() {
+		if !strings.HasSuffix(p, "Running web Deployment/web") {
+			t.Errorf("pods after applying it again %q, want adopted", pods())
+			break
+		}
+	}
+	if out, _, err := runArgs(t, base, "get", "deployment", "web"); err != nil || !strings.Contains(out, "2/2") {
+		t.Errorf("get deployment after adopting: %q %v, want its 2 adopted pods counted", out, err)
+	}
+	if out, _, err := runArgs(t, base, "delete", "deployment", "web", "--cascade=orphan"); err != nil || out != "deployment/web deleted\n" {
+		t.Fatalf("second orphaning delete: %q %v", out, err)
+	}
+	if out := run("", "delete", "pod", pod, "--grace-period=1"); out != "pod \""+pod+"\" deleted\n" {
+		t.Errorf("delete pod: %q", out)
+	}
+	gone := 0
+	for _, id := range ids {
+		if !api.exists(id) {
+			gone++
+		}
+	}
+	if gone != 1 {
+		t.Errorf("after delete pod %s: %d of 2 containers gone, want that one", pod, gone)
 	}
 }

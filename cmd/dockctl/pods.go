@@ -80,9 +80,21 @@ func (s *snapshot) allPods() []podEntry {
 			ns, name, _ := strings.Cut(key, "/")
 			rec = &store.Record{Name: name, Namespace: ns}
 		}
+		var obj *store.StoredObject // asked only of a record that orphaned
+		if len(rec.Orphaned) > 0 {
+			obj = rec.Stored()
+		}
 		for _, pv := range reconciler.Pods(rec, s.statuses[key], s.deletions[key], s.containersOf(key), s.now) {
 			e := podEntry{PodView: pv, rec: rec, template: templateOf(rec, pv.Hash), orphan: orphan, deleted: deleted}
-			if deleted {
+			if obj != nil {
+				// Left by a deletion with --cascade=orphan and adopted by
+				// none: the controller neither keeps nor removes it, as
+				// it does a workload's (store.PodOwner).
+				l := e.labels()
+				e.ownerless = obj.PodOwner(rec.PodUID(l[dockerx.LabelOwnerUID], pv.Created), l) == store.PodOrphan
+				e.deleted = deleted && !e.ownerless
+			}
+			if e.deleted {
 				// The controller stops it (over its grace period) to remove it,
 				// as Kubernetes shows a pod with a deletion timestamp.
 				e.Status, e.Terminating = "Terminating", true
@@ -209,9 +221,10 @@ func (e *podEntry) ownedBy(kind, name string) bool {
 }
 
 // deploymentName is the name of the pod's deployment, "" for a
-// workload's pod.
+// workload's pod and for one its deployment's deletion with
+// --cascade=orphan left ownerless.
 func (e *podEntry) deploymentName() string {
-	if e.Owner.Kind != manifests.Kind {
+	if e.Owner.Kind != manifests.Kind || e.ownerless {
 		return ""
 	}
 	return e.Owner.Name

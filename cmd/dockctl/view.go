@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -86,7 +87,7 @@ func (s *snapshot) view(r *store.Record) deploymentView {
 	if v, ok := s.views[key]; ok {
 		return v
 	}
-	st, cs := reconciler.View(r, s.statuses[key], s.deletions[key], s.containersOf(key), s.now)
+	st, cs := reconciler.View(r, s.statuses[key], s.deletions[key], s.ownedContainersOf(key), s.now)
 	v := deploymentView{status: st, containers: cs}
 	if s.views == nil {
 		s.views = map[string]deploymentView{}
@@ -230,6 +231,18 @@ func (s *snapshot) containersOf(key string) []dockerx.Container {
 		}
 	}
 	return out
+}
+
+// ownedContainersOf are the containers of containersOf(key) that its
+// deployment (live, or deleted and not yet gone) owns: not the pods a
+// deletion with --cascade=orphan left and none adopted
+// (reconciler.OwnedContainers), which are nobody's.
+func (s *snapshot) ownedContainersOf(key string) []dockerx.Container {
+	cs := s.containersOf(key)
+	if r := cmp.Or(s.record(key), s.deleted[key]); r != nil {
+		return reconciler.OwnedContainers(r, cs)
+	}
+	return cs
 }
 
 // deploymentObject is the Deployment as `get -o json|yaml` shows it: the

@@ -113,6 +113,11 @@ func observeProgress(ctx context.Context, cli *dockerx.Client, st *store.Store, 
 		ns, name, _ := store.SplitKey(key)
 		rec, err := st.Get(ns, name)
 		if errors.Is(err, store.ErrNotFound) {
+			if tomb, err := st.Lookup(ns, name); err == nil {
+				// The pods a deletion with --cascade=orphan left are
+				// not awaited: nothing removes them.
+				mine = reconciler.OwnedContainers(tomb, mine)
+			}
 			out = append(out, progress{name: diffName(ns, name), total: int32(countPods(mine)), gone: len(mine) == 0, deleted: true, observed: true})
 			continue
 		}
@@ -121,7 +126,7 @@ func observeProgress(ctx context.Context, cli *dockerx.Client, st *store.Store, 
 		}
 		status, _ := st.ReadStatus(ns, name)
 		dels, _ := st.PodDeletions(ns, name) // unreadable: ignored, as the controller ignores it
-		out = append(out, progressOf(rec, status, dels, mine, time.Now()))
+		out = append(out, progressOf(rec, status, dels, reconciler.OwnedContainers(rec, mine), time.Now()))
 	}
 	return out, nil
 }

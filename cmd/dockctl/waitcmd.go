@@ -380,7 +380,7 @@ var deploymentWait = waitOps{
 		recs := snap.records
 		if w.cond.delete {
 			for key, r := range snap.deleted {
-				if snap.record(key) == nil && len(snap.containersOf(key)) > 0 {
+				if snap.record(key) == nil && len(snap.ownedContainersOf(key)) > 0 {
 					recs = append(recs, r)
 				}
 			}
@@ -427,7 +427,7 @@ var deploymentWait = waitOps{
 		if r := snap.record(key); r != nil {
 			return !t.created.IsZero() && !r.CreatedAt.Equal(t.created)
 		}
-		return len(snap.containersOf(key)) == 0
+		return len(snap.ownedContainersOf(key)) == 0
 	},
 }
 
