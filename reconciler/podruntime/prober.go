@@ -510,12 +510,33 @@ func (p *Prober) run(ctx context.Context, t ProbeTarget, pr *manifests.Probe) (e
 	return p.probeRunner().Run(ctx, t, pr)
 }
 
+// Until a readiness probe's first verdict (successThreshold successes or
+// failureThreshold failures in a row), a run that judged is followed by
+// the next one after readinessRetryFirst, doubling up to
+// readinessRetryMax (never past periodSeconds), rather than a whole
+// period: the kubelet's prober manager triggers a readiness run at each
+// status update of a pod whose container has no readiness result yet
+// (pkg/kubelet/prober prober_manager.go UpdatePodStatus, the worker's
+// manualTriggerCh; a result is cached only once a threshold is reached),
+// and those updates follow the container's start within a PLEG relist
+// (1 s). A first probe that ran before the process listened must not
+// leave a new replica, and its Services, without endpoints for a whole
+// period (docs/design.md §8). The runs count as any other: failures
+// reach failureThreshold, each failure is an Unhealthy event.
+const (
+	readinessRetryFirst = 100 * time.Millisecond
+	readinessRetryMax   = time.Second
+)
+
 // loop runs a probe every periodSeconds after initialDelaySeconds, and
 // reports a verdict each time successThreshold successes or
-// failureThreshold failures in a row are reached. It ends when ctx ends
-// or verdict returns false.
+// failureThreshold failures in a row are reached (a readiness probe runs
+// sooner until its first verdict: readinessRetryFirst). It ends when ctx
+// ends or verdict returns false.
 func (p *Prober) loop(ctx context.Context, t ProbeTarget, kind string, pr *manifests.Probe, verdict func(bool) bool) {
 	period := time.Duration(max(pr.PeriodSeconds, 1)) * time.Second
+	decided := kind != "Readiness" // only readiness is triggered early
+	retry := readinessRetryFirst
 	if pr.InitialDelaySeconds > 0 {
 		select {
 		case <-ctx.Done():
@@ -526,6 +547,7 @@ func (p *Prober) loop(ctx context.Context, t ProbeTarget, kind string, pr *manif
 	successes, failures := 0, 0
 	for {
 		p.relocate(ctx, &t)
+		wait := period
 		if err := p.run(ctx, t, pr); errors.Is(err, ErrNoVerdict) {
 			// Not run (the relay is missing): no verdict either way.
 		} else if err != nil {
@@ -536,20 +558,40 @@ func (p *Prober) loop(ctx context.Context, t ProbeTarget, kind string, pr *manif
 			failures++
 			// kubelet's event, one per failed probe (the log counts them).
 			p.events.Event(t.ref, store.EventWarning, "Unhealthy", fmt.Sprintf("%s probe failed: %v", kind, err))
-			if failures >= int(max(pr.FailureThreshold, 1)) && !verdict(false) {
-				return
+			if failures >= int(max(pr.FailureThreshold, 1)) {
+				decided = true
+				if !verdict(false) {
+					return
+				}
 			}
+			wait = undecidedWait(decided, &retry, period)
 		} else {
 			failures = 0
 			successes++
-			if successes >= int(max(pr.SuccessThreshold, 1)) && !verdict(true) {
-				return
+			if successes >= int(max(pr.SuccessThreshold, 1)) {
+				decided = true
+				if !verdict(true) {
+					return
+				}
 			}
+			wait = undecidedWait(decided, &retry, period)
 		}
 		select {
 		case <-ctx.Done():
 			return
-		case <-p.clock.After(period):
+		case <-p.clock.After(wait):
 		}
 	}
+}
+
+// undecidedWait is how long a probe waits for its next run: a period once
+// decided, else the next of readinessRetryFirst's doubling delays (retry,
+// advanced), never past readinessRetryMax nor the period.
+func undecidedWait(decided bool, retry *time.Duration, period time.Duration) time.Duration {
+	if decided {
+		return period
+	}
+	wait := min(*retry, readinessRetryMax, period)
+	*retry = min(*retry*2, readinessRetryMax)
+	return wait
 }

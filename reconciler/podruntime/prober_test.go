@@ -15,6 +15,7 @@ import (
 	"github.com/dockctl/dockctl/manifests"
 	"github.com/dockctl/dockctl/reconciler/internal/podtest"
 	"github.com/dockctl/dockctl/reconciler/podruntime"
+	clocktesting "k8s.io/utils/clock/testing"
 )
 
 // TestProberHoldsOnlyAFirstWorker: a container's first worker in this
@@ -271,5 +272,73 @@ func TestDropForgetsHooked(t *testing.T) {
 	n := p.HookedLen()
 	if n != 0 {
 		t.Fatalf("after drop and a sync listing nothing, hooked still holds %d entries (leak)", n)
+	}
+}
+
+// TestReadinessRunsAgainSoonUntilItsFirstVerdict: a readiness probe that
+// failed before its container had a verdict (its process did not listen
+// yet) runs again after 100 ms, 200 ms, … — as the kubelet triggers a
+// readiness run at each pod status update while it has no result —
+// rather than a whole periodSeconds later; once failureThreshold or
+// successThreshold is reached, it runs every period again. A liveness
+// probe is never triggered early.
+func TestReadinessRunsAgainSoonUntilItsFirstVerdict(t *testing.T) {
+	type step struct {
+		advance time.Duration // the fake clock's step before the run
+		ready   *bool         // the verdict after the run (nil: none yet)
+	}
+	yes, no := true, false
+	tests := []struct {
+		name   string
+		script []bool
+		steps  []step
+	}{
+		{"ready at the second run, 100 ms after a first failure", []bool{false, true, false},
+			[]step{{0, nil}, {100 * time.Millisecond, &yes}, {10 * time.Second, &yes}}},
+		{"doubling until failureThreshold, then a period", []bool{false, false, false, true},
+			[]step{{0, nil}, {100 * time.Millisecond, nil}, {200 * time.Millisecond, &no}, {10 * time.Second, &yes}}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			engine := dockerfake.New(podtest.Image)
+			id, _ := engine.Add(dockerx.Container{Name: "i_web-h-0", State: dockerx.StateRunning, TemplateHash: "h", Labels: map[string]string{}}, "")
+			readiness, liveness := podtest.TCPProbe(10, 3), podtest.TCPProbe(10, 3)
+			runner := &scriptRunner{names: map[*manifests.Probe]string{readiness: "readiness", liveness: "liveness"},
+				scripts: map[*manifests.Probe][]bool{readiness: tt.script, liveness: {false, true}}, called: make(chan string, 16)}
+			tmpl := &manifests.PodTemplateSpec{Spec: manifests.PodSpec{Containers: []manifests.Container{{Name: "web", Image: "img:1", ReadinessProbe: readiness, LivenessProbe: liveness}}}}
+			templates := func(string) *manifests.PodTemplateSpec { return tmpl }
+			clk := clocktesting.NewFakeClock(time.Unix(0, 0))
+			p := podruntime.NewProber(podruntime.ProberConfig{Docker: engine, Runner: runner, Notify: func(string) {}, Log: slog.New(slog.NewTextHandler(io.Discard, nil))})
+			p.SetClock(clk)
+			defer p.Stop()
+			ctr := dockerx.Container{ID: id, Name: "i_web-h-0", State: dockerx.StateRunning, TemplateHash: "h"}
+			p.Sync(context.Background(), "default/web", []dockerx.Container{ctr}, templates)
+			for i, s := range tt.steps {
+				if s.advance > 0 {
+					// Both workers wait on the clock before it moves.
+					podtest.WaitFor(t, func() bool { return clk.Waiters() == 2 })
+					clk.Step(s.advance)
+				}
+				for ran := false; !ran; {
+					select {
+					case got := <-runner.called:
+						ran = got == "readiness"
+					case <-time.After(10 * time.Second):
+						t.Fatalf("step %d: the readiness probe did not run after %v", i, s.advance)
+					}
+				}
+				podtest.WaitFor(t, func() bool {
+					r := p.Results([]dockerx.Container{ctr})[id]
+					return s.ready == nil && r.Ready == nil || s.ready != nil && r.Ready != nil && *r.Ready == *s.ready
+				})
+			}
+			// Every step is over a period (10 s) and under two: the
+			// liveness probe ran at the start and once a period later,
+			// never sooner although its first run failed.
+			podtest.WaitFor(t, func() bool { return runner.count("liveness") >= 2 })
+			if n := runner.count("liveness"); n != 2 {
+				t.Errorf("liveness ran %d times, want 2 (at the start and a period later)", n)
+			}
+		})
 	}
 }

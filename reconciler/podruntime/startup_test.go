@@ -45,6 +45,19 @@ func (r *scriptRunner) Run(_ context.Context, _ podruntime.ProbeTarget, p *manif
 	return nil
 }
 
+// count is how many times the probe named name ran.
+func (r *scriptRunner) count(name string) int {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	n := 0
+	for _, c := range r.calls {
+		if c == name {
+			n++
+		}
+	}
+	return n
+}
+
 // TestStartupProbeStateMachine drives a worker with a fake clock: the
 // startup probe runs alone until it succeeds (readiness and liveness wait,
 // the container is not ready), then it stops and the others begin; its
