@@ -166,6 +166,45 @@ func TestNetworkMadeOutsideASweepQueuesOne(t *testing.T) {
 	}
 }
 
+// TestNetworkRecordAnnounced: the network's record, made by a create or
+// by the sweep, is announced each time it changes (the Service controller
+// waits for the address plan), and not when an ensure finds it as
+// recorded.
+func TestNetworkRecordAnnounced(t *testing.T) {
+	for _, tt := range []struct {
+		name string
+		do   func(context.Context, *instanceNetwork) error
+		want int
+	}{
+		{"made by a create, then known", func(ctx context.Context, n *instanceNetwork) error {
+			if _, err := n.current(ctx); err != nil {
+				return err
+			}
+			_, err := n.current(ctx)
+			return err
+		}, 1},
+		{"made by the sweep, then found as recorded", func(ctx context.Context, n *instanceNetwork) error {
+			if _, _, err := n.ensure(ctx); err != nil {
+				return err
+			}
+			_, _, err := n.ensure(ctx)
+			return err
+		}, 1},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			n := newInstanceNetwork("i", "", dockerfake.New(), nil, quietLog(), nil)
+			recorded := 0
+			n.onRecord = func() { recorded++ }
+			if err := tt.do(context.Background(), n); err != nil {
+				t.Fatal(err)
+			}
+			if recorded != tt.want {
+				t.Fatalf("onRecord called %d times, want %d", recorded, tt.want)
+			}
+		})
+	}
+}
+
 // TestInstanceNetworkRemovedWhenEverythingIsDeleted: once the last
 // deployment is deleted the controller removes every container (the DNS
 // server too: "so that deleting everything leaves the host as it was",
