@@ -144,6 +144,9 @@ type Controller struct {
 	floor   map[string]int64
 	records map[string]string // per Service key, its DNS record as last seen (JSON)
 	waiting map[string]bool   // keys whose wait for the network was logged
+	// startedAt is when this controller started a helper, by container
+	// ID, within the start window (justStarted).
+	startedAt map[string]time.Time
 	// netRecords counts NetworkRecorded calls (noteWaiting).
 	netRecords uint64
 	dnsGen     int64 // the DNS server's generation
@@ -194,6 +197,7 @@ func New(cfg Config) *Controller {
 	s := &Controller{cfg: cfg, docker: cfg.Docker, store: cfg.Store, tracker: cfg.Tracker, log: cfg.Log, address: cfg.Address,
 		alloc:  allocator{held: map[string]serviceAllocation{}, waiting: map[string]bool{}},
 		pushed: map[string]*pushedConfig{}, floor: map[string]int64{}, records: map[string]string{}, waiting: map[string]bool{},
+		startedAt: map[string]time.Time{},
 		// A generation the DNS server cannot have seen: it has no status
 		// file to keep one in, and a previous controller counted up from
 		// its own start, earlier.
@@ -667,6 +671,9 @@ func (s *Controller) execute(ctx context.Context, key string, plan HelperPlan, c
 	created := ""    // the ID of the helper this plan created
 	for _, op := range plan.Ops {
 		started = started || op.Kind == HelperStart || op.Kind == HelperUnpause
+		if op.Kind == HelperStart || op.Kind == HelperUnpause {
+			s.noteStarted(op.ContainerID)
+		}
 		var err error
 		switch op.Kind {
 		case HelperRemove:
@@ -693,6 +700,7 @@ func (s *Controller) execute(ctx context.Context, key string, plan HelperPlan, c
 			}
 			if err == nil {
 				created = id
+				s.noteStarted(id)
 				done = &pushedConfig{ContainerID: id, Content: content, Generation: op.Generation}
 				if op.Stub {
 					// It serves nothing yet: the push that follows does.
@@ -704,7 +712,7 @@ func (s *Controller) execute(ctx context.Context, key string, plan HelperPlan, c
 				// To the helper this plan created (with a stub config).
 				op.ContainerID, started = created, true
 			}
-			err = s.pushAfter(ctx, key, op, started)
+			err = s.pushAfter(ctx, key, op, started || s.justStarted(op.ContainerID))
 			for i := 0; i < staleRetries && render != nil; i++ {
 				// The helper holds a newer generation than this controller
 				// knew (a status lost, or a state directory restored from a
@@ -806,6 +814,36 @@ const (
 	startRetries    = 10
 	startRetryDelay = 200 * time.Millisecond
 )
+
+// noteStarted remembers that this controller started helper id now
+// (justStarted); what is older than the start window is forgotten.
+func (s *Controller) noteStarted(id string) {
+	now := s.cfg.Now()
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for k, at := range s.startedAt {
+		if now.Sub(at) > startWindow {
+			delete(s.startedAt, k)
+		}
+	}
+	s.startedAt[id] = now
+}
+
+// justStarted reports whether this controller started helper id within
+// the start window: a sync after the one that started it (the first
+// endpoints of a new Service turning ready) may push before its control
+// socket listens, and waits for it as the starting sync does, rather
+// than failing and waiting for its backoff.
+func (s *Controller) justStarted(id string) bool {
+	s.mu.Lock()
+	at, ok := s.startedAt[id]
+	s.mu.Unlock()
+	return ok && s.cfg.Now().Sub(at) <= startWindow
+}
+
+// startWindow is how long after its start a helper's push is tried again
+// while nothing answers: as long as a starting sync tries.
+const startWindow = startRetries * startRetryDelay
 
 // pushAfter pushes; to a helper this plan just started, it tries again a
 // few times while nothing answers yet, rather than failing the sync (and

@@ -1356,3 +1356,49 @@ func TestServiceNetworkRecordedQueuesWaiters(t *testing.T) {
 		})
 	}
 }
+
+// TestServicePushSoonAfterAStartWaitsForTheSocket: the sync after the one
+// that created a new Service's proxy (its first endpoint turned ready)
+// pushes while the proxy may not listen yet: within the start window it
+// tries again, as the starting sync does, rather than failing the sync
+// and waiting for its backoff; a helper started longer ago is not waited
+// for.
+func TestServicePushSoonAfterAStartWaitsForTheSocket(t *testing.T) {
+	for _, tt := range []struct {
+		name    string
+		since   time.Duration // from the proxy's start to the push
+		wantErr bool
+	}{
+		{"just started: tried again", time.Second, false},
+		{"started long ago: not waited for", time.Minute, true},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			r := newSvcRig(t)
+			now := t0
+			r.build(r.docker, func() time.Time { return now })
+			r.feed(webPods(1, 0))
+			r.svcs.put(webService("", 0))
+			r.reconcile("default/web") // the proxy, created and started, serving nothing
+			now = now.Add(tt.since)
+			r.tracker.Update("default/web", webPods(1, 1))
+			refused := 0
+			r.docker.SetExec(func(string, []string) (int, []byte) {
+				if refused < 2 {
+					refused++
+					return helperapi.ExitFailed, nil // not listening yet
+				}
+				r.docker.SetExec(nil)
+				return helperapi.ExitOK, []byte(`{"generation":2}`)
+			})
+			_, err := r.ctrl.Reconcile(context.Background(), reconcile.Request{Key: "default/web"})
+			if (err != nil) != tt.wantErr {
+				t.Fatalf("sync error %v, want an error: %v (pushes refused: %d)", err, tt.wantErr, refused)
+			}
+			if !tt.wantErr {
+				if st := r.svcs.status("default/web"); refused != 2 || st.PushedGeneration != 2 || len(st.Conditions) != 0 {
+					t.Errorf("pushes refused %d, status %+v: want two refusals, then generation 2 acknowledged", refused, st)
+				}
+			}
+		})
+	}
+}
