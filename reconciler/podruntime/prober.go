@@ -510,19 +510,17 @@ func (p *Prober) run(ctx context.Context, t ProbeTarget, pr *manifests.Probe) (e
 	return p.probeRunner().Run(ctx, t, pr)
 }
 
-// Until a readiness probe's first verdict (successThreshold successes or
-// failureThreshold failures in a row), a run that judged is followed by
-// the next one after readinessRetryFirst, doubling up to
-// readinessRetryMax (never past periodSeconds), rather than a whole
-// period: the kubelet's prober manager triggers a readiness run at each
-// status update of a pod whose container has no readiness result yet
-// (pkg/kubelet/prober prober_manager.go UpdatePodStatus, the worker's
-// manualTriggerCh; a result is cached only once a threshold is reached),
-// and those updates follow the container's start within a PLEG relist
-// (1 s). A first probe that ran before the process listened must not
-// leave a new replica, and its Services, without endpoints for a whole
-// period (docs/design.md §8). The runs count as any other: failures
-// reach failureThreshold, each failure is an Unhealthy event.
+// Until a container is first ready, and for its first periodSeconds of
+// probing, a readiness run is followed by the next one after
+// readinessRetryFirst, doubling up to readinessRetryMax, rather than a
+// whole period: the kubelet's prober manager triggers an immediate
+// readiness run at each status update of a pod whose running container
+// is not ready (pkg/kubelet/prober prober_manager.go UpdatePodStatus, the
+// worker's manualTriggerCh), and those updates follow a container's start
+// (PLEG relists every second). A first probe that ran before the process
+// listened must not leave a new replica, and its Services, without
+// endpoints for a whole period (docs/design.md §10). The runs count as
+// any other: failures reach failureThreshold, each is an Unhealthy event.
 const (
 	readinessRetryFirst = 100 * time.Millisecond
 	readinessRetryMax   = time.Second
@@ -531,12 +529,11 @@ const (
 // loop runs a probe every periodSeconds after initialDelaySeconds, and
 // reports a verdict each time successThreshold successes or
 // failureThreshold failures in a row are reached (a readiness probe runs
-// sooner until its first verdict: readinessRetryFirst). It ends when ctx
-// ends or verdict returns false.
+// sooner until its container is first ready: readinessRetryFirst). It
+// ends when ctx ends or verdict returns false.
 func (p *Prober) loop(ctx context.Context, t ProbeTarget, kind string, pr *manifests.Probe, verdict func(bool) bool) {
 	period := time.Duration(max(pr.PeriodSeconds, 1)) * time.Second
-	decided := kind != "Readiness" // only readiness is triggered early
-	retry := readinessRetryFirst
+	soon := soonRuns{on: kind == "Readiness", retry: readinessRetryFirst, period: period} // only readiness is triggered early
 	if pr.InitialDelaySeconds > 0 {
 		select {
 		case <-ctx.Done():
@@ -558,23 +555,20 @@ func (p *Prober) loop(ctx context.Context, t ProbeTarget, kind string, pr *manif
 			failures++
 			// kubelet's event, one per failed probe (the log counts them).
 			p.events.Event(t.ref, store.EventWarning, "Unhealthy", fmt.Sprintf("%s probe failed: %v", kind, err))
-			if failures >= int(max(pr.FailureThreshold, 1)) {
-				decided = true
-				if !verdict(false) {
-					return
-				}
+			if failures >= int(max(pr.FailureThreshold, 1)) && !verdict(false) {
+				return
 			}
-			wait = undecidedWait(decided, &retry, period)
+			wait = soon.next(p.clock.Now())
 		} else {
 			failures = 0
 			successes++
 			if successes >= int(max(pr.SuccessThreshold, 1)) {
-				decided = true
+				soon.on = false // ready: every period from now on
 				if !verdict(true) {
 					return
 				}
 			}
-			wait = undecidedWait(decided, &retry, period)
+			wait = soon.next(p.clock.Now())
 		}
 		select {
 		case <-ctx.Done():
@@ -584,14 +578,26 @@ func (p *Prober) loop(ctx context.Context, t ProbeTarget, kind string, pr *manif
 	}
 }
 
-// undecidedWait is how long a probe waits for its next run: a period once
-// decided, else the next of readinessRetryFirst's doubling delays (retry,
-// advanced), never past readinessRetryMax nor the period.
-func undecidedWait(decided bool, retry *time.Duration, period time.Duration) time.Duration {
-	if decided {
-		return period
+// soonRuns times a readiness probe's runs until its container is first
+// ready (readinessRetryFirst).
+type soonRuns struct {
+	on     bool
+	first  time.Time // the first run's end (zero: none yet)
+	retry  time.Duration
+	period time.Duration
+}
+
+// next is the wait after a run that judged, ending at now: the next
+// doubling delay while on and within the first period, else the period.
+func (s *soonRuns) next(now time.Time) time.Duration {
+	if s.first.IsZero() {
+		s.first = now
 	}
-	wait := min(*retry, readinessRetryMax, period)
-	*retry = min(*retry*2, readinessRetryMax)
+	if !s.on || now.Sub(s.first) >= s.period {
+		s.on = false
+		return s.period
+	}
+	wait := min(s.retry, readinessRetryMax, s.period)
+	s.retry = min(s.retry*2, readinessRetryMax)
 	return wait
 }
