@@ -70,7 +70,7 @@ const pushTimeout = 10 * time.Second
 // time would make the last proxy, and the DNS server queued behind them,
 // wait for all the others' (docker-compose creates a bundle's containers
 // in parallel too).
-const serviceWorkers = 8
+const serviceWorkers = 16
 
 // networkRetry is how soon a Service is looked at again while the
 // instance network is not known yet.
