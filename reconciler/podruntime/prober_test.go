@@ -15,7 +15,6 @@ import (
 	"github.com/dockctl/dockctl/manifests"
 	"github.com/dockctl/dockctl/reconciler/internal/podtest"
 	"github.com/dockctl/dockctl/reconciler/podruntime"
-	clocktesting "k8s.io/utils/clock/testing"
 )
 
 // TestProberHoldsOnlyAFirstWorker: a container's first worker in this
@@ -312,10 +311,7 @@ func TestReadinessRunsSoonUntilFirstReady(t *testing.T) {
 				scripts: map[*manifests.Probe][]bool{readiness: tt.script, liveness: {false, true}}, called: make(chan string, 16)}
 			tmpl := &manifests.PodTemplateSpec{Spec: manifests.PodSpec{Containers: []manifests.Container{{Name: "web", Image: "img:1", ReadinessProbe: readiness, LivenessProbe: liveness}}}}
 			templates := func(string) *manifests.PodTemplateSpec { return tmpl }
-			clk := clocktesting.NewFakeClock(time.Unix(0, 0))
-			p := podruntime.NewProber(podruntime.ProberConfig{Docker: engine, Runner: runner, Notify: func(string) {}, Log: slog.New(slog.NewTextHandler(io.Discard, nil))})
-			p.SetClock(clk)
-			defer p.Stop()
+			p, clk := newClockedProber(t, engine, runner)
 			ctr := dockerx.Container{ID: id, Name: "i_web-h-0", State: dockerx.StateRunning, TemplateHash: "h"}
 			p.Sync(context.Background(), "default/web", []dockerx.Container{ctr}, templates)
 			for i, s := range tt.steps {
