@@ -311,6 +311,11 @@ func New(docker Docker, st Store, opts Options) *Controller {
 	if c.netDocker != nil {
 		c.net = newInstanceNetwork(opts.Instance, opts.Subnet, c.netDocker, st, c.log, opts.Observer)
 		c.net.made = func() { c.queue.Add(orphanSweepKey) }
+		c.net.onRecord = func() {
+			if c.svc != nil {
+				c.svc.NetworkRecorded()
+			}
+		}
 	}
 	c.probeRunner = newDockerProbeRunner(docker, c.netDocker, c.route)
 	// The tracker is the stopper's Drainer when Services run, and asks the

@@ -209,6 +209,11 @@ type instanceNetwork struct {
 	// the sweep, which connects pods and decides how probes reach them,
 	// must look at it (nil: nothing to tell).
 	made func()
+	// onRecord is called, under mu, each time the network's record
+	// changes (its first record included): the Service controller waits
+	// for the address plan, and must not wait for a retry to see it
+	// (nil: nothing to tell).
+	onRecord func()
 
 	// gateway is status's gateway ("" none), read without mu (held
 	// across Docker calls) by the endpoints' feed.
@@ -325,6 +330,9 @@ func (n *instanceNetwork) ensureLocked(ctx context.Context) (*store.NetworkStatu
 			}
 		}
 		n.recorded = &st
+		if n.onRecord != nil {
+			n.onRecord()
+		}
 	}
 	n.status, n.ensured = &st, true
 	n.gateway.Store(st.Gateway)

@@ -133,7 +133,9 @@ func TestPodNetwork(t *testing.T) {
 // TestNetworkMadeOutsideASweepQueuesOne: a network that a pod's create
 // makes (current), not a sweep, is announced, so that the sweep connects
 // pods and decides how probes reach them at once rather than at the next
-// resync; one the sweep makes itself (ensure) is not.
+// resync; one the sweep makes itself (ensure) is not. Either way its
+// record is announced once (the Service controller waits for the address
+// plan), and not again when an ensure finds the network as recorded.
 func TestNetworkMadeOutsideASweepQueuesOne(t *testing.T) {
 	for _, tt := range []struct {
 		name string
@@ -148,19 +150,23 @@ func TestNetworkMadeOutsideASweepQueuesOne(t *testing.T) {
 			return err
 		}, 1},
 		{"made by the sweep", func(ctx context.Context, n *instanceNetwork) error {
-			_, _, err := n.ensure(ctx)
+			if _, _, err := n.ensure(ctx); err != nil {
+				return err
+			}
+			_, _, err := n.ensure(ctx) // found as recorded: nothing more to tell
 			return err
 		}, 0},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			n := newInstanceNetwork("i", "", dockerfake.New(), nil, quietLog(), nil)
-			made := 0
+			made, recorded := 0, 0
 			n.made = func() { made++ }
+			n.onRecord = func() { recorded++ }
 			if err := tt.do(context.Background(), n); err != nil {
 				t.Fatal(err)
 			}
-			if made != tt.want {
-				t.Fatalf("made called %d times, want %d", made, tt.want)
+			if made != tt.want || recorded != 1 {
+				t.Fatalf("made called %d times, onRecord %d: want %d and 1", made, recorded, tt.want)
 			}
 		})
 	}

@@ -29,6 +29,9 @@ import (
 // exposing it is a decision the operator makes with --metrics-addr.
 const defaultMetricsAddr = "127.0.0.1:9477"
 
+// defaultWorkers is --workers' default: how many deployments sync at once.
+const defaultWorkers = 8
+
 type controllerOptions struct {
 	resync       time.Duration
 	metricsAddr  string
@@ -113,7 +116,13 @@ func newControllerCommandWith(g *globalOptions, o *controllerOptions) *cobra.Com
 	f.DurationVar(&o.resync, "resync-period", 30*time.Second, "full resync interval (catches anything no event reported)")
 	f.StringVar(&o.metricsAddr, "metrics-addr", defaultMetricsAddr, "address for /metrics, /healthz and /readyz (empty disables)")
 	f.BoolVar(&o.pruneOrphans, "prune-orphans", false, "remove containers whose deployment this state directory never knew")
-	f.IntVar(&o.workers, "workers", 4, "deployments synced in parallel")
+	// Each sync creates and starts its pods' containers itself (the
+	// kubelet's part on a cluster) and waits for the addresses of its
+	// namespace's Services (Service variables): with few workers a
+	// bundle's deployments would start in waves, as docker-compose does
+	// not. Kubernetes' --concurrent-deployment-syncs is 5, for syncs that
+	// only write pods.
+	f.IntVar(&o.workers, "workers", defaultWorkers, "deployments synced in parallel")
 	f.DurationVar(&o.crashBase, "crash-backoff-base", reconciler.DefaultCrashBackoffBase, "first delay before restarting a container that keeps exiting (doubles each time)")
 	f.DurationVar(&o.crashMax, "crash-backoff-max", reconciler.DefaultCrashBackoffMax, "longest delay before restarting a container that keeps exiting")
 	f.DurationVar(&o.settle, "settle-time", reconciler.DefaultSettleTime, "how long a new container must be ready before it counts as available and a rollout removes an old one for it (the settle rule; 0 turns it off)")

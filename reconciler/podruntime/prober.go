@@ -510,12 +510,30 @@ func (p *Prober) run(ctx context.Context, t ProbeTarget, pr *manifests.Probe) (e
 	return p.probeRunner().Run(ctx, t, pr)
 }
 
+// Until a container is first ready, and for its first periodSeconds of
+// probing, a readiness run is followed by the next one after
+// readinessRetryFirst, doubling up to readinessRetryMax, rather than a
+// whole period: the kubelet's prober manager triggers an immediate
+// readiness run at each status update of a pod whose running container
+// is not ready (pkg/kubelet/prober prober_manager.go UpdatePodStatus, the
+// worker's manualTriggerCh), and those updates follow a container's start
+// (PLEG relists every second). A first probe that ran before the process
+// listened must not leave a new replica, and its Services, without
+// endpoints for a whole period (docs/design.md §10). The runs count as
+// any other: failures reach failureThreshold, each is an Unhealthy event.
+const (
+	readinessRetryFirst = 100 * time.Millisecond
+	readinessRetryMax   = time.Second
+)
+
 // loop runs a probe every periodSeconds after initialDelaySeconds, and
 // reports a verdict each time successThreshold successes or
-// failureThreshold failures in a row are reached. It ends when ctx ends
-// or verdict returns false.
+// failureThreshold failures in a row are reached (a readiness probe runs
+// sooner until its container is first ready: readinessRetryFirst). It
+// ends when ctx ends or verdict returns false.
 func (p *Prober) loop(ctx context.Context, t ProbeTarget, kind string, pr *manifests.Probe, verdict func(bool) bool) {
 	period := time.Duration(max(pr.PeriodSeconds, 1)) * time.Second
+	soon := soonRuns{on: kind == "Readiness", retry: readinessRetryFirst, period: period} // only readiness is triggered early
 	if pr.InitialDelaySeconds > 0 {
 		select {
 		case <-ctx.Done():
@@ -526,6 +544,7 @@ func (p *Prober) loop(ctx context.Context, t ProbeTarget, kind string, pr *manif
 	successes, failures := 0, 0
 	for {
 		p.relocate(ctx, &t)
+		wait := period
 		if err := p.run(ctx, t, pr); errors.Is(err, ErrNoVerdict) {
 			// Not run (the relay is missing): no verdict either way.
 		} else if err != nil {
@@ -539,17 +558,46 @@ func (p *Prober) loop(ctx context.Context, t ProbeTarget, kind string, pr *manif
 			if failures >= int(max(pr.FailureThreshold, 1)) && !verdict(false) {
 				return
 			}
+			wait = soon.next(p.clock.Now())
 		} else {
 			failures = 0
 			successes++
-			if successes >= int(max(pr.SuccessThreshold, 1)) && !verdict(true) {
-				return
+			if successes >= int(max(pr.SuccessThreshold, 1)) {
+				soon.on = false // ready: every period from now on
+				if !verdict(true) {
+					return
+				}
 			}
+			wait = soon.next(p.clock.Now())
 		}
 		select {
 		case <-ctx.Done():
 			return
-		case <-p.clock.After(period):
+		case <-p.clock.After(wait):
 		}
 	}
+}
+
+// soonRuns times a readiness probe's runs until its container is first
+// ready (readinessRetryFirst).
+type soonRuns struct {
+	on     bool
+	first  time.Time // the first run's end (zero: none yet)
+	retry  time.Duration
+	period time.Duration
+}
+
+// next is the wait after a run that judged, ending at now: the next
+// doubling delay while on and within the first period, else the period.
+func (s *soonRuns) next(now time.Time) time.Duration {
+	if s.first.IsZero() {
+		s.first = now
+	}
+	if !s.on || now.Sub(s.first) >= s.period {
+		s.on = false
+		return s.period
+	}
+	wait := min(s.retry, readinessRetryMax, s.period)
+	s.retry = min(s.retry*2, readinessRetryMax)
+	return wait
 }

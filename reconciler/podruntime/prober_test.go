@@ -273,3 +273,73 @@ func TestDropForgetsHooked(t *testing.T) {
 		t.Fatalf("after drop and a sync listing nothing, hooked still holds %d entries (leak)", n)
 	}
 }
+
+// TestReadinessRunsSoonUntilFirstReady: a readiness probe that failed
+// before its container was ever ready (its process did not listen yet)
+// runs again after 100 ms, 200 ms, … up to 1 s — as the kubelet triggers
+// a readiness run at each status update of a pod whose container is not
+// ready — rather than a whole periodSeconds later, past failureThreshold
+// too, for the first period; once ready, or after that period, it runs
+// every period. A liveness probe is never triggered early.
+func TestReadinessRunsSoonUntilFirstReady(t *testing.T) {
+	type step struct {
+		advance time.Duration // the fake clock's step before the run
+		ready   *bool         // the verdict after the run (nil: none yet)
+	}
+	yes, no := true, false
+	tests := []struct {
+		name   string
+		period int32
+		script []bool
+		steps  []step
+	}{
+		{"ready at the second run, 100 ms after a first failure", 10, []bool{false, true, false},
+			[]step{{0, nil}, {100 * time.Millisecond, &yes}, {10 * time.Second, &yes}}},
+		{"past failureThreshold: not ready, and still soon", 10, []bool{false, false, false, false, true},
+			[]step{{0, nil}, {100 * time.Millisecond, nil}, {200 * time.Millisecond, &no}, {400 * time.Millisecond, &no},
+				{800 * time.Millisecond, &yes}, {10 * time.Second, &yes}}},
+		{"never ready in its first period: every period after it", 2, []bool{false},
+			[]step{{0, nil}, {100 * time.Millisecond, nil}, {200 * time.Millisecond, &no}, {400 * time.Millisecond, &no},
+				{800 * time.Millisecond, &no}, {time.Second, &no}, {2 * time.Second, &no}, {10 * time.Second, &no}}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			engine := dockerfake.New(podtest.Image)
+			id, _ := engine.Add(dockerx.Container{Name: "i_web-h-0", State: dockerx.StateRunning, TemplateHash: "h", Labels: map[string]string{}}, "")
+			readiness, liveness := podtest.TCPProbe(tt.period, 3), podtest.TCPProbe(10, 3)
+			runner := &scriptRunner{names: map[*manifests.Probe]string{readiness: "readiness", liveness: "liveness"},
+				scripts: map[*manifests.Probe][]bool{readiness: tt.script, liveness: {false, true}}, called: make(chan string, 16)}
+			tmpl := &manifests.PodTemplateSpec{Spec: manifests.PodSpec{Containers: []manifests.Container{{Name: "web", Image: "img:1", ReadinessProbe: readiness, LivenessProbe: liveness}}}}
+			templates := func(string) *manifests.PodTemplateSpec { return tmpl }
+			p, clk := newClockedProber(t, engine, runner)
+			ctr := dockerx.Container{ID: id, Name: "i_web-h-0", State: dockerx.StateRunning, TemplateHash: "h"}
+			p.Sync(context.Background(), "default/web", []dockerx.Container{ctr}, templates)
+			for i, s := range tt.steps {
+				if s.advance > 0 {
+					// Both workers wait on the clock before it moves.
+					podtest.WaitFor(t, func() bool { return clk.Waiters() == 2 })
+					clk.Step(s.advance)
+				}
+				for ran := false; !ran; {
+					select {
+					case got := <-runner.called:
+						ran = got == "readiness"
+					case <-time.After(10 * time.Second):
+						t.Fatalf("step %d: the readiness probe did not run after %v", i, s.advance)
+					}
+				}
+				podtest.WaitFor(t, func() bool {
+					r := p.Results([]dockerx.Container{ctr})[id]
+					return s.ready == nil && r.Ready == nil || s.ready != nil && r.Ready != nil && *r.Ready == *s.ready
+				})
+			}
+			// The steps last over a period of the liveness probe (10 s)
+			// and under two: it ran at the start and once a period later,
+			// never sooner although its first run failed.
+			podtest.WaitFor(t, func() bool { return runner.count("liveness") >= 2 })
+			if n := runner.count("liveness"); n != 2 {
+				t.Errorf("liveness ran %d times, want 2 (at the start and a period later)", n)
+			}
+		})
+	}
+}

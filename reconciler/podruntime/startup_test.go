@@ -45,6 +45,19 @@ func (r *scriptRunner) Run(_ context.Context, _ podruntime.ProbeTarget, p *manif
 	return nil
 }
 
+// count is how many times the probe named name ran.
+func (r *scriptRunner) count(name string) int {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	n := 0
+	for _, c := range r.calls {
+		if c == name {
+			n++
+		}
+	}
+	return n
+}
+
 // TestStartupProbeStateMachine drives a worker with a fake clock: the
 // startup probe runs alone until it succeeds (readiness and liveness wait,
 // the container is not ready), then it stops and the others begin; its
@@ -115,10 +128,7 @@ func TestStartupProbeStateMachine(t *testing.T) {
 			}
 			tmpl := &manifests.PodTemplateSpec{Spec: manifests.PodSpec{Containers: []manifests.Container{c}}}
 			templates := func(string) *manifests.PodTemplateSpec { return tmpl }
-			clk := clocktesting.NewFakeClock(time.Unix(0, 0))
-			p := podruntime.NewProber(podruntime.ProberConfig{Docker: engine, Runner: runner, Notify: func(string) {}, Log: slog.New(slog.NewTextHandler(io.Discard, nil))})
-			p.SetClock(clk)
-			defer p.Stop()
+			p, clk := newClockedProber(t, engine, runner)
 			ctr := dockerx.Container{ID: id, Name: "i_web-h-0", State: dockerx.StateRunning, TemplateHash: "h"}
 			// A later worker (again): not ready until judged, rather than
 			// "no verdict".
@@ -170,6 +180,16 @@ func TestStartupProbeStateMachine(t *testing.T) {
 			}
 		})
 	}
+}
+
+// newClockedProber is a Prober on engine whose probes runner runs, timed
+// by a fake clock; stopped at the test's end.
+func newClockedProber(t *testing.T, engine podruntime.ProbeDocker, runner podruntime.ProbeRunner) (*podruntime.Prober, *clocktesting.FakeClock) {
+	clk := clocktesting.NewFakeClock(time.Unix(0, 0))
+	p := podruntime.NewProber(podruntime.ProberConfig{Docker: engine, Runner: runner, Notify: func(string) {}, Log: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	p.SetClock(clk)
+	t.Cleanup(p.Stop)
+	return p, clk
 }
 
 func waitWaiters(t *testing.T, clk *clocktesting.FakeClock) {

@@ -29,9 +29,9 @@ func (s *Controller) syncDNS(ctx context.Context) (reconcile.Result, error) {
 	if err != nil {
 		return reconcile.Result{}, err
 	}
-	layout, netErr := s.layout()
+	layout, netErr, netSeen := s.layout()
 	if layout == nil {
-		s.noteWaiting(DNSKey, netErr)
+		s.noteWaiting(DNSKey, netErr, netSeen)
 		return reconcile.Result{RequeueAfter: networkRetry}, nil
 	}
 	s.mu.Lock()

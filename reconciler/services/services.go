@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"maps"
 	"net/netip"
 	"reflect"
 	"slices"
@@ -62,6 +63,14 @@ const (
 
 // pushTimeout bounds one `helper push`.
 const pushTimeout = 10 * time.Second
+
+// serviceWorkers is how many Services sync at once: a bundle's Services
+// come together, and each sync of a new one creates and starts its proxy
+// (Docker's create and start, most of a sync's time), so that a few at a
+// time would make the last proxy, and the DNS server queued behind them,
+// wait for all the others' (docker-compose creates a bundle's containers
+// in parallel too).
+const serviceWorkers = 16
 
 // networkRetry is how soon a Service is looked at again while the
 // instance network is not known yet.
@@ -135,7 +144,12 @@ type Controller struct {
 	floor   map[string]int64
 	records map[string]string // per Service key, its DNS record as last seen (JSON)
 	waiting map[string]bool   // keys whose wait for the network was logged
-	dnsGen  int64             // the DNS server's generation
+	// startedAt is when this controller started a helper, by container
+	// ID, within the start window (justStarted).
+	startedAt map[string]time.Time
+	// netRecords counts NetworkRecorded calls (noteWaiting).
+	netRecords uint64
+	dnsGen     int64 // the DNS server's generation
 	// dnsRecords are the records the DNS server acknowledged last.
 	dnsRecords []helperapi.DNSRecord
 	// hostHeld are the host ports a process of the host holds, as proxy
@@ -183,6 +197,7 @@ func New(cfg Config) *Controller {
 	s := &Controller{cfg: cfg, docker: cfg.Docker, store: cfg.Store, tracker: cfg.Tracker, log: cfg.Log, address: cfg.Address,
 		alloc:  allocator{held: map[string]serviceAllocation{}, waiting: map[string]bool{}},
 		pushed: map[string]*pushedConfig{}, floor: map[string]int64{}, records: map[string]string{}, waiting: map[string]bool{},
+		startedAt: map[string]time.Time{},
 		// A generation the DNS server cannot have seen: it has no status
 		// file to keep one in, and a previous controller counted up from
 		// its own start, earlier.
@@ -194,7 +209,7 @@ func New(cfg Config) *Controller {
 	s.loop = reconcile.NewLoop(s, reconcile.Config{
 		Name:        "services",
 		KeyAttr:     "service",
-		Workers:     2,
+		Workers:     serviceWorkers,
 		RateLimiter: workqueue.NewTypedItemExponentialFailureRateLimiter[reconcile.Request](200*time.Millisecond, time.Minute),
 		Log:         cfg.Log,
 	})
@@ -299,7 +314,7 @@ func (s *Controller) syncService(ctx context.Context, key, ns, name string) (rec
 		}
 		prev = &store.ServiceStatus{}
 	}
-	layout, netErr := s.layout()
+	layout, netErr, netSeen := s.layout()
 	if layout != nil {
 		s.mu.Lock()
 		delete(s.waiting, key)
@@ -360,7 +375,7 @@ func (s *Controller) syncService(ctx context.Context, key, ns, name string) (rec
 	if !planned {
 		// Nothing can be judged without the network: what runs is left
 		// as it is (a store that cannot be read must not remove a proxy).
-		s.noteWaiting(key, netErr)
+		s.noteWaiting(key, netErr, netSeen)
 	} else {
 		plan = planHelper(pin)
 	}
@@ -439,14 +454,37 @@ func nextServiceStatus(rec *store.ServiceRecord, prev *store.ServiceStatus, a al
 
 // noteWaiting logs, once per key until the network is known, that a
 // helper waits for the instance network: it is looked at again every
-// networkRetry, and the log must not repeat that often.
-func (s *Controller) noteWaiting(key string, why error) {
+// networkRetry, and the log must not repeat that often. seen is the count
+// of NetworkRecorded calls when its sync read the network: a record made
+// since queues it again at once.
+func (s *Controller) noteWaiting(key string, why error, seen uint64) {
 	s.mu.Lock()
 	first := !s.waiting[key]
 	s.waiting[key] = true
+	missed := s.netRecords != seen
 	s.mu.Unlock()
 	if first {
 		s.log.Info("waiting for the instance network", "service", key, "why", why)
+	}
+	if missed {
+		s.loop.Add(reconcile.Request{Key: key})
+	}
+}
+
+// NetworkRecorded is told that the instance network's owner recorded the
+// network's address plan (created it, or found it again): the Services
+// and the DNS server waiting for it sync now rather than at their next
+// networkRetry, so that a new instance's first apply does not wait a
+// retry for its proxies, its ClusterIPs, and the creates that wait for
+// those addresses (Env). One whose sync read no network before the
+// record and notes its wait after this call is queued by noteWaiting.
+func (s *Controller) NetworkRecorded() {
+	s.mu.Lock()
+	s.netRecords++
+	keys := slices.Collect(maps.Keys(s.waiting))
+	s.mu.Unlock()
+	for _, k := range keys {
+		s.loop.Add(reconcile.Request{Key: k})
 	}
 }
 
@@ -456,17 +494,21 @@ func publishes(s *manifests.Service) bool {
 }
 
 // layout is the instance network's address plan, nil (with why) while the
-// network's owner has not recorded it.
-func (s *Controller) layout() (*netlayout.NetworkLayout, error) {
+// network's owner has not recorded it; seen is the count of
+// NetworkRecorded calls before it was read (noteWaiting).
+func (s *Controller) layout() (l *netlayout.NetworkLayout, why error, seen uint64) {
+	s.mu.Lock()
+	seen = s.netRecords
+	s.mu.Unlock()
 	ns, err := s.store.ReadNetwork()
 	if err != nil {
-		return nil, fmt.Errorf("read instance network: %w", err)
+		return nil, fmt.Errorf("read instance network: %w", err), seen
 	}
-	l, err := netlayout.FromStatus(ns)
+	nl, err := netlayout.FromStatus(ns)
 	if err != nil {
-		return nil, err
+		return nil, err, seen
 	}
-	return &l, nil
+	return &nl, nil, seen
 }
 
 // storedSelectors are the selectors of the store's live Services (an
@@ -629,6 +671,9 @@ func (s *Controller) execute(ctx context.Context, key string, plan HelperPlan, c
 	created := ""    // the ID of the helper this plan created
 	for _, op := range plan.Ops {
 		started = started || op.Kind == HelperStart || op.Kind == HelperUnpause
+		if op.Kind == HelperStart || op.Kind == HelperUnpause {
+			s.noteStarted(op.ContainerID)
+		}
 		var err error
 		switch op.Kind {
 		case HelperRemove:
@@ -655,6 +700,7 @@ func (s *Controller) execute(ctx context.Context, key string, plan HelperPlan, c
 			}
 			if err == nil {
 				created = id
+				s.noteStarted(id)
 				done = &pushedConfig{ContainerID: id, Content: content, Generation: op.Generation}
 				if op.Stub {
 					// It serves nothing yet: the push that follows does.
@@ -666,7 +712,7 @@ func (s *Controller) execute(ctx context.Context, key string, plan HelperPlan, c
 				// To the helper this plan created (with a stub config).
 				op.ContainerID, started = created, true
 			}
-			err = s.pushAfter(ctx, key, op, started)
+			err = s.pushAfter(ctx, key, op, started || s.justStarted(op.ContainerID))
 			for i := 0; i < staleRetries && render != nil; i++ {
 				// The helper holds a newer generation than this controller
 				// knew (a status lost, or a state directory restored from a
@@ -768,6 +814,36 @@ const (
 	startRetries    = 10
 	startRetryDelay = 200 * time.Millisecond
 )
+
+// noteStarted remembers that this controller started helper id now
+// (justStarted); what is older than the start window is forgotten.
+func (s *Controller) noteStarted(id string) {
+	now := s.cfg.Now()
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for k, at := range s.startedAt {
+		if now.Sub(at) > startWindow {
+			delete(s.startedAt, k)
+		}
+	}
+	s.startedAt[id] = now
+}
+
+// justStarted reports whether this controller started helper id within
+// the start window: a sync after the one that started it (the first
+// endpoints of a new Service turning ready) may push before its control
+// socket listens, and waits for it as the starting sync does, rather
+// than failing and waiting for its backoff.
+func (s *Controller) justStarted(id string) bool {
+	s.mu.Lock()
+	at, ok := s.startedAt[id]
+	s.mu.Unlock()
+	return ok && s.cfg.Now().Sub(at) <= startWindow
+}
+
+// startWindow is how long after its start a helper's push is tried again
+// while nothing answers: as long as a starting sync tries.
+const startWindow = startRetries * startRetryDelay
 
 // pushAfter pushes; to a helper this plan just started, it tries again a
 // few times while nothing answers yet, rather than failing the sync (and

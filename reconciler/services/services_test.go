@@ -1289,3 +1289,116 @@ func TestServiceAllocatedNodePortHeldByAHostProcessIsKept(t *testing.T) {
 		t.Errorf("conditions %+v, want PortConflict for %d held by a process of the host", st.Conditions, np)
 	}
 }
+
+// TestServiceNetworkRecordedQueuesWaiters: a Service and the DNS server
+// synced before the instance network is recorded (a new instance's first
+// apply) wait for it; NetworkRecorded queues them at once, rather than
+// leaving them to their retry, including one whose sync read no network
+// before the record and noted its wait after the call. A Service synced
+// with the network known is not queued.
+func TestServiceNetworkRecordedQueuesWaiters(t *testing.T) {
+	tests := []struct {
+		name string
+		// between runs after each sync has read the store and before
+		// NetworkRecorded (false: after both syncs ended)
+		racing bool
+	}{
+		{"waiting when the network is recorded", false},
+		{"the record made while the syncs ran", true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			r := newSvcRig(t)
+			r.feed(webPods(1, 1))
+			known := r.svcs.network
+			r.svcs.mu.Lock()
+			r.svcs.network = nil
+			r.svcs.mu.Unlock()
+			r.svcs.put(webService("", 0))
+			if tt.racing {
+				// The syncs read no network; the record and its call come
+				// before they note their wait.
+				_, _, seenWeb := r.ctrl.layout()
+				_, _, seenDNS := r.ctrl.layout()
+				r.svcs.mu.Lock()
+				r.svcs.network = known
+				r.svcs.mu.Unlock()
+				r.ctrl.NetworkRecorded()
+				r.queued()
+				r.ctrl.noteWaiting("default/web", errors.New("instance network not known yet"), seenWeb)
+				r.ctrl.noteWaiting(DNSKey, errors.New("instance network not known yet"), seenDNS)
+			} else {
+				if res := r.reconcile("default/web"); res.RequeueAfter != networkRetry {
+					t.Fatalf("web without the network: requeue after %v, want %v", res.RequeueAfter, networkRetry)
+				}
+				if res := r.reconcile(DNSKey); res.RequeueAfter != networkRetry {
+					t.Fatalf("DNS without the network: requeue after %v, want %v", res.RequeueAfter, networkRetry)
+				}
+				r.queued()
+				r.svcs.mu.Lock()
+				r.svcs.network = known
+				r.svcs.mu.Unlock()
+				r.ctrl.NetworkRecorded()
+			}
+			if got := r.queued(); !got["default/web"] || !got[DNSKey] {
+				t.Fatalf("queued %v, want default/web and %s", got, DNSKey)
+			}
+			r.reconcile("default/web")
+			r.reconcile(DNSKey)
+			if pods, _ := r.proxyPods("i_web.default_svc"); pods != "web-a-0=10.222.0.2:8080" {
+				t.Errorf("web's proxy serves %q once the network is known, want its ready pod", pods)
+			}
+			r.queued()
+			r.ctrl.NetworkRecorded()
+			if got := r.queued(); got["default/web"] || got[DNSKey] {
+				t.Errorf("queued %v after they saw the network, want neither", got)
+			}
+		})
+	}
+}
+
+// TestServicePushSoonAfterAStartWaitsForTheSocket: the sync after the one
+// that created a new Service's proxy (its first endpoint turned ready)
+// pushes while the proxy may not listen yet: within the start window it
+// tries again, as the starting sync does, rather than failing the sync
+// and waiting for its backoff; a helper started longer ago is not waited
+// for.
+func TestServicePushSoonAfterAStartWaitsForTheSocket(t *testing.T) {
+	for _, tt := range []struct {
+		name    string
+		since   time.Duration // from the proxy's start to the push
+		wantErr bool
+	}{
+		{"just started: tried again", time.Second, false},
+		{"started long ago: not waited for", time.Minute, true},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			r := newSvcRig(t)
+			now := t0
+			r.build(r.docker, func() time.Time { return now })
+			r.feed(webPods(1, 0))
+			r.svcs.put(webService("", 0))
+			r.reconcile("default/web") // the proxy, created and started, serving nothing
+			now = now.Add(tt.since)
+			r.tracker.Update("default/web", webPods(1, 1))
+			refused := 0
+			r.docker.SetExec(func(string, []string) (int, []byte) {
+				if refused < 2 {
+					refused++
+					return helperapi.ExitFailed, nil // not listening yet
+				}
+				r.docker.SetExec(nil)
+				return helperapi.ExitOK, []byte(`{"generation":2}`)
+			})
+			_, err := r.ctrl.Reconcile(context.Background(), reconcile.Request{Key: "default/web"})
+			if (err != nil) != tt.wantErr {
+				t.Fatalf("sync error %v, want an error: %v (pushes refused: %d)", err, tt.wantErr, refused)
+			}
+			if !tt.wantErr {
+				if st := r.svcs.status("default/web"); refused != 2 || st.PushedGeneration != 2 || len(st.Conditions) != 0 {
+					t.Errorf("pushes refused %d, status %+v: want two refusals, then generation 2 acknowledged", refused, st)
+				}
+			}
+		})
+	}
+}

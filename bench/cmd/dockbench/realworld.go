@@ -152,6 +152,12 @@ func benchRealworld(ctx context.Context, e *env, s settings, rep *report) error 
 	default:
 		rep.latencies(realworldSection, cmName, samples)
 	}
+	// Its replicas stay, idle, beside the comparison's rounds; its
+	// controller would only add its resyncs to both sides' load.
+	c.stop()
+	if err := bundleVsCompose(ctx, e, s, rep); err != nil {
+		errs = append(errs, err)
+	}
 	return errors.Join(errs...)
 }
 

@@ -592,6 +592,12 @@ func (e *env) helper(ctx context.Context, instance, role, service string) (strin
 // workload with a readinessProbe, Kubernetes' default rolling update
 // (25 % surge, 25 % unavailable: one up, one down of 4) and the run label.
 func (e *env) serviceBundle(name string, replicas, port int) string {
+	return e.serviceBundleWith(name, replicas, port, readyHTTPContainer)
+}
+
+// serviceBundleWith is serviceBundle with container as the lines of the
+// workload container after its arguments (ports, probes).
+func (e *env) serviceBundleWith(name string, replicas, port int, container string) string {
 	return fmt.Sprintf(`apiVersion: v1
 kind: Service
 metadata:
@@ -602,7 +608,7 @@ spec:
   ports:
   - {name: http, port: %[2]d, targetPort: 8080}
 ---
-`, name, port) + e.deploymentYAML(name, replicas, "", readyHTTPContainer)
+`, name, port) + e.deploymentYAML(name, replicas, "", container)
 }
 
 // readyHTTPContainer is the workload container's port 8080 and
