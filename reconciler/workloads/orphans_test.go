@@ -9,6 +9,8 @@ import (
 	"testing"
 	"time"
 
+	batchv1 "k8s.io/api/batch/v1"
+
 	"github.com/dockctl/dockctl/dockerx"
 	"github.com/dockctl/dockctl/manifests"
 	"github.com/dockctl/dockctl/reconciler/podruntime"
@@ -411,5 +413,66 @@ func TestStatefulSetOrphanOfAnEarlierRevisionIsKeptAtIt(t *testing.T) {
 	}
 	if n := len(f.owned(store.KindStatefulSet, "db")); n != 2 {
 		t.Errorf("%d containers, want the 2 orphans", n)
+	}
+}
+
+// A container the orphan keeper creates for an orphan (a holder pod's
+// app container once its init container exited) is the orphan's, as the
+// kubelet's containers are their pod's: labelled with the deleted
+// incarnation's uid, like the pod's holder. Unlabelled, it would read as
+// the own pod of whatever object of the name is applied next (a Job
+// adopts none), which would count its exit and split the pod between
+// two controllers.
+func TestOrphanKeepersNewContainerIsTheOrphans(t *testing.T) {
+	f := newFrame(t)
+	initJob := strings.Replace(jobYAML("batch", "  parallelism: 1\n  completions: 1"),
+		"      containers:\n", "      initContainers:\n      - {name: setup, image: busybox}\n      containers:\n", 1)
+	f.apply(initJob)
+	owner := Key(store.KindJob, "default", "batch")
+	var setup dockerx.Container
+	for i := 0; setup.ID == ""; i++ {
+		if i > 50 {
+			t.Fatalf("no init container ran: %+v", f.owned(store.KindJob, "batch"))
+		}
+		f.sync(owner)
+		for _, c := range f.running(store.KindJob, "batch") {
+			if c.ContainerName == "setup" {
+				setup = c
+			}
+		}
+		f.advance(time.Second)
+	}
+	uid := setup.Labels[dockerx.LabelOwnerUID]
+	f.sync(f.orphanDelete(store.KindJob, "batch"))
+	key := OrphansKey(store.KindJob, "default", "batch")
+	f.sync(key)
+	if err := f.d.Exit(setup.ID, 0); err != nil {
+		t.Fatal(err)
+	}
+	var work dockerx.Container
+	for i := 0; work.ID == ""; i++ {
+		if i > 50 {
+			t.Fatalf("the keeper never created the orphan's app container: %+v", f.owned(store.KindJob, "batch"))
+		}
+		f.sync(key)
+		for _, c := range f.owned(store.KindJob, "batch") {
+			if c.ContainerName == "work" {
+				work = c
+			}
+		}
+		f.advance(time.Second)
+	}
+	if got := work.Labels[dockerx.LabelOwnerUID]; got != uid {
+		t.Errorf("the orphan's app container has owner uid %q, want its pod's %q", got, uid)
+	}
+	// The Job applied again adopts none of it: the orphan's completion
+	// is not its.
+	f.apply(initJob)
+	if err := f.d.Exit(work.ID, 0); err != nil {
+		t.Fatal(err)
+	}
+	f.rounds(3, time.Second, owner, key)
+	if st := f.jobStatus("batch"); st.Succeeded != 0 || hasCondition(st, batchv1.JobComplete) {
+		t.Errorf("the new Job's status %+v counts the orphan's completion", st)
 	}
 }
