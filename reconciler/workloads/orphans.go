@@ -211,6 +211,10 @@ func (c *Controller) keepOrphans(ctx context.Context, key string, k Kind, ns, na
 	for i, u := range units {
 		spec := plan.keep[i]
 		spec.Namespace, spec.Owner = ns, in.Owner
+		// What is created of it (a holder pod's next member) is its
+		// deleted incarnation's, as its holder is: unlabelled, it would
+		// be the own pod of the next object of the name.
+		spec.Owner.UID = seen.observed[u.ct].Labels[dockerx.LabelOwnerUID]
 		in.Pods = append(in.Pods, spec)
 		for _, j := range u.cts {
 			in.Observed = append(in.Observed, seen.observed[j])
