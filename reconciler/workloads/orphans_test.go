@@ -476,3 +476,55 @@ func TestOrphanKeepersNewContainerIsTheOrphans(t *testing.T) {
 		t.Errorf("the new Job's status %+v counts the orphan's completion", st)
 	}
 }
+
+// A pod its owner is removing when it is deleted with --cascade=orphan
+// (a scale-down's, within its grace period) is a pod being deleted:
+// orphaning its owner does not undo that, as Kubernetes' garbage
+// collector only drops the ownerReference of a pod whose
+// deletionTimestamp stays set. Its keeper neither starts it again once
+// it exits nor routes a Service to it (terminating), and it goes.
+func TestOrphanTheOwnerIsRemovingIsNotKept(t *testing.T) {
+	var rec endpointsRecorder
+	f := newFrameWith(t, func(c *Config) { c.Endpoints = &rec })
+	f.apply(replicaSetWeb(2))
+	owner := Key(store.KindReplicaSet, "default", "web")
+	f.runPods(store.KindReplicaSet, "web", 2)
+	// Its process traps SIGTERM: the stop lasts until the test lets the
+	// kill come.
+	kill := make(chan time.Time)
+	f.d.IgnoresStop = func(dockerx.Container) bool { return true }
+	f.d.After = func(time.Duration) <-chan time.Time { return kill }
+	f.apply(replicaSetWeb(1))
+	f.sync(owner)
+	busy, _ := f.c.runtime.Stopper().InFlight(owner)
+	if len(busy) != 1 {
+		t.Fatalf("the scale-down stops %v, want one pod", busy)
+	}
+	var victim dockerx.Container
+	for _, c := range f.owned(store.KindReplicaSet, "web") {
+		if busy[c.ID] {
+			victim = c
+		}
+	}
+	f.sync(f.orphanDelete(store.KindReplicaSet, "web"))
+	key := OrphansKey(store.KindReplicaSet, "default", "web")
+	f.sync(key)
+	eps, _ := rec.of(key)
+	for _, ep := range eps {
+		if victim.Name == instance+"_"+ep.Pod+".default_pod" && ep.Ready && !ep.Terminating {
+			t.Errorf("the keeper routes to the pod being removed: %+v", ep)
+		}
+	}
+	close(kill)
+	for i := 0; f.state(store.KindReplicaSet, "web", victim.ID) != ""; i++ {
+		if i > 200 {
+			t.Fatalf("the pod the scale-down stopped is %q, want removed", f.state(store.KindReplicaSet, "web", victim.ID))
+		}
+		f.sync(key)
+		f.advance(time.Minute)
+		time.Sleep(time.Millisecond) // the stopper removes in the background
+	}
+	if n := len(f.running(store.KindReplicaSet, "web")); n != 1 {
+		t.Errorf("%d pods run, want the one orphan", n)
+	}
+}
