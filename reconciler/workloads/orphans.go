@@ -197,6 +197,16 @@ func (c *Controller) keepOrphans(ctx context.Context, key string, k Kind, ns, na
 	if w, ok := obj.Object.(manifests.Workload); ok {
 		_, base = w.PodTemplate()
 	}
+	// A pod its owner was removing when it was deleted (a scale-down's,
+	// a rollout's) is being deleted still: orphaning the owner drops
+	// the ownerReference of a pod whose deletionTimestamp stays set. The
+	// owner's stopper finishes it; the keeper never starts it again, and
+	// feeds it terminating.
+	_, going := c.runtime.Stopper().InFlight(Key(k.Name, ns, name))
+	var leaving []podUnit
+	if len(going) > 0 {
+		seen, leaving = withoutGoing(seen, going)
+	}
 	plan := planOrphans(k, obj.Object, readStatus, history, seen)
 	for _, u := range plan.unknown {
 		ct := seen.observed[u.ct]
@@ -225,7 +235,10 @@ func (c *Controller) keepOrphans(ctx context.Context, key string, k Kind, ns, na
 	c.gate(in.Pods, base)
 	res, syncErr := c.runtime.Sync(ctx, c.cfg.Docker, in)
 	_, removing := c.runtime.Stopper().InFlight(key)
-	pods, cts := observedPods(units, seen.observed, res, removing)
+	for id, at := range going {
+		removing[id] = at
+	}
+	pods, cts := observedPods(append(units[:len(units):len(units)], leaving...), seen.observed, res, removing)
 	c.feedEndpointsAs(key, in, cts, pods, nil)
 	if syncErr != nil {
 		c.cfg.Log.Warn("orphan pods", "orphans", key, "err", syncErr)
@@ -295,4 +308,25 @@ func OrphanTemplates(kind string, obj *store.StoredObject, st StatusReader, inst
 		}
 	}
 	return out
+}
+
+// withoutGoing is seen without the pods with a container in going (the
+// owner's removals in flight), returned apart as leaving.
+func withoutGoing(seen podGroup, going map[string]time.Time) (podGroup, []podUnit) {
+	var leaving []podUnit
+	kept := seen
+	kept.units = nil
+	for _, u := range seen.units {
+		gone := false
+		for _, id := range u.ids {
+			_, in := going[id]
+			gone = gone || in
+		}
+		if gone {
+			leaving = append(leaving, u)
+		} else {
+			kept.units = append(kept.units, u)
+		}
+	}
+	return kept, leaving
 }
