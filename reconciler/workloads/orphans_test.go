@@ -528,3 +528,29 @@ func TestOrphanTheOwnerIsRemovingIsNotKept(t *testing.T) {
 		t.Errorf("%d pods run, want the one orphan", n)
 	}
 }
+
+// What a keeper remembers of its orphans goes with them: once the orphan
+// of an unrecorded template (logged once) is removed, its keeper keeps
+// nothing of it, as owners and their pods come and go over a
+// controller's life.
+func TestOrphanKeeperForgetsTheOrphansThatAreGone(t *testing.T) {
+	f := newFrame(t)
+	pods, key := f.orphanOf(replicaSetWeb(1), store.KindReplicaSet, "web", 1)
+	f.apply(strings.ReplaceAll(strings.Replace(replicaSetWeb(1), "        image: busybox\n",
+		"        image: busybox\n        env: [{name: V, value: \"2\"}]\n", 1), "{app: web}", "{app: web2}"))
+	owner := Key(store.KindReplicaSet, "default", "web")
+	f.rounds(3, time.Second, owner, key)
+	if !f.c.orphans.isKept(key) || len(f.c.orphans.unknown) == 0 {
+		t.Fatalf("keeper memory %+v, want the orphan of an unrecorded template remembered", &f.c.orphans)
+	}
+	if err := f.d.RemoveContainer(context.Background(), first(pods).ID); err != nil {
+		t.Fatal(err)
+	}
+	for f.state(store.KindReplicaSet, "web", first(pods).ID) != "" {
+		time.Sleep(time.Millisecond) // the fake removes in the background
+	}
+	f.rounds(2, time.Second, owner, key)
+	if f.c.orphans.isKept(key) || len(f.c.orphans.unknown) != 0 {
+		t.Errorf("keeper memory kept %v, unknown %v once its orphan is gone, want nothing", f.c.orphans.kept, f.c.orphans.unknown)
+	}
+}
