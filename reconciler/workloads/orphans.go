@@ -64,9 +64,10 @@ type orphanMemory struct {
 	// record lists none any more releases what the runtime and the
 	// tracker hold of it once.
 	kept map[string]bool
-	// unknown are the orphan pods (keeper key, pod, creation) whose
-	// template was not found, logged once.
-	unknown map[string]bool
+	// unknown are, by keeper key, the orphan pods (pod and container
+	// ID) whose template was not found at its last sync, logged once:
+	// what a keeper's sync no longer sees is forgotten with it.
+	unknown map[string]map[string]bool
 }
 
 // setKept records whether keeper key has orphans to keep, and returns
@@ -93,19 +94,29 @@ func (m *orphanMemory) isKept(key string) bool {
 	return m.kept[key]
 }
 
-// firstUnknown reports whether the unknown template of pod id is told
-// for the first time.
-func (m *orphanMemory) firstUnknown(id string) bool {
+// seenUnknown records ids as keeper key's orphans of unknown template
+// now, forgetting the others, and returns those not seen before (to be
+// told).
+func (m *orphanMemory) seenUnknown(key string, ids []string) (fresh []string) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	if m.unknown[id] {
-		return false
+	was := m.unknown[key]
+	if len(ids) == 0 {
+		delete(m.unknown, key)
+		return nil
+	}
+	now := make(map[string]bool, len(ids))
+	for _, id := range ids {
+		now[id] = true
+		if !was[id] {
+			fresh = append(fresh, id)
+		}
 	}
 	if m.unknown == nil {
-		m.unknown = map[string]bool{}
+		m.unknown = map[string]map[string]bool{}
 	}
-	m.unknown[id] = true
-	return true
+	m.unknown[key] = now
+	return fresh
 }
 
 // queueOrphans queues the orphan keeper of kind/ns/name when kind can
@@ -164,6 +175,7 @@ func (c *Controller) keepOrphans(ctx context.Context, key string, k Kind, ns, na
 		// No orphan of the name (its namespace deleted: they went as
 		// any pod of it, PodStale): what was kept of them is
 		// released, their pods leave every Service.
+		c.orphans.seenUnknown(key, nil)
 		if !c.orphans.setKept(key, false) {
 			return reconcile.Result{}, nil
 		}
@@ -208,12 +220,16 @@ func (c *Controller) keepOrphans(ctx context.Context, key string, k Kind, ns, na
 		seen, leaving = withoutGoing(seen, going)
 	}
 	plan := planOrphans(k, obj.Object, readStatus, history, seen)
-	for _, u := range plan.unknown {
-		ct := seen.observed[u.ct]
-		if c.orphans.firstUnknown(key + "/" + u.name + "@" + ct.ID) {
-			c.cfg.Log.Warn("orphan pod left as Docker runs it: the template it was made from is not recorded (no restarts, probes or endpoints by dockctl)",
-				"pod", u.name, "namespace", ns, "owner", ref.String(), "templateHash", ct.TemplateHash)
-		}
+	unknown := make([]string, len(plan.unknown))
+	byID := make(map[string]podUnit, len(plan.unknown))
+	for i, u := range plan.unknown {
+		unknown[i] = u.name + "@" + seen.observed[u.ct].ID
+		byID[unknown[i]] = u
+	}
+	for _, id := range c.orphans.seenUnknown(key, unknown) {
+		u := byID[id]
+		c.cfg.Log.Warn("orphan pod left as Docker runs it: the template it was made from is not recorded (no restarts, probes or endpoints by dockctl)",
+			"pod", u.name, "namespace", ns, "owner", ref.String(), "templateHash", seen.observed[u.ct].TemplateHash)
 	}
 	// Only the orphans kept are in Observed: a container there that no
 	// wanted pod has would be stopped.
