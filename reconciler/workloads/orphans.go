@@ -288,13 +288,22 @@ type StatusReader interface {
 	ReadWorkloadStatus(ref store.ObjectRef, created time.Time, into any) (int64, error)
 }
 
+// OrphanTemplate is the template an orphan pod was made from and the
+// template hash its containers carry.
+type OrphanTemplate struct {
+	Hash     string
+	Template *manifests.PodTemplateSpec
+}
+
 // OrphanTemplates are the templates the orphans among cts (containers of
 // the pods of kind's object obj, of its name in namespace ns) were made
-// from, by template hash, as their keeper runs them: what the read
-// commands judge an orphan by (its readiness, its restart policy), not
-// the object's later template. st reads obj's stored status; an orphan
-// whose template is unknown has none here.
-func OrphanTemplates(kind string, obj *store.StoredObject, st StatusReader, instance, ns string, cts []dockerx.Container) map[string]*manifests.PodTemplateSpec {
+// from, by pod name, as their keeper runs them: what the read commands
+// judge and show an orphan by (its readiness, its restart policy, its
+// volumes), not the object's later template. A pod's own: the orphans of
+// one revision differ by their identity (a StatefulSet's pod-name label
+// and claims). st reads obj's stored status; an orphan whose template is
+// unknown has none here.
+func OrphanTemplates(kind string, obj *store.StoredObject, st StatusReader, instance, ns string, cts []dockerx.Container) map[string]OrphanTemplate {
 	var k Kind
 	for _, r := range Kinds() {
 		if r.Name == kind {
@@ -310,17 +319,17 @@ func OrphanTemplates(kind string, obj *store.StoredObject, st StatusReader, inst
 		return err
 	}
 	history := recordedHistory(obj)
-	out := map[string]*manifests.PodTemplateSpec{}
+	out := map[string]OrphanTemplate{}
 	for _, ct := range cts {
-		if _, done := out[ct.TemplateHash]; done || obj.PodOwner(ct.Labels[dockerx.LabelOwnerUID], ct.Labels) != store.PodOrphan {
+		if obj.PodOwner(ct.Labels[dockerx.LabelOwnerUID], ct.Labels) != store.PodOrphan {
 			continue
 		}
 		pod, ok := dockerx.PodOfContainerName(instance, ns, podBase(ct))
-		if !ok {
+		if _, done := out[pod]; !ok || done {
 			continue
 		}
 		if spec, ok := orphanSpec(k, obj.Object, status, history, pod, ct); ok {
-			out[ct.TemplateHash] = spec.Template
+			out[pod] = OrphanTemplate{Hash: ct.TemplateHash, Template: spec.Template}
 		}
 	}
 	return out
