@@ -416,6 +416,23 @@ func TestStatefulSetOrphanOfAnEarlierRevisionIsKeptAtIt(t *testing.T) {
 	}
 }
 
+// memberOf syncs key until kind/name has a container of container name
+// (a holder pod's member), and returns it.
+func (f *frame) memberOf(key, kind, name, container string) dockerx.Container {
+	f.t.Helper()
+	for range 50 {
+		f.sync(key)
+		for _, c := range f.owned(kind, name) {
+			if c.ContainerName == container {
+				return c
+			}
+		}
+		f.advance(time.Second)
+	}
+	f.t.Fatalf("no container %s of %s %s after syncing %s: %+v", container, kind, name, key, f.owned(kind, name))
+	return dockerx.Container{}
+}
+
 // A container the orphan keeper creates for an orphan (a holder pod's
 // app container once its init container exited) is the orphan's, as the
 // kubelet's containers are their pod's: labelled with the deleted
@@ -429,19 +446,7 @@ func TestOrphanKeepersNewContainerIsTheOrphans(t *testing.T) {
 		"      containers:\n", "      initContainers:\n      - {name: setup, image: busybox}\n      containers:\n", 1)
 	f.apply(initJob)
 	owner := Key(store.KindJob, "default", "batch")
-	var setup dockerx.Container
-	for i := 0; setup.ID == ""; i++ {
-		if i > 50 {
-			t.Fatalf("no init container ran: %+v", f.owned(store.KindJob, "batch"))
-		}
-		f.sync(owner)
-		for _, c := range f.running(store.KindJob, "batch") {
-			if c.ContainerName == "setup" {
-				setup = c
-			}
-		}
-		f.advance(time.Second)
-	}
+	setup := f.memberOf(owner, store.KindJob, "batch", "setup")
 	uid := setup.Labels[dockerx.LabelOwnerUID]
 	f.sync(f.orphanDelete(store.KindJob, "batch"))
 	key := OrphansKey(store.KindJob, "default", "batch")
@@ -449,19 +454,7 @@ func TestOrphanKeepersNewContainerIsTheOrphans(t *testing.T) {
 	if err := f.d.Exit(setup.ID, 0); err != nil {
 		t.Fatal(err)
 	}
-	var work dockerx.Container
-	for i := 0; work.ID == ""; i++ {
-		if i > 50 {
-			t.Fatalf("the keeper never created the orphan's app container: %+v", f.owned(store.KindJob, "batch"))
-		}
-		f.sync(key)
-		for _, c := range f.owned(store.KindJob, "batch") {
-			if c.ContainerName == "work" {
-				work = c
-			}
-		}
-		f.advance(time.Second)
-	}
+	work := f.memberOf(key, store.KindJob, "batch", "work")
 	if got := work.Labels[dockerx.LabelOwnerUID]; got != uid {
 		t.Errorf("the orphan's app container has owner uid %q, want its pod's %q", got, uid)
 	}
