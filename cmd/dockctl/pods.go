@@ -139,12 +139,20 @@ func (s *snapshot) workloadPods() []podEntry {
 		// their hash (its pods of an earlier template are replaced by it).
 		// An orphan is judged by the template it was made from, which
 		// the controller keeps it by (docs/design.md §17.1).
-		var orphans map[string]*manifests.PodTemplateSpec
+		// Its pods of one template run alike (judged by any of them);
+		// each is shown as its own (a StatefulSet's claims).
+		var orphans map[string]workloads.OrphanTemplate
 		if s.st != nil {
 			orphans = workloads.OrphanTemplates(o.kind, obj, s.st, s.instance, o.ns, cs)
 		}
+		byHash := map[string]*manifests.PodTemplateSpec{}
+		for _, ot := range orphans {
+			if byHash[ot.Hash] == nil {
+				byHash[ot.Hash] = ot.Template
+			}
+		}
 		templates := func(h string) *manifests.PodTemplateSpec {
-			if t := orphans[h]; t != nil {
+			if t := byHash[h]; t != nil {
 				return t
 			}
 			return tmpl
@@ -177,6 +185,9 @@ func (s *snapshot) workloadPods() []podEntry {
 		}
 		for _, pv := range podruntime.Views(obs, templates, units, views, o.ns, owner, podName) {
 			e := podEntry{PodView: pv, rec: rec, template: templates(pv.Hash)}
+			if ot, ok := orphans[pv.Name]; ok && ot.Hash == pv.Hash {
+				e.template = ot.Template
+			}
 			if obj != nil {
 				l := e.labels()
 				e.ownerless = obj.PodOwner(l[dockerx.LabelOwnerUID], l) == store.PodOrphan

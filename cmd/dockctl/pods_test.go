@@ -14,6 +14,8 @@ import (
 	"github.com/dockctl/dockctl/dockerx"
 	"github.com/dockctl/dockctl/manifests"
 	"github.com/dockctl/dockctl/reconciler/podruntime"
+	"github.com/dockctl/dockctl/reconciler/statefulset"
+	"github.com/dockctl/dockctl/reconciler/workload"
 	"github.com/dockctl/dockctl/store"
 )
 
@@ -491,5 +493,54 @@ spec:
 	run("", "delete", "replicaset", "web", "--cascade=orphan")
 	if d := run("", "describe", "pod", "web-abcde"); !strings.Contains(d, "Readiness:") || strings.Contains(d, "Controlled By") {
 		t.Errorf("describe of the orphan, want its own template's readiness probe and no controller:\n%s", d)
+	}
+}
+
+// Each orphan of a StatefulSet is shown as its own pod was made: the
+// template of its revision with its own identity (its pod-name label, its
+// claim's volume), never another ordinal's that shares its revision.
+func TestStatefulSetOrphanIsShownWithItsOwnClaim(t *testing.T) {
+	api := startFakeDaemon(t)
+	dir := t.TempDir()
+	run := runner(t, []string{"--state-dir", dir, "--instance", "t1"})
+	run(`apiVersion: apps/v1
+kind: StatefulSet
+metadata: {name: db}
+spec:
+  replicas: 2
+  serviceName: db
+  selector: {matchLabels: {app: db}}
+  template:
+    metadata: {labels: {app: db}}
+    spec:
+      containers:
+      - name: d
+        image: busybox
+        volumeMounts: [{name: data, mountPath: /data}]
+  volumeClaimTemplates:
+  - metadata: {name: data}
+    spec: {accessModes: [ReadWriteOnce], resources: {requests: {storage: 1Gi}}}
+`, "apply", "-f", "-")
+	st, err := store.Open(dir, "t1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	obj, err := st.LookupObject(store.ObjectRef{Kind: store.KindStatefulSet, Namespace: "default", Name: "db"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rev := statefulset.RevisionOf(obj.Object.(*manifests.StatefulSet))
+	for _, pod := range []string{"db-0", "db-1"} {
+		api.add(dockerx.PodContainerName("t1", "default", pod), "running", map[string]string{
+			dockerx.LabelInstance: "t1", dockerx.LabelNamespace: "default", dockerx.LabelRole: dockerx.RoleReplica,
+			dockerx.LabelOwnerKind: store.KindStatefulSet, dockerx.LabelOwner: "db", dockerx.LabelOwnerUID: obj.UID(),
+			dockerx.LabelTemplateHash: rev.Hash, workload.RevisionLabel: rev.Name, "app": "db"})
+	}
+	run("", "delete", "statefulset", "db", "--cascade=orphan")
+	for _, pod := range []string{"db-0", "db-1"} {
+		other := map[string]string{"db-0": "data-db-1", "db-1": "data-db-0"}[pod]
+		if d := run("", "describe", "pod", pod); !strings.Contains(d, "data-"+pod) || strings.Contains(d, other) {
+			t.Errorf("describe of orphan %s, want its claim data-%s and not %s:\n%s", pod, pod, other, d)
+		}
 	}
 }

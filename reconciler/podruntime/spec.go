@@ -20,7 +20,11 @@ type OwnerRef struct {
 type PodSpec struct {
 	Namespace string // "" is "default"
 	Name      string // the pod's name, also its hostname unless Identity says otherwise
-	Owner     OwnerRef
+	// Owner is the pod's owner; its UID, when set, is the incarnation
+	// the containers created for the pod are labelled with instead of
+	// the Sync's (SyncInput.Owner): a pod is its own incarnation's
+	// whoever keeps it (an orphan, kept under its keeper's key).
+	Owner OwnerRef
 	// Template is the pod template the pod runs and TemplateHash its
 	// manifests.TemplateHash (the io.dockctl.template-hash label: a
 	// container of another hash is another pod).

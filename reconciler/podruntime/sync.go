@@ -421,7 +421,11 @@ func runTemplate(in SyncInput, spec *PodSpec) (*manifests.PodTemplateSpec, strin
 	if host == "" {
 		host = spec.Name
 	}
-	return t, hash, &dockerx.PodTemplate{Namespace: in.Namespace, Owner: in.Owner.Name, OwnerKind: in.Owner.Kind, OwnerUID: in.Owner.UID, Hostname: host, Template: t}
+	uid := in.Owner.UID
+	if spec.Owner.UID != "" {
+		uid = spec.Owner.UID
+	}
+	return t, hash, &dockerx.PodTemplate{Namespace: in.Namespace, Owner: in.Owner.Name, OwnerKind: in.Owner.Kind, OwnerUID: uid, Hostname: host, Template: t}
 }
 
 // configOf is the config store a Sync resolves environments with: the

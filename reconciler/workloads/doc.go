@@ -26,7 +26,9 @@
 //     registration (kinds.go).
 //   - An orphan (store.PodOrphan) is kept by the template its containers
 //     were made from, or, that template unknown, left as Docker runs it:
-//     never run from another template, never made again, never renamed.
+//     never run from another template, never made again, never renamed;
+//     what is created of it carries its own incarnation's uid, and a pod
+//     its owner's stop was removing at the deletion is left to that stop.
 //   - A create the runtime refuses (a pod needing a holder, which only the
 //     Deployment executor runs yet) is a Warning event FailedCreate on the
 //     owner naming why, never a silent failure.

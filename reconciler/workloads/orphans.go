@@ -64,9 +64,10 @@ type orphanMemory struct {
 	// record lists none any more releases what the runtime and the
 	// tracker hold of it once.
 	kept map[string]bool
-	// unknown are the orphan pods (keeper key, pod, creation) whose
-	// template was not found, logged once.
-	unknown map[string]bool
+	// unknown are, by keeper key, the orphan pods (pod and container
+	// ID) whose template was not found at its last sync, logged once:
+	// what a keeper's sync no longer sees is forgotten with it.
+	unknown map[string]map[string]bool
 }
 
 // setKept records whether keeper key has orphans to keep, and returns
@@ -93,19 +94,29 @@ func (m *orphanMemory) isKept(key string) bool {
 	return m.kept[key]
 }
 
-// firstUnknown reports whether the unknown template of pod id is told
-// for the first time.
-func (m *orphanMemory) firstUnknown(id string) bool {
+// seenUnknown records ids as keeper key's orphans of unknown template
+// now, forgetting the others, and returns those not seen before (to be
+// told).
+func (m *orphanMemory) seenUnknown(key string, ids []string) (fresh []string) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	if m.unknown[id] {
-		return false
+	was := m.unknown[key]
+	if len(ids) == 0 {
+		delete(m.unknown, key)
+		return nil
+	}
+	now := make(map[string]bool, len(ids))
+	for _, id := range ids {
+		now[id] = true
+		if !was[id] {
+			fresh = append(fresh, id)
+		}
 	}
 	if m.unknown == nil {
-		m.unknown = map[string]bool{}
+		m.unknown = map[string]map[string]bool{}
 	}
-	m.unknown[id] = true
-	return true
+	m.unknown[key] = now
+	return fresh
 }
 
 // queueOrphans queues the orphan keeper of kind/ns/name when kind can
@@ -164,6 +175,7 @@ func (c *Controller) keepOrphans(ctx context.Context, key string, k Kind, ns, na
 		// No orphan of the name (its namespace deleted: they went as
 		// any pod of it, PodStale): what was kept of them is
 		// released, their pods leave every Service.
+		c.orphans.seenUnknown(key, nil)
 		if !c.orphans.setKept(key, false) {
 			return reconcile.Result{}, nil
 		}
@@ -197,13 +209,27 @@ func (c *Controller) keepOrphans(ctx context.Context, key string, k Kind, ns, na
 	if w, ok := obj.Object.(manifests.Workload); ok {
 		_, base = w.PodTemplate()
 	}
+	// A pod its owner was removing when it was deleted (a scale-down's,
+	// a rollout's) is being deleted still: orphaning the owner drops
+	// the ownerReference of a pod whose deletionTimestamp stays set. The
+	// owner's stopper finishes it; the keeper never starts it again, and
+	// feeds it terminating.
+	_, going := c.runtime.Stopper().InFlight(Key(k.Name, ns, name))
+	var leaving []podUnit
+	if len(going) > 0 {
+		seen, leaving = withoutGoing(seen, going)
+	}
 	plan := planOrphans(k, obj.Object, readStatus, history, seen)
-	for _, u := range plan.unknown {
-		ct := seen.observed[u.ct]
-		if c.orphans.firstUnknown(key + "/" + u.name + "@" + ct.ID) {
-			c.cfg.Log.Warn("orphan pod left as Docker runs it: the template it was made from is not recorded (no restarts, probes or endpoints by dockctl)",
-				"pod", u.name, "namespace", ns, "owner", ref.String(), "templateHash", ct.TemplateHash)
-		}
+	unknown := make([]string, len(plan.unknown))
+	byID := make(map[string]podUnit, len(plan.unknown))
+	for i, u := range plan.unknown {
+		unknown[i] = u.name + "@" + seen.observed[u.ct].ID
+		byID[unknown[i]] = u
+	}
+	for _, id := range c.orphans.seenUnknown(key, unknown) {
+		u := byID[id]
+		c.cfg.Log.Warn("orphan pod left as Docker runs it: the template it was made from is not recorded (no restarts, probes or endpoints by dockctl)",
+			"pod", u.name, "namespace", ns, "owner", ref.String(), "templateHash", seen.observed[u.ct].TemplateHash)
 	}
 	// Only the orphans kept are in Observed: a container there that no
 	// wanted pod has would be stopped.
@@ -211,6 +237,10 @@ func (c *Controller) keepOrphans(ctx context.Context, key string, k Kind, ns, na
 	for i, u := range units {
 		spec := plan.keep[i]
 		spec.Namespace, spec.Owner = ns, in.Owner
+		// What is created of it (a holder pod's next member) is its
+		// deleted incarnation's, as its holder is: unlabelled, it would
+		// be the own pod of the next object of the name.
+		spec.Owner.UID = seen.observed[u.ct].Labels[dockerx.LabelOwnerUID]
 		in.Pods = append(in.Pods, spec)
 		for _, j := range u.cts {
 			in.Observed = append(in.Observed, seen.observed[j])
@@ -221,7 +251,10 @@ func (c *Controller) keepOrphans(ctx context.Context, key string, k Kind, ns, na
 	c.gate(in.Pods, base)
 	res, syncErr := c.runtime.Sync(ctx, c.cfg.Docker, in)
 	_, removing := c.runtime.Stopper().InFlight(key)
-	pods, cts := observedPods(units, seen.observed, res, removing)
+	for id, at := range going {
+		removing[id] = at
+	}
+	pods, cts := observedPods(append(units[:len(units):len(units)], leaving...), seen.observed, res, removing)
 	c.feedEndpointsAs(key, in, cts, pods, nil)
 	if syncErr != nil {
 		c.cfg.Log.Warn("orphan pods", "orphans", key, "err", syncErr)
@@ -255,13 +288,22 @@ type StatusReader interface {
 	ReadWorkloadStatus(ref store.ObjectRef, created time.Time, into any) (int64, error)
 }
 
+// OrphanTemplate is the template an orphan pod was made from and the
+// template hash its containers carry.
+type OrphanTemplate struct {
+	Hash     string
+	Template *manifests.PodTemplateSpec
+}
+
 // OrphanTemplates are the templates the orphans among cts (containers of
 // the pods of kind's object obj, of its name in namespace ns) were made
-// from, by template hash, as their keeper runs them: what the read
-// commands judge an orphan by (its readiness, its restart policy), not
-// the object's later template. st reads obj's stored status; an orphan
-// whose template is unknown has none here.
-func OrphanTemplates(kind string, obj *store.StoredObject, st StatusReader, instance, ns string, cts []dockerx.Container) map[string]*manifests.PodTemplateSpec {
+// from, by pod name, as their keeper runs them: what the read commands
+// judge and show an orphan by (its readiness, its restart policy, its
+// volumes), not the object's later template. A pod's own: the orphans of
+// one revision differ by their identity (a StatefulSet's pod-name label
+// and claims). st reads obj's stored status; an orphan whose template is
+// unknown has none here.
+func OrphanTemplates(kind string, obj *store.StoredObject, st StatusReader, instance, ns string, cts []dockerx.Container) map[string]OrphanTemplate {
 	var k Kind
 	for _, r := range Kinds() {
 		if r.Name == kind {
@@ -277,18 +319,39 @@ func OrphanTemplates(kind string, obj *store.StoredObject, st StatusReader, inst
 		return err
 	}
 	history := recordedHistory(obj)
-	out := map[string]*manifests.PodTemplateSpec{}
+	out := map[string]OrphanTemplate{}
 	for _, ct := range cts {
-		if _, done := out[ct.TemplateHash]; done || obj.PodOwner(ct.Labels[dockerx.LabelOwnerUID], ct.Labels) != store.PodOrphan {
+		if obj.PodOwner(ct.Labels[dockerx.LabelOwnerUID], ct.Labels) != store.PodOrphan {
 			continue
 		}
 		pod, ok := dockerx.PodOfContainerName(instance, ns, podBase(ct))
-		if !ok {
+		if _, done := out[pod]; !ok || done {
 			continue
 		}
 		if spec, ok := orphanSpec(k, obj.Object, status, history, pod, ct); ok {
-			out[ct.TemplateHash] = spec.Template
+			out[pod] = OrphanTemplate{Hash: ct.TemplateHash, Template: spec.Template}
 		}
 	}
 	return out
+}
+
+// withoutGoing is seen without the pods with a container in going (the
+// owner's removals in flight), returned apart as leaving.
+func withoutGoing(seen podGroup, going map[string]time.Time) (podGroup, []podUnit) {
+	var leaving []podUnit
+	kept := seen
+	kept.units = nil
+	for _, u := range seen.units {
+		gone := false
+		for _, id := range u.ids {
+			_, in := going[id]
+			gone = gone || in
+		}
+		if gone {
+			leaving = append(leaving, u)
+		} else {
+			kept.units = append(kept.units, u)
+		}
+	}
+	return kept, leaving
 }

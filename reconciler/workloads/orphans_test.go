@@ -9,6 +9,8 @@ import (
 	"testing"
 	"time"
 
+	batchv1 "k8s.io/api/batch/v1"
+
 	"github.com/dockctl/dockctl/dockerx"
 	"github.com/dockctl/dockctl/manifests"
 	"github.com/dockctl/dockctl/reconciler/podruntime"
@@ -411,5 +413,137 @@ func TestStatefulSetOrphanOfAnEarlierRevisionIsKeptAtIt(t *testing.T) {
 	}
 	if n := len(f.owned(store.KindStatefulSet, "db")); n != 2 {
 		t.Errorf("%d containers, want the 2 orphans", n)
+	}
+}
+
+// memberOf syncs key until kind/name has a container of container name
+// (a holder pod's member), and returns it.
+func (f *frame) memberOf(key, kind, name, container string) dockerx.Container {
+	f.t.Helper()
+	for range 50 {
+		f.sync(key)
+		for _, c := range f.owned(kind, name) {
+			if c.ContainerName == container {
+				return c
+			}
+		}
+		f.advance(time.Second)
+	}
+	f.t.Fatalf("no container %s of %s %s after syncing %s: %+v", container, kind, name, key, f.owned(kind, name))
+	return dockerx.Container{}
+}
+
+// A container the orphan keeper creates for an orphan (a holder pod's
+// app container once its init container exited) is the orphan's, as the
+// kubelet's containers are their pod's: labelled with the deleted
+// incarnation's uid, like the pod's holder. Unlabelled, it would read as
+// the own pod of whatever object of the name is applied next (a Job
+// adopts none), which would count its exit and split the pod between
+// two controllers.
+func TestOrphanKeepersNewContainerIsTheOrphans(t *testing.T) {
+	f := newFrame(t)
+	initJob := strings.Replace(jobYAML("batch", "  parallelism: 1\n  completions: 1"),
+		"      containers:\n", "      initContainers:\n      - {name: setup, image: busybox}\n      containers:\n", 1)
+	f.apply(initJob)
+	owner := Key(store.KindJob, "default", "batch")
+	setup := f.memberOf(owner, store.KindJob, "batch", "setup")
+	uid := setup.Labels[dockerx.LabelOwnerUID]
+	f.sync(f.orphanDelete(store.KindJob, "batch"))
+	key := OrphansKey(store.KindJob, "default", "batch")
+	f.sync(key)
+	if err := f.d.Exit(setup.ID, 0); err != nil {
+		t.Fatal(err)
+	}
+	work := f.memberOf(key, store.KindJob, "batch", "work")
+	if got := work.Labels[dockerx.LabelOwnerUID]; got != uid {
+		t.Errorf("the orphan's app container has owner uid %q, want its pod's %q", got, uid)
+	}
+	// The Job applied again adopts none of it: the orphan's completion
+	// is not its.
+	f.apply(initJob)
+	if err := f.d.Exit(work.ID, 0); err != nil {
+		t.Fatal(err)
+	}
+	f.rounds(3, time.Second, owner, key)
+	if st := f.jobStatus("batch"); st.Succeeded != 0 || hasCondition(st, batchv1.JobComplete) {
+		t.Errorf("the new Job's status %+v counts the orphan's completion", st)
+	}
+}
+
+// A pod its owner is removing when it is deleted with --cascade=orphan
+// (a scale-down's, within its grace period) is a pod being deleted:
+// orphaning its owner does not undo that, as Kubernetes' garbage
+// collector only drops the ownerReference of a pod whose
+// deletionTimestamp stays set. Its keeper neither starts it again once
+// it exits nor routes a Service to it (terminating), and it goes.
+func TestOrphanTheOwnerIsRemovingIsNotKept(t *testing.T) {
+	var rec endpointsRecorder
+	f := newFrameWith(t, func(c *Config) { c.Endpoints = &rec })
+	f.apply(replicaSetWeb(2))
+	owner := Key(store.KindReplicaSet, "default", "web")
+	f.runPods(store.KindReplicaSet, "web", 2)
+	// Its process traps SIGTERM: the stop lasts until the test lets the
+	// kill come.
+	kill := make(chan time.Time)
+	f.d.IgnoresStop = func(dockerx.Container) bool { return true }
+	f.d.After = func(time.Duration) <-chan time.Time { return kill }
+	f.apply(replicaSetWeb(1))
+	f.sync(owner)
+	busy, _ := f.c.runtime.Stopper().InFlight(owner)
+	if len(busy) != 1 {
+		t.Fatalf("the scale-down stops %v, want one pod", busy)
+	}
+	var victim dockerx.Container
+	for _, c := range f.owned(store.KindReplicaSet, "web") {
+		if busy[c.ID] {
+			victim = c
+		}
+	}
+	f.sync(f.orphanDelete(store.KindReplicaSet, "web"))
+	key := OrphansKey(store.KindReplicaSet, "default", "web")
+	f.sync(key)
+	eps, _ := rec.of(key)
+	for _, ep := range eps {
+		if victim.Name == instance+"_"+ep.Pod+".default_pod" && ep.Ready && !ep.Terminating {
+			t.Errorf("the keeper routes to the pod being removed: %+v", ep)
+		}
+	}
+	close(kill)
+	for i := 0; f.state(store.KindReplicaSet, "web", victim.ID) != ""; i++ {
+		if i > 200 {
+			t.Fatalf("the pod the scale-down stopped is %q, want removed", f.state(store.KindReplicaSet, "web", victim.ID))
+		}
+		f.sync(key)
+		f.advance(time.Minute)
+		time.Sleep(time.Millisecond) // the stopper removes in the background
+	}
+	if n := len(f.running(store.KindReplicaSet, "web")); n != 1 {
+		t.Errorf("%d pods run, want the one orphan", n)
+	}
+}
+
+// What a keeper remembers of its orphans goes with them: once the orphan
+// of an unrecorded template (logged once) is removed, its keeper keeps
+// nothing of it, as owners and their pods come and go over a
+// controller's life.
+func TestOrphanKeeperForgetsTheOrphansThatAreGone(t *testing.T) {
+	f := newFrame(t)
+	pods, key := f.orphanOf(replicaSetWeb(1), store.KindReplicaSet, "web", 1)
+	f.apply(strings.ReplaceAll(strings.Replace(replicaSetWeb(1), "        image: busybox\n",
+		"        image: busybox\n        env: [{name: V, value: \"2\"}]\n", 1), "{app: web}", "{app: web2}"))
+	owner := Key(store.KindReplicaSet, "default", "web")
+	f.rounds(3, time.Second, owner, key)
+	if !f.c.orphans.isKept(key) || len(f.c.orphans.unknown) == 0 {
+		t.Fatalf("keeper memory %+v, want the orphan of an unrecorded template remembered", &f.c.orphans)
+	}
+	if err := f.d.RemoveContainer(context.Background(), first(pods).ID); err != nil {
+		t.Fatal(err)
+	}
+	for f.state(store.KindReplicaSet, "web", first(pods).ID) != "" {
+		time.Sleep(time.Millisecond) // the fake removes in the background
+	}
+	f.rounds(2, time.Second, owner, key)
+	if f.c.orphans.isKept(key) || len(f.c.orphans.unknown) != 0 {
+		t.Errorf("keeper memory kept %v, unknown %v once its orphan is gone, want nothing", f.c.orphans.kept, f.c.orphans.unknown)
 	}
 }
