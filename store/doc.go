@@ -15,6 +15,8 @@
 //	  status/<name>.json              controller-owned Status of that deployment
 //	  services/<name>.json            one ServiceRecord per Service of default ever known
 //	  service-status/<name>.json      controller-owned ServiceStatus of that Service
+//	  workload-status/<kind>.<name>.json  controller-owned WorkloadStatus of a StatefulSet, Job…: its status
+//	                                  and its pods' recorded containers, by writer (workloads.go)
 //	  configmaps/<name>.json          one ConfigMapRecord per ConfigMap of default ever known
 //	  secrets/<name>.json             one SecretRecord per Secret of default ever known
 //	  claims/<name>.json              one ClaimRecord per PersistentVolumeClaim of default ever known

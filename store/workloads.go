@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"maps"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -253,7 +254,26 @@ type WorkloadStatus struct {
 	// ObservedGeneration is the record generation the status is of.
 	ObservedGeneration int64           `json:"observedGeneration,omitempty"`
 	Status             json.RawMessage `json:"status,omitempty"`
-	UpdatedAt          time.Time       `json:"updatedAt"`
+	// Containers is the controller's memory of the object's pods'
+	// containers that the read commands judge them by (readiness
+	// verdicts, restarts), by writer: the owner's sync and the orphan
+	// keeper of its kind and name each keep their own entry
+	// (WorkloadUpdate). Opaque here; a status written before it has none.
+	Containers map[string]json.RawMessage `json:"containers,omitempty"`
+	UpdatedAt  time.Time                  `json:"updatedAt"`
+}
+
+// WorkloadUpdate is one write of a workload's status file.
+type WorkloadUpdate struct {
+	// Status, when set, is the kind's status, of record generation
+	// Generation; nil keeps the stored one (an orphan keeper's write).
+	Status     any
+	Generation int64
+	// Writer names the entry of WorkloadStatus.Containers this write
+	// sets to Containers (nil or empty: drops it); "" touches none. The
+	// other writers' entries are kept.
+	Writer     string
+	Containers json.RawMessage
 }
 
 // ReadWorkloadStatus decodes the status the controller wrote for the
@@ -296,25 +316,58 @@ func (s *Store) readWorkloadStatus(ref ObjectRef) (*WorkloadStatus, error) {
 
 // WriteWorkloadStatus stores status (the kind's status type) as the
 // status of the workload ref names, created at created and of record
-// generation gen; as
-// WriteStatus, it writes nothing when only the time would change, so an
-// idle controller writes nothing.
+// generation gen, keeping what the controller recorded of its containers
+// (UpdateWorkloadStatus).
 func (s *Store) WriteWorkloadStatus(ref ObjectRef, created time.Time, gen int64, status any) error {
+	return s.UpdateWorkloadStatus(ref, created, WorkloadUpdate{Status: status, Generation: gen})
+}
+
+// UpdateWorkloadStatus applies u to the status of the workload ref names,
+// created at created: a status of an earlier object of the name is
+// replaced whole. As WriteStatus, it writes nothing when only the time
+// would change, so an idle controller writes nothing.
+func (s *Store) UpdateWorkloadStatus(ref ObjectRef, created time.Time, u WorkloadUpdate) error {
 	if s.readOnly {
 		return ErrReadOnly
 	}
-	raw, err := json.Marshal(status)
-	if err != nil {
-		return fmt.Errorf("status of %s %q: %w", lower(ref.Kind), display(ref.Namespace, ref.Name), err)
+	var raw json.RawMessage
+	if u.Status != nil {
+		b, err := json.Marshal(u.Status)
+		if err != nil {
+			return fmt.Errorf("status of %s %q: %w", lower(ref.Kind), display(ref.Namespace, ref.Name), err)
+		}
+		raw = b
 	}
 	return s.transaction(func() error {
 		old, err := s.readWorkloadStatus(ref)
 		if err != nil && !errors.Is(err, ErrCorrupt) {
 			return err // a corrupt status is simply replaced
 		}
-		next := WorkloadStatus{Version: formatVersion, ObjectCreated: created, ObservedGeneration: gen, Status: raw}
+		next := WorkloadStatus{Version: formatVersion, ObjectCreated: created}
+		if old != nil && old.ObjectCreated.Equal(created) {
+			next.ObservedGeneration, next.Status, next.Containers = old.ObservedGeneration, old.Status, maps.Clone(old.Containers)
+		}
+		if raw != nil {
+			next.ObservedGeneration, next.Status = u.Generation, raw
+		}
+		if u.Writer != "" {
+			if len(u.Containers) == 0 {
+				delete(next.Containers, u.Writer)
+			} else {
+				if next.Containers == nil {
+					next.Containers = map[string]json.RawMessage{}
+				}
+				next.Containers[u.Writer] = u.Containers
+			}
+		}
+		if len(next.Containers) == 0 {
+			next.Containers = nil
+		}
 		if old != nil && sameExceptTime(old, &next, func(x *WorkloadStatus) { x.UpdatedAt = time.Time{} }) {
 			return nil
+		}
+		if old == nil && next.Status == nil && next.Containers == nil {
+			return nil // nothing to say of an object never written
 		}
 		next.UpdatedAt = storeNow()
 		if err := s.ensureNamespaceDirs(ref.Namespace); err != nil {
@@ -322,6 +375,18 @@ func (s *Store) WriteWorkloadStatus(ref ObjectRef, created time.Time, gen int64,
 		}
 		return s.writeJSON(workloadStatusPath(ref.Kind, ref.Namespace, ref.Name), next)
 	})
+}
+
+// ReadWorkloadContainers returns what the controller recorded of the
+// containers of the workload ref names, created at created, by writer
+// (WorkloadStatus.Containers); none when nothing was recorded for that
+// object.
+func (s *Store) ReadWorkloadContainers(ref ObjectRef, created time.Time) (map[string]json.RawMessage, error) {
+	st, err := s.readWorkloadStatus(ref)
+	if err != nil || st == nil || !st.ObjectCreated.Equal(created) {
+		return nil, err
+	}
+	return st.Containers, nil
 }
 
 // workloadStatusKey maps the name of a file of workload-status to its

@@ -1,7 +1,12 @@
 package store
 
 import (
+	"bytes"
+	"encoding/json"
 	"fmt"
+	"maps"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -343,5 +348,85 @@ func TestApplyRefusesImmutableWorkloadChanges(t *testing.T) {
 				t.Fatalf("apply = %v, %v; want %s", res, err, tc.want)
 			}
 		})
+	}
+}
+
+// The containers a workload's controller records (by writer: the owner's
+// sync, the orphan keeper) ride on its status write: each writer's entry
+// is kept by the others' writes and by a status write, an unchanged
+// update writes nothing, and an object applied again starts afresh.
+func TestWorkloadStatusKeepsEachWritersContainers(t *testing.T) {
+	s := openTemp(t)
+	if _, err := s.Apply(decodeBundle(t, workloadsYAML), ApplyOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	ref := ObjectRef{Kind: KindPod, Namespace: "default", Name: "probe"}
+	obj, err := s.LookupObject(ref)
+	if err != nil {
+		t.Fatal(err)
+	}
+	type st struct{ Phase string }
+	path := filepath.Join(s.Dir(), workloadStatusPath(ref.Kind, ref.Namespace, ref.Name))
+	written := func() string {
+		t.Helper()
+		b, err := os.ReadFile(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return string(b)
+	}
+	steps := []struct {
+		name      string
+		u         WorkloadUpdate
+		created   time.Time
+		wantPhase string
+		want      map[string]string // compact JSON by writer
+		rewrite   bool
+	}{
+		{"status and the owner's containers", WorkloadUpdate{Status: st{"Running"}, Generation: 1, Writer: "pods", Containers: json.RawMessage(`{"a":{"restarts":1}}`)},
+			obj.Created, "Running", map[string]string{"pods": `{"a":{"restarts":1}}`}, true},
+		{"the same again", WorkloadUpdate{Status: st{"Running"}, Generation: 1, Writer: "pods", Containers: json.RawMessage(`{"a": {"restarts": 1}}`)},
+			obj.Created, "Running", map[string]string{"pods": `{"a":{"restarts":1}}`}, false},
+		{"the keeper's, status kept", WorkloadUpdate{Writer: "orphans", Containers: json.RawMessage(`{"b":{"probeReady":true}}`)},
+			obj.Created, "Running", map[string]string{"pods": `{"a":{"restarts":1}}`, "orphans": `{"b":{"probeReady":true}}`}, true},
+		{"a status write keeps both", WorkloadUpdate{Status: st{"Succeeded"}, Generation: 1},
+			obj.Created, "Succeeded", map[string]string{"pods": `{"a":{"restarts":1}}`, "orphans": `{"b":{"probeReady":true}}`}, true},
+		{"the owner's dropped", WorkloadUpdate{Status: st{"Succeeded"}, Generation: 1, Writer: "pods"},
+			obj.Created, "Succeeded", map[string]string{"orphans": `{"b":{"probeReady":true}}`}, true},
+		{"another object of the name", WorkloadUpdate{Status: st{"Pending"}, Generation: 1},
+			obj.Created.Add(time.Second), "Pending", nil, true},
+	}
+	last := ""
+	for _, step := range steps {
+		if err := s.UpdateWorkloadStatus(ref, step.created, step.u); err != nil {
+			t.Fatalf("%s: %v", step.name, err)
+		}
+		var got st
+		if _, err := s.ReadWorkloadStatus(ref, step.created, &got); err != nil || got.Phase != step.wantPhase {
+			t.Errorf("%s: status %+v, %v; want %s", step.name, got, err, step.wantPhase)
+		}
+		recs, err := s.ReadWorkloadContainers(ref, step.created)
+		if err != nil {
+			t.Fatalf("%s: %v", step.name, err)
+		}
+		gotRecs := map[string]string{}
+		for w, raw := range recs {
+			var b bytes.Buffer
+			if err := json.Compact(&b, raw); err != nil {
+				t.Fatal(err)
+			}
+			gotRecs[w] = b.String()
+		}
+		if len(gotRecs) != len(step.want) || !maps.Equal(gotRecs, step.want) {
+			t.Errorf("%s: containers %v, want %v", step.name, gotRecs, step.want)
+		}
+		if now := written(); (now != last) != step.rewrite {
+			t.Errorf("%s: rewritten %v, want %v", step.name, now != last, step.rewrite)
+		} else {
+			last = now
+		}
+	}
+	if recs, err := s.ReadWorkloadContainers(ref, obj.Created); err != nil || recs != nil {
+		t.Errorf("the earlier object's containers %v, %v; want none", recs, err)
 	}
 }

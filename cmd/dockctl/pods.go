@@ -157,10 +157,27 @@ func (s *snapshot) workloadPods() []podEntry {
 			}
 			return tmpl
 		}
-		obs := podruntime.Judge(cs, nil, templates, nil)
+		// Judged by the memory the controller records with the
+		// owner's status, as its runtime judges them: a probed
+		// container is ready on its recorded verdict (workloads.
+		// RecordedContainers), and shows its recorded restarts.
+		var states map[string]*podruntime.ContainerState
+		if s.st != nil {
+			states = workloads.RecordedContainers(o.kind, obj, s.st, o.ns, cs, s.now)
+		}
+		obs := podruntime.Judge(cs, states, templates, nil)
 		units, views := map[string]podruntime.ContainerView{}, map[string]podruntime.ContainerView{}
 		for _, c := range obs.All {
 			v := podruntime.ContainerView{Ready: obs.Ready[c.ID]}
+			if v.Ready {
+				v.ReadySince = c.Created // as the Deployment's view counts it
+			}
+			if cst := states[c.ID]; cst != nil {
+				v.Restarts = cst.Restarts
+				if v.Ready && !cst.ReadySince.IsZero() {
+					v.ReadySince = cst.ReadySince
+				}
+			}
 			if obs.Pods[c.ID] != nil || c.PodUID == "" {
 				units[c.ID] = v
 			}

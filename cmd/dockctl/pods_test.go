@@ -11,11 +11,14 @@ import (
 	"testing"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
+
 	"github.com/dockctl/dockctl/dockerx"
 	"github.com/dockctl/dockctl/manifests"
 	"github.com/dockctl/dockctl/reconciler/podruntime"
 	"github.com/dockctl/dockctl/reconciler/statefulset"
 	"github.com/dockctl/dockctl/reconciler/workload"
+	"github.com/dockctl/dockctl/reconciler/workloads"
 	"github.com/dockctl/dockctl/store"
 )
 
@@ -444,6 +447,40 @@ func TestWorkloadPodListedUnderItsName(t *testing.T) {
 	}
 }
 
+// storedPod is a stored workload and the running container of one of
+// its pods, as its controller made it.
+type storedPod struct {
+	st   *store.Store
+	ref  store.ObjectRef
+	obj  *store.StoredObject
+	tmpl *manifests.PodTemplateSpec
+	hash string
+	id   string // the pod's container
+}
+
+// workloadPodOf adds to api the running container of pod of workload
+// kind/name of namespace default, applied in state directory dir
+// (instance t1), labelled with its owner and template as the controller
+// labels it; the workload's "app" label is name.
+func workloadPodOf(t *testing.T, api *dockerAPI, dir, kind, name, pod string) storedPod {
+	t.Helper()
+	st, err := store.Open(dir, "t1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	w := storedPod{st: st, ref: store.ObjectRef{Kind: kind, Namespace: "default", Name: name}}
+	if w.obj, err = st.LookupObject(w.ref); err != nil {
+		t.Fatal(err)
+	}
+	w.tmpl, _ = w.obj.Object.(manifests.Workload).PodTemplate()
+	w.hash = manifests.TemplateHash(w.tmpl)
+	w.id = api.add(dockerx.PodContainerName("t1", "default", pod), "running", map[string]string{
+		dockerx.LabelInstance: "t1", dockerx.LabelNamespace: "default", dockerx.LabelRole: dockerx.RoleReplica,
+		dockerx.LabelOwnerKind: kind, dockerx.LabelOwner: name, dockerx.LabelOwnerUID: w.obj.UID(),
+		dockerx.LabelTemplateHash: w.hash, "app": name})
+	return w
+}
+
 // An orphan is shown as the template it was made from, which the
 // controller keeps it by (docs/design.md §17.1), not as the deleted
 // owner's later template: a ReplicaSet's pod of an earlier template (kept
@@ -468,27 +505,13 @@ spec:
         readinessProbe: {tcpSocket: {port: 8080}}
 `
 	run(probed, "apply", "-f", "-")
-	st, err := store.Open(dir, "t1")
-	if err != nil {
-		t.Fatal(err)
-	}
-	ref := store.ObjectRef{Kind: store.KindReplicaSet, Namespace: "default", Name: "web"}
-	rs, err := st.LookupObject(ref)
-	if err != nil {
-		t.Fatal(err)
-	}
-	tmpl, _ := rs.Object.(manifests.Workload).PodTemplate()
-	hash := manifests.TemplateHash(tmpl)
+	w := workloadPodOf(t, api, dir, store.KindReplicaSet, "web", "web-abcde")
 	// The controller's status keeps the template its pod runs once the
 	// ReplicaSet's template changes.
-	status := map[string]any{"templates": []any{map[string]any{"hash": hash, "template": tmpl}}}
-	if err := st.WriteWorkloadStatus(ref, rs.Created, rs.Generation, status); err != nil {
+	status := map[string]any{"templates": []any{map[string]any{"hash": w.hash, "template": w.tmpl}}}
+	if err := w.st.WriteWorkloadStatus(w.ref, w.obj.Created, w.obj.Generation, status); err != nil {
 		t.Fatal(err)
 	}
-	api.add(dockerx.PodContainerName("t1", "default", "web-abcde"), "running", map[string]string{
-		dockerx.LabelInstance: "t1", dockerx.LabelNamespace: "default", dockerx.LabelRole: dockerx.RoleReplica,
-		dockerx.LabelOwnerKind: store.KindReplicaSet, dockerx.LabelOwner: "web", dockerx.LabelOwnerUID: rs.UID(),
-		dockerx.LabelTemplateHash: hash, "app": "web"})
 	run(strings.Replace(probed, "        readinessProbe: {tcpSocket: {port: 8080}}\n", "", 1), "apply", "-f", "-")
 	run("", "delete", "replicaset", "web", "--cascade=orphan")
 	if d := run("", "describe", "pod", "web-abcde"); !strings.Contains(d, "Readiness:") || strings.Contains(d, "Controlled By") {
@@ -542,5 +565,93 @@ spec:
 		if d := run("", "describe", "pod", pod); !strings.Contains(d, "data-"+pod) || strings.Contains(d, other) {
 			t.Errorf("describe of orphan %s, want its claim data-%s and not %s:\n%s", pod, pod, other, d)
 		}
+	}
+}
+
+// A workload's pod whose container has a readiness probe is judged by
+// the verdict its controller recorded with the owner's status, as the
+// controller judges it (docs/design.md §17.1): ready on a passing
+// verdict, not on a failing one, nor on one given before the container's
+// current run began (Docker's "Up 1 minute" starts after it: the
+// container was started again since), nor without any.
+func TestWorkloadPodReadinessFollowsTheRecordedVerdict(t *testing.T) {
+	const db = `apiVersion: apps/v1
+kind: StatefulSet
+metadata: {name: db}
+spec:
+  serviceName: db
+  replicas: 1
+  selector: {matchLabels: {app: db}}
+  template:
+    metadata: {labels: {app: db}}
+    spec:
+      containers:
+      - name: db
+        image: busybox
+        readinessProbe: {tcpSocket: {port: 5432}}
+`
+	yes, no := true, false
+	for _, tc := range []struct {
+		name      string
+		verdict   *bool
+		since     time.Duration // before now: when it was first seen ready
+		wantReady string
+		wantCond  corev1.ConditionStatus
+	}{
+		{"passing verdict", &yes, 30 * time.Second, "1/1", corev1.ConditionTrue},
+		{"failing verdict", &no, 0, "0/1", corev1.ConditionFalse},
+		{"restarted after its verdict", &yes, 10 * time.Minute, "0/1", corev1.ConditionFalse},
+		{"no verdict recorded", nil, 0, "0/1", corev1.ConditionFalse},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			api := startFakeDaemon(t)
+			dir := t.TempDir()
+			run := runner(t, []string{"--state-dir", dir, "--instance", "t1"})
+			run(db, "apply", "-f", "-")
+			w := workloadPodOf(t, api, dir, store.KindStatefulSet, "db", "db-0") // "Up 1 minute"
+			id := w.id
+			// As the controller records it with the set's status.
+			rec := map[string]*podruntime.ContainerState{id: {Restarts: 2, ProbeReady: tc.verdict}}
+			if tc.verdict != nil && *tc.verdict {
+				rec[id].ReadySince = time.Now().Add(-tc.since)
+			}
+			u, err := workloads.RecordUpdate(workloads.WriterPods, rec)
+			if err != nil {
+				t.Fatal(err)
+			}
+			u.Status, u.Generation = map[string]any{"replicas": 1, "readyReplicas": 1}, w.obj.Generation
+			if tc.verdict == nil {
+				u = store.WorkloadUpdate{Status: u.Status, Generation: u.Generation}
+			}
+			if err := w.st.UpdateWorkloadStatus(w.ref, w.obj.Created, u); err != nil {
+				t.Fatal(err)
+			}
+
+			var row []string
+			for _, l := range strings.Split(run("", "get", "pods"), "\n") {
+				if f := strings.Fields(l); len(f) > 3 && f[0] == "db-0" {
+					row = f
+				}
+			}
+			if len(row) == 0 || row[1] != tc.wantReady {
+				t.Errorf("get pods row %q, want READY %s", row, tc.wantReady)
+			}
+			if tc.verdict != nil && (len(row) < 4 || row[3] != "2") {
+				t.Errorf("get pods row %q, want the 2 recorded restarts", row)
+			}
+			var pod corev1.Pod
+			if err := json.Unmarshal([]byte(run("", "get", "pod", "db-0", "-o", "json")), &pod); err != nil {
+				t.Fatal(err)
+			}
+			var cond corev1.ConditionStatus
+			for _, c := range pod.Status.Conditions {
+				if c.Type == corev1.PodReady {
+					cond = c.Status
+				}
+			}
+			if cond != tc.wantCond {
+				t.Errorf("Ready condition %q, want %q: %+v", cond, tc.wantCond, pod.Status.Conditions)
+			}
+		})
 	}
 }

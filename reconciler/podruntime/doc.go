@@ -51,7 +51,13 @@
 // backoff, stopped and removed once unwanted) and their PodStatus read
 // back, with syncpod.go for pods that need a holder (the same steps, each
 // op run once the ops it needs succeeded; env from the ConfigStore and
-// the Service variables, images pulled, claims checked: ClaimUsable).
+// the Service variables, images pulled, claims checked: ClaimUsable);
+// recorded.go is what an owner of the workload frame records of that
+// memory with its status for the read commands (Runtime.Recorded: live
+// containers' restarts and readiness verdicts), what a restarted
+// controller takes back (Recall: restarts, no verdict) and how the read
+// commands judge a recorded verdict (CurrentVerdicts: for the run it was
+// given in).
 //
 // The goroutines of the kubelet: runtime.go is the Runtime a workload
 // controller holds and stops, which owns prober.go (Prober: one worker

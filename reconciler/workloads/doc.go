@@ -9,7 +9,10 @@
 // it has and report their PodStatus, hands the observed pods to the kind's
 // pure decision (package job, replicaset…), carries the decision out
 // through the runtime (creates, deletions), writes the status the decision
-// computed with the events it records, hands the Services' endpoints
+// computed with the events it records and, in the same write, the
+// runtime's record of its pods' containers (recorded.go: restarts and
+// readiness verdicts, which `get pods` judges them by), hands the
+// Services' endpoints
 // tracker the owner's pods (endpoints.go), and requeues when the decision
 // asks. The pods a deletion with --cascade=orphan left are kept by the
 // orphan keeper of their kind and name (orphans.go, key OrphansKey), an

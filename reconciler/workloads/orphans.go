@@ -181,6 +181,10 @@ func (c *Controller) keepOrphans(ctx context.Context, key string, k Kind, ns, na
 		}
 		c.dropEndpointsKey(key)
 		res, err := c.runtime.Sync(ctx, c.cfg.Docker, in)
+		if err == nil && obj != nil {
+			// Nor is anything recorded of them.
+			err = c.cfg.Store.UpdateWorkloadStatus(ref, obj.Created, store.WorkloadUpdate{Writer: WriterOrphans})
+		}
 		return reconcile.Result{RequeueAfter: res.RequeueAfter}, err
 	}
 	c.runtime.Listing(key)
@@ -249,6 +253,7 @@ func (c *Controller) keepOrphans(ctx context.Context, key string, k Kind, ns, na
 	// Judged like any pod spec handed to the runtime: one needing a
 	// flag the controller was not started with is not restarted.
 	c.gate(in.Pods, base)
+	c.recall(key, WriterOrphans, ref, obj.Created)
 	res, syncErr := c.runtime.Sync(ctx, c.cfg.Docker, in)
 	_, removing := c.runtime.Stopper().InFlight(key)
 	for id, at := range going {
@@ -256,6 +261,16 @@ func (c *Controller) keepOrphans(ctx context.Context, key string, k Kind, ns, na
 	}
 	pods, cts := observedPods(append(units[:len(units):len(units)], leaving...), seen.observed, res, removing)
 	c.feedEndpointsAs(key, in, cts, pods, nil)
+	// As an owner's sync, the keeper records what the read commands
+	// judge its orphans by (recorded.go), in the status of their kind
+	// and name beside the owner's record.
+	u, err := RecordUpdate(WriterOrphans, c.runtime.Recorded(key, in.Observed))
+	if err != nil {
+		return reconcile.Result{}, err
+	}
+	if err := c.cfg.Store.UpdateWorkloadStatus(ref, obj.Created, u); err != nil {
+		return reconcile.Result{}, err
+	}
 	if syncErr != nil {
 		c.cfg.Log.Warn("orphan pods", "orphans", key, "err", syncErr)
 	}

@@ -2,6 +2,7 @@ package workloads
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -35,7 +36,8 @@ type Store interface {
 	LookupObject(ref store.ObjectRef) (*store.StoredObject, error)
 	ListObjects(kind string) ([]*store.StoredObject, []error)
 	ReadWorkloadStatus(ref store.ObjectRef, created time.Time, into any) (int64, error)
-	WriteWorkloadStatus(ref store.ObjectRef, created time.Time, gen int64, status any) error
+	UpdateWorkloadStatus(ref store.ObjectRef, created time.Time, u store.WorkloadUpdate) error
+	ReadWorkloadContainers(ref store.ObjectRef, created time.Time) (map[string]json.RawMessage, error)
 	DeleteObjects(refs []store.ObjectRef) ([]store.DeleteResult, error)
 	Apply(b store.Bundle, opts store.ApplyOptions) ([]store.ApplyResult, error)
 	RecordEvents(evs []store.Event) error
@@ -520,6 +522,7 @@ func (c *Controller) Reconcile(ctx context.Context, req reconcile.Request) (reco
 		in.Pods = append(in.Pods, keep(p))
 	}
 	c.gate(in.Pods, base)
+	c.recall(req.Key, WriterPods, ref, obj.Created)
 	// First pass: the pods the owner has, kept (restarted as their
 	// policy says) and observed.
 	res, syncErr := c.runtime.Sync(ctx, c.cfg.Docker, in)
@@ -603,7 +606,14 @@ func (c *Controller) Reconcile(ctx context.Context, req reconcile.Request) (reco
 		// Say why on the owner (a pod the runtime cannot run yet).
 		events = append(events, workload.Warning("FailedCreate", "%v", err2))
 	}
-	if err := c.cfg.Store.WriteWorkloadStatus(ref, obj.Created, obj.Generation, out.Status); err != nil {
+	// The status carries the runtime's record of the pods' containers
+	// (recorded.go): one write, and none when neither changed.
+	u, err := RecordUpdate(WriterPods, c.runtime.Recorded(req.Key, in.Observed))
+	if err != nil {
+		return reconcile.Result{}, err
+	}
+	u.Status, u.Generation = out.Status, obj.Generation
+	if err := c.cfg.Store.UpdateWorkloadStatus(ref, obj.Created, u); err != nil {
 		return reconcile.Result{}, err
 	}
 	c.record(ref, events, now)
