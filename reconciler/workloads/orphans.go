@@ -53,6 +53,15 @@ func parseOrphansKey(key string) (kind, ns, name string, ok bool) {
 		return "", "", "", false
 	}
 	kind, ns, name = store.ParseWatchKey(rest)
+	if kind == "" {
+		// A Deployment's store key has no kind in it ("namespace/name"),
+		// Key's has.
+		if lower, bare, cut := strings.Cut(rest, ":"); cut {
+			if k, n, m := store.ParseWatchKey(bare); k != "" && strings.ToLower(k) == lower {
+				kind, ns, name = k, n, m
+			}
+		}
+	}
 	return kind, ns, name, kind != ""
 }
 
@@ -210,7 +219,9 @@ func (c *Controller) keepOrphans(ctx context.Context, key string, k Kind, ns, na
 	units := plan.units
 	for i, u := range units {
 		spec := plan.keep[i]
-		spec.Namespace, spec.Owner = ns, in.Owner
+		// Kept under the name it runs as (a Deployment's replica is
+		// named by its controller, dockerx.ContainerName).
+		spec.Namespace, spec.Owner, spec.ContainerName = ns, in.Owner, podBase(seen.observed[u.ct])
 		in.Pods = append(in.Pods, spec)
 		for _, j := range u.cts {
 			in.Observed = append(in.Observed, seen.observed[j])
@@ -279,10 +290,10 @@ func OrphanTemplates(kind string, obj *store.StoredObject, st StatusReader, inst
 	history := recordedHistory(obj)
 	out := map[string]*manifests.PodTemplateSpec{}
 	for _, ct := range cts {
-		if _, done := out[ct.TemplateHash]; done || obj.PodOwner(ct.Labels[dockerx.LabelOwnerUID], ct.Labels) != store.PodOrphan {
+		if _, done := out[ct.TemplateHash]; done || obj.ContainerOwner(ct.Labels[dockerx.LabelOwnerUID], ct.Created, ct.Labels) != store.PodOrphan {
 			continue
 		}
-		pod, ok := dockerx.PodOfContainerName(instance, ns, podBase(ct))
+		pod, ok := dockerx.PodOf(instance, ns, podBase(ct), ct.Labels)
 		if !ok {
 			continue
 		}
