@@ -328,6 +328,9 @@ func TestOrphansKeyNamesItsKindAndName(t *testing.T) {
 	}{
 		{OrphansKey(store.KindStatefulSet, "team", "db"), store.KindStatefulSet, "team", "db", true},
 		{OrphansKey(store.KindJob, "", "batch"), store.KindJob, "default", "batch", true},
+		// A Deployment's store key has no kind in it; its keeper's has.
+		{OrphansKey(store.KindDeployment, "team", "web"), store.KindDeployment, "team", "web", true},
+		{"orphans:job:team/web:x", "", "", "", false},
 		{Key(store.KindJob, "default", "batch"), "", "", "", false},
 		{"orphans:nothing", "", "", "", false},
 	}
