@@ -121,33 +121,51 @@ func (r *probeRunner) Run(context.Context, podruntime.ProbeTarget, *manifests.Pr
 // it: the endpoints controller routes to any ready pod the selector
 // matches, owned or not; a failing probe takes it out.
 func TestOrphanReadinessProbeFeedsTheServicesEndpoints(t *testing.T) {
-	runner := &probeRunner{}
-	var rec endpointsRecorder
-	f := newFrameWith(t, func(c *Config) { c.ProbeRunner, c.Endpoints = runner, &rec })
-	probed := strings.Replace(replicaSetWeb(1), "        image: busybox\n",
-		"        image: busybox\n        readinessProbe: {tcpSocket: {port: 8080}, periodSeconds: 1, failureThreshold: 1}\n", 1)
-	_, key := f.orphanOf(probed, store.KindReplicaSet, "web", 1)
-	if eps, ok := rec.of(services.OwnerKey(store.KindReplicaSet, "default", "web")); ok {
-		t.Errorf("the deleted ReplicaSet still feeds %+v", eps)
+	probe := "        readinessProbe: {tcpSocket: {port: 8080}, periodSeconds: 1, failureThreshold: 1}\n"
+	tests := []struct {
+		kind   string
+		orphan func(f *frame) string
+	}{
+		{store.KindReplicaSet, func(f *frame) string {
+			probed := strings.Replace(replicaSetWeb(1), "        image: busybox\n", "        image: busybox\n"+probe, 1)
+			_, key := f.orphanOf(probed, store.KindReplicaSet, "web", 1)
+			return key
+		}},
+		// A Deployment's, made by its controller, kept by the frame.
+		{store.KindDeployment, func(f *frame) string {
+			_, key := f.deploymentOrphans(webDeployment("default", 1, probe), "default", 1)
+			return key
+		}},
 	}
-	ready := func(want bool) {
-		t.Helper()
-		deadline := time.Now().Add(30 * time.Second)
-		for {
-			f.sync(key)
-			eps, _ := rec.of(key)
-			if len(eps) == 1 && eps[0].Ready == want && eps[0].Labels["app"] == "web" {
-				return
+	for _, tt := range tests {
+		t.Run(tt.kind, func(t *testing.T) {
+			runner := &probeRunner{}
+			var rec endpointsRecorder
+			f := newFrameWith(t, func(c *Config) { c.ProbeRunner, c.Endpoints = runner, &rec })
+			key := tt.orphan(f)
+			if eps, ok := rec.of(services.OwnerKey(tt.kind, "default", "web")); ok {
+				t.Errorf("the deleted %s still feeds %+v", tt.kind, eps)
 			}
-			if time.Now().After(deadline) {
-				t.Fatalf("endpoints of the orphan %+v, want one, ready %v", eps, want)
+			ready := func(want bool) {
+				t.Helper()
+				deadline := time.Now().Add(30 * time.Second)
+				for {
+					f.sync(key)
+					eps, _ := rec.of(key)
+					if len(eps) == 1 && eps[0].Ready == want && eps[0].Labels["app"] == "web" {
+						return
+					}
+					if time.Now().After(deadline) {
+						t.Fatalf("endpoints of the orphan %+v, want one, ready %v", eps, want)
+					}
+					time.Sleep(10 * time.Millisecond) // the prober's next attempt
+				}
 			}
-			time.Sleep(10 * time.Millisecond) // the prober's next attempt
-		}
+			ready(true)
+			runner.fail.Store(true)
+			ready(false)
+		})
 	}
-	ready(true)
-	runner.fail.Store(true)
-	ready(false)
 }
 
 // `delete pod` of an orphan (the CLI stops and removes its containers)
@@ -510,6 +528,19 @@ func (f *frame) deployedState(id string) string {
 	return ""
 }
 
+// exitFirst makes the first of a Deployment's pods exit with code, syncs
+// key n times a minute apart, and returns that container and its state
+// then.
+func (f *frame) exitFirst(pods map[string]dockerx.Container, key string, code, n int) (dockerx.Container, string) {
+	f.t.Helper()
+	ct := first(pods)
+	if err := f.d.Exit(ct.ID, code); err != nil {
+		f.t.Fatal(err)
+	}
+	f.rounds(n, time.Minute, key)
+	return ct, f.deployedState(ct.ID)
+}
+
 // A Deployment's orphans are kept as any kind's (docs/design.md §17.1):
 // the replica the Deployment controller made is restarted in place,
 // under its own name, after its exit (its template's restartPolicy is
@@ -519,12 +550,8 @@ func TestDeploymentOrphanIsRestartedAfterItsExit(t *testing.T) {
 		t.Run("exit "+strconv.Itoa(exit), func(t *testing.T) {
 			f := newFrame(t)
 			pods, key := f.deploymentOrphans(webDeployment("default", 2, ""), "default", 2)
-			ct := first(pods)
-			if err := f.d.Exit(ct.ID, exit); err != nil {
-				t.Fatal(err)
-			}
-			f.rounds(5, time.Minute, key)
-			if got := f.deployedState(ct.ID); got != dockerx.StateRunning {
+			ct, got := f.exitFirst(pods, key, exit, 5)
+			if got != dockerx.StateRunning {
 				t.Errorf("orphan %s is %q after its exit %d, want restarted", ct.Name, got, exit)
 			}
 			if n := len(f.deployed()); n != 2 {
@@ -532,34 +559,6 @@ func TestDeploymentOrphanIsRestartedAfterItsExit(t *testing.T) {
 			}
 		})
 	}
-}
-
-// A Deployment's orphan is probed and fed to the Services' endpoints
-// under its keeper's key, its readiness following its probe.
-func TestDeploymentOrphanIsProbedAndInTheEndpoints(t *testing.T) {
-	runner := &probeRunner{}
-	var rec endpointsRecorder
-	f := newFrameWith(t, func(c *Config) { c.ProbeRunner, c.Endpoints = runner, &rec })
-	_, key := f.deploymentOrphans(webDeployment("default", 1,
-		"        readinessProbe: {tcpSocket: {port: 8080}, periodSeconds: 1, failureThreshold: 1}\n"), "default", 1)
-	ready := func(want bool) {
-		t.Helper()
-		deadline := time.Now().Add(30 * time.Second)
-		for {
-			f.sync(key)
-			eps, _ := rec.of(key)
-			if len(eps) == 1 && eps[0].Ready == want && eps[0].Labels["app"] == "web" {
-				return
-			}
-			if time.Now().After(deadline) {
-				t.Fatalf("endpoints of the orphan %+v, want one, ready %v", eps, want)
-			}
-			time.Sleep(10 * time.Millisecond) // the prober's next attempt
-		}
-	}
-	ready(true)
-	runner.fail.Store(true)
-	ready(false)
 }
 
 // `delete pod` of a Deployment's orphan removes it for good: its keeper
@@ -606,12 +605,7 @@ func TestDeploymentOrphansAdoptedLeaveTheKeeper(t *testing.T) {
 		t.Errorf("the keeper still feeds %+v after the adoption", eps)
 	}
 	// Their exit is the adopter's to repair now: the keeper leaves it.
-	ct := first(pods)
-	if err := f.d.Exit(ct.ID, 1); err != nil {
-		t.Fatal(err)
-	}
-	f.rounds(3, time.Minute, key)
-	if got := f.deployedState(ct.ID); got != dockerx.StateExited {
+	if _, got := f.exitFirst(pods, key, 1, 3); got != dockerx.StateExited {
 		t.Errorf("an adopted pod is %q after its exit, want it left to its Deployment", got)
 	}
 }
@@ -635,12 +629,7 @@ func TestNamespaceDeletionReleasesDeploymentOrphans(t *testing.T) {
 	if eps, ok := rec.of(key); ok {
 		t.Errorf("the keeper still feeds %+v after the namespace's deletion", eps)
 	}
-	ct := first(pods)
-	if err := f.d.Exit(ct.ID, 1); err != nil {
-		t.Fatal(err)
-	}
-	f.rounds(3, time.Minute, key)
-	if got := f.deployedState(ct.ID); got != dockerx.StateExited {
+	if _, got := f.exitFirst(pods, key, 1, 3); got != dockerx.StateExited {
 		t.Errorf("a pod of the deleted namespace is %q after its exit, want it left to its removal", got)
 	}
 }
@@ -654,16 +643,12 @@ func TestDeploymentOrphanNeedingAFlagIsNotRestartedWithoutIt(t *testing.T) {
 		t.Run(map[bool]string{false: "without the flag", true: "with the flag"}[allowed], func(t *testing.T) {
 			f := newFrameWith(t, func(c *Config) { c.Allow.Privileged = allowed })
 			pods, key := f.deploymentOrphans(webDeployment("default", 1, "        securityContext: {privileged: true}\n"), "default", 1)
-			ct := first(pods)
-			if err := f.d.Exit(ct.ID, 1); err != nil {
-				t.Fatal(err)
-			}
-			f.rounds(5, time.Minute, key)
+			_, got := f.exitFirst(pods, key, 1, 5)
 			want := dockerx.StateExited
 			if allowed {
 				want = dockerx.StateRunning
 			}
-			if got := f.deployedState(ct.ID); got != want {
+			if got != want {
 				t.Errorf("privileged orphan is %q, want %q", got, want)
 			}
 		})
