@@ -157,3 +157,57 @@ func PodOfContainerName(instance, namespace, name string) (string, bool) {
 	}
 	return name[len(prefix) : len(name)-len(suffix)], true
 }
+
+// OwnerOf is the kind and name of the owner of a container dockctl made
+// for a pod, from its labels: LabelOwnerKind and LabelOwner, or, for a
+// Deployment's replica (which carries LabelDeployment instead,
+// docs/design.md §4), manifests.Kind and that label; "" for a container
+// of no owner.
+func OwnerOf(labels map[string]string) (kind, name string) {
+	if k := labels[LabelOwnerKind]; k != "" {
+		return k, labels[LabelOwner]
+	}
+	if d := labels[LabelDeployment]; d != "" {
+		return manifests.Kind, d
+	}
+	return "", ""
+}
+
+// PodOf is the pod of namespace of instance whose holder (or one
+// container) is named base, of the owner labels name (OwnerOf): a
+// Deployment's replica "{instance}_{deployment}[.{namespace}]-{hash}-{n}"
+// (ContainerName) is pod Hostname(deployment, hash, n), or the
+// LabelPod its holder pod's containers carry; any other owner's names
+// its pod itself (PodOfContainerName). ok false for a name of another
+// form.
+func PodOf(instance, namespace, base string, labels map[string]string) (string, bool) {
+	kind, dep := OwnerOf(labels)
+	if kind != manifests.Kind {
+		return PodOfContainerName(instance, namespace, base)
+	}
+	rest, ok := strings.CutPrefix(base, holderPrefix(instance, namespace, dep))
+	hash, n, cut := strings.Cut(rest, "-")
+	if !ok || !cut || hash == "" || hash != labels[LabelTemplateHash] {
+		return "", false
+	}
+	ordinal, err := strconv.Atoi(n)
+	if err != nil || ordinal < 0 || strconv.Itoa(ordinal) != n {
+		return "", false
+	}
+	if p := labels[LabelPod]; p != "" {
+		return p, true
+	}
+	return Hostname(dep, hash, ordinal), true
+}
+
+// PodOwner is the kind and name of the owner of the pod the event's
+// container is of, as OwnerOf reads them from its labels.
+func (ev Event) PodOwner() (kind, name string) {
+	if ev.OwnerKind != "" {
+		return ev.OwnerKind, ev.Owner
+	}
+	if ev.Deployment != "" {
+		return manifests.Kind, ev.Deployment
+	}
+	return "", ""
+}

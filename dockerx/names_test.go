@@ -168,3 +168,44 @@ func TestPortForwardHelperName(t *testing.T) {
 		}
 	}
 }
+
+// A Deployment's replica is pod DEPLOYMENT-HASH-N, or the pod its holder
+// pod's containers name; any other owner's container is named after its
+// pod; a name of neither form is no pod's.
+func TestPodOfNamesADeploymentsReplicaAndAnyOtherPod(t *testing.T) {
+	dep := func(ns, hash, pod string) map[string]string {
+		l := map[string]string{LabelDeployment: "web", LabelNamespace: ns, LabelTemplateHash: hash}
+		if pod != "" {
+			l[LabelPod] = pod
+		}
+		return l
+	}
+	owned := map[string]string{LabelOwnerKind: "Job", LabelOwner: "batch"}
+	tests := []struct {
+		name, ns, base string
+		labels         map[string]string
+		kind, owner    string
+		pod            string
+		ok             bool
+	}{
+		{"replica of the default namespace", "default", "i_web-abc-2", dep("default", "abc", ""), "Deployment", "web", "web-abc-2", true},
+		{"replica of another namespace", "team", "i_web.team-abc-0", dep("team", "abc", ""), "Deployment", "web", "web-abc-0", true},
+		{"holder pod", "default", "i_web-abc-1", dep("default", "abc", "web-abc-1"), "Deployment", "web", "web-abc-1", true},
+		{"replica of another hash than its label's", "default", "i_web-abd-2", dep("default", "abc", ""), "Deployment", "web", "", false},
+		{"replica of another namespace's name", "team", "i_web-abc-2", dep("team", "abc", ""), "Deployment", "web", "", false},
+		{"replica without ordinal", "default", "i_web-abc-x", dep("default", "abc", ""), "Deployment", "web", "", false},
+		{"another owner's pod", "default", PodContainerName("i", "default", "batch-x1"), owned, "Job", "batch", "batch-x1", true},
+		{"another owner's container named as a replica", "default", "i_web-abc-2", owned, "Job", "batch", "", false},
+		{"no owner", "default", "i_web-abc-2", map[string]string{}, "", "", "", false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if kind, owner := OwnerOf(tt.labels); kind != tt.kind || owner != tt.owner {
+				t.Errorf("OwnerOf = %q %q, want %q %q", kind, owner, tt.kind, tt.owner)
+			}
+			if pod, ok := PodOf("i", tt.ns, tt.base, tt.labels); pod != tt.pod || ok != tt.ok {
+				t.Errorf("PodOf(%q) = %q %v, want %q %v", tt.base, pod, ok, tt.pod, tt.ok)
+			}
+		})
+	}
+}

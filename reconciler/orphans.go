@@ -12,8 +12,10 @@ import (
 // deployment's record lists (store.Record.Orphaned), and
 // store.StoredObject.PodOwner is the rule this controller shares with the
 // commands and every other workload controller: a pod of the name that
-// is nobody's (store.PodOrphan) is not observed at all — neither kept
-// (restarted, probed) nor stopped, in no Service's endpoints — and its
+// is nobody's (store.PodOrphan) is not observed here at all — neither
+// kept nor stopped; the workload frame's orphan keeper of the name keeps
+// it (restarts, probes, endpoints: workloads.DeploymentKind), asking the
+// same StoredObject.ContainerOwner, so no container is both's — and its
 // name is taken (a new pod gets the next free ordinal). A pod the
 // deployment adopts (an orphan its selector matches) is observed as its
 // own: one of the current template counts toward its replicas as it
@@ -34,7 +36,7 @@ func ownedPods(rec *store.Record, cs []dockerx.Container, vols []dockerx.Volume)
 	own = make([]dockerx.Container, 0, len(cs))
 	var pods map[string]bool // pod uids of the orphans, whose volumes stay theirs
 	for _, ct := range cs {
-		if obj.PodOwner(rec.PodUID(ct.Labels[dockerx.LabelOwnerUID], ct.Created), ct.Labels) != store.PodOrphan {
+		if obj.ContainerOwner(ct.Labels[dockerx.LabelOwnerUID], ct.Created, ct.Labels) != store.PodOrphan {
 			own = append(own, ct)
 			continue
 		}

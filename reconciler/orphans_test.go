@@ -236,3 +236,33 @@ func TestOwnedPodsHoldsTheOrphansNames(t *testing.T) {
 		})
 	}
 }
+
+// Deleting the namespace removes a deployment's orphans in it, as the
+// namespace controller deletes every pod of it: its record lists none any
+// more, so the Deployment controller removes them with the tombstone
+// (the frame's orphan keeper lets them go).
+func TestNamespaceDeletionRemovesADeploymentsOrphans(t *testing.T) {
+	h := newHarness(t, Options{})
+	d := testDeployment("web", 2, "one")
+	d.Metadata.Namespace = "team"
+	h.applyBundle([]string{"team"}, d)
+	h.start()
+	h.waitIn("team", "web", 2)
+	h.stop()
+	ref := store.ObjectRef{Kind: store.KindDeployment, Namespace: "team", Name: "web"}
+	if _, err := h.store.DeleteObjectsWith([]store.ObjectRef{ref}, store.DeleteOptions{Orphan: true}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := h.ctrl.syncDeployment(t.Context(), "team/web"); err != nil {
+		t.Fatal(err)
+	}
+	if n := len(h.in("team", "web")); n != 2 {
+		t.Fatalf("%d containers after the orphaning delete, want the 2 orphans", n)
+	}
+	if _, err := h.store.DeleteObjects([]store.ObjectRef{{Kind: store.KindNamespace, Name: "team"}}); err != nil {
+		t.Fatal(err)
+	}
+	// A controller started again (the stopped one's stopper is gone).
+	h.restart()
+	h.waitFor("team/web's orphans gone", func() bool { return len(h.in("team", "web")) == 0 })
+}

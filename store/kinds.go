@@ -308,9 +308,9 @@ type StoredObject struct {
 	// (zero for a Deployment's and a Namespace's record).
 	Updated time.Time
 	Ownership
-	// Revisions is the pod template history of a StatefulSet or a
-	// DaemonSet (ObjectRecord.Revisions), oldest first; nil for the other
-	// kinds.
+	// Revisions is the pod template history of a StatefulSet, a
+	// DaemonSet (ObjectRecord.Revisions) or a Deployment
+	// (Record.Revisions), oldest first; nil for the other kinds.
 	Revisions []Revision
 	// Orphaned are the incarnations whose pods were left ownerless
 	// (ObjectRecord.Orphaned); PodOwner reads it.
@@ -318,6 +318,10 @@ type StoredObject struct {
 	// adopts are the labels an orphan must carry to be adopted (the
 	// object's selector; nil: it adopts none).
 	adopts map[string]string
+	// podUID, when set, is the incarnation a container of the object's
+	// pods was made under, from its owner-uid label and creation (a
+	// Deployment's: Record.PodUID); nil: the label as it is.
+	podUID func(label string, created time.Time) string
 }
 
 // LookupObject returns the record of the object ref names, of any stored

@@ -109,6 +109,19 @@ func (o *StoredObject) PodOwner(uid string, labels map[string]string) PodOwnersh
 	return PodStale
 }
 
+// ContainerOwner is PodOwner of the pod a container is of, whose
+// owner-uid label is label, created at created and labelled labels: the
+// label read as the incarnation it was made under (a Deployment's
+// container made before deployments were labelled: Record.PodUID). What
+// the controllers and commands ask of a container, so that the
+// Deployment controller and the orphan keeper never both take one.
+func (o *StoredObject) ContainerOwner(label string, created time.Time, labels map[string]string) PodOwnership {
+	if o.podUID != nil {
+		label = o.podUID(label, created)
+	}
+	return o.PodOwner(label, labels)
+}
+
 // orphanPolicy is how a kind's objects leave their pods (objectKind.orphans).
 type orphanPolicy[T any] struct {
 	// selector is the labels an orphan must carry to be adopted (nil:

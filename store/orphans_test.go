@@ -352,3 +352,41 @@ func TestRecordPodUIDOfUnlabelledContainers(t *testing.T) {
 		})
 	}
 }
+
+// ContainerOwner reads a Deployment's unlabelled container as PodUID
+// does (the incarnation it was made under), so that the Deployment
+// controller and the orphan keeper, which both ask it, agree; any other
+// kind's reads the label as it is. A Deployment's record carries its
+// revisions, the templates its orphans were made from.
+func TestContainerOwnerReadsADeploymentsUnlabelledContainers(t *testing.T) {
+	t0 := time.Date(2026, 1, 1, 10, 0, 0, 0, time.UTC)
+	t1 := t0.Add(time.Hour)
+	u0 := OwnerUID(t0)
+	rec := &Record{CreatedAt: t1, Orphaned: []string{u0}, Revisions: []Revision{{Number: 1, Hash: "abc"}}}
+	obj := rec.Stored()
+	if len(obj.Revisions) != 1 || obj.Revisions[0].Hash != "abc" {
+		t.Errorf("stored deployment revisions %+v, want its record's", obj.Revisions)
+	}
+	other := map[string]string{"app": "old"}
+	for _, tc := range []struct {
+		name    string
+		label   string
+		created time.Time
+		want    PodOwnership
+	}{
+		{"unlabelled, made under the orphaned incarnation: nobody's", "", t0.Add(time.Minute), PodOrphan},
+		{"unlabelled, made since the record was created: its own", "", t1.Add(time.Minute), PodOwned},
+		{"labelled with the orphaned incarnation: nobody's", u0, t1.Add(time.Minute), PodOrphan},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := obj.ContainerOwner(tc.label, tc.created, other); got != tc.want {
+				t.Errorf("ContainerOwner(%q, %v) = %d, want %d", tc.label, tc.created, got, tc.want)
+			}
+		})
+	}
+	// Another kind's object reads an unlabelled container as its own.
+	plain := &StoredObject{Created: t1, Orphaned: rec.Orphaned}
+	if got := plain.ContainerOwner("", t0.Add(time.Minute), other); got != PodOwned {
+		t.Errorf("a workload's unlabelled container: %d, want its own", got)
+	}
+}

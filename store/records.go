@@ -779,8 +779,10 @@ func deploymentObject(r *Record) *StoredObject {
 	d := r.Deployment.DeepCopy()
 	// As stamp fills them, whatever release wrote the record.
 	d.Status, d.Metadata.Generation = nil, r.Generation
+	// Its revisions are its templates' history (rollout history, undo):
+	// the templates its pods, orphans included, were made from.
 	return &StoredObject{Object: d, Meta: &d.Metadata, Generation: r.Generation, Created: r.CreatedAt, Deleted: r.Deleted, Ownership: r.Ownership,
-		Orphaned: r.Orphaned, adopts: matchLabels(d.Spec.Selector)}
+		Revisions: r.Revisions, Orphaned: r.Orphaned, adopts: matchLabels(d.Spec.Selector), podUID: r.PodUID}
 }
 
 // Stored is r as a StoredObject: what the Deployment controller and the

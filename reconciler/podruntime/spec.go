@@ -1,6 +1,9 @@
 package podruntime
 
-import "github.com/dockctl/dockctl/manifests"
+import (
+	"github.com/dockctl/dockctl/dockerx"
+	"github.com/dockctl/dockctl/manifests"
+)
 
 // OwnerRef names the object a pod belongs to, as a pod's
 // metadata.ownerReferences entry does: data, never a kind the runtime
@@ -39,6 +42,21 @@ type PodSpec struct {
 	// revision it is kept at): what exists of the pod is kept as it is,
 	// nothing of it is created or started, and Sync returns the reason.
 	Refused string
+	// ContainerName, when set, is the Docker name of the pod's holder (or
+	// its one container) when it is not PodContainerName's: a pod its
+	// owner's controller made under a name of its own (a Deployment's
+	// replica, dockerx.ContainerName) and another keeps as it runs (an
+	// orphan, docs/design.md §17.1). "": dockerx.PodContainerName.
+	ContainerName string
+}
+
+// DockerName is the Docker name of the holder (or the one container) of
+// pod s of namespace ns of instance.
+func (s *PodSpec) DockerName(instance, ns string) string {
+	if s.ContainerName != "" {
+		return s.ContainerName
+	}
+	return dockerx.PodContainerName(instance, ns, s.Name)
 }
 
 // Identity is what a kind that gives its pods a stable identity sets (a

@@ -187,7 +187,7 @@ func (r *Runtime) Sync(ctx context.Context, d SyncDocker, in SyncInput) (SyncRes
 	var creates []podCreate
 	for i := range in.Pods {
 		spec := &in.Pods[i]
-		name := dockerx.PodContainerName(in.Instance, in.Namespace, spec.Name)
+		name := spec.DockerName(in.Instance, in.Namespace)
 		if bgCancelled[name] {
 			// Its owner deleted it while it was being created: removed
 			// as a pod it does not want.

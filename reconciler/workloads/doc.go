@@ -18,7 +18,12 @@
 // orphan keeper of their kind and name (orphans.go, key OrphansKey), an
 // owner of the frame whose decision keeps exactly the orphans it
 // observes, each by the template it was made from (Kind.made), and
-// creates none. A kind owning more than pods (a CronJob's Jobs, a StatefulSet's
+// creates none. The Deployment is registered for its orphans only
+// (DeploymentKind, Kind.orphansOnly): its own pods are the Deployment
+// controller's (package reconciler), its replicas found by their
+// io.dockctl.deployment label and names (dockerx.OwnerOf, dockerx.PodOf)
+// and kept under those names (podruntime.PodSpec.ContainerName). A kind
+// owning more than pods (a CronJob's Jobs, a StatefulSet's
 // claims) stores and deletes those objects in its decision and teardown.
 //
 // Invariants:
@@ -32,6 +37,9 @@
 //     never run from another template, never made again, never renamed;
 //     what is created of it carries its own incarnation's uid, and a pod
 //     its owner's stop was removing at the deletion is left to that stop.
+//   - A Deployment's key is never synced here: a container is either the
+//     Deployment controller's or its orphan keeper's, as
+//     store.StoredObject.ContainerOwner says to both.
 //   - A create the runtime refuses (a pod needing a holder, which only the
 //     Deployment executor runs yet) is a Warning event FailedCreate on the
 //     owner naming why, never a silent failure.

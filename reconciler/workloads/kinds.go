@@ -22,9 +22,35 @@ const Node = "dockctl"
 
 // Kinds are the registrations of the workload kinds the frame runs:
 // Job, CronJob, ReplicaSet, DaemonSet, StatefulSet and the standalone Pod
-// (docs/design.md §17.1).
+// (docs/design.md §17.1), and the Deployment, whose orphans only it keeps.
 func Kinds() []Kind {
-	return []Kind{JobKind(), CronJobKind(), ReplicaSetKind(), DaemonSetKind(), StatefulSetKind(), PodKind()}
+	return []Kind{JobKind(), CronJobKind(), ReplicaSetKind(), DaemonSetKind(), StatefulSetKind(), PodKind(), DeploymentKind()}
+}
+
+// DeploymentKind keeps the orphans of a Deployment (docs/design.md
+// §17.1): the pods a deletion with --cascade=orphan left, and no
+// Deployment of the name adopted, are nobody's to the Deployment
+// controller (package reconciler), which runs a Deployment's own pods;
+// the frame keeps them as any other kind's orphans, each by the template
+// it was made from: the revision of the Deployment's history (rollout
+// history, undo: store.Record.Revisions) whose hash is its containers'
+// template hash, as Kubernetes' orphaned ReplicaSet keeps running the
+// template of the revision it was made for. A Deployment's template's
+// restartPolicy is Always.
+func DeploymentKind() Kind {
+	k := Kind{Name: manifests.Kind, orphansOnly: true}
+	k.template = func(obj any) *manifests.PodTemplateSpec { return &obj.(*manifests.Deployment).Spec.Template }
+	k.made = func(obj any, _ func(into any) error, history []workload.Revision, pod string, ct dockerx.Container) (podruntime.PodSpec, bool) {
+		d := obj.(*manifests.Deployment)
+		cur := workload.NewRevision(d.Metadata.Name, &d.Spec.Template, manifests.TemplateHash(&d.Spec.Template))
+		for _, r := range withCurrent(cur, history) {
+			if r.Hash == ct.TemplateHash && r.Template != nil {
+				return podruntime.PodSpec{Name: pod, Template: r.Template, TemplateHash: r.Hash}, true
+			}
+		}
+		return podruntime.PodSpec{}, false
+	}
+	return k
 }
 
 // JobStatus is a Job's stored status: v1 JobStatus, and the pods counted
@@ -346,3 +372,11 @@ func PodKind() Kind {
 	k.stableNames = true
 	return k
 }
+
+// recordsStatus reports whether the kind has a workload status file
+// (store.UpdateWorkloadStatus) where the frame records what the read
+// commands judge its pods by (recorded.go). A Deployment's status is the
+// Deployment controller's own file: what its orphans' keeper learns
+// stays in the controller's memory, and `get` shows them from the
+// deleted Deployment's last status.
+func (k Kind) recordsStatus() bool { return !k.orphansOnly }

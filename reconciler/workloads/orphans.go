@@ -53,6 +53,15 @@ func parseOrphansKey(key string) (kind, ns, name string, ok bool) {
 		return "", "", "", false
 	}
 	kind, ns, name = store.ParseWatchKey(rest)
+	if kind == "" {
+		// A Deployment's store key has no kind in it ("namespace/name"),
+		// Key's has.
+		if lower, bare, cut := strings.Cut(rest, ":"); cut {
+			if k, n, m := store.ParseWatchKey(bare); k != "" && strings.ToLower(k) == lower {
+				kind, ns, name = k, n, m
+			}
+		}
+	}
 	return kind, ns, name, kind != ""
 }
 
@@ -181,7 +190,7 @@ func (c *Controller) keepOrphans(ctx context.Context, key string, k Kind, ns, na
 		}
 		c.dropEndpointsKey(key)
 		res, err := c.runtime.Sync(ctx, c.cfg.Docker, in)
-		if err == nil && obj != nil {
+		if err == nil && obj != nil && k.recordsStatus() {
 			// Nor is anything recorded of them.
 			err = c.cfg.Store.UpdateWorkloadStatus(ref, obj.Created, store.WorkloadUpdate{Writer: WriterOrphans})
 		}
@@ -240,7 +249,9 @@ func (c *Controller) keepOrphans(ctx context.Context, key string, k Kind, ns, na
 	units := plan.units
 	for i, u := range units {
 		spec := plan.keep[i]
-		spec.Namespace, spec.Owner = ns, in.Owner
+		// Kept under the name it runs as (a Deployment's replica is
+		// named by its controller, dockerx.ContainerName).
+		spec.Namespace, spec.Owner, spec.ContainerName = ns, in.Owner, podBase(seen.observed[u.ct])
 		// What is created of it (a holder pod's next member) is its
 		// deleted incarnation's, as its holder is: unlabelled, it would
 		// be the own pod of the next object of the name.
@@ -253,7 +264,9 @@ func (c *Controller) keepOrphans(ctx context.Context, key string, k Kind, ns, na
 	// Judged like any pod spec handed to the runtime: one needing a
 	// flag the controller was not started with is not restarted.
 	c.gate(in.Pods, base)
-	c.recall(key, WriterOrphans, ref, obj.Created)
+	if k.recordsStatus() {
+		c.recall(key, WriterOrphans, ref, obj.Created)
+	}
 	res, syncErr := c.runtime.Sync(ctx, c.cfg.Docker, in)
 	_, removing := c.runtime.Stopper().InFlight(key)
 	for id, at := range going {
@@ -264,12 +277,14 @@ func (c *Controller) keepOrphans(ctx context.Context, key string, k Kind, ns, na
 	// As an owner's sync, the keeper records what the read commands
 	// judge its orphans by (recorded.go), in the status of their kind
 	// and name beside the owner's record.
-	u, err := RecordUpdate(WriterOrphans, c.runtime.Recorded(key, in.Observed))
-	if err != nil {
-		return reconcile.Result{}, err
-	}
-	if err := c.cfg.Store.UpdateWorkloadStatus(ref, obj.Created, u); err != nil {
-		return reconcile.Result{}, err
+	if k.recordsStatus() {
+		u, err := RecordUpdate(WriterOrphans, c.runtime.Recorded(key, in.Observed))
+		if err != nil {
+			return reconcile.Result{}, err
+		}
+		if err := c.cfg.Store.UpdateWorkloadStatus(ref, obj.Created, u); err != nil {
+			return reconcile.Result{}, err
+		}
 	}
 	if syncErr != nil {
 		c.cfg.Log.Warn("orphan pods", "orphans", key, "err", syncErr)
@@ -336,10 +351,10 @@ func OrphanTemplates(kind string, obj *store.StoredObject, st StatusReader, inst
 	history := recordedHistory(obj)
 	out := map[string]OrphanTemplate{}
 	for _, ct := range cts {
-		if obj.PodOwner(ct.Labels[dockerx.LabelOwnerUID], ct.Labels) != store.PodOrphan {
+		if obj.ContainerOwner(ct.Labels[dockerx.LabelOwnerUID], ct.Created, ct.Labels) != store.PodOrphan {
 			continue
 		}
-		pod, ok := dockerx.PodOfContainerName(instance, ns, podBase(ct))
+		pod, ok := dockerx.PodOf(instance, ns, podBase(ct), ct.Labels)
 		if _, done := out[pod]; !ok || done {
 			continue
 		}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"slices"
+	"strconv"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -122,33 +123,51 @@ func (r *probeRunner) Run(context.Context, podruntime.ProbeTarget, *manifests.Pr
 // it: the endpoints controller routes to any ready pod the selector
 // matches, owned or not; a failing probe takes it out.
 func TestOrphanReadinessProbeFeedsTheServicesEndpoints(t *testing.T) {
-	runner := &probeRunner{}
-	var rec endpointsRecorder
-	f := newFrameWith(t, func(c *Config) { c.ProbeRunner, c.Endpoints = runner, &rec })
-	probed := strings.Replace(replicaSetWeb(1), "        image: busybox\n",
-		"        image: busybox\n        readinessProbe: {tcpSocket: {port: 8080}, periodSeconds: 1, failureThreshold: 1}\n", 1)
-	_, key := f.orphanOf(probed, store.KindReplicaSet, "web", 1)
-	if eps, ok := rec.of(services.OwnerKey(store.KindReplicaSet, "default", "web")); ok {
-		t.Errorf("the deleted ReplicaSet still feeds %+v", eps)
+	probe := "        readinessProbe: {tcpSocket: {port: 8080}, periodSeconds: 1, failureThreshold: 1}\n"
+	tests := []struct {
+		kind   string
+		orphan func(f *frame) string
+	}{
+		{store.KindReplicaSet, func(f *frame) string {
+			probed := strings.Replace(replicaSetWeb(1), "        image: busybox\n", "        image: busybox\n"+probe, 1)
+			_, key := f.orphanOf(probed, store.KindReplicaSet, "web", 1)
+			return key
+		}},
+		// A Deployment's, made by its controller, kept by the frame.
+		{store.KindDeployment, func(f *frame) string {
+			_, key := f.deploymentOrphans(webDeployment("default", 1, probe), "default", 1)
+			return key
+		}},
 	}
-	ready := func(want bool) {
-		t.Helper()
-		deadline := time.Now().Add(30 * time.Second)
-		for {
-			f.sync(key)
-			eps, _ := rec.of(key)
-			if len(eps) == 1 && eps[0].Ready == want && eps[0].Labels["app"] == "web" {
-				return
+	for _, tt := range tests {
+		t.Run(tt.kind, func(t *testing.T) {
+			runner := &probeRunner{}
+			var rec endpointsRecorder
+			f := newFrameWith(t, func(c *Config) { c.ProbeRunner, c.Endpoints = runner, &rec })
+			key := tt.orphan(f)
+			if eps, ok := rec.of(services.OwnerKey(tt.kind, "default", "web")); ok {
+				t.Errorf("the deleted %s still feeds %+v", tt.kind, eps)
 			}
-			if time.Now().After(deadline) {
-				t.Fatalf("endpoints of the orphan %+v, want one, ready %v", eps, want)
+			ready := func(want bool) {
+				t.Helper()
+				deadline := time.Now().Add(30 * time.Second)
+				for {
+					f.sync(key)
+					eps, _ := rec.of(key)
+					if len(eps) == 1 && eps[0].Ready == want && eps[0].Labels["app"] == "web" {
+						return
+					}
+					if time.Now().After(deadline) {
+						t.Fatalf("endpoints of the orphan %+v, want one, ready %v", eps, want)
+					}
+					time.Sleep(10 * time.Millisecond) // the prober's next attempt
+				}
 			}
-			time.Sleep(10 * time.Millisecond) // the prober's next attempt
-		}
+			ready(true)
+			runner.fail.Store(true)
+			ready(false)
+		})
 	}
-	ready(true)
-	runner.fail.Store(true)
-	ready(false)
 }
 
 // `delete pod` of an orphan (the CLI stops and removes its containers)
@@ -329,6 +348,9 @@ func TestOrphansKeyNamesItsKindAndName(t *testing.T) {
 	}{
 		{OrphansKey(store.KindStatefulSet, "team", "db"), store.KindStatefulSet, "team", "db", true},
 		{OrphansKey(store.KindJob, "", "batch"), store.KindJob, "default", "batch", true},
+		// A Deployment's store key has no kind in it; its keeper's has.
+		{OrphansKey(store.KindDeployment, "team", "web"), store.KindDeployment, "team", "web", true},
+		{"orphans:job:team/web:x", "", "", "", false},
 		{Key(store.KindJob, "default", "batch"), "", "", "", false},
 		{"orphans:nothing", "", "", "", false},
 	}
@@ -545,5 +567,224 @@ func TestOrphanKeeperForgetsTheOrphansThatAreGone(t *testing.T) {
 	f.rounds(2, time.Second, owner, key)
 	if f.c.orphans.isKept(key) || len(f.c.orphans.unknown) != 0 {
 		t.Errorf("keeper memory kept %v, unknown %v once its orphan is gone, want nothing", f.c.orphans.kept, f.c.orphans.unknown)
+	}
+}
+
+// webDeployment is deployment web of n replicas of namespace ns, its
+// container's lines extra added.
+func webDeployment(ns string, n int, extra string) string {
+	return "apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: web, namespace: " + ns + "}\nspec:\n  replicas: " + strconv.Itoa(n) +
+		"\n  selector: {matchLabels: {app: web}}\n  template:\n    metadata: {labels: {app: web}}\n    spec:\n      containers:\n      - name: web\n        image: busybox\n" + extra
+}
+
+// deploymentOrphans applies yaml (deployment web of namespace ns), makes
+// its n replicas as the Deployment controller makes them (package
+// reconciler: dockerx.ContainerName, labelled with its incarnation),
+// deletes it with --cascade=orphan and settles its orphan keeper; it
+// returns the orphans by ID and the keeper's key.
+func (f *frame) deploymentOrphans(yaml, ns string, n int) (map[string]dockerx.Container, string) {
+	f.t.Helper()
+	f.apply(yaml)
+	rec, err := f.st.Get(ns, "web")
+	if err != nil {
+		f.t.Fatal(err)
+	}
+	hash := manifests.TemplateHash(&rec.Deployment.Spec.Template)
+	from := dockerx.TemplateOf(&rec.Deployment)
+	from.OwnerUID = store.OwnerUID(rec.CreatedAt)
+	ctx := context.Background()
+	for i := range n {
+		id, err := f.d.CreateContainer(ctx, dockerx.CreateRequest{Instance: instance, Namespace: ns, TemplateHash: hash, From: from,
+			Name: dockerx.ContainerName(instance, ns, "web", hash, i)})
+		if err != nil {
+			f.t.Fatal(err)
+		}
+		if err := f.d.StartContainer(ctx, id); err != nil {
+			f.t.Fatal(err)
+		}
+	}
+	pods := map[string]dockerx.Container{}
+	for _, c := range f.deployed() {
+		pods[c.ID] = c
+	}
+	if len(pods) != n {
+		f.t.Fatalf("replicas %+v, want %d", pods, n)
+	}
+	ref := store.ObjectRef{Kind: store.KindDeployment, Namespace: ns, Name: "web"}
+	if _, err := f.st.DeleteObjectsWith([]store.ObjectRef{ref}, store.DeleteOptions{Orphan: true}); err != nil {
+		f.t.Fatal(err)
+	}
+	key := OrphansKey(store.KindDeployment, ns, "web")
+	f.settle(key)
+	f.untouchedDeployed(pods, "kept by the orphan keeper")
+	return pods, key
+}
+
+// deployed are deployment web's containers, of any namespace.
+func (f *frame) deployed() []dockerx.Container {
+	f.t.Helper()
+	all, err := f.d.ListContainers(context.Background(), instance)
+	if err != nil {
+		f.t.Fatal(err)
+	}
+	var out []dockerx.Container
+	for _, c := range all {
+		if c.Labels[dockerx.LabelDeployment] == "web" {
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
+// untouchedDeployed fails unless every container of want still runs as
+// it was.
+func (f *frame) untouchedDeployed(want map[string]dockerx.Container, when string) {
+	f.t.Helper()
+	got := map[string]dockerx.Container{}
+	for _, c := range f.deployed() {
+		got[c.ID] = c
+	}
+	for id, w := range want {
+		if c, ok := got[id]; !ok || c.State != dockerx.StateRunning || !c.Created.Equal(w.Created) {
+			f.t.Errorf("%s: container %s was touched: %+v, was %+v", when, w.Name, c, w)
+		}
+	}
+}
+
+// deployedState is the state of deployment web's container id ("" once
+// it is gone).
+func (f *frame) deployedState(id string) string {
+	for _, c := range f.deployed() {
+		if c.ID == id {
+			return c.State
+		}
+	}
+	return ""
+}
+
+// exitFirst makes the first of a Deployment's pods exit with code, syncs
+// key n times a minute apart, and returns that container and its state
+// then.
+func (f *frame) exitFirst(pods map[string]dockerx.Container, key string, code, n int) (dockerx.Container, string) {
+	f.t.Helper()
+	ct := first(pods)
+	if err := f.d.Exit(ct.ID, code); err != nil {
+		f.t.Fatal(err)
+	}
+	f.rounds(n, time.Minute, key)
+	return ct, f.deployedState(ct.ID)
+}
+
+// A Deployment's orphans are kept as any kind's (docs/design.md §17.1):
+// the replica the Deployment controller made is restarted in place,
+// under its own name, after its exit (its template's restartPolicy is
+// Always), with no other container made.
+func TestDeploymentOrphanIsRestartedAfterItsExit(t *testing.T) {
+	for _, exit := range []int{0, 1} {
+		t.Run("exit "+strconv.Itoa(exit), func(t *testing.T) {
+			f := newFrame(t)
+			pods, key := f.deploymentOrphans(webDeployment("default", 2, ""), "default", 2)
+			ct, got := f.exitFirst(pods, key, exit, 5)
+			if got != dockerx.StateRunning {
+				t.Errorf("orphan %s is %q after its exit %d, want restarted", ct.Name, got, exit)
+			}
+			if n := len(f.deployed()); n != 2 {
+				t.Errorf("%d containers, want the 2 orphans and no other", n)
+			}
+		})
+	}
+}
+
+// `delete pod` of a Deployment's orphan removes it for good: its keeper
+// makes nothing again.
+func TestDeletedDeploymentOrphanIsNotMadeAgain(t *testing.T) {
+	f := newFrame(t)
+	pods, key := f.deploymentOrphans(webDeployment("default", 2, ""), "default", 2)
+	if err := f.d.RemoveContainer(context.Background(), first(pods).ID); err != nil {
+		t.Fatal(err)
+	}
+	for len(f.deployed()) != 1 {
+		time.Sleep(time.Millisecond) // the fake removes in the background
+	}
+	f.d.ResetCalls()
+	f.settle(key)
+	if n, w := len(f.deployed()), f.d.WriteCalls(); n != 1 || w != 0 {
+		t.Errorf("after an orphan's removal: %d containers, %d Docker writes (%v); want 1, none", n, w, f.d.Calls())
+	}
+}
+
+// The Deployment applied again adopts the orphans its selector matches:
+// its controller's from then on, they leave the keeper as they run (no
+// Docker write, out of the keeper's endpoints).
+func TestDeploymentOrphansAdoptedLeaveTheKeeper(t *testing.T) {
+	var rec endpointsRecorder
+	f := newFrameWith(t, func(c *Config) { c.Endpoints = &rec })
+	yaml := webDeployment("default", 2, "")
+	pods, key := f.deploymentOrphans(yaml, "default", 2)
+	if eps, _ := rec.of(key); len(eps) != 2 {
+		t.Fatalf("orphan endpoints %+v, want the 2 orphans", eps)
+	}
+	f.d.ResetCalls()
+	f.apply(yaml)
+	f.c.StoreChanged(store.Key("default", "web"))
+	if got := f.queuedKeys(); !slices.Equal(got, []string{key}) {
+		t.Errorf("the adopting apply queued %v, want the keeper only (the Deployment is its controller's)", got)
+	}
+	f.rounds(3, time.Minute, key)
+	f.untouchedDeployed(pods, "after the adoption")
+	if n := f.d.WriteCalls(); n != 0 {
+		t.Errorf("%d Docker writes (%v) releasing the adopted orphans, want none", n, f.d.Calls())
+	}
+	if eps, _ := rec.of(key); len(eps) != 0 {
+		t.Errorf("the keeper still feeds %+v after the adoption", eps)
+	}
+	// Their exit is the adopter's to repair now: the keeper leaves it.
+	if _, got := f.exitFirst(pods, key, 1, 3); got != dockerx.StateExited {
+		t.Errorf("an adopted pod is %q after its exit, want it left to its Deployment", got)
+	}
+}
+
+// Deleting the namespace lets a Deployment's orphans go (the Deployment
+// controller removes them with it, store.PodOwner): their keeper keeps
+// nothing of them and drops their endpoints.
+func TestNamespaceDeletionReleasesDeploymentOrphans(t *testing.T) {
+	var rec endpointsRecorder
+	f := newFrameWith(t, func(c *Config) { c.Endpoints = &rec })
+	f.apply("apiVersion: v1\nkind: Namespace\nmetadata: {name: team}\n")
+	pods, key := f.deploymentOrphans(webDeployment("team", 2, ""), "team", 2)
+	if eps, _ := rec.of(key); len(eps) != 2 {
+		t.Fatalf("orphan endpoints %+v, want the 2 orphans", eps)
+	}
+	if _, err := f.st.DeleteObjects([]store.ObjectRef{{Kind: store.KindNamespace, Name: "team"}}); err != nil {
+		t.Fatal(err)
+	}
+	f.d.ResetCalls()
+	f.sync(key)
+	if eps, ok := rec.of(key); ok {
+		t.Errorf("the keeper still feeds %+v after the namespace's deletion", eps)
+	}
+	if _, got := f.exitFirst(pods, key, 1, 3); got != dockerx.StateExited {
+		t.Errorf("a pod of the deleted namespace is %q after its exit, want it left to its removal", got)
+	}
+}
+
+// A Deployment orphan's template is judged like any pod spec handed to
+// the runtime (docs/design.md §13): one needing --allow-privileged is
+// not restarted by a controller started without it, and is by one
+// started with it.
+func TestDeploymentOrphanNeedingAFlagIsNotRestartedWithoutIt(t *testing.T) {
+	for _, allowed := range []bool{false, true} {
+		t.Run(map[bool]string{false: "without the flag", true: "with the flag"}[allowed], func(t *testing.T) {
+			f := newFrameWith(t, func(c *Config) { c.Allow.Privileged = allowed })
+			pods, key := f.deploymentOrphans(webDeployment("default", 1, "        securityContext: {privileged: true}\n"), "default", 1)
+			_, got := f.exitFirst(pods, key, 1, 5)
+			want := dockerx.StateExited
+			if allowed {
+				want = dockerx.StateRunning
+			}
+			if got != want {
+				t.Errorf("privileged orphan is %q, want %q", got, want)
+			}
+		})
 	}
 }

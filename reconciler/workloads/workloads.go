@@ -119,6 +119,13 @@ type Kind struct {
 	// NAME-ORDINAL, a standalone Pod's name), never replaced by
 	// another (orphanNames).
 	stableNames bool
+	// orphansOnly: the frame keeps only the orphans of the kind's
+	// objects (their orphan keeper), their own pods being another
+	// controller's: a Deployment's are the Deployment controller's
+	// (package reconciler), which leaves those a deletion with
+	// --cascade=orphan left (docs/design.md §17.1). Its objects' own keys
+	// are never queued nor synced here.
+	orphansOnly bool
 	// background: the owner's missing pods of one container are created
 	// in the background (podruntime.SyncInput.CreateInBackground), and
 	// its decision counts those being created as its pods
@@ -286,7 +293,9 @@ func (c *Controller) StoreChanged(key string) {
 	}
 	if kind, ns, name := store.ParseWatchKey(key); kind != "" {
 		if k, ok := c.kinds[kind]; ok {
-			c.loop.Add(reconcile.Request{Key: key})
+			if !k.orphansOnly {
+				c.loop.Add(reconcile.Request{Key: key})
+			}
 			// Its record may list orphans now (a deletion with
 			// --cascade=orphan), adopt them, or list none any more
 			// (its namespace deleted).
@@ -303,21 +312,27 @@ func (c *Controller) Event(ev dockerx.Event) {
 	case ev.Gap:
 		c.exits.reset()
 		c.Resync()
-	case ev.OwnerKind != "" && ev.Owner != "":
+	default:
+		kind, owner := ev.PodOwner()
+		if kind == "" || owner == "" {
+			return
+		}
 		if ev.ContainerID != "" && (ev.Action == "start" || ev.Action == "destroy") {
 			// Running again, or gone: a die seen unsettled says
 			// nothing of it any more.
 			c.exits.forget(ev.ContainerID)
 		}
-		if k, ok := c.kinds[ev.OwnerKind]; ok {
+		if k, ok := c.kinds[kind]; ok {
 			if !ev.Unsettled {
 				// The container may be an orphan of the name: its
 				// keeper, when it keeps any, looks (a die to restart,
 				// a start, a removal by `delete pod`).
-				c.queueOrphans(k, ev.Namespace, ev.Owner, false)
+				c.queueOrphans(k, ev.Namespace, owner, false)
 			}
-			key := Key(ev.OwnerKind, ev.Namespace, ev.Owner)
+			key := Key(kind, ev.Namespace, owner)
 			switch {
+			case k.orphansOnly:
+				return
 			case ev.Unsettled:
 				// A die, sent before Docker lists it: a background
 				// kind's owner is queued at once and its sync takes
@@ -362,7 +377,9 @@ func (c *Controller) Resync() {
 			c.cfg.Log.Warn("listing workloads", "kind", k.Name, "err", err)
 		}
 		for _, o := range objs {
-			c.loop.Add(reconcile.Request{Key: Key(k.Name, o.Meta.NamespaceOrDefault(), o.Meta.Name)})
+			if !k.orphansOnly {
+				c.loop.Add(reconcile.Request{Key: Key(k.Name, o.Meta.NamespaceOrDefault(), o.Meta.Name)})
+			}
 			c.queueOrphans(k, o.Meta.NamespaceOrDefault(), o.Meta.Name, len(o.Orphaned) > 0)
 		}
 	}
@@ -417,7 +434,7 @@ func (c *Controller) Reconcile(ctx context.Context, req reconcile.Request) (reco
 	}
 	kind, ns, name := store.ParseWatchKey(req.Key)
 	k, ok := c.kinds[kind]
-	if !ok {
+	if !ok || k.orphansOnly {
 		return reconcile.Result{}, nil
 	}
 	ref := store.ObjectRef{Kind: kind, Namespace: ns, Name: name}
@@ -729,16 +746,16 @@ func (c *Controller) observe(all []dockerx.Container, kind, name, ns string, obj
 		nsName = manifests.DefaultNamespace
 	}
 	for _, ct := range all {
-		if ct.Labels[dockerx.LabelOwnerKind] != kind || ct.Labels[dockerx.LabelOwner] != name || dockerx.ParseNamespace(ct.Labels, ct.Name) != nsName {
+		if k, n := dockerx.OwnerOf(ct.Labels); k != kind || n != name || dockerx.ParseNamespace(ct.Labels, ct.Name) != nsName {
 			continue
 		}
 		base := podBase(ct)
-		pod, ok := dockerx.PodOfContainerName(c.cfg.Instance, ns, base)
+		pod, ok := dockerx.PodOf(c.cfg.Instance, ns, base, ct.Labels)
 		if !ok {
 			continue
 		}
 		if obj != nil {
-			switch obj.PodOwner(ct.Labels[dockerx.LabelOwnerUID], ct.Labels) {
+			switch obj.ContainerOwner(ct.Labels[dockerx.LabelOwnerUID], ct.Created, ct.Labels) {
 			case store.PodOrphan:
 				if o.orphans == nil {
 					o.orphans = map[string]bool{}

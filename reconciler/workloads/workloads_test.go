@@ -78,6 +78,8 @@ func (f *frame) apply(yaml string) {
 		switch {
 		case d.Namespace != nil:
 			b.Namespaces = append(b.Namespaces, d.Namespace)
+		case d.Deployment != nil:
+			b.Deployments = append(b.Deployments, d.Deployment)
 		case d.Job != nil:
 			b.Jobs = append(b.Jobs, d.Job)
 		case d.Pod != nil:
