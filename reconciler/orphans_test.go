@@ -266,3 +266,47 @@ func TestNamespaceDeletionRemovesADeploymentsOrphans(t *testing.T) {
 	h.restart()
 	h.waitFor("team/web's orphans gone", func() bool { return len(h.in("team", "web")) == 0 })
 }
+
+// A container an earlier release made before its deployment's record was
+// created (a state directory resumed from Docker, §16) is that
+// incarnation's: orphaned with it, it is left running by a deployment
+// applied again whose selector does not match it, as the
+// ControllerRefManager adopts no pod its selector misses.
+func TestDeploymentAppliedAgainLeavesEarlierReleasesOrphansItsSelectorMisses(t *testing.T) {
+	h := newHarness(t, Options{})
+	d := testDeployment("web", 2, "one")
+	h.apply(d)
+	ids := addMainReplicas(t, h, d, 2)
+	h.start()
+	h.waitReplicas("web", 2)
+	h.stop()
+	if _, err := h.store.DeleteObjectsWith([]store.ObjectRef{webRef}, store.DeleteOptions{Orphan: true}); err != nil {
+		t.Fatal(err)
+	}
+	h.apply(selecting(testDeployment("web", 2, "one"), "web-v2"))
+	h.restart()
+	rec, err := h.store.Get("", "web")
+	if err != nil {
+		t.Fatal(err)
+	}
+	hash := manifests.TemplateHash(&rec.Deployment.Spec.Template)
+	// Converged: its 2 pods available, and only they counted.
+	h.waitFor("its own 2 pods only", func() bool {
+		st, err := h.store.ReadStatus("", "web")
+		if err != nil || st.ObservedGeneration != rec.Generation {
+			return false
+		}
+		s, _ := View(rec, st, nil, OwnedContainers(rec, h.ours("web")), h.ctrl.opts.Now())
+		return s.Replicas == 2 && s.UpdatedReplicas == 2 && s.AvailableReplicas == 2
+	})
+	h.stop()
+	running := map[string]bool{}
+	for _, c := range h.ours("web") {
+		running[c.ID] = c.State == dockerx.StateRunning && c.TemplateHash != hash
+	}
+	for _, id := range ids {
+		if !running[id] {
+			t.Errorf("orphan %s of an earlier release not left running: %s", id, summary(h.ours("web")))
+		}
+	}
+}
