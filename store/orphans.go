@@ -217,13 +217,19 @@ func (a *objectApply[T]) release(s *Store, ns string, owner ObjectRef, uid strin
 // label (label "") made before r's incarnation was created is an earlier
 // incarnation's, the latest listed in Orphaned created at or before it
 // (an unlabelled pod can only have been orphaned after the upgrade, by
-// the deletion of the incarnation it ran under). Any other unlabelled
-// container is r's, as PodOwner reads "".
+// the deletion of the incarnation it ran under). One made before every
+// listed incarnation was created ran under the first of them all the
+// same: an earlier release's incarnation takes over the containers it
+// finds (a state directory resumed from Docker, docs/design.md §16), so
+// they can predate its record; it is never r's, whose own pods this
+// release labelled. Any other unlabelled container is r's, as PodOwner
+// reads "".
 func (r *Record) PodUID(label string, created time.Time) string {
 	if label != "" || len(r.Orphaned) == 0 || created.IsZero() || !created.Before(r.CreatedAt.Truncate(time.Second)) {
 		return label
 	}
 	uid, at := "", time.Time{}
+	first, firstAt := "", time.Time{}
 	for _, o := range r.Orphaned {
 		n, err := strconv.ParseInt(o, 36, 64)
 		if err != nil {
@@ -231,9 +237,15 @@ func (r *Record) PodUID(label string, created time.Time) string {
 		}
 		// Docker's creation times may be whole seconds.
 		t := time.Unix(0, n)
+		if first == "" || t.Before(firstAt) {
+			first, firstAt = o, t
+		}
 		if !t.Truncate(time.Second).After(created) && (uid == "" || t.After(at)) {
 			uid, at = o, t
 		}
+	}
+	if uid == "" {
+		return first
 	}
 	return uid
 }

@@ -323,7 +323,8 @@ func TestNamespaceDeletionTakesADeploymentsOrphans(t *testing.T) {
 // A Deployment's container made by a release that did not label its
 // pods with their incarnation is read as the incarnation it was made
 // under: the record's own when made since it was created, else the
-// latest orphaned incarnation created before it.
+// latest orphaned incarnation created before it, or the first of them
+// for one made before them all (a state directory resumed from Docker).
 func TestRecordPodUIDOfUnlabelledContainers(t *testing.T) {
 	t0 := time.Date(2026, 1, 1, 10, 0, 0, 0, time.UTC)
 	t1, t2 := t0.Add(time.Hour), t0.Add(2*time.Hour)
@@ -342,7 +343,7 @@ func TestRecordPodUIDOfUnlabelledContainers(t *testing.T) {
 		{"made in the second the record was created: its own", live, "", live.CreatedAt.Truncate(time.Second), ""},
 		{"made under the first orphaned incarnation", live, "", t0.Add(time.Minute), u0},
 		{"made under the second orphaned incarnation", live, "", t2, u1},
-		{"made before any listed incarnation: the record's", live, "", t0.Add(-time.Minute), ""},
+		{"made before any listed incarnation: the first's, which took it over", live, "", t0.Add(-time.Minute), u0},
 		{"no creation time: the record's", live, "", time.Time{}, ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
