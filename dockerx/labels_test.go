@@ -24,9 +24,13 @@ func TestParseExitCode(t *testing.T) {
 
 // TestReservedLabelsCoverOurs: every label dockctl puts on a container is
 // one a template may not set (manifests.ReservedLabels), so that no template
-// can make a container pose as a holder, a pod member or another's replica.
+// can make a container pose as a holder, a pod member, another owner's pod
+// (a Deployment's pod labelled as a StatefulSet's, which that StatefulSet
+// would then take and remove) or another incarnation's orphan.
 func TestReservedLabelsCoverOurs(t *testing.T) {
-	for _, k := range []string{LabelInstance, LabelDeployment, LabelTemplateHash, LabelRole, LabelPod, LabelPodUID, LabelContainer} {
+	for _, k := range []string{LabelInstance, LabelDeployment, LabelTemplateHash, LabelRole, LabelPod, LabelPodUID, LabelContainer,
+		LabelNamespace, LabelService, LabelConfigHash, LabelOwnerKind, LabelOwner, LabelOwnerUID, LabelHostname, LabelSubdomain,
+		LabelClaim, LabelVersion} {
 		if !manifests.ReservedLabels[k] {
 			t.Errorf("%s is not reserved", k)
 		}
