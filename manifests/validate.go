@@ -663,6 +663,11 @@ var ReservedLabels = map[string]bool{
 	"io.dockctl.instance": true, "io.dockctl.deployment": true, "io.dockctl.template-hash": true,
 	"io.dockctl.namespace": true, "io.dockctl.role": true, "io.dockctl.pod": true,
 	"io.dockctl.pod-uid": true, "io.dockctl.container": true, "io.dockctl.service": true, "io.dockctl.config-hash": true,
+	// A workload's pod's owner and incarnation (docs/design.md §4, §17.1):
+	// a template claiming them would make its pods pose as another
+	// owner's, which that owner would take and remove.
+	"io.dockctl.owner-kind": true, "io.dockctl.owner": true, "io.dockctl.owner-uid": true,
+	"io.dockctl.hostname": true, "io.dockctl.subdomain": true, "io.dockctl.claim": true, "io.dockctl.version": true,
 }
 
 func (v *validator) labels(p string, labels map[string]string) {
