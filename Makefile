@@ -1,6 +1,7 @@
 # dockctl — build, test and demo. Everything here runs on a machine with Go
-# and a Docker Engine and nothing else: images are built FROM scratch from
-# static binaries, so no registry is ever contacted.
+# (and the modules of go.sum, from the module proxy or a copied module
+# cache) and a Docker Engine and nothing else: images are built FROM scratch
+# from static binaries, so no registry is ever contacted.
 
 GO             ?= go
 VERSION        ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
@@ -110,6 +111,7 @@ demo: demo-announce build workload-image
 	$(DEMO_CLI) apply -f manifests/examples/
 	$(DEMO_CLI) rollout status deployment/api --timeout 2m
 	$(DEMO_CLI) rollout status deployment/web --timeout 2m
+	$(DEMO_CLI) rollout status deployment/web-sidecar --timeout 2m
 	$(DEMO_CLI) get deployments
 	$(DEMO_CLI) get services
 	@for i in $$(seq 60); do \
