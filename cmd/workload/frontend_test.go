@@ -115,6 +115,14 @@ func TestFrontEnd(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
+			// The front end's port is taken before the back ends are made:
+			// a refused back end's port, free when chosen, must not be
+			// handed to the front end itself (which would then call itself
+			// until it runs out of files).
+			ln, err := net.Listen("tcp", "127.0.0.1:0")
+			if err != nil {
+				t.Fatal(err)
+			}
 			urls := tt.backends(t)
 			timeout := tt.timeout
 			if timeout == 0 {
@@ -122,7 +130,10 @@ func TestFrontEnd(t *testing.T) {
 			}
 			s := newServer(config{message: "hello from web", backends: urls, backendTimeout: timeout}, time.Now, func(int) {})
 			s.hostname = "web-1"
-			ts := httptest.NewServer(s.routes())
+			ts := httptest.NewUnstartedServer(s.routes())
+			ts.Listener.Close()
+			ts.Listener = ln
+			ts.Start()
 			defer ts.Close()
 
 			a := get(http.DefaultClient, ts.URL+"/")
