@@ -31,7 +31,7 @@ FETCH_OK       := $(if $(CURL),curl -fs -o /dev/null --max-time 5,wget -q -O /de
 E2E_TIMEOUT    ?= 20m
 # How many of the e2e tests marked independent (e2e/harness_test.go) run
 # at once; 1 runs every test alone.
-E2E_PARALLEL   ?= 3
+E2E_PARALLEL   ?= 4
 
 export CGO_ENABLED = 0
 
