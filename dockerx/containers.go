@@ -244,13 +244,11 @@ func (c *Client) StartContainer(ctx context.Context, id string) error {
 func (c *Client) StopContainer(ctx context.Context, id string, timeout time.Duration) error {
 	ctx, cancel := context.WithTimeout(ctx, c.timeout+timeout)
 	defer cancel()
-	release := c.leaves.enter(ctx, c.api, c.timeout)
+	release, held := c.leaves.enter(ctx, c.api, c.timeout)
 	defer release()
-	hold := time.AfterFunc(c.leaves.holdFor(), release)
-	defer hold.Stop()
 	secs := int((timeout + time.Second - 1) / time.Second)
 	err := c.api.ContainerStop(ctx, id, container.StopOptions{Timeout: &secs})
-	if err == nil && c.leaves.serialised() {
+	if err == nil && held {
 		// Docker reports the stop once the container's state says exited,
 		// before its exit handler has released the network; an inspect
 		// waits for that handler's container lock.
@@ -278,10 +276,8 @@ func (c *Client) RemoveContainer(ctx context.Context, id string) error {
 	// A forced removal of a running container is a stop too: through the
 	// leave gate (leavegate.go), for at most its hold (a container Docker
 	// cannot kill at once must not stop every other removal).
-	release := c.leaves.enter(ctx, c.api, c.timeout)
+	release, _ := c.leaves.enter(ctx, c.api, c.timeout)
 	defer release()
-	hold := time.AfterFunc(c.leaves.holdFor(), release)
-	defer hold.Stop()
 	err := c.api.ContainerRemove(ctx, id, container.RemoveOptions{Force: true, RemoveVolumes: true})
 	switch {
 	case err == nil, cerrdefs.IsNotFound(err):

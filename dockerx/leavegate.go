@@ -53,14 +53,18 @@ type leaveGate struct {
 const defaultLeaveHold = 2 * time.Second
 
 // enter takes the gate when the Engine needs it and returns the function
-// that gives it back (safe to call more than once). It asks the Engine's
-// version once; until an answer comes the gate is taken, which is safe.
-func (g *leaveGate) enter(ctx context.Context, api dockerAPI, timeout time.Duration) (release func()) {
+// that gives it back (safe to call more than once) and whether it was
+// taken. A taken gate is given back by itself after the hold, whatever
+// the call is still waiting for. It asks the Engine's version once; until
+// an answer comes the gate is taken, which is safe.
+func (g *leaveGate) enter(ctx context.Context, api dockerAPI, timeout time.Duration) (release func(), held bool) {
 	if !g.needed(ctx, api, timeout) {
-		return func() {}
+		return func() {}, false
 	}
 	g.mu.Lock()
-	return sync.OnceFunc(g.mu.Unlock)
+	unlock := sync.OnceFunc(g.mu.Unlock)
+	hold := time.AfterFunc(g.holdFor(), unlock)
+	return func() { hold.Stop(); unlock() }, true
 }
 
 // needed reports whether the Engine is one whose libnetwork has the lock
@@ -123,12 +127,4 @@ func (g *leaveGate) holdFor() time.Duration {
 		return g.hold
 	}
 	return defaultLeaveHold
-}
-
-// serialised reports whether the gate is in force (known once the first
-// gated call asked the Engine).
-func (g *leaveGate) serialised() bool {
-	g.decideMu.Lock()
-	defer g.decideMu.Unlock()
-	return !g.decided || g.serial
 }
