@@ -464,6 +464,13 @@ type storedPod struct {
 // labels it; the workload's "app" label is name.
 func workloadPodOf(t *testing.T, api *dockerAPI, dir, kind, name, pod string) storedPod {
 	t.Helper()
+	return workloadPodIn(t, api, dir, kind, name, pod, "running")
+}
+
+// workloadPodIn is workloadPodOf with the container in Docker state
+// state ("running", "exited", …).
+func workloadPodIn(t *testing.T, api *dockerAPI, dir, kind, name, pod, state string) storedPod {
+	t.Helper()
 	st, err := store.Open(dir, "t1")
 	if err != nil {
 		t.Fatal(err)
@@ -474,11 +481,66 @@ func workloadPodOf(t *testing.T, api *dockerAPI, dir, kind, name, pod string) st
 	}
 	w.tmpl, _ = w.obj.Object.(manifests.Workload).PodTemplate()
 	w.hash = manifests.TemplateHash(w.tmpl)
-	w.id = api.add(dockerx.PodContainerName("t1", "default", pod), "running", map[string]string{
+	w.id = api.add(dockerx.PodContainerName("t1", "default", pod), state, map[string]string{
 		dockerx.LabelInstance: "t1", dockerx.LabelNamespace: "default", dockerx.LabelRole: dockerx.RoleReplica,
 		dockerx.LabelOwnerKind: kind, dockerx.LabelOwner: name, dockerx.LabelOwnerUID: w.obj.UID(),
 		dockerx.LabelTemplateHash: w.hash, "app": name})
 	return w
+}
+
+// A workload pod's container that exited and waits out its crash-loop
+// backoff is shown as kubectl shows the kubelet's waiting reason,
+// CrashLoopBackOff, from the backoff the controller records with the
+// owner's status; once the backoff has passed it is shown as exited.
+func TestWorkloadPodInBackoffShowsCrashLoopBackOff(t *testing.T) {
+	const db = `apiVersion: apps/v1
+kind: StatefulSet
+metadata: {name: db}
+spec:
+  serviceName: db
+  replicas: 1
+  selector: {matchLabels: {app: db}}
+  template:
+    metadata: {labels: {app: db}}
+    spec:
+      containers:
+      - name: db
+        image: busybox
+`
+	for _, tc := range []struct {
+		name       string
+		notBefore  time.Duration // from now
+		wantStatus string
+	}{
+		{"backing off", time.Minute, "CrashLoopBackOff"},
+		{"backoff over", -time.Minute, "Completed"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			api := startFakeDaemon(t)
+			dir := t.TempDir()
+			run := runner(t, []string{"--state-dir", dir, "--instance", "t1"})
+			run(db, "apply", "-f", "-")
+			w := workloadPodIn(t, api, dir, store.KindStatefulSet, "db", "db-0", "exited") // "Exited (0)"
+			rec := map[string]*podruntime.ContainerState{w.id: {Restarts: 3, NotBefore: time.Now().Add(tc.notBefore)}}
+			u, err := workloads.RecordUpdate(workloads.WriterPods, rec)
+			if err != nil {
+				t.Fatal(err)
+			}
+			u.Status, u.Generation = map[string]any{"replicas": 1}, w.obj.Generation
+			if err := w.st.UpdateWorkloadStatus(w.ref, w.obj.Created, u); err != nil {
+				t.Fatal(err)
+			}
+			var row []string
+			for _, l := range strings.Split(run("", "get", "pods"), "\n") {
+				if f := strings.Fields(l); len(f) > 3 && f[0] == "db-0" {
+					row = f
+				}
+			}
+			if len(row) < 4 || row[2] != tc.wantStatus || row[3] != "3" {
+				t.Errorf("get pods row %q, want STATUS %s and 3 restarts", row, tc.wantStatus)
+			}
+		})
+	}
 }
 
 // An orphan is shown as the template it was made from, which the

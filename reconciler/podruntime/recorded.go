@@ -11,16 +11,21 @@ import (
 // status file; an owner of the workload frame keeps it in the Runtime and
 // records only what the read commands need to judge its pods as Sync
 // does — each container's restarts and its readiness-probe verdict with
-// the time it was first seen ready in its current run. Nothing here
-// changes per probe run: an unchanged verdict records the same, so an
-// idle owner's status is written no more than before.
+// the time it was first seen ready in its current run, and, while an
+// exited container waits out its crash-loop backoff, when it may start
+// again (so `get pods` says CrashLoopBackOff, as kubectl does from the
+// kubelet's waiting reason). Nothing here changes per probe run: an
+// unchanged verdict records the same, so an idle owner's status is
+// written no more than before; a crash changes it twice (the backoff
+// begins, the restart counts), as it changes the kubelet's pod status.
 
 // Recorded is owner key's memory of its observed containers (the Sync
 // key's memory, read after its Sync: one owner's Syncs never overlap) as
 // its status records it: per live container with something to say —
-// restarts, a verdict — a ContainerState holding only Restarts,
-// ProbeReady and, with a ready verdict, ReadySince. A container gone from
-// observed has no entry; nil when none has one.
+// restarts, a verdict, a backoff — a ContainerState holding only
+// Restarts, ProbeReady, with a ready verdict ReadySince, and while it is
+// exited or created (never started) in a backoff NotBefore. A container
+// gone from observed has no entry; nil when none has one.
 func (r *Runtime) Recorded(key string, observed []dockerx.Container) map[string]*ContainerState {
 	r.memory.mu.Lock()
 	states := r.memory.states[key]
@@ -28,10 +33,17 @@ func (r *Runtime) Recorded(key string, observed []dockerx.Container) map[string]
 	var out map[string]*ContainerState
 	for _, c := range observed {
 		cst := states[c.ID]
-		if cst == nil || cst.Restarts == 0 && cst.ProbeReady == nil {
+		if cst == nil {
+			continue
+		}
+		backingOff := !cst.NotBefore.IsZero() && (c.State == dockerx.StateExited || c.State == dockerx.StateCreated)
+		if cst.Restarts == 0 && cst.ProbeReady == nil && !backingOff {
 			continue
 		}
 		rec := &ContainerState{Restarts: cst.Restarts}
+		if backingOff {
+			rec.NotBefore = cst.NotBefore
+		}
 		if cst.ProbeReady != nil {
 			v := *cst.ProbeReady
 			rec.ProbeReady = &v

@@ -71,6 +71,22 @@ func TestRecordedAndRecall(t *testing.T) {
 		t.Errorf("recorded %+v, want only %+v", rec, want)
 	}
 
+	// A container waiting out its backoff records when it may start
+	// again, while it is exited or never started; a running one does not.
+	states["exited"] = &ContainerState{Restarts: 2, CrashCount: 3, NotBefore: since}
+	states["running"] = &ContainerState{Restarts: 2, NotBefore: since}
+	states["created"] = &ContainerState{NotBefore: since}
+	backoff := r.Recorded("k", []dockerx.Container{{ID: "exited", State: dockerx.StateExited}, {ID: "running", State: dockerx.StateRunning}, {ID: "created", State: dockerx.StateCreated}})
+	if got := backoff["exited"]; got == nil || !got.NotBefore.Equal(since) || got.Restarts != 2 || got.CrashCount != 0 {
+		t.Errorf("exited in backoff recorded %+v, want restarts 2 and notBefore %v only", got, since)
+	}
+	if got := backoff["running"]; got == nil || !got.NotBefore.IsZero() {
+		t.Errorf("running recorded %+v, want its restarts without a backoff", got)
+	}
+	if got := backoff["created"]; got == nil || !got.NotBefore.Equal(since) {
+		t.Errorf("never started in backoff recorded %+v, want notBefore %v", got, since)
+	}
+
 	loads := 0
 	load := func() map[string]*ContainerState { loads++; return rec }
 	r.Recall("k", load)
