@@ -77,6 +77,29 @@ type orphanMemory struct {
 	// ID) whose template was not found at its last sync, logged once:
 	// what a keeper's sync no longer sees is forgotten with it.
 	unknown map[string]map[string]bool
+	// failure is, by keeper key, the error its last sync logged: a
+	// failure that persists (an orphan the privilege gate refuses, whose
+	// cause is the controller's flags) is logged once, not every sync.
+	failure map[string]string
+}
+
+// failed records msg as keeper key's last sync failure ("" none) and
+// reports whether it differs from the one before: whether to log it.
+func (m *orphanMemory) failed(key, msg string) (changed bool) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.failure[key] == msg {
+		return false
+	}
+	if msg == "" {
+		delete(m.failure, key)
+		return true
+	}
+	if m.failure == nil {
+		m.failure = map[string]string{}
+	}
+	m.failure[key] = msg
+	return true
 }
 
 // setKept records whether keeper key has orphans to keep, and returns
@@ -185,6 +208,7 @@ func (c *Controller) keepOrphans(ctx context.Context, key string, k Kind, ns, na
 		// any pod of it, PodStale): what was kept of them is
 		// released, their pods leave every Service.
 		c.orphans.seenUnknown(key, nil)
+		c.orphans.failed(key, "")
 		if !c.orphans.setKept(key, false) {
 			return reconcile.Result{}, nil
 		}
@@ -286,7 +310,11 @@ func (c *Controller) keepOrphans(ctx context.Context, key string, k Kind, ns, na
 			return reconcile.Result{}, err
 		}
 	}
+	msg := ""
 	if syncErr != nil {
+		msg = syncErr.Error()
+	}
+	if c.orphans.failed(key, msg) && syncErr != nil {
 		c.cfg.Log.Warn("orphan pods", "orphans", key, "err", syncErr)
 	}
 	return reconcile.Result{RequeueAfter: res.RequeueAfter}, nil

@@ -3,6 +3,7 @@ package workloads
 import (
 	"context"
 	"errors"
+	"log/slog"
 	"slices"
 	"strconv"
 	"strings"
@@ -13,6 +14,7 @@ import (
 	batchv1 "k8s.io/api/batch/v1"
 
 	"github.com/dockctl/dockctl/dockerx"
+	"github.com/dockctl/dockctl/internal/testio"
 	"github.com/dockctl/dockctl/manifests"
 	"github.com/dockctl/dockctl/reconciler/podruntime"
 	"github.com/dockctl/dockctl/reconciler/services"
@@ -280,7 +282,9 @@ func TestOrphanNeedingAFlagIsNotRestartedWithoutIt(t *testing.T) {
 				"        image: busybox\n        securityContext: {privileged: true}\n", 1)
 			pods, key := f.orphanOf(privileged, store.KindReplicaSet, "web", 1)
 			f.c.runtime.Stop()
-			cfg := Config{Instance: instance, Docker: f.d, Store: f.st, Kinds: Kinds(), Now: f.clock}
+			var logs testio.Buffer
+			cfg := Config{Instance: instance, Docker: f.d, Store: f.st, Kinds: Kinds(), Now: f.clock,
+				Log: slog.New(slog.NewTextHandler(&logs, nil))}
 			cfg.Allow.Privileged = allowed
 			f.c = New(cfg)
 			t.Cleanup(f.c.runtime.Stop)
@@ -295,6 +299,15 @@ func TestOrphanNeedingAFlagIsNotRestartedWithoutIt(t *testing.T) {
 			}
 			if got := f.state(store.KindReplicaSet, "web", ct.ID); got != want {
 				t.Errorf("privileged orphan is %q, want %q", got, want)
+			}
+			// The refusal persists while the flags do: it is logged
+			// once, not at each of the keeper's syncs.
+			wantLogs := 1
+			if allowed {
+				wantLogs = 0
+			}
+			if n := strings.Count(logs.String(), `msg="orphan pods"`); n != wantLogs {
+				t.Errorf("the keeper logged its failure %d times over 5 syncs, want %d:\n%s", n, wantLogs, logs.String())
 			}
 		})
 	}
