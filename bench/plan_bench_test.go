@@ -101,7 +101,7 @@ func BenchmarkComputePlan1000x10(b *testing.B) {
 }
 
 // BenchmarkComputePlan1x10000 plans a single deployment of 10,000 replicas
-// (issue 5's target: ≤ 10 ms).
+// (target: ≤ 10 ms, BENCHMARKS.md "Go benchmarks").
 func BenchmarkComputePlan1x10000(b *testing.B) {
 	in := inputs(b, 1, 10000)[0]
 	b.ReportAllocs()

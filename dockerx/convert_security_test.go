@@ -14,8 +14,8 @@ import (
 
 const testSeccompProfile = `{"defaultAction":"SCMP_ACT_ERRNO","syscalls":[{"names":["read","write","exit_group"],"action":"SCMP_ACT_ALLOW"}]}`
 
-// securePod sets every pod field with a meaning on one host (issue 11,
-// item 5) on d: the pod's securityContext, hostAliases and dnsConfig.
+// securePod sets every pod field with a meaning on one host (docs/manifests.md,
+// "Security context and other pod fields") on d: the pod's securityContext, hostAliases and dnsConfig.
 func securePod(d *manifests.Deployment) {
 	ps := &d.Spec.Template.Spec
 	ps.SecurityContext = &manifests.PodSecurityContext{
@@ -52,7 +52,7 @@ func secureContainer(c *manifests.Container) {
 	}
 }
 
-// securityGoldenCases are the golden files of issue 11's pod fields: a
+// securityGoldenCases are the golden files of the pod fields with a meaning on one host: a
 // replica (network owner and container at once), and a pod's holder
 // (the owner) and member (the container).
 func securityGoldenCases() []goldenCase {

@@ -232,7 +232,7 @@ func TestCPUMapping(t *testing.T) {
 
 // Hostnames are DNS labels NAME-HASH-N (no instance, no "_"), at most 63
 // characters, and a long name is cut, never the -HASH-N that tells the
-// replicas apart (issue 8 item 14).
+// replicas apart (docs/design.md §3).
 func TestHostname(t *testing.T) {
 	long := strings.Repeat("a", 63)
 	tests := []struct {
@@ -278,7 +278,7 @@ func TestHostname(t *testing.T) {
 // Replicas get json-file (or local) rotation as kubelet gives containers
 // (10 MiB × 5 files by default), only when that is the daemon's default
 // driver: a journald or syslog user keeps the daemon's driver untouched
-// (issue 8 item 23). The setting is applied at conversion, not stored in
+// (docs/cli.md, --container-log-max-size). The setting is applied at conversion, not stored in
 // the template, so hashes do not change.
 func TestBuildConfigLogRotation(t *testing.T) {
 	tests := []struct {
@@ -317,7 +317,7 @@ func TestBuildConfigLogRotation(t *testing.T) {
 
 // A memory emptyDir without sizeLimit gets a bounded tmpfs: the container's
 // memory limit when it has one (as Kubernetes sizes it), otherwise
-// DefaultMemoryEmptyDirSize (issue 8 item 21). Not stored in the template.
+// DefaultMemoryEmptyDirSize (docs/manifests.md, emptyDir). Not stored in the template.
 func TestMemoryEmptyDirDefaultSize(t *testing.T) {
 	tests := []struct {
 		name      string

@@ -15,8 +15,8 @@ import (
 	"github.com/dockctl/dockctl/manifests"
 )
 
-// TestE2EStopKillsAfterTimeout checks what the graceful stop (issue 8 item
-// 20) relies on: Docker's stop API waits for a container that ignores its
+// TestE2EStopKillsAfterTimeout checks what the graceful stop (docs/design.md
+// §8) relies on: Docker's stop API waits for a container that ignores its
 // stop signal until the timeout, then kills it (exit 137), and the
 // container can then be removed.
 func TestE2EStopKillsAfterTimeout(t *testing.T) {

@@ -29,7 +29,7 @@ import (
 	"github.com/dockctl/dockctl/manifests"
 )
 
-// TestChaos is the chaos run of issue 4, item 4. Three deployments run under
+// TestChaos is the chaos run (`make chaos`). Three deployments run under
 // a controller container while, every ~500 ms (jittered), one random
 // disruption hits them: a replica removed (`docker rm -f`), stopped
 // (`docker stop -t 1`) or killed (`docker kill`), a labelled stray created

@@ -13,7 +13,7 @@ import (
 	"github.com/docker/docker/api/types/network"
 )
 
-// Environment from configuration (issue 11 item 2), end to end: a
+// Environment from configuration (docs/manifests.md), end to end: a
 // Deployment whose environment refers to a ConfigMap and a Secret that do
 // not exist yet waits for them — a ReplicaFailure naming them, no
 // container — and runs as soon as they are applied, with the variables

@@ -306,7 +306,7 @@ func waitRunningOn(t *testing.T, cli *client.Client, n int, timeout time.Duratio
 }
 
 // TestTwoControllers starts two controllers for the same instance and state
-// directory (issue 4, item 3): exactly one acts, the other stands by; no
+// directory (docs/design.md §2, one acting controller): exactly one acts, the other stands by; no
 // replica is ever created twice or beyond the declared count; when the
 // leader is SIGKILLed the standby takes over and repairs.
 func TestTwoControllers(t *testing.T) {
@@ -539,7 +539,7 @@ func (w *createWatch) stop(t *testing.T) (created, helpers []string) {
 }
 
 // TestControllerKilledMidOperation SIGKILLs the controller in the middle of
-// a scale-up and of a scale-down (issue 4, item 1): after a restart it must
+// a scale-up and of a scale-down: after a restart it must
 // converge to the exact count, the count must never exceed the declared
 // replicas at any sample, a scale-down must create nothing, and the stored
 // deployment must still read fine.

@@ -17,7 +17,7 @@ import (
 )
 
 // secManifest is a pod of two containers (so a holder owns its network and
-// IPC namespaces) with every pod field of issue 11 item 5 that this host
+// IPC namespaces) with every pod field with a meaning on one host that this host
 // can run (no GPU here), and a few fields with no meaning on one host.
 func secManifest() string {
 	return fmt.Sprintf(`apiVersion: apps/v1

@@ -9,7 +9,7 @@ import (
 	"time"
 )
 
-// TestGracefulStop (issue 8 item 20): a replica removed by a scale-down
+// TestGracefulStop (docs/design.md §8): a replica removed by a scale-down
 // gets its stop signal and is killed only when its grace period has
 // passed; meanwhile `get containers` shows it as Terminating.
 func TestGracefulStop(t *testing.T) {

@@ -19,7 +19,7 @@ import (
 
 // strictInputs are the manifests every kind of which must decode strictly
 // into Kubernetes' types: the examples, the golden templates and
-// marshalled outputs, the real-world corpus (issue 11 item 9), and what
+// marshalled outputs, the real-world corpus (testdata/realworld), and what
 // the CLI's golden files show dockctl printing (`get -o yaml|json`).
 func strictInputs(t *testing.T) map[string][]byte {
 	t.Helper()

@@ -263,7 +263,7 @@ func decodeOne(t *testing.T, in string) *Deployment {
 	return docs[0].Deployment
 }
 
-// The fields with no meaning on one host (issue 11, item 6): accepted,
+// The fields with no meaning on one host (docs/manifests.md): accepted,
 // checked against Kubernetes' types, recorded for the warning, never
 // stored, so that the template hash is the one of the same manifest
 // without them.

@@ -10,7 +10,7 @@ import (
 )
 
 // An existing state directory that others may write to, or that another
-// user owns, is not used as is (issue 8 item 21): one that is ours is made
+// user owns, is not used as is (docs/design.md §5): one that is ours is made
 // private again (0700), one owned by someone else is refused, because
 // whoever can write the state directory decides what the controller runs.
 func TestOpenStateDirPermissions(t *testing.T) {

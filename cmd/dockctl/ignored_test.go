@@ -5,7 +5,7 @@ import (
 	"testing"
 )
 
-// Fields with no meaning on one host (issue 11, item 6): apply accepts
+// Fields with no meaning on one host (docs/manifests.md): apply accepts
 // them with ONE warning line naming them, whatever the number of objects
 // and fields; they are never stored, so re-applying without them is
 // "unchanged" and `get -o yaml` does not show them.

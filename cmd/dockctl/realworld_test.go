@@ -17,11 +17,12 @@ import (
 	"gopkg.in/yaml.v3"
 )
 
-// realworldDir holds the corpus of issue 11 item 9: bundles in the shapes
+// realworldDir holds the real-world corpus (docs/manifests.md,
+// "Real-world manifests"): bundles in the shapes
 // public projects ship, written for dockctl's tests (none is copied).
 const realworldDir = "../../manifests/testdata/realworld"
 
-// Why a bundle of the corpus is refused while issue 11 is under way: each
+// Why a bundle of the corpus is refused: each
 // names the feature whose absence refuses it and who builds it. A bundle's
 // refusal is expected only for the reasons its row lists; an error line
 // that no listed reason explains fails the test, and so does a listed
@@ -72,7 +73,7 @@ var realworld = []struct {
 	{"wordpress-mysql.yaml", nil},
 }
 
-// ignoredFields are the pod and container fields of issue 11 item 6 that
+// ignoredFields are the pod and container fields with no meaning on one host that
 // the corpus uses.
 var ignoredFields = regexp.MustCompile(`\.(serviceAccountName|automountServiceAccountToken|nodeSelector|affinity|tolerations|` +
 	`topologySpreadConstraints|schedulerName|priorityClassName|enableServiceLinks|` +

@@ -41,7 +41,7 @@ func TestManifestsDecode(t *testing.T) {
 		if c.ReadinessProbe == nil || c.ReadinessProbe.HTTPGet == nil || c.ReadinessProbe.HTTPGet.Path != "/readyz" {
 			t.Errorf("readinessProbe %+v, want httpGet /readyz", c.ReadinessProbe)
 		}
-		// The whole bundle: before issue 10 the decoder refuses the kind
+		// The whole bundle: before Services the decoder refuses the kind
 		// (the harness reports that as "no Services yet"); once it
 		// decodes, the Service must be the one the measurements expect.
 		docs, err = manifests.Decode("bench.yaml", []byte(b))
