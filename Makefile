@@ -188,6 +188,12 @@ bench:
 	if [ $$status -eq 3 ]; then echo "bench: the regression guard failed (see GUARD above; BENCH_GUARD=0 reports without failing)"; fi; \
 	exit $$status
 
+## recovery: cold recovery after a Docker daemon restart without live-restore, dockctl's pods against Docker's own restart policy (a private dockerd; RECOVERY_BENCH=pods=30 for the small size alone)
+RECOVERY_BENCH ?=
+.PHONY: recovery
+recovery:
+	CGO_ENABLED=1 $(GO) test -count=1 -p 1 -tags e2e -run '^$$' -bench '^BenchmarkColdRecovery$$$(if $(RECOVERY_BENCH),/$(RECOVERY_BENCH)$$)' -benchtime 1x -timeout 30m ./e2e/
+
 ## chaos: the chaos run alone — random disruptions for CHAOS_DURATION (default 2m), then exact convergence; CHAOS_SEED=N replays a run (its seed is printed first)
 CHAOS_DURATION ?= 2m
 CHAOS_SEED     ?=

@@ -125,7 +125,7 @@ func (p *pebbleProcess) log() string {
 // 127.0.0.1 with a listener certificate of this test, a DNS stub that
 // resolves every name to 127.0.0.1, and httpPort as the port it fetches
 // HTTP-01 challenges on. The process is killed when the test ends.
-func startPebbleProcess(t *testing.T, httpPort int) *pebbleProcess {
+func startPebbleProcess(t testing.TB, httpPort int) *pebbleProcess {
 	t.Helper()
 	root, err := repoRoot()
 	if err != nil {
@@ -196,7 +196,7 @@ func startPebbleProcess(t *testing.T, httpPort int) *pebbleProcess {
 }
 
 // roots is pebble's issuing root (its management API's /roots/0).
-func (p *pebbleProcess) roots(t *testing.T) *x509.CertPool {
+func (p *pebbleProcess) roots(t testing.TB) *x509.CertPool {
 	t.Helper()
 	resp, err := p.client.Get(p.management + "/roots/0")
 	if err != nil {

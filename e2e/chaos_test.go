@@ -234,7 +234,7 @@ func chaosManifest(d *chaosDeployment) string {
 }
 
 // chaosHash is the template hash of the deployment as declared now.
-func chaosHash(t *testing.T, d *chaosDeployment) string {
+func chaosHash(t testing.TB, d *chaosDeployment) string {
 	docs, err := manifests.Decode(d.name+".yaml", []byte(chaosManifest(d)))
 	if err != nil || len(docs) != 1 {
 		t.Fatalf("chaos manifest of %s: %v", d.name, err)
@@ -272,7 +272,7 @@ func (d *chaosDeployment) boundAt(t time.Time) int {
 // length of the test. The test starts controller containers again and again
 // from that tag, and other e2e runs on the same machine remove it when they
 // end; Docker refuses to remove an image a container uses unless forced.
-func chaosPinImage(t *testing.T, ref, name string) {
+func chaosPinImage(t testing.TB, ref, name string) {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	resp, err := dockerCli.ContainerCreate(ctx, &container.Config{Image: ref, Cmd: []string{"version"},
@@ -288,7 +288,7 @@ func chaosPinImage(t *testing.T, ref, name string) {
 }
 
 // chaosParams reads CHAOS_DURATION and CHAOS_SEED.
-func chaosParams(t *testing.T) (time.Duration, uint64) {
+func chaosParams(t testing.TB) (time.Duration, uint64) {
 	duration := 20 * time.Second
 	if v := os.Getenv("CHAOS_DURATION"); v != "" {
 		d, err := time.ParseDuration(v)
@@ -322,7 +322,7 @@ type chaosDisruption struct {
 }
 
 type chaosRun struct {
-	t        *testing.T
+	t        testing.TB
 	e        *env
 	seed     uint64
 	duration time.Duration
@@ -1264,7 +1264,7 @@ type chaosHistory struct {
 	destroyed time.Time
 }
 
-func chaosWatchEvents(t *testing.T, label string) *chaosEvents {
+func chaosWatchEvents(t testing.TB, label string) *chaosEvents {
 	ctx, cancel := context.WithCancel(context.Background())
 	w := &chaosEvents{byID: map[string]*chaosHistory{}, byName: map[string]*chaosHistory{}, cancel: cancel, done: make(chan struct{})}
 	args := filters.NewArgs(

@@ -71,7 +71,7 @@ func (e *env) claimVolume(claim string) *volume.Volume {
 // readFile copies path out of container id (the archive API: the
 // workload image is FROM scratch, with no shell to cat with), waiting for
 // it to be written: a container runs before its process writes.
-func readFile(t *testing.T, id, path string) string {
+func readFile(t testing.TB, id, path string) string {
 	t.Helper()
 	var content string
 	eventually(t, 30*time.Second, "file "+path+" in "+id, func() (bool, string) {

@@ -60,14 +60,14 @@ func (p loadPhase) String() string {
 // more only starve the controller and Docker, which the test needs.
 const loadWorkers = 2
 
-func startLoad(t *testing.T, url string) *loadGen {
+func startLoad(t testing.TB, url string) *loadGen {
 	t.Helper()
 	return startLoadAs(t, url, "")
 }
 
 // startLoadAs is startLoad with the Host header host (a gateway routes by
 // it); "" keeps the URL's.
-func startLoadAs(t *testing.T, url, host string) *loadGen {
+func startLoadAs(t testing.TB, url, host string) *loadGen {
 	t.Helper()
 	l := &loadGen{url: url, host: host, done: make(chan struct{}), markAt: time.Now()}
 	for mode := range 2 {
@@ -144,7 +144,7 @@ func (l *loadGen) mark(name string) loadPhase {
 
 // waitRequests waits until each mode has made n more requests since the
 // last mark.
-func (l *loadGen) waitRequests(t *testing.T, n int64) {
+func (l *loadGen) waitRequests(t testing.TB, n int64) {
 	t.Helper()
 	eventually(t, 2*time.Minute, fmt.Sprintf("%d requests of each kind", n), func() (bool, string) {
 		l.mu.Lock()

@@ -271,7 +271,7 @@ func TestDaemonRestartWithoutLiveRestore(t *testing.T) {
 }
 
 // waitStatus waits until a GET of url answers with the status code want.
-func waitStatus(t *testing.T, url string, want int, timeout time.Duration) {
+func waitStatus(t testing.TB, url string, want int, timeout time.Duration) {
 	t.Helper()
 	eventually(t, timeout, fmt.Sprintf("%s to answer %d", url, want), func() (bool, string) {
 		code := httpStatus(url)
@@ -287,7 +287,7 @@ func privateNetManifest(replicas int) string {
 
 // waitRunningOn waits until the selection on cli holds exactly n
 // containers, all running.
-func waitRunningOn(t *testing.T, cli *client.Client, n int, timeout time.Duration, labels ...string) []container.Summary {
+func waitRunningOn(t testing.TB, cli *client.Client, n int, timeout time.Duration, labels ...string) []container.Summary {
 	t.Helper()
 	args := labelFilter(labels...)
 	var cs []container.Summary
@@ -467,7 +467,7 @@ type createWatch struct {
 	done    chan struct{}
 }
 
-func watchCreates(t *testing.T, label string) *createWatch {
+func watchCreates(t testing.TB, label string) *createWatch {
 	ctx, cancel := context.WithCancel(context.Background())
 	w := &createWatch{live: map[string]string{}, cancel: cancel, done: make(chan struct{})}
 	args := filters.NewArgs(
@@ -522,7 +522,7 @@ func watchCreates(t *testing.T, label string) *createWatch {
 // helpers included) or a broken stream, and returns the names of the pod
 // containers created and, apart, of the Service helpers (DNS server,
 // proxies).
-func (w *createWatch) stop(t *testing.T) (created, helpers []string) {
+func (w *createWatch) stop(t testing.TB) (created, helpers []string) {
 	t.Helper()
 	time.Sleep(500 * time.Millisecond) // let the last events arrive
 	w.cancel()
@@ -630,7 +630,7 @@ func TestControllerKilledMidOperation(t *testing.T) {
 
 // pollUntil lists the selection every period until cond(total, running)
 // holds and returns those counts.
-func pollUntil(t *testing.T, timeout, period time.Duration, sel []string, cond func(total, running int) bool) (int, int) {
+func pollUntil(t testing.TB, timeout, period time.Duration, sel []string, cond func(total, running int) bool) (int, int) {
 	t.Helper()
 	var total, running int
 	deadline := time.Now().Add(timeout)

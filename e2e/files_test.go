@@ -79,7 +79,7 @@ const filesSpec = `      securityContext: {fsGroup: 2000}
 `
 
 // cat returns "MODE CONTENT" of a file as container id sees it.
-func cat(t *testing.T, id, path string) string {
+func cat(t testing.TB, id, path string) string {
 	t.Helper()
 	code, out, errOut := execOutput(t, id, "/workload", "stat", path)
 	if code != 0 {

@@ -34,7 +34,7 @@ import (
 // env is one test's private dockctl world: an instance name nobody else
 // uses, a state directory, and (once started) a controller container.
 type env struct {
-	t          *testing.T
+	t          testing.TB
 	instance   string
 	stateDir   string
 	controller testcontainers.Container
@@ -47,7 +47,7 @@ type env struct {
 	cliEnv []string
 }
 
-func newEnv(t *testing.T) *env {
+func newEnv(t testing.TB) *env {
 	t.Helper()
 	e := &env{t: t, instance: "e2e-" + randomSuffix(), stateDir: t.TempDir()}
 	e.created = watchCreated(e.instance)
@@ -269,7 +269,7 @@ func labelFilter(labels ...string) filters.Args {
 }
 
 // containers lists containers matching every label selector, any state.
-func containers(t *testing.T, labels ...string) []container.Summary {
+func containers(t testing.TB, labels ...string) []container.Summary {
 	t.Helper()
 	args := labelFilter(labels...)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
@@ -287,7 +287,7 @@ func (e *env) deploymentContainers(name string) []container.Summary {
 	return containers(e.t, "io.dockctl.instance="+e.instance, "io.dockctl.deployment="+name)
 }
 
-func removeByLabel(t *testing.T, label string) {
+func removeByLabel(t testing.TB, label string) {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	for _, c := range containers(t, label) {
@@ -298,7 +298,7 @@ func removeByLabel(t *testing.T, label string) {
 }
 
 // volumes lists the volumes matching every label selector.
-func volumes(t *testing.T, labels ...string) []volume.Volume {
+func volumes(t testing.TB, labels ...string) []volume.Volume {
 	t.Helper()
 	args := labelFilter(labels...)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
@@ -317,7 +317,7 @@ func volumes(t *testing.T, labels ...string) []volume.Volume {
 
 // images lists the images matching every label selector (the holder image
 // carries its instance's label).
-func images(t *testing.T, labels ...string) []image.Summary {
+func images(t testing.TB, labels ...string) []image.Summary {
 	t.Helper()
 	args := labelFilter(labels...)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
@@ -331,7 +331,7 @@ func images(t *testing.T, labels ...string) []image.Summary {
 
 // removeVolumesByLabel removes the pod volumes (emptyDir) a test's
 // controller left; run after the containers using them are gone.
-func removeVolumesByLabel(t *testing.T, label string) {
+func removeVolumesByLabel(t testing.TB, label string) {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	for _, v := range volumes(t, label) {
@@ -343,7 +343,7 @@ func removeVolumesByLabel(t *testing.T, label string) {
 
 // removeImagesByLabel removes the helper images (the holder image) a
 // test's controller loaded; run after the containers using them are gone.
-func removeImagesByLabel(t *testing.T, label string) {
+func removeImagesByLabel(t testing.TB, label string) {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	for _, img := range images(t, label) {
@@ -361,7 +361,7 @@ func removeImagesByLabel(t *testing.T, label string) {
 // is cleared by force-disconnecting every container name the test created
 // and every endpoint the network still lists; one that stays fails the
 // test, naming it: the host must be left as it was found.
-func removeNetworksByLabel(t *testing.T, label string, created ...string) {
+func removeNetworksByLabel(t testing.TB, label string, created ...string) {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	nets, err := dockerCli.NetworkList(ctx, network.ListOptions{Filters: labelFilter(label)})
@@ -401,7 +401,7 @@ func forceRemoveNetwork(ctx context.Context, id string, created []string) error 
 
 // eventually polls cond until it holds or the timeout passes; cond returns a
 // description of the current state for the failure message.
-func eventually(t *testing.T, timeout time.Duration, what string, cond func() (bool, string)) {
+func eventually(t testing.TB, timeout time.Duration, what string, cond func() (bool, string)) {
 	t.Helper()
 	deadline := time.Now().Add(timeout)
 	var last string
@@ -454,7 +454,7 @@ func describe(cs []container.Summary) string {
 
 // bystander creates a container dockctl must never touch, with the given
 // labels, running the workload image.
-func bystander(t *testing.T, name string, labels map[string]string) string {
+func bystander(t testing.TB, name string, labels map[string]string) string {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
@@ -473,7 +473,7 @@ func bystander(t *testing.T, name string, labels map[string]string) string {
 }
 
 // assertUntouched checks that a container still exists, running, unchanged.
-func assertUntouched(t *testing.T, id string) {
+func assertUntouched(t testing.TB, id string) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()

@@ -29,7 +29,7 @@ import (
 // or point it at a private Docker daemon. Only this process is ever
 // signalled, by its PID.
 type hostController struct {
-	t    *testing.T
+	t    testing.TB
 	cmd  *exec.Cmd
 	out  *syncBuffer
 	done chan struct{} // closed when the process has exited
@@ -165,7 +165,7 @@ type countSampler struct {
 	done   chan struct{}
 }
 
-func startCountSampler(t *testing.T, cli *client.Client, period time.Duration, limit int, labels ...string) *countSampler {
+func startCountSampler(t testing.TB, cli *client.Client, period time.Duration, limit int, labels ...string) *countSampler {
 	args := labelFilter(labels...)
 	ctx, cancel := context.WithCancel(context.Background())
 	s := &countSampler{limit: limit, seen: map[string]string{}, cancel: cancel, done: make(chan struct{})}
@@ -219,7 +219,7 @@ func (s *countSampler) stop() {
 // check fails the test if any sample so far exceeded its limit, or if no
 // list ever succeeded (a bound never measured is not held), and returns
 // the largest count seen.
-func (s *countSampler) check(t *testing.T) int {
+func (s *countSampler) check(t testing.TB) int {
 	t.Helper()
 	s.mu.Lock()
 	defer s.mu.Unlock()

@@ -81,7 +81,7 @@ func TestManifestsDirectory(t *testing.T) {
 }
 
 // hashOf is the template hash of a one-deployment manifest.
-func hashOf(t *testing.T, manifest string) string {
+func hashOf(t testing.TB, manifest string) string {
 	t.Helper()
 	docs, err := manifests.Decode("m.yaml", []byte(manifest))
 	if err != nil || len(docs) != 1 {

@@ -291,14 +291,14 @@ func (e *env) waitPods(deployment string, n int, hash string, want podWant) []*p
 
 // in returns the env for a subtest: its failures stop the subtest, from
 // the subtest's own goroutine.
-func (e *env) in(t *testing.T) *env {
+func (e *env) in(t testing.TB) *env {
 	sub := *e
 	sub.t = t
 	return &sub
 }
 
 // freePort returns a TCP port free on 127.0.0.1 right now.
-func freePort(t *testing.T) int {
+func freePort(t testing.TB) int {
 	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -323,7 +323,7 @@ func httpBody(url string) string {
 	return string(b)
 }
 
-func inspect(t *testing.T, id string) types.ContainerJSON {
+func inspect(t testing.TB, id string) types.ContainerJSON {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
@@ -335,7 +335,7 @@ func inspect(t *testing.T, id string) types.ContainerJSON {
 }
 
 // gone reports whether a container no longer exists.
-func gone(t *testing.T, id string) bool {
+func gone(t testing.TB, id string) bool {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
@@ -346,7 +346,7 @@ func gone(t *testing.T, id string) bool {
 	return err != nil
 }
 
-func rmForce(t *testing.T, id string) {
+func rmForce(t testing.TB, id string) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
@@ -356,7 +356,7 @@ func rmForce(t *testing.T, id string) {
 }
 
 // execIn runs cmd in a running container and returns its exit code.
-func execIn(t *testing.T, id string, cmd ...string) int {
+func execIn(t testing.TB, id string, cmd ...string) int {
 	t.Helper()
 	code, _, _ := execOutput(t, id, cmd...)
 	return code
@@ -364,7 +364,7 @@ func execIn(t *testing.T, id string, cmd ...string) int {
 
 // containerLogs returns a container's log, stdout and stderr mixed (with
 // Docker's stream headers, which substring checks do not mind).
-func containerLogs(t *testing.T, id string) string {
+func containerLogs(t testing.TB, id string) string {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
@@ -379,7 +379,7 @@ func containerLogs(t *testing.T, id string) string {
 
 // followLogs follows a container's log (stdout and stderr) into a buffer
 // until the container is removed or ctx ends; ended is closed then.
-func followLogs(t *testing.T, ctx context.Context, id string) (log *syncBuffer, ended <-chan struct{}) {
+func followLogs(t testing.TB, ctx context.Context, id string) (log *syncBuffer, ended <-chan struct{}) {
 	t.Helper()
 	rc, err := dockerCli.ContainerLogs(ctx, id, container.LogsOptions{ShowStdout: true, ShowStderr: true, Follow: true})
 	if err != nil {
@@ -396,7 +396,7 @@ func followLogs(t *testing.T, ctx context.Context, id string) (log *syncBuffer, 
 }
 
 // dockerTime parses a time of docker inspect (RFC 3339).
-func dockerTime(t *testing.T, s string) time.Time {
+func dockerTime(t testing.TB, s string) time.Time {
 	t.Helper()
 	ts, err := time.Parse(time.RFC3339Nano, s)
 	if err != nil {
@@ -408,7 +408,7 @@ func dockerTime(t *testing.T, s string) time.Time {
 // repairTime is how long after since the last of the containers ids was
 // started, by Docker's clock (the daemon is local): the time a repair took,
 // without the tests' polling.
-func repairTime(t *testing.T, since time.Time, ids ...string) time.Duration {
+func repairTime(t testing.TB, since time.Time, ids ...string) time.Duration {
 	t.Helper()
 	var last time.Time
 	for _, id := range ids {
@@ -421,7 +421,7 @@ func repairTime(t *testing.T, since time.Time, ids ...string) time.Duration {
 
 // logHolderRSS logs the resident memory of a holder's process, read from
 // /proc on this host (the daemon is local): a figure for the closing note.
-func logHolderRSS(t *testing.T, holderID string) {
+func logHolderRSS(t testing.TB, holderID string) {
 	t.Helper()
 	info := inspect(t, holderID)
 	f, err := os.Open(fmt.Sprintf("/proc/%d/status", info.State.Pid))

@@ -27,7 +27,7 @@ type sniffingProxy struct {
 	release   chan struct{}
 }
 
-func startSniffingProxy(t *testing.T, onRequest func(chunk []byte) (forward, hold bool)) *sniffingProxy {
+func startSniffingProxy(t testing.TB, onRequest func(chunk []byte) (forward, hold bool)) *sniffingProxy {
 	t.Helper()
 	dir, err := os.MkdirTemp("", "pfproxy-")
 	if err != nil {

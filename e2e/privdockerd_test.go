@@ -40,7 +40,7 @@ import (
 // /etc/docker/daemon.json, and refuses to start when that file sets
 // data-root too.
 type privateDockerd struct {
-	t             *testing.T
+	t             testing.TB
 	noLiveRestore bool
 	dir           string
 	cli           *client.Client
@@ -49,19 +49,19 @@ type privateDockerd struct {
 	logf          *os.File
 }
 
-func startPrivateDockerd(t *testing.T) *privateDockerd {
+func startPrivateDockerd(t testing.TB) *privateDockerd {
 	t.Helper()
 	return newPrivateDockerd(t, false)
 }
 
 // startPrivateDockerdWithoutLiveRestore is startPrivateDockerd with
 // Docker's default: no --live-restore.
-func startPrivateDockerdWithoutLiveRestore(t *testing.T) *privateDockerd {
+func startPrivateDockerdWithoutLiveRestore(t testing.TB) *privateDockerd {
 	t.Helper()
 	return newPrivateDockerd(t, true)
 }
 
-func newPrivateDockerd(t *testing.T, noLiveRestore bool) *privateDockerd {
+func newPrivateDockerd(t testing.TB, noLiveRestore bool) *privateDockerd {
 	t.Helper()
 	// Fail, not skip, when this machine cannot run it: see privateDockerdGate.
 	if skip, reason := privateDockerdGate(os.Geteuid(), exec.LookPath, os.Getenv(skipDaemonRestartEnv)); skip {

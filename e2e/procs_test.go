@@ -172,7 +172,7 @@ func stillAlive(ps []proc) []proc {
 // waitNoProcs waits (up to timeout) until no process is tied to dirs or
 // ids, and reports as left behind, then kills, any still there: a shim
 // exits shortly after its container was removed, not at once.
-func waitNoProcs(t *testing.T, timeout time.Duration, what string, dirs, ids []string) {
+func waitNoProcs(t testing.TB, timeout time.Duration, what string, dirs, ids []string) {
 	t.Helper()
 	deadline := time.Now().Add(timeout)
 	for {

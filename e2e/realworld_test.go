@@ -50,7 +50,7 @@ func TestRealworldBundles(t *testing.T) {
 // runRealworld applies one bundle of the corpus with stand-in images and
 // waits until every Deployment is rolled out and every TCP port of every
 // Service answers HTTP through its DNS name from a pod of the instance.
-func runRealworld(t *testing.T, bundle string) {
+func runRealworld(t testing.TB, bundle string) {
 	root, err := repoRoot()
 	if err != nil {
 		t.Fatal(err)
@@ -110,7 +110,7 @@ func runRealworld(t *testing.T, bundle string) {
 // bundle names, labelled with a run of its own, and removes them when the
 // test ends. An image of that name this test did not build is never
 // retagged: the test fails instead.
-func buildStandins(t *testing.T, docs []*manifests.Document) {
+func buildStandins(t testing.TB, docs []*manifests.Document) {
 	t.Helper()
 	id := randomSuffix()
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)

@@ -41,7 +41,7 @@ const (
 // 127.0.0.1, refusing every request without regUser's basic auth, as a
 // private registry does. Docker pulls from 127.0.0.0/8 over plain HTTP by
 // default. It returns the registry's host:port.
-func startRegistry(t *testing.T) string {
+func startRegistry(t testing.TB) string {
 	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -65,7 +65,7 @@ func startRegistry(t *testing.T) string {
 
 // pushWorkload pushes the workload image the harness built, as `docker
 // save` exports it, to the registry stand-in under each of refs.
-func pushWorkload(t *testing.T, refs ...string) {
+func pushWorkload(t testing.TB, refs ...string) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
@@ -141,7 +141,7 @@ func compressedOnce(img v1.Image) (v1.Image, error) {
 // removeImageRefs removes each of refs (the tags of the image pulled from
 // the registry stand-ins) by its exact reference, leaving the image's
 // other tags; the last one's removal removes the image.
-func removeImageRefs(t *testing.T, refs ...string) {
+func removeImageRefs(t testing.TB, refs ...string) {
 	for _, r := range refs {
 		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 		_, err := dockerCli.ImageRemove(ctx, r, image.RemoveOptions{})

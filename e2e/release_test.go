@@ -157,7 +157,7 @@ data:
 // port answers: the API only once its database is healthy, through the
 // init container convert gives each `depends_on` (run here by the local
 // workload's wait mode, since busybox cannot be pulled).
-func convertAndApplyCompose(t *testing.T, e *env, root string) {
+func convertAndApplyCompose(t testing.TB, e *env, root string) {
 	t.Helper()
 	dir := t.TempDir()
 	ports := map[string]int{"WEB_PORT": freePort(t), "API_PORT": freePort(t), "DB_PORT": freePort(t), "CACHE_PORT": freePort(t)}
@@ -212,7 +212,7 @@ func convertAndApplyCompose(t *testing.T, e *env, root string) {
 // releaseArtefact runs `make release` for this machine's architecture
 // into a directory of the test's and returns the binary it made, checked
 // against the SHA256SUMS beside it.
-func releaseArtefact(t *testing.T, root string) string {
+func releaseArtefact(t testing.TB, root string) string {
 	t.Helper()
 	build := t.TempDir()
 	mustRun(t, root, "make", "--no-print-directory", "release", "RELEASE_ARCHES="+runtime.GOARCH, "BUILD="+build)
@@ -228,7 +228,7 @@ func releaseArtefact(t *testing.T, root string) string {
 // removeInstalledController removes the controller `dockctl install` made
 // (it would re-create the workloads the env's cleanup removes: it runs
 // first, being registered after), logging its last lines if the test failed.
-func removeInstalledController(t *testing.T, name string) {
+func removeInstalledController(t testing.TB, name string) {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	if t.Failed() {
@@ -241,7 +241,7 @@ func removeInstalledController(t *testing.T, name string) {
 	_ = dockerCli.ContainerRemove(ctx, name, container.RemoveOptions{Force: true})
 }
 
-func mustRun(t *testing.T, dir, name string, args ...string) string {
+func mustRun(t testing.TB, dir, name string, args ...string) string {
 	t.Helper()
 	cmd := exec.Command(name, args...)
 	cmd.Dir = dir
@@ -252,7 +252,7 @@ func mustRun(t *testing.T, dir, name string, args ...string) string {
 	return string(out)
 }
 
-func writeFiles(t *testing.T, dir string, files map[string]string) {
+func writeFiles(t testing.TB, dir string, files map[string]string) {
 	t.Helper()
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		t.Fatal(err)

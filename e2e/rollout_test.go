@@ -23,7 +23,7 @@ const surge1 = `    type: RollingUpdate
 // deployment exist, how many are running and ready, and which template
 // hashes are present.
 type sampler struct {
-	t          *testing.T
+	t          testing.TB
 	mu         sync.Mutex
 	samples    int
 	maxTotal   int

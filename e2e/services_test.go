@@ -40,7 +40,7 @@ import (
 // container, volume, network or image, by label or by name (a helper image
 // or instance network without its label would escape the cleanup), and no
 // process of any container it created (a shim, a container's process).
-func newSvcEnv(t *testing.T) *env {
+func newSvcEnv(t testing.TB) *env {
 	t.Helper()
 	var e *env
 	// Registered first, so it runs after newEnv's cleanup.
@@ -53,7 +53,7 @@ func newSvcEnv(t *testing.T) *env {
 	return e
 }
 
-func checkNoLeftovers(t *testing.T, instance string, ids []string) {
+func checkNoLeftovers(t testing.TB, instance string, ids []string) {
 	t.Helper()
 	// A removed container's shim exits shortly after the removal returns.
 	waitNoProcs(t, 10*time.Second, "the containers of instance "+instance, nil, ids)
@@ -98,7 +98,7 @@ func instanceNetwork(instance string) string { return "dockctl_" + instance }
 // after the other use different ones), moved on past any subnet a Docker
 // network of this daemon already overlaps (another test's leftovers,
 // another run, the machine's own networks).
-func testSubnet(t *testing.T) string {
+func testSubnet(t testing.TB) string {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
@@ -328,7 +328,7 @@ func (e *env) answers(client, url, want string) {
 
 // execOutput runs cmd in a running container and returns its exit code,
 // stdout and stderr.
-func execOutput(t *testing.T, id string, cmd ...string) (int, string, string) {
+func execOutput(t testing.TB, id string, cmd ...string) (int, string, string) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
@@ -359,7 +359,7 @@ func inSubnet(subnet, ip string) bool {
 
 // jsonInts collects every number found under key anywhere in a JSON
 // document (the tests do not depend on where `get -o json` puts it).
-func jsonInts(t *testing.T, doc, key string) []int {
+func jsonInts(t testing.TB, doc, key string) []int {
 	t.Helper()
 	var v any
 	if err := json.Unmarshal([]byte(doc), &v); err != nil {
@@ -415,7 +415,7 @@ func bodyOf(c *http.Client, req *http.Request) (string, error) {
 }
 
 // waitHostAnswers waits until url answers 200 from the host.
-func waitHostAnswers(t *testing.T, url, want string) {
+func waitHostAnswers(t testing.TB, url, want string) {
 	t.Helper()
 	eventually(t, 60*time.Second, "GET "+url+" from the host", func() (bool, string) {
 		body, err := hostGet(url)
@@ -428,7 +428,7 @@ func waitHostAnswers(t *testing.T, url, want string) {
 
 // proxyConfig reads the config a proxy applied last (helperapi.StateFile,
 // through the archive API: the image has no shell).
-func proxyConfig(t *testing.T, id string) helperapi.ProxyConfig {
+func proxyConfig(t testing.TB, id string) helperapi.ProxyConfig {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
@@ -450,7 +450,7 @@ func proxyConfig(t *testing.T, id string) helperapi.ProxyConfig {
 
 // waitReplicasAnswer waits until n distinct replicas answer a /whoami url
 // (the proxy balances connections; 10 per replica finds each of them).
-func waitReplicasAnswer(t *testing.T, url string, n int) {
+func waitReplicasAnswer(t testing.TB, url string, n int) {
 	t.Helper()
 	eventually(t, 60*time.Second, fmt.Sprintf("%d replicas to answer through the Service", n), func() (bool, string) {
 		seen := map[string]bool{}
@@ -697,7 +697,7 @@ func TestServicePublished(t *testing.T) {
 // workload (with args, ready on /readyz, a grace period of 10 s) behind a
 // LoadBalancer Service web on a free port, and waits for its replicas to
 // run.
-func publishedWeb(t *testing.T, replicas int, args ...string) (e *env, subnet string, port int) {
+func publishedWeb(t testing.TB, replicas int, args ...string) (e *env, subnet string, port int) {
 	t.Helper()
 	e = newSvcEnv(t)
 	subnet = testSubnet(t)

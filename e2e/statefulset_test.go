@@ -34,7 +34,7 @@ type podEvents struct {
 	done   chan struct{}
 }
 
-func watchPodEvents(t *testing.T, instance string, labels ...string) *podEvents {
+func watchPodEvents(t testing.TB, instance string, labels ...string) *podEvents {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	w := &podEvents{cancel: cancel, done: make(chan struct{})}
@@ -184,7 +184,7 @@ func (e *env) waitSet(version string, pods ...string) map[string]container.Summa
 
 // copyInto writes a file into a container (the archive API: there is no
 // shell in the workload image).
-func copyInto(t *testing.T, id, dir, name, content string) {
+func copyInto(t testing.TB, id, dir, name, content string) {
 	t.Helper()
 	var buf bytes.Buffer
 	tw := tar.NewWriter(&buf)
@@ -355,7 +355,7 @@ func podsOf(evs []string, action string) []string {
 }
 
 // assertMountsClaim checks that container id mounts volume at /data.
-func assertMountsClaim(t *testing.T, id, volume string) {
+func assertMountsClaim(t testing.TB, id, volume string) {
 	t.Helper()
 	for _, m := range inspect(t, id).Mounts {
 		if m.Destination == "/data" {

@@ -46,7 +46,7 @@ func TestTop(t *testing.T) {
 
 // topTable checks top's header and returns its n rows, split on spaces,
 // after checking that each figure is in kubectl's units.
-func topTable(t *testing.T, out, header string, n int) [][]string {
+func topTable(t testing.TB, out, header string, n int) [][]string {
 	t.Helper()
 	lines := strings.Split(strings.TrimRight(out, "\n"), "\n")
 	if len(lines) != n+1 || strings.Join(strings.Fields(lines[0]), " ") != header {
@@ -64,7 +64,7 @@ func topTable(t *testing.T, out, header string, n int) [][]string {
 	return rows
 }
 
-func mebibytes(t *testing.T, s string) int {
+func mebibytes(t testing.TB, s string) int {
 	t.Helper()
 	n, err := strconv.Atoi(strings.TrimSuffix(s, "Mi"))
 	if err != nil {
