@@ -185,6 +185,7 @@ bench:
 	if [ $$status -ne 0 ] && [ $$status -ne 3 ]; then exit $$status; fi; \
 	leave; \
 	$(GO) test -run '^$$' -bench . -benchmem $(if $(filter 1,$(BENCH_QUICK)),-benchtime 100ms) ./bench/... || exit $$?; \
+	$(GO) test -run '^$$' -bench '^BenchmarkGetPods1000$$' -benchmem $(if $(filter 1,$(BENCH_QUICK)),-benchtime 5x) ./cmd/dockctl/ || exit $$?; \
 	if [ $$status -eq 3 ]; then echo "bench: the regression guard failed (see GUARD above; BENCH_GUARD=0 reports without failing)"; fi; \
 	exit $$status
 

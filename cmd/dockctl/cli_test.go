@@ -44,7 +44,7 @@ spec:
         ports: [{containerPort: 8080, hostPort: 0}]
 `
 
-func mustDecode(t *testing.T, src string) *manifests.Deployment {
+func mustDecode(t testing.TB, src string) *manifests.Deployment {
 	t.Helper()
 	docs, err := manifests.Decode("web.yaml", []byte(src))
 	if err != nil {

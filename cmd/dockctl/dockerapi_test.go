@@ -36,7 +36,7 @@ import (
 // command sent, as Docker would receive it. It is the only fake Engine API
 // of the command tests; startFakeDaemon points the environment at it.
 type dockerAPI struct {
-	t      *testing.T
+	t      testing.TB
 	host   string // DOCKER_HOST value
 	mu     sync.Mutex
 	images map[string]bool
@@ -98,7 +98,7 @@ const (
 
 // startFakeDaemon starts the fake and points DOCKER_HOST (and the client's
 // other variables) at it for the test.
-func startFakeDaemon(t *testing.T) *dockerAPI {
+func startFakeDaemon(t testing.TB) *dockerAPI {
 	t.Helper()
 	d := startDockerAPI(t)
 	t.Setenv("DOCKER_HOST", d.host)
@@ -108,7 +108,7 @@ func startFakeDaemon(t *testing.T) *dockerAPI {
 	return d
 }
 
-func startDockerAPI(t *testing.T, images ...string) *dockerAPI {
+func startDockerAPI(t testing.TB, images ...string) *dockerAPI {
 	t.Helper()
 	// Short: a unix socket path must fit ~100 bytes.
 	dir, err := os.MkdirTemp("", "dapi-")

@@ -29,7 +29,7 @@ func cliCommand(stdin io.Reader, out, errOut io.Writer, args ...string) *cobra.C
 
 // run executes the command line with stdin, and returns its standard
 // output, its standard error and the error main would print.
-func run(t *testing.T, stdin string, args ...string) (string, string, error) {
+func run(t testing.TB, stdin string, args ...string) (string, string, error) {
 	t.Helper()
 	var out, errOut bytes.Buffer
 	err := cliCommand(strings.NewReader(stdin), &out, &errOut, args...).Execute()
@@ -54,7 +54,7 @@ func runArgs(t *testing.T, base []string, args ...string) (string, string, error
 
 // runner returns a function that runs the command with the base flags and
 // stdin, and fails the test on an error.
-func runner(t *testing.T, base []string) func(stdin string, args ...string) string {
+func runner(t testing.TB, base []string) func(stdin string, args ...string) string {
 	return func(stdin string, args ...string) string {
 		t.Helper()
 		out, errOut, err := run(t, stdin, append(base, args...)...)
