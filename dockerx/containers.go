@@ -240,14 +240,18 @@ func (c *Client) StartContainer(ctx context.Context, id string) error {
 // StopContainer sends the stop signal and kills after timeout. The call's
 // own deadline is extended by that grace period. On an Engine that
 // deadlocks on concurrent network leaves it runs through the leave gate
-// (leavegate.go) and returns once Docker has handled the exit.
+// (leavegate.go) and returns once Docker has handled the exit; its
+// deadline starts when the gate lets it through.
 func (c *Client) StopContainer(ctx context.Context, id string, timeout time.Duration) error {
+	release, held, err := c.leaves.enter(ctx, c.api, c.timeout)
+	if err != nil {
+		return fmt.Errorf("stop container %s: waiting for the leave gate: %w", id, err)
+	}
+	defer release()
 	ctx, cancel := context.WithTimeout(ctx, c.timeout+timeout)
 	defer cancel()
-	release, held := c.leaves.enter(ctx, c.api, c.timeout)
-	defer release()
 	secs := int((timeout + time.Second - 1) / time.Second)
-	err := c.api.ContainerStop(ctx, id, container.StopOptions{Timeout: &secs})
+	err = c.api.ContainerStop(ctx, id, container.StopOptions{Timeout: &secs})
 	if err == nil && held {
 		// Docker reports the stop once the container's state says exited,
 		// before its exit handler has released the network; an inspect
@@ -271,14 +275,18 @@ func (c *Client) UnpauseContainer(ctx context.Context, id string) error {
 // (emptyDir). It is idempotent: a container already gone, or already being
 // removed by a concurrent call, is success.
 func (c *Client) RemoveContainer(ctx context.Context, id string) error {
-	ctx, cancel := c.callCtx(ctx)
-	defer cancel()
 	// A forced removal of a running container is a stop too: through the
 	// leave gate (leavegate.go), for at most its hold (a container Docker
-	// cannot kill at once must not stop every other removal).
-	release, _ := c.leaves.enter(ctx, c.api, c.timeout)
+	// cannot kill at once must not stop every other removal). Its deadline
+	// starts when the gate lets it through.
+	release, _, err := c.leaves.enter(ctx, c.api, c.timeout)
+	if err != nil {
+		return fmt.Errorf("remove container %s: waiting for the leave gate: %w", id, err)
+	}
 	defer release()
-	err := c.api.ContainerRemove(ctx, id, container.RemoveOptions{Force: true, RemoveVolumes: true})
+	ctx, cancel := c.callCtx(ctx)
+	defer cancel()
+	err = c.api.ContainerRemove(ctx, id, container.RemoveOptions{Force: true, RemoveVolumes: true})
 	switch {
 	case err == nil, cerrdefs.IsNotFound(err):
 		return nil

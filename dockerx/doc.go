@@ -14,8 +14,10 @@
 //     therefore stalls one operation, never the controller.
 //   - On an Engine whose libnetwork deadlocks when two containers of one
 //     network leave it at once (before 20.10.27, leavegate.go), stops and
-//     forced removals pass one at a time, each until Docker has handled
-//     the exit or for at most 2 s; on newer Engines they run in parallel.
+//     forced removals pass one at a time in the order they came, each
+//     until Docker has handled the exit or for at most 2 s; on newer
+//     Engines they run in parallel. A gated call's deadline starts at its
+//     turn, and a caller whose context ends while it waits leaves unsent.
 //   - Every error that means "no such object", "name already in use" or "the
 //     daemon cannot be reached" satisfies errors.Is with ErrNotFound,
 //     ErrConflict or ErrUnreachable respectively, and carries the operation

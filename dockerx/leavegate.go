@@ -36,14 +36,27 @@ import (
 // exit comes later, at a time of its own choosing, as a crash does.
 // Containers that exit by themselves are outside dockctl's reach. On any
 // other Engine the gate is open and costs nothing.
+//
+// Calls wait for their turn in the order they came, for as long as their
+// caller's context allows: a call whose context ends while it waits (the
+// controller shuts down, a stop is to be sent again with a shortened grace
+// period) leaves at once, unsent, without taking the gate. The call's own
+// deadline (Client's timeout) starts when its turn comes, so that a call
+// queued behind a long scale-down is not failed for the time it queued;
+// each turn lasts at most hold, so the wait is bounded by the queue.
 type leaveGate struct {
-	mu       sync.Mutex // held by the one gated call in flight
-	decideMu sync.Mutex // guards decided and serial
+	turnOnce sync.Once
+	turn     chan struct{} // holds a token while a gated call is in flight
+
+	decideMu sync.Mutex // guards decided, serial and asking
 	decided  bool
 	serial   bool
+	asking   bool // a version query is in flight
 	// hold is how long a stop keeps the gate while its container has not
 	// exited yet.
 	hold time.Duration
+	// after arms the hold (time.AfterFunc when nil; tests fake the clock).
+	after func(d time.Duration, f func()) (stop func() bool)
 }
 
 // defaultLeaveHold bounds how long one stop keeps the gate: long enough
@@ -55,29 +68,65 @@ const defaultLeaveHold = 2 * time.Second
 // enter takes the gate when the Engine needs it and returns the function
 // that gives it back (safe to call more than once) and whether it was
 // taken. A taken gate is given back by itself after the hold, whatever
-// the call is still waiting for. It asks the Engine's version once; until
-// an answer comes the gate is taken, which is safe.
-func (g *leaveGate) enter(ctx context.Context, api dockerAPI, timeout time.Duration) (release func(), held bool) {
+// the call is still waiting for; each taking is given back once, so a
+// hold that ends after its release frees no other call's turn. It returns
+// ctx's error, the gate not taken, when ctx ends first.
+func (g *leaveGate) enter(ctx context.Context, api dockerAPI, timeout time.Duration) (release func(), held bool, err error) {
 	if !g.needed(ctx, api, timeout) {
-		return func() {}, false
+		return func() {}, false, nil
 	}
-	g.mu.Lock()
-	unlock := sync.OnceFunc(g.mu.Unlock)
-	hold := time.AfterFunc(g.holdFor(), unlock)
-	return func() { hold.Stop(); unlock() }, true
+	turn := g.turns()
+	if err := ctx.Err(); err != nil {
+		return func() {}, false, err // ended already: never take the turn
+	}
+	select {
+	case turn <- struct{}{}:
+	case <-ctx.Done():
+		return func() {}, false, ctx.Err()
+	}
+	free := sync.OnceFunc(func() { <-turn })
+	stop := g.arm(g.holdFor(), free)
+	return func() { stop(); free() }, true, nil
+}
+
+// turns returns the gate's one-token channel; the zero leaveGate is ready
+// for use. A channel queues its senders in order, which sync.Mutex does
+// not promise, and a select lets a waiter leave when its context ends.
+func (g *leaveGate) turns() chan struct{} {
+	g.turnOnce.Do(func() { g.turn = make(chan struct{}, 1) })
+	return g.turn
+}
+
+// arm calls f after d.
+func (g *leaveGate) arm(d time.Duration, f func()) (stop func() bool) {
+	if g.after != nil {
+		return g.after(d, f)
+	}
+	return time.AfterFunc(d, f).Stop
 }
 
 // needed reports whether the Engine is one whose libnetwork has the lock
 // order bug; the answer is remembered once the Engine gave its version.
+// Until then, and while another call is asking, the gate is taken, which
+// is safe: one query at a time, none of the callers waiting behind
+// another's (a daemon slow to answer delays only the caller that asked).
+// An Engine that answered with an error is asked again by the next call.
 func (g *leaveGate) needed(ctx context.Context, api dockerAPI, timeout time.Duration) bool {
 	g.decideMu.Lock()
-	defer g.decideMu.Unlock()
-	if g.decided {
-		return g.serial
+	if g.decided || g.asking {
+		serial := g.serial || !g.decided
+		g.decideMu.Unlock()
+		return serial
 	}
+	g.asking = true
+	g.decideMu.Unlock()
+
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	v, err := api.ServerVersion(ctx)
+	g.decideMu.Lock()
+	defer g.decideMu.Unlock()
+	g.asking = false
 	if err != nil {
 		return true // unknown: the call that follows will most likely fail too
 	}
@@ -88,10 +137,11 @@ func (g *leaveGate) needed(ctx context.Context, api dockerAPI, timeout time.Dura
 // leavesDeadlock reports whether Engine version v (as `docker version`
 // prints it: "20.10.24", "20.10.24+dfsg1", "28.2.2") has libnetwork's
 // getSvcRecords/processEndpointDelete lock inversion: every release before
-// 20.10.27, and none from 22.06 on. A version that cannot be read is
-// taken as fixed: an Engine that odd is a development build.
+// 20.10.27, and none from 22.06 on. A leading "v" is ignored. A version
+// that cannot be read is taken as fixed: an Engine that odd is a
+// development build ("dev", "master").
 func leavesDeadlock(v string) bool {
-	parts := strings.SplitN(v, ".", 3)
+	parts := strings.SplitN(strings.TrimPrefix(v, "v"), ".", 3)
 	if len(parts) < 2 {
 		return false
 	}
