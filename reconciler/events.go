@@ -305,7 +305,7 @@ func (c *Controller) recordOp(in PlanInput, op Op, err error) {
 			Eventf(r, ref, store.EventNormal, "Started", "Started container %s", name)
 		case errors.As(err, &se):
 			Eventf(r, ref, store.EventNormal, "Created", "Created container %s", name)
-			Eventf(r, ref, store.EventWarning, "Failed", "Error: %v", se.err)
+			Eventf(r, ref, store.EventWarning, "Failed", "Error: %v", se.Err)
 		default:
 			Eventf(r, ref, store.EventWarning, "Failed", "Error: %v", err)
 		}

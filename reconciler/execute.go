@@ -24,200 +24,68 @@ func (c *Controller) logPlan(name string, plan Plan) {
 	}
 }
 
-// errNotRun is the outcome of an op that was not carried out: a
-// dependency failed (see DepFailurePolicy), its image is missing, or slow
-// start stopped launching after a failure. Its own dependents treat it as
-// a failure.
-var errNotRun = errors.New("not carried out")
+// errNotRun is the outcome of an op that was not carried out
+// (podruntime.ErrNotRun).
+var errNotRun = podruntime.ErrNotRun
 
-// execute carries out a plan in the order its dependencies give (Op.DependsOn,
-// set by the planner: see link), mapping each op to Docker calls. It runs
-// in waves: every op whose dependencies have all ended runs in the next
-// wave, the ops of one wave in parallel — removals, starts and unpauses at
-// most MaxCreatesInFlight at a time, creates with slow start, graceful
-// stops handed to the stopper (submitted is done). An op whose dependency
-// failed or was skipped runs or is skipped as its OnDepFailure says; the
-// executor makes no choice of its own. It returns a user-facing failure
-// message for the ReplicaFailure condition when replicas could not be
-// created or removed.
+// execute hands a plan to the pod runtime's executor (Runtime.Execute),
+// which carries it out in the order its dependencies give (Op.DependsOn,
+// set by the planner: see link); this controller's share of it — the
+// events and waiting reasons of each op's outcome, the surge gate on
+// creates, the ReplicaFailure the errors amount to, and the wave's creates
+// — is deploymentExec. It returns a user-facing failure message for the
+// ReplicaFailure condition when replicas could not be created or removed.
 func (c *Controller) execute(ctx context.Context, in PlanInput, plan Plan) (retFail failure, retErr error) {
-	var (
-		errs    []error
-		fail    failure
-		mu      sync.Mutex
-		outcome = make(map[OpID]error, len(plan.Ops)) // ended ops: nil on success
-	)
-	ended := func(op Op, err error) {
-		mu.Lock()
-		outcome[op.ID] = err
-		mu.Unlock()
-		c.recordOp(in, op, err)   // events.go: the outcome is known here
-		c.noteCreate(in, op, err) // waiting.go: a failed create shows on its pod
-	}
 	defer func() { c.recordPlan(in, plan, retErr, retFail) }()
-	// createsSafe is judged once per set of dependencies: every create of
-	// a plan shares one (link), and the judgement counts all containers.
-	safe := map[*OpID]bool{}
-	window := 1 // slow start's, carried across waves
-	pending := plan.Ops
-	for len(pending) > 0 {
-		var stops, others, creates, later []Op
-		for _, op := range pending {
-			var depErrs []error
-			ready, unmet := true, false
-			for _, id := range op.DependsOn {
-				err, done := outcome[id]
-				if !done {
-					ready = false
-					break
-				}
-				if err != nil {
-					depErrs = append(depErrs, err)
-				}
-			}
-			for _, id := range op.Needs {
-				err, done := outcome[id]
-				if !done {
-					ready = false
-					break
-				}
-				unmet = unmet || err != nil
-			}
-			switch {
-			case !ready:
-				later = append(later, op)
-				continue
-			case unmet, len(depErrs) > 0 && !c.runDespite(in, plan, op, depErrs, safe):
-				ended(op, errNotRun)
-				continue
-			}
-			switch {
-			case op.Kind == OpCreate:
-				creates = append(creates, op)
-			case op.Kind == OpRestart || (op.Kind == OpRemove && (op.Grace > 0 || op.Phases != nil)):
-				stops = append(stops, op)
-			default:
-				others = append(others, op)
-			}
-		}
-		if len(later) == len(pending) {
-			// A plan bug: never guess an order, do nothing more.
-			return fail, errors.Join(append(errs, fmt.Errorf("plan: ops %s wait on each other", opIDs(later)))...)
-		}
-		pending = later
-
-		for _, op := range stops {
-			// A graceful stop is handed to the stopper, never holding a
-			// worker; it is done once submitted. After a liveness restart
-			// the stopper gives the new run fresh probes once it started.
-			c.stopper.Submit(in.key(), op.StopRequest(), in.Now)
-			ended(op, nil)
-		}
-		var otherErrs []error
-		var wg sync.WaitGroup
-		if len(others) > 0 {
-			// Run beside this wave's creates, if any: they do not depend
-			// on each other, or the planner would have said so.
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				otherErrs = podruntime.Parallel(others, c.opts.MaxCreatesInFlight, guard(func(op Op) error {
-					err := c.runOp(ctx, in, op)
-					ended(op, err)
-					return err
-				}))
-			}()
-		}
-		var createErrs []error
-		createFail, refused := failure{}, false
-		if len(creates) > 0 {
-			createFail, createErrs, refused = c.runCreates(ctx, in, creates, ended, &window)
-		}
-		wg.Wait()
-		for _, op := range others {
-			if _, done := outcome[op.ID]; !done {
-				ended(op, errNotRun) // it panicked: guarded made that its error
-			}
-		}
-		errs = append(errs, otherErrs...)
-		if len(others) > 0 && len(errs) > 0 {
-			fail = removalFailure(errs)
-			if f := subPathFailure(errs); f.reason != "" { // files.go
-				fail = f
-			}
-		}
-		if refused {
-			// As ever: a refused template ends the sync with that alone.
-			return createFail, createErrs[0]
-		}
-		if createFail.reason != "" {
-			fail = createFail
-		}
-		errs = append(errs, createErrs...)
-	}
-	return fail, errors.Join(errs...)
+	x := &deploymentExec{c: c, in: in, plan: plan}
+	f, err := c.runtime.Execute(ctx, podruntime.ExecInput{
+		Key: in.key(), Now: in.Now, MaxInFlight: c.opts.MaxCreatesInFlight, Docker: c.docker,
+	}, plan.Ops, x)
+	return failure{f.Reason, f.Message}, err
 }
 
-// runDespite reports whether op runs although some of its dependencies
-// failed (depErrs), as its OnDepFailure says. RunIfCreatesSafe is today's
-// gate on creates: a failed removal may leave a container running, holding
-// a host port or a place under the surge bound, and creating beside it
-// could exceed maxSurge; createsSafe (pure, planner-side: surge.go) judges
-// from the plan's own counts whether it does. The gate is applied here
-// because only carrying the removals out tells which of them failed.
-func (c *Controller) runDespite(in PlanInput, plan Plan, op Op, depErrs []error, safe map[*OpID]bool) bool {
-	switch op.OnDepFailure {
-	case RunOnDepFailure:
-		return true
-	case RunIfCreatesSafe:
-		key := &op.DependsOn[0]
-		ok, judged := safe[key]
-		if !judged {
-			ok = createsSafe(in, plan, depErrs)
-			safe[key] = ok
-		}
-		return ok
-	}
-	return false
+// deploymentExec is the Deployment controller's podruntime.ExecHooks for
+// one plan.
+type deploymentExec struct {
+	c    *Controller
+	in   PlanInput
+	plan Plan
 }
 
-// runOp maps an op on an existing container to its one Docker call.
-func (c *Controller) runOp(ctx context.Context, in PlanInput, op Op) error {
-	switch op.Kind {
-	case OpRemove:
-		// Nothing to wait for (no grace): removed at once.
-		if err := c.docker.RemoveContainer(ctx, op.ContainerID); err != nil {
-			return &removeError{id: op.ContainerID, name: op.Name, err: err}
-		}
-	case OpUnpause:
-		if err := c.docker.UnpauseContainer(ctx, op.ContainerID); err != nil {
-			return fmt.Errorf("unpause %s: %w", op.Name, err)
-		}
-	case OpStart:
-		// Docker resolves a subPath bind again at every start.
-		if err := c.checkStartSubPaths(ctx, in, op.ContainerID); err != nil { // files.go
-			return &startError{id: op.ContainerID, name: op.Name, err: err}
-		}
-		if err := c.docker.StartContainer(ctx, op.ContainerID); err != nil {
-			return &startError{id: op.ContainerID, name: op.Name, err: err}
-		}
-	case OpCreateVolume:
-		if op.Volume == nil {
-			return fmt.Errorf("create volume %s: the plan names no volume", op.Name)
-		}
-		if _, err := c.docker.CreateVolume(ctx, *op.Volume); err != nil {
-			return fmt.Errorf("create volume %s: %w", op.Name, err)
-		}
-	case OpRemoveVolume:
-		if err := c.docker.RemoveVolume(ctx, op.Name); err != nil {
-			return fmt.Errorf("remove volume %s: %w", op.Name, err)
-		}
-	case OpWriteFiles:
-		return c.writePodFiles(ctx, op) // files.go
-	default:
-		return fmt.Errorf("%s %s: not an op on an existing container", op.Kind, op.Name)
+func (x *deploymentExec) Ended(op Op, err error) {
+	x.c.recordOp(x.in, op, err)   // events.go: the outcome is known here
+	x.c.noteCreate(x.in, op, err) // waiting.go: a failed create shows on its pod
+}
+
+// CreatesSafe is today's gate on creates: a failed removal may leave a
+// container running, holding a host port or a place under the surge bound,
+// and creating beside it could exceed maxSurge; createsSafe (pure,
+// planner-side: surge.go) judges from the plan's own counts whether it
+// does.
+func (x *deploymentExec) CreatesSafe(depErrs []error) bool {
+	return createsSafe(x.in, x.plan, depErrs)
+}
+
+// CheckStart: Docker resolves a subPath bind again at every start.
+func (x *deploymentExec) CheckStart(ctx context.Context, id string) error {
+	return x.c.checkStartSubPaths(ctx, x.in, id) // files.go
+}
+
+func (x *deploymentExec) WriteFiles(ctx context.Context, op Op) error {
+	return x.c.writePodFiles(ctx, op) // files.go
+}
+
+func (x *deploymentExec) OpsFailed(errs []error) podruntime.Failure {
+	fail := removalFailure(errs)
+	if f := subPathFailure(errs); f.reason != "" { // files.go
+		fail = f
 	}
-	return nil
+	return podruntime.Failure{Reason: fail.reason, Message: fail.message}
+}
+
+func (x *deploymentExec) Creates(ctx context.Context, creates []Op, ended func(Op, error), window *int) (podruntime.Failure, []error, bool) {
+	f, errs, refused := x.c.runCreates(ctx, x.in, creates, ended, window)
+	return podruntime.Failure{Reason: f.reason, Message: f.message}, errs, refused
 }
 
 // runCreates carries out one wave's creates: templates checked, images
@@ -296,7 +164,7 @@ func (c *Controller) runCreates(ctx context.Context, in PlanInput, creates []Op,
 			ready = append(ready, op)
 		}
 	}
-	failed, reached := podruntime.SlowStart(ready, c.opts.MaxCreatesInFlight, *window, guard(func(op Op) error {
+	failed, reached := podruntime.SlowStart(ready, c.opts.MaxCreatesInFlight, *window, podruntime.GuardOps(func(op Op) error {
 		err := c.create(ctx, in, op, holderImage, network)
 		if err == nil {
 			c.recordPullFallback(in, op, &fellBack) // events.go
@@ -342,14 +210,6 @@ func (c *Controller) runCreates(ctx context.Context, in PlanInput, creates []Op,
 		*window = 1 // a failure: the next wave starts carefully again
 	}
 	return fail, append(errs, failed...), false
-}
-
-func opIDs(ops []Op) string {
-	ids := make([]OpID, len(ops))
-	for i, op := range ops {
-		ids[i] = op.ID
-	}
-	return podruntime.IDRanges(ids)
 }
 
 // templatesOf returns, per template hash to create, the pod template the
@@ -477,7 +337,7 @@ func (c *Controller) create(ctx context.Context, in PlanInput, op Op, holderImag
 		return fmt.Errorf("create %s: %w", op.Name, err)
 	}
 	if err := c.docker.StartContainer(ctx, id); err != nil {
-		return &startError{id: id, name: op.Name, err: err}
+		return &startError{ID: id, Name: op.Name, Err: err}
 	}
 	return nil
 }
