@@ -186,12 +186,6 @@ type Controller struct {
 	// claimWaiters holds the deployments whose containers keep a deleted
 	// claim's volume (claims.go).
 	claimWaiters map[string]bool
-	// claimsMu serializes a claim's check-and-create (ensureClaim) with
-	// the release of a deleted claim's volume (releaseClaim), and guards
-	// claimsInFlight: by volume, the waves of creates under way that
-	// mount it.
-	claimsMu       sync.Mutex
-	claimsInFlight map[string]int
 	// deadHolders holds the holders seen dying (die events): ID →
 	// deployment key. Their pods are replaced (holderDied).
 	deadHolders map[string]string

@@ -15,7 +15,8 @@ import (
 // hands it to Runtime.Execute, which carries it out in that order. What
 // is the owner's own — the events of each op's outcome, the waiting
 // reasons its status shows, its surge gate, the failure condition it
-// reports, and, for now, the creates themselves — it gives as ExecHooks;
+// reports, and what its creates need from outside the template — it gives
+// as ExecHooks;
 // the executor knows no workload kind.
 
 // ErrNotRun is the outcome of an op that was not carried out: a
@@ -50,9 +51,14 @@ type RemoveError struct {
 func (e *RemoveError) Error() string { return fmt.Sprintf("remove %s: %v", e.Name, e.Err) }
 func (e *RemoveError) Unwrap() error { return e.Err }
 
-// ExecDocker is what the executor asks of Docker itself: the ops on
-// existing containers and on volumes.
+// ExecDocker is what the executor asks of Docker itself: images, creates,
+// the ops on existing containers and on volumes.
 type ExecDocker interface {
+	EnsureImage(ctx context.Context, ref, pullPolicy string, secrets []dockerx.RegistryCredential) error
+	ImageUser(ctx context.Context, ref string) (string, error)
+	EnsureHolderImage(ctx context.Context, instance string) (string, error)
+	CreateContainer(ctx context.Context, req dockerx.CreateRequest) (string, error)
+	CreateClaimVolume(ctx context.Context, req dockerx.ClaimVolumeRequest) (string, error)
 	RemoveContainer(ctx context.Context, id string) error
 	UnpauseContainer(ctx context.Context, id string) error
 	StartContainer(ctx context.Context, id string) error
@@ -62,6 +68,12 @@ type ExecDocker interface {
 
 // ExecInput is one plan's execution: whose it is and with what.
 type ExecInput struct {
+	// Instance, Namespace and OwnerUID are the creates' (the owner's
+	// incarnation labels its pods).
+	Instance, Namespace, OwnerUID string
+	// Config is what the creates' claims are checked against (nil: none
+	// exists).
+	Config ConfigStore
 	// Key names the owner to the Stopper (its Done is called with it).
 	Key string
 	// Now is the sync's time, the start of the graceful stops' grace.
@@ -75,6 +87,7 @@ type ExecInput struct {
 // ExecHooks are the owner controller's share of an execution: the effects
 // of its own, called by the executor, never a switch on its kind.
 type ExecHooks interface {
+	CreateHooks
 	// Ended is told each op's outcome once it ended (nil: success), once
 	// per op; it records the owner's events and waiting reasons. Calls
 	// come from the executor's goroutines at once.
@@ -92,19 +105,14 @@ type ExecHooks interface {
 	// (removals, starts, volumes, file writes) amount to, with all the
 	// plan's errors so far.
 	OpsFailed(errs []error) Failure
-	// Creates carries out one wave's creates, telling ended each one's
-	// outcome; window is the slow-start window, carried from one wave to
-	// the next. refused reports a template that must not be created
-	// from, which ends the execution with its first error.
-	Creates(ctx context.Context, creates []Op, ended func(Op, error), window *int) (fail Failure, errs []error, refused bool)
 }
 
 // Execute carries out a plan in the order its dependencies give
 // (Op.DependsOn, set by the planner), mapping each op to Docker calls. It
 // runs in waves: every op whose dependencies have all ended runs in the
 // next wave, the ops of one wave in parallel — removals, starts and
-// unpauses at most in.MaxInFlight at a time, creates (h.Creates) with slow
-// start, graceful stops handed to the Stopper (submitted is done). An op
+// unpauses at most in.MaxInFlight at a time, creates with slow start
+// (execcreate.go), graceful stops handed to the Stopper (submitted is done). An op
 // whose dependency failed or was skipped runs or is skipped as its
 // OnDepFailure says; the executor makes no choice of its own. It returns
 // the failure the owner reports when pods could not be created or
@@ -198,7 +206,7 @@ func (r *Runtime) Execute(ctx context.Context, in ExecInput, plan []Op, h ExecHo
 		var createErrs []error
 		createFail, refused := Failure{}, false
 		if len(creates) > 0 {
-			createFail, createErrs, refused = h.Creates(ctx, creates, ended, &window)
+			createFail, createErrs, refused = r.creates(ctx, in, h, creates, ended, &window)
 		}
 		wg.Wait()
 		for _, op := range others {
