@@ -30,8 +30,9 @@
 // as podruntime.ExecHooks (deploymentExec: the events and waiting reasons
 // of each op's outcome, the surge gate, the ReplicaFailure the errors
 // amount to, the privilege gate, the instance network, what a create
-// needs from outside the template, and conflict.go's handling of name
-// conflicts); stopper.go records the deadlines of the graceful stops the
+// needs from outside the template, and a name conflict, which the
+// runtime's NameConflicts judges and remembers with conflict.go's share:
+// which container is this deployment's replica); stopper.go records the deadlines of the graceful stops the
 // executor hands to the runtime's Stopper (Op.StopRequest); state.go and status.go keep the controller's
 // memory and compute the status it writes; prober.go is the ProbeRunner
 // through which the pod runtime's Prober reaches pods; trust.go checks
@@ -111,7 +112,7 @@
 // CheckSubPaths and RunFilesWriter), claims.go (the sweep's
 // podruntime.PlanClaims, releasing a deleted claim's volume through the
 // runtime's ClaimVolumes; the creates' claims are the executor's),
-// conflict.go, poddelete.go, prober.go (the ProbeRunner, which reaches
+// poddelete.go, prober.go (the ProbeRunner, which reaches
 // pods as route.go says), and the pod parts of state.go and observe.go —
 // follow them; seccomp.go, pullsecrets.go and podip.go only hand a create
 // to podruntime.CreateInputs, PullSecrets and PodIPs.Assign, and

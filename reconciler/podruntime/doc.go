@@ -120,11 +120,14 @@
 // pods' credentials, runAsNonRoot, claims' volumes made through
 // claimvolumes.go's ClaimVolumes, which a sweep's release of a deleted
 // claim's volume never falls under, the holder image, then slow start
-// and each create and start). What is the owner's own — the events and
+// and each create and start, a name conflict judged and remembered by
+// names.go's NameConflicts: adopted, in flight, or blocked). What is the
+// owner's own — the events and
 // waiting reasons of each op's outcome, its surge gate, the failure its
 // status reports, the privilege gate, the network, what a create needs
 // from outside the template (environment, pod address, seccomp profile,
-// subPath checks) and what a name conflict means — it gives as ExecHooks,
+// subPath checks) and which container under a conflicting name is its
+// own (ConflictOwner) — it gives as ExecHooks,
 // never as a switch on its kind (docs/design.md §17). The executor runs
 // an op only once every op it depends on ended, never guesses an order
 // (ops that wait on each other end the execution), and makes no choice of
@@ -133,7 +136,7 @@
 // created from a template its owner refuses (ExecHooks.Refusal), checked
 // again at the create whatever the plan says. The Deployment
 // controller's remaining kubelet parts (package reconciler: envctl.go,
-// files.go, conflict.go, claims.go's sweep, poddelete.go, prober.go;
+// files.go, claims.go's sweep, poddelete.go, prober.go;
 // state.go records starts and refused starts in ContainerState) follow
 // these rules.
 package podruntime
