@@ -32,8 +32,9 @@
 // amount to, the privilege gate, the instance network, what a create
 // needs from outside the template, and a name conflict, which the
 // runtime's NameConflicts judges and remembers with conflict.go's share:
-// which container is this deployment's replica); stopper.go records the deadlines of the graceful stops the
-// executor hands to the runtime's Stopper (Op.StopRequest); state.go and status.go keep the controller's
+// which container is this deployment's replica); stopper.go records the
+// deadlines of the graceful stops the executor hands to the runtime's
+// Stopper (Op.StopRequest); state.go and status.go keep the controller's
 // memory and compute the status it writes; prober.go is the ProbeRunner
 // through which the pod runtime's Prober reaches pods; trust.go checks
 // records and privileges; observer.go is the hook for metrics. The instance network (docs/design.md §10): network.go
@@ -118,8 +119,8 @@
 // to podruntime.CreateInputs, PullSecrets and PodIPs.Assign, and
 // imageuser.go names the runtime's CreateContainerConfigError.
 //
-// Events (events.go). The write records the event: the executor records
-// each op's outcome once it ended (Created, Started, Killing, Failed), and
+// Events (events.go). The write records the event: the executor's Ended
+// hook (deploymentExec) records each op's outcome once it ended (Created, Started, Killing, Failed), and
 // once the plan ran what the deployment controller and kubelet would
 // (ScalingReplicaSet per revision, BackOff, the sync's failure); the
 // prober records Unhealthy and FailedPostStartHook where a probe or hook
