@@ -4,8 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"maps"
-	"slices"
 
 	"github.com/dockctl/dockctl/dockerx"
 	"github.com/dockctl/dockctl/reconciler/podruntime"
@@ -86,29 +84,29 @@ func (c *Controller) syncClaims(ctx context.Context, claims []podruntime.ClaimIn
 // releaseClaim removes the volume of a deleted claim, unless the claim was
 // applied again since the sweep read the records: its volume, data
 // included, is then the live claim's again (README: "Applying the claim
-// again before the volume is gone binds the same volume"). It holds
-// claimsMu, as ensureClaim does.
+// again before the volume is gone binds the same volume"), and never
+// under a create in flight that mounts it (podruntime.ClaimVolumes).
 func (c *Controller) releaseClaim(ctx context.Context, op podruntime.ClaimOp) error {
-	c.claimsMu.Lock()
-	defer c.claimsMu.Unlock()
 	name := op.Volume.Name()
-	if c.opts.Config == nil {
-		return nil
-	}
-	if c.claimsInFlight[name] > 0 {
-		// A create that mounts it is under way: that container will be
-		// its user, and the next sweep judges again.
-		c.log.Info("volume of a deleted persistentvolumeclaim kept: a container that mounts it is being created", "volume", name)
-		return nil
-	}
-	if _, deleted, err := c.opts.Config.LookupClaim(op.Volume.Namespace, op.Volume.Claim); err != nil || !deleted {
-		// Live again, or no longer known at all (its volume is then an
-		// unknown claim's: never removed), or unreadable.
-		c.log.Info("volume of a persistentvolumeclaim kept: the claim is no longer a deleted one", "volume", name, "cause", op.Cause)
-		return nil
-	}
-	c.log.Info("removing the volume of a deleted persistentvolumeclaim", "volume", name, "cause", op.Cause)
-	return c.docker.RemoveVolume(ctx, name)
+	return c.runtime.ClaimVolumes().Release(name, func(inUse bool) error {
+		if c.opts.Config == nil {
+			return nil
+		}
+		if inUse {
+			// A create that mounts it is under way: that container will be
+			// its user, and the next sweep judges again.
+			c.log.Info("volume of a deleted persistentvolumeclaim kept: a container that mounts it is being created", "volume", name)
+			return nil
+		}
+		if _, deleted, err := c.opts.Config.LookupClaim(op.Volume.Namespace, op.Volume.Claim); err != nil || !deleted {
+			// Live again, or no longer known at all (its volume is then an
+			// unknown claim's: never removed), or unreadable.
+			c.log.Info("volume of a persistentvolumeclaim kept: the claim is no longer a deleted one", "volume", name, "cause", op.Cause)
+			return nil
+		}
+		c.log.Info("removing the volume of a deleted persistentvolumeclaim", "volume", name, "cause", op.Cause)
+		return c.docker.RemoveVolume(ctx, name)
+	})
 }
 
 // noteClaimVolume logs a volume left in place once per distinct reason.
@@ -123,84 +121,11 @@ func (c *Controller) noteClaimVolume(n podruntime.ClaimNote, msg string) {
 	}
 }
 
-// ensureClaims makes sure every claim the templates to create from mount
-// is bound to its volume, the instance's own, before any container mounts
-// it (a mount of a missing volume would make one; a mount of an existing
-// one would adopt it, whoever made it). It returns the template hashes
-// that must not be created from — a claim missing, being deleted, or
-// whose volume's name is taken — with the failure naming the claim.
-//
-// Each claim it ensures counts as in use (claimsInFlight) until the caller
-// calls done, once the creates that mount it ended: a sweep must not
-// release a claim deleted meanwhile under a create it let go, which Docker
-// would give a new, empty volume of the claim's name.
-func (c *Controller) ensureClaims(ctx context.Context, ns string, templates map[string]*dockerx.PodTemplate) (blocked map[string]bool, fail failure, done func(), err error) {
-	blocked = map[string]bool{}
-	var errs []error
-	ensured := map[string]error{}
-	var held []string
-	done = func() {
-		c.claimsMu.Lock()
-		defer c.claimsMu.Unlock()
-		for _, v := range held {
-			if c.claimsInFlight[v]--; c.claimsInFlight[v] <= 0 {
-				delete(c.claimsInFlight, v)
-			}
-		}
-	}
-	for _, hash := range slices.Sorted(maps.Keys(templates)) {
-		for _, claim := range podruntime.TemplateClaims(&templates[hash].Template.Spec) {
-			err, seen := ensured[claim]
-			if !seen {
-				err = c.ensureClaim(ctx, ns, claim)
-				ensured[claim] = err
-				if err == nil {
-					held = append(held, dockerx.ClaimVolumeName(c.opts.Instance, ns, claim))
-				}
-			}
-			if err == nil {
-				continue
-			}
-			blocked[hash] = true
-			if fail.reason == "" {
-				fail = failure{ReasonFailedCreate, err.Error()}
-			}
-			if !seen {
-				errs = append(errs, err)
-			}
-		}
-	}
-	return blocked, fail, done, errors.Join(errs...)
-}
-
 // claimUsable says why no new pod may mount claim of namespace ns (nil:
 // it may): it does not exist, or is being deleted, or its record cannot be
 // read.
 func (c *Controller) claimUsable(ns, claim string) error {
 	return podruntime.ClaimUsable(c.opts.Config, ns, claim)
-}
-
-// ensureClaim checks that claim of namespace ns is live and creates its
-// volume (a create of the volume it already has is a no-op). The plan
-// creates nothing of a revision whose claim is not usable
-// (waitingRevisions); this check stands for a claim deleted since. The
-// check and the create hold claimsMu, so that a sweep's release of a
-// deleted claim's volume never falls between them.
-func (c *Controller) ensureClaim(ctx context.Context, ns, claim string) error {
-	c.claimsMu.Lock()
-	defer c.claimsMu.Unlock()
-	if err := c.claimUsable(ns, claim); err != nil {
-		return err
-	}
-	name, err := c.docker.CreateClaimVolume(ctx, dockerx.ClaimVolumeRequest{Instance: c.opts.Instance, Namespace: ns, Claim: claim})
-	if err != nil {
-		return fmt.Errorf("persistentvolumeclaim %q: %w", claim, err)
-	}
-	if c.claimsInFlight == nil {
-		c.claimsInFlight = map[string]int{}
-	}
-	c.claimsInFlight[name]++ // until ensureClaims' done
-	return nil
 }
 
 // awaitClaimUsers remembers the deployments whose containers keep the

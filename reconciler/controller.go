@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"path/filepath"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -175,23 +176,16 @@ type Controller struct {
 	queue       deploymentQueue
 
 	mu      sync.Mutex
-	orphans map[string]bool            // container IDs already reported
-	invalid map[string]string          // deployment key → invalid record problems already logged
-	blocked map[string]map[string]bool // deployment key → names held by others
-	// reserved holds, by deployment key and name, the names Docker
-	// reserves without showing a container: creates in flight (conflict.go).
-	reserved map[string]map[string]reservation
+	orphans map[string]bool   // container IDs already reported
+	invalid map[string]string // deployment key → invalid record problems already logged
+	// names remembers, by deployment key, the names creates met taken:
+	// held by others, or reserved by creates in flight (conflict.go).
+	names *podruntime.NameConflicts
 	// hasVolumes holds the deployments the last sweep saw pod volumes of.
 	hasVolumes map[string]bool
 	// claimWaiters holds the deployments whose containers keep a deleted
 	// claim's volume (claims.go).
 	claimWaiters map[string]bool
-	// claimsMu serializes a claim's check-and-create (ensureClaim) with
-	// the release of a deleted claim's volume (releaseClaim), and guards
-	// claimsInFlight: by volume, the waves of creates under way that
-	// mount it.
-	claimsMu       sync.Mutex
-	claimsInFlight map[string]int
 	// deadHolders holds the holders seen dying (die events): ID →
 	// deployment key. Their pods are replaced (holderDied).
 	deadHolders map[string]string
@@ -290,6 +284,10 @@ func New(docker Docker, st Store, opts Options) *Controller {
 		log:     opts.Logger.With("instance", opts.Instance),
 		orphans: map[string]bool{},
 	}
+	// Read at each use: tests set SelfID once the controller is built.
+	c.names = &podruntime.NameConflicts{Window: opts.ReservedNameWindow, Log: c.log,
+		Self: func(id string) bool { return c.opts.SelfID != "" && strings.HasPrefix(id, c.opts.SelfID) },
+		Now:  func() time.Time { return c.opts.Now() }}
 	c.deployments = reconcile.NewLoop(c, reconcile.Config{
 		Name:    "deployments",
 		KeyAttr: "deployment",

@@ -24,11 +24,17 @@
 // podruntime.Op, each create naming the kind-free dockerx.PodTemplate it
 // is made from), with poddelete.go for the pods users
 // deleted (`dockctl delete pod`: a request in the state directory, an
-// input of the plan); execute.go carries them out in that order, mapping
-// each op to Docker calls (runs of them: podruntime.SlowStart and
-// Parallel, each op guarded by slowstart.go), with conflict.go (name
-// conflicts), and hands graceful stops (Op.StopRequest, stopper.go) to the
-// pod runtime's Stopper; state.go and status.go keep the controller's
+// input of the plan); execute.go hands the plan to the pod runtime's
+// executor (podruntime.Runtime.Execute), which carries it out in that
+// order and makes its Docker calls, and gives it this controller's share
+// as podruntime.ExecHooks (deploymentExec: the events and waiting reasons
+// of each op's outcome, the surge gate, the ReplicaFailure the errors
+// amount to, the privilege gate, the instance network, what a create
+// needs from outside the template, and a name conflict, which the
+// runtime's NameConflicts judges and remembers with conflict.go's share:
+// which container is this deployment's replica); stopper.go records the
+// deadlines of the graceful stops the executor hands to the runtime's
+// Stopper (Op.StopRequest); state.go and status.go keep the controller's
 // memory and compute the status it writes; prober.go is the ProbeRunner
 // through which the pod runtime's Prober reaches pods; trust.go checks
 // records and privileges; observer.go is the hook for metrics. The instance network (docs/design.md §10): network.go
@@ -101,17 +107,20 @@
 // a pod are the runtime's (podruntime.PlanPodSteps, ExpandPodOps):
 // podplan.go only decides which template a pod runs and asks for them.
 // The files that still carry out the runtime's rules here for the
-// Deployment controller — envctl.go, files.go (which plans each pod's
-// payload and runs podruntime.WritePodFiles, CheckSubPaths and
-// RunFilesWriter), claims.go
-// (which carries out podruntime.PlanClaims and checks claims with
-// ClaimUsable), imageuser.go (the runAsNonRoot refusal as this controller
-// reports it), poddelete.go, and the pod parts of execute.go, state.go and
-// observe.go — follow them; seccomp.go and podip.go only hand a create to
-// podruntime.CreateInputs and PodIPs.Assign.
+// Deployment controller, as the executor's hooks or the sweep's — envctl.go
+// (a create's environment, pod identity and host information), files.go
+// (which plans each pod's payload and runs podruntime.WritePodFiles,
+// CheckSubPaths and RunFilesWriter), claims.go (the sweep's
+// podruntime.PlanClaims, releasing a deleted claim's volume through the
+// runtime's ClaimVolumes; the creates' claims are the executor's),
+// poddelete.go, prober.go (the ProbeRunner, which reaches
+// pods as route.go says), and the pod parts of state.go and observe.go —
+// follow them; seccomp.go, pullsecrets.go and podip.go only hand a create
+// to podruntime.CreateInputs, PullSecrets and PodIPs.Assign, and
+// imageuser.go names the runtime's CreateContainerConfigError.
 //
-// Events (events.go). The write records the event: the executor records
-// each op's outcome once it ended (Created, Started, Killing, Failed), and
+// Events (events.go). The write records the event: the executor's Ended
+// hook (deploymentExec) records each op's outcome once it ended (Created, Started, Killing, Failed), and
 // once the plan ran what the deployment controller and kubelet would
 // (ScalingReplicaSet per revision, BackOff, the sync's failure); the
 // prober records Unhealthy and FailedPostStartHook where a probe or hook

@@ -280,15 +280,15 @@ func (c *Controller) recordOp(in PlanInput, op Op, err error) {
 		// kubelet's "Error: ErrImagePull" on the pod; a pod not yet tried
 		// has no event.
 		ref := opPodRef(in, op)
-		switch we.reason {
+		switch we.Reason {
 		case podruntime.WaitContainerCreating:
 		case podruntime.WaitPending:
-			Eventf(c.opts.Recorder, ref, store.EventWarning, "FailedScheduling", "%s", we.message)
+			Eventf(c.opts.Recorder, ref, store.EventWarning, "FailedScheduling", "%s", we.Message)
 		case podruntime.WaitErrImagePull:
-			Eventf(c.opts.Recorder, ref, store.EventWarning, "Failed", "Failed to pull %s", we.message)
-			Eventf(c.opts.Recorder, ref, store.EventWarning, "Failed", "Error: %s", we.reason)
+			Eventf(c.opts.Recorder, ref, store.EventWarning, "Failed", "Failed to pull %s", we.Message)
+			Eventf(c.opts.Recorder, ref, store.EventWarning, "Failed", "Error: %s", we.Reason)
 		default:
-			Eventf(c.opts.Recorder, ref, store.EventWarning, "Failed", "Error: %s", we.reason)
+			Eventf(c.opts.Recorder, ref, store.EventWarning, "Failed", "Error: %s", we.Reason)
 		}
 		return
 	}
@@ -305,7 +305,7 @@ func (c *Controller) recordOp(in PlanInput, op Op, err error) {
 			Eventf(r, ref, store.EventNormal, "Started", "Started container %s", name)
 		case errors.As(err, &se):
 			Eventf(r, ref, store.EventNormal, "Created", "Created container %s", name)
-			Eventf(r, ref, store.EventWarning, "Failed", "Error: %v", se.err)
+			Eventf(r, ref, store.EventWarning, "Failed", "Error: %v", se.Err)
 		default:
 			Eventf(r, ref, store.EventWarning, "Failed", "Error: %v", err)
 		}

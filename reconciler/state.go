@@ -315,14 +315,8 @@ func (c *Controller) backoff() podruntime.Backoff {
 }
 
 // startError is a start that Docker refused: the container exists but
-// stays `created`.
-type startError struct {
-	id, name string
-	err      error
-}
-
-func (e *startError) Error() string { return fmt.Sprintf("start %s: %v", e.name, e.err) }
-func (e *startError) Unwrap() error { return e.err }
+// stays `created` (podruntime.StartError).
+type startError = podruntime.StartError
 
 // neverStarts reports whether Docker's refusal to start a container (its
 // recorded StartError) means that no later start of that same container
@@ -422,14 +416,14 @@ func (c *Controller) recordStartFailures(s *deploymentState, plan Plan, execErr 
 		}
 	}
 	for _, se := range startErrors(execErr) {
-		cst := s.container(se.id)
-		if !counted[se.id] {
+		cst := s.container(se.ID)
+		if !counted[se.ID] {
 			cst.Restarts++
 		}
 		cst.CrashCount++
 		cst.ExitCounted = true // no exit will follow: this was the crash
 		cst.NotBefore = now.Add(c.crashDelay(cst.CrashCount))
-		cst.StartError = se.err.Error()
+		cst.StartError = se.Err.Error()
 	}
 }
 

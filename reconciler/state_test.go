@@ -241,7 +241,7 @@ func TestCrashDelayToleratesCrashCountFromStatusFile(t *testing.T) {
 					t.Fatalf("recordStartFailures with crashCount %d from the status file panicked: %v", n-1, r)
 				}
 			}()
-			c.recordStartFailures(&s, Plan{}, &startError{id: "x", name: "x", err: dockerx.ErrConflict}, t0)
+			c.recordStartFailures(&s, Plan{}, &startError{ID: "x", Name: "x", Err: dockerx.ErrConflict}, t0)
 		}()
 	}
 }
@@ -261,7 +261,7 @@ func TestRecordStartFailuresOddCrashCount(t *testing.T) {
 					t.Fatalf("crashCount %d in the status file: panic %v", n, r)
 				}
 			}()
-			c.recordStartFailures(&s, Plan{}, &startError{id: "id", name: "web", err: errors.New("refused")}, t0)
+			c.recordStartFailures(&s, Plan{}, &startError{ID: "id", Name: "web", Err: errors.New("refused")}, t0)
 		}()
 		if d := s.Containers["id"].NotBefore.Sub(t0); d < time.Second || d > time.Minute {
 			t.Errorf("crashCount %d: backoff %v, want between the base and the maximum", n, d)

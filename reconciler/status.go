@@ -5,6 +5,7 @@ import (
 
 	"github.com/dockctl/dockctl/dockerx"
 	"github.com/dockctl/dockctl/manifests"
+	"github.com/dockctl/dockctl/reconciler/podruntime"
 	"github.com/dockctl/dockctl/store"
 )
 
@@ -53,8 +54,8 @@ const (
 	ReasonReplicaSetUpdated          = "ReplicaSetUpdated"
 	ReasonProgressDeadlineExceeded   = "ProgressDeadlineExceeded"
 	ReasonDeploymentPaused           = "DeploymentPaused"
-	ReasonFailedCreate               = "FailedCreate"
-	ReasonErrImagePull               = "ErrImagePull"
+	ReasonFailedCreate               = podruntime.ReasonFailedCreate
+	ReasonErrImagePull               = podruntime.ReasonErrImagePull
 	ReasonImagePullBackOff           = "ImagePullBackOff"
 	// ReasonRunContainerError: a replica exists but Docker cannot start
 	// it (a wrong command, say); it is retried with the crash backoff.

@@ -2,11 +2,11 @@ package reconciler
 
 import (
 	"errors"
-	"fmt"
 	"sort"
 	"strings"
 
 	"github.com/dockctl/dockctl/dockerx"
+	"github.com/dockctl/dockctl/reconciler/podruntime"
 )
 
 // createsSafeDespite decides whether a plan's creates may go ahead although
@@ -68,14 +68,8 @@ func createsSafeDespite(in PlanInput, plan Plan, failed map[string]bool) bool {
 	return total-int32(len(freed)) <= plan.State.MaxReplicas
 }
 
-// removeError is a removal that Docker refused.
-type removeError struct {
-	id, name string
-	err      error
-}
-
-func (e *removeError) Error() string { return fmt.Sprintf("remove %s: %v", e.name, e.err) }
-func (e *removeError) Unwrap() error { return e.err }
+// removeError is a removal that Docker refused (podruntime.RemoveError).
+type removeError = podruntime.RemoveError
 
 // createsSafe is createsSafeDespite for the errors of a plan's removals and
 // starts: a failed start changes no count, a failed removal is judged by
@@ -87,7 +81,7 @@ func createsSafe(in PlanInput, plan Plan, errs []error) bool {
 		var se *startError
 		switch {
 		case errors.As(err, &re):
-			failed[re.id] = true
+			failed[re.ID] = true
 		case errors.As(err, &se):
 		default:
 			return false

@@ -23,13 +23,8 @@ import (
 
 // waitError is the outcome of a create not carried out (errNotRun) for a
 // reason the pod shows: its image could not be pulled, its claim is not
-// usable.
-type waitError struct {
-	reason, message string
-}
-
-func (e *waitError) Error() string { return e.reason + ": " + e.message }
-func (e *waitError) Unwrap() error { return errNotRun }
+// usable (podruntime.WaitError).
+type waitError = podruntime.WaitError
 
 // configError is a create refused before Docker was asked because the
 // container's configuration could not be built (its environment): the
@@ -59,7 +54,7 @@ func (c *Controller) noteCreate(in PlanInput, op Op, err error) {
 	var se *startError
 	switch {
 	case errors.As(err, &we):
-		w.Reason, w.Message, w.Container = we.reason, we.message, ""
+		w.Reason, w.Message, w.Container = we.Reason, we.Message, ""
 	case errors.Is(err, errNotRun), errors.Is(err, dockerx.ErrConflict), errors.As(err, &se):
 		return
 	case errors.As(err, &ce):

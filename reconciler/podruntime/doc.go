@@ -28,8 +28,8 @@
 // static address before their create (status.podIP) and which one,
 // which podipassign.go assigns (PodIPs);
 // slowstart.go is how an executor runs a wave of creates (SlowStart) and
-// other ops (Parallel); claimplan.go plans the claims' volumes (PlanClaims:
-// bind at once, release once no container mounts them, docs/design.md
+// other ops (Parallel), each guarded (GuardOps); claimplan.go plans the
+// claims' volumes (PlanClaims: bind at once, release once no container mounts them, docs/design.md
 // §12) and says which claims a template and which containers mount;
 // imageuser.go is kubelet's runAsNonRoot check before a revision's
 // creates (CheckRunAsNonRoot) and createinputs.go what a create needs
@@ -112,8 +112,31 @@
 //     panics (Guard), is a failure of that container, never the end of
 //     the controller.
 //
-// The Deployment controller's executor (package reconciler: execute.go,
-// files.go, claims.go; state.go records starts and refused starts in
-// ContainerState) still carries out its own plans' Docker calls, with the
-// ops this package plans for each pod, under these rules.
+// The plan executor: execute.go is Runtime.Execute, which carries out a
+// workload controller's planned ops (the Deployment controller's today)
+// in the order their dependencies give, in waves — graceful stops handed
+// to the Stopper, the Docker calls on existing containers and volumes,
+// and execcreate.go's creates (templates checked, images pulled with the
+// pods' credentials, runAsNonRoot, claims' volumes made through
+// claimvolumes.go's ClaimVolumes, which a sweep's release of a deleted
+// claim's volume never falls under, the holder image, then slow start
+// and each create and start, a name conflict judged and remembered by
+// names.go's NameConflicts: adopted, in flight, or blocked). What is the
+// owner's own — the events and
+// waiting reasons of each op's outcome, its surge gate, the failure its
+// status reports, the privilege gate, the network, what a create needs
+// from outside the template (environment, pod address, seccomp profile,
+// subPath checks) and which container under a conflicting name is its
+// own (ConflictOwner) — it gives as ExecHooks,
+// never as a switch on its kind (docs/design.md §17). The executor runs
+// an op only once every op it depends on ended, never guesses an order
+// (ops that wait on each other end the execution), and makes no choice of
+// its own on a failed dependency: the op's OnDepFailure, and for
+// RunIfCreatesSafe its owner's ExecHooks.CreatesSafe, decide; nothing is
+// created from a template its owner refuses (ExecHooks.Refusal), checked
+// again at the create whatever the plan says. The Deployment
+// controller's remaining kubelet parts (package reconciler: envctl.go,
+// files.go, claims.go's sweep, poddelete.go, prober.go;
+// state.go records starts and refused starts in ContainerState) follow
+// these rules.
 package podruntime

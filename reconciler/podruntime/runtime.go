@@ -31,6 +31,9 @@ type Runtime struct {
 	// and bg counts the goroutines running them.
 	created func(key string, err error)
 	bg      sync.WaitGroup
+	// claims guards the claims' volumes of Execute's creates against
+	// their release (ClaimVolumes).
+	claims ClaimVolumes
 }
 
 // RuntimeConfig is what a Runtime is built from. The Stopper runs its
@@ -79,6 +82,10 @@ func NewRuntime(cfg RuntimeConfig) *Runtime {
 
 // Prober is the runtime's prober.
 func (r *Runtime) Prober() *Prober { return r.prober }
+
+// ClaimVolumes is the guard of the claims' volumes Execute's creates
+// mount: a sweep releases a deleted claim's volume through it.
+func (r *Runtime) ClaimVolumes() *ClaimVolumes { return &r.claims }
 
 // Stopper is the runtime's stopper.
 func (r *Runtime) Stopper() *Stopper { return r.stopper }
