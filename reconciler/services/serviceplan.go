@@ -80,6 +80,10 @@ type HelperOp struct {
 	// (nothing to serve, generation 0): the config follows in a push
 	// whose ContainerID is "" (the container this create made).
 	Stub bool
+	// ControlSocket is, for a push, the helper's control socket when it
+	// is not helperapi.ControlSocket (a helper on the host's network:
+	// helperapi.HostControlSocket).
+	ControlSocket string
 }
 
 // Line renders the op for Plan.String, goldens and the log.
@@ -142,6 +146,9 @@ type pushedConfig struct {
 	ContainerID string
 	Content     string // the config without its generation
 	Generation  int64
+	// Unbound are the ports the helper said it could not bind (a helper
+	// binding host ports itself: the gateway, the publisher).
+	Unbound []helperapi.UnboundPort
 }
 
 // helperWant is the helper wanted.
@@ -155,6 +162,12 @@ type helperWant struct {
 	Request dockerx.HelperRequest
 	// Mode is the helper's serving mode (helperapi.ModeProxy or ModeDNS).
 	Mode string
+	// Args are the serving mode's flags besides --config (--listen-host,
+	// --host-ports, --control-socket of a helper on the host's network).
+	Args []string
+	// ControlSocket is the control socket its pushes reach ("":
+	// helperapi.ControlSocket).
+	ControlSocket string
 	// Content is the config without its generation (comparable), Render
 	// the config with one: what is created or pushed.
 	Content string
@@ -238,7 +251,7 @@ func planHelper(in helperPlanInput) HelperPlan {
 		}
 		req := w.Request
 		req.Name, req.ConfigHash = w.Name, w.Hash
-		req.Cmd = []string{helperapi.Binary, "helper", w.Mode, "--config", plan.Config}
+		req.Cmd = append(append([]string{helperapi.Binary, "helper", w.Mode}, w.Args...), "--config", plan.Config)
 		create := HelperOp{Kind: HelperCreate, Name: w.Name, Reason: HelperMissing, Cause: "no " + w.Mode + " helper runs",
 			Generation: gen, Request: &req}
 		if !w.StubAlways && (len(plan.Config) <= maxCommandConfig || w.Stub == "") {
@@ -253,7 +266,7 @@ func planHelper(in helperPlanInput) HelperPlan {
 		if w.StubAlways {
 			reason, cause = HelperSecret, "the config holds keys: pushed on stdin after the create, never in an argument"
 		}
-		add(HelperOp{Kind: HelperPush, Name: w.Name, Reason: reason, Generation: gen, Config: plan.Config, Cause: cause})
+		add(HelperOp{Kind: HelperPush, Name: w.Name, Reason: reason, Generation: gen, Config: plan.Config, Cause: cause, ControlSocket: w.ControlSocket})
 		plan.Serves = true
 		return plan
 	}
@@ -281,7 +294,7 @@ func planHelper(in helperPlanInput) HelperPlan {
 		reason, cause = HelperChanged, orNone(w.Change)
 	}
 	if reason != "" {
-		add(HelperOp{Kind: HelperPush, Name: keep.Name, ContainerID: keep.ID, Reason: reason, Cause: cause, Generation: gen, Config: plan.Config})
+		add(HelperOp{Kind: HelperPush, Name: keep.Name, ContainerID: keep.ID, Reason: reason, Cause: cause, Generation: gen, Config: plan.Config, ControlSocket: w.ControlSocket})
 	} else {
 		plan.Config = w.Render(in.Generation)
 	}

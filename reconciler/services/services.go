@@ -583,6 +583,15 @@ func (s *Controller) portHolders(ctx context.Context, skip string) ([]portHolder
 			out = append(out, portHolder{Port: hp, Owner: owner, Since: hostPortSince(r.Revisions, hash, hp)})
 		}
 	}
+	if skip != dockerx.RoleGateway {
+		// The gateway binds its ports on the host itself: Docker lists no
+		// port of it (docs/design.md §10).
+		s.mu.Lock()
+		for _, p := range s.gw.published {
+			out = append(out, portHolder{Port: hostPort{IP: s.address, Port: int32(p), Protocol: manifests.ProtocolTCP}, Owner: "container " + gatewayName(s.cfg.Instance)})
+		}
+		s.mu.Unlock()
+	}
 	lister, ok := s.docker.(daemonContainerLister)
 	if !ok {
 		return out, nil
@@ -712,7 +721,8 @@ func (s *Controller) execute(ctx context.Context, key string, plan HelperPlan, c
 				// To the helper this plan created (with a stub config).
 				op.ContainerID, started = created, true
 			}
-			err = s.pushAfter(ctx, key, op, started || s.justStarted(op.ContainerID))
+			var ack helperapi.Ack
+			ack, err = s.pushAfter(ctx, key, op, started || s.justStarted(op.ContainerID))
 			for i := 0; i < staleRetries && render != nil; i++ {
 				// The helper holds a newer generation than this controller
 				// knew (a status lost, or a state directory restored from a
@@ -726,10 +736,10 @@ func (s *Controller) execute(ctx context.Context, key string, plan HelperPlan, c
 					"container", op.Name, "pushed", op.Generation, "held", stale.held)
 				op.Generation = max(op.Generation, stale.held) + 1
 				op.Config = render(op.Generation)
-				err = s.push(ctx, key, op)
+				ack, err = s.push(ctx, key, op)
 			}
 			if err == nil {
-				done = &pushedConfig{ContainerID: op.ContainerID, Content: content, Generation: op.Generation}
+				done = &pushedConfig{ContainerID: op.ContainerID, Content: content, Generation: op.Generation, Unbound: ack.Unbound}
 			}
 		default:
 			err = fmt.Errorf("%s %s: unknown op", op.Kind, op.Name)
@@ -848,17 +858,17 @@ const startWindow = startRetries * startRetryDelay
 // pushAfter pushes; to a helper this plan just started, it tries again a
 // few times while nothing answers yet, rather than failing the sync (and
 // flapping the Service's ProxyFailure condition) on every start.
-func (s *Controller) pushAfter(ctx context.Context, key string, op HelperOp, started bool) error {
-	err := s.push(ctx, key, op)
+func (s *Controller) pushAfter(ctx context.Context, key string, op HelperOp, started bool) (helperapi.Ack, error) {
+	ack, err := s.push(ctx, key, op)
 	for i := 0; started && i < startRetries && errors.Is(err, errNoAnswer); i++ {
 		select {
 		case <-ctx.Done():
-			return err
+			return ack, err
 		case <-time.After(startRetryDelay):
 		}
-		err = s.push(ctx, key, op)
+		ack, err = s.push(ctx, key, op)
 	}
-	return err
+	return ack, err
 }
 
 // staleError is a push the helper refused: it holds generation held, newer
@@ -885,15 +895,21 @@ var errNoAnswer = errors.New("not applied")
 // KiB: execve would fail with E2BIG); exit 0 is the ack. A
 // helper that holds a newer generation than the controller knew (its
 // status was lost) says which: the next push uses a later one.
-func (s *Controller) push(ctx context.Context, key string, op HelperOp) error {
+func (s *Controller) push(ctx context.Context, key string, op HelperOp) (helperapi.Ack, error) {
 	cmd := []string{helperapi.Binary, "helper", helperapi.ModePush, "--config", "-"}
+	if op.ControlSocket != "" {
+		cmd = append(cmd, "--control-socket", op.ControlSocket)
+	}
 	code, out, err := s.docker.ExecInput(ctx, op.ContainerID, cmd, []byte(op.Config), pushTimeout)
 	if err != nil {
-		return fmt.Errorf("push to %s: %w", op.Name, err)
+		return helperapi.Ack{}, fmt.Errorf("push to %s: %w", op.Name, err)
 	}
 	switch code {
 	case helperapi.ExitOK:
-		return nil
+		// The ack; a fake or an older helper may print none.
+		var ack helperapi.Ack
+		_ = json.Unmarshal([]byte(firstLine(out)), &ack)
+		return ack, nil
 	case helperapi.ExitStale:
 		var ack helperapi.Ack // its generation: 0 when it did not say
 		if json.Unmarshal([]byte(firstLine(out)), &ack) == nil && ack.Generation > 0 {
@@ -901,12 +917,12 @@ func (s *Controller) push(ctx context.Context, key string, op HelperOp) error {
 			s.floor[key] = max(s.floor[key], ack.Generation)
 			s.mu.Unlock()
 		}
-		return &staleError{held: ack.Generation, err: fmt.Errorf("push generation %d to %s: it holds a newer one (%s); pushing again with a later one", op.Generation, op.Name, firstLine(out))}
+		return helperapi.Ack{}, &staleError{held: ack.Generation, err: fmt.Errorf("push generation %d to %s: it holds a newer one (%s); pushing again with a later one", op.Generation, op.Name, firstLine(out))}
 	}
 	if code == helperapi.ExitFailed {
-		return fmt.Errorf("push to %s: %w (%s)", op.Name, errNoAnswer, firstLine(out))
+		return helperapi.Ack{}, fmt.Errorf("push to %s: %w (%s)", op.Name, errNoAnswer, firstLine(out))
 	}
-	return fmt.Errorf("push to %s: exit %d: %s", op.Name, code, firstLine(out))
+	return helperapi.Ack{}, fmt.Errorf("push to %s: exit %d: %s", op.Name, code, firstLine(out))
 }
 
 func firstLine(b []byte) string {
