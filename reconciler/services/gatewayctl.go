@@ -232,7 +232,7 @@ func (s *Controller) syncGateway(ctx context.Context) (reconcile.Result, error) 
 				change = "try binding " + unboundList(pushed.Unbound) + " again"
 			}
 			pin.Want = &helperWant{Name: gatewayName(s.cfg.Instance), Hash: gatewayConfigHash(s.address), Mode: helperapi.ModeGateway,
-				Args: hostHelperArgs(s.address), ControlSocket: helperapi.HostControlSocket,
+				Args: hostHelperArgs(s.address), ControlSocket: helperapi.HostControlSocket, HostPorts: true,
 				Content: content, Render: render, Change: change,
 				Stub: renderStub(helperapi.GatewayConfig{Ports: []helperapi.GatewayPort{}}), StubAlways: true,
 				Request: dockerx.HelperRequest{Instance: s.cfg.Instance, Role: dockerx.RoleGateway, JoinNetwork: dockerx.NetworkModeHost}}

@@ -53,6 +53,7 @@ const (
 	HelperChanged       HelperReason = "Changed"        // what it must serve changed: push
 	HelperTooLarge      HelperReason = "ConfigTooLarge" // created with a stub config (the config exceeds an argument): push
 	HelperSecret        HelperReason = "ConfigSecret"   // created with a stub config (the config holds keys): push
+	HelperHostPorts     HelperReason = "HostPorts"      // created or started binding host ports itself: push, whose ack names the ports not bound
 )
 
 // maxCommandConfig is the largest config a create puts in the helper's
@@ -179,6 +180,11 @@ type helperWant struct {
 	// config follows on the push's stdin, never in an argument (the
 	// gateway's holds TLS keys; docs/design.md §10).
 	StubAlways bool
+	// HostPorts: it binds host ports itself (the gateway, the publisher;
+	// docs/design.md §10) and only a push's ack says which it could not:
+	// the create's command carries the Stub and the config follows in a
+	// push, and a start of it is followed by a push too.
+	HostPorts bool
 	// Change says what changed since the last push, for the cause.
 	Change string
 }
@@ -254,7 +260,7 @@ func planHelper(in helperPlanInput) HelperPlan {
 		req.Cmd = append(append([]string{helperapi.Binary, "helper", w.Mode}, w.Args...), "--config", plan.Config)
 		create := HelperOp{Kind: HelperCreate, Name: w.Name, Reason: HelperMissing, Cause: "no " + w.Mode + " helper runs",
 			Generation: gen, Request: &req}
-		if !w.StubAlways && (len(plan.Config) <= maxCommandConfig || w.Stub == "") {
+		if !w.StubAlways && !w.HostPorts && (len(plan.Config) <= maxCommandConfig || w.Stub == "") {
 			add(create)
 			plan.Serves = true
 			return plan
@@ -263,8 +269,11 @@ func planHelper(in helperPlanInput) HelperPlan {
 		create.Generation, create.Stub = 0, true
 		add(create)
 		reason, cause := HelperTooLarge, fmt.Sprintf("config of %d bytes, over the %d a command carries: pushed on stdin after the create", len(plan.Config), maxCommandConfig)
-		if w.StubAlways {
+		switch {
+		case w.StubAlways:
 			reason, cause = HelperSecret, "the config holds keys: pushed on stdin after the create, never in an argument"
+		case w.HostPorts:
+			reason, cause = HelperHostPorts, "it binds host ports itself: pushed after the create, its ack names a port it could not bind"
 		}
 		add(HelperOp{Kind: HelperPush, Name: w.Name, Reason: reason, Generation: gen, Config: plan.Config, Cause: cause, ControlSocket: w.ControlSocket})
 		plan.Serves = true
@@ -286,6 +295,10 @@ func planHelper(in helperPlanInput) HelperPlan {
 	var reason HelperReason
 	var cause string
 	switch p := in.Pushed; {
+	case w.HostPorts && len(plan.Ops) > 0 && plan.Ops[len(plan.Ops)-1].ContainerID == keep.ID:
+		// Started or unpaused: which of its ports it bound again only a
+		// push's ack says.
+		reason, cause = HelperHostPorts, "restarted, binding host ports itself: its ack names a port it could not bind"
 	case p == nil:
 		reason, cause = HelperResync, "what it serves is unknown since the controller started"
 	case p.ContainerID != keep.ID:

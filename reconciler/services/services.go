@@ -163,6 +163,9 @@ type Controller struct {
 	hostBind func(network, addr string) error
 	// gw is the gateway's data plane (gatewayctl.go), under mu.
 	gw gatewayState
+	// pub is the publisher of the Services' host ports
+	// (publisherctl.go), under mu.
+	pub publisherState
 	// envWait bounds a create's wait for a Service's address
 	// (serviceEnvWait; serviceenv.go).
 	envWait time.Duration
@@ -203,7 +206,10 @@ func New(cfg Config) *Controller {
 		// its own start, earlier.
 		dnsGen: cfg.Now().UnixMilli(),
 		// The same for the gateway, whose state file is on a tmpfs.
-		gw:      gatewayState{gen: cfg.Now().UnixMilli()},
+		gw: gatewayState{gen: cfg.Now().UnixMilli()},
+		// The publisher's state file is kept, but this controller has no
+		// record of its generation either.
+		pub:     publisherState{gen: cfg.Now().UnixMilli(), bindings: map[string][]dockerx.PortBinding{}, seen: map[string]bool{}},
 		envWait: serviceEnvWait,
 	}
 	s.loop = reconcile.NewLoop(s, reconcile.Config{
@@ -235,6 +241,11 @@ func (s *Controller) Reconcile(ctx context.Context, req reconcile.Request) (reco
 		return reconcile.Result{}, s.sweep(ctx)
 	case DNSKey:
 		return s.syncDNS(ctx)
+	}
+	if strings.HasPrefix(req.Key, PublisherKey) {
+		// The publisher, or one of its Services whose pods changed
+		// (publisherctl.go): the one helper is synced either way.
+		return s.syncPublisher(ctx)
 	}
 	if strings.HasPrefix(req.Key, GatewayKey) {
 		// The gateway, or one of its backends whose pods changed
@@ -361,13 +372,16 @@ func (s *Controller) syncService(ctx context.Context, key, ns, name string) (rec
 	default:
 		network := dockerx.NetworkName(s.cfg.Instance)
 		content, render := renderer(proxyConfig(key, svc, ready), func(c *helperapi.ProxyConfig, g int64) { c.Generation = g })
+		// Its host ports are the publisher's (publisherctl.go): the proxy
+		// serves the ClusterIP only, and its hash is a ClusterIP
+		// Service's (no bindings), as an earlier release made it.
 		pin.Want = &helperWant{
-			Name: proxyName(s.cfg.Instance, ns, name), Hash: proxyConfigHash(network, a.ClusterIP, a.Bindings),
-			Also: []string{legacyProxyConfigHash(network, a.ClusterIP, svc, a.Bindings)},
+			Name: proxyName(s.cfg.Instance, ns, name), Hash: proxyConfigHash(network, a.ClusterIP, nil),
+			Also: []string{legacyProxyConfigHash(network, a.ClusterIP, svc, nil)},
 			Mode: helperapi.ModeProxy, Content: content, Render: render, Change: endpointChange(prev.Endpoints, ready),
 			Stub: renderStub(proxyConfig(key, svc, nil)),
 			Request: dockerx.HelperRequest{Instance: s.cfg.Instance, Namespace: ns, Role: dockerx.RoleProxy, Service: name,
-				Network: dockerx.PodNetwork{Name: network, IPv4: a.ClusterIP}, Ports: a.Bindings},
+				Network: dockerx.PodNetwork{Name: network, IPv4: a.ClusterIP}},
 		}
 	}
 	var plan HelperPlan
@@ -385,17 +399,17 @@ func (s *Controller) syncService(ctx context.Context, key, ns, name string) (rec
 	if pin.Want != nil {
 		content, render = pin.Want.Content, pin.Want.Render
 	}
-	done, execErr := s.execute(ctx, key, plan, content, render)
-	held := false
-	if b, ok := hostPortInUse(execErr, a.Bindings); ok {
-		// Not the proxy's failure: the next sync makes it again without
-		// that port, and the Service reports it as a PortConflict.
-		s.noteHostHeld(key, publishedOf([]dockerx.PortBinding{b})[0])
-		held = true
-	} else if execErr == nil && planned && plan.Serves {
-		s.publishedHostPorts(a.Bindings)
+	if planned {
+		// What it publishes is the publisher's to serve: none when it
+		// has no cluster IP (a headless Service publishes nothing).
+		var published []dockerx.PortBinding
+		if pin.Want != nil {
+			published = a.Bindings
+		}
+		s.notePublished(key, published)
 	}
-	wait := plan.Wait || errors.Is(execErr, errNameBeingFreed) || held
+	done, execErr := s.execute(ctx, key, plan, content, render)
+	wait := plan.Wait || errors.Is(execErr, errNameBeingFreed)
 	if wait {
 		execErr = nil
 	}
@@ -530,6 +544,7 @@ func (s *Controller) storedSelectors() map[string]trackedService {
 // or unknown: its endpoints' watch, its addresses, its DNS record.
 func (s *Controller) forget(key string) {
 	s.tracker.forget(key)
+	s.notePublished(key, nil)
 	svcs, deps := s.alloc.release(key)
 	for _, k := range svcs {
 		s.loop.Add(reconcile.Request{Key: k})
@@ -583,9 +598,13 @@ func (s *Controller) portHolders(ctx context.Context, skip string) ([]portHolder
 			out = append(out, portHolder{Port: hp, Owner: owner, Since: hostPortSince(r.Revisions, hash, hp)})
 		}
 	}
+	if skip != dockerx.RoleProxy {
+		// The Services' ports are the publisher's, which binds them on
+		// the host itself: Docker lists none (docs/design.md §10).
+		out = append(out, s.publishedHolders()...)
+	}
 	if skip != dockerx.RoleGateway {
-		// The gateway binds its ports on the host itself: Docker lists no
-		// port of it (docs/design.md §10).
+		// The gateway binds its ports on the host itself too.
 		s.mu.Lock()
 		for _, p := range s.gw.published {
 			out = append(out, portHolder{Port: hostPort{IP: s.address, Port: int32(p), Protocol: manifests.ProtocolTCP}, Owner: "container " + gatewayName(s.cfg.Instance)})
@@ -959,6 +978,7 @@ func (s *Controller) sweep(ctx context.Context) error {
 	}
 	s.loop.Add(reconcile.Request{Key: DNSKey})
 	s.loop.Add(reconcile.Request{Key: GatewayKey})
+	s.loop.Add(reconcile.Request{Key: PublisherKey})
 	for _, p := range proxies {
 		key := proxyKey(&p)
 		if known[key] {
@@ -992,6 +1012,8 @@ func Owners(instance string) reconcile.OwnerMapper {
 			return []reconcile.Request{{Key: DNSKey}}
 		case ev.Role == dockerx.RoleGateway:
 			return []reconcile.Request{{Key: GatewayKey}}
+		case ev.Role == dockerx.RolePublisher:
+			return []reconcile.Request{{Key: PublisherKey}}
 		case ev.Role == dockerx.RoleProxy:
 			rest, ok := strings.CutPrefix(ev.Name, instance+"_")
 			rest, ok2 := strings.CutSuffix(rest, "_svc")
