@@ -2,7 +2,6 @@ package services
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"maps"
 	"slices"
@@ -224,18 +223,9 @@ func (s *Controller) syncGateway(ctx context.Context) (reconcile.Result, error) 
 			// It binds on the host what it serves: not a port left out.
 			cfg.Ports = slices.DeleteFunc(cfg.Ports, func(p helperapi.GatewayPort) bool { _, out := unavailable[p.Port]; return out })
 			content, render := renderer(cfg, func(c *helperapi.GatewayConfig, g int64) { c.Generation = g })
-			change := "routes, endpoints or certificates changed"
-			if pushed != nil && len(pushed.Unbound) > 0 {
-				// Each push tries the ports the helper could not bind.
-				again := *pushed
-				again.Content, pin.Pushed = "", &again
-				change = "try binding " + unboundList(pushed.Unbound) + " again"
-			}
-			pin.Want = &helperWant{Name: gatewayName(s.cfg.Instance), Hash: gatewayConfigHash(s.address), Mode: helperapi.ModeGateway,
-				Args: hostHelperArgs(s.address), ControlSocket: helperapi.HostControlSocket, HostPorts: true,
-				Content: content, Render: render, Change: change,
-				Stub: renderStub(helperapi.GatewayConfig{Ports: []helperapi.GatewayPort{}}), StubAlways: true,
-				Request: dockerx.HelperRequest{Instance: s.cfg.Instance, Role: dockerx.RoleGateway, JoinNetwork: dockerx.NetworkModeHost}}
+			pin.Want = s.hostHelperWant(gatewayName(s.cfg.Instance), dockerx.RoleGateway, helperapi.ModeGateway, content, render,
+				renderStub(helperapi.GatewayConfig{Ports: []helperapi.GatewayPort{}}), "routes, endpoints or certificates changed", &pin)
+			pin.Want.Hash, pin.Want.StubAlways = gatewayConfigHash(s.address), true
 		} else {
 			pin.Unwanted = "ports refused: " + strings.Join(refused, ", ")
 		}
@@ -245,18 +235,7 @@ func (s *Controller) syncGateway(ctx context.Context) (reconcile.Result, error) 
 		// No gateway routes to any pod: no drain is to wait for it.
 		clear(watched)
 	}
-	plan := planHelper(pin)
-	s.logPlan(GatewayKey, plan)
-	var content string
-	var render func(int64) string
-	if pin.Want != nil {
-		content, render = pin.Want.Content, pin.Want.Render
-	}
-	done, execErr := s.execute(ctx, GatewayKey, plan, content, render)
-	wait := plan.Wait || errors.Is(execErr, errNameBeingFreed)
-	if wait {
-		execErr = nil
-	}
+	plan, done, wait, execErr := s.runHelperPlan(ctx, GatewayKey, pin)
 	s.mu.Lock()
 	var notify func()
 	if done != nil {

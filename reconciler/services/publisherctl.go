@@ -189,33 +189,13 @@ func (s *Controller) syncPublisher(ctx context.Context) (reconcile.Result, error
 	pin := helperPlanInput{Observed: observed, Pushed: pushed, Generation: gen, Unwanted: "no Service publishes a port"}
 	if len(cfg.Ports) > 0 {
 		content, render := renderer(cfg, func(c *helperapi.ProxyConfig, g int64) { c.Generation = g })
-		change := "published ports or their endpoints changed"
-		if pushed != nil && len(pushed.Unbound) > 0 {
-			// Each push tries the ports the helper could not bind.
-			again := *pushed
-			again.Content, pin.Pushed = "", &again
-			change = "try binding " + unboundList(pushed.Unbound) + " again"
-		}
-		pin.Want = &helperWant{Name: publisherName(s.cfg.Instance), Hash: publisherConfigHash(s.address), Mode: helperapi.ModeProxy,
-			Args: hostHelperArgs(s.address), ControlSocket: helperapi.HostControlSocket, HostPorts: true,
-			Content: content, Render: render, Change: change,
-			Stub:    renderStub(helperapi.ProxyConfig{Service: publisherService, Ports: []helperapi.ProxyPort{}}),
-			Request: dockerx.HelperRequest{Instance: s.cfg.Instance, Role: dockerx.RolePublisher, JoinNetwork: dockerx.NetworkModeHost}}
+		pin.Want = s.hostHelperWant(publisherName(s.cfg.Instance), dockerx.RolePublisher, helperapi.ModeProxy, content, render,
+			renderStub(helperapi.ProxyConfig{Service: publisherService, Ports: []helperapi.ProxyPort{}}), "published ports or their endpoints changed", &pin)
+		pin.Want.Hash = publisherConfigHash(s.address)
 	} else {
 		clear(watched) // it routes to no pod: no drain is to wait for it
 	}
-	plan := planHelper(pin)
-	s.logPlan(PublisherKey, plan)
-	var content string
-	var render func(int64) string
-	if pin.Want != nil {
-		content, render = pin.Want.Content, pin.Want.Render
-	}
-	done, execErr := s.execute(ctx, PublisherKey, plan, content, render)
-	wait := plan.Wait || errors.Is(execErr, errNameBeingFreed)
-	if wait {
-		execErr = nil
-	}
+	plan, done, wait, execErr := s.runHelperPlan(ctx, PublisherKey, pin)
 	s.mu.Lock()
 	if done != nil {
 		s.pub.gen = max(s.pub.gen, done.Generation)
@@ -305,6 +285,38 @@ func (s *Controller) publisherUnbound(ctx context.Context, services []publishedS
 	s.pub.bindRetry = min(max(2*s.pub.bindRetry, gatewayBindRetry), gatewayBindRetryMax)
 	s.log.Info("publisher: ports still published by a replaced proxy; tried again", "ports", unboundList(unbound), "retry_in", s.pub.bindRetry)
 	return s.pub.bindRetry, nil
+}
+
+// hostHelperWant is a helper on the host's network that binds its ports
+// itself (the publisher, the gateway; docs/design.md §10): a push's ack
+// names the ports it could not bind, so while one is named every sync
+// pushes again (pin.Pushed's content forgotten), for it to try them.
+func (s *Controller) hostHelperWant(name, role, mode, content string, render func(int64) string, stub, change string, pin *helperPlanInput) *helperWant {
+	if p := pin.Pushed; p != nil && len(p.Unbound) > 0 {
+		again := *p
+		again.Content, pin.Pushed = "", &again
+		change = "try binding " + unboundList(p.Unbound) + " again"
+	}
+	return &helperWant{Name: name, Mode: mode, Args: hostHelperArgs(s.address), ControlSocket: helperapi.HostControlSocket, HostPorts: true,
+		Content: content, Render: render, Change: change, Stub: stub,
+		Request: dockerx.HelperRequest{Instance: s.cfg.Instance, Role: role, JoinNetwork: dockerx.NetworkModeHost}}
+}
+
+// runHelperPlan plans one helper, logs the plan and carries it out; wait:
+// its name is still being freed (a requeue, not an error).
+func (s *Controller) runHelperPlan(ctx context.Context, key string, pin helperPlanInput) (plan HelperPlan, done *pushedConfig, wait bool, err error) {
+	plan = planHelper(pin)
+	s.logPlan(key, plan)
+	var content string
+	var render func(int64) string
+	if pin.Want != nil {
+		content, render = pin.Want.Content, pin.Want.Render
+	}
+	done, err = s.execute(ctx, key, plan, content, render)
+	if wait = plan.Wait || errors.Is(err, errNameBeingFreed); wait {
+		err = nil
+	}
+	return plan, done, wait, err
 }
 
 // publisherConfigHash covers what the publisher is created with: the
