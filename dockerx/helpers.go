@@ -16,8 +16,10 @@ import (
 // HelperRequest is one helper container (docs/design.md §10): a Service's
 // proxy or the instance's DNS server, running dockctl's own binary from
 // the helper image (EnsureHelperImage) at a static address of the
-// instance network; or a port-forward session's relay in a pod's network
-// namespace (JoinNetwork, Attached).
+// instance network; the gateway or the publisher on the host's network
+// (JoinNetwork NetworkModeHost), binding their host ports themselves; or
+// a port-forward session's relay in a pod's network namespace
+// (JoinNetwork, Attached).
 type HelperRequest struct {
 	Instance, Namespace, Name, Role, Service, ConfigHash, Image string
 	Cmd                                                         []string // e.g. {"/dockctl", "helper", "proxy", "--config", JSON}
@@ -36,6 +38,9 @@ type HelperRequest struct {
 	// to the daemon closes, and with it the helper's stdin.
 	Attached bool
 }
+
+// NetworkModeHost is the network mode of the host's network namespace.
+const NetworkModeHost = "host"
 
 // PortBinding publishes a helper's ContainerPort on HostIP:HostPort.
 type PortBinding struct {
@@ -56,7 +61,7 @@ const gatewayStateDir = "/run/dockctl"
 // helperRoles are the roles a helper container may have: the others name
 // what CreateContainer, CreateVolume and the image and network calls
 // make.
-var helperRoles = map[string]bool{RoleProxy: true, RoleDNS: true, RoleGateway: true, RolePortForward: true}
+var helperRoles = map[string]bool{RoleProxy: true, RoleDNS: true, RoleGateway: true, RolePublisher: true, RolePortForward: true}
 
 // IsHelperRole reports whether a container of that role is one of
 // dockctl's helpers: no replica of a deployment, never an orphan.
@@ -76,7 +81,7 @@ func BuildHelperConfig(req HelperRequest, logs ContainerLogs) (*container.Config
 	case req.Instance == "" || req.Name == "" || req.Image == "":
 		return fail("instance, name and image are required, have %q, %q, %q", req.Instance, req.Name, req.Image)
 	case !helperRoles[req.Role]:
-		return fail("role %q is not a helper's (%s, %s, %s or %s)", req.Role, RoleProxy, RoleDNS, RoleGateway, RolePortForward)
+		return fail("role %q is not a helper's (%s, %s, %s, %s or %s)", req.Role, RoleProxy, RoleDNS, RoleGateway, RolePublisher, RolePortForward)
 	case len(req.Cmd) == 0:
 		return fail("no command: the helper image has no entrypoint")
 	case req.Network.Name == "" && join == "":
@@ -117,9 +122,14 @@ func BuildHelperConfig(req HelperRequest, logs ContainerLogs) (*container.Config
 	}
 	if req.Role == RoleGateway {
 		// The gateway holds TLS keys: its state file lives on a tmpfs
-		// (never in an image layer), and it needs no capability but to
-		// bind its ports (docs/design.md §10, the gateway).
+		// (never in an image layer).
 		hc.Tmpfs = map[string]string{gatewayStateDir: "rw,noexec,nosuid,size=16m,mode=0700"}
+	}
+	if req.Role == RoleGateway || req.Role == RolePublisher {
+		// They run on the host's network (docs/design.md §10) and need no
+		// capability but to bind their ports: none of Docker's defaults
+		// (NET_RAW on the host's interfaces, among others), no way to gain
+		// one.
 		hc.CapDrop = []string{"ALL"}
 		hc.CapAdd = []string{"NET_BIND_SERVICE"}
 		hc.SecurityOpt = []string{securityOptNoNewPrivileges}

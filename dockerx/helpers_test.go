@@ -47,6 +47,65 @@ func TestBuildHelperConfigGolden(t *testing.T) {
 	compareGolden(t, "BuildHelperConfig", filepath.Join("testdata", "helperconfig-proxy.golden.json"), append(got, '\n'))
 }
 
+// hostHelperRequest is a helper on the host's network: the gateway or the
+// publisher (docs/design.md §10), binding its ports on the service
+// address itself.
+func hostHelperRequest(role string) HelperRequest {
+	return HelperRequest{
+		Instance: "default", Name: "default_" + role, Role: role, ConfigHash: "0f1e2d3c",
+		Image:       "dockctl-helper:default-0123456789ab",
+		Cmd:         []string{"/dockctl", "helper", role, "--listen-host", "127.0.0.1", "--host-ports", "--control-socket", "/run/dockctl/control.sock", "--config", `{"generation":0}`},
+		JoinNetwork: NetworkModeHost,
+	}
+}
+
+func TestBuildHelperConfigGoldenOnTheHostNetwork(t *testing.T) {
+	for _, role := range []string{RoleGateway, RolePublisher} {
+		cfg, hc, nc, err := BuildHelperConfig(hostHelperRequest(role), testLogs)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := json.MarshalIndent(map[string]any{"Config": cfg, "HostConfig": hc, "NetworkingConfig": nc}, "", "  ")
+		if err != nil {
+			t.Fatal(err)
+		}
+		compareGolden(t, "BuildHelperConfig", filepath.Join("testdata", "helperconfig-"+role+".golden.json"), append(got, '\n'))
+	}
+}
+
+// The gateway and the publisher share the host's network namespace: they
+// keep no capability but to bind their ports and cannot gain one; Docker
+// publishes nothing of theirs; the gateway's state (TLS keys) is on a
+// tmpfs, the publisher's in its writable layer (kept across its restarts).
+func TestBuildHelperConfigOnTheHostNetworkBindsOnlyItsPorts(t *testing.T) {
+	for _, role := range []string{RoleGateway, RolePublisher} {
+		t.Run(role, func(t *testing.T) {
+			_, hc, nc, err := BuildHelperConfig(hostHelperRequest(role), testLogs)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !hc.NetworkMode.IsHost() || len(hc.PortBindings) != 0 || len(nc.EndpointsConfig) != 0 {
+				t.Errorf("network mode %q, bindings %v, endpoints %v: want the host's, none, none", hc.NetworkMode, hc.PortBindings, nc.EndpointsConfig)
+			}
+			if !reflect.DeepEqual([]string(hc.CapDrop), []string{"ALL"}) || !reflect.DeepEqual([]string(hc.CapAdd), []string{"NET_BIND_SERVICE"}) ||
+				!slices.Contains(hc.SecurityOpt, securityOptNoNewPrivileges) {
+				t.Errorf("caps -%v +%v, security %v: want all dropped but NET_BIND_SERVICE, no-new-privileges", hc.CapDrop, hc.CapAdd, hc.SecurityOpt)
+			}
+			if hc.RestartPolicy.Name != container.RestartPolicyAlways {
+				t.Errorf("restart policy %q, want always: it serves while the controller is down", hc.RestartPolicy.Name)
+			}
+			if _, tmpfs := hc.Tmpfs[gatewayStateDir]; tmpfs != (role == RoleGateway) {
+				t.Errorf("tmpfs %v: want one on %s for the gateway only", hc.Tmpfs, gatewayStateDir)
+			}
+		})
+	}
+	req := hostHelperRequest(RolePublisher)
+	req.Ports = []PortBinding{{HostIP: "127.0.0.1", HostPort: 30080, ContainerPort: 30080}}
+	if _, _, _, err := BuildHelperConfig(req, testLogs); err == nil {
+		t.Error("a helper on the host's network with Docker port bindings was accepted")
+	}
+}
+
 // The helper's contract, field by field, so that regenerating the golden
 // cannot accept a regression.
 func TestBuildHelperConfig(t *testing.T) {

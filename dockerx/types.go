@@ -66,6 +66,7 @@ const (
 	RoleProxy       = "proxy"        // a Service's proxy (a helper container)
 	RoleDNS         = "dns"          // the instance's DNS server (a helper container)
 	RoleGateway     = "gateway"      // the instance's HTTP(S) gateway (a helper container)
+	RolePublisher   = "publisher"    // the instance's published Service ports, on the host's network (a helper container)
 	RolePortForward = "port-forward" // a `dockctl port-forward` session's relay (a helper container of the CLI's)
 	RoleFilesWriter = "files-writer" // one write of a pod's file volumes (fileswriter.go)
 	RoleNetwork     = "network"      // the instance's network

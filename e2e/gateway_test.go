@@ -13,6 +13,7 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptrace"
+	"os"
 	"strconv"
 	"strings"
 	"sync"
@@ -151,12 +152,13 @@ spec:
 	if len(gws) != 1 {
 		t.Fatalf("%d gateway helpers, want 1: %s", len(gws), describe(gws))
 	}
-	for port, bindings := range inspect(t, gws[0].ID).HostConfig.PortBindings {
-		for _, b := range bindings {
-			if b.HostIP != "127.0.0.1" {
-				t.Errorf("the gateway publishes %s on %q, want 127.0.0.1", port, b.HostIP)
-			}
-		}
+	// It binds its ports on the host's network itself, on the service
+	// address only: one userspace hop, no docker-proxy before it.
+	if hc := inspect(t, gws[0].ID).HostConfig; !hc.NetworkMode.IsHost() || len(hc.PortBindings) != 0 {
+		t.Errorf("the gateway runs on network %q with Docker publishing %v, want the host's and nothing", hc.NetworkMode, hc.PortBindings)
+	}
+	if got := tcpListeners(t, httpPort); got != "127.0.0.1" {
+		t.Errorf("port %d listens on %q, want the service address 127.0.0.1 only", httpPort, got)
 	}
 	plainAddr := addr
 	secureAddr := "127.0.0.1:" + strconv.Itoa(httpsPort)
@@ -437,4 +439,32 @@ func wsEcho(ws *websocket.Conn, msg string) (string, error) {
 		return "", fmt.Errorf("echoed %q, want %q", got, msg)
 	}
 	return host, nil
+}
+
+// tcpListeners are the IPv4 addresses a TCP port listens on in the test's
+// network namespace (the host's), from /proc/net/tcp, space-separated.
+func tcpListeners(t *testing.T, port int) string {
+	t.Helper()
+	b, err := os.ReadFile("/proc/net/tcp")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []string
+	for _, line := range strings.Split(string(b), "\n")[1:] {
+		f := strings.Fields(line)
+		if len(f) < 4 || f[3] != "0A" { // TCP_LISTEN
+			continue
+		}
+		addr, p, ok := strings.Cut(f[1], ":")
+		if n, err := strconv.ParseUint(p, 16, 16); !ok || err != nil || int(n) != port {
+			continue
+		}
+		v, err := strconv.ParseUint(addr, 16, 32)
+		if err != nil {
+			continue
+		}
+		// Little-endian on the machines dockctl runs on (amd64, arm64).
+		out = append(out, fmt.Sprintf("%d.%d.%d.%d", v&0xff, v>>8&0xff, v>>16&0xff, v>>24))
+	}
+	return strings.Join(out, " ")
 }

@@ -658,14 +658,23 @@ func TestServicePublished(t *testing.T) {
 		t.Errorf("get svc should show the ports %d and %d:\n%s", lbPort, nodePort, out)
 	}
 	waitHostAnswers(t, fmt.Sprintf("http://127.0.0.1:%d/", nodePort), "published")
-	// The published port is on 127.0.0.1 only (--service-address).
+	// The proxies publish nothing: the publisher, on the host's network,
+	// binds both ports itself, on 127.0.0.1 only (--service-address).
 	for _, id := range []string{e.helpersOne("lb"), e.helpersOne("np")} {
-		for port, bindings := range inspect(t, id).HostConfig.PortBindings {
-			for _, b := range bindings {
-				if b.HostIP != "127.0.0.1" {
-					t.Errorf("%s publishes %s on %q, want 127.0.0.1", id[:12], port, b.HostIP)
-				}
-			}
+		if b := inspect(t, id).HostConfig.PortBindings; len(b) != 0 {
+			t.Errorf("proxy %s publishes %v through Docker, want nothing", id[:12], b)
+		}
+	}
+	pubs := e.helpers("publisher", "", "")
+	if len(pubs) != 1 {
+		t.Fatalf("%d publishers, want 1: %s", len(pubs), describe(pubs))
+	}
+	if hc := inspect(t, pubs[0].ID).HostConfig; !hc.NetworkMode.IsHost() || len(hc.PortBindings) != 0 {
+		t.Errorf("the publisher runs on network %q with Docker publishing %v, want the host's and nothing", hc.NetworkMode, hc.PortBindings)
+	}
+	for _, p := range []int{lbPort, nodePort} {
+		if got := tcpListeners(t, p); got != "127.0.0.1" {
+			t.Errorf("port %d listens on %q, want the service address 127.0.0.1 only", p, got)
 		}
 	}
 

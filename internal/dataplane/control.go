@@ -11,6 +11,7 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 	"time"
 
@@ -34,9 +35,16 @@ const maxConfig = 16 << 20
 // reply is the control server's answer on the socket. It stays inside this
 // package: `helper push` turns it into its exit status and helperapi.Ack.
 type reply struct {
-	Generation int64  `json:"generation"` // served after the push
-	Stale      bool   `json:"stale,omitempty"`
-	Error      string `json:"error,omitempty"`
+	Generation int64                   `json:"generation"` // served after the push
+	Stale      bool                    `json:"stale,omitempty"`
+	Error      string                  `json:"error,omitempty"`
+	Unbound    []helperapi.UnboundPort `json:"unbound,omitempty"`
+}
+
+// unboundReporter is a Target that binds host ports itself and serves
+// the others when one cannot be bound (--host-ports): the ack says which.
+type unboundReporter interface {
+	Unbound() []helperapi.UnboundPort
 }
 
 // ControlServer applies the configs pushed on the control socket to its
@@ -58,8 +66,19 @@ func NewControlServer(target Target, statePath string, log *slog.Logger) *Contro
 }
 
 // ListenControl listens on a unix socket; a name starting with "@" is in
-// the abstract namespace (no file, no writable directory needed).
+// the abstract namespace (no file, no writable directory needed). A path
+// (helperapi.HostControlSocket) gets its directory, private to the
+// container's user, and replaces the file a previous run of the
+// container left (Docker's restart policy keeps the writable layer).
 func ListenControl(name string) (net.Listener, error) {
+	if !strings.HasPrefix(name, "@") {
+		if err := os.MkdirAll(filepath.Dir(name), 0o700); err != nil {
+			return nil, fmt.Errorf("control socket %s: %w", name, err)
+		}
+		if err := os.Remove(name); err != nil && !errors.Is(err, os.ErrNotExist) {
+			return nil, fmt.Errorf("control socket %s: remove the previous run's: %w", name, err)
+		}
+	}
 	ln, err := net.Listen("unix", name)
 	if err != nil {
 		return nil, fmt.Errorf("control socket %s: %w", name, err)
@@ -142,7 +161,11 @@ func (s *ControlServer) push(raw json.RawMessage) reply {
 		s.log.Error("push applied but not recorded", "generation", gen, "err", err)
 		return reply{Generation: s.target.Generation(), Error: err.Error()}
 	}
-	return reply{Generation: s.target.Generation()}
+	r := reply{Generation: s.target.Generation()}
+	if u, ok := s.target.(unboundReporter); ok {
+		r.Unbound = u.Unbound()
+	}
+	return r
 }
 
 // generationOf reads a config's generation without knowing its type.
@@ -271,7 +294,7 @@ func Push(socket string, raw []byte, timeout time.Duration) (helperapi.Ack, int,
 	if err := json.NewDecoder(c).Decode(&r); err != nil {
 		return helperapi.Ack{}, helperapi.ExitFailed, fmt.Errorf("no acknowledgement: %w", err)
 	}
-	ack := helperapi.Ack{Generation: r.Generation}
+	ack := helperapi.Ack{Generation: r.Generation, Unbound: r.Unbound}
 	switch {
 	case r.Stale:
 		return ack, helperapi.ExitStale, fmt.Errorf("stale config: the helper serves generation %d", r.Generation)

@@ -547,3 +547,45 @@ func TestMainUsage(t *testing.T) {
 		})
 	}
 }
+
+// A publisher (`helper proxy --host-ports`, in the host's network
+// namespace) listens for pushes on a file socket, replacing the one a
+// previous run of its container left; its ack names a port it could not
+// bind, and it serves the others.
+func TestProxyModeHostPortsAckNamesUnboundPorts(t *testing.T) {
+	dir := t.TempDir()
+	socket := filepath.Join(dir, "run", "dockctl", "control.sock")
+	if err := os.MkdirAll(filepath.Dir(socket), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(socket, nil, 0o600); err != nil { // the previous run's
+		t.Fatal(err)
+	}
+	taken, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer taken.Close()
+	held := taken.Addr().(*net.TCPAddr).Port
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	var stderr bytes.Buffer
+	done := make(chan int, 1)
+	go func() {
+		done <- run(ctx, []string{"proxy", "--config", `{"generation":1,"service":"publisher","ports":[]}`, "--host-ports",
+			"--control-socket", socket, "--state-file", filepath.Join(dir, "config.json"), "--listen-host", "127.0.0.1"}, nil, &bytes.Buffer{}, &stderr)
+	}()
+	var ack helperapi.Ack
+	waitFor(t, "the push to be acknowledged", func() bool {
+		var code int
+		ack, code, _ = Push(socket, []byte(fmt.Sprintf(`{"generation":2,"service":"publisher","ports":[{"protocol":"TCP","port":%d,"endpoints":[]}]}`, held)), deadline)
+		return code == helperapi.ExitOK
+	})
+	if len(ack.Unbound) != 1 || ack.Unbound[0].Port != held || ack.Unbound[0].Protocol != helperapi.TCP {
+		t.Errorf("ack %+v, want port %d/TCP unbound", ack, held)
+	}
+	cancel()
+	if code := <-done; code != helperapi.ExitOK {
+		t.Fatalf("exit %d; stderr: %s", code, stderr.String())
+	}
+}

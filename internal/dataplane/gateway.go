@@ -27,6 +27,12 @@ import (
 type GatewayOptions struct {
 	// ListenAddr gives the address a port listens on; nil: "0.0.0.0:PORT".
 	ListenAddr func(port int) string
+	// HostPorts: the ports are the host's (the helper runs in the host's
+	// network namespace, docs/design.md §10): a port that cannot be bound
+	// (another process holds it) is left out and reported (Unbound), the
+	// others served, and each Apply tries it again. Otherwise a port that
+	// cannot be bound fails the Apply.
+	HostPorts bool
 	// Rand chooses backends and endpoints; nil: a random source. Tests
 	// give a seeded one.
 	Rand *rand.Rand
@@ -60,6 +66,7 @@ type Gateway struct {
 	servers map[int]*gatewayServer
 	old     []*gatewayServer // of ports no longer served: Shutdown gives their connections their grace
 	closed  bool
+	unbound []helperapi.UnboundPort // HostPorts: the config's ports the last Apply could not bind
 }
 
 // gatewaySnapshot is one applied config, immutable once published, with
@@ -275,8 +282,10 @@ func (g *Gateway) Apply(cfg helperapi.GatewayConfig) error {
 	if g.closed {
 		return errors.New("gateway: shut down")
 	}
-	// Bind first: a port that cannot be bound fails the whole Apply.
+	// Bind first: a port that cannot be bound fails the whole Apply, or
+	// with HostPorts is left out (and tried again by the next Apply).
 	started := map[int]*gatewayServer{}
+	var unbound []helperapi.UnboundPort
 	for num, p := range ports {
 		if s, ok := g.servers[num]; ok && s.protocol == p.Protocol {
 			continue
@@ -291,6 +300,11 @@ func (g *Gateway) Apply(cfg helperapi.GatewayConfig) error {
 			g.old = append(g.old, s)
 		}
 		s, err := g.listen(num, p.Protocol)
+		if err != nil && g.opts.HostPorts {
+			g.log.Warn("port not served: it cannot be bound", "port", num, "err", err)
+			unbound = append(unbound, helperapi.UnboundPort{Port: num, Protocol: helperapi.TCP, Error: err.Error()})
+			continue
+		}
 		if err != nil {
 			for _, s := range started {
 				s.ln.Close()
@@ -299,6 +313,8 @@ func (g *Gateway) Apply(cfg helperapi.GatewayConfig) error {
 		}
 		started[num] = s
 	}
+	slices.SortFunc(unbound, func(a, b helperapi.UnboundPort) int { return a.Port - b.Port })
+	g.unbound = unbound
 	old := g.cur.Swap(newGatewaySnapshot(cfg, ports, certs))
 	for num, s := range started {
 		g.servers[num] = s
@@ -313,6 +329,13 @@ func (g *Gateway) Apply(cfg helperapi.GatewayConfig) error {
 	}
 	old.retire(g.opts.DialTimeout + time.Second)
 	return nil
+}
+
+// Unbound are the config's ports the last Apply could not bind (HostPorts).
+func (g *Gateway) Unbound() []helperapi.UnboundPort {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return slices.Clone(g.unbound)
 }
 
 // listen binds port and makes its server (not yet serving).
@@ -407,6 +430,8 @@ type gatewayTarget struct{ g *Gateway }
 
 func (t gatewayTarget) Generation() int64 { return t.g.Generation() }
 
+func (t gatewayTarget) Unbound() []helperapi.UnboundPort { return t.g.Unbound() }
+
 func (t gatewayTarget) Apply(raw json.RawMessage) (int64, error) {
 	var cfg helperapi.GatewayConfig
 	if err := decodeStrict(raw, &cfg); err != nil {
@@ -421,8 +446,10 @@ func (t gatewayTarget) Apply(raw json.RawMessage) (int64, error) {
 // container's stdout), its own log to stderr.
 func runGateway(ctx context.Context, args []string, stdin io.Reader, accessLog, stderr io.Writer) int {
 	var host *string
+	var hostPorts *bool
 	f, log, code, ok := parseServe(helperapi.ModeGateway, args, stderr, func(fs *flag.FlagSet) {
 		host = fs.String("listen-host", "0.0.0.0", "address the gateway's ports listen on")
+		hostPorts = fs.Bool("host-ports", false, "the ports are the host's: one that cannot be bound is reported, the others served")
 	})
 	if !ok {
 		return code
@@ -434,6 +461,7 @@ func runGateway(ctx context.Context, args []string, stdin io.Reader, accessLog, 
 	f.config = string(raw)
 	g := NewGateway(GatewayOptions{
 		ListenAddr: func(port int) string { return net.JoinHostPort(*host, strconv.Itoa(port)) },
+		HostPorts:  *hostPorts,
 		Log:        log,
 		AccessLog:  accessLog,
 	})

@@ -824,3 +824,45 @@ func TestGatewayShutdownWritesTheAccessLogLinesOfDrainedRequests(t *testing.T) {
 		t.Errorf("access log paths %q, want %q", got, want)
 	}
 }
+
+// The gateway in the host's network namespace (HostPorts) serves the
+// ports it can bind and reports the others, which each Apply tries again.
+func TestGatewayHostPortsServeTheOthersAndRetryAHeldPort(t *testing.T) {
+	taken, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	heldAddr := taken.Addr().String()
+	a := newHTTPBackend(t, "a", false)
+	g := NewGateway(GatewayOptions{
+		HostPorts: true,
+		ListenAddr: func(port int) string {
+			if port == 81 {
+				return heldAddr
+			}
+			return "127.0.0.1:0"
+		},
+		Log: testLog(t),
+	})
+	defer g.Shutdown(context.Background())
+	route := helperapi.GatewayHost{Routes: []helperapi.GatewayRoute{prefix("/", backendOf("a", 1, a.endpoint()))}}
+	held := httpPort(route)
+	held.Port = 81
+	cfg := helperapi.GatewayConfig{Generation: 1, Ports: []helperapi.GatewayPort{httpPort(route), held}}
+	mustApplyGateway(t, g, cfg)
+	if status, _, _ := get(t, http.DefaultClient, "http://"+g.Addr(80).String(), "x", "/"); status != 200 {
+		t.Errorf("port 80: status %d, want 200", status)
+	}
+	if u := g.Unbound(); len(u) != 1 || u[0].Port != 81 || u[0].Error == "" {
+		t.Fatalf("unbound %+v, want port 81 with its error", u)
+	}
+	taken.Close()
+	cfg.Generation = 2
+	mustApplyGateway(t, g, cfg)
+	if u := g.Unbound(); len(u) != 0 {
+		t.Errorf("unbound %+v after the port was freed, want none", u)
+	}
+	if g.Addr(81) == nil {
+		t.Error("port 81 has no server after it was freed")
+	}
+}

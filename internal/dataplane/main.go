@@ -166,6 +166,8 @@ type proxyTarget struct{ p *Proxy }
 
 func (t proxyTarget) Generation() int64 { return t.p.Generation() }
 
+func (t proxyTarget) Unbound() []helperapi.UnboundPort { return t.p.Unbound() }
+
 func (t proxyTarget) Apply(raw json.RawMessage) (int64, error) {
 	var cfg helperapi.ProxyConfig
 	if err := decodeStrict(raw, &cfg); err != nil {
@@ -176,14 +178,17 @@ func (t proxyTarget) Apply(raw json.RawMessage) (int64, error) {
 
 func runProxy(ctx context.Context, args []string, stderr io.Writer) int {
 	var host *string
+	var hostPorts *bool
 	f, log, code, ok := parseServe(helperapi.ModeProxy, args, stderr, func(fs *flag.FlagSet) {
 		host = fs.String("listen-host", "0.0.0.0", "address the Service ports listen on")
+		hostPorts = fs.Bool("host-ports", false, "the ports are the host's: one that cannot be bound is reported, the others served")
 	})
 	if !ok {
 		return code
 	}
 	p := NewProxy(ProxyOptions{
 		ListenAddr: func(_ string, port int) string { return net.JoinHostPort(*host, strconv.Itoa(port)) },
+		HostPorts:  *hostPorts,
 		Log:        log,
 	})
 	return serve(ctx, f, log, proxyTarget{p}, nil, func(sctx context.Context) error { return p.Shutdown(sctx) })

@@ -1,13 +1,16 @@
 package dataplane
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
 	"log/slog"
 	"net"
 	"net/netip"
+	"slices"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -35,6 +38,12 @@ type ProxyOptions struct {
 	// ListenAddr gives the address a port listens on; nil: "0.0.0.0:PORT".
 	// Tests map ports to "127.0.0.1:0" and read the result from Addr.
 	ListenAddr func(protocol string, port int) string
+	// HostPorts: the ports are the host's (the publisher, in the host's
+	// network namespace, docs/design.md §10): a port that cannot be bound
+	// (another process holds it) is left out and reported (Unbound), the
+	// others served, and each Apply tries it again. Otherwise a port that
+	// cannot be bound fails the Apply.
+	HostPorts bool
 	// Dial connects to an endpoint; nil: a net.Dialer with keep-alive.
 	Dial        func(ctx context.Context, network, addr string) (net.Conn, error)
 	DialTimeout time.Duration // 0: DefaultDialTimeout
@@ -54,6 +63,7 @@ type Proxy struct {
 	mu        sync.Mutex
 	listeners map[portKey]listener
 	closed    bool
+	unbound   []helperapi.UnboundPort // HostPorts: the config's ports the last Apply could not bind
 
 	loops sync.WaitGroup // accept and read loops
 	conns sync.WaitGroup // open TCP connections and UDP sessions
@@ -269,11 +279,17 @@ func (p *Proxy) Apply(cfg helperapi.ProxyConfig) error {
 	// as it was; accept only after the swap, so that a connection on a new
 	// port never meets the old snapshot, which has no endpoints for it.
 	added := map[portKey]listener{}
+	var unbound []helperapi.UnboundPort
 	for k := range ports {
 		if _, ok := p.listeners[k]; ok {
 			continue
 		}
 		l, err := p.listen(k)
+		if err != nil && p.opts.HostPorts {
+			p.log.Warn("port not served: it cannot be bound", "port", k.String(), "err", err)
+			unbound = append(unbound, helperapi.UnboundPort{Port: k.port, Protocol: k.protocol, Error: err.Error()})
+			continue
+		}
 		if err != nil {
 			for _, l := range added {
 				l.close()
@@ -282,6 +298,10 @@ func (p *Proxy) Apply(cfg helperapi.ProxyConfig) error {
 		}
 		added[k] = l
 	}
+	slices.SortFunc(unbound, func(a, b helperapi.UnboundPort) int {
+		return cmp.Or(a.Port-b.Port, strings.Compare(a.Protocol, b.Protocol))
+	})
+	p.unbound = unbound
 	next := newSnapshot(cfg, ports)
 	old := p.cur.Swap(next)
 	for k, l := range added {
@@ -314,6 +334,13 @@ func summary(ports map[portKey][]netip.AddrPort) map[string]int {
 		m[k.String()] = len(eps)
 	}
 	return m
+}
+
+// Unbound are the config's ports the last Apply could not bind (HostPorts).
+func (p *Proxy) Unbound() []helperapi.UnboundPort {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return slices.Clone(p.unbound)
 }
 
 func (p *Proxy) listen(k portKey) (listener, error) {

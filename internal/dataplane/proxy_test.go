@@ -417,3 +417,45 @@ func TestProxyIdleConnectionsHoldNoBuffer(t *testing.T) {
 		}
 	}
 }
+
+// A publisher's ports are the host's (HostPorts): one another process
+// holds is reported and left out, the others serve, and the next Apply
+// binds it once it is free.
+func TestProxyHostPortsServeTheOthersAndRetryAHeldPort(t *testing.T) {
+	taken, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	heldAddr := taken.Addr().String()
+	a := newBackend(t, "a")
+	p := NewProxy(ProxyOptions{
+		Log:       testLog(t),
+		HostPorts: true,
+		ListenAddr: func(_ string, port int) string {
+			if port == 81 {
+				return heldAddr
+			}
+			return "127.0.0.1:0"
+		},
+	})
+	defer p.Shutdown(context.Background())
+	mustApply(t, p, config(1, tcpPort(80, a.endpoint()), tcpPort(81, a.endpoint())))
+	if g := p.Generation(); g != 1 {
+		t.Errorf("generation %d, want 1", g)
+	}
+	if got := once(t, p.Addr(helperapi.TCP, 80)); got != "a" {
+		t.Errorf("port 80 reached %q, want a", got)
+	}
+	u := p.Unbound()
+	if len(u) != 1 || u[0].Port != 81 || u[0].Protocol != helperapi.TCP || u[0].Error == "" {
+		t.Fatalf("unbound %+v, want port 81/TCP with its error", u)
+	}
+	taken.Close()
+	mustApply(t, p, config(2, tcpPort(80, a.endpoint()), tcpPort(81, a.endpoint())))
+	if u := p.Unbound(); len(u) != 0 {
+		t.Errorf("unbound %+v after the port was freed, want none", u)
+	}
+	if got := once(t, p.Addr(helperapi.TCP, 81)); got != "a" {
+		t.Errorf("port 81 reached %q, want a", got)
+	}
+}

@@ -134,7 +134,26 @@ type ProbeSpec struct {
 // Ack is what `helper push` prints on success: the generation now served.
 type Ack struct {
 	Generation int64 `json:"generation"`
+	// Unbound are the ports of the config the helper could not bind, a
+	// helper that binds host ports itself (--host-ports: the gateway and
+	// the publisher, docs/design.md §10): its other ports are served, and
+	// each push tries these again.
+	Unbound []UnboundPort `json:"unbound,omitempty"`
 }
+
+// UnboundPort is a port a helper could not bind, and why.
+type UnboundPort struct {
+	Port     int    `json:"port"`
+	Protocol string `json:"protocol"` // TCP or UDP
+	Error    string `json:"error"`
+}
+
+// HostControlSocket is the control socket of a helper in the host's
+// network namespace (the gateway, the publisher): a file in the
+// container's own /run/dockctl, which only the container's processes
+// (the push exec'd there) reach. ControlSocket, abstract, is per network
+// namespace: in the host's, any process of the host could push to it.
+const HostControlSocket = "/run/dockctl/control.sock"
 
 // Marshal encodes a config for argv.
 func Marshal(v any) (string, error) {

@@ -2,11 +2,11 @@ package services
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"maps"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/dockctl/dockctl/dockerx"
 	"github.com/dockctl/dockctl/internal/gatewayroutes"
@@ -50,7 +50,9 @@ type gatewayState struct {
 	backends    map[string]bool      // Service keys the last table names
 	refused     string               // why no helper runs though routes exist ("": none refused)
 	taken       string               // the ports left out, another publishing them ("": none)
-	unavailable map[int]string       // each port left out (refused or taken): why
+	unavailable map[int]string       // each port left out (refused, taken, or not bound by the helper): why
+	published   []int                // the ports the helper serves on the host, for the Services' allocation
+	bindRetry   time.Duration        // the wait before ports the helper could not bind are tried again
 	notify      func()               // called after an ack of a new table generation
 }
 
@@ -105,16 +107,15 @@ func servesRoutes(t *gatewayroutes.Table) bool {
 	return false
 }
 
-// gatewayBindings publishes each port of the table on the service
-// address. A port below 1024 passes the host-port gate first (§13,
-// --allow-host-ports), as a host port does: refused names the ports that
-// did not. A port another already publishes there (a Service's proxy, a
-// deployment's hostPort, any container of the daemon: holders) is left
-// out, named in taken: the one that publishes it first keeps it, as
-// between Services, and Docker would refuse the whole helper for it
-// ("port is already allocated"), the gateway's other ports with it.
-// unavailable maps each port left out to why, for its listeners' status.
-func (s *Controller) gatewayBindings(cfg helperapi.GatewayConfig, holders []portHolder) (bindings []dockerx.PortBinding, refused, taken []string, unavailable map[int]string) {
+// gatewayPorts judges each port of the table before the gateway binds it
+// on the service address. A port below 1024 passes the host-port gate
+// first (§13, --allow-host-ports), as a host port does: refused names the
+// ports that did not. A port another already publishes there (a Service
+// of this instance, any container of the daemon, a deployment's hostPort:
+// holders) is left out, named in taken: the one that publishes it first
+// keeps it, as between Services. unavailable maps each port left out to
+// why, for its listeners' status; the helper serves the others.
+func (s *Controller) gatewayPorts(cfg helperapi.GatewayConfig, holders []portHolder) (refused, taken []string, unavailable map[int]string) {
 	unavailable = map[int]string{}
 	for _, p := range cfg.Ports {
 		if p.Port < 1024 && !s.cfg.Allow.AllowsHostPort(p.Port) {
@@ -126,11 +127,9 @@ func (s *Controller) gatewayBindings(cfg helperapi.GatewayConfig, holders []port
 		if i := slices.IndexFunc(holders, func(h portHolder) bool { return h.Port.overlaps(hp) }); i >= 0 {
 			taken = append(taken, fmt.Sprintf("host port %s is published by %s", hp, holders[i].Owner))
 			unavailable[p.Port] = taken[len(taken)-1]
-			continue
 		}
-		bindings = append(bindings, dockerx.PortBinding{HostIP: s.address, HostPort: p.Port, ContainerPort: p.Port, Protocol: helperapi.TCP})
 	}
-	return bindings, refused, taken, unavailable
+	return refused, taken, unavailable
 }
 
 // gatewayEndpoints resolves a backend to the ready endpoints of its
@@ -219,16 +218,14 @@ func (s *Controller) syncGateway(ctx context.Context) (reconcile.Result, error) 
 		// The version before the endpoints are read: an ack covers it.
 		version = s.tracker.currentVersion()
 		cfg := table.Resolve(0, gatewayroutes.Resolver{Endpoints: s.gatewayEndpoints(watched), Certificate: s.gatewayCertificate})
-		var bindings []dockerx.PortBinding
-		bindings, refused, taken, unavailable = s.gatewayBindings(cfg, holders)
+		refused, taken, unavailable = s.gatewayPorts(cfg, holders)
 		if len(refused) == 0 {
-			network := dockerx.NetworkName(s.cfg.Instance)
+			// It binds on the host what it serves: not a port left out.
+			cfg.Ports = slices.DeleteFunc(cfg.Ports, func(p helperapi.GatewayPort) bool { _, out := unavailable[p.Port]; return out })
 			content, render := renderer(cfg, func(c *helperapi.GatewayConfig, g int64) { c.Generation = g })
-			pin.Want = &helperWant{Name: gatewayName(s.cfg.Instance), Hash: gatewayConfigHash(network, bindings), Mode: helperapi.ModeGateway,
-				Content: content, Render: render, Change: "routes, endpoints or certificates changed",
-				Stub: renderStub(helperapi.GatewayConfig{Ports: []helperapi.GatewayPort{}}), StubAlways: true,
-				Request: dockerx.HelperRequest{Instance: s.cfg.Instance, Role: dockerx.RoleGateway,
-					Network: dockerx.PodNetwork{Name: network}, Ports: bindings}}
+			pin.Want = s.hostHelperWant(gatewayName(s.cfg.Instance), dockerx.RoleGateway, helperapi.ModeGateway, content, render,
+				renderStub(helperapi.GatewayConfig{Ports: []helperapi.GatewayPort{}}), "routes, endpoints or certificates changed", &pin)
+			pin.Want.Hash, pin.Want.StubAlways = gatewayConfigHash(s.address), true
 		} else {
 			pin.Unwanted = "ports refused: " + strings.Join(refused, ", ")
 		}
@@ -238,22 +235,34 @@ func (s *Controller) syncGateway(ctx context.Context) (reconcile.Result, error) 
 		// No gateway routes to any pod: no drain is to wait for it.
 		clear(watched)
 	}
-	plan := planHelper(pin)
-	s.logPlan(GatewayKey, plan)
-	var content string
-	var render func(int64) string
-	if pin.Want != nil {
-		content, render = pin.Want.Content, pin.Want.Render
-	}
-	done, execErr := s.execute(ctx, GatewayKey, plan, content, render)
-	wait := plan.Wait || errors.Is(execErr, errNameBeingFreed)
-	if wait {
-		execErr = nil
-	}
+	plan, done, wait, execErr := s.runHelperPlan(ctx, GatewayKey, pin)
 	s.mu.Lock()
 	var notify func()
 	if done != nil {
 		s.gw.gen = max(s.gw.gen, done.Generation)
+	}
+	// The ports the helper could not bind (a process of the host holds
+	// them), as its last ack said; the others it serves.
+	var unbound []helperapi.UnboundPort
+	if p := s.pushed[GatewayKey]; pin.Want != nil && p != nil && p.Content != "" {
+		unbound = p.Unbound
+	}
+	for _, u := range unbound {
+		if unavailable == nil {
+			unavailable = map[int]string{}
+		}
+		unavailable[u.Port] = fmt.Sprintf("host port %s:%d cannot be bound (a process of the host holds it?): %s", s.address, u.Port, u.Error)
+	}
+	s.gw.published = nil
+	if pin.Want != nil && plan.Serves {
+		s.gw.published = servedPorts(table.Config, unavailable)
+	}
+	retry := time.Duration(0)
+	if len(unbound) > 0 {
+		s.gw.bindRetry = min(max(2*s.gw.bindRetry, gatewayBindRetry), gatewayBindRetryMax)
+		retry = s.gw.bindRetry
+	} else {
+		s.gw.bindRetry = 0
 	}
 	if execErr == nil && !wait && plan.Serves && tableGen > s.gw.acked {
 		s.gw.acked, notify = tableGen, s.gw.notify
@@ -281,6 +290,9 @@ func (s *Controller) syncGateway(ctx context.Context) (reconcile.Result, error) 
 	if s.gw.refused != "" && s.gw.refused != wasRefused {
 		s.log.Warn("gateway not run: a port below 1024 is a privileged host port", "refused", s.gw.refused)
 	}
+	if len(unbound) > 0 {
+		s.log.Warn("gateway ports not served: they cannot be bound on the host; tried again", "ports", unboundList(unbound), "retry_in", retry)
+	}
 	if nowTaken != "" && nowTaken != wasTaken {
 		s.log.Warn("gateway ports not published: another publishes them", "taken", nowTaken)
 	}
@@ -306,24 +318,66 @@ func (s *Controller) syncGateway(ctx context.Context) (reconcile.Result, error) 
 	if execErr != nil {
 		return reconcile.Result{}, fmt.Errorf("gateway: %w", execErr)
 	}
-	return reconcile.Result{}, nil
+	return reconcile.Result{RequeueAfter: retry}, nil
+}
+
+// gatewayBindRetry is the first wait before the gateway is pushed again
+// to bind the ports it could not; it doubles up to gatewayBindRetryMax
+// while one stays held. Short, since the usual holder is the container it
+// replaced, whose port Docker is releasing.
+const (
+	gatewayBindRetry    = time.Second
+	gatewayBindRetryMax = 5 * time.Minute
+)
+
+// hostHelperArgs are the serving flags of a helper on the host's network
+// (the gateway, the publisher; docs/design.md §10): its ports on the
+// service address only, a port it cannot bind reported rather than
+// failing the push, and its control socket a file of its own container
+// (an abstract socket of the host's namespace would take pushes from any
+// process of the host).
+func hostHelperArgs(address string) []string {
+	return []string{"--listen-host", address, "--host-ports", "--control-socket", helperapi.HostControlSocket}
+}
+
+// unboundList renders unbound ports for a log or a cause: "80/TCP, 443/TCP".
+func unboundList(u []helperapi.UnboundPort) string {
+	parts := make([]string, len(u))
+	for i, p := range u {
+		parts[i] = fmt.Sprintf("%d/%s", p.Port, p.Protocol)
+	}
+	return strings.Join(parts, ", ")
+}
+
+// servedPorts are the table's ports the gateway binds: not left out.
+func servedPorts(cfg helperapi.GatewayConfig, unavailable map[int]string) []int {
+	var out []int
+	for _, p := range cfg.Ports {
+		if _, out2 := unavailable[p.Port]; !out2 {
+			out = append(out, p.Port)
+		}
+	}
+	return out
 }
 
 // gatewayConfigHash covers what the gateway helper is created with and
-// cannot change while it runs: its network, its published ports and the
-// helper protocol. Not its routes, endpoints or certificates: pushed.
-func gatewayConfigHash(network string, bindings []dockerx.PortBinding) string {
+// cannot change while it runs: the host's network, the service address
+// its ports listen on, and the helper protocol. Not its ports, routes,
+// endpoints or certificates: pushed (it binds its ports itself).
+func gatewayConfigHash(address string) string {
 	return configHash(struct {
 		Protocol int
 		Gateway  int
 		Role     string
 		Network  string
-		Bindings []dockerx.PortBinding
-	}{Protocol: helperProtocolVersion, Gateway: gatewayProtocolVersion, Role: dockerx.RoleGateway, Network: network, Bindings: bindings})
+		Address  string
+	}{Protocol: helperProtocolVersion, Gateway: gatewayProtocolVersion, Role: dockerx.RoleGateway, Network: dockerx.NetworkModeHost, Address: address})
 }
 
 // gatewayProtocolVersion is the gateway helper's own part of the helper
 // protocol (helperProtocolVersion): bumped when only its config's meaning
 // changes, so that only the gateway is replaced. 2: it answers ACME
 // HTTP-01 challenges (GatewayConfig.ACMEChallenges, docs/design.md §10).
-const gatewayProtocolVersion = 2
+// 3: it runs on the host's network and binds its ports on the service
+// address itself, its control socket a file (hostHelperArgs).
+const gatewayProtocolVersion = 3

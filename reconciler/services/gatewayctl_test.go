@@ -47,6 +47,21 @@ func (r *svcRig) gatewayServes() (string, string) {
 	return strings.Join(eps, " "), strings.Join(certs, " ")
 }
 
+// gatewayPorts are the ports of the config the gateway helper serves:
+// those it binds on the host.
+func (r *svcRig) gatewayPorts() string {
+	r.t.Helper()
+	var cfg helperapi.GatewayConfig
+	if _, ok := r.docker.Serving("i_gateway", &cfg); !ok {
+		r.t.Fatal("no gateway helper serving a config")
+	}
+	var ports []string
+	for _, p := range cfg.Ports {
+		ports = append(ports, fmt.Sprint(p.Port))
+	}
+	return strings.Join(ports, " ")
+}
+
 // gatewayHelpers are the gateway helpers Docker has, not being removed.
 func (r *svcRig) gatewayHelpers() []dockerx.Container {
 	var out []dockerx.Container
@@ -85,8 +100,14 @@ func TestGatewayHelperLifecycle(t *testing.T) {
 	if gw.Name != "i_gateway" || gw.Role != dockerx.RoleGateway {
 		t.Fatalf("created %s (role %s), want i_gateway (role gateway)", gw.Name, gw.Role)
 	}
-	if got := fmt.Sprint(gw.Ports); got != "[{127.0.0.1 18080 18080 TCP} {127.0.0.1 18443 18443 TCP}]" {
-		t.Errorf("published %s, want both ports on the service address", got)
+	if gw.JoinNetwork != dockerx.NetworkModeHost || len(gw.Ports) != 0 {
+		t.Errorf("network %q, Docker publishing %v; want the host's network and no Docker port binding", gw.JoinNetwork, gw.Ports)
+	}
+	if cmd := strings.Join(gw.Cmd, " "); !strings.Contains(cmd, "--listen-host 127.0.0.1 --host-ports --control-socket "+helperapi.HostControlSocket) {
+		t.Errorf("the command %q does not listen on the service address only, binding host ports itself, with a file control socket", cmd)
+	}
+	if got := r.gatewayPorts(); got != "18080 18443" {
+		t.Errorf("the gateway binds %q, want both ports", got)
 	}
 	if cmd := strings.Join(gw.Cmd, " "); strings.Contains(cmd, "KEY") || strings.Contains(cmd, "a.test") {
 		t.Errorf("the create's command carries the config: %s", cmd)
@@ -196,9 +217,8 @@ func TestGatewayDrainWaitsForTheGateway(t *testing.T) {
 
 // TestGatewayLeavesPortsOthersPublish: a listener's port that a
 // LoadBalancer Service of the instance, or another container of the
-// daemon, already publishes on the service address is not published by
-// the gateway (Docker would refuse the whole helper: "port is already
-// allocated"): the older publisher keeps it, the gateway serves its other
+// daemon, already publishes on the service address is not bound by the
+// gateway: the older publisher keeps it, the gateway serves its other
 // ports, and the Service sees no conflict of the gateway's making.
 func TestGatewayLeavesPortsOthersPublish(t *testing.T) {
 	for _, tc := range []struct {
@@ -227,13 +247,8 @@ func TestGatewayLeavesPortsOthersPublish(t *testing.T) {
 			if len(helpers) != 1 {
 				t.Fatalf("%d gateway helpers, want 1 serving the free port", len(helpers))
 			}
-			creates := r.docker.CreatedHelpers()
-			var published []string
-			for _, p := range creates[len(creates)-1].Ports {
-				published = append(published, fmt.Sprintf("%s:%d", p.HostIP, p.HostPort))
-			}
-			if got := strings.Join(published, " "); got != "127.0.0.1:18443" {
-				t.Errorf("gateway publishes %q, want only 127.0.0.1:18443 (18080 is another's)", got)
+			if got := r.gatewayPorts(); got != "18443" {
+				t.Errorf("the gateway binds %q, want only 18443 (18080 is another's)", got)
 			}
 			if u := r.ctrl.GatewayUnavailable(); len(u) != 1 || !strings.Contains(u[18080], "127.0.0.1:18080/TCP is published by") {
 				t.Errorf("unavailable %v, want 18080 named as published by another", u)
@@ -245,5 +260,66 @@ func TestGatewayLeavesPortsOthersPublish(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestGatewayPortHeldOnTheHostIsReportedAndTriedAgain: the gateway binds
+// its ports on the host itself; one a process of the host holds is
+// unavailable (its listeners say why), the other served, and the sync
+// asks to run again, pushing so that the helper tries the port again,
+// until it is bound.
+func TestGatewayPortHeldOnTheHostIsReportedAndTriedAgain(t *testing.T) {
+	r := newSvcRig(t)
+	r.feed(webPods(1, 1))
+	r.svcs.put(webService("", 0))
+	r.reconcile("default/web")
+	r.docker.HoldHostPort(18080, true)
+	notified := 0
+	r.ctrl.ServeGateway(gatewayTable(18080, 18443), 1, func() { notified++ })
+	res := r.reconcile(GatewayKey)
+	if u := r.ctrl.GatewayUnavailable(); len(u) != 1 || !strings.Contains(u[18080], "127.0.0.1:18080 cannot be bound") {
+		t.Errorf("unavailable %v, want 18080 as not bound", u)
+	}
+	if !r.ctrl.GatewayProgrammed(1) {
+		t.Error("not Programmed while it serves its other port")
+	}
+	if res.RequeueAfter <= 0 {
+		t.Errorf("result %+v, want a retry", res)
+	}
+	pushes := len(r.docker.Entries())
+	r.docker.HoldHostPort(18080, false)
+	if res := r.reconcile(GatewayKey); res.RequeueAfter != 0 {
+		t.Errorf("result %+v once bound, want no retry", res)
+	}
+	if len(r.docker.Entries()) != pushes+1 {
+		t.Errorf("%d pushes on the retry, want 1", len(r.docker.Entries())-pushes)
+	}
+	if u := r.ctrl.GatewayUnavailable(); len(u) != 0 {
+		t.Errorf("unavailable %v once the port was freed, want none", u)
+	}
+	if notified < 2 {
+		t.Errorf("notified %d times, want the listeners' change reported", notified)
+	}
+	if n := len(r.docker.CreatedHelpers()); n != 2 {
+		t.Errorf("%d helpers created, want 2 (the proxy, the gateway): a retry is a push", n)
+	}
+}
+
+// TestGatewayPortIsHeldAgainstALaterService: Docker lists no port of the
+// gateway, which binds them itself; a LoadBalancer Service applied after
+// it still finds the gateway's port taken (the first publisher keeps it).
+func TestGatewayPortIsHeldAgainstALaterService(t *testing.T) {
+	r := newSvcRig(t)
+	r.feed(webPods(1, 1))
+	r.svcs.put(webService("", 0))
+	r.reconcile("default/web")
+	r.ctrl.ServeGateway(gatewayTable(18080, 18443), 1, nil)
+	r.reconcile(GatewayKey)
+	r.svcs.put(&store.ServiceRecord{Created: t0, Service: manifests.Service{Metadata: manifests.ObjectMeta{Name: "lb", Namespace: "shop"},
+		Spec: manifests.ServiceSpec{Type: "LoadBalancer", Selector: app("lb"), Ports: []manifests.ServicePort{{Port: 18080}}}}})
+	r.reconcile("shop/lb")
+	c := findCondition(r.svcs.status("shop/lb").Conditions, ServicePortConflict)
+	if c == nil || !strings.Contains(c.Message, "i_gateway") {
+		t.Errorf("the later LoadBalancer's conflict %+v, want one naming the gateway", c)
 	}
 }

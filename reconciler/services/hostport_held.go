@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"net"
-	"regexp"
 	"strconv"
 	"strings"
 	"syscall"
@@ -14,15 +13,16 @@ import (
 )
 
 // Host ports a process of the host holds. No list shows them (they are
-// not containers): Docker finds them when it starts a proxy that
-// publishes one, and refuses the start. The Service must not go down for
-// it — its ClusterIP serves pods, whatever happens on the host — so the
-// port is remembered as held, the proxy made again without it (reported
-// as a PortConflict), and the port tried again later, with a backoff: as
-// kube-proxy, which logs "can't open port, skipping it" for a nodePort it
-// cannot open and keeps the Service's other rules. A try replaces the
-// proxy, so it is not made while the controller still reaches a listener
-// on that port (or, with none to reach, while its bind is still refused).
+// not containers): the publisher finds them when it cannot bind one, and
+// says so in its push's ack (publisherctl.go). The Service must not go
+// down for it — its ClusterIP serves pods, and its other ports are
+// served, whatever happens on the host — so the port is remembered as
+// held, left out of the Service's allocation (reported as a
+// PortConflict), and tried again later, with a backoff: as kube-proxy,
+// which logs "can't open port, skipping it" for a nodePort it cannot open
+// and keeps the Service's other rules. It is not tried while the
+// controller still reaches a listener on that port (or, with none to
+// reach, while its bind is still refused).
 
 // hostProcessOwner is the holder a PortConflict names.
 const hostProcessOwner = "a process of the host"
@@ -38,49 +38,6 @@ const (
 type heldPort struct {
 	retryAt time.Time
 	backoff time.Duration
-}
-
-// inUseMessages are what dockerd says when a published port cannot be
-// bound: a listener of the host ("address already in use", with or
-// without its userland proxy), or a port its own allocator has given.
-var inUseMessages = []string{"address already in use", "port is already allocated"}
-
-// colonPort finds the ports of the addresses in a message ("127.0.0.1:30080").
-var colonPort = regexp.MustCompile(`:([0-9]{1,5})\b`)
-
-// hostPortInUse finds, in the error of a plan that created or started a
-// proxy, the published port Docker could not bind because something
-// holds it: the first address the message names whose port is bound.
-func hostPortInUse(err error, bindings []dockerx.PortBinding) (dockerx.PortBinding, bool) {
-	var opErr *helperOpError
-	if !errors.As(err, &opErr) || (opErr.Kind != HelperCreate && opErr.Kind != HelperStart) {
-		return dockerx.PortBinding{}, false
-	}
-	msg := err.Error()
-	inUse := false
-	for _, m := range inUseMessages {
-		inUse = inUse || strings.Contains(msg, m)
-	}
-	if !inUse {
-		return dockerx.PortBinding{}, false
-	}
-	lower := strings.ToLower(msg)
-	for _, m := range colonPort.FindAllStringSubmatch(msg, -1) {
-		n, _ := strconv.Atoi(m[1])
-		var found []dockerx.PortBinding
-		for _, b := range bindings {
-			if b.HostPort == n {
-				found = append(found, b)
-			}
-		}
-		for _, b := range found {
-			if len(found) == 1 || strings.Contains(lower, "/"+strings.ToLower(protocolOr(b.Protocol))) ||
-				strings.Contains(lower, strings.ToLower(protocolOr(b.Protocol))+"4 ") {
-				return b, true
-			}
-		}
-	}
-	return dockerx.PortBinding{}, false
 }
 
 // noteHostHeld remembers hp as held by a process of the host: it is left
@@ -104,8 +61,8 @@ func (s *Controller) noteHostHeld(key string, hp hostPort) {
 		"service", key, "port", hp.String(), "retry in", h.backoff)
 }
 
-// publishedHostPorts forgets the held marks of the ports a running proxy
-// now publishes.
+// publishedHostPorts forgets the held marks of the ports the publisher
+// now serves.
 func (s *Controller) publishedHostPorts(bindings []dockerx.PortBinding) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -155,8 +112,8 @@ func (s *Controller) hostHolders(ctx context.Context) ([]portHolder, time.Durati
 // the controller reaches a listener there (TCP), or else whether its bind
 // is refused (EADDRINUSE) — a UDP port has no listener to reach, and a
 // TCP listener may be on another address of the host than the one
-// dialled. Else a try would tear down the running proxy at every backoff
-// for a start Docker refuses again.
+// dialled. Else a try would push the publisher at every backoff for a
+// bind refused again.
 func (s *Controller) listening(ctx context.Context, hp hostPort) bool {
 	network := strings.ToLower(hp.Protocol)
 	if network != "tcp" && network != "udp" {

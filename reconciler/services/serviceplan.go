@@ -53,6 +53,7 @@ const (
 	HelperChanged       HelperReason = "Changed"        // what it must serve changed: push
 	HelperTooLarge      HelperReason = "ConfigTooLarge" // created with a stub config (the config exceeds an argument): push
 	HelperSecret        HelperReason = "ConfigSecret"   // created with a stub config (the config holds keys): push
+	HelperHostPorts     HelperReason = "HostPorts"      // created or started binding host ports itself: push, whose ack names the ports not bound
 )
 
 // maxCommandConfig is the largest config a create puts in the helper's
@@ -80,6 +81,10 @@ type HelperOp struct {
 	// (nothing to serve, generation 0): the config follows in a push
 	// whose ContainerID is "" (the container this create made).
 	Stub bool
+	// ControlSocket is, for a push, the helper's control socket when it
+	// is not helperapi.ControlSocket (a helper on the host's network:
+	// helperapi.HostControlSocket).
+	ControlSocket string
 }
 
 // Line renders the op for Plan.String, goldens and the log.
@@ -142,6 +147,9 @@ type pushedConfig struct {
 	ContainerID string
 	Content     string // the config without its generation
 	Generation  int64
+	// Unbound are the ports the helper said it could not bind (a helper
+	// binding host ports itself: the gateway, the publisher).
+	Unbound []helperapi.UnboundPort
 }
 
 // helperWant is the helper wanted.
@@ -155,6 +163,12 @@ type helperWant struct {
 	Request dockerx.HelperRequest
 	// Mode is the helper's serving mode (helperapi.ModeProxy or ModeDNS).
 	Mode string
+	// Args are the serving mode's flags besides --config (--listen-host,
+	// --host-ports, --control-socket of a helper on the host's network).
+	Args []string
+	// ControlSocket is the control socket its pushes reach ("":
+	// helperapi.ControlSocket).
+	ControlSocket string
 	// Content is the config without its generation (comparable), Render
 	// the config with one: what is created or pushed.
 	Content string
@@ -166,6 +180,11 @@ type helperWant struct {
 	// config follows on the push's stdin, never in an argument (the
 	// gateway's holds TLS keys; docs/design.md §10).
 	StubAlways bool
+	// HostPorts: it binds host ports itself (the gateway, the publisher;
+	// docs/design.md §10) and only a push's ack says which it could not:
+	// the create's command carries the Stub and the config follows in a
+	// push, and a start of it is followed by a push too.
+	HostPorts bool
 	// Change says what changed since the last push, for the cause.
 	Change string
 }
@@ -238,10 +257,10 @@ func planHelper(in helperPlanInput) HelperPlan {
 		}
 		req := w.Request
 		req.Name, req.ConfigHash = w.Name, w.Hash
-		req.Cmd = []string{helperapi.Binary, "helper", w.Mode, "--config", plan.Config}
+		req.Cmd = append(append([]string{helperapi.Binary, "helper", w.Mode}, w.Args...), "--config", plan.Config)
 		create := HelperOp{Kind: HelperCreate, Name: w.Name, Reason: HelperMissing, Cause: "no " + w.Mode + " helper runs",
 			Generation: gen, Request: &req}
-		if !w.StubAlways && (len(plan.Config) <= maxCommandConfig || w.Stub == "") {
+		if !w.StubAlways && !w.HostPorts && (len(plan.Config) <= maxCommandConfig || w.Stub == "") {
 			add(create)
 			plan.Serves = true
 			return plan
@@ -250,10 +269,13 @@ func planHelper(in helperPlanInput) HelperPlan {
 		create.Generation, create.Stub = 0, true
 		add(create)
 		reason, cause := HelperTooLarge, fmt.Sprintf("config of %d bytes, over the %d a command carries: pushed on stdin after the create", len(plan.Config), maxCommandConfig)
-		if w.StubAlways {
+		switch {
+		case w.StubAlways:
 			reason, cause = HelperSecret, "the config holds keys: pushed on stdin after the create, never in an argument"
+		case w.HostPorts:
+			reason, cause = HelperHostPorts, "it binds host ports itself: pushed after the create, its ack names a port it could not bind"
 		}
-		add(HelperOp{Kind: HelperPush, Name: w.Name, Reason: reason, Generation: gen, Config: plan.Config, Cause: cause})
+		add(HelperOp{Kind: HelperPush, Name: w.Name, Reason: reason, Generation: gen, Config: plan.Config, Cause: cause, ControlSocket: w.ControlSocket})
 		plan.Serves = true
 		return plan
 	}
@@ -273,6 +295,10 @@ func planHelper(in helperPlanInput) HelperPlan {
 	var reason HelperReason
 	var cause string
 	switch p := in.Pushed; {
+	case w.HostPorts && len(plan.Ops) > 0 && plan.Ops[len(plan.Ops)-1].ContainerID == keep.ID:
+		// Started or unpaused: which of its ports it bound again only a
+		// push's ack says.
+		reason, cause = HelperHostPorts, "restarted, binding host ports itself: its ack names a port it could not bind"
 	case p == nil:
 		reason, cause = HelperResync, "what it serves is unknown since the controller started"
 	case p.ContainerID != keep.ID:
@@ -281,7 +307,7 @@ func planHelper(in helperPlanInput) HelperPlan {
 		reason, cause = HelperChanged, orNone(w.Change)
 	}
 	if reason != "" {
-		add(HelperOp{Kind: HelperPush, Name: keep.Name, ContainerID: keep.ID, Reason: reason, Cause: cause, Generation: gen, Config: plan.Config})
+		add(HelperOp{Kind: HelperPush, Name: keep.Name, ContainerID: keep.ID, Reason: reason, Cause: cause, Generation: gen, Config: plan.Config, ControlSocket: w.ControlSocket})
 	} else {
 		plan.Config = w.Render(in.Generation)
 	}

@@ -163,6 +163,9 @@ type Controller struct {
 	hostBind func(network, addr string) error
 	// gw is the gateway's data plane (gatewayctl.go), under mu.
 	gw gatewayState
+	// pub is the publisher of the Services' host ports
+	// (publisherctl.go), under mu.
+	pub publisherState
 	// envWait bounds a create's wait for a Service's address
 	// (serviceEnvWait; serviceenv.go).
 	envWait time.Duration
@@ -203,7 +206,10 @@ func New(cfg Config) *Controller {
 		// its own start, earlier.
 		dnsGen: cfg.Now().UnixMilli(),
 		// The same for the gateway, whose state file is on a tmpfs.
-		gw:      gatewayState{gen: cfg.Now().UnixMilli()},
+		gw: gatewayState{gen: cfg.Now().UnixMilli()},
+		// The publisher's state file is kept, but this controller has no
+		// record of its generation either.
+		pub:     publisherState{gen: cfg.Now().UnixMilli(), bindings: map[string][]dockerx.PortBinding{}, seen: map[string]bool{}},
 		envWait: serviceEnvWait,
 	}
 	s.loop = reconcile.NewLoop(s, reconcile.Config{
@@ -235,6 +241,11 @@ func (s *Controller) Reconcile(ctx context.Context, req reconcile.Request) (reco
 		return reconcile.Result{}, s.sweep(ctx)
 	case DNSKey:
 		return s.syncDNS(ctx)
+	}
+	if strings.HasPrefix(req.Key, PublisherKey) {
+		// The publisher, or one of its Services whose pods changed
+		// (publisherctl.go): the one helper is synced either way.
+		return s.syncPublisher(ctx)
 	}
 	if strings.HasPrefix(req.Key, GatewayKey) {
 		// The gateway, or one of its backends whose pods changed
@@ -361,13 +372,16 @@ func (s *Controller) syncService(ctx context.Context, key, ns, name string) (rec
 	default:
 		network := dockerx.NetworkName(s.cfg.Instance)
 		content, render := renderer(proxyConfig(key, svc, ready), func(c *helperapi.ProxyConfig, g int64) { c.Generation = g })
+		// Its host ports are the publisher's (publisherctl.go): the proxy
+		// serves the ClusterIP only, and its hash is a ClusterIP
+		// Service's (no bindings), as an earlier release made it.
 		pin.Want = &helperWant{
-			Name: proxyName(s.cfg.Instance, ns, name), Hash: proxyConfigHash(network, a.ClusterIP, a.Bindings),
-			Also: []string{legacyProxyConfigHash(network, a.ClusterIP, svc, a.Bindings)},
+			Name: proxyName(s.cfg.Instance, ns, name), Hash: proxyConfigHash(network, a.ClusterIP, nil),
+			Also: []string{legacyProxyConfigHash(network, a.ClusterIP, svc, nil)},
 			Mode: helperapi.ModeProxy, Content: content, Render: render, Change: endpointChange(prev.Endpoints, ready),
 			Stub: renderStub(proxyConfig(key, svc, nil)),
 			Request: dockerx.HelperRequest{Instance: s.cfg.Instance, Namespace: ns, Role: dockerx.RoleProxy, Service: name,
-				Network: dockerx.PodNetwork{Name: network, IPv4: a.ClusterIP}, Ports: a.Bindings},
+				Network: dockerx.PodNetwork{Name: network, IPv4: a.ClusterIP}},
 		}
 	}
 	var plan HelperPlan
@@ -385,17 +399,17 @@ func (s *Controller) syncService(ctx context.Context, key, ns, name string) (rec
 	if pin.Want != nil {
 		content, render = pin.Want.Content, pin.Want.Render
 	}
-	done, execErr := s.execute(ctx, key, plan, content, render)
-	held := false
-	if b, ok := hostPortInUse(execErr, a.Bindings); ok {
-		// Not the proxy's failure: the next sync makes it again without
-		// that port, and the Service reports it as a PortConflict.
-		s.noteHostHeld(key, publishedOf([]dockerx.PortBinding{b})[0])
-		held = true
-	} else if execErr == nil && planned && plan.Serves {
-		s.publishedHostPorts(a.Bindings)
+	if planned {
+		// What it publishes is the publisher's to serve: none when it
+		// has no cluster IP (a headless Service publishes nothing).
+		var published []dockerx.PortBinding
+		if pin.Want != nil {
+			published = a.Bindings
+		}
+		s.notePublished(key, published)
 	}
-	wait := plan.Wait || errors.Is(execErr, errNameBeingFreed) || held
+	done, execErr := s.execute(ctx, key, plan, content, render)
+	wait := plan.Wait || errors.Is(execErr, errNameBeingFreed)
 	if wait {
 		execErr = nil
 	}
@@ -530,6 +544,7 @@ func (s *Controller) storedSelectors() map[string]trackedService {
 // or unknown: its endpoints' watch, its addresses, its DNS record.
 func (s *Controller) forget(key string) {
 	s.tracker.forget(key)
+	s.notePublished(key, nil)
 	svcs, deps := s.alloc.release(key)
 	for _, k := range svcs {
 		s.loop.Add(reconcile.Request{Key: k})
@@ -582,6 +597,19 @@ func (s *Controller) portHolders(ctx context.Context, skip string) ([]portHolder
 		for _, hp := range templateHostPorts(&r.Deployment.Spec.Template.Spec) {
 			out = append(out, portHolder{Port: hp, Owner: owner, Since: hostPortSince(r.Revisions, hash, hp)})
 		}
+	}
+	if skip != dockerx.RoleProxy {
+		// The Services' ports are the publisher's, which binds them on
+		// the host itself: Docker lists none (docs/design.md §10).
+		out = append(out, s.publishedHolders()...)
+	}
+	if skip != dockerx.RoleGateway {
+		// The gateway binds its ports on the host itself too.
+		s.mu.Lock()
+		for _, p := range s.gw.published {
+			out = append(out, portHolder{Port: hostPort{IP: s.address, Port: int32(p), Protocol: manifests.ProtocolTCP}, Owner: "container " + gatewayName(s.cfg.Instance)})
+		}
+		s.mu.Unlock()
 	}
 	lister, ok := s.docker.(daemonContainerLister)
 	if !ok {
@@ -712,7 +740,8 @@ func (s *Controller) execute(ctx context.Context, key string, plan HelperPlan, c
 				// To the helper this plan created (with a stub config).
 				op.ContainerID, started = created, true
 			}
-			err = s.pushAfter(ctx, key, op, started || s.justStarted(op.ContainerID))
+			var ack helperapi.Ack
+			ack, err = s.pushAfter(ctx, key, op, started || s.justStarted(op.ContainerID))
 			for i := 0; i < staleRetries && render != nil; i++ {
 				// The helper holds a newer generation than this controller
 				// knew (a status lost, or a state directory restored from a
@@ -726,10 +755,10 @@ func (s *Controller) execute(ctx context.Context, key string, plan HelperPlan, c
 					"container", op.Name, "pushed", op.Generation, "held", stale.held)
 				op.Generation = max(op.Generation, stale.held) + 1
 				op.Config = render(op.Generation)
-				err = s.push(ctx, key, op)
+				ack, err = s.push(ctx, key, op)
 			}
 			if err == nil {
-				done = &pushedConfig{ContainerID: op.ContainerID, Content: content, Generation: op.Generation}
+				done = &pushedConfig{ContainerID: op.ContainerID, Content: content, Generation: op.Generation, Unbound: ack.Unbound}
 			}
 		default:
 			err = fmt.Errorf("%s %s: unknown op", op.Kind, op.Name)
@@ -848,17 +877,17 @@ const startWindow = startRetries * startRetryDelay
 // pushAfter pushes; to a helper this plan just started, it tries again a
 // few times while nothing answers yet, rather than failing the sync (and
 // flapping the Service's ProxyFailure condition) on every start.
-func (s *Controller) pushAfter(ctx context.Context, key string, op HelperOp, started bool) error {
-	err := s.push(ctx, key, op)
+func (s *Controller) pushAfter(ctx context.Context, key string, op HelperOp, started bool) (helperapi.Ack, error) {
+	ack, err := s.push(ctx, key, op)
 	for i := 0; started && i < startRetries && errors.Is(err, errNoAnswer); i++ {
 		select {
 		case <-ctx.Done():
-			return err
+			return ack, err
 		case <-time.After(startRetryDelay):
 		}
-		err = s.push(ctx, key, op)
+		ack, err = s.push(ctx, key, op)
 	}
-	return err
+	return ack, err
 }
 
 // staleError is a push the helper refused: it holds generation held, newer
@@ -885,15 +914,21 @@ var errNoAnswer = errors.New("not applied")
 // KiB: execve would fail with E2BIG); exit 0 is the ack. A
 // helper that holds a newer generation than the controller knew (its
 // status was lost) says which: the next push uses a later one.
-func (s *Controller) push(ctx context.Context, key string, op HelperOp) error {
+func (s *Controller) push(ctx context.Context, key string, op HelperOp) (helperapi.Ack, error) {
 	cmd := []string{helperapi.Binary, "helper", helperapi.ModePush, "--config", "-"}
+	if op.ControlSocket != "" {
+		cmd = append(cmd, "--control-socket", op.ControlSocket)
+	}
 	code, out, err := s.docker.ExecInput(ctx, op.ContainerID, cmd, []byte(op.Config), pushTimeout)
 	if err != nil {
-		return fmt.Errorf("push to %s: %w", op.Name, err)
+		return helperapi.Ack{}, fmt.Errorf("push to %s: %w", op.Name, err)
 	}
 	switch code {
 	case helperapi.ExitOK:
-		return nil
+		// The ack; a fake or an older helper may print none.
+		var ack helperapi.Ack
+		_ = json.Unmarshal([]byte(firstLine(out)), &ack)
+		return ack, nil
 	case helperapi.ExitStale:
 		var ack helperapi.Ack // its generation: 0 when it did not say
 		if json.Unmarshal([]byte(firstLine(out)), &ack) == nil && ack.Generation > 0 {
@@ -901,12 +936,12 @@ func (s *Controller) push(ctx context.Context, key string, op HelperOp) error {
 			s.floor[key] = max(s.floor[key], ack.Generation)
 			s.mu.Unlock()
 		}
-		return &staleError{held: ack.Generation, err: fmt.Errorf("push generation %d to %s: it holds a newer one (%s); pushing again with a later one", op.Generation, op.Name, firstLine(out))}
+		return helperapi.Ack{}, &staleError{held: ack.Generation, err: fmt.Errorf("push generation %d to %s: it holds a newer one (%s); pushing again with a later one", op.Generation, op.Name, firstLine(out))}
 	}
 	if code == helperapi.ExitFailed {
-		return fmt.Errorf("push to %s: %w (%s)", op.Name, errNoAnswer, firstLine(out))
+		return helperapi.Ack{}, fmt.Errorf("push to %s: %w (%s)", op.Name, errNoAnswer, firstLine(out))
 	}
-	return fmt.Errorf("push to %s: exit %d: %s", op.Name, code, firstLine(out))
+	return helperapi.Ack{}, fmt.Errorf("push to %s: exit %d: %s", op.Name, code, firstLine(out))
 }
 
 func firstLine(b []byte) string {
@@ -943,6 +978,7 @@ func (s *Controller) sweep(ctx context.Context) error {
 	}
 	s.loop.Add(reconcile.Request{Key: DNSKey})
 	s.loop.Add(reconcile.Request{Key: GatewayKey})
+	s.loop.Add(reconcile.Request{Key: PublisherKey})
 	for _, p := range proxies {
 		key := proxyKey(&p)
 		if known[key] {
@@ -976,6 +1012,8 @@ func Owners(instance string) reconcile.OwnerMapper {
 			return []reconcile.Request{{Key: DNSKey}}
 		case ev.Role == dockerx.RoleGateway:
 			return []reconcile.Request{{Key: GatewayKey}}
+		case ev.Role == dockerx.RolePublisher:
+			return []reconcile.Request{{Key: PublisherKey}}
 		case ev.Role == dockerx.RoleProxy:
 			rest, ok := strings.CutPrefix(ev.Name, instance+"_")
 			rest, ok2 := strings.CutSuffix(rest, "_svc")

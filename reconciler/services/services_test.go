@@ -161,14 +161,21 @@ func TestServiceProxyLifecycle(t *testing.T) {
 	r.tracker.MarkSynced()
 
 	r.reconcile("default/web")
-	if len(r.docker.CreatedHelpers()) != 1 {
+	if len(r.proxyCreates()) != 1 {
 		t.Fatalf("creates: %+v", r.docker.CreatedHelpers())
 	}
 	req := r.docker.CreatedHelpers()[0]
 	if req.Name != "i_web.default_svc" || req.Role != dockerx.RoleProxy || req.Service != "web" || req.Namespace != "default" ||
 		req.Network.IPv4 != "10.222.15.254" || req.Network.Name != "dockctl_i" || req.Image == "" ||
-		fmt.Sprint(req.Ports) != "[{127.0.0.1 30000 80 TCP}]" || req.Cmd[2] != helperapi.ModeProxy {
-		t.Errorf("proxy request %+v", req)
+		len(req.Ports) != 0 || req.Cmd[2] != helperapi.ModeProxy {
+		t.Errorf("proxy request %+v: want the ClusterIP only, its port published by the publisher", req)
+	}
+	if q := r.queued(); !q[PublisherKey] {
+		t.Errorf("queued %v, want the publisher", q)
+	}
+	r.reconcile(PublisherKey)
+	if got := r.publisherPorts(); got != "30000/TCP=3" {
+		t.Errorf("the publisher serves %q, want the nodePort to the 3 ready pods", got)
 	}
 	if pods, gen := r.proxyPods("i_web.default_svc"); pods != "web-a-0=10.222.0.2:8080 web-a-1=10.222.0.3:8080 web-a-2=10.222.0.4:8080" || gen != 1 {
 		t.Errorf("proxy serves %s (generation %d)", pods, gen)
@@ -192,7 +199,7 @@ func TestServiceProxyLifecycle(t *testing.T) {
 	if pods, gen := r.proxyPods("i_web.default_svc"); pods != "web-a-0=10.222.0.2:8080 web-a-1=10.222.0.3:8080" || gen != 2 {
 		t.Errorf("after unready: %s (generation %d)", pods, gen)
 	}
-	if len(r.docker.CreatedHelpers()) != 1 {
+	if len(r.proxyCreates()) != 1 {
 		t.Error("an endpoint change recreated the proxy")
 	}
 	st = r.svcs.status("default/web")
@@ -210,8 +217,8 @@ func TestServiceProxyLifecycle(t *testing.T) {
 	}
 	dw = r.docker.WriteCount()
 	r.reconcile("default/web")
-	if r.docker.WriteCount() != dw || len(r.docker.CreatedHelpers()) != 1 {
-		t.Errorf("the second sync after a restart wrote (%d creates)", len(r.docker.CreatedHelpers()))
+	if r.docker.WriteCount() != dw || len(r.proxyCreates()) != 1 {
+		t.Errorf("the second sync after a restart wrote (%d creates)", len(r.proxyCreates()))
 	}
 	if st := r.svcs.status("default/web"); st.ClusterIP != "10.222.15.254" || npString(st.NodePorts) != "[{80 TCP 30000}]" {
 		t.Errorf("allocations not kept: %+v", st)
@@ -223,12 +230,12 @@ func TestServiceProxyLifecycle(t *testing.T) {
 	if err := r.docker.RemoveContainer(context.Background(), id); err != nil {
 		t.Fatal(err)
 	}
-	if res := r.reconcile("default/web"); res.RequeueAfter <= 0 || len(r.docker.CreatedHelpers()) != 1 {
-		t.Errorf("while the name is held: %+v, %d creates; want a requeue and no create", res, len(r.docker.CreatedHelpers()))
+	if res := r.reconcile("default/web"); res.RequeueAfter <= 0 || len(r.proxyCreates()) != 1 {
+		t.Errorf("while the name is held: %+v, %d creates; want a requeue and no create", res, len(r.proxyCreates()))
 	}
 	r.docker.FinishRemovals()
 	r.reconcile("default/web")
-	if len(r.docker.CreatedHelpers()) != 2 || r.docker.CreatedHelpers()[1].Network.IPv4 != "10.222.15.254" {
+	if len(r.proxyCreates()) != 2 || r.proxyCreates()[1].Network.IPv4 != "10.222.15.254" {
 		t.Errorf("repair: %+v", r.docker.CreatedHelpers())
 	}
 
@@ -237,6 +244,7 @@ func TestServiceProxyLifecycle(t *testing.T) {
 	rec.Deleted = true
 	r.svcs.put(rec)
 	r.reconcile("default/web")
+	r.reconcile(PublisherKey) // nothing left to publish: it goes too
 	r.docker.FinishRemovals()
 	if cs, _ := r.docker.ListContainers(context.Background(), "i"); len(cs) != 0 {
 		t.Errorf("after delete: %v", cs)
@@ -329,8 +337,9 @@ func TestServicePortConflicts(t *testing.T) {
 	if c == nil || !strings.Contains(c.Message, "127.0.0.1:30080/TCP is published by deployment default/db") {
 		t.Errorf("web conditions %+v", st.Conditions)
 	}
-	if fmt.Sprint(r.docker.CreatedHelpers()[0].Ports) != "[{127.0.0.1 30081 81 TCP}]" {
-		t.Errorf("web publishes %v: the conflicting port must be left out", r.docker.CreatedHelpers()[0].Ports)
+	r.reconcile(PublisherKey)
+	if got := r.publisherPorts(); got != "30081/TCP=0" {
+		t.Errorf("the publisher serves %q: the conflicting ports must be left out", got)
 	}
 	st = r.svcs.status("shop/lb")
 	if c := findCondition(st.Conditions, ServicePortConflict); c == nil || !strings.Contains(c.Message, "container someone_else") {
@@ -779,7 +788,8 @@ func TestServiceLoadBalancerPublishesGivenNodePort(t *testing.T) {
 	lb.Service.Spec.Ports[0].Port = 8080
 	r.svcs.put(lb)
 	r.reconcile("default/web")
-	if got := fmt.Sprint(r.docker.CreatedHelpers()[0].Ports); got != "[{127.0.0.1 8080 8080 TCP} {127.0.0.1 30080 8080 TCP}]" {
+	r.reconcile(PublisherKey)
+	if got := r.publisherPorts(); got != "8080/TCP=0 30080/TCP=0" {
 		t.Errorf("the LoadBalancer's proxy publishes %s, want its port and its nodePort", got)
 	}
 	if st := r.svcs.status("default/web"); npString(st.NodePorts) != "[{8080 TCP 30080}]" {
@@ -827,7 +837,7 @@ func TestServicePortChangePushedNotReplaced(t *testing.T) {
 		}, ports: "http:8080"},
 		{name: "a NodePort's port added is published", typ: "NodePort", change: func(ps []manifests.ServicePort) []manifests.ServicePort {
 			return append(ps, manifests.ServicePort{Name: "metrics", Port: 9100, TargetPort: intstr.FromString("http")})
-		}, replaced: true, ports: "http:80 metrics:9100"},
+		}, ports: "http:80 metrics:9100"}, // its host port is the publisher's: the proxy is not replaced
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -869,148 +879,122 @@ func TestServicePortChangePushedNotReplaced(t *testing.T) {
 	}
 }
 
-// hostHeldDocker is a Docker on whose host a process outside Docker
-// listens on some ports: a helper publishing one fails to start, as
-// dockerd's start fails, and stays created.
-type hostHeldDocker struct {
-	*helperfake.Engine
-	msg  string // the start error, with %s the host address and port
-	mu   sync.Mutex
-	held map[int]bool
-	reqs map[string]dockerx.HelperRequest
-}
-
-func (d *hostHeldDocker) CreateHelper(ctx context.Context, req dockerx.HelperRequest) (string, error) {
-	id, err := d.Engine.CreateHelper(ctx, req)
-	d.mu.Lock()
-	d.reqs[id] = req
-	d.mu.Unlock()
-	return id, err
-}
-
-func (d *hostHeldDocker) StartContainer(ctx context.Context, id string) error {
-	d.mu.Lock()
-	req := d.reqs[id]
-	for _, p := range req.Ports {
-		if d.held[p.HostPort] {
-			d.mu.Unlock()
-			return fmt.Errorf(d.msg, fmt.Sprintf("%s:%d", p.HostIP, p.HostPort))
+// proxyCreates are the creates of Service proxies, in order.
+func (r *svcRig) proxyCreates() []dockerx.HelperRequest {
+	var out []dockerx.HelperRequest
+	for _, c := range r.docker.CreatedHelpers() {
+		if c.Role == dockerx.RoleProxy {
+			out = append(out, c)
 		}
 	}
-	d.mu.Unlock()
-	return d.Engine.StartContainer(ctx, id)
+	return out
 }
 
-func (d *hostHeldDocker) free(port int) {
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	delete(d.held, port)
+// publisherPorts are the host ports the publisher serves, with the
+// endpoints' count of each ("30080/TCP=2 30081/TCP=2"), or why none.
+func (r *svcRig) publisherPorts() string {
+	r.t.Helper()
+	var cfg helperapi.ProxyConfig
+	if _, ok := r.docker.Serving("i_publisher", &cfg); !ok {
+		return "no publisher"
+	}
+	var out []string
+	for _, p := range cfg.Ports {
+		out = append(out, fmt.Sprintf("%d/%s=%d", p.Port, p.Protocol, len(p.Endpoints)))
+	}
+	return strings.Join(out, " ")
+}
+
+// syncPublished syncs a Service and the publisher (freeing removed names
+// between) until the publisher serves want; it returns the Service's
+// last result.
+func (r *svcRig) syncPublished(key, want string) reconcile.Result {
+	r.t.Helper()
+	var res reconcile.Result
+	for range 5 {
+		res = r.reconcile(key)
+		r.reconcile(PublisherKey)
+		r.docker.FinishRemovals()
+		if r.publisherPorts() == want {
+			return r.reconcile(key)
+		}
+	}
+	r.t.Fatalf("the publisher serves %q, want %q", r.publisherPorts(), want)
+	return res
 }
 
 // TestServiceHostPortHeldByAHostProcess: a published port a process of
-// the host holds (not a container: nothing lists it) makes Docker refuse
-// the proxy's start. The Service keeps its ClusterIP — its proxy runs
-// without that port — and reports the port as a PortConflict, not a
-// ProxyFailure; the port is tried again later (not while the controller
-// still reaches a listener there), and published once it is free.
-// Kubernetes' kube-proxy likewise keeps a Service's cluster IP working
-// when it cannot open a nodePort ("can't open port, skipping it").
+// the host holds (not a container: nothing lists it) cannot be bound by
+// the publisher, which serves the others and says so in its ack. The
+// Service keeps its ClusterIP and its other ports, and reports the port
+// as a PortConflict, not a ProxyFailure; the port is tried again later
+// (not while the controller still reaches a listener there), and
+// published once it is free. Kubernetes' kube-proxy likewise keeps a
+// Service's cluster IP working when it cannot open a nodePort ("can't
+// open port, skipping it").
 func TestServiceHostPortHeldByAHostProcess(t *testing.T) {
-	msgs := map[string]string{
-		"docker 28":          "failed to set up container networking: driver failed programming external connectivity on endpoint i_web.default_svc (8d1c): failed to bind host port for %s:10.222.8.1:80/tcp: address already in use",
-		"docker 25":          "driver failed programming external connectivity on endpoint i_web.default_svc (8d1c): failed to bind port %s/tcp: Error starting userland proxy: listen tcp4 127.0.0.1:30080: bind: address already in use",
-		"userland proxy":     "driver failed programming external connectivity on endpoint i_web.default_svc (8d1c): Error starting userland proxy: listen tcp4 %s: bind: address already in use",
-		"docker's allocator": "driver failed programming external connectivity on endpoint i_web.default_svc (8d1c): Bind for %s failed: port is already allocated",
+	r := newSvcRig(t)
+	now := t0
+	var mu sync.Mutex
+	clock := func() time.Time { mu.Lock(); defer mu.Unlock(); return now }
+	r.build(r.docker, clock)
+	r.docker.HoldHostPort(30080, true)
+	listening := true // what the controller's dial to the held port finds
+	r.ctrl.hostDial = func(ctx context.Context, network, addr string) error {
+		if addr != "127.0.0.1:30080" {
+			t.Errorf("dialled %s", addr)
+		}
+		if listening {
+			return nil
+		}
+		return syscall.ECONNREFUSED
 	}
-	for name, msg := range msgs {
-		t.Run(name, func(t *testing.T) {
-			r := newSvcRig(t)
-			now := t0
-			var mu sync.Mutex
-			clock := func() time.Time { mu.Lock(); defer mu.Unlock(); return now }
-			d := &hostHeldDocker{Engine: r.docker, msg: msg, held: map[int]bool{30080: true}, reqs: map[string]dockerx.HelperRequest{}}
-			r.build(d, clock)
-			listening := true // what the controller's dial to the held port finds
-			r.ctrl.hostDial = func(ctx context.Context, network, addr string) error {
-				if addr != "127.0.0.1:30080" {
-					t.Errorf("dialled %s", addr)
-				}
-				if listening {
-					return nil
-				}
-				return syscall.ECONNREFUSED
-			}
-			r.ctrl.hostBind = func(network, addr string) error {
-				if listening {
-					return syscall.EADDRINUSE
-				}
-				return nil
-			}
-			r.feed(webPods(2, 2))
-			web := webService("NodePort", 30080)
-			web.Service.Spec.Ports = append(web.Service.Spec.Ports, manifests.ServicePort{Name: "admin", Port: 81, NodePort: 30081, TargetPort: intstr.FromString("http")})
-			r.svcs.put(web)
+	r.ctrl.hostBind = func(network, addr string) error {
+		if listening {
+			return syscall.EADDRINUSE
+		}
+		return nil
+	}
+	r.feed(webPods(2, 2))
+	web := webService("NodePort", 30080)
+	web.Service.Spec.Ports = append(web.Service.Spec.Ports, manifests.ServicePort{Name: "admin", Port: 81, NodePort: 30081, TargetPort: intstr.FromString("http")})
+	r.svcs.put(web)
 
-			// syncUntil syncs (freeing removed names between) until the
-			// proxy runs, publishing what want says.
-			syncUntil := func(want string) reconcile.Result {
-				t.Helper()
-				var res reconcile.Result
-				for range 5 {
-					res = r.reconcile("default/web")
-					r.docker.FinishRemovals()
-					for _, c := range r.docker.Snapshot() {
-						if c.Name == "i_web.default_svc" && c.State == dockerx.StateRunning {
-							d.mu.Lock()
-							got := fmt.Sprint(d.reqs[c.ID].Ports)
-							d.mu.Unlock()
-							if got == want {
-								return res
-							}
-						}
-					}
-				}
-				t.Fatalf("no running proxy publishing %s: %v", want, r.docker.Snapshot())
-				return res
-			}
-			res := syncUntil("[{127.0.0.1 30081 81 TCP}]")
-			if pods, _ := r.proxyPods("i_web.default_svc"); pods != "web-a-0=10.222.0.2:8080 web-a-1=10.222.0.3:8080" {
-				t.Errorf("the proxy serves %q", pods)
-			}
-			st := r.svcs.status("default/web")
-			if c := findCondition(st.Conditions, ServicePortConflict); c == nil || !strings.Contains(c.Message, "host port 127.0.0.1:30080/TCP is held by a process of the host") {
-				t.Errorf("conditions %+v, want PortConflict for 30080 held by a process of the host", st.Conditions)
-			}
-			if c := findCondition(st.Conditions, ServiceProxyFailure); c != nil {
-				t.Errorf("ProxyFailure %+v: the ClusterIP serves", c)
-			}
-			if res.RequeueAfter <= 0 {
-				t.Errorf("sync result %+v: the held port must be tried again", res)
-			}
+	res := r.syncPublished("default/web", "30081/TCP=2")
+	if pods, _ := r.proxyPods("i_web.default_svc"); pods != "web-a-0=10.222.0.2:8080 web-a-1=10.222.0.3:8080" {
+		t.Errorf("the proxy serves %q", pods)
+	}
+	st := r.svcs.status("default/web")
+	if c := findCondition(st.Conditions, ServicePortConflict); c == nil || !strings.Contains(c.Message, "host port 127.0.0.1:30080/TCP is held by a process of the host") {
+		t.Errorf("conditions %+v, want PortConflict for 30080 held by a process of the host", st.Conditions)
+	}
+	if c := findCondition(st.Conditions, ServiceProxyFailure); c != nil {
+		t.Errorf("ProxyFailure %+v: the ClusterIP serves", c)
+	}
+	if res.RequeueAfter <= 0 {
+		t.Errorf("sync result %+v: the held port must be tried again", res)
+	}
 
-			// Due, but something still listens there: the running proxy
-			// is left alone.
-			mu.Lock()
-			now = now.Add(time.Hour)
-			mu.Unlock()
-			id, _ := r.docker.Serving("i_web.default_svc", &struct{}{})
-			r.reconcile("default/web")
-			if again, _ := r.docker.Serving("i_web.default_svc", &struct{}{}); again != id {
-				t.Errorf("proxy replaced while the port is still held")
-			}
+	// Due, but something still listens there: left out still.
+	mu.Lock()
+	now = now.Add(time.Hour)
+	mu.Unlock()
+	r.reconcile("default/web")
+	r.reconcile(PublisherKey)
+	if got := r.publisherPorts(); got != "30081/TCP=2" {
+		t.Errorf("the publisher serves %q while the port is still held", got)
+	}
 
-			// Freed: published at the next try.
-			d.free(30080)
-			listening = false
-			mu.Lock()
-			now = now.Add(time.Hour)
-			mu.Unlock()
-			syncUntil("[{127.0.0.1 30080 80 TCP} {127.0.0.1 30081 81 TCP}]")
-			st = r.svcs.status("default/web")
-			if findCondition(st.Conditions, ServicePortConflict) != nil || findCondition(st.Conditions, ServiceProxyFailure) != nil {
-				t.Errorf("conditions %+v after the port was freed", st.Conditions)
-			}
-		})
+	// Freed: published at the next try.
+	r.docker.HoldHostPort(30080, false)
+	listening = false
+	mu.Lock()
+	now = now.Add(time.Hour)
+	mu.Unlock()
+	r.syncPublished("default/web", "30080/TCP=2 30081/TCP=2")
+	st = r.svcs.status("default/web")
+	if findCondition(st.Conditions, ServicePortConflict) != nil || findCondition(st.Conditions, ServiceProxyFailure) != nil {
+		t.Errorf("conditions %+v after the port was freed", st.Conditions)
 	}
 }
 
@@ -1145,20 +1129,16 @@ func TestProxyStartFailureReportedAsCreateFailure(t *testing.T) {
 // host holds may have no listener the controller can dial — a UDP port,
 // or a TCP one the process listens on at another address of the host
 // than the one dialled — but its bind is still refused (EADDRINUSE).
-// While it is, a try would only tear down the running proxy — cutting
-// the ClusterIP and every other port of the Service — for a start Docker
-// refuses again; so the proxy is left alone, as for a TCP port that still
-// answers. kube-proxy, likewise, keeps a Service's rules and only logs the
-// nodePort it cannot open ("can't open port, skipping it").
+// While it is, it is not tried (it stays left out, reported), as for a
+// TCP port that still answers.
 func TestServiceHostPortHeldIsNotTriedWhileBound(t *testing.T) {
 	cases := []struct {
 		name     string
 		protocol string
 		bindNet  string
-		suffix   string
 	}{
-		{"udp", manifests.ProtocolUDP, "udp", "udp"},
-		{"tcp listened on at another address", manifests.ProtocolTCP, "tcp", "tcp"},
+		{"udp", manifests.ProtocolUDP, "udp"},
+		{"tcp listened on at another address", manifests.ProtocolTCP, "tcp"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -1166,9 +1146,9 @@ func TestServiceHostPortHeldIsNotTriedWhileBound(t *testing.T) {
 			now := t0
 			var mu sync.Mutex
 			clock := func() time.Time { mu.Lock(); defer mu.Unlock(); return now }
-			msg := "failed to set up container networking: driver failed programming external connectivity on endpoint i_web.default_svc (8d1c): failed to bind host port for %s:10.222.8.1:53/" + tc.suffix + ": address already in use"
-			d := &hostHeldDocker{Engine: r.docker, msg: msg, held: map[int]bool{30053: true}, reqs: map[string]dockerx.HelperRequest{}}
-			r.build(d, clock)
+			r.build(r.docker, clock)
+			held := true
+			r.docker.HoldHostPort(30053, true)
 			r.ctrl.hostDial = func(ctx context.Context, network, addr string) error {
 				if tc.protocol == manifests.ProtocolUDP {
 					t.Errorf("dialled %s %s: a UDP port has no listener to dial", network, addr)
@@ -1179,9 +1159,7 @@ func TestServiceHostPortHeldIsNotTriedWhileBound(t *testing.T) {
 				if network != tc.bindNet || addr != "127.0.0.1:30053" {
 					t.Errorf("bind probe of %s %s", network, addr)
 				}
-				d.mu.Lock()
-				defer d.mu.Unlock()
-				if d.held[30053] {
+				if held {
 					return syscall.EADDRINUSE
 				}
 				return nil
@@ -1190,30 +1168,8 @@ func TestServiceHostPortHeldIsNotTriedWhileBound(t *testing.T) {
 			web := webService("NodePort", 30080)
 			web.Service.Spec.Ports = append(web.Service.Spec.Ports, manifests.ServicePort{Name: "dns", Protocol: tc.protocol, Port: 53, NodePort: 30053, TargetPort: intstr.FromInt(53)})
 			r.svcs.put(web)
-			publishing := func() (string, string) {
-				for _, c := range r.docker.Snapshot() {
-					if c.Name == "i_web.default_svc" && c.State == dockerx.StateRunning {
-						d.mu.Lock()
-						defer d.mu.Unlock()
-						return c.ID, fmt.Sprint(d.reqs[c.ID].Ports)
-					}
-				}
-				return "", "no running proxy"
-			}
-			syncUntil := func(want string) string {
-				t.Helper()
-				for range 5 {
-					r.reconcile("default/web")
-					r.docker.FinishRemovals()
-					if id, got := publishing(); got == want {
-						return id
-					}
-				}
-				_, got := publishing()
-				t.Fatalf("proxy publishes %s, want %s", got, want)
-				return ""
-			}
-			id := syncUntil("[{127.0.0.1 30080 80 TCP}]")
+			r.syncPublished("default/web", "30080/TCP=2")
+			pushes := len(r.docker.Entries())
 
 			// Due, the port still bound by the host's process: not tried.
 			for range 3 {
@@ -1221,63 +1177,62 @@ func TestServiceHostPortHeldIsNotTriedWhileBound(t *testing.T) {
 				now = now.Add(time.Hour)
 				mu.Unlock()
 				r.reconcile("default/web")
-				r.docker.FinishRemovals()
-				if again, got := publishing(); again != id {
-					t.Fatalf("the running proxy was replaced (now %q publishing %s) while 30053 is still held", again, got)
+				r.reconcile(PublisherKey)
+				if got := r.publisherPorts(); got != "30080/TCP=2" {
+					t.Fatalf("the publisher serves %q while 30053 is still held", got)
 				}
 			}
+			if n := len(r.docker.Entries()) - pushes; n != 0 {
+				t.Errorf("%d pushes while the port is held, want none", n)
+			}
 			st := r.svcs.status("default/web")
-			if c := findCondition(st.Conditions, ServicePortConflict); c == nil || !strings.Contains(c.Message, "30053/"+strings.ToUpper(tc.suffix)+" is held by a process of the host") {
+			if c := findCondition(st.Conditions, ServicePortConflict); c == nil || !strings.Contains(c.Message, "30053/"+tc.protocol+" is held by a process of the host") {
 				t.Errorf("conditions %+v, want PortConflict for 30053", st.Conditions)
 			}
 
 			// Freed: published at the next try.
-			d.free(30053)
+			held = false
+			r.docker.HoldHostPort(30053, false)
 			mu.Lock()
 			now = now.Add(time.Hour)
 			mu.Unlock()
-			syncUntil("[{127.0.0.1 30080 80 TCP} {127.0.0.1 30053 53 " + strings.ToUpper(tc.suffix) + "}]")
+			want := "30053/" + tc.protocol + "=2 30080/TCP=2"
+			r.syncPublished("default/web", want)
 		})
 	}
 }
 
 // TestServiceAllocatedNodePortHeldByAHostProcessIsKept: a nodePort the
 // Service was allocated (none given) and published, found held by a
-// process of the host when its proxy starts again (the process took it
-// while the daemon restarted), stays the Service's: reported as a
+// process of the host when the publisher binds it again (the process
+// took it while the daemon restarted), stays the Service's: reported as a
 // PortConflict and tried again, not moved to another number, which would
 // silently break every client of the old one. On Kubernetes the
 // apiserver allocates a nodePort once; kube-proxy failing to open it on a
 // node never changes it.
 func TestServiceAllocatedNodePortHeldByAHostProcessIsKept(t *testing.T) {
 	r := newSvcRig(t)
-	now := t0
-	var mu sync.Mutex
-	clock := func() time.Time { mu.Lock(); defer mu.Unlock(); return now }
-	msg := "failed to set up container networking: driver failed programming external connectivity on endpoint i_web.default_svc (8d1c): failed to bind host port for %s:10.222.8.1:80/tcp: address already in use"
-	d := &hostHeldDocker{Engine: r.docker, msg: msg, held: map[int]bool{}, reqs: map[string]dockerx.HelperRequest{}}
-	r.build(d, clock)
 	r.ctrl.hostDial = func(ctx context.Context, network, addr string) error { return nil }
 	r.ctrl.hostBind = func(network, addr string) error { return syscall.EADDRINUSE }
 	r.feed(webPods(2, 2))
 	r.svcs.put(webService("NodePort", 0))
 	r.reconcile("default/web")
+	r.reconcile(PublisherKey)
 	st := r.svcs.status("default/web")
 	if len(st.NodePorts) != 1 || st.NodePorts[0].NodePort == 0 {
 		t.Fatalf("nodePorts %+v", st.NodePorts)
 	}
 	np := st.NodePorts[0].NodePort
 
-	// The daemon restarts: the proxy stops, a process of the host takes
-	// its nodePort, the proxy's start is refused.
-	id, _ := r.docker.Serving("i_web.default_svc", &struct{}{})
+	// The daemon restarts: the publisher stops, a process of the host
+	// takes its nodePort, the publisher cannot bind it.
+	id, _ := r.docker.Serving("i_publisher", &struct{}{})
 	if err := r.docker.StopContainer(context.Background(), id, 0); err != nil {
 		t.Fatal(err)
 	}
-	d.mu.Lock()
-	d.held[int(np)] = true
-	d.mu.Unlock()
+	r.docker.HoldHostPort(int(np), true)
 	for range 5 {
+		r.reconcile(PublisherKey)
 		r.reconcile("default/web")
 		r.docker.FinishRemovals()
 	}

@@ -20,7 +20,7 @@ const gatewaySection = "gateway"
 
 // The gateway's paths; (ii) is the services section's -p baseline.
 const (
-	pathGateway   = "(v) dockctl gateway, Ingress on 127.0.0.1 (docker-proxy → gateway helper → pod)"
+	pathGateway   = "(v) dockctl gateway, Ingress on 127.0.0.1 (gateway helper → pod)"
 	opGatewayRoll = "dockctl rollout restart, 1 replica behind an Ingress"
 	gwName        = "gwweb"
 )

@@ -46,7 +46,7 @@ const (
 const (
 	pathDirect    = "(i) container directly (its IP on a user network)"
 	pathPublished = "(ii) Docker -p 127.0.0.1:P:8080 (docker-proxy)"
-	pathService   = "(iii) dockctl Service published port (docker-proxy → dockctl proxy → pod)"
+	pathService   = "(iii) dockctl Service published port (dockctl publisher → pod)"
 	pathClusterIP = "(iv) dockctl Service ClusterIP from the host (dockctl proxy → pod)"
 	pathPod       = "(i') dockctl pod directly (its IP on the instance network)"
 )

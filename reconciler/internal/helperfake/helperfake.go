@@ -36,12 +36,18 @@ type Engine struct {
 	journal []string
 	// daemon are containers of other owners (ListAllContainers).
 	daemon []dockerx.Container
+	// cmds are the helpers' commands, by container ID: the control
+	// socket a push must name, and whether it binds host ports itself.
+	cmds map[string][]string
+	// hostHeld are host ports a process of the host holds (HoldHostPort):
+	// a helper binding host ports itself (--host-ports) acks them unbound.
+	hostHeld map[int]bool
 }
 
 // New returns an Engine with the images given and the instance network
 // dockctl_i (10.222.0.0/20) of instance "i".
 func New(t testing.TB, images ...string) *Engine {
-	h := &Engine{Engine: dockerfake.New(images...), served: map[string]string{}}
+	h := &Engine{Engine: dockerfake.New(images...), served: map[string]string{}, cmds: map[string][]string{}, hostHeld: map[int]bool{}}
 	h.HandleExecInput(h.handle)
 	if _, err := h.EnsureNetwork(context.Background(), dockerx.NetworkRequest{Instance: "i", Name: "dockctl_i",
 		Subnet: "10.222.0.0/20", IPRange: "10.222.0.0/21", Gateway: "10.222.0.1"}); err != nil {
@@ -57,6 +63,7 @@ func (h *Engine) CreateHelper(ctx context.Context, req dockerx.HelperRequest) (s
 		h.mu.Lock()
 		h.creates = append(h.creates, req)
 		h.served[id] = req.Cmd[len(req.Cmd)-1]
+		h.cmds[id] = slices.Clone(req.Cmd)
 		h.mu.Unlock()
 	}
 	return id, err
@@ -96,8 +103,19 @@ func (h *Engine) handle(id string, cmd []string, stdin []byte) (int, []byte) {
 	}
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	if len(cmd) != 5 || cmd[1] != "helper" || cmd[2] != helperapi.ModePush || cmd[3] != "--config" {
+	if len(cmd) < 5 || cmd[1] != "helper" || cmd[2] != helperapi.ModePush || cmd[3] != "--config" {
 		return helperapi.ExitUsage, nil
+	}
+	socket := helperapi.ControlSocket
+	switch rest := cmd[5:]; {
+	case len(rest) == 2 && rest[0] == "--control-socket":
+		socket = rest[1]
+	case len(rest) != 0:
+		return helperapi.ExitUsage, nil
+	}
+	if socket != flagOf(h.cmds[id], "--control-socket", helperapi.ControlSocket) {
+		// Nothing listens there: the helper's socket is another.
+		return helperapi.ExitFailed, nil
 	}
 	config := cmd[4]
 	if config == "-" { // as `helper push --config -` reads it
@@ -114,8 +132,47 @@ func (h *Engine) handle(id string, cmd []string, stdin []byte) (int, []byte) {
 	}
 	h.served[id] = config
 	h.journal = append(h.journal, "push "+id+" "+config)
-	ack, _ := json.Marshal(helperapi.Ack{Generation: in.Generation})
+	a := helperapi.Ack{Generation: in.Generation}
+	if slices.Contains(h.cmds[id], "--host-ports") {
+		var ports struct {
+			Ports []struct {
+				Port     int
+				Protocol string
+			}
+		}
+		_ = json.Unmarshal([]byte(config), &ports)
+		for _, p := range ports.Ports {
+			if h.hostHeld[p.Port] {
+				proto := p.Protocol
+				if proto == "" || proto == helperapi.GatewayHTTP || proto == helperapi.GatewayHTTPS {
+					proto = helperapi.TCP
+				}
+				a.Unbound = append(a.Unbound, helperapi.UnboundPort{Port: p.Port, Protocol: proto, Error: "address already in use"})
+			}
+		}
+	}
+	ack, _ := json.Marshal(a)
 	return helperapi.ExitOK, ack
+}
+
+// flagOf is the value of a flag in a command ("--name value"), or def.
+func flagOf(cmd []string, name, def string) string {
+	if i := slices.Index(cmd, name); i >= 0 && i+1 < len(cmd) {
+		return cmd[i+1]
+	}
+	return def
+}
+
+// HoldHostPort makes a process of the host hold port (held) or free it:
+// a helper binding host ports itself acks it unbound while held.
+func (h *Engine) HoldHostPort(port int, held bool) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if held {
+		h.hostHeld[port] = true
+	} else {
+		delete(h.hostHeld, port)
+	}
 }
 
 // Serving returns the ID of the helper of that name and decodes what it

@@ -1,0 +1,183 @@
+package services
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/dockctl/dockctl/dockerx"
+	"github.com/dockctl/dockctl/internal/helperapi"
+	"github.com/dockctl/dockctl/manifests"
+	"github.com/dockctl/dockctl/store"
+	"k8s.io/apimachinery/pkg/util/intstr"
+)
+
+// lbService is a LoadBalancer Service lb publishing port 8443 and
+// nodePort 30443 (app=web's pods' http port).
+func lbService() *store.ServiceRecord {
+	return &store.ServiceRecord{Created: t0, Service: manifests.Service{Metadata: manifests.ObjectMeta{Name: "lb"},
+		Spec: manifests.ServiceSpec{Type: "LoadBalancer", Selector: app("web"),
+			Ports: []manifests.ServicePort{{Port: 8443, NodePort: 30443, TargetPort: intstr.FromString("http")}}}}}
+}
+
+// TestPublisherServesEveryPublishedPortOnTheHostNetwork: one publisher
+// per instance, on the host's network with no Docker port binding, binds
+// every NodePort and LoadBalancer port of every Service on the service
+// address and forwards each straight to the ready endpoints of its
+// Service port; the Services' proxies publish nothing; a ClusterIP
+// Service's port is not published.
+func TestPublisherServesEveryPublishedPortOnTheHostNetwork(t *testing.T) {
+	r := newSvcRig(t)
+	r.feed(webPods(3, 2))
+	r.svcs.put(webService("NodePort", 30080))
+	r.svcs.put(lbService())
+	internal := webService("", 0)
+	internal.Service.Metadata.Name = "internal"
+	r.svcs.put(internal)
+	for _, k := range []string{"default/web", "default/lb", "default/internal", PublisherKey} {
+		r.reconcile(k)
+	}
+	var pub []dockerx.HelperRequest
+	for _, c := range r.docker.CreatedHelpers() {
+		switch {
+		case c.Role == dockerx.RolePublisher:
+			pub = append(pub, c)
+		case len(c.Ports) > 0:
+			t.Errorf("%s publishes %v through Docker, want nothing", c.Name, c.Ports)
+		}
+	}
+	if len(pub) != 1 || pub[0].Name != "i_publisher" || pub[0].JoinNetwork != dockerx.NetworkModeHost || pub[0].Cmd[2] != helperapi.ModeProxy {
+		t.Fatalf("publishers created %+v, want one i_publisher running helper proxy on the host's network", pub)
+	}
+	if cmd := strings.Join(pub[0].Cmd, " "); !strings.Contains(cmd, "--listen-host 127.0.0.1 --host-ports --control-socket "+helperapi.HostControlSocket) {
+		t.Errorf("command %q: want its ports on the service address, bound by itself, a file control socket", cmd)
+	}
+	if got := r.publisherPorts(); got != "8443/TCP=2 30080/TCP=2 30443/TCP=2" {
+		t.Errorf("the publisher serves %q, want the LoadBalancer's port and nodePort and the NodePort, each to the 2 ready pods", got)
+	}
+
+	// A pod turns ready: the tracker queues the publisher's key of each
+	// Service, whose sync pushes (no new helper).
+	r.tracker.Update("default/web", webPods(3, 3))
+	if q := r.queued(); !q[PublisherKey+"default/web"] || !q[PublisherKey+"default/lb"] {
+		t.Fatalf("an endpoint change queued %v, want the publisher's keys of both Services", q)
+	}
+	r.reconcile(PublisherKey + "default/web")
+	if got := r.publisherPorts(); got != "8443/TCP=3 30080/TCP=3 30443/TCP=3" {
+		t.Errorf("after the change the publisher serves %q", got)
+	}
+
+	// The last published Service goes NodePort → ClusterIP and the other
+	// is deleted: the publisher is removed.
+	web := webService("", 0)
+	web.Generation++
+	r.svcs.put(web)
+	lb := lbService()
+	lb.Deleted = true
+	r.svcs.put(lb)
+	r.reconcile("default/web")
+	r.reconcile("default/lb")
+	r.reconcile(PublisherKey)
+	for _, c := range r.docker.Snapshot() {
+		if c.Role == dockerx.RolePublisher && c.State != dockerx.StateRemoving {
+			t.Errorf("publisher %s left with nothing to publish", c.Name)
+		}
+	}
+}
+
+// TestPublisherKeepsServingUntilEveryPublishedServiceSynced: after a
+// controller restart the publisher is left serving its last config until
+// every published Service's sync said what it publishes: the first
+// Service synced must not take the other's ports away.
+func TestPublisherKeepsServingUntilEveryPublishedServiceSynced(t *testing.T) {
+	r := newSvcRig(t)
+	r.feed(webPods(2, 2))
+	r.svcs.put(webService("NodePort", 30080))
+	r.svcs.put(lbService())
+	for _, k := range []string{"default/web", "default/lb", PublisherKey} {
+		r.reconcile(k)
+	}
+	r.restart()
+	r.feed(webPods(2, 2))
+	pushes := len(r.docker.Entries())
+	r.reconcile("default/web")
+	r.reconcile(PublisherKey)
+	if n := len(r.docker.Entries()) - pushes; n != 1 { // the proxy's re-push
+		t.Errorf("%d pushes before the LoadBalancer's sync, want the proxy's one only", n)
+	}
+	if got := r.publisherPorts(); got != "8443/TCP=2 30080/TCP=2 30443/TCP=2" {
+		t.Errorf("the publisher serves %q", got)
+	}
+	r.reconcile("default/lb")
+	r.reconcile(PublisherKey)
+	if got := r.publisherPorts(); got != "8443/TCP=2 30080/TCP=2 30443/TCP=2" {
+		t.Errorf("after every sync the publisher serves %q", got)
+	}
+}
+
+// TestPublisherDrainWaitsForThePublisher: a pod behind a published port
+// is drained only once the publisher acknowledged a config without it,
+// not only the Service's proxy: zero failed requests through a published
+// port during a rolling update.
+func TestPublisherDrainWaitsForThePublisher(t *testing.T) {
+	r := newSvcRig(t)
+	r.feed(webPods(2, 2))
+	r.svcs.put(webService("NodePort", 30080))
+	r.reconcile("default/web")
+	r.reconcile(PublisherKey)
+	done := drainAsync(r.tracker, t.Context(), "default", "web-a-1")
+	for !r.queued()[PublisherKey+"default/web"] {
+		time.Sleep(time.Millisecond) // Drain marks the pod and queues its keys
+	}
+	r.reconcile("default/web") // the proxy acknowledges
+	select {
+	case err := <-done:
+		t.Fatalf("drain ended (%v) before the publisher acknowledged", err)
+	default:
+	}
+	r.reconcile(PublisherKey + "default/web")
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	if got := r.publisherPorts(); got != "30080/TCP=1" {
+		t.Errorf("after the drain the publisher serves %q", got)
+	}
+}
+
+// TestPublisherPortOfAReplacedProxyIsTriedSoon: on an upgrade the
+// Service's proxy of an earlier release, publishing the port through
+// Docker, is replaced; a publisher that could not bind it meanwhile
+// tries again within seconds, and the Service reports no conflict (the
+// port is Docker's to release, not a process of the host's).
+func TestPublisherPortOfAReplacedProxyIsTriedSoon(t *testing.T) {
+	r := newSvcRig(t)
+	r.feed(webPods(2, 2))
+	r.svcs.put(webService("NodePort", 30080))
+	r.docker.HoldHostPort(30080, true)
+	img, err := r.docker.EnsureHelperImage(t.Context(), "i")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := r.docker.CreateHelper(t.Context(), dockerx.HelperRequest{Instance: "i", Namespace: "other", Name: "i_old.other_svc", Role: dockerx.RoleProxy,
+		Service: "old", Image: img, Cmd: []string{"/dockctl", "helper", "proxy", "--config", "{}"},
+		Network: dockerx.PodNetwork{Name: "dockctl_i", IPv4: "10.222.15.200"},
+		Ports:   []dockerx.PortBinding{{HostIP: "127.0.0.1", HostPort: 30080, ContainerPort: 80, Protocol: "TCP"}}}); err != nil {
+		t.Fatal(err)
+	}
+	r.reconcile("default/web")
+	res := r.reconcile(PublisherKey)
+	if res.RequeueAfter <= 0 || res.RequeueAfter > 2*time.Second {
+		t.Errorf("result %+v, want a retry within seconds", res)
+	}
+	r.reconcile("default/web")
+	if c := findCondition(r.svcs.status("default/web").Conditions, ServicePortConflict); c != nil {
+		t.Errorf("conflict %+v for a port a replaced proxy releases", c)
+	}
+	r.docker.HoldHostPort(30080, false)
+	if res := r.reconcile(PublisherKey); res.RequeueAfter != 0 {
+		t.Errorf("result %+v once bound, want no retry", res)
+	}
+	if got := r.publisherPorts(); got != "30080/TCP=2" {
+		t.Errorf("the publisher serves %q", got)
+	}
+}
