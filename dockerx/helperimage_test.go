@@ -4,8 +4,12 @@ import (
 	"archive/tar"
 	"bytes"
 	"context"
+	"debug/elf"
+	"encoding/binary"
 	"encoding/json"
 	"errors"
+	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -15,7 +19,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/docker/docker/api/types/image"
 	"github.com/docker/docker/api/types/system"
+	"github.com/docker/docker/client"
 	ocispec "github.com/opencontainers/image-spec/specs-go/v1"
 )
 
@@ -255,4 +261,109 @@ func TestEnsureHelperImage(t *testing.T) {
 			}
 		})
 	}
+}
+
+// tinyELF is a made-up static executable of linux/amd64: an ELF64 header
+// (no program or section headers) and n bytes after it. Unlike a built
+// binary it does not change with the Go toolchain, so the archives made
+// of it can be pinned.
+func tinyELF(n int) []byte {
+	b := make([]byte, 64+n)
+	copy(b, "\x7fELF")
+	b[4], b[5], b[6] = byte(elf.ELFCLASS64), byte(elf.ELFDATA2LSB), byte(elf.EV_CURRENT)
+	binary.LittleEndian.PutUint16(b[16:], uint16(elf.ET_EXEC))
+	binary.LittleEndian.PutUint16(b[18:], uint16(elf.EM_X86_64))
+	binary.LittleEndian.PutUint32(b[20:], uint32(elf.EV_CURRENT))
+	binary.LittleEndian.PutUint16(b[52:], 64)
+	for i := range n {
+		b[64+i] = byte(i * 7)
+	}
+	return b
+}
+
+// The images of dockctl's own executable keep their bytes, and so their
+// IDs and tags, from one dockctl version to the next: a changed byte
+// would replace every running helper on upgrade. The figures are those of
+// the archives dockctl made before it streamed them (buildImage's
+// in-memory archive).
+func TestBinaryImagesKeepTheirBytes(t *testing.T) {
+	for _, tt := range []struct {
+		name  string
+		build func(instance, goarch string, bin []byte) (ImageArchive, error)
+		size  int // of the executable after its header
+		want  string
+	}{
+		{name: "helper image", build: BuildHelperImage, size: 1000, want: "ID sha256:25e3dfeec32ae22c86058e242f629781d79502704d6d2c46589e2033ebadb1e1 ManifestDigest sha256:eeb5b6ad8b03be376c76ac09452346cc2b0fe10549ca256d4ce7aa9203875917 Ref dockctl-helper:default-daa160bc94be archive 11776 bytes sha256:a94ec5b2b68c0cd27112ebf6b93e1143be0f3856aee457afe2dacc60a2ec44c9"},
+		{name: "helper image, executable of whole tar blocks", build: BuildHelperImage, size: 1024 - 64, want: "ID sha256:580c3173fac3c8b0c59773f18e7d3bc6d2f39886417fc40921b59b8a55610cb3 ManifestDigest sha256:1edfcc747d26aeb65dc4d654a2b8a502dfa3a8736a3d86005ddf83ec37e1fc5a Ref dockctl-helper:default-6648aff43863 archive 11264 bytes sha256:5d5276c5a81d999dd46890234b0078b1ae6999d05e54a13c196d960f2afd2e9c"},
+		{name: "controller image", build: BuildControllerImage, size: 1000, want: "ID sha256:6b87f2fd6d207908043c0223e557cf849b0f721cd4b351ed0b571309b58c91c7 ManifestDigest sha256:bbb794b2da4afcdece444dc681e25f2a1ceb4bd068ee151398aef512df2bc413 Ref dockctl:default-daa160bc94be archive 11776 bytes sha256:2f0c11da4bdf38f113422929d474b5cd06c1dd98635c7445f17fc1fbe2311f52"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			img, err := tt.build("default", "amd64", tinyELF(tt.size))
+			if err != nil {
+				t.Fatal(err)
+			}
+			got := fmt.Sprintf("ID %s ManifestDigest %s Ref %s archive %d bytes sha256:%s", img.ID, img.ManifestDigest, img.Ref, len(img.Tar), sha(img.Tar))
+			if got != tt.want {
+				t.Errorf("got  %s\nwant %s", got, tt.want)
+			}
+		})
+	}
+}
+
+// loadDiscarding is a daemon whose ImageLoad reads the archive to its end
+// and keeps nothing of it: it tags ref as image, as a load of the archive
+// would. The benchmarks so count dockctl's memory only.
+type loadDiscarding struct {
+	*objectsAPI
+	ref   string
+	image fakeImage
+	bytes int64 // of the last archive
+}
+
+func (f *loadDiscarding) ImageLoad(_ context.Context, in io.Reader, _ ...client.ImageLoadOption) (image.LoadResponse, error) {
+	n, err := io.Copy(io.Discard, in)
+	if err != nil {
+		return image.LoadResponse{}, err
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.bytes = n
+	f.loads++
+	f.images[f.ref] = f.image
+	return image.LoadResponse{Body: io.NopCloser(strings.NewReader(`{"stream":"Loaded image: x\n"}` + "\n")), JSON: true}, nil
+}
+
+// BenchmarkEnsureHelperImage: what EnsureHelperImage allocates to package
+// dockctl's real executable (built static into the benchmark's directory)
+// and load it into a daemon that has no helper image yet.
+func BenchmarkEnsureHelperImage(b *testing.B) {
+	exe := filepath.Join(b.TempDir(), "dockctl")
+	cmd := exec.Command("go", "build", "-o", exe, "../cmd/dockctl")
+	cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
+	if msg, err := cmd.CombinedOutput(); err != nil {
+		b.Fatalf("build dockctl: %v\n%s", err, msg)
+	}
+	bin, err := os.ReadFile(exe)
+	if err != nil {
+		b.Fatal(err)
+	}
+	want, err := BuildHelperImage("inst", runtime.GOARCH, bin)
+	if err != nil {
+		b.Fatal(err)
+	}
+	bin, want.Tar = nil, nil
+	runtime.GC()
+	b.ReportAllocs()
+	var f *loadDiscarding
+	for b.Loop() {
+		f = &loadDiscarding{objectsAPI: &objectsAPI{info: system.Info{OSType: "linux", Architecture: runtime.GOARCH}},
+			ref: want.Ref, image: fakeImage{want.ID, map[string]string{LabelInstance: "inst", LabelRole: RoleHelperImage}}}
+		c := newObjectsClient(f.objectsAPI)
+		c.api = f
+		WithHelperBinary(exe)(c)
+		if ref, err := c.EnsureHelperImage(context.Background(), "inst"); err != nil || ref != want.Ref || f.loads != 1 {
+			b.Fatalf("EnsureHelperImage = %s, %v after %d loads; want %s loaded once", ref, err, f.loads, want.Ref)
+		}
+	}
+	b.ReportMetric(float64(f.bytes)/(1<<20), "archive-MiB")
 }
