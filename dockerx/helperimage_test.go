@@ -367,3 +367,176 @@ func BenchmarkEnsureHelperImage(b *testing.B) {
 	}
 	b.ReportMetric(float64(f.bytes)/(1<<20), "archive-MiB")
 }
+
+// readArchive reads img's archive as a load would.
+func readArchive(img ImageArchive) ([]byte, error) {
+	r := img.archive()
+	b, err := io.ReadAll(r)
+	if cerr := r.Close(); err == nil {
+		err = cerr
+	}
+	return b, err
+}
+
+// An image streamed from the executable's file is, byte for byte, the
+// image built in memory of its bytes: the same IDs, the same tag, the same
+// archive each time it is loaded. Streaming so replaces no running helper.
+func TestStreamedImageIsTheInMemoryImage(t *testing.T) {
+	_, _, staticPath, _ := helperBinaries(t)
+	tiny := filepath.Join(t.TempDir(), "tiny")
+	if err := os.WriteFile(tiny, tinyELF(1000), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for _, tt := range []struct {
+		name     string
+		path     string
+		goarch   string
+		inMemory func(instance, goarch string, bin []byte) (ImageArchive, error)
+		streamed func(instance, goarch string, exe executable) imageSpec
+	}{
+		{name: "helper image of a built executable", path: staticPath, goarch: runtime.GOARCH, inMemory: BuildHelperImage, streamed: helperImageSpec},
+		{name: "controller image of a built executable", path: staticPath, goarch: runtime.GOARCH, inMemory: BuildControllerImage, streamed: controllerImageSpec},
+		{name: "helper image of a made-up executable", path: tiny, goarch: "amd64", inMemory: BuildHelperImage, streamed: helperImageSpec},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			bin, err := os.ReadFile(tt.path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			want, err := tt.inMemory("inst", tt.goarch, bin)
+			if err != nil {
+				t.Fatal(err)
+			}
+			exe, err := openExecutable(tt.path, "helper image", tt.goarch)
+			if err != nil {
+				t.Fatal(err)
+			}
+			img, err := buildImage(tt.streamed("inst", tt.goarch, exe))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if img.Tar != nil || img.ID != want.ID || img.ManifestDigest != want.ManifestDigest || img.Ref != want.Ref || img.role != want.role {
+				t.Fatalf("streamed %s %s %s (Tar %d bytes), in memory %s %s %s", img.Ref, img.ID, img.ManifestDigest, len(img.Tar), want.Ref, want.ID, want.ManifestDigest)
+			}
+			for load := 1; load <= 2; load++ { // each load reads the file again
+				got, err := readArchive(img)
+				if err != nil || !bytes.Equal(got, want.Tar) {
+					t.Errorf("load %d: %d bytes (sha256:%s), %v; want the in-memory archive, %d bytes (sha256:%s)",
+						load, len(got), sha(got), err, len(want.Tar), sha(want.Tar))
+				}
+			}
+		})
+	}
+}
+
+// A streamed archive is written from the file as it is when loaded: a
+// file changed since it was hashed fails the load, rather than load other
+// content under the tag of the hashed one.
+func TestStreamedImageRefusesAChangedExecutable(t *testing.T) {
+	bin := tinyELF(3000)
+	for _, tt := range []struct {
+		name   string
+		change func(path string) error
+		want   string // "" the archive is the one hashed
+	}{
+		{name: "unchanged", change: func(string) error { return nil }},
+		{name: "other bytes of the same size", change: func(p string) error { return os.WriteFile(p, patched(bin, 2000, 1, 2, 3), 0o755) },
+			want: "helper image layer: its content changed since it was read (digest sha256:"},
+		{name: "shorter", change: func(p string) error { return os.Truncate(p, 1000) },
+			want: "helper image layer: read dockctl's executable " /* path */},
+		{name: "longer: the bytes hashed are loaded", change: func(p string) error { return os.WriteFile(p, append(bytes.Clone(bin), 9, 9), 0o755) }},
+		{name: "removed", change: os.Remove, want: "helper image layer: read dockctl's executable: open "},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			path := filepath.Join(t.TempDir(), "dockctl")
+			if err := os.WriteFile(path, bin, 0o755); err != nil {
+				t.Fatal(err)
+			}
+			want, err := BuildHelperImage("inst", "amd64", bin)
+			if err != nil {
+				t.Fatal(err)
+			}
+			exe, err := openExecutable(path, "helper image", "amd64")
+			if err != nil {
+				t.Fatal(err)
+			}
+			img, err := buildImage(helperImageSpec("inst", "amd64", exe))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := tt.change(path); err != nil {
+				t.Fatal(err)
+			}
+			got, err := readArchive(img)
+			if tt.want == "" {
+				if err != nil || !bytes.Equal(got, want.Tar) {
+					t.Errorf("archive of %d bytes, %v; want the hashed one", len(got), err)
+				}
+				return
+			}
+			if err == nil || !strings.Contains(err.Error(), tt.want) {
+				t.Errorf("archive of %d bytes, %v; want an error containing %q", len(got), err, tt.want)
+			}
+		})
+	}
+}
+
+// A load that stops reading (the daemon refused the archive) stops the
+// writer too: closing the reader returns once the writer has stopped.
+func TestStreamedArchiveStopsWithItsReader(t *testing.T) {
+	_, _, staticPath, _ := helperBinaries(t)
+	exe, err := openExecutable(staticPath, "helper image", runtime.GOARCH)
+	if err != nil {
+		t.Fatal(err)
+	}
+	img, err := buildImage(helperImageSpec("inst", runtime.GOARCH, exe))
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := img.archive()
+	if _, err := io.ReadFull(r, make([]byte, 4096)); err != nil {
+		t.Fatal(err)
+	}
+	if err := r.Close(); err != nil {
+		t.Errorf("Close = %v", err)
+	}
+}
+
+// The executable's file is checked as CheckHelperBinary checks its bytes,
+// with the same messages.
+func TestOpenExecutable(t *testing.T) {
+	dir := t.TempDir()
+	write := func(name string, b []byte) string {
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, b, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	tiny, arm := write("tiny", tinyELF(10)), write("arm", patched(tinyELF(10), elfMachine, 0xb7, 0))
+	script := write("script", []byte("#!/bin/sh\n"))
+	for _, tt := range []struct {
+		name, path, what, want string
+	}{
+		{name: "a static executable of the daemon's architecture", path: tiny, what: "helper image"},
+		{name: "another architecture", path: arm, what: "helper image",
+			want: "helper image: dockctl's executable is for linux/arm64, the Docker daemon runs linux/amd64 containers: use a dockctl built for linux/amd64 (GOOS=linux GOARCH=amd64 CGO_ENABLED=0) (executable " + arm + ")"},
+		{name: "another architecture, for the controller image", path: arm, what: "controller image",
+			want: "controller image: helper image: dockctl's executable is for linux/arm64"},
+		{name: "not an ELF file", path: script, what: "helper image", want: "helper image: dockctl's executable is not an ELF file"},
+		{name: "no such file", path: filepath.Join(dir, "missing"), what: "controller image", want: "controller image: read dockctl's executable: open "},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			exe, err := openExecutable(tt.path, tt.what, "amd64")
+			if tt.want == "" {
+				if err != nil || exe.path != tt.path || exe.size != 64+10 || exe.data != nil {
+					t.Errorf("openExecutable = %+v, %v; want %s of 74 bytes", exe, err, tt.path)
+				}
+				return
+			}
+			if err == nil || !strings.Contains(err.Error(), tt.want) {
+				t.Errorf("openExecutable = %v, want an error containing %q", err, tt.want)
+			}
+		})
+	}
+}
