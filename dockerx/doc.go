@@ -43,7 +43,10 @@
 //     pulled or built, under a tag naming its content, so nothing is left
 //     dangling. The Service helpers' image (EnsureHelperImage) is made the
 //     same way from dockctl's own executable, which must be a static ELF
-//     of the daemon's architecture. RemoveVolume and RemoveImage never
+//     of the daemon's architecture; its archive (and the controller
+//     image's) is streamed from the executable's file, never held in
+//     memory, and is byte for byte the archive BuildHelperImage makes of
+//     the same bytes. RemoveVolume and RemoveImage never
 //     force: what a container uses stays, with an error wrapping
 //     ErrConflict.
 //   - Networks too: EnsureNetwork never adopts a network of the instance

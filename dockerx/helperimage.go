@@ -7,6 +7,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path"
 	"strings"
@@ -57,22 +58,84 @@ func BuildHelperImage(instance, goarch string, bin []byte) (ImageArchive, error)
 	if err := CheckHelperBinary(bin, goarch); err != nil {
 		return ImageArchive{}, err
 	}
-	return buildImage(imageSpec{
+	return buildImage(helperImageSpec(instance, goarch, executable{data: bin}))
+}
+
+// helperImageSpec is BuildHelperImage's image of exe.
+func helperImageSpec(instance, goarch string, exe executable) imageSpec {
+	return imageSpec{
 		what: "helper image", repository: HelperRepository, instance: instance, goarch: goarch,
-		layer:      binaryLayer(bin),
+		layer:      binaryLayer(exe),
 		createdBy:  "dockctl: Service helpers (dockctl's own binary)",
 		tagByLayer: true,
-	})
+		stream:     exe.path != "",
+	}
+}
+
+// executable is dockctl's executable as a layer holds it: its bytes, or
+// the file at path, of size bytes, read each time the layer is written
+// (docs/design.md §10: the image of the running executable is streamed
+// from its file, never held in memory).
+type executable struct {
+	data []byte
+	path string
+	size int64
+}
+
+// openExecutable checks the executable file at path as CheckHelperBinary
+// checks bytes, reading only its ELF headers, and returns it as a layer's
+// content. what names the image, for messages: CheckHelperBinary's name
+// the helper image, and another image's name comes first, as in
+// BuildControllerImage's.
+func openExecutable(path, what, goarch string) (executable, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return executable{}, fmt.Errorf("%s: read dockctl's executable: %w", what, err)
+	}
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil {
+		return executable{}, fmt.Errorf("%s: read dockctl's executable: %w", what, err)
+	}
+	if err := checkHelperExecutable(f, goarch); err != nil {
+		if what != "helper image" {
+			err = fmt.Errorf("%s: %w", what, err)
+		}
+		return executable{}, fmt.Errorf("%w (executable %s)", err, path)
+	}
+	return executable{path: path, size: st.Size()}, nil
+}
+
+// writeTo copies the executable to w: a file must still have the size it
+// had when it was opened.
+func (e executable) writeTo(w io.Writer) error {
+	f, err := os.Open(e.path)
+	if err != nil {
+		return fmt.Errorf("read dockctl's executable: %w", err)
+	}
+	defer f.Close()
+	n, err := io.Copy(w, io.LimitReader(f, e.size))
+	if err != nil {
+		return fmt.Errorf("read dockctl's executable %s: %w", e.path, err)
+	}
+	if n != e.size {
+		return fmt.Errorf("read dockctl's executable %s: %d bytes, it had %d when it was hashed", e.path, n, e.size)
+	}
+	return nil
 }
 
 // binaryLayer is the one layer of the images that run dockctl's own
-// executable bin (the helpers' and the controller's, which so share it in
-// the daemon's store): bin at helperapi.Binary and the directory of
+// executable exe (the helpers' and the controller's, which so share it in
+// the daemon's store): exe at helperapi.Binary and the directory of
 // helperapi.StateFile.
-func binaryLayer(bin []byte) []tarEntry {
+func binaryLayer(exe executable) []tarEntry {
 	runDir := strings.TrimPrefix(path.Dir(helperapi.StateFile), "/")
+	bin := tarEntry{name: strings.TrimPrefix(helperapi.Binary, "/"), mode: 0o755, data: exe.data}
+	if exe.path != "" {
+		bin.write, bin.size = exe.writeTo, exe.size
+	}
 	return []tarEntry{
-		{name: strings.TrimPrefix(helperapi.Binary, "/"), mode: 0o755, data: bin},
+		bin,
 		{name: path.Dir(runDir) + "/", mode: 0o755, dir: true},
 		{name: runDir + "/", mode: 0o755, dir: true},
 	}
@@ -123,7 +186,13 @@ func elfArch(f *elf.File) string {
 // architecture, statically linked (no program interpreter: there is no C
 // library in the image, so a binary built with cgo cannot start there).
 func CheckHelperBinary(bin []byte, goarch string) error {
-	f, err := elf.NewFile(bytes.NewReader(bin))
+	return checkHelperExecutable(bytes.NewReader(bin), goarch)
+}
+
+// checkHelperExecutable is CheckHelperBinary of an executable read at
+// will: only its ELF headers (and a program interpreter's name) are read.
+func checkHelperExecutable(r io.ReaderAt, goarch string) error {
+	f, err := elf.NewFile(r)
 	if err != nil {
 		return fmt.Errorf("helper image: dockctl's executable is not an ELF file (%v): helpers run on linux only", err)
 	}
@@ -165,10 +234,11 @@ func readAll(p *elf.Prog) ([]byte, error) {
 // HelperRequest.Image. The image packages dockctl's own executable (the
 // running one, or WithHelperBinary's), which must be a static ELF of the
 // daemon's linux/GOARCH, else a clear error says how to build one. The
-// daemon's platform is read as EnsureHolderImage reads it; the archive is
-// built (the executable read and hashed) once per client, and made again
-// only when the image must be loaded. A tag that names another image is
-// not adopted: an error wrapping ErrConflict.
+// daemon's platform is read as EnsureHolderImage reads it; the executable
+// is read and hashed once per client, and read again only when the image
+// must be loaded, as the archive streams to the daemon: it is never held
+// in memory. A tag that names another image is not adopted: an error
+// wrapping ErrConflict.
 func (c *Client) EnsureHelperImage(ctx context.Context, instance string) (string, error) {
 	p, err := c.lockPlatform(ctx, "helper image")
 	if err != nil {
@@ -183,11 +253,11 @@ func (c *Client) EnsureHelperImage(ctx context.Context, instance string) (string
 		return "", err
 	}
 	build := func() (ImageArchive, error) {
-		bin, err := os.ReadFile(exe)
+		bin, err := openExecutable(exe, "helper image", p.goarch)
 		if err != nil {
-			return ImageArchive{}, fmt.Errorf("helper image: read dockctl's executable: %w", err)
+			return ImageArchive{}, err
 		}
-		img, err := BuildHelperImage(instance, p.goarch, bin)
+		img, err := buildImage(helperImageSpec(instance, p.goarch, bin))
 		if err != nil {
 			return ImageArchive{}, fmt.Errorf("%w (executable %s)", err, exe)
 		}
@@ -201,8 +271,8 @@ func (c *Client) EnsureHelperImage(ctx context.Context, instance string) (string
 		}
 	}
 	img, err = c.ensureLoaded(ctx, "helper image", instance, img, func() (ImageArchive, error) {
-		if img.Tar != nil {
-			return img, nil
+		if img.hasArchive() {
+			return img, nil // just hashed: streamed from the file again
 		}
 		return build()
 	})
@@ -210,7 +280,6 @@ func (c *Client) EnsureHelperImage(ctx context.Context, instance string) (string
 		p.from = "" // the executable may have changed: read it again next time
 		return "", err
 	}
-	img.Tar = nil // megabytes: made again only for a load
-	p.helper, p.from = img, key
+	p.helper, p.from = img.withoutArchive(), key // the file is read again for a load
 	return img.Ref, nil
 }

@@ -6,10 +6,13 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"regexp"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	cerrdefs "github.com/containerd/errdefs"
@@ -57,11 +60,60 @@ type ImageArchive struct {
 	// that either store yields the same.
 	Ref string
 	// Tar is the archive: blobs/sha256/{config, layer, manifest},
-	// index.json, manifest.json, oci-layout.
+	// index.json, manifest.json, oci-layout. It is nil for an image of
+	// dockctl's executable file (EnsureHelperImage,
+	// EnsureControllerImage): that archive is tens of megabytes, so it is
+	// never held in memory but written by write, reading the file again,
+	// each time it is loaded (docs/design.md §10).
 	Tar []byte
+	// write writes the archive, the same bytes Tar holds when it is set.
+	write func(io.Writer) error
 	// role is its LabelRole value: RoleHelperImage, or
 	// RoleControllerImage for the controller's image (install.go).
 	role string
+}
+
+// hasArchive reports whether img can be loaded: it holds its archive, or
+// the means to write it.
+func (img ImageArchive) hasArchive() bool { return img.Tar != nil || img.write != nil }
+
+// withoutArchive is img without its archive, to keep: what is kept does
+// not hold the executable's bytes, nor a way to read a file that may have
+// changed since.
+func (img ImageArchive) withoutArchive() ImageArchive {
+	img.Tar, img.write = nil, nil
+	return img
+}
+
+// archive returns a reader of img's archive. A streamed archive is
+// written into a pipe by a goroutine as the reader is read; Close stops
+// it and waits for it, so nothing outlives the load, and an error writing
+// it (the executable unreadable, or changed since it was hashed) is the
+// reader's error, which fails the load.
+func (img ImageArchive) archive() io.ReadCloser {
+	if img.Tar != nil {
+		return io.NopCloser(bytes.NewReader(img.Tar))
+	}
+	pr, pw := io.Pipe()
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		pw.CloseWithError(img.write(pw)) // nil: io.EOF for the reader
+	}()
+	return &pipeArchive{PipeReader: pr, done: done}
+}
+
+// pipeArchive is the reader of a streamed archive.
+type pipeArchive struct {
+	*io.PipeReader
+	done chan struct{}
+}
+
+// Close stops the writer (its next write fails) and waits for it.
+func (a *pipeArchive) Close() error {
+	err := a.PipeReader.Close()
+	<-a.done
+	return err
 }
 
 // annotationImageName is the annotation of an index.json manifest that the
@@ -112,21 +164,27 @@ type imageSpec struct {
 	tagByLayer bool
 	// role is the image's LabelRole; "" is RoleHelperImage.
 	role string
+	// stream leaves the archive unwritten (Tar nil): ImageArchive.write
+	// writes it, reading the layer's files again, when it is loaded.
+	stream bool
 }
 
 // buildImage assembles the archive of spec's image: its layer
 // uncompressed, its config dated epoch and labelled with the instance and
-// role helper-image. The same spec always gives the same bytes.
+// role helper-image. The same spec always gives the same bytes, streamed
+// or not. The layer is written twice, never held whole: once into its
+// digest, which names it, and again into the archive.
 func buildImage(spec imageSpec) (ImageArchive, error) {
 	fail := func(part string, err error) (ImageArchive, error) {
 		return ImageArchive{}, fmt.Errorf("%s %s: %w", spec.what, part, err)
 	}
-	layer, err := tarOf(spec.layer)
-	if err != nil {
+	digester := digest.SHA256.Digester()
+	counted := &countingWriter{w: digester.Hash()}
+	if err := writeTar(counted, spec.layer); err != nil {
 		return fail("layer", err)
 	}
 	// The layer is stored uncompressed: its digest is its diff ID.
-	layerDigest := digest.FromBytes(layer)
+	layerDigest, layerSize := digester.Digest(), counted.n
 	role := spec.role
 	if role == "" {
 		role = RoleHelperImage
@@ -160,7 +218,7 @@ func buildImage(spec imageSpec) (ImageArchive, error) {
 		Versioned: specs.Versioned{SchemaVersion: 2},
 		MediaType: ocispec.MediaTypeImageManifest,
 		Config:    ocispec.Descriptor{MediaType: ocispec.MediaTypeImageConfig, Digest: configDigest, Size: int64(len(config))},
-		Layers:    []ocispec.Descriptor{{MediaType: ocispec.MediaTypeImageLayer, Digest: layerDigest, Size: int64(len(layer))}},
+		Layers:    []ocispec.Descriptor{{MediaType: ocispec.MediaTypeImageLayer, Digest: layerDigest, Size: layerSize}},
 	})
 	if err != nil {
 		return fail("manifest", err)
@@ -191,20 +249,40 @@ func buildImage(spec imageSpec) (ImageArchive, error) {
 	if err != nil {
 		return fail("docker manifest", err)
 	}
-	archive, err := tarOf([]tarEntry{
+	// The layer's blob is the layer written again, checked against the
+	// digest that names it: a file changed in between fails the load
+	// rather than load content under another content's name.
+	writeLayer := func(w io.Writer) error {
+		again := digest.SHA256.Digester()
+		if err := writeTar(io.MultiWriter(w, again.Hash()), spec.layer); err != nil {
+			return fmt.Errorf("%s layer: %w", spec.what, err)
+		}
+		if got := again.Digest(); got != layerDigest {
+			return fmt.Errorf("%s layer: its content changed since it was read (digest %s, was %s)", spec.what, got, layerDigest)
+		}
+		return nil
+	}
+	entries := []tarEntry{
 		{name: ocispec.ImageBlobsDir + "/", mode: 0o755, dir: true},
 		{name: ocispec.ImageBlobsDir + "/" + string(digest.SHA256) + "/", mode: 0o755, dir: true},
 		{name: blobPath(configDigest), mode: 0o644, data: config},
-		{name: blobPath(layerDigest), mode: 0o644, data: layer},
+		{name: blobPath(layerDigest), mode: 0o644, size: layerSize, write: writeLayer},
 		{name: blobPath(manifestDigest), mode: 0o644, data: manifest},
 		{name: ocispec.ImageIndexFile, mode: 0o644, data: index},
 		{name: ocispec.ImageLayoutFile, mode: 0o644, data: layout},
 		{name: "manifest.json", mode: 0o644, data: dockerManifest},
-	})
-	if err != nil {
+	}
+	img := ImageArchive{ID: configDigest.String(), ManifestDigest: manifestDigest.String(), Ref: ref, role: role,
+		write: func(w io.Writer) error { return writeTar(w, entries) }}
+	if spec.stream {
+		return img, nil
+	}
+	var archive bytes.Buffer
+	if err := img.write(&archive); err != nil {
 		return fail("archive", err)
 	}
-	return ImageArchive{ID: configDigest.String(), ManifestDigest: manifestDigest.String(), Ref: ref, Tar: archive, role: role}, nil
+	img.Tar, img.write = archive.Bytes(), nil
+	return img, nil
 }
 
 // blobPath is where an OCI image layout keeps the blob of digest d.
@@ -217,30 +295,56 @@ type tarEntry struct {
 	mode int64
 	dir  bool
 	data []byte
+	// write, when set, writes the content instead of data: size bytes,
+	// made or read only as the entry is written.
+	write func(io.Writer) error
+	size  int64
 }
 
-// tarOf writes entries sorted by name, owned by root, dated epoch, in the
-// USTAR format: nothing in the output depends on the machine or the clock.
-func tarOf(entries []tarEntry) ([]byte, error) {
+// writeTar writes entries sorted by name, owned by root, dated epoch, in
+// the USTAR format: nothing in the output depends on the machine or the
+// clock, nor on whether a content is given as bytes or written. An entry
+// written short or long is an error (archive/tar checks it against its
+// header).
+func writeTar(w io.Writer, entries []tarEntry) error {
+	entries = slices.Clone(entries) // sorted here, and so never shared
 	sort.Slice(entries, func(i, j int) bool { return entries[i].name < entries[j].name })
-	var buf bytes.Buffer
-	tw := tar.NewWriter(&buf)
+	tw := tar.NewWriter(w)
 	for _, e := range entries {
-		h := &tar.Header{Name: e.name, Mode: e.mode, ModTime: epoch, Format: tar.FormatUSTAR, Typeflag: tar.TypeReg, Size: int64(len(e.data))}
+		size := int64(len(e.data))
+		if e.write != nil {
+			size = e.size
+		}
+		h := &tar.Header{Name: e.name, Mode: e.mode, ModTime: epoch, Format: tar.FormatUSTAR, Typeflag: tar.TypeReg, Size: size}
 		if e.dir {
 			h.Typeflag, h.Size = tar.TypeDir, 0
 		}
 		if err := tw.WriteHeader(h); err != nil {
-			return nil, err
+			return err
 		}
-		if _, err := tw.Write(e.data); err != nil {
-			return nil, err
+		var err error
+		if e.write != nil {
+			err = e.write(tw)
+		} else {
+			_, err = tw.Write(e.data)
+		}
+		if err != nil {
+			return err
 		}
 	}
-	if err := tw.Close(); err != nil {
-		return nil, err
-	}
-	return buf.Bytes(), nil
+	return tw.Close()
+}
+
+// countingWriter counts what it passes to w.
+type countingWriter struct {
+	w io.Writer
+	n int64
+}
+
+func (c *countingWriter) Write(p []byte) (int, error) {
+	n, err := c.w.Write(p)
+	c.n += int64(n)
+	return n, err
 }
 
 // daemonPlatform caches the daemon's OS and architecture, which decide
@@ -252,7 +356,7 @@ type daemonPlatform struct {
 	os     string // Info.OSType, e.g. "linux"
 	goarch string // Info.Architecture as a GOARCH, e.g. "amd64"
 	at     time.Time
-	helper ImageArchive // EnsureHelperImage's last image, without its Tar
+	helper ImageArchive // EnsureHelperImage's last image, without its archive
 	from   string       // the binary and instance it was built for
 }
 
@@ -331,8 +435,8 @@ func (c *Client) EnsureHolderImage(ctx context.Context, instance string) (string
 // or the manifest digest (containerd image store) of the archive, and its
 // labels are the instance's and role=helper-image. A tag that names
 // anything else is not dockctl's: an error wrapping ErrConflict. img
-// needs no Tar: archive makes it only when a load is needed, and the image
-// it returns is the one checked and returned.
+// needs no archive: archive makes it only when a load is needed, and the
+// image it returns is the one checked and returned.
 func (c *Client) ensureLoaded(ctx context.Context, what, instance string, img ImageArchive, archive func() (ImageArchive, error)) (ImageArchive, error) {
 	got, found, err := c.inspectTag(ctx, img.Ref)
 	switch {
@@ -346,7 +450,10 @@ func (c *Client) ensureLoaded(ctx context.Context, what, instance string, img Im
 	}
 	lctx, cancel := c.callCtx(ctx)
 	defer cancel()
-	resp, err := c.api.ImageLoad(lctx, bytes.NewReader(img.Tar), client.ImageLoadWithQuiet(true))
+	body := img.archive()
+	defer body.Close()
+	sent := &countingReader{r: body}
+	resp, err := c.api.ImageLoad(lctx, sent, client.ImageLoadWithQuiet(true))
 	if err != nil {
 		return ImageArchive{}, mapErr("load "+what+" "+img.Ref, err)
 	}
@@ -365,8 +472,21 @@ func (c *Client) ensureLoaded(ctx context.Context, what, instance string, img Im
 	if err := img.check(what, instance, got); err != nil {
 		return ImageArchive{}, err
 	}
-	c.log.Info("loaded a helper image", "what", what, "image", img.Ref, "id", got.ID, "bytes", len(img.Tar))
+	c.log.Info("loaded a helper image", "what", what, "image", img.Ref, "id", got.ID, "bytes", sent.n.Load())
 	return img, nil
+}
+
+// countingReader counts what is read from r; atomically, since the HTTP
+// client reads a request's body on a goroutine of its own.
+type countingReader struct {
+	r io.Reader
+	n atomic.Int64
+}
+
+func (c *countingReader) Read(p []byte) (int, error) {
+	n, err := c.r.Read(p)
+	c.n.Add(int64(n))
+	return n, err
 }
 
 // taggedImage is what ensureLoaded reads of the image a tag names.

@@ -6,7 +6,6 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
-	"os"
 	"sort"
 	"strings"
 	"time"
@@ -67,14 +66,20 @@ func BuildControllerImage(instance, goarch string, bin []byte) (ImageArchive, er
 	if err := CheckHelperBinary(bin, goarch); err != nil {
 		return ImageArchive{}, fmt.Errorf("controller image: %w", err)
 	}
-	return buildImage(imageSpec{
+	return buildImage(controllerImageSpec(instance, goarch, executable{data: bin}))
+}
+
+// controllerImageSpec is BuildControllerImage's image of exe.
+func controllerImageSpec(instance, goarch string, exe executable) imageSpec {
+	return imageSpec{
 		what: "controller image", repository: ControllerRepository, instance: instance, goarch: goarch,
-		layer:      binaryLayer(bin),
+		layer:      binaryLayer(exe),
 		entrypoint: []string{helperapi.Binary},
 		createdBy:  "dockctl: the controller (dockctl's own binary)",
 		tagByLayer: true,
 		role:       RoleControllerImage,
-	})
+		stream:     exe.path != "",
+	}
 }
 
 // EnsureControllerImage makes the instance's controller image present
@@ -94,11 +99,11 @@ func (c *Client) EnsureControllerImage(ctx context.Context, instance string) (st
 	if err != nil {
 		return "", err
 	}
-	bin, err := os.ReadFile(exe)
+	bin, err := openExecutable(exe, "controller image", goarch)
 	if err != nil {
-		return "", fmt.Errorf("controller image: read dockctl's executable: %w", err)
+		return "", err
 	}
-	img, err := BuildControllerImage(instance, goarch, bin)
+	img, err := buildImage(controllerImageSpec(instance, goarch, bin)) // streamed from the file
 	if err != nil {
 		return "", fmt.Errorf("%w (executable %s)", err, exe)
 	}

@@ -173,6 +173,52 @@ func TestBuildControllerImage(t *testing.T) {
 	}
 }
 
+// EnsureControllerImage loads the image of the executable's file, streamed
+// (the same bytes as BuildControllerImage's), and refuses an executable
+// that cannot run FROM scratch, saying so.
+func TestEnsureControllerImage(t *testing.T) {
+	static, _, staticPath, _ := helperBinaries(t)
+	want, err := BuildControllerImage("inst", runtime.GOARCH, static)
+	if err != nil {
+		t.Fatal(err)
+	}
+	other := "arm64"
+	if runtime.GOARCH == "arm64" {
+		other = "amd64"
+	}
+	for _, tt := range []struct {
+		name, binary, arch string
+		wantLoads          int
+		wantErr            string
+	}{
+		{name: "absent: loaded", binary: staticPath, arch: runtime.GOARCH, wantLoads: 1},
+		{name: "daemon of another architecture", binary: staticPath, arch: other,
+			wantErr: "controller image: helper image: dockctl's executable is for linux/" + runtime.GOARCH + ", the Docker daemon runs linux/" + other},
+		{name: "no such executable", binary: filepath.Join(t.TempDir(), "missing"), arch: runtime.GOARCH,
+			wantErr: "controller image: read dockctl's executable: open "},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			f := &objectsAPI{info: system.Info{OSType: "linux", Architecture: tt.arch}}
+			c := newObjectsClient(f)
+			WithHelperBinary(tt.binary)(c)
+			ref, err := c.EnsureControllerImage(context.Background(), "inst")
+			if f.loads != tt.wantLoads {
+				t.Errorf("%d loads, want %d", f.loads, tt.wantLoads)
+			}
+			if tt.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
+					t.Errorf("EnsureControllerImage = %s, %v; want an error containing %q", ref, err, tt.wantErr)
+				}
+				return
+			}
+			if err != nil || ref != want.Ref || f.images[ref].id != want.ID ||
+				!reflect.DeepEqual(f.images[ref].labels, map[string]string{LabelInstance: "inst", LabelRole: RoleControllerImage}) {
+				t.Errorf("EnsureControllerImage = %s, %v (daemon: %+v); want %s with ID %s", ref, err, f.images[ref], want.Ref, want.ID)
+			}
+		})
+	}
+}
+
 // instanceAPI is a daemon of several instances' objects that ignores list
 // filters (records them instead): what ListInstanceObjects returns must
 // hold only the instance's objects even then.
