@@ -132,9 +132,14 @@ func (x *deploymentExec) Prepare(ctx context.Context, op Op, req *dockerx.Create
 	if err != nil {
 		return nil, err
 	}
+	prepared := false
 	defer func() {
-		if err != nil {
-			releaseIP() // no create: the address is free again
+		if !prepared {
+			// No create: the address, and the lock its assignment may
+			// hold until the create ended, are free again — on an error
+			// or a panic alike (GuardOps makes a panic the op's error,
+			// and the next create must not wait on the lock forever).
+			releaseIP()
 		}
 	}()
 	env, err := c.resolveEnv(ctx, in, op, *req, podIP, svcEnv) // envctl.go
@@ -150,6 +155,7 @@ func (x *deploymentExec) Prepare(ctx context.Context, op Op, req *dockerx.Create
 			return nil, err
 		}
 	}
+	prepared = true
 	return releaseIP, nil
 }
 

@@ -64,7 +64,9 @@ type CreateHooks interface {
 	// Prepare fills req with what a create needs from outside the
 	// template (a writer holder's image, the network, environment, pod
 	// address, seccomp profile) and checks it (subPaths); release is
-	// called once the create ended.
+	// called once the create ended. When Prepare fails — with an error,
+	// or a panic that GuardOps turns into the op's error — it lets go of
+	// what it took itself (a pod address's lock): no release comes.
 	Prepare(ctx context.Context, op Op, req *dockerx.CreateRequest, network *store.NetworkStatus) (release func(), err error)
 	// NameConflict is the outcome of a create Docker refused because its
 	// name is taken (err wraps dockerx.ErrConflict).
