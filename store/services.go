@@ -57,12 +57,25 @@ type ServiceStatus struct {
 	NodePorts []NodePortStatus `json:"nodePorts,omitempty"`
 	// Endpoints are the last computed endpoints, for `get endpoints`.
 	Endpoints []EndpointStatus `json:"endpoints,omitempty"`
+	// Published are the host ports the instance's publisher is to serve
+	// for the Service (docs/design.md §10, published ports), on the
+	// controller's service address: those its last sync allocated, none
+	// held by another (PortConflict). `get services` shows a
+	// LoadBalancer's EXTERNAL-IP from them while the publisher runs.
+	Published []PublishedPort `json:"published,omitempty"`
 	// PushedGeneration is the data-plane generation the proxy acknowledged.
 	PushedGeneration int64       `json:"pushedGeneration,omitempty"`
 	Conditions       []Condition `json:"conditions,omitempty"`
 	// Updated is when the content last changed; WriteServiceStatus sets it
 	// when left zero.
 	Updated time.Time `json:"updated"`
+}
+
+// PublishedPort is one host port a Service is published on.
+type PublishedPort struct {
+	HostIP   string `json:"hostIP,omitempty"` // "" every address
+	Port     int    `json:"port"`
+	Protocol string `json:"protocol"`
 }
 
 // NodePortStatus is one allocated nodePort.

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -126,28 +127,44 @@ func (e serviceEntry) clusterIP() string {
 }
 
 // externalIPs are the addresses a LoadBalancer Service is published on:
-// the host addresses of its proxy's published ports, as Docker reports
-// them, which is where the controller's --service-address took effect.
-// None while nothing is published (not yet synced, or every port in
-// conflict).
+// the host addresses of the ports its status says the instance's
+// publisher serves for it (store.ServiceStatus.Published: those no other
+// holds), while the publisher runs (docs/design.md §10, published
+// ports) — where the controller's --service-address took effect. An
+// earlier release published on the Service's proxy: the host addresses
+// of that proxy's published ports, as Docker reports them. None while
+// nothing is published (not yet synced, every port in conflict, no
+// publisher running).
 func (s *snapshot) externalIPs(e serviceEntry) []string {
 	if e.rec.Service.Spec.Type != manifests.ServiceTypeLoadBalancer || e.rec.Service.IsHeadless() {
 		return nil
 	}
 	seen := map[string]bool{}
 	var out []string
+	add := func(ip string) {
+		if ip == "" {
+			ip = "0.0.0.0"
+		}
+		if !seen[ip] {
+			seen[ip] = true
+			out = append(out, ip)
+		}
+	}
+	publisher := slices.ContainsFunc(s.helpers, func(c dockerx.Container) bool {
+		return c.Role == dockerx.RolePublisher && c.State == dockerx.StateRunning
+	})
+	if publisher && e.status != nil {
+		for _, p := range e.status.Published {
+			add(p.HostIP)
+		}
+	}
 	for _, c := range s.helpers {
 		if c.Role != dockerx.RoleProxy || containerNamespace(c) != e.namespace() || c.Service != e.name() || c.State != dockerx.StateRunning {
 			continue
 		}
 		for _, p := range c.Ports {
-			ip := p.HostIP
-			if ip == "" {
-				ip = "0.0.0.0"
-			}
-			if p.HostPort != 0 && !seen[ip] {
-				seen[ip] = true
-				out = append(out, ip)
+			if p.HostPort != 0 {
+				add(p.HostIP)
 			}
 		}
 	}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"regexp"
+	"slices"
 	"sort"
 	"strings"
 	"testing"
@@ -488,6 +489,38 @@ func TestServiceAddresses(t *testing.T) {
 	snap.helpers[0].Ports = []dockerx.Port{{HostIP: "127.0.0.1", HostPort: 8080, ContainerPort: 8080, Protocol: "tcp"}}
 	if e, _ := snap.service("default", "lb"); snap.externalIP(e) != "127.0.0.1" {
 		t.Errorf("lb on 127.0.0.1: %q", snap.externalIP(e))
+	}
+}
+
+// A LoadBalancer of this release is published by the instance's
+// publisher, on the host's network with no Docker port binding: its
+// EXTERNAL-IP is the address its status says it is published on, while
+// the publisher runs; <pending> while none does or nothing is published
+// (every port held by another: PortConflict).
+func TestLoadBalancerPublishedByThePublisher(t *testing.T) {
+	snap := serviceFixture(t)
+	snap.helpers[0].Ports = nil // the proxy serves its ClusterIP only
+	lb := snap.services[slices.IndexFunc(snap.services, func(e serviceEntry) bool { return e.name() == "lb" && e.namespace() == "default" })]
+	lb.status.Published = []store.PublishedPort{{HostIP: "127.0.0.1", Port: 8080, Protocol: "TCP"}}
+	publisher := dockerx.Container{ID: "p", Name: "t1_publisher", Role: dockerx.RolePublisher, State: dockerx.StateRunning, NetworkMode: "host"}
+	for _, tt := range []struct {
+		name       string
+		helpers    []dockerx.Container
+		published  []store.PublishedPort
+		externalIP string
+	}{
+		{"publisher running", append(slices.Clone(snap.helpers), publisher), lb.status.Published, "127.0.0.1"},
+		{"no publisher", slices.Clone(snap.helpers), lb.status.Published, "<pending>"},
+		{"every port held by another", append(slices.Clone(snap.helpers), publisher), nil, "<pending>"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			snap.helpers = tt.helpers
+			lb.status.Published = tt.published
+			e, _ := snap.service("default", "lb")
+			if got := snap.externalIP(e); got != tt.externalIP {
+				t.Errorf("EXTERNAL-IP %q, want %q", got, tt.externalIP)
+			}
+		})
 	}
 }
 

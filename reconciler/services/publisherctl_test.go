@@ -1,6 +1,7 @@
 package services
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -54,6 +55,17 @@ func TestPublisherServesEveryPublishedPortOnTheHostNetwork(t *testing.T) {
 	}
 	if got := r.publisherPorts(); got != "8443/TCP=2 30080/TCP=2 30443/TCP=2" {
 		t.Errorf("the publisher serves %q, want the LoadBalancer's port and nodePort and the NodePort, each to the 2 ready pods", got)
+	}
+	// Each Service's status says what it is published on, for `get
+	// services` (a LoadBalancer's EXTERNAL-IP); a ClusterIP one nothing.
+	for key, want := range map[string]string{"default/lb": "127.0.0.1:8443/TCP 127.0.0.1:30443/TCP", "default/web": "127.0.0.1:30080/TCP", "default/internal": ""} {
+		var got []string
+		for _, p := range r.svcs.status(key).Published {
+			got = append(got, fmt.Sprintf("%s:%d/%s", p.HostIP, p.Port, p.Protocol))
+		}
+		if g := strings.Join(got, " "); g != want {
+			t.Errorf("%s's status publishes %q, want %q", key, g, want)
+		}
 	}
 
 	// A pod turns ready: the tracker queues the publisher's key of each

@@ -420,6 +420,11 @@ func (s *Controller) syncService(ctx context.Context, key, ns, name string) (rec
 	}
 
 	next := nextServiceStatus(rec, prev, a, append(slices.Clone(ready), notReady...), done, execErr, s.cfg.Now())
+	if planned && pin.Want != nil {
+		next.Published = publishedPorts(a.Bindings)
+	} else if !planned {
+		next.Published = prev.Published // nothing judged: what was published stays
+	}
 	if !sameServiceStatus(prev, next) {
 		next.Updated = s.cfg.Now()
 		if err := s.store.WriteServiceStatus(ns, name, next); err != nil {
@@ -439,6 +444,16 @@ func (s *Controller) syncService(ctx context.Context, key, ns, name string) (rec
 		return reconcile.Result{RequeueAfter: networkRetry}, nil
 	}
 	return reconcile.Result{RequeueAfter: hostRetry}, nil
+}
+
+// publishedPorts are the host ports of bindings, as the status records
+// them.
+func publishedPorts(bindings []dockerx.PortBinding) []store.PublishedPort {
+	var out []store.PublishedPort
+	for _, b := range bindings {
+		out = append(out, store.PublishedPort{HostIP: b.HostIP, Port: b.HostPort, Protocol: protocolOr(strings.ToUpper(b.Protocol))})
+	}
+	return out
 }
 
 // nextServiceStatus is the status a sync leaves: what was allocated, the
@@ -672,6 +687,9 @@ func sameServiceStatus(a, b *store.ServiceStatus) bool {
 		}
 		if len(s.Conditions) == 0 {
 			s.Conditions = nil
+		}
+		if len(s.Published) == 0 {
+			s.Published = nil
 		}
 		return s
 	}
