@@ -23,11 +23,11 @@ DEMO_CONTAINER := dockctl-$(DEMO_INSTANCE)-controller
 DEMO_ADDRESS   ?= 127.0.0.1
 DEMO_URL       := http://$(DEMO_ADDRESS):8080/
 DEMO_CLI       := $(BUILD)/bin/dockctl --instance $(DEMO_INSTANCE) --state-dir $(DEMO_STATE)
-# FETCH prints a URL's body (also of an error status), FETCH_OK only tells
-# whether it answers 2xx: with curl, else wget.
+# FETCH prints a URL's body (also of an error status): with curl, else
+# wget. The demo waits for its web Service's own answer, so that another
+# process on the port is not taken for it.
 CURL           := $(shell command -v curl 2>/dev/null)
 FETCH          := $(if $(CURL),curl -sS --max-time 5,wget -qO- --content-on-error -T 5)
-FETCH_OK       := $(if $(CURL),curl -fs -o /dev/null --max-time 5,wget -q -O /dev/null -T 5)
 E2E_TIMEOUT    ?= 20m
 # How many of the e2e tests marked independent (e2e/harness_test.go) run
 # at once; 1 runs every test alone.
@@ -115,8 +115,8 @@ demo: demo-announce build workload-image
 	$(DEMO_CLI) get deployments
 	$(DEMO_CLI) get services
 	@for i in $$(seq 60); do \
-	  if $(FETCH_OK) $(DEMO_URL); then break; fi; \
-	  if [ $$i = 60 ]; then echo "$(DEMO_URL) did not answer 200 within 60 s:"; $(FETCH) $(DEMO_URL); exit 1; fi; \
+	  if $(FETCH) $(DEMO_URL) 2>/dev/null | grep -q 'hello from web'; then break; fi; \
+	  if [ $$i = 60 ]; then echo "$(DEMO_URL) did not answer as the demo's web Service within 60 s (another process on that port? see: $(DEMO_CLI) describe service web):"; $(FETCH) $(DEMO_URL); exit 1; fi; \
 	  sleep 1; \
 	done; \
 	echo; echo "The web Service answers on $(DEMO_URL) (a new connection per request: any replica may answer):"; \
@@ -134,7 +134,7 @@ demo: demo-announce build workload-image
 	@echo "  dockctl delete \$$(dockctl get pods -l app=web -o name | head -1)   # replaced, as a ReplicaSet replaces it"
 	@echo "  dockctl top pods; dockctl port-forward deploy/api 18081:8080   # then: curl -s 127.0.0.1:18081/"
 	@echo "  docker logs -f $(DEMO_CONTAINER)"
-	@echo "  make demo-down    # removes the demo's controller, containers (proxies and DNS included), pod volumes, network and helper images; keeps its state"
+	@echo "  make demo-down    # removes the demo's controller, containers (proxies, DNS and the publisher included), pod volumes, network and helper images; keeps its state"
 	@echo "  make clean        # demo-down, then removes build/ (state included) and the demo images"
 
 ## demo-down: remove the demo's controller, containers, pod volumes, network and images (`dockctl uninstall`: by its instance label); keeps its state directory
