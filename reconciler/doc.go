@@ -108,7 +108,9 @@
 // podplan.go only decides which template a pod runs and asks for them.
 // The files that still carry out the runtime's rules here for the
 // Deployment controller, as the executor's hooks or the sweep's — envctl.go
-// (a create's environment, pod identity and host information), files.go
+// (a create's environment, pod identity and host information, and which
+// revisions wait for a reference, indexed by deployment in the runtime's
+// ConfigRefs), files.go
 // (which plans each pod's payload and runs podruntime.WritePodFiles,
 // CheckSubPaths and RunFilesWriter), claims.go (the sweep's
 // podruntime.PlanClaims, releasing a deleted claim's volume through the
