@@ -108,7 +108,8 @@
 // podplan.go only decides which template a pod runs and asks for them.
 // The files that still carry out the runtime's rules here for the
 // Deployment controller, as the executor's hooks or the sweep's — envctl.go
-// (a create's environment, pod identity and host information, and which
+// (a create's environment and pod identity, the host's information from
+// the runtime's HostInfoCache, and which
 // revisions wait for a reference, indexed by deployment in the runtime's
 // ConfigRefs), files.go
 // (which plans each pod's payload and runs podruntime.WritePodFiles,

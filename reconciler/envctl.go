@@ -5,8 +5,6 @@ import (
 	"fmt"
 	"maps"
 	"strings"
-	"sync"
-	"time"
 
 	"github.com/dockctl/dockctl/dockerx"
 	"github.com/dockctl/dockctl/manifests"
@@ -132,34 +130,10 @@ func (c *Controller) podIdentity(ctx context.Context, in PlanInput, op Op, req d
 	return pod
 }
 
-// hostInfoer is the Docker call that tells the host's name and capacity;
-// a Docker without it reports none.
-type hostInfoer interface {
-	HostInfo(ctx context.Context) (dockerx.HostInfo, error)
-}
-
-// hostInfo returns the Docker host's name and capacity, asked once.
+// hostInfo returns the Docker host's name and capacity, asked once
+// (podruntime.HostInfoCache).
 func (c *Controller) hostInfo(ctx context.Context) dockerx.HostInfo {
-	c.refs.mu.Lock()
-	defer c.refs.mu.Unlock()
-	if c.refs.host != nil {
-		return *c.refs.host
-	}
-	hi, ok := c.docker.(hostInfoer)
-	if !ok {
-		return dockerx.HostInfo{}
-	}
-	if !c.refs.hostFailed.IsZero() && time.Since(c.refs.hostFailed) < time.Minute {
-		return dockerx.HostInfo{} // asked again a minute after a failure, not at every pod
-	}
-	info, err := hi.HostInfo(ctx)
-	if err != nil {
-		c.refs.hostFailed = time.Now()
-		c.log.Warn("host information unavailable: spec.nodeName and unset limits read as empty", "err", err)
-		return dockerx.HostInfo{}
-	}
-	c.refs.host = &info
-	return info
+	return c.refs.host.Get(ctx, c.docker, c.log)
 }
 
 // configRefs is the controller's index of the ConfigMaps and Secrets its
@@ -167,10 +141,7 @@ func (c *Controller) hostInfo(ctx context.Context) dockerx.HostInfo {
 // memory of the Docker host's name and capacity.
 type configRefs struct {
 	podruntime.ConfigRefs
-	mu   sync.Mutex
-	host *dockerx.HostInfo
-	// hostFailed is when the host information last could not be had.
-	hostFailed time.Time
+	host podruntime.HostInfoCache
 }
 
 // indexRefs records what the deployment's templates refer to.

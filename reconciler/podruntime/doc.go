@@ -26,7 +26,8 @@
 // credentials — from the ConfigStore (configstore.go), configrefs.go
 // which ConfigMaps and Secrets templates refer to (ConfigWatchKeys), which
 // owners refer to each (ConfigRefs) and which an environment misses
-// (EnvMissingRefs), seccomp.go a
+// (EnvMissingRefs), hostinfo.go the Docker host's name and capacity,
+// asked once (HostInfoCache: spec.nodeName, unset limits), seccomp.go a
 // Localhost seccomp profile from the host, and podip.go which pods get a
 // static address before their create (status.podIP) and which one,
 // which podipassign.go assigns (PodIPs);
