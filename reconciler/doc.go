@@ -116,7 +116,8 @@
 // CheckSubPaths and RunFilesWriter), claims.go (the sweep's
 // podruntime.PlanClaims, releasing a deleted claim's volume through the
 // runtime's ClaimVolumes; the creates' claims are the executor's),
-// poddelete.go, prober.go (the ProbeRunner, which reaches
+// poddelete.go (how a deleted pod is stopped and counted; which units a
+// request names is the runtime's Deletions), prober.go (the ProbeRunner, which reaches
 // pods as route.go says), and the pod parts of state.go and observe.go —
 // follow them; seccomp.go, pullsecrets.go and podip.go only hand a create
 // to podruntime.CreateInputs, PullSecrets and PodIPs.Assign, and

@@ -27,7 +27,9 @@
 // which ConfigMaps and Secrets templates refer to (ConfigWatchKeys), which
 // owners refer to each (ConfigRefs) and which an environment misses
 // (EnvMissingRefs), hostinfo.go the Docker host's name and capacity,
-// asked once (HostInfoCache: spec.nodeName, unset limits), seccomp.go a
+// asked once (HostInfoCache: spec.nodeName, unset limits),
+// poddeletions.go which units the pending `delete pod` requests name and
+// which requests are done (Deletions), seccomp.go a
 // Localhost seccomp profile from the host, and podip.go which pods get a
 // static address before their create (status.podIP) and which one,
 // which podipassign.go assigns (PodIPs);
