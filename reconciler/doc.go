@@ -108,12 +108,16 @@
 // podplan.go only decides which template a pod runs and asks for them.
 // The files that still carry out the runtime's rules here for the
 // Deployment controller, as the executor's hooks or the sweep's — envctl.go
-// (a create's environment, pod identity and host information), files.go
+// (a create's environment and pod identity, the host's information from
+// the runtime's HostInfoCache, and which
+// revisions wait for a reference, indexed by deployment in the runtime's
+// ConfigRefs), files.go
 // (which plans each pod's payload and runs podruntime.WritePodFiles,
 // CheckSubPaths and RunFilesWriter), claims.go (the sweep's
 // podruntime.PlanClaims, releasing a deleted claim's volume through the
 // runtime's ClaimVolumes; the creates' claims are the executor's),
-// poddelete.go, prober.go (the ProbeRunner, which reaches
+// poddelete.go (how a deleted pod is stopped and counted; which units a
+// request names is the runtime's Deletions), prober.go (the ProbeRunner, which reaches
 // pods as route.go says), and the pod parts of state.go and observe.go —
 // follow them; seccomp.go, pullsecrets.go and podip.go only hand a create
 // to podruntime.CreateInputs, PullSecrets and PodIPs.Assign, and

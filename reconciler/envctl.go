@@ -2,14 +2,9 @@ package reconciler
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"maps"
-	"slices"
-	"sort"
 	"strings"
-	"sync"
-	"time"
 
 	"github.com/dockctl/dockctl/dockerx"
 	"github.com/dockctl/dockctl/manifests"
@@ -54,11 +49,11 @@ func (c *Controller) waitingRevisions(cache *lookupCache, ns string, d *manifest
 
 // missingRefs says which non-optional references of the pod template
 // cannot be resolved ("" when all can), or why the store could not tell:
-// of its environments (envMissingRefs), its file volumes (podruntime.PlanFiles, as
+// of its environments (podruntime.EnvMissingRefs), its file volumes (podruntime.PlanFiles, as
 // the kubelet fails a mount) and its claims.
 func (c *Controller) missingRefs(ns string, t *manifests.PodTemplateSpec, cache *lookupCache) string {
 	var parts []string
-	if msg := envMissingRefs(ns, &t.Spec, c.opts.Config); msg != "" {
+	if msg := podruntime.EnvMissingRefs(ns, &t.Spec, c.opts.Config); msg != "" {
 		parts = append(parts, msg)
 	}
 	if manifests.NeedsWriter(&t.Spec) {
@@ -76,32 +71,6 @@ func (c *Controller) missingRefs(ns string, t *manifests.PodTemplateSpec, cache 
 		}
 	}
 	return strings.Join(parts, "; ")
-}
-
-// envMissingRefs says which non-optional references of the pod's
-// environments cannot be resolved ("" when all can), or why the store
-// could not tell.
-func envMissingRefs(ns string, ps *manifests.PodSpec, cs podruntime.ConfigStore) string {
-	var refs []string
-	for _, ctr := range ps.AllContainers() {
-		if !dockerx.NeedsEnvResolution(ctr) {
-			continue
-		}
-		_, err := podruntime.ResolveEnv(ps, ctr, podruntime.PodIdentity{Namespace: ns}, cs)
-		var me *podruntime.MissingRefsError
-		switch {
-		case errors.As(err, &me):
-			for _, r := range me.Refs {
-				refs = append(refs, r.String())
-			}
-		case err != nil:
-			refs = append(refs, err.Error())
-		}
-	}
-	if len(refs) == 0 {
-		return ""
-	}
-	return "waiting for " + strings.Join(refs, "; ")
 }
 
 // resolveEnv resolves the environment of the template container op
@@ -161,147 +130,18 @@ func (c *Controller) podIdentity(ctx context.Context, in PlanInput, op Op, req d
 	return pod
 }
 
-// hostInfoer is the Docker call that tells the host's name and capacity;
-// a Docker without it reports none.
-type hostInfoer interface {
-	HostInfo(ctx context.Context) (dockerx.HostInfo, error)
-}
-
-// hostInfo returns the Docker host's name and capacity, asked once.
+// hostInfo returns the Docker host's name and capacity, asked once
+// (podruntime.HostInfoCache).
 func (c *Controller) hostInfo(ctx context.Context) dockerx.HostInfo {
-	c.refs.mu.Lock()
-	defer c.refs.mu.Unlock()
-	if c.refs.host != nil {
-		return *c.refs.host
-	}
-	hi, ok := c.docker.(hostInfoer)
-	if !ok {
-		return dockerx.HostInfo{}
-	}
-	if !c.refs.hostFailed.IsZero() && time.Since(c.refs.hostFailed) < time.Minute {
-		return dockerx.HostInfo{} // asked again a minute after a failure, not at every pod
-	}
-	info, err := hi.HostInfo(ctx)
-	if err != nil {
-		c.refs.hostFailed = time.Now()
-		c.log.Warn("host information unavailable: spec.nodeName and unset limits read as empty", "err", err)
-		return dockerx.HostInfo{}
-	}
-	c.refs.host = &info
-	return info
+	return c.refs.host.Get(ctx, c.docker, c.log)
 }
 
-// configRefs indexes which deployments refer to which ConfigMaps and
-// Secrets, by watch key (store.ConfigMapKey, store.SecretKey), from
-// every template each deployment's last sync saw.
+// configRefs is the controller's index of the ConfigMaps and Secrets its
+// deployments refer to (podruntime.ConfigRefs, by deployment key) and its
+// memory of the Docker host's name and capacity.
 type configRefs struct {
-	mu     sync.Mutex
-	byKey  map[string]map[string]bool // watch key → deployment keys
-	byDepl map[string][]string        // deployment key → watch keys
-	host   *dockerx.HostInfo
-	// hostFailed is when the host information last could not be had.
-	hostFailed time.Time
-}
-
-// set records the watch keys deployment key refers to.
-func (r *configRefs) set(key string, watchKeys []string) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	for _, wk := range r.byDepl[key] {
-		delete(r.byKey[wk], key)
-		if len(r.byKey[wk]) == 0 {
-			delete(r.byKey, wk)
-		}
-	}
-	if len(watchKeys) == 0 {
-		delete(r.byDepl, key)
-		return
-	}
-	if r.byKey == nil {
-		r.byKey, r.byDepl = map[string]map[string]bool{}, map[string][]string{}
-	}
-	r.byDepl[key] = watchKeys
-	for _, wk := range watchKeys {
-		if r.byKey[wk] == nil {
-			r.byKey[wk] = map[string]bool{}
-		}
-		r.byKey[wk][key] = true
-	}
-}
-
-// referrers returns the deployments that refer to watch key wk, sorted.
-func (r *configRefs) referrers(wk string) []string {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	out := slices.Collect(maps.Keys(r.byKey[wk]))
-	sort.Strings(out)
-	return out
-}
-
-// ConfigWatchKeys lists the watch keys of the ConfigMaps and Secrets the
-// templates refer to, sorted and once each: their environments, their
-// configMap, secret and projected volumes and their imagePullSecrets, so
-// that a change to any of them reaches the deployment.
-func ConfigWatchKeys(ns string, templates ...*manifests.PodTemplateSpec) []string {
-	set := map[string]bool{}
-	cm := func(name string) {
-		if name != "" {
-			set[store.ConfigMapKey(ns, name)] = true
-		}
-	}
-	sec := func(name string) {
-		if name != "" {
-			set[store.SecretKey(ns, name)] = true
-		}
-	}
-	for _, t := range templates {
-		if t == nil {
-			continue
-		}
-		for _, ctr := range t.Spec.AllContainers() {
-			for _, e := range ctr.Env {
-				if e.ValueFrom == nil {
-					continue
-				}
-				if r := e.ValueFrom.ConfigMapKeyRef; r != nil {
-					cm(r.Name)
-				}
-				if r := e.ValueFrom.SecretKeyRef; r != nil {
-					sec(r.Name)
-				}
-			}
-			for _, ef := range ctr.EnvFrom {
-				if r := ef.ConfigMapRef; r != nil {
-					cm(r.Name)
-				}
-				if r := ef.SecretRef; r != nil {
-					sec(r.Name)
-				}
-			}
-		}
-		for _, ps := range t.Spec.ImagePullSecrets {
-			sec(ps.Name)
-		}
-		for _, v := range t.Spec.Volumes {
-			if v.ConfigMap != nil {
-				cm(v.ConfigMap.Name)
-			}
-			if v.Secret != nil {
-				sec(v.Secret.SecretName)
-			}
-			if v.Projected != nil {
-				for _, s := range v.Projected.Sources {
-					if s.ConfigMap != nil {
-						cm(s.ConfigMap.Name)
-					}
-					if s.Secret != nil {
-						sec(s.Secret.Name)
-					}
-				}
-			}
-		}
-	}
-	return slices.Sorted(maps.Keys(set))
+	podruntime.ConfigRefs
+	host podruntime.HostInfoCache
 }
 
 // indexRefs records what the deployment's templates refer to.
@@ -313,13 +153,13 @@ func (c *Controller) indexRefs(rec *store.Record, d *manifests.Deployment) {
 			ts = append(ts, &rec.Revisions[i].Template)
 		}
 	}
-	c.refs.set(rec.Key(), ConfigWatchKeys(rec.Namespace, ts...))
+	c.refs.Set(rec.Key(), podruntime.ConfigWatchKeys(rec.Namespace, ts...))
 }
 
 // configChanged queues every deployment that refers to the ConfigMap or
 // Secret of watch key wk.
 func (c *Controller) configChanged(wk string) {
-	for _, key := range c.refs.referrers(wk) {
+	for _, key := range c.refs.Referrers(wk) {
 		c.queue.Add(key)
 	}
 }

@@ -143,36 +143,6 @@ func TestControllerWaitsForConfigThenCreates(t *testing.T) {
 	}
 }
 
-func TestConfigWatchKeysAndIndex(t *testing.T) {
-	d := envDeployment()
-	d.Spec.Template.Spec.Volumes = []manifests.Volume{
-		{Name: "a", ConfigMap: &manifests.ConfigMapVolumeSource{Name: "files"}},
-		{Name: "b", Secret: &manifests.SecretVolumeSource{SecretName: "tls"}},
-		{Name: "c", Projected: &manifests.ProjectedVolumeSource{Sources: []manifests.VolumeProjection{
-			{ConfigMap: &manifests.ConfigMapProjection{Name: "app"}}, {Secret: &manifests.SecretProjection{Name: "proj"}}}}},
-	}
-	d.Spec.Template.Spec.ImagePullSecrets = []manifests.LocalObjectReference{{Name: "regcred"}}
-	got := ConfigWatchKeys("prod", &d.Spec.Template)
-	want := []string{"configmap:prod/app", "configmap:prod/files", "configmap:prod/nope", "secret:prod/db", "secret:prod/proj", "secret:prod/regcred", "secret:prod/tls"}
-	if !slices.Equal(got, want) {
-		t.Errorf("ConfigWatchKeys = %q, want %q", got, want)
-	}
-	var r configRefs
-	r.set("prod/web", got)
-	r.set("prod/api", []string{"configmap:prod/app"})
-	if g := r.referrers("configmap:prod/app"); !slices.Equal(g, []string{"prod/api", "prod/web"}) {
-		t.Errorf("referrers = %q", g)
-	}
-	r.set("prod/web", []string{"secret:prod/db"}) // the template changed
-	if g := r.referrers("configmap:prod/app"); !slices.Equal(g, []string{"prod/api"}) {
-		t.Errorf("referrers after a change = %q", g)
-	}
-	r.set("prod/api", nil) // deleted
-	if g := r.referrers("configmap:prod/app"); len(g) != 0 {
-		t.Errorf("referrers after deletion = %q", g)
-	}
-}
-
 func TestPlanWaitsForConfig(t *testing.T) {
 	d := testDeployment("web", 2, "x")
 	hash := manifests.TemplateHash(&d.Spec.Template)

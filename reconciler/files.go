@@ -78,11 +78,7 @@ func (c *Controller) hostResources(ctx context.Context) podruntime.HostResources
 	if ctx != nil {
 		h = c.hostInfo(ctx)
 	} else {
-		c.refs.mu.Lock()
-		if c.refs.host != nil {
-			h = *c.refs.host
-		}
-		c.refs.mu.Unlock()
+		h = c.refs.host.Known()
 	}
 	return podruntime.HostResources{MilliCPU: int64(h.CPUs) * 1000, MemoryBytes: h.Memory}
 }

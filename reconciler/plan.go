@@ -315,7 +315,7 @@ func ComputePlan(in PlanInput) Plan {
 	dels := in.deletions()
 	if in.Desired == nil {
 		for _, c := range sortedByName(in.Containers) {
-			req := dels.of(in, &c)
+			req := dels.Of(&c)
 			if c.State == dockerx.StateRemoving {
 				continue
 			}
@@ -327,7 +327,7 @@ func ComputePlan(in PlanInput) Plan {
 				plan.Ops = append(plan.Ops, op)
 			}
 		}
-		plan.DeletionsDone = dels.done()
+		plan.DeletionsDone = dels.Done()
 		plan.Ops = append(in.expandPods(plan.Ops), in.collectVolumes()...)
 		in.setDrains(plan.Ops)
 		in.setPreStops(plan.Ops)
@@ -345,7 +345,7 @@ func ComputePlan(in PlanInput) Plan {
 	for i := range in.Containers {
 		c := &in.Containers[i]
 		total++
-		req := dels.of(in, c)
+		req := dels.Of(c)
 		_, stopping := in.Terminating[c.ID]
 		if stopping && c.State != dockerx.StateRemoving ||
 			req != nil && c.State != dockerx.StateRemoving && c.State != dockerx.StateDead {
@@ -403,14 +403,14 @@ func ComputePlan(in PlanInput) Plan {
 	}
 	for _, c := range byName(terminating) {
 		op, ok := in.removeOp(c, ReasonTerminating, "terminating")
-		if req := dels.of(in, c); req != nil {
+		if req := dels.Of(c); req != nil {
 			op, ok = in.deleteOp(c, req)
 		}
 		if ok {
 			plan.Ops = append(plan.Ops, op)
 		}
 	}
-	plan.DeletionsDone = dels.done()
+	plan.DeletionsDone = dels.Done()
 
 	byHash := map[string]*revisionSet{}
 	set := func(hash string) *revisionSet {

@@ -35,67 +35,10 @@ import (
 // causePodDeleted is the Cause of a ReasonPodDeleted removal.
 const causePodDeleted = "deleted by user"
 
-// deletions finds the requests of a plan by the units they name.
-type deletions struct {
-	reqs        []store.PodDeletion
-	byContainer map[string]int
-	byUID       map[string]int
-	matched     []bool
-}
-
-// deletions indexes in.Deletions; nil when there is none.
-func (in PlanInput) deletions() *deletions {
-	if len(in.Deletions) == 0 {
-		return nil
-	}
-	d := &deletions{reqs: in.Deletions, byContainer: map[string]int{}, byUID: map[string]int{}, matched: make([]bool, len(in.Deletions))}
-	for i, r := range in.Deletions {
-		for _, id := range r.Containers {
-			d.byContainer[id] = i
-		}
-		if r.UID != "" {
-			d.byUID[r.UID] = i
-		}
-	}
-	return d
-}
-
-// of returns the request that names unit c (a container, or a holder
-// pod's unit: by its uid or any of its containers), or nil, and notes it
-// matched: its pod still exists.
-func (d *deletions) of(in PlanInput, c *dockerx.Container) *store.PodDeletion {
-	if d == nil {
-		return nil
-	}
-	i, ok := d.byContainer[c.ID]
-	if p := in.Pods[c.ID]; p != nil && !ok {
-		i, ok = d.byUID[p.UID] // "" is never indexed
-		for _, m := range p.Containers() {
-			if ok {
-				break
-			}
-			i, ok = d.byContainer[m.ID]
-		}
-	}
-	if !ok {
-		return nil
-	}
-	d.matched[i] = true
-	return &d.reqs[i]
-}
-
-// done returns the requests whose pod no unit is left of.
-func (d *deletions) done() []store.PodDeletion {
-	if d == nil {
-		return nil
-	}
-	var out []store.PodDeletion
-	for i, r := range d.reqs {
-		if !d.matched[i] {
-			out = append(out, r)
-		}
-	}
-	return out
+// deletions indexes in.Deletions by the units they name
+// (podruntime.Deletions); nil when there is none.
+func (in PlanInput) deletions() *podruntime.Deletions {
+	return podruntime.NewDeletions(in.Deletions, in.Pods)
 }
 
 // deleteOp plans the removal of unit c that req deleted: a removal's
@@ -137,7 +80,7 @@ func (in PlanInput) deleteOp(c *dockerx.Container, req *store.PodDeletion) (Op, 
 // be killed, as the API server's deletionTimestamp of a deleted pod: the
 // request's time and its grace; zero when no request names it.
 func (in PlanInput) requestedDeadline(c *dockerx.Container) time.Time {
-	req := in.deletions().of(in, c)
+	req := in.deletions().Of(c)
 	if req == nil {
 		return time.Time{}
 	}
@@ -160,7 +103,7 @@ func (in PlanInput) deleted() map[string]bool {
 	}
 	out := map[string]bool{}
 	for i := range in.Containers {
-		if dels.of(in, &in.Containers[i]) != nil {
+		if dels.Of(&in.Containers[i]) != nil {
 			out[in.Containers[i].ID] = true
 		}
 	}
@@ -186,7 +129,7 @@ func (in PlanInput) deletionsOnly() Plan {
 	var plan Plan
 	dels := in.deletions()
 	for _, c := range sortedByName(in.Containers) {
-		req := dels.of(in, &c)
+		req := dels.Of(&c)
 		if req == nil || c.State == dockerx.StateRemoving {
 			continue
 		}
@@ -194,7 +137,7 @@ func (in PlanInput) deletionsOnly() Plan {
 			plan.Ops = append(plan.Ops, op)
 		}
 	}
-	plan.DeletionsDone = dels.done()
+	plan.DeletionsDone = dels.Done()
 	plan.Ops = in.expandPods(plan.Ops)
 	in.setDrains(plan.Ops)
 	in.setPreStops(plan.Ops)

@@ -143,7 +143,7 @@ func (c *Controller) waitingPods(a *assessment, created []podruntime.WaitingPod,
 // unmadeReason is the kubelet's reason for a pod of template t that waits
 // for a missing reference (missingRefs).
 func (c *Controller) unmadeReason(ns string, t *manifests.PodTemplateSpec) string {
-	if envMissingRefs(ns, &t.Spec, c.opts.Config) != "" {
+	if podruntime.EnvMissingRefs(ns, &t.Spec, c.opts.Config) != "" {
 		return podruntime.WaitCreateContainerConfigError
 	}
 	for _, claim := range podruntime.TemplateClaims(&t.Spec) {

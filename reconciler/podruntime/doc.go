@@ -23,7 +23,13 @@
 // (ContainerState) and the crash-loop backoff; probes.go which probes
 // the runtime runs; envresolve.go, filesplan.go and pullsecrets.go what a
 // container is created with — environment, file volumes' payload, pull
-// credentials — from the ConfigStore (configstore.go), seccomp.go a
+// credentials — from the ConfigStore (configstore.go), configrefs.go
+// which ConfigMaps and Secrets templates refer to (ConfigWatchKeys), which
+// owners refer to each (ConfigRefs) and which an environment misses
+// (EnvMissingRefs), hostinfo.go the Docker host's name and capacity,
+// asked once (HostInfoCache: spec.nodeName, unset limits),
+// poddeletions.go which units the pending `delete pod` requests name and
+// which requests are done (Deletions), seccomp.go a
 // Localhost seccomp profile from the host, and podip.go which pods get a
 // static address before their create (status.podIP) and which one,
 // which podipassign.go assigns (PodIPs);
