@@ -78,6 +78,12 @@ type portHolder struct {
 	// Since is when a deployment's templates began to declare it; zero
 	// for what holds it now (a container): it always wins.
 	Since time.Time
+	// Unserved: held by a process of the host (hostProcessOwner), a
+	// nodePort this controller chose that the publisher never served —
+	// another instance's publisher on the same host, whose ports Docker
+	// lists none of, or a process there before it: it is chosen again
+	// rather than kept (keptNodePort).
+	Unserved bool
 }
 
 // portClaim is a host port a Service publishes, since when.
@@ -143,6 +149,9 @@ type allocation struct {
 	// because this one gave one up (set by allocator.assign);
 	// FreedDeployments the deployments waiting for a host port it gave up.
 	Freed, FreedDeployments []string
+	// Chosen are the nodePorts chosen anew (none kept, none given), on
+	// in.Address: unserved until the publisher binds them.
+	Chosen []hostPort
 }
 
 // allocate gives a Service its ClusterIP, nodePorts and host ports. It is
@@ -200,7 +209,11 @@ func allocate(in allocInput) allocation {
 			want := p.NodePort
 			if want == 0 {
 				// Allocated: never one in use, so never a conflict.
-				want = keptNodePort(prev.NodePorts, p, usedNumbers, in, proto)
+				var chosen bool
+				want, chosen = keptNodePort(prev.NodePorts, p, usedNumbers, in, proto)
+				if chosen {
+					out.Chosen = append(out.Chosen, hostPort{IP: in.Address, Port: want, Protocol: proto})
+				}
 				if want == 0 {
 					out.Conditions = append(out.Conditions, store.Condition{Type: ServiceProxyFailure, Status: "True", Reason: ReasonNodePortsExhausted,
 						Message: fmt.Sprintf("port %d/%s: no free nodePort in %d-%d", p.Port, proto, manifests.NodePortMin, manifests.NodePortMax)})
@@ -306,21 +319,23 @@ func allocateClusterIP(in allocInput, prev string) (ip string, usable bool, prob
 }
 
 // keptNodePort returns the nodePort given before to this Service port if
-// it is still free, else the lowest free one; 0 when none is.
+// it is still free, else the lowest free one (chosen); 0 when none is.
 //
 // A nodePort it publishes stays its own when a deployment declares it as
 // a hostPort afterwards (the older claim keeps it); one never allocated
 // is never one a holder names, whatever its protocol or address. One a
 // process of the host holds stays its own too (a PortConflict, tried
 // again): as on Kubernetes, where the apiserver allocates a nodePort once
-// and kube-proxy failing to open it on a node never changes it.
-func keptNodePort(prev []store.NodePortStatus, p manifests.ServicePort, used map[int32]bool, in allocInput, proto string) int32 {
+// and kube-proxy failing to open it on a node never changes it. Unless
+// it was never served (portHolder.Unserved): then it was never a port a
+// client knew, only dockctl's unlucky choice, and is chosen again.
+func keptNodePort(prev []store.NodePortStatus, p manifests.ServicePort, used map[int32]bool, in allocInput, proto string) (n int32, chosen bool) {
 	free := func(n int32, since time.Time, kept bool) bool {
 		if used[n] {
 			return false
 		}
 		for _, h := range in.Holders {
-			if kept && h.Owner == hostProcessOwner {
+			if kept && h.Owner == hostProcessOwner && !h.Unserved {
 				continue
 			}
 			if h.Port.Port == n && !claimedBefore(since, h.Since) {
@@ -331,15 +346,15 @@ func keptNodePort(prev []store.NodePortStatus, p manifests.ServicePort, used map
 	}
 	for _, np := range prev {
 		if np.Port == p.Port && np.Protocol == proto && np.NodePort >= manifests.NodePortMin && np.NodePort <= manifests.NodePortMax && free(np.NodePort, np.Since, true) {
-			return np.NodePort
+			return np.NodePort, false
 		}
 	}
 	for n := int32(manifests.NodePortMin); n <= manifests.NodePortMax; n++ {
 		if free(n, time.Time{}, false) {
-			return n
+			return n, true
 		}
 	}
-	return 0
+	return 0, false
 }
 
 // holderOf names the deployment or container that holds hp against a

@@ -155,6 +155,10 @@ type Controller struct {
 	// hostHeld are the host ports a process of the host holds, as proxy
 	// starts found them (hostport_held.go).
 	hostHeld map[hostPort]*heldPort
+	// unserved are the nodePorts this controller chose that the publisher
+	// has not served yet: one found held is chosen again, not kept
+	// (portHolder.Unserved, hostport_held.go).
+	unserved map[hostPort]bool
 	// hostDial connects to a host port and closes the connection at once
 	// (tests substitute it): whether something still listens there.
 	hostDial func(ctx context.Context, network, addr string) error
@@ -349,6 +353,7 @@ func (s *Controller) syncService(ctx context.Context, key, ns, name string) (rec
 		in.Holders = append(in.Holders, held...)
 	}
 	a := s.alloc.assign(s.store, in)
+	s.noteChosen(a.Chosen)
 	for _, k := range append(a.Displaced, a.Freed...) {
 		s.loop.Add(reconcile.Request{Key: k})
 	}
