@@ -47,6 +47,7 @@ const (
 	ReasonNodePortsExhausted  = "NodePortsExhausted"
 	ReasonProxyCreateFailed   = "CreateFailed"
 	ReasonProxyPushFailed     = "PushFailed"
+	ReasonPublisherFailed     = "PublisherFailed"
 )
 
 // hostPort is one host port, as Docker binds it.

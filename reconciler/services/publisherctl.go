@@ -62,6 +62,16 @@ type publisherState struct {
 	gen       int64           // the publisher's config generation
 	watched   map[string]bool // its keys in the Tracker
 	bindRetry time.Duration   // the wait before ports it could not bind are tried again
+	// failure is why the publisher's last sync could not make it serve
+	// ("" it serves): its Services report it (ProxyFailure).
+	failure string
+}
+
+// publisherFailure is why the publisher does not serve ("": it does).
+func (s *Controller) publisherFailure() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.pub.failure
 }
 
 // notePublished records the host ports a Service's sync allocated (none:
@@ -209,7 +219,21 @@ func (s *Controller) syncPublisher(ctx context.Context) (reconcile.Result, error
 	}
 	old := s.pub.watched
 	s.pub.watched = watched
+	failure := ""
+	if execErr != nil {
+		failure = execErr.Error() // names the publisher's container
+	}
+	failed := !wait && s.pub.failure != failure
+	if failed {
+		s.pub.failure = failure
+	}
 	s.mu.Unlock()
+	if failed {
+		// Their status says whether their host ports are served.
+		for _, ps := range services {
+			s.loop.Add(reconcile.Request{Key: ps.key})
+		}
+	}
 	for k := range old {
 		if !watched[k] {
 			s.tracker.forget(k)

@@ -1,13 +1,18 @@
 package services
 
 import (
+	"context"
+	"errors"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/dockctl/dockctl/dockerx"
 	"github.com/dockctl/dockctl/internal/helperapi"
 	"github.com/dockctl/dockctl/manifests"
+	"github.com/dockctl/dockctl/reconciler/internal/helperfake"
+	"github.com/dockctl/dockctl/reconciler/reconcile"
 	"github.com/dockctl/dockctl/store"
 	"k8s.io/apimachinery/pkg/util/intstr"
 )
@@ -179,5 +184,58 @@ func TestPublisherPortOfAReplacedProxyIsTriedSoon(t *testing.T) {
 	}
 	if got := r.publisherPorts(); got != "30080/TCP=2" {
 		t.Errorf("the publisher serves %q", got)
+	}
+}
+
+// publisherRefused is a Docker that refuses to create the publisher (a
+// daemon that denies the host's network, say) and makes every other
+// helper.
+type publisherRefused struct {
+	*helperfake.Engine
+	refuse *atomic.Bool
+}
+
+func (d publisherRefused) CreateHelper(ctx context.Context, req dockerx.HelperRequest) (string, error) {
+	if req.Role == dockerx.RolePublisher && d.refuse.Load() {
+		return "", errors.New("Error response from daemon: host networking is denied by policy")
+	}
+	return d.Engine.CreateHelper(ctx, req)
+}
+
+// TestPublisherFailureIsReportedOnItsServices: a publisher Docker does not
+// make serves none of the published ports, so `get services` and the
+// events must not show them as served: each Service that publishes one
+// reports ProxyFailure naming the publisher, and loses it once the
+// publisher serves. A ClusterIP Service reports nothing.
+func TestPublisherFailureIsReportedOnItsServices(t *testing.T) {
+	r := newSvcRig(t)
+	var refuse atomic.Bool
+	refuse.Store(true)
+	r.build(publisherRefused{r.docker, &refuse}, nil)
+	r.feed(webPods(2, 2))
+	r.svcs.put(webService("NodePort", 30080))
+	r.svcs.put(&store.ServiceRecord{Created: t0, Service: manifests.Service{Metadata: manifests.ObjectMeta{Name: "internal"},
+		Spec: manifests.ServiceSpec{Selector: app("web"), Ports: []manifests.ServicePort{{Port: 80, TargetPort: intstr.FromString("http")}}}}})
+	for range 3 {
+		r.reconcile("default/web")
+		r.reconcile("default/internal")
+		if _, err := r.ctrl.Reconcile(context.Background(), reconcile.Request{Key: PublisherKey}); err == nil {
+			t.Fatal("the publisher's sync succeeded with its create refused")
+		}
+		drainQueue(r)
+	}
+	r.reconcile("default/web")
+	if c := findCondition(r.svcs.status("default/web").Conditions, ServiceProxyFailure); c == nil || c.Reason != ReasonPublisherFailed ||
+		!strings.Contains(c.Message, "host networking is denied") {
+		t.Errorf("web's conditions %+v: want ProxyFailure %s naming the publisher's failure", r.svcs.status("default/web").Conditions, ReasonPublisherFailed)
+	}
+	if c := findCondition(r.svcs.status("default/internal").Conditions, ServiceProxyFailure); c != nil {
+		t.Errorf("internal publishes nothing, has %+v", c)
+	}
+
+	refuse.Store(false)
+	r.syncPublished("default/web", "30080/TCP=2")
+	if c := findCondition(r.svcs.status("default/web").Conditions, ServiceProxyFailure); c != nil {
+		t.Errorf("the publisher serves, web still has %+v", c)
 	}
 }

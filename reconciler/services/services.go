@@ -404,10 +404,10 @@ func (s *Controller) syncService(ctx context.Context, key, ns, name string) (rec
 	if pin.Want != nil {
 		content, render = pin.Want.Content, pin.Want.Render
 	}
+	var published []dockerx.PortBinding
 	if planned {
 		// What it publishes is the publisher's to serve: none when it
 		// has no cluster IP (a headless Service publishes nothing).
-		var published []dockerx.PortBinding
 		if pin.Want != nil {
 			published = a.Bindings
 		}
@@ -424,6 +424,12 @@ func (s *Controller) syncService(ctx context.Context, key, ns, name string) (rec
 		s.tracker.ack(key, version)
 	}
 
+	if f := s.publisherFailure(); f != "" && execErr == nil && len(published) > 0 {
+		// Its host ports are not served: status and events must not say
+		// they are (the publisher queues its Services when this changes).
+		a.Conditions = append(slices.Clone(a.Conditions), store.Condition{Type: ServiceProxyFailure, Status: "True", Reason: ReasonPublisherFailed,
+			Message: "its host ports are not served: " + f})
+	}
 	next := nextServiceStatus(rec, prev, a, append(slices.Clone(ready), notReady...), done, execErr, s.cfg.Now())
 	if !sameServiceStatus(prev, next) {
 		next.Updated = s.cfg.Now()
