@@ -237,6 +237,16 @@ func allocate(in allocInput) allocation {
 		}
 		for _, want := range wants {
 			hp := hostPort{IP: in.Address, Port: want, Protocol: proto}
+			if i := slices.IndexFunc(out.Bindings, func(b dockerx.PortBinding) bool {
+				return int32(b.HostPort) == want && b.Protocol == proto
+			}); i >= 0 {
+				// One of its ports is another's nodePort (valid: on a
+				// cluster the load balancer is another host): the first
+				// keeps it, as the publisher serves one listener per
+				// host port and refuses a config listing one twice.
+				conflicts = append(conflicts, fmt.Sprintf("host port %s is published by this service's port %d", hp, out.Bindings[i].ContainerPort))
+				continue
+			}
 			if owner := portHolderOf(hp, in, claimedSince(prev.NodePorts, want, proto)); owner != "" {
 				verb := "published"
 				if owner == hostProcessOwner {
@@ -393,7 +403,7 @@ func claimedSince(prev []store.NodePortStatus, n int32, proto string) time.Time 
 // dated none, dates it from the Service's creation.
 func publishedSince(np store.NodePortStatus, bindings []dockerx.PortBinding, prev []store.NodePortStatus, in allocInput) time.Time {
 	if !slices.ContainsFunc(bindings, func(b dockerx.PortBinding) bool {
-		return int32(b.HostPort) == np.NodePort && b.Protocol == np.Protocol
+		return int32(b.HostPort) == np.NodePort && b.Protocol == np.Protocol && int32(b.ContainerPort) == np.Port
 	}) {
 		return time.Time{}
 	}

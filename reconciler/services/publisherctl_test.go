@@ -239,3 +239,34 @@ func TestPublisherFailureIsReportedOnItsServices(t *testing.T) {
 		t.Errorf("the publisher serves, web still has %+v", c)
 	}
 }
+
+// TestPublisherServiceCrossingItsPortsAndNodePorts: a LoadBalancer
+// Service may give one port's number as another port's nodePort (valid:
+// a cluster's load balancer and its nodes are different hosts), but here
+// both are host ports of one address. The second is a PortConflict of
+// the Service, and the publisher's config keeps one listener per host
+// port: a config listing one twice is refused whole, and every other
+// Service's published ports would go unserved with it.
+func TestPublisherServiceCrossingItsPortsAndNodePorts(t *testing.T) {
+	r := newSvcRig(t)
+	r.feed(webPods(2, 2))
+	r.svcs.put(webService("NodePort", 30080))
+	crossed := &store.ServiceRecord{Created: t0.Add(time.Second), Service: manifests.Service{Metadata: manifests.ObjectMeta{Name: "crossed"},
+		Spec: manifests.ServiceSpec{Type: "LoadBalancer", Selector: app("web"), Ports: []manifests.ServicePort{
+			{Name: "a", Port: 30090, NodePort: 30091, TargetPort: intstr.FromString("http")},
+			{Name: "b", Port: 30091, NodePort: 30090, TargetPort: intstr.FromString("http")}}}}}
+	if err := manifests.ValidateService(&crossed.Service); err != nil {
+		t.Fatalf("the Service is invalid: %v", err)
+	}
+	r.svcs.put(crossed)
+	r.reconcile("default/crossed")
+	r.syncPublished("default/web", "30080/TCP=2 30090/TCP=2 30091/TCP=2")
+	if c := findCondition(r.svcs.status("default/crossed").Conditions, ServicePortConflict); c == nil {
+		t.Errorf("crossed's conditions %+v: want PortConflict for its nodePorts that are its own ports", r.svcs.status("default/crossed").Conditions)
+	}
+	for _, np := range r.svcs.status("default/crossed").NodePorts {
+		if np.Port == 30091 && !np.Since.IsZero() {
+			t.Errorf("nodePort %+v shown as published: its host port serves port 30090", np)
+		}
+	}
+}
