@@ -270,3 +270,39 @@ func TestPublisherServiceCrossingItsPortsAndNodePorts(t *testing.T) {
 		}
 	}
 }
+
+// TestPublisherHostPortTakenByAnOlderServiceBeforeTheYoungerResynced: an
+// older Service takes a host port a younger one published (the older
+// wins); until the younger's sync drops it, both have it. A publisher
+// sync between must not push a config listing the port twice, which the
+// helper refuses whole, every Service's ports with it: the port goes to
+// one of them.
+func TestPublisherHostPortTakenByAnOlderServiceBeforeTheYoungerResynced(t *testing.T) {
+	r := newSvcRig(t)
+	r.feed(webPods(2, 2))
+	young := webService("NodePort", 30080)
+	young.Created = t0.Add(time.Hour)
+	r.svcs.put(young)
+	r.svcs.put(lbService())
+	r.reconcile("default/lb")
+	r.syncPublished("default/web", "8443/TCP=2 30080/TCP=2 30443/TCP=2")
+
+	old := webService("NodePort", 30080)
+	old.Service.Metadata.Name = "old"
+	r.svcs.put(old)
+	r.reconcile("default/old") // takes 30080; web, displaced, is queued
+	if _, err := r.ctrl.Reconcile(context.Background(), reconcile.Request{Key: PublisherKey}); err != nil {
+		t.Fatalf("the publisher's sync: %v", err)
+	}
+	if got := r.publisherPorts(); got != "8443/TCP=2 30080/TCP=2 30443/TCP=2" {
+		t.Errorf("the publisher serves %q", got)
+	}
+	r.syncPublished("default/web", "8443/TCP=2 30080/TCP=2 30443/TCP=2")
+	var cfg helperapi.ProxyConfig
+	r.docker.Serving("i_publisher", &cfg)
+	for _, p := range cfg.Ports {
+		if p.Port == 30080 && !strings.HasPrefix(p.Name, "default/old:") {
+			t.Errorf("30080 serves %s, want default/old's", p.Name)
+		}
+	}
+}
