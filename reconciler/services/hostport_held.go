@@ -61,13 +61,32 @@ func (s *Controller) noteHostHeld(key string, hp hostPort) {
 		"service", key, "port", hp.String(), "retry in", h.backoff)
 }
 
-// publishedHostPorts forgets the held marks of the ports the publisher
-// now serves.
+// publishedHostPorts forgets the held and unserved marks of the ports
+// the publisher now serves.
 func (s *Controller) publishedHostPorts(bindings []dockerx.PortBinding) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	for _, hp := range publishedOf(bindings) {
 		delete(s.hostHeld, hp)
+		delete(s.unserved, hp)
+	}
+}
+
+// noteChosen marks the nodePorts an allocation chose anew as unserved:
+// until the publisher binds one, a process of the host holding it makes
+// it chosen again. Only this controller's own choices are: after a
+// restart every nodePort is one a client may know, and is kept.
+func (s *Controller) noteChosen(chosen []hostPort) {
+	if len(chosen) == 0 {
+		return
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.unserved == nil {
+		s.unserved = map[hostPort]bool{}
+	}
+	for _, hp := range chosen {
+		s.unserved[hp] = true
 	}
 }
 
@@ -99,7 +118,7 @@ func (s *Controller) hostHolders(ctx context.Context) ([]portHolder, time.Durati
 			h.retryAt = now.Add(h.backoff) // still listened on: not tried
 		}
 		if now.Before(h.retryAt) {
-			out = append(out, portHolder{Port: hp, Owner: hostProcessOwner})
+			out = append(out, portHolder{Port: hp, Owner: hostProcessOwner, Unserved: s.unserved[hp]})
 			if wait := h.retryAt.Sub(now); next == 0 || wait < next {
 				next = wait // the soonest retry
 			}

@@ -47,6 +47,7 @@ const (
 	ReasonNodePortsExhausted  = "NodePortsExhausted"
 	ReasonProxyCreateFailed   = "CreateFailed"
 	ReasonProxyPushFailed     = "PushFailed"
+	ReasonPublisherFailed     = "PublisherFailed"
 )
 
 // hostPort is one host port, as Docker binds it.
@@ -78,6 +79,12 @@ type portHolder struct {
 	// Since is when a deployment's templates began to declare it; zero
 	// for what holds it now (a container): it always wins.
 	Since time.Time
+	// Unserved: held by a process of the host (hostProcessOwner), a
+	// nodePort this controller chose that the publisher never served —
+	// another instance's publisher on the same host, whose ports Docker
+	// lists none of, or a process there before it: it is chosen again
+	// rather than kept (keptNodePort).
+	Unserved bool
 }
 
 // portClaim is a host port a Service publishes, since when.
@@ -143,6 +150,9 @@ type allocation struct {
 	// because this one gave one up (set by allocator.assign);
 	// FreedDeployments the deployments waiting for a host port it gave up.
 	Freed, FreedDeployments []string
+	// Chosen are the nodePorts chosen anew (none kept, none given), on
+	// in.Address: unserved until the publisher binds them.
+	Chosen []hostPort
 }
 
 // allocate gives a Service its ClusterIP, nodePorts and host ports. It is
@@ -200,7 +210,11 @@ func allocate(in allocInput) allocation {
 			want := p.NodePort
 			if want == 0 {
 				// Allocated: never one in use, so never a conflict.
-				want = keptNodePort(prev.NodePorts, p, usedNumbers, in, proto)
+				var chosen bool
+				want, chosen = keptNodePort(prev.NodePorts, p, usedNumbers, in, proto)
+				if chosen {
+					out.Chosen = append(out.Chosen, hostPort{IP: in.Address, Port: want, Protocol: proto})
+				}
 				if want == 0 {
 					out.Conditions = append(out.Conditions, store.Condition{Type: ServiceProxyFailure, Status: "True", Reason: ReasonNodePortsExhausted,
 						Message: fmt.Sprintf("port %d/%s: no free nodePort in %d-%d", p.Port, proto, manifests.NodePortMin, manifests.NodePortMax)})
@@ -223,6 +237,16 @@ func allocate(in allocInput) allocation {
 		}
 		for _, want := range wants {
 			hp := hostPort{IP: in.Address, Port: want, Protocol: proto}
+			if i := slices.IndexFunc(out.Bindings, func(b dockerx.PortBinding) bool {
+				return int32(b.HostPort) == want && b.Protocol == proto
+			}); i >= 0 {
+				// One of its ports is another's nodePort (valid: on a
+				// cluster the load balancer is another host): the first
+				// keeps it, as the publisher serves one listener per
+				// host port and refuses a config listing one twice.
+				conflicts = append(conflicts, fmt.Sprintf("host port %s is published by this service's port %d", hp, out.Bindings[i].ContainerPort))
+				continue
+			}
 			if owner := portHolderOf(hp, in, claimedSince(prev.NodePorts, want, proto)); owner != "" {
 				verb := "published"
 				if owner == hostProcessOwner {
@@ -306,21 +330,23 @@ func allocateClusterIP(in allocInput, prev string) (ip string, usable bool, prob
 }
 
 // keptNodePort returns the nodePort given before to this Service port if
-// it is still free, else the lowest free one; 0 when none is.
+// it is still free, else the lowest free one (chosen); 0 when none is.
 //
 // A nodePort it publishes stays its own when a deployment declares it as
 // a hostPort afterwards (the older claim keeps it); one never allocated
 // is never one a holder names, whatever its protocol or address. One a
 // process of the host holds stays its own too (a PortConflict, tried
 // again): as on Kubernetes, where the apiserver allocates a nodePort once
-// and kube-proxy failing to open it on a node never changes it.
-func keptNodePort(prev []store.NodePortStatus, p manifests.ServicePort, used map[int32]bool, in allocInput, proto string) int32 {
+// and kube-proxy failing to open it on a node never changes it. Unless
+// it was never served (portHolder.Unserved): then it was never a port a
+// client knew, only dockctl's unlucky choice, and is chosen again.
+func keptNodePort(prev []store.NodePortStatus, p manifests.ServicePort, used map[int32]bool, in allocInput, proto string) (n int32, chosen bool) {
 	free := func(n int32, since time.Time, kept bool) bool {
 		if used[n] {
 			return false
 		}
 		for _, h := range in.Holders {
-			if kept && h.Owner == hostProcessOwner {
+			if kept && h.Owner == hostProcessOwner && !h.Unserved {
 				continue
 			}
 			if h.Port.Port == n && !claimedBefore(since, h.Since) {
@@ -331,15 +357,15 @@ func keptNodePort(prev []store.NodePortStatus, p manifests.ServicePort, used map
 	}
 	for _, np := range prev {
 		if np.Port == p.Port && np.Protocol == proto && np.NodePort >= manifests.NodePortMin && np.NodePort <= manifests.NodePortMax && free(np.NodePort, np.Since, true) {
-			return np.NodePort
+			return np.NodePort, false
 		}
 	}
 	for n := int32(manifests.NodePortMin); n <= manifests.NodePortMax; n++ {
 		if free(n, time.Time{}, false) {
-			return n
+			return n, true
 		}
 	}
-	return 0
+	return 0, false
 }
 
 // holderOf names the deployment or container that holds hp against a
@@ -377,7 +403,7 @@ func claimedSince(prev []store.NodePortStatus, n int32, proto string) time.Time 
 // dated none, dates it from the Service's creation.
 func publishedSince(np store.NodePortStatus, bindings []dockerx.PortBinding, prev []store.NodePortStatus, in allocInput) time.Time {
 	if !slices.ContainsFunc(bindings, func(b dockerx.PortBinding) bool {
-		return int32(b.HostPort) == np.NodePort && b.Protocol == np.Protocol
+		return int32(b.HostPort) == np.NodePort && b.Protocol == np.Protocol && int32(b.ContainerPort) == np.Port
 	}) {
 		return time.Time{}
 	}

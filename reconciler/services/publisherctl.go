@@ -62,6 +62,16 @@ type publisherState struct {
 	gen       int64           // the publisher's config generation
 	watched   map[string]bool // its keys in the Tracker
 	bindRetry time.Duration   // the wait before ports it could not bind are tried again
+	// failure is why the publisher's last sync could not make it serve
+	// ("" it serves): its Services report it (ProxyFailure).
+	failure string
+}
+
+// publisherFailure is why the publisher does not serve ("": it does).
+func (s *Controller) publisherFailure() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.pub.failure
 }
 
 // notePublished records the host ports a Service's sync allocated (none:
@@ -101,13 +111,27 @@ func (s *Controller) publishedHolders() []portHolder {
 
 // publisherConfig is the publisher's complete config (generation 0): for
 // each host port a Service was given, the ready endpoints of the Service
-// port it publishes, ordered by port.
+// port it publishes, ordered by port. A host port two Services were
+// given goes to the older (created first; its key breaks a tie): each
+// Service's bindings are its last sync's, so while an older Service took
+// a port from a younger one not synced since, both have it, and the
+// helper refuses a config listing a port twice, every port with it.
 func publisherConfig(services []publishedService) helperapi.ProxyConfig {
 	cfg := helperapi.ProxyConfig{Service: publisherService, Ports: []helperapi.ProxyPort{}}
+	services = slices.Clone(services)
+	slices.SortStableFunc(services, func(a, b publishedService) int {
+		return cmp.Or(a.created.Compare(b.created), cmp.Compare(a.key, b.key))
+	})
+	taken := map[string]bool{}
 	for _, ps := range services {
 		for _, pp := range proxyConfig(ps.key, ps.svc, ps.ready).Ports {
 			for _, b := range ps.bindings {
 				if b.ContainerPort == pp.Port && protocolOr(strings.ToUpper(b.Protocol)) == pp.Protocol {
+					k := fmt.Sprint(b.HostPort, "/", pp.Protocol)
+					if taken[k] {
+						continue
+					}
+					taken[k] = true
 					cfg.Ports = append(cfg.Ports, helperapi.ProxyPort{Name: ps.key + ":" + cmp.Or(pp.Name, fmt.Sprint(pp.Port)),
 						Protocol: pp.Protocol, Port: b.HostPort, Endpoints: pp.Endpoints})
 				}
@@ -123,6 +147,7 @@ func publisherConfig(services []publishedService) helperapi.ProxyConfig {
 // publishedService is one Service the publisher serves.
 type publishedService struct {
 	key      string
+	created  time.Time
 	svc      *manifests.Service
 	bindings []dockerx.PortBinding
 	ready    []store.EndpointStatus
@@ -170,7 +195,7 @@ func (s *Controller) syncPublisher(ctx context.Context) (reconcile.Result, error
 			return reconcile.Result{}, nil
 		}
 		if len(bindings[key]) > 0 {
-			services = append(services, publishedService{key: key, svc: svc, bindings: bindings[key]})
+			services = append(services, publishedService{key: key, created: r.Created, svc: svc, bindings: bindings[key]})
 		}
 	}
 	// Watched before the endpoints are read, and the version before
@@ -209,7 +234,21 @@ func (s *Controller) syncPublisher(ctx context.Context) (reconcile.Result, error
 	}
 	old := s.pub.watched
 	s.pub.watched = watched
+	failure := ""
+	if execErr != nil {
+		failure = execErr.Error() // names the publisher's container
+	}
+	failed := !wait && s.pub.failure != failure
+	if failed {
+		s.pub.failure = failure
+	}
 	s.mu.Unlock()
+	if failed {
+		// Their status says whether their host ports are served.
+		for _, ps := range services {
+			s.loop.Add(reconcile.Request{Key: ps.key})
+		}
+	}
 	for k := range old {
 		if !watched[k] {
 			s.tracker.forget(k)

@@ -1,14 +1,19 @@
 package services
 
 import (
+	"context"
+	"errors"
 	"fmt"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/dockctl/dockctl/dockerx"
 	"github.com/dockctl/dockctl/internal/helperapi"
 	"github.com/dockctl/dockctl/manifests"
+	"github.com/dockctl/dockctl/reconciler/internal/helperfake"
+	"github.com/dockctl/dockctl/reconciler/reconcile"
 	"github.com/dockctl/dockctl/store"
 	"k8s.io/apimachinery/pkg/util/intstr"
 )
@@ -191,5 +196,125 @@ func TestPublisherPortOfAReplacedProxyIsTriedSoon(t *testing.T) {
 	}
 	if got := r.publisherPorts(); got != "30080/TCP=2" {
 		t.Errorf("the publisher serves %q", got)
+	}
+}
+
+// publisherRefused is a Docker that refuses to create the publisher (a
+// daemon that denies the host's network, say) and makes every other
+// helper.
+type publisherRefused struct {
+	*helperfake.Engine
+	refuse *atomic.Bool
+}
+
+func (d publisherRefused) CreateHelper(ctx context.Context, req dockerx.HelperRequest) (string, error) {
+	if req.Role == dockerx.RolePublisher && d.refuse.Load() {
+		return "", errors.New("Error response from daemon: host networking is denied by policy")
+	}
+	return d.Engine.CreateHelper(ctx, req)
+}
+
+// TestPublisherFailureIsReportedOnItsServices: a publisher Docker does not
+// make serves none of the published ports, so `get services` and the
+// events must not show them as served: each Service that publishes one
+// reports ProxyFailure naming the publisher, and loses it once the
+// publisher serves. A ClusterIP Service reports nothing.
+func TestPublisherFailureIsReportedOnItsServices(t *testing.T) {
+	r := newSvcRig(t)
+	var refuse atomic.Bool
+	refuse.Store(true)
+	r.build(publisherRefused{r.docker, &refuse}, nil)
+	r.feed(webPods(2, 2))
+	r.svcs.put(webService("NodePort", 30080))
+	r.svcs.put(&store.ServiceRecord{Created: t0, Service: manifests.Service{Metadata: manifests.ObjectMeta{Name: "internal"},
+		Spec: manifests.ServiceSpec{Selector: app("web"), Ports: []manifests.ServicePort{{Port: 80, TargetPort: intstr.FromString("http")}}}}})
+	for range 3 {
+		r.reconcile("default/web")
+		r.reconcile("default/internal")
+		if _, err := r.ctrl.Reconcile(context.Background(), reconcile.Request{Key: PublisherKey}); err == nil {
+			t.Fatal("the publisher's sync succeeded with its create refused")
+		}
+		drainQueue(r)
+	}
+	r.reconcile("default/web")
+	if c := findCondition(r.svcs.status("default/web").Conditions, ServiceProxyFailure); c == nil || c.Reason != ReasonPublisherFailed ||
+		!strings.Contains(c.Message, "host networking is denied") {
+		t.Errorf("web's conditions %+v: want ProxyFailure %s naming the publisher's failure", r.svcs.status("default/web").Conditions, ReasonPublisherFailed)
+	}
+	if c := findCondition(r.svcs.status("default/internal").Conditions, ServiceProxyFailure); c != nil {
+		t.Errorf("internal publishes nothing, has %+v", c)
+	}
+
+	refuse.Store(false)
+	r.syncPublished("default/web", "30080/TCP=2")
+	if c := findCondition(r.svcs.status("default/web").Conditions, ServiceProxyFailure); c != nil {
+		t.Errorf("the publisher serves, web still has %+v", c)
+	}
+}
+
+// TestPublisherServiceCrossingItsPortsAndNodePorts: a LoadBalancer
+// Service may give one port's number as another port's nodePort (valid:
+// a cluster's load balancer and its nodes are different hosts), but here
+// both are host ports of one address. The second is a PortConflict of
+// the Service, and the publisher's config keeps one listener per host
+// port: a config listing one twice is refused whole, and every other
+// Service's published ports would go unserved with it.
+func TestPublisherServiceCrossingItsPortsAndNodePorts(t *testing.T) {
+	r := newSvcRig(t)
+	r.feed(webPods(2, 2))
+	r.svcs.put(webService("NodePort", 30080))
+	crossed := &store.ServiceRecord{Created: t0.Add(time.Second), Service: manifests.Service{Metadata: manifests.ObjectMeta{Name: "crossed"},
+		Spec: manifests.ServiceSpec{Type: "LoadBalancer", Selector: app("web"), Ports: []manifests.ServicePort{
+			{Name: "a", Port: 30090, NodePort: 30091, TargetPort: intstr.FromString("http")},
+			{Name: "b", Port: 30091, NodePort: 30090, TargetPort: intstr.FromString("http")}}}}}
+	if err := manifests.ValidateService(&crossed.Service); err != nil {
+		t.Fatalf("the Service is invalid: %v", err)
+	}
+	r.svcs.put(crossed)
+	r.reconcile("default/crossed")
+	r.syncPublished("default/web", "30080/TCP=2 30090/TCP=2 30091/TCP=2")
+	if c := findCondition(r.svcs.status("default/crossed").Conditions, ServicePortConflict); c == nil {
+		t.Errorf("crossed's conditions %+v: want PortConflict for its nodePorts that are its own ports", r.svcs.status("default/crossed").Conditions)
+	}
+	for _, np := range r.svcs.status("default/crossed").NodePorts {
+		if np.Port == 30091 && !np.Since.IsZero() {
+			t.Errorf("nodePort %+v shown as published: its host port serves port 30090", np)
+		}
+	}
+}
+
+// TestPublisherHostPortTakenByAnOlderServiceBeforeTheYoungerResynced: an
+// older Service takes a host port a younger one published (the older
+// wins); until the younger's sync drops it, both have it. A publisher
+// sync between must not push a config listing the port twice, which the
+// helper refuses whole, every Service's ports with it: the port goes to
+// one of them.
+func TestPublisherHostPortTakenByAnOlderServiceBeforeTheYoungerResynced(t *testing.T) {
+	r := newSvcRig(t)
+	r.feed(webPods(2, 2))
+	young := webService("NodePort", 30080)
+	young.Created = t0.Add(time.Hour)
+	r.svcs.put(young)
+	r.svcs.put(lbService())
+	r.reconcile("default/lb")
+	r.syncPublished("default/web", "8443/TCP=2 30080/TCP=2 30443/TCP=2")
+
+	old := webService("NodePort", 30080)
+	old.Service.Metadata.Name = "old"
+	r.svcs.put(old)
+	r.reconcile("default/old") // takes 30080; web, displaced, is queued
+	if _, err := r.ctrl.Reconcile(context.Background(), reconcile.Request{Key: PublisherKey}); err != nil {
+		t.Fatalf("the publisher's sync: %v", err)
+	}
+	if got := r.publisherPorts(); got != "8443/TCP=2 30080/TCP=2 30443/TCP=2" {
+		t.Errorf("the publisher serves %q", got)
+	}
+	r.syncPublished("default/web", "8443/TCP=2 30080/TCP=2 30443/TCP=2")
+	var cfg helperapi.ProxyConfig
+	r.docker.Serving("i_publisher", &cfg)
+	for _, p := range cfg.Ports {
+		if p.Port == 30080 && !strings.HasPrefix(p.Name, "default/old:") {
+			t.Errorf("30080 serves %s, want default/old's", p.Name)
+		}
 	}
 }

@@ -155,6 +155,10 @@ type Controller struct {
 	// hostHeld are the host ports a process of the host holds, as proxy
 	// starts found them (hostport_held.go).
 	hostHeld map[hostPort]*heldPort
+	// unserved are the nodePorts this controller chose that the publisher
+	// has not served yet: one found held is chosen again, not kept
+	// (portHolder.Unserved, hostport_held.go).
+	unserved map[hostPort]bool
 	// hostDial connects to a host port and closes the connection at once
 	// (tests substitute it): whether something still listens there.
 	hostDial func(ctx context.Context, network, addr string) error
@@ -349,6 +353,7 @@ func (s *Controller) syncService(ctx context.Context, key, ns, name string) (rec
 		in.Holders = append(in.Holders, held...)
 	}
 	a := s.alloc.assign(s.store, in)
+	s.noteChosen(a.Chosen)
 	for _, k := range append(a.Displaced, a.Freed...) {
 		s.loop.Add(reconcile.Request{Key: k})
 	}
@@ -399,10 +404,10 @@ func (s *Controller) syncService(ctx context.Context, key, ns, name string) (rec
 	if pin.Want != nil {
 		content, render = pin.Want.Content, pin.Want.Render
 	}
+	var published []dockerx.PortBinding
 	if planned {
 		// What it publishes is the publisher's to serve: none when it
 		// has no cluster IP (a headless Service publishes nothing).
-		var published []dockerx.PortBinding
 		if pin.Want != nil {
 			published = a.Bindings
 		}
@@ -419,6 +424,12 @@ func (s *Controller) syncService(ctx context.Context, key, ns, name string) (rec
 		s.tracker.ack(key, version)
 	}
 
+	if f := s.publisherFailure(); f != "" && execErr == nil && len(published) > 0 {
+		// Its host ports are not served: status and events must not say
+		// they are (the publisher queues its Services when this changes).
+		a.Conditions = append(slices.Clone(a.Conditions), store.Condition{Type: ServiceProxyFailure, Status: "True", Reason: ReasonPublisherFailed,
+			Message: "its host ports are not served: " + f})
+	}
 	next := nextServiceStatus(rec, prev, a, append(slices.Clone(ready), notReady...), done, execErr, s.cfg.Now())
 	if planned && pin.Want != nil {
 		next.Published = publishedPorts(a.Bindings)

@@ -1245,6 +1245,41 @@ func TestServiceAllocatedNodePortHeldByAHostProcessIsKept(t *testing.T) {
 	}
 }
 
+// TestServiceNodePortAllocatedNeverTakesAHeldPort: a nodePort allocated
+// (none given) is never one in use. Another instance's publisher on the
+// same host (and a process of the host) binds its ports on the host's
+// network, where Docker lists none: the allocation tries the bind before
+// choosing a number, rather than choosing a port the publisher cannot
+// bind and keeping it (a PortConflict for good) as a nodePort once
+// published is kept.
+func TestServiceNodePortAllocatedNeverTakesAHeldPort(t *testing.T) {
+	r := newSvcRig(t)
+	held := fmt.Sprint(manifests.NodePortMin)
+	r.docker.HoldHostPort(manifests.NodePortMin, true) // the other instance's publisher
+	r.ctrl.hostDial = func(ctx context.Context, network, addr string) error {
+		if strings.HasSuffix(addr, ":"+held) {
+			return nil
+		}
+		return syscall.ECONNREFUSED
+	}
+	r.ctrl.hostBind = func(network, addr string) error {
+		if strings.HasSuffix(addr, ":"+held) {
+			return syscall.EADDRINUSE
+		}
+		return nil
+	}
+	r.feed(webPods(2, 2))
+	r.svcs.put(webService("NodePort", 0))
+	r.syncPublished("default/web", fmt.Sprintf("%d/TCP=2", manifests.NodePortMin+1))
+	st := r.svcs.status("default/web")
+	if len(st.NodePorts) != 1 || st.NodePorts[0].NodePort != manifests.NodePortMin+1 {
+		t.Errorf("nodePorts %+v, want %d: the first free one", st.NodePorts, manifests.NodePortMin+1)
+	}
+	if c := findCondition(st.Conditions, ServicePortConflict); c != nil {
+		t.Errorf("PortConflict %+v for a port dockctl chose", c)
+	}
+}
+
 // TestServiceNetworkRecordedQueuesWaiters: a Service and the DNS server
 // synced before the instance network is recorded (a new instance's first
 // apply) wait for it; NetworkRecorded queues them at once, rather than

@@ -8,8 +8,10 @@
 package helperfake
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
+	"fmt"
 	"slices"
 	"sync"
 	"testing"
@@ -130,6 +132,9 @@ func (h *Engine) handle(id string, cmd []string, stdin []byte) (int, []byte) {
 		ack, _ := json.Marshal(helperapi.Ack{Generation: held.Generation})
 		return helperapi.ExitStale, ack
 	}
+	if listsAPortTwice(config) {
+		return helperapi.ExitFailed, nil // as the helpers' compile refuses it
+	}
 	h.served[id] = config
 	h.journal = append(h.journal, "push "+id+" "+config)
 	a := helperapi.Ack{Generation: in.Generation}
@@ -153,6 +158,27 @@ func (h *Engine) handle(id string, cmd []string, stdin []byte) (int, []byte) {
 	}
 	ack, _ := json.Marshal(a)
 	return helperapi.ExitOK, ack
+}
+
+// listsAPortTwice reports whether a proxy's or the gateway's config
+// lists one port (and protocol) twice, which dockctl's helpers refuse.
+func listsAPortTwice(config string) bool {
+	var cfg struct {
+		Ports []struct {
+			Port     int
+			Protocol string
+		}
+	}
+	_ = json.Unmarshal([]byte(config), &cfg)
+	seen := map[string]bool{}
+	for _, p := range cfg.Ports {
+		k := fmt.Sprint(p.Port, "/", cmp.Or(p.Protocol, helperapi.TCP))
+		if seen[k] {
+			return true
+		}
+		seen[k] = true
+	}
+	return false
 }
 
 // flagOf is the value of a flag in a command ("--name value"), or def.
