@@ -36,6 +36,14 @@ func recordServiceStatus(r EventRecorder, ns, name string, prev, next *store.Ser
 		}
 		r.Event(ref, store.EventWarning, cmp.Or(c.Reason, c.Type), c.Message)
 	}
+	// A condition that stood and is gone is said once, as a Normal event:
+	// its Warning is all `describe` would otherwise show of it.
+	for _, c := range prev.Conditions {
+		if c.Status != "True" || slices.ContainsFunc(next.Conditions, func(n store.Condition) bool { return n.Type == c.Type && n.Status == "True" }) {
+			continue
+		}
+		r.Event(ref, store.EventNormal, c.Type+"Resolved", "no longer: "+c.Message)
+	}
 	ready := func(eps []store.EndpointStatus) []string {
 		var out []string
 		for _, e := range eps {

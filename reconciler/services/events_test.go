@@ -16,8 +16,9 @@ func (l *eventLines) Event(obj store.InvolvedObject, typ, reason, msg string) {
 }
 
 // TestRecordServiceStatus: once a Service's status is written, a condition
-// that turned true is a Warning, a change of its ready endpoints a Normal
-// UpdatedEndpoints; a standing condition is not recorded again.
+// that turned true is a Warning, one that ended a Normal TYPEResolved, a
+// change of its ready endpoints a Normal UpdatedEndpoints; a standing
+// condition is not recorded again.
 func TestRecordServiceStatus(t *testing.T) {
 	ep := func(pod string, ready bool) store.EndpointStatus { return store.EndpointStatus{Pod: pod, Ready: ready} }
 	conflict := store.Condition{Type: ServicePortConflict, Status: "True", Reason: "PortConflict", Message: "port 80 in use"}
@@ -35,6 +36,11 @@ func TestRecordServiceStatus(t *testing.T) {
 		{"a conflict begins", store.ServiceStatus{}, store.ServiceStatus{Conditions: []store.Condition{conflict}},
 			[]string{"Service/web Warning PortConflict: port 80 in use"}},
 		{"a standing conflict is not repeated", store.ServiceStatus{Conditions: []store.Condition{conflict}}, store.ServiceStatus{Conditions: []store.Condition{conflict}}, nil},
+		{"a conflict ends", store.ServiceStatus{Conditions: []store.Condition{conflict}}, store.ServiceStatus{},
+			[]string{"Service/web Normal PortConflictResolved: no longer: port 80 in use"}},
+		{"a conflict turns false", store.ServiceStatus{Conditions: []store.Condition{conflict}},
+			store.ServiceStatus{Conditions: []store.Condition{{Type: ServicePortConflict, Status: "False"}}},
+			[]string{"Service/web Normal PortConflictResolved: no longer: port 80 in use"}},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			m := &eventLines{}
