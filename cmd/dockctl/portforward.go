@@ -449,6 +449,23 @@ func (h *portForwardHelper) remove(cli *dockerx.Client, errOut io.Writer) {
 	defer cancel()
 	if err := cli.RemoveContainer(ctx, h.id); err != nil {
 		fmt.Fprintf(errOut, "warning: removing the port-forward helper %s: %v\n", h.id, err)
+		return
+	}
+	// RemoveContainer takes a removal Docker already has under way (the
+	// helper exited as its attachment closed, and Docker removes it by
+	// itself) for success: wait until it is done, so that the helper is
+	// gone once port-forward has returned.
+	for {
+		_, err := cli.InspectContainer(ctx, h.id)
+		if errors.Is(err, dockerx.ErrNotFound) {
+			return
+		}
+		select {
+		case <-ctx.Done():
+			fmt.Fprintf(errOut, "warning: the port-forward helper %s is still being removed\n", h.id)
+			return
+		case <-time.After(50 * time.Millisecond):
+		}
 	}
 }
 
