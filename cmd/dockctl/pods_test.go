@@ -467,6 +467,53 @@ func workloadPodOf(t *testing.T, api *dockerAPI, dir, kind, name, pod string) st
 	return workloadPodIn(t, api, dir, kind, name, pod, "running")
 }
 
+// dbStatefulSet is StatefulSet db of one replica, its container's
+// extra fields (indented eight spaces) added.
+func dbStatefulSet(extra string) string {
+	return `apiVersion: apps/v1
+kind: StatefulSet
+metadata: {name: db}
+spec:
+  serviceName: db
+  replicas: 1
+  selector: {matchLabels: {app: db}}
+  template:
+    metadata: {labels: {app: db}}
+    spec:
+      containers:
+      - name: db
+        image: busybox
+` + extra
+}
+
+// record writes the owner's status as its controller does: status, and
+// the pods writer's recorded containers rec (none when nil).
+func (w storedPod) record(t *testing.T, rec map[string]*podruntime.ContainerState, status map[string]any) {
+	t.Helper()
+	u := store.WorkloadUpdate{Status: status, Generation: w.obj.Generation}
+	if rec != nil {
+		var err error
+		if u, err = workloads.RecordUpdate(workloads.WriterPods, rec); err != nil {
+			t.Fatal(err)
+		}
+		u.Status, u.Generation = status, w.obj.Generation
+	}
+	if err := w.st.UpdateWorkloadStatus(w.ref, w.obj.Created, u); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// podsRow is pod's row of `get pods`, split into its columns (nil: none).
+func podsRow(run func(stdin string, args ...string) string, pod string) []string {
+	var row []string
+	for _, l := range strings.Split(run("", "get", "pods"), "\n") {
+		if f := strings.Fields(l); len(f) > 3 && f[0] == pod {
+			row = f
+		}
+	}
+	return row
+}
+
 // workloadPodIn is workloadPodOf with the container in Docker state
 // state ("running", "exited", …).
 func workloadPodIn(t *testing.T, api *dockerAPI, dir, kind, name, pod, state string) storedPod {
@@ -493,20 +540,7 @@ func workloadPodIn(t *testing.T, api *dockerAPI, dir, kind, name, pod, state str
 // CrashLoopBackOff, from the backoff the controller records with the
 // owner's status; once the backoff has passed it is shown as exited.
 func TestWorkloadPodInBackoffShowsCrashLoopBackOff(t *testing.T) {
-	const db = `apiVersion: apps/v1
-kind: StatefulSet
-metadata: {name: db}
-spec:
-  serviceName: db
-  replicas: 1
-  selector: {matchLabels: {app: db}}
-  template:
-    metadata: {labels: {app: db}}
-    spec:
-      containers:
-      - name: db
-        image: busybox
-`
+	db := dbStatefulSet("")
 	for _, tc := range []struct {
 		name       string
 		notBefore  time.Duration // from now
@@ -522,20 +556,8 @@ spec:
 			run(db, "apply", "-f", "-")
 			w := workloadPodIn(t, api, dir, store.KindStatefulSet, "db", "db-0", "exited") // "Exited (0)"
 			rec := map[string]*podruntime.ContainerState{w.id: {Restarts: 3, NotBefore: time.Now().Add(tc.notBefore)}}
-			u, err := workloads.RecordUpdate(workloads.WriterPods, rec)
-			if err != nil {
-				t.Fatal(err)
-			}
-			u.Status, u.Generation = map[string]any{"replicas": 1}, w.obj.Generation
-			if err := w.st.UpdateWorkloadStatus(w.ref, w.obj.Created, u); err != nil {
-				t.Fatal(err)
-			}
-			var row []string
-			for _, l := range strings.Split(run("", "get", "pods"), "\n") {
-				if f := strings.Fields(l); len(f) > 3 && f[0] == "db-0" {
-					row = f
-				}
-			}
+			w.record(t, rec, map[string]any{"replicas": 1})
+			row := podsRow(run, "db-0")
 			if len(row) < 4 || row[2] != tc.wantStatus || row[3] != "3" {
 				t.Errorf("get pods row %q, want STATUS %s and 3 restarts", row, tc.wantStatus)
 			}
@@ -637,21 +659,7 @@ spec:
 // current run began (Docker's "Up 1 minute" starts after it: the
 // container was started again since), nor without any.
 func TestWorkloadPodReadinessFollowsTheRecordedVerdict(t *testing.T) {
-	const db = `apiVersion: apps/v1
-kind: StatefulSet
-metadata: {name: db}
-spec:
-  serviceName: db
-  replicas: 1
-  selector: {matchLabels: {app: db}}
-  template:
-    metadata: {labels: {app: db}}
-    spec:
-      containers:
-      - name: db
-        image: busybox
-        readinessProbe: {tcpSocket: {port: 5432}}
-`
+	db := dbStatefulSet("        readinessProbe: {tcpSocket: {port: 5432}}\n")
 	yes, no := true, false
 	for _, tc := range []struct {
 		name      string
@@ -677,24 +685,12 @@ spec:
 			if tc.verdict != nil && *tc.verdict {
 				rec[id].ReadySince = time.Now().Add(-tc.since)
 			}
-			u, err := workloads.RecordUpdate(workloads.WriterPods, rec)
-			if err != nil {
-				t.Fatal(err)
-			}
-			u.Status, u.Generation = map[string]any{"replicas": 1, "readyReplicas": 1}, w.obj.Generation
 			if tc.verdict == nil {
-				u = store.WorkloadUpdate{Status: u.Status, Generation: u.Generation}
+				rec = nil
 			}
-			if err := w.st.UpdateWorkloadStatus(w.ref, w.obj.Created, u); err != nil {
-				t.Fatal(err)
-			}
+			w.record(t, rec, map[string]any{"replicas": 1, "readyReplicas": 1})
 
-			var row []string
-			for _, l := range strings.Split(run("", "get", "pods"), "\n") {
-				if f := strings.Fields(l); len(f) > 3 && f[0] == "db-0" {
-					row = f
-				}
-			}
+			row := podsRow(run, "db-0")
 			if len(row) == 0 || row[1] != tc.wantReady {
 				t.Errorf("get pods row %q, want READY %s", row, tc.wantReady)
 			}
