@@ -174,9 +174,7 @@ func (s *snapshot) workloadPods() []podEntry {
 			}
 			if cst := states[c.ID]; cst != nil {
 				v.Restarts = cst.Restarts
-				// Backing off: as the runtime's own view says it
-				// (podruntime containerView).
-				v.CrashLoopBackOff = cst.NotBefore.After(s.now) && c.State != dockerx.StateRunning
+				v.CrashLoopBackOff = podruntime.BackingOff(&c, cst.NotBefore, s.now)
 				if v.Ready && !cst.ReadySince.IsZero() {
 					v.ReadySince = cst.ReadySince
 				}

@@ -570,11 +570,18 @@ func podStatusOf(in SyncInput, spec *PodSpec, c *dockerx.Container, states map[s
 	return pv.PodStatus()
 }
 
+// BackingOff reports whether container c, which may start again at
+// notBefore (zero: no backoff), is in its crash-loop backoff at now: the
+// kubelet's CrashLoopBackOff waiting reason, as views show it.
+func BackingOff(c *dockerx.Container, notBefore, now time.Time) bool {
+	return notBefore.After(now) && c.State != dockerx.StateRunning
+}
+
 // containerView is what Sync knows of container c: its restarts, its
 // backoff, and its readiness (ready: Readiness's verdicts, the Prober's
 // included).
 func containerView(in SyncInput, c *dockerx.Container, states map[string]*ContainerState, notBefore map[string]time.Time, ready map[string]bool) ContainerView {
-	v := ContainerView{CrashLoopBackOff: notBefore[c.ID].After(in.Now) && c.State != dockerx.StateRunning, Ready: ready[c.ID]}
+	v := ContainerView{CrashLoopBackOff: BackingOff(c, notBefore[c.ID], in.Now), Ready: ready[c.ID]}
 	if cst := states[c.ID]; cst != nil {
 		v.Restarts = cst.Restarts
 		if v.Ready {
