@@ -921,8 +921,22 @@ func TestServiceHostPortHeldByAHostProcess(t *testing.T) {
 	})
 	eventually(t, 60*time.Second, "the conflict gone", func() (bool, string) {
 		desc, _ := e.dockctl("", "describe", "service", "web")
-		return !strings.Contains(desc, "PortConflict") && !strings.Contains(desc, "ProxyFailure"), desc
+		// The conditions, not the events: the ended condition is
+		// recorded as a PortConflictResolved event.
+		conds := describedConditions(desc)
+		return !strings.Contains(conds, "PortConflict") && !strings.Contains(conds, "ProxyFailure"), desc
 	})
+}
+
+// describedConditions is the Conditions block of a describe output, up
+// to its Events.
+func describedConditions(desc string) string {
+	_, after, ok := strings.Cut(desc, "Conditions:")
+	if !ok {
+		return ""
+	}
+	conds, _, _ := strings.Cut(after, "Events:")
+	return conds
 }
 
 // TestServicePortAddedKeepsProxy: a port added to a ClusterIP Service is

@@ -41,7 +41,8 @@ type heldPort struct {
 }
 
 // noteHostHeld remembers hp as held by a process of the host: it is left
-// out until its next try, after a backoff that doubles each time.
+// out until its next try, after a backoff that doubles each time a try
+// finds it held (not each time an ack names it before that try).
 func (s *Controller) noteHostHeld(key string, hp hostPort) {
 	now := s.cfg.Now()
 	s.mu.Lock()
@@ -49,10 +50,17 @@ func (s *Controller) noteHostHeld(key string, hp hostPort) {
 		s.hostHeld = map[hostPort]*heldPort{}
 	}
 	h := s.hostHeld[hp]
-	if h == nil {
+	switch {
+	case h == nil:
 		h = &heldPort{backoff: hostHeldRetry}
 		s.hostHeld[hp] = h
-	} else {
+	case now.Before(h.retryAt):
+		// Already noted, not tried since: the publisher pushed again
+		// before the Service's sync left the port out. Found held once,
+		// backed off once.
+		s.mu.Unlock()
+		return
+	default:
 		h.backoff = min(2*h.backoff, hostHeldRetryMax)
 	}
 	h.retryAt = now.Add(h.backoff)

@@ -998,6 +998,48 @@ func TestServiceHostPortHeldByAHostProcess(t *testing.T) {
 	}
 }
 
+// TestServiceHostPortHeldBacksOffOncePerTry: the publisher pushes again
+// while an ack names a port it could not bind, and before the Service's
+// next sync leaves that port out each push is refused again. Those acks
+// are one finding, not one per push: the port is tried again after the
+// first backoff (30 s), not after one doubled per push — which left a
+// freed port unpublished for minutes.
+func TestServiceHostPortHeldBacksOffOncePerTry(t *testing.T) {
+	r := newSvcRig(t)
+	now := t0
+	var mu sync.Mutex
+	clock := func() time.Time { mu.Lock(); defer mu.Unlock(); return now }
+	r.build(r.docker, clock)
+	r.docker.HoldHostPort(30080, true)
+	r.ctrl.hostDial = func(context.Context, string, string) error { return syscall.ECONNREFUSED }
+	r.ctrl.hostBind = func(string, string) error { return nil }
+	r.feed(webPods(2, 2))
+	r.svcs.put(webService("NodePort", 30080))
+
+	r.reconcile("default/web")
+	for range 3 { // pushed again before the Service resyncs
+		r.reconcile(PublisherKey)
+		r.docker.FinishRemovals()
+	}
+	r.ctrl.mu.Lock()
+	h := r.ctrl.hostHeld[hostPort{IP: "127.0.0.1", Port: 30080, Protocol: "TCP"}]
+	var backoff time.Duration
+	if h != nil {
+		backoff = h.backoff
+	}
+	r.ctrl.mu.Unlock()
+	if backoff != hostHeldRetry {
+		t.Fatalf("backoff after one finding pushed three times: %v, want %v", backoff, hostHeldRetry)
+	}
+
+	// Freed: the first try, one backoff later, publishes it.
+	r.docker.HoldHostPort(30080, false)
+	mu.Lock()
+	now = now.Add(hostHeldRetry)
+	mu.Unlock()
+	r.syncPublished("default/web", "30080/TCP=2")
+}
+
 // maxArgStrlen is Linux's MAX_ARG_STRLEN (32 pages): execve(2) fails with
 // E2BIG for any single argv string longer than this, so a helper whose
 // config is longer can neither be started (create) nor be pushed to (exec).
