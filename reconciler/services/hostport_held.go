@@ -10,6 +10,8 @@ import (
 	"time"
 
 	"github.com/dockctl/dockctl/dockerx"
+	"github.com/dockctl/dockctl/manifests"
+	"github.com/dockctl/dockctl/store"
 )
 
 // Host ports a process of the host holds. No list shows them (they are
@@ -67,6 +69,46 @@ func (s *Controller) noteHostHeld(key string, hp hostPort) {
 	s.mu.Unlock()
 	s.log.Warn("host port held by a process of the host: the Service is published without it, and it is tried again later",
 		"service", key, "port", hp.String(), "retry in", h.backoff)
+}
+
+// recallHostHeld marks as held, due for a try now, the host ports of
+// svc that its previous status reports held by a process of the host
+// (PortConflict) and the controller's memory does not: a controller that
+// restarted knows them from the status only. Else its first sync would
+// publish them — status listing a port nothing serves, a Normal
+// PortConflictResolved event — until the publisher's ack finds them held
+// again and the Warning comes back. Due now, the try sees whether they
+// are still held (hostHolders), as any held port's would.
+func (s *Controller) recallHostHeld(svc *manifests.Service, prev *store.ServiceStatus) {
+	var msg string
+	for _, c := range prev.Conditions {
+		if c.Type == ServicePortConflict && c.Status == "True" {
+			msg += c.Message + "; "
+		}
+	}
+	if msg == "" {
+		return
+	}
+	var want []hostPort
+	for _, p := range svc.Spec.Ports {
+		want = append(want, hostPort{IP: s.address, Port: p.Port, Protocol: p.Protocol},
+			hostPort{IP: s.address, Port: p.NodePort, Protocol: p.Protocol})
+	}
+	for _, np := range prev.NodePorts {
+		want = append(want, hostPort{IP: s.address, Port: np.NodePort, Protocol: np.Protocol})
+	}
+	now := s.cfg.Now()
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, hp := range want {
+		if hp.Port == 0 || s.hostHeld[hp] != nil || !strings.Contains(msg, "host port "+hp.String()+" is held by "+hostProcessOwner) {
+			continue
+		}
+		if s.hostHeld == nil {
+			s.hostHeld = map[hostPort]*heldPort{}
+		}
+		s.hostHeld[hp] = &heldPort{backoff: hostHeldRetry, retryAt: now}
+	}
 }
 
 // publishedHostPorts forgets the held and unserved marks of the ports

@@ -349,6 +349,7 @@ func (s *Controller) syncService(ctx context.Context, key, ns, name string) (rec
 			return reconcile.Result{}, err
 		}
 		var held []portHolder
+		s.recallHostHeld(svc, prev)
 		held, hostRetry = s.hostHolders(ctx) // hostport_held.go
 		in.Holders = append(in.Holders, held...)
 	}

@@ -1434,3 +1434,55 @@ func TestServicePushSoonAfterAStartWaitsForTheSocket(t *testing.T) {
 		})
 	}
 }
+
+// TestServiceHostPortHeldSurvivesARestart: a port a process of the host
+// holds is remembered in the controller's memory only. After a restart
+// the Service's first sync finds no held port, drops its PortConflict
+// (a Normal PortConflictResolved event) and lists the port as published
+// (EXTERNAL-IP), though nothing changed on the host; the publisher's next
+// ack finds it held again and the Warning comes back: every restart
+// flaps the condition and lies in status meanwhile.
+func TestServiceHostPortHeldSurvivesARestart(t *testing.T) {
+	r := newSvcRig(t)
+	hold := func() {
+		r.ctrl.hostDial = func(context.Context, string, string) error { return nil } // still listened on
+		r.ctrl.hostBind = func(string, string) error { return syscall.EADDRINUSE }
+	}
+	r.build(r.docker, nil)
+	hold()
+	r.docker.HoldHostPort(30080, true)
+	r.feed(webPods(2, 2))
+	web := webService("NodePort", 30080)
+	web.Service.Spec.Ports = append(web.Service.Spec.Ports, manifests.ServicePort{Name: "admin", Port: 81, NodePort: 30081, TargetPort: intstr.FromString("http")})
+	r.svcs.put(web)
+	r.syncPublished("default/web", "30081/TCP=2")
+	if findCondition(r.svcs.status("default/web").Conditions, ServicePortConflict) == nil {
+		t.Fatalf("conditions %+v, want PortConflict", r.svcs.status("default/web").Conditions)
+	}
+
+	r.restart()
+	hold()
+	r.feed(webPods(2, 2))
+	r.reconcile("default/web")
+	st := r.svcs.status("default/web")
+	if findCondition(st.Conditions, ServicePortConflict) == nil {
+		t.Errorf("after a restart, conditions %+v: the port is still held, PortConflict must stay", st.Conditions)
+	}
+	for _, p := range st.Published {
+		if p.Port == 30080 {
+			t.Errorf("after a restart, status lists held port 30080 as published: %+v", st.Published)
+		}
+	}
+
+	// Freed while the controller was down: its first try, at once,
+	// publishes it.
+	r.restart()
+	r.ctrl.hostDial = func(context.Context, string, string) error { return syscall.ECONNREFUSED }
+	r.ctrl.hostBind = func(string, string) error { return nil }
+	r.docker.HoldHostPort(30080, false)
+	r.feed(webPods(2, 2))
+	r.syncPublished("default/web", "30080/TCP=2 30081/TCP=2")
+	if c := findCondition(r.svcs.status("default/web").Conditions, ServicePortConflict); c != nil {
+		t.Errorf("freed, the port still has %+v", c)
+	}
+}
