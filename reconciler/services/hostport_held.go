@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"net"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -89,18 +90,10 @@ func (s *Controller) recallHostHeld(svc *manifests.Service, prev *store.ServiceS
 	if msg == "" {
 		return
 	}
-	var want []hostPort
-	for _, p := range svc.Spec.Ports {
-		want = append(want, hostPort{IP: s.address, Port: p.Port, Protocol: p.Protocol},
-			hostPort{IP: s.address, Port: p.NodePort, Protocol: p.Protocol})
-	}
-	for _, np := range prev.NodePorts {
-		want = append(want, hostPort{IP: s.address, Port: np.NodePort, Protocol: np.Protocol})
-	}
 	now := s.cfg.Now()
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	for _, hp := range want {
+	for _, hp := range s.hostPortsOf(svc, prev) {
 		if hp.Port == 0 || s.hostHeld[hp] != nil || !strings.Contains(msg, "host port "+hp.String()+" is held by "+hostProcessOwner) {
 			continue
 		}
@@ -109,6 +102,21 @@ func (s *Controller) recallHostHeld(svc *manifests.Service, prev *store.ServiceS
 		}
 		s.hostHeld[hp] = &heldPort{backoff: hostHeldRetry, retryAt: now}
 	}
+}
+
+// hostPortsOf are the host ports svc may publish on the service
+// address: each port's number (a LoadBalancer's), its nodePort given,
+// and the nodePorts its status holds (0: none).
+func (s *Controller) hostPortsOf(svc *manifests.Service, st *store.ServiceStatus) []hostPort {
+	var out []hostPort
+	for _, p := range svc.Spec.Ports {
+		out = append(out, hostPort{IP: s.address, Port: p.Port, Protocol: p.Protocol},
+			hostPort{IP: s.address, Port: p.NodePort, Protocol: p.Protocol})
+	}
+	for _, np := range st.NodePorts {
+		out = append(out, hostPort{IP: s.address, Port: np.NodePort, Protocol: np.Protocol})
+	}
+	return out
 }
 
 // publishedHostPorts forgets the held and unserved marks of the ports
@@ -141,10 +149,12 @@ func (s *Controller) noteChosen(chosen []hostPort) {
 }
 
 // hostHolders are the host ports a process of the host holds that an
-// allocation must leave out now, and how soon the earliest is tried
-// again (0: none is held). A port due for a try is left out still while
-// the controller reaches a listener on it.
-func (s *Controller) hostHolders(ctx context.Context) ([]portHolder, time.Duration) {
+// allocation must leave out now, and how soon the earliest of those in
+// wants is tried again (0: none of them is held): only a Service that
+// may publish a held port is requeued for its try, not every Service
+// that publishes one. A port due for a try is left out still while the
+// controller reaches a listener on it.
+func (s *Controller) hostHolders(ctx context.Context, wants []hostPort) ([]portHolder, time.Duration) {
 	now := s.cfg.Now()
 	s.mu.Lock()
 	due := map[hostPort]*heldPort{}
@@ -169,6 +179,9 @@ func (s *Controller) hostHolders(ctx context.Context) ([]portHolder, time.Durati
 		}
 		if now.Before(h.retryAt) {
 			out = append(out, portHolder{Port: hp, Owner: hostProcessOwner, Unserved: s.unserved[hp]})
+			if !slices.Contains(wants, hp) {
+				continue
+			}
 			if wait := h.retryAt.Sub(now); next == 0 || wait < next {
 				next = wait // the soonest retry
 			}

@@ -350,7 +350,7 @@ func (s *Controller) syncService(ctx context.Context, key, ns, name string) (rec
 		}
 		var held []portHolder
 		s.recallHostHeld(svc, prev)
-		held, hostRetry = s.hostHolders(ctx) // hostport_held.go
+		held, hostRetry = s.hostHolders(ctx, s.hostPortsOf(svc, prev)) // hostport_held.go
 		in.Holders = append(in.Holders, held...)
 	}
 	a := s.alloc.assign(s.store, in)

@@ -1486,3 +1486,29 @@ func TestServiceHostPortHeldSurvivesARestart(t *testing.T) {
 		t.Errorf("freed, the port still has %+v", c)
 	}
 }
+
+// TestServiceHostPortHeldRequeuesOnlyItsService: a held port is tried
+// again at its Service's requeue. Another published Service, none of
+// whose ports is held, has nothing to try: its sync must not be requeued
+// at the held port's retry (every published Service was, and again at
+// each retry, for as long as the port stays held).
+func TestServiceHostPortHeldRequeuesOnlyItsService(t *testing.T) {
+	r := newSvcRig(t)
+	r.ctrl.hostDial = func(context.Context, string, string) error { return nil } // still listened on
+	r.ctrl.hostBind = func(string, string) error { return syscall.EADDRINUSE }
+	r.docker.HoldHostPort(30080, true)
+	r.feed(webPods(2, 2))
+	web := webService("NodePort", 30080)
+	web.Service.Spec.Ports = append(web.Service.Spec.Ports, manifests.ServicePort{Name: "admin", Port: 81, NodePort: 30081, TargetPort: intstr.FromString("http")})
+	r.svcs.put(web)
+	other := webService("NodePort", 30090)
+	other.Service.Metadata.Name = "other"
+	r.svcs.put(other)
+	r.reconcile("default/other")
+	if res := r.syncPublished("default/web", "30081/TCP=2 30090/TCP=2"); res.RequeueAfter <= 0 {
+		t.Fatalf("web's result %+v: its held port must be tried again", res)
+	}
+	if res := r.reconcile("default/other"); res.RequeueAfter != 0 {
+		t.Errorf("other's result %+v: none of its ports is held", res)
+	}
+}
