@@ -72,14 +72,15 @@ func (s *Controller) noteHostHeld(key string, hp hostPort) {
 		"service", key, "port", hp.String(), "retry in", h.backoff)
 }
 
-// recallHostHeld marks as held, due for a try now, the host ports of
-// svc that its previous status reports held by a process of the host
-// (PortConflict) and the controller's memory does not: a controller that
-// restarted knows them from the status only. Else its first sync would
-// publish them — status listing a port nothing serves, a Normal
-// PortConflictResolved event — until the publisher's ack finds them held
-// again and the Warning comes back. Due now, the try sees whether they
-// are still held (hostHolders), as any held port's would.
+// recallHostHeld marks as held the host ports of svc that its previous
+// status reports held by a process of the host (PortConflict) and the
+// controller's memory does not: a controller that restarted knows them
+// from the status only. Else its first sync would publish them — status
+// listing a port nothing serves, a Normal PortConflictResolved event —
+// until the publisher's ack finds them held again and the Warning comes
+// back. They are tried after the first backoff, as after any finding: a
+// controller in a container sees no listener of the host, so a try at
+// once would be that flap.
 func (s *Controller) recallHostHeld(svc *manifests.Service, prev *store.ServiceStatus) {
 	var msg string
 	for _, c := range prev.Conditions {
@@ -100,7 +101,7 @@ func (s *Controller) recallHostHeld(svc *manifests.Service, prev *store.ServiceS
 		if s.hostHeld == nil {
 			s.hostHeld = map[hostPort]*heldPort{}
 		}
-		s.hostHeld[hp] = &heldPort{backoff: hostHeldRetry, retryAt: now}
+		s.hostHeld[hp] = &heldPort{backoff: hostHeldRetry, retryAt: now.Add(hostHeldRetry)}
 	}
 }
 

@@ -1436,20 +1436,25 @@ func TestServicePushSoonAfterAStartWaitsForTheSocket(t *testing.T) {
 }
 
 // TestServiceHostPortHeldSurvivesARestart: a port a process of the host
-// holds is remembered in the controller's memory only. After a restart
-// the Service's first sync finds no held port, drops its PortConflict
-// (a Normal PortConflictResolved event) and lists the port as published
-// (EXTERNAL-IP), though nothing changed on the host; the publisher's next
-// ack finds it held again and the Warning comes back: every restart
-// flaps the condition and lies in status meanwhile.
+// holds is remembered in the controller's memory, and after a restart
+// from the Service's PortConflict. Else the first sync after a restart
+// publishes it (status listing it, a Normal PortConflictResolved event),
+// until the publisher's ack finds it held again and the Warning comes
+// back: every restart flapped the condition. A controller in a container
+// sees no listener of the host (the dial refused, the bind free), so the
+// recalled port waits for its first backoff, as after any finding, and
+// is published at that try once freed.
 func TestServiceHostPortHeldSurvivesARestart(t *testing.T) {
 	r := newSvcRig(t)
-	hold := func() {
-		r.ctrl.hostDial = func(context.Context, string, string) error { return nil } // still listened on
-		r.ctrl.hostBind = func(string, string) error { return syscall.EADDRINUSE }
+	now := t0
+	var mu sync.Mutex
+	clock := func() time.Time { mu.Lock(); defer mu.Unlock(); return now }
+	blind := func() { // as in a container: no listener of the host is seen
+		r.ctrl.hostDial = func(context.Context, string, string) error { return syscall.ECONNREFUSED }
+		r.ctrl.hostBind = func(string, string) error { return nil }
 	}
-	r.build(r.docker, nil)
-	hold()
+	r.build(r.docker, clock)
+	blind()
 	r.docker.HoldHostPort(30080, true)
 	r.feed(webPods(2, 2))
 	web := webService("NodePort", 30080)
@@ -1460,10 +1465,10 @@ func TestServiceHostPortHeldSurvivesARestart(t *testing.T) {
 		t.Fatalf("conditions %+v, want PortConflict", r.svcs.status("default/web").Conditions)
 	}
 
-	r.restart()
-	hold()
+	r.build(r.docker, clock) // restarted
+	blind()
 	r.feed(webPods(2, 2))
-	r.reconcile("default/web")
+	res := r.reconcile("default/web")
 	st := r.svcs.status("default/web")
 	if findCondition(st.Conditions, ServicePortConflict) == nil {
 		t.Errorf("after a restart, conditions %+v: the port is still held, PortConflict must stay", st.Conditions)
@@ -1473,14 +1478,15 @@ func TestServiceHostPortHeldSurvivesARestart(t *testing.T) {
 			t.Errorf("after a restart, status lists held port 30080 as published: %+v", st.Published)
 		}
 	}
+	if res.RequeueAfter <= 0 || res.RequeueAfter > hostHeldRetry {
+		t.Errorf("after a restart, result %+v: the recalled port must be tried within %v", res, hostHeldRetry)
+	}
 
-	// Freed while the controller was down: its first try, at once,
-	// publishes it.
-	r.restart()
-	r.ctrl.hostDial = func(context.Context, string, string) error { return syscall.ECONNREFUSED }
-	r.ctrl.hostBind = func(string, string) error { return nil }
+	// Freed while the controller was down: published at its first try.
 	r.docker.HoldHostPort(30080, false)
-	r.feed(webPods(2, 2))
+	mu.Lock()
+	now = now.Add(hostHeldRetry)
+	mu.Unlock()
 	r.syncPublished("default/web", "30080/TCP=2 30081/TCP=2")
 	if c := findCondition(r.svcs.status("default/web").Conditions, ServicePortConflict); c != nil {
 		t.Errorf("freed, the port still has %+v", c)
