@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -155,7 +156,14 @@ func (s *snapshot) externalIPs(e serviceEntry) []string {
 	})
 	if publisher && e.status != nil {
 		for _, p := range e.status.Published {
-			add(p.HostIP)
+			// Only a port its spec has: a status the controller wrote
+			// before the Service became a LoadBalancer lists a NodePort
+			// Service's nodePorts, and its own ports are not served yet.
+			if slices.ContainsFunc(e.rec.Service.Spec.Ports, func(sp manifests.ServicePort) bool {
+				return (int(sp.Port) == p.Port || int(sp.NodePort) == p.Port) && strings.EqualFold(cmp.Or(sp.Protocol, manifests.ProtocolTCP), p.Protocol)
+			}) {
+				add(p.HostIP)
+			}
 		}
 	}
 	for _, c := range s.helpers {

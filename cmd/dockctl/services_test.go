@@ -512,6 +512,11 @@ func TestLoadBalancerPublishedByThePublisher(t *testing.T) {
 		{"publisher running", append(slices.Clone(snap.helpers), publisher), lb.status.Published, "127.0.0.1"},
 		{"no publisher", slices.Clone(snap.helpers), lb.status.Published, "<pending>"},
 		{"every port held by another", append(slices.Clone(snap.helpers), publisher), nil, "<pending>"},
+		// A NodePort Service's nodePort, published before it became a
+		// LoadBalancer, the controller not synced since: its port 8080
+		// is not served.
+		{"only ports its spec no longer has", append(slices.Clone(snap.helpers), publisher),
+			[]store.PublishedPort{{HostIP: "127.0.0.1", Port: 30080, Protocol: "TCP"}}, "<pending>"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			snap.helpers = tt.helpers

@@ -30,16 +30,24 @@ func recordServiceStatus(r EventRecorder, ns, name string, prev, next *store.Ser
 		if c.Status != "True" {
 			continue
 		}
-		i := slices.IndexFunc(prev.Conditions, func(p store.Condition) bool { return p.Type == c.Type })
-		if i >= 0 && prev.Conditions[i].Status == c.Status && prev.Conditions[i].Reason == c.Reason && prev.Conditions[i].Message == c.Message {
+		// Any standing one of its type: a Service may hold two of one
+		// type (ProxyFailure for a port no nodePort was left for, and for
+		// its publisher's failure), and the second is no news either.
+		if slices.ContainsFunc(prev.Conditions, func(p store.Condition) bool {
+			return p.Type == c.Type && p.Status == c.Status && p.Reason == c.Reason && p.Message == c.Message
+		}) {
 			continue
 		}
 		r.Event(ref, store.EventWarning, cmp.Or(c.Reason, c.Type), c.Message)
 	}
 	// A condition that stood and is gone is said once, as a Normal event:
 	// its Warning is all `describe` would otherwise show of it.
+	// One of two of a type ends when none of its type and reason
+	// stands; one whose message changed stands (its new Warning says it).
 	for _, c := range prev.Conditions {
-		if c.Status != "True" || slices.ContainsFunc(next.Conditions, func(n store.Condition) bool { return n.Type == c.Type && n.Status == "True" }) {
+		if c.Status != "True" || slices.ContainsFunc(next.Conditions, func(n store.Condition) bool {
+			return n.Type == c.Type && n.Status == "True" && n.Reason == c.Reason
+		}) {
 			continue
 		}
 		r.Event(ref, store.EventNormal, c.Type+"Resolved", "no longer: "+c.Message)

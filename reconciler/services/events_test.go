@@ -22,6 +22,10 @@ func (l *eventLines) Event(obj store.InvolvedObject, typ, reason, msg string) {
 func TestRecordServiceStatus(t *testing.T) {
 	ep := func(pod string, ready bool) store.EndpointStatus { return store.EndpointStatus{Pod: pod, Ready: ready} }
 	conflict := store.Condition{Type: ServicePortConflict, Status: "True", Reason: "PortConflict", Message: "port 80 in use"}
+	// A Service may hold two conditions of one type: ProxyFailure for a
+	// port no nodePort was left for, and for its publisher's failure.
+	exhausted := store.Condition{Type: ServiceProxyFailure, Status: "True", Reason: ReasonNodePortsExhausted, Message: "port 81/TCP: no free nodePort"}
+	pubFailed := store.Condition{Type: ServiceProxyFailure, Status: "True", Reason: ReasonPublisherFailed, Message: "its host ports are not served: create refused"}
 	for _, tt := range []struct {
 		name       string
 		prev, next store.ServiceStatus
@@ -41,6 +45,11 @@ func TestRecordServiceStatus(t *testing.T) {
 		{"a conflict turns false", store.ServiceStatus{Conditions: []store.Condition{conflict}},
 			store.ServiceStatus{Conditions: []store.Condition{{Type: ServicePortConflict, Status: "False"}}},
 			[]string{"Service/web Normal PortConflictResolved: no longer: port 80 in use"}},
+		{"two standing failures of one type are not repeated", store.ServiceStatus{Conditions: []store.Condition{exhausted, pubFailed}},
+			store.ServiceStatus{Conditions: []store.Condition{exhausted, pubFailed}}, nil},
+		{"one of two failures of a type ends", store.ServiceStatus{Conditions: []store.Condition{exhausted, pubFailed}},
+			store.ServiceStatus{Conditions: []store.Condition{exhausted}},
+			[]string{"Service/web Normal ProxyFailureResolved: no longer: its host ports are not served: create refused"}},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			m := &eventLines{}

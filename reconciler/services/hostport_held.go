@@ -4,12 +4,15 @@ import (
 	"context"
 	"errors"
 	"net"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
 	"time"
 
 	"github.com/dockctl/dockctl/dockerx"
+	"github.com/dockctl/dockctl/manifests"
+	"github.com/dockctl/dockctl/store"
 )
 
 // Host ports a process of the host holds. No list shows them (they are
@@ -69,6 +72,54 @@ func (s *Controller) noteHostHeld(key string, hp hostPort) {
 		"service", key, "port", hp.String(), "retry in", h.backoff)
 }
 
+// recallHostHeld marks as held the host ports of svc that its previous
+// status reports held by a process of the host (PortConflict) and the
+// controller's memory does not: a controller that restarted knows them
+// from the status only. Else its first sync would publish them — status
+// listing a port nothing serves, a Normal PortConflictResolved event —
+// until the publisher's ack finds them held again and the Warning comes
+// back. They are tried after the first backoff, as after any finding: a
+// controller in a container sees no listener of the host, so a try at
+// once would be that flap.
+func (s *Controller) recallHostHeld(svc *manifests.Service, prev *store.ServiceStatus) {
+	var msg string
+	for _, c := range prev.Conditions {
+		if c.Type == ServicePortConflict && c.Status == "True" {
+			msg += c.Message + "; "
+		}
+	}
+	if msg == "" {
+		return
+	}
+	now := s.cfg.Now()
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, hp := range s.hostPortsOf(svc, prev) {
+		if hp.Port == 0 || s.hostHeld[hp] != nil || !strings.Contains(msg, "host port "+hp.String()+" is held by "+hostProcessOwner) {
+			continue
+		}
+		if s.hostHeld == nil {
+			s.hostHeld = map[hostPort]*heldPort{}
+		}
+		s.hostHeld[hp] = &heldPort{backoff: hostHeldRetry, retryAt: now.Add(hostHeldRetry)}
+	}
+}
+
+// hostPortsOf are the host ports svc may publish on the service
+// address: each port's number (a LoadBalancer's), its nodePort given,
+// and the nodePorts its status holds (0: none).
+func (s *Controller) hostPortsOf(svc *manifests.Service, st *store.ServiceStatus) []hostPort {
+	var out []hostPort
+	for _, p := range svc.Spec.Ports {
+		out = append(out, hostPort{IP: s.address, Port: p.Port, Protocol: p.Protocol},
+			hostPort{IP: s.address, Port: p.NodePort, Protocol: p.Protocol})
+	}
+	for _, np := range st.NodePorts {
+		out = append(out, hostPort{IP: s.address, Port: np.NodePort, Protocol: np.Protocol})
+	}
+	return out
+}
+
 // publishedHostPorts forgets the held and unserved marks of the ports
 // the publisher now serves.
 func (s *Controller) publishedHostPorts(bindings []dockerx.PortBinding) {
@@ -99,10 +150,12 @@ func (s *Controller) noteChosen(chosen []hostPort) {
 }
 
 // hostHolders are the host ports a process of the host holds that an
-// allocation must leave out now, and how soon the earliest is tried
-// again (0: none is held). A port due for a try is left out still while
-// the controller reaches a listener on it.
-func (s *Controller) hostHolders(ctx context.Context) ([]portHolder, time.Duration) {
+// allocation must leave out now, and how soon the earliest of those in
+// wants is tried again (0: none of them is held): only a Service that
+// may publish a held port is requeued for its try, not every Service
+// that publishes one. A port due for a try is left out still while the
+// controller reaches a listener on it.
+func (s *Controller) hostHolders(ctx context.Context, wants []hostPort) ([]portHolder, time.Duration) {
 	now := s.cfg.Now()
 	s.mu.Lock()
 	due := map[hostPort]*heldPort{}
@@ -127,6 +180,9 @@ func (s *Controller) hostHolders(ctx context.Context) ([]portHolder, time.Durati
 		}
 		if now.Before(h.retryAt) {
 			out = append(out, portHolder{Port: hp, Owner: hostProcessOwner, Unserved: s.unserved[hp]})
+			if !slices.Contains(wants, hp) {
+				continue
+			}
 			if wait := h.retryAt.Sub(now); next == 0 || wait < next {
 				next = wait // the soonest retry
 			}

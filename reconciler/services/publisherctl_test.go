@@ -318,3 +318,47 @@ func TestPublisherHostPortTakenByAnOlderServiceBeforeTheYoungerResynced(t *testi
 		}
 	}
 }
+
+// TestPublisherFailureLeavesNothingPublishedInStatus: a Service whose
+// host ports a failing publisher does not serve reports ProxyFailure
+// PublisherFailed ("its host ports are not served"), and its status must
+// not list them as published either: `get services` shows a
+// LoadBalancer's EXTERNAL-IP from them while the publisher container
+// runs, and here it runs — only its pushes fail — serving its last
+// config, without the Service's ports.
+func TestPublisherFailureLeavesNothingPublishedInStatus(t *testing.T) {
+	r := newSvcRig(t)
+	r.feed(webPods(2, 2))
+	r.svcs.put(webService("NodePort", 30080))
+	internal := lbService()
+	internal.Service.Spec.Type, internal.Service.Spec.Ports[0].NodePort = "", 0
+	r.svcs.put(internal)
+	r.reconcile("default/lb")
+	r.syncPublished("default/web", "30080/TCP=2")
+
+	r.docker.SetExec(func(string, []string) (int, []byte) { return helperapi.ExitFailed, []byte("push refused") })
+	lb := lbService()
+	lb.Generation = 2
+	r.svcs.put(lb) // now a LoadBalancer: its ports are the publisher's
+	r.reconcile("default/lb")
+	if _, err := r.ctrl.Reconcile(context.Background(), reconcile.Request{Key: PublisherKey}); err == nil {
+		t.Fatal("the publisher's sync succeeded with its push refused")
+	}
+	r.reconcile("default/lb")
+	if got := r.publisherPorts(); got != "30080/TCP=2" {
+		t.Fatalf("the publisher serves %q, want its last config", got)
+	}
+	st := r.svcs.status("default/lb")
+	if c := findCondition(st.Conditions, ServiceProxyFailure); c == nil || c.Reason != ReasonPublisherFailed {
+		t.Fatalf("lb's conditions %+v: want ProxyFailure %s", st.Conditions, ReasonPublisherFailed)
+	}
+	if len(st.Published) != 0 {
+		t.Errorf("lb's status lists %+v as published while the publisher serves none of them", st.Published)
+	}
+
+	r.docker.SetExec(nil)
+	r.syncPublished("default/lb", "8443/TCP=2 30080/TCP=2 30443/TCP=2")
+	if st := r.svcs.status("default/lb"); len(st.Published) != 2 || findCondition(st.Conditions, ServiceProxyFailure) != nil {
+		t.Errorf("once served, lb's status: published %+v, conditions %+v", st.Published, st.Conditions)
+	}
+}

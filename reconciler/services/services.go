@@ -349,7 +349,8 @@ func (s *Controller) syncService(ctx context.Context, key, ns, name string) (rec
 			return reconcile.Result{}, err
 		}
 		var held []portHolder
-		held, hostRetry = s.hostHolders(ctx) // hostport_held.go
+		s.recallHostHeld(svc, prev)
+		held, hostRetry = s.hostHolders(ctx, s.hostPortsOf(svc, prev)) // hostport_held.go
 		in.Holders = append(in.Holders, held...)
 	}
 	a := s.alloc.assign(s.store, in)
@@ -424,14 +425,18 @@ func (s *Controller) syncService(ctx context.Context, key, ns, name string) (rec
 		s.tracker.ack(key, version)
 	}
 
+	publisherFailed := false
 	if f := s.publisherFailure(); f != "" && execErr == nil && len(published) > 0 {
 		// Its host ports are not served: status and events must not say
 		// they are (the publisher queues its Services when this changes).
+		publisherFailed = true
 		a.Conditions = append(slices.Clone(a.Conditions), store.Condition{Type: ServiceProxyFailure, Status: "True", Reason: ReasonPublisherFailed,
 			Message: "its host ports are not served: " + f})
 	}
 	next := nextServiceStatus(rec, prev, a, append(slices.Clone(ready), notReady...), done, execErr, s.cfg.Now())
-	if planned && pin.Want != nil {
+	if planned && pin.Want != nil && !publisherFailed {
+		// Not while the publisher fails: `get services` would show a
+		// LoadBalancer's EXTERNAL-IP from ports nothing serves.
 		next.Published = publishedPorts(a.Bindings)
 	} else if !planned {
 		next.Published = prev.Published // nothing judged: what was published stays

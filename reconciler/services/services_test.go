@@ -1434,3 +1434,87 @@ func TestServicePushSoonAfterAStartWaitsForTheSocket(t *testing.T) {
 		})
 	}
 }
+
+// TestServiceHostPortHeldSurvivesARestart: a port a process of the host
+// holds is remembered in the controller's memory, and after a restart
+// from the Service's PortConflict. Else the first sync after a restart
+// publishes it (status listing it, a Normal PortConflictResolved event),
+// until the publisher's ack finds it held again and the Warning comes
+// back: every restart flapped the condition. A controller in a container
+// sees no listener of the host (the dial refused, the bind free), so the
+// recalled port waits for its first backoff, as after any finding, and
+// is published at that try once freed.
+func TestServiceHostPortHeldSurvivesARestart(t *testing.T) {
+	r := newSvcRig(t)
+	now := t0
+	var mu sync.Mutex
+	clock := func() time.Time { mu.Lock(); defer mu.Unlock(); return now }
+	blind := func() { // as in a container: no listener of the host is seen
+		r.ctrl.hostDial = func(context.Context, string, string) error { return syscall.ECONNREFUSED }
+		r.ctrl.hostBind = func(string, string) error { return nil }
+	}
+	r.build(r.docker, clock)
+	blind()
+	r.docker.HoldHostPort(30080, true)
+	r.feed(webPods(2, 2))
+	web := webService("NodePort", 30080)
+	web.Service.Spec.Ports = append(web.Service.Spec.Ports, manifests.ServicePort{Name: "admin", Port: 81, NodePort: 30081, TargetPort: intstr.FromString("http")})
+	r.svcs.put(web)
+	r.syncPublished("default/web", "30081/TCP=2")
+	if findCondition(r.svcs.status("default/web").Conditions, ServicePortConflict) == nil {
+		t.Fatalf("conditions %+v, want PortConflict", r.svcs.status("default/web").Conditions)
+	}
+
+	r.build(r.docker, clock) // restarted
+	blind()
+	r.feed(webPods(2, 2))
+	res := r.reconcile("default/web")
+	st := r.svcs.status("default/web")
+	if findCondition(st.Conditions, ServicePortConflict) == nil {
+		t.Errorf("after a restart, conditions %+v: the port is still held, PortConflict must stay", st.Conditions)
+	}
+	for _, p := range st.Published {
+		if p.Port == 30080 {
+			t.Errorf("after a restart, status lists held port 30080 as published: %+v", st.Published)
+		}
+	}
+	if res.RequeueAfter <= 0 || res.RequeueAfter > hostHeldRetry {
+		t.Errorf("after a restart, result %+v: the recalled port must be tried within %v", res, hostHeldRetry)
+	}
+
+	// Freed while the controller was down: published at its first try.
+	r.docker.HoldHostPort(30080, false)
+	mu.Lock()
+	now = now.Add(hostHeldRetry)
+	mu.Unlock()
+	r.syncPublished("default/web", "30080/TCP=2 30081/TCP=2")
+	if c := findCondition(r.svcs.status("default/web").Conditions, ServicePortConflict); c != nil {
+		t.Errorf("freed, the port still has %+v", c)
+	}
+}
+
+// TestServiceHostPortHeldRequeuesOnlyItsService: a held port is tried
+// again at its Service's requeue. Another published Service, none of
+// whose ports is held, has nothing to try: its sync must not be requeued
+// at the held port's retry (every published Service was, and again at
+// each retry, for as long as the port stays held).
+func TestServiceHostPortHeldRequeuesOnlyItsService(t *testing.T) {
+	r := newSvcRig(t)
+	r.ctrl.hostDial = func(context.Context, string, string) error { return nil } // still listened on
+	r.ctrl.hostBind = func(string, string) error { return syscall.EADDRINUSE }
+	r.docker.HoldHostPort(30080, true)
+	r.feed(webPods(2, 2))
+	web := webService("NodePort", 30080)
+	web.Service.Spec.Ports = append(web.Service.Spec.Ports, manifests.ServicePort{Name: "admin", Port: 81, NodePort: 30081, TargetPort: intstr.FromString("http")})
+	r.svcs.put(web)
+	other := webService("NodePort", 30090)
+	other.Service.Metadata.Name = "other"
+	r.svcs.put(other)
+	r.reconcile("default/other")
+	if res := r.syncPublished("default/web", "30081/TCP=2 30090/TCP=2"); res.RequeueAfter <= 0 {
+		t.Fatalf("web's result %+v: its held port must be tried again", res)
+	}
+	if res := r.reconcile("default/other"); res.RequeueAfter != 0 {
+		t.Errorf("other's result %+v: none of its ports is held", res)
+	}
+}

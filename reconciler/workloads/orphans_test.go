@@ -801,3 +801,26 @@ func TestDeploymentOrphanNeedingAFlagIsNotRestartedWithoutIt(t *testing.T) {
 		})
 	}
 }
+
+// TestOrphanKeeperFailureIsLoggedOncePerFailure: the keeper logs a
+// lasting failure once, but a failure that changes, or that comes back
+// after a sync that succeeded, is news and is logged again.
+func TestOrphanKeeperFailureIsLoggedOncePerFailure(t *testing.T) {
+	var m orphanMemory
+	for i, step := range []struct {
+		key, msg string
+		log      bool
+	}{
+		{"a", "refused: privileged", true},
+		{"a", "refused: privileged", false},
+		{"b", "refused: privileged", true}, // another keeper's is its own
+		{"a", "refused: hostNetwork", true},
+		{"a", "", false}, // recovered: no log, but remembered
+		{"a", "", false},
+		{"a", "refused: hostNetwork", true},
+	} {
+		if got := m.failed(step.key, step.msg) && step.msg != ""; got != step.log {
+			t.Errorf("step %d (%s %q): logged %v, want %v", i, step.key, step.msg, got, step.log)
+		}
+	}
+}
