@@ -364,7 +364,13 @@ func runPortForward(cmd *cobra.Command, g *globalOptions, o *portForwardOptions,
 	if err != nil {
 		return err
 	}
-	defer helper.remove(cli, cmd.ErrOrStderr())
+	defer func() {
+		// The signals go back to their default first: a second Ctrl-C
+		// while the helper is being removed ends the command at once, as
+		// kubectl's does, instead of waiting out the removal.
+		stop()
+		helper.remove(cli, cmd.ErrOrStderr())
+	}()
 	f := &forwarder{docker: dockerExecs{cli}, helper: helper.id, pod: pod.Name, out: &syncWriter{w: cmd.OutOrStdout()}, errOut: &syncWriter{w: cmd.ErrOrStderr()}}
 	if err := f.listen(ports, addrs); err != nil {
 		return err
