@@ -54,6 +54,63 @@ type gatewayState struct {
 	published   []int                // the ports the helper serves on the host, for the Services' allocation
 	bindRetry   time.Duration        // the wait before ports the helper could not bind are tried again
 	notify      func()               // called after an ack of a new table generation
+	// known: published is this controller's own judgement, made by a
+	// sync with a table handed; until then (a controller that just
+	// started) a publishing Service waits while a gateway helper runs
+	// (awaitGatewayPorts), and waiters are the Services that did, synced
+	// again once it is known.
+	known   bool
+	waiters map[string]bool
+}
+
+// gatewayPortsWait bounds how long, after the controller started, a
+// publishing Service waits for the gateway's ports (awaitGatewayPorts):
+// the gateway controller hands its first table at its start, but a
+// controller with none to hand (or failing to) must not keep the
+// Services' host ports unjudged for ever.
+const gatewayPortsWait = 30 * time.Second
+
+// awaitGatewayPorts is how long a publishing Service's sync is to wait
+// for the gateway's ports (0: not at all), docs/design.md §10 (published
+// ports, the gateway): both bind on the host themselves, so each learns
+// the other's ports from this controller's memory only, which a restart
+// empties. A gateway helper that runs then still holds its ports, and a
+// Service synced before the gateway's first sync would take one of them
+// (first come: the gateway came first), then lose it again. So while a
+// gateway helper of the instance runs and its ports are not known, the
+// Service waits — its proxy, its status and the publisher left as they
+// are — until the gateway's first sync queues it, or gatewayPortsWait
+// after the start. The gateway never waits for the Services (it reads
+// the ports of those not synced yet from their stored status,
+// unseenPublishedHolders), so neither waits on the other.
+func (s *Controller) awaitGatewayPorts(ctx context.Context, key string) (time.Duration, error) {
+	s.mu.Lock()
+	known := s.gw.known
+	s.mu.Unlock()
+	left := s.started.Add(gatewayPortsWait).Sub(s.cfg.Now())
+	if known || left <= 0 {
+		return 0, nil
+	}
+	helpers, err := s.listHelpers(ctx, dockerx.RoleGateway)
+	if err != nil {
+		return 0, err
+	}
+	if len(helpers) == 0 {
+		return 0, nil // no gateway holds a port
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.gw.known {
+		return 0, nil // known since: its waiters were queued already
+	}
+	if s.gw.waiters == nil {
+		s.gw.waiters = map[string]bool{}
+	}
+	if !s.gw.waiters[key] {
+		s.gw.waiters[key] = true
+		s.log.Info("waiting for the gateway's first sync: its host ports are not known since the start", "service", key, "at most", left.Round(time.Second))
+	}
+	return left, nil
 }
 
 // ServeGateway hands the gateway's data plane a compiled table of
@@ -257,6 +314,14 @@ func (s *Controller) syncGateway(ctx context.Context) (reconcile.Result, error) 
 	if pin.Want != nil && plan.Serves {
 		s.gw.published = servedPorts(table.Config, unavailable)
 	}
+	var waiters []string
+	if !s.gw.known && execErr == nil && !wait {
+		// Its ports are this sync's judgement: the Services waiting
+		// for them (awaitGatewayPorts) may publish now.
+		s.gw.known = true
+		waiters = slices.Sorted(maps.Keys(s.gw.waiters))
+		s.gw.waiters = nil
+	}
 	retry := time.Duration(0)
 	if len(unbound) > 0 {
 		s.gw.bindRetry = min(max(2*s.gw.bindRetry, gatewayBindRetry), gatewayBindRetryMax)
@@ -308,6 +373,9 @@ func (s *Controller) syncGateway(ctx context.Context) (reconcile.Result, error) 
 		for k := range watched {
 			s.tracker.ack(k, version)
 		}
+	}
+	for _, k := range waiters {
+		s.loop.Add(reconcile.Request{Key: k})
 	}
 	if notify != nil {
 		notify()

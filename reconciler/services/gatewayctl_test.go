@@ -3,6 +3,7 @@ package services
 import (
 	"fmt"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -321,5 +322,137 @@ func TestGatewayPortIsHeldAgainstALaterService(t *testing.T) {
 	c := findCondition(r.svcs.status("shop/lb").Conditions, ServicePortConflict)
 	if c == nil || !strings.Contains(c.Message, "i_gateway") {
 		t.Errorf("the later LoadBalancer's conflict %+v, want one naming the gateway", c)
+	}
+}
+
+// TestGatewayPortIsHeldAgainstALaterServiceAcrossARestart: after a
+// restart the controller's memory of the gateway's ports is empty, and
+// the Services sync before the gateway controller hands its first table:
+// a publishing Service waits for the gateway's first sync while a gateway
+// helper runs (its status left as the previous controller wrote it), and
+// is queued by it; the gateway keeps its port, the Service its conflict.
+func TestGatewayPortIsHeldAgainstALaterServiceAcrossARestart(t *testing.T) {
+	r := newSvcRig(t)
+	r.feed(webPods(1, 1))
+	r.svcs.put(webService("", 0))
+	r.reconcile("default/web")
+	r.ctrl.ServeGateway(gatewayTable(18080, 18443), 1, nil)
+	r.reconcile(GatewayKey)
+	r.svcs.put(&store.ServiceRecord{Created: t0, Service: manifests.Service{Metadata: manifests.ObjectMeta{Name: "lb", Namespace: "shop"},
+		Spec: manifests.ServiceSpec{Type: "LoadBalancer", Selector: app("lb"), Ports: []manifests.ServicePort{{Port: 18080}}}}})
+	r.reconcile("shop/lb")
+	r.restart()
+	r.feed(webPods(1, 1))
+	r.reconcile("shop/lb")
+	st := r.svcs.status("shop/lb")
+	if c := findCondition(st.Conditions, ServicePortConflict); c == nil || !strings.Contains(c.Message, "i_gateway") {
+		t.Errorf("after a restart, the later LoadBalancer's conflict %+v, want one naming the gateway (published %+v)", c, st.Published)
+	}
+	r.ctrl.ServeGateway(gatewayTable(18080, 18443), 1, nil)
+	r.reconcile(GatewayKey)
+	if got := r.gatewayPorts(); got != "18080 18443" {
+		t.Errorf("after a restart the gateway binds %q, want both its ports", got)
+	}
+	if !r.queued()["shop/lb"] {
+		t.Errorf("the gateway's first sync queued %v, want the waiting shop/lb", r.queued())
+	}
+	if res := r.reconcile("shop/lb"); res.RequeueAfter != 0 {
+		t.Errorf("once the gateway synced, shop/lb's result %+v, want no wait", res)
+	}
+	st = r.svcs.status("shop/lb")
+	if c := findCondition(st.Conditions, ServicePortConflict); c == nil || !strings.Contains(c.Message, "i_gateway") || len(st.Published) != 0 {
+		t.Errorf("once the gateway synced, the later LoadBalancer's conflict %+v, published %+v; want the gateway named, nothing published", c, st.Published)
+	}
+	r.reconcile(GatewayKey)
+	if got := r.gatewayPorts(); got != "18080 18443" {
+		t.Errorf("once the Service synced, the gateway binds %q, want both its ports", got)
+	}
+}
+
+// TestServiceWaitForTheGatewayIsBounded: a publishing Service waits for
+// the gateway's ports only while a gateway helper runs, and at most
+// gatewayPortsWait after the controller started: a controller whose
+// gateway controller hands no table (or fails to) still publishes.
+func TestServiceWaitForTheGatewayIsBounded(t *testing.T) {
+	lb := &store.ServiceRecord{Created: t0, Service: manifests.Service{Metadata: manifests.ObjectMeta{Name: "lb", Namespace: "shop"},
+		Spec: manifests.ServiceSpec{Type: "LoadBalancer", Selector: app("lb"), Ports: []manifests.ServicePort{{Port: 18081}}}}}
+	t.Run("no gateway helper runs", func(t *testing.T) {
+		r := newSvcRig(t)
+		r.feed(webPods(1, 1))
+		r.svcs.put(lb)
+		if res := r.reconcile("shop/lb"); res.RequeueAfter != 0 {
+			t.Errorf("result %+v, want no wait", res)
+		}
+		if st := r.svcs.status("shop/lb"); len(st.Published) != 1 {
+			t.Errorf("published %+v, want 18081", st.Published)
+		}
+	})
+	t.Run("a gateway helper runs, no table is handed", func(t *testing.T) {
+		r := newSvcRig(t)
+		r.feed(webPods(1, 1))
+		r.svcs.put(webService("", 0))
+		r.ctrl.ServeGateway(gatewayTable(18080, 18443), 1, nil)
+		r.reconcile(GatewayKey)
+		now := t0
+		var mu sync.Mutex
+		r.build(r.docker, func() time.Time { mu.Lock(); defer mu.Unlock(); return now })
+		r.feed(webPods(1, 1))
+		r.svcs.put(lb)
+		res := r.reconcile("shop/lb")
+		if res.RequeueAfter != gatewayPortsWait {
+			t.Errorf("result %+v at the start, want a wait of %s", res, gatewayPortsWait)
+		}
+		if st := r.svcs.status("shop/lb"); len(st.Published) != 0 {
+			t.Errorf("published %+v while waiting, want nothing judged", st.Published)
+		}
+		mu.Lock()
+		now = now.Add(gatewayPortsWait)
+		mu.Unlock()
+		if res := r.reconcile("shop/lb"); res.RequeueAfter != 0 {
+			t.Errorf("result %+v once the wait is over, want none", res)
+		}
+		if st := r.svcs.status("shop/lb"); len(st.Published) != 1 {
+			t.Errorf("published %+v once the wait is over, want 18081", st.Published)
+		}
+	})
+}
+
+// TestServicePortIsHeldAgainstTheGatewayAcrossARestart: the symmetric
+// case. A LoadBalancer Service publishes a port before the gateway's
+// table names it, so the gateway leaves it out; after a restart the
+// gateway syncs before the Service: the Service's stored status (its
+// published ports, which the previous controller wrote) holds the port
+// for it until its own sync, and nothing flips.
+func TestServicePortIsHeldAgainstTheGatewayAcrossARestart(t *testing.T) {
+	r := newSvcRig(t)
+	r.feed(webPods(1, 1))
+	r.svcs.put(webService("", 0))
+	r.reconcile("default/web")
+	r.svcs.put(&store.ServiceRecord{Created: t0, Service: manifests.Service{Metadata: manifests.ObjectMeta{Name: "lb", Namespace: "shop"},
+		Spec: manifests.ServiceSpec{Type: "LoadBalancer", Selector: app("lb"), Ports: []manifests.ServicePort{{Port: 18080}}}}})
+	r.reconcile("shop/lb")
+	r.ctrl.ServeGateway(gatewayTable(18080, 18443), 1, nil)
+	r.reconcile(GatewayKey)
+	if got := r.gatewayPorts(); got != "18443" {
+		t.Fatalf("before the restart the gateway binds %q, want 18443 (18080 is the Service's)", got)
+	}
+	r.restart()
+	r.feed(webPods(1, 1))
+	r.ctrl.ServeGateway(gatewayTable(18080, 18443), 1, nil)
+	r.reconcile(GatewayKey)
+	if got := r.gatewayPorts(); got != "18443" {
+		t.Errorf("after a restart, the gateway syncing first binds %q, want 18443 (18080 is still the Service's)", got)
+	}
+	if u := r.ctrl.GatewayUnavailable(); !strings.Contains(u[18080], "service shop/lb") {
+		t.Errorf("unavailable %v, want 18080 named as the Service's", u)
+	}
+	r.reconcile("shop/lb")
+	st := r.svcs.status("shop/lb")
+	if c := findCondition(st.Conditions, ServicePortConflict); c != nil || len(st.Published) != 1 {
+		t.Errorf("after a restart the older LoadBalancer has conflict %+v, published %+v; want none, 18080 published", c, st.Published)
+	}
+	r.reconcile(GatewayKey)
+	if got := r.gatewayPorts(); got != "18443" {
+		t.Errorf("once the Service synced, the gateway binds %q, want 18443", got)
 	}
 }

@@ -86,10 +86,53 @@ func (s *Controller) notePublished(key string, bindings []dockerx.PortBinding) {
 		s.pub.bindings[key] = slices.Clone(bindings)
 	}
 	changed := !seen || !slices.Equal(old, bindings)
+	// Until its first sync the gateway took its stored ports for it
+	// (unseenPublishedHolders): a port the gateway left out may be free.
+	gateway := !seen && s.gw.taken != ""
 	s.mu.Unlock()
 	if changed {
 		s.loop.Add(reconcile.Request{Key: PublisherKey})
 	}
+	if gateway {
+		s.loop.Add(reconcile.Request{Key: GatewayKey})
+	}
+}
+
+// unseenPublishedHolders are the host ports of the publishing Services
+// no sync of this controller judged yet (notePublished: a controller that
+// just started), as their stored status lists them published (written by
+// the previous controller), for the gateway's conflict check: the
+// publisher still serves them from its last config (its state file), so
+// they are held until the Service's own sync says what it publishes.
+// Else a gateway synced first after a restart would take a port a
+// Service published before it (docs/design.md §10, the gateway). A
+// status that cannot be read holds nothing: the gateway is not stopped
+// for it.
+func (s *Controller) unseenPublishedHolders() []portHolder {
+	s.mu.Lock()
+	seen := maps.Clone(s.pub.seen)
+	s.mu.Unlock()
+	recs, _ := s.store.ListServices()
+	var out []portHolder
+	for _, r := range recs {
+		if r.Deleted {
+			continue
+		}
+		svc := defaultService(&r.Service)
+		key := serviceKey(svc)
+		if seen[key] || !publishes(svc) {
+			continue
+		}
+		st, err := s.store.ReadServiceStatus(svc.Metadata.NamespaceOrDefault(), svc.Metadata.Name)
+		if err != nil || st == nil {
+			continue
+		}
+		for _, p := range st.Published {
+			out = append(out, portHolder{Port: hostPort{IP: s.address, Port: int32(p.Port), Protocol: protocolOr(p.Protocol)}, Owner: "service " + key})
+		}
+	}
+	slices.SortFunc(out, func(a, b portHolder) int { return cmp.Compare(a.Owner, b.Owner) })
+	return out
 }
 
 // publishedHolders are the host ports the instance's Services publish

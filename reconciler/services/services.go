@@ -173,6 +173,9 @@ type Controller struct {
 	// envWait bounds a create's wait for a Service's address
 	// (serviceEnvWait; serviceenv.go).
 	envWait time.Duration
+	// started is when the controller was made: a Service waits for the
+	// gateway's ports at most gatewayPortsWait after (gatewayctl.go).
+	started time.Time
 }
 
 // New returns the Service controller cfg describes. Its loop accepts keys
@@ -215,6 +218,7 @@ func New(cfg Config) *Controller {
 		// record of its generation either.
 		pub:     publisherState{gen: cfg.Now().UnixMilli(), bindings: map[string][]dockerx.PortBinding{}, seen: map[string]bool{}},
 		envWait: serviceEnvWait,
+		started: cfg.Now(),
 	}
 	s.loop = reconcile.NewLoop(s, reconcile.Config{
 		Name:        "services",
@@ -321,6 +325,18 @@ func (s *Controller) syncService(ctx context.Context, key, ns, name string) (rec
 		s.logPlan(key, plan)
 		_, err := s.execute(ctx, key, plan, "", nil)
 		return reconcile.Result{}, err
+	}
+	if publishes(defaultService(&rec.Service)) {
+		// Not before the gateway's host ports are known, if a gateway
+		// runs (docs/design.md §10, the gateway): the first publisher
+		// keeps a port.
+		wait, err := s.awaitGatewayPorts(ctx, key)
+		if err != nil {
+			return reconcile.Result{}, err
+		}
+		if wait > 0 {
+			return reconcile.Result{RequeueAfter: wait}, nil
+		}
 	}
 	prev, err := s.store.ReadServiceStatus(ns, name)
 	if err != nil || prev == nil {
@@ -631,8 +647,11 @@ func (s *Controller) portHolders(ctx context.Context, skip string) ([]portHolder
 	}
 	if skip != dockerx.RoleProxy {
 		// The Services' ports are the publisher's, which binds them on
-		// the host itself: Docker lists none (docs/design.md §10).
+		// the host itself: Docker lists none (docs/design.md §10); those
+		// of the Services not synced since the start, as their status
+		// says.
 		out = append(out, s.publishedHolders()...)
+		out = append(out, s.unseenPublishedHolders()...)
 	}
 	if skip != dockerx.RoleGateway {
 		// The gateway binds its ports on the host itself too.
