@@ -451,6 +451,9 @@ func TestServicePortIsHeldAgainstTheGatewayAcrossARestart(t *testing.T) {
 	if c := findCondition(st.Conditions, ServicePortConflict); c != nil || len(st.Published) != 1 {
 		t.Errorf("after a restart the older LoadBalancer has conflict %+v, published %+v; want none, 18080 published", c, st.Published)
 	}
+	if !r.queued()[GatewayKey] {
+		t.Errorf("the Service's first sync queued %v, want the gateway (it left a port out for it)", r.queued())
+	}
 	r.reconcile(GatewayKey)
 	if got := r.gatewayPorts(); got != "18443" {
 		t.Errorf("once the Service synced, the gateway binds %q, want 18443", got)
