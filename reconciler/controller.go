@@ -17,6 +17,7 @@ import (
 	"github.com/dockctl/dockctl/dockerx"
 	"github.com/dockctl/dockctl/manifests"
 	"github.com/dockctl/dockctl/reconciler/podruntime"
+	"github.com/dockctl/dockctl/reconciler/podruntime/probe"
 	"github.com/dockctl/dockctl/reconciler/reconcile"
 	"github.com/dockctl/dockctl/reconciler/services"
 	"github.com/dockctl/dockctl/store"
@@ -205,7 +206,7 @@ type Controller struct {
 	stopper *podruntime.Stopper
 	// probeRunner is the prober's runner (prober.go), which reaches pods
 	// as route says.
-	probeRunner *dockerProbeRunner
+	probeRunner *probe.Runner
 	// tracker follows every deployment's pods for the Services (and is
 	// the Drainer the stopper calls); svc runs the Service and DNS
 	// reconcilers, nil when not configured.
@@ -218,7 +219,7 @@ type Controller struct {
 	// reach pods on it (route.go).
 	net       *instanceNetwork
 	netDocker NetworkDocker
-	route     *probeRoute
+	route     *probe.Route
 	// refs indexes the ConfigMaps and Secrets deployments refer to
 	// (envctl.go).
 	refs   configRefs
@@ -305,7 +306,7 @@ func New(docker Docker, st Store, opts Options) *Controller {
 	c.queue = deploymentQueue{c.deployments}
 	c.helperImages.Store(true)
 	c.netDocker = opts.NetworkDocker
-	c.route = newProbeRoute(opts.Instance, c.log, opts.Observer, func() { c.queue.Add(orphanSweepKey) })
+	c.route = probe.NewRoute(opts.Instance, c.log, modeObserver(opts.Observer), func() { c.queue.Add(orphanSweepKey) })
 	if c.netDocker != nil {
 		c.net = newInstanceNetwork(opts.Instance, opts.Subnet, c.netDocker, st, c.log, opts.Observer)
 		c.net.made = func() { c.queue.Add(orphanSweepKey) }
@@ -315,7 +316,7 @@ func New(docker Docker, st Store, opts Options) *Controller {
 			}
 		}
 	}
-	c.probeRunner = newDockerProbeRunner(docker, c.netDocker, c.route)
+	c.probeRunner = probe.NewRunner(docker, c.netDocker, c.route)
 	// The tracker is the stopper's Drainer when Services run, and asks the
 	// stopper whether a drained pod's stop is still in flight.
 	c.tracker = services.NewTracker(func(key string) {
@@ -329,7 +330,7 @@ func New(docker Docker, st Store, opts Options) *Controller {
 	}
 	c.runtime = podruntime.NewRuntime(podruntime.RuntimeConfig{
 		Prober: podruntime.ProberConfig{
-			Docker: docker, Runner: c.probeRunner, Network: c.route.networkName,
+			Docker: docker, Runner: c.probeRunner, Network: c.route.NetworkName,
 			Notify: func(name string) { c.queue.Add(name) }, PodRef: ownerPodRef, Recorder: opts.Recorder, Log: c.log,
 		},
 		Stopper: podruntime.StopperConfig{Docker: docker, Drainer: drainer, Recorder: opts.Recorder, Log: c.log,
@@ -375,7 +376,7 @@ func (c *Controller) ProbeRunner() podruntime.ProbeRunner { return c.probeRunner
 
 // ProbeNetwork names the instance network whose address probes target
 // ("": none yet), for a prober sharing ProbeRunner.
-func (c *Controller) ProbeNetwork() string { return c.route.networkName() }
+func (c *Controller) ProbeNetwork() string { return c.route.NetworkName() }
 
 // Run reconciles until ctx is cancelled. It returns after in-flight syncs
 // finish; it never stops or removes workloads on the way out.
@@ -481,7 +482,7 @@ func (c *Controller) handleEvent(ev dockerx.Event) {
 	if ev.Action == "die" && ev.Role == dockerx.RoleHolder && ev.ContainerID != "" {
 		c.holderDied(ev.ContainerID, store.Key(ev.Namespace, ev.Deployment))
 	}
-	c.route.noteEvent(ev)
+	c.route.NoteEvent(ev)
 	switch {
 	case ev.Down:
 		// The daemon is unreachable: say so at once (/readyz) rather than

@@ -68,7 +68,9 @@
 // The goroutines of the kubelet: runtime.go is the Runtime a workload
 // controller holds and stops, which owns prober.go (Prober: one worker
 // per running container with probes the runtime runs, through a
-// ProbeRunner its controller gives it, which knows how to reach pods),
+// ProbeRunner its controller gives it, which knows how to reach pods:
+// sub-package probe's Runner, directly or relayed through the DNS helper
+// as its Route decides, docs/design.md §10),
 // startup.go (startup probes) and hooks.go (lifecycle hooks: postStart in
 // the probe worker, RunHook for the stopper's preStop), and stopper.go
 // (Stopper: each graceful stop, a StopRequest, in a goroutine of its own)
@@ -142,7 +144,7 @@
 // created from a template its owner refuses (ExecHooks.Refusal), checked
 // again at the create whatever the plan says. The Deployment
 // controller's remaining kubelet parts (package reconciler: envctl.go,
-// files.go, claims.go's sweep, poddelete.go, prober.go;
+// files.go, claims.go's sweep, poddelete.go;
 // state.go records starts and refused starts in ContainerState) follow
 // these rules.
 package podruntime
