@@ -184,9 +184,8 @@ type Controller struct {
 	names *podruntime.NameConflicts
 	// hasVolumes holds the deployments the last sweep saw pod volumes of.
 	hasVolumes map[string]bool
-	// claimWaiters holds the deployments whose containers keep a deleted
-	// claim's volume (claims.go).
-	claimWaiters map[string]bool
+	// claims is the claims' sweep (podruntime.ClaimSweep; claims.go).
+	claims *podruntime.ClaimSweep
 	// deadHolders holds the holders seen dying (die events): ID →
 	// deployment key. Their pods are replaced (holderDied).
 	deadHolders map[string]string
@@ -343,6 +342,7 @@ func New(docker Docker, st Store, opts Options) *Controller {
 			}},
 	})
 	c.prober, c.stopper = c.runtime.Prober(), c.runtime.Stopper()
+	c.claims = newClaimSweep(c)
 	if opts.ServiceDocker != nil && opts.ServiceStore != nil {
 		if opts.ServiceAddress == "" {
 			opts.ServiceAddress = "0.0.0.0"

@@ -114,9 +114,9 @@
 // revisions wait for a reference, indexed by deployment in the runtime's
 // ConfigRefs), files.go
 // (which plans each pod's payload and runs podruntime.WritePodFiles,
-// CheckSubPaths and RunFilesWriter), claims.go (the sweep's
-// podruntime.PlanClaims, releasing a deleted claim's volume through the
-// runtime's ClaimVolumes; the creates' claims are the executor's),
+// CheckSubPaths and RunFilesWriter), claims.go (runs the runtime's
+// ClaimSweep from the sweep, naming a container's owner by its deployment
+// key; the creates' claims are the executor's),
 // poddelete.go (how a deleted pod is stopped and counted; which units a
 // request names is the runtime's Deletions), and the pod parts of state.go and observe.go —
 // follow them; seccomp.go, pullsecrets.go and podip.go only hand a create

@@ -127,7 +127,8 @@
 // and execcreate.go's creates (templates checked, images pulled with the
 // pods' credentials, runAsNonRoot, claims' volumes made through
 // claimvolumes.go's ClaimVolumes, which a sweep's release of a deleted
-// claim's volume never falls under, the holder image, then slow start
+// claim's volume (claimsweep.go's ClaimSweep: PlanClaims carried out,
+// pvc-protection, docs/design.md §12) never falls under, the holder image, then slow start
 // and each create and start, a name conflict judged and remembered by
 // names.go's NameConflicts: adopted, in flight, or blocked). What is the
 // owner's own — the events and
@@ -144,7 +145,7 @@
 // created from a template its owner refuses (ExecHooks.Refusal), checked
 // again at the create whatever the plan says. The Deployment
 // controller's remaining kubelet parts (package reconciler: envctl.go,
-// files.go, claims.go's sweep, poddelete.go;
+// files.go, poddelete.go;
 // state.go records starts and refused starts in ContainerState) follow
 // these rules.
 package podruntime
