@@ -164,7 +164,7 @@ const (
 type Controller struct {
 	docker Docker
 	// waits are the failed creates of the syncs in progress (waiting.go).
-	waits createWaits
+	waits podruntime.CreateWaits
 	store Store
 	opts  Options
 	log   *slog.Logger
@@ -682,7 +682,7 @@ func (c *Controller) syncDeployment(ctx context.Context, key string) (time.Durat
 		}
 	}
 	c.clearPodDeletions(ns, name, a.plan.DeletionsDone)
-	a.state.Waiting = c.waitingPods(a, c.takeWaits(key), a.state.Waiting, now) // waiting.go
+	a.state.Waiting = c.waitingPods(a, c.waits.Take(key), a.state.Waiting, now) // waiting.go
 	recordStarts(&a.state, a.plan, now)
 	recordStops(&a.state, a.plan, now)
 	if ctx.Err() == nil { // a start cut short by shutdown is no crash

@@ -144,7 +144,7 @@ func (x *deploymentExec) Prepare(ctx context.Context, op Op, req *dockerx.Create
 	}()
 	env, err := c.resolveEnv(ctx, in, op, *req, podIP, svcEnv) // envctl.go
 	if err != nil {
-		return nil, &configError{err} // waiting.go: the kubelet's CreateContainerConfigError
+		return nil, &podruntime.ConfigError{Err: err} // the kubelet's CreateContainerConfigError (podruntime.CreateWait)
 	}
 	req.Env = env
 	if err := c.createInputs(ctx, req, op); err != nil { // seccomp.go
