@@ -109,10 +109,10 @@
 // podplan.go only decides which template a pod runs and asks for them.
 // The files that still carry out the runtime's rules here for the
 // Deployment controller, as the executor's hooks or the sweep's — envctl.go
-// (a create's environment and pod identity, the host's information from
-// the runtime's HostInfoCache, and which
-// revisions wait for a reference, indexed by deployment in the runtime's
-// ConfigRefs), files.go
+// (names the pod a create belongs to for the runtime's CreateEnv, holds
+// its HostInfoCache, decides which revisions wait for a reference — the
+// Deployment's gate — and indexes references by deployment in the
+// runtime's ConfigRefs), files.go
 // (which plans each pod's payload and runs podruntime.WritePodFiles,
 // CheckSubPaths and RunFilesWriter), claims.go (runs the runtime's
 // ClaimSweep from the sweep, naming a container's owner by its deployment

@@ -134,7 +134,8 @@
 // owner's own — the events and
 // waiting reasons of each op's outcome, its surge gate, the failure its
 // status reports, the privilege gate, the network, what a create needs
-// from outside the template (environment, pod address, seccomp profile,
+// from outside the template (environment — createenv.go's CreateEnv,
+// from the pod its owner names, CreatePod —, pod address, seccomp profile,
 // subPath checks) and which container under a conflicting name is its
 // own (ConflictOwner) — it gives as ExecHooks,
 // never as a switch on its kind (docs/design.md §17). The executor runs
@@ -144,8 +145,8 @@
 // RunIfCreatesSafe its owner's ExecHooks.CreatesSafe, decide; nothing is
 // created from a template its owner refuses (ExecHooks.Refusal), checked
 // again at the create whatever the plan says. The Deployment
-// controller's remaining kubelet parts (package reconciler: envctl.go,
-// files.go, poddelete.go;
+// controller's remaining kubelet parts (package reconciler: files.go,
+// poddelete.go;
 // state.go records starts and refused starts in ContainerState) follow
 // these rules.
 package podruntime
