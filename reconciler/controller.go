@@ -225,6 +225,8 @@ type Controller struct {
 	podIPs podruntime.PodIPs // pods' status.podIP addresses (podip.go)
 	// files remembers what was written into pods' file volumes (files.go).
 	files filesMemory
+	// fileVolumes plans and writes pods' file volumes (files.go).
+	fileVolumes *podruntime.FileVolumes
 }
 
 // New returns a controller; Run starts it.
@@ -343,6 +345,7 @@ func New(docker Docker, st Store, opts Options) *Controller {
 	})
 	c.prober, c.stopper = c.runtime.Prober(), c.runtime.Stopper()
 	c.claims = newClaimSweep(c)
+	c.fileVolumes = newFileVolumes(c)
 	if opts.ServiceDocker != nil && opts.ServiceStore != nil {
 		if opts.ServiceAddress == "" {
 			opts.ServiceAddress = "0.0.0.0"

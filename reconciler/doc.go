@@ -113,8 +113,8 @@
 // its HostInfoCache, decides which revisions wait for a reference — the
 // Deployment's gate — and indexes references by deployment in the
 // runtime's ConfigRefs), files.go
-// (which plans each pod's payload and runs podruntime.WritePodFiles,
-// CheckSubPaths and RunFilesWriter), claims.go (runs the runtime's
+// (hands the runtime's FileVolumes the deployment's pods and templates,
+// and turns a refused subPath into the ReplicaFailure), claims.go (runs the runtime's
 // ClaimSweep from the sweep, naming a container's owner by its deployment
 // key; the creates' claims are the executor's),
 // poddelete.go (how a deleted pod is stopped and counted; which units a

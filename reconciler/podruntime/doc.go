@@ -51,7 +51,9 @@
 // owner's planner; podfiles.go writes a pod's files through the files
 // writer (WritePodFiles, RunFilesWriter), checks its subPath binds
 // (CheckSubPaths) and remembers what each pod got
-// (FilesMemory); sync.go is Runtime.Sync, the entry point of a workload
+// (FilesMemory), and filevolumes.go is the same for a controller that
+// plans its own pods (FileVolumes: where each pod's files stand, the
+// write, the helper image, subPath checks); sync.go is Runtime.Sync, the entry point of a workload
 // controller of any kind: its pods made real (created under
 // dockerx.PodContainerName, started, restarted per restartPolicy with the
 // backoff, stopped and removed once unwanted) and their PodStatus read
@@ -145,8 +147,7 @@
 // RunIfCreatesSafe its owner's ExecHooks.CreatesSafe, decide; nothing is
 // created from a template its owner refuses (ExecHooks.Refusal), checked
 // again at the create whatever the plan says. The Deployment
-// controller's remaining kubelet parts (package reconciler: files.go,
-// poddelete.go;
+// controller's remaining kubelet parts (package reconciler: poddelete.go;
 // state.go records starts and refused starts in ContainerState) follow
 // these rules.
 package podruntime
