@@ -78,41 +78,51 @@ func (v *FileVolumes) Objects(ns string, t *manifests.PodTemplateSpec, cache *Fi
 		cache.cms, cache.secrets = map[string]*manifests.ConfigMap{}, map[string]*manifests.Secret{}
 	}
 	for _, name := range cms {
-		if cm, ok := cache.cms[name]; ok {
-			objs.ConfigMaps[name] = cm
-			continue
+		cm, err := cachedLookup(cache.cms, ns, name, v.configMap)
+		if err != nil {
+			return FileObjects{}, fmt.Errorf("configmap %s/%s: %w", ns, name, err)
 		}
-		var cm *manifests.ConfigMap
-		if v.Config != nil {
-			var err error
-			cm, err = v.Config.LookupConfigMap(ns, name)
-			if errors.Is(err, store.ErrNotFound) {
-				cm = nil
-			} else if err != nil {
-				return FileObjects{}, fmt.Errorf("configmap %s/%s: %w", ns, name, err)
-			}
-		}
-		cache.cms[name], objs.ConfigMaps[name] = cm, cm
+		objs.ConfigMaps[name] = cm
 	}
 	for _, name := range ss {
-		if s, ok := cache.secrets[name]; ok {
-			objs.Secrets[name] = s
-			continue
+		s, err := cachedLookup(cache.secrets, ns, name, v.secret)
+		if err != nil {
+			// The store's error names the record, never its values.
+			return FileObjects{}, fmt.Errorf("secret %s/%s: %w", ns, name, err)
 		}
-		var s *manifests.Secret
-		if v.Config != nil {
-			var err error
-			s, err = v.Config.LookupSecret(ns, name)
-			if errors.Is(err, store.ErrNotFound) {
-				s = nil
-			} else if err != nil {
-				// The store's error names the record, never its values.
-				return FileObjects{}, fmt.Errorf("secret %s/%s: %w", ns, name, err)
-			}
-		}
-		cache.secrets[name], objs.Secrets[name] = s, s
+		objs.Secrets[name] = s
 	}
 	return objs, nil
+}
+
+// cachedLookup returns object name of namespace ns from cache, else
+// looks it up and caches it: nil when it does not exist.
+func cachedLookup[T any](cache map[string]*T, ns, name string, lookup func(ns, name string) (*T, error)) (*T, error) {
+	if o, ok := cache[name]; ok {
+		return o, nil
+	}
+	o, err := lookup(ns, name)
+	if errors.Is(err, store.ErrNotFound) {
+		o = nil
+	} else if err != nil {
+		return nil, err
+	}
+	cache[name] = o
+	return o, nil
+}
+
+func (v *FileVolumes) configMap(ns, name string) (*manifests.ConfigMap, error) {
+	if v.Config == nil {
+		return nil, nil
+	}
+	return v.Config.LookupConfigMap(ns, name)
+}
+
+func (v *FileVolumes) secret(ns, name string) (*manifests.Secret, error) {
+	if v.Config == nil {
+		return nil, nil
+	}
+	return v.Config.LookupSecret(ns, name)
 }
 
 // Plan says where each running holder pod of owner with file volumes
