@@ -17,7 +17,10 @@ import (
 // reference as a ReplicaFailure, as a cluster leaves such pods pending — and
 // a change to a referenced ConfigMap or Secret requeues the deployments that
 // refer to it (an index, as controller-runtime maps a child's event to its
-// owner), so that a waiting revision proceeds at once.
+// owner), so that a waiting revision proceeds at once. A create's
+// environment is the pod runtime's (podruntime.CreateEnv): this file only
+// names the pod it belongs to, as the Deployment controller names and
+// labels its pods.
 
 // waitingRevisions maps the hash of each template of the deployment (the
 // current one and the recorded revisions) whose pods cannot be made yet
