@@ -60,6 +60,10 @@
 // back, with syncpod.go for pods that need a holder (the same steps, each
 // op run once the ops it needs succeeded; env from the ConfigStore and
 // the Service variables, images pulled, claims checked: ClaimUsable);
+// waiting.go is what a pod its owner wants but could not create shows
+// (docs/design.md §5: WaitingPod; which failed create shows, CreateWait,
+// collected per owner in CreateWaits, kept or backed off by SettleWaits,
+// the reason of a pod waiting for a reference, UnmadeReason), and
 // recorded.go is what an owner of the workload frame records of that
 // memory with its status for the read commands (Runtime.Recorded: live
 // containers' restarts and readiness verdicts), what a restarted
