@@ -17,6 +17,7 @@ import (
 	"github.com/dockctl/dockctl/dockerx"
 	"github.com/dockctl/dockctl/manifests"
 	"github.com/dockctl/dockctl/reconciler/podruntime"
+	"github.com/dockctl/dockctl/reconciler/podruntime/probe"
 	"github.com/dockctl/dockctl/reconciler/reconcile"
 	"github.com/dockctl/dockctl/reconciler/services"
 	"github.com/dockctl/dockctl/store"
@@ -163,7 +164,7 @@ const (
 type Controller struct {
 	docker Docker
 	// waits are the failed creates of the syncs in progress (waiting.go).
-	waits createWaits
+	waits podruntime.CreateWaits
 	store Store
 	opts  Options
 	log   *slog.Logger
@@ -183,9 +184,8 @@ type Controller struct {
 	names *podruntime.NameConflicts
 	// hasVolumes holds the deployments the last sweep saw pod volumes of.
 	hasVolumes map[string]bool
-	// claimWaiters holds the deployments whose containers keep a deleted
-	// claim's volume (claims.go).
-	claimWaiters map[string]bool
+	// claims is the claims' sweep (podruntime.ClaimSweep; claims.go).
+	claims *podruntime.ClaimSweep
 	// deadHolders holds the holders seen dying (die events): ID →
 	// deployment key. Their pods are replaced (holderDied).
 	deadHolders map[string]string
@@ -205,7 +205,7 @@ type Controller struct {
 	stopper *podruntime.Stopper
 	// probeRunner is the prober's runner (prober.go), which reaches pods
 	// as route says.
-	probeRunner *dockerProbeRunner
+	probeRunner *probe.Runner
 	// tracker follows every deployment's pods for the Services (and is
 	// the Drainer the stopper calls); svc runs the Service and DNS
 	// reconcilers, nil when not configured.
@@ -218,13 +218,15 @@ type Controller struct {
 	// reach pods on it (route.go).
 	net       *instanceNetwork
 	netDocker NetworkDocker
-	route     *probeRoute
+	route     *probe.Route
 	// refs indexes the ConfigMaps and Secrets deployments refer to
 	// (envctl.go).
 	refs   configRefs
 	podIPs podruntime.PodIPs // pods' status.podIP addresses (podip.go)
 	// files remembers what was written into pods' file volumes (files.go).
 	files filesMemory
+	// fileVolumes plans and writes pods' file volumes (files.go).
+	fileVolumes *podruntime.FileVolumes
 }
 
 // New returns a controller; Run starts it.
@@ -305,7 +307,7 @@ func New(docker Docker, st Store, opts Options) *Controller {
 	c.queue = deploymentQueue{c.deployments}
 	c.helperImages.Store(true)
 	c.netDocker = opts.NetworkDocker
-	c.route = newProbeRoute(opts.Instance, c.log, opts.Observer, func() { c.queue.Add(orphanSweepKey) })
+	c.route = probe.NewRoute(opts.Instance, c.log, modeObserver(opts.Observer), func() { c.queue.Add(orphanSweepKey) })
 	if c.netDocker != nil {
 		c.net = newInstanceNetwork(opts.Instance, opts.Subnet, c.netDocker, st, c.log, opts.Observer)
 		c.net.made = func() { c.queue.Add(orphanSweepKey) }
@@ -315,7 +317,7 @@ func New(docker Docker, st Store, opts Options) *Controller {
 			}
 		}
 	}
-	c.probeRunner = newDockerProbeRunner(docker, c.netDocker, c.route)
+	c.probeRunner = probe.NewRunner(docker, c.netDocker, c.route)
 	// The tracker is the stopper's Drainer when Services run, and asks the
 	// stopper whether a drained pod's stop is still in flight.
 	c.tracker = services.NewTracker(func(key string) {
@@ -329,7 +331,7 @@ func New(docker Docker, st Store, opts Options) *Controller {
 	}
 	c.runtime = podruntime.NewRuntime(podruntime.RuntimeConfig{
 		Prober: podruntime.ProberConfig{
-			Docker: docker, Runner: c.probeRunner, Network: c.route.networkName,
+			Docker: docker, Runner: c.probeRunner, Network: c.route.NetworkName,
 			Notify: func(name string) { c.queue.Add(name) }, PodRef: ownerPodRef, Recorder: opts.Recorder, Log: c.log,
 		},
 		Stopper: podruntime.StopperConfig{Docker: docker, Drainer: drainer, Recorder: opts.Recorder, Log: c.log,
@@ -342,6 +344,8 @@ func New(docker Docker, st Store, opts Options) *Controller {
 			}},
 	})
 	c.prober, c.stopper = c.runtime.Prober(), c.runtime.Stopper()
+	c.claims = newClaimSweep(c)
+	c.fileVolumes = newFileVolumes(c)
 	if opts.ServiceDocker != nil && opts.ServiceStore != nil {
 		if opts.ServiceAddress == "" {
 			opts.ServiceAddress = "0.0.0.0"
@@ -375,7 +379,7 @@ func (c *Controller) ProbeRunner() podruntime.ProbeRunner { return c.probeRunner
 
 // ProbeNetwork names the instance network whose address probes target
 // ("": none yet), for a prober sharing ProbeRunner.
-func (c *Controller) ProbeNetwork() string { return c.route.networkName() }
+func (c *Controller) ProbeNetwork() string { return c.route.NetworkName() }
 
 // Run reconciles until ctx is cancelled. It returns after in-flight syncs
 // finish; it never stops or removes workloads on the way out.
@@ -481,7 +485,7 @@ func (c *Controller) handleEvent(ev dockerx.Event) {
 	if ev.Action == "die" && ev.Role == dockerx.RoleHolder && ev.ContainerID != "" {
 		c.holderDied(ev.ContainerID, store.Key(ev.Namespace, ev.Deployment))
 	}
-	c.route.noteEvent(ev)
+	c.route.NoteEvent(ev)
 	switch {
 	case ev.Down:
 		// The daemon is unreachable: say so at once (/readyz) rather than
@@ -681,7 +685,7 @@ func (c *Controller) syncDeployment(ctx context.Context, key string) (time.Durat
 		}
 	}
 	c.clearPodDeletions(ns, name, a.plan.DeletionsDone)
-	a.state.Waiting = c.waitingPods(a, c.takeWaits(key), a.state.Waiting, now) // waiting.go
+	a.state.Waiting = c.waitingPods(a, c.waits.Take(key), a.state.Waiting, now) // waiting.go
 	recordStarts(&a.state, a.plan, now)
 	recordStops(&a.state, a.plan, now)
 	if ctx.Err() == nil { // a start cut short by shutdown is no crash

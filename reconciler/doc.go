@@ -35,12 +35,13 @@
 // which container is this deployment's replica); stopper.go records the
 // deadlines of the graceful stops the executor hands to the runtime's
 // Stopper (Op.StopRequest); state.go and status.go keep the controller's
-// memory and compute the status it writes; prober.go is the ProbeRunner
-// through which the pod runtime's Prober reaches pods; trust.go checks
+// memory and compute the status it writes, and hand the pod runtime's
+// Prober its ProbeRunner (podruntime/probe: Runner, and the Route that
+// says how probes reach pods); trust.go checks
 // records and privileges; observer.go is the hook for metrics. The instance network (docs/design.md §10): network.go
 // chooses its subnet and ensures it, netconnect.go connects earlier pods
-// to it in place (with the sweep), route.go decides whether probes reach
-// pods directly or through the DNS helper's relay, and stopdrain.go takes
+// to it in place (with the sweep) and tells the probe route
+// (podruntime/probe.Route) the network and its DNS helper, and stopdrain.go takes
 // a pod out of the Services' endpoints before its graceful stop (drain.go:
 // the Drainer it calls, services.Tracker when Services run).
 //
@@ -108,17 +109,16 @@
 // podplan.go only decides which template a pod runs and asks for them.
 // The files that still carry out the runtime's rules here for the
 // Deployment controller, as the executor's hooks or the sweep's — envctl.go
-// (a create's environment and pod identity, the host's information from
-// the runtime's HostInfoCache, and which
-// revisions wait for a reference, indexed by deployment in the runtime's
-// ConfigRefs), files.go
-// (which plans each pod's payload and runs podruntime.WritePodFiles,
-// CheckSubPaths and RunFilesWriter), claims.go (the sweep's
-// podruntime.PlanClaims, releasing a deleted claim's volume through the
-// runtime's ClaimVolumes; the creates' claims are the executor's),
+// (names the pod a create belongs to for the runtime's CreateEnv, holds
+// its HostInfoCache, decides which revisions wait for a reference — the
+// Deployment's gate — and indexes references by deployment in the
+// runtime's ConfigRefs), files.go
+// (hands the runtime's FileVolumes the deployment's pods and templates,
+// and turns a refused subPath into the ReplicaFailure), claims.go (runs the runtime's
+// ClaimSweep from the sweep, naming a container's owner by its deployment
+// key; the creates' claims are the executor's),
 // poddelete.go (how a deleted pod is stopped and counted; which units a
-// request names is the runtime's Deletions), prober.go (the ProbeRunner, which reaches
-// pods as route.go says), and the pod parts of state.go and observe.go —
+// request names is the runtime's Deletions), and the pod parts of state.go and observe.go —
 // follow them; seccomp.go, pullsecrets.go and podip.go only hand a create
 // to podruntime.CreateInputs, PullSecrets and PodIPs.Assign, and
 // imageuser.go names the runtime's CreateContainerConfigError.

@@ -3,7 +3,6 @@ package reconciler
 import (
 	"context"
 	"fmt"
-	"maps"
 	"strings"
 
 	"github.com/dockctl/dockctl/dockerx"
@@ -18,7 +17,10 @@ import (
 // reference as a ReplicaFailure, as a cluster leaves such pods pending — and
 // a change to a referenced ConfigMap or Secret requeues the deployments that
 // refer to it (an index, as controller-runtime maps a child's event to its
-// owner), so that a waiting revision proceeds at once.
+// owner), so that a waiting revision proceeds at once. A create's
+// environment is the pod runtime's (podruntime.CreateEnv): this file only
+// names the pod it belongs to, as the Deployment controller names and
+// labels its pods.
 
 // waitingRevisions maps the hash of each template of the deployment (the
 // current one and the recorded revisions) whose pods cannot be made yet
@@ -74,60 +76,35 @@ func (c *Controller) missingRefs(ns string, t *manifests.PodTemplateSpec, cache 
 }
 
 // resolveEnv resolves the environment of the template container op
-// creates (nil for a holder, which runs none).
+// creates (nil for a holder, which runs none): podruntime.CreateEnv, with
+// the pod op belongs to (createPod).
 func (c *Controller) resolveEnv(ctx context.Context, in PlanInput, op Op, req dockerx.CreateRequest, podIP string, services map[string]string) ([]string, error) {
 	if op.Role == dockerx.RoleHolder || op.From == nil {
 		return nil, nil
 	}
-	ps := &op.From.Template.Spec
-	ctr := ps.FindContainer(op.Container)
-	if op.Container == "" && len(ps.Containers) > 0 {
-		ctr = &ps.Containers[0]
-	}
-	if ctr == nil {
-		return nil, fmt.Errorf("create %s: no container %q in the template", op.Name, op.Container)
-	}
-	pod := c.podIdentity(ctx, in, op, req)
-	if podIP != "" {
-		pod.PodIP = podIP
-	}
-	env, err := podruntime.ResolveEnvWithServices(ps, ctr, pod, c.opts.Config, services)
+	p := c.createPod(ctx, in, op, req)
+	p.AssignedIP = podIP
+	env, err := podruntime.CreateEnv(p, op.Container, c.opts.Config, services, c.opts.Recorder, opPodRef(in, op))
 	if err != nil {
 		return nil, fmt.Errorf("create %s: %w", op.Name, err)
 	}
-	// The kubelet reports each envFrom source's skipped keys on the pod,
-	// at each container start.
-	for _, sk := range env.Skipped {
-		c.opts.Recorder.Event(opPodRef(in, op), store.EventWarning, podruntime.ReasonInvalidEnvNames, sk.Message())
-	}
-	return env.Vars, nil
+	return env, nil
 }
 
-// podIdentity is what fieldRefs read of the pod op belongs to.
-func (c *Controller) podIdentity(ctx context.Context, in PlanInput, op Op, req dockerx.CreateRequest) podruntime.PodIdentity {
-	t := op.From.Template
-	labels := maps.Clone(t.Metadata.Labels)
-	if labels == nil {
-		labels = map[string]string{}
-	}
-	// As the Deployment controller labels its pods.
-	labels["pod-template-hash"] = op.Hash
-	pod := podruntime.PodIdentity{Name: req.PodName(), Namespace: in.namespace(), Labels: labels, Annotations: t.Metadata.Annotations,
-		ServiceAccountName: "default", HostIP: c.hostAddress()}
+// createPod is the pod op belongs to, as the Deployment controller names
+// and labels it.
+func (c *Controller) createPod(ctx context.Context, in PlanInput, op Op, req dockerx.CreateRequest) podruntime.CreatePod {
+	p := podruntime.CreatePod{Name: req.PodName(), Namespace: in.namespace(), Hash: op.Hash, Template: op.From.Template,
+		HostIP: c.hostAddress(), Host: c.hostInfo(ctx)}
 	if op.Pod != nil {
-		pod.UID = op.Pod.UID
+		p.UID = op.Pod.UID
 	} else {
-		pod.UID = podUID(op.Name, in.Now)
+		p.UID = podUID(op.Name, in.Now)
 	}
 	if req.Network != nil {
-		pod.PodIP = req.Network.IPv4
+		p.PodIP = req.Network.IPv4
 	}
-	if t.Spec.HostNetwork {
-		pod.PodIP = pod.HostIP // the host's network: the pod's address is the host's
-	}
-	h := c.hostInfo(ctx)
-	pod.NodeName, pod.NodeCPUs, pod.NodeMemory = h.Name, int64(h.CPUs), h.Memory
-	return pod
+	return p
 }
 
 // hostInfo returns the Docker host's name and capacity, asked once

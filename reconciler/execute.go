@@ -70,7 +70,7 @@ func (x *deploymentExec) CheckStart(ctx context.Context, id string) error {
 }
 
 func (x *deploymentExec) WriteFiles(ctx context.Context, op Op) error {
-	return x.c.writePodFiles(ctx, op) // files.go
+	return x.c.fileVolumes.Write(ctx, op) // podruntime.FileVolumes
 }
 
 func (x *deploymentExec) OpsFailed(errs []error) podruntime.Failure {
@@ -116,7 +116,7 @@ func (x *deploymentExec) Network(ctx context.Context) (*store.NetworkStatus, err
 func (x *deploymentExec) Prepare(ctx context.Context, op Op, req *dockerx.CreateRequest, network *store.NetworkStatus) (release func(), err error) {
 	c, in := x.c, x.in
 	if op.Role == dockerx.RoleHolder && manifests.NeedsWriter(&op.From.Template.Spec) {
-		img, err := c.writerHolderImage(ctx) // files.go
+		img, err := c.fileVolumes.Image(ctx) // podruntime.FileVolumes
 		if err != nil {
 			return nil, fmt.Errorf("create %s: %w", op.Name, err)
 		}
@@ -144,14 +144,14 @@ func (x *deploymentExec) Prepare(ctx context.Context, op Op, req *dockerx.Create
 	}()
 	env, err := c.resolveEnv(ctx, in, op, *req, podIP, svcEnv) // envctl.go
 	if err != nil {
-		return nil, &configError{err} // waiting.go: the kubelet's CreateContainerConfigError
+		return nil, &podruntime.ConfigError{Err: err} // the kubelet's CreateContainerConfigError (podruntime.CreateWait)
 	}
 	req.Env = env
 	if err := c.createInputs(ctx, req, op); err != nil { // seccomp.go
 		return nil, err
 	}
 	if op.Pod != nil && op.Role != dockerx.RoleHolder {
-		if err := c.checkSubPaths(ctx, op.From, op.Hash, *op.Pod, op.Container); err != nil { // files.go
+		if err := c.fileVolumes.CheckSubPaths(ctx, op.From, op.Hash, *op.Pod, op.Container); err != nil { // podruntime.FileVolumes
 			return nil, err
 		}
 	}

@@ -124,7 +124,7 @@ func (c *Controller) syncNetwork(ctx context.Context, cs []dockerx.Container, wa
 			return fmt.Errorf("instance network: %w", err)
 		}
 		if !left {
-			c.route.update(ctx, nil, false, cs)
+			c.route.Update(ctx, nil, false, cs)
 			return nil
 		}
 		// Wanted after all (applied meanwhile), or a name conflict:
@@ -138,7 +138,7 @@ func (c *Controller) syncNetwork(ctx context.Context, cs []dockerx.Container, wa
 		c.connect(ctx, planConnects(st.Name, cs))
 	}
 	// After the connects: a relay can reach only pods on the network.
-	c.route.update(ctx, st, created, cs)
+	c.route.Update(ctx, st, created, cs)
 	return nil
 }
 

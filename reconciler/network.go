@@ -13,6 +13,7 @@ import (
 	"github.com/dockctl/dockctl/dockerx"
 	"github.com/dockctl/dockctl/reconciler/netlayout"
 	"github.com/dockctl/dockctl/reconciler/podruntime"
+	"github.com/dockctl/dockctl/reconciler/podruntime/probe"
 	"github.com/dockctl/dockctl/store"
 )
 
@@ -180,6 +181,23 @@ type NetworkObserver interface {
 	// ProbeMode reports how httpGet and tcpSocket probes reach pods:
 	// ProbeDirect, ProbeRelay or ProbeUndecided.
 	ProbeMode(mode string)
+}
+
+// Probe modes (NetworkObserver.ProbeMode), as the pod runtime's probe
+// route decides them (podruntime/probe.Route).
+const (
+	ProbeUndecided = probe.Undecided
+	ProbeDirect    = probe.Direct
+	ProbeRelay     = probe.Relay
+)
+
+// modeObserver is the observer the probe route reports its mode to: obs
+// when it is a NetworkObserver, else none.
+func modeObserver(obs Observer) probe.ModeObserver {
+	if no, ok := obs.(NetworkObserver); ok {
+		return no
+	}
+	return nil
 }
 
 // networkStore keeps the network's record (Store's).

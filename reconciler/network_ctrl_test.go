@@ -16,6 +16,7 @@ import (
 	"github.com/dockctl/dockctl/dockerx"
 	"github.com/dockctl/dockctl/internal/helperapi"
 	"github.com/dockctl/dockctl/manifests"
+	"github.com/dockctl/dockctl/reconciler/internal/podtest"
 	"github.com/dockctl/dockctl/store"
 )
 
@@ -333,9 +334,9 @@ func TestProbesRelayedThroughTheDNSHelper(t *testing.T) {
 	// Nothing on the instance network is reachable from here, the DNS
 	// server (the route's check) as little as a pod (a probe made before
 	// the route is decided).
-	unreachable := &scriptedDial{err: &net.OpError{Op: "dial", Net: "tcp", Err: syscall.ENETUNREACH}}
-	h.ctrl.route.dial = unreachable.dial
-	h.ctrl.probeRunner.dial = unreachable.dial
+	unreachable := &podtest.ScriptedDial{Err: &net.OpError{Op: "dial", Net: "tcp", Err: syscall.ENETUNREACH}}
+	h.ctrl.route.Dial = unreachable.Dial
+	h.ctrl.probeRunner.Dial = unreachable.Dial
 	helper := addDNSHelper(h)
 	var mu sync.Mutex
 	var specs []helperapi.ProbeSpec
@@ -369,9 +370,9 @@ func TestProbesRelayedThroughTheDNSHelper(t *testing.T) {
 	mu.Lock()
 	healthy = false
 	mu.Unlock()
-	dials := unreachable.count()
+	dials := unreachable.Count()
 	h.waitFor("the replica not ready once the relay says the probe fails", func() bool { return readyReplicas(h, d) == 0 })
-	if n := unreachable.count(); n != dials {
+	if n := unreachable.Count(); n != dials {
 		t.Fatalf("%d dials once the route was decided: relay mode dials nothing", n-dials)
 	}
 }
@@ -382,12 +383,12 @@ func TestProbesRelayedThroughTheDNSHelper(t *testing.T) {
 func TestProbesDirectOnTheInstanceNetwork(t *testing.T) {
 	obs := &modeRecorder{}
 	h := newHarness(t, Options{Observer: obs})
-	h.ctrl.route.dial = (&scriptedDial{}).dial
+	h.ctrl.route.Dial = (&podtest.ScriptedDial{}).Dial
 	srv := httptest.NewServer(http.HandlerFunc(func(http.ResponseWriter, *http.Request) {}))
 	defer srv.Close()
 	var mu sync.Mutex
 	var dialed []string
-	h.ctrl.probeRunner.dial = func(ctx context.Context, network, addr string) (net.Conn, error) {
+	h.ctrl.probeRunner.Dial = func(ctx context.Context, network, addr string) (net.Conn, error) {
 		mu.Lock()
 		dialed = append(dialed, addr)
 		mu.Unlock()
@@ -455,4 +456,36 @@ func TestInstanceNetworkRemovedThenMadeAgain(t *testing.T) {
 			t.Fatalf("pod %s not on the re-created network: %v", c.Name, c.Networks)
 		}
 	}
+}
+
+// modeRecorder is a NetworkObserver.
+type modeRecorder struct {
+	nopObserver
+	mu        sync.Mutex
+	modes     []string
+	conflicts []bool
+}
+
+func (m *modeRecorder) ProbeMode(mode string) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.modes = append(m.modes, mode)
+}
+
+func (m *modeRecorder) InstanceNetworkConflict(c bool) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.conflicts = append(m.conflicts, c)
+}
+
+func (m *modeRecorder) last() (mode string, conflict *bool) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if len(m.modes) > 0 {
+		mode = m.modes[len(m.modes)-1]
+	}
+	if len(m.conflicts) > 0 {
+		conflict = &m.conflicts[len(m.conflicts)-1]
+	}
+	return mode, conflict
 }

@@ -102,7 +102,7 @@ func (c *Controller) sweep(ctx context.Context) error {
 	for _, r := range records {
 		listVolumes = listVolumes || hasHelpers(r)
 	}
-	claims, syncClaims := c.claimInputs() // claims.go
+	claims, syncClaims := c.claims.Inputs() // claims.go
 	listVolumes = listVolumes || len(claims) > 0
 	var vols []dockerx.Volume
 	if listVolumes {
@@ -119,7 +119,7 @@ func (c *Controller) sweep(ctx context.Context) error {
 	}
 	var claimErr error
 	if syncClaims && listVolumes {
-		claimErr = c.syncClaims(ctx, claims, cs, vols)
+		claimErr = c.claims.Sync(ctx, claims, cs, vols)
 	}
 	c.mu.Lock()
 	c.hasVolumes = map[string]bool{}

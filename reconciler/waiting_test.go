@@ -152,7 +152,7 @@ func TestImagePullWaitNamesEachRevisionsOwnImage(t *testing.T) {
 	}
 	in := PlanInput{Instance: "i", Name: "web", Now: t0}
 	_, _ = c.execute(context.Background(), in, Plan{Ops: ops}) // the pulls' failures show in the waits
-	waits := c.takeWaits(in.key())
+	waits := c.waits.Take(in.key())
 	if len(waits) != 2 {
 		t.Fatalf("waits %+v, want one per pod", waits)
 	}

@@ -51,13 +51,19 @@
 // owner's planner; podfiles.go writes a pod's files through the files
 // writer (WritePodFiles, RunFilesWriter), checks its subPath binds
 // (CheckSubPaths) and remembers what each pod got
-// (FilesMemory); sync.go is Runtime.Sync, the entry point of a workload
+// (FilesMemory), and filevolumes.go is the same for a controller that
+// plans its own pods (FileVolumes: where each pod's files stand, the
+// write, the helper image, subPath checks); sync.go is Runtime.Sync, the entry point of a workload
 // controller of any kind: its pods made real (created under
 // dockerx.PodContainerName, started, restarted per restartPolicy with the
 // backoff, stopped and removed once unwanted) and their PodStatus read
 // back, with syncpod.go for pods that need a holder (the same steps, each
 // op run once the ops it needs succeeded; env from the ConfigStore and
 // the Service variables, images pulled, claims checked: ClaimUsable);
+// waiting.go is what a pod its owner wants but could not create shows
+// (docs/design.md §5: WaitingPod; which failed create shows, CreateWait,
+// collected per owner in CreateWaits, kept or backed off by SettleWaits,
+// the reason of a pod waiting for a reference, UnmadeReason), and
 // recorded.go is what an owner of the workload frame records of that
 // memory with its status for the read commands (Runtime.Recorded: live
 // containers' restarts and readiness verdicts), what a restarted
@@ -68,7 +74,9 @@
 // The goroutines of the kubelet: runtime.go is the Runtime a workload
 // controller holds and stops, which owns prober.go (Prober: one worker
 // per running container with probes the runtime runs, through a
-// ProbeRunner its controller gives it, which knows how to reach pods),
+// ProbeRunner its controller gives it, which knows how to reach pods:
+// sub-package probe's Runner, directly or relayed through the DNS helper
+// as its Route decides, docs/design.md §10),
 // startup.go (startup probes) and hooks.go (lifecycle hooks: postStart in
 // the probe worker, RunHook for the stopper's preStop), and stopper.go
 // (Stopper: each graceful stop, a StopRequest, in a goroutine of its own)
@@ -125,13 +133,15 @@
 // and execcreate.go's creates (templates checked, images pulled with the
 // pods' credentials, runAsNonRoot, claims' volumes made through
 // claimvolumes.go's ClaimVolumes, which a sweep's release of a deleted
-// claim's volume never falls under, the holder image, then slow start
+// claim's volume (claimsweep.go's ClaimSweep: PlanClaims carried out,
+// pvc-protection, docs/design.md §12) never falls under, the holder image, then slow start
 // and each create and start, a name conflict judged and remembered by
 // names.go's NameConflicts: adopted, in flight, or blocked). What is the
 // owner's own — the events and
 // waiting reasons of each op's outcome, its surge gate, the failure its
 // status reports, the privilege gate, the network, what a create needs
-// from outside the template (environment, pod address, seccomp profile,
+// from outside the template (environment — createenv.go's CreateEnv,
+// from the pod its owner names, CreatePod —, pod address, seccomp profile,
 // subPath checks) and which container under a conflicting name is its
 // own (ConflictOwner) — it gives as ExecHooks,
 // never as a switch on its kind (docs/design.md §17). The executor runs
@@ -141,8 +151,7 @@
 // RunIfCreatesSafe its owner's ExecHooks.CreatesSafe, decide; nothing is
 // created from a template its owner refuses (ExecHooks.Refusal), checked
 // again at the create whatever the plan says. The Deployment
-// controller's remaining kubelet parts (package reconciler: envctl.go,
-// files.go, claims.go's sweep, poddelete.go, prober.go;
+// controller's remaining kubelet parts (package reconciler: poddelete.go;
 // state.go records starts and refused starts in ContainerState) follow
 // these rules.
 package podruntime

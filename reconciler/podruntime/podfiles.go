@@ -92,7 +92,7 @@ func (m *FilesMemory) Forget(dep string, keep map[string]*Pod) {
 // PodDownwardIdentity is what the downward API tells pod p of template t (of
 // template hash hash): its labels carry pod-template-hash, as the
 // Deployment controller labels its pods (and as its environment's
-// fieldRef reads them: podIdentity in envctl.go).
+// fieldRef reads them: CreatePod.Identity).
 func PodDownwardIdentity(ns, name, uid, hash string, t *manifests.PodTemplateSpec) DownwardIdentity {
 	labels := maps.Clone(t.Metadata.Labels)
 	if hash != "" {

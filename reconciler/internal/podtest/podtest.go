@@ -1,6 +1,6 @@
 // Package podtest is test support shared by the tests of package
 // reconciler (its Deployment controller) and package podruntime (the pod
-// runtime they drive): probe runners and probes whose behaviour a test
+// runtime they drive): probe runners, dials and probes whose behaviour a test
 // decides, and a wait on a condition. Only _test.go files import it.
 //
 // Invariant: nothing here waits on time for a verdict: a runner answers
@@ -11,6 +11,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net"
 	"strings"
 	"sync"
 	"testing"
@@ -116,4 +117,39 @@ func WaitFor(t testing.TB, cond func() bool) {
 		}
 		time.Sleep(time.Millisecond)
 	}
+}
+
+// ScriptedDial answers the probe route's reachability dial: ok (a
+// connection already closed at its far end), or Err.
+type ScriptedDial struct {
+	mu    sync.Mutex
+	Err   error
+	dials []string
+}
+
+// Dial records addr and answers.
+func (d *ScriptedDial) Dial(_ context.Context, _, addr string) (net.Conn, error) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	d.dials = append(d.dials, addr)
+	if d.Err != nil {
+		return nil, d.Err
+	}
+	c1, c2 := net.Pipe()
+	c2.Close()
+	return c1, nil
+}
+
+// Dials lists the addresses dialed, in order.
+func (d *ScriptedDial) Dials() []string {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return append([]string(nil), d.dials...)
+}
+
+// Count is how many dials were made.
+func (d *ScriptedDial) Count() int {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return len(d.dials)
 }

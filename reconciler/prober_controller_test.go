@@ -3,77 +3,15 @@ package reconciler
 import (
 	"context"
 	"errors"
-	"net"
-	"net/http"
-	"net/http/httptest"
-	"strconv"
 	"sync"
 	"testing"
 	"time"
 
-	"k8s.io/apimachinery/pkg/util/intstr"
-
 	"github.com/dockctl/dockctl/dockerx"
-	"github.com/dockctl/dockctl/internal/dockerfake"
 	"github.com/dockctl/dockctl/manifests"
 	"github.com/dockctl/dockctl/reconciler/internal/podtest"
 	"github.com/dockctl/dockctl/reconciler/podruntime"
 )
-
-func TestDockerProbeRunner(t *testing.T) {
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		switch r.URL.Path {
-		case "/ok":
-		case "/redirect":
-			http.Redirect(w, r, "/elsewhere", http.StatusFound)
-		default:
-			w.WriteHeader(http.StatusServiceUnavailable)
-		}
-	}))
-	defer srv.Close()
-	host, portStr, _ := net.SplitHostPort(srv.Listener.Addr().String())
-	port, _ := strconv.Atoi(portStr)
-	closed, _ := net.Listen("tcp", "127.0.0.1:0")
-	closedPort := closed.Addr().(*net.TCPAddr).Port
-	closed.Close()
-
-	engine := dockerfake.New(testImage)
-	id, _ := engine.Add(dockerx.Container{Name: "c", State: dockerx.StateRunning, Labels: map[string]string{}}, "")
-	engine.OnExec = func(_ string, cmd []string) (int, error) {
-		if cmd[0] == "fail" {
-			return 3, nil
-		}
-		return 0, nil
-	}
-	runner := newDockerProbeRunner(engine, nil, nil)
-	target := podruntime.ProbeTarget{ContainerID: id, Address: host, Ports: []manifests.ContainerPort{{Name: "http", ContainerPort: int32(port)}}}
-	httpProbe := func(path string, p intstr.IntOrString) *manifests.Probe {
-		return &manifests.Probe{HTTPGet: &manifests.HTTPGetAction{Path: path, Port: p}, TimeoutSeconds: 1}
-	}
-	tests := []struct {
-		name  string
-		probe *manifests.Probe
-		ok    bool
-	}{
-		{"http 200", httpProbe("/ok", intstr.FromInt32(int32(port))), true},
-		{"http by port name", httpProbe("/ok", intstr.FromString("http")), true},
-		{"http 503", httpProbe("/fail", intstr.FromInt32(int32(port))), false},
-		{"http 302 counts as success, not followed", httpProbe("/redirect", intstr.FromInt32(int32(port))), true},
-		{"http unknown port name", httpProbe("/ok", intstr.FromString("nope")), false},
-		{"tcp open", &manifests.Probe{TCPSocket: &manifests.TCPSocketAction{Port: intstr.FromInt32(int32(port))}}, true},
-		{"tcp closed", &manifests.Probe{TCPSocket: &manifests.TCPSocketAction{Port: intstr.FromInt32(int32(closedPort))}}, false},
-		{"exec exit 0", &manifests.Probe{Exec: &manifests.ExecAction{Command: []string{"true"}}}, true},
-		{"exec exit 3", &manifests.Probe{Exec: &manifests.ExecAction{Command: []string{"fail"}}}, false},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			err := runner.Run(context.Background(), target, tt.probe)
-			if (err == nil) != tt.ok {
-				t.Fatalf("Run = %v, want ok=%v", err, tt.ok)
-			}
-		})
-	}
-}
 
 // switchRunner answers probes from a per-container switch a test flips.
 type switchRunner struct {

@@ -1,4 +1,4 @@
-package reconciler
+package probe
 
 import (
 	"context"
@@ -21,30 +21,41 @@ import (
 	"github.com/dockctl/dockctl/reconciler/podruntime"
 )
 
-// The probes the controller runs (podruntime.Prober says which, and runs
-// them) reach pods through dockerProbeRunner.
+// ExecDocker runs an exec probe in a container (the Docker API's exec).
+type ExecDocker interface {
+	Exec(ctx context.Context, id string, cmd []string, timeout time.Duration) (int, error)
+}
 
-// dockerProbeRunner runs probes for real: HTTP and TCP from the
-// controller to the container's address, or relayed through the DNS
-// helper when the controller cannot reach the instance network (route.go);
-// exec through the Docker API.
-type dockerProbeRunner struct {
-	docker Docker
+// RelayDocker runs a relayed probe in the DNS helper and returns its exit
+// code and output (the Docker API's exec, output kept).
+type RelayDocker interface {
+	ExecOutput(ctx context.Context, id string, cmd []string, timeout time.Duration) (exit int, stdout []byte, err error)
+}
+
+// Runner runs probes for real (a podruntime.ProbeRunner; podruntime.Prober
+// says which, and when): HTTP and TCP from the controller to the
+// container's address, or relayed through the DNS helper when the
+// controller cannot reach the instance network (route.go); exec through
+// the Docker API.
+type Runner struct {
+	docker ExecDocker
 	client *http.Client
 	// nd runs relayed probes (nil: Docker without networks); route says
 	// whether to relay (nil: never).
-	nd    NetworkDocker
-	route *probeRoute
-	// dial connects a direct probe (tests substitute it).
-	dial func(ctx context.Context, network, addr string) (net.Conn, error)
+	nd    RelayDocker
+	route *Route
+	// Dial connects a direct probe (tests substitute it).
+	Dial func(ctx context.Context, network, addr string) (net.Conn, error)
 }
 
-func newDockerProbeRunner(d Docker, nd NetworkDocker, route *probeRoute) *dockerProbeRunner {
-	r := &dockerProbeRunner{docker: d, nd: nd, route: route}
+// NewRunner returns a Runner that execs through d, relays through nd (nil:
+// never) when route says so (nil: never) and dials directly otherwise.
+func NewRunner(d ExecDocker, nd RelayDocker, route *Route) *Runner {
+	r := &Runner{docker: d, nd: nd, route: route}
 	var dialer net.Dialer
-	r.dial = dialer.DialContext
+	r.Dial = dialer.DialContext
 	transport := http.DefaultTransport.(*http.Transport).Clone()
-	transport.DialContext = func(ctx context.Context, network, addr string) (net.Conn, error) { return r.dial(ctx, network, addr) }
+	transport.DialContext = func(ctx context.Context, network, addr string) (net.Conn, error) { return r.Dial(ctx, network, addr) }
 	// As kubelet, and as the relay (internal/dataplane): never through a
 	// proxy from the environment, HTTPS without verifying the
 	// certificate, so that a pod is judged alike in either mode.
@@ -58,10 +69,11 @@ func newDockerProbeRunner(d Docker, nd NetworkDocker, route *probeRoute) *docker
 	return r
 }
 
-func (r *dockerProbeRunner) Run(ctx context.Context, t podruntime.ProbeTarget, p *manifests.Probe) error {
+// Run runs one attempt of probe p against t (podruntime.ProbeRunner).
+func (r *Runner) Run(ctx context.Context, t podruntime.ProbeTarget, p *manifests.Probe) error {
 	timeout := time.Duration(max(p.TimeoutSeconds, 1)) * time.Second
 	if p.Exec == nil && !t.HostNetwork && r.nd != nil {
-		if helper, relay := r.route.via(); relay {
+		if helper, relay := r.route.Via(); relay {
 			if !t.OnNetwork {
 				// Its address is not one the relay can reach (a pod of an
 				// earlier release the sweep has not connected yet).
@@ -78,7 +90,7 @@ func (r *dockerProbeRunner) Run(ctx context.Context, t podruntime.ProbeTarget, p
 }
 
 // relay runs an httpGet, tcpSocket or grpc probe in the DNS helper.
-func (r *dockerProbeRunner) relay(ctx context.Context, helper string, t podruntime.ProbeTarget, p *manifests.Probe, timeout time.Duration) error {
+func (r *Runner) relay(ctx context.Context, helper string, t podruntime.ProbeTarget, p *manifests.Probe, timeout time.Duration) error {
 	if helper == "" {
 		r.route.relayLost("", fmt.Errorf("no DNS helper runs"))
 		return fmt.Errorf("%w: no DNS helper runs to relay it", podruntime.ErrNoVerdict)
@@ -152,7 +164,7 @@ func relaySpec(t podruntime.ProbeTarget, p *manifests.Probe, timeout time.Durati
 }
 
 // direct runs a probe from the controller itself.
-func (r *dockerProbeRunner) direct(ctx context.Context, t podruntime.ProbeTarget, p *manifests.Probe, timeout time.Duration) error {
+func (r *Runner) direct(ctx context.Context, t podruntime.ProbeTarget, p *manifests.Probe, timeout time.Duration) error {
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	switch {
@@ -230,7 +242,7 @@ func (r *dockerProbeRunner) direct(ctx context.Context, t podruntime.ProbeTarget
 		if host == "" {
 			return fmt.Errorf("container has no address to probe (network mode none?)")
 		}
-		conn, err := r.dial(ctx, "tcp", net.JoinHostPort(host, strconv.Itoa(port)))
+		conn, err := r.Dial(ctx, "tcp", net.JoinHostPort(host, strconv.Itoa(port)))
 		if err != nil {
 			return err
 		}
@@ -243,7 +255,7 @@ func (r *dockerProbeRunner) direct(ctx context.Context, t podruntime.ProbeTarget
 		if p.GRPC.Service != nil {
 			service = *p.GRPC.Service
 		}
-		return grpcprobe.Check(ctx, r.dial, t.Address, int(p.GRPC.Port), service)
+		return grpcprobe.Check(ctx, r.Dial, t.Address, int(p.GRPC.Port), service)
 	}
 	return fmt.Errorf("probe has no handler")
 }

@@ -1,4 +1,4 @@
-package reconciler
+package probe
 
 import (
 	"context"
@@ -32,15 +32,21 @@ import (
 // answer, or a refusal (its helper started but does not listen yet), means
 // the network routes from here.
 
-// Probe modes (NetworkObserver.ProbeMode).
+// ModeObserver records how probes reach pods (metrics); nil records nothing.
+type ModeObserver interface {
+	// ProbeMode reports the mode: Direct, Relay or Undecided.
+	ProbeMode(mode string)
+}
+
+// Probe modes (ModeObserver.ProbeMode).
 const (
-	// ProbeUndecided: not decided yet (no DNS helper runs); probes go
+	// Undecided: not decided yet (no DNS helper runs); probes go
 	// directly, as before the instance network.
-	ProbeUndecided = "undecided"
-	// ProbeDirect: the controller dials pods itself.
-	ProbeDirect = "direct"
-	// ProbeRelay: probes run in the DNS helper.
-	ProbeRelay = "relay"
+	Undecided = "undecided"
+	// Direct: the controller dials pods itself.
+	Direct = "direct"
+	// Relay: probes run in the DNS helper.
+	Relay = "relay"
 )
 
 const (
@@ -55,13 +61,14 @@ const (
 	relayMargin = 5 * time.Second
 )
 
-// probeRoute decides and remembers how probes reach pods.
-type probeRoute struct {
+// Route decides and remembers how probes reach pods. Its methods are
+// safe for concurrent use; a nil Route never relays.
+type Route struct {
 	instance string
 	log      *slog.Logger
-	obs      NetworkObserver // may be nil
-	// dial connects to an address (tests substitute it).
-	dial func(ctx context.Context, network, addr string) (net.Conn, error)
+	obs      ModeObserver // may be nil
+	// Dial connects to an address (tests substitute it).
+	Dial func(ctx context.Context, network, addr string) (net.Conn, error)
 	// sweep queues the sweep, which re-checks.
 	sweep func()
 	now   func() time.Time
@@ -77,16 +84,18 @@ type probeRoute struct {
 	announced  bool // the mode was logged and reported once
 }
 
-func newProbeRoute(instance string, log *slog.Logger, obs Observer, sweep func()) *probeRoute {
-	r := &probeRoute{instance: instance, log: log, sweep: sweep, now: time.Now, mode: ProbeUndecided}
-	r.obs, _ = obs.(NetworkObserver)
+// NewRoute returns an undecided route for the instance's network; sweep
+// queues the sweep that decides it (Update), obs (may be nil) is told of
+// each mode.
+func NewRoute(instance string, log *slog.Logger, obs ModeObserver, sweep func()) *Route {
+	r := &Route{instance: instance, log: log, obs: obs, sweep: sweep, now: time.Now, mode: Undecided}
 	var d net.Dialer
-	r.dial = d.DialContext
+	r.Dial = d.DialContext
 	return r
 }
 
 // networkName is the network whose address a probe targets ("" none).
-func (r *probeRoute) networkName() string {
+func (r *Route) NetworkName() string {
 	if r == nil {
 		return ""
 	}
@@ -96,13 +105,13 @@ func (r *probeRoute) networkName() string {
 }
 
 // via returns the DNS helper to relay through, when probes are relayed.
-func (r *probeRoute) via() (helper string, relay bool) {
+func (r *Route) Via() (helper string, relay bool) {
 	if r == nil {
 		return "", false
 	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	return r.helper, r.mode == ProbeRelay
+	return r.helper, r.mode == Relay
 }
 
 // judgeDirect turns the error of a direct probe into its verdict. Until
@@ -111,13 +120,13 @@ func (r *probeRoute) via() (helper string, relay bool) {
 // be unable to reach the network at all — so it gives no verdict: a
 // controller starting in a container must not restart every pod whose
 // liveness it cannot probe yet. A route that failed asks for a re-check.
-func (r *probeRoute) judgeDirect(err error) error {
+func (r *Route) judgeDirect(err error) error {
 	if r == nil || err == nil {
 		return err
 	}
 	r.unreachable(err)
 	r.mu.Lock()
-	undecided := r.mode == ProbeUndecided && r.network != ""
+	undecided := r.mode == Undecided && r.network != ""
 	r.mu.Unlock()
 	var op *net.OpError
 	if undecided && errors.As(err, &op) && op.Op == "dial" && !errors.Is(err, syscall.ECONNREFUSED) {
@@ -129,12 +138,12 @@ func (r *probeRoute) judgeDirect(err error) error {
 // noteEvent is told of every container event: the DNS helper starting
 // while the mode is undecided queues the sweep that decides it. (A network
 // a create makes outside a sweep queues a sweep itself: instanceNetwork.made.)
-func (r *probeRoute) noteEvent(ev dockerx.Event) {
+func (r *Route) NoteEvent(ev dockerx.Event) {
 	if ev.Role != dockerx.RoleDNS || ev.Action != "start" {
 		return
 	}
 	r.mu.Lock()
-	undecided := r.mode == ProbeUndecided
+	undecided := r.mode == Undecided
 	r.mu.Unlock()
 	if undecided {
 		r.sweep()
@@ -144,24 +153,24 @@ func (r *probeRoute) noteEvent(ev dockerx.Event) {
 // update is the sweep's: st is the instance network (nil: none to use),
 // created whether this sweep created it, cs the instance's containers. It
 // decides the mode when it must, dialing outside the lock.
-func (r *probeRoute) update(ctx context.Context, st *store.NetworkStatus, created bool, cs []dockerx.Container) {
+func (r *Route) Update(ctx context.Context, st *store.NetworkStatus, created bool, cs []dockerx.Container) {
 	helper := dnsHelper(r.instance, cs)
 	r.mu.Lock()
 	if st == nil {
 		r.network, r.helper = "", helper
-		r.setModeLocked(ProbeDirect, "no instance network")
+		r.setModeLocked(Direct, "no instance network")
 		r.mu.Unlock()
 		return
 	}
 	r.network, r.helper = st.Name, helper
 	key := st.Name + " " + st.Subnet
-	need := created || r.mode == ProbeUndecided || r.recheck || r.decidedFor != key
+	need := created || r.mode == Undecided || r.recheck || r.decidedFor != key
 	if !need {
 		r.mu.Unlock()
 		return
 	}
 	if helper == "" {
-		r.setModeLocked(ProbeUndecided, "no DNS helper runs yet: probes go directly until one does")
+		r.setModeLocked(Undecided, "no DNS helper runs yet: probes go directly until one does")
 		r.mu.Unlock()
 		return
 	}
@@ -171,16 +180,16 @@ func (r *probeRoute) update(ctx context.Context, st *store.NetworkStatus, create
 
 	addr := net.JoinHostPort(st.DNSIP, "53")
 	dctx, cancel := context.WithTimeout(ctx, reachTimeout)
-	conn, err := r.dial(dctx, "tcp", addr)
+	conn, err := r.Dial(dctx, "tcp", addr)
 	cancel()
-	mode, why := ProbeDirect, "the DNS server "+addr+" answers from here"
+	mode, why := Direct, "the DNS server "+addr+" answers from here"
 	switch {
 	case errors.Is(err, syscall.ECONNREFUSED):
 		// Its helper started but does not listen yet: the refusal came
 		// back over the network, which routes from here.
 		why = "the DNS server " + addr + " refused the connection (not listening yet): the network routes from here"
 	case err != nil:
-		mode, why = ProbeRelay, fmt.Sprintf("the instance network is not reachable from here (%v): probes run in the DNS helper", err)
+		mode, why = Relay, fmt.Sprintf("the instance network is not reachable from here (%v): probes run in the DNS helper", err)
 	default:
 		conn.Close()
 	}
@@ -193,7 +202,7 @@ func (r *probeRoute) update(ctx context.Context, st *store.NetworkStatus, create
 	r.setModeLocked(mode, why)
 }
 
-func (r *probeRoute) setModeLocked(mode, why string) {
+func (r *Route) setModeLocked(mode, why string) {
 	if r.mode == mode && r.announced {
 		return
 	}
@@ -207,7 +216,7 @@ func (r *probeRoute) setModeLocked(mode, why string) {
 // unreachable is told of a direct probe's error: no route to the pod
 // asks for a re-check at the next sweep (queued now), at most once per
 // recheckEvery.
-func (r *probeRoute) unreachable(err error) {
+func (r *Route) unreachable(err error) {
 	if r == nil || !(errors.Is(err, syscall.EHOSTUNREACH) || errors.Is(err, syscall.ENETUNREACH)) {
 		return
 	}
@@ -224,7 +233,7 @@ func (r *probeRoute) unreachable(err error) {
 // relayLost is told that the DNS helper could not run a relayed probe:
 // it is looked for again at the next sweep. Warned about at most once per
 // recheckEvery (every probe of every pod meets it).
-func (r *probeRoute) relayLost(helper string, err error) {
+func (r *Route) relayLost(helper string, err error) {
 	r.mu.Lock()
 	warn := r.now().Sub(r.lastWarn) >= recheckEvery
 	if warn {
