@@ -82,6 +82,11 @@ func (c *Controller) resolveEnv(ctx context.Context, in PlanInput, op Op, req do
 	if op.Role == dockerx.RoleHolder || op.From == nil {
 		return nil, nil
 	}
+	// The container first, as before the move to the runtime: the host is
+	// asked (createPod) only for a create the template allows.
+	if _, err := podruntime.CreateContainer(&op.From.Template.Spec, op.Container); err != nil {
+		return nil, fmt.Errorf("create %s: %w", op.Name, err)
+	}
 	p := c.createPod(ctx, in, op, req)
 	p.AssignedIP = podIP
 	env, err := podruntime.CreateEnv(p, op.Container, c.opts.Config, services, c.opts.Recorder, opPodRef(in, op))

@@ -3,6 +3,7 @@ package reconciler
 import (
 	"context"
 	"encoding/json"
+	"log/slog"
 	"maps"
 	"slices"
 	"strings"
@@ -328,4 +329,50 @@ func TestRevisionWaitingForConfigMapKeepsOldReplicas(t *testing.T) {
 		t.Fatal(err)
 	}
 	h.waitReplicas("web", 4)
+}
+
+// hostAsker is a Docker that only tells the host, counting the asks.
+type hostAsker struct {
+	Docker
+	mu   sync.Mutex
+	asks int
+}
+
+func (h *hostAsker) HostInfo(context.Context) (dockerx.HostInfo, error) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.asks++
+	return dockerx.HostInfo{Name: "node1", CPUs: 2, Memory: 1 << 30}, nil
+}
+
+// A create's environment asks Docker for the host (spec.nodeName, unset
+// limits) only for a container the template has: a create the template
+// refuses fails before any Docker call, as the kubelet validates the
+// container before it builds its environment.
+func TestResolveEnvAsksTheHostOnlyForATemplatesContainer(t *testing.T) {
+	for _, tc := range []struct {
+		name      string
+		container string
+		wantErr   string
+		wantAsks  int
+	}{
+		{name: "the template's container", container: "app", wantAsks: 1},
+		{name: "a container the template lacks", container: "gone", wantErr: `create web-x: no container "gone" in the template`, wantAsks: 0},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			host := &hostAsker{}
+			c := &Controller{docker: host, log: slog.New(slog.DiscardHandler), opts: Options{Recorder: NopRecorder{}}}
+			d := testDeployment("web", 1, "x")
+			d.Spec.Template.Spec.Containers[0].Name = "app"
+			op := Op{Kind: OpCreate, Name: "web-x", Hash: "h1", Container: tc.container, From: dockerx.TemplateOf(d)}
+			in := PlanInput{Instance: "i", Name: "web", Now: time.Unix(0, 0)}
+			_, err := c.resolveEnv(context.Background(), in, op, dockerx.CreateRequest{Name: "web-x", From: op.From}, "", nil)
+			if tc.wantErr == "" && err != nil || tc.wantErr != "" && (err == nil || err.Error() != tc.wantErr) {
+				t.Fatalf("err %v, want %q", err, tc.wantErr)
+			}
+			if host.asks != tc.wantAsks {
+				t.Fatalf("host asked %d times, want %d", host.asks, tc.wantAsks)
+			}
+		})
+	}
 }

@@ -58,12 +58,9 @@ func (p CreatePod) Identity() PodIdentity {
 // each container start: an InvalidEnvironmentVariableNames event on ref.
 func CreateEnv(p CreatePod, name string, cs ConfigStore, services map[string]string, rec Recorder, ref store.InvolvedObject) ([]string, error) {
 	ps := &p.Template.Spec
-	ctr := ps.FindContainer(name)
-	if name == "" && len(ps.Containers) > 0 {
-		ctr = &ps.Containers[0]
-	}
-	if ctr == nil {
-		return nil, fmt.Errorf("no container %q in the template", name)
+	ctr, err := CreateContainer(ps, name)
+	if err != nil {
+		return nil, err
 	}
 	env, err := ResolveEnvWithServices(ps, ctr, p.Identity(), cs, services)
 	if err != nil {
@@ -73,4 +70,19 @@ func CreateEnv(p CreatePod, name string, cs ConfigStore, services map[string]str
 		rec.Event(ref, store.EventWarning, ReasonInvalidEnvNames, sk.Message())
 	}
 	return env.Vars, nil
+}
+
+// CreateContainer is container name of pod spec ps ("" its first
+// container), or an error naming it when the template has none of that
+// name. An owner checks it before it asks anything of the host for the
+// pod (CreatePod.Host): a create the template refuses costs no Docker call.
+func CreateContainer(ps *manifests.PodSpec, name string) (*manifests.Container, error) {
+	ctr := ps.FindContainer(name)
+	if name == "" && len(ps.Containers) > 0 {
+		ctr = &ps.Containers[0]
+	}
+	if ctr == nil {
+		return nil, fmt.Errorf("no container %q in the template", name)
+	}
+	return ctr, nil
 }
