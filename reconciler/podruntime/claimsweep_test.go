@@ -1,9 +1,11 @@
 package podruntime
 
 import (
+	"bytes"
 	"context"
 	"io"
 	"log/slog"
+	"strings"
 	"testing"
 
 	"github.com/dockctl/dockctl/dockerx"
@@ -60,5 +62,30 @@ func TestClaimSweep(t *testing.T) {
 	}
 	if err := s.Sync(ctx, gone, nil, vols); err != nil || len(d.removed) != 1 || d.removed[0] != vols[0].Name {
 		t.Fatalf("a deleted claim no longer used: %v, removed %q; want its volume released", err, d.removed)
+	}
+}
+
+// A volume left in place is warned about once per volume and reason,
+// whatever the number of sweeps, as the controller noted it before the
+// move to the runtime; without a store to ask again, nothing is released.
+func TestClaimSweepWarnsOnceAndReleasesNothingWithoutAStore(t *testing.T) {
+	var logs bytes.Buffer
+	d := &sweepDocker{}
+	s := &ClaimSweep{Instance: "i", Docker: d, Volumes: &ClaimVolumes{},
+		Log:   slog.New(slog.NewTextHandler(&logs, nil)),
+		Owner: func(ct dockerx.Container) string { return ct.Namespace + "/" + ct.Deployment }}
+	ctx := context.Background()
+	vols := []dockerx.Volume{claimVol("default", "stray"), claimVol("default", "data")}
+	gone := []ClaimInput{{Namespace: "default", Name: "data", Deleted: true}}
+	for range 3 {
+		if err := s.Sync(ctx, gone, nil, vols); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if n := strings.Count(logs.String(), "claim volume left in place"); n != 1 {
+		t.Fatalf("%d warnings of the unknown claim's volume over 3 sweeps, want 1:\n%s", n, logs.String())
+	}
+	if len(d.removed) != 0 {
+		t.Fatalf("removed %q without a store to ask again, want nothing", d.removed)
 	}
 }
