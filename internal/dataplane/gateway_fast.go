@@ -550,40 +550,50 @@ const fastFallback = -1
 func (fc *fastConn) pickEndpoint(rr *routeRequest, info *accessInfo) (*gatewaySnapshot, string, int) {
 	g := fc.fs.g
 	snap := g.acquire()
-	defer func() {
-		if snap != nil && info.upstream == "" {
-			snap.release()
-		}
-	}()
 	*info = accessInfo{}
+	status := fc.routeOn(snap, rr, info)
+	if status != 0 {
+		snap.release()
+		return nil, "", status
+	}
+	return snap, info.upstream, 0
+}
+
+// routeOn routes rr on snap and picks an endpoint into info, or says why
+// not (pickEndpoint's status).
+func (fc *fastConn) routeOn(snap *gatewaySnapshot, rr *routeRequest, info *accessInfo) int {
 	p := snap.ports[fc.fs.port]
 	if p == nil {
-		return nil, "", http.StatusNotFound
+		return http.StatusNotFound
 	}
 	rt := matchRoute(p, rr)
 	if rt == nil {
-		return nil, "", http.StatusNotFound
+		return http.StatusNotFound
 	}
 	if rt.Filters.Redirect != nil || rt.Filters.Rewrite != nil || rt.Filters.RequestHeaders != nil || rt.Filters.ResponseHeaders != nil {
-		return nil, "", fastFallback
+		return fastFallback
+	}
+	// Decided before the pick, so that net/http picks once and the
+	// route's weights hold.
+	for i := range rt.Backends {
+		if rt.Backends[i].H2C {
+			return fastFallback
+		}
 	}
 	info.route = rt.Source
-	be, idx, ok := g.pick(rt.Backends)
+	be, idx, ok := fc.fs.g.pick(rt.Backends)
 	switch {
 	case be == nil:
-		return nil, "", http.StatusInternalServerError
+		return http.StatusInternalServerError
 	case be.Invalid:
 		info.backend = be.Service
-		return nil, "", http.StatusInternalServerError
+		return http.StatusInternalServerError
 	case !ok:
 		info.backend = be.Service
-		return nil, "", http.StatusServiceUnavailable
-	case be.H2C:
-		return nil, "", fastFallback
+		return http.StatusServiceUnavailable
 	}
-	ep := snap.endpointAddr(be, idx)
-	info.backend, info.upstream = be.Service, ep
-	return snap, ep, 0
+	info.backend, info.upstream = be.Service, snap.endpointAddr(be, idx)
+	return 0
 }
 
 // fastErrorBodies are route's http.Error texts by status.
