@@ -398,7 +398,7 @@ func parseRequestHead(head []byte, r *fastRequest) (complete, ok bool) {
 		case asciiEqualFold(name, "Forwarded"), asciiEqualFold(name, "X-Forwarded-For"),
 			asciiEqualFold(name, "X-Forwarded-Host"), asciiEqualFold(name, "X-Forwarded-Proto"):
 			// ReverseProxy's Rewrite drops them; X-Forwarded-For is
-			// written again with the client appended (forwardedHead).
+			// written again with the client appended (writeRequest).
 			h.drop = true
 		}
 		r.hdrs = append(r.hdrs, h)
@@ -847,12 +847,25 @@ func dropHeader(head []byte, name string) []byte {
 // relayBody copies n bytes (n < 0: until EOF) from src to dst, flushing dst
 // whenever src has nothing buffered, so that a trickling body reaches the
 // client as it comes and a small one leaves with its head in one write.
+// What is larger than the connections' buffers goes through a pooled
+// 32 KiB buffer, held while the body streams, as ReverseProxy's.
 func relayBody(dst *bufio.Writer, src *bufio.Reader, n int64) (int64, error) {
 	var done int64
 	for n < 0 || done < n {
 		if src.Buffered() == 0 {
 			if err := dst.Flush(); err != nil {
 				return done, err
+			}
+			if n < 0 || n-done > fastBufSize {
+				k, err := relayLarge(dst, src, n-done)
+				done += int64(k)
+				if err != nil {
+					if errors.Is(err, io.EOF) && n >= 0 {
+						err = io.ErrUnexpectedEOF
+					}
+					return done, err
+				}
+				continue
 			}
 			if _, err := src.Peek(1); err != nil {
 				if errors.Is(err, io.EOF) && n >= 0 {
@@ -873,6 +886,25 @@ func relayBody(dst *bufio.Writer, src *bufio.Reader, n int64) (int64, error) {
 		done += int64(k)
 	}
 	return done, nil
+}
+
+// relayLarge reads once from src, whose buffer is empty, straight into a
+// pooled buffer (at most left bytes, unless left < 0) and writes that to
+// dst, whose buffer is empty too: one read and one write, no copy.
+func relayLarge(dst *bufio.Writer, src *bufio.Reader, left int64) (int, error) {
+	bp := httpBuffers.get()
+	defer httpBuffers.put(bp)
+	buf := *bp
+	if left >= 0 && int64(len(buf)) > left {
+		buf = buf[:left]
+	}
+	k, err := src.Read(buf)
+	if k > 0 {
+		if _, werr := dst.Write(buf[:k]); werr != nil {
+			return k, werr
+		}
+	}
+	return k, err
 }
 
 // relayChunked copies a chunked body as sent (chunk sizes, extensions,

@@ -8,6 +8,7 @@ import (
 	"net"
 	"net/http"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -385,6 +386,7 @@ func TestGatewayFastPathHandsOverWhatItDoesNotRelay(t *testing.T) {
 // The answer is relayed by its framing, and the client's connection is
 // kept only when the answer's end is known.
 func TestGatewayFastPathRelaysResponsesByFraming(t *testing.T) {
+	big := strings.Repeat("0123456789abcdef", 10<<10) // 160 KiB
 	answers := map[string]string{
 		"/length":  "HTTP/1.1 200 OK\r\nContent-Length: 5\r\n\r\nhello",
 		"/chunked": "HTTP/1.1 200 OK\r\nTrailer: X-Sum\r\nTransfer-Encoding: chunked\r\n\r\n5;ext=1\r\nhello\r\n6\r\n world\r\n0\r\nX-Sum: 11\r\n\r\n",
@@ -395,10 +397,14 @@ func TestGatewayFastPathRelaysResponsesByFraming(t *testing.T) {
 		"/hints":   "HTTP/1.1 103 Early Hints\r\nLink: </a.css>; rel=preload\r\n\r\nHTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok",
 		"/close":   "HTTP/1.1 200 OK\r\nConnection: close\r\nContent-Length: 2\r\n\r\nok",
 		"/eof":     "HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\n\r\nuntil the end",
+		// Larger than the connections' buffers: through pooled ones.
+		"/big":        "HTTP/1.1 200 OK\r\nContent-Length: " + strconv.Itoa(len(big)) + "\r\n\r\n" + big,
+		"/bigchunked": "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n" + strconv.FormatInt(int64(len(big)), 16) + "\r\n" + big + "\r\n1\r\n!\r\n0\r\n\r\n",
+		"/bigeof":     "HTTP/1.1 200 OK\r\n\r\n" + big,
 	}
 	be := newRawBackend(t, func(r *http.Request) (string, bool) {
 		resp := answers[r.URL.Path]
-		return resp, strings.Contains(resp, "Connection: close") || r.URL.Path == "/eof"
+		return resp, strings.Contains(resp, "Connection: close") || strings.HasSuffix(r.URL.Path, "eof")
 	})
 	g, access := newTestGateway(t, 1)
 	mustApplyGateway(t, g, fastAndNetHTTP(1, be.endpoint()))
@@ -418,12 +424,15 @@ func TestGatewayFastPathRelaysResponsesByFraming(t *testing.T) {
 		{"103 before the answer", "GET", "/hints", 200, "ok", "", true},
 		{"the backend closes: the client's connection stays", "GET", "/close", 200, "ok", "", true},
 		{"close-delimited: the client's connection closes", "GET", "/eof", 200, "until the end", "", false},
+		{"a large body of known length", "GET", "/big", 200, big, "", true},
+		{"a large chunk", "GET", "/bigchunked", 200, big + "!", "", true},
+		{"a large close-delimited body", "GET", "/bigeof", 200, big, "", false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			c := dialRaw(t, g.Addr(80))
 			resp, body := c.do(tc.method, tc.method+" "+tc.path+" HTTP/1.1\r\nHost: x\r\n\r\n")
 			if resp.StatusCode != tc.status || body != tc.body || resp.Trailer.Get("X-Sum") != tc.trailer {
-				t.Errorf("%d %q trailer %q, want %d %q trailer %q", resp.StatusCode, body, resp.Trailer.Get("X-Sum"), tc.status, tc.body, tc.trailer)
+				t.Errorf("%d %q trailer %q, want %d %q trailer %q", resp.StatusCode, short(body), resp.Trailer.Get("X-Sum"), tc.status, short(tc.body), tc.trailer)
 			}
 			if resp.Close == tc.keptAlive {
 				t.Errorf("Connection: close %v, want %v", resp.Close, !tc.keptAlive)
@@ -440,8 +449,9 @@ func TestGatewayFastPathRelaysResponsesByFraming(t *testing.T) {
 			}
 		})
 	}
+	waitFor(t, "the pooled buffers to be given back", func() bool { return httpBuffers.out.Load() == 0 })
 	waitFor(t, "an access log line per request", func() bool {
-		return strings.Count(access.String(), "\n") == 17 // two per kept-alive case
+		return strings.Count(access.String(), "\n") == 22 // two per kept-alive case
 	})
 	var line struct {
 		Method, Host, Path, Proto, Client, Route, Backend, Upstream string
@@ -456,6 +466,13 @@ func TestGatewayFastPathRelaysResponsesByFraming(t *testing.T) {
 		line.Bytes != 11 || line.Route != "test /" || line.Backend != "default/web:80" || line.Upstream != be.ln.Addr().String() || line.Client == "" {
 		t.Errorf("access log line %s", lines[2])
 	}
+}
+
+func short(s string) string {
+	if len(s) > 40 {
+		return s[:20] + "…" + s[len(s)-20:] + " (" + strconv.Itoa(len(s)) + " bytes)"
+	}
+	return s
 }
 
 // The fast path answers what route answers itself (no route, no
