@@ -41,6 +41,11 @@ const (
 	// fastBufSize is the size of a connection's read and write buffers; a
 	// request head that does not fit goes to net/http (1 MB heads).
 	fastBufSize = 4 << 10
+	// fastMaxBody is the largest request body the fast path relays: it
+	// sends the body before it reads the answer, which deadlocks with a
+	// backend that answers a large upload before reading it once both
+	// exceed the sockets' buffers; net/http's Transport does both at once.
+	fastMaxBody = 64 << 10
 	// As the Transport's MaxIdleConnsPerHost and IdleConnTimeout.
 	fastMaxIdlePerEndpoint = 64
 	fastBackendIdle        = 90 * time.Second
@@ -246,18 +251,24 @@ func (fc *fastConn) serve() {
 		}
 	}()
 	for first := true; ; first = false {
-		if !first {
-			if !fs.setIdle(fc, true) {
-				return
-			}
-			_ = fc.c.SetReadDeadline(time.Now().Add(fastIdleTimeout))
-			_, err := fc.br.Peek(1)
-			fs.setIdle(fc, false)
-			if err != nil {
-				return
-			}
+		// Idle until a request's first byte: Shutdown closes the
+		// connection then, a new one included.
+		if !fs.setIdle(fc, true) {
+			return
 		}
-		_ = fc.c.SetReadDeadline(time.Now().Add(fastHeaderTimeout))
+		wait := fastIdleTimeout
+		if first {
+			wait = fastHeaderTimeout
+		}
+		_ = fc.c.SetReadDeadline(time.Now().Add(wait))
+		_, err := fc.br.Peek(1)
+		fs.setIdle(fc, false)
+		if err != nil {
+			return
+		}
+		if !first {
+			_ = fc.c.SetReadDeadline(time.Now().Add(fastHeaderTimeout))
+		}
 		ok, err := fc.readHead()
 		if err != nil {
 			return
@@ -403,7 +414,7 @@ func parseRequestHead(head []byte, r *fastRequest) (complete, ok bool) {
 		}
 		r.hdrs = append(r.hdrs, h)
 	}
-	if hosts != 1 || lengths > 1 || !validHost(r.host) {
+	if hosts != 1 || lengths > 1 || !validHost(r.host) || r.contentLength > fastMaxBody {
 		// No Host or two, two Content-Lengths (even equal ones): net/http
 		// decides (400), never the fast path.
 		return false, false

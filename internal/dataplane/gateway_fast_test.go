@@ -172,6 +172,7 @@ func TestGatewayFastPathParseDecidesWhatItRelays(t *testing.T) {
 	}{
 		{"a GET", "GET /a?b=c HTTP/1.1\r\nHost: x\r\nAccept: */*\r\n\r\n", true, true},
 		{"a POST of known length", "POST /a HTTP/1.1\r\nHost: x\r\nContent-Length: 3\r\n\r\n", true, true},
+		{"a body over 64 KiB", "POST /a HTTP/1.1\r\nHost: x\r\nContent-Length: 65537\r\n\r\n", false, false},
 		{"Connection: close", "GET / HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n", true, true},
 		{"a head not yet complete", "GET / HTTP/1.1\r\nHost: x\r\n", false, true},
 		{"a request line not yet complete", "GET /a", false, true},
@@ -588,8 +589,9 @@ func TestGatewayFastPathRemovedEndpointGetsNoNewRequest(t *testing.T) {
 	}
 }
 
-// Shutdown closes the fast path's idle connections and waits for a
-// request in flight, whose answer says Connection: close.
+// Shutdown closes the fast path's idle connections (a new one that sent
+// nothing yet too) and waits for a request in flight, whose answer says
+// Connection: close.
 func TestGatewayFastPathShutdownDrains(t *testing.T) {
 	arrived, finish := make(chan struct{}), make(chan struct{})
 	be := newRawBackend(t, func(r *http.Request) (string, bool) {
@@ -601,8 +603,16 @@ func TestGatewayFastPathShutdownDrains(t *testing.T) {
 	})
 	g := NewGateway(GatewayOptions{ListenAddr: func(int) string { return "127.0.0.1:0" }, Log: testLog(t)})
 	mustApplyGateway(t, g, fastAndNetHTTP(1, be.endpoint()))
-	idle, busy := dialRaw(t, g.Addr(80)), dialRaw(t, g.Addr(80))
+	idle, busy, fresh := dialRaw(t, g.Addr(80)), dialRaw(t, g.Addr(80)), dialRaw(t, g.Addr(80))
 	idle.do("GET", "GET / HTTP/1.1\r\nHost: x\r\n\r\n")
+	g.mu.Lock()
+	fs := g.servers[80].fast
+	g.mu.Unlock()
+	waitFor(t, "the gateway to accept the three connections", func() bool {
+		fs.mu.Lock()
+		defer fs.mu.Unlock()
+		return len(fs.conns) == 3
+	})
 	answered := make(chan *http.Response, 1)
 	go func() {
 		io.WriteString(busy.c, "GET /slow HTTP/1.1\r\nHost: x\r\n\r\n")
@@ -617,6 +627,9 @@ func TestGatewayFastPathShutdownDrains(t *testing.T) {
 	go func() { stopped <- g.Shutdown(context.Background()) }()
 	if !idle.closedByPeer() {
 		t.Error("the idle connection was not closed")
+	}
+	if !fresh.closedByPeer() {
+		t.Error("the new connection was not closed")
 	}
 	select {
 	case err := <-stopped:
