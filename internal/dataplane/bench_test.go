@@ -100,30 +100,15 @@ func BenchmarkProxyTCP(b *testing.B) {
 // tcpRelay is a stand-in for docker-proxy, what Docker's -p runs on
 // 127.0.0.1: every connection relayed to backend by io.Copy both ways.
 func tcpRelay(b *testing.B, backend string) string {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		b.Fatal(err)
-	}
-	b.Cleanup(func() { ln.Close() })
-	go func() {
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			go func() {
-				defer c.Close()
-				up, err := net.Dial("tcp", backend)
-				if err != nil {
-					return
-				}
-				defer up.Close()
-				go func() { _, _ = io.Copy(up, c); up.(*net.TCPConn).CloseWrite() }()
-				_, _ = io.Copy(c, up)
-			}()
+	return server(b, func(c net.Conn) {
+		up, err := net.Dial("tcp", backend)
+		if err != nil {
+			return
 		}
-	}()
-	return ln.Addr().String()
+		defer up.Close()
+		go func() { _, _ = io.Copy(up, c); up.(*net.TCPConn).CloseWrite() }()
+		_, _ = io.Copy(c, up)
+	})
 }
 
 // BenchmarkGatewayHTTP compares keep-alive GETs on loopback from 8

@@ -22,7 +22,7 @@ import (
 // head as received (header names as sent: net/http's path canonicalises
 // them, the fast path forwards them as the client wrote them).
 type rawBackend struct {
-	ln      net.Listener
+	addr    *net.TCPAddr
 	respond func(r *http.Request) (resp string, closeAfter bool)
 	conns   atomic.Int64
 	closed  chan struct{} // one value per connection it closed after answering
@@ -34,27 +34,19 @@ type rawBackend struct {
 
 func newRawBackend(t *testing.T, respond func(r *http.Request) (string, bool)) *rawBackend {
 	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	b := &rawBackend{respond: respond, closed: make(chan struct{}, 100), eof: make(chan struct{}, 100)}
+	addr, err := net.ResolveTCPAddr("tcp", server(t, func(c net.Conn) {
+		b.conns.Add(1)
+		b.serve(c)
+	}))
 	if err != nil {
 		t.Fatal(err)
 	}
-	b := &rawBackend{ln: ln, respond: respond, closed: make(chan struct{}, 100), eof: make(chan struct{}, 100)}
-	t.Cleanup(func() { ln.Close() })
-	go func() {
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			b.conns.Add(1)
-			go b.serve(c)
-		}
-	}()
+	b.addr = addr
 	return b
 }
 
 func (b *rawBackend) serve(c net.Conn) {
-	defer c.Close()
 	br := bufio.NewReader(c)
 	for {
 		var head strings.Builder
@@ -103,7 +95,7 @@ func (b *rawBackend) requests() int {
 	return len(b.heads)
 }
 
-func (b *rawBackend) endpoint() helperapi.Endpoint { return endpointOf(b.ln.Addr()) }
+func (b *rawBackend) endpoint() helperapi.Endpoint { return endpointOf(b.addr) }
 
 // ok200 answers "ok" with its length, kept alive.
 func ok200(*http.Request) (string, bool) {
@@ -464,7 +456,7 @@ func TestGatewayFastPathRelaysResponsesByFraming(t *testing.T) {
 		t.Fatal(err)
 	}
 	if line.Method != "GET" || line.Host != "x" || line.Path != "/chunked" || line.Proto != "HTTP/1.1" || line.Status != 200 ||
-		line.Bytes != 11 || line.Route != "test /" || line.Backend != "default/web:80" || line.Upstream != be.ln.Addr().String() || line.Client == "" {
+		line.Bytes != 11 || line.Route != "test /" || line.Backend != "default/web:80" || line.Upstream != be.addr.String() || line.Client == "" {
 		t.Errorf("access log line %s", lines[2])
 	}
 }
