@@ -343,6 +343,8 @@ func TestGatewayFastPathHandsOverWhatItDoesNotRelay(t *testing.T) {
 		{"HTTP/1.0", "GET", "GET / HTTP/1.0\r\nHost: x\r\nx-probe: 1\r\n\r\n", 200, true},
 		{"Expect: 100-continue", "POST", "POST / HTTP/1.1\r\nHost: x\r\nx-probe: 1\r\nContent-Length: 3\r\nExpect: 100-continue\r\n\r\nabc", 200, true},
 		{"a chunked request body", "POST", "POST / HTTP/1.1\r\nHost: x\r\nx-probe: 1\r\nTransfer-Encoding: chunked\r\n\r\n3\r\nabc\r\n0\r\n\r\n", 200, true},
+		{"a head over 4 KiB", "GET", "GET / HTTP/1.1\r\nHost: x\r\nx-probe: 1\r\nCookie: " + strings.Repeat("a", 5000) + "\r\n\r\n", 200, true},
+		{"an absolute-form target", "GET", "GET http://x/ HTTP/1.1\r\nHost: x\r\nx-probe: 1\r\n\r\n", 200, true},
 		{"a route with a filter", "GET", "GET /nethttp HTTP/1.1\r\nHost: x\r\nx-probe: 1\r\n\r\n", 200, true},
 		{"two Content-Lengths: 400", "POST", "POST / HTTP/1.1\r\nHost: x\r\nx-probe: 1\r\nContent-Length: 3\r\nContent-Length: 4\r\n\r\nabcd", 400, false},
 		{"no Host: 400", "GET", "GET / HTTP/1.1\r\nx-probe: 1\r\n\r\n", 400, false},
@@ -634,5 +636,27 @@ func TestGatewayFastPathShutdownDrains(t *testing.T) {
 	}
 	if err := <-stopped; err != nil {
 		t.Fatalf("Shutdown: %v", err)
+	}
+}
+
+// An h2c client with prior knowledge (gRPC without TLS) sends HTTP/2's
+// preface: handed over with it, net/http's server speaks HTTP/2.
+func TestGatewayFastPathHandsOverH2CPriorKnowledge(t *testing.T) {
+	be := newRawBackend(t, ok200)
+	g, _ := newTestGateway(t, 1)
+	mustApplyGateway(t, g, fastAndNetHTTP(1, be.endpoint()))
+	tr := &http.Transport{Protocols: new(http.Protocols)}
+	tr.Protocols.SetUnencryptedHTTP2(true)
+	defer tr.CloseIdleConnections()
+	for range 2 {
+		resp, err := (&http.Client{Transport: tr}).Get("http://" + g.Addr(80).String() + "/")
+		if err != nil {
+			t.Fatal(err)
+		}
+		body, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != 200 || resp.Proto != "HTTP/2.0" || string(body) != "ok" {
+			t.Errorf("%s %d %q, want HTTP/2.0 200 ok", resp.Proto, resp.StatusCode, body)
+		}
 	}
 }
