@@ -510,6 +510,7 @@ func (fc *fastConn) roundTrip() (keep, fallback bool) {
 		g.log.Debug("backend request failed", "backend", info.backend, "endpoint", info.upstream, "err", err)
 		fc.br.Discard(r.headLen)
 		fc.bw.WriteString("HTTP/1.1 502 Bad Gateway\r\nContent-Length: 0\r\n")
+		writeDate(fc.bw)
 		keep = !r.close && !bodyLeft && !fc.fs.shutting.Load()
 		if !keep {
 			fc.bw.WriteString("Connection: close\r\n")
@@ -632,6 +633,7 @@ func (fc *fastConn) answerError(rr *routeRequest, start time.Time, status int, i
 	w.WriteString("\r\nContent-Type: text/plain; charset=utf-8\r\nX-Content-Type-Options: nosniff\r\nContent-Length: ")
 	w.WriteString(strconv.Itoa(len(msg) + 1))
 	w.WriteString("\r\n")
+	writeDate(w)
 	if !keep {
 		w.WriteString("Connection: close\r\n")
 	}
@@ -834,6 +836,15 @@ func (fc *fastConn) readResponseHead(bc *backendConn) (fastResponse, error) {
 		fc.resp = dropHeader(fc.resp, string(tok))
 	}
 	return fr, nil
+}
+
+// writeDate writes the Date header that net/http's server adds to the
+// answers it makes (RFC 9110 §6.6.1).
+func writeDate(w *bufio.Writer) {
+	var b [len(http.TimeFormat) + 8]byte
+	w.WriteString("Date: ")
+	w.Write(time.Now().UTC().AppendFormat(b[:0], http.TimeFormat))
+	w.WriteString("\r\n")
 }
 
 // dropHeader removes the lines of header name from a response head.

@@ -493,8 +493,8 @@ func TestGatewayFastPathAnswersErrorsAsNetHTTP(t *testing.T) {
 		t.Run(tc.path, func(t *testing.T) {
 			c := dialRaw(t, g.Addr(80))
 			resp, body := c.do("GET", "GET "+tc.path+" HTTP/1.1\r\nHost: web\r\n\r\n")
-			if resp.StatusCode != tc.status || body != tc.body {
-				t.Errorf("%d %q, want %d %q", resp.StatusCode, body, tc.status, tc.body)
+			if resp.StatusCode != tc.status || body != tc.body || resp.Header.Get("Date") == "" {
+				t.Errorf("%d %q (Date %q), want %d %q with a Date", resp.StatusCode, body, resp.Header.Get("Date"), tc.status, tc.body)
 			}
 			// The connection stays open for the next request.
 			if resp, _ := c.do("GET", "GET /other HTTP/1.1\r\nHost: web\r\n\r\n"); resp.StatusCode != 404 {
