@@ -117,7 +117,7 @@ type gatewayServer struct {
 	ln       net.Listener
 	srv      *http.Server
 	fast     *fastServer   // plain HTTP: accepts on ln, hands srv what it does not relay itself
-	done     chan struct{} // closed when Serve returned
+	done     chan struct{} // closed when ln no longer accepts (Serve, or fast's accept loop, returned)
 }
 
 // NewGateway returns a gateway serving nothing until its first Apply.
