@@ -50,10 +50,9 @@ type GatewayOptions struct {
 // config, each routing requests by host and path to the ready endpoints
 // of the routes' backends. See the package doc for its invariants.
 type Gateway struct {
-	opts   GatewayOptions
-	log    *slog.Logger
-	access *slog.Logger
-	lines  *accessLog // nil: no access log
+	opts  GatewayOptions
+	log   *slog.Logger
+	lines *accessLog // nil: no access log
 
 	cur atomic.Pointer[gatewaySnapshot] // never nil
 
@@ -132,17 +131,15 @@ func NewGateway(opts GatewayOptions) *Gateway {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	access := slog.New(slog.DiscardHandler)
 	var lines *accessLog
 	if opts.AccessLog != nil {
 		lines = newAccessLog(opts.AccessLog, log)
-		access = slog.New(slog.NewJSONHandler(lines, nil))
 	}
 	rng := opts.Rand
 	if rng == nil {
 		rng = rand.New(rand.NewPCG(rand.Uint64(), rand.Uint64()))
 	}
-	g := &Gateway{log: log, access: access, lines: lines, rng: rng, servers: map[int]*gatewayServer{}}
+	g := &Gateway{log: log, lines: lines, rng: rng, servers: map[int]*gatewayServer{}}
 	if opts.Dial == nil {
 		opts.Dial = (&net.Dialer{Timeout: opts.DialTimeout, KeepAliveConfig: keepAlive}).DialContext
 	}

@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"log/slog"
 	"net"
 	"net/http"
 	"net/url"
@@ -1002,15 +1001,11 @@ func readLineFlushing(dst *bufio.Writer, src *bufio.Reader) ([]byte, error) {
 }
 
 func (fc *fastConn) logRequest(rr *routeRequest, start time.Time, status int, n int64, a accessInfo) {
-	g := fc.fs.g
-	if !g.access.Enabled(context.Background(), slog.LevelInfo) {
+	if fc.fs.g.lines == nil {
 		return
 	}
-	g.access.LogAttrs(context.Background(), slog.LevelInfo, "request",
-		slog.String("method", rr.method), slog.String("host", rr.host), slog.String("path", string(fc.req.target)),
-		slog.String("proto", "HTTP/1.1"), slog.Int("status", status), slog.Int64("bytes", n),
-		slog.Int64("duration_us", time.Since(start).Microseconds()), slog.String("client", fc.client),
-		slog.String("route", a.route), slog.String("backend", a.backend), slog.String("upstream", a.upstream))
+	fc.fs.g.lines.write(&accessEntry{method: rr.method, host: rr.host, path: string(fc.req.target), proto: "HTTP/1.1",
+		status: status, bytes: n, duration: time.Since(start), client: fc.client, accessInfo: a})
 }
 
 // backendConn is a keep-alive HTTP/1.1 connection to an endpoint.
