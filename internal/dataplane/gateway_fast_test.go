@@ -7,12 +7,14 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"net/http/httptest"
 	"slices"
 	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/dockctl/dockctl/internal/helperapi"
 )
@@ -658,5 +660,182 @@ func TestGatewayFastPathHandsOverH2CPriorKnowledge(t *testing.T) {
 		if resp.StatusCode != 200 || resp.Proto != "HTTP/2.0" || string(body) != "ok" {
 			t.Errorf("%s %d %q, want HTTP/2.0 200 ok", resp.Proto, resp.StatusCode, body)
 		}
+	}
+}
+
+// Answers that net/http's Transport accepts are relayed by the fast path
+// too, and one it cannot relay is answered 502 as ReverseProxy answers
+// it, never with a connection closed and nothing said.
+func TestGatewayFastPathAnswersWhatReverseProxyAnswers(t *testing.T) {
+	bigHeader := "X-Big: " + strings.Repeat("a", 5000) + "\r\n" // a large CSP or Set-Cookie
+	answers := map[string]string{
+		"/bigheader":   "HTTP/1.1 200 OK\r\n" + bigHeader + "Content-Length: 2\r\n\r\nok",
+		"/barelf":      "HTTP/1.1 200 OK\nContent-Length: 2\n\nok",
+		"/garbage":     "HTTP/1.1 200 OK\r\nno colon here\r\nContent-Length: 2\r\n\r\nok",
+		"/partialhead": "HTTP/1.1 200 OK\r\nContent-Len",
+	}
+	be := newRawBackend(t, func(r *http.Request) (string, bool) {
+		path := strings.TrimPrefix(r.URL.Path, "/nethttp")
+		return answers[path], path == "/partialhead"
+	})
+	g, _ := newTestGateway(t, 1)
+	mustApplyGateway(t, g, fastAndNetHTTP(1, be.endpoint()))
+	for _, path := range []string{"/bigheader", "/barelf", "/garbage", "/partialhead"} {
+		t.Run(path, func(t *testing.T) {
+			want, _ := dialRaw(t, g.Addr(80)).do("GET", "GET /nethttp"+path+" HTTP/1.1\r\nHost: x\r\n\r\n")
+			c := dialRaw(t, g.Addr(80))
+			if _, err := io.WriteString(c.c, "GET "+path+" HTTP/1.1\r\nHost: x\r\n\r\n"); err != nil {
+				t.Fatal(err)
+			}
+			resp, err := http.ReadResponse(c.br, nil)
+			if err != nil {
+				t.Fatalf("fast path: %v; net/http's path answered %d", err, want.StatusCode)
+			}
+			resp.Body.Close()
+			if resp.StatusCode != want.StatusCode {
+				t.Errorf("fast path %d, net/http's path %d", resp.StatusCode, want.StatusCode)
+			}
+		})
+	}
+}
+
+// A backend that closes its idle keep-alive connections (Node.js after 5
+// s, a pod stopping) loses no request: net/http's Transport sees the
+// close on the idle connection and dials anew, so a POST is not failed.
+func TestGatewayFastPathPostAfterTheBackendClosedItsIdleConnection(t *testing.T) {
+	be := newRawBackend(t, func(*http.Request) (string, bool) {
+		return "HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok", true
+	})
+	g, _ := newTestGateway(t, 1)
+	mustApplyGateway(t, g, fastAndNetHTTP(1, be.endpoint()))
+	c := dialRaw(t, g.Addr(80))
+	if resp, _ := c.do("GET", "GET / HTTP/1.1\r\nHost: x\r\n\r\n"); resp.StatusCode != 200 {
+		t.Fatalf("GET: %d", resp.StatusCode)
+	}
+	<-be.closed // idle and closed long before the POST
+	if resp, _ := c.do("POST", "POST / HTTP/1.1\r\nHost: x\r\nContent-Length: 3\r\n\r\nabc"); resp.StatusCode != 200 {
+		t.Errorf("a POST after the backend closed an idle connection: %d, want 200", resp.StatusCode)
+	}
+}
+
+// Bytes an endpoint sends on a connection between two requests (a second
+// answer, a body after a 204) are no answer to the next request, which may
+// be another client's: net/http's Transport closes such a connection
+// ("Unsolicited response received on idle HTTP channel").
+func TestGatewayFastPathUnsolicitedBytesReachNoOtherClient(t *testing.T) {
+	first, more := make(chan struct{}), make(chan struct{})
+	addr := server(t, func(c net.Conn) {
+		br := bufio.NewReader(c)
+		for i := 0; ; i++ {
+			r, err := http.ReadRequest(br)
+			if err != nil {
+				return
+			}
+			io.Copy(io.Discard, r.Body)
+			switch {
+			case r.URL.Path == "/first":
+				io.WriteString(c, "HTTP/1.1 204 No Content\r\n\r\n")
+				close(first)
+				<-more
+				io.WriteString(c, "HTTP/1.1 200 OK\r\nContent-Length: 13\r\n\r\nalice's data!")
+			default:
+				io.WriteString(c, "HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok")
+			}
+		}
+	})
+	tcp, err := net.ResolveTCPAddr("tcp", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	g, _ := newTestGateway(t, 1)
+	mustApplyGateway(t, g, fastAndNetHTTP(1, endpointOf(tcp)))
+	alice := dialRaw(t, g.Addr(80))
+	if resp, _ := alice.do("GET", "GET /first HTTP/1.1\r\nHost: x\r\n\r\n"); resp.StatusCode != 204 {
+		t.Fatalf("alice: %d", resp.StatusCode)
+	}
+	<-first
+	close(more)
+	bob := dialRaw(t, g.Addr(80))
+	if resp, body := bob.do("GET", "GET /bob HTTP/1.1\r\nHost: x\r\n\r\n"); resp.StatusCode != 200 || body != "ok" {
+		t.Errorf("bob got %d %q, want his own answer 200 \"ok\"", resp.StatusCode, body)
+	}
+}
+
+// A client that goes away while its request waits for the endpoint (a long
+// poll) cancels that request, as net/http's server cancels the request's
+// context and ReverseProxy the backend request: no goroutine, backend
+// connection or drain of Shutdown waits for an answer nobody reads.
+func TestGatewayFastPathClientGoneCancelsTheBackendRequest(t *testing.T) {
+	arrived, cancelled, stop := make(chan string, 4), make(chan string, 4), make(chan struct{})
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		arrived <- r.URL.Path
+		select {
+		case <-r.Context().Done():
+			cancelled <- r.URL.Path
+		case <-stop: // the test is over: answer, so that nothing hangs
+		}
+	}))
+	t.Cleanup(srv.Close)
+	g, _ := newTestGateway(t, 1)
+	t.Cleanup(func() { close(stop) })
+	mustApplyGateway(t, g, fastAndNetHTTP(1, endpointOf(srv.Listener.Addr())))
+	for _, path := range []string{"/nethttp/poll", "/poll"} {
+		t.Run(path, func(t *testing.T) {
+			c := dialRaw(t, g.Addr(80))
+			if _, err := io.WriteString(c.c, "GET "+path+" HTTP/1.1\r\nHost: x\r\n\r\n"); err != nil {
+				t.Fatal(err)
+			}
+			<-arrived
+			c.c.Close()
+			select {
+			case p := <-cancelled:
+				if p != path {
+					t.Fatalf("cancelled %s, want %s", p, path)
+				}
+			case <-time.After(deadline / 2):
+				t.Fatalf("the backend request of a client gone was not cancelled in %v", deadline/2)
+			}
+		})
+	}
+}
+
+// A request body longer than what the connection's first read brings
+// overwrites, as it is read, the head the fast path parsed: the access log
+// then names a path the client never asked for, and the method that picks
+// the response's framing (HEAD: no body) can be the body's bytes.
+func TestGatewayFastPathKeepsTheHeadOfALargePost(t *testing.T) {
+	be := newRawBackend(t, ok200)
+	g, access := newTestGateway(t, 1)
+	mustApplyGateway(t, g, fastAndNetHTTP(1, be.endpoint()))
+	for i, tc := range []struct {
+		name string
+		// atRefill is what the body has where the connection's buffer
+		// (fastBufSize) ends, the bytes its next read writes first.
+		atRefill string
+	}{
+		{"the path logged", "xxxx"},
+		{"the method that frames the answer", "HEAD"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			head := "POST /upload HTTP/1.1\r\nHost: x\r\nConnection: close\r\nContent-Length: 5000\r\n\r\n"
+			body := []byte(strings.Repeat("x", 5000))
+			copy(body[fastBufSize-len(head):], tc.atRefill)
+			c := dialRaw(t, g.Addr(80))
+			resp, got := c.do("POST", head+string(body))
+			if resp.StatusCode != 200 || got != "ok" {
+				t.Errorf("%d %q, want 200 \"ok\"", resp.StatusCode, got)
+			}
+			waitFor(t, "the access log line", func() bool { return strings.Count(access.String(), "\n") == i+1 })
+			var line struct {
+				Method, Path string
+				Bytes        int
+			}
+			if err := json.Unmarshal([]byte(strings.Split(access.String(), "\n")[i]), &line); err != nil {
+				t.Fatal(err)
+			}
+			if line.Method != "POST" || line.Path != "/upload" || line.Bytes != 2 {
+				t.Errorf("access log: %s %q, %d bytes; want POST /upload, 2 bytes", line.Method, short(line.Path), line.Bytes)
+			}
+		})
 	}
 }
