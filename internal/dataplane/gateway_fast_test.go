@@ -839,3 +839,30 @@ func TestGatewayFastPathKeepsTheHeadOfALargePost(t *testing.T) {
 		})
 	}
 }
+
+// An answer whose last transfer coding is chunked ("gzip, chunked", RFC
+// 9112 §6.1) ends with its last chunk, not with the connection: the
+// endpoint keeps the connection open, and the request still ends (its
+// access log line written, the client's connection free for the next).
+func TestGatewayFastPathEndsAnAnswerChunkedLast(t *testing.T) {
+	stop := make(chan struct{})
+	addr := server(t, func(c net.Conn) {
+		if _, err := http.ReadRequest(bufio.NewReader(c)); err != nil {
+			return
+		}
+		io.WriteString(c, "HTTP/1.1 200 OK\r\nTransfer-Encoding: gzip, chunked\r\n\r\n2\r\nok\r\n0\r\n\r\n")
+		<-stop // kept alive, as a keep-alive endpoint does
+	})
+	tcp, err := net.ResolveTCPAddr("tcp", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	g, access := newTestGateway(t, 1)
+	t.Cleanup(func() { close(stop) })
+	mustApplyGateway(t, g, fastAndNetHTTP(1, endpointOf(tcp)))
+	c := dialRaw(t, g.Addr(80))
+	if _, err := io.WriteString(c.c, "GET / HTTP/1.1\r\nHost: x\r\n\r\n"); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "the request's access log line", func() bool { return strings.Count(access.String(), "\n") == 1 })
+}
