@@ -14,6 +14,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"time"
 
 	"github.com/dockctl/dockctl/internal/helperapi"
@@ -1015,6 +1016,12 @@ type backendConn struct {
 	bw     *bufio.Writer
 	addr   string
 	idleAt time.Time
+
+	// idleClean's probe of the socket (nil rc: none on this connection).
+	rc         syscall.RawConn
+	probe      func(fd uintptr) bool
+	probeBuf   [1]byte
+	probeClean bool
 }
 
 func (bc *backendConn) close() { bc.c.Close() }
@@ -1034,20 +1041,25 @@ type backendPool struct {
 // conn returns an idle connection to addr (reused) or a new one; fresh: a
 // new one whatever is idle.
 func (p *backendPool) conn(addr string, fresh bool, timeout time.Duration) (*backendConn, bool, error) {
-	if !fresh {
-		now := time.Now()
+	for !fresh {
 		p.mu.Lock()
-		for conns := p.idle[addr]; len(conns) > 0; conns = p.idle[addr] {
-			bc := conns[len(conns)-1]
-			conns[len(conns)-1] = nil
-			p.idle[addr] = conns[:len(conns)-1]
-			if now.Sub(bc.idleAt) < fastBackendIdle {
-				p.mu.Unlock()
-				return bc, true, nil
-			}
-			bc.close()
+		conns := p.idle[addr]
+		if len(conns) == 0 {
+			p.mu.Unlock()
+			break
 		}
+		bc := conns[len(conns)-1]
+		conns[len(conns)-1] = nil
+		p.idle[addr] = conns[:len(conns)-1]
 		p.mu.Unlock()
+		// One the endpoint closed, or sent bytes on while idle (no
+		// answer to the next request, which may be another client's),
+		// is dropped before a request is written to it, as net/http's
+		// Transport drops it: a POST is then sent on a new connection.
+		if time.Since(bc.idleAt) < fastBackendIdle && bc.idleClean() {
+			return bc, true, nil
+		}
+		bc.close()
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), timeout)
 	defer cancel()
@@ -1055,7 +1067,9 @@ func (p *backendPool) conn(addr string, fresh bool, timeout time.Duration) (*bac
 	if err != nil {
 		return nil, false, fmt.Errorf("dial %s: %w", addr, err)
 	}
-	return &backendConn{c: c, br: bufio.NewReaderSize(c, fastBufSize), bw: bufio.NewWriterSize(c, fastBufSize), addr: addr}, false, nil
+	bc := &backendConn{c: c, br: bufio.NewReaderSize(c, fastBufSize), bw: bufio.NewWriterSize(c, fastBufSize), addr: addr}
+	bc.initIdleProbe()
+	return bc, false, nil
 }
 
 // put keeps bc for another request if its endpoint is still served.

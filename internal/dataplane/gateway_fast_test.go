@@ -538,11 +538,20 @@ func TestGatewayFastPathKeepsBothConnectionsAlive(t *testing.T) {
 
 // A pooled connection that the backend closed between two requests (a
 // pod stopping, its idle timeout) fails the next request before any byte
-// of an answer: a GET is sent again on a new connection, not failed.
+// of an answer: a GET is sent again on a new connection, not failed. One
+// that dies once a POST was written to it is not sent that POST again.
 func TestGatewayFastPathRetriesAPooledConnectionClosedByTheBackend(t *testing.T) {
 	// The backend closes every connection after its answer without
-	// saying so (no Connection: close): the gateway pools it.
-	be := newRawBackend(t, func(*http.Request) (string, bool) {
+	// saying so (no Connection: close): the gateway pools it. /keep's
+	// stays open; a POST's is closed with no answer, after the gateway
+	// chose it.
+	be := newRawBackend(t, func(r *http.Request) (string, bool) {
+		switch {
+		case r.Method == "POST":
+			return "", true
+		case r.URL.Path == "/keep":
+			return "HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok", false
+		}
 		return "HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok", true
 	})
 	g, _ := newTestGateway(t, 1)
@@ -557,9 +566,23 @@ func TestGatewayFastPathRetriesAPooledConnectionClosedByTheBackend(t *testing.T)
 	if n := be.conns.Load(); n != 3 {
 		t.Errorf("%d connections to the backend, want 3", n)
 	}
+	if resp, _ := c.do("GET", "GET /keep HTTP/1.1\r\nHost: x\r\n\r\n"); resp.StatusCode != 200 {
+		t.Fatalf("GET /keep: %d", resp.StatusCode)
+	}
 	// A POST with a body is not sent twice: 502.
 	if resp, _ := c.do("POST", "POST / HTTP/1.1\r\nHost: x\r\nContent-Length: 3\r\n\r\nabc"); resp.StatusCode != 502 {
-		t.Errorf("a POST on a closed pooled connection: %d, want 502", resp.StatusCode)
+		t.Errorf("a POST on a pooled connection closed once chosen: %d, want 502", resp.StatusCode)
+	}
+	be.mu.Lock()
+	posts := 0
+	for _, h := range be.heads {
+		if strings.HasPrefix(h, "POST ") {
+			posts++
+		}
+	}
+	be.mu.Unlock()
+	if posts != 1 {
+		t.Errorf("the POST reached the backend %d times, want once", posts)
 	}
 }
 
