@@ -205,6 +205,7 @@ type fastConn struct {
 	clientIP string // for X-Forwarded-For; "" if RemoteAddr has no port
 	req      fastRequest
 	resp     []byte // scratch: the response head being forwarded
+	head     []byte // scratch: keepHead's copy of a request's method, target and host
 }
 
 // fastRequest is a parsed request head; its byte slices point into the
@@ -477,6 +478,7 @@ func (fc *fastConn) roundTrip() (keep, fallback bool) {
 		// return (an acknowledged removal gets no new request).
 		snap.release()
 		if err == nil && r.contentLength > 0 {
+			fc.keepHead(r)
 			fc.br.Discard(r.headLen)
 			r.headLen = 0
 			if _, err = io.CopyN(bc.bw, fc.br, r.contentLength); err != nil {
@@ -531,6 +533,17 @@ func (fc *fastConn) roundTrip() (keep, fallback bool) {
 	}
 	fc.logRequest(&rr, start, status, n, info)
 	return keep && err == nil, false
+}
+
+// keepHead copies what is used of r once its body is read (the method
+// that frames the answer, the target and host the access log names) out of
+// the read buffer, which the body's bytes overwrite as they are read.
+func (fc *fastConn) keepHead(r *fastRequest) {
+	b := append(append(append(fc.head[:0], r.method...), r.target...), r.host...)
+	fc.head = b
+	m, t := len(r.method), len(r.method)+len(r.target)
+	r.method, r.target, r.host = b[:m:m], b[m:t:t], b[t:]
+	r.hdrs = r.hdrs[:0] // they point into the buffer too, and were sent
 }
 
 // routeRequest is the request as the matcher reads it; false: a path net/http
