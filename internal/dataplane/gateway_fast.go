@@ -825,9 +825,14 @@ func (fc *fastConn) readResponseHead(bc *backendConn) (fastResponse, error) {
 			asciiEqualFold(name, "Upgrade"), asciiEqualFold(name, "Te"):
 			continue
 		case asciiEqualFold(name, "Transfer-Encoding"):
-			// Chunked last: chunked; any other coding: the body ends
-			// with the connection (RFC 9112 §6.3), forwarded as sent.
-			fr.chunked = asciiEqualFold(value, "chunked")
+			// Exactly one, "chunked", as net/http's Transport reads an
+			// answer: any other coding, or a list, fails it (502); the
+			// fast path would else relay until a close that a
+			// keep-alive endpoint never makes.
+			if fr.chunked || !asciiEqualFold(value, "chunked") {
+				return fr, errFastBadResponse
+			}
+			fr.chunked = true
 		case asciiEqualFold(name, "Content-Length"):
 			n, perr := strconv.ParseInt(string(value), 10, 64)
 			if perr != nil || n < 0 || value[0] == '+' || lengths > 0 && n != fr.contentLength {
