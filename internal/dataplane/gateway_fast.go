@@ -49,6 +49,9 @@ const (
 	// As the Transport's MaxIdleConnsPerHost and IdleConnTimeout.
 	fastMaxIdlePerEndpoint = 64
 	fastBackendIdle        = 90 * time.Second
+	// fastMaxResponseHead is the largest answer head relayed, net/http's
+	// DefaultMaxHeaderBytes; a larger one is answered 502.
+	fastMaxResponseHead = 1 << 20
 )
 
 var errFastBadResponse = errors.New("malformed HTTP/1.1 response head")
@@ -206,6 +209,7 @@ type fastConn struct {
 	req      fastRequest
 	resp     []byte // scratch: the response head being forwarded
 	head     []byte // scratch: keepHead's copy of a request's method, target and host
+	line     []byte // scratch: a response head's line longer than the backend's buffer
 }
 
 // fastRequest is a parsed request head; its byte slices point into the
@@ -511,16 +515,7 @@ func (fc *fastConn) roundTrip() (keep, fallback bool) {
 	if err != nil {
 		g.log.Debug("backend request failed", "backend", info.backend, "endpoint", info.upstream, "err", err)
 		fc.br.Discard(r.headLen)
-		fc.bw.WriteString("HTTP/1.1 502 Bad Gateway\r\nContent-Length: 0\r\n")
-		writeDate(fc.bw)
-		keep = !r.close && !bodyLeft && !fc.fs.shutting.Load()
-		if !keep {
-			fc.bw.WriteString("Connection: close\r\n")
-		}
-		fc.bw.WriteString("\r\n")
-		if fc.bw.Flush() != nil {
-			keep = false
-		}
+		keep = fc.badGateway(!r.close && !bodyLeft)
 		fc.logRequest(&rr, start, http.StatusBadGateway, 0, info)
 		return keep, false
 	}
@@ -544,6 +539,19 @@ func (fc *fastConn) keepHead(r *fastRequest) {
 	m, t := len(r.method), len(r.method)+len(r.target)
 	r.method, r.target, r.host = b[:m:m], b[m:t:t], b[t:]
 	r.hdrs = r.hdrs[:0] // they point into the buffer too, and were sent
+}
+
+// badGateway answers 502 as ReverseProxy's error handler does; keep false,
+// or Shutdown: the connection is closed after it (the result).
+func (fc *fastConn) badGateway(keep bool) bool {
+	keep = keep && !fc.fs.shutting.Load()
+	fc.bw.WriteString("HTTP/1.1 502 Bad Gateway\r\nContent-Length: 0\r\n")
+	writeDate(fc.bw)
+	if !keep {
+		fc.bw.WriteString("Connection: close\r\n")
+	}
+	fc.bw.WriteString("\r\n")
+	return fc.bw.Flush() == nil && keep
 }
 
 // routeRequest is the request as the matcher reads it; false: a path net/http
@@ -711,10 +719,16 @@ func (fc *fastConn) writeRequest(bc *backendConn, r *fastRequest) error {
 // serve another; an error after the head was forwarded closes both.
 func (fc *fastConn) relayResponse(bc *backendConn, head bool) (status int, n int64, keep, reusable bool, err error) {
 	keep = !fc.req.close
-	for {
+	for sent := false; ; sent = true {
 		var fr fastResponse
 		if fr, err = fc.readResponseHead(bc); err != nil {
-			return http.StatusBadGateway, 0, false, false, err
+			if sent {
+				return http.StatusBadGateway, 0, false, false, err
+			}
+			// Nothing reached the client yet: it gets ReverseProxy's
+			// answer to an answer net/http cannot read.
+			fc.fs.g.log.Debug("backend answer unreadable", "endpoint", bc.addr, "err", err)
+			return http.StatusBadGateway, 0, fc.badGateway(keep), false, nil
 		}
 		status = fr.status
 		if status == http.StatusSwitchingProtocols {
@@ -769,13 +783,14 @@ type fastResponse struct {
 // final CRLF).
 func (fc *fastConn) readResponseHead(bc *backendConn) (fastResponse, error) {
 	fr := fastResponse{contentLength: -1, keepAlive: true}
-	line, err := bc.br.ReadSlice('\n')
+	total := 0
+	line, err := fc.readHeadLine(bc.br, &total)
 	if err != nil {
 		return fr, err
 	}
-	// HTTP/1.x SP 3DIGIT [SP reason] CRLF
-	if len(line) < 14 || string(line[:7]) != "HTTP/1." || line[8] != ' ' || line[len(line)-2] != '\r' ||
-		len(line) > 14 && line[12] != ' ' {
+	// HTTP/1.x SP 3DIGIT [SP reason]
+	if len(line) < 12 || string(line[:7]) != "HTTP/1." || line[8] != ' ' || len(line) > 12 && line[12] != ' ' ||
+		!validFieldValue(line) {
 		return fr, errFastBadResponse
 	}
 	if line[7] != '1' {
@@ -787,28 +802,27 @@ func (fc *fastConn) readResponseHead(bc *backendConn) (fastResponse, error) {
 	}
 	fr.status = st
 	fc.resp = append(fc.resp[:0], "HTTP/1.1"...)
-	fc.resp = append(fc.resp, line[8:]...)
+	fc.resp = append(append(fc.resp, line[8:]...), "\r\n"...)
 	var conn []byte // Connection's tokens other than close: headers to drop
 	lengths := 0
 	for {
-		line, err = bc.br.ReadSlice('\n')
-		if err != nil {
-			if errors.Is(err, bufio.ErrBufferFull) {
-				err = errFastBadResponse
-			}
+		if line, err = fc.readHeadLine(bc.br, &total); err != nil {
 			return fr, err
 		}
-		if len(line) < 2 || line[len(line)-2] != '\r' || line[0] == ' ' || line[0] == '\t' {
-			return fr, errFastBadResponse
-		}
-		if len(line) == 2 {
+		if len(line) == 0 {
 			break
+		}
+		if line[0] == ' ' || line[0] == '\t' {
+			return fr, errFastBadResponse
 		}
 		colon := bytes.IndexByte(line, ':')
 		if colon <= 0 || !isToken(line[:colon]) {
 			return fr, errFastBadResponse
 		}
-		name, value := line[:colon], bytes.Trim(line[colon+1:len(line)-2], " \t")
+		name, value := line[:colon], bytes.Trim(line[colon+1:], " \t")
+		if !validFieldValue(value) {
+			return fr, errFastBadResponse
+		}
 		switch {
 		case asciiEqualFold(name, "Connection"):
 			for tok := range bytes.SplitSeq(value, []byte(",")) {
@@ -841,7 +855,7 @@ func (fc *fastConn) readResponseHead(bc *backendConn) (fastResponse, error) {
 			lengths++
 			fr.contentLength = n
 		}
-		fc.resp = append(fc.resp, line...)
+		fc.resp = append(append(fc.resp, line...), "\r\n"...)
 	}
 	if fr.chunked && lengths > 0 {
 		// Transfer-Encoding overrides Content-Length (RFC 9112 §6.3).
@@ -854,6 +868,36 @@ func (fc *fastConn) readResponseHead(bc *backendConn) (fastResponse, error) {
 		fc.resp = dropHeader(fc.resp, string(tok))
 	}
 	return fr, nil
+}
+
+// readHeadLine reads a line of an answer's head without its end, CRLF or
+// a bare LF as net/http's textproto reads it. A line longer than br's
+// buffer (a large Set-Cookie or CSP) is gathered in fc.line; total counts
+// the head against fastMaxResponseHead, net/http's limit.
+func (fc *fastConn) readHeadLine(br *bufio.Reader, total *int) ([]byte, error) {
+	line, err := br.ReadSlice('\n')
+	if errors.Is(err, bufio.ErrBufferFull) {
+		fc.line = append(fc.line[:0], line...)
+		for errors.Is(err, bufio.ErrBufferFull) {
+			if *total+len(fc.line) > fastMaxResponseHead {
+				return nil, errFastBadResponse
+			}
+			line, err = br.ReadSlice('\n')
+			fc.line = append(fc.line, line...)
+		}
+		line = fc.line
+	}
+	if err != nil {
+		return nil, err
+	}
+	if *total += len(line); *total > fastMaxResponseHead {
+		return nil, errFastBadResponse
+	}
+	line = line[:len(line)-1]
+	if n := len(line); n > 0 && line[n-1] == '\r' {
+		line = line[:n-1]
+	}
+	return line, nil
 }
 
 // writeDate writes the Date header that net/http's server adds to the
