@@ -10,6 +10,7 @@ import (
 	"net"
 	"net/http"
 	"net/url"
+	"os"
 	"strconv"
 	"strings"
 	"sync"
@@ -49,12 +50,19 @@ const (
 	// As the Transport's MaxIdleConnsPerHost and IdleConnTimeout.
 	fastMaxIdlePerEndpoint = 64
 	fastBackendIdle        = 90 * time.Second
+	// fastWatchClientAfter is how long a request waits for its answer
+	// before its client's connection is watched for a close (awaitAnswer):
+	// a short wait costs no goroutine.
+	fastWatchClientAfter = 20 * time.Millisecond
 	// fastMaxResponseHead is the largest answer head relayed, net/http's
 	// DefaultMaxHeaderBytes; a larger one is answered 502.
 	fastMaxResponseHead = 1 << 20
 )
 
-var errFastBadResponse = errors.New("malformed HTTP/1.1 response head")
+var (
+	errFastBadResponse = errors.New("malformed HTTP/1.1 response head")
+	errFastClientGone  = errors.New("the client closed its connection before the answer")
+)
 
 // handoffListener is the port's http.Server's listener: Accept returns the
 // connections the fast path gave up on.
@@ -495,7 +503,7 @@ func (fc *fastConn) roundTrip() (keep, fallback bool) {
 			err = bc.bw.Flush()
 		}
 		if err == nil {
-			_, err = bc.br.Peek(1)
+			err = fc.awaitAnswer(bc)
 		}
 		if err == nil {
 			break
@@ -508,9 +516,15 @@ func (fc *fastConn) roundTrip() (keep, fallback bool) {
 		// (a pod stopping, its idle timeout): nothing was answered, so a
 		// replayable request is sent once more on a new connection, as
 		// net/http's Transport does.
-		if !reused || !replayable || attempt > 0 {
+		if !reused || !replayable || attempt > 0 || r.headLen == 0 {
 			break
 		}
+	}
+	if errors.Is(err, errFastClientGone) {
+		// Nobody reads an answer: logged as ReverseProxy's error
+		// handler logs a cancelled request.
+		fc.logRequest(&rr, start, http.StatusBadGateway, 0, info)
+		return false, false
 	}
 	if err != nil {
 		g.log.Debug("backend request failed", "backend", info.backend, "endpoint", info.upstream, "err", err)
@@ -530,15 +544,62 @@ func (fc *fastConn) roundTrip() (keep, fallback bool) {
 	return keep && err == nil, false
 }
 
-// keepHead copies what is used of r once its body is read (the method
-// that frames the answer, the target and host the access log names) out of
-// the read buffer, which the body's bytes overwrite as they are read.
+// keepHead copies what is used of r once its head leaves the read buffer
+// (the method that frames the answer, the target and host the access log
+// names): a body's bytes overwrite it as they are read, and so do a long
+// wait's client watch (awaitAnswer).
 func (fc *fastConn) keepHead(r *fastRequest) {
 	b := append(append(append(fc.head[:0], r.method...), r.target...), r.host...)
 	fc.head = b
 	m, t := len(r.method), len(r.method)+len(r.target)
 	r.method, r.target, r.host = b[:m:m], b[m:t:t], b[t:]
 	r.hdrs = r.hdrs[:0] // they point into the buffer too, and were sent
+}
+
+// awaitAnswer waits for the first byte of bc's answer. A client that goes
+// away meanwhile (a long poll given up) closes bc, as net/http's server
+// cancels the request's context and ReverseProxy the backend request:
+// nothing then waits for an answer nobody reads, Shutdown included. The
+// client's connection is read for that only once the wait is long, and
+// only when it has no pipelined bytes buffered (they are left there).
+func (fc *fastConn) awaitAnswer(bc *backendConn) error {
+	if bc.br.Buffered() > 0 {
+		return nil
+	}
+	_ = bc.c.SetReadDeadline(time.Now().Add(fastWatchClientAfter))
+	_, err := bc.br.Peek(1)
+	_ = bc.c.SetReadDeadline(time.Time{})
+	if !errors.Is(err, os.ErrDeadlineExceeded) {
+		return err
+	}
+	r := &fc.req
+	if fc.br.Buffered() > r.headLen {
+		_, err = bc.br.Peek(1)
+		return err
+	}
+	// The head is sent: out of the buffer the watcher reads into. Not
+	// sent again then (roundTrip's retry).
+	fc.keepHead(r)
+	fc.br.Discard(r.headLen)
+	r.headLen = 0
+	gone := make(chan bool, 1)
+	go func() {
+		// The read buffer is the watcher's until gone is sent.
+		_, err := fc.br.Peek(1)
+		g := err != nil && !errors.Is(err, os.ErrDeadlineExceeded)
+		if g {
+			bc.close()
+		}
+		gone <- g
+	}()
+	_, err = bc.br.Peek(1)
+	_ = fc.c.SetReadDeadline(time.Unix(1, 0)) // ends the watch
+	g := <-gone
+	_ = fc.c.SetReadDeadline(time.Time{})
+	if g {
+		return errFastClientGone
+	}
+	return err
 }
 
 // badGateway answers 502 as ReverseProxy's error handler does; keep false,
