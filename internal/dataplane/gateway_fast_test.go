@@ -1020,3 +1020,39 @@ func TestGatewayFastPathFramesAnHTTP10AnswerAsReverseProxy(t *testing.T) {
 		})
 	}
 }
+
+// An endpoint that closes a kept-alive connection without answering the
+// request sent on it, after a while (a pod stopping slowly, an overloaded
+// server), answered nothing: net/http's Transport sends a GET once more
+// on a new connection (errServerClosedIdle, whenever the close comes), and
+// so does the fast path, also once its client watch has started.
+func TestGatewayFastPathRetriesAGetWhoseReusedConnectionClosesLate(t *testing.T) {
+	addr := server(t, func(c net.Conn) {
+		br := bufio.NewReader(c)
+		for i := 0; ; i++ {
+			if _, err := http.ReadRequest(br); err != nil {
+				return
+			}
+			if i == 1 {
+				time.Sleep(50 * time.Millisecond) // longer than the fast path's 20 ms
+				return
+			}
+			io.WriteString(c, "HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok")
+		}
+	})
+	tcp, err := net.ResolveTCPAddr("tcp", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	g, _ := newTestGateway(t, 1)
+	mustApplyGateway(t, g, fastAndNetHTTP(1, endpointOf(tcp)))
+	for _, prefix := range []string{"/nethttp", ""} {
+		t.Run("via "+prefix, func(t *testing.T) {
+			c := dialRaw(t, g.Addr(80))
+			c.do("GET", "GET "+prefix+"/first HTTP/1.1\r\nHost: x\r\n\r\n")
+			if resp, body := c.do("GET", "GET "+prefix+"/second HTTP/1.1\r\nHost: x\r\n\r\n"); resp.StatusCode != 200 || body != "ok" {
+				t.Errorf("the GET on the connection closed late: %d %q, want 200 \"ok\"", resp.StatusCode, body)
+			}
+		})
+	}
+}
