@@ -148,6 +148,19 @@ func (c *rawClient) closedByPeer() bool {
 	return err == io.EOF
 }
 
+// gatewayServing is a gateway serving the endpoint at addr as
+// fastAndNetHTTP does.
+func gatewayServing(t *testing.T, addr string) *Gateway {
+	t.Helper()
+	tcp, err := net.ResolveTCPAddr("tcp", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	g, _ := newTestGateway(t, 1)
+	mustApplyGateway(t, g, fastAndNetHTTP(1, endpointOf(tcp)))
+	return g
+}
+
 // fastAndNetHTTP is a config serving be on /fast (no filter: the fast
 // path) and on /nethttp (a response header filter that changes nothing the
 // tests look at: net/http's server and ReverseProxy).
@@ -773,12 +786,7 @@ func TestGatewayFastPathUnsolicitedBytesReachNoOtherClient(t *testing.T) {
 			}
 		}
 	})
-	tcp, err := net.ResolveTCPAddr("tcp", addr)
-	if err != nil {
-		t.Fatal(err)
-	}
-	g, _ := newTestGateway(t, 1)
-	mustApplyGateway(t, g, fastAndNetHTTP(1, endpointOf(tcp)))
+	g := gatewayServing(t, addr)
 	alice := dialRaw(t, g.Addr(80))
 	if resp, _ := alice.do("GET", "GET /first HTTP/1.1\r\nHost: x\r\n\r\n"); resp.StatusCode != 204 {
 		t.Fatalf("alice: %d", resp.StatusCode)
@@ -1040,12 +1048,7 @@ func TestGatewayFastPathRetriesAGetWhoseReusedConnectionClosesLate(t *testing.T)
 			io.WriteString(c, "HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok")
 		}
 	})
-	tcp, err := net.ResolveTCPAddr("tcp", addr)
-	if err != nil {
-		t.Fatal(err)
-	}
-	g, _ := newTestGateway(t, 1)
-	mustApplyGateway(t, g, fastAndNetHTTP(1, endpointOf(tcp)))
+	g := gatewayServing(t, addr)
 	for _, prefix := range []string{"/nethttp", ""} {
 		t.Run("via "+prefix, func(t *testing.T) {
 			c := dialRaw(t, g.Addr(80))
