@@ -280,3 +280,20 @@ func TestCheckReportsADialersFailureAsADialError(t *testing.T) {
 		t.Errorf("dialed %q, want tcp 10.0.0.9:9090", asked)
 	}
 }
+
+// A dial still under way when the probe's timeout ends is a dial that got
+// no answer, as net.Dialer reports it: the pod may be unreachable rather
+// than unhealthy, as for httpGet and tcpSocket probes.
+func TestCheckReportsADialCutShortByTheTimeoutAsADialError(t *testing.T) {
+	dial := func(ctx context.Context, network, addr string) (net.Conn, error) {
+		<-ctx.Done()
+		return nil, &net.OpError{Op: "dial", Net: network, Err: ctx.Err()}
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
+	defer cancel()
+	err := Check(ctx, dial, "10.0.0.9", 9090, "")
+	var op *net.OpError
+	if !errors.As(err, &op) || op.Op != "dial" || !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("Check = %v, want the dial's *net.OpError wrapping context.DeadlineExceeded", err)
+	}
+}
