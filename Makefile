@@ -8,8 +8,8 @@ VERSION        ?= $(shell git describe --tags --always --dirty 2>/dev/null || ec
 # The commit `dockctl version` prints (12 hex, -dirty for a modified tree).
 COMMIT         ?= $(shell git rev-parse --short=12 HEAD 2>/dev/null)$(shell git rev-parse --git-dir >/dev/null 2>&1 && { git diff --quiet HEAD 2>/dev/null || echo -dirty; })
 LDFLAGS        := -s -w -X main.version=$(VERSION) -X main.commit=$(COMMIT)
-# grpcnotrace: the gRPC client of grpc probes without golang.org/x/net/trace
-# (9 MB of html/template and friends in a binary that is also the helper image).
+# grpcnotrace: the test workload's gRPC server without golang.org/x/net/trace
+# (html/template and friends); dockctl links no gRPC (internal/grpcprobe).
 GOTAGS         ?= grpcnotrace
 BUILD          := $(CURDIR)/build
 IMAGE          ?= dockctl:dev
