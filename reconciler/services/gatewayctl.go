@@ -61,6 +61,11 @@ type gatewayState struct {
 	// again once it is known.
 	known   bool
 	waiters map[string]bool
+	// looked: runs says whether a gateway helper held its ports when
+	// last listed while they are not known — by the gateway's own sync,
+	// which its helper's events queue, or else once by a Service's wait
+	// — so that the Services' syncs of the wait do not list each.
+	looked, runs bool
 }
 
 // gatewayPortsWait bounds how long, after the controller started, a
@@ -85,23 +90,25 @@ const gatewayPortsWait = 30 * time.Second
 // unseenPublishedHolders), so neither waits on the other.
 func (s *Controller) awaitGatewayPorts(ctx context.Context, key string) (time.Duration, error) {
 	s.mu.Lock()
-	known := s.gw.known
+	known, looked := s.gw.known, s.gw.looked
 	s.mu.Unlock()
 	left := s.started.Add(gatewayPortsWait).Sub(s.cfg.Now())
 	if known || left <= 0 {
 		return 0, nil
 	}
-	helpers, err := s.listHelpers(ctx, dockerx.RoleGateway)
-	if err != nil {
-		return 0, err
-	}
-	if len(helpers) == 0 {
-		return 0, nil // no gateway holds a port
+	if !looked {
+		helpers, err := s.listHelpers(ctx, dockerx.RoleGateway)
+		if err != nil {
+			return 0, err
+		}
+		s.noteGatewayHelpers(helpers, false)
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if s.gw.known {
-		return 0, nil // known since: its waiters were queued already
+	if s.gw.known || !s.gw.runs {
+		// Known since (its waiters were queued already), or no gateway
+		// helper holds a port.
+		return 0, nil
 	}
 	if s.gw.waiters == nil {
 		s.gw.waiters = map[string]bool{}
@@ -111,6 +118,22 @@ func (s *Controller) awaitGatewayPorts(ctx context.Context, key string) (time.Du
 		s.log.Info("waiting for the gateway's first sync: its host ports are not known since the start", "service", key, "at most", left.Round(time.Second))
 	}
 	return left, nil
+}
+
+// noteGatewayHelpers records whether one of the gateway helpers listed
+// holds its host ports (awaitGatewayPorts): one that runs, or is paused
+// (its sockets stay bound); one that exited, or was only created, holds
+// none. fresh: a list of the gateway's own sync, which replaces what was
+// recorded; else it is kept if recorded already.
+func (s *Controller) noteGatewayHelpers(helpers []dockerx.Container, fresh bool) {
+	runs := slices.ContainsFunc(helpers, func(c dockerx.Container) bool {
+		return c.State == dockerx.StateRunning || c.State == dockerx.StatePaused
+	})
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if fresh || !s.gw.looked {
+		s.gw.looked, s.gw.runs = true, runs
+	}
 }
 
 // ServeGateway hands the gateway's data plane a compiled table of
@@ -245,6 +268,7 @@ func (s *Controller) syncGateway(ctx context.Context) (reconcile.Result, error) 
 	if err != nil {
 		return reconcile.Result{}, err
 	}
+	s.noteGatewayHelpers(observed, true)
 	s.mu.Lock()
 	table, tableGen := s.gw.table, s.gw.tableGen
 	pushed := s.pushed[GatewayKey]

@@ -1,6 +1,7 @@
 package services
 
 import (
+	"context"
 	"fmt"
 	"strings"
 	"sync"
@@ -457,5 +458,63 @@ func TestServicePortIsHeldAgainstTheGatewayAcrossARestart(t *testing.T) {
 	r.reconcile(GatewayKey)
 	if got := r.gatewayPorts(); got != "18443" {
 		t.Errorf("once the Service synced, the gateway binds %q, want 18443", got)
+	}
+}
+
+// TestServiceWaitForTheGatewayHoldsBackOnlyItsHostPorts: while a
+// publishing Service waits for the gateway's first sync after a restart
+// (awaitGatewayPorts), only its host ports wait. Its ClusterIP proxy
+// still follows its endpoints, and a leaving pod's drain is acknowledged
+// once the proxy no longer serves it: as a Kubernetes node's kube-proxy
+// keeps a Service's cluster IP rules up to date whatever its nodePorts.
+func TestServiceWaitForTheGatewayHoldsBackOnlyItsHostPorts(t *testing.T) {
+	r := newSvcRig(t)
+	r.feed(webPods(2, 2))
+	r.svcs.put(webService("NodePort", 30080))
+	r.reconcile("default/web")
+	r.ctrl.ServeGateway(gatewayTable(18080, 18443), 1, nil)
+	r.reconcile(GatewayKey)
+
+	now := t0
+	var mu sync.Mutex
+	r.build(r.docker, func() time.Time { mu.Lock(); defer mu.Unlock(); return now })
+	r.feed(webPods(2, 2))
+	if res := r.reconcile("default/web"); res.RequeueAfter == 0 {
+		t.Fatalf("result %+v: expected the Service to wait for the gateway", res)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
+	defer cancel()
+	done := drainAsync(r.tracker, ctx, "default", "web-a-1")
+	for !r.queued()["default/web"] {
+		time.Sleep(time.Millisecond)
+	}
+	res := r.reconcile("default/web")
+	if err := <-done; err != nil {
+		t.Errorf("drain during the gateway wait (sync result %+v): %v", res, err)
+	}
+	if pods, _ := r.proxyPods("i_web.default_svc"); pods != "web-a-0=10.222.0.2:8080" {
+		t.Errorf("the proxy still serves %q: the leaving pod gets new connections on the ClusterIP during the wait", pods)
+	}
+}
+
+// TestServiceDoesNotWaitForAnExitedGateway: a gateway helper that exited
+// holds no host port, so a Service synced after a restart does not wait
+// for the gateway's first sync.
+func TestServiceDoesNotWaitForAnExitedGateway(t *testing.T) {
+	r := newSvcRig(t)
+	r.feed(webPods(2, 2))
+	r.svcs.put(webService("NodePort", 30080))
+	r.reconcile("default/web")
+	r.ctrl.ServeGateway(gatewayTable(18080, 18443), 1, nil)
+	r.reconcile(GatewayKey)
+	for _, c := range r.gatewayHelpers() {
+		if err := r.docker.StopContainer(context.Background(), c.ID, 0); err != nil {
+			t.Fatal(err)
+		}
+	}
+	r.restart()
+	r.feed(webPods(2, 2))
+	if res := r.reconcile("default/web"); res.RequeueAfter != 0 {
+		t.Errorf("result %+v: the Service waits for a gateway helper that is not running", res)
 	}
 }

@@ -1,6 +1,7 @@
 package services
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -326,16 +327,16 @@ func (s *Controller) syncService(ctx context.Context, key, ns, name string) (rec
 		_, err := s.execute(ctx, key, plan, "", nil)
 		return reconcile.Result{}, err
 	}
+	var gatewayWait time.Duration
 	if publishes(defaultService(&rec.Service)) {
-		// Not before the gateway's host ports are known, if a gateway
-		// runs (docs/design.md §10, the gateway): the first publisher
-		// keeps a port.
-		wait, err := s.awaitGatewayPorts(ctx, key)
-		if err != nil {
+		// Its host ports are not judged before the gateway's are known,
+		// if a gateway runs (docs/design.md §10, the gateway): the first
+		// publisher keeps a port. Only they wait: its ClusterIP proxy,
+		// endpoints, DNS record and the drains of its pods go on, as a
+		// node's kube-proxy keeps a Service's cluster IP rules whatever
+		// becomes of its nodePorts.
+		if gatewayWait, err = s.awaitGatewayPorts(ctx, key); err != nil {
 			return reconcile.Result{}, err
-		}
-		if wait > 0 {
-			return reconcile.Result{RequeueAfter: wait}, nil
 		}
 	}
 	prev, err := s.store.ReadServiceStatus(ns, name)
@@ -356,9 +357,10 @@ func (s *Controller) syncService(ctx context.Context, key, ns, name string) (rec
 	s.tracker.watch(key, svc)
 	ready, notReady, version := s.tracker.endpointsAt(svc)
 
-	in := allocInput{Key: key, Service: svc, Created: rec.Created, Prev: prev, Layout: layout, Address: s.address, Now: s.cfg.Now()}
+	in := allocInput{Key: key, Service: svc, Created: rec.Created, Prev: prev, Layout: layout, Address: s.address, Now: s.cfg.Now(),
+		KeepPorts: gatewayWait > 0}
 	var hostRetry time.Duration // when a port a process of the host holds is tried again
-	if publishes(svc) {
+	if publishes(svc) && !in.KeepPorts {
 		// This instance's proxies are left out: its Services settle among
 		// themselves (allocate, the older wins).
 		if in.Holders, err = s.portHolders(ctx, dockerx.RoleProxy); err != nil {
@@ -422,9 +424,12 @@ func (s *Controller) syncService(ctx context.Context, key, ns, name string) (rec
 		content, render = pin.Want.Content, pin.Want.Render
 	}
 	var published []dockerx.PortBinding
-	if planned {
+	if planned && !in.KeepPorts {
 		// What it publishes is the publisher's to serve: none when it
 		// has no cluster IP (a headless Service publishes nothing).
+		// While its ports wait for the gateway's, nothing is noted: the
+		// publisher serves its last config, and the gateway takes its
+		// stored ports for it (unseenPublishedHolders).
 		if pin.Want != nil {
 			published = a.Bindings
 		}
@@ -450,12 +455,13 @@ func (s *Controller) syncService(ctx context.Context, key, ns, name string) (rec
 			Message: "its host ports are not served: " + f})
 	}
 	next := nextServiceStatus(rec, prev, a, append(slices.Clone(ready), notReady...), done, execErr, s.cfg.Now())
-	if planned && pin.Want != nil && !publisherFailed {
+	switch {
+	case !planned || in.KeepPorts:
+		next.Published = prev.Published // nothing judged: what was published stays
+	case pin.Want != nil && !publisherFailed:
 		// Not while the publisher fails: `get services` would show a
 		// LoadBalancer's EXTERNAL-IP from ports nothing serves.
 		next.Published = publishedPorts(a.Bindings)
-	} else if !planned {
-		next.Published = prev.Published // nothing judged: what was published stays
 	}
 	if !sameServiceStatus(prev, next) {
 		next.Updated = s.cfg.Now()
@@ -475,7 +481,7 @@ func (s *Controller) syncService(ctx context.Context, key, ns, name string) (rec
 	if netErr != nil && !svc.IsHeadless() {
 		return reconcile.Result{RequeueAfter: networkRetry}, nil
 	}
-	return reconcile.Result{RequeueAfter: hostRetry}, nil
+	return reconcile.Result{RequeueAfter: cmp.Or(hostRetry, gatewayWait)}, nil
 }
 
 // publishedPorts are the host ports of bindings, as the status records
@@ -1166,6 +1172,10 @@ func (a *allocator) assign(st ServiceStore, in allocInput) allocation {
 	slices.Sort(nps)
 	next := serviceAllocation{Key: in.Key, Created: in.Created, ClusterIP: out.ClusterIP,
 		NodePorts: slices.Compact(nps), Published: publishedOf(out.Bindings), Claims: claimsOf(out.NodePorts, in.Address)}
+	if old, ok := a.held[in.Key]; ok && in.KeepPorts {
+		// Its host ports not judged: what it held is held still.
+		next.Published, next.Claims = old.Published, old.Claims
+	}
 	if old, ok := a.held[in.Key]; ok && frees(old, next) {
 		out.Freed = a.waitingLocked(in.Key)
 	}
