@@ -52,6 +52,7 @@ type gatewayState struct {
 	taken       string               // the ports left out, another publishing them ("": none)
 	unavailable map[int]string       // each port left out (refused, taken, or not bound by the helper): why
 	published   []int                // the ports the helper serves on the host, for the Services' allocation
+	hostHeld    []int                // the ports it could not bind, a process of the host holding them: its claim still
 	bindRetry   time.Duration        // the wait before ports the helper could not bind are tried again
 	notify      func()               // called after an ack of a new table generation
 	// known: published is this controller's own judgement, made by a
@@ -334,9 +335,12 @@ func (s *Controller) syncGateway(ctx context.Context) (reconcile.Result, error) 
 		}
 		unavailable[u.Port] = fmt.Sprintf("host port %s:%d cannot be bound (a process of the host holds it?): %s", s.address, u.Port, u.Error)
 	}
-	s.gw.published = nil
+	s.gw.published, s.gw.hostHeld = nil, nil
 	if pin.Want != nil && plan.Serves {
 		s.gw.published = servedPorts(table.Config, unavailable)
+	}
+	for _, u := range unbound {
+		s.gw.hostHeld = append(s.gw.hostHeld, u.Port)
 	}
 	var waiters []string
 	if !s.gw.known && execErr == nil && !wait {

@@ -158,6 +158,9 @@ type allocation struct {
 	// Chosen are the nodePorts chosen anew (none kept, none given), on
 	// in.Address: unserved until the publisher binds them.
 	Chosen []hostPort
+	// HostHeld are its host ports left out only because a process of
+	// the host holds them: its claim still (hostport_held.go).
+	HostHeld []hostPort
 }
 
 // allocate gives a Service its ClusterIP, nodePorts and host ports. It is
@@ -261,6 +264,7 @@ func allocate(in allocInput) allocation {
 				verb := "published"
 				if owner == hostProcessOwner {
 					verb = "held" // outside Docker: a listener of the host
+					out.HostHeld = append(out.HostHeld, hp)
 				}
 				conflicts = append(conflicts, fmt.Sprintf("host port %s is %s by %s", hp, verb, owner))
 				continue

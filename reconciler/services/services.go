@@ -217,7 +217,8 @@ func New(cfg Config) *Controller {
 		gw: gatewayState{gen: cfg.Now().UnixMilli()},
 		// The publisher's state file is kept, but this controller has no
 		// record of its generation either.
-		pub:     publisherState{gen: cfg.Now().UnixMilli(), bindings: map[string][]dockerx.PortBinding{}, seen: map[string]bool{}},
+		pub: publisherState{gen: cfg.Now().UnixMilli(), bindings: map[string][]dockerx.PortBinding{}, seen: map[string]bool{},
+			hostHeld: map[string][]hostPort{}},
 		envWait: serviceEnvWait,
 		started: cfg.Now(),
 	}
@@ -430,10 +431,11 @@ func (s *Controller) syncService(ctx context.Context, key, ns, name string) (rec
 		// While its ports wait for the gateway's, nothing is noted: the
 		// publisher serves its last config, and the gateway takes its
 		// stored ports for it (unseenPublishedHolders).
+		var held []hostPort
 		if pin.Want != nil {
-			published = a.Bindings
+			published, held = a.Bindings, a.HostHeld
 		}
-		s.notePublished(key, published)
+		s.notePublished(key, published, held)
 	}
 	done, execErr := s.execute(ctx, key, plan, content, render)
 	wait := plan.Wait || errors.Is(execErr, errNameBeingFreed)
@@ -457,11 +459,15 @@ func (s *Controller) syncService(ctx context.Context, key, ns, name string) (rec
 	next := nextServiceStatus(rec, prev, a, append(slices.Clone(ready), notReady...), done, execErr, s.cfg.Now())
 	switch {
 	case !planned || in.KeepPorts:
-		next.Published = prev.Published // nothing judged: what was published stays
-	case pin.Want != nil && !publisherFailed:
-		// Not while the publisher fails: `get services` would show a
-		// LoadBalancer's EXTERNAL-IP from ports nothing serves.
-		next.Published = publishedPorts(a.Bindings)
+		// Nothing judged: what was published, and claimed, stays.
+		next.Published, next.HostHeld = prev.Published, prev.HostHeld
+	case pin.Want != nil:
+		next.HostHeld = hostHeldPorts(a.HostHeld)
+		if !publisherFailed {
+			// Not while the publisher fails: `get services` would show
+			// a LoadBalancer's EXTERNAL-IP from ports nothing serves.
+			next.Published = publishedPorts(a.Bindings)
+		}
 	}
 	if !sameServiceStatus(prev, next) {
 		next.Updated = s.cfg.Now()
@@ -482,6 +488,16 @@ func (s *Controller) syncService(ctx context.Context, key, ns, name string) (rec
 		return reconcile.Result{RequeueAfter: networkRetry}, nil
 	}
 	return reconcile.Result{RequeueAfter: cmp.Or(hostRetry, gatewayWait)}, nil
+}
+
+// hostHeldPorts are host ports a process of the host holds, as the
+// status records them.
+func hostHeldPorts(hps []hostPort) []store.PublishedPort {
+	var out []store.PublishedPort
+	for _, hp := range hps {
+		out = append(out, store.PublishedPort{HostIP: hp.IP, Port: int(hp.Port), Protocol: hp.Protocol})
+	}
+	return out
 }
 
 // publishedPorts are the host ports of bindings, as the status records
@@ -597,7 +613,7 @@ func (s *Controller) storedSelectors() map[string]trackedService {
 // or unknown: its endpoints' watch, its addresses, its DNS record.
 func (s *Controller) forget(key string) {
 	s.tracker.forget(key)
-	s.notePublished(key, nil)
+	s.notePublished(key, nil, nil)
 	svcs, deps := s.alloc.release(key)
 	for _, k := range svcs {
 		s.loop.Add(reconcile.Request{Key: k})
@@ -660,10 +676,16 @@ func (s *Controller) portHolders(ctx context.Context, skip string) ([]portHolder
 		out = append(out, s.unseenPublishedHolders()...)
 	}
 	if skip != dockerx.RoleGateway {
-		// The gateway binds its ports on the host itself too.
+		// The gateway binds its ports on the host itself too; one a
+		// process of the host holds is its claim still, as a Service's
+		// (hostport_held.go).
 		s.mu.Lock()
 		for _, p := range s.gw.published {
 			out = append(out, portHolder{Port: hostPort{IP: s.address, Port: int32(p), Protocol: manifests.ProtocolTCP}, Owner: "container " + gatewayName(s.cfg.Instance)})
+		}
+		for _, p := range s.gw.hostHeld {
+			out = append(out, portHolder{Port: hostPort{IP: s.address, Port: int32(p), Protocol: manifests.ProtocolTCP},
+				Owner: "container " + gatewayName(s.cfg.Instance) + hostHeldClaim})
 		}
 		s.mu.Unlock()
 	}
@@ -731,6 +753,9 @@ func sameServiceStatus(a, b *store.ServiceStatus) bool {
 		}
 		if len(s.Published) == 0 {
 			s.Published = nil
+		}
+		if len(s.HostHeld) == 0 {
+			s.HostHeld = nil
 		}
 		return s
 	}
