@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -516,5 +517,43 @@ func TestServiceDoesNotWaitForAnExitedGateway(t *testing.T) {
 	r.feed(webPods(2, 2))
 	if res := r.reconcile("default/web"); res.RequeueAfter != 0 {
 		t.Errorf("result %+v: the Service waits for a gateway helper that is not running", res)
+	}
+}
+
+// listCounter is a ServiceDocker that counts its lists of containers.
+type listCounter struct {
+	ServiceDocker
+	lists atomic.Int64
+}
+
+func (l *listCounter) ListContainers(ctx context.Context, instance string) ([]dockerx.Container, error) {
+	l.lists.Add(1)
+	return l.ServiceDocker.ListContainers(ctx, instance)
+}
+
+// TestServiceWaitForTheGatewayListsItsHelperOnce: whether a gateway
+// helper runs is looked up once in the wait after a restart, not at each
+// publishing Service's sync: each sync lists the Service's proxies only.
+func TestServiceWaitForTheGatewayListsItsHelperOnce(t *testing.T) {
+	r := newSvcRig(t)
+	r.feed(webPods(1, 1))
+	r.svcs.put(webService("NodePort", 30080))
+	r.reconcile("default/web")
+	r.ctrl.ServeGateway(gatewayTable(18080, 18443), 1, nil)
+	r.reconcile(GatewayKey)
+	docker := &listCounter{ServiceDocker: r.docker}
+	r.build(docker, nil)
+	r.feed(webPods(1, 1))
+	if res := r.reconcile("default/web"); res.RequeueAfter == 0 {
+		t.Fatalf("result %+v: expected the Service to wait for the gateway", res)
+	}
+	for range 3 {
+		before := docker.lists.Load()
+		if res := r.reconcile("default/web"); res.RequeueAfter == 0 {
+			t.Fatalf("result %+v: expected the Service to wait still", res)
+		}
+		if n := docker.lists.Load() - before; n != 1 {
+			t.Errorf("a sync in the wait listed containers %d times, want once (its proxies)", n)
+		}
 	}
 }
