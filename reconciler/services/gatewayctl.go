@@ -76,17 +76,19 @@ type gatewayState struct {
 // Services' host ports unjudged for ever.
 const gatewayPortsWait = 30 * time.Second
 
-// awaitGatewayPorts is how long a publishing Service's sync is to wait
-// for the gateway's ports (0: not at all), docs/design.md §10 (published
+// awaitGatewayPorts is how long a publishing Service's host ports are to
+// wait for the gateway's (0: not at all), docs/design.md §10 (published
 // ports, the gateway): both bind on the host themselves, so each learns
 // the other's ports from this controller's memory only, which a restart
 // empties. A gateway helper that runs then still holds its ports, and a
 // Service synced before the gateway's first sync would take one of them
 // (first come: the gateway came first), then lose it again. So while a
-// gateway helper of the instance runs and its ports are not known, the
-// Service waits — its proxy, its status and the publisher left as they
-// are — until the gateway's first sync queues it, or gatewayPortsWait
-// after the start. The gateway never waits for the Services (it reads
+// gateway helper of the instance runs (or is paused) and its ports are
+// not known, the Service's host ports wait — their allocation, its
+// published ports and the conditions about them left as they are, the
+// publisher serving its last config — until the gateway's first sync
+// queues it, or gatewayPortsWait after the start. The rest of its sync
+// (its proxy, endpoints, DNS record, drains) does not wait. The gateway never waits for the Services (it reads
 // the ports of those not synced yet from their stored status,
 // unseenPublishedHolders), so neither waits on the other.
 func (s *Controller) awaitGatewayPorts(ctx context.Context, key string) (time.Duration, error) {
@@ -340,7 +342,11 @@ func (s *Controller) syncGateway(ctx context.Context) (reconcile.Result, error) 
 		s.gw.published = servedPorts(table.Config, unavailable)
 	}
 	for _, u := range unbound {
-		s.gw.hostHeld = append(s.gw.hostHeld, u.Port)
+		// Not a port a Service was given since the holders were read:
+		// the publisher may be what holds it, and that Service's it is.
+		if !s.servicePublishesLocked(u.Port) {
+			s.gw.hostHeld = append(s.gw.hostHeld, u.Port)
+		}
 	}
 	var waiters []string
 	if !s.gw.known && execErr == nil && !wait {
@@ -443,6 +449,19 @@ func unboundList(u []helperapi.UnboundPort) string {
 		parts[i] = fmt.Sprintf("%d/%s", p.Port, p.Protocol)
 	}
 	return strings.Join(parts, ", ")
+}
+
+// servicePublishesLocked reports whether a Service's last sync gave it
+// TCP host port port (notePublished); under s.mu.
+func (s *Controller) servicePublishesLocked(port int) bool {
+	for _, bs := range s.pub.bindings {
+		if slices.ContainsFunc(bs, func(b dockerx.PortBinding) bool {
+			return b.HostPort == port && protocolOr(strings.ToUpper(b.Protocol)) == manifests.ProtocolTCP
+		}) {
+			return true
+		}
+	}
+	return false
 }
 
 // servedPorts are the table's ports the gateway binds: not left out.
