@@ -52,6 +52,7 @@ type gatewayState struct {
 	taken       string               // the ports left out, another publishing them ("": none)
 	unavailable map[int]string       // each port left out (refused, taken, or not bound by the helper): why
 	published   []int                // the ports the helper serves on the host, for the Services' allocation
+	hostHeld    []int                // the ports it could not bind, a process of the host holding them: its claim still
 	bindRetry   time.Duration        // the wait before ports the helper could not bind are tried again
 	notify      func()               // called after an ack of a new table generation
 	// known: published is this controller's own judgement, made by a
@@ -61,6 +62,11 @@ type gatewayState struct {
 	// again once it is known.
 	known   bool
 	waiters map[string]bool
+	// looked: runs says whether a gateway helper held its ports when
+	// last listed while they are not known — by the gateway's own sync,
+	// which its helper's events queue, or else once by a Service's wait
+	// — so that the Services' syncs of the wait do not list each.
+	looked, runs bool
 }
 
 // gatewayPortsWait bounds how long, after the controller started, a
@@ -70,38 +76,42 @@ type gatewayState struct {
 // Services' host ports unjudged for ever.
 const gatewayPortsWait = 30 * time.Second
 
-// awaitGatewayPorts is how long a publishing Service's sync is to wait
-// for the gateway's ports (0: not at all), docs/design.md §10 (published
+// awaitGatewayPorts is how long a publishing Service's host ports are to
+// wait for the gateway's (0: not at all), docs/design.md §10 (published
 // ports, the gateway): both bind on the host themselves, so each learns
 // the other's ports from this controller's memory only, which a restart
 // empties. A gateway helper that runs then still holds its ports, and a
 // Service synced before the gateway's first sync would take one of them
 // (first come: the gateway came first), then lose it again. So while a
-// gateway helper of the instance runs and its ports are not known, the
-// Service waits — its proxy, its status and the publisher left as they
-// are — until the gateway's first sync queues it, or gatewayPortsWait
-// after the start. The gateway never waits for the Services (it reads
+// gateway helper of the instance runs (or is paused) and its ports are
+// not known, the Service's host ports wait — their allocation, its
+// published ports and the conditions about them left as they are, the
+// publisher serving its last config — until the gateway's first sync
+// queues it, or gatewayPortsWait after the start. The rest of its sync
+// (its proxy, endpoints, DNS record, drains) does not wait. The gateway never waits for the Services (it reads
 // the ports of those not synced yet from their stored status,
 // unseenPublishedHolders), so neither waits on the other.
 func (s *Controller) awaitGatewayPorts(ctx context.Context, key string) (time.Duration, error) {
 	s.mu.Lock()
-	known := s.gw.known
+	known, looked := s.gw.known, s.gw.looked
 	s.mu.Unlock()
 	left := s.started.Add(gatewayPortsWait).Sub(s.cfg.Now())
 	if known || left <= 0 {
 		return 0, nil
 	}
-	helpers, err := s.listHelpers(ctx, dockerx.RoleGateway)
-	if err != nil {
-		return 0, err
-	}
-	if len(helpers) == 0 {
-		return 0, nil // no gateway holds a port
+	if !looked {
+		helpers, err := s.listHelpers(ctx, dockerx.RoleGateway)
+		if err != nil {
+			return 0, err
+		}
+		s.noteGatewayHelpers(helpers, false)
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if s.gw.known {
-		return 0, nil // known since: its waiters were queued already
+	if s.gw.known || !s.gw.runs {
+		// Known since (its waiters were queued already), or no gateway
+		// helper holds a port.
+		return 0, nil
 	}
 	if s.gw.waiters == nil {
 		s.gw.waiters = map[string]bool{}
@@ -111,6 +121,22 @@ func (s *Controller) awaitGatewayPorts(ctx context.Context, key string) (time.Du
 		s.log.Info("waiting for the gateway's first sync: its host ports are not known since the start", "service", key, "at most", left.Round(time.Second))
 	}
 	return left, nil
+}
+
+// noteGatewayHelpers records whether one of the gateway helpers listed
+// holds its host ports (awaitGatewayPorts): one that runs, or is paused
+// (its sockets stay bound); one that exited, or was only created, holds
+// none. fresh: a list of the gateway's own sync, which replaces what was
+// recorded; else it is kept if recorded already.
+func (s *Controller) noteGatewayHelpers(helpers []dockerx.Container, fresh bool) {
+	runs := slices.ContainsFunc(helpers, func(c dockerx.Container) bool {
+		return c.State == dockerx.StateRunning || c.State == dockerx.StatePaused
+	})
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if fresh || !s.gw.looked {
+		s.gw.looked, s.gw.runs = true, runs
+	}
 }
 
 // ServeGateway hands the gateway's data plane a compiled table of
@@ -245,6 +271,7 @@ func (s *Controller) syncGateway(ctx context.Context) (reconcile.Result, error) 
 	if err != nil {
 		return reconcile.Result{}, err
 	}
+	s.noteGatewayHelpers(observed, true)
 	s.mu.Lock()
 	table, tableGen := s.gw.table, s.gw.tableGen
 	pushed := s.pushed[GatewayKey]
@@ -310,9 +337,16 @@ func (s *Controller) syncGateway(ctx context.Context) (reconcile.Result, error) 
 		}
 		unavailable[u.Port] = fmt.Sprintf("host port %s:%d cannot be bound (a process of the host holds it?): %s", s.address, u.Port, u.Error)
 	}
-	s.gw.published = nil
+	s.gw.published, s.gw.hostHeld = nil, nil
 	if pin.Want != nil && plan.Serves {
 		s.gw.published = servedPorts(table.Config, unavailable)
+	}
+	for _, u := range unbound {
+		// Not a port a Service was given since the holders were read:
+		// the publisher may be what holds it, and that Service's it is.
+		if !s.servicePublishesLocked(u.Port) {
+			s.gw.hostHeld = append(s.gw.hostHeld, u.Port)
+		}
 	}
 	var waiters []string
 	if !s.gw.known && execErr == nil && !wait {
@@ -415,6 +449,19 @@ func unboundList(u []helperapi.UnboundPort) string {
 		parts[i] = fmt.Sprintf("%d/%s", p.Port, p.Protocol)
 	}
 	return strings.Join(parts, ", ")
+}
+
+// servicePublishesLocked reports whether a Service's last sync gave it
+// TCP host port port (notePublished); under s.mu.
+func (s *Controller) servicePublishesLocked(port int) bool {
+	for _, bs := range s.pub.bindings {
+		if slices.ContainsFunc(bs, func(b dockerx.PortBinding) bool {
+			return b.HostPort == port && protocolOr(strings.ToUpper(b.Protocol)) == manifests.ProtocolTCP
+		}) {
+			return true
+		}
+	}
+	return false
 }
 
 // servedPorts are the table's ports the gateway binds: not left out.

@@ -30,6 +30,15 @@ import (
 // hostProcessOwner is the holder a PortConflict names.
 const hostProcessOwner = "a process of the host"
 
+// A port a Service, or the gateway, claimed that a process of the host
+// holds is still its claim (docs/design.md §10, the first publisher
+// keeps a port): the other publisher of this instance leaves it out, as
+// published by it, so that the one that claimed it first gets it once
+// the host frees it — not whichever tries first (the gateway tries in a
+// second, a Service after hostHeldRetry). hostHeldClaim completes the
+// holder's name.
+const hostHeldClaim = " (its claim; " + hostProcessOwner + " holds it for now)"
+
 // hostHeldRetry is the first wait before a held port is tried again; it
 // doubles each time the port is found held, up to hostHeldRetryMax.
 const (
@@ -73,14 +82,16 @@ func (s *Controller) noteHostHeld(key string, hp hostPort) {
 }
 
 // recallHostHeld marks as held the host ports of svc that its previous
-// status reports held by a process of the host (PortConflict) and the
+// status reports held by a process of the host (HostHeld) and the
 // controller's memory does not: a controller that restarted knows them
 // from the status only. Else its first sync would publish them — status
 // listing a port nothing serves, a Normal PortConflictResolved event —
 // until the publisher's ack finds them held again and the Warning comes
 // back. They are tried after the first backoff, as after any finding: a
 // controller in a container sees no listener of the host, so a try at
-// once would be that flap.
+// once would be that flap. A status an earlier release wrote has no
+// HostHeld: its PortConflict's message names them, read at the first
+// sync after the upgrade only, as that sync writes HostHeld.
 func (s *Controller) recallHostHeld(svc *manifests.Service, prev *store.ServiceStatus) {
 	var msg string
 	for _, c := range prev.Conditions {
@@ -91,11 +102,19 @@ func (s *Controller) recallHostHeld(svc *manifests.Service, prev *store.ServiceS
 	if msg == "" {
 		return
 	}
+	recorded := func(hp hostPort) bool {
+		if prev.HostHeld == nil {
+			return strings.Contains(msg, "host port "+hp.String()+" is held by "+hostProcessOwner)
+		}
+		return slices.ContainsFunc(prev.HostHeld, func(p store.PublishedPort) bool {
+			return int32(p.Port) == hp.Port && protocolOr(p.Protocol) == hp.Protocol
+		})
+	}
 	now := s.cfg.Now()
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	for _, hp := range s.hostPortsOf(svc, prev) {
-		if hp.Port == 0 || s.hostHeld[hp] != nil || !strings.Contains(msg, "host port "+hp.String()+" is held by "+hostProcessOwner) {
+		if hp.Port == 0 || s.hostHeld[hp] != nil || !recorded(hp) {
 			continue
 		}
 		if s.hostHeld == nil {

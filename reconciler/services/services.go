@@ -1,6 +1,7 @@
 package services
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -216,7 +217,8 @@ func New(cfg Config) *Controller {
 		gw: gatewayState{gen: cfg.Now().UnixMilli()},
 		// The publisher's state file is kept, but this controller has no
 		// record of its generation either.
-		pub:     publisherState{gen: cfg.Now().UnixMilli(), bindings: map[string][]dockerx.PortBinding{}, seen: map[string]bool{}},
+		pub: publisherState{gen: cfg.Now().UnixMilli(), bindings: map[string][]dockerx.PortBinding{}, seen: map[string]bool{},
+			hostHeld: map[string][]hostPort{}},
 		envWait: serviceEnvWait,
 		started: cfg.Now(),
 	}
@@ -326,16 +328,16 @@ func (s *Controller) syncService(ctx context.Context, key, ns, name string) (rec
 		_, err := s.execute(ctx, key, plan, "", nil)
 		return reconcile.Result{}, err
 	}
+	var gatewayWait time.Duration
 	if publishes(defaultService(&rec.Service)) {
-		// Not before the gateway's host ports are known, if a gateway
-		// runs (docs/design.md §10, the gateway): the first publisher
-		// keeps a port.
-		wait, err := s.awaitGatewayPorts(ctx, key)
-		if err != nil {
+		// Its host ports are not judged before the gateway's are known,
+		// if a gateway runs (docs/design.md §10, the gateway): the first
+		// publisher keeps a port. Only they wait: its ClusterIP proxy,
+		// endpoints, DNS record and the drains of its pods go on, as a
+		// node's kube-proxy keeps a Service's cluster IP rules whatever
+		// becomes of its nodePorts.
+		if gatewayWait, err = s.awaitGatewayPorts(ctx, key); err != nil {
 			return reconcile.Result{}, err
-		}
-		if wait > 0 {
-			return reconcile.Result{RequeueAfter: wait}, nil
 		}
 	}
 	prev, err := s.store.ReadServiceStatus(ns, name)
@@ -356,9 +358,10 @@ func (s *Controller) syncService(ctx context.Context, key, ns, name string) (rec
 	s.tracker.watch(key, svc)
 	ready, notReady, version := s.tracker.endpointsAt(svc)
 
-	in := allocInput{Key: key, Service: svc, Created: rec.Created, Prev: prev, Layout: layout, Address: s.address, Now: s.cfg.Now()}
+	in := allocInput{Key: key, Service: svc, Created: rec.Created, Prev: prev, Layout: layout, Address: s.address, Now: s.cfg.Now(),
+		KeepPorts: gatewayWait > 0}
 	var hostRetry time.Duration // when a port a process of the host holds is tried again
-	if publishes(svc) {
+	if publishes(svc) && !in.KeepPorts {
 		// This instance's proxies are left out: its Services settle among
 		// themselves (allocate, the older wins).
 		if in.Holders, err = s.portHolders(ctx, dockerx.RoleProxy); err != nil {
@@ -422,13 +425,17 @@ func (s *Controller) syncService(ctx context.Context, key, ns, name string) (rec
 		content, render = pin.Want.Content, pin.Want.Render
 	}
 	var published []dockerx.PortBinding
-	if planned {
+	if planned && !in.KeepPorts {
 		// What it publishes is the publisher's to serve: none when it
 		// has no cluster IP (a headless Service publishes nothing).
+		// While its ports wait for the gateway's, nothing is noted: the
+		// publisher serves its last config, and the gateway takes its
+		// stored ports for it (unseenPublishedHolders).
+		var held []hostPort
 		if pin.Want != nil {
-			published = a.Bindings
+			published, held = a.Bindings, a.HostHeld
 		}
-		s.notePublished(key, published)
+		s.notePublished(key, published, held)
 	}
 	done, execErr := s.execute(ctx, key, plan, content, render)
 	wait := plan.Wait || errors.Is(execErr, errNameBeingFreed)
@@ -450,12 +457,17 @@ func (s *Controller) syncService(ctx context.Context, key, ns, name string) (rec
 			Message: "its host ports are not served: " + f})
 	}
 	next := nextServiceStatus(rec, prev, a, append(slices.Clone(ready), notReady...), done, execErr, s.cfg.Now())
-	if planned && pin.Want != nil && !publisherFailed {
-		// Not while the publisher fails: `get services` would show a
-		// LoadBalancer's EXTERNAL-IP from ports nothing serves.
-		next.Published = publishedPorts(a.Bindings)
-	} else if !planned {
-		next.Published = prev.Published // nothing judged: what was published stays
+	switch {
+	case !planned || in.KeepPorts:
+		// Nothing judged: what was published, and claimed, stays.
+		next.Published, next.HostHeld = prev.Published, prev.HostHeld
+	case pin.Want != nil:
+		next.HostHeld = hostHeldPorts(a.HostHeld)
+		if !publisherFailed {
+			// Not while the publisher fails: `get services` would show
+			// a LoadBalancer's EXTERNAL-IP from ports nothing serves.
+			next.Published = publishedPorts(a.Bindings)
+		}
 	}
 	if !sameServiceStatus(prev, next) {
 		next.Updated = s.cfg.Now()
@@ -475,7 +487,17 @@ func (s *Controller) syncService(ctx context.Context, key, ns, name string) (rec
 	if netErr != nil && !svc.IsHeadless() {
 		return reconcile.Result{RequeueAfter: networkRetry}, nil
 	}
-	return reconcile.Result{RequeueAfter: hostRetry}, nil
+	return reconcile.Result{RequeueAfter: cmp.Or(hostRetry, gatewayWait)}, nil
+}
+
+// hostHeldPorts are host ports a process of the host holds, as the
+// status records them.
+func hostHeldPorts(hps []hostPort) []store.PublishedPort {
+	var out []store.PublishedPort
+	for _, hp := range hps {
+		out = append(out, store.PublishedPort{HostIP: hp.IP, Port: int(hp.Port), Protocol: hp.Protocol})
+	}
+	return out
 }
 
 // publishedPorts are the host ports of bindings, as the status records
@@ -591,7 +613,7 @@ func (s *Controller) storedSelectors() map[string]trackedService {
 // or unknown: its endpoints' watch, its addresses, its DNS record.
 func (s *Controller) forget(key string) {
 	s.tracker.forget(key)
-	s.notePublished(key, nil)
+	s.notePublished(key, nil, nil)
 	svcs, deps := s.alloc.release(key)
 	for _, k := range svcs {
 		s.loop.Add(reconcile.Request{Key: k})
@@ -654,10 +676,16 @@ func (s *Controller) portHolders(ctx context.Context, skip string) ([]portHolder
 		out = append(out, s.unseenPublishedHolders()...)
 	}
 	if skip != dockerx.RoleGateway {
-		// The gateway binds its ports on the host itself too.
+		// The gateway binds its ports on the host itself too; one a
+		// process of the host holds is its claim still, as a Service's
+		// (hostport_held.go).
 		s.mu.Lock()
 		for _, p := range s.gw.published {
 			out = append(out, portHolder{Port: hostPort{IP: s.address, Port: int32(p), Protocol: manifests.ProtocolTCP}, Owner: "container " + gatewayName(s.cfg.Instance)})
+		}
+		for _, p := range s.gw.hostHeld {
+			out = append(out, portHolder{Port: hostPort{IP: s.address, Port: int32(p), Protocol: manifests.ProtocolTCP},
+				Owner: "container " + gatewayName(s.cfg.Instance) + hostHeldClaim})
 		}
 		s.mu.Unlock()
 	}
@@ -725,6 +753,9 @@ func sameServiceStatus(a, b *store.ServiceStatus) bool {
 		}
 		if len(s.Published) == 0 {
 			s.Published = nil
+		}
+		if len(s.HostHeld) == 0 {
+			s.HostHeld = nil
 		}
 		return s
 	}
@@ -1166,6 +1197,10 @@ func (a *allocator) assign(st ServiceStore, in allocInput) allocation {
 	slices.Sort(nps)
 	next := serviceAllocation{Key: in.Key, Created: in.Created, ClusterIP: out.ClusterIP,
 		NodePorts: slices.Compact(nps), Published: publishedOf(out.Bindings), Claims: claimsOf(out.NodePorts, in.Address)}
+	if old, ok := a.held[in.Key]; ok && in.KeepPorts {
+		// Its host ports not judged: what it held is held still.
+		next.Published, next.Claims = old.Published, old.Claims
+	}
 	if old, ok := a.held[in.Key]; ok && frees(old, next) {
 		out.Freed = a.waitingLocked(in.Key)
 	}
