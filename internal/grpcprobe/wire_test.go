@@ -309,18 +309,31 @@ func TestCheckReportsADialCutShortByTheTimeoutAsADialError(t *testing.T) {
 // te: trailers is there to detect, PROTOCOL-HTTP2) must not make the probe
 // a success.
 func TestCheckIgnoresAStatusInHeadersThatDoNotEndTheStream(t *testing.T) {
-	port := serveH2C(t, func(w http.ResponseWriter, r *http.Request) {
-		io.Copy(io.Discard, r.Body)
-		w.Header().Set("Content-Type", "application/grpc")
-		w.Header().Set("Grpc-Status", "0")
-		w.WriteHeader(http.StatusOK)
-		w.Write(frame(0, []byte{0x08, 1}))
-	})
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	err := Check(ctx, nil, "127.0.0.1", port, "")
-	if err == nil || !strings.Contains(err.Error(), "server closed the stream without sending trailers") {
-		t.Fatalf("Check = %v, want the failure for a stream without trailers, as kubelet's grpc-go reports", err)
+	tests := []struct {
+		name     string
+		trailers http.Header // sent after the message
+	}{
+		{"no trailers", nil},
+		{"trailers without grpc-status", http.Header{"X-Other": {"1"}}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			port := serveH2C(t, func(w http.ResponseWriter, r *http.Request) {
+				io.Copy(io.Discard, r.Body)
+				w.Header().Set("Content-Type", "application/grpc")
+				w.Header().Set("Grpc-Status", "0")
+				w.WriteHeader(http.StatusOK)
+				w.Write(frame(0, []byte{0x08, 1}))
+				for k, v := range tt.trailers {
+					w.Header()[http.TrailerPrefix+k] = v
+				}
+			})
+			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+			defer cancel()
+			if err := Check(ctx, nil, "127.0.0.1", port, ""); err == nil {
+				t.Fatal("Check = nil: a SERVING message whose status came in the headers, not the trailers, is a success; kubelet's grpc-go fails it")
+			}
+		})
 	}
 }
 

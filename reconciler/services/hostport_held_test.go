@@ -160,3 +160,121 @@ func TestServiceHostHeldPortIsRecalledFromItsStatus(t *testing.T) {
 		})
 	}
 }
+
+// TestGatewayPortHeldByTheHostStaysTheGatewaysAcrossARestart: the
+// gateway's claim on a port a process of the host holds outlives a
+// controller restart, as a Service's does (its status' hostHeld): the
+// gateway, synced first after the restart, still claims it, so a
+// LoadBalancer Service applied later reports it as the gateway's and
+// records no claim of its own (docs/design.md §10: the first publisher
+// keeps a port).
+func TestGatewayPortHeldByTheHostStaysTheGatewaysAcrossARestart(t *testing.T) {
+	r := newWebRig(t)
+	r.blind()
+	r.docker.HoldHostPort(18080, true)
+	r.ctrl.ServeGateway(gatewayTable(18080, 18443), 1, nil)
+	r.reconcile(GatewayKey)
+	r.restart()
+	r.blind()
+	r.feed(webPods(2, 2))
+	r.ctrl.ServeGateway(gatewayTable(18080, 18443), 1, nil)
+	r.reconcile(GatewayKey)
+	r.svcs.put(shopLB(18080, 18081))
+	r.syncPublished("shop/lb", "18081/TCP=0")
+	st := r.svcs.status("shop/lb")
+	if c := findCondition(st.Conditions, ServicePortConflict); c == nil || !strings.Contains(c.Message, "i_gateway") || len(st.HostHeld) != 0 {
+		t.Errorf("after a restart, the later Service's conflict %+v, host-held %+v; want the gateway named, none held for the Service", c, st.HostHeld)
+	}
+}
+
+// TestGatewayClaimEndsWithItsPort: a port the gateway no longer serves
+// (its table changed) is no longer its claim, even while a process of
+// the host holds it: a Service applied later claims it itself (hostHeld),
+// and its PortConflict names the host, not the gateway.
+func TestGatewayClaimEndsWithItsPort(t *testing.T) {
+	r := newWebRig(t)
+	r.blind()
+	r.docker.HoldHostPort(18080, true)
+	r.ctrl.ServeGateway(gatewayTable(18080, 18443), 1, nil)
+	r.reconcile(GatewayKey)
+	r.ctrl.ServeGateway(gatewayTable(18090, 18443), 2, nil)
+	r.reconcile(GatewayKey)
+	if got := r.gatewayPorts(); got != "18090 18443" {
+		t.Fatalf("the gateway binds %q, want 18090 18443", got)
+	}
+	r.svcs.put(shopLB(18080, 18081))
+	r.syncPublished("shop/lb", "18081/TCP=0")
+	st := r.svcs.status("shop/lb")
+	if c := findCondition(st.Conditions, ServicePortConflict); c == nil || !strings.Contains(c.Message, "18080/TCP is held by "+hostProcessOwner) || len(st.HostHeld) != 1 {
+		t.Errorf("conflict %+v, host-held %+v; want 18080 held by the host and claimed by the Service", c, st.HostHeld)
+	}
+}
+
+// TestServiceClaimOnAHostHeldPortEndsWithTheService: a Service's claim
+// on a port a process of the host holds ends when the Service no longer
+// publishes it — deleted, or no longer a LoadBalancer (Kubernetes frees a
+// Service's nodePorts when its type becomes ClusterIP): once the host
+// frees the port, the gateway binds it.
+func TestServiceClaimOnAHostHeldPortEndsWithTheService(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		change func(*store.ServiceRecord)
+	}{
+		{"deleted", func(rec *store.ServiceRecord) { rec.Deleted = true }},
+		{"changed to ClusterIP", func(rec *store.ServiceRecord) { rec.Service.Spec.Type = "ClusterIP" }},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			r := newWebRig(t)
+			r.blind()
+			r.svcs.put(shopLB(18080, 18081))
+			r.docker.HoldHostPort(18080, true)
+			r.syncPublished("shop/lb", "18081/TCP=0")
+			r.ctrl.ServeGateway(gatewayTable(18080, 18443), 1, nil)
+			r.reconcile(GatewayKey)
+			r.wantGatewayLeavesOut("while the Service claims 18080", "service shop/lb")
+			rec := shopLB(18080, 18081)
+			tc.change(rec)
+			r.svcs.put(rec)
+			r.reconcile("shop/lb")
+			r.reconcile(PublisherKey)
+			r.docker.FinishRemovals()
+			r.docker.HoldHostPort(18080, false)
+			r.reconcile(GatewayKey)
+			if got := r.gatewayPorts(); got != "18080 18443" {
+				t.Errorf("the Service %s, the gateway binds %q, want 18080 18443 (unavailable %v)", tc.name, got, r.ctrl.GatewayUnavailable())
+			}
+		})
+	}
+}
+
+// TestServicePortHeldByTheHostStaysTheServicesAcrossAnUpgrade: a status
+// an earlier release wrote has no hostHeld, only the PortConflict's
+// message naming the port held by the host, from which the Service's own
+// sync recalls it (recallHostHeld). The gateway, synced first after the
+// upgrade, must read the claim the same way: else it takes the port as
+// its own claim, and the Service, synced next, loses it to the gateway
+// that came after it (docs/design.md §10: the first publisher keeps a
+// port).
+func TestServicePortHeldByTheHostStaysTheServicesAcrossAnUpgrade(t *testing.T) {
+	r := newWebRig(t)
+	r.blind()
+	r.svcs.put(shopLB(18080, 18081))
+	r.docker.HoldHostPort(18080, true)
+	r.syncPublished("shop/lb", "18081/TCP=0")
+	st := r.svcs.status("shop/lb")
+	st.HostHeld = nil // as an earlier release wrote it
+	if err := r.svcs.WriteServiceStatus("shop", "lb", &st); err != nil {
+		t.Fatal(err)
+	}
+	r.restart()
+	r.blind()
+	r.feed(webPods(2, 2))
+	r.ctrl.ServeGateway(gatewayTable(18080, 18443), 1, nil)
+	r.reconcile(GatewayKey)
+	r.wantGatewayLeavesOut("after an upgrade, synced first", "service shop/lb")
+	r.reconcile("shop/lb")
+	st = r.svcs.status("shop/lb")
+	if c := findCondition(st.Conditions, ServicePortConflict); c == nil || len(st.HostHeld) != 1 {
+		t.Errorf("after the upgrade, the Service's conflict %+v, host-held %+v; want 18080 still its claim", c, st.HostHeld)
+	}
+}
