@@ -278,3 +278,41 @@ func TestServicePortHeldByTheHostStaysTheServicesAcrossAnUpgrade(t *testing.T) {
 		t.Errorf("after the upgrade, the Service's conflict %+v, host-held %+v; want 18080 still its claim", c, st.HostHeld)
 	}
 }
+
+// TestGatewayPortHeldByTheHostStaysTheGatewaysWhenItsHelperStopped: the
+// gateway's claim on a port a process of the host holds is in no status:
+// after a restart that finds its helper exited (so a Service does not
+// wait for the gateway's first sync), a LoadBalancer Service that came
+// after the gateway and lost the port to it takes the claim for itself,
+// and the gateway, restarted, then leaves its own port out for the later
+// Service (docs/design.md §10: a port the gateway claimed first that a
+// process of the host holds stays its claim).
+func TestGatewayPortHeldByTheHostStaysTheGatewaysWhenItsHelperStopped(t *testing.T) {
+	r := newWebRig(t)
+	r.blind()
+	r.docker.HoldHostPort(18080, true)
+	r.ctrl.ServeGateway(gatewayTable(18080, 18443), 1, nil)
+	r.reconcile(GatewayKey)
+	r.svcs.put(shopLB(18080, 18081))
+	r.syncPublished("shop/lb", "18081/TCP=0")
+	if st := r.svcs.status("shop/lb"); len(st.HostHeld) != 0 {
+		t.Fatalf("before the restart the later Service claims %+v, want none (the gateway's)", st.HostHeld)
+	}
+	for _, c := range r.gatewayHelpers() {
+		if err := r.docker.StopContainer(context.Background(), c.ID, 0); err != nil {
+			t.Fatal(err)
+		}
+	}
+	r.restart()
+	r.blind()
+	r.feed(webPods(2, 2))
+	r.syncPublished("shop/lb", "18081/TCP=0")
+	r.ctrl.ServeGateway(gatewayTable(18080, 18443), 1, nil)
+	r.reconcile(GatewayKey)
+	r.reconcile("shop/lb")
+	st := r.svcs.status("shop/lb")
+	if c := findCondition(st.Conditions, ServicePortConflict); c == nil || !strings.Contains(c.Message, "i_gateway") || len(st.HostHeld) != 0 {
+		t.Errorf("after a restart, the later Service's conflict %+v, host-held %+v; want the gateway named, none held for the Service (gateway unavailable %v)",
+			c, st.HostHeld, r.ctrl.GatewayUnavailable())
+	}
+}
