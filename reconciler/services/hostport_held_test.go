@@ -98,11 +98,7 @@ func TestServicePortHeldByTheHostStaysTheServicesAcrossARestart(t *testing.T) {
 // reports it as the gateway's (not the host's), and the gateway binds it
 // once the host frees it.
 func TestGatewayPortHeldByTheHostStaysTheGatewaysAgainstALaterService(t *testing.T) {
-	r := newWebRig(t)
-	r.blind()
-	r.docker.HoldHostPort(18080, true)
-	r.ctrl.ServeGateway(gatewayTable(18080, 18443), 1, nil)
-	r.reconcile(GatewayKey)
+	r := newGatewayClaimRig(t)
 	r.svcs.put(shopLB(18080, 18081))
 	r.syncPublished("shop/lb", "18081/TCP=0")
 	st := r.svcs.status("shop/lb")
@@ -161,6 +157,29 @@ func TestServiceHostHeldPortIsRecalledFromItsStatus(t *testing.T) {
 	}
 }
 
+// newGatewayClaimRig is a web rig blind to the host's listeners whose
+// gateway serves ports 18080 and 18443, 18080 held by a process of the
+// host: the gateway's claim.
+func newGatewayClaimRig(t *testing.T) *svcRig {
+	r := newWebRig(t)
+	r.blind()
+	r.docker.HoldHostPort(18080, true)
+	r.ctrl.ServeGateway(gatewayTable(18080, 18443), 1, nil)
+	r.reconcile(GatewayKey)
+	return r
+}
+
+// wantGatewaysClaim checks that shop/lb reports 18080 as the gateway's
+// and claims none of its ports itself.
+func (r *svcRig) wantGatewaysClaim(when string) {
+	r.t.Helper()
+	st := r.svcs.status("shop/lb")
+	if c := findCondition(st.Conditions, ServicePortConflict); c == nil || !strings.Contains(c.Message, "i_gateway") || len(st.HostHeld) != 0 {
+		r.t.Errorf("%s, the later Service's conflict %+v, host-held %+v; want the gateway named, none held for the Service (gateway unavailable %v)",
+			when, c, st.HostHeld, r.ctrl.GatewayUnavailable())
+	}
+}
+
 // TestGatewayPortHeldByTheHostStaysTheGatewaysAcrossARestart: the
 // gateway's claim on a port a process of the host holds outlives a
 // controller restart, as a Service's does (its status' hostHeld): the
@@ -169,11 +188,7 @@ func TestServiceHostHeldPortIsRecalledFromItsStatus(t *testing.T) {
 // records no claim of its own (docs/design.md §10: the first publisher
 // keeps a port).
 func TestGatewayPortHeldByTheHostStaysTheGatewaysAcrossARestart(t *testing.T) {
-	r := newWebRig(t)
-	r.blind()
-	r.docker.HoldHostPort(18080, true)
-	r.ctrl.ServeGateway(gatewayTable(18080, 18443), 1, nil)
-	r.reconcile(GatewayKey)
+	r := newGatewayClaimRig(t)
 	r.restart()
 	r.blind()
 	r.feed(webPods(2, 2))
@@ -181,10 +196,7 @@ func TestGatewayPortHeldByTheHostStaysTheGatewaysAcrossARestart(t *testing.T) {
 	r.reconcile(GatewayKey)
 	r.svcs.put(shopLB(18080, 18081))
 	r.syncPublished("shop/lb", "18081/TCP=0")
-	st := r.svcs.status("shop/lb")
-	if c := findCondition(st.Conditions, ServicePortConflict); c == nil || !strings.Contains(c.Message, "i_gateway") || len(st.HostHeld) != 0 {
-		t.Errorf("after a restart, the later Service's conflict %+v, host-held %+v; want the gateway named, none held for the Service", c, st.HostHeld)
-	}
+	r.wantGatewaysClaim("after a restart")
 }
 
 // TestGatewayClaimEndsWithItsPort: a port the gateway no longer serves
@@ -192,11 +204,7 @@ func TestGatewayPortHeldByTheHostStaysTheGatewaysAcrossARestart(t *testing.T) {
 // the host holds it: a Service applied later claims it itself (hostHeld),
 // and its PortConflict names the host, not the gateway.
 func TestGatewayClaimEndsWithItsPort(t *testing.T) {
-	r := newWebRig(t)
-	r.blind()
-	r.docker.HoldHostPort(18080, true)
-	r.ctrl.ServeGateway(gatewayTable(18080, 18443), 1, nil)
-	r.reconcile(GatewayKey)
+	r := newGatewayClaimRig(t)
 	r.ctrl.ServeGateway(gatewayTable(18090, 18443), 2, nil)
 	r.reconcile(GatewayKey)
 	if got := r.gatewayPorts(); got != "18090 18443" {
@@ -288,11 +296,7 @@ func TestServicePortHeldByTheHostStaysTheServicesAcrossAnUpgrade(t *testing.T) {
 // Service (docs/design.md §10: a port the gateway claimed first that a
 // process of the host holds stays its claim).
 func TestGatewayPortHeldByTheHostStaysTheGatewaysWhenItsHelperStopped(t *testing.T) {
-	r := newWebRig(t)
-	r.blind()
-	r.docker.HoldHostPort(18080, true)
-	r.ctrl.ServeGateway(gatewayTable(18080, 18443), 1, nil)
-	r.reconcile(GatewayKey)
+	r := newGatewayClaimRig(t)
 	r.svcs.put(shopLB(18080, 18081))
 	r.syncPublished("shop/lb", "18081/TCP=0")
 	if st := r.svcs.status("shop/lb"); len(st.HostHeld) != 0 {
@@ -310,9 +314,5 @@ func TestGatewayPortHeldByTheHostStaysTheGatewaysWhenItsHelperStopped(t *testing
 	r.ctrl.ServeGateway(gatewayTable(18080, 18443), 1, nil)
 	r.reconcile(GatewayKey)
 	r.reconcile("shop/lb")
-	st := r.svcs.status("shop/lb")
-	if c := findCondition(st.Conditions, ServicePortConflict); c == nil || !strings.Contains(c.Message, "i_gateway") || len(st.HostHeld) != 0 {
-		t.Errorf("after a restart, the later Service's conflict %+v, host-held %+v; want the gateway named, none held for the Service (gateway unavailable %v)",
-			c, st.HostHeld, r.ctrl.GatewayUnavailable())
-	}
+	r.wantGatewaysClaim("after a restart that found the gateway helper exited")
 }

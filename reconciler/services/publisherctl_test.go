@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -378,13 +377,7 @@ func TestPublisherDrainWaitsForThePublisherDuringTheGatewayWait(t *testing.T) {
 	if got := r.publisherPorts(); got != "30080/TCP=2" {
 		t.Fatalf("before the restart the publisher serves %q", got)
 	}
-	now := t0
-	var mu sync.Mutex
-	r.build(r.docker, func() time.Time { mu.Lock(); defer mu.Unlock(); return now })
-	r.feed(webPods(2, 2))
-	if res := r.reconcile("default/web"); res.RequeueAfter == 0 {
-		t.Fatalf("result %+v: expected the Service to wait for the gateway", res)
-	}
+	advance := r.restartIntoTheGatewayWait()
 	done := drainAsync(r.tracker, t.Context(), "default", "web-a-1")
 	// Run what the drain queues, as the controller's loop would, until
 	// the drain ends; past the wait if it does not end in it.
@@ -404,9 +397,7 @@ func TestPublisherDrainWaitsForThePublisherDuringTheGatewayWait(t *testing.T) {
 		case <-time.After(10 * time.Millisecond):
 		}
 		if round == 100 {
-			mu.Lock()
-			now = now.Add(gatewayPortsWait)
-			mu.Unlock()
+			advance(gatewayPortsWait)
 			r.reconcile("default/web")
 			r.reconcile(PublisherKey)
 		}
