@@ -2,8 +2,10 @@ package services
 
 import (
 	"fmt"
+	"net"
 	"net/netip"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -61,7 +63,9 @@ func (h hostPort) String() string {
 	if h.IP == "" || h.IP == "0.0.0.0" {
 		return fmt.Sprintf("%d/%s", h.Port, h.Protocol)
 	}
-	return fmt.Sprintf("%s:%d/%s", h.IP, h.Port, h.Protocol)
+	// An IPv6 address in brackets, as Docker and kubectl write one with a
+	// port: "[::1]:8080/TCP", not "::1:8080/TCP".
+	return net.JoinHostPort(h.IP, strconv.Itoa(int(h.Port))) + "/" + h.Protocol
 }
 
 // overlaps reports whether Docker could not bind both: same port and
