@@ -142,8 +142,8 @@ func (s *Controller) unseenPublishedHolders() []portHolder {
 		for _, p := range st.Published {
 			out = append(out, portHolder{Port: hostPort{IP: s.address, Port: int32(p.Port), Protocol: protocolOr(p.Protocol)}, Owner: "service " + key})
 		}
-		for _, p := range st.HostHeld {
-			out = append(out, portHolder{Port: hostPort{IP: s.address, Port: int32(p.Port), Protocol: protocolOr(p.Protocol)}, Owner: "service " + key + hostHeldClaim})
+		for _, hp := range s.storedHostHeld(svc, st) {
+			out = append(out, portHolder{Port: hp, Owner: "service " + key + hostHeldClaim})
 		}
 	}
 	slices.SortFunc(out, func(a, b portHolder) int { return cmp.Compare(a.Owner, b.Owner) })
