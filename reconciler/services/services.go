@@ -276,8 +276,8 @@ func serviceKey(s *manifests.Service) string {
 	return s.Metadata.NamespaceOrDefault() + "/" + s.Metadata.Name
 }
 
-// listHelpers lists the instance's helpers of a role, minus the
-// controller's own container.
+// listHelpers lists the instance's helpers of a role ("": its containers
+// of every role), minus the controller's own container.
 func (s *Controller) listHelpers(ctx context.Context, role string) ([]dockerx.Container, error) {
 	cs, err := s.docker.ListContainers(ctx, s.cfg.Instance)
 	if err != nil {
@@ -285,7 +285,7 @@ func (s *Controller) listHelpers(ctx context.Context, role string) ([]dockerx.Co
 	}
 	var out []dockerx.Container
 	for _, ct := range cs {
-		if ct.Instance == s.cfg.Instance && ct.Role == role && !s.cfg.IsSelf(ct.ID) {
+		if ct.Instance == s.cfg.Instance && (role == "" || ct.Role == role) && !s.cfg.IsSelf(ct.ID) {
 			out = append(out, ct)
 		}
 	}
@@ -311,13 +311,15 @@ func (s *Controller) syncService(ctx context.Context, key, ns, name string) (rec
 	if err != nil {
 		return reconcile.Result{}, fmt.Errorf("read service %s: %w", key, err) // never taken for "deleted"
 	}
-	all, err := s.listHelpers(ctx, dockerx.RoleProxy)
+	// One list of the instance's helpers: its proxies, and the
+	// publisher, which a sync in the wait for the gateway looks at.
+	all, err := s.listHelpers(ctx, "")
 	if err != nil {
 		return reconcile.Result{}, err
 	}
 	var observed []dockerx.Container
 	for _, ct := range all {
-		if proxyKey(&ct) == key {
+		if ct.Role == dockerx.RoleProxy && proxyKey(&ct) == key {
 			observed = append(observed, ct)
 		}
 	}
@@ -356,6 +358,9 @@ func (s *Controller) syncService(ctx context.Context, key, ns, name string) (rec
 	svc := defaultService(&rec.Service)
 	// Watched before its endpoints are read: no change falls between.
 	s.tracker.watch(key, svc)
+	if gatewayWait > 0 {
+		s.watchPublisherInTheWait(key, svc, all)
+	}
 	ready, notReady, version := s.tracker.endpointsAt(svc)
 
 	in := allocInput{Key: key, Service: svc, Created: rec.Created, Prev: prev, Layout: layout, Address: s.address, Now: s.cfg.Now(),
