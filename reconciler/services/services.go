@@ -54,6 +54,8 @@ type ServiceStore interface {
 	ReadServiceStatus(ns, name string) (*store.ServiceStatus, error)
 	WriteServiceStatus(ns, name string, st *store.ServiceStatus) error
 	ReadNetwork() (*store.NetworkStatus, error)
+	ReadGateway() (*store.GatewayStatus, error)
+	WriteGateway(g *store.GatewayStatus) error
 }
 
 // Keys of the services loop besides "ns/name".
@@ -229,6 +231,7 @@ func New(cfg Config) *Controller {
 		RateLimiter: workqueue.NewTypedItemExponentialFailureRateLimiter[reconcile.Request](200*time.Millisecond, time.Minute),
 		Log:         cfg.Log,
 	})
+	s.recallGatewayHostHeld()
 	if s.tracker != nil {
 		// The tracker's first complete feed queues the sweep, which queues
 		// every Service; a drain waits for the stored Services too.
