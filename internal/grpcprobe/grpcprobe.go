@@ -138,10 +138,15 @@ func call(ctx context.Context, conn net.Conn, addr, service string) error {
 	if err != nil {
 		return err
 	}
-	// The status is in the trailers, or, for a response without a message
-	// ("Trailers-Only"), in the headers.
+	// The status is in the trailers, or, for a response whose headers end
+	// the stream ("Trailers-Only", PROTOCOL-HTTP2: no message, no
+	// trailers), in the headers. A grpc-status in headers followed by a
+	// message or by trailers is not the call's: grpc-go (kubelet's client)
+	// reads it only from the frame that ends the stream, so a stream that
+	// ends without one in its trailers fails, as a proxy that drops
+	// trailers must not pass for a healthy server.
 	fields := resp.Trailer
-	if fields.Get("Grpc-Status") == "" {
+	if msg == nil && !hasFields(resp.Trailer) {
 		fields = resp.Header
 	}
 	raw := fields.Get("Grpc-Status")
@@ -166,6 +171,17 @@ func call(ctx context.Context, conn net.Conn, addr, service string) error {
 		return &unhealthyError{status}
 	}
 	return nil
+}
+
+// hasFields: trailers came, with a value. A field the headers announced
+// (Trailer:) is a key without values until the trailers bring it.
+func hasFields(h http.Header) bool {
+	for _, v := range h {
+		if len(v) > 0 {
+			return true
+		}
+	}
+	return false
 }
 
 // isGRPCContentType: application/grpc, bare or with a subtype

@@ -8,10 +8,13 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"runtime"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
+	"golang.org/x/net/http2"
 	healthpb "google.golang.org/grpc/health/grpc_health_v1"
 )
 
@@ -295,5 +298,183 @@ func TestCheckReportsADialCutShortByTheTimeoutAsADialError(t *testing.T) {
 	var op *net.OpError
 	if !errors.As(err, &op) || op.Op != "dial" || !errors.Is(err, context.DeadlineExceeded) {
 		t.Fatalf("Check = %v, want the dial's *net.OpError wrapping context.DeadlineExceeded", err)
+	}
+}
+
+// A grpc-status in headers that do not end the stream is not the call's
+// status: grpc-go (kubelet's client) reads the status only from the frame
+// that ends the stream, and a stream that ends on its data, without
+// trailers, is "server closed the stream without sending trailers"
+// (Internal), whatever the headers said. A proxy that drops trailers (what
+// te: trailers is there to detect, PROTOCOL-HTTP2) must not make the probe
+// a success.
+func TestCheckIgnoresAStatusInHeadersThatDoNotEndTheStream(t *testing.T) {
+	tests := []struct {
+		name     string
+		trailers http.Header // sent after the message
+	}{
+		{"no trailers", nil},
+		{"trailers without grpc-status", http.Header{"X-Other": {"1"}}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			port := serveH2C(t, func(w http.ResponseWriter, r *http.Request) {
+				io.Copy(io.Discard, r.Body)
+				w.Header().Set("Content-Type", "application/grpc")
+				w.Header().Set("Grpc-Status", "0")
+				w.WriteHeader(http.StatusOK)
+				w.Write(frame(0, []byte{0x08, 1}))
+				for k, v := range tt.trailers {
+					w.Header()[http.TrailerPrefix+k] = v
+				}
+			})
+			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+			defer cancel()
+			if err := Check(ctx, nil, "127.0.0.1", port, ""); err == nil {
+				t.Fatal("Check = nil: a SERVING message whose status came in the headers, not the trailers, is a success; kubelet's grpc-go fails it")
+			}
+		})
+	}
+}
+
+// serveRaw accepts connections on a local port and hands each to h; it
+// returns the port. The listener and the connections close with the test.
+func serveRaw(t *testing.T, h func(net.Conn)) int {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var wg sync.WaitGroup
+	var mu sync.Mutex
+	var conns []net.Conn
+	t.Cleanup(func() {
+		l.Close()
+		mu.Lock()
+		for _, c := range conns {
+			c.Close()
+		}
+		mu.Unlock()
+		wg.Wait()
+	})
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		for {
+			c, err := l.Accept()
+			if err != nil {
+				return
+			}
+			mu.Lock()
+			conns = append(conns, c)
+			mu.Unlock()
+			wg.Add(1)
+			go func() { defer wg.Done(); defer c.Close(); h(c) }()
+		}
+	}()
+	return l.Addr().(*net.TCPAddr).Port
+}
+
+// rstStream answers each request's HEADERS with RST_STREAM code.
+func rstStream(code http2.ErrCode) func(net.Conn) {
+	return func(c net.Conn) {
+		preface := make([]byte, len(http2.ClientPreface))
+		if _, err := io.ReadFull(c, preface); err != nil {
+			return
+		}
+		fr := http2.NewFramer(c, c)
+		if fr.WriteSettings() != nil {
+			return
+		}
+		for {
+			f, err := fr.ReadFrame()
+			if err != nil {
+				return
+			}
+			switch f := f.(type) {
+			case *http2.SettingsFrame:
+				if !f.IsAck() {
+					fr.WriteSettingsAck()
+				}
+			case *http2.HeadersFrame:
+				fr.WriteRSTStream(f.StreamID, code)
+			}
+		}
+	}
+}
+
+// Whatever the server does, the probe ends with a failure within its
+// timeout (kubelet: "timeout: health rpc did not complete within"), and
+// leaves no goroutine behind: it runs every period of every probed
+// container of a long-lived controller.
+func TestCheckEndsWithinItsTimeoutOnAnOddServer(t *testing.T) {
+	tests := []struct {
+		name   string
+		server func(t *testing.T) int
+	}{
+		{"a server answering HTTP/1.1", func(t *testing.T) int {
+			return serveRaw(t, func(c net.Conn) {
+				c.Read(make([]byte, 4096))
+				io.WriteString(c, "HTTP/1.1 200 OK\r\nContent-Type: application/grpc\r\nGrpc-Status: 0\r\nContent-Length: 7\r\n\r\n\x00\x00\x00\x00\x02\x08\x01")
+				io.Copy(io.Discard, c)
+			})
+		}},
+		{"a server that reads and never answers", func(t *testing.T) int {
+			return serveRaw(t, func(c net.Conn) { io.Copy(io.Discard, c) })
+		}},
+		{"a server that sends the message and never the trailers", func(t *testing.T) int {
+			return serveH2C(t, func(w http.ResponseWriter, r *http.Request) {
+				w.Header().Set("Content-Type", "application/grpc")
+				w.WriteHeader(http.StatusOK)
+				w.Write(frame(0, []byte{0x08, 1}))
+				w.(http.Flusher).Flush()
+				<-r.Context().Done()
+			})
+		}},
+		{"a server that sends a huge message slowly", func(t *testing.T) int {
+			return serveH2C(t, func(w http.ResponseWriter, r *http.Request) {
+				w.Header().Set("Content-Type", "application/grpc")
+				w.WriteHeader(http.StatusOK)
+				w.Write([]byte{0, 0, 0x40, 0, 0})
+				for r.Context().Err() == nil {
+					if _, err := w.Write(make([]byte, 1024)); err != nil {
+						return
+					}
+					w.(http.Flusher).Flush()
+					time.Sleep(10 * time.Millisecond)
+				}
+			})
+		}},
+		{"a server that resets the stream (INTERNAL_ERROR)", func(t *testing.T) int { return serveRaw(t, rstStream(http2.ErrCodeInternal)) }},
+		{"a server that refuses the stream (REFUSED_STREAM)", func(t *testing.T) int { return serveRaw(t, rstStream(http2.ErrCodeRefusedStream)) }},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			port := tt.server(t)
+			before := runtime.NumGoroutine()
+			const timeout = 2 * time.Second
+			ctx, cancel := context.WithTimeout(context.Background(), timeout)
+			defer cancel()
+			done := make(chan error, 1)
+			go func() { done <- Check(ctx, nil, "127.0.0.1", port, "") }()
+			select {
+			case err := <-done:
+				if err == nil {
+					t.Fatal("Check = nil, want a failure")
+				}
+				t.Logf("Check = %v", err)
+			case <-time.After(timeout + 20*time.Second):
+				t.Fatalf("Check still running 20 s past its %v timeout", timeout)
+			}
+			// The probe's goroutines end with it (the server's are still
+			// there, so no more than before the probe).
+			for deadline := time.Now().Add(20 * time.Second); runtime.NumGoroutine() > before; {
+				if time.Now().After(deadline) {
+					buf := make([]byte, 1<<16)
+					t.Fatalf("%d goroutines after the probe, %d before:\n%s", runtime.NumGoroutine(), before, buf[:runtime.Stack(buf, true)])
+				}
+				time.Sleep(10 * time.Millisecond)
+			}
+		})
 	}
 }

@@ -13,6 +13,7 @@ import (
 	"github.com/dockctl/dockctl/internal/helperapi"
 	"github.com/dockctl/dockctl/manifests"
 	"github.com/dockctl/dockctl/reconciler/reconcile"
+	"github.com/dockctl/dockctl/store"
 )
 
 // The gateway's data plane (docs/design.md §10, the gateway): one gateway
@@ -53,6 +54,7 @@ type gatewayState struct {
 	unavailable map[int]string       // each port left out (refused, taken, or not bound by the helper): why
 	published   []int                // the ports the helper serves on the host, for the Services' allocation
 	hostHeld    []int                // the ports it could not bind, a process of the host holding them: its claim still
+	recorded    []int                // hostHeld as the store records it (recallGatewayHostHeld)
 	bindRetry   time.Duration        // the wait before ports the helper could not bind are tried again
 	notify      func()               // called after an ack of a new table generation
 	// known: published is this controller's own judgement, made by a
@@ -262,6 +264,44 @@ func (s *Controller) gatewayCertificate(ref gatewayroutes.ObjectRef) ([]byte, []
 	return cert, key, true
 }
 
+// The gateway's claims on ports a process of the host holds (hostHeld)
+// are in the store (gateway.json), as a Service's are in its status: the
+// gateway helper's state file is on a tmpfs, and a helper that exited
+// holds nothing, so after a restart that finds it exited no Service
+// waits for the gateway's first sync (awaitGatewayPorts), and a
+// Service that came after the gateway would take the port for itself
+// (docs/design.md §10: a port the gateway claimed first that a process
+// of the host holds stays its claim). The recorded claims are the
+// gateway's holders until its first sync judges them again.
+
+// recallGatewayHostHeld reads the gateway's recorded claims, at the
+// controller's start. One that cannot be read claims nothing: the
+// gateway's first sync finds its unbound ports again.
+func (s *Controller) recallGatewayHostHeld() {
+	g, err := s.store.ReadGateway()
+	if err != nil {
+		s.log.Warn("unreadable gateway status: its claims on ports the host holds are found again at its first sync", "err", err)
+		return
+	}
+	if g == nil || len(g.HostHeld) == 0 {
+		return
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.gw.hostHeld, s.gw.recorded = slices.Clone(g.HostHeld), slices.Clone(g.HostHeld)
+}
+
+// recordGatewayHostHeld records the gateway's claims its sync judged.
+func (s *Controller) recordGatewayHostHeld(ports []int) {
+	if err := s.store.WriteGateway(&store.GatewayStatus{HostHeld: ports}); err != nil {
+		s.log.Error("write gateway status", "err", err)
+		return
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.gw.recorded = ports
+}
+
 // syncGateway is one observe → plan → execute pass for the gateway helper.
 func (s *Controller) syncGateway(ctx context.Context) (reconcile.Result, error) {
 	if !s.tracker.Synced() {
@@ -372,6 +412,7 @@ func (s *Controller) syncGateway(ctx context.Context) (reconcile.Result, error) 
 			s.gw.acked, notify = 0, s.gw.notify // nothing serves: no longer Programmed
 		}
 	}
+	record, changed := slices.Clone(s.gw.hostHeld), !slices.Equal(s.gw.hostHeld, s.gw.recorded)
 	wasRefused, wasTaken := s.gw.refused, s.gw.taken
 	s.gw.refused = strings.Join(refused, ", ")
 	s.gw.taken = strings.Join(taken, "; ")
@@ -386,6 +427,9 @@ func (s *Controller) syncGateway(ctx context.Context) (reconcile.Result, error) 
 		s.gw.backends[strings.TrimPrefix(k, GatewayKey)] = true
 	}
 	s.mu.Unlock()
+	if changed {
+		s.recordGatewayHostHeld(record)
+	}
 	if s.gw.refused != "" && s.gw.refused != wasRefused {
 		s.log.Warn("gateway not run: a port below 1024 is a privileged host port", "refused", s.gw.refused)
 	}

@@ -89,6 +89,21 @@ func newPublishingGatewayRig(t *testing.T) *svcRig {
 	return r
 }
 
+// restartIntoTheGatewayWait restarts the controller with a clock the
+// test moves (advance), and syncs default/web, which waits for the
+// gateway's first sync (awaitGatewayPorts).
+func (r *svcRig) restartIntoTheGatewayWait() (advance func(time.Duration)) {
+	r.t.Helper()
+	now := t0
+	var mu sync.Mutex
+	r.build(r.docker, func() time.Time { mu.Lock(); defer mu.Unlock(); return now })
+	r.feed(webPods(2, 2))
+	if res := r.reconcile("default/web"); res.RequeueAfter == 0 {
+		r.t.Fatalf("result %+v: expected the Service to wait for the gateway", res)
+	}
+	return func(d time.Duration) { mu.Lock(); defer mu.Unlock(); now = now.Add(d) }
+}
+
 // wantGatewayLeavesOut checks that the gateway binds 18443 only, 18080
 // being left out as holder's.
 func (r *svcRig) wantGatewayLeavesOut(when, holder string) {
@@ -490,14 +505,7 @@ func TestServicePortIsHeldAgainstTheGatewayAcrossARestart(t *testing.T) {
 // keeps a Service's cluster IP rules up to date whatever its nodePorts.
 func TestServiceWaitForTheGatewayHoldsBackOnlyItsHostPorts(t *testing.T) {
 	r := newPublishingGatewayRig(t)
-
-	now := t0
-	var mu sync.Mutex
-	r.build(r.docker, func() time.Time { mu.Lock(); defer mu.Unlock(); return now })
-	r.feed(webPods(2, 2))
-	if res := r.reconcile("default/web"); res.RequeueAfter == 0 {
-		t.Fatalf("result %+v: expected the Service to wait for the gateway", res)
-	}
+	r.restartIntoTheGatewayWait()
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
 	defer cancel()
 	done := drainAsync(r.tracker, ctx, "default", "web-a-1")

@@ -82,39 +82,24 @@ func (s *Controller) noteHostHeld(key string, hp hostPort) {
 }
 
 // recallHostHeld marks as held the host ports of svc that its previous
-// status reports held by a process of the host (HostHeld) and the
+// status reports held by a process of the host (storedHostHeld) and the
 // controller's memory does not: a controller that restarted knows them
 // from the status only. Else its first sync would publish them — status
 // listing a port nothing serves, a Normal PortConflictResolved event —
 // until the publisher's ack finds them held again and the Warning comes
 // back. They are tried after the first backoff, as after any finding: a
 // controller in a container sees no listener of the host, so a try at
-// once would be that flap. A status an earlier release wrote has no
-// HostHeld: its PortConflict's message names them, read at the first
-// sync after the upgrade only, as that sync writes HostHeld.
+// once would be that flap.
 func (s *Controller) recallHostHeld(svc *manifests.Service, prev *store.ServiceStatus) {
-	var msg string
-	for _, c := range prev.Conditions {
-		if c.Type == ServicePortConflict && c.Status == "True" {
-			msg += c.Message + "; "
-		}
-	}
-	if msg == "" {
+	held := s.storedHostHeld(svc, prev)
+	if len(held) == 0 {
 		return
-	}
-	recorded := func(hp hostPort) bool {
-		if prev.HostHeld == nil {
-			return strings.Contains(msg, "host port "+hp.String()+" is held by "+hostProcessOwner)
-		}
-		return slices.ContainsFunc(prev.HostHeld, func(p store.PublishedPort) bool {
-			return int32(p.Port) == hp.Port && protocolOr(p.Protocol) == hp.Protocol
-		})
 	}
 	now := s.cfg.Now()
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	for _, hp := range s.hostPortsOf(svc, prev) {
-		if hp.Port == 0 || s.hostHeld[hp] != nil || !recorded(hp) {
+	for _, hp := range held {
+		if s.hostHeld[hp] != nil {
 			continue
 		}
 		if s.hostHeld == nil {
@@ -122,6 +107,40 @@ func (s *Controller) recallHostHeld(svc *manifests.Service, prev *store.ServiceS
 		}
 		s.hostHeld[hp] = &heldPort{backoff: hostHeldRetry, retryAt: now.Add(hostHeldRetry)}
 	}
+}
+
+// storedHostHeld are the host ports of svc that its stored status st
+// reports held by a process of the host under a PortConflict: its
+// HostHeld. A status an earlier release wrote has no HostHeld: its
+// PortConflict's message names them, read until the Service's first
+// sync after the upgrade writes HostHeld. Both the Service's own sync
+// (recallHostHeld) and the gateway synced before it after a restart
+// (unseenPublishedHolders) read the claim here, so that they agree on it.
+func (s *Controller) storedHostHeld(svc *manifests.Service, st *store.ServiceStatus) []hostPort {
+	var msg string
+	for _, c := range st.Conditions {
+		if c.Type == ServicePortConflict && c.Status == "True" {
+			msg += c.Message + "; "
+		}
+	}
+	if msg == "" {
+		return nil
+	}
+	recorded := func(hp hostPort) bool {
+		if st.HostHeld == nil {
+			return strings.Contains(msg, "host port "+hp.String()+" is held by "+hostProcessOwner)
+		}
+		return slices.ContainsFunc(st.HostHeld, func(p store.PublishedPort) bool {
+			return int32(p.Port) == hp.Port && protocolOr(p.Protocol) == hp.Protocol
+		})
+	}
+	var out []hostPort
+	for _, hp := range s.hostPortsOf(svc, st) {
+		if hp.Port != 0 && !slices.Contains(out, hp) && recorded(hp) {
+			out = append(out, hp)
+		}
+	}
+	return out
 }
 
 // hostPortsOf are the host ports svc may publish on the service

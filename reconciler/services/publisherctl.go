@@ -110,6 +110,39 @@ func (s *Controller) notePublished(key string, bindings []dockerx.PortBinding, h
 	}
 }
 
+// watchPublisherInTheWait makes a drain of svc's pods wait for the
+// publisher's acknowledgement too while svc's host ports wait for the
+// gateway's first sync (awaitGatewayPorts), if a publisher helper runs:
+// it serves its last config (its state file), svc's published ports to
+// its endpoints as they were then, and no push reaches it before the
+// wait ends (syncPublisher waits for every published Service's sync to
+// judge its ports). A drain must not end while a host port still routes
+// new connections to the leaving pod (docs/design.md §10: a pod's drain
+// waits for the publisher's acknowledgement as for the proxy's). This is
+// the simplest correct way: the publisher's sync after the wait pushes
+// the current endpoints and acknowledges its key, or forgets it if it no
+// longer serves svc; pushing it a config rebuilt from the stored
+// statuses during the wait would end such drains sooner, but could drop
+// a port its state file serves and a status missed, before the gateway's
+// ports are known — what the wait is for. The wait is bounded (30 s).
+// containers is the instance's list this sync made.
+func (s *Controller) watchPublisherInTheWait(key string, svc *manifests.Service, containers []dockerx.Container) {
+	if !slices.ContainsFunc(containers, func(c dockerx.Container) bool {
+		return c.Role == dockerx.RolePublisher && (c.State == dockerx.StateRunning || c.State == dockerx.StatePaused)
+	}) {
+		return // no publisher routes to its pods
+	}
+	s.tracker.watch(PublisherKey+key, svc)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.pub.watched == nil {
+		s.pub.watched = map[string]bool{}
+	}
+	// The publisher's next complete sync forgets it if it does not serve
+	// svc.
+	s.pub.watched[PublisherKey+key] = true
+}
+
 // unseenPublishedHolders are the host ports of the publishing Services
 // no sync of this controller judged yet (notePublished: a controller that
 // just started), as their stored status lists them published (written by
@@ -142,8 +175,8 @@ func (s *Controller) unseenPublishedHolders() []portHolder {
 		for _, p := range st.Published {
 			out = append(out, portHolder{Port: hostPort{IP: s.address, Port: int32(p.Port), Protocol: protocolOr(p.Protocol)}, Owner: "service " + key})
 		}
-		for _, p := range st.HostHeld {
-			out = append(out, portHolder{Port: hostPort{IP: s.address, Port: int32(p.Port), Protocol: protocolOr(p.Protocol)}, Owner: "service " + key + hostHeldClaim})
+		for _, hp := range s.storedHostHeld(svc, st) {
+			out = append(out, portHolder{Port: hp, Owner: "service " + key + hostHeldClaim})
 		}
 	}
 	slices.SortFunc(out, func(a, b portHolder) int { return cmp.Compare(a.Owner, b.Owner) })

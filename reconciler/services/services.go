@@ -54,6 +54,8 @@ type ServiceStore interface {
 	ReadServiceStatus(ns, name string) (*store.ServiceStatus, error)
 	WriteServiceStatus(ns, name string, st *store.ServiceStatus) error
 	ReadNetwork() (*store.NetworkStatus, error)
+	ReadGateway() (*store.GatewayStatus, error)
+	WriteGateway(g *store.GatewayStatus) error
 }
 
 // Keys of the services loop besides "ns/name".
@@ -229,6 +231,7 @@ func New(cfg Config) *Controller {
 		RateLimiter: workqueue.NewTypedItemExponentialFailureRateLimiter[reconcile.Request](200*time.Millisecond, time.Minute),
 		Log:         cfg.Log,
 	})
+	s.recallGatewayHostHeld()
 	if s.tracker != nil {
 		// The tracker's first complete feed queues the sweep, which queues
 		// every Service; a drain waits for the stored Services too.
@@ -276,8 +279,8 @@ func serviceKey(s *manifests.Service) string {
 	return s.Metadata.NamespaceOrDefault() + "/" + s.Metadata.Name
 }
 
-// listHelpers lists the instance's helpers of a role, minus the
-// controller's own container.
+// listHelpers lists the instance's helpers of a role ("": its containers
+// of every role), minus the controller's own container.
 func (s *Controller) listHelpers(ctx context.Context, role string) ([]dockerx.Container, error) {
 	cs, err := s.docker.ListContainers(ctx, s.cfg.Instance)
 	if err != nil {
@@ -285,7 +288,7 @@ func (s *Controller) listHelpers(ctx context.Context, role string) ([]dockerx.Co
 	}
 	var out []dockerx.Container
 	for _, ct := range cs {
-		if ct.Instance == s.cfg.Instance && ct.Role == role && !s.cfg.IsSelf(ct.ID) {
+		if ct.Instance == s.cfg.Instance && (role == "" || ct.Role == role) && !s.cfg.IsSelf(ct.ID) {
 			out = append(out, ct)
 		}
 	}
@@ -311,13 +314,15 @@ func (s *Controller) syncService(ctx context.Context, key, ns, name string) (rec
 	if err != nil {
 		return reconcile.Result{}, fmt.Errorf("read service %s: %w", key, err) // never taken for "deleted"
 	}
-	all, err := s.listHelpers(ctx, dockerx.RoleProxy)
+	// One list of the instance's helpers: its proxies, and the
+	// publisher, which a sync in the wait for the gateway looks at.
+	all, err := s.listHelpers(ctx, "")
 	if err != nil {
 		return reconcile.Result{}, err
 	}
 	var observed []dockerx.Container
 	for _, ct := range all {
-		if proxyKey(&ct) == key {
+		if ct.Role == dockerx.RoleProxy && proxyKey(&ct) == key {
 			observed = append(observed, ct)
 		}
 	}
@@ -356,6 +361,9 @@ func (s *Controller) syncService(ctx context.Context, key, ns, name string) (rec
 	svc := defaultService(&rec.Service)
 	// Watched before its endpoints are read: no change falls between.
 	s.tracker.watch(key, svc)
+	if gatewayWait > 0 {
+		s.watchPublisherInTheWait(key, svc, all)
+	}
 	ready, notReady, version := s.tracker.endpointsAt(svc)
 
 	in := allocInput{Key: key, Service: svc, Created: rec.Created, Prev: prev, Layout: layout, Address: s.address, Now: s.cfg.Now(),
