@@ -108,6 +108,10 @@ type Config struct {
 	// images again, so that it does not collect one under a create (nil:
 	// nothing to tell).
 	HelperImageInUse func()
+	// PodsStarting reports whether pods are being created and started:
+	// a helper not running yet waits for them (deferral.go; nil: none
+	// waits).
+	PodsStarting func() bool
 	// EnsureNetwork makes the instance network again if the deployments'
 	// sweep removed it while nothing was left (nil: nothing to make).
 	EnsureNetwork func(ctx context.Context) error
@@ -147,6 +151,9 @@ type Controller struct {
 	floor   map[string]int64
 	records map[string]string // per Service key, its DNS record as last seen (JSON)
 	waiting map[string]bool   // keys whose wait for the network was logged
+	// deferred are the keys whose helper's create waits for the pods
+	// being started, since when (deferral.go).
+	deferred map[string]time.Time
 	// startedAt is when this controller started a helper, by container
 	// ID, within the start window (justStarted).
 	startedAt map[string]time.Time
@@ -210,7 +217,7 @@ func New(cfg Config) *Controller {
 	s := &Controller{cfg: cfg, docker: cfg.Docker, store: cfg.Store, tracker: cfg.Tracker, log: cfg.Log, address: cfg.Address,
 		alloc:  allocator{held: map[string]serviceAllocation{}, waiting: map[string]bool{}},
 		pushed: map[string]*pushedConfig{}, floor: map[string]int64{}, records: map[string]string{}, waiting: map[string]bool{},
-		startedAt: map[string]time.Time{},
+		startedAt: map[string]time.Time{}, deferred: map[string]time.Time{},
 		// A generation the DNS server cannot have seen: it has no status
 		// file to keep one in, and a previous controller counted up from
 		// its own start, earlier.
@@ -426,6 +433,10 @@ func (s *Controller) syncService(ctx context.Context, key, ns, name string) (rec
 	} else {
 		plan = planHelper(pin)
 	}
+	deferFor := s.deferCreate(key, plan, observed) // deferral.go
+	if deferFor > 0 {
+		plan = HelperPlan{}
+	}
 	s.logPlan(key, plan)
 	var content string
 	var render func(int64) string
@@ -495,7 +506,11 @@ func (s *Controller) syncService(ctx context.Context, key, ns, name string) (rec
 	if netErr != nil && !svc.IsHeadless() {
 		return reconcile.Result{RequeueAfter: networkRetry}, nil
 	}
-	return reconcile.Result{RequeueAfter: cmp.Or(hostRetry, gatewayWait)}, nil
+	retry := cmp.Or(hostRetry, gatewayWait)
+	if deferFor > 0 && (retry == 0 || deferFor < retry) {
+		retry = deferFor // PodsStarted queues it sooner
+	}
+	return reconcile.Result{RequeueAfter: retry}, nil
 }
 
 // hostHeldPorts are host ports a process of the host holds, as the
@@ -632,6 +647,7 @@ func (s *Controller) forget(key string) {
 	s.mu.Lock()
 	delete(s.pushed, key)
 	delete(s.floor, key)
+	delete(s.deferred, key)
 	s.mu.Unlock()
 	s.noteRecord(key, nil)
 }
