@@ -116,7 +116,7 @@ demo: demo-announce build workload-image
 	$(DEMO_CLI) get services
 	@for i in $$(seq 60); do \
 	  if $(FETCH) $(DEMO_URL) 2>/dev/null | grep -q 'hello from web'; then break; fi; \
-	  if [ $$i = 60 ]; then echo "$(DEMO_URL) did not answer as the demo's web Service within 60 s (another process on that port? see: $(DEMO_CLI) describe service web):"; $(FETCH) $(DEMO_URL); exit 1; fi; \
+	  if [ $$i = 60 ]; then echo "$(DEMO_URL) did not answer as the demo's web Service within 60 s (another process on that port? see: $(DEMO_CLI) describe service web; the demo keeps running until make demo-down):"; $(FETCH) $(DEMO_URL); exit 1; fi; \
 	  sleep 1; \
 	done; \
 	echo; echo "The web Service answers on $(DEMO_URL) (a new connection per request: any replica may answer):"; \
