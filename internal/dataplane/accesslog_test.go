@@ -1,11 +1,13 @@
 package dataplane
 
 import (
+	"context"
 	"fmt"
 	"log/slog"
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/dockctl/dockctl/internal/testio"
 )
@@ -91,6 +93,40 @@ func TestAccessLog(t *testing.T) {
 			}
 			if got := logged.String(); tc.wantLog != "" && !strings.Contains(got, tc.wantLog) || tc.wantLog == "" && got != "" {
 				t.Errorf("gateway log %q, want it to say %q", got, tc.wantLog)
+			}
+		})
+	}
+}
+
+// The access log line is the one slog's JSONHandler wrote, byte for byte:
+// what reads the gateway's stdout parses it the same.
+func TestAccessLineIsSlogs(t *testing.T) {
+	now := time.Date(2026, 12, 7, 21, 27, 6, 202345000, time.UTC)
+	for _, tc := range []struct {
+		name string
+		e    accessEntry
+	}{
+		{"a plain request", accessEntry{method: "GET", host: "shop.example.com:8080", path: "/a?b=c", proto: "HTTP/1.1",
+			status: 200, bytes: 20, duration: 312 * time.Microsecond, client: "127.0.0.1:45678",
+			accessInfo: accessInfo{route: "default/web", backend: "default/web:80", upstream: "172.18.0.5:8080"}}},
+		{"no route", accessEntry{method: "POST", host: "x", path: "/", proto: "HTTP/2.0", status: 404, client: "[::1]:1"}},
+		{"escapes", accessEntry{method: "GET", host: "x", path: `/"q"\<a>&` + "\x01\x7f\t\n\r", proto: "HTTP/1.1",
+			client: "c", accessInfo: accessInfo{route: "é ü \u2028\u2029 \xff end", backend: "日本", upstream: ""}}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var want strings.Builder
+			h := slog.NewJSONHandler(&want, nil)
+			r := slog.NewRecord(now, slog.LevelInfo, "request", 0)
+			e := tc.e
+			r.AddAttrs(slog.String("method", e.method), slog.String("host", e.host), slog.String("path", e.path),
+				slog.String("proto", e.proto), slog.Int("status", e.status), slog.Int64("bytes", e.bytes),
+				slog.Int64("duration_us", e.duration.Microseconds()), slog.String("client", e.client),
+				slog.String("route", e.route), slog.String("backend", e.backend), slog.String("upstream", e.upstream))
+			if err := h.Handle(context.Background(), r); err != nil {
+				t.Fatal(err)
+			}
+			if got := string(appendAccessLine(nil, now, &tc.e)); got != want.String() {
+				t.Errorf("line\n%s\nslog's\n%s", got, want.String())
 			}
 		})
 	}

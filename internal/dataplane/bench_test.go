@@ -8,6 +8,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"runtime"
+	"slices"
 	"testing"
 
 	"github.com/dockctl/dockctl/internal/helperapi"
@@ -96,12 +97,29 @@ func BenchmarkProxyTCP(b *testing.B) {
 	}
 }
 
+// tcpRelay is a stand-in for docker-proxy, what Docker's -p runs on
+// 127.0.0.1: every connection relayed to backend by io.Copy both ways.
+func tcpRelay(b *testing.B, backend string) string {
+	return server(b, func(c net.Conn) {
+		up, err := net.Dial("tcp", backend)
+		if err != nil {
+			return
+		}
+		defer up.Close()
+		go func() { _, _ = io.Copy(up, c); up.(*net.TCPConn).CloseWrite() }()
+		_, _ = io.Copy(c, up)
+	})
+}
+
 // BenchmarkGatewayHTTP compares keep-alive GETs on loopback from 8
-// clients answered by the backend directly and through the gateway, its
-// access log (one JSON line per request) discarded or, as in the helper's
-// container, written to a pipe that another goroutine reads (Docker's log
-// driver reads the container's stdout through one): run with -bench
-// GatewayHTTP and read direct/… next to gateway/… and gateway-pipe/….
+// clients answered by the backend directly, through a TCP relay (tcp-relay,
+// docker-proxy's stand-in: the cost the gateway is held to) and through the
+// gateway, its access log (one JSON line per request) discarded or, as in
+// the helper's container, written to a pipe that another goroutine reads
+// (Docker's log driver reads the container's stdout through one); the
+// gateway's requests take its HTTP/1.1 fast path, gateway-nethttp's (a
+// route with a request header filter) net/http's server and ReverseProxy:
+// run with -bench GatewayHTTP and read tcp-relay/… next to gateway/….
 func BenchmarkGatewayHTTP(b *testing.B) {
 	backend := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
 		_, _ = io.WriteString(w, "hello from workload\n")
@@ -110,9 +128,17 @@ func BenchmarkGatewayHTTP(b *testing.B) {
 	cfg := helperapi.GatewayConfig{Generation: 1, Ports: []helperapi.GatewayPort{{Port: 80, Protocol: helperapi.GatewayHTTP,
 		Hosts: []helperapi.GatewayHost{{Routes: []helperapi.GatewayRoute{{Path: helperapi.GatewayPathMatch{Type: helperapi.PathPrefix, Value: "/"},
 			Backends: []helperapi.GatewayBackend{{Service: "default/web:80", Weight: 1, Endpoints: []helperapi.Endpoint{endpointOf(backend.Listener.Addr())}}}}}}}}}}
-	gateway := func(access io.Writer) string {
+	gateway := func(access io.Writer, filtered bool) string {
 		g := NewGateway(GatewayOptions{ListenAddr: func(int) string { return "127.0.0.1:0" }, AccessLog: access})
 		b.Cleanup(func() { g.Shutdown(context.Background()) })
+		cfg := cfg
+		if filtered {
+			cfg.Ports = slices.Clone(cfg.Ports)
+			cfg.Ports[0].Hosts = slices.Clone(cfg.Ports[0].Hosts)
+			cfg.Ports[0].Hosts[0].Routes = slices.Clone(cfg.Ports[0].Hosts[0].Routes)
+			cfg.Ports[0].Hosts[0].Routes[0].Filters.RequestHeaders = &helperapi.GatewayHeaderModifier{
+				Set: []helperapi.GatewayValueMatch{{Name: "X-Via", Value: "gateway"}}}
+		}
 		if err := g.Apply(cfg); err != nil {
 			b.Fatal(err)
 		}
@@ -126,8 +152,10 @@ func BenchmarkGatewayHTTP(b *testing.B) {
 	go func() { _, _ = io.Copy(io.Discard, pr) }()
 	for _, tg := range []struct{ name, url string }{
 		{"direct", backend.URL + "/"},
-		{"gateway", gateway(io.Discard)},
-		{"gateway-pipe", gateway(pw)},
+		{"tcp-relay", "http://" + tcpRelay(b, backend.Listener.Addr().String()) + "/"},
+		{"gateway", gateway(io.Discard, false)},
+		{"gateway-pipe", gateway(pw, false)},
+		{"gateway-nethttp", gateway(io.Discard, true)},
 	} {
 		b.Run(tg.name, func(b *testing.B) {
 			c := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 8}}

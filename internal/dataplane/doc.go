@@ -45,14 +45,28 @@
 //   - Routes are matched in the config's order (the route table's,
 //     internal/gatewayroutes), the first match wins: no route is 404, no
 //     endpoint 503, no backend or an unresolved one 500 (the Gateway API's
-//     rule). Requests and responses stream (no buffering; a response is
-//     copied through a pooled 32 KiB buffer held while it streams); Upgrade
+//     rule). Requests and responses stream (no buffering; on net/http's
+//     path a response is copied through a pooled 32 KiB buffer held while
+//     it streams, on the fast path through the connections' own 4 KiB
+//     buffers, as net/http's server and Transport hold per connection); Upgrade
 //     (WebSockets) and HTTP/2 (h2 by ALPN, h2c to flagged backends, gRPC
 //     with trailers) pass through; X-Forwarded-For/-Proto/-Host are set;
 //     Accept-Encoding is the client's; one JSON access log line per
 //     request goes to stdout, written asynchronously in order (accessLog:
 //     the request never waits for the log driver), every pending line by
 //     Shutdown.
+//   - Plain-HTTP ports accept on an HTTP/1.1 fast path (gateway_fast.go):
+//     a request whose head is plainly safe (HTTP/1.1, origin form, a
+//     Content-Length body or none, no Upgrade, Expect or Transfer-Encoding,
+//     one Host and at most one Content-Length) on a route without filters
+//     to an HTTP/1.1 backend is relayed over a pooled keep-alive connection
+//     to the endpoint, with the same matcher, snapshot pinning, forwarded
+//     headers and access log line as net/http's path. Anything else is
+//     handed, with the bytes read, to the port's http.Server, and the
+//     connection stays there. A pooled connection to an endpoint no longer
+//     served is closed, not reused; one the endpoint closed between two
+//     requests gets a body-less idempotent request sent again on a new
+//     connection, never a failure.
 //   - Private keys are never in an error, a log line or argv: the config
 //     comes on stdin (--config -) or by push.
 //

@@ -50,10 +50,9 @@ type GatewayOptions struct {
 // config, each routing requests by host and path to the ready endpoints
 // of the routes' backends. See the package doc for its invariants.
 type Gateway struct {
-	opts   GatewayOptions
-	log    *slog.Logger
-	access *slog.Logger
-	lines  *accessLog // nil: no access log
+	opts  GatewayOptions
+	log   *slog.Logger
+	lines *accessLog // nil: no access log
 
 	cur atomic.Pointer[gatewaySnapshot] // never nil
 
@@ -61,6 +60,7 @@ type Gateway struct {
 	rng   *rand.Rand
 
 	proxy, proxyH2C *httputil.ReverseProxy // over HTTP/1.1, over h2c
+	fastPool        backendPool            // the HTTP/1.1 fast path's connections to endpoints
 
 	mu      sync.Mutex // serialises Apply and Shutdown
 	servers map[int]*gatewayServer
@@ -80,6 +80,9 @@ type gatewaySnapshot struct {
 	// addrs holds "ip:port" of every backend's endpoints, made once per
 	// config rather than once per request.
 	addrs map[*helperapi.GatewayBackend][]string
+	// live holds the same addresses as a set: the fast path keeps a
+	// connection to an endpoint for reuse only while it is served.
+	live map[string]struct{}
 
 	inflight atomic.Int64
 	retired  atomic.Bool
@@ -112,7 +115,8 @@ type gatewayServer struct {
 	protocol string
 	ln       net.Listener
 	srv      *http.Server
-	done     chan struct{} // closed when Serve returned
+	fast     *fastServer   // plain HTTP: accepts on ln, hands srv what it does not relay itself
+	done     chan struct{} // closed when ln no longer accepts (Serve, or fast's accept loop, returned)
 }
 
 // NewGateway returns a gateway serving nothing until its first Apply.
@@ -127,17 +131,15 @@ func NewGateway(opts GatewayOptions) *Gateway {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	access := slog.New(slog.DiscardHandler)
 	var lines *accessLog
 	if opts.AccessLog != nil {
 		lines = newAccessLog(opts.AccessLog, log)
-		access = slog.New(slog.NewJSONHandler(lines, nil))
 	}
 	rng := opts.Rand
 	if rng == nil {
 		rng = rand.New(rand.NewPCG(rand.Uint64(), rand.Uint64()))
 	}
-	g := &Gateway{log: log, access: access, lines: lines, rng: rng, servers: map[int]*gatewayServer{}}
+	g := &Gateway{log: log, lines: lines, rng: rng, servers: map[int]*gatewayServer{}}
 	if opts.Dial == nil {
 		opts.Dial = (&net.Dialer{Timeout: opts.DialTimeout, KeepAliveConfig: keepAlive}).DialContext
 	}
@@ -157,6 +159,7 @@ func NewGateway(opts GatewayOptions) *Gateway {
 	h2.Protocols = new(http.Protocols)
 	h2.Protocols.SetUnencryptedHTTP2(true)
 	g.opts = opts
+	g.fastPool.dial = opts.Dial
 	g.proxy, g.proxyH2C = g.newReverseProxy(h1), g.newReverseProxy(h2)
 	g.cur.Store(newGatewaySnapshot(helperapi.GatewayConfig{}, nil, nil))
 	return g
@@ -164,6 +167,7 @@ func NewGateway(opts GatewayOptions) *Gateway {
 
 func newGatewaySnapshot(cfg helperapi.GatewayConfig, ports map[int]*helperapi.GatewayPort, certs map[int][]tls.Certificate) *gatewaySnapshot {
 	addrs := map[*helperapi.GatewayBackend][]string{}
+	live := map[string]struct{}{}
 	for _, p := range ports {
 		for h := range p.Hosts {
 			for r := range p.Hosts[h].Routes {
@@ -172,13 +176,14 @@ func newGatewaySnapshot(cfg helperapi.GatewayConfig, ports map[int]*helperapi.Ga
 					eps := make([]string, len(bes[b].Endpoints))
 					for i, e := range bes[b].Endpoints {
 						eps[i] = hostPort(e)
+						live[eps[i]] = struct{}{}
 					}
 					addrs[&bes[b]] = eps
 				}
 			}
 		}
 	}
-	return &gatewaySnapshot{cfg: cfg, ports: ports, certs: certs, addrs: addrs, drained: make(chan struct{})}
+	return &gatewaySnapshot{cfg: cfg, ports: ports, certs: certs, addrs: addrs, live: live, drained: make(chan struct{})}
 }
 
 // endpointAddr is "ip:port" of be's endpoint i.
@@ -315,7 +320,9 @@ func (g *Gateway) Apply(cfg helperapi.GatewayConfig) error {
 	}
 	slices.SortFunc(unbound, func(a, b helperapi.UnboundPort) int { return a.Port - b.Port })
 	g.unbound = unbound
-	old := g.cur.Swap(newGatewaySnapshot(cfg, ports, certs))
+	snap := newGatewaySnapshot(cfg, ports, certs)
+	old := g.cur.Swap(snap)
+	g.fastPool.prune(snap)
 	for num, s := range started {
 		g.servers[num] = s
 		go g.serve(s)
@@ -362,15 +369,29 @@ func (g *Gateway) listen(port int, protocol string) (*gatewayServer, error) {
 			GetCertificate: func(hello *tls.ClientHelloInfo) (*tls.Certificate, error) { return g.certificate(port, hello) },
 		}
 		ln = tls.NewListener(ln, srv.TLSConfig)
-	} else {
-		srv.Protocols.SetUnencryptedHTTP2(true)
+		return &gatewayServer{protocol: protocol, ln: ln, srv: srv, done: make(chan struct{})}, nil
 	}
-	return &gatewayServer{protocol: protocol, ln: ln, srv: srv, done: make(chan struct{})}, nil
+	srv.Protocols.SetUnencryptedHTTP2(true)
+	fs := &fastServer{g: g, port: port, ln: ln, handoff: newHandoffListener(ln.Addr()), conns: map[*fastConn]bool{}}
+	return &gatewayServer{protocol: protocol, ln: ln, srv: srv, fast: fs, done: make(chan struct{})}, nil
 }
 
 func (g *Gateway) serve(s *gatewayServer) {
+	if s.fast != nil {
+		// The fast path accepts; the server serves what it hands over
+		// until Shutdown, also once the port is no longer served (a
+		// kept-alive connection of a removed port is answered there).
+		go g.serveOn(s, s.fast.handoff)
+		s.fast.acceptLoop()
+		close(s.done)
+		return
+	}
 	defer close(s.done)
-	if err := s.srv.Serve(s.ln); err != nil && !errors.Is(err, http.ErrServerClosed) && !errors.Is(err, net.ErrClosed) {
+	g.serveOn(s, s.ln)
+}
+
+func (g *Gateway) serveOn(s *gatewayServer, ln net.Listener) {
+	if err := s.srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) && !errors.Is(err, net.ErrClosed) {
 		g.log.Error("gateway port stopped serving", "addr", s.ln.Addr().String(), "err", err)
 	}
 }
@@ -415,10 +436,17 @@ func (g *Gateway) Shutdown(ctx context.Context) error {
 	g.mu.Unlock()
 	var errs []error
 	for _, s := range servers {
+		s.ln.Close()
+		if s.fast != nil {
+			if err := s.fast.shutdown(ctx); err != nil {
+				errs = append(errs, err)
+			}
+		}
 		if err := s.srv.Shutdown(ctx); err != nil {
 			errs = append(errs, err)
 		}
 	}
+	g.fastPool.prune(nil)
 	if g.lines != nil {
 		g.lines.Close()
 	}

@@ -2,7 +2,6 @@ package dataplane
 
 import (
 	"context"
-	"log/slog"
 	"net"
 	"net/http"
 	"net/http/httptrace"
@@ -28,11 +27,8 @@ func (g *Gateway) handler(port int) http.Handler {
 		start := time.Now()
 		rec := &recorder{ResponseWriter: w}
 		a := g.route(port, rec, r)
-		g.access.LogAttrs(r.Context(), slog.LevelInfo, "request",
-			slog.String("method", r.Method), slog.String("host", r.Host), slog.String("path", r.URL.RequestURI()),
-			slog.String("proto", r.Proto), slog.Int("status", rec.statusOr200()), slog.Int64("bytes", rec.bytes),
-			slog.Int64("duration_us", time.Since(start).Microseconds()), slog.String("client", r.RemoteAddr),
-			slog.String("route", a.route), slog.String("backend", a.backend), slog.String("upstream", a.upstream))
+		g.lines.write(&accessEntry{method: r.Method, host: r.Host, path: r.URL.RequestURI(), proto: r.Proto,
+			status: rec.statusOr200(), bytes: rec.bytes, duration: time.Since(start), client: r.RemoteAddr, accessInfo: a})
 	})
 }
 

@@ -3,6 +3,7 @@ package dataplane
 import (
 	"net"
 	"net/http"
+	"net/url"
 	"strings"
 
 	"github.com/dockctl/dockctl/internal/helperapi"
@@ -15,7 +16,23 @@ import (
 // (internal/gatewayroutes), so the first match is the specifications'
 // most precise one.
 func MatchGatewayRoute(port *helperapi.GatewayPort, r *http.Request) *helperapi.GatewayRoute {
-	host := requestHost(r.Host)
+	return matchRoute(port, &routeRequest{method: r.Method, host: r.Host, path: r.URL.Path, rawQuery: r.URL.RawQuery, header: r.Header})
+}
+
+// routeRequest is what a route matches on, whether the request was parsed
+// by net/http or by the gateway's HTTP/1.1 fast path (gateway_fast.go):
+// one matcher for both, so that they cannot route a request differently.
+type routeRequest struct {
+	method   string
+	host     string // the Host header as sent
+	path     string // unescaped, as url.URL's Path
+	rawQuery string
+	header   interface{ Get(name string) string }
+}
+
+// matchRoute is MatchGatewayRoute of a routeRequest.
+func matchRoute(port *helperapi.GatewayPort, r *routeRequest) *helperapi.GatewayRoute {
+	host := requestHost(r.host)
 	for i := range port.Hosts {
 		h := &port.Hosts[i]
 		if h.Hostname == "" || !hostMatches(h, host) {
@@ -37,7 +54,7 @@ func MatchGatewayRoute(port *helperapi.GatewayPort, r *http.Request) *helperapi.
 	return nil
 }
 
-func firstRoute(h *helperapi.GatewayHost, r *http.Request) *helperapi.GatewayRoute {
+func firstRoute(h *helperapi.GatewayHost, r *routeRequest) *helperapi.GatewayRoute {
 	for i := range h.Routes {
 		if routeMatches(&h.Routes[i], r) {
 			return &h.Routes[i]
@@ -66,20 +83,20 @@ func hostMatches(h *helperapi.GatewayHost, host string) bool {
 	return ok && label != "" && (!h.SingleLabel || !strings.Contains(label, "."))
 }
 
-func routeMatches(rt *helperapi.GatewayRoute, r *http.Request) bool {
-	if !PathMatches(rt.Path, r.URL.Path) {
+func routeMatches(rt *helperapi.GatewayRoute, r *routeRequest) bool {
+	if !PathMatches(rt.Path, r.path) {
 		return false
 	}
-	if rt.Method != "" && rt.Method != r.Method {
+	if rt.Method != "" && rt.Method != r.method {
 		return false
 	}
 	for _, h := range rt.Headers {
-		if r.Header.Get(h.Name) != h.Value {
+		if r.header.Get(h.Name) != h.Value {
 			return false
 		}
 	}
 	if len(rt.QueryParams) > 0 {
-		q := r.URL.Query()
+		q, _ := url.ParseQuery(r.rawQuery) // as url.URL's Query: what parses
 		for _, m := range rt.QueryParams {
 			if vs, ok := q[m.Name]; !ok || vs[0] != m.Value {
 				return false

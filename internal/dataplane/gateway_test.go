@@ -224,8 +224,12 @@ func TestGatewayCopiesResponsesThroughPooledBuffers(t *testing.T) {
 	unblock := func() { releaseOnce.Do(func() { close(release) }) }
 	t.Cleanup(unblock) // before backend.Close, which waits for the handler
 	g, _ := newTestGateway(t, 1)
+	// A route with a filter: served by net/http's ReverseProxy, whose
+	// buffers these are (the fast path copies through its connections').
+	rt := prefix("/", backendOf("big", 1, endpointOf(backend.Listener.Addr())))
+	rt.Filters.ResponseHeaders = &helperapi.GatewayHeaderModifier{Set: []helperapi.GatewayValueMatch{{Name: "X-Via", Value: "gateway"}}}
 	mustApplyGateway(t, g, helperapi.GatewayConfig{Generation: 1, Ports: []helperapi.GatewayPort{httpPort(
-		helperapi.GatewayHost{Routes: []helperapi.GatewayRoute{prefix("/", backendOf("big", 1, endpointOf(backend.Listener.Addr())))}},
+		helperapi.GatewayHost{Routes: []helperapi.GatewayRoute{rt}},
 	)}})
 	base := "http://" + g.Addr(80).String()
 	check := func(path string) {
@@ -660,6 +664,7 @@ func TestGatewayApplyWaitsForChoicesOfThePreviousConfig(t *testing.T) {
 		}
 		return dialer.DialContext(ctx, network, addr)
 	}
+	g.fastPool.dial = tr.DialContext // the HTTP/1.1 fast path's dials
 	cfg := func(gen int64, be *httpBackend) helperapi.GatewayConfig {
 		return helperapi.GatewayConfig{Generation: gen, Ports: []helperapi.GatewayPort{httpPort(
 			helperapi.GatewayHost{Hostname: "", Routes: []helperapi.GatewayRoute{prefix("/", backendOf(be.name, 1, be.endpoint()))}})}}

@@ -13,7 +13,7 @@ import (
 )
 
 // server listens on 127.0.0.1 and hands each connection to handle.
-func server(t *testing.T, handle func(net.Conn)) string {
+func server(t testing.TB, handle func(net.Conn)) string {
 	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
