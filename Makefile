@@ -8,8 +8,8 @@ VERSION        ?= $(shell git describe --tags --always --dirty 2>/dev/null || ec
 # The commit `dockctl version` prints (12 hex, -dirty for a modified tree).
 COMMIT         ?= $(shell git rev-parse --short=12 HEAD 2>/dev/null)$(shell git rev-parse --git-dir >/dev/null 2>&1 && { git diff --quiet HEAD 2>/dev/null || echo -dirty; })
 LDFLAGS        := -s -w -X main.version=$(VERSION) -X main.commit=$(COMMIT)
-# grpcnotrace: the gRPC client of grpc probes without golang.org/x/net/trace
-# (9 MB of html/template and friends in a binary that is also the helper image).
+# grpcnotrace: the test workload's gRPC server without golang.org/x/net/trace
+# (html/template and friends); dockctl links no gRPC (internal/grpcprobe).
 GOTAGS         ?= grpcnotrace
 BUILD          := $(CURDIR)/build
 IMAGE          ?= dockctl:dev
@@ -116,7 +116,7 @@ demo: demo-announce build workload-image
 	$(DEMO_CLI) get services
 	@for i in $$(seq 60); do \
 	  if $(FETCH) $(DEMO_URL) 2>/dev/null | grep -q 'hello from web'; then break; fi; \
-	  if [ $$i = 60 ]; then echo "$(DEMO_URL) did not answer as the demo's web Service within 60 s (another process on that port? see: $(DEMO_CLI) describe service web):"; $(FETCH) $(DEMO_URL); exit 1; fi; \
+	  if [ $$i = 60 ]; then echo "$(DEMO_URL) did not answer as the demo's web Service within 60 s (another process on that port? see: $(DEMO_CLI) describe service web; the demo keeps running until make demo-down):"; $(FETCH) $(DEMO_URL); exit 1; fi; \
 	  sleep 1; \
 	done; \
 	echo; echo "The web Service answers on $(DEMO_URL) (a new connection per request: any replica may answer):"; \

@@ -153,8 +153,9 @@ const settleFast = "--settle-time=1s"
 // sequential tests are done; those still run alone. Only a test that is
 // independent of every other by construction calls it: its own instance,
 // state directory and objects (named after the instance, or at random),
-// no host port, no subnet picked from what the daemon holds at the time,
-// no private daemon, no look at the machine's processes; and whose
+// no host port it asserts on (a bundle's LoadBalancer may publish one no
+// other test uses), a subnet only from testSubnet (which never hands one
+// out twice in a run), no private daemon, no look at the machine's processes; and whose
 // assertions are bounds a busier machine cannot break (no kill that must
 // land mid-operation, no request that must not fail under load, no time
 // it must take less than).

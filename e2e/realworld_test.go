@@ -42,6 +42,7 @@ var realworldE2E = []string{
 const standinLabel = "io.dockctl.e2e-standin"
 
 func TestRealworldBundles(t *testing.T) {
+	independent(t)
 	for _, b := range realworldE2E {
 		t.Run(b, func(t *testing.T) { runRealworld(t, b) })
 	}

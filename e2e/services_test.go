@@ -16,6 +16,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -98,8 +99,18 @@ func instanceNetwork(instance string) string { return "dockctl_" + instance }
 // after the other use different ones), moved on past any subnet a Docker
 // network of this daemon already overlaps (another test's leftovers,
 // another run, the machine's own networks).
+var (
+	subnetsMu    sync.Mutex
+	subnetsGiven = map[netip.Prefix]bool{}
+)
+
 func testSubnet(t testing.TB) string {
 	t.Helper()
+	// Tests running in parallel list the daemon's networks before either
+	// has made its own: a subnet once handed out in this process is not
+	// handed out again.
+	subnetsMu.Lock()
+	defer subnetsMu.Unlock()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	nets, err := dockerCli.NetworkList(ctx, network.ListOptions{})
@@ -119,11 +130,12 @@ func testSubnet(t testing.TB) string {
 	x := int(h.Sum32() % 256)
 	for i := 0; i < 256; i++ {
 		p := netip.MustParsePrefix(fmt.Sprintf("10.231.%d.0/24", (x+i)%256))
-		free := true
+		free := !subnetsGiven[p]
 		for _, o := range taken {
 			free = free && !o.Overlaps(p)
 		}
 		if free {
+			subnetsGiven[p] = true
 			return p.String()
 		}
 	}

@@ -202,7 +202,11 @@ type Controller struct {
 	// are its own.
 	runtime *podruntime.Runtime
 	prober  *podruntime.Prober
-	stopper *podruntime.Stopper
+	// starting counts the pods being created and started by this
+	// controller's runtime and the other workloads' (PodStarts): the
+	// Services' helpers wait for them (services/deferral.go).
+	starting *podruntime.Starting
+	stopper  *podruntime.Stopper
 	// probeRunner is the prober's runner (prober.go), which reaches pods
 	// as route says.
 	probeRunner *probe.Runner
@@ -329,7 +333,13 @@ func New(docker Docker, st Store, opts Options) *Controller {
 	if drainer == nil && opts.ServiceDocker != nil && opts.ServiceStore != nil {
 		drainer = c.tracker
 	}
+	c.starting = podruntime.NewStarting(func() {
+		if c.svc != nil {
+			c.svc.PodsStarted()
+		}
+	})
 	c.runtime = podruntime.NewRuntime(podruntime.RuntimeConfig{
+		Starting: c.starting,
 		Prober: podruntime.ProberConfig{
 			Docker: docker, Runner: c.probeRunner, Network: c.route.NetworkName,
 			Notify: func(name string) { c.queue.Add(name) }, PodRef: ownerPodRef, Recorder: opts.Recorder, Log: c.log,
@@ -376,6 +386,11 @@ func (c *Controller) LastPass() time.Time {
 // other workload controllers of the instance probe their pods with
 // (docs/design.md §17).
 func (c *Controller) ProbeRunner() podruntime.ProbeRunner { return c.probeRunner }
+
+// PodStarts counts the pods being created and started, for the runtime
+// of another workload controller of the instance, whose pods the
+// Services' helpers wait for as for the Deployments'.
+func (c *Controller) PodStarts() *podruntime.Starting { return c.starting }
 
 // ProbeNetwork names the instance network whose address probes target
 // ("": none yet), for a prober sharing ProbeRunner.

@@ -32,6 +32,7 @@ func newServices(c *Controller, docker services.ServiceDocker, st services.Servi
 		// As for holders (ensureHolderImage): the sweep must look at
 		// helper images again, and must not collect one under a create.
 		HelperImageInUse: func() { c.helperImages.Store(true) },
+		PodsStarting:     c.starting.Any,
 		EnsureNetwork: func(ctx context.Context) error {
 			_, err := c.podNetworkStatus(ctx)
 			return err

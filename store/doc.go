@@ -11,6 +11,7 @@
 //	  .lock                           flock held around every write transaction
 //	  controller.lock                 flock held by the running controller (leader)
 //	  network.json                    the controller's instance network (NetworkStatus)
+//	  gateway.json                    the gateway's ports a process of the host holds, its claim (GatewayStatus)
 //	  deployments/<name>.json         one Record per deployment of namespace default ever known
 //	  status/<name>.json              controller-owned Status of that deployment
 //	  services/<name>.json            one ServiceRecord per Service of default ever known

@@ -22,6 +22,7 @@ const (
 	serviceStatusDir = "service-status"
 	namespacesDir    = "namespaces"
 	networkFile      = "network.json"
+	gatewayFile      = "gateway.json"
 )
 
 // nsSubdirs are the directories of one namespace, under its root: the

@@ -63,6 +63,12 @@ type ServiceStatus struct {
 	// held by another (PortConflict). `get services` shows a
 	// LoadBalancer's EXTERNAL-IP from them while the publisher runs.
 	Published []PublishedPort `json:"published,omitempty"`
+	// HostHeld are the host ports the Service claimed that a process of
+	// the host holds (a PortConflict, tried again later): still its
+	// claim, held for it against the gateway (docs/design.md §10, the
+	// first publisher keeps a port), and recalled by a controller that
+	// restarted.
+	HostHeld []PublishedPort `json:"hostHeld,omitempty"`
 	// PushedGeneration is the data-plane generation the proxy acknowledged.
 	PushedGeneration int64       `json:"pushedGeneration,omitempty"`
 	Conditions       []Condition `json:"conditions,omitempty"`

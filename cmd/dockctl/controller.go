@@ -346,6 +346,8 @@ func runController(g *globalOptions, o *controllerOptions) error {
 		Endpoints: ctrl.Endpoints(), HostIP: ctrl.HostAddress,
 		// Their pods are probed as the Deployment controller's are.
 		ProbeRunner: ctrl.ProbeRunner(), ProbeNetwork: ctrl.ProbeNetwork, Recorder: events,
+		// Their pods come before the Services' helpers too.
+		Starting: ctrl.PodStarts(),
 		// Created on the instance network with its resolver, as the
 		// Deployment controller's pods are (docs/design.md §10).
 		PodNetwork: ctrl.PodNetwork})

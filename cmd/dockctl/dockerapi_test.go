@@ -23,6 +23,8 @@ import (
 	"github.com/docker/docker/api/types/filters"
 	"github.com/docker/docker/api/types/network"
 	"github.com/docker/docker/pkg/stdcopy"
+
+	"github.com/dockctl/dockctl/dockerx"
 )
 
 // dockerAPI is a minimal Docker Engine API on a unix socket, for running the
@@ -214,6 +216,8 @@ func (d *dockerAPI) serve(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 		writeJSON(w, 200, n)
+	case len(parts) == 2 && parts[0] == "networks" && r.Method == http.MethodDelete:
+		d.removeNetwork(w, parts[1])
 	case len(parts) == 3 && parts[0] == "networks" && parts[2] == "connect" && r.Method == http.MethodPost:
 		d.connect(w, r, parts[1])
 	case path == "/images/create":
@@ -229,6 +233,30 @@ func (d *dockerAPI) serve(w http.ResponseWriter, r *http.Request) {
 	default:
 		writeJSON(w, 404, map[string]string{"message": "fake docker: not implemented: " + r.Method + " " + path})
 	}
+}
+
+// removeNetwork removes a network by ID or name, refused (as Docker
+// refuses one with active endpoints) while a container of the network's
+// instance is left: the fake does not follow endpoints, and a test's
+// containers of an instance are on its network.
+func (d *dockerAPI) removeNetwork(w http.ResponseWriter, ref string) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	for name, n := range d.networks {
+		if n.ID != ref && name != ref {
+			continue
+		}
+		for _, c := range d.ctrs {
+			if inst := n.Labels[dockerx.LabelInstance]; inst != "" && c.summary.Labels[dockerx.LabelInstance] == inst {
+				writeJSON(w, 403, map[string]string{"message": "error while removing network: network " + name + " id " + n.ID + " has active endpoints"})
+				return
+			}
+		}
+		delete(d.networks, name)
+		w.WriteHeader(204)
+		return
+	}
+	writeJSON(w, 404, map[string]string{"message": "network " + ref + " not found"})
 }
 
 // streamEvents sends the container events as they happen, until the

@@ -9,6 +9,7 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -516,19 +517,45 @@ func runUninstall(cmd *cobra.Command, g *globalOptions, o *uninstallOptions) err
 		}
 	}
 	remove, keep := uninstallSelection(objs, o.keepData)
-	for _, obj := range remove {
-		if attempted[obj.ID] {
-			continue
+	failed := map[string]error{} // by object ID, in the order tried
+	var order []string
+	removeAll := func(remove []dockerx.InstanceObject) {
+		for _, obj := range remove {
+			if attempted[obj.ID] && failed[obj.ID] == nil {
+				continue
+			}
+			attempted[obj.ID] = true
+			if o.dryRun {
+				fmt.Fprintf(out, "%s %s would be removed (dry run)\n", obj.Kind, obj.Name)
+				continue
+			}
+			if _, ok := failed[obj.ID]; !ok {
+				order = append(order, obj.ID)
+			}
+			if err := cli.RemoveInstanceObject(ctx, obj); err != nil {
+				failed[obj.ID] = err
+				continue
+			}
+			failed[obj.ID] = nil
+			fmt.Fprintf(out, "%s %s removed\n", obj.Kind, obj.Name)
 		}
-		if o.dryRun {
-			fmt.Fprintf(out, "%s %s would be removed (dry run)\n", obj.Kind, obj.Name)
-			continue
+	}
+	removeAll(remove)
+	if !o.dryRun && slices.ContainsFunc(order, func(id string) bool { return failed[id] != nil }) {
+		// A create a stopped controller sent may still land in the daemon
+		// after the listing (the daemon completes a request whose client
+		// went away), and its container then holds the network or the
+		// helper image: once listed again, it is removed and what it held
+		// is tried again.
+		if again, err := cli.ListInstanceObjects(ctx, g.instance); err == nil {
+			again, _ = uninstallSelection(again, o.keepData)
+			removeAll(again)
 		}
-		if err := cli.RemoveInstanceObject(ctx, obj); err != nil {
-			errs = append(errs, err)
-			continue
+	}
+	for _, id := range order {
+		if failed[id] != nil {
+			errs = append(errs, failed[id])
 		}
-		fmt.Fprintf(out, "%s %s removed\n", obj.Kind, obj.Name)
 	}
 	for _, obj := range keep {
 		fmt.Fprintf(out, "%s %s kept (--keep-data)\n", obj.Kind, obj.Name)

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -9,6 +10,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/docker/docker/api/types/network"
 
 	"github.com/dockctl/dockctl/dockerx"
 	"github.com/dockctl/dockctl/internal/helperapi"
@@ -238,6 +241,40 @@ func TestUninstallRemovesWhatTheControllerMadeBeforeItWasRemoved(t *testing.T) {
 		t.Errorf("another instance's container removed:\n%s", out)
 	}
 	if !strings.Contains(out, "container t1_web-abc-2 removed") {
+		t.Errorf("output:\n%s", out)
+	}
+}
+
+// A create a stopped controller sent may land in the daemon after
+// uninstall listed the instance (the daemon completes a request whose
+// client went away): its container then holds the instance network, whose
+// removal fails. Uninstall lists again, removes it, and removes the
+// network then.
+func TestUninstallRemovesAContainerCreatedAfterItsListing(t *testing.T) {
+	f := startFakeDaemon(t)
+	f.addContainer("t1_web-abc-1", "t1", "web", nil)
+	f.mu.Lock()
+	f.networks["dockctl_t1"] = &network.Inspect{ID: fmt.Sprintf("%064x", 0xa1), Name: "dockctl_t1",
+		Labels: map[string]string{dockerx.LabelInstance: "t1", dockerx.LabelRole: dockerx.RoleNetwork}}
+	f.mu.Unlock()
+	landed := false
+	f.setOnRemove(func(name string) {
+		if !landed {
+			landed = true
+			f.add("t1_web.default_svc", "created", map[string]string{dockerx.LabelInstance: "t1", dockerx.LabelRole: dockerx.RoleProxy})
+		}
+	})
+	out, _, err := run(t, "", "--state-dir", t.TempDir(), "--instance", "t1", "uninstall")
+	if err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	f.mu.Lock()
+	left := len(f.ctrs)
+	f.mu.Unlock()
+	if left != 0 {
+		t.Errorf("%d containers left:\n%s", left, out)
+	}
+	if !strings.Contains(out, "container t1_web.default_svc removed") || !strings.Contains(out, "network dockctl_t1 removed") {
 		t.Errorf("output:\n%s", out)
 	}
 }

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"cmp"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -160,7 +159,7 @@ func (s *snapshot) externalIPs(e serviceEntry) []string {
 			// before the Service became a LoadBalancer lists a NodePort
 			// Service's nodePorts, and its own ports are not served yet.
 			if slices.ContainsFunc(e.rec.Service.Spec.Ports, func(sp manifests.ServicePort) bool {
-				return (int(sp.Port) == p.Port || int(sp.NodePort) == p.Port) && strings.EqualFold(cmp.Or(sp.Protocol, manifests.ProtocolTCP), p.Protocol)
+				return (int(sp.Port) == p.Port || int(sp.NodePort) == p.Port) && strings.EqualFold(protocolOrTCP(sp.Protocol), p.Protocol)
 			}) {
 				add(p.HostIP)
 			}

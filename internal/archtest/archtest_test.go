@@ -81,10 +81,10 @@ func TestEachRuleCatchesAViolation(t *testing.T) {
 			m("internal/holder"):      {"debug/elf"},
 			m("internal/dataplane"):   {m("internal/helperapi"), m("internal/atomicfiles"), m("internal/clusterdns")},
 			m("internal/clusterdns"):  {m("internal/helperapi")},
-			m("internal/grpcprobe"):   {"google.golang.org/grpc"},
+			m("internal/grpcprobe"):   {"net/http"},
 			m("internal/standinapi"):  nil,
 			m("internal/dockerfake"):  {m("dockerx"), "github.com/docker/docker/api/types/container"},
-			m("cmd/workload"):         {m("internal/standinapi")},
+			m("cmd/workload"):         {m("internal/standinapi"), "google.golang.org/grpc"},
 			m("store"):                {m("manifests")},
 			m("dockerx"):              {m("manifests"), m("internal/holder"), "github.com/docker/docker/client"},
 			m("reconciler"):           {m("store"), m("dockerx"), m("reconciler/services")},
@@ -174,6 +174,11 @@ func TestEachRuleCatchesAViolation(t *testing.T) {
 			"a printer links text/template's executor",
 			m("cmd/dockctl"), "text/template",
 			Violation{Rules[9].Name, []string{m("cmd/dockctl"), "text/template"}},
+		},
+		{
+			"the grpc probe imports grpc-go",
+			m("internal/grpcprobe"), "google.golang.org/grpc/health/grpc_health_v1",
+			Violation{Rules[10].Name, []string{m("internal/grpcprobe"), "google.golang.org/grpc/health/grpc_health_v1"}},
 		},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

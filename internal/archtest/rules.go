@@ -91,4 +91,16 @@ var Rules = []Rule{
 		Forbid: []string{"text/template", "html/template"},
 		Direct: true,
 	},
+	{
+		// grpc probes make one call of grpc.health.v1.Health/Check, which
+		// internal/grpcprobe encodes by hand over net/http's HTTP/2: linked
+		// into dockctl, grpc-go and its protobuf runtime cost 1.57 MB of a
+		// 35.3 MB binary. The test workload serves gRPC with them; tests may
+		// import them (a test's imports are not in this graph).
+		Name:   "no package of the binary imports the gRPC runtime",
+		From:   []string{m("...")},
+		Except: []string{m("cmd/workload/..."), m("e2e/..."), m("bench/...")},
+		Forbid: []string{"google.golang.org/grpc/..."},
+		Direct: true,
+	},
 }

@@ -7,19 +7,16 @@
 package grpcprobe
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
 	"net"
+	"net/http"
 	"strconv"
-	"sync"
-
-	"google.golang.org/grpc"
-	"google.golang.org/grpc/codes"
-	"google.golang.org/grpc/credentials/insecure"
-	healthpb "google.golang.org/grpc/health/grpc_health_v1"
-	"google.golang.org/grpc/metadata"
-	"google.golang.org/grpc/status"
+	"strings"
+	"sync/atomic"
+	"time"
 )
 
 // UserAgent is what the probe sends, as kubelet sends kube-probe/MAJOR.MINOR.
@@ -39,60 +36,158 @@ func Check(ctx context.Context, dial Dialer, host string, port int, service stri
 		dial = d.DialContext
 	}
 	addr := net.JoinHostPort(host, strconv.Itoa(port))
-	var (
-		mu        sync.Mutex
-		connected bool
-		dialErr   error
-	)
-	conn, err := grpc.NewClient("passthrough:///"+addr,
-		grpc.WithTransportCredentials(insecure.NewCredentials()),
-		grpc.WithUserAgent(UserAgent),
-		grpc.WithContextDialer(func(ctx context.Context, a string) (net.Conn, error) {
-			c, err := dial(ctx, "tcp", a)
-			mu.Lock()
-			defer mu.Unlock()
-			if err != nil {
-				dialErr = err
-			} else {
-				connected = true
-			}
-			return c, err
-		}),
-	)
+	// The probe dials itself, under ctx, rather than leave it to the
+	// Transport: net/http detaches a dial from its request's cancellation
+	// (to pool the connection for a later request), which would outlive the
+	// probe, and reports a dial cut short as the context's error, not as
+	// the dial's.
+	conn, err := dial(ctx, "tcp", addr)
 	if err != nil {
-		return fmt.Errorf("error: failed to connect service at %q: %w", addr, err)
+		var op *net.OpError
+		if errors.As(err, &op) {
+			return op
+		}
+		return &net.OpError{Op: "dial", Net: "tcp", Err: err}
 	}
 	defer conn.Close()
-	// Not WaitForReady: the call waits for the first connection attempt
-	// and fails with it (a refused port fails at once, not at the timeout).
-	resp, err := healthpb.NewHealthClient(conn).Check(metadata.NewOutgoingContext(ctx, metadata.MD{}),
-		&healthpb.HealthCheckRequest{Service: service})
-	if err != nil {
-		mu.Lock()
-		never, derr := !connected, dialErr
-		mu.Unlock()
-		if never && derr != nil {
-			var op *net.OpError
-			if errors.As(derr, &op) {
-				return op
-			}
-			return &net.OpError{Op: "dial", Net: "tcp", Err: derr}
-		}
-		if st, ok := status.FromError(err); ok {
-			switch st.Code() {
-			case codes.Unimplemented:
-				return fmt.Errorf("error: this server does not implement the grpc health protocol (grpc.health.v1.Health): %s", st.Message())
-			case codes.DeadlineExceeded:
-				return fmt.Errorf("timeout: health rpc did not complete within the probe's timeout: %w", context.DeadlineExceeded)
-			}
-		}
-		if ctx.Err() != nil {
-			return fmt.Errorf("timeout: health rpc did not complete within the probe's timeout: %w", ctx.Err())
-		}
-		return fmt.Errorf("error: health rpc probe failed: %w", err)
+	err = call(ctx, conn, addr, service)
+	if err == nil {
+		return nil
 	}
-	if s := resp.GetStatus(); s != healthpb.HealthCheckResponse_SERVING {
-		return fmt.Errorf("service unhealthy (responded with %q)", s.String())
+	var unhealthy *unhealthyError
+	if errors.As(err, &unhealthy) {
+		return err
+	}
+	var st *statusError
+	if errors.As(err, &st) {
+		switch st.code {
+		case codeUnimplemented:
+			return fmt.Errorf("error: this server does not implement the grpc health protocol (grpc.health.v1.Health): %s", st.message)
+		case codeDeadlineExceeded:
+			return fmt.Errorf("timeout: health rpc did not complete within the probe's timeout: %w", context.DeadlineExceeded)
+		}
+	}
+	if ctx.Err() != nil {
+		return fmt.Errorf("timeout: health rpc did not complete within the probe's timeout: %w", ctx.Err())
+	}
+	return fmt.Errorf("error: health rpc probe failed: %w", err)
+}
+
+// errConnUsed: the Transport asked for a second connection (a retry); the
+// probe makes one call on one connection, as kubelet's does.
+var errConnUsed = errors.New("grpc probe: the probe's one connection is already used")
+
+// call makes the Health/Check call on conn: a POST over HTTP/2 without TLS
+// (prior knowledge, as a gRPC client speaks to a plaintext server). It
+// returns nil for SERVING, an *unhealthyError for another status, a
+// *statusError for a call that failed with a gRPC status, or the
+// transport's error.
+func call(ctx context.Context, conn net.Conn, addr, service string) error {
+	var used atomic.Bool
+	var protocols http.Protocols
+	protocols.SetUnencryptedHTTP2(true)
+	tr := &http.Transport{
+		Protocols: &protocols,
+		DialContext: func(context.Context, string, string) (net.Conn, error) {
+			if used.Swap(true) {
+				return nil, errConnUsed
+			}
+			return conn, nil
+		},
+		// gzip is HTTP's, not gRPC's: a gRPC server ignores it.
+		DisableCompression: true,
+	}
+	defer tr.CloseIdleConnections()
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, "http://localhost/grpc.health.v1.Health/Check", bytes.NewReader(requestFrame(service)))
+	if err != nil {
+		return fmt.Errorf("building the health request: %w", err)
+	}
+	// addr as the authority, set past URL parsing, which an IPv6 zone
+	// ("fe80::1%eth0") would not pass unescaped.
+	req.URL.Host, req.Host = addr, addr
+	req.Header = http.Header{
+		"Content-Type": {"application/grpc"},
+		// Required by gRPC servers to tell a gRPC client from a proxy that
+		// drops trailers (PROTOCOL-HTTP2).
+		"Te":         {"trailers"},
+		"User-Agent": {UserAgent},
+	}
+	if deadline, ok := ctx.Deadline(); ok {
+		d := time.Until(deadline)
+		if d <= 0 {
+			return &statusError{codeDeadlineExceeded, "context deadline exceeded"}
+		}
+		// The server may stop working on a call its client gave up on.
+		req.Header.Set("Grpc-Timeout", encodeTimeout(d))
+	}
+	resp, err := tr.RoundTrip(req)
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	// As grpc-go: an HTTP error status or a response that is not gRPC's
+	// decides the code, whatever grpc-status says (a proxy's answer).
+	if resp.StatusCode != http.StatusOK {
+		return &statusError{httpStatusCode(resp.StatusCode),
+			fmt.Sprintf("unexpected HTTP status code received from server: %d (%s)", resp.StatusCode, http.StatusText(resp.StatusCode))}
+	}
+	if ct := resp.Header.Get("Content-Type"); !isGRPCContentType(ct) {
+		return &statusError{codeUnknown, fmt.Sprintf("transport: received unexpected content-type %q", ct)}
+	}
+	msg, err := readResponse(resp.Body)
+	if err != nil {
+		return err
+	}
+	// The status is in the trailers, or, for a response whose headers end
+	// the stream ("Trailers-Only", PROTOCOL-HTTP2: no message, no
+	// trailers), in the headers. A grpc-status in headers followed by a
+	// message or by trailers is not the call's: grpc-go (kubelet's client)
+	// reads it only from the frame that ends the stream, so a stream that
+	// ends without one in its trailers fails, as a proxy that drops
+	// trailers must not pass for a healthy server.
+	fields := resp.Trailer
+	if msg == nil && !hasFields(resp.Trailer) {
+		fields = resp.Header
+	}
+	raw := fields.Get("Grpc-Status")
+	if raw == "" {
+		return &statusError{codeInternal, "server closed the stream without sending trailers"}
+	}
+	c, err := strconv.ParseUint(raw, 10, 32)
+	if err != nil {
+		return &statusError{codeInternal, fmt.Sprintf("transport: malformed grpc-status %q", raw)}
+	}
+	if code(c) != codeOK {
+		return &statusError{code(c), decodeMessage(fields.Get("Grpc-Message"))}
+	}
+	if msg == nil {
+		return &statusError{codeInternal, "cardinality violation: received no response message from non-streaming RPC"}
+	}
+	status, err := parseStatus(msg)
+	if err != nil {
+		return &statusError{codeInternal, fmt.Sprintf("grpc: failed to unmarshal the received message: %v", err)}
+	}
+	if status != serving {
+		return &unhealthyError{status}
 	}
 	return nil
+}
+
+// hasFields: trailers came, with a value. A field the headers announced
+// (Trailer:) is a key without values until the trailers bring it.
+func hasFields(h http.Header) bool {
+	for _, v := range h {
+		if len(v) > 0 {
+			return true
+		}
+	}
+	return false
+}
+
+// isGRPCContentType: application/grpc, bare or with a subtype
+// ("application/grpc+proto") or parameters.
+func isGRPCContentType(ct string) bool {
+	ct = strings.ToLower(ct)
+	rest, ok := strings.CutPrefix(ct, "application/grpc")
+	return ok && (rest == "" || rest[0] == '+' || rest[0] == ';')
 }

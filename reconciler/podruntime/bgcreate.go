@@ -164,9 +164,11 @@ func (r *Runtime) createInBackground(ctx context.Context, d SyncDocker, in SyncI
 	}
 	r.memory.mu.Unlock()
 	key, window := in.Key, r.memory.window(in.Key)
+	started := r.starting.begin(len(bcs))
 	r.bg.Add(1)
 	go func() {
 		defer r.bg.Done()
+		defer started()
 		launched := map[*bgCreate]bool{}
 		// The first create that succeeds opens the window (OpenStart):
 		// the rest of a first wave are created while it starts.

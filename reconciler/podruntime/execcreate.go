@@ -79,6 +79,9 @@ type CreateHooks interface {
 //
 // window is the slow-start window, carried from one wave to the next.
 func (r *Runtime) creates(ctx context.Context, in ExecInput, h ExecHooks, creates []Op, ended func(Op, error), window *int) (fail Failure, errs []error, refused bool) {
+	// Counted from here, before their images, claims and network are
+	// ensured: the Services' helpers wait behind all of it.
+	defer r.starting.begin(len(creates))()
 	templates, err := templatesOf(creates)
 	if err == nil {
 		// Defence in depth, and deliberately here rather than in the

@@ -34,6 +34,8 @@ type Runtime struct {
 	// claims guards the claims' volumes of Execute's creates against
 	// their release (ClaimVolumes).
 	claims ClaimVolumes
+	// starting counts the creates in flight (nil: not counted).
+	starting *Starting
 }
 
 // RuntimeConfig is what a Runtime is built from. The Stopper runs its
@@ -56,6 +58,10 @@ type RuntimeConfig struct {
 	// its start): the owner is to be synced again. A pod made is told by
 	// its container's start event. It must not block.
 	Created func(key string, err error)
+	// Starting, when set, counts the pods this runtime is creating and
+	// starting (Execute's creates, Sync's background creates), shared
+	// with the other runtimes of the controller.
+	Starting *Starting
 }
 
 // DefaultBackoff is the crash-loop backoff the Deployment controller
@@ -66,7 +72,7 @@ var DefaultBackoff = Backoff{Base: time.Second, Max: 5 * time.Minute}
 // NewRuntime returns a Runtime whose goroutines start as pods are synced.
 func NewRuntime(cfg RuntimeConfig) *Runtime {
 	r := &Runtime{prober: NewProber(cfg.Prober), backoff: cfg.Backoff, config: cfg.Config, serviceEnv: cfg.ServiceEnv,
-		created: cfg.Created}
+		created: cfg.Created, starting: cfg.Starting}
 	if r.backoff.Base <= 0 || r.backoff.Max <= 0 {
 		r.backoff = DefaultBackoff
 	}

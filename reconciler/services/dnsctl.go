@@ -85,6 +85,10 @@ func (s *Controller) syncDNS(ctx context.Context) (reconcile.Result, error) {
 			Request: dockerx.HelperRequest{Instance: s.cfg.Instance, Role: dockerx.RoleDNS, Network: dockerx.PodNetwork{Name: network, IPv4: ip}}}
 	}
 	plan := planHelper(pin)
+	deferFor := s.deferCreate(DNSKey, plan, observed) // deferral.go
+	if deferFor > 0 {
+		plan = HelperPlan{}
+	}
 	s.logPlan(DNSKey, plan)
 	done, err := s.execute(ctx, DNSKey, plan, content, render)
 	wait := plan.Wait || errors.Is(err, errNameBeingFreed)
@@ -103,5 +107,5 @@ func (s *Controller) syncDNS(ctx context.Context) (reconcile.Result, error) {
 	if wait {
 		return reconcile.Result{RequeueAfter: nameRetry}, nil
 	}
-	return reconcile.Result{}, err
+	return reconcile.Result{RequeueAfter: deferFor}, err
 }

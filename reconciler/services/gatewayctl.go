@@ -13,6 +13,7 @@ import (
 	"github.com/dockctl/dockctl/internal/helperapi"
 	"github.com/dockctl/dockctl/manifests"
 	"github.com/dockctl/dockctl/reconciler/reconcile"
+	"github.com/dockctl/dockctl/store"
 )
 
 // The gateway's data plane (docs/design.md §10, the gateway): one gateway
@@ -52,6 +53,8 @@ type gatewayState struct {
 	taken       string               // the ports left out, another publishing them ("": none)
 	unavailable map[int]string       // each port left out (refused, taken, or not bound by the helper): why
 	published   []int                // the ports the helper serves on the host, for the Services' allocation
+	hostHeld    []int                // the ports it could not bind, a process of the host holding them: its claim still
+	recorded    []int                // hostHeld as the store records it (recallGatewayHostHeld)
 	bindRetry   time.Duration        // the wait before ports the helper could not bind are tried again
 	notify      func()               // called after an ack of a new table generation
 	// known: published is this controller's own judgement, made by a
@@ -61,6 +64,11 @@ type gatewayState struct {
 	// again once it is known.
 	known   bool
 	waiters map[string]bool
+	// looked: runs says whether a gateway helper held its ports when
+	// last listed while they are not known — by the gateway's own sync,
+	// which its helper's events queue, or else once by a Service's wait
+	// — so that the Services' syncs of the wait do not list each.
+	looked, runs bool
 }
 
 // gatewayPortsWait bounds how long, after the controller started, a
@@ -70,38 +78,42 @@ type gatewayState struct {
 // Services' host ports unjudged for ever.
 const gatewayPortsWait = 30 * time.Second
 
-// awaitGatewayPorts is how long a publishing Service's sync is to wait
-// for the gateway's ports (0: not at all), docs/design.md §10 (published
+// awaitGatewayPorts is how long a publishing Service's host ports are to
+// wait for the gateway's (0: not at all), docs/design.md §10 (published
 // ports, the gateway): both bind on the host themselves, so each learns
 // the other's ports from this controller's memory only, which a restart
 // empties. A gateway helper that runs then still holds its ports, and a
 // Service synced before the gateway's first sync would take one of them
 // (first come: the gateway came first), then lose it again. So while a
-// gateway helper of the instance runs and its ports are not known, the
-// Service waits — its proxy, its status and the publisher left as they
-// are — until the gateway's first sync queues it, or gatewayPortsWait
-// after the start. The gateway never waits for the Services (it reads
+// gateway helper of the instance runs (or is paused) and its ports are
+// not known, the Service's host ports wait — their allocation, its
+// published ports and the conditions about them left as they are, the
+// publisher serving its last config — until the gateway's first sync
+// queues it, or gatewayPortsWait after the start. The rest of its sync
+// (its proxy, endpoints, DNS record, drains) does not wait. The gateway never waits for the Services (it reads
 // the ports of those not synced yet from their stored status,
 // unseenPublishedHolders), so neither waits on the other.
 func (s *Controller) awaitGatewayPorts(ctx context.Context, key string) (time.Duration, error) {
 	s.mu.Lock()
-	known := s.gw.known
+	known, looked := s.gw.known, s.gw.looked
 	s.mu.Unlock()
 	left := s.started.Add(gatewayPortsWait).Sub(s.cfg.Now())
 	if known || left <= 0 {
 		return 0, nil
 	}
-	helpers, err := s.listHelpers(ctx, dockerx.RoleGateway)
-	if err != nil {
-		return 0, err
-	}
-	if len(helpers) == 0 {
-		return 0, nil // no gateway holds a port
+	if !looked {
+		helpers, err := s.listHelpers(ctx, dockerx.RoleGateway)
+		if err != nil {
+			return 0, err
+		}
+		s.noteGatewayHelpers(helpers, false)
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if s.gw.known {
-		return 0, nil // known since: its waiters were queued already
+	if s.gw.known || !s.gw.runs {
+		// Known since (its waiters were queued already), or no gateway
+		// helper holds a port.
+		return 0, nil
 	}
 	if s.gw.waiters == nil {
 		s.gw.waiters = map[string]bool{}
@@ -111,6 +123,22 @@ func (s *Controller) awaitGatewayPorts(ctx context.Context, key string) (time.Du
 		s.log.Info("waiting for the gateway's first sync: its host ports are not known since the start", "service", key, "at most", left.Round(time.Second))
 	}
 	return left, nil
+}
+
+// noteGatewayHelpers records whether one of the gateway helpers listed
+// holds its host ports (awaitGatewayPorts): one that runs, or is paused
+// (its sockets stay bound); one that exited, or was only created, holds
+// none. fresh: a list of the gateway's own sync, which replaces what was
+// recorded; else it is kept if recorded already.
+func (s *Controller) noteGatewayHelpers(helpers []dockerx.Container, fresh bool) {
+	runs := slices.ContainsFunc(helpers, func(c dockerx.Container) bool {
+		return c.State == dockerx.StateRunning || c.State == dockerx.StatePaused
+	})
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if fresh || !s.gw.looked {
+		s.gw.looked, s.gw.runs = true, runs
+	}
 }
 
 // ServeGateway hands the gateway's data plane a compiled table of
@@ -236,6 +264,44 @@ func (s *Controller) gatewayCertificate(ref gatewayroutes.ObjectRef) ([]byte, []
 	return cert, key, true
 }
 
+// The gateway's claims on ports a process of the host holds (hostHeld)
+// are in the store (gateway.json), as a Service's are in its status: the
+// gateway helper's state file is on a tmpfs, and a helper that exited
+// holds nothing, so after a restart that finds it exited no Service
+// waits for the gateway's first sync (awaitGatewayPorts), and a
+// Service that came after the gateway would take the port for itself
+// (docs/design.md §10: a port the gateway claimed first that a process
+// of the host holds stays its claim). The recorded claims are the
+// gateway's holders until its first sync judges them again.
+
+// recallGatewayHostHeld reads the gateway's recorded claims, at the
+// controller's start. One that cannot be read claims nothing: the
+// gateway's first sync finds its unbound ports again.
+func (s *Controller) recallGatewayHostHeld() {
+	g, err := s.store.ReadGateway()
+	if err != nil {
+		s.log.Warn("unreadable gateway status: its claims on ports the host holds are found again at its first sync", "err", err)
+		return
+	}
+	if g == nil || len(g.HostHeld) == 0 {
+		return
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.gw.hostHeld, s.gw.recorded = slices.Clone(g.HostHeld), slices.Clone(g.HostHeld)
+}
+
+// recordGatewayHostHeld records the gateway's claims its sync judged.
+func (s *Controller) recordGatewayHostHeld(ports []int) {
+	if err := s.store.WriteGateway(&store.GatewayStatus{HostHeld: ports}); err != nil {
+		s.log.Error("write gateway status", "err", err)
+		return
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.gw.recorded = ports
+}
+
 // syncGateway is one observe → plan → execute pass for the gateway helper.
 func (s *Controller) syncGateway(ctx context.Context) (reconcile.Result, error) {
 	if !s.tracker.Synced() {
@@ -245,6 +311,7 @@ func (s *Controller) syncGateway(ctx context.Context) (reconcile.Result, error) 
 	if err != nil {
 		return reconcile.Result{}, err
 	}
+	s.noteGatewayHelpers(observed, true)
 	s.mu.Lock()
 	table, tableGen := s.gw.table, s.gw.tableGen
 	pushed := s.pushed[GatewayKey]
@@ -310,9 +377,16 @@ func (s *Controller) syncGateway(ctx context.Context) (reconcile.Result, error) 
 		}
 		unavailable[u.Port] = fmt.Sprintf("host port %s:%d cannot be bound (a process of the host holds it?): %s", s.address, u.Port, u.Error)
 	}
-	s.gw.published = nil
+	s.gw.published, s.gw.hostHeld = nil, nil
 	if pin.Want != nil && plan.Serves {
 		s.gw.published = servedPorts(table.Config, unavailable)
+	}
+	for _, u := range unbound {
+		// Not a port a Service was given since the holders were read:
+		// the publisher may be what holds it, and that Service's it is.
+		if !s.servicePublishesLocked(u.Port) {
+			s.gw.hostHeld = append(s.gw.hostHeld, u.Port)
+		}
 	}
 	var waiters []string
 	if !s.gw.known && execErr == nil && !wait {
@@ -338,6 +412,7 @@ func (s *Controller) syncGateway(ctx context.Context) (reconcile.Result, error) 
 			s.gw.acked, notify = 0, s.gw.notify // nothing serves: no longer Programmed
 		}
 	}
+	record, changed := slices.Clone(s.gw.hostHeld), !slices.Equal(s.gw.hostHeld, s.gw.recorded)
 	wasRefused, wasTaken := s.gw.refused, s.gw.taken
 	s.gw.refused = strings.Join(refused, ", ")
 	s.gw.taken = strings.Join(taken, "; ")
@@ -352,6 +427,9 @@ func (s *Controller) syncGateway(ctx context.Context) (reconcile.Result, error) 
 		s.gw.backends[strings.TrimPrefix(k, GatewayKey)] = true
 	}
 	s.mu.Unlock()
+	if changed {
+		s.recordGatewayHostHeld(record)
+	}
 	if s.gw.refused != "" && s.gw.refused != wasRefused {
 		s.log.Warn("gateway not run: a port below 1024 is a privileged host port", "refused", s.gw.refused)
 	}
@@ -415,6 +493,19 @@ func unboundList(u []helperapi.UnboundPort) string {
 		parts[i] = fmt.Sprintf("%d/%s", p.Port, p.Protocol)
 	}
 	return strings.Join(parts, ", ")
+}
+
+// servicePublishesLocked reports whether a Service's last sync gave it
+// TCP host port port (notePublished); under s.mu.
+func (s *Controller) servicePublishesLocked(port int) bool {
+	for _, bs := range s.pub.bindings {
+		if slices.ContainsFunc(bs, func(b dockerx.PortBinding) bool {
+			return b.HostPort == port && protocolOr(strings.ToUpper(b.Protocol)) == manifests.ProtocolTCP
+		}) {
+			return true
+		}
+	}
+	return false
 }
 
 // servedPorts are the table's ports the gateway binds: not left out.

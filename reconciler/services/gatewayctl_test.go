@@ -1,9 +1,11 @@
 package services
 
 import (
+	"context"
 	"fmt"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -72,6 +74,46 @@ func (r *svcRig) gatewayHelpers() []dockerx.Container {
 		}
 	}
 	return out
+}
+
+// newPublishingGatewayRig is a rig whose NodePort Service default/web
+// (nodePort 30080, two ready pods) is the backend of the gateway, which
+// serves its table (ports 18080, 18443).
+func newPublishingGatewayRig(t *testing.T) *svcRig {
+	r := newSvcRig(t)
+	r.feed(webPods(2, 2))
+	r.svcs.put(webService("NodePort", 30080))
+	r.reconcile("default/web")
+	r.ctrl.ServeGateway(gatewayTable(18080, 18443), 1, nil)
+	r.reconcile(GatewayKey)
+	return r
+}
+
+// restartIntoTheGatewayWait restarts the controller with a clock the
+// test moves (advance), and syncs default/web, which waits for the
+// gateway's first sync (awaitGatewayPorts).
+func (r *svcRig) restartIntoTheGatewayWait() (advance func(time.Duration)) {
+	r.t.Helper()
+	now := t0
+	var mu sync.Mutex
+	r.build(r.docker, func() time.Time { mu.Lock(); defer mu.Unlock(); return now })
+	r.feed(webPods(2, 2))
+	if res := r.reconcile("default/web"); res.RequeueAfter == 0 {
+		r.t.Fatalf("result %+v: expected the Service to wait for the gateway", res)
+	}
+	return func(d time.Duration) { mu.Lock(); defer mu.Unlock(); now = now.Add(d) }
+}
+
+// wantGatewayLeavesOut checks that the gateway binds 18443 only, 18080
+// being left out as holder's.
+func (r *svcRig) wantGatewayLeavesOut(when, holder string) {
+	r.t.Helper()
+	if got := r.gatewayPorts(); got != "18443" {
+		r.t.Errorf("%s, the gateway binds %q, want 18443 (18080 is %s's)", when, got, holder)
+	}
+	if u := r.ctrl.GatewayUnavailable(); !strings.Contains(u[18080], holder) {
+		r.t.Errorf("%s, unavailable %v, want 18080 named as %s's", when, u, holder)
+	}
 }
 
 // TestGatewayHelperLifecycle: the gateway helper is created with the first
@@ -440,12 +482,7 @@ func TestServicePortIsHeldAgainstTheGatewayAcrossARestart(t *testing.T) {
 	r.feed(webPods(1, 1))
 	r.ctrl.ServeGateway(gatewayTable(18080, 18443), 1, nil)
 	r.reconcile(GatewayKey)
-	if got := r.gatewayPorts(); got != "18443" {
-		t.Errorf("after a restart, the gateway syncing first binds %q, want 18443 (18080 is still the Service's)", got)
-	}
-	if u := r.ctrl.GatewayUnavailable(); !strings.Contains(u[18080], "service shop/lb") {
-		t.Errorf("unavailable %v, want 18080 named as the Service's", u)
-	}
+	r.wantGatewayLeavesOut("after a restart, synced first", "service shop/lb")
 	r.reconcile("shop/lb")
 	st := r.svcs.status("shop/lb")
 	if c := findCondition(st.Conditions, ServicePortConflict); c != nil || len(st.Published) != 1 {
@@ -457,5 +494,79 @@ func TestServicePortIsHeldAgainstTheGatewayAcrossARestart(t *testing.T) {
 	r.reconcile(GatewayKey)
 	if got := r.gatewayPorts(); got != "18443" {
 		t.Errorf("once the Service synced, the gateway binds %q, want 18443", got)
+	}
+}
+
+// TestServiceWaitForTheGatewayHoldsBackOnlyItsHostPorts: while a
+// publishing Service waits for the gateway's first sync after a restart
+// (awaitGatewayPorts), only its host ports wait. Its ClusterIP proxy
+// still follows its endpoints, and a leaving pod's drain is acknowledged
+// once the proxy no longer serves it: as a Kubernetes node's kube-proxy
+// keeps a Service's cluster IP rules up to date whatever its nodePorts.
+func TestServiceWaitForTheGatewayHoldsBackOnlyItsHostPorts(t *testing.T) {
+	r := newPublishingGatewayRig(t)
+	r.restartIntoTheGatewayWait()
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
+	defer cancel()
+	done := drainAsync(r.tracker, ctx, "default", "web-a-1")
+	for !r.queued()["default/web"] {
+		time.Sleep(time.Millisecond)
+	}
+	res := r.reconcile("default/web")
+	if err := <-done; err != nil {
+		t.Errorf("drain during the gateway wait (sync result %+v): %v", res, err)
+	}
+	if pods, _ := r.proxyPods("i_web.default_svc"); pods != "web-a-0=10.222.0.2:8080" {
+		t.Errorf("the proxy still serves %q: the leaving pod gets new connections on the ClusterIP during the wait", pods)
+	}
+}
+
+// TestServiceDoesNotWaitForAnExitedGateway: a gateway helper that exited
+// holds no host port, so a Service synced after a restart does not wait
+// for the gateway's first sync.
+func TestServiceDoesNotWaitForAnExitedGateway(t *testing.T) {
+	r := newPublishingGatewayRig(t)
+	for _, c := range r.gatewayHelpers() {
+		if err := r.docker.StopContainer(context.Background(), c.ID, 0); err != nil {
+			t.Fatal(err)
+		}
+	}
+	r.restart()
+	r.feed(webPods(2, 2))
+	if res := r.reconcile("default/web"); res.RequeueAfter != 0 {
+		t.Errorf("result %+v: the Service waits for a gateway helper that is not running", res)
+	}
+}
+
+// listCounter is a ServiceDocker that counts its lists of containers.
+type listCounter struct {
+	ServiceDocker
+	lists atomic.Int64
+}
+
+func (l *listCounter) ListContainers(ctx context.Context, instance string) ([]dockerx.Container, error) {
+	l.lists.Add(1)
+	return l.ServiceDocker.ListContainers(ctx, instance)
+}
+
+// TestServiceWaitForTheGatewayListsItsHelperOnce: whether a gateway
+// helper runs is looked up once in the wait after a restart, not at each
+// publishing Service's sync: each sync lists the Service's proxies only.
+func TestServiceWaitForTheGatewayListsItsHelperOnce(t *testing.T) {
+	r := newPublishingGatewayRig(t)
+	docker := &listCounter{ServiceDocker: r.docker}
+	r.build(docker, nil)
+	r.feed(webPods(2, 2))
+	if res := r.reconcile("default/web"); res.RequeueAfter == 0 {
+		t.Fatalf("result %+v: expected the Service to wait for the gateway", res)
+	}
+	for range 3 {
+		before := docker.lists.Load()
+		if res := r.reconcile("default/web"); res.RequeueAfter == 0 {
+			t.Fatalf("result %+v: expected the Service to wait still", res)
+		}
+		if n := docker.lists.Load() - before; n != 1 {
+			t.Errorf("a sync in the wait listed containers %d times, want once (its proxies)", n)
+		}
 	}
 }

@@ -30,6 +30,15 @@ import (
 // hostProcessOwner is the holder a PortConflict names.
 const hostProcessOwner = "a process of the host"
 
+// A port a Service, or the gateway, claimed that a process of the host
+// holds is still its claim (docs/design.md §10, the first publisher
+// keeps a port): the other publisher of this instance leaves it out, as
+// published by it, so that the one that claimed it first gets it once
+// the host frees it — not whichever tries first (the gateway tries in a
+// second, a Service after hostHeldRetry). hostHeldClaim completes the
+// holder's name.
+const hostHeldClaim = " (its claim; " + hostProcessOwner + " holds it for now)"
+
 // hostHeldRetry is the first wait before a held port is tried again; it
 // doubles each time the port is found held, up to hostHeldRetryMax.
 const (
@@ -73,7 +82,7 @@ func (s *Controller) noteHostHeld(key string, hp hostPort) {
 }
 
 // recallHostHeld marks as held the host ports of svc that its previous
-// status reports held by a process of the host (PortConflict) and the
+// status reports held by a process of the host (storedHostHeld) and the
 // controller's memory does not: a controller that restarted knows them
 // from the status only. Else its first sync would publish them — status
 // listing a port nothing serves, a Normal PortConflictResolved event —
@@ -82,20 +91,15 @@ func (s *Controller) noteHostHeld(key string, hp hostPort) {
 // controller in a container sees no listener of the host, so a try at
 // once would be that flap.
 func (s *Controller) recallHostHeld(svc *manifests.Service, prev *store.ServiceStatus) {
-	var msg string
-	for _, c := range prev.Conditions {
-		if c.Type == ServicePortConflict && c.Status == "True" {
-			msg += c.Message + "; "
-		}
-	}
-	if msg == "" {
+	held := s.storedHostHeld(svc, prev)
+	if len(held) == 0 {
 		return
 	}
 	now := s.cfg.Now()
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	for _, hp := range s.hostPortsOf(svc, prev) {
-		if hp.Port == 0 || s.hostHeld[hp] != nil || !strings.Contains(msg, "host port "+hp.String()+" is held by "+hostProcessOwner) {
+	for _, hp := range held {
+		if s.hostHeld[hp] != nil {
 			continue
 		}
 		if s.hostHeld == nil {
@@ -103,6 +107,40 @@ func (s *Controller) recallHostHeld(svc *manifests.Service, prev *store.ServiceS
 		}
 		s.hostHeld[hp] = &heldPort{backoff: hostHeldRetry, retryAt: now.Add(hostHeldRetry)}
 	}
+}
+
+// storedHostHeld are the host ports of svc that its stored status st
+// reports held by a process of the host under a PortConflict: its
+// HostHeld. A status an earlier release wrote has no HostHeld: its
+// PortConflict's message names them, read until the Service's first
+// sync after the upgrade writes HostHeld. Both the Service's own sync
+// (recallHostHeld) and the gateway synced before it after a restart
+// (unseenPublishedHolders) read the claim here, so that they agree on it.
+func (s *Controller) storedHostHeld(svc *manifests.Service, st *store.ServiceStatus) []hostPort {
+	var msg string
+	for _, c := range st.Conditions {
+		if c.Type == ServicePortConflict && c.Status == "True" {
+			msg += c.Message + "; "
+		}
+	}
+	if msg == "" {
+		return nil
+	}
+	recorded := func(hp hostPort) bool {
+		if st.HostHeld == nil {
+			return strings.Contains(msg, "host port "+hp.String()+" is held by "+hostProcessOwner)
+		}
+		return slices.ContainsFunc(st.HostHeld, func(p store.PublishedPort) bool {
+			return int32(p.Port) == hp.Port && protocolOr(p.Protocol) == hp.Protocol
+		})
+	}
+	var out []hostPort
+	for _, hp := range s.hostPortsOf(svc, st) {
+		if hp.Port != 0 && !slices.Contains(out, hp) && recorded(hp) {
+			out = append(out, hp)
+		}
+	}
+	return out
 }
 
 // hostPortsOf are the host ports svc may publish on the service

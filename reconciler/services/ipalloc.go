@@ -2,8 +2,10 @@ package services
 
 import (
 	"fmt"
+	"net"
 	"net/netip"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -61,7 +63,9 @@ func (h hostPort) String() string {
 	if h.IP == "" || h.IP == "0.0.0.0" {
 		return fmt.Sprintf("%d/%s", h.Port, h.Protocol)
 	}
-	return fmt.Sprintf("%s:%d/%s", h.IP, h.Port, h.Protocol)
+	// An IPv6 address in brackets, as Docker and kubectl write one with a
+	// port: "[::1]:8080/TCP", not "::1:8080/TCP".
+	return net.JoinHostPort(h.IP, strconv.Itoa(int(h.Port))) + "/" + h.Protocol
 }
 
 // overlaps reports whether Docker could not bind both: same port and
@@ -129,6 +133,11 @@ type allocInput struct {
 	// spec.clusterIP (address → Service key): never chosen for this one.
 	// Called only when an address must be chosen.
 	Reserved func() map[netip.Addr]string
+	// KeepPorts: the host ports are not to be judged now (they wait for
+	// the gateway's, awaitGatewayPorts): the previous nodePorts and the
+	// conditions about host ports are kept, nothing is bound, chosen or
+	// displaced; the ClusterIP is allocated as ever.
+	KeepPorts bool
 }
 
 // allocation is the outcome: what to record in status and to publish.
@@ -153,6 +162,9 @@ type allocation struct {
 	// Chosen are the nodePorts chosen anew (none kept, none given), on
 	// in.Address: unserved until the publisher binds them.
 	Chosen []hostPort
+	// HostHeld are its host ports left out only because a process of
+	// the host holds them: its claim still (hostport_held.go).
+	HostHeld []hostPort
 }
 
 // allocate gives a Service its ClusterIP, nodePorts and host ports. It is
@@ -179,6 +191,11 @@ func allocate(in allocInput) allocation {
 	out.ClusterIP, out.Usable, clusterIPProblem = allocateClusterIP(in, prev.ClusterIP)
 	if clusterIPProblem != nil {
 		out.Conditions = append(out.Conditions, *clusterIPProblem)
+	}
+	if in.KeepPorts {
+		out.NodePorts = slices.Clone(prev.NodePorts)
+		out.Conditions = append(out.Conditions, hostPortConditions(prev.Conditions)...)
+		return out
 	}
 
 	usedNumbers := map[int32]bool{} // never allocated: any protocol
@@ -251,6 +268,7 @@ func allocate(in allocInput) allocation {
 				verb := "published"
 				if owner == hostProcessOwner {
 					verb = "held" // outside Docker: a listener of the host
+					out.HostHeld = append(out.HostHeld, hp)
 				}
 				conflicts = append(conflicts, fmt.Sprintf("host port %s is %s by %s", hp, verb, owner))
 				continue
@@ -276,6 +294,18 @@ func allocate(in allocInput) allocation {
 		out.Displaced = append(out.Displaced, k)
 	}
 	slices.Sort(out.Displaced)
+	return out
+}
+
+// hostPortConditions are the conditions of conds about host ports: a
+// PortConflict, no nodePort left, the publisher failing.
+func hostPortConditions(conds []store.Condition) []store.Condition {
+	var out []store.Condition
+	for _, c := range conds {
+		if c.Type == ServicePortConflict || (c.Type == ServiceProxyFailure && (c.Reason == ReasonNodePortsExhausted || c.Reason == ReasonPublisherFailed)) {
+			out = append(out, c)
+		}
+	}
 	return out
 }
 

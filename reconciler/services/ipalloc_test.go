@@ -357,3 +357,21 @@ func TestClusterIPGivenIsNeverTakenBack(t *testing.T) {
 		})
 	}
 }
+
+// A host port reads as Docker and kubectl write one: the address left out
+// when it is every address, an IPv6 address in brackets.
+func TestHostPortString(t *testing.T) {
+	for _, tc := range []struct {
+		hp   hostPort
+		want string
+	}{
+		{hostPort{Port: 80, Protocol: "TCP"}, "80/TCP"},
+		{hostPort{IP: "0.0.0.0", Port: 80, Protocol: "TCP"}, "80/TCP"},
+		{hostPort{IP: "127.0.0.1", Port: 8080, Protocol: "UDP"}, "127.0.0.1:8080/UDP"},
+		{hostPort{IP: "::1", Port: 8080, Protocol: "TCP"}, "[::1]:8080/TCP"},
+	} {
+		if got := tc.hp.String(); got != tc.want {
+			t.Errorf("%#v: %q, want %q", tc.hp, got, tc.want)
+		}
+	}
+}

@@ -57,8 +57,12 @@ type publisherState struct {
 	// allocated; seen the Services synced since the controller started:
 	// until every published one is, the publisher is left as it serves
 	// (its state file: the last config).
-	bindings  map[string][]dockerx.PortBinding
-	seen      map[string]bool
+	bindings map[string][]dockerx.PortBinding
+	seen     map[string]bool
+	// hostHeld are, per Service key, its host ports a process of the
+	// host holds, as its last sync found them: its claim still, held for
+	// it against the gateway (hostport_held.go).
+	hostHeld  map[string][]hostPort
 	gen       int64           // the publisher's config generation
 	watched   map[string]bool // its keys in the Tracker
 	bindRetry time.Duration   // the wait before ports it could not bind are tried again
@@ -75,20 +79,28 @@ func (s *Controller) publisherFailure() string {
 }
 
 // notePublished records the host ports a Service's sync allocated (none:
-// it publishes nothing, or is gone) and queues the publisher on a change.
-func (s *Controller) notePublished(key string, bindings []dockerx.PortBinding) {
+// it publishes nothing, or is gone), and those of its claim a process of
+// the host holds, and queues the publisher on a change.
+func (s *Controller) notePublished(key string, bindings []dockerx.PortBinding, held []hostPort) {
 	s.mu.Lock()
-	old, seen := s.pub.bindings[key], s.pub.seen[key]
+	old, oldHeld, seen := s.pub.bindings[key], s.pub.hostHeld[key], s.pub.seen[key]
 	s.pub.seen[key] = true
 	if len(bindings) == 0 {
 		delete(s.pub.bindings, key)
 	} else {
 		s.pub.bindings[key] = slices.Clone(bindings)
 	}
+	if len(held) == 0 {
+		delete(s.pub.hostHeld, key)
+	} else {
+		s.pub.hostHeld[key] = slices.Clone(held)
+	}
 	changed := !seen || !slices.Equal(old, bindings)
 	// Until its first sync the gateway took its stored ports for it
 	// (unseenPublishedHolders): a port the gateway left out may be free.
-	gateway := !seen && s.gw.taken != ""
+	// A claim a process of the host holds, new or given up, changes what
+	// the gateway is to leave out.
+	gateway := (!seen && s.gw.taken != "") || (s.gw.table != nil && !slices.Equal(oldHeld, held))
 	s.mu.Unlock()
 	if changed {
 		s.loop.Add(reconcile.Request{Key: PublisherKey})
@@ -96,6 +108,39 @@ func (s *Controller) notePublished(key string, bindings []dockerx.PortBinding) {
 	if gateway {
 		s.loop.Add(reconcile.Request{Key: GatewayKey})
 	}
+}
+
+// watchPublisherInTheWait makes a drain of svc's pods wait for the
+// publisher's acknowledgement too while svc's host ports wait for the
+// gateway's first sync (awaitGatewayPorts), if a publisher helper runs:
+// it serves its last config (its state file), svc's published ports to
+// its endpoints as they were then, and no push reaches it before the
+// wait ends (syncPublisher waits for every published Service's sync to
+// judge its ports). A drain must not end while a host port still routes
+// new connections to the leaving pod (docs/design.md §10: a pod's drain
+// waits for the publisher's acknowledgement as for the proxy's). This is
+// the simplest correct way: the publisher's sync after the wait pushes
+// the current endpoints and acknowledges its key, or forgets it if it no
+// longer serves svc; pushing it a config rebuilt from the stored
+// statuses during the wait would end such drains sooner, but could drop
+// a port its state file serves and a status missed, before the gateway's
+// ports are known — what the wait is for. The wait is bounded (30 s).
+// containers is the instance's list this sync made.
+func (s *Controller) watchPublisherInTheWait(key string, svc *manifests.Service, containers []dockerx.Container) {
+	if !slices.ContainsFunc(containers, func(c dockerx.Container) bool {
+		return c.Role == dockerx.RolePublisher && (c.State == dockerx.StateRunning || c.State == dockerx.StatePaused)
+	}) {
+		return // no publisher routes to its pods
+	}
+	s.tracker.watch(PublisherKey+key, svc)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.pub.watched == nil {
+		s.pub.watched = map[string]bool{}
+	}
+	// The publisher's next complete sync forgets it if it does not serve
+	// svc.
+	s.pub.watched[PublisherKey+key] = true
 }
 
 // unseenPublishedHolders are the host ports of the publishing Services
@@ -130,14 +175,18 @@ func (s *Controller) unseenPublishedHolders() []portHolder {
 		for _, p := range st.Published {
 			out = append(out, portHolder{Port: hostPort{IP: s.address, Port: int32(p.Port), Protocol: protocolOr(p.Protocol)}, Owner: "service " + key})
 		}
+		for _, hp := range s.storedHostHeld(svc, st) {
+			out = append(out, portHolder{Port: hp, Owner: "service " + key + hostHeldClaim})
+		}
 	}
 	slices.SortFunc(out, func(a, b portHolder) int { return cmp.Compare(a.Owner, b.Owner) })
 	return out
 }
 
 // publishedHolders are the host ports the instance's Services publish
-// (through the publisher, which Docker lists no port of), for another
-// publisher's conflict check: the gateway's.
+// (through the publisher, which Docker lists no port of), and those they
+// claimed that a process of the host holds, for another publisher's
+// conflict check: the gateway's.
 func (s *Controller) publishedHolders() []portHolder {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -146,6 +195,12 @@ func (s *Controller) publishedHolders() []portHolder {
 		for _, hp := range publishedOf(bs) {
 			hp.IP = s.address
 			out = append(out, portHolder{Port: hp, Owner: "service " + key})
+		}
+	}
+	for key, hps := range s.pub.hostHeld {
+		for _, hp := range hps {
+			hp.IP = s.address
+			out = append(out, portHolder{Port: hp, Owner: "service " + key + hostHeldClaim})
 		}
 	}
 	slices.SortFunc(out, func(a, b portHolder) int { return cmp.Compare(a.Owner, b.Owner) })

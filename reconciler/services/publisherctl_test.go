@@ -362,3 +362,44 @@ func TestPublisherFailureLeavesNothingPublishedInStatus(t *testing.T) {
 		t.Errorf("once served, lb's status: published %+v, conditions %+v", st.Published, st.Conditions)
 	}
 }
+
+// TestPublisherDrainWaitsForThePublisherDuringTheGatewayWait: after a
+// restart, while a NodePort Service's host ports wait for the gateway's
+// first sync (awaitGatewayPorts), the publisher still serves its last
+// config, the leaving pod among the Service's endpoints on the nodePort.
+// A drain of that pod must not end before the publisher no longer sends
+// it connections (as TestPublisherDrainWaitsForThePublisher, without a
+// restart): else the pod is stopped while the nodePort still routes new
+// connections to it.
+func TestPublisherDrainWaitsForThePublisherDuringTheGatewayWait(t *testing.T) {
+	r := newPublishingGatewayRig(t)
+	r.reconcile(PublisherKey)
+	if got := r.publisherPorts(); got != "30080/TCP=2" {
+		t.Fatalf("before the restart the publisher serves %q", got)
+	}
+	advance := r.restartIntoTheGatewayWait()
+	done := drainAsync(r.tracker, t.Context(), "default", "web-a-1")
+	// Run what the drain queues, as the controller's loop would, until
+	// the drain ends; past the wait if it does not end in it.
+	for round := 0; ; round++ {
+		for k := range r.queued() {
+			r.reconcile(k)
+		}
+		select {
+		case err := <-done:
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := r.publisherPorts(); got != "30080/TCP=1" {
+				t.Errorf("the drain ended (round %d) while the publisher serves %q: the leaving pod still gets the nodePort's connections", round, got)
+			}
+			return
+		case <-time.After(10 * time.Millisecond):
+		}
+		if round == 100 {
+			advance(gatewayPortsWait)
+			r.reconcile("default/web")
+			r.reconcile(PublisherKey)
+		}
+	}
+}

@@ -1,6 +1,7 @@
 package services
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -53,6 +54,8 @@ type ServiceStore interface {
 	ReadServiceStatus(ns, name string) (*store.ServiceStatus, error)
 	WriteServiceStatus(ns, name string, st *store.ServiceStatus) error
 	ReadNetwork() (*store.NetworkStatus, error)
+	ReadGateway() (*store.GatewayStatus, error)
+	WriteGateway(g *store.GatewayStatus) error
 }
 
 // Keys of the services loop besides "ns/name".
@@ -105,6 +108,10 @@ type Config struct {
 	// images again, so that it does not collect one under a create (nil:
 	// nothing to tell).
 	HelperImageInUse func()
+	// PodsStarting reports whether pods are being created and started:
+	// a helper not running yet waits for them (deferral.go; nil: none
+	// waits).
+	PodsStarting func() bool
 	// EnsureNetwork makes the instance network again if the deployments'
 	// sweep removed it while nothing was left (nil: nothing to make).
 	EnsureNetwork func(ctx context.Context) error
@@ -144,6 +151,9 @@ type Controller struct {
 	floor   map[string]int64
 	records map[string]string // per Service key, its DNS record as last seen (JSON)
 	waiting map[string]bool   // keys whose wait for the network was logged
+	// deferred are the keys whose helper's create waits for the pods
+	// being started, since when (deferral.go).
+	deferred map[string]time.Time
 	// startedAt is when this controller started a helper, by container
 	// ID, within the start window (justStarted).
 	startedAt map[string]time.Time
@@ -207,7 +217,7 @@ func New(cfg Config) *Controller {
 	s := &Controller{cfg: cfg, docker: cfg.Docker, store: cfg.Store, tracker: cfg.Tracker, log: cfg.Log, address: cfg.Address,
 		alloc:  allocator{held: map[string]serviceAllocation{}, waiting: map[string]bool{}},
 		pushed: map[string]*pushedConfig{}, floor: map[string]int64{}, records: map[string]string{}, waiting: map[string]bool{},
-		startedAt: map[string]time.Time{},
+		startedAt: map[string]time.Time{}, deferred: map[string]time.Time{},
 		// A generation the DNS server cannot have seen: it has no status
 		// file to keep one in, and a previous controller counted up from
 		// its own start, earlier.
@@ -216,7 +226,8 @@ func New(cfg Config) *Controller {
 		gw: gatewayState{gen: cfg.Now().UnixMilli()},
 		// The publisher's state file is kept, but this controller has no
 		// record of its generation either.
-		pub:     publisherState{gen: cfg.Now().UnixMilli(), bindings: map[string][]dockerx.PortBinding{}, seen: map[string]bool{}},
+		pub: publisherState{gen: cfg.Now().UnixMilli(), bindings: map[string][]dockerx.PortBinding{}, seen: map[string]bool{},
+			hostHeld: map[string][]hostPort{}},
 		envWait: serviceEnvWait,
 		started: cfg.Now(),
 	}
@@ -227,6 +238,7 @@ func New(cfg Config) *Controller {
 		RateLimiter: workqueue.NewTypedItemExponentialFailureRateLimiter[reconcile.Request](200*time.Millisecond, time.Minute),
 		Log:         cfg.Log,
 	})
+	s.recallGatewayHostHeld()
 	if s.tracker != nil {
 		// The tracker's first complete feed queues the sweep, which queues
 		// every Service; a drain waits for the stored Services too.
@@ -274,8 +286,8 @@ func serviceKey(s *manifests.Service) string {
 	return s.Metadata.NamespaceOrDefault() + "/" + s.Metadata.Name
 }
 
-// listHelpers lists the instance's helpers of a role, minus the
-// controller's own container.
+// listHelpers lists the instance's helpers of a role ("": its containers
+// of every role), minus the controller's own container.
 func (s *Controller) listHelpers(ctx context.Context, role string) ([]dockerx.Container, error) {
 	cs, err := s.docker.ListContainers(ctx, s.cfg.Instance)
 	if err != nil {
@@ -283,7 +295,7 @@ func (s *Controller) listHelpers(ctx context.Context, role string) ([]dockerx.Co
 	}
 	var out []dockerx.Container
 	for _, ct := range cs {
-		if ct.Instance == s.cfg.Instance && ct.Role == role && !s.cfg.IsSelf(ct.ID) {
+		if ct.Instance == s.cfg.Instance && (role == "" || ct.Role == role) && !s.cfg.IsSelf(ct.ID) {
 			out = append(out, ct)
 		}
 	}
@@ -309,13 +321,15 @@ func (s *Controller) syncService(ctx context.Context, key, ns, name string) (rec
 	if err != nil {
 		return reconcile.Result{}, fmt.Errorf("read service %s: %w", key, err) // never taken for "deleted"
 	}
-	all, err := s.listHelpers(ctx, dockerx.RoleProxy)
+	// One list of the instance's helpers: its proxies, and the
+	// publisher, which a sync in the wait for the gateway looks at.
+	all, err := s.listHelpers(ctx, "")
 	if err != nil {
 		return reconcile.Result{}, err
 	}
 	var observed []dockerx.Container
 	for _, ct := range all {
-		if proxyKey(&ct) == key {
+		if ct.Role == dockerx.RoleProxy && proxyKey(&ct) == key {
 			observed = append(observed, ct)
 		}
 	}
@@ -326,16 +340,16 @@ func (s *Controller) syncService(ctx context.Context, key, ns, name string) (rec
 		_, err := s.execute(ctx, key, plan, "", nil)
 		return reconcile.Result{}, err
 	}
+	var gatewayWait time.Duration
 	if publishes(defaultService(&rec.Service)) {
-		// Not before the gateway's host ports are known, if a gateway
-		// runs (docs/design.md §10, the gateway): the first publisher
-		// keeps a port.
-		wait, err := s.awaitGatewayPorts(ctx, key)
-		if err != nil {
+		// Its host ports are not judged before the gateway's are known,
+		// if a gateway runs (docs/design.md §10, the gateway): the first
+		// publisher keeps a port. Only they wait: its ClusterIP proxy,
+		// endpoints, DNS record and the drains of its pods go on, as a
+		// node's kube-proxy keeps a Service's cluster IP rules whatever
+		// becomes of its nodePorts.
+		if gatewayWait, err = s.awaitGatewayPorts(ctx, key); err != nil {
 			return reconcile.Result{}, err
-		}
-		if wait > 0 {
-			return reconcile.Result{RequeueAfter: wait}, nil
 		}
 	}
 	prev, err := s.store.ReadServiceStatus(ns, name)
@@ -354,11 +368,15 @@ func (s *Controller) syncService(ctx context.Context, key, ns, name string) (rec
 	svc := defaultService(&rec.Service)
 	// Watched before its endpoints are read: no change falls between.
 	s.tracker.watch(key, svc)
+	if gatewayWait > 0 {
+		s.watchPublisherInTheWait(key, svc, all)
+	}
 	ready, notReady, version := s.tracker.endpointsAt(svc)
 
-	in := allocInput{Key: key, Service: svc, Created: rec.Created, Prev: prev, Layout: layout, Address: s.address, Now: s.cfg.Now()}
+	in := allocInput{Key: key, Service: svc, Created: rec.Created, Prev: prev, Layout: layout, Address: s.address, Now: s.cfg.Now(),
+		KeepPorts: gatewayWait > 0}
 	var hostRetry time.Duration // when a port a process of the host holds is tried again
-	if publishes(svc) {
+	if publishes(svc) && !in.KeepPorts {
 		// This instance's proxies are left out: its Services settle among
 		// themselves (allocate, the older wins).
 		if in.Holders, err = s.portHolders(ctx, dockerx.RoleProxy); err != nil {
@@ -415,6 +433,10 @@ func (s *Controller) syncService(ctx context.Context, key, ns, name string) (rec
 	} else {
 		plan = planHelper(pin)
 	}
+	deferFor := s.deferCreate(key, plan, observed) // deferral.go
+	if deferFor > 0 {
+		plan = HelperPlan{}
+	}
 	s.logPlan(key, plan)
 	var content string
 	var render func(int64) string
@@ -422,13 +444,17 @@ func (s *Controller) syncService(ctx context.Context, key, ns, name string) (rec
 		content, render = pin.Want.Content, pin.Want.Render
 	}
 	var published []dockerx.PortBinding
-	if planned {
+	if planned && !in.KeepPorts {
 		// What it publishes is the publisher's to serve: none when it
 		// has no cluster IP (a headless Service publishes nothing).
+		// While its ports wait for the gateway's, nothing is noted: the
+		// publisher serves its last config, and the gateway takes its
+		// stored ports for it (unseenPublishedHolders).
+		var held []hostPort
 		if pin.Want != nil {
-			published = a.Bindings
+			published, held = a.Bindings, a.HostHeld
 		}
-		s.notePublished(key, published)
+		s.notePublished(key, published, held)
 	}
 	done, execErr := s.execute(ctx, key, plan, content, render)
 	wait := plan.Wait || errors.Is(execErr, errNameBeingFreed)
@@ -450,12 +476,17 @@ func (s *Controller) syncService(ctx context.Context, key, ns, name string) (rec
 			Message: "its host ports are not served: " + f})
 	}
 	next := nextServiceStatus(rec, prev, a, append(slices.Clone(ready), notReady...), done, execErr, s.cfg.Now())
-	if planned && pin.Want != nil && !publisherFailed {
-		// Not while the publisher fails: `get services` would show a
-		// LoadBalancer's EXTERNAL-IP from ports nothing serves.
-		next.Published = publishedPorts(a.Bindings)
-	} else if !planned {
-		next.Published = prev.Published // nothing judged: what was published stays
+	switch {
+	case !planned || in.KeepPorts:
+		// Nothing judged: what was published, and claimed, stays.
+		next.Published, next.HostHeld = prev.Published, prev.HostHeld
+	case pin.Want != nil:
+		next.HostHeld = hostHeldPorts(a.HostHeld)
+		if !publisherFailed {
+			// Not while the publisher fails: `get services` would show
+			// a LoadBalancer's EXTERNAL-IP from ports nothing serves.
+			next.Published = publishedPorts(a.Bindings)
+		}
 	}
 	if !sameServiceStatus(prev, next) {
 		next.Updated = s.cfg.Now()
@@ -475,7 +506,21 @@ func (s *Controller) syncService(ctx context.Context, key, ns, name string) (rec
 	if netErr != nil && !svc.IsHeadless() {
 		return reconcile.Result{RequeueAfter: networkRetry}, nil
 	}
-	return reconcile.Result{RequeueAfter: hostRetry}, nil
+	retry := cmp.Or(hostRetry, gatewayWait)
+	if deferFor > 0 && (retry == 0 || deferFor < retry) {
+		retry = deferFor // PodsStarted queues it sooner
+	}
+	return reconcile.Result{RequeueAfter: retry}, nil
+}
+
+// hostHeldPorts are host ports a process of the host holds, as the
+// status records them.
+func hostHeldPorts(hps []hostPort) []store.PublishedPort {
+	var out []store.PublishedPort
+	for _, hp := range hps {
+		out = append(out, store.PublishedPort{HostIP: hp.IP, Port: int(hp.Port), Protocol: hp.Protocol})
+	}
+	return out
 }
 
 // publishedPorts are the host ports of bindings, as the status records
@@ -591,7 +636,7 @@ func (s *Controller) storedSelectors() map[string]trackedService {
 // or unknown: its endpoints' watch, its addresses, its DNS record.
 func (s *Controller) forget(key string) {
 	s.tracker.forget(key)
-	s.notePublished(key, nil)
+	s.notePublished(key, nil, nil)
 	svcs, deps := s.alloc.release(key)
 	for _, k := range svcs {
 		s.loop.Add(reconcile.Request{Key: k})
@@ -602,6 +647,7 @@ func (s *Controller) forget(key string) {
 	s.mu.Lock()
 	delete(s.pushed, key)
 	delete(s.floor, key)
+	delete(s.deferred, key)
 	s.mu.Unlock()
 	s.noteRecord(key, nil)
 }
@@ -654,10 +700,16 @@ func (s *Controller) portHolders(ctx context.Context, skip string) ([]portHolder
 		out = append(out, s.unseenPublishedHolders()...)
 	}
 	if skip != dockerx.RoleGateway {
-		// The gateway binds its ports on the host itself too.
+		// The gateway binds its ports on the host itself too; one a
+		// process of the host holds is its claim still, as a Service's
+		// (hostport_held.go).
 		s.mu.Lock()
 		for _, p := range s.gw.published {
 			out = append(out, portHolder{Port: hostPort{IP: s.address, Port: int32(p), Protocol: manifests.ProtocolTCP}, Owner: "container " + gatewayName(s.cfg.Instance)})
+		}
+		for _, p := range s.gw.hostHeld {
+			out = append(out, portHolder{Port: hostPort{IP: s.address, Port: int32(p), Protocol: manifests.ProtocolTCP},
+				Owner: "container " + gatewayName(s.cfg.Instance) + hostHeldClaim})
 		}
 		s.mu.Unlock()
 	}
@@ -725,6 +777,9 @@ func sameServiceStatus(a, b *store.ServiceStatus) bool {
 		}
 		if len(s.Published) == 0 {
 			s.Published = nil
+		}
+		if len(s.HostHeld) == 0 {
+			s.HostHeld = nil
 		}
 		return s
 	}
@@ -1166,6 +1221,10 @@ func (a *allocator) assign(st ServiceStore, in allocInput) allocation {
 	slices.Sort(nps)
 	next := serviceAllocation{Key: in.Key, Created: in.Created, ClusterIP: out.ClusterIP,
 		NodePorts: slices.Compact(nps), Published: publishedOf(out.Bindings), Claims: claimsOf(out.NodePorts, in.Address)}
+	if old, ok := a.held[in.Key]; ok && in.KeepPorts {
+		// Its host ports not judged: what it held is held still.
+		next.Published, next.Claims = old.Published, old.Claims
+	}
 	if old, ok := a.held[in.Key]; ok && frees(old, next) {
 		out.Freed = a.waitingLocked(in.Key)
 	}

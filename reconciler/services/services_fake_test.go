@@ -3,6 +3,7 @@ package services
 import (
 	"encoding/json"
 	"fmt"
+	"slices"
 	"sort"
 	"sync"
 
@@ -15,6 +16,7 @@ type fakeSvcStore struct {
 	services map[string]*store.ServiceRecord
 	statuses map[string]*store.ServiceStatus
 	network  *store.NetworkStatus
+	gateway  *store.GatewayStatus
 	writes   int
 }
 
@@ -86,6 +88,26 @@ func (s *fakeSvcStore) ReadNetwork() (*store.NetworkStatus, error) {
 	}
 	cp := *s.network
 	return &cp, nil
+}
+
+func (s *fakeSvcStore) ReadGateway() (*store.GatewayStatus, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.gateway == nil {
+		return nil, nil
+	}
+	cp := *s.gateway
+	cp.HostHeld = slices.Clone(cp.HostHeld)
+	return &cp, nil
+}
+
+func (s *fakeSvcStore) WriteGateway(g *store.GatewayStatus) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	cp := *g
+	cp.HostHeld = slices.Clone(cp.HostHeld)
+	s.gateway = &cp
+	return nil
 }
 
 func (s *fakeSvcStore) status(key string) store.ServiceStatus {

@@ -48,6 +48,8 @@ type svcRig struct {
 	tracker *Tracker
 	prune   bool
 	allow   manifests.Policy // the controller's --allow-… flags
+	// starting is Config.PodsStarting (nil: none).
+	starting func() bool
 }
 
 func newSvcRig(t *testing.T) *svcRig {
@@ -75,7 +77,7 @@ func (r *svcRig) build(d ServiceDocker, now func() time.Time) {
 	var c *Controller
 	tracker := NewTracker(func(key string) { c.loop.Add(reconcile.Request{Key: key}) }, nil)
 	c = New(Config{Instance: "i", Address: "127.0.0.1", Docker: d, Store: r.svcs, Deployments: r.deps, Allow: r.allow,
-		Tracker: tracker, Orphan: r.orphan, Now: now, Log: slog.New(slog.NewTextHandler(io.Discard, nil))})
+		Tracker: tracker, Orphan: r.orphan, Now: now, PodsStarting: r.starting, Log: slog.New(slog.NewTextHandler(io.Discard, nil))})
 	r.ctrl, r.tracker = c, tracker
 	r.t.Cleanup(c.loop.ShutDown)
 }

@@ -190,6 +190,9 @@ type Config struct {
 	HostIP    func() string
 	// Runtime runs the pods (nil: a runtime of the frame's own).
 	Runtime *podruntime.Runtime
+	// Starting counts the pods the frame's own runtime creates and
+	// starts (nil: not counted), with the Deployment controller's.
+	Starting *podruntime.Starting
 	// ProbeRunner runs the probes and httpGet/tcpSocket hooks of the
 	// frame's own runtime (the Deployment controller's, which reaches
 	// pods directly or through the DNS helper's relay), and ProbeNetwork
@@ -259,8 +262,9 @@ func New(cfg Config) *Controller {
 			// A probe verdict that changes queues the owner: its Sync key.
 			Prober: podruntime.ProberConfig{Docker: cfg.Docker, Runner: cfg.ProbeRunner, Network: cfg.ProbeNetwork, Recorder: cfg.Recorder,
 				Notify: func(key string) { c.loop.Add(reconcile.Request{Key: key}) }, Log: cfg.Log},
-			Stopper: podruntime.StopperConfig{Docker: cfg.Docker, Log: cfg.Log, Recorder: cfg.Recorder, Done: c.requeue},
-			Created: c.requeue,
+			Stopper:  podruntime.StopperConfig{Docker: cfg.Docker, Log: cfg.Log, Recorder: cfg.Recorder, Done: c.requeue},
+			Created:  c.requeue,
+			Starting: cfg.Starting,
 		})
 	}
 	return c
