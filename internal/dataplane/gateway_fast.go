@@ -54,9 +54,11 @@ const (
 	// before its client's connection is watched for a close (awaitAnswer):
 	// a short wait costs no goroutine.
 	fastWatchClientAfter = 20 * time.Millisecond
-	// fastMaxResponseHead is the largest answer head relayed, net/http's
-	// DefaultMaxHeaderBytes; a larger one is answered 502.
-	fastMaxResponseHead = 1 << 20
+	// fastMaxResponseHead is the largest answer head relayed, the
+	// Transport's default MaxResponseHeaderBytes (10 MB), which the
+	// ReverseProxy of the gateway's net/http path uses; a larger one is
+	// answered 502.
+	fastMaxResponseHead = 10 << 20
 )
 
 var (
@@ -934,7 +936,7 @@ func (fc *fastConn) readResponseHead(bc *backendConn) (fastResponse, error) {
 // readHeadLine reads a line of an answer's head without its end, CRLF or
 // a bare LF as net/http's textproto reads it. A line longer than br's
 // buffer (a large Set-Cookie or CSP) is gathered in fc.line; total counts
-// the head against fastMaxResponseHead, net/http's limit.
+// the head against fastMaxResponseHead, the Transport's limit.
 func (fc *fastConn) readHeadLine(br *bufio.Reader, total *int) ([]byte, error) {
 	line, err := br.ReadSlice('\n')
 	if errors.Is(err, bufio.ErrBufferFull) {
