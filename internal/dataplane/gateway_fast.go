@@ -859,6 +859,7 @@ func (fc *fastConn) readResponseHead(bc *backendConn) (fastResponse, error) {
 	if line[7] != '1' {
 		fr.keepAlive = false // HTTP/1.0: not kept unless it says so; not tried
 	}
+	http10 := line[7] == '0'
 	st, err := strconv.Atoi(string(line[9:12]))
 	if err != nil || st < 100 {
 		return fr, errFastBadResponse
@@ -900,6 +901,11 @@ func (fc *fastConn) readResponseHead(bc *backendConn) (fastResponse, error) {
 		case asciiEqualFold(name, "Keep-Alive"), asciiEqualFold(name, "Proxy-Connection"),
 			asciiEqualFold(name, "Proxy-Authenticate"), asciiEqualFold(name, "Proxy-Authorization"),
 			asciiEqualFold(name, "Upgrade"), asciiEqualFold(name, "Te"):
+			continue
+		case asciiEqualFold(name, "Transfer-Encoding") && http10:
+			// An HTTP/1.0 recipient does not know Transfer-Encoding
+			// (RFC 9112 §6.1): net/http's Transport drops it and frames
+			// the answer by its Content-Length or its close.
 			continue
 		case asciiEqualFold(name, "Transfer-Encoding"):
 			// Exactly one, "chunked", as net/http's Transport reads an
