@@ -783,6 +783,13 @@ func (fc *fastConn) writeRequest(bc *backendConn, r *fastRequest) error {
 func (fc *fastConn) relayResponse(bc *backendConn, head bool) (status int, n int64, keep, reusable bool, err error) {
 	keep = !fc.req.close
 	for sent := false; ; sent = true {
+		// After an informational answer (103 Early Hints) the client is
+		// watched again while the next head is awaited, as net/http's
+		// server watches its connection for the whole request; the first
+		// head's byte is buffered already (roundTrip's wait).
+		if err = fc.awaitAnswer(bc); err != nil {
+			return http.StatusBadGateway, 0, false, false, err
+		}
 		var fr fastResponse
 		if fr, err = fc.readResponseHead(bc); err != nil {
 			if sent {
