@@ -218,7 +218,7 @@ type fastConn struct {
 	clientIP string // for X-Forwarded-For; "" if RemoteAddr has no port
 	req      fastRequest
 	resp     []byte // scratch: the response head being forwarded
-	head     []byte // scratch: keepHead's copy of a request's method, target and host
+	head     []byte // scratch: keepHead's copy of a request's head
 	line     []byte // scratch: a response head's line longer than the backend's buffer
 }
 
@@ -515,10 +515,12 @@ func (fc *fastConn) roundTrip() (keep, fallback bool) {
 			bc = nil
 		}
 		// A pooled connection the endpoint closed between two requests
-		// (a pod stopping, its idle timeout): nothing was answered, so a
-		// replayable request is sent once more on a new connection, as
-		// net/http's Transport does.
-		if !reused || !replayable || attempt > 0 || r.headLen == 0 {
+		// (a pod stopping, its idle timeout) or closed later without an
+		// answer byte: nothing was answered, so a replayable request is
+		// sent once more on a new connection, as net/http's Transport
+		// does whenever the close comes (keepHead kept the whole head).
+		// Not when the client went away: nobody waits for the answer.
+		if !reused || !replayable || attempt > 0 || errors.Is(err, errFastClientGone) {
 			break
 		}
 	}
@@ -546,16 +548,20 @@ func (fc *fastConn) roundTrip() (keep, fallback bool) {
 	return keep && err == nil, false
 }
 
-// keepHead copies what is used of r once its head leaves the read buffer
-// (the method that frames the answer, the target and host the access log
-// names): a body's bytes overwrite it as they are read, and so do a long
-// wait's client watch (awaitAnswer).
+// keepHead copies r's head out of the read buffer, before it leaves it, and
+// points r into the copy (the method that frames the answer, the target and
+// host the access log names, the headers a retry sends again): a body's
+// bytes overwrite the buffer as they are read, and so does a long wait's
+// client watch (awaitAnswer). The caller discards the head and zeroes
+// headLen; a head kept already (headLen 0) stays as it is.
 func (fc *fastConn) keepHead(r *fastRequest) {
-	b := append(append(append(fc.head[:0], r.method...), r.target...), r.host...)
-	fc.head = b
-	m, t := len(r.method), len(r.method)+len(r.target)
-	r.method, r.target, r.host = b[:m:m], b[m:t:t], b[t:]
-	r.hdrs = r.hdrs[:0] // they point into the buffer too, and were sent
+	if r.headLen == 0 {
+		return
+	}
+	buf, _ := fc.br.Peek(r.headLen)
+	fc.head = append(fc.head[:0], buf...)
+	// The same bytes parse the same: a complete head for the fast path.
+	parseRequestHead(fc.head, r)
 }
 
 // awaitAnswer waits for the first byte of bc's answer. A client that goes
@@ -579,8 +585,8 @@ func (fc *fastConn) awaitAnswer(bc *backendConn) error {
 		_, err = bc.br.Peek(1)
 		return err
 	}
-	// The head is sent: out of the buffer the watcher reads into. Not
-	// sent again then (roundTrip's retry).
+	// The head is sent: out of the buffer the watcher reads into, kept
+	// for roundTrip's retry.
 	fc.keepHead(r)
 	fc.br.Discard(r.headLen)
 	r.headLen = 0
