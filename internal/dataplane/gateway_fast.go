@@ -54,9 +54,11 @@ const (
 	// before its client's connection is watched for a close (awaitAnswer):
 	// a short wait costs no goroutine.
 	fastWatchClientAfter = 20 * time.Millisecond
-	// fastMaxResponseHead is the largest answer head relayed, net/http's
-	// DefaultMaxHeaderBytes; a larger one is answered 502.
-	fastMaxResponseHead = 1 << 20
+	// fastMaxResponseHead is the largest answer head relayed, the
+	// Transport's default MaxResponseHeaderBytes (10 MB), which the
+	// ReverseProxy of the gateway's net/http path uses; a larger one is
+	// answered 502.
+	fastMaxResponseHead = 10 << 20
 )
 
 var (
@@ -216,7 +218,7 @@ type fastConn struct {
 	clientIP string // for X-Forwarded-For; "" if RemoteAddr has no port
 	req      fastRequest
 	resp     []byte // scratch: the response head being forwarded
-	head     []byte // scratch: keepHead's copy of a request's method, target and host
+	head     []byte // scratch: keepHead's copy of a request's head
 	line     []byte // scratch: a response head's line longer than the backend's buffer
 }
 
@@ -513,10 +515,12 @@ func (fc *fastConn) roundTrip() (keep, fallback bool) {
 			bc = nil
 		}
 		// A pooled connection the endpoint closed between two requests
-		// (a pod stopping, its idle timeout): nothing was answered, so a
-		// replayable request is sent once more on a new connection, as
-		// net/http's Transport does.
-		if !reused || !replayable || attempt > 0 || r.headLen == 0 {
+		// (a pod stopping, its idle timeout) or closed later without an
+		// answer byte: nothing was answered, so a replayable request is
+		// sent once more on a new connection, as net/http's Transport
+		// does whenever the close comes (keepHead kept the whole head).
+		// Not when the client went away: nobody waits for the answer.
+		if !reused || !replayable || attempt > 0 || errors.Is(err, errFastClientGone) {
 			break
 		}
 	}
@@ -544,16 +548,20 @@ func (fc *fastConn) roundTrip() (keep, fallback bool) {
 	return keep && err == nil, false
 }
 
-// keepHead copies what is used of r once its head leaves the read buffer
-// (the method that frames the answer, the target and host the access log
-// names): a body's bytes overwrite it as they are read, and so do a long
-// wait's client watch (awaitAnswer).
+// keepHead copies r's head out of the read buffer, before it leaves it, and
+// points r into the copy (the method that frames the answer, the target and
+// host the access log names, the headers a retry sends again): a body's
+// bytes overwrite the buffer as they are read, and so does a long wait's
+// client watch (awaitAnswer). The caller discards the head and zeroes
+// headLen; a head kept already (headLen 0) stays as it is.
 func (fc *fastConn) keepHead(r *fastRequest) {
-	b := append(append(append(fc.head[:0], r.method...), r.target...), r.host...)
-	fc.head = b
-	m, t := len(r.method), len(r.method)+len(r.target)
-	r.method, r.target, r.host = b[:m:m], b[m:t:t], b[t:]
-	r.hdrs = r.hdrs[:0] // they point into the buffer too, and were sent
+	if r.headLen == 0 {
+		return
+	}
+	buf, _ := fc.br.Peek(r.headLen)
+	fc.head = append(fc.head[:0], buf...)
+	// The same bytes parse the same: a complete head for the fast path.
+	parseRequestHead(fc.head, r)
 }
 
 // awaitAnswer waits for the first byte of bc's answer. A client that goes
@@ -577,8 +585,8 @@ func (fc *fastConn) awaitAnswer(bc *backendConn) error {
 		_, err = bc.br.Peek(1)
 		return err
 	}
-	// The head is sent: out of the buffer the watcher reads into. Not
-	// sent again then (roundTrip's retry).
+	// The head is sent: out of the buffer the watcher reads into, kept
+	// for roundTrip's retry.
 	fc.keepHead(r)
 	fc.br.Discard(r.headLen)
 	r.headLen = 0
@@ -781,6 +789,13 @@ func (fc *fastConn) writeRequest(bc *backendConn, r *fastRequest) error {
 func (fc *fastConn) relayResponse(bc *backendConn, head bool) (status int, n int64, keep, reusable bool, err error) {
 	keep = !fc.req.close
 	for sent := false; ; sent = true {
+		// After an informational answer (103 Early Hints) the client is
+		// watched again while the next head is awaited, as net/http's
+		// server watches its connection for the whole request; the first
+		// head's byte is buffered already (roundTrip's wait).
+		if err = fc.awaitAnswer(bc); err != nil {
+			return http.StatusBadGateway, 0, false, false, err
+		}
 		var fr fastResponse
 		if fr, err = fc.readResponseHead(bc); err != nil {
 			if sent {
@@ -857,6 +872,7 @@ func (fc *fastConn) readResponseHead(bc *backendConn) (fastResponse, error) {
 	if line[7] != '1' {
 		fr.keepAlive = false // HTTP/1.0: not kept unless it says so; not tried
 	}
+	http10 := line[7] == '0'
 	st, err := strconv.Atoi(string(line[9:12]))
 	if err != nil || st < 100 {
 		return fr, errFastBadResponse
@@ -899,6 +915,11 @@ func (fc *fastConn) readResponseHead(bc *backendConn) (fastResponse, error) {
 			asciiEqualFold(name, "Proxy-Authenticate"), asciiEqualFold(name, "Proxy-Authorization"),
 			asciiEqualFold(name, "Upgrade"), asciiEqualFold(name, "Te"):
 			continue
+		case asciiEqualFold(name, "Transfer-Encoding") && http10:
+			// An HTTP/1.0 recipient does not know Transfer-Encoding
+			// (RFC 9112 §6.1): net/http's Transport drops it and frames
+			// the answer by its Content-Length or its close.
+			continue
 		case asciiEqualFold(name, "Transfer-Encoding"):
 			// Exactly one, "chunked", as net/http's Transport reads an
 			// answer: any other coding, or a list, fails it (502); the
@@ -934,7 +955,7 @@ func (fc *fastConn) readResponseHead(bc *backendConn) (fastResponse, error) {
 // readHeadLine reads a line of an answer's head without its end, CRLF or
 // a bare LF as net/http's textproto reads it. A line longer than br's
 // buffer (a large Set-Cookie or CSP) is gathered in fc.line; total counts
-// the head against fastMaxResponseHead, net/http's limit.
+// the head against fastMaxResponseHead, the Transport's limit.
 func (fc *fastConn) readHeadLine(br *bufio.Reader, total *int) ([]byte, error) {
 	line, err := br.ReadSlice('\n')
 	if errors.Is(err, bufio.ErrBufferFull) {

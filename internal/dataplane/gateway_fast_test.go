@@ -148,6 +148,19 @@ func (c *rawClient) closedByPeer() bool {
 	return err == io.EOF
 }
 
+// gatewayServing is a gateway serving the endpoint at addr as
+// fastAndNetHTTP does.
+func gatewayServing(t *testing.T, addr string) *Gateway {
+	t.Helper()
+	tcp, err := net.ResolveTCPAddr("tcp", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	g, _ := newTestGateway(t, 1)
+	mustApplyGateway(t, g, fastAndNetHTTP(1, endpointOf(tcp)))
+	return g
+}
+
 // fastAndNetHTTP is a config serving be on /fast (no filter: the fast
 // path) and on /nethttp (a response header filter that changes nothing the
 // tests look at: net/http's server and ReverseProxy).
@@ -773,12 +786,7 @@ func TestGatewayFastPathUnsolicitedBytesReachNoOtherClient(t *testing.T) {
 			}
 		}
 	})
-	tcp, err := net.ResolveTCPAddr("tcp", addr)
-	if err != nil {
-		t.Fatal(err)
-	}
-	g, _ := newTestGateway(t, 1)
-	mustApplyGateway(t, g, fastAndNetHTTP(1, endpointOf(tcp)))
+	g := gatewayServing(t, addr)
 	alice := dialRaw(t, g.Addr(80))
 	if resp, _ := alice.do("GET", "GET /first HTTP/1.1\r\nHost: x\r\n\r\n"); resp.StatusCode != 204 {
 		t.Fatalf("alice: %d", resp.StatusCode)
@@ -794,10 +802,16 @@ func TestGatewayFastPathUnsolicitedBytesReachNoOtherClient(t *testing.T) {
 // A client that goes away while its request waits for the endpoint (a long
 // poll) cancels that request, as net/http's server cancels the request's
 // context and ReverseProxy the backend request: no goroutine, backend
-// connection or drain of Shutdown waits for an answer nobody reads.
+// connection or drain of Shutdown waits for an answer nobody reads; also
+// once the endpoint sent an informational answer (103 Early Hints), as
+// net/http's server watches the connection for the whole request.
 func TestGatewayFastPathClientGoneCancelsTheBackendRequest(t *testing.T) {
 	arrived, cancelled, stop := make(chan string, 4), make(chan string, 4), make(chan struct{})
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if strings.HasSuffix(r.URL.Path, "/hints") {
+			w.Header().Set("Link", "</style.css>; rel=preload")
+			w.WriteHeader(http.StatusEarlyHints)
+		}
 		arrived <- r.URL.Path
 		select {
 		case <-r.Context().Done():
@@ -809,13 +823,18 @@ func TestGatewayFastPathClientGoneCancelsTheBackendRequest(t *testing.T) {
 	g, _ := newTestGateway(t, 1)
 	t.Cleanup(func() { close(stop) })
 	mustApplyGateway(t, g, fastAndNetHTTP(1, endpointOf(srv.Listener.Addr())))
-	for _, path := range []string{"/nethttp/poll", "/poll"} {
+	for _, path := range []string{"/nethttp/poll", "/poll", "/nethttp/hints", "/hints"} {
 		t.Run(path, func(t *testing.T) {
 			c := dialRaw(t, g.Addr(80))
 			if _, err := io.WriteString(c.c, "GET "+path+" HTTP/1.1\r\nHost: x\r\n\r\n"); err != nil {
 				t.Fatal(err)
 			}
 			<-arrived
+			if strings.HasSuffix(path, "/hints") {
+				if resp, err := http.ReadResponse(c.br, nil); err != nil || resp.StatusCode != http.StatusEarlyHints {
+					t.Fatalf("want the 103 relayed first: %v", err)
+				}
+			}
 			c.c.Close()
 			select {
 			case p := <-cancelled:
@@ -895,4 +914,148 @@ func TestGatewayFastPathEndsAnAnswerChunkedLast(t *testing.T) {
 		t.Fatal(err)
 	}
 	waitFor(t, "the request's access log line", func() bool { return strings.Count(access.String(), "\n") == 1 })
+}
+
+// An answer head larger than net/http's server limit for request heads
+// (1 MB) but within the Transport's MaxResponseHeaderBytes default (10 MB,
+// the gateway's Transport sets none) is relayed by ReverseProxy: the fast
+// path answers as it does.
+func TestGatewayFastPathRelaysAnAnswerHeadAsLargeAsReverseProxyDoes(t *testing.T) {
+	heads := map[string]int{"/1mbplus1": 1<<20 + 1, "/2mb": 2 << 20}
+	be := newRawBackend(t, func(r *http.Request) (string, bool) {
+		size := heads[strings.TrimPrefix(r.URL.Path, "/nethttp")]
+		var b strings.Builder
+		b.WriteString("HTTP/1.1 200 OK\r\nContent-Length: 2\r\n")
+		for i := 0; b.Len() < size-2; i++ {
+			line := "X-Big-" + strconv.Itoa(i) + ": "
+			n := min(8000, size-2-b.Len()-len(line)-2)
+			if n < 1 {
+				line, n = "X: ", max(1, size-2-b.Len()-5)
+			}
+			b.WriteString(line + strings.Repeat("a", n) + "\r\n")
+		}
+		b.WriteString("\r\nok")
+		return b.String(), false
+	})
+	g, _ := newTestGateway(t, 1)
+	mustApplyGateway(t, g, fastAndNetHTTP(1, be.endpoint()))
+	for _, path := range []string{"/1mbplus1", "/2mb"} {
+		t.Run(path, func(t *testing.T) {
+			want, _ := dialRaw(t, g.Addr(80)).do("GET", "GET /nethttp"+path+" HTTP/1.1\r\nHost: x\r\n\r\n")
+			got, _ := dialRaw(t, g.Addr(80)).do("GET", "GET "+path+" HTTP/1.1\r\nHost: x\r\n\r\n")
+			if got.StatusCode != want.StatusCode {
+				t.Errorf("fast path %d, net/http's path %d", got.StatusCode, want.StatusCode)
+			}
+		})
+	}
+}
+
+// An answer slower than the fast path's client watch (a backend taking 100
+// ms) is relayed whole, on a fresh or a pooled backend connection, with
+// the request the client pipelined meanwhile answered next and in order,
+// the client's connection kept for a slow upload after it, and each
+// request logged with the status it was answered.
+func TestGatewayFastPathRelaysSlowAnswersAndWhatWasPipelinedMeanwhile(t *testing.T) {
+	arrived := make(chan string, 16)
+	be := newRawBackend(t, func(r *http.Request) (string, bool) {
+		arrived <- r.URL.Path
+		if strings.HasPrefix(r.URL.Path, "/slow") {
+			time.Sleep(100 * time.Millisecond)
+		}
+		body := r.URL.Path
+		return "HTTP/1.1 200 OK\r\nContent-Length: " + strconv.Itoa(len(body)) + "\r\n\r\n" + body, false
+	})
+	g, access := newTestGateway(t, 1)
+	mustApplyGateway(t, g, fastAndNetHTTP(1, be.endpoint()))
+	c := dialRaw(t, g.Addr(80))
+	read := func(method, want string) {
+		t.Helper()
+		resp, err := http.ReadResponse(c.br, &http.Request{Method: method})
+		if err != nil {
+			t.Fatalf("waiting for %s: %v", want, err)
+		}
+		body, err := io.ReadAll(resp.Body)
+		if err != nil || resp.StatusCode != 200 || string(body) != want {
+			t.Fatalf("got %d %q (%v), want 200 %q", resp.StatusCode, body, err, want)
+		}
+	}
+	send := func(s string) {
+		t.Helper()
+		if _, err := io.WriteString(c.c, s); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, slow := range []string{"/slow1", "/slow2"} { // fresh, then pooled
+		send("GET " + slow + " HTTP/1.1\r\nHost: x\r\n\r\n")
+		<-arrived
+		time.Sleep(50 * time.Millisecond) // the client watch is running
+		send("GET /next HTTP/1.1\r\nHost: x\r\n\r\n")
+		read("GET", slow)
+		read("GET", "/next")
+		<-arrived
+	}
+	send("POST /upload HTTP/1.1\r\nHost: x\r\nContent-Length: 3\r\n\r\n")
+	time.Sleep(100 * time.Millisecond) // a slow upload
+	send("abc")
+	read("POST", "/upload")
+	waitFor(t, "5 access log lines", func() bool { return strings.Count(access.String(), "\n") == 5 })
+	if n := strings.Count(access.String(), `"status":502`); n > 0 {
+		t.Errorf("%d requests logged 502:\n%s", n, access.String())
+	}
+}
+
+// net/http's Transport ignores an HTTP/1.0 answer's Transfer-Encoding
+// (RFC 9112 §6.1: a 1.0 recipient does not know it; transfer.go's
+// parseTransferEncoding): the answer is framed by its length or its close
+// and relayed, where an HTTP/1.1 one with such a coding fails (502).
+func TestGatewayFastPathFramesAnHTTP10AnswerAsReverseProxy(t *testing.T) {
+	answers := map[string]string{
+		"/gzip":  "HTTP/1.0 200 OK\r\nTransfer-Encoding: gzip\r\nContent-Length: 2\r\n\r\nok",
+		"/twice": "HTTP/1.0 200 OK\r\nTransfer-Encoding: chunked\r\nTransfer-Encoding: chunked\r\nContent-Length: 2\r\n\r\nok",
+	}
+	be := newRawBackend(t, func(r *http.Request) (string, bool) {
+		return answers[strings.TrimPrefix(r.URL.Path, "/nethttp")], true
+	})
+	g, _ := newTestGateway(t, 1)
+	mustApplyGateway(t, g, fastAndNetHTTP(1, be.endpoint()))
+	for _, path := range []string{"/gzip", "/twice"} {
+		t.Run(path, func(t *testing.T) {
+			want, wantBody := dialRaw(t, g.Addr(80)).do("GET", "GET /nethttp"+path+" HTTP/1.1\r\nHost: x\r\n\r\n")
+			got, gotBody := dialRaw(t, g.Addr(80)).do("GET", "GET "+path+" HTTP/1.1\r\nHost: x\r\n\r\n")
+			if got.StatusCode != want.StatusCode || gotBody != wantBody {
+				t.Errorf("fast path %d %q, net/http's path %d %q", got.StatusCode, gotBody, want.StatusCode, wantBody)
+			}
+		})
+	}
+}
+
+// An endpoint that closes a kept-alive connection without answering the
+// request sent on it, after a while (a pod stopping slowly, an overloaded
+// server), answered nothing: net/http's Transport sends a GET once more
+// on a new connection (errServerClosedIdle, whenever the close comes), and
+// so does the fast path, also once its client watch has started.
+func TestGatewayFastPathRetriesAGetWhoseReusedConnectionClosesLate(t *testing.T) {
+	addr := server(t, func(c net.Conn) {
+		br := bufio.NewReader(c)
+		for i := 0; ; i++ {
+			if _, err := http.ReadRequest(br); err != nil {
+				return
+			}
+			if i == 1 {
+				time.Sleep(50 * time.Millisecond) // longer than the fast path's 20 ms
+				return
+			}
+			io.WriteString(c, "HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok")
+		}
+	})
+	g := gatewayServing(t, addr)
+	for _, prefix := range []string{"/nethttp", ""} {
+		t.Run("via "+prefix, func(t *testing.T) {
+			c := dialRaw(t, g.Addr(80))
+			c.do("GET", "GET "+prefix+"/first HTTP/1.1\r\nHost: x\r\n\r\n")
+			if resp, body := c.do("GET", "GET "+prefix+"/second HTTP/1.1\r\nHost: x\r\n\r\n"); resp.StatusCode != 200 || body != "ok" {
+				t.Errorf("the GET on the connection closed late: %d %q, want 200 \"ok\"", resp.StatusCode, body)
+			}
+		})
+	}
 }
