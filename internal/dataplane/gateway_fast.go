@@ -418,9 +418,8 @@ func parseRequestHead(head []byte, r *fastRequest) (complete, ok bool) {
 			// Chunked bodies (and CL with TE, a smuggling attempt),
 			// upgrades, 100-continue and trailers: net/http.
 			return false, false
-		case asciiEqualFold(name, "Keep-Alive"), asciiEqualFold(name, "Proxy-Connection"),
-			asciiEqualFold(name, "Proxy-Authenticate"), asciiEqualFold(name, "Proxy-Authorization"):
-			h.drop = true // hop-by-hop (RFC 9110 §7.6.1), as ReverseProxy drops them
+		case hopByHop(name):
+			h.drop = true // as ReverseProxy drops them
 		case asciiEqualFold(name, "Forwarded"), asciiEqualFold(name, "X-Forwarded-For"),
 			asciiEqualFold(name, "X-Forwarded-Host"), asciiEqualFold(name, "X-Forwarded-Proto"):
 			// ReverseProxy's Rewrite drops them; X-Forwarded-For is
@@ -911,9 +910,7 @@ func (fc *fastConn) readResponseHead(bc *backendConn) (fastResponse, error) {
 				}
 			}
 			continue
-		case asciiEqualFold(name, "Keep-Alive"), asciiEqualFold(name, "Proxy-Connection"),
-			asciiEqualFold(name, "Proxy-Authenticate"), asciiEqualFold(name, "Proxy-Authorization"),
-			asciiEqualFold(name, "Upgrade"), asciiEqualFold(name, "Te"):
+		case hopByHop(name), asciiEqualFold(name, "Upgrade"), asciiEqualFold(name, "Te"):
 			continue
 		case asciiEqualFold(name, "Transfer-Encoding") && http10:
 			// An HTTP/1.0 recipient does not know Transfer-Encoding
@@ -1319,6 +1316,15 @@ func validHost(b []byte) bool {
 		}
 	}
 	return true
+}
+
+// hopByHop reports whether a header field is one of the hop-by-hop
+// fields (RFC 9110 §7.6.1) that a proxy never forwards, in a request or
+// an answer, besides Connection, Upgrade, TE and Transfer-Encoding, which
+// each side handles on its own.
+func hopByHop(name []byte) bool {
+	return asciiEqualFold(name, "Keep-Alive") || asciiEqualFold(name, "Proxy-Connection") ||
+		asciiEqualFold(name, "Proxy-Authenticate") || asciiEqualFold(name, "Proxy-Authorization")
 }
 
 func asciiEqualFold(b []byte, s string) bool {
