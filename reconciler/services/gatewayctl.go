@@ -131,9 +131,7 @@ func (s *Controller) awaitGatewayPorts(ctx context.Context, key string) (time.Du
 // none. fresh: a list of the gateway's own sync, which replaces what was
 // recorded; else it is kept if recorded already.
 func (s *Controller) noteGatewayHelpers(helpers []dockerx.Container, fresh bool) {
-	runs := slices.ContainsFunc(helpers, func(c dockerx.Container) bool {
-		return c.State == dockerx.StateRunning || c.State == dockerx.StatePaused
-	})
+	runs := slices.ContainsFunc(helpers, holdsHostPorts)
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if fresh || !s.gw.looked {
@@ -493,6 +491,13 @@ func unboundList(u []helperapi.UnboundPort) string {
 		parts[i] = fmt.Sprintf("%d/%s", p.Port, p.Protocol)
 	}
 	return strings.Join(parts, ", ")
+}
+
+// holdsHostPorts reports whether a helper on the host's network holds its
+// sockets: one that runs, or is paused (its process and sockets stay); one
+// that exited, restarts, or was only created holds none.
+func holdsHostPorts(c dockerx.Container) bool {
+	return c.State == dockerx.StateRunning || c.State == dockerx.StatePaused
 }
 
 // servicePublishesLocked reports whether a Service's last sync gave it

@@ -128,7 +128,7 @@ func (s *Controller) notePublished(key string, bindings []dockerx.PortBinding, h
 // containers is the instance's list this sync made.
 func (s *Controller) watchPublisherInTheWait(key string, svc *manifests.Service, containers []dockerx.Container) {
 	if !slices.ContainsFunc(containers, func(c dockerx.Container) bool {
-		return c.Role == dockerx.RolePublisher && (c.State == dockerx.StateRunning || c.State == dockerx.StatePaused)
+		return c.Role == dockerx.RolePublisher && holdsHostPorts(c)
 	}) {
 		return // no publisher routes to its pods
 	}
