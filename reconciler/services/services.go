@@ -1,7 +1,6 @@
 package services
 
 import (
-	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -506,11 +505,21 @@ func (s *Controller) syncService(ctx context.Context, key, ns, name string) (rec
 	if netErr != nil && !svc.IsHeadless() {
 		return reconcile.Result{RequeueAfter: networkRetry}, nil
 	}
-	retry := cmp.Or(hostRetry, gatewayWait)
-	if deferFor > 0 && (retry == 0 || deferFor < retry) {
-		retry = deferFor // PodsStarted queues it sooner
+	// The soonest of: a held host port's try, the end of the wait for the
+	// gateway, the end of a helper's wait for the pods (PodsStarted may
+	// queue it sooner).
+	return reconcile.Result{RequeueAfter: soonest(hostRetry, gatewayWait, deferFor)}, nil
+}
+
+// soonest is the shortest of the waits that are set (> 0); 0 if none is.
+func soonest(waits ...time.Duration) time.Duration {
+	var out time.Duration
+	for _, w := range waits {
+		if w > 0 && (out == 0 || w < out) {
+			out = w
+		}
 	}
-	return reconcile.Result{RequeueAfter: retry}, nil
+	return out
 }
 
 // hostHeldPorts are host ports a process of the host holds, as the

@@ -1520,3 +1520,21 @@ func TestServiceHostPortHeldRequeuesOnlyItsService(t *testing.T) {
 		t.Errorf("other's result %+v: none of its ports is held", res)
 	}
 }
+
+// A sync asks to run again at the soonest of its waits that are set.
+func TestSoonestWait(t *testing.T) {
+	for _, tc := range []struct {
+		waits []time.Duration
+		want  time.Duration
+	}{
+		{nil, 0},
+		{[]time.Duration{0, 0, 0}, 0},
+		{[]time.Duration{30 * time.Second, 0, 0}, 30 * time.Second},
+		{[]time.Duration{0, 20 * time.Second, 3 * time.Second}, 3 * time.Second},
+		{[]time.Duration{30 * time.Second, 20 * time.Second, 0}, 20 * time.Second},
+	} {
+		if got := soonest(tc.waits...); got != tc.want {
+			t.Errorf("soonest(%v) = %v, want %v", tc.waits, got, tc.want)
+		}
+	}
+}
