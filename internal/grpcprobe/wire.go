@@ -9,6 +9,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"google.golang.org/protobuf/encoding/protowire"
 )
 
 // The gRPC wire format over HTTP/2 (grpc/grpc doc/PROTOCOL-HTTP2.md) and
@@ -133,9 +135,7 @@ func (s servingStatus) String() string {
 func requestFrame(service string) []byte {
 	var msg []byte
 	if service != "" {
-		msg = append(msg, 1<<3|wireBytes)
-		msg = binary.AppendUvarint(msg, uint64(len(service)))
-		msg = append(msg, service...)
+		msg = protowire.AppendString(protowire.AppendTag(msg, 1, protowire.BytesType), service)
 	}
 	frame := make([]byte, 5, 5+len(msg))
 	binary.BigEndian.PutUint32(frame[1:], uint32(len(msg)))
@@ -179,112 +179,39 @@ func readResponse(body io.Reader) ([]byte, error) {
 	}
 }
 
-// Protobuf wire types (protobuf.dev/programming-guides/encoding).
-const (
-	wireVarint     = 0
-	wireFixed64    = 1
-	wireBytes      = 2
-	wireStartGroup = 3
-	wireEndGroup   = 4
-	wireFixed32    = 5
-)
-
-// maxNesting is protobuf-go's default recursion limit.
-const maxNesting = 10000
+// maxNesting is protobuf-go's recursion limit, which ConsumeFieldValue
+// applies to nested groups.
+const maxNesting = protowire.DefaultRecursionLimit
 
 var errMalformed = errors.New("malformed protobuf message")
 
 // parseStatus decodes HealthCheckResponse: field 1, the status, a varint
 // enum. Other fields, and field 1 with another wire type, are skipped as
-// unknown fields, as protobuf-go does; the last status wins.
+// unknown fields, as protobuf-go does; the last status wins. The wire
+// format is protobuf-go's own protowire, already in the binary.
 func parseStatus(msg []byte) (servingStatus, error) {
 	var status servingStatus
 	for len(msg) > 0 {
-		num, typ, n := consumeTag(msg)
+		num, typ, n := protowire.ConsumeTag(msg)
 		if n < 0 {
 			return 0, errMalformed
 		}
 		msg = msg[n:]
-		if num == 1 && typ == wireVarint {
-			v, n := binary.Uvarint(msg)
-			if n <= 0 {
+		if num == 1 && typ == protowire.VarintType {
+			v, n := protowire.ConsumeVarint(msg)
+			if n < 0 {
 				return 0, errMalformed
 			}
 			status, msg = servingStatus(int32(v)), msg[n:]
 			continue
 		}
-		n = skipField(msg, num, typ, 0)
+		n = protowire.ConsumeFieldValue(num, typ, msg)
 		if n < 0 {
 			return 0, errMalformed
 		}
 		msg = msg[n:]
 	}
 	return status, nil
-}
-
-// consumeTag reads a field's tag: its number (1 to 2^29-1) and wire type,
-// and the bytes it took, or -1.
-func consumeTag(b []byte) (num uint64, typ byte, n int) {
-	v, n := binary.Uvarint(b)
-	if n <= 0 || v>>3 < 1 || v>>3 > 1<<29-1 {
-		return 0, 0, -1
-	}
-	return v >> 3, byte(v & 7), n
-}
-
-// skipField returns how many bytes the value of field num with wire type
-// typ takes at the start of b, or -1 when it is malformed. A group runs to
-// its end-group tag of the same number, over any fields nested in it, to
-// protobuf-go's nesting limit.
-func skipField(b []byte, num uint64, typ byte, depth int) int {
-	switch typ {
-	case wireVarint:
-		_, n := binary.Uvarint(b)
-		if n <= 0 {
-			return -1
-		}
-		return n
-	case wireFixed64:
-		if len(b) < 8 {
-			return -1
-		}
-		return 8
-	case wireFixed32:
-		if len(b) < 4 {
-			return -1
-		}
-		return 4
-	case wireBytes:
-		l, n := binary.Uvarint(b)
-		if n <= 0 || l > uint64(len(b)-n) {
-			return -1
-		}
-		return n + int(l)
-	case wireStartGroup:
-		if depth >= maxNesting {
-			return -1
-		}
-		for off := 0; ; {
-			inner, ityp, n := consumeTag(b[off:])
-			if n < 0 {
-				return -1
-			}
-			off += n
-			if ityp == wireEndGroup {
-				if inner != num {
-					return -1
-				}
-				return off
-			}
-			m := skipField(b[off:], inner, ityp, depth+1)
-			if m < 0 {
-				return -1
-			}
-			off += m
-		}
-	}
-	// An end group without its start, or wire types 6 and 7.
-	return -1
 }
 
 // decodeMessage undoes the percent-encoding of grpc-message (PROTOCOL-HTTP2:
