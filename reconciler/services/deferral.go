@@ -38,7 +38,9 @@ func (s *Controller) deferCreate(key string, plan HelperPlan, observed []dockerx
 	}
 	now := s.cfg.Now()
 	s.mu.Lock()
-	if len(observed) > 0 || !slices.ContainsFunc(plan.Ops, func(op HelperOp) bool { return op.Kind == HelperCreate }) {
+	// A helper that ran before (pushed: a config it acknowledged) is
+	// replaced at once: its ClusterIP or names are down until it is.
+	if len(observed) > 0 || s.pushed[key] != nil || !slices.ContainsFunc(plan.Ops, func(op HelperOp) bool { return op.Kind == HelperCreate }) {
 		delete(s.deferred, key)
 		s.mu.Unlock()
 		return 0

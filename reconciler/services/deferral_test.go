@@ -1,6 +1,7 @@
 package services
 
 import (
+	"context"
 	"sync"
 	"testing"
 	"time"
@@ -122,5 +123,30 @@ func TestHelperThatRunsNeverWaitsForPods(t *testing.T) {
 	}
 	if pods, _ := sr.proxyPods("i_web.default_svc"); pods != "web-a-0=10.222.0.2:8080 web-a-1=10.222.0.3:8080" {
 		t.Errorf("proxy serves %s while pods are being started, want both ready pods pushed", pods)
+	}
+}
+
+// A proxy removed by hand (docker rm -f) is a replacement, which the
+// package comment says never waits: it ran, so its Service's ClusterIP
+// was served and is down until it is created again, while pods that keep
+// being started must not hold its repair up.
+func TestHelperRemovedByHandIsReplacedWithoutWaitingForPods(t *testing.T) {
+	sr := newStartingRig(t)
+	sr.set(false, 0)
+	sr.feed(webPods(1, 1))
+	sr.svcs.put(webService("", 0))
+	sr.reconcile("default/web")
+	if n := len(sr.proxyCreates()); n != 1 {
+		t.Fatalf("%d proxies created with no pod being started, want 1", n)
+	}
+	id, _ := sr.docker.Serving("i_web.default_svc", &struct{}{})
+	if err := sr.docker.RemoveContainer(context.Background(), id); err != nil {
+		t.Fatal(err)
+	}
+	sr.docker.FinishRemovals()
+	sr.set(true, 0)
+	res := sr.reconcile("default/web")
+	if n := len(sr.proxyCreates()); n != 2 {
+		t.Errorf("%d proxies created (requeued after %v): the replacement of a proxy that ran waits for the pods being started", n, res.RequeueAfter)
 	}
 }
