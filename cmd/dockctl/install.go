@@ -9,7 +9,6 @@ import (
 	"net"
 	"os"
 	"path/filepath"
-	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -541,12 +540,13 @@ func runUninstall(cmd *cobra.Command, g *globalOptions, o *uninstallOptions) err
 		}
 	}
 	removeAll(remove)
-	if !o.dryRun && slices.ContainsFunc(order, func(id string) bool { return failed[id] != nil }) {
+	if !o.dryRun {
 		// A create a stopped controller sent may still land in the daemon
 		// after the listing (the daemon completes a request whose client
-		// went away), and its container then holds the network or the
-		// helper image: once listed again, it is removed and what it held
-		// is tried again.
+		// went away): a container that then holds the network or the
+		// helper image, or a network or volume of its own. Listed once
+		// more, whatever is new is removed and what failed is tried
+		// again.
 		if again, err := cli.ListInstanceObjects(ctx, g.instance); err == nil {
 			again, _ = uninstallSelection(again, o.keepData)
 			removeAll(again)

@@ -8,6 +8,7 @@ import (
 	"reflect"
 	"runtime/debug"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -276,6 +277,32 @@ func TestUninstallRemovesAContainerCreatedAfterItsListing(t *testing.T) {
 	}
 	if !strings.Contains(out, "container t1_web.default_svc removed") || !strings.Contains(out, "network dockctl_t1 removed") {
 		t.Errorf("output:\n%s", out)
+	}
+}
+
+// A stopped controller's create that lands after uninstall's listing may
+// be the instance network's (the controller makes it again when a sweep
+// removed it) rather than a container's: nothing then fails for the
+// retry to catch, and uninstall must not report everything removed while
+// the network is left.
+func TestUninstallRemovesANetworkCreatedAfterItsListing(t *testing.T) {
+	f := startFakeDaemon(t)
+	f.addContainer("t1_web-abc-1", "t1", "web", nil)
+	var once sync.Once // the late create lands once, after the listing
+	f.setOnRemove(func(name string) {
+		once.Do(func() {
+			f.mu.Lock()
+			defer f.mu.Unlock()
+			f.networks["dockctl_t1"] = &network.Inspect{ID: fmt.Sprintf("%064x", 0xa2), Name: "dockctl_t1",
+				Labels: map[string]string{dockerx.LabelInstance: "t1", dockerx.LabelRole: dockerx.RoleNetwork}}
+		})
+	})
+	out, _, err := run(t, "", "--state-dir", t.TempDir(), "--instance", "t1", "uninstall")
+	f.mu.Lock()
+	left := f.networks["dockctl_t1"] != nil // the default bridge always exists
+	f.mu.Unlock()
+	if err == nil && left {
+		t.Errorf("uninstall succeeded with the instance network left:\n%s", out)
 	}
 }
 
