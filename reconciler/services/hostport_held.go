@@ -50,6 +50,12 @@ const (
 type heldPort struct {
 	retryAt time.Time
 	backoff time.Duration
+	// trying: due and not found listened on, it is given to the
+	// publisher, whose ack ends the try (publishedHostPorts when bound,
+	// noteHostHeld when refused). Until then the port is still reported
+	// held: a controller in a container sees no listener of the host, so
+	// a try is not a finding that the host freed it.
+	trying bool
 }
 
 // noteHostHeld remembers hp as held by a process of the host: it is left
@@ -75,22 +81,30 @@ func (s *Controller) noteHostHeld(key string, hp hostPort) {
 	default:
 		h.backoff = min(2*h.backoff, hostHeldRetryMax)
 	}
-	h.retryAt = now.Add(h.backoff)
+	h.retryAt, h.trying = now.Add(h.backoff), false
 	s.mu.Unlock()
 	s.log.Warn("host port held by a process of the host: the Service is published without it, and it is tried again later",
 		"service", key, "port", hp.String(), "retry in", h.backoff)
 }
 
 // recallHostHeld marks as held the host ports of svc that its previous
-// status reports held by a process of the host (storedHostHeld) and the
-// controller's memory does not: a controller that restarted knows them
-// from the status only. Else its first sync would publish them — status
-// listing a port nothing serves, a Normal PortConflictResolved event —
-// until the publisher's ack finds them held again and the Warning comes
-// back. They are tried after the first backoff, as after any finding: a
-// controller in a container sees no listener of the host, so a try at
-// once would be that flap.
+// status reports held by a process of the host (storedHostHeld), at its
+// first sync since the controller started: a controller that restarted
+// knows them from the status only. Else that sync would publish them —
+// status listing a port nothing serves, a Normal PortConflictResolved
+// event — until the publisher's ack finds them held again and the
+// Warning comes back. They are tried after the first backoff, as after
+// any finding: a controller in a container sees no listener of the host,
+// so a try at once would be that flap. Later syncs go by the memory
+// alone: a port being tried is still in the status when the publisher
+// binds it, and must not be recalled as held then.
 func (s *Controller) recallHostHeld(svc *manifests.Service, prev *store.ServiceStatus) {
+	s.mu.Lock()
+	seen := s.pub.seen[serviceKey(svc)]
+	s.mu.Unlock()
+	if seen {
+		return
+	}
 	held := s.storedHostHeld(svc, prev)
 	if len(held) == 0 {
 		return
@@ -159,14 +173,19 @@ func (s *Controller) hostPortsOf(svc *manifests.Service, st *store.ServiceStatus
 }
 
 // publishedHostPorts forgets the held and unserved marks of the ports
-// the publisher now serves.
-func (s *Controller) publishedHostPorts(bindings []dockerx.PortBinding) {
+// the publisher now serves. It reports whether one of them was being
+// tried: its Service still reports it held, and must sync again.
+func (s *Controller) publishedHostPorts(bindings []dockerx.PortBinding) (tried bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	for _, hp := range publishedOf(bindings) {
+		if h := s.hostHeld[hp]; h != nil && h.trying {
+			tried = true
+		}
 		delete(s.hostHeld, hp)
 		delete(s.unserved, hp)
 	}
+	return tried
 }
 
 // noteChosen marks the nodePorts an allocation chose anew as unserved:
@@ -188,12 +207,14 @@ func (s *Controller) noteChosen(chosen []hostPort) {
 }
 
 // hostHolders are the host ports a process of the host holds that an
-// allocation must leave out now, and how soon the earliest of those in
-// wants is tried again (0: none of them is held): only a Service that
-// may publish a held port is requeued for its try, not every Service
-// that publishes one. A port due for a try is left out still while the
-// controller reaches a listener on it.
-func (s *Controller) hostHolders(ctx context.Context, wants []hostPort) ([]portHolder, time.Duration) {
+// allocation must leave out now, the held ports being tried (given to
+// the publisher, still reported held until its ack: heldPort.trying),
+// and how soon the earliest of those in wants is tried again (0: none
+// of them is held): only a Service that may publish a held port is
+// requeued for its try, not every Service that publishes one. A port due
+// for a try is left out still while the controller reaches a listener
+// on it.
+func (s *Controller) hostHolders(ctx context.Context, wants []hostPort) ([]portHolder, []hostPort, time.Duration) {
 	now := s.cfg.Now()
 	s.mu.Lock()
 	due := map[hostPort]*heldPort{}
@@ -209,24 +230,28 @@ func (s *Controller) hostHolders(ctx context.Context, wants []hostPort) ([]portH
 		}
 	}
 	var out []portHolder
+	var trying []hostPort
 	var next time.Duration
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	for hp, h := range s.hostHeld {
 		if d := due[hp]; d != nil {
-			h.retryAt = now.Add(h.backoff) // still listened on: not tried
+			h.retryAt, h.trying = now.Add(h.backoff), false // still listened on: not tried
 		}
-		if now.Before(h.retryAt) {
-			out = append(out, portHolder{Port: hp, Owner: hostProcessOwner, Unserved: s.unserved[hp]})
-			if !slices.Contains(wants, hp) {
-				continue
-			}
-			if wait := h.retryAt.Sub(now); next == 0 || wait < next {
-				next = wait // the soonest retry
-			}
+		if !now.Before(h.retryAt) {
+			h.trying = true
+			trying = append(trying, hp)
+			continue
+		}
+		out = append(out, portHolder{Port: hp, Owner: hostProcessOwner, Unserved: s.unserved[hp]})
+		if !slices.Contains(wants, hp) {
+			continue
+		}
+		if wait := h.retryAt.Sub(now); next == 0 || wait < next {
+			next = wait // the soonest retry
 		}
 	}
-	return out, next
+	return out, trying, next
 }
 
 // listening reports whether a held host port is still taken: whether

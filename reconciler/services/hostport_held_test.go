@@ -2,6 +2,7 @@ package services
 
 import (
 	"context"
+	"fmt"
 	"strings"
 	"sync"
 	"syscall"
@@ -315,4 +316,81 @@ func TestGatewayPortHeldByTheHostStaysTheGatewaysWhenItsHelperStopped(t *testing
 	r.reconcile(GatewayKey)
 	r.reconcile("shop/lb")
 	r.wantGatewaysClaim("after a restart that found the gateway helper exited")
+}
+
+// TestServiceHostPortStillHeldAtItsTryDoesNotFlap: a controller in a
+// container sees no listener of the host, so each try of a held port is
+// a push to the publisher. Until the publisher's ack says it bound the
+// port, the port is still the PortConflict's and not published: else
+// every try wrote it into the status as published, said a Normal
+// PortConflictResolved, and the ack brought the Warning back — an event
+// pair at every backoff for as long as the host held the port. Once the
+// publisher binds it, the conflict ends, once.
+func TestServiceHostPortStillHeldAtItsTryDoesNotFlap(t *testing.T) {
+	r := newSvcRig(t)
+	now := t0
+	var mu sync.Mutex
+	clock := func() time.Time { mu.Lock(); defer mu.Unlock(); return now }
+	advance := func(d time.Duration) { mu.Lock(); now = now.Add(d); mu.Unlock() }
+	r.build(r.docker, clock)
+	r.blind()
+	var events eventLines
+	r.ctrl.cfg.Recorder = &events
+	r.docker.HoldHostPort(30080, true)
+	r.feed(webPods(2, 2))
+	web := webService("NodePort", 30080)
+	web.Service.Spec.Ports = append(web.Service.Spec.Ports, manifests.ServicePort{Name: "admin", Port: 81, NodePort: 30081, TargetPort: intstr.FromString("http")})
+	r.svcs.put(web)
+	r.syncPublished("default/web", "30081/TCP=2")
+	held := func(when string) {
+		t.Helper()
+		st := r.svcs.status("default/web")
+		if c := findCondition(st.Conditions, ServicePortConflict); c == nil || !strings.Contains(c.Message, "30080/TCP is held by "+hostProcessOwner) {
+			t.Errorf("%s: conditions %+v, want the PortConflict for 30080", when, st.Conditions)
+		}
+		if len(st.HostHeld) != 1 || st.HostHeld[0].Port != 30080 || len(st.Published) != 1 || st.Published[0].Port != 30081 {
+			t.Errorf("%s: host-held %+v, published %+v; want 30080 held, 30081 alone published", when, st.HostHeld, st.Published)
+		}
+	}
+	held("found held")
+	countOf := func(reason string) int {
+		n := 0
+		for _, e := range events {
+			if strings.Contains(e, " "+reason+":") {
+				n++
+			}
+		}
+		return n
+	}
+	warnings := countOf(ReasonHostPortInUse)
+	if warnings != 1 {
+		t.Fatalf("events %q, want one Warning %s", events, ReasonHostPortInUse)
+	}
+
+	for try := range 3 {
+		advance(hostHeldRetryMax)
+		r.reconcile("default/web") // the try: the port goes to the publisher
+		held(fmt.Sprintf("try %d, before the publisher's ack", try+1))
+		r.reconcile(PublisherKey) // refused: still held
+		for range 3 {
+			r.reconcile("default/web")
+		}
+		held(fmt.Sprintf("try %d, after the publisher's ack", try+1))
+	}
+	if n := countOf(ServicePortConflict + "Resolved"); n != 0 || countOf(ReasonHostPortInUse) != warnings {
+		t.Errorf("events %q: the port never left the host; want no PortConflictResolved and no new Warning", events)
+	}
+
+	// Freed: the publisher binds it at the next try, and the conflict
+	// ends once.
+	r.docker.HoldHostPort(30080, false)
+	advance(hostHeldRetryMax)
+	r.syncPublished("default/web", "30080/TCP=2 30081/TCP=2")
+	st := r.svcs.status("default/web")
+	if c := findCondition(st.Conditions, ServicePortConflict); c != nil || len(st.HostHeld) != 0 || len(st.Published) != 2 {
+		t.Errorf("freed: conflict %+v, host-held %+v, published %+v; want none, none, both", c, st.HostHeld, st.Published)
+	}
+	if n := countOf(ServicePortConflict + "Resolved"); n != 1 {
+		t.Errorf("events %q: want one PortConflictResolved once the port is bound", events)
+	}
 }

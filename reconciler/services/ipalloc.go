@@ -129,6 +129,9 @@ type allocInput struct {
 	Now     time.Time
 	Others  []serviceAllocation // every other live Service of the instance
 	Holders []portHolder
+	// Trying are the held host ports being tried (heldPort.trying): bound
+	// if free, and reported held still until the publisher binds them.
+	Trying []hostPort
 	// Reserved, when set, returns the addresses other live Services name in
 	// spec.clusterIP (address → Service key): never chosen for this one.
 	// Called only when an address must be chosen.
@@ -163,8 +166,13 @@ type allocation struct {
 	// in.Address: unserved until the publisher binds them.
 	Chosen []hostPort
 	// HostHeld are its host ports left out only because a process of
-	// the host holds them: its claim still (hostport_held.go).
+	// the host holds them: its claim still (hostport_held.go); and those
+	// being tried (Trying).
 	HostHeld []hostPort
+	// Trying are the ports of Bindings that a process of the host held
+	// and that are being tried: reported as HostHeld, with the same
+	// PortConflict, until the publisher binds them.
+	Trying []hostPort
 }
 
 // allocate gives a Service its ClusterIP, nodePorts and host ports. It is
@@ -279,6 +287,11 @@ func allocate(in allocInput) allocation {
 					continue
 				}
 				displaced[o] = true
+			}
+			if slices.Contains(in.Trying, hp) {
+				conflicts = append(conflicts, fmt.Sprintf("host port %s is held by %s", hp, hostProcessOwner))
+				out.HostHeld = append(out.HostHeld, hp)
+				out.Trying = append(out.Trying, hp)
 			}
 			out.Bindings = append(out.Bindings, dockerx.PortBinding{HostIP: in.Address, HostPort: int(want), ContainerPort: int(p.Port), Protocol: proto})
 		}

@@ -382,7 +382,9 @@ func (s *Controller) publisherUnbound(ctx context.Context, services []publishedS
 	}
 	if serves {
 		for _, ps := range services {
-			s.publishedHostPorts(slices.DeleteFunc(slices.Clone(ps.bindings), isUnbound))
+			if s.publishedHostPorts(slices.DeleteFunc(slices.Clone(ps.bindings), isUnbound)) {
+				s.loop.Add(reconcile.Request{Key: ps.key}) // its conflict ends
+			}
 		}
 	}
 	if len(unbound) == 0 {

@@ -383,7 +383,7 @@ func (s *Controller) syncService(ctx context.Context, key, ns, name string) (rec
 		}
 		var held []portHolder
 		s.recallHostHeld(svc, prev)
-		held, hostRetry = s.hostHolders(ctx, s.hostPortsOf(svc, prev)) // hostport_held.go
+		held, in.Trying, hostRetry = s.hostHolders(ctx, s.hostPortsOf(svc, prev)) // hostport_held.go
 		in.Holders = append(in.Holders, held...)
 	}
 	a := s.alloc.assign(s.store, in)
@@ -484,7 +484,10 @@ func (s *Controller) syncService(ctx context.Context, key, ns, name string) (rec
 		if !publisherFailed {
 			// Not while the publisher fails: `get services` would show
 			// a LoadBalancer's EXTERNAL-IP from ports nothing serves.
-			next.Published = publishedPorts(a.Bindings)
+			// Nor a held port being tried, until the publisher binds it.
+			next.Published = publishedPorts(slices.DeleteFunc(slices.Clone(a.Bindings), func(b dockerx.PortBinding) bool {
+				return slices.Contains(a.Trying, publishedOf([]dockerx.PortBinding{b})[0])
+			}))
 		}
 	}
 	if !sameServiceStatus(prev, next) {
