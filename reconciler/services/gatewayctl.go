@@ -375,6 +375,7 @@ func (s *Controller) syncGateway(ctx context.Context) (reconcile.Result, error) 
 		}
 		unavailable[u.Port] = fmt.Sprintf("host port %s:%d cannot be bound (a process of the host holds it?): %s", s.address, u.Port, u.Error)
 	}
+	gave := slices.Concat(s.gw.published, s.gw.hostHeld)
 	s.gw.published, s.gw.hostHeld = nil, nil
 	if pin.Want != nil && plan.Serves {
 		s.gw.published = servedPorts(table.Config, unavailable)
@@ -386,6 +387,9 @@ func (s *Controller) syncGateway(ctx context.Context) (reconcile.Result, error) 
 			s.gw.hostHeld = append(s.gw.hostHeld, u.Port)
 		}
 	}
+	gave = slices.DeleteFunc(gave, func(p int) bool {
+		return slices.Contains(s.gw.published, p) || slices.Contains(s.gw.hostHeld, p)
+	})
 	var waiters []string
 	if !s.gw.known && execErr == nil && !wait {
 		// Its ports are this sync's judgement: the Services waiting
@@ -448,6 +452,15 @@ func (s *Controller) syncGateway(ctx context.Context) (reconcile.Result, error) 
 	if execErr == nil && !wait && plan.Serves {
 		for k := range watched {
 			s.tracker.ack(k, version)
+		}
+	}
+	if len(gave) > 0 {
+		// A port it gave up may be a waiting Service's or deployment's
+		// now, as when a Service gives one up (allocator.release).
+		services, deployments := s.alloc.waitingForPorts()
+		waiters = append(waiters, services...)
+		for _, k := range deployments {
+			s.cfg.QueueDeployment(k)
 		}
 	}
 	for _, k := range waiters {

@@ -570,3 +570,35 @@ func TestServiceWaitForTheGatewayListsItsHelperOnce(t *testing.T) {
 		}
 	}
 }
+
+// TestGatewayGivingUpAPortQueuesTheServiceWaitingForIt: a LoadBalancer
+// Service left out of a port the gateway publishes (its PortConflict
+// names the gateway) takes it as soon as the gateway gives it up — its
+// routes moved to another — as it would from another Service
+// (allocator.release), not at the next resync, 30 s or more later.
+func TestGatewayGivingUpAPortQueuesTheServiceWaitingForIt(t *testing.T) {
+	r := newSvcRig(t)
+	r.feed(webPods(1, 1))
+	r.svcs.put(webService("", 0))
+	r.reconcile("default/web")
+	r.ctrl.ServeGateway(gatewayTable(18080, 18443), 1, nil)
+	r.reconcile(GatewayKey)
+	r.svcs.put(shopLB(18080))
+	r.reconcile("shop/lb")
+	if c := findCondition(r.svcs.status("shop/lb").Conditions, ServicePortConflict); c == nil || !strings.Contains(c.Message, "i_gateway") {
+		t.Fatalf("the later LoadBalancer's conflict %+v, want one naming the gateway", c)
+	}
+	r.queued()
+	r.ctrl.ServeGateway(gatewayTable(18090, 18443), 2, nil)
+	r.reconcile(GatewayKey)
+	if got := r.gatewayPorts(); got != "18090 18443" {
+		t.Fatalf("the gateway binds %q, want 18090 18443", got)
+	}
+	if !r.queued()["shop/lb"] {
+		t.Fatalf("shop/lb not queued when the gateway gave up 18080")
+	}
+	r.syncPublished("shop/lb", "18080/TCP=0")
+	if c := findCondition(r.svcs.status("shop/lb").Conditions, ServicePortConflict); c != nil {
+		t.Errorf("conflict %+v after the gateway gave the port up", c)
+	}
+}

@@ -1345,6 +1345,15 @@ func (a *allocator) release(key string) (services, deployments []string) {
 	return services, deployments
 }
 
+// waitingForPorts returns the Services waiting for an address or a port
+// and the deployments waiting for a host port: another publisher (the
+// gateway) gave one up, which they may now take.
+func (a *allocator) waitingForPorts() (services, deployments []string) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return a.waitingLocked(""), a.takePortWaitersLocked()
+}
+
 // clusterIP is a Service's address as allocated ("" none yet).
 func (a *allocator) clusterIP(st ServiceStore, key string) string {
 	a.mu.Lock()
