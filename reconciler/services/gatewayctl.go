@@ -518,7 +518,7 @@ func holdsHostPorts(c dockerx.Container) bool {
 func (s *Controller) servicePublishesLocked(port int) bool {
 	for _, bs := range s.pub.bindings {
 		if slices.ContainsFunc(bs, func(b dockerx.PortBinding) bool {
-			return b.HostPort == port && protocolOr(strings.ToUpper(b.Protocol)) == manifests.ProtocolTCP
+			return b.HostPort == port && protocolOf(b.Protocol) == manifests.ProtocolTCP
 		}) {
 			return true
 		}

@@ -224,7 +224,7 @@ func publisherConfig(services []publishedService) helperapi.ProxyConfig {
 	for _, ps := range services {
 		for _, pp := range proxyConfig(ps.key, ps.svc, ps.ready).Ports {
 			for _, b := range ps.bindings {
-				if b.ContainerPort == pp.Port && protocolOr(strings.ToUpper(b.Protocol)) == pp.Protocol {
+				if b.ContainerPort == pp.Port && protocolOf(b.Protocol) == pp.Protocol {
 					k := fmt.Sprint(b.HostPort, "/", pp.Protocol)
 					if taken[k] {
 						continue
@@ -377,7 +377,7 @@ func (s *Controller) syncPublisher(ctx context.Context) (reconcile.Result, error
 func (s *Controller) publisherUnbound(ctx context.Context, services []publishedService, unbound []helperapi.UnboundPort, serves bool) (time.Duration, error) {
 	isUnbound := func(b dockerx.PortBinding) bool {
 		return slices.ContainsFunc(unbound, func(u helperapi.UnboundPort) bool {
-			return u.Port == b.HostPort && u.Protocol == protocolOr(strings.ToUpper(b.Protocol))
+			return u.Port == b.HostPort && u.Protocol == protocolOf(b.Protocol)
 		})
 	}
 	if serves {

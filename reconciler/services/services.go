@@ -540,7 +540,7 @@ func hostHeldPorts(hps []hostPort) []store.PublishedPort {
 func publishedPorts(bindings []dockerx.PortBinding) []store.PublishedPort {
 	var out []store.PublishedPort
 	for _, b := range bindings {
-		out = append(out, store.PublishedPort{HostIP: b.HostIP, Port: b.HostPort, Protocol: protocolOr(strings.ToUpper(b.Protocol))})
+		out = append(out, store.PublishedPort{HostIP: b.HostIP, Port: b.HostPort, Protocol: protocolOf(b.Protocol)})
 	}
 	return out
 }
@@ -739,13 +739,19 @@ func (s *Controller) portHolders(ctx context.Context, skip string) ([]portHolder
 		}
 		for _, p := range c.Ports {
 			if p.HostPort != 0 {
-				out = append(out, portHolder{Port: hostPort{IP: p.HostIP, Port: int32(p.HostPort), Protocol: protocolOr(strings.ToUpper(p.Protocol))}, Owner: "container " + c.Name})
+				out = append(out, portHolder{Port: hostPort{IP: p.HostIP, Port: int32(p.HostPort), Protocol: protocolOf(p.Protocol)}, Owner: "container " + c.Name})
 			}
 		}
 	}
 	return out, nil
 }
 
+// protocolOf is a Docker port's protocol ("tcp", "udp", none) as a
+// Service names it.
+func protocolOf(dockerProtocol string) string { return protocolOr(strings.ToUpper(dockerProtocol)) }
+
+// protocolOr is a Service port's protocol, TCP when none is given (as
+// the apiserver defaults it).
 func protocolOr(p string) string {
 	if p == "" {
 		return manifests.ProtocolTCP
