@@ -403,3 +403,53 @@ func TestPublisherDrainWaitsForThePublisherDuringTheGatewayWait(t *testing.T) {
 		}
 	}
 }
+
+// TestPublisherDrainRightAfterRestartWaitsForThePublisher: a drain that
+// begins after a controller restart, before the Service's first sync,
+// waits for the publisher as well as for the proxy: the publisher left
+// running serves its last config (its state file), the leaving pod among
+// the nodePort's endpoints, until its first sync after every published
+// Service's. The stored Services are watched for such a drain
+// (Tracker.stored); one that publishes a port must be watched under the
+// publisher's key too, or the drain ends on the proxy's ack while the
+// host port still sends the pod new connections (docs/design.md §10).
+func TestPublisherDrainRightAfterRestartWaitsForThePublisher(t *testing.T) {
+	r := newSvcRig(t)
+	r.feed(webPods(2, 2))
+	r.svcs.put(webService("NodePort", 30080))
+	r.syncPublished("default/web", "30080/TCP=2")
+	r.restart()
+	r.tracker.Update("default/web", webPods(2, 2)) // no sweep yet
+	done := drainAsync(r.tracker, t.Context(), "default", "web-a-1")
+	for !r.queued()["default/web"] {
+		time.Sleep(time.Millisecond) // Drain marks the pod and queues its keys
+	}
+	r.tracker.MarkSynced()
+	// The Service's first sync, before the publisher's: its proxy
+	// acknowledges a config without the pod.
+	r.reconcile("default/web")
+	gone, cancel := context.WithCancel(context.Background())
+	cancel()
+	if err := r.tracker.Drain(gone, "default", "web-a-1"); err == nil {
+		t.Errorf("the drain was over on the proxy's ack while the publisher serves %q", r.publisherPorts())
+	}
+	for round := 0; ; round++ {
+		for k := range r.queued() {
+			r.reconcile(k)
+		}
+		select {
+		case err := <-done:
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := r.publisherPorts(); got != "30080/TCP=1" {
+				t.Errorf("the drain ended (round %d) while the publisher serves %q", round, got)
+			}
+			return
+		case <-time.After(10 * time.Millisecond):
+		}
+		if round == 50 {
+			t.Fatal("the drain never ended")
+		}
+	}
+}

@@ -634,15 +634,61 @@ func (s *Controller) layout() (l *netlayout.NetworkLayout, why error, seen uint6
 func (s *Controller) storedSelectors() map[string]trackedService {
 	recs, _ := s.store.ListServices()
 	out := map[string]trackedService{}
+	var published []string
 	for _, r := range recs {
 		if r.Deleted {
 			continue
 		}
 		svc := defaultService(&r.Service)
-		out[serviceKey(svc)] = trackedServiceOf(svc)
+		key := serviceKey(svc)
+		out[key] = trackedServiceOf(svc)
+		if !publishes(svc) {
+			continue
+		}
+		// The publisher left running serves its state file, this
+		// Service's published ports to its pods as they were, until its
+		// first sync after every published Service's: a drain waits for
+		// it too, as for the proxy. Its first complete sync acknowledges
+		// the key, or forgets it if it serves the Service no longer.
+		if st, err := s.store.ReadServiceStatus(svc.Metadata.NamespaceOrDefault(), svc.Metadata.Name); err == nil && st != nil && len(st.Published) > 0 {
+			published = append(published, PublisherKey+key)
+		}
+	}
+	if len(published) > 0 && !s.publisherRuns() {
+		published = nil // none serves a state file: the proxies alone route
+	}
+	for _, k := range published {
+		out[k] = out[strings.TrimPrefix(k, PublisherKey)]
+	}
+	if len(published) > 0 {
+		s.mu.Lock()
+		if s.pub.watched == nil {
+			s.pub.watched = map[string]bool{}
+		}
+		for _, k := range published {
+			s.pub.watched[k] = true
+		}
+		s.mu.Unlock()
 	}
 	return out
 }
+
+// publisherRuns reports whether a publisher helper holds its host ports
+// (running or paused); true when the list fails, so that a drain waits
+// rather than ends early (the publisher's first sync ends that wait).
+func (s *Controller) publisherRuns() bool {
+	ctx, cancel := context.WithTimeout(context.Background(), storedListTimeout)
+	defer cancel()
+	cs, err := s.listHelpers(ctx, dockerx.RolePublisher)
+	if err != nil {
+		s.log.Warn("list the publisher for the stored Services' drains", "err", err)
+		return true
+	}
+	return slices.ContainsFunc(cs, holdsHostPorts)
+}
+
+// storedListTimeout bounds publisherRuns' list.
+const storedListTimeout = 10 * time.Second
 
 // forget drops what the controller holds for a Service that is deleted
 // or unknown: its endpoints' watch, its addresses, its DNS record.
