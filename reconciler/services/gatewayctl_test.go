@@ -89,6 +89,18 @@ func newPublishingGatewayRig(t *testing.T) *svcRig {
 	return r
 }
 
+// newRoutedWebRig is a rig whose ClusterIP Service default/web selects
+// pods and whose gateway serves ports 18080 and 18443, routing to it.
+func newRoutedWebRig(t *testing.T, pods []PodEndpoint) *svcRig {
+	r := newSvcRig(t)
+	r.feed(pods)
+	r.svcs.put(webService("", 0))
+	r.reconcile("default/web")
+	r.ctrl.ServeGateway(gatewayTable(18080, 18443), 1, nil)
+	r.reconcile(GatewayKey)
+	return r
+}
+
 // restartIntoTheGatewayWait restarts the controller with a clock the
 // test moves (advance), and syncs default/web, which waits for the
 // gateway's first sync (awaitGatewayPorts).
@@ -232,12 +244,7 @@ func TestGatewayPrivilegedPortGate(t *testing.T) {
 // TestGatewayDrainWaitsForTheGateway: a pod the gateway routes to is
 // drained only once the gateway acknowledged a config without it.
 func TestGatewayDrainWaitsForTheGateway(t *testing.T) {
-	r := newSvcRig(t)
-	r.feed(webPods(2, 2))
-	r.svcs.put(webService("", 0))
-	r.reconcile("default/web")
-	r.ctrl.ServeGateway(gatewayTable(18080, 18443), 1, nil)
-	r.reconcile(GatewayKey)
+	r := newRoutedWebRig(t, webPods(2, 2))
 	ctx := t.Context()
 	done := drainAsync(r.tracker, ctx, "default", "web-a-1")
 	for !r.queued()[GatewayKey+"default/web"] {
@@ -352,12 +359,7 @@ func TestGatewayPortHeldOnTheHostIsReportedAndTriedAgain(t *testing.T) {
 // gateway, which binds them itself; a LoadBalancer Service applied after
 // it still finds the gateway's port taken (the first publisher keeps it).
 func TestGatewayPortIsHeldAgainstALaterService(t *testing.T) {
-	r := newSvcRig(t)
-	r.feed(webPods(1, 1))
-	r.svcs.put(webService("", 0))
-	r.reconcile("default/web")
-	r.ctrl.ServeGateway(gatewayTable(18080, 18443), 1, nil)
-	r.reconcile(GatewayKey)
+	r := newRoutedWebRig(t, webPods(1, 1))
 	r.svcs.put(&store.ServiceRecord{Created: t0, Service: manifests.Service{Metadata: manifests.ObjectMeta{Name: "lb", Namespace: "shop"},
 		Spec: manifests.ServiceSpec{Type: "LoadBalancer", Selector: app("lb"), Ports: []manifests.ServicePort{{Port: 18080}}}}})
 	r.reconcile("shop/lb")
@@ -374,12 +376,7 @@ func TestGatewayPortIsHeldAgainstALaterService(t *testing.T) {
 // helper runs (its status left as the previous controller wrote it), and
 // is queued by it; the gateway keeps its port, the Service its conflict.
 func TestGatewayPortIsHeldAgainstALaterServiceAcrossARestart(t *testing.T) {
-	r := newSvcRig(t)
-	r.feed(webPods(1, 1))
-	r.svcs.put(webService("", 0))
-	r.reconcile("default/web")
-	r.ctrl.ServeGateway(gatewayTable(18080, 18443), 1, nil)
-	r.reconcile(GatewayKey)
+	r := newRoutedWebRig(t, webPods(1, 1))
 	r.svcs.put(&store.ServiceRecord{Created: t0, Service: manifests.Service{Metadata: manifests.ObjectMeta{Name: "lb", Namespace: "shop"},
 		Spec: manifests.ServiceSpec{Type: "LoadBalancer", Selector: app("lb"), Ports: []manifests.ServicePort{{Port: 18080}}}}})
 	r.reconcile("shop/lb")
@@ -577,12 +574,7 @@ func TestServiceWaitForTheGatewayListsItsHelperOnce(t *testing.T) {
 // routes moved to another — as it would from another Service
 // (allocator.release), not at the next resync, 30 s or more later.
 func TestGatewayGivingUpAPortQueuesTheServiceWaitingForIt(t *testing.T) {
-	r := newSvcRig(t)
-	r.feed(webPods(1, 1))
-	r.svcs.put(webService("", 0))
-	r.reconcile("default/web")
-	r.ctrl.ServeGateway(gatewayTable(18080, 18443), 1, nil)
-	r.reconcile(GatewayKey)
+	r := newRoutedWebRig(t, webPods(1, 1))
 	r.svcs.put(shopLB(18080))
 	r.reconcile("shop/lb")
 	if c := findCondition(r.svcs.status("shop/lb").Conditions, ServicePortConflict); c == nil || !strings.Contains(c.Message, "i_gateway") {

@@ -9,8 +9,6 @@ import (
 	"testing"
 	"time"
 
-	"k8s.io/apimachinery/pkg/util/intstr"
-
 	"github.com/dockctl/dockctl/manifests"
 	"github.com/dockctl/dockctl/store"
 )
@@ -131,8 +129,7 @@ func TestServiceHostHeldPortIsRecalledFromItsStatus(t *testing.T) {
 			r.blind()
 			r.docker.HoldHostPort(30080, true)
 			r.feed(webPods(2, 2))
-			web := webService("NodePort", 30080)
-			web.Service.Spec.Ports = append(web.Service.Spec.Ports, manifests.ServicePort{Name: "admin", Port: 81, NodePort: 30081, TargetPort: intstr.FromString("http")})
+			web := webWithAdmin()
 			r.svcs.put(web)
 			r.syncPublished("default/web", "30081/TCP=2")
 			st := r.svcs.status("default/web")
@@ -338,8 +335,7 @@ func TestServiceHostPortStillHeldAtItsTryDoesNotFlap(t *testing.T) {
 	r.ctrl.cfg.Recorder = &events
 	r.docker.HoldHostPort(30080, true)
 	r.feed(webPods(2, 2))
-	web := webService("NodePort", 30080)
-	web.Service.Spec.Ports = append(web.Service.Spec.Ports, manifests.ServicePort{Name: "admin", Port: 81, NodePort: 30081, TargetPort: intstr.FromString("http")})
+	web := webWithAdmin()
 	r.svcs.put(web)
 	r.syncPublished("default/web", "30081/TCP=2")
 	held := func(when string) {

@@ -379,29 +379,42 @@ func TestPublisherDrainWaitsForThePublisherDuringTheGatewayWait(t *testing.T) {
 	}
 	advance := r.restartIntoTheGatewayWait()
 	done := drainAsync(r.tracker, t.Context(), "default", "web-a-1")
-	// Run what the drain queues, as the controller's loop would, until
-	// the drain ends; past the wait if it does not end in it.
-	for round := 0; ; round++ {
+	// Past the wait if it does not end in it.
+	r.runUntilDrained(done, "30080/TCP=1", func(round int) {
+		if round == 100 {
+			advance(gatewayPortsWait)
+			r.reconcile("default/web")
+			r.reconcile(PublisherKey)
+		}
+	})
+}
+
+// runUntilDrained runs what a drain queues, as the controller's loop
+// would, until the drain (done) ends; then the publisher must serve
+// want, the leaving pod left out. each runs after every round (nil:
+// nothing); the test fails after 200 rounds.
+func (r *svcRig) runUntilDrained(done <-chan error, want string, each func(round int)) {
+	r.t.Helper()
+	for round := 0; round < 200; round++ {
 		for k := range r.queued() {
 			r.reconcile(k)
 		}
 		select {
 		case err := <-done:
 			if err != nil {
-				t.Fatal(err)
+				r.t.Fatal(err)
 			}
-			if got := r.publisherPorts(); got != "30080/TCP=1" {
-				t.Errorf("the drain ended (round %d) while the publisher serves %q: the leaving pod still gets the nodePort's connections", round, got)
+			if got := r.publisherPorts(); got != want {
+				r.t.Errorf("the drain ended (round %d) while the publisher serves %q, want %q: the leaving pod still gets the host port's connections", round, got, want)
 			}
 			return
 		case <-time.After(10 * time.Millisecond):
 		}
-		if round == 100 {
-			advance(gatewayPortsWait)
-			r.reconcile("default/web")
-			r.reconcile(PublisherKey)
+		if each != nil {
+			each(round)
 		}
 	}
+	r.t.Fatal("the drain never ended")
 }
 
 // TestPublisherDrainRightAfterRestartWaitsForThePublisher: a drain that
@@ -433,23 +446,5 @@ func TestPublisherDrainRightAfterRestartWaitsForThePublisher(t *testing.T) {
 	if err := r.tracker.Drain(gone, "default", "web-a-1"); err == nil {
 		t.Errorf("the drain was over on the proxy's ack while the publisher serves %q", r.publisherPorts())
 	}
-	for round := 0; ; round++ {
-		for k := range r.queued() {
-			r.reconcile(k)
-		}
-		select {
-		case err := <-done:
-			if err != nil {
-				t.Fatal(err)
-			}
-			if got := r.publisherPorts(); got != "30080/TCP=1" {
-				t.Errorf("the drain ended (round %d) while the publisher serves %q", round, got)
-			}
-			return
-		case <-time.After(10 * time.Millisecond):
-		}
-		if round == 50 {
-			t.Fatal("the drain never ended")
-		}
-	}
+	r.runUntilDrained(done, "30080/TCP=1", nil)
 }

@@ -925,6 +925,14 @@ func (r *svcRig) syncPublished(key, want string) reconcile.Result {
 	return res
 }
 
+// webWithAdmin is default/web as a NodePort Service of two ports:
+// nodePort 30080 for its port 80, 30081 for its admin port 81.
+func webWithAdmin() *store.ServiceRecord {
+	web := webService("NodePort", 30080)
+	web.Service.Spec.Ports = append(web.Service.Spec.Ports, manifests.ServicePort{Name: "admin", Port: 81, NodePort: 30081, TargetPort: intstr.FromString("http")})
+	return web
+}
+
 // TestServiceHostPortHeldByAHostProcess: a published port a process of
 // the host holds (not a container: nothing lists it) cannot be bound by
 // the publisher, which serves the others and says so in its ack. The
@@ -958,8 +966,7 @@ func TestServiceHostPortHeldByAHostProcess(t *testing.T) {
 		return nil
 	}
 	r.feed(webPods(2, 2))
-	web := webService("NodePort", 30080)
-	web.Service.Spec.Ports = append(web.Service.Spec.Ports, manifests.ServicePort{Name: "admin", Port: 81, NodePort: 30081, TargetPort: intstr.FromString("http")})
+	web := webWithAdmin()
 	r.svcs.put(web)
 
 	res := r.syncPublished("default/web", "30081/TCP=2")
@@ -1459,8 +1466,7 @@ func TestServiceHostPortHeldSurvivesARestart(t *testing.T) {
 	blind()
 	r.docker.HoldHostPort(30080, true)
 	r.feed(webPods(2, 2))
-	web := webService("NodePort", 30080)
-	web.Service.Spec.Ports = append(web.Service.Spec.Ports, manifests.ServicePort{Name: "admin", Port: 81, NodePort: 30081, TargetPort: intstr.FromString("http")})
+	web := webWithAdmin()
 	r.svcs.put(web)
 	r.syncPublished("default/web", "30081/TCP=2")
 	if findCondition(r.svcs.status("default/web").Conditions, ServicePortConflict) == nil {
@@ -1506,8 +1512,7 @@ func TestServiceHostPortHeldRequeuesOnlyItsService(t *testing.T) {
 	r.ctrl.hostBind = func(string, string) error { return syscall.EADDRINUSE }
 	r.docker.HoldHostPort(30080, true)
 	r.feed(webPods(2, 2))
-	web := webService("NodePort", 30080)
-	web.Service.Spec.Ports = append(web.Service.Spec.Ports, manifests.ServicePort{Name: "admin", Port: 81, NodePort: 30081, TargetPort: intstr.FromString("http")})
+	web := webWithAdmin()
 	r.svcs.put(web)
 	other := webService("NodePort", 30090)
 	other.Service.Metadata.Name = "other"
