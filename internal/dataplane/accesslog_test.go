@@ -101,7 +101,13 @@ func TestAccessLog(t *testing.T) {
 // The access log line is the one slog's JSONHandler wrote, byte for byte:
 // what reads the gateway's stdout parses it the same.
 func TestAccessLineIsSlogs(t *testing.T) {
-	now := time.Date(2026, 12, 7, 21, 27, 6, 202345000, time.UTC)
+	// The lines of one second share its text (appendLogTime): times in
+	// the same second, the next one, in other zones, and back.
+	india := time.FixedZone("IST", 5*3600+30*60)
+	at := time.Date(2026, 12, 7, 21, 27, 6, 202345000, time.UTC)
+	times := []time.Time{at, at.Add(time.Microsecond), at.Add(-202345000), at.Add(797655000), at.Add(797655001),
+		at.In(india), at.In(time.Local), at.Add(time.Nanosecond), time.Date(2026, 3, 29, 1, 59, 59, 999999999, time.FixedZone("", -(3*3600+7))),
+		time.Date(12026, 1, 1, 0, 0, 0, 5, time.UTC), time.Now()}
 	for _, tc := range []struct {
 		name string
 		e    accessEntry
@@ -114,19 +120,29 @@ func TestAccessLineIsSlogs(t *testing.T) {
 			client: "c", accessInfo: accessInfo{route: "é ü \u2028\u2029 \xff end", backend: "日本", upstream: ""}}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			var want strings.Builder
-			h := slog.NewJSONHandler(&want, nil)
-			r := slog.NewRecord(now, slog.LevelInfo, "request", 0)
-			e := tc.e
-			r.AddAttrs(slog.String("method", e.method), slog.String("host", e.host), slog.String("path", e.path),
-				slog.String("proto", e.proto), slog.Int("status", e.status), slog.Int64("bytes", e.bytes),
-				slog.Int64("duration_us", e.duration.Microseconds()), slog.String("client", e.client),
-				slog.String("route", e.route), slog.String("backend", e.backend), slog.String("upstream", e.upstream))
-			if err := h.Handle(context.Background(), r); err != nil {
-				t.Fatal(err)
-			}
-			if got := string(appendAccessLine(nil, now, &tc.e)); got != want.String() {
-				t.Errorf("line\n%s\nslog's\n%s", got, want.String())
+			for _, now := range times {
+				var want strings.Builder
+				h := slog.NewJSONHandler(&want, nil)
+				r := slog.NewRecord(now, slog.LevelInfo, "request", 0)
+				e := tc.e
+				r.AddAttrs(slog.String("method", e.method), slog.String("host", e.host), slog.String("path", e.path),
+					slog.String("proto", e.proto), slog.Int("status", e.status), slog.Int64("bytes", e.bytes),
+					slog.Int64("duration_us", e.duration.Microseconds()), slog.String("client", e.client),
+					slog.String("route", e.route), slog.String("backend", e.backend), slog.String("upstream", e.upstream))
+				if err := h.Handle(context.Background(), r); err != nil && now.Year() <= 9999 {
+					t.Fatal(err)
+				}
+				if now.Year() > 9999 {
+					// slog writes an error for such a year; the line keeps the time as
+					// time formats it.
+					if got := string(appendLogTime(nil, now)); got != now.Format(time.RFC3339Nano) {
+						t.Errorf("time %s, want %s", got, now.Format(time.RFC3339Nano))
+					}
+					continue
+				}
+				if got := string(appendAccessLine(nil, now, &tc.e)); got != want.String() {
+					t.Errorf("line\n%s\nslog's\n%s", got, want.String())
+				}
 			}
 		})
 	}

@@ -372,7 +372,7 @@ func (g *Gateway) listen(port int, protocol string) (*gatewayServer, error) {
 		return &gatewayServer{protocol: protocol, ln: ln, srv: srv, done: make(chan struct{})}, nil
 	}
 	srv.Protocols.SetUnencryptedHTTP2(true)
-	fs := &fastServer{g: g, port: port, ln: ln, handoff: newHandoffListener(ln.Addr()), conns: map[*fastConn]bool{}}
+	fs := &fastServer{g: g, port: port, ln: ln, handoff: newHandoffListener(ln.Addr()), conns: map[*fastConn]struct{}{}}
 	return &gatewayServer{protocol: protocol, ln: ln, srv: srv, fast: fs, done: make(chan struct{})}, nil
 }
 

@@ -131,7 +131,7 @@ type fastServer struct {
 
 	shutting atomic.Bool
 	mu       sync.Mutex
-	conns    map[*fastConn]bool // true: idle between requests
+	conns    map[*fastConn]struct{}
 }
 
 func (fs *fastServer) acceptLoop() {
@@ -157,7 +157,7 @@ func (fs *fastServer) acceptLoop() {
 			c.Close()
 			continue
 		}
-		fs.conns[fc] = false
+		fs.conns[fc] = struct{}{}
 		fs.mu.Unlock()
 		go fc.serve()
 	}
@@ -172,8 +172,8 @@ func (fs *fastServer) shutdown(ctx context.Context) error {
 	defer t.Stop()
 	for {
 		fs.mu.Lock()
-		for fc, idle := range fs.conns {
-			if idle {
+		for fc := range fs.conns {
+			if fc.idle.Load() {
 				fc.c.Close()
 			}
 		}
@@ -191,15 +191,13 @@ func (fs *fastServer) shutdown(ctx context.Context) error {
 }
 
 // setIdle marks fc idle or active; false: the server shuts down and an
-// idle connection is to be closed.
+// idle connection is to be closed. No lock, twice a request: shutdown sets
+// shutting before it reads the marks, and an idle connection is marked
+// before shutting is read here, so that (the atomics being sequentially
+// consistent) one of the two closes it.
 func (fs *fastServer) setIdle(fc *fastConn, idle bool) bool {
-	fs.mu.Lock()
-	defer fs.mu.Unlock()
-	if idle && fs.shutting.Load() {
-		return false
-	}
-	fs.conns[fc] = idle
-	return true
+	fc.idle.Store(idle)
+	return !idle || !fs.shutting.Load()
 }
 
 func (fs *fastServer) forget(fc *fastConn) {
@@ -211,6 +209,7 @@ func (fs *fastServer) forget(fc *fastConn) {
 // fastConn is a client connection on the fast path.
 type fastConn struct {
 	fs       *fastServer
+	idle     atomic.Bool // between requests: shutdown closes it
 	c        net.Conn
 	br       *bufio.Reader
 	bw       *bufio.Writer
@@ -220,6 +219,12 @@ type fastConn struct {
 	resp     []byte // scratch: the response head being forwarded
 	head     []byte // scratch: keepHead's copy of a request's head
 	line     []byte // scratch: a response head's line longer than the backend's buffer
+	// deadline: a read deadline (idle or head) is armed on c. It is left
+	// armed while a request is relayed and cleared only before c is read
+	// during the request (its body, the client watch) or handed over: a
+	// request answered at once costs no timer change but the next wait's.
+	deadline bool
+	host     string // the latest request's Host, reused while the next ones send the same
 }
 
 // fastRequest is a parsed request head; its byte slices point into the
@@ -276,30 +281,28 @@ func (fc *fastConn) serve() {
 			wait = fastHeaderTimeout
 		}
 		_ = fc.c.SetReadDeadline(time.Now().Add(wait))
+		fc.deadline = true
 		_, err := fc.br.Peek(1)
 		fs.setIdle(fc, false)
 		if err != nil {
 			return
 		}
-		if !first {
-			_ = fc.c.SetReadDeadline(time.Now().Add(fastHeaderTimeout))
-		}
-		ok, err := fc.readHead()
+		ok, err := fc.readHead(first)
 		if err != nil {
 			return
 		}
 		if !ok {
 			handedOver = true
 			fs.forget(fc)
-			_ = fc.c.SetReadDeadline(time.Time{})
+			fc.clearDeadline()
 			fs.handoff.handOver(&handoffConn{Conn: fc.c, br: fc.br})
 			return
 		}
-		_ = fc.c.SetReadDeadline(time.Time{})
 		keep, fallback := fc.roundTrip()
 		if fallback {
 			handedOver = true
 			fs.forget(fc)
+			fc.clearDeadline()
 			fs.handoff.handOver(&handoffConn{Conn: fc.c, br: fc.br})
 			return
 		}
@@ -309,10 +312,25 @@ func (fc *fastConn) serve() {
 	}
 }
 
+// clearDeadline disarms c's read deadline, if armed.
+func (fc *fastConn) clearDeadline() {
+	if fc.deadline {
+		_ = fc.c.SetReadDeadline(time.Time{})
+		fc.deadline = false
+	}
+}
+
 // readHead waits for a whole request head in the read buffer and parses
-// it; false: not one for the fast path (left unread for net/http).
-func (fc *fastConn) readHead() (bool, error) {
+// it; false: not one for the fast path (left unread for net/http). The
+// rest of a head that did not come whole is awaited fastHeaderTimeout
+// (the first request's own timeout is armed already): a head that came
+// whole, the common case, awaits nothing and changes no timer.
+func (fc *fastConn) readHead(headTimeoutArmed bool) (bool, error) {
 	for n := 1; ; {
+		if !headTimeoutArmed && fc.br.Buffered() < n {
+			_ = fc.c.SetReadDeadline(time.Now().Add(fastHeaderTimeout))
+			headTimeoutArmed = true
+		}
 		if _, err := fc.br.Peek(n); err != nil {
 			if errors.Is(err, bufio.ErrBufferFull) {
 				return false, nil // a head larger than the buffer
@@ -483,7 +501,7 @@ func (fc *fastConn) roundTrip() (keep, fallback bool) {
 			break
 		}
 		var reused bool
-		bc, reused, err = g.fastPool.conn(ep, attempt > 0, g.opts.DialTimeout)
+		bc, reused, err = g.fastPool.conn(ep, attempt > 0, g.opts.DialTimeout, start)
 		if err == nil {
 			err = fc.writeRequest(bc, r)
 		}
@@ -494,6 +512,7 @@ func (fc *fastConn) roundTrip() (keep, fallback bool) {
 			fc.keepHead(r)
 			fc.br.Discard(r.headLen)
 			r.headLen = 0
+			fc.clearDeadline() // a body takes its time, as net/http's server lets it
 			if _, err = io.CopyN(bc.bw, fc.br, r.contentLength); err != nil {
 				// The client did not send its body: nothing to answer.
 				bc.close()
@@ -538,12 +557,13 @@ func (fc *fastConn) roundTrip() (keep, fallback bool) {
 	}
 	status, n, keep, reusable, err := fc.relayResponse(bc, string(r.method) == "HEAD")
 	fc.br.Discard(r.headLen)
+	end := time.Now()
 	if err != nil || !reusable {
 		bc.close()
 	} else {
-		g.fastPool.put(bc, g)
+		g.fastPool.put(bc, g, end)
 	}
-	fc.logRequest(&rr, start, status, n, info)
+	fc.logRequestAt(&rr, start, end, status, n, info)
 	return keep && err == nil, false
 }
 
@@ -574,11 +594,15 @@ func (fc *fastConn) awaitAnswer(bc *backendConn) error {
 		return nil
 	}
 	_ = bc.c.SetReadDeadline(time.Now().Add(fastWatchClientAfter))
+	bc.deadline, bc.watching = true, true
 	_, err := bc.br.Peek(1)
-	_ = bc.c.SetReadDeadline(time.Time{})
+	bc.watching = false
+	// An answer that came in time leaves the deadline armed (see
+	// backendConn.Read): most are read whole by this Peek.
 	if !errors.Is(err, os.ErrDeadlineExceeded) {
 		return err
 	}
+	bc.clearDeadline()
 	r := &fc.req
 	if fc.br.Buffered() > r.headLen {
 		_, err = bc.br.Peek(1)
@@ -589,6 +613,7 @@ func (fc *fastConn) awaitAnswer(bc *backendConn) error {
 	fc.keepHead(r)
 	fc.br.Discard(r.headLen)
 	r.headLen = 0
+	fc.clearDeadline() // the watch lasts as long as the wait
 	gone := make(chan bool, 1)
 	go func() {
 		// The read buffer is the watcher's until gone is sent.
@@ -637,7 +662,10 @@ func (fc *fastConn) routeRequest() (routeRequest, bool) {
 	if len(path) >= len(helperapi.ACMEChallengePath) && path[:len(helperapi.ACMEChallengePath)] == helperapi.ACMEChallengePath {
 		return routeRequest{}, false
 	}
-	return routeRequest{method: methodString(r.method), host: string(r.host), path: path, rawQuery: query, header: r}, true
+	if string(r.host) != fc.host {
+		fc.host = string(r.host)
+	}
+	return routeRequest{method: methodString(r.method), host: fc.host, path: path, rawQuery: query, header: r}, true
 }
 
 // fastFallback is pickEndpoint's status for a request net/http serves.
@@ -1143,20 +1171,31 @@ func readLineFlushing(dst *bufio.Writer, src *bufio.Reader) ([]byte, error) {
 }
 
 func (fc *fastConn) logRequest(rr *routeRequest, start time.Time, status int, n int64, a accessInfo) {
+	fc.logRequestAt(rr, start, time.Now(), status, n, a)
+}
+
+// logRequestAt logs a request that ended at end.
+func (fc *fastConn) logRequestAt(rr *routeRequest, start, end time.Time, status int, n int64, a accessInfo) {
 	if fc.fs.g.lines == nil {
 		return
 	}
-	fc.fs.g.lines.write(&accessEntry{method: rr.method, host: rr.host, path: string(fc.req.target), proto: "HTTP/1.1",
-		status: status, bytes: n, duration: time.Since(start), client: fc.client, accessInfo: a})
+	fc.fs.g.lines.writeAt(end, &accessEntry{method: rr.method, host: rr.host, path: string(fc.req.target), proto: "HTTP/1.1",
+		status: status, bytes: n, duration: end.Sub(start), client: fc.client, accessInfo: a})
 }
 
 // backendConn is a keep-alive HTTP/1.1 connection to an endpoint.
 type backendConn struct {
 	c      net.Conn
-	br     *bufio.Reader
+	br     *bufio.Reader // reads through Read
 	bw     *bufio.Writer
 	addr   string
 	idleAt time.Time
+
+	// deadline: awaitAnswer's read deadline may still be armed on c, left
+	// so when the answer came in time; cleared before c's next read that
+	// is not awaitAnswer's (watching), and by idleClean when it expired.
+	// A request answered at once so costs one timer change, not two.
+	deadline, watching bool
 
 	// idleClean's probe of the socket (nil rc: none on this connection).
 	rc         syscall.RawConn
@@ -1166,6 +1205,20 @@ type backendConn struct {
 }
 
 func (bc *backendConn) close() { bc.c.Close() }
+
+// Read is bc.br's source: c's reads, the client watch's deadline cleared
+// first unless awaitAnswer reads.
+func (bc *backendConn) Read(p []byte) (int, error) {
+	if bc.deadline && !bc.watching {
+		bc.clearDeadline()
+	}
+	return bc.c.Read(p)
+}
+
+func (bc *backendConn) clearDeadline() {
+	_ = bc.c.SetReadDeadline(time.Time{})
+	bc.deadline = false
+}
 
 // backendPool holds the fast path's idle connections per endpoint address.
 // A connection to an endpoint that is not in the served snapshot is
@@ -1180,8 +1233,8 @@ type backendPool struct {
 }
 
 // conn returns an idle connection to addr (reused) or a new one; fresh: a
-// new one whatever is idle.
-func (p *backendPool) conn(addr string, fresh bool, timeout time.Duration) (*backendConn, bool, error) {
+// new one whatever is idle. now is the request's start.
+func (p *backendPool) conn(addr string, fresh bool, timeout time.Duration, now time.Time) (*backendConn, bool, error) {
 	for !fresh {
 		p.mu.Lock()
 		conns := p.idle[addr]
@@ -1197,7 +1250,7 @@ func (p *backendPool) conn(addr string, fresh bool, timeout time.Duration) (*bac
 		// answer to the next request, which may be another client's),
 		// is dropped before a request is written to it, as net/http's
 		// Transport drops it: a POST is then sent on a new connection.
-		if time.Since(bc.idleAt) < fastBackendIdle && bc.idleClean() {
+		if now.Sub(bc.idleAt) < fastBackendIdle && bc.idleClean() {
 			return bc, true, nil
 		}
 		bc.close()
@@ -1208,20 +1261,22 @@ func (p *backendPool) conn(addr string, fresh bool, timeout time.Duration) (*bac
 	if err != nil {
 		return nil, false, fmt.Errorf("dial %s: %w", addr, err)
 	}
-	bc := &backendConn{c: c, br: bufio.NewReaderSize(c, fastBufSize), bw: bufio.NewWriterSize(c, fastBufSize), addr: addr}
+	bc := &backendConn{c: c, bw: bufio.NewWriterSize(c, fastBufSize), addr: addr}
+	bc.br = bufio.NewReaderSize(bc, fastBufSize)
 	bc.initIdleProbe()
 	return bc, false, nil
 }
 
-// put keeps bc for another request if its endpoint is still served.
-func (p *backendPool) put(bc *backendConn, g *Gateway) {
+// put keeps bc for another request if its endpoint is still served; now
+// is the request's end.
+func (p *backendPool) put(bc *backendConn, g *Gateway, now time.Time) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if _, live := g.cur.Load().live[bc.addr]; !live || p.closed || len(p.idle[bc.addr]) >= fastMaxIdlePerEndpoint || bc.br.Buffered() > 0 {
 		bc.close()
 		return
 	}
-	bc.idleAt = time.Now()
+	bc.idleAt = now
 	if p.idle == nil {
 		p.idle = map[string][]*backendConn{}
 	}

@@ -2,7 +2,11 @@
 
 package dataplane
 
-import "syscall"
+import (
+	"errors"
+	"os"
+	"syscall"
+)
 
 // initIdleProbe prepares idleClean for bc; once per connection, so that
 // a probe allocates nothing.
@@ -43,7 +47,14 @@ func (bc *backendConn) idleClean() bool {
 		return true
 	}
 	bc.probeClean = false
-	if err := bc.rc.Read(bc.probe); err != nil {
+	err := bc.rc.Read(bc.probe)
+	if errors.Is(err, os.ErrDeadlineExceeded) && bc.deadline {
+		// The client watch's deadline, left armed (awaitAnswer), expired
+		// while bc was idle: cleared, the socket is asked.
+		bc.clearDeadline()
+		err = bc.rc.Read(bc.probe)
+	}
+	if err != nil {
 		return false
 	}
 	return bc.probeClean

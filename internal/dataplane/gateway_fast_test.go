@@ -1059,3 +1059,42 @@ func TestGatewayFastPathRetriesAGetWhoseReusedConnectionClosesLate(t *testing.T)
 		})
 	}
 }
+
+// The client watch's deadline on a backend connection (awaitAnswer) is
+// left armed once the answer's first byte came: an answer's rest that
+// comes later than the watch's wait is still relayed, and a pooled
+// connection idle for longer than it is still reused.
+func TestGatewayFastPathOutlivesTheClientWatchsDeadline(t *testing.T) {
+	var conns atomic.Int32
+	addr := server(t, func(c net.Conn) {
+		conns.Add(1)
+		br := bufio.NewReader(c)
+		for {
+			r, err := http.ReadRequest(br)
+			if err != nil {
+				return
+			}
+			io.Copy(io.Discard, r.Body)
+			if r.URL.Path != "/late-body" {
+				io.WriteString(c, "HTTP/1.1 200 OK\r\nContent-Length: 4\r\n\r\nbody")
+				continue
+			}
+			io.WriteString(c, "HTTP/1.1 200 OK\r\nContent-Length: 4\r\n\r\n")
+			time.Sleep(3 * fastWatchClientAfter)
+			io.WriteString(c, "body")
+		}
+	})
+	g := gatewayServing(t, addr)
+	c := dialRaw(t, g.Addr(80))
+	for _, path := range []string{"/late-body", "/", "/after-an-idle-wait"} {
+		if path == "/after-an-idle-wait" {
+			time.Sleep(3 * fastWatchClientAfter) // the deadline expires while the connection is pooled
+		}
+		if resp, body := c.do("GET", "GET "+path+" HTTP/1.1\r\nHost: x\r\n\r\n"); resp.StatusCode != 200 || body != "body" {
+			t.Fatalf("%s: %d %q, want 200 \"body\"", path, resp.StatusCode, body)
+		}
+	}
+	if n := conns.Load(); n != 1 {
+		t.Errorf("%d connections to the backend, want the pooled one reused", n)
+	}
+}
