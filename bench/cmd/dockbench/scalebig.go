@@ -152,9 +152,12 @@ func measureBigDockctl(ctx context.Context, e *env, s settings, rep *report, b b
 	// containers then go one at a time (removeSerially). Registered with
 	// the run's cleanups too, which run before the run's own removal (8 at
 	// a time) when a signal ends the run.
+	removed := 0
 	teardown := once(func() error {
 		c.stop()
-		return e.removeInstanceContainers(c.instance)
+		var err error
+		removed, err = e.removeInstanceContainers(c.instance)
+		return err
 	})
 	e.cleanups.push("remove the scale-big instance's containers one at a time", teardown)
 	defer func() {
@@ -164,7 +167,7 @@ func measureBigDockctl(ctx context.Context, e *env, s settings, rep *report, b b
 			err = errors.Join(err, fmt.Errorf("teardown: %w", terr))
 			return
 		}
-		rep.duration(bigSection, fmt.Sprintf("teardown: controller stopped, %d containers force-removed one at a time (not a dockctl figure)", made),
+		rep.duration(bigSection, fmt.Sprintf("teardown: controller stopped, %d containers force-removed one at a time (not a dockctl figure)", removed),
 			time.Since(start))
 	}()
 
@@ -570,12 +573,13 @@ func (e *env) instanceContainers(ctx context.Context, instance string) ([]contai
 // removeInstanceContainers force-removes every container of a stopped
 // controller's instance one at a time: its pods first, then its helpers
 // (proxies, DNS server), which the pods' lookups and traffic would use.
-func (e *env) removeInstanceContainers(instance string) error {
+// It returns how many it found.
+func (e *env) removeInstanceContainers(instance string) (int, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	cs, err := e.instanceContainers(ctx, instance)
 	cancel()
 	if err != nil {
-		return err
+		return 0, err
 	}
 	sort.SliceStable(cs, func(i, j int) bool {
 		return cs[i].Labels[dockerx.LabelRole] == "" && cs[j].Labels[dockerx.LabelRole] != ""
@@ -584,7 +588,7 @@ func (e *env) removeInstanceContainers(instance string) error {
 	for i, c := range cs {
 		ids[i] = c.ID
 	}
-	return e.removeSerially(ids)
+	return len(ids), e.removeSerially(ids)
 }
 
 // serialRemoveTimeout bounds one forced removal of removeSerially. One
