@@ -17,7 +17,8 @@ func TestNewBigSizeFitsOneBridge(t *testing.T) {
 		want   bigSize
 		refuse string
 	}{
-		{name: "the default", pods: 900, want: bigSize{Pods: 900, Deployments: 180, Services: 90}},
+		{name: "the default", pods: 400, want: bigSize{Pods: 400, Deployments: 80, Services: 40}},
+		{name: "the largest round size", pods: 900, want: bigSize{Pods: 900, Deployments: 180, Services: 90}},
 		{name: "the largest that fits", pods: 920, want: bigSize{Pods: 920, Deployments: 184, Services: 92}},
 		{name: "quick", pods: 20, want: bigSize{Pods: 20, Deployments: 4, Services: 2}},
 		{name: "one more step overflows the bridge", pods: 930, refuse: "more than a Linux bridge holds"},
@@ -50,8 +51,8 @@ func TestBigPodsSettingReadsTheEnvironment(t *testing.T) {
 		env, name string
 		want      int
 	}{
-		{"", "unset", 900},
-		{"500", "set", 500},
+		{"", "unset", 400},
+		{"900", "set", 900},
 		{"lots", "not a number", 0},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -60,7 +61,7 @@ func TestBigPodsSettingReadsTheEnvironment(t *testing.T) {
 					return tc.env
 				}
 				return ""
-			}, 900)
+			}, 400)
 			if got != tc.want {
 				t.Errorf("BENCH_SCALE_PODS=%q: %d, want %d", tc.env, got, tc.want)
 			}
