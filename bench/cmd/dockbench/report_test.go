@@ -121,3 +121,30 @@ func TestReportPrintsAndWritesTheGuard(t *testing.T) {
 		t.Errorf("an unmeasured ratio has value %v in the JSON, want null", *got.Guard[2].Value)
 	}
 }
+
+// An absolute goal is judged as the figure over its target: the ratio's
+// denominator is the target itself, named in the JSON, and a figure this
+// run did not measure leaves it n/a.
+func TestReportRatioToTargetDividesByTheTarget(t *testing.T) {
+	rep := &report{Settings: settings{Guard: true}}
+	rep.value("s", "rss", 165, "MiB")
+	rep.ratioToTarget("rss / 150 MiB", "s/rss", 150, "150 MiB", atMost(1, "issue 28"))
+	rep.ratioToTarget("cpu / 1 %", "s/cpu", 1, "1 %", atMost(1, "issue 28"))
+	rep.finish()
+	if v := rep.Ratios[0].Value; v == nil || math.Abs(*v-1.1) > 1e-9 {
+		t.Errorf("rss / 150 MiB = %v, want 1.1", v)
+	}
+	if rep.Ratios[0].Den != "target 150 MiB" {
+		t.Errorf("denominator %q, want it to name the target", rep.Ratios[0].Den)
+	}
+	if rep.Ratios[1].Value != nil {
+		t.Errorf("cpu / 1 %% = %v, want n/a: no cpu figure", *rep.Ratios[1].Value)
+	}
+	verdicts := map[string]string{}
+	for _, j := range rep.Guard {
+		verdicts[j.Ratio] = j.Verdict
+	}
+	if verdicts["rss / 150 MiB"] != verdictOver || verdicts["cpu / 1 %"] != verdictNA {
+		t.Errorf("verdicts %v, want rss over goal (within 10 %%) and cpu n/a", verdicts)
+	}
+}
