@@ -51,6 +51,15 @@ func (c *Client) ListContainers(ctx context.Context, instance string) ([]Contain
 	return c.list(ctx, "instance "+instance, filters.Arg("label", LabelInstance+"="+instance))
 }
 
+// ListHelpers returns the instance's containers of one role (a helper's:
+// RoleProxy, RoleDNS, …), running or not: the daemon filters on both
+// labels, so a Service's sync decodes its few helpers, not every pod of
+// the instance (at 400 pods, 40 Services' resyncs decoding the whole
+// instance each were most of an idle controller's CPU).
+func (c *Client) ListHelpers(ctx context.Context, instance, role string) ([]Container, error) {
+	return c.list(ctx, role+"s", filters.Arg("label", LabelInstance+"="+instance), filters.Arg("label", LabelRole+"="+role))
+}
+
 // ListDeploymentContainers returns the containers of one deployment of the
 // instance: the daemon filters on both labels, which keeps a sync triggered
 // by an event cheap however many containers the instance has.

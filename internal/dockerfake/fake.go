@@ -36,6 +36,7 @@ package dockerfake
 import (
 	"context"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -159,6 +160,16 @@ func (e *Engine) WriteCalls() int {
 
 func (e *Engine) ListContainers(ctx context.Context, instance string) ([]dockerx.Container, error) {
 	return e.list(instance, "")
+}
+
+// ListHelpers lists the instance's containers of one role. It counts as
+// "list" and, on its own, as "list:ROLE".
+func (e *Engine) ListHelpers(ctx context.Context, instance, role string) ([]dockerx.Container, error) {
+	e.mu.Lock()
+	e.calls["list:"+role]++
+	e.mu.Unlock()
+	cs, err := e.list(instance, "")
+	return slices.DeleteFunc(cs, func(c dockerx.Container) bool { return c.Role != role }), err
 }
 
 // ListDeploymentContainers lists one deployment's containers. It counts as

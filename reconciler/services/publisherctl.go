@@ -125,12 +125,13 @@ func (s *Controller) notePublished(key string, bindings []dockerx.PortBinding, h
 // statuses during the wait would end such drains sooner, but could drop
 // a port its state file serves and a status missed, before the gateway's
 // ports are known — what the wait is for. The wait is bounded (30 s).
-// containers is the instance's list this sync made.
-func (s *Controller) watchPublisherInTheWait(key string, svc *manifests.Service, containers []dockerx.Container) {
-	if !slices.ContainsFunc(containers, func(c dockerx.Container) bool {
-		return c.Role == dockerx.RolePublisher && holdsHostPorts(c)
-	}) {
-		return // no publisher routes to its pods
+func (s *Controller) watchPublisherInTheWait(ctx context.Context, key string, svc *manifests.Service) error {
+	publishers, err := s.listHelpers(ctx, dockerx.RolePublisher)
+	if err != nil {
+		return err
+	}
+	if !slices.ContainsFunc(publishers, holdsHostPorts) {
+		return nil // no publisher routes to its pods
 	}
 	s.tracker.watch(PublisherKey+key, svc)
 	s.mu.Lock()
@@ -141,6 +142,7 @@ func (s *Controller) watchPublisherInTheWait(key string, svc *manifests.Service,
 	// The publisher's next complete sync forgets it if it does not serve
 	// svc.
 	s.pub.watched[PublisherKey+key] = true
+	return nil
 }
 
 // unseenPublishedHolders are the host ports of the publishing Services

@@ -26,7 +26,8 @@ import (
 
 // ServiceDocker is what the Service and DNS reconcilers need from Docker.
 type ServiceDocker interface {
-	ListContainers(ctx context.Context, instance string) ([]dockerx.Container, error)
+	// ListHelpers lists the instance's containers of one role.
+	ListHelpers(ctx context.Context, instance, role string) ([]dockerx.Container, error)
 	StartContainer(ctx context.Context, id string) error
 	UnpauseContainer(ctx context.Context, id string) error
 	RemoveContainer(ctx context.Context, id string) error
@@ -285,16 +286,16 @@ func serviceKey(s *manifests.Service) string {
 	return s.Metadata.NamespaceOrDefault() + "/" + s.Metadata.Name
 }
 
-// listHelpers lists the instance's helpers of a role ("": its containers
-// of every role), minus the controller's own container.
+// listHelpers lists the instance's helpers of a role, minus the
+// controller's own container.
 func (s *Controller) listHelpers(ctx context.Context, role string) ([]dockerx.Container, error) {
-	cs, err := s.docker.ListContainers(ctx, s.cfg.Instance)
+	cs, err := s.docker.ListHelpers(ctx, s.cfg.Instance, role)
 	if err != nil {
-		return nil, fmt.Errorf("list containers: %w", err)
+		return nil, fmt.Errorf("list %ss: %w", role, err)
 	}
 	var out []dockerx.Container
 	for _, ct := range cs {
-		if ct.Instance == s.cfg.Instance && (role == "" || ct.Role == role) && !s.cfg.IsSelf(ct.ID) {
+		if ct.Instance == s.cfg.Instance && ct.Role == role && !s.cfg.IsSelf(ct.ID) {
 			out = append(out, ct)
 		}
 	}
@@ -320,15 +321,13 @@ func (s *Controller) syncService(ctx context.Context, key, ns, name string) (rec
 	if err != nil {
 		return reconcile.Result{}, fmt.Errorf("read service %s: %w", key, err) // never taken for "deleted"
 	}
-	// One list of the instance's helpers: its proxies, and the
-	// publisher, which a sync in the wait for the gateway looks at.
-	all, err := s.listHelpers(ctx, "")
+	proxies, err := s.listHelpers(ctx, dockerx.RoleProxy)
 	if err != nil {
 		return reconcile.Result{}, err
 	}
 	var observed []dockerx.Container
-	for _, ct := range all {
-		if ct.Role == dockerx.RoleProxy && proxyKey(&ct) == key {
+	for _, ct := range proxies {
+		if proxyKey(&ct) == key {
 			observed = append(observed, ct)
 		}
 	}
@@ -368,7 +367,9 @@ func (s *Controller) syncService(ctx context.Context, key, ns, name string) (rec
 	// Watched before its endpoints are read: no change falls between.
 	s.tracker.watch(key, svc)
 	if gatewayWait > 0 {
-		s.watchPublisherInTheWait(key, svc, all)
+		if err := s.watchPublisherInTheWait(ctx, key, svc); err != nil {
+			return reconcile.Result{}, err
+		}
 	}
 	ready, notReady, version := s.tracker.endpointsAt(svc)
 
