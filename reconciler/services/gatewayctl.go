@@ -376,15 +376,19 @@ func (s *Controller) syncGateway(ctx context.Context) (reconcile.Result, error) 
 		unavailable[u.Port] = fmt.Sprintf("host port %s:%d cannot be bound (a process of the host holds it?): %s", s.address, u.Port, u.Error)
 	}
 	gave := slices.Concat(s.gw.published, s.gw.hostHeld)
-	s.gw.published, s.gw.hostHeld = nil, nil
-	if pin.Want != nil && plan.Serves {
-		s.gw.published = servedPorts(table.Config, unavailable)
-	}
-	for _, u := range unbound {
-		// Not a port a Service was given since the holders were read:
-		// the publisher may be what holds it, and that Service's it is.
-		if !s.servicePublishesLocked(u.Port) {
-			s.gw.hostHeld = append(s.gw.hostHeld, u.Port)
+	if pin.Want == nil || plan.Serves {
+		// Else its helper is being replaced or restarted: it gave up
+		// no port, and its claims stand until it serves again.
+		s.gw.published, s.gw.hostHeld = nil, nil
+		if pin.Want != nil {
+			s.gw.published = servedPorts(table.Config, unavailable)
+		}
+		for _, u := range unbound {
+			// Not a port a Service was given since the holders were read:
+			// the publisher may be what holds it, and that Service's it is.
+			if !s.servicePublishesLocked(u.Port) {
+				s.gw.hostHeld = append(s.gw.hostHeld, u.Port)
+			}
 		}
 	}
 	gave = slices.DeleteFunc(gave, func(p int) bool {

@@ -598,3 +598,39 @@ func TestGatewayGivingUpAPortQueuesTheServiceWaitingForIt(t *testing.T) {
 		t.Errorf("conflict %+v after the gateway gave the port up", c)
 	}
 }
+
+// TestGatewayBeingReplacedKeepsItsPortsFromAWaitingService: while the
+// gateway's helper is being replaced (the old container's name still
+// being freed: the sync waits), the gateway has given up no port: a
+// LoadBalancer Service left out of one of its ports must not be queued
+// to take it then (docs/design.md §10, the first publisher keeps a port),
+// or the new helper finds its port gone to a younger Service.
+func TestGatewayBeingReplacedKeepsItsPortsFromAWaitingService(t *testing.T) {
+	r := newRoutedWebRig(t, webPods(1, 1))
+	r.svcs.put(shopLB(18080))
+	r.reconcile("shop/lb")
+	if c := findCondition(r.svcs.status("shop/lb").Conditions, ServicePortConflict); c == nil || !strings.Contains(c.Message, "i_gateway") {
+		t.Fatalf("the later LoadBalancer's conflict %+v, want one naming the gateway", c)
+	}
+	helpers := r.gatewayHelpers()
+	if len(helpers) != 1 {
+		t.Fatalf("%d gateway helpers, want 1", len(helpers))
+	}
+	r.queued()
+	if err := r.docker.Remove(helpers[0].ID); err != nil { // replaced: its name is being freed
+		t.Fatal(err)
+	}
+	r.reconcile(GatewayKey)
+	if r.queued()["shop/lb"] {
+		t.Errorf("shop/lb queued while the gateway's helper is being replaced: it gave up no port")
+	}
+	r.reconcile("shop/lb")
+	if c := findCondition(r.svcs.status("shop/lb").Conditions, ServicePortConflict); c == nil || !strings.Contains(c.Message, "i_gateway") {
+		t.Errorf("while the gateway's helper is replaced, shop/lb's conflict is %+v: it took the gateway's port", c)
+	}
+	r.docker.FinishRemovals()
+	r.reconcile(GatewayKey)
+	if got := r.gatewayPorts(); got != "18080 18443" {
+		t.Errorf("the replaced gateway binds %q, want 18080 18443", got)
+	}
+}

@@ -390,3 +390,45 @@ func TestServiceHostPortStillHeldAtItsTryDoesNotFlap(t *testing.T) {
 		t.Errorf("events %q: want one PortConflictResolved once the port is bound", events)
 	}
 }
+
+// TestServiceNodePortChosenAnewIsNotAHeldPortBeingTried: a nodePort
+// dockctl chooses is never one in use (allocate), so never a conflict.
+// A port the host was found to hold, due for its try, is no free choice:
+// the try is the claim of the Service that wanted it, and a controller in
+// a container cannot tell the host freed it. A new NodePort Service must
+// not be given it, reported in a PortConflict with a Warning for a port
+// nobody asked for, until the publisher refuses it and another is chosen.
+func TestServiceNodePortChosenAnewIsNotAHeldPortBeingTried(t *testing.T) {
+	r := newSvcRig(t)
+	now := t0
+	var mu sync.Mutex
+	r.build(r.docker, func() time.Time { mu.Lock(); defer mu.Unlock(); return now })
+	r.blind()
+	var events eventLines
+	r.ctrl.cfg.Recorder = &events
+	r.docker.HoldHostPort(manifests.NodePortMin, true)
+	r.feed(webPods(2, 2))
+	r.svcs.put(webService("NodePort", 0))
+	// Chosen, refused by the publisher (held), chosen anew.
+	r.syncPublished("default/web", fmt.Sprintf("%d/TCP=2", manifests.NodePortMin+1))
+
+	mu.Lock()
+	now = now.Add(hostHeldRetry) // the held port is due for its try
+	mu.Unlock()
+	other := webService("NodePort", 0)
+	other.Service.Metadata.Name = "other"
+	r.svcs.put(other)
+	r.reconcile("default/other")
+	st := r.svcs.status("default/other")
+	if c := findCondition(st.Conditions, ServicePortConflict); c != nil {
+		t.Errorf("PortConflict %+v for a nodePort dockctl chose", c)
+	}
+	if len(st.NodePorts) != 1 || st.NodePorts[0].NodePort == manifests.NodePortMin {
+		t.Errorf("nodePorts %+v: chose the port the host was found to hold", st.NodePorts)
+	}
+	for _, e := range events {
+		if strings.HasPrefix(e, "Service/other ") && strings.Contains(e, ReasonHostPortInUse) {
+			t.Errorf("event %q for a nodePort dockctl chose", e)
+		}
+	}
+}

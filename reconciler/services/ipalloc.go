@@ -388,6 +388,9 @@ func keptNodePort(prev []store.NodePortStatus, p manifests.ServicePort, used map
 		if used[n] {
 			return false
 		}
+		if !kept && slices.ContainsFunc(in.Trying, func(hp hostPort) bool { return hp.Port == n }) {
+			return false // found held by the host: being tried, no free choice
+		}
 		for _, h := range in.Holders {
 			if kept && h.Owner == hostProcessOwner && !h.Unserved {
 				continue

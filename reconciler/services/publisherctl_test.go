@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -447,4 +448,78 @@ func TestPublisherDrainRightAfterRestartWaitsForThePublisher(t *testing.T) {
 		t.Errorf("the drain was over on the proxy's ack while the publisher serves %q", r.publisherPorts())
 	}
 	r.runUntilDrained(done, "30080/TCP=1", nil)
+}
+
+// TestPublisherDrainRightAfterRestartMidTryWaitsForThePublisher: a held
+// port being tried is in its Service's hostHeld, not published, until a
+// sync after the publisher's ack; the publisher may have bound it (its
+// state file serving the port to the Service's pods) when the controller
+// restarts before that sync. A drain right after the restart must wait
+// for the publisher then too, as for a Service whose status lists the
+// port published: else it ends on the proxy's ack while the host port
+// still sends the leaving pod new connections (docs/design.md §10).
+func TestPublisherDrainRightAfterRestartMidTryWaitsForThePublisher(t *testing.T) {
+	r := newSvcRig(t)
+	now := t0
+	var mu sync.Mutex
+	clock := func() time.Time { mu.Lock(); defer mu.Unlock(); return now }
+	r.build(r.docker, clock)
+	r.blind()
+	r.docker.HoldHostPort(30080, true)
+	r.feed(webPods(2, 2))
+	r.svcs.put(webService("NodePort", 30080))
+	for range 3 {
+		r.reconcile("default/web")
+		r.reconcile(PublisherKey)
+		r.docker.FinishRemovals()
+	}
+	if st := r.svcs.status("default/web"); len(st.HostHeld) != 1 || len(st.Published) != 0 {
+		t.Fatalf("host-held %+v, published %+v; want 30080 held", st.HostHeld, st.Published)
+	}
+
+	// Freed; tried: the publisher binds it, and the controller restarts
+	// before the Service's sync after the ack.
+	r.docker.HoldHostPort(30080, false)
+	mu.Lock()
+	now = now.Add(hostHeldRetry)
+	mu.Unlock()
+	r.reconcile("default/web")
+	r.reconcile(PublisherKey)
+	r.docker.FinishRemovals()
+	if got := r.publisherPorts(); got != "30080/TCP=2" {
+		t.Fatalf("the publisher serves %q at the try, want 30080/TCP=2", got)
+	}
+	if st := r.svcs.status("default/web"); len(st.HostHeld) != 1 || len(st.Published) != 0 {
+		t.Fatalf("before the Service's sync after the ack: host-held %+v, published %+v; want 30080 held still", st.HostHeld, st.Published)
+	}
+	r.build(r.docker, clock)
+	r.blind()
+	r.tracker.Update("default/web", webPods(2, 2)) // no sweep yet
+	ctx, stop := context.WithTimeout(context.Background(), 20*time.Second)
+	defer stop()
+	done := drainAsync(r.tracker, ctx, "default", "web-a-1")
+	for !r.queued()["default/web"] && ctx.Err() == nil {
+		time.Sleep(time.Millisecond) // Drain marks the pod and queues its keys
+	}
+	r.tracker.MarkSynced()
+	r.reconcile("default/web") // its proxy acknowledges a config without the pod
+	gone, cancel := context.WithCancel(context.Background())
+	cancel()
+	if err := r.tracker.Drain(gone, "default", "web-a-1"); err == nil {
+		t.Errorf("the drain was over on the proxy's ack while the publisher serves %q", r.publisherPorts())
+	}
+	// The publisher's first sync: the port recalled as held, it serves
+	// none of the Service's ports, and is removed.
+	for k := range r.queued() {
+		r.reconcile(k)
+	}
+	r.reconcile(PublisherKey)
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range r.docker.Snapshot() {
+		if c.Role == dockerx.RolePublisher && c.State != dockerx.StateRemoving {
+			t.Errorf("the drain ended while publisher %s (%s) serves %q", c.Name, c.State, r.publisherPorts())
+		}
+	}
 }

@@ -651,7 +651,9 @@ func (s *Controller) storedSelectors() map[string]trackedService {
 		// first sync after every published Service's: a drain waits for
 		// it too, as for the proxy. Its first complete sync acknowledges
 		// the key, or forgets it if it serves the Service no longer.
-		if st, err := s.store.ReadServiceStatus(svc.Metadata.NamespaceOrDefault(), svc.Metadata.Name); err == nil && st != nil && len(st.Published) > 0 {
+		// A port in its hostHeld may be one being tried, which the
+		// publisher bound before the sync that would list it published.
+		if st, err := s.store.ReadServiceStatus(svc.Metadata.NamespaceOrDefault(), svc.Metadata.Name); err == nil && st != nil && len(st.Published)+len(st.HostHeld) > 0 {
 			published = append(published, PublisherKey+key)
 		}
 	}
