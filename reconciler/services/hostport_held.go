@@ -219,7 +219,9 @@ func (s *Controller) hostHolders(ctx context.Context, wants []hostPort) ([]portH
 	s.mu.Lock()
 	due := map[hostPort]*heldPort{}
 	for hp, h := range s.hostHeld {
-		if !now.Before(h.retryAt) {
+		// A port being tried is the publisher's until its ack: a
+		// listener there now may be the publisher's own.
+		if !now.Before(h.retryAt) && !h.trying {
 			due[hp] = h
 		}
 	}

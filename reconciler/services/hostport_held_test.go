@@ -3,6 +3,7 @@ package services
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 	"sync"
 	"syscall"
@@ -430,5 +431,53 @@ func TestServiceNodePortChosenAnewIsNotAHeldPortBeingTried(t *testing.T) {
 		if strings.HasPrefix(e, "Service/other ") && strings.Contains(e, ReasonHostPortInUse) {
 			t.Errorf("event %q for a nodePort dockctl chose", e)
 		}
+	}
+}
+
+// TestServiceHostPortBeingTriedIsNotJudgedByItsOwnListener: a controller
+// that sees the host's listeners checks a held port before its try; once
+// the port is given to the publisher, the listener it then finds there
+// may be the publisher's own, bound a moment before its ack is read. A
+// sync in between must keep the port in the try, not find it held again
+// and take it from the publisher for a whole backoff.
+func TestServiceHostPortBeingTriedIsNotJudgedByItsOwnListener(t *testing.T) {
+	r := newSvcRig(t)
+	now := t0
+	var mu sync.Mutex
+	r.build(r.docker, func() time.Time { mu.Lock(); defer mu.Unlock(); return now })
+	listening := true
+	r.ctrl.hostDial = func(context.Context, string, string) error {
+		if listening {
+			return nil
+		}
+		return syscall.ECONNREFUSED
+	}
+	r.ctrl.hostBind = func(string, string) error {
+		if listening {
+			return syscall.EADDRINUSE
+		}
+		return nil
+	}
+	r.docker.HoldHostPort(30080, true)
+	r.feed(webPods(2, 2))
+	r.svcs.put(webWithAdmin())
+	r.syncPublished("default/web", "30081/TCP=2")
+	r.docker.HoldHostPort(30080, false)
+	listening = false
+	mu.Lock()
+	now = now.Add(hostHeldRetryMax)
+	mu.Unlock()
+	r.reconcile("default/web") // the try: 30080 goes to the publisher
+	listening = true           // the publisher's own listener, its ack not read yet
+	r.reconcile("default/web")
+	r.ctrl.mu.Lock()
+	bindings := publishedOf(r.ctrl.pub.bindings["default/web"])
+	r.ctrl.mu.Unlock()
+	if !slices.ContainsFunc(bindings, func(hp hostPort) bool { return hp.Port == 30080 }) {
+		t.Fatalf("the publisher is to serve %v: the port being tried was taken back on its own listener", bindings)
+	}
+	r.syncPublished("default/web", "30080/TCP=2 30081/TCP=2")
+	if c := findCondition(r.svcs.status("default/web").Conditions, ServicePortConflict); c != nil {
+		t.Errorf("bound, the port still has %+v", c)
 	}
 }
