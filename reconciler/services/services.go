@@ -677,7 +677,7 @@ func (s *Controller) storedSelectors() map[string]trackedService {
 }
 
 // publisherRuns reports whether a publisher helper holds its host ports
-// (running or paused); true when the list fails, so that a drain waits
+// (running or paused) or soon will (restarting); true when the list fails, so that a drain waits
 // rather than ends early (the publisher's first sync ends that wait).
 func (s *Controller) publisherRuns() bool {
 	ctx, cancel := context.WithTimeout(context.Background(), storedListTimeout)
@@ -687,7 +687,9 @@ func (s *Controller) publisherRuns() bool {
 		s.log.Warn("list the publisher for the stored Services' drains", "err", err)
 		return true
 	}
-	return slices.ContainsFunc(cs, holdsHostPorts)
+	// One restarting comes back serving its state file, as Docker
+	// restarts it (policy always).
+	return slices.ContainsFunc(cs, func(c dockerx.Container) bool { return holdsHostPorts(c) || c.State == dockerx.StateRestarting })
 }
 
 // storedListTimeout bounds publisherRuns' list.
