@@ -189,7 +189,7 @@ bench:
 	if [ $$status -eq 3 ]; then echo "bench: the regression guard failed (see GUARD above; BENCH_GUARD=0 reports without failing)"; fi; \
 	exit $$status
 
-## recovery: cold recovery after a Docker daemon restart without live-restore, dockctl's pods against Docker's own restart policy (a private dockerd; RECOVERY_BENCH=pods=30 for the small size alone)
+## recovery: cold recovery after a Docker daemon restart without live-restore, dockctl's pods and Services against Docker's own restart policy and network aliases (a private dockerd; RECOVERY_BENCH=pods=30_services=3 for the small size alone)
 RECOVERY_BENCH ?=
 .PHONY: recovery
 recovery:
