@@ -134,10 +134,10 @@ func loadSettings() settings {
 		// the user-network bounds and services section (~5 min more),
 		// plus ≈ 8 min for the workloads section (3 of them CronJob
 		// firings, 1 the idle window, 200 short-lived containers), and
-		// ≈ 1 min for the gateway section, and up to 8 min for the
+		// ≈ 1 min for the gateway section, and up to 10 min for the
 		// recovery section (a Go benchmark: its build, then 2 × 100
 		// containers in private daemons, each restarted once).
-		Deadline: 44 * time.Minute,
+		Deadline: 46 * time.Minute,
 	}
 	if quick {
 		// Sizes cut so that the services section and the user-network bounds
@@ -177,7 +177,7 @@ func loadSettings() settings {
 			s.Deadline += 2 * time.Minute
 		}
 		if s.Recovery {
-			s.Deadline += 8 * time.Minute
+			s.Deadline += 10 * time.Minute
 		}
 	}
 	// For development on a loaded machine; the defaults are the bound.
