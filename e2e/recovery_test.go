@@ -28,7 +28,8 @@ import (
 // Docker itself restarts (`--restart always`) with Docker's own names for
 // them (network aliases, as Compose gives its services), in one private
 // daemon each (docs/development.md, the end-to-end tests), one after the
-// other (Docker's daemon emptied and stopped before dockctl's starts).
+// other (each daemon emptied and stopped before the other side starts;
+// the sides take turns at going first when b.N > 1).
 //
 // dockctl's pods run with restart policy "no" (docs/design.md §8): the
 // controller restarts them; its Service proxies and DNS server run under
@@ -62,9 +63,17 @@ func BenchmarkColdRecovery(b *testing.B) {
 	for _, size := range coldSizes {
 		b.Run(size.name(), func(b *testing.B) {
 			var docker, dockctl coldTimes
-			for range b.N {
-				docker = docker.plus(coldRecoveryOfDocker(b, size))
-				dockctl = dockctl.plus(coldRecoveryOfDockctl(b, size))
+			for i := range b.N {
+				// The sides take turns at going first (with -benchtime
+				// 2x: AB BA), so that a machine whose load drifts does
+				// not always favour the same one.
+				if i%2 == 0 {
+					docker = docker.plus(coldRecoveryOfDocker(b, size))
+					dockctl = dockctl.plus(coldRecoveryOfDockctl(b, size))
+				} else {
+					dockctl = dockctl.plus(coldRecoveryOfDockctl(b, size))
+					docker = docker.plus(coldRecoveryOfDocker(b, size))
+				}
 			}
 			n := float64(b.N)
 			b.ReportMetric(docker.total.Seconds()/n, "docker-s")
@@ -163,8 +172,8 @@ func coldRecoveryOfDocker(b *testing.B, size coldSize) coldTimes {
 	pods(3 * time.Minute)
 	waitAnswered(b, d, checker, size, 3*time.Minute)
 	took := restartAndTime(b, d, pods, checker, size)
-	// dockctl's side is measured next, alone: not beside these containers
-	// (the daemon's cleanup, at the end of the size, finds it empty).
+	// The other side is measured alone, not beside these containers (the
+	// daemon's cleanup, at the end of the size, finds it empty).
 	removeAllAndStop(b, d)
 	return took
 }
@@ -225,6 +234,8 @@ func coldRecoveryOfDockctl(b *testing.B, size coldSize) coldTimes {
 		b.Logf("daemon started at %s; the controller's log is in %s", time.Now().Add(-took.total).UTC().Format(time.RFC3339Nano), path)
 		saveControllerLog(b, d, "dockctl-"+e.instance+"-controller", path)
 	}
+	// As Docker's side: the other side is not measured beside these.
+	removeAllAndStop(b, d)
 	return took
 }
 
