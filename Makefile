@@ -161,7 +161,7 @@ clean: demo-down
 	  if docker image inspect $$img >/dev/null 2>&1; then docker image rm $$img >/dev/null; fi; \
 	done
 
-## bench: dockctl vs the Docker API and Swarm, side by side (BENCH_QUICK=1: about 3–4 min, no Swarm; BENCH_SWARM=1; BENCH_JSON=PATH; BENCH_BASELINE=REV: also dockctl of that git revision, after/before ratios; BENCH_GUARD=0: print the regression guard's verdicts without failing; BENCH_SCALE_PODS=N: the scale-big section's pods); see BENCHMARKS.md
+## bench: dockctl vs the Docker API and Swarm, side by side (BENCH_QUICK=1: about 3–4 min, no Swarm, no cold recovery; BENCH_SWARM=1; BENCH_RECOVERY=1; BENCH_JSON=PATH; BENCH_BASELINE=REV: also dockctl of that git revision, after/before ratios; BENCH_GUARD=0: print the regression guard's verdicts without failing; BENCH_SCALE_PODS=N: the scale-big section's pods); see BENCHMARKS.md
 # The harness leaves any swarm it initialised itself (deferred, and on
 # signals); the shell trap covers a harness killed outright: the marker file
 # exists only while the harness owns a swarm. Exit status 3 of the harness
@@ -169,7 +169,7 @@ clean: demo-down
 # than 10 % past its goal): the Go benchmarks still run, then make fails.
 .PHONY: bench
 bench:
-	@echo "command: make bench BENCH_QUICK=$(BENCH_QUICK) BENCH_SWARM=$(BENCH_SWARM) BENCH_JSON=$(BENCH_JSON) BENCH_BASELINE=$(BENCH_BASELINE) BENCH_GUARD=$(BENCH_GUARD) BENCH_SECTIONS=$(BENCH_SECTIONS) BENCH_SCALE_PODS=$(BENCH_SCALE_PODS)"
+	@echo "command: make bench BENCH_QUICK=$(BENCH_QUICK) BENCH_SWARM=$(BENCH_SWARM) BENCH_RECOVERY=$(BENCH_RECOVERY) BENCH_JSON=$(BENCH_JSON) BENCH_BASELINE=$(BENCH_BASELINE) BENCH_GUARD=$(BENCH_GUARD) BENCH_SECTIONS=$(BENCH_SECTIONS) BENCH_SCALE_PODS=$(BENCH_SCALE_PODS)"
 	@echo "machine: nproc $$(nproc), $$(docker version -f 'Docker client {{.Client.Version}}, Engine {{.Server.Version}} (API {{.Server.APIVersion}})')"
 	@mkdir -p $(BUILD)/bench
 	$(GO) build -o $(BUILD)/bench/dockbench ./bench/cmd/dockbench
@@ -180,7 +180,7 @@ bench:
 	  rm -f $$marker; fi; }; \
 	trap leave EXIT INT TERM; \
 	status=0; \
-	BENCH_QUICK=$(BENCH_QUICK) BENCH_SWARM=$(BENCH_SWARM) BENCH_JSON=$(BENCH_JSON) BENCH_GUARD=$(BENCH_GUARD) BENCH_SCALE_PODS=$(BENCH_SCALE_PODS) \
+	BENCH_QUICK=$(BENCH_QUICK) BENCH_SWARM=$(BENCH_SWARM) BENCH_RECOVERY=$(BENCH_RECOVERY) BENCH_JSON=$(BENCH_JSON) BENCH_GUARD=$(BENCH_GUARD) BENCH_SCALE_PODS=$(BENCH_SCALE_PODS) \
 	  $(BUILD)/bench/dockbench -swarm-marker $$marker $(if $(BENCH_BASELINE),-baseline '$(BENCH_BASELINE)') || status=$$?; \
 	if [ $$status -ne 0 ] && [ $$status -ne 3 ]; then exit $$status; fi; \
 	leave; \
@@ -189,7 +189,7 @@ bench:
 	if [ $$status -eq 3 ]; then echo "bench: the regression guard failed (see GUARD above; BENCH_GUARD=0 reports without failing)"; fi; \
 	exit $$status
 
-## recovery: cold recovery after a Docker daemon restart without live-restore, dockctl's pods against Docker's own restart policy (a private dockerd; RECOVERY_BENCH=pods=30 for the small size alone)
+## recovery: cold recovery after a Docker daemon restart without live-restore, dockctl's pods and Services against Docker's own restart policy and network aliases (a private dockerd; RECOVERY_BENCH=pods=30_services=3 for the small size alone)
 RECOVERY_BENCH ?=
 .PHONY: recovery
 recovery:

@@ -498,6 +498,7 @@ type testDeployment struct {
 	spec     string   // extra spec fields, indented two spaces
 	network  string   // dockctl.io/network template annotation
 	extra    string   // extra container fields, indented eight spaces
+	labels   string   // extra template labels besides app, as "k: v, k2: v2"
 }
 
 func (d testDeployment) manifest() string {
@@ -507,7 +508,11 @@ func (d testDeployment) manifest() string {
 	if d.strategy != "" {
 		fmt.Fprintf(&b, "  strategy:\n%s\n", d.strategy)
 	}
-	fmt.Fprintf(&b, "  template:\n    metadata:\n      labels: {app: %s}\n", d.name)
+	labels := "app: " + d.name
+	if d.labels != "" {
+		labels += ", " + d.labels
+	}
+	fmt.Fprintf(&b, "  template:\n    metadata:\n      labels: {%s}\n", labels)
 	if d.network != "" {
 		fmt.Fprintf(&b, "      annotations:\n        dockctl.io/network: %s\n", d.network)
 	}
@@ -535,6 +540,7 @@ func TestTestManifestsDecode(t *testing.T) {
 		"rollout": rolloutManifest("web", 2, surge1, "x", []string{"--crash-after=1s"}, "        livenessProbe:\n          httpGet: {path: /healthz, port: 8080}\n"),
 		"private": privateNetManifest(2),
 		"chaos":   chaosManifest(&chaosDeployment{name: "c", replicas: 4, strategy: "    type: RollingUpdate\n    rollingUpdate: {maxSurge: 1}"}),
+		"cold":    coldSizes[len(coldSizes)-1].manifests(),
 	} {
 		if _, err := manifests.Decode(name+".yaml", []byte(m)); err != nil {
 			t.Errorf("%s:\n%s\n%v", name, m, err)

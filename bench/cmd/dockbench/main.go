@@ -10,7 +10,8 @@
 //
 // Settings come from the environment so that `make bench` can pass them
 // through: BENCH_QUICK=1 (a run under three minutes), BENCH_SWARM=1 (the Swarm
-// figures even when quick), BENCH_JSON=PATH (also write the results as JSON),
+// figures even when quick), BENCH_RECOVERY=1 (the cold recovery figures even
+// when quick), BENCH_JSON=PATH (also write the results as JSON),
 // BENCH_GUARD=0 (print the regression guard's verdicts without failing the
 // run on them: guard.go).
 // The flag -baseline REV (BENCH_BASELINE=REV) also measures dockctl built
@@ -81,6 +82,9 @@ type settings struct {
 	BigGetRuns int   `json:"scaleBigGetPodsRuns"`
 	BigProbe   []int `json:"scaleBigDirectConcurrencies"`
 	BigProbeN  int   `json:"scaleBigProbeContainers"`
+	// Recovery runs the recovery section (recovery.go): full runs, or
+	// BENCH_RECOVERY=1.
+	Recovery bool `json:"recovery"`
 }
 
 // scaleCase is one 0 → N → 0 measurement and the concurrencies at which
@@ -95,6 +99,7 @@ func loadSettings() settings {
 	s := settings{
 		Quick:      quick,
 		Swarm:      !quick || os.Getenv("BENCH_SWARM") == "1",
+		Recovery:   !quick || os.Getenv("BENCH_RECOVERY") == "1",
 		Guard:      guardEnforced(os.Getenv),
 		Kills:      20,
 		SwarmKills: 10,
@@ -145,8 +150,10 @@ func loadSettings() settings {
 		// the user-network bounds and services section (~5 min more),
 		// plus ≈ 8 min for the workloads section (3 of them CronJob
 		// firings, 1 the idle window, 200 short-lived containers), and
-		// ≈ 1 min for the gateway section.
-		Deadline: 36 * time.Minute,
+		// ≈ 1 min for the gateway section, and up to 10 min for the
+		// recovery section (a Go benchmark: its build, then 2 × 100
+		// containers in private daemons, each restarted once).
+		Deadline: 46 * time.Minute,
 	}
 	if quick {
 		// Sizes cut so that the services section and the user-network bounds
@@ -188,6 +195,9 @@ func loadSettings() settings {
 		if s.Swarm {
 			// Swarm's default 5 s restart delay alone costs half a minute.
 			s.Deadline += 2 * time.Minute
+		}
+		if s.Recovery {
+			s.Deadline += 10 * time.Minute
 		}
 	}
 	// The scale-big section's share grows with its size (bigDeadline).
@@ -328,6 +338,7 @@ func run(o options) (err error) {
 		{"realworld", benchRealworld},
 		{"workloads", benchWorkloads},
 		{"scale-big", benchScaleBig},
+		{"recovery", benchRecovery},
 		{"swarm", benchSwarm},
 	}
 	// BENCH_SECTIONS (comma-separated names) runs only some sections: a

@@ -79,7 +79,7 @@ type report struct {
 
 func newReport(e *env, s settings) *report {
 	r := &report{RunID: e.runID, Command: os.Args, Started: time.Now(), Settings: s, Env: map[string]string{}}
-	for _, k := range []string{"BENCH_QUICK", "BENCH_SWARM", "BENCH_JSON", "BENCH_SECTIONS", "BENCH_DEADLINE", "BENCH_BASELINE", "BENCH_GUARD", "BENCH_SCALE_PODS", "DOCKER_HOST"} {
+	for _, k := range []string{"BENCH_QUICK", "BENCH_SWARM", "BENCH_RECOVERY", "BENCH_JSON", "BENCH_SECTIONS", "BENCH_DEADLINE", "BENCH_BASELINE", "BENCH_GUARD", "BENCH_SCALE_PODS", "DOCKER_HOST"} {
 		if v, ok := os.LookupEnv(k); ok {
 			r.Env[k] = v
 		}
