@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"errors"
 	"io"
 	"net"
 	"net/http"
@@ -13,6 +14,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"testing"
 	"time"
 
@@ -1252,4 +1254,105 @@ func TestGatewayFastPathHandsOverAnUpgradeAfterFastRequests(t *testing.T) {
 			t.Fatalf("echo: %q (%v), want %q", got, err, msg)
 		}
 	}
+}
+
+// Pooled backend connections pass from one client's request to another's
+// with the client watch's deadline left armed or expired: clients at once,
+// each with answers at once and later than the watch's wait, get each
+// answer whole.
+func TestGatewayFastPathSharesPooledConnectionsBetweenClientsWithLateAnswers(t *testing.T) {
+	addr := server(t, func(c net.Conn) {
+		br := bufio.NewReader(c)
+		for {
+			r, err := http.ReadRequest(br)
+			if err != nil {
+				return
+			}
+			io.Copy(io.Discard, r.Body)
+			if strings.HasPrefix(r.URL.Path, "/late") {
+				time.Sleep(fastWatchClientAfter + 5*time.Millisecond)
+			}
+			io.WriteString(c, "HTTP/1.1 200 OK\r\nContent-Length: "+strconv.Itoa(len(r.URL.Path))+"\r\n\r\n")
+			if strings.HasSuffix(r.URL.Path, "/split") {
+				time.Sleep(fastWatchClientAfter + 5*time.Millisecond)
+			}
+			io.WriteString(c, r.URL.Path)
+		}
+	})
+	g := gatewayServing(t, addr)
+	var wg sync.WaitGroup
+	for client := range 6 {
+		c := dialRaw(t, g.Addr(80))
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range 30 {
+				path := []string{"/fast", "/late", "/fast/split", "/late/split"}[(client+i)%4] + "/" + strconv.Itoa(client)
+				io.WriteString(c.c, "GET "+path+" HTTP/1.1\r\nHost: x\r\n\r\n")
+				resp, err := http.ReadResponse(c.br, nil)
+				if err != nil {
+					t.Errorf("client %d, %s: %v", client, path, err)
+					return
+				}
+				body, err := io.ReadAll(resp.Body)
+				if err != nil || resp.StatusCode != 200 || string(body) != path {
+					t.Errorf("client %d: %d %q (%v), want 200 %q", client, resp.StatusCode, body, err, path)
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+}
+
+// Shutdown while clients keep sending: every answer a client gets is
+// whole (an idle connection is closed between answers, never in one), and
+// Shutdown returns once the requests in flight are answered.
+func TestGatewayFastPathShutdownAmidRequestsCutsNoAnswer(t *testing.T) {
+	be := newRawBackend(t, func(r *http.Request) (string, bool) {
+		if r.URL.Path == "/late" {
+			time.Sleep(2 * fastWatchClientAfter)
+		}
+		return "HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok", false
+	})
+	g := NewGateway(GatewayOptions{ListenAddr: func(int) string { return "127.0.0.1:0" }, Log: testLog(t)})
+	mustApplyGateway(t, g, fastAndNetHTTP(1, be.endpoint()))
+	var wg sync.WaitGroup
+	var answered atomic.Int32
+	for client := range 8 {
+		c := dialRaw(t, g.Addr(80))
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := 0; ; i++ {
+				path := []string{"/", "/late"}[(client+i)%2]
+				if _, err := io.WriteString(c.c, "GET "+path+" HTTP/1.1\r\nHost: x\r\n\r\n"); err != nil {
+					return
+				}
+				resp, err := http.ReadResponse(c.br, nil)
+				if err != nil {
+					if !errors.Is(err, io.EOF) && !errors.Is(err, syscall.ECONNRESET) {
+						t.Errorf("client %d: %v, want an answer or the connection closed before it", client, err)
+					}
+					return
+				}
+				body, err := io.ReadAll(resp.Body)
+				if err != nil || resp.StatusCode != 200 || string(body) != "ok" {
+					t.Errorf("client %d: %d %q (%v): an answer cut", client, resp.StatusCode, body, err)
+					return
+				}
+				answered.Add(1)
+				if resp.Close {
+					return
+				}
+			}
+		}()
+	}
+	waitFor(t, "100 answers", func() bool { return answered.Load() >= 100 })
+	ctx, cancel := context.WithTimeout(context.Background(), deadline)
+	defer cancel()
+	if err := g.Shutdown(ctx); err != nil {
+		t.Fatalf("Shutdown: %v", err)
+	}
+	wg.Wait()
 }
