@@ -147,3 +147,31 @@ func TestAccessLineIsSlogs(t *testing.T) {
 		})
 	}
 }
+
+// The cached second of appendLogTime is shared by every writer: lines
+// made at once in other seconds and zones (DST changes included) each get
+// their own time, as time formats it.
+func TestAccessLineTimeIsItsOwnWhenWritersInterleave(t *testing.T) {
+	berlin, err := time.LoadLocation("Europe/Berlin")
+	if err != nil {
+		berlin = time.FixedZone("CET", 3600) // no zone database here
+	}
+	// 2026-03-29 01:00:00 UTC: Berlin goes from +01:00 to +02:00.
+	dst := time.Date(2026, 3, 29, 1, 0, 0, 0, time.UTC)
+	locs := []*time.Location{time.UTC, time.Local, berlin, time.FixedZone("", -(9*3600 + 30*60))}
+	var wg sync.WaitGroup
+	for w := range 8 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range 2000 {
+				at := dst.Add(time.Duration(i%7-3)*time.Second + time.Duration(w*i)*time.Microsecond + time.Duration(i%3)).In(locs[(w+i)%len(locs)])
+				if got, want := string(appendLogTime(nil, at)), at.Format(time.RFC3339Nano); got != want {
+					t.Errorf("writer %d: %s, want %s", w, got, want)
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+}

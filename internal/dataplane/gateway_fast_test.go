@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"errors"
 	"io"
 	"net"
 	"net/http"
@@ -13,6 +14,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"testing"
 	"time"
 
@@ -1097,4 +1099,260 @@ func TestGatewayFastPathOutlivesTheClientWatchsDeadline(t *testing.T) {
 	if n := conns.Load(); n != 1 {
 		t.Errorf("%d connections to the backend, want the pooled one reused", n)
 	}
+}
+
+// The fast path keeps the latest request's Host string while a connection
+// sends the same one: a connection that changes its Host (a client reusing
+// one connection for two virtual hosts, or another case, or a port) has each
+// request routed by its own Host, never by the one before.
+func TestGatewayFastPathRoutesEachRequestOfAConnectionByItsOwnHost(t *testing.T) {
+	answer := func(name string) func(*http.Request) (string, bool) {
+		return func(*http.Request) (string, bool) {
+			return "HTTP/1.1 200 OK\r\nContent-Length: " + strconv.Itoa(len(name)) + "\r\n\r\n" + name, false
+		}
+	}
+	a, b := newRawBackend(t, answer("a")), newRawBackend(t, answer("b"))
+	g, _ := newTestGateway(t, 1)
+	mustApplyGateway(t, g, helperapi.GatewayConfig{Generation: 1, Ports: []helperapi.GatewayPort{httpPort(
+		helperapi.GatewayHost{Hostname: "a.example", Routes: []helperapi.GatewayRoute{prefix("/", backendOf("a", 1, a.endpoint()))}},
+		helperapi.GatewayHost{Hostname: "b.example", Routes: []helperapi.GatewayRoute{prefix("/", backendOf("b", 1, b.endpoint()))}},
+	)}})
+	c := dialRaw(t, g.Addr(80))
+	for i, tc := range []struct{ host, want string }{
+		{"a.example", "a"}, {"a.example", "a"}, {"b.example", "b"}, {"a.example", "a"}, {"B.EXAMPLE", "b"},
+		{"b.example", "b"}, {"a.example:8080", "a"}, {"a.example:8080", "a"}, {"b.example:8080", "b"}, {"other", ""},
+		{"a.example", "a"},
+	} {
+		resp, body := c.do("GET", "GET / HTTP/1.1\r\nHost: "+tc.host+"\r\n\r\n")
+		if tc.want == "" {
+			if resp.StatusCode != http.StatusNotFound {
+				t.Errorf("request %d, Host %s: %d %q, want 404", i, tc.host, resp.StatusCode, body)
+			}
+			continue
+		}
+		if resp.StatusCode != 200 || body != tc.want {
+			t.Errorf("request %d, Host %s: %d from %q, want 200 from %q", i, tc.host, resp.StatusCode, body, tc.want)
+		}
+	}
+}
+
+// A kept-alive connection's next request head may come in pieces (the
+// head timeout is armed only then): split after each of its bytes, each
+// request is still relayed.
+func TestGatewayFastPathReadsAHeadSplitAtAnyByte(t *testing.T) {
+	be := newRawBackend(t, ok200)
+	g, _ := newTestGateway(t, 1)
+	mustApplyGateway(t, g, fastAndNetHTTP(1, be.endpoint()))
+	c := dialRaw(t, g.Addr(80))
+	head := "GET /split HTTP/1.1\r\nHost: x\r\nX-A: 1\r\n\r\n"
+	for i := 1; i < len(head); i++ {
+		if _, err := io.WriteString(c.c, head[:i]); err != nil {
+			t.Fatal(err)
+		}
+		// A pause, so that the pieces come in two segments; nothing of
+		// an incomplete head reaches the backend.
+		time.Sleep(time.Millisecond)
+		if n := be.requests(); n != i-1 {
+			t.Fatalf("split at %d: the backend saw %d requests before the head was whole, want %d", i, n, i-1)
+		}
+		resp, body := c.do("GET", head[i:])
+		if resp.StatusCode != 200 || body != "ok" {
+			t.Fatalf("split at %d: %d %q, want 200 \"ok\"", i, resp.StatusCode, body)
+		}
+	}
+}
+
+// A pooled connection whose previous answer came at once keeps the client
+// watch's deadline armed (awaitAnswer); the next request on it, sent
+// before or after that deadline passed, may be answered late and in
+// pieces, a head line at a time and a chunked body chunk by chunk, each
+// later than the watch's wait: all of it is relayed.
+func TestGatewayFastPathRelaysALateAnswerInPiecesOnAPooledConnection(t *testing.T) {
+	var conns atomic.Int32
+	pause := func() { time.Sleep(2 * fastWatchClientAfter) }
+	addr := server(t, func(c net.Conn) {
+		conns.Add(1)
+		br := bufio.NewReader(c)
+		for {
+			r, err := http.ReadRequest(br)
+			if err != nil {
+				return
+			}
+			io.Copy(io.Discard, r.Body)
+			if r.URL.Path == "/fast" {
+				io.WriteString(c, "HTTP/1.1 200 OK\r\nContent-Length: 4\r\n\r\nfast")
+				continue
+			}
+			for _, piece := range []string{"HTTP/1.1 200 OK\r\n", "Transfer-Encoding: chunked\r\n", "\r\n",
+				"3\r\none\r\n", "3\r\ntwo\r\n", "5\r\nthree\r\n", "0\r\n\r\n"} {
+				pause()
+				io.WriteString(c, piece)
+			}
+		}
+	})
+	g := gatewayServing(t, addr)
+	c := dialRaw(t, g.Addr(80))
+	for i, req := range []struct{ method, head, want string }{
+		{"GET", "GET /fast HTTP/1.1\r\nHost: x\r\n\r\n", "fast"},
+		{"GET", "GET /late HTTP/1.1\r\nHost: x\r\n\r\n", "onetwothree"}, // at once: the deadline not passed yet
+		{"GET", "GET /fast HTTP/1.1\r\nHost: x\r\n\r\n", "fast"},
+		{"POST", "POST /late HTTP/1.1\r\nHost: x\r\nContent-Length: 2\r\n\r\nhi", "onetwothree"},
+		{"GET", "GET /fast HTTP/1.1\r\nHost: x\r\n\r\n", "fast"},
+		{"WAIT", "GET /late HTTP/1.1\r\nHost: x\r\n\r\n", "onetwothree"}, // after the deadline passed
+	} {
+		if req.method == "WAIT" {
+			pause()
+			req.method = "GET"
+		}
+		if resp, body := c.do(req.method, req.head); resp.StatusCode != 200 || body != req.want {
+			t.Fatalf("request %d: %d %q, want 200 %q", i, resp.StatusCode, body, req.want)
+		}
+	}
+	if n := conns.Load(); n != 1 {
+		t.Errorf("%d connections to the backend, want the pooled one reused", n)
+	}
+}
+
+// A WebSocket upgrade on a connection that was served by the fast path
+// first is handed over to net/http with no read deadline of the fast
+// path's left: the upgraded connection carries data both ways.
+func TestGatewayFastPathHandsOverAnUpgradeAfterFastRequests(t *testing.T) {
+	addr := server(t, func(c net.Conn) {
+		br := bufio.NewReader(c)
+		for {
+			r, err := http.ReadRequest(br)
+			if err != nil {
+				return
+			}
+			io.Copy(io.Discard, r.Body)
+			if r.Header.Get("Upgrade") == "" {
+				io.WriteString(c, "HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok")
+				continue
+			}
+			io.WriteString(c, "HTTP/1.1 101 Switching Protocols\r\nConnection: Upgrade\r\nUpgrade: websocket\r\n\r\n")
+			// Echo, as a WebSocket server echoes frames.
+			io.Copy(c, br)
+			return
+		}
+	})
+	g := gatewayServing(t, addr)
+	c := dialRaw(t, g.Addr(80))
+	for range 3 {
+		if resp, body := c.do("GET", "GET / HTTP/1.1\r\nHost: x\r\n\r\n"); resp.StatusCode != 200 || body != "ok" {
+			t.Fatalf("%d %q, want 200 \"ok\"", resp.StatusCode, body)
+		}
+	}
+	io.WriteString(c.c, "GET /ws HTTP/1.1\r\nHost: x\r\nConnection: Upgrade\r\nUpgrade: websocket\r\n\r\n")
+	resp, err := http.ReadResponse(c.br, nil)
+	if err != nil || resp.StatusCode != http.StatusSwitchingProtocols {
+		t.Fatalf("upgrade: %v %v, want 101", resp, err)
+	}
+	for _, msg := range []string{"ping", "pong"} {
+		io.WriteString(c.c, msg)
+		got := make([]byte, len(msg))
+		if _, err := io.ReadFull(c.br, got); err != nil || string(got) != msg {
+			t.Fatalf("echo: %q (%v), want %q", got, err, msg)
+		}
+	}
+}
+
+// Pooled backend connections pass from one client's request to another's
+// with the client watch's deadline left armed or expired: clients at once,
+// each with answers at once and later than the watch's wait, get each
+// answer whole.
+func TestGatewayFastPathSharesPooledConnectionsBetweenClientsWithLateAnswers(t *testing.T) {
+	addr := server(t, func(c net.Conn) {
+		br := bufio.NewReader(c)
+		for {
+			r, err := http.ReadRequest(br)
+			if err != nil {
+				return
+			}
+			io.Copy(io.Discard, r.Body)
+			if strings.HasPrefix(r.URL.Path, "/late") {
+				time.Sleep(fastWatchClientAfter + 5*time.Millisecond)
+			}
+			io.WriteString(c, "HTTP/1.1 200 OK\r\nContent-Length: "+strconv.Itoa(len(r.URL.Path))+"\r\n\r\n")
+			if strings.HasSuffix(r.URL.Path, "/split") {
+				time.Sleep(fastWatchClientAfter + 5*time.Millisecond)
+			}
+			io.WriteString(c, r.URL.Path)
+		}
+	})
+	g := gatewayServing(t, addr)
+	var wg sync.WaitGroup
+	for client := range 6 {
+		c := dialRaw(t, g.Addr(80))
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range 30 {
+				path := []string{"/fast", "/late", "/fast/split", "/late/split"}[(client+i)%4] + "/" + strconv.Itoa(client)
+				io.WriteString(c.c, "GET "+path+" HTTP/1.1\r\nHost: x\r\n\r\n")
+				resp, err := http.ReadResponse(c.br, nil)
+				if err != nil {
+					t.Errorf("client %d, %s: %v", client, path, err)
+					return
+				}
+				body, err := io.ReadAll(resp.Body)
+				if err != nil || resp.StatusCode != 200 || string(body) != path {
+					t.Errorf("client %d: %d %q (%v), want 200 %q", client, resp.StatusCode, body, err, path)
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+}
+
+// Shutdown while clients keep sending: every answer a client gets is
+// whole (an idle connection is closed between answers, never in one), and
+// Shutdown returns once the requests in flight are answered.
+func TestGatewayFastPathShutdownAmidRequestsCutsNoAnswer(t *testing.T) {
+	be := newRawBackend(t, func(r *http.Request) (string, bool) {
+		if r.URL.Path == "/late" {
+			time.Sleep(2 * fastWatchClientAfter)
+		}
+		return "HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok", false
+	})
+	g := NewGateway(GatewayOptions{ListenAddr: func(int) string { return "127.0.0.1:0" }, Log: testLog(t)})
+	mustApplyGateway(t, g, fastAndNetHTTP(1, be.endpoint()))
+	var wg sync.WaitGroup
+	var answered atomic.Int32
+	for client := range 8 {
+		c := dialRaw(t, g.Addr(80))
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := 0; ; i++ {
+				path := []string{"/", "/late"}[(client+i)%2]
+				if _, err := io.WriteString(c.c, "GET "+path+" HTTP/1.1\r\nHost: x\r\n\r\n"); err != nil {
+					return
+				}
+				resp, err := http.ReadResponse(c.br, nil)
+				if err != nil {
+					if !errors.Is(err, io.EOF) && !errors.Is(err, syscall.ECONNRESET) {
+						t.Errorf("client %d: %v, want an answer or the connection closed before it", client, err)
+					}
+					return
+				}
+				body, err := io.ReadAll(resp.Body)
+				if err != nil || resp.StatusCode != 200 || string(body) != "ok" {
+					t.Errorf("client %d: %d %q (%v): an answer cut", client, resp.StatusCode, body, err)
+					return
+				}
+				answered.Add(1)
+				if resp.Close {
+					return
+				}
+			}
+		}()
+	}
+	waitFor(t, "100 answers", func() bool { return answered.Load() >= 100 })
+	ctx, cancel := context.WithTimeout(context.Background(), deadline)
+	defer cancel()
+	if err := g.Shutdown(ctx); err != nil {
+		t.Fatalf("Shutdown: %v", err)
+	}
+	wg.Wait()
 }
