@@ -134,6 +134,12 @@ func (g *leaveGate) needed(ctx context.Context, api dockerAPI, timeout time.Dura
 	return g.serial
 }
 
+// LeavesDeadlock reports whether Engine version v can deadlock when two
+// containers of one network leave it at once (leaveGate): for code that
+// removes containers through the Docker API itself, as the benchmark
+// harness does.
+func LeavesDeadlock(v string) bool { return leavesDeadlock(v) }
+
 // leavesDeadlock reports whether Engine version v (as `docker version`
 // prints it: "20.10.24", "20.10.24+dfsg1", "28.2.2") has libnetwork's
 // getSvcRecords/processEndpointDelete lock inversion: every release before

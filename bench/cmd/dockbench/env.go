@@ -296,7 +296,8 @@ func (e *env) waitGone(ctx context.Context, timeout time.Duration, selectors ...
 	}
 }
 
-// removeAll force-removes every container of this run, 8 at a time — the
+// removeAll force-removes every container of this run (removalConcurrency
+// at a time) — the
 // harness's and dockctl's replicas (labelled with the run) and the helpers
 // of the run's dockctl instances (Service proxies, the DNS server:
 // labelled with their instance only) — then the volumes, helper images
@@ -327,10 +328,27 @@ func (e *env) removeAll(ctx context.Context) error {
 			}
 		}
 	}
-	if err := summarize(parallel(ids, 8, func(id string) error { return e.remove(ctx, id) })); err != nil {
+	version := ""
+	if v, err := e.cli.ServerVersion(ctx); err == nil {
+		version = v.Version
+	}
+	if err := summarize(parallel(ids, removalConcurrency(version), func(id string) error { return e.remove(ctx, id) })); err != nil {
 		return err
 	}
 	return e.removeInstanceObjects(ctx)
+}
+
+// removalConcurrency is how many of removeAll's forced removals run at
+// once: 8, or one at a time on an Engine whose libnetwork can deadlock
+// when two containers of one network leave it together
+// (dockerx.LeavesDeadlock; moby/moby#46661) — most of a run's containers
+// share a network, and a wedged daemon hangs the rest of the run and the
+// machine. An Engine whose version cannot be read is taken as affected.
+func removalConcurrency(engineVersion string) int {
+	if engineVersion == "" || dockerx.LeavesDeadlock(engineVersion) {
+		return 1
+	}
+	return 8
 }
 
 // useInstance records a dockctl instance of this run, for removeAll.
