@@ -50,6 +50,7 @@ type env struct {
 func newEnv(t testing.TB) *env {
 	t.Helper()
 	e := &env{t: t, instance: "e2e-" + randomSuffix(), stateDir: t.TempDir()}
+	instancesMade.Store(e.instance, true)
 	e.created = watchCreated(e.instance)
 	t.Logf("instance %s, state directory %s", e.instance, e.stateDir)
 	t.Cleanup(func() {
@@ -354,6 +355,30 @@ func removeImagesByLabel(t testing.TB, label string) {
 			t.Logf("cleanup image %s: %v", img.ID, err)
 		}
 	}
+}
+
+// instancesMade are the instances of this run's tests (newEnv), for the
+// run's last sweep (sweepInstanceImages).
+var instancesMade sync.Map
+
+// sweepInstanceImages removes the images still labelled with one of this
+// run's instances once every test has ended, and says so: a helper image
+// whose load a killed controller had begun can land in the daemon after
+// its test's own removal by label listed the images. They are this run's
+// alone (random instance names), and the host must be left as it was.
+func sweepInstanceImages(ctx context.Context) {
+	instancesMade.Range(func(k, _ any) bool {
+		imgs, err := dockerCli.ImageList(ctx, image.ListOptions{All: true, Filters: labelFilter("io.dockctl.instance=" + k.(string))})
+		if err != nil {
+			fmt.Fprintf(os.Stderr, "e2e cleanup: list the images of instance %s: %v\n", k, err)
+			return true
+		}
+		for _, img := range imgs {
+			_, err := dockerCli.ImageRemove(ctx, img.ID, image.RemoveOptions{Force: true, PruneChildren: true})
+			fmt.Fprintf(os.Stderr, "e2e cleanup: image %s %v of instance %s was left after its test; removed (err: %v)\n", img.ID, img.RepoTags, k, err)
+		}
+		return true
+	})
 }
 
 // removeNetworksByLabel removes the instance network a test's controller

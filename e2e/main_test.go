@@ -134,6 +134,9 @@ func run(m *testing.M) (int, error) {
 		return 0, err
 	}
 	code := m.Run()
+	sweepCtx, stopSweep := context.WithTimeout(context.Background(), 2*time.Minute)
+	sweepInstanceImages(sweepCtx)
+	stopSweep()
 	// The images are this suite's own; containers were removed by each
 	// test. PruneChildren takes the classic builder's untagged parents
 	// too. A removal that fails (a container still uses the image) is a
