@@ -292,6 +292,12 @@ func (e *env) manifestWith(name string, replicas int, greeting, surge, unavailab
 // on 8080, its template labelled with the run. strategy (spec lines) and
 // container (lines of the container) are inserted as given.
 func (e *env) deploymentYAML(name string, replicas int, strategy, container string) string {
+	return e.deploymentYAMLLabelled(name, replicas, "", strategy, container)
+}
+
+// deploymentYAMLLabelled is deploymentYAML with more template labels
+// (flow-mapping entries, each ending in ", ": "group: g, "), after app.
+func (e *env) deploymentYAMLLabelled(name string, replicas int, labels, strategy, container string) string {
 	return fmt.Sprintf(`apiVersion: apps/v1
 kind: Deployment
 metadata:
@@ -302,11 +308,11 @@ spec:
     matchLabels: {app: %[1]s}
 %[6]s  template:
     metadata:
-      labels: {app: %[1]s, %[3]s: %[4]s}
+      labels: {app: %[1]s, %[8]s%[3]s: %[4]s}
     spec:
       containers:
       - name: app
         image: %[5]s
         args: ["--listen=:8080"]
-%[7]s`, name, replicas, benchLabel, e.runID, e.image, strategy, container)
+%[7]s`, name, replicas, benchLabel, e.runID, e.image, strategy, container, labels)
 }

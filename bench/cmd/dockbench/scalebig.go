@@ -634,25 +634,8 @@ func (e *env) bigBundle(b bigSize) string {
 	for i := 0; i < b.Deployments; i++ {
 		name := fmt.Sprintf("big-%03d", i)
 		group := fmt.Sprintf("grp-%03d", i/2)
-		fmt.Fprintf(&sb, `apiVersion: apps/v1
-kind: Deployment
-metadata:
-  name: %[1]s
-spec:
-  replicas: %[2]d
-  selector:
-    matchLabels: {app: %[1]s}
-  template:
-    metadata:
-      labels: {app: %[1]s, group: %[3]s, %[4]s: %[5]s}
-    spec:
-      containers:
-      - name: app
-        image: %[6]s
-        args: ["--listen=:8080"]
-        ports: [{name: http, containerPort: 8080}]
----
-`, name, bigReplicas, group, benchLabel, e.runID, e.image)
+		sb.WriteString(e.deploymentYAMLLabelled(name, bigReplicas, "group: "+group+", ", "", "        ports: [{name: http, containerPort: 8080}]\n"))
+		sb.WriteString("---\n")
 	}
 	for i := 0; i < b.Services; i++ {
 		fmt.Fprintf(&sb, `apiVersion: v1
