@@ -260,25 +260,17 @@ func TestGatewayFastPathFramesAnHTTP10AnswerAsReverseProxy(t *testing.T) {
 func TestGatewayFastPathRelaysALateAnswerInPiecesOnAPooledConnection(t *testing.T) {
 	var conns atomic.Int32
 	pause := func() { time.Sleep(2 * fastWatchClientAfter) }
-	addr := server(t, func(c net.Conn) {
-		conns.Add(1)
-		br := bufio.NewReader(c)
-		for {
-			r, err := http.ReadRequest(br)
-			if err != nil {
-				return
-			}
-			io.Copy(io.Discard, r.Body)
-			if r.URL.Path == "/fast" {
-				io.WriteString(c, "HTTP/1.1 200 OK\r\nContent-Length: 4\r\n\r\nfast")
-				continue
-			}
-			for _, piece := range []string{"HTTP/1.1 200 OK\r\n", "Transfer-Encoding: chunked\r\n", "\r\n",
-				"3\r\none\r\n", "3\r\ntwo\r\n", "5\r\nthree\r\n", "0\r\n\r\n"} {
-				pause()
-				io.WriteString(c, piece)
-			}
+	addr := requestServer(t, &conns, func(c net.Conn, br *bufio.Reader, r *http.Request) bool {
+		if r.URL.Path == "/fast" {
+			io.WriteString(c, "HTTP/1.1 200 OK\r\nContent-Length: 4\r\n\r\nfast")
+			return true
 		}
+		for _, piece := range []string{"HTTP/1.1 200 OK\r\n", "Transfer-Encoding: chunked\r\n", "\r\n",
+			"3\r\none\r\n", "3\r\ntwo\r\n", "5\r\nthree\r\n", "0\r\n\r\n"} {
+			pause()
+			io.WriteString(c, piece)
+		}
+		return true
 	})
 	g := gatewayServing(t, addr)
 	c := dialRaw(t, g.Addr(80))

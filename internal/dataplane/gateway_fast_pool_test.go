@@ -88,24 +88,17 @@ func TestGatewayFastPathPostAfterTheBackendClosedItsIdleConnection(t *testing.T)
 // ("Unsolicited response received on idle HTTP channel").
 func TestGatewayFastPathUnsolicitedBytesReachNoOtherClient(t *testing.T) {
 	first, more := make(chan struct{}), make(chan struct{})
-	addr := server(t, func(c net.Conn) {
-		br := bufio.NewReader(c)
-		for i := 0; ; i++ {
-			r, err := http.ReadRequest(br)
-			if err != nil {
-				return
-			}
-			io.Copy(io.Discard, r.Body)
-			switch {
-			case r.URL.Path == "/first":
-				io.WriteString(c, "HTTP/1.1 204 No Content\r\n\r\n")
-				close(first)
-				<-more
-				io.WriteString(c, "HTTP/1.1 200 OK\r\nContent-Length: 13\r\n\r\nalice's data!")
-			default:
-				io.WriteString(c, "HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok")
-			}
+	addr := requestServer(t, nil, func(c net.Conn, br *bufio.Reader, r *http.Request) bool {
+		switch {
+		case r.URL.Path == "/first":
+			io.WriteString(c, "HTTP/1.1 204 No Content\r\n\r\n")
+			close(first)
+			<-more
+			io.WriteString(c, "HTTP/1.1 200 OK\r\nContent-Length: 13\r\n\r\nalice's data!")
+		default:
+			io.WriteString(c, "HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok")
 		}
+		return true
 	})
 	g := gatewayServing(t, addr)
 	alice := dialRaw(t, g.Addr(80))
@@ -157,23 +150,15 @@ func TestGatewayFastPathRetriesAGetWhoseReusedConnectionClosesLate(t *testing.T)
 // connection idle for longer than it is still reused.
 func TestGatewayFastPathOutlivesTheClientWatchsDeadline(t *testing.T) {
 	var conns atomic.Int32
-	addr := server(t, func(c net.Conn) {
-		conns.Add(1)
-		br := bufio.NewReader(c)
-		for {
-			r, err := http.ReadRequest(br)
-			if err != nil {
-				return
-			}
-			io.Copy(io.Discard, r.Body)
-			if r.URL.Path != "/late-body" {
-				io.WriteString(c, "HTTP/1.1 200 OK\r\nContent-Length: 4\r\n\r\nbody")
-				continue
-			}
-			io.WriteString(c, "HTTP/1.1 200 OK\r\nContent-Length: 4\r\n\r\n")
-			time.Sleep(3 * fastWatchClientAfter)
-			io.WriteString(c, "body")
+	addr := requestServer(t, &conns, func(c net.Conn, br *bufio.Reader, r *http.Request) bool {
+		if r.URL.Path != "/late-body" {
+			io.WriteString(c, "HTTP/1.1 200 OK\r\nContent-Length: 4\r\n\r\nbody")
+			return true
 		}
+		io.WriteString(c, "HTTP/1.1 200 OK\r\nContent-Length: 4\r\n\r\n")
+		time.Sleep(3 * fastWatchClientAfter)
+		io.WriteString(c, "body")
+		return true
 	})
 	g := gatewayServing(t, addr)
 	c := dialRaw(t, g.Addr(80))
@@ -195,23 +180,16 @@ func TestGatewayFastPathOutlivesTheClientWatchsDeadline(t *testing.T) {
 // each with answers at once and later than the watch's wait, get each
 // answer whole.
 func TestGatewayFastPathSharesPooledConnectionsBetweenClientsWithLateAnswers(t *testing.T) {
-	addr := server(t, func(c net.Conn) {
-		br := bufio.NewReader(c)
-		for {
-			r, err := http.ReadRequest(br)
-			if err != nil {
-				return
-			}
-			io.Copy(io.Discard, r.Body)
-			if strings.HasPrefix(r.URL.Path, "/late") {
-				time.Sleep(fastWatchClientAfter + 5*time.Millisecond)
-			}
-			io.WriteString(c, "HTTP/1.1 200 OK\r\nContent-Length: "+strconv.Itoa(len(r.URL.Path))+"\r\n\r\n")
-			if strings.HasSuffix(r.URL.Path, "/split") {
-				time.Sleep(fastWatchClientAfter + 5*time.Millisecond)
-			}
-			io.WriteString(c, r.URL.Path)
+	addr := requestServer(t, nil, func(c net.Conn, br *bufio.Reader, r *http.Request) bool {
+		if strings.HasPrefix(r.URL.Path, "/late") {
+			time.Sleep(fastWatchClientAfter + 5*time.Millisecond)
 		}
+		io.WriteString(c, "HTTP/1.1 200 OK\r\nContent-Length: "+strconv.Itoa(len(r.URL.Path))+"\r\n\r\n")
+		if strings.HasSuffix(r.URL.Path, "/split") {
+			time.Sleep(fastWatchClientAfter + 5*time.Millisecond)
+		}
+		io.WriteString(c, r.URL.Path)
+		return true
 	})
 	g := gatewayServing(t, addr)
 	var wg sync.WaitGroup

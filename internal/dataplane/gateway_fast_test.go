@@ -638,23 +638,15 @@ func TestGatewayFastPathRoutesEachRequestOfAConnectionByItsOwnHost(t *testing.T)
 // first is handed over to net/http with no read deadline of the fast
 // path's left: the upgraded connection carries data both ways.
 func TestGatewayFastPathHandsOverAnUpgradeAfterFastRequests(t *testing.T) {
-	addr := server(t, func(c net.Conn) {
-		br := bufio.NewReader(c)
-		for {
-			r, err := http.ReadRequest(br)
-			if err != nil {
-				return
-			}
-			io.Copy(io.Discard, r.Body)
-			if r.Header.Get("Upgrade") == "" {
-				io.WriteString(c, "HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok")
-				continue
-			}
-			io.WriteString(c, "HTTP/1.1 101 Switching Protocols\r\nConnection: Upgrade\r\nUpgrade: websocket\r\n\r\n")
-			// Echo, as a WebSocket server echoes frames.
-			io.Copy(c, br)
-			return
+	addr := requestServer(t, nil, func(c net.Conn, br *bufio.Reader, r *http.Request) bool {
+		if r.Header.Get("Upgrade") == "" {
+			io.WriteString(c, "HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok")
+			return true
 		}
+		io.WriteString(c, "HTTP/1.1 101 Switching Protocols\r\nConnection: Upgrade\r\nUpgrade: websocket\r\n\r\n")
+		// Echo, as a WebSocket server echoes frames.
+		io.Copy(c, br)
+		return false
 	})
 	g := gatewayServing(t, addr)
 	c := dialRaw(t, g.Addr(80))
@@ -727,4 +719,28 @@ func TestGatewayFastPathShutdownAmidRequestsCutsNoAnswer(t *testing.T) {
 		t.Fatalf("Shutdown: %v", err)
 	}
 	wg.Wait()
+}
+
+// requestServer is a backend on a raw connection: it reads each request
+// of a connection (its body drained) and calls answer, which writes the
+// answer on c (br is the connection's reader, for an upgrade) and
+// returns false to end the connection. conns, when set, counts the
+// connections.
+func requestServer(t testing.TB, conns *atomic.Int32, answer func(c net.Conn, br *bufio.Reader, r *http.Request) bool) string {
+	return server(t, func(c net.Conn) {
+		if conns != nil {
+			conns.Add(1)
+		}
+		br := bufio.NewReader(c)
+		for {
+			r, err := http.ReadRequest(br)
+			if err != nil {
+				return
+			}
+			io.Copy(io.Discard, r.Body)
+			if !answer(c, br, r) {
+				return
+			}
+		}
+	})
 }
