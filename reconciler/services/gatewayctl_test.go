@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -106,14 +105,12 @@ func newRoutedWebRig(t *testing.T, pods []PodEndpoint) *svcRig {
 // gateway's first sync (awaitGatewayPorts).
 func (r *svcRig) restartIntoTheGatewayWait() (advance func(time.Duration)) {
 	r.t.Helper()
-	now := t0
-	var mu sync.Mutex
-	r.build(r.docker, func() time.Time { mu.Lock(); defer mu.Unlock(); return now })
+	advance = r.withClock()
 	r.feed(webPods(2, 2))
 	if res := r.reconcile("default/web"); res.RequeueAfter == 0 {
 		r.t.Fatalf("result %+v: expected the Service to wait for the gateway", res)
 	}
-	return func(d time.Duration) { mu.Lock(); defer mu.Unlock(); now = now.Add(d) }
+	return advance
 }
 
 // wantGatewayLeavesOut checks that the gateway binds 18443 only, 18080
@@ -432,9 +429,7 @@ func TestServiceWaitForTheGatewayIsBounded(t *testing.T) {
 		r.svcs.put(webService("", 0))
 		r.ctrl.ServeGateway(gatewayTable(18080, 18443), 1, nil)
 		r.reconcile(GatewayKey)
-		now := t0
-		var mu sync.Mutex
-		r.build(r.docker, func() time.Time { mu.Lock(); defer mu.Unlock(); return now })
+		advance := r.withClock()
 		r.feed(webPods(1, 1))
 		r.svcs.put(lb)
 		res := r.reconcile("shop/lb")
@@ -444,9 +439,7 @@ func TestServiceWaitForTheGatewayIsBounded(t *testing.T) {
 		if st := r.svcs.status("shop/lb"); len(st.Published) != 0 {
 			t.Errorf("published %+v while waiting, want nothing judged", st.Published)
 		}
-		mu.Lock()
-		now = now.Add(gatewayPortsWait)
-		mu.Unlock()
+		advance(gatewayPortsWait)
 		if res := r.reconcile("shop/lb"); res.RequeueAfter != 0 {
 			t.Errorf("result %+v once the wait is over, want none", res)
 		}

@@ -24,6 +24,15 @@ func shopLB(ports ...int32) *store.ServiceRecord {
 		Spec: manifests.ServiceSpec{Type: "LoadBalancer", Selector: app("lb"), Ports: sps}}}
 }
 
+// withClock rebuilds the controller on a clock that starts at t0 and
+// moves only by the advance it returns.
+func (r *svcRig) withClock() (advance func(time.Duration)) {
+	now := t0
+	var mu sync.Mutex
+	r.build(r.docker, func() time.Time { mu.Lock(); defer mu.Unlock(); return now })
+	return func(d time.Duration) { mu.Lock(); defer mu.Unlock(); now = now.Add(d) }
+}
+
 // blind makes the controller see no listener of the host, as in a
 // container: the dial refused, the bind free.
 func (r *svcRig) blind() {
@@ -40,9 +49,7 @@ func (r *svcRig) blind() {
 // once the host frees it, the Service publishes it.
 func TestServicePortHeldByTheHostStaysTheServicesAgainstTheGateway(t *testing.T) {
 	r := newSvcRig(t)
-	now := t0
-	var mu sync.Mutex
-	r.build(r.docker, func() time.Time { mu.Lock(); defer mu.Unlock(); return now })
+	advance := r.withClock()
 	r.blind()
 	r.feed(webPods(2, 2))
 	r.svcs.put(webService("", 0))
@@ -57,13 +64,9 @@ func TestServicePortHeldByTheHostStaysTheServicesAgainstTheGateway(t *testing.T)
 	r.reconcile(GatewayKey)
 	r.wantGatewayLeavesOut("while the host holds the Service's port", "service shop/lb")
 	r.docker.HoldHostPort(18080, false) // freed by the host
-	mu.Lock()
-	now = now.Add(2 * time.Second)
-	mu.Unlock()
+	advance(2 * time.Second)
 	r.reconcile(GatewayKey) // its bind retry
-	mu.Lock()
-	now = now.Add(hostHeldRetry)
-	mu.Unlock()
+	advance(hostHeldRetry)
 	r.syncPublished("shop/lb", "18080/TCP=0 18081/TCP=0") // its try
 	st := r.svcs.status("shop/lb")
 	if c := findCondition(st.Conditions, ServicePortConflict); c != nil {
@@ -326,11 +329,7 @@ func TestGatewayPortHeldByTheHostStaysTheGatewaysWhenItsHelperStopped(t *testing
 // publisher binds it, the conflict ends, once.
 func TestServiceHostPortStillHeldAtItsTryDoesNotFlap(t *testing.T) {
 	r := newSvcRig(t)
-	now := t0
-	var mu sync.Mutex
-	clock := func() time.Time { mu.Lock(); defer mu.Unlock(); return now }
-	advance := func(d time.Duration) { mu.Lock(); now = now.Add(d); mu.Unlock() }
-	r.build(r.docker, clock)
+	advance := r.withClock()
 	r.blind()
 	var events eventLines
 	r.ctrl.cfg.Recorder = &events
@@ -401,9 +400,7 @@ func TestServiceHostPortStillHeldAtItsTryDoesNotFlap(t *testing.T) {
 // nobody asked for, until the publisher refuses it and another is chosen.
 func TestServiceNodePortChosenAnewIsNotAHeldPortBeingTried(t *testing.T) {
 	r := newSvcRig(t)
-	now := t0
-	var mu sync.Mutex
-	r.build(r.docker, func() time.Time { mu.Lock(); defer mu.Unlock(); return now })
+	advance := r.withClock()
 	r.blind()
 	var events eventLines
 	r.ctrl.cfg.Recorder = &events
@@ -413,9 +410,7 @@ func TestServiceNodePortChosenAnewIsNotAHeldPortBeingTried(t *testing.T) {
 	// Chosen, refused by the publisher (held), chosen anew.
 	r.syncPublished("default/web", fmt.Sprintf("%d/TCP=2", manifests.NodePortMin+1))
 
-	mu.Lock()
-	now = now.Add(hostHeldRetry) // the held port is due for its try
-	mu.Unlock()
+	advance(hostHeldRetry) // the held port is due for its try
 	other := webService("NodePort", 0)
 	other.Service.Metadata.Name = "other"
 	r.svcs.put(other)
@@ -442,9 +437,7 @@ func TestServiceNodePortChosenAnewIsNotAHeldPortBeingTried(t *testing.T) {
 // and take it from the publisher for a whole backoff.
 func TestServiceHostPortBeingTriedIsNotJudgedByItsOwnListener(t *testing.T) {
 	r := newSvcRig(t)
-	now := t0
-	var mu sync.Mutex
-	r.build(r.docker, func() time.Time { mu.Lock(); defer mu.Unlock(); return now })
+	advance := r.withClock()
 	listening := true
 	r.ctrl.hostDial = func(context.Context, string, string) error {
 		if listening {
@@ -464,9 +457,7 @@ func TestServiceHostPortBeingTriedIsNotJudgedByItsOwnListener(t *testing.T) {
 	r.syncPublished("default/web", "30081/TCP=2")
 	r.docker.HoldHostPort(30080, false)
 	listening = false
-	mu.Lock()
-	now = now.Add(hostHeldRetryMax)
-	mu.Unlock()
+	advance(hostHeldRetryMax)
 	r.reconcile("default/web") // the try: 30080 goes to the publisher
 	listening = true           // the publisher's own listener, its ack not read yet
 	r.reconcile("default/web")
