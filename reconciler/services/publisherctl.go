@@ -130,7 +130,7 @@ func (s *Controller) watchPublisherInTheWait(ctx context.Context, key string, sv
 	if err != nil {
 		return err
 	}
-	if !slices.ContainsFunc(publishers, holdsHostPorts) {
+	if !slices.ContainsFunc(publishers, routesFromItsStateFile) {
 		return nil // no publisher routes to its pods
 	}
 	s.tracker.watch(PublisherKey+key, svc)

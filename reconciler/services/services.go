@@ -687,9 +687,15 @@ func (s *Controller) publisherRuns() bool {
 		s.log.Warn("list the publisher for the stored Services' drains", "err", err)
 		return true
 	}
-	// One restarting comes back serving its state file, as Docker
-	// restarts it (policy always).
-	return slices.ContainsFunc(cs, func(c dockerx.Container) bool { return holdsHostPorts(c) || c.State == dockerx.StateRestarting })
+	return slices.ContainsFunc(cs, routesFromItsStateFile)
+}
+
+// routesFromItsStateFile reports whether a publisher helper sends, or
+// will send, connections by its last config: it holds its host sockets
+// (running or paused), or Docker is restarting it (policy always), and
+// it comes back serving its state file. A drain waits for such a one.
+func routesFromItsStateFile(c dockerx.Container) bool {
+	return holdsHostPorts(c) || c.State == dockerx.StateRestarting
 }
 
 // storedListTimeout bounds publisherRuns' list.
