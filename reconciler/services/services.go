@@ -676,9 +676,10 @@ func (s *Controller) storedSelectors() map[string]trackedService {
 	return out
 }
 
-// publisherRuns reports whether a publisher helper holds its host ports
-// (running or paused) or soon will (restarting); true when the list fails, so that a drain waits
-// rather than ends early (the publisher's first sync ends that wait).
+// publisherRuns reports whether a publisher helper routes from its state
+// file (routesFromItsStateFile); true when the list fails, so that a
+// drain waits rather than ends early (the publisher's first sync ends
+// that wait).
 func (s *Controller) publisherRuns() bool {
 	ctx, cancel := context.WithTimeout(context.Background(), storedListTimeout)
 	defer cancel()
